@@ -1,0 +1,1 @@
+"""Typer only: one small module per command; options -> one call -> render."""

@@ -1,0 +1,7 @@
+"""gpudoctor run (being built)."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass

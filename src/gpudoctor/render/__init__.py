@@ -1,0 +1,1 @@
+"""Renderers: Report -> rich renderables | JSON | Markdown. They only present."""
