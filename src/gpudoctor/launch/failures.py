@@ -1,0 +1,189 @@
+"""Pure: a LaunchResult -> findings that name the failing rank, how it failed,
+where it was, what it last printed, and what to do about it."""
+
+from __future__ import annotations
+
+from gpudoctor.findings import Finding, Severity
+from gpudoctor.launch.rank import FAULT_ENV
+from gpudoctor.launch.supervisor import LaunchResult, RankOutcome
+
+AREA = "ranks"
+
+SIGNAL_CAUSES = {
+    "SIGKILL": (
+        "Killed from outside: most often the kernel's OOM killer (host RAM exhausted).",
+        "dmesg -T | grep -i -E 'killed process|out of memory'   # then lower batch size / num_workers",
+    ),
+    "SIGSEGV": (
+        "A native crash inside a C++/CUDA library: mismatched NCCL/CUDA/driver versions or a broken build.",
+        "python -m gpudoctor check   # compare torch's CUDA/NCCL build with the driver",
+    ),
+    "SIGBUS": (
+        "Shared memory ran out: /dev/shm is too small (Docker's default is 64 MB).",
+        "docker run --shm-size=16g ...   # or --ipc=host",
+    ),
+    "SIGABRT": (
+        "The process aborted: a C++ exception or the NCCL watchdog tearing down a stuck collective.",
+        "rerun with NCCL_DEBUG=INFO TORCH_SHOW_CPP_STACKTRACES=1 and read the rank's log",
+    ),
+}
+
+HANG_WHY = (
+    "A rank that stops making progress blocks every peer at the next collective: "
+    "a deadlock in its own code, a collective the other ranks never call, or a broken transport."
+)
+HANG_FIX = "py-spy dump --pid <pid of the rank>   # or rerun with NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 to rule out P2P"
+NOJOIN_WHY = (
+    "The rank never reached the rendezvous, so its peers wait in init_process_group until the timeout: "
+    "it is stuck or slow before init (imports, data loading), or cannot reach MASTER_ADDR:MASTER_PORT."
+)
+RENDEZVOUS_WHY = (
+    "Every rank reached init_process_group and none got past it: the rendezvous itself is broken "
+    "(MASTER_ADDR unreachable, a firewall, a port in use, NCCL_SOCKET_IFNAME naming a missing interface)."
+)
+
+
+# Lines of a rank's stderr that say nothing about the user's problem.
+NOISE = ("Extension modules:", "<frozen runpy>", "gpudoctor/launch/child.py", "<no Python frame>")
+
+
+def readable_tail(lines, keep: int) -> list[str]:
+    return [line for line in lines if line.strip() and not any(n in line for n in NOISE)][-keep:]
+
+
+def _evidence(r: RankOutcome, tail: int = 8) -> dict:
+    ev: dict = {"rank": r.rank, "state": r.state, "last_stage": r.last_stage or "not started", "step": r.step}
+    if r.state in ("exited", "signaled", "raised"):  # not the signal gpudoctor itself sent
+        ev["exit_code"] = r.exitcode
+        if r.signal:
+            ev["signal"] = r.signal
+    if r.error:
+        ev["exception"] = f"{r.error.get('type')}: {r.error.get('message', '')[:300]}"
+    lines = readable_tail(r.stderr_tail, tail)
+    if lines:
+        ev["stderr_tail"] = "\n".join(lines)
+    ev["log"] = r.stderr_path
+    return ev
+
+
+def _injected(r: RankOutcome, fault: dict[int, str]) -> str:
+    kind = fault.get(r.rank)
+    return f" (injected by {FAULT_ENV}={r.rank}:{kind})" if kind else ""
+
+
+def rank_finding(r: RankOutcome, result: LaunchResult, faults: dict[int, str] | None = None) -> Finding | None:
+    faults = faults or {}
+    note = _injected(r, faults)
+    if r.state == "signaled":
+        why, fix = SIGNAL_CAUSES.get(r.signal or "", ("The rank was killed by a signal.", f"read {r.stderr_path}"))
+        return Finding(
+            id="rank-crashed",
+            severity=Severity.ERROR,
+            title=f"rank {r.rank} crashed: killed by {r.signal} after '{r.last_stage}'{note}",
+            evidence=_evidence(r),
+            why=why,
+            fix=fix,
+            area=AREA,
+        )
+    if r.state == "exited":
+        return Finding(
+            id="rank-crashed",
+            severity=Severity.ERROR,
+            title=f"rank {r.rank} exited with code {r.exitcode} after '{r.last_stage}'{note}",
+            evidence=_evidence(r),
+            why="The rank's process ended with a non-zero exit code; its peers cannot finish without it.",
+            fix=f"less {r.stderr_path}   # the rank's own output says why it exited",
+            area=AREA,
+        )
+    if r.state == "raised":
+        err = r.error or {}
+        victim = r.lost_peer and result.root_cause is not r
+        return Finding(
+            id="rank-raised",
+            severity=Severity.WARN if victim else Severity.ERROR,
+            title=(
+                f"rank {r.rank} lost its peer mid-collective ({err.get('type', 'error')})"
+                if victim
+                else f"rank {r.rank} raised {err.get('type', 'an exception')} at '{r.last_stage}'{note}"
+            ),
+            evidence=_evidence(r),
+            why=(
+                "This rank failed only because another rank went away: look at the root-cause rank."
+                if victim
+                else "An exception in one rank ends its process; the others then fail or hang at the next collective."
+            ),
+            fix=f"less {r.stderr_path}   # the traceback names the failing line",
+            area=AREA,
+        )
+    if r.state == "nojoin":
+        return Finding(
+            id="rank-never-joined",
+            severity=Severity.ERROR,
+            title=f"rank {r.rank} never joined the rendezvous within {result.timeout_s:g} s{note}",
+            evidence=_evidence(r),
+            why=NOJOIN_WHY,
+            fix="check MASTER_ADDR/MASTER_PORT are reachable from every node (nc -zv $MASTER_ADDR $MASTER_PORT), "
+            "and that nothing before init_process_group blocks",
+            area=AREA,
+        )
+    if r.state == "hung":
+        waiting = r.last_stage == "rendezvous"
+        cause = result.root_cause
+        if waiting and all(x.last_stage == "rendezvous" for x in result.ranks):
+            return Finding(
+                id="rendezvous-hang",
+                severity=Severity.ERROR,
+                title=f"rank {r.rank} waited in the rendezvous for {result.timeout_s:g} s",
+                evidence=_evidence(r),
+                why=RENDEZVOUS_WHY,
+                fix="export MASTER_ADDR=<reachable ip> MASTER_PORT=<free port>; check NCCL_SOCKET_IFNAME with `ip -br addr`",
+                area=AREA,
+            )
+        if cause is not None and cause is not r:
+            return Finding(
+                id="rank-waiting",
+                severity=Severity.WARN,
+                title=f"rank {r.rank} was waiting for rank {cause.rank} at '{r.last_stage}' when the watchdog fired",
+                evidence=_evidence(r, tail=4),
+                why="A healthy rank blocked in a collective that a stuck peer never entered.",
+                fix=f"look at rank {cause.rank} first",
+                area=AREA,
+            )
+        return Finding(
+            id="rank-hung",
+            severity=Severity.ERROR,
+            title=f"rank {r.rank} hung after '{r.last_stage}' (step {r.step}): no progress for {result.timeout_s:g} s{note}",
+            evidence=_evidence(r, tail=16),
+            why=HANG_WHY,
+            fix=HANG_FIX,
+            area=AREA,
+        )
+    if r.state == "stopped":
+        return Finding(
+            id="rank-stopped",
+            severity=Severity.INFO,
+            title=f"rank {r.rank} was stopped by gpudoctor after another rank failed",
+            evidence=_evidence(r, tail=4),
+            area=AREA,
+        )
+    return None
+
+
+def launch_findings(result: LaunchResult, faults: dict[int, str] | None = None) -> list[Finding]:
+    """Findings for a run: one per failed rank, root cause first; nothing when all went well."""
+    if result.interrupted:
+        return [
+            Finding(
+                id="launch-interrupted",
+                severity=Severity.ERROR,
+                title=f"interrupted after {result.elapsed_s:.1f} s: all {len(result.ranks)} ranks were stopped",
+                evidence={"ranks": len(result.ranks), "logs": result.run_dir},
+                why="Ctrl-C or SIGTERM reached gpudoctor; it stopped every rank and left no process behind.",
+                fix="rerun the same command when ready",
+                area=AREA,
+            )
+        ]
+    cause = result.root_cause
+    ordered = sorted(result.ranks, key=lambda r: (r is not cause, r.rank))
+    found = [f for f in (rank_finding(r, result, faults) for r in ordered) if f]
+    return found

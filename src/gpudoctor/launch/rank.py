@@ -1,0 +1,143 @@
+"""The rank side of the launcher: who am I, heartbeats, and injected faults.
+
+A rank learns its place from the environment, the same variables torchrun sets
+(RANK, WORLD_SIZE, LOCAL_RANK, ...), or SLURM's when it started the job. It tells
+the supervisor how far it got through a small progress file, which is how a hang
+is told apart from a peer waiting on the hung one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+
+# Stages every rank passes through, in order; later stages are command-specific.
+STAGE_STARTED = "started"
+STAGE_RENDEZVOUS = "rendezvous"
+STAGE_JOINED = "joined"
+PRE_JOIN_STAGES = ("", STAGE_STARTED)
+
+FAULT_ENV = "GPUDOCTOR_FAULT"
+GENERIC_FAULTS = ("crash", "hang", "raise", "nojoin")
+
+
+class InjectedFault(RuntimeError):
+    """Raised by the `raise` fault kind: what a bug in a rank looks like."""
+
+
+def parse_faults(spec: str | None) -> dict[int, str]:
+    """`GPUDOCTOR_FAULT="1:hang,0:wrong"` -> {1: "hang", 0: "wrong"}; bad entries are ignored."""
+    faults: dict[int, str] = {}
+    for entry in (spec or "").split(","):
+        rank, _, kind = entry.strip().partition(":")
+        if rank.strip().isdigit() and kind.strip():
+            faults[int(rank)] = kind.strip()
+    return faults
+
+
+def progress_path(run_dir: str, rank: int) -> str:
+    return os.path.join(run_dir, f"rank{rank}.progress")
+
+
+def read_progress(run_dir: str, rank: int) -> tuple[int, str]:
+    """(step, stage) last written by a rank; (-1, "") before its first heartbeat."""
+    try:
+        with open(progress_path(run_dir, rank)) as fh:
+            step, _, stage = fh.read().partition("\t")
+        return int(step), stage.strip()
+    except (OSError, ValueError):
+        return -1, ""
+
+
+@dataclass
+class RankContext:
+    rank: int
+    world_size: int
+    local_rank: int
+    local_world_size: int
+    run_dir: str | None = None
+    fault: str | None = None
+    joined_by: str = "gpudoctor"  # "gpudoctor" (local launch), "torchrun" or "slurm"
+    _step: int = 0
+
+    def progress(self, stage: str, step: int | None = None) -> None:
+        """Heartbeat: a tiny atomic file write the supervisor polls. No-op in join mode."""
+        self._step = self._step + 1 if step is None else step
+        if not self.run_dir:
+            return
+        path = progress_path(self.run_dir, self.rank)
+        tmp = f"{path}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(f"{self._step}\t{stage}")
+        os.replace(tmp, path)
+
+    def fault_point(self, stage: str) -> None:
+        """Where the generic faults fire. Call it before the heartbeat of the step
+        it guards, so that a hung rank is seen *behind* its peers."""
+        if self.fault == "crash":
+            # A native crash, as a segfault in a CUDA/NCCL library would look.
+            os.kill(os.getpid(), signal.SIGSEGV)
+        elif self.fault == "hang":
+            _sleep_forever()
+        elif self.fault == "raise":
+            raise InjectedFault(f"injected fault on rank {self.rank} at {stage} ({FAULT_ENV})")
+
+    def init_process_group(self, backend: str, timeout_s: float | None = None):
+        """init_process_group over env:// with heartbeats around the rendezvous."""
+        import datetime
+
+        import torch.distributed as dist
+
+        if self.fault == "nojoin":
+            _sleep_forever()  # never arrives: its peers wait in the rendezvous
+        if backend == "nccl":
+            import torch
+
+            # One GPU per rank; without this every rank lands on cuda:0.
+            torch.cuda.set_device(self.local_rank)
+        self.progress(STAGE_RENDEZVOUS, 0)
+        kwargs = {}
+        if timeout_s:
+            kwargs["timeout"] = datetime.timedelta(seconds=timeout_s)
+        dist.init_process_group(backend, rank=self.rank, world_size=self.world_size, **kwargs)
+        self.progress(STAGE_JOINED, 0)
+        return dist
+
+
+def _sleep_forever() -> None:
+    while True:
+        time.sleep(3600)
+
+
+def join_context(environ: dict[str, str] | None = None) -> RankContext | None:
+    """The context of a rank started by torchrun or SLURM, or None when not under one.
+
+    torchrun sets RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR. Under SLURM (srun), the
+    SLURM_* variables give the place; MASTER_ADDR/MASTER_PORT must still be set
+    by the batch script, as for any env:// rendezvous.
+    """
+    env = os.environ if environ is None else environ
+    faults = parse_faults(env.get(FAULT_ENV))
+    if "RANK" in env and "WORLD_SIZE" in env:
+        rank = int(env["RANK"])
+        world = int(env["WORLD_SIZE"])
+        local = int(env.get("LOCAL_RANK", rank))
+        local_world = int(env.get("LOCAL_WORLD_SIZE", world))
+        by = "torchrun" if "TORCHELASTIC_RUN_ID" in env else "env"
+        return RankContext(rank, world, local, local_world, env.get("GPUDOCTOR_RUN_DIR"), faults.get(rank), by)
+    if "SLURM_PROCID" in env and "SLURM_NTASKS" in env and int(env["SLURM_NTASKS"]) > 1:
+        rank = int(env["SLURM_PROCID"])
+        world = int(env["SLURM_NTASKS"])
+        local = int(env.get("SLURM_LOCALID", 0))
+        local_world = int(env.get("SLURM_NTASKS_PER_NODE", "1").split("(")[0] or 1)
+        return RankContext(rank, world, local, local_world, None, faults.get(rank), "slurm")
+    return None
+
+
+def export_slurm_env(ctx: RankContext) -> None:
+    """torch's env:// rendezvous reads RANK/WORLD_SIZE; give them SLURM's values."""
+    os.environ.setdefault("RANK", str(ctx.rank))
+    os.environ.setdefault("WORLD_SIZE", str(ctx.world_size))
+    os.environ.setdefault("LOCAL_RANK", str(ctx.local_rank))

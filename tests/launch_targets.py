@@ -1,0 +1,38 @@
+"""Tiny rank programs the launcher tests start (imported in the child ranks,
+which get this folder on PYTHONPATH)."""
+
+import os
+import time
+
+
+def allreduce_sum(ctx, config):
+    """Join a gloo group, all-reduce the rank number, return the sum."""
+    import torch
+
+    dist = ctx.init_process_group("gloo", timeout_s=config.get("pg_timeout", 60))
+    ctx.fault_point("all_reduce")
+    ctx.progress("all_reduce", 1)
+    t = torch.tensor([float(ctx.rank)])
+    dist.all_reduce(t)
+    dist.destroy_process_group()
+    return {"sum": t.item(), "pid": os.getpid()}
+
+
+def sleep_then_exit(ctx, config):
+    """No process group: rank `config['bad']` exits with a code after a short sleep."""
+    time.sleep(config.get("sleep", 0.1))
+    if ctx.rank == config.get("bad"):
+        os._exit(config.get("code", 7))
+    return {"rank": ctx.rank}
+
+
+def spawn_grandchild(ctx, config):
+    """Start a grandchild that would outlive its parent, then hang: teardown must take both."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(os.path.join(config["dir"], f"grandchild{ctx.rank}.pid"), "w") as fh:
+        fh.write(str(child.pid))
+    ctx.progress("spawned", 1)
+    time.sleep(600)

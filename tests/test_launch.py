@@ -1,0 +1,156 @@
+"""The supervisor with real child processes on 127.0.0.1 (gloo), including every
+failure kind: each must name the right rank, end in bounded time, and leave no
+process behind."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from gpudoctor.launch import launch, launch_function, parse_faults
+from gpudoctor.launch.failures import launch_findings, readable_tail
+from orphans import TAG_ENV, kill_all, leftovers, new_tag
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+pytestmark = pytest.mark.slow
+
+
+def run(target, config, nproc, timeout=60, fault=None, tag=None):
+    env = {"PYTHONPATH": HERE, TAG_ENV: tag or new_tag()}
+    if fault:
+        env["GPUDOCTOR_FAULT"] = fault
+    return launch_function(f"launch_targets:{target}", config, nproc, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("nproc", [1, 2, 3])
+def test_all_ranks_succeed_and_return_results(nproc):
+    result = run("allreduce_sum", {}, nproc)
+    assert result.ok, launch_findings(result)
+    expected = sum(range(nproc))
+    assert [r["sum"] for r in result.results] == [expected] * nproc
+    assert len({r["pid"] for r in result.results}) == nproc
+    assert launch_findings(result) == []
+
+
+def test_nonzero_exit_is_reported_by_rank_with_its_code():
+    tag = new_tag()
+    result = run("sleep_then_exit", {"bad": 1, "code": 7, "sleep": 0.2}, 2, tag=tag)
+    assert not result.ok
+    assert result.root_cause.rank == 1
+    assert result.ranks[1].state == "exited" and result.ranks[1].exitcode == 7
+    first = launch_findings(result)[0]
+    assert first.id == "rank-crashed" and "rank 1" in first.title and "code 7" in first.title
+    assert leftovers(tag) == []
+
+
+@pytest.mark.parametrize(
+    "fault, state, finding_id",
+    [
+        ("1:crash", "signaled", "rank-crashed"),
+        ("1:raise", "raised", "rank-raised"),
+        ("1:hang", "hung", "rank-hung"),
+        ("1:nojoin", "nojoin", "rank-never-joined"),
+        ("0:hang", "hung", "rank-hung"),
+    ],
+)
+def test_fault_names_the_failing_rank_in_bounded_time_without_orphans(fault, state, finding_id):
+    bad = int(fault.split(":")[0])
+    timeout = 6
+    tag = new_tag()
+    started = time.monotonic()
+    result = run("allreduce_sum", {"pg_timeout": 120}, 2, timeout=timeout, fault=fault, tag=tag)
+    elapsed = time.monotonic() - started
+    assert elapsed < timeout + 10
+    assert not result.ok
+    cause = result.root_cause
+    assert cause.rank == bad and cause.state == state
+    findings = launch_findings(result, parse_faults(fault))
+    assert findings[0].id == finding_id
+    assert f"rank {bad}" in findings[0].title
+    assert findings[0].severity.value == "error"
+    assert findings[0].fix and findings[0].why
+    # Only the root cause is an error: its peers are reported as victims.
+    assert all(f.severity.value != "error" for f in findings[1:])
+    assert leftovers(tag) == []
+
+
+def test_crash_is_named_by_signal_and_keeps_the_stack():
+    result = run("allreduce_sum", {}, 2, timeout=30, fault="1:crash")
+    crashed = result.ranks[1]
+    assert crashed.signal == "SIGSEGV" and crashed.exitcode == -signal.SIGSEGV
+    assert any("fault_point" in line for line in crashed.stderr_tail)
+
+
+def test_hung_rank_shows_where_it_is_stuck():
+    result = run("allreduce_sum", {}, 2, timeout=5, fault="1:hang")
+    tail = "\n".join(readable_tail(result.ranks[1].stderr_tail, 30))
+    assert "_sleep_forever" in tail  # the Python stack dumped on SIGUSR1
+
+
+def test_grandchildren_of_a_hung_rank_are_killed_too(tmp_path):
+    tag = new_tag()
+    result = run("spawn_grandchild", {"dir": str(tmp_path)}, 2, timeout=4, tag=tag)
+    assert result.timed_out
+    pids = [int((tmp_path / f"grandchild{r}.pid").read_text()) for r in range(2)]
+    assert pids
+    assert leftovers(tag) == []
+
+
+def test_plain_command_runs_with_env_rendezvous():
+    # A plain script using env:// init: the supervisor's store serves it, as torchrun's does.
+    code = textwrap.dedent(
+        """
+        import torch, torch.distributed as dist
+        dist.init_process_group("gloo")
+        t = torch.ones(3) * dist.get_rank()
+        dist.all_reduce(t)
+        print(int(t.sum().item()))
+        dist.destroy_process_group()
+        """
+    )
+    result = launch([sys.executable, "-c", code], 3, timeout=60)
+    assert result.ok
+    outputs = [open(os.path.join(result.run_dir, f"rank{r}.stdout")).read().strip() for r in range(3)]
+    assert outputs == ["9"] * 3
+
+
+DRIVER = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {here!r})
+    from gpudoctor.launch import launch_function
+    r = launch_function("launch_targets:spawn_grandchild", {{"dir": {dir!r}}}, 2, timeout=120,
+                        env={{"PYTHONPATH": {here!r}}})
+    print("interrupted" if r.interrupted else "not interrupted", flush=True)
+    sys.exit(130 if r.interrupted else 0)
+    """
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_supervisor_tears_everything_down(tmp_path, sig):
+    tag = new_tag()
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER.format(here=HERE, dir=str(tmp_path))],
+        env=dict(os.environ, **{TAG_ENV: tag}),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("grandchild*.pid"))) < 2:
+            assert time.monotonic() < deadline, "ranks never started"
+            time.sleep(0.1)
+        driver.send_signal(sig)
+        out, _ = driver.communicate(timeout=30)
+        assert driver.returncode == 130
+        assert "interrupted" in out
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+        if driver.poll() is None:
+            driver.kill()
