@@ -346,9 +346,12 @@ def launch_function(
     timeout: float = 300.0,
     env: dict[str, str] | None = None,
     on_progress: ProgressCallback | None = None,
+    run_dir: str | None = None,
 ) -> LaunchResult:
-    """Run `fn(ctx, config)` (target "package.module:function") on every rank."""
-    run_dir = tempfile.mkdtemp(prefix="gpudoctor-")
+    """Run `fn(ctx, config)` (target "package.module:function") on every rank.
+    `run_dir`: an existing empty folder for the run's files (default: a new temp one),
+    for a caller that reads what ranks write there while they run."""
+    run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
     with open(os.path.join(run_dir, "config.json"), "w") as fh:
         json.dump(config, fh)
     command = [sys.executable, "-m", "gpudoctor.launch.child", target]

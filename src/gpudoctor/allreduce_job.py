@@ -1,0 +1,392 @@
+"""One `gpudoctor allreduce` run, start to report: the checks before launch, the
+supervised ranks (or this process as one rank of a torchrun/SLURM job), the
+NCCL narrowing reruns when NCCL hangs or errors, and the Report.
+
+Nothing here prints: what the user should see while it runs goes through Hooks,
+which the CLI turns into a progress bar and a live table on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpudoctor.allreduce_plan import CudaFacts, Sweep
+from gpudoctor.bandwidth import format_size, public_row, summarize
+from gpudoctor.checks.allreduce import (
+    LinkFacts,
+    check_bandwidth,
+    check_correctness,
+    check_link_speed,
+    check_shm,
+    failing_size_index,
+    narrowing_verdict,
+    next_attempt,
+    should_narrow,
+)
+from gpudoctor.findings import Finding, Report, Severity
+
+TARGET = "gpudoctor.allreduce:run_rank"
+RERUN_TIMEOUT_S = 60.0  # each narrowing rerun is one size with a few iterations
+RERUN_ITERS = 5
+PG_TIMEOUT_MARGIN_S = 60.0  # locally the supervisor's watchdog must fire before gloo's/NCCL's own
+NARROWING_LOG = "nccl-narrowing.log"
+
+
+def _noop(*_args) -> None:
+    return None
+
+
+@dataclass
+class Hooks:
+    """What the CLI wants to hear while the run goes on (all optional)."""
+
+    on_stage: Callable[[int, str, int], None] = _noop  # rank, stage, step (heartbeats)
+    on_row: Callable[[dict], None] = _noop  # a size is done: its results row
+    on_note: Callable[[str], None] = _noop  # a line for the user (narrowing reruns)
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    report: Report
+    interrupted: bool = False
+    rows: tuple[dict, ...] = field(default_factory=tuple)
+
+
+# ---- probes (I/O; never raise)
+
+
+def probe_cuda() -> CudaFacts:
+    """What torch in this process sees of CUDA. Importing torch here is fine:
+    the launcher needs it anyway for the rendezvous store."""
+    try:
+        import torch
+        import torch.distributed as dist
+    except Exception:
+        return CudaFacts(False, 0, False, None, "not importable")
+    try:
+        available = bool(torch.cuda.is_available())
+        count = int(torch.cuda.device_count()) if available else 0
+    except Exception:
+        available, count = False, 0
+    try:
+        nccl = bool(dist.is_available() and dist.is_nccl_available())
+    except Exception:
+        nccl = False
+    return CudaFacts(available, count, nccl, torch.version.cuda, torch.__version__)
+
+
+def shm_total_bytes() -> int | None:
+    try:
+        return shutil.disk_usage("/dev/shm").total
+    except OSError:
+        return None
+
+
+def nccl_env() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
+
+
+def link_facts(devices: list[dict] | None) -> LinkFacts | None:
+    """The link between the run's GPUs from NVML (the `check` command's probe),
+    or None off GPU. Fail-soft: anything NVML cannot say becomes kind "unknown"."""
+    gpu_devices = [d for d in devices or [] if d and d.get("pci_bus_id")]
+    if len(gpu_devices) < 2:
+        return None
+    hosts = len({d.get("host") for d in gpu_devices})
+    names = tuple(str(d.get("gpu", "?")) for d in gpu_devices)
+    env = nccl_env()
+    if hosts > 1:
+        return LinkFacts(names, hosts, "unknown", None, reason="ranks on several hosts", env=env)
+    try:
+        from gpudoctor.probe.nvml import probe_nvml
+
+        facts = probe_nvml()
+    except Exception as exc:  # the probe is another module's; never let it sink the report
+        return LinkFacts(names, 1, "unknown", None, reason=f"NVML probe failed: {type(exc).__name__}", env=env)
+    if not getattr(facts, "available", False):
+        return LinkFacts(names, 1, "unknown", None, reason=f"NVML unavailable: {getattr(facts, 'error', '')}", env=env)
+    by_bus = {}
+    for gpu in facts.gpus:
+        if isinstance(gpu.pci_bus_id, str):
+            by_bus[gpu.pci_bus_id.lower()] = gpu.index
+    ours = sorted({by_bus.get(d["pci_bus_id"].lower()) for d in gpu_devices} - {None})
+    if len(ours) < 2:
+        return LinkFacts(names, 1, "unknown", None, reason="could not match the ranks' GPUs in NVML", env=env)
+    pairs = [link for link in facts.links if link.a in ours and link.b in ours]
+    counts = [link.nvlinks for link in pairs]
+    if not pairs or any(not isinstance(c, int) for c in counts):
+        return LinkFacts(names, 1, "unknown", None, reason="NVML gave no NVLink state", env=env)
+    kind = "nvlink" if all(counts) else "pcie" if not any(counts) else "mixed"
+    return LinkFacts(
+        gpus=names,
+        hosts=1,
+        kind=kind,
+        nvlinks_min=min(counts),
+        topology=tuple(sorted({str(link.topology) for link in pairs})),
+        p2p=tuple(sorted({str(link.p2p_read) for link in pairs})),
+        env=env,
+    )
+
+
+# ---- local mode
+
+
+class _RowFollower:
+    """Reads the rows rank 0 appends to the run folder while the sweep runs."""
+
+    def __init__(self, path: str, on_row: Callable[[dict], None]):
+        self.path, self.on_row = path, on_row
+        self.offset = 0
+        self.rows: list[dict] = []
+
+    def poll(self) -> None:
+        import json
+
+        try:
+            with open(self.path) as fh:
+                fh.seek(self.offset)
+                text = fh.read()
+        except OSError:
+            return
+        complete = text[: text.rfind("\n") + 1]
+        self.offset += len(complete.encode())
+        for line in complete.splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            self.rows.append(row)
+            self.on_row(row)
+
+
+def _supervised(sweep: Sweep, hooks: Hooks, env: dict[str, str], timeout_s: float):
+    from gpudoctor.allreduce import ROWS_FILE
+    from gpudoctor.launch import launch_function
+
+    run_dir = tempfile.mkdtemp(prefix="gpudoctor-allreduce-")
+    follower = _RowFollower(os.path.join(run_dir, ROWS_FILE), hooks.on_row)
+
+    def on_progress(rank: int, stage: str, step: int) -> None:
+        hooks.on_stage(rank, stage, step)
+        if rank == 0:
+            follower.poll()
+
+    config = sweep.config(pg_timeout_s=timeout_s + PG_TIMEOUT_MARGIN_S)
+    result = launch_function(
+        TARGET, config, sweep.nproc, timeout=timeout_s, env=env, on_progress=on_progress, run_dir=run_dir
+    )
+    follower.poll()
+    first = result.ranks[0].result if result.ranks else None
+    rows = list(first["rows"]) if first and "rows" in first else follower.rows
+    devices = first.get("devices") if first else None
+    return result, rows, devices
+
+
+def _debug_env(sweep: Sweep) -> dict[str, str]:
+    """NCCL's INFO log costs nothing at run time and goes to each rank's stdout
+    file in the run folder: there when a failure needs it."""
+    if sweep.backend == "nccl" and "NCCL_DEBUG" not in os.environ:
+        return {"NCCL_DEBUG": "INFO"}
+    return {}
+
+
+def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
+    """Start sweep.nproc ranks on this host, supervise them, and report."""
+    from gpudoctor.launch import discard_run_dir, parse_faults
+    from gpudoctor.launch.failures import launch_findings
+    from gpudoctor.launch.rank import FAULT_ENV
+
+    hooks = hooks or Hooks()
+    started = time.monotonic()
+    prechecks = check_shm(shm_total_bytes(), sweep.backend, sweep.nproc)
+    result, rows, devices = _supervised(sweep, hooks, _debug_env(sweep), sweep.timeout_s)
+    findings = launch_findings(result, parse_faults(os.environ.get(FAULT_ENV)))
+    narrowing: list[dict] = []
+    interrupted = result.interrupted
+    if should_narrow(sweep.backend, not result.ok, result.interrupted):
+        verdict, narrowing, interrupted = _narrow(sweep, result, hooks)
+        if verdict is not None:
+            findings.append(verdict)
+    link = link_facts(devices)
+    findings += _result_findings(sweep, rows, link)
+    findings += prechecks
+    keep_logs = not result.ok or any(r["wrong"] for r in rows) or bool(narrowing)
+    if not keep_logs:
+        discard_run_dir(result)
+    report = _report(
+        sweep,
+        rows,
+        findings,
+        mode="local",
+        elapsed_s=time.monotonic() - started,
+        logs=result.run_dir if keep_logs else None,
+        link=link,
+        narrowing=narrowing,
+    )
+    return JobOutcome(report, interrupted, tuple(rows))
+
+
+def _narrow(sweep: Sweep, result, hooks: Hooks) -> tuple[Finding | None, list[dict], bool]:
+    """Rerun the failing size with P2P off, then SHM off, then on gloo; stop at
+    the first that works. The failing rank's NCCL_DEBUG=INFO output of every run
+    goes into one log in the first run's folder."""
+    from gpudoctor.launch import discard_run_dir
+
+    planned = sweep.planned()
+    index = failing_size_index([r.step for r in result.ranks], len(planned))
+    nbytes = planned[index][0]
+    cause = result.root_cause
+    failing_rank = cause.rank if cause else 0
+    log = os.path.join(result.run_dir, NARROWING_LOG)
+    _append_log(log, f"original run ({sweep.backend})", result, failing_rank)
+    done = []
+    record: list[dict] = []
+    quiet = Hooks(on_note=hooks.on_note)
+    while (attempt := next_attempt(done)) is not None:
+        hooks.on_note(f"NCCL failed at {format_size(nbytes)}: rerunning that size with {attempt.label}")
+        sub = sweep.with_changes(
+            sizes=(nbytes,),
+            iters=min(sweep.iters, RERUN_ITERS),
+            warmup=1,
+            backend=attempt.backend,
+            device="cpu" if attempt.backend == "gloo" else sweep.device,
+        )
+        env = {**_debug_env(sub), **attempt.env}
+        rerun, rows, _ = _supervised(sub, quiet, env, min(sweep.timeout_s, RERUN_TIMEOUT_S))
+        worked = rerun.ok and bool(rows) and not any(r["wrong"] for r in rows)
+        done.append((attempt, worked))
+        record.append({"rerun": attempt.label, "works": worked, "elapsed_s": round(rerun.elapsed_s, 1)})
+        _append_log(log, attempt.label, rerun, failing_rank)
+        discard_run_dir(rerun)
+        if rerun.interrupted:
+            return None, record, True
+    return narrowing_verdict(done, nbytes, log), record, False
+
+
+def _append_log(path: str, title: str, result, rank: int) -> None:
+    """One section per run: the failing rank's stdout (NCCL's INFO lines) and stderr."""
+    parts = [f"===== {title}: rank {rank}, {'ok' if result.ok else 'failed'} =====\n"]
+    for stream in ("stdout", "stderr"):
+        try:
+            with open(os.path.join(result.run_dir, f"rank{rank}.{stream}"), errors="replace") as fh:
+                text = fh.read()[-200_000:]
+        except OSError:
+            text = ""
+        parts.append(f"--- rank {rank} {stream} ---\n{text}\n")
+    try:
+        with open(path, "a") as fh:
+            fh.writelines(parts)
+    except OSError:
+        pass  # the log is a courtesy; the findings stand without it
+
+
+# ---- join mode
+
+
+def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | None:
+    """Run this process as one rank of a torchrun/SLURM job. Rank 0 returns the
+    report of the whole job; other ranks return None (or raise)."""
+    from gpudoctor.allreduce import run_rank
+    from gpudoctor.launch.rank import export_slurm_env
+
+    hooks = hooks or Hooks()
+    started = time.monotonic()
+    if ctx.joined_by == "slurm":
+        export_slurm_env(ctx)
+    rows: list[dict] = []
+
+    def on_row(row: dict) -> None:
+        rows.append(row)
+        hooks.on_row(row)
+
+    # No supervisor here: the process group's own timeout is the watchdog.
+    config = sweep.config(pg_timeout_s=sweep.timeout_s)
+    findings: list[Finding] = []
+    devices = None
+    try:
+        out = run_rank(ctx, config, on_row=on_row if ctx.rank == 0 else None)
+        devices = out.get("devices")
+    except Exception as exc:
+        if ctx.rank != 0:
+            raise
+        findings.append(_joined_failure(ctx, exc))
+    if ctx.rank != 0:
+        return None
+    link = link_facts(devices)
+    findings += _result_findings(sweep, rows, link)
+    findings += check_shm(shm_total_bytes(), sweep.backend, ctx.local_world_size)
+    report = _report(
+        sweep, rows, findings, mode=ctx.joined_by, elapsed_s=time.monotonic() - started, logs=None, link=link, narrowing=[]
+    )
+    return JobOutcome(report, False, tuple(rows))
+
+
+def _joined_failure(ctx, exc: BaseException) -> Finding:
+    tail = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    return Finding(
+        id="joined-rank-failed",
+        severity=Severity.ERROR,
+        title=f"rank 0 of the {ctx.joined_by} job failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}",
+        evidence={
+            "rank": ctx.rank,
+            "world_size": ctx.world_size,
+            "launched by": ctx.joined_by,
+            "traceback": "".join(tail)[-1500:],
+        },
+        why="Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "
+        "crashed, hung or never joined shows here as a timeout or a closed connection.",
+        fix="read the launcher's output for the first rank that failed (torchrun prints its exit code and "
+        "traceback), or run `gpudoctor allreduce --nproc N` on one node to have every rank supervised",
+        area="ranks",
+    )
+
+
+# ---- the report
+
+
+def _result_findings(sweep: Sweep, rows: list[dict], link: LinkFacts | None) -> list[Finding]:
+    planned = len(sweep.planned())
+    summary = summarize(rows, planned)
+    out = check_correctness(rows, planned, sweep.nproc)
+    out += check_bandwidth(summary, sweep.nproc)
+    out += check_link_speed(summary, sweep.nproc, link)
+    return out
+
+
+def _report(sweep: Sweep, rows, findings, *, mode, elapsed_s, logs, link, narrowing) -> Report:
+    summary = summarize(rows, len(sweep.planned()))
+    summary.update(
+        op=sweep.op,
+        dtype=sweep.dtype,
+        iters=sweep.iters,
+        warmup=sweep.warmup,
+        timeout_s=sweep.timeout_s,
+        mode=mode,
+        elapsed_s=round(elapsed_s, 2),
+        logs=logs,
+    )
+    if link is not None:
+        summary["link"] = {
+            "kind": link.kind,
+            "nvlinks_min": link.nvlinks_min,
+            "topology": list(link.topology),
+            "p2p": list(link.p2p),
+            "gpus": list(link.gpus),
+            "hosts": link.hosts,
+        }
+    if narrowing:
+        summary["narrowing"] = narrowing
+    data = {
+        "backend": sweep.backend,
+        "device": sweep.device,
+        "nproc": sweep.nproc,
+        "results": [public_row(r) for r in rows],
+        "summary": summary,
+    }
+    return Report(command="allreduce", findings=tuple(findings), data=data)

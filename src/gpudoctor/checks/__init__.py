@@ -1,0 +1,49 @@
+"""Pure checks: Facts -> list[Finding]. No printing, no torch or pynvml
+import; one module per area, each with a CHECKS tuple. A new check is one
+function in its area's module and its name in that tuple."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from gpudoctor.findings import Finding, Severity
+
+if TYPE_CHECKING:  # checks/allreduce.py is imported without the probe's facts
+    from gpudoctor.probe.facts import Facts
+
+Check = Callable[["Facts"], list[Finding]]
+
+
+def all_checks() -> tuple[Check, ...]:
+    """Every check, in report order (areas appear in the order of their first finding)."""
+    from gpudoctor.checks import backends, environment, gpus, system, torch_build, visibility
+
+    return (
+        *torch_build.CHECKS,
+        *gpus.CHECKS,
+        *visibility.CHECKS,
+        *backends.CHECKS,
+        *system.CHECKS,
+        *environment.CHECKS,
+    )
+
+
+def run_checks(facts: Facts, checks: tuple[Check, ...] | None = None) -> tuple[Finding, ...]:
+    findings: list[Finding] = []
+    for check in checks or all_checks():
+        try:
+            findings.extend(check(facts))
+        except Exception as exc:  # a snapshot from elsewhere may hold what a check did not foresee
+            findings.append(
+                Finding(
+                    id="check-failed",
+                    severity=Severity.ERROR,
+                    title=f"gpudoctor's check {check.__name__} failed on these facts: {type(exc).__name__}: {exc}",
+                    evidence={"check": f"{check.__module__}.{check.__name__}", "error": f"{type(exc).__name__}: {exc}"},
+                    why="A bug in gpudoctor, or a facts snapshot it does not understand; the other checks still ran.",
+                    fix="gpudoctor check --json > facts.json  # and attach it to a gpudoctor issue",
+                    area="gpudoctor",
+                )
+            )
+    return tuple(findings)

@@ -1,0 +1,201 @@
+"""The variables that decide how ranks find and talk to each other:
+NCCL_* and GLOO_* interface choices, transports switched off, MASTER_ADDR
+and MASTER_PORT, the launcher's RANK/WORLD_SIZE."""
+
+from __future__ import annotations
+
+from gpudoctor.checks.wording import shown
+from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.probe.facts import Facts
+
+AREA = "environment"
+LAUNCH_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")
+
+
+def interface_matches(spec: str, names: list[str]) -> tuple[list[str], bool]:
+    """The interfaces NCCL_SOCKET_IFNAME selects, and whether it is an
+    exclusion list. NCCL's syntax: a comma list of name prefixes; `=` before
+    the list means exact names; `^` means "all but these" (prefixes or, with
+    `^=`, exact names)."""
+    text = spec.strip()
+    exclude = text.startswith("^")
+    if exclude:
+        text = text[1:]
+    exact = text.startswith("=")
+    if exact:
+        text = text[1:]
+    wanted = [w.strip() for w in text.split(",") if w.strip()]
+
+    def hit(name: str) -> bool:
+        return any(name == w if exact else name.startswith(w) for w in wanted)
+
+    chosen = [n for n in names if hit(n) != exclude]
+    return chosen, exclude
+
+
+def _interface_names(facts: Facts) -> list[str] | None:
+    interfaces = facts.system.interfaces
+    return [i.name for i in interfaces] if isinstance(interfaces, tuple) else None
+
+
+def _nccl_in_use(facts: Facts) -> bool:
+    backends = facts.torch.backends
+    return isinstance(backends, dict) and bool(backends.get("nccl"))
+
+
+def check_socket_ifname(facts: Facts) -> list[Finding]:
+    names = _interface_names(facts)
+    if names is None:
+        return []
+    findings = []
+    nccl = facts.environment.get("NCCL_SOCKET_IFNAME")
+    if nccl is not None:
+        chosen, exclude = interface_matches(nccl, names)
+        if not chosen:
+            findings.append(
+                Finding(
+                    id="nccl-socket-ifname-missing",
+                    severity=Severity.ERROR if _nccl_in_use(facts) else Severity.WARN,
+                    title=f"NCCL_SOCKET_IFNAME={nccl!r} matches no network interface on this machine",
+                    evidence={"NCCL_SOCKET_IFNAME": nccl, "interfaces here": names, "torch has NCCL": _nccl_in_use(facts)},
+                    why="NCCL bootstraps over the interfaces it names; when none exists, init fails with 'Bootstrap : "
+                    "no socket interface found' or hangs waiting for the other ranks.",
+                    fix=f"export NCCL_SOCKET_IFNAME={_suggest(names)}  # an interface that exists (see: ip -br addr)",
+                    area=AREA,
+                )
+            )
+    gloo = facts.environment.get("GLOO_SOCKET_IFNAME")
+    if gloo is not None:
+        missing = [n.strip() for n in gloo.split(",") if n.strip() and n.strip() not in names]
+        if missing or not gloo.strip():
+            findings.append(
+                Finding(
+                    id="gloo-socket-ifname-missing",
+                    severity=Severity.ERROR,
+                    title=f"GLOO_SOCKET_IFNAME={gloo!r} names an interface that does not exist: {', '.join(missing) or '(empty)'}",
+                    evidence={"GLOO_SOCKET_IFNAME": gloo, "interfaces here": names},
+                    why="gloo takes exact interface names; with one that does not exist, init_process_group "
+                    "fails with 'Unable to find address for <name>'.",
+                    fix=f"export GLOO_SOCKET_IFNAME={_suggest(names)}",
+                    area=AREA,
+                )
+            )
+    return findings
+
+
+def _suggest(names: list[str]) -> str:
+    preferred = [n for n in names if n != "lo" and not n.startswith(("docker", "veth", "ifb", "virbr", "br-"))]
+    return (preferred or names or ["eth0"])[0]
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip() not in ("", "0")
+
+
+def check_transports_disabled(facts: Facts) -> list[Finding]:
+    env = facts.environment
+    findings = []
+    p2p = env.get("NCCL_P2P_DISABLE")
+    if _truthy(p2p):
+        findings.append(
+            Finding(
+                id="nccl-p2p-disabled",
+                severity=Severity.WARN,
+                title=f"NCCL_P2P_DISABLE={p2p}: NCCL does not use direct GPU-to-GPU transfers",
+                evidence={"NCCL_P2P_DISABLE": p2p, "P2P between GPUs": [f"GPU {l.a}-{l.b}: {shown(l.p2p_read)}" for l in facts.nvml.links] or "no GPU pairs"},
+                why="Traffic between GPUs of one node then goes through host memory (SHM), often several times "
+                "slower than NVLink or PCIe P2P. Fine if set on purpose to avoid a P2P hang; otherwise a leftover.",
+                fix="unset NCCL_P2P_DISABLE  # then: gpudoctor allreduce, to see whether P2P works",
+                area=AREA,
+            )
+        )
+    ib = env.get("NCCL_IB_DISABLE")
+    if _truthy(ib):
+        findings.append(
+            Finding(
+                id="nccl-ib-disabled",
+                severity=Severity.INFO,
+                title=f"NCCL_IB_DISABLE={ib}: NCCL will not use InfiniBand/RoCE between nodes",
+                evidence={"NCCL_IB_DISABLE": ib},
+                why="Across nodes NCCL then falls back to TCP sockets, much slower than InfiniBand; it changes "
+                "nothing on a single node or a cluster without IB.",
+                fix="unset NCCL_IB_DISABLE  # when the nodes have InfiniBand or RoCE",
+                area=AREA,
+            )
+        )
+    return findings
+
+
+def check_master(facts: Facts) -> list[Finding]:
+    env = facts.environment
+    findings = []
+    addr = env.get("MASTER_ADDR")
+    resolved = env.master_addr
+    if addr is not None and (not addr.strip() or (resolved is not None and not isinstance(resolved.addresses, tuple))):
+        reason = "is empty" if not addr.strip() else shown(resolved.addresses)  # type: ignore[union-attr]
+        findings.append(
+            Finding(
+                id="master-addr-unresolvable",
+                severity=Severity.ERROR,
+                title=f"MASTER_ADDR={addr!r} {reason}",
+                evidence={"MASTER_ADDR": addr, "lookup": reason},
+                why="Every rank connects to MASTER_ADDR to rendezvous; a name that does not resolve makes "
+                "init_process_group fail or wait until its timeout.",
+                fix="export MASTER_ADDR=127.0.0.1  # single node; across nodes: rank 0's hostname or IP",
+                area=AREA,
+            )
+        )
+    port = env.get("MASTER_PORT")
+    if port is not None and not (port.strip().isdigit() and 1 <= int(port.strip()) <= 65535):
+        findings.append(
+            Finding(
+                id="master-port-invalid",
+                severity=Severity.ERROR,
+                title=f"MASTER_PORT={port!r} is not a port number (1-65535)",
+                evidence={"MASTER_PORT": port},
+                why="torch.distributed's env:// rendezvous reads MASTER_PORT as an integer TCP port and fails "
+                "before any rank starts talking.",
+                fix="export MASTER_PORT=29500  # or let torchrun pick: torchrun --rdzv-endpoint=localhost:0 ...",
+                area=AREA,
+            )
+        )
+    return findings
+
+
+def check_launch_env(facts: Facts) -> list[Finding]:
+    env = facts.environment
+    present = {k: env.get(k) for k in LAUNCH_VARS if env.get(k) is not None}
+    nccl = {k: v for k, v in env.variables.items() if k.startswith("NCCL_")}
+    slurm = {k: v for k, v in env.variables.items() if k in ("SLURM_JOB_ID", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")}
+    evidence = {**present, **nccl, **slurm}
+    if not evidence:
+        return [ok("distributed-env", "No distributed launcher variables are set (a plain single-process shell)", AREA)]
+    needed = {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
+    missing = sorted(needed - set(present))
+    # Only a set that names a rank is meant for env:// rendezvous; MASTER_* alone is harmless.
+    if {"RANK", "WORLD_SIZE"} & set(present) and missing:
+        return [
+            Finding(
+                id="distributed-env-incomplete",
+                severity=Severity.WARN,
+                title=f"Some launcher variables are set but not {', '.join(missing)}",
+                evidence={**evidence, "missing": missing},
+                why="init_process_group(init_method='env://') needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT "
+                "together; a partial set is usually left over from another job and makes ranks wait for each other.",
+                fix="torchrun --nproc-per-node=2 train.py  # sets them all for each rank",
+                area=AREA,
+            )
+        ]
+    return [
+        Finding(
+            id="distributed-env",
+            severity=Severity.INFO,
+            title="Distributed variables in the environment: " + ", ".join(f"{k}={v}" for k, v in list(evidence.items())[:6])
+            + (" …" if len(evidence) > 6 else ""),
+            evidence=evidence,
+            area=AREA,
+        )
+    ]
+
+
+CHECKS = (check_socket_ifname, check_transports_disabled, check_master, check_launch_env)

@@ -1,0 +1,240 @@
+"""The driver and the physical GPUs as NVML sees them: is there a driver,
+is the "second GPU" an NVIDIA one at all, is memory already taken, is MIG on,
+can the GPUs reach each other directly (P2P)."""
+
+from __future__ import annotations
+
+from gpudoctor.checks.wording import plural, shown, size
+from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.probe.facts import Facts
+from gpudoctor.probe.nvml import INIT_FAILED, PYNVML_MISSING, NvmlGpu
+
+AREA = "GPUs"
+# Memory in use on a GPU nobody should be using yet: above this share of the
+# total (the driver itself keeps a few hundred MiB on some GPUs).
+BUSY_SHARE = 0.05
+
+
+def _bus_devices(facts: Facts) -> list[str]:
+    devices = facts.system.display_devices
+    if not isinstance(devices, tuple):
+        return []
+    return [f"{d.slot} {d.vendor} {d.name}" for d in devices if d.nvidia]
+
+
+def check_driver(facts: Facts) -> list[Finding]:
+    nv = facts.nvml
+    devices = facts.system.display_devices
+    pci = _bus_devices(facts)
+    if nv.available:
+        evidence = {
+            "driver": shown(nv.driver_version),
+            "driver CUDA": shown(nv.cuda_driver_version),
+            "GPUs": [f"GPU {g.index}: {shown(g.name)} ({shown(g.uuid)})" for g in nv.gpus],
+        }
+        if not nv.gpus:
+            return [
+                Finding(
+                    id="no-nvidia-gpu",
+                    severity=Severity.WARN,
+                    title="The NVIDIA driver is loaded but reports no GPU",
+                    evidence={**evidence, "NVIDIA devices on the PCI bus": pci or shown(devices)},
+                    why="NVML works but lists no device: the GPUs are not passed into this container or VM, or "
+                    "they have fallen off the bus.",
+                    fix="nvidia-smi -L  # and check the container's --gpus / device list",
+                    area=AREA,
+                )
+            ]
+        return [
+            ok(
+                "nvidia-driver",
+                f"NVIDIA driver {shown(nv.driver_version)} (CUDA {shown(nv.cuda_driver_version)}), "
+                f"{plural(len(nv.gpus), 'GPU')}",
+                AREA,
+                **evidence,
+            )
+        ]
+    evidence = {"NVML": nv.error, "NVIDIA devices on the PCI bus": pci or shown(devices) or "none"}
+    if nv.error_kind == PYNVML_MISSING:
+        return [
+            Finding(
+                id="nvml-error",
+                severity=Severity.WARN,
+                title="Cannot ask the NVIDIA driver about GPUs: " + nv.error,
+                evidence=evidence,
+                why="gpudoctor reads the physical GPUs through pynvml (the nvidia-ml-py package).",
+                fix="pip install nvidia-ml-py",
+                area=AREA,
+            )
+        ]
+    if nv.error_kind == INIT_FAILED:
+        return [
+            Finding(
+                id="nvml-error",
+                severity=Severity.ERROR,
+                title=f"The NVIDIA driver is installed but does not answer: {nv.error}",
+                evidence=evidence,
+                why="NVML found the driver library but could not start; after a driver upgrade without a reboot "
+                "this reads 'Driver/library version mismatch', and CUDA cannot start either.",
+                fix="nvidia-smi  # same error? reboot, or reload the kernel module: sudo rmmod nvidia_uvm nvidia && sudo modprobe nvidia",
+                area=AREA,
+            )
+        ]
+    if pci:
+        return [
+            Finding(
+                id="nvidia-driver-missing",
+                severity=Severity.ERROR,
+                title=f"No working NVIDIA driver, but the PCI bus shows {plural(len(pci), 'NVIDIA device')}",
+                evidence=evidence,
+                why="The GPU is there but the driver is not installed or not loaded (or, in a container, the "
+                "NVIDIA runtime did not mount it), so neither nvidia-smi nor torch can use it.",
+                fix="sudo ubuntu-drivers install  # or: docker run --gpus all ... for a container",
+                area=AREA,
+            )
+        ]
+    return [
+        Finding(
+            id="no-nvidia-gpu",
+            severity=Severity.INFO,
+            title=f"No NVIDIA driver or GPU on this machine ({nv.error})",
+            evidence=evidence,
+            area=AREA,
+        )
+    ]
+
+
+def check_display_adapters(facts: Facts) -> list[Finding]:
+    devices = facts.system.display_devices
+    if not isinstance(devices, tuple):
+        return []
+    others = [d for d in devices if not d.nvidia]
+    if not others:
+        return []
+    return [
+        Finding(
+            id="non-nvidia-display-adapter",
+            severity=Severity.INFO,
+            title=f"{plural(len(others), 'non-NVIDIA display adapter')} on the PCI bus: not usable by CUDA, not counted by torch",
+            evidence={
+                "adapters": [f"{d.slot} {d.vendor} {d.name} ({d.kind})" for d in others],
+                "source": facts.system.display_source,
+            },
+            why="The OS (Task Manager, lspci) counts an integrated or server-management display adapter as a GPU; "
+            "CUDA only sees NVIDIA GPUs.",
+            area=AREA,
+        )
+    ]
+
+
+def _busy(gpu: NvmlGpu) -> bool:
+    procs = gpu.processes if isinstance(gpu.processes, tuple) else ()
+    used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
+    heavy = isinstance(used, int) and isinstance(total, int) and total > 0 and used > BUSY_SHARE * total
+    return bool(procs) or heavy
+
+
+def _process_line(p) -> str:
+    return f"pid {p.pid} {shown(p.name)}: {size(p.used_memory_bytes)}"
+
+
+def check_memory_in_use(facts: Facts) -> list[Finding]:
+    gpus = facts.nvml.gpus
+    if not gpus:
+        return []
+    busy = [g for g in gpus if _busy(g)]
+    if not busy:
+        return [ok("gpu-memory-free", "No other process holds GPU memory", AREA,
+                   **{f"GPU {g.index}": f"{size(g.memory_used_bytes)} used of {size(g.memory_total_bytes)}" for g in gpus})]
+    evidence = {}
+    for g in busy:
+        procs = g.processes if isinstance(g.processes, tuple) else ()
+        evidence[f"GPU {g.index} ({shown(g.name)})"] = (
+            f"{size(g.memory_used_bytes)} used of {size(g.memory_total_bytes)}"
+            + ("".join("\n" + _process_line(p) for p in procs) if procs else "")
+        )
+    pids = sorted({p.pid for g in busy for p in (g.processes if isinstance(g.processes, tuple) else ())})
+    return [
+        Finding(
+            id="gpu-memory-in-use",
+            severity=Severity.WARN,
+            title=f"Other processes already hold memory on {plural(len(busy), 'GPU')}: "
+            + ", ".join(f"GPU {g.index} ({size(g.memory_used_bytes)})" for g in busy),
+            evidence=evidence,
+            why="Memory another job holds is not available to yours: it runs out of memory sooner, and ranks "
+            "that share a GPU with a running job run slower.",
+            fix=("kill " + " ".join(str(p) for p in pids) + "  # if they are yours and stale; else pick free GPUs with CUDA_VISIBLE_DEVICES")
+            if pids
+            else "nvidia-smi  # see who uses the GPU; pick free GPUs with CUDA_VISIBLE_DEVICES",
+            area=AREA,
+        )
+    ]
+
+
+def check_mig(facts: Facts) -> list[Finding]:
+    mig = [g for g in facts.nvml.gpus if g.mig_mode == "enabled"]
+    if not mig:
+        return []
+    return [
+        Finding(
+            id="mig-enabled",
+            severity=Severity.WARN,
+            title=f"MIG is enabled on {', '.join(f'GPU {g.index}' for g in mig)}",
+            evidence={f"GPU {g.index}": f"{shown(g.name)}, MIG {g.mig_mode}" for g in mig},
+            why="A process sees one MIG instance at most, and NCCL cannot span MIG instances: multi-GPU "
+            "training needs whole GPUs.",
+            fix="sudo nvidia-smi -i " + ",".join(str(g.index) for g in mig) + " -mig 0  # then reset the GPU or reboot",
+            area=AREA,
+        )
+    ]
+
+
+def check_p2p(facts: Facts) -> list[Finding]:
+    links = facts.nvml.links
+    if not links:
+        return []
+    broken = [link for link in links if link.p2p_read != "ok"]
+    evidence = {
+        f"GPU {link.a} <-> GPU {link.b}": f"P2P {shown(link.p2p_read)}, topology {shown(link.topology)}, "
+        f"NVLinks {shown(link.nvlinks)}"
+        for link in links
+    }
+    if not broken:
+        pairs = f"GPU {links[0].a} and GPU {links[0].b}" if len(links) == 1 else f"all {len(links)} GPU pairs"
+        return [ok("p2p-ok", f"P2P works between {pairs}", AREA, **evidence)]
+    return [
+        Finding(
+            id="p2p-unavailable",
+            severity=Severity.WARN,
+            title="No direct P2P between "
+            + ", ".join(f"GPU {link.a} and {link.b} ({shown(link.p2p_read)})" for link in broken),
+            evidence=evidence,
+            why="Without peer-to-peer access NCCL routes GPU-to-GPU traffic through host memory, so all-reduce "
+            "bandwidth drops; in VMs or behind PCIe ACS, P2P that is reported but broken makes NCCL hang.",
+            fix="nvidia-smi topo -p2p r  # shows which pairs can read each other; then try: gpudoctor allreduce",
+            area=AREA,
+        )
+    ]
+
+
+def check_compute_mode(facts: Facts) -> list[Finding]:
+    restricted = [g for g in facts.nvml.gpus if isinstance(g.compute_mode, str) and g.compute_mode not in ("Default", "unknown")]
+    if not restricted:
+        return []
+    prohibited = any(g.compute_mode == "Prohibited" for g in restricted)
+    return [
+        Finding(
+            id="gpu-compute-mode-restricted",
+            severity=Severity.ERROR if prohibited else Severity.WARN,
+            title="Restricted compute mode: "
+            + ", ".join(f"GPU {g.index} is {g.compute_mode}" for g in restricted),
+            evidence={f"GPU {g.index}": g.compute_mode for g in restricted},
+            why="Prohibited lets no process create a CUDA context; Exclusive_Process lets only one, so a second "
+            "process (another rank, a DataLoader worker touching CUDA, a monitoring tool) fails with 'busy or unavailable'.",
+            fix="sudo nvidia-smi -i " + ",".join(str(g.index) for g in restricted) + " -c DEFAULT",
+            area=AREA,
+        )
+    ]
+
+
+CHECKS = (check_driver, check_display_adapters, check_memory_in_use, check_mig, check_p2p, check_compute_mode)

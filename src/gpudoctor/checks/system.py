@@ -1,0 +1,115 @@
+"""The host limits that break DataLoader workers and ranks before any GPU
+does: /dev/shm, the open-files limit, CPUs, memory."""
+
+from __future__ import annotations
+
+from gpudoctor.checks.wording import plural, shown, size
+from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.probe.facts import Facts
+
+AREA = "system"
+# DataLoader workers hand batches over through /dev/shm; Docker's default
+# 64 MiB is gone after a few image batches ("Bus error", "No space left on device").
+SHM_MIN_BYTES = 1 << 30
+# Each worker-to-main tensor handed over with the default file_descriptor
+# strategy holds a descriptor; a few workers with prefetching exceed 1024.
+OPEN_FILES_MIN = 4096
+
+
+def check_cpus(facts: Facts) -> list[Finding]:
+    s = facts.system
+    evidence = {
+        "logical": shown(s.cpus_logical),
+        "physical": shown(s.cpus_physical),
+        "usable (affinity)": len(s.cpu_affinity) if isinstance(s.cpu_affinity, tuple) else shown(s.cpu_affinity),
+        "OMP_NUM_THREADS": facts.environment.get("OMP_NUM_THREADS"),
+    }
+    usable = len(s.cpu_affinity) if isinstance(s.cpu_affinity, tuple) else None
+    if usable is not None and isinstance(s.cpus_logical, int) and usable < s.cpus_logical:
+        return [
+            Finding(
+                id="cpus",
+                severity=Severity.INFO,
+                title=f"This process may use {usable} of {s.cpus_logical} logical CPUs (CPU affinity is restricted)",
+                evidence=evidence,
+                why="A scheduler (SLURM, taskset, a container's cpuset) limits the CPUs; size DataLoader workers and "
+                "OMP_NUM_THREADS per rank from the usable count, not os.cpu_count().",
+                area=AREA,
+            )
+        ]
+    return [ok("cpus", f"{plural(s.cpus_logical, 'logical CPU') if isinstance(s.cpus_logical, int) else shown(s.cpus_logical)} "
+               f"({shown(s.cpus_physical)} physical)", AREA, **evidence)]
+
+
+def check_ram(facts: Facts) -> list[Finding]:
+    s = facts.system
+    return [ok("ram", f"{size(s.ram_total_bytes)} RAM, {size(s.ram_available_bytes)} available", AREA,
+               total=size(s.ram_total_bytes), available=size(s.ram_available_bytes))]
+
+
+def check_shm(facts: Facts) -> list[Finding]:
+    total = facts.system.shm_total_bytes
+    evidence = {"/dev/shm size": size(total), "/dev/shm free": size(facts.system.shm_free_bytes),
+                "container": list(facts.system.container) or "no"}
+    if not isinstance(total, int):
+        return []
+    if total >= SHM_MIN_BYTES:
+        return [ok("shm-size", f"/dev/shm is {size(total)}", AREA, **evidence)]
+    return [
+        Finding(
+            id="shm-too-small",
+            severity=Severity.WARN,
+            title=f"/dev/shm is only {size(total)}: DataLoader workers will run out of shared memory",
+            evidence=evidence,
+            why="Workers pass each batch to the main process through shared memory; a small /dev/shm (Docker's "
+            "default is 64 MiB) ends in 'Bus error' or 'DataLoader worker ... killed'. NCCL also uses it between ranks.",
+            fix="docker run --shm-size=16g ...  # or --ipc=host; on a host: sudo mount -o remount,size=16G /dev/shm",
+            area=AREA,
+        )
+    ]
+
+
+def check_open_files(facts: Facts) -> list[Finding]:
+    soft, hard = facts.system.open_files_soft, facts.system.open_files_hard
+    if not isinstance(soft, int):
+        return []
+    evidence = {"soft limit": "unlimited" if soft == -1 else soft, "hard limit": "unlimited" if hard == -1 else shown(hard)}
+    if soft == -1 or soft >= OPEN_FILES_MIN:
+        return [ok("open-files-limit", f"Open-files limit is {evidence['soft limit']}", AREA, **evidence)]
+    raise_to = "unlimited" if hard == -1 else (hard if isinstance(hard, int) else 65536)
+    target = 65536 if raise_to == "unlimited" else min(raise_to, 65536)
+    fix = (
+        f"ulimit -n {target}"
+        if target >= OPEN_FILES_MIN
+        else "torch.multiprocessing.set_sharing_strategy('file_system')  # the hard limit is too low to raise"
+    )
+    return [
+        Finding(
+            id="open-files-limit-low",
+            severity=Severity.WARN,
+            title=f"Open-files limit is {soft}: DataLoader workers may fail with 'Too many open files'",
+            evidence=evidence,
+            why="With the default file_descriptor sharing strategy every tensor a worker sends holds a file "
+            "descriptor until it is received; several workers with prefetching exceed a low limit.",
+            fix=fix,
+            area=AREA,
+        )
+    ]
+
+
+def check_container(facts: Facts) -> list[Finding]:
+    hints = facts.system.container
+    if not hints:
+        return []
+    return [
+        Finding(
+            id="container",
+            severity=Severity.INFO,
+            title="Running in a container: GPUs, /dev/shm and network are what the container was given",
+            evidence={"hints": list(hints)},
+            area=AREA,
+        )
+    ]
+
+
+CHECKS = (check_cpus, check_ram, check_shm, check_open_files, check_container)

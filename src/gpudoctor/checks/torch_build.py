@@ -1,0 +1,252 @@
+"""The torch build against the machine: does it import, does it have CUDA,
+is the driver new enough for it, does it carry kernels for these GPUs."""
+
+from __future__ import annotations
+
+import re
+
+from gpudoctor.checks.visibility import parse_visible_devices, select_gpus
+from gpudoctor.checks.wording import or_none, plural, shown
+from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.probe.facts import Facts
+from gpudoctor.probe.unavailable import Unavailable
+
+AREA = "torch"
+
+# CUDA builds published on download.pytorch.org/whl/<tag>, oldest first.
+WHEEL_TAGS = ((11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0))
+# Compute capabilities of Jetson/Tegra parts: their code runs nowhere else, and
+# they run no other code (the iGPU exceptions in torch's DEVICE_REQUIREMENT).
+INTEGRATED = {53, 62, 72, 87, 101}
+
+
+def version_tuple(text: str | None | Unavailable) -> tuple[int, int] | None:
+    if not isinstance(text, str):
+        return None
+    m = re.match(r"(\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def has_nvidia_hardware(facts: Facts) -> bool:
+    devices = facts.system.display_devices
+    on_bus = isinstance(devices, tuple) and any(d.nvidia for d in devices)
+    return bool(facts.nvml.gpus) or on_bus
+
+
+def wheel_command(facts: Facts) -> str:
+    """pip command for a CUDA build the driver can run (newest tag <= the driver's CUDA)."""
+    version = facts.torch.version if isinstance(facts.torch.version, str) else ""
+    pin = "torch==" + version.split("+")[0] if version else "torch"
+    driver = version_tuple(facts.nvml.cuda_driver_version)
+    tags = [t for t in WHEEL_TAGS if driver is None or t <= driver] or [WHEEL_TAGS[0]]
+    major, minor = tags[-1]
+    return f"pip install --force-reinstall {pin} --index-url https://download.pytorch.org/whl/cu{major}{minor}"
+
+
+def check_torch_import(facts: Facts) -> list[Finding]:
+    t = facts.torch
+    if t.status == "import-failed":
+        return [
+            Finding(
+                id="torch-import-failed",
+                severity=Severity.ERROR,
+                title=f"`import torch` fails: {t.error}",
+                evidence={
+                    "error": t.error,
+                    "where": t.detail,
+                    "python": shown(t.executable),
+                    "PYTHONPATH": facts.environment.get("PYTHONPATH"),
+                    "LD_LIBRARY_PATH": facts.environment.get("LD_LIBRARY_PATH"),
+                },
+                why="Nothing in PyTorch can run: a broken or half-installed torch, a missing CUDA library "
+                "(libcudart, libcudnn, libnccl), or another `torch` earlier on PYTHONPATH.",
+                fix='python -c "import torch"  # read the full error, then: pip install --force-reinstall torch',
+                area=AREA,
+            )
+        ]
+    if t.status in ("timeout", "probe-failed"):
+        return [
+            Finding(
+                id="torch-probe-failed",
+                severity=Severity.ERROR,
+                title=f"A fresh Python process could not report torch's view: {t.error}",
+                evidence={"status": t.status, "error": t.error, "stderr (end)": t.detail},
+                why="The child that imports torch and asks CUDA for its devices crashed or hung; a training "
+                "process would do the same. A hang at CUDA initialisation usually means a GPU or driver in a bad state.",
+                fix='python -c "import torch; print(torch.cuda.device_count())"  # run it by hand; then: nvidia-smi',
+                area=AREA,
+            )
+        ]
+    return []
+
+
+def check_torch_build(facts: Facts) -> list[Finding]:
+    t = facts.torch
+    if not t.imported:
+        return []
+    evidence = {
+        "torch": shown(t.version),
+        "CUDA (build)": or_none(t.cuda),
+        "cuDNN": or_none(t.cudnn),
+        "NCCL": or_none(t.nccl),
+        "location": shown(t.path),
+    }
+    if isinstance(t.hip, str):
+        return [ok("torch-build", f"torch {t.version} is a ROCm build (HIP {t.hip})", AREA, **evidence)]
+    if t.cuda is None:
+        if has_nvidia_hardware(facts):
+            return [
+                Finding(
+                    id="torch-cpu-build-with-gpus",
+                    severity=Severity.ERROR,
+                    title=f"torch {t.version} is a CPU-only build, but this machine has NVIDIA GPUs",
+                    evidence={**evidence, "GPUs NVML sees": len(facts.nvml.gpus), "driver": shown(facts.nvml.driver_version)},
+                    why="A CPU build has no CUDA code: torch.cuda.is_available() is False whatever the driver.",
+                    fix=wheel_command(facts),
+                    area=AREA,
+                )
+            ]
+        return [
+            Finding(
+                id="torch-build",
+                severity=Severity.INFO,
+                title=f"torch {t.version} is a CPU build (no CUDA) — as expected on a machine without an NVIDIA GPU",
+                evidence=evidence,
+                area=AREA,
+            )
+        ]
+    return [ok("torch-build", f"torch {t.version} built with CUDA {t.cuda}, cuDNN {shown(t.cudnn)}, NCCL {shown(t.nccl)}", AREA, **evidence)]
+
+
+def check_driver_version(facts: Facts) -> list[Finding]:
+    t = facts.torch
+    build = version_tuple(t.cuda) if t.imported else None
+    driver = version_tuple(facts.nvml.cuda_driver_version)
+    too_old_warning = [w for w in t.cuda_warnings if "too old" in w.lower()]
+    if build is None or (driver is None and not too_old_warning):
+        return []
+    evidence = {
+        "torch built with CUDA": t.cuda,
+        "driver": shown(facts.nvml.driver_version),
+        "driver supports CUDA up to": shown(facts.nvml.cuda_driver_version),
+    }
+    if too_old_warning or (driver is not None and build[0] > driver[0]):
+        return [
+            Finding(
+                id="driver-too-old",
+                severity=Severity.ERROR,
+                title=f"The NVIDIA driver is too old for torch's CUDA {t.cuda}"
+                + (f" (it supports CUDA {facts.nvml.cuda_driver_version})" if driver else ""),
+                evidence={**evidence, "torch warning": too_old_warning[0] if too_old_warning else None},
+                why="A CUDA runtime needs a driver of at least its major version; with an older one "
+                "torch.cuda.is_available() is False.",
+                fix=f"{wheel_command(facts)}  # or install a driver for CUDA {t.cuda}: https://www.nvidia.com/drivers",
+                area=AREA,
+            )
+        ]
+    if driver is not None and build > driver:
+        return [
+            Finding(
+                id="driver-too-old",
+                severity=Severity.WARN,
+                title=f"torch's CUDA {t.cuda} is newer than the driver's CUDA {facts.nvml.cuda_driver_version}",
+                evidence=evidence,
+                why="Within one CUDA major version, minor-version compatibility lets it run, but kernels that need "
+                "PTX JIT or newer driver features fail with 'the provided PTX was compiled with an unsupported toolchain'.",
+                fix=wheel_command(facts),
+                area=AREA,
+            )
+        ]
+    return [ok("driver-cuda-version", f"The driver supports CUDA {facts.nvml.cuda_driver_version} ≥ torch's CUDA {t.cuda}", AREA, **evidence)]
+
+
+def arch_runs_on(arch: str, device_cc: int) -> bool:
+    """Whether code compiled for `arch` (an entry of torch.cuda.get_arch_list())
+    runs on a GPU of compute capability `device_cc` (e.g. 90 for 9.0)."""
+    m = re.fullmatch(r"(sm|compute)_(\d+)([af]?)", arch)
+    if not m:
+        return False
+    kind, code_cc, suffix = m.group(1), int(m.group(2)), m.group(3)
+    if code_cc in INTEGRATED or device_cc in INTEGRATED:
+        return code_cc == device_cc or (code_cc == 101 and device_cc == 110)
+    if suffix == "a":  # arch-specific features: that exact GPU only
+        return code_cc == device_cc
+    if kind == "compute":  # PTX: the driver compiles it for any newer GPU
+        return device_cc >= code_cc
+    # SASS: runs on the same major version, same or newer minor ("f" too).
+    return device_cc // 10 == code_cc // 10 and device_cc >= code_cc
+
+
+def _capabilities(facts: Facts) -> list[tuple[str, str]]:
+    """(label, "X.Y") for each GPU: torch's devices, else NVML's."""
+    out = [
+        (f"cuda:{d.index} {shown(d.name)}", d.capability)
+        for d in facts.torch.devices
+        if isinstance(d.capability, str)
+    ]
+    if not out:
+        out = [(f"GPU {g.index} {shown(g.name)}", g.capability) for g in facts.nvml.gpus if isinstance(g.capability, str)]
+    return out
+
+
+def check_arch_list(facts: Facts) -> list[Finding]:
+    t = facts.torch
+    if not (t.imported and isinstance(t.cuda, str) and isinstance(t.arch_list, tuple) and t.arch_list):
+        return []
+    caps = _capabilities(facts)
+    if not caps:
+        return []
+    missing = []
+    for label, cap in caps:
+        v = version_tuple(cap)
+        if v and not any(arch_runs_on(a, v[0] * 10 + v[1]) for a in t.arch_list):
+            missing.append(f"{label} (sm_{v[0]}{v[1]})")
+    evidence = {"arch list": list(t.arch_list), "GPUs": [f"{label}: {cap}" for label, cap in caps]}
+    if not missing:
+        return [ok("arch-supported", f"torch carries kernels for every GPU's compute capability ({', '.join(sorted({c for _, c in caps}))})", AREA, **evidence)]
+    return [
+        Finding(
+            id="arch-missing",
+            severity=Severity.ERROR,
+            title=f"torch {t.version} has no kernels for {', '.join(missing)}",
+            evidence=evidence,
+            why="Every CUDA op on that GPU fails with 'no kernel image is available for execution on the device'.",
+            fix=wheel_command(facts) + "  # a build whose arch list includes the GPU",
+            area=AREA,
+        )
+    ]
+
+
+def check_cuda_available(facts: Facts) -> list[Finding]:
+    """A CUDA build, GPUs the driver sees, and still is_available() is False."""
+    t = facts.torch
+    if not (t.imported and isinstance(t.cuda, str) and facts.nvml.gpus and t.is_available is False):
+        return []
+    build, driver = version_tuple(t.cuda), version_tuple(facts.nvml.cuda_driver_version)
+    if (build and driver and build[0] > driver[0]) or any("too old" in w.lower() for w in t.cuda_warnings):
+        return []  # driver-too-old explains it
+    visible = facts.visible_devices
+    selection = select_gpus(parse_visible_devices(visible), facts.nvml.gpus, True)
+    if isinstance(selection.gpus, tuple) and not selection.gpus:
+        return []  # CUDA_VISIBLE_DEVICES hides every GPU: the visibility findings explain it
+    return [
+        Finding(
+            id="cuda-unavailable",
+            severity=Severity.ERROR,
+            title=f"torch.cuda.is_available() is False although the driver sees {plural(len(facts.nvml.gpus), 'GPU')}",
+            evidence={
+                "torch": shown(t.version),
+                "CUDA (build)": t.cuda,
+                "driver": shown(facts.nvml.driver_version),
+                "CUDA_VISIBLE_DEVICES": visible,
+                "torch warnings": list(t.cuda_warnings) or "none",
+            },
+            why="CUDA failed to initialise in a fresh process: the warnings above say why (device files not "
+            "mounted in a container, a GPU in a bad state, or no permission on /dev/nvidia*).",
+            fix='python -c "import torch; torch.cuda.init()"  # shows CUDA\'s own error',
+            area=AREA,
+        )
+    ]
+
+
+CHECKS = (check_torch_import, check_torch_build, check_driver_version, check_arch_list, check_cuda_available)

@@ -1,0 +1,460 @@
+"""Which physical GPUs torch sees, and under which index.
+
+NVML (and nvidia-smi) ignores CUDA_VISIBLE_DEVICES and numbers GPUs in PCI
+bus order; the CUDA runtime, and so torch, sees only the listed GPUs,
+renumbered from 0. `parse_visible_devices` reads the variable the way CUDA
+does, following PyTorch's own model of it (`_parse_visible_devices` and
+`_transform_uuid_to_ordinals` in torch/cuda/__init__.py):
+
+- unset: every GPU;
+- entries are read like C's strtoul: leading digits count, so "1gpu2" is 1;
+- reading stops at the first entry that is not a number (or is negative),
+  and, once matched against the GPUs, at the first index out of range or
+  UUID that matches no GPU (or more than one);
+- "" and "-1" therefore hide every GPU;
+- a repeated entry hides every GPU;
+- a value starting with "GPU-" or "MIG-" is a list of UUID prefixes; reading
+  stops at the first entry without that prefix (spaces are not stripped).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpudoctor.checks.wording import plural, quoted, shown
+from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.probe.facts import Facts
+from gpudoctor.probe.nvml import NvmlGpu
+from gpudoctor.probe.unavailable import Unavailable
+
+AREA = "visibility"
+LEADING_NUMBER = re.compile(r"[+-]?\d+")
+
+
+@dataclass(frozen=True)
+class VisibleDevices:
+    """CUDA_VISIBLE_DEVICES as CUDA reads it, before matching it to GPUs."""
+
+    value: str | None
+    kind: str  # "unset", "indices", "uuids" (GPU-), "mig" (MIG-)
+    entries: tuple[int | str, ...]  # what is read, in order
+    stopped_at: str | None  # the raw entry where reading stopped, if any
+    stop_reason: str  # why reading stopped there; "" when it did not
+    repeated: str | None  # a repeated entry: CUDA then hides every GPU
+    loose: tuple[tuple[str, int], ...]  # entries read leniently: ("1gpu2", 1)
+
+    @property
+    def hides_all(self) -> bool:
+        return self.kind != "unset" and not self.entries
+
+
+def strtoul(text: str) -> int:
+    """The number `text` starts with, or -1 (C's strtoul, as torch models it)."""
+    m = LEADING_NUMBER.match(text)
+    return int(m.group()) if m else -1
+
+
+def parse_visible_devices(value: str | None) -> VisibleDevices:
+    if value is None:
+        return VisibleDevices(None, "unset", (), None, "", None, ())
+    for prefix, kind in (("GPU-", "uuids"), ("MIG-", "mig")):
+        if value.startswith(prefix):
+            uuids: list[str] = []
+            for elem in value.split(","):
+                if elem in uuids:
+                    return VisibleDevices(value, kind, (), None, "", elem, ())
+                if not elem.startswith(prefix):
+                    why = f"does not start with {prefix}" + (" (spaces are not ignored in UUID lists)" if elem.strip().startswith(prefix) else "")
+                    return VisibleDevices(value, kind, tuple(uuids), elem, why, None, ())
+                uuids.append(elem)
+            return VisibleDevices(value, kind, tuple(uuids), None, "", None, ())
+    indices: list[int] = []
+    loose: list[tuple[str, int]] = []
+    for elem in value.split(","):
+        text = elem.strip()
+        x = strtoul(text)
+        if x in indices:
+            return VisibleDevices(value, "indices", (), None, "", elem, tuple(loose))
+        if x < 0:
+            if not text:
+                why = "is empty"
+            elif LEADING_NUMBER.match(text):
+                why = "is negative"
+            else:
+                why = "is not a number"
+            return VisibleDevices(value, "indices", tuple(indices), elem, why, None, tuple(loose))
+        if not text.lstrip("+").isdigit():
+            loose.append((elem, x))
+        indices.append(x)
+    return VisibleDevices(value, "indices", tuple(indices), None, "", None, tuple(loose))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The physical GPUs (NVML indices) CUDA exposes, in torch's order."""
+
+    gpus: tuple[int, ...] | Unavailable
+    stopped_at: str | None  # entry where matching stopped (out of range, unknown UUID)
+    stop_reason: str
+    all_hidden_by_repeat: bool = False
+
+
+def _bare_uuid(uuid: str) -> str:
+    u = uuid.strip().lower()
+    for prefix in ("gpu-", "mig-"):
+        if u.startswith(prefix):
+            return u[len(prefix):]
+    return u
+
+
+def select_gpus(parsed: VisibleDevices, gpus: tuple[NvmlGpu, ...], nvml_available: bool) -> Selection:
+    """Match the parsed list against the physical GPUs, as CUDA does."""
+    count = len(gpus)
+    if parsed.kind == "unset":
+        if not nvml_available:
+            return Selection(Unavailable("NVML cannot list the GPUs"), None, "")
+        return Selection(tuple(g.index for g in gpus), None, "")
+    if parsed.kind == "mig":
+        return Selection(Unavailable("MIG instance UUIDs cannot be mapped to GPUs from here"), None, "")
+    if not parsed.entries:
+        return Selection((), None, "")
+    if not nvml_available:
+        if parsed.kind == "indices":
+            return Selection(Unavailable("NVML cannot list the GPUs, so the indices cannot be checked"), None, "")
+        return Selection(Unavailable("NVML cannot list the GPUs, so the UUIDs cannot be matched"), None, "")
+    chosen: list[int] = []
+    if parsed.kind == "indices":
+        for entry in parsed.entries:
+            assert isinstance(entry, int)
+            if entry >= count:
+                return Selection(tuple(chosen), str(entry), f"is out of range: this machine has {plural(count, 'GPU')}")
+            chosen.append(entry)
+        return Selection(tuple(chosen), None, "")
+    known = [(g.index, _bare_uuid(g.uuid)) for g in gpus if isinstance(g.uuid, str)]
+    for entry in parsed.entries:
+        assert isinstance(entry, str)
+        want = _bare_uuid(entry)
+        matches = [index for index, uuid in known if uuid.startswith(want)]
+        if len(matches) != 1:
+            why = "matches no GPU's UUID" if not matches else f"matches {len(matches)} GPUs' UUIDs (ambiguous)"
+            return Selection(tuple(chosen), entry, why)
+        if matches[0] in chosen:
+            return Selection((), None, "", all_hidden_by_repeat=True)
+        chosen.append(matches[0])
+    return Selection(tuple(chosen), None, "")
+
+
+@dataclass(frozen=True)
+class DeviceRow:
+    """One line of the torch-index -> physical-GPU table."""
+
+    torch_index: int | None  # None: hidden from torch
+    gpu: NvmlGpu | None  # None: NVML does not know it
+    name: str
+    memory_total_bytes: int | Unavailable
+    matched_by: str  # "UUID", "PCI bus id", "CUDA_VISIBLE_DEVICES order", ""
+
+
+def _bus(bus_id: str | Unavailable) -> tuple[int, int, int] | None:
+    # NVML says "00000000:3B:00.0", torch's probe "0000:3b:00.0".
+    if not isinstance(bus_id, str):
+        return None
+    m = re.fullmatch(r"([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)\.\d+", bus_id.strip())
+    return tuple(int(x, 16) for x in m.groups()) if m else None  # type: ignore[return-value]
+
+
+def device_map(facts: Facts) -> tuple[DeviceRow, ...]:
+    """Each torch device matched to its physical GPU (by UUID, else PCI bus
+    id, else the CUDA_VISIBLE_DEVICES order), then the GPUs torch does not see."""
+    gpus = facts.nvml.gpus
+    by_uuid = {_bare_uuid(g.uuid): g for g in gpus if isinstance(g.uuid, str)}
+    by_bus = {_bus(g.pci_bus_id): g for g in gpus if _bus(g.pci_bus_id)}
+    selection = select_gpus(parse_visible_devices(facts.visible_devices), gpus, facts.nvml.available)
+    predicted = selection.gpus if isinstance(selection.gpus, tuple) else ()
+    rows: list[DeviceRow] = []
+    used: set[int] = set()
+    for dev in facts.torch.devices:
+        gpu, how = None, ""
+        if isinstance(dev.uuid, str) and _bare_uuid(dev.uuid) in by_uuid:
+            gpu, how = by_uuid[_bare_uuid(dev.uuid)], "UUID"
+        elif _bus(dev.pci_bus_id) in by_bus:
+            gpu, how = by_bus[_bus(dev.pci_bus_id)], "PCI bus id"
+        elif dev.index < len(predicted):
+            gpu, how = gpus[[g.index for g in gpus].index(predicted[dev.index])], "CUDA_VISIBLE_DEVICES order"
+        if gpu is not None:
+            used.add(gpu.index)
+        name = dev.name if isinstance(dev.name, str) else (gpu.name if gpu and isinstance(gpu.name, str) else "?")
+        rows.append(DeviceRow(dev.index, gpu, name, dev.total_memory_bytes, how))
+    for gpu in gpus:
+        if gpu.index not in used:
+            name = gpu.name if isinstance(gpu.name, str) else "?"
+            rows.append(DeviceRow(None, gpu, name, gpu.memory_total_bytes, ""))
+    return tuple(rows)
+
+
+def mapping_lines(rows: tuple[DeviceRow, ...]) -> list[str]:
+    out = []
+    for r in rows:
+        if r.torch_index is None:
+            assert r.gpu is not None
+            out.append(f"GPU {r.gpu.index} ({r.name}): hidden from torch")
+        elif r.gpu is None:
+            out.append(f"cuda:{r.torch_index} = {r.name} (not matched to an NVML GPU)")
+        else:
+            out.append(f"cuda:{r.torch_index} = GPU {r.gpu.index} ({r.name}, {shown(r.gpu.uuid)})")
+    return out
+
+
+def _torch_sees_cuda(facts: Facts) -> bool:
+    t = facts.torch
+    return t.imported and isinstance(t.cuda, str) and t.is_available is True
+
+
+def check_visible_devices(facts: Facts) -> list[Finding]:
+    value = facts.visible_devices
+    parsed = parse_visible_devices(value)
+    gpus = facts.nvml.gpus
+    have_gpus = bool(gpus)
+    selection = select_gpus(parsed, gpus, facts.nvml.available)
+    if have_gpus:
+        fix_example = "export CUDA_VISIBLE_DEVICES=" + ",".join(str(g.index) for g in gpus)
+    else:
+        fix_example = "unset CUDA_VISIBLE_DEVICES  # or list GPU indices: export CUDA_VISIBLE_DEVICES=0,1"
+    evidence = {"CUDA_VISIBLE_DEVICES": value}
+    if parsed.kind == "unset":
+        if not have_gpus:
+            return []
+        return [ok("visible-devices", f"CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU ({len(gpus)})", AREA, **evidence)]
+    if parsed.repeated is not None or selection.all_hidden_by_repeat:
+        return [
+            Finding(
+                id="visible-devices-invalid",
+                severity=Severity.WARN,
+                title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: an entry is repeated",
+                evidence={**evidence, "repeated": parsed.repeated or "two entries name the same GPU"},
+                why="CUDA treats a list that names a GPU twice as invalid and exposes no GPU at all.",
+                fix=fix_example,
+                area=AREA,
+            )
+        ]
+    if parsed.hides_all:
+        stopped = parsed.stopped_at if parsed.stopped_at is not None else ""
+        deliberate = stopped.strip() == "" or parsed.stop_reason == "is negative"
+        if deliberate:
+            return [
+                Finding(
+                    id="visible-devices-hide-all",
+                    severity=Severity.WARN if have_gpus else Severity.INFO,
+                    title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU from CUDA and torch",
+                    evidence={**evidence, "GPUs NVML sees": len(gpus)},
+                    why="An empty value or a negative index is the way to hide all GPUs; torch then runs on CPU only.",
+                    fix="unset CUDA_VISIBLE_DEVICES" if have_gpus else "",
+                    area=AREA,
+                )
+            ]
+        return [
+            Finding(
+                id="visible-devices-invalid",
+                severity=Severity.WARN,
+                title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: its first entry {stopped!r} {parsed.stop_reason}",
+                evidence={**evidence, "entries read": [], "stopped at": stopped, "GPUs NVML sees": len(gpus)},
+                why="CUDA reads the list up to the first entry that is not a GPU index or GPU-/MIG- UUID; nothing before it means no GPU.",
+                fix=fix_example,
+                area=AREA,
+            )
+        ]
+    # Something was read; did reading (or matching) stop early, or read an entry loosely?
+    read = list(parsed.entries)
+    stop_at, stop_why = parsed.stopped_at, parsed.stop_reason
+    if selection.stopped_at is not None:
+        stop_at, stop_why = selection.stopped_at, selection.stop_reason
+    chosen = selection.gpus
+    if stop_at is not None or parsed.loose:
+        problems = []
+        if stop_at is not None:
+            problems.append(f"reading stops at {stop_at!r}, which {stop_why}")
+        for raw, number in parsed.loose:
+            problems.append(f"{raw!r} is read as {number}")
+        visible = list(chosen) if isinstance(chosen, tuple) else read
+        ignored = value.split(",")[len(visible):] if value is not None else []
+        return [
+            Finding(
+                id="visible-devices-invalid",
+                severity=Severity.WARN,
+                title=f"CUDA_VISIBLE_DEVICES={quoted(value)} is read as {','.join(str(v) for v in visible) or 'nothing'}: "
+                + "; ".join(problems),
+                evidence={
+                    **evidence,
+                    "GPUs exposed (nvidia-smi index / UUID)": visible,
+                    "entries ignored": ignored,
+                    "GPUs NVML sees": len(gpus) if facts.nvml.available else shown(facts.nvml.driver_version),
+                },
+                why="CUDA reads CUDA_VISIBLE_DEVICES like C's strtoul and stops at the first invalid or out-of-range "
+                "entry, silently dropping the rest; torch then sees fewer GPUs than the list names.",
+                fix=fix_example,
+                area=AREA,
+            )
+        ]
+    if isinstance(chosen, Unavailable):
+        return [
+            Finding(
+                id="visible-devices",
+                severity=Severity.INFO,
+                title=f"CUDA_VISIBLE_DEVICES={quoted(value)} selects {', '.join(str(e) for e in read)}",
+                evidence={**evidence, "entries read": read, "mapping": str(chosen)},
+                area=AREA,
+            )
+        ]
+    return [
+        Finding(
+            id="visible-devices",
+            severity=Severity.INFO,
+            title=f"CUDA_VISIBLE_DEVICES={quoted(value)} exposes {plural(len(chosen), 'GPU')} of {len(gpus)}: "
+            + ", ".join(f"cuda:{i} = GPU {g}" for i, g in enumerate(chosen)),
+            evidence={**evidence, "torch index -> nvidia-smi index": {f"cuda:{i}": g for i, g in enumerate(chosen)}},
+            area=AREA,
+        )
+    ]
+
+
+def check_device_count(facts: Facts) -> list[Finding]:
+    """NVML sees N GPUs, CUDA_VISIBLE_DEVICES says K of them, torch sees M."""
+    if not (facts.nvml.available and facts.nvml.gpus and _torch_sees_cuda(facts)):
+        return []
+    selection = select_gpus(parse_visible_devices(facts.visible_devices), facts.nvml.gpus, True)
+    if isinstance(selection.gpus, Unavailable):
+        return []
+    expected = len(selection.gpus)
+    seen = facts.torch.device_count
+    n = len(facts.nvml.gpus)
+    rows = device_map(facts)
+    evidence = {
+        "GPUs NVML sees": n,
+        "CUDA_VISIBLE_DEVICES": facts.visible_devices,
+        "GPUs torch sees": shown(seen),
+        "mapping": "\n".join(mapping_lines(rows)),
+    }
+    if seen == expected:
+        if facts.visible_devices is None:
+            title = f"torch sees all {n} GPUs"
+        else:
+            title = f"torch sees {seen} of {n} GPUs, the ones CUDA_VISIBLE_DEVICES={quoted(facts.visible_devices)} selects"
+        return [ok("device-count", title, AREA, **evidence)]
+    return [
+        Finding(
+            id="device-count-mismatch",
+            severity=Severity.WARN,
+            title=f"torch sees {shown(seen)} GPUs, but NVML sees {n} and CUDA_VISIBLE_DEVICES={quoted(facts.visible_devices)} should give {expected}",
+            evidence={**evidence, "expected": expected, "torch warnings": list(facts.torch.cuda_warnings)},
+            why="A GPU that NVML lists and CUDA_VISIBLE_DEVICES selects is not usable by CUDA: it may be in a bad "
+            "state, held in a Prohibited compute mode, or claimed by a container's device list.",
+            fix="nvidia-smi -q -i <GPU index>  # look at the GPU torch does not see",
+            area=AREA,
+        )
+    ]
+
+
+def _differ(gpus: tuple[NvmlGpu, ...]) -> bool:
+    return len({(shown(g.name), shown(g.memory_total_bytes)) for g in gpus}) > 1
+
+
+def check_device_order(facts: Facts) -> list[Finding]:
+    """CUDA's default order (FASTEST_FIRST) may differ from nvidia-smi's (PCI bus)."""
+    gpus = facts.nvml.gpus
+    if len(gpus) < 2:
+        return []
+    order = facts.environment.get("CUDA_DEVICE_ORDER")
+    rows = [r for r in device_map(facts) if r.torch_index is not None and r.gpu is not None and r.matched_by != "CUDA_VISIBLE_DEVICES order"]
+    selection = select_gpus(parse_visible_devices(facts.visible_devices), gpus, True)
+    predicted = selection.gpus if isinstance(selection.gpus, tuple) else ()
+    moved = [
+        f"cuda:{r.torch_index} is GPU {r.gpu.index}, not GPU {predicted[r.torch_index]}"  # type: ignore[union-attr]
+        for r in rows
+        if r.torch_index is not None and r.torch_index < len(predicted) and r.gpu and r.gpu.index != predicted[r.torch_index]
+    ]
+    evidence = {"CUDA_DEVICE_ORDER": order, "GPUs": [f"GPU {g.index}: {shown(g.name)}" for g in gpus]}
+    fix = "export CUDA_DEVICE_ORDER=PCI_BUS_ID"
+    if moved:
+        return [
+            Finding(
+                id="device-order-not-pci",
+                severity=Severity.WARN,
+                title="torch numbers the GPUs differently from nvidia-smi: " + "; ".join(moved),
+                evidence={**evidence, "mapping": "\n".join(mapping_lines(device_map(facts)))},
+                why="CUDA's default CUDA_DEVICE_ORDER=FASTEST_FIRST puts the fastest GPU first; nvidia-smi uses PCI bus "
+                "order, so cuda:0 may not be the GPU you meant.",
+                fix=fix,
+                area=AREA,
+            )
+        ]
+    if order == "PCI_BUS_ID":
+        return [ok("device-order", "CUDA_DEVICE_ORDER=PCI_BUS_ID: torch numbers GPUs as nvidia-smi does", AREA, **evidence)]
+    if _differ(gpus):
+        return [
+            Finding(
+                id="device-order-not-pci",
+                severity=Severity.WARN,
+                title=f"CUDA_DEVICE_ORDER is {quoted(order)}, not PCI_BUS_ID, on a machine whose GPUs differ",
+                evidence=evidence,
+                why="With the default FASTEST_FIRST order, CUDA puts the fastest GPU first, so torch's cuda:0 (and the "
+                "indices in CUDA_VISIBLE_DEVICES) may not be nvidia-smi's GPU 0.",
+                fix=fix,
+                area=AREA,
+            )
+        ]
+    return [ok("device-order", "The GPUs are identical, so CUDA numbers them as nvidia-smi does", AREA, **evidence)]
+
+
+def check_set_after_init(facts: Facts) -> list[Finding]:
+    """In the process that imported gpudoctor, CUDA was initialised with one
+    CUDA_VISIBLE_DEVICES; a fresh process with the current value sees other GPUs."""
+    here = facts.torch_in_process
+    if facts.visible_override is not None or here.cuda_initialized is not True or not facts.torch.imported:
+        return []
+    child_uuids = tuple(_bare_uuid(d.uuid) for d in facts.torch.devices if isinstance(d.uuid, str))
+    here_uuids = tuple(_bare_uuid(u) for u in here.device_uuids) if isinstance(here.device_uuids, tuple) else None
+    same_count = here.device_count == facts.torch.device_count
+    same_devices = here_uuids is None or len(child_uuids) != len(facts.torch.devices) or here_uuids == child_uuids
+    evidence = {
+        "CUDA_VISIBLE_DEVICES now": here.cuda_visible_devices,
+        "GPUs in this process": shown(here.device_count),
+        "GPUs in a fresh process": shown(facts.torch.device_count),
+    }
+    if same_count and same_devices:
+        return [ok("visible-devices-set-after-init", "This process sees the GPUs a fresh process would", AREA, **evidence)]
+    return [
+        Finding(
+            id="visible-devices-set-after-init",
+            severity=Severity.ERROR,
+            title="CUDA_VISIBLE_DEVICES was changed after CUDA was initialised: this process sees "
+            f"{shown(here.device_count)} GPUs, a fresh one {shown(facts.torch.device_count)}",
+            evidence=evidence,
+            why="CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises; setting os.environ afterwards has no "
+            "effect on this process.",
+            fix=f"CUDA_VISIBLE_DEVICES={here.cuda_visible_devices or '0'} python train.py  # set it before the process starts",
+            area=AREA,
+        )
+    ]
+
+
+def check_visible_override(facts: Facts) -> list[Finding]:
+    if facts.visible_override is None:
+        return []
+    env_value = facts.environment.get("CUDA_VISIBLE_DEVICES")
+    seen = facts.torch.device_count
+    mapping = mapping_lines(tuple(r for r in device_map(facts) if r.torch_index is not None))
+    return [
+        Finding(
+            id="visible-override",
+            severity=Severity.INFO,
+            title=f"What-if: torch probed with CUDA_VISIBLE_DEVICES={quoted(facts.visible_override)} "
+            f"(the environment has {quoted(env_value)}): torch would see {shown(seen)} GPU(s)",
+            evidence={"--visible": facts.visible_override, "environment": env_value, "GPUs torch would see": shown(seen),
+                      "mapping": "\n".join(mapping) or "none"},
+            area=AREA,
+        )
+    ]
+
+
+CHECKS = (check_visible_override, check_visible_devices, check_device_count, check_device_order, check_set_after_init)

@@ -1,0 +1,135 @@
+"""Diagnostics -> text (ruff-style), the shared JSON Report, SARIF 2.1.0,
+GitHub workflow annotations. Strings only: the CLI prints them."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.lint.engine import LintResult
+from gpudoctor.lint.explain import rule_page
+from gpudoctor.lint.rule import Rule
+from gpudoctor.lint.rules import ALL, BY_ID
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary(result: LintResult) -> str:
+    if result.ok:
+        return f"No diagnostics: {plural(result.files, 'file')} checked."
+    files = len({d.path for d in result.diagnostics})
+    return (
+        f"Found {plural(len(result.diagnostics), 'diagnostic')} in {plural(files, 'file')} "
+        f"({result.files} checked)."
+    )
+
+
+def text(result: LintResult) -> str:
+    out = []
+    for d in result.diagnostics:
+        out.append(f"{d.path}:{d.line}:{d.col}: {d.rule} {d.message}")
+        out.append(f"    fix: {d.fix}")
+    out.append(summary(result))
+    return "\n".join(out)
+
+
+def report(result: LintResult) -> Report:
+    """The JSON envelope every command shares; each diagnostic is also a Finding."""
+    findings = tuple(
+        Finding(
+            id=d.rule,
+            severity=Severity.ERROR,
+            title=d.message,
+            evidence={"path": d.path, "line": d.line, "col": d.col},
+            why=BY_ID[d.rule].why() if d.rule in BY_ID else "",
+            fix=d.fix,
+            area="lint",
+        )
+        for d in result.diagnostics
+    )
+    return Report(
+        command="lint",
+        findings=findings,
+        data={"files_checked": result.files, "diagnostics": [d.to_dict() for d in result.diagnostics]},
+    )
+
+
+def _escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(value: str) -> str:
+    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(result: LintResult) -> str:
+    """One `::error` workflow command per diagnostic: GitHub Actions shows
+    them as annotations on the pull request's lines."""
+    out = []
+    for d in result.diagnostics:
+        props = ",".join(
+            [f"file={_escape_property(d.path)}", f"line={d.line}", f"col={d.col}", f"title={_escape_property(d.rule)}"]
+        )
+        out.append(f"::error {props}::{_escape_data(d.message + chr(10) + 'fix: ' + d.fix)}")
+    return "\n".join(out)
+
+
+def artifact_uri(path: str) -> str:
+    """A relative URI reference for a relative path, a file: URI otherwise."""
+    if os.path.isabs(path):
+        return Path(path).as_uri()
+    return quote(path.replace(os.sep, "/"))
+
+
+def sarif(result: LintResult, rules: Sequence[Rule] = ALL) -> str:
+    from gpudoctor import __version__
+
+    index = {rule.id: i for i, rule in enumerate(rules)}
+    driver = {
+        "name": "gpudoctor",
+        "version": __version__,
+        "informationUri": "https://pypi.org/project/gpudoctor/",
+        "rules": [
+            {
+                "id": rule.id,
+                "name": rule.id,
+                "shortDescription": {"text": rule.message},
+                "fullDescription": {"text": rule.why()},
+                "help": {"text": f"fix: {rule.fix}", "markdown": rule_page(rule)},
+                "defaultConfiguration": {"level": "error"},
+            }
+            for rule in rules
+        ],
+    }
+    results = []
+    for d in result.diagnostics:
+        item = {
+            "ruleId": d.rule,
+            "level": "error",
+            "message": {"text": f"{d.message}. fix: {d.fix}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": artifact_uri(d.path)},
+                        "region": {"startLine": d.line, "startColumn": d.col},
+                    }
+                }
+            ],
+        }
+        if d.rule in index:
+            item["ruleIndex"] = index[d.rule]
+        results.append(item)
+    doc = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "results": results, "columnKind": "unicodeCodePoints"}],
+    }
+    return json.dumps(doc, indent=2)

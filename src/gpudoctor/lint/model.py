@@ -1,0 +1,758 @@
+"""What the rules know about one file, beyond its syntax tree.
+
+A rule asks questions in terms of the program, not the tree: "what qualified
+name does this call resolve to?" (import aliases), "where can this value come
+from?" (simple assignments, `self.x = ...` attributes, parameters bound at the
+call sites of the same file, values returned by the same file's functions),
+"who calls this function?" and "is this node under a rank-0 test?".
+
+The answers stay inside the file (nothing is guessed across files) and err
+towards "unknown": an unknown value is an origin the rules do not recognise,
+so they stay silent about it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# How deep value resolution follows assignments, parameters and returns.
+DEPTH = 12
+# Calls that hand back (an iterator over) their argument: `for b in tqdm(loader)`.
+ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "trange", "track", "progress_bar", "auto"}
+
+# A test that mentions the process rank: `rank == 0`, `dist.get_rank() == 0`,
+# `args.local_rank in (-1, 0)`, `accelerator.is_main_process`, `trainer.is_global_zero`.
+RANK_WORD = re.compile(
+    r"rank|main_process|is_main|is_master|master_process|global_zero|is_chief|is_primary|is_leader|"
+    r"is_root|rank_zero",
+    re.IGNORECASE,
+)
+RANK_ENV = {"RANK", "LOCAL_RANK", "GROUP_RANK", "SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK",
+            "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "NODE_RANK"}
+MAIN_TEST = "__main__"
+# Node types the model indexes while it walks the tree.
+INDEXED = {
+    ast.Call, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.withitem,
+    ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter whose value the file does not show (no call site, or the
+    function is passed around as a callback)."""
+
+    function: ast.AST
+    name: str
+
+
+@dataclass(frozen=True)
+class Element:
+    """An item produced by iterating `iterable` (`for x, y in loader`); `path`
+    is the unpacking that picked it ((0,) is x, (1,) is y, () the whole item)."""
+
+    iterable: ast.expr
+    path: tuple[int, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Binding:
+    """`target = value`, as seen by name resolution. `kind` is "value"
+    (value is an expression, `path` its unpacking), "iter" (value is iterated),
+    or "opaque" (augmented assignment, `except ... as e`, ...)."""
+
+    kind: str
+    value: ast.AST | None
+    path: tuple[int, ...]
+    pos: tuple[int, int]  # where the binding takes effect
+
+
+def position(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def end_position(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+
+
+def terminal_name(node: ast.AST) -> str:
+    """The last identifier of `a.b.c`, `a.b.c()`, `a[0].c`: "c"; "" if none."""
+    while True:
+        t = type(node)
+        if t is ast.Call:
+            node = node.func
+        elif t is ast.Attribute:
+            return node.attr
+        elif t is ast.Name:
+            return node.id
+        elif t is ast.Subscript:
+            node = node.value
+        else:
+            return ""
+
+
+def constant(node: ast.AST | None, kind: type | tuple[type, ...] = object) -> object:
+    """A literal's value, or None."""
+    if type(node) is ast.Constant and isinstance(node.value, kind):
+        return node.value
+    return None
+
+
+def keyword(call: ast.Call, name: str, position: int | None = None) -> ast.expr | None:
+    """The argument passed as `name=` (or at `position`), or None."""
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    if position is not None and len(call.args) > position:
+        arg = call.args[position]
+        if not any(type(a) is ast.Starred for a in call.args[: position + 1]):
+            return arg
+    return None
+
+
+def has_star_kwargs(call: ast.Call) -> bool:
+    return any(kw.arg is None for kw in call.keywords)
+
+
+def identifiers(node: ast.AST) -> Iterator[str]:
+    """Every Name id and Attribute attr inside an expression."""
+    for sub in ast.walk(node):
+        t = type(sub)
+        if t is ast.Name:
+            yield sub.id
+        elif t is ast.Attribute:
+            yield sub.attr
+
+
+class FileModel:
+    """One parsed file and the indexes the rules share. Build once per file."""
+
+    def __init__(self, tree: ast.Module, text: str) -> None:
+        self.tree = tree
+        self.text = text
+        self.parent: dict[ast.AST, ast.AST] = {}
+        self.calls: list[ast.Call] = []
+        self.imports: dict[str, str] = {}
+        self.star_imports: list[str] = []
+        self.defs: dict[tuple[ast.AST, str], list[ast.AST]] = defaultdict(list)
+        self.classes: dict[str, list[ast.ClassDef]] = defaultdict(list)
+        self._targets: list[tuple[ast.AST, Binding]] = []
+        self._defines: list[ast.AST] = []
+        self.for_loops: list[ast.For | ast.AsyncFor] = []
+        # `x[key] = value`: (the subscript target, the assigned value)
+        self.item_assignments: list[tuple[ast.Subscript, ast.expr]] = []
+        parent = self.parent
+        calls = self.calls
+        interesting = INDEXED
+        # One pass over the tree: record parents (ast.walk plus
+        # iter_child_nodes costs three times as much) and index the nodes
+        # the rules ask about. `ctx` (Load/Store) singletons are skipped.
+        stack: list[ast.AST] = [tree]
+        pop, push = stack.pop, stack.append
+        AST = ast.AST
+        while stack:
+            node = pop()
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            parent[item] = node
+                            push(item)
+                elif isinstance(value, AST) and field != "ctx":
+                    parent[value] = node
+                    push(value)
+            t = type(node)
+            if t not in interesting:
+                continue
+            if t is ast.Call:
+                calls.append(node)
+            elif t is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Subscript:
+                        self.item_assignments.append((target, node.value))
+                    else:
+                        self._bind(target, "value", node.value, (), end_position(node))
+            elif t is ast.AnnAssign:
+                if node.value is not None:
+                    self._bind(node.target, "value", node.value, (), end_position(node))
+            elif t is ast.AugAssign:
+                self._bind(node.target, "opaque", node, (), end_position(node))
+            elif t is ast.For or t is ast.AsyncFor:
+                self.for_loops.append(node)
+                self._bind(node.target, "iter", node.iter, (), end_position(node.iter))
+            elif t is ast.NamedExpr:
+                self._bind(node.target, "value", node.value, (), end_position(node))
+            elif t is ast.withitem:
+                if node.optional_vars is not None:
+                    self._bind(node.optional_vars, "value", node.context_expr, (), end_position(node.context_expr))
+            elif t is ast.Import:
+                for alias in node.names:
+                    if alias.asname:
+                        self.imports[alias.asname] = alias.name
+                    else:
+                        root = alias.name.split(".", 1)[0]
+                        self.imports[root] = root
+            elif t is ast.ImportFrom:
+                if node.level == 0 and node.module:
+                    for alias in node.names:
+                        if alias.name == "*":
+                            self.star_imports.append(node.module)
+                        else:
+                            self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                self._defines.append(node)
+            elif t is ast.ClassDef:
+                self.classes[node.name].append(node)
+                self._defines.append(node)
+        self.bindings: dict[tuple[ast.AST, str], list[Binding]] = defaultdict(list)
+        self.attributes: dict[tuple[ast.ClassDef, str], list[Binding]] = defaultdict(list)
+        for target, binding in self._targets:
+            if type(target) is ast.Name:
+                self.bindings[(self.scope(target), target.id)].append(binding)
+            else:  # `self.attr = value` inside a method
+                cls = self.method_class(target)
+                if cls is not None:
+                    self.attributes[(cls, target.attr)].append(binding)
+        for node in self._defines:
+            self.defs[(self.scope(node), node.name)].append(node)
+        for found in (self.bindings, self.attributes, self.defs):
+            for items in found.values():  # the walk is not in source order
+                items.sort(key=lambda b: b.pos if type(b) is Binding else position(b))
+        self.calls.sort(key=position)
+        self.for_loops.sort(key=position)
+        del self._targets, self._defines
+
+    def _bind(self, target: ast.AST, kind: str, value: ast.AST, path: tuple[int, ...], pos: tuple[int, int]) -> None:
+        t = type(target)
+        if t is ast.Name:
+            self._targets.append((target, Binding(kind, value, path, pos)))
+        elif t is ast.Tuple or t is ast.List:
+            if any(type(e) is ast.Starred for e in target.elts):
+                for e in target.elts:
+                    self._bind(e.value if type(e) is ast.Starred else e, "opaque", value, (), pos)
+                return
+            for i, e in enumerate(target.elts):
+                self._bind(e, kind, value, path + (i,), pos)
+        elif t is ast.Attribute and type(target.value) is ast.Name:
+            self._targets.append((target, Binding(kind, value, path, pos)))
+
+    # ---- where things are ------------------------------------------------------
+
+    def scope(self, node: ast.AST) -> ast.AST:
+        """The innermost function, class body or module that `node` runs in."""
+        node = self.parent.get(node)
+        while node is not None and not isinstance(node, SCOPES):
+            node = self.parent.get(node)
+        return node if node is not None else self.tree
+
+    def function(self, node: ast.AST) -> ast.AST | None:
+        """The innermost function containing `node`, or None at module level
+        (class bodies run at import, like module code)."""
+        node = self.parent.get(node)
+        while node is not None and not isinstance(node, FUNCTIONS):
+            node = self.parent.get(node)
+        return node
+
+    def method_class(self, node: ast.AST) -> ast.ClassDef | None:
+        """For `self.x` inside a method, the class; else None."""
+        if type(node) is not ast.Attribute or type(node.value) is not ast.Name:
+            return None
+        func = self.scope(node)
+        if not isinstance(func, DEFS):
+            return None
+        cls = self.parent.get(func)
+        if type(cls) is not ast.ClassDef:
+            return None
+        args = func.args.posonlyargs + func.args.args
+        if not args or args[0].arg != node.value.id:
+            return None
+        if any(terminal_name(d) == "staticmethod" for d in func.decorator_list):
+            return None
+        return cls
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        node = self.parent.get(node)
+        while node is not None:
+            yield node
+            node = self.parent.get(node)
+
+    def statement(self, node: ast.AST) -> ast.AST:
+        while not isinstance(node, ast.stmt) and node in self.parent:
+            node = self.parent[node]
+        return node
+
+    # ---- names -----------------------------------------------------------------
+
+    @cached_property
+    def module_aliases(self) -> dict[str, ast.expr]:
+        """Module-level `DDP = torch.nn.parallel.DistributedDataParallel`."""
+        out = {}
+        for (scope, name), bindings in self.bindings.items():
+            if scope is self.tree and len(bindings) == 1 and bindings[0].kind == "value" and not bindings[0].path:
+                value = bindings[0].value
+                if type(value) in (ast.Attribute, ast.Name):
+                    out[name] = value
+        return out
+
+    def qualname(self, node: ast.AST, _depth: int = 0) -> str | None:
+        """`mp.spawn` -> "torch.multiprocessing.spawn" when `mp` is an import
+        alias; None when the root is not an imported name."""
+        parts = []
+        while type(node) is ast.Attribute:
+            parts.append(node.attr)
+            node = node.value
+        if type(node) is not ast.Name:
+            return None
+        base = self.imports.get(node.id)
+        if base is None:
+            alias = self.module_aliases.get(node.id)
+            if alias is not None and _depth < 4:
+                base = self.qualname(alias, _depth + 1)
+            elif self.star_imports and not self.defines(node.id):
+                base = f"{self.star_imports[0]}.{node.id}"
+        if base is None:
+            return None
+        parts.append(base)
+        return ".".join(reversed(parts))
+
+    def defines(self, name: str) -> bool:
+        return any(key[1] == name for key in self.defs) or any(key[1] == name for key in self.bindings)
+
+    def call_name(self, call: ast.AST) -> str | None:
+        return self.qualname(call.func) if type(call) is ast.Call else None
+
+    def is_call_to(self, node: object, name: str, roots: tuple[str, ...] | None = None) -> bool:
+        """`node` is a call whose qualified name ends in `.name` (import
+        aliases followed), from one of the `roots` packages if given."""
+        if type(node) is not ast.Call:
+            return False
+        qn = self.qualname(node.func)
+        if qn is None or (qn != name and not qn.endswith("." + name)):
+            return False
+        return roots is None or qn.split(".", 1)[0] in roots
+
+    def calls_to(self, name: str, roots: tuple[str, ...] | None = None) -> Iterator[ast.Call]:
+        for call in self.calls:
+            if self.is_call_to(call, name, roots):
+                yield call
+
+    # ---- values ----------------------------------------------------------------
+
+    def lookup(self, name: ast.Name) -> list[Binding | Param] | None:
+        """The bindings that may give `name` its value where it is used (the
+        last one before the use in its own scope; the last one in an outer
+        scope); None when the file does not bind it (a builtin, an import)."""
+        use = position(name)
+        scope = self.scope(name)
+        first = True
+        while True:
+            bindings = self.bindings.get((scope, name.id))
+            if bindings:
+                if first:
+                    before = [b for b in bindings if b.pos <= use]
+                    return [before[-1]] if before else list(bindings)
+                return [bindings[-1]]
+            if isinstance(scope, FUNCTIONS):
+                args = scope.args
+                for arg in args.posonlyargs + args.args + args.kwonlyargs:
+                    if arg.arg == name.id:
+                        return [Param(scope, name.id)]
+            if scope is self.tree:
+                return None
+            first = False
+            scope = self.scope(scope)
+            while type(scope) is ast.ClassDef:  # methods do not see class-body names
+                scope = self.scope(scope)
+
+    def origins(self, expr: ast.AST | None, _depth: int = 0) -> list[object]:
+        """Where the value of `expr` may come from: expressions the file
+        cannot follow further (calls, attributes, literals, imported names),
+        `Param`s and `Element`s."""
+        if expr is None:
+            return []
+        if _depth > DEPTH:
+            return [expr]
+        t = type(expr)
+        if t is ast.Name:
+            found = self.lookup(expr)
+            if found is None:
+                return [expr]
+            out: list[object] = []
+            for item in found:
+                out += self._resolve(item, _depth + 1)
+            return out
+        if t is ast.Attribute:
+            cls = self.method_class(expr)
+            if cls is not None:
+                bindings = self.attributes.get((cls, expr.attr))
+                if bindings:
+                    out = []
+                    for b in bindings:
+                        out += self._resolve(b, _depth + 1)
+                    return out
+            return [expr]
+        if t is ast.Call:
+            callee = self.local_function(expr)
+            if callee is not None:
+                returns = self.returns(callee)
+                if returns:
+                    out = []
+                    for value in returns:
+                        out += self.origins(value, _depth + 1)
+                    return out
+            return [expr]
+        if t is ast.IfExp:
+            return self.origins(expr.body, _depth + 1) + self.origins(expr.orelse, _depth + 1)
+        if t is ast.NamedExpr:
+            return self.origins(expr.value, _depth + 1)
+        if t is ast.Await:
+            return self.origins(expr.value, _depth + 1)
+        return [expr]
+
+    def _resolve(self, item: Binding | Param, depth: int) -> list[object]:
+        if type(item) is Param:
+            return self.parameter_origins(item, depth)
+        if item.kind == "opaque":
+            return [item.value]
+        if item.kind == "iter":
+            return [self._element(item.value, item.path, depth)]
+        if not item.path:
+            return self.origins(item.value, depth)
+        return self.unpack(item.value, item.path, depth)
+
+    def _element(self, iterable: ast.AST, path: tuple[int, ...], depth: int) -> Element:
+        # `enumerate(x)` yields (i, item): its element 1 is x's element.
+        while (
+            type(iterable) is ast.Call
+            and terminal_name(iterable.func) == "enumerate"
+            and iterable.args
+            and path
+            and path[0] == 1
+        ):
+            iterable, path = iterable.args[0], path[1:]
+        while type(iterable) is ast.Call and terminal_name(iterable.func) in ITERATION_WRAPPERS - {"enumerate", "zip"} and iterable.args:
+            iterable = iterable.args[0]
+        return Element(iterable, path)
+
+    def unpack(self, value: ast.AST, path: tuple[int, ...], depth: int) -> list[object]:
+        out: list[object] = []
+        for origin in self.origins(value, depth):
+            if type(origin) in (ast.Tuple, ast.List) and not any(type(e) is ast.Starred for e in origin.elts):
+                if path[0] < len(origin.elts):
+                    rest = path[1:]
+                    elt = origin.elts[path[0]]
+                    out += self.unpack(elt, rest, depth + 1) if rest else self.origins(elt, depth + 1)
+            elif type(origin) is Element:
+                out.append(Element(origin.iterable, origin.path + path))
+            else:
+                out.append(origin)  # unknown: the whole value stands in for its part
+        return out
+
+    def parameter_origins(self, param: Param, depth: int) -> list[object]:
+        """A parameter's values at the file's call sites, plus `param` itself
+        when the function may also be called from elsewhere."""
+        func = param.function
+        sites = self.call_sites.get(func, [])
+        out: list[object] = []
+        if not sites or func in self.referenced:
+            out.append(param)
+        if not isinstance(func, DEFS):
+            return out or [param]
+        args = func.args
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        defaults = dict(zip(reversed(positional), reversed(args.defaults)))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        for call, offset in sites:
+            value = None
+            if param.name in positional:
+                index = positional.index(param.name) - offset
+                if index < 0:
+                    continue  # `self`
+                value = keyword(call, param.name, index)
+            else:
+                value = keyword(call, param.name)
+            if value is None and (any(type(a) is ast.Starred for a in call.args) or has_star_kwargs(call)):
+                out.append(param)
+                continue
+            if value is None:
+                value = defaults.get(param.name)
+            if value is not None:
+                out += self.origins(value, depth + 1)
+        return out or [param]
+
+    # ---- functions and calls -----------------------------------------------------
+
+    def returns(self, func: ast.AST) -> list[ast.expr]:
+        if type(func) is ast.Lambda:
+            return [func.body]
+        out = []
+        stack = list(func.body)
+        while stack:
+            node = stack.pop()
+            if type(node) is ast.Return:
+                if node.value is not None:
+                    out.append(node.value)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            else:
+                stack.extend(ast.iter_child_nodes(node))
+        return out
+
+    def find_def(self, name: ast.Name) -> list[ast.AST]:
+        """The function or class definitions a bare name refers to."""
+        scope = self.scope(name)
+        while True:
+            found = self.defs.get((scope, name.id))
+            if found:
+                return found
+            if scope is self.tree:
+                return []
+            scope = self.scope(scope)
+            while type(scope) is ast.ClassDef:
+                scope = self.scope(scope)
+
+    def method(self, cls: ast.ClassDef, name: str, _depth: int = 0) -> ast.AST | None:
+        for stmt in cls.body:
+            if isinstance(stmt, DEFS) and stmt.name == name:
+                return stmt
+        if _depth < 5:
+            for base in cls.bases:
+                if type(base) is ast.Name:
+                    for parent_cls in self.classes.get(base.id, []):
+                        found = self.method(parent_cls, name, _depth + 1)
+                        if found is not None:
+                            return found
+        return None
+
+    def callees(self, call: ast.Call) -> list[tuple[ast.AST, int]]:
+        """Same-file functions a call may run, with the number of leading
+        parameters the call does not pass (1 for `self`)."""
+        func = call.func
+        if type(func) is ast.Name:
+            out = []
+            for d in self.find_def(func):
+                if type(d) is ast.ClassDef:
+                    init = self.method(d, "__init__")
+                    if init is not None:
+                        out.append((init, 1))
+                else:
+                    out.append((d, 0))
+            return out
+        if type(func) is ast.Attribute:
+            cls = self.method_class(func)
+            if cls is not None:  # self.method(...)
+                m = self.method(cls, func.attr)
+                return [(m, 1)] if m is not None else []
+            if type(func.value) is ast.Name and self.classes:
+                # `trainer = Trainer(...)` then `trainer.fit()`. Only direct
+                # assignments: following parameters would need the call
+                # sites this very function is computing.
+                out = []
+                for b in self.lookup(func.value) or []:
+                    value = b.value if type(b) is Binding and b.kind == "value" and not b.path else None
+                    if type(value) is ast.Call and type(value.func) is ast.Name:
+                        for d in self.find_def(value.func):
+                            if type(d) is ast.ClassDef:
+                                m = self.method(d, func.attr)
+                                if m is not None:
+                                    out.append((m, 1))
+                return out
+        return []
+
+    def local_function(self, call: ast.Call) -> ast.AST | None:
+        """The one same-file function (not class) a call runs, or None."""
+        if type(call.func) is ast.Name:
+            found = [d for d in self.find_def(call.func) if type(d) is not ast.ClassDef]
+            return found[0] if len(found) == 1 else None
+        if type(call.func) is ast.Attribute and self.method_class(call.func) is not None:
+            found = self.callees(call)
+            return found[0][0] if len(found) == 1 else None
+        return None
+
+    @cached_property
+    def call_sites(self) -> dict[ast.AST, list[tuple[ast.Call, int]]]:
+        """Function -> the calls in this file that run it."""
+        index: dict[ast.AST, list[tuple[ast.Call, int]]] = defaultdict(list)
+        if not self.defs:
+            return index
+        names = {key[1] for key in self.defs}
+        for call in self.calls:
+            if terminal_name(call.func) in names or type(call.func) is ast.Name:
+                for func, offset in self.callees(call):
+                    index[func].append((call, offset))
+        return index
+
+    @cached_property
+    def references(self) -> dict[ast.AST, list[ast.AST]]:
+        """Function -> the places that pass it around without calling it
+        (`mp.spawn(main, ...)`, `Thread(target=self.run)`)."""
+        index: dict[ast.AST, list[ast.AST]] = defaultdict(list)
+        names = {key[1] for key in self.defs}
+        if not names:
+            return index
+        for node in ast.walk(self.tree):
+            t = type(node)
+            if t is ast.Name and node.id in names and type(node.ctx) is ast.Load:
+                target = self.find_def(node)
+            elif t is ast.Attribute and node.attr in names and type(node.ctx) is ast.Load:
+                cls = self.method_class(node)
+                m = self.method(cls, node.attr) if cls is not None else None
+                target = [m] if m is not None else []
+            else:
+                continue
+            parent = self.parent.get(node)
+            if type(parent) is ast.Call and parent.func is node:
+                continue
+            if type(parent) is ast.Attribute:  # `Trainer.method`, `func.__name__`
+                continue
+            for d in target:
+                if type(d) is ast.ClassDef:
+                    d = self.method(d, "__init__")
+                if d is not None:
+                    index[d].append(node)
+        return index
+
+    @cached_property
+    def referenced(self) -> set[ast.AST]:
+        return set(self.references)
+
+    def entry_sites(self, func: ast.AST) -> list[ast.AST]:
+        """Every call of `func` and every place that passes it on."""
+        return [c for c, _ in self.call_sites.get(func, [])] + self.references.get(func, [])
+
+    def spawned(self, func: ast.AST) -> bool:
+        """`func` is the target of torch's mp.spawn / start_processes."""
+        for ref in self.references.get(func, []):
+            call = self.parent.get(ref)
+            if type(call) is ast.Call and call.args and call.args[0] is ref and self.is_spawn(call):
+                return True
+        return False
+
+    def is_spawn(self, call: ast.AST) -> bool:
+        qn = self.call_name(call)
+        return qn in (
+            "torch.multiprocessing.spawn",
+            "torch.multiprocessing.start_processes",
+            "torch.multiprocessing.spawn.spawn",
+            "torch.multiprocessing.spawn.start_processes",
+        )
+
+    # ---- control flow ------------------------------------------------------------
+
+    def conditions(self, node: ast.AST) -> Iterator[ast.expr]:
+        """Tests that decide whether `node` runs, within its function: the
+        enclosing `if`/`while`/conditional expressions, `x and node`, and
+        earlier `if test: return` (or raise/continue/break) statements."""
+        child = node
+        for anc in self.ancestors(node):
+            t = type(anc)
+            if isinstance(anc, FUNCTIONS) or t is ast.ClassDef:
+                return
+            if t is ast.If or t is ast.While or t is ast.IfExp:
+                if child is not anc.test:
+                    yield anc.test
+            elif t is ast.BoolOp:
+                for value in anc.values:
+                    if value is child:
+                        break
+                    yield value
+            elif t is ast.comprehension:
+                yield from anc.ifs
+            # earlier early-exit statements in the same block
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(anc, field, None)
+                if type(block) is list and child in block:
+                    for stmt in block[: block.index(child)]:
+                        if type(stmt) is ast.If and self._exits(stmt.body):
+                            yield stmt.test
+            child = anc
+
+    @staticmethod
+    def _exits(block: list[ast.stmt]) -> bool:
+        return bool(block) and type(block[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+    def enclosing_loops(self, node: ast.AST) -> Iterator[ast.AST]:
+        """Loops around `node` within its function, innermost first."""
+        child = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, FUNCTIONS) or type(anc) is ast.ClassDef:
+                return
+            if type(anc) in LOOPS and child is not getattr(anc, "iter", None) and child is not anc.orelse:
+                yield anc
+            child = anc
+
+    def under_main_guard(self, node: ast.AST) -> bool:
+        for test in self.conditions(node):
+            for sub in ast.walk(test):
+                if type(sub) is ast.Constant and sub.value == MAIN_TEST:
+                    return True
+        return False
+
+    # ---- ranks -------------------------------------------------------------------
+
+    def is_rank_test(self, test: ast.expr) -> bool:
+        """`test` depends on which process this is."""
+        for sub in ast.walk(test):
+            t = type(sub)
+            if t is ast.Name:
+                if RANK_WORD.search(sub.id) or self._rank_value(sub):
+                    return True
+            elif t is ast.Attribute:
+                if RANK_WORD.search(sub.attr) or self._rank_value(sub):
+                    return True
+            elif t is ast.Constant and type(sub.value) is str and sub.value in RANK_ENV:
+                return True
+        return False
+
+    def _rank_value(self, node: ast.AST) -> bool:
+        """A variable holding a rank under another name (`gpu_id =
+        int(os.environ["LOCAL_RANK"])`, the first parameter of a spawned function)."""
+        if type(node) is ast.Name and self.lookup(node) is None:
+            return False
+        if type(node) is ast.Attribute and self.method_class(node) is None:
+            return False
+        for origin in self.origins(node):
+            if type(origin) is Param:
+                func = origin.function
+                if isinstance(func, DEFS) and func.args.args and func.args.args[0].arg == origin.name and self.spawned(func):
+                    return True
+                continue
+            if not isinstance(origin, ast.AST):
+                continue
+            for sub in ast.walk(origin):
+                if type(sub) is ast.Constant and type(sub.value) is str and sub.value in RANK_ENV:
+                    return True
+                if type(sub) is ast.Call and RANK_WORD.search(terminal_name(sub.func)):
+                    return True
+        return False
+
+    def rank_guarded(self, node: ast.AST, _seen: set | None = None) -> bool:
+        """`node` runs on one rank only: a rank test decides it, in its own
+        function or around every call (in this file) of that function. A
+        function the file never calls or passes on is given the benefit of
+        the doubt (its caller is elsewhere)."""
+        if any(self.is_rank_test(test) for test in self.conditions(node)):
+            return True
+        func = self.function(node)
+        if func is None:
+            return False
+        if isinstance(func, DEFS) and any(RANK_WORD.search(terminal_name(d)) for d in func.decorator_list):
+            return True  # Lightning's @rank_zero_only
+        seen = _seen if _seen is not None else set()
+        if func in seen:
+            return True
+        seen.add(func)
+        sites = self.entry_sites(func)
+        if not sites:
+            return True
+        return all(self.rank_guarded(site, seen) for site in sites)

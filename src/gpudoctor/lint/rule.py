@@ -1,0 +1,82 @@
+"""A lint rule carries its identity, its documentation and its examples.
+
+Each rule is one module under `gpudoctor.lint.rules`: a `Rule` subclass whose
+docstring is its documentation (first paragraph: what goes wrong and why),
+with a default `message` and `fix`, and `VALID` / `INVALID` example programs
+that one parametrised test runs for every rule. In an INVALID example every
+line the rule must flag ends with the comment `# flagged`.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+from gpudoctor.lint.model import FileModel
+
+FLAGGED = "# flagged"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem at one place in one file. `line` and `col` are 1-based."""
+
+    path: str
+    line: int
+    col: int
+    rule: str
+    message: str
+    fix: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "rule": self.rule,
+            "message": self.message,
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule reports: a node (or a line/col), and optionally a message
+    and fix more specific than the rule's defaults."""
+
+    node: ast.AST | None = None
+    message: str = ""
+    fix: str = ""
+    line: int = 0
+    col: int = 0  # 0-based, like ast's col_offset
+
+
+class Rule:
+    """Base class: subclasses set the class attributes and implement `check`."""
+
+    id: ClassVar[str]
+    message: ClassVar[str]
+    fix: ClassVar[str]
+    # The rule only runs on files containing one of these strings (cheap
+    # text test first: most files have nothing for most rules).
+    needles: ClassVar[tuple[str, ...]] = ()
+    VALID: ClassVar[tuple[str, ...]] = ()
+    INVALID: ClassVar[tuple[str, ...]] = ()
+
+    def relevant(self, text: str) -> bool:
+        return not self.needles or any(n in text for n in self.needles)
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        raise NotImplementedError
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def why(cls) -> str:
+        """The docstring's first paragraph, on one line."""
+        return " ".join(cls.documentation().split("\n\n", 1)[0].split())

@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from gpudoctor.lint.model import FileModel, constant
+from gpudoctor.lint.rule import Hit, Rule
+
+MODULE = "torch.distributed.launch"
+# A launch command written out: `python -m torch.distributed.launch ...`.
+COMMAND = re.compile(r"-m\s+torch\.distributed\.launch(?![\w.])")
+
+
+class DeprecatedLaunch(Rule):
+    """`torch.distributed.launch` is deprecated: start the job with `torchrun`.
+
+    The old launcher passes `--local_rank` on every worker's command line and
+    cannot restart failed workers. `torchrun` (the same as `python -m
+    torch.distributed.run`) sets `LOCAL_RANK`, `RANK` and `WORLD_SIZE` in the
+    environment, supports `--standalone` and elastic restarts, and is what
+    current PyTorch documents.
+
+    Flagged: code that imports or runs the module, and launch commands
+    (`python -m torch.distributed.launch ...`) written in strings or comments,
+    because scripts document how they are started. A prose mention is not a
+    launch command, and a file that also mentions `torchrun` is documenting
+    both launchers: only its code is flagged.
+    """
+
+    id = "deprecated-launch"
+    message = "torch.distributed.launch is deprecated"
+    fix = "torchrun --nproc-per-node=NUM_GPUS train.py  # and read LOCAL_RANK from os.environ"
+    needles = ("distributed.launch", "import launch")
+
+    VALID = (
+        '''
+        # Start with: torchrun --nproc-per-node=4 train.py
+        import os
+
+        local_rank = int(os.environ["LOCAL_RANK"])
+        ''',
+        '''
+        from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+        ''',
+        '''
+        # Unlike torch.distributed.launch, torchrun restarts failed workers.
+        ''',
+        '''
+        """Moved from `python -m torch.distributed.launch` to `torchrun`."""
+        ''',
+    )
+    INVALID = (
+        '''
+        # python -m torch.distributed.launch --nproc_per_node=4 train.py  # flagged
+        import torch.distributed as dist
+        ''',
+        '''
+        import subprocess
+        import sys
+
+        subprocess.run([sys.executable, "-m", "torch.distributed.launch", "train.py"])  # flagged
+        ''',
+        '''
+        from torch.distributed import launch  # flagged
+
+        launch.main()
+        ''',
+        '''
+        import torch.distributed.launch  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        lines: set[int] = set()
+        for node in ast.walk(file.tree):
+            t = type(node)
+            if t is ast.Import:
+                if any(a.name == MODULE or a.name.startswith(MODULE + ".") for a in node.names):
+                    lines.add(node.lineno)
+                    yield Hit(node)
+            elif t is ast.ImportFrom:
+                if node.level == 0 and (
+                    node.module == MODULE
+                    or (node.module == "torch.distributed" and any(a.name == "launch" for a in node.names))
+                ):
+                    lines.add(node.lineno)
+                    yield Hit(node)
+            elif t is ast.Constant and constant(node, str) == MODULE and "torchrun" not in file.text:
+                if node.lineno not in lines:  # `["python", "-m", "torch.distributed.launch", ...]`
+                    lines.add(node.lineno)
+                    yield Hit(node)
+        if "torchrun" in file.text:
+            return
+        text = file.text
+        for match in COMMAND.finditer(text):
+            start = match.start() + match.group(0).index("torch")
+            line = text.count("\n", 0, start) + 1
+            if line in lines:
+                continue
+            lines.add(line)
+            col = start - (text.rfind("\n", 0, start) + 1)
+            yield Hit(line=line, col=col)

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.lint.model import FileModel, terminal_name
+from gpudoctor.lint.rule import Hit, Rule
+
+CONTAINERS = ("ModuleList", "ModuleDict")
+
+
+class ModulelistCalled(Rule):
+    """An `nn.ModuleList` (or `nn.ModuleDict`) called like a module,
+    `self.layers(x)`: the container has no `forward`, so the call raises
+    `NotImplementedError: Module [ModuleList] is missing the required
+    "forward" function`.
+
+    Iterate over it (`for layer in self.layers: x = layer(x)`), or build an
+    `nn.Sequential` if the layers run in order.
+    """
+
+    id = "modulelist-called"
+    message = "an nn.ModuleList is called like a module: it has no forward()"
+    fix = "for layer in self.layers: x = layer(x)"
+    needles = CONTAINERS
+
+    VALID = (
+        '''
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(4)])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+        ''',
+        '''
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+
+            def forward(self, x):
+                return self.layers(x)
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(4)])
+
+            def forward(self, x):
+                return self.layers(x)  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        for call in file.calls:
+            func = call.func
+            if type(func) is not ast.Attribute or file.method_class(func) is None:
+                continue
+            origins = file.origins(func)
+            if not origins or origins == [func]:
+                continue
+            kinds = {terminal_name(o.func) for o in origins if type(o) is ast.Call and self._container(file, o)}
+            if len(kinds) == 1 and all(type(o) is ast.Call and self._container(file, o) for o in origins):
+                kind = kinds.pop()
+                name = ast.unparse(func)
+                yield Hit(
+                    call,
+                    message=f"{name} is an nn.{kind}: calling it raises NotImplementedError (it has no forward)",
+                    fix=f"for layer in {name}{'.values()' if kind == 'ModuleDict' else ''}: x = layer(x)",
+                )
+
+    @staticmethod
+    def _container(file: FileModel, call: ast.Call) -> bool:
+        return any(file.is_call_to(call, kind, ("torch",)) for kind in CONTAINERS)

@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.lint.idioms import is_distributed_sampler, is_loader, loader_arg, samplers_of, source, strip_iteration
+from gpudoctor.lint.model import FileModel, constant, identifiers, keyword
+from gpudoctor.lint.rule import Hit, Rule
+
+
+class SamplerNoSetEpoch(Rule):
+    """A `DistributedSampler` shuffles with a seed plus the epoch number it
+    was last given; without `sampler.set_epoch(epoch)` every epoch sees the
+    same order.
+
+    Flagged when a DataLoader over a DistributedSampler (whose `shuffle` is not
+    False) is iterated once per epoch, in a loop nested in an epoch loop or
+    in a function or method of the same file that an epoch loop calls, and
+    the file never calls `set_epoch` on that sampler (directly or as
+    `loader.sampler.set_epoch`). A file that only builds loaders is not
+    flagged: whoever iterates them is responsible.
+    """
+
+    id = "sampler-no-set-epoch"
+    message = "DistributedSampler is iterated every epoch but set_epoch() is never called: every epoch sees the same order"
+    fix = "sampler.set_epoch(epoch)  # first line of the epoch loop"
+    needles = ("DistributedSampler",)
+
+    VALID = (
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, batch_size=32, sampler=sampler)
+        for epoch in range(10):
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                step(x, y)
+        ''',
+        '''
+        from torch.utils.data import DataLoader
+        from torch.utils.data.distributed import DistributedSampler
+
+        loader = DataLoader(dataset, sampler=DistributedSampler(dataset))
+        for epoch in range(10):
+            loader.sampler.set_epoch(epoch)
+            for batch in loader:
+                step(batch)
+        ''',
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        # Evaluation order does not matter.
+        val_loader = DataLoader(val_set, sampler=DistributedSampler(val_set, shuffle=False))
+        for epoch in range(10):
+            for batch in val_loader:
+                evaluate(batch)
+        ''',
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def build_loader(dataset):
+            return DataLoader(dataset, sampler=DistributedSampler(dataset))
+        ''',
+    )
+    INVALID = (
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        sampler = DistributedSampler(dataset)  # flagged
+        loader = DataLoader(dataset, batch_size=32, sampler=sampler)
+        for epoch in range(10):
+            for x, y in loader:
+                step(x, y)
+        ''',
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        class Trainer:
+            def __init__(self, dataset):
+                self.loader = DataLoader(dataset, sampler=DistributedSampler(dataset))  # flagged
+
+            def run_epoch(self):
+                for batch in self.loader:
+                    self.step(batch)
+
+            def fit(self, epochs):
+                for epoch in range(epochs):
+                    self.run_epoch()
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        samplers = [c for c in file.calls_to("DistributedSampler") if constant(keyword(c, "shuffle", 3)) is not False]
+        if not samplers:
+            return
+        iterated: dict[ast.Call, tuple[ast.AST, ast.Call]] = {}  # sampler -> (loop, loader)
+        for loop in file.for_loops:
+            for loader in file.origins(strip_iteration(loop.iter)):
+                if not is_loader(file, loader):
+                    continue
+                for sampler in samplers_of(file, loader):
+                    if sampler in samplers and sampler not in iterated and self._per_epoch(file, loop, set()):
+                        iterated[sampler] = (loop, loader)
+        if not iterated:
+            return
+        covered = self._covered(file)
+        if covered is None:
+            return
+        for sampler, (loop, loader) in iterated.items():
+            if sampler in covered:
+                continue
+            yield Hit(
+                sampler,
+                message=f"DistributedSampler is iterated every epoch (line {loop.lineno}) but set_epoch() is "
+                "never called on it: every epoch sees the same order",
+                fix=f"{self._handle(file, sampler, loader)}.set_epoch(epoch)  # first line of the epoch loop",
+            )
+
+    @staticmethod
+    def _is_epoch_loop(loop: ast.AST) -> bool:
+        parts = [loop.target, loop.iter] if type(loop) is not ast.While else [loop.test]
+        return any("epoch" in name.lower() or name == "ep" for part in parts for name in identifiers(part))
+
+    def _per_epoch(self, file: FileModel, node: ast.AST, seen: set) -> bool:
+        """`node` runs once per epoch: inside an epoch loop, or in a function an
+        epoch loop calls (through any chain of same-file calls)."""
+        if any(self._is_epoch_loop(loop) for loop in file.enclosing_loops(node)):
+            return True
+        func = file.function(node)
+        if func is None or func in seen:
+            return False
+        seen.add(func)
+        return any(self._per_epoch(file, call, seen) for call, _ in file.call_sites.get(func, []))
+
+    @staticmethod
+    def _covered(file: FileModel) -> set[ast.Call] | None:
+        """The samplers some `set_epoch` call reaches; None when a call's
+        receiver cannot be followed (then every sampler is given the benefit)."""
+        covered: set[ast.Call] = set()
+        for call in file.calls:
+            if type(call.func) is not ast.Attribute or call.func.attr != "set_epoch":
+                continue
+            receiver = call.func.value
+            if type(receiver) is ast.Attribute and receiver.attr == "sampler":  # loader.sampler.set_epoch
+                loaders = [o for o in file.origins(receiver.value) if is_loader(file, o)]
+                if not loaders:
+                    return None
+                for loader in loaders:
+                    covered.update(samplers_of(file, loader))
+                continue
+            found = [o for o in file.origins(receiver) if is_distributed_sampler(file, o)]
+            if not found:
+                return None
+            covered.update(found)
+        return covered
+
+    @staticmethod
+    def _handle(file: FileModel, sampler: ast.Call, loader: ast.Call) -> str:
+        """What the user calls the sampler: `sampler`, `self.sampler` or `loader.sampler`."""
+        parent = file.parent.get(sampler)
+        if type(parent) is ast.Assign and len(parent.targets) == 1 and type(parent.targets[0]) in (ast.Name, ast.Attribute):
+            return source(parent.targets[0])
+        holder = file.parent.get(loader)
+        if type(holder) is ast.Assign and len(holder.targets) == 1 and type(holder.targets[0]) in (ast.Name, ast.Attribute):
+            return source(holder.targets[0]) + ".sampler"
+        if loader_arg(loader, "sampler") is not None:
+            return "loader.sampler"
+        return "sampler"

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.lint.idioms import TORCH
+from gpudoctor.lint.model import FileModel
+from gpudoctor.lint.rule import Hit, Rule
+
+
+class SaveAllRanks(Rule):
+    """`torch.save` in a distributed script without a rank-0 guard: every
+    process writes the same file at the same time, which wastes I/O and can
+    leave a corrupt checkpoint when the writes interleave.
+
+    A guard is a test on the rank (`if rank == 0:`, `if dist.get_rank() == 0`,
+    `if args.local_rank in (-1, 0)`, `accelerator.is_main_process`, an early
+    `if rank != 0: return`, Lightning's `@rank_zero_only`) around the call, or
+    around every call, within the file, of the function or method that
+    contains it. A file name that contains the rank (one file per rank) is
+    not flagged, nor is a function the file never calls.
+    """
+
+    id = "save-all-ranks"
+    message = "torch.save runs on every rank: all processes write the same file"
+    fix = "if dist.get_rank() == 0: torch.save(...)  # then dist.barrier() before other ranks read it"
+    needles = ("save",)
+
+    VALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), "ckpt.pt")
+        ''',
+        '''
+        import os
+        import torch
+        import torch.distributed as dist
+
+        class Trainer:
+            def __init__(self):
+                self.gpu_id = int(os.environ["LOCAL_RANK"])
+
+            def _save_checkpoint(self, epoch):
+                torch.save(self.model.module.state_dict(), "ckpt.pt")
+
+            def train(self, epochs):
+                for epoch in range(epochs):
+                    if self.gpu_id == 0:
+                        self._save_checkpoint(epoch)
+
+        dist.init_process_group("nccl")
+        ''',
+        '''
+        import torch
+        import torch.distributed as dist
+
+        def save(state, rank):
+            torch.save(state, f"optimizer-rank{rank}.pt")
+
+        dist.init_process_group("gloo")
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        for epoch in range(10):
+            train_one_epoch()
+            torch.save(model.module.state_dict(), "ckpt.pt")  # flagged
+        ''',
+        '''
+        import torch
+        import torch.multiprocessing as mp
+
+        def worker(rank, world_size):
+            train(rank)
+            save_checkpoint()
+
+        def save_checkpoint():
+            torch.save(model.state_dict(), "ckpt.pt")  # flagged
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2,), nprocs=2)
+        ''',
+    )
+
+    def relevant(self, text: str) -> bool:
+        return "save" in text and any(
+            n in text for n in ("init_process_group", "DistributedDataParallel", "spawn", "start_processes")
+        )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
+        if not saves or not self._distributed(file):
+            return
+        for call in saves:
+            # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
+            if any(file.is_rank_test(arg) for arg in call.args[1:] + [kw.value for kw in call.keywords]):
+                continue
+            if not file.rank_guarded(call):
+                yield Hit(call)
+
+    @staticmethod
+    def _distributed(file: FileModel) -> bool:
+        for call in file.calls:
+            if file.is_call_to(call, "init_process_group", TORCH) or file.is_spawn(call):
+                return True
+            if file.is_call_to(call, "DistributedDataParallel", TORCH):
+                return True
+        return False

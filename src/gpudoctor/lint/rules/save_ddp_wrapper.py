@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.lint.idioms import TORCH, source, wrapper_kind
+from gpudoctor.lint.model import FileModel, keyword
+from gpudoctor.lint.rule import Hit, Rule
+
+
+class SaveDdpWrapper(Rule):
+    """`torch.save` of a DistributedDataParallel (or DataParallel) wrapper, or
+    of its `state_dict()`: every key carries a `module.` prefix, so the
+    checkpoint does not load into the plain model (`Missing key(s) in
+    state_dict`), and pickling the wrapper ties the file to DDP.
+
+    Save the wrapped model, `model.module.state_dict()`. Flagged only when
+    every value the saved object may hold is a wrapper (a
+    `model.module if ... else model` unwrap is fine).
+    """
+
+    id = "save-ddp-wrapper"
+    message = "torch.save of the DDP wrapper: its state_dict keys carry a 'module.' prefix"
+    fix = "torch.save(model.module.state_dict(), path)"
+    needles = ("DataParallel",)
+
+    VALID = (
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(net, device_ids=[local_rank])
+        torch.save(model.module.state_dict(), "ckpt.pt")
+        ''',
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(net, device_ids=[local_rank])
+        to_save = model.module if hasattr(model, "module") else model
+        torch.save({"model": to_save.state_dict()}, "ckpt.pt")
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = Net().to(local_rank)
+        model = DDP(model, device_ids=[local_rank])
+        torch.save(model.state_dict(), "ckpt.pt")  # flagged
+        ''',
+        '''
+        import torch
+        import torch.nn as nn
+
+        class Trainer:
+            def __init__(self, net, gpu):
+                self.model = nn.parallel.DistributedDataParallel(net, device_ids=[gpu])
+
+            def save(self, epoch):
+                torch.save({"epoch": epoch, "model": self.model.state_dict()}, "ckpt.pt")  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        for call in file.calls_to("save", TORCH):
+            if file.qualname(call.func) != "torch.save":
+                continue
+            obj = keyword(call, "obj", 0)
+            if obj is None:
+                continue
+            for saved in self._saved_values(file, obj):
+                state_dict = (
+                    type(saved) is ast.Call and type(saved.func) is ast.Attribute and saved.func.attr == "state_dict"
+                )
+                holder = saved.func.value if state_dict else saved
+                origins = file.origins(holder)
+                kinds = {wrapper_kind(file, o) for o in origins}
+                if not origins or "" in kinds:
+                    continue
+                kind = kinds.pop()
+                what = f"{source(holder)}.state_dict()" if state_dict else source(holder)
+                yield Hit(
+                    saved,
+                    message=f"torch.save of {what}, a {kind} wrapper: its keys carry a 'module.' prefix",
+                    fix=f"torch.save({source(holder)}.module.state_dict(), path)",
+                )
+                break
+
+    @staticmethod
+    def _saved_values(file: FileModel, obj: ast.expr) -> list[ast.expr]:
+        """The object saved, or the values of a checkpoint dict."""
+        out = [obj]
+        for origin in file.origins(obj) if type(obj) is ast.Name else [obj]:
+            if type(origin) is ast.Dict:
+                out += [v for v in origin.values if v is not None]
+            elif type(origin) is ast.Call and type(origin.func) is ast.Name and origin.func.id == "dict":
+                out += [kw.value for kw in origin.keywords]
+        return out

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from gpudoctor.lint.idioms import is_tensor, source
+from gpudoctor.lint.model import FileModel
+from gpudoctor.lint.rule import Hit, Rule
+
+METHODS = ("to", "cuda", "cpu")
+# A statement that starts with `name.attr.to(` / `.cuda(` / `.cpu(`.
+CANDIDATE = re.compile(r"^[ \t]*[\w.\[\]()]+\.(?:to|cuda|cpu)\(", re.MULTILINE)
+
+
+class TensorToUnassigned(Rule):
+    """`tensor.to(device)` (or `.cuda()`, `.cpu()`) as a statement of its own
+    does nothing: tensors are not moved in place, the call returns a new
+    tensor and the result is thrown away. The tensor stays where it was and
+    a later op fails with "Expected all tensors to be on the same device".
+
+    Modules *are* moved in place (`model.to(device)` is fine), so only values
+    known to be tensors are flagged: built by a torch factory (`torch.zeros`,
+    `torch.tensor`, ...) or unpacked from a DataLoader batch.
+    """
+
+    id = "tensor-to-unassigned"
+    message = "the result of Tensor.to() is discarded: tensors are not moved in place"
+    fix = "x = x.to(device)"
+    needles = (".to(", ".cuda(", ".cpu(")
+
+    VALID = (
+        '''
+        import torch
+
+        model = torch.nn.Linear(4, 2)
+        model.to("cuda")  # modules move in place
+        x = torch.zeros(8, 4)
+        x = x.to("cuda")
+        ''',
+        '''
+        from torch.utils.data import DataLoader
+
+        for batch in DataLoader(dataset):
+            batch.to(device)  # could be an object whose .to() works in place
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+
+        x = torch.randn(8, 4)
+        x.to("cuda")  # flagged
+        ''',
+        '''
+        from torch.utils.data import DataLoader
+
+        loader = DataLoader(dataset, batch_size=32)
+        for step, (inputs, labels) in enumerate(loader):
+            inputs.to(device)  # flagged
+            labels.cuda(non_blocking=True)  # flagged
+            loss = model(inputs, labels)
+        ''',
+    )
+
+    def relevant(self, text: str) -> bool:
+        return CANDIDATE.search(text) is not None
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        for call in file.calls:
+            func = call.func
+            if type(func) is not ast.Attribute or func.attr not in METHODS or type(file.parent.get(call)) is not ast.Expr:
+                continue
+            if is_tensor(file, func.value):
+                target = source(func.value)
+                yield Hit(
+                    call,
+                    message=f"the result of {target}.{func.attr}() is discarded: tensors are not moved in place",
+                    fix=f"{target} = {source(call)}",
+                )

@@ -1,0 +1,131 @@
+"""Frozen fact dataclasses <-> plain JSON values, for `--json` and `--facts`.
+
+Turning facts into dicts happens only here, at the JSON boundary. Reading
+follows the dataclass type hints, so a snapshot saved by `gpudoctor check
+--json` (on this machine or in someone's bug report) comes back as the same
+typed facts. A field missing from an older snapshot becomes
+`Unavailable("not in snapshot")` where its type allows, else its default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any, Union
+
+from gpudoctor.probe.unavailable import JSON_KEY, Unavailable
+
+
+class SnapshotError(ValueError):
+    """A snapshot does not match the facts' shape."""
+
+
+def to_plain(value: Any) -> Any:
+    if isinstance(value, Unavailable):
+        return {JSON_KEY: value.reason}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    return value
+
+
+def from_plain(cls: type, data: Any, where: str = "facts") -> Any:
+    """Build `cls` (a fact dataclass) from plain data; SnapshotError if it does not fit."""
+    return _read(cls, data, where)
+
+
+_hints_cache: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _hints_cache:
+        _hints_cache[cls] = typing.get_type_hints(cls)
+    return _hints_cache[cls]
+
+
+def _is_unavailable(data: Any) -> bool:
+    return isinstance(data, dict) and set(data) == {JSON_KEY} and isinstance(data[JSON_KEY], str)
+
+
+def _read(tp: Any, data: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = typing.get_args(tp)
+        if _is_unavailable(data):
+            if Unavailable in options:
+                return Unavailable(data[JSON_KEY])
+            raise SnapshotError(f"{where}: may not be unavailable")
+        if data is None:
+            if type(None) in options:
+                return None
+            raise SnapshotError(f"{where}: may not be null")
+        errors = []
+        for option in options:
+            if option in (Unavailable, type(None)):
+                continue
+            try:
+                return _read(option, data, where)
+            except SnapshotError as exc:
+                errors.append(str(exc))
+        raise SnapshotError(errors[0] if errors else f"{where}: unexpected value {data!r}")
+    if tp is Unavailable:
+        if _is_unavailable(data):
+            return Unavailable(data[JSON_KEY])
+        raise SnapshotError(f"{where}: expected an unavailable marker")
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(data, dict):
+            raise SnapshotError(f"{where}: expected an object, got {type(data).__name__}")
+        hints = _hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name in data:
+                kwargs[f.name] = _read(hints[f.name], data[f.name], f"{where}.{f.name}")
+            elif f.default is not dataclasses.MISSING:
+                kwargs[f.name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                kwargs[f.name] = f.default_factory()
+            elif _allows_unavailable(hints[f.name]):
+                kwargs[f.name] = Unavailable("not in snapshot")
+            else:
+                raise SnapshotError(f"{where}.{f.name}: missing")
+        return tp(**kwargs)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(data, list):
+            raise SnapshotError(f"{where}: expected a list, got {type(data).__name__}")
+        item = args[0] if args else Any
+        return tuple(_read(item, v, f"{where}[{i}]") for i, v in enumerate(data))
+    if origin is dict:
+        key_t, val_t = typing.get_args(tp) or (str, Any)
+        if not isinstance(data, dict):
+            raise SnapshotError(f"{where}: expected an object, got {type(data).__name__}")
+        return {str(k): _read(val_t, v, f"{where}.{k}") for k, v in data.items()}
+    if tp is Any:
+        return data
+    if tp is bool:
+        if isinstance(data, bool):
+            return data
+        raise SnapshotError(f"{where}: expected true/false, got {data!r}")
+    if tp is int:
+        if isinstance(data, int) and not isinstance(data, bool):
+            return data
+        raise SnapshotError(f"{where}: expected an integer, got {data!r}")
+    if tp is float:
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return float(data)
+        raise SnapshotError(f"{where}: expected a number, got {data!r}")
+    if tp is str:
+        if isinstance(data, str):
+            return data
+        raise SnapshotError(f"{where}: expected a string, got {data!r}")
+    raise SnapshotError(f"{where}: cannot read type {tp!r}")
+
+
+def _allows_unavailable(tp: Any) -> bool:
+    return tp is Unavailable or (
+        typing.get_origin(tp) in (Union, types.UnionType) and Unavailable in typing.get_args(tp)
+    )

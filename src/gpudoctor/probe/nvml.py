@@ -1,0 +1,281 @@
+"""The one module that talks to NVML (through pynvml).
+
+Every call goes through `NvmlSession.query`, which initialises NVML on first
+use and turns a failing field into `Unavailable(reason)`; `probe_nvml` shuts
+NVML down when done. NVML ignores CUDA_VISIBLE_DEVICES: it sees every
+physical GPU, numbered as nvidia-smi numbers them (PCI bus order).
+No library, no driver, a driver/library mismatch: each is a fact with its
+reason, never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from gpudoctor.probe.unavailable import Unavailable, describe_error
+
+T = TypeVar("T")
+
+# Why NVML is missing, as a kind the checks can branch on.
+LIBRARY_NOT_FOUND = "library-not-found"  # no NVIDIA driver installed (or not mounted)
+DRIVER_NOT_LOADED = "driver-not-loaded"
+PYNVML_MISSING = "pynvml-missing"
+INIT_FAILED = "init-failed"  # e.g. "Driver/library version mismatch" after an upgrade
+
+COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
+P2P_STATUS = {
+    0: "ok",
+    1: "chipset not supported",
+    2: "GPU not supported",
+    3: "IOH topology not supported",
+    4: "disabled by regkey",
+    5: "not supported",
+    6: "unknown",
+}
+# nvidia-smi topo -m names for the closest common ancestor of two GPUs.
+TOPOLOGY = {0: "SAME-BOARD", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    pid: int
+    name: str | Unavailable
+    used_memory_bytes: int | Unavailable
+    kind: str  # "compute" or "graphics"
+
+
+@dataclass(frozen=True)
+class NvmlGpu:
+    index: int  # nvidia-smi's index
+    name: str | Unavailable
+    uuid: str | Unavailable  # "GPU-8-4-4-4-12"
+    pci_bus_id: str | Unavailable  # NVML's form: "00000000:3B:00.0"
+    capability: str | Unavailable  # "9.0"
+    memory_total_bytes: int | Unavailable
+    memory_used_bytes: int | Unavailable
+    mig_mode: str | Unavailable  # "enabled" / "disabled"
+    compute_mode: str | Unavailable
+    processes: tuple[GpuProcess, ...] | Unavailable
+
+
+@dataclass(frozen=True)
+class GpuLink:
+    """How two GPUs reach each other (NVML indices a < b)."""
+
+    a: int
+    b: int
+    p2p_read: str | Unavailable  # "ok" or why not
+    topology: str | Unavailable  # PIX, PXB, PHB, NODE, SYS, SAME-BOARD
+    nvlinks: int | Unavailable  # active NVLinks from a that reach b (directly or via NVSwitch)
+
+
+@dataclass(frozen=True)
+class NvmlFacts:
+    available: bool
+    error_kind: str  # "" when available, else one of the kinds above
+    error: str  # "" when available
+    driver_version: str | Unavailable
+    cuda_driver_version: str | Unavailable  # the newest CUDA the driver supports: "12.4"
+    gpus: tuple[NvmlGpu, ...]
+    links: tuple[GpuLink, ...]
+
+
+def _text(value: Any) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+class NvmlSession:
+    """Lazy NVML: initialised by the first query, shut down by close()."""
+
+    def __init__(self) -> None:
+        self._nvml: Any = None
+        self._ready = False
+        self.error_kind = ""
+        self.error = ""
+
+    def start(self) -> bool:
+        if self._ready or self.error:
+            return self._ready
+        try:
+            import pynvml
+        except Exception as exc:
+            self.error_kind, self.error = PYNVML_MISSING, f"pynvml cannot be imported ({describe_error(exc)})"
+            return False
+        try:
+            pynvml.nvmlInit()
+        except pynvml.NVMLError as exc:
+            self.error_kind = self._kind(pynvml, exc)
+            self.error = _text(exc) or type(exc).__name__
+            return False
+        except Exception as exc:  # e.g. an OSError from a broken libnvidia-ml
+            self.error_kind, self.error = INIT_FAILED, describe_error(exc)
+            return False
+        self._nvml, self._ready = pynvml, True
+        return True
+
+    @staticmethod
+    def _kind(pynvml: Any, exc: Exception) -> str:
+        value = getattr(exc, "value", None)
+        if value == getattr(pynvml, "NVML_ERROR_LIBRARY_NOT_FOUND", 12):
+            return LIBRARY_NOT_FOUND
+        if value == getattr(pynvml, "NVML_ERROR_DRIVER_NOT_LOADED", 9):
+            return DRIVER_NOT_LOADED
+        return INIT_FAILED
+
+    def query(self, fn: Callable[[Any], T]) -> T | Unavailable:
+        """fn(pynvml), or Unavailable with NVML's reason."""
+        if not self.start():
+            return Unavailable(self.error)
+        try:
+            return fn(self._nvml)
+        except self._nvml.NVMLError as exc:
+            return Unavailable(_text(exc) or type(exc).__name__)
+        except Exception as exc:
+            return Unavailable(describe_error(exc))
+
+    def close(self) -> None:
+        if self._ready:
+            try:
+                self._nvml.nvmlShutdown()
+            except Exception:
+                pass  # shutting down is best effort; the facts are already read
+            self._ready = False
+
+
+def _driver_cuda(n: Any) -> str:
+    v = n.nvmlSystemGetCudaDriverVersion()
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def _processes(session: NvmlSession, handle: Any) -> tuple[GpuProcess, ...] | Unavailable:
+    found: dict[int, GpuProcess] = {}
+    for kind, getter in (
+        ("compute", "nvmlDeviceGetComputeRunningProcesses"),
+        ("graphics", "nvmlDeviceGetGraphicsRunningProcesses"),
+    ):
+        procs = session.query(lambda n, g=getter: getattr(n, g)(handle))
+        if isinstance(procs, Unavailable):
+            if kind == "compute":
+                return procs
+            continue
+        for p in procs:
+            if p.pid in found:
+                continue
+            used = getattr(p, "usedGpuMemory", None)
+            found[p.pid] = GpuProcess(
+                pid=int(p.pid),
+                name=_process_name(int(p.pid)),
+                used_memory_bytes=int(used) if isinstance(used, int) else Unavailable("not reported by the driver"),
+                kind=kind,
+            )
+    return tuple(found.values())
+
+
+def _process_name(pid: int) -> str | Unavailable:
+    try:
+        import psutil
+
+        return psutil.Process(pid).name()
+    except Exception as exc:
+        # Typically another container's PID namespace, or no permission.
+        return Unavailable(f"process {pid} not visible here ({type(exc).__name__})")
+
+
+def _gpu(session: NvmlSession, index: int, handle: Any) -> NvmlGpu:
+    q = session.query
+
+    def mig(n: Any) -> str:
+        current, _pending = n.nvmlDeviceGetMigMode(handle)
+        return "enabled" if current == 1 else "disabled"
+
+    def mem(n: Any) -> Any:
+        return n.nvmlDeviceGetMemoryInfo(handle)
+
+    memory = q(mem)
+    cap = q(lambda n: "%d.%d" % tuple(n.nvmlDeviceGetCudaComputeCapability(handle)))
+    return NvmlGpu(
+        index=index,
+        name=q(lambda n: _text(n.nvmlDeviceGetName(handle))),
+        uuid=q(lambda n: _text(n.nvmlDeviceGetUUID(handle))),
+        pci_bus_id=q(lambda n: _text(n.nvmlDeviceGetPciInfo(handle).busId)),
+        capability=cap,
+        memory_total_bytes=memory if isinstance(memory, Unavailable) else int(memory.total),
+        memory_used_bytes=memory if isinstance(memory, Unavailable) else int(memory.used),
+        mig_mode=q(mig),
+        compute_mode=q(lambda n: COMPUTE_MODES.get(n.nvmlDeviceGetComputeMode(handle), "unknown")),
+        processes=_processes(session, handle),
+    )
+
+
+def _nvlink_remotes(session: NvmlSession, handle: Any) -> list[str] | Unavailable:
+    """PCI bus ids at the far end of each active NVLink of one GPU."""
+
+    def read(n: Any) -> list[str]:
+        remotes = []
+        for link in range(n.NVML_NVLINK_MAX_LINKS):
+            try:
+                if n.nvmlDeviceGetNvLinkState(handle, link) != n.NVML_FEATURE_ENABLED:
+                    continue
+                remotes.append(_text(n.nvmlDeviceGetNvLinkRemotePciInfo(handle, link).busId).lower())
+            except n.NVMLError_NotSupported:
+                break  # no NVLink on this GPU, or no more links
+            except n.NVMLError:
+                continue
+        return remotes
+
+    return session.query(read)
+
+
+def _links(session: NvmlSession, handles: list[Any], gpus: list[NvmlGpu]) -> tuple[GpuLink, ...]:
+    bus_ids = [g.pci_bus_id.lower() if isinstance(g.pci_bus_id, str) else None for g in gpus]
+    remotes = [_nvlink_remotes(session, h) for h in handles]
+    links = []
+    for a in range(len(handles)):
+        for b in range(a + 1, len(handles)):
+            ha, hb = handles[a], handles[b]
+            p2p = session.query(
+                lambda n: P2P_STATUS.get(n.nvmlDeviceGetP2PStatus(ha, hb, n.NVML_P2P_CAPS_INDEX_READ), "unknown")
+            )
+            topo = session.query(lambda n: TOPOLOGY.get(n.nvmlDeviceGetTopologyCommonAncestor(ha, hb), "unknown"))
+            ra, rb = remotes[a], remotes[b]
+            if isinstance(ra, Unavailable):
+                nvlinks: int | Unavailable = ra
+            else:
+                direct = sum(1 for r in ra if r == bus_ids[b])
+                # Links to something that is not one of our GPUs go to an NVSwitch;
+                # two GPUs on the switch fabric reach each other through it.
+                switch_a = sum(1 for r in ra if r not in bus_ids)
+                switch_b = 0 if isinstance(rb, Unavailable) else sum(1 for r in rb if r not in bus_ids)
+                nvlinks = direct + (min(switch_a, switch_b) if switch_a and switch_b else 0)
+            links.append(GpuLink(a=gpus[a].index, b=gpus[b].index, p2p_read=p2p, topology=topo, nvlinks=nvlinks))
+    return tuple(links)
+
+
+def probe_nvml() -> NvmlFacts:
+    session = NvmlSession()
+    try:
+        if not session.start():
+            reason = Unavailable(session.error)
+            return NvmlFacts(False, session.error_kind, session.error, reason, reason, (), ())
+        count = session.query(lambda n: int(n.nvmlDeviceGetCount()))
+        handles = []
+        gpus = []
+        for i in range(count if isinstance(count, int) else 0):
+            handle = session.query(lambda n, i=i: n.nvmlDeviceGetHandleByIndex(i))
+            if isinstance(handle, Unavailable):
+                continue
+            handles.append(handle)
+            gpus.append(_gpu(session, i, handle))
+        return NvmlFacts(
+            available=True,
+            error_kind="",
+            error="",
+            driver_version=session.query(lambda n: _text(n.nvmlSystemGetDriverVersion())),
+            cuda_driver_version=session.query(_driver_cuda),
+            gpus=tuple(gpus),
+            links=_links(session, handles, gpus),
+        )
+    finally:
+        session.close()

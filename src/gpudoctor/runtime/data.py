@@ -1,0 +1,149 @@
+"""Hooks on torch.utils.data: a DistributedSampler iterated twice with the same
+epoch, and DataLoader workers re-created every epoch (timed: iter(loader) to
+its first batch). Both run once per epoch, never per batch, except a dict
+lookup per batch on loaders that have workers."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import time
+from dataclasses import dataclass, field
+
+from torch.utils.data import DataLoader, DistributedSampler
+from torch.utils.data import dataloader as dataloader_module
+
+from gpudoctor.runtime.facts import LoaderRestarts, SamplerEpochRepeat, Source
+from gpudoctor.runtime.frames import caller_source
+from gpudoctor.runtime.module_calls import watch
+from gpudoctor.runtime.session import session
+
+_T0 = "_gpudoctor_t0"
+
+
+@dataclass
+class _SamplerTally:
+    sampler_type: str
+    num_replicas: int
+    dataset_len: int | None
+    epochs: list[int] = field(default_factory=list)
+    repeated: int | None = None
+    source: Source | None = None
+
+
+@dataclass
+class _LoaderTally:
+    num_workers: int
+    persistent: bool
+    start_method: str
+    startup_s: list[float] = field(default_factory=list)
+    source: Source | None = None
+
+
+_samplers: dict[int, _SamplerTally] = {}
+_loaders: dict[int, _LoaderTally] = {}
+
+
+def _sampler_facts() -> list[SamplerEpochRepeat]:
+    rank = session.current_rank()
+    return [
+        SamplerEpochRepeat(
+            rank=rank,
+            sampler_type=t.sampler_type,
+            epoch=t.repeated,
+            iterations=len(t.epochs),
+            num_replicas=t.num_replicas,
+            dataset_len=t.dataset_len,
+            source=t.source,
+        )
+        for t in _samplers.values()
+        if t.repeated is not None
+    ]
+
+
+def _loader_facts() -> list[LoaderRestarts]:
+    rank = session.current_rank()
+    lightning = "lightning" in sys.modules or "pytorch_lightning" in sys.modules
+    return [
+        LoaderRestarts(
+            rank=rank,
+            spawned_rank=session.spawn_index is not None,
+            start_method=t.start_method,
+            num_workers=t.num_workers,
+            persistent_workers=t.persistent,
+            startup_s=tuple(t.startup_s),
+            lightning=lightning,
+            source=t.source,
+        )
+        for t in _loaders.values()
+        if len(t.startup_s) >= 2
+    ]
+
+
+def _start_method(loader: DataLoader) -> str:
+    ctx = loader.multiprocessing_context
+    if ctx is not None:
+        return ctx.get_start_method()
+    # allow_none: asking must not fix the default, or a later set_start_method() would fail.
+    return multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+
+
+def install() -> None:
+    original_sampler_iter = DistributedSampler.__iter__
+
+    def sampler_iter(self):
+        try:
+            tally = _samplers.get(id(self))
+            if tally is None:
+                try:
+                    size = len(self.dataset)
+                except TypeError:
+                    size = None
+                tally = _samplers[id(self)] = _SamplerTally(type(self).__name__, self.num_replicas, size)
+            epoch = self.epoch
+            if self.shuffle and epoch in tally.epochs and tally.repeated is None:
+                tally.repeated = epoch
+                tally.source = caller_source()
+            tally.epochs.append(epoch)
+        except Exception:  # noqa: BLE001 - a tally must never break the user's data
+            pass
+        return original_sampler_iter(self)
+
+    DistributedSampler.__iter__ = sampler_iter
+
+    original_loader_iter = DataLoader.__iter__
+
+    def loader_iter(self):
+        watch.arm()  # a new epoch: look at the module calls again for a while
+        if self.num_workers <= 0:
+            return original_loader_iter(self)
+        start = time.perf_counter()
+        it = original_loader_iter(self)
+        try:
+            if not it.__dict__.get("_gpudoctor_seen"):
+                it.__dict__["_gpudoctor_seen"] = True  # a persistent iterator, reset: no new workers
+                it.__dict__[_T0] = (start, id(self))
+                if id(self) not in _loaders:
+                    _loaders[id(self)] = _LoaderTally(
+                        self.num_workers, bool(self.persistent_workers), _start_method(self), source=caller_source()
+                    )
+        except Exception:  # noqa: BLE001
+            pass
+        return it
+
+    DataLoader.__iter__ = loader_iter
+
+    iter_class = dataloader_module._MultiProcessingDataLoaderIter
+    original_next_data = iter_class._next_data
+
+    def next_data(self):
+        started = self.__dict__.pop(_T0, None) if _T0 in self.__dict__ else None
+        data = original_next_data(self)
+        if started is not None:
+            tally = _loaders.get(started[1])
+            if tally is not None:
+                tally.startup_s.append(time.perf_counter() - started[0])
+        return data
+
+    iter_class._next_data = next_data
+    session.collectors += [_sampler_facts, _loader_facts]

@@ -1,0 +1,218 @@
+"""The module-call watch: `nn.Module.__call__` wrapped for a short window.
+
+While armed, every module call is checked (inputs on another device than the
+module's own parameters -> a warning, before any op fails) and a device error
+raised inside it is explained on the spot, with the whole stack still alive.
+The window closes by itself once the calls stop showing new modules (a few
+training steps), so a long run pays nothing; it re-opens when a model moves
+(`.to()`, `.cuda()`: every `Module._apply`) and at each new epoch (each
+`iter(DataLoader)`), which is when devices change.
+
+Why wrap `__call__` instead of a global forward pre-hook: any global hook sends
+every module call down `_call_impl`'s slow path for good, and adds torch frames
+to the user's tracebacks. The wrapper's one frame is unlinked from the
+traceback before the exception goes on, so the user sees what plain python shows.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from typing import Any
+
+import torch
+from torch.nn import Module
+
+from gpudoctor.runtime.device_errors import explain, is_device_mismatch, qualified_name
+from gpudoctor.runtime.facts import ModuleInputDevice
+from gpudoctor.runtime.frames import caller_stack, is_own, traceback_frames, user_source
+from gpudoctor.runtime.session import session
+
+ORIGINAL_CALL = Module.__call__
+# The window: at least this many calls after the last new module was seen.
+MIN_WINDOW_CALLS = 500
+_MARK = "_gpudoctor_explained"
+
+
+class CallWatch:
+    def __init__(self) -> None:
+        self.armed = False
+        self.seen: set[int] = set()
+        self.quiet = 0
+        self.limit = MIN_WINDOW_CALLS
+        self.warned: set[tuple[int, str, str]] = set()
+        self.roots: list[weakref.ref] = []  # models given to gpudoctor.watch(): names start there
+        self.lock = threading.Lock()
+
+    # -- the window --------------------------------------------------------
+    def arm(self) -> None:
+        if self.armed or "torch._dynamo" in sys.modules and torch.compiler.is_compiling():
+            return
+        self.quiet = 0
+        if Module.__call__ is ORIGINAL_CALL:
+            Module.__call__ = checked_call
+        self.armed = True
+
+    def disarm(self) -> None:
+        self.armed = False
+        if Module.__call__ is checked_call:
+            Module.__call__ = ORIGINAL_CALL
+        _unpatch_dynamo()
+
+    # -- one call ----------------------------------------------------------
+    def look(self, module: Module, args: tuple, kwargs: dict) -> None:
+        key = id(module)
+        if key in self.seen:
+            self.quiet += 1
+            if self.quiet > self.limit:
+                self.disarm()
+        else:
+            self.seen.add(key)
+            self.quiet = 0
+            self.limit = max(MIN_WINDOW_CALLS, 2 * len(self.seen))
+        own = _first_tensor(module._parameters) or _first_tensor(module._buffers)
+        if own is None or hasattr(module, "_hf_hook"):  # accelerate moves weights in its own hook
+            return
+        device = own.device
+        name, value = _first_input(args, kwargs)
+        if value is None or value.device == device or value.dim() == 0:
+            return  # a 0-dim CPU tensor mixes with any device: not a problem
+        if type(own).__name__ == "DTensor":
+            return
+        self.warn(module, name, str(value.device), str(device))
+
+    def warn(self, module: Module, input_name: str, input_device: str, module_device: str) -> None:
+        key = (id(module), input_device, module_device)
+        with self.lock:
+            if key in self.warned:
+                return
+            self.warned.add(key)
+        stack = caller_stack(skip=3)  # warn <- look <- checked_call <- the caller
+        session.record(
+            ModuleInputDevice(
+                rank=session.current_rank(),
+                module=self.name_of(module, stack),
+                module_type=type(module).__name__,
+                module_device=module_device,
+                input_name=input_name,
+                input_device=input_device,
+                source=user_source(stack),
+            )
+        )
+
+    def name_of(self, module: Module, stack) -> str:
+        roots = [r() for r in self.roots] + [f.f_locals.get("self") for f, _ in stack]
+        for root in roots:
+            if isinstance(root, Module):
+                name = qualified_name(root, module)
+                if name is not None:
+                    return name
+        return ""
+
+    def root(self) -> Module | None:
+        for r in self.roots:
+            m = r()
+            if m is not None:
+                return m
+        return None
+
+
+watch = CallWatch()
+
+
+def _first_tensor(named: dict) -> torch.Tensor | None:
+    for t in named.values():
+        if t is not None:
+            return t
+    return None
+
+
+def _first_input(args: tuple, kwargs: dict) -> tuple[str, torch.Tensor | None]:
+    for i, a in enumerate(args):
+        if isinstance(a, torch.Tensor):
+            return ("input" if i == 0 else f"input #{i + 1}"), a
+    for k, a in kwargs.items():
+        if isinstance(a, torch.Tensor):
+            return k, a
+    return "input", None
+
+
+def explain_exception(exc: BaseException, frames=None) -> bool:
+    """Record a device error once, from the frames it went through (outermost
+    first); `frames` defaults to its traceback. True when it was one."""
+    if getattr(exc, _MARK, False) or not is_device_mismatch(exc):
+        return False
+    try:
+        setattr(exc, _MARK, True)
+    except AttributeError:
+        pass
+    if frames is None:
+        frames = traceback_frames(exc.__traceback__)
+    session.record(explain(exc, frames, session.current_rank(), watch.root()))
+    return True
+
+
+def explain_chain(exc: BaseException | None) -> None:
+    """Post-mortem: the exception that ended the script, and those it chains to."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        try:
+            explain_exception(exc)
+        except Exception:  # noqa: BLE001 - explaining must never hide the user's error
+            pass
+        exc = exc.__cause__ or exc.__context__
+
+
+def checked_call(self, *args, **kwargs):
+    w = watch
+    if w.armed:
+        try:
+            w.look(self, args, kwargs)
+        except Exception:  # noqa: BLE001 - a check must never break the user's forward
+            pass
+    elif Module.__call__ is checked_call:
+        Module.__call__ = ORIGINAL_CALL  # someone restored us after the window closed
+    try:
+        return ORIGINAL_CALL(self, *args, **kwargs)
+    except Exception as exc:
+        tb = exc.__traceback__
+        if tb is not None and is_own(tb.tb_frame.f_code.co_filename):
+            exc.__traceback__ = tb.tb_next  # this frame is not the user's business
+        if not getattr(exc, _MARK, False):
+            try:
+                explain_exception(exc, caller_stack(skip=1) + traceback_frames(exc.__traceback__))
+            except Exception:  # noqa: BLE001
+                pass
+        raise
+
+
+def _unpatch_dynamo() -> None:
+    """torch._dynamo remembers Module.__call__ when it is first imported; if that
+    happened inside the window it remembered the wrapper: give it the original."""
+    for name in ("torch._dynamo.utils", "torch._dynamo.variables.nn_module"):
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, "unpatched_nn_module_call", None) is checked_call:
+            mod.unpatched_nn_module_call = ORIGINAL_CALL
+
+
+def install() -> None:
+    original_apply = Module._apply
+
+    def _apply(self, *args, **kwargs):
+        watch.arm()  # the model moves: look at the next calls again
+        return original_apply(self, *args, **kwargs)
+
+    Module._apply = _apply
+    watch.arm()
+
+
+def attach(model: Module) -> None:
+    """gpudoctor.watch(model): qualified names start at this model."""
+    watch.roots.insert(0, weakref.ref(model))
+    watch.arm()
+
+
+def detach(model: Module) -> None:
+    watch.roots[:] = [r for r in watch.roots if r() is not None and r() is not model]

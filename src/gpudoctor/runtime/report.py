@@ -1,0 +1,113 @@
+"""Findings out of a watched process: to stderr (prefixed by rank), to a
+fragment file for the process that merges them, and to the `--json` file.
+
+The script's own stdout is never touched: everything here goes to stderr or
+to files.
+"""
+
+from __future__ import annotations
+
+import glob
+import io
+import json
+import os
+import sys
+from typing import Any
+
+from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.runtime.checks import runtime_findings
+from gpudoctor.runtime.facts import fact_from_dict, fact_to_dict
+
+FRAGMENT_GLOB = "findings-*.json"
+
+
+def findings_text(findings: list[Finding], header: str, prefix: str = "") -> str:
+    """The block printed on stderr at exit: a header line, then each finding
+    the way `gpudoctor check` shows it, every line prefixed (e.g. "[rank 1] ")."""
+    from rich.console import Console
+
+    from gpudoctor.render.console import finding_lines
+
+    tty = sys.stderr.isatty()
+    buf = io.StringIO()
+    console = Console(
+        file=buf,
+        force_terminal=tty,
+        no_color=not tty,
+        highlight=False,
+        width=10_000,  # never wrap: a prefixed, wrapped line would lose its prefix
+    )
+    for f in findings:
+        console.print(finding_lines(f))
+    lines = [header] + buf.getvalue().rstrip("\n").splitlines()
+    return "".join(f"{prefix}{line.rstrip()}\n" for line in lines)
+
+
+def header_line(findings: list[Finding], what: str) -> str:
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    warns = sum(f.severity is Severity.WARN for f in findings)
+    if not findings:
+        return f"gpudoctor run: no problems seen in {what}"
+    return f"gpudoctor run: {errors} error(s), {warns} warning(s) in {what}"
+
+
+def write_fragment(directory: str, label: str, facts: list[Any], exit_code: int | None) -> None:
+    """One process's facts, for the process that writes the merged JSON."""
+    name = f"findings-{label.replace(' ', '') or 'main'}-{os.getpid()}.json"
+    path = os.path.join(directory, name)
+    payload = {"label": label, "pid": os.getpid(), "exit_code": exit_code, "facts": [fact_to_dict(f) for f in facts]}
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(payload, fh, default=str)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the run dir is gone (the supervisor gave up): nothing else to tell
+
+
+def read_fragments(directory: str | None) -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(glob.glob(os.path.join(directory, FRAGMENT_GLOB))) if directory else []:
+        try:
+            with open(path) as fh:
+                payload = json.load(fh)
+            payload["facts"] = [fact_from_dict(d) for d in payload.get("facts", [])]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        out.append(payload)
+    return out
+
+
+def run_report(
+    facts: list[Any],
+    processes: list[dict[str, Any]],
+    target: list[str],
+    exit_code: int | None,
+    extra_findings: list[Finding] = (),  # type: ignore[assignment]
+) -> Report:
+    findings = [*extra_findings, *runtime_findings(facts)]
+    return Report(
+        "run",
+        tuple(findings),
+        {"target": target, "exit_code": exit_code, "processes": processes},
+    )
+
+
+def write_json(path: str, report: Report, strict: bool) -> str | None:
+    """Write the report; returns a one-line problem instead of raising."""
+    from gpudoctor.render.json_out import report_json
+
+    try:
+        with open(path, "w") as fh:
+            fh.write(report_json(report, strict) + "\n")
+    except OSError as exc:
+        return f"gpudoctor run: could not write {path}: {exc.strerror or exc}"
+    return None
+
+
+def rank_json_path(path: str, rank: int | None, world_size: int | None) -> str:
+    """Under torchrun every rank writes its own file: out.json -> out.rank1.json."""
+    if rank is None or not world_size or world_size <= 1:
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}.rank{rank}{ext or '.json'}"

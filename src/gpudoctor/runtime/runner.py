@@ -1,0 +1,259 @@
+"""Run the user's script the way `python SCRIPT ARGS` would — same sys.argv,
+`__main__`, sys.path[0], cwd, output and exit status — with the hooks set to
+install themselves when it imports torch; then say what they saw.
+
+Exit status: the script's own (SystemExit(3) -> 3; an uncaught exception -> its
+traceback, as python prints it, and 1; Ctrl-C -> killed by SIGINT, as python
+does). With GPUDOCTOR_RUN_STRICT, a script that exits 0 leaves with 1 when a
+warning or error was found. After --timeout: the stacks of every thread and 124.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import io
+import os
+import runpy
+import signal
+import sys
+import tempfile
+import threading
+import types
+import zipfile
+from importlib.machinery import SourceFileLoader
+from typing import NoReturn
+
+from gpudoctor.runtime.session import (
+    CHILD,
+    ENV_FRAGMENTS,
+    ENV_JSON,
+    ENV_ON,
+    ENV_STRICT,
+    ENV_SUPERVISED,
+    ENV_TARGET,
+    ENV_TIMEOUT,
+    RANK,
+    TOP,
+    env_flag,
+    session,
+)
+from gpudoctor.runtime.target import Target, TargetError, check_target, parse_target
+
+EXIT_USAGE = 2
+EXIT_TIMEOUT = 124
+
+
+def _exit_status(code: object) -> int:
+    """What python does with SystemExit(code)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _prefix() -> str:
+    # Ranks of `gpudoctor run --nproc` get their prefix from the supervisor.
+    label = session.label()
+    return f"[{label}] " if label and session.role != RANK else ""
+
+
+def report_at_exit(target_name: str, status: int | None, argv: list[str] | None = None) -> int:
+    """Print this process's findings, leave them where the merging process
+    looks, write the JSON file; return the exit status to leave with."""
+    from gpudoctor.runtime.checks import runtime_findings
+    from gpudoctor.runtime.report import (
+        findings_text,
+        header_line,
+        rank_json_path,
+        read_fragments,
+        run_report,
+        write_fragment,
+        write_json,
+    )
+
+    facts = session.all_facts()
+    own = runtime_findings(facts)
+    fragments = os.environ.get(ENV_FRAGMENTS)
+    if session.role in (RANK, CHILD):
+        if fragments:
+            write_fragment(fragments, session.label(), facts, status)
+        if own or session.role == RANK:
+            sys.stderr.write(findings_text(own, header_line(own, target_name), _prefix()))
+        return status or 0
+
+    children = read_fragments(fragments) if fragments else []
+    child_facts = [f for c in children for f in c["facts"]]
+    reported_by_children = len(runtime_findings(child_facts)) if child_facts else 0
+    text = findings_text(own, header_line(own, target_name), _prefix()) if own or not reported_by_children else ""
+    if reported_by_children:
+        text += f"{_prefix()}gpudoctor run: spawned processes reported {reported_by_children} finding(s) above\n"
+    sys.stderr.write(text)
+    processes = [{"label": session.label() or "main", "pid": os.getpid(), "exit_code": status}]
+    processes += [{"label": c.get("label") or "child", "pid": c.get("pid"), "exit_code": c.get("exit_code")} for c in children]
+    strict = env_flag(ENV_STRICT)
+    report = run_report(facts + child_facts, processes, argv or [target_name], status)
+    json_path = os.environ.get(ENV_JSON)
+    if json_path:
+        problem = write_json(rank_json_path(json_path, session.current_rank(), _world_size()), report, strict)
+        if problem:
+            sys.stderr.write(f"{_prefix()}{problem}\n")
+    if fragments and fragments == session_fragments_dir:
+        import shutil
+
+        shutil.rmtree(fragments, ignore_errors=True)
+    sys.stderr.flush()
+    if status == 0 and strict and report.failed(strict=True):
+        return 1
+    return status or 0
+
+
+def _world_size() -> int | None:
+    if session.world_size is not None:
+        return session.world_size
+    env = os.environ.get("WORLD_SIZE", "")
+    return int(env) if env.isdigit() else None
+
+
+session_fragments_dir: str | None = None
+
+
+def _start_watchdog(seconds: float, target_name: str) -> None:
+    """--timeout: dump every thread's stack, report, stop the children, leave with 124."""
+
+    def fire():
+        import faulthandler
+
+        sys.stderr.write(f"{_prefix()}gpudoctor run: {target_name} still running after {seconds:g} s (--timeout); stacks:\n")
+        sys.stderr.flush()
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        try:
+            report_at_exit(target_name, EXIT_TIMEOUT, sys.argv)
+        finally:
+            _stop_children()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_TIMEOUT)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+
+
+def _stop_children() -> None:
+    try:
+        import psutil
+
+        children = psutil.Process().children(recursive=True)
+        for child in children:
+            child.terminate()
+        _, alive = psutil.wait_procs(children, timeout=3)
+        for child in alive:
+            child.kill()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _prepare(target: Target) -> None:
+    if target.kind == "script":
+        sys.argv = [target.name, *target.args]
+        # python puts the script's directory (symlinks resolved) first on sys.path.
+        script_dir = os.path.dirname(os.path.realpath(target.name))
+        if sys.path and sys.path[0] in ("", os.getcwd()):
+            sys.path[0] = script_dir
+        else:
+            sys.path.insert(0, script_dir)
+    else:
+        sys.argv = ["-m", *target.args]  # python -m puts the module's file in argv[0]
+    # A fresh __main__, as python starts with; it stays after the script ends
+    # (atexit handlers and pickling may look things up in it).
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__builtins__=builtins, __annotations__={}, __package__=None, __spec__=None)
+    sys.modules["__main__"] = main
+
+
+def _run(target: Target) -> None:
+    main = sys.modules["__main__"]
+    if target.kind == "module":
+        runpy._run_module_as_main(target.name, alter_argv=True)
+        return
+    path = os.path.abspath(target.name)
+    if os.path.isdir(path) or not path.endswith((".py", ".pyw")) and zipfile.is_zipfile(path) or path.endswith(".pyc"):
+        runpy.run_path(target.name, run_name="__main__")  # a directory or zip with __main__.py, bytecode
+        return
+    with io.open_code(path) as fh:
+        source = fh.read()
+    code = compile(source, path, "exec", dont_inherit=True)
+    main.__dict__.update(__file__=path, __cached__=None, __loader__=SourceFileLoader("__main__", path))
+    exec(code, main.__dict__)
+
+
+def _print_uncaught(exc: BaseException) -> None:
+    from gpudoctor.runtime.frames import strip_exception
+
+    strip_exception(exc)
+    sys.excepthook(type(exc), exc, exc.__traceback__)
+
+
+def main(argv: list[str]) -> NoReturn:
+    global session_fragments_dir
+    try:
+        target = parse_target(argv)
+        check_target(target)
+    except TargetError as exc:
+        print(f"gpudoctor: error: {exc}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+    os.environ[ENV_ON] = "1"
+    os.environ[ENV_TARGET] = target.describe()
+    session.role = RANK if env_flag(ENV_SUPERVISED) else TOP
+    if session.role == TOP:
+        # Children started with spawn (mp.spawn ranks) leave their facts here.
+        session_fragments_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
+        os.environ[ENV_FRAGMENTS] = session_fragments_dir
+    if session.role == RANK:
+        from gpudoctor.runtime.process_group import _progress
+
+        _progress("started")
+
+    from gpudoctor.runtime import spawn
+    from gpudoctor.runtime.install import install_when_torch_imported
+
+    spawn.install_command_line()
+    install_when_torch_imported()
+    timeout = os.environ.get(ENV_TIMEOUT)
+    if timeout:
+        _start_watchdog(float(timeout), target.describe())
+
+    _prepare(target)
+    status: int
+    interrupted = False
+    try:
+        _run(target)
+        status = 0
+    except SystemExit as exc:
+        status = _exit_status(exc.code)
+    except BaseException as exc:  # noqa: BLE001 - whatever ends the script, python's way
+        from gpudoctor.runtime.module_calls import explain_chain
+
+        try:
+            if "torch" in sys.modules:
+                explain_chain(exc)
+        finally:
+            _print_uncaught(exc)
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        status = 1
+    finally:
+        sys.stdout.flush()
+
+    status = report_at_exit(target.describe(), status, target.argv())
+    if interrupted:
+        # python's own way out of an uncaught Ctrl-C: finish, then die of SIGINT.
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    sys.exit(status)

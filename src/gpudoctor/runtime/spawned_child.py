@@ -1,0 +1,36 @@
+"""Imported first in every process the watched script starts with
+multiprocessing's spawn (see runtime/spawn.py): the same lazy hooks as the
+parent, and this process's findings reported when it exits."""
+
+from __future__ import annotations
+
+import atexit
+import os
+
+from gpudoctor.runtime.session import CHILD, ENV_ON, ENV_TARGET, env_flag, session
+
+
+def _report() -> None:
+    if os.getpid() != session.pid:
+        return  # a forked copy of this process: the original reports
+    try:
+        import sys
+
+        data = sys.modules.get("torch.utils.data")
+        if data is not None and data.get_worker_info() is not None:
+            return  # a DataLoader worker: its rank reports
+        from gpudoctor.runtime.runner import report_at_exit
+
+        report_at_exit(os.environ.get(ENV_TARGET, "a spawned process"), None)
+    except Exception:  # noqa: BLE001 - a report must never change how the process ends
+        pass
+
+
+if env_flag(ENV_ON):
+    from gpudoctor.runtime import spawn
+    from gpudoctor.runtime.install import install_when_torch_imported
+
+    session.role = CHILD
+    spawn.install_command_line()
+    install_when_torch_imported()
+    atexit.register(_report)

@@ -1,0 +1,90 @@
+"""What `gpudoctor run` is asked to run: `SCRIPT ARGS...` or `-m MODULE ARGS...`,
+and whether that can be run at all (checked before anything starts, so a typo
+is a one-line usage error, exit 2). No torch import here."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import zipfile
+from dataclasses import dataclass
+
+
+class TargetError(ValueError):
+    """The target cannot be run: the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # "script" | "module"
+    name: str  # the path as given, or the module name
+    args: tuple[str, ...]
+
+    def argv(self) -> list[str]:
+        """The arguments of `python -m gpudoctor.runtime.main`, which are python's own."""
+        return ["-m", self.name, *self.args] if self.kind == "module" else [self.name, *self.args]
+
+    def describe(self) -> str:
+        return f"-m {self.name}" if self.kind == "module" else self.name
+
+
+def parse_target(argv: list[str]) -> Target:
+    """python's own syntax: `SCRIPT ARGS...`, `-m MODULE ARGS...`, `-mMODULE`, `--` first is skipped."""
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise TargetError("give a script to run: gpudoctor run SCRIPT [ARGS...] or gpudoctor run -m MODULE [ARGS...]")
+    first = argv[0]
+    if first == "-m":
+        if len(argv) < 2 or not argv[1]:
+            raise TargetError("-m needs a module name: gpudoctor run -m MODULE [ARGS...]")
+        return Target("module", argv[1], tuple(argv[2:]))
+    if first.startswith("-m") and len(first) > 2:
+        return Target("module", first[2:], tuple(argv[1:]))
+    return Target("script", first, tuple(argv[1:]))
+
+
+def check_target(target: Target, cwd: str | None = None) -> None:
+    """Raise TargetError when the target plainly cannot run."""
+    cwd = cwd or os.getcwd()
+    if target.kind == "module":
+        top = target.name.split(".")[0]
+        if not top.isidentifier() or not all(p.isidentifier() for p in target.name.split(".")):
+            raise TargetError(f"not a module name: {target.name}")
+        # Only the top-level package, found without importing anything; python -m
+        # searches the current directory first.
+        if importlib.machinery.PathFinder.find_spec(top, [cwd, *_sys_path()]) is None and not _builtin(top):
+            raise TargetError(f"no module named {top!r} (looked in {cwd} and sys.path)")
+        return
+    path = target.name if os.path.isabs(target.name) else os.path.join(cwd, target.name)
+    if not os.path.exists(path):
+        raise TargetError(f"no such script: {target.name}")
+    if os.path.isdir(path):
+        if not os.path.exists(os.path.join(path, "__main__.py")):
+            raise TargetError(f"{target.name} is a directory without __main__.py: give the script inside it")
+        return
+    if path.endswith((".py", ".pyw", ".pyc")):
+        return
+    if zipfile.is_zipfile(path):
+        return
+    # python runs any file of Python source, whatever its name (a `train` with a shebang).
+    try:
+        with open(path, "rb") as fh:
+            source = fh.read()
+        compile(source, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, UnicodeDecodeError) as exc:
+        raise TargetError(f"{target.name} is not a Python script ({type(exc).__name__})") from None
+    except OSError as exc:
+        raise TargetError(f"cannot read {target.name}: {exc.strerror or exc}") from None
+
+
+def _sys_path() -> list[str]:
+    import sys
+
+    return [p for p in sys.path if p]
+
+
+def _builtin(name: str) -> bool:
+    import sys
+
+    return name in sys.builtin_module_names or importlib.machinery.FrozenImporter.find_spec(name) is not None

@@ -1,0 +1,62 @@
+"""The reference job's settings, and the thresholds the verifications state.
+
+The job is small on purpose: a 2-layer MLP learning a fixed linear teacher
+(y = x @ w) from synthetic data, so there is nothing to download, every rank can
+rebuild any sample from the seed, and the loss has a known floor (0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+# What the verifications promise, stated in the report.
+LEARNING_FACTOR = 10.0  # the evaluation loss must fall at least this many times
+GRAD_TOLERANCE = 1e-4  # max |update_ddp - update_ref| / max |update_ref|, float32
+GRAD_TOLERANCE_AMP = 5e-2  # the same under autocast (bf16 / fp16 matmuls)
+OUTPUT_TOLERANCE = 1e-6  # reloaded checkpoint vs live model, max |output difference|
+SYNC_POINTS = 4  # parameter digests compared across ranks this many times during training
+
+# Fault kinds this command adds to the launcher's generic ones (crash, hang, raise, nojoin).
+FAULT_NOSYNC = "nosync"  # the rank's gradients are never averaged into its own parameters
+FAULT_BADGRAD = "badgrad"  # the rank corrupts (halves) its gradient before the all-reduce
+FAULT_SAVEALL = "saveall"  # the rank saves the checkpoint too, not only rank 0
+SMOKE_FAULTS = (FAULT_NOSYNC, FAULT_BADGRAD, FAULT_SAVEALL)
+CHECKPOINT_NAME = "train-smoke.pt"
+
+
+@dataclass(frozen=True)
+class SmokeConfig:
+    """Everything a rank needs; travels to the ranks as a JSON dict."""
+
+    nproc: int = 2
+    backend: str = "gloo"  # resolved: "gloo" | "nccl"
+    device: str = "cpu"  # resolved: "cpu" | "cuda"
+    steps: int = 200
+    batch_size: int = 64
+    num_workers: int = 0
+    amp: bool = False
+    checkpoint_path: str = ""  # where rank 0 saves; "" = a file in the run directory
+    timeout_s: float = 120.0
+    compare_dp: bool = False
+    # The job itself: fixed so runs are comparable across machines.
+    dataset_size: int = 4096
+    features: int = 32
+    hidden: int = 64
+    lr: float = 0.05
+    momentum: float = 0.9
+    seed: int = 0
+    eval_size: int = 1024
+    worker_epochs: int = 2  # epochs timed for each of persistent_workers off / on
+    gather: bool = False  # join mode: ranks all-gather their results (no supervisor to collect them)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SmokeConfig":
+        names = cls.__dataclass_fields__.keys()
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    @property
+    def grad_tolerance(self) -> float:
+        return GRAD_TOLERANCE_AMP if self.amp else GRAD_TOLERANCE

@@ -1,0 +1,393 @@
+"""What one rank of `train-smoke` does: the reference DDP job, and the facts the
+verifications need, gathered outside the timed training loop.
+
+    sharding      this rank's DistributedSampler order for epochs 0 and 1 (with
+                  set_epoch), and for two passes of a twin that never calls it
+    training      S steps of DDP + SGD over DistributedSampler batches, timed;
+                  a digest of the parameters every S/4 steps
+    after         evaluation loss, per-parameter digests and the spread of every
+                  parameter across ranks, the checkpoint (rank 0 writes it and
+                  reloads it), one extra step checked against a single process
+                  on the concatenated batch, DataLoader worker start-up
+
+Started by the launcher (`launch_function("gpudoctor.smoke.job:run_rank", ...)`)
+or in-process as one rank of a torchrun/SLURM job (config["gather"]: the ranks
+all-gather their results so every rank holds all of them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import time
+
+from gpudoctor.smoke.config import (
+    FAULT_BADGRAD,
+    FAULT_NOSYNC,
+    FAULT_SAVEALL,
+    SYNC_POINTS,
+    SmokeConfig,
+)
+
+HEARTBEAT_S = 0.2  # a heartbeat is a file write: at most this often inside the timed loop
+BADGRAD_SCALE = 0.5  # what `badgrad` does to the rank's gradient (learning still works, the average is wrong)
+STAGE_TRAIN = "train"
+
+
+def make_data(torch, cfg: SmokeConfig):
+    """(x, y, eval_x, eval_y): Gaussian inputs and a fixed linear teacher y = x @ w,
+    the same on every rank and in every process, from the seed alone."""
+    g = torch.Generator().manual_seed(cfg.seed)
+    x = torch.randn(cfg.dataset_size, cfg.features, generator=g)
+    w = torch.randn(cfg.features, 1, generator=g) / cfg.features**0.5  # var(y) ~ 1
+    eval_x = torch.randn(cfg.eval_size, cfg.features, generator=g)
+    return x, x @ w, eval_x, eval_x @ w
+
+
+def make_model(torch, cfg: SmokeConfig):
+    """The student: a 2-layer MLP (it can represent the teacher exactly, so the loss can reach 0)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)
+        return torch.nn.Sequential(
+            torch.nn.Linear(cfg.features, cfg.hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(cfg.hidden, 1),
+        )
+
+
+def run_rank(ctx, config: dict) -> dict:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    cfg = SmokeConfig.from_dict(config)
+    on_cuda = cfg.device == "cuda"
+    if on_cuda:
+        gpu = ctx.local_rank % torch.cuda.device_count()
+        torch.cuda.set_device(gpu)
+        device = torch.device("cuda", gpu)
+    else:
+        device = torch.device("cpu")
+        _share_cores(torch, ctx.local_world_size)
+    dist = ctx.init_process_group(cfg.backend, timeout_s=cfg.timeout_s)
+    rank, world = dist.get_rank(), dist.get_world_size()
+
+    x, y, eval_x, eval_y = make_data(torch, cfg)
+    dataset = TensorDataset(x, y)
+    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=cfg.seed)
+    loader_kw: dict = {"batch_size": cfg.batch_size, "sampler": sampler, "pin_memory": on_cuda}
+    if cfg.num_workers > 0:
+        loader_kw.update(num_workers=cfg.num_workers, persistent_workers=True, multiprocessing_context="spawn")
+    loader = DataLoader(dataset, **loader_kw)
+
+    ctx.progress("sharding", 0)
+    sharding = _sampler_orders(DistributedSampler, dataset, sampler, world, rank, cfg.seed)
+
+    model = make_model(torch, cfg).to(device)
+    ddp = DDP(model, device_ids=[device.index] if on_cuda else None)
+    _inject(torch, dist, ctx.fault, ddp, model)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=cfg.lr, momentum=cfg.momentum)
+    scaler = torch.amp.GradScaler("cuda") if cfg.amp and on_cuda else None
+    amp_dtype = torch.float16 if on_cuda else torch.bfloat16
+    eval_x, eval_y = eval_x.to(device), eval_y.to(device)
+    initial_loss = _eval_loss(torch, F, model, eval_x, eval_y)
+
+    # ---- the timed loop: nothing in it but what a plain DDP loop does, a list append,
+    # ---- a throttled heartbeat, and SYNC_POINTS digests whose time is taken out.
+    sync_every = max(1, cfg.steps // SYNC_POINTS)
+    digests: list[list] = []
+    losses = []
+    paused = 0.0
+    step = epoch = 0
+    last_beat = time.monotonic()
+    ctx.progress(STAGE_TRAIN, 0)
+    sampler.set_epoch(0)
+    # The first batch is fetched before the clock: DataLoader workers start up there, a
+    # cost measured on its own (dataloader-workers); the plain loop it is compared with
+    # pays nothing for it either when num_workers is 0.
+    epoch_iter = iter(loader)
+    batches = itertools.chain([next(epoch_iter)], epoch_iter)
+    start = time.perf_counter()
+    while step < cfg.steps:
+        for xb, yb in batches:
+            ctx.fault_point(STAGE_TRAIN)
+            xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast(device.type, dtype=amp_dtype, enabled=cfg.amp):
+                loss = F.mse_loss(ddp(xb), yb)
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                loss.backward()
+                optimizer.step()
+            losses.append(loss.detach())
+            step += 1
+            if step % sync_every == 0 or step == cfg.steps:
+                if on_cuda:
+                    torch.cuda.synchronize()  # queued work is training time, not digest time
+                mark = time.perf_counter()
+                digests.append([step, _model_digest(torch, model)])
+                paused += time.perf_counter() - mark
+            now = time.monotonic()
+            if now - last_beat >= HEARTBEAT_S:
+                ctx.progress(STAGE_TRAIN, step)
+                last_beat = now
+            if step >= cfg.steps:
+                break
+        epoch += 1
+        if step < cfg.steps:
+            sampler.set_epoch(epoch)
+            batches = iter(loader)
+    del batches, epoch_iter
+    if on_cuda:
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start - paused
+    ctx.progress("verify", cfg.steps + 1)
+
+    step_losses = torch.stack(losses).float().cpu() if losses else torch.zeros(0)
+    learning = {
+        "initial_loss": initial_loss,
+        "final_loss": _eval_loss(torch, F, model, eval_x, eval_y),
+        "first_step_loss": float(step_losses[0]) if len(step_losses) else None,
+        "last_step_loss": float(step_losses[-1]) if len(step_losses) else None,
+        "epochs": epoch,  # epochs started (the last one may be partial)
+    }
+    sync = {
+        "checkpoints": digests,
+        "params": {name: _digest(torch, p) for name, p in model.named_parameters()},
+        "spread": _param_spread(torch, dist, model),
+    }
+    ctx.progress("checkpoint", cfg.steps + 2)
+    checkpoint = _checkpoint(torch, dist, ctx, cfg, rank, ddp, model, device, eval_x)
+    ctx.progress("gradient-check", cfg.steps + 3)
+    gradient = _gradient_check(torch, F, dist, cfg, ddp, model, dataset, world, rank, device, amp_dtype)
+    workers = None
+    if cfg.num_workers > 0:
+        from gpudoctor.smoke.workers import worker_startup
+
+        ctx.progress("dataloader-workers", cfg.steps + 4)
+        workers = worker_startup(torch, dataset, sampler, cfg)
+    result = {
+        "rank": rank,
+        "world_size": world,
+        "device": str(device),
+        "backend": cfg.backend,
+        "amp": cfg.amp,
+        "fault": ctx.fault,
+        "threads": torch.get_num_threads(),
+        "sharding": sharding,
+        "learning": learning,
+        "sync": sync,
+        "checkpoint": checkpoint,
+        "gradient": gradient,
+        "workers": workers,
+        "throughput": {
+            "steps": step,
+            "batch_size": cfg.batch_size,
+            "seconds": seconds,
+            "steps_per_s": step / seconds if seconds > 0 else None,
+            "samples_per_s": step * cfg.batch_size / seconds if seconds > 0 else None,
+        },
+    }
+    if cfg.gather:
+        everyone: list = [None] * world
+        dist.all_gather_object(everyone, result)
+        result = {"ranks": everyone}
+    ctx.progress("finished", cfg.steps + 5)
+    dist.destroy_process_group()
+    return result
+
+
+def _share_cores(torch, local_world: int) -> None:
+    """As torchrun does: ranks on one host split its cores instead of each taking all
+    of them (oversubscribed CPU threads make every rank slower). OMP_NUM_THREADS wins."""
+    if "OMP_NUM_THREADS" not in os.environ and local_world > 1:
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world))
+
+
+def _inject(torch, dist, fault: str | None, ddp, model) -> None:
+    """The faults this command adds; each is what a real bug does to one rank."""
+    if fault == FAULT_NOSYNC:
+        # As if this rank trained under ddp.no_sync(): it keeps its own gradient and never
+        # takes the average. A real no_sync() on one rank alone would leave its peers waiting
+        # in the all-reduce forever (a hang, the launcher's finding); this rank still joins
+        # the all-reduce so that its peers go on and the divergence can be measured.
+        def keep_local_gradient(state, bucket):
+            local = bucket.buffer().clone()
+            shared = bucket.buffer().div_(dist.get_world_size())  # the peers still get a true average
+            fut = dist.all_reduce(shared, async_op=True).get_future()
+            return fut.then(lambda _: local)
+
+        ddp.register_comm_hook(None, keep_local_gradient)
+    elif fault == FAULT_BADGRAD:
+        # A tensor hook runs before DDP's reducer reads the gradient: the rank sends a
+        # wrong gradient into the average (as a per-rank loss scale bug would).
+        for p in model.parameters():
+            p.register_hook(lambda g: g * BADGRAD_SCALE)
+
+
+def _sampler_orders(sampler_cls, dataset, sampler, world: int, rank: int, seed: int) -> dict:
+    """The training sampler's order for epochs 0 and 1, and a twin's two passes without set_epoch."""
+    sampler.set_epoch(0)
+    epoch0 = list(sampler)
+    sampler.set_epoch(1)
+    epoch1 = list(sampler)
+    twin = sampler_cls(dataset, num_replicas=world, rank=rank, shuffle=True, seed=seed)
+    return {
+        "dataset_size": len(dataset),
+        "total_size": sampler.total_size,
+        "epoch0": epoch0,
+        "epoch1": epoch1,
+        "unset0": list(twin),
+        "unset1": list(twin),
+    }
+
+
+def _eval_loss(torch, F, model, x, y) -> float:
+    with torch.no_grad():
+        return float(F.mse_loss(model(x), y))
+
+
+def _digest(torch, tensor) -> str:
+    data = tensor.detach().reshape(-1).cpu().contiguous().view(torch.uint8).numpy().tobytes()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _model_digest(torch, model) -> str:
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().reshape(-1).cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def _param_spread(torch, dist, model) -> dict[str, float]:
+    """Per parameter, the largest element-wise difference between any two ranks
+    (element-wise max over ranks minus min over ranks): the size of a divergence."""
+    flat = torch.cat([p.detach().reshape(-1).float() for p in model.parameters()])
+    high, low = flat.clone(), flat.clone()
+    dist.all_reduce(high, op=dist.ReduceOp.MAX)
+    dist.all_reduce(low, op=dist.ReduceOp.MIN)
+    gap = (high - low).cpu()
+    out, offset = {}, 0
+    for name, p in model.named_parameters():
+        n = p.numel()
+        out[name] = float(gap[offset : offset + n].max()) if n else 0.0
+        offset += n
+    return out
+
+
+def _checkpoint(torch, dist, ctx, cfg, rank, ddp, model, device, probe) -> dict:
+    """Rank 0 saves model.module.state_dict(), reloads it into a plain model and compares
+    outputs; every rank reports the files it wrote; rank 0 re-reads the file at the end."""
+    path = cfg.checkpoint_path
+    wrote: list[str] = []
+    info: dict = {"path": path}
+    if rank == 0:
+        torch.save(model.state_dict(), path)
+        wrote.append(path)
+        info["sha256"] = _file_sha(path)
+        info.update(_reload(torch, cfg, path, model, device, probe))
+    dist.barrier()
+    if ctx.fault == FAULT_SAVEALL:
+        # The unguarded line `torch.save(model.state_dict(), path)` that every rank runs.
+        torch.save(ddp.state_dict(), path)
+        wrote.append(path)
+    dist.barrier()
+    if rank == 0:
+        info["sha256_at_end"] = _file_sha(path)
+        if info["sha256_at_end"] != info["sha256"]:
+            try:
+                keys = list(torch.load(path, map_location="cpu", weights_only=True))
+                info["keys_at_end"] = keys
+            except Exception as exc:  # noqa: BLE001 - a clobbered file is evidence, not a crash
+                info["keys_at_end_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    info["wrote"] = wrote
+    return info
+
+
+def _reload(torch, cfg, path, model, device, probe) -> dict:
+    out: dict = {}
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+    except Exception as exc:  # noqa: BLE001
+        return {"keys": [], "load_error": f"{type(exc).__name__}: {exc}"[:300]}
+    out["keys"] = list(state)
+    plain = make_model(torch, cfg).to(device)
+    try:
+        plain.load_state_dict(state)
+    except RuntimeError as exc:
+        out["load_error"] = str(exc).strip().splitlines()[0][:300]
+        return out
+    with torch.no_grad():
+        out["output_max_diff"] = float((plain(probe) - model(probe)).abs().max())
+    return out
+
+
+def _file_sha(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()[:16]
+    except OSError:
+        return None
+
+
+def _first_batch(sampler_cls, dataset, world: int, rank: int, seed: int, batch: int) -> list[int]:
+    s = sampler_cls(dataset, num_replicas=world, rank=rank, shuffle=True, seed=seed)
+    s.set_epoch(0)
+    return list(s)[:batch]
+
+
+def _gradient_check(torch, F, dist, cfg, ddp, model, dataset, world, rank, device, amp_dtype) -> dict | None:
+    """One more DDP step, from parameters made identical first, on every rank's first
+    batch; rank 0 takes the same step as a single process on the N*B concatenated batch.
+    Plain SGD (no momentum), so each parameter moves by exactly -lr * its gradient."""
+    from torch.utils.data import DistributedSampler
+
+    with torch.no_grad():
+        for p in model.parameters():
+            dist.broadcast(p, 0)  # a divergence is the sync check's business, not this one's
+    before = [p.detach().clone() for p in model.parameters()]
+    x, y = dataset.tensors
+    mine = _first_batch(DistributedSampler, dataset, world, rank, cfg.seed, cfg.batch_size)
+    step = torch.optim.SGD(ddp.parameters(), lr=cfg.lr)
+    step.zero_grad(set_to_none=True)
+    with torch.autocast(device.type, dtype=amp_dtype, enabled=cfg.amp):
+        loss = F.mse_loss(ddp(x[mine].to(device)), y[mine].to(device))
+    loss.backward()
+    step.step()
+    if rank != 0:
+        return None
+    everyone = [i for r in range(world) for i in _first_batch(DistributedSampler, dataset, world, r, cfg.seed, cfg.batch_size)]
+    reference = make_model(torch, cfg).to(device)
+    with torch.no_grad():
+        for q, b in zip(reference.parameters(), before):
+            q.copy_(b)
+    ref_step = torch.optim.SGD(reference.parameters(), lr=cfg.lr)
+    with torch.autocast(device.type, dtype=amp_dtype, enabled=cfg.amp):
+        ref_loss = F.mse_loss(reference(x[everyone].to(device)), y[everyone].to(device))
+    ref_loss.backward()
+    ref_step.step()
+    worst_name, worst_diff, scale = "", 0.0, 0.0
+    per_param = {}
+    with torch.no_grad():
+        for (name, p), q, b in zip(model.named_parameters(), reference.parameters(), before):
+            diff = float(((p - b) - (q - b)).abs().max())
+            per_param[name] = diff
+            scale = max(scale, float((q - b).abs().max()))
+            if diff > worst_diff:
+                worst_name, worst_diff = name, diff
+    return {
+        "ranks": world,
+        "batch_per_rank": len(mine),
+        "reference_batch": len(everyone),
+        "max_abs_diff": worst_diff,
+        "max_update": scale,
+        "relative_error": worst_diff / scale if scale > 0 else 0.0,
+        "worst_param": worst_name,
+        "per_param": per_param,
+        "tolerance": cfg.grad_tolerance,
+    }

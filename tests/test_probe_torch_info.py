@@ -1,0 +1,90 @@
+"""torch's view, taken in a real child interpreter on this machine."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from gpudoctor.probe.torch_info import MARKER, parse_child_output, probe_torch
+from gpudoctor.probe.unavailable import Unavailable
+
+BROKEN = 'raise ImportError("libcudart.so.12: cannot open shared object file: No such file or directory")\n'
+
+
+@pytest.fixture
+def broken_torch(tmp_path, monkeypatch):
+    pkg = tmp_path / "torch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(BROKEN)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    return pkg
+
+
+@pytest.mark.slow
+def test_real_torch_on_this_machine():
+    import torch  # the same torch the child imports
+
+    t = probe_torch()
+    assert t.status == "ok" and t.error == ""
+    assert t.version == torch.__version__
+    assert t.cuda == torch.version.cuda
+    assert t.device_count == torch.cuda.device_count()
+    assert t.backends["gloo"] is True
+    assert t.executable == sys.executable
+
+
+@pytest.mark.slow
+def test_visible_override_reaches_the_child(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert probe_torch(visible="1,0").cuda_visible_devices == "1,0"
+    assert probe_torch(visible="").cuda_visible_devices == ""
+    assert probe_torch().cuda_visible_devices is None
+
+
+def test_broken_torch_is_a_fact_not_an_exception(broken_torch):
+    t = probe_torch()
+    assert t.status == "import-failed"
+    assert t.error.startswith("ImportError: libcudart.so.12")
+    assert str(broken_torch / "__init__.py") in t.detail
+    assert isinstance(t.version, Unavailable) and "import torch failed" in t.version.reason
+    assert t.devices == ()
+
+
+def test_torch_raising_something_else_is_caught(tmp_path, monkeypatch):
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("import sys; sys.exit(3)\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    t = probe_torch()
+    assert t.status == "import-failed" and t.error.startswith("SystemExit")
+
+
+def test_a_hanging_child_is_killed_at_the_deadline():
+    t = probe_torch(timeout=0.05)
+    assert t.status == "timeout" and "did not finish" in t.error
+    assert isinstance(t.device_count, Unavailable)
+
+
+def test_child_output_without_an_answer():
+    t = parse_child_output("some noise\n", "Segmentation fault\n", -11, None)
+    assert t.status == "probe-failed" and "signal 11" in t.error and "Segmentation fault" in t.detail
+
+
+def test_child_output_with_noise_before_the_answer():
+    t = parse_child_output("torch says hi\n" + MARKER + "{not json\n", "", 0, "0")
+    assert t.status == "probe-failed" and "unreadable" in t.error and t.cuda_visible_devices == "0"
+
+
+def test_in_process_view_reads_torch_only_if_imported():
+    code = (
+        "from gpudoctor.probe.torch_info import in_process_view as v\n"
+        "a = v()\n"
+        "import torch\n"
+        "b = v()\n"
+        "print(type(a.cuda_initialized).__name__, b.cuda_initialized)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    # Before the import: unknown, with a reason; after it (CPU machine): not initialised.
+    assert out.stdout.split() == ["Unavailable", "False"]
