@@ -135,7 +135,13 @@ def main() -> None:
             plain[nbytes].append(bw)
         for nbytes, bw in gpudoctor_busbw(args.backend, sizes, args.iters).items():
             doctor[nbytes].append(bw)
-        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+        print(
+            f"round {r + 1}/{args.rounds}: plain "
+            + " ".join(f"{plain[s][-1]:.3f}" for s in sizes)
+            + " | gpudoctor "
+            + " ".join(f"{doctor[s][-1]:.3f}" for s in sizes),
+            file=sys.stderr,
+        )
 
     print(f"busbw, {args.backend}, 2 ranks, {args.iters} iters, median of {args.rounds} rounds")
     print(f"{'size':>6} {'plain GB/s':>11} {'gpudoctor GB/s':>15} {'ratio':>7}")

@@ -54,8 +54,11 @@ def main() -> int:
     parser.add_argument("root", nargs="?", help="corpus directory (default: the installed torch package)")
     args = parser.parse_args()
 
+    from gpudoctor.lint import engine
     from gpudoctor.lint.engine import lint_files, python_files
     from gpudoctor.lint.rules import ALL
+
+    engine.RAISE_RULE_ERRORS = True  # a rule that breaks on this corpus must show, not go quiet
 
     root = args.root
     if root is None:

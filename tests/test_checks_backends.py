@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from facts_cases import by_id, cpu_facts, gpu2_facts, ids, vary
+from facts_cases import by_id, cpu_facts, gpu2_facts, ids, vary, visible
 from gpudoctor.checks.backends import check_backends
 from gpudoctor.findings import Severity
 from gpudoctor.probe.torch_info import failed
@@ -19,7 +19,7 @@ def test_gpu_machine_uses_nccl():
     findings = check_backends(gpu2_facts())
     assert ids(findings) == ["backend-gloo", "backend-nccl", "backend-choice"]
     assert "NCCL 2.27.5" in by_id(findings, "backend-nccl").title
-    assert "NCCL for up to 2 rank(s)" in by_id(findings, "backend-choice").title
+    assert "2 GPUs: `allreduce` and `train-smoke` will use NCCL for up to 2 ranks" in by_id(findings, "backend-choice").title
 
 
 def test_nccl_missing_with_gpus():
@@ -46,3 +46,8 @@ def test_distributed_unavailable():
 def test_nothing_when_torch_does_not_import():
     facts = vary(cpu_facts(), "torch", failed("import-failed", "ImportError: x", None))
     assert check_backends(facts) == []
+
+
+def test_one_gpu_runs_one_nccl_rank():
+    title = by_id(check_backends(visible(gpu2_facts(), "1", [1])), "backend-choice").title
+    assert title.startswith("1 GPU: `allreduce` and `train-smoke` will use NCCL for 1 rank")

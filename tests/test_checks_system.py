@@ -14,8 +14,8 @@ def test_snapshot_machine_is_healthy():
     facts = cpu_facts()
     assert by_id(check_shm(facts), "shm-size").severity is Severity.OK
     assert by_id(check_open_files(facts), "open-files-limit").severity is Severity.OK
-    assert by_id(check_ram(facts), "ram").severity is Severity.OK
-    assert by_id(check_cpus(facts), "cpus").severity is Severity.OK
+    assert by_id(check_ram(facts), "ram-size").severity is Severity.OK
+    assert by_id(check_cpus(facts), "cpu-count").severity is Severity.OK
 
 
 def test_docker_default_shm_is_too_small():
@@ -46,10 +46,10 @@ def test_unlimited_open_files():
 
 def test_restricted_affinity_is_info():
     facts = vary(cpu_facts(), "system.cpu_affinity", (0,))
-    f = by_id(check_cpus(facts), "cpus")
+    f = by_id(check_cpus(facts), "cpu-count")
     assert f.severity is Severity.INFO and "1 of 2" in f.title
 
 
 def test_container_hint():
-    assert by_id(check_container(cpu_facts()), "container").evidence["hints"] == ["/.dockerenv"]
+    assert by_id(check_container(cpu_facts()), "container-detected").evidence["hints"] == ["/.dockerenv"]
     assert check_container(vary(cpu_facts(), "system.container", ())) == []

@@ -294,3 +294,8 @@ def test_visible_override_explains_the_what_if():
     # the other visibility checks judge the what-if value, not the environment's
     assert "cuda:0 = GPU 1" in by_id(check_visible_devices(facts), "visible-devices").title
     assert check_set_after_init(facts) == []
+
+
+def test_device_count_leaves_mig_to_the_mig_check():
+    facts = vary(visible(gpu2_facts(), None, [0]), "nvml.gpus[1].mig_mode", "enabled")
+    assert check_device_count(facts) == []

@@ -3,8 +3,8 @@
 For each size: fill a buffer with this rank's deterministic data, run the
 collective once and check the result element by element against the exact
 expected values; then `warmup` untimed calls and `iters` timed ones (CUDA
-events around each call on a GPU; on CPU the host clock around each call, the
-ranks lined up by a barrier first, which is not timed). Every rank's times and
+events around each call on a GPU; on CPU the host clock, read after each call of
+a loop that a barrier lines up across ranks). Every rank's times and
 wrong counts are gathered so rank 0 holds the whole row, writes it where the
 supervisor's display can read it, and returns the table.
 
@@ -136,13 +136,14 @@ class _Collective:
 
 
 def _host_times(coll: _Collective, dist, iters: int) -> list[float]:
-    times = []
+    """One barrier lines the ranks up, then the calls run back to back, as in a
+    plain timing loop; a timestamp after each call gives each iteration's time."""
+    dist.barrier()
+    stamps = [time.perf_counter()]
     for _ in range(iters):
-        dist.barrier()  # every rank starts the call together; the barrier is not timed
-        start = time.perf_counter()
         coll.call()
-        times.append((time.perf_counter() - start) * 1e6)
-    return times
+        stamps.append(time.perf_counter())
+    return [(b - a) * 1e6 for a, b in zip(stamps, stamps[1:])]
 
 
 def _cuda_times(coll: _Collective, dist, iters: int, torch) -> list[float]:

@@ -66,6 +66,7 @@ def test_json_parses_and_carries_the_facts(json_run):
     assert d["command"] == "check" and d["ok"] is True and isinstance(d["gpudoctor"], str)
     for f in d["findings"]:
         assert set(f) >= {"id", "severity", "title", "evidence", "why", "fix"}
+    assert "check-failed" not in [f["id"] for f in d["findings"]]
     facts = Facts.from_dict(d["facts"])
     assert facts.torch.status == "ok"
 
@@ -155,3 +156,31 @@ def test_visible_what_if(json_run):
 def test_visible_cannot_combine_with_facts():
     r = run("--facts", str(FIXTURES / "facts_cpu.json"), "--visible", "0")
     assert r.returncode == 2 and "--visible" in r.stderr
+
+
+def test_ctrl_c_leaves_no_torch_child_behind():
+    import signal
+    import time
+
+    import psutil
+
+    env = dict(os.environ)
+    proc = subprocess.Popen([*CMD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        parent = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 30
+        children = []
+        while not children and time.monotonic() < deadline and proc.poll() is None:
+            children = parent.children()
+            time.sleep(0.02)
+        assert children, "the torch probe child never started"
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    # gpudoctor kills and reaps the child before it exits: none may still run now.
+    assert [c.pid for c in children if c.is_running()] == []

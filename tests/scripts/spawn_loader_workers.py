@@ -1,6 +1,7 @@
-"""Ranks started with mp.spawn, each with a DataLoader with 2 workers and no
-persistent_workers: every epoch starts new workers, and each worker takes a
-while to get ready (as one that opens files or connections does).
+"""Ranks started with mp.spawn, each with a DataLoader with workers and no
+persistent_workers: every epoch starts new workers. In a spawned rank they are
+spawned too (a spawned process inherits its parent's start method), so each
+one imports torch again and rebuilds the dataset before the first batch.
 `--persistent` is the fixed script."""
 
 import argparse
@@ -13,14 +14,14 @@ from ranks import start
 
 
 def open_resources(worker_id):
-    time.sleep(0.3)  # what each new worker pays before its first batch
+    time.sleep(0.1)  # what each new worker pays before its first batch
 
 
 def train(rank, world_size, args):
     loader = DataLoader(
         TensorDataset(torch.arange(16.0)),
         batch_size=4,
-        num_workers=2,
+        num_workers=args.workers,
         persistent_workers=args.persistent,
         worker_init_fn=open_resources,
     )
@@ -35,4 +36,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--persistent", action="store_true")
     parser.add_argument("--epochs", type=int, default=2)
-    start(train, parser.parse_args())
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--ranks", type=int, default=2)
+    args = parser.parse_args()
+    start(train, args, world_size=args.ranks)

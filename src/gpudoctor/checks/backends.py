@@ -4,6 +4,7 @@ was built with it."""
 
 from __future__ import annotations
 
+from gpudoctor.checks.wording import plural
 from gpudoctor.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 
@@ -84,8 +85,9 @@ def _choice(facts: Facts, gpus: int, have: dict[str, bool]) -> Finding:
         where = "no CUDA GPU for torch" if gpus == 0 else "no NCCL"
         title = f"{where[0].upper()}{where[1:]}: `allreduce` and `train-smoke` will run on CPU with gloo"
     else:
+        ranks = "1 rank" if gpus == 1 else f"up to {gpus} ranks"
         title = (
-            f"{gpus} GPU(s): `allreduce` and `train-smoke` will use NCCL for up to {gpus} rank(s), "
+            f"{plural(gpus, 'GPU')}: `allreduce` and `train-smoke` will use NCCL for {ranks}, "
             "one GPU each, and gloo on CPU beyond that"
         )
     return Finding(id="backend-choice", severity=Severity.INFO, title=title, evidence=evidence, area=AREA)

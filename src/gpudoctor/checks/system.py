@@ -28,7 +28,7 @@ def check_cpus(facts: Facts) -> list[Finding]:
     if usable is not None and isinstance(s.cpus_logical, int) and usable < s.cpus_logical:
         return [
             Finding(
-                id="cpus",
+                id="cpu-count",
                 severity=Severity.INFO,
                 title=f"This process may use {usable} of {s.cpus_logical} logical CPUs (CPU affinity is restricted)",
                 evidence=evidence,
@@ -37,13 +37,13 @@ def check_cpus(facts: Facts) -> list[Finding]:
                 area=AREA,
             )
         ]
-    return [ok("cpus", f"{plural(s.cpus_logical, 'logical CPU') if isinstance(s.cpus_logical, int) else shown(s.cpus_logical)} "
+    return [ok("cpu-count", f"{plural(s.cpus_logical, 'logical CPU') if isinstance(s.cpus_logical, int) else shown(s.cpus_logical)} "
                f"({shown(s.cpus_physical)} physical)", AREA, **evidence)]
 
 
 def check_ram(facts: Facts) -> list[Finding]:
     s = facts.system
-    return [ok("ram", f"{size(s.ram_total_bytes)} RAM, {size(s.ram_available_bytes)} available", AREA,
+    return [ok("ram-size", f"{size(s.ram_total_bytes)} RAM, {size(s.ram_available_bytes)} available", AREA,
                total=size(s.ram_total_bytes), available=size(s.ram_available_bytes))]
 
 
@@ -103,7 +103,7 @@ def check_container(facts: Facts) -> list[Finding]:
         return []
     return [
         Finding(
-            id="container",
+            id="container-detected",
             severity=Severity.INFO,
             title="Running in a container: GPUs, /dev/shm and network are what the container was given",
             evidence={"hints": list(hints)},

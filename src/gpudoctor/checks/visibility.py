@@ -322,6 +322,8 @@ def check_device_count(facts: Facts) -> list[Finding]:
     """NVML sees N GPUs, CUDA_VISIBLE_DEVICES says K of them, torch sees M."""
     if not (facts.nvml.available and facts.nvml.gpus and _torch_sees_cuda(facts)):
         return []
+    if any(g.mig_mode == "enabled" for g in facts.nvml.gpus):
+        return []  # CUDA counts MIG instances, not GPUs; mig-enabled says so
     selection = select_gpus(parse_visible_devices(facts.visible_devices), facts.nvml.gpus, True)
     if isinstance(selection.gpus, Unavailable):
         return []

@@ -37,7 +37,7 @@ def checkpoint_target(save: str) -> str:
             with tempfile.NamedTemporaryFile(dir=parent, prefix=".gpudoctor-probe-"):
                 pass
     except OSError as exc:
-        usage_error(f"--save {save}: cannot write there ({exc.strerror or exc})")
+        usage_error(f"--save {save}: cannot create a file in {parent} ({exc.strerror or exc})")
     return str(path.resolve())
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import multiprocessing
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
@@ -18,7 +19,10 @@ from gpudoctor.lint.rule import Diagnostic, Hit, Rule
 from gpudoctor.lint.rules import ALL, BY_ID, CHECKS
 from gpudoctor.lint.source import ALL_RULES, decode, suppressions
 
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 SKIPPED_DIRS = {"__pycache__", "site-packages", "node_modules", "venv"}
+# Syntax is judged by the interpreter running the linter.
+PYTHON = f"Python {sys.version_info.major}.{sys.version_info.minor}"
 # Tests and the corpus benchmark set this to see rule failures instead of silence.
 RAISE_RULE_ERRORS = False
 # Below this many files one process is faster than starting a pool.
@@ -96,28 +100,27 @@ def lint_source(data: bytes | str, path: str, rules: Sequence[Rule] = ALL) -> li
     except SyntaxError as exc:
         if "syntax-error" not in ids:
             return []
-        return [_file_problem(path, exc.lineno or 1, exc.offset or 1, "syntax-error", f"not valid Python: {exc.msg}")]
+        return [_file_problem(path, exc.lineno or 1, exc.offset or 1, "syntax-error", f"not valid {PYTHON}: {exc.msg}")]
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
         if "syntax-error" not in ids:
             return []
-        return [_file_problem(path, 1, 1, "syntax-error", f"not valid Python: {exc}")]
+        return [_file_problem(path, 1, 1, "syntax-error", f"not valid {PYTHON}: {exc}")]
     relevant = [r for r in rules if r.relevant(text) and r.id not in ("syntax-error", "unreadable-file")]
     if not relevant:
         return []
     model = FileModel(tree, text)
-    lines = text.splitlines()
-    out = []
+    hits: list[tuple[Rule, Hit]] = []
     for rule in relevant:
         try:
-            hits = list(rule.check(model))
-        except RecursionError:
+            hits += [(rule, hit) for hit in rule.check(model)]
+        except Exception:  # one odd file must not stop the whole run
             if RAISE_RULE_ERRORS:
                 raise
-            continue  # a pathological file: this rule cannot follow it, say nothing
-        for hit in hits:
-            out.append(_diagnostic(path, rule, hit, lines))
-    if not out:
-        return out
+            continue  # this rule cannot follow this file: say nothing rather than guess
+    if not hits:
+        return []
+    lines = LINE_BREAK.split(text)  # as ast counts lines (not str.splitlines, which splits on \f too)
+    out = [_diagnostic(path, rule, hit, lines) for rule, hit in hits]
     suppressed = suppressions(text)
     out = [d for d in out if not ({d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()))]
     return sorted(set(out), key=lambda d: (d.line, d.col, d.rule))

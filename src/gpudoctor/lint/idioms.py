@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.lint.model import Element, FileModel, constant, keyword, terminal_name
+from gpudoctor.lint.model import ITERATION_WRAPPERS, Element, FileModel, constant, keyword, terminal_name
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
 LOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5}
@@ -44,7 +44,7 @@ def samplers_of(file: FileModel, loader: ast.Call) -> list[ast.Call]:
 
 def strip_iteration(node: ast.expr) -> ast.expr:
     """`enumerate(tqdm(loader))` -> `loader`."""
-    while type(node) is ast.Call and node.args and terminal_name(node.func) in ("enumerate", "tqdm", "iter", "track"):
+    while type(node) is ast.Call and node.args and terminal_name(node.func) in ITERATION_WRAPPERS:
         node = node.args[0]
     return node
 
@@ -66,12 +66,11 @@ def _tensor_origin(file: FileModel, origin: object) -> bool:
         if not origin.path:
             return False
         iterable = strip_iteration(origin.iterable)
-        sources = file.origins(iterable)
-        if any(is_loader(file, s) for s in sources):
+        if any(is_loader(file, s) for s in file.origins(iterable)):
             return True
-        return terminal_name(iterable).lower().endswith("loader") and all(
-            not isinstance(s, ast.Call) or file.local_function(s) is None for s in sources
-        )
+        # `for x, y in train_loader` where the loader comes from elsewhere
+        # (a parameter, `accelerator.prepare(...)`): the name says what it is.
+        return terminal_name(iterable).lower().endswith("loader")
     return False
 
 

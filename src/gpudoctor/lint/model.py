@@ -26,8 +26,9 @@ SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Cla
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # How deep value resolution follows assignments, parameters and returns.
 DEPTH = 12
-# Calls that hand back (an iterator over) their argument: `for b in tqdm(loader)`.
-ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "trange", "track", "progress_bar", "auto"}
+# Calls that iterate over their first argument's items: `for b in tqdm(loader)`
+# (enumerate pairs each item with its index).
+ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "track"}
 
 # A test that mentions the process rank: `rank == 0`, `dist.get_rank() == 0`,
 # `args.local_rank in (-1, 0)`, `accelerator.is_main_process`, `trainer.is_global_zero`.
@@ -440,7 +441,7 @@ class FileModel:
             and path[0] == 1
         ):
             iterable, path = iterable.args[0], path[1:]
-        while type(iterable) is ast.Call and terminal_name(iterable.func) in ITERATION_WRAPPERS - {"enumerate", "zip"} and iterable.args:
+        while type(iterable) is ast.Call and terminal_name(iterable.func) in ITERATION_WRAPPERS - {"enumerate"} and iterable.args:
             iterable = iterable.args[0]
         return Element(iterable, path)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 # `# gpudoctor: ignore` (every rule) or `# gpudoctor: ignore[rule-a, rule-b]`.
 SUPPRESSION = re.compile(r"#\s*gpudoctor:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
+MENTION = re.compile("gpudoctor", re.IGNORECASE)
 ALL_RULES = "*"
 
 
@@ -42,7 +43,7 @@ def decode(data: bytes) -> Decoded:
 def suppressions(text: str) -> dict[int, frozenset[str]]:
     """Line -> rule ids suppressed on it ({"*"} for a bare ignore). Only real
     comments count, not the same characters inside a string."""
-    if "gpudoctor" not in text:  # the common case: no tokenizing at all
+    if not MENTION.search(text):  # the common case: no tokenizing at all
         return {}
     found: dict[int, frozenset[str]] = {}
     try:

@@ -4,7 +4,6 @@ read back from a file saved with `gpudoctor check --json`."""
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,9 +16,9 @@ from gpudoctor.probe.system import SystemFacts, probe_system
 from gpudoctor.probe.torch_info import (
     DEFAULT_TIMEOUT_S,
     InProcessTorch,
+    TorchChild,
     TorchFacts,
     in_process_view,
-    probe_torch,
 )
 
 SCHEMA = 1
@@ -65,12 +64,14 @@ def collect(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> F
     # NVML first: while torch's child runs, its own CUDA context would show up
     # as "memory held by another process".
     nvml = probe_nvml()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpudoctor-torch") as pool:
-        torch_future = pool.submit(probe_torch, visible, timeout)
+    child = TorchChild(visible, timeout)  # importing torch takes the longest: run the rest meanwhile
+    try:
         environment = probe_environment()
         system = probe_system()
         in_process = in_process_view()
-        torch = torch_future.result()
+        torch = child.result()
+    finally:
+        child.kill()
     return Facts(
         schema=SCHEMA,
         gpudoctor=__version__,

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,39 +112,64 @@ def child_env(visible: str | None = None, base: dict[str, str] | None = None) ->
     return env
 
 
+class TorchChild:
+    """A torch probe running in its own interpreter: start it, do other work,
+    then read its answer. The child is killed at the deadline, and on any
+    exception (Ctrl-C included) while we wait, so it is never left behind."""
+
+    def __init__(self, visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        env = child_env(visible)
+        self.visible = env.get("CUDA_VISIBLE_DEVICES")
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.proc: subprocess.Popen[str] | None = None
+        self.failure: TorchFacts | None = None
+        try:
+            source = CHILD_SOURCE.read_text(encoding="utf-8")
+        except OSError as exc:
+            self.failure = failed("probe-failed", f"cannot read {CHILD_SOURCE}: {describe_error(exc)}", self.visible)
+            return
+        # `python -c` puts the working directory first on sys.path, as the
+        # user's own `python -c "import torch"` would.
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", source],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",
+            )
+        except OSError as exc:
+            self.failure = failed("probe-failed", f"cannot start {sys.executable}: {describe_error(exc)}", self.visible)
+
+    def result(self) -> TorchFacts:
+        if self.failure is not None or self.proc is None:
+            return self.failure or failed("probe-failed", "the torch probe did not start", self.visible)
+        try:
+            out, err = self.proc.communicate(timeout=max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return failed(
+                "timeout",
+                f"a fresh `python -c 'import torch; torch.cuda.device_count()'` did not finish in {self.timeout:.0f} s",
+                self.visible,
+            )
+        except BaseException:
+            self.kill()
+            raise
+        return parse_child_output(out, err, self.proc.returncode, self.visible)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+
 def probe_torch(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> TorchFacts:
-    """Run the child and read its answer. `visible` replaces CUDA_VISIBLE_DEVICES."""
-    env = child_env(visible)
-    seen = env.get("CUDA_VISIBLE_DEVICES")
-    try:
-        source = CHILD_SOURCE.read_text(encoding="utf-8")
-    except OSError as exc:
-        return failed("probe-failed", f"cannot read {CHILD_SOURCE}: {describe_error(exc)}", seen)
-    # `python -c` puts the working directory first on sys.path, as the user's
-    # own `python -c "import torch"` would.
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", source],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-        )
-    except OSError as exc:
-        return failed("probe-failed", f"cannot start {sys.executable}: {describe_error(exc)}", seen)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return failed(
-            "timeout",
-            f"a fresh `python -c 'import torch; torch.cuda.device_count()'` did not finish in {timeout:.0f} s",
-            seen,
-        )
-    return parse_child_output(out, err, proc.returncode, seen)
+    """torch's view from a fresh child; `visible` replaces CUDA_VISIBLE_DEVICES."""
+    return TorchChild(visible, timeout).result()
 
 
 def parse_child_output(out: str, err: str, returncode: int, visible: str | None) -> TorchFacts:

@@ -99,7 +99,7 @@ def rich_header(facts: Facts) -> list[RenderableType]:
 
 
 def markdown_sections(facts: Facts) -> list[str]:
-    sections = ["### Versions\n\n" + table(["", ""], versions(facts))]
+    sections = ["### Versions\n\n" + table(["", "value"], versions(facts))]
     rows = device_map(facts)
     if rows:
         sections.append("### GPUs\n\n" + table(HEADERS, (_row_cells(r) for r in rows)))

@@ -7,7 +7,6 @@ into one finding whose evidence lists the ranks.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -62,8 +61,12 @@ def _module_label(name: str | None, type_name: str | None) -> str:
 
 
 def _attr(name: str) -> str:
-    """How the user reaches a submodule from their model variable."""
-    return "model" if not name else f"model.{name}"
+    """How the user reaches a submodule from their model variable:
+    "encoder.layers.2.proj" -> "model.encoder.layers[2].proj"."""
+    out = "model"
+    for part in name.split(".") if name else []:
+        out += f"[{part}]" if part.isdigit() else f".{part}"
+    return out
 
 
 # -- 1. device mismatch --------------------------------------------------------
@@ -336,7 +339,8 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
     for group in _grouped((s for s in saves if s.ddp_kind), lambda s: (s.path, s.ddp_kind, s.ddp_wrapper)):
         s = group[0]
         what = "the DistributedDataParallel wrapper" if s.ddp_kind == "wrapper" else "a DDP state_dict"
-        evidence = {**_ranks(group), "path": s.path or "a buffer", "saved": s.ddp_wrapper}
+        found_in = "the object saved" if s.ddp_wrapper == "obj" else s.ddp_wrapper
+        evidence = {**_ranks(group), "path": s.path or "a buffer", "found in": found_in}
         if s.example_key:
             evidence["key"] = s.example_key
         evidence.update(_source(s.source))
@@ -402,7 +406,3 @@ def runtime_findings(facts: Iterable[Any]) -> list[Finding]:
         *checkpoint_findings(of(CheckpointSave)),
     ]
     return sorted(found, key=lambda f: -f.severity.rank)
-
-
-def count_by_id(findings: Iterable[Finding]) -> dict[str, int]:
-    return dict(Counter(f.id for f in findings))

@@ -30,8 +30,10 @@ from gpudoctor.runtime.frames import caller_stack, is_own, traceback_frames, use
 from gpudoctor.runtime.session import session
 
 ORIGINAL_CALL = Module.__call__
-# The window: at least this many calls after the last new module was seen.
-MIN_WINDOW_CALLS = 500
+# The window closes after this many calls without a new module (and at least
+# WINDOW_PASSES calls per module seen): a few forward/backward passes.
+MIN_WINDOW_CALLS = 64
+WINDOW_PASSES = 3
 _MARK = "_gpudoctor_explained"
 
 
@@ -62,6 +64,8 @@ class CallWatch:
 
     # -- one call ----------------------------------------------------------
     def look(self, module: Module, args: tuple, kwargs: dict) -> None:
+        if "torch._dynamo" in sys.modules and torch.compiler.is_compiling():
+            return  # being traced by torch.compile: not a real call
         key = id(module)
         if key in self.seen:
             self.quiet += 1
@@ -70,8 +74,10 @@ class CallWatch:
         else:
             self.seen.add(key)
             self.quiet = 0
-            self.limit = max(MIN_WINDOW_CALLS, 2 * len(self.seen))
-        own = _first_tensor(module._parameters) or _first_tensor(module._buffers)
+            self.limit = max(MIN_WINDOW_CALLS, WINDOW_PASSES * len(self.seen))
+        own = _first_tensor(module._parameters)
+        if own is None:
+            own = _first_tensor(module._buffers)
         if own is None or hasattr(module, "_hf_hook"):  # accelerate moves weights in its own hook
             return
         device = own.device

@@ -4,6 +4,7 @@ facts and from how each rank ended. No printing here: the CLI does that."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -62,4 +63,9 @@ def run_ranks(target: Target, nproc: int, env: dict[str, str], timeout: float | 
     ]
     status = ranks_status(result)
     report = run_report(facts, processes, target.argv(), status, launch_findings(result))
+    if result.ok:
+        # Nothing to look back at: keep the logs only of a run that failed.
+        shutil.rmtree(run_dir, ignore_errors=True)
+        for p in processes:
+            p.pop("log")
     return RanksRun(report, status, run_dir)

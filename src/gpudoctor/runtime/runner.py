@@ -236,10 +236,10 @@ def main(argv: list[str]) -> NoReturn:
     except SystemExit as exc:
         status = _exit_status(exc.code)
     except BaseException as exc:  # noqa: BLE001 - whatever ends the script, python's way
-        from gpudoctor.runtime.module_calls import explain_chain
-
         try:
-            if "torch" in sys.modules:
+            if "torch" in sys.modules:  # a script without torch has nothing to explain
+                from gpudoctor.runtime.module_calls import explain_chain
+
                 explain_chain(exc)
         finally:
             _print_uncaught(exc)

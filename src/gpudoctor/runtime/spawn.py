@@ -15,7 +15,9 @@ import multiprocessing.spawn as mp_spawn
 
 from gpudoctor.runtime.session import session
 
-BOOTSTRAP = "import gpudoctor.runtime.spawned_child; "
+# A child that cannot import gpudoctor (another interpreter set with
+# multiprocessing.set_executable) must still run: the import is optional.
+BOOTSTRAP = "try:\n    import gpudoctor.runtime.spawned_child\nexcept Exception:\n    pass\n"
 _original_command_line = mp_spawn.get_command_line
 
 

@@ -48,6 +48,8 @@ def check_target(target: Target, cwd: str | None = None) -> None:
     """Raise TargetError when the target plainly cannot run."""
     cwd = cwd or os.getcwd()
     if target.kind == "module":
+        if target.name.endswith(".py"):
+            raise TargetError(f"-m takes a module name, not a file: gpudoctor run {target.name}")
         top = target.name.split(".")[0]
         if not top.isidentifier() or not all(p.isidentifier() for p in target.name.split(".")):
             raise TargetError(f"not a module name: {target.name}")

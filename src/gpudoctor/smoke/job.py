@@ -113,6 +113,12 @@ def run_rank(ctx, config: dict) -> dict:
     while step < cfg.steps:
         for xb, yb in batches:
             ctx.fault_point(STAGE_TRAIN)
+            now = time.monotonic()
+            if step == 0 or now - last_beat >= HEARTBEAT_S:
+                # "working on step k", after the fault point: a rank stuck there stays behind
+                # the peers that wait for it in the all-reduce of step k.
+                ctx.progress(STAGE_TRAIN, step + 1)
+                last_beat = now
             xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
             optimizer.zero_grad(set_to_none=True)
             with torch.autocast(device.type, dtype=amp_dtype, enabled=cfg.amp):
@@ -132,10 +138,6 @@ def run_rank(ctx, config: dict) -> dict:
                 mark = time.perf_counter()
                 digests.append([step, _model_digest(torch, model)])
                 paused += time.perf_counter() - mark
-            now = time.monotonic()
-            if now - last_beat >= HEARTBEAT_S:
-                ctx.progress(STAGE_TRAIN, step)
-                last_beat = now
             if step >= cfg.steps:
                 break
         epoch += 1

@@ -407,7 +407,7 @@ def verify_workers(results: list[dict]) -> Verification | None:
     on_later = mean(later) if later else on_first
     epochs = measured[0]["epochs"]
     detail = (
-        f"{w} spawned worker(s) per rank: {off:.2f} s to the first batch of every epoch with persistent_workers=False; "
+        f"{w} spawned worker{'s' if w != 1 else ''} per rank: {off:.2f} s to the first batch of every epoch with persistent_workers=False; "
         f"with persistent_workers=True {on_first:.2f} s once, then {on_later:.3f} s per epoch "
         f"(saves {max(0.0, off - on_later):.2f} s per epoch per rank; {epochs} epochs each)"
     )

@@ -16,6 +16,8 @@ def job_line(report: Report) -> str:
         line += ", AMP"
     if c.get("num_workers"):
         line += f", {c['num_workers']} DataLoader worker(s)"
+    if report.data.get("joined_by"):
+        line += f"; joined the {report.data['joined_by']} job"
     if c.get("checkpoint"):
         line += f"; checkpoint kept at {c['checkpoint']}"
     return line
@@ -64,7 +66,3 @@ def markdown_sections(report: Report):
     rows = _rows(report)
     if rows:
         yield "### Throughput\n\n" + table(HEADERS, rows)
-    verifications = report.data.get("verifications", [])
-    if verifications:
-        marks = {True: "✅", False: "❌", None: "—"}
-        yield "### Verifications\n\n" + table(["", "verification", "detail"], ((marks[v["passed"]], v["name"], v["detail"]) for v in verifications))

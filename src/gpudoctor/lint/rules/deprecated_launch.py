@@ -24,8 +24,9 @@ class DeprecatedLaunch(Rule):
     Flagged: code that imports or runs the module, and launch commands
     (`python -m torch.distributed.launch ...`) written in strings or comments,
     because scripts document how they are started. A prose mention is not a
-    launch command, and a file that also mentions `torchrun` is documenting
-    both launchers: only its code is flagged.
+    launch command, and a file that also mentions `torchrun` (or
+    `torch.distributed.run`) is documenting both launchers: only its imports
+    are flagged.
     """
 
     id = "deprecated-launch"
@@ -44,7 +45,14 @@ class DeprecatedLaunch(Rule):
         from torch.distributed.launcher.api import LaunchConfig, elastic_launch
         ''',
         '''
-        # Unlike torch.distributed.launch, torchrun restarts failed workers.
+        # This script replaced torch.distributed.launch with the elastic agent.
+        ''',
+        '''
+        import subprocess
+        import sys
+
+        module = "torch.distributed.launch" if OLD_TORCH else "torch.distributed.run"
+        subprocess.run([sys.executable, "-m", module, "train.py"])
         ''',
         '''
         """Moved from `python -m torch.distributed.launch` to `torchrun`."""
@@ -73,6 +81,7 @@ class DeprecatedLaunch(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         lines: set[int] = set()
+        knows_torchrun = "torchrun" in file.text or "torch.distributed.run" in file.text
         for node in ast.walk(file.tree):
             t = type(node)
             if t is ast.Import:
@@ -86,11 +95,11 @@ class DeprecatedLaunch(Rule):
                 ):
                     lines.add(node.lineno)
                     yield Hit(node)
-            elif t is ast.Constant and constant(node, str) == MODULE and "torchrun" not in file.text:
+            elif t is ast.Constant and constant(node, str) == MODULE and not knows_torchrun:
                 if node.lineno not in lines:  # `["python", "-m", "torch.distributed.launch", ...]`
                     lines.add(node.lineno)
                     yield Hit(node)
-        if "torchrun" in file.text:
+        if knows_torchrun:
             return
         text = file.text
         for match in COMMAND.finditer(text):

@@ -80,6 +80,6 @@ class LightningDeprecatedArgs(Rule):
             args = ", ".join(f"{k}={v}" for k, v in sorted(new.items()))
             yield Hit(
                 call,
-                message=f"Trainer({', '.join(old)}) was removed in Lightning 2.x",
+                message=f"Trainer argument{'s' if len(old) > 1 else ''} {', '.join(old)} removed in Lightning 2.x",
                 fix=f"Trainer({args})",
             )

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.lint.idioms import is_distributed_sampler, is_loader, loader_arg, samplers_of, source, strip_iteration
+from gpudoctor.lint.idioms import is_distributed_sampler, is_loader, samplers_of, source, strip_iteration
 from gpudoctor.lint.model import FileModel, constant, identifiers, keyword
 from gpudoctor.lint.rule import Hit, Rule
 
@@ -114,7 +114,7 @@ class SamplerNoSetEpoch(Rule):
                 sampler,
                 message=f"DistributedSampler is iterated every epoch (line {loop.lineno}) but set_epoch() is "
                 "never called on it: every epoch sees the same order",
-                fix=f"{self._handle(file, sampler, loader)}.set_epoch(epoch)  # first line of the epoch loop",
+                fix=f"{self._handle(file, sampler, loop)}.set_epoch(epoch)  # first line of the epoch loop",
             )
 
     @staticmethod
@@ -156,14 +156,12 @@ class SamplerNoSetEpoch(Rule):
         return covered
 
     @staticmethod
-    def _handle(file: FileModel, sampler: ast.Call, loader: ast.Call) -> str:
+    def _handle(file: FileModel, sampler: ast.Call, loop: ast.AST) -> str:
         """What the user calls the sampler: `sampler`, `self.sampler` or `loader.sampler`."""
         parent = file.parent.get(sampler)
         if type(parent) is ast.Assign and len(parent.targets) == 1 and type(parent.targets[0]) in (ast.Name, ast.Attribute):
             return source(parent.targets[0])
-        holder = file.parent.get(loader)
-        if type(holder) is ast.Assign and len(holder.targets) == 1 and type(holder.targets[0]) in (ast.Name, ast.Attribute):
-            return source(holder.targets[0]) + ".sampler"
-        if loader_arg(loader, "sampler") is not None:
-            return "loader.sampler"
-        return "sampler"
+        iterated = strip_iteration(loop.iter)
+        if type(iterated) in (ast.Name, ast.Attribute):  # `for batch in self.train_data`
+            return source(iterated) + ".sampler"
+        return "loader.sampler"

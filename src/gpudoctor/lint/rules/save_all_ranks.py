@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import TORCH
@@ -58,10 +57,11 @@ class SaveAllRanks(Rule):
         import torch
         import torch.distributed as dist
 
-        def save(state, rank):
-            torch.save(state, f"optimizer-rank{rank}.pt")
+        def save_shard(state, rank):
+            torch.save(state, f"optimizer-rank{rank}.pt")  # one file per rank
 
         dist.init_process_group("gloo")
+        save_shard(optimizer.state_dict(), dist.get_rank())
         ''',
     )
     INVALID = (

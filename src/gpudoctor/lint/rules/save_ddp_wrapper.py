@@ -16,7 +16,9 @@ class SaveDdpWrapper(Rule):
 
     Save the wrapped model, `model.module.state_dict()`. Flagged only when
     every value the saved object may hold is a wrapper (a
-    `model.module if ... else model` unwrap is fine).
+    `model.module if ... else model` unwrap is fine), and not in a file that
+    loads its checkpoints back into a wrapper (`ddp_model.load_state_dict(...)`,
+    `ddp_model = torch.load(...)`): that round trip is consistent.
     """
 
     id = "save-ddp-wrapper"
@@ -64,6 +66,8 @@ class SaveDdpWrapper(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        if self._loads_into_wrapper(file):
+            return
         for call in file.calls_to("save", TORCH):
             if file.qualname(call.func) != "torch.save":
                 continue
@@ -80,12 +84,13 @@ class SaveDdpWrapper(Rule):
                 if not origins or "" in kinds:
                     continue
                 kind = kinds.pop()
-                what = f"{source(holder)}.state_dict()" if state_dict else source(holder)
-                yield Hit(
-                    saved,
-                    message=f"torch.save of {what}, a {kind} wrapper: its keys carry a 'module.' prefix",
-                    fix=f"torch.save({source(holder)}.module.state_dict(), path)",
-                )
+                if state_dict:
+                    message = (f"torch.save of {source(holder)}.state_dict(), a {kind} wrapper's: "
+                               "its keys carry a 'module.' prefix")
+                else:
+                    message = (f"torch.save of {source(holder)}, a {kind} wrapper object: loading it needs the "
+                               "wrapper class, and its weights carry a 'module.' prefix")
+                yield Hit(saved, message=message, fix=f"torch.save({source(holder)}.module.state_dict(), path)")
                 break
 
     @staticmethod
@@ -98,3 +103,25 @@ class SaveDdpWrapper(Rule):
             elif type(origin) is ast.Call and type(origin.func) is ast.Name and origin.func.id == "dict":
                 out += [kw.value for kw in origin.keywords]
         return out
+
+    @staticmethod
+    def _wrapped(file: FileModel, node: ast.expr) -> bool:
+        origins = file.origins(node)
+        return bool(origins) and all(wrapper_kind(file, o) for o in origins)
+
+    def _loads_into_wrapper(self, file: FileModel) -> bool:
+        for call in file.calls:
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "load_state_dict" and self._wrapped(file, func.value):
+                return True
+            if file.qualname(func) == "torch.load":
+                target = file.parent.get(call)
+                if type(target) is ast.Assign and len(target.targets) == 1 and type(target.targets[0]) is ast.Name:
+                    name = target.targets[0]
+                    others = file.bindings.get((file.scope(name), name.id), [])
+                    if any(
+                        b.kind == "value" and not b.path and b.value is not call and self._wrapped(file, b.value)
+                        for b in others
+                    ):
+                        return True
+        return False

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.lint.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.lint.model import FileModel, constant, keyword
 from gpudoctor.lint.rule import Hit, Rule
 
 
@@ -82,7 +82,7 @@ class SpawnNoMainGuard(Rule):
                 else:
                     yield Hit(
                         entry,
-                        message=f"{terminal_name(entry)}() reaches {terminal_name(call.func)}() (line {call.lineno}) at "
+                        message=f"{ast.unparse(entry.func)}() reaches {ast.unparse(call.func)}() (line {call.lineno}) at "
                         'import time, outside `if __name__ == "__main__":`',
                         fix=f'if __name__ == "__main__": {ast.unparse(file.statement(entry)).splitlines()[0]}',
                     )

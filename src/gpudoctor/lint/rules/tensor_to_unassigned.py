@@ -9,8 +9,9 @@ from gpudoctor.lint.model import FileModel
 from gpudoctor.lint.rule import Hit, Rule
 
 METHODS = ("to", "cuda", "cpu")
-# A statement that starts with `name.attr.to(` / `.cuda(` / `.cpu(`.
-CANDIDATE = re.compile(r"^[ \t]*[\w.\[\]()]+\.(?:to|cuda|cpu)\(", re.MULTILINE)
+METHOD_CALL = re.compile(r"\.(?:to|cuda|cpu)\(")
+# What may stand before the call on its line for it to be a statement.
+STATEMENT_START = re.compile(r"[ \t]*[\w.\[\]]+")
 
 
 class TensorToUnassigned(Rule):
@@ -64,7 +65,12 @@ class TensorToUnassigned(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return CANDIDATE.search(text) is not None
+        # A line that starts with `name.to(`, `batch[0].cuda(`, ...
+        for match in METHOD_CALL.finditer(text):
+            start = text.rfind("\n", 0, match.start()) + 1
+            if STATEMENT_START.fullmatch(text, start, match.start()):
+                return True
+        return False
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         for call in file.calls:

@@ -1,0 +1,129 @@
+"""train-smoke's training-loop throughput against a plain DDP loop (no gpudoctor
+code) with the same model, data, batch, optimizer, steps and thread policy.
+
+    python benchmarks/train_smoke_vs_bare.py [--nproc 2] [--steps 1000] [--rounds 3]
+                                             [--device cpu|cuda] [--backend gloo|nccl]
+
+Each round runs both, alternating (the machine's load drifts: alternation spreads
+it evenly); each side's figure is the median over rounds of its total steps/s
+(steps / the slowest rank's loop time). train-smoke does its verification outside
+the timed loop, so the goal is a ratio >= 0.95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+# The same job as gpudoctor.smoke (config.py / job.py), written out again here.
+FEATURES, HIDDEN, DATASET, SEED, LR, MOMENTUM = 32, 64, 4096, 0, 0.05, 0.9
+
+
+def bare_rank(rank, world, port, steps, batch, device_kind, backend, out_dir):
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    if device_kind == "cuda":
+        torch.cuda.set_device(rank)
+        device = torch.device("cuda", rank)
+    else:
+        device = torch.device("cpu")
+        if "OMP_NUM_THREADS" not in os.environ and world > 1:
+            torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+    dist.init_process_group(backend, rank=rank, world_size=world)
+    g = torch.Generator().manual_seed(SEED)
+    x = torch.randn(DATASET, FEATURES, generator=g)
+    w = torch.randn(FEATURES, 1, generator=g) / FEATURES**0.5
+    dataset = TensorDataset(x, x @ w)
+    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=SEED)
+    loader = DataLoader(dataset, batch_size=batch, sampler=sampler, pin_memory=device_kind == "cuda")
+    torch.manual_seed(SEED)
+    net = torch.nn.Sequential(torch.nn.Linear(FEATURES, HIDDEN), torch.nn.ReLU(), torch.nn.Linear(HIDDEN, 1)).to(device)
+    model = DDP(net, device_ids=[rank] if device_kind == "cuda" else None)
+    opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+    done = epoch = 0
+    start = time.perf_counter()
+    while done < steps:
+        sampler.set_epoch(epoch)
+        for xb, yb in loader:
+            xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
+            opt.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(xb), yb)
+            loss.backward()
+            opt.step()
+            done += 1
+            if done >= steps:
+                break
+        epoch += 1
+    if device_kind == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    with open(os.path.join(out_dir, f"bare{rank}.json"), "w") as fh:
+        json.dump({"seconds": seconds, "steps": done, "loss": float(loss.detach())}, fh)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def run_bare(nproc, steps, batch, device, backend) -> float:
+    import tempfile
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out_dir = tempfile.mkdtemp(prefix="bare-ddp-")
+    mp.start_processes(bare_rank, args=(nproc, port, steps, batch, device, backend, out_dir), nprocs=nproc, start_method="spawn")
+    ranks = [json.load(open(os.path.join(out_dir, f"bare{r}.json"))) for r in range(nproc)]
+    return steps / max(r["seconds"] for r in ranks)
+
+
+def run_smoke(nproc, steps, batch, device, backend) -> tuple[float, bool]:
+    cmd = [sys.executable, "-m", "gpudoctor", "train-smoke", "--json", "--nproc", str(nproc), "--steps", str(steps),
+           "--batch-size", str(batch), "--device", device, "--backend", backend]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    report = json.loads(proc.stdout)
+    return report["throughput"]["total"]["steps_per_s"], report["ok"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nproc", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--backend", default="gloo", choices=("gloo", "nccl"))
+    a = ap.parse_args()
+    bare, smoke = [], []
+    for i in range(a.rounds):
+        order = (("bare", "smoke") if i % 2 == 0 else ("smoke", "bare"))
+        for side in order:
+            if side == "bare":
+                bare.append(run_bare(a.nproc, a.steps, a.batch_size, a.device, a.backend))
+            else:
+                rate, ok = run_smoke(a.nproc, a.steps, a.batch_size, a.device, a.backend)
+                if not ok:
+                    print("warning: train-smoke reported a failed verification", file=sys.stderr)
+                smoke.append(rate)
+        print(f"round {i + 1}: bare {bare[-1]:.1f} steps/s, train-smoke {smoke[-1]:.1f} steps/s", flush=True)
+    b, s = statistics.median(bare), statistics.median(smoke)
+    print(f"{a.device}/{a.backend} nproc={a.nproc} steps={a.steps} batch={a.batch_size} rounds={a.rounds}")
+    print(f"bare DDP loop : median {b:.1f} steps/s, best {max(bare):.1f} (rounds: {', '.join(f'{v:.1f}' for v in bare)})")
+    print(f"train-smoke   : median {s:.1f} steps/s, best {max(smoke):.1f} (rounds: {', '.join(f'{v:.1f}' for v in smoke)})")
+    # On a shared machine the best round is the least disturbed one: both ratios are printed.
+    print(f"ratio train-smoke / bare: median {s / b:.3f}, best {max(smoke) / max(bare):.3f}  (goal >= 0.95)")
+
+
+if __name__ == "__main__":
+    main()

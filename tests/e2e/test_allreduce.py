@@ -1,0 +1,268 @@
+"""`gpudoctor allreduce` end to end: the real command as a subprocess, real gloo
+ranks on 127.0.0.1. Every failure case checks the rank named, the time taken and
+that no process is left behind."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+
+pytestmark = pytest.mark.slow
+FAST = ["--iters", "2", "--warmup", "1"]
+
+
+def gpudoctor(*args, env=None, timeout=120, tag=None):
+    """Run the CLI; returns (process, seconds). Every process carries a test tag."""
+    full_env = dict(os.environ)
+    for var in ("GPUDOCTOR_FAULT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "SLURM_PROCID", "SLURM_NTASKS"):
+        full_env.pop(var, None)  # no stray fault, and never join the pytest process's own job
+    full_env.update({TAG_ENV: tag or new_tag()}, **(env or {}))
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", "allreduce", *args],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return proc, time.monotonic() - start
+
+
+def report_of(proc):
+    assert proc.stdout.strip(), proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize(
+    "nproc, op",
+    [(1, "all_reduce"), (2, "all_reduce"), (3, "all_reduce"), (3, "all_gather"), (3, "reduce_scatter"), (3, "broadcast")],
+)
+def test_ranks_agree_and_the_json_has_every_column(nproc, op):
+    proc, _ = gpudoctor("--nproc", str(nproc), "--op", op, "--sizes", "4K,1000,64K", "--json", *FAST)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = report_of(proc)
+    assert report["command"] == "allreduce" and report["ok"] is True
+    assert (report["backend"], report["device"], report["nproc"]) == ("gloo", "cpu", nproc)
+    results = report["results"]
+    assert len(results) == 3
+    assert [r["bytes"] for r in results] == sorted(r["bytes"] for r in results)
+    for row in results:
+        assert set(row) == {"op", "bytes", "count", "dtype", "time_us", "algbw_gbps", "busbw_gbps", "wrong"}
+        assert row["op"] == op and row["wrong"] == 0 and row["time_us"] > 0
+        assert row["bytes"] == row["count"] * 4
+        if op in ("all_gather", "reduce_scatter"):
+            assert row["count"] % nproc == 0
+        if nproc == 1 and op == "all_reduce":
+            assert row["busbw_gbps"] == 0
+    summary = report["summary"]
+    assert summary["sizes_run"] == 3 and summary["wrong"] == 0 and summary["logs"] is None
+    assert {f["id"] for f in report["findings"]} == {"allreduce-correct", "allreduce-bandwidth"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "reduce_scatter", "broadcast"])
+def test_every_op_and_dtype_is_exact_on_cpu(op, dtype):
+    proc, _ = gpudoctor("--nproc", "2", "--op", op, "--dtype", dtype, "--sizes", "4K,100003", "--json", *FAST)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = report_of(proc)
+    assert [r["dtype"] for r in report["results"]] == [dtype, dtype]
+    assert all(r["wrong"] == 0 for r in report["results"])
+    # 100003 bytes: whole elements, and for the split ops a whole number per rank.
+    expected = {"float32": 100000, "float16": 100002, "bfloat16": 100002}[dtype]
+    if op in ("all_gather", "reduce_scatter") and dtype != "float32":
+        expected = 100000
+    assert report["results"][1]["bytes"] == expected
+
+
+def test_min_max_bytes_sweep_doubles():
+    proc, _ = gpudoctor("--min-bytes", "1K", "--max-bytes", "8K", "--json", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    assert [r["bytes"] for r in report_of(proc)["results"]] == [1024, 2048, 4096, 8192]
+
+
+def test_default_sweep_and_rich_report():
+    proc, _ = gpudoctor("--iters", "1", "--warmup", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "busbw" in out and "#wrong" in out and "64M" in out
+    assert "peak busbw" in out and "allreduce: healthy" in out
+
+
+def test_markdown_report_has_the_results_table():
+    proc, _ = gpudoctor("--sizes", "4K", "--markdown", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    assert "### Results" in proc.stdout and "| size | count | dtype |" in proc.stdout
+    assert "## gpudoctor allreduce — healthy" in proc.stdout
+
+
+FAULT_CASES = [
+    ("1:crash", "rank-crashed", "rank 1"),
+    ("1:raise", "rank-raised", "rank 1"),
+    ("1:hang", "rank-hung", "rank 1"),
+    ("0:hang", "rank-hung", "rank 0"),
+    ("1:nojoin", "rank-never-joined", "rank 1"),
+    ("1:wrong", "allreduce-wrong-result", "rank 1"),
+]
+
+
+@pytest.mark.parametrize("fault, finding_id, rank", FAULT_CASES)
+def test_each_fault_is_exit_1_naming_the_rank_in_bounded_time_without_orphans(fault, finding_id, rank):
+    timeout = 5
+    tag = new_tag()
+    proc, elapsed = gpudoctor(
+        "--nproc", "2", "--sizes", "4K,64K", "--timeout", str(timeout), "--json", *FAST,
+        env={"GPUDOCTOR_FAULT": fault}, tag=tag,
+    )  # fmt: skip
+    try:
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert elapsed < timeout + 15
+        report = report_of(proc)
+        assert report["ok"] is False
+        errors = [f for f in report["findings"] if f["severity"] == "error"]
+        assert [f["id"] for f in errors] == [finding_id]
+        assert errors[0]["title"].startswith(rank + " ")
+        assert errors[0]["fix"]
+        # gloo is never narrowed: the NCCL reruns are for NCCL only.
+        assert not any(f["id"].startswith("nccl-") for f in report["findings"])
+        assert "narrowing" not in report["summary"]
+        if fault.endswith("wrong"):
+            assert [r["wrong"] for r in report["results"]] == [1, 1]
+        else:
+            assert report["summary"]["logs"] and os.path.isdir(report["summary"]["logs"])
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+
+
+def test_sigint_mid_sweep_stops_every_rank(tmp_path):
+    tag = new_tag()
+    env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path)})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "1M", "--iters", "100000", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not any("all_reduce" in p.read_text() for p in tmp_path.glob("*/rank*.progress")):
+            assert time.monotonic() < deadline, "the sweep never started"
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert [f["id"] for f in json.loads(out)["findings"]][0] == "launch-interrupted"
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--nproc", "0"], "--nproc"),
+        (["--nproc", "abc"], "--nproc"),
+        (["--backend", "mpi"], "--backend must be one of auto, nccl, gloo"),
+        (["--sizes", "4X"], "--sizes"),
+        (["--sizes", "1M", "--max-bytes", "4M"], "either --sizes"),
+        (["--dtype", "int8"], "--dtype"),
+        (["--op", "alltoall"], "--op"),
+        (["--iters", "0"], "--iters"),
+        (["--backend", "nccl"], "use --backend gloo"),
+    ],
+)
+def test_invalid_arguments_are_one_line_and_exit_2(args, says):
+    proc, _ = gpudoctor(*args)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpudoctor: error:") and says in lines[0]
+
+
+def test_two_runs_at_once_both_pass():
+    env = dict(os.environ)
+    env.pop("GPUDOCTOR_FAULT", None)
+    cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K,64K", "--json", *FAST]
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    try:
+        outs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert json.loads(out)["ok"] is True
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _torchrun_env(tag):
+    env = dict(os.environ, **{TAG_ENV: tag})
+    for var in ("GPUDOCTOR_FAULT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(var, None)
+    return env
+
+
+def test_join_mode_under_torchrun_single_node():
+    tag = new_tag()
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+         "-m", "gpudoctor", "allreduce", "--sizes", "4K,64K", "--json", *FAST],
+        env=_torchrun_env(tag), capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    try:
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads(proc.stdout)  # one report: only rank 0 printed
+        assert report["ok"] is True and report["nproc"] == 2
+        assert report["summary"]["mode"] == "torchrun"
+        assert [r["wrong"] for r in report["results"]] == [0, 0]
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+
+
+def test_join_mode_across_two_nodes_with_c10d_rendezvous():
+    tag = new_tag()
+    port = _free_port()
+    nodes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank", str(n),
+             "--nproc_per_node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}",
+             "--rdzv-id", f"gpudoctor-test-{tag[:8]}",
+             "-m", "gpudoctor", "allreduce", "--sizes", "4K,64K", "--json", *FAST],
+            env=_torchrun_env(tag), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for n in range(2)
+    ]
+    try:
+        outs = [p.communicate(timeout=180) for p in nodes]
+        assert [p.returncode for p in nodes] == [0, 0], [e for _, e in outs]
+        reports = [json.loads(out) for out, _ in outs if out.strip()]
+        assert len(reports) == 1  # the node that holds global rank 0 prints, the other is silent
+        report = reports[0]
+        assert report["ok"] is True and report["nproc"] == 2 and report["summary"]["mode"] == "torchrun"
+        assert leftovers(tag) == []
+    finally:
+        for p in nodes:
+            if p.poll() is None:
+                p.kill()
+        kill_all(leftovers(tag, settle_s=0))

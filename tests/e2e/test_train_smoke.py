@@ -1,0 +1,184 @@
+"""`gpudoctor train-smoke` end to end: real ranks on 127.0.0.1 (gloo, CPU), real
+checkpoints, real faults. Each injected fault must fail the verification meant
+for it and only it; a hang must end in bounded time with no process left."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+
+pytestmark = pytest.mark.slow
+CMD = [sys.executable, "-m", "gpudoctor", "train-smoke"]
+STEPS = ["--steps", "100"]  # learning needs far fewer; keeps each run to a few seconds
+MARK = {True: "✓", False: "✗"}
+
+
+def run(*args, fault=None, tag=None, timeout=180):
+    env = dict(os.environ, COLUMNS="400", **{TAG_ENV: tag or new_tag()})
+    env.pop("GPUDOCTOR_FAULT", None)
+    if fault:
+        env["GPUDOCTOR_FAULT"] = fault
+    return subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def as_json(*args, **kw):
+    r = run("--json", *args, **kw)
+    assert r.stdout, r.stderr[-2000:]
+    return r, json.loads(r.stdout)
+
+
+def states(report):
+    return {v["name"]: v["passed"] for v in report["verifications"]}
+
+
+def test_default_run_passes_every_verification_and_json_matches_rich_output():
+    r, report = as_json(*STEPS)
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert report["command"] == "train-smoke" and report["ok"] is True
+    assert states(report) == {
+        "sharding": True,
+        "learning": True,
+        "synchronisation": True,
+        "gradient-averaging": True,
+        "checkpoint": True,
+        "throughput": True,
+    }
+    assert {f["severity"] for f in report["findings"]} == {"ok"}
+    total = report["throughput"]["total"]
+    assert total["ranks"] == 2 and total["steps"] == 100 and total["steps_per_s"] > 0
+    assert [p["rank"] for p in report["throughput"]["per_rank"]] == [0, 1]
+    assert report["config"]["backend"] == "gloo" and report["config"]["device"] == "cpu"
+
+    rich = run(*STEPS)
+    assert rich.returncode == 0
+    lines = rich.stdout.splitlines()
+    for v in report["verifications"]:
+        line = next((ln for ln in lines if ln.strip().startswith(f"{MARK[v['passed']]} {v['name']}: ")), None)
+        assert line, (v["name"], rich.stdout)
+        if v["name"] not in ("throughput",):  # measured: differs between the two runs
+            assert v["detail"] in line
+    assert re.search(r"│ total\s+│\s+100 │", rich.stdout)  # the throughput table
+    assert "✓ train-smoke: healthy" in rich.stdout
+
+
+def test_one_rank_passes_and_compare_dp_on_cpu_says_it_needs_gpus():
+    r, report = as_json("--nproc", "1", "--compare-dp", *STEPS)
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert all(states(report).values())
+    assert report["throughput"]["total"]["ranks"] == 1
+    warn = [f for f in report["findings"] if f["severity"] == "warn"]
+    assert [f["id"] for f in warn] == ["dp-comparison-needs-gpus"]
+    assert "2 or more GPUs" in warn[0]["title"]
+
+
+@pytest.mark.parametrize(
+    "fault, failed, finding",
+    [
+        ("1:nosync", "synchronisation", "ranks-diverged"),
+        ("1:badgrad", "gradient-averaging", "gradient-average-wrong"),
+        ("1:saveall", "checkpoint", "checkpoint-written-by-many"),
+    ],
+)
+def test_each_injected_fault_fails_its_verification_and_only_it(fault, failed, finding):
+    r, report = as_json(*STEPS, fault=fault)
+    assert r.returncode == 1
+    assert report["ok"] is False
+    assert [name for name, passed in states(report).items() if not passed] == [failed]
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert [f["id"] for f in errors] == [finding]
+    assert errors[0]["evidence"]["injected"] == f"GPUDOCTOR_FAULT={fault}"
+    assert errors[0]["fix"] and errors[0]["why"]
+    if fault == "1:nosync":
+        ev = errors[0]["evidence"]
+        assert ev["rank"] == 1 and ev["first_parameter"] and ev["max_abs_difference"] > 0
+
+
+def test_hang_is_reported_in_bounded_time_with_no_orphans():
+    tag = new_tag()
+    started = time.monotonic()
+    r, report = as_json("--timeout", "6", *STEPS, fault="1:hang", tag=tag)
+    try:
+        assert time.monotonic() - started < 60
+        assert r.returncode == 1
+        first = report["findings"][0]
+        assert first["id"] == "rank-hung" and "rank 1" in first["title"]
+        assert all(v["passed"] is None and v["detail"].startswith("not run") for v in report["verifications"])
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+
+
+def test_save_keeps_a_plain_state_dict(tmp_path):
+    import torch
+
+    from gpudoctor.smoke.config import SmokeConfig
+    from gpudoctor.smoke.job import make_model
+
+    r, report = as_json("--save", str(tmp_path), *STEPS)
+    assert r.returncode == 0
+    saved = tmp_path / "train-smoke.pt"
+    assert report["config"]["checkpoint"] == str(saved)
+    state = torch.load(saved, weights_only=True)
+    assert not any(k.startswith("module.") for k in state)
+    make_model(torch, SmokeConfig()).load_state_dict(state)
+    assert [p.name for p in tmp_path.iterdir()] == ["train-smoke.pt"]  # no probe file left behind
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--save", "/proc/gpudoctor-smoke.pt"], "cannot create a file in /proc"),
+        (["--save", "/etc/hostname/x.pt"], "is not a directory"),
+        (["--save", "/no/such/dir/x.pt"], "does not exist"),
+        (["--backend", "nccl"], "--backend nccl needs a CUDA GPU"),
+        (["--device", "cuda"], "--device cuda needs a CUDA GPU"),
+        (["--backend", "mpi"], "--backend must be one of"),
+        (["--nproc", "0"], "--nproc"),
+    ],
+)
+def test_bad_input_is_a_one_line_usage_error(args, words):
+    import torch
+
+    if "cuda" in " ".join(args) + words and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    r = run(*args)
+    assert r.returncode == 2
+    assert r.stderr.startswith("gpudoctor: error:") and words in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert r.stdout == ""
+
+
+def test_dataloader_workers_under_spawn_are_measured():
+    r, report = as_json("--num-workers", "1", "--steps", "40")
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert states(report)["dataloader-workers"] is True
+    found = next(f for f in report["findings"] if f["id"] == "dataloader-worker-startup")
+    ev = found["evidence"]
+    assert ev["start_method"] == "spawn" and ev["num_workers"] == 1
+    # A spawned worker imports torch: far slower than a batch from live persistent workers.
+    assert ev["startup_s_persistent_off"] > 5 * ev["startup_s_persistent_on_later"]
+
+
+def test_join_mode_under_torchrun_rank0_prints_the_report():
+    env = dict(os.environ, COLUMNS="400")
+    env.pop("GPUDOCTOR_FAULT", None)
+    r = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "gpudoctor", "train-smoke", "--json", *STEPS],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+    report = json.loads(r.stdout)  # exactly one report: rank 0's
+    assert report["joined_by"] == "torchrun"
+    assert all(states(report).values())
+    assert report["throughput"]["total"]["ranks"] == 2

@@ -1,0 +1,58 @@
+"""The allreduce job with real ranks: the NCCL narrowing path run for real on a
+machine without CUDA (every NCCL attempt fails, gloo works), and the link probe's
+fail-soft answer off GPU."""
+
+import os
+
+import pytest
+
+from gpudoctor.allreduce_job import NARROWING_LOG, Hooks, link_facts, run_local
+from gpudoctor.allreduce_plan import Sweep
+from orphans import TAG_ENV, kill_all, leftovers, new_tag
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs NCCL to fail: a machine without CUDA")
+def test_a_failing_nccl_run_is_narrowed_down_to_gloo_and_the_log_is_kept(monkeypatch):
+    tag = new_tag()
+    monkeypatch.setenv(TAG_ENV, tag)
+    monkeypatch.delenv("GPUDOCTOR_FAULT", raising=False)
+    notes = []
+    # The plan would refuse NCCL here; a Sweep built by hand runs it anyway, so the
+    # ranks fail the way NCCL ranks fail on a broken machine: every rank raises.
+    sweep = Sweep("nccl", "cuda", 2, "all_reduce", "float32", (4096, 65536), 2, 1, 30.0)
+    try:
+        outcome = run_local(sweep, Hooks(on_note=notes.append))
+        ids = [f.id for f in outcome.report.findings]
+        assert "rank-raised" in ids
+        verdict = next(f for f in outcome.report.findings if f.id.startswith("nccl-"))
+        assert verdict.id == "nccl-broken-gloo-works"
+        assert verdict.evidence["reruns"] == {
+            "NCCL_P2P_DISABLE=1": "fails",
+            "NCCL_SHM_DISABLE=1": "fails",
+            "gloo on CPU": "works",
+        }
+        assert verdict.evidence["failing size"] == "4K"
+        log = verdict.evidence["NCCL_DEBUG=INFO log"]
+        assert os.path.basename(log) == NARROWING_LOG
+        text = open(log).read()
+        assert text.count("=====") == 2 * 4  # the original run and three reruns
+        assert "===== NCCL_P2P_DISABLE=1: rank " in text and "_cuda_setDevice" in text  # the failing rank's traceback
+        assert "===== gloo on CPU: rank " in text and text.rstrip().count(", ok =====") == 1
+        summary = outcome.report.data["summary"]
+        assert [n["rerun"] for n in summary["narrowing"]] == ["NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "gloo on CPU"]
+        assert summary["logs"] == os.path.dirname(log)
+        assert len(notes) == 3 and all("rerunning that size" in n for n in notes)
+        assert outcome.report.exit_code() == 1
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+
+
+def test_link_facts_off_gpu():
+    assert link_facts(None) is None
+    assert link_facts([{"rank": 0, "host": "a"}, {"rank": 1, "host": "a"}]) is None  # CPU ranks: no bus ids
+    two_hosts = link_facts([{"host": "a", "pci_bus_id": "00000000:3b:00.0"}, {"host": "b", "pci_bus_id": "00000000:3b:00.0"}])
+    assert two_hosts.hosts == 2 and two_hosts.kind == "unknown"

@@ -1,0 +1,157 @@
+"""The engine around the rules: file discovery, decoding per PEP 263,
+syntax errors, suppression comments, rule selection, output formats."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from gpudoctor.lint import engine, formats
+from gpudoctor.lint.rules import BY_ID, CHECKS
+from gpudoctor.lint.source import decode, suppressions
+
+DATAPARALLEL = b"import torch.nn as nn\nmodel = nn.DataParallel(net)\n"
+
+
+def rules_of(diagnostics):
+    return [(d.line, d.rule) for d in diagnostics]
+
+
+def test_python_files_skips_hidden_venv_cache_and_site_packages(tmp_path):
+    for rel in ["a.py", "pkg/b.py", "pkg/notes.txt", ".hidden/c.py", "__pycache__/d.py",
+                "lib/site-packages/e.py", "env/f.py", "node_modules/g.py"]:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    found = [os.path.relpath(p, tmp_path) for p in engine.python_files([str(tmp_path)])]
+    assert found == ["a.py", os.path.join("pkg", "b.py")]
+    # a file named explicitly is linted whatever its place or extension
+    assert engine.python_files([str(tmp_path / "pkg" / "notes.txt")]) == [str(tmp_path / "pkg" / "notes.txt")]
+
+
+def test_missing_path_and_unknown_rule_raise():
+    with pytest.raises(engine.MissingPath):
+        engine.python_files(["/no/such/file.py"])
+    with pytest.raises(engine.UnknownRule):
+        engine.choose_rules(select=["no-such-rule"])
+    with pytest.raises(engine.UnknownRule):
+        engine.choose_rules(ignore=["no-such-rule"])
+
+
+def test_choose_rules_keeps_file_problems_unless_ignored():
+    chosen = {r.id for r in engine.choose_rules(select=["dataparallel"])}
+    assert chosen == {"dataparallel", "syntax-error", "unreadable-file"}
+    assert "syntax-error" not in {r.id for r in engine.choose_rules(ignore=["syntax-error"])}
+    assert len(engine.choose_rules()) == len(BY_ID)
+
+
+def test_syntax_error_is_a_diagnostic_with_its_line():
+    (d,) = engine.lint_source(b"x = 1\ndef f(:\n    pass\n", "bad.py")
+    assert (d.line, d.rule, d.path) == (2, "syntax-error", "bad.py")
+    assert "not valid Python" in d.message
+
+
+def test_nul_byte_is_a_syntax_error_not_a_crash():
+    (d,) = engine.lint_source(b"x = 1\x00\n", "nul.py")
+    assert d.rule == "syntax-error"
+
+
+def test_pep263_cookie_decodes_latin1():
+    data = "# -*- coding: latin-1 -*-\n# café\nimport torch.nn as nn\nnn.DataParallel(m)\n".encode("latin-1")
+    assert decode(data).text.splitlines()[1] == "# café"
+    assert rules_of(engine.lint_source(data, "l1.py")) == [(4, "dataparallel")]
+
+
+def test_undecodable_and_unknown_codec_are_unreadable():
+    (d,) = engine.lint_source(b"x = 1\ny = '\xff'\n", "bad.py")
+    assert (d.line, d.rule) == (2, "unreadable-file")
+    (d,) = engine.lint_source(b"# coding: klingon\nx = 1\n", "k.py")
+    assert d.rule == "unreadable-file" and "klingon" in d.message
+
+
+def test_utf8_bom_is_accepted():
+    assert rules_of(engine.lint_source(b"\xef\xbb\xbf" + DATAPARALLEL, "bom.py")) == [(2, "dataparallel")]
+
+
+def test_columns_count_characters_not_bytes():
+    (d,) = engine.lint_source("import torch.nn as nn\né = nn.DataParallel(m)\n".encode(), "u.py")
+    assert d.col == 5
+
+
+@pytest.mark.parametrize(
+    "comment,kept",
+    [
+        ("# gpudoctor: ignore[dataparallel]", False),
+        ("# gpudoctor: ignore", False),
+        ("# GPUDOCTOR: IGNORE[save-all-ranks, dataparallel]", False),
+        ("# gpudoctor: ignore[save-all-ranks]", True),
+        ("", True),
+    ],
+)
+def test_suppression_comments(comment, kept):
+    data = f"import torch.nn as nn\nmodel = nn.DataParallel(net)  {comment}\n".encode()
+    assert bool(engine.lint_source(data, "s.py")) == kept
+
+
+def test_suppression_text_inside_a_string_does_not_count():
+    text = 'import torch.nn as nn\nm = nn.DataParallel(net, "# gpudoctor: ignore")\n'
+    assert suppressions(text) == {}
+    assert engine.lint_source(text.encode(), "s.py")
+
+
+def test_lint_files_in_parallel_matches_serial(tmp_path):
+    paths = []
+    for i in range(6):
+        path = tmp_path / f"f{i}.py"
+        path.write_bytes(DATAPARALLEL if i % 2 else b"x = 1\n")
+        paths.append(str(path))
+    serial = engine.lint_files(paths, CHECKS, jobs=1)
+    parallel = engine.lint_files(paths, CHECKS, jobs=2)
+    assert serial == parallel and len(serial.diagnostics) == 3 and serial.files == 6
+
+
+def result(*diagnostics):
+    return engine.LintResult(tuple(diagnostics), files=3)
+
+
+D = engine.Diagnostic("dir/a b.py", 2, 9, "dataparallel", "msg, with: colon", "fix it")
+
+
+def test_text_format_is_ruff_style_with_fix_and_summary():
+    out = formats.text(result(D)).splitlines()
+    assert out == ["dir/a b.py:2:9: dataparallel msg, with: colon", "    fix: fix it",
+                   "Found 1 diagnostic in 1 file (3 checked)."]
+    assert formats.text(result()) == "No diagnostics: 3 files checked."
+
+
+def test_github_annotations_escape_properties_and_data():
+    (line,) = formats.github(result(D)).splitlines()
+    assert line == "::error file=dir/a b.py,line=2,col=9,title=dataparallel::msg, with: colon%0Afix: fix it"
+
+
+def test_sarif_2_1_0_shape():
+    doc = json.loads(formats.sarif(result(D)))
+    assert doc["version"] == "2.1.0" and "sarif-2.1.0" in doc["$schema"]
+    (run,) = doc["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    assert {r["id"] for r in rules} == set(BY_ID)
+    (res,) = run["results"]
+    assert rules[res["ruleIndex"]]["id"] == "dataparallel" == res["ruleId"]
+    location = res["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "dir/a%20b.py"
+    assert location["region"] == {"startLine": 2, "startColumn": 9}
+
+
+def test_json_report_maps_each_diagnostic_to_a_finding():
+    report = formats.report(result(D))
+    data = report.to_dict()
+    assert data["command"] == "lint" and data["ok"] is False and report.exit_code() == 1
+    assert data["diagnostics"] == [D.to_dict()]
+    (finding,) = data["findings"]
+    assert finding["id"] == "dataparallel" and finding["area"] == "lint"
+    assert finding["evidence"] == {"path": "dir/a b.py", "line": 2, "col": 9}
+    assert finding["fix"] == "fix it" and finding["why"]
+    assert formats.report(result()).to_dict()["ok"] is True

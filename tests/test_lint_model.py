@@ -1,0 +1,191 @@
+"""The per-file model the rules share: names through imports and
+assignments, values through parameters and returns, calls between
+functions and methods, rank guards."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from gpudoctor.lint.model import Element, FileModel, Param
+
+
+def model(code: str) -> FileModel:
+    text = textwrap.dedent(code)
+    return FileModel(ast.parse(text), text)
+
+
+def call_at(m: FileModel, name: str) -> ast.Call:
+    """The first call whose source starts with `name(`."""
+    for call in m.calls:
+        if ast.unparse(call.func) == name:
+            return call
+    raise AssertionError(f"no call to {name}")
+
+
+def test_qualname_follows_import_aliases_and_module_level_aliases():
+    m = model("""
+        import torch.multiprocessing as mp
+        from torch.nn import DataParallel as DP
+        import torch
+        DDP = torch.nn.parallel.DistributedDataParallel
+        mp.spawn(f)
+        DP(net)
+        DDP(net)
+        local(net)
+    """)
+    assert m.call_name(call_at(m, "mp.spawn")) == "torch.multiprocessing.spawn"
+    assert m.call_name(call_at(m, "DP")) == "torch.nn.DataParallel"
+    assert m.call_name(call_at(m, "DDP")) == "torch.nn.parallel.DistributedDataParallel"
+    assert m.call_name(call_at(m, "local")) is None
+    assert m.is_spawn(call_at(m, "mp.spawn"))
+
+
+def test_stdlib_multiprocessing_is_not_torch_spawn():
+    m = model("""
+        import multiprocessing as mp
+        mp.spawn(f)
+    """)
+    assert not m.is_spawn(call_at(m, "mp.spawn"))
+
+
+def test_origins_use_the_last_assignment_before_the_use():
+    m = model("""
+        model = Net()
+        model = DDP(model)
+        save(model)
+        model = model.module
+        save(model)
+    """)
+    first, second = [c for c in m.calls if ast.unparse(c.func) == "save"]
+    assert [ast.unparse(o) for o in m.origins(first.args[0])] == ["DDP(model)"]
+    assert [ast.unparse(o) for o in m.origins(second.args[0])] == ["model.module"]
+    # the argument of DDP(model) is the model from before that line
+    ddp = call_at(m, "DDP")
+    assert [ast.unparse(o) for o in m.origins(ddp.args[0])] == ["Net()"]
+
+
+def test_origins_follow_parameters_returns_and_self_attributes():
+    m = model("""
+        def build(ds):
+            return DataLoader(ds)
+
+        class Trainer:
+            def __init__(self, loader):
+                self.loader = loader
+
+            def run(self):
+                consume(self.loader)
+
+        Trainer(build(dataset))
+    """)
+    consume = call_at(m, "consume")
+    assert [ast.unparse(o) for o in m.origins(consume.args[0])] == ["DataLoader(ds)"]
+
+
+def test_parameter_without_call_site_is_unknown():
+    m = model("""
+        def f(x):
+            use(x)
+    """)
+    (origin,) = m.origins(call_at(m, "use").args[0])
+    assert isinstance(origin, Param) and origin.name == "x"
+
+
+def test_for_loop_targets_are_elements_of_the_iterable():
+    m = model("""
+        for step, (x, y) in enumerate(loader):
+            use(x, y)
+    """)
+    use = call_at(m, "use")
+    (x,) = m.origins(use.args[0])
+    assert isinstance(x, Element) and ast.unparse(x.iterable) == "loader" and x.path == (0,)
+    (y,) = m.origins(use.args[1])
+    assert y.path == (1,)
+
+
+def test_tuple_unpacking_of_a_returned_tuple():
+    m = model("""
+        def make():
+            return A(), B()
+        a, b = make()
+        use(b)
+    """)
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "use").args[0])] == ["B()"]
+
+
+def test_call_sites_of_functions_methods_and_constructors():
+    m = model("""
+        class Trainer:
+            def __init__(self, x):
+                self.x = x
+            def step(self):
+                pass
+            def fit(self):
+                self.step()
+
+        def main():
+            t = Trainer(1)
+            t.fit()
+    """)
+    cls = m.classes["Trainer"][0]
+    init, step, fit = (m.method(cls, n) for n in ("__init__", "step", "fit"))
+    assert [ast.unparse(c) for c, _ in m.call_sites[step]] == ["self.step()"]
+    assert [ast.unparse(c) for c, _ in m.call_sites[fit]] == ["t.fit()"]
+    assert [(ast.unparse(c), offset) for c, offset in m.call_sites[init]] == [("Trainer(1)", 1)]
+
+
+def test_rank_guard_in_the_function_and_around_every_call():
+    m = model("""
+        import os, torch
+        def save():
+            torch.save(1, "a")
+        def loop(rank):
+            if rank == 0:
+                save()
+        def early(rank):
+            if rank != 0:
+                return
+            torch.save(2, "b")
+        def unguarded():
+            torch.save(3, "c")
+        def caller():
+            unguarded()
+        caller()
+    """)
+    saves = [c for c in m.calls if ast.unparse(c.func) == "torch.save"]
+    assert [m.rank_guarded(c) for c in saves] == [True, True, False]
+
+
+def test_rank_guard_through_a_renamed_rank_variable():
+    m = model("""
+        import os, torch
+        gpu_id = int(os.environ["LOCAL_RANK"])
+        if gpu_id == 0:
+            torch.save(1, "a")
+        if epoch == 0:
+            torch.save(2, "b")
+    """)
+    saves = [c for c in m.calls if ast.unparse(c.func) == "torch.save"]
+    assert [m.rank_guarded(c) for c in saves] == [True, False]
+
+
+def test_first_parameter_of_a_spawned_function_is_a_rank():
+    m = model("""
+        import torch, torch.multiprocessing as mp
+        def worker(gpu, world):
+            if gpu == 0:
+                torch.save(1, "a")
+        if __name__ == "__main__":
+            mp.spawn(worker, nprocs=2)
+    """)
+    assert m.rank_guarded(call_at(m, "torch.save"))
+
+
+def test_main_guard():
+    m = model("""
+        if __name__ == "__main__":
+            a()
+        b()
+    """)
+    assert m.under_main_guard(call_at(m, "a")) and not m.under_main_guard(call_at(m, "b"))
