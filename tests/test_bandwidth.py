@@ -13,7 +13,6 @@ from gpudoctor.bandwidth import (
     element_count,
     exact_value_range,
     format_size,
-    iteration_times,
     make_row,
     median_time_us,
     parse_size,
@@ -110,14 +109,15 @@ def test_bandwidth_in_gb_per_second():
     assert math.isnan(algbw_gbps(1024, 0.0))
 
 
-def test_time_is_the_median_of_the_slowest_rank_per_iteration():
+def test_time_is_the_slowest_ranks_median_iteration():
     per_rank = [[10.0, 50.0, 30.0], [20.0, 10.0, 40.0]]
-    assert iteration_times(per_rank) == [20.0, 50.0, 40.0]
-    assert median_time_us(per_rank) == 40.0
+    assert median_time_us(per_rank) == 30.0  # rank 0's median; rank 1's is 20
+    assert median_time_us([[5.0, 1000.0, 6.0, 7.0]]) == 6.5  # one slow outlier does not move it
+    assert math.isnan(median_time_us([]))
 
 
 def test_make_row_has_the_nccl_tests_columns_and_wrong_by_rank():
-    row = make_row("all_reduce", 1 << 20, 1 << 18, "float32", 2, [0, 3], [[100.0, 200.0, 300.0], [100.0, 100.0, 100.0]])
+    row = make_row("all_reduce", 1 << 20, 1 << 18, "float32", 2, [0, 3], [[100.0, 200.0, 300.0], [100.0, 150.0, 100.0]])
     assert row["time_us"] == 200.0
     assert row["algbw_gbps"] == pytest.approx((1 << 20) / 200.0 / 1e3, rel=1e-3)
     assert row["busbw_gbps"] == row["algbw_gbps"]  # factor 1 at two ranks

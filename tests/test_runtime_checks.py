@@ -63,7 +63,8 @@ def test_meta_submodule_names_the_module_both_devices_and_materialising_fix():
 
 def test_module_left_behind_by_its_model_is_moved_not_the_data():
     f = mismatch(
-        error="RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!",
+        error="RuntimeError: Expected all tensors to be on the same device, "
+        "but found at least two devices, cpu and cuda:0!",
         module="head",
         module_tensors={"weight": "cpu", "bias": "cpu"},
         inputs={"input": "cuda:0"},

@@ -218,7 +218,10 @@ def _devices(torch, dist, ctx, on_cuda: bool, world: int) -> list[dict]:
     if on_cuda:
         props = torch.cuda.get_device_properties(ctx.local_rank)
         mine["gpu"] = props.name
-        mine["pci_bus_id"] = "%08x:%02x:%02x.0" % (props.pci_domain_id, props.pci_bus_id, props.pci_device_id)
+        try:  # NVML's form of the PCI address; older torch builds do not expose it
+            mine["pci_bus_id"] = "%08x:%02x:%02x.0" % (props.pci_domain_id, props.pci_bus_id, props.pci_device_id)
+        except AttributeError:
+            pass
     everyone: list = [None] * world
     dist.all_gather_object(everyone, mine)
     return everyone

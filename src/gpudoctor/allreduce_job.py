@@ -315,7 +315,7 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
     except Exception as exc:
         if ctx.rank != 0:
             raise
-        findings.append(_joined_failure(ctx, exc))
+        findings.append(_joined_failure(ctx, exc, len(rows), len(sweep.planned())))
     if ctx.rank != 0:
         return None
     link = link_facts(devices)
@@ -327,16 +327,25 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
     return JobOutcome(report, False, tuple(rows))
 
 
-def _joined_failure(ctx, exc: BaseException) -> Finding:
+def _joined_failure(ctx, exc: BaseException, done: int, planned: int) -> Finding:
     tail = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    message = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+    lower = str(exc).lower()
+    if "timed out" in lower or "timeout" in lower:
+        what = "timed out waiting for a peer (a rank hung or never joined?)"
+    elif any(p in lower for p in ("closed by peer", "reset by peer", "broken pipe", "connection refused")):
+        what = "lost a peer (a rank crashed?)"
+    else:
+        what = f"raised {type(exc).__name__}"
     return Finding(
         id="joined-rank-failed",
         severity=Severity.ERROR,
-        title=f"rank 0 of the {ctx.joined_by} job failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}",
+        title=f"rank 0 of the {ctx.joined_by} job {what} after {done} of {planned} size(s)",
         evidence={
             "rank": ctx.rank,
             "world_size": ctx.world_size,
             "launched by": ctx.joined_by,
+            "exception": f"{type(exc).__name__}: {message}",
             "traceback": "".join(tail)[-1500:],
         },
         why="Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "

@@ -118,17 +118,12 @@ def busbw_gbps(op: str, nbytes: int, time_us: float, world: int) -> float:
     return algbw_gbps(nbytes, time_us) * bus_factor(op, world)
 
 
-def iteration_times(per_rank: list[list[float]]) -> list[float]:
-    """Iteration i of a collective ends when its slowest rank is done: per
-    iteration, the longest time any rank measured."""
-    if not per_rank:
-        return []
-    return [max(times) for times in zip(*per_rank)]
-
-
 def median_time_us(per_rank: list[list[float]]) -> float:
-    times = iteration_times(per_rank)
-    return statistics.median(times) if times else math.nan
+    """The collective's time: the slowest rank's median iteration. (Taking the
+    max across ranks per iteration instead would add up the ranks' jitter: in a
+    back-to-back loop one rank's long iteration is its peer's short one.)"""
+    medians = [statistics.median(times) for times in per_rank if times]
+    return max(medians) if medians else math.nan
 
 
 def make_row(

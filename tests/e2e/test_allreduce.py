@@ -240,6 +240,26 @@ def test_join_mode_under_torchrun_single_node():
         kill_all(leftovers(tag, settle_s=0))
 
 
+def test_join_mode_hang_ends_in_a_finding_from_rank_0_within_the_timeout():
+    tag = new_tag()
+    env = dict(_torchrun_env(tag), GPUDOCTOR_FAULT="1:hang")
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+         "-m", "gpudoctor", "allreduce", "--sizes", "4K", "--timeout", "5", "--json", *FAST],
+        env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    try:
+        assert proc.returncode == 1
+        assert time.monotonic() - start < 5 + 30
+        report = json.loads(proc.stdout)
+        (finding,) = [f for f in report["findings"] if f["severity"] == "error"]
+        assert finding["id"] == "joined-rank-failed" and "timed out waiting for a peer" in finding["title"]
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+
+
 def test_join_mode_across_two_nodes_with_c10d_rendezvous():
     tag = new_tag()
     port = _free_port()

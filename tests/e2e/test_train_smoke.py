@@ -39,7 +39,7 @@ def states(report):
     return {v["name"]: v["passed"] for v in report["verifications"]}
 
 
-def test_default_run_passes_every_verification_and_json_matches_rich_output():
+def test_default_run_passes_every_verification_and_json_matches_rich_output(tmp_path):
     r, report = as_json(*STEPS)
     assert r.returncode == 0, r.stdout[-3000:]
     assert report["command"] == "train-smoke" and report["ok"] is True
@@ -57,7 +57,8 @@ def test_default_run_passes_every_verification_and_json_matches_rich_output():
     assert [p["rank"] for p in report["throughput"]["per_rank"]] == [0, 1]
     assert report["config"]["backend"] == "gloo" and report["config"]["device"] == "cpu"
 
-    rich = run(*STEPS)
+    # The rich run also keeps its checkpoint (--save): the verification details do not depend on it.
+    rich = run(*STEPS, "--save", str(tmp_path))
     assert rich.returncode == 0
     lines = rich.stdout.splitlines()
     for v in report["verifications"]:
@@ -67,6 +68,18 @@ def test_default_run_passes_every_verification_and_json_matches_rich_output():
             assert v["detail"] in line
     assert re.search(r"│ total\s+│\s+100 │", rich.stdout)  # the throughput table
     assert "✓ train-smoke: healthy" in rich.stdout
+
+    import torch
+
+    from gpudoctor.smoke.config import SmokeConfig
+    from gpudoctor.smoke.job import make_model
+
+    saved = tmp_path / "train-smoke.pt"
+    assert f"checkpoint kept at {saved}" in rich.stdout
+    state = torch.load(saved, weights_only=True)
+    assert not any(k.startswith("module.") for k in state)
+    make_model(torch, SmokeConfig()).load_state_dict(state)
+    assert [p.name for p in tmp_path.iterdir()] == ["train-smoke.pt"]  # no probe file left behind
 
 
 def test_one_rank_passes_and_compare_dp_on_cpu_says_it_needs_gpus():
@@ -116,22 +129,6 @@ def test_hang_is_reported_in_bounded_time_with_no_orphans():
         kill_all(leftovers(tag, settle_s=0))
 
 
-def test_save_keeps_a_plain_state_dict(tmp_path):
-    import torch
-
-    from gpudoctor.smoke.config import SmokeConfig
-    from gpudoctor.smoke.job import make_model
-
-    r, report = as_json("--save", str(tmp_path), *STEPS)
-    assert r.returncode == 0
-    saved = tmp_path / "train-smoke.pt"
-    assert report["config"]["checkpoint"] == str(saved)
-    state = torch.load(saved, weights_only=True)
-    assert not any(k.startswith("module.") for k in state)
-    make_model(torch, SmokeConfig()).load_state_dict(state)
-    assert [p.name for p in tmp_path.iterdir()] == ["train-smoke.pt"]  # no probe file left behind
-
-
 @pytest.mark.parametrize(
     "args, words",
     [
@@ -157,7 +154,7 @@ def test_bad_input_is_a_one_line_usage_error(args, words):
 
 
 def test_dataloader_workers_under_spawn_are_measured():
-    r, report = as_json("--num-workers", "1", "--steps", "40")
+    r, report = as_json("--nproc", "1", "--num-workers", "1", "--steps", "40")
     assert r.returncode == 0, r.stdout[-3000:]
     assert states(report)["dataloader-workers"] is True
     found = next(f for f in report["findings"] if f["id"] == "dataloader-worker-startup")

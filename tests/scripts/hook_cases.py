@@ -116,6 +116,16 @@ def window():
 
 
 @case
+def window_with_new_modules_at_every_call():
+    # nn.DataParallel makes new replicas at every forward: the window must still close.
+    module_calls.watch.arm()
+    x = torch.zeros(1)
+    for _ in range(module_calls.MAX_WINDOW_CALLS + 10):
+        nn.Identity()(x)
+    return {"closed": nn.Module.__call__ is ORIGINAL_CALL}
+
+
+@case
 def input_on_other_device():
     model = nn.Sequential(nn.Linear(4, 4), Moves())
     with warnings.catch_warnings(record=True) as caught:
@@ -166,6 +176,21 @@ def sampler():
     }
 
 
+@case
+def sampler_made_anew_every_epoch():
+    # Each new sampler may get the id() of the one just collected: it must not inherit its epochs.
+    data = TensorDataset(torch.arange(16.0))
+    ids, found = set(), []
+    with gpudoctor.watch(warn=False) as doctor:
+        for _ in range(20):
+            sampler = DistributedSampler(data, num_replicas=2, rank=0, shuffle=True)
+            ids.add(id(sampler))
+            list(iter(sampler))
+            del sampler
+    found = [f.id for f in doctor.findings]
+    return {"ids_reused": len(ids) < 20, "findings": found}
+
+
 def loader_startups(persistent):
     from gpudoctor.runtime import data
 
@@ -173,7 +198,7 @@ def loader_startups(persistent):
     for _ in range(3):
         for _ in loader:
             pass
-    tally = data._loaders[id(loader)]
+    [tally] = [t for ref, t in data._loaders.by_id.values() if ref() is loader]
     return {"startups": len(tally.startup_s), "start_method": tally.start_method, "persistent": tally.persistent}
 
 
@@ -218,10 +243,15 @@ def process_group():
 def spawn_plumbing():
     import multiprocessing.spawn as mp_spawn
 
+    from gpudoctor.runtime import spawn
+
+    untouched_by_watch = mp_spawn.get_command_line is not spawn.command_line  # only `gpudoctor run` follows children
+    spawn.install_command_line()
     torch_spawn = sys.modules["torch.multiprocessing.spawn"]  # the attribute of that name is the function
 
     cmd = mp_spawn.get_command_line(pipe_handle=5)
     return {
+        "untouched_by_watch": untouched_by_watch,
         "bootstrap_in_command": any("gpudoctor.runtime.spawned_child" in str(part) for part in cmd),
         "rank_target_pickles_by_name": b"torch.multiprocessing.spawn" in pickle.dumps(torch_spawn._wrap),
     }

@@ -5,6 +5,7 @@ script starts its ranks itself with mp.spawn on 127.0.0.1 and a free port."""
 
 import os
 import socket
+import sys
 
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -23,10 +24,21 @@ def _spawned(rank, world_size, fn, args):
 
 def _joined(fn, args):
     dist.init_process_group("gloo")
+    # Barriers: a rank that finished first must not tear the group down while
+    # its peer is still connecting (gloo then fails with "closed by peer").
+    dist.barrier()
     try:
         fn(dist.get_rank(), dist.get_world_size(), args)
     finally:
+        dist.barrier()
         dist.destroy_process_group()
+
+
+def say(line):
+    """One write per line: the ranks share one stdout, and print() writes the
+    text and its newline separately, so two ranks' lines would interleave."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def start(fn, args=None, world_size=2):

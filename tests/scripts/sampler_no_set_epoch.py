@@ -6,7 +6,7 @@ import argparse
 import torch
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-from ranks import start
+from ranks import say, start
 
 
 def train(rank, world_size, args):
@@ -18,7 +18,7 @@ def train(rank, world_size, args):
         if args.set_epoch:
             sampler.set_epoch(epoch)
         orders.append([int(x) for (batch,) in loader for x in batch])
-    print(f"rank {rank}: epochs differ: {orders[0] != orders[1]}", flush=True)
+    say(f"rank {rank}: epochs differ: {orders[0] != orders[1]}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from ranks import start
+from ranks import say, start
 
 
 def train(rank, world_size, args):
@@ -24,7 +24,7 @@ def train(rank, world_size, args):
     else:
         torch.save(model.state_dict(), path)
     dist.barrier()
-    print(f"rank {rank}: saved", flush=True)
+    say(f"rank {rank}: saved")
 
 
 if __name__ == "__main__":

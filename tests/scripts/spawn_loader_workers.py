@@ -10,7 +10,7 @@ import time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from ranks import start
+from ranks import say, start
 
 
 def open_resources(worker_id):
@@ -29,7 +29,7 @@ def train(rank, world_size, args):
     for epoch in range(args.epochs):
         for (batch,) in loader:
             total += float(batch.sum())
-    print(f"rank {rank}: total {total}", flush=True)
+    say(f"rank {rank}: total {total}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from typing import List, Optional
 
 import typer
 
-from gpudoctor.cli.output import StrictOpt, usage_error
+from gpudoctor.cli.output import usage_error
 
 RUN_CONTEXT = {
     # The script's own options pass through untouched: everything from the
@@ -38,9 +38,15 @@ def register(app: typer.Typer) -> None:
         json_file: Optional[str] = typer.Option(
             None, "--json", metavar="FILE", help="Also write the findings as JSON to FILE (stdout stays the script's)."
         ),
-        strict: bool = StrictOpt,
+        strict: bool = typer.Option(
+            False, "--strict", help="Exit 1 when the script exits 0 but a warning or an error was found."
+        ),
         timeout: Optional[float] = typer.Option(
-            None, "--timeout", metavar="S", min=0.1, help="Stop the script after S seconds, printing every thread's stack."
+            None,
+            "--timeout",
+            metavar="S",
+            min=0.1,
+            help="Stop the script after S seconds, printing every thread's stack.",
         ),
     ) -> None:
         """Run a script under the doctor: device-mismatch errors explained, DDP pitfalls caught at run time.

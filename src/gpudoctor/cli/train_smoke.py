@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         )
         if ctx is not None:
             report = run_joined(ctx, cfg)
-            if ctx.rank != 0 and not report.failed(strict):
+            if ctx.rank != 0:
                 raise typer.Exit(report.exit_code(strict))  # rank 0 prints the job's report
         else:
             show = err.is_terminal and not json_out
@@ -103,7 +103,7 @@ def register(app: typer.Typer) -> None:
                     if status is not None and stage:
                         status.update(f"train-smoke: rank {rank} at {stage} {step if step > 0 else ''}")
 
-                report = run_local(cfg, facts, on_progress=on_progress)
+                report = run_local(cfg, facts, on_progress=on_progress if show else None)
         interrupted = any(f.id == "launch-interrupted" for f in report.findings)
         try:
             emit(

@@ -8,7 +8,10 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import time
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from torch.utils.data import DataLoader, DistributedSampler
 from torch.utils.data import dataloader as dataloader_module
@@ -40,8 +43,35 @@ class _LoaderTally:
     source: Source | None = None
 
 
-_samplers: dict[int, _SamplerTally] = {}
-_loaders: dict[int, _LoaderTally] = {}
+class _Tallies:
+    """One tally per live object. Keyed by id() but checked through a weak
+    reference: a new sampler may get the id of one already collected, and must
+    not inherit its epochs."""
+
+    def __init__(self):
+        self.by_id: dict[int, tuple[Callable[[], Any], Any]] = {}
+        self.all: list[Any] = []  # every tally, including those of collected objects
+
+    def get(self, obj: Any, make: Callable[[], Any]) -> Any:
+        entry = self.by_id.get(id(obj))
+        if entry is not None and entry[0]() is obj:
+            return entry[1]
+        tally = make()
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:
+            ref = lambda: obj  # noqa: E731 - no weak references: keep it (rare)
+        self.by_id[id(obj)] = (ref, tally)
+        self.all.append(tally)
+        return tally
+
+    def __contains__(self, obj: Any) -> bool:
+        entry = self.by_id.get(id(obj))
+        return entry is not None and entry[0]() is obj
+
+
+_samplers = _Tallies()
+_loaders = _Tallies()
 
 
 def _sampler_facts() -> list[SamplerEpochRepeat]:
@@ -56,7 +86,7 @@ def _sampler_facts() -> list[SamplerEpochRepeat]:
             dataset_len=t.dataset_len,
             source=t.source,
         )
-        for t in _samplers.values()
+        for t in _samplers.all
         if t.repeated is not None
     ]
 
@@ -75,9 +105,16 @@ def _loader_facts() -> list[LoaderRestarts]:
             lightning=lightning,
             source=t.source,
         )
-        for t in _loaders.values()
+        for t in _loaders.all
         if len(t.startup_s) >= 2
     ]
+
+
+def _len(dataset: Any) -> int | None:
+    try:
+        return len(dataset)
+    except TypeError:
+        return None
 
 
 def _start_method(loader: DataLoader) -> str:
@@ -93,13 +130,7 @@ def install() -> None:
 
     def sampler_iter(self):
         try:
-            tally = _samplers.get(id(self))
-            if tally is None:
-                try:
-                    size = len(self.dataset)
-                except TypeError:
-                    size = None
-                tally = _samplers[id(self)] = _SamplerTally(type(self).__name__, self.num_replicas, size)
+            tally = _samplers.get(self, lambda: _SamplerTally(type(self).__name__, self.num_replicas, _len(self.dataset)))
             epoch = self.epoch
             if self.shuffle and epoch in tally.epochs and tally.repeated is None:
                 tally.repeated = epoch
@@ -122,11 +153,13 @@ def install() -> None:
         try:
             if not it.__dict__.get("_gpudoctor_seen"):
                 it.__dict__["_gpudoctor_seen"] = True  # a persistent iterator, reset: no new workers
-                it.__dict__[_T0] = (start, id(self))
-                if id(self) not in _loaders:
-                    _loaders[id(self)] = _LoaderTally(
-                        self.num_workers, bool(self.persistent_workers), _start_method(self), source=caller_source()
-                    )
+                tally = _loaders.get(
+                    self,
+                    lambda: _LoaderTally(self.num_workers, bool(self.persistent_workers), _start_method(self)),
+                )
+                if tally.source is None:
+                    tally.source = caller_source()
+                it.__dict__[_T0] = (start, tally)
         except Exception:  # noqa: BLE001
             pass
         return it
@@ -140,9 +173,7 @@ def install() -> None:
         started = self.__dict__.pop(_T0, None) if _T0 in self.__dict__ else None
         data = original_next_data(self)
         if started is not None:
-            tally = _loaders.get(started[1])
-            if tally is not None:
-                tally.startup_s.append(time.perf_counter() - started[0])
+            started[1].startup_s.append(time.perf_counter() - started[0])
         return data
 
     iter_class._next_data = next_data

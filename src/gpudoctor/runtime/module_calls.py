@@ -31,9 +31,13 @@ from gpudoctor.runtime.session import session
 
 ORIGINAL_CALL = Module.__call__
 # The window closes after this many calls without a new module (and at least
-# WINDOW_PASSES calls per module seen): a few forward/backward passes.
+# WINDOW_PASSES calls per module seen): a few forward/backward passes. It closes
+# after MAX_WINDOW_CALLS whatever happens: code that makes new modules at every
+# step (nn.DataParallel replicates its module each forward) never stops showing
+# "new" ones.
 MIN_WINDOW_CALLS = 64
 WINDOW_PASSES = 3
+MAX_WINDOW_CALLS = 20_000
 _MARK = "_gpudoctor_explained"
 
 
@@ -42,6 +46,7 @@ class CallWatch:
         self.armed = False
         self.seen: set[int] = set()
         self.quiet = 0
+        self.calls = 0  # since the window opened
         self.limit = MIN_WINDOW_CALLS
         self.warned: set[tuple[int, str, str]] = set()
         self.roots: list[weakref.ref] = []  # models given to gpudoctor.watch(): names start there
@@ -49,9 +54,9 @@ class CallWatch:
 
     # -- the window --------------------------------------------------------
     def arm(self) -> None:
-        if self.armed or "torch._dynamo" in sys.modules and torch.compiler.is_compiling():
+        if "torch._dynamo" in sys.modules and torch.compiler.is_compiling():
             return
-        self.quiet = 0
+        self.quiet = self.calls = 0
         if Module.__call__ is ORIGINAL_CALL:
             Module.__call__ = checked_call
         self.armed = True
@@ -67,14 +72,17 @@ class CallWatch:
         if "torch._dynamo" in sys.modules and torch.compiler.is_compiling():
             return  # being traced by torch.compile: not a real call
         key = id(module)
+        self.calls += 1
         if key in self.seen:
             self.quiet += 1
-            if self.quiet > self.limit:
-                self.disarm()
         else:
+            if len(self.seen) > MAX_WINDOW_CALLS:
+                self.seen.clear()  # modules made on the fly: remember a bounded number
             self.seen.add(key)
             self.quiet = 0
             self.limit = max(MIN_WINDOW_CALLS, WINDOW_PASSES * len(self.seen))
+        if self.quiet > self.limit or self.calls > MAX_WINDOW_CALLS:
+            self.disarm()
         own = _first_tensor(module._parameters)
         if own is None:
             own = _first_tensor(module._buffers)

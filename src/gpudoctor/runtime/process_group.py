@@ -15,6 +15,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d
 
+from gpudoctor.launch.rank import STAGE_JOINED, STAGE_RENDEZVOUS
 from gpudoctor.runtime.facts import NcclDevice
 from gpudoctor.runtime.session import RANK, session
 
@@ -54,7 +55,7 @@ def nccl_device_fact(backend: str, when: str, device_id=None) -> NcclDevice:
     )
 
 
-def _progress(stage: str) -> None:
+def progress(stage: str) -> None:
     """Heartbeats for the supervisor of `gpudoctor run --nproc` (it tells a rank
     that never joined from one that hung later)."""
     if session.role != RANK:
@@ -82,14 +83,14 @@ def install() -> None:
 
     @functools.wraps(original_init)
     def init_process_group(*args, **kwargs):
-        _progress("rendezvous")
+        progress(STAGE_RENDEZVOUS)
         try:
             result = original_init(*args, **kwargs)
         except Exception as exc:
             tb = exc.__traceback__
             exc.__traceback__ = tb.tb_next if tb is not None else None  # not the user's frame
             raise
-        _progress("joined")
+        progress(STAGE_JOINED)
         try:
             _joined(kwargs.get("device_id"))
         except Exception:  # noqa: BLE001

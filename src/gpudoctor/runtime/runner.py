@@ -15,6 +15,7 @@ import builtins
 import io
 import os
 import runpy
+import shutil
 import signal
 import sys
 import tempfile
@@ -61,18 +62,14 @@ def _prefix() -> str:
 
 
 def report_at_exit(target_name: str, status: int | None, argv: list[str] | None = None) -> int:
-    """Print this process's findings, leave them where the merging process
-    looks, write the JSON file; return the exit status to leave with."""
+    """Say what the hooks saw; return the exit status to leave with.
+
+    A rank of `--nproc` or a spawned child prints its findings and leaves its
+    facts in the fragments directory for whoever merges them; the top process
+    prints its own, merges its spawned children's into the `--json` file, and
+    applies `--strict`."""
     from gpudoctor.runtime.checks import runtime_findings
-    from gpudoctor.runtime.report import (
-        findings_text,
-        header_line,
-        rank_json_path,
-        read_fragments,
-        run_report,
-        write_fragment,
-        write_json,
-    )
+    from gpudoctor.runtime.report import findings_text, header_line, write_fragment
 
     facts = session.all_facts()
     own = runtime_findings(facts)
@@ -82,29 +79,43 @@ def report_at_exit(target_name: str, status: int | None, argv: list[str] | None 
             write_fragment(fragments, session.label(), facts, status)
         if own or session.role == RANK:
             sys.stderr.write(findings_text(own, header_line(own, target_name), _prefix()))
+        sys.stderr.flush()
         return status or 0
+    return _report_top(target_name, status, argv or [target_name], facts, own)
 
-    children = read_fragments(fragments) if fragments else []
+
+def _report_top(target_name: str, status: int | None, argv: list[str], facts: list, own: list) -> int:
+    from gpudoctor.runtime.checks import runtime_findings
+    from gpudoctor.runtime.report import (
+        findings_text,
+        header_line,
+        rank_json_path,
+        read_fragments,
+        run_report,
+        write_json,
+    )
+
+    children = read_fragments(session.fragments_dir)
     child_facts = [f for c in children for f in c["facts"]]
-    reported_by_children = len(runtime_findings(child_facts)) if child_facts else 0
-    text = findings_text(own, header_line(own, target_name), _prefix()) if own or not reported_by_children else ""
-    if reported_by_children:
-        text += f"{_prefix()}gpudoctor run: spawned processes reported {reported_by_children} finding(s) above\n"
-    sys.stderr.write(text)
+    by_children = len(runtime_findings(child_facts))
+    text = findings_text(own, header_line(own, target_name), _prefix()) if own or not by_children else ""
+    if by_children:
+        text += f"{_prefix()}gpudoctor run: spawned processes reported {by_children} finding(s) above\n"
     processes = [{"label": session.label() or "main", "pid": os.getpid(), "exit_code": status}]
-    processes += [{"label": c.get("label") or "child", "pid": c.get("pid"), "exit_code": c.get("exit_code")} for c in children]
+    processes += [
+        {"label": c.get("label") or "child", "pid": c.get("pid"), "exit_code": c.get("exit_code")} for c in children
+    ]
     strict = env_flag(ENV_STRICT)
-    report = run_report(facts + child_facts, processes, argv or [target_name], status)
+    report = run_report(facts + child_facts, processes, argv, status)
     json_path = os.environ.get(ENV_JSON)
     if json_path:
         problem = write_json(rank_json_path(json_path, session.current_rank(), _world_size()), report, strict)
         if problem:
-            sys.stderr.write(f"{_prefix()}{problem}\n")
-    if fragments and fragments == session_fragments_dir:
-        import shutil
-
-        shutil.rmtree(fragments, ignore_errors=True)
+            text += f"{_prefix()}{problem}\n"
+    sys.stderr.write(text)
     sys.stderr.flush()
+    if session.fragments_dir:
+        shutil.rmtree(session.fragments_dir, ignore_errors=True)
     if status == 0 and strict and report.failed(strict=True):
         return 1
     return status or 0
@@ -117,18 +128,15 @@ def _world_size() -> int | None:
     return int(env) if env.isdigit() else None
 
 
-session_fragments_dir: str | None = None
-
-
 def _start_watchdog(seconds: float, target_name: str) -> None:
     """--timeout: dump every thread's stack, report, stop the children, leave with 124."""
 
     def fire():
-        import faulthandler
-
-        sys.stderr.write(f"{_prefix()}gpudoctor run: {target_name} still running after {seconds:g} s (--timeout); stacks:\n")
+        sys.stderr.write(
+            f"{_prefix()}gpudoctor run: {target_name} still running after {seconds:g} s (--timeout); stacks:\n"
+        )
+        sys.stderr.write(_stacks())
         sys.stderr.flush()
-        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
         try:
             report_at_exit(target_name, EXIT_TIMEOUT, sys.argv)
         finally:
@@ -140,6 +148,23 @@ def _start_watchdog(seconds: float, target_name: str) -> None:
     timer = threading.Timer(seconds, fire)
     timer.daemon = True
     timer.start()
+
+
+def _stacks() -> str:
+    """Every thread's stack but the watchdog's, in the script's own frames."""
+    import traceback
+
+    from gpudoctor.runtime.frames import is_own
+
+    names = {t.ident: t.name for t in threading.enumerate()}
+    out = []
+    for ident, frame in sys._current_frames().items():
+        if ident == threading.get_ident():
+            continue
+        entries = [e for e in traceback.extract_stack(frame) if not is_own(e.filename)]
+        out.append(f"Thread {names.get(ident, ident)} (most recent call last):\n")
+        out += traceback.format_list(entries)
+    return "".join(out)
 
 
 def _stop_children() -> None:
@@ -190,6 +215,13 @@ def _run(target: Target) -> None:
     exec(code, main.__dict__)
 
 
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # the script closed or replaced it
+
+
 def _print_uncaught(exc: BaseException) -> None:
     from gpudoctor.runtime.frames import strip_exception
 
@@ -198,7 +230,6 @@ def _print_uncaught(exc: BaseException) -> None:
 
 
 def main(argv: list[str]) -> NoReturn:
-    global session_fragments_dir
     try:
         target = parse_target(argv)
         check_target(target)
@@ -211,12 +242,13 @@ def main(argv: list[str]) -> NoReturn:
     session.role = RANK if env_flag(ENV_SUPERVISED) else TOP
     if session.role == TOP:
         # Children started with spawn (mp.spawn ranks) leave their facts here.
-        session_fragments_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
-        os.environ[ENV_FRAGMENTS] = session_fragments_dir
+        session.fragments_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
+        os.environ[ENV_FRAGMENTS] = session.fragments_dir
     if session.role == RANK:
-        from gpudoctor.runtime.process_group import _progress
+        from gpudoctor.launch.rank import STAGE_STARTED
+        from gpudoctor.runtime.process_group import progress
 
-        _progress("started")
+        progress(STAGE_STARTED)
 
     from gpudoctor.runtime import spawn
     from gpudoctor.runtime.install import install_when_torch_imported
@@ -246,14 +278,14 @@ def main(argv: list[str]) -> NoReturn:
         interrupted = isinstance(exc, KeyboardInterrupt)
         status = 1
     finally:
-        sys.stdout.flush()
+        _flush(sys.stdout)
 
     status = report_at_exit(target.describe(), status, target.argv())
     if interrupted:
         # python's own way out of an uncaught Ctrl-C: finish, then die of SIGINT.
         atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush(sys.stdout)
+        _flush(sys.stderr)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     sys.exit(status)

@@ -47,6 +47,7 @@ class Session:
     # Hooks that keep running tallies (per sampler, per loader) turn them into facts at the end.
     collectors: list[Callable[[], list[Any]]] = field(default_factory=list)
     pid: int = field(default_factory=os.getpid)  # a forked copy of this process is not this session
+    fragments_dir: str | None = None  # the directory this (top) process made for its children's facts
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def record(self, fact: Any) -> None:

@@ -89,7 +89,7 @@ def run_rank(ctx, config: dict) -> dict:
     ddp = DDP(model, device_ids=[device.index] if on_cuda else None)
     _inject(torch, dist, ctx.fault, ddp, model)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=cfg.lr, momentum=cfg.momentum)
-    scaler = torch.amp.GradScaler("cuda") if cfg.amp and on_cuda else None
+    scaler = _grad_scaler(torch) if cfg.amp and on_cuda else None
     amp_dtype = torch.float16 if on_cuda else torch.bfloat16
     eval_x, eval_y = eval_x.to(device), eval_y.to(device)
     initial_loss = _eval_loss(torch, F, model, eval_x, eval_y)
@@ -209,6 +209,13 @@ def _share_cores(torch, local_world: int) -> None:
     of them (oversubscribed CPU threads make every rank slower). OMP_NUM_THREADS wins."""
     if "OMP_NUM_THREADS" not in os.environ and local_world > 1:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world))
+
+
+def _grad_scaler(torch):
+    try:
+        return torch.amp.GradScaler("cuda")
+    except (AttributeError, TypeError):  # torch < 2.3
+        return torch.cuda.amp.GradScaler()
 
 
 def _inject(torch, dist, fault: str | None, ddp, model) -> None:

@@ -177,6 +177,27 @@ def join_checkpoint_path(environ=None) -> str:
     return os.path.join(tempfile.gettempdir(), f"gpudoctor-smoke-{run_id}", CHECKPOINT_NAME)
 
 
+def _joined_failure(ctx, exc: BaseException) -> Finding:
+    import traceback
+
+    message = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return Finding(
+        id="joined-rank-failed",
+        severity=Severity.ERROR,
+        title=f"rank 0 of the {ctx.joined_by} job failed: {type(exc).__name__}: {message}",
+        evidence={
+            "rank": ctx.rank,
+            "world_size": ctx.world_size,
+            "launched by": ctx.joined_by,
+            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-1500:],
+        },
+        why="Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "
+        "crashed, hung or never joined shows here as a timeout or a closed connection.",
+        fix=f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's launcher names the failing rank",
+        area="ranks",
+    )
+
+
 def run_joined(ctx, cfg: SmokeConfig) -> Report:
     """This process is one rank of a torchrun/SLURM job: run it, gather, verify."""
     from gpudoctor.smoke.job import run_rank
@@ -187,22 +208,14 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
     cfg = SmokeConfig.from_dict({**cfg.to_dict(), "checkpoint_path": path, "gather": True, "nproc": ctx.world_size})
     try:
         out = run_rank(ctx, cfg.to_dict())
-    except Exception as exc:  # noqa: BLE001 - this rank's failure is its report
+    except Exception as exc:  # noqa: BLE001 - rank 0's failure is its report
+        if ctx.rank != 0:
+            raise  # the launcher (torchrun) reports the other ranks' tracebacks
         return build_report(
             cfg,
-            not_run(f"rank {ctx.rank} raised {type(exc).__name__}"),
-            head=[
-                Finding(
-                    id="smoke-rank-failed",
-                    severity=Severity.ERROR,
-                    title=f"rank {ctx.rank} of the {ctx.joined_by} job raised {type(exc).__name__}: {str(exc)[:200]}",
-                    evidence={"rank": ctx.rank, "world_size": ctx.world_size, "joined_by": ctx.joined_by},
-                    why="In join mode each rank reports its own failure; a peer that died or hung makes the others fail at the next collective.",
-                    fix=f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's own launcher names the failing rank",
-                    area="ranks",
-                )
-            ],
-            extra={"rank": ctx.rank, "joined_by": ctx.joined_by},
+            not_run(f"rank 0 raised {type(exc).__name__}"),
+            head=[_joined_failure(ctx, exc)],
+            extra={"joined_by": ctx.joined_by},
         )
     finally:
         if not keep and ctx.rank == 0:

@@ -1,0 +1,36 @@
+"""--compare-dp's DataParallel job. It needs 2+ GPUs to mean anything, but its
+code path runs on CPU too (DataParallel without GPUs calls the module directly),
+so a broken job is caught here and not first on a GPU machine."""
+
+import pytest
+
+from gpudoctor.launch import launch_function
+from gpudoctor.launch.failures import launch_findings
+from gpudoctor.smoke.config import SmokeConfig
+from gpudoctor.smoke.devices import DeviceFacts
+from gpudoctor.smoke.runner import compare_dp
+
+pytestmark = pytest.mark.slow
+
+
+def test_dataparallel_job_runs_as_one_supervised_rank_and_learns():
+    cfg = SmokeConfig(nproc=2, device="cpu", steps=60)
+    result = launch_function("gpudoctor.smoke.dp:run_dp", cfg.to_dict(), 1, timeout=60)
+    assert result.ok, launch_findings(result)
+    dp = result.results[0]
+    assert dp["gpus"] == 0 and dp["steps"] == 60 and dp["global_batch"] == 128
+    assert dp["samples_per_s"] == pytest.approx(dp["steps_per_s"] * 128)
+    assert dp["final_loss"] < 0.5  # from ~1.6: it trained
+
+
+def test_compare_dp_explains_what_it_needs():
+    tp = {"total": {"samples_per_s": 1000.0}}
+    for cfg, facts in [
+        (SmokeConfig(device="cpu"), DeviceFacts(False, 0, False)),
+        (SmokeConfig(device="cuda", nproc=2), DeviceFacts(True, 1, True)),
+        (SmokeConfig(device="cuda", nproc=1), DeviceFacts(True, 2, True)),
+    ]:
+        findings, dp = compare_dp(cfg, facts, tp)
+        assert dp is None
+        assert [f.id for f in findings] == ["dp-comparison-needs-gpus"]
+        assert findings[0].severity.value == "warn"
