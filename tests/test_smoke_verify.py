@@ -157,6 +157,13 @@ def test_rising_loss_is_called_rising():
     assert "rose 20×" in error(verify_learning(results)).title
 
 
+def test_loss_that_blows_up_fails_learning():
+    results = healthy()
+    results[1]["learning"] = {"initial_loss": 1.5, "final_loss": float("nan")}
+    f = error(verify_learning(results))
+    assert f.id == "loss-not-falling" and f.evidence["rank"] == 1 and "became nan" in f.title
+
+
 def test_diverged_rank_is_named_with_step_parameter_and_difference():
     results = healthy(3)
     r2 = results[2]["sync"]

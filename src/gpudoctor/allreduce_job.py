@@ -8,6 +8,7 @@ which the CLI turns into a progress bar and a live table on stderr.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -146,8 +147,6 @@ class _RowFollower:
         self.rows: list[dict] = []
 
     def poll(self) -> None:
-        import json
-
         try:
             with open(self.path) as fh:
                 fh.seek(self.offset)

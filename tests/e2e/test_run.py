@@ -213,6 +213,18 @@ def test_sampler_without_set_epoch_in_ranks_started_by_mp_spawn(tmp_path):
 
 
 @pytest.mark.slow
+def test_device_error_in_a_spawned_rank_is_explained_by_that_rank():
+    p = plain(script("spawn_meta_rank.py"))
+    d = doctor(script("spawn_meta_rank.py"))
+    assert p.returncode == d.returncode == 1
+    assert "[rank 1]   ✗ `2` (Linear) has its parameters on meta but was called with input on cpu" in d.stderr
+    # What torch sends the parent from the rank is the plain traceback, untouched.
+    start = d.stderr.index("Traceback (most recent call last):")
+    assert d.stderr[start:].startswith(p.stderr)
+    assert "gpudoctor/runtime" not in d.stderr
+
+
+@pytest.mark.slow
 def test_nproc_starts_ranks_and_merges_their_findings(tmp_path):
     out = tmp_path / "report.json"
     d = doctor("--nproc", "2", "--json", str(out), script("sampler_no_set_epoch.py"))
@@ -227,31 +239,39 @@ def test_nproc_starts_ranks_and_merges_their_findings(tmp_path):
 
 
 @pytest.mark.slow
-def test_nproc_exit_code_is_the_failing_rank_s():
+def test_nproc_exit_code_is_the_failing_rank_s(tmp_path):
     tag = new_tag()
-    d = doctor("--nproc", "2", script("exit_code.py"), "3", env={TAG_ENV: tag}, timeout=120)
+    out = tmp_path / "report.json"
+    d = doctor("--nproc", "2", "--json", str(out), script("exit_code.py"), "3", env={TAG_ENV: tag}, timeout=120)
     try:
         assert d.returncode == 3
         assert "[rank-crashed]" in d.stderr and "exited with code 3" in d.stderr
         assert leftovers(tag) == []
+        logs = [p["log"] for p in findings(out)["processes"]]
+        assert all(os.path.exists(log) for log in logs)  # a failed run keeps the ranks' logs
     finally:
         kill_all(leftovers(tag, settle_s=0))
+        for p in findings(out)["processes"] if out.exists() else []:
+            shutil.rmtree(os.path.dirname(p["log"]), ignore_errors=True)
 
 
 @pytest.mark.slow
-def test_each_torchrun_rank_runs_under_the_doctor():
+def test_each_torchrun_rank_runs_under_the_doctor(tmp_path):
     torchrun = shutil.which("torchrun", path=os.path.dirname(sys.executable)) or shutil.which("torchrun")
     if torchrun is None:
         pytest.skip("torchrun not installed")
     tag = new_tag()
-    cmd = [torchrun, "--nproc_per_node", "2", "--standalone", "-m", "gpudoctor", "run"]
-    cmd.append(script("sampler_no_set_epoch.py"))
+    cmd = [torchrun, "--nproc_per_node", "2", "--standalone", "-m", "gpudoctor", "run", "--json"]
+    cmd += [str(tmp_path / "report.json"), script("sampler_no_set_epoch.py")]
     r = run(cmd, env={TAG_ENV: tag}, timeout=240)
     try:
         assert r.returncode == 0, r.stderr[-3000:]
         for rank in (0, 1):
             header = f"[rank {rank}] gpudoctor run: 0 error(s), 1 warning(s) in tests/scripts/sampler_no_set_epoch.py"
             assert header in r.stderr
+            # No merged report under torchrun: every rank writes its own file.
+            [f] = findings(tmp_path / f"report.rank{rank}.json")["findings"]
+            assert f["id"] == "sampler-without-set-epoch" and f["evidence"]["rank"] == rank
         assert leftovers(tag) == []
     finally:
         kill_all(leftovers(tag, settle_s=0))

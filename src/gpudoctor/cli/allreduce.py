@@ -14,15 +14,15 @@ def register(app: typer.Typer) -> None:
     @app.command("allreduce")
     def allreduce(
         nproc: Optional[int] = typer.Option(
-            None, "--nproc", metavar="N", help="Ranks to start on this machine [default: one per GPU, else 2]."
+            None, "--nproc", metavar="N", help="Ranks to start on this machine (default: one per GPU, else 2)."
         ),
         backend: str = typer.Option("auto", "--backend", metavar="auto|nccl|gloo", help="auto: NCCL when every rank has a GPU, else gloo."),
         device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Where the tensors live."),
-        sizes: Optional[str] = typer.Option(None, "--sizes", metavar="LIST", help="Sizes in bytes, e.g. 4K,1M,64M [default: 4K..64M, x4]."),
+        sizes: Optional[str] = typer.Option(None, "--sizes", metavar="LIST", help="Sizes in bytes, e.g. 4K,1M,64M (default: 4K to 64M in steps of x4)."),
         min_bytes: Optional[str] = typer.Option(None, "--min-bytes", metavar="SIZE", help="Sweep from SIZE, doubling (with --max-bytes)."),
         max_bytes: Optional[str] = typer.Option(None, "--max-bytes", metavar="SIZE", help="Sweep up to SIZE."),
-        dtype: str = typer.Option("float32", "--dtype", metavar="float32|float16|bfloat16"),
-        op: str = typer.Option("all_reduce", "--op", metavar="all_reduce|all_gather|reduce_scatter|broadcast"),
+        dtype: str = typer.Option("float32", "--dtype", metavar="DTYPE", help="float32, float16 or bfloat16."),
+        op: str = typer.Option("all_reduce", "--op", metavar="OP", help="all_reduce, all_gather, reduce_scatter or broadcast."),
         iters: int = typer.Option(20, "--iters", metavar="K", help="Timed iterations per size (the median is shown)."),
         warmup: int = typer.Option(5, "--warmup", metavar="W", help="Untimed iterations per size first."),
         timeout: float = typer.Option(300.0, "--timeout", metavar="S", help="Watchdog: stop every rank after S seconds."),

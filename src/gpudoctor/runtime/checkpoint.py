@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from gpudoctor.runtime.facts import CheckpointSave
-from gpudoctor.runtime.frames import caller_source
+from gpudoctor.runtime.frames import caller_source, drop_own_frame
 from gpudoctor.runtime.session import session
 
 _KEY = "gpudoctor/torch.save/"
@@ -112,9 +112,8 @@ def install() -> None:
             pass
         try:
             return original_save(obj, f, *args, **kwargs)
-        except Exception as exc:
-            tb = exc.__traceback__
-            exc.__traceback__ = tb.tb_next if tb is not None else None
+        except BaseException as exc:
+            drop_own_frame(exc)
             raise
 
     torch.save = save

@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 from torch.utils.data import dataloader as dataloader_module
 
 from gpudoctor.runtime.facts import LoaderRestarts, SamplerEpochRepeat, Source
-from gpudoctor.runtime.frames import caller_source
+from gpudoctor.runtime.frames import caller_source, drop_own_frame
 from gpudoctor.runtime.module_calls import watch
 from gpudoctor.runtime.session import session
 
@@ -130,7 +130,9 @@ def install() -> None:
 
     def sampler_iter(self):
         try:
-            tally = _samplers.get(self, lambda: _SamplerTally(type(self).__name__, self.num_replicas, _len(self.dataset)))
+            tally = _samplers.get(
+                self, lambda: _SamplerTally(type(self).__name__, self.num_replicas, _len(self.dataset))
+            )
             epoch = self.epoch
             if self.shuffle and epoch in tally.epochs and tally.repeated is None:
                 tally.repeated = epoch
@@ -138,7 +140,11 @@ def install() -> None:
             tally.epochs.append(epoch)
         except Exception:  # noqa: BLE001 - a tally must never break the user's data
             pass
-        return original_sampler_iter(self)
+        try:
+            return original_sampler_iter(self)
+        except BaseException as exc:
+            drop_own_frame(exc)
+            raise
 
     DistributedSampler.__iter__ = sampler_iter
 
@@ -146,10 +152,14 @@ def install() -> None:
 
     def loader_iter(self):
         watch.arm()  # a new epoch: look at the module calls again for a while
-        if self.num_workers <= 0:
-            return original_loader_iter(self)
         start = time.perf_counter()
-        it = original_loader_iter(self)
+        try:
+            it = original_loader_iter(self)
+        except BaseException as exc:
+            drop_own_frame(exc)
+            raise
+        if self.num_workers <= 0:
+            return it
         try:
             if not it.__dict__.get("_gpudoctor_seen"):
                 it.__dict__["_gpudoctor_seen"] = True  # a persistent iterator, reset: no new workers
@@ -170,8 +180,12 @@ def install() -> None:
     original_next_data = iter_class._next_data
 
     def next_data(self):
-        started = self.__dict__.pop(_T0, None) if _T0 in self.__dict__ else None
-        data = original_next_data(self)
+        started = self.__dict__.pop(_T0, None)
+        try:
+            data = original_next_data(self)
+        except BaseException as exc:
+            drop_own_frame(exc)
+            raise
         if started is not None:
             started[1].startup_s.append(time.perf_counter() - started[0])
         return data

@@ -7,6 +7,7 @@ taken out again so the user sees the traceback plain `python` would print.
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -41,6 +42,7 @@ def is_own(filename: str) -> bool:
     return filename.startswith(_RUNTIME) or filename == "<frozen runpy>" or filename.endswith(f"{os.sep}runpy.py")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_library(filename: str, strict: bool = True) -> bool:
     """torch, the standard library, gpudoctor; with strict, every installed package too."""
     if filename.startswith("<frozen") or filename.startswith(_GPUDOCTOR):
@@ -117,6 +119,14 @@ def without_own_frames(tb: TracebackType | None) -> TracebackType | None:
     if kept:
         kept[-1].tb_next = None
     return kept[0] if kept else None
+
+
+def drop_own_frame(exc: BaseException) -> None:
+    """In a wrapper's `except`: unlink the wrapper's own frame, so that a bare
+    `raise` sends on the traceback the user would have seen without it."""
+    tb = exc.__traceback__
+    if tb is not None and is_own(tb.tb_frame.f_code.co_filename):
+        exc.__traceback__ = tb.tb_next
 
 
 def strip_exception(exc: BaseException) -> None:

@@ -26,7 +26,7 @@ from torch.nn import Module
 
 from gpudoctor.runtime.device_errors import explain, is_device_mismatch, qualified_name
 from gpudoctor.runtime.facts import ModuleInputDevice
-from gpudoctor.runtime.frames import caller_stack, is_own, traceback_frames, user_source
+from gpudoctor.runtime.frames import caller_stack, drop_own_frame, traceback_frames, user_source
 from gpudoctor.runtime.session import session
 
 ORIGINAL_CALL = Module.__call__
@@ -191,9 +191,7 @@ def checked_call(self, *args, **kwargs):
     try:
         return ORIGINAL_CALL(self, *args, **kwargs)
     except Exception as exc:
-        tb = exc.__traceback__
-        if tb is not None and is_own(tb.tb_frame.f_code.co_filename):
-            exc.__traceback__ = tb.tb_next  # this frame is not the user's business
+        drop_own_frame(exc)
         if not getattr(exc, _MARK, False):
             try:
                 explain_exception(exc, caller_stack(skip=1) + traceback_frames(exc.__traceback__))
@@ -216,7 +214,11 @@ def install() -> None:
 
     def _apply(self, *args, **kwargs):
         watch.arm()  # the model moves: look at the next calls again
-        return original_apply(self, *args, **kwargs)
+        try:
+            return original_apply(self, *args, **kwargs)
+        except BaseException as exc:
+            drop_own_frame(exc)
+            raise
 
     Module._apply = _apply
     watch.arm()

@@ -17,6 +17,7 @@ from torch.distributed import distributed_c10d
 
 from gpudoctor.launch.rank import STAGE_JOINED, STAGE_RENDEZVOUS
 from gpudoctor.runtime.facts import NcclDevice
+from gpudoctor.runtime.frames import drop_own_frame
 from gpudoctor.runtime.session import RANK, session
 
 
@@ -86,9 +87,8 @@ def install() -> None:
         progress(STAGE_RENDEZVOUS)
         try:
             result = original_init(*args, **kwargs)
-        except Exception as exc:
-            tb = exc.__traceback__
-            exc.__traceback__ = tb.tb_next if tb is not None else None  # not the user's frame
+        except BaseException as exc:
+            drop_own_frame(exc)
             raise
         progress(STAGE_JOINED)
         try:
@@ -108,9 +108,8 @@ def install() -> None:
     def ddp_init(self, *args, **kwargs):
         try:
             original_ddp_init(self, *args, **kwargs)
-        except Exception as exc:
-            tb = exc.__traceback__
-            exc.__traceback__ = tb.tb_next if tb is not None else None
+        except BaseException as exc:
+            drop_own_frame(exc)
             raise
         try:
             backend = str(dist.get_backend())

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from gpudoctor.findings import Finding, Report, Severity
@@ -83,7 +84,7 @@ def run_report(
     processes: list[dict[str, Any]],
     target: list[str],
     exit_code: int | None,
-    extra_findings: list[Finding] = (),  # type: ignore[assignment]
+    extra_findings: Sequence[Finding] = (),
 ) -> Report:
     findings = [*extra_findings, *runtime_findings(facts)]
     return Report(

@@ -9,8 +9,9 @@ by hand as well as with real runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 from collections import Counter
+from dataclasses import dataclass
 from statistics import mean
 
 from gpudoctor.findings import Finding, Severity, ok
@@ -151,7 +152,11 @@ def verify_learning(results: list[dict], factor: float = LEARNING_FACTOR) -> Ver
     rows = []
     for r in results:
         ln = r["learning"]
-        got = ln["initial_loss"] / ln["final_loss"] if ln["final_loss"] > 0 else float("inf")
+        final = ln["final_loss"]
+        if not math.isfinite(final):
+            got = 0.0  # diverged to inf/NaN: the worst possible outcome
+        else:
+            got = ln["initial_loss"] / final if final > 0 else float("inf")
         rows.append((r["rank"], ln["initial_loss"], ln["final_loss"], got))
     worst = min(rows, key=lambda row: row[3])
     rank, initial, final, got = worst
@@ -160,6 +165,7 @@ def verify_learning(results: list[dict], factor: float = LEARNING_FACTOR) -> Ver
         detail = f"eval loss {_fmt(initial)} → {_fmt(final)} in {steps} steps: {_fmt(got)}× lower (≥ {factor:g}× required; the teacher's loss is 0)"
         return _passed(name, detail, ok("smoke-learning", f"learning: {detail}", AREA, initial_loss=initial, final_loss=final, factor=got, required=factor))
     rose = final > initial
+    blew_up = not math.isfinite(final)
     return _failed(
         name,
         [
@@ -167,7 +173,9 @@ def verify_learning(results: list[dict], factor: float = LEARNING_FACTOR) -> Ver
                 id="loss-not-falling",
                 severity=Severity.ERROR,
                 title=(
-                    f"learning: rank {rank}'s evaluation loss {'rose' if rose else 'fell only'} "
+                    f"learning: rank {rank}'s evaluation loss became {final} in {steps} steps (from {_fmt(initial)})"
+                    if blew_up
+                    else f"learning: rank {rank}'s evaluation loss {'rose' if rose else 'fell only'} "
                     f"{_fmt(got if not rose else final / initial)}× ({_fmt(initial)} → {_fmt(final)}) in {steps} steps; "
                     f"≥ {factor:g}× required"
                 ),
@@ -447,7 +455,7 @@ def throughput(results: list[dict]) -> dict:
     slowest = max(t["seconds"] for t in per_rank)
     steps = min(t["steps"] for t in per_rank)
     batch = results[0]["throughput"]["batch_size"]
-    samples = sum(t["steps"] for t in per_rank) * batch
+    samples = sum(r["throughput"].get("samples", r["throughput"]["steps"] * batch) for r in results)
     return {
         "per_rank": per_rank,
         "total": {
