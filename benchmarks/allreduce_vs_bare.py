@@ -9,8 +9,9 @@ fresh `python` process timed from outside.
 
     python benchmarks/allreduce_vs_bare.py [--rounds 5] [--iters-scale 1] [--backend gloo]
 
-Rounds alternate which of the two goes first, so that load from other processes
-on the machine falls on both; the median and the best over rounds are reported.
+Each round runs the two back to back at each size (alternating which goes first)
+and takes the ratio within the pair, so that load from other processes on the
+machine falls on both; the median ratio over rounds is reported.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 SIZES = {"1M": 1 << 20, "16M": 16 << 20, "64M": 64 << 20}
@@ -134,46 +136,48 @@ def main() -> None:
     parser.add_argument("--iters-scale", type=float, default=1.0, help="multiply the per-size iteration counts")
     parser.add_argument("--backend", default="gloo")
     args = parser.parse_args()
-    sizes = list(SIZES.values())
     iters = {n: max(1, int(k * args.iters_scale)) for n, k in ITERS.items()}
 
-    plain: dict[int, list[float]] = {s: [] for s in sizes}
-    doctor: dict[int, list[float]] = {s: [] for s in sizes}
+    # Paired measurements: per round and size, the two run back to back (which one
+    # goes first alternates), and the ratio is taken within the pair, so slow
+    # drifts in the machine's load cancel out.
+    plain: dict[int, list[float]] = {n: [] for n in SIZES.values()}
+    doctor: dict[int, list[float]] = {n: [] for n in SIZES.values()}
     for r in range(args.rounds):
-        # Alternate which goes first, so a load spike is as likely to hit either.
-        runners = [(plain, plain_busbw), (doctor, gpudoctor_busbw)]
-        for store, runner in runners if r % 2 == 0 else runners[::-1]:
-            for nbytes, bw in runner(args.backend, sizes, iters).items():
-                store[nbytes].append(bw)
+        for i, (name, nbytes) in enumerate(SIZES.items()):
+            order = [(plain, plain_busbw), (doctor, gpudoctor_busbw)]
+            for store, runner in order if (r + i) % 2 == 0 else order[::-1]:
+                store[nbytes].append(runner(args.backend, [nbytes], iters)[nbytes])
+            print(
+                f"round {r + 1}/{args.rounds} {name}: plain {plain[nbytes][-1]:.3f} gpudoctor {doctor[nbytes][-1]:.3f}",
+                file=sys.stderr,
+            )
+
+    print(f"busbw GB/s, {args.backend}, 2 ranks, {args.rounds} paired rounds")
+    print(f"{'size':>5} {'iters':>5} {'plain (median)':>15} {'gpudoctor (median)':>19} {'ratio: median of pairs [min, max]':>35}")
+    for name, nbytes in SIZES.items():
+        ratios = [d / p for p, d in zip(plain[nbytes], doctor[nbytes])]
+        goal = "  (goal >= 0.97)" if nbytes >= 16 << 20 else ""
         print(
-            f"round {r + 1}/{args.rounds}: plain "
-            + " ".join(f"{plain[s][-1]:.3f}" for s in sizes)
-            + " | gpudoctor "
-            + " ".join(f"{doctor[s][-1]:.3f}" for s in sizes),
-            file=sys.stderr,
+            f"{name:>5} {iters[nbytes]:5d} {statistics.median(plain[nbytes]):15.3f} "
+            f"{statistics.median(doctor[nbytes]):19.3f} "
+            f"{statistics.median(ratios):20.3f} [{min(ratios):.2f}, {max(ratios):.2f}]{goal}"
         )
 
-    print(f"busbw GB/s, {args.backend}, 2 ranks, {args.rounds} rounds (median | best)")
-    print(f"{'size':>5} {'iters':>5} {'plain':>15} {'gpudoctor':>15} {'ratio':>15}")
-    for name, nbytes in SIZES.items():
-        p, d = statistics.median(plain[nbytes]), statistics.median(doctor[nbytes])
-        pb, db = max(plain[nbytes]), max(doctor[nbytes])
-        goal = "  (goal >= 0.97)" if nbytes >= 16 << 20 else ""
-        print(f"{name:>5} {iters[nbytes]:5d} {p:7.3f} | {pb:5.3f} {d:7.3f} | {db:5.3f} {d / p:7.3f} | {db / pb:5.3f}{goal}")
-
-    import tempfile
-
+    doctor_cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K", "--backend", args.backend]
+    plain_wall: list[float] = []
+    doctor_wall: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "plain_startup.py")  # spawn needs the worker in a real file
         with open(script, "w") as fh:
             fh.write(PLAIN_STARTUP)
-        plain_wall = [wall([sys.executable, script]) for _ in range(args.rounds)]
-    doctor_cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K", "--backend", args.backend]
-    doctor_wall = [wall(doctor_cmd) for _ in range(args.rounds)]
+        for _ in range(args.rounds):
+            plain_wall.append(wall([sys.executable, script]))
+            doctor_wall.append(wall(doctor_cmd))
     p, d = statistics.median(plain_wall), statistics.median(doctor_wall)
     print("\nstart-up (wall time of a fresh process, median)")
     print(f"  plain spawn + init + 1 all_reduce + destroy: {p:6.2f} s")
-    print(f"  gpudoctor allreduce --nproc 2 --sizes 4K:    {d:6.2f} s   (+{d - p:.2f} s)")
+    print(f"  gpudoctor allreduce --nproc 2 --sizes 4K:    {d:6.2f} s   ({d - p:+.2f} s)")
 
 
 if __name__ == "__main__":
