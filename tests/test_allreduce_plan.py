@@ -8,7 +8,6 @@ from gpudoctor.allreduce_plan import (
     Options,
     PlanError,
     check_options,
-    choose_backend,
     plan_sweep,
 )
 
@@ -30,32 +29,6 @@ def test_defaults_on_a_gpu_machine_are_one_nccl_rank_per_gpu():
     assert (sweep.backend, sweep.device, sweep.nproc) == ("nccl", "cuda", 2)
 
 
-def test_auto_falls_back_to_gloo_when_ranks_outnumber_gpus():
-    assert choose_backend("auto", "auto", 4, TWO_GPUS) == ("gloo", "cpu")
-    assert choose_backend("auto", "auto", 2, NO_NCCL) == ("gloo", "cpu")
-    assert choose_backend("auto", "cpu", 2, TWO_GPUS) == ("gloo", "cpu")
-    assert choose_backend("gloo", "auto", 2, TWO_GPUS) == ("gloo", "cpu")
-    assert choose_backend("gloo", "cuda", 2, TWO_GPUS) == ("gloo", "cuda")
-
-
-@pytest.mark.parametrize(
-    "backend, device, ranks, cuda, says",
-    [
-        ("nccl", "auto", 2, CPU_BUILD, "CPU-only build; use --backend gloo"),
-        ("nccl", "auto", 2, NO_DRIVER, "torch.cuda.is_available() is False"),
-        ("auto", "cuda", 2, CPU_BUILD, "--device cuda needs CUDA"),
-        ("nccl", "cpu", 2, TWO_GPUS, "NCCL moves only CUDA tensors"),
-        ("nccl", "auto", 3, TWO_GPUS, "3 ranks on this host but 2 GPU(s) visible; use --nproc 2"),
-        ("nccl", "auto", 2, NO_NCCL, "no NCCL"),
-        ("auto", "cuda", 3, TWO_GPUS, "one GPU per rank"),
-    ],
-)
-def test_impossible_requests_say_what_would_work(backend, device, ranks, cuda, says):
-    with pytest.raises(PlanError) as info:
-        choose_backend(backend, device, ranks, cuda)
-    message = str(info.value)
-    assert says in message
-    assert "\n" not in message
 
 
 @pytest.mark.parametrize(

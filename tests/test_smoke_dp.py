@@ -7,7 +7,7 @@ import pytest
 from gpudoctor.launch import launch_function
 from gpudoctor.launch.failures import launch_findings
 from gpudoctor.smoke.config import SmokeConfig
-from gpudoctor.smoke.devices import DeviceFacts
+from gpudoctor.backend_choice import CudaFacts
 from gpudoctor.smoke.runner import compare_dp
 
 pytestmark = pytest.mark.slow
@@ -26,9 +26,9 @@ def test_dataparallel_job_runs_as_one_supervised_rank_and_learns():
 def test_compare_dp_explains_what_it_needs():
     tp = {"total": {"samples_per_s": 1000.0}}
     for cfg, facts in [
-        (SmokeConfig(device="cpu"), DeviceFacts(False, 0, False)),
-        (SmokeConfig(device="cuda", nproc=2), DeviceFacts(True, 1, True)),
-        (SmokeConfig(device="cuda", nproc=1), DeviceFacts(True, 2, True)),
+        (SmokeConfig(device="cpu"), CudaFacts(False, 0, False, None)),
+        (SmokeConfig(device="cuda", nproc=2), CudaFacts(True, 1, True, "12.8")),
+        (SmokeConfig(device="cuda", nproc=1), CudaFacts(True, 2, True, "12.8")),
     ]:
         findings, dp = compare_dp(cfg, facts, tp)
         assert dp is None

@@ -13,11 +13,10 @@ import os
 import shutil
 import tempfile
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpudoctor.allreduce_plan import CudaFacts, Sweep
+from gpudoctor.allreduce_plan import Sweep
 from gpudoctor.bandwidth import format_size, public_row, summarize
 from gpudoctor.checks.allreduce import (
     LinkFacts,
@@ -30,7 +29,8 @@ from gpudoctor.checks.allreduce import (
     next_attempt,
     should_narrow,
 )
-from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.findings import Finding, Report
+from gpudoctor.launch.failures import joined_failure
 
 TARGET = "gpudoctor.allreduce:run_rank"
 RERUN_TIMEOUT_S = 60.0  # each narrowing rerun is one size with a few iterations
@@ -60,26 +60,6 @@ class JobOutcome:
 
 
 # ---- probes (I/O; never raise)
-
-
-def probe_cuda() -> CudaFacts:
-    """What torch in this process sees of CUDA. Importing torch here is fine:
-    the launcher needs it anyway for the rendezvous store."""
-    try:
-        import torch
-        import torch.distributed as dist
-    except Exception:
-        return CudaFacts(False, 0, False, None, "not importable")
-    try:
-        available = bool(torch.cuda.is_available())
-        count = int(torch.cuda.device_count()) if available else 0
-    except Exception:
-        available, count = False, 0
-    try:
-        nccl = bool(dist.is_available() and dist.is_nccl_available())
-    except Exception:
-        nccl = False
-    return CudaFacts(available, count, nccl, torch.version.cuda, torch.__version__)
 
 
 def shm_total_bytes() -> int | None:
@@ -314,7 +294,15 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
     except Exception as exc:
         if ctx.rank != 0:
             raise
-        findings.append(_joined_failure(ctx, exc, len(rows), len(sweep.planned())))
+        findings.append(
+            joined_failure(
+                ctx,
+                exc,
+                f" after {len(rows)} of {len(sweep.planned())} size(s)",
+                "read the launcher's output for the first rank that failed (torchrun prints its exit code and "
+                "traceback), or run `gpudoctor allreduce --nproc N` on one node to have every rank supervised",
+            )
+        )
     if ctx.rank != 0:
         return None
     link = link_facts(devices)
@@ -324,35 +312,6 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
         sweep, rows, findings, mode=ctx.joined_by, elapsed_s=time.monotonic() - started, logs=None, link=link, narrowing=[]
     )
     return JobOutcome(report, False, tuple(rows))
-
-
-def _joined_failure(ctx, exc: BaseException, done: int, planned: int) -> Finding:
-    tail = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    message = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
-    lower = str(exc).lower()
-    if "timed out" in lower or "timeout" in lower:
-        what = "timed out waiting for a peer (a rank hung or never joined?)"
-    elif any(p in lower for p in ("closed by peer", "reset by peer", "broken pipe", "connection refused")):
-        what = "lost a peer (a rank crashed?)"
-    else:
-        what = f"raised {type(exc).__name__}"
-    return Finding(
-        id="joined-rank-failed",
-        severity=Severity.ERROR,
-        title=f"rank 0 of the {ctx.joined_by} job {what} after {done} of {planned} size(s)",
-        evidence={
-            "rank": ctx.rank,
-            "world_size": ctx.world_size,
-            "launched by": ctx.joined_by,
-            "exception": f"{type(exc).__name__}: {message}",
-            "traceback": "".join(tail)[-1500:],
-        },
-        why="Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "
-        "crashed, hung or never joined shows here as a timeout or a closed connection.",
-        fix="read the launcher's output for the first rank that failed (torchrun prints its exit code and "
-        "traceback), or run `gpudoctor allreduce --nproc N` on one node to have every rank supervised",
-        area="ranks",
-    )
 
 
 # ---- the report

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from gpudoctor.backend_choice import CudaFacts, ImpossibleRequest, choose_backend
+
 from gpudoctor.bandwidth import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MIN_BYTES,
@@ -27,19 +29,8 @@ DEFAULT_CPU_NPROC = 2
 MAX_SIZE_BYTES = 16 << 30
 
 
-class PlanError(ValueError):
-    """A request that cannot run; the message is one line that says what would."""
-
-
-@dataclass(frozen=True)
-class CudaFacts:
-    """What this process's torch sees (probed by the job, passed in here)."""
-
-    available: bool
-    device_count: int
-    nccl: bool  # torch.distributed.is_nccl_available()
-    torch_cuda: str | None  # torch.version.cuda; None for a CPU-only build
-    torch_version: str = ""
+# Option errors and impossible backend requests are the same kind of error.
+PlanError = ImpossibleRequest
 
 
 @dataclass(frozen=True)
@@ -134,47 +125,6 @@ def check_options(o: Options) -> tuple[str, str, str, str, tuple[int, ...]]:
     if big:
         raise PlanError(f"sizes above {format_size(MAX_SIZE_BYTES)} are not supported (got {format_size(big[0])})")
     return backend, device, op, dtype, tuple(sorted(sizes))
-
-
-def choose_backend(backend: str, device: str, ranks_per_host: int, cuda: CudaFacts) -> tuple[str, str]:
-    """(backend, device) to run: `auto` is NCCL on CUDA when every rank on this
-    host can have its own GPU, else gloo on CPU. Impossible requests raise."""
-    gpus = cuda.device_count if cuda.available else 0
-    why_no_cuda = (
-        f"this torch {cuda.torch_version} is a CPU-only build".strip()
-        if cuda.torch_cuda is None
-        else "torch.cuda.is_available() is False"
-    )
-    if backend == "nccl" and device == "cpu":
-        raise PlanError("NCCL moves only CUDA tensors; use --backend gloo with --device cpu, or --device cuda")
-    if backend == "nccl" or device == "cuda":
-        asked = "--backend nccl" if backend == "nccl" else "--device cuda"
-        if not cuda.available or gpus == 0:
-            raise PlanError(f"{asked} needs CUDA, but {why_no_cuda}; use --backend gloo --device cpu to test CPU ranks")
-    if backend == "nccl":
-        if not cuda.nccl:
-            raise PlanError("this torch has no NCCL (torch.distributed.is_nccl_available() is False); use --backend gloo")
-        if ranks_per_host > gpus:
-            raise PlanError(
-                f"--backend nccl needs one GPU per rank: {ranks_per_host} ranks on this host but {gpus} GPU(s) visible; "
-                f"use --nproc {gpus}, or --backend gloo --device cpu"
-            )
-        return "nccl", "cuda"
-    if backend == "gloo":
-        return "gloo", "cuda" if device == "cuda" else "cpu"
-    # auto
-    if device == "cpu":
-        return "gloo", "cpu"
-    if cuda.available and cuda.nccl and 0 < ranks_per_host <= gpus:
-        return "nccl", "cuda"
-    if device == "cuda":
-        if ranks_per_host > gpus:
-            raise PlanError(
-                f"--device cuda needs one GPU per rank: {ranks_per_host} ranks on this host but {gpus} GPU(s) visible; "
-                f"use --nproc {gpus}"
-            )
-        return "gloo", "cuda"  # CUDA without NCCL: gloo stages through host memory
-    return "gloo", "cpu"
 
 
 def default_nproc(backend: str, device: str, cuda: CudaFacts) -> int:

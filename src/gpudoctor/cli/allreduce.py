@@ -41,7 +41,8 @@ def register(app: typer.Typer) -> None:
         except PlanError as exc:
             usage_error(str(exc))
 
-        from gpudoctor.allreduce_job import probe_cuda, run_joined, run_local
+        from gpudoctor.allreduce_job import run_joined, run_local
+        from gpudoctor.backend_choice import probe_cuda
         from gpudoctor.cli.allreduce_display import SweepDisplay
         from gpudoctor.launch import join_context
         from gpudoctor.render.allreduce_table import heading, results_markdown, results_table

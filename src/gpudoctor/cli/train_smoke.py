@@ -68,16 +68,16 @@ def register(app: typer.Typer) -> None:
 
         from gpudoctor.launch import join_context
         from gpudoctor.smoke.config import SmokeConfig
-        from gpudoctor.smoke.devices import DeviceChoiceError, choose, probe_devices
+        from gpudoctor.backend_choice import ImpossibleRequest, choose_backend, probe_cuda
         from gpudoctor.smoke.runner import run_joined, run_local
         from gpudoctor.smoke.view import console_extra, markdown_sections
 
         ctx = join_context()
         ranks_here = ctx.local_world_size if ctx else nproc
-        facts = probe_devices()
+        facts = probe_cuda()
         try:
-            backend, device = choose(backend, device, ranks_here, facts)
-        except DeviceChoiceError as exc:
+            backend, device = choose_backend(backend, device, ranks_here, facts)
+        except ImpossibleRequest as exc:
             usage_error(str(exc))
         cfg = SmokeConfig(
             nproc=ctx.world_size if ctx else nproc,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpudoctor.findings import Finding, Severity
 from gpudoctor.launch.rank import FAULT_ENV
-from gpudoctor.launch.supervisor import LaunchResult, RankOutcome
+from gpudoctor.launch.supervisor import PEER_LOSS, LaunchResult, RankOutcome
 
 AREA = "ranks"
 
@@ -187,3 +187,35 @@ def launch_findings(result: LaunchResult, faults: dict[int, str] | None = None) 
     ordered = sorted(result.ranks, key=lambda r: (r is not cause, r.rank))
     found = [f for f in (rank_finding(r, result, faults) for r in ordered) if f]
     return found
+
+
+def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
+    """Rank 0 of a torchrun/SLURM job failed: it sees only its own side, so say
+    what its error most likely means about the peers it cannot see."""
+    import traceback
+
+    text = str(exc).strip()
+    message = text.splitlines()[0][:160] if text else ""
+    lower = text.lower()
+    if "timed out" in lower or "timeout" in lower:
+        what = "timed out waiting for a peer (a rank hung or never joined?)"
+    elif any(p in lower for p in PEER_LOSS):
+        what = "lost a peer (a rank crashed?)"
+    else:
+        what = f"raised {type(exc).__name__}"
+    return Finding(
+        id="joined-rank-failed",
+        severity=Severity.ERROR,
+        title=f"rank {ctx.rank} of the {ctx.joined_by} job {what}{progress}",
+        evidence={
+            "rank": ctx.rank,
+            "world_size": ctx.world_size,
+            "launched by": ctx.joined_by,
+            "exception": f"{type(exc).__name__}: {message}",
+            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-1500:],
+        },
+        why="Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "
+        "crashed, hung or never joined shows here as a timeout or a closed connection.",
+        fix=fix,
+        area=AREA,
+    )

@@ -19,7 +19,6 @@ from __future__ import annotations
 import sys
 import threading
 import weakref
-from typing import Any
 
 import torch
 from torch.nn import Module

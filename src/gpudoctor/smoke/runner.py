@@ -13,9 +13,10 @@ import shutil
 import tempfile
 from collections.abc import Callable
 
+from gpudoctor.backend_choice import CudaFacts
 from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.launch.failures import joined_failure
 from gpudoctor.smoke.config import CHECKPOINT_NAME, SmokeConfig
-from gpudoctor.smoke.devices import DeviceFacts
 from gpudoctor.smoke.verify import PERF, Verification, not_run, throughput, verify_all
 
 COMMAND = "train-smoke"
@@ -62,7 +63,7 @@ def build_report(
 
 def run_local(
     cfg: SmokeConfig,
-    facts: DeviceFacts | None = None,
+    facts: CudaFacts | None = None,
     *,
     env: dict[str, str] | None = None,
     on_progress: Callable[[int, str, int], None] | None = None,
@@ -122,9 +123,9 @@ def _no_result(run_dir: str) -> Finding:
     )
 
 
-def compare_dp(cfg: SmokeConfig, facts: DeviceFacts | None, tp: dict, env=None) -> tuple[list[Finding], dict | None]:
+def compare_dp(cfg: SmokeConfig, facts: CudaFacts | None, tp: dict, env=None) -> tuple[list[Finding], dict | None]:
     """DDP vs nn.DataParallel on the same GPUs, or why it cannot run here."""
-    gpus = facts.gpu_count if facts else 0
+    gpus = facts.device_count if facts else 0
     if cfg.device != "cuda" or gpus < 2 or cfg.nproc < 2:
         why_not = (
             f"it ran on {cfg.device}" if cfg.device != "cuda" else f"{gpus} GPU visible" if gpus < 2 else f"--nproc {cfg.nproc}"
@@ -177,27 +178,6 @@ def join_checkpoint_path(environ=None) -> str:
     return os.path.join(tempfile.gettempdir(), f"gpudoctor-smoke-{run_id}", CHECKPOINT_NAME)
 
 
-def _joined_failure(ctx, exc: BaseException) -> Finding:
-    import traceback
-
-    message = str(exc).splitlines()[0][:200] if str(exc) else ""
-    return Finding(
-        id="joined-rank-failed",
-        severity=Severity.ERROR,
-        title=f"rank 0 of the {ctx.joined_by} job failed: {type(exc).__name__}: {message}",
-        evidence={
-            "rank": ctx.rank,
-            "world_size": ctx.world_size,
-            "launched by": ctx.joined_by,
-            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-1500:],
-        },
-        why="Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "
-        "crashed, hung or never joined shows here as a timeout or a closed connection.",
-        fix=f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's launcher names the failing rank",
-        area="ranks",
-    )
-
-
 def run_joined(ctx, cfg: SmokeConfig) -> Report:
     """This process is one rank of a torchrun/SLURM job: run it, gather, verify."""
     from gpudoctor.smoke.job import run_rank
@@ -214,7 +194,14 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
         return build_report(
             cfg,
             not_run(f"rank 0 raised {type(exc).__name__}"),
-            head=[_joined_failure(ctx, exc)],
+            head=[
+                joined_failure(
+                    ctx,
+                    exc,
+                    "",
+                    f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's launcher names the failing rank",
+                )
+            ],
             extra={"joined_by": ctx.joined_by},
         )
     finally:

@@ -1,0 +1,88 @@
+"""Which backend and device a multi-rank job runs on: `--backend auto|nccl|gloo`
+and `--device auto|cpu|cuda`, resolved the same way for every command.
+
+`choose_backend` is pure (what torch sees comes in as CudaFacts) so each rule is
+tested without a GPU; `probe_cuda` asks this process's torch and never raises.
+An impossible request is an ImpossibleRequest whose one-line message says what
+would work instead (the CLI prints it as a usage error, exit 2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ImpossibleRequest(ValueError):
+    """A request that cannot run here; the message is one line that says what would."""
+
+
+@dataclass(frozen=True)
+class CudaFacts:
+    """What this process's torch sees of CUDA."""
+
+    available: bool
+    device_count: int
+    nccl: bool  # torch.distributed.is_nccl_available()
+    torch_cuda: str | None  # torch.version.cuda; None for a CPU-only build
+    torch_version: str = ""
+
+
+def probe_cuda() -> CudaFacts:
+    """What torch in this process sees of CUDA. Importing torch here is fine:
+    the launcher needs it anyway for the rendezvous store."""
+    try:
+        import torch
+        import torch.distributed as dist
+    except Exception:
+        return CudaFacts(False, 0, False, None, "not importable")
+    try:
+        available = bool(torch.cuda.is_available())
+        count = int(torch.cuda.device_count()) if available else 0
+    except Exception:
+        available, count = False, 0
+    try:
+        nccl = bool(dist.is_available() and dist.is_nccl_available())
+    except Exception:
+        nccl = False
+    return CudaFacts(available, count, nccl, torch.version.cuda, torch.__version__)
+
+
+
+def choose_backend(backend: str, device: str, ranks_per_host: int, cuda: CudaFacts) -> tuple[str, str]:
+    """(backend, device) to run: `auto` is NCCL on CUDA when every rank on this
+    host can have its own GPU, else gloo on CPU. Impossible requests raise."""
+    gpus = cuda.device_count if cuda.available else 0
+    why_no_cuda = (
+        f"this torch {cuda.torch_version} is a CPU-only build".strip()
+        if cuda.torch_cuda is None
+        else "torch.cuda.is_available() is False"
+    )
+    if backend == "nccl" and device == "cpu":
+        raise ImpossibleRequest("NCCL moves only CUDA tensors; use --backend gloo with --device cpu, or --device cuda")
+    if backend == "nccl" or device == "cuda":
+        asked = "--backend nccl" if backend == "nccl" else "--device cuda"
+        if not cuda.available or gpus == 0:
+            raise ImpossibleRequest(f"{asked} needs CUDA, but {why_no_cuda}; use --backend gloo --device cpu to test CPU ranks")
+    if backend == "nccl":
+        if not cuda.nccl:
+            raise ImpossibleRequest("this torch has no NCCL (torch.distributed.is_nccl_available() is False); use --backend gloo")
+        if ranks_per_host > gpus:
+            raise ImpossibleRequest(
+                f"--backend nccl needs one GPU per rank: {ranks_per_host} ranks on this host but {gpus} GPU(s) visible; "
+                f"use --nproc {gpus}, or --backend gloo --device cpu"
+            )
+        return "nccl", "cuda"
+    if backend == "gloo":
+        return "gloo", "cuda" if device == "cuda" else "cpu"
+    # auto
+    if device == "cpu":
+        return "gloo", "cpu"
+    if cuda.available and cuda.nccl and 0 < ranks_per_host <= gpus:
+        return "nccl", "cuda"
+    if device == "cuda":
+        if ranks_per_host > gpus:
+            raise ImpossibleRequest(
+                f"--device cuda needs one GPU per rank: {ranks_per_host} ranks on this host but {gpus} GPU(s) visible; "
+                f"use --nproc {gpus}"
+            )
+        return "gloo", "cuda"  # CUDA without NCCL: gloo stages through host memory
+    return "gloo", "cpu"
