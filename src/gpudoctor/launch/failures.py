@@ -32,7 +32,10 @@ HANG_WHY = (
     "A rank that stops making progress blocks every peer at the next collective: "
     "a deadlock in its own code, a collective the other ranks never call, or a broken transport."
 )
-HANG_FIX = "py-spy dump --pid <pid of the rank>   # or rerun with NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 to rule out P2P"
+HANG_FIX = (
+    "read the stack in stderr_tail (dumped just before the rank was stopped) for the line it is stuck on; "
+    "if it is only slow, raise --timeout; on GPUs rerun with NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 to rule out P2P"
+)
 NOJOIN_WHY = (
     "The rank never reached the rendezvous, so its peers wait in init_process_group until the timeout: "
     "it is stuck or slow before init (imports, data loading), or cannot reach MASTER_ADDR:MASTER_PORT."
