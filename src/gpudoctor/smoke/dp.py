@@ -27,7 +27,7 @@ def run_dp(ctx, config: dict) -> dict:
     global_batch = cfg.batch_size * cfg.nproc  # what the N DDP ranks consume per step together
     sampler = RandomSampler(dataset, generator=torch.Generator().manual_seed(cfg.seed))
     loader = DataLoader(dataset, batch_size=global_batch, sampler=sampler, pin_memory=bool(gpus), drop_last=True)
-    model = torch.nn.DataParallel(make_model(torch, cfg).to(device), device_ids=list(range(gpus)) or None)
+    model = torch.nn.DataParallel(make_model(torch, cfg).to(device), device_ids=list(range(gpus)) or None)  # gpudoctor: ignore[dataparallel] (the comparison DDP is measured against)
     optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum)
     ctx.progress("dp-train", 0)
     step = 0
