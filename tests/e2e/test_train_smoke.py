@@ -179,3 +179,28 @@ def test_join_mode_under_torchrun_rank0_prints_the_report():
     assert report["joined_by"] == "torchrun"
     assert all(states(report).values())
     assert report["throughput"]["total"]["ranks"] == 2
+
+
+def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
+    import signal
+
+    tag = new_tag()
+    env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path), "GPUDOCTOR_FAULT": "1:hang"})
+    proc = subprocess.Popen([*CMD, "--nproc", "2", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob("*/rank*.progress")):
+            assert time.monotonic() < deadline, "the ranks never started"
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert json.loads(out)["findings"][0]["id"] == "launch-interrupted"
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -75,16 +75,11 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(0)
 
         rows = list(outcome.rows)
-        try:
-            emit(
-                outcome.report,
-                json_out=json_out,
-                markdown=markdown,
-                strict=strict,
-                rich_extra=lambda: [results_table(rows, title)] if rows else [],
-                markdown_sections=lambda: [results_markdown(rows, title)] if rows else [],
-            )
-        except typer.Exit:
-            if outcome.interrupted:
-                raise typer.Exit(130) from None
-            raise
+        emit(
+            outcome.report,
+            json_out=json_out,
+            markdown=markdown,
+            strict=strict,
+            rich_extra=lambda: [results_table(rows, title)] if rows else [],
+            markdown_sections=lambda: [results_markdown(rows, title)] if rows else [],
+        )

@@ -15,7 +15,7 @@ from gpudoctor.findings import Report
 out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False)
 
-EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout (schema: docs/json.md).")
 MarkdownOpt = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a bug report.")
@@ -54,4 +54,7 @@ def emit(
         from gpudoctor.render.console import print_report
 
         print_report(out, report, rich_extra() if rich_extra else (), strict)
+    # Ctrl-C / SIGTERM during a launch: the report is printed, the exit says "interrupted".
+    if any(f.id == "launch-interrupted" for f in report.findings):
+        raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(report.exit_code(strict))

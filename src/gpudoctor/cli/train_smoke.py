@@ -104,18 +104,12 @@ def register(app: typer.Typer) -> None:
                         status.update(f"train-smoke: rank {rank} at {stage} {step if step > 0 else ''}")
 
                 report = run_local(cfg, facts, on_progress=on_progress if show else None)
-        interrupted = any(f.id == "launch-interrupted" for f in report.findings)
-        try:
-            emit(
-                report,
-                json_out=json_out,
-                markdown=markdown,
-                strict=strict,
-                rich_extra=lambda: console_extra(report),
-                markdown_sections=lambda: markdown_sections(report),
-            )
-        except typer.Exit:
-            if interrupted:
-                raise typer.Exit(130) from None
-            raise
+        emit(
+            report,
+            json_out=json_out,
+            markdown=markdown,
+            strict=strict,
+            rich_extra=lambda: console_extra(report),
+            markdown_sections=lambda: markdown_sections(report),
+        )
 
