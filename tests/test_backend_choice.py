@@ -3,7 +3,14 @@ rule without a GPU, and the real probe on this machine."""
 
 import pytest
 
-from gpudoctor.backend_choice import CudaFacts, ImpossibleRequest, choose_backend, probe_cuda
+from gpudoctor.backend_choice import (
+    CudaFacts,
+    ImpossibleRequest,
+    choose_backend,
+    probe_cuda,
+    rank_device_index,
+    ranks_competing_for_gpus,
+)
 
 CPU_BUILD = CudaFacts(False, 0, False, None, "2.13.0+cpu")
 NO_DRIVER = CudaFacts(False, 0, True, "12.4", "2.13.0")
@@ -52,3 +59,18 @@ def test_probe_on_this_machine_never_raises():
     facts = probe_cuda()
     assert isinstance(facts.available, bool)
     assert choose_backend("auto", "auto", 2, facts)[0] in ("gloo", "nccl")
+
+
+def test_a_rank_bound_to_one_gpu_competes_with_no_one():
+    # SLURM --gpus-per-task=1: each of 4 local ranks sees one GPU of its own.
+    assert ranks_competing_for_gpus(4, ONE_GPU, "2") == 1
+    assert choose_backend("auto", "auto", ranks_competing_for_gpus(4, ONE_GPU, "2"), ONE_GPU) == ("nccl", "cuda")
+    # No binding: 4 ranks really would share the one GPU, so NCCL is not offered.
+    assert ranks_competing_for_gpus(4, ONE_GPU, None) == 4
+    assert ranks_competing_for_gpus(4, TWO_GPUS, "0,1") == 4
+
+
+def test_rank_device_index():
+    assert [rank_device_index(r, 4) for r in range(4)] == [0, 1, 2, 3]
+    assert rank_device_index(3, 1) == 0  # bound to its one GPU
+    assert rank_device_index(0, 0) == 0

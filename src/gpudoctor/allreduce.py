@@ -167,10 +167,13 @@ def run_rank(ctx, config: dict, on_row: Callable[[dict], None] | None = None) ->
     iters, warmup = int(config["iters"]), int(config["warmup"])
     on_cuda = config["device"] == "cuda"
     if on_cuda:
-        torch.cuda.set_device(ctx.local_rank)
+        from gpudoctor.backend_choice import rank_device_index
+
+        gpu = rank_device_index(ctx.local_rank, torch.cuda.device_count())
+        torch.cuda.set_device(gpu)
     dist = ctx.init_process_group(config["backend"], timeout_s=config["pg_timeout_s"])
     rank, world = dist.get_rank(), dist.get_world_size()
-    device = torch.device("cuda", ctx.local_rank) if on_cuda else torch.device("cpu")
+    device = torch.device("cuda", gpu) if on_cuda else torch.device("cpu")
     rows_path = os.path.join(ctx.run_dir, ROWS_FILE) if ctx.run_dir and rank == 0 else None
     rows: list[dict] = []
     plan = planned_sizes(op, [int(s) for s in config["sizes"]], dtype_name, world)

@@ -86,3 +86,22 @@ def choose_backend(backend: str, device: str, ranks_per_host: int, cuda: CudaFac
             )
         return "gloo", "cuda"  # CUDA without NCCL: gloo stages through host memory
     return "gloo", "cpu"
+
+
+def ranks_competing_for_gpus(local_world_size: int, cuda: CudaFacts, visible_devices: str | None) -> int:
+    """How many ranks of a joined job share the GPUs this rank can see.
+
+    A launcher that binds one GPU per task (SLURM's --gpus-per-task, or a
+    CUDA_VISIBLE_DEVICES set per rank) leaves each rank seeing exactly one GPU:
+    then no two ranks compete for it. If they in fact share it, NCCL itself
+    refuses ("Duplicate GPU detected") and that failure is reported.
+    """
+    if cuda.device_count == 1 and visible_devices not in (None, ""):
+        return 1
+    return local_world_size
+
+
+def rank_device_index(local_rank: int, device_count: int) -> int:
+    """The CUDA device a rank uses: its local rank; 0 when the launcher bound it to
+    one GPU. (More ranks than GPUs only reaches here for gloo, which may share.)"""
+    return local_rank % device_count if device_count > 0 else 0

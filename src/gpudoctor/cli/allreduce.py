@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional
 
@@ -42,7 +43,7 @@ def register(app: typer.Typer) -> None:
             usage_error(str(exc))
 
         from gpudoctor.allreduce_job import run_joined, run_local
-        from gpudoctor.backend_choice import probe_cuda
+        from gpudoctor.backend_choice import probe_cuda, ranks_competing_for_gpus
         from gpudoctor.cli.allreduce_display import SweepDisplay
         from gpudoctor.launch import join_context
         from gpudoctor.render.allreduce_table import heading, results_markdown, results_table
@@ -52,7 +53,9 @@ def register(app: typer.Typer) -> None:
             if ctx is None:
                 sweep = plan_sweep(options, probe_cuda())
             else:
-                sweep = plan_sweep(options, probe_cuda(), world=ctx.world_size, ranks_per_host=ctx.local_world_size)
+                cuda = probe_cuda()
+                here = ranks_competing_for_gpus(ctx.local_world_size, cuda, os.environ.get("CUDA_VISIBLE_DEVICES"))
+                sweep = plan_sweep(options, cuda, world=ctx.world_size, ranks_per_host=here)
         except PlanError as exc:
             usage_error(str(exc))
         title = heading(sweep.op, sweep.nproc, sweep.backend, sweep.device, sweep.iters)

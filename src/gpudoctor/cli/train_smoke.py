@@ -3,6 +3,7 @@ training works here, one verification per guarantee (docs/commands/train-smoke.m
 
 from __future__ import annotations
 
+import os
 import tempfile
 from contextlib import nullcontext
 from pathlib import Path
@@ -68,13 +69,14 @@ def register(app: typer.Typer) -> None:
 
         from gpudoctor.launch import join_context
         from gpudoctor.smoke.config import SmokeConfig
-        from gpudoctor.backend_choice import ImpossibleRequest, choose_backend, probe_cuda
+        from gpudoctor.backend_choice import ImpossibleRequest, choose_backend, probe_cuda, ranks_competing_for_gpus
         from gpudoctor.smoke.runner import run_joined, run_local
         from gpudoctor.smoke.view import console_extra, markdown_sections
 
         ctx = join_context()
-        ranks_here = ctx.local_world_size if ctx else nproc
         facts = probe_cuda()
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        ranks_here = ranks_competing_for_gpus(ctx.local_world_size, facts, visible) if ctx else nproc
         try:
             backend, device = choose_backend(backend, device, ranks_here, facts)
         except ImpossibleRequest as exc:

@@ -95,8 +95,10 @@ class RankContext:
         if backend == "nccl":
             import torch
 
+            from gpudoctor.backend_choice import rank_device_index
+
             # One GPU per rank; without this every rank lands on cuda:0.
-            torch.cuda.set_device(self.local_rank)
+            torch.cuda.set_device(rank_device_index(self.local_rank, torch.cuda.device_count()))
         self.progress(STAGE_RENDEZVOUS, 0)
         kwargs = {}
         if timeout_s:

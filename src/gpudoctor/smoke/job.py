@@ -65,7 +65,9 @@ def run_rank(ctx, config: dict) -> dict:
     cfg = SmokeConfig.from_dict(config)
     on_cuda = cfg.device == "cuda"
     if on_cuda:
-        gpu = ctx.local_rank % torch.cuda.device_count()
+        from gpudoctor.backend_choice import rank_device_index
+
+        gpu = rank_device_index(ctx.local_rank, torch.cuda.device_count())
         torch.cuda.set_device(gpu)
         device = torch.device("cuda", gpu)
     else:
