@@ -168,7 +168,7 @@ def test_join_mode_under_torchrun_rank0_prints_the_report():
     env = dict(os.environ, COLUMNS="400")
     env.pop("GPUDOCTOR_FAULT", None)
     r = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "gpudoctor", "train-smoke", "--json", *STEPS],
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "gpudoctor", "train-smoke", "--json", *STEPS],
         capture_output=True,
         text=True,
         timeout=180,
