@@ -29,7 +29,7 @@ def rows_with(wrong_by_size, world=2, op="all_reduce"):
 def test_shm_is_checked_for_nccl_between_local_ranks_only():
     small = check_shm(64 << 20, "nccl", 8)
     assert [f.id for f in small] == ["allreduce-shm"] and small[0].severity is Severity.WARN
-    assert "64M" in small[0].title and "--shm-size" in small[0].fix
+    assert "64 MiB" in small[0].title and "--shm-size" in small[0].fix
     assert check_shm(16 << 30, "nccl", 8)[0].severity is Severity.OK
     assert check_shm(64 << 20, "gloo", 8) == []
     assert check_shm(64 << 20, "nccl", 1) == []

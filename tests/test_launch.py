@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from gpudoctor.launch import launch, launch_function, parse_faults
+from gpudoctor.launch import launch, launch_function
 from gpudoctor.launch.failures import launch_findings, readable_tail
 from orphans import TAG_ENV, kill_all, leftovers, new_tag
 
@@ -68,7 +68,7 @@ def test_fault_names_the_failing_rank_in_bounded_time_without_orphans(fault, sta
     assert not result.ok
     cause = result.root_cause
     assert cause.rank == bad and cause.state == state
-    findings = launch_findings(result, parse_faults(fault))
+    findings = launch_findings(result)
     assert findings[0].id == finding_id
     assert f"rank {bad}" in findings[0].title
     assert findings[0].severity.value == "error"

@@ -133,3 +133,21 @@ def test_init_failures_become_kinds(monkeypatch, value, kind):
     nv = probe_nvml()
     assert not nv.available and nv.error_kind == kind and nv.gpus == ()
     assert nv.error == "Driver/library version mismatch"
+
+
+def test_a_driver_that_never_answers_is_a_fact_not_a_hang(monkeypatch):
+    import threading
+    import time
+
+    fake = fake_pynvml()
+    release = threading.Event()
+    fake.nvmlDeviceGetCount = lambda: release.wait(30) and 2  # a wedged driver: the call blocks
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    started = time.monotonic()
+    try:
+        nv = probe_nvml(timeout=0.5)
+    finally:
+        release.set()
+    assert time.monotonic() - started < 5
+    assert not nv.available and nv.error_kind == "init-failed"
+    assert "did not answer within" in nv.error

@@ -166,14 +166,9 @@ def run_rank(ctx, config: dict, on_row: Callable[[dict], None] | None = None) ->
     op, dtype_name = config["op"], config["dtype"]
     iters, warmup = int(config["iters"]), int(config["warmup"])
     on_cuda = config["device"] == "cuda"
-    if on_cuda:
-        from gpudoctor.backend_choice import rank_device_index
-
-        gpu = rank_device_index(ctx.local_rank, torch.cuda.device_count())
-        torch.cuda.set_device(gpu)
+    device = ctx.cuda_device() if on_cuda else torch.device("cpu")
     dist = ctx.init_process_group(config["backend"], timeout_s=config["pg_timeout_s"])
     rank, world = dist.get_rank(), dist.get_world_size()
-    device = torch.device("cuda", gpu) if on_cuda else torch.device("cpu")
     rows_path = os.path.join(ctx.run_dir, ROWS_FILE) if ctx.run_dir and rank == 0 else None
     rows: list[dict] = []
     plan = planned_sizes(op, [int(s) for s in config["sizes"]], dtype_name, world)
@@ -206,7 +201,7 @@ def run_rank(ctx, config: dict, on_row: Callable[[dict], None] | None = None) ->
             if on_row:
                 on_row(row)
         del coll
-    devices = _devices(torch, dist, ctx, on_cuda, world)
+    devices = _devices(torch, dist, ctx, device, world)
     ctx.progress(STAGE_FINISHED, len(plan) + 1)
     dist.destroy_process_group()
     if rank != 0:
@@ -214,12 +209,12 @@ def run_rank(ctx, config: dict, on_row: Callable[[dict], None] | None = None) ->
     return {"rank": 0, "world_size": world, "rows": rows, "devices": devices}
 
 
-def _devices(torch, dist, ctx, on_cuda: bool, world: int) -> list[dict]:
+def _devices(torch, dist, ctx, device, world: int) -> list[dict]:
     """Where every rank ran: host, and on a GPU its name and PCI bus id, so the
     report can look up the link between the GPUs in NVML."""
     mine = {"rank": dist.get_rank(), "host": socket.gethostname(), "local_rank": ctx.local_rank}
-    if on_cuda:
-        props = torch.cuda.get_device_properties(ctx.local_rank)
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
         mine["gpu"] = props.name
         try:  # NVML's form of the PCI address; older torch builds do not expose it
             mine["pci_bus_id"] = "%08x:%02x:%02x.0" % (props.pci_domain_id, props.pci_bus_id, props.pci_device_id)

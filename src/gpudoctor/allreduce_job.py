@@ -55,7 +55,6 @@ class Hooks:
 @dataclass(frozen=True)
 class JobOutcome:
     report: Report
-    interrupted: bool = False
     rows: tuple[dict, ...] = field(default_factory=tuple)
 
 
@@ -177,19 +176,17 @@ def _debug_env(sweep: Sweep) -> dict[str, str]:
 
 def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
     """Start sweep.nproc ranks on this host, supervise them, and report."""
-    from gpudoctor.launch import discard_run_dir, parse_faults
+    from gpudoctor.launch import discard_run_dir
     from gpudoctor.launch.failures import launch_findings
-    from gpudoctor.launch.rank import FAULT_ENV
 
     hooks = hooks or Hooks()
     started = time.monotonic()
     prechecks = check_shm(shm_total_bytes(), sweep.backend, sweep.nproc)
     result, rows, devices = _supervised(sweep, hooks, _debug_env(sweep), sweep.timeout_s)
-    findings = launch_findings(result, parse_faults(os.environ.get(FAULT_ENV)))
+    findings = launch_findings(result)
     narrowing: list[dict] = []
-    interrupted = result.interrupted
     if should_narrow(sweep.backend, not result.ok, result.interrupted):
-        verdict, narrowing, interrupted = _narrow(sweep, result, hooks)
+        verdict, narrowing = _narrow(sweep, result, hooks)
         if verdict is not None:
             findings.append(verdict)
     link = link_facts(devices)
@@ -208,14 +205,15 @@ def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
         link=link,
         narrowing=narrowing,
     )
-    return JobOutcome(report, interrupted, tuple(rows))
+    return JobOutcome(report, tuple(rows))
 
 
-def _narrow(sweep: Sweep, result, hooks: Hooks) -> tuple[Finding | None, list[dict], bool]:
+def _narrow(sweep: Sweep, result, hooks: Hooks) -> tuple[Finding | None, list[dict]]:
     """Rerun the failing size with P2P off, then SHM off, then on gloo; stop at
     the first that works. The failing rank's NCCL_DEBUG=INFO output of every run
     goes into one log in the first run's folder."""
     from gpudoctor.launch import discard_run_dir
+    from gpudoctor.launch.failures import launch_findings
 
     planned = sweep.planned()
     index = failing_size_index([r.step for r in result.ranks], len(planned))
@@ -243,9 +241,9 @@ def _narrow(sweep: Sweep, result, hooks: Hooks) -> tuple[Finding | None, list[di
         record.append({"rerun": attempt.label, "works": worked, "elapsed_s": round(rerun.elapsed_s, 1)})
         _append_log(log, attempt.label, rerun, failing_rank)
         discard_run_dir(rerun)
-        if rerun.interrupted:
-            return None, record, True
-    return narrowing_verdict(done, nbytes, log), record, False
+        if rerun.interrupted:  # Ctrl-C during a rerun: say so (exit 130), not a verdict
+            return launch_findings(rerun)[0], record
+    return narrowing_verdict(done, nbytes, log), record
 
 
 def _append_log(path: str, title: str, result, rank: int) -> None:
@@ -311,7 +309,7 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
     report = _report(
         sweep, rows, findings, mode=ctx.joined_by, elapsed_s=time.monotonic() - started, logs=None, link=link, narrowing=[]
     )
-    return JobOutcome(report, False, tuple(rows))
+    return JobOutcome(report, tuple(rows))
 
 
 # ---- the report

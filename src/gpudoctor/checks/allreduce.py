@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from gpudoctor.bandwidth import format_size
+from gpudoctor.checks import wording
 from gpudoctor.findings import Finding, Severity, ok
 
 AREA = "allreduce"
@@ -30,14 +31,14 @@ def check_shm(shm_total_bytes: int | None, backend: str, nproc: int) -> list[Fin
         return []
     if shm_total_bytes is None:
         return []
-    size = format_size(shm_total_bytes) if shm_total_bytes else "0"
+    size = wording.size(shm_total_bytes)
     if shm_total_bytes < SHM_MIN_BYTES:
         return [
             Finding(
                 id="allreduce-shm",
                 severity=Severity.WARN,
                 title=f"/dev/shm is only {size}: NCCL between {nproc} local ranks may fail or hang",
-                evidence={"/dev/shm total": shm_total_bytes, "needed at least": SHM_MIN_BYTES, "ranks": nproc},
+                evidence={"/dev/shm total": size, "needed at least": wording.size(SHM_MIN_BYTES), "ranks": nproc},
                 why="NCCL's SHM transport and PyTorch's shared tensors live in /dev/shm; containers default to "
                 "64 MB, which runs out with several GPUs (bus errors, or a hang in the first collective).",
                 fix="docker run --shm-size=8g ...   # or --ipc=host; on Kubernetes mount an emptyDir with medium: Memory",

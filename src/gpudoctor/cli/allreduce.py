@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, emit, err, usage_error
+from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats, emit, err, usage_error
 
 
 def register(app: typer.Typer) -> None:
@@ -35,8 +35,7 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.allreduce_plan import Options, PlanError, check_options, plan_sweep
 
         options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout)
-        if json_out and markdown:
-            usage_error("choose one of --json and --markdown")
+        check_formats(json_out, markdown)
         try:
             check_options(options)  # bad input fails fast, before torch is imported
         except PlanError as exc:

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, emit, usage_error
+from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats, emit, usage_error
 
 
 def register(app: typer.Typer) -> None:
@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Why can't PyTorch see or use the GPUs, and what to do about it."""
+        check_formats(json_out, markdown)
         from gpudoctor.checks import run_checks
         from gpudoctor.findings import Report
         from gpudoctor.probe.codec import SnapshotError

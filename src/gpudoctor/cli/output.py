@@ -30,6 +30,12 @@ def usage_error(message: str) -> NoReturn:
     raise UsageError(message)
 
 
+def check_formats(json_out: bool, markdown: bool) -> None:
+    """Called first by each command, so a bad pair fails before any work is done."""
+    if json_out and markdown:
+        usage_error("choose one of --json and --markdown")
+
+
 def emit(
     report: Report,
     *,
@@ -40,8 +46,7 @@ def emit(
     markdown_sections: Callable[[], Iterable[str]] | None = None,
 ) -> NoReturn:
     """Print the report in the chosen form and leave with its exit code."""
-    if json_out and markdown:
-        usage_error("choose one of --json and --markdown")
+    check_formats(json_out, markdown)
     if json_out:
         from gpudoctor.render.json_out import report_json
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, emit, err, usage_error
+from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats, emit, err, usage_error
 
 BACKENDS = ("auto", "nccl", "gloo")
 DEVICES = ("auto", "cpu", "cuda")
@@ -61,6 +61,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a small reference DDP job and verify sharding, learning, synchronisation,
         gradient averaging, checkpointing, DataLoader workers and throughput."""
+        check_formats(json_out, markdown)
         if backend not in BACKENDS:
             usage_error(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
         if device not in DEVICES:

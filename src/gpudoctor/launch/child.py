@@ -17,7 +17,7 @@ import signal
 import sys
 import traceback
 
-from gpudoctor.launch.rank import STAGE_STARTED, RankContext, parse_faults
+from gpudoctor.launch.rank import FAULT_ENV, STAGE_STARTED, RankContext, parse_faults
 
 
 def _write_json(path: str, payload: dict) -> None:
@@ -36,7 +36,7 @@ def context_from_env() -> RankContext:
         local_rank=int(env["LOCAL_RANK"]),
         local_world_size=int(env["LOCAL_WORLD_SIZE"]),
         run_dir=env["GPUDOCTOR_RUN_DIR"],
-        fault=parse_faults(env.get("GPUDOCTOR_FAULT")).get(rank),
+        fault=parse_faults(env.get(FAULT_ENV)).get(rank),
     )
 
 

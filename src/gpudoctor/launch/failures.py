@@ -74,9 +74,8 @@ def _injected(r: RankOutcome, fault: dict[int, str]) -> str:
     return f" (injected by {FAULT_ENV}={r.rank}:{kind})" if kind else ""
 
 
-def rank_finding(r: RankOutcome, result: LaunchResult, faults: dict[int, str] | None = None) -> Finding | None:
-    faults = faults or {}
-    note = _injected(r, faults)
+def rank_finding(r: RankOutcome, result: LaunchResult) -> Finding | None:
+    note = _injected(r, result.faults)
     if r.state == "signaled":
         why, fix = SIGNAL_CAUSES.get(r.signal or "", ("The rank was killed by a signal.", f"read {r.stderr_path}"))
         return Finding(
@@ -155,7 +154,7 @@ def rank_finding(r: RankOutcome, result: LaunchResult, faults: dict[int, str] | 
         return Finding(
             id="rank-hung",
             severity=Severity.ERROR,
-            title=f"rank {r.rank} hung after '{r.last_stage}' (step {r.step}): no progress for {result.timeout_s:g} s{note}",
+            title=f"rank {r.rank} was stuck after '{r.last_stage}' (step {r.step}) when the {result.timeout_s:g} s watchdog fired{note}",
             evidence=_evidence(r, tail=16),
             why=HANG_WHY,
             fix=HANG_FIX,
@@ -172,7 +171,7 @@ def rank_finding(r: RankOutcome, result: LaunchResult, faults: dict[int, str] | 
     return None
 
 
-def launch_findings(result: LaunchResult, faults: dict[int, str] | None = None) -> list[Finding]:
+def launch_findings(result: LaunchResult) -> list[Finding]:
     """Findings for a run: one per failed rank, root cause first; nothing when all went well."""
     if result.interrupted:
         return [
@@ -188,7 +187,7 @@ def launch_findings(result: LaunchResult, faults: dict[int, str] | None = None) 
         ]
     cause = result.root_cause
     ordered = sorted(result.ranks, key=lambda r: (r is not cause, r.rank))
-    found = [f for f in (rank_finding(r, result, faults) for r in ordered) if f]
+    found = [f for f in (rank_finding(r, result) for r in ordered) if f]
     return found
 
 

@@ -20,7 +20,6 @@ STAGE_JOINED = "joined"
 PRE_JOIN_STAGES = ("", STAGE_STARTED)
 
 FAULT_ENV = "GPUDOCTOR_FAULT"
-GENERIC_FAULTS = ("crash", "hang", "raise", "nojoin")
 
 
 class InjectedFault(RuntimeError):
@@ -84,6 +83,17 @@ class RankContext:
         elif self.fault == "raise":
             raise InjectedFault(f"injected fault on rank {self.rank} at {stage} ({FAULT_ENV})")
 
+    def cuda_device(self):
+        """Select this rank's GPU (its local rank, or the one GPU a launcher bound
+        it to) as the current device, and return it."""
+        import torch
+
+        from gpudoctor.backend_choice import rank_device_index
+
+        index = rank_device_index(self.local_rank, torch.cuda.device_count())
+        torch.cuda.set_device(index)
+        return torch.device("cuda", index)
+
     def init_process_group(self, backend: str, timeout_s: float | None = None):
         """init_process_group over env:// with heartbeats around the rendezvous."""
         import datetime
@@ -93,12 +103,7 @@ class RankContext:
         if self.fault == "nojoin":
             _sleep_forever()  # never arrives: its peers wait in the rendezvous
         if backend == "nccl":
-            import torch
-
-            from gpudoctor.backend_choice import rank_device_index
-
-            # One GPU per rank; without this every rank lands on cuda:0.
-            torch.cuda.set_device(rank_device_index(self.local_rank, torch.cuda.device_count()))
+            self.cuda_device()  # one GPU per rank; without it every rank lands on cuda:0
         self.progress(STAGE_RENDEZVOUS, 0)
         kwargs = {}
         if timeout_s:

@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpudoctor.launch.rank import PRE_JOIN_STAGES, read_progress
+from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, parse_faults, read_progress
 
 POLL_S = 0.05
 PEER_GRACE_S = 3.0  # after a rank fails, how long its peers get to fail on their own
 TERM_GRACE_S = 3.0  # after SIGTERM, how long before SIGKILL
+KILL_WAIT_S = 10.0  # after SIGKILL, how long to wait for the kernel to reap a rank
 STACK_DUMP_S = 0.5  # after SIGUSR1, how long a hung rank gets to print its stacks
 TAIL_LINES = 20
 # How gloo/NCCL/TCPStore word "the other side went away".
@@ -79,7 +80,7 @@ class LaunchResult:
     elapsed_s: float
     run_dir: str
     timeout_s: float = 0.0
-    command: tuple[str, ...] = field(default_factory=tuple)
+    faults: dict[int, str] = field(default_factory=dict)  # GPUDOCTOR_FAULT as the ranks saw it
 
     @property
     def ok(self) -> bool:
@@ -274,7 +275,7 @@ def launch(
         for proc in procs:
             if proc.poll() is None:
                 _signal_group(proc, signal.SIGKILL)
-                proc.wait()
+                _reap(proc)
             _signal_group(proc, signal.SIGKILL)  # stragglers of a rank that exited
         if in_main_thread:
             signal.signal(signal.SIGTERM, old_term)
@@ -285,7 +286,8 @@ def launch(
         _outcome(rank, procs[rank], run_dir, stderr_paths[rank], ended.get(rank), killed_as.get(rank))
         for rank in range(len(procs))
     )
-    return LaunchResult(outcomes, timed_out, interrupted, time.monotonic() - start, run_dir, timeout, tuple(command))
+    faults = parse_faults(base_env.get(FAULT_ENV))
+    return LaunchResult(outcomes, timed_out, interrupted, time.monotonic() - start, run_dir, timeout, faults)
 
 
 def _own_process_group() -> dict:
@@ -311,7 +313,16 @@ def _teardown(procs, ended, killed_as, reason: str) -> None:
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             _signal_group(proc, signal.SIGKILL)
-            proc.wait()
+            _reap(proc)
+
+
+def _reap(proc: subprocess.Popen) -> None:
+    """Wait for a SIGKILLed rank, but not forever: a process stuck in the GPU
+    driver (uninterruptible sleep) cannot die until the driver lets it go."""
+    try:
+        proc.wait(timeout=KILL_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcome:

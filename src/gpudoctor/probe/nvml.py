@@ -10,6 +10,7 @@ reason, never an exception.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -253,12 +254,38 @@ def _links(session: NvmlSession, handles: list[Any], gpus: list[NvmlGpu]) -> tup
     return tuple(links)
 
 
-def probe_nvml() -> NvmlFacts:
+NVML_TIMEOUT_S = 30.0
+
+
+def probe_nvml(timeout: float = NVML_TIMEOUT_S) -> NvmlFacts:
+    """NVML's view, read in a daemon thread with a deadline: on a wedged driver an
+    NVML call can block for ever, and that is exactly where `check` must answer."""
+    result: list[NvmlFacts] = []
+
+    def read() -> None:
+        try:
+            result.append(_read_nvml())
+        except Exception as exc:  # noqa: BLE001 - a probe never raises
+            result.append(_failed(INIT_FAILED, describe_error(exc)))
+
+    worker = threading.Thread(target=read, name="gpudoctor-nvml", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not result:
+        return _failed(INIT_FAILED, f"NVML did not answer within {timeout:.0f} s (a hung driver?)")
+    return result[0]
+
+
+def _failed(kind: str, error: str) -> NvmlFacts:
+    reason = Unavailable(error)
+    return NvmlFacts(False, kind, error, reason, reason, (), ())
+
+
+def _read_nvml() -> NvmlFacts:
     session = NvmlSession()
     try:
         if not session.start():
-            reason = Unavailable(session.error)
-            return NvmlFacts(False, session.error_kind, session.error, reason, reason, (), ())
+            return _failed(session.error_kind, session.error)
         count = session.query(lambda n: int(n.nvmlDeviceGetCount()))
         handles = []
         gpus = []

@@ -164,7 +164,10 @@ class TorchChild:
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
-            self.proc.communicate()
+            try:  # a process stuck in the driver (D state) may never be reaped: do not wait on it forever
+                self.proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 def probe_torch(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> TorchFacts:

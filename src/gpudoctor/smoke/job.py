@@ -64,14 +64,8 @@ def run_rank(ctx, config: dict) -> dict:
 
     cfg = SmokeConfig.from_dict(config)
     on_cuda = cfg.device == "cuda"
-    if on_cuda:
-        from gpudoctor.backend_choice import rank_device_index
-
-        gpu = rank_device_index(ctx.local_rank, torch.cuda.device_count())
-        torch.cuda.set_device(gpu)
-        device = torch.device("cuda", gpu)
-    else:
-        device = torch.device("cpu")
+    device = ctx.cuda_device() if on_cuda else torch.device("cpu")
+    if not on_cuda:
         _share_cores(torch, ctx.local_world_size)
     dist = ctx.init_process_group(cfg.backend, timeout_s=cfg.timeout_s)
     rank, world = dist.get_rank(), dist.get_world_size()

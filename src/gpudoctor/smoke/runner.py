@@ -69,9 +69,8 @@ def run_local(
     on_progress: Callable[[int, str, int], None] | None = None,
 ) -> Report:
     """Launch cfg.nproc supervised ranks of the reference job and verify what they return."""
-    from gpudoctor.launch import discard_run_dir, launch_function, parse_faults
+    from gpudoctor.launch import discard_run_dir, launch_function
     from gpudoctor.launch.failures import launch_findings
-    from gpudoctor.launch.rank import FAULT_ENV
 
     keep = bool(cfg.checkpoint_path)
     scratch = None if keep else tempfile.mkdtemp(prefix="gpudoctor-smoke-")
@@ -82,8 +81,7 @@ def run_local(
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
-    faults = parse_faults((env or {}).get(FAULT_ENV, os.environ.get(FAULT_ENV)))
-    head = launch_findings(result, faults)
+    head = launch_findings(result)
     results = result.results
     extra: dict = {}
     if result.ok and all(results):
