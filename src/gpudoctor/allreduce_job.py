@@ -83,14 +83,11 @@ def link_facts(devices: list[dict] | None) -> LinkFacts | None:
     env = nccl_env()
     if hosts > 1:
         return LinkFacts(names, hosts, "unknown", None, reason="ranks on several hosts", env=env)
-    try:
-        from gpudoctor.probe.nvml import probe_nvml
+    from gpudoctor.probe.nvml import probe_nvml
 
-        facts = probe_nvml()
-    except Exception as exc:  # the probe is another module's; never let it sink the report
-        return LinkFacts(names, 1, "unknown", None, reason=f"NVML probe failed: {type(exc).__name__}", env=env)
-    if not getattr(facts, "available", False):
-        return LinkFacts(names, 1, "unknown", None, reason=f"NVML unavailable: {getattr(facts, 'error', '')}", env=env)
+    facts = probe_nvml()  # probes never raise; a wedged driver is a reason, not a hang
+    if not facts.available:
+        return LinkFacts(names, 1, "unknown", None, reason=f"NVML unavailable: {facts.error}", env=env)
     by_bus = {}
     for gpu in facts.gpus:
         if isinstance(gpu.pci_bus_id, str):

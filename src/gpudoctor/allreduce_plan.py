@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from gpudoctor.backend_choice import CudaFacts, ImpossibleRequest, choose_backend
+from gpudoctor.backend_choice import BACKENDS, DEVICES, CudaFacts, ImpossibleRequest, choose_backend, one_of
 
 from gpudoctor.bandwidth import (
     DEFAULT_MAX_BYTES,
@@ -22,8 +22,6 @@ from gpudoctor.bandwidth import (
     size_range,
 )
 
-BACKENDS = ("auto", "nccl", "gloo")
-DEVICES = ("auto", "cpu", "cuda")
 MAX_LOCAL_RANKS = 256
 DEFAULT_CPU_NPROC = 2
 MAX_SIZE_BYTES = 16 << 30
@@ -83,19 +81,12 @@ class Options:
     timeout: float = 300.0
 
 
-def _one_of(name: str, value: str, choices: tuple[str, ...]) -> str:
-    v = value.strip().lower().replace("-", "_") if name in ("--op",) else value.strip().lower()
-    if v not in choices:
-        raise PlanError(f"{name} must be one of {', '.join(choices)} (got '{value}')")
-    return v
-
-
 def check_options(o: Options) -> tuple[str, str, str, str, tuple[int, ...]]:
     """The checks that need no torch: (backend, device, op, dtype, sizes)."""
-    backend = _one_of("--backend", o.backend, BACKENDS)
-    device = _one_of("--device", o.device, DEVICES)
-    op = _one_of("--op", o.op, OPS)
-    dtype = _one_of("--dtype", o.dtype, DTYPES)
+    backend = one_of("--backend", o.backend, BACKENDS)
+    device = one_of("--device", o.device, DEVICES)
+    op = one_of("--op", o.op.replace("-", "_"), OPS)
+    dtype = one_of("--dtype", o.dtype, DTYPES)
     if o.nproc is not None and not 1 <= o.nproc <= MAX_LOCAL_RANKS:
         raise PlanError(f"--nproc must be between 1 and {MAX_LOCAL_RANKS} (got {o.nproc})")
     if o.iters < 1:

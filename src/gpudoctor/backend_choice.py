@@ -11,8 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+BACKENDS = ("auto", "nccl", "gloo")
+DEVICES = ("auto", "cpu", "cuda")
+
+
 class ImpossibleRequest(ValueError):
     """A request that cannot run here; the message is one line that says what would."""
+
+
+def one_of(flag: str, value: str, choices: tuple[str, ...]) -> str:
+    """`value` normalised (case, surrounding spaces), or ImpossibleRequest naming the choices."""
+    normal = value.strip().lower()
+    if normal not in choices:
+        raise ImpossibleRequest(f"{flag} must be one of {', '.join(choices)} (got '{value}')")
+    return normal
 
 
 @dataclass(frozen=True)

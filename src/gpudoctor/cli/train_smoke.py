@@ -12,10 +12,6 @@ import typer
 
 from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats, emit, err, usage_error
 
-BACKENDS = ("auto", "nccl", "gloo")
-DEVICES = ("auto", "cpu", "cuda")
-
-
 def checkpoint_target(save: str) -> str:
     """The file --save names (a directory gets train-smoke.pt inside); usage error if it cannot be written."""
     from gpudoctor.smoke.config import CHECKPOINT_NAME
@@ -62,15 +58,17 @@ def register(app: typer.Typer) -> None:
         """Run a small reference DDP job and verify sharding, learning, synchronisation,
         gradient averaging, checkpointing, DataLoader workers and throughput."""
         check_formats(json_out, markdown)
-        if backend not in BACKENDS:
-            usage_error(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
-        if device not in DEVICES:
-            usage_error(f"--device must be one of {', '.join(DEVICES)}, not {device!r}")
+        from gpudoctor.backend_choice import BACKENDS, DEVICES, ImpossibleRequest, one_of
+
+        try:
+            backend, device = one_of("--backend", backend, BACKENDS), one_of("--device", device, DEVICES)
+        except ImpossibleRequest as exc:
+            usage_error(str(exc))
         checkpoint = checkpoint_target(save) if save else ""
 
         from gpudoctor.launch import join_context
         from gpudoctor.smoke.config import SmokeConfig
-        from gpudoctor.backend_choice import ImpossibleRequest, choose_backend, probe_cuda, ranks_competing_for_gpus
+        from gpudoctor.backend_choice import choose_backend, probe_cuda, ranks_competing_for_gpus
         from gpudoctor.smoke.runner import run_joined, run_local
         from gpudoctor.smoke.view import console_extra, markdown_sections
 

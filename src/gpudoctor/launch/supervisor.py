@@ -49,27 +49,10 @@ class RankOutcome:
     ended_s: float | None  # seconds after start when the process ended by itself
 
     @property
-    def failed(self) -> bool:
-        return self.state != "ok"
-
-    @property
     def lost_peer(self) -> bool:
         """Did this rank fail only because a peer went away mid-collective?"""
         text = " ".join([(self.error or {}).get("message", ""), *self.stderr_tail[-5:]]).lower()
         return any(p in text for p in PEER_LOSS)
-
-    def to_dict(self) -> dict:
-        return {
-            "rank": self.rank,
-            "state": self.state,
-            "exitcode": self.exitcode,
-            "signal": self.signal,
-            "last_stage": self.last_stage,
-            "step": self.step,
-            "error": self.error,
-            "stderr_tail": list(self.stderr_tail),
-            "stderr_path": self.stderr_path,
-        }
 
 
 @dataclass(frozen=True)
@@ -167,7 +150,7 @@ class _Echo:
             text = self.partial[rank] + chunk.decode("utf-8", "replace")
             lines = text.split("\n")
             self.partial[rank] = "" if final else lines.pop()
-            for line in lines if final else lines:
+            for line in lines:
                 if final and not line:
                     continue
                 sys.stderr.write((f"[rank {rank}] " if self.prefix else "") + line + "\n")
