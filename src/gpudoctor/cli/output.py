@@ -9,13 +9,19 @@ from typing import NoReturn
 import typer
 from rich.console import Console, RenderableType
 
+from gpudoctor import exit_codes
 from gpudoctor.findings import Report
 
 # Results go to stdout; progress and warnings go to stderr, so `--json | jq` works.
 out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False)
 
-EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERRUPTED = (
+    exit_codes.OK,
+    exit_codes.PROBLEM,
+    exit_codes.USAGE,
+    exit_codes.INTERRUPTED,
+)
 
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout (schema: docs/json.md).")
 MarkdownOpt = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a bug report.")

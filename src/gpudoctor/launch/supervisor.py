@@ -129,14 +129,17 @@ def _read_json(path: str) -> dict | None:
         return None
 
 
-class _Echo:
-    """Copies ranks' new stderr lines to ours, prefixed by rank (for `run`)."""
+EchoCallback = Callable[[int, str], None]
 
-    def __init__(self, paths: list[str], prefix: bool):
+
+class _Echo:
+    """Hands each rank's new stderr lines, as they come, to the caller (for `run`)."""
+
+    def __init__(self, paths: list[str], on_line: EchoCallback):
         self.paths = paths
         self.offsets = [0] * len(paths)
         self.partial = [""] * len(paths)
-        self.prefix = prefix
+        self.on_line = on_line
 
     def pump(self, final: bool = False) -> None:
         for rank, path in enumerate(self.paths):
@@ -153,8 +156,7 @@ class _Echo:
             for line in lines:
                 if final and not line:
                     continue
-                sys.stderr.write((f"[rank {rank}] " if self.prefix else "") + line + "\n")
-        sys.stderr.flush()
+                self.on_line(rank, line)
 
 
 def launch(
@@ -163,11 +165,14 @@ def launch(
     *,
     timeout: float = 300.0,
     env: dict[str, str] | None = None,
-    echo: bool = False,
+    echo: EchoCallback | None = None,
     on_progress: ProgressCallback | None = None,
     run_dir: str | None = None,
 ) -> LaunchResult:
-    """Run `command` as ranks 0..nproc-1 on this machine and supervise them."""
+    """Run `command` as ranks 0..nproc-1 on this machine and supervise them.
+
+    `echo(rank, line)`: when given, the ranks' stdout goes straight to ours and
+    each line of their stderr is handed to it as it is written."""
     if nproc < 1:
         raise ValueError("nproc must be >= 1")
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
@@ -192,7 +197,7 @@ def launch(
     killed_as: dict[int, str] = {}
     seen: dict[int, tuple[int, str]] = {}
     timed_out = interrupted = False
-    echoer = _Echo(stderr_paths, prefix=nproc > 1) if echo else None
+    echoer = _Echo(stderr_paths, echo) if echo else None
 
     def on_sigterm(signum, frame):
         raise _Terminated()

@@ -9,13 +9,12 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+from gpudoctor import exit_codes
 from gpudoctor.findings import Report
 from gpudoctor.runtime.report import read_fragments, run_report
 from gpudoctor.runtime.session import ENV_FRAGMENTS, ENV_SUPERVISED
 from gpudoctor.runtime.target import Target
 
-EXIT_TIMEOUT = 124
-EXIT_INTERRUPTED = 130
 
 
 @dataclass(frozen=True)
@@ -29,16 +28,22 @@ def ranks_status(result) -> int:
     """One exit status for N ranks: 0 when all succeeded; else the root-cause
     rank's own (128+signal when it was killed), 124 on timeout, 130 interrupted."""
     if result.interrupted:
-        return EXIT_INTERRUPTED
+        return exit_codes.INTERRUPTED
     if result.ok:
         return 0
     cause = result.root_cause
     if result.timed_out and (cause is None or cause.state in ("hung", "nojoin")):
-        return EXIT_TIMEOUT
+        return exit_codes.TIMEOUT
     if cause is not None and cause.exitcode is not None:
         code = cause.exitcode
         return 128 + (-code) if code < 0 else code or 1
     return 1
+
+
+def _stderr_line(rank: int, line: str) -> None:
+    """A rank's stderr, passed on to ours with its rank in front."""
+    sys.stderr.write(f"[rank {rank}] {line}\n")
+    sys.stderr.flush()
 
 
 def run_ranks(target: Target, nproc: int, env: dict[str, str], timeout: float | None) -> RanksRun:
@@ -48,7 +53,7 @@ def run_ranks(target: Target, nproc: int, env: dict[str, str], timeout: float | 
     run_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
     rank_env = dict(env, **{ENV_SUPERVISED: "1", ENV_FRAGMENTS: run_dir})
     command = [sys.executable, "-m", "gpudoctor.runtime.main", *target.argv()]
-    result = launch(command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=True, run_dir=run_dir)
+    result = launch(command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir)
     fragments = read_fragments(run_dir)
     facts = [f for frag in fragments for f in frag["facts"]]
     processes = [

@@ -25,6 +25,7 @@ import zipfile
 from importlib.machinery import SourceFileLoader
 from typing import NoReturn
 
+from gpudoctor import exit_codes
 from gpudoctor.runtime.session import (
     CHILD,
     ENV_FRAGMENTS,
@@ -41,8 +42,6 @@ from gpudoctor.runtime.session import (
 )
 from gpudoctor.runtime.target import Target, TargetError, check_target, parse_target
 
-EXIT_USAGE = 2
-EXIT_TIMEOUT = 124
 
 
 def _exit_status(code: object) -> int:
@@ -138,12 +137,12 @@ def _start_watchdog(seconds: float, target_name: str) -> None:
         sys.stderr.write(_stacks())
         sys.stderr.flush()
         try:
-            report_at_exit(target_name, EXIT_TIMEOUT, sys.argv)
+            report_at_exit(target_name, exit_codes.TIMEOUT, sys.argv)
         finally:
             _stop_children()
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(EXIT_TIMEOUT)
+            os._exit(exit_codes.TIMEOUT)
 
     timer = threading.Timer(seconds, fire)
     timer.daemon = True
@@ -235,7 +234,7 @@ def main(argv: list[str]) -> NoReturn:
         check_target(target)
     except TargetError as exc:
         print(f"gpudoctor: error: {exc}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        sys.exit(exit_codes.USAGE)
 
     os.environ[ENV_ON] = "1"
     os.environ[ENV_TARGET] = target.describe()
