@@ -12,14 +12,11 @@ from urllib.parse import quote
 from gpudoctor.findings import Finding, Report, Severity
 from gpudoctor.lint.engine import LintResult
 from gpudoctor.lint.explain import rule_page
+from gpudoctor.checks.wording import plural
 from gpudoctor.lint.rule import Rule
 from gpudoctor.lint.rules import ALL, BY_ID
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def summary(result: LintResult) -> str:

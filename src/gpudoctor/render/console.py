@@ -48,14 +48,19 @@ def finding_lines(f: Finding, verbose: bool = False) -> RenderableType:
     return Group(*parts)
 
 
+def summary(report: Report) -> str:
+    c = report.counts()
+    return f"{c['error']} error(s), {c['warn']} warning(s), {c['ok']} passed"
+
+
 def verdict(report: Report, strict: bool = False) -> Text:
     c = report.counts()
-    summary = f"{c['error']} error(s), {c['warn']} warning(s), {c['ok']} passed"
+    summary_text = summary(report)
     if report.failed(strict):
-        return Text(f"✗ {report.command}: problems found — {summary}", style="bold red")
+        return Text(f"✗ {report.command}: problems found — {summary_text}", style="bold red")
     if c["warn"]:
-        return Text(f"! {report.command}: healthy, with warnings — {summary}", style="bold yellow")
-    return Text(f"✓ {report.command}: healthy — {summary}", style="bold green")
+        return Text(f"! {report.command}: healthy, with warnings — {summary_text}", style="bold yellow")
+    return Text(f"✓ {report.command}: healthy — {summary_text}", style="bold green")
 
 
 def report_renderable(

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from gpudoctor import __version__
 from gpudoctor.findings import Report, Severity
-from gpudoctor.render.console import format_value
+from gpudoctor.render.console import format_value, summary
 
 ICONS = {Severity.OK: "✅", Severity.INFO: "ℹ️", Severity.WARN: "⚠️", Severity.ERROR: "❌"}
 
@@ -22,12 +22,11 @@ def table(headers: list[str], rows: Iterable[Iterable]) -> str:
 
 
 def report_markdown(report: Report, sections: Iterable[str] = (), strict: bool = False) -> str:
-    c = report.counts()
     status = "problems found" if report.failed(strict) else "healthy"
     out = [
         f"## gpudoctor {report.command} — {status}",
         "",
-        f"gpudoctor {__version__}; {c['error']} error(s), {c['warn']} warning(s), {c['ok']} passed.",
+        f"gpudoctor {__version__}; {summary(report)}.",
         "",
     ]
     for section in sections:

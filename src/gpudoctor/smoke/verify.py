@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from statistics import mean
 
+from gpudoctor.checks.wording import plural
 from gpudoctor.findings import Finding, Severity, ok
 from gpudoctor.smoke.config import LEARNING_FACTOR, OUTPUT_TOLERANCE, SMOKE_FAULTS, SmokeConfig
 
@@ -49,10 +50,6 @@ def _injected(results: list[dict]) -> dict:
 
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
-
-
-def _ranks(n: int) -> str:
-    return f"{n} rank" + ("s" if n != 1 else "")
 
 
 def _which(ranks: list[int]) -> str:
@@ -128,7 +125,7 @@ def verify_sharding(results: list[dict]) -> Verification:
     repeats_without = all(s["unset0"] == s["unset1"] for s in shards)
     pad_note = f" (+{padded} repeated to even out the shards)" if padded else ""
     detail = (
-        f"{_ranks(world)} × {lengths[0]} indices: disjoint, cover all {n}{pad_note}; set_epoch(1) reorders each shard"
+        f"{plural(world, 'rank')} × {lengths[0]} indices: disjoint, cover all {n}{pad_note}; set_epoch(1) reorders each shard"
         + (", and without set_epoch epoch 1 repeats epoch 0's order" if repeats_without else "")
     )
     return _passed(
@@ -235,7 +232,7 @@ def verify_synchronisation(results: list[dict]) -> Verification:
     worst = max(spread.values(), default=0.0)
     if not diverged and worst == 0.0:
         detail = (
-            f"{_ranks(world)} bit-identical at steps {', '.join(map(str, steps))} (sha256 of every parameter)"
+            f"{plural(world, 'rank')} bit-identical at steps {', '.join(map(str, steps))} (sha256 of every parameter)"
             if world > 1
             else f"1 rank: digests taken at steps {', '.join(map(str, steps))}, nothing to compare"
         )
@@ -284,7 +281,7 @@ def verify_gradient_averaging(results: list[dict]) -> Verification:
     world, batch = g["ranks"], g["batch_per_rank"]
     rel, tol = g["relative_error"], g["tolerance"]
     if rel <= tol:
-        detail = f"{_ranks(world)} × batch {batch} == 1 process × batch {g['reference_batch']}: relative error {rel:.2g} ≤ {tol:g}"
+        detail = f"{plural(world, 'rank')} × batch {batch} == 1 process × batch {g['reference_batch']}: relative error {rel:.2g} ≤ {tol:g}"
         return _passed(
             name,
             detail,
@@ -475,7 +472,7 @@ def verify_throughput(tp: dict, device: str) -> Verification:
     total = tp["total"]
     detail = (
         f"{total['steps_per_s']:.1f} steps/s, {total['samples_per_s']:.0f} samples/s in total "
-        f"({_ranks(total['ranks'])} × batch {total['batch_per_rank']} on {device}); per rank "
+        f"({plural(total['ranks'], 'rank')} × batch {total['batch_per_rank']} on {device}); per rank "
         + ", ".join(f"{r['steps_per_s']:.1f}" for r in tp["per_rank"])
         + " steps/s"
     )
