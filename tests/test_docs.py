@@ -32,3 +32,10 @@ def test_every_command_has_a_page():
 def test_every_page_says_how_to_fix():
     for page in (ROOT / "docs" / "findings").glob("*.md"):
         assert re.search(r"(?im)^#+ .*fix|^\*\*fix", page.read_text()), f"{page.name} has no fix section"
+
+
+def test_the_docs_index_lists_every_page():
+    index = (ROOT / "docs" / "README.md").read_text()
+    for folder in ("findings", "rules", "commands"):
+        for page in (ROOT / "docs" / folder).glob("*.md"):
+            assert f"({folder}/{page.name})" in index, f"docs/README.md does not list {folder}/{page.name}"

@@ -17,7 +17,7 @@ import signal
 import sys
 import traceback
 
-from gpudoctor.launch.rank import FAULT_ENV, STAGE_STARTED, RankContext, parse_faults
+from gpudoctor.launch.rank import STAGE_STARTED, join_context
 
 
 def _write_json(path: str, payload: dict) -> None:
@@ -27,25 +27,12 @@ def _write_json(path: str, payload: dict) -> None:
     os.replace(tmp, path)
 
 
-def context_from_env() -> RankContext:
-    env = os.environ
-    rank = int(env["RANK"])
-    return RankContext(
-        rank=rank,
-        world_size=int(env["WORLD_SIZE"]),
-        local_rank=int(env["LOCAL_RANK"]),
-        local_world_size=int(env["LOCAL_WORLD_SIZE"]),
-        run_dir=env["GPUDOCTOR_RUN_DIR"],
-        fault=parse_faults(env.get(FAULT_ENV)).get(rank),
-    )
-
-
 def main(argv: list[str]) -> int:
     # A segfault prints the Python stack; SIGUSR1 from the supervisor prints every
     # thread's stack, which is how a hung rank shows where it is stuck.
     faulthandler.enable()
     faulthandler.register(signal.SIGUSR1, all_threads=True)
-    ctx = context_from_env()
+    ctx = join_context()  # the supervisor set RANK, WORLD_SIZE, ... and GPUDOCTOR_RUN_DIR
     ctx.progress(STAGE_STARTED, 0)
     module_name, _, func_name = argv[0].partition(":")
     with open(os.path.join(ctx.run_dir, "config.json")) as fh:

@@ -132,7 +132,10 @@ def join_context(environ: dict[str, str] | None = None) -> RankContext | None:
         world = int(env["WORLD_SIZE"])
         local = int(env.get("LOCAL_RANK", rank))
         local_world = int(env.get("LOCAL_WORLD_SIZE", world))
-        by = "torchrun" if "TORCHELASTIC_RUN_ID" in env else "env"
+        if "GPUDOCTOR_RUN_DIR" in env:
+            by = "gpudoctor"  # a rank of gpudoctor's own launcher
+        else:
+            by = "torchrun" if "TORCHELASTIC_RUN_ID" in env else "env"
         return RankContext(rank, world, local, local_world, env.get("GPUDOCTOR_RUN_DIR"), faults.get(rank), by)
     if "SLURM_PROCID" in env and "SLURM_NTASKS" in env and int(env["SLURM_NTASKS"]) > 1:
         rank = int(env["SLURM_PROCID"])
