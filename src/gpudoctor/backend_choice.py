@@ -36,6 +36,7 @@ class CudaFacts:
     nccl: bool  # torch.distributed.is_nccl_available()
     torch_cuda: str | None  # torch.version.cuda; None for a CPU-only build
     torch_version: str = ""
+    import_error: str | None = None  # "ImportError: ..." when torch itself cannot be imported
 
 
 def probe_cuda() -> CudaFacts:
@@ -44,8 +45,10 @@ def probe_cuda() -> CudaFacts:
     try:
         import torch
         import torch.distributed as dist
-    except Exception:
-        return CudaFacts(False, 0, False, None, "not importable")
+    except Exception as exc:  # noqa: BLE001 - a broken torch is a fact for the caller to report
+        from gpudoctor.probe.unavailable import describe_error
+
+        return CudaFacts(False, 0, False, None, "not importable", import_error=describe_error(exc))
     try:
         available = bool(torch.cuda.is_available())
         count = int(torch.cuda.device_count()) if available else 0

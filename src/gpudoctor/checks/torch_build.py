@@ -43,25 +43,31 @@ def wheel_command(facts: Facts) -> str:
     return f"pip install --force-reinstall {pin} --index-url https://download.pytorch.org/whl/cu{major}{minor}"
 
 
+def torch_import_failed(error: str, **evidence) -> Finding:
+    """`import torch` raised: nothing else can run. Also what allreduce and
+    train-smoke report instead of a traceback."""
+    return Finding(
+        id="torch-import-failed",
+        severity=Severity.ERROR,
+        title=f"`import torch` fails: {error}",
+        evidence={"error": error, **evidence},
+        why="Nothing in PyTorch can run: a broken or half-installed torch, a missing CUDA library "
+        "(libcudart, libcudnn, libnccl), or another `torch` earlier on PYTHONPATH.",
+        fix='python -c "import torch"  # read the full error, then: pip install --force-reinstall torch',
+        area=AREA,
+    )
+
+
 def check_torch_import(facts: Facts) -> list[Finding]:
     t = facts.torch
     if t.status == "import-failed":
         return [
-            Finding(
-                id="torch-import-failed",
-                severity=Severity.ERROR,
-                title=f"`import torch` fails: {t.error}",
-                evidence={
-                    "error": t.error,
-                    "where": t.detail,
-                    "python": shown(t.executable),
-                    "PYTHONPATH": facts.environment.get("PYTHONPATH"),
-                    "LD_LIBRARY_PATH": facts.environment.get("LD_LIBRARY_PATH"),
-                },
-                why="Nothing in PyTorch can run: a broken or half-installed torch, a missing CUDA library "
-                "(libcudart, libcudnn, libnccl), or another `torch` earlier on PYTHONPATH.",
-                fix='python -c "import torch"  # read the full error, then: pip install --force-reinstall torch',
-                area=AREA,
+            torch_import_failed(
+                t.error,
+                where=t.detail,
+                python=shown(t.executable),
+                PYTHONPATH=facts.environment.get("PYTHONPATH"),
+                LD_LIBRARY_PATH=facts.environment.get("LD_LIBRARY_PATH"),
             )
         ]
     if t.status in ("timeout", "probe-failed"):

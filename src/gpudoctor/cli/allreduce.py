@@ -8,7 +8,16 @@ from typing import Optional
 
 import typer
 
-from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats, emit, err, usage_error
+from gpudoctor.cli.output import (
+    JsonOpt,
+    MarkdownOpt,
+    StrictOpt,
+    check_formats,
+    emit,
+    err,
+    stop_if_torch_broken,
+    usage_error,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -48,11 +57,12 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.render.allreduce_table import heading, results_markdown, results_table
 
         ctx = join_context()
+        cuda = probe_cuda()
+        stop_if_torch_broken("allreduce", cuda, json_out, markdown, strict)
         try:
             if ctx is None:
-                sweep = plan_sweep(options, probe_cuda())
+                sweep = plan_sweep(options, cuda)
             else:
-                cuda = probe_cuda()
                 here = ranks_competing_for_gpus(ctx.local_world_size, cuda, os.environ.get("CUDA_VISIBLE_DEVICES"))
                 sweep = plan_sweep(options, cuda, world=ctx.world_size, ranks_per_host=here)
         except PlanError as exc:

@@ -42,6 +42,19 @@ def check_formats(json_out: bool, markdown: bool) -> None:
         usage_error("choose one of --json and --markdown")
 
 
+def stop_if_torch_broken(command: str, cuda, json_out: bool, markdown: bool, strict: bool) -> None:
+    """A torch that fails to import is a finding that explains it (exit 1), not a traceback."""
+    if cuda.import_error is None:
+        return
+    import os
+    import sys
+
+    from gpudoctor.checks.torch_build import torch_import_failed
+
+    finding = torch_import_failed(cuda.import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
+    emit(Report(command, (finding,)), json_out=json_out, markdown=markdown, strict=strict)
+
+
 def emit(
     report: Report,
     *,

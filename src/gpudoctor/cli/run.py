@@ -84,9 +84,16 @@ def _exec_runtime(argv: list[str], env: dict[str, str]) -> None:
 def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, strict: bool) -> int:
     """--nproc: each rank prints its own findings (echoed with its prefix); here
     come how the ranks ended, one summary line, and the merged JSON."""
+    from gpudoctor.backend_choice import probe_cuda
+    from gpudoctor.checks.torch_build import torch_import_failed
     from gpudoctor.runtime.ranks import run_ranks
     from gpudoctor.runtime.report import findings_text, write_json
 
+    cuda = probe_cuda()  # the launcher hosts its rendezvous with torch: it must import
+    if cuda.import_error:
+        broken = torch_import_failed(cuda.import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
+        sys.stderr.write(findings_text([broken], f"gpudoctor run: no rank started for {parsed.describe()}"))
+        return 1
     done = run_ranks(parsed, nproc, env, timeout)
     report = done.report
     ended = [f for f in report.findings if f.area == "ranks"]

@@ -10,7 +10,16 @@ from pathlib import Path
 
 import typer
 
-from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats, emit, err, usage_error
+from gpudoctor.cli.output import (
+    JsonOpt,
+    MarkdownOpt,
+    StrictOpt,
+    check_formats,
+    emit,
+    err,
+    stop_if_torch_broken,
+    usage_error,
+)
 
 def checkpoint_target(save: str) -> str:
     """The file --save names (a directory gets train-smoke.pt inside); usage error if it cannot be written."""
@@ -74,6 +83,7 @@ def register(app: typer.Typer) -> None:
 
         ctx = join_context()
         facts = probe_cuda()
+        stop_if_torch_broken("train-smoke", facts, json_out, markdown, strict)
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         ranks_here = ranks_competing_for_gpus(ctx.local_world_size, facts, visible) if ctx else nproc
         try:
