@@ -1,17 +1,19 @@
-"""Does gpudoctor's harness cost bandwidth? The same all-reduce measured by a
-plain torch.distributed loop (written here, no gpudoctor code) and by
-`gpudoctor allreduce`, in one run: gloo, 2 ranks, 1 MiB / 16 MiB / 64 MiB.
-Goal: gpudoctor's busbw >= 0.97 x the plain loop's at 16 and 64 MiB.
+"""Does gpudoctor's harness cost bandwidth or start-up time? The same
+all-reduce measured by a plain torch.distributed loop (written here, no
+gpudoctor code) and by `gpudoctor allreduce`, in one run: gloo, 2 ranks,
+1 MiB / 16 MiB / 64 MiB. Goal: gpudoctor's busbw >= 0.97 x the plain loop's at
+16 and 64 MiB.
 
-Then the start-up cost: wall time of `gpudoctor allreduce --nproc 2 --sizes 4K`
-against a plain spawn + init_process_group + one all_reduce + destroy, each a
-fresh `python` process timed from outside.
+Then the start-up cost (issue 14: <= 1.05x): wall time of `gpudoctor allreduce
+--nproc 2 --sizes 4K --iters 1 --warmup 0` against a plain script that spawns
+the same ranks, joins the process group, passes a first barrier, all-reduces
+4 KiB once and leaves, each a fresh `python` process timed from outside.
 
-    python benchmarks/allreduce_vs_bare.py [--rounds 5] [--iters-scale 1] [--backend gloo]
+    python benchmarks/allreduce_vs_bare.py [--rounds 5] [--iters-scale 1] [--backend gloo] [--startup-only]
 
-Each round runs the two back to back at each size (alternating which goes first)
-and takes the ratio within the pair, so that load from other processes on the
-machine falls on both; the median ratio over rounds is reported.
+Each round runs the two back to back (alternating which goes first) and takes
+the ratio within the pair, so that load from other processes on the machine
+falls on both; the median ratio over rounds is reported, with its spread.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from measure import Row, load, median_ratio, ratio_row, run_timed
 
 SIZES = {"1M": 1 << 20, "16M": 16 << 20, "64M": 64 << 20}
 # Timed calls per size: enough that each size runs for about a second on CPU, so
@@ -111,6 +115,7 @@ import torch, torch.distributed as dist, torch.multiprocessing as mp
 def worker(rank, port):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=2)
+    dist.barrier()
     t = torch.ones(1024)
     dist.all_reduce(t)
     dist.destroy_process_group()
@@ -119,65 +124,85 @@ if __name__ == "__main__":
     s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
     mp.start_processes(worker, args=(port,), nprocs=2, start_method="spawn")
 """
+STARTUP_TARGET = 1.05
+BUSBW_TARGET = 0.97
 
 
 def wall(cmd: list[str]) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:4])} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return elapsed
+    timed = run_timed(cmd, timeout=300)
+    if timed.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} failed ({timed.returncode}):\n{timed.stderr[-2000:]}")
+    return timed.wall_s
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--iters-scale", type=float, default=1.0, help="multiply the per-size iteration counts")
-    parser.add_argument("--backend", default="gloo")
-    args = parser.parse_args()
-    iters = {n: max(1, int(k * args.iters_scale)) for n, k in ITERS.items()}
-
+def busbw(rounds: int, iters: dict[int, int], backend: str) -> list[Row]:
     # Paired measurements: per round and size, the two run back to back (which one
     # goes first alternates), and the ratio is taken within the pair, so slow
     # drifts in the machine's load cancel out.
     plain: dict[int, list[float]] = {n: [] for n in SIZES.values()}
     doctor: dict[int, list[float]] = {n: [] for n in SIZES.values()}
-    for r in range(args.rounds):
+    for r in range(rounds):
         for i, (name, nbytes) in enumerate(SIZES.items()):
             order = [(plain, plain_busbw), (doctor, gpudoctor_busbw)]
             for store, runner in order if (r + i) % 2 == 0 else order[::-1]:
-                store[nbytes].append(runner(args.backend, [nbytes], iters)[nbytes])
+                store[nbytes].append(runner(backend, [nbytes], iters)[nbytes])
             print(
-                f"round {r + 1}/{args.rounds} {name}: plain {plain[nbytes][-1]:.3f} gpudoctor {doctor[nbytes][-1]:.3f}",
+                f"round {r + 1}/{rounds} {name}: plain {plain[nbytes][-1]:.3f} gpudoctor {doctor[nbytes][-1]:.3f}",
                 file=sys.stderr,
             )
-
-    print(f"busbw GB/s, {args.backend}, 2 ranks, {args.rounds} paired rounds")
+    rows = []
+    print(f"busbw GB/s, {backend}, 2 ranks, {rounds} paired rounds, {load()}")
     print(f"{'size':>5} {'iters':>5} {'plain (median)':>15} {'gpudoctor (median)':>19} {'ratio: median of pairs [min, max]':>35}")
     for name, nbytes in SIZES.items():
-        ratios = [d / p for p, d in zip(plain[nbytes], doctor[nbytes])]
-        goal = "  (goal >= 0.97)" if nbytes >= 16 << 20 else ""
+        ratio, (lo, hi) = median_ratio(doctor[nbytes], plain[nbytes])
+        row = ratio_row(f"allreduce: busbw {name} / plain loop", ratio, lo, hi,
+                        BUSBW_TARGET if nbytes >= 16 << 20 else None, at_most=False)
+        rows.append(row)
+        goal = f"  target {row.target}: {'met' if row.met else 'NOT met'}" if row.target else ""
         print(
             f"{name:>5} {iters[nbytes]:5d} {statistics.median(plain[nbytes]):15.3f} "
             f"{statistics.median(doctor[nbytes]):19.3f} "
-            f"{statistics.median(ratios):20.3f} [{min(ratios):.2f}, {max(ratios):.2f}]{goal}"
+            f"{ratio:20.3f} [{lo:.2f}, {hi:.2f}]{goal}"
         )
+    return rows
 
-    doctor_cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K", "--backend", args.backend]
+
+def startup(rounds: int, backend: str) -> list[Row]:
+    doctor_cmd = [
+        sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K",
+        "--iters", "1", "--warmup", "0", "--backend", backend,
+    ]  # fmt: skip
     plain_wall: list[float] = []
     doctor_wall: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "plain_startup.py")  # spawn needs the worker in a real file
         with open(script, "w") as fh:
             fh.write(PLAIN_STARTUP)
-        for _ in range(args.rounds):
-            plain_wall.append(wall([sys.executable, script]))
-            doctor_wall.append(wall(doctor_cmd))
+        for i in range(rounds):
+            sides = [(plain_wall, [sys.executable, script]), (doctor_wall, doctor_cmd)]
+            for store, cmd in sides if i % 2 == 0 else sides[::-1]:
+                store.append(wall(cmd))
+            print(f"  start-up pair {i + 1}: plain {plain_wall[-1]:.2f} s, gpudoctor {doctor_wall[-1]:.2f} s", flush=True)
+    ratio, (lo, hi) = median_ratio(doctor_wall, plain_wall)
     p, d = statistics.median(plain_wall), statistics.median(doctor_wall)
-    print("\nstart-up (wall time of a fresh process, median)")
-    print(f"  plain spawn + init + 1 all_reduce + destroy: {p:6.2f} s")
-    print(f"  gpudoctor allreduce --nproc 2 --sizes 4K:    {d:6.2f} s   ({d - p:+.2f} s)")
+    print(f"start-up, wall time of a fresh process ({rounds} pairs, {load()})")
+    print(f"  plain spawn + init + barrier + 1 all_reduce + destroy: {p:6.2f} s")
+    print(f"  gpudoctor allreduce --nproc 2 --sizes 4K --iters 1:    {d:6.2f} s   ({d - p:+.2f} s)")
+    row = ratio_row("allreduce: start-up / bare spawn", ratio, lo, hi, STARTUP_TARGET)
+    print(f"  ratio {ratio:.3f} [{lo:.3f}, {hi:.3f}]  target {row.target}: {'met' if row.met else 'NOT met'}")
+    return [row]
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--iters-scale", type=float, default=1.0, help="multiply the per-size iteration counts")
+    parser.add_argument("--backend", default="gloo")
+    parser.add_argument("--startup-only", action="store_true", help="skip the bandwidth comparison")
+    args = parser.parse_args(argv)
+    iters = {n: max(1, int(k * args.iters_scale)) for n, k in ITERS.items()}
+    rows = [] if args.startup_only else busbw(args.rounds, iters, args.backend)
+    return rows + startup(args.rounds, args.backend)
 
 
 if __name__ == "__main__":

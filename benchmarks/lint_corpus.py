@@ -3,7 +3,9 @@ does it say about it?
 
 Lints every .py file of the installed torch package and, in the same run,
 times a bare loop that only reads and `ast.parse`s the same files: the cost
-of linting is the ratio of the two. Library code is not a training script,
+of linting is the ratio of the two. A third loop parses and builds the
+project model only (lint/project.py: the facts of each file, then the
+Project), to show what reading a folder as one program costs. Library code is not a training script,
 so every diagnostic printed here is a candidate false alarm to read.
 
     python benchmarks/lint_corpus.py [--jobs N] [--repeat N] [--show RULE|all]
@@ -34,6 +36,27 @@ def parse_only(path: str) -> int:
     except (SyntaxError, ValueError):
         pass
     return data.count(b"\n")
+
+
+def project_only(files: list[str]) -> tuple[float, int]:
+    """Parse every file and build the project model (the facts each file adds,
+    then the Project over them), without running the rules."""
+    from gpudoctor.lint.project import Project, module_facts
+
+    def one(path: str) -> object:
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(data, filename=path)
+        except (SyntaxError, ValueError):
+            return None
+        return module_facts(path, tree, data.decode("utf-8", "replace"), None)
+
+    start = time.perf_counter()
+    Project([f for f in map(one, files) if f is not None])
+    return time.perf_counter() - start, 0
 
 
 def baseline(files: list[str], jobs: int) -> tuple[float, int]:
@@ -74,7 +97,11 @@ def main() -> int:
     cpu: dict[str, float] = {}  # CPU seconds of the 1-process loops: steadier than wall time on a shared machine
     result = None
     lines = 0
-    runs = [("parse, 1 process", lambda: baseline(files, 1)), ("lint, 1 process", lambda: lint_files(files, ALL, jobs=1))]
+    runs = [
+        ("parse, 1 process", lambda: baseline(files, 1)),
+        ("project, 1 process", lambda: project_only(files)),
+        ("lint, 1 process", lambda: lint_files(files, ALL, jobs=1)),
+    ]
     if jobs > 1:
         runs += [
             (f"parse, {jobs} processes", lambda: baseline(files, jobs)),
@@ -88,7 +115,7 @@ def main() -> int:
             if "1 process" in name:
                 cpu[name] = min(cpu.get(name, float("inf")), time.process_time() - start_cpu)
             if isinstance(out, tuple):
-                lines = out[1]
+                lines = max(lines, out[1])
             else:
                 result = out
             timings[name] = min(timings.get(name, float("inf")), elapsed)
@@ -101,6 +128,8 @@ def main() -> int:
     serial = timings["lint, 1 process"] / timings["parse, 1 process"]
     serial_cpu = cpu["lint, 1 process"] / cpu["parse, 1 process"]
     print(f"ratio lint/parse, both 1 process: {serial:.2f}x wall, {serial_cpu:.2f}x CPU")
+    project = cpu["project, 1 process"] / cpu["parse, 1 process"]
+    print(f"ratio parse + project model / parse, both 1 process: {project:.2f}x CPU")
     if jobs > 1:
         parallel = timings[f"lint, {jobs} processes"]
         print(f"ratio lint ({jobs} processes) / parse (1 process): {parallel / timings['parse, 1 process']:.2f}x")

@@ -36,3 +36,16 @@ def spawn_grandchild(ctx, config):
         fh.write(str(child.pid))
     ctx.progress("spawned", 1)
     time.sleep(600)
+
+
+def cuda_on_one_rank(ctx, config):
+    """Rank 1 asks for a GPU that is not there (CUDA_VISIBLE_DEVICES="" in its environment):
+    a real failure whose message the knowledge base knows; rank 0 then loses its peer."""
+    import torch
+
+    dist = ctx.init_process_group("gloo", timeout_s=config.get("pg_timeout", 60))
+    if ctx.rank == 1:
+        torch.zeros(1, device="cuda")
+    t = torch.tensor([1.0])
+    dist.all_reduce(t)
+    return {"rank": ctx.rank}

@@ -1,13 +1,13 @@
 """The allreduce job with real ranks: the NCCL narrowing path run for real on a
-machine without CUDA (every NCCL attempt fails, gloo works), and the link probe's
-fail-soft answer off GPU."""
+machine without CUDA (every NCCL attempt fails, gloo works)."""
 
 import os
 
 import pytest
 
-from gpudoctor.allreduce_job import NARROWING_LOG, Hooks, link_facts, run_local
-from gpudoctor.allreduce_plan import Sweep
+from gpudoctor.allreduce.job import NARROWING_LOG, Hooks, run_local
+from gpudoctor.allreduce.options import Sweep
+from gpudoctor.cli.exit_code import report_exit
 from orphans import TAG_ENV, kill_all, leftovers, new_tag
 
 torch = pytest.importorskip("torch")
@@ -45,14 +45,7 @@ def test_a_failing_nccl_run_is_narrowed_down_to_gloo_and_the_log_is_kept(monkeyp
         assert [n["rerun"] for n in summary["narrowing"]] == ["NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "gloo on CPU"]
         assert summary["logs"] == os.path.dirname(log)
         assert len(notes) == 3 and all("rerunning that size" in n for n in notes)
-        assert outcome.report.exit_code() == 1
+        assert report_exit(outcome.report) == 1
         assert leftovers(tag) == []
     finally:
         kill_all(leftovers(tag, settle_s=0))
-
-
-def test_link_facts_off_gpu():
-    assert link_facts(None) is None
-    assert link_facts([{"rank": 0, "host": "a"}, {"rank": 1, "host": "a"}]) is None  # CPU ranks: no bus ids
-    two_hosts = link_facts([{"host": "a", "pci_bus_id": "00000000:3b:00.0"}, {"host": "b", "pci_bus_id": "00000000:3b:00.0"}])
-    assert two_hosts.hosts == 2 and two_hosts.kind == "unknown"

@@ -4,6 +4,7 @@ import json
 
 from rich.console import Console
 
+from gpudoctor.cli.exit_code import ExitCode, report_exit, script_exit
 from gpudoctor.findings import Finding, Report, Severity, ok
 from gpudoctor.render.console import print_report
 from gpudoctor.render.json_out import report_json
@@ -27,11 +28,21 @@ def sample(*severities):
 
 
 def test_exit_codes_follow_the_worst_severity_and_strict():
-    assert sample(Severity.OK, Severity.INFO).exit_code() == 0
-    assert sample(Severity.OK, Severity.WARN).exit_code() == 0
-    assert sample(Severity.OK, Severity.WARN).exit_code(strict=True) == 1
-    assert sample(Severity.ERROR).exit_code() == 1
-    assert Report("x", ()).exit_code(strict=True) == 0
+    assert report_exit(sample(Severity.OK, Severity.INFO)) == 0
+    assert report_exit(sample(Severity.OK, Severity.WARN)) == 0
+    assert report_exit(sample(Severity.OK, Severity.WARN), strict=True) == 1
+    assert report_exit(sample(Severity.ERROR)) == 1
+    assert report_exit(Report("x", ()), strict=True) == 0
+    # Interruption is data on the report, not a finding id to look for.
+    assert report_exit(Report("x", (), interrupted=True)) == ExitCode.INTERRUPTED == 130
+    assert report_exit(Report("x", (Finding("launch-interrupted", Severity.ERROR, "t"),))) == 1
+
+
+def test_exit_code_values_are_the_documented_ones():
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 124, 129, 130, 143]
+    assert script_exit(0, sample(Severity.WARN), strict=True) == 1
+    assert script_exit(0, sample(Severity.WARN), strict=False) == 0
+    assert script_exit(3, sample(Severity.OK), strict=True) == 3
 
 
 def test_json_envelope_is_stable_and_round_trips():
@@ -69,3 +80,9 @@ def test_markdown_lists_findings_and_details_of_problems():
 def test_ok_helper_builds_a_passed_finding():
     f = ok("torch-build", "torch 2.13 (CPU build)", "torch", version="2.13.0")
     assert f.severity is Severity.OK and f.evidence == {"version": "2.13.0"} and f.area == "torch"
+
+
+def test_report_ok():
+    healthy, broken = sample(Severity.OK, Severity.WARN), sample(Severity.OK, Severity.ERROR)
+    assert healthy.ok is True and broken.ok is False
+    assert broken.ok == broken.to_dict()["ok"] and broken.ok == (not broken.failed())

@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 
+import psutil
 import pytest
 
 from gpudoctor.launch import launch, launch_function
@@ -16,11 +17,13 @@ from gpudoctor.launch.failures import launch_findings, readable_tail
 from orphans import TAG_ENV, kill_all, leftovers, new_tag
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The ranks import launch_targets from here and gpudoctor from where this test's did.
+RANK_PATH = os.pathsep.join(p for p in (HERE, os.environ.get("PYTHONPATH")) if p)
 pytestmark = pytest.mark.slow
 
 
 def run(target, config, nproc, timeout=60, fault=None, tag=None):
-    env = {"PYTHONPATH": HERE, TAG_ENV: tag or new_tag()}
+    env = {"PYTHONPATH": RANK_PATH, TAG_ENV: tag or new_tag()}
     if fault:
         env["GPUDOCTOR_FAULT"] = fault
     return launch_function(f"launch_targets:{target}", config, nproc, timeout=timeout, env=env)
@@ -96,8 +99,16 @@ def test_grandchildren_of_a_hung_rank_are_killed_too(tmp_path):
     result = run("spawn_grandchild", {"dir": str(tmp_path)}, 2, timeout=4, tag=tag)
     assert result.timed_out
     pids = [int((tmp_path / f"grandchild{r}.pid").read_text()) for r in range(2)]
-    assert pids
+    assert len(set(pids)) == 2  # each rank started its own grandchild
     assert leftovers(tag) == []
+    assert [p for p in pids if _alive(p)] == []  # by pid too, in case one lost its tag
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def test_plain_command_runs_with_env_rendezvous():
@@ -124,7 +135,7 @@ DRIVER = textwrap.dedent(
     sys.path.insert(0, {here!r})
     from gpudoctor.launch import launch_function
     r = launch_function("launch_targets:spawn_grandchild", {{"dir": {dir!r}}}, 2, timeout=120,
-                        env={{"PYTHONPATH": {here!r}}})
+                        env={{"PYTHONPATH": {rank_path!r}}})
     print("interrupted" if r.interrupted else "not interrupted", flush=True)
     sys.exit(130 if r.interrupted else 0)
     """
@@ -135,7 +146,7 @@ DRIVER = textwrap.dedent(
 def test_signal_to_supervisor_tears_everything_down(tmp_path, sig):
     tag = new_tag()
     driver = subprocess.Popen(
-        [sys.executable, "-c", DRIVER.format(here=HERE, dir=str(tmp_path))],
+        [sys.executable, "-c", DRIVER.format(here=HERE, rank_path=RANK_PATH, dir=str(tmp_path))],
         env=dict(os.environ, **{TAG_ENV: tag}),
         stdout=subprocess.PIPE,
         text=True,
@@ -154,3 +165,17 @@ def test_signal_to_supervisor_tears_everything_down(tmp_path, sig):
         kill_all(leftovers(tag, settle_s=0))
         if driver.poll() is None:
             driver.kill()
+
+
+def test_the_supervisor_wakes_when_a_rank_exits_not_at_its_next_poll():
+    from gpudoctor.launch.supervisor import _Exits
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    exits = _Exits([proc])
+    try:
+        started = time.monotonic()
+        exits.wait([proc], 30.0)
+        assert time.monotonic() - started < 15.0
+    finally:
+        exits.close()
+        proc.wait(timeout=30)

@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from gpudoctor.cli.exit_code import report_exit
 from gpudoctor.lint import engine, formats
 from gpudoctor.lint.rules import BY_ID, CHECKS
 from gpudoctor.lint.source import decode, suppressions
@@ -99,18 +100,21 @@ def test_suppression_comments(comment, kept):
 def test_suppression_text_inside_a_string_does_not_count():
     text = 'import torch.nn as nn\nm = nn.DataParallel(net, "# gpudoctor: ignore")\n'
     assert suppressions(text) == {}
-    assert engine.lint_source(text.encode(), "s.py")
+    assert [d.rule for d in engine.lint_source(text.encode(), "s.py")] == ["dataparallel"]
 
 
-def test_lint_files_in_parallel_matches_serial(tmp_path):
+# linux forks its workers; Windows and macOS spawn them (simulated here: spawn runs on Linux too).
+@pytest.mark.parametrize("platform", ["linux", "win32", "darwin"])
+def test_lint_files_in_parallel_matches_serial(tmp_path, platform):
     paths = []
     for i in range(6):
         path = tmp_path / f"f{i}.py"
         path.write_bytes(DATAPARALLEL if i % 2 else b"x = 1\n")
         paths.append(str(path))
     serial = engine.lint_files(paths, CHECKS, jobs=1)
-    parallel = engine.lint_files(paths, CHECKS, jobs=2)
+    parallel = engine.lint_files(paths, CHECKS, jobs=2, platform=platform)
     assert serial == parallel and len(serial.diagnostics) == 3 and serial.files == 6
+    assert engine.start_method(platform) == ("fork" if platform == "linux" else "spawn")
 
 
 def result(*diagnostics):
@@ -148,7 +152,7 @@ def test_sarif_2_1_0_shape():
 def test_json_report_maps_each_diagnostic_to_a_finding():
     report = formats.report(result(D))
     data = report.to_dict()
-    assert data["command"] == "lint" and data["ok"] is False and report.exit_code() == 1
+    assert data["command"] == "lint" and data["ok"] is False and report_exit(report) == 1
     assert data["diagnostics"] == [D.to_dict()]
     (finding,) = data["findings"]
     assert finding["id"] == "dataparallel" and finding["area"] == "lint"

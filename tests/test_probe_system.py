@@ -43,3 +43,12 @@ def test_display_devices_from_lspci(tmp_path, monkeypatch):
     assert (intel.slot, intel.kind, intel.vendor, intel.name, intel.nvidia) == (
         "0000:00:02.0", "VGA compatible controller", "Intel Corporation", "CometLake-S GT2 [UHD Graphics 630]", False)
     assert nvidia.kind == "3D controller" and nvidia.nvidia and nvidia.name == "GH100 [H100 SXM5 80GB]"
+
+
+def test_shm_is_linux_only():
+    from gpudoctor.probe.system import shm_usage
+    from gpudoctor.probe.unavailable import Unavailable
+
+    assert shm_usage("linux").total > 0
+    for platform in ("win32", "darwin"):
+        assert shm_usage(platform) == Unavailable(f"no /dev/shm on {platform}")

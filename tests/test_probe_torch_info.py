@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from gpudoctor.probe.torch_info import MARKER, parse_child_output, probe_torch
+from gpudoctor.probe import torch_info
+from gpudoctor.probe.torch_info import MARKER, parse_child_output, probe_torch, start_early, torch_child
 from gpudoctor.probe.unavailable import Unavailable
 
 BROKEN = 'raise ImportError("libcudart.so.12: cannot open shared object file: No such file or directory")\n'
@@ -64,6 +65,32 @@ def test_a_hanging_child_is_killed_at_the_deadline():
     t = probe_torch(timeout=0.05)
     assert t.status == "timeout" and "did not finish" in t.error
     assert isinstance(t.device_count, Unavailable)
+
+
+def test_a_probe_started_early_is_handed_over_once(broken_torch):
+    # The broken torch answers at once: the test does not wait on a real import.
+    start_early()
+    early = torch_info._early
+    try:
+        assert torch_child() is early
+        assert early.result().status == "import-failed"
+        second = torch_child()
+        assert second is not early  # a second collect() probes afresh
+        second.kill()
+    finally:
+        early.kill()
+
+
+def test_a_probe_started_early_for_another_environment_is_replaced(broken_torch):
+    start_early()
+    early = torch_info._early
+    child = torch_child(visible="1")
+    try:
+        assert child is not early and early.proc.poll() is not None  # killed, not left running
+        assert child.result().cuda_visible_devices == "1"
+    finally:
+        child.kill()
+        early.kill()
 
 
 def test_child_output_without_an_answer():

@@ -41,7 +41,25 @@ def test_module_call_window_closes_and_reopens(cases):
         "closed": True,  # a long run pays nothing
         "rearmed_by_to": True,  # the model moved
         "closed_again": True,
-        "rearmed_by_epoch": True,  # iter(DataLoader)
+        "untouched_by_epoch": True,  # iter(DataLoader): nothing per epoch
+    }
+
+
+def test_a_healthy_loop_runs_no_gpudoctor_code_per_step(cases):
+    assert cases["nothing_per_step"] == {"gpudoctor_calls": [], "window_closed": True}
+
+
+def test_windows_stop_opening_once_the_budget_is_spent(cases):
+    assert cases["window_budget"] == {"spent": True, "closed_for_good": True}
+
+
+def test_device_error_explained_from_its_traceback_alone(cases):
+    assert cases["explained_after_the_window_closed"] == {
+        "window_open": False,
+        "module": "1",
+        "module_tensors": {"weight": "meta", "bias": "meta"},
+        "inputs": {"input": "cpu"},
+        "source": "model(torch.randn(2, 4))",
     }
 
 

@@ -7,7 +7,7 @@ import pytest
 from gpudoctor.launch import launch_function
 from gpudoctor.launch.failures import launch_findings
 from gpudoctor.smoke.config import SmokeConfig
-from gpudoctor.backend_choice import CudaFacts
+from gpudoctor.probe.cuda import CudaFacts
 from gpudoctor.smoke.runner import compare_dp
 
 pytestmark = pytest.mark.slow

@@ -1,12 +1,47 @@
-"""gpudoctor: a doctor for PyTorch multi-GPU and distributed training."""
+"""gpudoctor: a doctor for PyTorch multi-GPU and distributed training.
+
+The Python API (docs/api.md): `gpudoctor.check()`, `gpudoctor.lint(paths)`, ...
+each return the Report the CLI renders. `import gpudoctor` stays cheap (no torch,
+no rich): every name below is imported on first use.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (it is not free)
 
 __version__ = "0.1.0"
 
+if TYPE_CHECKING:
+    from gpudoctor.api import allreduce as allreduce
+    from gpudoctor.api import check as check
+    from gpudoctor.api import diagnose as diagnose
+    from gpudoctor.api import lint as lint
+    from gpudoctor.api import train_smoke as train_smoke
+    from gpudoctor.findings import Finding as Finding
+    from gpudoctor.findings import Report as Report
+    from gpudoctor.findings import Severity as Severity
+    from gpudoctor.runtime.api import device_map as device_map
+    from gpudoctor.runtime.api import watch as watch
 
-def __getattr__(name):
-    # The runtime API imports torch; keep `import gpudoctor` (and so `--help`) light.
-    if name in ("watch", "device_map"):
-        from gpudoctor.runtime import api
+__all__ = ["__version__", "check", "allreduce", "train_smoke", "lint", "diagnose", "Report", "Finding", "Severity", "watch", "device_map"]
 
+
+def __getattr__(name: str):
+    if name in ("check", "allreduce", "train_smoke", "lint", "diagnose"):
+        from gpudoctor import api
+
+        if name in api.PACKAGES:  # the command's package, callable (see api.CommandPackage)
+            import importlib
+
+            return importlib.import_module(f"gpudoctor.{name}")
         return getattr(api, name)
-    raise AttributeError(name)
+    if name in ("Report", "Finding", "Severity"):
+        from gpudoctor import findings
+
+        return getattr(findings, name)
+    # The runtime API imports torch.
+    if name in ("watch", "device_map"):
+        from gpudoctor.runtime import api as runtime_api
+
+        return getattr(runtime_api, name)
+    raise AttributeError(f"module 'gpudoctor' has no attribute {name!r}")

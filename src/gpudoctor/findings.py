@@ -70,6 +70,16 @@ class Report:
     command: str
     findings: tuple[Finding, ...]
     data: dict[str, Any] = field(default_factory=dict)
+    # Ctrl-C / SIGTERM stopped the work: the CLI exits 130 whatever was found.
+    # Not in the JSON (the `launch-interrupted` finding says it there).
+    interrupted: bool = False
+    # The signal that stopped it (SIGINT, SIGTERM, SIGHUP); 0 when not known: taken as Ctrl-C.
+    stop_signal: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """No error among the findings: what `--json` calls "ok" and exit code 0 means."""
+        return not self.failed()
 
     def worst(self) -> Severity:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=Severity.OK)
@@ -77,9 +87,6 @@ class Report:
     def failed(self, strict: bool = False) -> bool:
         limit = Severity.WARN if strict else Severity.ERROR
         return self.worst().rank >= limit.rank
-
-    def exit_code(self, strict: bool = False) -> int:
-        return 1 if self.failed(strict) else 0
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
@@ -97,6 +104,7 @@ class Report:
             "findings": [f.to_dict() for f in self.findings],
             **self.data,
         }
+
 
 
 def ok(id: str, title: str, area: str, **evidence: Any) -> Finding:

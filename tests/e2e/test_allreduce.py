@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+from waiting import wait_until  # noqa: E402
 
 pytestmark = pytest.mark.slow
 FAST = ["--iters", "2", "--warmup", "1"]
@@ -154,11 +155,8 @@ def test_sigint_mid_sweep_stops_every_rank(tmp_path):
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not any("all_reduce" in p.read_text() for p in tmp_path.glob("*/rank*.progress")):
-            assert time.monotonic() < deadline, "the sweep never started"
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.1)
+        sweeping = lambda: any("all_reduce" in p.read_text() for p in tmp_path.glob("*/rank*.progress"))  # noqa: E731
+        wait_until(sweeping, 60, "the sweep never started", proc)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 130, err

@@ -18,18 +18,24 @@ def broken_torch(tmp_path):
     return dict(os.environ, PYTHONPATH=str(tmp_path))
 
 
-@pytest.mark.parametrize("command", [["check"], ["allreduce", "--sizes", "4K"], ["train-smoke"]])
-def test_broken_torch_is_a_finding_not_a_traceback(broken_torch, command):
+COMMANDS = [["check"], ["allreduce", "--sizes", "4K"], ["train-smoke"]]
+
+
+def first_error(env, command):
     r = subprocess.run(
         [sys.executable, "-m", "gpudoctor", *command, "--json"],
-        env=broken_torch, capture_output=True, text=True, timeout=120,
+        env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr + r.stdout
-    report = json.loads(r.stdout)
-    failed = [f for f in report["findings"] if f["severity"] == "error"]
-    assert failed[0]["id"] == "torch-import-failed"
-    assert "libcudart.so.12" in failed[0]["title"] and failed[0]["fix"]
+    failed = [f for f in json.loads(r.stdout)["findings"] if f["severity"] == "error"]
+    assert failed[0]["id"] == "torch-import-failed" and failed[0]["fix"]
+    return failed[0]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_broken_torch_is_a_finding_not_a_traceback(broken_torch, command):
+    assert "libcudart.so.12" in first_error(broken_torch, command)["title"]
 
 
 def test_run_with_ranks_reports_the_broken_torch_before_starting_any(broken_torch, tmp_path):
@@ -42,3 +48,44 @@ def test_run_with_ranks_reports_the_broken_torch_before_starting_any(broken_torc
     assert r.returncode == 1
     assert "Traceback" not in r.stderr and "torch-import-failed" in r.stderr
     assert "hello" not in r.stdout
+
+
+@pytest.fixture
+def no_torch(tmp_path):
+    # gpudoctor does not depend on torch, so "not installed" is a real state; this
+    # finder makes `import torch` fail exactly as it does in a Python without one.
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class NoTorch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ModuleNotFoundError(f\"No module named {name!r}\", name=name)\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+    )
+    src = os.path.dirname(os.path.dirname(__import__("gpudoctor").__file__))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), src]))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_missing_torch_says_so(no_torch, command):
+    finding = first_error(no_torch, command)
+    assert finding["title"] == "torch is not installed in this Python environment"
+    assert finding["fix"].startswith("pip install torch")
+
+
+def test_lint_needs_no_torch(no_torch):
+    fixed = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_fixed.py")
+    r = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", "lint", fixed], env=no_torch, capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_run_says_torch_is_missing_and_still_runs_the_script(no_torch, tmp_path):
+    script = tmp_path / "hello.py"
+    script.write_text("print('hello')\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", "run", str(script)], env=no_torch, capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0 and r.stdout == "hello\n"
+    assert "torch is not installed" in r.stderr and "runtime checks" in r.stderr

@@ -144,3 +144,29 @@ def test_lint_never_imports_torch(tmp_path):
     modules = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")]
     assert "gpudoctor.lint.engine" in modules
     assert not [m for m in modules if m == "torch" or m.startswith("torch.")]
+
+
+def test_a_folder_is_one_project():
+    # utils.setup() calls init_process_group("nccl"); the script that imports it binds the GPU
+    app = ROOT / "tests" / "fixtures" / "lint_project" / "fsdp_app"
+    assert gpudoctor(str(app / "utils" / "train_utils.py"), "--select", "nccl-no-set-device").returncode == 1
+    proc = gpudoctor(str(app))
+    assert (proc.returncode, proc.stdout.splitlines()[-1]) == (0, "No diagnostics: 3 files checked.")
+    # a collective reached through another module's function, under a rank test
+    proc = gpudoctor(str(app.parent / "metrics_app"), "--select", "collective-under-rank-condition")
+    assert proc.returncode == 1, proc.stderr
+    assert "reduce_dict() makes dist.all_reduce() at dist_utils.py:10" in proc.stdout
+
+
+def test_explain_new_rules():
+    for rule in ("collective-under-rank-condition", "ddp-forward-on-one-rank"):
+        proc = gpudoctor("--explain", rule)
+        assert proc.returncode == 0 and proc.stdout.startswith(f"# {rule}\n") and "## Not flagged" in proc.stdout
+
+
+def test_a_folder_without_python_files_warns_on_stderr(tmp_path):
+    (tmp_path / "notes.txt").write_text("not python\n")
+    proc = gpudoctor(str(tmp_path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["files_checked"] == 0  # stdout stays one JSON object
+    assert "no Python files under" in proc.stderr and "Traceback" not in proc.stderr

@@ -175,7 +175,8 @@ def test_nccl_on_a_machine_without_it_fails_as_python_shows_it():
         pytest.skip("this machine has NCCL and a GPU")
     assert d.returncode == p.returncode
     assert d.stderr.startswith(p.stderr)
-    assert "gpudoctor run: no problems seen" in d.stderr[len(p.stderr) :]
+    tail = d.stderr[len(p.stderr) :]
+    assert "ended with" in tail and "(traceback above)" in tail and "no problems seen" not in tail
 
 
 # -- --timeout -----------------------------------------------------------------------------------------
@@ -312,3 +313,17 @@ def test_lightning_ddp_spawn_with_workers():
     assert 'strategy="ddp"' in d.stderr
     fixed = doctor(script("lightning_ddp_spawn.py"), "--persistent", timeout=280)
     assert fixed.returncode == 0 and "spawned-rank-loader-workers" not in fixed.stderr
+
+
+def test_an_error_diagnose_knows_gets_its_cause_and_fix(tmp_path):
+    # A torchrun script started with plain python: once "nothing found to explain it".
+    (tmp_path / "train.py").write_text("import os\nlocal_rank = int(os.environ['LOCAL_RANK'])\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("LOCAL_RANK", "RANK", "WORLD_SIZE")}
+    d = subprocess.run(
+        [*DOCTOR, "--json", str(tmp_path / "r.json"), str(tmp_path / "train.py")],
+        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
+    )
+    assert d.returncode == 1 and "KeyError: 'LOCAL_RANK'" in d.stderr
+    assert "[launcher-env-missing]" in d.stderr and "fix: torchrun" in d.stderr, d.stderr
+    assert "nothing found" not in d.stderr
+    assert [f["id"] for f in findings(tmp_path / "r.json")["findings"]] == ["launcher-env-missing"]

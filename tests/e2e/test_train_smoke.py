@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+from waiting import wait_until  # noqa: E402
 
 pytestmark = pytest.mark.slow
 CMD = [sys.executable, "-m", "gpudoctor", "train-smoke"]
@@ -188,12 +189,12 @@ def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
     env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path), "GPUDOCTOR_FAULT": "1:hang"})
     proc = subprocess.Popen([*CMD, "--nproc", "2", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not list(tmp_path.glob("*/rank*.progress")):
-            assert time.monotonic() < deadline, "the ranks never started"
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.1)
-        time.sleep(1.0)
+        # Mid-training: both ranks in the training loop (rank 1 hangs at its first step).
+        def training() -> bool:
+            stages = [p.read_text() for p in tmp_path.glob("*/rank*.progress")]
+            return len(stages) == 2 and all(s.endswith("\ttrain") for s in stages)
+
+        wait_until(training, 60, "the ranks never reached training", proc)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 130, err

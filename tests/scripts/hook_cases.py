@@ -105,13 +105,91 @@ def window():
         model(x)
     closed_again = nn.Module.__call__ is ORIGINAL_CALL
     iter(DataLoader(TensorDataset(torch.zeros(2)), batch_size=1))
-    rearmed_by_epoch = nn.Module.__call__ is module_calls.checked_call
+    untouched_by_epoch = nn.Module.__call__ is ORIGINAL_CALL
     return {
         "armed_at_start": armed_at_start,
         "closed": closed,
         "rearmed_by_to": rearmed_by_to,
         "closed_again": closed_again,
-        "rearmed_by_epoch": rearmed_by_epoch,
+        "untouched_by_epoch": untouched_by_epoch,
+    }
+
+
+@case
+def nothing_per_step():
+    # After its first steps a healthy loop runs no gpudoctor code at all: not per
+    # module call, not per batch (workers or not), not per epoch but iter().
+    import gpudoctor.runtime
+
+    own = os.path.dirname(gpudoctor.runtime.__file__)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+    model.to("cpu")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = TensorDataset(torch.randn(64, 8), torch.randn(64, 1))
+    loaders = [DataLoader(data, batch_size=4), DataLoader(data, batch_size=4, num_workers=1, persistent_workers=True)]
+    entered = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.startswith(own):
+            entered.append(frame.f_code.co_name)
+
+    for epoch in range(3):
+        for loader in loaders:
+            batches = iter(loader)
+            next(batches)  # iter() and the first batch may look: once per epoch
+            if epoch == 2:
+                sys.setprofile(profile)
+            for x, y in batches:
+                opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+            sys.setprofile(None)
+    return {"gpudoctor_calls": entered, "window_closed": nn.Module.__call__ is ORIGINAL_CALL}
+
+
+@case
+def window_budget():
+    # A script that moves its model at every step: the windows stop opening once
+    # the process's budget of looked-at calls is spent.
+    saved = module_calls.watch.budget
+    module_calls.watch.budget = 300
+    model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    x = torch.randn(1, 2)
+    try:
+        for _ in range(200):
+            model.to("cpu")
+            model(x)
+        spent = module_calls.watch.budget <= 0
+        model.to("cpu")
+        return {"spent": spent, "closed_for_good": nn.Module.__call__ is ORIGINAL_CALL}
+    finally:
+        module_calls.watch.budget = saved
+
+
+@case
+def explained_after_the_window_closed():
+    # Nothing watches the calls any more: the traceback alone explains the error.
+    from gpudoctor.runtime.post_mortem import explain_chain
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    model(torch.randn(2, 4))
+    module_calls.watch.disarm()
+    # Swapped in without .to(): no window opens.
+    model[1].weight = nn.Parameter(torch.empty(2, 4, device="meta"))
+    model[1].bias = nn.Parameter(torch.empty(2, device="meta"))
+    start = len(session.facts)
+    try:
+        model(torch.randn(2, 4))
+    except RuntimeError as exc:
+        window_open = nn.Module.__call__ is not ORIGINAL_CALL
+        explain_chain(exc)
+    [fact] = session.facts[start:]
+    return {
+        "window_open": window_open,
+        "module": fact.module,
+        "module_tensors": fact.module_tensors,
+        "inputs": fact.inputs,
+        "source": fact.source.text,
     }
 
 

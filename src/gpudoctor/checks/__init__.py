@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gpudoctor.findings import Finding, Severity
+from gpudoctor.findings import Finding, Report, Severity
 
 if TYPE_CHECKING:  # checks/allreduce.py is imported without the probe's facts
     from gpudoctor.probe.facts import Facts
@@ -17,9 +17,10 @@ Check = Callable[["Facts"], list[Finding]]
 
 def all_checks() -> tuple[Check, ...]:
     """Every check, in report order (areas appear in the order of their first finding)."""
-    from gpudoctor.checks import backends, environment, gpus, system, torch_build, visibility
+    from gpudoctor.checks import backends, environment, gpus, platform, system, torch_build, visibility
 
     return (
+        *platform.CHECKS,
         *torch_build.CHECKS,
         *gpus.CHECKS,
         *visibility.CHECKS,
@@ -47,3 +48,9 @@ def run_checks(facts: Facts, checks: tuple[Check, ...] | None = None) -> tuple[F
                 )
             )
     return tuple(findings)
+
+
+def check_report(facts: Facts) -> Report:
+    """What `gpudoctor check` and `gpudoctor.check()` return: every finding, and the
+    facts they were judged on (the JSON's "facts")."""
+    return Report("check", run_checks(facts), {"facts": facts.to_dict()})

@@ -4,6 +4,7 @@ was built with it."""
 
 from __future__ import annotations
 
+from gpudoctor.checks.platform import WINDOWS, family
 from gpudoctor.checks.wording import plural
 from gpudoctor.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
@@ -57,6 +58,19 @@ def check_backends(facts: Facts) -> list[Finding]:
     if gpus:
         if have.get("nccl"):
             findings.append(ok("backend-nccl", f"NCCL {t.nccl} is available for GPU tensors", AREA, **available))
+        elif family(facts) == WINDOWS:
+            findings.append(
+                Finding(
+                    id="nccl-missing",
+                    severity=Severity.INFO,
+                    title=f"torch sees {gpus} CUDA GPU(s); NCCL is not built for Windows, so GPU collectives use gloo",
+                    evidence={**available, "CUDA (build)": t.cuda, "GPUs torch sees": gpus, "platform": facts.system.platform},
+                    why="PyTorch's Windows wheels ship gloo only. DDP works with backend='gloo' (slower than NCCL: "
+                    "tensors go through host memory); NCCL needs Linux or WSL2.",
+                    fix='dist.init_process_group(backend="gloo")  # or run under WSL2 for NCCL',
+                    area=AREA,
+                )
+            )
         else:
             findings.append(
                 Finding(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpudoctor.checks.wording import shown
 from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.probe.environment import EnvironmentFacts
 from gpudoctor.probe.facts import Facts
 
 AREA = "environment"
@@ -127,12 +128,17 @@ def check_transports_disabled(facts: Facts) -> list[Finding]:
 
 
 def check_master(facts: Facts) -> list[Finding]:
-    env = facts.environment
+    return master_findings(facts.environment)
+
+
+def master_findings(env: EnvironmentFacts) -> list[Finding]:
+    """MASTER_ADDR that does not resolve, MASTER_PORT that is not a port: also
+    what allreduce and train-smoke check before they join a job."""
     findings = []
     addr = env.get("MASTER_ADDR")
     resolved = env.master_addr
     if addr is not None and (not addr.strip() or (resolved is not None and not isinstance(resolved.addresses, tuple))):
-        reason = "is empty" if not addr.strip() else shown(resolved.addresses)  # type: ignore[union-attr]
+        reason = "is empty" if not addr.strip() or resolved is None else shown(resolved.addresses)
         findings.append(
             Finding(
                 id="master-addr-unresolvable",

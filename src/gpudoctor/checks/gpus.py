@@ -4,6 +4,7 @@ can the GPUs reach each other directly (P2P)."""
 
 from __future__ import annotations
 
+from gpudoctor.checks.platform import MACOS, family
 from gpudoctor.checks.wording import plural, shown, size
 from gpudoctor.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
@@ -24,6 +25,8 @@ def _bus_devices(facts: Facts) -> list[str]:
 
 def check_driver(facts: Facts) -> list[Finding]:
     nv = facts.nvml
+    if not nv.available and family(facts) == MACOS:
+        return []  # no NVIDIA driver exists for macOS: platform-limits says so
     devices = facts.system.display_devices
     pci = _bus_devices(facts)
     if nv.available:

@@ -8,8 +8,12 @@ from gpudoctor.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 
 AREA = "system"
-# DataLoader workers hand batches over through /dev/shm; Docker's default
+# The one /dev/shm floor, for `check` (shm-too-small) and for `allreduce` before an
+# NCCL run (allreduce-shm). DataLoader workers hand batches over through /dev/shm and
+# NCCL's SHM transport between local ranks keeps its buffers there; Docker's default
 # 64 MiB is gone after a few image batches ("Bus error", "No space left on device").
+# 1 GiB leaves room for both: a few workers' prefetched batches plus NCCL's buffers
+# for 8 local ranks (a few MiB per pair and channel).
 SHM_MIN_BYTES = 1 << 30
 # Each worker-to-main tensor handed over with the default file_descriptor
 # strategy holds a descriptor; a few workers with prefetching exceed 1024.
@@ -76,8 +80,8 @@ def check_open_files(facts: Facts) -> list[Finding]:
     evidence = {"soft limit": "unlimited" if soft == -1 else soft, "hard limit": "unlimited" if hard == -1 else shown(hard)}
     if soft == -1 or soft >= OPEN_FILES_MIN:
         return [ok("open-files-limit", f"Open-files limit is {evidence['soft limit']}", AREA, **evidence)]
-    raise_to = "unlimited" if hard == -1 else (hard if isinstance(hard, int) else 65536)
-    target = 65536 if raise_to == "unlimited" else min(raise_to, 65536)
+    # raise the soft limit as far as the hard one allows, to at most 65536
+    target = min(hard, 65536) if isinstance(hard, int) and hard != -1 else 65536
     fix = (
         f"ulimit -n {target}"
         if target >= OPEN_FILES_MIN

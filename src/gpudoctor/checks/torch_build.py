@@ -18,6 +18,8 @@ WHEEL_TAGS = ((11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0))
 # Compute capabilities of Jetson/Tegra parts: their code runs nowhere else, and
 # they run no other code (the iGPU exceptions in torch's DEVICE_REQUIREMENT).
 INTEGRATED = {53, 62, 72, 87, 101}
+# The end of the ImportError a Python without torch raises (not "torch._C": that one is broken).
+NOT_INSTALLED = "No module named 'torch'"
 
 
 def version_tuple(text: str | None | Unavailable) -> tuple[int, int] | None:
@@ -46,6 +48,19 @@ def wheel_command(facts: Facts) -> str:
 def torch_import_failed(error: str, **evidence) -> Finding:
     """`import torch` raised: nothing else can run. Also what allreduce and
     train-smoke report instead of a traceback."""
+    if NOT_INSTALLED in error:
+        # gpudoctor does not depend on torch (it examines the user's own), so a
+        # Python without one is a plain, common case: say so rather than "broken".
+        return Finding(
+            id="torch-import-failed",
+            severity=Severity.ERROR,
+            title="torch is not installed in this Python environment",
+            evidence={"error": error, **evidence},
+            why="gpudoctor examines the torch you train with and does not install one itself; this "
+            "command needs it. `gpudoctor lint` works without torch.",
+            fix="pip install torch  # in the environment you train in; for a CUDA build see https://pytorch.org/get-started/locally/",
+            area=AREA,
+        )
     return Finding(
         id="torch-import-failed",
         severity=Severity.ERROR,

@@ -161,7 +161,7 @@ def _bus(bus_id: str | Unavailable) -> tuple[int, int, int] | None:
     if not isinstance(bus_id, str):
         return None
     m = re.fullmatch(r"([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)\.\d+", bus_id.strip())
-    return tuple(int(x, 16) for x in m.groups()) if m else None  # type: ignore[return-value]
+    return (int(m[1], 16), int(m[2], 16), int(m[3], 16)) if m else None
 
 
 def device_map(facts: Facts) -> tuple[DeviceRow, ...]:
@@ -212,110 +212,117 @@ def _torch_sees_cuda(facts: Facts) -> bool:
 
 
 def check_visible_devices(facts: Facts) -> list[Finding]:
+    """What CUDA makes of CUDA_VISIBLE_DEVICES: unset, a repeat that hides every GPU,
+    a value that hides all, a list read only in part, or the GPUs it selects."""
     value = facts.visible_devices
     parsed = parse_visible_devices(value)
     gpus = facts.nvml.gpus
-    have_gpus = bool(gpus)
     selection = select_gpus(parsed, gpus, facts.nvml.available)
-    if have_gpus:
+    if gpus:
         fix_example = "export CUDA_VISIBLE_DEVICES=" + ",".join(str(g.index) for g in gpus)
     else:
         fix_example = "unset CUDA_VISIBLE_DEVICES  # or list GPU indices: export CUDA_VISIBLE_DEVICES=0,1"
     evidence = {"CUDA_VISIBLE_DEVICES": value}
     if parsed.kind == "unset":
-        if not have_gpus:
+        if not gpus:
             return []
         return [ok("visible-devices", f"CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU ({len(gpus)})", AREA, **evidence)]
     if parsed.repeated is not None or selection.all_hidden_by_repeat:
-        return [
-            Finding(
-                id="visible-devices-invalid",
-                severity=Severity.WARN,
-                title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: an entry is repeated",
-                evidence={**evidence, "repeated": parsed.repeated or "two entries name the same GPU"},
-                why="CUDA treats a list that names a GPU twice as invalid and exposes no GPU at all.",
-                fix=fix_example,
-                area=AREA,
-            )
-        ]
+        return [_repeated(value, parsed, evidence, fix_example)]
     if parsed.hides_all:
-        stopped = parsed.stopped_at if parsed.stopped_at is not None else ""
-        deliberate = stopped.strip() == "" or parsed.stop_reason == "is negative"
-        if deliberate:
-            return [
-                Finding(
-                    id="visible-devices-hide-all",
-                    severity=Severity.WARN if have_gpus else Severity.INFO,
-                    title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU from CUDA and torch",
-                    evidence={**evidence, "GPUs NVML sees": len(gpus)},
-                    why="An empty value or a negative index is the way to hide all GPUs; torch then runs on CPU only.",
-                    fix="unset CUDA_VISIBLE_DEVICES" if have_gpus else "",
-                    area=AREA,
-                )
-            ]
-        return [
-            Finding(
-                id="visible-devices-invalid",
-                severity=Severity.WARN,
-                title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: its first entry {stopped!r} {parsed.stop_reason}",
-                evidence={**evidence, "entries read": [], "stopped at": stopped, "GPUs NVML sees": len(gpus)},
-                why="CUDA reads the list up to the first entry that is not a GPU index or GPU-/MIG- UUID; nothing before it means no GPU.",
-                fix=fix_example,
-                area=AREA,
-            )
-        ]
+        return [_hides_all(value, parsed, evidence, fix_example, len(gpus))]
     # Something was read; did reading (or matching) stop early, or read an entry loosely?
-    read = list(parsed.entries)
     stop_at, stop_why = parsed.stopped_at, parsed.stop_reason
     if selection.stopped_at is not None:
         stop_at, stop_why = selection.stopped_at, selection.stop_reason
-    chosen = selection.gpus
     if stop_at is not None or parsed.loose:
-        problems = []
-        if stop_at is not None:
-            problems.append(f"reading stops at {stop_at!r}, which {stop_why}")
-        for raw, number in parsed.loose:
-            problems.append(f"{raw!r} is read as {number}")
-        visible = list(chosen) if isinstance(chosen, tuple) else read
-        ignored = value.split(",")[len(visible):] if value is not None else []
-        return [
-            Finding(
-                id="visible-devices-invalid",
-                severity=Severity.WARN,
-                title=f"CUDA_VISIBLE_DEVICES={quoted(value)} is read as {','.join(str(v) for v in visible) or 'nothing'}: "
-                + "; ".join(problems),
-                evidence={
-                    **evidence,
-                    "GPUs exposed (nvidia-smi index / UUID)": visible,
-                    "entries ignored": ignored,
-                    "GPUs NVML sees": len(gpus) if facts.nvml.available else shown(facts.nvml.driver_version),
-                },
-                why="CUDA reads CUDA_VISIBLE_DEVICES like C's strtoul and stops at the first invalid or out-of-range "
-                "entry, silently dropping the rest; torch then sees fewer GPUs than the list names.",
-                fix=fix_example,
-                area=AREA,
-            )
-        ]
-    if isinstance(chosen, Unavailable):
-        return [
-            Finding(
-                id="visible-devices",
-                severity=Severity.INFO,
-                title=f"CUDA_VISIBLE_DEVICES={quoted(value)} selects {', '.join(str(e) for e in read)}",
-                evidence={**evidence, "entries read": read, "mapping": str(chosen)},
-                area=AREA,
-            )
-        ]
-    return [
-        Finding(
-            id="visible-devices",
-            severity=Severity.INFO,
-            title=f"CUDA_VISIBLE_DEVICES={quoted(value)} exposes {plural(len(chosen), 'GPU')} of {len(gpus)}: "
-            + ", ".join(f"cuda:{i} = GPU {g}" for i, g in enumerate(chosen)),
-            evidence={**evidence, "torch index -> nvidia-smi index": {f"cuda:{i}": g for i, g in enumerate(chosen)}},
+        return [_read_in_part(facts, parsed, selection.gpus, stop_at, stop_why, evidence, fix_example)]
+    return [_selected(value, list(parsed.entries), selection.gpus, len(gpus), evidence)]
+
+
+def _repeated(value, parsed, evidence: dict, fix: str) -> Finding:
+    return Finding(
+        id="visible-devices-invalid",
+        severity=Severity.WARN,
+        title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: an entry is repeated",
+        evidence={**evidence, "repeated": parsed.repeated or "two entries name the same GPU"},
+        why="CUDA treats a list that names a GPU twice as invalid and exposes no GPU at all.",
+        fix=fix,
+        area=AREA,
+    )
+
+
+def _hides_all(value, parsed, evidence: dict, fix: str, gpu_count: int) -> Finding:
+    """Empty or negative: hiding every GPU on purpose. Anything else: a first entry CUDA cannot read."""
+    stopped = parsed.stopped_at if parsed.stopped_at is not None else ""
+    deliberate = stopped.strip() == "" or parsed.stop_reason == "is negative"
+    if deliberate:
+        return Finding(
+            id="visible-devices-hide-all",
+            severity=Severity.WARN if gpu_count else Severity.INFO,
+            title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU from CUDA and torch",
+            evidence={**evidence, "GPUs NVML sees": gpu_count},
+            why="An empty value or a negative index is the way to hide all GPUs; torch then runs on CPU only.",
+            fix="unset CUDA_VISIBLE_DEVICES" if gpu_count else "",
             area=AREA,
         )
-    ]
+    return Finding(
+        id="visible-devices-invalid",
+        severity=Severity.WARN,
+        title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: its first entry {stopped!r} {parsed.stop_reason}",
+        evidence={**evidence, "entries read": [], "stopped at": stopped, "GPUs NVML sees": gpu_count},
+        why="CUDA reads the list up to the first entry that is not a GPU index or GPU-/MIG- UUID; nothing before it means no GPU.",
+        fix=fix,
+        area=AREA,
+    )
+
+
+def _read_in_part(facts: Facts, parsed, chosen, stop_at, stop_why, evidence: dict, fix: str) -> Finding:
+    """CUDA stopped reading early or read an entry loosely: say what it exposes and what it dropped."""
+    value = facts.visible_devices
+    problems = []
+    if stop_at is not None:
+        problems.append(f"reading stops at {stop_at!r}, which {stop_why}")
+    for raw, number in parsed.loose:
+        problems.append(f"{raw!r} is read as {number}")
+    visible = list(chosen) if isinstance(chosen, tuple) else list(parsed.entries)
+    ignored = value.split(",")[len(visible):] if value is not None else []
+    return Finding(
+        id="visible-devices-invalid",
+        severity=Severity.WARN,
+        title=f"CUDA_VISIBLE_DEVICES={quoted(value)} is read as {','.join(str(v) for v in visible) or 'nothing'}: "
+        + "; ".join(problems),
+        evidence={
+            **evidence,
+            "GPUs exposed (nvidia-smi index / UUID)": visible,
+            "entries ignored": ignored,
+            "GPUs NVML sees": len(facts.nvml.gpus) if facts.nvml.available else shown(facts.nvml.driver_version),
+        },
+        why="CUDA reads CUDA_VISIBLE_DEVICES like C's strtoul and stops at the first invalid or out-of-range "
+        "entry, silently dropping the rest; torch then sees fewer GPUs than the list names.",
+        fix=fix,
+        area=AREA,
+    )
+
+
+def _selected(value, read: list, chosen, gpu_count: int, evidence: dict) -> Finding:
+    """A valid list: which nvidia-smi GPU each cuda:N is (or just the entries when NVML cannot map them)."""
+    if isinstance(chosen, Unavailable):
+        return Finding(
+            id="visible-devices",
+            severity=Severity.INFO,
+            title=f"CUDA_VISIBLE_DEVICES={quoted(value)} selects {', '.join(str(e) for e in read)}",
+            evidence={**evidence, "entries read": read, "mapping": str(chosen)},
+            area=AREA,
+        )
+    return Finding(
+        id="visible-devices",
+        severity=Severity.INFO,
+        title=f"CUDA_VISIBLE_DEVICES={quoted(value)} exposes {plural(len(chosen), 'GPU')} of {gpu_count}: "
+        + ", ".join(f"cuda:{i} = GPU {g}" for i, g in enumerate(chosen)),
+        evidence={**evidence, "torch index -> nvidia-smi index": {f"cuda:{i}": g for i, g in enumerate(chosen)}},
+        area=AREA,
+    )
 
 
 def check_device_count(facts: Facts) -> list[Finding]:
@@ -371,7 +378,7 @@ def check_device_order(facts: Facts) -> list[Finding]:
     selection = select_gpus(parse_visible_devices(facts.visible_devices), gpus, True)
     predicted = selection.gpus if isinstance(selection.gpus, tuple) else ()
     moved = [
-        f"cuda:{r.torch_index} is GPU {r.gpu.index}, not GPU {predicted[r.torch_index]}"  # type: ignore[union-attr]
+        f"cuda:{r.torch_index} is GPU {r.gpu.index}, not GPU {predicted[r.torch_index]}"
         for r in rows
         if r.torch_index is not None and r.torch_index < len(predicted) and r.gpu and r.gpu.index != predicted[r.torch_index]
     ]

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from gpudoctor.cli.exit_code import ExitCode
 from gpudoctor.cli.output import (
     JsonOpt,
     MarkdownOpt,
@@ -15,8 +16,11 @@ from gpudoctor.cli.output import (
     check_formats,
     emit,
     err,
+    join_or_stop,
+    waiting_notice,
     stop_if_torch_broken,
     usage_error,
+    with_findings,
 )
 
 
@@ -41,7 +45,7 @@ def register(app: typer.Typer) -> None:
         strict: bool = StrictOpt,
     ) -> None:
         """Benchmark and verify a collective across ranks: busbw, latency, #wrong, by rank."""
-        from gpudoctor.allreduce_plan import Options, PlanError, check_options, plan_sweep
+        from gpudoctor.allreduce.options import Options, PlanError, check_options, plan_sweep
 
         options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout)
         check_formats(json_out, markdown)
@@ -50,13 +54,17 @@ def register(app: typer.Typer) -> None:
         except PlanError as exc:
             usage_error(str(exc))
 
-        from gpudoctor.allreduce_job import run_joined, run_local
-        from gpudoctor.backend_choice import probe_cuda, ranks_competing_for_gpus
-        from gpudoctor.cli.allreduce_display import SweepDisplay
-        from gpudoctor.launch import join_context
-        from gpudoctor.render.allreduce_table import heading, results_markdown, results_table
+        decision = join_or_stop("allreduce", nproc is not None, json_out, markdown, strict)
 
-        ctx = join_context()
+        from gpudoctor.allreduce.job import JobOutcome, run_joined, run_local
+        from gpudoctor.launch.backend import ranks_competing_for_gpus
+        from gpudoctor.probe.cuda import probe_cuda
+        from gpudoctor.allreduce.view import SweepDisplay
+        from gpudoctor.launch import join_context
+        from gpudoctor.launch.capacity import crowded, usable_cores
+        from gpudoctor.allreduce.table import heading, results_markdown, results_table
+
+        ctx = join_context() if decision.join else None
         cuda = probe_cuda()
         stop_if_torch_broken("allreduce", cuda, json_out, markdown, strict)
         try:
@@ -70,25 +78,33 @@ def register(app: typer.Typer) -> None:
         title = heading(sweep.op, sweep.nproc, sweep.backend, sweep.device, sweep.iters)
         show = ctx is None or ctx.rank == 0
         display = SweepDisplay(err, len(sweep.planned()), title, live=show)
+        if show:
+            for line in sweep.rounding():  # to stderr: --json's stdout stays one object
+                display.note(line)
 
+        early = list(decision.findings)
+        outcome: JobOutcome | None
         if ctx is None:
+            early += filter(None, [crowded("allreduce", sweep.nproc, usable_cores())])
             with display:
                 outcome = run_local(sweep, display.hooks())
         else:
             if ctx.rank == 0 and nproc is not None and nproc != ctx.world_size:
                 display.note(f"--nproc {nproc} ignored: this is rank 0 of a {ctx.joined_by} job of {ctx.world_size}")
+            if ctx.rank == 0:
+                ctx.on_rendezvous_wait = waiting_notice("allreduce", display.note)
             try:
                 with display:
                     outcome = run_joined(ctx, sweep, display.hooks() if show else None)
             except Exception as exc:  # a rank other than 0: it reports nothing, rank 0 does
                 print(f"gpudoctor: rank {ctx.rank} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-                raise typer.Exit(1) from None
+                raise typer.Exit(ExitCode.PROBLEM) from None
             if outcome is None:
-                raise typer.Exit(0)
+                raise typer.Exit(ExitCode.OK)
 
         rows = list(outcome.rows)
         emit(
-            outcome.report,
+            with_findings(outcome.report, early),
             json_out=json_out,
             markdown=markdown,
             strict=strict,

@@ -9,7 +9,8 @@ from typing import List, Optional
 
 import typer
 
-from gpudoctor.cli.output import EXIT_OK, EXIT_PROBLEM, JsonOpt, emit, usage_error
+from gpudoctor.cli.exit_code import ExitCode
+from gpudoctor.cli.output import JsonOpt, emit, usage_error
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -41,7 +42,7 @@ def register(app: typer.Typer) -> None:
             if explain not in BY_ID:
                 usage_error(f"unknown rule id {explain!r} (known: {known})")
             print(rule_page(BY_ID[explain]), end="")
-            raise typer.Exit(EXIT_OK)
+            raise typer.Exit(ExitCode.OK)
         if format not in FORMATS:
             usage_error(f"unknown format {format!r}: choose one of {', '.join(FORMATS)}")
         if json_out:
@@ -55,8 +56,13 @@ def register(app: typer.Typer) -> None:
         except engine.UnknownRule as exc:
             usage_error(f"unknown rule id {str(exc)!r} (known: {known})")
         except engine.MissingPath as exc:
-            usage_error(f"no such file or directory: {exc}")
+            usage_error(str(exc))
 
+        if result.files == 0:
+            # A mistyped folder in CI would otherwise pass as clean, every time.
+            import sys
+
+            sys.stderr.write(f"gpudoctor lint: warning: no Python files under {', '.join(paths)} (nothing was checked)\n")
         if format == "json":
             emit(formats.report(result), json_out=True)
         if format == "sarif":
@@ -67,4 +73,4 @@ def register(app: typer.Typer) -> None:
                 print(annotations)
         else:
             print(formats.text(result))
-        raise typer.Exit(EXIT_OK if result.ok else EXIT_PROBLEM)
+        raise typer.Exit(ExitCode.OK if result.ok else ExitCode.PROBLEM)

@@ -1,5 +1,5 @@
 """What every command shares at the CLI edge: consoles, usage errors, and
-turning a Report into output and an exit code (0 healthy, 1 problem, 2 usage)."""
+turning a Report into output and its exit code (cli/exit_code.py)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,15 @@ from collections.abc import Callable, Iterable
 from typing import NoReturn
 
 import typer
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 
-from gpudoctor import exit_codes
+from gpudoctor.cli.exit_code import report_exit
 from gpudoctor.findings import Report
+from gpudoctor.render.terminal import make_console
 
 # Results go to stdout; progress and warnings go to stderr, so `--json | jq` works.
-out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False)
-
-EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERRUPTED = (
-    exit_codes.OK,
-    exit_codes.PROBLEM,
-    exit_codes.USAGE,
-    exit_codes.INTERRUPTED,
-)
+out = make_console()
+err = make_console(stderr=True)
 
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout (schema: docs/json.md).")
 MarkdownOpt = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a bug report.")
@@ -55,6 +49,45 @@ def stop_if_torch_broken(command: str, cuda, json_out: bool, markdown: bool, str
     emit(Report(command, (finding,)), json_out=json_out, markdown=markdown, strict=strict)
 
 
+def join_or_stop(command: str, nproc_given: bool, json_out: bool, markdown: bool, strict: bool):
+    """Join mode or local ranks, from the launcher variables (launch/environment.py);
+    a variable that makes either impossible is reported here, before any work."""
+    from gpudoctor.launch.environment import read_join_env
+
+    decision = read_join_env(command, nproc_given)
+    if decision.blocked:
+        emit(Report(command, decision.findings), json_out=json_out, markdown=markdown, strict=strict)
+    return decision
+
+
+def waiting_notice(command: str, say: Callable[[str], None] | None = None):
+    """A joined rank 0 waiting for its peers says so: every 10 s on a terminal,
+    every 30 s in a log, the first time after 5 s."""
+    every = 10.0 if err.is_terminal else 30.0
+    said = [5.0 - every]
+
+    def on_wait(wait) -> None:
+        if wait.waited_s - said[0] >= every:
+            said[0] = wait.waited_s
+            line = (
+                f"{command}: waiting at {wait.address} for {wait.world_size - wait.arrived} of "
+                f"{wait.world_size} ranks, {wait.waited_s:.0f} s"
+            )
+            if say is not None:
+                say(line)
+            else:
+                err.print(line, markup=False, highlight=False)
+
+    return on_wait
+
+
+def with_findings(report: Report, first: Iterable) -> Report:
+    """The report with findings made before the work put in front of its own."""
+    from dataclasses import replace
+
+    return replace(report, findings=(*first, *report.findings))
+
+
 def emit(
     report: Report,
     *,
@@ -78,7 +111,4 @@ def emit(
         from gpudoctor.render.console import print_report
 
         print_report(out, report, rich_extra() if rich_extra else (), strict)
-    # Ctrl-C / SIGTERM during a launch: the report is printed, the exit says "interrupted".
-    if any(f.id == "launch-interrupted" for f in report.findings):
-        raise typer.Exit(EXIT_INTERRUPTED)
-    raise typer.Exit(report.exit_code(strict))
+    raise typer.Exit(report_exit(report, strict))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional
+from typing import List, NoReturn, Optional
 
 import typer
 
@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
             None, metavar="SCRIPT [ARGS]... | -m MODULE [ARGS]...", help="What python would run, as python takes it."
         ),
         nproc: Optional[int] = typer.Option(
-            None, "--nproc", min=1, metavar="N", help="Start N ranks (gloo/NCCL env:// rendezvous on 127.0.0.1)."
+            None, "--nproc", metavar="N", help="Start N ranks, 1 to 256 (gloo/NCCL env:// rendezvous on 127.0.0.1); their stdin is empty (/dev/null)."
         ),
         json_file: Optional[str] = typer.Option(
             None, "--json", metavar="FILE", help="Also write the findings as JSON to FILE (stdout stays the script's)."
@@ -48,18 +48,39 @@ def register(app: typer.Typer) -> None:
             min=0.1,
             help="Stop the script after S seconds, printing every thread's stack.",
         ),
+        hang_timeout: Optional[float] = typer.Option(
+            None,
+            "--hang-timeout",
+            metavar="S",
+            min=0,
+            help="With --nproc: when no rank makes collective progress for S seconds while one waits in a "
+            "collective, show where every rank stands and stop the job (default 600; 0: never).",
+        ),
     ) -> None:
         """Run a script under the doctor: device-mismatch errors explained, DDP pitfalls caught at run time.
 
         Findings go to stderr at exit, prefixed by rank; the exit code is the script's.
         """
+        from gpudoctor.launch.capacity import nproc_problem
         from gpudoctor.runtime.target import TargetError, check_target, parse_target
+
+        if nproc is not None and (problem := nproc_problem(nproc)):
+            usage_error(problem)
 
         try:
             parsed = parse_target(list(target or []))
             check_target(parsed)
         except TargetError as exc:
             usage_error(str(exc))
+        if json_file:
+            # Checked before the script runs: a report that cannot be written after
+            # an hour of training is a CI failure nobody sees.
+            from gpudoctor.user_file import FileRefused, check_writable
+
+            try:
+                check_writable(json_file)
+            except FileRefused as exc:
+                usage_error(f"--json {exc}")
         from gpudoctor.runtime import session as names
 
         env = {names.ENV_ON: "1", names.ENV_TARGET: parsed.describe()}
@@ -70,43 +91,70 @@ def register(app: typer.Typer) -> None:
         if nproc is None:
             if timeout:
                 env[names.ENV_TIMEOUT] = str(timeout)
+            if hang_timeout is not None:  # for the ranks of torchrun / srun
+                env["GPUDOCTOR_RUN_HANG_TIMEOUT"] = str(hang_timeout)
             _exec_runtime(parsed.argv(), env)
-        raise typer.Exit(_run_ranks(parsed, nproc, env, timeout, json_file, strict))
+        raise typer.Exit(_run_ranks(parsed, nproc, env, timeout, json_file, strict, hang_timeout))
 
 
-def _exec_runtime(argv: list[str], env: dict[str, str]) -> None:
+def _exec_runtime(argv: list[str], env: dict[str, str]) -> NoReturn:
     os.environ.update(env)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execv(sys.executable, [sys.executable, "-m", "gpudoctor.runtime.main", *argv])
+    try:
+        os.execv(sys.executable, [sys.executable, "-m", "gpudoctor.runtime.main", *argv])
+    except OSError as exc:  # an interpreter that cannot be executed (mode, noexec mount, gone)
+        usage_error(f"cannot start the script with {sys.executable or 'python'}: {exc.strerror or exc}")
 
 
-def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, strict: bool) -> int:
+def _stdin_has_input() -> bool:
+    """Whether our stdin is a pipe, a socket or a non-empty file: input that the
+    ranks will not see. A terminal or /dev/null is no surprise (docs/commands/run.md)."""
+    import stat
+
+    try:
+        st = os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_size > 0)
+
+
+def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, strict: bool, hang_timeout=None) -> int:
     """--nproc: each rank prints its own findings (echoed with its prefix); here
     come how the ranks ended, one summary line, and the merged JSON."""
-    from gpudoctor.backend_choice import probe_cuda
     from gpudoctor.checks.torch_build import torch_import_failed
+    from gpudoctor.cli.exit_code import ExitCode, script_exit
+    from gpudoctor.launch.capacity import crowded, usable_cores
+    from gpudoctor.probe.cuda import probe_cuda
+    from gpudoctor.render.run_text import findings_text, ranks_summary
     from gpudoctor.runtime.ranks import run_ranks
-    from gpudoctor.runtime.report import findings_text, write_json
+    from gpudoctor.runtime.report import write_json
 
+    too_many = crowded("run", nproc, usable_cores())
+    if too_many:
+        sys.stderr.write(findings_text([too_many], f"gpudoctor run: starting {nproc} ranks"))
     cuda = probe_cuda()  # the launcher hosts its rendezvous with torch: it must import
     if cuda.import_error:
         broken = torch_import_failed(cuda.import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
         sys.stderr.write(findings_text([broken], f"gpudoctor run: no rank started for {parsed.describe()}"))
-        return 1
-    done = run_ranks(parsed, nproc, env, timeout)
+        return ExitCode.PROBLEM
+    if _stdin_has_input():
+        sys.stderr.write(
+            "gpudoctor run: the ranks' stdin is empty (/dev/null), not this pipe or file: "
+            "pass input to a --nproc run as a file or an argument\n"
+        )
+    from gpudoctor.launch.collective_watch import DEFAULT_HANG_TIMEOUT_S
+
+    done = run_ranks(parsed, nproc, env, timeout, DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout)
     report = done.report
-    ended = [f for f in report.findings if f.area == "ranks"]
-    counts = report.counts()
-    summary = (
-        f"gpudoctor run: {nproc} rank(s) of {parsed.describe()}: "
-        f"{counts['error']} error(s), {counts['warn']} warning(s) in all"
-    )
-    sys.stderr.write(findings_text(ended, summary) if ended else summary + "\n")
+    ended = [f for f in report.findings if f.area in ("ranks", "collectives")]
+    summary = ranks_summary(report.counts(), nproc, parsed.describe())
+    text = findings_text(ended, summary) if ended else summary + "\n"
+    if done.kept:
+        text += f"run folder: {done.run_dir} (each rank's log, stacks and collective trace; gpudoctor diagnose DIR)\n"
+    sys.stderr.write(text)
     if json_file:
         problem = write_json(os.path.abspath(json_file), report, strict)
         if problem:
             sys.stderr.write(problem + "\n")
-    if done.status == 0 and strict and report.failed(strict=True):
-        return 1
-    return done.status
+    return script_exit(done.status, report, strict)

@@ -17,26 +17,40 @@ import signal
 import sys
 import traceback
 
+from gpudoctor.launch.contract import RankError, RankResult, write_contract
 from gpudoctor.launch.rank import STAGE_STARTED, join_context
 
 
-def _write_json(path: str, payload: dict) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as fh:
-        json.dump(payload, fh, default=str)
-    os.replace(tmp, path)
+def _track_collectives(ctx) -> None:
+    """This rank's collectives, published for the supervisor's watch (runtime/collective_trace.py)."""
+    if os.environ.get("GPUDOCTOR_RUN_COLLECTIVES") == "0":
+        return
+    try:
+        from gpudoctor.runtime import collective_trace
+
+        collective_trace.prepare_environment()  # before torch is imported
+        import torch  # noqa: F401 - every rank function uses it; the hooks need it
+
+        collective_trace.install(ctx.run_dir, ctx.rank, fatal_file=False)
+    except Exception:  # noqa: BLE001 - the rank must run even if the hooks cannot
+        pass
 
 
 def main(argv: list[str]) -> int:
     # A segfault prints the Python stack; SIGUSR1 from the supervisor prints every
     # thread's stack, which is how a hung rank shows where it is stuck.
     faulthandler.enable()
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    if hasattr(faulthandler, "register"):  # not on Windows (no SIGUSR1 there either)
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     ctx = join_context()  # the supervisor set RANK, WORLD_SIZE, ... and GPUDOCTOR_RUN_DIR
+    if ctx is None or ctx.run_dir is None:
+        raise RuntimeError("gpudoctor.launch.child runs only under gpudoctor's supervisor (GPUDOCTOR_RUN_DIR unset)")
+    run_dir = ctx.run_dir
     ctx.progress(STAGE_STARTED, 0)
     module_name, _, func_name = argv[0].partition(":")
-    with open(os.path.join(ctx.run_dir, "config.json")) as fh:
+    with open(os.path.join(run_dir, "config.json")) as fh:
         config = json.load(fh)
+    _track_collectives(ctx)
     try:
         fn = getattr(importlib.import_module(module_name), func_name)
         result = fn(ctx, config)
@@ -45,12 +59,12 @@ def main(argv: list[str]) -> int:
             return 0
         tb = traceback.format_exc()
         sys.stderr.write(tb)
-        _write_json(
-            os.path.join(ctx.run_dir, f"rank{ctx.rank}.error.json"),
-            {"type": type(exc).__name__, "message": str(exc), "traceback": tb[-4000:]},
+        write_contract(
+            os.path.join(run_dir, f"rank{ctx.rank}.error.json"),
+            RankError(type(exc).__name__, str(exc), tb[-4000:]),
         )
         return 1
-    _write_json(os.path.join(ctx.run_dir, f"rank{ctx.rank}.result.json"), result or {})
+    write_contract(os.path.join(run_dir, f"rank{ctx.rank}.result.json"), RankResult(result or {}))
     return 0
 
 

@@ -28,6 +28,14 @@ SIGNAL_CAUSES = {
     ),
 }
 
+# SIGSEGV where no rank could have used a GPU: CUDA and NCCL were never loaded.
+SIGSEGV_NO_GPU = (
+    "A native crash inside a C/C++ extension; this machine has no usable CUDA GPU, so not CUDA/NCCL: "
+    "a compiled package built for another torch/numpy/Python (mixed pip and conda wheels), a bug in a "
+    "CPU kernel or gloo, or native memory corruption.",
+    "python -X faulthandler SCRIPT   # the Python line of the crash; then: pip check; pip list | grep -i torch",
+)
+
 HANG_WHY = (
     "A rank that stops making progress blocks every peer at the next collective: "
     "a deadlock in its own code, a collective the other ranks never call, or a broken transport."
@@ -61,7 +69,7 @@ def _evidence(r: RankOutcome, tail: int = 8) -> dict:
         if r.signal:
             ev["signal"] = r.signal
     if r.error:
-        ev["exception"] = f"{r.error.get('type')}: {r.error.get('message', '')[:300]}"
+        ev["exception"] = f"{r.error.type}: {r.error.message[:300]}"
     lines = readable_tail(r.stderr_tail, tail)
     if lines:
         ev["stderr_tail"] = "\n".join(lines)
@@ -74,10 +82,23 @@ def _injected(r: RankOutcome, fault: dict[int, str]) -> str:
     return f" (injected by {FAULT_ENV}={r.rank}:{kind})" if kind else ""
 
 
-def rank_finding(r: RankOutcome, result: LaunchResult) -> Finding | None:
+def segfaulted(result: LaunchResult) -> bool:
+    """Whether a rank died of SIGSEGV: then the caller says how many GPUs the machine has."""
+    return any(r.state == "signaled" and r.signal == "SIGSEGV" for r in result.ranks)
+
+
+def signal_cause(name: str | None, gpus: int | None, log: str) -> tuple[str, str]:
+    """(why, fix) for a rank killed by signal `name`, judged by the GPUs this machine has."""
+    if name == "SIGSEGV" and gpus == 0:
+        return SIGSEGV_NO_GPU
+    return SIGNAL_CAUSES.get(name or "", ("The rank was killed by a signal.", f"read {log}"))
+
+
+def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) -> Finding | None:
+    """`gpus`: CUDA devices this machine's torch sees (None: not known)."""
     note = _injected(r, result.faults)
     if r.state == "signaled":
-        why, fix = SIGNAL_CAUSES.get(r.signal or "", ("The rank was killed by a signal.", f"read {r.stderr_path}"))
+        why, fix = signal_cause(r.signal, gpus, r.stderr_path)
         return Finding(
             id="rank-crashed",
             severity=Severity.ERROR,
@@ -98,15 +119,15 @@ def rank_finding(r: RankOutcome, result: LaunchResult) -> Finding | None:
             area=AREA,
         )
     if r.state == "raised":
-        err = r.error or {}
+        raised = r.error.type if r.error else None
         victim = r.lost_peer and result.root_cause is not r
         return Finding(
             id="rank-raised",
             severity=Severity.WARN if victim else Severity.ERROR,
             title=(
-                f"rank {r.rank} lost its peer mid-collective ({err.get('type', 'error')})"
+                f"rank {r.rank} lost its peer mid-collective ({raised or 'error'})"
                 if victim
-                else f"rank {r.rank} raised {err.get('type', 'an exception')} at '{r.last_stage}'{note}"
+                else f"rank {r.rank} raised {raised or 'an exception'} at '{r.last_stage}'{note}"
             ),
             evidence=_evidence(r),
             why=(
@@ -171,8 +192,9 @@ def rank_finding(r: RankOutcome, result: LaunchResult) -> Finding | None:
     return None
 
 
-def launch_findings(result: LaunchResult) -> list[Finding]:
-    """Findings for a run: one per failed rank, root cause first; nothing when all went well."""
+def launch_findings(result: LaunchResult, gpus: int | None = None) -> list[Finding]:
+    """Findings for a run: one per failed rank, root cause first; nothing when all went well.
+    `gpus`: CUDA devices on this machine, when known (a crash is explained by what is there)."""
     if result.interrupted:
         return [
             Finding(
@@ -187,8 +209,30 @@ def launch_findings(result: LaunchResult) -> list[Finding]:
         ]
     cause = result.root_cause
     ordered = sorted(result.ranks, key=lambda r: (r is not cause, r.rank))
-    found = [f for f in (rank_finding(r, result) for r in ordered) if f]
+    found = [explained(f, r) for f, r in ((rank_finding(r, result, gpus), r) for r in ordered) if f]
     return found
+
+
+def explained(f: Finding, r: RankOutcome) -> Finding:
+    """What the rank's own output means, from the knowledge base `diagnose` uses:
+    the finding keeps its id and says the meaning instead of "read rankN.stderr"."""
+    if f.id not in ("rank-crashed", "rank-raised", "rank-hung"):
+        return f
+    from dataclasses import replace
+
+    from gpudoctor.knowledge import explain_lines
+
+    lines = list(r.stderr_tail)
+    if r.error:
+        lines += [f"{r.error.type}: {r.error.message}", *r.error.traceback.splitlines()[-3:]]
+    known = [m for m in explain_lines(lines) if m.evidence.get("role") != "harmless" and m.id != "python-exception"]
+    if not known:
+        return f
+    m = known[0]
+    evidence = {**f.evidence, "diagnosis": m.id, "meaning": m.title}
+    if f.severity is Severity.WARN:  # a victim: say what it suffered, keep pointing at the root cause
+        return replace(f, evidence=evidence)
+    return replace(f, title=f"{f.title}: {m.title}", evidence=evidence, why=m.why, fix=f"{m.fix}   (log: {r.stderr_path})")
 
 
 def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
@@ -196,15 +240,19 @@ def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
     what its error most likely means about the peers it cannot see."""
     import traceback
 
+    from gpudoctor.knowledge import explain_lines, only_lost_a_peer
+
     text = str(exc).strip()
     message = text.splitlines()[0][:160] if text else ""
     lower = text.lower()
+    said = [f"{type(exc).__name__}: {line}" for line in text.splitlines()[:1]] + text.splitlines()[1:]
     if "timed out" in lower or "timeout" in lower:
         what = "timed out waiting for a peer (a rank hung or never joined?)"
-    elif any(p in lower for p in PEER_LOSS):
+    elif any(p in lower for p in PEER_LOSS) or only_lost_a_peer(said):
         what = "lost a peer (a rank crashed?)"
     else:
         what = f"raised {type(exc).__name__}"
+    known = [m for m in explain_lines(said) if m.evidence.get("role") != "harmless"]
     return Finding(
         id="joined-rank-failed",
         severity=Severity.ERROR,
@@ -214,6 +262,7 @@ def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
             "world_size": ctx.world_size,
             "launched by": ctx.joined_by,
             "exception": f"{type(exc).__name__}: {message}",
+            **({"diagnosis": known[0].id, "meaning": known[0].title} if known else {}),
             "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-1500:],
         },
         why="Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 # Stages every rank passes through, in order; later stages are command-specific.
 STAGE_STARTED = "started"
@@ -20,6 +22,7 @@ STAGE_JOINED = "joined"
 PRE_JOIN_STAGES = ("", STAGE_STARTED)
 
 FAULT_ENV = "GPUDOCTOR_FAULT"
+DEFAULT_JOIN_TIMEOUT_S = 1800.0  # torch's own default process-group timeout
 
 
 class InjectedFault(RuntimeError):
@@ -59,7 +62,11 @@ class RankContext:
     run_dir: str | None = None
     fault: str | None = None
     joined_by: str = "gpudoctor"  # "gpudoctor" (local launch), "torchrun" or "slurm"
+    # Called once the process group is up (join mode: the nodes' comparison, launch/fleet.py).
+    after_join: Callable[[], None] | None = None
     _step: int = 0
+    # Joined mode: hears how the wait for the other ranks goes (launch/rendezvous.py).
+    on_rendezvous_wait: Callable | None = None
 
     def progress(self, stage: str, step: int | None = None) -> None:
         """Heartbeat: a tiny atomic file write the supervisor polls. No-op in join mode."""
@@ -88,7 +95,7 @@ class RankContext:
         it to) as the current device, and return it."""
         import torch
 
-        from gpudoctor.backend_choice import rank_device_index
+        from gpudoctor.launch.backend import rank_device_index
 
         index = rank_device_index(self.local_rank, torch.cuda.device_count())
         torch.cuda.set_device(index)
@@ -105,11 +112,19 @@ class RankContext:
         if backend == "nccl":
             self.cuda_device()  # one GPU per rank; without it every rank lands on cuda:0
         self.progress(STAGE_RENDEZVOUS, 0)
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         if timeout_s:
             kwargs["timeout"] = datetime.timedelta(seconds=timeout_s)
+        if self.run_dir is None and self.world_size > 1:
+            # Joined: check in first, so that peers that never come are named, not waited on in silence.
+            from gpudoctor.launch.rendezvous import meet
+
+            wait_s = timeout_s or DEFAULT_JOIN_TIMEOUT_S
+            kwargs["store"] = meet(self.rank, self.world_size, wait_s, self.joined_by, self.on_rendezvous_wait)
         dist.init_process_group(backend, rank=self.rank, world_size=self.world_size, **kwargs)
         self.progress(STAGE_JOINED, 0)
+        if self.after_join is not None:
+            self.after_join()
         return dist
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -20,9 +21,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpudoctor.launch import lifeline
+from gpudoctor.launch.contract import RankError, RankResult, read_contract
 from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, parse_faults, read_progress
 
+# The supervisor looks at the ranks every POLL_S while something happens (a rank
+# enters a new stage, writes a line), backing off to POLL_MAX_S while nothing does
+# or the ranks only step on (training heartbeats): every wake-up takes a core from
+# a rank, and ranks in lockstep wait for the slowest. A rank that exits wakes it
+# at once (pidfd), whatever the interval.
 POLL_S = 0.05
+POLL_MAX_S = 0.25
 PEER_GRACE_S = 3.0  # after a rank fails, how long its peers get to fail on their own
 TERM_GRACE_S = 3.0  # after SIGTERM, how long before SIGKILL
 KILL_WAIT_S = 10.0  # after SIGKILL, how long to wait for the kernel to reap a rank
@@ -42,16 +51,16 @@ class RankOutcome:
     signal: str | None
     last_stage: str
     step: int
-    error: dict | None
+    error: RankError | None
     stderr_tail: tuple[str, ...]
     stderr_path: str
-    result: dict | None
+    result: dict | None  # the rank function's return value (RankResult.value)
     ended_s: float | None  # seconds after start when the process ended by itself
 
     @property
     def lost_peer(self) -> bool:
         """Did this rank fail only because a peer went away mid-collective?"""
-        text = " ".join([(self.error or {}).get("message", ""), *self.stderr_tail[-5:]]).lower()
+        text = " ".join([self.error.message if self.error else "", *self.stderr_tail[-5:]]).lower()
         return any(p in text for p in PEER_LOSS)
 
 
@@ -64,6 +73,8 @@ class LaunchResult:
     run_dir: str
     timeout_s: float = 0.0
     faults: dict[int, str] = field(default_factory=dict)  # GPUDOCTOR_FAULT as the ranks saw it
+    stop_signal: int = 0  # the signal that interrupted the run (SIGINT, SIGTERM, SIGHUP); 0 if none
+    diagnosed: str = ""  # why the collective watch stopped the job ("mismatch", "uneven", "stall")
 
     @property
     def ok(self) -> bool:
@@ -98,8 +109,23 @@ def free_store(world_size: int):
     return TCPStore("127.0.0.1", 0, world_size, is_master=True, wait_for_workers=False, timeout=timedelta(seconds=60))
 
 
+# SIGHUP is what an ssh session dropping sends: the ranks must not outlive it either.
+# (SIGINT arrives as KeyboardInterrupt.)
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))  # no SIGHUP on Windows
+
+
 class _Terminated(Exception):
-    """SIGTERM reached the supervisor."""
+    """SIGTERM or SIGHUP reached the supervisor."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _ignore(signum, frame) -> None:
+    """After the first stop signal: a second or third Ctrl-C must not cut the
+    clean-up, or the report after it, short. A Python handler rather than
+    SIG_IGN, which later children would inherit through exec."""
 
 
 def _tail(path: str, lines: int = TAIL_LINES) -> tuple[str, ...]:
@@ -114,19 +140,35 @@ def _tail(path: str, lines: int = TAIL_LINES) -> tuple[str, ...]:
     return tuple(text.splitlines()[-lines:])
 
 
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+# What the supervisor does to a rank and everything it started (DataLoader workers, ...).
+TERM, KILL, DUMP_STACKS = "term", "kill", "dump-stacks"
 
 
-def _read_json(path: str) -> dict | None:
+def _signal_group(proc: subprocess.Popen, action: str, platform: str = sys.platform) -> None:
+    """POSIX: a signal to the rank's process group. Windows has no process groups
+    to signal, no SIGKILL and no SIGUSR1: terminate the rank's process tree (found
+    with psutil), and no stack dump."""
+    if platform != "win32":
+        sig = {TERM: signal.SIGTERM, KILL: signal.SIGKILL, DUMP_STACKS: signal.SIGUSR1}[action]
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return
+    if action == DUMP_STACKS or proc.poll() is not None:
+        return  # a reaped rank's pid may already be someone else's
+    import psutil
+
     try:
-        with open(path) as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return None
+        root = psutil.Process(proc.pid)
+        tree = [*root.children(recursive=True), root]
+    except psutil.Error:
+        return
+    for process in tree:
+        try:
+            process.terminate() if action == TERM else process.kill()
+        except psutil.Error:
+            pass
 
 
 EchoCallback = Callable[[int, str], None]
@@ -141,7 +183,9 @@ class _Echo:
         self.partial = [""] * len(paths)
         self.on_line = on_line
 
-    def pump(self, final: bool = False) -> None:
+    def pump(self, final: bool = False) -> bool:
+        """True when there was something new."""
+        moved = False
         for rank, path in enumerate(self.paths):
             try:
                 with open(path, "rb") as fh:
@@ -150,6 +194,7 @@ class _Echo:
                     self.offsets[rank] = fh.tell()
             except OSError:
                 continue
+            moved = moved or bool(chunk)
             text = self.partial[rank] + chunk.decode("utf-8", "replace")
             lines = text.split("\n")
             self.partial[rank] = "" if final else lines.pop()
@@ -157,6 +202,7 @@ class _Echo:
                 if final and not line:
                     continue
                 self.on_line(rank, line)
+        return moved
 
 
 def launch(
@@ -168,11 +214,14 @@ def launch(
     echo: EchoCallback | None = None,
     on_progress: ProgressCallback | None = None,
     run_dir: str | None = None,
+    watch=None,
 ) -> LaunchResult:
     """Run `command` as ranks 0..nproc-1 on this machine and supervise them.
 
     `echo(rank, line)`: when given, the ranks' stdout goes straight to ours and
-    each line of their stderr is handed to it as it is written."""
+    each line of their stderr is handed to it as it is written.
+    `watch`: a CollectiveWatch that lines the ranks' collectives up as they run
+    and says when to stop the job (a mismatch, uneven work, a stall)."""
     if nproc < 1:
         raise ValueError("nproc must be >= 1")
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
@@ -197,15 +246,20 @@ def launch(
     killed_as: dict[int, str] = {}
     seen: dict[int, tuple[int, str]] = {}
     timed_out = interrupted = False
+    stop_signal = 0
+    diagnosed = ""
     echoer = _Echo(stderr_paths, echo) if echo else None
+    exits: _Exits | None = None
 
-    def on_sigterm(signum, frame):
-        raise _Terminated()
+    def on_stop(signum, frame):
+        raise _Terminated(signum)
 
-    old_term = signal.getsignal(signal.SIGTERM)
     in_main_thread = _in_main_thread()
+    old_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *STOP_SIGNALS)}
     if in_main_thread:
-        signal.signal(signal.SIGTERM, on_sigterm)
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, on_stop)
+    child_setup = lifeline.child_setup(os.getpid(), own_group=sys.version_info < (3, 11))
     try:
         for rank in range(nproc):
             rank_env = dict(base_env, RANK=str(rank), LOCAL_RANK=str(rank))
@@ -217,6 +271,8 @@ def launch(
                         stdin=subprocess.DEVNULL,
                         stdout=None if echo else out,
                         stderr=err,
+                        # Dies with us even when we are SIGKILLed (launch/lifeline.py).
+                        preexec_fn=child_setup if sys.platform != "win32" else None,
                         # Own process group: a terminal's Ctrl-C reaches only us, and we can
                         # signal each rank's whole process group (its DataLoader workers too).
                         # Not its own session: on Linux a session is also a scheduler
@@ -226,23 +282,35 @@ def launch(
                     )
                 )
         first_failure: float | None = None
+        exits = _Exits(procs)
+        interval = POLL_S
         while True:
             now = time.monotonic() - start
+            moved = False
             for rank, proc in enumerate(procs):
                 if rank not in ended and proc.poll() is not None:
                     ended[rank] = now
+                    moved = True
                     if proc.returncode != 0 and first_failure is None:
                         first_failure = now
             if on_progress:
                 for rank in range(nproc):
                     beat = read_progress(run_dir, rank)
                     if beat != seen.get(rank):
+                        # A new stage is news; a step further in the same one (a training
+                        # heartbeat) is shown without speeding the polls up again.
+                        moved = moved or beat[1] != seen.get(rank, (0, ""))[1]
                         seen[rank] = beat
                         on_progress(rank, beat[1], beat[0])
             if echoer:
-                echoer.pump()
+                moved = echoer.pump() or moved
             if len(ended) == nproc:
                 break
+            if watch is not None:
+                diagnosed = watch.tick(now, {r: procs[r].returncode for r in ended}) or ""
+                if diagnosed:
+                    _teardown(procs, ended, killed_as, "diagnosed")
+                    break
             if first_failure is not None and now - first_failure > PEER_GRACE_S:
                 _teardown(procs, ended, killed_as, "stopped")
                 break
@@ -250,38 +318,75 @@ def launch(
                 timed_out = True
                 live = [p for r, p in enumerate(procs) if r not in ended]
                 for proc in live:
-                    _signal_group(proc, signal.SIGUSR1)
+                    _signal_group(proc, DUMP_STACKS)
                 time.sleep(STACK_DUMP_S)
                 _teardown(procs, ended, killed_as, "timeout")
                 break
-            time.sleep(POLL_S)
-    except (KeyboardInterrupt, _Terminated):
+            interval = POLL_S if moved else min(POLL_MAX_S, interval * 2)
+            exits.wait([p for r, p in enumerate(procs) if r not in ended], min(interval, max(0.0, timeout - now)))
+    except (KeyboardInterrupt, _Terminated) as stop:
+        if in_main_thread:
+            for sig in old_handlers:
+                signal.signal(sig, _ignore)
         interrupted = True
+        stop_signal = stop.signum if isinstance(stop, _Terminated) else int(signal.SIGINT)
         _teardown(procs, ended, killed_as, "interrupted")
     finally:
         # Whatever happened above, every rank's process group is gone when we return.
         for proc in procs:
             if proc.poll() is None:
-                _signal_group(proc, signal.SIGKILL)
+                _signal_group(proc, KILL)
                 _reap(proc)
-            _signal_group(proc, signal.SIGKILL)  # stragglers of a rank that exited
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, old_term)
+            _signal_group(proc, KILL)  # stragglers of a rank that exited
+        # Once stopped by a signal the process is on its way out: the handlers stay
+        # ignoring until the caller has printed its report and exited.
+        if in_main_thread and not interrupted:
+            for sig, handler in old_handlers.items():
+                signal.signal(sig, handler)
         if echoer:
             echoer.pump(final=True)
+        if exits is not None:
+            exits.close()
         del store
     outcomes = tuple(
         _outcome(rank, procs[rank], run_dir, stderr_paths[rank], ended.get(rank), killed_as.get(rank))
         for rank in range(len(procs))
     )
     faults = parse_faults(base_env.get(FAULT_ENV))
-    return LaunchResult(outcomes, timed_out, interrupted, time.monotonic() - start, run_dir, timeout, faults)
+    elapsed = time.monotonic() - start
+    return LaunchResult(outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed)
+
+
+class _Exits:
+    """Sleep until a timeout or until one of the ranks exits, whichever comes first
+    (a pidfd per rank becomes readable when it exits; Linux >= 5.3). Elsewhere: sleep."""
+
+    def __init__(self, procs: list[subprocess.Popen]):
+        self.fds: dict[int, int] = {}
+        for proc in procs:
+            try:
+                self.fds[proc.pid] = os.pidfd_open(proc.pid)
+            except (AttributeError, OSError):  # no pidfd here: plain sleeps
+                self.close()
+                break
+
+    def wait(self, live: list[subprocess.Popen], seconds: float) -> None:
+        fds = [self.fds[p.pid] for p in live if p.pid in self.fds]
+        if not fds or len(fds) != len(live):
+            time.sleep(seconds)
+            return
+        select.select(fds, [], [], seconds)
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
 
 
 def _own_process_group() -> dict:
     if sys.version_info >= (3, 11):
         return {"process_group": 0}
-    return {"preexec_fn": os.setpgrp}  # Python 3.10
+    return {}  # Python 3.10: lifeline.child_setup calls setpgid itself
 
 
 def _in_main_thread() -> bool:
@@ -294,13 +399,13 @@ def _teardown(procs, ended, killed_as, reason: str) -> None:
     live = [(r, p) for r, p in enumerate(procs) if r not in ended and p.poll() is None]
     for rank, proc in live:
         killed_as[rank] = reason
-        _signal_group(proc, signal.SIGTERM)
+        _signal_group(proc, TERM)
     deadline = time.monotonic() + TERM_GRACE_S
     for rank, proc in live:
         try:
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            _signal_group(proc, signal.SIGKILL)
+            _signal_group(proc, KILL)
             _reap(proc)
 
 
@@ -316,8 +421,9 @@ def _reap(proc: subprocess.Popen) -> None:
 def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcome:
     rc = proc.returncode
     step, stage = read_progress(run_dir, rank)
-    error = _read_json(os.path.join(run_dir, f"rank{rank}.error.json"))
-    result = _read_json(os.path.join(run_dir, f"rank{rank}.result.json"))
+    error = read_contract(RankError, os.path.join(run_dir, f"rank{rank}.error.json"))
+    returned = read_contract(RankResult, os.path.join(run_dir, f"rank{rank}.result.json"))
+    result = returned.value if returned else None
     sig = signal.Signals(-rc).name if rc is not None and rc < 0 and -rc in signal.Signals._value2member_map_ else None
     if killed_as == "timeout":
         state = "nojoin" if stage in PRE_JOIN_STAGES else "hung"
@@ -355,15 +461,18 @@ def launch_function(
     env: dict[str, str] | None = None,
     on_progress: ProgressCallback | None = None,
     run_dir: str | None = None,
+    watch_factory=None,
 ) -> LaunchResult:
     """Run `fn(ctx, config)` (target "package.module:function") on every rank.
     `run_dir`: an existing empty folder for the run's files (default: a new temp one),
-    for a caller that reads what ranks write there while they run."""
+    for a caller that reads what ranks write there while they run.
+    `watch_factory(run_dir, nproc)`: the collective watch to run beside the ranks."""
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
     with open(os.path.join(run_dir, "config.json"), "w") as fh:
         json.dump(config, fh)
     command = [sys.executable, "-m", "gpudoctor.launch.child", target]
-    return launch(command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir)
+    watch = watch_factory(run_dir, nproc) if watch_factory else None
+    return launch(command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch)
 
 
 def discard_run_dir(result: LaunchResult) -> None:

@@ -5,3 +5,7 @@ Pure `ast` / `tokenize` work: nothing here imports torch. The engine
 model (`model`); `formats` turns diagnostics into text, JSON, SARIF or GitHub
 annotations; `explain` renders a rule's documentation page.
 """
+
+from gpudoctor.api import make_callable
+
+make_callable(__name__, "lint")  # gpudoctor.lint(paths) is the API's lint()

@@ -12,12 +12,14 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from gpudoctor.lint.model import FileModel
+from gpudoctor.lint.model import FileModel, position
+from gpudoctor.lint.project import ModuleFacts, Project, Query, module_facts
 from gpudoctor.lint.rule import Diagnostic, Hit, Rule
 from gpudoctor.lint.rules import ALL, BY_ID, CHECKS
 from gpudoctor.lint.source import ALL_RULES, decode, suppressions
+from gpudoctor.user_file import SOURCE_CAP, FileRefused, read_capped, regular_stat
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 SKIPPED_DIRS = {"__pycache__", "site-packages", "node_modules", "venv"}
@@ -34,7 +36,18 @@ class UnknownRule(ValueError):
 
 
 class MissingPath(ValueError):
-    pass
+    """A path named on the command line that cannot be linted at all; the message is one line."""
+
+
+# What to do about a file that was not read, by FileRefused.kind.
+NOT_READ_FIX = {
+    "denied": "ls -l FILE  # then chmod u+r FILE, or run as the file's owner",
+    "loop": "ls -l FILE  # follow the links and point one at a real file",
+    "missing": "ls -l FILE  # the link points nowhere: fix or remove it",
+    "not-regular": "copy the source into a regular file and lint that",
+    "directory": "name the .py files inside it, or the directory itself to lint every *.py under it",
+    "too-large": "export GPUDOCTOR_MAX_SOURCE_BYTES=<bytes>  # if the file really is Python to lint",
+}
 
 
 @dataclass(frozen=True)
@@ -65,7 +78,12 @@ def python_files(paths: Sequence[str]) -> list[str]:
     hidden folders, virtualenvs, `__pycache__` or `site-packages`)."""
     for path in paths:
         if not os.path.exists(path):
-            raise MissingPath(path)
+            if os.path.islink(path):  # a symlink loop or a dangling link is not "no such file"
+                try:
+                    os.stat(path)
+                except OSError as exc:
+                    raise MissingPath(_not_linted(path, exc)) from None
+            raise MissingPath(f"no such file or directory: {path}")
     found: list[str] = []
     for path in paths:
         if not os.path.isdir(path):
@@ -81,15 +99,38 @@ def python_files(paths: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+@dataclass(frozen=True)
+class FileResult:
+    """One file read: its diagnostics, those that wait on the project's
+    answer to a query, and the facts it adds to the project."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    pending: tuple[tuple[Diagnostic, Query], ...] = ()
+    facts: ModuleFacts | None = None
+    deferred: tuple[str, ...] = ()  # rules to run once the project is known (`Rule.deferred`)
+
+
 def lint_source(data: bytes | str, path: str, rules: Sequence[Rule] = ALL) -> list[Diagnostic]:
-    """Diagnostics for one file's contents."""
+    """Diagnostics for one file's contents, the file being the whole program."""
+    result = read_source(data, path, rules, defer=False)  # no project to wait for
+    project = Project([result.facts] if result.facts is not None else [])
+    return _settle([result], project)
+
+
+def read_source(
+    data: bytes | str, path: str, rules: Sequence[Rule] = ALL, defer: bool = True, known: ModuleFacts | None = None
+) -> FileResult:
+    """Parse one file (once), run the rules on it, and note its facts. With
+    `defer`, the rules that ask to wait for the project (`Rule.deferred`)
+    are not run but named in the result. `known`: the file's facts, when it
+    is read again."""
     ids = {r.id for r in rules}
     if isinstance(data, bytes):
         decoded = decode(data)
         if decoded.text is None:
             if "unreadable-file" not in ids:
-                return []
-            return [_file_problem(path, decoded.line, 1, "unreadable-file", decoded.problem)]
+                return FileResult(())
+            return FileResult((_file_problem(path, decoded.line, 1, "unreadable-file", decoded.problem),))
         text = decoded.text
     else:
         text = data
@@ -99,16 +140,28 @@ def lint_source(data: bytes | str, path: str, rules: Sequence[Rule] = ALL) -> li
             tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         if "syntax-error" not in ids:
-            return []
-        return [_file_problem(path, exc.lineno or 1, exc.offset or 1, "syntax-error", f"not valid {PYTHON}: {exc.msg}")]
+            return FileResult(())
+        problem = f"not valid {PYTHON}: {exc.msg}"
+        return FileResult((_file_problem(path, exc.lineno or 1, exc.offset or 1, "syntax-error", problem),))
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
         if "syntax-error" not in ids:
-            return []
-        return [_file_problem(path, 1, 1, "syntax-error", f"not valid {PYTHON}: {exc}")]
-    relevant = [r for r in rules if r.relevant(text) and r.id not in ("syntax-error", "unreadable-file")]
-    if not relevant:
-        return []
-    model = FileModel(tree, text)
+            return FileResult(())
+        return FileResult((_file_problem(path, 1, 1, "syntax-error", f"not valid {PYTHON}: {exc}"),))
+    # A deferred rule's own test waits too: it runs when the file is read again.
+    deferred = tuple(r.id for r in rules if r.deferred(text)) if defer else ()
+    relevant = [r for r in rules if r.id not in deferred and r.relevant(text)
+                and r.id not in ("syntax-error", "unreadable-file")]
+    model = FileModel(tree, text) if relevant else None
+    try:
+        facts = known if known is not None else module_facts(path, tree, text, model)
+    except RecursionError:  # absurd nesting: this file adds nothing to the project
+        facts = ModuleFacts(path)
+    except Exception:
+        if RAISE_RULE_ERRORS:
+            raise
+        facts = ModuleFacts(path)
+    if model is None:
+        return FileResult((), (), facts, deferred)
     hits: list[tuple[Rule, Hit]] = []
     for rule in relevant:
         try:
@@ -118,12 +171,54 @@ def lint_source(data: bytes | str, path: str, rules: Sequence[Rule] = ALL) -> li
                 raise
             continue  # this rule cannot follow this file: say nothing rather than guess
     if not hits:
-        return []
+        return FileResult((), (), facts, deferred)
     lines = LINE_BREAK.split(text)  # as ast counts lines (not str.splitlines, which splits on \f too)
-    out = [_diagnostic(path, rule, hit, lines) for rule, hit in hits]
     suppressed = suppressions(text)
-    out = [d for d in out if not ({d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()))]
-    return sorted(set(out), key=lambda d: (d.line, d.col, d.rule))
+    done: set[Diagnostic] = set()
+    pending: list[tuple[Diagnostic, Query]] = []
+    for rule, hit in hits:
+        d = _diagnostic(path, rule, hit, lines)
+        if {d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()):
+            continue
+        if hit.query is None:
+            done.add(d)
+        else:
+            pending.append((d, hit.query))
+    return FileResult(tuple(done), tuple(pending), facts, deferred)
+
+
+def _settle(results: Iterable[FileResult], project: Project) -> list[Diagnostic]:
+    """Every file's diagnostics, with the pending ones the project keeps."""
+    out: list[Diagnostic] = []
+    for result in results:
+        if result.deferred:
+            result = _run_deferred(result, project)
+        found = set(result.diagnostics)
+        for d, query in result.pending:
+            answer = project.answer(d.path, query)
+            if answer is not None:
+                found.add(replace(d, message=d.message.replace("{reached}", answer)) if answer else d)
+        out += sorted(found, key=lambda d: (d.line, d.col, d.rule))
+    return out
+
+
+def _run_deferred(result: FileResult, project: Project) -> FileResult:
+    """Run a file's deferred rules if it calls a function the project says
+    communicates (a second parse, for the few files that do)."""
+    if result.facts is None or not project.calls_collective(result.facts.path):
+        return result
+    path = result.facts.path
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return result
+    text = decode(data).text
+    if text is None:
+        return result
+    again = read_source(text, path, [BY_ID[i] for i in result.deferred], defer=False, known=result.facts)
+    return replace(result, diagnostics=result.diagnostics + again.diagnostics,
+                   pending=result.pending + again.pending, deferred=())
 
 
 def _file_problem(path: str, line: int, col: int, rule_id: str, message: str) -> Diagnostic:
@@ -132,7 +227,7 @@ def _file_problem(path: str, line: int, col: int, rule_id: str, message: str) ->
 
 def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic:
     if hit.node is not None:
-        line, col = hit.node.lineno, hit.node.col_offset
+        line, col = position(hit.node)
         # ast counts columns in UTF-8 bytes; people count characters.
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         if not text.isascii():
@@ -142,39 +237,62 @@ def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic
     return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix)
 
 
-def lint_file(path: str, rules: Sequence[Rule] = ALL) -> list[Diagnostic]:
+def _not_linted(path: str, exc: OSError) -> str:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
+        regular_stat(path)
+    except FileRefused as refused:
+        return str(refused)
+    return f"{path}: {exc.strerror or exc}"
+
+
+def lint_file(path: str, rules: Sequence[Rule] = ALL) -> list[Diagnostic]:
+    """Diagnostics for one file, the file being the whole program."""
+    result = read_file(path, rules)
+    return _settle([result], Project([result.facts] if result.facts is not None else []))
+
+
+def read_file(path: str, rules: Sequence[Rule] = ALL) -> FileResult:
+    """One file, read through user_file: never blocks, never reads more than the cap."""
+    try:
+        data = read_capped(path, SOURCE_CAP)
+    except FileRefused as refused:
         if "unreadable-file" not in {r.id for r in rules}:
-            return []
-        return [_file_problem(path, 1, 1, "unreadable-file", f"cannot read: {exc.strerror or exc}")]
-    return lint_source(data, path, rules)
+            return FileResult(())
+        fix = NOT_READ_FIX.get(refused.kind, "ls -l FILE")
+        return FileResult((Diagnostic(path, 1, 1, "unreadable-file", f"skipped, not linted: {refused.reason}", fix),))
+    return read_source(data, path, rules)
 
 
-def _lint_ids(args: tuple[str, tuple[str, ...]]) -> list[Diagnostic]:
+def _read_ids(args: tuple[str, tuple[str, ...]]) -> FileResult:
     path, ids = args
-    return lint_file(path, [BY_ID[i] for i in ids])
+    return read_file(path, [BY_ID[i] for i in ids])
 
 
-def lint_files(files: Sequence[str], rules: Sequence[Rule] = ALL, jobs: int | None = None) -> LintResult:
-    """Lint `files`; `jobs` processes (default: one per CPU for large runs)."""
+def start_method(platform: str = sys.platform) -> str:
+    # fork is cheap and safe here (no threads) but exists on Linux only in practice:
+    # Windows has no fork, and macOS forks badly once system libraries started threads.
+    return "fork" if platform == "linux" else "spawn"
+
+
+def lint_files(
+    files: Sequence[str], rules: Sequence[Rule] = ALL, jobs: int | None = None, platform: str = sys.platform
+) -> LintResult:
+    """Lint `files` as one project (each is parsed once; the rules' project
+    queries are answered once all are read); `jobs` processes (default: one
+    per CPU for large runs)."""
     if jobs is None:
         jobs = (os.cpu_count() or 1) if len(files) >= PARALLEL_FROM else 1
-    diagnostics: list[Diagnostic] = []
+    results: list[FileResult] = []
     if jobs <= 1 or len(files) < 2:
-        for path in files:
-            diagnostics += lint_file(path, rules)
+        results = [read_file(path, rules) for path in files]
     else:
         ids = tuple(r.id for r in rules)
-        # fork is cheap and safe here (no threads); elsewhere the platform default.
-        context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+        context = multiprocessing.get_context(start_method(platform))
         chunk = max(1, min(32, len(files) // (jobs * 8)))
         with context.Pool(jobs) as pool:
-            for found in pool.imap(_lint_ids, [(p, ids) for p in files], chunksize=chunk):
-                diagnostics += found
-    return LintResult(tuple(diagnostics), len(files))
+            results = list(pool.imap(_read_ids, [(p, ids) for p in files], chunksize=chunk))
+    project = Project(r.facts for r in results if r.facts is not None)
+    return LintResult(tuple(_settle(results, project)), len(files))
 
 
 def lint_paths(

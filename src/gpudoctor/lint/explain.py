@@ -1,9 +1,9 @@
 """A rule's documentation page, rendered from the rule itself: what
-`gpudoctor lint --explain ID` prints and what docs/rules/<id>.md holds."""
+`gpudoctor lint --explain ID` prints and what docs/rules/<id>.md holds
+(written by `python -m gpudoctor.docs`)."""
 
 from __future__ import annotations
 
-import os
 import textwrap
 
 from gpudoctor.lint.rule import Rule
@@ -28,16 +28,3 @@ def rule_page(rule: Rule) -> str:
     out += ["", f"Suppress one line with `# gpudoctor: ignore[{rule.id}]`; skip the rule with "
             f"`gpudoctor lint --ignore {rule.id}`."]
     return "\n".join(out) + "\n"
-
-
-def write_pages(directory: str) -> list[str]:
-    """Regenerate docs/rules/<id>.md for every rule; returns the paths."""
-    from gpudoctor.lint.rules import ALL
-
-    written = []
-    for rule in ALL:
-        path = os.path.join(directory, f"{rule.id}.md")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(rule_page(rule))
-        written.append(path)
-    return written

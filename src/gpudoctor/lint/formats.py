@@ -108,7 +108,7 @@ def sarif(result: LintResult, rules: Sequence[Rule] = ALL) -> str:
     }
     results = []
     for d in result.diagnostics:
-        item = {
+        item: dict[str, object] = {
             "ruleId": d.rule,
             "level": "error",
             "message": {"text": f"{d.message}. fix: {d.fix}"},

@@ -39,10 +39,10 @@ def samplers_of(file: FileModel, loader: ast.Call) -> list[ast.Call]:
     sampler = loader_arg(loader, "sampler")
     if sampler is None:
         return []
-    return [o for o in file.origins(sampler) if is_distributed_sampler(file, o)]
+    return [o for o in file.origins(sampler) if isinstance(o, ast.Call) and is_distributed_sampler(file, o)]
 
 
-def strip_iteration(node: ast.expr) -> ast.expr:
+def strip_iteration(node: ast.AST) -> ast.AST:
     """`enumerate(tqdm(loader))` -> `loader`."""
     while type(node) is ast.Call and node.args and terminal_name(node.func) in ITERATION_WRAPPERS:
         node = node.args[0]

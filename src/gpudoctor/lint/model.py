@@ -19,11 +19,17 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeGuard, TypeVar, overload
+
+T = TypeVar("T")
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# A def, and what a name can be defined as besides an assignment.
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 # How deep value resolution follows assignments, parameters and returns.
 DEPTH = 12
 # Calls that iterate over their first argument's items: `for b in tqdm(loader)`
@@ -61,7 +67,7 @@ class Element:
     """An item produced by iterating `iterable` (`for x, y in loader`); `path`
     is the unpacking that picked it ((0,) is x, (1,) is y, () the whole item)."""
 
-    iterable: ast.expr
+    iterable: ast.AST
     path: tuple[int, ...]
 
 
@@ -72,7 +78,7 @@ class Binding:
     or "opaque" (augmented assignment, `except ... as e`, ...)."""
 
     kind: str
-    value: ast.AST | None
+    value: ast.AST
     path: tuple[int, ...]
     pos: tuple[int, int]  # where the binding takes effect
 
@@ -88,20 +94,27 @@ def end_position(node: ast.AST) -> tuple[int, int]:
 def terminal_name(node: ast.AST) -> str:
     """The last identifier of `a.b.c`, `a.b.c()`, `a[0].c`: "c"; "" if none."""
     while True:
-        t = type(node)
-        if t is ast.Call:
+        if isinstance(node, ast.Call):
             node = node.func
-        elif t is ast.Attribute:
+        elif isinstance(node, ast.Attribute):
             return node.attr
-        elif t is ast.Name:
+        elif isinstance(node, ast.Name):
             return node.id
-        elif t is ast.Subscript:
+        elif isinstance(node, ast.Subscript):
             node = node.value
         else:
             return ""
 
 
-def constant(node: ast.AST | None, kind: type | tuple[type, ...] = object) -> object:
+@overload
+def constant(node: object) -> object: ...
+
+
+@overload
+def constant(node: object, kind: type[T]) -> T | None: ...
+
+
+def constant(node: object, kind: type | tuple[type, ...] = object) -> object:
     """A literal's value, or None."""
     if type(node) is ast.Constant and isinstance(node.value, kind):
         return node.value
@@ -127,10 +140,9 @@ def has_star_kwargs(call: ast.Call) -> bool:
 def identifiers(node: ast.AST) -> Iterator[str]:
     """Every Name id and Attribute attr inside an expression."""
     for sub in ast.walk(node):
-        t = type(sub)
-        if t is ast.Name:
+        if isinstance(sub, ast.Name):
             yield sub.id
-        elif t is ast.Attribute:
+        elif isinstance(sub, ast.Attribute):
             yield sub.attr
 
 
@@ -144,10 +156,16 @@ class FileModel:
         self.calls: list[ast.Call] = []
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
-        self.defs: dict[tuple[ast.AST, str], list[ast.AST]] = defaultdict(list)
+        # Answers a rule computes once per file and asks many times (keyed by node).
+        self.memo: dict[tuple[str, ast.AST], object] = {}
+        # `from .dist_utils import barrier`: name -> ".dist_utils.barrier" (the
+        # project resolves it; `qualname` never does, so no rule mistakes a
+        # relative import for a library's name)
+        self.relative_imports: dict[str, str] = {}
+        self.defs: dict[tuple[ast.AST, str], list[Definition]] = defaultdict(list)
         self.classes: dict[str, list[ast.ClassDef]] = defaultdict(list)
-        self._targets: list[tuple[ast.AST, Binding]] = []
-        self._defines: list[ast.AST] = []
+        self._targets: list[tuple[ast.Name | ast.Attribute, Binding]] = []
+        self._defines: list[Definition] = []
         self.for_loops: list[ast.For | ast.AsyncFor] = []
         # `x[key] = value`: (the subscript target, the assigned value)
         self.item_assignments: list[tuple[ast.Subscript, ast.expr]] = []
@@ -172,97 +190,103 @@ class FileModel:
                 elif isinstance(value, AST) and field != "ctx":
                     parent[value] = node
                     push(value)
-            t = type(node)
-            if t not in interesting:
+            if type(node) not in interesting:
                 continue
-            if t is ast.Call:
+            if isinstance(node, ast.Call):
                 calls.append(node)
-            elif t is ast.Assign:
+            elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     if type(target) is ast.Subscript:
                         self.item_assignments.append((target, node.value))
                     else:
                         self._bind(target, "value", node.value, (), end_position(node))
-            elif t is ast.AnnAssign:
+            elif isinstance(node, ast.AnnAssign):
                 if node.value is not None:
                     self._bind(node.target, "value", node.value, (), end_position(node))
-            elif t is ast.AugAssign:
+            elif isinstance(node, ast.AugAssign):
                 self._bind(node.target, "opaque", node, (), end_position(node))
-            elif t is ast.For or t is ast.AsyncFor:
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
                 self.for_loops.append(node)
                 self._bind(node.target, "iter", node.iter, (), end_position(node.iter))
-            elif t is ast.NamedExpr:
+            elif isinstance(node, ast.NamedExpr):
                 self._bind(node.target, "value", node.value, (), end_position(node))
-            elif t is ast.withitem:
+            elif isinstance(node, ast.withitem):
                 if node.optional_vars is not None:
                     self._bind(node.optional_vars, "value", node.context_expr, (), end_position(node.context_expr))
-            elif t is ast.Import:
+            elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
                         self.imports[alias.asname] = alias.name
                     else:
                         root = alias.name.split(".", 1)[0]
                         self.imports[root] = root
-            elif t is ast.ImportFrom:
-                if node.level == 0 and node.module:
+            elif isinstance(node, ast.ImportFrom):
+                if node.level > 0:
+                    base = "." * node.level + (node.module or "")
+                    for alias in node.names:
+                        sep = "" if base.endswith(".") else "."
+                        self.relative_imports[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
+                elif node.module:
                     for alias in node.names:
                         if alias.name == "*":
                             self.star_imports.append(node.module)
                         else:
                             self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-            elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._defines.append(node)
-            elif t is ast.ClassDef:
+            elif isinstance(node, ast.ClassDef):
                 self.classes[node.name].append(node)
                 self._defines.append(node)
         self.bindings: dict[tuple[ast.AST, str], list[Binding]] = defaultdict(list)
         self.attributes: dict[tuple[ast.ClassDef, str], list[Binding]] = defaultdict(list)
-        for target, binding in self._targets:
-            if type(target) is ast.Name:
-                self.bindings[(self.scope(target), target.id)].append(binding)
+        for bound, binding in self._targets:
+            if isinstance(bound, ast.Name):
+                self.bindings[(self.scope(bound), bound.id)].append(binding)
             else:  # `self.attr = value` inside a method
-                cls = self.method_class(target)
+                cls = self.method_class(bound)
                 if cls is not None:
-                    self.attributes[(cls, target.attr)].append(binding)
-        for node in self._defines:
-            self.defs[(self.scope(node), node.name)].append(node)
-        for found in (self.bindings, self.attributes, self.defs):
-            for items in found.values():  # the walk is not in source order
-                items.sort(key=lambda b: b.pos if type(b) is Binding else position(b))
+                    self.attributes[(cls, bound.attr)].append(binding)
+        for definition in self._defines:
+            self.defs[(self.scope(definition), definition.name)].append(definition)
+        # the walk is not in source order
+        for found in (self.bindings, self.attributes):
+            for items in found.values():
+                items.sort(key=lambda b: b.pos)
+        for defs in self.defs.values():
+            defs.sort(key=position)
         self.calls.sort(key=position)
         self.for_loops.sort(key=position)
         del self._targets, self._defines
 
     def _bind(self, target: ast.AST, kind: str, value: ast.AST, path: tuple[int, ...], pos: tuple[int, int]) -> None:
-        t = type(target)
-        if t is ast.Name:
+        if isinstance(target, ast.Name):
             self._targets.append((target, Binding(kind, value, path, pos)))
-        elif t is ast.Tuple or t is ast.List:
-            if any(type(e) is ast.Starred for e in target.elts):
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in target.elts):
                 for e in target.elts:
-                    self._bind(e.value if type(e) is ast.Starred else e, "opaque", value, (), pos)
+                    self._bind(e.value if isinstance(e, ast.Starred) else e, "opaque", value, (), pos)
                 return
             for i, e in enumerate(target.elts):
                 self._bind(e, kind, value, path + (i,), pos)
-        elif t is ast.Attribute and type(target.value) is ast.Name:
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             self._targets.append((target, Binding(kind, value, path, pos)))
 
     # ---- where things are ------------------------------------------------------
 
     def scope(self, node: ast.AST) -> ast.AST:
         """The innermost function, class body or module that `node` runs in."""
-        node = self.parent.get(node)
-        while node is not None and not isinstance(node, SCOPES):
-            node = self.parent.get(node)
-        return node if node is not None else self.tree
+        up = self.parent.get(node)
+        while up is not None and not isinstance(up, SCOPES):
+            up = self.parent.get(up)
+        return up if up is not None else self.tree
 
     def function(self, node: ast.AST) -> ast.AST | None:
         """The innermost function containing `node`, or None at module level
         (class bodies run at import, like module code)."""
-        node = self.parent.get(node)
-        while node is not None and not isinstance(node, FUNCTIONS):
-            node = self.parent.get(node)
-        return node
+        up = self.parent.get(node)
+        while up is not None and not isinstance(up, FUNCTIONS):
+            up = self.parent.get(up)
+        return up
 
     def method_class(self, node: ast.AST) -> ast.ClassDef | None:
         """For `self.x` inside a method, the class; else None."""
@@ -282,10 +306,10 @@ class FileModel:
         return cls
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
-        node = self.parent.get(node)
-        while node is not None:
-            yield node
-            node = self.parent.get(node)
+        up = self.parent.get(node)
+        while up is not None:
+            yield up
+            up = self.parent.get(up)
 
     def statement(self, node: ast.AST) -> ast.AST:
         while not isinstance(node, ast.stmt) and node in self.parent:
@@ -297,11 +321,11 @@ class FileModel:
     @cached_property
     def module_aliases(self) -> dict[str, ast.expr]:
         """Module-level `DDP = torch.nn.parallel.DistributedDataParallel`."""
-        out = {}
+        out: dict[str, ast.expr] = {}
         for (scope, name), bindings in self.bindings.items():
             if scope is self.tree and len(bindings) == 1 and bindings[0].kind == "value" and not bindings[0].path:
                 value = bindings[0].value
-                if type(value) in (ast.Attribute, ast.Name):
+                if isinstance(value, (ast.Attribute, ast.Name)):
                     out[name] = value
         return out
 
@@ -332,7 +356,7 @@ class FileModel:
     def call_name(self, call: ast.AST) -> str | None:
         return self.qualname(call.func) if type(call) is ast.Call else None
 
-    def is_call_to(self, node: object, name: str, roots: tuple[str, ...] | None = None) -> bool:
+    def is_call_to(self, node: object, name: str, roots: tuple[str, ...] | None = None) -> TypeGuard[ast.Call]:
         """`node` is a call whose qualified name ends in `.name` (import
         aliases followed), from one of the `roots` packages if given."""
         if type(node) is not ast.Call:
@@ -383,8 +407,7 @@ class FileModel:
             return []
         if _depth > DEPTH:
             return [expr]
-        t = type(expr)
-        if t is ast.Name:
+        if isinstance(expr, ast.Name):
             found = self.lookup(expr)
             if found is None:
                 return [expr]
@@ -392,7 +415,7 @@ class FileModel:
             for item in found:
                 out += self._resolve(item, _depth + 1)
             return out
-        if t is ast.Attribute:
+        if isinstance(expr, ast.Attribute):
             cls = self.method_class(expr)
             if cls is not None:
                 bindings = self.attributes.get((cls, expr.attr))
@@ -402,7 +425,7 @@ class FileModel:
                         out += self._resolve(b, _depth + 1)
                     return out
             return [expr]
-        if t is ast.Call:
+        if isinstance(expr, ast.Call):
             callee = self.local_function(expr)
             if callee is not None:
                 returns = self.returns(callee)
@@ -412,16 +435,16 @@ class FileModel:
                         out += self.origins(value, _depth + 1)
                     return out
             return [expr]
-        if t is ast.IfExp:
+        if isinstance(expr, ast.IfExp):
             return self.origins(expr.body, _depth + 1) + self.origins(expr.orelse, _depth + 1)
-        if t is ast.NamedExpr:
+        if isinstance(expr, ast.NamedExpr):
             return self.origins(expr.value, _depth + 1)
-        if t is ast.Await:
+        if isinstance(expr, ast.Await):
             return self.origins(expr.value, _depth + 1)
         return [expr]
 
     def _resolve(self, item: Binding | Param, depth: int) -> list[object]:
-        if type(item) is Param:
+        if isinstance(item, Param):
             return self.parameter_origins(item, depth)
         if item.kind == "opaque":
             return [item.value]
@@ -434,26 +457,26 @@ class FileModel:
     def _element(self, iterable: ast.AST, path: tuple[int, ...], depth: int) -> Element:
         # `enumerate(x)` yields (i, item): its element 1 is x's element.
         while (
-            type(iterable) is ast.Call
+            isinstance(iterable, ast.Call)
             and terminal_name(iterable.func) == "enumerate"
             and iterable.args
             and path
             and path[0] == 1
         ):
             iterable, path = iterable.args[0], path[1:]
-        while type(iterable) is ast.Call and terminal_name(iterable.func) in ITERATION_WRAPPERS - {"enumerate"} and iterable.args:
+        while isinstance(iterable, ast.Call) and terminal_name(iterable.func) in ITERATION_WRAPPERS - {"enumerate"} and iterable.args:
             iterable = iterable.args[0]
         return Element(iterable, path)
 
     def unpack(self, value: ast.AST, path: tuple[int, ...], depth: int) -> list[object]:
         out: list[object] = []
         for origin in self.origins(value, depth):
-            if type(origin) in (ast.Tuple, ast.List) and not any(type(e) is ast.Starred for e in origin.elts):
+            if isinstance(origin, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in origin.elts):
                 if path[0] < len(origin.elts):
                     rest = path[1:]
                     elt = origin.elts[path[0]]
                     out += self.unpack(elt, rest, depth + 1) if rest else self.origins(elt, depth + 1)
-            elif type(origin) is Element:
+            elif isinstance(origin, Element):
                 out.append(Element(origin.iterable, origin.path + path))
             else:
                 out.append(origin)  # unknown: the whole value stands in for its part
@@ -493,14 +516,14 @@ class FileModel:
 
     # ---- functions and calls -----------------------------------------------------
 
-    def returns(self, func: ast.AST) -> list[ast.expr]:
-        if type(func) is ast.Lambda:
+    def returns(self, func: Function | ast.Lambda) -> list[ast.expr]:
+        if isinstance(func, ast.Lambda):
             return [func.body]
-        out = []
-        stack = list(func.body)
+        out: list[ast.expr] = []
+        stack: list[ast.AST] = list(func.body)
         while stack:
             node = stack.pop()
-            if type(node) is ast.Return:
+            if isinstance(node, ast.Return):
                 if node.value is not None:
                     out.append(node.value)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
@@ -509,7 +532,7 @@ class FileModel:
                 stack.extend(ast.iter_child_nodes(node))
         return out
 
-    def find_def(self, name: ast.Name) -> list[ast.AST]:
+    def find_def(self, name: ast.Name) -> list[Definition]:
         """The function or class definitions a bare name refers to."""
         scope = self.scope(name)
         while True:
@@ -522,7 +545,7 @@ class FileModel:
             while type(scope) is ast.ClassDef:
                 scope = self.scope(scope)
 
-    def method(self, cls: ast.ClassDef, name: str, _depth: int = 0) -> ast.AST | None:
+    def method(self, cls: ast.ClassDef, name: str, _depth: int = 0) -> Function | None:
         for stmt in cls.body:
             if isinstance(stmt, DEFS) and stmt.name == name:
                 return stmt
@@ -535,14 +558,14 @@ class FileModel:
                             return found
         return None
 
-    def callees(self, call: ast.Call) -> list[tuple[ast.AST, int]]:
+    def callees(self, call: ast.Call) -> list[tuple[Function, int]]:
         """Same-file functions a call may run, with the number of leading
         parameters the call does not pass (1 for `self`)."""
         func = call.func
         if type(func) is ast.Name:
             out = []
             for d in self.find_def(func):
-                if type(d) is ast.ClassDef:
+                if isinstance(d, ast.ClassDef):
                     init = self.method(d, "__init__")
                     if init is not None:
                         out.append((init, 1))
@@ -570,14 +593,14 @@ class FileModel:
                 return out
         return []
 
-    def local_function(self, call: ast.Call) -> ast.AST | None:
+    def local_function(self, call: ast.Call) -> Function | None:
         """The one same-file function (not class) a call runs, or None."""
-        if type(call.func) is ast.Name:
-            found = [d for d in self.find_def(call.func) if type(d) is not ast.ClassDef]
+        if isinstance(call.func, ast.Name):
+            found = [d for d in self.find_def(call.func) if not isinstance(d, ast.ClassDef)]
             return found[0] if len(found) == 1 else None
-        if type(call.func) is ast.Attribute and self.method_class(call.func) is not None:
-            found = self.callees(call)
-            return found[0][0] if len(found) == 1 else None
+        if isinstance(call.func, ast.Attribute) and self.method_class(call.func) is not None:
+            callees = self.callees(call)
+            return callees[0][0] if len(callees) == 1 else None
         return None
 
     @cached_property
@@ -601,11 +624,11 @@ class FileModel:
         names = {key[1] for key in self.defs}
         if not names:
             return index
-        for node in ast.walk(self.tree):
-            t = type(node)
-            if t is ast.Name and node.id in names and type(node.ctx) is ast.Load:
+        for node in self.parent:  # every node but the module: cheaper than another ast.walk
+            target: list[Definition]
+            if isinstance(node, ast.Name) and node.id in names and type(node.ctx) is ast.Load:
                 target = self.find_def(node)
-            elif t is ast.Attribute and node.attr in names and type(node.ctx) is ast.Load:
+            elif isinstance(node, ast.Attribute) and node.attr in names and type(node.ctx) is ast.Load:
                 cls = self.method_class(node)
                 m = self.method(cls, node.attr) if cls is not None else None
                 target = [m] if m is not None else []
@@ -617,10 +640,9 @@ class FileModel:
             if type(parent) is ast.Attribute:  # `Trainer.method`, `func.__name__`
                 continue
             for d in target:
-                if type(d) is ast.ClassDef:
-                    d = self.method(d, "__init__")
-                if d is not None:
-                    index[d].append(node)
+                func = self.method(d, "__init__") if isinstance(d, ast.ClassDef) else d
+                if func is not None:
+                    index[func].append(node)
         return index
 
     @cached_property
@@ -656,18 +678,17 @@ class FileModel:
         earlier `if test: return` (or raise/continue/break) statements."""
         child = node
         for anc in self.ancestors(node):
-            t = type(anc)
-            if isinstance(anc, FUNCTIONS) or t is ast.ClassDef:
+            if isinstance(anc, (*FUNCTIONS, ast.ClassDef)):
                 return
-            if t is ast.If or t is ast.While or t is ast.IfExp:
+            if isinstance(anc, (ast.If, ast.While, ast.IfExp)):
                 if child is not anc.test:
                     yield anc.test
-            elif t is ast.BoolOp:
+            elif isinstance(anc, ast.BoolOp):
                 for value in anc.values:
                     if value is child:
                         break
                     yield value
-            elif t is ast.comprehension:
+            elif isinstance(anc, ast.comprehension):
                 yield from anc.ifs
             # earlier early-exit statements in the same block
             for field in ("body", "orelse", "finalbody"):
@@ -682,13 +703,13 @@ class FileModel:
     def _exits(block: list[ast.stmt]) -> bool:
         return bool(block) and type(block[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
-    def enclosing_loops(self, node: ast.AST) -> Iterator[ast.AST]:
+    def enclosing_loops(self, node: ast.AST) -> Iterator[ast.For | ast.AsyncFor | ast.While]:
         """Loops around `node` within its function, innermost first."""
         child = node
         for anc in self.ancestors(node):
             if isinstance(anc, FUNCTIONS) or type(anc) is ast.ClassDef:
                 return
-            if type(anc) in LOOPS and child is not getattr(anc, "iter", None) and child is not anc.orelse:
+            if isinstance(anc, LOOPS) and child is not getattr(anc, "iter", None) and child is not anc.orelse:
                 yield anc
             child = anc
 
@@ -704,14 +725,13 @@ class FileModel:
     def is_rank_test(self, test: ast.expr) -> bool:
         """`test` depends on which process this is."""
         for sub in ast.walk(test):
-            t = type(sub)
-            if t is ast.Name:
+            if isinstance(sub, ast.Name):
                 if RANK_WORD.search(sub.id) or self._rank_value(sub):
                     return True
-            elif t is ast.Attribute:
+            elif isinstance(sub, ast.Attribute):
                 if RANK_WORD.search(sub.attr) or self._rank_value(sub):
                     return True
-            elif t is ast.Constant and type(sub.value) is str and sub.value in RANK_ENV:
+            elif isinstance(sub, ast.Constant) and type(sub.value) is str and sub.value in RANK_ENV:
                 return True
         return False
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gpudoctor.lint.model import FileModel
+from gpudoctor.lint.project import Query
 
 FLAGGED = "# flagged"
 
@@ -52,6 +53,9 @@ class Hit:
     fix: str = ""
     line: int = 0
     col: int = 0  # 0-based, like ast's col_offset
+    # Set when the hit depends on the rest of the program: reported only if
+    # the project's answer keeps it (see `project.Query`).
+    query: Query | None = None
 
 
 class Rule:
@@ -68,6 +72,14 @@ class Rule:
 
     def relevant(self, text: str) -> bool:
         return not self.needles or any(n in text for n in self.needles)
+
+    def deferred(self, text: str) -> bool:
+        """The file can matter to this rule only through a function of the
+        project that communicates (one it imports): the engine neither
+        tests nor runs the rule now, and reads the file again once the
+        project is known only if it imports or calls such a function. Most
+        files never are. Asked before `relevant`, so it must be cheap."""
+        return False
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         raise NotImplementedError

@@ -1,4 +1,7 @@
-"""Frozen fact dataclasses <-> plain JSON values, for `--json` and `--facts`.
+"""Frozen fact dataclasses <-> plain JSON values, for `--json` and `--facts`,
+and the one codec for what crosses a process boundary (`encode` / `decode`:
+a rank's result or exception, the runtime hooks' facts), with a schema version
+checked on load.
 
 Turning facts into dicts happens only here, at the JSON boundary. Reading
 follows the dataclass type hints, so a snapshot saved by `gpudoctor check
@@ -17,8 +20,31 @@ from typing import Any, Union
 from gpudoctor.probe.unavailable import JSON_KEY, Unavailable
 
 
+# The version of every contract that crosses a process boundary. Both sides are
+# the same gpudoctor today; the check catches a rank or a report file written by
+# another version (a stale install on one node). Bump it when a contract changes.
+SCHEMA_VERSION = 1
+
+
 class SnapshotError(ValueError):
     """A snapshot does not match the facts' shape."""
+
+
+def encode(value: Any) -> dict[str, Any]:
+    """A frozen dataclass as the envelope that crosses a process boundary."""
+    return {"schema": SCHEMA_VERSION, "kind": type(value).__name__, "data": to_plain(value)}
+
+
+def decode(cls: type, payload: Any, where: str = "payload") -> Any:
+    """The inverse of `encode`: SnapshotError unless the schema version and the
+    kind are this gpudoctor's and the data fits `cls`."""
+    if not isinstance(payload, dict) or "data" not in payload:
+        raise SnapshotError(f"{where}: not a gpudoctor envelope")
+    if payload.get("schema") != SCHEMA_VERSION:
+        raise SnapshotError(f"{where}: schema {payload.get('schema')!r}, this gpudoctor reads {SCHEMA_VERSION}")
+    if payload.get("kind") != cls.__name__:
+        raise SnapshotError(f"{where}: a {payload.get('kind')!r}, expected a {cls.__name__!r}")
+    return from_plain(cls, payload["data"], where)
 
 
 def to_plain(value: Any) -> Any:
@@ -52,47 +78,16 @@ def _is_unavailable(data: Any) -> bool:
 
 
 def _read(tp: Any, data: Any, where: str) -> Any:
+    """`data` read as type `tp`: one reader per kind of type hint."""
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
-        options = typing.get_args(tp)
-        if _is_unavailable(data):
-            if Unavailable in options:
-                return Unavailable(data[JSON_KEY])
-            raise SnapshotError(f"{where}: may not be unavailable")
-        if data is None:
-            if type(None) in options:
-                return None
-            raise SnapshotError(f"{where}: may not be null")
-        errors = []
-        for option in options:
-            if option in (Unavailable, type(None)):
-                continue
-            try:
-                return _read(option, data, where)
-            except SnapshotError as exc:
-                errors.append(str(exc))
-        raise SnapshotError(errors[0] if errors else f"{where}: unexpected value {data!r}")
+        return _read_union(typing.get_args(tp), data, where)
     if tp is Unavailable:
         if _is_unavailable(data):
             return Unavailable(data[JSON_KEY])
         raise SnapshotError(f"{where}: expected an unavailable marker")
-    if dataclasses.is_dataclass(tp):
-        if not isinstance(data, dict):
-            raise SnapshotError(f"{where}: expected an object, got {type(data).__name__}")
-        hints = _hints(tp)
-        kwargs = {}
-        for f in dataclasses.fields(tp):
-            if f.name in data:
-                kwargs[f.name] = _read(hints[f.name], data[f.name], f"{where}.{f.name}")
-            elif f.default is not dataclasses.MISSING:
-                kwargs[f.name] = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                kwargs[f.name] = f.default_factory()
-            elif _allows_unavailable(hints[f.name]):
-                kwargs[f.name] = Unavailable("not in snapshot")
-            else:
-                raise SnapshotError(f"{where}.{f.name}: missing")
-        return tp(**kwargs)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _read_dataclass(tp, data, where)
     if origin is tuple:
         args = typing.get_args(tp)
         if not isinstance(data, list):
@@ -106,6 +101,52 @@ def _read(tp: Any, data: Any, where: str) -> Any:
         return {str(k): _read(val_t, v, f"{where}.{k}") for k, v in data.items()}
     if tp is Any:
         return data
+    return _read_scalar(tp, data, where)
+
+
+def _read_union(options: tuple, data: Any, where: str) -> Any:
+    """`X | None`, `X | Unavailable`: the marker or null if allowed, else the first option that fits."""
+    if _is_unavailable(data):
+        if Unavailable in options:
+            return Unavailable(data[JSON_KEY])
+        raise SnapshotError(f"{where}: may not be unavailable")
+    if data is None:
+        if type(None) in options:
+            return None
+        raise SnapshotError(f"{where}: may not be null")
+    errors = []
+    for option in options:
+        if option in (Unavailable, type(None)):
+            continue
+        try:
+            return _read(option, data, where)
+        except SnapshotError as exc:
+            errors.append(str(exc))
+    raise SnapshotError(errors[0] if errors else f"{where}: unexpected value {data!r}")
+
+
+def _read_dataclass(tp: type, data: Any, where: str) -> Any:
+    """A field missing from older data takes its default, else Unavailable where its type allows."""
+    if not isinstance(data, dict):
+        raise SnapshotError(f"{where}: expected an object, got {type(data).__name__}")
+    hints = _hints(tp)
+    kwargs = {}
+    for f in dataclasses.fields(tp):
+        if f.name in data:
+            kwargs[f.name] = _read(hints[f.name], data[f.name], f"{where}.{f.name}")
+        elif f.default is not dataclasses.MISSING:
+            kwargs[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            kwargs[f.name] = f.default_factory()
+        elif _allows_unavailable(hints[f.name]):
+            kwargs[f.name] = Unavailable("not in snapshot")
+        else:
+            raise SnapshotError(f"{where}.{f.name}: missing")
+    return tp(**kwargs)
+
+
+def _read_scalar(tp: Any, data: Any, where: str) -> Any:
+    """bool, int, float, str: exactly (a bool is not an int here; an int is a float)."""
     if tp is bool:
         if isinstance(data, bool):
             return data

@@ -37,7 +37,8 @@ NAMES = (
     "VIRTUAL_ENV",
     "CONDA_PREFIX",
 )
-PREFIXES = ("NCCL_", "TORCH_", "TORCHELASTIC_", "SLURM_")
+# GLOO_, CUDA_ and MASTER_ in full: the nodes of a job are compared on all of them.
+PREFIXES = ("NCCL_", "GLOO_", "CUDA_", "MASTER_", "TORCH_", "TORCHELASTIC_", "SLURM_")
 RESOLVE_TIMEOUT_S = 3.0
 
 
@@ -70,7 +71,7 @@ def resolve(host: str, timeout: float = RESOLVE_TIMEOUT_S) -> AddressResolution:
     def lookup() -> None:
         try:
             infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-            result.append(tuple(sorted({info[4][0] for info in infos})))
+            result.append(tuple(sorted({str(info[4][0]) for info in infos})))
         except (OSError, UnicodeError) as exc:
             result.append(Unavailable(f"does not resolve ({describe_error(exc)})"))
 

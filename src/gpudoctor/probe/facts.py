@@ -11,15 +11,18 @@ from typing import Any
 
 from gpudoctor.probe.codec import SnapshotError, from_plain, to_plain
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
+from gpudoctor.probe.host import HostFacts, probe_host
 from gpudoctor.probe.nvml import NvmlFacts, probe_nvml
 from gpudoctor.probe.system import SystemFacts, probe_system
 from gpudoctor.probe.torch_info import (
     DEFAULT_TIMEOUT_S,
     InProcessTorch,
-    TorchChild,
     TorchFacts,
     in_process_view,
+    torch_child,
 )
+from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.user_file import FACTS_CAP, FileRefused, read_capped
 
 SCHEMA = 1
 
@@ -35,6 +38,9 @@ class Facts:
     nvml: NvmlFacts
     environment: EnvironmentFacts
     system: SystemFacts
+    # Which node this is (its name, its InfiniBand devices): what `check` compares
+    # across the nodes of a job. Unavailable in snapshots saved before it existed.
+    host: HostFacts | Unavailable
 
     def to_dict(self) -> dict[str, Any]:
         return to_plain(self)
@@ -61,13 +67,16 @@ def collect(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> F
     """Probe this machine. `visible` runs torch's probe with that CUDA_VISIBLE_DEVICES."""
     from gpudoctor import __version__
 
-    # NVML first: while torch's child runs, its own CUDA context would show up
-    # as "memory held by another process".
-    nvml = probe_nvml()
-    child = TorchChild(visible, timeout)  # importing torch takes the longest: run the rest meanwhile
+    # torch's child first: importing torch takes the longest, the rest runs meanwhile
+    # (it may have been started before the CLI parsed its options: start_early).
+    # NVML right after it, long before the child's torch is imported and could
+    # hold a CUDA context that NVML would show as "memory held by another process".
+    child = torch_child(visible, timeout)
     try:
+        nvml = probe_nvml()
         environment = probe_environment()
         system = probe_system()
+        host = probe_host()
         in_process = in_process_view()
         torch = child.result()
     finally:
@@ -82,19 +91,23 @@ def collect(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> F
         nvml=nvml,
         environment=environment,
         system=system,
+        host=host,
     )
 
 
 def load(path: str | Path) -> Facts:
     """Facts from a saved `check --json` output (or a bare facts object).
     Raises SnapshotError with a one-line reason."""
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SnapshotError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SnapshotError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
+        raw = read_capped(str(path), FACTS_CAP)  # never a device, a FIFO, or gigabytes
+    except FileRefused as exc:
+        raise SnapshotError(str(exc)) from None
+    if not raw.strip():
+        raise SnapshotError(f"{path}: empty file, not a gpudoctor facts snapshot (save one with: gpudoctor check --json > FILE)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SnapshotError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}), not a facts snapshot") from None
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -102,4 +115,6 @@ def load(path: str | Path) -> Facts:
     try:
         return Facts.from_dict(data)
     except SnapshotError as exc:
-        raise SnapshotError(f"{path}: not a gpudoctor facts snapshot ({exc})") from None
+        other = data.get("command") if isinstance(data, dict) and "facts" not in data else None
+        what = f"`gpudoctor {other} --json` output, not a facts snapshot" if isinstance(other, str) else f"not a gpudoctor facts snapshot ({exc})"
+        raise SnapshotError(f"{path}: {what}; save one with: gpudoctor check --json > FILE") from None

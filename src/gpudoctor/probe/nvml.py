@@ -156,7 +156,7 @@ def _processes(session: NvmlSession, handle: Any) -> tuple[GpuProcess, ...] | Un
         ("compute", "nvmlDeviceGetComputeRunningProcesses"),
         ("graphics", "nvmlDeviceGetGraphicsRunningProcesses"),
     ):
-        procs = session.query(lambda n, g=getter: getattr(n, g)(handle))
+        procs = session.query(lambda n: getattr(n, getter)(handle))  # query calls it at once
         if isinstance(procs, Unavailable):
             if kind == "compute":
                 return procs
@@ -290,7 +290,7 @@ def _read_nvml() -> NvmlFacts:
         handles = []
         gpus = []
         for i in range(count if isinstance(count, int) else 0):
-            handle = session.query(lambda n, i=i: n.nvmlDeviceGetHandleByIndex(i))
+            handle = session.query(lambda n: n.nvmlDeviceGetHandleByIndex(i))  # query calls it at once
             if isinstance(handle, Unavailable):
                 continue
             handles.append(handle)

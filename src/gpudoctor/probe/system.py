@@ -202,10 +202,25 @@ def _display_devices() -> tuple[tuple[DisplayDevice, ...] | Unavailable, str]:
     return Unavailable("no lspci and no /sys/bus/pci on this system"), ""
 
 
+def shm_usage(platform: str = sys.platform):
+    """/dev/shm's size and free space (shutil's usage tuple), or Unavailable.
+    Linux only: macOS has no /dev/shm, and on Windows the path would name a
+    folder on the current drive."""
+    if not platform.startswith("linux"):
+        return Unavailable(f"no /dev/shm on {platform}")
+    return _try(lambda: shutil.disk_usage("/dev/shm"), "/dev/shm")
+
+
+def shm_total_bytes() -> int | None:
+    """/dev/shm's size in bytes, or None where it cannot be read."""
+    shm = shm_usage()
+    return None if isinstance(shm, Unavailable) else int(shm.total)
+
+
 def probe_system() -> SystemFacts:
     import psutil
 
-    shm = _try(lambda: shutil.disk_usage("/dev/shm"), "/dev/shm")
+    shm = shm_usage()
     mem = _try(psutil.virtual_memory, "memory")
     limits = _try(_open_files, "open-files limit")
     open_soft, open_hard = (limits, limits) if isinstance(limits, Unavailable) else limits

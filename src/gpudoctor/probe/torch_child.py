@@ -89,7 +89,7 @@ def backends():
 
 
 def probe():
-    facts = {
+    facts: dict[str, object] = {
         "status": "ok",
         "error": "",
         "detail": "",
@@ -123,7 +123,7 @@ def probe():
         facts["is_available"] = read(lambda: bool(torch.cuda.is_available()))
         facts["device_count"] = read(lambda: int(torch.cuda.device_count()))
         count = facts["device_count"] if isinstance(facts["device_count"], int) else 0
-        devices = []
+        devices: list[object] = []
         for i in range(count if facts["is_available"] is True else 0):
             got = read(lambda i=i: device(torch, i))
             if "unavailable" in got:

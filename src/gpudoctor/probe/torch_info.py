@@ -9,6 +9,7 @@ hangs: each is a TorchFacts with a status and a reason, never an exception.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
@@ -168,6 +169,36 @@ class TorchChild:
                 self.proc.communicate(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+
+
+_early: TorchChild | None = None
+
+
+def start_early() -> None:
+    """Start the probe of this environment now, before the CLI has imported
+    and parsed anything: its `import torch` is most of `check`'s time, and it
+    runs meanwhile. torch_child() hands it over; one never claimed is killed at exit."""
+    global _early
+    if _early is None:
+        _early = TorchChild()
+        atexit.register(_early.kill)
+
+
+def stop_early() -> None:
+    """Kill a probe started early and not claimed yet (the CLI was interrupted)."""
+    if _early is not None:
+        _early.kill()
+
+
+def torch_child(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> TorchChild:
+    """A running probe: the one started early when it probes what is asked, else a new one."""
+    global _early
+    early, _early = _early, None
+    if early is not None:
+        if visible is None and timeout == early.timeout:
+            return early
+        early.kill()
+    return TorchChild(visible, timeout)
 
 
 def probe_torch(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> TorchFacts:

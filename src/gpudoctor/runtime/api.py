@@ -17,7 +17,7 @@ Python warnings. The exception itself always propagates unchanged.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Literal
 
 from gpudoctor.findings import Finding, Report, Severity
 from gpudoctor.runtime.device_map import DeviceMap, device_map
@@ -46,20 +46,21 @@ class Watch:
 
         if self.model is not None:
             module_calls.attach(self.model)
-        module_calls.watch.arm()
+        module_calls.watch.arm(refill=True)
         self._start = len(session.facts)
         # Tallies (per sampler, per loader) are kept for the whole process: only
         # what changes inside the block is this block's.
         self._tallied_before = _tallies(session)
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         from gpudoctor.runtime import module_calls
         from gpudoctor.runtime.checks import runtime_findings
+        from gpudoctor.runtime.post_mortem import explain_chain
         from gpudoctor.runtime.session import session
 
         if exc is not None:
-            module_calls.explain_chain(exc)
+            explain_chain(exc)
         facts = session.facts[self._start :] + [f for f in _tallies(session) if f not in self._tallied_before]
         self.findings = runtime_findings(facts)
         if self.model is not None:

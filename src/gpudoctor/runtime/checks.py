@@ -8,6 +8,7 @@ into one finding whose evidence lists the ranks.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from gpudoctor.findings import Finding, Severity
@@ -19,6 +20,7 @@ from gpudoctor.runtime.facts import (
     NcclDevice,
     SamplerEpochRepeat,
     Source,
+    UncaughtError,
 )
 
 F = TypeVar("F")
@@ -388,6 +390,25 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
 # -- all of them -----------------------------------------------------------------------
 
 
+def uncaught_error_findings(facts: Iterable[UncaughtError]) -> list[Finding]:
+    """The error that ended the script, when `diagnose` knows it (KeyError: 'LOCAL_RANK',
+    a CPU-only torch asked for CUDA, ...): its cause and fix. The generic "a Python
+    exception" pattern says nothing the traceback does not."""
+    from gpudoctor.knowledge.diagnosis import Diagnosis
+
+    found: dict[str, Finding] = {}
+    for fact in facts:
+        d = Diagnosis()
+        d.default_rank = fact.rank
+        d.feed(fact.text.splitlines())
+        for f in d.findings():
+            if f.id != "python-exception" and f.severity in (Severity.ERROR, Severity.WARN) and f.id not in found:
+                # the log bookkeeping (line numbers, counts) means nothing for one exception
+                kept = {k: v for k, v in f.evidence.items() if k not in ("role", "family", "first_line", "count")}
+                found[f.id] = replace(f, evidence=kept, area="script")
+    return list(found.values())
+
+
 def runtime_findings(facts: Iterable[Any]) -> list[Finding]:
     """Every finding the facts of one or several processes support, worst first."""
     facts = list(facts)
@@ -404,5 +425,7 @@ def runtime_findings(facts: Iterable[Any]) -> list[Finding]:
         *sampler_findings(of(SamplerEpochRepeat)),
         *loader_findings(of(LoaderRestarts)),
         *checkpoint_findings(of(CheckpointSave)),
+        # a device error is explained above, from its frames: no second, vaguer finding
+        *(uncaught_error_findings(of(UncaughtError)) if not mismatches else []),
     ]
     return sorted(found, key=lambda f: -f.severity.rank)

@@ -1,7 +1,8 @@
 """Hooks on torch.utils.data: a DistributedSampler iterated twice with the same
 epoch, and DataLoader workers re-created every epoch (timed: iter(loader) to
-its first batch). Both run once per epoch, never per batch, except a dict
-lookup per batch on loaders that have workers."""
+its first batch). Both run once per epoch, never per batch: the first batch of
+a new set of workers is timed by a hook on that one iterator, which removes
+itself when the batch is there."""
 
 from __future__ import annotations
 
@@ -14,14 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from torch.utils.data import DataLoader, DistributedSampler
-from torch.utils.data import dataloader as dataloader_module
 
 from gpudoctor.runtime.facts import LoaderRestarts, SamplerEpochRepeat, Source
 from gpudoctor.runtime.frames import caller_source, drop_own_frame
-from gpudoctor.runtime.module_calls import watch
 from gpudoctor.runtime.session import session
-
-_T0 = "_gpudoctor_t0"
 
 
 @dataclass
@@ -57,6 +54,7 @@ class _Tallies:
         if entry is not None and entry[0]() is obj:
             return entry[1]
         tally = make()
+        ref: Callable[[], Any]
         try:
             ref = weakref.ref(obj)
         except TypeError:
@@ -125,6 +123,28 @@ def _start_method(loader: DataLoader) -> str:
     return multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
 
 
+def _time_first_batch(it: Any, start: float, tally: _LoaderTally) -> None:
+    """Time the iterator's first batch with an instance attribute that shadows
+    its class's `_next_data` once, then deletes itself: the batches after it
+    go straight to torch. A weak reference, so that an iterator never consumed
+    is still freed (and its workers shut down) as soon as it is dropped."""
+    ref = weakref.ref(it)
+
+    def first_next_data():
+        this = ref()
+        assert this is not None  # called through the iterator itself, so it is alive
+        del this.__dict__["_next_data"]
+        try:
+            data = this._next_data()
+        except BaseException as exc:
+            drop_own_frame(exc)
+            raise
+        tally.startup_s.append(time.perf_counter() - start)
+        return data
+
+    it.__dict__["_next_data"] = first_next_data
+
+
 def install() -> None:
     original_sampler_iter = DistributedSampler.__iter__
 
@@ -146,12 +166,11 @@ def install() -> None:
             drop_own_frame(exc)
             raise
 
-    DistributedSampler.__iter__ = sampler_iter
+    setattr(DistributedSampler, "__iter__", sampler_iter)
 
     original_loader_iter = DataLoader.__iter__
 
     def loader_iter(self):
-        watch.arm()  # a new epoch: look at the module calls again for a while
         start = time.perf_counter()
         try:
             it = original_loader_iter(self)
@@ -169,26 +188,10 @@ def install() -> None:
                 )
                 if tally.source is None:
                     tally.source = caller_source()
-                it.__dict__[_T0] = (start, tally)
+                _time_first_batch(it, start, tally)
         except Exception:  # noqa: BLE001
             pass
         return it
 
-    DataLoader.__iter__ = loader_iter
-
-    iter_class = dataloader_module._MultiProcessingDataLoaderIter
-    original_next_data = iter_class._next_data
-
-    def next_data(self):
-        started = self.__dict__.pop(_T0, None)
-        try:
-            data = original_next_data(self)
-        except BaseException as exc:
-            drop_own_frame(exc)
-            raise
-        if started is not None:
-            started[1].startup_s.append(time.perf_counter() - started[0])
-        return data
-
-    iter_class._next_data = next_data
+    setattr(DataLoader, "__iter__", loader_iter)
     session.collectors += [_sampler_facts, _loader_facts]

@@ -5,8 +5,10 @@ fact survives JSON and a test can write one by hand."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
+
+from gpudoctor.probe.codec import SnapshotError, decode, encode
 
 
 @dataclass(frozen=True)
@@ -107,23 +109,29 @@ class CheckpointSave:
     source: Source | None = None
 
 
+@dataclass(frozen=True)
+class UncaughtError:
+    """The exception that ended the script, as python printed its last line(s):
+    matched against the failure patterns `diagnose` knows."""
+
+    rank: int | None
+    text: str  # "KeyError: 'LOCAL_RANK'", one line per exception of the chain
+
+
 FACT_TYPES = {
     cls.__name__: cls
-    for cls in (DeviceMismatch, ModuleInputDevice, SamplerEpochRepeat, LoaderRestarts, NcclDevice, CheckpointSave)
+    for cls in (DeviceMismatch, ModuleInputDevice, SamplerEpochRepeat, LoaderRestarts, NcclDevice, CheckpointSave, UncaughtError)
 }
 
 
 def fact_to_dict(fact: Any) -> dict[str, Any]:
-    return {"kind": type(fact).__name__, **asdict(fact)}
+    """A fact as it crosses from the user's process to gpudoctor's (probe/codec's envelope)."""
+    return encode(fact)
 
 
 def fact_from_dict(d: dict[str, Any]) -> Any:
-    """The inverse of fact_to_dict (JSON turns tuples into lists; put them back)."""
-    d = dict(d)
-    cls = FACT_TYPES[d.pop("kind")]
-    if d.get("source"):
-        d["source"] = Source(**d["source"])
-    for key in ("devices_in_message", "startup_s"):
-        if key in d and isinstance(d[key], list):
-            d[key] = tuple(d[key])
-    return cls(**d)
+    """The inverse of fact_to_dict; SnapshotError for another schema version or an unknown kind."""
+    kind = d.get("kind") if isinstance(d, dict) else None
+    if kind not in FACT_TYPES:
+        raise SnapshotError(f"runtime fact: unknown kind {kind!r}")
+    return decode(FACT_TYPES[kind], d, f"runtime fact {kind}")

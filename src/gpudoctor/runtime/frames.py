@@ -25,12 +25,12 @@ def _dir(path: str | None) -> str | None:
 
 
 def _torch_dir() -> str | None:
-    torch = sys.modules.get("torch")
-    return _dir(os.path.dirname(torch.__file__)) if torch is not None and getattr(torch, "__file__", None) else None
+    path = getattr(sys.modules.get("torch"), "__file__", None)
+    return _dir(os.path.dirname(path)) if path else None
 
 
-_STDLIB = {_dir(sysconfig.get_paths().get(k)) for k in ("stdlib", "platstdlib")} - {None}
-_SITE = {_dir(sysconfig.get_paths().get(k)) for k in ("purelib", "platlib")} - {None}
+_STDLIB = {d for k in ("stdlib", "platstdlib") if (d := _dir(sysconfig.get_paths().get(k))) is not None}
+_SITE = {d for k in ("purelib", "platlib") if (d := _dir(sysconfig.get_paths().get(k))) is not None}
 
 
 def _real(filename: str) -> str:
@@ -87,8 +87,8 @@ def user_source(frames: list[tuple[FrameType, int]]) -> Source | None:
 
 def caller_stack(skip: int = 1) -> list[tuple[FrameType, int]]:
     """The current stack, outermost first, without the caller's own `skip` frames."""
-    frame = sys._getframe(skip + 1)
-    stack = []
+    frame: FrameType | None = sys._getframe(skip + 1)
+    stack: list[tuple[FrameType, int]] = []
     while frame is not None:
         stack.append((frame, frame.f_lineno))
         frame = frame.f_back

@@ -34,15 +34,43 @@ def install_hooks() -> bool:
         checkpoint.install()
         spawn.install_rank_wrapper()
         _install_thread_hook()
+        _install_collective_trace()
     except Exception as exc:  # noqa: BLE001 - the script must run even if a hook cannot
         print(f"gpudoctor: runtime hooks not installed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return False
     return True
 
 
+def _install_collective_trace() -> None:
+    """Ranks of `gpudoctor run --nproc` publish their collectives to the run folder."""
+    import os
+
+    from gpudoctor.launch.collective_watch import DEFAULT_HANG_TIMEOUT_S
+    from gpudoctor.runtime.session import ENV_SUPERVISED, RANK, session
+
+    run_dir = os.environ.get("GPUDOCTOR_RUN_DIR")
+    rank = os.environ.get("RANK", "")
+    off = os.environ.get("GPUDOCTOR_RUN_COLLECTIVES") == "0"  # benchmarks/hang_tracking.py compares with it off
+    if off or not os.environ.get("GPUDOCTOR_RUN"):
+        return
+    from gpudoctor.runtime import collective_trace
+
+    if session.role == RANK and os.environ.get(ENV_SUPERVISED) and run_dir and rank.isdigit():
+        collective_trace.install(run_dir, int(rank))
+        return
+    joined = collective_trace.joined_rank() if session.role != RANK else None
+    if joined is not None:  # a rank of torchrun / srun: the doctors talk over the job's store
+        from gpudoctor.runtime import joined_watch
+
+        tracker = collective_trace.install(joined_watch.joined_run_dir(), joined[0])
+        hang = os.environ.get(collective_trace.HANG_TIMEOUT_ENV)
+        if tracker is not None:
+            joined_watch.start(tracker, joined[0], joined[1], float(hang) if hang else DEFAULT_HANG_TIMEOUT_S)
+
+
 def _install_thread_hook() -> None:
     """A device error that ends a thread is explained like one that ends the script."""
-    from gpudoctor.runtime.module_calls import explain_chain
+    from gpudoctor.runtime.post_mortem import explain_chain
 
     original = threading.excepthook
 

@@ -1,17 +1,21 @@
 """The module-call watch: `nn.Module.__call__` wrapped for a short window.
 
-While armed, every module call is checked (inputs on another device than the
-module's own parameters -> a warning, before any op fails) and a device error
-raised inside it is explained on the spot, with the whole stack still alive.
-The window closes by itself once the calls stop showing new modules (a few
-training steps), so a long run pays nothing; it re-opens when a model moves
-(`.to()`, `.cuda()`: every `Module._apply`) and at each new epoch (each
-`iter(DataLoader)`), which is when devices change.
+A device error needs no hook: it is explained after the fact from its
+traceback (runtime/post_mortem.py). What only a live call shows is a module
+called with an input on another device than its own parameters that runs
+anyway (it moves the input itself, paying a copy every call, or a later op
+fails). So, while armed, every module call is compared with its module's
+device. The window opens when the hooks install and when a model moves
+(`.to()`, `.cuda()`: every `Module._apply`), which is when devices change, and
+closes by itself once the calls stop showing new modules (a few training
+steps). All windows together look at no more than LOOK_BUDGET calls per
+process, so a long run pays nothing after its first steps — even one that
+moves its model at every step — and `Module.__call__` is torch's own again.
 
 Why wrap `__call__` instead of a global forward pre-hook: any global hook sends
-every module call down `_call_impl`'s slow path for good, and adds torch frames
-to the user's tracebacks. The wrapper's one frame is unlinked from the
-traceback before the exception goes on, so the user sees what plain python shows.
+every module call down `_call_impl`'s slow path while it is registered, and adds
+torch frames to the user's tracebacks. The wrapper's one frame is unlinked from
+the traceback before an exception goes on, so the user sees what plain python shows.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ import weakref
 import torch
 from torch.nn import Module
 
-from gpudoctor.runtime.device_errors import explain, is_device_mismatch, qualified_name
+from gpudoctor.runtime.device_errors import qualified_name
 from gpudoctor.runtime.facts import ModuleInputDevice
-from gpudoctor.runtime.frames import caller_stack, drop_own_frame, traceback_frames, user_source
+from gpudoctor.runtime.frames import caller_stack, drop_own_frame, user_source
 from gpudoctor.runtime.session import session
 
 ORIGINAL_CALL = Module.__call__
@@ -37,7 +41,8 @@ ORIGINAL_CALL = Module.__call__
 MIN_WINDOW_CALLS = 64
 WINDOW_PASSES = 3
 MAX_WINDOW_CALLS = 20_000
-_MARK = "_gpudoctor_explained"
+# Calls looked at in all windows of a process: a few milliseconds' worth.
+LOOK_BUDGET = 50_000
 
 
 class CallWatch:
@@ -47,23 +52,27 @@ class CallWatch:
         self.quiet = 0
         self.calls = 0  # since the window opened
         self.limit = MIN_WINDOW_CALLS
+        self.budget = LOOK_BUDGET
         self.warned: set[tuple[int, str, str]] = set()
         self.roots: list[weakref.ref] = []  # models given to gpudoctor.watch(): names start there
         self.lock = threading.Lock()
 
     # -- the window --------------------------------------------------------
-    def arm(self) -> None:
-        if "torch._dynamo" in sys.modules and torch.compiler.is_compiling():
+    def arm(self, refill: bool = False) -> None:
+        """Open a window; `refill` (gpudoctor.watch(): the user asked) grants a fresh budget."""
+        if refill:
+            self.budget = max(self.budget, MAX_WINDOW_CALLS)
+        if self.budget <= 0 or "torch._dynamo" in sys.modules and torch.compiler.is_compiling():
             return
         self.quiet = self.calls = 0
         if Module.__call__ is ORIGINAL_CALL:
-            Module.__call__ = checked_call
+            setattr(Module, "__call__", checked_call)
         self.armed = True
 
     def disarm(self) -> None:
         self.armed = False
         if Module.__call__ is checked_call:
-            Module.__call__ = ORIGINAL_CALL
+            setattr(Module, "__call__", ORIGINAL_CALL)
         _unpatch_dynamo()
 
     # -- one call ----------------------------------------------------------
@@ -72,6 +81,7 @@ class CallWatch:
             return  # being traced by torch.compile: not a real call
         key = id(module)
         self.calls += 1
+        self.budget -= 1
         if key in self.seen:
             self.quiet += 1
         else:
@@ -80,7 +90,7 @@ class CallWatch:
             self.seen.add(key)
             self.quiet = 0
             self.limit = max(MIN_WINDOW_CALLS, WINDOW_PASSES * len(self.seen))
-        if self.quiet > self.limit or self.calls > MAX_WINDOW_CALLS:
+        if self.quiet > self.limit or self.calls > MAX_WINDOW_CALLS or self.budget <= 0:
             self.disarm()
         own = _first_tensor(module._parameters)
         if own is None:
@@ -151,33 +161,6 @@ def _first_input(args: tuple, kwargs: dict) -> tuple[str, torch.Tensor | None]:
     return "input", None
 
 
-def explain_exception(exc: BaseException, frames=None) -> bool:
-    """Record a device error once, from the frames it went through (outermost
-    first); `frames` defaults to its traceback. True when it was one."""
-    if getattr(exc, _MARK, False) or not is_device_mismatch(exc):
-        return False
-    try:
-        setattr(exc, _MARK, True)
-    except AttributeError:
-        pass
-    if frames is None:
-        frames = traceback_frames(exc.__traceback__)
-    session.record(explain(exc, frames, session.current_rank(), watch.root()))
-    return True
-
-
-def explain_chain(exc: BaseException | None) -> None:
-    """Post-mortem: the exception that ended the script, and those it chains to."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        try:
-            explain_exception(exc)
-        except Exception:  # noqa: BLE001 - explaining must never hide the user's error
-            pass
-        exc = exc.__cause__ or exc.__context__
-
-
 def checked_call(self, *args, **kwargs):
     w = watch
     if w.armed:
@@ -186,16 +169,11 @@ def checked_call(self, *args, **kwargs):
         except Exception:  # noqa: BLE001 - a check must never break the user's forward
             pass
     elif Module.__call__ is checked_call:
-        Module.__call__ = ORIGINAL_CALL  # someone restored us after the window closed
+        setattr(Module, "__call__", ORIGINAL_CALL)  # someone restored us after the window closed
     try:
         return ORIGINAL_CALL(self, *args, **kwargs)
-    except Exception as exc:
-        drop_own_frame(exc)
-        if not getattr(exc, _MARK, False):
-            try:
-                explain_exception(exc, caller_stack(skip=1) + traceback_frames(exc.__traceback__))
-            except Exception:  # noqa: BLE001
-                pass
+    except BaseException as exc:
+        drop_own_frame(exc)  # explained, if it is a device error, where it is caught (post_mortem.py)
         raise
 
 
@@ -205,7 +183,7 @@ def _unpatch_dynamo() -> None:
     for name in ("torch._dynamo.utils", "torch._dynamo.variables.nn_module"):
         mod = sys.modules.get(name)
         if mod is not None and getattr(mod, "unpatched_nn_module_call", None) is checked_call:
-            mod.unpatched_nn_module_call = ORIGINAL_CALL
+            setattr(mod, "unpatched_nn_module_call", ORIGINAL_CALL)
 
 
 def install() -> None:
@@ -219,14 +197,13 @@ def install() -> None:
             drop_own_frame(exc)
             raise
 
-    Module._apply = _apply
+    setattr(Module, "_apply", _apply)
     watch.arm()
 
 
 def attach(model: Module) -> None:
     """gpudoctor.watch(model): qualified names start at this model."""
     watch.roots.insert(0, weakref.ref(model))
-    watch.arm()
 
 
 def detach(model: Module) -> None:

@@ -118,4 +118,4 @@ def install() -> None:
         except Exception:  # noqa: BLE001
             pass
 
-    DistributedDataParallel.__init__ = ddp_init
+    setattr(DistributedDataParallel, "__init__", ddp_init)

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from gpudoctor import exit_codes
+from gpudoctor.cli.exit_code import ranks_exit
 from gpudoctor.findings import Report
 from gpudoctor.runtime.report import read_fragments, run_report
 from gpudoctor.runtime.session import ENV_FRAGMENTS, ENV_SUPERVISED
@@ -22,22 +22,7 @@ class RanksRun:
     report: Report
     status: int  # the exit status the script's ranks amount to (before --strict)
     run_dir: str
-
-
-def ranks_status(result) -> int:
-    """One exit status for N ranks: 0 when all succeeded; else the root-cause
-    rank's own (128+signal when it was killed), 124 on timeout, 130 interrupted."""
-    if result.interrupted:
-        return exit_codes.INTERRUPTED
-    if result.ok:
-        return 0
-    cause = result.root_cause
-    if result.timed_out and (cause is None or cause.state in ("hung", "nojoin")):
-        return exit_codes.TIMEOUT
-    if cause is not None and cause.exitcode is not None:
-        code = cause.exitcode
-        return 128 + (-code) if code < 0 else code or 1
-    return 1
+    kept: bool = False  # the run folder stays (the job failed): say where it is
 
 
 def _stderr_line(rank: int, line: str) -> None:
@@ -46,16 +31,26 @@ def _stderr_line(rank: int, line: str) -> None:
     sys.stderr.flush()
 
 
-def run_ranks(target: Target, nproc: int, env: dict[str, str], timeout: float | None) -> RanksRun:
+def run_ranks(
+    target: Target, nproc: int, env: dict[str, str], timeout: float | None, hang_timeout: float | None = None
+) -> RanksRun:
     from gpudoctor.launch import launch
+    from gpudoctor.launch.collective_watch import CollectiveWatch, diagnose_run
     from gpudoctor.launch.failures import launch_findings
+    from gpudoctor.launch.job import machine_gpus
+    from gpudoctor.runtime.facts import UncaughtError
 
     run_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
     rank_env = dict(env, **{ENV_SUPERVISED: "1", ENV_FRAGMENTS: run_dir})
     command = [sys.executable, "-m", "gpudoctor.runtime.main", *target.argv()]
-    result = launch(command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir)
+    watch = CollectiveWatch(run_dir, nproc, hang_timeout)
+    result = launch(
+        command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=watch
+    )
     fragments = read_fragments(run_dir)
-    facts = [f for frag in fragments for f in frag["facts"]]
+    # A rank's own uncaught error is explained by the job's diagnosis below, as the
+    # root cause or as a victim of it: the same error is not reported twice.
+    facts = [f for frag in fragments for f in frag["facts"] if result.ok or not isinstance(f, UncaughtError)]
     processes = [
         {
             "label": f"rank {r.rank}",
@@ -66,11 +61,22 @@ def run_ranks(target: Target, nproc: int, env: dict[str, str], timeout: float | 
         }
         for r in result.ranks
     ]
-    status = ranks_status(result)
-    report = run_report(facts, processes, target.argv(), status, launch_findings(result))
+    if result.timed_out or result.interrupted:
+        ended = launch_findings(result, machine_gpus(result))
+        job = None
+        status = ranks_exit(result)
+    else:
+        job = diagnose_run(result, watch, machine_gpus(result))
+        ended = list(job.findings)
+        status = ranks_exit(result, job.cause_exitcode)
+    report = run_report(facts, processes, target.argv(), status, ended)
+    data = dict(report.data, run_dir=None if result.ok else run_dir)
+    data["root_cause"] = job.root_cause if job else None
+    data["ranks"] = list(job.ranks) if job else []
+    report = Report(report.command, report.findings, data)
     if result.ok:
         # Nothing to look back at: keep the logs only of a run that failed.
         shutil.rmtree(run_dir, ignore_errors=True)
         for p in processes:
             p.pop("log")
-    return RanksRun(report, status, run_dir)
+    return RanksRun(report, status, run_dir, kept=not result.ok)

@@ -1,55 +1,20 @@
-"""Findings out of a watched process: to stderr (prefixed by rank), to a
-fragment file for the process that merges them, and to the `--json` file.
-
-The script's own stdout is never touched: everything here goes to stderr or
-to files.
-"""
+"""Findings out of a watched process: to a fragment file for the process that
+merges them, and to the `--json` file (render/run_text.py writes the stderr
+lines). The script's own stdout is never touched."""
 
 from __future__ import annotations
 
 import glob
-import io
 import json
 import os
-import sys
 from collections.abc import Sequence
 from typing import Any
 
-from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.findings import Finding, Report
 from gpudoctor.runtime.checks import runtime_findings
 from gpudoctor.runtime.facts import fact_from_dict, fact_to_dict
 
 FRAGMENT_GLOB = "findings-*.json"
-
-
-def findings_text(findings: list[Finding], header: str, prefix: str = "") -> str:
-    """The block printed on stderr at exit: a header line, then each finding
-    the way `gpudoctor check` shows it, every line prefixed (e.g. "[rank 1] ")."""
-    from rich.console import Console
-
-    from gpudoctor.render.console import finding_lines
-
-    tty = sys.stderr.isatty()
-    buf = io.StringIO()
-    console = Console(
-        file=buf,
-        force_terminal=tty,
-        no_color=not tty,
-        highlight=False,
-        width=10_000,  # never wrap: a prefixed, wrapped line would lose its prefix
-    )
-    for f in findings:
-        console.print(finding_lines(f))
-    lines = [header] + buf.getvalue().rstrip("\n").splitlines()
-    return "".join(f"{prefix}{line.rstrip()}\n" for line in lines)
-
-
-def header_line(findings: list[Finding], what: str) -> str:
-    errors = sum(f.severity is Severity.ERROR for f in findings)
-    warns = sum(f.severity is Severity.WARN for f in findings)
-    if not findings:
-        return f"gpudoctor run: no problems seen in {what}"
-    return f"gpudoctor run: {errors} error(s), {warns} warning(s) in {what}"
 
 
 def write_fragment(directory: str, label: str, facts: list[Any], exit_code: int | None) -> None:

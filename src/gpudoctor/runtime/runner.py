@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import importlib.util
 import io
 import os
 import runpy
@@ -25,7 +26,7 @@ import zipfile
 from importlib.machinery import SourceFileLoader
 from typing import NoReturn
 
-from gpudoctor import exit_codes
+from gpudoctor.cli.exit_code import ExitCode, python_exit, script_exit
 from gpudoctor.runtime.session import (
     CHILD,
     ENV_FRAGMENTS,
@@ -45,13 +46,10 @@ from gpudoctor.runtime.target import Target, TargetError, check_target, parse_ta
 
 
 def _exit_status(code: object) -> int:
-    """What python does with SystemExit(code)."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
+    """What python does with SystemExit(code): a message is printed, then 1."""
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+    return python_exit(code)
 
 
 def _prefix() -> str:
@@ -60,7 +58,7 @@ def _prefix() -> str:
     return f"[{label}] " if label and session.role != RANK else ""
 
 
-def report_at_exit(target_name: str, status: int | None, argv: list[str] | None = None) -> int:
+def report_at_exit(target_name: str, status: int | None, argv: list[str] | None = None, ended: str = "") -> int:
     """Say what the hooks saw; return the exit status to leave with.
 
     A rank of `--nproc` or a spawned child prints its findings and leaves its
@@ -68,7 +66,8 @@ def report_at_exit(target_name: str, status: int | None, argv: list[str] | None 
     prints its own, merges its spawned children's into the `--json` file, and
     applies `--strict`."""
     from gpudoctor.runtime.checks import runtime_findings
-    from gpudoctor.runtime.report import findings_text, header_line, write_fragment
+    from gpudoctor.render.run_text import findings_text, header_line
+    from gpudoctor.runtime.report import write_fragment
 
     facts = session.all_facts()
     own = runtime_findings(facts)
@@ -76,28 +75,22 @@ def report_at_exit(target_name: str, status: int | None, argv: list[str] | None 
     if session.role in (RANK, CHILD):
         if fragments:
             write_fragment(fragments, session.label(), facts, status)
-        if own or session.role == RANK:
-            sys.stderr.write(findings_text(own, header_line(own, target_name), _prefix()))
+        if own:  # a rank with nothing to say stays silent: the supervisor writes the one report
+            sys.stderr.write(findings_text(own, header_line(own, target_name, ended), _prefix()))
         sys.stderr.flush()
-        return status or 0
-    return _report_top(target_name, status, argv or [target_name], facts, own)
+        return status or ExitCode.OK
+    return _report_top(target_name, status, argv or [target_name], facts, own, ended)
 
 
-def _report_top(target_name: str, status: int | None, argv: list[str], facts: list, own: list) -> int:
+def _report_top(target_name: str, status: int | None, argv: list[str], facts: list, own: list, ended: str = "") -> int:
     from gpudoctor.runtime.checks import runtime_findings
-    from gpudoctor.runtime.report import (
-        findings_text,
-        header_line,
-        rank_json_path,
-        read_fragments,
-        run_report,
-        write_json,
-    )
+    from gpudoctor.render.run_text import findings_text, header_line
+    from gpudoctor.runtime.report import rank_json_path, read_fragments, run_report, write_json
 
     children = read_fragments(session.fragments_dir)
     child_facts = [f for c in children for f in c["facts"]]
     by_children = len(runtime_findings(child_facts))
-    text = findings_text(own, header_line(own, target_name), _prefix()) if own or not by_children else ""
+    text = findings_text(own, header_line(own, target_name, ended), _prefix()) if own or not by_children else ""
     if by_children:
         text += f"{_prefix()}gpudoctor run: spawned processes reported {by_children} finding(s) above\n"
     processes = [{"label": session.label() or "main", "pid": os.getpid(), "exit_code": status}]
@@ -115,9 +108,7 @@ def _report_top(target_name: str, status: int | None, argv: list[str], facts: li
     sys.stderr.flush()
     if session.fragments_dir:
         shutil.rmtree(session.fragments_dir, ignore_errors=True)
-    if status == 0 and strict and report.failed(strict=True):
-        return 1
-    return status or 0
+    return script_exit(status or ExitCode.OK, report, strict)
 
 
 def _world_size() -> int | None:
@@ -137,12 +128,12 @@ def _start_watchdog(seconds: float, target_name: str) -> None:
         sys.stderr.write(_stacks())
         sys.stderr.flush()
         try:
-            report_at_exit(target_name, exit_codes.TIMEOUT, sys.argv)
+            report_at_exit(target_name, ExitCode.TIMEOUT, sys.argv, f"was stopped after {seconds:g} s (--timeout)")
         finally:
             _stop_children()
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(exit_codes.TIMEOUT)
+            os._exit(ExitCode.TIMEOUT)
 
     timer = threading.Timer(seconds, fire)
     timer.daemon = True
@@ -201,7 +192,8 @@ def _prepare(target: Target) -> None:
 def _run(target: Target) -> None:
     main = sys.modules["__main__"]
     if target.kind == "module":
-        runpy._run_module_as_main(target.name, alter_argv=True)
+        # what `python -m` itself runs; private, so typeshed does not list it
+        runpy._run_module_as_main(target.name, alter_argv=True)  # type: ignore[attr-defined]
         return
     path = os.path.abspath(target.name)
     if os.path.isdir(path) or not path.endswith((".py", ".pyw")) and zipfile.is_zipfile(path) or path.endswith(".pyc"):
@@ -221,11 +213,37 @@ def _flush(stream) -> None:
         pass  # the script closed or replaced it
 
 
+def _explain(exc: BaseException | None) -> None:
+    """A device error that ended the script, explained from its traceback; any
+    other error kept for the failure patterns (runtime/checks.py)."""
+    if exc is not None and "torch" in sys.modules:  # a script without torch has nothing to explain
+        from gpudoctor.runtime.post_mortem import explain_chain
+
+        explain_chain(exc)
+    if exc is not None and not isinstance(exc, KeyboardInterrupt):
+        import traceback
+
+        from gpudoctor.runtime.facts import UncaughtError
+
+        try:
+            text = "".join(traceback.format_exception_only(type(exc), exc))
+        except Exception:  # noqa: BLE001 - a __str__ that raises must not hide the user's error
+            return
+        session.record(UncaughtError(session.current_rank(), text[-4000:]))
+
+
 def _print_uncaught(exc: BaseException) -> None:
     from gpudoctor.runtime.frames import strip_exception
 
     strip_exception(exc)
     sys.excepthook(type(exc), exc, exc.__traceback__)
+
+
+def _torch_installed() -> bool:
+    try:
+        return importlib.util.find_spec("torch") is not None  # finds it, does not import it
+    except (ImportError, ValueError):  # an import hook that refuses torch
+        return False
 
 
 def main(argv: list[str]) -> NoReturn:
@@ -234,7 +252,7 @@ def main(argv: list[str]) -> NoReturn:
         check_target(target)
     except TargetError as exc:
         print(f"gpudoctor: error: {exc}", file=sys.stderr)
-        sys.exit(exit_codes.USAGE)
+        sys.exit(ExitCode.USAGE)
 
     os.environ[ENV_ON] = "1"
     os.environ[ENV_TARGET] = target.describe()
@@ -248,10 +266,20 @@ def main(argv: list[str]) -> NoReturn:
         from gpudoctor.runtime.process_group import progress
 
         progress(STAGE_STARTED)
+    from gpudoctor.runtime.collective_trace import joined_rank, prepare_environment
+
+    if session.role == RANK or joined_rank() is not None:
+        prepare_environment()  # before the script imports torch
 
     from gpudoctor.runtime import spawn
     from gpudoctor.runtime.install import install_when_torch_imported
 
+    if not _torch_installed():  # asked before the import hook is in place: find_spec would trip it
+        print(
+            f"gpudoctor run: torch is not installed for {sys.executable}: {target.describe()} runs "
+            "without the runtime checks (pip install torch)",
+            file=sys.stderr,
+        )
     spawn.install_command_line()
     install_when_torch_imported()
     timeout = os.environ.get(ENV_TIMEOUT)
@@ -261,25 +289,28 @@ def main(argv: list[str]) -> NoReturn:
     _prepare(target)
     status: int
     interrupted = False
+    uncaught: BaseException | None = None
     try:
         _run(target)
-        status = 0
+        status = ExitCode.OK
     except SystemExit as exc:
         status = _exit_status(exc.code)
+        if status:
+            _explain(exc.__context__)  # sys.exit(1) in an `except` that caught a device error
     except BaseException as exc:  # noqa: BLE001 - whatever ends the script, python's way
         try:
-            if "torch" in sys.modules:  # a script without torch has nothing to explain
-                from gpudoctor.runtime.module_calls import explain_chain
-
-                explain_chain(exc)
+            _explain(exc)
         finally:
             _print_uncaught(exc)
         interrupted = isinstance(exc, KeyboardInterrupt)
-        status = 1
+        uncaught = exc
+        status = ExitCode.PROBLEM  # python's status after an uncaught exception
     finally:
         _flush(sys.stdout)
 
-    status = report_at_exit(target.describe(), status, target.argv())
+    from gpudoctor.render.run_text import ended_by
+
+    status = report_at_exit(target.describe(), status, target.argv(), ended_by(uncaught, status))
     if interrupted:
         # python's own way out of an uncaught Ctrl-C: finish, then die of SIGINT.
         atexit._run_exitfuncs()

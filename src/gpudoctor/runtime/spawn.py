@@ -48,7 +48,7 @@ class _RankFunction:
             return self.fn(index, *args)
         except BaseException as exc:
             from gpudoctor.runtime.frames import strip_exception
-            from gpudoctor.runtime.module_calls import explain_chain
+            from gpudoctor.runtime.post_mortem import explain_chain
 
             explain_chain(exc)
             strip_exception(exc)  # torch sends the parent this traceback: keep it the user's
@@ -76,5 +76,5 @@ def install_rank_wrapper() -> None:
     _wrap.__module__ = original.__module__
     _wrap.__qualname__ = original.__qualname__
     _wrap.__name__ = original.__name__
-    _wrap._gpudoctor = True  # type: ignore[attr-defined]
-    torch_spawn._wrap = _wrap
+    setattr(_wrap, "_gpudoctor", True)
+    setattr(torch_spawn, "_wrap", _wrap)

@@ -9,6 +9,8 @@ import os
 import zipfile
 from dataclasses import dataclass
 
+from gpudoctor.user_file import SOURCE_CAP, FileRefused, open_regular, read_capped
+
 
 class TargetError(ValueError):
     """The target cannot be run: the message is one line for the user."""
@@ -59,25 +61,34 @@ def check_target(target: Target, cwd: str | None = None) -> None:
             raise TargetError(f"no module named {top!r} (looked in {cwd} and sys.path)")
         return
     path = target.name if os.path.isabs(target.name) else os.path.join(cwd, target.name)
-    if not os.path.exists(path):
-        raise TargetError(f"no such script: {target.name}")
     if os.path.isdir(path):
         if not os.path.exists(os.path.join(path, "__main__.py")):
             raise TargetError(f"{target.name} is a directory without __main__.py: give the script inside it")
         return
+    try:
+        # A regular file only: python would wait forever on a FIFO and never
+        # finish reading /dev/zero. The open proves it readable (root or not).
+        open_regular(path).close()
+    except FileRefused as exc:
+        if exc.kind == "missing" and exc.reason == "no such file":
+            raise TargetError(f"no such script: {target.name}") from None
+        raise TargetError(f"cannot run {target.name}: {exc.reason}") from None
     if path.endswith((".py", ".pyw", ".pyc")):
         return
     if zipfile.is_zipfile(path):
         return
-    # python runs any file of Python source, whatever its name (a `train` with a shebang).
+    # python runs any file of Python source, whatever its name (a `train` with a
+    # shebang); look at no more of it than the linter would.
     try:
-        with open(path, "rb") as fh:
-            source = fh.read()
+        source = read_capped(path, SOURCE_CAP)
         compile(source, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, UnicodeDecodeError) as exc:
+        if isinstance(exc, FileRefused):
+            raise TargetError(
+                f"{target.name} has no .py suffix and is too large to check as a Python script ({exc.reason}); "
+                "rename it to .py to run it anyway"
+            ) from None
         raise TargetError(f"{target.name} is not a Python script ({type(exc).__name__})") from None
-    except OSError as exc:
-        raise TargetError(f"cannot read {target.name}: {exc.strerror or exc}") from None
 
 
 def _sys_path() -> list[str]:

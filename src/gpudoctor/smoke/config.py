@@ -11,6 +11,15 @@ from dataclasses import asdict, dataclass
 
 # What the verifications promise, stated in the report.
 LEARNING_FACTOR = 10.0  # the evaluation loss must fall at least this many times
+# The learning verification can only judge runs long enough to learn: measured
+# (CPU, gloo, default batch 64; `--nproc` 1, 2 and 8 simulated) the evaluation loss
+# falls 6-8x in 20 steps (so a healthy job failed), 13-24x in 30, 34-59x in 40
+# and 35-93x in 50. 40 steps leave a 3x margin over LEARNING_FACTOR.
+MIN_STEPS = 40
+# Below this global batch (batch size x ranks) the learning rate shrinks in proportion:
+# with lr 0.05 a global batch of 8 or less diverges to NaN however many steps it runs.
+# Each step then learns less, so the steps needed grow in the same proportion.
+REFERENCE_BATCH = 64
 GRAD_TOLERANCE = 1e-4  # max |update_ddp - update_ref| / max |update_ref|, float32
 GRAD_TOLERANCE_AMP = 5e-2  # the same under autocast (bf16 / fp16 matmuls)
 OUTPUT_TOLERANCE = 1e-6  # reloaded checkpoint vs live model, max |output difference|
@@ -56,6 +65,20 @@ class SmokeConfig:
     def from_dict(cls, d: dict) -> "SmokeConfig":
         names = cls.__dataclass_fields__.keys()
         return cls(**{k: v for k, v in d.items() if k in names})
+
+    @property
+    def global_batch(self) -> int:
+        return self.batch_size * self.nproc
+
+    @property
+    def step_lr(self) -> float:
+        """The learning rate the optimizer uses: `lr`, scaled down for a small global batch."""
+        return self.lr * min(1.0, self.global_batch / REFERENCE_BATCH)
+
+    @property
+    def min_steps(self) -> int:
+        """The fewest steps the learning verification can judge at this global batch."""
+        return -(-MIN_STEPS * REFERENCE_BATCH // min(self.global_batch, REFERENCE_BATCH))
 
     @property
     def grad_tolerance(self) -> float:

@@ -24,11 +24,11 @@ def run_dp(ctx, config: dict) -> dict:
     device = torch.device("cuda", 0) if gpus else torch.device("cpu")
     x, y, _, _ = make_data(torch, cfg)
     dataset = TensorDataset(x, y)
-    global_batch = cfg.batch_size * cfg.nproc  # what the N DDP ranks consume per step together
+    global_batch = cfg.global_batch  # what the N DDP ranks consume per step together
     sampler = RandomSampler(dataset, generator=torch.Generator().manual_seed(cfg.seed))
     loader = DataLoader(dataset, batch_size=global_batch, sampler=sampler, pin_memory=bool(gpus), drop_last=True)
     model = torch.nn.DataParallel(make_model(torch, cfg).to(device), device_ids=list(range(gpus)) or None)  # gpudoctor: ignore[dataparallel] (the comparison DDP is measured against)
-    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum)
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.step_lr, momentum=cfg.momentum)
     ctx.progress("dp-train", 0)
     step = 0
     batches = iter(loader)

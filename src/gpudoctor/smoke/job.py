@@ -17,10 +17,13 @@ all-gather their results so every rank holds all of them).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
 import time
+from dataclasses import dataclass
+from typing import Any
 
 from gpudoctor.smoke.config import (
     FAULT_BADGRAD,
@@ -56,11 +59,38 @@ def make_model(torch, cfg: SmokeConfig):
         )
 
 
+@dataclass
+class _Setup:
+    """What the timed loop trains with."""
+
+    device: Any
+    dataset: Any
+    sampler: Any
+    loader: Any
+    model: Any  # the plain module inside ddp
+    ddp: Any
+    optimizer: Any
+    scaler: Any  # a GradScaler with --amp on CUDA, else None
+    amp_dtype: Any
+    sharding: dict  # the sampler's orders (_sampler_orders), taken before the model exists
+
+
+@dataclass
+class _Trained:
+    """What the timed loop leaves: the first and last steps' losses, the digests
+    taken at SYNC_POINTS, and the time spent training (the digests' time taken out)."""
+
+    steps: int
+    epochs: int  # epochs started (the last one may be partial)
+    samples: int
+    seconds: float
+    first_loss: Any  # detached 0-dim tensors; None before any step
+    last_loss: Any
+    digests: list
+
+
 def run_rank(ctx, config: dict) -> dict:
     import torch
-    import torch.nn.functional as F
-    from torch.nn.parallel import DistributedDataParallel as DDP
-    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
     cfg = SmokeConfig.from_dict(config)
     on_cuda = cfg.device == "cuda"
@@ -71,30 +101,87 @@ def run_rank(ctx, config: dict) -> dict:
     rank, world = dist.get_rank(), dist.get_world_size()
 
     x, y, eval_x, eval_y = make_data(torch, cfg)
+    setup = _set_up(torch, ctx, dist, cfg, device, x, y, rank, world)
+    eval_x, eval_y = eval_x.to(device), eval_y.to(device)
+    initial_loss = _eval_loss(torch, setup.model, eval_x, eval_y)
+    trained = _train(torch, ctx, cfg, setup)
+    ctx.progress("verify", cfg.steps + 1)
+    result = {
+        "rank": rank,
+        "world_size": world,
+        "device": str(device),
+        "backend": cfg.backend,
+        "amp": cfg.amp,
+        "fault": ctx.fault,
+        "threads": torch.get_num_threads(),
+        "sharding": setup.sharding,
+        **_after_training(torch, ctx, dist, cfg, setup, trained, initial_loss, eval_x, eval_y, rank, world),
+        "throughput": {
+            "steps": trained.steps,
+            "batch_size": cfg.batch_size,
+            "seconds": trained.seconds,
+            "steps_per_s": trained.steps / trained.seconds if trained.seconds > 0 else None,
+            "samples": trained.samples,
+            "samples_per_s": trained.samples / trained.seconds if trained.seconds > 0 else None,
+        },
+    }
+    if cfg.gather:
+        everyone: list = [None] * world
+        dist.all_gather_object(everyone, result)
+        result = {"ranks": everyone}
+    ctx.progress("finished", cfg.steps + 5)
+    dist.destroy_process_group()
+    return result
+
+
+def _set_up(torch, ctx, dist, cfg: SmokeConfig, device, x, y, rank: int, world: int) -> _Setup:
+    """The data, sampler, loader, DDP model, optimizer: a plain DDP job's set-up (and the injected fault)."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    on_cuda = device.type == "cuda"
     dataset = TensorDataset(x, y)
-    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=cfg.seed)
+    sampler: DistributedSampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=cfg.seed)
     loader_kw: dict = {"batch_size": cfg.batch_size, "sampler": sampler, "pin_memory": on_cuda}
     if cfg.num_workers > 0:
         loader_kw.update(num_workers=cfg.num_workers, persistent_workers=True, multiprocessing_context="spawn")
     loader = DataLoader(dataset, **loader_kw)
-
     ctx.progress("sharding", 0)
     sharding = _sampler_orders(DistributedSampler, dataset, sampler, world, rank, cfg.seed)
-
     model = make_model(torch, cfg).to(device)
     ddp = DDP(model, device_ids=[device.index] if on_cuda else None)
     _inject(dist, ctx.fault, ddp, model)
-    optimizer = torch.optim.SGD(ddp.parameters(), lr=cfg.lr, momentum=cfg.momentum)
-    scaler = _grad_scaler(torch) if cfg.amp and on_cuda else None
-    amp_dtype = torch.float16 if on_cuda else torch.bfloat16
-    eval_x, eval_y = eval_x.to(device), eval_y.to(device)
-    initial_loss = _eval_loss(torch, F, model, eval_x, eval_y)
+    return _Setup(
+        device=device,
+        dataset=dataset,
+        sampler=sampler,
+        loader=loader,
+        model=model,
+        ddp=ddp,
+        optimizer=torch.optim.SGD(ddp.parameters(), lr=cfg.step_lr, momentum=cfg.momentum),
+        scaler=_grad_scaler(torch) if cfg.amp and on_cuda else None,
+        amp_dtype=torch.float16 if on_cuda else torch.bfloat16,
+        sharding=sharding,
+    )
 
-    # ---- the timed loop: nothing in it but what a plain DDP loop does, a list append,
-    # ---- a throttled heartbeat, and SYNC_POINTS digests whose time is taken out.
+
+def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
+    """The timed loop: nothing in it but what a plain DDP loop does, a throttled
+    heartbeat, and SYNC_POINTS digests whose time is taken out. What a plain loop
+    would not pay for is decided before the clock starts: no autocast context
+    without --amp (entering a disabled one costs ~8 us a step), no .to() of a
+    batch that is already on the CPU, no per-step list of losses."""
+    import torch.nn.functional as F
+
+    device, sampler, model, ddp, optimizer, scaler = setup.device, setup.sampler, setup.model, setup.ddp, setup.optimizer, setup.scaler
+    on_cuda = device.type == "cuda"
+    if cfg.amp:
+        amp = lambda: torch.autocast(device.type, dtype=setup.amp_dtype)  # noqa: E731
+    else:
+        amp = contextlib.nullcontext
     sync_every = max(1, cfg.steps // SYNC_POINTS)
     digests: list[list] = []
-    losses = []
+    first_loss = loss = None
     paused = 0.0
     step = epoch = samples = 0
     last_beat = time.monotonic()
@@ -103,7 +190,7 @@ def run_rank(ctx, config: dict) -> dict:
     # The first batch is fetched before the clock: DataLoader workers start up there, a
     # cost measured on its own (dataloader-workers). With num_workers=0 that fetch takes
     # well under a millisecond.
-    epoch_iter = iter(loader)
+    epoch_iter = iter(setup.loader)
     batches = itertools.chain([next(epoch_iter)], epoch_iter)
     start = time.perf_counter()
     while step < cfg.steps:
@@ -115,9 +202,10 @@ def run_rank(ctx, config: dict) -> dict:
                 # the peers that wait for it in the all-reduce of step k.
                 ctx.progress(STAGE_TRAIN, step + 1)
                 last_beat = now
-            xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
+            if on_cuda:
+                xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
             optimizer.zero_grad(set_to_none=True)
-            with torch.autocast(device.type, dtype=amp_dtype, enabled=cfg.amp):
+            with amp():
                 loss = F.mse_loss(ddp(xb), yb)
             if scaler is not None:
                 scaler.scale(loss).backward()
@@ -126,7 +214,8 @@ def run_rank(ctx, config: dict) -> dict:
             else:
                 loss.backward()
                 optimizer.step()
-            losses.append(loss.detach())
+            if step == 0:
+                first_loss = loss.detach()
             step += 1
             samples += len(yb)
             if step % sync_every == 0 or step == cfg.steps:
@@ -140,66 +229,43 @@ def run_rank(ctx, config: dict) -> dict:
         epoch += 1
         if step < cfg.steps:
             sampler.set_epoch(epoch)
-            batches = iter(loader)
+            batches = iter(setup.loader)
     del batches, epoch_iter
     if on_cuda:
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start - paused
-    ctx.progress("verify", cfg.steps + 1)
+    last_loss = loss.detach() if loss is not None else None
+    return _Trained(step, epoch, samples, seconds, first_loss, last_loss, digests)
 
-    step_losses = torch.stack(losses).float().cpu() if losses else torch.zeros(0)
+
+def _after_training(torch, ctx, dist, cfg, setup: _Setup, trained: _Trained, initial_loss, eval_x, eval_y, rank, world) -> dict:
+    """Outside the clock: learning, sync, checkpoint, the gradient check and worker start-up."""
+    import torch.nn.functional as F
+
+    model, device = setup.model, setup.device
     learning = {
         "initial_loss": initial_loss,
-        "final_loss": _eval_loss(torch, F, model, eval_x, eval_y),
-        "first_step_loss": float(step_losses[0]) if len(step_losses) else None,
-        "last_step_loss": float(step_losses[-1]) if len(step_losses) else None,
-        "epochs": epoch,  # epochs started (the last one may be partial)
+        "final_loss": _eval_loss(torch, model, eval_x, eval_y),
+        "first_step_loss": float(trained.first_loss) if trained.first_loss is not None else None,
+        "last_step_loss": float(trained.last_loss) if trained.last_loss is not None else None,
+        "epochs": trained.epochs,  # epochs started (the last one may be partial)
     }
     sync = {
-        "checkpoints": digests,
+        "checkpoints": trained.digests,
         "params": {name: _digest(torch, p) for name, p in model.named_parameters()},
         "spread": _param_spread(torch, dist, model),
     }
     ctx.progress("checkpoint", cfg.steps + 2)
-    checkpoint = _checkpoint(torch, dist, ctx, cfg, rank, ddp, model, device, eval_x)
+    checkpoint = _checkpoint(torch, dist, ctx, cfg, rank, setup.ddp, model, device, eval_x)
     ctx.progress("gradient-check", cfg.steps + 3)
-    gradient = _gradient_check(torch, F, dist, cfg, ddp, model, dataset, world, rank, device, amp_dtype)
+    gradient = _gradient_check(torch, F, dist, cfg, setup.ddp, model, setup.dataset, world, rank, device, setup.amp_dtype)
     workers = None
     if cfg.num_workers > 0:
         from gpudoctor.smoke.workers import worker_startup
 
         ctx.progress("dataloader-workers", cfg.steps + 4)
-        workers = worker_startup(torch, dataset, sampler, cfg)
-    result = {
-        "rank": rank,
-        "world_size": world,
-        "device": str(device),
-        "backend": cfg.backend,
-        "amp": cfg.amp,
-        "fault": ctx.fault,
-        "threads": torch.get_num_threads(),
-        "sharding": sharding,
-        "learning": learning,
-        "sync": sync,
-        "checkpoint": checkpoint,
-        "gradient": gradient,
-        "workers": workers,
-        "throughput": {
-            "steps": step,
-            "batch_size": cfg.batch_size,
-            "seconds": seconds,
-            "steps_per_s": step / seconds if seconds > 0 else None,
-            "samples": samples,
-            "samples_per_s": samples / seconds if seconds > 0 else None,
-        },
-    }
-    if cfg.gather:
-        everyone: list = [None] * world
-        dist.all_gather_object(everyone, result)
-        result = {"ranks": everyone}
-    ctx.progress("finished", cfg.steps + 5)
-    dist.destroy_process_group()
-    return result
+        workers = worker_startup(torch, setup.dataset, setup.sampler, cfg)
+    return {"learning": learning, "sync": sync, "checkpoint": checkpoint, "gradient": gradient, "workers": workers}
 
 
 def _share_cores(torch, local_world: int) -> None:
@@ -254,7 +320,9 @@ def _sampler_orders(sampler_cls, dataset, sampler, world: int, rank: int, seed: 
     }
 
 
-def _eval_loss(torch, F, model, x, y) -> float:
+def _eval_loss(torch, model, x, y) -> float:
+    import torch.nn.functional as F
+
     with torch.no_grad():
         return float(F.mse_loss(model(x), y))
 
@@ -360,7 +428,7 @@ def _gradient_check(torch, F, dist, cfg, ddp, model, dataset, world, rank, devic
     before = [p.detach().clone() for p in model.parameters()]
     x, y = dataset.tensors
     mine = _first_batch(DistributedSampler, dataset, world, rank, cfg.seed, cfg.batch_size)
-    step = torch.optim.SGD(ddp.parameters(), lr=cfg.lr)
+    step = torch.optim.SGD(ddp.parameters(), lr=cfg.step_lr)
     step.zero_grad(set_to_none=True)
     with torch.autocast(device.type, dtype=amp_dtype, enabled=cfg.amp):
         loss = F.mse_loss(ddp(x[mine].to(device)), y[mine].to(device))
@@ -373,7 +441,7 @@ def _gradient_check(torch, F, dist, cfg, ddp, model, dataset, world, rank, devic
     with torch.no_grad():
         for q, b in zip(reference.parameters(), before):
             q.copy_(b)
-    ref_step = torch.optim.SGD(reference.parameters(), lr=cfg.lr)
+    ref_step = torch.optim.SGD(reference.parameters(), lr=cfg.step_lr)
     with torch.autocast(device.type, dtype=amp_dtype, enabled=cfg.amp):
         ref_loss = F.mse_loss(reference(x[everyone].to(device)), y[everyone].to(device))
     ref_loss.backward()

@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from gpudoctor.backend_choice import CudaFacts
+from gpudoctor.probe.cuda import CudaFacts
 from gpudoctor.findings import Finding, Report, Severity
-from gpudoctor.launch.failures import joined_failure
 from gpudoctor.smoke.config import CHECKPOINT_NAME, SmokeConfig
 from gpudoctor.smoke.verify import PERF, Verification, not_run, throughput, verify_all
 
@@ -37,7 +36,7 @@ def _config_data(cfg: SmokeConfig, checkpoint_kept: bool) -> dict:
         "timeout_s": cfg.timeout_s,
         "model": f"MLP {cfg.features}-{cfg.hidden}-1 learning a linear teacher",
         "dataset_size": cfg.dataset_size,
-        "optimizer": f"SGD lr={cfg.lr:g} momentum={cfg.momentum:g}",
+        "optimizer": f"SGD lr={cfg.step_lr:g} momentum={cfg.momentum:g}",
     }
 
 
@@ -45,11 +44,13 @@ def build_report(
     cfg: SmokeConfig,
     verifications: list[Verification],
     *,
-    head: list[Finding] = (),
-    tail: list[Finding] = (),
+    head: Sequence[Finding] = (),
+    tail: Sequence[Finding] = (),
     tp: dict | None = None,
     checkpoint_kept: bool = False,
     extra: dict | None = None,
+    interrupted: bool = False,
+    stop_signal: int = 0,
 ) -> Report:
     findings = [*head, *(f for v in verifications for f in v.findings), *tail]
     data = {
@@ -58,7 +59,7 @@ def build_report(
         "throughput": tp or {},
         **(extra or {}),
     }
-    return Report(COMMAND, tuple(findings), data)
+    return Report(COMMAND, tuple(findings), data, interrupted=interrupted, stop_signal=stop_signal)
 
 
 def run_local(
@@ -69,25 +70,25 @@ def run_local(
     on_progress: Callable[[int, str, int], None] | None = None,
 ) -> Report:
     """Launch cfg.nproc supervised ranks of the reference job and verify what they return."""
-    from gpudoctor.launch import discard_run_dir, launch_function
-    from gpudoctor.launch.failures import launch_findings
+    from gpudoctor.launch.job import run_local as run_ranks
 
     keep = bool(cfg.checkpoint_path)
     scratch = None if keep else tempfile.mkdtemp(prefix="gpudoctor-smoke-")
     if scratch:
         cfg = SmokeConfig.from_dict({**cfg.to_dict(), "checkpoint_path": os.path.join(scratch, CHECKPOINT_NAME)})
     try:
-        result = launch_function(JOB, cfg.to_dict(), cfg.nproc, timeout=cfg.timeout_s, env=env, on_progress=on_progress)
+        run = run_ranks(JOB, cfg.to_dict(), cfg.nproc, timeout=cfg.timeout_s, env=env, on_progress=on_progress)
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
-    head = launch_findings(result)
-    results = result.results
+    result = run.result
+    head = list(run.findings)
+    results = [r for r in result.results if r]
     extra: dict = {}
-    if result.ok and all(results):
+    if result.ok and len(results) == len(result.results):
         verifications = verify_all(results, cfg)
         tp = throughput(results)
-        discard_run_dir(result)
+        run.discard_logs()
     else:
         cause = result.root_cause
         if result.interrupted:
@@ -106,7 +107,10 @@ def run_local(
         tail, dp = compare_dp(cfg, facts, tp, env=env)
         if dp:
             tp = {**tp, "dp": dp}
-    return build_report(cfg, verifications, head=head, tail=tail, tp=tp, checkpoint_kept=keep, extra=extra)
+    return build_report(
+        cfg, verifications, head=head, tail=tail, tp=tp, checkpoint_kept=keep, extra=extra, interrupted=result.interrupted,
+        stop_signal=result.stop_signal,
+    )
 
 
 def _no_result(run_dir: str) -> Finding:
@@ -139,29 +143,29 @@ def compare_dp(cfg: SmokeConfig, facts: CudaFacts | None, tp: dict, env=None) ->
                 area=PERF,
             )
         ], None
-    from gpudoctor.launch import discard_run_dir, launch_function
-    from gpudoctor.launch.failures import launch_findings
+    from gpudoctor.launch.job import run_local as run_ranks
 
-    result = launch_function(DP_JOB, cfg.to_dict(), 1, timeout=cfg.timeout_s, env=env)
-    if not result.ok or not result.results[0]:
+    run = run_ranks(DP_JOB, cfg.to_dict(), 1, timeout=cfg.timeout_s, env=env)
+    if not run.result.ok or not run.result.results[0]:
         failed = [
             Finding(id=f.id, severity=Severity.WARN, title=f"--compare-dp: {f.title}", evidence=f.evidence, why=f.why, fix=f.fix, area=PERF)
-            for f in launch_findings(result)
+            for f in run.findings
         ]
         return failed, None
-    discard_run_dir(result)
-    dp = result.results[0]
+    run.discard_logs()
+    dp = run.result.results[0]
     ddp_rate = tp["total"]["samples_per_s"]
     speedup = ddp_rate / dp["samples_per_s"] if dp["samples_per_s"] else None
+    compared = f" — DDP is {speedup:.2f}× DataParallel" if speedup is not None else ""
     return [
         Finding(
             id="ddp-vs-dp",
             severity=Severity.INFO,
             title=(
                 f"DDP on {cfg.nproc} GPUs: {ddp_rate:.0f} samples/s; nn.DataParallel on {dp['gpus']}: "
-                f"{dp['samples_per_s']:.0f} samples/s — DDP is {speedup:.2f}× DataParallel"
+                f"{dp['samples_per_s']:.0f} samples/s{compared}"
             ),
-            evidence={"ddp_samples_per_s": round(ddp_rate, 1), "dp_samples_per_s": round(dp["samples_per_s"], 1), "speedup": round(speedup, 3), "gpus": dp["gpus"]},
+            evidence={"ddp_samples_per_s": round(ddp_rate, 1), "dp_samples_per_s": round(dp["samples_per_s"], 1), "speedup": round(speedup, 3) if speedup is not None else None, "gpus": dp["gpus"]},
             why="DataParallel runs one Python thread per GPU in one process, scatters every batch and gathers outputs on GPU 0; DDP overlaps the all-reduce with backward in one process per GPU.",
             fix="model = DistributedDataParallel(model, device_ids=[local_rank])   # launched with torchrun --nproc-per-node N",
             area=PERF,
@@ -178,6 +182,7 @@ def join_checkpoint_path(environ=None) -> str:
 
 def run_joined(ctx, cfg: SmokeConfig) -> Report:
     """This process is one rank of a torchrun/SLURM job: run it, gather, verify."""
+    from gpudoctor.launch.job import run_joined as run_as_rank
     from gpudoctor.smoke.job import run_rank
 
     keep = bool(cfg.checkpoint_path)
@@ -185,27 +190,20 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     cfg = SmokeConfig.from_dict({**cfg.to_dict(), "checkpoint_path": path, "gather": True, "nproc": ctx.world_size})
     try:
-        out = run_rank(ctx, cfg.to_dict())
-    except Exception as exc:  # noqa: BLE001 - rank 0's failure is its report
-        if ctx.rank != 0:
-            raise  # the launcher (torchrun) reports the other ranks' tracebacks
-        return build_report(
-            cfg,
-            not_run(f"rank 0 raised {type(exc).__name__}"),
-            head=[
-                joined_failure(
-                    ctx,
-                    exc,
-                    "",
-                    f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's launcher names the failing rank",
-                )
-            ],
-            extra={"joined_by": ctx.joined_by},
+        joined = run_as_rank(
+            ctx,
+            run_rank,
+            cfg.to_dict(),
+            fix=f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's launcher names the failing rank",
         )
     finally:
         if not keep and ctx.rank == 0:
             shutil.rmtree(os.path.dirname(path), ignore_errors=True)
-    results = out["ranks"]
+    if joined.failure is not None:
+        return joined.with_fleet(
+            build_report(cfg, not_run(f"rank 0 raised {joined.raised}"), head=[joined.failure], extra={"joined_by": ctx.joined_by})
+        )
+    results = joined.value["ranks"]
     tail: list[Finding] = []
     if cfg.compare_dp:
         tail = [
@@ -219,11 +217,13 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
                 area=PERF,
             )
         ]
-    return build_report(
-        cfg,
-        verify_all(results, cfg),
-        tail=tail,
-        tp=throughput(results),
-        checkpoint_kept=keep,
-        extra={"joined_by": ctx.joined_by},
+    return joined.with_fleet(
+        build_report(
+            cfg,
+            verify_all(results, cfg),
+            tail=tail,
+            tp=throughput(results),
+            checkpoint_kept=keep,
+            extra={"joined_by": ctx.joined_by},
+        )
     )

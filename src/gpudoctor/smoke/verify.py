@@ -223,10 +223,10 @@ def verify_synchronisation(results: list[dict]) -> Verification:
     for pname in results[0]["sync"]["params"]:
         held = [r["sync"]["params"].get(pname) for r in results]
         agreed = _consensus(held)
-        odd = [r["rank"] for r, digest in zip(results, held) if digest != agreed]
-        if odd:
-            first_param, first_rank = pname, odd[0]
-            diverged |= set(odd)
+        odd_ranks = [r["rank"] for r, digest in zip(results, held) if digest != agreed]
+        if odd_ranks:
+            first_param, first_rank = pname, odd_ranks[0]
+            diverged |= set(odd_ranks)
             break
     spread = results[0]["sync"]["spread"]
     worst = max(spread.values(), default=0.0)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from gpudoctor.lint.rule import Rule
+from gpudoctor.lint.rules.collective_under_rank_condition import CollectiveUnderRankCondition
 from gpudoctor.lint.rules.cuda_visible_devices_late import CudaVisibleDevicesLate
 from gpudoctor.lint.rules.dataparallel import DataParallel
+from gpudoctor.lint.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.lint.rules.deprecated_launch import DeprecatedLaunch
 from gpudoctor.lint.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.lint.rules.lightning_deprecated_args import LightningDeprecatedArgs
@@ -42,6 +44,8 @@ CHECKS: tuple[Rule, ...] = (
     LightningDeprecatedArgs(),
     ModulelistCalled(),
     CudaVisibleDevicesLate(),
+    CollectiveUnderRankCondition(),
+    DdpForwardOnOneRank(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

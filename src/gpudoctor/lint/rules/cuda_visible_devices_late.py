@@ -106,7 +106,7 @@ class CudaVisibleDevicesLate(Rule):
         entries = self._module_entries(file, write_func, set())
         return all(position(call) < position(e) for e in entries)
 
-    def _module_entries(self, file: FileModel, func: ast.AST, seen: set) -> list[ast.AST]:
+    def _module_entries(self, file: FileModel, func: ast.AST | None, seen: set) -> list[ast.AST]:
         if func is None:
             return []
         if func in seen:

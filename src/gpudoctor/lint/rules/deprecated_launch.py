@@ -83,19 +83,18 @@ class DeprecatedLaunch(Rule):
         lines: set[int] = set()
         knows_torchrun = "torchrun" in file.text or "torch.distributed.run" in file.text
         for node in ast.walk(file.tree):
-            t = type(node)
-            if t is ast.Import:
+            if isinstance(node, ast.Import):
                 if any(a.name == MODULE or a.name.startswith(MODULE + ".") for a in node.names):
                     lines.add(node.lineno)
                     yield Hit(node)
-            elif t is ast.ImportFrom:
+            elif isinstance(node, ast.ImportFrom):
                 if node.level == 0 and (
                     node.module == MODULE
                     or (node.module == "torch.distributed" and any(a.name == "launch" for a in node.names))
                 ):
                     lines.add(node.lineno)
                     yield Hit(node)
-            elif t is ast.Constant and constant(node, str) == MODULE and not knows_torchrun:
+            elif isinstance(node, ast.Constant) and constant(node, str) == MODULE and not knows_torchrun:
                 if node.lineno not in lines:  # `["python", "-m", "torch.distributed.launch", ...]`
                     lines.add(node.lineno)
                     yield Hit(node)

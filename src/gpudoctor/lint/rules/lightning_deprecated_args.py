@@ -30,6 +30,9 @@ class LightningDeprecatedArgs(Rule):
     fix = 'Trainer(accelerator="gpu", devices=2, strategy="ddp")'
     needles = ("lightning",)
 
+    def relevant(self, text: str) -> bool:
+        return "lightning" in text and "Trainer" in text  # `Trainer` is named even when aliased
+
     VALID = (
         '''
         import lightning as L

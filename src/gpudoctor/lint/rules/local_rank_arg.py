@@ -23,7 +23,7 @@ class LocalRankArg(Rule):
     id = "local-rank-arg"
     message = "argparse defines --local_rank: torchrun passes LOCAL_RANK in the environment"
     fix = 'local_rank = int(os.environ["LOCAL_RANK"])'
-    needles = ("local_rank", "local-rank")
+    needles = tuple(FLAGS)  # the flag is written as a string literal
 
     VALID = (
         '''

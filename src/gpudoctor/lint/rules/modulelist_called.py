@@ -3,10 +3,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+import re
+
 from gpudoctor.lint.model import FileModel, terminal_name
 from gpudoctor.lint.rule import Hit, Rule
 
 CONTAINERS = ("ModuleList", "ModuleDict")
+# What precedes `ModuleList(` on its line when a name is bound to it:
+# `self.layers = nn.` / `blocks: nn.ModuleDict = nn.` (the name is group 1).
+BOUND = re.compile(r"(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*[\w.]*$")
 
 
 class ModulelistCalled(Rule):
@@ -23,6 +28,21 @@ class ModulelistCalled(Rule):
     message = "an nn.ModuleList is called like a module: it has no forward()"
     fix = "for layer in self.layers: x = layer(x)"
     needles = CONTAINERS
+
+    def relevant(self, text: str) -> bool:
+        # Model files build ModuleLists all the time; only a call of a name
+        # bound to one (`.layers(`) needs the tree.
+        if "ModuleList" not in text and "ModuleDict" not in text:
+            return False
+        names = set()
+        for kind in CONTAINERS:
+            at = text.find(kind + "(")
+            while at >= 0:
+                m = BOUND.search(text, text.rfind("\n", 0, at) + 1, at)
+                if m is not None:
+                    names.add(m.group(1))
+                at = text.find(kind + "(", at + 1)
+        return any(f".{name}(" in text or f" {name}(" in text for name in names)
 
     VALID = (
         '''

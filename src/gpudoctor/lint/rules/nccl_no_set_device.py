@@ -5,6 +5,7 @@ from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import TORCH
 from gpudoctor.lint.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.lint.project import Query
 from gpudoctor.lint.rule import Hit, Rule
 
 # Ways to bind a process to its GPU.
@@ -19,14 +20,21 @@ class NcclNoSetDevice(Rule):
 
     Call `torch.cuda.set_device(local_rank)` before `init_process_group`, or
     pass `device_id=`. Not flagged when the file binds a device another way
-    (`torch.cuda.device(...)`, `torch.accelerator.set_device_index`, or
-    setting `CUDA_VISIBLE_DEVICES` per process).
+    (`torch.cuda.device(...)`, `torch.accelerator.set_device_index`,
+    `dist.barrier(device_ids=[rank])`, or setting `CUDA_VISIBLE_DEVICES` per
+    process), nor, when a folder is
+    linted, when a module of the same program does (the training script that
+    imports this file's `setup()`, or a module this file imports).
     """
 
     id = "nccl-no-set-device"
     message = "NCCL process group initialised but torch.cuda.set_device() is never called: every rank uses cuda:0"
     fix = 'torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group'
     needles = ("nccl",)
+
+    def relevant(self, text: str) -> bool:
+        # An NCCL group the file creates; a binding in the text settles it without the tree.
+        return ("nccl" in text or "NCCL" in text) and "init_process_group" in text and "CUDA_VISIBLE_DEVICES" not in text
 
     VALID = (
         '''
@@ -48,6 +56,13 @@ class NcclNoSetDevice(Rule):
         import torch.distributed as dist
 
         dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+        ''',
+        '''
+        import torch.distributed as dist
+
+        def check_nccl(rank, world_size, url):
+            dist.init_process_group("nccl", init_method=url, rank=rank, world_size=world_size)
+            dist.barrier(device_ids=[rank])
         ''',
     )
     INVALID = (
@@ -74,8 +89,12 @@ class NcclNoSetDevice(Rule):
             name = terminal_name(call.func)
             if name in BINDERS or (name == "device" and file.qualname(call.func) == "torch.cuda.device"):
                 return
+            # `dist.barrier(device_ids=[rank])`: the program names each rank's GPU where it communicates
+            if name == "barrier" and keyword(call, "device_ids") is not None:
+                return
         for call in inits:
-            yield Hit(call)
+            # The script that imports this file (or a module it imports) may bind the device.
+            yield Hit(call, query=Query("no-device-binding"))
 
     @staticmethod
     def _nccl(file: FileModel, call: ast.Call) -> bool:

@@ -60,8 +60,9 @@ class OutputDeviceList(Rule):
             if value is None:
                 continue
             origins = file.origins(value)
-            if origins and all(type(o) in (ast.List, ast.Tuple) for o in origins):
-                first = origins[0].elts[0] if origins[0].elts else None
+            lists = [o for o in origins if isinstance(o, (ast.List, ast.Tuple))]
+            if origins and len(lists) == len(origins):
+                first = lists[0].elts[0] if lists[0].elts else None
                 one = source(first) if first is not None else "local_rank"
                 yield Hit(
                     value,

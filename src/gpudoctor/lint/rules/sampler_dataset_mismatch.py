@@ -84,4 +84,4 @@ class SamplerDatasetMismatch(Rule):
         origins = file.origins(expr)
         if not origins or not all(type(o) in CONCRETE for o in origins):
             return None
-        return {ast.dump(o) for o in origins}
+        return {ast.dump(o) for o in origins if isinstance(o, ast.AST)}

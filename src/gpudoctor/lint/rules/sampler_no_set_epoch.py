@@ -5,6 +5,7 @@ from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import is_distributed_sampler, is_loader, samplers_of, source, strip_iteration
 from gpudoctor.lint.model import FileModel, constant, identifiers, keyword
+from gpudoctor.lint.project import Query
 from gpudoctor.lint.rule import Hit, Rule
 
 
@@ -18,7 +19,9 @@ class SamplerNoSetEpoch(Rule):
     in a function or method of the same file that an epoch loop calls, and
     the file never calls `set_epoch` on that sampler (directly or as
     `loader.sampler.set_epoch`). A file that only builds loaders is not
-    flagged: whoever iterates them is responsible.
+    flagged: whoever iterates them is responsible. When a folder is linted,
+    a `set_epoch` call in another module of the same program (one this file
+    imports, or one that imports it) counts too.
     """
 
     id = "sampler-no-set-epoch"
@@ -94,10 +97,10 @@ class SamplerNoSetEpoch(Rule):
         samplers = [c for c in file.calls_to("DistributedSampler") if constant(keyword(c, "shuffle", 3)) is not False]
         if not samplers:
             return
-        iterated: dict[ast.Call, tuple[ast.AST, ast.Call]] = {}  # sampler -> (loop, loader)
+        iterated: dict[ast.Call, tuple[ast.For | ast.AsyncFor, ast.Call]] = {}  # sampler -> (loop, loader)
         for loop in file.for_loops:
             for loader in file.origins(strip_iteration(loop.iter)):
-                if not is_loader(file, loader):
+                if not isinstance(loader, ast.Call) or not is_loader(file, loader):
                     continue
                 for sampler in samplers_of(file, loader):
                     if sampler in samplers and sampler not in iterated and self._per_epoch(file, loop, set()):
@@ -112,14 +115,15 @@ class SamplerNoSetEpoch(Rule):
                 continue
             yield Hit(
                 sampler,
+                query=Query("no-set-epoch"),
                 message=f"DistributedSampler is iterated every epoch (line {loop.lineno}) but set_epoch() is "
                 "never called on it: every epoch sees the same order",
                 fix=f"{self._handle(file, sampler, loop)}.set_epoch(epoch)  # first line of the epoch loop",
             )
 
     @staticmethod
-    def _is_epoch_loop(loop: ast.AST) -> bool:
-        parts = [loop.target, loop.iter] if type(loop) is not ast.While else [loop.test]
+    def _is_epoch_loop(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+        parts = [loop.target, loop.iter] if not isinstance(loop, ast.While) else [loop.test]
         return any("epoch" in name.lower() or name == "ep" for part in parts for name in identifiers(part))
 
     def _per_epoch(self, file: FileModel, node: ast.AST, seen: set) -> bool:
@@ -143,20 +147,20 @@ class SamplerNoSetEpoch(Rule):
                 continue
             receiver = call.func.value
             if type(receiver) is ast.Attribute and receiver.attr == "sampler":  # loader.sampler.set_epoch
-                loaders = [o for o in file.origins(receiver.value) if is_loader(file, o)]
+                loaders = [o for o in file.origins(receiver.value) if isinstance(o, ast.Call) and is_loader(file, o)]
                 if not loaders:
                     return None
                 for loader in loaders:
                     covered.update(samplers_of(file, loader))
                 continue
-            found = [o for o in file.origins(receiver) if is_distributed_sampler(file, o)]
+            found = [o for o in file.origins(receiver) if isinstance(o, ast.Call) and is_distributed_sampler(file, o)]
             if not found:
                 return None
             covered.update(found)
         return covered
 
     @staticmethod
-    def _handle(file: FileModel, sampler: ast.Call, loop: ast.AST) -> str:
+    def _handle(file: FileModel, sampler: ast.Call, loop: ast.For | ast.AsyncFor) -> str:
         """What the user calls the sampler: `sampler`, `self.sampler` or `loader.sampler`."""
         parent = file.parent.get(sampler)
         if type(parent) is ast.Assign and len(parent.targets) == 1 and type(parent.targets[0]) in (ast.Name, ast.Attribute):

@@ -2,8 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import ast
+
 from gpudoctor.lint.idioms import TORCH
-from gpudoctor.lint.model import FileModel
+from gpudoctor.lint.model import FileModel, terminal_name
+from gpudoctor.lint.project import LIBRARIES, Query
+from gpudoctor.lint.ranks import is_rank_condition
 from gpudoctor.lint.rule import Hit, Rule
 
 
@@ -14,10 +18,13 @@ class SaveAllRanks(Rule):
 
     A guard is a test on the rank (`if rank == 0:`, `if dist.get_rank() == 0`,
     `if args.local_rank in (-1, 0)`, `accelerator.is_main_process`, an early
-    `if rank != 0: return`, Lightning's `@rank_zero_only`) around the call, or
-    around every call, within the file, of the function or method that
-    contains it. A file name that contains the rank (one file per rank) is
-    not flagged, nor is a function the file never calls.
+    `if rank != 0: return`, Lightning's `@rank_zero_only`, a helper or flag
+    computed from the rank, `if should_save():` with `def should_save():
+    return dist.get_rank() == 0`, in this file or imported from another
+    module of the project) around the call, or around every call, within the
+    file, of the function or method that contains it. A file name that
+    contains the rank (one file per rank) is not flagged, nor is a function
+    the file never calls.
     """
 
     id = "save-all-ranks"
@@ -103,8 +110,29 @@ class SaveAllRanks(Rule):
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
             if any(file.is_rank_test(arg) for arg in call.args[1:] + [kw.value for kw in call.keywords]):
                 continue
-            if not file.rank_guarded(call):
-                yield Hit(call)
+            if file.rank_guarded(call):
+                continue
+            tests = list(file.conditions(call))
+            if any(is_rank_condition(file, test) for test in tests):
+                continue  # a helper of this file computed from the rank
+            helper = self._imported_test(file, tests)
+            # `if is_first():` with the helper from another module: the project says what it computes
+            yield Hit(call, query=Query("not-rank-guard", helper)) if helper else Hit(call)
+
+    @staticmethod
+    def _imported_test(file: FileModel, tests: list[ast.expr]) -> str:
+        """The dotted name of a function or flag imported from a module that
+        may be the project's, tested around the call."""
+        for test in tests:
+            for node in ast.walk(test):
+                if type(node) is ast.Call:
+                    node = node.func
+                if type(node) is not ast.Name:
+                    continue
+                base = file.imports.get(node.id) or file.relative_imports.get(node.id)
+                if base and base.lstrip(".").split(".", 1)[0] not in LIBRARIES and file.lookup(node) is None:
+                    return base
+        return ""
 
     @staticmethod
     def _distributed(file: FileModel) -> bool:

@@ -75,10 +75,10 @@ class SaveDdpWrapper(Rule):
             if obj is None:
                 continue
             for saved in self._saved_values(file, obj):
-                state_dict = (
-                    type(saved) is ast.Call and type(saved.func) is ast.Attribute and saved.func.attr == "state_dict"
-                )
-                holder = saved.func.value if state_dict else saved
+                if isinstance(saved, ast.Call) and isinstance(saved.func, ast.Attribute) and saved.func.attr == "state_dict":
+                    state_dict, holder = True, saved.func.value
+                else:
+                    state_dict, holder = False, saved
                 origins = file.origins(holder)
                 kinds = {wrapper_kind(file, o) for o in origins}
                 if not origins or "" in kinds:
@@ -105,7 +105,7 @@ class SaveDdpWrapper(Rule):
         return out
 
     @staticmethod
-    def _wrapped(file: FileModel, node: ast.expr) -> bool:
+    def _wrapped(file: FileModel, node: ast.AST) -> bool:
         origins = file.origins(node)
         return bool(origins) and all(wrapper_kind(file, o) for o in origins)
 

@@ -22,6 +22,10 @@ class ShuffleWithSampler(Rule):
     fix = "DataLoader(dataset, sampler=DistributedSampler(dataset, shuffle=True))  # no shuffle= on the loader"
     needles = ("DataLoader",)
 
+    def relevant(self, text: str) -> bool:
+        # A loader with a sampler: `sampler=`, `batch_sampler=`, `DistributedSampler`, a variable named so.
+        return "DataLoader" in text and "ampler" in text
+
     VALID = (
         '''
         from torch.utils.data import DataLoader, DistributedSampler

@@ -87,7 +87,7 @@ class SpawnNoMainGuard(Rule):
                         fix=f'if __name__ == "__main__": {ast.unparse(file.statement(entry)).splitlines()[0]}',
                     )
 
-    def _unguarded_entries(self, file: FileModel, node: ast.AST, seen: set) -> list[ast.AST]:
+    def _unguarded_entries(self, file: FileModel, node: ast.Call, seen: set) -> list[ast.Call]:
         """The module-level calls that run `node` on import without the guard."""
         func = file.function(node)
         if func is None:
@@ -95,7 +95,7 @@ class SpawnNoMainGuard(Rule):
         if func in seen or file.under_main_guard(node):
             return []
         seen.add(func)
-        out: list[ast.AST] = []
+        out: list[ast.Call] = []
         for call, _ in file.call_sites.get(func, []):
             out += self._unguarded_entries(file, call, seen)
         return out

@@ -4,7 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.lint.idioms import is_tensor, source
+from gpudoctor.lint.idioms import TENSOR_FACTORIES, is_tensor, source
 from gpudoctor.lint.model import FileModel
 from gpudoctor.lint.rule import Hit, Rule
 
@@ -65,7 +65,11 @@ class TensorToUnassigned(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        # A line that starts with `name.to(`, `batch[0].cuda(`, ...
+        # Something the rule knows is a tensor: a torch factory's result, or
+        # an item of a loader (`is_tensor`); then a line that starts with
+        # `name.to(`, `batch[0].cuda(`, ...
+        if "oader" not in text and not any(f + "(" in text for f in TENSOR_FACTORIES):
+            return False
         for match in METHOD_CALL.finditer(text):
             start = text.rfind("\n", 0, match.start()) + 1
             if STATEMENT_START.fullmatch(text, start, match.start()):

@@ -7,9 +7,16 @@ from gpudoctor.lint.rule import Hit, Rule
 
 
 class UnreadableFile(Rule):
-    """The file's bytes cannot be decoded as text the way Python would read
-    them: UTF-8 by default, or the encoding its PEP 263 coding comment names
-    (`# -*- coding: latin-1 -*-` on line 1 or 2).
+    """The file could not be read as Python source, so no rule looked at it.
+
+    Most often its bytes cannot be decoded the way Python would read them:
+    UTF-8 by default, or the encoding its PEP 263 coding comment names
+    (`# -*- coding: latin-1 -*-` on line 1 or 2). The same rule reports a file
+    that was skipped without being read, with the reason and its own fix:
+    permission denied, a symbolic link loop, something that is not a regular
+    file (a named pipe, a device, a socket: reading those could block or never
+    end), or a file above the size limit (5 MB; the environment variable
+    `GPUDOCTOR_MAX_SOURCE_BYTES` sets another, in bytes).
 
     Reported by the linter itself; linting goes on with the other files.
     """

@@ -1,0 +1,131 @@
+"""What `gpudoctor run --nproc 2` costs a healthy DDP job: the runtime hooks and
+the hang doctor's live collective tracking in every rank, against the same job
+with no gpudoctor code, its ranks started the same way (one process per rank,
+env:// rendezvous on 127.0.0.1, OMP_NUM_THREADS=1 on both sides).
+
+Each rank times its own training loop (start-up is not in the figure); a run's
+rate is steps / the slowest rank's loop time. Both sides alternate, in pairs.
+Target (issue 14): >= 0.98x the bare job's steps/s.
+
+    python benchmarks/tracking_overhead.py [--rounds 5] [--steps 1500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from measure import Row, load, median_ratio, ratio_row
+
+TARGET = 0.98
+
+JOB = '''
+import json, os, sys, time
+import torch, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+steps, out = int(sys.argv[1]), sys.argv[2]
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+g = torch.Generator().manual_seed(0)
+x = torch.randn(4096, 32, generator=g); w = torch.randn(32, 1, generator=g)
+data = TensorDataset(x, x @ w)
+sampler = DistributedSampler(data, num_replicas=world, rank=rank, seed=0)
+loader = DataLoader(data, batch_size=64, sampler=sampler)
+torch.manual_seed(0)
+model = DDP(torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1)))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+dist.barrier()
+done, epoch, start = 0, 0, time.perf_counter()
+while done < steps:
+    sampler.set_epoch(epoch); epoch += 1
+    for xb, yb in loader:
+        opt.zero_grad(); loss = torch.nn.functional.mse_loss(model(xb), yb); loss.backward(); opt.step()
+        done += 1
+        if done >= steps:
+            break
+seconds = time.perf_counter() - start
+with open(f"{out}.rank{rank}", "w") as fh:
+    json.dump({"seconds": seconds, "loss": loss.item()}, fh)
+dist.barrier()
+dist.destroy_process_group()
+'''
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rate(out: str, steps: int, nproc: int) -> float:
+    seconds = []
+    for rank in range(nproc):
+        with open(f"{out}.rank{rank}") as fh:
+            seconds.append(json.load(fh)["seconds"])
+        os.remove(f"{out}.rank{rank}")
+    return steps / max(seconds)
+
+
+def bare(script: str, out: str, steps: int, nproc: int, env: dict[str, str]) -> float:
+    """The ranks as the supervisor starts them, without gpudoctor."""
+    port = str(_free_port())
+    procs = []
+    for rank in range(nproc):
+        rank_env = dict(env, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc),
+                        LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        procs.append(subprocess.Popen([sys.executable, script, str(steps), out], env=rank_env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    errors = [p.communicate(timeout=600)[1] for p in procs]
+    if any(p.returncode for p in procs):
+        raise SystemExit(f"bare job failed: {[p.returncode for p in procs]}\n{errors[0][-2000:]!r}")
+    return _rate(out, steps, nproc)
+
+
+def doctor(script: str, out: str, steps: int, nproc: int, env: dict[str, str]) -> float:
+    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", str(nproc), script, str(steps), out]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise SystemExit(f"gpudoctor run failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return _rate(out, steps, nproc)
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--nproc", type=int, default=2)
+    args = parser.parse_args(argv)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.pop("GPUDOCTOR_RUN", None)
+    plain_rates: list[float] = []
+    doctor_rates: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "ddp_job.py")
+        with open(script, "w") as fh:
+            fh.write(JOB)
+        out = os.path.join(tmp, "result")
+        for i in range(args.rounds):
+            sides = [(plain_rates, bare), (doctor_rates, doctor)]
+            for store, run in sides if i % 2 == 0 else sides[::-1]:
+                store.append(run(script, out, args.steps, args.nproc, env))
+            print(f"round {i + 1}: bare {plain_rates[-1]:.1f} steps/s, gpudoctor run --nproc "
+                  f"{doctor_rates[-1]:.1f} steps/s, ratio {doctor_rates[-1] / plain_rates[-1]:.3f}", flush=True)
+    ratio, (lo, hi) = median_ratio(doctor_rates, plain_rates)
+    row = ratio_row("run --nproc 2 (live tracking): steps/s / bare job", ratio, lo, hi, TARGET, at_most=False)
+    print(f"{args.nproc} ranks, gloo, {args.steps} steps, {args.rounds} rounds, {load()}")
+    print(f"  bare job           : median {statistics.median(plain_rates):.1f} steps/s")
+    print(f"  gpudoctor run      : median {statistics.median(doctor_rates):.1f} steps/s")
+    print(f"  ratio {ratio:.3f} [{lo:.3f}, {hi:.3f}]  target {row.target}: {'met' if row.met else 'NOT met'}")
+    return [row]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""The Python API: each command as a function that returns the Report the CLI
+renders (`report.ok`, `report.findings` with id, severity, title, evidence, why,
+fix; `report.data` holds what `--json` adds). For notebooks and scripts; a
+Report shows itself as Markdown in Jupyter. Documented in docs/api.md.
+
+    import gpudoctor
+    report = gpudoctor.check()
+    if not report.ok:
+        for f in report.findings: print(f.id, f.fix)
+
+Nothing is printed and nothing exits. Bad arguments raise ValueError (the CLI's
+usage errors), a missing path FileNotFoundError. Importing this module is cheap:
+every command imports what it needs (torch too) when called.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from collections.abc import Iterable
+from typing import Any, Union
+
+from gpudoctor.findings import Report
+
+StrPath = Union[str, "os.PathLike[str]"]
+
+
+def check(*, visible: str | None = None, facts: StrPath | None = None) -> Report:
+    """`gpudoctor check`: probe this machine (or read a snapshot saved with
+    `gpudoctor check --json`) and run every check. `visible` shows what torch
+    would see with CUDA_VISIBLE_DEVICES set to it."""
+    from gpudoctor.checks import check_report
+    from gpudoctor.probe.facts import collect, load
+
+    if facts is not None:
+        if visible is not None:
+            raise ValueError("visible= probes this machine; it cannot be combined with facts=")
+        return _shown(check_report(load(os.fspath(facts))))
+    return _shown(check_report(collect(visible=visible)))
+
+
+def lint(paths: StrPath | Iterable[StrPath], *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Report:
+    """`gpudoctor lint`: one finding per diagnostic (id = the rule, evidence =
+    path, line, col); `report.data["diagnostics"]` has them as `--json` does."""
+    from gpudoctor.lint import engine, formats
+
+    names = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
+    try:
+        result = engine.lint_paths(names, list(select), list(ignore))
+    except engine.UnknownRule as exc:
+        raise ValueError(f"unknown rule id {str(exc)!r}") from None
+    except engine.MissingPath as exc:
+        raise FileNotFoundError(f"no such file or directory: {exc}") from None
+    return _shown(formats.report(result))
+
+
+def diagnose(text: str | None = None, *, path: StrPath | None = None) -> Report:
+    """`gpudoctor diagnose`: a training log (`text`, e.g. a paste) or a log file or
+    run folder (`path`) -> the first failure, what it caused, and the fix.
+    `report.data["root_cause"]` names the first failing rank and node."""
+    import io
+
+    from gpudoctor.diagnose.inputs import InputError, Target, resolve
+    from gpudoctor.diagnose.run import diagnose as run
+
+    if (text is None) == (path is None):
+        raise ValueError("give the log as text, or path= a log file or run folder (one of them)")
+    try:
+        if text is not None:
+            return _shown(run(Target("text", "<text>"), io.BytesIO(text.encode("utf-8", "surrogateescape"))))
+        return _shown(run(resolve(os.fspath(path))))  # type: ignore[arg-type]
+    except InputError as exc:
+        if not os.path.lexists(os.fspath(path or "")):
+            raise FileNotFoundError(str(exc)) from None
+        raise ValueError(str(exc)) from None
+
+
+def _torch_missing(command: str, import_error: str | None) -> Report | None:
+    """The Report of a command that needs torch when torch does not import (a finding, not an exception)."""
+    if import_error is None:
+        return None
+    from gpudoctor.checks.torch_build import torch_import_failed
+    from gpudoctor.findings import Report
+
+    finding = torch_import_failed(import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
+    return Report(command, (finding,))
+
+
+def allreduce(
+    nproc: int | None = 2,
+    *,
+    backend: str = "auto",
+    device: str = "auto",
+    sizes: str | None = None,
+    dtype: str = "float32",
+    op: str = "all_reduce",
+    iters: int = 20,
+    warmup: int = 5,
+    timeout: float = 300.0,
+) -> Report:
+    """`gpudoctor allreduce`: start `nproc` ranks on this machine (None: one per
+    GPU, else 2), sweep `op` over `sizes` ("4K,1M"; default 4K to 64M), check every
+    result and time it. `report.data["results"]` holds the rows (busbw, ...)."""
+    from gpudoctor.allreduce.job import run_local
+    from gpudoctor.allreduce.options import Options, PlanError, check_options, plan_sweep
+    from gpudoctor.probe.cuda import probe_cuda
+
+    options = Options(nproc, backend, device, sizes, None, None, dtype, op, iters, warmup, timeout)
+    try:
+        check_options(options)
+    except PlanError as exc:
+        raise ValueError(str(exc)) from None
+    cuda = probe_cuda()
+    missing = _torch_missing("allreduce", cuda.import_error)
+    if missing is not None:
+        return _shown(missing)
+    try:
+        sweep = plan_sweep(options, cuda)
+    except PlanError as exc:
+        raise ValueError(str(exc)) from None
+    return _shown(run_local(sweep).report)
+
+
+def train_smoke(
+    nproc: int = 2,
+    *,
+    backend: str = "auto",
+    device: str = "auto",
+    steps: int = 200,
+    batch_size: int = 64,
+    num_workers: int = 0,
+    amp: bool = False,
+    timeout: float = 120.0,
+) -> Report:
+    """`gpudoctor train-smoke`: a small reference DDP job on `nproc` ranks, verified
+    (sharding, learning, synchronisation, gradient averaging, checkpoint, throughput)."""
+    from gpudoctor.launch.backend import BACKENDS, DEVICES, choose_backend, one_of
+    from gpudoctor.probe.cuda import probe_cuda
+    from gpudoctor.smoke.config import SmokeConfig
+    from gpudoctor.smoke.runner import run_local
+
+    if nproc < 1 or steps < 1 or batch_size < 1 or num_workers < 0 or timeout <= 0:
+        raise ValueError("nproc, steps and batch_size must be >= 1, num_workers >= 0, timeout > 0")
+    backend, device = one_of("backend", backend, BACKENDS), one_of("device", device, DEVICES)
+    cuda = probe_cuda()
+    missing = _torch_missing("train-smoke", cuda.import_error)
+    if missing is not None:
+        return _shown(missing)
+    backend, device = choose_backend(backend, device, nproc, cuda)  # ImpossibleRequest is a ValueError
+    cfg = SmokeConfig(
+        nproc=nproc, backend=backend, device=device, steps=steps, batch_size=batch_size,
+        num_workers=num_workers, amp=amp, timeout_s=timeout,
+    )  # fmt: skip
+    return _shown(run_local(cfg, cuda))
+
+
+# What a Report shows beyond its findings (the facts of `check`, the results of
+# `allreduce`, the throughput of `train-smoke`), rebuilt from the Report alone, so
+# that whatever holds only a Report (a notebook, `gpudoctor report`) shows what
+# `--markdown` shows. Here, above the command packages, not in render/: it reaches
+# into each command's own view.
+
+
+def _check(report: Report) -> list[str]:
+    from gpudoctor.probe.facts import Facts
+    from gpudoctor.render.check_summary import markdown_sections
+
+    return list(markdown_sections(Facts.from_dict(report.data["facts"])))
+
+
+def _allreduce(report: Report) -> list[str]:
+    from gpudoctor.allreduce.table import heading, results_markdown
+
+    data, rows = report.data, report.data.get("results") or []
+    if not rows:
+        return []
+    summary = data["summary"]
+    return [results_markdown(rows, heading(summary["op"], data["nproc"], data["backend"], data["device"], summary["iters"]))]
+
+
+def _diagnose(report: Report) -> list[str]:
+    from gpudoctor.diagnose.view import markdown_sections
+
+    return list(markdown_sections(report))
+
+
+def _train_smoke(report: Report) -> list[str]:
+    from gpudoctor.smoke.view import markdown_sections
+
+    return list(markdown_sections(report))
+
+
+BY_COMMAND = {"check": _check, "allreduce": _allreduce, "train-smoke": _train_smoke, "diagnose": _diagnose}
+
+
+def markdown_sections(report: Report) -> list[str]:
+    """The command's own sections, rebuilt from the Report alone."""
+    build = BY_COMMAND.get(report.command)
+    if build is None:
+        return []
+    try:
+        return build(report)
+    except Exception as exc:  # noqa: BLE001 - showing the findings matters more than the extras
+        return [f"(gpudoctor could not render the {report.command} details: {type(exc).__name__}: {exc})"]
+
+
+def markdown(report: Report) -> str:
+    """The report as its command's `--markdown` prints it."""
+    from gpudoctor.render.markdown import report_markdown
+
+    return report_markdown(report, markdown_sections(report))
+
+
+class NotebookReport(Report):
+    """The Report the API returns: the same fields and methods, and Jupyter shows
+    it as its `--markdown` report."""
+
+    def _repr_markdown_(self) -> str:
+        return markdown(self)
+
+
+def _shown(report: Report) -> NotebookReport:
+    return NotebookReport(report.command, report.findings, report.data, report.interrupted)
+
+
+class CommandPackage(types.ModuleType):
+    """A command's package that is also its API function: `gpudoctor.lint` is
+    both the package `gpudoctor/lint/` and `gpudoctor.lint(paths)`. Python binds a
+    subpackage to its parent's attribute once imported, so the package itself
+    must be the callable for `gpudoctor.lint(...)` to work whatever was imported."""
+
+    _api_name: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return globals()[self._api_name](*args, **kwargs)
+
+
+def make_callable(package: str, api_name: str) -> None:
+    """Called by a command package's __init__ to become CommandPackage."""
+    module = sys.modules[package]
+    module.__class__ = CommandPackage
+    module._api_name = api_name  # type: ignore[attr-defined]
+
+
+# Module-level names that are also command packages (gpudoctor/<name>/).
+PACKAGES = ("lint", "allreduce", "diagnose")

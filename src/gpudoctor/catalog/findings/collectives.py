@@ -1,0 +1,104 @@
+"""Findings in the area "collectives"."""
+
+from gpudoctor.catalog.entry import FindingDoc
+
+ENTRIES = (
+    FindingDoc(
+        id="collective-mismatch",
+        severity="error",
+        area="collectives",
+        emitted_by="`gpudoctor run` (live, `--nproc` and under torchrun), `gpudoctor diagnose DIR`",
+        summary="""Two ranks made their collective number *k* (in the same process group) with a different
+kind (`all_reduce` on one rank, `broadcast` on another), a different tensor shape, or a
+different dtype. gpudoctor lines up every rank's collectives by number while the job
+runs (from PyTorch's Flight Recorder and its own hooks on `torch.distributed`), reports
+the first collective that differs within seconds, and stops the job: without it, gloo
+aborts with "Received data size doesn't match expected size" or both ranks wait until
+the backend's timeout (30 minutes on gloo, 10 on NCCL).""",
+        evidence="""`collective` (the number *k*), `process group`, `differs in` (kind, shape or dtype), and
+one line per rank: its call with shapes, dtype and the user's own `file:line`. A `note`
+says when one rank ran the same line more often than another (uneven batches).""",
+        why="""Every rank must call the same collectives in the same order with the same shapes. A
+collective inside `if rank == 0:` or a tensor whose size depends on the rank's data makes
+the ranks exchange the wrong bytes or wait for each other forever.""",
+        fix="""Make the two lines named in the evidence the same call on every rank: take the
+collective out of the rank-dependent branch, or pad the tensor to one shape
+(`all_gather_object` for ragged data), or cast it to one dtype (`t.to(torch.float32)`).""",
+    ),
+    FindingDoc(
+        id="collective-missing",
+        severity="error",
+        area="collectives",
+        emitted_by="`gpudoctor run`, `gpudoctor diagnose DIR`",
+        summary="""A rank waits in a collective (say `barrier` #6 at `train.py:20`) that another rank never
+called: that rank finished or exited after fewer collectives. The usual cause is a
+collective under `if rank == 0:` — a barrier after saving a checkpoint, an
+`all_gather_object` for metrics, an evaluation forward of a DDP model on rank 0 only.""",
+        evidence="""The waiting rank's call (kind, shape, `file:line`, number), the rank that never called it
+and how many collectives it made.""",
+        why="""A collective completes only when every rank of the group calls it; the others wait until
+the backend's timeout (30 minutes on gloo, 10 on NCCL).""",
+        fix="""Call it on every rank, or on none:
+
+```python
+if rank == 0:
+    torch.save(model.module.state_dict(), "ckpt.pt")
+dist.barrier()          # outside the `if`: every rank reaches it
+```""",
+    ),
+    FindingDoc(
+        id="collective-stall",
+        severity="error",
+        area="collectives",
+        emitted_by="`gpudoctor run` (`--hang-timeout`), and the ranks of `allreduce` / `train-smoke`",
+        summary="""No rank made collective progress for `--hang-timeout` seconds while at least one rank was
+waiting in a collective. gpudoctor then took every rank's Python stack (all threads) and
+its last collectives, and says where each rank stands: "rank 0 waits in all_reduce #2 at
+train.py:17; rank 1 is not in a collective: train.py:8 in load_next_shard (time.sleep)".
+The rank that is not in the collective holds the others up and is named as the root cause.
+A rank waiting in `init_process_group` for a rank that never arrives (stuck loading its
+data before the rendezvous) is reported the same way.
+
+A job that is slow but moving is never flagged: any completed collective resets the clock.
+For `allreduce` and `train-smoke` the stall is explained when their `--timeout` watchdog
+fires.""",
+        evidence="""One line per rank (where it stands), `no progress for`, `root cause`. Each rank's full
+stack dump is in the run folder (`rank<N>.stacks.txt`) with its trace
+(`rank<N>.collectives.json`).""",
+        why="""A collective cannot complete until every rank of the group calls it: one rank stuck in its
+data loader, a deadlock in its own code, or a skipped call holds every other rank up.""",
+        fix="""Look at the root-cause rank's line. If that work is legitimately long (evaluation, a big
+checkpoint), raise the limit: `gpudoctor run --hang-timeout 1800 ...`. If it skips the
+collective, call it on every rank.""",
+    ),
+    FindingDoc(
+        id="uneven-collectives",
+        severity="error",
+        area="collectives",
+        emitted_by="`gpudoctor run`, `gpudoctor diagnose DIR`",
+        summary="""One rank finished its loop (or exited) while another rank waits in — or died in — a
+collective that the finished rank never called, and the waiting rank had called that same
+line more often: "rank 0 finished after 5 all_reduce calls at train.py:10; rank 1 called a
+6th". This is uneven data: the ranks got a different number of batches.""",
+        evidence="""The finished rank and how many collectives it made, the waiting rank's call (kind, shape,
+`file:line`, collective number), the process group.""",
+        why="""With DDP every backward all-reduces the gradients: a rank with one batch more waits in that
+all-reduce for a peer that has already left, until the backend timeout, or fails with
+"Connection closed by peer".""",
+        fix="""Give every rank the same number of batches:
+
+```python
+sampler = DistributedSampler(dataset, drop_last=True)
+loader = DataLoader(dataset, batch_size=32, sampler=sampler, drop_last=True)
+```
+
+or let ranks finish unevenly on purpose:
+
+```python
+from torch.distributed.algorithms.join import Join
+with Join([model]):
+    for batch in loader:
+        ...
+```""",
+    ),
+)

@@ -1,0 +1,138 @@
+"""Findings in the area "environment"."""
+
+from gpudoctor.catalog.entry import FindingDoc
+
+ENTRIES = (
+    FindingDoc(
+        id="distributed-env-incomplete",
+        severity="warn / error",
+        area="environment",
+        emitted_by="[`gpudoctor check`](../commands/check.md) (warn); `gpudoctor allreduce` and `gpudoctor train-smoke` (error: nothing is run)",
+        summary="`RANK` or `WORLD_SIZE` is set, but not all of `RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`. For `allreduce` and `train-smoke`, `RANK` and `WORLD_SIZE` mean *join a job*, and without `MASTER_ADDR`/`MASTER_PORT` there is none to join: most often a shell left over from a torchrun job.",
+        evidence="The variables that are set, `missing`, and `gpudoctor` (what it made of them).",
+        why="`init_process_group(init_method=\"env://\")` needs the four together; a partial set is usually left over from another job and makes ranks wait for each other.",
+        fix="""Unset them to let gpudoctor start its own ranks, or let torchrun set them all for each rank:
+
+```sh
+unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE
+torchrun --nproc-per-node=2 train.py
+```""",
+    ),
+    FindingDoc(
+        id="distributed-env-malformed",
+        severity="error",
+        area="environment",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`: nothing is run",
+        summary="`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` (or SLURM's `SLURM_PROCID`, `SLURM_NTASKS`, `SLURM_LOCALID`) is not a number, or `RANK` is not below `WORLD_SIZE`, so this process cannot be one rank of a job.",
+        evidence="The variables as set, `problems` (each variable and what is wrong with it), `gpudoctor` (what it made of them).",
+        why="A launcher sets these as integers for each rank it starts; any other value is a typo or a leftover, and torch.distributed fails on it with a traceback or waits for ranks that never come.",
+        fix="""```sh
+unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE   # gpudoctor starts its own ranks
+torchrun --nproc-per-node=2 -m gpudoctor allreduce  # or join a real job
+```""",
+    ),
+    FindingDoc(
+        id="distributed-env-ignored",
+        severity="warn",
+        area="environment",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`",
+        summary="`RANK`/`WORLD_SIZE` are in the environment but gpudoctor ran its own local ranks: only one of the two is set, or `--nproc` was given outside torchrun.",
+        evidence="The variables as set and `gpudoctor` (why they were ignored).",
+        why="Left over in a shell, these variables make every later distributed tool try to join a job that is not there.",
+        fix="""```sh
+unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE
+```""",
+    ),
+    FindingDoc(
+        id="distributed-env",
+        severity="ok / info",
+        area="environment",
+        emitted_by="[`gpudoctor check`](../commands/check.md)",
+        summary="The launcher variables in the environment: `ok` when none is set (a plain shell), `info` listing `MASTER_ADDR`, `MASTER_PORT`, `RANK`, `LOCAL_RANK`, `WORLD_SIZE`, `NCCL_*` and SLURM's job variables when some are.",
+        evidence="The variables that are set.",
+        why="They decide how ranks find each other; seeing them in one place explains many hangs.",
+        fix="Nothing to fix.",
+    ),
+    FindingDoc(
+        id="gloo-socket-ifname-missing",
+        severity="error",
+        area="environment",
+        emitted_by="[`gpudoctor check`](../commands/check.md)",
+        summary="`GLOO_SOCKET_IFNAME` names an interface that does not exist (gloo takes exact names, comma-separated).",
+        evidence="`GLOO_SOCKET_IFNAME`, `interfaces here`.",
+        why="`init_process_group(\"gloo\")` fails with *Unable to find address for <name>*.",
+        fix="""```sh
+ip -br addr
+export GLOO_SOCKET_IFNAME=eth0
+```""",
+    ),
+    FindingDoc(
+        id="master-addr-unresolvable",
+        severity="error",
+        area="environment",
+        emitted_by="[`gpudoctor check`](../commands/check.md); `gpudoctor allreduce` and `gpudoctor train-smoke` before they join a job (nothing is run)",
+        summary="`MASTER_ADDR` is set but empty, or its name does not resolve (looked up with a 3-second deadline).",
+        evidence="`MASTER_ADDR`, `lookup` (the resolver's error).",
+        why="Every rank connects to `MASTER_ADDR` to rendezvous; a name that does not resolve makes `init_process_group` fail or wait until its timeout.",
+        fix="""```sh
+export MASTER_ADDR=127.0.0.1   # single node; across nodes: rank 0's hostname or IP
+```""",
+    ),
+    FindingDoc(
+        id="master-port-invalid",
+        severity="error",
+        area="environment",
+        emitted_by="[`gpudoctor check`](../commands/check.md); `gpudoctor allreduce` and `gpudoctor train-smoke` before they join a job (nothing is run)",
+        summary="`MASTER_PORT` is not an integer from 1 to 65535.",
+        evidence="`MASTER_PORT`.",
+        why="The `env://` rendezvous reads it as a TCP port and fails before any rank talks.",
+        fix="""```sh
+export MASTER_PORT=29500
+# or let torchrun pick a free one: torchrun --rdzv-endpoint=localhost:0 ...
+```""",
+    ),
+    FindingDoc(
+        id="nccl-ib-disabled",
+        severity="info",
+        area="environment",
+        emitted_by="[`gpudoctor check`](../commands/check.md)",
+        summary="`NCCL_IB_DISABLE` is set to a true value.",
+        evidence="`NCCL_IB_DISABLE`.",
+        why="Across nodes NCCL then falls back to TCP sockets, much slower than InfiniBand or RoCE. On a single node or a cluster without IB it changes nothing.",
+        fix="""If the nodes have InfiniBand or RoCE:
+
+```sh
+unset NCCL_IB_DISABLE
+```""",
+    ),
+    FindingDoc(
+        id="nccl-p2p-disabled",
+        severity="warn",
+        area="environment",
+        emitted_by="[`gpudoctor check`](../commands/check.md)",
+        summary="`NCCL_P2P_DISABLE` is set to a true value.",
+        evidence="`NCCL_P2P_DISABLE`, and what NVML says about P2P between the GPUs.",
+        why="NCCL then sends traffic between GPUs of one node through host memory instead of NVLink or PCIe peer-to-peer, often several times slower. It is a legitimate workaround for a P2P hang, and a common leftover once the hang is gone.",
+        fix="""Unset it and measure whether P2P works now:
+
+```sh
+unset NCCL_P2P_DISABLE
+gpudoctor allreduce
+```""",
+    ),
+    FindingDoc(
+        id="nccl-socket-ifname-missing",
+        severity="error / warn",
+        area="environment",
+        emitted_by="[`gpudoctor check`](../commands/check.md)",
+        summary="`NCCL_SOCKET_IFNAME` matches no network interface on this machine. NCCL's syntax is a comma list of name prefixes; `=` before the list means exact names; `^` means all interfaces except these. `error` when torch has NCCL, `warn` otherwise.",
+        evidence="`NCCL_SOCKET_IFNAME`, `interfaces here`, `torch has NCCL`.",
+        why="NCCL bootstraps over the interfaces it names; when none exists, init fails with *Bootstrap : no socket interface found* or waits for the other ranks until it times out.",
+        fix="""Name an interface that exists:
+
+```sh
+ip -br addr
+export NCCL_SOCKET_IFNAME=eth0
+```""",
+    ),
+)

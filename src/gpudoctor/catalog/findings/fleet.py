@@ -1,0 +1,180 @@
+"""Findings of `check` comparing the nodes of a job (under torchrun/srun, or
+`--facts` once per node), which `allreduce` and `train-smoke` also report first
+when joined across nodes."""
+
+from __future__ import annotations
+
+from gpudoctor.catalog.entry import FindingDoc
+
+EMITTED_BY = (
+    "[`gpudoctor check`](../commands/check.md#fleet-mode-comparing-the-nodes-of-a-job) under torchrun/srun "
+    "or with `--facts` once per node; first in `allreduce` and `train-smoke` joined across nodes"
+)
+
+ENTRIES = (
+    FindingDoc(
+        id="fleet-torch-mismatch",
+        severity="error",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="The nodes run different torch releases or CUDA builds (the `torch` column: version and its CUDA; a torch that fails to import on one node counts as different).",
+        evidence="`fact`, `values` (each value with the ranks and nodes that have it), `unknown on`.",
+        why="Ranks of one job exchange more than tensors: c10d's store protocol, DDP's bucket layout and the NCCL that torch bundles all change between releases. A mixed job hangs at `init_process_group` or the first collective, or fails with errors that point nowhere near the cause.",
+        fix="""```sh
+pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126   # on the odd nodes, as on the others
+# better: run every node from one container image or one shared venv
+```""",
+    ),
+    FindingDoc(
+        id="fleet-nccl-mismatch",
+        severity="error",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="The nodes load different NCCL versions (torch's bundled one, or another `libnccl` found first).",
+        evidence="`fact`, `values`, `unknown on`.",
+        why="Every rank of a communicator must run the same NCCL: its bootstrap and wire protocols change between versions, and a mix hangs in `ncclCommInitRank` or fails with *unhandled system error* / *invalid usage*. With the same torch on every node the cause is another `libnccl` earlier on `LD_LIBRARY_PATH`, an `LD_PRELOAD`, or another `nvidia-nccl-cu12` wheel.",
+        fix="""```sh
+pip install --force-reinstall nvidia-nccl-cu12==2.27.5   # on the odd nodes: the version the others have
+unset LD_PRELOAD   # and drop other libnccl directories from LD_LIBRARY_PATH there
+```""",
+    ),
+    FindingDoc(
+        id="fleet-driver-mismatch",
+        severity="error",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="The nodes run different NVIDIA drivers (or one has none).",
+        evidence="`fact` (`driver`: version and the newest CUDA it supports), `values`.",
+        why="The driver decides which CUDA features, NVLink/NVSwitch fabric and GPUDirect RDMA paths a node offers; nodes on different drivers choose different NCCL transports, and a driver older than torch's CUDA makes CUDA unusable on that node. It is the classic cause of a job that hangs only when one particular node is in the allocation.",
+        fix="""```sh
+nvidia-smi   # on the odd nodes: install the driver the other nodes have
+srun --exclude=<odd nodes> ...   # or leave them out until they are updated
+```""",
+    ),
+    FindingDoc(
+        id="fleet-gpu-model-mismatch",
+        severity="error",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="The nodes have different GPU models.",
+        evidence="`fact`, `values` (per node: the model, or `Nx model` for mixed nodes).",
+        why="Every step waits for the slowest rank, so one node of older GPUs slows the whole job to its pace; a batch size sized for the larger memory runs out of memory on the smaller GPUs.",
+        fix="""```sh
+srun --constraint=<gpu type> ...   # one GPU model for the job
+srun --exclude=<odd nodes> ...
+```""",
+    ),
+    FindingDoc(
+        id="fleet-gpu-count-mismatch",
+        severity="error",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="The nodes differ in how many GPUs torch sees, or NVML counts (`N of M`: torch sees N of the M GPUs NVML lists).",
+        evidence="`fact`, `values`.",
+        why="torchrun starts the same number of ranks on every node. On a node with fewer usable GPUs two ranks share one (NCCL: *Duplicate GPU detected*) or a rank asks for a device that does not exist (*invalid device ordinal*). A GPU missing from NVML fell off the bus (Xid 79) or was never initialised by the driver; a GPU hidden from torch is `CUDA_VISIBLE_DEVICES`.",
+        fix="""```sh
+nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES   # on the odd nodes
+srun --exclude=<odd nodes> ...   # until the GPU is back
+```""",
+    ),
+    FindingDoc(
+        id="fleet-gpus-fewer-than-ranks",
+        severity="error",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="A node runs more ranks of the job than torch sees GPUs there (only when the job has GPUs at all).",
+        evidence="per node: `ranks`, `GPUs torch sees`.",
+        why="With NCCL each rank needs a GPU of its own; the extra ranks share one (*Duplicate GPU detected*) or fail with *invalid device ordinal*.",
+        fix="""```sh
+torchrun --nproc-per-node=<GPUs per node> ...   # or restore the missing GPUs on that node
+```""",
+    ),
+    FindingDoc(
+        id="fleet-infiniband-mismatch",
+        severity="error",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="The nodes differ in their InfiniBand/RoCE devices (`/sys/class/infiniband`): one has none, or a port that is down (`mlx5_0 (down)`), or other devices. Nodes whose devices could not be read are not compared.",
+        evidence="`fact`, `values`, `unknown on`.",
+        why="NCCL uses InfiniBand or RoCE between nodes when it finds a device, else TCP sockets. A node without the device, or with its port down, drags every all-reduce to socket speed or fails to connect (*NET/IB : No device found*, *Connection refused*).",
+        fix="""```sh
+ibstat   # on the odd nodes: is the port Active?
+sudo modprobe mlx5_ib   # load the driver; or leave the node out: srun --exclude=<node>
+```""",
+    ),
+    FindingDoc(
+        id="fleet-socket-ifname-missing",
+        severity="error",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="`NCCL_SOCKET_IFNAME` (prefixes, `=` exact, `^` exclude: NCCL's syntax) or `GLOO_SOCKET_IFNAME` (exact names) selects no network interface on some nodes. It replaces the node-local [nccl-socket-ifname-missing](nccl-socket-ifname-missing.md) and [gloo-socket-ifname-missing](gloo-socket-ifname-missing.md) in a fleet report, and is an error whether or not this torch has NCCL: the nodes disagree on the network.",
+        evidence="the variable's value per odd node, `interfaces there`, `interfaces on every node`.",
+        why="NCCL and gloo bind to the interfaces these variables name. A rank that finds none fails (*Bootstrap : no socket interface found*, *Unable to find address for*) and every other rank waits for it until the timeout: the job hangs at init.",
+        fix="""```sh
+export NCCL_SOCKET_IFNAME=eth0   # an interface every node has (ip -br addr on each); the fix line names one
+```""",
+    ),
+    FindingDoc(
+        id="fleet-env-mismatch",
+        severity="error, warn or info (by variable)",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="""An `NCCL_*`, `GLOO_*`, `CUDA_*`, `MASTER_*`, `TORCH_NCCL_*` or `TORCH_DISTRIBUTED_*` variable is set differently on the nodes, or on some nodes only (`unset` is a value). One finding per variable. Variables that differ per rank by design (`RANK`, `LOCAL_RANK`, `GROUP_RANK`, `SLURM_*`) and variables outside these prefixes are not compared.
+
+Severity by what the variable does:
+
+- **error**: every `NCCL_*`, `TORCH_NCCL_*` and `GLOO_*` variable not named below (nearly all
+  of them choose a transport, an algorithm, buffers or channels: `NCCL_IB_DISABLE`,
+  `NCCL_SOCKET_IFNAME`, `NCCL_PROTO`, `NCCL_ALGO`, `NCCL_BUFFSIZE`, `NCCL_MIN_NCHANNELS`,
+  `NCCL_P2P_DISABLE`, `GLOO_SOCKET_IFNAME`, ...), and `CUDA_LAUNCH_BLOCKING`,
+  `CUDA_DEVICE_MAX_CONNECTIONS`, `MASTER_ADDR`, `MASTER_PORT`, `TORCH_DISTRIBUTED_DEBUG`;
+- `CUDA_VISIBLE_DEVICES`: **error** when some node lists fewer devices (a shorter list, an
+  empty one, or a list where the others have none), unless torch is seen to count the same
+  GPUs on every node; **warn** for as many devices in another order or by other ids;
+- **warn**: per-node files (`NCCL_TOPO_FILE`, `NCCL_GRAPH_FILE`, `NCCL_CONF_FILE`) and the
+  other `CUDA_*` and `TORCH_DISTRIBUTED_*` variables (`CUDA_DEVICE_ORDER`, `CUDA_MODULE_LOADING`, ...);
+- **info**: debug output and installation paths: `NCCL_DEBUG`, `NCCL_DEBUG_SUBSYS`,
+  `NCCL_DEBUG_FILE`, `NCCL_TOPO_DUMP_FILE`, `NCCL_GRAPH_DUMP_FILE`, `NCCL_HOSTID`, `CUDA_HOME`,
+  `CUDA_PATH`, `CUDA_ROOT`, `CUDA_CACHE_PATH`, `CUDA_INSTALL_PATH`.""",
+        evidence="`fact` (the variable), `values` (each value with its ranks and nodes), `unknown on`.",
+        why="NCCL reads its variables on each rank. Ranks that disagree on transports, algorithms, protocols or buffer sizes hang at init or at the first collective; a node without a tuning the others have runs slower, and every rank waits for it. A variable set on one node only usually comes from that node's `~/.bashrc`, `/etc/nccl.conf` or container image.",
+        fix="""```sh
+export NCCL_IB_DISABLE=0   # on the odd nodes, the value the others have; better: set it once in the job script
+unset NCCL_IB_DISABLE       # when the other nodes do not set it
+```""",
+    ),
+    FindingDoc(
+        id="fleet-python-mismatch",
+        severity="warn",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="The nodes run different Python versions.",
+        evidence="`fact`, `values`.",
+        why="Different interpreters mean different environments: installed packages, objects pickled by `all_gather_object` / `broadcast_object_list`, and compiled extensions may not match across nodes.",
+        fix="""```sh
+# run every node from one container image or one shared venv
+```""",
+    ),
+    FindingDoc(
+        id="fleet-shm-mismatch",
+        severity="info",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="`/dev/shm` has different sizes on the nodes. A node below 1 GiB also gets [shm-too-small](shm-too-small.md), with the nodes it applies to.",
+        evidence="`fact`, `values`.",
+        why="NCCL's shared-memory transport between the ranks of a node and DataLoader workers live in `/dev/shm`; a node given a smaller one (another container setup) is the one that fails first.",
+        fix="""```sh
+docker run --shm-size=16g ...   # the same on every node, or --ipc=host
+```""",
+    ),
+    FindingDoc(
+        id="fleet-consistent",
+        severity="ok",
+        area="fleet",
+        emitted_by=EMITTED_BY,
+        summary="Every node agrees on torch, NCCL, the driver, the GPU model and count, InfiniBand, Python, `/dev/shm` and every compared variable.",
+        evidence="`nodes`.",
+        why="Nodes that agree rule out the skews that hang or slow multi-node jobs (another NCCL, driver or interface on one node); a problem that remains is in the node-local findings, or shows in `gpudoctor allreduce` across the nodes.",
+        fix="Nothing to fix.",
+    ),
+)

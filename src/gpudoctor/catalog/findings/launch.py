@@ -1,0 +1,38 @@
+"""Findings in the area "launch": starting and meeting ranks."""
+
+from gpudoctor.catalog.entry import FindingDoc
+
+ENTRIES = (
+    FindingDoc(
+        id="rendezvous-incomplete",
+        severity="error",
+        area="launch",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md) and `gpudoctor train-smoke` in join mode (under torchrun, SLURM or plain `RANK`/`WORLD_SIZE`/`MASTER_ADDR`/`MASTER_PORT`)",
+        summary="""Rank 0 of a job waited at `MASTER_ADDR:MASTER_PORT` for the whole `--timeout` and not every
+rank came. Each rank checks in on the rendezvous store before `init_process_group`, so rank 0 can
+name the ranks that joined and those missing; while it waits it prints
+*waiting at HOST:PORT for N of M ranks, T s* on stderr.""",
+        evidence="`address`, `joined` and `missing` (rank numbers), `waited_s`, `launched by` (`torchrun`, `slurm`, `env`).",
+        why="No collective can start until every rank has joined. The usual causes: the other nodes' ranks were not started (or started later than the timeout), they were given another `MASTER_ADDR` or `MASTER_PORT`, or a firewall between the nodes blocks the port.",
+        fix="""Start the missing ranks with the same address, and check from another node that the port is reachable:
+
+```sh
+MASTER_ADDR=node0 MASTER_PORT=29500 RANK=1 WORLD_SIZE=2 gpudoctor allreduce
+nc -zv node0 29500
+```""",
+    ),
+    FindingDoc(
+        id="ranks-outnumber-cores",
+        severity="warn",
+        area="launch",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke` (in the report) and `gpudoctor run --nproc` (on stderr before the ranks start)",
+        summary="The ranks to start on this machine are 4 or more per CPU core this process may use (`taskset` and cgroup cpusets count). `--nproc` itself is limited to 256 for every command.",
+        evidence="`ranks`, `usable cores`, `limit`.",
+        why="Every rank is a whole Python process with torch's own threads; this many per core wait for the CPU, so timings are the scheduler's, and timeouts can fire on a healthy job.",
+        fix="""At most one rank per core (or per GPU):
+
+```sh
+gpudoctor allreduce --nproc 2
+```""",
+    ),
+)

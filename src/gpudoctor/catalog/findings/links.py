@@ -1,0 +1,33 @@
+"""Findings in the area "links"."""
+
+from gpudoctor.catalog.entry import FindingDoc
+
+ENTRIES = (
+    FindingDoc(
+        id="allreduce-link-speed",
+        severity="ok, warn or info",
+        area="links",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md)",
+        summary="""On GPUs, the peak busbw compared with what the link between the GPUs should give, from
+NVML: NVLink (about 25 GB/s per link and direction) or PCIe (several GB/s even through the
+host bridge). A warning such as *"busbw 9.0 GB/s between GPUs joined by NVLink (12 links):
+P2P is off or blocked?"* means NCCL is not using the fast path. Info, with no verdict, when
+the largest size is under 32M (latency-bound), the ranks span several hosts (the network
+bounds busbw), or NVML could not say how the GPUs are linked.""",
+        evidence="""`peak busbw GB/s`, `link` (`nvlink`, `pcie`, `mixed`, `unknown`), `NVLinks between GPUs`
+(the fewest between any pair), `topology` (PIX, PXB, PHB, NODE, SYS), `P2P` (NVML's P2P
+read status), `GPUs`, the `NCCL_*` variables set, and `expected at least GB/s` on a
+warning.""",
+        why="""With working NVLink or PCIe P2P, NCCL copies GPU to GPU; a busbw at host-memory speed
+means it is going through the CPU: `NCCL_P2P_DISABLE` set, a container without the NVLink
+devices, ACS or the IOMMU redirecting PCIe peer traffic, a link trained down (x4, Gen1), or
+GPUs on different sockets.""",
+        fix="""```sh
+env | grep NCCL_                    # NCCL_P2P_DISABLE=1 left over from debugging?
+nvidia-smi topo -m                  # how the GPUs are connected
+nvidia-smi nvlink -s                # are the NVLinks up?
+NCCL_DEBUG=INFO gpudoctor allreduce --sizes 256M   # look for 'via P2P' in the rank logs
+sudo lspci -vvv | grep -i acsctl    # PCIe: ACS on switches forces P2P through the root complex
+```""",
+    ),
+)

@@ -1,0 +1,214 @@
+"""Findings in the area "ranks"."""
+
+from gpudoctor.catalog.entry import FindingDoc
+
+ENTRIES = (
+    FindingDoc(
+        id="joined-rank-failed",
+        severity="error",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md) in join mode (under torchrun or SLURM)",
+        summary="""Rank 0 of a torchrun/SLURM job failed while running the benchmark. The title says how:
+*timed out waiting for a peer* (the process group's timeout, `--timeout`, passed in a
+collective: a rank hung or never joined), *lost a peer* (a rank crashed), or the exception
+it raised, and how many sizes had finished. Under a launcher each rank is its own process and rank 0 sees only its side: a
+peer that crashed, hung or never joined shows here as a timeout or a closed connection.""",
+        evidence="""`rank`, `world_size`, `launched by` (`torchrun`, `env`, `slurm`), `exception`, `traceback`;
+`diagnosis` and `meaning` when the exception matches a known failure pattern
+([docs/patterns/](../patterns/)).""",
+        why="The benchmark did not complete; the cause is usually on another rank or node.",
+        fix="""Read the launcher's output for the first rank that failed (torchrun prints each failed
+rank's exit code and traceback), or run the benchmark on one node with every rank
+supervised:
+
+```sh
+gpudoctor allreduce --nproc 8 --timeout 120
+```""",
+    ),
+    FindingDoc(
+        id="launch-interrupted",
+        severity="error",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks); exit code 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP)",
+        summary="""Ctrl-C (SIGINT), SIGTERM or SIGHUP (an ssh session dropping) reached gpudoctor while ranks were running. It stopped every
+rank (their whole process groups, so their own children too) before printing this.""",
+        evidence="`ranks` (how many were stopped), `logs` (the run folder with each rank's stderr).",
+        why="The measurement is incomplete; nothing is left running.",
+        fix="Rerun the same command when ready.",
+    ),
+    FindingDoc(
+        id="rank-crashed",
+        severity="error",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks)",
+        summary="""A rank's process ended on its own with a non-zero exit code, or was killed by a signal
+(named: `SIGSEGV`, `SIGKILL`, `SIGBUS`, `SIGABRT`, ...). The title says which rank and the
+last stage it reached (`rendezvous`, `joined`, `all_reduce 4M`, ...).""",
+        evidence="""`rank`, `state` (`exited` or `signaled`), `last_stage`, `step`, `exit_code`, `signal`, the
+readable end of its stderr (`stderr_tail`, with the Python stack faulthandler printed on a
+crash), and `log`: the rank's whole stderr file. When the rank's own output matches a known
+failure pattern (the knowledge base `gpudoctor diagnose` uses), `diagnosis` holds the
+pattern id ([docs/patterns/](../patterns/)) and `meaning` what it means; the title, why and
+fix are then the pattern's own.""",
+        why="""Its peers cannot finish a collective without it: they fail with *Connection closed by
+peer* or wait until the watchdog. The signal points at the cause: `SIGKILL` from outside is
+most often the kernel's OOM killer; `SIGSEGV` is a native crash in a C++ library: on a
+machine with GPUs most often CUDA/NCCL (mismatched NCCL/CUDA/driver versions, a broken
+build), on a machine without one a compiled extension built for another torch/numpy/Python
+or a CPU kernel (the finding says which, from the GPUs this machine has); `SIGBUS` is shared memory running
+out (a small `/dev/shm`); `SIGABRT` is a C++ exception or NCCL's watchdog aborting a stuck
+collective.""",
+        fix="""Follow the hint for the signal in the finding's fix line, e.g.
+
+```sh
+dmesg -T | grep -i -E 'killed process|out of memory'     # SIGKILL: lower batch size / workers
+python -m gpudoctor check                                 # SIGSEGV with GPUs: compare torch's CUDA/NCCL with the driver
+python -X faulthandler SCRIPT                             # SIGSEGV without GPUs: the Python line of the crash
+docker run --shm-size=16g ...                             # SIGBUS
+less /tmp/gpudoctor-.../rank1.stderr                      # a non-zero exit: the rank's own output says why
+```""",
+    ),
+    FindingDoc(
+        id="rank-hung",
+        severity="error",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks)",
+        summary="""The watchdog (`--timeout`) fired while this rank was still running and it was the rank
+furthest behind: it stopped making progress after the stage named in the title, and its
+peers are waiting for it. Before stopping it, gpudoctor sent it SIGUSR1, so its Python
+stack (every thread) is at the end of its stderr.""",
+        evidence="""`rank`, `state: hung`, `last_stage`, `step` (how far it got), `stderr_tail` (the dumped
+stack: where it is stuck), `log`.""",
+        why="""A rank that stops making progress blocks every peer at the next collective: a deadlock in
+its own code, a collective the other ranks never call (or call in another order), a data
+loader that never returns, or a broken transport (PCIe P2P, `/dev/shm`, the network).""",
+        fix="""Read where it is stuck (the stack in the evidence), then rule out the transport:
+
+```sh
+py-spy dump --pid <pid of the rank>           # on a live hang
+NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 gpudoctor allreduce --nproc 2   # does it pass without P2P?
+```""",
+    ),
+    FindingDoc(
+        id="rank-never-joined",
+        severity="error",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks)",
+        summary="""The watchdog fired and this rank had not reached the rendezvous
+(`init_process_group`): its peers were waiting for it there.""",
+        evidence="`rank`, `state: nojoin`, `last_stage` (`not started` or `started`), `stderr_tail`, `log`.",
+        why="""Its peers wait in `init_process_group` until the timeout. The rank is stuck or slow
+before init (heavy imports, data loading, a lock), or cannot reach
+`MASTER_ADDR:MASTER_PORT` (a firewall, the wrong address on a multi-homed host).""",
+        fix="""Check the address is reachable from the rank's host, and that nothing before
+`init_process_group` blocks:
+
+```sh
+nc -zv $MASTER_ADDR $MASTER_PORT
+```""",
+    ),
+    FindingDoc(
+        id="rank-peer-lost",
+        severity="info",
+        area="ranks",
+        emitted_by="`gpudoctor run --nproc N`",
+        summary="""This rank failed, but only because another rank was already gone: its error is what gloo,
+NCCL or the TCPStore say when the other side of a connection disappears ("Connection
+closed by peer", "Connection reset by peer", "NCCL error: remote process exited or there
+was a network error", "Broken pipe", "Failed to recv, got 0 bytes", a watchdog
+"collective operation timeout"). It is a victim, not the cause: the report names the
+root-cause rank above it, and shows each victim in one line with the collective it was in.""",
+        evidence="""The title: the rank, the collective it was in (`all_reduce #3 at train.py:20`) and its
+error in one line. Its full log is in the run folder (`rank<N>.stderr`).""",
+        why="""A rank whose peer dies fails at its next collective with a connection error; reporting it
+as a cause of its own would hide the rank that really failed.""",
+        fix="""Nothing to fix in this rank: fix the root-cause rank named in the report (its exception,
+its `os._exit`, or what killed it), and the victims go away with it.""",
+    ),
+    FindingDoc(
+        id="rank-raised",
+        severity="error (warn for a rank that only lost its peer)",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks)",
+        summary="""A rank raised a Python exception; the title names the exception type and where the rank
+was. When the exception only says that another rank went away (*Connection closed by
+peer*, *Connection reset by peer*, *Broken pipe*), the rank is a victim, not the cause: the
+finding is then a warning that points at the root-cause rank.""",
+        evidence="""`rank`, `state: raised`, `last_stage`, `step`, `exit_code`, `exception` (type and
+message), `stderr_tail` (the traceback's end), `log`. When the rank's own output matches a known
+failure pattern (the knowledge base `gpudoctor diagnose` uses), `diagnosis` holds the
+pattern id ([docs/patterns/](../patterns/)) and `meaning` what it means; the title, why and
+fix are then the pattern's own.""",
+        why="""An exception ends the rank's process; the other ranks then fail or hang at their next
+collective. The traceback names the failing line.""",
+        fix="""Read the traceback of the root-cause rank (the first error in the report):
+
+```sh
+less /tmp/gpudoctor-.../rank1.stderr
+```""",
+    ),
+    FindingDoc(
+        id="rank-stopped",
+        severity="info",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks)",
+        summary="""gpudoctor stopped this rank (SIGTERM to its process group, then SIGKILL) because another
+rank had already failed and the stopped one was still running after a short grace period.""",
+        evidence="`rank`, `state: stopped`, `last_stage`, `step`, `stderr_tail`, `log`.",
+        why="""Nothing is wrong with this rank as far as gpudoctor can tell; it was waiting for, or
+would have waited for, the failed one. No process is left behind.""",
+        fix="Nothing to fix here: fix the root-cause rank (the first error in the report).",
+    ),
+    FindingDoc(
+        id="rank-waiting",
+        severity="warn",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks)",
+        summary="""When the watchdog fired this rank was blocked in a collective (the stage in the title)
+waiting for the rank named there, which was behind it. It is a victim of that rank's
+problem, not a problem itself.""",
+        evidence="""`rank`, `state: hung`, `last_stage`, `step`, the end of its stack (`stderr_tail`: the
+collective it was waiting in), `log`.""",
+        why="""A healthy rank blocks in a collective that a stuck peer never entered; it tells you
+where the job was, not why.""",
+        fix="""Look at the rank named in the title first (its `rank-hung` or `rank-never-joined`
+finding):
+
+```sh
+less /tmp/gpudoctor-.../rank1.stderr
+```""",
+    ),
+    FindingDoc(
+        id="rendezvous-hang",
+        severity="error",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks)",
+        summary="""Every rank reached `init_process_group` and none got past it before the watchdog fired:
+the rendezvous itself is broken, not one rank.""",
+        evidence="""`rank`, `state: hung`, `last_stage: rendezvous`, `stderr_tail`, `log` (one finding per
+rank).""",
+        why="""The ranks cannot meet: `MASTER_ADDR` is not reachable from every node, a firewall blocks
+the port, the port is taken, or `NCCL_SOCKET_IFNAME` / `GLOO_SOCKET_IFNAME` names an
+interface that does not exist.""",
+        fix="""```sh
+export MASTER_ADDR=<an address every node can reach> MASTER_PORT=<a free port>
+ip -br addr        # the interface names to give NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME
+```""",
+    ),
+    FindingDoc(
+        id="smoke-no-result",
+        severity="error",
+        area="ranks",
+        emitted_by="[`gpudoctor train-smoke`](../commands/train-smoke.md)",
+        summary="""Every rank of the reference job exited with code 0, yet at least one left no result for
+the verifications.""",
+        evidence="`logs` (the run directory with each rank's stderr and stdout).",
+        why="""Something inside the rank ended it early and successfully (a `sys.exit(0)` in an import
+hook or a site customisation), so nothing can be verified.""",
+        fix="""Read the ranks' logs:
+
+```sh
+less <logs>/rank0.stderr
+```""",
+    ),
+)

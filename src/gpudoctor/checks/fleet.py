@@ -1,0 +1,304 @@
+"""The nodes of one job compared: NodeFacts of N nodes -> findings.
+
+A distributed job needs its nodes to agree on the software that talks between
+them (torch, NCCL, the driver), on the hardware each rank expects (GPU model
+and count), on the network NCCL and gloo use (the socket interface, the
+InfiniBand devices) and on the variables that steer NCCL. Each fact that
+differs is one finding naming which nodes (and ranks) hold which value.
+Node-local findings of every node are shown once, with the nodes they apply to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gpudoctor.checks.fleet_diff import AREA, FleetColumn, difference, odd_values, rank_ranges, ranks_evidence, where
+from gpudoctor.checks.fleet_env import (
+    check_socket_ifname,
+    interface_columns,
+    variable_columns,
+    variable_fix,
+    variable_why,
+)
+from gpudoctor.checks.wording import plural, size
+from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.probe.codec import to_plain
+from gpudoctor.probe.facts import Facts
+from gpudoctor.probe.node import SOCKET_IFNAME_VARS, NodeFacts, distinct_names, node_facts
+from gpudoctor.probe.unavailable import Unavailable
+
+# Node-local findings the fleet comparison says better (with the other nodes' values).
+SUPERSEDED = {"nccl-socket-ifname-missing", "gloo-socket-ifname-missing"}
+# Node-local findings about this rank's own place in the job (RANK=8, ...): the table has them.
+NOT_GROUPED = {"distributed-env"}
+
+
+def _text(value: object) -> str | None:
+    """A fact value as the table and the findings show it; None: unknown, not compared."""
+    if isinstance(value, Unavailable):
+        return None
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def _torch(n: NodeFacts) -> str | None:
+    if isinstance(n.torch, Unavailable):
+        return n.torch.reason  # a torch that does not import differs from one that does
+    cuda = n.torch_cuda
+    build = "CPU build" if cuda is None else "CUDA ?" if isinstance(cuda, Unavailable) else f"CUDA {cuda}"
+    return f"{n.torch} ({build})"
+
+
+def _nccl(n: NodeFacts) -> str | None:
+    if isinstance(n.torch, Unavailable):
+        return None  # said by the torch row
+    if n.nccl_available is False:
+        return "not in this torch"
+    return _text(n.nccl)
+
+
+def _driver(n: NodeFacts) -> str | None:
+    if n.driver is None:
+        return "none"
+    cuda = _text(n.driver_cuda)
+    return f"{n.driver} (CUDA {cuda})" if cuda else n.driver
+
+
+def _gpu_model(n: NodeFacts) -> str | None:
+    if not n.gpus:
+        return "none"
+    counts: dict[str, int] = {}
+    for name in n.gpus:
+        counts[name] = counts.get(name, 0) + 1
+    return " + ".join(name if len(counts) == 1 else f"{c}x {name}" for name, c in counts.items())
+
+
+def _gpu_count(n: NodeFacts) -> str | None:
+    seen = _text(n.torch_gpus)
+    return f"{seen} of {n.gpu_count}" if seen is not None else f"? of {n.gpu_count}"
+
+
+def _infiniband(n: NodeFacts) -> str | None:
+    if isinstance(n.infiniband, Unavailable):
+        return None
+    return ", ".join(n.infiniband) or "none"
+
+
+def _shm(n: NodeFacts) -> str | None:
+    return size(n.shm_bytes) if isinstance(n.shm_bytes, int) else None
+
+
+def _python(n: NodeFacts) -> str | None:
+    return n.python
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One compared fact: its table label, how a node's value reads, and the finding a difference becomes."""
+
+    label: str
+    value: Callable[[NodeFacts], str | None]
+    finding: Finding  # what a difference becomes: its id, severity and why (title and evidence filled in)
+    fix: Callable[[str, str], str]  # (the odd nodes, the majority value) -> the fix
+
+
+def _pin_torch(odd: str, value: str) -> str:
+    version = value.split(" ")[0]
+    base, _, local = version.partition("+")
+    index = f" --index-url https://download.pytorch.org/whl/{local}" if local.startswith(("cu", "rocm", "cpu")) else ""
+    return f"pip install torch=={base}{index}  # on {odd}; better: one container image or venv for every node"
+
+
+FACTS = (
+    Fact(
+        "torch", _torch,
+        Finding(id="fleet-torch-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
+            "Ranks built from different torch releases or CUDA builds may not interoperate: c10d's wire "
+            "protocol, DDP's bucketing and the bundled NCCL change between releases; jobs hang at init or at "
+            "the first collective, or fail with errors that point nowhere near the cause.")),
+        _pin_torch,
+    ),
+    Fact(
+        "NCCL", _nccl,
+        Finding(id="fleet-nccl-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
+            "Every rank of a communicator must run the same NCCL: versions differ in their bootstrap and wire "
+            "protocol, and a mix hangs in ncclCommInitRank or fails with 'unhandled system error' / "
+            "'invalid usage'. A node with another libnccl (LD_LIBRARY_PATH, LD_PRELOAD, another "
+            "nvidia-nccl wheel) is the usual cause when torch is the same.")),
+        lambda odd, v: f"pip install --force-reinstall nvidia-nccl-cu12=={v}  # on {odd}; and drop other "
+        "libnccl paths from LD_LIBRARY_PATH / LD_PRELOAD there",
+    ),
+    Fact(
+        "driver", _driver,
+        Finding(id="fleet-driver-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
+            "The driver decides which CUDA features, NVLink/NVSwitch fabric and GPUDirect RDMA paths a node "
+            "supports; nodes on different drivers pick different NCCL transports, and a driver older than "
+            "torch's CUDA makes CUDA unusable on that node.")),
+        lambda odd, v: f"nvidia-smi  # on {odd}: install driver {v.split(' ')[0]} as on the other nodes, "
+        f"or leave them out: srun --exclude=<those nodes> ...",
+    ),
+    Fact(
+        "GPU model", _gpu_model,
+        Finding(id="fleet-gpu-model-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
+            "Every step waits for the slowest rank, so one node of older or smaller GPUs slows the whole job; "
+            "a batch size chosen for the larger memory runs out of memory on the smaller one.")),
+        lambda odd, v: f"srun --constraint=<gpu type> ...  # one GPU model for the job ({v}); or leave out {odd}",
+    ),
+    Fact(
+        "GPUs (torch of NVML)", _gpu_count,
+        Finding(id="fleet-gpu-count-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
+            "torchrun starts the same number of ranks on every node; a node with fewer usable GPUs puts two "
+            "ranks on one GPU (NCCL: 'Duplicate GPU detected') or fails with 'invalid device ordinal'. A GPU "
+            "missing from NVML fell off the bus (Xid 79) or was never seen by the driver.")),
+        lambda odd, v: f"nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES  # on {odd} ({v} elsewhere); "
+        "or leave them out: srun --exclude=<those nodes> ...",
+    ),
+    Fact(
+        "InfiniBand", _infiniband,
+        Finding(id="fleet-infiniband-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
+            "NCCL uses InfiniBand/RoCE between nodes when it finds it, else TCP sockets; a node without the "
+            "device, or with its port down, drags every all-reduce to socket speed or fails to connect "
+            "('NET/IB : No device found', 'Connection refused').")),
+        lambda odd, v: f"ibstat  # on {odd}: load the driver (modprobe mlx5_ib), bring the port up, or "
+        f"leave the nodes out; the others have {v}",
+    ),
+    Fact(
+        "Python", _python,
+        Finding(id="fleet-python-mismatch", severity=Severity.WARN, title="", area=AREA, why=(
+            "Different interpreters mean different environments: packages, pickled objects sent with "
+            "all_gather_object/broadcast_object_list and compiled extensions may not match across nodes.")),
+        lambda odd, v: f"python -V  # on {odd}; the others run {v}: use one container image or venv for every node",
+    ),
+    Fact(
+        "/dev/shm", _shm,
+        Finding(id="fleet-shm-mismatch", severity=Severity.INFO, title="", area=AREA, why=(
+            "NCCL's shared-memory transport between ranks of a node and DataLoader workers live in /dev/shm; "
+            "a node given a smaller one (another container setup) fails first.")),
+        lambda odd, v: f"docker run --shm-size={v.replace(' ', '').replace('iB', '')} ...  # on {odd}, as on the other nodes",
+    ),
+)
+
+
+def check_gpus_for_ranks(nodes: Sequence[NodeFacts]) -> list[Finding]:
+    """More ranks on a node than GPUs torch sees there, when the job runs on GPUs at all."""
+    if not any(isinstance(n.torch_gpus, int) and n.torch_gpus > 0 for n in nodes):
+        return []
+    short = [n for n in nodes if n.ranks and isinstance(n.torch_gpus, int) and n.torch_gpus < len(n.ranks)]
+    if not short:
+        return []
+    fewest = min(n.torch_gpus for n in short if isinstance(n.torch_gpus, int))
+    return [
+        Finding(
+            id="fleet-gpus-fewer-than-ranks",
+            severity=Severity.ERROR,
+            title="; ".join(f"{where([n])} runs {len(n.ranks)} ranks on {plural(n.torch_gpus, 'GPU')}"  # type: ignore[arg-type]
+                            for n in short),
+            evidence={n.name: {"ranks": len(n.ranks), "GPUs torch sees": n.torch_gpus} for n in short},
+            why="With NCCL each rank needs its own GPU; the extra ranks share one ('Duplicate GPU detected') or "
+            "ask for a device that does not exist ('invalid device ordinal').",
+            fix=f"torchrun --nproc-per-node={max(fewest, 1)} ...  # or restore the missing GPUs on {', '.join(n.name for n in short)}",
+            area=AREA,
+        )
+    ]
+
+
+def fleet_columns(nodes: Sequence[NodeFacts]) -> list[FleetColumn]:
+    """Every compared fact, then every compared variable, across the nodes."""
+    columns = []
+    for fact in FACTS:
+        values = tuple(fact.value(n) for n in nodes)
+        differs = len({v for v in values if v is not None}) > 1
+        columns.append(FleetColumn(fact.label, values, fact.finding.severity if differs else Severity.OK))
+    return columns + interface_columns(nodes) + variable_columns(nodes)
+
+
+def check_fleet(nodes: Sequence[NodeFacts]) -> list[Finding]:
+    """What differs between the nodes, one finding per fact; an OK line when nothing does."""
+    findings: list[Finding] = []
+    for fact in FACTS:
+        got = difference(nodes, fact.label, [fact.value(n) for n in nodes], fact.finding, fact.fix)
+        if got:
+            findings.append(got)
+    ifname = check_socket_ifname(nodes)
+    said = {var for f in ifname for var in SOCKET_IFNAME_VARS if var in f.evidence}
+    for column in variable_columns(nodes):
+        if column.differs and column.label not in said:
+            finding = Finding(id="fleet-env-mismatch", severity=column.severity, title="", area=AREA, why=variable_why(column.label))
+            got = difference(nodes, column.label, column.values, finding, variable_fix(column.label))
+            if got:
+                findings.append(got)
+    findings += ifname
+    findings += check_gpus_for_ranks(nodes)
+    if not findings:
+        compared = [f.label for f in FACTS] + ([f"{plural(len(variable_columns(nodes)), 'variable')}"] if nodes else [])
+        findings.append(ok("fleet-consistent", f"{plural(len(nodes), 'node')} agree on " + ", ".join(compared), AREA,
+                           nodes=[n.name for n in nodes]))
+    findings.sort(key=lambda f: -f.severity.rank)
+    return findings
+
+
+def group_node_findings(nodes: Sequence[NodeFacts], local: Sequence[Sequence[Finding]]) -> list[Finding]:
+    """Each node's own findings, shown once per distinct finding with the nodes it applies to."""
+    groups: dict[tuple[str, str, str], tuple[Finding, list[NodeFacts]]] = {}
+    for node, findings in zip(nodes, local):
+        for f in findings:
+            if f.id in SUPERSEDED or f.id in NOT_GROUPED:
+                continue
+            key = (f.id, f.severity.value, f.title)
+            groups.setdefault(key, (f, []))[1].append(node)
+    out = []
+    for f, on in groups.values():
+        place = where(on, len(nodes))
+        out.append(
+            Finding(
+                id=f.id,
+                severity=f.severity,
+                title=f"{place}: {f.title}" if len(nodes) > 1 else f.title,
+                evidence={**f.evidence, "nodes": [n.name for n in on], **ranks_evidence(on)},
+                why=f.why,
+                fix=f.fix,
+                area=f.area,
+            )
+        )
+    return out
+
+
+def fleet_findings(nodes: Sequence[NodeFacts], local: Sequence[Sequence[Finding]]) -> tuple[Finding, ...]:
+    """The whole fleet report: what differs between the nodes, then each node's own findings."""
+    return (*check_fleet(nodes), *group_node_findings(nodes, local))
+
+
+
+def compare_nodes(snapshots: Sequence[tuple[Facts, str | None, tuple[int, ...]]]) -> tuple[list[NodeFacts], tuple[Finding, ...]]:
+    """(facts, name or None for the snapshot's own, global ranks) of each node ->
+    the node records and the whole fleet report's findings."""
+    from gpudoctor.checks import run_checks
+
+    nodes = distinct_names([node_facts(facts, name, ranks) for facts, name, ranks in snapshots])
+    return nodes, fleet_findings(nodes, [run_checks(facts) for facts, _, _ in snapshots])
+
+
+def fleet_table(nodes: Sequence[NodeFacts]) -> dict:
+    """The nodes x facts table as plain data for render/fleet_table.py: each
+    column with its values, its severity and which values stand out."""
+    return {
+        "nodes": [{"name": n.name, "ranks": rank_ranges(n.ranks) or "-"} for n in nodes],
+        "columns": [
+            {
+                "label": c.label,
+                "values": list(c.values),
+                "severity": c.severity.value,
+                "variable": c.variable,
+                "interface": c.variable and c.label in SOCKET_IFNAME_VARS,  # shown by its "... interface" column
+                "odd": odd_values(c),
+            }
+            for c in fleet_columns(nodes)
+        ],
+    }
+
+
+def fleet_data(nodes: Sequence[NodeFacts]) -> dict:
+    """The `nodes` and `differs` keys of the fleet report's JSON (docs/json.md)."""
+    return {"nodes": [to_plain(n) for n in nodes], "differs": [c.label for c in fleet_columns(nodes) if c.differs]}

@@ -1,0 +1,82 @@
+"""The operating system: what applies where. gpudoctor is built around Linux
+(NCCL, /dev/shm, ulimit, lspci); on Windows and macOS some checks do not apply,
+and this says which, instead of leaving them silently out.
+
+The decision is made from the `system.platform` fact (platform.platform() of the
+machine probed), so a snapshot read with `check --facts` is judged by the OS it
+was taken on, and tests simulate an OS by varying that one fact."""
+
+from __future__ import annotations
+
+from gpudoctor.findings import Finding, Severity
+from gpudoctor.probe.facts import Facts
+
+AREA = "platform"
+LINUX, WINDOWS, MACOS, OTHER = "linux", "windows", "macos", "other"
+
+
+def os_family(platform: str) -> str:
+    """platform.platform() text ("Linux-6.1-x86_64-with-glibc2.36", "Windows-11-10.0.22631-SP0",
+    "macOS-14.5-arm64-arm-64bit", "Darwin-..." on old Pythons) -> one of the names above."""
+    head = platform.split("-", 1)[0].lower()
+    if head == "linux":
+        return LINUX
+    if head == "windows":
+        return WINDOWS
+    if head in ("macos", "darwin"):
+        return MACOS
+    return OTHER
+
+
+def family(facts: Facts) -> str:
+    return os_family(facts.system.platform)
+
+
+# What does not apply, and what gpudoctor and PyTorch do there instead.
+NOT_APPLICABLE = {
+    WINDOWS: (
+        "Windows: NCCL is not built for Windows (GPU collectives run on gloo), and /dev/shm and "
+        "the open-files limit do not exist",
+        ["NCCL backend", "/dev/shm size", "open-files limit (ulimit -n)", "PCI listing (lspci, /sys/bus/pci)"],
+        "torch.distributed on Windows has gloo only: DDP works, slower than NCCL; `allreduce` and "
+        "`train-smoke` use gloo. For NCCL and every check, run on Linux or under WSL2.",
+        "wsl --install  # then install the NVIDIA CUDA driver for WSL and a Linux torch wheel inside it",
+    ),
+    MACOS: (
+        "macOS: no CUDA and no NVIDIA driver; torch runs on MPS (Apple GPU) or CPU, and "
+        "distributed training on gloo",
+        ["NVIDIA driver and NVML", "CUDA devices and CUDA_VISIBLE_DEVICES", "NCCL backend",
+         "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
+        "macOS torch wheels have no CUDA: the GPU checks have nothing to look at. Multi-process "
+        "training there uses gloo on CPU tensors.",
+        "device = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')  # backend='gloo'",
+    ),
+    OTHER: (
+        "An operating system gpudoctor is not built for: some checks may not apply",
+        ["NCCL backend", "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
+        "gpudoctor's checks are written for Linux, with Windows and macOS handled; on this OS "
+        "missing facts are shown as unavailable.",
+        "",
+    ),
+}
+
+
+def check_platform(facts: Facts) -> list[Finding]:
+    os_name = family(facts)
+    if os_name == LINUX:
+        return []
+    title, skipped, why, fix = NOT_APPLICABLE[os_name]
+    return [
+        Finding(
+            id="platform-limits",
+            severity=Severity.INFO,
+            title=title,
+            evidence={"platform": facts.system.platform, "does not apply": skipped},
+            why=why,
+            fix=fix,
+            area=AREA,
+        )
+    ]
+
+
+CHECKS = (check_platform,)

@@ -1,0 +1,69 @@
+"""One function per kind of registry, each returning the pages of its folder
+under docs/ ({file name: text}), plus the list docs/README.md shows for it.
+
+A new kind (failure patterns, say): a function that renders its registry's
+entries, and a `Kind` line in KINDS. The generator writes the folder, removes
+pages no entry has any more, and keeps the README's list between its markers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpudoctor.catalog.entry import FindingDoc
+
+
+@dataclass(frozen=True)
+class Kind:
+    folder: str  # under docs/
+    title: str  # the README section that lists the pages
+    pages: Callable[[], dict[str, str]]
+
+
+def finding_page(e: FindingDoc) -> str:
+    sections = [("Evidence", e.evidence), ("Why it matters", e.why)]
+    if e.checked:
+        sections.append(("How it is checked", e.checked))
+    sections.append(("Fix", e.fix))
+    out = [
+        f"# `{e.id}`",
+        f"**Severity:** {e.severity} · **Area:** {e.area} · **Command:** {e.emitted_by}",
+        e.summary,
+    ]
+    out += [f"## {title}\n\n{body}" for title, body in sections]
+    return "\n\n".join(out) + "\n"
+
+
+def finding_pages() -> dict[str, str]:
+    from gpudoctor.catalog.findings import FINDINGS
+
+    return {f"{id}.md": finding_page(e) for id, e in sorted(FINDINGS.items())}
+
+
+def rule_pages() -> dict[str, str]:
+    """What `gpudoctor lint --explain ID` prints, from the rule class itself."""
+    from gpudoctor.lint.explain import rule_page
+    from gpudoctor.lint.rules import ALL
+
+    return {f"{rule.id}.md": rule_page(rule) for rule in sorted(ALL, key=lambda r: r.id)}
+
+
+def pattern_pages() -> dict[str, str]:
+    """What `gpudoctor diagnose --explain ID` prints, from the failure pattern itself."""
+    from gpudoctor.diagnose.explain import pattern_page
+    from gpudoctor.knowledge.patterns import ALL
+
+    return {f"{p.id}.md": pattern_page(p) for p in sorted(ALL, key=lambda p: p.id)}
+
+
+KINDS = (
+    Kind("findings", "Findings", finding_pages),
+    Kind("rules", "Lint rules", rule_pages),
+    Kind("patterns", "Log patterns", pattern_pages),
+)
+
+
+def index_list(kind: Kind, names: list[str]) -> str:
+    """The README's list of a kind's pages: one link per page, in file name order."""
+    return "".join(f"- [`{n[:-3]}`]({kind.folder}/{n})\n" for n in sorted(names))

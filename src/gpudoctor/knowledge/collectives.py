@@ -1,0 +1,648 @@
+"""Collective traces: every rank's collectives in order, and what lining them up says.
+
+Pure: no torch import, no I/O but the two file readers. The records come from
+PyTorch's Flight Recorder (the dict `torch._C._distributed_c10d._dump_fr_trace()`
+returns once unpickled, or the per-rank files its dump writes, named
+TORCH_FR_DUMP_TEMP_FILE + rank) or from gpudoctor's own rank-side trace; the
+analysis lines the ranks up by (process group, sequence number) and says who
+called what where:
+
+- a different kind, shape or dtype at the same collective number (mismatch);
+- a rank that finished while another waits in a collective it never called
+  (uneven work when it called that same line fewer times, a missing call otherwise);
+- a stall: who waits in which collective, and the rank that holds them up.
+
+`gpudoctor run` feeds it live traces while the job runs; `gpudoctor diagnose DIR`
+feeds it the files a run (or torch's own dump) left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpudoctor.findings import Finding, Severity
+
+AREA = "collectives"
+STARTED, COMPLETED = "started", "completed"
+
+# Flight Recorder writes torch's C++ dtype names; users know the Python ones.
+_DTYPES = {
+    "Float": "float32",
+    "Double": "float64",
+    "Half": "float16",
+    "BFloat16": "bfloat16",
+    "Long": "int64",
+    "Int": "int32",
+    "Short": "int16",
+    "Char": "int8",
+    "Byte": "uint8",
+    "Bool": "bool",
+    "ComplexFloat": "complex64",
+    "ComplexDouble": "complex128",
+}
+
+# Collectives whose tensors must be the same on every rank. gather/scatter and
+# all_to_all legitimately differ by rank (the root holds the list; splits vary).
+_SAME_SHAPE = {
+    "all_reduce",
+    "allreduce",
+    "broadcast",
+    "reduce",
+    "all_gather",
+    "allgather",
+    "_allgather_base",
+    "all_gather_into_tensor",
+    "allgather_into_tensor_coalesced",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "_reduce_scatter_base",
+    "all_reduce_coalesced",
+    "allreduce_coalesced",
+}
+_ANY_DTYPE = {"gather", "scatter", "barrier"}
+
+
+@dataclass(frozen=True)
+class CollectiveRecord:
+    """One collective call of one rank."""
+
+    rank: int
+    pg: str  # the process group ("0" is the default group)
+    seq: int  # the collective's number within its group, from 1
+    kind: str  # "all_reduce", "broadcast", "barrier", ...
+    input_shapes: tuple[tuple[int, ...], ...] = ()
+    input_dtypes: tuple[str, ...] = ()
+    output_shapes: tuple[tuple[int, ...], ...] = ()
+    output_dtypes: tuple[str, ...] = ()
+    state: str = COMPLETED  # started | completed
+    where: str = ""  # "path/train.py:17": the first frame outside torch
+    function: str = ""  # the function that line is in
+    time_ns: int = 0
+
+    @property
+    def started(self) -> bool:
+        return self.state == STARTED
+
+    def call(self) -> str:
+        """`all_reduce [4] float32 at train.py:17`."""
+        shapes = ", ".join(_shape(s) for s in self.input_shapes)
+        dtypes = ", ".join(sorted(set(self.input_dtypes)))
+        tensors = " ".join(p for p in (shapes, dtypes) if p)
+        at = f" at {short_where(self.where)}" if self.where else ""
+        return f"{self.kind}{' ' + tensors if tensors else ''}{at}"
+
+    def to_dict(self) -> dict:
+        return {
+            "rank": self.rank,
+            "pg": self.pg,
+            "seq": self.seq,
+            "kind": self.kind,
+            "input_shapes": [list(s) for s in self.input_shapes],
+            "input_dtypes": list(self.input_dtypes),
+            "output_shapes": [list(s) for s in self.output_shapes],
+            "output_dtypes": list(self.output_dtypes),
+            "state": self.state,
+            "where": self.where,
+            "function": self.function,
+            "time_ns": self.time_ns,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> CollectiveRecord:
+        return cls(
+            rank=int(d["rank"]),
+            pg=str(d.get("pg", "0")),
+            seq=int(d["seq"]),
+            kind=str(d["kind"]),
+            input_shapes=tuple(tuple(int(x) for x in s) for s in d.get("input_shapes") or ()),
+            input_dtypes=tuple(str(x) for x in d.get("input_dtypes") or ()),
+            output_shapes=tuple(tuple(int(x) for x in s) for s in d.get("output_shapes") or ()),
+            output_dtypes=tuple(str(x) for x in d.get("output_dtypes") or ()),
+            state=str(d.get("state", COMPLETED)),
+            where=str(d.get("where", "")),
+            function=str(d.get("function", "")),
+            time_ns=int(d.get("time_ns") or 0),
+        )
+
+
+@dataclass(frozen=True)
+class StackFrame:
+    filename: str
+    line: int
+    function: str
+    code: str = ""  # the source line, when known
+
+    @property
+    def where(self) -> str:
+        return f"{self.filename}:{self.line}"
+
+
+@dataclass(frozen=True)
+class RankState:
+    """What is known of one rank when the traces are lined up."""
+
+    rank: int
+    records: tuple[CollectiveRecord, ...] = ()
+    ended: str = ""  # "" (still running) | "finished" (exit 0) | "failed"
+    # The main thread's stack, outermost first, as the rank's stack dump showed it.
+    stack: tuple[StackFrame, ...] = field(default_factory=tuple)
+    stage: str = ""  # the launcher's stage: "rendezvous" while in init_process_group
+
+    def last(self, pg: str) -> CollectiveRecord | None:
+        mine = [r for r in self.records if r.pg == pg]
+        return max(mine, key=lambda r: r.seq) if mine else None
+
+    def waiting(self) -> CollectiveRecord | None:
+        """The collective this rank is in and has not completed, if any."""
+        started = [r for r in self.records if r.started]
+        return max(started, key=lambda r: r.time_ns) if started else None
+
+    def blocked(self) -> bool:
+        """Waiting for its peers: in a collective, or in the rendezvous."""
+        return not self.ended and (self.waiting() is not None or self.stage == RENDEZVOUS)
+
+
+RENDEZVOUS = "rendezvous"
+
+
+# -- where a call comes from -------------------------------------------------------------
+
+# torch (installed or a source tree), gpudoctor itself, the standard library, frozen modules.
+_LIBRARY = re.compile(
+    r"^<|[\\/]torch[\\/]|[\\/](site|dist)-packages[\\/]gpudoctor[\\/]|[\\/]src[\\/]gpudoctor[\\/]"
+    r"|[\\/]lib[\\/]python3\.\d+[\\/](?!site-packages|dist-packages)"
+)
+
+
+def is_library_frame(filename: str) -> bool:
+    """Not the user's own line: torch, gpudoctor, the standard library, a frozen module."""
+    return bool(_LIBRARY.search(filename))
+
+
+def user_frame(frames: Iterable[StackFrame], innermost_first: bool = True) -> StackFrame | None:
+    """The first frame, from the innermost, that is the user's own."""
+    ordered = list(frames) if innermost_first else list(frames)[::-1]
+    return next((f for f in ordered if not is_library_frame(f.filename)), None)
+
+
+def short_where(where: str, cwd: str | None = None) -> str:
+    """A path under the current directory is shown relative to it."""
+    path, sep, line = where.rpartition(":")
+    if not sep or not path:
+        return where
+    base = cwd or os.getcwd()
+    if os.path.isabs(path) and path.startswith(base.rstrip(os.sep) + os.sep):
+        path = os.path.relpath(path, base)
+    return f"{path}:{line}"
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(x) for x in shape) + "]"
+
+
+# -- readers ------------------------------------------------------------------------------
+
+
+def records_from_fr_dump(dump: Mapping, rank: int) -> list[CollectiveRecord]:
+    """A Flight Recorder dump (the unpickled dict) -> this rank's collectives, oldest first.
+
+    On gloo every entry says state "scheduled"; what has completed is told by
+    the group's `last_completed_collective` in pg_status (and by `retired`)."""
+    status = dump.get("pg_status") or {}
+    out = []
+    for e in dump.get("entries") or ():
+        if e.get("is_p2p"):
+            continue  # send/recv pair by peer, not by collective number
+        seq = int(e.get("collective_seq_id") or 0)
+        if seq <= 0:
+            continue
+        pg_id = str(e.get("pg_id", "0"))
+        group = e.get("process_group")
+        pg = str(group[0]) if isinstance(group, (list, tuple)) and group else pg_id
+        done_upto = int((status.get(pg_id) or {}).get("last_completed_collective", -1))
+        completed = e.get("state") == "completed" or bool(e.get("retired")) or seq <= done_upto
+        frames = [
+            StackFrame(str(f.get("filename", "")), int(f.get("line") or 0), str(f.get("name", "")))
+            for f in e.get("frames") or ()
+        ]
+        mine = user_frame(frames)
+        name = str(e.get("profiling_name") or "")
+        out.append(
+            CollectiveRecord(
+                rank=rank,
+                pg=pg,
+                seq=seq,
+                kind=name.partition(":")[2] or name or "collective",
+                input_shapes=tuple(tuple(int(x) for x in s) for s in e.get("input_sizes") or ()),
+                input_dtypes=tuple(_DTYPES.get(str(d), str(d)) for d in e.get("input_dtypes") or ()),
+                output_shapes=tuple(tuple(int(x) for x in s) for s in e.get("output_sizes") or ()),
+                output_dtypes=tuple(_DTYPES.get(str(d), str(d)) for d in e.get("output_dtypes") or ()),
+                state=COMPLETED if completed else STARTED,
+                where=mine.where if mine else "",
+                function=mine.function if mine else "",
+                time_ns=int(e.get("time_created_ns") or 0),
+            )
+        )
+    out.sort(key=lambda r: (r.pg, r.seq))
+    return out
+
+
+_RANK_SUFFIX = re.compile(r"(\d+)(?:\.\w+)?$")
+
+
+def read_fr_file(path: str, rank: int | None = None) -> list[CollectiveRecord]:
+    """One file of a Flight Recorder dump (pickle, or the JSON form); the rank is
+    the number the file name ends with (TORCH_FR_DUMP_TEMP_FILE + rank) unless given.
+    Raises ValueError for a file that is neither."""
+    if rank is None:
+        m = _RANK_SUFFIX.search(os.path.basename(path))
+        if not m:
+            raise ValueError(f"{path}: no rank number at the end of the file name")
+        rank = int(m.group(1))
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        dump = pickle.loads(data)  # noqa: S301 - a trace file the user asked us to read
+    except Exception:  # noqa: BLE001 - not a pickle: try the JSON form
+        try:
+            dump = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise ValueError(f"{path}: not a Flight Recorder dump") from exc
+    if not isinstance(dump, dict) or "entries" not in dump:
+        raise ValueError(f"{path}: not a Flight Recorder dump")
+    return records_from_fr_dump(dump, rank)
+
+
+def records_to_json(records: Iterable[CollectiveRecord]) -> list[dict]:
+    return [r.to_dict() for r in records]
+
+
+def records_from_json(items: Iterable[Mapping]) -> list[CollectiveRecord]:
+    return [CollectiveRecord.from_dict(d) for d in items]
+
+
+# -- the analysis -------------------------------------------------------------------------
+
+MISMATCH_WHY = (
+    "Every rank must call the same collectives in the same order with the same shapes and dtypes. "
+    "Here the calls with the same number differ, so the ranks exchange the wrong data or wait for each "
+    "other forever (gloo may abort with 'Received data size doesn't match expected size', NCCL hangs "
+    "until its timeout)."
+)
+UNEVEN_WHY = (
+    "One rank ran its loop fewer times than another (uneven data: the last batch exists on some ranks "
+    "only), so the rank with more work waits in a collective that its finished peer will never call."
+)
+UNEVEN_FIX = (
+    "give every rank the same number of batches: DistributedSampler(..., drop_last=True) / "
+    "DataLoader(..., drop_last=True), or wrap the loop in "
+    "`with torch.distributed.algorithms.Join([model]):`"
+)
+MISSING_WHY = (
+    "A collective called on some ranks only (inside `if rank == 0:` for instance) is waited for "
+    "forever by the ranks that call it: every rank must make the same calls."
+)
+STALL_WHY = (
+    "The ranks that wait in a collective cannot go on until every rank of the group calls it; "
+    "the rank that is not in it holds them all up."
+)
+
+
+def _group_by_seq(ranks: Sequence[RankState]) -> dict[tuple[str, int], dict[int, CollectiveRecord]]:
+    table: dict[tuple[str, int], dict[int, CollectiveRecord]] = {}
+    for state in ranks:
+        for r in state.records:
+            table.setdefault((r.pg, r.seq), {})[state.rank] = r
+    return table
+
+
+def _differs(calls: Mapping[int, CollectiveRecord]) -> str:
+    """'kind', 'shape', 'dtype' or '' for the calls of one collective number."""
+    recs = list(calls.values())
+    if len({r.kind for r in recs}) > 1:
+        return "kind"
+    kind = recs[0].kind
+    if kind in _SAME_SHAPE and len({r.input_shapes for r in recs}) > 1:
+        return "shape"
+    if kind not in _ANY_DTYPE and len({tuple(sorted(set(r.input_dtypes))) for r in recs}) > 1:
+        return "dtype"
+    return ""
+
+
+def _evidence_calls(calls: Mapping[int, CollectiveRecord]) -> dict[str, str]:
+    return {f"rank {rank}": calls[rank].call() for rank in sorted(calls)}
+
+
+def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
+    """The first collective number whose calls differ in kind, shape or dtype across ranks."""
+    for (pg, seq), calls in sorted(_group_by_seq(ranks).items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        if len(calls) < 2:
+            continue
+        what = _differs(calls)
+        if not what:
+            continue
+        recs = [calls[r] for r in sorted(calls)]
+        sites = sorted({short_where(r.where) for r in recs if r.where})
+        if what == "kind":
+            title = f"collective #{seq} differs across ranks: " + "; ".join(
+                f"rank {r.rank} called {r.kind}" + (f" at {short_where(r.where)}" if r.where else "") for r in recs
+            )
+            fix = "call the same collective on every rank at this point: " + (
+                f"look at {' and '.join(sites)} for a call made under `if rank == ...` only"
+                if sites
+                else "look for a collective called under `if rank == ...` only"
+            )
+        else:
+            title = f"collective #{seq} ({recs[0].kind}) has a different {what} on each rank: " + "; ".join(
+                f"rank {r.rank} {', '.join(_shape(s) for s in r.input_shapes) if what == 'shape' else ', '.join(sorted(set(r.input_dtypes)))}"
+                for r in recs
+            )
+            fix = (
+                f"give the tensor the same {what} on every rank at {' and '.join(sites) or 'that call'}"
+                + (" (pad it, or use all_gather_object for ragged data)" if what == "shape" else " (cast it with .to(dtype))")
+            )
+        ev: dict = {"collective": seq, "process group": pg, "differs in": what, **_evidence_calls(calls)}
+        hint = _uneven_hint(ranks, pg, seq)
+        if hint:
+            ev["note"] = hint
+        return Finding(
+            id="collective-mismatch",
+            severity=Severity.ERROR,
+            title=title,
+            evidence=ev,
+            why=MISMATCH_WHY,
+            fix=fix,
+            area=AREA,
+        )
+    return None
+
+
+def _site_counts(state: RankState, pg: str, upto: int) -> dict[tuple[str, str], int]:
+    """How many times the rank made each (call site, kind) up to collective `upto`."""
+    counts: dict[tuple[str, str], int] = {}
+    for r in state.records:
+        if r.pg == pg and r.seq <= upto and r.where:
+            counts[(r.where, r.kind)] = counts.get((r.where, r.kind), 0) + 1
+    return counts
+
+
+def _uneven_hint(ranks: Sequence[RankState], pg: str, seq: int) -> str:
+    """How often each rank made each call up to the mismatch, where they differ:
+    the rank with fewer of a call skipped it, or ran its loop fewer times."""
+    per_rank = {s.rank: _site_counts(s, pg, seq) for s in ranks}
+    sites = sorted({w for c in per_rank.values() for w in c})
+    parts = []
+    for where, kind in sites:
+        counts = {rank: c.get((where, kind), 0) for rank, c in sorted(per_rank.items())}
+        if len(set(counts.values())) > 1:
+            made = ", ".join(f"rank {rank} {n}" for rank, n in counts.items())
+            parts.append(f"{kind} at {short_where(where)}: {made}")
+    if not parts:
+        return ""
+    return (
+        f"calls made up to #{seq}: " + "; ".join(parts[:3]) + " — a rank with fewer of a call skipped it "
+        "(a condition on its rank or data), or ran its loop fewer times (uneven batches: drop_last, "
+        "or torch.distributed.algorithms.Join)"
+    )
+
+
+_CALLEE = re.compile(r"^(?:[\w\s,]+=\s*)?(?:return\s+|await\s+)?([A-Za-z_][\w.]*)\(")
+
+
+def _describe_stack(stack: Sequence[StackFrame]) -> str:
+    """`train.py:8 in load_next_shard (time.sleep)`: the user's innermost line, and
+    the library call it is in when that is not the user's own."""
+    if not stack:
+        return "where unknown (no stack)"
+    mine = user_frame(stack, innermost_first=False)
+    if mine is None:
+        top = stack[-1]
+        return f"{short_where(top.where)} in {top.function}"
+    inner = stack[stack.index(mine) + 1 :] if mine in stack else []
+    callee = ""
+    if inner:
+        lib = inner[0]
+        module = os.path.splitext(os.path.basename(lib.filename))[0]
+        callee = f" ({module}.{lib.function})" if lib.function else ""
+    elif mine.code:
+        m = _CALLEE.match(mine.code.strip())
+        callee = f" ({m.group(1)})" if m else ""
+    return f"{short_where(mine.where)} in {mine.function}{callee}"
+
+
+def _last_count(state: RankState, pg: str) -> int:
+    last = state.last(pg)
+    return last.seq if last else 0
+
+
+def rank_positions(ranks: Sequence[RankState]) -> dict[int, str]:
+    """One line per rank: where it stands (for a stall report)."""
+    out = {}
+    for s in ranks:
+        w = s.waiting()
+        if s.ended == "finished":
+            out[s.rank] = f"finished after {_count_text(s)}"
+        elif s.ended == "failed":
+            out[s.rank] = f"failed after {_count_text(s)}"
+        elif w is not None:
+            out[s.rank] = f"waits in {w.kind} #{w.seq}" + (f" at {short_where(w.where)}" if w.where else "")
+        elif s.stage == RENDEZVOUS:
+            at = user_frame(s.stack, innermost_first=False) if s.stack else None
+            out[s.rank] = "waits in init_process_group (the rendezvous)" + (
+                f" at {short_where(at.where)}" if at else ""
+            )
+        else:
+            out[s.rank] = f"is not in a collective: {_describe_stack(s.stack)}" if s.stack else (
+                f"is not in a collective (after {_count_text(s)})"
+            )
+    return out
+
+
+def _count_text(s: RankState) -> str:
+    n = max((r.seq for r in s.records), default=0)
+    return f"{n} collective{'s' if n != 1 else ''}"
+
+
+def _beyond(s: RankState) -> CollectiveRecord | None:
+    """The collective a rank is held in: the one it waits in, or, for a rank that
+    failed, the last it called (a collective that failed for a lost peer reads as
+    completed in the Flight Recorder)."""
+    if s.ended == "finished":
+        return None
+    if s.ended == "failed":
+        return max(s.records, key=lambda r: (r.seq, r.time_ns)) if s.records else None
+    return s.waiting()
+
+
+def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
+    """A rank that ended while another waits in (or died in) a collective it never called."""
+    for s in ranks:
+        w = _beyond(s)
+        if w is None:
+            continue
+        # Only a peer that finished cleanly: one that failed is a crash, told apart elsewhere.
+        gone = [
+            o
+            for o in ranks
+            if o.ended == "finished" and o.rank != s.rank and _last_count(o, w.pg) < w.seq and _member(o, w.pg)
+        ]
+        if not gone:
+            continue
+        o = gone[0]
+        done = _last_count(o, w.pg)
+        theirs = _site_counts(o, w.pg, done).get((w.where, w.kind), 0) if w.where else 0
+        mine = _site_counts(s, w.pg, w.seq).get((w.where, w.kind), 0) if w.where else 0
+        how = "finished"
+        state = "failed in" if s.ended == "failed" else "waits in"
+        ev = {
+            f"rank {o.rank}": f"{how} after {done} collective{'s' if done != 1 else ''}",
+            f"rank {s.rank}": f"{state} {w.call()} (#{w.seq})",
+            "process group": w.pg,
+        }
+        if theirs and mine > theirs:
+            title = (
+                f"uneven work: rank {o.rank} {how} after {theirs} {w.kind} call{'s' if theirs != 1 else ''} "
+                f"at {short_where(w.where)}; rank {s.rank} called a {_ordinal(mine)} (collective #{w.seq})"
+            )
+            return Finding("uneven-collectives", Severity.ERROR, title, ev, UNEVEN_WHY, UNEVEN_FIX, AREA)
+        title = (
+            f"rank {s.rank} {state} {w.kind} #{w.seq}"
+            + (f" at {short_where(w.where)}" if w.where else "")
+            + f", which rank {o.rank} never called (it {how} after {done} collectives)"
+        )
+        fix = (
+            f"call it on every rank: take the {w.kind} at {short_where(w.where)} out of any `if rank == ...` block"
+            if w.where
+            else f"call {w.kind} on every rank, or on none"
+        )
+        return Finding("collective-missing", Severity.ERROR, title, ev, MISSING_WHY, fix, AREA)
+    return None
+
+
+def _member(s: RankState, pg: str) -> bool:
+    """Is the rank in that group? Every rank is in the default one; of another we
+    know it only when the rank called a collective there."""
+    return pg == "0" or s.last(pg) is not None
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
+    """No collective progress for `stalled_s`: who waits where, and who holds them up."""
+    waiting = [s for s in ranks if s.blocked()]
+    if not waiting:
+        return None
+    calls = [w for w in (s.waiting() for s in waiting) if w is not None]
+    seq = max((w.seq for w in calls), default=0)
+    pg = calls[0].pg if calls else "0"
+    holders = [s for s in ranks if not s.ended and not s.blocked()]
+    holders.sort(key=lambda s: (_last_count(s, pg), s.rank))
+    positions = rank_positions(ranks)
+    ev: dict = {f"rank {r}": text for r, text in sorted(positions.items())}
+    ev["no progress for"] = f"{stalled_s:.0f} s"
+    if holders:
+        h = holders[0]
+        w = calls[0] if calls else None
+        what = f"{w.kind} #{w.seq}" if w else "init_process_group"
+        title = (
+            f"rank {h.rank} holds the others up: "
+            + "; ".join(f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank))
+        )
+        where = f"it is at {_describe_stack(h.stack)}" if h.stack else "its stacks are in the run folder"
+        fix = (
+            f"look at rank {h.rank}: {where}, not in {what}; "
+            "if that work is legitimately long, raise --hang-timeout; if it skips the collective, "
+            "call it on every rank"
+        )
+        ev["root cause"] = f"rank {h.rank}"
+        return Finding("collective-stall", Severity.ERROR, title, ev, STALL_WHY, fix, AREA)
+    title = f"every rank waits in collective #{seq} for {stalled_s:.0f} s: " + "; ".join(
+        f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank)
+    )
+    return Finding(
+        "collective-stall",
+        Severity.ERROR,
+        title,
+        ev,
+        "All ranks are inside the same collective and none completes: the transport between them is stuck.",
+        "rerun with NCCL_DEBUG=INFO (GPUs) or GLOO_DEBUG; on GPUs try NCCL_P2P_DISABLE=1 and check the network",
+        AREA,
+    )
+
+
+def analyze(
+    ranks: Sequence[RankState],
+    *,
+    stalled_s: float | None = None,
+) -> list[Finding]:
+    """Findings from lining the ranks' collectives up: a mismatch first (the
+    cause of everything after it), then a rank waiting for a finished peer, then
+    (when the job made no progress for `stalled_s`) the stall."""
+    mismatch = find_mismatch(ranks)
+    if mismatch:
+        return [mismatch]
+    uneven = find_uneven(ranks)
+    if uneven:
+        return [uneven]
+    if stalled_s is not None:
+        stall = find_stall(ranks, stalled_s)
+        if stall:
+            return [stall]
+    return []
+
+
+def parse_stack_text(text: str) -> dict[str, list[StackFrame]]:
+    """Thread stacks as traceback.format_stack or faulthandler print them ->
+    {thread name: frames outermost first}."""
+    threads: dict[str, list[StackFrame]] = {}
+    current: list[StackFrame] | None = None
+    name = ""
+    tb_line = re.compile(r'^\s*File "(?P<f>[^"]+)", line (?P<l>\d+)(?:, in (?P<n>.+)| in (?P<n2>.+))?$')
+    newest_first = False
+    for line in text.splitlines():
+        m = tb_line.match(line)
+        if m:
+            if current is None:
+                current = threads.setdefault(name or "main", [])
+            current.append(StackFrame(m["f"], int(m["l"]), (m["n"] or m["n2"] or "").strip()))
+            continue
+        if current is not None and current and line.startswith("    ") and not line.strip().startswith("File"):
+            last = current[-1]
+            if not last.code:
+                current[-1] = StackFrame(last.filename, last.line, last.function, line.strip())
+            continue
+        stripped = line.strip()
+        if stripped.startswith(("Thread ", "Current thread ")):
+            if newest_first and current:
+                current.reverse()
+            name = stripped.rstrip(":").split(" (most recent")[0]
+            newest_first = "most recent call first" in stripped
+            current = threads.setdefault(name, [])
+    if newest_first and current:
+        current.reverse()
+    return threads
+
+
+_OWN_THREADS = ("collective_trace.py", "joined_watch.py")  # gpudoctor's own threads in a rank
+
+
+def main_thread_stack(threads: Mapping[str, Sequence[StackFrame]]) -> tuple[StackFrame, ...]:
+    """The main thread's frames from a parsed dump: the thread named MainThread
+    (or faulthandler's "Current thread"), else the first that is not gpudoctor's own."""
+    theirs = {
+        name: frames
+        for name, frames in threads.items()
+        if frames and not any(f.filename.endswith(_OWN_THREADS) and f.function in ("loop", "_watch") for f in frames)
+    }
+    for name, frames in theirs.items():
+        if "MainThread" in name or name.startswith("Current thread"):
+            return tuple(frames)
+    return tuple(next(iter(theirs.values()), ()))

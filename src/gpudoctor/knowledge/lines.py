@@ -1,0 +1,126 @@
+"""A log line as users paste it -> the message, and the rank/node it came from.
+
+Launchers and loggers wrap every line: `[rank3]:`, `[default0]:` (torchrun --tee),
+`0: ` (srun --label), `[1,3]<stdout>:` (mpirun), `(RayTrainWorker pid=12, ip=10.0.0.5)`,
+glog's `W1123 10:02:11.512000 48213 run.py:757] `, timestamps, NCCL's
+`host:pid:tid [dev] `, ANSI colours, CRLF, and tqdm's carriage returns. They are
+peeled off repeatedly (they nest) and what they say about the line's origin is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+MAX_LINE = 4000  # longer lines are cut (a progress bar without newlines, a dumped tensor)
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]")
+BARE_ANSI = re.compile(r"^(?:\[\d{1,3}(?:;\d{1,3})*m)+\s?")  # ESC lost in a copy-paste: "[0m node1:..."
+
+# (regex, what its named groups mean); applied at the start of the line until none matches.
+PREFIXES = [
+    re.compile(r"^\((?P<actor>[\w.]+) pid=\d+(?:, ip=(?P<node>[\d.:a-f]+))?\)\s*"),  # Ray
+    # pdsh / deepspeed multi-node: "worker-1: " before a rank prefix, a timestamp or an NCCL line
+    re.compile(r"^(?P<node>[A-Za-z][\w.\-]*): (?=\[rank\d|\[default\d|\[\d{4}-|\[[IWEF]\d|[\w.\-]+:\d+:\d+ \[\d+\])"),
+    # sglang: "[2025-01-30 18:11:27 TP1] " (the tensor-parallel rank on this node)
+    re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: (?:DP|TP|PP|EP)(?P<local_rank>\d+))+\]\s?"),
+    re.compile(r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?,?\s*"),
+    re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\s+"),  # syslog / journalctl: "Jul 13 21:22:34 "
+    re.compile(r"^[0-9a-f]{8} (?:\[rank=(?P<rank>\d+)\] )?\|\|\s?"),  # Determined: "fa88a9df [rank=1] || "
+    re.compile(r"^\[pod/(?P<node>[\w.\-]+)/[\w.\-]+\]\s"),  # kubectl logs --prefix
+    re.compile(r"^(?P<node>[A-Za-z][\w.\-]*-\d+)\s+\|\s"),  # docker compose: "trainer-1  | "
+    re.compile(r"^\s*\|\s+"),  # a log pasted as a table (CloudWatch, Markdown): "  | "
+    re.compile(r"^\d\d:\d\d:\d\d[.,]\d+\s+"),
+    re.compile(r"^\[(?:\d{4,7})\]\s+(?=\[)"),  # a pid before another prefix
+    re.compile(r"^\[rank(?P<rank>\d+)\]:?\s?"),
+    re.compile(r"^\[default(?P<local_rank>\d+)\]:\s?"),
+    re.compile(r"^\[[A-Za-z_]+(?P<rank>\d+)(?:\|\d+)?\]:\s?"),  # [trainer3]:, [worker0|0]:
+    re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?"),  # mpirun --tag-output
+    re.compile(r"^\s*(?P<rank>\d{1,5}): "),  # srun --label
+    re.compile(r"^\[(?P<rank>\d{1,5})\] (?=\S)"),
+    # glog, as torch's C++ and torchrun's Python loggers write it
+    re.compile(r"^\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+(?: +\d+)? [^\]\s]+:\d+\]\s?"),
+    re.compile(r"^\[[IWEF] [^\]]*:\d+\]\s?"),
+    re.compile(r"^(?:ERROR|WARNING|INFO|DEBUG|CRITICAL): ?[\w.]+:(?=\S)"),
+    # vLLM / sglang: "ERROR 09-25 06:40:46 multiproc_worker_utils.py:226] ", "... [multiproc_executor.py:912] "
+    re.compile(r"^(?:ERROR|WARNING|INFO|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.]+:\d+\]\]?\s?"),
+    # TorchX: "trainer/0 [1]:" (role/replica [local rank])
+    re.compile(r"^[\w\-]+/\d+ \[(?P<local_rank>\d+)\]:\s?"),
+    re.compile(r"^[\w.]+: \[(?:WARNING|ERROR|INFO|DEBUG)\]\s*"),
+    # NCCL: host:pid:tid [cuda device]
+    re.compile(r"^(?P<node>[A-Za-z0-9_.\-]+):\d+:\d+ \[(?P<device>\d+)\] "),
+]
+# A traceback quotes the source line that raised: `raise RuntimeError(f"NCCL error: {e}")` is code,
+# not a message (the message itself follows on the exception's own line).
+SOURCE_LINE = re.compile(r"^(?:raise|return|assert|elif|if|except|print|warnings\.warn|log(?:ger)?\.\w+)\b[ (]")
+IN_TEXT_RANK = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]|(?<![\w-])rank(?:\s*:|=)\s*(?P<rank2>\d+)")
+IN_TEXT_LOCAL = re.compile(r"\blocal_rank: (?P<local_rank>\d+)|--local[_-]rank=(?P<arg>\d+)")
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One message with where it came from (None: the line does not say)."""
+
+    text: str
+    rank: Optional[int] = None
+    local_rank: Optional[int] = None
+    node: Optional[str] = None
+
+    def is_source(self) -> bool:
+        """A line of Python source quoted by a traceback."""
+        return SOURCE_LINE.match(self.text) is not None
+
+    def where(self) -> str:
+        parts = []
+        if self.rank is not None:
+            parts.append(f"rank {self.rank}")
+        elif self.local_rank is not None:
+            parts.append(f"local rank {self.local_rank}")
+        if self.node:
+            parts.append(self.node)
+        return ", ".join(parts)
+
+
+def strip(raw: str) -> LogLine:
+    """One physical segment -> its message and origin."""
+    if len(raw) > MAX_LINE:  # keep the head (prefixes) and the tail (an error printed after a bar)
+        raw = raw[: MAX_LINE // 4] + " \u2026 " + raw[-(MAX_LINE * 3 // 4) :]
+    text = ANSI.sub("", raw).rstrip("\r\n")
+    text = BARE_ANSI.sub("", text)
+    rank = local_rank = None
+    node = None
+    for _ in range(8):
+        for prefix in PREFIXES:
+            m = prefix.match(text)
+            if m and m.end() > 0:
+                g = m.groupdict()
+                if g.get("rank") is not None and rank is None:
+                    rank = int(g["rank"])
+                if g.get("local_rank") is not None and local_rank is None:
+                    local_rank = int(g["local_rank"])
+                if g.get("device") is not None and local_rank is None:
+                    local_rank = int(g["device"])
+                if g.get("node") and node is None:
+                    node = g["node"]
+                text = text[m.end() :]
+                break
+        else:
+            break
+    if rank is None:
+        m = IN_TEXT_RANK.search(text)
+        if m:
+            rank = int(m.group("rank") or m.group("rank2"))
+    if local_rank is None:
+        m = IN_TEXT_LOCAL.search(text)
+        if m:
+            local_rank = int(m.group("local_rank") or m.group("arg"))
+    return LogLine(text.strip(), rank, local_rank, node)
+
+
+def segments(raw: str) -> list[LogLine]:
+    """A physical line -> its messages: tqdm and friends rewrite a line with bare
+    carriage returns, so one 'line' can hold many."""
+    raw = raw.rstrip("\r\n")
+    parts = [p for p in raw.split("\r") if p.strip()] if "\r" in raw else [raw]
+    return [strip(p) for p in parts]

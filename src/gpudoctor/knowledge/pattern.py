@@ -1,0 +1,104 @@
+"""A failure pattern is one small unit, like a lint rule: what it matches, what
+it means, the fix, and the real log lines that prove it.
+
+Every pattern is a table row in one of the family modules under
+`gpudoctor.knowledge.patterns`. The registry (`gpudoctor.knowledge.patterns.ALL`)
+keeps them in precedence order: when several patterns could claim one line,
+the first one in the registry wins, so specific patterns come before generic ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from gpudoctor.findings import Severity
+
+# What a matched line is in the story of a failure:
+CAUSE = "cause"  # the failure itself (a too-small /dev/shm, a CUDA error, a bad flag)
+CONSEQUENCE = "consequence"  # what other ranks / the launcher print because something failed
+HARMLESS = "harmless"  # noise users worry about; safe to ignore (or only advice)
+ROLES = (CAUSE, CONSEQUENCE, HARMLESS)
+
+FAMILIES = ("nccl", "timeout", "cuda", "ddp", "launcher", "dataloader", "gloo", "platform")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A real log line and the public thread it was copied from."""
+
+    line: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Pattern:
+    id: str
+    family: str
+    role: str
+    severity: Severity
+    title: str
+    regex: re.Pattern
+    # Cheap literal substrings, at least one of which every matching line
+    # contains: the regex only runs on lines that contain one of them.
+    needles: tuple[str, ...]
+    why: str
+    fix: str
+    examples: tuple[Example, ...]
+    # Lines that look alike but must not match (the harmless twin, a healthy line).
+    not_examples: tuple[str, ...] = ()
+    # Pattern ids that, when also seen in the log, explain this one: it is then
+    # reported as their consequence.
+    after: tuple[str, ...] = ()
+    # Lines after the match that belong to the message (torchrun's Root Cause block).
+    context_after: int = 0
+    # Turns the regex match (and the context lines) into evidence fields.
+    fields: Optional[Callable[[re.Match, list[str]], dict]] = field(default=None, compare=False)
+
+    def match(self, text: str) -> Optional[re.Match]:
+        for needle in self.needles:
+            if needle in text:
+                return self.regex.search(text)
+        return None
+
+
+def pattern(
+    id: str,
+    family: str,
+    role: str,
+    severity: Severity,
+    title: str,
+    regex: str,
+    needles: tuple[str, ...] | list[str],
+    why: str,
+    fix: str,
+    examples: list[tuple[str, str]],
+    not_examples: tuple[str, ...] | list[str] = (),
+    after: tuple[str, ...] | list[str] = (),
+    context_after: int = 0,
+    fields=None,
+    flags: int = 0,
+) -> Pattern:
+    """A table row, written compactly: examples as (line, source thread) pairs."""
+    return Pattern(
+        id=id,
+        family=family,
+        role=role,
+        severity=severity,
+        title=title,
+        regex=re.compile(regex, flags),
+        needles=tuple(needles),
+        why=" ".join(why.split()),
+        fix=fix,
+        examples=tuple(Example(line, source) for line, source in examples),
+        not_examples=tuple(not_examples),
+        after=tuple(after),
+        context_after=context_after,
+        fields=fields,
+    )
+
+
+def groups(m: re.Match, _context: list[str]) -> dict:
+    """The default evidence: the regex's named groups that matched."""
+    return {k: v for k, v in m.groupdict().items() if v is not None}

@@ -1,0 +1,20 @@
+"""The registry of failure patterns, in precedence order (the first pattern that
+matches a line claims it, so specific patterns come before generic ones)."""
+
+from gpudoctor.knowledge.pattern import Pattern
+from gpudoctor.knowledge.patterns import cuda, dataloader, ddp, gloo, launcher, nccl, platform, python, timeouts
+
+ALL: tuple[Pattern, ...] = (
+    *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
+    *nccl.PATTERNS,
+    *timeouts.PATTERNS[:-1],
+    *cuda.PATTERNS,
+    *ddp.PATTERNS,
+    *dataloader.PATTERNS,
+    *gloo.PATTERNS,
+    *platform.PATTERNS,
+    *launcher.PATTERNS,
+    *python.PATTERNS,  # last: only what no other pattern claims
+)
+
+BY_ID: dict[str, Pattern] = {p.id: p for p in ALL}

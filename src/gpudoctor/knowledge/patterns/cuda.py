@@ -1,0 +1,352 @@
+"""CUDA and driver errors as torch and the NVIDIA driver print them."""
+
+import re
+
+from gpudoctor.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
+LAUNCH_BLOCKING = "CUDA_LAUNCH_BLOCKING=1"
+PROCESS = re.compile(r"Process (\d+) has ([\d.]+ \w+) memory in use")
+
+
+def oom_fields(m, _context):
+    out = groups(m, _context)
+    procs = PROCESS.findall(m.string)
+    if procs:
+        out["processes_on_gpu"] = [f"pid {pid}: {size}" for pid, size in procs]
+    return out
+
+
+PATTERNS = [
+    pattern(
+        "cuda-oom-gpu0-other-ranks",
+        "cuda",
+        CAUSE,
+        E,
+        "GPU 0 ran out of memory because several processes share it",
+        r"CUDA out of memory\. Tried to allocate (?P<requested>[\d.]+ \w+)\. GPU (?P<gpu>0) has a total capacity of (?P<total>[\d.]+ \w+).*Process \d+ has [\d.]+ \w+ memory in use.*Process \d+ has [\d.]+ \w+ memory in use",
+        ("out of memory",),
+        why="""More than one process holds memory on GPU 0: the other ranks created a CUDA context there (a
+        tensor or torch.load without map_location, torch.cuda calls before set_device, or no set_device at all),
+        so GPU 0 has less memory than the others and fails first.""",
+        fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # first thing in each rank; and torch.load(..., map_location="cpu")',
+        examples=[
+            (
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 79.18 GiB of which 41.00 MiB is free. Process 568053 has 50.74 GiB memory in use. Process 568050 has 14.72 GiB memory in use. Process 568055 has 13.66 GiB memory in use.",
+                "public training post-mortem (co-located ranks on GPU 0); cf. pytorch/examples#969",
+            ),
+        ],
+        fields=oom_fields,
+    ),
+    pattern(
+        "cuda-oom",
+        "cuda",
+        CAUSE,
+        E,
+        "a GPU ran out of memory",
+        r"CUDA out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?|CUDA error: out of memory|OutOfMemoryError",
+        ("out of memory", "OutOfMemoryError"),
+        why="""The batch, the model or the activations do not fit on this GPU, or another process (another rank
+        on the same GPU, a leftover job) holds part of its memory.""",
+        fix="nvidia-smi   # free the GPU of other processes; then lower the per-GPU batch size, use gradient accumulation / activation checkpointing, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        examples=[
+            ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 1 has a total capacity of 47.50 GiB of which 1.52 GiB is free. Including non-PyTorch memory, this process has 45.97 GiB memory in use.", "modelscope/ms-swift#2044"),
+            ("RuntimeError: CUDA error: out of memory", "MIC-DKFZ/nnUNet#593"),
+        ],
+        fields=oom_fields,
+    ),
+    pattern(
+        "cuda-no-gpus-visible",
+        "cuda",
+        CAUSE,
+        E,
+        "this process sees no GPU at all",
+        r"No CUDA GPUs are available|no CUDA-capable device is detected",
+        ("No CUDA GPUs are available", "no CUDA-capable device"),
+        why="""CUDA started but found no device: CUDA_VISIBLE_DEVICES is empty, -1 or names GPUs that do not
+        exist (CUDA stops at the first invalid entry), the container was started without --gpus, or the
+        scheduler gave this task no GPU.""",
+        fix="echo $CUDA_VISIBLE_DEVICES; nvidia-smi -L   # in Docker: --gpus all; under SLURM: --gpus-per-task / --gres=gpu:N",
+        examples=[
+            ("RuntimeError: No CUDA GPUs are available", "torch CUDA error text"),
+            ("RuntimeError: CUDA error: no CUDA-capable device is detected", "CUDA runtime error text"),
+        ],
+    ),
+    pattern(
+        "cuda-device-count-failed",
+        "cuda",
+        CAUSE,
+        E,
+        "CUDA could not count the GPUs (cudaGetDeviceCount failed)",
+        r"Unexpected error from cudaGetDeviceCount\(\).*?Error (?P<code>\d+): (?P<reason>[^.]+)",
+        ("cudaGetDeviceCount",),
+        why="""The driver refused to start CUDA. Error 802 ('system not yet initialized') on NVSwitch machines
+        (HGX/DGX) means nvidia-fabricmanager is not running; error 804 ('forward compatibility was attempted on
+        non supported HW') means the container's CUDA compatibility libraries do not match this GPU/driver.""",
+        fix="802: sudo systemctl start nvidia-fabricmanager (same version as the driver); 804: use a container whose CUDA the host driver supports, or drop the compat libraries from LD_LIBRARY_PATH",
+        examples=[
+            ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized", "torch CUDA error text (HGX without fabric manager)"),
+            ("UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW", "torch CUDA warning text"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "checkpoint-device-map",
+        "cuda",
+        CAUSE,
+        E,
+        "a checkpoint was loaded onto a GPU this process does not have",
+        r"Attempting to deserialize object on (?:CUDA device (?P<device>\d+) but torch\.cuda\.device_count\(\) is (?P<count>\d+)|a CUDA device but torch\.cuda\.is_available\(\) is False)",
+        ("Attempting to deserialize object on",),
+        why="""torch.load puts each tensor back on the device it was saved from (cuda:1 on the saving rank).
+        A process with fewer visible GPUs (one GPU per rank via CUDA_VISIBLE_DEVICES, or a CPU machine) has
+        no such device.""",
+        fix='torch.load(path, map_location="cpu")  # or map_location=f"cuda:{local_rank}"',
+        examples=[
+            ("RuntimeError: Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1. Please use torch.load with map_location to map your storages to an existing device.", "torch serialization error text"),
+            ("RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.", "torch serialization error text"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "cuda-invalid-device-ordinal",
+        "cuda",
+        CAUSE,
+        E,
+        "a rank asked for a GPU index that does not exist",
+        r"invalid device ordinal",
+        ("invalid device ordinal",),
+        why="""The device index is at least the number of visible GPUs: the global RANK used instead of
+        LOCAL_RANK on a multi-node job, more ranks per node than GPUs, a hard-coded cuda:1 on a 1-GPU machine,
+        or CUDA_VISIBLE_DEVICES hiding GPUs.""",
+        fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # and --nproc-per-node <= torch.cuda.device_count()',
+        examples=[
+            ("RuntimeError: CUDA error: invalid device ordinal", "wdrink/PyDeepFakeDet#1"),
+        ],
+    ),
+    pattern(
+        "cuda-no-kernel-image",
+        "cuda",
+        CAUSE,
+        E,
+        "this torch build has no kernels for this GPU's architecture",
+        r"no kernel image is available for execution on the device|with CUDA capability (?P<capability>sm_\d+) is not compatible with the current PyTorch installation",
+        ("no kernel image", "is not compatible with the current PyTorch"),
+        why="""torch (or a CUDA extension) was compiled for other compute capabilities than this GPU's
+        (torch.cuda.get_arch_list()): a too-new GPU with an old wheel, or an old GPU dropped by a new wheel.""",
+        fix="pip install torch --index-url https://download.pytorch.org/whl/cu128   # a wheel whose arch list includes your GPU; rebuild custom CUDA extensions",
+        examples=[
+            ("CUDA error: no kernel image is available for execution on the device", "hustvl/Vim#42"),
+            ("NVIDIA RTX A6000 with CUDA capability sm_86 is not compatible with the current PyTorch installation.", "torch/cuda/__init__.py warning quoted in a public issue"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "cuda-driver-too-old",
+        "cuda",
+        CAUSE,
+        E,
+        "the NVIDIA driver is older than the CUDA version torch was built for",
+        r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)|CUDA driver version is insufficient for CUDA runtime version",
+        ("driver on your system is too old", "driver version is insufficient"),
+        why="""Each CUDA release needs a minimum driver. torch was built with a newer CUDA than this driver
+        supports, so CUDA cannot initialise and torch.cuda.is_available() is False.""",
+        fix="nvidia-smi   # compare 'CUDA Version' with torch.version.cuda; update the driver or install the torch wheel for an older CUDA",
+        examples=[
+            ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx", "torch's CUDA init error, as quoted in public issues"),
+            ("RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version", "CUDA runtime error text"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "nvml-driver-mismatch",
+        "cuda",
+        CAUSE,
+        E,
+        "the loaded NVIDIA kernel module and the user-space driver library differ",
+        r"Failed to initialize NVML: Driver/library version mismatch",
+        ("Driver/library version mismatch",),
+        why="""The driver was upgraded (often by unattended upgrades) but the old kernel module is still loaded:
+        nvidia-smi and CUDA fail until the module is reloaded.""",
+        fix="reboot the node (or unload and reload the nvidia kernel modules); pin the driver package to stop unattended upgrades",
+        examples=[
+            ("Failed to initialize NVML: Driver/library version mismatch", "lyulyul/shine-cluster#30"),
+        ],
+    ),
+    pattern(
+        "cuda-no-driver",
+        "cuda",
+        CAUSE,
+        E,
+        "no NVIDIA driver is visible to this process",
+        r"Found no NVIDIA driver on your system",
+        ("Found no NVIDIA driver",),
+        why="""torch is a CUDA build but the process sees no driver: no NVIDIA GPU, the driver not installed or
+        not loaded, or a container started without the GPU runtime (--gpus all).""",
+        fix="nvidia-smi   # on the host; in Docker: docker run --gpus all ...; or run on CPU with backend='gloo'",
+        examples=[
+            ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx", "facebookresearch/pytorch3d#1259"),
+        ],
+    ),
+    pattern(
+        "cuda-torch-cpu-build",
+        "cuda",
+        CAUSE,
+        E,
+        "this torch is a CPU-only build",
+        r"Torch not compiled with CUDA enabled|module 'torch\._C' has no attribute '_cuda_\w+'",
+        ("not compiled with CUDA", "has no attribute '_cuda_"),
+        why="""pip or conda installed the CPU-only torch wheel, so there is no CUDA support whatever the GPUs
+        and driver.""",
+        fix="pip install torch --index-url https://download.pytorch.org/whl/cu126   # a CUDA build; check: python -c 'import torch; print(torch.version.cuda)'",
+        examples=[
+            ("AssertionError: Torch not compiled with CUDA enabled", "torch/cuda/__init__.py error text"),
+            # torch.cuda.set_device() on a CPU-only build (reproduced with torch 2.13.0+cpu)
+            ("AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'", "torch/cuda/__init__.py set_device"),
+        ],
+    ),
+    pattern(
+        "cuda-fork-reinit",
+        "cuda",
+        CAUSE,
+        E,
+        "CUDA was initialised before a fork",
+        r"Cannot re-initialize CUDA in forked subprocess|CUDA error: initialization error",
+        ("re-initialize CUDA", "initialization error"),
+        why="""A process that already used CUDA forked children (multiprocessing's default on Linux, DataLoader
+        workers touching CUDA, Lightning's ddp_fork) and a child called CUDA. CUDA cannot run in a forked copy.""",
+        fix="torch.multiprocessing.set_start_method('spawn')  # or: no CUDA calls before the fork / inside DataLoader workers",
+        examples=[
+            ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method", "facebookresearch/pycls#183"),
+            ("RuntimeError: CUDA error: initialization error", "CUDA error text (seen in forked DataLoader workers)"),
+        ],
+    ),
+    pattern(
+        "cuda-ecc-error",
+        "cuda",
+        CAUSE,
+        E,
+        "the GPU reported an uncorrectable ECC memory error",
+        r"uncorrectable ECC error encountered|CUDA_ERROR_ECC_UNCORRECTABLE",
+        ("ECC",),
+        why="""A hardware memory error on the GPU. The data is corrupt and the GPU needs a reset (pending page
+        retirement) or replacement; the same GPU will fail again.""",
+        fix="nvidia-smi -q -d ECC,PAGE_RETIREMENT   # drain the node, reset the GPU (nvidia-smi -r) or report it for replacement",
+        examples=[
+            ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "tloen/alpaca-lora#123"),
+            ("Internal: failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered", "nagadit/DeepFaceLab_Linux#89"),
+        ],
+    ),
+    pattern(
+        "nvidia-xid",
+        "cuda",
+        CAUSE,
+        E,
+        "the NVIDIA driver logged a GPU fault (Xid)",
+        r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)|GPU has fallen off the bus",
+        ("Xid", "fallen off the bus"),
+        why="""Xid lines come from the kernel driver: 79 (fallen off the bus) and 48/63/64/94/95 (memory errors)
+        are hardware or power faults; 13/31/43 are usually an application fault on that GPU. A rank on that
+        GPU then crashes or hangs and the others time out.""",
+        fix="dmesg -T | grep -i xid   # look up the Xid number in NVIDIA's Xid table; drain the node for hardware Xids",
+        examples=[
+            ("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "kernel driver message, as quoted in public cluster reports"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "cuda-illegal-memory-access",
+        "cuda",
+        CAUSE,
+        E,
+        "a CUDA kernel accessed memory it does not own",
+        r"an illegal memory access was encountered",
+        ("illegal memory access",),
+        why="""A kernel read or wrote out of bounds: a bug in a custom or third-party kernel, indices out of
+        range, or (rarely) a hardware fault. CUDA reports it asynchronously, so the Python line shown may not be
+        the one at fault.""",
+        fix=f"{LAUNCH_BLOCKING} python train.py   # the traceback then points at the failing kernel; check dmesg for Xid lines",
+        examples=[
+            ("RuntimeError: CUDA error: an illegal memory access was encountered", "hpcaitech/Open-Sora#694"),
+            ("RuntimeError: cuda runtime error (700) : an illegal memory access was encountered", "pytorch/pytorch#42077"),
+        ],
+    ),
+    pattern(
+        "cuda-device-assert",
+        "cuda",
+        CAUSE,
+        E,
+        "a device-side assertion failed in a CUDA kernel",
+        r"device-side assert triggered",
+        ("device-side assert",),
+        why="""A kernel's assertion failed, most often an index out of range: a class label >= num_classes in a
+        loss, or an embedding index >= vocabulary size.""",
+        fix=f"{LAUNCH_BLOCKING} python train.py   # or run one batch on CPU: the error then names the bad index",
+        examples=[
+            ("RuntimeError: CUDA error: device-side assert triggered", "CUDA runtime error text"),
+        ],
+    ),
+    pattern(
+        "cuda-init-unknown-error",
+        "cuda",
+        CAUSE,
+        E,
+        "CUDA failed to initialise (CUDA unknown error)",
+        r"CUDA unknown error - this may be due to an incorrectly set up environment",
+        ("CUDA unknown error",),
+        why="""The driver is installed but CUDA could not start: the nvidia_uvm kernel module is missing or in a
+        bad state (often after suspend or a driver update), the /dev/nvidia* device files are missing in a
+        container, or CUDA_VISIBLE_DEVICES was changed after CUDA started. torch then sees zero GPUs.""",
+        fix="sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # or reboot; set CUDA_VISIBLE_DEVICES before the process starts",
+        examples=[
+            ("UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.", "pytorch/pytorch#159954"),
+            ("RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.", "replicate/cog-svd#11"),
+        ],
+    ),
+    pattern(
+        "cuda-launch-failure",
+        "cuda",
+        CAUSE,
+        E,
+        "a CUDA kernel failed (unspecified launch failure)",
+        r"unspecified launch failure",
+        ("unspecified launch failure",),
+        why="""A kernel crashed without a more precise reason: a bug in a custom kernel, or a GPU fault (look
+        for Xid lines in the kernel log).""",
+        fix=f"{LAUNCH_BLOCKING} python train.py; dmesg -T | grep -i xid",
+        examples=[
+            ("RuntimeError: CUDA error: unspecified launch failure", "CUDA runtime error text"),
+        ],
+    ),
+    pattern(
+        "cublas-init-failed",
+        "cuda",
+        CAUSE,
+        E,
+        "cuBLAS could not start on this GPU",
+        r"CUBLAS_STATUS_(?:NOT_INITIALIZED|ALLOC_FAILED)",
+        ("CUBLAS_STATUS",),
+        why="""cuBLAS needs GPU memory for its workspace when it first runs; the GPU was already full (often
+        another rank on the same GPU) or the process is on the wrong device.""",
+        fix="nvidia-smi   # one rank per GPU (torch.cuda.set_device(local_rank)), free memory, then retry",
+        examples=[
+            ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`", "torch CUDA error text"),
+        ],
+    ),
+    pattern(
+        "cuda-devices-busy",
+        "cuda",
+        CAUSE,
+        E,
+        "all CUDA devices are busy or unavailable",
+        r"all CUDA-capable devices are busy or unavailable|CUDA-capable device\(s\) is/are busy or unavailable",
+        ("busy or unavailable",),
+        why="""The GPUs are in Exclusive_Process compute mode and already used by another process (another rank
+        on the same GPU, a leftover job), or they are in a bad state.""",
+        fix="nvidia-smi --query-gpu=index,compute_mode --format=csv   # one rank per GPU; kill leftover processes or set compute mode Default",
+        examples=[
+            ("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable", "CUDA runtime error text"),
+        ],
+    ),
+]

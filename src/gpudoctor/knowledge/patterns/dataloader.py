@@ -1,0 +1,158 @@
+"""DataLoader workers, shared memory and file descriptors."""
+
+from gpudoctor.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, groups, pattern
+
+E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
+
+PATTERNS = [
+    pattern(
+        "dataloader-shm-bus-error",
+        "dataloader",
+        CAUSE,
+        E,
+        "a DataLoader worker ran out of shared memory (bus error)",
+        r"Unexpected bus error encountered in worker|is killed by signal: Bus error",
+        ("bus error", "Bus error"),
+        why="""Workers hand batches to the main process through /dev/shm. When it is full (Docker's default is
+        64 MB; many workers, big batches) a worker dies with SIGBUS.""",
+        fix="docker run --shm-size=16g ... (or --ipc=host); or fewer num_workers / smaller prefetch_factor",
+        examples=[
+            ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).", "open-mmlab/mmsegmentation#1356"),
+            ("RuntimeError: DataLoader worker (pid 7579) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.", "open-mmlab/mmsegmentation#1356"),
+        ],
+    ),
+    pattern(
+        "dataloader-worker-killed",
+        "dataloader",
+        CAUSE,
+        E,
+        "a DataLoader worker was killed by a signal",
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>Killed|Segmentation fault|Aborted)|Unexpected segmentation fault encountered in worker",
+        ("killed by signal", "segmentation fault encountered"),
+        why="""'Killed' is almost always the kernel's OOM killer: the workers (each with a copy of the dataset)
+        used up host RAM. A segmentation fault points at a native library in the dataset code.""",
+        fix="dmesg -T | grep -i 'killed process'   # then fewer num_workers, lazy dataset loading, or more RAM",
+        examples=[
+            ("RuntimeError: DataLoader worker (pid 30001) is killed by signal: Killed.", "DataLoader error text (torch/utils/data/_utils/signal_handling.py)"),
+            ("ERROR: Unexpected segmentation fault encountered in worker.", "DataLoader worker error text"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "shm-no-space",
+        "dataloader",
+        CAUSE,
+        E,
+        "/dev/shm is full",
+        # older torch says only "unable to write to file </torch_...>" (at THAllocator.c): the same full /dev/shm
+        r"unable to write to file </torch_\d+_\d+[^>]*>|/dev/shm.*No space left on device",
+        ("No space left", "unable to write to file"),
+        why="""torch passes tensors between processes through /dev/shm; it is full (Docker's 64 MB default,
+        or leftovers from crashed runs).""",
+        fix="df -h /dev/shm   # docker run --shm-size=16g (or --ipc=host); remove stale /dev/shm/torch_* files",
+        examples=[
+            ("RuntimeError: unable to write to file </torch_18692_1954506624>: No space left on device (28)", "torch shared-memory error text"),
+            ("RuntimeError: unable to write to file </torch_15769_1517813162>", "MIC-DKFZ/nnUNet#294"),
+            ("RuntimeError: unable to write to file </torch_76_3625483894> at /pytorch/aten/src/TH/THAllocator.c:383", "huaweicloud/dls-example#26"),
+        ],
+    ),
+    pattern(
+        "disk-full",
+        "dataloader",
+        CAUSE,
+        E,
+        "a disk is full (No space left on device)",
+        r"\[Errno 28\] No space left on device|No space left on device",
+        ("No space left",),
+        why="""A write failed because the file system is full: checkpoints, logs, a cache (HF datasets, torch
+        compile) or /tmp.""",
+        fix="df -h   # free space or point checkpoints/caches (HF_HOME, TMPDIR) at a larger disk",
+        examples=[
+            ("OSError: [Errno 28] No space left on device", "Python OSError text"),
+        ],
+    ),
+    pattern(
+        "too-many-open-files",
+        "dataloader",
+        CAUSE,
+        E,
+        "the process ran out of file descriptors",
+        r"Too many open files|unable to open shared memory object </torch_\d+_\d+> in read-write mode",
+        ("Too many open files", "unable to open shared memory object"),
+        why="""With the default 'file_descriptor' sharing strategy every tensor a worker sends holds a file
+        descriptor; keeping many of them (appending batches to a list) or many workers exceeds `ulimit -n`.""",
+        fix="torch.multiprocessing.set_sharing_strategy('file_system')  # or ulimit -n 65536",
+        examples=[
+            ("OSError: [Errno 24] Too many open files", "DeNA/HandyRL#121"),
+            ("RuntimeError: unable to open shared memory object </torch_5535_1638182315> in read-write mode", "rusty1s/himp-gnn#7"),
+        ],
+    ),
+    pattern(
+        "dataloader-ancdata",
+        "dataloader",
+        CAUSE,
+        E,
+        "a worker's file descriptor was dropped (received 0 items of ancdata)",
+        r"received 0 items of ancdata",
+        ("ancdata",),
+        why="""The main process could not receive the file descriptor a worker sent for a shared tensor: the
+        open-files limit is exhausted (the same cause as 'Too many open files').""",
+        fix="torch.multiprocessing.set_sharing_strategy('file_system')  # or ulimit -n 65536",
+        examples=[
+            ("RuntimeError: received 0 items of ancdata", "pytorch/pytorch#973"),
+        ],
+    ),
+    pattern(
+        "dataloader-timeout",
+        "dataloader",
+        CAUSE,
+        E,
+        "a DataLoader worker did not deliver a batch in time",
+        r"DataLoader timed out after (?P<seconds>\d+) seconds",
+        ("DataLoader timed out",),
+        why="""The DataLoader's timeout= expired: a worker is stuck (a network file system, a deadlock in the
+        dataset, a lock inherited across fork).""",
+        fix="py-spy dump --pid <worker pid>   # see where the worker waits; raise timeout= only if loading is legitimately slow",
+        examples=[
+            ("RuntimeError: DataLoader timed out after 300 seconds", "DataLoader error text (torch/utils/data/dataloader.py)"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "dataloader-sampler-shuffle",
+        "dataloader",
+        CAUSE,
+        E,
+        "DataLoader got both a sampler and shuffle=True",
+        r"sampler option is mutually exclusive with shuffle",
+        ("mutually exclusive with shuffle",),
+        why="""A DistributedSampler already shuffles (and shards) the data; DataLoader refuses shuffle=True with
+        a sampler.""",
+        fix="DataLoader(ds, sampler=DistributedSampler(ds, shuffle=True), shuffle=False)  # and sampler.set_epoch(epoch) every epoch",
+        examples=[
+            ("ValueError: sampler option is mutually exclusive with shuffle", "torch DataLoader error text"),
+        ],
+    ),
+    pattern(
+        "dataloader-worker-exited",
+        "dataloader",
+        CONSEQUENCE,
+        E,
+        "a DataLoader worker exited unexpectedly",
+        r"DataLoader worker \(pid(?:\(s\))? (?P<pids>[\d, ]+)\) exited unexpectedly(?: with exit code (?P<exitcode>-?\d+))?",
+        ("exited unexpectedly",),
+        why="""The main process noticed a worker died. The reason is printed before: a bus error (shared
+        memory), the OOM killer, or an exception inside the dataset code.""",
+        fix="look for the worker's own error above (bus error, 'Killed', a traceback); to see it directly, run with num_workers=0",
+        examples=[
+            ("RuntimeError: DataLoader worker (pid(s) 3216) exited unexpectedly", "THU-DA-6D-Pose-Group/GDR-Net#16"),
+            (
+                "RuntimeError: DataLoader worker (pid 39424) exited unexpectedly with exit code 1. Details are lost due to multiprocessing. Rerunning with num_workers=0 may give better error trace.",
+                "YuanGongND/ast#112",
+            ),
+        ],
+        after=("dataloader-shm-bus-error", "dataloader-worker-killed", "shm-no-space", "host-oom-killer", "launcher-sigkill"),
+        fields=groups,
+    ),
+]

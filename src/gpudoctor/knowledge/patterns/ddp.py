@@ -1,0 +1,273 @@
+"""DistributedDataParallel and c10d usage errors."""
+
+from gpudoctor.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
+
+E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
+
+PATTERNS = [
+    pattern(
+        "ddp-unused-parameters",
+        "ddp",
+        CAUSE,
+        E,
+        "DDP: some parameters did not get a gradient in the previous iteration",
+        r"Expected to have finished reduction in the prior iteration before starting a new one",
+        ("finished reduction",),
+        why="""DDP waits for a gradient of every parameter before it all-reduces. Some parameters were not used
+        to compute the loss (an unused head, a branch taken only sometimes, outputs not in the loss), so the
+        reduction never finished.""",
+        fix="DistributedDataParallel(model, device_ids=[local_rank], find_unused_parameters=True)  # or remove/freeze the unused parameters; TORCH_DISTRIBUTED_DEBUG=DETAIL names them",
+        examples=[
+            ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss.", "HamPerdredes/SOOD#33"),
+        ],
+    ),
+    pattern(
+        "ddp-find-unused-not-needed",
+        "ddp",
+        HARMLESS,
+        W,
+        "find_unused_parameters=True but no parameter was unused (safe to ignore; only slower)",
+        r"find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters",
+        ("find_unused_parameters=True was specified",),
+        why="""Not an error: DDP walks the autograd graph every iteration to look for unused parameters and found
+        none, which costs time. Safe to ignore, but turning the flag off makes each step faster.""",
+        fix="DistributedDataParallel(model, device_ids=[local_rank], find_unused_parameters=False)",
+        examples=[
+            ("[W reducer.cpp:1303] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the forward pass.", "cszn/KAIR#103"),
+        ],
+    ),
+    pattern(
+        "ddp-marked-ready-twice",
+        "ddp",
+        CAUSE,
+        E,
+        "DDP: a parameter's gradient hook fired twice in one iteration",
+        r"Expected to mark a variable ready only once|has been marked as ready twice",
+        ("ready only once", "ready twice"),
+        why="""DDP expects one gradient per parameter per backward. Reentrant activation checkpointing, a module
+        used twice in one forward (or outside forward), or a model wrapped in DDP twice fire the hook again.""",
+        fix="torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)  # or DistributedDataParallel(..., static_graph=True) when the graph never changes",
+        examples=[
+            ("RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following reasons: 1) Use of a module parameter outside the `forward` function.", "public Unsloth DDP notes (reducer error text)"),
+            (
+                "Parameter at index 753 has been marked as ready twice. This means that multiple autograd engine  hooks have fired for this particular parameter during this iteration.",
+                "lucidrains/DALLE2-pytorch#225",
+            ),
+        ],
+    ),
+    pattern(
+        "ddp-device-mismatch",
+        "ddp",
+        CAUSE,
+        E,
+        "tensors of one operation are on different devices",
+        r"Expected all tensors to be on the same device, but found at least two devices, (?P<device_a>[\w:]+) and (?P<device_b>[\w:]+)"
+        r"|Input type \((?P<input_type>[\w.]+)\) and weight type \((?P<weight_type>[\w.]+)\) should be the same"
+        r"|expected device (?P<expected>[\w:]+) but got (?P<got>[\w:]+)|is on CPU, but expected it to be on GPU",
+        ("same device", "should be the same", "expected device", "expected it to be on GPU"),
+        why="""An input, a buffer or a tensor created inside forward is on another device than the model: a
+        .to(device) whose result was not assigned, a tensor created without device=, or every rank defaulting
+        to cuda:0.""",
+        fix="create tensors with device=x.device, assign the result of .to(); gpudoctor run names the module and operands",
+        examples=[
+            ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!", "modelscope/ms-swift#2044"),
+            ("RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same", "public mmfewshot notes (torch conv error text)"),
+            ("RuntimeError: Function AddmmBackward returned an invalid gradient at index 1 - expected device cuda:1 but got cuda:0", "torch autograd error text"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "ddp-device-ids-multi-device",
+        "ddp",
+        CAUSE,
+        E,
+        "DDP device_ids does not fit the module (several devices, or the module still on CPU)",
+        r"device_ids can only be None or contain a single element|DistributedDataParallel device_ids and output_device arguments only work with single-device",
+        ("device_ids",),
+        why="""device_ids must name the one GPU a single-device module is on. It was given several devices, or
+        the module is on CPU or spread over GPUs (model parallel), where device_ids must be None.""",
+        fix="model.to(local_rank); DistributedDataParallel(model, device_ids=[local_rank])  # multi-GPU modules: device_ids=None",
+        examples=[
+            ("ValueError: device_ids can only be None or contain a single element.", "pytorch/examples#936 (raised as ValueError by DistributedDataParallel)"),
+            ("ValueError: DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-device GPU modules or CPU modules, but got device_ids [3], output_device None, and module parameters {device(type='cpu')}.", "facebookresearch/detectron2#5146"),
+        ],
+    ),
+    pattern(
+        "pg-not-initialized",
+        "ddp",
+        CAUSE,
+        E,
+        "a distributed call ran before init_process_group",
+        r"Default process group has not been initialized",
+        ("has not been initialized",),
+        why="""DDP, SyncBatchNorm or a collective was used in a process that never called init_process_group:
+        the script was started with plain python instead of torchrun, or a distributed-only layer (SyncBN) runs
+        in single-GPU mode.""",
+        fix="torchrun --nproc-per-node=N train.py  # and call dist.init_process_group() first; single GPU: use BatchNorm instead of SyncBatchNorm",
+        examples=[
+            ("RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.", "zai-org/ChatGLM-6B#1295"),
+        ],
+    ),
+    pattern(
+        "collective-fingerprint-mismatch",
+        "ddp",
+        CAUSE,
+        E,
+        "ranks called different collectives (TORCH_DISTRIBUTED_DEBUG caught it)",
+        r"Detected mismatch between collectives on ranks\. Rank (?P<rank_a>\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((?P<fingerprint_a>[^)]*)\)?(?:.*?but Rank (?P<rank_b>\d+) is running collective: CollectiveFingerPrint\((?P<fingerprint_b>[^)]*)\))?",
+        ("mismatch between collectives",),
+        why="""Every rank must call the same collectives in the same order with the same shapes. The two
+        fingerprints show what differs: the op (a collective inside a rank-dependent branch), the sequence
+        number (one rank called an extra collective), or the shape (uneven data).""",
+        fix="compare the two fingerprints; move collectives out of `if rank == 0:` and make every rank run the same number of steps (drop_last=True / Join)",
+        examples=[
+            ("[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16), but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[51123456], TensorDtypes=BFloat16).", "modelscope/ms-swift#9443 (abridged)"),
+            ("RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=1OpType=BARRIER), but Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=0OpType=BARRIER).", "pytorch/pytorch#148976"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "ddp-model-mismatch",
+        "ddp",
+        CAUSE,
+        E,
+        "the ranks built different models (DDP parameter check)",
+        r"DDP expects same model across all ranks(?:, but Rank (?P<rank_a>\d+) has (?P<params_a>\d+) params(?:, while rank (?P<rank_b>\d+) has inconsistent (?P<params_b>\d+) params)?)?",
+        ("DDP expects same model",),
+        why="""DDP compares the parameters every rank wraps. They differ: model construction depends on the
+        rank (adapters or layers added on rank 0 only, a config read differently), some ranks froze all
+        parameters, or ranks run different code or arguments.""",
+        fix="build the model the same way on every rank (no rank-dependent layers or requires_grad changes before wrapping); compare sum(p.numel() for p in model.parameters() if p.requires_grad) per rank",
+        examples=[
+            ("RuntimeError: DDP expects same model across all ranks, but Rank 3 has 2247 params, while rank 0 has inconsistent 0 params.", "NJU-PCALab/STAR#44"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "ddp-wrapper-attribute",
+        "ddp",
+        CAUSE,
+        E,
+        "an attribute of the model was read through the DDP wrapper",
+        r"'(?:DistributedDataParallel|DataParallel)' object has no attribute '(?P<attribute>[^']+)'",
+        ("object has no attribute",),
+        why="""DistributedDataParallel wraps the model: its own methods and attributes are on `.module`.""",
+        fix="model.module.<attribute>   # or keep a reference to the unwrapped model",
+        examples=[
+            ("AttributeError: 'DistributedDataParallel' object has no attribute 'generate'", "torch AttributeError text"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "state-dict-mismatch",
+        "ddp",
+        CAUSE,
+        E,
+        "the checkpoint's keys do not match the model",
+        r"Error\(s\) in loading state_dict for (?P<model>\w+)",
+        ("loading state_dict",),
+        why="""load_state_dict found missing or unexpected keys. The most common distributed cause: a checkpoint
+        saved from the DDP/DataParallel wrapper has every key prefixed with 'module.' (or loaded into a
+        wrapper, the other way round).""",
+        fix="torch.save(model.module.state_dict(), path)  # or strip it: {k.removeprefix('module.'): v for k, v in sd.items()}",
+        examples=[
+            ("RuntimeError: Error(s) in loading state_dict for DTNet:", "aks2203/deep-thinking#5"),
+        ],
+        context_after=2,
+        fields=lambda m, ctx: {**groups(m, ctx), "module_prefix": any('"module.' in line for line in ctx)},
+    ),
+    pattern(
+        "modulelist-called",
+        "ddp",
+        CAUSE,
+        E,
+        "an nn.ModuleList (or ModuleDict) was called like a module",
+        r'Module \[(?P<container>ModuleList|ModuleDict|ParameterList)\] is missing the required "forward" function',
+        ('missing the required "forward"',),
+        why="""ModuleList only holds modules; it has no forward(). Calling it (self.layers(x)) raises this.""",
+        fix="for layer in self.layers: x = layer(x)   # or use nn.Sequential",
+        examples=[
+            ('NotImplementedError: Module [ModuleList] is missing the required "forward" function', "torch nn.Module error text"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "nccl-tensor-not-cuda",
+        "ddp",
+        CAUSE,
+        E,
+        "a CPU (or sparse) tensor was passed to an NCCL collective",
+        r"Tensors must be CUDA and dense|No backend type associated with device type cpu",
+        ("must be CUDA and dense", "No backend type associated"),
+        why="""NCCL only moves GPU tensors. A collective (all_reduce, all_gather_object, a metric sync) got a CPU
+        tensor on a process group that only has NCCL.""",
+        fix="tensor = tensor.cuda()  # before the collective; or init_process_group('cpu:gloo,cuda:nccl') / a gloo group for CPU tensors",
+        examples=[
+            ("RuntimeError: Tensors must be CUDA and dense", "ProcessGroupNCCL check, quoted in public issues"),
+            ("RuntimeError: No backend type associated with device type cpu", "c10d error text"),
+        ],
+    ),
+    pattern(
+        "pg-not-destroyed",
+        "ddp",
+        HARMLESS,
+        I,
+        "the process group was not destroyed before exit (safe to ignore when the run finished)",
+        r"process group has NOT been destroyed before we destruct ProcessGroupNCCL",
+        ("has NOT been destroyed",),
+        why="""torch 2.4+ warns at exit when destroy_process_group() was not called. Harmless when the job
+        finished; it is not the cause of a failure printed before it.""",
+        fix="dist.destroy_process_group()  # at the end of main(), to silence it",
+        examples=[
+            ("[rank0]:[W530 08:34:35.154236112 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call destroy_process_group to ensure that any pending NCCL operations have finished in this process.", "public training logs (torch 2.4+ exit warning)"),
+        ],
+    ),
+    pattern(
+        "env-var-deprecated",
+        "ddp",
+        HARMLESS,
+        I,
+        "a deprecated environment variable name is set (safe to ignore)",
+        r"Environment variable (?P<old>\w+) is deprecated; use (?P<new>\w+) instead",
+        ("is deprecated; use",),
+        why="""torch renamed its NCCL variables (NCCL_ASYNC_ERROR_HANDLING -> TORCH_NCCL_ASYNC_ERROR_HANDLING,
+        ...); the old name still works. Safe to ignore.""",
+        fix="export the new name instead of the old one",
+        examples=[
+            ("[W Utils.hpp:133] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function getCvarInt)", "public fine-tuning log (torch c10d warning)"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "ddp-grad-strides",
+        "ddp",
+        HARMLESS,
+        I,
+        "DDP gradient layout differs from its bucket (safe to ignore; a performance note)",
+        r"Grad strides do not match bucket view strides",
+        ("Grad strides",),
+        why="""Not an error: a parameter's gradient has a different memory layout (often channels_last or a
+        transposed view) than DDP's flat bucket, so DDP copies it. Safe to ignore; it only costs a little speed.""",
+        fix="make the parameter contiguous before wrapping (or use the same memory_format everywhere); otherwise ignore",
+        examples=[
+            ("[W reducer.cpp:313] Warning: Grad strides do not match bucket view strides. This may indicate grad was not created according to the gradient layout contract, or that the param's strides changed since DDP was constructed.  This is not an error, but may impair performance.", "pytorch/pytorch#47163"),
+        ],
+    ),
+    pattern(
+        "barrier-unknown-device",
+        "ddp",
+        CAUSE,
+        W,
+        "barrier() had to guess each rank's GPU",
+        r"using (?:best-guess )?GPU (?P<gpu>\d+) to perform barrier|barrier\(\): using the device under current context|Guessing device ID based on global rank",
+        ("to perform barrier", "barrier(): using the device", "Guessing device ID"),
+        why="""NCCL barrier() needs a GPU; the process had not told torch which one, so it guessed from the
+        rank. If the guess is wrong (several ranks on one GPU), barrier hangs.""",
+        fix='torch.cuda.set_device(local_rank); dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))',
+        examples=[
+            ("[W ProcessGroupNCCL.cpp:1569] Rank 0 using best-guess GPU 0 to perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect.", "ProcessGroupNCCL warning text"),
+        ],
+        fields=groups,
+    ),
+]

@@ -1,0 +1,354 @@
+"""torchrun / torch.distributed.launch, SLURM, the kernel's OOM killer, Lightning and mp.spawn."""
+
+import re
+
+from gpudoctor.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, groups, pattern
+
+E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
+
+ROOT_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback|msg)\s*:\s*(.*)$")
+
+
+def root_cause_fields(_m, context):
+    """torchrun's 'Root Cause (first observed failure)' block -> rank, host, exitcode, traceback."""
+    out: dict = {}
+    for line in context:
+        if line.strip().startswith("=") and out:
+            break
+        m = ROOT_FIELD.match(line)
+        if m and m.group(1) not in out:
+            out[m.group(1)] = m.group(2).strip()
+    rank = re.match(r"(\d+)(?: \(local_rank: (\d+)\))?", out.get("rank", ""))
+    if rank:
+        out["rank"] = rank.group(1)
+        if rank.group(2) is not None:
+            out["local_rank"] = rank.group(2)
+    code = re.match(r"(-?\d+)", out.get("exitcode", ""))
+    if code:
+        out["exitcode"] = code.group(1)
+    return out
+
+
+PATTERNS = [
+    pattern(
+        "launcher-local-rank-arg",
+        "launcher",
+        CAUSE,
+        E,
+        "the script does not accept the --local-rank argument the launcher passes",
+        r"unrecognized arguments: (?P<arg>--local[-_]rank\S*)",
+        ("unrecognized arguments",),
+        why="""torch.distributed.launch passes --local-rank=N (with a dash since torch 2.0) to the script; the
+        script's argparse only knows --local_rank, or nothing. torchrun passes nothing and sets LOCAL_RANK.""",
+        fix='torchrun --nproc-per-node=N train.py   # and read local_rank = int(os.environ["LOCAL_RANK"]) instead of an argument',
+        examples=[
+            ("brats_training_ddp.py: error: unrecognized arguments: --local-rank=0", "Project-MONAI/tutorials#1665"),
+            ("gpt2_ft.py: error: unrecognized arguments: --local-rank=0", "microsoft/LoRA#79"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "launcher-deprecated-launch",
+        "launcher",
+        HARMLESS,
+        W,
+        "torch.distributed.launch is deprecated (safe to ignore for now: not a failure by itself)",
+        r"The module torch\.distributed\.launch is deprecated",
+        ("torch.distributed.launch is deprecated",),
+        why="""A deprecation warning, not an error: python -m torch.distributed.launch still works but passes
+        --local-rank to the script. torchrun replaces it and sets LOCAL_RANK in the environment instead.""",
+        fix='torchrun --nproc-per-node=N train.py   # read int(os.environ["LOCAL_RANK"])',
+        examples=[
+            ("/usr/local/lib/python3.10/dist-packages/torch/distributed/launch.py:183: FutureWarning: The module torch.distributed.launch is deprecated", "Project-MONAI/tutorials#1665"),
+        ],
+    ),
+    pattern(
+        "launcher-omp-threads",
+        "launcher",
+        HARMLESS,
+        I,
+        "torchrun set OMP_NUM_THREADS=1 (safe to ignore)",
+        r"Setting OMP_NUM_THREADS environment variable for each process to be 1 in default",
+        ("OMP_NUM_THREADS",),
+        why="""Informational: torchrun limits each worker to one OpenMP thread so N workers do not oversubscribe
+        the CPUs. Safe to ignore; only CPU-heavy work (CPU training, data preprocessing) may want more.""",
+        fix="nothing to do; to choose yourself: OMP_NUM_THREADS=4 torchrun ...",
+        examples=[
+            ("W0219 12:09:28.313000 140145133409408 torch/distributed/run.py:757] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed.", "alibaba/Pai-Megatron-Patch#468"),
+        ],
+    ),
+    pattern(
+        "launcher-redirects-unsupported",
+        "launcher",
+        HARMLESS,
+        I,
+        "torchrun cannot redirect worker output on Windows/macOS (safe to ignore)",
+        r"Redirects are currently not supported in Windows or MacOs",
+        ("Redirects are currently not supported",),
+        why="""Informational: torchrun's --redirects/--tee options are ignored on Windows and macOS; workers
+        print to the console directly.""",
+        fix="nothing to do",
+        examples=[
+            ("NOTE: Redirects are currently not supported in Windows or MacOs.", "meta-llama/llama#720"),
+        ],
+    ),
+    pattern(
+        "host-oom-killer",
+        "launcher",
+        CAUSE,
+        E,
+        "the kernel's OOM killer killed a process (host RAM exhausted)",
+        r"Out of memory: Kill(?:ed)? process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom-kill(?:er)?:.*task_memcg|Some of (?:your processes|the step tasks) have been OOM Killed"
+        r"|srun: error: (?P<node>[\w.\-]+): tasks? (?P<task>[\d\-,]+): Out Of Memory",
+        ("Out of memory: Kill", "oom-kill", "oom_kill", "OOM Killed", "Out Of Memory"),
+        why="""Host memory ran out and the kernel (or the SLURM cgroup) killed a process: every rank loading the
+        whole dataset or checkpoint, too many DataLoader workers, or pinned-memory buffers.""",
+        fix="free -g; dmesg -T | grep -i 'killed process'   # load checkpoints with mmap/map_location='cpu' once, fewer workers, or ask SLURM for more --mem",
+        examples=[
+            ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1234567.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.", "SLURM slurmstepd message"),
+            ("Out of memory: Killed process 12345 (python) total-vm:98765432kB, anon-rss:65432100kB, file-rss:0kB, shmem-rss:0kB", "kernel OOM killer message"),
+            ("srun: error: nid001277: tasks 1-3: Out Of Memory", "chrisknewman/tusas#149"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "launcher-sigkill",
+        "launcher",
+        CAUSE,
+        E,
+        "a rank was killed with SIGKILL (exit code -9), usually by the OOM killer",
+        r"exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|failed \(exitcode: -9\) local_rank: (?P<local_rank>\d+)|task \d+: Killed|died with <Signals\.SIGKILL: 9>|^Killed$|: line \d+: +\d+ Killed\s|exits with return code = -9\b|process (?P<rank_a>\d+) terminated with signal SIGKILL",
+        ("-9", "SIGKILL", "Killed"),
+        why="""SIGKILL cannot be caught, so the rank left no traceback. It comes from outside: most often the
+        kernel's OOM killer (host RAM), sometimes the scheduler (time or memory limit) or a user's kill -9.""",
+        fix="dmesg -T | grep -i -E 'killed process|out of memory'   # then lower host memory use: fewer DataLoader workers, load data lazily, map_location='cpu'",
+        examples=[
+            ("  traceback : Signal 9 (SIGKILL) received by PID 14750", "lzhxmu/CPPO#6"),
+            ("E0325 20:57:27.620000 2606 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) local_rank: 5 (pid: 2630) of binary: /root/miniconda3/bin/python", "lmzpai/roboMamba#10"),
+            ("run.sh: line 12: 48213 Killed                  python train.py", "bash's report of a process killed by SIGKILL"),
+            ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL", "torch.multiprocessing.spawn error text"),
+        ],
+        not_examples=["exitcode  : -1 (pid: 123)"],
+        after=("host-oom-killer",),  # the OOM killer's own line says who sent the SIGKILL
+        fields=groups,
+    ),
+    pattern(
+        "launcher-sigbus",
+        "launcher",
+        CAUSE,
+        E,
+        "a rank died of SIGBUS (exit code -7): shared memory exhausted",
+        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: \(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|srun: error: \S+: tasks? [\d\-,]+: Bus error",
+        ("-7", "SIGBUS", "Bus error"),
+        why="""SIGBUS in a training process almost always means /dev/shm is full (DataLoader workers, NCCL).""",
+        fix="docker run --shm-size=16g ... (or --ipc=host); df -h /dev/shm",
+        examples=[
+            ("  traceback : Signal 7 (SIGBUS) received by PID 4242", "torchrun root-cause block (signal name format)"),
+            ("Bus error (core dumped)", "the shell's report of a process killed by SIGBUS"),
+            ("[2023-07-20 08:33:12,002] [ERROR] [launch.py:321:sigkill_handler] ['/root/anaconda3/envs/deepspeed/bin/python', '-u', 'main.py', '--local_rank=3'] exits with return code = -7", "deepspeedai/DeepSpeed#4002"),
+            ("srun: error: Orion-18-69: task 289: Bus error", "hafs-community/HAFS#101"),
+        ],
+        # the shared-memory failure printed before it is the same event, named
+        after=("dataloader-shm-bus-error", "shm-no-space", "nccl-shm-segment"),
+    ),
+    pattern(
+        "launcher-sigsegv",
+        "launcher",
+        CAUSE,
+        E,
+        "a rank crashed with a segmentation fault (exit code -11)",
+        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault \(core dumped\)|exits with return code = -11\b|terminated with signal SIGSEGV|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault",
+        ("-11", "SIGSEGV", "Segmentation fault"),
+        why="""A native crash in C++/CUDA code: mismatched versions of torch, CUDA, NCCL or a compiled
+        extension, or a bug in a native library.""",
+        fix="python -X faulthandler train.py (or TORCH_SHOW_CPP_STACKTRACES=1) to see where; check torch/NCCL/extension versions match",
+        examples=[
+            ("  traceback : Signal 11 (SIGSEGV) received by PID 5555", "torchrun root-cause block (signal name format)"),
+            ("[2023-07-19 10:43:10,201] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'src/clip_fine_tune_deepspeed.py', '--local_rank=0'] exits with return code = -11", "deepspeedai/DeepSpeed#3989"),
+        ],
+    ),
+    pattern(
+        "launcher-sigabrt",
+        "launcher",
+        CONSEQUENCE,
+        E,
+        "a rank aborted (SIGABRT, exit code -6)",
+        r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT",
+        ("-6", "SIGABRT"),
+        why="""An abort: in distributed jobs usually the NCCL watchdog taking the process down after a
+        collective timed out or failed, or an uncaught C++ exception.""",
+        fix="look for the collective timeout or NCCL error reported before it in the same rank's output",
+        examples=[
+            ("  traceback : Signal 6 (SIGABRT) received by PID 80746", "torchrun root-cause block (signal name format)"),
+        ],
+        after=("*",),
+    ),
+    pattern(
+        "launcher-terminated",
+        "launcher",
+        CAUSE,
+        E,
+        "the launcher itself was stopped by a signal (scheduler, time limit, Ctrl-C, kill)",
+        r"Received (?P<signal>\d+) death signal, shutting down workers|SignalException: Process \d+ got signal: (?P<signal2>\d+)",
+        ("death signal", "SignalException"),
+        why="""torchrun received SIGTERM (15), SIGINT (2) or SIGHUP (1) from outside and stopped every worker:
+        a scheduler preempting or timing out the job, a closed terminal, or someone's kill. The workers did
+        not fail on their own.""",
+        fix="check the scheduler's record (sacct -j <job> / kubectl describe pod) for preemption or time limits; use nohup/tmux for interactive runs",
+        examples=[
+            ("W1123 10:56:51.729000 27016 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, shutting down workers", "a torchrun run stopped with SIGTERM (recorded for this project)"),
+            ("torch.distributed.elastic.multiprocessing.api.SignalException: Process 27016 got signal: 15", "a torchrun run stopped with SIGTERM (recorded for this project)"),
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "slurm-time-limit",
+        "launcher",
+        CAUSE,
+        E,
+        "SLURM cancelled the job at its time limit",
+        r"CANCELLED AT \S+ DUE TO TIME LIMIT",
+        ("DUE TO TIME LIMIT",),
+        why="""The job ran out of its --time allocation (possibly because it was hung and waiting for a
+        collective).""",
+        fix="sbatch --time=... a longer limit, checkpoint more often, or find the hang if steps stopped progressing",
+        examples=[
+            ("slurmstepd: error: *** JOB 123456 ON gpu-node-01 CANCELLED AT 2024-03-01T12:00:00 DUE TO TIME LIMIT ***", "SLURM slurmstepd message"),
+        ],
+    ),
+    pattern(
+        "slurm-task-failed",
+        "launcher",
+        CONSEQUENCE,
+        E,
+        "srun reports a task that exited or was killed",
+        r"srun: error: (?P<node>[\w.\-]+): tasks? (?P<task>[\d\-,]+): (?P<how>Exited with exit code \d+|Killed|Terminated)",
+        ("srun: error",),
+        why="""srun's summary of which task (rank) on which node ended badly. The reason is in that task's own
+        output before this line.""",
+        fix="read the named task's output (SLURM prefixes it with the task number, srun --label) for its error",
+        examples=[
+            ("srun: error: gpu-node-03: task 5: Exited with exit code 1", "srun task-exit message"),
+        ],
+        after=("*",),
+        fields=groups,
+    ),
+    pattern(
+        "torchrun-root-cause",
+        "launcher",
+        CONSEQUENCE,
+        E,
+        "torchrun: a worker failed (Root Cause block)",
+        r"^Root Cause(?: \(first observed failure\))?:",
+        ("Root Cause",),
+        why="""torchrun's summary of the first worker that failed (rank, host, exit code). Its own error is
+        earlier in the log; other ranks' errors after it are usually consequences.""",
+        fix="read the root-cause rank's traceback (or error_file); rerun with the @record decorator on main() to capture it",
+        examples=[
+            ("Root Cause (first observed failure):", "lzhxmu/CPPO#6"),
+        ],
+        after=("*",),
+        context_after=12,
+        fields=root_cause_fields,
+    ),
+    pattern(
+        "torchrun-child-failed",
+        "launcher",
+        CONSEQUENCE,
+        E,
+        "torchrun: a worker process failed (ChildFailedError)",
+        r"ChildFailedError|failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)",
+        ("ChildFailedError", "failed (exitcode"),
+        why="""The launcher reports that a worker exited with an error; this is a summary, not the error. The
+        worker's own traceback or signal is the cause.""",
+        fix="read the failing local_rank's own output above (or its error_file); exit code -9 means SIGKILL (OOM killer)",
+        examples=[
+            ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "Facico/Chinese-Vicuna#113"),
+            ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /home/changquan/anaconda3/envs/lang/bin/python", "Facico/Chinese-Vicuna#113"),
+        ],
+        after=("*",),
+        fields=groups,
+    ),
+    pattern(
+        "launcher-child-exit",
+        "launcher",
+        CONSEQUENCE,
+        E,
+        "a launcher (mp.spawn, accelerate, deepspeed, a wrapper script) reports that a training process failed",
+        r"subprocess\.CalledProcessError: Command .* returned non-zero exit status (?P<code>-?\d+)|\] exits with return code = (?P<code2>-?\d+)"
+        r"|ProcessExitedException: process (?P<rank_a>\d+) terminated with (?:signal (?P<signal>SIG\w+)|exit code (?P<code3>-?\d+))"
+        r"|-- Process (?P<rank_b>\d+) terminated with the following error:",
+        ("CalledProcessError", "exits with return code", "ProcessExitedException", "terminated with the following error"),
+        why="""The launcher only reports that the process it started failed; the process's own error is
+        printed before this line.""",
+        fix="read the first error above this line (the training process's own traceback)",
+        examples=[
+            ("subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py', '--config', 'a.yaml']' returned non-zero exit status 1.", "accelerate launch's failure report (Python subprocess text)"),
+            ("[2025-06-26 16:48:28,490] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = 1", "DeepSpeed launcher text (cf. snowflakedb/ArcticTraining#219)"),
+            ("torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 1", "torch.multiprocessing.spawn error text"),
+        ],
+        after=("*",),
+        fields=groups,
+    ),
+    pattern(
+        "torchrun-stopping-workers",
+        "launcher",
+        CONSEQUENCE,
+        I,
+        "torchrun stopped the other workers after one failed",
+        r"Sending process (?P<pid>\d+) closing signal SIG(?:TERM|KILL)",
+        ("closing signal",),
+        why="""After one worker failed, torchrun terminates the others. These workers did not fail on their own.""",
+        fix="nothing to do about these; look at the worker that failed first",
+        examples=[
+            ("WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 812914 closing signal SIGTERM", "hpcaitech/ColossalAI#3514"),
+        ],
+        after=("*",),
+    ),
+    pattern(
+        "spawn-main-guard",
+        "launcher",
+        CAUSE,
+        E,
+        "a spawned process re-ran the script's top level (missing `if __name__ == \"__main__\":`)",
+        r"An attempt has been made to start a new process before the\s+current process has finished its bootstrapping phase",
+        ("bootstrapping phase", "An attempt has been made to start a new process"),
+        why="""With the spawn start method (mp.spawn, Windows, macOS, DataLoader workers there) each child
+        imports the main script again; code at the top level that starts processes runs again in every child.""",
+        fix='if __name__ == "__main__": main()   # put mp.spawn / the training entry point under the guard',
+        examples=[
+            ("RuntimeError: An attempt has been made to start a new process before the current process has finished its bootstrapping phase.", "Python multiprocessing error text"),
+        ],
+    ),
+    pattern(
+        "lightning-cuda-initialized",
+        "launcher",
+        CAUSE,
+        E,
+        "Lightning cannot fork workers because CUDA is already initialised",
+        r"Lightning can't create new processes if CUDA is already initialized",
+        ("CUDA is already initialized",),
+        why="""A fork-based strategy (ddp_fork / ddp_notebook, or 'auto' in a notebook) forks processes, which
+        CUDA does not survive: something used CUDA before trainer.fit (model.cuda(), torch.cuda.* calls).""",
+        fix='Trainer(accelerator="gpu", devices=N, strategy="ddp")  # run as a script; or remove CUDA calls before fit()',
+        examples=[
+            ("RuntimeError: Lightning can't create new processes if CUDA is already initialized. Did you manually call `torch.cuda.*` functions, have moved the model to the device, or allocated memory on the GPU any other way?", "pytorch-tabular/pytorch_tabular#235"),
+        ],
+    ),
+    pattern(
+        "lightning-ddp-spawn-workers",
+        "launcher",
+        HARMLESS,
+        W,
+        "ddp_spawn with DataLoader workers is slow (safe to ignore: a performance warning)",
+        r"num_workers>0\) and ddp_spawn do not mix well",
+        ("ddp_spawn",),
+        why="""With ddp_spawn every worker process must be re-created by pickling in each spawned rank; training
+        still works but data loading can be much slower.""",
+        fix='Trainer(strategy="ddp")  # or DataLoader(..., persistent_workers=True)',
+        examples=[
+            ("UserWarning: Dataloader(num_workers>0) and ddp_spawn do not mix well! Your performance might suffer dramatically.", "PyTorch Lightning warning text"),
+        ],
+    ),
+]

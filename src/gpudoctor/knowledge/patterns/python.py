@@ -1,0 +1,52 @@
+"""The last resort: a Python exception no other pattern knows is still the rank's own failure."""
+
+from gpudoctor.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
+
+PATTERNS = [
+    pattern(
+        "exception-ignored-at-exit",
+        "launcher",
+        HARMLESS,
+        Severity.INFO,
+        "an exception was ignored while Python shut down (safe to ignore)",
+        r"Exception ignored in: <|^AssertionError: can only (?:test|join) a child process",
+        ("Exception ignored in", "a child process"),
+        why="""Python reports, without failing, an exception raised in a destructor (`__del__`) during
+        interpreter exit; the DataLoader's worker iterator commonly raises 'can only test a child process'
+        there when the program ends or forks. It is not the cause of a failure printed before it.""",
+        fix="nothing to do; to silence it, end DataLoader iteration (or `del` the iterator) before the program exits",
+        examples=[
+            ("Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x152b2ae06520>", "pytorch/pytorch#149837"),
+            ("AssertionError: can only test a child process", "pytorch/pytorch#149837"),
+            ("2.16it/s]Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f62eb6ed630>", "ShuaiLYU/REB#9 (after a progress bar)"),
+            ("AssertionError: can only join a child process", "zhunzhong07/HHL#10 (older torch)"),
+        ],
+        not_examples=["AssertionError: Torch not compiled with CUDA enabled"],
+    ),
+    pattern(
+        "python-exception",
+        "launcher",
+        CAUSE,
+        Severity.ERROR,
+        "a rank raised an exception",
+        # the last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ..."; not the
+        # torch.distributed wrappers (DistBackendError & co report another rank's failure)
+        r"(?:^|\s)(?:[A-Za-z_][\w]*\.)*(?P<exception>(?!Dist\w*Error|ConnectionResetError|BrokenPipeError)[A-Z]\w*(?:Error|Exception)): (?P<message>.+)",
+        ("Error: ", "Exception: "),
+        why="""An exception that is not one of the known distributed failures: usually a bug or bad input in
+        the training code itself (a KeyError in the dataset, a missing file). When it comes first, the other
+        ranks' timeouts and lost connections are its consequences.""",
+        fix="read the traceback just above this line: its last frame in your own code is the line to fix",
+        examples=[
+            ("FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'", "Python exception text"),
+            ("[rank3]: KeyError: 'input_ids'", "Python exception text"),
+            ("trainer-pod-0 | ModuleNotFoundError: No module named 'flash_attn'", "Python exception text behind an unknown log prefix"),
+        ],
+        not_examples=[
+            "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid argument",
+            "UserWarning: this is only a warning: nothing failed",
+        ],
+        fields=groups,
+    ),
+]

@@ -1,0 +1,46 @@
+"""How many ranks one machine may be asked to start, and when they crowd its
+cores. The same limit and message for every command that starts ranks
+(allreduce, train-smoke, run --nproc)."""
+
+from __future__ import annotations
+
+import os
+
+from gpudoctor.findings import Finding, Severity
+
+MAX_LOCAL_RANKS = 256
+# Ranks per usable core above which a run measures mostly the scheduler: each
+# rank is a full Python process with torch's own threads.
+CROWDED_RANKS_PER_CORE = 4
+
+
+def nproc_problem(nproc: int) -> str | None:
+    """The usage error for an --nproc out of range, or None."""
+    if 1 <= nproc <= MAX_LOCAL_RANKS:
+        return None
+    return f"--nproc must be between 1 and {MAX_LOCAL_RANKS} (got {nproc})"
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (taskset, cgroup cpusets), not the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def crowded(command: str, nproc: int, cores: int) -> Finding | None:
+    """A warning when the ranks outnumber the cores many times over."""
+    if nproc < CROWDED_RANKS_PER_CORE * cores:
+        return None
+    return Finding(
+        id="ranks-outnumber-cores",
+        severity=Severity.WARN,
+        title=f"{nproc} ranks on {cores} CPU core{'s' if cores != 1 else ''}: "
+        f"{nproc / cores:.0f} ranks per core",
+        evidence={"ranks": nproc, "usable cores": cores, "limit": f"{CROWDED_RANKS_PER_CORE} ranks per core"},
+        why="Every rank is a whole Python process with torch's own threads; this many per core spend their time "
+        "waiting for the CPU, so timings are the scheduler's, and timeouts can fire on a healthy job.",
+        fix=f"gpudoctor {command} --nproc {max(1, cores)}  # at most one rank per core (or per GPU)",
+        area="launch",
+    )

@@ -1,0 +1,149 @@
+"""Join mode or local ranks: what the launcher variables in the environment
+(RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, SLURM's) make a rank command do,
+decided before any work starts.
+
+A shell left over from a torchrun job, a typo in a variable, a MASTER_ADDR that
+does not resolve: each is a finding naming the variable, its value and what
+gpudoctor made of it, never a traceback or a wait until a timeout.
+`join_decision` is pure; `read_join_env` gathers the facts it needs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpudoctor.checks.environment import master_findings
+from gpudoctor.findings import Finding, Severity
+from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
+
+AREA = "environment"
+RANK_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
+SLURM_VARS = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")
+UNSET_FIX = "unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks"
+
+
+@dataclass(frozen=True)
+class JoinDecision:
+    join: bool  # run this process as one rank of a torchrun/SLURM/env:// job
+    findings: tuple[Finding, ...] = ()  # an error among them: stop before any work
+
+    @property
+    def blocked(self) -> bool:
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+
+def read_join_env(command: str, nproc_given: bool, environ: Mapping[str, str] | None = None) -> JoinDecision:
+    """The decision for this process's environment. MASTER_ADDR is looked up
+    (with a deadline) only when a join is on the cards."""
+    env = os.environ if environ is None else environ
+    if not any(name in env for name in ("RANK", "WORLD_SIZE", "SLURM_PROCID")):
+        return JoinDecision(join=False)
+    return join_decision(probe_environment(env), command, nproc_given)
+
+
+def _integer(value: str | None, low: int) -> int | None:
+    text = (value or "").strip()
+    if text.isdigit() and int(text) >= low:
+        return int(text)
+    return None
+
+
+def _launcher(v: dict[str, str]) -> str:
+    if "GPUDOCTOR_RUN_DIR" in v:
+        return "gpudoctor"
+    return "torchrun" if "TORCHELASTIC_RUN_ID" in v else "env"
+
+
+def join_decision(facts: EnvironmentFacts, command: str, nproc_given: bool) -> JoinDecision:
+    v = facts.variables
+    if "RANK" not in v and "WORLD_SIZE" not in v:
+        return _slurm_decision(v, command)
+    seen = {k: v[k] for k in (*RANK_VARS, "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID") if k in v}
+    launcher = _launcher(v)
+    if "RANK" not in v or "WORLD_SIZE" not in v:
+        missing = "WORLD_SIZE" if "RANK" in v else "RANK"
+        return JoinDecision(False, (_ignored(seen, f"{missing} is not set, so there is no job to join"),))
+    if nproc_given and launcher == "env":
+        return JoinDecision(False, (_ignored(seen, "--nproc was given: gpudoctor starts its own ranks"),))
+    rank, world = _integer(v["RANK"], 0), _integer(v["WORLD_SIZE"], 1)
+    problems: dict[str, str] = {}
+    if rank is None:
+        problems["RANK"] = f"{v['RANK']!r} is not a rank number (0, 1, ...)"
+    if world is None:
+        problems["WORLD_SIZE"] = f"{v['WORLD_SIZE']!r} is not a number of ranks (1, 2, ...)"
+    if rank is not None and world is not None and rank >= world:
+        problems["RANK"] = f"{rank} is not below WORLD_SIZE={world}"
+    for name in ("LOCAL_RANK", "LOCAL_WORLD_SIZE"):
+        if name in v and _integer(v[name], 0 if name == "LOCAL_RANK" else 1) is None:
+            problems[name] = f"{v[name]!r} is not a number"
+    if problems or rank is None or world is None:
+        return JoinDecision(False, (_malformed(command, seen, problems, launcher),))
+    absent = [k for k in ("MASTER_ADDR", "MASTER_PORT") if k not in v]
+    if absent and world > 1:
+        return JoinDecision(False, (_incomplete(command, seen, absent, rank, world),))
+    return JoinDecision(True, tuple(master_findings(facts)) if world > 1 else ())
+
+
+def _slurm_decision(v: dict[str, str], command: str) -> JoinDecision:
+    if "SLURM_PROCID" not in v or "SLURM_NTASKS" not in v:
+        return JoinDecision(False)
+    seen = {k: v[k] for k in SLURM_VARS if k in v}
+    problems = {k: f"{v[k]!r} is not a number" for k in SLURM_VARS if k in v and _integer(v[k], 0) is None}
+    if problems:
+        return JoinDecision(False, (_malformed(command, seen, problems, "slurm"),))
+    return JoinDecision(int(v["SLURM_NTASKS"]) > 1)
+
+
+def _ignored(seen: dict[str, str], reason: str) -> Finding:
+    return Finding(
+        id="distributed-env-ignored",
+        severity=Severity.WARN,
+        title=f"{_shown(seen)} ignored: {reason}",
+        evidence={**seen, "gpudoctor": f"ran its own local ranks ({reason})"},
+        why="RANK and WORLD_SIZE say 'this process is one rank of a job'. Left over in a shell (an export from "
+        "another job, a sourced script) they make every later run of a distributed tool try to join a job that "
+        "is not there.",
+        fix=UNSET_FIX,
+        area=AREA,
+    )
+
+
+def _malformed(command: str, seen: dict[str, str], problems: dict[str, str], launcher: str) -> Finding:
+    return Finding(
+        id="distributed-env-malformed",
+        severity=Severity.ERROR,
+        title=f"{', '.join(f'{k}={seen[k]!r}' for k in problems)}: {'; '.join(problems.values())}",
+        evidence={
+            **seen,
+            "problems": [f"{k}: {p}" for k, p in problems.items()],
+            "gpudoctor": f"would join as one rank of a {launcher} job, but cannot read its place in it; nothing was run",
+        },
+        why="A launcher sets these variables as integers for each rank it starts (torchrun, srun). Another value "
+        "is a typo or a leftover: torch.distributed would fail on it with a traceback, or wait for ranks that "
+        "never come.",
+        fix=f"{UNSET_FIX}; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
+        area=AREA,
+    )
+
+
+def _incomplete(command: str, seen: dict[str, str], missing: list[str], rank: int, world: int) -> Finding:
+    return Finding(
+        id="distributed-env-incomplete",
+        severity=Severity.ERROR,
+        title=f"RANK={rank} WORLD_SIZE={world} are set but not {' or '.join(missing)}: no job to join",
+        evidence={
+            **seen,
+            "missing": missing,
+            "gpudoctor": f"would join as rank {rank} of {world}, but there is no rendezvous address; nothing was run",
+        },
+        why="Joined as one rank of a job, gpudoctor meets its peers at MASTER_ADDR:MASTER_PORT (env://). Without "
+        "them this is most often a shell left over from a torchrun job.",
+        fix=f"{UNSET_FIX}; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
+        area=AREA,
+    )
+
+
+def _shown(seen: dict[str, str]) -> str:
+    return " ".join(f"{k}={seen[k]}" for k in RANK_VARS if k in seen)

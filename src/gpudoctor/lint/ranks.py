@@ -1,0 +1,457 @@
+"""Which tests split the ranks, and which calls every rank must make.
+
+A *rank condition* is a test some ranks pass and others fail: `rank == 0`,
+`args.local_rank in [-1, 0]`, `dist.get_rank() != 0`, `is_main_process()`,
+`accelerator.is_main_process`, `trainer.is_global_zero`, or a flag or helper
+of the file defined from one of those. Tests every rank answers alike are not:
+`dist.is_initialized()`, `world_size > 1`, `args.local_rank != -1` (-1 means
+"not distributed", the same on every process).
+
+A *collective* is a call every rank of the group must make, in the same
+order: torch.distributed's barrier / all_reduce / broadcast / ... /
+new_group, accelerate's and Lightning's wrappers of them, torch_xla's.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from gpudoctor.lint.model import DEFS, FUNCTIONS, RANK_ENV, Binding, FileModel, Param, constant, keyword, terminal_name
+
+# torch.distributed calls every rank of the group must make.
+TORCH_COLLECTIVES = {
+    "barrier", "monitored_barrier", "all_reduce", "all_reduce_coalesced", "reduce", "broadcast",
+    "broadcast_object_list", "all_gather", "all_gather_object", "all_gather_into_tensor", "_all_gather_base",
+    "all_gather_coalesced", "gather", "gather_object", "scatter", "scatter_object_list", "reduce_scatter",
+    "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single", "new_group",
+    "new_subgroups",
+}
+# accelerate's Accelerator methods (and accelerate.utils functions) that communicate.
+ACCELERATE_COLLECTIVES = {"wait_for_everyone", "gather", "gather_for_metrics", "reduce", "pad_across_processes", "broadcast"}
+# Lightning's Fabric / Strategy methods that communicate.
+LIGHTNING_COLLECTIVES = {"barrier", "all_reduce", "all_gather", "broadcast", "reduce"}
+XLA_COLLECTIVES = {"rendezvous", "all_reduce", "mesh_reduce", "all_gather", "reduce_scatter", "all_to_all"}
+ALL_COLLECTIVES = TORCH_COLLECTIVES | ACCELERATE_COLLECTIVES | LIGHTNING_COLLECTIVES | XLA_COLLECTIVES | {"log"}
+
+# A variable or attribute holding this process's rank.
+RANK_NAME = re.compile(r"^(?:[A-Za-z0-9]*_)*rank(?:_?(?:id|idx|index|num|no))?$|^(?:local_)?process_index$|^ordinal$",
+                       re.IGNORECASE)
+# Names of some other process's rank: `src_rank`, `peer_rank`, `num_ranks`.
+NOT_OWN_RANK = re.compile(r"^(?:src|dst|peer|target|next|prev|other|root|from|to|max|min|num|n|last|first)_", re.IGNORECASE)
+# Functions returning this process's rank.
+RANK_FUNCTIONS = re.compile(r"^_?get_(?:[a-z_]*_)?rank$|^get_ordinal$|^get_process_index$", re.IGNORECASE)
+# A boolean flag or predicate true on one process: `is_main_process`, `master_process`, `is_global_zero`.
+MAIN_FLAG = re.compile(
+    r"^(?:is_|am_)?(?:local_|global_|world_|node_)?(?:main|master|chief|primary|leader|root)"
+    r"(?:_process|_proc|_rank|_node|_worker|_gpu)$"
+    r"|^is_(?:local_|global_|world_|node_)?(?:main|master|chief|primary|leader|root)$"
+    r"|^master$|^(?:is_)?(?:global_|local_|world_process_|local_process_)?zero$|^is_global_zero$"
+    r"|^is_rank_?(?:zero|0)$|^(?:on_)?rank_?(?:zero|0)$",
+    re.IGNORECASE,
+)
+INT_WRAPPERS = {"int", "str"}
+DEPTH = 4
+
+
+def is_rank_value(file: FileModel, node: ast.AST, _depth: int = 0) -> bool:
+    """`node` evaluates to this process's rank (or an expression of it)."""
+    if isinstance(node, ast.Call):
+        name = terminal_name(node.func)
+        if name in INT_WRAPPERS and node.args:
+            return is_rank_value(file, node.args[0], _depth)
+        if RANK_FUNCTIONS.match(name):
+            return True
+        # os.environ.get("RANK"), os.getenv("LOCAL_RANK", -1)
+        if name in ("get", "getenv") and node.args and constant(node.args[0], str) in RANK_ENV:
+            return True
+        return False
+    if isinstance(node, ast.Subscript):  # os.environ["LOCAL_RANK"]
+        return constant(node.slice, str) in RANK_ENV
+    if isinstance(node, ast.BinOp):  # rank % ngpus_per_node
+        return is_rank_value(file, node.left, _depth) or is_rank_value(file, node.right, _depth)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = node.id if isinstance(node, ast.Name) else node.attr
+        if NOT_OWN_RANK.match(name):
+            return False
+        if RANK_NAME.match(name):
+            return True
+        # `gpu_id = int(os.environ["LOCAL_RANK"])`, the first parameter of a spawned worker
+        return _depth < DEPTH and _holds_rank(file, node, _depth)
+    return False
+
+
+def _holds_rank(file: FileModel, node: ast.Name | ast.Attribute, depth: int) -> bool:
+    """A variable assigned the rank under another name. Only direct
+    assignments are followed (values passed through parameters are not:
+    following every call site costs more than it finds)."""
+    key = ("holds-rank", node)
+    if key in file.memo:
+        return bool(file.memo[key])
+    file.memo[key] = False  # a cycle (`x = x + 1`) answers no
+    found: Sequence[Binding | Param]
+    if isinstance(node, ast.Name):
+        found = file.lookup(node) or []
+    else:
+        cls = file.method_class(node)
+        found = file.attributes.get((cls, node.attr), []) if cls is not None else []
+    answer = False
+    for item in found:
+        if isinstance(item, Param):
+            func = item.function
+            answer = (isinstance(func, DEFS) and bool(func.args.args) and func.args.args[0].arg == item.name
+                      and "spawn" in file.text and file.spawned(func))
+            # `Trainer(model, rank)` binds `gpu_id`: the values passed at the file's call sites
+            answer = answer or any(
+                value is not None and is_rank_value(file, value, depth + 1)
+                for value in _arguments(file, item)
+            )
+        elif item.kind == "value" and not item.path and isinstance(item.value, ast.expr):
+            answer = is_rank_value(file, item.value, depth + 1)
+        if answer:
+            break
+    file.memo[key] = answer
+    return answer
+
+
+def _arguments(file: FileModel, param: Param) -> Iterator[ast.expr | None]:
+    """What the file's calls of a function pass for one of its parameters."""
+    func = param.function
+    if not isinstance(func, DEFS):
+        return
+    positional = [a.arg for a in func.args.posonlyargs + func.args.args]
+    for call, offset in file.call_sites.get(func, []):
+        if param.name in positional and positional.index(param.name) >= offset:
+            yield keyword(call, param.name, positional.index(param.name) - offset)
+        else:
+            yield keyword(call, param.name)
+
+
+def _ints(node: ast.AST) -> list[object] | None:
+    """The literal values of a constant or a literal list/tuple/set; None if not literal."""
+    if isinstance(node, ast.Constant):
+        return [node.value]
+    if isinstance(node, ast.UnaryOp) and type(node.op) is ast.USub and isinstance(node.operand, ast.Constant):
+        return [-node.operand.value] if isinstance(node.operand.value, (int, float)) else None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        out: list[object] = []
+        for e in node.elts:
+            values = _ints(e)
+            if values is None:
+                return None
+            out += values
+        return out
+    return None
+
+
+def _splits_ranks(op: ast.cmpop, values: list[object] | None) -> bool:
+    """A comparison of the rank with `values` is true on some ranks only.
+    -1 is "not distributed": `rank != -1`, `rank >= 0`, `rank > -1` hold on
+    every process of a distributed job."""
+    if values is None:  # `rank == src`: another variable
+        return type(op) in (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+    # os.environ values are strings: `os.environ.get("LOCAL_RANK") == "0"`
+    values = [int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for v in values]
+    nums = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if not nums:
+        return False
+    if type(op) in (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot):
+        return any(v >= 0 for v in nums)
+    if type(op) in (ast.Gt, ast.GtE, ast.Lt, ast.LtE):
+        (v,) = nums[:1]
+        # rank > 0, rank >= 1, rank < 1, rank <= 0 split; rank >= 0, rank > -1, rank < 0 do not.
+        return v >= 1 if type(op) in (ast.GtE, ast.Lt) else v >= 0
+    return False
+
+
+def is_rank_condition(file: FileModel, test: ast.AST, _depth: int = 0) -> bool:
+    """`test` is true on some ranks and false on others."""
+    key = ("rank-condition", test)
+    found = file.memo.get(key)
+    if found is None:
+        found = file.memo[key] = _rank_condition(file, test, _depth)
+    return bool(found)
+
+
+def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
+    if _depth > DEPTH:
+        return False
+    if isinstance(test, ast.BoolOp):
+        return any(is_rank_condition(file, v, _depth) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+        return is_rank_condition(file, test.operand, _depth)
+    if isinstance(test, ast.Compare):
+        operands = [test.left] + test.comparators
+        for i, op in enumerate(test.ops):
+            left, right = operands[i], operands[i + 1]
+            if is_rank_value(file, left):
+                if _splits_ranks(op, _ints(right)):
+                    return True
+            elif is_rank_value(file, right):
+                if _splits_ranks(_mirror(op), _ints(left)):
+                    return True
+        return False
+    if isinstance(test, ast.Call):
+        name = terminal_name(test.func)
+        if MAIN_FLAG.match(name):
+            return True
+        # a same-file helper: `def is_master(): return dist.get_rank() == 0`
+        func = file.local_function(test)
+        return func is not None and any(is_rank_condition(file, r, _depth + 1) for r in file.returns(func))
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        name = test.id if isinstance(test, ast.Name) else test.attr
+        if MAIN_FLAG.match(name):
+            return True
+        # `log_now = rank == 0` then `if log_now:` (direct assignments only)
+        found: Sequence[Binding | Param]
+        if isinstance(test, ast.Name):
+            found = file.lookup(test) or []
+        else:
+            cls = file.method_class(test)
+            found = file.attributes.get((cls, test.attr), []) if cls is not None else []
+        return any(
+            not isinstance(b, Param) and b.kind == "value" and not b.path
+            and isinstance(b.value, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call))
+            and is_rank_condition(file, b.value, _depth + 1)
+            for b in found
+        )
+    return False
+
+
+def is_light_rank_test(test: ast.AST, flags: set[str] | frozenset[str] = frozenset()) -> bool:
+    """`test` splits the ranks, judged from the expression alone (no file
+    model: for the facts of modules no rule read). `flags` are names already
+    known to be rank tests (a helper defined above)."""
+    if isinstance(test, ast.BoolOp):
+        return any(is_light_rank_test(v, flags) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return is_light_rank_test(test.operand, flags)
+    if isinstance(test, (ast.Call, ast.Name, ast.Attribute)):
+        name = terminal_name(test.func) if isinstance(test, ast.Call) else terminal_name(test)
+        return bool(MAIN_FLAG.match(name)) or name in flags
+    if isinstance(test, ast.Compare):
+        operands = [test.left, *test.comparators]
+        for i, op in enumerate(test.ops):
+            left, right = operands[i], operands[i + 1]
+            if _light_rank_value(left) and _splits_ranks(op, _ints(right)):
+                return True
+            if _light_rank_value(right) and _splits_ranks(_mirror(op), _ints(left)):
+                return True
+    return False
+
+
+def _light_rank_value(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        name = terminal_name(node.func)
+        if name in INT_WRAPPERS and node.args:
+            return _light_rank_value(node.args[0])
+        if name in ("get", "getenv") and node.args:
+            return (constant(node.args[0], str) or "") in RANK_ENV
+        return bool(RANK_FUNCTIONS.match(name))
+    if isinstance(node, ast.Subscript):
+        return (constant(node.slice, str) or "") in RANK_ENV
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = node.id if isinstance(node, ast.Name) else node.attr
+        return bool(RANK_NAME.match(name)) and not NOT_OWN_RANK.match(name)
+    return False
+
+
+def _mirror(op: ast.cmpop) -> ast.cmpop:
+    """`0 == rank` reads as `rank == 0`; `0 < rank` as `rank > 0`."""
+    flipped = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}.get(type(op))
+    return flipped() if flipped is not None else op
+
+
+def collective_name(file: FileModel, call: ast.AST) -> str:
+    """"dist.barrier" etc. when `call` is a collective, else ""."""
+    if type(call) is not ast.Call:
+        return ""
+    func = call.func
+    name = terminal_name(func)
+    if name not in ALL_COLLECTIVES:
+        return ""
+    key = ("collective", call)
+    found = file.memo.get(key)
+    if found is None:
+        found = file.memo[key] = _collective_name(file, call, func, name)
+    return str(found)
+
+
+def _collective_name(file: FileModel, call: ast.Call, func: ast.expr, name: str) -> str:
+    qn = file.qualname(func)
+    if qn is not None:
+        root = qn.split(".", 1)[0]
+        if qn.startswith("torch.distributed.") and name in TORCH_COLLECTIVES and ".rpc." not in qn:
+            return f"dist.{name}"
+        if root == "accelerate" and name in ACCELERATE_COLLECTIVES:
+            return name
+        if root == "torch_xla" and name in XLA_COLLECTIVES:
+            return f"xm.{name}"
+        if root in ("torch", "accelerate", "torch_xla", "lightning", "pytorch_lightning"):
+            return ""
+    if type(func) is not ast.Attribute:
+        return ""
+    receiver = terminal_name(func.value).lower()
+    if "accelerator" in receiver and name in ACCELERATE_COLLECTIVES:
+        return f"{receiver}.{name}"
+    if receiver in ("fabric", "strategy") and name in LIGHTNING_COLLECTIVES:
+        return f"{receiver}.{name}"
+    if type(func.value) is ast.Name and func.value.id == "self":
+        cls = file.method_class(func) if name == "all_gather" else None
+        if cls is not None and file.method(cls, "all_gather") is None:
+            return "self.all_gather"  # LightningModule.all_gather
+        if name == "log" and constant(keyword(call, "sync_dist")) is True:
+            return "self.log(sync_dist=True)"
+    return ""
+
+
+@dataclass(frozen=True)
+class Branch:
+    """Where the ranks part: `test` (a rank condition) decides whether the
+    node runs. `other` is what the ranks that do not take this path run
+    instead: the opposite arm of the `if`, or the block an early `return` /
+    `continue` under the test runs."""
+
+    test: ast.expr
+    other: tuple[ast.AST, ...]
+
+    @property
+    def line(self) -> int:
+        return self.test.lineno
+
+
+def rank_branch(file: FileModel, node: ast.AST) -> Branch | None:
+    """The innermost rank condition that decides whether `node` runs, within
+    its function, or None."""
+    child = node
+    for anc in file.ancestors(node):
+        # an earlier `if <rank condition>: return` in the same block
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(anc, field, None)
+            if type(block) is list and child in block:
+                for stmt in reversed(block[: block.index(child)]):
+                    if type(stmt) is ast.If and file._exits(stmt.body) and is_rank_condition(file, stmt.test):
+                        return Branch(stmt.test, tuple(stmt.body))
+        if isinstance(anc, (*FUNCTIONS, ast.ClassDef)):
+            return None
+        if isinstance(anc, (ast.If, ast.IfExp, ast.While)):
+            if child is not anc.test and is_rank_condition(file, anc.test):
+                if isinstance(anc, ast.While):
+                    return Branch(anc.test, ())
+                body = anc.body if isinstance(anc.body, list) else [anc.body]
+                orelse = anc.orelse if isinstance(anc.orelse, list) else [anc.orelse]
+                return Branch(anc.test, tuple(orelse) if child in body else tuple(body))
+        elif isinstance(anc, ast.BoolOp):
+            for value in anc.values:
+                if value is child:
+                    break
+                if is_rank_condition(file, value):
+                    return Branch(value, ())
+        elif isinstance(anc, ast.comprehension):
+            for test in anc.ifs:
+                if test is not child and is_rank_condition(file, test):
+                    return Branch(test, ())
+        child = anc
+    return None
+
+
+def collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
+    """Function or method -> a collective it makes on every rank that calls
+    it (directly, or through the file's own functions it calls)."""
+    key = ("reach", file.tree)
+    if key not in file.memo:
+        file.memo[key] = _collective_reach(file)
+    # memo values are typed object; this key only ever holds _collective_reach's dict
+    return file.memo[key]  # type: ignore[return-value]
+
+
+def _collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
+    reach: dict[ast.AST, tuple[ast.Call, str]] = {}
+    for call in file.calls:
+        name = collective_name(file, call)
+        if not name:
+            continue
+        func = file.function(call)
+        if func is not None and func not in reach and rank_branch(file, call) is None:
+            reach[func] = (call, name)
+    changed = bool(reach)
+    while changed:
+        changed = False
+        names = {getattr(f, "name", "") for f in reach} | {"__init__"}
+        for call in file.calls:
+            if terminal_name(call.func) not in names and type(call.func) is not ast.Name:
+                continue
+            func = file.function(call)
+            if func is None or func in reach:
+                continue
+            for callee, _ in file.callees(call):
+                if callee in reach and callee is not func and rank_branch(file, call) is None:
+                    reach[func] = reach[callee]
+                    changed = True
+                    break
+    return reach
+
+
+def makes_collective(file: FileModel, nodes: tuple[ast.AST, ...], reach: dict[ast.AST, tuple[ast.Call, str]]) -> bool:
+    """Some call inside `nodes` is a collective or runs one."""
+    for root in nodes:
+        for sub in ast.walk(root):
+            if type(sub) is ast.Call:
+                if collective_name(file, sub) or any(c in reach for c, _ in file.callees(sub)):
+                    return True
+    return False
+
+
+def direct_collectives(tree: ast.Module, text: str) -> dict[str, tuple[str, int]]:
+    """Top-level function -> the first torch.distributed / accelerate
+    collective written in its body, found without building the file's model:
+    only functions whose text names a collective are walked."""
+    aliases = {"torch.distributed"}  # names that stand for the torch.distributed module
+    direct: set[str] = set()  # `from torch.distributed import barrier`
+    for stmt in tree.body:
+        if type(stmt) is ast.Import:
+            for alias in stmt.names:
+                if alias.name == "torch.distributed" and alias.asname:
+                    aliases.add(alias.asname)
+        elif type(stmt) is ast.ImportFrom and stmt.level == 0:
+            for alias in stmt.names:
+                if stmt.module == "torch" and alias.name == "distributed":
+                    aliases.add(alias.asname or alias.name)
+                elif stmt.module == "torch.distributed" and alias.name in TORCH_COLLECTIVES:
+                    direct.add(alias.asname or alias.name)
+    lines = text.splitlines()
+    out: dict[str, tuple[str, int]] = {}
+    for func in tree.body:
+        if not isinstance(func, DEFS):
+            continue
+        segment = "\n".join(lines[func.lineno - 1: func.end_lineno or func.lineno])
+        if not any(name + "(" in segment for name in ALL_COLLECTIVES):
+            continue
+        for node in ast.walk(func):
+            if type(node) is not ast.Call:
+                continue
+            f = node.func
+            name = terminal_name(f)
+            if type(f) is ast.Name and name in direct:
+                out[func.name] = (f"dist.{name}", node.lineno)
+            elif type(f) is ast.Attribute and name in TORCH_COLLECTIVES and _dotted(f.value) in aliases:
+                out[func.name] = (f"dist.{name}", node.lineno)
+            elif type(f) is ast.Attribute and name in ACCELERATE_COLLECTIVES and "accelerator" in terminal_name(f.value).lower():
+                out[func.name] = (f"accelerator.{name}", node.lineno)
+            else:
+                continue
+            break
+    return out
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))

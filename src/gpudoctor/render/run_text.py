@@ -1,0 +1,51 @@
+"""The stderr report of `gpudoctor run`: plain lines, every one prefixed (e.g.
+"[rank 1] "), each finding the way `gpudoctor check` shows it."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+from gpudoctor.findings import Finding, Severity
+from gpudoctor.render.console import finding_lines
+from gpudoctor.render.terminal import make_console
+
+
+def findings_text(findings: list[Finding], header: str, prefix: str = "") -> str:
+    """A header line, then each finding; colour only when stderr is a terminal."""
+    buf = io.StringIO()
+    # Never wrap: a prefixed, wrapped line would lose its prefix.
+    console = make_console(file=buf, tty=sys.stderr.isatty(), width=10_000)
+    for f in findings:
+        console.print(finding_lines(f))
+    lines = [header] + buf.getvalue().rstrip("\n").splitlines()
+    return "".join(f"{prefix}{line.rstrip()}\n" for line in lines)
+
+
+def header_line(findings: list[Finding], what: str, ended: str = "") -> str:
+    """`ended` says how a script that did not finish cleanly ended (e.g. "ended
+    with ValueError (traceback above)"): then "no problems seen" would be false."""
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    warns = sum(f.severity is Severity.WARN for f in findings)
+    if ended:
+        found = f"{errors} error(s), {warns} warning(s) found" if findings else "nothing found by gpudoctor's checks to explain it"
+        return f"gpudoctor run: {what} {ended}; {found}"
+    if not findings:
+        return f"gpudoctor run: no problems seen in {what}"
+    return f"gpudoctor run: {errors} error(s), {warns} warning(s) in {what}"
+
+
+def ended_by(exc: BaseException | None, status: int | None) -> str:
+    """How a script ended, in words, when it did not end cleanly; "" when it did."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "was interrupted (KeyboardInterrupt)"
+    if exc is not None:
+        return f"ended with {type(exc).__name__} (traceback above)"
+    if status:
+        return f"exited with status {status}"
+    return ""
+
+
+def ranks_summary(counts: dict[str, int], nproc: int, what: str) -> str:
+    """`run --nproc`: the last line, over every rank."""
+    return f"gpudoctor run: {nproc} rank(s) of {what}: {counts['error']} error(s), {counts['warn']} warning(s) in all"

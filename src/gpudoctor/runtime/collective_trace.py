@@ -1,0 +1,484 @@
+"""The rank side of the hang & crash doctor: this rank's collectives, published
+to its run folder for the supervisor (and `gpudoctor diagnose DIR`) to line up.
+
+Nothing is written on the hot path. PyTorch's Flight Recorder (TORCH_FR_BUFFER_SIZE,
+set before torch is imported) records every collective, DDP's own bucket
+all-reduces included; a background thread reads it every PUBLISH_S seconds and
+rewrites rank<N>.collectives.json only when something changed. It is read
+without its Python stacks: the first dump with stacks imports ~800 modules
+(torch._dynamo, sympy: seconds, and memory in every rank). The user's
+file:line comes from cheap hooks instead:
+
+- each torch.distributed collective notes the call it is about to make (kind,
+  shapes, the user's file:line, its number in the group), in memory and in a
+  small memory-mapped file: when gloo aborts the process on a size mismatch, or
+  the rank is SIGKILLed, that note is still on disk;
+- DDP's construction, its forward and every backward note the user's line, which
+  the collectives DDP makes itself (its bucket all-reduces) are attributed to;
+- an uncaught exception and os._exit() say how, and where, the rank ended.
+
+The same thread answers the supervisor's request for a stack dump (every
+thread, from sys._current_frames(): it works while the main thread waits in C).
+"""
+
+from __future__ import annotations
+
+import atexit
+import bisect
+import dataclasses
+import faulthandler
+import functools
+import mmap
+import os
+import pickle
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from typing import Any
+
+from gpudoctor.knowledge.collectives import (
+    COMPLETED,
+    STARTED,
+    CollectiveRecord,
+    is_library_frame,
+    records_from_fr_dump,
+)
+from gpudoctor.launch import run_folder
+
+PUBLISH_S = 0.5
+FR_BUFFER_ENV = "TORCH_FR_BUFFER_SIZE"
+FR_BUFFER = "128"  # entries kept: enough to line ranks up; the dump read every PUBLISH_S stays ~1 ms
+THREAD_NAME = "gpudoctor-collectives"
+
+# torch.distributed collectives and the position of their input tensor(s).
+COLLECTIVES = {
+    "all_reduce": 0,
+    "broadcast": 0,
+    "reduce": 0,
+    "all_gather": 1,
+    "all_gather_into_tensor": 1,
+    "all_gather_single": 1,
+    "reduce_scatter": 1,
+    "reduce_scatter_tensor": 1,
+    "all_to_all_single": 1,
+    "all_to_all": 1,
+    "gather": 0,
+    "scatter": 0,
+    "barrier": None,
+}
+
+_DTYPE_NAMES: dict = {}
+
+
+def _dtype(t) -> str:
+    name = _DTYPE_NAMES.get(t.dtype)
+    if name is None:
+        name = _DTYPE_NAMES[t.dtype] = str(t.dtype).replace("torch.", "")
+    return name
+
+
+def _input_kwarg(kwargs: dict):
+    for name in ("tensor", "input_tensor", "input", "input_list", "input_tensor_list"):
+        if name in kwargs:
+            return kwargs[name]
+    return None
+
+
+def _tensors(value) -> list:
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if hasattr(v, "shape") and hasattr(v, "dtype")]
+    return []
+
+
+_library_cache: dict[str, bool] = {}
+
+
+def user_where(frame) -> tuple[str, str]:
+    """(file:line, function) of the innermost frame outside torch, gpudoctor and the stdlib."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        lib = _library_cache.get(name)
+        if lib is None:
+            lib = _library_cache[name] = is_library_frame(name)
+        if not lib:
+            return f"{name}:{frame.f_lineno}", frame.f_code.co_name
+        frame = frame.f_back
+    return "", ""
+
+
+class Tracker:
+    def __init__(self, run_dir: str, rank: int):
+        self.run_dir = run_dir
+        self.rank = rank
+        self.pid = os.getpid()
+        self.exit: run_folder.RankExit | None = None
+        self.history: deque[CollectiveRecord] = deque(maxlen=64)  # when the Flight Recorder is off
+        self.sites: dict[tuple[str, int], tuple[str, str]] = {}  # (group, number) -> (file:line, function)
+        self.context: deque[tuple[int, str, str]] = deque(maxlen=64)  # (time_ns, file:line, function)
+        self.last_key: object = None
+        self.last_status: object = None
+        self.done_upto: dict[str, int] = {}  # per group: the last collective a hook saw return
+        self.inflight: CollectiveRecord | None = None  # the hooked call under way (for when the recorder is off)
+        # Join mode (runtime/joined_watch.py): also publish to the job's store, answer over it.
+        self.on_publish = None
+        self.on_tick = None
+        self.stacks_sent = False
+        self.lock = threading.Lock()
+        self.fatal: Any = None  # the file faulthandler writes to on a fatal signal
+        self.mm = None
+        try:
+            fd = os.open(run_folder.current_path(run_dir, rank), os.O_RDWR | os.O_CREAT, 0o644)
+            os.ftruncate(fd, run_folder.CURRENT_SIZE)
+            self.mm = mmap.mmap(fd, run_folder.CURRENT_SIZE)
+            os.close(fd)
+        except OSError:
+            self.mm = None
+
+    # -- the hot path: one note per collective call, into memory --------------------------
+
+    def note(self, kind: str, args, kwargs, group) -> CollectiveRecord | None:
+        try:
+            from torch.distributed import distributed_c10d as c10d
+
+            pg = group if group is not None else c10d._get_default_group()
+            seq = pg._get_sequence_number_for_group() + 1  # type: ignore[union-attr]
+            index = COLLECTIVES.get(kind)
+            tensors = []
+            if index is not None:
+                value = args[index] if len(args) > index else _input_kwarg(kwargs)
+                tensors = _tensors(value)
+            where, function = user_where(sys._getframe(2))
+            rec = CollectiveRecord(
+                rank=self.rank,
+                pg=str(getattr(pg, "group_name", "0") or "0"),
+                seq=seq,
+                kind=kind,
+                input_shapes=tuple(tuple(t.shape) for t in tensors),
+                input_dtypes=tuple(_dtype(t) for t in tensors),
+                state=STARTED,
+                where=where,
+                function=function,
+                time_ns=time.time_ns(),
+            )
+        except Exception:  # noqa: BLE001 - a note must never break the user's collective
+            return None
+        self.inflight = rec
+        self.sites[(rec.pg, rec.seq)] = (where, function)
+        if len(self.sites) > 1024:
+            for key in list(self.sites)[:512]:
+                del self.sites[key]
+        if self.mm is not None:
+            data = run_folder.encode_current(rec)
+            if len(data) <= run_folder.CURRENT_SIZE - run_folder.CURRENT_HEADER:
+                self.mm[run_folder.CURRENT_HEADER : run_folder.CURRENT_HEADER + len(data)] = data
+                self.mm[:5] = len(data).to_bytes(4, "little") + run_folder.CURRENT_STARTED
+        return rec
+
+    def mark(self, depth: int = 2) -> None:
+        """DDP or backward is about to make collectives of its own: remember the user's line."""
+        try:
+            where, function = user_where(sys._getframe(depth))
+            self.context.append((time.time_ns(), where, function))
+        except Exception:  # noqa: BLE001
+            pass
+
+    def attribute(self, rec: CollectiveRecord) -> CollectiveRecord:
+        """The user's line of a recorded collective: the hook's note of that very
+        call, else the DDP/backward line noted last before it was made."""
+        if rec.where:
+            return rec
+        site = self.sites.get((rec.pg, rec.seq))
+        if site is None:
+            i = bisect.bisect_right(self.context, (rec.time_ns, "\uffff", ""))
+            if i == 0:
+                return rec
+            site = self.context[i - 1][1:]
+        return dataclasses.replace(rec, where=site[0], function=site[1])
+
+    def returned(self) -> None:
+        """DDP or backward returned: every collective it made on the default group is done."""
+        try:
+            from torch.distributed import distributed_c10d as c10d
+
+            if c10d.is_initialized():
+                pg = c10d._get_default_group()
+                name = str(getattr(pg, "group_name", "0") or "0")
+                seq = pg._get_sequence_number_for_group()  # type: ignore[attr-defined]
+                self.done_upto[name] = max(seq, self.done_upto.get(name, 0))
+        except Exception:  # noqa: BLE001
+            pass
+
+    def settle(self, rec: CollectiveRecord) -> CollectiveRecord:
+        """The recorder marks a gloo collective completed a moment after wait()
+        returned; a call the hooks saw return is completed now."""
+        if rec.started and rec.seq <= self.done_upto.get(rec.pg, 0):
+            return dataclasses.replace(rec, state=COMPLETED)
+        return rec
+
+    def done(self, rec: CollectiveRecord | None) -> None:
+        if rec is not None:
+            self.inflight = None
+            self.done_upto[rec.pg] = max(rec.seq, self.done_upto.get(rec.pg, 0))
+            if self.mm is not None:
+                self.mm[4:5] = run_folder.CURRENT_COMPLETED
+            self.history.append(dataclasses.replace(rec, state=COMPLETED))
+
+    # -- publishing --------------------------------------------------------------------------
+
+    def records(self) -> tuple[list[CollectiveRecord], bool]:
+        try:
+            raw = _dump_fr_trace(True, False, False)  # no stacks: see the module's docstring
+            dump = pickle.loads(raw)  # noqa: S301 - torch's own dump of this process
+            records = [self.settle(self.attribute(r)) for r in records_from_fr_dump(dump, self.rank)]
+            if records:
+                return records, True
+        except Exception:  # noqa: BLE001 - no recorder in this build / no group yet
+            pass
+        inflight = [self.inflight] if self.inflight is not None else []
+        return [*self.history, *inflight], False
+
+    def publish(self, final: bool = False) -> None:
+        if os.getpid() != self.pid:
+            return  # a forked DataLoader worker: not this rank
+        with self.lock:
+            # The recorder's counters say cheaply whether anything happened; without
+            # the recorder, the hooks' own notes do.
+            status = (_group_status(), len(self.history), self.inflight)
+            if status == self.last_status and not final:
+                return  # no collective enqueued or completed since the last look
+            self.last_status = status
+            records, fr = self.records()
+            key = (tuple((r.pg, r.seq, r.state) for r in records[-4:]), len(records), self.exit)
+            if key == self.last_key and not final:
+                return
+            self.last_key = key
+            text = run_folder.encode_trace(
+                run_folder.PublishedTrace(self.rank, self.pid, fr, time.time(), tuple(records), self.exit)
+            )
+            try:
+                run_folder.write_atomic(run_folder.trace_path(self.run_dir, self.rank), text)
+            except OSError:
+                pass  # the run folder is gone: the supervisor is done with us
+            if self.on_publish is not None:
+                self.on_publish(text)
+
+    def stacks(self) -> str:
+        names = {t.ident: t.name for t in threading.enumerate()}
+        out = []
+        for ident, frame in sys._current_frames().items():
+            name = names.get(ident, str(ident))
+            if name == THREAD_NAME:
+                continue
+            entries = [e for e in traceback.extract_stack(frame) if not _is_own(e.filename)]
+            out.append(f"Thread {name} (most recent call last):\n")
+            out += traceback.format_list(entries)
+        return "".join(out)
+
+    def answer_stack_request(self) -> None:
+        request = run_folder.request_path(self.run_dir, self.rank)
+        if not os.path.exists(request):
+            return
+        try:
+            run_folder.write_atomic(run_folder.stacks_path(self.run_dir, self.rank), self.stacks())
+            os.remove(request)
+        except OSError:
+            pass
+        self.publish(final=True)
+
+    def loop(self) -> None:
+        while True:
+            time.sleep(PUBLISH_S)
+            try:
+                self.publish()
+                self.answer_stack_request()
+                if self.on_tick is not None:
+                    self.on_tick()
+            except Exception:  # noqa: BLE001 - the watcher must outlive any one bad read
+                pass
+
+    # -- how the rank ends --------------------------------------------------------------------
+
+    def ended(self, info: run_folder.RankExit) -> None:
+        if os.getpid() != self.pid:
+            return
+        if self.exit is None:
+            self.exit = info
+        self.publish(final=True)
+
+
+def _dump_fr_trace(*args):
+    """torch's Flight Recorder dump, looked up once (an attribute lookup on `torch`
+    can start a lazy import of torch._dynamo that takes seconds)."""
+    global _dump_fr_trace_fn
+    if _dump_fr_trace_fn is None:
+        # private, absent from torch's stubs: the Flight Recorder's in-process dump
+        from torch._C._distributed_c10d import _dump_fr_trace as fn  # type: ignore[attr-defined]
+
+        _dump_fr_trace_fn = fn
+    return _dump_fr_trace_fn(*args)
+
+
+_dump_fr_trace_fn = None
+
+
+def _group_status():
+    """The recorder's per-group counters (enqueued / completed): a few microseconds to read."""
+    try:
+        return pickle.loads(_dump_fr_trace(False, False, True)).get("pg_status")  # noqa: S301
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _is_own(filename: str) -> bool:
+    from gpudoctor.runtime.frames import is_own
+
+    return is_own(filename) or f"{os.sep}gpudoctor{os.sep}runtime{os.sep}" in filename
+
+
+def _exception_where(tb) -> str:
+    where = ""
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not is_library_frame(name):
+            where = f"{name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
+_tracker: Tracker | None = None
+
+
+HANG_TIMEOUT_ENV = "GPUDOCTOR_RUN_HANG_TIMEOUT"  # `run --hang-timeout`, for ranks under torchrun
+
+
+def joined_rank() -> tuple[int, int] | None:
+    """(rank, world size) of a rank that torchrun or srun started, with peers; else None."""
+    from gpudoctor.launch.rank import join_context
+
+    ctx = join_context()
+    if ctx is None or ctx.joined_by == "gpudoctor" or ctx.world_size < 2:
+        return None
+    return ctx.rank, ctx.world_size
+
+
+def prepare_environment() -> None:
+    """Before torch is imported: ask for the Flight Recorder (unless the user chose a size)."""
+    if os.environ.get("GPUDOCTOR_RUN_COLLECTIVES") != "0":
+        os.environ.setdefault(FR_BUFFER_ENV, FR_BUFFER)
+
+
+def install(run_dir: str, rank: int, fatal_file: bool = True) -> Tracker | None:
+    """Hooks and the publishing thread, once per process. Needs torch imported."""
+    global _tracker
+    if _tracker is not None:
+        return _tracker
+    tracker = _tracker = Tracker(run_dir, rank)
+    try:
+        _dump_fr_trace(False, False, True)  # resolve it now, in the main thread
+    except Exception:  # noqa: BLE001 - a torch without the recorder: the hooks' own history serves
+        pass
+    _wrap_collectives(tracker)
+    _mark_ddp(tracker)
+    _hook_exits(tracker)
+    if fatal_file:  # else the caller keeps faulthandler writing to stderr
+        try:
+            fatal = open(run_folder.fatal_path(run_dir, rank), "w")  # noqa: SIM115 - open for the process's life
+            faulthandler.enable(file=fatal, all_threads=True)
+            tracker.fatal = fatal
+        except OSError:
+            pass
+    threading.Thread(target=tracker.loop, name=THREAD_NAME, daemon=True).start()
+    return tracker
+
+
+def _wrap_collectives(tracker: Tracker) -> None:
+    import torch.distributed as dist
+    from torch.distributed import ProcessGroup, distributed_c10d
+
+    for kind in COLLECTIVES:
+        original = getattr(distributed_c10d, kind, None)
+        if original is None or getattr(original, "_gpudoctor", False):
+            continue
+
+        def make(kind=kind, original=original):
+            @functools.wraps(original)
+            def collective(*args, **kwargs):
+                group = kwargs.get("group")
+                if group is None:
+                    group = next((a for a in args if isinstance(a, ProcessGroup)), None)
+                rec = tracker.note(kind, args, kwargs, group)
+                result = original(*args, **kwargs)
+                tracker.done(rec)
+                return result
+
+            collective._gpudoctor = True  # type: ignore[attr-defined]
+            return collective
+
+        wrapped = make()
+        setattr(distributed_c10d, kind, wrapped)
+        if getattr(dist, kind, None) is original:
+            setattr(dist, kind, wrapped)
+
+
+def _mark_ddp(tracker: Tracker) -> None:
+    """DDP's own collectives (parameter checks at construction, bucket all-reduces in
+    backward) are made from C++: note the user's line that leads to them."""
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    original_init, original_forward, original_backward = DDP.__init__, DDP.forward, torch.autograd.backward
+
+    @functools.wraps(original_init)
+    def ddp_init(self, *args, **kwargs):
+        tracker.mark()
+        result = original_init(self, *args, **kwargs)
+        tracker.returned()
+        return result
+
+    @functools.wraps(original_forward)
+    def ddp_forward(self, *args, **kwargs):
+        tracker.mark()
+        result = original_forward(self, *args, **kwargs)
+        tracker.returned()
+        return result
+
+    @functools.wraps(original_backward)
+    def backward(*args, **kwargs):
+        tracker.mark()
+        result = original_backward(*args, **kwargs)
+        tracker.returned()  # DDP's bucket all-reduces are waited for before backward returns
+        return result
+
+    DDP.__init__ = ddp_init  # type: ignore[method-assign]
+    DDP.forward = ddp_forward  # type: ignore[method-assign]
+    torch.autograd.backward = backward
+
+
+def _hook_exits(tracker: Tracker) -> None:
+    original_hook = sys.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        try:
+            message = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else ""
+            tracker.ended(run_folder.RankExit("exception", exc_type.__name__, message, _exception_where(tb), 1))
+        except Exception:  # noqa: BLE001
+            pass
+        original_hook(exc_type, exc, tb)
+
+    sys.excepthook = excepthook
+    original_exit = os._exit
+
+    def _exit(code):
+        try:
+            where, _ = user_where(sys._getframe(1))
+            tracker.ended(run_folder.RankExit("os._exit", where=where, code=int(code)))
+        except Exception:  # noqa: BLE001
+            pass
+        original_exit(code)
+
+    os._exit = _exit
+    atexit.register(lambda: tracker.ended(run_folder.RankExit("exit")))

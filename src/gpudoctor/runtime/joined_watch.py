@@ -1,0 +1,196 @@
+"""The hang & crash doctor under torchrun or srun: no supervisor of gpudoctor's
+own, so the ranks' doctors talk over the job's own store (the TCPStore at
+MASTER_ADDR:MASTER_PORT that init_process_group uses; a client connection of
+our own, keys under `gpudoctor/<job>/`), across nodes too.
+
+- every rank publishes its collective trace there (when it changed, at most
+  every ~0.5 s) and answers a request for its stacks;
+- ranks 0 and WORLD_SIZE-1 line the traces up (two, so that one finishing early
+  still leaves a watcher); the first to see a mismatch, a rank waiting for a
+  finished peer, or a stall claims the report with compare_set, prints it, and
+  ends its own process: torchrun then stops every other rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from datetime import timedelta
+
+from gpudoctor.cli.exit_code import ExitCode
+from gpudoctor.launch import run_folder
+from gpudoctor.launch.collective_watch import STALL, CollectiveWatch
+
+POLL_S = 0.5
+
+
+def job_key() -> str:
+    run_id = os.environ.get("TORCHELASTIC_RUN_ID") or os.environ.get("SLURM_JOB_ID") or "job"
+    return f"gpudoctor/{run_id}/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+
+
+def joined_run_dir() -> str:
+    """A run folder per job on each node, the same for all its local ranks."""
+    run_id = os.environ.get("TORCHELASTIC_RUN_ID") or os.environ.get("SLURM_JOB_ID") or "job"
+    port = os.environ.get("MASTER_PORT", "")
+    path = os.path.join(tempfile.gettempdir(), f"gpudoctor-run-{run_id}-{port}".replace(os.sep, "_"))
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+class JobStore:
+    """Our own client of the job's TCPStore."""
+
+    def __init__(self) -> None:
+        self.store: Any = None  # a torch TCPStore once connected (torch imported lazily)
+        self.prefix = job_key()
+
+    def connect(self):
+        if self.store is None:
+            from torch.distributed import TCPStore
+
+            host = os.environ.get("MASTER_ADDR", "127.0.0.1")
+            port = int(os.environ.get("MASTER_PORT", "0"))
+            self.store = TCPStore(host, port, is_master=False, timeout=timedelta(seconds=10), wait_for_workers=False)
+        return self.store
+
+    def key(self, *parts: object) -> str:
+        return "/".join([self.prefix, *(str(p) for p in parts)])
+
+    def has(self, key: str) -> bool:
+        return bool(self.connect().check([key]))
+
+    def get(self, key: str) -> str | None:
+        return self.connect().get(key).decode("utf-8", "replace") if self.has(key) else None
+
+
+class StoreWatch(CollectiveWatch):
+    """CollectiveWatch over the store instead of the run folder."""
+
+    def __init__(self, job: JobStore, world: int, hang_timeout: float | None):
+        super().__init__(joined_run_dir(), world, hang_timeout)
+        self.job = job
+
+    def read(self):
+        traces = {}
+        for rank in range(self.nproc):
+            raw = self.job.get(self.job.key("trace", rank))
+            payload = json.loads(raw) if raw else None
+            stacks = self.job.get(self.job.key("stacks", rank)) or ""
+            traces[rank] = run_folder.trace_from_payload(rank, payload, stacks)
+            stamp = hash((raw, stacks))
+            self.stamps[rank] = stamp
+        self.traces = traces
+        return traces
+
+    def stages(self) -> dict[int, str]:
+        return {}  # no launcher's progress files under torchrun: collectives only
+
+    def request_stacks(self, ranks: list[int]) -> None:
+        self.job.connect().set(self.job.key("stacks-request"), "1")
+
+    def answered(self, ranks: list[int]) -> bool:
+        return all(self.job.has(self.job.key("stacks", r)) for r in ranks)
+
+    def ended(self) -> dict[int, int]:
+        """Ranks that said they ended: exit 0 for a clean end, 1 otherwise."""
+        out = {}
+        for rank, t in self.traces.items():
+            if t.exit is not None:
+                clean = t.exit.how == "exit" and t.exit.code in (0, None)
+                out[rank] = 0 if clean else 1
+        return out
+
+
+def start(tracker, rank: int, world: int, hang_timeout: float | None) -> None:
+    """Publish this rank's trace to the store; in ranks 0 and world-1, also watch."""
+    job = JobStore()
+    tracker.on_publish = lambda payload: _publish(job, rank, payload)
+    tracker.on_tick = lambda: _answer_stacks(job, tracker, rank)
+    if rank in (0, world - 1):
+        watch = StoreWatch(job, world, hang_timeout)
+        threading.Thread(target=_watch, args=(watch, job, rank), name="gpudoctor-watch", daemon=True).start()
+
+
+def _ready() -> bool:
+    try:
+        import torch.distributed as dist
+
+        return dist.is_available() and dist.is_initialized()
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _publish(job: JobStore, rank: int, payload: str) -> None:
+    if not _ready():
+        return  # the store's server may not be up before init_process_group
+    try:
+        job.connect().set(job.key("trace", rank), payload)
+    except Exception:  # noqa: BLE001 - the job's store went away: the job is ending
+        pass
+
+
+def _answer_stacks(job: JobStore, tracker, rank: int) -> None:
+    if not _ready() or tracker.stacks_sent:
+        return
+    try:
+        if job.has(job.key("stacks-request")):
+            text = tracker.stacks()
+            tracker.stacks_sent = True
+            run_folder.write_atomic(run_folder.stacks_path(tracker.run_dir, rank), text)
+            tracker.publish(final=True)
+            job.connect().set(job.key("stacks", rank), text[-60000:])
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _watch(watch: StoreWatch, job: JobStore, rank: int) -> None:
+    start_s = time.monotonic()
+    while True:
+        time.sleep(POLL_S)
+        if not _ready():
+            continue
+        try:
+            reason = watch.tick(time.monotonic() - start_s, watch.ended())
+        except Exception:  # noqa: BLE001 - a store hiccup: look again next time
+            continue
+        if reason and _claim(job, rank):
+            try:
+                _report_and_end(watch, reason)
+            finally:  # whatever went wrong in the report, the job still ends
+                os._exit(ExitCode.TIMEOUT if reason == STALL else ExitCode.PROBLEM)
+
+
+def _claim(job: JobStore, rank: int) -> bool:
+    try:
+        got = job.connect().compare_set(job.key("reported"), "", str(rank))
+        return got.decode() == str(rank)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _report_and_end(watch: StoreWatch, reason: str) -> None:
+    from gpudoctor.knowledge.collectives import analyze
+    from gpudoctor.launch.collective_watch import rank_states
+    from gpudoctor.render.run_text import findings_text
+
+    traces = watch.read()
+    states = rank_states(traces, watch.ended())
+    findings = analyze(states, stalled_s=watch.stalled_s if reason == STALL else None)
+    header = f"gpudoctor run: {watch.nproc} ranks of the torchrun job: stopped ({reason})"
+    text = findings_text(findings, header)
+    text += f"run folder on this node: {watch.run_dir} (each rank's stacks and collective trace)\n"
+    try:
+        run_folder.write_atomic(os.path.join(watch.run_dir, "report.txt"), text)
+    except OSError:
+        pass
+    sys.stderr.write(text)
+    sys.stderr.flush()
+    # Ending this rank ends the job: torchrun stops every other rank when one fails.
+    os._exit(ExitCode.TIMEOUT if reason == STALL else ExitCode.PROBLEM)

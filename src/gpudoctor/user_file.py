@@ -1,0 +1,170 @@
+"""Reading and writing the files a user names, bounded and never blocking.
+
+Every command that reads a file the user gave (a lint source, a script for
+`run`, a `check --facts` snapshot, a log for `diagnose`) goes through here, so
+the same bad inputs get the same true one-line answers:
+
+- only regular files are read: a FIFO (`mkfifo x.py`, `/dev/stdin` fed by a
+  pipe) would block forever, a device (`/dev/zero`) never ends, a socket or a
+  directory has no contents; each is refused, naming what it is;
+- what is read is capped (`read_capped`): above the cap nothing is read at all;
+- permission denied, a symlink loop, a missing file each say so (not an
+  encoding hint, not "no such file" for a loop).
+
+`open_regular` is the streaming form (no size cap), for logs read line by line.
+Nothing here imports anything heavy; every failure is a `FileRefused`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from typing import BinaryIO
+
+MB = 1024 * 1024
+
+# The caps, one per use; an environment variable overrides each (tests set
+# small ones, a user with a really large generated file can raise one).
+SOURCE_CAP = ("GPUDOCTOR_MAX_SOURCE_BYTES", 5 * MB)  # one lint source, one script `run` inspects
+FACTS_CAP = ("GPUDOCTOR_MAX_FACTS_BYTES", 4 * MB)  # a `check --json` snapshot is ~20 KB
+
+
+class FileRefused(ValueError):
+    """The file cannot be read (or written) as asked. `str()` is one line for the
+    user, naming the path and what is wrong; `reason` is the same without the path."""
+
+    def __init__(self, path: str, reason: str, kind: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.kind = kind  # missing | denied | loop | directory | not-regular | too-large | error
+
+
+def cap(use: tuple[str, int]) -> int:
+    """The byte cap for one use: its environment variable when set to a number, else the default."""
+    name, default = use
+    try:
+        value = int(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value >= 0 else default
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO), not a regular file: reading it could wait forever for a writer"
+    if stat.S_ISCHR(mode):
+        return "a character device, not a regular file"
+    if stat.S_ISBLK(mode):
+        return "a block device, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "a socket, not a regular file"
+    return "not a regular file"
+
+
+def _refused(path: str, exc: OSError) -> FileRefused:
+    if exc.errno == errno.ENOENT:
+        # A dangling symlink exists but leads nowhere: say which.
+        if os.path.islink(path):
+            return FileRefused(path, f"broken symbolic link (points to {os.readlink(path)}, which does not exist)", "missing")
+        return FileRefused(path, "no such file", "missing")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return FileRefused(path, "permission denied (check the file's owner and mode: ls -l)", "denied")
+    if exc.errno == errno.ELOOP:
+        return FileRefused(path, "symbolic link loop (too many levels of symbolic links: ls -l to follow it)", "loop")
+    if exc.errno == errno.EISDIR:
+        return FileRefused(path, "a directory, not a file", "directory")
+    if exc.errno == errno.ENOTDIR:
+        return FileRefused(path, "a path component is not a directory", "missing")
+    return FileRefused(path, f"cannot read ({exc.strerror or exc})", "error")
+
+
+def regular_stat(path: str) -> os.stat_result:
+    """stat(path), raising FileRefused unless it is a regular file."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _refused(path, exc) from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "directory" if stat.S_ISDIR(st.st_mode) else "not-regular"
+        raise FileRefused(path, file_kind(st.st_mode), kind)
+    return st
+
+
+def open_regular(path: str) -> BinaryIO:
+    """Open a regular file for reading, without blocking: checked before opening
+    (opening a device can itself do something) and again on the open descriptor
+    (the path may have been swapped in between). No size cap: for streaming."""
+    regular_stat(path)
+    try:
+        # O_NONBLOCK: a FIFO swapped in after the stat must not hang the open.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise _refused(path, exc) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileRefused(path, file_kind(mode), "not-regular")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_capped(path: str, use: tuple[str, int]) -> bytes:
+    """A regular file's bytes, at most `cap(use)` of them: a larger file is refused
+    before anything is read (kind "too-large"), naming its size and the cap."""
+    limit = cap(use)
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise FileRefused(path, f"{_size(size)}, above the {_size(limit)} limit (set {use[0]} to raise it)", "too-large")
+        try:
+            data = fh.read(limit + 1)  # the file may have grown since the stat
+        except OSError as exc:
+            raise _refused(path, exc) from None
+    if len(data) > limit:
+        raise FileRefused(path, f"more than the {_size(limit)} limit (set {use[0]} to raise it)", "too-large")
+    return data
+
+
+def _size(n: int) -> str:
+    if n >= MB:
+        return f"{n / MB:.1f} MB"
+    if n >= 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n} bytes"
+
+
+def check_writable(path: str) -> None:
+    """Raise FileRefused unless `path` can be written as a file now: checked
+    before the work starts, so a typo in an output path fails at once (exit 2),
+    not after a whole run. Creates nothing that stays."""
+    target = os.path.abspath(os.path.expanduser(path))
+    parent = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise FileRefused(path, "a directory: give a file name to write", "directory")
+    if not os.path.isdir(parent):
+        what = "does not exist" if not os.path.exists(parent) else "is not a directory"
+        raise FileRefused(path, f"directory {parent} {what}", "missing")
+    if os.path.exists(target):
+        if not stat.S_ISREG(os.stat(target).st_mode):
+            return  # /dev/null, /dev/stdout: writing there is what the user wants
+        try:
+            with open(target, "ab"):
+                pass
+        except OSError as exc:
+            raise FileRefused(path, f"cannot be written ({exc.strerror or exc})", "denied") from None
+        return
+    try:
+        # os.access says yes to root even where nothing can be created (/proc,
+        # a read-only mount): try the real thing, next to the target.
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".gpudoctor-probe-"):
+            pass
+    except OSError as exc:
+        raise FileRefused(path, f"cannot create a file in {parent} ({exc.strerror or exc})", "denied") from None

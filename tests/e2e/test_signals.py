@@ -1,0 +1,98 @@
+"""A signal to the doctor leaves no rank behind, for every command that starts
+ranks: SIGINT, SIGTERM and SIGHUP are cleaned up by the supervisor (exit 130,
+143, 129, report printed); SIGKILL gives the supervisor no chance, so the
+kernel kills the ranks (PR_SET_PDEATHSIG, launch/lifeline.py).
+
+Each case signals the doctor as soon as both its ranks exist (no sleep), and
+waits for the ranks to be gone with a deadline."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+from waiting import wait_until  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+FOREVER_SCRIPT = "import time\nwhile True:\n    time.sleep(0.1)\n"
+COMMANDS = {
+    "allreduce": ["allreduce", "--nproc", "2", "--sizes", "1M", "--iters", "100000", "--json"],
+    "train-smoke": ["train-smoke", "--nproc", "2", "--steps", "1000000", "--json"],
+    "run": ["run", "--nproc", "2", "{script}"],
+}
+EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGKILL: -signal.SIGKILL}
+
+
+def _clean_env(tag: str, tmp_path) -> dict:
+    env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path)})
+    for var in ("GPUDOCTOR_FAULT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID"):
+        env.pop(var, None)
+    return env
+
+
+def _ranks_of(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children()
+    except psutil.NoSuchProcess:
+        return []
+
+
+def start(command: str, tmp_path, tag: str) -> subprocess.Popen:
+    script = tmp_path / "forever.py"
+    script.write_text(FOREVER_SCRIPT)
+    args = [a.format(script=script) for a in COMMANDS[command]]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpudoctor", *args],
+        env=_clean_env(tag, tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_until(lambda: len(_ranks_of(proc.pid)) >= 2, 60, "the ranks never started", proc)
+    return proc
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=lambda s: s.name)
+def test_a_signal_to_the_doctor_leaves_no_rank_behind(tmp_path, command, sig):
+    tag = new_tag()
+    proc = start(command, tmp_path, tag)
+    try:
+        ranks = _ranks_of(proc.pid)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == EXIT[sig], err
+        if sig != signal.SIGKILL and command != "run":
+            assert json.loads(out)["findings"][0]["id"] == "launch-interrupted"
+        assert leftovers(tag, settle_s=10) == [], [r.pid for r in ranks]
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_three_quick_ctrl_c_do_not_cut_the_clean_up_short(tmp_path):
+    tag = new_tag()
+    proc = start("allreduce", tmp_path, tag)
+    try:
+        for _ in range(3):
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert json.loads(out)["findings"][0]["id"] == "launch-interrupted"
+        assert "Traceback" not in err
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

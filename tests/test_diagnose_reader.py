@@ -1,0 +1,99 @@
+"""The streaming reader: blocks, line numbers, context across block ends,
+endless lines, binary input, memory that does not grow with the log."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from gpudoctor.diagnose import reader
+from gpudoctor.diagnose.reader import BinaryInput, scan
+from gpudoctor.knowledge.diagnosis import Diagnosis
+
+HEALTHY = "epoch 0 step 12/500 loss 0.4321 lr 3.0e-04\n"
+OOM = "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total capacity of 79.18 GiB of which 1.00 GiB is free.\n"
+ROOT = (
+    "Root Cause (first observed failure):\n[0]:\n  time      : 2025-05-21_15:43:03\n  host      : node9\n"
+    "  rank      : 5 (local_rank: 1)\n  exitcode  : -9 (pid: 14750)\n  error_file: <N/A>\n"
+    "  traceback : Signal 9 (SIGKILL) received by PID 14750\n====\n"
+)
+
+
+def run(text: bytes) -> Diagnosis:
+    d = Diagnosis()
+    scan(io.BytesIO(text), d, "")
+    return d
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    # blocks of 4 KiB with 1 KiB of lookahead: every boundary case shows up in a small log
+    monkeypatch.setattr(reader, "BLOCK", 4096)
+    monkeypatch.setattr(reader, "LOOKAHEAD", 1024)
+    monkeypatch.setattr(reader, "MAX_LINE", 2048)
+
+
+@pytest.mark.parametrize("before", [0, 1, 97, 250, 1000])
+def test_line_numbers_survive_block_ends(small_blocks, before):
+    d = run((HEALTHY * before + OOM + HEALTHY * 50).encode())
+    seen = d.seen["cuda-oom"]
+    assert seen.first.line == before + 1 and seen.first.where.rank == 2
+    assert d.lines == before + 51
+
+
+def test_context_after_a_match_is_read_across_a_block_end(small_blocks):
+    # put the Root Cause block right before a block boundary
+    pad = HEALTHY * ((4096 - 1024 - 60) // len(HEALTHY))
+    d = run((pad + ROOT + HEALTHY * 10).encode())
+    fields = d.seen["torchrun-root-cause"].first.fields
+    assert (fields["rank"], fields["host"], fields["exitcode"]) == ("5", "node9", "-9")
+
+
+def test_an_endless_line_does_not_stop_the_scan(small_blocks):
+    d = run(("x" * 20000 + "\n" + OOM).encode())
+    assert "cuda-oom" in d.seen
+
+
+def test_last_line_without_newline_and_crlf():
+    d = run((HEALTHY + OOM.rstrip("\n")).replace("\n", "\r\n").encode())
+    assert d.seen["cuda-oom"].first.line == 2 and d.lines == 2
+
+
+def test_binary_input_is_refused():
+    with pytest.raises(BinaryInput):
+        run(b"\x7fELF\x00\x00\x00" + b"\x00" * 100)
+
+
+def test_healthy_lines_never_reach_the_patterns(monkeypatch):
+    fed = []
+    monkeypatch.setattr(Diagnosis, "feed_line", lambda self, raw, *a, **k: fed.append(raw))
+    run((HEALTHY * 1000 + OOM).encode())
+    assert fed == [OOM.rstrip("\n")]
+
+
+def test_undecodable_bytes_are_replaced():
+    d = run(b"\x80\x81 garbage\n" + OOM.encode())
+    assert "cuda-oom" in d.seen
+
+
+def test_utf16_from_powershell_and_a_utf8_bom():
+    text = HEALTHY + OOM
+    d = run(text.encode("utf-16"))  # what PowerShell's `>` writes (with a BOM)
+    assert d.seen["cuda-oom"].first.line == 2
+    d = run(b"\xef\xbb\xbf" + text.encode())
+    assert d.seen["cuda-oom"].first.line == 2
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_bom(encoding):
+    # a paste through some Windows tools: UTF-16 with no BOM, every other byte NUL (not binary)
+    d = run((HEALTHY + OOM).encode(encoding))
+    assert d.seen["cuda-oom"].first.line == 2
+
+
+def test_the_error_at_the_end_of_an_endless_line_is_found():
+    # a progress bar that never printed a newline, the error appended after it
+    bar = " 10%|#   | 1/10 [00:01<00:09]" * 20000
+    d = run((HEALTHY + bar + " RuntimeError: CUDA error: an illegal memory access was encountered\n" + HEALTHY).encode())
+    assert d.seen["cuda-illegal-memory-access"].first.line == 2 and d.lines == 3

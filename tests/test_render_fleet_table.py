@@ -1,0 +1,43 @@
+"""The fleet table: one row per node, differing values marked, equal variables once."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from facts_cases import gpu2_facts, vary, with_env
+from gpudoctor.checks.fleet import fleet_data, fleet_table
+from gpudoctor.probe.node import node_facts
+from gpudoctor.render.fleet_table import markdown_fleet, rich_fleet
+
+
+def nodes():
+    a = node_facts(with_env(gpu2_facts(), NCCL_DEBUG="WARN"), "node-1", (0, 1))
+    b = node_facts(with_env(vary(gpu2_facts(), "torch.nccl", "2.21.5"), NCCL_DEBUG="WARN", NCCL_IB_DISABLE="1"), "node-2", (2, 3))
+    c = node_facts(with_env(gpu2_facts(), NCCL_DEBUG="WARN"), "node-3", (4, 5))
+    return [a, b, c]
+
+
+def test_markdown_marks_the_odd_values():
+    [section] = markdown_fleet(fleet_table(nodes()))
+    rows = section.splitlines()
+    assert rows[2].startswith("| node | ranks | torch | NCCL | driver |")
+    assert "NCCL_IB_DISABLE" in rows[2] and "NCCL_DEBUG" not in rows[2]
+    node2 = next(r for r in rows if r.startswith("| node-2 "))
+    assert "| 2.21.5 * |" in node2 and "| 1 * |" in node2
+    assert "| 2.27.5 |" in next(r for r in rows if r.startswith("| node-1 "))
+    assert "Same on every node: `NCCL_DEBUG=WARN`" in section
+
+
+def test_rich_table_shows_every_node():
+    console = Console(width=220, record=True)
+    console.print(*rich_fleet(fleet_table(nodes())))
+    text = console.export_text()
+    assert text.count("node-1") == 1 and "node-2" in text and "2.21.5 *" in text
+    assert "same on every node: NCCL_DEBUG=WARN" in text
+
+
+def test_json_names_the_differing_facts():
+    data = fleet_data(nodes())
+    assert data["differs"] == ["NCCL", "NCCL_IB_DISABLE"]
+    assert [n["name"] for n in data["nodes"]] == ["node-1", "node-2", "node-3"]
+    assert data["nodes"][1]["nccl"] == "2.21.5" and data["nodes"][1]["ranks"] == [2, 3]
