@@ -16,7 +16,10 @@ def gpudoctor(*args: str, **env: str) -> subprocess.CompletedProcess:
 
 
 def test_install_completion_for_bash(tmp_path):
-    r = gpudoctor("--install-completion", "bash", HOME=str(tmp_path))
+    # Typer finds the shell from the parent processes, so ask from inside a real bash
+    # (not exec'd: bash must stay the parent), as a user at a prompt would.
+    r = subprocess.run(["bash", "-c", f"'{sys.executable}' -m gpudoctor --install-completion; exit $?"],
+                       env=dict(os.environ, HOME=str(tmp_path)), capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 0, r.stderr
     script = tmp_path / ".bash_completions" / "gpudoctor.sh"
     assert "_GPUDOCTOR_COMPLETE=complete_bash" in script.read_text()
