@@ -49,3 +49,25 @@ def cuda_on_one_rank(ctx, config):
     t = torch.tensor([1.0])
     dist.all_reduce(t)
     return {"rank": ctx.rank}
+
+
+def every_op_and_dtype(ctx, config):
+    """allreduce's own collectives (measure._Collective), every op in every dtype at
+    the sizes given, in one gloo group: this rank's count of wrong elements for each."""
+    import torch
+
+    from gpudoctor.allreduce.bandwidth import DTYPES, OPS, planned_sizes
+    from gpudoctor.allreduce.measure import _Collective
+
+    dist = ctx.init_process_group("gloo", timeout_s=config.get("pg_timeout", 60))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    wrong = {}
+    for op in OPS:
+        for dtype in DTYPES:
+            for nbytes, count in planned_sizes(op, config["sizes"], dtype, world):
+                coll = _Collective(torch, dist, op, count, rank, world, dtype, torch.device("cpu"))
+                coll.reset()
+                coll.call()
+                wrong[f"{op} {dtype} {nbytes}"] = coll.wrong()
+    dist.destroy_process_group()
+    return {"wrong": wrong}

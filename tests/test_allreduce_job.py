@@ -49,3 +49,25 @@ def test_a_failing_nccl_run_is_narrowed_down_to_gloo_and_the_log_is_kept(monkeyp
         assert leftovers(tag) == []
     finally:
         kill_all(leftovers(tag, settle_s=0))
+
+
+@pytest.mark.slow
+def test_every_op_in_every_dtype_is_exact_across_real_ranks(monkeypatch):
+    # One real 2-rank gloo job runs allreduce's own collectives for every op and dtype
+    # (the CLI matrix would start twelve jobs for the same check).
+    from gpudoctor.launch import launch_function
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    tag = new_tag()
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p), TAG_ENV: tag}
+    monkeypatch.delenv("GPUDOCTOR_FAULT", raising=False)
+    try:
+        result = launch_function("launch_targets:every_op_and_dtype", {"sizes": [4096, 100003]}, 2, timeout=120, env=env)
+        assert result.ok
+        for rank_result in result.results:
+            wrong = rank_result["wrong"]
+            assert len(wrong) == 4 * 3 * 2
+            assert all(n == 0 for n in wrong.values()), wrong
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))

@@ -45,7 +45,7 @@ def report_of(proc):
 
 @pytest.mark.parametrize(
     "nproc, op",
-    [(1, "all_reduce"), (2, "all_reduce"), (3, "all_reduce"), (3, "all_gather"), (3, "reduce_scatter"), (3, "broadcast")],
+    [(1, "all_reduce"), (3, "all_reduce"), (3, "all_gather"), (3, "reduce_scatter"), (3, "broadcast")],
 )
 def test_ranks_agree_and_the_json_has_every_column(nproc, op):
     proc, _ = gpudoctor("--nproc", str(nproc), "--op", op, "--sizes", "4K,1000,64K", "--json", *FAST)
@@ -69,18 +69,17 @@ def test_ranks_agree_and_the_json_has_every_column(nproc, op):
     assert {f["id"] for f in report["findings"]} == {"allreduce-correct", "allreduce-bandwidth"}
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
-@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "reduce_scatter", "broadcast"])
-def test_every_op_and_dtype_is_exact_on_cpu(op, dtype):
+# Every op in every dtype is checked in one job by tests/test_allreduce_job.py; here
+# the CLI's --dtype reaches the ranks, and an odd size becomes whole elements per rank.
+@pytest.mark.parametrize("op, dtype, expected", [("all_gather", "float16", 100000), ("reduce_scatter", "bfloat16", 100000),
+                                                 ("all_reduce", "bfloat16", 100002)])  # fmt: skip
+def test_other_dtypes_are_exact_and_sizes_are_whole_elements(op, dtype, expected):
     proc, _ = gpudoctor("--nproc", "2", "--op", op, "--dtype", dtype, "--sizes", "4K,100003", "--json", *FAST)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = report_of(proc)
     assert [r["dtype"] for r in report["results"]] == [dtype, dtype]
     assert all(r["wrong"] == 0 for r in report["results"])
     # 100003 bytes: whole elements, and for the split ops a whole number per rank.
-    expected = {"float32": 100000, "float16": 100002, "bfloat16": 100002}[dtype]
-    if op in ("all_gather", "reduce_scatter") and dtype != "float32":
-        expected = 100000
     assert report["results"][1]["bytes"] == expected
 
 

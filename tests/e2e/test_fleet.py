@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from orphans import TAG_ENV, kill_all, leftovers, new_tag
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FAILED_GRACE_S = 30  # once one agent has ended, how long the others may still take
 AGENT_TIMEOUT_S = 150  # under load on 2 shared cores; each run takes seconds when the machine is idle
 CLEAN = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
          "GPUDOCTOR_FAULT", "GPUDOCTOR_NODE_NAME", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB_DISABLE",
@@ -52,11 +54,8 @@ def run_nodes(node_envs: list[dict[str, str]], *args: str, command: str = "check
                    "--master-port", str(port), "-m", "gpudoctor", command, *args]  # fmt: skip
             env = {**base, TAG_ENV: tag, **extra}
             procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        deadline = time.monotonic() + AGENT_TIMEOUT_S
-        agents = []
-        for p in procs:
-            out, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            agents.append(Agent(p.returncode, out, err))
+        outputs = _collect(procs)
+        agents = [Agent(p.returncode, *outputs[i]) for i, p in enumerate(procs)]
         assert leftovers(tag) == []
         return agents
     finally:
@@ -65,6 +64,32 @@ def run_nodes(node_envs: list[dict[str, str]], *args: str, command: str = "check
                 p.kill()
                 p.communicate()
         kill_all(leftovers(tag, settle_s=0))
+
+
+def _collect(procs: list[subprocess.Popen]) -> list[tuple[str, str]]:
+    """Every agent's (stdout, stderr), read side by side. Agents of a healthy job end
+    within moments of each other; one whose worker failed can leave the others in
+    torchrun's exit barrier for 300 s. So once one agent has ended, the rest get a
+    grace and are then killed: the test fails on what every agent said, not on a timeout."""
+    outputs: list[tuple[str, str]] = [("", "")] * len(procs)
+
+    def read(i: int) -> None:
+        outputs[i] = procs[i].communicate()
+
+    readers = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(len(procs))]
+    for t in readers:
+        t.start()
+    deadline = time.monotonic() + AGENT_TIMEOUT_S
+    while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+        if any(p.returncode is not None for p in procs):
+            deadline = min(deadline, time.monotonic() + FAILED_GRACE_S)
+        time.sleep(0.1)
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+    for t in readers:
+        t.join(timeout=30)
+    return outputs
 
 
 def by_id(report: dict, id: str) -> list[dict]:
