@@ -3,6 +3,15 @@ which get this folder on PYTHONPATH)."""
 
 import os
 import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Summed:
+    """What allreduce_sum returns (every rank function returns a frozen dataclass or None)."""
+
+    sum: float
+    pid: int
 
 
 def allreduce_sum(ctx, config):
@@ -15,7 +24,7 @@ def allreduce_sum(ctx, config):
     t = torch.tensor([float(ctx.rank)])
     dist.all_reduce(t)
     dist.destroy_process_group()
-    return {"sum": t.item(), "pid": os.getpid()}
+    return Summed(t.item(), os.getpid())
 
 
 def sleep_then_exit(ctx, config):
@@ -23,7 +32,7 @@ def sleep_then_exit(ctx, config):
     time.sleep(config.get("sleep", 0.1))
     if ctx.rank == config.get("bad"):
         os._exit(config.get("code", 7))
-    return {"rank": ctx.rank}
+    return None
 
 
 def spawn_grandchild(ctx, config):
@@ -48,6 +57,11 @@ def cuda_on_one_rank(ctx, config):
         torch.zeros(1, device="cuda")
     t = torch.tensor([1.0])
     dist.all_reduce(t)
+    return None
+
+
+def returns_a_dict(ctx, config):
+    """A rank function that breaks the contract: the rank reports it as its failure."""
     return {"rank": ctx.rank}
 
 

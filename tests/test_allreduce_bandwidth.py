@@ -1,5 +1,6 @@
 """Sizes, element counts, bus factors and the exact-value range (pure)."""
 
+import json
 import math
 
 import pytest
@@ -7,6 +8,7 @@ import pytest
 from gpudoctor.allreduce.bandwidth import (
     DEFAULT_SIZES,
     MAX_EXACT_INT,
+    Row,
     algbw_gbps,
     bus_factor,
     busbw_gbps,
@@ -22,6 +24,7 @@ from gpudoctor.allreduce.bandwidth import (
     size_range,
     summarize,
 )
+from gpudoctor.probe.codec import decode, encode
 
 
 @pytest.mark.parametrize(
@@ -118,11 +121,18 @@ def test_time_is_the_slowest_ranks_median_iteration():
 
 def test_make_row_has_the_nccl_tests_columns_and_wrong_by_rank():
     row = make_row("all_reduce", 1 << 20, 1 << 18, "float32", 2, [0, 3], [[100.0, 200.0, 300.0], [100.0, 150.0, 100.0]])
-    assert row["time_us"] == 200.0
-    assert row["algbw_gbps"] == pytest.approx((1 << 20) / 200.0 / 1e3, rel=1e-3)
-    assert row["busbw_gbps"] == row["algbw_gbps"]  # factor 1 at two ranks
-    assert row["wrong"] == 3 and row["wrong_by_rank"] == [0, 3]
+    assert row.time_us == 200.0
+    assert row.algbw_gbps == pytest.approx((1 << 20) / 200.0 / 1e3, rel=1e-3)
+    assert row.busbw_gbps == row.algbw_gbps  # factor 1 at two ranks
+    assert row.wrong == 3 and row.wrong_by_rank == (0, 3)
     assert list(public_row(row)) == ["op", "bytes", "count", "dtype", "time_us", "algbw_gbps", "busbw_gbps", "wrong"]
+
+
+def test_a_row_goes_through_the_codec_unchanged_even_with_nan():
+    row = make_row("all_reduce", 4096, 1024, "float32", 2, [0, 0], [[], []])  # no timed iteration: nan
+    back = decode(Row, json.loads(json.dumps(encode(row))))
+    assert json.dumps(encode(back)) == json.dumps(encode(row))
+    assert math.isnan(back.time_us) and back.wrong_by_rank == (0, 0)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])

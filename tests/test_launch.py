@@ -14,6 +14,7 @@ import pytest
 
 from gpudoctor.launch import launch, launch_function
 from gpudoctor.launch.failures import launch_findings, readable_tail
+from launch_targets import Summed
 from orphans import TAG_ENV, kill_all, leftovers, new_tag
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,7 +27,7 @@ def run(target, config, nproc, timeout=60, fault=None, tag=None):
     env = {"PYTHONPATH": RANK_PATH, TAG_ENV: tag or new_tag()}
     if fault:
         env["GPUDOCTOR_FAULT"] = fault
-    return launch_function(f"launch_targets:{target}", config, nproc, timeout=timeout, env=env)
+    return launch_function(f"launch_targets:{target}", config, nproc, timeout=timeout, env=env, result_type=Summed)
 
 
 @pytest.mark.parametrize("nproc", [1, 2, 3])
@@ -34,9 +35,15 @@ def test_all_ranks_succeed_and_return_results(nproc):
     result = run("allreduce_sum", {}, nproc)
     assert result.ok, launch_findings(result)
     expected = sum(range(nproc))
-    assert [r["sum"] for r in result.results] == [expected] * nproc
-    assert len({r["pid"] for r in result.results}) == nproc
+    assert [r.sum for r in result.results] == [expected] * nproc
+    assert len({r.pid for r in result.results}) == nproc
     assert launch_findings(result) == []
+
+
+def test_a_rank_function_that_returns_a_dict_fails_its_rank():
+    result = run("returns_a_dict", {}, 1)
+    assert [r.state for r in result.ranks] == ["raised"]
+    assert result.ranks[0].error.type == "TypeError" and "not a frozen dataclass" in result.ranks[0].error.message
 
 
 def test_nonzero_exit_is_reported_by_rank_with_its_code():

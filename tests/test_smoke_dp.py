@@ -7,6 +7,7 @@ import pytest
 from gpudoctor.launch import launch_function
 from gpudoctor.launch.failures import launch_findings
 from gpudoctor.smoke.config import SmokeConfig
+from gpudoctor.smoke.result import DataParallelRun
 from gpudoctor.probe.cuda import CudaFacts
 from gpudoctor.smoke.runner import compare_dp
 
@@ -15,12 +16,12 @@ pytestmark = pytest.mark.slow
 
 def test_dataparallel_job_runs_as_one_supervised_rank_and_learns():
     cfg = SmokeConfig(nproc=2, device="cpu", steps=60)
-    result = launch_function("gpudoctor.smoke.dp:run_dp", cfg.to_dict(), 1, timeout=60)
+    result = launch_function("gpudoctor.smoke.dp:run_dp", cfg.to_dict(), 1, timeout=60, result_type=DataParallelRun)
     assert result.ok, launch_findings(result)
     dp = result.results[0]
-    assert dp["gpus"] == 0 and dp["steps"] == 60 and dp["global_batch"] == 128
-    assert dp["samples_per_s"] == pytest.approx(dp["steps_per_s"] * 128)
-    assert dp["final_loss"] < 0.5  # from ~1.6: it trained
+    assert dp.gpus == 0 and dp.steps == 60 and dp.global_batch == 128
+    assert dp.samples_per_s == pytest.approx(dp.steps_per_s * 128)
+    assert dp.final_loss < 0.5  # from ~1.6: it trained
 
 
 def test_compare_dp_explains_what_it_needs():

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 DTYPES = ("float32", "float16", "bfloat16")
@@ -136,31 +138,55 @@ def time_spread(per_rank: list[list[float]]) -> tuple[float, float]:
     return times[0], times[min(len(times) - 1, int(0.9 * len(times)))]
 
 
+@dataclass(frozen=True)
+class Row:
+    """One line of the results table: what every rank measured for one size.
+    Rank 0 writes each to the run folder as it is done (the live table) and
+    returns them all (probe/codec's envelope both ways)."""
+
+    iters: int
+    time_min_us: float  # the fastest iteration of the rank whose median is time_us
+    time_p90_us: float  # its 90th percentile
+    op: str
+    bytes: int
+    count: int
+    dtype: str
+    time_us: float
+    algbw_gbps: float
+    busbw_gbps: float
+    wrong: int
+    wrong_by_rank: tuple[int, ...]
+
+
+# What the JSON carries of a row: nccl-tests' columns.
+PUBLIC_COLUMNS = ("op", "bytes", "count", "dtype", "time_us", "algbw_gbps", "busbw_gbps", "wrong")
+
+
 def make_row(
     op: str, nbytes: int, count: int, dtype: str, world: int, wrong_by_rank: list[int], times_by_rank: list[list[float]]
-) -> dict:
+) -> Row:
     """One line of the results table, from what every rank measured for one size."""
     time_us = median_time_us(times_by_rank)
     fastest, p90 = time_spread(times_by_rank)
-    return {
-        "iters": max((len(t) for t in times_by_rank), default=0),
-        "time_min_us": round(fastest, 2),
-        "time_p90_us": round(p90, 2),
-        "op": op,
-        "bytes": nbytes,
-        "count": count,
-        "dtype": dtype,
-        "time_us": round(time_us, 2),
-        "algbw_gbps": round(algbw_gbps(nbytes, time_us), 4),
-        "busbw_gbps": round(busbw_gbps(op, nbytes, time_us, world), 4),
-        "wrong": int(sum(wrong_by_rank)),
-        "wrong_by_rank": [int(w) for w in wrong_by_rank],
-    }
+    return Row(
+        iters=max((len(t) for t in times_by_rank), default=0),
+        time_min_us=round(float(fastest), 2),
+        time_p90_us=round(float(p90), 2),
+        op=op,
+        bytes=nbytes,
+        count=count,
+        dtype=dtype,
+        time_us=round(float(time_us), 2),
+        algbw_gbps=round(algbw_gbps(nbytes, time_us), 4),
+        busbw_gbps=round(busbw_gbps(op, nbytes, time_us, world), 4),
+        wrong=int(sum(wrong_by_rank)),
+        wrong_by_rank=tuple(int(w) for w in wrong_by_rank),
+    )
 
 
-def public_row(row: dict) -> dict:
+def public_row(row: Row) -> dict:
     """A results row as the JSON carries it (nccl-tests' columns only)."""
-    return {k: row[k] for k in ("op", "bytes", "count", "dtype", "time_us", "algbw_gbps", "busbw_gbps", "wrong")}
+    return {k: getattr(row, k) for k in PUBLIC_COLUMNS}
 
 
 def exact_value_range(world: int, dtype: str) -> tuple[int, int]:
@@ -176,24 +202,24 @@ def exact_value_range(world: int, dtype: str) -> tuple[int, int]:
     return stride, half
 
 
-def summarize(rows: list[dict], planned: int) -> dict:
+def summarize(rows: Sequence[Row], planned: int) -> dict:
     """Peak bus bandwidth (the bandwidth end of the sweep) and the time of the
     smallest size (the latency end)."""
-    finite = [r for r in rows if isinstance(r.get("busbw_gbps"), (int, float)) and math.isfinite(r["busbw_gbps"])]
-    out: dict = {"sizes_run": len(rows), "sizes_planned": planned, "wrong": sum(r["wrong"] for r in rows)}
+    finite = [r for r in rows if math.isfinite(r.busbw_gbps)]
+    out: dict = {"sizes_run": len(rows), "sizes_planned": planned, "wrong": sum(r.wrong for r in rows)}
     if not finite:
         return out
-    peak = max(finite, key=lambda r: (r["busbw_gbps"], r["algbw_gbps"]))
-    small = min(rows, key=lambda r: r["bytes"])
+    peak = max(finite, key=lambda r: (r.busbw_gbps, r.algbw_gbps))
+    small = min(rows, key=lambda r: r.bytes)
     out.update(
-        peak_busbw_gbps=peak["busbw_gbps"],
-        peak_busbw_bytes=peak["bytes"],
-        peak_algbw_gbps=max(r["algbw_gbps"] for r in finite),
-        latency_us=small["time_us"],
-        latency_bytes=small["bytes"],
-        latency_min_us=small.get("time_min_us", math.nan),
-        latency_p90_us=small.get("time_p90_us", math.nan),
-        latency_iters=small.get("iters", 0),
-        largest_bytes=max(r["bytes"] for r in rows),
+        peak_busbw_gbps=peak.busbw_gbps,
+        peak_busbw_bytes=peak.bytes,
+        peak_algbw_gbps=max(r.algbw_gbps for r in finite),
+        latency_us=small.time_us,
+        latency_bytes=small.bytes,
+        latency_min_us=small.time_min_us,
+        latency_p90_us=small.time_p90_us,
+        latency_iters=small.iters,
+        largest_bytes=max(r.bytes for r in rows),
     )
     return out

@@ -8,15 +8,15 @@ which the CLI turns into a progress bar and a live table on stderr.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpudoctor.allreduce.measure import ROWS_FILE, SweepResult, read_row
 from gpudoctor.allreduce.options import Sweep
-from gpudoctor.allreduce.bandwidth import format_size, public_row, summarize
+from gpudoctor.allreduce.bandwidth import Row, format_size, public_row, summarize
 from gpudoctor.allreduce.verify import (
     Attempt,
     check_bandwidth,
@@ -49,14 +49,14 @@ class Hooks:
     """What the CLI wants to hear while the run goes on (all optional)."""
 
     on_stage: Callable[[int, str, int], None] = _noop  # rank, stage, step (heartbeats)
-    on_row: Callable[[dict], None] = _noop  # a size is done: its results row
+    on_row: Callable[[Row], None] = _noop  # a size is done: its results row
     on_note: Callable[[str], None] = _noop  # a line for the user (narrowing reruns)
 
 
 @dataclass(frozen=True)
 class JobOutcome:
     report: Report
-    rows: tuple[dict, ...] = field(default_factory=tuple)
+    rows: tuple[Row, ...] = field(default_factory=tuple)
 
 
 # ---- local mode
@@ -65,10 +65,10 @@ class JobOutcome:
 class _RowFollower:
     """Reads the rows rank 0 appends to the run folder while the sweep runs."""
 
-    def __init__(self, path: str, on_row: Callable[[dict], None]):
+    def __init__(self, path: str, on_row: Callable[[Row], None]):
         self.path, self.on_row = path, on_row
         self.offset = 0
-        self.rows: list[dict] = []
+        self.rows: list[Row] = []
 
     def poll(self) -> None:
         try:
@@ -81,15 +81,14 @@ class _RowFollower:
         self.offset += len(complete.encode())
         for line in complete.splitlines():
             try:
-                row = json.loads(line)
-            except ValueError:
+                row = read_row(line)
+            except ValueError:  # SnapshotError is one: another gpudoctor's line
                 continue
             self.rows.append(row)
             self.on_row(row)
 
 
 def _supervised(sweep: Sweep, hooks: Hooks, env: dict[str, str], timeout_s: float):
-    from gpudoctor.allreduce.measure import ROWS_FILE
     from gpudoctor.launch.job import run_local as run_ranks
 
     run_dir = tempfile.mkdtemp(prefix="gpudoctor-allreduce-")
@@ -101,11 +100,13 @@ def _supervised(sweep: Sweep, hooks: Hooks, env: dict[str, str], timeout_s: floa
             follower.poll()
 
     config = sweep.config(pg_timeout_s=timeout_s + PG_TIMEOUT_MARGIN_S)
-    run = run_ranks(TARGET, config, sweep.nproc, timeout=timeout_s, env=env, on_progress=on_progress, run_dir=run_dir)
+    run = run_ranks(
+        TARGET, config, sweep.nproc, timeout=timeout_s, env=env, on_progress=on_progress, run_dir=run_dir, result_type=SweepResult
+    )
     follower.poll()
-    first = run.result.ranks[0].result if run.result.ranks else None
-    rows = list(first["rows"]) if first and "rows" in first else follower.rows
-    devices = first.get("devices") if first else None
+    first: SweepResult | None = run.result.ranks[0].result if run.result.ranks else None
+    rows = list(first.rows) if first is not None else follower.rows
+    devices = first.devices if first is not None else None
     return run, rows, devices
 
 
@@ -134,7 +135,7 @@ def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
     link = link_facts(devices)
     findings += _result_findings(sweep, rows, link)
     findings += prechecks
-    keep_logs = not result.ok or any(r["wrong"] for r in rows) or bool(narrowing)
+    keep_logs = not result.ok or any(r.wrong for r in rows) or bool(narrowing)
     if not keep_logs:
         run.discard_logs()
     report = _report(
@@ -178,7 +179,7 @@ def _narrow(sweep: Sweep, result, hooks: Hooks) -> tuple[Finding | None, list[di
         env = {**_debug_env(sub), **attempt.env}
         run, rows, _ = _supervised(sub, quiet, env, min(sweep.timeout_s, RERUN_TIMEOUT_S))
         rerun = run.result
-        worked = rerun.ok and bool(rows) and not any(r["wrong"] for r in rows)
+        worked = rerun.ok and bool(rows) and not any(r.wrong for r in rows)
         done.append((attempt, worked))
         record.append({"rerun": attempt.label, "works": worked, "elapsed_s": round(rerun.elapsed_s, 1)})
         _append_log(log, attempt.label, rerun, failing_rank)
@@ -216,9 +217,9 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
 
     hooks = hooks or Hooks()
     started = time.monotonic()
-    rows: list[dict] = []
+    rows: list[Row] = []
 
-    def on_row(row: dict) -> None:
+    def on_row(row: Row) -> None:
         rows.append(row)
         hooks.on_row(row)
 
@@ -233,7 +234,7 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
         fix="read the launcher's output for the first rank that failed (torchrun prints its exit code and "
         "traceback), or run `gpudoctor allreduce --nproc N` on one node to have every rank supervised",
     )
-    devices = joined.value.get("devices") if joined.value else None
+    devices = joined.value.devices if joined.value is not None else None
     findings: list[Finding] = [joined.failure] if joined.failure else []
     if ctx.rank != 0:
         return None
@@ -249,7 +250,7 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
 # ---- the report
 
 
-def _result_findings(sweep: Sweep, rows: list[dict], link: LinkFacts | None) -> list[Finding]:
+def _result_findings(sweep: Sweep, rows: list[Row], link: LinkFacts | None) -> list[Finding]:
     planned = len(sweep.planned())
     summary = summarize(rows, planned)
     out = check_correctness(rows, planned, sweep.nproc)
@@ -267,7 +268,7 @@ def _load_average() -> tuple[float, float, float] | None:
 
 
 def _report(
-    sweep: Sweep, rows, findings, *, mode, elapsed_s, logs, link, narrowing, interrupted=False, stop_signal=0
+    sweep: Sweep, rows: list[Row], findings, *, mode, elapsed_s, logs, link, narrowing, interrupted=False, stop_signal=0
 ) -> Report:
     summary = summarize(rows, len(sweep.planned()))
     summary.update(

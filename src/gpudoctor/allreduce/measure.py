@@ -19,8 +19,11 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from gpudoctor.allreduce.bandwidth import exact_value_range, format_size, make_row, planned_sizes
+from gpudoctor.allreduce.bandwidth import Row, exact_value_range, format_size, make_row, planned_sizes
+from gpudoctor.probe.codec import decode, encode
+from gpudoctor.probe.links import RankPlace
 
 ROWS_FILE = "allreduce.rows.jsonl"
 STAGE_FINISHED = "finished"
@@ -28,6 +31,16 @@ STAGE_FINISHED = "finished"
 # (a multiple of any power of two) does not match by accident.
 PERIOD = 1021
 FAULT_WRONG = "wrong"
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """What rank 0 returns: the whole table, and where every rank ran (the
+    other ranks return None)."""
+
+    world_size: int
+    rows: tuple[Row, ...]
+    devices: tuple[RankPlace, ...]
 
 
 def size_stage(op: str, nbytes: int) -> str:
@@ -158,7 +171,7 @@ def _cuda_times(coll: _Collective, dist, iters: int, torch) -> list[float]:
     return [start.elapsed_time(end) * 1e3 for start, end in events]
 
 
-def run_rank(ctx, config: dict, on_row: Callable[[dict], None] | None = None) -> dict:
+def run_rank(ctx, config: dict, on_row: Callable[[Row], None] | None = None) -> SweepResult | None:
     """The whole sweep as one rank. config: backend, device, op, dtype, sizes
     (requested bytes), iters, warmup, pg_timeout_s. Rank 0 returns every row."""
     import torch
@@ -170,7 +183,7 @@ def run_rank(ctx, config: dict, on_row: Callable[[dict], None] | None = None) ->
     dist = ctx.init_process_group(config["backend"], timeout_s=config["pg_timeout_s"])
     rank, world = dist.get_rank(), dist.get_world_size()
     rows_path = os.path.join(ctx.run_dir, ROWS_FILE) if ctx.run_dir and rank == 0 else None
-    rows: list[dict] = []
+    rows: list[Row] = []
     plan = planned_sizes(op, [int(s) for s in config["sizes"]], dtype_name, world)
     for index, (nbytes, count) in enumerate(plan):
         stage = size_stage(op, nbytes)
@@ -197,7 +210,7 @@ def run_rank(ctx, config: dict, on_row: Callable[[dict], None] | None = None) ->
             rows.append(row)
             if rows_path:
                 with open(rows_path, "a") as fh:
-                    fh.write(json.dumps(row) + "\n")
+                    fh.write(json.dumps(encode(row)) + "\n")
             if on_row:
                 on_row(row)
         del coll
@@ -205,21 +218,27 @@ def run_rank(ctx, config: dict, on_row: Callable[[dict], None] | None = None) ->
     ctx.progress(STAGE_FINISHED, len(plan) + 1)
     dist.destroy_process_group()
     if rank != 0:
-        return {"rank": rank}
-    return {"rank": 0, "world_size": world, "rows": rows, "devices": devices}
+        return None
+    return SweepResult(world, tuple(rows), devices)
 
 
-def _devices(torch, dist, ctx, device, world: int) -> list[dict]:
+def read_row(line: str) -> Row:
+    """One line of the rows file (ValueError if it is not a whole row of this gpudoctor)."""
+    return decode(Row, json.loads(line), ROWS_FILE)
+
+
+def _devices(torch, dist, ctx, device, world: int) -> tuple[RankPlace, ...]:
     """Where every rank ran: host, and on a GPU its name and PCI bus id, so the
     report can look up the link between the GPUs in NVML."""
-    mine = {"rank": dist.get_rank(), "host": socket.gethostname(), "local_rank": ctx.local_rank}
+    gpu = pci_bus_id = None
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
-        mine["gpu"] = props.name
+        gpu = props.name
         try:  # NVML's form of the PCI address; older torch builds do not expose it
-            mine["pci_bus_id"] = "%08x:%02x:%02x.0" % (props.pci_domain_id, props.pci_bus_id, props.pci_device_id)
+            pci_bus_id = "%08x:%02x:%02x.0" % (props.pci_domain_id, props.pci_bus_id, props.pci_device_id)
         except AttributeError:
             pass
+    mine = RankPlace(dist.get_rank(), socket.gethostname(), ctx.local_rank, gpu, pci_bus_id)
     everyone: list = [None] * world
-    dist.all_gather_object(everyone, mine)
-    return everyone
+    dist.all_gather_object(everyone, encode(mine))
+    return tuple(decode(RankPlace, place, f"rank {r}'s place") for r, place in enumerate(everyone))

@@ -1,5 +1,7 @@
 """The allreduce results table, nccl-tests' columns: as a rich Table (live on
-stderr during the sweep, and in the final report) and as Markdown."""
+stderr during the sweep, and in the final report) and as Markdown. It draws
+rows in the shape the JSON carries them (bandwidth.public_row), so a Report
+read back from JSON draws the same table."""
 
 from __future__ import annotations
 

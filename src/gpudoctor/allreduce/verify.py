@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from gpudoctor.allreduce.bandwidth import format_size
+from gpudoctor.allreduce.bandwidth import Row, format_size
 from gpudoctor.checks import wording
 from gpudoctor.checks.system import SHM_MIN_BYTES
 from gpudoctor.findings import Finding, Severity, ok
@@ -55,16 +55,16 @@ def check_shm(shm_total_bytes: int | None, backend: str, nproc: int) -> list[Fin
     return [ok("allreduce-shm", f"/dev/shm is {size}, enough for NCCL's shared-memory transport", AREA)]
 
 
-def check_correctness(rows: list[dict], planned: int, world: int) -> list[Finding]:
+def check_correctness(rows: list[Row], planned: int, world: int) -> list[Finding]:
     """One error per rank that got a wrong element, naming the sizes; else one tick."""
     if not rows:
         return []
-    by_rank: dict[int, list[tuple[dict, int]]] = {}
+    by_rank: dict[int, list[tuple[Row, int]]] = {}
     for row in rows:
-        for rank, wrong in enumerate(row.get("wrong_by_rank", [])):
+        for rank, wrong in enumerate(row.wrong_by_rank):
             if wrong:
                 by_rank.setdefault(rank, []).append((row, wrong))
-    op, dtype = rows[0]["op"], rows[0]["dtype"]
+    op, dtype = rows[0].op, rows[0].dtype
     if not by_rank:
         done = "every size" if len(rows) == planned else f"the {len(rows)} of {planned} sizes that ran"
         return [
@@ -72,7 +72,7 @@ def check_correctness(rows: list[dict], planned: int, world: int) -> list[Findin
                 "allreduce-correct",
                 f"{op} results exact on all {world} rank(s) at {done} ({dtype}, checked element by element)",
                 AREA,
-                sizes=[format_size(r["bytes"]) for r in rows],
+                sizes=[format_size(r.bytes) for r in rows],
             )
         ]
     findings = []
@@ -83,19 +83,19 @@ def check_correctness(rows: list[dict], planned: int, world: int) -> list[Findin
             Finding(
                 id="allreduce-wrong-result",
                 severity=Severity.ERROR,
-                title=f"rank {rank} got a wrong {op} result: {first_wrong} of {first_row['count']} elements "
-                f"at {format_size(first_row['bytes'])}{more}",
+                title=f"rank {rank} got a wrong {op} result: {first_wrong} of {first_row.count} elements "
+                f"at {format_size(first_row.bytes)}{more}",
                 evidence={
                     "rank": rank,
                     "dtype": dtype,
-                    "wrong elements by size": {format_size(r["bytes"]): w for r, w in bad},
+                    "wrong elements by size": {format_size(r.bytes): w for r, w in bad},
                     "sizes checked": len(rows),
                 },
                 why="Every rank's data is chosen so the exact result is known; a mismatch means data was corrupted "
                 "in transit or reduced wrongly (a faulty GPU, link or NIC, a broken NCCL build, or a bad protocol "
                 "setting), and training on it silently diverges.",
                 fix="gpudoctor allreduce --sizes "
-                f"{format_size(first_row['bytes'])} --iters 5   # rerun; if it repeats, on GPUs try NCCL_PROTO=Simple "
+                f"{format_size(first_row.bytes)} --iters 5   # rerun; if it repeats, on GPUs try NCCL_PROTO=Simple "
                 "and NCCL_P2P_DISABLE=1 to find the transport, then check the GPU (nvidia-smi -q -d ECC)",
                 area=AREA,
             )

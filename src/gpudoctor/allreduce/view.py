@@ -8,6 +8,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from gpudoctor.allreduce.bandwidth import Row, public_row
 from gpudoctor.allreduce.table import results_table
 
 
@@ -50,8 +51,8 @@ class SweepDisplay:
             self.progress.update(self.task, description=stage)
             self._refresh()
 
-    def row(self, row: dict) -> None:
-        self.rows.append(row)
+    def row(self, row: Row) -> None:
+        self.rows.append(public_row(row))
         self.progress.update(self.task, completed=len(self.rows))
         self._refresh()
 

@@ -62,6 +62,7 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.allreduce.view import SweepDisplay
         from gpudoctor.launch import join_context
         from gpudoctor.launch.capacity import crowded, usable_cores
+        from gpudoctor.allreduce.bandwidth import public_row
         from gpudoctor.allreduce.table import heading, results_markdown, results_table
 
         ctx = join_context() if decision.join else None
@@ -102,7 +103,7 @@ def register(app: typer.Typer) -> None:
             if outcome is None:
                 raise typer.Exit(ExitCode.OK)
 
-        rows = list(outcome.rows)
+        rows = [public_row(r) for r in outcome.rows]
         emit(
             with_findings(outcome.report, early),
             json_out=json_out,

@@ -2,9 +2,9 @@
 `python -m gpudoctor.launch.child package.module:function`.
 
 Runs fn(ctx, config) and leaves the outcome in the run directory: the return
-value as rank<N>.result.json, or the exception as rank<N>.error.json (the idea
-of torch elastic's @record: the parent learns why a child died from a file,
-not by parsing its stderr).
+value (a frozen dataclass, or None for nothing) as rank<N>.result.json, or the
+exception as rank<N>.error.json (the idea of torch elastic's @record: the parent
+learns why a child died from a file, not by parsing its stderr).
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import os
 import signal
 import sys
 import traceback
+from dataclasses import is_dataclass
 
-from gpudoctor.launch.contract import RankError, RankResult, write_contract
+from gpudoctor.launch.contract import RankError, write_contract
 from gpudoctor.launch.rank import STAGE_STARTED, join_context
 
 
@@ -54,6 +55,10 @@ def main(argv: list[str]) -> int:
     try:
         fn = getattr(importlib.import_module(module_name), func_name)
         result = fn(ctx, config)
+        if result is not None and not is_dataclass(result):
+            # The supervisor reads the result back as the command's dataclass: a dict
+            # or a tensor here is a bug in the rank function, reported as its failure.
+            raise TypeError(f"{argv[0]} returned a {type(result).__name__}, not a frozen dataclass or None")
     except BaseException as exc:  # noqa: BLE001 - every way a rank can fail is reported
         if isinstance(exc, SystemExit) and not exc.code:
             return 0
@@ -64,7 +69,8 @@ def main(argv: list[str]) -> int:
             RankError(type(exc).__name__, str(exc), tb[-4000:]),
         )
         return 1
-    write_contract(os.path.join(run_dir, f"rank{ctx.rank}.result.json"), RankResult(result or {}))
+    if result is not None:
+        write_contract(os.path.join(run_dir, f"rank{ctx.rank}.result.json"), result)
     return 0
 
 

@@ -1,6 +1,8 @@
 """What a rank started by the supervisor leaves for it: its return value or its
 exception, each a frozen dataclass written through the one codec
-(probe/codec.encode, schema-versioned) and read back the same way."""
+(probe/codec.encode, schema-versioned) and read back the same way. The return
+value is the command's own dataclass (allreduce's SweepResult, train-smoke's
+RankReport); the command names it to the launcher, which reads it back as that."""
 
 from __future__ import annotations
 
@@ -21,14 +23,6 @@ class RankError:
     type: str  # the exception's class name
     message: str
     traceback: str  # its last 4000 characters
-
-
-@dataclass(frozen=True)
-class RankResult:
-    """What a rank's function returned: the command's own payload, as plain JSON
-    values (the command that launched the rank reads it)."""
-
-    value: dict[str, Any]
 
 
 def write_contract(path: str, value: Any) -> None:

@@ -40,9 +40,12 @@ def run_local(
     env: dict[str, str] | None = None,
     on_progress: ProgressCallback | None = None,
     run_dir: str | None = None,
+    result_type: type | None = None,
 ) -> LocalRun:
     """Start `nproc` supervised ranks of `target` ("package.module:function",
-    called as fn(ctx, config)) on this host and wait for all of them."""
+    called as fn(ctx, config)) on this host and wait for all of them. Each
+    rank's return value comes back as `result_type` (the frozen dataclass fn
+    returns), through the one codec."""
     result = launch_function(
         target,
         config,
@@ -51,6 +54,7 @@ def run_local(
         env=env,
         on_progress=on_progress,
         run_dir=run_dir,
+        result_type=result_type,
         # Mismatches and uneven work stop the job at once; a stall is left to the
         # command's own --timeout watchdog, then explained from the traces.
         watch_factory=lambda folder, n: CollectiveWatch(folder, n, hang_timeout=None),

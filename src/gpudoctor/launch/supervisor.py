@@ -19,10 +19,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gpudoctor.launch import lifeline
-from gpudoctor.launch.contract import RankError, RankResult, read_contract
+from gpudoctor.launch.contract import RankError, read_contract
 from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, parse_faults, read_progress
 
 # The supervisor looks at the ranks every POLL_S while something happens (a rank
@@ -54,7 +55,7 @@ class RankOutcome:
     error: RankError | None
     stderr_tail: tuple[str, ...]
     stderr_path: str
-    result: dict | None  # the rank function's return value (RankResult.value)
+    result: Any  # the rank function's return value, as launch_function's result_type; None if none
     ended_s: float | None  # seconds after start when the process ended by itself
 
     @property
@@ -81,7 +82,7 @@ class LaunchResult:
         return not self.timed_out and not self.interrupted and all(r.state == "ok" for r in self.ranks)
 
     @property
-    def results(self) -> list[dict | None]:
+    def results(self) -> list[Any]:
         return [r.result for r in self.ranks]
 
     @property
@@ -422,8 +423,6 @@ def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcom
     rc = proc.returncode
     step, stage = read_progress(run_dir, rank)
     error = read_contract(RankError, os.path.join(run_dir, f"rank{rank}.error.json"))
-    returned = read_contract(RankResult, os.path.join(run_dir, f"rank{rank}.result.json"))
-    result = returned.value if returned else None
     sig = signal.Signals(-rc).name if rc is not None and rc < 0 and -rc in signal.Signals._value2member_map_ else None
     if killed_as == "timeout":
         state = "nojoin" if stage in PRE_JOIN_STAGES else "hung"
@@ -447,7 +446,7 @@ def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcom
         error=error,
         stderr_tail=_tail(stderr_path),
         stderr_path=stderr_path,
-        result=result,
+        result=None,  # launch_function reads it: only its ranks leave one
         ended_s=ended_s,
     )
 
@@ -462,17 +461,27 @@ def launch_function(
     on_progress: ProgressCallback | None = None,
     run_dir: str | None = None,
     watch_factory=None,
+    result_type: type | None = None,
 ) -> LaunchResult:
     """Run `fn(ctx, config)` (target "package.module:function") on every rank.
     `run_dir`: an existing empty folder for the run's files (default: a new temp one),
     for a caller that reads what ranks write there while they run.
-    `watch_factory(run_dir, nproc)`: the collective watch to run beside the ranks."""
+    `watch_factory(run_dir, nproc)`: the collective watch to run beside the ranks.
+    `result_type`: the frozen dataclass fn returns; each rank's `result` is read
+    back as it (None where the rank returned nothing, or something else)."""
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
     with open(os.path.join(run_dir, "config.json"), "w") as fh:
         json.dump(config, fh)
     command = [sys.executable, "-m", "gpudoctor.launch.child", target]
     watch = watch_factory(run_dir, nproc) if watch_factory else None
-    return launch(command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch)
+    result = launch(command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch)
+    if result_type is None:
+        return result
+    ranks = tuple(
+        replace(r, result=read_contract(result_type, os.path.join(result.run_dir, f"rank{r.rank}.result.json")))
+        for r in result.ranks
+    )
+    return replace(result, ranks=ranks)
 
 
 def discard_run_dir(result: LaunchResult) -> None:

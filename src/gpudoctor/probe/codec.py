@@ -92,6 +92,10 @@ def _read(tp: Any, data: Any, where: str) -> Any:
         args = typing.get_args(tp)
         if not isinstance(data, list):
             raise SnapshotError(f"{where}: expected a list, got {type(data).__name__}")
+        if args and args[-1] is not Ellipsis:  # tuple[int, str]: one type per position
+            if len(data) != len(args):
+                raise SnapshotError(f"{where}: expected {len(args)} items, got {len(data)}")
+            return tuple(_read(t, v, f"{where}[{i}]") for i, (t, v) in enumerate(zip(args, data)))
         item = args[0] if args else Any
         return tuple(_read(item, v, f"{where}[{i}]") for i, v in enumerate(data))
     if origin is dict:

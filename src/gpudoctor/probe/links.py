@@ -5,9 +5,22 @@ cannot say becomes kind "unknown" with a reason."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpudoctor.probe.nvml import probe_nvml
+
+
+@dataclass(frozen=True)
+class RankPlace:
+    """Where one rank of a run ran: its host and, on a GPU, the GPU's name and
+    PCI bus id in NVML's form (None off GPU, or where torch does not expose it)."""
+
+    rank: int
+    host: str
+    local_rank: int
+    gpu: str | None = None
+    pci_bus_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -29,14 +42,14 @@ def nccl_env() -> dict[str, str]:
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
 
 
-def link_facts(devices: list[dict] | None) -> LinkFacts | None:
+def link_facts(devices: Sequence[RankPlace] | None) -> LinkFacts | None:
     """The link between the run's GPUs from NVML (the `check` command's probe),
     or None off GPU. Fail-soft: anything NVML cannot say becomes kind "unknown"."""
-    gpu_devices = [d for d in devices or [] if d and d.get("pci_bus_id")]
+    gpu_devices = [d for d in devices or () if d.pci_bus_id]
     if len(gpu_devices) < 2:
         return None
-    hosts = len({d.get("host") for d in gpu_devices})
-    names = tuple(str(d.get("gpu", "?")) for d in gpu_devices)
+    hosts = len({d.host for d in gpu_devices})
+    names = tuple(d.gpu or "?" for d in gpu_devices)
     env = nccl_env()
     if hosts > 1:
         return LinkFacts(names, hosts, "unknown", None, reason="ranks on several hosts", env=env)
@@ -47,7 +60,7 @@ def link_facts(devices: list[dict] | None) -> LinkFacts | None:
     for gpu in facts.gpus:
         if isinstance(gpu.pci_bus_id, str):
             by_bus[gpu.pci_bus_id.lower()] = gpu.index
-    ours = sorted({i for d in gpu_devices if (i := by_bus.get(d["pci_bus_id"].lower())) is not None})
+    ours = sorted({i for d in gpu_devices if d.pci_bus_id and (i := by_bus.get(d.pci_bus_id.lower())) is not None})
     if len(ours) < 2:
         return LinkFacts(names, 1, "unknown", None, reason="could not match the ranks' GPUs in NVML", env=env)
     pairs = [link for link in facts.links if link.a in ours and link.b in ours]

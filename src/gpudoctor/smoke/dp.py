@@ -12,9 +12,10 @@ import time
 
 from gpudoctor.smoke.config import SmokeConfig
 from gpudoctor.smoke.job import make_data, make_model
+from gpudoctor.smoke.result import DataParallelRun
 
 
-def run_dp(ctx, config: dict) -> dict:
+def run_dp(ctx, config: dict) -> DataParallelRun:
     import torch
     import torch.nn.functional as F
     from torch.utils.data import DataLoader, RandomSampler, TensorDataset
@@ -49,12 +50,12 @@ def run_dp(ctx, config: dict) -> dict:
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     ctx.progress("finished", step)
-    return {
-        "gpus": gpus,
-        "steps": step,
-        "global_batch": global_batch,
-        "seconds": seconds,
-        "steps_per_s": step / seconds if seconds > 0 else None,
-        "samples_per_s": step * global_batch / seconds if seconds > 0 else None,
-        "final_loss": float(loss.detach()),
-    }
+    return DataParallelRun(
+        gpus=gpus,
+        steps=step,
+        global_batch=global_batch,
+        seconds=seconds,
+        steps_per_s=step / seconds if seconds > 0 else None,
+        samples_per_s=step * global_batch / seconds if seconds > 0 else None,
+        final_loss=float(loss.detach()),
+    )

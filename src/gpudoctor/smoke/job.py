@@ -25,12 +25,24 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from gpudoctor.probe.codec import decode, encode
 from gpudoctor.smoke.config import (
     FAULT_BADGRAD,
     FAULT_NOSYNC,
     FAULT_SAVEALL,
     SYNC_POINTS,
     SmokeConfig,
+)
+from gpudoctor.smoke.result import (
+    AllRanks,
+    CheckpointReport,
+    GradientCheck,
+    Learning,
+    RankReport,
+    Sharding,
+    Sync,
+    Throughput,
+    WorkerStartup,
 )
 
 HEARTBEAT_S = 0.2  # a heartbeat is a file write: at most this often inside the timed loop
@@ -72,7 +84,7 @@ class _Setup:
     optimizer: Any
     scaler: Any  # a GradScaler with --amp on CUDA, else None
     amp_dtype: Any
-    sharding: dict  # the sampler's orders (_sampler_orders), taken before the model exists
+    sharding: Sharding  # the sampler's orders, taken before the model exists
 
 
 @dataclass
@@ -89,7 +101,8 @@ class _Trained:
     digests: list
 
 
-def run_rank(ctx, config: dict) -> dict:
+def run_rank(ctx, config: dict) -> RankReport | AllRanks:
+    """This rank's report; with config["gather"] every rank's (AllRanks)."""
     import torch
 
     cfg = SmokeConfig.from_dict(config)
@@ -106,29 +119,38 @@ def run_rank(ctx, config: dict) -> dict:
     initial_loss = _eval_loss(torch, setup.model, eval_x, eval_y)
     trained = _train(torch, ctx, cfg, setup)
     ctx.progress("verify", cfg.steps + 1)
-    result = {
-        "rank": rank,
-        "world_size": world,
-        "device": str(device),
-        "backend": cfg.backend,
-        "amp": cfg.amp,
-        "fault": ctx.fault,
-        "threads": torch.get_num_threads(),
-        "sharding": setup.sharding,
-        **_after_training(torch, ctx, dist, cfg, setup, trained, initial_loss, eval_x, eval_y, rank, world),
-        "throughput": {
-            "steps": trained.steps,
-            "batch_size": cfg.batch_size,
-            "seconds": trained.seconds,
-            "steps_per_s": trained.steps / trained.seconds if trained.seconds > 0 else None,
-            "samples": trained.samples,
-            "samples_per_s": trained.samples / trained.seconds if trained.seconds > 0 else None,
-        },
-    }
+    learning, sync, checkpoint, gradient, workers = _after_training(
+        torch, ctx, dist, cfg, setup, trained, initial_loss, eval_x, eval_y, rank, world
+    )
+    report = RankReport(
+        rank=rank,
+        world_size=world,
+        device=str(device),
+        backend=cfg.backend,
+        amp=cfg.amp,
+        fault=ctx.fault,
+        threads=torch.get_num_threads(),
+        sharding=setup.sharding,
+        learning=learning,
+        sync=sync,
+        checkpoint=checkpoint,
+        gradient=gradient,
+        workers=workers,
+        throughput=Throughput(
+            steps=trained.steps,
+            batch_size=cfg.batch_size,
+            seconds=trained.seconds,
+            steps_per_s=trained.steps / trained.seconds if trained.seconds > 0 else None,
+            samples=trained.samples,
+            samples_per_s=trained.samples / trained.seconds if trained.seconds > 0 else None,
+        ),
+    )
+    result: RankReport | AllRanks = report
     if cfg.gather:
+        # Through the codec, as a result file would be: every rank checks the others' version.
         everyone: list = [None] * world
-        dist.all_gather_object(everyone, result)
-        result = {"ranks": everyone}
+        dist.all_gather_object(everyone, encode(report))
+        result = AllRanks(tuple(decode(RankReport, e, f"rank {r}'s report") for r, e in enumerate(everyone)))
     ctx.progress("finished", cfg.steps + 5)
     dist.destroy_process_group()
     return result
@@ -180,7 +202,7 @@ def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
     else:
         amp = contextlib.nullcontext
     sync_every = max(1, cfg.steps // SYNC_POINTS)
-    digests: list[list] = []
+    digests: list[tuple[int, str]] = []
     first_loss = loss = None
     paused = 0.0
     step = epoch = samples = 0
@@ -222,7 +244,7 @@ def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
                 if on_cuda:
                     torch.cuda.synchronize()  # queued work is training time, not digest time
                 mark = time.perf_counter()
-                digests.append([step, _model_digest(torch, model)])
+                digests.append((step, _model_digest(torch, model)))
                 paused += time.perf_counter() - mark
             if step >= cfg.steps:
                 break
@@ -238,23 +260,25 @@ def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
     return _Trained(step, epoch, samples, seconds, first_loss, last_loss, digests)
 
 
-def _after_training(torch, ctx, dist, cfg, setup: _Setup, trained: _Trained, initial_loss, eval_x, eval_y, rank, world) -> dict:
+def _after_training(
+    torch, ctx, dist, cfg, setup: _Setup, trained: _Trained, initial_loss, eval_x, eval_y, rank, world
+) -> tuple[Learning, Sync, CheckpointReport, GradientCheck | None, WorkerStartup | None]:
     """Outside the clock: learning, sync, checkpoint, the gradient check and worker start-up."""
     import torch.nn.functional as F
 
     model, device = setup.model, setup.device
-    learning = {
-        "initial_loss": initial_loss,
-        "final_loss": _eval_loss(torch, model, eval_x, eval_y),
-        "first_step_loss": float(trained.first_loss) if trained.first_loss is not None else None,
-        "last_step_loss": float(trained.last_loss) if trained.last_loss is not None else None,
-        "epochs": trained.epochs,  # epochs started (the last one may be partial)
-    }
-    sync = {
-        "checkpoints": trained.digests,
-        "params": {name: _digest(torch, p) for name, p in model.named_parameters()},
-        "spread": _param_spread(torch, dist, model),
-    }
+    learning = Learning(
+        initial_loss=initial_loss,
+        final_loss=_eval_loss(torch, model, eval_x, eval_y),
+        first_step_loss=float(trained.first_loss) if trained.first_loss is not None else None,
+        last_step_loss=float(trained.last_loss) if trained.last_loss is not None else None,
+        epochs=trained.epochs,
+    )
+    sync = Sync(
+        checkpoints=tuple((step, digest) for step, digest in trained.digests),
+        params={name: _digest(torch, p) for name, p in model.named_parameters()},
+        spread=_param_spread(torch, dist, model),
+    )
     ctx.progress("checkpoint", cfg.steps + 2)
     checkpoint = _checkpoint(torch, dist, ctx, cfg, rank, setup.ddp, model, device, eval_x)
     ctx.progress("gradient-check", cfg.steps + 3)
@@ -265,7 +289,7 @@ def _after_training(torch, ctx, dist, cfg, setup: _Setup, trained: _Trained, ini
 
         ctx.progress("dataloader-workers", cfg.steps + 4)
         workers = worker_startup(torch, setup.dataset, setup.sampler, cfg)
-    return {"learning": learning, "sync": sync, "checkpoint": checkpoint, "gradient": gradient, "workers": workers}
+    return learning, sync, checkpoint, gradient, workers
 
 
 def _share_cores(torch, local_world: int) -> None:
@@ -303,21 +327,21 @@ def _inject(dist, fault: str | None, ddp, model) -> None:
             p.register_hook(lambda g: g * BADGRAD_SCALE)
 
 
-def _sampler_orders(sampler_cls, dataset, sampler, world: int, rank: int, seed: int) -> dict:
+def _sampler_orders(sampler_cls, dataset, sampler, world: int, rank: int, seed: int) -> Sharding:
     """The training sampler's order for epochs 0 and 1, and a twin's two passes without set_epoch."""
     sampler.set_epoch(0)
     epoch0 = list(sampler)
     sampler.set_epoch(1)
     epoch1 = list(sampler)
     twin = sampler_cls(dataset, num_replicas=world, rank=rank, shuffle=True, seed=seed)
-    return {
-        "dataset_size": len(dataset),
-        "total_size": sampler.total_size,
-        "epoch0": epoch0,
-        "epoch1": epoch1,
-        "unset0": list(twin),
-        "unset1": list(twin),
-    }
+    return Sharding(
+        dataset_size=len(dataset),
+        total_size=sampler.total_size,
+        epoch0=tuple(epoch0),
+        epoch1=tuple(epoch1),
+        unset0=tuple(twin),
+        unset1=tuple(twin),
+    )
 
 
 def _eval_loss(torch, model, x, y) -> float:
@@ -355,51 +379,69 @@ def _param_spread(torch, dist, model) -> dict[str, float]:
     return out
 
 
-def _checkpoint(torch, dist, ctx, cfg, rank, ddp, model, device, probe) -> dict:
+def _checkpoint(torch, dist, ctx, cfg, rank, ddp, model, device, probe) -> CheckpointReport:
     """Rank 0 saves model.module.state_dict(), reloads it into a plain model and compares
     outputs; every rank reports the files it wrote; rank 0 re-reads the file at the end."""
     path = cfg.checkpoint_path
     wrote: list[str] = []
-    info: dict = {"path": path}
+    saved = None
+    reloaded = _Reloaded()
     if rank == 0:
         torch.save(model.state_dict(), path)
         wrote.append(path)
-        info["sha256"] = _file_sha(path)
-        info.update(_reload(torch, cfg, path, model, device, probe))
+        saved = _file_sha(path)
+        reloaded = _reload(torch, cfg, path, model, device, probe)
     dist.barrier()
     if ctx.fault == FAULT_SAVEALL:
         # The unguarded line `torch.save(model.state_dict(), path)` that every rank runs.
         torch.save(ddp.state_dict(), path)  # gpudoctor: ignore[save-ddp-wrapper] (the injected fault)
         wrote.append(path)
     dist.barrier()
+    at_end = None
+    keys_at_end: tuple[str, ...] = ()
+    keys_at_end_error = None
     if rank == 0:
-        info["sha256_at_end"] = _file_sha(path)
-        if info["sha256_at_end"] != info["sha256"]:
+        at_end = _file_sha(path)
+        if at_end != saved:
             try:
-                keys = list(torch.load(path, map_location="cpu", weights_only=True))
-                info["keys_at_end"] = keys
+                keys_at_end = tuple(torch.load(path, map_location="cpu", weights_only=True))
             except Exception as exc:  # noqa: BLE001 - a clobbered file is evidence, not a crash
-                info["keys_at_end_error"] = f"{type(exc).__name__}: {exc}"[:300]
-    info["wrote"] = wrote
-    return info
+                keys_at_end_error = f"{type(exc).__name__}: {exc}"[:300]
+    return CheckpointReport(
+        path=path,
+        wrote=tuple(wrote),
+        sha256=saved,
+        sha256_at_end=at_end,
+        keys=reloaded.keys,
+        load_error=reloaded.load_error,
+        output_max_diff=reloaded.output_max_diff,
+        keys_at_end=keys_at_end,
+        keys_at_end_error=keys_at_end_error,
+    )
 
 
-def _reload(torch, cfg, path, model, device, probe) -> dict:
-    out: dict = {}
+@dataclass(frozen=True)
+class _Reloaded:
+    """Rank 0's checkpoint read back into a plain model."""
+
+    keys: tuple[str, ...] = ()
+    load_error: str | None = None
+    output_max_diff: float | None = None
+
+
+def _reload(torch, cfg, path, model, device, probe) -> _Reloaded:
     try:
         state = torch.load(path, map_location=device, weights_only=True)
     except Exception as exc:  # noqa: BLE001
-        return {"keys": [], "load_error": f"{type(exc).__name__}: {exc}"[:300]}
-    out["keys"] = list(state)
+        return _Reloaded(load_error=f"{type(exc).__name__}: {exc}"[:300])
+    keys = tuple(state)
     plain = make_model(torch, cfg).to(device)
     try:
         plain.load_state_dict(state)
     except RuntimeError as exc:
-        out["load_error"] = str(exc).strip().splitlines()[0][:300]
-        return out
+        return _Reloaded(keys, load_error=str(exc).strip().splitlines()[0][:300])
     with torch.no_grad():
-        out["output_max_diff"] = float((plain(probe) - model(probe)).abs().max())
-    return out
+        return _Reloaded(keys, output_max_diff=float((plain(probe) - model(probe)).abs().max()))
 
 
 def _file_sha(path: str) -> str | None:
@@ -416,7 +458,7 @@ def _first_batch(sampler_cls, dataset, world: int, rank: int, seed: int, batch: 
     return list(s)[:batch]
 
 
-def _gradient_check(torch, F, dist, cfg, ddp, model, dataset, world, rank, device, amp_dtype) -> dict | None:
+def _gradient_check(torch, F, dist, cfg, ddp, model, dataset, world, rank, device, amp_dtype) -> GradientCheck | None:
     """One more DDP step, from parameters made identical first, on every rank's first
     batch; rank 0 takes the same step as a single process on the N*B concatenated batch.
     Plain SGD (no momentum), so each parameter moves by exactly -lr * its gradient."""
@@ -455,14 +497,14 @@ def _gradient_check(torch, F, dist, cfg, ddp, model, dataset, world, rank, devic
             scale = max(scale, float((q - b).abs().max()))
             if diff > worst_diff:
                 worst_name, worst_diff = name, diff
-    return {
-        "ranks": world,
-        "batch_per_rank": len(mine),
-        "reference_batch": len(everyone),
-        "max_abs_diff": worst_diff,
-        "max_update": scale,
-        "relative_error": worst_diff / scale if scale > 0 else 0.0,
-        "worst_param": worst_name,
-        "per_param": per_param,
-        "tolerance": cfg.grad_tolerance,
-    }
+    return GradientCheck(
+        ranks=world,
+        batch_per_rank=len(mine),
+        reference_batch=len(everyone),
+        max_abs_diff=worst_diff,
+        max_update=scale,
+        relative_error=worst_diff / scale if scale > 0 else 0.0,
+        worst_param=worst_name,
+        per_param=per_param,
+        tolerance=cfg.grad_tolerance,
+    )

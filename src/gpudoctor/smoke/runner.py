@@ -13,9 +13,11 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 
+from gpudoctor.probe.codec import to_plain
 from gpudoctor.probe.cuda import CudaFacts
 from gpudoctor.findings import Finding, Report, Severity
 from gpudoctor.smoke.config import CHECKPOINT_NAME, SmokeConfig
+from gpudoctor.smoke.result import AllRanks, DataParallelRun, RankReport
 from gpudoctor.smoke.verify import PERF, Verification, not_run, throughput, verify_all
 
 COMMAND = "train-smoke"
@@ -77,13 +79,15 @@ def run_local(
     if scratch:
         cfg = SmokeConfig.from_dict({**cfg.to_dict(), "checkpoint_path": os.path.join(scratch, CHECKPOINT_NAME)})
     try:
-        run = run_ranks(JOB, cfg.to_dict(), cfg.nproc, timeout=cfg.timeout_s, env=env, on_progress=on_progress)
+        run = run_ranks(
+            JOB, cfg.to_dict(), cfg.nproc, timeout=cfg.timeout_s, env=env, on_progress=on_progress, result_type=RankReport
+        )
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
     result = run.result
     head = list(run.findings)
-    results = [r for r in result.results if r]
+    results: list[RankReport] = [r for r in result.results if r is not None]
     extra: dict = {}
     if result.ok and len(results) == len(result.results):
         verifications = verify_all(results, cfg)
@@ -145,32 +149,32 @@ def compare_dp(cfg: SmokeConfig, facts: CudaFacts | None, tp: dict, env=None) ->
         ], None
     from gpudoctor.launch.job import run_local as run_ranks
 
-    run = run_ranks(DP_JOB, cfg.to_dict(), 1, timeout=cfg.timeout_s, env=env)
-    if not run.result.ok or not run.result.results[0]:
+    run = run_ranks(DP_JOB, cfg.to_dict(), 1, timeout=cfg.timeout_s, env=env, result_type=DataParallelRun)
+    if not run.result.ok or run.result.results[0] is None:
         failed = [
             Finding(id=f.id, severity=Severity.WARN, title=f"--compare-dp: {f.title}", evidence=f.evidence, why=f.why, fix=f.fix, area=PERF)
             for f in run.findings
         ]
         return failed, None
     run.discard_logs()
-    dp = run.result.results[0]
+    dp: DataParallelRun = run.result.results[0]
     ddp_rate = tp["total"]["samples_per_s"]
-    speedup = ddp_rate / dp["samples_per_s"] if dp["samples_per_s"] else None
+    speedup = ddp_rate / dp.samples_per_s if dp.samples_per_s else None
     compared = f" — DDP is {speedup:.2f}× DataParallel" if speedup is not None else ""
     return [
         Finding(
             id="ddp-vs-dp",
             severity=Severity.INFO,
             title=(
-                f"DDP on {cfg.nproc} GPUs: {ddp_rate:.0f} samples/s; nn.DataParallel on {dp['gpus']}: "
-                f"{dp['samples_per_s']:.0f} samples/s{compared}"
+                f"DDP on {cfg.nproc} GPUs: {ddp_rate:.0f} samples/s; nn.DataParallel on {dp.gpus}: "
+                f"{dp.samples_per_s:.0f} samples/s{compared}"
             ),
-            evidence={"ddp_samples_per_s": round(ddp_rate, 1), "dp_samples_per_s": round(dp["samples_per_s"], 1), "speedup": round(speedup, 3) if speedup is not None else None, "gpus": dp["gpus"]},
+            evidence={"ddp_samples_per_s": round(ddp_rate, 1), "dp_samples_per_s": round(dp.samples_per_s or 0.0, 1), "speedup": round(speedup, 3) if speedup is not None else None, "gpus": dp.gpus},
             why="DataParallel runs one Python thread per GPU in one process, scatters every batch and gathers outputs on GPU 0; DDP overlaps the all-reduce with backward in one process per GPU.",
             fix="model = DistributedDataParallel(model, device_ids=[local_rank])   # launched with torchrun --nproc-per-node N",
             area=PERF,
         )
-    ], {**dp, "speedup": speedup}
+    ], {**to_plain(dp), "speedup": speedup}
 
 
 def join_checkpoint_path(environ=None) -> str:
@@ -203,7 +207,8 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
         return joined.with_fleet(
             build_report(cfg, not_run(f"rank 0 raised {joined.raised}"), head=[joined.failure], extra={"joined_by": ctx.joined_by})
         )
-    results = joined.value["ranks"]
+    gathered: AllRanks = joined.value
+    results = list(gathered.ranks)
     tail: list[Finding] = []
     if cfg.compare_dp:
         tail = [

@@ -3,20 +3,23 @@
 Each verification states its threshold, passes or fails with the numbers that
 decided it, and carries the finding the report shows (an `ok` line, or an error
 with the evidence: the rank, the parameter, the step, the difference). No torch
-here: these functions read plain dicts, so they are tested with results built
-by hand as well as with real runs.
+here: these functions read the ranks' RankReports (smoke/result.py), so they
+are tested with results built by hand as well as with real runs.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import mean
+from typing import Any
 
 from gpudoctor.checks.wording import plural
 from gpudoctor.findings import Finding, Severity, ok
 from gpudoctor.smoke.config import LEARNING_FACTOR, OUTPUT_TOLERANCE, SMOKE_FAULTS, SmokeConfig
+from gpudoctor.smoke.result import RankReport
 
 AREA = "verifications"
 PERF = "performance"
@@ -42,9 +45,9 @@ def _failed(name: str, findings: list[Finding]) -> Verification:
     return Verification(name, False, "; ".join(f.title.split(": ", 1)[-1] for f in findings), tuple(findings))
 
 
-def _injected(results: list[dict]) -> dict:
+def _injected(results: Sequence[RankReport]) -> dict:
     """Evidence naming a fault injected for this command, so a test run is never mistaken for a real bug."""
-    spec = ",".join(f"{r['rank']}:{r['fault']}" for r in results if r.get("fault") in SMOKE_FAULTS)
+    spec = ",".join(f"{r.rank}:{r.fault}" for r in results if r.fault in SMOKE_FAULTS)
     return {"injected": f"GPUDOCTOR_FAULT={spec}"} if spec else {}
 
 
@@ -58,13 +61,13 @@ def _which(ranks: list[int]) -> str:
 
 
 # ---------------------------------------------------------------- sharding
-def verify_sharding(results: list[dict]) -> Verification:
+def verify_sharding(results: Sequence[RankReport]) -> Verification:
     name = "sharding"
-    shards = [r["sharding"] for r in results]
-    n, total = shards[0]["dataset_size"], shards[0]["total_size"]
+    shards = [r.sharding for r in results]
+    n, total = shards[0].dataset_size, shards[0].total_size
     world = len(results)
     padded = total - n
-    epoch0 = [s["epoch0"] for s in shards]
+    epoch0 = [s.epoch0 for s in shards]
     seen = [i for order in epoch0 for i in order]
     unique = set(seen)
     missing = sorted(set(range(n)) - unique)
@@ -107,14 +110,14 @@ def verify_sharding(results: list[dict]) -> Verification:
                 area=AREA,
             )
         )
-    fixed = [rank for rank, s in enumerate(shards) if len(s["epoch0"]) > 1 and s["epoch0"] == s["epoch1"]]
+    fixed = [rank for rank, s in enumerate(shards) if len(s.epoch0) > 1 and s.epoch0 == s.epoch1]
     if fixed:
         problems.append(
             Finding(
                 id="sampler-order-fixed",
                 severity=Severity.ERROR,
                 title=f"sharding: set_epoch(1) did not change the sample order of {_which(fixed)}",
-                evidence={"ranks": fixed, "first_indices_epoch0": shards[fixed[0]]["epoch0"][:8], **_injected(results)},
+                evidence={"ranks": fixed, "first_indices_epoch0": list(shards[fixed[0]].epoch0[:8]), **_injected(results)},
                 why="Without a new order every epoch, each rank sees its samples in the same sequence every epoch, which hurts convergence.",
                 fix="sampler.set_epoch(epoch)   # first line of every epoch, before iterating the DataLoader",
                 area=AREA,
@@ -122,7 +125,7 @@ def verify_sharding(results: list[dict]) -> Verification:
         )
     if problems:
         return _failed(name, problems)
-    repeats_without = all(s["unset0"] == s["unset1"] for s in shards)
+    repeats_without = all(s.unset0 == s.unset1 for s in shards)
     pad_note = f" (+{padded} repeated to even out the shards)" if padded else ""
     detail = (
         f"{plural(world, 'rank')} × {lengths[0]} indices: disjoint, cover all {n}{pad_note}; set_epoch(1) reorders each shard"
@@ -144,20 +147,20 @@ def verify_sharding(results: list[dict]) -> Verification:
 
 
 # ---------------------------------------------------------------- learning
-def verify_learning(results: list[dict], factor: float = LEARNING_FACTOR) -> Verification:
+def verify_learning(results: Sequence[RankReport], factor: float = LEARNING_FACTOR) -> Verification:
     name = "learning"
     rows = []
     for r in results:
-        ln = r["learning"]
-        final = ln["final_loss"]
+        ln = r.learning
+        final = ln.final_loss
         if not math.isfinite(final):
             got = 0.0  # diverged to inf/NaN: the worst possible outcome
         else:
-            got = ln["initial_loss"] / final if final > 0 else float("inf")
-        rows.append((r["rank"], ln["initial_loss"], ln["final_loss"], got))
+            got = ln.initial_loss / final if final > 0 else float("inf")
+        rows.append((r.rank, ln.initial_loss, ln.final_loss, got))
     worst = min(rows, key=lambda row: row[3])
     rank, initial, final, got = worst
-    steps = results[0]["throughput"]["steps"]
+    steps = results[0].throughput.steps
     if got >= factor:
         detail = f"eval loss {_fmt(initial)} → {_fmt(final)} in {steps} steps: {_fmt(got)}× lower (≥ {factor:g}× required; the teacher's loss is 0)"
         return _passed(name, detail, ok("smoke-learning", f"learning: {detail}", AREA, initial_loss=initial, final_loss=final, factor=got, required=factor))
@@ -205,30 +208,30 @@ def _consensus(values: list) -> object:
     return values[0] if counts[values[0]] == top else next(v for v in values if counts[v] == top)
 
 
-def verify_synchronisation(results: list[dict]) -> Verification:
+def verify_synchronisation(results: Sequence[RankReport]) -> Verification:
     name = "synchronisation"
     world = len(results)
-    points = [[tuple(p) for p in r["sync"]["checkpoints"]] for r in results]
+    points = [r.sync.checkpoints for r in results]
     steps = [step for step, _ in points[0]]
     first_step = None
     diverged: set[int] = set()
     for i, step in enumerate(steps):
         held = [pts[i][1] if i < len(pts) else None for pts in points]
         agreed = _consensus(held)
-        odd = {r["rank"] for r, digest in zip(results, held) if digest != agreed}
+        odd = {r.rank for r, digest in zip(results, held) if digest != agreed}
         if odd and first_step is None:
             first_step = step
         diverged |= odd
     first_param = first_rank = None
-    for pname in results[0]["sync"]["params"]:
-        held = [r["sync"]["params"].get(pname) for r in results]
+    for pname in results[0].sync.params:
+        held = [r.sync.params.get(pname) for r in results]
         agreed = _consensus(held)
-        odd_ranks = [r["rank"] for r, digest in zip(results, held) if digest != agreed]
+        odd_ranks = [r.rank for r, digest in zip(results, held) if digest != agreed]
         if odd_ranks:
             first_param, first_rank = pname, odd_ranks[0]
             diverged |= set(odd_ranks)
             break
-    spread = results[0]["sync"]["spread"]
+    spread = results[0].sync.spread
     worst = max(spread.values(), default=0.0)
     if not diverged and worst == 0.0:
         detail = (
@@ -273,19 +276,19 @@ def verify_synchronisation(results: list[dict]) -> Verification:
 
 
 # ---------------------------------------------------------------- gradient averaging
-def verify_gradient_averaging(results: list[dict]) -> Verification:
+def verify_gradient_averaging(results: Sequence[RankReport]) -> Verification:
     name = "gradient-averaging"
-    g = results[0].get("gradient")
-    if not g:
+    g = results[0].gradient
+    if g is None:
         return Verification(name, None, "not run: rank 0 returned no gradient check")
-    world, batch = g["ranks"], g["batch_per_rank"]
-    rel, tol = g["relative_error"], g["tolerance"]
+    world, batch = g.ranks, g.batch_per_rank
+    rel, tol = g.relative_error, g.tolerance
     if rel <= tol:
-        detail = f"{plural(world, 'rank')} × batch {batch} == 1 process × batch {g['reference_batch']}: relative error {rel:.2g} ≤ {tol:g}"
+        detail = f"{plural(world, 'rank')} × batch {batch} == 1 process × batch {g.reference_batch}: relative error {rel:.2g} ≤ {tol:g}"
         return _passed(
             name,
             detail,
-            ok("smoke-gradient-averaging", f"gradient-averaging: {detail}", AREA, relative_error=rel, tolerance=tol, max_abs_diff=g["max_abs_diff"]),
+            ok("smoke-gradient-averaging", f"gradient-averaging: {detail}", AREA, relative_error=rel, tolerance=tol, max_abs_diff=g.max_abs_diff),
         )
     return _failed(
         name,
@@ -295,15 +298,15 @@ def verify_gradient_averaging(results: list[dict]) -> Verification:
                 severity=Severity.ERROR,
                 title=(
                     f"gradient-averaging: {world} ranks × batch {batch} moved the parameters differently from 1 process on "
-                    f"{g['reference_batch']} samples: relative error {rel:.3g} > {tol:g} (worst: {g['worst_param']!r})"
+                    f"{g.reference_batch} samples: relative error {rel:.3g} > {tol:g} (worst: {g.worst_param!r})"
                 ),
                 evidence={
                     "relative_error": rel,
                     "tolerance": tol,
-                    "max_abs_diff": g["max_abs_diff"],
-                    "max_update": g["max_update"],
-                    "worst_parameter": g["worst_param"],
-                    "per_parameter_diff": g.get("per_param", {}),
+                    "max_abs_diff": g.max_abs_diff,
+                    "max_update": g.max_update,
+                    "worst_parameter": g.worst_param,
+                    "per_parameter_diff": g.per_param,
                     "ranks": world,
                     "batch_per_rank": batch,
                     "checked_on": "rank 0",
@@ -322,18 +325,18 @@ def verify_gradient_averaging(results: list[dict]) -> Verification:
 
 
 # ---------------------------------------------------------------- checkpoint
-def verify_checkpoint(results: list[dict]) -> Verification:
+def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
     name = "checkpoint"
-    c0 = results[0]["checkpoint"]
-    path = c0.get("path", "")
-    keys = c0.get("keys", [])
-    writers = {r["rank"]: len(r["checkpoint"].get("wrote", [])) for r in results}
+    c0 = results[0].checkpoint
+    path = c0.path
+    keys = c0.keys
+    writers = {r.rank: len(r.checkpoint.wrote) for r in results}
     problems: list[Finding] = []
     extra = {rank: n for rank, n in writers.items() if (n if rank else n - 1)}
-    clobbered = c0.get("sha256_at_end") != c0.get("sha256")
+    clobbered = c0.sha256_at_end != c0.sha256
     if extra or clobbered:
         others = sorted(rank for rank in extra if rank != 0)
-        at_end = c0.get("keys_at_end", [])
+        at_end = list(c0.keys_at_end)
         problems.append(
             Finding(
                 id="checkpoint-written-by-many",
@@ -345,8 +348,8 @@ def verify_checkpoint(results: list[dict]) -> Verification:
                 evidence={
                     "path": path,
                     "files_written_per_rank": writers,
-                    "rank0_sha256": c0.get("sha256"),
-                    "sha256_at_end": c0.get("sha256_at_end"),
+                    "rank0_sha256": c0.sha256,
+                    "sha256_at_end": c0.sha256_at_end,
                     **({"keys_at_end": at_end} if at_end else {}),
                     **({"module_prefixed_at_end": sum(k.startswith("module.") for k in at_end)} if at_end else {}),
                     **_injected(results),
@@ -372,8 +375,8 @@ def verify_checkpoint(results: list[dict]) -> Verification:
                 area=AREA,
             )
         )
-    diff = c0.get("output_max_diff")
-    load_error = c0.get("load_error")
+    diff = c0.output_max_diff
+    load_error = c0.load_error
     if load_error or diff is None or diff > OUTPUT_TOLERANCE:
         problems.append(
             Finding(
@@ -400,17 +403,17 @@ def verify_checkpoint(results: list[dict]) -> Verification:
 
 
 # ---------------------------------------------------------------- workers
-def verify_workers(results: list[dict]) -> Verification | None:
+def verify_workers(results: Sequence[RankReport]) -> Verification | None:
     """DataLoader worker start-up per epoch, persistent_workers off vs on (only with --num-workers > 0)."""
-    measured = [r["workers"] for r in results if r.get("workers")]
+    measured = [r.workers for r in results if r.workers is not None]
     if not measured:
         return None
-    w = measured[0]["num_workers"]
-    off = mean(s for m in measured for s in m["off"]["startup_s"])
-    on_first = mean(m["on"]["startup_s"][0] for m in measured)
-    later = [s for m in measured for s in m["on"]["startup_s"][1:]]
+    w = measured[0].num_workers
+    off = mean(s for m in measured for s in m.off.startup_s)
+    on_first = mean(m.on.startup_s[0] for m in measured)
+    later = [s for m in measured for s in m.on.startup_s[1:]]
     on_later = mean(later) if later else on_first
-    epochs = measured[0]["epochs"]
+    epochs = measured[0].epochs
     detail = (
         f"{w} spawned worker{'s' if w != 1 else ''} per rank: {off:.2f} s to the first batch of every epoch with persistent_workers=False; "
         f"with persistent_workers=True {on_first:.2f} s once, then {on_later:.3f} s per epoch "
@@ -422,11 +425,11 @@ def verify_workers(results: list[dict]) -> Verification | None:
         title=f"dataloader-workers: {detail}",
         evidence={
             "num_workers": w,
-            "start_method": measured[0]["start_method"],
+            "start_method": measured[0].start_method,
             "startup_s_persistent_off": round(off, 4),
             "startup_s_persistent_on_first": round(on_first, 4),
             "startup_s_persistent_on_later": round(on_later, 4),
-            "epoch_s_persistent_off": round(mean(s for m in measured for s in m["off"]["epoch_s"]), 4),
+            "epoch_s_persistent_off": round(mean(s for m in measured for s in m.off.epoch_s), 4),
         },
         why="Under spawn every worker starts a new interpreter, imports torch and unpickles the dataset at every epoch unless the workers persist.",
         fix=f"DataLoader(dataset, sampler=sampler, num_workers={w}, persistent_workers=True)",
@@ -436,23 +439,24 @@ def verify_workers(results: list[dict]) -> Verification | None:
 
 
 # ---------------------------------------------------------------- throughput
-def throughput(results: list[dict]) -> dict:
-    per_rank = []
+def throughput(results: Sequence[RankReport]) -> dict:
+    """The throughput the JSON carries: per rank, and the job's total."""
+    per_rank: list[dict[str, Any]] = []
     for r in results:
-        t = r["throughput"]
+        t = r.throughput
         per_rank.append(
             {
-                "rank": r["rank"],
-                "steps": t["steps"],
-                "seconds": t["seconds"],
-                "steps_per_s": t["steps_per_s"],
-                "samples_per_s": t["samples_per_s"],
+                "rank": r.rank,
+                "steps": t.steps,
+                "seconds": t.seconds,
+                "steps_per_s": t.steps_per_s,
+                "samples_per_s": t.samples_per_s,
             }
         )
     slowest = max(t["seconds"] for t in per_rank)
     steps = min(t["steps"] for t in per_rank)
-    batch = results[0]["throughput"]["batch_size"]
-    samples = sum(r["throughput"].get("samples", r["throughput"]["steps"] * batch) for r in results)
+    batch = results[0].throughput.batch_size
+    samples = sum(r.throughput.samples for r in results)
     return {
         "per_rank": per_rank,
         "total": {
@@ -486,9 +490,9 @@ def verify_throughput(tp: dict, device: str) -> Verification:
     return Verification("throughput", True, detail, (finding,))
 
 
-def verify_all(results: list[dict], cfg: SmokeConfig) -> list[Verification]:
+def verify_all(results: Sequence[RankReport], cfg: SmokeConfig) -> list[Verification]:
     """Every verification over the gathered per-rank results (ordered by rank)."""
-    results = sorted(results, key=lambda r: r["rank"])
+    results = sorted(results, key=lambda r: r.rank)
     out = [
         verify_sharding(results),
         verify_learning(results),
@@ -499,7 +503,7 @@ def verify_all(results: list[dict], cfg: SmokeConfig) -> list[Verification]:
     workers = verify_workers(results)
     if workers:
         out.append(workers)
-    out.append(verify_throughput(throughput(results), results[0].get("device", cfg.device)))
+    out.append(verify_throughput(throughput(results), results[0].device))
     return out
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import time
 
+from gpudoctor.smoke.result import EpochTimes, WorkerStartup
+
 START_METHOD = "spawn"
 
 
-def _timed_epochs(DataLoader, dataset, sampler, cfg, persistent: bool) -> dict:
+def _timed_epochs(DataLoader, dataset, sampler, cfg, persistent: bool) -> EpochTimes:
     loader = DataLoader(
         dataset,
         batch_size=cfg.batch_size,
@@ -35,17 +37,17 @@ def _timed_epochs(DataLoader, dataset, sampler, cfg, persistent: bool) -> dict:
         startup.append(first - start)
         whole.append(time.perf_counter() - start)
     del batches, loader  # persistent workers exit with their loader
-    return {"startup_s": startup, "epoch_s": whole}
+    return EpochTimes(tuple(startup), tuple(whole))
 
 
-def worker_startup(torch, dataset, sampler, cfg) -> dict:
+def worker_startup(torch, dataset, sampler, cfg) -> WorkerStartup:
     """Per-epoch time to the first batch and whole-epoch time, persistent_workers off then on."""
     from torch.utils.data import DataLoader
 
-    return {
-        "num_workers": cfg.num_workers,
-        "start_method": START_METHOD,
-        "epochs": cfg.worker_epochs,
-        "off": _timed_epochs(DataLoader, dataset, sampler, cfg, persistent=False),
-        "on": _timed_epochs(DataLoader, dataset, sampler, cfg, persistent=True),
-    }
+    return WorkerStartup(
+        num_workers=cfg.num_workers,
+        start_method=START_METHOD,
+        epochs=cfg.worker_epochs,
+        off=_timed_epochs(DataLoader, dataset, sampler, cfg, persistent=False),
+        on=_timed_epochs(DataLoader, dataset, sampler, cfg, persistent=True),
+    )
