@@ -65,6 +65,13 @@ def returns_a_dict(ctx, config):
     return {"rank": ctx.rank}
 
 
+@dataclass(frozen=True)
+class WrongCounts:
+    """What every_op_and_dtype returns: wrong elements by "op dtype bytes"."""
+
+    wrong: dict[str, int]
+
+
 def every_op_and_dtype(ctx, config):
     """allreduce's own collectives (measure._Collective), every op in every dtype at
     the sizes given, in one gloo group: this rank's count of wrong elements for each."""
@@ -84,4 +91,4 @@ def every_op_and_dtype(ctx, config):
                 coll.call()
                 wrong[f"{op} {dtype} {nbytes}"] = coll.wrong()
     dist.destroy_process_group()
-    return {"wrong": wrong}
+    return WrongCounts(wrong)

@@ -62,10 +62,13 @@ def test_every_op_in_every_dtype_is_exact_across_real_ranks(monkeypatch):
     env = {"PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p), TAG_ENV: tag}
     monkeypatch.delenv("GPUDOCTOR_FAULT", raising=False)
     try:
-        result = launch_function("launch_targets:every_op_and_dtype", {"sizes": [4096, 100003]}, 2, timeout=120, env=env)
-        assert result.ok
+        from launch_targets import WrongCounts
+
+        result = launch_function("launch_targets:every_op_and_dtype", {"sizes": [4096, 100003]}, 2, timeout=120,
+                                 env=env, result_type=WrongCounts)  # fmt: skip
+        assert result.ok and len(result.results) == 2
         for rank_result in result.results:
-            wrong = rank_result["wrong"]
+            wrong = rank_result.wrong
             assert len(wrong) == 4 * 3 * 2
             assert all(n == 0 for n in wrong.values()), wrong
         assert leftovers(tag) == []
