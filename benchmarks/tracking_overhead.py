@@ -55,6 +55,7 @@ seconds = time.perf_counter() - start
 with open(f"{out}.rank{rank}", "w") as fh:
     json.dump({"seconds": seconds, "loss": loss.item()}, fh)
 dist.barrier()
+del model, opt, loader  # DDP's reducer holds the group: let it go before the group does
 dist.destroy_process_group()
 '''
 
@@ -84,7 +85,12 @@ def bare(script: str, out: str, steps: int, nproc: int, env: dict[str, str]) -> 
         procs.append(subprocess.Popen([sys.executable, script, str(steps), out], env=rank_env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
     errors = [p.communicate(timeout=600)[1] for p in procs]
-    if any(p.returncode for p in procs):
+    measured = all(os.path.exists(f"{out}.rank{rank}") for rank in range(nproc))
+    if any(p.returncode for p in procs) and measured:
+        # Died in the backend's teardown after the loop was timed (seen on gloo:
+        # "terminate called without an active exception"): the figure stands.
+        print(f"note: bare ranks exited {[p.returncode for p in procs]} after their loop was measured", file=sys.stderr)
+    elif any(p.returncode for p in procs):
         raise SystemExit(f"bare job failed: {[p.returncode for p in procs]}\n{errors[0][-2000:]!r}")
     return _rate(out, steps, nproc)
 

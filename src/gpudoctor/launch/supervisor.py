@@ -424,7 +424,11 @@ def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcom
     step, stage = read_progress(run_dir, rank)
     error = read_contract(RankError, os.path.join(run_dir, f"rank{rank}.error.json"))
     sig = signal.Signals(-rc).name if rc is not None and rc < 0 and -rc in signal.Signals._value2member_map_ else None
-    if killed_as == "timeout":
+    if killed_as == "timeout" and error:
+        # It raised, then was slow to leave (a backend's teardown, a busy machine):
+        # its exception is the cause, not a hang.
+        state = "raised"
+    elif killed_as == "timeout":
         state = "nojoin" if stage in PRE_JOIN_STAGES else "hung"
     elif killed_as:
         state = killed_as
