@@ -164,7 +164,7 @@ def train_smoke(
 
 def _check(report: Report) -> list[str]:
     from gpudoctor.probe.facts import Facts
-    from gpudoctor.render.check_summary import markdown_sections
+    from gpudoctor.check.view import markdown_sections
 
     return list(markdown_sections(Facts.from_dict(report.data["facts"])))
 

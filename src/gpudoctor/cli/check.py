@@ -83,7 +83,7 @@ def _join_context_or_stop(json_out: bool, markdown: bool, strict: bool):
 def node_report(facts, json_out: bool, markdown: bool, strict: bool) -> NoReturn:
     """The report on one machine's facts (exits)."""
     from gpudoctor.checks import check_report
-    from gpudoctor.render.check_summary import markdown_sections, rich_header
+    from gpudoctor.check.view import markdown_sections, rich_header
 
     emit(
         check_report(facts),
