@@ -152,6 +152,10 @@ def run_rank(ctx, config: dict) -> RankReport | AllRanks:
         dist.all_gather_object(everyone, encode(report))
         result = AllRanks(tuple(decode(RankReport, e, f"rank {r}'s report") for r, e in enumerate(everyone)))
     ctx.progress("finished", cfg.steps + 5)
+    # DDP's reducer holds the group: release the model first, so the group is not torn
+    # down under objects still using it (a bare gloo DDP loop that skipped this was seen
+    # aborting at exit with "terminate called without an active exception").
+    del setup, trained
     dist.destroy_process_group()
     return result
 
