@@ -6,7 +6,8 @@ env:// rendezvous on 127.0.0.1, OMP_NUM_THREADS=1 on both sides).
 Each rank times its own training loop (start-up is not in the figure); a run's
 rate is steps / the slowest rank's loop time, and beside it steps per CPU second
 of the ranks (every thread counted), which other tenants of a shared machine
-disturb less than wall time. Both sides alternate, in pairs.
+disturb less than wall time. The runs form a chain, bare / doctor / bare / ...,
+and each doctor run is compared with the mean of the two bare runs around it.
 Target (issue 14): >= 0.98x the bare job's steps/s.
 
     python benchmarks/tracking_overhead.py [--rounds 5] [--steps 1500]
@@ -23,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-from measure import Row, load, median_ratio, ratio_row
+from measure import Row, load, ratio_row
 
 TARGET = 0.98
 
@@ -119,27 +120,30 @@ def main(argv: list[str] | None = None) -> list[Row]:
     args = parser.parse_args(argv)
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env.pop("GPUDOCTOR_RUN", None)
+    # A chain bare, doctor, bare, ..., bare: each doctor run is compared with the mean of
+    # the bare runs around it, which cancels a steady drift of the machine's speed.
     plain: list[tuple[float, float]] = []
-    tracked: list[tuple[float, float]] = []
+    ratios: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "ddp_job.py")
         with open(script, "w") as fh:
             fh.write(JOB)
         out = os.path.join(tmp, "result")
+        plain.append(bare(script, out, args.steps, args.nproc, env))
         for i in range(args.rounds):
-            sides = [(plain, bare), (tracked, doctor)]
-            for store, run in sides if i % 2 == 0 else sides[::-1]:
-                store.append(run(script, out, args.steps, args.nproc, env))
-            print(f"round {i + 1}: bare {plain[-1][0]:.1f} steps/s, gpudoctor run --nproc {tracked[-1][0]:.1f} "
-                  f"steps/s, ratio {tracked[-1][0] / plain[-1][0]:.3f}; per CPU second "
-                  f"{tracked[-1][1] / plain[-1][1]:.3f}", flush=True)
+            tracked = doctor(script, out, args.steps, args.nproc, env)
+            plain.append(bare(script, out, args.steps, args.nproc, env))
+            around = [(plain[-2][k] + plain[-1][k]) / 2 for k in (0, 1)]
+            ratios.append((tracked[0] / around[0], tracked[1] / around[1]))
+            print(f"round {i + 1}: bare {plain[-2][0]:.1f} / {plain[-1][0]:.1f} steps/s around gpudoctor run --nproc "
+                  f"{tracked[0]:.1f} steps/s, ratio {ratios[-1][0]:.3f}; per CPU second {ratios[-1][1]:.3f}", flush=True)
     rows = []
     for index, what in ((0, "steps/s"), (1, "steps per CPU second")):
-        ratio, (lo, hi) = median_ratio([t[index] for t in tracked], [p[index] for p in plain])
+        values = [r[index] for r in ratios]
+        ratio, (lo, hi) = statistics.median(values), (min(values), max(values))
         rows.append(ratio_row(f"run --nproc 2 (live tracking): {what} / bare job", ratio, lo, hi, TARGET, at_most=False))
-        print(f"  {what}: bare median {statistics.median(p[index] for p in plain):.1f}, gpudoctor run median "
-              f"{statistics.median(t[index] for t in tracked):.1f}; ratio {ratio:.3f} [{lo:.3f}, {hi:.3f}]  "
-              f"target {rows[-1].target}: {'met' if rows[-1].met else 'NOT met'}")
+        print(f"  {what}: ratio {ratio:.3f} [{lo:.3f}, {hi:.3f}]  target {rows[-1].target}: "
+              f"{'met' if rows[-1].met else 'NOT met'}")
     print(f"{args.nproc} ranks, gloo, {args.steps} steps, {args.rounds} rounds, {load()}")
     return rows
 

@@ -5,9 +5,10 @@ batch, optimizer, steps and thread policy.
     python benchmarks/train_smoke_vs_bare.py [--nproc 2] [--steps 2000] [--rounds 5]
                                              [--device cpu|cuda] [--backend gloo|nccl]
 
-Each round runs both, alternating which goes first (the machine's load drifts:
-alternation spreads it evenly); each side's figure is its total steps/s (steps /
-the slowest rank's loop time). Target (issue 14): train-smoke >= 0.97x the bare
+The runs form a chain, bare / train-smoke / bare / ... / bare, and each
+train-smoke run is compared with the mean of the two bare runs around it (the
+machine's speed drifts; this cancels a steady drift). Each side's figure is its
+total steps/s (steps / the slowest rank's loop time). Target (issue 14): train-smoke >= 0.97x the bare
 loop in every round, not only the median.
 
 The thread policy is the same on both sides, as torchrun's: ranks on one host
@@ -129,20 +130,22 @@ def main(argv: list[str] | None = None) -> list[Row]:
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--backend", default="gloo", choices=("gloo", "nccl"))
     a = ap.parse_args(argv)
-    bare, smoke = [], []
+    # A chain bare, smoke, bare, smoke, ..., bare: each train-smoke run is compared with the
+    # mean of the bare runs just before and after it, which cancels a machine whose speed
+    # drifts during the benchmark (a shared VM's neighbours come and go).
+    bare = [run_bare(a.nproc, a.steps, a.batch_size, a.device, a.backend)]
+    smoke: list[float] = []
+    ratios: list[float] = []
     for i in range(a.rounds):
-        order = (("bare", "smoke") if i % 2 == 0 else ("smoke", "bare"))
-        for side in order:
-            if side == "bare":
-                bare.append(run_bare(a.nproc, a.steps, a.batch_size, a.device, a.backend))
-            else:
-                rate, ok = run_smoke(a.nproc, a.steps, a.batch_size, a.device, a.backend)
-                if not ok:
-                    print("warning: train-smoke reported a failed verification", file=sys.stderr)
-                smoke.append(rate)
-        print(f"round {i + 1}: bare {bare[-1]:.1f} steps/s, train-smoke {smoke[-1]:.1f} steps/s, "
-              f"ratio {smoke[-1] / bare[-1]:.3f}", flush=True)
-    ratios = [s / b for s, b in zip(smoke, bare)]
+        rate, ok = run_smoke(a.nproc, a.steps, a.batch_size, a.device, a.backend)
+        if not ok:
+            print("warning: train-smoke reported a failed verification", file=sys.stderr)
+        smoke.append(rate)
+        bare.append(run_bare(a.nproc, a.steps, a.batch_size, a.device, a.backend))
+        around = (bare[-2] + bare[-1]) / 2
+        ratios.append(rate / around)
+        print(f"round {i + 1}: bare {bare[-2]:.1f} / {bare[-1]:.1f} steps/s around train-smoke {rate:.1f} steps/s, "
+              f"ratio {ratios[-1]:.3f}", flush=True)
     b, s = statistics.median(bare), statistics.median(smoke)
     print(f"{a.device}/{a.backend} nproc={a.nproc} steps={a.steps} batch={a.batch_size} rounds={a.rounds}, {load()}")
     print(f"bare DDP loop : median {b:.1f} steps/s (rounds: {', '.join(f'{v:.1f}' for v in bare)})")
