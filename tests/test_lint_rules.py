@@ -82,3 +82,10 @@ def test_page_shows_bad_and_good_examples():
     assert "## Flagged" in page and "## Not flagged" in page
     assert "sampler.set_epoch(epoch)" in page
     assert textwrap.dedent(BY_ID["sampler-no-set-epoch"].INVALID[0]).strip() in page
+
+
+def test_collective_stems_cover_every_collective_name():
+    # The text test skips a stem's names when the stem is absent: a name under no stem would never be seen.
+    from gpudoctor.lint.rules.collective_under_rank_condition import CALLED, CALLED_BY_STEM
+
+    assert {n for _, names in CALLED_BY_STEM for n in names} == set(CALLED)

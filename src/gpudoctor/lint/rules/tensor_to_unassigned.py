@@ -12,6 +12,7 @@ METHODS = ("to", "cuda", "cpu")
 METHOD_CALL = re.compile(r"\.(?:to|cuda|cpu)\(")
 # What may stand before the call on its line for it to be a statement.
 STATEMENT_START = re.compile(r"[ \t]*[\w.\[\]]+")
+FACTORY_CALLS = tuple(f + "(" for f in sorted(TENSOR_FACTORIES))
 
 
 class TensorToUnassigned(Rule):
@@ -68,7 +69,9 @@ class TensorToUnassigned(Rule):
         # Something the rule knows is a tensor: a torch factory's result, or
         # an item of a loader (`is_tensor`); then a line that starts with
         # `name.to(`, `batch[0].cuda(`, ...
-        if "oader" not in text and not any(f + "(" in text for f in TENSOR_FACTORIES):
+        if not any(n in text for n in self.needles):  # what METHOD_CALL matches: the cheapest test first
+            return False
+        if "oader" not in text and not any(f in text for f in FACTORY_CALLS):
             return False
         for match in METHOD_CALL.finditer(text):
             start = text.rfind("\n", 0, match.start()) + 1
