@@ -104,7 +104,7 @@ def test_hung_rank_shows_where_it_is_stuck():
 
 def test_grandchildren_of_a_hung_rank_are_killed_too(tmp_path):
     tag = new_tag()
-    result = run("spawn_grandchild", {"dir": str(tmp_path)}, 2, timeout=4, tag=tag)
+    result = run("spawn_grandchild", {"dir": str(tmp_path)}, 2, timeout=10, tag=tag)  # room for a slow start
     assert result.timed_out
     pids = [int((tmp_path / f"grandchild{r}.pid").read_text()) for r in range(2)]
     assert len(set(pids)) == 2  # each rank started its own grandchild

@@ -244,4 +244,4 @@ def make_callable(package: str, api_name: str) -> None:
 
 
 # Module-level names that are also command packages (gpudoctor/<name>/).
-PACKAGES = ("lint", "allreduce", "diagnose")
+PACKAGES = ("check", "lint", "allreduce", "diagnose")
