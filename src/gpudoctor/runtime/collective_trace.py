@@ -50,6 +50,7 @@ from gpudoctor.launch import run_folder
 PUBLISH_S = 0.5
 FR_BUFFER_ENV = "TORCH_FR_BUFFER_SIZE"
 FR_BUFFER = "128"  # entries kept: enough to line ranks up; the dump read every PUBLISH_S stays ~1 ms
+WINDOW = 16  # records published while the rank keeps moving (see Tracker.publish)
 THREAD_NAME = "gpudoctor-collectives"
 
 # torch.distributed collectives and the position of their input tensor(s).
@@ -95,6 +96,11 @@ def _tensors(value) -> list:
 
 
 _library_cache: dict[str, bool] = {}
+_library_code: dict[Any, bool] = {}  # code object -> is it a library's (one dict lookup per frame)
+
+
+def _time_of(note: tuple[int, Any, int]) -> int:
+    return note[0]
 
 
 def user_where(frame) -> tuple[str, str]:
@@ -118,9 +124,20 @@ class Tracker:
         self.exit: run_folder.RankExit | None = None
         self.history: deque[CollectiveRecord] = deque(maxlen=64)  # when the Flight Recorder is off
         self.sites: dict[tuple[str, int], tuple[str, str]] = {}  # (group, number) -> (file:line, function)
-        self.context: deque[tuple[int, str, str]] = deque(maxlen=64)  # (time_ns, file:line, function)
+        self.context: deque[tuple[int, Any, int]] = deque(maxlen=64)  # (time_ns, code object, line)
+        self.group: Any = None  # the default group, its name and its counter, looked up once
+        self.group_name = "0"
+        self.group_count: Any = None
+        self.default_group: Any = lambda: None
+        try:
+            from torch.distributed import distributed_c10d
+
+            self.default_group = distributed_c10d._get_default_group
+        except Exception:  # noqa: BLE001 - a torch without distributed
+            pass
         self.last_key: object = None
         self.last_status: object = None
+        self.windowed = False  # the last publish held only the newest WINDOW records
         self.done_upto: dict[str, int] = {}  # per group: the last collective a hook saw return
         self.inflight: CollectiveRecord | None = None  # the hooked call under way (for when the recorder is off)
         # Join mode (runtime/joined_watch.py): also publish to the job's store, answer over it.
@@ -179,11 +196,39 @@ class Tracker:
         return rec
 
     def mark(self, depth: int = 2) -> None:
-        """DDP or backward is about to make collectives of its own: remember the user's line."""
+        """DDP or backward is about to make collectives of its own: remember the user's
+        line. Called twice per training step, so it keeps to the bare minimum (the code
+        object and line, formatted when a trace is published). Whatever the default
+        group had enqueued before this point has returned: DDP's forward and backward
+        wait for their own collectives, so a note here also settles the step before."""
         try:
-            where, function = user_where(sys._getframe(depth))
-            self.context.append((time.time_ns(), where, function))
+            frame: Any = sys._getframe(depth)
+            while frame is not None:
+                code = frame.f_code
+                lib = _library_code.get(code)
+                if lib is None:
+                    lib = _library_code[code] = is_library_frame(code.co_filename)
+                if not lib:
+                    break
+                frame = frame.f_back
+            if frame is not None:
+                self.context.append((time.time_ns(), frame.f_code, frame.f_lineno))
+            self.settled()
         except Exception:  # noqa: BLE001
+            pass
+
+    def settled(self) -> None:
+        """Every collective the default group has enqueued so far has returned."""
+        try:
+            pg = self.default_group()
+            if pg is not self.group:
+                self.group = pg
+                self.group_name = str(getattr(pg, "group_name", "0") or "0")
+                self.group_count = pg._get_sequence_number_for_group
+            seq = self.group_count()
+            if seq > self.done_upto.get(self.group_name, 0):
+                self.done_upto[self.group_name] = seq
+        except Exception:  # noqa: BLE001 - no group yet, or it was destroyed
             pass
 
     def attribute(self, rec: CollectiveRecord) -> CollectiveRecord:
@@ -193,24 +238,12 @@ class Tracker:
             return rec
         site = self.sites.get((rec.pg, rec.seq))
         if site is None:
-            i = bisect.bisect_right(self.context, (rec.time_ns, "\uffff", ""))
+            i = bisect.bisect_right(self.context, rec.time_ns, key=_time_of)
             if i == 0:
                 return rec
-            site = self.context[i - 1][1:]
+            _, code, line = self.context[i - 1]
+            site = (f"{code.co_filename}:{line}", code.co_name)
         return dataclasses.replace(rec, where=site[0], function=site[1])
-
-    def returned(self) -> None:
-        """DDP or backward returned: every collective it made on the default group is done."""
-        try:
-            from torch.distributed import distributed_c10d as c10d
-
-            if c10d.is_initialized():
-                pg = c10d._get_default_group()
-                name = str(getattr(pg, "group_name", "0") or "0")
-                seq = pg._get_sequence_number_for_group()  # type: ignore[attr-defined]
-                self.done_upto[name] = max(seq, self.done_upto.get(name, 0))
-        except Exception:  # noqa: BLE001
-            pass
 
     def settle(self, rec: CollectiveRecord) -> CollectiveRecord:
         """The recorder marks a gloo collective completed a moment after wait()
@@ -229,10 +262,13 @@ class Tracker:
 
     # -- publishing --------------------------------------------------------------------------
 
-    def records(self) -> tuple[list[CollectiveRecord], bool]:
+    def records(self, newest: int | None = None) -> tuple[list[CollectiveRecord], bool]:
+        """This rank's collectives: the recorder's whole buffer, or its `newest` entries."""
         try:
             raw = _dump_fr_trace(True, False, False)  # no stacks: see the module's docstring
             dump = pickle.loads(raw)  # noqa: S301 - torch's own dump of this process
+            if newest is not None and len(dump.get("entries") or ()) > newest:
+                dump["entries"] = dump["entries"][-newest:]  # the buffer lists oldest first
             records = [self.settle(self.attribute(r)) for r in records_from_fr_dump(dump, self.rank)]
             if records:
                 return records, True
@@ -248,10 +284,16 @@ class Tracker:
             # The recorder's counters say cheaply whether anything happened; without
             # the recorder, the hooks' own notes do.
             status = (_group_status(), len(self.history), self.inflight)
-            if status == self.last_status and not final:
+            moving = status != self.last_status
+            if not moving and not final and not self.windowed:
                 return  # no collective enqueued or completed since the last look
             self.last_status = status
-            records, fr = self.records()
+            # While collectives keep completing, the newest few are what lines the ranks
+            # up: a training loop turns the whole buffer over between two looks, and
+            # reading and writing all of it every time cost the rank ~1.5 % of its core.
+            # Once the rank stops moving (a hang, a wait, its end), all of it is written.
+            self.windowed = moving and not final
+            records, fr = self.records(WINDOW if self.windowed else None)
             key = (tuple((r.pg, r.seq, r.state) for r in records[-4:]), len(records), self.exit)
             if key == self.last_key and not final:
                 return
@@ -307,6 +349,8 @@ class Tracker:
             return
         if self.exit is None:
             self.exit = info
+        if info.how == "exit":  # the script's end: its main thread waits in no collective
+            self.settled()
         self.publish(final=True)
 
 
@@ -436,22 +480,20 @@ def _mark_ddp(tracker: Tracker) -> None:
     def ddp_init(self, *args, **kwargs):
         tracker.mark()
         result = original_init(self, *args, **kwargs)
-        tracker.returned()
+        tracker.settled()
         return result
 
+    # Forward and backward note the user's line before; nothing after: the next
+    # note settles what they made (Tracker.mark), and so does the rank's end.
     @functools.wraps(original_forward)
     def ddp_forward(self, *args, **kwargs):
         tracker.mark()
-        result = original_forward(self, *args, **kwargs)
-        tracker.returned()
-        return result
+        return original_forward(self, *args, **kwargs)
 
     @functools.wraps(original_backward)
     def backward(*args, **kwargs):
         tracker.mark()
-        result = original_backward(*args, **kwargs)
-        tracker.returned()  # DDP's bucket all-reduces are waited for before backward returns
-        return result
+        return original_backward(*args, **kwargs)
 
     DDP.__init__ = ddp_init  # type: ignore[method-assign]
     DDP.forward = ddp_forward  # type: ignore[method-assign]

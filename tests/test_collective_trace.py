@@ -1,0 +1,37 @@
+"""The rank side of the hang doctor (runtime/collective_trace.py) in a real gloo
+process: what it publishes while collectives keep coming, and once they stop."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(TESTS, "scripts", "trace", "publish_window.py")
+
+
+def _port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+def test_a_moving_rank_publishes_its_newest_records_and_a_quiet_one_all_of_them(tmp_path):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.pop("GPUDOCTOR_RUN", None)
+    r = subprocess.run([sys.executable, SCRIPT, str(tmp_path), _port()], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    moving, quiet, window = out["moving"], out["quiet"], out["window"]
+    # DDP's construction makes a few collectives, then one bucket all-reduce per backward.
+    assert len(quiet) > window + 10
+    assert len(moving) == window
+    assert [tuple(x) for x in moving] == [tuple(x) for x in quiet[-window:]]  # the newest, oldest first
+    lines = {name: i for i, text in enumerate(open(SCRIPT), 1) for name in ("FORWARD", "BACKWARD") if f"# {name} LINE" in text}
+    at = {name: [kind for _, kind, _, where in quiet if where.endswith(f"publish_window.py:{line}")] for name, line in lines.items()}
+    assert at["BACKWARD"] == ["all_reduce"] * 30, quiet  # each step's bucket all-reduce, at the user's backward line
+    assert set(at["FORWARD"]) <= {"broadcast"}  # what DDP's forward makes, if anything, at the forward line
+    # Each backward's all-reduce has returned by the next forward: none is left "started"
+    # but the last, which gloo marks completed a moment later.
+    assert all(state == "completed" for _, _, state, _ in quiet[:-1])
