@@ -115,3 +115,39 @@ def test_in_process_view_reads_torch_only_if_imported():
     assert out.returncode == 0, out.stderr
     # Before the import: unknown, with a reason; after it (CPU machine): not initialised.
     assert out.stdout.split() == ["Unavailable", "False"]
+
+
+def _fake_torch(tmp_path, version_text):
+    pkg = tmp_path / "torch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    if version_text is not None:
+        (pkg / "version.py").write_text(version_text)
+    return tmp_path
+
+
+CPU_VERSION = "__version__ = '2.5.1+cpu'\ndebug = False\ncuda: Optional[str] = None\nhip: Optional[str] = None\n"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (CPU_VERSION, "2.5.1+cpu"),
+        ("__version__ = '2.5.1'\ncuda = None\nhip = None\n", "2.5.1"),  # older files: no annotations
+        (CPU_VERSION.replace("cuda: Optional[str] = None", "cuda: Optional[str] = '12.4'"), None),  # a CUDA build
+        (CPU_VERSION.replace("hip: Optional[str] = None", "hip: Optional[str] = '6.2.41133'"), None),  # a ROCm build
+        ("__version__ = '2.5.1'\n", None),  # says nothing about CUDA
+        (None, None),  # no version file
+    ],
+)
+def test_a_cpu_build_is_told_from_its_version_file_without_importing_it(tmp_path, monkeypatch, text, expected):
+    from gpudoctor.probe.cuda import cpu_build_facts
+
+    monkeypatch.syspath_prepend(str(_fake_torch(tmp_path, text)))
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # find_spec answers from it when present
+    facts = cpu_build_facts()
+    if expected is None:
+        assert facts is None
+    else:
+        assert facts is not None and facts.torch_version == expected and not facts.imported
+        assert (facts.available, facts.device_count, facts.nccl, facts.torch_cuda) == (False, 0, False, None)

@@ -89,3 +89,44 @@ def test_run_says_torch_is_missing_and_still_runs_the_script(no_torch, tmp_path)
     )
     assert r.returncode == 0 and r.stdout == "hello\n"
     assert "torch is not installed" in r.stderr and "runtime checks" in r.stderr
+
+
+@pytest.fixture
+def broken_cpu_torch(tmp_path):
+    """A CPU-only build (its version file says so) whose import raises: the launcher
+    reads the file and starts the ranks without importing torch; the ranks fail."""
+    pkg = tmp_path / "torch"
+    pkg.mkdir()
+    (pkg / "version.py").write_text("__version__ = '2.13.0+cpu'\ncuda: Optional[str] = None\nhip: Optional[str] = None\n")
+    (pkg / "__init__.py").write_text('raise ImportError("libtorch_cpu.so: cannot open shared object file")\n')
+    return dict(os.environ, PYTHONPATH=str(tmp_path))
+
+
+@pytest.mark.parametrize("command", [["allreduce", "--sizes", "4K", "--nproc", "2"], ["train-smoke", "--nproc", "2"]])
+def test_ranks_that_cannot_import_a_cpu_torch_are_explained_by_it(broken_cpu_torch, command):
+    assert "libtorch_cpu.so" in first_error(broken_cpu_torch, command)["title"]
+
+
+def test_run_with_ranks_explains_their_failure_by_the_cpu_torch(broken_cpu_torch, tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text("import torch\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", str(script)],
+        env=broken_cpu_torch, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert "torch-import-failed" in r.stderr and "libtorch_cpu.so" in r.stderr
+
+
+def test_a_cpu_build_s_launcher_leaves_importing_torch_to_its_ranks():
+    """Start-up (issue 14): the ranks import torch at once instead of after this process did."""
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K",
+         "--iters", "1", "--warmup", "0", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    from gpudoctor.probe.cuda import cpu_build_facts
+
+    imported = [line for line in r.stderr.splitlines() if line.startswith("import time:") and line.rstrip().endswith("| torch")]
+    assert imported == [] if cpu_build_facts() is not None else imported

@@ -18,6 +18,7 @@ from gpudoctor.cli.output import (
     err,
     join_or_stop,
     waiting_notice,
+    stop_if_ranks_lacked_torch,
     stop_if_torch_broken,
     usage_error,
     with_findings,
@@ -66,7 +67,7 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.allreduce.table import heading, results_markdown, results_table
 
         ctx = join_context() if decision.join else None
-        cuda = probe_cuda()
+        cuda = probe_cuda(quick=ctx is None)  # local ranks: they import torch, not this process
         stop_if_torch_broken("allreduce", cuda, json_out, markdown, strict)
         try:
             if ctx is None:
@@ -103,6 +104,7 @@ def register(app: typer.Typer) -> None:
             if outcome is None:
                 raise typer.Exit(ExitCode.OK)
 
+        stop_if_ranks_lacked_torch("allreduce", cuda, outcome.report, json_out, markdown, strict)
         rows = [public_row(r) for r in outcome.rows]
         emit(
             with_findings(outcome.report, early),

@@ -10,7 +10,7 @@ import typer
 from rich.console import RenderableType
 
 from gpudoctor.cli.exit_code import report_exit
-from gpudoctor.findings import Report
+from gpudoctor.findings import Report, Severity
 from gpudoctor.render.terminal import make_console
 
 # Results go to stdout; progress and warnings go to stderr, so `--json | jq` works.
@@ -47,6 +47,17 @@ def stop_if_torch_broken(command: str, cuda, json_out: bool, markdown: bool, str
 
     finding = torch_import_failed(cuda.import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
     emit(Report(command, (finding,)), json_out=json_out, markdown=markdown, strict=strict)
+
+
+def stop_if_ranks_lacked_torch(command: str, cuda, report: Report, json_out: bool, markdown: bool, strict: bool) -> None:
+    """A quick probe (probe_cuda(quick=True)) read a CPU build's files without importing
+    torch. When the ranks then failed, ask the import itself: a torch that cannot be
+    imported is the finding that explains their failure."""
+    if cuda.imported or not any(f.severity is Severity.ERROR for f in report.findings):
+        return
+    from gpudoctor.probe.cuda import probe_cuda
+
+    stop_if_torch_broken(command, probe_cuda(), json_out, markdown, strict)
 
 
 def join_or_stop(command: str, nproc_given: bool, json_out: bool, markdown: bool, strict: bool):

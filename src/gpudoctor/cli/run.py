@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from typing import List, NoReturn, Optional
 
 import typer
@@ -133,7 +134,9 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     too_many = crowded("run", nproc, usable_cores())
     if too_many:
         sys.stderr.write(findings_text([too_many], f"gpudoctor run: starting {nproc} ranks"))
-    cuda = probe_cuda()  # the launcher hosts its rendezvous with torch: it must import
+    # A torch that cannot be imported is said before any rank starts; a CPU-only build
+    # is known from its files, and this process need not import it (its ranks do).
+    cuda = probe_cuda(quick=True)
     if cuda.import_error:
         broken = torch_import_failed(cuda.import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
         sys.stderr.write(findings_text([broken], f"gpudoctor run: no rank started for {parsed.describe()}"))
@@ -147,6 +150,11 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
 
     done = run_ranks(parsed, nproc, env, timeout, DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout)
     report = done.report
+    if not cuda.imported and done.status != 0 and (import_error := probe_cuda().import_error):
+        # The ranks failed, and the torch this process skipped importing is why.
+        broken = torch_import_failed(import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
+        sys.stderr.write(findings_text([broken], "gpudoctor run: this torch cannot be imported"))
+        report = replace(report, findings=(broken, *report.findings))
     ended = [f for f in report.findings if f.area in ("ranks", "collectives")]
     summary = ranks_summary(report.counts(), nproc, parsed.describe())
     text = findings_text(ended, summary) if ended else summary + "\n"

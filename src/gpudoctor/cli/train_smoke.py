@@ -19,6 +19,7 @@ from gpudoctor.cli.output import (
     err,
     join_or_stop,
     waiting_notice,
+    stop_if_ranks_lacked_torch,
     stop_if_torch_broken,
     usage_error,
     with_findings,
@@ -108,7 +109,7 @@ def register(app: typer.Typer) -> None:
 
         ctx = join_context() if decision.join else None
         steps = _check_steps(steps, batch_size, ctx.world_size if ctx else nproc)
-        facts = probe_cuda()
+        facts = probe_cuda(quick=ctx is None)  # local ranks: they import torch, not this process
         stop_if_torch_broken("train-smoke", facts, json_out, markdown, strict)
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         ranks_here = ranks_competing_for_gpus(ctx.local_world_size, facts, visible) if ctx else nproc
@@ -144,6 +145,7 @@ def register(app: typer.Typer) -> None:
 
                 report = run_local(cfg, facts, on_progress=on_progress if show else None)
         early = [*decision.findings, *filter(None, [crowded("train-smoke", nproc, usable_cores()) if ctx is None else None])]
+        stop_if_ranks_lacked_torch("train-smoke", facts, report, json_out, markdown, strict)
         report = with_findings(report, early)
         emit(
             report,

@@ -101,13 +101,19 @@ class LaunchResult:
         return None
 
 
-def free_store(world_size: int):
-    """A TCPStore on 127.0.0.1 on a port the OS chose; it lives as long as the object."""
-    from datetime import timedelta
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now, for rank 0's store.
 
-    from torch.distributed import TCPStore
+    Rank 0 hosts the rendezvous store, as torch's env:// does, rather than this
+    process: hosting it here meant importing torch (~1.5 s) before any rank could
+    start importing its own (issue 14's start-up target). The port is free when
+    chosen and taken by rank 0 a moment later: the same window torchrun's
+    --standalone lives with."""
+    import socket
 
-    return TCPStore("127.0.0.1", 0, world_size, is_master=True, wait_for_workers=False, timeout=timedelta(seconds=60))
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 # SIGHUP is what an ssh session dropping sends: the ranks must not outlive it either.
@@ -226,16 +232,15 @@ def launch(
     if nproc < 1:
         raise ValueError("nproc must be >= 1")
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
-    store = free_store(nproc)
     base_env = dict(os.environ)
     base_env.update(env or {})
+    base_env.pop("TORCHELASTIC_USE_AGENT_STORE", None)  # our rank 0 hosts the store, not an agent
     base_env.update(
         MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(store.port),
+        MASTER_PORT=str(free_port()),
         WORLD_SIZE=str(nproc),
         LOCAL_WORLD_SIZE=str(nproc),
         GROUP_RANK="0",
-        TORCHELASTIC_USE_AGENT_STORE="True",
         TORCHELASTIC_RESTART_COUNT="0",
         GPUDOCTOR_RUN_DIR=run_dir,
         PYTHONUNBUFFERED="1",
@@ -348,7 +353,6 @@ def launch(
             echoer.pump(final=True)
         if exits is not None:
             exits.close()
-        del store
     outcomes = tuple(
         _outcome(rank, procs[rank], run_dir, stderr_paths[rank], ended.get(rank), killed_as.get(rank))
         for rank in range(len(procs))
