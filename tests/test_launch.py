@@ -187,3 +187,18 @@ def test_the_supervisor_wakes_when_a_rank_exits_not_at_its_next_poll():
     finally:
         exits.close()
         proc.wait(timeout=30)
+
+
+def test_rank_0_s_store_port_is_free_and_outside_the_ports_the_kernel_hands_out():
+    """Rank 0 binds the port a moment after the supervisor chose it: in that window no
+    outgoing connection or bind(0) anywhere on the machine may be given it."""
+    import socket
+
+    from gpudoctor.launch.supervisor import TORCH_DEFAULT_PORTS, _ephemeral_low, free_port
+
+    low = _ephemeral_low()
+    for _ in range(20):
+        port = free_port()
+        assert 20000 <= port < low and port not in TORCH_DEFAULT_PORTS
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))  # still free

@@ -106,14 +106,36 @@ def free_port() -> int:
 
     Rank 0 hosts the rendezvous store, as torch's env:// does, rather than this
     process: hosting it here meant importing torch (~1.5 s) before any rank could
-    start importing its own (issue 14's start-up target). The port is free when
-    chosen and taken by rank 0 a moment later: the same window torchrun's
-    --standalone lives with."""
+    start importing its own (issue 14's start-up target). Between this choice and
+    rank 0's bind the port must stay free, so it is taken below the kernel's
+    ephemeral range: the ports that bind(0) and every outgoing connection (gloo's,
+    other jobs' stores) are handed never come from there."""
+    import random
     import socket
 
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    low = _ephemeral_low()
+    pool = [p for p in range(FIXED_PORTS_FROM, low) if p not in TORCH_DEFAULT_PORTS]
+    for port in [*random.sample(pool, min(64, len(pool))), 0]:  # 0: the kernel's choice, when no fixed port is free
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(s.getsockname()[1])
+    raise OSError("no free TCP port on 127.0.0.1")
+
+
+FIXED_PORTS_FROM = 20000  # well above the registered services most hosts run
+TORCH_DEFAULT_PORTS = range(29400, 29600)  # torchrun's and c10d's defaults (29500, 29400): a user's job may want them
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (Linux; IANA's 49152 elsewhere)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 49152
 
 
 # SIGHUP is what an ssh session dropping sends: the ranks must not outlive it either.
