@@ -88,7 +88,15 @@ NOTES = [
     "train-smoke: both sides split the cores between the ranks as torchrun does (OMP_NUM_THREADS, when set, "
     "wins); a bare loop left at torch's default threads oversubscribes a small machine and runs tens of times "
     "slower, which would flatter train-smoke.",
-    "allreduce start-up: whole fresh processes timed from outside, spawn to exit, 4 KiB all-reduced once.",
+    "allreduce start-up: whole fresh processes timed from outside, spawn to exit, 4 KiB all-reduced once. The "
+    "target's baseline is torch.multiprocessing spawn, whose parent imports torch before its ranks start; with a "
+    "CPU-only torch gpudoctor's parent does not (the ranks host the store), so it starts sooner. The lean row is "
+    "the floor: two plain `python` ranks and a parent that never imports torch; what gpudoctor adds over it is its "
+    "CLI (~0.3 s), the ranks' own imports and the report.",
+    "run --nproc 2 (live tracking): each rank's publisher writes only the newest 16 collectives while the job "
+    "moves (about 2.4 ms of CPU every 0.5 s; the whole 128-entry buffer cost 8 ms), and DDP's forward and "
+    "backward each take one note (about 2 us measured alone). The bare job's own speed swings by 20-30 % "
+    "between runs on a shared 2-core VM, so one 5-round median moves by more than the 2 % it is meant to judge.",
     "No GPU figures: this table was taken on CPU only (gloo). On a GPU machine run the same script; "
     "allreduce_vs_bare.py takes --backend nccl and train_smoke_vs_bare.py --device cuda --backend nccl.",
 ]

@@ -35,3 +35,18 @@ def test_a_moving_rank_publishes_its_newest_records_and_a_quiet_one_all_of_them(
     # Each backward's all-reduce has returned by the next forward: none is left "started"
     # but the last, which gloo marks completed a moment later.
     assert all(state == "completed" for _, _, state, _ in quiet[:-1])
+
+
+def test_a_call_site_s_line_is_right_each_time_it_is_asked_from_the_cache():
+    from gpudoctor.runtime.collective_trace import line_of
+
+    def lines():
+        seen = []
+        for _ in range(3):
+            seen.append(line_of(sys._getframe()))  # FIRST
+            seen.append(line_of(sys._getframe()))  # SECOND
+        return seen
+
+    here = open(__file__).read().splitlines()
+    first = next(i for i, text in enumerate(here, 1) if text.endswith("# FIRST"))
+    assert lines() == [first, first + 1] * 3

@@ -111,9 +111,25 @@ def user_where(frame) -> tuple[str, str]:
         if lib is None:
             lib = _library_cache[name] = is_library_frame(name)
         if not lib:
-            return f"{name}:{frame.f_lineno}", frame.f_code.co_name
+            return f"{name}:{line_of(frame)}", frame.f_code.co_name
         frame = frame.f_back
     return "", ""
+
+
+_line_cache: dict[tuple[Any, int], int] = {}
+
+
+def line_of(frame) -> int:
+    """The frame's current line. `f_lineno` decodes the code's line table from its
+    start: ~3 us in a 300-line function, ~9 us in a 1000-line one, on every call of
+    a training step. A call site's line never changes, so it is decoded once."""
+    key = (frame.f_code, frame.f_lasti)
+    line = _line_cache.get(key)
+    if line is None:
+        if len(_line_cache) > 4096:  # code made on the fly, call after call: start over
+            _line_cache.clear()
+        line = _line_cache[key] = frame.f_lineno or 0
+    return line
 
 
 class Tracker:
@@ -212,7 +228,7 @@ class Tracker:
                     break
                 frame = frame.f_back
             if frame is not None:
-                self.context.append((time.time_ns(), frame.f_code, frame.f_lineno))
+                self.context.append((time.time_ns(), frame.f_code, line_of(frame)))
             self.settled()
         except Exception:  # noqa: BLE001
             pass
