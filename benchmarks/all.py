@@ -94,7 +94,7 @@ NOTES = [
     "the floor: two plain `python` ranks and a parent that never imports torch; what gpudoctor adds over it is its "
     "CLI (~0.3 s), the ranks' own imports and the report.",
     "run --nproc 2 (live tracking): each rank's publisher writes only the newest 16 collectives while the job "
-    "moves (about 2.4 ms of CPU every 0.5 s; the whole 128-entry buffer cost 8 ms), and DDP's forward and "
+    "moves, at most every 2 s (about 2.4 ms of CPU each; the whole 128-entry buffer every 0.5 s cost 8 ms), and DDP's forward and "
     "backward each take one note (about 2 us measured alone). The bare job's own speed swings by 20-30 % "
     "between runs on a shared 2-core VM, so one 5-round median moves by more than the 2 % it is meant to judge.",
     "No GPU figures: this table was taken on CPU only (gloo). On a GPU machine run the same script; "

@@ -51,6 +51,7 @@ PUBLISH_S = 0.5
 FR_BUFFER_ENV = "TORCH_FR_BUFFER_SIZE"
 FR_BUFFER = "128"  # entries kept: enough to line ranks up; the dump read every PUBLISH_S stays ~1 ms
 WINDOW = 16  # records published while the rank keeps moving (see Tracker.publish)
+PUBLISH_MOVING_S = 2.0  # how often they are, at most
 THREAD_NAME = "gpudoctor-collectives"
 
 # torch.distributed collectives and the position of their input tensor(s).
@@ -153,7 +154,8 @@ class Tracker:
             pass
         self.last_key: object = None
         self.last_status: object = None
-        self.windowed = False  # the last publish held only the newest WINDOW records
+        self.behind = False  # the published trace is not this rank's whole buffer as it is now
+        self.window_at = -PUBLISH_MOVING_S  # time.monotonic() of the last publication of a window
         self.done_upto: dict[str, int] = {}  # per group: the last collective a hook saw return
         self.inflight: CollectiveRecord | None = None  # the hooked call under way (for when the recorder is off)
         # Join mode (runtime/joined_watch.py): also publish to the job's store, answer over it.
@@ -301,15 +303,26 @@ class Tracker:
             # the recorder, the hooks' own notes do.
             status = (_group_status(), len(self.history), self.inflight)
             moving = status != self.last_status
-            if not moving and not final and not self.windowed:
-                return  # no collective enqueued or completed since the last look
             self.last_status = status
+            now = time.monotonic()
             # While collectives keep completing, the newest few are what lines the ranks
-            # up: a training loop turns the whole buffer over between two looks, and
-            # reading and writing all of it every time cost the rank ~1.5 % of its core.
-            # Once the rank stops moving (a hang, a wait, its end), all of it is written.
-            self.windowed = moving and not final
-            records, fr = self.records(WINDOW if self.windowed else None)
+            # up, and they need not be written every look: a training loop turns the whole
+            # buffer over between two looks, and reading and writing all of it every
+            # 0.5 s cost the rank ~1.5 % of its core. Once the rank stops moving (a hang,
+            # a wait, its end), all of it is written at the next look.
+            if final:
+                window = None
+            elif moving:
+                self.behind = True
+                if now - self.window_at < PUBLISH_MOVING_S:
+                    return
+                window, self.window_at = WINDOW, now
+            elif self.behind:
+                window = None
+            else:
+                return  # nothing enqueued or completed since the last full publication
+            self.behind = window is not None
+            records, fr = self.records(window)
             key = (tuple((r.pg, r.seq, r.state) for r in records[-4:]), len(records), self.exit)
             if key == self.last_key and not final:
                 return
