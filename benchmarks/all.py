@@ -29,7 +29,7 @@ import check_vs_import_torch  # noqa: E402
 import run_overhead  # noqa: E402
 import tracking_overhead  # noqa: E402
 import train_smoke_vs_bare  # noqa: E402
-from measure import Row, cpu_model, load  # noqa: E402
+from measure import Row, cpu_model, load, precompile_gpudoctor  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -153,6 +153,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer pairs and shorter loops")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
     args = parser.parse_args()
+    precompile_gpudoctor()
 
     info = machine()
     print("machine: " + "; ".join(f"{k} {v}" for k, v in info.items()), flush=True)

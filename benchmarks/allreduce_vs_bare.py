@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from measure import Row, load, median_ratio, ratio_row, run_timed
+from measure import Row, load, median_ratio, precompile_gpudoctor, ratio_row, run_timed
 
 SIZES = {"1M": 1 << 20, "16M": 16 << 20, "64M": 64 << 20}
 # Timed calls per size: enough that each size runs for about a second on CPU, so
@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--backend", default="gloo")
     parser.add_argument("--startup-only", action="store_true", help="skip the bandwidth comparison")
     args = parser.parse_args(argv)
+    precompile_gpudoctor()
     iters = {n: max(1, int(k * args.iters_scale)) for n, k in ITERS.items()}
     rows = [] if args.startup_only else busbw(args.rounds, iters, args.backend)
     return rows + startup(args.rounds, args.backend)

@@ -19,7 +19,7 @@ import statistics
 import sys
 import tempfile
 
-from measure import Row, load, median_ratio, ratio_row, run_timed
+from measure import Row, load, median_ratio, precompile_gpudoctor, ratio_row, run_timed
 
 TARGET = 1.10
 IMPORT_TORCH = [sys.executable, "-c", "import torch"]
@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=7)
     args = parser.parse_args(argv)
+    precompile_gpudoctor()
     rows: list[Row] = []
 
     base, check = pairs(IMPORT_TORCH, CHECK, args.pairs)

@@ -99,3 +99,17 @@ def ratio_row(name: str, ratio: float, low: float, high: float, target: float | 
         return Row(name, f"{ratio:.3f}", f"[{low:.3f}, {high:.3f}]", "", None)
     met = ratio <= target if at_most else ratio >= target
     return Row(name, f"{ratio:.3f}", f"[{low:.3f}, {high:.3f}]", f"{'<=' if at_most else '>='} {target}", met)
+
+
+def precompile_gpudoctor() -> None:
+    """Byte-compile gpudoctor's modules, as a wheel install does. torch arrives
+    compiled; a checkout run with PYTHONDONTWRITEBYTECODE=1 (this project's VMs set
+    it) would otherwise compile ~100 modules from source on every start, a cost no
+    user's install has, charged to gpudoctor's side of every start-up figure."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("gpudoctor")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            compileall.compile_dir(folder, quiet=1)

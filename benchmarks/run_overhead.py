@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from measure import Row, Timed, load, median_ratio, ratio_row, run_timed
+from measure import Row, Timed, load, median_ratio, precompile_gpudoctor, ratio_row, run_timed
 
 TRAIN = '''
 import os, sys, time
@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--seconds", type=float, default=4.0, help="how long the plain loop should take")
     parser.add_argument("--pairs", type=int, default=5)
     args = parser.parse_args(argv)
+    precompile_gpudoctor()
 
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "train.py")
