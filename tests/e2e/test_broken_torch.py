@@ -38,13 +38,18 @@ def test_broken_torch_is_a_finding_not_a_traceback(broken_torch, command):
     assert "libcudart.so.12" in first_error(broken_torch, command)["title"]
 
 
-def test_run_with_ranks_reports_the_broken_torch_before_starting_any(broken_torch, tmp_path):
-    script = tmp_path / "hello.py"
-    script.write_text("print('hello')\n")
-    r = subprocess.run(
+def run_two_ranks(env, tmp_path, source):
+    """`gpudoctor run --nproc 2` on a script with this source."""
+    script = tmp_path / "job.py"
+    script.write_text(source)
+    return subprocess.run(
         [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", str(script)],
-        env=broken_torch, capture_output=True, text=True, timeout=120,
+        env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
+
+
+def test_run_with_ranks_reports_the_broken_torch_before_starting_any(broken_torch, tmp_path):
+    r = run_two_ranks(broken_torch, tmp_path, "print('hello')\n")
     assert r.returncode == 1
     assert "Traceback" not in r.stderr and "torch-import-failed" in r.stderr
     assert "hello" not in r.stdout
@@ -108,12 +113,7 @@ def test_ranks_that_cannot_import_a_cpu_torch_are_explained_by_it(broken_cpu_tor
 
 
 def test_run_with_ranks_explains_their_failure_by_the_cpu_torch(broken_cpu_torch, tmp_path):
-    script = tmp_path / "job.py"
-    script.write_text("import torch\n")
-    r = subprocess.run(
-        [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", str(script)],
-        env=broken_cpu_torch, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    r = run_two_ranks(broken_cpu_torch, tmp_path, "import torch\n")
     assert r.returncode == 1
     assert "torch-import-failed" in r.stderr and "libtorch_cpu.so" in r.stderr
 

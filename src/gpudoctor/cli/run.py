@@ -120,10 +120,16 @@ def _stdin_has_input() -> bool:
     return stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_size > 0)
 
 
+def _torch_import_failed(error: str):
+    """The finding for a torch this Python cannot import, with what decides which torch it finds."""
+    from gpudoctor.checks.torch_build import torch_import_failed
+
+    return torch_import_failed(error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
+
+
 def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, strict: bool, hang_timeout=None) -> int:
     """--nproc: each rank prints its own findings (echoed with its prefix); here
     come how the ranks ended, one summary line, and the merged JSON."""
-    from gpudoctor.checks.torch_build import torch_import_failed
     from gpudoctor.cli.exit_code import ExitCode, script_exit
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.probe.cuda import probe_cuda
@@ -138,7 +144,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     # is known from its files, and this process need not import it (its ranks do).
     cuda = probe_cuda(quick=True)
     if cuda.import_error:
-        broken = torch_import_failed(cuda.import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
+        broken = _torch_import_failed(cuda.import_error)
         sys.stderr.write(findings_text([broken], f"gpudoctor run: no rank started for {parsed.describe()}"))
         return ExitCode.PROBLEM
     if _stdin_has_input():
@@ -152,7 +158,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     report = done.report
     if not cuda.imported and done.status != 0 and (import_error := probe_cuda().import_error):
         # The ranks failed, and the torch this process skipped importing is why.
-        broken = torch_import_failed(import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
+        broken = _torch_import_failed(import_error)
         sys.stderr.write(findings_text([broken], "gpudoctor run: this torch cannot be imported"))
         report = replace(report, findings=(broken, *report.findings))
     ended = [f for f in report.findings if f.area in ("ranks", "collectives")]

@@ -96,25 +96,28 @@ def _tensors(value) -> list:
     return []
 
 
-_library_cache: dict[str, bool] = {}
 _library_code: dict[Any, bool] = {}  # code object -> is it a library's (one dict lookup per frame)
 
 
-def _time_of(note: tuple[int, Any, int]) -> int:
-    return note[0]
+def _user_frame(frame):
+    """The innermost frame outside torch, gpudoctor and the stdlib; None if none is."""
+    while frame is not None:
+        code = frame.f_code
+        lib = _library_code.get(code)
+        if lib is None:
+            lib = _library_code[code] = is_library_frame(code.co_filename)
+        if not lib:
+            return frame
+        frame = frame.f_back
+    return None
 
 
 def user_where(frame) -> tuple[str, str]:
     """(file:line, function) of the innermost frame outside torch, gpudoctor and the stdlib."""
-    while frame is not None:
-        name = frame.f_code.co_filename
-        lib = _library_cache.get(name)
-        if lib is None:
-            lib = _library_cache[name] = is_library_frame(name)
-        if not lib:
-            return f"{name}:{line_of(frame)}", frame.f_code.co_name
-        frame = frame.f_back
-    return "", ""
+    frame = _user_frame(frame)
+    if frame is None:
+        return "", ""
+    return f"{frame.f_code.co_filename}:{line_of(frame)}", frame.f_code.co_name
 
 
 _line_cache: dict[tuple[Any, int], int] = {}
@@ -131,6 +134,10 @@ def line_of(frame) -> int:
             _line_cache.clear()
         line = _line_cache[key] = frame.f_lineno or 0
     return line
+
+
+def _time_of(note: tuple[int, Any, int]) -> int:
+    return note[0]
 
 
 class Tracker:
@@ -220,15 +227,7 @@ class Tracker:
         group had enqueued before this point has returned: DDP's forward and backward
         wait for their own collectives, so a note here also settles the step before."""
         try:
-            frame: Any = sys._getframe(depth)
-            while frame is not None:
-                code = frame.f_code
-                lib = _library_code.get(code)
-                if lib is None:
-                    lib = _library_code[code] = is_library_frame(code.co_filename)
-                if not lib:
-                    break
-                frame = frame.f_back
+            frame = _user_frame(sys._getframe(depth))
             if frame is not None:
                 self.context.append((time.time_ns(), frame.f_code, line_of(frame)))
             self.settled()
