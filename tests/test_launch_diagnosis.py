@@ -88,3 +88,18 @@ def test_the_watch_waits_for_the_hang_timeout_then_asks_for_stacks(tmp_path):
     for rank in (0, 1):
         (tmp_path / f"rank{rank}.stacks.txt").write_text("Thread MainThread (most recent call last):\n")
     assert watch.tick(7.0, {}) == "stall" and watch.stalled_s >= 5
+
+
+def test_the_watch_leaves_a_rank_that_said_it_raised_to_the_crash_path(tmp_path):
+    """Rank 1 finished; rank 0's barrier failed and its trace says so, but its process
+    is still printing the traceback: it is not a rank waiting in the barrier."""
+    raised = RankExit("exception", "RuntimeError", GLOO_CLOSED, "/w/train.py:12", 1)
+    published = {
+        0: PublishedTrace(0, 1, True, 0.0, (rec(0, 1), rec(0, 2, "started", "barrier", "/w/train.py:12")), raised),
+        1: PublishedTrace(1, 1, True, 0.0, (rec(1, 1),), RankExit("exit")),
+    }
+    for rank, trace in published.items():
+        (tmp_path / f"rank{rank}.collectives.json").write_text(encode_trace(trace))
+    watch = CollectiveWatch(str(tmp_path), 2, hang_timeout=5)
+    assert watch.tick(1.0, {1: 0}) is None and watch.tick(3.9, {1: 0}) is None
+    assert watch.tick(4.5, {1: 0}) == "uneven"  # it never ended: judged without waiting any longer

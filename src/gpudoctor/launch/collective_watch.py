@@ -17,6 +17,7 @@ from gpudoctor.launch.rank import read_progress
 
 READ_S = 0.25  # how often the traces are read
 STACKS_WAIT_S = 3.0  # how long ranks get to answer a stack request
+FAILING_GRACE_S = 3.0  # how long a rank that said it raised gets to exit (supervisor.PEER_GRACE_S)
 
 MISMATCH, UNEVEN, STALL = "mismatch", "uneven", "stall"
 DEFAULT_HANG_TIMEOUT_S = 600.0
@@ -59,6 +60,7 @@ class CollectiveWatch:
         self.stamps: dict[int, int] = {}
         self.seen: object = None
         self.states: list[RankState] = []
+        self.failing_since: float | None = None
 
     def read(self) -> dict[int, run_folder.RankTrace]:
         """Each rank's trace, parsed again only when the rank published a new one."""
@@ -83,6 +85,8 @@ class CollectiveWatch:
         if any(rc not in (0, None) for rc in returncodes.values()):
             return None  # a crash: the supervisor's own path reports it
         traces = self.read()
+        if self._failing(now, traces, returncodes):
+            return None  # a crash on its way out: its exit, then the same path, reports it
         stages = self.stages()
         seen = (tuple(sorted(self.stamps.items())), tuple(sorted(returncodes.items())), tuple(sorted(stages.items())))
         if seen != self.seen:
@@ -92,6 +96,22 @@ class CollectiveWatch:
             if verdict:
                 return verdict
         return self._stall(now, self.states, returncodes)
+
+    def _failing(self, now: float, traces: Mapping[int, run_folder.RankTrace], returncodes: Mapping[int, int | None]) -> bool:
+        """A live rank whose trace says it raised (or called os._exit with an error) is
+        a crash whose process has not ended yet (its traceback, the interpreter's
+        teardown): read now, it would pass for a rank waiting in its collective. It
+        gets FAILING_GRACE_S to end before the watch judges without it."""
+        failing = any(
+            r not in returncodes and t.exit is not None and (t.exit.how == "exception" or (t.exit.how == "os._exit" and t.exit.code))
+            for r, t in traces.items()
+        )
+        if not failing:
+            self.failing_since = None
+            return False
+        if self.failing_since is None:
+            self.failing_since = now
+        return now - self.failing_since < FAILING_GRACE_S
 
     def _judge(self, states: list[RankState], returncodes: Mapping[int, int | None]) -> str | None:
         if find_mismatch(states):
