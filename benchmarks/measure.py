@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -113,3 +114,36 @@ def precompile_gpudoctor() -> None:
     if spec is not None and spec.submodule_search_locations:
         for folder in spec.submodule_search_locations:
             compileall.compile_dir(folder, quiet=1)
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of `best_of_rounds`: each side's best figures over its runs in the
+    round (figure by figure), and every run's figures."""
+
+    best: dict[str, tuple[float, ...]]
+    runs: dict[str, list[tuple[float, ...]]]
+
+
+def best_of_rounds(sides: dict[str, Callable[[], tuple[float, ...]]], rounds: int, per_round: int,
+                   report: Callable[[int, Round], None] | None = None) -> list[Round]:
+    """Run every side `per_round` times in each round, the order rotated from run to
+    run (a, b, c / b, c, a / c, a, b), and keep each side's best of each figure
+    (a side gives a tuple of rates: higher is better). On a shared machine other tenants only ever slow a run down, and they
+    come and go within seconds: the best of a few closely interleaved runs is what
+    the code itself costs, where one run against one run is mostly the neighbours.
+    Give the baseline twice under two names (an A/A control): how far apart two
+    copies of the same thing come out is this machine's noise floor for the round."""
+    names = list(sides)
+    out = []
+    for index in range(rounds):
+        runs: dict[str, list[tuple[float, ...]]] = {name: [] for name in names}
+        for turn in range(per_round):
+            shift = turn % len(names)
+            for name in names[shift:] + names[:shift]:
+                runs[name].append(sides[name]())
+        result = Round({name: tuple(map(max, zip(*values))) for name, values in runs.items()}, runs)
+        if report is not None:
+            report(index, result)
+        out.append(result)
+    return out

@@ -50,3 +50,40 @@ def test_a_call_site_s_line_is_right_each_time_it_is_asked_from_the_cache():
     here = open(__file__).read().splitlines()
     first = next(i for i, text in enumerate(here, 1) if text.endswith("# FIRST"))
     assert lines() == [first, first + 1] * 3
+
+
+def test_without_the_flight_recorder_the_hooks_notes_are_the_trace_and_every_returned_call_is_completed(tmp_path):
+    script = os.path.join(TESTS, "scripts", "trace", "hooks_only.py")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.pop("GPUDOCTOR_RUN", None)
+    r = subprocess.run([sys.executable, script, str(tmp_path), _port()], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["flight_recorder"] is False
+    lines = {name: i for i, text in enumerate(open(script), 1) for name in ("ALL_REDUCE", "BROADCAST") if f"# {name} LINE" in text}
+    expected = [(seq, "all_reduce", "completed", f"hooks_only.py:{lines['ALL_REDUCE']}", [[3]]) for seq in range(1, 6)]
+    expected.append((6, "broadcast", "completed", f"hooks_only.py:{lines['BROADCAST']}", [[2, 2]]))
+    got = [(seq, kind, state, os.path.basename(where), shapes) for seq, kind, state, where, shapes in out["records"]]
+    assert got == expected
+    seq, kind, state, where = out["current"]  # the last call, read back from the memory-mapped file
+    assert (seq, kind, state, os.path.basename(where)) == (6, "broadcast", "completed", f"hooks_only.py:{lines['BROADCAST']}")
+
+
+def test_the_hot_path_encodes_a_call_byte_for_byte_as_the_codec_does():
+    from gpudoctor.knowledge.collectives import STARTED, CollectiveRecord
+    from gpudoctor.launch.run_folder import CurrentEncoder, encode_current
+
+    encoder = CurrentEncoder()
+    sites = [
+        dict(kind="all_reduce", input_shapes=((4, 8),), input_dtypes=("float32",), where="train.py:17", function="step"),
+        dict(kind="barrier", where="", function=""),
+        dict(kind="all_gather", input_shapes=((2,), (3,)), input_dtypes=("int64", "bfloat16"), where='odd "dir"/ü.py:3', function="f"),
+        # a site whose text holds the stand-ins themselves: encoded in full, call after call
+        dict(kind="broadcast", where="7390113370419377/8162331250917111931.py:1", function="g"),
+    ]
+    for seq in (1, 2, 10, 12345678901):
+        for site in sites:
+            for rank, pg in ((0, "0"), (3, "7")):
+                record = CollectiveRecord(rank=rank, pg=pg, seq=seq, state=STARTED, time_ns=1_795_000_000_000_000_000 + seq, **site)
+                assert encoder.encode(record) == encode_current(record)
+    assert encoder.templates[next(k for k in encoder.templates if k[-2].startswith("7390"))] is None

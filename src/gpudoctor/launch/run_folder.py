@@ -86,6 +86,50 @@ def encode_current(record: CollectiveRecord) -> bytes:
     return json.dumps(encode(record)).encode()
 
 
+# Stand-ins for a call's number and time while its site's template is encoded: never a
+# real seq, and a time_ns some 200 years from now.
+_SEQ_MARK = b"7390113370419377"
+_TIME_MARK = b"8162331250917111931"
+
+
+class CurrentEncoder:
+    """encode_current, byte for byte, for the hook every collective call goes
+    through. Calls from one site differ only in their number and time: the codec
+    encodes each site once, with stand-ins for those two, and a call fills them in
+    (~1 us where the whole encoding takes ~7 us, and several times that right after
+    a collective has left the caches cold)."""
+
+    LIMIT = 1024  # sites kept; code that makes new ones call after call starts over
+
+    def __init__(self) -> None:
+        self.templates: dict[tuple, tuple[bytes, bytes, bytes] | None] = {}
+
+    def encode(self, record: CollectiveRecord) -> bytes:
+        key = (record.rank, record.pg, record.kind, record.input_shapes, record.input_dtypes, record.output_shapes,
+               record.output_dtypes, record.state, record.where, record.function)  # fmt: skip
+        try:
+            parts = self.templates[key]
+        except KeyError:
+            if len(self.templates) >= self.LIMIT:
+                self.templates.clear()
+            parts = self.templates[key] = _template(record)
+        if parts is None:
+            return encode_current(record)
+        head, middle, tail = parts
+        return b"".join((head, str(record.seq).encode(), middle, str(record.time_ns).encode(), tail))
+
+
+def _template(record: CollectiveRecord) -> tuple[bytes, bytes, bytes] | None:
+    """The site's encoding split around its number and time; None if the stand-ins are
+    not found once each, in that order (then every call is encoded in full)."""
+    text = encode_current(dataclasses.replace(record, seq=int(_SEQ_MARK), time_ns=int(_TIME_MARK)))
+    head, seq_found, rest = text.partition(_SEQ_MARK)
+    middle, time_found, tail = rest.partition(_TIME_MARK)
+    if not (seq_found and time_found) or _SEQ_MARK in rest or _TIME_MARK in tail or _TIME_MARK in head:
+        return None
+    return head, middle, tail
+
+
 @dataclass(frozen=True)
 class RankTrace:
     """Everything a rank left behind about its collectives."""

@@ -112,12 +112,23 @@ def _user_frame(frame):
     return None
 
 
+_where_cache: dict[tuple[Any, int], tuple[str, str]] = {}
+
+
 def user_where(frame) -> tuple[str, str]:
-    """(file:line, function) of the innermost frame outside torch, gpudoctor and the stdlib."""
+    """(file:line, function) of the innermost frame outside torch, gpudoctor and the
+    stdlib. Every hooked collective asks, so a call site's answer is kept (by code
+    object and instruction, as line_of does)."""
     frame = _user_frame(frame)
     if frame is None:
         return "", ""
-    return f"{frame.f_code.co_filename}:{line_of(frame)}", frame.f_code.co_name
+    key = (frame.f_code, frame.f_lasti)
+    site = _where_cache.get(key)
+    if site is None:
+        if len(_where_cache) > 4096:  # code made on the fly, call after call: start over
+            _where_cache.clear()
+        site = _where_cache[key] = (f"{frame.f_code.co_filename}:{line_of(frame)}", frame.f_code.co_name)
+    return site
 
 
 _line_cache: dict[tuple[Any, int], int] = {}
@@ -165,6 +176,8 @@ class Tracker:
         self.window_at = -PUBLISH_MOVING_S  # time.monotonic() of the last publication of a window
         self.done_upto: dict[str, int] = {}  # per group: the last collective a hook saw return
         self.inflight: CollectiveRecord | None = None  # the hooked call under way (for when the recorder is off)
+        self.calls = 0  # hooked calls that returned
+        self.encoder = run_folder.CurrentEncoder()
         # Join mode (runtime/joined_watch.py): also publish to the job's store, answer over it.
         self.on_publish = None
         self.on_tick = None
@@ -184,10 +197,8 @@ class Tracker:
 
     def note(self, kind: str, args, kwargs, group) -> CollectiveRecord | None:
         try:
-            from torch.distributed import distributed_c10d as c10d
-
-            pg = group if group is not None else c10d._get_default_group()
-            seq = pg._get_sequence_number_for_group() + 1  # type: ignore[union-attr]
+            pg = group if group is not None else self.default_group()
+            seq = pg._get_sequence_number_for_group() + 1
             index = COLLECTIVES.get(kind)
             tensors = []
             if index is not None:
@@ -214,7 +225,7 @@ class Tracker:
             for key in list(self.sites)[:512]:
                 del self.sites[key]
         if self.mm is not None:
-            data = run_folder.encode_current(rec)
+            data = self.encoder.encode(rec)
             if len(data) <= run_folder.CURRENT_SIZE - run_folder.CURRENT_HEADER:
                 self.mm[run_folder.CURRENT_HEADER : run_folder.CURRENT_HEADER + len(data)] = data
                 self.mm[:5] = len(data).to_bytes(4, "little") + run_folder.CURRENT_STARTED
@@ -270,12 +281,16 @@ class Tracker:
         return rec
 
     def done(self, rec: CollectiveRecord | None) -> None:
+        """The hooked call returned. Its record stays as noted (started): `settle`
+        marks it completed when it is read, which is rarely."""
         if rec is not None:
             self.inflight = None
-            self.done_upto[rec.pg] = max(rec.seq, self.done_upto.get(rec.pg, 0))
+            self.calls += 1
+            if rec.seq > self.done_upto.get(rec.pg, 0):
+                self.done_upto[rec.pg] = rec.seq
             if self.mm is not None:
                 self.mm[4:5] = run_folder.CURRENT_COMPLETED
-            self.history.append(dataclasses.replace(rec, state=COMPLETED))
+            self.history.append(rec)
 
     # -- publishing --------------------------------------------------------------------------
 
@@ -292,7 +307,7 @@ class Tracker:
         except Exception:  # noqa: BLE001 - no recorder in this build / no group yet
             pass
         inflight = [self.inflight] if self.inflight is not None else []
-        return [*self.history, *inflight], False
+        return [*map(self.settle, self.history), *inflight], False
 
     def publish(self, final: bool = False) -> None:
         if os.getpid() != self.pid:
@@ -300,7 +315,7 @@ class Tracker:
         with self.lock:
             # The recorder's counters say cheaply whether anything happened; without
             # the recorder, the hooks' own notes do.
-            status = (_group_status(), len(self.history), self.inflight)
+            status = (_group_status(), self.calls, self.inflight)
             moving = status != self.last_status
             self.last_status = status
             now = time.monotonic()
@@ -481,7 +496,10 @@ def _wrap_collectives(tracker: Tracker) -> None:
             def collective(*args, **kwargs):
                 group = kwargs.get("group")
                 if group is None:
-                    group = next((a for a in args if isinstance(a, ProcessGroup)), None)
+                    for arg in args:
+                        if isinstance(arg, ProcessGroup):
+                            group = arg
+                            break
                 rec = tracker.note(kind, args, kwargs, group)
                 result = original(*args, **kwargs)
                 tracker.done(rec)
