@@ -1,11 +1,20 @@
 """Shared test setup: the logs of failed runs (which gpudoctor keeps on purpose,
 for the user to read) land in pytest's own temporary folder, which pytest
-prunes, instead of piling up in the system's /tmp."""
+prunes, instead of piling up in the system's /tmp; and Ctrl-C reaches the
+commands the tests start, however the suite itself was started."""
 
 import os
+import signal
 import tempfile
 
 import pytest
+
+# A suite started in the background by a shell without job control (`pytest &` in a
+# script, a CI step) inherits SIGINT ignored, and every gpudoctor it starts would too:
+# the Ctrl-C tests would be testing nohup, and time out. A handler here, unlike SIG_IGN,
+# is reset to the default by exec, so the children get a normal Ctrl-C.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
