@@ -23,26 +23,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from measure import Row, load, median_ratio, precompile_gpudoctor, ratio_row, run_timed
+from measure import Row, free_port, load, median_ratio, precompile_gpudoctor, ratio_row, run_timed
 
 SIZES = {"1M": 1 << 20, "16M": 16 << 20, "64M": 64 << 20}
 # Timed calls per size: enough that each size runs for about a second on CPU, so
 # one scheduling hiccup on a shared machine does not decide the figure.
 ITERS = {1 << 20: 200, 16 << 20: 50, 64 << 20: 20}
 WARMUP = 5
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---- the plain loop: one process per rank, a timed loop of all_reduce per size
@@ -85,7 +78,7 @@ def plain_busbw(backend: str, sizes: list[int], iters: dict[int, int], world: in
 
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    port = _free_port()
+    port = free_port()
     mp.start_processes(
         _plain_worker, args=(world, backend, sizes, iters, port, queue), nprocs=world, start_method="spawn"
     )

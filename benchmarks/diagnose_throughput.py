@@ -12,7 +12,6 @@ of `grep -c NCCL` on the same file: the floor a line scanner cannot beat.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import resource
 import shutil

@@ -27,14 +27,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import timeit
 
-from measure import Row, load
+from measure import Row, free_port, load
 
 TRACKING_TARGET = 0.98
 SMOKE_TARGET = 0.97
@@ -140,14 +139,8 @@ def smoke_costs() -> dict[str, float]:
         }
 
 
-def _port() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
-
-
 def run_child(mode: str) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", mode, _port()], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, __file__, "--child", mode, str(free_port())], capture_output=True, text=True,
                           timeout=300)
     if proc.returncode != 0:
         raise SystemExit(f"{mode} child failed ({proc.returncode}):\n{proc.stderr[-2000:]}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import platform
 import signal
+import socket
 import statistics
 import subprocess
 import tempfile
@@ -56,6 +57,13 @@ def run_timed(cmd: list[str], timeout: float = 600, env: dict[str, str] | None =
         return Timed(
             proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read(), err.read()
         )
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 the OS says is free now, for a bare job's rendezvous."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def spread(values: list[float]) -> tuple[float, float]:
@@ -147,3 +155,13 @@ def best_of_rounds(sides: dict[str, Callable[[], tuple[float, ...]]], rounds: in
             report(index, result)
         out.append(result)
     return out
+
+
+def best_ratios(rounds: list[Round], name: str, figure: int = 0) -> list[float]:
+    """Per round, side `name`'s best figure over the baseline's (the side called "bare")."""
+    return [r.best[name][figure] / r.best["bare"][figure] for r in rounds]
+
+
+def runs_text(r: Round, figure: int = 0) -> str:
+    """Every run's figure in a round, side by side: "bare 322, 355; doctor 288, 315"."""
+    return "; ".join(f"{name} {', '.join(f'{v[figure]:.0f}' for v in values)}" for name, values in r.runs.items())

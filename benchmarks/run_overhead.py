@@ -23,10 +23,8 @@ import importlib.util
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 from measure import Row, Timed, load, median_ratio, precompile_gpudoctor, ratio_row, run_timed
 

@@ -20,13 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 
-from measure import Round, Row, best_of_rounds, load, ratio_row
+from measure import Round, Row, best_of_rounds, best_ratios, free_port, load, ratio_row, runs_text
 
 TARGET = 0.98
 
@@ -65,12 +64,6 @@ dist.destroy_process_group()
 '''
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _rate(out: str, steps: int, nproc: int) -> tuple[float, float]:
     """(steps/s by the slowest rank's wall clock, steps per CPU second summed over the
     ranks). The CPU figure counts every thread of a rank (gpudoctor's trace publisher
@@ -88,7 +81,7 @@ def _rate(out: str, steps: int, nproc: int) -> tuple[float, float]:
 
 def bare(script: str, out: str, steps: int, nproc: int, env: dict[str, str]) -> tuple[float, float]:
     """The ranks as the supervisor starts them, without gpudoctor."""
-    port = str(_free_port())
+    port = str(free_port())
     procs = []
     for rank in range(nproc):
         rank_env = dict(env, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc),
@@ -131,18 +124,16 @@ def main(argv: list[str] | None = None) -> list[Row]:
         job = (script, out, args.steps, args.nproc, env)
 
         def show(index: int, r: Round) -> None:
-            runs = "; ".join(f"{name} {', '.join(f'{v[0]:.0f}' for v in values)}" for name, values in r.runs.items())
-            print(f"round {index + 1}: best doctor / bare {r.best['doctor'][0] / r.best['bare'][0]:.3f} "
-                  f"(per CPU second {r.best['doctor'][1] / r.best['bare'][1]:.3f}), control / bare "
-                  f"{r.best['control'][0] / r.best['bare'][0]:.3f}  (steps/s: {runs})", flush=True)
+            doctor, cpu, control = (best_ratios([r], *side)[0] for side in (("doctor",), ("doctor", 1), ("control",)))
+            print(f"round {index + 1}: best doctor / bare {doctor:.3f} (per CPU second {cpu:.3f}), control / bare "
+                  f"{control:.3f}  (steps/s: {runs_text(r)})", flush=True)
 
         # The control is the bare job again under another name: this machine's noise floor.
         rounds = best_of_rounds({"bare": lambda: bare(*job), "doctor": lambda: doctor(*job), "control": lambda: bare(*job)},
                                 args.rounds, args.per_round, show)
     rows = []
     for index, what in ((0, "steps/s"), (1, "steps per CPU second")):
-        values = [r.best["doctor"][index] / r.best["bare"][index] for r in rounds]
-        control = [r.best["control"][index] / r.best["bare"][index] for r in rounds]
+        values, control = best_ratios(rounds, "doctor", index), best_ratios(rounds, "control", index)
         ratio, (lo, hi) = statistics.median(values), (min(values), max(values))
         rows.append(ratio_row(f"run --nproc 2 (live tracking): {what} / bare job, best of {args.per_round} runs",
                               ratio, lo, hi, TARGET, at_most=False))

@@ -26,13 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
-from measure import Round, Row, best_of_rounds, load
+from measure import Round, Row, best_of_rounds, best_ratios, free_port, load, runs_text
 
 # The same job as gpudoctor.smoke (config.py / job.py), written out again here.
 FEATURES, HIDDEN, DATASET, SEED, LR, MOMENTUM = 32, 64, 4096, 0, 0.05, 0.9
@@ -93,9 +92,7 @@ def run_bare(nproc, steps, batch, device, backend) -> float:
 
     import torch.multiprocessing as mp
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     out_dir = tempfile.mkdtemp(prefix="bare-ddp-")
     try:
         mp.start_processes(bare_rank, args=(nproc, port, steps, batch, device, backend, out_dir), nprocs=nproc,
@@ -146,15 +143,14 @@ def main(argv: list[str] | None = None) -> list[Row]:
         return (run_bare(*job),)
 
     def show(index: int, r: Round) -> None:
-        runs = "; ".join(f"{name} {', '.join(f'{v[0]:.0f}' for v in values)}" for name, values in r.runs.items())
-        print(f"round {index + 1}: best train-smoke / bare {r.best['train-smoke'][0] / r.best['bare'][0]:.3f}, "
-              f"bare (control) / bare {r.best['control'][0] / r.best['bare'][0]:.3f}  (steps/s: {runs})", flush=True)
+        smoke, control = best_ratios([r], "train-smoke")[0], best_ratios([r], "control")[0]
+        print(f"round {index + 1}: best train-smoke / bare {smoke:.3f}, bare (control) / bare {control:.3f}  "
+              f"(steps/s: {runs_text(r)})", flush=True)
 
     # The control is the bare loop again under another name: what this machine makes of
     # two copies of the same loop is the floor under any figure here.
     rounds = best_of_rounds({"bare": bare, "train-smoke": smoke, "control": bare}, a.rounds, a.per_round, show)
-    best = [r.best["train-smoke"][0] / r.best["bare"][0] for r in rounds]
-    control = [r.best["control"][0] / r.best["bare"][0] for r in rounds]
+    best, control = best_ratios(rounds, "train-smoke"), best_ratios(rounds, "control")
     single = [s[0] / b[0] for r in rounds for s, b in zip(r.runs["train-smoke"], r.runs["bare"])]
     single_control = [c[0] / b[0] for r in rounds for c, b in zip(r.runs["control"], r.runs["bare"])]
     print(f"{a.device}/{a.backend} nproc={a.nproc} steps={a.steps} batch={a.batch_size} rounds={a.rounds} "

@@ -10,7 +10,7 @@ import typer
 from rich.console import RenderableType
 
 from gpudoctor.cli.exit_code import report_exit
-from gpudoctor.findings import Report, Severity
+from gpudoctor.findings import Finding, Report, Severity
 from gpudoctor.render.terminal import make_console
 
 # Results go to stdout; progress and warnings go to stderr, so `--json | jq` works.
@@ -36,28 +36,39 @@ def check_formats(json_out: bool, markdown: bool) -> None:
         usage_error("choose one of --json and --markdown")
 
 
-def stop_if_torch_broken(command: str, cuda, json_out: bool, markdown: bool, strict: bool) -> None:
-    """A torch that fails to import is a finding that explains it (exit 1), not a traceback."""
-    if cuda.import_error is None:
-        return
+def torch_import_finding(error: str) -> Finding:
+    """The finding for a torch this Python cannot import, with what decides which torch it finds."""
     import os
     import sys
 
     from gpudoctor.checks.torch_build import torch_import_failed
 
-    finding = torch_import_failed(cuda.import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
-    emit(Report(command, (finding,)), json_out=json_out, markdown=markdown, strict=strict)
+    return torch_import_failed(error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
+
+
+def stop_if_torch_broken(command: str, cuda, json_out: bool, markdown: bool, strict: bool) -> None:
+    """A torch that fails to import is a finding that explains it (exit 1), not a traceback."""
+    if cuda.import_error is None:
+        return
+    emit(Report(command, (torch_import_finding(cuda.import_error),)), json_out=json_out, markdown=markdown, strict=strict)
+
+
+def import_error_behind(cuda, ranks_failed: bool) -> str | None:
+    """A quick probe (probe_cuda(quick=True)) read a CPU build's files without importing
+    torch. When the ranks then failed, the import itself is asked: a torch that cannot
+    be imported is what explains their failure."""
+    if cuda.imported or not ranks_failed:
+        return None
+    from gpudoctor.probe.cuda import probe_cuda
+
+    return probe_cuda().import_error
 
 
 def stop_if_ranks_lacked_torch(command: str, cuda, report: Report, json_out: bool, markdown: bool, strict: bool) -> None:
-    """A quick probe (probe_cuda(quick=True)) read a CPU build's files without importing
-    torch. When the ranks then failed, ask the import itself: a torch that cannot be
-    imported is the finding that explains their failure."""
-    if cuda.imported or not any(f.severity is Severity.ERROR for f in report.findings):
-        return
-    from gpudoctor.probe.cuda import probe_cuda
-
-    stop_if_torch_broken(command, probe_cuda(), json_out, markdown, strict)
+    failed = any(f.severity is Severity.ERROR for f in report.findings)
+    error = import_error_behind(cuda, failed)
+    if error is not None:
+        emit(Report(command, (torch_import_finding(error),)), json_out=json_out, markdown=markdown, strict=strict)
 
 
 def join_or_stop(command: str, nproc_given: bool, json_out: bool, markdown: bool, strict: bool):

@@ -16,7 +16,7 @@ from typing import List, NoReturn, Optional
 
 import typer
 
-from gpudoctor.cli.output import usage_error
+from gpudoctor.cli.output import import_error_behind, torch_import_finding, usage_error
 
 RUN_CONTEXT = {
     # The script's own options pass through untouched: everything from the
@@ -120,13 +120,6 @@ def _stdin_has_input() -> bool:
     return stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_size > 0)
 
 
-def _torch_import_failed(error: str):
-    """The finding for a torch this Python cannot import, with what decides which torch it finds."""
-    from gpudoctor.checks.torch_build import torch_import_failed
-
-    return torch_import_failed(error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
-
-
 def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, strict: bool, hang_timeout=None) -> int:
     """--nproc: each rank prints its own findings (echoed with its prefix); here
     come how the ranks ended, one summary line, and the merged JSON."""
@@ -144,7 +137,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     # is known from its files, and this process need not import it (its ranks do).
     cuda = probe_cuda(quick=True)
     if cuda.import_error:
-        broken = _torch_import_failed(cuda.import_error)
+        broken = torch_import_finding(cuda.import_error)
         sys.stderr.write(findings_text([broken], f"gpudoctor run: no rank started for {parsed.describe()}"))
         return ExitCode.PROBLEM
     if _stdin_has_input():
@@ -156,9 +149,9 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
 
     done = run_ranks(parsed, nproc, env, timeout, DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout)
     report = done.report
-    if not cuda.imported and done.status != 0 and (import_error := probe_cuda().import_error):
+    if import_error := import_error_behind(cuda, done.status != 0):
         # The ranks failed, and the torch this process skipped importing is why.
-        broken = _torch_import_failed(import_error)
+        broken = torch_import_finding(import_error)
         sys.stderr.write(findings_text([broken], "gpudoctor run: this torch cannot be imported"))
         report = replace(report, findings=(broken, *report.findings))
     ended = [f for f in report.findings if f.area in ("ranks", "collectives")]

@@ -112,39 +112,36 @@ def _user_frame(frame):
     return None
 
 
-_where_cache: dict[tuple[Any, int], tuple[str, str]] = {}
+_sites: dict[tuple[Any, int], tuple[int, str, str]] = {}
 
 
-def user_where(frame) -> tuple[str, str]:
-    """(file:line, function) of the innermost frame outside torch, gpudoctor and the
-    stdlib. Every hooked collective asks, so a call site's answer is kept (by code
-    object and instruction, as line_of does)."""
-    frame = _user_frame(frame)
-    if frame is None:
-        return "", ""
+def _site(frame) -> tuple[int, str, str]:
+    """(line, "file:line", function) of the frame's current call. `f_lineno` decodes
+    the code's line table from its start: ~3 us in a 300-line function, ~9 us in a
+    1000-line one, on every call of a training step. A call site never changes, so
+    it is decoded once, by code object and instruction."""
     key = (frame.f_code, frame.f_lasti)
-    site = _where_cache.get(key)
+    site = _sites.get(key)
     if site is None:
-        if len(_where_cache) > 4096:  # code made on the fly, call after call: start over
-            _where_cache.clear()
-        site = _where_cache[key] = (f"{frame.f_code.co_filename}:{line_of(frame)}", frame.f_code.co_name)
+        if len(_sites) > 4096:  # code made on the fly, call after call: start over
+            _sites.clear()
+        line = frame.f_lineno or 0
+        site = _sites[key] = (line, f"{frame.f_code.co_filename}:{line}", frame.f_code.co_name)
     return site
 
 
-_line_cache: dict[tuple[Any, int], int] = {}
-
-
 def line_of(frame) -> int:
-    """The frame's current line. `f_lineno` decodes the code's line table from its
-    start: ~3 us in a 300-line function, ~9 us in a 1000-line one, on every call of
-    a training step. A call site's line never changes, so it is decoded once."""
-    key = (frame.f_code, frame.f_lasti)
-    line = _line_cache.get(key)
-    if line is None:
-        if len(_line_cache) > 4096:  # code made on the fly, call after call: start over
-            _line_cache.clear()
-        line = _line_cache[key] = frame.f_lineno or 0
-    return line
+    """The frame's current line."""
+    return _site(frame)[0]
+
+
+def user_where(frame) -> tuple[str, str]:
+    """(file:line, function) of the innermost frame outside torch, gpudoctor and the stdlib."""
+    frame = _user_frame(frame)
+    if frame is None:
+        return "", ""
+    _, where, function = _site(frame)
+    return where, function
 
 
 def _time_of(note: tuple[int, Any, int]) -> int:
