@@ -290,7 +290,7 @@ def pickle_refused(rel: str, why: str) -> Finding:
         id="pickle-refused",
         severity=Severity.ERROR,
         title=f"{rel} not read: a pickle that names code to run ({why.removeprefix('it names ').split(',')[0]})",
-        evidence={"file": rel, "why": why},
+        evidence={"file": rel, "refused because": why},
         why="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any "
         "command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names "
         "nothing; gpudoctor reads only such pickles.",

@@ -6,6 +6,7 @@ from rich.text import Text
 
 from gpudoctor.diagnose.run import header
 from gpudoctor.findings import Report
+from gpudoctor.render.escape import md_text
 
 
 def rich_header(report: Report) -> list:
@@ -31,4 +32,4 @@ def read_line(report: Report) -> str:
 
 def markdown_sections(report: Report) -> list[str]:
     line = header(report)
-    return [read_line(report)] + ([f"**{line}**"] if line else [])
+    return [read_line(report)] + ([f"**{md_text(line)}**"] if line else [])

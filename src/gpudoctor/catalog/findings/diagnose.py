@@ -42,7 +42,7 @@ connections follow from it.""",
         summary="""A file in the run folder named like a Flight Recorder dump (its name ends in a rank number)
 is a pickle that names something to import and call (`os.system`, a class, a checkpoint's tensor
 rebuilder). gpudoctor did not load it: nothing it names was imported or run.""",
-        evidence="`file`: the file, relative to the folder; `why`: what it names.",
+        evidence="`file`: the file, relative to the folder; `refused because`: what it names.",
         why="""Loading a pickle runs whatever callables it names, so a pickle from a cluster, a colleague or
 a download can run any command as you. A Flight Recorder dump holds only plain data (dicts, lists,
 strings, numbers) and names nothing, so gpudoctor reads pickles as plain data only and refuses the
