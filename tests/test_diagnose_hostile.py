@@ -254,3 +254,8 @@ def test_links_are_followed_once_and_limits_are_said(tmp_path, monkeypatch):
     out = cli(str(run)).stdout.decode()
     assert "a/b/c/d/e/f/: deeper than 6 levels" in out.replace(os.sep, "/") or "deeper than 6 levels" in out
     assert "more file(s)" in out and "past the 2,000-file limit" in out
+
+
+def test_a_compressed_paste_on_stdin_is_read():
+    proc = cli("--json", "-", stdin=gzip.compress(OOM_LOG.read_bytes()))
+    assert proc.returncode == 1 and json.loads(proc.stdout)["findings"][0]["id"] == "cuda-fork-reinit"

@@ -56,9 +56,15 @@ def open_log(path: str) -> BinaryIO:
     """A log file opened for streaming: a regular file only (user_file.open_regular), its
     bytes decompressed as they are read when it is gzip, bzip2, xz or zstd. NotReadable
     for zstd without a zstd module; FileRefused for what is no regular file."""
-    raw = open_regular(path)
+    return decompressed(open_regular(path))
+
+
+def decompressed(raw: BinaryIO) -> BinaryIO:
+    """`raw` (a buffered stream: a file, standard input), decompressed as it is read when
+    its first bytes say it is compressed, else itself."""
     try:
-        kind = compression_of(raw.peek(8)[:8])  # type: ignore[attr-defined]
+        peek = getattr(raw, "peek", None)  # a buffered stream shows its first bytes without taking them
+        kind = compression_of(peek(8)[:8]) if peek is not None else ""
         if not kind:
             return raw
         if kind == "gzip":

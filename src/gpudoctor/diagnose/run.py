@@ -9,7 +9,7 @@ import sys
 from typing import BinaryIO, Optional
 
 from gpudoctor.diagnose import folder as run_folder
-from gpudoctor.diagnose.inputs import InputError, NotReadable, Target, open_log
+from gpudoctor.diagnose.inputs import InputError, NotReadable, Target, decompressed, open_log
 from gpudoctor.diagnose.reader import BinaryInput, scan
 from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.user_file import FileRefused
@@ -51,7 +51,9 @@ def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None) ->
     InputError: 'no known failure in 0 lines' would read as healthy."""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
-        if target.kind != "file":
+        if target.kind == "stdin" and stream is None:
+            lines = scan(decompressed(sys.stdin.buffer), d, "")  # `zcat`-free: diagnose - < rank0.log.gz
+        elif target.kind != "file":
             lines = scan(stream or sys.stdin.buffer, d, "")
         else:
             with open_log(target.path) as f:
