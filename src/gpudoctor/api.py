@@ -8,8 +8,9 @@ Report shows itself as Markdown in Jupyter. Documented in docs/api.md.
     if not report.ok:
         for f in report.findings: print(f.id, f.fix)
 
-Nothing is printed and nothing exits. Bad arguments raise ValueError (the CLI's
-usage errors), a missing path FileNotFoundError. Importing this module is cheap:
+Nothing is printed and nothing exits. An argument of the wrong type raises TypeError,
+a bad value ValueError (the CLI's usage errors, naming its flags), a missing path
+FileNotFoundError. Importing this module is cheap:
 every command imports what it needs (torch too) when called.
 """
 
