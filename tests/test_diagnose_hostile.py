@@ -259,3 +259,15 @@ def test_links_are_followed_once_and_limits_are_said(tmp_path, monkeypatch):
 def test_a_compressed_paste_on_stdin_is_read():
     proc = cli("--json", "-", stdin=gzip.compress(OOM_LOG.read_bytes()))
     assert proc.returncode == 1 and json.loads(proc.stdout)["findings"][0]["id"] == "cuda-fork-reinit"
+
+
+def test_a_damaged_archive_given_alone_is_read_as_far_as_it_goes(tmp_path):
+    cut = tmp_path / "rank0.log.gz"
+    cut.write_bytes(gzip.compress(OOM_LOG.read_bytes() * 2000)[:-40])
+    data = json.loads(cli("--json", str(cut)).stdout)
+    assert data["findings"][0]["id"] == "cuda-fork-reinit" and data["lines"] > 0
+    assert data["not_read"][0]["why"].startswith("read only in part")
+    assert any(f["id"] == "files-not-read" for f in data["findings"])
+    (tmp_path / "head.gz").write_bytes(gzip.compress(b"x" * 1000)[:12])
+    proc = cli(str(tmp_path / "head.gz"))
+    assert proc.returncode == 2 and "damaged archive" in proc.stderr.decode()

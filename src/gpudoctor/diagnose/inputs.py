@@ -105,20 +105,18 @@ class DamagedArchive(OSError):
 
 class Salvaged:
     """A decompressing stream read in small pieces, so that an archive cut short (a
-    download that stopped) gives what it holds before the damage; the error is raised
-    by the read after that, for the caller to say the file was read only in part."""
+    download that stopped) gives what it holds before the damage, then ends: `error`
+    then says why, for the caller to say the file was read only in part."""
 
     PIECE = 64 << 10
 
     def __init__(self, stream: io.BufferedIOBase) -> None:
         self.stream = stream
-        self.error: Exception | None = None
+        self.error: DamagedArchive | None = None
 
     def read(self, n: int) -> bytes:
-        if self.error is not None:
-            raise self.error
         parts, got = [], 0
-        while got < n:
+        while got < n and self.error is None:
             try:
                 piece = self.stream.read(min(n - got, self.PIECE))
             except Exception as exc:  # noqa: BLE001 - OSError, EOFError, lzma.LZMAError: the archive is damaged
@@ -128,8 +126,6 @@ class Salvaged:
                 break
             parts.append(piece)
             got += len(piece)
-        if not parts and self.error is not None:
-            raise self.error
         return b"".join(parts)
 
     def close(self) -> None:

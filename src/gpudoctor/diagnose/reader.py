@@ -178,59 +178,57 @@ def scan(stream: BinaryIO, diagnosis: Diagnosis, source: str = "") -> int:
     elif head[:3] == b"\xef\xbb\xbf":
         head = head[3:]
     pending = [head]
-    try:
-        while True:
-            chunk = pending.pop() if pending else reader.read(BLOCK)
-            eof = not chunk
-            buf = carry + chunk
-            if first and chunk:
-                if b"\x00" in chunk[:8192]:
-                    raise BinaryInput("binary file")
-                first = False
-            if not buf:
-                break
-            # process up to a line end that leaves LOOKAHEAD bytes for context
-            if eof:
-                end = len(buf)
-            else:
-                limit = len(buf) - LOOKAHEAD
-                end = buf.rfind(b"\n", 0, limit) + 1 if limit > 0 else 0
-                if end == 0:
-                    if len(buf) < max_line() + LOOKAHEAD:
-                        carry = buf
-                        continue
-                    # One enormous line (tqdm's bars, each ended by \r only): read it in pieces,
-                    # all but the lookahead at a time, so that no more than a block of it is held.
-                    end = max(buf.rfind(b"\r", 0, limit) + 1, limit // 2)
-            low = buf[:end].lower()
-            counted = 0
-            line_no = base_line
-            for start in candidate_starts(low, end):
-                line_no += buf.count(b"\n", counted, start)
-                counted = start
-                stop = buf.find(b"\n", start, end)
-                stop = end if stop == -1 else stop
-                raw = line_text(buf, start, stop)
+    while True:
+        chunk = pending.pop() if pending else reader.read(BLOCK)
+        eof = not chunk
+        buf = carry + chunk
+        if first and chunk:
+            if b"\x00" in chunk[:8192]:
+                raise BinaryInput("binary file")
+            first = False
+        if not buf:
+            break
+        # process up to a line end that leaves LOOKAHEAD bytes for context
+        if eof:
+            end = len(buf)
+        else:
+            limit = len(buf) - LOOKAHEAD
+            end = buf.rfind(b"\n", 0, limit) + 1 if limit > 0 else 0
+            if end == 0:
+                if len(buf) < max_line() + LOOKAHEAD:
+                    carry = buf
+                    continue
+                # One enormous line (tqdm's bars, each ended by \r only): read it in pieces,
+                # all but the lookahead at a time, so that no more than a block of it is held.
+                end = max(buf.rfind(b"\r", 0, limit) + 1, limit // 2)
+        low = buf[:end].lower()
+        counted = 0
+        line_no = base_line
+        for start in candidate_starts(low, end):
+            line_no += buf.count(b"\n", counted, start)
+            counted = start
+            stop = buf.find(b"\n", start, end)
+            stop = end if stop == -1 else stop
+            raw = line_text(buf, start, stop)
 
-                def following(n: int, after: int = stop) -> list[str]:
-                    out, pos = [], after + 1
-                    for _ in range(n):
-                        if pos >= len(buf):
-                            break
-                        nl = buf.find(b"\n", pos)
-                        nl = len(buf) if nl == -1 else nl
-                        out.append(line_text(buf, pos, nl))
-                        pos = nl + 1
-                    return out
+            def following(n: int, after: int = stop) -> list[str]:
+                out, pos = [], after + 1
+                for _ in range(n):
+                    if pos >= len(buf):
+                        break
+                    nl = buf.find(b"\n", pos)
+                    nl = len(buf) if nl == -1 else nl
+                    out.append(line_text(buf, pos, nl))
+                    pos = nl + 1
+                return out
 
-                diagnosis.feed_line(raw, line_no + 1, source, following)
-            total_here = buf.count(b"\n", 0, end)
-            if end == len(buf) and buf and not buf.endswith(b"\n"):
-                total_here += 1  # a last line without a newline
-            base_line += total_here
-            carry = buf[end:]
-            if eof and not carry:
-                break
-    finally:  # a damaged archive raises part way: what was read still counts
-        diagnosis.lines += base_line
+            diagnosis.feed_line(raw, line_no + 1, source, following)
+        total_here = buf.count(b"\n", 0, end)
+        if end == len(buf) and buf and not buf.endswith(b"\n"):
+            total_here += 1  # a last line without a newline
+        base_line += total_here
+        carry = buf[end:]
+        if eof and not carry:
+            break
+    diagnosis.lines += base_line
     return base_line

@@ -25,14 +25,17 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     d = Diagnosis()
     data: dict = {"input": target.path, "kind": target.kind}
     extra: list[Finding] = []  # folder mode: what the dumps and error files say
-    last: list[Finding] = []  # folder mode: what was not read
+    last: list[Finding] = []  # what was not read
     if target.kind == "folder":
         extra, data = diagnose_folder(target.path, d, data)
         last = [f for f in extra if f.id == "files-not-read"]
         extra = [f for f in extra if f.id != "files-not-read"]
     else:
-        read_log(target, d, stream)
+        damage = read_log(target, d, stream)
         data["sources"] = [target.path]
+        if damage:
+            data["not_read"] = [{"path": target.path, "why": damage}]
+            last = [files_not_read([(target.path, damage)], 0)]
     traced = next((f for f in extra if f.area == "collectives"), None)
     findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings())
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
@@ -43,21 +46,26 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     return Report("diagnose", tuple(findings), data)
 
 
-READ_ERRORS = (OSError, EOFError, ValueError)  # a truncated or corrupt .gz/.bz2/.xz raises one of these (lzma's too)
+READ_ERRORS = (OSError, EOFError, ValueError)
 
 
-def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None) -> None:
+def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None) -> str:
     """A file or standard input, streamed through the diagnosis. An empty one is an
-    InputError: 'no known failure in 0 lines' would read as healthy."""
+    InputError: 'no known failure in 0 lines' would read as healthy. Returns '' or,
+    for a compressed log damaged part way, 'read only in part (why)'."""
+    damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
         if target.kind == "stdin" and stream is None:
-            lines = scan(decompressed(sys.stdin.buffer), d, "")  # `zcat`-free: diagnose - < rank0.log.gz
+            unpacked = decompressed(sys.stdin.buffer)  # `zcat`-free: diagnose - < rank0.log.gz
+            lines = scan(unpacked, d, "")
+            damage = damaged(unpacked)
         elif target.kind != "file":
             lines = scan(stream or sys.stdin.buffer, d, "")
         else:
             with open_log(target.path) as f:
                 lines = scan(f, d, "")
+                damage = damaged(f)
     except BinaryInput:
         raise InputError(f"{'standard input is binary' if target.kind == 'stdin' else what + ' is a binary file'}, not a text log") from None
     except NotReadable as exc:
@@ -65,12 +73,16 @@ def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None) ->
     except FileRefused as exc:
         raise InputError(str(exc)) from None
     except READ_ERRORS as exc:
-        if not d.lines and not d.hits:
-            raise InputError(f"cannot read {what}: {reading_error(exc)}") from None
-        lines = 0  # a truncated archive: what came before the damage was read
-    if lines == 0 and not d.lines:
-        raise InputError(f"{what} is empty: there is no log to diagnose")
+        raise InputError(f"cannot read {what}: {reading_error(exc)}") from None
+    if lines == 0:
+        raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
+    return f"read only in part ({damage})" if damage else ""
 
+
+def damaged(stream: object) -> str:
+    """Why a decompressed log ended early (inputs.Salvaged), or ''."""
+    error = getattr(stream, "error", None)
+    return str(error) if error is not None else ""
 
 def reading_error(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or f"{type(exc).__name__}: {str(exc)[:200]}"
@@ -126,10 +138,15 @@ def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding],
     for file in logs:
         rel = os.path.relpath(file, path)
         d.default_rank = run_folder.rank_of(file)
-        before = d.lines
         try:
             with open_log(file) as f:
-                if scan(f, d, rel) == 0:
+                lines = scan(f, d, rel)
+                damage = damaged(f)
+                if damage:
+                    not_read.append((rel, f"read only in part ({damage})" if lines else f"a damaged archive ({damage})"))
+                    if not lines:
+                        continue
+                elif lines == 0:
                     empty.append(rel)  # torchrun's stdout.log of a rank that printed nothing
                     continue
         except BinaryInput:
@@ -139,10 +156,8 @@ def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding],
             not_read.append((rel, str(exc)))
             continue
         except (FileRefused, *READ_ERRORS) as exc:
-            if d.lines == before:
-                not_read.append((rel, f"cannot be read ({reading_error(exc)})"))
-                continue
-            not_read.append((rel, f"read only in part ({reading_error(exc)})"))
+            not_read.append((rel, f"cannot be read ({reading_error(exc)})"))
+            continue
         read_logs.append(file)
     logs = read_logs
     if walked.past_limit:
