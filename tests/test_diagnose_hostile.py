@@ -271,3 +271,14 @@ def test_a_damaged_archive_given_alone_is_read_as_far_as_it_goes(tmp_path):
     (tmp_path / "head.gz").write_bytes(gzip.compress(b"x" * 1000)[:12])
     proc = cli(str(tmp_path / "head.gz"))
     assert proc.returncode == 2 and "damaged archive" in proc.stderr.decode()
+
+
+def test_links_into_system_paths_are_not_followed(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "rank0.log").write_text("step 1\n")
+    os.symlink("/proc/self/environ", run / "rank1.log")
+    os.symlink("/", run / "root")
+    data = json.loads(cli("--json", str(run)).stdout)
+    unread = {item["path"]: item["why"] for item in data["not_read"]}
+    assert "not followed (a system path" in unread["rank1.log"] and "not followed" in unread["root"]

@@ -80,6 +80,9 @@ def walk(folder: str) -> Walk:
                 why = "broken symbolic link" if os.path.islink(path) else f"cannot be read ({exc.strerror})"
                 out.not_read.append((rel, why))
                 continue
+            if os.path.islink(path) and system_path(os.path.realpath(path)):
+                out.not_read.append((rel, f"a link to {os.path.realpath(path)}, not followed (a system path, not a log)"))
+                continue
             key = (st.st_dev, st.st_ino)
             if key in seen:
                 continue  # a second link to a file or folder already read (or a link loop)
@@ -108,6 +111,13 @@ NUMBER = re.compile(r"[0-9]{1,18}")  # ASCII digits only ("²".isdigit() is true
 def small_int(text: str) -> Optional[int]:
     """`text` as a number when it is one of at most 18 ASCII digits, else None."""
     return int(text) if NUMBER.fullmatch(text) else None
+
+
+SYSTEM = ("/proc", "/sys", "/dev")  # a link there is no log: /proc/kmsg blocks, /proc/self/environ is secrets
+
+
+def system_path(real: str) -> bool:
+    return real == os.sep or any(real == s or real.startswith(s + os.sep) for s in SYSTEM)
 
 
 def rank_of(path: str) -> Optional[int]:
