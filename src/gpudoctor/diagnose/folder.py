@@ -140,7 +140,7 @@ def read_error_file(path: str) -> Optional[ErrorFile]:
         return None
     try:
         with open_regular(path) as f:
-            data = json.loads(f.read().decode("utf-8", errors="replace"))
+            data = json.loads(f.read(MAX_ERROR_FILE + 1).decode("utf-8", errors="replace"))
     except RecursionError:
         raise Malformed("JSON nested too deeply to read") from None
     except (OSError, ValueError):
