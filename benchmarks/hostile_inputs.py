@@ -9,7 +9,10 @@ outside a code span. With --rss it also measures the peak RSS of `gpudoctor diag
 500 MB single-line log (tqdm bars ended by \\r) and on a 2 GB ordinary log (built with
 diagnose_throughput.py's builder), in /tmp, deleted afterwards.
 
-    python benchmarks/hostile_inputs.py [--rss] [-v]
+    python benchmarks/hostile_inputs.py [--rss] [-v] [--src DIR]
+
+--src runs another checkout's gpudoctor (its src/ folder) on the same inputs: the matrix
+before a change, for comparison.
 """
 
 from __future__ import annotations
@@ -257,6 +260,9 @@ def judge(case: Case, proc: subprocess.CompletedProcess, marker: Path) -> str:
     return ""
 
 
+SRC = ROOT / "src"
+
+
 def matrix(verbose: bool) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="gpudoctor-hostile-"))
     marker = tmp / "CODE-RAN"
@@ -266,9 +272,10 @@ def matrix(verbose: bool) -> int:
         for case in cases(tmp, marker):
             proc = subprocess.run(
                 [sys.executable, "-m", "gpudoctor", *case.args], input=case.stdin, capture_output=True, timeout=300,
-                env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"},
+                env={**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200"},
             )  # fmt: skip
             wrong = judge(case, proc, marker)
+            marker.unlink(missing_ok=True)  # counted once: the next input starts clean
             row = rows.setdefault(case.category, [0, 0])
             row[0] += 1
             row[1] += not wrong
@@ -313,7 +320,7 @@ def peak_rss(args: list[str]) -> tuple[float, float, int]:
         "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, time.perf_counter() - t, r.returncode)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
     out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "gpudoctor", *args], capture_output=True, text=True, env=env, timeout=3600)
     mb, secs, rc = out.stdout.split()
     return float(mb), float(secs), int(rc)
@@ -350,7 +357,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rss", action="store_true", help="also measure peak RSS on a 500 MB line and a 2 GB log (needs ~2.6 GB in /tmp)")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per input")
+    ap.add_argument("--src", type=Path, help="another checkout's src/ to run instead of this one's")
     args = ap.parse_args()
+    if args.src is not None:
+        global SRC
+        SRC = args.src.resolve()
+        sys.path.insert(0, str(SRC))
     t = time.perf_counter()
     code = matrix(args.verbose)
     print(f"({time.perf_counter() - t:.0f} s)")
