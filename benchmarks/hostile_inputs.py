@@ -261,6 +261,7 @@ def judge(case: Case, proc: subprocess.CompletedProcess, marker: Path) -> str:
 
 
 SRC = ROOT / "src"
+ANSWER_S = 60  # an input not answered in this long counts as not clean (a reader that never ends)
 
 
 def matrix(verbose: bool) -> int:
@@ -270,11 +271,15 @@ def matrix(verbose: bool) -> int:
     failures = []
     try:
         for case in cases(tmp, marker):
-            proc = subprocess.run(
-                [sys.executable, "-m", "gpudoctor", *case.args], input=case.stdin, capture_output=True, timeout=300,
-                env={**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200"},
-            )  # fmt: skip
-            wrong = judge(case, proc, marker)
+            try:
+                proc = subprocess.run(
+                    [sys.executable, "-m", "gpudoctor", *case.args], input=case.stdin, capture_output=True, timeout=ANSWER_S,
+                    env={**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200"},
+                )  # fmt: skip
+                wrong = judge(case, proc, marker)
+                code = proc.returncode
+            except subprocess.TimeoutExpired:
+                wrong, code = f"no answer in {ANSWER_S} s", None
             marker.unlink(missing_ok=True)  # counted once: the next input starts clean
             row = rows.setdefault(case.category, [0, 0])
             row[0] += 1
@@ -282,7 +287,7 @@ def matrix(verbose: bool) -> int:
             if wrong:
                 failures.append(f"{case.category}: {case.name}: {wrong}")
             if verbose:
-                print(f"  {'ok ' if not wrong else 'BAD'} {case.category}: {case.name} (exit {proc.returncode}) {wrong}")
+                print(f"  {'ok ' if not wrong else 'BAD'} {case.category}: {case.name} (exit {code}) {wrong}")
         for name, call, error in api_cases():
             row = rows.setdefault("Python API arguments", [0, 0])
             row[0] += 1
