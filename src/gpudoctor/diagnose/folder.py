@@ -5,6 +5,11 @@ torchrun's @record writes one error file per failed worker
     {"message": {"message": "RuntimeError: ...",
                  "extraInfo": {"py_callstack": "Traceback ...", "timestamp": "1700000000"}}}
 The earliest timestamp is the first failure: the root-cause rank.
+
+A run folder is often someone else's (downloaded, sent by a colleague): it is walked to
+MAX_FILES files and MAX_DEPTH levels, links followed once each, and everything not read is
+kept with its reason for the report; dumps are read as plain data only (no code runs), and
+a file whose contents do not have the shape they claim is `Malformed`, naming what is wrong.
 """
 
 from __future__ import annotations
