@@ -241,10 +241,10 @@ def api_cases() -> list[tuple[str, Callable[[], object], type]]:
 def judge(case: Case, proc: subprocess.CompletedProcess, marker: Path) -> str:
     """'' when the answer is clean, else what is wrong."""
     out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
-    if "Traceback (most recent call last)" in err:
-        return "traceback"
     if marker.exists():
         return "code ran"
+    if "Traceback (most recent call last)" in err:
+        return "traceback"
     if proc.returncode not in case.expect_codes:
         return f"exit {proc.returncode}, expected {case.expect_codes}"
     if RAW_CONTROL.search(out) or RAW_CONTROL.search(err):
