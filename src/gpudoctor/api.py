@@ -8,8 +8,9 @@ Report shows itself as Markdown in Jupyter. Documented in docs/api.md.
     if not report.ok:
         for f in report.findings: print(f.id, f.fix)
 
-Nothing is printed and nothing exits. Bad arguments raise ValueError (the CLI's
-usage errors), a missing path FileNotFoundError. Importing this module is cheap:
+Nothing is printed and nothing exits. An argument of the wrong type raises TypeError,
+a bad value ValueError (the CLI's usage errors, naming its flags), a missing path
+FileNotFoundError. Importing this module is cheap:
 every command imports what it needs (torch too) when called.
 """
 
@@ -26,6 +27,60 @@ from gpudoctor.findings import Report
 StrPath = Union[str, "os.PathLike[str]"]
 
 
+# -- the API's door: arguments checked before any work, with the CLI's flag names --------
+# The CLI's parser hands over values of the right type; a Python caller may not (True is an
+# int, a str is an iterable of characters), so the type is checked here; the ranges and
+# choices are then checked by the same functions the CLI uses (one_of, nproc_problem, ...).
+
+
+def _whole(flag: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{flag} must be a whole number (got {value!r})")
+    return value
+
+
+def _seconds(flag: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{flag} must be a number of seconds (got {value!r})")
+    return float(value)
+
+
+def _word(flag: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{flag} must be a string (got {value!r})")
+    return value
+
+
+def _switch(flag: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{flag} must be True or False (got {value!r})")
+    return value
+
+
+def _path(what: str, value: Any) -> str:
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a path (str or os.PathLike), got {type(value).__name__}")
+    path = os.fspath(value)
+    if not isinstance(path, str):
+        raise TypeError(f"{what} must be a str path, got {type(path).__name__}")
+    if "\x00" in path:
+        raise ValueError(f"{what} {path!r} holds a NUL byte, which no file name can")
+    return path
+
+
+def _ids(flag: str, value: Any) -> list[str]:
+    """Rule ids: one id as a string, or an iterable of them ("a,b" is split as the CLI splits it)."""
+    if isinstance(value, str):
+        value = [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{flag} must be a rule id or a list of them (got {value!r})") from None
+    if not all(isinstance(v, str) for v in items):
+        raise TypeError(f"{flag} must be a rule id or a list of them (got {value!r})")
+    return [part.strip() for v in items for part in v.split(",") if part.strip()]
+
+
 def check(*, visible: str | None = None, facts: StrPath | None = None) -> Report:
     """`gpudoctor check`: probe this machine (or read a snapshot saved with
     `gpudoctor check --json`) and run every check. `visible` shows what torch
@@ -33,7 +88,10 @@ def check(*, visible: str | None = None, facts: StrPath | None = None) -> Report
     from gpudoctor.checks import check_report
     from gpudoctor.probe.facts import collect, load
 
+    if visible is not None:
+        _word("--visible", visible)
     if facts is not None:
+        facts = _path("--facts", facts)
         if visible is not None:
             raise ValueError("visible= probes this machine; it cannot be combined with facts=")
         return _shown(check_report(load(os.fspath(facts))))
@@ -45,9 +103,17 @@ def lint(paths: StrPath | Iterable[StrPath], *, select: Iterable[str] = (), igno
     path, line, col); `report.data["diagnostics"]` has them as `--json` does."""
     from gpudoctor.lint import engine, formats
 
-    names = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
+    if isinstance(paths, (str, os.PathLike)):
+        names = [_path("path", paths)]
+    else:
+        try:
+            names = [_path("path", p) for p in paths]
+        except TypeError:
+            if isinstance(paths, Iterable):
+                raise
+            raise TypeError(f"paths must be a path or a list of paths, got {type(paths).__name__}") from None
     try:
-        result = engine.lint_paths(names, list(select), list(ignore))
+        result = engine.lint_paths(names, _ids("--select", select), _ids("--ignore", ignore))
     except engine.UnknownRule as exc:
         raise ValueError(f"unknown rule id {str(exc)!r}") from None
     except engine.MissingPath as exc:
@@ -66,12 +132,16 @@ def diagnose(text: str | None = None, *, path: StrPath | None = None) -> Report:
 
     if (text is None) == (path is None):
         raise ValueError("give the log as text, or path= a log file or run folder (one of them)")
+    if text is not None and not isinstance(text, (str, bytes)):
+        raise TypeError(f"text must be the log's text (str or bytes), got {type(text).__name__}; for a file use path=")
+    where = _path("path", path) if path is not None else ""
     try:
         if text is not None:
-            return _shown(run(Target("text", "<text>"), io.BytesIO(text.encode("utf-8", "surrogateescape"))))
-        return _shown(run(resolve(os.fspath(path))))  # type: ignore[arg-type]
+            raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
+            return _shown(run(Target("text", "<text>"), io.BytesIO(raw)))
+        return _shown(run(resolve(where)))
     except InputError as exc:
-        if not os.path.lexists(os.fspath(path or "")):
+        if where and not os.path.lexists(where):
             raise FileNotFoundError(str(exc)) from None
         raise ValueError(str(exc)) from None
 
@@ -105,6 +175,14 @@ def allreduce(
     from gpudoctor.allreduce.job import run_local
     from gpudoctor.allreduce.options import Options, PlanError, check_options, plan_sweep
     from gpudoctor.probe.cuda import probe_cuda
+
+    if nproc is not None:
+        _whole("--nproc", nproc)
+    for flag, value in (("--backend", backend), ("--device", device), ("--dtype", dtype), ("--op", op)):
+        _word(flag, value)
+    if sizes is not None:
+        _word("--sizes", sizes)
+    _whole("--iters", iters), _whole("--warmup", warmup), _seconds("--timeout", timeout)
 
     options = Options(nproc, backend, device, sizes, None, None, dtype, op, iters, warmup, timeout)
     try:
@@ -140,9 +218,16 @@ def train_smoke(
     from gpudoctor.smoke.config import SmokeConfig
     from gpudoctor.smoke.runner import run_local
 
-    if nproc < 1 or steps < 1 or batch_size < 1 or num_workers < 0 or timeout <= 0:
-        raise ValueError("nproc, steps and batch_size must be >= 1, num_workers >= 0, timeout > 0")
-    backend, device = one_of("backend", backend, BACKENDS), one_of("device", device, DEVICES)
+    from gpudoctor.launch.capacity import nproc_problem
+
+    for flag, value in (("--nproc", nproc), ("--steps", steps), ("--batch-size", batch_size), ("--num-workers", num_workers)):
+        _whole(flag, value)
+    _word("--backend", backend), _word("--device", device), _switch("--amp", amp), _seconds("--timeout", timeout)
+    if (problem := nproc_problem(nproc)) is not None:
+        raise ValueError(problem)
+    if steps < 1 or batch_size < 1 or num_workers < 0 or timeout <= 0:
+        raise ValueError("--steps and --batch-size must be >= 1, --num-workers >= 0, --timeout > 0")
+    backend, device = one_of("--backend", backend, BACKENDS), one_of("--device", device, DEVICES)
     cuda = probe_cuda()
     missing = _torch_missing("train-smoke", cuda.import_error)
     if missing is not None:

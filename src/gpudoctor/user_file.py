@@ -90,6 +90,8 @@ def regular_stat(path: str) -> os.stat_result:
         st = os.stat(path)
     except OSError as exc:
         raise _refused(path, exc) from None
+    except ValueError:  # os.stat's "embedded null byte"
+        raise FileRefused(path.replace("\x00", "\\x00"), "the name holds a NUL byte, which no file name can", "error") from None
     if not stat.S_ISREG(st.st_mode):
         kind = "directory" if stat.S_ISDIR(st.st_mode) else "not-regular"
         raise FileRefused(path, file_kind(st.st_mode), kind)

@@ -73,8 +73,9 @@ def test_healthy_log_exits_0():
 def test_odd_but_valid_inputs(tmp_path):
     empty = tmp_path / "empty.log"
     empty.write_bytes(b"")
-    proc = gpudoctor("--json", str(empty))
-    assert proc.returncode == 0 and json.loads(proc.stdout)["lines"] == 0
+    # an empty log is said to be empty, not healthy (issue 24)
+    assert_usage_error(gpudoctor("--json", str(empty)), "is empty")
+    assert_usage_error(gpudoctor("-", stdin=b""), "standard input is empty")
     # a one-line paste, no newline at the end
     proc = gpudoctor("--json", "-", stdin=b"[rank6]: RuntimeError: CUDA error: invalid device ordinal")
     data = json.loads(proc.stdout)

@@ -90,7 +90,8 @@ def rich_header(facts: Facts) -> list[RenderableType]:
             grid.add_column(HEADERS[i], no_wrap=HEADERS[i] in ("torch", "GPU", "UUID"))
         for r in rows:
             cells = _row_cells(r)
-            grid.add_row(*(cells[i] for i in columns), style="dim" if r.torch_index is None else "")
+            # Text, not str: a snapshot's GPU name is not rich markup (no hidden [link=...])
+            grid.add_row(*(Text(cells[i]) for i in columns), style="dim" if r.torch_index is None else "")
         parts.append(grid)
     elif not facts.nvml.available:
         parts.append(Text("GPUs: none visible to NVML or torch", style="dim"))

@@ -15,6 +15,7 @@ from gpudoctor import __version__
 from gpudoctor.cli import allreduce, check, diagnose, lint, report, run, train_smoke
 from gpudoctor.cli.exit_code import ExitCode
 from gpudoctor.cli.output import UsageError
+from gpudoctor.render.escape import terminal
 
 # Typer >= 0.23 vendors click privately; older releases use the click package.
 ClickUsageError: type[Exception] = typer.BadParameter.__mro__[1]
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     except (ClickUsageError, UsageError) as exc:
         # click's UsageError.format_message(); the class is only known at run time (see above)
         message = exc.format_message() if isinstance(exc, ClickUsageError) else str(exc)  # type: ignore[attr-defined]
-        print(f"gpudoctor: error: {message}", file=sys.stderr)
+        print(f"gpudoctor: error: {terminal(message, one_line=True)}", file=sys.stderr)  # it may name a crafted file
         sys.exit(ExitCode.USAGE)
     except (typer.Abort, KeyboardInterrupt):
         print("gpudoctor: interrupted", file=sys.stderr)

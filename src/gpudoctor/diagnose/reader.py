@@ -14,7 +14,7 @@ from gpudoctor.knowledge.diagnosis import Diagnosis
 
 BLOCK = 8 << 20
 LOOKAHEAD = 64 << 10  # lines after a hit that a pattern may read as context
-MAX_LINE = 1 << 20  # a "line" longer than this is cut (tqdm without newlines)
+MAX_LINE = 1 << 20  # a "line" longer than this is read in pieces (tqdm without newlines)
 LONG_LINE = 64 << 10  # what of a longer line is decoded: its head and its tail
 
 # Lower-case words that every line a pattern matches contains (a test checks each
@@ -85,6 +85,14 @@ def candidate_starts(low: bytes, end: int) -> list[int]:
                 break
             pos = low.find(trig, nl + 1, end)
     return sorted(starts)
+
+
+def max_line() -> int:
+    """MAX_LINE, or GPUDOCTOR_MAX_LINE_BYTES when set (tests use a small one)."""
+    import os
+
+    value = os.environ.get("GPUDOCTOR_MAX_LINE_BYTES", "")
+    return int(value) if value.isascii() and value.isdigit() and 0 < len(value) < 12 else MAX_LINE
 
 
 def decode(raw: bytes) -> str:
@@ -187,10 +195,12 @@ def scan(stream: BinaryIO, diagnosis: Diagnosis, source: str = "") -> int:
             limit = len(buf) - LOOKAHEAD
             end = buf.rfind(b"\n", 0, limit) + 1 if limit > 0 else 0
             if end == 0:
-                if len(buf) < MAX_LINE + LOOKAHEAD:
+                if len(buf) < max_line() + LOOKAHEAD:
                     carry = buf
                     continue
-                end = MAX_LINE  # one enormous line: cut it
+                # One enormous line (tqdm's bars, each ended by \r only): read it in pieces,
+                # all but the lookahead at a time, so that no more than a block of it is held.
+                end = max(buf.rfind(b"\r", 0, limit) + 1, limit // 2)
         low = buf[:end].lower()
         counted = 0
         line_no = base_line
@@ -208,7 +218,7 @@ def scan(stream: BinaryIO, diagnosis: Diagnosis, source: str = "") -> int:
                         break
                     nl = buf.find(b"\n", pos)
                     nl = len(buf) if nl == -1 else nl
-                    out.append(decode(buf[pos:nl]))
+                    out.append(line_text(buf, pos, nl))
                     pos = nl + 1
                 return out
 

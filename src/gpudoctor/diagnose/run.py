@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import sys
 from typing import BinaryIO, Optional
 
 from gpudoctor.diagnose import folder as run_folder
-from gpudoctor.diagnose.inputs import InputError, Target
+from gpudoctor.diagnose.inputs import InputError, NotReadable, Target, decompressed, open_log
 from gpudoctor.diagnose.reader import BinaryInput, scan
+from gpudoctor.knowledge.plain_pickle import RefusedPickle
+from gpudoctor.user_file import FileRefused
 from gpudoctor.findings import Finding, Report, Severity, ok
 from gpudoctor.knowledge.diagnosis import Diagnosis
 
@@ -22,33 +25,67 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     d = Diagnosis()
     data: dict = {"input": target.path, "kind": target.kind}
     extra: list[Finding] = []  # folder mode: what the dumps and error files say
+    last: list[Finding] = []  # what was not read
     if target.kind == "folder":
         extra, data = diagnose_folder(target.path, d, data)
+        last = [f for f in extra if f.id == "files-not-read"]
+        extra = [f for f in extra if f.id != "files-not-read"]
     else:
-        read_log(target, d, stream)
+        damage = read_log(target, d, stream)
         data["sources"] = [target.path]
+        if damage:
+            data["not_read"] = [{"path": target.path, "why": damage}]
+            last = [files_not_read([(target.path, damage)], 0)]
     traced = next((f for f in extra if f.area == "collectives"), None)
     findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings())
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
     data["lines"] = d.lines
     if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
         findings.append(ok("log-no-failure", f"no known failure in {d.lines} line(s)", AREA, lines=d.lines))
+    findings += last
     return Report("diagnose", tuple(findings), data)
 
 
-def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None) -> None:
-    """A file or standard input, streamed through the diagnosis."""
+READ_ERRORS = (OSError, EOFError, ValueError)
+
+
+def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None) -> str:
+    """A file or standard input, streamed through the diagnosis. An empty one is an
+    InputError: 'no known failure in 0 lines' would read as healthy. Returns '' or,
+    for a compressed log damaged part way, 'read only in part (why)'."""
+    damage = ""
+    what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
-        if target.kind != "file":
-            scan(stream or sys.stdin.buffer, d, "")
+        if target.kind == "stdin" and stream is None:
+            unpacked = decompressed(sys.stdin.buffer)  # `zcat`-free: diagnose - < rank0.log.gz
+            lines = scan(unpacked, d, "")
+            damage = damaged(unpacked)
+        elif target.kind != "file":
+            lines = scan(stream or sys.stdin.buffer, d, "")
         else:
-            with open(target.path, "rb") as f:
-                scan(f, d, "")
+            with open_log(target.path) as f:
+                lines = scan(f, d, "")
+                damage = damaged(f)
     except BinaryInput:
-        what = "standard input is binary" if target.kind == "stdin" else f"{target.path} is a binary file"
-        raise InputError(f"{what}, not a text log") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {target.path}: {exc.strerror}") from None
+        raise InputError(f"{'standard input is binary' if target.kind == 'stdin' else what + ' is a binary file'}, not a text log") from None
+    except NotReadable as exc:
+        raise InputError(f"{what}: {exc}") from None
+    except FileRefused as exc:
+        raise InputError(str(exc)) from None
+    except READ_ERRORS as exc:
+        raise InputError(f"cannot read {what}: {reading_error(exc)}") from None
+    if lines == 0:
+        raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
+    return f"read only in part ({damage})" if damage else ""
+
+
+def damaged(stream: object) -> str:
+    """Why a decompressed log ended early (inputs.Salvaged), or ''."""
+    error = getattr(stream, "error", None)
+    return str(error) if error is not None else ""
+
+def reading_error(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 def first_failure(d: Diagnosis, traced: Optional[Finding], from_files: Optional[dict]) -> Optional[dict]:
@@ -67,33 +104,69 @@ def first_failure(d: Diagnosis, traced: Optional[Finding], from_files: Optional[
 
 
 def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding], dict]:
-    files = run_folder.walk(path)
-    if not files:  # "healthy, 0 lines" would hide a wrong path
+    walked = run_folder.walk(path)
+    if not walked.files and not walked.not_read:  # "healthy, 0 lines" would hide a wrong path
         raise InputError(f"{path}: no files in this folder (hidden ones are skipped); give a log file or a job's run folder")
-    logs, errors, skipped = [], [], []
+    logs, errors = [], []
+    not_read = list(walked.not_read)  # (relative path, why)
+    refused: list[tuple[str, str]] = []  # pickles that name something to import: never loaded
     traces: dict[int, list] = {}
-    for file in files:
-        err = run_folder.read_error_file(file)
-        if err is not None:
-            errors.append(err)
-            continue
-        binary = run_folder.looks_binary(file)
-        if binary or file.endswith(".json"):
-            records = run_folder.read_trace(file)
-            if records is not None:
-                traces[records[0].rank if records else len(traces)] = records
+    for file in walked.files:
+        rel = os.path.relpath(file, path)
+        try:
+            err = run_folder.read_error_file(file)
+            if err is not None:
+                errors.append(err)
                 continue
-        if binary:
-            skipped.append(os.path.relpath(file, path))
-        else:
-            logs.append(file)
+            binary = run_folder.looks_binary(file)
+            if binary or file.endswith(".json"):
+                records = run_folder.read_trace(file)
+                if records is not None:
+                    traces[records[0].rank if records else len(traces)] = records
+                    continue
+        except RefusedPickle as exc:
+            refused.append((rel, str(exc)))
+            continue
+        except run_folder.Malformed as exc:
+            not_read.append((rel, str(exc)))
+            continue
+        except (OSError, ValueError) as exc:
+            not_read.append((rel, f"cannot be read ({reading_error(exc)})"))
+            continue
+        logs.append(file)
+    read_logs, empty = [], []
     for file in logs:
+        rel = os.path.relpath(file, path)
         d.default_rank = run_folder.rank_of(file)
         try:
-            with open(file, "rb") as f:
-                scan(f, d, os.path.relpath(file, path))
-        except (BinaryInput, OSError):
-            skipped.append(os.path.relpath(file, path))
+            with open_log(file) as f:
+                lines = scan(f, d, rel)
+                damage = damaged(f)
+                if damage:
+                    not_read.append((rel, f"read only in part ({damage})" if lines else f"a damaged archive ({damage})"))
+                    if not lines:
+                        continue
+                elif lines == 0:
+                    empty.append(rel)  # torchrun's stdout.log of a rank that printed nothing
+                    continue
+        except BinaryInput:
+            not_read.append((rel, "binary, not a text log" + (" (a pickle)" if run_folder.starts_with(file, b"\x80") else "")))
+            continue
+        except NotReadable as exc:
+            not_read.append((rel, str(exc)))
+            continue
+        except (FileRefused, *READ_ERRORS) as exc:
+            not_read.append((rel, f"cannot be read ({reading_error(exc)})"))
+            continue
+        read_logs.append(file)
+    logs = read_logs
+    if walked.past_limit:
+        more = f"{walked.past_limit:,}+" if walked.past_limit >= run_folder.MAX_COUNTED else f"{walked.past_limit:,}"
+        not_read.append((f"{more} more file(s)", f"past the {run_folder.MAX_FILES:,}-file limit"))
+    if not logs and not errors and not traces and not refused:
+        raise InputError(f"{path}: nothing in this folder could be read ({unread_counts(not_read + [(e, 'empty') for e in empty])})")
+    if empty:
+        data["empty"] = empty
     extra: list[Finding] = []
     first = run_folder.first_failure(errors)
     for err in sorted(errors, key=lambda e: (e is not first, e.timestamp or 0)):
@@ -110,8 +183,11 @@ def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding],
     data["error_files"] = [
         {"path": os.path.relpath(e.path, path), "rank": e.rank, "timestamp": e.timestamp, "message": e.message[:300]} for e in errors
     ]
-    if skipped:
-        data["skipped"] = skipped
+    if not_read:
+        data["not_read"] = [{"path": rel, "why": why} for rel, why in not_read]
+        extra.append(files_not_read(not_read, walked.hidden))
+    if refused:
+        extra = [pickle_refused(rel, why) for rel, why in refused] + extra
     if first is not None:
         data["error_file_root_cause"] = {
             "rank": first.rank,
@@ -190,3 +266,52 @@ def header(report: Report) -> Optional[str]:
     victim = root.get("role") == "consequence" and not root.get("reported_by")
     lead = "first sign of the failure (its cause is in another rank's output): " if victim else "first failure: "
     return lead + " ".join(who + ([f"— {what}"] if what and who else [what] if what else [])) + (f" ({where})" if where else "")
+
+
+def unread_counts(not_read: list[tuple[str, str]]) -> str:
+    """'2 empty, 1 binary, not a text log': how many files for each reason."""
+    counts: dict[str, int] = {}
+    for _, why in not_read:
+        reason = why.split(" (")[0].split(":")[0]
+        counts[reason] = counts.get(reason, 0) + 1
+    return ", ".join(f"{n} {reason}" for reason, n in counts.items())
+
+
+SHOWN_UNREAD = 20
+
+
+def files_not_read(not_read: list[tuple[str, str]], hidden: int) -> Finding:
+    """What of the folder was left unread and why: said, so that 'no known failure' is
+    never taken for the whole folder when part of it was not read."""
+    evidence: dict = {rel: why for rel, why in not_read[:SHOWN_UNREAD]}
+    if len(not_read) > SHOWN_UNREAD:
+        evidence["and"] = f"{len(not_read) - SHOWN_UNREAD} more (the JSON output's data.not_read lists them all)"
+    if hidden:
+        evidence["hidden entries skipped"] = hidden
+    return Finding(
+        id="files-not-read",
+        severity=Severity.WARN,
+        title=f"{len(not_read)} item(s) of the folder not read: {unread_counts(not_read)}",
+        evidence=evidence,
+        why="What was not read cannot show the failure: the verdict covers only the files that were read.",
+        fix="decompress or move the logs you need into the folder (at most 2,000 files, 6 levels deep), "
+        "or diagnose one log at a time: gpudoctor diagnose FILE",
+        area=AREA,
+    )
+
+
+def pickle_refused(rel: str, why: str) -> Finding:
+    """A file named like a Flight Recorder dump that is a pickle naming something to import:
+    loading it would run code. It is never loaded."""
+    return Finding(
+        id="pickle-refused",
+        severity=Severity.ERROR,
+        title=f"{rel} not read: a pickle that names code to run ({why.removeprefix('it names ').split(',')[0]})",
+        evidence={"file": rel, "refused because": why},
+        why="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any "
+        "command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names "
+        "nothing; gpudoctor reads only such pickles.",
+        fix=f"python -m pickletools {shlex.quote(rel)} | grep -E 'GLOBAL|INST|REDUCE'   # see what it would run; "
+        "delete it unless you made it",
+        area=AREA,
+    )

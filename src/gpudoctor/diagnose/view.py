@@ -6,11 +6,12 @@ from rich.text import Text
 
 from gpudoctor.diagnose.run import header
 from gpudoctor.findings import Report
+from gpudoctor.render.escape import md_text
 
 
 def rich_header(report: Report) -> list:
     line = header(report)
-    scanned = f"read {report.data.get('lines', 0)} line(s) from {len(report.data.get('sources') or [])} source(s)"
+    scanned = read_line(report)
     out = [Text(scanned, style="dim")]
     if line:
         out.append(Text(line, style="bold"))
@@ -18,6 +19,17 @@ def rich_header(report: Report) -> list:
     return out
 
 
+def read_line(report: Report) -> str:
+    """What was read, and what was not: 'read 120 line(s) from 3 source(s); 2 empty; 1 not read'."""
+    data = report.data
+    out = f"read {data.get('lines', 0)} line(s) from {len(data.get('sources') or [])} source(s)"
+    if data.get("empty"):
+        out += f"; {len(data['empty'])} empty file(s)"
+    if data.get("not_read"):
+        out += f"; {len(data['not_read'])} item(s) not read (listed below)"
+    return out
+
+
 def markdown_sections(report: Report) -> list[str]:
     line = header(report)
-    return [f"**{line}**"] if line else []
+    return [read_line(report)] + ([f"**{md_text(line)}**"] if line else [])

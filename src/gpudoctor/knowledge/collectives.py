@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -253,29 +252,79 @@ def records_from_fr_dump(dump: Mapping, rank: int) -> list[CollectiveRecord]:
 
 
 _RANK_SUFFIX = re.compile(r"(\d+)(?:\.\w+)?$")
+class MalformedDump(ValueError):
+    """A Flight Recorder dump whose contents do not have the dump's shape."""
+
+
+MAX_DUMP_BYTES = 16 << 20  # torch's ring buffer (2,000 entries by default) dumps to well under 1 MB
+MAX_DUMP_VALUES = 2_000_000  # values in a dump, counted as read: a pickle can list one big list many times
 
 
 def read_fr_file(path: str, rank: int | None = None) -> list[CollectiveRecord]:
     """One file of a Flight Recorder dump (pickle, or the JSON form); the rank is
     the number the file name ends with (TORCH_FR_DUMP_TEMP_FILE + rank) unless given.
-    Raises ValueError for a file that is neither."""
+
+    The pickle is read by `plain_pickle` (plain data only: nothing it names is
+    imported). Raises RefusedPickle (a ValueError) for a pickle that names a
+    callable, ValueError for a file that is no dump or is malformed; each message
+    starts with the path."""
+    from gpudoctor.knowledge.plain_pickle import RefusedPickle, loads_plain
+
     if rank is None:
         m = _RANK_SUFFIX.search(os.path.basename(path))
-        if not m:
+        if not m or len(m.group(1)) > 9:
             raise ValueError(f"{path}: no rank number at the end of the file name")
         rank = int(m.group(1))
     with open(path, "rb") as fh:
-        data = fh.read()
+        data = fh.read(MAX_DUMP_BYTES + 1)
+    if len(data) > MAX_DUMP_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_DUMP_BYTES >> 20} MB, not read as a Flight Recorder dump")
     try:
-        dump = pickle.loads(data)  # noqa: S301 - a trace file the user asked us to read
-    except Exception:  # noqa: BLE001 - not a pickle: try the JSON form
-        try:
+        if data[:1] == b"\x80":
+            dump = loads_plain(data)
+        else:
             dump = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ValueError(f"{path}: not a Flight Recorder dump") from exc
+    except RefusedPickle as exc:
+        raise RefusedPickle(f"{path}: {exc}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ValueError(f"{path}: not a Flight Recorder dump") from None
     if not isinstance(dump, dict) or "entries" not in dump:
         raise ValueError(f"{path}: not a Flight Recorder dump")
-    return records_from_fr_dump(dump, rank)
+    problem = _dump_shape_problem(dump)
+    if problem:
+        raise MalformedDump(f"{path}: malformed Flight Recorder dump: {problem}")
+    try:
+        return records_from_fr_dump(dump, rank)
+    except (TypeError, ValueError, AttributeError, KeyError, OverflowError, RecursionError) as exc:
+        raise MalformedDump(f"{path}: malformed Flight Recorder dump: {type(exc).__name__}: {str(exc)[:120]}") from None
+
+
+def _dump_shape_problem(dump: dict) -> str:
+    """What is wrong with the shape of a dump, in words, or ''. The containers are
+    walked iteratively (a hostile file may nest them deeper than Python recurses)
+    and the walk stops at MAX_DUMP_VALUES (a list shared many times counts each time)."""
+    entries = dump.get("entries")
+    if not isinstance(entries, (list, tuple)):
+        return f'"entries" is {type(entries).__name__}, not a list'
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            return f"entry {i} is {type(e).__name__}, not a record"
+    if not isinstance(dump.get("pg_status") or {}, dict):
+        return '"pg_status" is not a mapping'
+    todo: list = [dump]
+    seen = 0
+    while todo:
+        item = todo.pop()
+        values = item.values() if isinstance(item, dict) else item
+        for v in values:
+            seen += 1
+            if isinstance(v, (dict, list, tuple)):
+                todo.append(v)
+            elif isinstance(v, int) and not -(1 << 63) <= v < 1 << 64:
+                return "a number beyond 64 bits"  # printing one of 4,300 digits raises
+        if seen > MAX_DUMP_VALUES:
+            return f"more than {MAX_DUMP_VALUES:,} values"
+    return ""
 
 
 def records_to_json(records: Iterable[CollectiveRecord]) -> list[dict]:

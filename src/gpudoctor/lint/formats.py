@@ -15,6 +15,7 @@ from gpudoctor.lint.explain import rule_page
 from gpudoctor.checks.wording import plural
 from gpudoctor.lint.rule import Rule
 from gpudoctor.lint.rules import ALL, BY_ID
+from gpudoctor.render.escape import terminal
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -32,8 +33,9 @@ def summary(result: LintResult) -> str:
 def text(result: LintResult) -> str:
     out = []
     for d in result.diagnostics:
-        out.append(f"{d.path}:{d.line}:{d.col}: {d.rule} {d.message}")
-        out.append(f"    fix: {d.fix}")
+        # a file's name and the code quoted in a message are the project's text: shown, never sent raw
+        out.append(terminal(f"{d.path}:{d.line}:{d.col}: {d.rule} {d.message}", one_line=True))
+        out.append(terminal(f"    fix: {d.fix}"))
     out.append(summary(result))
     return "\n".join(out)
 
@@ -60,6 +62,7 @@ def report(result: LintResult) -> Report:
 
 
 def _escape_data(value: str) -> str:
+    value = terminal(value)  # an escape sequence in a file name would reach the CI log raw
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

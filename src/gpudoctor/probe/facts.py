@@ -112,6 +112,8 @@ def load(path: str | Path) -> Facts:
         data = json.loads(text)
     except ValueError as exc:
         raise SnapshotError(f"{path}: not JSON ({exc})") from None
+    except RecursionError:  # a hostile file: thousands of nested brackets
+        raise SnapshotError(f"{path}: JSON nested too deeply to read, not a facts snapshot") from None
     try:
         return Facts.from_dict(data)
     except SnapshotError as exc:

@@ -10,6 +10,7 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.render.escape import Shown
 
 MARKS = {
     Severity.OK: ("✓", "green"),
@@ -84,4 +85,4 @@ def report_renderable(
 
 
 def print_report(console: Console, report: Report, extra=(), strict=False, verbose=False) -> None:
-    console.print(report_renderable(report, extra, strict, verbose))
+    console.print(Shown(report_renderable(report, extra, strict, verbose)))  # log text is someone else's

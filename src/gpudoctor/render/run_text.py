@@ -8,6 +8,7 @@ import sys
 
 from gpudoctor.findings import Finding, Severity
 from gpudoctor.render.console import finding_lines
+from gpudoctor.render.escape import Shown, terminal
 from gpudoctor.render.terminal import make_console
 
 
@@ -17,8 +18,8 @@ def findings_text(findings: list[Finding], header: str, prefix: str = "") -> str
     # Never wrap: a prefixed, wrapped line would lose its prefix.
     console = make_console(file=buf, tty=sys.stderr.isatty(), width=10_000)
     for f in findings:
-        console.print(finding_lines(f))
-    lines = [header] + buf.getvalue().rstrip("\n").splitlines()
+        console.print(Shown(finding_lines(f)))  # a rank's error text is shown, never sent to the terminal
+    lines = [terminal(header)] + buf.getvalue().rstrip("\n").splitlines()
     return "".join(f"{prefix}{line.rstrip()}\n" for line in lines)
 
 

@@ -34,4 +34,39 @@ ones are usually consequences of it.""",
 connections follow from it.""",
         fix="Read the traceback in the error file: its last frame in your own code is the line to fix.",
     ),
+    FindingDoc(
+        id="pickle-refused",
+        severity="error",
+        area="diagnose",
+        emitted_by="[`gpudoctor diagnose DIR`](../commands/diagnose.md)",
+        summary="""A file in the run folder named like a Flight Recorder dump (its name ends in a rank number)
+is a pickle that names something to import and call (`os.system`, a class, a checkpoint's tensor
+rebuilder). gpudoctor did not load it: nothing it names was imported or run.""",
+        evidence="`file`: the file, relative to the folder; `refused because`: what it names.",
+        why="""Loading a pickle runs whatever callables it names, so a pickle from a cluster, a colleague or
+a download can run any command as you. A Flight Recorder dump holds only plain data (dicts, lists,
+strings, numbers) and names nothing, so gpudoctor reads pickles as plain data only and refuses the
+rest. A checkpoint named like a dump is refused the same way.""",
+        fix="""See what the file would run, and delete it unless you made it:
+
+```sh
+python -m pickletools FILE | grep -E 'GLOBAL|INST|REDUCE'
+```""",
+    ),
+    FindingDoc(
+        id="files-not-read",
+        severity="warn",
+        area="diagnose",
+        emitted_by="[`gpudoctor diagnose DIR`](../commands/diagnose.md)",
+        summary="""Part of the run folder was not read: binary files, compressed logs this Python cannot
+decompress (zstd before Python 3.14), damaged archives, malformed error files or Flight Recorder
+dumps, broken links, folders deeper than 6 levels, files past the first 2,000.""",
+        evidence="One entry per item (up to 20): its path and why it was not read; `--json` lists all of them in `data.not_read`.",
+        why="What was not read cannot show the failure: the verdict covers only the files that were read.",
+        fix="""Decompress or move the logs you need into the folder, or diagnose one at a time:
+
+```sh
+zstd -d rank0.log.zst && gpudoctor diagnose rank0.log
+```""",
+    ),
 )

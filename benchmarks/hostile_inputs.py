@@ -1,0 +1,380 @@
+"""Hostile input to what gpudoctor reads (issue 24): builds each input in a temporary
+folder, runs the real CLI (or the Python API) on it, and prints the matrix: per category,
+how many inputs were tried and how many were answered cleanly.
+
+"Clean" means, for every input: no traceback, an exit code that says what happened (never
+0, "healthy", for an input that could not be read), nothing a file names run (a marker
+file stays absent), no raw control character on stdout or stderr, and in Markdown no HTML
+outside a code span. With --rss it also measures the peak RSS of `gpudoctor diagnose` on a
+500 MB single-line log (tqdm bars ended by \\r) and on a 2 GB ordinary log (built with
+diagnose_throughput.py's builder), in /tmp, deleted afterwards.
+
+    python benchmarks/hostile_inputs.py [--rss] [-v] [--src DIR]
+
+--src runs another checkout's gpudoctor (its src/ folder) on the same inputs: the matrix
+before a change, for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import gzip
+import json
+import lzma
+import os
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+LOGS = ROOT / "tests" / "fixtures" / "logs"
+FR = ROOT / "tests" / "fixtures" / "flight_recorder"
+OOM = (LOGS / "cuda_fork.log").read_bytes()
+
+RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+ESCAPES = {
+    "osc52-clipboard": "\x1b]52;c;cm0gLXJmIH4=\x07",
+    "osc0-title": "\x1b]0;pwned\x07",
+    "osc8-hidden-link": "\x1b]8;;http://evil\x1b\\click here\x1b]8;;\x1b\\",
+    "csi-clear-screen": "\x1b[2J\x1b[H",
+    "c1-csi": "\x9b31mred",
+    "bidi-override": "\u202eevil\u202c",
+    "backspace-and-cr": "safe\b\b\b\bEVIL\rOK",
+    "markdown-breakout": "`x` <img src=x onerror=alert(1)> [a](http://e) ```",
+}
+
+
+class Marker:
+    """Unpickling this runs `touch <path>`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.path}",))
+
+
+@dataclass
+class Case:
+    category: str
+    name: str
+    args: list[str]
+    stdin: bytes | None = None
+    expect_codes: tuple[int, ...] = (0, 1, 2)
+    must_say: str = ""  # text that must be in stdout+stderr
+    not_healthy: bool = False
+    markdown: bool = False
+    env: dict | None = None
+
+
+def cases(tmp: Path, marker: Path) -> list[Case]:
+    out: list[Case] = []
+
+    def folder(name: str) -> Path:
+        p = tmp / name
+        p.mkdir(parents=True)
+        (p / "rank0.log").write_text("step 1 loss 0.5\n")
+        return p
+
+    # 1. code execution from a folder
+    evil_names = ["nccl_trace_rank_0", "fr_trace_rank_1", "0.pkl", "optimizer_step_1000", "dump_3.pickle"]
+    for proto in (0, 2, 4, 5):
+        for name in evil_names[:2] if proto != 2 else evil_names:
+            d = folder(f"evil-p{proto}-{name}")
+            (d / name).write_bytes(pickle.dumps({"entries": [Marker(str(marker))]}, protocol=proto))
+            if proto == 0:  # text (torch never writes it): read as a log's lines, nothing run
+                out.append(Case("code execution from a folder", f"{name} protocol 0 (text)", ["diagnose", "--json", str(d)]))
+                continue
+            out.append(Case("code execution from a folder", f"{name} protocol {proto}", ["diagnose", "--json", str(d)], expect_codes=(1,), must_say="pickle-refused", not_healthy=True))
+    d = folder("evil-eval")
+    (d / "trace_0").write_bytes(b"\x80\x02c__builtin__\neval\nq\x00X\x1b\x00\x00\x00__import__('os').system('x')q\x01\x85q\x02Rq\x03.")
+    out.append(Case("code execution from a folder", "builtins.eval", ["diagnose", "--json", str(d)], expect_codes=(1,), must_say="pickle-refused", not_healthy=True))
+    d = folder("evil-inst")
+    (d / "trace_0").write_bytes(b"\x80\x02(cos\nsystem\nX\x04\x00\x00\x00trueo.")
+    out.append(Case("code execution from a folder", "OBJ os.system", ["diagnose", "--json", str(d)], expect_codes=(1,), must_say="pickle-refused", not_healthy=True))
+    d = folder("real-fr")
+    for p in (FR / "kind").iterdir():
+        shutil.copy(p, d / p.name)
+    out.append(Case("code execution from a folder", "real torch 2.13 dump still read", ["diagnose", "--json", str(d)], expect_codes=(1,), must_say="collective-mismatch"))
+
+    # 2. the terminal and Markdown
+    for name, seq in ESCAPES.items():
+        log = tmp / f"esc-{name}.log"
+        log.write_text("step 1\nRuntimeError: CUDA error: out of memory " + seq + "\n")
+        out.append(Case("terminal escapes", f"log line {name}", ["diagnose", str(log)], expect_codes=(1,)))
+        out.append(Case("terminal escapes", f"log line {name} --markdown", ["diagnose", "--markdown", str(log)], expect_codes=(1,), markdown=True))
+        d = tmp / f"esc-err-{name}" / "attempt_0" / "1"
+        d.mkdir(parents=True)
+        (d / "error.json").write_text(json.dumps({"message": {"message": "ValueError: " + seq, "extraInfo": {"py_callstack": "Traceback\n  " + seq, "timestamp": "1"}}}))
+        out.append(Case("terminal escapes", f"error.json {name}", ["diagnose", str(d.parent.parent)], expect_codes=(1,)))
+    d = folder("esc-names")
+    for i, seq in enumerate(ESCAPES.values()):
+        (d / f"core{i}{seq.replace('/', '')}.bin").write_bytes(bytes(range(256)) * 4)
+    out.append(Case("terminal escapes", "file names in a folder", ["diagnose", str(d)], must_say="not read"))
+    out.append(Case("terminal escapes", "missing file name", ["diagnose", str(tmp / "gone\x1b]0;x\x07.log")], expect_codes=(2,)))
+    lint_dir = tmp / "lint-names"
+    lint_dir.mkdir()
+    for i, seq in enumerate(list(ESCAPES.values())[:4]):
+        (lint_dir / f"t{i}{seq.replace('/', '')}.py").write_text("import torch.distributed as dist\ndef f(rank, t):\n    if rank == 0:\n        dist.all_reduce(t)\n")
+    for fmt in ("text", "github"):
+        out.append(Case("terminal escapes", f"lint --format {fmt} crafted names", ["lint", "--format", fmt, str(lint_dir)], expect_codes=(1,)))
+
+    # 3. bounded reading and no false "healthy"
+    (tmp / "empty.log").write_bytes(b"")
+    out.append(Case("bounded reading, no false healthy", "empty file", ["diagnose", str(tmp / "empty.log")], expect_codes=(2,), must_say="empty"))
+    out.append(Case("bounded reading, no false healthy", "empty stdin", ["diagnose", "-"], stdin=b"", expect_codes=(2,), must_say="empty"))
+    (tmp / "bom.log").write_bytes(b"\xef\xbb\xbf")
+    out.append(Case("bounded reading, no false healthy", "BOM only", ["diagnose", str(tmp / "bom.log")], expect_codes=(2,), must_say="empty"))
+    d = tmp / "only-empty"
+    d.mkdir()
+    (d / "rank0.log").write_bytes(b"")
+    out.append(Case("bounded reading, no false healthy", "folder of empty files", ["diagnose", str(d)], expect_codes=(2,), must_say="nothing in this folder"))
+    for kind, pack in (("gz", gzip.compress), ("bz2", bz2.compress), ("xz", lzma.compress)):
+        (tmp / f"rank0.log.{kind}").write_bytes(pack(OOM))
+        out.append(Case("bounded reading, no false healthy", f".{kind} log", ["diagnose", str(tmp / f"rank0.log.{kind}")], expect_codes=(1,), must_say="cuda-fork"))
+        d = tmp / f"folder-{kind}"
+        d.mkdir()
+        (d / f"rank0.log.{kind}").write_bytes(pack(OOM))
+        out.append(Case("bounded reading, no false healthy", f".{kind} in a folder", ["diagnose", str(d)], expect_codes=(1,), must_say="cuda-fork"))
+    d = folder("zstd")
+    (d / "rank1.log.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 64)
+    out.append(Case("bounded reading, no false healthy", ".zst in a folder", ["diagnose", str(d)], must_say="not read"))
+    d = folder("cut-gz")
+    (d / "rank1.log.gz").write_bytes(gzip.compress(b"step 1 loss 0.5\n" * 100_000)[:-40])
+    out.append(Case("bounded reading, no false healthy", "truncated .gz", ["diagnose", str(d)], must_say="read only in part"))
+    d = folder("many")
+    for i in range(2100):
+        (d / f"x{i:05d}.log").write_text("ok\n")
+    out.append(Case("bounded reading, no false healthy", "2,100 files", ["diagnose", str(d)], must_say="2,000-file limit"))
+    deep = folder("deep")
+    p = deep
+    for level in range(8):
+        p = p / f"l{level}"
+    p.mkdir(parents=True)
+    (p / "rank1.log").write_text("RuntimeError: CUDA error: out of memory\n")
+    out.append(Case("bounded reading, no false healthy", "8 levels deep", ["diagnose", str(deep)], must_say="deeper than 6 levels"))
+    links = tmp / "links"
+    links.mkdir()
+    (tmp / "real.log").write_bytes(OOM)
+    os.symlink(tmp / "real.log", links / "rank0.log")
+    out.append(Case("bounded reading, no false healthy", "folder of only links", ["diagnose", str(links)], expect_codes=(1,), must_say="cuda-fork"))
+    loop = folder("loop")
+    os.symlink(loop, loop / "again")
+    os.symlink(loop / "nowhere", loop / "broken.log")
+    out.append(Case("bounded reading, no false healthy", "link loop and broken link", ["diagnose", str(loop)], must_say="broken symbolic link"))
+    line = tmp / "one-line.log"
+    with open(line, "wb") as f:
+        bar = b"\r 42%|####      | 420/1000 [00:10<00:14, 41.9it/s]" * 20000
+        for _ in range(24 << 20 // len(bar) + 1):
+            f.write(bar)
+        f.write(b"\nRuntimeError: CUDA error: out of memory\n")
+    out.append(Case("bounded reading, no false healthy", "24 MB single line then an error", ["diagnose", str(line)], expect_codes=(1,), must_say="out of memory"))
+
+    # 4. hostile structure
+    nest = "[" * 100_000 + "]" * 100_000
+    structure = {
+        "error.json nested 100,000 deep": ("attempt_0/0/error.json", '{"message": {"message": "x", "extraInfo": ' + nest + "}}"),
+        "error.json timestamp ²": ("attempt_0/0/error.json", json.dumps({"message": {"message": "ValueError: x", "extraInfo": {"timestamp": "²"}}})),
+        "error.json timestamp 4,300 digits": ("attempt_0/0/error.json", json.dumps({"message": {"message": "ValueError: x", "extraInfo": {"timestamp": "1" * 4300}}})),
+        "error.json message a list": ("attempt_0/0/error.json", json.dumps({"message": {"message": [1, 2], "extraInfo": {}}})),
+        "rank folder named ²": ("attempt_0/²/error.json", json.dumps({"message": {"message": "ValueError: x", "extraInfo": {"timestamp": "1"}}})),
+        "rank folder of 200 digits": (f"attempt_0/{'7' * 200}/error.json", json.dumps({"message": {"message": "ValueError: x", "extraInfo": {"timestamp": "1"}}})),
+        "FR json entries [1,2,3]": ("fr_trace_0.json", json.dumps({"entries": [1, 2, 3]})),
+        "FR json entries a string": ("fr_trace_0.json", json.dumps({"entries": "x"})),
+        "FR json nested 100,000 deep": ("fr_trace_0.json", '{"entries": ' + nest + "}"),
+        "FR json seq of 4,400 digits": ("fr_trace_0.json", '{"entries": [{"collective_seq_id": "' + "9" * 4400 + '"}]}'),
+        "FR json seq ²": ("fr_trace_0.json", json.dumps({"entries": [{"collective_seq_id": "²", "profiling_name": "gloo:all_reduce"}]})),
+        "FR json frames of ints": ("fr_trace_0.json", json.dumps({"entries": [{"collective_seq_id": 1, "frames": [1, 2]}]})),
+        "FR json pg_status a list": ("fr_trace_0.json", json.dumps({"entries": [], "pg_status": [1]})),
+        "FR rank number of 30 digits": ("fr_trace_" + "9" * 30, pickle.dumps({"entries": []})),
+    }
+    for name, (rel, content) in structure.items():
+        d = folder("struct-" + re.sub(r"\W+", "-", name))
+        (d / rel).parent.mkdir(parents=True, exist_ok=True)
+        (d / rel).write_bytes(content if isinstance(content, bytes) else content.encode())
+        out.append(Case("hostile structure", name, ["diagnose", str(d)]))
+    d = folder("pickle-huge-int")
+    (d / "fr_0").write_bytes(pickle.dumps({"entries": [{"collective_seq_id": 10**5000}]}))
+    out.append(Case("hostile structure", "FR pickle int of 5,000 digits", ["diagnose", str(d)], must_say="not read"))
+    d = folder("pickle-cycle")
+    cyc: list = []
+    cyc.append(cyc)
+    (d / "fr_0").write_bytes(pickle.dumps({"entries": [{"frames": cyc}]}))
+    out.append(Case("hostile structure", "FR pickle with a cycle", ["diagnose", str(d)]))
+    d = folder("pickle-amplified")
+    big = [[1] * 1000] * 1000
+    (d / "fr_0").write_bytes(pickle.dumps({"entries": [{"collective_seq_id": 1, "input_sizes": big}] * 2000}))
+    out.append(Case("hostile structure", "FR pickle 2e9 values by sharing", ["diagnose", str(d)], must_say="not read"))
+    facts = tmp / "facts-deep.json"
+    facts.write_text(nest)
+    out.append(Case("hostile structure", "check --facts nested 100,000 deep", ["check", "--facts", str(facts)], expect_codes=(2,)))
+    return out
+
+
+def api_cases() -> list[tuple[str, Callable[[], object], type]]:
+    import gpudoctor
+
+    return [
+        ("diagnose(123)", lambda: gpudoctor.diagnose(123), TypeError),  # type: ignore[arg-type]
+        ('diagnose("a\\x00")', lambda: gpudoctor.diagnose("a\x00"), ValueError),
+        ('diagnose(path="a\\x00")', lambda: gpudoctor.diagnose(path="a\x00"), ValueError),
+        ('diagnose("")', lambda: gpudoctor.diagnose(""), ValueError),
+        ("train_smoke(nproc=True)", lambda: gpudoctor.train_smoke(nproc=True), TypeError),
+        ("train_smoke(nproc=0)", lambda: gpudoctor.train_smoke(nproc=0), ValueError),
+        ("allreduce(backend=1)", lambda: gpudoctor.allreduce(backend=1), TypeError),  # type: ignore[arg-type]
+        ("allreduce(iters=2.5)", lambda: gpudoctor.allreduce(iters=2.5), TypeError),  # type: ignore[arg-type]
+        ("lint(123)", lambda: gpudoctor.lint(123), TypeError),  # type: ignore[arg-type]
+        ('lint(select="nope")', lambda: gpudoctor.lint(str(ROOT / "examples"), select="nope"), ValueError),
+        ("check(facts=1)", lambda: gpudoctor.check(facts=1), TypeError),  # type: ignore[arg-type]
+    ]
+
+
+def judge(case: Case, proc: subprocess.CompletedProcess, marker: Path) -> str:
+    """'' when the answer is clean, else what is wrong."""
+    out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    if marker.exists():
+        return "code ran"
+    if "Traceback (most recent call last)" in err:
+        return "traceback"
+    if proc.returncode not in case.expect_codes:
+        return f"exit {proc.returncode}, expected {case.expect_codes}"
+    if RAW_CONTROL.search(out) or RAW_CONTROL.search(err):
+        return "raw control character printed"
+    if case.not_healthy and ("healthy" in out and "problems found" not in out):
+        return "said healthy"
+    if case.must_say and case.must_say not in out + err:
+        return f"did not say {case.must_say!r}"
+    if case.markdown:
+        for line in out.splitlines():
+            if re.search(r"<(img|script|a )", line) and "`" not in line:
+                return "raw HTML in Markdown"
+    return ""
+
+
+SRC = ROOT / "src"
+ANSWER_S = 60  # an input not answered in this long counts as not clean (a reader that never ends)
+
+
+def matrix(verbose: bool) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="gpudoctor-hostile-"))
+    marker = tmp / "CODE-RAN"
+    rows: dict[str, list[int]] = {}
+    failures = []
+    try:
+        for case in cases(tmp, marker):
+            try:
+                proc = subprocess.run(
+                    [sys.executable, "-m", "gpudoctor", *case.args], input=case.stdin, capture_output=True, timeout=ANSWER_S,
+                    env={**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200"},
+                )  # fmt: skip
+                wrong = judge(case, proc, marker)
+                code = proc.returncode
+            except subprocess.TimeoutExpired:
+                wrong, code = f"no answer in {ANSWER_S} s", None
+            marker.unlink(missing_ok=True)  # counted once: the next input starts clean
+            row = rows.setdefault(case.category, [0, 0])
+            row[0] += 1
+            row[1] += not wrong
+            if wrong:
+                failures.append(f"{case.category}: {case.name}: {wrong}")
+            if verbose:
+                print(f"  {'ok ' if not wrong else 'BAD'} {case.category}: {case.name} (exit {code}) {wrong}")
+        for name, call, error in api_cases():
+            row = rows.setdefault("Python API arguments", [0, 0])
+            row[0] += 1
+            try:
+                call()
+                wrong = "no error"
+            except error as exc:
+                wrong = "" if "\n" not in str(exc) else "message of several lines"
+            except Exception as exc:  # noqa: BLE001
+                wrong = f"{type(exc).__name__}: {exc}"
+            row[1] += not wrong
+            if wrong:
+                failures.append(f"Python API arguments: {name}: {wrong}")
+            if verbose:
+                print(f"  {'ok ' if not wrong else 'BAD'} API: {name} {wrong}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    width = max(len(c) for c in rows)
+    print(f"{'category':<{width}}  tried  clean")
+    for category, (tried, clean) in rows.items():
+        print(f"{category:<{width}}  {tried:>5}  {clean:>5}")
+    total = [sum(r[0] for r in rows.values()), sum(r[1] for r in rows.values())]
+    print(f"{'all':<{width}}  {total[0]:>5}  {total[1]:>5}")
+    for f in failures:
+        print("NOT CLEAN:", f)
+    return 0 if not failures else 1
+
+
+def peak_rss(args: list[str]) -> tuple[float, float, int]:
+    """(peak RSS in MB, seconds, exit code) of one `gpudoctor` run, measured in a fresh
+    child that reports its own children's peak (getrusage)."""
+    code = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, time.perf_counter() - t, r.returncode)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "gpudoctor", *args], capture_output=True, text=True, env=env, timeout=3600)
+    mb, secs, rc = out.stdout.split()
+    return float(mb), float(secs), int(rc)
+
+
+def rss() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from diagnose_throughput import build
+
+    tmp = Path(tempfile.mkdtemp(prefix="gpudoctor-rss-", dir="/tmp"))
+    try:
+        line = tmp / "one-line-500mb.log"
+        bar = b"\r 42%|####      | 420/1000 [00:10<00:14, 41.9it/s, loss=0.123]" * 100_000
+        with open(line, "wb") as f:
+            written = 0
+            while written < 500 << 20:
+                f.write(bar)
+                written += len(bar)
+            f.write(b"\nRuntimeError: CUDA error: out of memory\n")
+        mb, secs, rc = peak_rss(["diagnose", "--json", str(line)])
+        print(f"500 MB single line ({line.stat().st_size / 1e6:.0f} MB): peak RSS {mb:.0f} MB, {secs:.1f} s, exit {rc}")
+        line.unlink()
+        big = tmp / "ordinary-2gb.log"
+        build(big, 2048 << 20)
+        mb, secs, rc = peak_rss(["diagnose", "--json", str(big)])
+        print(f"2 GB ordinary log ({big.stat().st_size / 1e6:.0f} MB): peak RSS {mb:.0f} MB, {secs:.1f} s, exit {rc}")
+        mb, secs, rc = peak_rss(["diagnose", "--json", str(LOGS / "cuda_fork.log")])
+        print(f"baseline, a 4-line log: peak RSS {mb:.0f} MB, {secs:.1f} s, exit {rc}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rss", action="store_true", help="also measure peak RSS on a 500 MB line and a 2 GB log (needs ~2.6 GB in /tmp)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="one line per input")
+    ap.add_argument("--src", type=Path, help="another checkout's src/ to run instead of this one's")
+    args = ap.parse_args()
+    if args.src is not None:
+        global SRC
+        SRC = args.src.resolve()
+        sys.path.insert(0, str(SRC))
+    t = time.perf_counter()
+    code = matrix(args.verbose)
+    print(f"({time.perf_counter() - t:.0f} s)")
+    if args.rss:
+        rss()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
