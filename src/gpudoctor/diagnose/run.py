@@ -12,6 +12,7 @@ from gpudoctor.diagnose.inputs import InputError, Target
 from gpudoctor.diagnose.reader import BinaryInput, scan
 from gpudoctor.findings import Finding, Report, Severity, ok
 from gpudoctor.knowledge.diagnosis import Diagnosis
+from gpudoctor.knowledge.nvidia_smi import NvidiaSmiReader
 
 AREA = "diagnose"
 
@@ -20,15 +21,16 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     """`stream`: the log, already open, for a target that is not a path (standard
     input by default; the Python API's text)."""
     d = Diagnosis()
+    smi = NvidiaSmiReader()  # pasted nvidia-smi output: GPU health, judged as `check` judges NVML's
     data: dict = {"input": target.path, "kind": target.kind}
     extra: list[Finding] = []  # folder mode: what the dumps and error files say
     if target.kind == "folder":
         extra, data = diagnose_folder(target.path, d, data)
     else:
-        read_log(target, d, stream)
+        read_log(target, d, stream, smi)
         data["sources"] = [target.path]
     traced = next((f for f in extra if f.area == "collectives"), None)
-    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings())
+    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings()
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
     data["lines"] = d.lines
     if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
@@ -36,14 +38,15 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     return Report("diagnose", tuple(findings), data)
 
 
-def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None) -> None:
-    """A file or standard input, streamed through the diagnosis."""
+def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None, smi: Optional[NvidiaSmiReader] = None) -> None:
+    """A file or standard input, streamed through the diagnosis (and the nvidia-smi reader)."""
+    smi = smi or NvidiaSmiReader()
     try:
         if target.kind != "file":
-            scan(stream or sys.stdin.buffer, d, "")
+            scan(smi.tee(stream or sys.stdin.buffer), d, "")  # type: ignore[arg-type]
         else:
             with open(target.path, "rb") as f:
-                scan(f, d, "")
+                scan(smi.tee(f), d, "")  # type: ignore[arg-type]
     except BinaryInput:
         what = "standard input is binary" if target.kind == "stdin" else f"{target.path} is a binary file"
         raise InputError(f"{what}, not a text log") from None

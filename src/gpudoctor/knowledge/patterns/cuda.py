@@ -4,6 +4,7 @@ import re
 
 from gpudoctor.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge import xid
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
 LAUNCH_BLOCKING = "CUDA_LAUNCH_BLOCKING=1"
@@ -253,7 +254,7 @@ PATTERNS = [
         examples=[
             ("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "kernel driver message, as quoted in public cluster reports"),
         ],
-        fields=groups,
+        fields=xid.pattern_fields,  # the Xid's meaning and action: knowledge/xid.py
     ),
     pattern(
         "cuda-illegal-memory-access",

@@ -1,0 +1,305 @@
+"""GPU health from a pasted `nvidia-smi` (the table) or `nvidia-smi -q` (the
+report, whole or a section of it): read into the same `GpuHealth` facts NVML
+gives `check`, and judged by the same `checks.gpu_health.health_findings`, so a
+paste in an issue and `gpudoctor check` on the node say the same thing.
+
+Also what nvidia-smi prints instead of a GPU when the GPU is gone ("Unable to
+determine the device handle for GPU ...: GPU is lost", ERR! in the table).
+
+`NvidiaSmiReader` is fed the log's bytes as `diagnose` streams them
+(`read`-compatible: it wraps the stream), and only parses blocks that look like
+nvidia-smi output, so a training log costs one `bytes.find` per trigger per block.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, BinaryIO
+
+from gpudoctor.checks.gpu_health import AREA, health_findings
+from gpudoctor.findings import Finding, Severity
+from gpudoctor.probe.nvml import CLOCK_EVENTS, GpuHealth
+from gpudoctor.probe.unavailable import Unavailable
+
+TRIGGERS = tuple(
+    t.encode()
+    for t in (
+        "nvsmi log", "nvidia-smi", "ecc errors", "retired pages", "remapped rows", "throttle reasons",
+        "event reasons", "gpu current temp", "replays since reset", "device handle", "persistence-m",
+        "pending page", "ecc mode",
+    )
+)
+# nvidia-smi's words for "no value": the value is then unavailable with that reason
+NO_VALUE = ("N/A", "[N/A]", "Not Supported", "[Not Supported]", "Unknown Error", "[Unknown Error]", "ERR!", "[GPU requires reset]")
+GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
+# The table's two lines per GPU (drivers before and after 525 space them differently)
+TABLE_1 = re.compile(
+    r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off)\s+\|\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f:.]+)\s+\S+\s+\|\s+(?P<ecc>\S+)\s+\|"
+)
+TABLE_2 = re.compile(
+    r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+C|ERR!|N/A)\s+(?P<perf>\S+)\s+(?:\S+\s+)?(?P<use>\S+)\s*/\s*(?P<cap>\S+)\s+\|"
+)
+LOST = re.compile(r"Unable to determine the device handle for GPU\s*(?P<bus>[0-9A-Fa-f:.]+)?:?\s*(?P<why>.*)")
+CLOCK_NAMES = {name.lower(): name for name in CLOCK_EVENTS.values()}
+
+
+def _value(text: str) -> str | Unavailable:
+    text = text.strip()
+    return Unavailable(f"nvidia-smi: {text}") if text in NO_VALUE or not text else text
+
+
+def _int(text: str) -> int | Unavailable:
+    v = _value(text)
+    if isinstance(v, Unavailable):
+        return v
+    m = re.match(r"^(\d+)", v.replace(",", ""))
+    return int(m.group(1)) if m else Unavailable(f"nvidia-smi: {v}")
+
+
+def _float(text: str) -> float | Unavailable:
+    v = _value(text)
+    if isinstance(v, Unavailable):
+        return v
+    m = re.match(r"^(\d+(?:\.\d+)?)", v)
+    return float(m.group(1)) if m else Unavailable(f"nvidia-smi: {v}")
+
+
+def _yes(text: str) -> bool | Unavailable:
+    v = _value(text)
+    return v if isinstance(v, Unavailable) else v.lower() in ("yes", "active", "enabled")
+
+
+@dataclass
+class PastedGpu:
+    name: str
+    bus: str  # "3b:00.0": bus, device, function, without the PCI domain
+    fields: dict[str, Any] = field(default_factory=dict)
+    clocks: dict[str, bool] = field(default_factory=dict)
+    ecc: dict[str, int] = field(default_factory=dict)  # "volatile corrected" -> count (summed over SRAM and DRAM)
+    pcie: dict[str, int | Unavailable] = field(default_factory=dict)
+    lost: str = ""  # why nvidia-smi could not reach it
+    err: bool = False  # the table shows ERR! for it
+
+    def health(self) -> GpuHealth:
+        f = dict(self.fields)
+        for scope in ("volatile", "aggregate"):
+            for kind, target in (("corrected", "corrected"), ("uncorrected", "uncorrected")):
+                key = f"{scope} {kind}"
+                if key in self.ecc:
+                    f[f"ecc_{scope}_{target}"] = self.ecc[key]
+        if self.clocks:
+            f["clock_events"] = tuple(CLOCK_NAMES[k] for k, on in self.clocks.items() if on)
+        p = self.pcie
+        if "current gen" in p:
+            f["pcie_gen"] = p["current gen"]
+        maxes = [p[k] for k in ("max gen", "device max", "host max") if isinstance(p.get(k), int)]
+        if maxes:
+            f["pcie_max_gen"] = p["max gen"] if isinstance(p.get("max gen"), int) else min(maxes)  # type: ignore[type-var]
+        for key, target in (("current width", "pcie_width"), ("max width", "pcie_max_width")):
+            if key in p:
+                f[target] = p[key]
+        return replace(GpuHealth(), **f)
+
+
+class NvidiaSmiReader:
+    """Feed it the log's bytes (or wrap the stream with `tee`); then `findings()`."""
+
+    def __init__(self) -> None:
+        self.gpus: list[PastedGpu] = []
+        self.current: PastedGpu | None = None
+        self.path: list[tuple[int, str]] = []  # (indent, section) of the -q report
+        self.table_gpu: PastedGpu | None = None
+        self.carry = b""
+        self.seen = False  # nvidia-smi output was recognised
+
+    # -- input -------------------------------------------------------------
+    def tee(self, stream: BinaryIO) -> "Tee":
+        return Tee(stream, self)
+
+    def feed(self, chunk: bytes) -> None:
+        data = self.carry + chunk
+        end = data.rfind(b"\n") + 1 if chunk else len(data)
+        self.carry = data[end:]
+        block = data[:end]
+        low = block.lower()
+        if not any(t in low for t in TRIGGERS):
+            return
+        for raw in block.decode("utf-8", errors="replace").splitlines():
+            self.line(raw)
+
+    def line(self, raw: str) -> None:
+        text = raw.rstrip().replace("\t", "    ")
+        lost = LOST.search(text)
+        if lost:
+            self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
+            self.seen = True
+            return
+        if text.startswith("|"):
+            self._table(text)
+            return
+        stripped = text.lstrip()
+        indent = len(text) - len(stripped)
+        header = GPU_HEADER.match(stripped)
+        if header:
+            self.current = self._gpu(header["bus"])
+            self.path = [(indent, "GPU")]
+            self.seen = True
+            return
+        if not stripped:
+            return
+        while self.path and self.path[-1][0] >= indent:
+            self.path.pop()
+        kv = KEY_VALUE.match(stripped)
+        if kv is None or not kv["value"]:
+            key = (kv["key"] if kv else stripped).strip()
+            if len(key) > 60:
+                return  # prose, not a section name
+            self.path.append((indent, key))
+            return
+        self._leaf([p for _, p in self.path], kv["key"].strip(), kv["value"])
+
+    def _gpu(self, bus: str) -> PastedGpu:
+        """The GPU at this PCI address (the table and the -q report write the domain differently)."""
+        key = bus.lower().split(":", 1)[-1] if bus.count(":") == 2 else bus.lower()
+        for g in self.gpus:
+            if g.bus == key:
+                return g
+        g = PastedGpu(f"GPU {bus}" if bus != "?" else "a GPU", key)
+        self.gpus.append(g)
+        return g
+
+    def _table(self, text: str) -> None:
+        m = TABLE_1.match(text)
+        if m:
+            g = self._gpu(m["bus"])
+            g.name = f"GPU {m['index']} ({m['name'].strip()}, {m['bus']})"
+            g.fields["persistence_mode"] = "enabled" if m["persist"] == "On" else "disabled"
+            ecc = m["ecc"]
+            if ecc.isdigit():
+                g.ecc["volatile uncorrected"] = int(ecc)
+            self.table_gpu = g
+            self.seen = True
+            return
+        m2 = TABLE_2.match(text)
+        if m2 and self.table_gpu is not None:
+            g, self.table_gpu = self.table_gpu, None
+            if "ERR!" in (m2["temp"], m2["perf"], m2["use"], m2["fan"]):
+                g.err = True
+            g.fields["temperature_c"] = _int(m2["temp"].rstrip("C"))
+            g.fields["power_w"] = _float(m2["use"].rstrip("W"))
+            g.fields["power_limit_w"] = _float(m2["cap"].rstrip("W"))
+
+    def _leaf(self, path: list[str], key: str, value: str) -> None:
+        if self.current is None:
+            if not any(t.decode() in " ".join(path + [key]).lower() for t in TRIGGERS):
+                return
+            self.current = self._gpu("?")  # a section pasted without its GPU header
+            self.seen = True
+        g = self.current
+        k = key.lower()
+        sections = [p.lower() for p in path]
+        where = sections[-1] if sections else ""
+        if k == "persistence mode" and len(sections) <= 1:
+            g.fields["persistence_mode"] = str(_value(value)).lower() if not isinstance(_value(value), Unavailable) else _value(value)
+        elif where == "ecc mode" and k in ("current", "pending"):
+            v = _value(value)
+            g.fields["ecc_mode" if k == "current" else "ecc_pending_mode"] = v.lower() if isinstance(v, str) else v
+        elif "ecc errors" in sections:
+            self._ecc(g, sections, k, value)
+        elif where == "retired pages":
+            if k == "single bit ecc":
+                g.fields["retired_single_bit"] = _int(value)
+            elif k == "double bit ecc":
+                g.fields["retired_double_bit"] = _int(value)
+            elif k.startswith("pending"):
+                g.fields["retired_pending"] = _yes(value)
+        elif where == "remapped rows":
+            target = {"correctable error": ("remapped_corrected", _int), "uncorrectable error": ("remapped_uncorrected", _int),
+                      "pending": ("remap_pending", _yes), "remapping failure occurred": ("remap_failure", _yes)}.get(k)
+            if target:
+                g.fields[target[0]] = target[1](value)
+        elif where in ("clocks throttle reasons", "clocks event reasons") or (
+            len(sections) >= 2 and sections[-2] in ("clocks throttle reasons", "clocks event reasons")
+        ):
+            if k in CLOCK_NAMES and not isinstance(_value(value), Unavailable):
+                g.clocks[k] = value.strip().lower() == "active"
+        elif where == "temperature":
+            target2 = {"gpu current temp": "temperature_c", "gpu shutdown temp": "shutdown_c", "gpu slowdown temp": "slowdown_c"}.get(k)
+            if target2:
+                g.fields[target2] = _int(value)
+        elif where in ("power readings", "gpu power readings"):
+            target3 = {"power draw": "power_w", "average power draw": "power_w", "enforced power limit": "power_limit_w",
+                       "default power limit": "default_power_limit_w"}.get(k)
+            if target3 and (target3 != "power_w" or "power_w" not in g.fields):
+                g.fields[target3] = _float(value)
+        elif where == "pcie generation":
+            key2 = {"current": "current gen", "device current": "current gen", "max": "max gen", "device max": "device max", "host max": "host max"}.get(k)
+            if key2:
+                g.pcie[key2] = _int(value)
+        elif where == "link width" and k in ("current", "max"):
+            g.pcie[f"{k} width"] = _int(value.rstrip("x"))
+        elif k == "replays since reset":
+            g.fields["pcie_replays"] = _int(value)
+        elif k == "remapped rows":  # "Remapped Rows : N/A" on GPUs without row remapping
+            pass
+
+    @staticmethod
+    def _ecc(g: PastedGpu, sections: list[str], k: str, value: str) -> None:
+        scope = "volatile" if "volatile" in sections else "aggregate" if "aggregate" in sections else ""
+        if not scope:
+            return
+        n = _int(value)
+        if not isinstance(n, int):
+            return
+        if k in ("sram correctable", "dram correctable", "sram uncorrectable", "dram uncorrectable"):
+            kind = "uncorrected" if "uncorrectable" in k else "corrected"
+        elif k == "total" and sections[-1] in ("single bit", "double bit"):
+            kind = "corrected" if sections[-1] == "single bit" else "uncorrected"
+        elif k in ("sram uncorrectable parity", "sram uncorrectable sec-ded"):
+            kind = "uncorrected"
+        else:
+            return
+        key = f"{scope} {kind}"
+        g.ecc[key] = g.ecc.get(key, 0) + n
+
+    # -- what it says --------------------------------------------------------
+    def findings(self) -> list[Finding]:
+        self.feed(b"")
+        out = self._lost()
+        judged = [(g.name, g.health()) for g in self.gpus if not g.lost]
+        out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in health_findings(judged)]
+        return out
+
+    def _lost(self) -> list[Finding]:
+        lost = [g for g in self.gpus if g.lost or g.err]
+        if not lost:
+            return []
+        return [
+            Finding(
+                id="gpu-lost",
+                severity=Severity.ERROR,
+                title="nvidia-smi cannot reach " + ", ".join(g.name for g in lost),
+                evidence={g.name: (f"Unable to determine the device handle: {g.lost}" if g.lost else "ERR! in nvidia-smi's table")
+                          for g in lost} | {"source": "pasted nvidia-smi output"},
+                why="The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no "
+                "process can use it until it is reset or the node rebooted, and a job with a rank on it hangs or dies.",
+                fix="sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to "
+                "reseat or replace the GPU",
+                area=AREA,
+            )
+        ]
+
+
+class Tee:
+    """A binary stream that hands every block it reads to the reader as well."""
+
+    def __init__(self, stream: BinaryIO, reader: NvidiaSmiReader) -> None:
+        self.stream, self.reader = stream, reader
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.stream.read(n)
+        if data:
+            self.reader.feed(data)
+        return data
