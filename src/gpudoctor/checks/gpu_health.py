@@ -17,7 +17,7 @@ from gpudoctor.checks.wording import plural, shown
 from gpudoctor.findings import Finding, Severity, ok
 from gpudoctor.knowledge.xid import xid_findings
 from gpudoctor.probe.facts import Facts
-from gpudoctor.probe.kernel_log import KernelLogFacts
+from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts
 from gpudoctor.probe.nvml import GpuHealth, NvmlGpu
 
 AREA = "GPU health"
@@ -300,8 +300,8 @@ def _summary(h: GpuHealth) -> str:
 def check_xid_events(facts: Facts) -> list[Finding]:
     log = facts.kernel_log
     if not isinstance(log, KernelLogFacts):
-        if not facts.nvml.gpus:
-            return []  # no GPU: nothing to say about its faults
+        if not facts.nvml.gpus or log == NOT_READ:
+            return []  # no GPU (nothing to say about its faults), or a snapshot that did not read the log
         return [Finding(
             id="kernel-log-unreadable",
             severity=Severity.INFO,

@@ -27,7 +27,7 @@ TRIGGERS = tuple(
     for t in (
         "nvsmi log", "nvidia-smi", "ecc errors", "retired pages", "remapped rows", "throttle reasons",
         "event reasons", "gpu current temp", "replays since reset", "device handle", "persistence-m",
-        "pending page", "ecc mode",
+        "pending page", "ecc mode", "link width", "pcie generation", "power readings", "gpu 00000000:",
     )
 )
 # nvidia-smi's words for "no value": the value is then unavailable with that reason
@@ -74,7 +74,7 @@ def _yes(text: str) -> bool | Unavailable:
 @dataclass
 class PastedGpu:
     name: str
-    bus: str  # "3b:00.0": bus, device, function, without the PCI domain
+    bus: str  # "00000000:3b:00.0": the table writes the domain with 8 digits, the driver's messages with 4
     fields: dict[str, Any] = field(default_factory=dict)
     clocks: dict[str, bool] = field(default_factory=dict)
     ecc: dict[str, int] = field(default_factory=dict)  # "volatile corrected" -> count (summed over SRAM and DRAM)
@@ -162,7 +162,8 @@ class NvidiaSmiReader:
 
     def _gpu(self, bus: str) -> PastedGpu:
         """The GPU at this PCI address (the table and the -q report write the domain differently)."""
-        key = bus.lower().split(":", 1)[-1] if bus.count(":") == 2 else bus.lower()
+        domain, _, rest = bus.lower().rpartition(":")[0].partition(":")
+        key = f"{domain.zfill(8)}:{rest}:{bus.lower().rsplit(':', 1)[-1]}" if bus.count(":") == 2 else bus.lower()
         for g in self.gpus:
             if g.bus == key:
                 return g

@@ -14,7 +14,7 @@ reported by number with the catalog's link.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gpudoctor.findings import Finding, Severity
@@ -127,6 +127,32 @@ def read_xid(text: str) -> XidEvent | None:
         pci = f"PCI:{m['pci']}" if m["pci"] else ""
         return XidEvent(79, pci, "", "", "GPU has fallen off the bus", text.strip()[:300])
     return None
+
+
+# "NVRM: The NVIDIA GPU 0000:b3:00.0" opens the three-line form: the next lines end in "fallen off the bus"
+GPU_NAMED = re.compile(r"NVIDIA GPU (?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f:.]+)")
+
+
+def xid_events(lines: Iterable[str], limit: int = 200) -> tuple[XidEvent, ...]:
+    """The Xids of a kernel log, in order (the first `limit`: a GPU in a fault loop logs thousands)."""
+    events: list[XidEvent] = []
+    named, named_at = "", -10
+    for i, line in enumerate(lines):
+        if "NVIDIA GPU" in line:
+            m = GPU_NAMED.search(line)
+            if m:
+                named, named_at = m["pci"], i
+        if not any(n in line for n in NEEDLES):
+            continue
+        event = read_xid(line)
+        if event is None:
+            continue
+        if not event.pci and named and i - named_at <= 2:  # the GPU the lines just above named
+            event = XidEvent(event.xid, f"PCI:{named}", event.pid, event.process, event.detail, event.line)
+        events.append(event)
+        if len(events) >= limit:
+            break
+    return tuple(events)
 
 
 def kind_of(xid: int) -> XidKind:

@@ -12,7 +12,7 @@ from typing import Any
 from gpudoctor.probe.codec import SnapshotError, from_plain, to_plain
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
 from gpudoctor.probe.host import HostFacts, probe_host
-from gpudoctor.probe.kernel_log import KernelLogFacts, probe_kernel_log
+from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts, probe_kernel_log
 from gpudoctor.probe.nvml import NvmlFacts, probe_nvml
 from gpudoctor.probe.system import SystemFacts, probe_system
 from gpudoctor.probe.torch_info import (
@@ -43,7 +43,7 @@ class Facts:
     # across the nodes of a job. Unavailable in snapshots saved before it existed.
     host: HostFacts | Unavailable
     # The NVIDIA driver's Xid lines of this boot (GPU faults), where this user may read them.
-    kernel_log: KernelLogFacts | Unavailable = Unavailable("not read")
+    kernel_log: KernelLogFacts | Unavailable = NOT_READ
 
     def to_dict(self) -> dict[str, Any]:
         return to_plain(self)

@@ -11,13 +11,15 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 
-from gpudoctor.knowledge.xid import NEEDLES, XidEvent, read_xid
+from gpudoctor.knowledge.xid import XidEvent, xid_events
 from gpudoctor.probe.unavailable import Unavailable, describe_error
 
 TIMEOUT_S = 5.0
 MAX_EVENTS = 200  # a GPU in a fault loop logs thousands; the first ones tell the story
 KERN_LOG = "/var/log/kern.log"
 READ_CAP = 64 << 20  # of kern.log, from its end: this boot is at the end
+# A snapshot taken before the kernel log was read (or by a caller that did not read it)
+NOT_READ = Unavailable("not read")
 
 
 @dataclass(frozen=True)
@@ -60,19 +62,6 @@ def _kern_log() -> str | Unavailable:
     return text
 
 
-def xid_events(text: str) -> tuple[XidEvent, ...]:
-    events = []
-    for line in text.splitlines():
-        if not any(n in line for n in NEEDLES):
-            continue
-        event = read_xid(line)
-        if event is not None:
-            events.append(event)
-            if len(events) >= MAX_EVENTS:
-                break
-    return tuple(events)
-
-
 def probe_kernel_log() -> KernelLogFacts | Unavailable:
     refused = []
     sources = (
@@ -88,5 +77,5 @@ def probe_kernel_log() -> KernelLogFacts | Unavailable:
         if isinstance(text, Unavailable):
             refused.append(f"{name}: {text.reason}")
             continue
-        return KernelLogFacts(name, xid_events(text), tuple(refused))
+        return KernelLogFacts(name, xid_events(text.splitlines(), MAX_EVENTS), tuple(refused))
     return Unavailable("; ".join(refused))

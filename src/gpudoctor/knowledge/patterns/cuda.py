@@ -245,7 +245,7 @@ PATTERNS = [
         CAUSE,
         E,
         "the NVIDIA driver logged a GPU fault (Xid)",
-        r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)|GPU has fallen off the bus",
+        r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)|GPU has fallen off the bus|NVRM: fallen off the bus",
         ("Xid", "fallen off the bus"),
         why="""Xid lines come from the kernel driver: 79 (fallen off the bus) and 48/63/64/94/95 (memory errors)
         are hardware or power faults; 13/31/43 are usually an application fault on that GPU. A rank on that
@@ -253,6 +253,7 @@ PATTERNS = [
         fix="dmesg -T | grep -i xid   # look up the Xid number in NVIDIA's Xid table; drain the node for hardware Xids",
         examples=[
             ("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "kernel driver message, as quoted in public cluster reports"),
+            ("               NVRM: fallen off the bus and is not responding to commands.", "NVIDIA/NVSentinel#155"),
         ],
         fields=xid.pattern_fields,  # the Xid's meaning and action: knowledge/xid.py
     ),
