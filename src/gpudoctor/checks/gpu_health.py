@@ -316,3 +316,35 @@ def check_xid_events(facts: Facts) -> list[Finding]:
 
 
 CHECKS = (check_gpu_health, check_xid_events)
+
+
+# How each health problem reads in the fleet table's "GPU health" cell.
+SHORT = {
+    "gpu-ecc-uncorrectable": "uncorrectable ECC",
+    "gpu-pages-pending-retirement": "pages pending retirement",
+    "gpu-row-remap-failed": "row remap failed",
+    "gpu-row-remap-pending": "row remap pending",
+    "gpu-clocks-slowdown": "clocks slowed",
+    "gpu-temperature-high": "hot",
+    "gpu-power-capped": "power capped",
+    "gpu-pcie-link-degraded": "PCIe degraded",
+    "gpu-nvlink-degraded": "NVLink degraded",
+}
+
+
+def health_summary(facts: Facts) -> tuple[str, Severity] | None:
+    """One node's GPU health as a table cell ("ok", "row remap pending (GPU 3); Xid 79")
+    and its worst severity; None when nothing about it could be read."""
+    gpus = _read(facts.nvml.gpus)
+    log = facts.kernel_log
+    if not gpus and not isinstance(log, KernelLogFacts):
+        return None
+    problems = [f for f in health_findings(gpus) if f.severity in (Severity.WARN, Severity.ERROR)]
+    parts = [f"{SHORT.get(f.id, f.id)} ({f.title.rsplit(' on ', 1)[-1].split(':')[0]})" for f in problems]
+    xids = [f for f in (xid_findings(log.xids, log.source) if isinstance(log, KernelLogFacts) else [])
+            if f.severity in (Severity.WARN, Severity.ERROR)]
+    if xids:
+        numbers = sorted({e.xid for e in log.xids})  # type: ignore[union-attr]
+        parts.append("Xid " + ", ".join(map(str, numbers)))
+    worst = max((f.severity for f in problems + xids), key=lambda s: s.rank, default=Severity.OK)
+    return ("; ".join(parts) or "ok"), worst
