@@ -13,6 +13,7 @@ nvidia-smi output, so a training log costs one `bytes.find` per trigger per bloc
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO
@@ -116,7 +117,8 @@ class NvidiaSmiReader:
 
     # -- input -------------------------------------------------------------
     def tee(self, stream: BinaryIO) -> "Tee":
-        return Tee(stream, self)
+        # A buffered stream stays one to its reader: diagnose takes its short read as the end of a paste
+        return (BufferedTee if isinstance(stream, io.BufferedIOBase) else Tee)(stream, self)
 
     def feed(self, chunk: bytes) -> None:
         data = self.carry + chunk
@@ -299,8 +301,12 @@ class Tee:
     def __init__(self, stream: BinaryIO, reader: NvidiaSmiReader) -> None:
         self.stream, self.reader = stream, reader
 
-    def read(self, n: int = -1) -> bytes:
-        data = self.stream.read(n)
+    def read(self, n: int | None = -1, /) -> bytes:
+        data = self.stream.read(-1 if n is None else n)
         if data:
             self.reader.feed(data)
         return data
+
+
+class BufferedTee(Tee, io.BufferedIOBase):
+    """A Tee over a buffered stream, and seen as one."""
