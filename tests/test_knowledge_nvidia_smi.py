@@ -56,15 +56,16 @@ def test_the_q_report_reads_sections_and_says_what_it_did_not_show():
 
 
 def test_a_gpu_header_names_the_gpu_and_na_is_unavailable():
-    h = read("GPU 00000000:01:00.0\n    Product Name : Quadro P2000\n    Persistence Mode : Disabled\n")
+    h = read("GPU 00000000:01:00.0\n    Product Name                    : Quadro P2000\n    Persistence Mode                : Disabled\n")
     assert [g.name for g in h.gpus] == ["GPU 00000000:01:00.0"]
     assert h.gpus[0].health().persistence_mode == "disabled"
-    text = "    Retired Pages\n        Single Bit ECC : N/A\n        Double Bit ECC : 2\n        Pending Page Blacklist : Yes\n"
+    text = ("    Retired Pages\n        Single Bit ECC              : N/A\n        Double Bit ECC              : 2\n"
+            "        Pending Page Blacklist      : Yes\n")
     h2 = read(text).gpus[0].health()
     assert h2.retired_single_bit == Unavailable("nvidia-smi: N/A") and h2.retired_double_bit == 2 and h2.retired_pending is True
     assert [f.id for f in read(text).findings()] == ["gpu-pages-pending-retirement"]
 
 
 def test_a_training_log_is_not_read_as_nvidia_smi():
-    log = "epoch 1\n  loss : 0.3\n  Pending : Yes\nTemperature\n  GPU Current Temp : 99 C\n"
+    log = "epoch 1\n  loss        : 0.3\n  Pending     : Yes\nTemperature\n  Current     : 99 C\n"
     assert read(log).findings() == []

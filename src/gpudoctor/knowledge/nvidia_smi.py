@@ -31,6 +31,35 @@ TRIGGERS = tuple(
         "pending page", "ecc mode", "link width", "pcie generation", "power readings", "gpu 00000000:",
     )
 )
+# What every piece of nvidia-smi output has, searched for case-sensitively in the raw
+# bytes (three searches per block: a training log costs little): the -q report's padded
+# "Key        : value" lines, the table's memory column, the lost-GPU message. Only the
+# lines around a hit are parsed, and a section counts only when its names are nvidia-smi's
+# (TRIGGERS).
+ANCHORS = (b"    : ", b"MiB /", b"device handle")
+BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
+
+
+def windows(block: bytes, end: int) -> list[tuple[int, int]]:
+    """Line-aligned stretches of `block[:end]` around the anchors, merged."""
+    spans = []
+    for anchor in ANCHORS:
+        pos = block.find(anchor, 0, end)
+        while pos != -1:
+            spans.append((max(0, pos - BEFORE), min(end, pos + AFTER)))
+            pos = block.find(anchor, pos + AFTER // 2, end)
+    merged: list[tuple[int, int]] = []
+    for start, stop in sorted(spans):
+        start = block.rfind(b"\n", 0, start) + 1 if start else 0
+        nl = block.find(b"\n", stop, end)
+        stop = end if nl == -1 else nl + 1
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], stop))
+        else:
+            merged.append((start, stop))
+    return merged
+
+
 # nvidia-smi's words for "no value": the value is then unavailable with that reason
 NO_VALUE = ("N/A", "[N/A]", "Not Supported", "[Not Supported]", "Unknown Error", "[Unknown Error]", "ERR!", "[GPU requires reset]")
 GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
@@ -121,15 +150,13 @@ class NvidiaSmiReader:
         return (BufferedTee if isinstance(stream, io.BufferedIOBase) else Tee)(stream, self)
 
     def feed(self, chunk: bytes) -> None:
-        data = self.carry + chunk
+        data = self.carry + chunk if self.carry else chunk  # no copy of a block in the common case
         end = data.rfind(b"\n") + 1 if chunk else len(data)
         self.carry = data[end:]
-        block = data[:end]
-        low = block.lower()
-        if not any(t in low for t in TRIGGERS):
-            return
-        for raw in block.decode("utf-8", errors="replace").splitlines():
-            self.line(raw)
+        for start, stop in windows(data, end):
+            self.current, self.path, self.table_gpu = None, [], None  # a new stretch of the log
+            for raw in data[start:stop].decode("utf-8", errors="replace").splitlines():
+                self.line(raw)
 
     def line(self, raw: str) -> None:
         text = raw.rstrip().replace("\t", "    ")
