@@ -26,6 +26,9 @@ AREA = "GPU health"
 # power limit under load, normal; Idle, Sync Boost and the settings ones are not faults.
 SLOWDOWNS = ("HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown", "SW Thermal Slowdown")
 HOT_MARGIN_C = 5  # this close to the slowdown threshold, the next hot step slows the GPU
+# The max operating temperature is a target the GPU holds by lowering its clocks: within this of it,
+# it is already doing so (laptops and workstations set it far below the slowdown threshold)
+AT_TARGET_C = 2
 POWER_CAP_SHARE = 0.9  # an enforced limit below this share of the default is a cap someone set
 # PCIe replays since the driver loaded: a few happen on healthy links; a flaky riser or
 # slot resends thousands of packets (DCGM's diagnostics fail a link at 8 per minute).
@@ -141,14 +144,16 @@ def _watts(value: object) -> str:
     return f"{value:.0f} W" if isinstance(value, float) else shown(value)
 
 
+def _hot(h: GpuHealth) -> bool:
+    t = h.temperature_c
+    if not isinstance(t, int):
+        return False
+    limits = [(h.shutdown_c, HOT_MARGIN_C), (h.slowdown_c, HOT_MARGIN_C), (h.max_operating_c, AT_TARGET_C)]
+    return any(isinstance(limit, int) and t >= limit - margin for limit, margin in limits)
+
+
 def temperature(gpus: Sequence[GpuLabel]) -> list[Finding]:
-    hot = []
-    for n, h in gpus:
-        t, slow, stop = h.temperature_c, h.slowdown_c, h.shutdown_c
-        if not isinstance(t, int):
-            continue
-        if (isinstance(stop, int) and t >= stop - HOT_MARGIN_C) or (isinstance(slow, int) and t >= slow - HOT_MARGIN_C):
-            hot.append((n, h))
+    hot = [(n, h) for n, h in gpus if _hot(h)]
     if not hot:
         return []
     critical = any(isinstance(h.shutdown_c, int) and h.temperature_c >= h.shutdown_c - HOT_MARGIN_C for _, h in hot)  # type: ignore[operator]
@@ -157,10 +162,11 @@ def temperature(gpus: Sequence[GpuLabel]) -> list[Finding]:
         Severity.ERROR if critical else Severity.WARN,
         f"{_names(hot)} {'is' if len(hot) == 1 else 'are'} at the temperature where the GPU slows down"
         + (" or shuts down" if critical else ""),
-        {n: f"{h.temperature_c} C; slowdown at {shown(h.slowdown_c)} C, shutdown at {shown(h.shutdown_c)} C" for n, h in hot},
-        "At the slowdown threshold the GPU lowers its clocks (its rank becomes the straggler); at the shutdown "
-        "threshold it turns off and the job dies.",
-        "nvidia-smi -q -d TEMPERATURE  # check the fans and airflow of the node; ask the admin",
+        {n: f"{h.temperature_c} C; slowdown at {shown(h.slowdown_c)} C, shutdown at {shown(h.shutdown_c)} C, "
+            f"max operating {shown(h.max_operating_c)} C" for n, h in hot},
+        "At its max operating temperature, and more so at the slowdown threshold, the GPU lowers its clocks "
+        "(its rank becomes the straggler); at the shutdown threshold it turns off and the job dies.",
+        "nvidia-smi -q -d TEMPERATURE,PERFORMANCE  # check the fans and airflow of the node; ask the admin",
         area=AREA,
     )]
 

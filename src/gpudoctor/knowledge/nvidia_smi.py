@@ -256,7 +256,8 @@ class NvidiaSmiReader:
             if k in CLOCK_NAMES and not isinstance(_value(value), Unavailable):
                 g.clocks[k] = value.strip().lower() == "active"
         elif where == "temperature":
-            target2 = {"gpu current temp": "temperature_c", "gpu shutdown temp": "shutdown_c", "gpu slowdown temp": "slowdown_c"}.get(k)
+            target2 = {"gpu current temp": "temperature_c", "gpu shutdown temp": "shutdown_c", "gpu slowdown temp": "slowdown_c",
+                       "gpu max operating temp": "max_operating_c"}.get(k)
             if target2:
                 g.fields[target2] = _int(value)
         elif where in ("power readings", "gpu power readings"):

@@ -101,6 +101,7 @@ class GpuHealth:
     temperature_c: int | Unavailable = NOT_SHOWN
     slowdown_c: int | Unavailable = NOT_SHOWN  # the GPU slows its clocks from here
     shutdown_c: int | Unavailable = NOT_SHOWN
+    max_operating_c: int | Unavailable = NOT_SHOWN  # the GPU lowers its clocks to stay below this
     power_w: float | Unavailable = NOT_SHOWN
     power_limit_w: float | Unavailable = NOT_SHOWN  # the enforced limit
     default_power_limit_w: float | Unavailable = NOT_SHOWN
@@ -354,6 +355,7 @@ def _health(session: NvmlSession, handle: Any) -> GpuHealth:
         temperature_c=q(lambda n: int(n.nvmlDeviceGetTemperature(handle, 0))),  # NVML_TEMPERATURE_GPU
         slowdown_c=q(lambda n: int(n.nvmlDeviceGetTemperatureThreshold(handle, 1))),  # ..._SLOWDOWN
         shutdown_c=q(lambda n: int(n.nvmlDeviceGetTemperatureThreshold(handle, 0))),  # ..._SHUTDOWN
+        max_operating_c=q(lambda n: int(n.nvmlDeviceGetTemperatureThreshold(handle, 3))),  # ..._GPU_MAX
         power_w=watts("nvmlDeviceGetPowerUsage"),
         power_limit_w=watts("nvmlDeviceGetEnforcedPowerLimit"),
         default_power_limit_w=watts("nvmlDeviceGetPowerManagementDefaultLimit"),

@@ -73,9 +73,9 @@ Check the node's airflow and the GPU's power cables; if it persists, ask the adm
         severity="warn / error",
         area="GPU health",
         emitted_by=BOTH,
-        summary="A GPU is within 5 °C of its slowdown threshold (`warn`) or of its shutdown threshold (`error`).",
-        evidence="Per hot GPU: its temperature and its slowdown and shutdown thresholds.",
-        why="At the slowdown threshold the GPU lowers its clocks and its rank falls behind; at the shutdown threshold it turns off and the job dies.",
+        summary="A GPU is within 2 °C of its max operating temperature or 5 °C of its slowdown threshold (`warn`), or within 5 °C of its shutdown threshold (`error`).",
+        evidence="Per hot GPU: its temperature and its slowdown, shutdown and max operating thresholds.",
+        why="The GPU lowers its clocks to stay below its max operating temperature (laptops and workstations set it far below the slowdown threshold), more so at the slowdown threshold, and its rank falls behind; at the shutdown threshold it turns off and the job dies.",
         fix="`nvidia-smi -q -d TEMPERATURE`; check the fans and airflow, then ask the admin.",
     ),
     FindingDoc(
