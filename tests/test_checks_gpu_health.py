@@ -103,7 +103,9 @@ def test_health_thresholds():
     [f] = health_findings([("GPU 0", GpuHealth(nvlinks=links))])
     assert f.id == "gpu-nvlink-degraded" and "links 1 down" in f.evidence["GPU 0"] and "2 (3)" in f.evidence["GPU 0"]
     no_nvlink = (NvLinkHealth(0, False), NvLinkHealth(1, False))  # a PCIe GPU: nothing up, nothing down
-    assert health_findings([("GPU 0", GpuHealth(nvlinks=no_nvlink))]) == []
+    assert health_findings([("GPU 0 (NVIDIA A100 80GB PCIe, 0:1)", GpuHealth(nvlinks=no_nvlink))]) == []
+    [sxm] = health_findings([("GPU 0 (NVIDIA H100 80GB HBM3, 0:1)", GpuHealth(nvlinks=no_nvlink))])  # always NVLinked
+    assert "every NVLink down (2 links)" in sxm.evidence["GPU 0 (NVIDIA H100 80GB HBM3, 0:1)"]
     ecc = GpuHealth(ecc_volatile_uncorrected=2, retired_pending=True, remap_pending=True, remap_failure=True)
     assert ids(health_findings([("GPU 0", ecc)])) == ["gpu-ecc-uncorrectable", "gpu-pages-pending-retirement", "gpu-row-remap-failed"]
 

@@ -11,6 +11,7 @@ answers here. Thresholds live here, once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from gpudoctor.checks.wording import plural, shown
@@ -18,7 +19,7 @@ from gpudoctor.findings import Finding, Severity, ok
 from gpudoctor.knowledge.xid import xid_findings
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts
-from gpudoctor.probe.nvml import GpuHealth, NvmlGpu
+from gpudoctor.probe.nvml import ALL_LINKS, GpuHealth, NvmlGpu
 
 AREA = "GPU health"
 # Clock event reasons that mean the hardware, not the workload, holds the clocks
@@ -33,6 +34,9 @@ POWER_CAP_SHARE = 0.9  # an enforced limit below this share of the default is a 
 # PCIe replays since the driver loaded: a few happen on healthy links; a flaky riser or
 # slot resends thousands of packets (DCGM's diagnostics fail a link at 8 per minute).
 PCIE_REPLAYS = 1000
+# GPUs sold only as SXM / HGX modules are always wired to NVLink (or an NVSwitch): every
+# link down is a fault. A PCIe card reports its links down when no bridge is fitted.
+SXM_ONLY = re.compile(r"SXM|HBM3|\bH200\b(?! NVL)|\bG?B[23]00\b")
 
 GpuLabel = tuple[str, GpuHealth]
 Judge = Callable[[Sequence[GpuLabel]], list[Finding]]
@@ -229,13 +233,14 @@ def nvlinks(gpus: Sequence[GpuLabel]) -> list[Finding]:
             continue
         active = [link for link in h.nvlinks if link.active]
         down = [link.link for link in h.nvlinks if not link.active]
-        recovering = [link.link for link in h.nvlinks if _ints(link.recovery) and link.recovery > 0]  # type: ignore[operator]
+        recovering = [link for link in h.nvlinks if _ints(link.recovery) and link.recovery > 0]  # type: ignore[operator]
         problems = []
-        if active and down:  # some links up, some down: a link failed (a GPU without NVLink has none up)
+        if active and down:  # some links up, some down: a link failed
             problems.append(f"links {', '.join(map(str, down))} down, {len(active)} up")
+        elif down and SXM_ONLY.search(n):  # every link down on a GPU that is always NVLink-connected
+            problems.append("every NVLink down" + ("" if ALL_LINKS in down else f" ({len(down)} links)"))
         if recovering:
-            problems.append("recovery errors on links " + ", ".join(
-                f"{link.link} ({link.recovery})" for link in h.nvlinks if link.link in recovering))
+            problems.append("recovery errors on links " + ", ".join(f"{link.link} ({link.recovery})" for link in recovering))
         if problems:
             bad[n] = "; ".join(problems)
     if not bad:
@@ -245,8 +250,9 @@ def nvlinks(gpus: Sequence[GpuLabel]) -> list[Finding]:
         Severity.WARN,
         f"NVLink trouble on {', '.join(n.split(' (')[0] for n in bad)}",
         bad,
-        "A link down makes NCCL send that GPU's traffic over fewer links or PCIe (all-reduce slows for every rank); "
-        "a link that needed recovery stalled its traffic and may fail (Xid 74).",
+        "A link down makes NCCL send that GPU's traffic over fewer links or PCIe (all-reduce slows for every rank; "
+        "with every link down on an NVSwitch system, NCCL may hang); a link that needed recovery stalled its "
+        "traffic and may fail (Xid 74).",
         "nvidia-smi nvlink -s; nvidia-smi nvlink -e  # then ask the admin to reset the GPUs or inspect the NVLink bridge / NVSwitch",
         area=AREA,
     )]

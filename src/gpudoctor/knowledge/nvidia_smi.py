@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 
 from gpudoctor.checks.gpu_health import AREA, health_findings
 from gpudoctor.findings import Finding, Severity
-from gpudoctor.probe.nvml import CLOCK_EVENTS, GpuHealth
+from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth
 from gpudoctor.probe.unavailable import Unavailable
 
 TRIGGERS = tuple(
@@ -36,7 +36,7 @@ TRIGGERS = tuple(
 # "Key        : value" lines, the table's memory column, the lost-GPU message. Only the
 # lines around a hit are parsed, and a section counts only when its names are nvidia-smi's
 # (TRIGGERS).
-ANCHORS = (b"    : ", b"MiB /", b"device handle")
+ANCHORS = (b"    : ", b"MiB /", b"device handle", b"Link 0: ", b"links are in")
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
 
 
@@ -71,6 +71,11 @@ TABLE_1 = re.compile(
 TABLE_2 = re.compile(
     r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+C|ERR!|N/A)\s+(?P<perf>\S+)\s+(?:\S+\s+)?(?P<use>\S+)\s*/\s*(?P<cap>\S+)\s+\|"
 )
+# `nvidia-smi nvlink -s` / `-e`: a GPU line, then one line per link
+NVLINK_GPU = re.compile(r"^GPU (?P<index>\d+): (?P<name>.+?) \(UUID: [^)]*\)\s*$")
+NVLINK_LINE = re.compile(r"^Link (?P<link>\d+): (?P<rest>.+)$")
+NVLINK_ERRORS = re.compile(r"^(?P<kind>Replay|Recovery|CRC) Errors: (?P<count>\d+)")
+ALL_LINKS_DOWN = re.compile(r"all links are inactive", re.IGNORECASE)
 LOST = re.compile(r"Unable to determine the device handle for GPU\s*(?P<bus>[0-9A-Fa-f:.]+)?:?\s*(?P<why>.*)")
 CLOCK_NAMES = {name.lower(): name for name in CLOCK_EVENTS.values()}
 
@@ -111,9 +116,15 @@ class PastedGpu:
     pcie: dict[str, int | Unavailable] = field(default_factory=dict)
     lost: str = ""  # why nvidia-smi could not reach it
     err: bool = False  # the table shows ERR! for it
+    links: dict[int, dict[str, Any]] = field(default_factory=dict)  # `nvidia-smi nvlink -s/-e`, per link
+    all_links_down: bool = False  # "Unable to retrieve NVLink information as all links are inActive"
 
     def health(self) -> GpuHealth:
         f = dict(self.fields)
+        if self.all_links_down:
+            f["nvlinks"] = (NvLinkHealth(ALL_LINKS, False),)
+        elif self.links:
+            f["nvlinks"] = tuple(NvLinkHealth(i, **v) for i, v in sorted(self.links.items()) if "active" in v)
         for scope in ("volatile", "aggregate"):
             for kind, target in (("corrected", "corrected"), ("uncorrected", "uncorrected")):
                 key = f"{scope} {kind}"
@@ -170,6 +181,8 @@ class NvidiaSmiReader:
             return
         stripped = text.lstrip()
         indent = len(text) - len(stripped)
+        if self._nvlink(stripped):
+            return
         header = GPU_HEADER.match(stripped)
         if header:
             self.current = self._gpu(header["bus"])
@@ -189,10 +202,39 @@ class NvidiaSmiReader:
             return
         self._leaf([p for _, p in self.path], kv["key"].strip(), kv["value"])
 
+    def _nvlink(self, text: str) -> bool:
+        """A line of `nvidia-smi nvlink -s` / `-e`; False when it is not one."""
+        m = NVLINK_GPU.match(text)
+        if m:
+            self.current = self._gpu(f"#{m['index']}")
+            self.current.name = f"GPU {m['index']} ({m['name']})"
+            self.path = []
+            return True
+        g = self.current
+        if g is None or not g.bus.startswith("#"):
+            return False
+        if ALL_LINKS_DOWN.search(text):
+            g.all_links_down = self.seen = True
+            return True
+        m = NVLINK_LINE.match(text)
+        if m is None:
+            return False
+        link, rest = g.links.setdefault(int(m["link"]), {}), m["rest"].strip()
+        errors = NVLINK_ERRORS.match(rest)
+        if errors:
+            key = {"Replay": "replay", "Recovery": "recovery", "CRC": "crc_flit"}[errors["kind"]]
+            link[key] = int(errors["count"])
+            link.setdefault("active", True)  # a link that counts errors is up (-e lists only those)
+        else:
+            link["active"] = "inactive" not in rest
+        self.seen = True
+        return True
+
     def _gpu(self, bus: str) -> PastedGpu:
         """The GPU at this PCI address (the table and the -q report write the domain differently)."""
         domain, _, rest = bus.lower().rpartition(":")[0].partition(":")
         key = f"{domain.zfill(8)}:{rest}:{bus.lower().rsplit(':', 1)[-1]}" if bus.count(":") == 2 else bus.lower()
+        # ("#3": a GPU that `nvidia-smi nvlink` names by index only)
         for g in self.gpus:
             if g.bus == key:
                 return g

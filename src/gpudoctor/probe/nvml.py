@@ -66,6 +66,9 @@ CLOCK_EVENTS = {
 }
 
 
+ALL_LINKS = -1  # NvLinkHealth.link of "every link" (nvidia-smi: "all links are inActive", no count given)
+
+
 @dataclass(frozen=True)
 class NvLinkHealth:
     """One NVLink of a GPU: up or down, and its error counters since the driver loaded."""

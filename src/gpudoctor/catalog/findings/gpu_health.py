@@ -108,8 +108,8 @@ sudo nvidia-smi -i 0 -pl 700
         id="gpu-nvlink-degraded",
         severity="warn",
         area="GPU health",
-        emitted_by=CHECK,
-        summary="Some of a GPU's NVLinks are down while others are up, or a link counted recovery errors (it went down and was retrained).",
+        emitted_by=BOTH + ", `nvidia-smi nvlink -s` / `-e`",
+        summary="Some of a GPU's NVLinks are down while others are up, every link is down on a GPU sold only as an SXM / HGX module (always NVLink-connected: `SXM`, `HBM3`, H200, B200, GB200 in its name; a PCIe card without a bridge reports its links down too and is not judged), or a link counted recovery errors (it went down and was retrained).",
         evidence="Per GPU: the links down and the links with recovery errors (and their counts).",
         why="With a link down NCCL sends that GPU's traffic over fewer links (or PCIe), so all-reduce slows for every rank; a link that needed recovery stalled its traffic and may fail outright (Xid 74).",
         fix="""```sh
