@@ -31,7 +31,20 @@ class NVMLError_NotSupported(NVMLError):
         super().__init__(3, "Not Supported")
 
 
+def _fields(gpu: dict, ids: list) -> list:
+    """nvmlDeviceGetFieldValues: one value per field id, each with its own return code."""
+    recorded_fields = gpu.get("nvmlDeviceGetFieldValues", {})
+    return [
+        types.SimpleNamespace(nvmlReturn=0, value=types.SimpleNamespace(uiVal=recorded_fields[str(i)]))
+        if str(i) in recorded_fields
+        else types.SimpleNamespace(nvmlReturn=3, value=types.SimpleNamespace(uiVal=0))
+        for i in ids
+    ]
+
+
 def _answer(gpu: dict, name: str, args: tuple) -> Any:
+    if name == "nvmlDeviceGetFieldValues":
+        return _fields(gpu, args[0])
     if name not in gpu:
         raise NVMLError_NotSupported()
     value = gpu[name]
@@ -40,6 +53,8 @@ def _answer(gpu: dict, name: str, args: tuple) -> Any:
         if key not in value:
             raise NVMLError_NotSupported()
         value = value[key]
+    if isinstance(value, dict) and "nvml_error" in value:  # the driver answered with an error
+        raise NVMLError(value["nvml_error"], value["text"])
     if isinstance(value, dict) and set(value) == {"busId"}:
         return types.SimpleNamespace(**value)
     if isinstance(value, dict) and "total" in value and "used" in value:

@@ -42,6 +42,7 @@ RECORDED = [
     ("a100_persistence_off", [], ["gpu-persistence-off"]),
     ("gb200_power_brake", ["gpu-clocks-slowdown"], []),
     ("pcie_idle_gen1", [], []),  # PCIe gen 1 at idle is power saving, x16 of x16 is fine
+    ("gpu_requires_reset", ["gpu-reset-required"], []),  # NVML refuses its queries until a reset
 ]
 
 
@@ -149,3 +150,14 @@ def test_health_runs_with_every_check_on_an_older_snapshot():
     found = run_checks(gpu2_facts())  # recorded before health existed: no health, no kernel log
     assert "check-failed" not in ids(found)
     assert not any(f.area == "GPU health" for f in found)
+
+
+def test_the_recovery_action_field_and_the_reset_status_paste():
+    health = GpuHealth(recovery_action="drain-and-reset")
+    [f] = health_findings([("GPU 3 (NVIDIA H100 80GB HBM3, 0:1)", health)])
+    assert f.id == "gpu-reset-required" and "drain the node" in f.fix and "GPU 3" in f.title
+    text = "    GPU Reset Status\n        Reset Required                    : Yes\n        Drain and Reset Recommended       : No\n"
+    reader = NvidiaSmiReader()
+    reader.feed(text.encode())
+    assert reader.gpus[0].health().recovery_action == "reset"
+    assert [f.id for f in reader.findings()] == ["gpu-reset-required"]

@@ -72,6 +72,33 @@ def ecc_uncorrectable(gpus: Sequence[GpuLabel]) -> list[Finding]:
     )]
 
 
+RECOVERY_FIX = {
+    "reset": "sudo nvidia-smi -r -i <gpu>  # when no process uses it (or reboot the node; ask the admin)",
+    "drain-and-reset": "drain the node (stop every job on it), then reset the GPU: sudo nvidia-smi -r -i <gpu> (ask the admin)",
+    "drain-p2p": "stop the jobs that use peer-to-peer (NCCL) on this GPU, then check again: gpudoctor check",
+    "node-reboot": "drain the node and reboot it (ask the admin)",
+    "system-reboot": "drain the node and reboot it (ask the admin)",
+}
+
+
+def recovery_needed(gpus: Sequence[GpuLabel]) -> list[Finding]:
+    bad = [(n, h) for n, h in gpus if isinstance(h.recovery_action, str) and h.recovery_action != "none"]
+    if not bad:
+        return []
+    action = bad[0][1].recovery_action
+    return [Finding(
+        "gpu-reset-required",
+        Severity.ERROR,
+        f"The driver says {_names(bad)} need{'s' if len(bad) == 1 else ''} recovery: "
+        + ", ".join(sorted({str(h.recovery_action) for _, h in bad})),
+        {n: f"recovery action: {h.recovery_action}" for n, h in bad},
+        "After an unrecoverable fault the driver marks the GPU as needing a reset (or a reboot, or a drain): until "
+        "then new jobs on it fail or hang, and NVML may refuse to answer for it.",
+        RECOVERY_FIX.get(str(action), RECOVERY_FIX["reset"]),
+        area=AREA,
+    )]
+
+
 def retired_pages_pending(gpus: Sequence[GpuLabel]) -> list[Finding]:
     bad = [(n, h) for n, h in gpus if h.retired_pending is True]
     if not bad:
@@ -275,7 +302,7 @@ def persistence(gpus: Sequence[GpuLabel]) -> list[Finding]:
 
 
 JUDGES: tuple[Judge, ...] = (
-    ecc_uncorrectable, retired_pages_pending, row_remapping, clocks_slowdown,
+    recovery_needed, ecc_uncorrectable, retired_pages_pending, row_remapping, clocks_slowdown,
     temperature, power_cap, pcie_link, nvlinks, persistence,
 )
 
@@ -332,6 +359,7 @@ CHECKS = (check_gpu_health, check_xid_events)
 
 # How each health problem reads in the fleet table's "GPU health" cell.
 SHORT = {
+    "gpu-reset-required": "needs a reset",
     "gpu-ecc-uncorrectable": "uncorrectable ECC",
     "gpu-pages-pending-retirement": "pages pending retirement",
     "gpu-row-remap-failed": "row remap failed",

@@ -29,6 +29,7 @@ TRIGGERS = tuple(
         "nvsmi log", "nvidia-smi", "ecc errors", "retired pages", "remapped rows", "throttle reasons",
         "event reasons", "gpu current temp", "replays since reset", "device handle", "persistence-m",
         "pending page", "ecc mode", "link width", "pcie generation", "power readings", "gpu 00000000:",
+        "gpu reset status", "gpu recovery action",
     )
 )
 # What every piece of nvidia-smi output has, searched for case-sensitively in the raw
@@ -264,6 +265,8 @@ class NvidiaSmiReader:
             g.fields["power_limit_w"] = _float(m2["cap"].rstrip("W"))
 
     def _leaf(self, path: list[str], key: str, value: str) -> None:
+        if "requires reset" in value.lower() and self.current is not None:
+            self.current.fields["recovery_action"] = "reset"  # the driver refuses to answer until a reset
         if self.current is None:
             if not any(t.decode() in " ".join(path + [key]).lower() for t in TRIGGERS):
                 return
@@ -313,6 +316,14 @@ class NvidiaSmiReader:
                 g.pcie[key2] = _int(value)
         elif where == "link width" and k in ("current", "max"):
             g.pcie[f"{k} width"] = _int(value.rstrip("x"))
+        elif where == "gpu reset status" and k in ("reset required", "drain and reset recommended"):
+            if _yes(value) is True:  # drain-and-reset is the stronger of the two
+                g.fields["recovery_action"] = "drain-and-reset" if k.startswith("drain") else g.fields.get("recovery_action", "reset")
+            else:
+                g.fields.setdefault("recovery_action", "none")
+        elif k == "gpu recovery action":
+            v = _value(value)
+            g.fields["recovery_action"] = v.lower().replace(" ", "-") if isinstance(v, str) else v
         elif k == "replays since reset":
             g.fields["pcie_replays"] = _int(value)
         elif k == "remapped rows":  # "Remapped Rows : N/A" on GPUs without row remapping

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 from gpudoctor.probe.unavailable import Unavailable, describe_error
@@ -115,6 +115,10 @@ class GpuHealth:
     pcie_replays: int | Unavailable = NOT_SHOWN  # PCIe packets resent since the driver loaded
     nvlinks: tuple[NvLinkHealth, ...] | Unavailable = NOT_SHOWN
     persistence_mode: str | Unavailable = NOT_SHOWN  # "enabled" / "disabled"
+    # What the driver says the GPU needs after a fault: "none", "reset", "node-reboot",
+    # "drain-p2p", "drain-and-reset", ... (NVML's GPU recovery action; nvidia-smi -q
+    # "GPU Reset Status" before driver 570, "[GPU requires reset]" as a field's value)
+    recovery_action: str | Unavailable = NOT_SHOWN
 
 
 @dataclass(frozen=True)
@@ -282,6 +286,23 @@ def _gpu(session: NvmlSession, index: int, handle: Any) -> NvmlGpu:
     )
 
 
+# NVML_GPU_RECOVERY_ACTION_*, read through field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230)
+RECOVERY_ACTIONS = {
+    0: "none", 1: "reset", 2: "node-reboot", 3: "drain-p2p", 4: "drain-and-reset",
+    5: "recover-imex-domain", 6: "bus-reset", 7: "system-reboot",
+}
+RECOVERY_ACTION_FIELD = 230
+# NVML's text for NVML_ERROR_RESET_REQUIRED ("GPU requires restart"; nvidia-smi prints "[GPU requires reset]")
+RESET_REQUIRED = ("requires restart", "requires reset")
+
+
+def _recovery_action(n: Any, handle: Any) -> str:
+    [value] = n.nvmlDeviceGetFieldValues(handle, [RECOVERY_ACTION_FIELD])
+    if value.nvmlReturn != 0:
+        raise n.NVMLError(value.nvmlReturn)
+    return RECOVERY_ACTIONS.get(int(value.value.uiVal), f"action {int(value.value.uiVal)}")
+
+
 def _enabled(value: Any) -> str:
     return "enabled" if value == 1 else "disabled"
 
@@ -340,7 +361,7 @@ def _health(session: NvmlSession, handle: Any) -> GpuHealth:
     def ecc_field(i: int) -> str | Unavailable:
         return ecc if isinstance(ecc, Unavailable) else _enabled(ecc[i])
 
-    return GpuHealth(
+    health = GpuHealth(
         ecc_mode=ecc_field(0),
         ecc_pending_mode=ecc_field(1),
         ecc_volatile_corrected=ecc_count(0, 0),  # NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC
@@ -369,6 +390,18 @@ def _health(session: NvmlSession, handle: Any) -> GpuHealth:
         pcie_replays=q(lambda n: int(n.nvmlDeviceGetPcieReplayCounter(handle))),
         nvlinks=_nvlink_health(session, handle),
         persistence_mode=q(lambda n: _enabled(n.nvmlDeviceGetPersistenceMode(handle))),
+        recovery_action=q(lambda n: _recovery_action(n, handle)),
+    )
+    if not isinstance(health.recovery_action, str) and _reset_refused(health):
+        # the driver refuses queries until the GPU is reset: that is the recovery action
+        return replace(health, recovery_action="reset")
+    return health
+
+
+def _reset_refused(health: GpuHealth) -> bool:
+    return any(
+        isinstance(v, Unavailable) and any(r in v.reason.lower() for r in RESET_REQUIRED)
+        for v in (getattr(health, f.name) for f in fields(health))
     )
 
 

@@ -15,6 +15,22 @@ sudo nvidia-smi -r -i 0
 
 ENTRIES = (
     FindingDoc(
+        id="gpu-reset-required",
+        severity="error",
+        area="GPU health",
+        emitted_by=BOTH,
+        summary="The driver says a GPU needs recovery after a fault: NVML's GPU recovery action is not `none` (reset, node reboot, drain P2P, drain and reset), `nvidia-smi -q` shows *GPU Reset Status: Reset Required / Drain and Reset Recommended: Yes* (drivers before 570), or NVML refuses queries with *GPU requires reset* (`[GPU requires reset]` in nvidia-smi).",
+        evidence="Per GPU: the recovery action.",
+        why="After an unrecoverable fault the GPU stays unusable until it is reset (or the node rebooted, or drained): new jobs on it fail or hang, and a job with a rank on it never finishes.",
+        fix="""What the driver asks for; for a reset (needs root, no process on the GPU):
+
+```sh
+sudo nvidia-smi -r -i 0
+```
+
+For *drain and reset*, stop every job on the node first; for a reboot, drain the node and reboot it.""",
+    ),
+    FindingDoc(
         id="gpu-ecc-uncorrectable",
         severity="error",
         area="GPU health",
