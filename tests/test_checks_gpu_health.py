@@ -79,6 +79,7 @@ def test_nvml_and_the_pasted_nvidia_smi_of_one_device_agree(monkeypatch):
     [case] = [c for c in CORPUS if c["id"] == "dcgm-exporter-16-healthy"]
     reader = NvidiaSmiReader()
     reader.feed(case["text"].encode())
+    reader.feed(b"")
     [pasted] = reader.gpus
     from_paste = pasted.health()
     shown_in_both = [
@@ -159,5 +160,6 @@ def test_the_recovery_action_field_and_the_reset_status_paste():
     text = "    GPU Reset Status\n        Reset Required                    : Yes\n        Drain and Reset Recommended       : No\n"
     reader = NvidiaSmiReader()
     reader.feed(text.encode())
+    reader.feed(b"")
     assert reader.gpus[0].health().recovery_action == "reset"
     assert [f.id for f in reader.findings()] == ["gpu-reset-required"]

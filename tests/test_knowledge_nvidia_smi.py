@@ -27,6 +27,7 @@ def test_dev_corpus(case):
 def read(text: str) -> NvidiaSmiReader:
     reader = NvidiaSmiReader()
     reader.feed(text.encode())
+    reader.feed(b"")  # the end of the input
     return reader
 
 
@@ -69,3 +70,34 @@ def test_a_gpu_header_names_the_gpu_and_na_is_unavailable():
 def test_a_training_log_is_not_read_as_nvidia_smi():
     log = "epoch 1\n  loss        : 0.3\n  Pending     : Yes\nTemperature\n  Current     : 99 C\n"
     assert read(log).findings() == []
+
+
+def test_the_xml_report_is_read_as_its_text_twin():
+    h = read(case("netdata-2922-xml-idle")).gpus[0].health()
+    assert h.clock_events == ("Idle",)
+    # the tags of `nvidia-smi -q -x` (a made-up device, in the real report's layout)
+    xml = "\n".join([
+        '<nvidia_smi_log>', '\t<gpu id="00000000:07:00.0">', "\t\t<persistence_mode>Enabled</persistence_mode>",
+        "\t\t<retired_pages>", "\t\t\t<double_bit_retirement>", "\t\t\t\t<retired_count>1</retired_count>",
+        "\t\t\t</double_bit_retirement>", "\t\t\t<pending_blacklist>Yes</pending_blacklist>", "\t\t</retired_pages>",
+        "\t\t<temperature>", "\t\t\t<gpu_temp>44 C</gpu_temp>", "\t\t\t<gpu_temp_max_threshold>92 C</gpu_temp_max_threshold>",
+        "\t\t</temperature>", "\t</gpu>", "</nvidia_smi_log>", "",
+    ])
+    reader = read(xml)
+    [g] = reader.gpus
+    h = g.health()
+    assert (g.name, h.retired_double_bit, h.retired_pending, h.temperature_c, h.shutdown_c, h.persistence_mode) == (
+        "GPU 00000000:07:00.0", 1, True, 44, 92, "enabled")
+    assert [f.id for f in reader.findings()] == ["gpu-pages-pending-retirement"]
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 1 << 20])
+def test_the_input_may_arrive_in_pieces(size):
+    text = case("dcgm-exporter-16-healthy").encode() + case("instructlab-2341-a100-table").encode()
+    whole = read(text.decode())
+    pieces = NvidiaSmiReader()
+    for i in range(0, len(text), size):
+        pieces.feed(text[i:i + size])
+    pieces.feed(b"")
+    assert [(g.name, g.health()) for g in pieces.gpus] == [(g.name, g.health()) for g in whole.gpus]
+    assert len(whole.gpus) == 3

@@ -32,26 +32,32 @@ TRIGGERS = tuple(
         "gpu reset status", "gpu recovery action",
     )
 )
-# What every piece of nvidia-smi output has, searched for case-sensitively in the raw
-# bytes (three searches per block: a training log costs little): the -q report's padded
-# "Key        : value" lines, the table's memory column, the lost-GPU message. Only the
+# What nvidia-smi output has, searched for case-sensitively in the raw bytes: the -q
+# report's padded "Key        : value" lines, the table's memory column, "Unable to
+# determine the device handle" (and nvlink's "Unable to retrieve"). Three searches per
+# block, so a training log costs little; a paste (an input under SMALL_INPUT) is also
+# searched for the rarer forms: `nvidia-smi nvlink -s` and the XML of `-q -x`. Only the
 # lines around a hit are parsed, and a section counts only when its names are nvidia-smi's
 # (TRIGGERS).
-ANCHORS = (b"    : ", b"MiB /", b"device handle", b"Link 0: ", b"links are in")
+ANCHORS = (b"    : ", b"MiB /", b"Unable to ")
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</")
+SMALL_INPUT = 1 << 20
+MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
 
 
-def windows(block: bytes, end: int) -> list[tuple[int, int]]:
-    """Line-aligned stretches of `block[:end]` around the anchors, merged."""
+def windows(block: bytes, end: int, anchors: tuple[bytes, ...] = ANCHORS, begin: int = 0) -> list[tuple[int, int]]:
+    """Line-aligned stretches of `block[begin:end]` around the anchors, merged."""
     spans = []
-    for anchor in ANCHORS:
-        pos = block.find(anchor, 0, end)
+    for anchor in anchors:
+        pos = block.find(anchor, begin, end)
         while pos != -1:
-            spans.append((max(0, pos - BEFORE), min(end, pos + AFTER)))
+            spans.append((max(begin, pos - BEFORE), min(end, pos + AFTER)))
             pos = block.find(anchor, pos + AFTER // 2, end)
     merged: list[tuple[int, int]] = []
     for start, stop in sorted(spans):
-        start = block.rfind(b"\n", 0, start) + 1 if start else 0
+        start = block.rfind(b"\n", begin, start) + 1 if start > begin else begin
+        start = max(start, begin)
         nl = block.find(b"\n", stop, end)
         stop = end if nl == -1 else nl + 1
         if merged and start <= merged[-1][1]:
@@ -77,6 +83,38 @@ NVLINK_GPU = re.compile(r"^GPU (?P<index>\d+): (?P<name>.+?) \(UUID: [^)]*\)\s*$
 NVLINK_LINE = re.compile(r"^Link (?P<link>\d+): (?P<rest>.+)$")
 NVLINK_ERRORS = re.compile(r"^(?P<kind>Replay|Recovery|CRC) Errors: (?P<count>\d+)")
 ALL_LINKS_DOWN = re.compile(r"all links are inactive", re.IGNORECASE)
+# `nvidia-smi -q -x`: the same report as XML, read by naming its tags as the text report names them
+XML_OPEN = re.compile(r'^<(?P<tag>[a-z0-9_]+)(?: id="(?P<id>[^"]*)")?>$')
+XML_CLOSE = re.compile(r"^</(?P<tag>[a-z0-9_]+)>$")
+XML_LEAF = re.compile(r"^<(?P<tag>[a-z0-9_]+)>(?P<value>[^<]*)</(?P=tag)>$")
+XML_SECTIONS = {
+    "retired_pages": "Retired Pages", "remapped_rows": "Remapped Rows", "temperature": "Temperature",
+    "clocks_throttle_reasons": "Clocks Throttle Reasons", "clocks_event_reasons": "Clocks Event Reasons",
+    "ecc_mode": "ECC Mode", "ecc_errors": "ECC Errors", "volatile": "Volatile", "aggregate": "Aggregate",
+    "single_bit": "Single Bit", "double_bit": "Double Bit", "pcie_gen": "PCIe Generation", "link_widths": "Link Width",
+    "power_readings": "Power Readings", "gpu_power_readings": "GPU Power Readings", "gpu_reset_status": "GPU Reset Status",
+}
+XML_KEYS = {
+    "pending_blacklist": "Pending Page Blacklist", "pending_retirement": "Pending Page Blacklist",
+    "remapped_row_corr": "Correctable Error", "remapped_row_unc": "Uncorrectable Error",
+    "remapped_row_pending": "Pending", "remapped_row_failure": "Remapping Failure Occurred",
+    "gpu_temp": "GPU Current Temp", "gpu_temp_max_threshold": "GPU Shutdown Temp",
+    "gpu_temp_slow_threshold": "GPU Slowdown Temp", "gpu_temp_max_gpu_threshold": "GPU Max Operating Temp",
+    "current_ecc": "Current", "pending_ecc": "Pending", "total": "Total",
+    "dram_correctable": "DRAM Correctable", "dram_uncorrectable": "DRAM Uncorrectable",
+    "sram_correctable": "SRAM Correctable", "sram_uncorrectable": "SRAM Uncorrectable",
+    "max_link_gen": "Max", "current_link_gen": "Current", "device_current_link_gen": "Device Current",
+    "max_link_width": "Max", "current_link_width": "Current", "replay_counter": "Replays Since Reset",
+    "persistence_mode": "Persistence Mode", "power_draw": "Power Draw", "average_power_draw": "Average Power Draw",
+    "enforced_power_limit": "Enforced Power Limit", "default_power_limit": "Default Power Limit",
+    "reset_required": "Reset Required", "drain_and_reset_recommended": "Drain and Reset Recommended",
+}
+XML_REASONS = {  # clocks_throttle_reason_<x> / clocks_event_reason_<x>
+    "gpu_idle": "Idle", "applications_clocks_setting": "Applications Clocks Setting", "sw_power_cap": "SW Power Cap",
+    "hw_slowdown": "HW Slowdown", "hw_thermal_slowdown": "HW Thermal Slowdown",
+    "hw_power_brake_slowdown": "HW Power Brake Slowdown", "sync_boost": "Sync Boost",
+    "sw_thermal_slowdown": "SW Thermal Slowdown", "display_clocks_setting": "Display Clock Setting",
+}
 LOST = re.compile(r"Unable to determine the device handle for GPU\s*(?P<bus>[0-9A-Fa-f:.]+)?:?\s*(?P<why>.*)")
 CLOCK_NAMES = {name.lower(): name for name in CLOCK_EVENTS.values()}
 
@@ -153,6 +191,10 @@ class NvidiaSmiReader:
         self.current: PastedGpu | None = None
         self.path: list[tuple[int, str]] = []  # (indent, section) of the -q report
         self.table_gpu: PastedGpu | None = None
+        self.xml: list[str] = []  # the open tags of an `nvidia-smi -q -x` report
+        self.paste: bool | None = None  # a short input: every form of nvidia-smi output is looked for
+        self.offset = 0  # bytes of the input fed so far
+        self.parsed_to = -1  # where the last parsed stretch ended, in the input
         self.carry = b""
         self.seen = False  # nvidia-smi output was recognised
 
@@ -162,12 +204,37 @@ class NvidiaSmiReader:
         return (BufferedTee if isinstance(stream, io.BufferedIOBase) else Tee)(stream, self)
 
     def feed(self, chunk: bytes) -> None:
-        data = self.carry + chunk if self.carry else chunk  # no copy of a block in the common case
-        end = data.rfind(b"\n") + 1 if chunk else len(data)
-        self.carry = data[end:]
-        for start, stop in windows(data, end):
-            self.current, self.path, self.table_gpu = None, [], None  # a new stretch of the log
-            for raw in data[start:stop].decode("utf-8", errors="replace").splitlines():
+        """The next bytes of the input; b"" at its end."""
+        if self.paste is None:
+            self.paste = len(chunk) < SMALL_INPUT  # the first read of a paste holds all of it
+        if chunk and len(self.carry) + len(chunk) < MIN_SCAN:
+            self.carry += chunk  # small reads (a terminal, a test) are gathered: a window needs its context
+            self.offset += len(chunk)
+            return
+        start = 0
+        if self.carry:  # the line cut at the end of the last block: whole again, without copying this one
+            cut = chunk.find(b"\n") + 1 if chunk else 0
+            if chunk and not cut:
+                self.carry += chunk  # no line end in this block at all
+                self.offset += len(chunk)
+                return
+            head, self.carry = self.carry + chunk[:cut], b""
+            self._scan(head, 0, len(head), self.offset - len(head) + cut)
+            start = cut
+        end = chunk.rfind(b"\n") + 1 if chunk else 0
+        if end > start:
+            self._scan(chunk, start, end, self.offset)
+        self.carry = chunk[max(end, start):]
+        self.offset += len(chunk)
+
+    def _scan(self, data: bytes, start: int, end: int, base: int) -> None:
+        """The windows of data[start:end], which begins at byte `base` of the input."""
+        anchors = PASTE_ANCHORS if self.paste else ANCHORS
+        for a, b in windows(data, end, anchors, start):
+            if base + a > self.parsed_to:  # not where the last stretch ended: a new stretch of the log
+                self.current, self.path, self.table_gpu, self.xml = None, [], None, []
+            self.parsed_to = base + b
+            for raw in data[a:b].decode("utf-8", errors="replace").splitlines():
                 self.line(raw)
 
     def line(self, raw: str) -> None:
@@ -182,7 +249,7 @@ class NvidiaSmiReader:
             return
         stripped = text.lstrip()
         indent = len(text) - len(stripped)
-        if self._nvlink(stripped):
+        if self._nvlink(stripped) or (stripped.startswith("<") and self._xml(stripped)):
             return
         header = GPU_HEADER.match(stripped)
         if header:
@@ -202,6 +269,36 @@ class NvidiaSmiReader:
             self.path.append((indent, key))
             return
         self._leaf([p for _, p in self.path], kv["key"].strip(), kv["value"])
+
+    def _xml(self, text: str) -> bool:
+        """A line of `nvidia-smi -q -x`, read as its text-report twin; False when it is not one."""
+        m = XML_OPEN.match(text)
+        if m:
+            if m["tag"] == "gpu" and m["id"]:
+                self.current, self.xml = self._gpu(m["id"]), []
+                self.seen = True
+            else:
+                self.xml.append(m["tag"])
+            return True
+        m = XML_CLOSE.match(text)
+        if m:
+            if m["tag"] in self.xml:  # an excerpt may close sections it never opened
+                del self.xml[self.xml.index(m["tag"]):]
+            return True
+        m = XML_LEAF.match(text)
+        if m is None:
+            return False
+        tag, parents = m["tag"], self.xml
+        if tag == "retired_count" and parents:
+            section, key = ["Retired Pages"], "Single Bit ECC" if parents[-1].startswith("multiple_single") else "Double Bit ECC"
+        elif "_reason_" in tag:
+            section, key = ["Clocks Event Reasons"], XML_REASONS.get(tag.split("_reason_", 1)[1], tag)
+        elif tag in XML_KEYS:
+            section, key = [XML_SECTIONS[p] for p in parents if p in XML_SECTIONS], XML_KEYS[tag]
+        else:
+            return True
+        self._leaf(section, key, m["value"])
+        return True
 
     def _nvlink(self, text: str) -> bool:
         """A line of `nvidia-smi nvlink -s` / `-e`; False when it is not one."""
