@@ -163,3 +163,13 @@ def test_the_recovery_action_field_and_the_reset_status_paste():
     reader.feed(b"")
     assert reader.gpus[0].health().recovery_action == "reset"
     assert [f.id for f in reader.findings()] == ["gpu-reset-required"]
+
+
+def test_the_fleet_cell_names_each_problem_and_its_gpus(monkeypatch):
+    from gpudoctor.checks.gpu_health import health_summary
+
+    facts = facts_with(nvml_from("gpu_requires_reset", monkeypatch),
+                       KernelLogFacts("dmesg", xid_events(CORPUS_LINES[:1] + ["NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."]), ()))
+    cell, severity = health_summary(facts)
+    assert cell.startswith("needs a reset (GPU 0)") and cell.endswith("Xid 79") and severity is Severity.ERROR
+    assert health_summary(dataclasses.replace(gpu2_facts(), kernel_log=Unavailable("not read"))) is None

@@ -380,7 +380,8 @@ def health_summary(facts: Facts) -> tuple[str, Severity] | None:
     if not gpus and not isinstance(log, KernelLogFacts):
         return None
     problems = [f for f in health_findings(gpus) if f.severity in (Severity.WARN, Severity.ERROR)]
-    parts = [f"{SHORT.get(f.id, f.id)} ({f.title.rsplit(' on ', 1)[-1].split(':')[0]})" for f in problems]
+    parts = [f"{SHORT.get(f.id, f.id)} ({', '.join(k.split(' (')[0] for k in f.evidence if k.startswith('GPU'))})"
+             for f in problems]
     xids = [f for f in (xid_findings(log.xids, log.source) if isinstance(log, KernelLogFacts) else [])
             if f.severity in (Severity.WARN, Severity.ERROR)]
     if xids:
