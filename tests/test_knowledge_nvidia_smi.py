@@ -101,3 +101,14 @@ def test_the_input_may_arrive_in_pieces(size):
     pieces.feed(b"")
     assert [(g.name, g.health()) for g in pieces.gpus] == [(g.name, g.health()) for g in whole.gpus]
     assert len(whole.gpus) == 3
+
+
+def test_compute_and_mig_mode_are_judged_as_check_judges_them():
+    reader = read(case("jade-73-v100-exclusive-process"))
+    [f] = [f for f in reader.findings() if f.id == "gpu-compute-mode-restricted"]
+    assert f.evidence["GPU 0"] == "Exclusive_Process" and f.evidence["GPU 1"] == "Exclusive_Process"
+    assert "nvidia-smi -i 0,1 -c DEFAULT" in f.fix and f.evidence["source"] == "pasted nvidia-smi output"
+    table = case("instructlab-2341-a100-table")  # its MIG column says Disabled
+    assert [g.mig_mode for g in read(table).gpus] == ["disabled", ""]  # the paste ends before GPU 1's MIG line
+    enabled = table.replace("|             Disabled |", "|              Enabled |")
+    assert [f.id for f in read(enabled).findings()] == ["mig-enabled"]

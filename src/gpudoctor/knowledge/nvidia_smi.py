@@ -19,8 +19,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO
 
 from gpudoctor.checks.gpu_health import AREA, health_findings
+from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
 from gpudoctor.findings import Finding, Severity
-from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth
+from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth, NvmlGpu
 from gpudoctor.probe.unavailable import Unavailable
 
 TRIGGERS = tuple(
@@ -78,6 +79,9 @@ TABLE_1 = re.compile(
 TABLE_2 = re.compile(
     r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+C|ERR!|N/A)\s+(?P<perf>\S+)\s+(?:\S+\s+)?(?P<use>\S+)\s*/\s*(?P<cap>\S+)\s+\|"
 )
+TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
+TABLE_MIG = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>Enabled|Disabled|N/A)\s+\|\s*$")
+COMPUTE_MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread", "Prohibited": "Prohibited"}
 # `nvidia-smi nvlink -s` / `-e`: a GPU line, then one line per link
 NVLINK_GPU = re.compile(r"^GPU (?P<index>\d+): (?P<name>.+?) \(UUID: [^)]*\)\s*$")
 NVLINK_LINE = re.compile(r"^Link (?P<link>\d+): (?P<rest>.+)$")
@@ -156,6 +160,8 @@ class PastedGpu:
     lost: str = ""  # why nvidia-smi could not reach it
     err: bool = False  # the table shows ERR! for it
     links: dict[int, dict[str, Any]] = field(default_factory=dict)  # `nvidia-smi nvlink -s/-e`, per link
+    compute_mode: str = ""  # as NVML names it: "Default", "Exclusive_Process", ...; "" when not shown
+    mig_mode: str = ""  # "enabled" / "disabled"; "" when not shown
     all_links_down: bool = False  # "Unable to retrieve NVLink information as all links are inActive"
 
     def health(self) -> GpuHealth:
@@ -191,6 +197,7 @@ class NvidiaSmiReader:
         self.current: PastedGpu | None = None
         self.path: list[tuple[int, str]] = []  # (indent, section) of the -q report
         self.table_gpu: PastedGpu | None = None
+        self.table_mig: PastedGpu | None = None  # the GPU whose MIG column the next table line holds
         self.xml: list[str] = []  # the open tags of an `nvidia-smi -q -x` report
         self.paste: bool | None = None  # a short input: every form of nvidia-smi output is looked for
         self.offset = 0  # bytes of the input fed so far
@@ -360,6 +367,15 @@ class NvidiaSmiReader:
             g.fields["temperature_c"] = _int(m2["temp"].rstrip("C"))
             g.fields["power_w"] = _float(m2["use"].rstrip("W"))
             g.fields["power_limit_w"] = _float(m2["cap"].rstrip("W"))
+            compute = TABLE_COMPUTE.search(text)
+            if compute:
+                g.compute_mode = COMPUTE_MODES[compute["mode"]]
+            self.table_mig = g
+            return
+        m3 = TABLE_MIG.match(text)
+        if m3 and self.table_mig is not None:
+            self.table_mig.mig_mode = m3["mig"].lower() if m3["mig"] != "N/A" else ""
+        self.table_mig = None
 
     def _leaf(self, path: list[str], key: str, value: str) -> None:
         if "requires reset" in value.lower() and self.current is not None:
@@ -373,7 +389,11 @@ class NvidiaSmiReader:
         k = key.lower()
         sections = [p.lower() for p in path]
         where = sections[-1] if sections else ""
-        if k == "persistence mode" and len(sections) <= 1:
+        if k == "compute mode" and len(sections) <= 1:
+            g.compute_mode = value.strip() if value.strip() in COMPUTE_MODES.values() else ""
+        elif where == "mig mode" and k == "current":
+            g.mig_mode = value.strip().lower() if value.strip().lower() in ("enabled", "disabled") else ""
+        elif k == "persistence mode" and len(sections) <= 1:
             g.fields["persistence_mode"] = str(_value(value)).lower() if not isinstance(_value(value), Unavailable) else _value(value)
         elif where == "ecc mode" and k in ("current", "pending"):
             v = _value(value)
@@ -450,8 +470,21 @@ class NvidiaSmiReader:
         self.feed(b"")
         out = self._lost()
         judged = [(g.name, g.health()) for g in self.gpus if not g.lost]
-        out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in health_findings(judged)]
+        found = health_findings(judged) + self._modes()
+        out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
         return out
+
+    def _modes(self) -> list[Finding]:
+        """MIG and compute mode, judged as `check` judges NVML's (checks/gpus.py)."""
+        shown = Unavailable("not shown")
+        gpus = [
+            NvmlGpu(index=_index(g.name, i), name=g.name, uuid=shown, pci_bus_id=shown, capability=shown, memory_total_bytes=shown,
+                    memory_used_bytes=shown, mig_mode=g.mig_mode or shown, compute_mode=g.compute_mode or shown,
+                    processes=shown)
+            for i, g in enumerate(self.gpus)
+            if g.compute_mode or g.mig_mode
+        ]
+        return mig_findings(gpus) + compute_mode_findings(gpus)
 
     def _lost(self) -> list[Finding]:
         lost = [g for g in self.gpus if g.lost or g.err]
@@ -471,6 +504,12 @@ class NvidiaSmiReader:
                 area=AREA,
             )
         ]
+
+
+def _index(name: str, position: int) -> int:
+    """nvidia-smi's index when the paste shows it ("GPU 3 (...)"), else the GPU's place in the paste."""
+    m = re.match(r"GPU (\d+) ", name)
+    return int(m.group(1)) if m else position
 
 
 class Tee:
