@@ -1,14 +1,14 @@
-"""GPU health from a pasted `nvidia-smi` (the table) or `nvidia-smi -q` (the
-report, whole or a section of it): read into the same `GpuHealth` facts NVML
-gives `check`, and judged by the same `checks.gpu_health.health_findings`, so a
-paste in an issue and `gpudoctor check` on the node say the same thing.
+"""GPU health from a pasted `nvidia-smi` (the table), `nvidia-smi -q` (the
+report, whole or a section of it, or its XML form `-q -x`) or `nvidia-smi nvlink
+-s / -e`: read into the same `GpuHealth` facts NVML gives `check`, and judged by
+the same checks (`checks.gpu_health.health_findings`; compute mode and MIG by
+`checks.gpus`), so a paste in an issue and `gpudoctor check` on the node say the
+same thing. Also what nvidia-smi prints instead of a GPU when the GPU is gone
+("Unable to determine the device handle for GPU ...: GPU is lost", ERR! in the table).
 
-Also what nvidia-smi prints instead of a GPU when the GPU is gone ("Unable to
-determine the device handle for GPU ...: GPU is lost", ERR! in the table).
-
-`NvidiaSmiReader` is fed the log's bytes as `diagnose` streams them
-(`read`-compatible: it wraps the stream), and only parses blocks that look like
-nvidia-smi output, so a training log costs one `bytes.find` per trigger per block.
+`NvidiaSmiReader` is fed the input's bytes as `diagnose` streams them (`tee`
+wraps the stream) and parses only the lines around a few anchors (ANCHORS), so a
+training log costs three `bytes.find` per block.
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ from gpudoctor.findings import Finding, Severity
 from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth, NvmlGpu
 from gpudoctor.probe.unavailable import Unavailable
 
-TRIGGERS = tuple(
-    t.encode()
-    for t in (
-        "nvsmi log", "nvidia-smi", "ecc errors", "retired pages", "remapped rows", "throttle reasons",
-        "event reasons", "gpu current temp", "replays since reset", "device handle", "persistence-m",
-        "pending page", "ecc mode", "link width", "pcie generation", "power readings", "gpu 00000000:",
-        "gpu reset status", "gpu recovery action",
-    )
+# Section and key names only nvidia-smi prints: a section pasted without its GPU header
+# counts only when its names hold one of these.
+TRIGGERS = (
+    "nvsmi log", "nvidia-smi", "ecc errors", "retired pages", "remapped rows", "throttle reasons",
+    "event reasons", "gpu current temp", "replays since reset", "device handle", "persistence-m",
+    "pending page", "ecc mode", "link width", "pcie generation", "power readings", "gpu 00000000:",
+    "gpu reset status", "gpu recovery action",
 )
 # What nvidia-smi output has, searched for case-sensitively in the raw bytes: the -q
 # report's padded "Key        : value" lines, the table's memory column, "Unable to
@@ -203,7 +202,6 @@ class NvidiaSmiReader:
         self.offset = 0  # bytes of the input fed so far
         self.parsed_to = -1  # where the last parsed stretch ended, in the input
         self.carry = b""
-        self.seen = False  # nvidia-smi output was recognised
 
     # -- input -------------------------------------------------------------
     def tee(self, stream: BinaryIO) -> "Tee":
@@ -249,7 +247,6 @@ class NvidiaSmiReader:
         lost = LOST.search(text)
         if lost:
             self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
-            self.seen = True
             return
         if text.startswith("|"):
             self._table(text)
@@ -262,7 +259,6 @@ class NvidiaSmiReader:
         if header:
             self.current = self._gpu(header["bus"])
             self.path = [(indent, "GPU")]
-            self.seen = True
             return
         if not stripped:
             return
@@ -283,7 +279,6 @@ class NvidiaSmiReader:
         if m:
             if m["tag"] == "gpu" and m["id"]:
                 self.current, self.xml = self._gpu(m["id"]), []
-                self.seen = True
             else:
                 self.xml.append(m["tag"])
             return True
@@ -319,7 +314,7 @@ class NvidiaSmiReader:
         if g is None or not g.bus.startswith("#"):
             return False
         if ALL_LINKS_DOWN.search(text):
-            g.all_links_down = self.seen = True
+            g.all_links_down = True
             return True
         m = NVLINK_LINE.match(text)
         if m is None:
@@ -332,7 +327,6 @@ class NvidiaSmiReader:
             link.setdefault("active", True)  # a link that counts errors is up (-e lists only those)
         else:
             link["active"] = "inactive" not in rest
-        self.seen = True
         return True
 
     def _gpu(self, bus: str) -> PastedGpu:
@@ -357,7 +351,6 @@ class NvidiaSmiReader:
             if ecc.isdigit():
                 g.ecc["volatile uncorrected"] = int(ecc)
             self.table_gpu = g
-            self.seen = True
             return
         m2 = TABLE_2.match(text)
         if m2 and self.table_gpu is not None:
@@ -381,10 +374,9 @@ class NvidiaSmiReader:
         if "requires reset" in value.lower() and self.current is not None:
             self.current.fields["recovery_action"] = "reset"  # the driver refuses to answer until a reset
         if self.current is None:
-            if not any(t.decode() in " ".join(path + [key]).lower() for t in TRIGGERS):
+            if not any(t in " ".join(path + [key]).lower() for t in TRIGGERS):
                 return
             self.current = self._gpu("?")  # a section pasted without its GPU header
-            self.seen = True
         g = self.current
         k = key.lower()
         sections = [p.lower() for p in path]
