@@ -99,6 +99,10 @@ def recovery_needed(gpus: Sequence[GpuLabel]) -> list[Finding]:
     )]
 
 
+def _yes_no(value: object) -> object:
+    return ("yes" if value else "no") if isinstance(value, bool) else shown(value)
+
+
 def retired_pages_pending(gpus: Sequence[GpuLabel]) -> list[Finding]:
     bad = [(n, h) for n, h in gpus if h.retired_pending is True]
     if not bad:
@@ -122,8 +126,7 @@ def row_remapping(gpus: Sequence[GpuLabel]) -> list[Finding]:
 
     def rows(h: GpuHealth) -> str:
         return (f"remapped rows: correctable {shown(h.remapped_corrected)}, uncorrectable {shown(h.remapped_uncorrected)}; "
-                f"pending {'yes' if h.remap_pending is True else shown(h.remap_pending) if not isinstance(h.remap_pending, bool) else 'no'}; "
-                f"failure {'yes' if h.remap_failure is True else 'no' if h.remap_failure is False else shown(h.remap_failure)}")
+                f"pending {_yes_no(h.remap_pending)}; failure {_yes_no(h.remap_failure)}")
 
     out = []
     if failed:
