@@ -183,3 +183,37 @@ def test_steady_or_too_few_iterations_are_not_called_noisy():
     assert "(noisy" not in check_bandwidth(steady, 2)[0].title
     few = summarize(latency_rows([100.0, 900.0, 100.0]), 2)
     assert check_latency_noise(few, None, None) == []
+
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def h100s(n=8, nvlinks=18, env=None, pcie=()):
+    return LinkFacts((H100,) * n, 1, "nvlink", nvlinks, ("NODE",), ("ok",), env=env or {}, pcie=pcie)
+
+
+def test_the_share_of_what_the_same_gpus_reach_in_a_published_run():
+    (f,) = check_link_speed(big_summary(430.0, largest=1 << 30), 8, h100s())
+    assert f.severity is Severity.OK
+    assert "90 % of what 8x H100 SXM over NVLink 4 (NVSwitch) reaches (480 GB/s)" in f.title
+    assert f.evidence["source"] == "https://github.com/NVIDIA/nccl-tests/issues/212"
+    assert f.evidence["share of published"] == 0.9
+
+
+def test_a_low_share_at_full_size_is_a_warning_with_the_link_facts():
+    link = h100s(env={"NCCL_ALGO": "Ring", "NCCL_NVLS_ENABLE": "0"}, pcie=("gen5 x16",) * 7 + ("gen5 x8 (of x16)",))
+    (f,) = check_link_speed(big_summary(180.0, largest=1 << 30), 8, link)
+    assert f.severity is Severity.WARN
+    assert f.title == "busbw 180.0 GB/s is 38 % of what 8x H100 SXM over NVLink 4 (NVSwitch) reaches (480 GB/s)"
+    assert "NCCL_ALGO=Ring" in f.why and "a PCIe link at gen5 x8 (of x16)" in f.why and "18 NVLinks" in f.why
+    assert f.evidence["PCIe links"][-1] == "gen5 x8 (of x16)"
+    (small,) = check_link_speed(big_summary(180.0, largest=256 << 20), 8, link)  # peaks need 1G
+    assert small.severity is Severity.OK and "sweep to 1G for the peak" in small.title
+
+
+def test_no_published_figure_no_share():
+    # 2 GPUs of an 8-GPU NVSwitch board: no published run of that shape, so no share is claimed
+    (f,) = check_link_speed(big_summary(350.0), 2, link())
+    assert "% of what" not in f.title and "source" not in f.evidence
+    (g,) = check_link_speed(big_summary(30.0, largest=1 << 30), 8, LinkFacts(("NVIDIA GeForce RTX 5090",) * 8, 1, "pcie", 0, ("SYS",), ("ok",)))
+    assert g.severity is Severity.OK and "107 % of what 8x RTX 5090 over PCIe Gen5" in g.title

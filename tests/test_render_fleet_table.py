@@ -41,3 +41,27 @@ def test_json_names_the_differing_facts():
     assert data["differs"] == ["NCCL", "NCCL_IB_DISABLE"]
     assert [n["name"] for n in data["nodes"]] == ["node-1", "node-2", "node-3"]
     assert data["nodes"][1]["nccl"] == "2.21.5" and data["nodes"][1]["ranks"] == [2, 3]
+
+
+def test_the_node_with_a_sick_gpu_stands_out(monkeypatch):
+    """Three nodes; on node-2 the GPUs answer as the GB200 with its power brake asserted
+    (NVSentinel#1666, tests/fixtures/gpu_health/nvml/gb200_power_brake.json)."""
+    import dataclasses
+    import sys
+
+    from recorded_nvml import recorded
+    from gpudoctor.probe.kernel_log import KernelLogFacts
+    from gpudoctor.probe.nvml import probe_nvml
+
+    monkeypatch.setitem(sys.modules, "pynvml", recorded("pcie_v100_healthy"))
+    healthy = dataclasses.replace(gpu2_facts(), nvml=probe_nvml(), kernel_log=KernelLogFacts("dmesg", (), ()))
+    monkeypatch.setitem(sys.modules, "pynvml", recorded("gb200_power_brake"))
+    sick = dataclasses.replace(healthy, nvml=probe_nvml())
+    fleet = [node_facts(f, f"node-{i + 1}", (2 * i, 2 * i + 1)) for i, f in enumerate((healthy, sick, healthy))]
+    [section] = markdown_fleet(fleet_table(fleet))
+    assert "| GPU health |" in section.splitlines()[2]
+    node2 = next(r for r in section.splitlines() if r.startswith("| node-2 "))
+    assert "| clocks slowed (GPU 0) * |" in node2
+    assert "| ok |" in next(r for r in section.splitlines() if r.startswith("| node-1 "))
+    data = fleet_data(fleet)
+    assert "GPU health" in data["differs"] and data["nodes"][1]["health_severity"] == "warn"

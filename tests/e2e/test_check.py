@@ -184,3 +184,17 @@ def test_ctrl_c_leaves_no_torch_child_behind():
     assert "Traceback" not in err
     # gpudoctor kills and reaps the child before it exits: none may still run now.
     assert [c.pid for c in children if c.is_running()] == []
+
+
+def test_gpu_health_of_a_recorded_device():
+    """The whole check, with NVML answering as the GB200 of NVSentinel#1666 (power brake
+    asserted on GPU 0): the health finding, its place in the report, the exit code."""
+    fake = str(FIXTURES.parent / "fake_pynvml")
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    r = run("--json", env={"PYTHONPATH": os.pathsep.join([fake, src]), "GPUDOCTOR_TEST_NVML": "gb200_power_brake"})
+    no_traceback(r)
+    data = json.loads(r.stdout)
+    health = [f for f in data["findings"] if f["area"] == "GPU health"]
+    assert [f["id"] for f in health if f["severity"] != "info"] == ["gpu-clocks-slowdown"], health
+    assert "HW Power Brake Slowdown" in health[0]["title"]
+    assert data["facts"]["nvml"]["gpus"][0]["health"]["clock_events"] == ["HW Slowdown", "HW Power Brake Slowdown"]

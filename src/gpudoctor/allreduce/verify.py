@@ -4,10 +4,12 @@ say about which transport is broken. Facts in, findings out; no torch here."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
 from gpudoctor.allreduce.bandwidth import Row, format_size
+from gpudoctor.allreduce.expected import FULL_SIZE_BYTES, LOW_SHARE, expectation
 from gpudoctor.checks import wording
 from gpudoctor.checks.system import SHM_MIN_BYTES
 from gpudoctor.findings import Finding, Severity, ok
@@ -178,7 +180,52 @@ def check_latency_noise(summary: dict, load: tuple[float, float, float] | None, 
 
 
 def check_link_speed(summary: dict, world: int, link: LinkFacts | None) -> list[Finding]:
-    """On GPUs: does the peak busbw fit what the link between the GPUs should give?"""
+    """On GPUs: does the peak busbw fit what the link between the GPUs should give,
+    and what share is it of what a published run on the same GPUs reached?"""
+    found = _link_verdict(summary, world, link)
+    if link is None or len(found) != 1 or found[0].severity not in (Severity.OK, Severity.WARN):
+        return found
+    return [against_published(found[0], summary, link)]
+
+
+def against_published(verdict: Finding, summary: dict, link: LinkFacts) -> Finding:
+    """The link verdict with the published figure for these GPUs (allreduce/expected.py):
+    the share in the title, and a warning, with the link facts that may explain it,
+    when a full-size run reached less than half of it."""
+    exp = expectation(link.gpus, link.kind, summary.get("peak_busbw_gbps"))
+    if exp is None:
+        return verdict
+    ref = exp.reference
+    ev = {**verdict.evidence, "published busbw GB/s": ref.busbw_gbps, "share of published": round(exp.share, 2),
+          "published run": f"{ref.gpus}x {ref.model} over {ref.link}: {ref.note}", "source": ref.source}
+    if link.pcie:
+        ev["PCIe links"] = list(link.pcie)
+    largest = summary.get("largest_bytes") or 0
+    if exp.share >= LOW_SHARE or largest < FULL_SIZE_BYTES or verdict.severity is Severity.WARN:
+        title = f"{verdict.title}; {exp.sentence()}"
+        if exp.share < LOW_SHARE and largest < FULL_SIZE_BYTES:
+            title += f" (largest size {format_size(largest)}: sweep to 1G for the peak)"
+        return dataclasses.replace(verdict, title=title, evidence=ev)
+    facts = [f"{link.nvlinks_min} NVLinks between the closest-linked pair" if link.kind == "nvlink" else "no NVLink",
+             f"P2P {', '.join(link.p2p) or '?'}", f"topology {', '.join(link.topology) or '?'}"]
+    facts += [f"{k}={v}" for k, v in link.env.items()]
+    facts += [f"a PCIe link at {p}" for p in link.pcie if "(of" in p]  # trained narrower than it can
+    return Finding(
+        id="allreduce-link-speed",
+        severity=Severity.WARN,
+        title=f"busbw {exp.measured_gbps:.1f} GB/s is {exp.sentence()}",
+        evidence=ev,
+        why="The same GPUs on the same kind of link reached this figure in a published nccl-tests run. Less than "
+        "half of it at full size means a slower path: " + "; ".join(facts) + ". NCCL variables that switch "
+        "algorithms or transports off, NVLinks down (gpudoctor check: gpu-nvlink-degraded), a PCIe link trained "
+        "narrow (gpu-pcie-link-degraded) or clocks held down (gpu-clocks-slowdown) each cost bandwidth.",
+        fix="gpudoctor check   # GPU health: NVLinks, PCIe width, clocks; then: NCCL_DEBUG=INFO gpudoctor allreduce "
+        "--sizes 1G   # which transport and algorithm NCCL chose",
+        area=LINK_AREA,
+    )
+
+
+def _link_verdict(summary: dict, world: int, link: LinkFacts | None) -> list[Finding]:
     if link is None or world < 2:
         return []
     peak = summary.get("peak_busbw_gbps")

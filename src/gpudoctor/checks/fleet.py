@@ -211,7 +211,13 @@ def fleet_columns(nodes: Sequence[NodeFacts]) -> list[FleetColumn]:
         values = tuple(fact.value(n) for n in nodes)
         differs = len({v for v in values if v is not None}) > 1
         columns.append(FleetColumn(fact.label, values, fact.finding.severity if differs else Severity.OK))
-    return columns + interface_columns(nodes) + variable_columns(nodes)
+    return columns + [_health_column(nodes)] + interface_columns(nodes) + variable_columns(nodes)
+
+
+def _health_column(nodes: Sequence[NodeFacts]) -> FleetColumn:
+    """Each node's GPU health (checks/gpu_health.py); the nodes' own findings say the details."""
+    worst = max((Severity(n.health_severity) for n in nodes), key=lambda s: s.rank, default=Severity.OK)
+    return FleetColumn("GPU health", tuple(_text(n.health) for n in nodes), worst)
 
 
 def check_fleet(nodes: Sequence[NodeFacts]) -> list[Finding]:

@@ -4,6 +4,8 @@ can the GPUs reach each other directly (P2P)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpudoctor.checks.platform import MACOS, family
 from gpudoctor.checks.wording import plural, shown, size
 from gpudoctor.findings import Finding, Severity, ok
@@ -175,7 +177,12 @@ def check_memory_in_use(facts: Facts) -> list[Finding]:
 
 
 def check_mig(facts: Facts) -> list[Finding]:
-    mig = [g for g in facts.nvml.gpus if g.mig_mode == "enabled"]
+    return mig_findings(facts.nvml.gpus)
+
+
+def mig_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
+    """Also what a pasted nvidia-smi says (knowledge/nvidia_smi.py)."""
+    mig = [g for g in gpus if g.mig_mode == "enabled"]
     if not mig:
         return []
     return [
@@ -221,7 +228,12 @@ def check_p2p(facts: Facts) -> list[Finding]:
 
 
 def check_compute_mode(facts: Facts) -> list[Finding]:
-    restricted = [g for g in facts.nvml.gpus if isinstance(g.compute_mode, str) and g.compute_mode not in ("Default", "unknown")]
+    return compute_mode_findings(facts.nvml.gpus)
+
+
+def compute_mode_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
+    """Also what a pasted nvidia-smi says (knowledge/nvidia_smi.py)."""
+    restricted = [g for g in gpus if isinstance(g.compute_mode, str) and g.compute_mode not in ("Default", "unknown")]
     if not restricted:
         return []
     prohibited = any(g.compute_mode == "Prohibited" for g in restricted)

@@ -15,6 +15,7 @@ from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.user_file import FileRefused
 from gpudoctor.findings import Finding, Report, Severity, ok
 from gpudoctor.knowledge.diagnosis import Diagnosis
+from gpudoctor.knowledge.nvidia_smi import NvidiaSmiReader
 
 AREA = "diagnose"
 
@@ -23,6 +24,7 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     """`stream`: the log, already open, for a target that is not a path (standard
     input by default; the Python API's text)."""
     d = Diagnosis()
+    smi = NvidiaSmiReader()  # pasted nvidia-smi output: GPU health, judged as `check` judges NVML's
     data: dict = {"input": target.path, "kind": target.kind}
     extra: list[Finding] = []  # folder mode: what the dumps and error files say
     last: list[Finding] = []  # what was not read
@@ -31,13 +33,13 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
         last = [f for f in extra if f.id == "files-not-read"]
         extra = [f for f in extra if f.id != "files-not-read"]
     else:
-        damage = read_log(target, d, stream)
+        damage = read_log(target, d, stream, smi)
         data["sources"] = [target.path]
         if damage:
             data["not_read"] = [{"path": target.path, "why": damage}]
             last = [files_not_read([(target.path, damage)], 0)]
     traced = next((f for f in extra if f.area == "collectives"), None)
-    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings())
+    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings()
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
     data["lines"] = d.lines
     if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
@@ -49,22 +51,23 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
 READ_ERRORS = (OSError, EOFError, ValueError)
 
 
-def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None) -> str:
+def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None, smi: Optional[NvidiaSmiReader] = None) -> str:
     """A file or standard input, streamed through the diagnosis. An empty one is an
     InputError: 'no known failure in 0 lines' would read as healthy. Returns '' or,
     for a compressed log damaged part way, 'read only in part (why)'."""
+    smi = smi or NvidiaSmiReader()  # and the nvidia-smi reader sees every line too
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
         if target.kind == "stdin" and stream is None:
             unpacked = decompressed(sys.stdin.buffer)  # `zcat`-free: diagnose - < rank0.log.gz
-            lines = scan(unpacked, d, "")
+            lines = scan(smi.tee(unpacked), d, "")  # type: ignore[arg-type]
             damage = damaged(unpacked)
         elif target.kind != "file":
-            lines = scan(stream or sys.stdin.buffer, d, "")
+            lines = scan(smi.tee(stream or sys.stdin.buffer), d, "")  # type: ignore[arg-type]
         else:
             with open_log(target.path) as f:
-                lines = scan(f, d, "")
+                lines = scan(smi.tee(f), d, "")  # type: ignore[arg-type]
                 damage = damaged(f)
     except BinaryInput:
         raise InputError(f"{'standard input is binary' if target.kind == 'stdin' else what + ' is a binary file'}, not a text log") from None

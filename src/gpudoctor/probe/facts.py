@@ -12,6 +12,7 @@ from typing import Any
 from gpudoctor.probe.codec import SnapshotError, from_plain, to_plain
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
 from gpudoctor.probe.host import HostFacts, probe_host
+from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts, probe_kernel_log
 from gpudoctor.probe.nvml import NvmlFacts, probe_nvml
 from gpudoctor.probe.system import SystemFacts, probe_system
 from gpudoctor.probe.torch_info import (
@@ -41,6 +42,8 @@ class Facts:
     # Which node this is (its name, its InfiniBand devices): what `check` compares
     # across the nodes of a job. Unavailable in snapshots saved before it existed.
     host: HostFacts | Unavailable
+    # The NVIDIA driver's Xid lines of this boot (GPU faults), where this user may read them.
+    kernel_log: KernelLogFacts | Unavailable = NOT_READ
 
     def to_dict(self) -> dict[str, Any]:
         return to_plain(self)
@@ -77,6 +80,7 @@ def collect(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> F
         environment = probe_environment()
         system = probe_system()
         host = probe_host()
+        kernel_log = probe_kernel_log()
         in_process = in_process_view()
         torch = child.result()
     finally:
@@ -92,6 +96,7 @@ def collect(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> F
         environment=environment,
         system=system,
         host=host,
+        kernel_log=kernel_log,
     )
 
 

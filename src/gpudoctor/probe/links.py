@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gpudoctor.probe.nvml import probe_nvml
+from gpudoctor.probe.nvml import GpuHealth, probe_nvml
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class LinkFacts:
     p2p: tuple[str, ...] = ()  # NVML's P2P read status of the pairs ("ok" or why not)
     reason: str = ""  # why kind is unknown
     env: dict = field(default_factory=dict)  # NCCL_* variables set for the run
+    # Each GPU's PCIe link, "gen4 x16", or "gen3 x8 of gen4 x16" when below its maximum (NVML)
+    pcie: tuple[str, ...] = ()
 
 
 
@@ -76,4 +78,15 @@ def link_facts(devices: Sequence[RankPlace] | None) -> LinkFacts | None:
         topology=tuple(sorted({str(link.topology) for link in pairs})),
         p2p=tuple(sorted({str(link.p2p_read) for link in pairs})),
         env=env,
+        pcie=tuple(_pcie(g.health) for g in facts.gpus if g.index in ours),
     )
+
+
+def _pcie(health: object) -> str:
+    """Generation and width now; the width it could have when it trained narrower
+    (the generation drops at idle, and this is read after the run, so it is not compared)."""
+    if not isinstance(health, GpuHealth) or not isinstance(health.pcie_gen, int) or not isinstance(health.pcie_width, int):
+        return "?"
+    top = health.pcie_max_width
+    narrow = f" (of x{top})" if isinstance(top, int) and top > health.pcie_width else ""
+    return f"gen{health.pcie_gen} x{health.pcie_width}{narrow}"

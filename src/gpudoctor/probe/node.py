@@ -41,6 +41,10 @@ class NodeFacts:
     shm_bytes: int | Unavailable  # /dev/shm size
     infiniband: tuple[str, ...] | Unavailable  # RDMA devices: "mlx5_0" (a DOWN port adds " (down)")
     interfaces: tuple[str, ...] | Unavailable  # network interface names, for *_SOCKET_IFNAME
+    # GPU health in a few words ("ok", "row remap pending (GPU 3); Xid 79") and how grave:
+    # the one bad node among sixteen, at a glance
+    health: str | Unavailable = Unavailable("not read")
+    health_severity: str = "ok"  # a Severity value
 
     @property
     def gpu_count(self) -> int:
@@ -101,7 +105,17 @@ def node_facts(facts: Facts, name: str | None = None, ranks: tuple[int, ...] = (
         shm_bytes=facts.system.shm_total_bytes,
         infiniband=_infiniband(facts),
         interfaces=tuple(i.name for i in interfaces) if isinstance(interfaces, tuple) else interfaces,
+        **_health(facts),
     )
+
+
+def _health(facts: Facts) -> dict:
+    from gpudoctor.checks.gpu_health import health_summary  # the judgement is the checks' own
+
+    summary = health_summary(facts)
+    if summary is None:
+        return {"health": Unavailable("no GPU health read on this node")}
+    return {"health": summary[0], "health_severity": summary[1].value}
 
 
 def distinct_names(nodes: list[NodeFacts]) -> list[NodeFacts]:

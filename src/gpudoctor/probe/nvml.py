@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 from gpudoctor.probe.unavailable import Unavailable, describe_error
@@ -47,6 +47,80 @@ class GpuProcess:
     kind: str  # "compute" or "graphics"
 
 
+# A value the source did not show: a pasted `nvidia-smi -q` section left out, a field
+# an older snapshot lacks. NVML's own refusals keep NVML's reason ("Not Supported").
+NOT_SHOWN = Unavailable("not shown")
+
+# NVML's clock event (throttle) reason bits, named as `nvidia-smi -q` names them, so a
+# reading from NVML and one from a pasted nvidia-smi say the same words.
+CLOCK_EVENTS = {
+    0x1: "Idle",
+    0x2: "Applications Clocks Setting",
+    0x4: "SW Power Cap",
+    0x8: "HW Slowdown",
+    0x10: "Sync Boost",
+    0x20: "SW Thermal Slowdown",
+    0x40: "HW Thermal Slowdown",
+    0x80: "HW Power Brake Slowdown",
+    0x100: "Display Clock Setting",
+}
+
+
+ALL_LINKS = -1  # NvLinkHealth.link of "every link" (nvidia-smi: "all links are inActive", no count given)
+
+
+@dataclass(frozen=True)
+class NvLinkHealth:
+    """One NVLink of a GPU: up or down, and its error counters since the driver loaded."""
+
+    link: int
+    active: bool
+    replay: int | Unavailable = NOT_SHOWN  # data-link replays (a flit resent)
+    recovery: int | Unavailable = NOT_SHOWN  # the link went down and was retrained
+    crc_flit: int | Unavailable = NOT_SHOWN
+    crc_data: int | Unavailable = NOT_SHOWN
+
+
+@dataclass(frozen=True)
+class GpuHealth:
+    """The hardware state that breaks multi-GPU jobs, as NVML (or nvidia-smi -q) reports
+    it; any user may read it. Every field may be unavailable: consumer GPUs have no ECC
+    or row remapping, older ones no remapping, a paste shows only some sections."""
+
+    ecc_mode: str | Unavailable = NOT_SHOWN  # "enabled" / "disabled"
+    ecc_pending_mode: str | Unavailable = NOT_SHOWN  # what the next reboot sets
+    ecc_volatile_corrected: int | Unavailable = NOT_SHOWN  # since the driver loaded
+    ecc_volatile_uncorrected: int | Unavailable = NOT_SHOWN
+    ecc_aggregate_corrected: int | Unavailable = NOT_SHOWN  # lifetime of the board
+    ecc_aggregate_uncorrected: int | Unavailable = NOT_SHOWN
+    retired_single_bit: int | Unavailable = NOT_SHOWN  # pages retired for repeated single-bit errors
+    retired_double_bit: int | Unavailable = NOT_SHOWN
+    retired_pending: bool | Unavailable = NOT_SHOWN  # a page waits for a GPU reset to be retired
+    remapped_corrected: int | Unavailable = NOT_SHOWN  # rows remapped (A100 and later)
+    remapped_uncorrected: int | Unavailable = NOT_SHOWN
+    remap_pending: bool | Unavailable = NOT_SHOWN  # a remap waits for a GPU reset
+    remap_failure: bool | Unavailable = NOT_SHOWN  # no spare row was left: the GPU needs replacing
+    clock_events: tuple[str, ...] | Unavailable = NOT_SHOWN  # active reasons, CLOCK_EVENTS names
+    temperature_c: int | Unavailable = NOT_SHOWN
+    slowdown_c: int | Unavailable = NOT_SHOWN  # the GPU slows its clocks from here
+    shutdown_c: int | Unavailable = NOT_SHOWN
+    max_operating_c: int | Unavailable = NOT_SHOWN  # the GPU lowers its clocks to stay below this
+    power_w: float | Unavailable = NOT_SHOWN
+    power_limit_w: float | Unavailable = NOT_SHOWN  # the enforced limit
+    default_power_limit_w: float | Unavailable = NOT_SHOWN
+    pcie_gen: int | Unavailable = NOT_SHOWN
+    pcie_max_gen: int | Unavailable = NOT_SHOWN  # of this GPU in this slot
+    pcie_width: int | Unavailable = NOT_SHOWN
+    pcie_max_width: int | Unavailable = NOT_SHOWN
+    pcie_replays: int | Unavailable = NOT_SHOWN  # PCIe packets resent since the driver loaded
+    nvlinks: tuple[NvLinkHealth, ...] | Unavailable = NOT_SHOWN
+    persistence_mode: str | Unavailable = NOT_SHOWN  # "enabled" / "disabled"
+    # What the driver says the GPU needs after a fault: "none", "reset", "node-reboot",
+    # "drain-p2p", "drain-and-reset", ... (NVML's GPU recovery action; nvidia-smi -q
+    # "GPU Reset Status" before driver 570, "[GPU requires reset]" as a field's value)
+    recovery_action: str | Unavailable = NOT_SHOWN
+
+
 @dataclass(frozen=True)
 class NvmlGpu:
     index: int  # nvidia-smi's index
@@ -59,6 +133,7 @@ class NvmlGpu:
     mig_mode: str | Unavailable  # "enabled" / "disabled"
     compute_mode: str | Unavailable
     processes: tuple[GpuProcess, ...] | Unavailable
+    health: GpuHealth | Unavailable = NOT_SHOWN
 
 
 @dataclass(frozen=True)
@@ -207,6 +282,126 @@ def _gpu(session: NvmlSession, index: int, handle: Any) -> NvmlGpu:
         mig_mode=q(mig),
         compute_mode=q(lambda n: COMPUTE_MODES.get(n.nvmlDeviceGetComputeMode(handle), "unknown")),
         processes=_processes(session, handle),
+        health=_health(session, handle),
+    )
+
+
+# NVML_GPU_RECOVERY_ACTION_*, read through field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230)
+RECOVERY_ACTIONS = {
+    0: "none", 1: "reset", 2: "node-reboot", 3: "drain-p2p", 4: "drain-and-reset",
+    5: "recover-imex-domain", 6: "bus-reset", 7: "system-reboot",
+}
+RECOVERY_ACTION_FIELD = 230
+# NVML's text for NVML_ERROR_RESET_REQUIRED ("GPU requires restart"; nvidia-smi prints "[GPU requires reset]")
+RESET_REQUIRED = ("requires restart", "requires reset")
+
+
+def _recovery_action(n: Any, handle: Any) -> str:
+    [value] = n.nvmlDeviceGetFieldValues(handle, [RECOVERY_ACTION_FIELD])
+    if value.nvmlReturn != 0:
+        raise n.NVMLError(value.nvmlReturn)
+    return RECOVERY_ACTIONS.get(int(value.value.uiVal), f"action {int(value.value.uiVal)}")
+
+
+def _enabled(value: Any) -> str:
+    return "enabled" if value == 1 else "disabled"
+
+
+def _clock_events(n: Any, handle: Any) -> tuple[str, ...]:
+    # The newer name first; drivers before 535 only know the "throttle" one.
+    getter = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or n.nvmlDeviceGetCurrentClocksThrottleReasons
+    mask = int(getter(handle))
+    return tuple(name for bit, name in CLOCK_EVENTS.items() if mask & bit)
+
+
+def _nvlink_health(session: NvmlSession, handle: Any) -> tuple[NvLinkHealth, ...] | Unavailable:
+    def read(n: Any) -> tuple[NvLinkHealth, ...]:
+        links = []
+        for link in range(n.NVML_NVLINK_MAX_LINKS):
+            try:
+                active = n.nvmlDeviceGetNvLinkState(handle, link) == n.NVML_FEATURE_ENABLED
+            except n.NVMLError_NotSupported:
+                break  # no NVLink on this GPU, or no more links
+            except n.NVMLError:
+                continue
+
+            def counter(kind: int, link: int = link) -> int | Unavailable:
+                return session.query(lambda n: int(n.nvmlDeviceGetNvLinkErrorCounter(handle, link, kind)))
+
+            links.append(
+                NvLinkHealth(
+                    link=link,
+                    active=active,
+                    replay=counter(0),  # NVML_NVLINK_ERROR_DL_REPLAY
+                    recovery=counter(1),  # NVML_NVLINK_ERROR_DL_RECOVERY
+                    crc_flit=counter(2),
+                    crc_data=counter(3),
+                )
+            )
+        return tuple(links)
+
+    return session.query(read)
+
+
+def _health(session: NvmlSession, handle: Any) -> GpuHealth:
+    """Each field read on its own: one the GPU does not support is Unavailable, the rest stand."""
+    q = session.query
+    ecc = q(lambda n: tuple(n.nvmlDeviceGetEccMode(handle)))
+    remap = q(lambda n: tuple(n.nvmlDeviceGetRemappedRows(handle)))
+
+    def ecc_count(errors: int, counter: int) -> int | Unavailable:
+        return q(lambda n: int(n.nvmlDeviceGetTotalEccErrors(handle, errors, counter)))
+
+    def watts(getter: str) -> float | Unavailable:
+        return q(lambda n: getattr(n, getter)(handle) / 1000.0)  # NVML answers in milliwatts
+
+    def remap_field(i: int, kind: type) -> Any:
+        return remap if isinstance(remap, Unavailable) else kind(remap[i])
+
+    def ecc_field(i: int) -> str | Unavailable:
+        return ecc if isinstance(ecc, Unavailable) else _enabled(ecc[i])
+
+    health = GpuHealth(
+        ecc_mode=ecc_field(0),
+        ecc_pending_mode=ecc_field(1),
+        ecc_volatile_corrected=ecc_count(0, 0),  # NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC
+        ecc_volatile_uncorrected=ecc_count(1, 0),
+        ecc_aggregate_corrected=ecc_count(0, 1),  # NVML_AGGREGATE_ECC
+        ecc_aggregate_uncorrected=ecc_count(1, 1),
+        retired_single_bit=q(lambda n: len(n.nvmlDeviceGetRetiredPages(handle, 0))),
+        retired_double_bit=q(lambda n: len(n.nvmlDeviceGetRetiredPages(handle, 1))),
+        retired_pending=q(lambda n: n.nvmlDeviceGetRetiredPagesPendingStatus(handle) == 1),
+        remapped_corrected=remap_field(0, int),
+        remapped_uncorrected=remap_field(1, int),
+        remap_pending=remap_field(2, bool),
+        remap_failure=remap_field(3, bool),
+        clock_events=q(lambda n: _clock_events(n, handle)),
+        temperature_c=q(lambda n: int(n.nvmlDeviceGetTemperature(handle, 0))),  # NVML_TEMPERATURE_GPU
+        slowdown_c=q(lambda n: int(n.nvmlDeviceGetTemperatureThreshold(handle, 1))),  # ..._SLOWDOWN
+        shutdown_c=q(lambda n: int(n.nvmlDeviceGetTemperatureThreshold(handle, 0))),  # ..._SHUTDOWN
+        max_operating_c=q(lambda n: int(n.nvmlDeviceGetTemperatureThreshold(handle, 3))),  # ..._GPU_MAX
+        power_w=watts("nvmlDeviceGetPowerUsage"),
+        power_limit_w=watts("nvmlDeviceGetEnforcedPowerLimit"),
+        default_power_limit_w=watts("nvmlDeviceGetPowerManagementDefaultLimit"),
+        pcie_gen=q(lambda n: int(n.nvmlDeviceGetCurrPcieLinkGeneration(handle))),
+        pcie_max_gen=q(lambda n: int(n.nvmlDeviceGetMaxPcieLinkGeneration(handle))),
+        pcie_width=q(lambda n: int(n.nvmlDeviceGetCurrPcieLinkWidth(handle))),
+        pcie_max_width=q(lambda n: int(n.nvmlDeviceGetMaxPcieLinkWidth(handle))),
+        pcie_replays=q(lambda n: int(n.nvmlDeviceGetPcieReplayCounter(handle))),
+        nvlinks=_nvlink_health(session, handle),
+        persistence_mode=q(lambda n: _enabled(n.nvmlDeviceGetPersistenceMode(handle))),
+        recovery_action=q(lambda n: _recovery_action(n, handle)),
+    )
+    if not isinstance(health.recovery_action, str) and _reset_refused(health):
+        # the driver refuses queries until the GPU is reset: that is the recovery action
+        return replace(health, recovery_action="reset")
+    return health
+
+
+def _reset_refused(health: GpuHealth) -> bool:
+    return any(
+        isinstance(v, Unavailable) and any(r in v.reason.lower() for r in RESET_REQUIRED)
+        for v in (getattr(health, f.name) for f in fields(health))
     )
 
 

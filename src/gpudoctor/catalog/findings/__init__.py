@@ -17,6 +17,7 @@ from gpudoctor.catalog.findings import (
     environment,
     fleet,
     gpudoctor,
+    gpu_health,
     gpus,
     launch,
     links,
@@ -30,7 +31,7 @@ from gpudoctor.catalog.findings import (
     visibility,
 )
 
-AREAS = (allreduce, backends, checkpoints, collectives, data, devices, diagnose, distributed, environment, fleet, gpudoctor, gpus, launch, links, nccl, performance, platform, ranks, system, torch, verifications, visibility)
+AREAS = (allreduce, backends, checkpoints, collectives, data, devices, diagnose, distributed, environment, fleet, gpudoctor, gpu_health, gpus, launch, links, nccl, performance, platform, ranks, system, torch, verifications, visibility)
 
 FINDINGS: dict[str, FindingDoc] = {e.id: e for area in AREAS for e in area.ENTRIES}
 

@@ -4,6 +4,7 @@ import re
 
 from gpudoctor.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge import xid
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
 LAUNCH_BLOCKING = "CUDA_LAUNCH_BLOCKING=1"
@@ -244,7 +245,7 @@ PATTERNS = [
         CAUSE,
         E,
         "the NVIDIA driver logged a GPU fault (Xid)",
-        r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)|GPU has fallen off the bus",
+        r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)|GPU has fallen off the bus|NVRM: fallen off the bus",
         ("Xid", "fallen off the bus"),
         why="""Xid lines come from the kernel driver: 79 (fallen off the bus) and 48/63/64/94/95 (memory errors)
         are hardware or power faults; 13/31/43 are usually an application fault on that GPU. A rank on that
@@ -252,8 +253,9 @@ PATTERNS = [
         fix="dmesg -T | grep -i xid   # look up the Xid number in NVIDIA's Xid table; drain the node for hardware Xids",
         examples=[
             ("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "kernel driver message, as quoted in public cluster reports"),
+            ("               NVRM: fallen off the bus and is not responding to commands.", "NVIDIA/NVSentinel#155"),
         ],
-        fields=groups,
+        fields=xid.pattern_fields,  # the Xid's meaning and action: knowledge/xid.py
     ),
     pattern(
         "cuda-illegal-memory-access",

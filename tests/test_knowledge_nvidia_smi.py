@@ -1,0 +1,114 @@
+"""Pasted nvidia-smi output -> GPU health findings: real pastes from public threads
+(tests/fixtures/gpu_health/corpus.json, the development three quarters; the
+held-out quarter is scored only by benchmarks/gpu_health_corpus.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpudoctor import api
+from gpudoctor.knowledge.nvidia_smi import NvidiaSmiReader
+from gpudoctor.probe.nvml import NOT_SHOWN
+from gpudoctor.probe.unavailable import Unavailable
+from recorded_nvml import FIXTURES
+
+CASES = [c for c in json.loads((FIXTURES.parent / "corpus.json").read_text())["cases"] if c["split"] == "dev"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_dev_corpus(case):
+    report = api.diagnose(case["text"])
+    got = sorted({f.id for f in report.findings if f.severity.value in ("warn", "error")})
+    assert got == case["expected"], case["source"]
+
+
+def read(text: str) -> NvidiaSmiReader:
+    reader = NvidiaSmiReader()
+    reader.feed(text.encode())
+    reader.feed(b"")  # the end of the input
+    return reader
+
+
+def case(id: str) -> str:
+    return next(c["text"] for c in CASES if c["id"] == id)
+
+
+def test_the_table_reads_each_gpu():
+    reader = read(case("instructlab-2341-a100-table"))
+    g0, g1 = reader.gpus
+    assert g0.name == "GPU 0 (NVIDIA A100-SXM4-40GB, 00000001:00:00.0)"
+    h = g0.health()
+    assert (h.temperature_c, h.power_w, h.power_limit_w, h.persistence_mode, h.ecc_volatile_uncorrected) == (37, 56.0, 400.0, "enabled", 0)
+    assert g1.health().temperature_c == 36
+
+
+def test_the_q_report_reads_sections_and_says_what_it_did_not_show():
+    h = read(case("dcgm-120-ecc-zero")).gpus[0].health()
+    assert (h.ecc_mode, h.ecc_volatile_uncorrected, h.ecc_volatile_corrected, h.ecc_aggregate_corrected) == ("enabled", 0, 0, 0)
+    assert h.temperature_c == NOT_SHOWN
+    h = read(case("nvidia-docker-1090-idle-pcie")).gpus[0].health()
+    assert (h.pcie_width, h.pcie_max_width, h.pcie_replays, h.clock_events) == (16, 16, 0, ())
+    h = read(case("open-clip-703-sw-power-cap")).gpus[0].health()
+    assert h.clock_events == ("SW Power Cap",)
+    h = read(case("dcgm-exporter-16-healthy")).gpus[0].health()
+    assert h.remapped_corrected == NOT_SHOWN  # "Remapped Rows : N/A" has no counts to read
+
+
+def test_a_gpu_header_names_the_gpu_and_na_is_unavailable():
+    h = read("GPU 00000000:01:00.0\n    Product Name                    : Quadro P2000\n    Persistence Mode                : Disabled\n")
+    assert [g.name for g in h.gpus] == ["GPU 00000000:01:00.0"]
+    assert h.gpus[0].health().persistence_mode == "disabled"
+    text = ("    Retired Pages\n        Single Bit ECC              : N/A\n        Double Bit ECC              : 2\n"
+            "        Pending Page Blacklist      : Yes\n")
+    h2 = read(text).gpus[0].health()
+    assert h2.retired_single_bit == Unavailable("nvidia-smi: N/A") and h2.retired_double_bit == 2 and h2.retired_pending is True
+    assert [f.id for f in read(text).findings()] == ["gpu-pages-pending-retirement"]
+
+
+def test_a_training_log_is_not_read_as_nvidia_smi():
+    log = "epoch 1\n  loss        : 0.3\n  Pending     : Yes\nTemperature\n  Current     : 99 C\n"
+    assert read(log).findings() == []
+
+
+def test_the_xml_report_is_read_as_its_text_twin():
+    h = read(case("netdata-2922-xml-idle")).gpus[0].health()
+    assert h.clock_events == ("Idle",)
+    # the tags of `nvidia-smi -q -x` (a made-up device, in the real report's layout)
+    xml = "\n".join([
+        '<nvidia_smi_log>', '\t<gpu id="00000000:07:00.0">', "\t\t<persistence_mode>Enabled</persistence_mode>",
+        "\t\t<retired_pages>", "\t\t\t<double_bit_retirement>", "\t\t\t\t<retired_count>1</retired_count>",
+        "\t\t\t</double_bit_retirement>", "\t\t\t<pending_blacklist>Yes</pending_blacklist>", "\t\t</retired_pages>",
+        "\t\t<temperature>", "\t\t\t<gpu_temp>44 C</gpu_temp>", "\t\t\t<gpu_temp_max_threshold>92 C</gpu_temp_max_threshold>",
+        "\t\t</temperature>", "\t</gpu>", "</nvidia_smi_log>", "",
+    ])
+    reader = read(xml)
+    [g] = reader.gpus
+    h = g.health()
+    assert (g.name, h.retired_double_bit, h.retired_pending, h.temperature_c, h.shutdown_c, h.persistence_mode) == (
+        "GPU 00000000:07:00.0", 1, True, 44, 92, "enabled")
+    assert [f.id for f in reader.findings()] == ["gpu-pages-pending-retirement"]
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 1 << 20])
+def test_the_input_may_arrive_in_pieces(size):
+    text = case("dcgm-exporter-16-healthy").encode() + case("instructlab-2341-a100-table").encode()
+    whole = read(text.decode())
+    pieces = NvidiaSmiReader()
+    for i in range(0, len(text), size):
+        pieces.feed(text[i:i + size])
+    pieces.feed(b"")
+    assert [(g.name, g.health()) for g in pieces.gpus] == [(g.name, g.health()) for g in whole.gpus]
+    assert len(whole.gpus) == 3
+
+
+def test_compute_and_mig_mode_are_judged_as_check_judges_them():
+    reader = read(case("jade-73-v100-exclusive-process"))
+    [f] = [f for f in reader.findings() if f.id == "gpu-compute-mode-restricted"]
+    assert f.evidence["GPU 0"] == "Exclusive_Process" and f.evidence["GPU 1"] == "Exclusive_Process"
+    assert "nvidia-smi -i 0,1 -c DEFAULT" in f.fix and f.evidence["source"] == "pasted nvidia-smi output"
+    table = case("instructlab-2341-a100-table")  # its MIG column says Disabled
+    assert [g.mig_mode for g in read(table).gpus] == ["disabled", ""]  # the paste ends before GPU 1's MIG line
+    enabled = table.replace("|             Disabled |", "|              Enabled |")
+    assert [f.id for f in read(enabled).findings()] == ["mig-enabled"]
