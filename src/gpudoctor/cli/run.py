@@ -154,9 +154,13 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
         broken = torch_import_finding(import_error)
         sys.stderr.write(findings_text([broken], "gpudoctor run: this torch cannot be imported"))
         report = replace(report, findings=(broken, *report.findings))
-    ended = [f for f in report.findings if f.area in ("ranks", "collectives")]
+    from gpudoctor.render.step_table import steps_table
+
+    steps = done.steps.findings if done.steps else ()
+    ended = [f for f in report.findings if f.area in ("ranks", "collectives") or f in steps]
     summary = ranks_summary(report.counts(), nproc, parsed.describe())
-    text = findings_text(ended, summary) if ended else summary + "\n"
+    text = steps_table(report.data.get("steps"))
+    text += findings_text(ended, summary) if ended else summary + "\n"
     if done.kept:
         text += f"run folder: {done.run_dir} (each rank's log, stacks and collective trace; gpudoctor diagnose DIR)\n"
     sys.stderr.write(text)

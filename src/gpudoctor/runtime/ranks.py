@@ -11,8 +11,10 @@ from dataclasses import dataclass
 
 from gpudoctor.cli.exit_code import ranks_exit
 from gpudoctor.findings import Report
+from gpudoctor.knowledge.stragglers import StepVerdict, analyze_steps, verdict_json
 from gpudoctor.runtime.report import read_fragments, run_report
 from gpudoctor.runtime.session import ENV_FRAGMENTS, ENV_SUPERVISED
+from gpudoctor.runtime.step_clock import TRACE_ENV
 from gpudoctor.runtime.target import Target
 
 
@@ -23,6 +25,8 @@ class RanksRun:
     status: int  # the exit status the script's ranks amount to (before --strict)
     run_dir: str
     kept: bool = False  # the run folder stays (the job failed): say where it is
+    steps: StepVerdict | None = None  # where each rank's step time went (knowledge/stragglers.py)
+    timelines: dict[int, list] | None = None  # each rank's trace slices, with --trace
 
 
 def _stderr_line(rank: int, line: str) -> None:
@@ -48,6 +52,10 @@ def run_ranks(
         command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=watch
     )
     fragments = read_fragments(run_dir)
+    from gpudoctor.runtime.step_clock import read_steps, read_timelines
+
+    steps = analyze_steps(read_steps(run_dir, nproc))
+    timelines = read_timelines(run_dir, nproc) if env.get(TRACE_ENV) else None
     # A rank's own uncaught error is explained by the job's diagnosis below, as the
     # root cause or as a victim of it: the same error is not reported twice.
     facts = [f for frag in fragments for f in frag["facts"] if result.ok or not isinstance(f, UncaughtError)]
@@ -69,14 +77,16 @@ def run_ranks(
         job = diagnose_run(result, watch, machine_gpus(result))
         ended = list(job.findings)
         status = ranks_exit(result, job.cause_exitcode)
+    ended += steps.findings
     report = run_report(facts, processes, target.argv(), status, ended)
     data = dict(report.data, run_dir=None if result.ok else run_dir)
     data["root_cause"] = job.root_cause if job else None
     data["ranks"] = list(job.ranks) if job else []
+    data["steps"] = verdict_json(steps)
     report = Report(report.command, report.findings, data)
     if result.ok:
         # Nothing to look back at: keep the logs only of a run that failed.
         shutil.rmtree(run_dir, ignore_errors=True)
         for p in processes:
             p.pop("log")
-    return RanksRun(report, status, run_dir, kept=not result.ok)
+    return RanksRun(report, status, run_dir, kept=not result.ok, steps=steps, timelines=timelines)
