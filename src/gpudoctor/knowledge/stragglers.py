@@ -58,6 +58,7 @@ class RankSteps:
     steps: int  # steps counted so far
     delimiter: str  # what ends a step: "optimizer", "backward" or "collective"
     recent: tuple[tuple[int, ...], ...] = ()  # the newest records, oldest first
+    final: bool = False  # published as the rank ended
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import time
 from collections import deque
 from typing import Any
 
-from gpudoctor.knowledge.stragglers import COLLECTIVE, PHASES, RankSteps
+from gpudoctor.knowledge.stragglers import COLLECTIVE, PHASES, RankSteps, StepVerdict
 
 DATA, FORWARD, BACKWARD, OPTIMIZER, OTHER = (PHASES.index(p) for p in ("data", "forward", "backward", "optimizer", "other"))
 # What ends a step, weakest first: the strongest kind seen so far is the one that does.
@@ -101,7 +101,7 @@ class StepClock:
 
     # -- publishing --------------------------------------------------------------------------
 
-    def summary(self) -> RankSteps:
+    def summary(self, final: bool = False) -> RankSteps:
         for _ in range(5):
             try:
                 recent = tuple(self.recent)  # the main thread may append meanwhile
@@ -110,7 +110,7 @@ class StepClock:
                 continue
         else:
             recent = ()
-        return RankSteps(self.rank, self.node, self.index, DELIMITERS.get(self.delimiter, ""), recent)
+        return RankSteps(self.rank, self.node, self.index, DELIMITERS.get(self.delimiter, ""), recent, final)
 
     def timeline(self) -> list[tuple[int, int, int, str]]:
         for _ in range(5):
@@ -348,7 +348,7 @@ class Publisher:
             if c.index == c.published and not final:
                 return
             c.published = c.index
-            text = encode_steps(c.summary())
+            text = encode_steps(c.summary(final))
             if self.send is not None:
                 self.send(text, final)
             from gpudoctor.launch.run_folder import write_atomic
@@ -426,11 +426,13 @@ class StoreSender:
 
 def gather_joined(world: int, own: RankSteps, wait_s: float = 3.0) -> list[RankSteps]:
     """Every rank's summary from the job's store (this rank's own as it is now),
-    waiting up to `wait_s` for ranks that have published none yet."""
+    waiting up to `wait_s` for the others' last one (published as they end: a fast
+    loop's periodic summaries, a second apart, may share no step with this one)."""
     from gpudoctor.runtime.joined_watch import JobStore
 
     job = JobStore()
     found: dict[int, RankSteps] = {own.rank: own}
+    latest: dict[int, RankSteps] = {}
     deadline = time.monotonic() + wait_s
     while True:
         for rank in range(world):
@@ -442,7 +444,21 @@ def gather_joined(world: int, own: RankSteps, wait_s: float = 3.0) -> list[RankS
                 return list(found.values())
             steps = decode_steps(text, rank) if text else None
             if steps is not None:
-                found[rank] = steps
+                latest[rank] = steps
+                if steps.final:
+                    found[rank] = steps
         if len(found) == world or time.monotonic() > deadline:
-            return [found[r] for r in sorted(found)]
+            return [found.get(r) or latest[r] for r in sorted({*found, *latest})]
         time.sleep(0.2)
+
+
+def joined_verdict() -> StepVerdict | None:
+    """Rank 0 of a joined job, at its end: every rank's accounting and the verdict
+    (None elsewhere, or with no steps)."""
+    from gpudoctor.knowledge.stragglers import analyze_steps
+    from gpudoctor.runtime.collective_trace import joined_rank
+
+    joined = joined_rank()
+    if _clock is None or joined is None or joined[0] != 0 or _clock.index == 0:
+        return None
+    return analyze_steps(gather_joined(joined[1], _clock.summary(final=True)))
