@@ -57,6 +57,13 @@ def register(app: typer.Typer) -> None:
             help="With --nproc: when no rank makes collective progress for S seconds while one waits in a "
             "collective, show where every rank stands and stop the job (default 600; 0: never).",
         ),
+        trace: Optional[str] = typer.Option(
+            None,
+            "--trace",
+            metavar="FILE",
+            help="Write each rank's step phases and collectives to FILE as a Chrome trace (open it in "
+            "ui.perfetto.dev or chrome://tracing); under torchrun every rank writes FILE.rank<N>.json.",
+        ),
     ) -> None:
         """Run a script under the doctor: device-mismatch errors explained, DDP pitfalls caught at run time.
 
@@ -82,13 +89,23 @@ def register(app: typer.Typer) -> None:
                 check_writable(json_file)
             except FileRefused as exc:
                 usage_error(f"--json {exc}")
+        if trace:
+            from gpudoctor.user_file import FileRefused, check_writable
+
+            try:
+                check_writable(trace)
+            except FileRefused as exc:
+                usage_error(f"--trace {exc}")
         from gpudoctor.runtime import session as names
+        from gpudoctor.runtime.step_clock import TRACE_ENV
 
         env = {names.ENV_ON: "1", names.ENV_TARGET: parsed.describe()}
         if json_file:
             env[names.ENV_JSON] = os.path.abspath(json_file)
         if strict:
             env[names.ENV_STRICT] = "1"
+        if trace:
+            env[TRACE_ENV] = os.path.abspath(trace)
         if nproc is None:
             if timeout:
                 env[names.ENV_TIMEOUT] = str(timeout)
@@ -124,6 +141,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     """--nproc: each rank prints its own findings (echoed with its prefix); here
     come how the ranks ended, one summary line, and the merged JSON."""
     from gpudoctor.cli.exit_code import ExitCode, script_exit
+    from gpudoctor.runtime.step_clock import TRACE_ENV
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.probe.cuda import probe_cuda
     from gpudoctor.render.run_text import findings_text, ranks_summary
@@ -168,4 +186,9 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
         problem = write_json(os.path.abspath(json_file), report, strict)
         if problem:
             sys.stderr.write(problem + "\n")
+    if done.timelines is not None:
+        from gpudoctor.runtime.step_clock import write_trace
+
+        problem = write_trace(env[TRACE_ENV], done.timelines, {r["rank"]: r["node"] for r in report.data["steps"]["ranks"]})
+        sys.stderr.write((problem or f"gpudoctor run: trace written to {env[TRACE_ENV]} (open it in ui.perfetto.dev)") + "\n")
     return script_exit(done.status, report, strict)

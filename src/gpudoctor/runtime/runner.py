@@ -89,7 +89,7 @@ def _report_top(target_name: str, status: int | None, argv: list[str], facts: li
     from gpudoctor.render.run_text import findings_text, header_line
     from gpudoctor.render.step_table import steps_table
     from gpudoctor.runtime.report import rank_json_path, read_fragments, run_report, write_json
-    from gpudoctor.runtime.step_clock import joined_verdict
+    from gpudoctor.runtime.step_clock import joined_verdict, write_own_trace
 
     children = read_fragments(session.fragments_dir)
     child_facts = [f for c in children for f in c["facts"]]
@@ -109,6 +109,9 @@ def _report_top(target_name: str, status: int | None, argv: list[str], facts: li
     report = run_report(facts + child_facts, processes, argv, status, steps.findings if steps else ())
     if steps_data:
         report = Report(report.command, report.findings, dict(report.data, steps=steps_data))
+    traced = write_own_trace()
+    if traced:
+        text += f"{_prefix()}{traced}\n"
     json_path = os.environ.get(ENV_JSON)
     if json_path:
         problem = write_json(rank_json_path(json_path, session.current_rank(), _world_size()), report, strict)

@@ -392,7 +392,7 @@ def install_for_run() -> StepClock | None:
         return c
     joined = joined_rank() if session.role != RANK else None
     if joined is None:
-        return None
+        return install(0, True) if trace else None  # a lone process: only for its trace
     from gpudoctor.runtime import joined_watch
 
     c = install(joined[0], trace)
@@ -462,3 +462,28 @@ def joined_verdict() -> StepVerdict | None:
     if _clock is None or joined is None or joined[0] != 0 or _clock.index == 0:
         return None
     return analyze_steps(gather_joined(joined[1], _clock.summary(final=True)))
+
+
+def write_trace(path: str, timelines: dict[int, list], nodes: dict[int, str] | None = None) -> str | None:
+    """`run --trace FILE`: the ranks' slices as a Chrome trace; a one-line problem instead of raising."""
+    from gpudoctor.render.chrome_trace import chrome_trace
+    from gpudoctor.runtime.trace_file import write_private
+
+    return write_private(path, chrome_trace(timelines, PHASES, nodes))
+
+
+def write_own_trace() -> str | None:
+    """A process that is not a rank of `--nproc` (a lone script, a rank of torchrun)
+    writes its own trace: FILE, or FILE.rank<N>.json under torchrun."""
+    from gpudoctor.runtime.collective_trace import joined_rank
+    from gpudoctor.runtime.report import rank_json_path
+
+    path = os.environ.get(TRACE_ENV)
+    if not path or _clock is None or _clock.slices is None:
+        return None
+    joined = joined_rank()
+    if joined is not None:
+        path = rank_json_path(path, joined[0], joined[1])
+    return write_trace(path, {_clock.rank: _clock.timeline()}, {_clock.rank: _clock.node}) or (
+        f"gpudoctor run: trace written to {path} (open it in ui.perfetto.dev)"
+    )
