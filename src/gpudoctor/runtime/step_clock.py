@@ -9,9 +9,10 @@ collective call.
 Waiting inside collectives is what lines the ranks up (knowledge/stragglers.py):
 - an explicit torch.distributed collective: the time in the call;
 - DDP's gradient all-reduce: it is made from C++ during backward, and the
-  backward returns only once it is done. A hook on the loss's gradient node queues
-  an autograd final callback before DDP queues its own; it runs when the backward's
-  own work is done, so the time from it to the backward's return is the wait;
+  backward returns only once it is done. DDP buckets the parameters in reverse
+  order, so the first parameter's gradient is, as a rule, the last computed: a
+  hook on it marks the end of the backward's own work, and the time from there to
+  the backward's return is the wait;
 - DDP's buffer broadcast in forward (`_sync_buffers`).
 
 Cheap by design: a few `perf_counter_ns` calls and one tuple per step in the
@@ -67,10 +68,10 @@ class StepClock:
         self.start = _ns()
         self.index = 0
         self.delimiter = 0
-        self.recent: deque[tuple[int, ...]] = deque(maxlen=RECENT)
+        self.recent: deque[tuple[int, int, int, list[int]]] = deque(maxlen=RECENT)
         self.slices: deque[tuple[int, int, int, str]] | None = deque(maxlen=SLICES) if trace else None
-        self.ddp = False  # a DDP model exists: split its backward's wait off
-        self.callback_ns = 0  # when the backward's own work was done (the final callback)
+        self.callback_ns = 0  # when the backward's own work was done (its last gradient)
+        self.gradient_hooks: list[Any] = []  # their handles (benchmarks/step_clock_cost.py removes them)
         self.opt_start: list[tuple[int, int]] = []  # optimizer steps under way: (start ns, inner)
         self.published = -1
 
@@ -91,11 +92,9 @@ class StepClock:
             self.delimiter = kind
         if kind != self.delimiter:
             return
-        acc = self.acc
-        total = now - self.start
-        acc[OTHER] = total - (sum(acc) - acc[OTHER])
-        self.recent.append((self.index, self.start // 1000, total // 1000, *(v // 1000 for v in acc)))
-        self.acc = [0] * len(PHASES)
+        # Kept raw (ns, the phases' list itself): the publisher turns it into a record.
+        self.recent.append((self.index, self.start, now - self.start, self.acc))
+        self.acc = [0, 0, 0, 0, 0, 0]
         self.start = now
         self.index += 1
 
@@ -104,12 +103,13 @@ class StepClock:
     def summary(self, final: bool = False) -> RankSteps:
         for _ in range(5):
             try:
-                recent = tuple(self.recent)  # the main thread may append meanwhile
+                raw = tuple(self.recent)  # the main thread may append meanwhile
                 break
             except RuntimeError:
                 continue
         else:
-            recent = ()
+            raw = ()
+        recent = tuple(_record(*r) for r in raw)
         return RankSteps(self.rank, self.node, self.index, DELIMITERS.get(self.delimiter, ""), recent, final)
 
     def timeline(self) -> list[tuple[int, int, int, str]]:
@@ -119,6 +119,13 @@ class StepClock:
             except RuntimeError:
                 continue
         return []
+
+
+def _record(index: int, start: int, total: int, acc: list[int]) -> tuple[int, ...]:
+    """A published record (knowledge/stragglers.py): µs, "other" the step's rest."""
+    phases = [v // 1000 for v in acc]
+    phases[OTHER] = (total - (sum(acc) - acc[OTHER])) // 1000
+    return (index, start // 1000, total // 1000, *phases)
 
 
 _clock: StepClock | None = None
@@ -166,8 +173,12 @@ def _hook_ddp(c: StepClock) -> None:
 
     @functools.wraps(original_init)
     def ddp_init(self, *args, **kwargs):
-        c.ddp = True
-        return original_init(self, *args, **kwargs)
+        result = original_init(self, *args, **kwargs)
+        try:
+            _mark_last_gradient(c, self.module)
+        except Exception:  # noqa: BLE001 - timing must never break the user's model
+            pass
+        return result
 
     @functools.wraps(original_forward)
     def ddp_forward(self, *args, **kwargs):
@@ -197,49 +208,44 @@ def _hook_backward(c: StepClock) -> None:
     import torch
 
     original = torch.autograd.backward
-    engine = torch.autograd.Variable._execution_engine
-
-    def done() -> None:
-        c.callback_ns = _ns()
-
-    def queue_done(grad_outputs):
-        engine.queue_callback(done)  # queued before DDP's own: runs first, once the work is done
 
     @functools.wraps(original)
     def backward(*args, **kwargs):
         t0, i0 = _ns(), c.inner
-        handle = None
-        if c.ddp:
-            try:
-                first = args[0] if args else kwargs.get("tensors")
-                if isinstance(first, (list, tuple)):
-                    first = first[0] if first else None
-                node = getattr(first, "grad_fn", None)
-                if node is not None:
-                    handle = node.register_prehook(queue_done)
-            except Exception:  # noqa: BLE001 - timing must never break the user's backward
-                handle = None
         c.callback_ns = 0
         try:
             return original(*args, **kwargs)
         finally:
-            if handle is not None:
-                handle.remove()
-            cb = c.callback_ns
-            if cb > t0:
-                # The work up to the callback is the backward's; after it, DDP's all-reduce wait.
-                now = c.leave(BACKWARD, t0, i0)
-                wait = now - cb
+            now = c.leave(BACKWARD, t0, i0)
+            done = c.callback_ns
+            if done > t0:
+                # Up to the last gradient the backward's own work; after it, the wait
+                # for DDP's all-reduce of the last bucket (and of any still in flight).
+                wait = now - done
                 c.acc[BACKWARD] -= wait
                 c.acc[COLLECTIVE] += wait
                 if c.slices is not None:
-                    c.slices[-1] = (BACKWARD, t0, cb - t0, "")
-                    c.slices.append((COLLECTIVE, cb, wait, "DDP gradient all-reduce"))
-            else:
-                now = c.leave(BACKWARD, t0, i0)
+                    c.slices[-1] = (BACKWARD, t0, done - t0, "")
+                    c.slices.append((COLLECTIVE, done, wait, "DDP gradient all-reduce"))
             c.boundary(BY_BACKWARD, now)
 
     torch.autograd.backward = backward
+
+
+def _mark_last_gradient(c: StepClock, module) -> None:
+    """DDP buckets the parameters in reverse order, so the first parameter's gradient
+    is, as a rule, the last the backward computes: a hook on it (registered once, one
+    call per step) says when the backward's own work is done. (A hook queued per
+    backward on the loss's node, as an autograd final callback, was exact but cost
+    ~25 us a step.)"""
+    for p in module.parameters():
+        if p.requires_grad:
+
+            def mark(param) -> None:
+                c.callback_ns = _ns()
+
+            c.gradient_hooks.append(p.register_post_accumulate_grad_hook(mark))
+            return
 
 
 def _hook_optimizer(c: StepClock) -> None:
