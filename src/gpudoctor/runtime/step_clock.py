@@ -25,6 +25,7 @@ on this rank's own clock, which is never compared with another node's.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import json
 import os
@@ -72,6 +73,7 @@ class StepClock:
         self.slices: deque[tuple[int, int, int, str]] | None = deque(maxlen=SLICES) if trace else None
         self.callback_ns = 0  # when the backward's own work was done (its last gradient)
         self.gradient_hooks: list[Any] = []  # their handles (benchmarks/step_clock_cost.py removes them)
+        self.armed: set[int] = set()  # id() of the modules whose last gradient is marked
         self.opt_start: list[tuple[int, int]] = []  # optimizer steps under way: (start ns, inner)
         self.published = -1
 
@@ -89,6 +91,12 @@ class StepClock:
 
     def boundary(self, kind: int, now: int) -> None:
         if kind > self.delimiter:
+            # A stronger delimiter shows up (the first optimizer step after the first
+            # backward): the step the weaker one just ended is part of this one.
+            if self.delimiter and self.recent:
+                index, start, _, acc = self.recent.pop()
+                self.acc = [a + b for a, b in zip(acc, self.acc)]
+                self.start, self.index = start, index
             self.delimiter = kind
         if kind != self.delimiter:
             return
@@ -175,7 +183,7 @@ def _hook_ddp(c: StepClock) -> None:
     def ddp_init(self, *args, **kwargs):
         result = original_init(self, *args, **kwargs)
         try:
-            _mark_last_gradient(c, self.module)
+            arm_model(c, self.module)
         except Exception:  # noqa: BLE001 - timing must never break the user's model
             pass
         return result
@@ -230,6 +238,19 @@ def _hook_backward(c: StepClock) -> None:
             c.boundary(BY_BACKWARD, now)
 
     torch.autograd.backward = backward
+
+
+def arm_model(c: StepClock, module) -> None:
+    """A DDP model built before the clock was installed (gpudoctor.watch())."""
+    if id(module) not in c.armed:
+        c.armed.add(id(module))
+        _mark_last_gradient(c, module)
+
+
+def since(steps: RankSteps, first: int) -> RankSteps:
+    """The records of steps numbered `first` and later."""
+
+    return dataclasses.replace(steps, recent=tuple(r for r in steps.recent if r[0] >= first))
 
 
 def _mark_last_gradient(c: StepClock, module) -> None:
