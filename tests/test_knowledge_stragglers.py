@@ -108,3 +108,13 @@ def test_the_summary_survives_the_codec_and_renders():
     table = steps_table(data, "[rank 0] ")
     assert table.splitlines()[1].split()[2:] == ["rank", "step", "ms", *PHASES, "late", "ms", "last"]
     assert "slowest rank 1" in status_line(data) and "forward" in status_line(data)
+
+
+def test_live_summaries_that_share_no_step_still_give_the_live_line():
+    # Published a second apart by a fast loop: rank 1's newest steps are 500 steps behind rank 0's.
+    [a, b] = recorded("data_rank0_of_2")
+    b = RankSteps(b.rank, b.node, b.steps, b.delimiter, tuple((r[0] - 500, *r[1:]) for r in b.recent))
+    assert analyze_steps([a, b]).rows == ()
+    live = analyze_steps([a, b], live=True)
+    assert live.findings == () and live.slowest() == (0, "data")
+    assert "slowest rank 0" in status_line(verdict_json(live))

@@ -125,6 +125,43 @@ def _exec_runtime(argv: list[str], env: dict[str, str]) -> NoReturn:
         usage_error(f"cannot start the script with {sys.executable or 'python'}: {exc.strerror or exc}")
 
 
+class StepsLine:
+    """On a terminal, one live line under the ranks' output: steps/s and the slowest
+    rank with its phase (render/step_table.py). Nothing on a pipe or a file."""
+
+    def __init__(self) -> None:
+        from gpudoctor.render.terminal import make_console
+
+        console = make_console(stderr=True)
+        self.live = None
+        if console.is_terminal:
+            from rich.live import Live
+            from rich.text import Text
+
+            from gpudoctor.render.step_table import status_line
+
+            # redirect_stderr: the ranks' echoed lines print above the line, not through it.
+            self.live = Live(Text(status_line(None)), console=console, transient=True, refresh_per_second=2,
+                             redirect_stdout=False, redirect_stderr=True)  # fmt: skip
+
+    def update(self, steps: dict) -> None:
+        from rich.text import Text
+
+        from gpudoctor.render.step_table import status_line
+
+        if self.live is not None:
+            self.live.update(Text(status_line(steps)))
+
+    def __enter__(self) -> "StepsLine":
+        if self.live is not None:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
 def _stdin_has_input() -> bool:
     """Whether our stdin is a pipe, a socket or a non-empty file: input that the
     ranks will not see. A terminal or /dev/null is no surprise (docs/commands/run.md)."""
@@ -165,7 +202,9 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
         )
     from gpudoctor.launch.collective_watch import DEFAULT_HANG_TIMEOUT_S
 
-    done = run_ranks(parsed, nproc, env, timeout, DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout)
+    hang = DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout
+    with StepsLine() as line:
+        done = run_ranks(parsed, nproc, env, timeout, hang, on_steps=line.update if line.live else None)
     report = done.report
     if import_error := import_error_behind(cuda, done.status != 0):
         # The ranks failed, and the torch this process skipped importing is why.

@@ -13,6 +13,7 @@ and the straggler is the rank whose lateness stays above the noise floor.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass
 
@@ -100,11 +101,15 @@ def _matched(ranks: list[RankSteps]) -> dict[int, dict[int, tuple[int, ...]]]:
     return {i: {rank: by_rank[rank][i] for rank in by_rank} for i in sorted(common)}
 
 
-def analyze_steps(ranks: list[RankSteps]) -> StepVerdict:
+def analyze_steps(ranks: list[RankSteps], live: bool = False) -> StepVerdict:
     """The per-rank table and, when one rank or node holds the others back (or every
-    rank waits on slow collectives), the finding."""
+    rank waits on slow collectives), the finding. `live`: while the job runs, the
+    ranks' newest summaries, published at different moments, may share no step (a
+    fast loop): then each rank's own newest steps, for the live line, and no finding."""
     ranks = sorted((r for r in ranks if r.recent), key=lambda r: r.rank)
     matched = _matched(ranks)
+    if live and len(matched) < MIN_STEPS and ranks:
+        return _unmatched(ranks)
     if len(ranks) < 1 or len(matched) < (MIN_STEPS if len(ranks) > 1 else 1):
         return StepVerdict((), 0.0, len(matched))
     n = len(matched)
@@ -129,6 +134,19 @@ def analyze_steps(ranks: list[RankSteps]) -> StepVerdict:
         return verdict
     finding = _straggler(rows, step_ms, n, ranks[0].delimiter) or _slow_collectives(rows, step_ms, n)
     return StepVerdict(verdict.rows, verdict.steps_per_s, n, (finding,) if finding else ())
+
+
+def _unmatched(ranks: list[RankSteps]) -> StepVerdict:
+    rows = []
+    for r in ranks:
+        recs = r.recent
+        n = len(recs)
+        phases = tuple(_ms(sum(rec[FIRST_PHASE + p] for rec in recs) / n) for p in range(len(PHASES)))
+        rows.append(RankRow(r.rank, r.node, r.steps, _ms(sum(rec[TOTAL] for rec in recs) / n), phases, 0.0, 0.0))
+    longest = max(row.phases_ms[COLLECTIVE] for row in rows)
+    rows = [dataclasses.replace(row, late_ms=longest - row.phases_ms[COLLECTIVE]) for row in rows]
+    step_ms = statistics.median(row.step_ms for row in rows)
+    return StepVerdict(tuple(rows), 1000.0 / step_ms if step_ms > 0 else 0.0, 0)
 
 
 def _worst_phase(row: RankRow, rows: tuple[RankRow, ...] | list[RankRow]) -> tuple[str, float]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpudoctor.cli.exit_code import ranks_exit
@@ -35,9 +36,41 @@ def _stderr_line(rank: int, line: str) -> None:
     sys.stderr.flush()
 
 
+class StepsWatch:
+    """Beside the collective watch, in the supervisor's loop: every LIVE_S, the ranks'
+    published step accounting, judged, handed to `on_steps` (the live line)."""
+
+    LIVE_S = 1.0
+
+    def __init__(self, inner, run_dir: str, nproc: int, on_steps: Callable[[dict], None]):
+        self.inner = inner
+        self.run_dir = run_dir
+        self.nproc = nproc
+        self.on_steps = on_steps
+        self.last = -self.LIVE_S
+
+    def tick(self, now: float, ended: dict):
+        if now - self.last >= self.LIVE_S:
+            self.last = now
+            try:
+                from gpudoctor.runtime.step_clock import read_steps
+
+                self.on_steps(verdict_json(analyze_steps(read_steps(self.run_dir, self.nproc), live=True)))
+            except Exception:  # noqa: BLE001 - the live line must never stop the job
+                pass
+        return self.inner.tick(now, ended)
+
+
 def run_ranks(
-    target: Target, nproc: int, env: dict[str, str], timeout: float | None, hang_timeout: float | None = None
+    target: Target,
+    nproc: int,
+    env: dict[str, str],
+    timeout: float | None,
+    hang_timeout: float | None = None,
+    on_steps: Callable[[dict], None] | None = None,
 ) -> RanksRun:
+    """`on_steps(steps)`: about every second, the ranks' step accounting so far (the
+    report's "steps" data), for a live line."""
     from gpudoctor.launch import launch
     from gpudoctor.launch.collective_watch import CollectiveWatch, diagnose_run
     from gpudoctor.launch.failures import launch_findings
@@ -48,8 +81,9 @@ def run_ranks(
     rank_env = dict(env, **{ENV_SUPERVISED: "1", ENV_FRAGMENTS: run_dir})
     command = [sys.executable, "-m", "gpudoctor.runtime.main", *target.argv()]
     watch = CollectiveWatch(run_dir, nproc, hang_timeout)
+    ticking = StepsWatch(watch, run_dir, nproc, on_steps) if on_steps else watch
     result = launch(
-        command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=watch
+        command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=ticking
     )
     fragments = read_fragments(run_dir)
     from gpudoctor.runtime.step_clock import read_steps, read_timelines
