@@ -85,3 +85,20 @@ def test_torchrun_rank_0_names_the_slow_rank_and_phase(tmp_path):
 
         for d in glob.glob(os.path.join(tempfile.gettempdir(), f"gpudoctor-run-{tag}-*")):
             shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_allreduce_bisect_names_the_slow_rank():
+    cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "3", "--sizes", "4K", "--iters", "3",
+           "--warmup", "1", "--bisect", "--json"]
+    env_tag = new_tag()
+    full = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
+    full.update({TAG_ENV: env_tag, "GPUDOCTOR_FAULT": "1:slow"})
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT, env=full)
+    finally:
+        kill_all(leftovers(env_tag, settle_s=0))
+    report = json.loads(r.stdout)
+    [slow] = [f for f in report["findings"] if f["id"].startswith("allreduce-slow") or f["id"] == "allreduce-bisect"]
+    assert slow["id"] == "allreduce-slow-rank" and slow["evidence"]["ranks"] == [1], slow["title"]
+    assert len(report["bisect"]) == 3  # every pair of 3 ranks

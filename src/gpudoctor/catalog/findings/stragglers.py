@@ -65,3 +65,56 @@ gpudoctor allreduce --bisect
 ```""",
     ),
 )
+
+ALLREDUCE = "[`gpudoctor allreduce --bisect`](../commands/allreduce.md#finding-the-slow-rank-or-link---bisect)"
+BISECT_EVIDENCE = """`pairs` (measured), `baseline pair us` (the fastest quarter of the pairs' times), `slow pairs`
+(`"a-b: T us"`, the slowest first), `bytes` (the all-reduce each pair timed: 16 MiB on GPUs,
+64 KiB on CPU)"""
+
+ENTRIES += (
+    FindingDoc(
+        id="allreduce-slow-rank",
+        severity="warn",
+        area="allreduce",
+        emitted_by=ALLREDUCE,
+        summary="""Timed in pairs, every all-reduce a rank (or every rank of one node) takes part in is slow
+(3× the fastest quarter of the pairs and 1 ms more, or worse), and the pairs without it are
+not: that rank or node is what slows the job's collectives.""",
+        evidence=BISECT_EVIDENCE + ", `ranks`, `nodes`.",
+        why="A collective runs at the speed of its slowest member: one slow rank slows every all-reduce of the job.",
+        fix="""`gpudoctor check` on that node (a throttled or slower GPU, a busy host, a NIC at a lower
+speed); to confirm, run the job without that rank.""",
+        checked="""After the sweep the ranks time the same all-reduce in every pair (n−1 rounds of disjoint
+pairs, all at once; above 16 ranks each rank with its two ring neighbours, 2 or 3 rounds),
+so the time taken is bounded. A slow rank makes every pair it is in slow; a slow link only
+the pairs across it.""",
+    ),
+    FindingDoc(
+        id="allreduce-slow-link",
+        severity="warn",
+        area="allreduce",
+        emitted_by=ALLREDUCE,
+        summary="""Timed in pairs, the all-reduces between some ranks are slow (3× the fastest quarter of
+the pairs and 1 ms more, or worse) while each of those ranks is fast with the others: the
+path between them is slow.""",
+        evidence=BISECT_EVIDENCE + ", `links` (`\"rank a (host) - rank b (host): T us\"`).",
+        why="""Only the all-reduces across these ranks are slow: the path between them (a NIC, a switch
+port, a PCIe or NVLink path, the interface NCCL chose) is slower than the others.""",
+        fix="""Compare the two ends: `gpudoctor check` on both nodes (NIC speed, `NCCL_SOCKET_IFNAME`,
+`NCCL_IB_HCA`); `NCCL_DEBUG=INFO` shows the transport each pair uses.""",
+    ),
+    FindingDoc(
+        id="allreduce-bisect",
+        severity="ok",
+        area="allreduce",
+        emitted_by=ALLREDUCE,
+        summary="""Every pair of ranks all-reduces within 3× of the fastest quarter of the pairs: no rank,
+node or link stands out. (With 2 ranks there is one pair, its own baseline: `--bisect`
+needs 3 ranks or more to tell anything.)""",
+        evidence=BISECT_EVIDENCE + ".",
+        why="""A slow rank, node or link makes every collective of the job that crosses it slow; pairs
+that all take about the same time rule that out (look at the compute, or at
+[rank-straggler](rank-straggler.md) under `gpudoctor run`, instead).""",
+        fix="Nothing to fix. A slow rank or link is reported as [`allreduce-slow-rank`](allreduce-slow-rank.md) or [`allreduce-slow-link`](allreduce-slow-link.md).",
+    ),
+)
