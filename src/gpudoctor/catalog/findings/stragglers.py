@@ -4,7 +4,7 @@ from gpudoctor.catalog.entry import FindingDoc
 
 RUN = "[`gpudoctor run`](../commands/run.md)"
 
-ENTRIES = (
+ENTRIES: tuple[FindingDoc, ...] = (
     FindingDoc(
         id="rank-straggler",
         severity="warn",
@@ -50,8 +50,9 @@ docs/commands/run.md, "Where the step time goes").""",
         severity="warn",
         area="performance",
         emitted_by=RUN,
-        summary="""Every rank spends a large part of each step (30 % or more, and at least 5 ms) waiting
-inside collectives, and no rank arrives late: the transfer itself is what the ranks wait for.""",
+        summary="""Every rank, even the last to arrive, spends half of each step or more (and at least 10 ms)
+waiting inside collectives, and no rank arrives late: the transfer itself is what the ranks
+wait for.""",
         evidence="`wait ms per step` (median over the ranks), `step ms`, `share of the step`, `latest rank` and its `late ms per step`, `steps compared`.",
         why="""When the ranks arrive together and still wait, the time goes into moving the bytes: a slow
 or misconfigured link between the ranks (TCP instead of InfiniBand, NCCL falling back to
@@ -71,7 +72,7 @@ BISECT_EVIDENCE = """`pairs` (measured), `baseline pair us` (the fastest quarter
 (`"a-b: T us"`, the slowest first), `bytes` (the all-reduce each pair timed: 16 MiB on GPUs,
 64 KiB on CPU)"""
 
-ENTRIES += (
+ENTRIES = ENTRIES + (
     FindingDoc(
         id="allreduce-slow-rank",
         severity="warn",
