@@ -118,3 +118,20 @@ def test_live_summaries_that_share_no_step_still_give_the_live_line():
     live = analyze_steps([a, b], live=True)
     assert live.findings == () and live.slowest() == (0, "data")
     assert "slowest rank 0" in status_line(verdict_json(live))
+
+
+def test_a_rank_late_now_and_then_is_named_by_how_much():
+    # Rank 0 saves a checkpoint (1 s, between the phases) every 10th step: last at 10 % of the
+    # steps only, but its lateness dwarfs every other rank's.
+    recs = {0: [], 1: [], 2: []}
+    for i in range(40):
+        save = 1_000_000 if i % 10 == 5 else 0
+        for rank in recs:
+            late_self = save if rank == 0 else 0
+            wait = 1_000 + (save - late_self) + (300 * ((i + rank) % 3))
+            phases = [0, 20_000, 1_000, 100, 500 + late_self, wait]
+            recs[rank].append((i, 0, sum(phases), *phases))
+    ranks = [RankSteps(r, "a", 40, "optimizer", tuple(v)) for r, v in recs.items()]
+    [finding] = analyze_steps(ranks).findings
+    assert finding.evidence["rank"] == 0 and finding.evidence["phase"] == "other"
+    assert finding.evidence["last to arrive at"] < 0.7

@@ -44,7 +44,8 @@ MIN_STEPS = 4  # fewer steps seen by every rank: no verdict
 # last at more than ~60 % of the steps.
 LATE_FLOOR_MS = 5.0
 LATE_FLOOR_SHARE = 0.15  # of the step time
-LAST_SHARE_FLOOR = 0.7  # the straggler is the last to arrive at this share of the steps, at least
+LAST_SHARE_FLOOR = 0.7  # the straggler is the last to arrive at this share of the steps, at least,
+DOMINANCE = 3.0  # ... or late by this many times the next latest rank (a rank late now and then: a save every N steps)
 # Waiting with nobody late: the collectives themselves are slow.
 # Even the last rank to arrive (the one that waits least) must wait this long: the
 # transfer itself. Balanced 3-rank jobs on a 2-core machine at load 19 waited up to 49 %
@@ -171,7 +172,9 @@ def late_floor_ms(step_ms: float) -> float:
 def _straggler(rows: list[RankRow], step_ms: float, steps: int, delimiter: str) -> Finding | None:
     worst = max(rows, key=lambda r: r.late_ms)
     floor = late_floor_ms(step_ms)
-    if worst.late_ms < floor or worst.last_share < LAST_SHARE_FLOOR:
+    second = max((r.late_ms for r in rows if r.rank != worst.rank), default=0.0)
+    dominant = worst.late_ms >= DOMINANCE * second
+    if worst.late_ms < floor or (worst.last_share < LAST_SHARE_FLOOR and not dominant):
         return None
     phase, excess = _worst_phase(worst, rows)
     faster = step_ms / max(step_ms - worst.late_ms, 1e-3)
@@ -182,7 +185,7 @@ def _straggler(rows: list[RankRow], step_ms: float, steps: int, delimiter: str) 
         who = f"node {late_node} (ranks {', '.join(str(r.rank) for r in rows if r.node == late_node)})"
     lead = f"rank {worst.rank} " if late_node else "it "
     title = (
-        f"{who} holds the job back: {lead}arrives {worst.late_ms:.0f} ms late at "
+        f"{who} holds the job back: {lead}arrives {worst.late_ms:.0f} ms late per step, the last at "
         f"{worst.last_share:.0%} of the steps' collectives; it spends {excess:.0f} ms more per step "
         f"{PHASE_WORDS[phase]} than the median rank; the job would run {faster:.1f}x faster"
     )

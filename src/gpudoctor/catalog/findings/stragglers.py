@@ -42,7 +42,8 @@ iterator, DDP's forward, backward up to the autograd engine's final callback, th
 DDP's gradient all-reduce after it, the optimizer step, and every torch.distributed
 collective call. The ranks' records are lined up by step number. Noise floor: a rank is a
 straggler only when its mean lateness is at least 5 ms and 15 % of the step, and it is the
-last to arrive at 70 % of the steps or more (balanced jobs stay well below; see
+last to arrive at 70 % of the steps or more, or late by 3 times the next latest rank or more
+(a rank late now and then, a checkpoint every N steps); balanced jobs stay well below (see
 docs/commands/run.md, "Where the step time goes").""",
     ),
     FindingDoc(
