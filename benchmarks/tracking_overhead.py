@@ -100,6 +100,8 @@ def bare(script: str, out: str, steps: int, nproc: int, env: dict[str, str]) -> 
 
 
 def doctor(script: str, out: str, steps: int, nproc: int, env: dict[str, str]) -> tuple[float, float]:
+    """Everything `run --nproc` installs; GPUDOCTOR_RUN_STEPS=0 in env leaves out the
+    straggler doctor's step accounting (runtime/step_clock.py)."""
     cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", str(nproc), script, str(steps), out]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
@@ -113,6 +115,8 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--per-round", type=int, default=3, help="runs of each side in a round (its best counts)")
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--nproc", type=int, default=2)
+    parser.add_argument("--step-clock-side", action="store_true",
+                        help="also run the doctor without the step accounting (GPUDOCTOR_RUN_STEPS=0)")
     args = parser.parse_args(argv)
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env.pop("GPUDOCTOR_RUN", None)
@@ -129,8 +133,11 @@ def main(argv: list[str] | None = None) -> list[Row]:
                   f"{control:.3f}  (steps/s: {runs_text(r)})", flush=True)
 
         # The control is the bare job again under another name: this machine's noise floor.
-        rounds = best_of_rounds({"bare": lambda: bare(*job), "doctor": lambda: doctor(*job), "control": lambda: bare(*job)},
-                                args.rounds, args.per_round, show)
+        no_steps = (script, out, args.steps, args.nproc, dict(env, GPUDOCTOR_RUN_STEPS="0"))
+        sides = {"bare": lambda: bare(*job), "doctor": lambda: doctor(*job), "control": lambda: bare(*job)}
+        if args.step_clock_side:  # the step accounting's own share: the doctor without it
+            sides["no step clock"] = lambda: doctor(*no_steps)
+        rounds = best_of_rounds(sides, args.rounds, args.per_round, show)
     rows = []
     for index, what in ((0, "steps/s"), (1, "steps per CPU second")):
         values, control = best_ratios(rounds, "doctor", index), best_ratios(rounds, "control", index)
@@ -142,6 +149,11 @@ def main(argv: list[str] | None = None) -> list[Row]:
         print(f"  {what}: ratio {ratio:.3f} [{lo:.3f}, {hi:.3f}]  target {rows[-2].target}: "
               f"{'met' if rows[-2].met else 'NOT met'}; A/A control {statistics.median(control):.3f} "
               f"[{min(control):.3f}, {max(control):.3f}]")
+    if args.step_clock_side:
+        values = best_ratios(rounds, "doctor", 1)
+        without = best_ratios(rounds, "no step clock", 1)
+        print(f"  steps per CPU second, doctor without the step clock / bare: {statistics.median(without):.3f} "
+              f"[{min(without):.3f}, {max(without):.3f}]; with it: {statistics.median(values):.3f}")
     print(f"{args.nproc} ranks, gloo, {args.steps} steps, {args.rounds} rounds x {args.per_round} runs, {load()}")
     return rows
 

@@ -83,8 +83,10 @@ def test_config_is_what_the_rank_reads():
         "iters": 3,
         "warmup": 0,
         "pg_timeout_s": 99,
+        "bisect": False,
     }
     assert sweep.planned() == [(4096, 2048)]
+    assert plan_sweep(Options(bisect=True), CPU_BUILD).config(pg_timeout_s=1)["bisect"] is True
 
 
 def test_sizes_that_run_as_another_size_are_announced():

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpudoctor.allreduce.measure import ROWS_FILE, SweepResult, read_row
+from gpudoctor.allreduce.bisect import bisect_bytes, bisect_findings
 from gpudoctor.allreduce.options import Sweep
 from gpudoctor.allreduce.bandwidth import Row, format_size, public_row, summarize
 from gpudoctor.allreduce.verify import (
@@ -107,7 +108,7 @@ def _supervised(sweep: Sweep, hooks: Hooks, env: dict[str, str], timeout_s: floa
     first: SweepResult | None = run.result.ranks[0].result if run.result.ranks else None
     rows = list(first.rows) if first is not None else follower.rows
     devices = first.devices if first is not None else None
-    return run, rows, devices
+    return run, rows, devices, first.pairs if first is not None else ()
 
 
 def _debug_env(sweep: Sweep) -> dict[str, str]:
@@ -123,7 +124,7 @@ def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
     hooks = hooks or Hooks()
     started = time.monotonic()
     prechecks = check_shm(shm_total_bytes(), sweep.backend, sweep.nproc)
-    run, rows, devices = _supervised(sweep, hooks, _debug_env(sweep), sweep.timeout_s)
+    run, rows, devices, pairs = _supervised(sweep, hooks, _debug_env(sweep), sweep.timeout_s)
     result = run.result
     findings = list(run.findings)
     narrowing: list[dict] = []
@@ -134,6 +135,7 @@ def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
             findings.append(verdict)
     link = link_facts(devices)
     findings += _result_findings(sweep, rows, link)
+    findings += bisect_findings(pairs, devices, bisect_bytes(sweep.device))
     findings += prechecks
     keep_logs = not result.ok or any(r.wrong for r in rows) or bool(narrowing)
     if not keep_logs:
@@ -149,6 +151,7 @@ def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
         narrowing=narrowing,
         interrupted=interrupted,
         stop_signal=result.stop_signal,
+        pairs=pairs,
     )
     return JobOutcome(report, tuple(rows))
 
@@ -239,10 +242,13 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
     if ctx.rank != 0:
         return None
     link = link_facts(devices)
+    pairs = joined.value.pairs if joined.value is not None else ()
     findings += _result_findings(sweep, rows, link)
+    findings += bisect_findings(pairs, devices, bisect_bytes(sweep.device))
     findings += check_shm(shm_total_bytes(), sweep.backend, ctx.local_world_size)
     report = _report(
-        sweep, rows, findings, mode=ctx.joined_by, elapsed_s=time.monotonic() - started, logs=None, link=link, narrowing=[]
+        sweep, rows, findings, mode=ctx.joined_by, elapsed_s=time.monotonic() - started, logs=None, link=link, narrowing=[],
+        pairs=pairs,
     )
     return JobOutcome(joined.with_fleet(report), tuple(rows))
 
@@ -268,7 +274,8 @@ def _load_average() -> tuple[float, float, float] | None:
 
 
 def _report(
-    sweep: Sweep, rows: list[Row], findings, *, mode, elapsed_s, logs, link, narrowing, interrupted=False, stop_signal=0
+    sweep: Sweep, rows: list[Row], findings, *, mode, elapsed_s, logs, link, narrowing, interrupted=False, stop_signal=0,
+    pairs=(),
 ) -> Report:
     summary = summarize(rows, len(sweep.planned()))
     summary.update(
@@ -301,4 +308,6 @@ def _report(
         "results": [public_row(r) for r in rows],
         "summary": summary,
     }
+    if sweep.bisect:
+        data["bisect"] = [{"ranks": [p.a, p.b], "us": p.us} for p in pairs]
     return Report(command="allreduce", findings=tuple(findings), data=data, interrupted=interrupted, stop_signal=stop_signal)

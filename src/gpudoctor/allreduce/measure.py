@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpudoctor.allreduce.bisect import PairTime, measure_pairs
 from gpudoctor.allreduce.bandwidth import Row, exact_value_range, format_size, make_row, planned_sizes
 from gpudoctor.probe.codec import decode, encode
 from gpudoctor.probe.links import RankPlace
@@ -31,6 +32,10 @@ STAGE_FINISHED = "finished"
 # (a multiple of any power of two) does not match by accident.
 PERIOD = 1021
 FAULT_WRONG = "wrong"
+# GPUDOCTOR_FAULT=<rank>:slow: that rank sleeps this long before each of its collective
+# calls (a straggler, for testing --bisect); inert unless the variable names the rank.
+FAULT_SLOW = "slow"
+SLOW_FAULT_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class SweepResult:
     world_size: int
     rows: tuple[Row, ...]
     devices: tuple[RankPlace, ...]
+    pairs: tuple[PairTime, ...] = ()  # --bisect: every pair's all-reduce time
 
 
 def size_stage(op: str, nbytes: int) -> str:
@@ -191,6 +197,8 @@ def run_rank(ctx, config: dict, on_row: Callable[[Row], None] | None = None) -> 
         ctx.fault_point(stage)
         ctx.progress(stage, index + 1)
         coll = _Collective(torch, dist, op, count, rank, world, dtype_name, device)
+        if ctx.fault == FAULT_SLOW:
+            coll.call = _slowed(coll.call)  # type: ignore[method-assign]
         coll.reset()
         coll.call()
         if ctx.fault == FAULT_WRONG:
@@ -214,12 +222,25 @@ def run_rank(ctx, config: dict, on_row: Callable[[Row], None] | None = None) -> 
             if on_row:
                 on_row(row)
         del coll
+    pairs: tuple[PairTime, ...] = ()
+    if config.get("bisect") and world > 1:
+        ctx.progress("bisect", len(plan) + 1)
+        slow = SLOW_FAULT_S if ctx.fault == FAULT_SLOW else 0.0
+        pairs = tuple(measure_pairs(torch, dist, rank, world, device, getattr(torch, dtype_name), slow))
     devices = _devices(torch, dist, ctx, device, world)
-    ctx.progress(STAGE_FINISHED, len(plan) + 1)
+    ctx.progress(STAGE_FINISHED, len(plan) + 2)
     dist.destroy_process_group()
     if rank != 0:
         return None
-    return SweepResult(world, tuple(rows), devices)
+    return SweepResult(world, tuple(rows), devices, pairs)
+
+
+def _slowed(call: Callable[[], None]) -> Callable[[], None]:
+    def slowed() -> None:
+        time.sleep(SLOW_FAULT_S)
+        call()
+
+    return slowed
 
 
 def read_row(line: str) -> Row:

@@ -46,6 +46,7 @@ class Sweep:
     iters: int
     warmup: int
     timeout_s: float
+    bisect: bool = False  # then measure every pair of ranks (allreduce/bisect.py)
 
     def planned(self) -> list[tuple[int, int]]:
         """[(bytes, count)] each rank will run, after rounding to whole elements."""
@@ -78,6 +79,7 @@ class Sweep:
             "iters": self.iters,
             "warmup": self.warmup,
             "pg_timeout_s": pg_timeout_s,
+            "bisect": self.bisect,
         }
 
     def with_changes(self, **changes) -> "Sweep":
@@ -99,6 +101,7 @@ class Options:
     iters: int = 20
     warmup: int = 5
     timeout: float = 300.0
+    bisect: bool = False
 
 
 def check_options(o: Options) -> tuple[str, str, str, str, tuple[int, ...]]:
@@ -153,4 +156,4 @@ def plan_sweep(o: Options, cuda: CudaFacts, world: int | None = None, ranks_per_
         nproc = o.nproc if o.nproc is not None else default_nproc(backend, device, cuda)
         world = ranks_per_host = nproc
     chosen_backend, chosen_device = choose_backend(backend, device, ranks_per_host or world, cuda)
-    return Sweep(chosen_backend, chosen_device, world, op, dtype, sizes, o.iters, o.warmup, float(o.timeout))
+    return Sweep(chosen_backend, chosen_device, world, op, dtype, sizes, o.iters, o.warmup, float(o.timeout), o.bisect)

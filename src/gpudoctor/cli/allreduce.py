@@ -41,6 +41,9 @@ def register(app: typer.Typer) -> None:
         iters: int = typer.Option(20, "--iters", metavar="K", help="Timed iterations per size (the median is shown)."),
         warmup: int = typer.Option(5, "--warmup", metavar="W", help="Untimed iterations per size first."),
         timeout: float = typer.Option(300.0, "--timeout", metavar="S", help="Watchdog: stop every rank after S seconds."),
+        bisect: bool = typer.Option(
+            False, "--bisect", help="After the sweep, time a 1M all-reduce in every pair of ranks to name a slow rank, node or link."
+        ),
         json_out: bool = JsonOpt,
         markdown: bool = MarkdownOpt,
         strict: bool = StrictOpt,
@@ -48,7 +51,7 @@ def register(app: typer.Typer) -> None:
         """Benchmark and verify a collective across ranks: busbw, latency, #wrong, by rank."""
         from gpudoctor.allreduce.options import Options, PlanError, check_options, plan_sweep
 
-        options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout)
+        options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect)
         check_formats(json_out, markdown)
         try:
             check_options(options)  # bad input fails fast, before torch is imported

@@ -57,6 +57,13 @@ def register(app: typer.Typer) -> None:
             help="With --nproc: when no rank makes collective progress for S seconds while one waits in a "
             "collective, show where every rank stands and stop the job (default 600; 0: never).",
         ),
+        trace: Optional[str] = typer.Option(
+            None,
+            "--trace",
+            metavar="FILE",
+            help="Write each rank's step phases and collectives to FILE as a Chrome trace (open it in "
+            "ui.perfetto.dev or chrome://tracing); under torchrun every rank writes FILE.rank<N>.json.",
+        ),
     ) -> None:
         """Run a script under the doctor: device-mismatch errors explained, DDP pitfalls caught at run time.
 
@@ -82,13 +89,23 @@ def register(app: typer.Typer) -> None:
                 check_writable(json_file)
             except FileRefused as exc:
                 usage_error(f"--json {exc}")
+        if trace:
+            from gpudoctor.user_file import FileRefused, check_writable
+
+            try:
+                check_writable(trace)
+            except FileRefused as exc:
+                usage_error(f"--trace {exc}")
         from gpudoctor.runtime import session as names
+        from gpudoctor.runtime.step_clock import TRACE_ENV
 
         env = {names.ENV_ON: "1", names.ENV_TARGET: parsed.describe()}
         if json_file:
             env[names.ENV_JSON] = os.path.abspath(json_file)
         if strict:
             env[names.ENV_STRICT] = "1"
+        if trace:
+            env[TRACE_ENV] = os.path.abspath(trace)
         if nproc is None:
             if timeout:
                 env[names.ENV_TIMEOUT] = str(timeout)
@@ -108,6 +125,43 @@ def _exec_runtime(argv: list[str], env: dict[str, str]) -> NoReturn:
         usage_error(f"cannot start the script with {sys.executable or 'python'}: {exc.strerror or exc}")
 
 
+class StepsLine:
+    """On a terminal, one live line under the ranks' output: steps/s and the slowest
+    rank with its phase (render/step_table.py). Nothing on a pipe or a file."""
+
+    def __init__(self) -> None:
+        from gpudoctor.render.terminal import make_console
+
+        console = make_console(stderr=True)
+        self.live = None
+        if console.is_terminal:
+            from rich.live import Live
+            from rich.text import Text
+
+            from gpudoctor.render.step_table import status_line
+
+            # redirect_stderr: the ranks' echoed lines print above the line, not through it.
+            self.live = Live(Text(status_line(None)), console=console, transient=True, refresh_per_second=2,
+                             redirect_stdout=False, redirect_stderr=True)  # fmt: skip
+
+    def update(self, steps: dict) -> None:
+        from rich.text import Text
+
+        from gpudoctor.render.step_table import status_line
+
+        if self.live is not None:
+            self.live.update(Text(status_line(steps)))
+
+    def __enter__(self) -> "StepsLine":
+        if self.live is not None:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
 def _stdin_has_input() -> bool:
     """Whether our stdin is a pipe, a socket or a non-empty file: input that the
     ranks will not see. A terminal or /dev/null is no surprise (docs/commands/run.md)."""
@@ -124,6 +178,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     """--nproc: each rank prints its own findings (echoed with its prefix); here
     come how the ranks ended, one summary line, and the merged JSON."""
     from gpudoctor.cli.exit_code import ExitCode, script_exit
+    from gpudoctor.runtime.step_clock import TRACE_ENV
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.probe.cuda import probe_cuda
     from gpudoctor.render.run_text import findings_text, ranks_summary
@@ -147,16 +202,22 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
         )
     from gpudoctor.launch.collective_watch import DEFAULT_HANG_TIMEOUT_S
 
-    done = run_ranks(parsed, nproc, env, timeout, DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout)
+    hang = DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout
+    with StepsLine() as line:
+        done = run_ranks(parsed, nproc, env, timeout, hang, on_steps=line.update if line.live else None)
     report = done.report
     if import_error := import_error_behind(cuda, done.status != 0):
         # The ranks failed, and the torch this process skipped importing is why.
         broken = torch_import_finding(import_error)
         sys.stderr.write(findings_text([broken], "gpudoctor run: this torch cannot be imported"))
         report = replace(report, findings=(broken, *report.findings))
-    ended = [f for f in report.findings if f.area in ("ranks", "collectives")]
+    from gpudoctor.render.step_table import steps_table
+
+    steps = done.steps.findings if done.steps else ()
+    ended = [f for f in report.findings if f.area in ("ranks", "collectives") or f in steps]
     summary = ranks_summary(report.counts(), nproc, parsed.describe())
-    text = findings_text(ended, summary) if ended else summary + "\n"
+    text = steps_table(report.data.get("steps"))
+    text += findings_text(ended, summary) if ended else summary + "\n"
     if done.kept:
         text += f"run folder: {done.run_dir} (each rank's log, stacks and collective trace; gpudoctor diagnose DIR)\n"
     sys.stderr.write(text)
@@ -164,4 +225,9 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
         problem = write_json(os.path.abspath(json_file), report, strict)
         if problem:
             sys.stderr.write(problem + "\n")
+    if done.timelines is not None:
+        from gpudoctor.runtime.step_clock import write_trace
+
+        problem = write_trace(env[TRACE_ENV], done.timelines, {r["rank"]: r["node"] for r in report.data["steps"]["ranks"]})
+        sys.stderr.write((problem or f"gpudoctor run: trace written to {env[TRACE_ENV]} (open it in ui.perfetto.dev)") + "\n")
     return script_exit(done.status, report, strict)

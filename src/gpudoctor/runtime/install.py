@@ -11,6 +11,7 @@ torch has finished initialising.
 from __future__ import annotations
 
 import importlib.abc
+import os
 import sys
 import threading
 
@@ -35,6 +36,7 @@ def install_hooks() -> bool:
         spawn.install_rank_wrapper()
         _install_thread_hook()
         _install_collective_trace()
+        _install_step_clock()
     except Exception as exc:  # noqa: BLE001 - the script must run even if a hook cannot
         print(f"gpudoctor: runtime hooks not installed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return False
@@ -66,6 +68,15 @@ def _install_collective_trace() -> None:
         hang = os.environ.get(collective_trace.HANG_TIMEOUT_ENV)
         if tracker is not None:
             joined_watch.start(tracker, joined[0], joined[1], float(hang) if hang else DEFAULT_HANG_TIMEOUT_S)
+
+
+def _install_step_clock() -> None:
+    """Ranks of `gpudoctor run --nproc` and of a joined job account for their steps
+    (runtime/step_clock.py)."""
+    from gpudoctor.runtime import step_clock
+
+    if os.environ.get("GPUDOCTOR_RUN") and os.environ.get(step_clock.OFF_ENV) != "0":
+        step_clock.install_for_run()
 
 
 def _install_thread_hook() -> None:

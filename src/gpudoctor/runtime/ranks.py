@@ -7,12 +7,15 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpudoctor.cli.exit_code import ranks_exit
 from gpudoctor.findings import Report
+from gpudoctor.knowledge.stragglers import StepVerdict, analyze_steps, verdict_json
 from gpudoctor.runtime.report import read_fragments, run_report
 from gpudoctor.runtime.session import ENV_FRAGMENTS, ENV_SUPERVISED
+from gpudoctor.runtime.step_clock import TRACE_ENV
 from gpudoctor.runtime.target import Target
 
 
@@ -23,6 +26,8 @@ class RanksRun:
     status: int  # the exit status the script's ranks amount to (before --strict)
     run_dir: str
     kept: bool = False  # the run folder stays (the job failed): say where it is
+    steps: StepVerdict | None = None  # where each rank's step time went (knowledge/stragglers.py)
+    timelines: dict[int, list] | None = None  # each rank's trace slices, with --trace
 
 
 def _stderr_line(rank: int, line: str) -> None:
@@ -31,9 +36,41 @@ def _stderr_line(rank: int, line: str) -> None:
     sys.stderr.flush()
 
 
+class StepsWatch:
+    """Beside the collective watch, in the supervisor's loop: every LIVE_S, the ranks'
+    published step accounting, judged, handed to `on_steps` (the live line)."""
+
+    LIVE_S = 1.0
+
+    def __init__(self, inner, run_dir: str, nproc: int, on_steps: Callable[[dict], None]):
+        self.inner = inner
+        self.run_dir = run_dir
+        self.nproc = nproc
+        self.on_steps = on_steps
+        self.last = -self.LIVE_S
+
+    def tick(self, now: float, ended: dict):
+        if now - self.last >= self.LIVE_S:
+            self.last = now
+            try:
+                from gpudoctor.runtime.step_clock import read_steps
+
+                self.on_steps(verdict_json(analyze_steps(read_steps(self.run_dir, self.nproc), live=True)))
+            except Exception:  # noqa: BLE001 - the live line must never stop the job
+                pass
+        return self.inner.tick(now, ended)
+
+
 def run_ranks(
-    target: Target, nproc: int, env: dict[str, str], timeout: float | None, hang_timeout: float | None = None
+    target: Target,
+    nproc: int,
+    env: dict[str, str],
+    timeout: float | None,
+    hang_timeout: float | None = None,
+    on_steps: Callable[[dict], None] | None = None,
 ) -> RanksRun:
+    """`on_steps(steps)`: about every second, the ranks' step accounting so far (the
+    report's "steps" data), for a live line."""
     from gpudoctor.launch import launch
     from gpudoctor.launch.collective_watch import CollectiveWatch, diagnose_run
     from gpudoctor.launch.failures import launch_findings
@@ -44,10 +81,15 @@ def run_ranks(
     rank_env = dict(env, **{ENV_SUPERVISED: "1", ENV_FRAGMENTS: run_dir})
     command = [sys.executable, "-m", "gpudoctor.runtime.main", *target.argv()]
     watch = CollectiveWatch(run_dir, nproc, hang_timeout)
+    ticking = StepsWatch(watch, run_dir, nproc, on_steps) if on_steps else watch
     result = launch(
-        command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=watch
+        command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=ticking
     )
     fragments = read_fragments(run_dir)
+    from gpudoctor.runtime.step_clock import read_steps, read_timelines
+
+    steps = analyze_steps(read_steps(run_dir, nproc))
+    timelines = read_timelines(run_dir, nproc) if env.get(TRACE_ENV) else None
     # A rank's own uncaught error is explained by the job's diagnosis below, as the
     # root cause or as a victim of it: the same error is not reported twice.
     facts = [f for frag in fragments for f in frag["facts"] if result.ok or not isinstance(f, UncaughtError)]
@@ -69,14 +111,16 @@ def run_ranks(
         job = diagnose_run(result, watch, machine_gpus(result))
         ended = list(job.findings)
         status = ranks_exit(result, job.cause_exitcode)
+    ended += steps.findings
     report = run_report(facts, processes, target.argv(), status, ended)
     data = dict(report.data, run_dir=None if result.ok else run_dir)
     data["root_cause"] = job.root_cause if job else None
     data["ranks"] = list(job.ranks) if job else []
+    data["steps"] = verdict_json(steps)
     report = Report(report.command, report.findings, data)
     if result.ok:
         # Nothing to look back at: keep the logs only of a run that failed.
         shutil.rmtree(run_dir, ignore_errors=True)
         for p in processes:
             p.pop("log")
-    return RanksRun(report, status, run_dir, kept=not result.ok)
+    return RanksRun(report, status, run_dir, kept=not result.ok, steps=steps, timelines=timelines)

@@ -27,6 +27,7 @@ from importlib.machinery import SourceFileLoader
 from typing import NoReturn
 
 from gpudoctor.cli.exit_code import ExitCode, python_exit, script_exit
+from gpudoctor.findings import Report
 from gpudoctor.runtime.session import (
     CHILD,
     ENV_FRAGMENTS,
@@ -83,14 +84,21 @@ def report_at_exit(target_name: str, status: int | None, argv: list[str] | None 
 
 
 def _report_top(target_name: str, status: int | None, argv: list[str], facts: list, own: list, ended: str = "") -> int:
+    from gpudoctor.knowledge.stragglers import verdict_json
     from gpudoctor.runtime.checks import runtime_findings
     from gpudoctor.render.run_text import findings_text, header_line
+    from gpudoctor.render.step_table import steps_table
     from gpudoctor.runtime.report import rank_json_path, read_fragments, run_report, write_json
+    from gpudoctor.runtime.step_clock import joined_verdict, write_own_trace
 
     children = read_fragments(session.fragments_dir)
     child_facts = [f for c in children for f in c["facts"]]
     by_children = len(runtime_findings(child_facts))
-    text = findings_text(own, header_line(own, target_name, ended), _prefix()) if own or not by_children else ""
+    steps = joined_verdict()  # rank 0 of a torchrun / srun job: where every rank's step time went
+    steps_data = verdict_json(steps) if steps else None
+    own = [*own, *(steps.findings if steps else ())]
+    text = steps_table(steps_data, _prefix())
+    text += findings_text(own, header_line(own, target_name, ended), _prefix()) if own or not by_children else ""
     if by_children:
         text += f"{_prefix()}gpudoctor run: spawned processes reported {by_children} finding(s) above\n"
     processes = [{"label": session.label() or "main", "pid": os.getpid(), "exit_code": status}]
@@ -98,7 +106,12 @@ def _report_top(target_name: str, status: int | None, argv: list[str], facts: li
         {"label": c.get("label") or "child", "pid": c.get("pid"), "exit_code": c.get("exit_code")} for c in children
     ]
     strict = env_flag(ENV_STRICT)
-    report = run_report(facts + child_facts, processes, argv, status)
+    report = run_report(facts + child_facts, processes, argv, status, steps.findings if steps else ())
+    if steps_data:
+        report = Report(report.command, report.findings, dict(report.data, steps=steps_data))
+    traced = write_own_trace()
+    if traced:
+        text += f"{_prefix()}{traced}\n"
     json_path = os.environ.get(ENV_JSON)
     if json_path:
         problem = write_json(rank_json_path(json_path, session.current_rank(), _world_size()), report, strict)

@@ -25,13 +25,14 @@ from gpudoctor.catalog.findings import (
     performance,
     platform,
     ranks,
+    stragglers,
     system,
     torch,
     verifications,
     visibility,
 )
 
-AREAS = (allreduce, backends, checkpoints, collectives, data, devices, diagnose, distributed, environment, fleet, gpudoctor, gpu_health, gpus, launch, links, nccl, performance, platform, ranks, system, torch, verifications, visibility)
+AREAS = (allreduce, backends, checkpoints, collectives, data, devices, diagnose, distributed, environment, fleet, gpudoctor, gpu_health, gpus, launch, links, nccl, performance, platform, ranks, stragglers, system, torch, verifications, visibility)
 
 FINDINGS: dict[str, FindingDoc] = {e.id: e for area in AREAS for e in area.ENTRIES}
 

@@ -1,0 +1,122 @@
+"""Findings of the straggler doctor (`gpudoctor run`: where the step time goes)."""
+
+from gpudoctor.catalog.entry import FindingDoc
+
+RUN = "[`gpudoctor run`](../commands/run.md)"
+
+ENTRIES: tuple[FindingDoc, ...] = (
+    FindingDoc(
+        id="rank-straggler",
+        severity="warn",
+        area="performance",
+        emitted_by=RUN,
+        summary="""One rank (or every rank of one node) arrives late at the steps' collectives, so every
+other rank waits for it: the title names the rank and its node, how late it arrives and at
+what share of the steps, the phase of the step in which it spends more time than the median
+of the other ranks (loading data, forward, backward, optimizer step, or its own Python between
+them), and how much faster the job would run if it kept up.""",
+        evidence="""`rank`, `node`, `late node` (when all the ranks of one node are late and no other),
+`phase`, `late ms per step` (its mean arrival after the first rank), `last to arrive at`
+(share of the steps), `excess ms per step` (in that phase, over the other ranks' median),
+`step ms`, `speedup if it kept up` (step time / (step time − lateness)), `its phases ms`,
+`other ranks' median phases ms`, `steps compared`, `step ends at` (optimizer, backward or
+collective).""",
+        why="""Every collective waits for its last rank, DDP's gradient all-reduce included: a rank that is
+late by *d* ms per step makes every other rank wait *d* ms per step, so the whole job runs at
+the speed of its slowest rank. Clocks of different nodes are never compared: each rank
+measures its own wait inside the collectives, and the rank that waits least is the one the
+others wait for.""",
+        fix="""Fit the fix to the phase:
+
+- **data**: feed that rank faster —
+  `DataLoader(dataset, num_workers=8, pin_memory=True, persistent_workers=True, prefetch_factor=4)`,
+  and check the storage its node reads from;
+- **forward / backward**: look for an uneven batch or a rank-dependent branch
+  (`if rank == k:`); if the work is even, the device is slower or throttled: `gpudoctor check`
+  on that node;
+- **optimizer**: uneven parameter shards, or a slower device (`gpudoctor check`);
+- **other**: work done on one rank only between steps (logging, checkpointing, evaluation
+  under `if rank == 0:`): move it out of the step, or spread it over the ranks.""",
+        checked="""Each rank accounts for every step on its own clock (runtime/step_clock.py): the DataLoader
+iterator, DDP's forward, backward up to the autograd engine's final callback, the wait for
+DDP's gradient all-reduce after it, the optimizer step, and every torch.distributed
+collective call. The ranks' records are lined up by step number. Noise floor: a rank is a
+straggler only when its mean lateness is at least 5 ms and 15 % of the step, and it is the
+last to arrive at 70 % of the steps or more, or late by 3 times the next latest rank or more
+(a rank late now and then, a checkpoint every N steps); balanced jobs stay well below (see
+docs/commands/run.md, "Where the step time goes").""",
+    ),
+    FindingDoc(
+        id="collective-wait",
+        severity="warn",
+        area="performance",
+        emitted_by=RUN,
+        summary="""Every rank, even the last to arrive, spends half of each step or more (and at least 10 ms)
+waiting inside collectives, and no rank arrives late: the transfer itself is what the ranks
+wait for.""",
+        evidence="`wait ms per step` (median over the ranks), `step ms`, `share of the step`, `latest rank` and its `late ms per step`, `steps compared`.",
+        why="""When the ranks arrive together and still wait, the time goes into moving the bytes: a slow
+or misconfigured link between the ranks (TCP instead of InfiniBand, NCCL falling back to
+sockets, a PCIe path instead of NVLink), or a backend path slower than the compute it should
+overlap.""",
+        fix="""Measure the links, and find the slow one:
+
+```sh
+gpudoctor allreduce
+gpudoctor allreduce --bisect
+```""",
+    ),
+)
+
+ALLREDUCE = "[`gpudoctor allreduce --bisect`](../commands/allreduce.md#finding-the-slow-rank-or-link---bisect)"
+BISECT_EVIDENCE = """`pairs` (measured), `baseline pair us` (the fastest quarter of the pairs' times), `slow pairs`
+(`"a-b: T us"`, the slowest first), `bytes` (the all-reduce each pair timed: 16 MiB on GPUs,
+64 KiB on CPU)"""
+
+ENTRIES = ENTRIES + (
+    FindingDoc(
+        id="allreduce-slow-rank",
+        severity="warn",
+        area="allreduce",
+        emitted_by=ALLREDUCE,
+        summary="""Timed in pairs, every all-reduce a rank (or every rank of one node) takes part in is slow
+(3× the fastest quarter of the pairs and 1 ms more, or worse), and the pairs without it are
+not: that rank or node is what slows the job's collectives.""",
+        evidence=BISECT_EVIDENCE + ", `ranks`, `nodes`.",
+        why="A collective runs at the speed of its slowest member: one slow rank slows every all-reduce of the job.",
+        fix="""`gpudoctor check` on that node (a throttled or slower GPU, a busy host, a NIC at a lower
+speed); to confirm, run the job without that rank.""",
+        checked="""After the sweep the ranks time the same all-reduce in every pair (n−1 rounds of disjoint
+pairs, all at once; above 16 ranks each rank with its two ring neighbours, 2 or 3 rounds),
+so the time taken is bounded. A slow rank makes every pair it is in slow; a slow link only
+the pairs across it.""",
+    ),
+    FindingDoc(
+        id="allreduce-slow-link",
+        severity="warn",
+        area="allreduce",
+        emitted_by=ALLREDUCE,
+        summary="""Timed in pairs, the all-reduces between some ranks are slow (3× the fastest quarter of
+the pairs and 1 ms more, or worse) while each of those ranks is fast with the others: the
+path between them is slow.""",
+        evidence=BISECT_EVIDENCE + ", `links` (`\"rank a (host) - rank b (host): T us\"`).",
+        why="""Only the all-reduces across these ranks are slow: the path between them (a NIC, a switch
+port, a PCIe or NVLink path, the interface NCCL chose) is slower than the others.""",
+        fix="""Compare the two ends: `gpudoctor check` on both nodes (NIC speed, `NCCL_SOCKET_IFNAME`,
+`NCCL_IB_HCA`); `NCCL_DEBUG=INFO` shows the transport each pair uses.""",
+    ),
+    FindingDoc(
+        id="allreduce-bisect",
+        severity="ok",
+        area="allreduce",
+        emitted_by=ALLREDUCE,
+        summary="""Every pair of ranks all-reduces within 3× of the fastest quarter of the pairs: no rank,
+node or link stands out. (With 2 ranks there is one pair, its own baseline: `--bisect`
+needs 3 ranks or more to tell anything.)""",
+        evidence=BISECT_EVIDENCE + ".",
+        why="""A slow rank, node or link makes every collective of the job that crosses it slow; pairs
+that all take about the same time rule that out (look at the compute, or at
+[rank-straggler](rank-straggler.md) under `gpudoctor run`, instead).""",
+        fix="Nothing to fix. A slow rank or link is reported as [`allreduce-slow-rank`](allreduce-slow-rank.md) or [`allreduce-slow-link`](allreduce-slow-link.md).",
+    ),
+)

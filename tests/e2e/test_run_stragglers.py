@@ -1,0 +1,104 @@
+"""The straggler doctor end to end: tests/scripts/straggler/job.py with one rank
+made slow on purpose (150 ms per step, far above the noise of a busy machine),
+under `gpudoctor run --nproc N` and under torchrun; the finding names the rank and
+the phase, and the balanced control gets none. Few steps: a few seconds each."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(TESTS)
+sys.path.insert(0, TESTS)
+from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+
+JOB = os.path.join("tests", "scripts", "straggler", "job.py")
+LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "GPUDOCTOR_RUN", "TORCHELASTIC_RUN_ID")
+
+
+def run(cmd, tag, timeout=180):
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
+    env[TAG_ENV] = tag
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+
+
+def stragglers(report):
+    return [f for f in report["findings"] if f["id"] in ("rank-straggler", "collective-wait")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "nproc, slow_rank, phase",
+    [(2, 1, "data"), (3, 2, "backward"), (2, None, None)],
+)
+def test_run_nproc_names_the_slow_rank_and_phase(tmp_path, nproc, slow_rank, phase):
+    out, trace = tmp_path / "report.json", tmp_path / "trace.json"
+    args = ["--slow-rank", str(slow_rank), "--phase", phase, "--ms", "150"] if phase else []
+    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", str(nproc), "--json", str(out), "--trace", str(trace)]
+    r = run([*cmd, JOB, "--steps", "8", *args], new_tag())
+    assert r.returncode == 0, r.stderr[-3000:]
+    report = json.loads(out.read_text())
+    steps = report["steps"]
+    assert [row["rank"] for row in steps["ranks"]] == list(range(nproc))
+    assert "time per step in ms" in r.stderr  # the per-rank table
+    if phase is None:
+        assert stragglers(report) == [], r.stderr
+        assert "holds the job back" not in r.stderr
+    else:
+        [finding] = stragglers(report)
+        assert finding["evidence"]["rank"] == slow_rank and finding["evidence"]["phase"] == phase, finding["title"]
+        assert f"rank {slow_rank} holds the job back" in r.stderr
+        assert steps["slowest"]["rank"] == slow_rank
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert {e["pid"] for e in events} == set(range(nproc))
+    assert {"data", "forward", "backward", "optimizer", "collective"} <= {e.get("cat") for e in events}
+    assert oct(trace.stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.slow
+def test_torchrun_rank_0_names_the_slow_rank_and_phase(tmp_path):
+    torchrun = shutil.which("torchrun", path=os.path.dirname(sys.executable)) or shutil.which("torchrun")
+    if torchrun is None:
+        pytest.skip("torchrun not installed")
+    tag = new_tag()
+    out = tmp_path / "report.json"
+    cmd = [torchrun, "--nproc_per_node", "3", "--standalone", "--rdzv-id", tag, "-m", "gpudoctor", "run"]
+    cmd += ["--json", str(out), JOB, "--steps", "8", "--slow-rank", "1", "--phase", "forward", "--ms", "150"]
+    r = run(cmd, tag, timeout=240)
+    try:
+        assert r.returncode == 0, r.stderr[-3000:]
+        [finding] = stragglers(json.loads((tmp_path / "report.rank0.json").read_text()))
+        assert finding["evidence"]["rank"] == 1 and finding["evidence"]["phase"] == "forward", finding["title"]
+        assert "[rank 0]   ! rank 1 holds the job back" in r.stderr
+        for rank in (1, 2):  # the verdict is rank 0's to say
+            assert stragglers(json.loads((tmp_path / f"report.rank{rank}.json").read_text())) == []
+    finally:
+        import glob
+        import tempfile
+
+        for d in glob.glob(os.path.join(tempfile.gettempdir(), f"gpudoctor-run-{tag}-*")):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_allreduce_bisect_names_the_slow_rank():
+    cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "3", "--sizes", "4K", "--iters", "3",
+           "--warmup", "1", "--bisect", "--json"]
+    env_tag = new_tag()
+    full = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
+    full.update({TAG_ENV: env_tag, "GPUDOCTOR_FAULT": "1:slow"})
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT, env=full)
+    finally:
+        kill_all(leftovers(env_tag, settle_s=0))
+    report = json.loads(r.stdout)
+    [slow] = [f for f in report["findings"] if f["id"].startswith("allreduce-slow") or f["id"] == "allreduce-bisect"]
+    assert slow["id"] == "allreduce-slow-rank" and slow["evidence"]["ranks"] == [1], slow["title"]
+    assert len(report["bisect"]) == 3  # every pair of 3 ranks
