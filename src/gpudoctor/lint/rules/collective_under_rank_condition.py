@@ -8,7 +8,7 @@ from gpudoctor.lint.idioms import source
 from gpudoctor.lint.model import FileModel, terminal_name
 from gpudoctor.lint.project import LIBRARIES, Query
 from gpudoctor.lint.ranks import ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective, rank_branch
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 # A test on the rank somewhere in the text (a cheap look before the tree):
 # "rank" next to a comparison (`rank == 0`, `0 == rank`, `get_rank() != 0`,
@@ -55,6 +55,7 @@ class CollectiveUnderRankCondition(Rule):
     """
 
     id = "collective-under-rank-condition"
+    severity = ERROR  # a certain crash or hang
     message = "collective reached only on some ranks: the others never call it and the job hangs"
     fix = "dist.barrier()  # moved out of the `if rank == 0:` block: every rank calls it"
     needles = ("barrier", "all_reduce", "broadcast", "gather", "reduce", "scatter", "all_to_all",

@@ -19,6 +19,7 @@ class DataParallel(Rule):
     """
 
     id = "dataparallel"
+    in_tests = False  # tests build this shape on purpose
     message = "nn.DataParallel: one process drives every GPU; DistributedDataParallel is faster"
     fix = "model = DistributedDataParallel(model.to(local_rank), device_ids=[local_rank])  # torchrun --nproc-per-node=N"
     needles = ("DataParallel",)

@@ -7,7 +7,7 @@ from gpudoctor.lint.idioms import TORCH, source, wrapper_kind
 from gpudoctor.lint.model import FileModel, terminal_name
 from gpudoctor.lint.project import LIBRARIES, Query
 from gpudoctor.lint.ranks import Branch, rank_branch
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 # Calls that may build a wrapped model (aliases and imports are checked too).
 BUILDERS = {"DistributedDataParallel", "FullyShardedDataParallel", "to", "cuda", "prepare"}
@@ -32,6 +32,7 @@ class DdpForwardOnOneRank(Rule):
     """
 
     id = "ddp-forward-on-one-rank"
+    severity = ERROR  # a certain crash or hang
     message = "DDP model called only on some ranks: its forward syncs with the other ranks and the job hangs"
     fix = "output = model.module(inputs)  # the unwrapped model: no collective on one rank"
     needles = ("DistributedDataParallel", "FullyShardedDataParallel")

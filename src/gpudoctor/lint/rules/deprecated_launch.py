@@ -30,6 +30,7 @@ class DeprecatedLaunch(Rule):
     """
 
     id = "deprecated-launch"
+    in_tests = False  # tests build this shape on purpose
     message = "torch.distributed.launch is deprecated"
     fix = "torchrun --nproc-per-node=NUM_GPUS train.py  # and read LOCAL_RANK from os.environ"
     needles = ("distributed.launch", "import launch")

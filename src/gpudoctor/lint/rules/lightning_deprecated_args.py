@@ -4,7 +4,7 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.lint.model import FileModel, constant
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 LIGHTNING = ("pytorch_lightning", "lightning")
 # Trainer arguments that Lightning 2.x no longer accepts -> how to say it now.
@@ -26,6 +26,7 @@ class LightningDeprecatedArgs(Rule):
     """
 
     id = "lightning-deprecated-args"
+    severity = ERROR  # a certain crash or hang
     message = "Trainer argument removed in Lightning 2.x"
     fix = 'Trainer(accelerator="gpu", devices=2, strategy="ddp")'
     needles = ("lightning",)

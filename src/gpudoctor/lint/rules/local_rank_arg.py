@@ -21,6 +21,7 @@ class LocalRankArg(Rule):
     """
 
     id = "local-rank-arg"
+    in_tests = False  # tests build this shape on purpose
     message = "argparse defines --local_rank: torchrun passes LOCAL_RANK in the environment"
     fix = 'local_rank = int(os.environ["LOCAL_RANK"])'
     needles = tuple(FLAGS)  # the flag is written as a string literal

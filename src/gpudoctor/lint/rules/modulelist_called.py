@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import re
 
 from gpudoctor.lint.model import FileModel, terminal_name
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 CONTAINERS = ("ModuleList", "ModuleDict")
 # What precedes `ModuleList(` on its line when a name is bound to it:
@@ -25,6 +25,7 @@ class ModulelistCalled(Rule):
     """
 
     id = "modulelist-called"
+    severity = ERROR  # a certain crash or hang
     message = "an nn.ModuleList is called like a module: it has no forward()"
     fix = "for layer in self.layers: x = layer(x)"
     needles = CONTAINERS

@@ -25,6 +25,7 @@ class SamplerNoSetEpoch(Rule):
     """
 
     id = "sampler-no-set-epoch"
+    in_tests = False  # tests build this shape on purpose
     message = "DistributedSampler is iterated every epoch but set_epoch() is never called: every epoch sees the same order"
     fix = "sampler.set_epoch(epoch)  # first line of the epoch loop"
     needles = ("DistributedSampler",)

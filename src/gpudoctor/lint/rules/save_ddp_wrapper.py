@@ -22,6 +22,7 @@ class SaveDdpWrapper(Rule):
     """
 
     id = "save-ddp-wrapper"
+    in_tests = False  # tests build this shape on purpose
     message = "torch.save of the DDP wrapper: its state_dict keys carry a 'module.' prefix"
     fix = "torch.save(model.module.state_dict(), path)"
     needles = ("DataParallel",)

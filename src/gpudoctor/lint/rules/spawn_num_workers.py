@@ -22,6 +22,7 @@ class SpawnNumWorkers(Rule):
     """
 
     id = "spawn-num-workers"
+    in_tests = False  # tests build this shape on purpose
     message = "DataLoader(num_workers>0) in a spawned program without persistent_workers=True"
     fix = "DataLoader(dataset, num_workers=4, persistent_workers=True)  # or launch with torchrun / strategy=\"ddp\""
     needles = ("num_workers",)
