@@ -214,14 +214,23 @@ def _project_calls(tree: ast.Module, text: str) -> dict[str, tuple[str, ...]]:
             if m is not None and (at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")):
                 hits.append((at, dotted_name + m.group(1)))
             at = text.find(name, end)
+    from gpudoctor.lint.ranks import conditional_spans, in_spans
+
     starts = [f.lineno for f in defs]
     found: dict[str, list[str]] = defaultdict(list)
+    spans: dict[int, list[tuple[int, int]]] = {}
     line, counted = 1, 0
     for at, called in sorted(hits):
         line += text.count("\n", counted, at)  # in order: the text is counted once
         counted = at
         i = bisect.bisect_right(starts, line) - 1
         inside = i >= 0 and line <= (defs[i].end_lineno or 0)
+        if inside:
+            # only the calls a function makes every time it runs (see ranks.conditional_spans)
+            if i not in spans:
+                spans[i] = conditional_spans(defs[i])
+            if in_spans(spans[i], line):
+                continue
         found[defs[i].name if inside else ""].append(called)
     return {name: tuple(dict.fromkeys(names)) for name, names in found.items()}
 

@@ -53,6 +53,11 @@ MAIN_FLAG = re.compile(
     re.IGNORECASE,
 )
 INT_WRAPPERS = {"int", "str"}
+# Words of a test every rank answers alike and that holds in a distributed
+# job (`if world_size > 1`, `if dist.is_initialized()`, `if args.distributed`):
+# a collective under one still runs on every rank of the job.
+SAME_EVERYWHERE = re.compile(r"world_size|is_initialized|is_available|distributed|is_dist|ddp|n_gpu|num_gpus|"
+                             r"num_processes|num_replicas|multi_gpu|multigpu|use_dist|nprocs", re.IGNORECASE)
 DEPTH = 4
 
 
@@ -97,6 +102,9 @@ def _holds_rank(file: FileModel, node: ast.Name | ast.Attribute, depth: int) -> 
     else:
         cls = file.method_class(node)
         found = file.attributes.get((cls, node.attr), []) if cls is not None else []
+        if cls is None and any(is_rank_value(file, v, depth + 1) for v in attribute_values(file, node.attr)):
+            file.memo[key] = True
+            return True
     answer = False
     for item in found:
         if isinstance(item, Param):
@@ -179,7 +187,12 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
     if _depth > DEPTH:
         return False
     if isinstance(test, ast.BoolOp):
-        return any(is_rank_condition(file, v, _depth) for v in test.values)
+        # `rank == 0 and x` runs on one rank at most; `rank == 0 or x` on every
+        # rank when x holds, and x cannot be resolved here: not a split.
+        if type(test.op) is ast.And:
+            return any(is_rank_condition(file, v, _depth) for v in test.values)
+        rest = [v for v in test.values if not not_distributed(v)]  # `not dist.is_initialized() or rank == 0`
+        return bool(rest) and all(is_rank_condition(file, v, _depth) for v in rest)
     if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
         return is_rank_condition(file, test.operand, _depth)
     if isinstance(test, ast.Compare):
@@ -211,6 +224,11 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
         else:
             cls = file.method_class(test)
             found = file.attributes.get((cls, test.attr), []) if cls is not None else []
+            if cls is None:  # `args.save_logs = is_master(args)` ... `if args.save_logs:`
+                return any(
+                    isinstance(v, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)) and is_rank_condition(file, v, _depth + 1)
+                    for v in attribute_values(file, test.attr)
+                )
         return any(
             not isinstance(b, Param) and b.kind == "value" and not b.path
             and isinstance(b.value, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call))
@@ -220,12 +238,32 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
     return False
 
 
+def attribute_values(file: FileModel, attr: str) -> list[ast.expr]:
+    """The values the file assigns to `<object>.attr` outside a class's own
+    `self` (`args.gpu = int(os.environ["LOCAL_RANK"])`): the attribute a
+    script keeps its settings on."""
+    key = ("attribute-values", file.tree)
+    index = file.memo.get(key)
+    if index is None:
+        found: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(file.tree):
+            if type(node) is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Attribute and not (type(target.value) is ast.Name and target.value.id == "self"):
+                        found.setdefault(target.attr, []).append(node.value)
+        index = file.memo[key] = found
+    return list(index.get(attr, ()))  # type: ignore[attr-defined]
+
+
 def is_light_rank_test(test: ast.AST, flags: set[str] | frozenset[str] = frozenset()) -> bool:
     """`test` splits the ranks, judged from the expression alone (no file
     model: for the facts of modules no rule read). `flags` are names already
     known to be rank tests (a helper defined above)."""
     if isinstance(test, ast.BoolOp):
-        return any(is_light_rank_test(v, flags) for v in test.values)
+        if type(test.op) is ast.And:
+            return any(is_light_rank_test(v, flags) for v in test.values)
+        rest = [v for v in test.values if not not_distributed(v)]
+        return bool(rest) and all(is_light_rank_test(v, flags) for v in rest)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return is_light_rank_test(test.operand, flags)
     if isinstance(test, (ast.Call, ast.Name, ast.Attribute)):
@@ -368,13 +406,23 @@ def collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
 
 
 def _collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
+    # Only what a function does on *every* call counts: a collective under a
+    # test of its own (`if self.pipe_parallel:`) may never run where it is
+    # called, and saying it does is a guess.
+    spans: dict[ast.AST, list[tuple[int, int]]] = {}
+
+    def always(func: ast.AST, call: ast.Call) -> bool:
+        if func not in spans:
+            spans[func] = conditional_spans(func) if isinstance(func, DEFS) else []
+        return not in_spans(spans[func], call.lineno)
+
     reach: dict[ast.AST, tuple[ast.Call, str]] = {}
     for call in file.calls:
         name = collective_name(file, call)
         if not name:
             continue
         func = file.function(call)
-        if func is not None and func not in reach and rank_branch(file, call) is None:
+        if func is not None and func not in reach and rank_branch(file, call) is None and always(func, call):
             reach[func] = (call, name)
     changed = bool(reach)
     while changed:
@@ -387,7 +435,7 @@ def _collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
             if func is None or func in reach:
                 continue
             for callee, _ in file.callees(call):
-                if callee in reach and callee is not func and rank_branch(file, call) is None:
+                if callee in reach and callee is not func and rank_branch(file, call) is None and always(func, call):
                     reach[func] = reach[callee]
                     changed = True
                     break
@@ -429,8 +477,9 @@ def direct_collectives(tree: ast.Module, text: str) -> dict[str, tuple[str, int]
         segment = "\n".join(lines[func.lineno - 1: func.end_lineno or func.lineno])
         if not any(name + "(" in segment for name in ALL_COLLECTIVES):
             continue
+        spans = conditional_spans(func)
         for node in ast.walk(func):
-            if type(node) is not ast.Call:
+            if type(node) is not ast.Call or in_spans(spans, node.lineno):
                 continue
             f = node.func
             name = terminal_name(f)
@@ -455,3 +504,78 @@ def _dotted(node: ast.AST) -> str:
         return ""
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def same_everywhere(test: ast.expr) -> bool:
+    """`test` reads the job's shape, not the rank (`world_size > 1`,
+    `dist.is_initialized()`): every rank answers alike, and a distributed
+    job passes it."""
+    words = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))]
+    return any(SAME_EVERYWHERE.search(w) for w in words) and not any(RANK_NAME.match(w) or MAIN_FLAG.match(w)
+                                                                      for w in words)
+
+
+def conditional_spans(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[int, int]]:
+    """Line spans of `func`'s statements that do not run on every call: the
+    arms of an `if` (unless its test is `same_everywhere`), a `while` body,
+    `except` blocks, nested definitions, and whatever follows an early
+    `if ...: return`. Statements only: no expression is walked."""
+    out: list[tuple[int, int]] = []
+
+    def span(stmts: list[ast.stmt]) -> None:
+        if stmts:
+            out.append((stmts[0].lineno, max(x.end_lineno or x.lineno for x in stmts)))
+
+    def block(stmts: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(stmts):
+            t = type(stmt)
+            if t is ast.If:
+                assert isinstance(stmt, ast.If)
+                if same_everywhere(stmt.test):
+                    block(stmt.body)
+                    block(stmt.orelse)
+                else:
+                    span(stmt.body)
+                    span(stmt.orelse)
+                    if stmt.body and type(stmt.body[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break):
+                        span(stmts[i + 1:])
+                        return
+            elif t is ast.While or t is ast.Match or isinstance(stmt, (*DEFS, ast.ClassDef)):
+                span([stmt])
+            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                block(stmt.body)
+                if not isinstance(stmt, (ast.With, ast.AsyncWith)):
+                    span(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                block(stmt.body)
+                for handler in stmt.handlers:
+                    span(handler.body)
+                span(stmt.orelse)
+                block(stmt.finalbody)
+
+    block(func.body)
+    return out
+
+
+def in_spans(spans: list[tuple[int, int]], line: int) -> bool:
+    return any(start <= line <= end for start, end in spans)
+
+
+def not_distributed(test: ast.expr) -> bool:
+    """`test` is false on every rank of a distributed job: `not
+    dist.is_initialized()`, `world_size == 1`, `args.local_rank == -1`."""
+    if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+        return same_everywhere(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        values = _ints(test.comparators[0])
+        op = type(test.ops[0])
+        if values is None or len(values) != 1:
+            return False
+        (v,) = values
+        words = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test.left)
+                 if isinstance(n, (ast.Name, ast.Attribute))]
+        if _light_rank_value(test.left) or any(RANK_NAME.match(w) for w in words):
+            return v == -1 and op in (ast.Eq, ast.Is)
+        if any(SAME_EVERYWHERE.search(w) for w in words):
+            return (v == 1 and op in (ast.Eq, ast.LtE)) or (v == 2 and op is ast.Lt)
+    return False

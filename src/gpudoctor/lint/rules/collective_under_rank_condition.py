@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import source
-from gpudoctor.lint.model import FileModel, terminal_name
+from gpudoctor.lint.model import FileModel, keyword, terminal_name
 from gpudoctor.lint.project import LIBRARIES, Query
 from gpudoctor.lint.ranks import ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective, rank_branch
 from gpudoctor.lint.rule import ERROR, Hit, Rule
@@ -51,7 +51,12 @@ class CollectiveUnderRankCondition(Rule):
     src=0)` called by every rank; a collective in both arms of an `if`; the
     "rank 0 first" pairing where the other ranks make the same collective
     under the opposite test (`if local_rank not in [-1, 0]: barrier()` ...
-    `if local_rank == 0: barrier()`).
+    `if local_rank == 0: barrier()`); a collective over a group of its own
+    (`group=pg`: the ranks in the branch may be that group); a test one of
+    whose alternatives cannot be resolved (`if rank == 0 or full_copy:`); a
+    function whose collective sits under a test of its own (it may not run
+    where it is called). The message shows the chain followed: the test, and
+    the function and line that communicate.
     """
 
     id = "collective-under-rank-condition"
@@ -178,7 +183,7 @@ class CollectiveUnderRankCondition(Rule):
         found: list[tuple[ast.Call, str, Branch]] = []
         for call in file.calls:
             name = collective_name(file, call)
-            if name:
+            if name and not self._subgroup(call, name):
                 branch = rank_branch(file, call)
                 if branch is not None:
                     found.append((call, name, branch))
@@ -216,6 +221,14 @@ class CollectiveUnderRankCondition(Rule):
                     fix=self._fix(call, branch),
                     query=Query("reaches-collective", self._import_name(file, call)),
                 )
+
+    @staticmethod
+    def _subgroup(call: ast.Call, name: str) -> bool:
+        """A collective over a group of its own (`group=pg`): the ranks that
+        take the branch may be exactly that group's members, which the
+        source does not say. `new_group` is made by every rank whatever the group."""
+        group = keyword(call, "group")
+        return name != "dist.new_group" and group is not None and not (type(group) is ast.Constant and group.value is None)
 
     @staticmethod
     def _through(callee: str, what: str, branch: Branch) -> str:
