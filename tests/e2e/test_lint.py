@@ -162,7 +162,7 @@ def test_a_folder_is_one_project():
     # a collective reached through another module's function, under a rank test
     proc = gpudoctor(str(app.parent / "metrics_app"), "--select", "collective-under-rank-condition")
     assert proc.returncode == 1, proc.stderr
-    assert "reduce_dict() makes dist.all_reduce() at dist_utils.py:10" in proc.stdout
+    assert "reduce_dict() reaches dist.all_reduce() at dist_utils.py:10" in proc.stdout
 
 
 def test_explain_new_rules():

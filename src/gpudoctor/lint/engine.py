@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from gpudoctor.lint.model import FileModel, position
-from gpudoctor.lint.notebook import NotNotebook, cell_line, read_notebook
+from gpudoctor.lint.notebook import NotNotebook, cell_line, read_notebook, without_cell
 from gpudoctor.lint.project import ModuleFacts, Project, Query, module_facts
 from gpudoctor.lint.rule import ERROR, WARNING, Diagnostic, Hit, Rule
 from gpudoctor.lint.rules import ALL, BY_ID, CHECKS
@@ -36,6 +36,8 @@ PYTHON = f"Python {sys.version_info.major}.{sys.version_info.minor}"
 RAISE_RULE_ERRORS = False
 # Below this many files one process is faster than starting a pool.
 PARALLEL_FROM = 64
+# A notebook's cells that do not parse are left out, up to this many.
+MAX_SKIPPED_CELLS = 50
 
 
 class UnknownRule(ValueError):
@@ -322,6 +324,20 @@ def _read_notebook(data: bytes, path: str, rules: Sequence[Rule]) -> FileResult:
             return FileResult(())
         return FileResult((Diagnostic(path, 1, 1, "unreadable-file", f"skipped, not linted: {exc}",
                                       "python -m json.tool FILE  # shows where the JSON breaks", WARNING),))
+    # A cell that does not parse is left out, not reported: notebooks hold
+    # scratch cells and IPython syntax, and the other cells still run.
+    for _ in range(MAX_SKIPPED_CELLS):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(notebook.text, filename=path)
+            break
+        except SyntaxError as exc:
+            if not notebook.starts:
+                break
+            notebook = without_cell(notebook, max(1, exc.lineno or 1))
+        except (ValueError, RecursionError, MemoryError):
+            break
     result = read_source(notebook.text, path, rules)
     if not notebook.starts:
         return result

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 # A line IPython handles itself: `%matplotlib inline`, `!pip install x`,
 # `%%time` (a cell magic: the rest of that cell is not Python either).
-IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|\?|\w[\w.]*\?\s*$)")
+IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|\?|\w[\w.]*\?\s*$|[\w.,\s]+=\s*[%!])")
 CELL_MAGIC = re.compile(r"^\s*%%")
 # Bounds on what one notebook may hold (a notebook is data: be strict).
 MAX_CELLS = 10_000
@@ -26,6 +26,34 @@ class NotNotebook(ValueError):
 class Notebook:
     text: str
     starts: tuple[int, ...]  # 1-based line of the joined text where each code cell starts
+
+
+def _python_only(lines: list[str]) -> list[str]:
+    """IPython's lines blanked, with the lines they continue onto (`!cmd \\`)."""
+    out = []
+    continued = False
+    for line in lines:
+        if continued:
+            out.append("")
+        elif IPYTHON_LINE.match(line):
+            # `pass` keeps a block whose body was IPython (`if colab:\n    !pip install x`) valid
+            out.append(line[: len(line) - len(line.lstrip())] + "pass")
+        else:
+            out.append(line)
+        continued = (continued or IPYTHON_LINE.match(line) is not None) and line.rstrip().endswith("\\")
+    return out
+
+
+def without_cell(notebook: Notebook, line: int) -> Notebook:
+    """The notebook with the code cell holding `line` blanked (a cell that is
+    not Python: IPython syntax this module does not know, or a scratch cell)."""
+    cell, at = cell_line(notebook.starts, line)
+    lines = notebook.text.split("\n")
+    first = cell - 1 if at == 1 and cell > 1 else cell  # the error shows on the line after an unfinished cell
+    start = notebook.starts[first - 1] - 1
+    end = notebook.starts[cell] - 1 if cell < len(notebook.starts) else len(lines) - 1
+    lines[start:end] = [""] * (end - start)
+    return Notebook("\n".join(lines), notebook.starts)
 
 
 def cell_line(starts: tuple[int, ...], line: int) -> tuple[int, int]:
@@ -63,7 +91,7 @@ def read_notebook(text: str) -> Notebook:
         lines = source.split("\n")
         if lines and CELL_MAGIC.match(lines[0]):
             lines = [""] * len(lines)
-        lines = ["" if IPYTHON_LINE.match(x) else x for x in lines]
+        lines = _python_only(lines)
         starts.append(line)
         parts.append("\n".join(lines))
         line += len(lines)

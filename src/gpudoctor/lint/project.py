@@ -30,6 +30,9 @@ from gpudoctor.lint.model import DEFS, MAIN_TEST, FileModel, constant, terminal_
 
 # Text that shows a file binds each process to its GPU.
 DEVICE_BINDERS = ("set_device", "CUDA_VISIBLE_DEVICES", "torch.cuda.device(", "set_default_device")
+# ... or names each rank's GPU wherever it puts a tensor: `torch.device("cuda", rank)`,
+# `f"cuda:{local_rank}"`, `"cuda:%d" % gpu`, `"cuda:{}".format(gpu)`, `"cuda:" + str(gpu)`.
+PER_RANK_DEVICE = re.compile(r"""device\(\s*['"]cuda['"]\s*,|f['"]cuda:\{|['"]cuda:%d['"]|['"]cuda:\{\}['"]\.format|['"]cuda:['"]\s*\+""")
 # A file may make a collective only if it mentions one of these.
 COLLECTIVE_NEEDLES = ("barrier", "all_reduce", "broadcast", "gather", "reduce", "scatter", "all_to_all",
                       "wait_for_everyone", "new_group", "rendezvous")
@@ -105,7 +108,7 @@ def module_facts(path: str, tree: ast.Module, text: str, model: FileModel | None
     return ModuleFacts(
         path=path,
         imports=tuple(dict.fromkeys(i for i in imports if i.strip("."))),
-        binds_device=any(b in text for b in DEVICE_BINDERS),
+        binds_device=any(b in text for b in DEVICE_BINDERS) or PER_RANK_DEVICE.search(text) is not None,
         sets_epoch="set_epoch" in text,
         main_calls=frozenset(main_calls),
         collectives=collectives,
@@ -298,7 +301,7 @@ class Project:
         self._resolved: dict[tuple[str, str], tuple[ModuleFacts, str] | None] = {}
         self._folders: dict[str, str] = {}
         self._named: dict[str, tuple[list[ModuleFacts], str] | None] = {}
-        self._reached: dict[tuple[str, str], tuple[str, ModuleFacts, int] | None] = {}
+        self._reached: dict[tuple[str, str], tuple[str, ModuleFacts, int, tuple[str, ...]] | None] = {}
 
     @cached_property
     def _edges(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
@@ -374,13 +377,14 @@ class Project:
         return max(candidates, key=lambda c: len(os.path.commonpath([home, os.path.abspath(c.path)])))
 
     def reach(self, module: ModuleFacts, attr: str, depth: int = CALL_DEPTH,
-              seen: frozenset[tuple[str, str]] = frozenset()) -> tuple[str, ModuleFacts, int] | None:
-        """The collective the function `attr` of `module` makes, itself or
-        through the functions of other modules it calls (up to `depth`
-        modules away; a cycle stops): (collective, module making it, line)."""
+              seen: frozenset[tuple[str, str]] = frozenset()) -> tuple[str, ModuleFacts, int, tuple[str, ...]] | None:
+        """The collective the function `attr` of `module` makes on every
+        call, itself or through the functions of other modules it calls (up
+        to `depth` modules away; a cycle stops): (collective, module making
+        it, line, the functions followed after `attr`)."""
         direct = module.collectives.get(attr)
         if direct is not None:
-            return direct[0], module, direct[1]
+            return direct[0], module, direct[1], ()
         if depth <= 0 or (module.path, attr) in seen:
             return None
         seen = seen | {(module.path, attr)}
@@ -389,10 +393,10 @@ class Project:
             if found is not None and found[0].path != module.path and found[1]:
                 reached = self.reach(found[0], found[1], depth - 1, seen)
                 if reached is not None:
-                    return reached
+                    return reached[0], reached[1], reached[2], (found[1],) + reached[3]
         return None
 
-    def _reach_once(self, module: ModuleFacts, attr: str) -> tuple[str, ModuleFacts, int] | None:
+    def _reach_once(self, module: ModuleFacts, attr: str) -> tuple[str, ModuleFacts, int, tuple[str, ...]] | None:
         key = (module.path, attr)
         if key not in self._reached:
             self._reached[key] = self.reach(module, attr)
@@ -446,7 +450,8 @@ class Project:
             reached = self._reach_once(module, attr)
             if reached is None:
                 return None
-            return f"{reached[0]}() at {os.path.basename(reached[1].path)}:{reached[2]}"
+            via = "".join(f" -> {name}()" for name in reached[3])
+            return f"{via.removeprefix(' -> ') + ' -> ' if via else ''}{reached[0]}() at {os.path.basename(reached[1].path)}:{reached[2]}"
         if query.kind in ("not-rank-guard", "calls-argument"):
             found = self.resolve(facts, query.name)
             if found is None or found[0].path == path or not found[1]:

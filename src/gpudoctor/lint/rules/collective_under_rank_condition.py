@@ -206,6 +206,8 @@ class CollectiveUnderRankCondition(Rule):
                 self._root_name(call.func) in imported and self._maybe_project_function(file, call)
             ):
                 continue
+            if self._subgroup(call, ""):
+                continue  # `broadcast_object_list(x, group=pg)`: the project's wrapper over a group of its own
             branch = rank_branch(file, call)
             if branch is None or makes_collective(file, branch.other, reach):
                 continue
@@ -232,7 +234,7 @@ class CollectiveUnderRankCondition(Rule):
 
     @staticmethod
     def _through(callee: str, what: str, branch: Branch) -> str:
-        return (f"{callee}() makes {what} and runs only on some ranks (it depends on `{source(branch.test)}`, "
+        return (f"{callee}() reaches {what} and runs only on some ranks (it depends on `{source(branch.test)}`, "
                 f"line {branch.line}): the other ranks never make it and the job hangs")
 
     @staticmethod

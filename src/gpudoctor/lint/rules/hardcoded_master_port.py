@@ -28,6 +28,7 @@ class HardcodedMasterPort(Rule):
     """
 
     id = "hardcoded-master-port"
+    in_tests = False  # a test picks its port on purpose (and runs alone)
     message = "MASTER_PORT is set to a literal: the next job on this host collides with it"
     fix = 'os.environ.setdefault("MASTER_PORT", "29500")  # the launcher\'s port wins; or torchrun --standalone'
     needles = ("MASTER_PORT",)
