@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.lint.idioms import is_torch_spawn_program, loader_arg
+from gpudoctor.lint.idioms import is_torch_spawn_program, loader_arg, values
 from gpudoctor.lint.model import FileModel, constant, has_star_kwargs, keyword, terminal_name
 from gpudoctor.lint.rule import Hit, Rule
 
@@ -53,6 +53,21 @@ class SpawnNumWorkers(Rule):
         ''',
     )
     INVALID = (
+        '''
+        import argparse
+        import torch.multiprocessing as mp
+        from torch.utils.data import DataLoader
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("-j", "--workers", type=int, default=8)
+
+        def main_worker(gpu, args):
+            loader = DataLoader(dataset, batch_size=64, num_workers=args.workers)  # flagged
+
+        if __name__ == "__main__":
+            args = parser.parse_args()
+            mp.spawn(main_worker, args=(args,), nprocs=4)
+        ''',
         '''
         import torch.multiprocessing as mp
         from torch.utils.data import DataLoader
@@ -112,7 +127,7 @@ class SpawnNumWorkers(Rule):
 
     @staticmethod
     def _positive(file: FileModel, expr: ast.expr) -> bool:
-        origins = file.origins(expr)
+        origins = values(file, expr)  # `num_workers=args.workers`: the option's default
         if not origins:
             return False
         for origin in origins:
