@@ -169,3 +169,31 @@ def argparse_default(file: FileModel, dest: str) -> ast.expr | None:
         table = file.memo[key] = found
     defaults = table.get(dest, [])  # type: ignore[attr-defined]
     return defaults[0] if len(defaults) == 1 else None
+
+
+def spread_keywords(file: FileModel, call: ast.Call) -> dict[str, ast.expr] | None:
+    """The keywords a call receives through `**kwargs` when the file builds
+    that dict itself (`kwargs = dict(num_workers=8)`, `{"num_workers": 8}`);
+    None when one of them cannot be followed."""
+    out: dict[str, ast.expr] = {}
+    for kw in call.keywords:
+        if kw.arg is not None:
+            continue
+        origins = file.origins(kw.value)
+        if len(origins) != 1:
+            return None
+        (table,) = origins
+        if type(table) is ast.Dict:
+            for k, v in zip(table.keys, table.values):
+                name = constant(k, str) if k is not None else None
+                if name is None:
+                    return None
+                out[name] = v
+        elif type(table) is ast.Call and terminal_name(table.func) == "dict" and not table.args:
+            for inner in table.keywords:
+                if inner.arg is None:
+                    return None
+                out[inner.arg] = inner.value
+        else:
+            return None
+    return out

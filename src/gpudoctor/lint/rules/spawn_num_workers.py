@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.lint.idioms import is_torch_spawn_program, loader_arg, values
+from gpudoctor.lint.idioms import is_torch_spawn_program, loader_arg, spread_keywords, values
 from gpudoctor.lint.model import FileModel, constant, has_star_kwargs, keyword, terminal_name
 from gpudoctor.lint.rule import Hit, Rule
 
@@ -99,12 +99,14 @@ class SpawnNumWorkers(Rule):
         if not how:
             return
         for call in file.calls_to("DataLoader"):
-            if has_star_kwargs(call):
+            # `DataLoader(ds, **kwargs)` with `kwargs = dict(num_workers=args.workers)` built in the file
+            spread = spread_keywords(file, call) if has_star_kwargs(call) else {}
+            if spread is None:
                 continue
-            workers = loader_arg(call, "num_workers")
+            workers = loader_arg(call, "num_workers") or spread.get("num_workers")
             if workers is None or not self._positive(file, workers):
                 continue
-            persistent = keyword(call, "persistent_workers")
+            persistent = keyword(call, "persistent_workers") or spread.get("persistent_workers")
             if persistent is not None and constant(persistent) is not False:
                 continue
             yield Hit(call, message=f"DataLoader(num_workers={ast.unparse(workers)}) in a program started with "
