@@ -212,6 +212,10 @@ class CollectiveUnderRankCondition(Rule):
             if branch is None or makes_collective(file, branch.other, reach):
                 continue
             callee = terminal_name(call.func)
+            # "rank 0 first": `if not is_main: wait()` ... `if is_main: wait()` in one function
+            if any(terminal_name(c.func) == callee and b.test is not branch.test and file.function(c) is file.function(call)
+                   for c, b in self._calls_under_rank_tests(file, callee)):
+                continue
             if reached is not None:
                 target, collective = reached
                 what = f"{collective}() at line {target.lineno}"
@@ -223,6 +227,16 @@ class CollectiveUnderRankCondition(Rule):
                     fix=self._fix(call, branch),
                     query=Query("reaches-collective", self._import_name(file, call)),
                 )
+
+    @staticmethod
+    def _calls_under_rank_tests(file: FileModel, callee: str) -> list[tuple[ast.Call, Branch]]:
+        out = []
+        for call in file.calls:
+            if terminal_name(call.func) == callee:
+                branch = rank_branch(file, call)
+                if branch is not None:
+                    out.append((call, branch))
+        return out
 
     @staticmethod
     def _subgroup(call: ast.Call, name: str) -> bool:

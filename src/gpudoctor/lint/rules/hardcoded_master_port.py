@@ -22,8 +22,9 @@ class HardcodedMasterPort(Rule):
     on one node. (A free port picked inside the script breaks multi-node
     jobs: each node would pick its own.) Not flagged: `setdefault`, a write
     under a test of `MASTER_PORT` itself (`if "MASTER_PORT" not in
-    os.environ:`, a default), and files that read SLURM / MPI variables,
-    where the nodes must agree on one fixed port. A port written from a
+    os.environ:`, a default), and a write in the branch of a SLURM / MPI
+    launch (`if "SLURM_PROCID" in os.environ:`), where the nodes must agree
+    on one fixed port. A port written from a
     constant dict of the file (`CONFIG["port"]`) counts as a literal.
     """
 
@@ -64,8 +65,8 @@ class HardcodedMasterPort(Rule):
         '''
         import os
 
-        node_list = os.environ["SLURM_NODELIST"]
-        os.environ["MASTER_PORT"] = "29500"  # every node must agree on it
+        if "SLURM_PROCID" in os.environ:
+            os.environ["MASTER_PORT"] = "29500"  # every node must agree on it
         ''',
     )
     INVALID = (
@@ -95,11 +96,12 @@ class HardcodedMasterPort(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        if any(word in file.text for word in MULTI_NODE):
-            return
         for node, value in env_writes(file, "MASTER_PORT", include_defaults=False):
-            if any(constant(sub) == "MASTER_PORT" for test in file.conditions(node) for sub in ast.walk(test)):
+            tests = list(file.conditions(node))
+            if any(constant(sub) == "MASTER_PORT" for test in tests for sub in ast.walk(test)):
                 continue  # a default: the environment decides
+            if any(word in ast.unparse(test) for test in tests for word in MULTI_NODE):
+                continue  # the SLURM / MPI branch: the nodes must agree on one port
             if value is not None and self._literal(file, value):
                 yield Hit(node, message=f"MASTER_PORT is set to the literal {ast.unparse(value)}: the next job on "
                           "this host collides with it")
