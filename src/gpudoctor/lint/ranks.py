@@ -154,12 +154,41 @@ def _ints(node: ast.AST) -> list[object] | None:
     return None
 
 
+UNKNOWN = object()  # a named constant this file does not define
+
+
+def _known_ints(file: FileModel, node: ast.AST) -> list[object] | None:
+    """`_ints`, also through a name or attribute the file sets once to a
+    literal, at module or class level (`MAIN_PROCESS_RANK = -1`)."""
+    literal = _ints(node)
+    if literal is not None or not isinstance(node, (ast.Name, ast.Attribute)):
+        return literal
+    name = node.id if isinstance(node, ast.Name) else node.attr
+    key = ("constants", file.tree)
+    table = file.memo.get(key)
+    if table is None:
+        consts: dict[str, list[list[object] | None]] = {}
+        scopes = [file.tree.body] + [c.body for c in ast.walk(file.tree) if type(c) is ast.ClassDef]
+        for body in scopes:
+            for stmt in body:
+                if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
+                    consts.setdefault(stmt.targets[0].id, []).append(_ints(stmt.value))
+        table = file.memo[key] = consts
+    values = table.get(name, [])  # type: ignore[attr-defined]
+    if len(values) == 1:
+        return values[0]
+    # `MAIN_PROCESS_RANK` set elsewhere (a base class, another module): no guess
+    return [UNKNOWN] if not values and name.isupper() else None
+
+
 def _splits_ranks(op: ast.cmpop, values: list[object] | None) -> bool:
     """A comparison of the rank with `values` is true on some ranks only.
     -1 is "not distributed": `rank != -1`, `rank >= 0`, `rank > -1` hold on
     every process of a distributed job."""
     if values is None:  # `rank == src`: another variable
         return type(op) in (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+    if values == [UNKNOWN]:  # a constant set in another module: cannot be resolved here
+        return False
     # os.environ values are strings: `os.environ.get("LOCAL_RANK") == "0"`
     values = [int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for v in values]
     nums = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
@@ -200,10 +229,10 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
         for i, op in enumerate(test.ops):
             left, right = operands[i], operands[i + 1]
             if is_rank_value(file, left):
-                if _splits_ranks(op, _ints(right)):
+                if _splits_ranks(op, _known_ints(file, right)):
                     return True
             elif is_rank_value(file, right):
-                if _splits_ranks(_mirror(op), _ints(left)):
+                if _splits_ranks(_mirror(op), _known_ints(file, left)):
                     return True
         return False
     if isinstance(test, ast.Call):
@@ -215,6 +244,16 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
         return func is not None and any(is_rank_condition(file, r, _depth + 1) for r in file.returns(func))
     if isinstance(test, (ast.Name, ast.Attribute)):
         name = test.id if isinstance(test, ast.Name) else test.attr
+        if isinstance(test, ast.Name):
+            params = [b for b in file.lookup(test) or [] if isinstance(b, Param)]
+            if params:
+                # `def evaluate(model, master):` decides on what its callers pass: a rank
+                # test at one of the file's call sites splits the ranks; a value every
+                # rank passes alike (`master=True`), or no call to see, does not.
+                return any(
+                    value is not None and is_rank_condition(file, value, _depth + 1)
+                    for p in params for value in _arguments(file, p)
+                )
         if MAIN_FLAG.match(name):
             return True
         # `log_now = rank == 0` then `if log_now:` (direct assignments only)
@@ -380,7 +419,16 @@ def rank_branch(file: FileModel, node: ast.AST) -> Branch | None:
                     return Branch(anc.test, ())
                 body = anc.body if isinstance(anc.body, list) else [anc.body]
                 orelse = anc.orelse if isinstance(anc.orelse, list) else [anc.orelse]
-                return Branch(anc.test, tuple(orelse) if child in body else tuple(body))
+                other = list(orelse) if child in body else list(body)
+                # an `elif` chain: the earlier arms are other ranks' paths too
+                arm = anc
+                while True:
+                    up = file.parent.get(arm)
+                    if type(up) is not ast.If or up.orelse != [arm]:
+                        break
+                    other += up.body
+                    arm = up
+                return Branch(anc.test, tuple(other))
         elif isinstance(anc, ast.BoolOp):
             for value in anc.values:
                 if value is child:

@@ -162,8 +162,8 @@ class DdpForwardOnOneRank(Rule):
             if built is None and not (name in sharded and call.lineno > sharded[name]):
                 continue
             branch = self._guard(file, call, set())
-            if branch is None:
-                continue
+            if branch is None or self._also_in(branch.other, source(func)):
+                continue  # (the other ranks run the same forward in the other arm)
             what = (self._kind(file, built) if isinstance(built, ast.Call)
                     else f"an FSDP2 model (`fully_shard({name})`, line {sharded[name]})")
             unwrap = "DistributedDataParallel" in what or "accelerate" in what
@@ -204,6 +204,12 @@ class DdpForwardOnOneRank(Rule):
                     query=Query("calls-argument", base, arg),
                 )
                 break
+
+    @staticmethod
+    def _also_in(nodes: tuple[ast.AST, ...], called: str) -> bool:
+        """`called` (the model, as written) is called in `nodes` too."""
+        return any(type(sub) is ast.Call and source(sub.func) in (called, called + ".forward")
+                   for node in nodes for sub in ast.walk(node))
 
     @staticmethod
     def _kind(file: FileModel, built: ast.Call) -> str:
