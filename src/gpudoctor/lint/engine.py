@@ -143,7 +143,8 @@ def lint_source(data: bytes | str, path: str, rules: Sequence[Rule] = ALL) -> li
 
 
 def read_source(
-    data: bytes | str, path: str, rules: Sequence[Rule] = ALL, defer: bool = True, known: ModuleFacts | None = None
+    data: bytes | str, path: str, rules: Sequence[Rule] = ALL, defer: bool = True, known: ModuleFacts | None = None,
+    parsed: ast.Module | None = None,
 ) -> FileResult:
     """Parse one file (once), run the rules on it, and note its facts. With
     `defer`, the rules that ask to wait for the project (`Rule.deferred`)
@@ -162,9 +163,12 @@ def read_source(
     else:
         text = data
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to print
-            tree = ast.parse(text, filename=path)
+        if parsed is not None:  # (a notebook: its cells were parsed to see which are Python)
+            tree = parsed
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to print
+                tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         if "syntax-error" not in ids:
             return FileResult(())
@@ -326,11 +330,12 @@ def _read_notebook(data: bytes, path: str, rules: Sequence[Rule]) -> FileResult:
                                       "python -m json.tool FILE  # shows where the JSON breaks", WARNING),))
     # A cell that does not parse is left out, not reported: notebooks hold
     # scratch cells and IPython syntax, and the other cells still run.
+    tree = None
     for _ in range(MAX_SKIPPED_CELLS):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                ast.parse(notebook.text, filename=path)
+                tree = ast.parse(notebook.text, filename=path)
             break
         except SyntaxError as exc:
             if not notebook.starts:
@@ -338,7 +343,7 @@ def _read_notebook(data: bytes, path: str, rules: Sequence[Rule]) -> FileResult:
             notebook = without_cell(notebook, max(1, exc.lineno or 1))
         except (ValueError, RecursionError, MemoryError):
             break
-    result = read_source(notebook.text, path, rules)
+    result = read_source(notebook.text, path, rules, parsed=tree)
     if not notebook.starts:
         return result
     return replace(result, cells=notebook.starts)

@@ -32,7 +32,24 @@ from gpudoctor.lint.model import DEFS, MAIN_TEST, FileModel, constant, terminal_
 DEVICE_BINDERS = ("set_device", "CUDA_VISIBLE_DEVICES", "torch.cuda.device(", "set_default_device")
 # ... or names each rank's GPU wherever it puts a tensor: `torch.device("cuda", rank)`,
 # `f"cuda:{local_rank}"`, `"cuda:%d" % gpu`, `"cuda:{}".format(gpu)`, `"cuda:" + str(gpu)`.
-PER_RANK_DEVICE = re.compile(r"""device\(\s*['"]cuda['"]\s*,|f['"]cuda:\{|['"]cuda:%d['"]|['"]cuda:\{\}['"]\.format|['"]cuda:['"]\s*\+""")
+PER_RANK_DEVICE = re.compile(r"""cuda:(?:\{|%d|['"]\s*\+)""")
+DEVICE_CALL = re.compile(r"""cuda['"]\s*,""")
+DEVICE_BEFORE = re.compile(r"""device\(\s*['"]$""")
+
+
+def names_device_per_rank(text: str) -> bool:
+    """`torch.device("cuda", rank)`, `f"cuda:{rank}"`, `"cuda:{}".format(...)`,
+    `"cuda:%d" % gpu`, `"cuda:" + str(gpu)` somewhere in `text`: looked for
+    only where "cuda" is (scanning the whole text for a pattern costs as
+    much as parsing it)."""
+    at = text.find("cuda")
+    while at >= 0:
+        if PER_RANK_DEVICE.match(text, at):
+            return True
+        if DEVICE_CALL.match(text, at) and DEVICE_BEFORE.search(text, max(0, at - 16), at):
+            return True
+        at = text.find("cuda", at + 4)
+    return False
 # A file may make a collective only if it mentions one of these.
 COLLECTIVE_NEEDLES = ("barrier", "all_reduce", "broadcast", "gather", "reduce", "scatter", "all_to_all",
                       "wait_for_everyone", "new_group", "rendezvous")
@@ -108,7 +125,7 @@ def module_facts(path: str, tree: ast.Module, text: str, model: FileModel | None
     return ModuleFacts(
         path=path,
         imports=tuple(dict.fromkeys(i for i in imports if i.strip("."))),
-        binds_device=any(b in text for b in DEVICE_BINDERS) or PER_RANK_DEVICE.search(text) is not None,
+        binds_device=any(b in text for b in DEVICE_BINDERS) or names_device_per_rank(text),
         sets_epoch="set_epoch" in text,
         main_calls=frozenset(main_calls),
         collectives=collectives,

@@ -277,21 +277,11 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
     return False
 
 
-def attribute_values(file: FileModel, attr: str) -> list[ast.expr]:
+def attribute_values(file: FileModel, attr: str) -> list[ast.AST]:
     """The values the file assigns to `<object>.attr` outside a class's own
     `self` (`args.gpu = int(os.environ["LOCAL_RANK"])`): the attribute a
     script keeps its settings on."""
-    key = ("attribute-values", file.tree)
-    index = file.memo.get(key)
-    if index is None:
-        found: dict[str, list[ast.expr]] = {}
-        for node in ast.walk(file.tree):
-            if type(node) is ast.Assign:
-                for target in node.targets:
-                    if type(target) is ast.Attribute and not (type(target.value) is ast.Name and target.value.id == "self"):
-                        found.setdefault(target.attr, []).append(node.value)
-        index = file.memo[key] = found
-    return list(index.get(attr, ()))  # type: ignore[attr-defined]
+    return file.object_attributes.get(attr, [])
 
 
 def is_light_rank_test(test: ast.AST, flags: set[str] | frozenset[str] = frozenset()) -> bool:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 
@@ -49,8 +50,8 @@ class DdpForwardOnOneRank(Rule):
 
     def relevant(self, text: str) -> bool:
         return (any(n in text for n in self.needles) or ("accelerator" in text and ".prepare(" in text)
-                or ("setup" in text and "fabric" in text.lower() and FABRIC_SHARDED.search(text) is not None)
-                or ("deepspeed" in text and ZERO_3.search(text) is not None))
+                or ("setup" in text and "abric" in text and _sharding_fabric(text))
+                or ("deepspeed" in text and _zero_3(text)))
 
     VALID = (
         '''
@@ -260,9 +261,9 @@ class DdpForwardOnOneRank(Rule):
         if name == "prepare":
             return "accelerator" in receiver
         if name in ("setup", "setup_module"):
-            return "fabric" in receiver and FABRIC_SHARDED.search(file.text) is not None
+            return "fabric" in receiver and _sharding_fabric(file.text)
         if name == "initialize":
-            return receiver == "deepspeed" and ZERO_3.search(file.text) is not None
+            return receiver == "deepspeed" and _zero_3(file.text)
         return False
 
     def _guard(self, file: FileModel, node: ast.AST, seen: set) -> Branch | None:
@@ -280,3 +281,13 @@ class DdpForwardOnOneRank(Rule):
             return None
         found = [self._guard(file, site, seen) for site in sites]
         return found[0] if all(found) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _sharding_fabric(text: str) -> bool:
+    return FABRIC_SHARDED.search(text) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _zero_3(text: str) -> bool:
+    return ("stage" in text or "zero" in text.lower() or "ZeRO" in text) and ZERO_3.search(text) is not None

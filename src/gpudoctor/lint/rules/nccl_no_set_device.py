@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import TORCH
 from gpudoctor.lint.model import FileModel, constant, keyword, terminal_name
-from gpudoctor.lint.project import PER_RANK_DEVICE, Query
+from gpudoctor.lint.project import Query, names_device_per_rank
 from gpudoctor.lint.rule import Hit, Rule
 
 # Ways to bind a process to its GPU.
@@ -84,7 +84,7 @@ class NcclNoSetDevice(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         inits = [c for c in file.calls_to("init_process_group", TORCH) if self._nccl(file, c)]
-        if not inits or "CUDA_VISIBLE_DEVICES" in file.text or PER_RANK_DEVICE.search(file.text):
+        if not inits or "CUDA_VISIBLE_DEVICES" in file.text or names_device_per_rank(file.text):
             return  # the program names each rank's GPU itself
         for call in file.calls:
             name = terminal_name(call.func)
