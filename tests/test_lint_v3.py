@@ -106,6 +106,32 @@ SILENT = {
         elif rank == 1:
             worker()
         """,
+    "the other ranks' collective after an early exit": """
+        import torch.distributed as dist
+
+        def shutdown_all():
+            if dist.get_rank() != 0:
+                dist.barrier()
+                return
+            report()
+            dist.barrier()
+        """,
+    "a callee that communicates over a group of its own": """
+        import torch.distributed as dist
+
+        def check(p, group):
+            dist.gather(p, out, dst=0, group=group)
+
+        if rank in sub_group_ranks:
+            check(p, group)
+        """,
+    "MASTER_PORT in an MPI-launched function": """
+        import os
+
+        def main():
+            rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+            os.environ["MASTER_PORT"] = "10638"
+        """,
     "MASTER_PORT default": """
         import os
 

@@ -53,6 +53,10 @@ MAIN_FLAG = re.compile(
     re.IGNORECASE,
 )
 INT_WRAPPERS = {"int", "str"}
+# Where torch.distributed's collectives take their `group` positionally.
+GROUP_POSITION = {"barrier": 0, "monitored_barrier": 0, "all_reduce": 2, "broadcast": 2, "reduce": 3,
+                  "all_gather": 2, "gather": 3, "scatter": 3, "all_gather_object": 2, "broadcast_object_list": 2,
+                  "gather_object": 3, "reduce_scatter": 3, "all_to_all": 2}
 # Words of a test every rank answers alike and that holds in a distributed
 # job (`if world_size > 1`, `if dist.is_initialized()`, `if args.distributed`):
 # a collective under one still runs on every rank of the job.
@@ -410,6 +414,9 @@ def rank_branch(file: FileModel, node: ast.AST) -> Branch | None:
                 body = anc.body if isinstance(anc.body, list) else [anc.body]
                 orelse = anc.orelse if isinstance(anc.orelse, list) else [anc.orelse]
                 other = list(orelse) if child in body else list(body)
+                if child in body and isinstance(anc, ast.If) and file._exits(anc.body):
+                    # `if rank != 0: ...; barrier(); return`: the other ranks go on below
+                    other += _following(file, anc)
                 # an `elif` chain: the earlier arms are other ranks' paths too
                 arm = anc
                 while True:
@@ -431,6 +438,25 @@ def rank_branch(file: FileModel, node: ast.AST) -> Branch | None:
                     return Branch(test, ())
         child = anc
     return None
+
+
+def _following(file: FileModel, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements after `stmt` in its block."""
+    up = file.parent.get(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(up, field, None)
+        if type(block) is list and stmt in block:
+            return block[block.index(stmt) + 1:]
+    return []
+
+
+def over_own_group(call: ast.Call, name: str) -> bool:
+    """A collective over a group of its own (`group=pg`): the ranks that
+    take a branch may be exactly that group's members, which the source does
+    not say. `new_group` is made by every rank whatever the group."""
+    at = GROUP_POSITION.get(terminal_name(call.func))
+    group = keyword(call, "group", at) if at is not None and name.startswith("dist.") else keyword(call, "group")
+    return name != "dist.new_group" and group is not None and not (type(group) is ast.Constant and group.value is None)
 
 
 def collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
@@ -460,7 +486,8 @@ def _collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
         if not name:
             continue
         func = file.function(call)
-        if func is not None and func not in reach and rank_branch(file, call) is None and always(func, call):
+        if (func is not None and func not in reach and rank_branch(file, call) is None and always(func, call)
+                and not over_own_group(call, name)):
             reach[func] = (call, name)
     changed = bool(reach)
     while changed:
@@ -521,6 +548,8 @@ def direct_collectives(tree: ast.Module, text: str) -> dict[str, tuple[str, int]
                 continue
             f = node.func
             name = terminal_name(f)
+            if keyword(node, "group") is not None:
+                continue  # over a group of its own (see over_own_group)
             if type(f) is ast.Name and name in direct:
                 out[func.name] = (f"dist.{name}", node.lineno)
             elif type(f) is ast.Attribute and name in TORCH_COLLECTIVES and _dotted(f.value) in aliases:

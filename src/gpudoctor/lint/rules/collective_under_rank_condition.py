@@ -7,13 +7,11 @@ from collections.abc import Iterator
 from gpudoctor.lint.idioms import source
 from gpudoctor.lint.model import FileModel, keyword, terminal_name
 from gpudoctor.lint.project import LIBRARIES, Query
-from gpudoctor.lint.ranks import ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective, rank_branch
+from gpudoctor.lint.ranks import (ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective,
+                                  over_own_group, rank_branch)
 from gpudoctor.lint.rule import ERROR, Hit, Rule
 
-# Where torch.distributed's collectives take their `group` positionally.
-GROUP_POSITION = {"barrier": 0, "monitored_barrier": 0, "all_reduce": 2, "broadcast": 2, "reduce": 3,
-                  "all_gather": 2, "gather": 3, "scatter": 3, "all_gather_object": 2, "broadcast_object_list": 2,
-                  "gather_object": 3, "reduce_scatter": 3, "all_to_all": 2}
+
 
 # A test on the rank somewhere in the text (a cheap look before the tree):
 # "rank" next to a comparison (`rank == 0`, `0 == rank`, `get_rank() != 0`,
@@ -188,7 +186,7 @@ class CollectiveUnderRankCondition(Rule):
         found: list[tuple[ast.Call, str, Branch]] = []
         for call in file.calls:
             name = collective_name(file, call)
-            if name and not self._subgroup(call, name) and not self._expected_to_fail(file, call):
+            if name and not over_own_group(call, name) and not self._expected_to_fail(file, call):
                 branch = rank_branch(file, call)
                 if branch is not None:
                     found.append((call, name, branch))
@@ -211,7 +209,7 @@ class CollectiveUnderRankCondition(Rule):
                 self._root_name(call.func) in imported and self._maybe_project_function(file, call)
             ):
                 continue
-            if self._subgroup(call, ""):
+            if over_own_group(call, ""):
                 continue  # `broadcast_object_list(x, group=pg)`: the project's wrapper over a group of its own
             branch = rank_branch(file, call)
             if branch is None or makes_collective(file, branch.other, reach):
@@ -242,15 +240,6 @@ class CollectiveUnderRankCondition(Rule):
                 if branch is not None:
                     out.append((call, branch))
         return out
-
-    @staticmethod
-    def _subgroup(call: ast.Call, name: str) -> bool:
-        """A collective over a group of its own (`group=pg`): the ranks that
-        take the branch may be exactly that group's members, which the
-        source does not say. `new_group` is made by every rank whatever the group."""
-        at = GROUP_POSITION.get(terminal_name(call.func))
-        group = keyword(call, "group", at) if at is not None and name.startswith("dist.") else keyword(call, "group")
-        return name != "dist.new_group" and group is not None and not (type(group) is ast.Constant and group.value is None)
 
     @staticmethod
     def _expected_to_fail(file: FileModel, call: ast.Call) -> bool:

@@ -23,8 +23,9 @@ class HardcodedMasterPort(Rule):
     jobs: each node would pick its own.) Not flagged: `setdefault`, a write
     under a test of `MASTER_PORT` itself (`if "MASTER_PORT" not in
     os.environ:`, a default), and a write in the branch of a SLURM / MPI
-    launch (`if "SLURM_PROCID" in os.environ:`), where the nodes must agree
-    on one fixed port. A port written from a
+    launch (`if "SLURM_PROCID" in os.environ:`) or, unconditional, in a
+    function that reads their variables: the nodes must agree on one fixed
+    port. A port written from a
     constant dict of the file (`CONFIG["port"]`) counts as a literal.
     """
 
@@ -102,9 +103,18 @@ class HardcodedMasterPort(Rule):
                 continue  # a default: the environment decides
             if any(word in ast.unparse(test) for test in tests for word in MULTI_NODE):
                 continue  # the SLURM / MPI branch: the nodes must agree on one port
+            if not tests and self._multi_node_scope(file, node):
+                continue  # a program SLURM / MPI starts (it reads their variables unconditionally)
             if value is not None and self._literal(file, value):
                 yield Hit(node, message=f"MASTER_PORT is set to the literal {ast.unparse(value)}: the next job on "
                           "this host collides with it")
+
+    @staticmethod
+    def _multi_node_scope(file: FileModel, node: ast.AST) -> bool:
+        """The function (or module) around `node` mentions SLURM / MPI variables."""
+        scope = file.function(node) or file.tree
+        lines = file.text.splitlines()[getattr(scope, "lineno", 1) - 1: getattr(scope, "end_lineno", None)]
+        return any(word in line for line in lines for word in MULTI_NODE)
 
     def _literal(self, file: FileModel, expr: ast.expr) -> bool:
         # `str(12355)`, f"{PORT}" and names bound to literals are still literals.
