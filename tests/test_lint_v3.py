@@ -278,3 +278,34 @@ def test_corpus_v3_is_split_by_the_recorded_rule_and_holds_no_code():
         assert v["commit"] == data["repos"][v["repo"]]["commit"] and v["split"] == data["repos"][v["repo"]]["split"]
         assert v["rule"] in BY_ID and isinstance(v["verdict"], bool) and v["line"] > 0
         assert "\n" not in v["reason"] and len(v["reason"]) < 300
+
+
+def test_a_sharded_model_handed_to_a_generate_helper_of_the_project_on_rank_0(tmp_path):
+    # The shape of the Fabric/FSDP2 hang: generate() -> generate_fn() -> next_token() -> model(x)
+    (tmp_path / "generate.py").write_text(textwrap.dedent("""
+        def next_token(model, x):
+            return model(x).argmax(-1)
+
+        def generate_fn(model, prompt):
+            return next_token(model=model, x=prompt)
+
+        def generate(model, prompt):
+            return generate_fn(model, prompt)
+    """))
+    (tmp_path / "finetune.py").write_text(textwrap.dedent("""
+        import lightning as L
+        from lightning.fabric.strategies import ModelParallelStrategy
+        from generate import generate
+
+        fabric = L.Fabric(strategy=ModelParallelStrategy(parallelize))
+        model = fabric.setup_module(model)
+        if fabric.global_rank == 0:
+            print(generate(model, prompt))
+    """).lstrip("\n"))
+    (d,) = engine.lint_paths([str(tmp_path)]).diagnostics
+    assert (d.rule, d.line, d.severity) == ("ddp-forward-on-one-rank", 8, "error")
+    assert "a Fabric model under a sharding strategy (`fabric.setup_module(...)`, line 6)" in d.message
+    # called on every rank it is fine
+    (tmp_path / "finetune.py").write_text((tmp_path / "finetune.py").read_text().replace(
+        "if fabric.global_rank == 0:\n    print(", "if True:\n    print("))
+    assert engine.lint_paths([str(tmp_path)]).diagnostics == ()

@@ -179,26 +179,48 @@ def _called_bare(text: str, name: str) -> bool:
 
 def _forwards(tree: ast.Module, text: str) -> dict[str, tuple[tuple[int, str], ...]]:
     """Top-level function -> its parameters named like a model that it calls
-    (`def evaluate(model, loader): ... model(x)`)."""
-    out: dict[str, tuple[tuple[int, str], ...]] = {}
-    for func in tree.body:
-        if type(func) is not ast.FunctionDef and type(func) is not ast.AsyncFunctionDef:
+    (`def evaluate(model, loader): ... model(x)`), itself or by handing it
+    to another function of the module that does (`generate(model, ...)` ->
+    `generate_fn(model=model)` -> `next_token(model, x)` -> `model(x)`)."""
+    defs = {f.name: f for f in tree.body if type(f) is ast.FunctionDef or type(f) is ast.AsyncFunctionDef}
+    params: dict[str, list[str]] = {}
+    passed: dict[str, list[tuple[str, str, str]]] = {}  # func -> (its param, callee, callee's param)
+    calls: dict[str, set[str]] = {}
+    for name, func in defs.items():
+        names = [a.arg for a in func.args.posonlyargs + func.args.args]
+        models = {p for p in names if "model" in p.lower() or "net" in p.lower()}
+        if not models or not any(_called_bare(text, p) or p + "," in text or p + ")" in text for p in models):
             continue
-        params = [a.arg for a in func.args.posonlyargs + func.args.args]
-        models = {p for p in params if ("model" in p.lower() or "net" in p.lower()) and _called_bare(text, p)}
-        if not models:
-            continue
-        called: set[str] = set()
+        params[name] = names
+        calls[name] = set()
+        passed[name] = []
         for node in ast.walk(func):
-            if type(node) is ast.Call:
-                f = node.func
-                if type(f) is ast.Attribute and f.attr == "forward":
-                    f = f.value
-                if type(f) is ast.Name and f.id in models:
-                    called.add(f.id)
-        if called:
-            out[func.name] = tuple((params.index(p), p) for p in sorted(called))
-    return out
+            if type(node) is not ast.Call:
+                continue
+            f = node.func
+            if type(f) is ast.Attribute and f.attr == "forward":
+                f = f.value
+            if type(f) is ast.Name and f.id in models:
+                calls[name].add(f.id)
+            elif type(f) is ast.Name and f.id in defs and f.id != name:
+                target = defs[f.id]
+                their = [a.arg for a in target.args.posonlyargs + target.args.args]
+                for i, arg in enumerate(node.args):
+                    if type(arg) is ast.Name and arg.id in models and i < len(their):
+                        passed[name].append((arg.id, f.id, their[i]))
+                for kw in node.keywords:
+                    if kw.arg and type(kw.value) is ast.Name and kw.value.id in models:
+                        passed[name].append((kw.value.id, f.id, kw.arg))
+    for _ in range(3):  # a few hops inside the module
+        grew = False
+        for name, hands in passed.items():
+            for mine, callee, theirs in hands:
+                if theirs in calls.get(callee, ()) and mine not in calls[name]:
+                    calls[name].add(mine)
+                    grew = True
+        if not grew:
+            break
+    return {name: tuple((params[name].index(p), p) for p in sorted(called)) for name, called in calls.items() if called}
 
 
 def _project_calls(tree: ast.Module, text: str) -> dict[str, tuple[str, ...]]:

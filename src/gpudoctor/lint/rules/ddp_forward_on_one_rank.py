@@ -191,14 +191,15 @@ class DdpForwardOnOneRank(Rule):
             for arg, value in passed:
                 if type(value) is not ast.Name or value.id not in wrapped:
                     continue
-                if not any(self._wrapped(file, o) for o in file.origins(value)):
+                built = next((o for o in file.origins(value) if self._wrapped(file, o)), None)
+                if not isinstance(built, ast.Call):
                     continue
                 branch = self._guard(file, call, set())
                 if branch is None:
                     break
                 yield Hit(
                     call,
-                    message=f"{func.id}() calls {value.id}, a DistributedDataParallel model, and runs only on some "
+                    message=f"{func.id}() calls {value.id}, {self._kind(file, built)}, and runs only on some "
                     f"ranks (it depends on `{source(branch.test)}`, line {branch.line}): its forward syncs with the "
                     "other ranks and the job hangs",
                     fix=f"{func.id}({value.id}.module, ...)  # the unwrapped model; or call it on every rank",
@@ -276,6 +277,8 @@ class DdpForwardOnOneRank(Rule):
         if func is None or func in seen:
             return None
         seen.add(func)
+        if file.references.get(func):
+            return None  # passed on as a value (`launch(main)`, `save_hyperparameters(setup)`): it may run anywhere
         sites = file.entry_sites(func)
         if not sites:
             return None
