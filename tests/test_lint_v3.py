@@ -226,6 +226,18 @@ REPORTED = {
         DIST = {"port": 12355}
         os.environ["MASTER_PORT"] = str(DIST["port"])
         """, {(4, "hardcoded-master-port")}),
+    "a wrapper that passes its caller's group on": ("""
+        import torch.distributed as dist
+
+        def broadcast_object_list(objects, src=0, group=None):
+            if dist.is_available() and dist.is_initialized():
+                dist.broadcast_object_list(objects, src=src, group=group)
+
+        def export(model):
+            if dist.get_rank() != 0:
+                return
+            broadcast_object_list([model])
+        """, {(10, "collective-under-rank-condition")}),
     "a parameter given a rank test by its caller": ("""
         import torch.distributed as dist
 

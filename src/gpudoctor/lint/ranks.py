@@ -459,6 +459,14 @@ def over_own_group(call: ast.Call, name: str) -> bool:
     return name != "dist.new_group" and group is not None and not (type(group) is ast.Constant and group.value is None)
 
 
+def _group_from_caller(call: ast.Call, func: ast.AST) -> bool:
+    """`dist.broadcast_object_list(x, group=group)` in `def wrapper(x, group=None)`:
+    the caller chooses the group (by default every rank)."""
+    group = keyword(call, "group")
+    params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs} if isinstance(func, DEFS) else set()
+    return type(group) is ast.Name and group.id in params
+
+
 def collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
     """Function or method -> a collective it makes on every rank that calls
     it (directly, or through the file's own functions it calls)."""
@@ -487,7 +495,7 @@ def _collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
             continue
         func = file.function(call)
         if (func is not None and func not in reach and rank_branch(file, call) is None and always(func, call)
-                and not over_own_group(call, name)):
+                and (not over_own_group(call, name) or _group_from_caller(call, func))):
             reach[func] = (call, name)
     changed = bool(reach)
     while changed:
@@ -548,7 +556,7 @@ def direct_collectives(tree: ast.Module, text: str) -> dict[str, tuple[str, int]
                 continue
             f = node.func
             name = terminal_name(f)
-            if keyword(node, "group") is not None:
+            if keyword(node, "group") is not None and not _group_from_caller(node, func):
                 continue  # over a group of its own (see over_own_group)
             if type(f) is ast.Name and name in direct:
                 out[func.name] = (f"dist.{name}", node.lineno)

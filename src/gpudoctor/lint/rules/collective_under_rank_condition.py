@@ -28,6 +28,8 @@ CALLED = tuple(n + "(" for n in sorted(ALL_COLLECTIVES - {"log"}))
 STEMS = ("barrier", "reduce", "broadcast", "gather", "scatter", "all_to_all", "new_", "wait_for_everyone",
          "pad_across_processes", "rendezvous")
 CALLED_BY_STEM = tuple((stem, tuple(n for n in CALLED if stem in n)) for stem in STEMS)
+# An argument that names a process group: `group`, `process_group`, `tp_pg`, `dp_group`.
+GROUP_NAME = re.compile(r"group|(?:^|_)pg$", re.IGNORECASE)
 FLAG_WORDS = ("main_process", "is_main", "master", "global_zero", "is_chief", "is_primary", "is_leader",
               "process_zero", "process_index")
 
@@ -209,8 +211,10 @@ class CollectiveUnderRankCondition(Rule):
                 self._root_name(call.func) in imported and self._maybe_project_function(file, call)
             ):
                 continue
-            if over_own_group(call, ""):
-                continue  # `broadcast_object_list(x, group=pg)`: the project's wrapper over a group of its own
+            if over_own_group(call, "") or any(
+                    GROUP_NAME.search(terminal_name(a)) for a in list(call.args) + [k.value for k in call.keywords]
+                    if type(a) in (ast.Name, ast.Attribute)):
+                continue  # `check(p, group)`: the function communicates over the group it is given
             branch = rank_branch(file, call)
             if branch is None or makes_collective(file, branch.other, reach):
                 continue
