@@ -321,3 +321,18 @@ def test_a_sharded_model_handed_to_a_generate_helper_of_the_project_on_rank_0(tm
     (tmp_path / "finetune.py").write_text((tmp_path / "finetune.py").read_text().replace(
         "if fabric.global_rank == 0:\n    print(", "if True:\n    print("))
     assert engine.lint_paths([str(tmp_path)]).diagnostics == ()
+
+
+def test_a_followed_flag_shows_where_its_value_came_from():
+    code = """
+        import torch.distributed as dist
+
+        def is_master(args):
+            return args.rank == 0
+
+        args.log_now = is_master(args)
+        if args.log_now:
+            dist.barrier()
+    """
+    (d,) = engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+    assert "it depends on `args.log_now`, line 7; `args.log_now` = `is_master(args)` at line 6" in d.message

@@ -654,3 +654,35 @@ def not_distributed(test: ast.expr) -> bool:
         if any(SAME_EVERYWHERE.search(w) for w in words):
             return (v == 1 and op in (ast.Eq, ast.LtE)) or (v == 2 and op is ast.Lt)
     return False
+
+
+def depends_on(file: FileModel, branch: Branch) -> str:
+    """The test a branch depends on, for a message, with the value followed
+    to find it splits the ranks: "`args.save_logs`, line 12; `args.save_logs`
+    = `is_master(args)` at line 8"."""
+    from gpudoctor.lint.idioms import source
+
+    test = branch.test
+    out = f"`{source(test)}`, line {branch.line}"
+    while isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+        test = test.operand
+    if not isinstance(test, (ast.Name, ast.Attribute)):
+        return out
+    name = source(test)
+    values: list[ast.AST] = []
+    if isinstance(test, ast.Name):
+        for b in file.lookup(test) or []:
+            if isinstance(b, Param):
+                values += [v for v in _arguments(file, b) if v is not None and is_rank_condition(file, v)]
+            elif b.kind == "value" and not b.path and isinstance(b.value, ast.expr):
+                values.append(b.value)
+    else:
+        cls = file.method_class(test)
+        if cls is not None:
+            values = [b.value for b in file.attributes.get((cls, test.attr), []) if b.kind == "value" and not b.path]
+        else:
+            values = attribute_values(file, test.attr)
+    for value in values:
+        if isinstance(value, ast.expr) and is_rank_condition(file, value):
+            return f"{out}; `{name}` = `{source(value)}` at line {value.lineno}"
+    return out

@@ -8,7 +8,7 @@ from gpudoctor.lint.idioms import source
 from gpudoctor.lint.model import FileModel, keyword, terminal_name
 from gpudoctor.lint.project import LIBRARIES, Query
 from gpudoctor.lint.ranks import (ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective,
-                                  over_own_group, rank_branch)
+                                  depends_on, over_own_group, rank_branch)
 from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 
@@ -197,8 +197,8 @@ class CollectiveUnderRankCondition(Rule):
                 continue
             yield Hit(
                 call,
-                message=f"{name}() runs only on some ranks (it depends on `{source(branch.test)}`, line "
-                f"{branch.line}): the other ranks never call it and the job hangs",
+                message=f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): the other "
+                "ranks never call it and the job hangs",
                 fix=f"{source(call)}  # moved out of the branch at line {branch.line}: every rank calls it",
             )
         imported = set(file.imports) | set(file.relative_imports)
@@ -226,11 +226,11 @@ class CollectiveUnderRankCondition(Rule):
             if reached is not None:
                 target, collective = reached
                 what = f"{collective}() at line {target.lineno}"
-                yield Hit(call, message=self._through(callee, what, branch), fix=self._fix(call, branch))
+                yield Hit(call, message=self._through(file, callee, what, branch), fix=self._fix(call, branch))
             else:
                 yield Hit(
                     call,
-                    message=self._through(callee, "{reached}", branch),
+                    message=self._through(file, callee, "{reached}", branch),
                     fix=self._fix(call, branch),
                     query=Query("reaches-collective", self._import_name(file, call)),
                 )
@@ -258,9 +258,9 @@ class CollectiveUnderRankCondition(Rule):
         return False
 
     @staticmethod
-    def _through(callee: str, what: str, branch: Branch) -> str:
-        return (f"{callee}() reaches {what} and runs only on some ranks (it depends on `{source(branch.test)}`, "
-                f"line {branch.line}): the other ranks never make it and the job hangs")
+    def _through(file: FileModel, callee: str, what: str, branch: Branch) -> str:
+        return (f"{callee}() reaches {what} and runs only on some ranks (it depends on {depends_on(file, branch)}): "
+                "the other ranks never make it and the job hangs")
 
     @staticmethod
     def _fix(call: ast.Call, branch: Branch) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from gpudoctor.lint.idioms import TORCH, source, wrapper_kind
 from gpudoctor.lint.model import FileModel, terminal_name
 from gpudoctor.lint.project import LIBRARIES, Query
-from gpudoctor.lint.ranks import Branch, rank_branch
+from gpudoctor.lint.ranks import Branch, depends_on, rank_branch
 from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 # Calls that may build a wrapped model (aliases and imports are checked too).
@@ -170,8 +170,8 @@ class DdpForwardOnOneRank(Rule):
             unwrap = "DistributedDataParallel" in what or "accelerate" in what
             yield Hit(
                 call,
-                message=f"{source(func)} is {what}, called only on some ranks (it depends on `{source(branch.test)}`, "
-                f"line {branch.line}): its forward syncs with the other ranks and the job hangs",
+                message=f"{source(func)} is {what}, called only on some ranks (it depends on "
+                f"{depends_on(file, branch)}): its forward syncs with the other ranks and the job hangs",
                 fix=(f"{source(func)}.module(...)  # the unwrapped model; or run this on every rank" if unwrap
                      else f"{source(func)}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
             )
@@ -200,8 +200,8 @@ class DdpForwardOnOneRank(Rule):
                 yield Hit(
                     call,
                     message=f"{func.id}() calls {value.id}, {self._kind(file, built)}, and runs only on some "
-                    f"ranks (it depends on `{source(branch.test)}`, line {branch.line}): its forward syncs with the "
-                    "other ranks and the job hangs",
+                    f"ranks (it depends on {depends_on(file, branch)}): its forward syncs with the other ranks and "
+                    "the job hangs",
                     fix=f"{func.id}({value.id}.module, ...)  # the unwrapped model; or call it on every rank",
                     query=Query("calls-argument", base, arg),
                 )
