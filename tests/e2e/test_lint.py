@@ -177,3 +177,32 @@ def test_a_folder_without_python_files_warns_on_stderr(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["files_checked"] == 0  # stdout stays one JSON object
     assert "no Python files under" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_pyproject_section_notebooks_and_fail_levels(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.gpudoctor.lint]\nignore = ["dataparallel"]\nexclude = ["vendor/*"]\n')
+    nb = {"nbformat": 4, "cells": [{"cell_type": "code", "source": [
+        "import torch.distributed as dist\n", "if dist.get_rank() == 0:\n", "    dist.barrier()\n"]}]}
+    (tmp_path / "train.ipynb").write_text(json.dumps(nb))
+    (tmp_path / "warn.py").write_text(
+        "import torch\nimport torch.nn as nn\nmodel = nn.DataParallel(net)\nx = torch.zeros(3)\nx.to('cuda')\n")
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "old.py").write_text("def f(:\n")
+    proc = gpudoctor(".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "train.ipynb:cell 1:3:5: collective-under-rank-condition error:" in proc.stdout
+    assert "dataparallel" not in proc.stdout and "vendor" not in proc.stdout
+    assert "warn.py:5:1: tensor-to-unassigned warning:" in proc.stdout
+    assert gpudoctor(".", "--exit-zero", cwd=tmp_path).returncode == 0
+    assert gpudoctor("warn.py", cwd=tmp_path).returncode == 0  # warnings alone pass
+    assert gpudoctor("warn.py", "--fail-on", "warning", cwd=tmp_path).returncode == 1
+    assert "dataparallel" in gpudoctor("warn.py", "--no-config", cwd=tmp_path).stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.gpudoctor.lint]\nselect = ["no-such-rule"]\n')
+    assert_usage_error(gpudoctor(".", cwd=tmp_path), "unknown rule id 'no-such-rule' in")
+
+
+def test_explain_all_lists_the_rules_with_their_severity():
+    proc = gpudoctor("--explain", "all")
+    assert proc.returncode == 0
+    assert re.search(r"^collective-under-rank-condition +error ", proc.stdout, re.M)
+    assert re.search(r"^dataparallel +warning ", proc.stdout, re.M)
