@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from gpudoctor.lint.model import FileModel, position
 from gpudoctor.lint.notebook import NotNotebook, cell_line, read_notebook, without_cell
 from gpudoctor.lint.project import ModuleFacts, Project, Query, module_facts
-from gpudoctor.lint.rule import ERROR, WARNING, Diagnostic, Hit, Rule
+from gpudoctor.lint.rule import ERROR, Diagnostic, Hit, Rule
 from gpudoctor.lint.rules import ALL, BY_ID, CHECKS
 from gpudoctor.lint.source import ALL_RULES, decode, suppressions
 from gpudoctor.user_file import SOURCE_CAP, FileRefused, read_capped, regular_stat
@@ -310,7 +310,7 @@ def read_file(path: str, rules: Sequence[Rule] = ALL) -> FileResult:
             return FileResult(())
         fix = NOT_READ_FIX.get(refused.kind, "ls -l FILE")
         return FileResult((Diagnostic(path, 1, 1, "unreadable-file", f"skipped, not linted: {refused.reason}", fix,
-                                      WARNING),))
+                                      BY_ID["unreadable-file"].severity),))
     if path.endswith(".ipynb"):
         return _read_notebook(data, path, rules)
     return read_source(data, path, rules)
@@ -327,7 +327,8 @@ def _read_notebook(data: bytes, path: str, rules: Sequence[Rule]) -> FileResult:
         if "unreadable-file" not in {r.id for r in rules}:
             return FileResult(())
         return FileResult((Diagnostic(path, 1, 1, "unreadable-file", f"skipped, not linted: {exc}",
-                                      "python -m json.tool FILE  # shows where the JSON breaks", WARNING),))
+                                      "python -m json.tool FILE  # shows where the JSON breaks",
+                                      BY_ID["unreadable-file"].severity),))
     # A cell that does not parse is left out, not reported: notebooks hold
     # scratch cells and IPython syntax, and the other cells still run.
     tree = None
