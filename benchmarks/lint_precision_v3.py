@@ -9,6 +9,12 @@ right or not, and why), plus the real problems found by reading the code
 (`misses`, for recall). Their code is never committed here.
 
     python benchmarks/lint_precision_v3.py [CORPUS] [--split dev|heldout|all]
+    python benchmarks/lint_precision_v3.py CORPUS --extract MIRRORS  # first: write the files
+
+`--extract` writes every .py / .ipynb file of each repository, at its
+recorded commit, from bare git repositories `MIRRORS/owner+name/repo` (one
+`git show` per file: an archive cut short by a missing object would leave
+files truncated, and their "syntax errors" would be the extraction's).
 
 With CORPUS (a folder with one `owner+name` sub-folder per repository, each
 extracted at its commit), lint is run again on every repository of the
@@ -23,11 +29,31 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 VERDICTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "lint_corpus_v3.json"
+
+
+def extract(repos: dict, mirrors: str, corpus: str) -> None:
+    for repo, info in sorted(repos.items()):
+        git = ["git", "--git-dir", os.path.join(mirrors, repo.replace("/", "+"), "repo")]
+        listed = subprocess.run(git + ["ls-tree", "-r", "-z", "--name-only", info["commit"]],
+                                capture_output=True, timeout=120)
+        if listed.returncode != 0:
+            print(f"cannot list {repo} at {info['commit']}", file=sys.stderr)
+            continue
+        for name in listed.stdout.decode("utf-8", "replace").split("\0"):
+            if not name.endswith((".py", ".ipynb")):
+                continue
+            blob = subprocess.run(git + ["show", f"{info['commit']}:{name}"], capture_output=True, timeout=120)
+            if blob.returncode != 0:
+                continue  # not in the snapshot
+            target = Path(corpus, repo.replace("/", "+"), name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(blob.stdout)
 
 
 def score(rows: list[dict], label: str) -> None:
@@ -48,8 +74,13 @@ def main() -> int:
     parser.add_argument("--verdicts", default=str(VERDICTS))
     parser.add_argument("--split", choices=("dev", "heldout", "all"), default="dev",
                         help="which repositories (held-out: score only at the end)")
+    parser.add_argument("--extract", metavar="MIRRORS", help="write the repositories' files into CORPUS first")
     args = parser.parse_args()
     data = json.loads(Path(args.verdicts).read_text(encoding="utf-8"))
+    if args.extract:
+        if args.corpus is None:
+            parser.error("--extract needs CORPUS")
+        extract(data["repos"], args.extract, args.corpus)
     repos = {r: v for r, v in data["repos"].items() if args.split == "all" or v["split"] == args.split}
     stored = [v for v in data["verdicts"] if v["repo"] in repos]
     splits = ("dev", "heldout") if args.split == "all" else (args.split,)
