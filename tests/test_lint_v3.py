@@ -238,6 +238,14 @@ REPORTED = {
                 return
             broadcast_object_list([model])
         """, {(10, "collective-under-rank-condition")}),
+    "loaders iterated together through zip()": ("""
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        prompts = DataLoader(prompt_set, sampler=DistributedSampler(prompt_set))
+        for epoch in range(3):
+            for step, (batch, extra) in enumerate(zip(prompts, others)):
+                train(batch)
+        """, {(3, "sampler-no-set-epoch")}),
     "a parameter given a rank test by its caller": ("""
         import torch.distributed as dist
 

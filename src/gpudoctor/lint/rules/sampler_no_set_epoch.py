@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import is_distributed_sampler, is_loader, samplers_of, source, strip_iteration
-from gpudoctor.lint.model import FileModel, constant, identifiers, keyword
+from gpudoctor.lint.model import FileModel, constant, identifiers, keyword, terminal_name
 from gpudoctor.lint.project import Query
 from gpudoctor.lint.rule import Hit, Rule
 
@@ -106,7 +106,11 @@ class SamplerNoSetEpoch(Rule):
             return
         iterated: dict[ast.Call, tuple[ast.For | ast.AsyncFor, ast.Call]] = {}  # sampler -> (loop, loader)
         for loop in file.for_loops:
-            for loader in file.origins(strip_iteration(loop.iter)):
+            iterated_now = strip_iteration(loop.iter)
+            # `zip(prompt_loader, unsupervised_loader)`: each loader is iterated
+            parts = (iterated_now.args if type(iterated_now) is ast.Call and terminal_name(iterated_now.func) == "zip"
+                     else [iterated_now])
+            for loader in [o for part in parts for o in file.origins(strip_iteration(part))]:
                 if not isinstance(loader, ast.Call) or not is_loader(file, loader):
                     continue
                 for sampler in samplers_of(file, loader):
