@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 KEYS = {"select", "ignore", "exclude", "fail-on", "exit-zero"}
 FAIL_ON = ("error", "warning", "never")
@@ -30,7 +30,7 @@ class LintConfig:
     path: str = ""  # the pyproject.toml read; "" when none
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = field(default=())
+    exclude: tuple[str, ...] = ()
     fail_on: str = ""  # "" when the file does not say
 
     def excluded(self, path: str) -> bool:

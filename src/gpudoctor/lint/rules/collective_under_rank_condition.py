@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import source
-from gpudoctor.lint.model import FileModel, keyword, terminal_name
+from gpudoctor.lint.model import FileModel, terminal_name
 from gpudoctor.lint.project import LIBRARIES, Query
 from gpudoctor.lint.ranks import (ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective,
                                   depends_on, over_own_group, rank_branch)
