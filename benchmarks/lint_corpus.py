@@ -1,7 +1,8 @@
 """How fast is `gpudoctor lint` on a large corpus no one here wrote, and what
 does it say about it?
 
-Lints every .py file of the installed torch package and, in the same run,
+Lints every .py (and .ipynb) file of the installed torch package, or of
+the folder given, and, in the same run,
 times a bare loop that only reads and `ast.parse`s the same files: the cost
 of linting is the ratio of the two. A third loop parses and builds the
 project model only (lint/project.py: the facts of each file, then the
@@ -26,13 +27,25 @@ import warnings
 from collections import Counter
 
 
+def source_of(path: str, data: bytes) -> bytes | str:
+    """What lint parses: the file, or a notebook's code cells."""
+    if not path.endswith(".ipynb"):
+        return data
+    from gpudoctor.lint.notebook import NotNotebook, read_notebook
+
+    try:
+        return read_notebook(data.decode("utf-8", "replace")).text
+    except NotNotebook:
+        return ""
+
+
 def parse_only(path: str) -> int:
     with open(path, "rb") as f:
         data = f.read()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(data, filename=path)
+            ast.parse(source_of(path, data), filename=path)
     except (SyntaxError, ValueError):
         pass
     return data.count(b"\n")
@@ -49,7 +62,7 @@ def project_only(files: list[str]) -> tuple[float, int]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tree = ast.parse(data, filename=path)
+                tree = ast.parse(source_of(path, data), filename=path)
         except (SyntaxError, ValueError):
             return None
         return module_facts(path, tree, data.decode("utf-8", "replace"), None)

@@ -83,15 +83,15 @@ def workspace(tmp_path):
 
 
 def test_findings_become_annotations_sarif_and_a_failed_step(tmp_path, workspace):
-    runner = Runner(tmp_path, paths="train")
+    runner = Runner(tmp_path, paths="train", fail_on="warning")
     lint = runner.run("lint", workspace)
     assert lint.returncode == 0, lint.stderr
     assert runner.outputs["lint"]["exit-code"] == "1"
     sarif = json.loads(Path(runner.outputs["lint"]["sarif-file"]).read_text())
     results = sarif["runs"][0]["results"]
-    annotations = [line for line in lint.stdout.splitlines() if line.startswith("::error ")]
-    assert len(annotations) == len(results) == 8
-    assert all(line.startswith("::error file=train/broken.py,") for line in annotations)
+    annotations = [line for line in lint.stdout.splitlines() if line.startswith("::warning ")]
+    assert len(annotations) == len(results) == 7
+    assert all(line.startswith("::warning file=train/broken.py,") for line in annotations)
     # the upload step is handed the file the lint step wrote
     upload = next(s for s in ACTION["runs"]["steps"] if s.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
     assert runner.fill(upload["with"]["sarif_file"]) == runner.outputs["lint"]["sarif-file"]
@@ -100,8 +100,15 @@ def test_findings_become_annotations_sarif_and_a_failed_step(tmp_path, workspace
     assert verdict.returncode == 1 and "pitfalls" in verdict.stdout
 
 
+def test_warnings_alone_do_not_fail_by_default(tmp_path, workspace):
+    runner = Runner(tmp_path, paths="train")
+    lint = runner.run("lint", workspace)
+    assert runner.outputs["lint"]["exit-code"] == "0" and "::warning file=train/broken.py," in lint.stdout
+    assert runner.run("verdict", workspace).returncode == 0
+
+
 def test_fail_on_findings_false_reports_without_failing(tmp_path, workspace):
-    runner = Runner(tmp_path, paths="train", fail_on_findings="false")
+    runner = Runner(tmp_path, paths="train", fail_on="warning", fail_on_findings="false")
     runner.run("lint", workspace)
     assert runner.outputs["lint"]["exit-code"] == "1"
     assert runner.run("verdict", workspace).returncode == 0

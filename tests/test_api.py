@@ -53,8 +53,9 @@ def test_check_rejects_visible_with_a_snapshot():
 
 def test_lint_is_the_cli_report_and_the_package_stays_callable():
     report = gpudoctor.lint(BROKEN)
-    assert report.ok is False and {f.id for f in report.findings} >= {"deprecated-launch", "save-all-ranks"}
-    assert all(f.why and f.fix and f.severity.value == "error" for f in report.findings)
+    # its pitfalls are warnings (risks), not errors (certain hangs/crashes): ok, as the CLI exits 0
+    assert report.ok is True and {f.id for f in report.findings} >= {"deprecated-launch", "save-all-ranks"}
+    assert all(f.why and f.fix and f.severity.value == "warn" for f in report.findings)
     expected = json.loads(cli("lint", str(BROKEN), "--json").stdout)
     assert gpudoctor.lint([str(BROKEN)]).to_dict() == expected
     # Importing the subpackage binds it to gpudoctor.lint: it is still the API function.

@@ -126,8 +126,8 @@ D = engine.Diagnostic("dir/a b.py", 2, 9, "dataparallel", "msg, with: colon", "f
 
 def test_text_format_is_ruff_style_with_fix_and_summary():
     out = formats.text(result(D)).splitlines()
-    assert out == ["dir/a b.py:2:9: dataparallel msg, with: colon", "    fix: fix it",
-                   "Found 1 diagnostic in 1 file (3 checked)."]
+    assert out == ["dir/a b.py:2:9: dataparallel error: msg, with: colon", "    fix: fix it",
+                   "Found 1 diagnostic (1 error, 0 warnings) in 1 file (3 checked)."]
     assert formats.text(result()) == "No diagnostics: 3 files checked."
 
 
@@ -159,3 +159,57 @@ def test_json_report_maps_each_diagnostic_to_a_finding():
     assert finding["evidence"] == {"path": "dir/a b.py", "line": 2, "col": 9}
     assert finding["fix"] == "fix it" and finding["why"]
     assert formats.report(result()).to_dict()["ok"] is True
+
+
+NOTEBOOK = {
+    "nbformat": 4,
+    "cells": [
+        {"cell_type": "markdown", "source": ["# DDP in a notebook"]},
+        {"cell_type": "code", "source": ["!pip install torch\n", "%matplotlib inline\n", "import torch.distributed as dist\n"]},
+        {"cell_type": "code", "source": "%%time\nthis is not python"},
+        {"cell_type": "code", "source": ["if dist.get_rank() == 0:\n", "    dist.barrier()\n"]},
+    ],
+}
+
+
+def test_notebook_code_cells_are_linted_with_cell_and_line(tmp_path):
+    nb = tmp_path / "train.ipynb"
+    nb.write_text(json.dumps(NOTEBOOK))
+    (tmp_path / "broken.ipynb").write_text("{not json")
+    result = engine.lint_paths([str(tmp_path)])
+    by_rule = {d.rule: d for d in result.diagnostics}
+    d = by_rule["collective-under-rank-condition"]
+    assert (d.path, d.cell, d.line, d.col, d.severity) == (str(nb), 3, 2, 5, "error")
+    assert "cell 3 line 1" in d.message and f"\n{nb}:cell 3:2:5: collective-under-rank-condition error:" in formats.text(result)
+    assert by_rule["unreadable-file"].path.endswith("broken.ipynb") and result.files == 2
+
+
+def test_test_files_skip_rules_that_do_not_fit_tests(tmp_path):
+    code = "import torch.nn as nn\nmodel = nn.DataParallel(net)\n"
+    for name in ("test_model.py", "model_test.py", "conftest.py", "train.py"):
+        (tmp_path / name).write_text(code)
+    found = {os.path.basename(d.path) for d in engine.lint_paths([str(tmp_path)]).diagnostics}
+    assert found == {"train.py"}
+
+
+def test_severity_decides_failure():
+    warn = engine.Diagnostic("a.py", 1, 1, "dataparallel", "m", "f", "warning")
+    err = engine.Diagnostic("a.py", 2, 1, "collective-under-rank-condition", "m", "f", "error")
+    assert not result(warn).failed() and result(warn).failed("warning") and not result(err).failed("never")
+    assert result(warn, err).failed() and result(warn, err).errors == 1
+
+
+def test_pyproject_section(tmp_path):
+    from gpudoctor.lint import config
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.gpudoctor.lint]\nignore = ["dataparallel"]\nexclude = ["vendor/*"]\nfail-on = "warning"\n'
+    )
+    (tmp_path / "sub").mkdir()
+    found = config.find(str(tmp_path / "sub"))
+    assert (found.ignore, found.fail_on) == (("dataparallel",), "warning")
+    assert found.excluded(str(tmp_path / "vendor" / "x.py")) and not found.excluded(str(tmp_path / "x.py"))
+    (tmp_path / "pyproject.toml").write_text('[tool.gpudoctor.lint]\nfail-on = "sometimes"\n')
+    with pytest.raises(config.ConfigError, match="fail-on must be one of"):
+        config.find(str(tmp_path))
+    assert config.find("/") == config.LintConfig()

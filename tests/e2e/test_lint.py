@@ -32,7 +32,7 @@ def assert_usage_error(proc: subprocess.CompletedProcess, words: str) -> None:
 
 
 def test_text_output_exit_1_with_fix_lines_and_summary():
-    proc = gpudoctor(str(BROKEN.relative_to(ROOT)))
+    proc = gpudoctor(str(BROKEN.relative_to(ROOT)), "--fail-on", "warning")
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
     diagnostics = [LINE.match(line) for line in lines[:-1:2]]
@@ -40,7 +40,12 @@ def test_text_output_exit_1_with_fix_lines_and_summary():
     assert all(line.startswith("    fix: ") for line in lines[1:-1:2])
     assert {m["rule"] for m in diagnostics} >= {"sampler-no-set-epoch", "save-all-ranks", "tensor-to-unassigned"}
     assert {m["path"] for m in diagnostics} == {"tests/fixtures/lint/trainer_class_broken.py"}
-    assert lines[-1] == f"Found {len(diagnostics)} diagnostics in 1 file (1 checked)."
+    errors = sum(m["message"].startswith("error: ") for m in diagnostics)
+    assert lines[-1] == (f"Found {len(diagnostics)} diagnostics ({errors} error, {len(diagnostics) - errors} "
+                         "warnings) in 1 file (1 checked).")
+    # an error fails the run by default; --exit-zero never fails it
+    assert gpudoctor(str(BROKEN.relative_to(ROOT))).returncode == 1
+    assert gpudoctor(str(BROKEN.relative_to(ROOT)), "--exit-zero").returncode == 0
 
 
 def test_clean_script_exit_0():
@@ -49,17 +54,18 @@ def test_clean_script_exit_0():
 
 
 def test_json_envelope_and_diagnostics():
-    proc = gpudoctor(str(BROKEN), "--format", "json")
+    proc = gpudoctor(str(BROKEN), "--format", "json", "--fail-on", "warning")
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
     assert doc["command"] == "lint" and doc["ok"] is False and doc["gpudoctor"]
-    assert doc["diagnostics"] and set(doc["diagnostics"][0]) == {"path", "line", "col", "rule", "message", "fix"}
+    assert doc["diagnostics"] and set(doc["diagnostics"][0]) == {"path", "line", "col", "rule", "severity", "message", "fix"}
     assert [(f["id"], f["evidence"]["line"]) for f in doc["findings"]] == [
         (d["rule"], d["line"]) for d in doc["diagnostics"]
     ]
-    assert all(f["area"] == "lint" and f["severity"] == "error" for f in doc["findings"])
+    assert all(f["area"] == "lint" and f["severity"] in ("warn", "error") for f in doc["findings"])
+    assert [f["severity"] == "error" for f in doc["findings"]] == [d["severity"] == "error" for d in doc["diagnostics"]]
     # --json is the shared spelling of the same thing
-    assert json.loads(gpudoctor(str(BROKEN), "--json").stdout) == doc
+    assert json.loads(gpudoctor(str(BROKEN), "--json", "--fail-on", "warning").stdout) == doc
 
 
 def test_json_clean_is_ok():
@@ -69,14 +75,14 @@ def test_json_clean_is_ok():
 
 
 def test_sarif_and_github_formats():
-    sarif = gpudoctor(str(BROKEN), "--format", "sarif")
+    sarif = gpudoctor(str(BROKEN), "--format", "sarif", "--fail-on", "warning")
     assert sarif.returncode == 1
     doc = json.loads(sarif.stdout)
     assert doc["version"] == "2.1.0" and doc["runs"][0]["results"]
-    github = gpudoctor(str(BROKEN), "--format", "github")
+    github = gpudoctor(str(BROKEN), "--format", "github", "--fail-on", "warning")
     assert github.returncode == 1
     lines = github.stdout.splitlines()
-    assert lines and all(re.match(r"^::error file=[^,]+,line=\d+,col=\d+,title=[a-z0-9-]+::", line) for line in lines)
+    assert lines and all(re.match(r"^::(?:error|warning) file=[^,]+,line=\d+,col=\d+,title=[a-z0-9-]+::", line) for line in lines)
     assert len(lines) == len(doc["runs"][0]["results"])
 
 
@@ -94,7 +100,7 @@ def test_suppression_comment(tmp_path):
     script.write_text("import torch.nn as nn\nmodel = nn.DataParallel(net)  # gpudoctor: ignore[dataparallel]\n")
     assert gpudoctor(str(script)).returncode == 0
     script.write_text("import torch.nn as nn\nmodel = nn.DataParallel(net)  # gpudoctor: ignore[save-all-ranks]\n")
-    assert gpudoctor(str(script)).returncode == 1
+    assert gpudoctor(str(script), "--fail-on", "warning").returncode == 1
 
 
 @pytest.mark.parametrize(
@@ -149,13 +155,14 @@ def test_lint_never_imports_torch(tmp_path):
 def test_a_folder_is_one_project():
     # utils.setup() calls init_process_group("nccl"); the script that imports it binds the GPU
     app = ROOT / "tests" / "fixtures" / "lint_project" / "fsdp_app"
-    assert gpudoctor(str(app / "utils" / "train_utils.py"), "--select", "nccl-no-set-device").returncode == 1
+    assert gpudoctor(str(app / "utils" / "train_utils.py"), "--select", "nccl-no-set-device",
+                     "--fail-on", "warning").returncode == 1
     proc = gpudoctor(str(app))
     assert (proc.returncode, proc.stdout.splitlines()[-1]) == (0, "No diagnostics: 3 files checked.")
     # a collective reached through another module's function, under a rank test
     proc = gpudoctor(str(app.parent / "metrics_app"), "--select", "collective-under-rank-condition")
     assert proc.returncode == 1, proc.stderr
-    assert "reduce_dict() makes dist.all_reduce() at dist_utils.py:10" in proc.stdout
+    assert "reduce_dict() reaches dist.all_reduce() at dist_utils.py:10" in proc.stdout
 
 
 def test_explain_new_rules():
@@ -170,3 +177,32 @@ def test_a_folder_without_python_files_warns_on_stderr(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["files_checked"] == 0  # stdout stays one JSON object
     assert "no Python files under" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_pyproject_section_notebooks_and_fail_levels(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.gpudoctor.lint]\nignore = ["dataparallel"]\nexclude = ["vendor/*"]\n')
+    nb = {"nbformat": 4, "cells": [{"cell_type": "code", "source": [
+        "import torch.distributed as dist\n", "if dist.get_rank() == 0:\n", "    dist.barrier()\n"]}]}
+    (tmp_path / "train.ipynb").write_text(json.dumps(nb))
+    (tmp_path / "warn.py").write_text(
+        "import torch\nimport torch.nn as nn\nmodel = nn.DataParallel(net)\nx = torch.zeros(3)\nx.to('cuda')\n")
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "old.py").write_text("def f(:\n")
+    proc = gpudoctor(".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "train.ipynb:cell 1:3:5: collective-under-rank-condition error:" in proc.stdout
+    assert "dataparallel" not in proc.stdout and "vendor" not in proc.stdout
+    assert "warn.py:5:1: tensor-to-unassigned warning:" in proc.stdout
+    assert gpudoctor(".", "--exit-zero", cwd=tmp_path).returncode == 0
+    assert gpudoctor("warn.py", cwd=tmp_path).returncode == 0  # warnings alone pass
+    assert gpudoctor("warn.py", "--fail-on", "warning", cwd=tmp_path).returncode == 1
+    assert "dataparallel" in gpudoctor("warn.py", "--no-config", cwd=tmp_path).stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.gpudoctor.lint]\nselect = ["no-such-rule"]\n')
+    assert_usage_error(gpudoctor(".", cwd=tmp_path), "unknown rule id 'no-such-rule' in")
+
+
+def test_explain_all_lists_the_rules_with_their_severity():
+    proc = gpudoctor("--explain", "all")
+    assert proc.returncode == 0
+    assert re.search(r"^collective-under-rank-condition +error ", proc.stdout, re.M)
+    assert re.search(r"^dataparallel +warning ", proc.stdout, re.M)

@@ -28,7 +28,7 @@ def test_manifest_is_valid_for_pre_commit():
     assert r.returncode == 0, r.stdout + r.stderr
     (hook,) = load_manifest(str(MANIFEST))
     assert hook["id"] == "gpudoctor-lint" and hook["entry"] == "gpudoctor lint"
-    assert hook["types"] == ["python"] and hook["language"] == "python"
+    assert hook["types_or"] == ["python", "jupyter"] and hook["language"] == "python"
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -47,7 +47,9 @@ def test_try_repo_fails_the_broken_script_and_passes_the_fixed_one(tmp_path):
     _git(repo, "init", "-q")
     shutil.copy(ROOT / "examples" / "train_broken.py", repo / "broken.py")
     shutil.copy(ROOT / "examples" / "train_fixed.py", repo / "fixed.py")
-    (repo / "notes.txt").write_text("not python: the hook's `types: [python]` skips it\n")
+    (repo / "notes.txt").write_text("not python: the hook's `types_or: [python, jupyter]` skips it\n")
+    # warnings alone (broken.py) do not fail the hook; an error (a certain hang) does
+    (repo / "hang.py").write_text("import torch.distributed as dist\n\nif dist.get_rank() == 0:\n    dist.barrier()\n")
     _git(repo, "add", ".")
     env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never")
     env.pop("PYTHONPATH", None)  # the hook must run from the environment pre-commit builds for it
@@ -62,5 +64,6 @@ def test_try_repo_fails_the_broken_script_and_passes_the_fixed_one(tmp_path):
     if "An unexpected error has occurred" in out and "pip" in out:
         pytest.skip("pre-commit could not install the hook's environment (no package index reachable)")
     assert r.returncode == 1, out
-    assert "broken.py:3:15: deprecated-launch" in out and "broken.py:64:15: sampler-no-set-epoch" in out
-    assert "fixed.py:" not in out and "(2 checked)" in out  # notes.txt was not passed
+    assert "hang.py:4:5: collective-under-rank-condition error:" in out
+    assert "broken.py:3:15: deprecated-launch warning:" in out and "broken.py:64:15: sampler-no-set-epoch" in out
+    assert "fixed.py:" not in out and "(3 checked)" in out  # notes.txt was not passed

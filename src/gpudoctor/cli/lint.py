@@ -24,27 +24,41 @@ def register(app: typer.Typer) -> None:
     @app.command("lint")
     def lint(
         paths: Optional[List[str]] = typer.Argument(
-            None, metavar="PATH...", help="Files or directories (every *.py inside, hidden and virtualenv folders skipped)."
+            None, metavar="PATH...",
+            help="Files or directories (every *.py and *.ipynb inside, hidden and virtualenv folders skipped).",
         ),
         select: List[str] = typer.Option([], "--select", metavar="ID,...", help="Run only these rules."),
         ignore: List[str] = typer.Option([], "--ignore", metavar="ID,...", help="Skip these rules."),
         format: str = typer.Option("text", "--format", metavar="text|json|sarif|github", help="Output format."),
+        fail_on: Optional[str] = typer.Option(
+            None, "--fail-on", metavar="error|warning|never",
+            help="What makes the exit status 1: errors (the default), warnings too, or nothing.",
+        ),
+        exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when diagnostics are found."),
+        no_config: bool = typer.Option(False, "--no-config", help="Ignore [tool.gpudoctor.lint] in pyproject.toml."),
         json_out: bool = JsonOpt,
-        explain: Optional[str] = typer.Option(None, "--explain", metavar="ID", help="Print a rule's page and exit."),
+        explain: Optional[str] = typer.Option(
+            None, "--explain", metavar="ID|all", help="Print a rule's page and exit (`all`: list the rules).",
+        ),
     ) -> None:
-        """Find distributed-training pitfalls in scripts before they run (exit 1 if any)."""
-        from gpudoctor.lint import engine, formats
-        from gpudoctor.lint.explain import rule_page
+        """Find distributed-training pitfalls in scripts and notebooks before they run (exit 1 on errors)."""
+        from gpudoctor.lint import config, engine, formats
+        from gpudoctor.lint.explain import rule_page, rule_list
         from gpudoctor.lint.rules import BY_ID
 
         known = ", ".join(BY_ID)
         if explain is not None:
+            if explain in ("", "all"):
+                print(rule_list(), end="")
+                raise typer.Exit(ExitCode.OK)
             if explain not in BY_ID:
                 usage_error(f"unknown rule id {explain!r} (known: {known})")
             print(rule_page(BY_ID[explain]), end="")
             raise typer.Exit(ExitCode.OK)
         if format not in FORMATS:
             usage_error(f"unknown format {format!r}: choose one of {', '.join(FORMATS)}")
+        if fail_on is not None and fail_on not in config.FAIL_ON:
+            usage_error(f"unknown --fail-on {fail_on!r}: choose one of {', '.join(config.FAIL_ON)}")
         if json_out:
             if format not in ("text", "json"):
                 usage_error("choose one of --json and --format")
@@ -52,9 +66,16 @@ def register(app: typer.Typer) -> None:
         if not paths:
             usage_error("give at least one PATH to lint (or --explain ID)")
         try:
-            result = engine.lint_paths(paths, _ids(select), _ids(ignore))
+            settings = config.LintConfig() if no_config else config.find(".")
+        except config.ConfigError as exc:
+            usage_error(str(exc))
+        chosen = _ids(select) or list(settings.select)
+        try:
+            result = engine.lint_paths(paths, chosen, _ids(ignore) + list(settings.ignore),
+                                       exclude=settings.excluded if settings.exclude else None)
         except engine.UnknownRule as exc:
-            usage_error(f"unknown rule id {str(exc)!r} (known: {known})")
+            where = f" in {settings.path}" if str(exc) in settings.select + settings.ignore else ""
+            usage_error(f"unknown rule id {str(exc)!r}{where} (known: {known})")
         except engine.MissingPath as exc:
             usage_error(str(exc))
 
@@ -71,6 +92,7 @@ def register(app: typer.Typer) -> None:
             annotations = formats.github(result)
             if annotations:
                 print(annotations)
-        else:
+        elif format == "text":
             print(formats.text(result))
-        raise typer.Exit(ExitCode.OK if result.ok else ExitCode.PROBLEM)
+        fails = "never" if exit_zero else (fail_on or settings.fail_on or "error")
+        raise typer.Exit(ExitCode.PROBLEM if result.failed(fails) else ExitCode.OK)

@@ -13,24 +13,31 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from gpudoctor.lint.model import FileModel, position
+from gpudoctor.lint.notebook import NotNotebook, cell_line, read_notebook, without_cell
 from gpudoctor.lint.project import ModuleFacts, Project, Query, module_facts
-from gpudoctor.lint.rule import Diagnostic, Hit, Rule
+from gpudoctor.lint.rule import ERROR, Diagnostic, Hit, Rule
 from gpudoctor.lint.rules import ALL, BY_ID, CHECKS
 from gpudoctor.lint.source import ALL_RULES, decode, suppressions
 from gpudoctor.user_file import SOURCE_CAP, FileRefused, read_capped, regular_stat
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
-SKIPPED_DIRS = {"__pycache__", "site-packages", "node_modules", "venv"}
+LINE_REF = re.compile(r"\bline (\d+)\b")
+SKIPPED_DIRS = {"__pycache__", "site-packages", "node_modules", "venv", ".ipynb_checkpoints"}
+SUFFIXES = (".py", ".ipynb")
+# pytest's default test files: `test_*.py`, `*_test.py`, and its `conftest.py`.
+TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)\.(?:py|ipynb)$")
 # Syntax is judged by the interpreter running the linter.
 PYTHON = f"Python {sys.version_info.major}.{sys.version_info.minor}"
 # Tests and the corpus benchmark set this to see rule failures instead of silence.
 RAISE_RULE_ERRORS = False
 # Below this many files one process is faster than starting a pool.
 PARALLEL_FROM = 64
+# A notebook's cells that do not parse are left out, up to this many.
+MAX_SKIPPED_CELLS = 50
 
 
 class UnknownRule(ValueError):
@@ -61,6 +68,16 @@ class LintResult:
     def ok(self) -> bool:
         return not self.diagnostics
 
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == ERROR for d in self.diagnostics)
+
+    def failed(self, fail_on: str = "error") -> bool:
+        """The run fails: an error, or with fail_on="warning" any diagnostic."""
+        if fail_on == "never":
+            return False
+        return bool(self.errors) if fail_on == "error" else bool(self.diagnostics)
+
 
 def choose_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
     """The rules to run. With no `select`, all of them. File problems
@@ -75,9 +92,14 @@ def choose_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tupl
     return tuple(r for r in chosen if r.id not in ignore)
 
 
+def is_test_file(path: str) -> bool:
+    """A test file by pytest's conventions: rules that do not fit tests skip it."""
+    return bool(TEST_FILE.match(os.path.basename(path)))
+
+
 def python_files(paths: Sequence[str]) -> list[str]:
-    """Files named, plus the `*.py` files under directories named (not in
-    hidden folders, virtualenvs, `__pycache__` or `site-packages`)."""
+    """Files named, plus the `*.py` and `*.ipynb` files under directories
+    named (not in hidden folders, virtualenvs, `__pycache__` or `site-packages`)."""
     for path in paths:
         if not os.path.exists(path):
             if os.path.islink(path):  # a symlink loop or a dangling link is not "no such file"
@@ -97,7 +119,7 @@ def python_files(paths: Sequence[str]) -> list[str]:
                 if not d.startswith(".") and d not in SKIPPED_DIRS
                 and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
             )
-            found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".py")]
+            found += [os.path.join(root, f) for f in sorted(files) if f.endswith(SUFFIXES)]
     return list(dict.fromkeys(found))
 
 
@@ -110,6 +132,7 @@ class FileResult:
     pending: tuple[tuple[Diagnostic, Query], ...] = ()
     facts: ModuleFacts | None = None
     deferred: tuple[str, ...] = ()  # rules to run once the project is known (`Rule.deferred`)
+    cells: tuple[int, ...] = ()  # a notebook's code cells: where each starts in the joined text
 
 
 def lint_source(data: bytes | str, path: str, rules: Sequence[Rule] = ALL) -> list[Diagnostic]:
@@ -120,12 +143,15 @@ def lint_source(data: bytes | str, path: str, rules: Sequence[Rule] = ALL) -> li
 
 
 def read_source(
-    data: bytes | str, path: str, rules: Sequence[Rule] = ALL, defer: bool = True, known: ModuleFacts | None = None
+    data: bytes | str, path: str, rules: Sequence[Rule] = ALL, defer: bool = True, known: ModuleFacts | None = None,
+    parsed: ast.Module | None = None,
 ) -> FileResult:
     """Parse one file (once), run the rules on it, and note its facts. With
     `defer`, the rules that ask to wait for the project (`Rule.deferred`)
     are not run but named in the result. `known`: the file's facts, when it
     is read again."""
+    if is_test_file(path):
+        rules = [r for r in rules if r.in_tests]
     ids = {r.id for r in rules}
     if isinstance(data, bytes):
         decoded = decode(data)
@@ -137,9 +163,12 @@ def read_source(
     else:
         text = data
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to print
-            tree = ast.parse(text, filename=path)
+        if parsed is not None:  # (a notebook: its cells were parsed to see which are Python)
+            tree = parsed
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to print
+                tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         if "syntax-error" not in ids:
             return FileResult(())
@@ -200,7 +229,10 @@ def _settle(results: Iterable[FileResult], project: Project) -> list[Diagnostic]
             answer = project.answer(d.path, query)
             if answer is not None:
                 found.add(replace(d, message=d.message.replace("{reached}", answer)) if answer else d)
-        out += sorted(found, key=lambda d: (d.line, d.col, d.rule))
+        ordered = sorted(found, key=lambda d: (d.line, d.col, d.rule))
+        if result.cells:
+            ordered = [_in_cell(d, result.cells) for d in ordered]
+        out += ordered
     return out
 
 
@@ -218,13 +250,29 @@ def _run_deferred(result: FileResult, project: Project) -> FileResult:
     text = decode(data).text
     if text is None:
         return result
+    if path.endswith(".ipynb"):
+        try:
+            text = read_notebook(text).text
+        except NotNotebook:
+            return result
     again = read_source(text, path, [BY_ID[i] for i in result.deferred], defer=False, known=result.facts)
     return replace(result, diagnostics=result.diagnostics + again.diagnostics,
                    pending=result.pending + again.pending, deferred=())
 
 
+def _in_cell(d: Diagnostic, starts: tuple[int, ...]) -> Diagnostic:
+    """A notebook's diagnostic, its line counted within its code cell."""
+    cell, line = cell_line(starts, d.line)
+
+    def place(m: re.Match[str]) -> str:  # "line 12" in the message: in which cell
+        c, n = cell_line(starts, int(m.group(1)))
+        return f"cell {c} line {n}"
+
+    return replace(d, cell=cell, line=line, message=LINE_REF.sub(place, d.message), fix=LINE_REF.sub(place, d.fix))
+
+
 def _file_problem(path: str, line: int, col: int, rule_id: str, message: str) -> Diagnostic:
-    return Diagnostic(path, line, col, rule_id, message, BY_ID[rule_id].fix)
+    return Diagnostic(path, line, col, rule_id, message, BY_ID[rule_id].fix, BY_ID[rule_id].severity)
 
 
 def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic:
@@ -236,7 +284,7 @@ def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic
             col = len(text.encode("utf-8")[:col].decode("utf-8", "ignore"))
     else:
         line, col = hit.line, hit.col
-    return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix)
+    return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix, rule.severity)
 
 
 def _not_linted(path: str, exc: OSError) -> str:
@@ -261,8 +309,45 @@ def read_file(path: str, rules: Sequence[Rule] = ALL) -> FileResult:
         if "unreadable-file" not in {r.id for r in rules}:
             return FileResult(())
         fix = NOT_READ_FIX.get(refused.kind, "ls -l FILE")
-        return FileResult((Diagnostic(path, 1, 1, "unreadable-file", f"skipped, not linted: {refused.reason}", fix),))
+        return FileResult((Diagnostic(path, 1, 1, "unreadable-file", f"skipped, not linted: {refused.reason}", fix,
+                                      BY_ID["unreadable-file"].severity),))
+    if path.endswith(".ipynb"):
+        return _read_notebook(data, path, rules)
     return read_source(data, path, rules)
+
+
+def _read_notebook(data: bytes, path: str, rules: Sequence[Rule]) -> FileResult:
+    """A notebook's code cells read as one program (never run)."""
+    text = decode(data).text
+    try:
+        if text is None:
+            raise NotNotebook("not a notebook: cannot decode it")
+        notebook = read_notebook(text)
+    except NotNotebook as exc:
+        if "unreadable-file" not in {r.id for r in rules}:
+            return FileResult(())
+        return FileResult((Diagnostic(path, 1, 1, "unreadable-file", f"skipped, not linted: {exc}",
+                                      "python -m json.tool FILE  # shows where the JSON breaks",
+                                      BY_ID["unreadable-file"].severity),))
+    # A cell that does not parse is left out, not reported: notebooks hold
+    # scratch cells and IPython syntax, and the other cells still run.
+    tree = None
+    for _ in range(MAX_SKIPPED_CELLS):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(notebook.text, filename=path)
+            break
+        except SyntaxError as exc:
+            if not notebook.starts:
+                break
+            notebook = without_cell(notebook, max(1, exc.lineno or 1))
+        except (ValueError, RecursionError, MemoryError):
+            break
+    result = read_source(notebook.text, path, rules, parsed=tree)
+    if not notebook.starts:
+        return result
+    return replace(result, cells=notebook.starts)
 
 
 def _read_ids(args: tuple[str, tuple[str, ...]]) -> FileResult:
@@ -320,8 +405,14 @@ def lint_files(
 
 
 def lint_paths(
-    paths: Sequence[str], select: Iterable[str] = (), ignore: Iterable[str] = (), jobs: int | None = None
+    paths: Sequence[str], select: Iterable[str] = (), ignore: Iterable[str] = (), jobs: int | None = None,
+    exclude: Callable[[str], bool] | None = None,
 ) -> LintResult:
-    """The whole command: validate, find files, lint them."""
+    """The whole command: validate, find files, lint them. `exclude`: files
+    found in folders that it says to skip (files named are always linted)."""
     rules = choose_rules(select, ignore)
-    return lint_files(python_files(paths), rules, jobs)
+    files = python_files(paths)
+    if exclude is not None:
+        named = set(paths)
+        files = [f for f in files if f in named or not exclude(f)]
+    return lint_files(files, rules, jobs)

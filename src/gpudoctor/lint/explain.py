@@ -14,7 +14,9 @@ def example_code(code: str) -> str:
 
 
 def rule_page(rule: Rule) -> str:
-    out = [f"# {rule.id}", "", f"**{rule.message}**", "", rule.documentation(), "", "## Fix", "", "```", rule.fix, "```"]
+    where = "" if rule.in_tests else " Not run on test files (pytest's `test_*.py`, `*_test.py`, `conftest.py`)."
+    out = [f"# {rule.id}", "", f"**{rule.message}**", "", f"Severity: **{rule.severity}**.{where}", "",
+           rule.documentation(), "", "## Fix", "", "```", rule.fix, "```"]
     if rule.INVALID:
         out += ["", "## Flagged", ""]
         for code in rule.INVALID:
@@ -28,3 +30,12 @@ def rule_page(rule: Rule) -> str:
     out += ["", f"Suppress one line with `# gpudoctor: ignore[{rule.id}]`; skip the rule with "
             f"`gpudoctor lint --ignore {rule.id}`."]
     return "\n".join(out) + "\n"
+
+
+def rule_list() -> str:
+    """Every rule on one line: its id, severity and what it finds."""
+    from gpudoctor.lint.rules import ALL
+
+    width = max(len(r.id) for r in ALL)
+    lines = [f"{r.id:<{width}}  {r.severity:<7}  {r.message}" for r in ALL]
+    return "\n".join(lines) + "\nMore on one: gpudoctor lint --explain ID\n"

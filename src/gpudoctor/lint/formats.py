@@ -13,7 +13,7 @@ from gpudoctor.findings import Finding, Report, Severity
 from gpudoctor.lint.engine import LintResult
 from gpudoctor.lint.explain import rule_page
 from gpudoctor.checks.wording import plural
-from gpudoctor.lint.rule import Rule
+from gpudoctor.lint.rule import ERROR, Rule
 from gpudoctor.lint.rules import ALL, BY_ID
 from gpudoctor.render.escape import terminal
 
@@ -24,9 +24,11 @@ def summary(result: LintResult) -> str:
     if result.ok:
         return f"No diagnostics: {plural(result.files, 'file')} checked."
     files = len({d.path for d in result.diagnostics})
+    errors = result.errors
+    warnings = len(result.diagnostics) - errors
     return (
-        f"Found {plural(len(result.diagnostics), 'diagnostic')} in {plural(files, 'file')} "
-        f"({result.files} checked)."
+        f"Found {plural(len(result.diagnostics), 'diagnostic')} ({plural(errors, 'error')}, "
+        f"{plural(warnings, 'warning')}) in {plural(files, 'file')} ({result.files} checked)."
     )
 
 
@@ -34,7 +36,7 @@ def text(result: LintResult) -> str:
     out = []
     for d in result.diagnostics:
         # a file's name and the code quoted in a message are the project's text: shown, never sent raw
-        out.append(terminal(f"{d.path}:{d.line}:{d.col}: {d.rule} {d.message}", one_line=True))
+        out.append(terminal(f"{d.where}: {d.rule} {d.severity}: {d.message}", one_line=True))
         out.append(terminal(f"    fix: {d.fix}"))
     out.append(summary(result))
     return "\n".join(out)
@@ -45,9 +47,9 @@ def report(result: LintResult) -> Report:
     findings = tuple(
         Finding(
             id=d.rule,
-            severity=Severity.ERROR,
+            severity=Severity.ERROR if d.severity == ERROR else Severity.WARN,
             title=d.message,
-            evidence={"path": d.path, "line": d.line, "col": d.col},
+            evidence={"path": d.path, "line": d.line, "col": d.col, **({"cell": d.cell} if d.cell else {})},
             why=BY_ID[d.rule].why() if d.rule in BY_ID else "",
             fix=d.fix,
             area="lint",
@@ -71,14 +73,14 @@ def _escape_property(value: str) -> str:
 
 
 def github(result: LintResult) -> str:
-    """One `::error` workflow command per diagnostic: GitHub Actions shows
-    them as annotations on the pull request's lines."""
+    """One `::error` / `::warning` workflow command per diagnostic: GitHub
+    Actions shows them as annotations on the pull request's lines."""
     out = []
     for d in result.diagnostics:
         props = ",".join(
             [f"file={_escape_property(d.path)}", f"line={d.line}", f"col={d.col}", f"title={_escape_property(d.rule)}"]
         )
-        out.append(f"::error {props}::{_escape_data(d.message + chr(10) + 'fix: ' + d.fix)}")
+        out.append(f"::{d.severity} {props}::{_escape_data(d.message + chr(10) + 'fix: ' + d.fix)}")
     return "\n".join(out)
 
 
@@ -104,7 +106,7 @@ def sarif(result: LintResult, rules: Sequence[Rule] = ALL) -> str:
                 "shortDescription": {"text": rule.message},
                 "fullDescription": {"text": rule.why()},
                 "help": {"text": f"fix: {rule.fix}", "markdown": rule_page(rule)},
-                "defaultConfiguration": {"level": "error"},
+                "defaultConfiguration": {"level": rule.severity},
             }
             for rule in rules
         ],
@@ -113,7 +115,7 @@ def sarif(result: LintResult, rules: Sequence[Rule] = ALL) -> str:
     for d in result.diagnostics:
         item: dict[str, object] = {
             "ruleId": d.rule,
-            "level": "error",
+            "level": d.severity,
             "message": {"text": f"{d.message}. fix: {d.fix}"},
             "locations": [
                 {

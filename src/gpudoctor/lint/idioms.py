@@ -122,3 +122,78 @@ def source(node: ast.AST, limit: int = 60) -> str:
     """Short source text of an expression, for messages."""
     text = ast.unparse(node)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def values(file: FileModel, expr: ast.expr) -> list[object]:
+    """What `expr` may hold, followed where the value is written in the
+    file: `file.origins`, then an argparse option's default for
+    `args.workers` (`add_argument("--workers", default=4)`), and a constant
+    dict's entry for `CONFIG["port"]` (`CONFIG = {"port": 12355}`). What
+    cannot be followed stays as it is (the caller decides what that means)."""
+    out: list[object] = []
+    for origin in file.origins(expr):
+        if type(origin) is ast.Attribute:
+            default = argparse_default(file, origin.attr)
+            if default is not None:
+                out += file.origins(default)
+                continue
+        if type(origin) is ast.Subscript:
+            key = constant(origin.slice)
+            entries = [v for table in file.origins(origin.value) if type(table) is ast.Dict
+                       for k, v in zip(table.keys, table.values) if k is not None and key is not None and constant(k) == key]
+            if len(entries) == 1:
+                out += file.origins(entries[0])
+                continue
+        out.append(origin)
+    return out
+
+
+def argparse_default(file: FileModel, dest: str) -> ast.expr | None:
+    """The `default=` of the one argparse option of the file stored as `dest`
+    (`--num-workers` / `--num_workers` / `dest="num_workers"`); None when
+    there is none, or several."""
+    key = ("argparse-defaults", file.tree)
+    table = file.memo.get(key)
+    if table is None:
+        found: dict[str, list[ast.expr | None]] = {}
+        for call in file.calls:
+            if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
+                continue
+            flags = [c for c in (constant(a, str) for a in call.args) if c]
+            name = constant(keyword(call, "dest"), str)
+            if name is None:
+                longs = [f for f in flags if f.startswith("--")]
+                name = (longs[0] if longs else flags[0] if flags else "").lstrip("-").replace("-", "_")
+            if name:
+                found.setdefault(name, []).append(keyword(call, "default"))
+        table = file.memo[key] = found
+    defaults = table.get(dest, [])  # type: ignore[attr-defined]
+    return defaults[0] if len(defaults) == 1 else None
+
+
+def spread_keywords(file: FileModel, call: ast.Call) -> dict[str, ast.expr] | None:
+    """The keywords a call receives through `**kwargs` when the file builds
+    that dict itself (`kwargs = dict(num_workers=8)`, `{"num_workers": 8}`);
+    None when one of them cannot be followed."""
+    out: dict[str, ast.expr] = {}
+    for kw in call.keywords:
+        if kw.arg is not None:
+            continue
+        origins = file.origins(kw.value)
+        if len(origins) != 1:
+            return None
+        (table,) = origins
+        if type(table) is ast.Dict:
+            for k, v in zip(table.keys, table.values):
+                name = constant(k, str) if k is not None else None
+                if name is None:
+                    return None
+                out[name] = v
+        elif type(table) is ast.Call and terminal_name(table.func) == "dict" and not table.args:
+            for inner in table.keywords:
+                if inner.arg is None:
+                    return None
+                out[inner.arg] = inner.value
+        else:
+            return None
+    return out

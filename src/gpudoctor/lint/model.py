@@ -239,6 +239,7 @@ class FileModel:
                 self._defines.append(node)
         self.bindings: dict[tuple[ast.AST, str], list[Binding]] = defaultdict(list)
         self.attributes: dict[tuple[ast.ClassDef, str], list[Binding]] = defaultdict(list)
+        self.object_attributes: dict[str, list[ast.AST]] = defaultdict(list)
         for bound, binding in self._targets:
             if isinstance(bound, ast.Name):
                 self.bindings[(self.scope(bound), bound.id)].append(binding)
@@ -246,6 +247,9 @@ class FileModel:
                 cls = self.method_class(bound)
                 if cls is not None:
                     self.attributes[(cls, bound.attr)].append(binding)
+                elif binding.kind == "value" and not binding.path and getattr(bound.value, "id", "") != "self":
+                    # `args.gpu = int(os.environ["LOCAL_RANK"])`: a settings object's attribute
+                    self.object_attributes[bound.attr].append(binding.value)
         for definition in self._defines:
             self.defs[(self.scope(definition), definition.name)].append(definition)
         # the walk is not in source order

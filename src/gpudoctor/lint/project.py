@@ -30,6 +30,26 @@ from gpudoctor.lint.model import DEFS, MAIN_TEST, FileModel, constant, terminal_
 
 # Text that shows a file binds each process to its GPU.
 DEVICE_BINDERS = ("set_device", "CUDA_VISIBLE_DEVICES", "torch.cuda.device(", "set_default_device")
+# ... or names each rank's GPU wherever it puts a tensor: `torch.device("cuda", rank)`,
+# `f"cuda:{local_rank}"`, `"cuda:%d" % gpu`, `"cuda:{}".format(gpu)`, `"cuda:" + str(gpu)`.
+PER_RANK_DEVICE = re.compile(r"""cuda:(?:\{|%d|['"]\s*\+)""")
+DEVICE_CALL = re.compile(r"""cuda['"]\s*,""")
+DEVICE_BEFORE = re.compile(r"""device\(\s*['"]$""")
+
+
+def names_device_per_rank(text: str) -> bool:
+    """`torch.device("cuda", rank)`, `f"cuda:{rank}"`, `"cuda:{}".format(...)`,
+    `"cuda:%d" % gpu`, `"cuda:" + str(gpu)` somewhere in `text`: looked for
+    only where "cuda" is (scanning the whole text for a pattern costs as
+    much as parsing it)."""
+    at = text.find("cuda")
+    while at >= 0:
+        if PER_RANK_DEVICE.match(text, at):
+            return True
+        if DEVICE_CALL.match(text, at) and DEVICE_BEFORE.search(text, max(0, at - 16), at):
+            return True
+        at = text.find("cuda", at + 4)
+    return False
 # A file may make a collective only if it mentions one of these.
 COLLECTIVE_NEEDLES = ("barrier", "all_reduce", "broadcast", "gather", "reduce", "scatter", "all_to_all",
                       "wait_for_everyone", "new_group", "rendezvous")
@@ -105,7 +125,7 @@ def module_facts(path: str, tree: ast.Module, text: str, model: FileModel | None
     return ModuleFacts(
         path=path,
         imports=tuple(dict.fromkeys(i for i in imports if i.strip("."))),
-        binds_device=any(b in text for b in DEVICE_BINDERS),
+        binds_device=any(b in text for b in DEVICE_BINDERS) or names_device_per_rank(text),
         sets_epoch="set_epoch" in text,
         main_calls=frozenset(main_calls),
         collectives=collectives,
@@ -159,26 +179,48 @@ def _called_bare(text: str, name: str) -> bool:
 
 def _forwards(tree: ast.Module, text: str) -> dict[str, tuple[tuple[int, str], ...]]:
     """Top-level function -> its parameters named like a model that it calls
-    (`def evaluate(model, loader): ... model(x)`)."""
-    out: dict[str, tuple[tuple[int, str], ...]] = {}
-    for func in tree.body:
-        if type(func) is not ast.FunctionDef and type(func) is not ast.AsyncFunctionDef:
+    (`def evaluate(model, loader): ... model(x)`), itself or by handing it
+    to another function of the module that does (`generate(model, ...)` ->
+    `generate_fn(model=model)` -> `next_token(model, x)` -> `model(x)`)."""
+    defs = {f.name: f for f in tree.body if type(f) is ast.FunctionDef or type(f) is ast.AsyncFunctionDef}
+    params: dict[str, list[str]] = {}
+    passed: dict[str, list[tuple[str, str, str]]] = {}  # func -> (its param, callee, callee's param)
+    calls: dict[str, set[str]] = {}
+    for name, func in defs.items():
+        names = [a.arg for a in func.args.posonlyargs + func.args.args]
+        models = {p for p in names if "model" in p.lower() or "net" in p.lower()}
+        if not models or not any(_called_bare(text, p) or p + "," in text or p + ")" in text for p in models):
             continue
-        params = [a.arg for a in func.args.posonlyargs + func.args.args]
-        models = {p for p in params if ("model" in p.lower() or "net" in p.lower()) and _called_bare(text, p)}
-        if not models:
-            continue
-        called: set[str] = set()
+        params[name] = names
+        calls[name] = set()
+        passed[name] = []
         for node in ast.walk(func):
-            if type(node) is ast.Call:
-                f = node.func
-                if type(f) is ast.Attribute and f.attr == "forward":
-                    f = f.value
-                if type(f) is ast.Name and f.id in models:
-                    called.add(f.id)
-        if called:
-            out[func.name] = tuple((params.index(p), p) for p in sorted(called))
-    return out
+            if type(node) is not ast.Call:
+                continue
+            f = node.func
+            if type(f) is ast.Attribute and f.attr == "forward":
+                f = f.value
+            if type(f) is ast.Name and f.id in models:
+                calls[name].add(f.id)
+            elif type(f) is ast.Name and f.id in defs and f.id != name:
+                target = defs[f.id]
+                their = [a.arg for a in target.args.posonlyargs + target.args.args]
+                for i, arg in enumerate(node.args):
+                    if type(arg) is ast.Name and arg.id in models and i < len(their):
+                        passed[name].append((arg.id, f.id, their[i]))
+                for kw in node.keywords:
+                    if kw.arg and type(kw.value) is ast.Name and kw.value.id in models:
+                        passed[name].append((kw.value.id, f.id, kw.arg))
+    for _ in range(3):  # a few hops inside the module
+        grew = False
+        for name, hands in passed.items():
+            for mine, callee, theirs in hands:
+                if theirs in calls.get(callee, ()) and mine not in calls[name]:
+                    calls[name].add(mine)
+                    grew = True
+        if not grew:
+            break
+    return {name: tuple((params[name].index(p), p) for p in sorted(called)) for name, called in calls.items() if called}
 
 
 def _project_calls(tree: ast.Module, text: str) -> dict[str, tuple[str, ...]]:
@@ -214,14 +256,23 @@ def _project_calls(tree: ast.Module, text: str) -> dict[str, tuple[str, ...]]:
             if m is not None and (at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")):
                 hits.append((at, dotted_name + m.group(1)))
             at = text.find(name, end)
+    from gpudoctor.lint.ranks import conditional_spans, in_spans
+
     starts = [f.lineno for f in defs]
     found: dict[str, list[str]] = defaultdict(list)
+    spans: dict[int, list[tuple[int, int]]] = {}
     line, counted = 1, 0
     for at, called in sorted(hits):
         line += text.count("\n", counted, at)  # in order: the text is counted once
         counted = at
         i = bisect.bisect_right(starts, line) - 1
         inside = i >= 0 and line <= (defs[i].end_lineno or 0)
+        if inside:
+            # only the calls a function makes every time it runs (see ranks.conditional_spans)
+            if i not in spans:
+                spans[i] = conditional_spans(defs[i])
+            if in_spans(spans[i], line):
+                continue
         found[defs[i].name if inside else ""].append(called)
     return {name: tuple(dict.fromkeys(names)) for name, names in found.items()}
 
@@ -289,7 +340,7 @@ class Project:
         self._resolved: dict[tuple[str, str], tuple[ModuleFacts, str] | None] = {}
         self._folders: dict[str, str] = {}
         self._named: dict[str, tuple[list[ModuleFacts], str] | None] = {}
-        self._reached: dict[tuple[str, str], tuple[str, ModuleFacts, int] | None] = {}
+        self._reached: dict[tuple[str, str], tuple[str, ModuleFacts, int, tuple[str, ...]] | None] = {}
 
     @cached_property
     def _edges(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
@@ -365,13 +416,14 @@ class Project:
         return max(candidates, key=lambda c: len(os.path.commonpath([home, os.path.abspath(c.path)])))
 
     def reach(self, module: ModuleFacts, attr: str, depth: int = CALL_DEPTH,
-              seen: frozenset[tuple[str, str]] = frozenset()) -> tuple[str, ModuleFacts, int] | None:
-        """The collective the function `attr` of `module` makes, itself or
-        through the functions of other modules it calls (up to `depth`
-        modules away; a cycle stops): (collective, module making it, line)."""
+              seen: frozenset[tuple[str, str]] = frozenset()) -> tuple[str, ModuleFacts, int, tuple[str, ...]] | None:
+        """The collective the function `attr` of `module` makes on every
+        call, itself or through the functions of other modules it calls (up
+        to `depth` modules away; a cycle stops): (collective, module making
+        it, line, the functions followed after `attr`)."""
         direct = module.collectives.get(attr)
         if direct is not None:
-            return direct[0], module, direct[1]
+            return direct[0], module, direct[1], ()
         if depth <= 0 or (module.path, attr) in seen:
             return None
         seen = seen | {(module.path, attr)}
@@ -380,10 +432,10 @@ class Project:
             if found is not None and found[0].path != module.path and found[1]:
                 reached = self.reach(found[0], found[1], depth - 1, seen)
                 if reached is not None:
-                    return reached
+                    return reached[0], reached[1], reached[2], (found[1],) + reached[3]
         return None
 
-    def _reach_once(self, module: ModuleFacts, attr: str) -> tuple[str, ModuleFacts, int] | None:
+    def _reach_once(self, module: ModuleFacts, attr: str) -> tuple[str, ModuleFacts, int, tuple[str, ...]] | None:
         key = (module.path, attr)
         if key not in self._reached:
             self._reached[key] = self.reach(module, attr)
@@ -437,7 +489,8 @@ class Project:
             reached = self._reach_once(module, attr)
             if reached is None:
                 return None
-            return f"{reached[0]}() at {os.path.basename(reached[1].path)}:{reached[2]}"
+            via = "".join(f" -> {name}()" for name in reached[3])
+            return f"{via.removeprefix(' -> ') + ' -> ' if via else ''}{reached[0]}() at {os.path.basename(reached[1].path)}:{reached[2]}"
         if query.kind in ("not-rank-guard", "calls-argument"):
             found = self.resolve(facts, query.name)
             if found is None or found[0].path == path or not found[1]:

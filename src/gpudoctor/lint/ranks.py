@@ -53,6 +53,15 @@ MAIN_FLAG = re.compile(
     re.IGNORECASE,
 )
 INT_WRAPPERS = {"int", "str"}
+# Where torch.distributed's collectives take their `group` positionally.
+GROUP_POSITION = {"barrier": 0, "monitored_barrier": 0, "all_reduce": 2, "broadcast": 2, "reduce": 3,
+                  "all_gather": 2, "gather": 3, "scatter": 3, "all_gather_object": 2, "broadcast_object_list": 2,
+                  "gather_object": 3, "reduce_scatter": 3, "all_to_all": 2}
+# Words of a test every rank answers alike and that holds in a distributed
+# job (`if world_size > 1`, `if dist.is_initialized()`, `if args.distributed`):
+# a collective under one still runs on every rank of the job.
+SAME_EVERYWHERE = re.compile(r"world_size|is_initialized|is_available|distributed|is_dist|ddp|n_gpu|num_gpus|"
+                             r"num_processes|num_replicas|multi_gpu|multigpu|use_dist|nprocs", re.IGNORECASE)
 DEPTH = 4
 
 
@@ -97,6 +106,9 @@ def _holds_rank(file: FileModel, node: ast.Name | ast.Attribute, depth: int) -> 
     else:
         cls = file.method_class(node)
         found = file.attributes.get((cls, node.attr), []) if cls is not None else []
+        if cls is None and any(is_rank_value(file, v, depth + 1) for v in attribute_values(file, node.attr)):
+            file.memo[key] = True
+            return True
     answer = False
     for item in found:
         if isinstance(item, Param):
@@ -146,12 +158,41 @@ def _ints(node: ast.AST) -> list[object] | None:
     return None
 
 
+UNKNOWN = object()  # a named constant this file does not define
+
+
+def _known_ints(file: FileModel, node: ast.AST) -> list[object] | None:
+    """`_ints`, also through a name or attribute the file sets once to a
+    literal, at module or class level (`MAIN_PROCESS_RANK = -1`)."""
+    literal = _ints(node)
+    if literal is not None or not isinstance(node, (ast.Name, ast.Attribute)):
+        return literal
+    name = node.id if isinstance(node, ast.Name) else node.attr
+    key = ("constants", file.tree)
+    table = file.memo.get(key)
+    if table is None:
+        consts: dict[str, list[list[object] | None]] = {}
+        scopes = [file.tree.body] + [c.body for c in ast.walk(file.tree) if type(c) is ast.ClassDef]
+        for body in scopes:
+            for stmt in body:
+                if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
+                    consts.setdefault(stmt.targets[0].id, []).append(_ints(stmt.value))
+        table = file.memo[key] = consts
+    values = table.get(name, [])  # type: ignore[attr-defined]
+    if len(values) == 1:
+        return values[0]
+    # `MAIN_PROCESS_RANK` set elsewhere (a base class, another module): no guess
+    return [UNKNOWN] if not values and name.isupper() else None
+
+
 def _splits_ranks(op: ast.cmpop, values: list[object] | None) -> bool:
     """A comparison of the rank with `values` is true on some ranks only.
     -1 is "not distributed": `rank != -1`, `rank >= 0`, `rank > -1` hold on
     every process of a distributed job."""
     if values is None:  # `rank == src`: another variable
         return type(op) in (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+    if values == [UNKNOWN]:  # a constant set in another module: cannot be resolved here
+        return False
     # os.environ values are strings: `os.environ.get("LOCAL_RANK") == "0"`
     values = [int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for v in values]
     nums = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
@@ -179,7 +220,12 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
     if _depth > DEPTH:
         return False
     if isinstance(test, ast.BoolOp):
-        return any(is_rank_condition(file, v, _depth) for v in test.values)
+        # `rank == 0 and x` runs on one rank at most; `rank == 0 or x` on every
+        # rank when x holds, and x cannot be resolved here: not a split.
+        if type(test.op) is ast.And:
+            return any(is_rank_condition(file, v, _depth) for v in test.values)
+        rest = [v for v in test.values if not not_distributed(v)]  # `not dist.is_initialized() or rank == 0`
+        return bool(rest) and all(is_rank_condition(file, v, _depth) for v in rest)
     if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
         return is_rank_condition(file, test.operand, _depth)
     if isinstance(test, ast.Compare):
@@ -187,10 +233,10 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
         for i, op in enumerate(test.ops):
             left, right = operands[i], operands[i + 1]
             if is_rank_value(file, left):
-                if _splits_ranks(op, _ints(right)):
+                if _splits_ranks(op, _known_ints(file, right)):
                     return True
             elif is_rank_value(file, right):
-                if _splits_ranks(_mirror(op), _ints(left)):
+                if _splits_ranks(_mirror(op), _known_ints(file, left)):
                     return True
         return False
     if isinstance(test, ast.Call):
@@ -202,6 +248,16 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
         return func is not None and any(is_rank_condition(file, r, _depth + 1) for r in file.returns(func))
     if isinstance(test, (ast.Name, ast.Attribute)):
         name = test.id if isinstance(test, ast.Name) else test.attr
+        if isinstance(test, ast.Name):
+            params = [b for b in file.lookup(test) or [] if isinstance(b, Param)]
+            if params:
+                # `def evaluate(model, master):` decides on what its callers pass: a rank
+                # test at one of the file's call sites splits the ranks; a value every
+                # rank passes alike (`master=True`), or no call to see, does not.
+                return any(
+                    value is not None and is_rank_condition(file, value, _depth + 1)
+                    for p in params for value in _arguments(file, p)
+                )
         if MAIN_FLAG.match(name):
             return True
         # `log_now = rank == 0` then `if log_now:` (direct assignments only)
@@ -211,6 +267,11 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
         else:
             cls = file.method_class(test)
             found = file.attributes.get((cls, test.attr), []) if cls is not None else []
+            if cls is None:  # `args.save_logs = is_master(args)` ... `if args.save_logs:`
+                return any(
+                    isinstance(v, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)) and is_rank_condition(file, v, _depth + 1)
+                    for v in attribute_values(file, test.attr)
+                )
         return any(
             not isinstance(b, Param) and b.kind == "value" and not b.path
             and isinstance(b.value, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call))
@@ -220,12 +281,22 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
     return False
 
 
+def attribute_values(file: FileModel, attr: str) -> list[ast.AST]:
+    """The values the file assigns to `<object>.attr` outside a class's own
+    `self` (`args.gpu = int(os.environ["LOCAL_RANK"])`): the attribute a
+    script keeps its settings on."""
+    return file.object_attributes.get(attr, [])
+
+
 def is_light_rank_test(test: ast.AST, flags: set[str] | frozenset[str] = frozenset()) -> bool:
     """`test` splits the ranks, judged from the expression alone (no file
     model: for the facts of modules no rule read). `flags` are names already
     known to be rank tests (a helper defined above)."""
     if isinstance(test, ast.BoolOp):
-        return any(is_light_rank_test(v, flags) for v in test.values)
+        if type(test.op) is ast.And:
+            return any(is_light_rank_test(v, flags) for v in test.values)
+        rest = [v for v in test.values if not not_distributed(v)]
+        return bool(rest) and all(is_light_rank_test(v, flags) for v in rest)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return is_light_rank_test(test.operand, flags)
     if isinstance(test, (ast.Call, ast.Name, ast.Attribute)):
@@ -342,7 +413,19 @@ def rank_branch(file: FileModel, node: ast.AST) -> Branch | None:
                     return Branch(anc.test, ())
                 body = anc.body if isinstance(anc.body, list) else [anc.body]
                 orelse = anc.orelse if isinstance(anc.orelse, list) else [anc.orelse]
-                return Branch(anc.test, tuple(orelse) if child in body else tuple(body))
+                other = list(orelse) if child in body else list(body)
+                if child in body and isinstance(anc, ast.If) and file._exits(anc.body):
+                    # `if rank != 0: ...; barrier(); return`: the other ranks go on below
+                    other += _following(file, anc)
+                # an `elif` chain: the earlier arms are other ranks' paths too
+                arm = anc
+                while True:
+                    up = file.parent.get(arm)
+                    if type(up) is not ast.If or up.orelse != [arm]:
+                        break
+                    other += up.body
+                    arm = up
+                return Branch(anc.test, tuple(other))
         elif isinstance(anc, ast.BoolOp):
             for value in anc.values:
                 if value is child:
@@ -357,6 +440,33 @@ def rank_branch(file: FileModel, node: ast.AST) -> Branch | None:
     return None
 
 
+def _following(file: FileModel, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements after `stmt` in its block."""
+    up = file.parent.get(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(up, field, None)
+        if type(block) is list and stmt in block:
+            return block[block.index(stmt) + 1:]
+    return []
+
+
+def over_own_group(call: ast.Call, name: str) -> bool:
+    """A collective over a group of its own (`group=pg`): the ranks that
+    take a branch may be exactly that group's members, which the source does
+    not say. `new_group` is made by every rank whatever the group."""
+    at = GROUP_POSITION.get(terminal_name(call.func))
+    group = keyword(call, "group", at) if at is not None and name.startswith("dist.") else keyword(call, "group")
+    return name != "dist.new_group" and group is not None and not (type(group) is ast.Constant and group.value is None)
+
+
+def _group_from_caller(call: ast.Call, func: ast.AST) -> bool:
+    """`dist.broadcast_object_list(x, group=group)` in `def wrapper(x, group=None)`:
+    the caller chooses the group (by default every rank)."""
+    group = keyword(call, "group")
+    params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs} if isinstance(func, DEFS) else set()
+    return type(group) is ast.Name and group.id in params
+
+
 def collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
     """Function or method -> a collective it makes on every rank that calls
     it (directly, or through the file's own functions it calls)."""
@@ -368,13 +478,24 @@ def collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
 
 
 def _collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
+    # Only what a function does on *every* call counts: a collective under a
+    # test of its own (`if self.pipe_parallel:`) may never run where it is
+    # called, and saying it does is a guess.
+    spans: dict[ast.AST, list[tuple[int, int]]] = {}
+
+    def always(func: ast.AST, call: ast.Call) -> bool:
+        if func not in spans:
+            spans[func] = conditional_spans(func) if isinstance(func, DEFS) else []
+        return not in_spans(spans[func], call.lineno)
+
     reach: dict[ast.AST, tuple[ast.Call, str]] = {}
     for call in file.calls:
         name = collective_name(file, call)
         if not name:
             continue
         func = file.function(call)
-        if func is not None and func not in reach and rank_branch(file, call) is None:
+        if (func is not None and func not in reach and rank_branch(file, call) is None and always(func, call)
+                and (not over_own_group(call, name) or _group_from_caller(call, func))):
             reach[func] = (call, name)
     changed = bool(reach)
     while changed:
@@ -387,7 +508,7 @@ def _collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
             if func is None or func in reach:
                 continue
             for callee, _ in file.callees(call):
-                if callee in reach and callee is not func and rank_branch(file, call) is None:
+                if callee in reach and callee is not func and rank_branch(file, call) is None and always(func, call):
                     reach[func] = reach[callee]
                     changed = True
                     break
@@ -429,11 +550,14 @@ def direct_collectives(tree: ast.Module, text: str) -> dict[str, tuple[str, int]
         segment = "\n".join(lines[func.lineno - 1: func.end_lineno or func.lineno])
         if not any(name + "(" in segment for name in ALL_COLLECTIVES):
             continue
+        spans = conditional_spans(func)
         for node in ast.walk(func):
-            if type(node) is not ast.Call:
+            if type(node) is not ast.Call or in_spans(spans, node.lineno):
                 continue
             f = node.func
             name = terminal_name(f)
+            if keyword(node, "group") is not None and not _group_from_caller(node, func):
+                continue  # over a group of its own (see over_own_group)
             if type(f) is ast.Name and name in direct:
                 out[func.name] = (f"dist.{name}", node.lineno)
             elif type(f) is ast.Attribute and name in TORCH_COLLECTIVES and _dotted(f.value) in aliases:
@@ -455,3 +579,110 @@ def _dotted(node: ast.AST) -> str:
         return ""
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def same_everywhere(test: ast.expr) -> bool:
+    """`test` reads the job's shape, not the rank (`world_size > 1`,
+    `dist.is_initialized()`): every rank answers alike, and a distributed
+    job passes it."""
+    words = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))]
+    return any(SAME_EVERYWHERE.search(w) for w in words) and not any(RANK_NAME.match(w) or MAIN_FLAG.match(w)
+                                                                      for w in words)
+
+
+def conditional_spans(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[int, int]]:
+    """Line spans of `func`'s statements that do not run on every call: the
+    arms of an `if` (unless its test is `same_everywhere`), a `while` body,
+    `except` blocks, nested definitions, and whatever follows an early
+    `if ...: return`. Statements only: no expression is walked."""
+    out: list[tuple[int, int]] = []
+
+    def span(stmts: list[ast.stmt]) -> None:
+        if stmts:
+            out.append((stmts[0].lineno, max(x.end_lineno or x.lineno for x in stmts)))
+
+    def block(stmts: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(stmts):
+            t = type(stmt)
+            if t is ast.If:
+                assert isinstance(stmt, ast.If)
+                if same_everywhere(stmt.test):
+                    block(stmt.body)
+                    block(stmt.orelse)
+                else:
+                    span(stmt.body)
+                    span(stmt.orelse)
+                    if stmt.body and type(stmt.body[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break):
+                        span(stmts[i + 1:])
+                        return
+            elif t is ast.While or t is ast.Match or isinstance(stmt, (*DEFS, ast.ClassDef)):
+                span([stmt])
+            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                block(stmt.body)
+                if not isinstance(stmt, (ast.With, ast.AsyncWith)):
+                    span(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                block(stmt.body)
+                for handler in stmt.handlers:
+                    span(handler.body)
+                span(stmt.orelse)
+                block(stmt.finalbody)
+
+    block(func.body)
+    return out
+
+
+def in_spans(spans: list[tuple[int, int]], line: int) -> bool:
+    return any(start <= line <= end for start, end in spans)
+
+
+def not_distributed(test: ast.expr) -> bool:
+    """`test` is false on every rank of a distributed job: `not
+    dist.is_initialized()`, `world_size == 1`, `args.local_rank == -1`."""
+    if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+        return same_everywhere(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        values = _ints(test.comparators[0])
+        op = type(test.ops[0])
+        if values is None or len(values) != 1:
+            return False
+        (v,) = values
+        words = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test.left)
+                 if isinstance(n, (ast.Name, ast.Attribute))]
+        if _light_rank_value(test.left) or any(RANK_NAME.match(w) for w in words):
+            return v == -1 and op in (ast.Eq, ast.Is)
+        if any(SAME_EVERYWHERE.search(w) for w in words):
+            return (v == 1 and op in (ast.Eq, ast.LtE)) or (v == 2 and op is ast.Lt)
+    return False
+
+
+def depends_on(file: FileModel, branch: Branch) -> str:
+    """The test a branch depends on, for a message, with the value followed
+    to find it splits the ranks: "`args.save_logs`, line 12; `args.save_logs`
+    = `is_master(args)` at line 8"."""
+    from gpudoctor.lint.idioms import source
+
+    test = branch.test
+    out = f"`{source(test)}`, line {branch.line}"
+    while isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+        test = test.operand
+    if not isinstance(test, (ast.Name, ast.Attribute)):
+        return out
+    name = source(test)
+    values: list[ast.AST] = []
+    if isinstance(test, ast.Name):
+        for b in file.lookup(test) or []:
+            if isinstance(b, Param):
+                values += [v for v in _arguments(file, b) if v is not None and is_rank_condition(file, v)]
+            elif b.kind == "value" and not b.path and isinstance(b.value, ast.expr):
+                values.append(b.value)
+    else:
+        cls = file.method_class(test)
+        if cls is not None:
+            values = [b.value for b in file.attributes.get((cls, test.attr), []) if b.kind == "value" and not b.path]
+        else:
+            values = attribute_values(file, test.attr)
+    for value in values:
+        if isinstance(value, ast.expr) and is_rank_condition(file, value):
+            return f"{out}; `{name}` = `{source(value)}` at line {value.lineno}"
+    return out

@@ -19,6 +19,11 @@ from gpudoctor.lint.model import FileModel
 from gpudoctor.lint.project import Query
 
 FLAGGED = "# flagged"
+# Severities, as linters users know them: an error is a certain hang or
+# crash (it fails the run by default); a warning is a risk or a heuristic.
+ERROR = "error"
+WARNING = "warning"
+SEVERITIES = (ERROR, WARNING)
 
 
 @dataclass(frozen=True)
@@ -31,16 +36,30 @@ class Diagnostic:
     rule: str
     message: str
     fix: str
+    severity: str = ERROR
+    # In a notebook: the code cell (1-based, counting code cells only) and
+    # `line` is the line within it; 0 in a .py file.
+    cell: int = 0
+
+    @property
+    def where(self) -> str:
+        """`path:line:col`, or `path:cell N:line:col` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell else ""
+        return f"{self.path}:{cell}{self.line}:{self.col}"
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "path": self.path,
             "line": self.line,
             "col": self.col,
             "rule": self.rule,
+            "severity": self.severity,
             "message": self.message,
             "fix": self.fix,
         }
+        if self.cell:
+            out["cell"] = self.cell
+        return out
 
 
 @dataclass(frozen=True)
@@ -67,6 +86,10 @@ class Rule:
     # The rule only runs on files containing one of these strings (cheap
     # text test first: most files have nothing for most rules).
     needles: ClassVar[tuple[str, ...]] = ()
+    severity: ClassVar[str] = WARNING
+    # False: the rule does not run on test files (pytest's `test_*.py`,
+    # `*_test.py`, `conftest.py`), where the shape is often built on purpose.
+    in_tests: ClassVar[bool] = True
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[str, ...]] = ()
 

@@ -7,8 +7,11 @@ from collections.abc import Iterator
 from gpudoctor.lint.idioms import source
 from gpudoctor.lint.model import FileModel, terminal_name
 from gpudoctor.lint.project import LIBRARIES, Query
-from gpudoctor.lint.ranks import ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective, rank_branch
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.ranks import (ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective,
+                                  depends_on, over_own_group, rank_branch)
+from gpudoctor.lint.rule import ERROR, Hit, Rule
+
+
 
 # A test on the rank somewhere in the text (a cheap look before the tree):
 # "rank" next to a comparison (`rank == 0`, `0 == rank`, `get_rank() != 0`,
@@ -25,6 +28,8 @@ CALLED = tuple(n + "(" for n in sorted(ALL_COLLECTIVES - {"log"}))
 STEMS = ("barrier", "reduce", "broadcast", "gather", "scatter", "all_to_all", "new_", "wait_for_everyone",
          "pad_across_processes", "rendezvous")
 CALLED_BY_STEM = tuple((stem, tuple(n for n in CALLED if stem in n)) for stem in STEMS)
+# An argument that names a process group: `group`, `process_group`, `tp_pg`, `dp_group`.
+GROUP_NAME = re.compile(r"group|(?:^|_)pg$", re.IGNORECASE)
 FLAG_WORDS = ("main_process", "is_main", "master", "global_zero", "is_chief", "is_primary", "is_leader",
               "process_zero", "process_index")
 
@@ -51,10 +56,16 @@ class CollectiveUnderRankCondition(Rule):
     src=0)` called by every rank; a collective in both arms of an `if`; the
     "rank 0 first" pairing where the other ranks make the same collective
     under the opposite test (`if local_rank not in [-1, 0]: barrier()` ...
-    `if local_rank == 0: barrier()`).
+    `if local_rank == 0: barrier()`); a collective over a group of its own
+    (`group=pg`: the ranks in the branch may be that group); a test one of
+    whose alternatives cannot be resolved (`if rank == 0 or full_copy:`); a
+    function whose collective sits under a test of its own (it may not run
+    where it is called). The message shows the chain followed: the test, and
+    the function and line that communicate.
     """
 
     id = "collective-under-rank-condition"
+    severity = ERROR  # a certain crash or hang
     message = "collective reached only on some ranks: the others never call it and the job hangs"
     fix = "dist.barrier()  # moved out of the `if rank == 0:` block: every rank calls it"
     needles = ("barrier", "all_reduce", "broadcast", "gather", "reduce", "scatter", "all_to_all",
@@ -177,7 +188,7 @@ class CollectiveUnderRankCondition(Rule):
         found: list[tuple[ast.Call, str, Branch]] = []
         for call in file.calls:
             name = collective_name(file, call)
-            if name:
+            if name and not over_own_group(call, name) and not self._expected_to_fail(file, call):
                 branch = rank_branch(file, call)
                 if branch is not None:
                     found.append((call, name, branch))
@@ -186,8 +197,8 @@ class CollectiveUnderRankCondition(Rule):
                 continue
             yield Hit(
                 call,
-                message=f"{name}() runs only on some ranks (it depends on `{source(branch.test)}`, line "
-                f"{branch.line}): the other ranks never call it and the job hangs",
+                message=f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): the other "
+                "ranks never call it and the job hangs",
                 fix=f"{source(call)}  # moved out of the branch at line {branch.line}: every rank calls it",
             )
         imported = set(file.imports) | set(file.relative_imports)
@@ -200,26 +211,56 @@ class CollectiveUnderRankCondition(Rule):
                 self._root_name(call.func) in imported and self._maybe_project_function(file, call)
             ):
                 continue
+            if over_own_group(call, "") or any(
+                    GROUP_NAME.search(terminal_name(a)) for a in list(call.args) + [k.value for k in call.keywords]
+                    if type(a) in (ast.Name, ast.Attribute)):
+                continue  # `check(p, group)`: the function communicates over the group it is given
             branch = rank_branch(file, call)
             if branch is None or makes_collective(file, branch.other, reach):
                 continue
             callee = terminal_name(call.func)
+            # "rank 0 first": `if not is_main: wait()` ... `if is_main: wait()` in one function
+            if any(terminal_name(c.func) == callee and b.test is not branch.test and file.function(c) is file.function(call)
+                   for c, b in self._calls_under_rank_tests(file, callee)):
+                continue
             if reached is not None:
                 target, collective = reached
                 what = f"{collective}() at line {target.lineno}"
-                yield Hit(call, message=self._through(callee, what, branch), fix=self._fix(call, branch))
+                yield Hit(call, message=self._through(file, callee, what, branch), fix=self._fix(call, branch))
             else:
                 yield Hit(
                     call,
-                    message=self._through(callee, "{reached}", branch),
+                    message=self._through(file, callee, "{reached}", branch),
                     fix=self._fix(call, branch),
                     query=Query("reaches-collective", self._import_name(file, call)),
                 )
 
     @staticmethod
-    def _through(callee: str, what: str, branch: Branch) -> str:
-        return (f"{callee}() makes {what} and runs only on some ranks (it depends on `{source(branch.test)}`, "
-                f"line {branch.line}): the other ranks never make it and the job hangs")
+    def _calls_under_rank_tests(file: FileModel, callee: str) -> list[tuple[ast.Call, Branch]]:
+        out = []
+        for call in file.calls:
+            if terminal_name(call.func) == callee:
+                branch = rank_branch(file, call)
+                if branch is not None:
+                    out.append((call, branch))
+        return out
+
+    @staticmethod
+    def _expected_to_fail(file: FileModel, call: ast.Call) -> bool:
+        """Inside `with self.assertRaises(...)` / `pytest.raises(...)`: a test
+        that makes the hang on purpose and checks the timeout."""
+        for anc in file.ancestors(call):
+            if isinstance(anc, (ast.With, ast.AsyncWith)):
+                for item in anc.items:
+                    ctx = item.context_expr
+                    if type(ctx) is ast.Call and terminal_name(ctx.func).startswith(("assertRaises", "raises")):
+                        return True
+        return False
+
+    @staticmethod
+    def _through(file: FileModel, callee: str, what: str, branch: Branch) -> str:
+        return (f"{callee}() reaches {what} and runs only on some ranks (it depends on {depends_on(file, branch)}): "
+                "the other ranks never make it and the job hangs")
 
     @staticmethod
     def _fix(call: ast.Call, branch: Branch) -> str:

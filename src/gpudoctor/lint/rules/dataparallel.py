@@ -15,15 +15,26 @@ class DataParallel(Rule):
 
     Use one process per GPU with DistributedDataParallel, started by
     `torchrun`. Only building a DataParallel is flagged, not
-    `isinstance(model, nn.DataParallel)` checks.
+    `isinstance(model, nn.DataParallel)` checks, nor a file that also builds
+    a DistributedDataParallel: there DataParallel is the fallback for a run
+    without a launcher, chosen on purpose. Not run on test files.
     """
 
     id = "dataparallel"
+    in_tests = False  # tests build this shape on purpose
     message = "nn.DataParallel: one process drives every GPU; DistributedDataParallel is faster"
     fix = "model = DistributedDataParallel(model.to(local_rank), device_ids=[local_rank])  # torchrun --nproc-per-node=N"
     needles = ("DataParallel",)
 
     VALID = (
+        '''
+        import torch.nn as nn
+
+        if args.distributed:
+            model = nn.parallel.DistributedDataParallel(model.cuda(gpu), device_ids=[gpu])
+        else:
+            model = nn.DataParallel(model).cuda()  # the fallback without a launcher
+        ''',
         '''
         import os
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -52,5 +63,7 @@ class DataParallel(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        if "DistributedDataParallel" in file.text:  # (torch's, apex's, DeepSpeed's)
+            return  # DataParallel is the program's fallback when it is not launched distributed
         for call in file.calls_to("DataParallel", TORCH):
             yield Hit(call)

@@ -15,17 +15,44 @@ class LocalRankArg(Rule):
     `LOCAL_RANK` environment variable instead.
 
     Under `torchrun` the argument is never given, so the script silently uses
-    its default (often 0) on every process: all ranks pick the same GPU. An
-    argument whose default already reads `LOCAL_RANK` from the environment is
-    not flagged.
+    its default (often 0) on every process: all ranks pick the same GPU.
+
+    Not flagged, because the argument is then harmless: a file that reads
+    `LOCAL_RANK` from the environment too (the default, or a later
+    `args.local_rank = int(os.environ["LOCAL_RANK"])`); a file that never
+    reads `args.local_rank` back (accelerate and Lightning scripts keep the
+    argument for old launchers); a DeepSpeed program, whose `deepspeed`
+    launcher does pass `--local_rank`.
     """
 
     id = "local-rank-arg"
+    in_tests = False  # tests build this shape on purpose
     message = "argparse defines --local_rank: torchrun passes LOCAL_RANK in the environment"
     fix = 'local_rank = int(os.environ["LOCAL_RANK"])'
     needles = tuple(FLAGS)  # the flag is written as a string literal
 
     VALID = (
+        '''
+        import argparse
+        from accelerate import Accelerator
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local_rank", type=int, default=-1)  # kept for old launchers, never read
+        args = parser.parse_args()
+        accelerator = Accelerator()
+        ''',
+        '''
+        import argparse
+        import os
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local_rank", type=int, default=-1)
+        args = parser.parse_args()
+        env_local_rank = int(os.environ.get("LOCAL_RANK", -1))
+        if env_local_rank != -1:
+            args.local_rank = env_local_rank
+        torch.cuda.set_device(args.local_rank)
+        ''',
         '''
         import os
 
@@ -52,6 +79,7 @@ class LocalRankArg(Rule):
         parser = argparse.ArgumentParser()
         parser.add_argument("--local_rank", type=int, default=0)  # flagged
         args = parser.parse_args()
+        torch.cuda.set_device(args.local_rank)
         ''',
         '''
         import argparse
@@ -59,10 +87,17 @@ class LocalRankArg(Rule):
         parser = argparse.ArgumentParser()
         group = parser.add_argument_group("distributed")
         group.add_argument("--local-rank", "--local_rank", type=int, default=-1)  # flagged
+        args = parser.parse_args()
+        device = torch.device("cuda", args.local_rank)
         ''',
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        if "LOCAL_RANK" in file.text or "deepspeed" in file.text.lower():
+            return
+        if not any(type(n) is ast.Attribute and n.attr == "local_rank" and type(n.ctx) is ast.Load
+                   for n in ast.walk(file.tree)):
+            return  # never read back: whatever a launcher passes goes unused
         for call in file.calls:
             if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
                 continue

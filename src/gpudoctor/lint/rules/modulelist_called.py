@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import re
 
 from gpudoctor.lint.model import FileModel, terminal_name
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 CONTAINERS = ("ModuleList", "ModuleDict")
 # What precedes `ModuleList(` on its line when a name is bound to it:
@@ -21,10 +21,13 @@ class ModulelistCalled(Rule):
     "forward" function`.
 
     Iterate over it (`for layer in self.layers: x = layer(x)`), or build an
-    `nn.Sequential` if the layers run in order.
+    `nn.Sequential` if the layers run in order. Not flagged when the file
+    also sets that attribute on an instance (`model.mid = new_block`): the
+    container may have been replaced by a module before the call.
     """
 
     id = "modulelist-called"
+    severity = ERROR  # a certain crash or hang
     message = "an nn.ModuleList is called like a module: it has no forward()"
     fix = "for layer in self.layers: x = layer(x)"
     needles = CONTAINERS
@@ -69,6 +72,21 @@ class ModulelistCalled(Rule):
             def forward(self, x):
                 return self.layers(x)
         ''',
+        '''
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mid = nn.ModuleList([Block(), Block()])
+
+            def forward(self, x):
+                return self.mid(x) if self.converted else self.mid[1](self.mid[0](x))
+
+        model = Net()
+        model.mid = MidBlock()  # the container is replaced before the converted forward
+        model.converted = True
+        ''',
     )
     INVALID = (
         '''
@@ -93,6 +111,8 @@ class ModulelistCalled(Rule):
             if not origins or origins == [func]:
                 continue
             kinds = {terminal_name(o.func) for o in origins if type(o) is ast.Call and self._container(file, o)}
+            if file.object_attributes.get(func.attr):
+                continue  # `model.mid = UNetMidBlock(...)` elsewhere: maybe no container by the time it is called
             if len(kinds) == 1 and all(type(o) is ast.Call and self._container(file, o) for o in origins):
                 kind = kinds.pop()
                 name = ast.unparse(func)

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import TORCH
 from gpudoctor.lint.model import FileModel, constant, keyword, terminal_name
-from gpudoctor.lint.project import Query
+from gpudoctor.lint.project import Query, names_device_per_rank
 from gpudoctor.lint.rule import Hit, Rule
 
 # Ways to bind a process to its GPU.
@@ -21,8 +21,9 @@ class NcclNoSetDevice(Rule):
     Call `torch.cuda.set_device(local_rank)` before `init_process_group`, or
     pass `device_id=`. Not flagged when the file binds a device another way
     (`torch.cuda.device(...)`, `torch.accelerator.set_device_index`,
-    `dist.barrier(device_ids=[rank])`, or setting `CUDA_VISIBLE_DEVICES` per
-    process), nor, when a folder is
+    `dist.barrier(device_ids=[rank])`, setting `CUDA_VISIBLE_DEVICES` per
+    process, or naming each rank's GPU wherever it puts a tensor:
+    `torch.device("cuda", rank)`, `f"cuda:{local_rank}"`), nor, when a folder is
     linted, when a module of the same program does (the training script that
     imports this file's `setup()`, or a module this file imports).
     """
@@ -83,8 +84,8 @@ class NcclNoSetDevice(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         inits = [c for c in file.calls_to("init_process_group", TORCH) if self._nccl(file, c)]
-        if not inits or "CUDA_VISIBLE_DEVICES" in file.text:
-            return
+        if not inits or "CUDA_VISIBLE_DEVICES" in file.text or names_device_per_rank(file.text):
+            return  # the program names each rank's GPU itself
         for call in file.calls:
             name = terminal_name(call.func)
             if name in BINDERS or (name == "device" and file.qualname(call.func) == "torch.cuda.device"):

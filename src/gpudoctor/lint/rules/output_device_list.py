@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import TORCH, source
 from gpudoctor.lint.model import FileModel, keyword
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 
 class OutputDeviceList(Rule):
@@ -18,6 +18,7 @@ class OutputDeviceList(Rule):
     """
 
     id = "output-device-list"
+    severity = ERROR  # a certain crash or hang
     message = "output_device is given a list: it takes one device"
     fix = "DistributedDataParallel(model, device_ids=[local_rank], output_device=local_rank)"
     needles = ("DataParallel",)

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import loader_arg, samplers_of, source
 from gpudoctor.lint.model import FileModel, keyword
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 # Values the file fully shows: a dataset construction, an indexed split, a name.
 CONCRETE = (ast.Call, ast.Subscript, ast.Attribute, ast.Name)
@@ -22,6 +22,7 @@ class SamplerDatasetMismatch(Rule):
     """
 
     id = "sampler-dataset-mismatch"
+    severity = ERROR  # a certain crash or hang
     message = "DistributedSampler is built over a different dataset than the DataLoader reads"
     fix = "DataLoader(dataset, sampler=DistributedSampler(dataset))  # the same dataset in both"
     needles = ("DistributedSampler",)

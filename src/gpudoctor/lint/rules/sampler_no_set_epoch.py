@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import is_distributed_sampler, is_loader, samplers_of, source, strip_iteration
-from gpudoctor.lint.model import FileModel, constant, identifiers, keyword
+from gpudoctor.lint.model import FileModel, constant, identifiers, keyword, terminal_name
 from gpudoctor.lint.project import Query
 from gpudoctor.lint.rule import Hit, Rule
+
+# Names of evaluation data and code: `val_loader`, `eval_dataset`, `def evaluate`, `test_set`.
+EVALUATION = re.compile(r"(?:^|_)(?:val|valid|validation|eval|evaluate|evaluation|test|dev)(?:_|$)|^(?:evaluate|validate)", re.IGNORECASE)
 
 
 class SamplerNoSetEpoch(Rule):
@@ -18,13 +22,16 @@ class SamplerNoSetEpoch(Rule):
     False) is iterated once per epoch, in a loop nested in an epoch loop or
     in a function or method of the same file that an epoch loop calls, and
     the file never calls `set_epoch` on that sampler (directly or as
-    `loader.sampler.set_epoch`). A file that only builds loaders is not
+    `loader.sampler.set_epoch`). Evaluation is not flagged (a loop over
+    `val_loader` / `eval_dataloader`, or in `def evaluate`): its order does
+    not matter. A file that only builds loaders is not
     flagged: whoever iterates them is responsible. When a folder is linted,
     a `set_epoch` call in another module of the same program (one this file
     imports, or one that imports it) counts too.
     """
 
     id = "sampler-no-set-epoch"
+    in_tests = False  # tests build this shape on purpose
     message = "DistributedSampler is iterated every epoch but set_epoch() is never called: every epoch sees the same order"
     fix = "sampler.set_epoch(epoch)  # first line of the epoch loop"
     needles = ("DistributedSampler",)
@@ -99,7 +106,11 @@ class SamplerNoSetEpoch(Rule):
             return
         iterated: dict[ast.Call, tuple[ast.For | ast.AsyncFor, ast.Call]] = {}  # sampler -> (loop, loader)
         for loop in file.for_loops:
-            for loader in file.origins(strip_iteration(loop.iter)):
+            iterated_now = strip_iteration(loop.iter)
+            # `zip(prompt_loader, unsupervised_loader)`: each loader is iterated
+            parts = (iterated_now.args if type(iterated_now) is ast.Call and terminal_name(iterated_now.func) == "zip"
+                     else [iterated_now])
+            for loader in [o for part in parts for o in file.origins(strip_iteration(part))]:
                 if not isinstance(loader, ast.Call) or not is_loader(file, loader):
                     continue
                 for sampler in samplers_of(file, loader):
@@ -111,7 +122,7 @@ class SamplerNoSetEpoch(Rule):
         if covered is None:
             return
         for sampler, (loop, loader) in iterated.items():
-            if sampler in covered:
+            if sampler in covered or self._evaluation(file, loop, sampler):
                 continue
             yield Hit(
                 sampler,
@@ -120,6 +131,15 @@ class SamplerNoSetEpoch(Rule):
                 "never called on it: every epoch sees the same order",
                 fix=f"{self._handle(file, sampler, loop)}.set_epoch(epoch)  # first line of the epoch loop",
             )
+
+    @staticmethod
+    def _evaluation(file: FileModel, loop: ast.For | ast.AsyncFor, sampler: ast.Call) -> bool:
+        """The loop evaluates (`for batch in val_loader`, inside `def evaluate`,
+        over a sampler of `eval_dataset`): the order of evaluation does not matter."""
+        func = file.function(loop)
+        names = list(identifiers(loop.iter)) + list(identifiers(sampler))
+        names.append(getattr(func, "name", ""))
+        return any(EVALUATION.search(name) for name in names)
 
     @staticmethod
     def _is_epoch_loop(loop: ast.For | ast.AsyncFor | ast.While) -> bool:

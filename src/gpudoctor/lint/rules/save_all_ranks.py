@@ -7,7 +7,7 @@ import ast
 from gpudoctor.lint.idioms import TORCH
 from gpudoctor.lint.model import FileModel, terminal_name
 from gpudoctor.lint.project import LIBRARIES, Query
-from gpudoctor.lint.ranks import is_rank_condition
+from gpudoctor.lint.ranks import is_rank_condition, same_everywhere
 from gpudoctor.lint.rule import Hit, Rule
 
 
@@ -24,10 +24,13 @@ class SaveAllRanks(Rule):
     module of the project) around the call, or around every call, within the
     file, of the function or method that contains it. A file name that
     contains the rank (one file per rank) is not flagged, nor is a function
-    the file never calls.
+    the file never calls, nor a save under a flag or predicate this file
+    cannot resolve (`if args.save_logs:` set in another module): it may be
+    a rank flag. A heuristic: a warning.
     """
 
     id = "save-all-ranks"
+    in_tests = False  # tests build this shape on purpose
     message = "torch.save runs on every rank: all processes write the same file"
     fix = "if dist.get_rank() == 0: torch.save(...)  # then dist.barrier() before other ranks read it"
     needles = ("save",)
@@ -108,7 +111,7 @@ class SaveAllRanks(Rule):
             return
         for call in saves:
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
-            if any(file.is_rank_test(arg) for arg in call.args[1:] + [kw.value for kw in call.keywords]):
+            if any(self._per_rank(file, arg) for arg in call.args[1:] + [kw.value for kw in call.keywords]):
                 continue
             if file.rank_guarded(call):
                 continue
@@ -116,8 +119,30 @@ class SaveAllRanks(Rule):
             if any(is_rank_condition(file, test) for test in tests):
                 continue  # a helper of this file computed from the rank
             helper = self._imported_test(file, tests)
-            # `if is_first():` with the helper from another module: the project says what it computes
-            yield Hit(call, query=Query("not-rank-guard", helper)) if helper else Hit(call)
+            if helper:  # `if is_first():` with the helper from another module: the project says what it computes
+                yield Hit(call, query=Query("not-rank-guard", helper))
+            elif not any(self._unresolved_flag(test) for test in tests):
+                yield Hit(call)  # (`if args.save_ckpt:` may be a rank flag set elsewhere: no guess)
+
+    @staticmethod
+    def _per_rank(file: FileModel, arg: ast.expr) -> bool:
+        """The file name holds the rank, written there or in the variable
+        passed (`path = f"ckpt_{rank}.pt"`; `torch.save(state, path)`)."""
+        if file.is_rank_test(arg):
+            return True
+        return type(arg) is ast.Name and any(
+            isinstance(o, ast.expr) and o is not arg and file.is_rank_test(o) for o in file.origins(arg)
+        )
+
+    @staticmethod
+    def _unresolved_flag(test: ast.expr) -> bool:
+        """A bare flag or predicate (`if args.save_logs:`, `if should_save():`)
+        that does not read the job's shape (`if args.distributed:` does)."""
+        while isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+            test = test.operand
+        if isinstance(test, ast.BoolOp):
+            return any(SaveAllRanks._unresolved_flag(v) for v in test.values)
+        return isinstance(test, (ast.Name, ast.Attribute, ast.Call)) and not same_everywhere(test)
 
     @staticmethod
     def _imported_test(file: FileModel, tests: list[ast.expr]) -> str:

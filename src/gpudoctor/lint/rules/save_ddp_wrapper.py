@@ -16,12 +16,14 @@ class SaveDdpWrapper(Rule):
 
     Save the wrapped model, `model.module.state_dict()`. Flagged only when
     every value the saved object may hold is a wrapper (a
-    `model.module if ... else model` unwrap is fine), and not in a file that
+    `model.module if ... else model` unwrap is fine, and so is a name unwrapped
+    in one arm of an `if` and the plain model in the other), and not in a file that
     loads its checkpoints back into a wrapper (`ddp_model.load_state_dict(...)`,
     `ddp_model = torch.load(...)`): that round trip is consistent.
     """
 
     id = "save-ddp-wrapper"
+    in_tests = False  # tests build this shape on purpose
     message = "torch.save of the DDP wrapper: its state_dict keys carry a 'module.' prefix"
     fix = "torch.save(model.module.state_dict(), path)"
     needles = ("DataParallel",)
@@ -41,6 +43,21 @@ class SaveDdpWrapper(Rule):
         model = DDP(net, device_ids=[local_rank])
         to_save = model.module if hasattr(model, "module") else model
         torch.save({"model": to_save.state_dict()}, "ckpt.pt")
+        ''',
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(args, generator):
+            if args.distributed:
+                g_module = generator.module
+            else:
+                g_module = generator
+            torch.save({"g": g_module.state_dict()}, "ckpt.pt")
+
+        if args.distributed:
+            generator = DDP(generator, device_ids=[args.local_rank])
+        train(args, generator)
         ''',
     )
     INVALID = (
@@ -79,6 +96,8 @@ class SaveDdpWrapper(Rule):
                     state_dict, holder = True, saved.func.value
                 else:
                     state_dict, holder = False, saved
+                if self._unwrapped_elsewhere(file, holder):
+                    continue
                 origins = file.origins(holder)
                 kinds = {wrapper_kind(file, o) for o in origins}
                 if not origins or "" in kinds:
@@ -92,6 +111,18 @@ class SaveDdpWrapper(Rule):
                                "wrapper class, and its weights carry a 'module.' prefix")
                 yield Hit(saved, message=message, fix=f"torch.save({source(holder)}.module.state_dict(), path)")
                 break
+
+    @staticmethod
+    def _unwrapped_elsewhere(file: FileModel, holder: ast.expr) -> bool:
+        """`g_module = generator.module if distributed else generator`, or the
+        same in two arms of an `if`: some assignment of the name unwraps, so
+        the wrapper is the non-distributed path's plain model."""
+        if type(holder) is not ast.Name:
+            return False
+        bindings = file.bindings.get((file.scope(holder), holder.id), [])
+        values = [b.value for b in bindings] + [v for b in bindings if type(b.value) is ast.IfExp
+                                                 for v in (b.value.body, b.value.orelse)]
+        return any(type(v) is ast.Attribute and v.attr == "module" for v in values)
 
     @staticmethod
     def _saved_values(file: FileModel, obj: ast.expr) -> list[ast.expr]:

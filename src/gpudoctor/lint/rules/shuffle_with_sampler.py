@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from gpudoctor.lint.idioms import loader_arg
 from gpudoctor.lint.model import FileModel, constant
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 
 class ShuffleWithSampler(Rule):
@@ -18,6 +18,7 @@ class ShuffleWithSampler(Rule):
     """
 
     id = "shuffle-with-sampler"
+    severity = ERROR  # a certain crash or hang
     message = "DataLoader gets shuffle=True and a sampler: it raises ValueError (they are mutually exclusive)"
     fix = "DataLoader(dataset, sampler=DistributedSampler(dataset, shuffle=True))  # no shuffle= on the loader"
     needles = ("DataLoader",)

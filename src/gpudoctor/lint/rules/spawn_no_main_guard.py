@@ -4,7 +4,7 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.lint.model import FileModel, constant, keyword
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 
 class SpawnNoMainGuard(Rule):
@@ -20,6 +20,7 @@ class SpawnNoMainGuard(Rule):
     """
 
     id = "spawn-no-main-guard"
+    severity = ERROR  # a certain crash or hang
     message = 'mp.spawn runs at import time, outside `if __name__ == "__main__":`'
     fix = 'if __name__ == "__main__": mp.spawn(main, args=(world_size,), nprocs=world_size)'
     needles = ("spawn", "start_processes")

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.lint.idioms import is_torch_spawn_program, loader_arg
+from gpudoctor.lint.idioms import is_torch_spawn_program, loader_arg, spread_keywords, values
 from gpudoctor.lint.model import FileModel, constant, has_star_kwargs, keyword, terminal_name
 from gpudoctor.lint.rule import Hit, Rule
 
@@ -22,6 +22,7 @@ class SpawnNumWorkers(Rule):
     """
 
     id = "spawn-num-workers"
+    in_tests = False  # tests build this shape on purpose
     message = "DataLoader(num_workers>0) in a spawned program without persistent_workers=True"
     fix = "DataLoader(dataset, num_workers=4, persistent_workers=True)  # or launch with torchrun / strategy=\"ddp\""
     needles = ("num_workers",)
@@ -53,6 +54,21 @@ class SpawnNumWorkers(Rule):
     )
     INVALID = (
         '''
+        import argparse
+        import torch.multiprocessing as mp
+        from torch.utils.data import DataLoader
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("-j", "--workers", type=int, default=8)
+
+        def main_worker(gpu, args):
+            loader = DataLoader(dataset, batch_size=64, num_workers=args.workers)  # flagged
+
+        if __name__ == "__main__":
+            args = parser.parse_args()
+            mp.spawn(main_worker, args=(args,), nprocs=4)
+        ''',
+        '''
         import torch.multiprocessing as mp
         from torch.utils.data import DataLoader
 
@@ -83,12 +99,14 @@ class SpawnNumWorkers(Rule):
         if not how:
             return
         for call in file.calls_to("DataLoader"):
-            if has_star_kwargs(call):
+            # `DataLoader(ds, **kwargs)` with `kwargs = dict(num_workers=args.workers)` built in the file
+            spread = spread_keywords(file, call) if has_star_kwargs(call) else {}
+            if spread is None:
                 continue
-            workers = loader_arg(call, "num_workers")
+            workers = loader_arg(call, "num_workers") or spread.get("num_workers")
             if workers is None or not self._positive(file, workers):
                 continue
-            persistent = keyword(call, "persistent_workers")
+            persistent = keyword(call, "persistent_workers") or spread.get("persistent_workers")
             if persistent is not None and constant(persistent) is not False:
                 continue
             yield Hit(call, message=f"DataLoader(num_workers={ast.unparse(workers)}) in a program started with "
@@ -111,7 +129,7 @@ class SpawnNumWorkers(Rule):
 
     @staticmethod
     def _positive(file: FileModel, expr: ast.expr) -> bool:
-        origins = file.origins(expr)
+        origins = values(file, expr)  # `num_workers=args.workers`: the option's default
         if not origins:
             return False
         for origin in origins:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpudoctor.lint.model import FileModel
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 
 class SyntaxErrorRule(Rule):
@@ -14,6 +14,7 @@ class SyntaxErrorRule(Rule):
     """
 
     id = "syntax-error"
+    severity = ERROR  # a certain crash or hang
     message = "the file is not valid Python"
     fix = "python -m py_compile FILE  # shows the same error"
 

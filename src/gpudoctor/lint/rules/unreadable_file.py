@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpudoctor.lint.model import FileModel
-from gpudoctor.lint.rule import Hit, Rule
+from gpudoctor.lint.rule import ERROR, Hit, Rule
 
 
 class UnreadableFile(Rule):
@@ -22,6 +22,7 @@ class UnreadableFile(Rule):
     """
 
     id = "unreadable-file"
+    severity = ERROR  # not checked at all: a CI run must not pass as if it had been
     message = "the file cannot be decoded"
     fix = "iconv -f ENCODING -t UTF-8 FILE, or add a PEP 263 line: # -*- coding: latin-1 -*-"
 
