@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gpudoctor.launch.scratch import write_file
+
 # Stages every rank passes through, in order; later stages are command-specific.
 STAGE_STARTED = "started"
 STAGE_RENDEZVOUS = "rendezvous"
@@ -73,11 +75,7 @@ class RankContext:
         self._step = self._step + 1 if step is None else step
         if not self.run_dir:
             return
-        path = progress_path(self.run_dir, self.rank)
-        tmp = f"{path}.tmp"
-        with open(tmp, "w") as fh:
-            fh.write(f"{self._step}\t{stage}")
-        os.replace(tmp, path)
+        write_file(progress_path(self.run_dir, self.rank), f"{self._step}\t{stage}")
 
     def fault_point(self, stage: str) -> None:
         """Where the generic faults fire. Call it before the heartbeat of the step

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import atexit
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 from datetime import timedelta
 
 from gpudoctor.cli.exit_code import ExitCode
-from gpudoctor.launch import run_folder
+from gpudoctor.launch import run_folder, scratch
 from gpudoctor.launch.collective_watch import STALL, CollectiveWatch
 
 POLL_S = 0.5
@@ -35,13 +35,58 @@ def job_key() -> str:
     return f"gpudoctor/{run_id}/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
 
 
+_run_dir: str | None = None
+
+
 def joined_run_dir() -> str:
-    """A run folder per job on each node, the same for all its local ranks."""
-    run_id = os.environ.get("TORCHELASTIC_RUN_ID") or os.environ.get("SLURM_JOB_ID") or "job"
-    port = os.environ.get("MASTER_PORT", "")
-    path = os.path.join(tempfile.gettempdir(), f"gpudoctor-run-{run_id}-{port}".replace(os.sep, "_"))
-    os.makedirs(path, exist_ok=True)
-    return path
+    """A run folder per job on each node, the same for all its local ranks: made
+    private (launch/scratch.py). One that another user could have planted is
+    refused, in a line on stderr, and this rank uses a fresh folder of its own:
+    the hang doctor goes on, its run folder split."""
+    global _run_dir
+    if _run_dir is None:
+        run_id = os.environ.get("TORCHELASTIC_RUN_ID") or os.environ.get("SLURM_JOB_ID") or "job"
+        path = scratch.shared_path("run", run_id, os.environ.get("MASTER_PORT", ""))
+        try:
+            scratch.private_folder(path)
+        except scratch.FolderRefused as exc:
+            path = scratch.private_fallback("run")
+            sys.stderr.write(f"gpudoctor run: run folder refused: {exc}; this rank uses {path} instead\n")
+        _run_dir = path
+        # Registered before the tracker's own exit hook, so it runs after its last write.
+        atexit.register(_clean_up, path, _rank())
+    return _run_dir
+
+
+_ended_clean = False
+
+
+def ended_clean() -> None:
+    """The script of this rank ended with status 0: its files need not stay."""
+    global _ended_clean
+    _ended_clean = True
+
+
+def _rank() -> int | None:
+    text = os.environ.get("RANK") or os.environ.get("SLURM_PROCID") or ""
+    return int(text) if text.isdigit() else None
+
+
+def _clean_up(path: str, rank: int | None) -> None:
+    """At a clean end, this rank's files go; the last rank out takes the folder
+    (a report in it, or a rank that failed, keeps it)."""
+    if not _ended_clean or rank is None or os.path.exists(os.path.join(path, "report.txt")):
+        return
+    for name in os.listdir(path) if os.path.isdir(path) else ():
+        if name.startswith(f"rank{rank}."):
+            try:
+                os.unlink(os.path.join(path, name))
+            except OSError:
+                pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass  # another rank's files are still there: that rank removes the folder
 
 
 class JobStore:

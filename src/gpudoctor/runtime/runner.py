@@ -108,6 +108,10 @@ def _report_top(target_name: str, status: int | None, argv: list[str], facts: li
     sys.stderr.flush()
     if session.fragments_dir:
         shutil.rmtree(session.fragments_dir, ignore_errors=True)
+    if not status and "gpudoctor.runtime.joined_watch" in sys.modules:
+        from gpudoctor.runtime import joined_watch
+
+        joined_watch.ended_clean()  # a rank of torchrun / srun: its run folder files go at exit
     return script_exit(status or ExitCode.OK, report, strict)
 
 
