@@ -18,6 +18,7 @@ import sys
 import traceback
 from dataclasses import is_dataclass
 
+from gpudoctor.launch import store
 from gpudoctor.launch.contract import RankError, write_contract
 from gpudoctor.launch.rank import STAGE_STARTED, join_context
 
@@ -52,6 +53,7 @@ def main(argv: list[str]) -> int:
     with open(os.path.join(run_dir, "config.json")) as fh:
         config = json.load(fh)
     _track_collectives(ctx)
+    store.host_if_asked()  # rank 0: the rendezvous store, on 127.0.0.1 only
     try:
         fn = getattr(importlib.import_module(module_name), func_name)
         result = fn(ctx, config)

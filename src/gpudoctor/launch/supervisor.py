@@ -14,6 +14,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpudoctor.launch import lifeline
+from gpudoctor.launch import lifeline, store
 from gpudoctor.launch.contract import RankError, read_contract
 from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, parse_faults, read_progress
 
@@ -99,43 +100,6 @@ class LaunchResult:
         if stuck:
             return min(stuck, key=lambda r: (r.state != "nojoin", r.step, r.rank))
         return None
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now, for rank 0's store.
-
-    Rank 0 hosts the rendezvous store, as torch's env:// does, rather than this
-    process: hosting it here meant importing torch (~1.5 s) before any rank could
-    start importing its own (issue 14's start-up target). Between this choice and
-    rank 0's bind the port must stay free, so it is taken below the kernel's
-    ephemeral range: the ports that bind(0) and every outgoing connection (gloo's,
-    other jobs' stores) are handed never come from there."""
-    import random
-    import socket
-
-    low = _ephemeral_low()
-    pool = [p for p in range(FIXED_PORTS_FROM, low) if p not in TORCH_DEFAULT_PORTS]
-    for port in [*random.sample(pool, min(64, len(pool))), 0]:  # 0: the kernel's choice, when no fixed port is free
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return int(s.getsockname()[1])
-    raise OSError("no free TCP port on 127.0.0.1")
-
-
-FIXED_PORTS_FROM = 20000  # well above the registered services most hosts run
-TORCH_DEFAULT_PORTS = range(29400, 29600)  # torchrun's and c10d's defaults (29500, 29400): a user's job may want them
-
-
-def _ephemeral_low() -> int:
-    """The first port of the kernel's ephemeral range (Linux; IANA's 49152 elsewhere)."""
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
-            return int(fh.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 49152
 
 
 # SIGHUP is what an ssh session dropping sends: the ranks must not outlive it either.
@@ -244,8 +208,13 @@ def launch(
     on_progress: ProgressCallback | None = None,
     run_dir: str | None = None,
     watch=None,
+    own_store: bool = False,
 ) -> LaunchResult:
     """Run `command` as ranks 0..nproc-1 on this machine and supervise them.
+
+    `own_store`: the command is gpudoctor's rank entry (launch.child,
+    runtime.main), whose rank 0 hosts the rendezvous store on a socket bound to
+    127.0.0.1 here (launch/store.py); otherwise rank 0's torch binds the port.
 
     `echo(rank, line)`: when given, the ranks' stdout goes straight to ours and
     each line of their stderr is handed to it as it is written.
@@ -256,10 +225,17 @@ def launch(
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
     base_env = dict(os.environ)
     base_env.update(env or {})
-    base_env.pop("TORCHELASTIC_USE_AGENT_STORE", None)  # our rank 0 hosts the store, not an agent
+    base_env.update(store.rank_env())
+    if own_store:
+        # Rank 0 hosts the store on this socket, bound to 127.0.0.1 here (launch/store.py).
+        held = store.listen_loopback()
+        listener: socket.socket | None = held
+        port = held.getsockname()[1]
+    else:  # rank 0's torch binds it, as env:// does
+        listener, port = None, store.free_port()
+        base_env.pop("TORCHELASTIC_USE_AGENT_STORE", None)
     base_env.update(
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(free_port()),
+        MASTER_PORT=str(port),
         WORLD_SIZE=str(nproc),
         LOCAL_WORLD_SIZE=str(nproc),
         GROUP_RANK="0",
@@ -291,6 +267,8 @@ def launch(
     try:
         for rank in range(nproc):
             rank_env = dict(base_env, RANK=str(rank), LOCAL_RANK=str(rank))
+            if rank == 0 and listener is not None:
+                rank_env[store.STORE_FD_ENV] = str(listener.fileno())
             with open(stderr_paths[rank], "wb") as err, open(os.path.join(run_dir, f"rank{rank}.stdout"), "wb") as out:
                 procs.append(
                     subprocess.Popen(
@@ -307,8 +285,11 @@ def launch(
                         # autogroup, and on a busy machine ranks in separate autogroups
                         # run their lockstep DDP steps ~20% slower (benchmarks/train_smoke_vs_bare.py).
                         **_own_process_group(),
+                        pass_fds=(listener.fileno(),) if rank == 0 and listener is not None else (),
                     )
                 )
+            if rank == 0 and listener is not None:
+                listener.close()  # rank 0 holds it now
         first_failure: float | None = None
         exits = _Exits(procs)
         interval = POLL_S
@@ -360,6 +341,8 @@ def launch(
         stop_signal = stop.signum if isinstance(stop, _Terminated) else int(signal.SIGINT)
         _teardown(procs, ended, killed_as, "interrupted")
     finally:
+        if listener is not None:
+            listener.close()
         # Whatever happened above, every rank's process group is gone when we return.
         for proc in procs:
             if proc.poll() is None:
@@ -504,7 +487,9 @@ def launch_function(
         json.dump(config, fh)
     command = [sys.executable, "-m", "gpudoctor.launch.child", target]
     watch = watch_factory(run_dir, nproc) if watch_factory else None
-    result = launch(command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch)
+    result = launch(
+        command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch, own_store=True
+    )
     if result_type is None:
         return result
     ranks = tuple(

@@ -26,6 +26,12 @@ def install_hooks() -> bool:
             return True
         _installed = True
     try:
+        from gpudoctor.launch import store
+
+        store.host_if_asked()  # rank 0 of `run --nproc`: the rendezvous store, on 127.0.0.1 only
+    except Exception:  # noqa: BLE001
+        pass
+    try:
         from gpudoctor.runtime import checkpoint, data, module_calls, process_group, spawn
 
         module_calls.install()

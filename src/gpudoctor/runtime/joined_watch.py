@@ -195,15 +195,51 @@ def _answer_stacks(job: JobStore, tracker, rank: int) -> None:
         pass
 
 
+BACKED_S = 3.0  # how long this rank must itself wait in a call before a mismatch read from the store ends the job
+
+
+class OwnCalls:
+    """This rank's own collective calls, as its own current-call file on this node
+    says (runtime/collective_trace.py writes it): the local observation a verdict
+    read from the job's store must agree with before it ends the job. Anyone who
+    reaches the store can write a rank's trace there (docs/security.md); a forged
+    record alone must not stop a healthy job."""
+
+    def __init__(self, run_dir: str, rank: int):
+        self.run_dir, self.rank = run_dir, rank
+        self.key: tuple | None = None
+        self.since = 0.0
+
+    def look(self, now: float) -> None:
+        cur = run_folder.read_current(self.run_dir, self.rank)
+        key = (cur.pg, cur.seq, cur.state) if cur is not None else None
+        if key != self.key or self.since == 0.0:
+            self.key, self.since = key, now
+
+    def backs(self, reason: str, now: float, hang_timeout: float | None) -> bool:
+        """A mismatch or a finished peer: this rank has itself been waiting in one call
+        for BACKED_S. A stall: its own calls have not moved for the hang timeout either."""
+        still = now - self.since
+        if reason == STALL:
+            return still >= (hang_timeout or 0.0)
+        return self.key is not None and self.key[2] == "started" and still >= BACKED_S
+
+
 def _watch(watch: StoreWatch, job: JobStore, rank: int) -> None:
     start_s = time.monotonic()
+    own = OwnCalls(watch.run_dir, rank)
     while True:
         time.sleep(POLL_S)
         if not _ready():
             continue
+        now = time.monotonic() - start_s
+        own.look(now)
         try:
-            reason = watch.tick(time.monotonic() - start_s, watch.ended())
+            reason = watch.tick(now, watch.ended())
         except Exception:  # noqa: BLE001 - a store hiccup: look again next time
+            continue
+        if reason and not own.backs(reason, now, watch.hang_timeout):
+            watch.seen = None  # judge the same traces again next time, when this rank may back it
             continue
         if reason and _claim(job, rank):
             try:

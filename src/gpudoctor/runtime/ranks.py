@@ -45,7 +45,8 @@ def run_ranks(
     command = [sys.executable, "-m", "gpudoctor.runtime.main", *target.argv()]
     watch = CollectiveWatch(run_dir, nproc, hang_timeout)
     result = launch(
-        command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=watch
+        command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=watch,
+        own_store=True,
     )
     fragments = read_fragments(run_dir)
     # A rank's own uncaught error is explained by the job's diagnosis below, as the
