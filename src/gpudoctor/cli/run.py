@@ -148,6 +148,8 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     from gpudoctor.launch.collective_watch import DEFAULT_HANG_TIMEOUT_S
 
     done = run_ranks(parsed, nproc, env, timeout, DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout)
+    if done.output_closed:
+        return done.status  # `| head -1`: the reader has what it wanted
     report = done.report
     if import_error := import_error_behind(cuda, done.status != 0):
         # The ranks failed, and the torch this process skipped importing is why.
@@ -164,4 +166,5 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
         problem = write_json(os.path.abspath(json_file), report, strict)
         if problem:
             sys.stderr.write(problem + "\n")
+            return done.status or ExitCode.PROBLEM  # the report asked for is not there: not a success
     return script_exit(done.status, report, strict)

@@ -20,6 +20,7 @@ import stat
 import tempfile
 
 from gpudoctor.findings import Finding, Severity
+from gpudoctor.user_file import no_space
 
 ID_LIMIT = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -106,15 +107,6 @@ def write_file(path: str, text: str) -> None:
         except OSError:
             pass
         raise
-
-
-def no_space(exc: BaseException, path: str) -> str:
-    """'no space left on <path>' for a full disk (ENOSPC, EDQUOT), else ''."""
-    import errno
-
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-        return f"no space left on {path}"
-    return ""
 
 
 def temp_folder_refused(exc: FolderRefused, used: str, fix: str) -> Finding:

@@ -77,6 +77,7 @@ class LaunchResult:
     faults: dict[int, str] = field(default_factory=dict)  # GPUDOCTOR_FAULT as the ranks saw it
     stop_signal: int = 0  # the signal that interrupted the run (SIGINT, SIGTERM, SIGHUP); 0 if none
     diagnosed: str = ""  # why the collective watch stopped the job ("mismatch", "uneven", "stall")
+    output_closed: bool = False  # echo mode: our stdout's reader went away (`| head -1`): the ranks were stopped
 
     @property
     def ok(self) -> bool:
@@ -249,7 +250,7 @@ def launch(
     ended: dict[int, float] = {}
     killed_as: dict[int, str] = {}
     seen: dict[int, tuple[int, str]] = {}
-    timed_out = interrupted = False
+    timed_out = interrupted = output_closed = False
     stop_signal = 0
     diagnosed = ""
     echoer = _Echo(stderr_paths, echo) if echo else None
@@ -311,6 +312,12 @@ def launch(
                         moved = moved or beat[1] != seen.get(rank, (0, ""))[1]
                         seen[rank] = beat
                         on_progress(rank, beat[1], beat[0])
+            if echoer and _stdout_gone():
+                # `run --nproc 2 ... | head -1`: the reader left, as a CLI's pipe does. The ranks
+                # writing there fail on it (EPIPE); that is not the job's failure, nor worth a word.
+                output_closed = True
+                _teardown(procs, ended, killed_as, "stopped")
+                break
             if echoer:
                 moved = echoer.pump() or moved
             if len(ended) == nproc:
@@ -354,7 +361,7 @@ def launch(
         if in_main_thread and not interrupted:
             for sig, handler in old_handlers.items():
                 signal.signal(sig, handler)
-        if echoer:
+        if echoer and not output_closed:
             echoer.pump(final=True)
         if exits is not None:
             exits.close()
@@ -364,7 +371,22 @@ def launch(
     )
     faults = parse_faults(base_env.get(FAULT_ENV))
     elapsed = time.monotonic() - start
-    return LaunchResult(outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed)
+    return LaunchResult(
+        outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed
+    )
+
+
+def _stdout_gone() -> bool:
+    """Whether our stdout is a pipe whose reader has gone (poll says POLLERR on
+    the writing end then); never blocks."""
+    if not hasattr(select, "poll"):
+        return False
+    try:
+        poller = select.poll()
+        poller.register(1, select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 class _Exits:

@@ -5,11 +5,12 @@ facts and from how each rank ended. No printing here: the CLI does that."""
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 import tempfile
 from dataclasses import dataclass
 
-from gpudoctor.cli.exit_code import ranks_exit
+from gpudoctor.cli.exit_code import SIGNAL_BASE, ranks_exit
 from gpudoctor.findings import Report
 from gpudoctor.runtime.report import read_fragments, run_report
 from gpudoctor.runtime.session import ENV_FRAGMENTS, ENV_SUPERVISED
@@ -23,6 +24,7 @@ class RanksRun:
     status: int  # the exit status the script's ranks amount to (before --strict)
     run_dir: str
     kept: bool = False  # the run folder stays (the job failed): say where it is
+    output_closed: bool = False  # stdout's reader left (`| head -1`): leave quietly, as a CLI does
 
 
 def _stderr_line(rank: int, line: str) -> None:
@@ -48,6 +50,10 @@ def run_ranks(
         command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=watch,
         own_store=True,
     )
+    if result.output_closed:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        status = SIGNAL_BASE + int(getattr(signal, "SIGPIPE", 13))  # 141, as a shell says of `yes | head -1`
+        return RanksRun(Report("run", (), {}), status, run_dir, output_closed=True)
     fragments = read_fragments(run_dir)
     # A rank's own uncaught error is explained by the job's diagnosis below, as the
     # root cause or as a victim of it: the same error is not reported twice.

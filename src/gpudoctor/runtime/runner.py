@@ -100,10 +100,12 @@ def _report_top(target_name: str, status: int | None, argv: list[str], facts: li
     strict = env_flag(ENV_STRICT)
     report = run_report(facts + child_facts, processes, argv, status)
     json_path = os.environ.get(ENV_JSON)
+    unwritten = False
     if json_path:
         problem = write_json(rank_json_path(json_path, session.current_rank(), _world_size()), report, strict)
         if problem:
             text += f"{_prefix()}{problem}\n"
+            unwritten = True
     sys.stderr.write(text)
     sys.stderr.flush()
     if session.fragments_dir:
@@ -112,6 +114,8 @@ def _report_top(target_name: str, status: int | None, argv: list[str], facts: li
         from gpudoctor.runtime import joined_watch
 
         joined_watch.ended_clean()  # a rank of torchrun / srun: its run folder files go at exit
+    if unwritten:
+        return status or ExitCode.PROBLEM  # the report asked for is not there: not a success
     return script_exit(status or ExitCode.OK, report, strict)
 
 
@@ -250,6 +254,29 @@ def _torch_installed() -> bool:
         return False
 
 
+MASTER_LOOKUP_S = 10.0  # torch retries a name that does not resolve until its whole timeout
+
+
+def _refuse_unreachable_master(target_name: str) -> None:
+    """One rank of a torchrun/env:// job whose MASTER_ADDR does not resolve would
+    retry the lookup for torch's whole timeout: looked up here once, in a bounded
+    time, and said at once, naming the host."""
+    from gpudoctor.runtime.collective_trace import joined_rank
+
+    master = os.environ.get("MASTER_ADDR", "").strip()
+    if not master or joined_rank() is None:
+        return
+    from gpudoctor.checks.environment import master_findings
+    from gpudoctor.probe.environment import EnvironmentFacts, relevant, resolve
+    from gpudoctor.render.run_text import findings_text
+
+    facts = EnvironmentFacts(relevant(os.environ), resolve(master, MASTER_LOOKUP_S))
+    found = [f for f in master_findings(facts) if f.id == "master-addr-unresolvable"]
+    if found:
+        sys.stderr.write(findings_text(found, f"gpudoctor run: {target_name} not started"))
+        sys.exit(ExitCode.PROBLEM)
+
+
 def main(argv: list[str]) -> NoReturn:
     try:
         target = parse_target(argv)
@@ -257,6 +284,8 @@ def main(argv: list[str]) -> NoReturn:
     except TargetError as exc:
         print(f"gpudoctor: error: {exc}", file=sys.stderr)
         sys.exit(ExitCode.USAGE)
+    if not env_flag(ENV_SUPERVISED):
+        _refuse_unreachable_master(target.describe())
 
     os.environ[ENV_ON] = "1"
     os.environ[ENV_TARGET] = target.describe()
