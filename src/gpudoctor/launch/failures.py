@@ -60,6 +60,13 @@ RENDEZVOUS_WHY = (
 NOISE = ("Extension modules:", "<frozen runpy>", "gpudoctor/launch/child.py", "<no Python frame>")
 
 
+STARTING_WHY = (
+    "The rank had not got past its start-up: the interpreter and `import torch` (tens of seconds on a busy "
+    "machine, minutes from a slow network file system). Start-up does not count against the watchdog up to "
+    "5 minutes; past that, something on this machine is making the import crawl (CPU, disk, a lock)."
+)
+
+
 def readable_tail(lines, keep: int) -> list[str]:
     return [line for line in lines if line.strip() and not any(n in line for n in NOISE)][-keep:]
 
@@ -138,6 +145,17 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
                 else "An exception in one rank ends its process; the others then fail or hang at the next collective."
             ),
             fix=f"less {r.stderr_path}   # the traceback names the failing line",
+            area=AREA,
+        )
+    if r.state == "starting":
+        return Finding(
+            id="rank-still-starting",
+            severity=Severity.ERROR,
+            title=f"rank {r.rank} was still starting (Python, import torch) when the watchdog fired "
+            f"({result.startup_s:.0f} s of start-up and {result.timeout_s:g} s more){note}",
+            evidence={**_evidence(r), "startup_s": round(result.startup_s, 1), "timeout_s": result.timeout_s},
+            why=STARTING_WHY,
+            fix="time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
             area=AREA,
         )
     if r.state == "nojoin":

@@ -25,7 +25,7 @@ from typing import Any
 
 from gpudoctor.launch import lifeline, store
 from gpudoctor.launch.contract import RankError, read_contract
-from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, parse_faults, read_progress
+from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, STARTING_STAGES, parse_faults, read_progress
 
 # The supervisor looks at the ranks every POLL_S while something happens (a rank
 # enters a new stage, writes a line), backing off to POLL_MAX_S while nothing does
@@ -35,6 +35,10 @@ from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, parse_faults, read
 POLL_S = 0.05
 POLL_MAX_S = 0.25
 PEER_GRACE_S = 3.0  # after a rank fails, how long its peers get to fail on their own
+# With startup_grace, the time until every rank has started (Python up, torch imported)
+# is not counted against the watchdog, up to this much: on a busy machine the import
+# alone takes tens of seconds, and a rank that is importing is not hung.
+STARTUP_LIMIT_S = 300.0
 TERM_GRACE_S = 3.0  # after SIGTERM, how long before SIGKILL
 KILL_WAIT_S = 10.0  # after SIGKILL, how long to wait for the kernel to reap a rank
 STACK_DUMP_S = 0.5  # after SIGUSR1, how long a hung rank gets to print its stacks
@@ -48,7 +52,7 @@ ProgressCallback = Callable[[int, str, int], None]
 @dataclass(frozen=True)
 class RankOutcome:
     rank: int
-    state: str  # ok | exited | signaled | raised | hung | nojoin | stopped | interrupted
+    state: str  # ok | exited | signaled | raised | hung | nojoin | starting | stopped | interrupted
     exitcode: int | None
     signal: str | None
     last_stage: str
@@ -66,6 +70,11 @@ class RankOutcome:
         return any(p in text for p in PEER_LOSS)
 
 
+# How a rank can be when the watchdog fires: hung after it joined, never came to the
+# rendezvous, or still starting (the machine too busy to import torch in time).
+STUCK_STATES = ("hung", "nojoin", "starting")
+
+
 @dataclass(frozen=True)
 class LaunchResult:
     ranks: tuple[RankOutcome, ...]
@@ -78,6 +87,7 @@ class LaunchResult:
     stop_signal: int = 0  # the signal that interrupted the run (SIGINT, SIGTERM, SIGHUP); 0 if none
     diagnosed: str = ""  # why the collective watch stopped the job ("mismatch", "uneven", "stall")
     output_closed: bool = False  # echo mode: our stdout's reader went away (`| head -1`): the ranks were stopped
+    startup_s: float = 0.0  # with startup_grace: the start-up the watchdog did not count
 
     @property
     def ok(self) -> bool:
@@ -97,9 +107,9 @@ class LaunchResult:
         causes = [r for r in own if not r.lost_peer] or own
         if causes:
             return min(causes, key=lambda r: (r.ended_s if r.ended_s is not None else float("inf"), r.lost_peer, r.rank))
-        stuck = [r for r in self.ranks if r.state in ("hung", "nojoin")]
+        stuck = [r for r in self.ranks if r.state in STUCK_STATES]
         if stuck:
-            return min(stuck, key=lambda r: (r.state != "nojoin", r.step, r.rank))
+            return min(stuck, key=lambda r: (r.state == "hung", r.step, r.rank))
         return None
 
 
@@ -210,9 +220,12 @@ def launch(
     run_dir: str | None = None,
     watch=None,
     own_store: bool = False,
+    startup_grace: bool = False,
 ) -> LaunchResult:
     """Run `command` as ranks 0..nproc-1 on this machine and supervise them.
 
+    `startup_grace`: `timeout` counts from when every rank has started (up to
+    STARTUP_LIMIT_S of start-up not counted), not from now.
     `own_store`: the command is gpudoctor's rank entry (launch.child,
     runtime.main), whose rank 0 hosts the rendezvous store on a socket bound to
     127.0.0.1 here (launch/store.py); otherwise rank 0's torch binds the port.
@@ -251,6 +264,7 @@ def launch(
     killed_as: dict[int, str] = {}
     seen: dict[int, tuple[int, str]] = {}
     timed_out = interrupted = output_closed = False
+    deadline = timeout
     stop_signal = 0
     diagnosed = ""
     echoer = _Echo(stderr_paths, echo) if echo else None
@@ -294,8 +308,11 @@ def launch(
         first_failure: float | None = None
         exits = _Exits(procs)
         interval = POLL_S
+        startup = _Startup(run_dir, nproc) if startup_grace else None
         while True:
             now = time.monotonic() - start
+            if startup is not None:
+                deadline = timeout + startup.seconds(now, ended)
             moved = False
             for rank, proc in enumerate(procs):
                 if rank not in ended and proc.poll() is not None:
@@ -330,16 +347,21 @@ def launch(
             if first_failure is not None and now - first_failure > PEER_GRACE_S:
                 _teardown(procs, ended, killed_as, "stopped")
                 break
-            if now > timeout:
+            if now > deadline:
                 timed_out = True
-                live = [p for r, p in enumerate(procs) if r not in ended]
-                for proc in live:
-                    _signal_group(proc, DUMP_STACKS)
+                for rank, proc in enumerate(procs):
+                    if rank in ended:
+                        continue
+                    # Marked first: a rank that dies of the dump request (too early in its start
+                    # to have a handler for it) was still stopped by the watchdog, not crashed.
+                    killed_as[rank] = "timeout"
+                    if read_progress(run_dir, rank)[1]:  # "": no handler yet, SIGUSR1 would kill it
+                        _signal_group(proc, DUMP_STACKS)
                 time.sleep(STACK_DUMP_S)
                 _teardown(procs, ended, killed_as, "timeout")
                 break
             interval = POLL_S if moved else min(POLL_MAX_S, interval * 2)
-            exits.wait([p for r, p in enumerate(procs) if r not in ended], min(interval, max(0.0, timeout - now)))
+            exits.wait([p for r, p in enumerate(procs) if r not in ended], min(interval, max(0.0, deadline - now)))
     except (KeyboardInterrupt, _Terminated) as stop:
         if in_main_thread:
             for sig in old_handlers:
@@ -372,7 +394,8 @@ def launch(
     faults = parse_faults(base_env.get(FAULT_ENV))
     elapsed = time.monotonic() - start
     return LaunchResult(
-        outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed
+        outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed,
+        deadline - timeout,
     )
 
 
@@ -387,6 +410,22 @@ def _stdout_gone() -> bool:
         return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
     except (OSError, ValueError):
         return False
+
+
+class _Startup:
+    """How long the ranks took to start (every one past STARTING_STAGES, or ended),
+    as far as the watchdog forgives it."""
+
+    def __init__(self, run_dir: str, nproc: int):
+        self.run_dir, self.nproc = run_dir, nproc
+        self.done_at: float | None = None
+
+    def seconds(self, now: float, ended: dict[int, float]) -> float:
+        if self.done_at is None and all(
+            r in ended or read_progress(self.run_dir, r)[1] not in STARTING_STAGES for r in range(self.nproc)
+        ):
+            self.done_at = now
+        return min(self.done_at if self.done_at is not None else now, STARTUP_LIMIT_S)
 
 
 class _Exits:
@@ -460,7 +499,7 @@ def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcom
         # its exception is the cause, not a hang.
         state = "raised"
     elif killed_as == "timeout":
-        state = "nojoin" if stage in PRE_JOIN_STAGES else "hung"
+        state = "starting" if stage in STARTING_STAGES else "nojoin" if stage in PRE_JOIN_STAGES else "hung"
     elif killed_as:
         state = killed_as
     elif rc == 0:
@@ -510,7 +549,8 @@ def launch_function(
     command = [sys.executable, "-m", "gpudoctor.launch.child", target]
     watch = watch_factory(run_dir, nproc) if watch_factory else None
     result = launch(
-        command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch, own_store=True
+        command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch, own_store=True,
+        startup_grace=True,
     )
     if result_type is None:
         return result

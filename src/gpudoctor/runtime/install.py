@@ -27,8 +27,11 @@ def install_hooks() -> bool:
         _installed = True
     try:
         from gpudoctor.launch import store
+        from gpudoctor.launch.rank import STAGE_IMPORTED
+        from gpudoctor.runtime.process_group import progress
 
-        store.host_if_asked()  # rank 0 of `run --nproc`: the rendezvous store, on 127.0.0.1 only
+        progress(STAGE_IMPORTED)  # a rank of `run --nproc` has started: its watchdog counts from here
+        store.host_if_asked()  # its rank 0: the rendezvous store, on 127.0.0.1 only
     except Exception:  # noqa: BLE001
         pass
     try:

@@ -254,6 +254,17 @@ def _torch_installed() -> bool:
         return False
 
 
+def _stacks_on_request() -> None:
+    """A rank of `run --nproc`: the supervisor's watchdog sends SIGUSR1 for every
+    thread's stack before it stops a rank (launch/child.py does the same); without
+    a handler the signal would end the rank instead."""
+    import faulthandler
+    import signal
+
+    if hasattr(faulthandler, "register") and signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL:
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 MASTER_LOOKUP_S = 10.0  # torch retries a name that does not resolve until its whole timeout
 
 
@@ -295,10 +306,14 @@ def main(argv: list[str]) -> NoReturn:
         session.fragments_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
         os.environ[ENV_FRAGMENTS] = session.fragments_dir
     if session.role == RANK:
-        from gpudoctor.launch.rank import STAGE_STARTED
-        from gpudoctor.runtime.process_group import progress
+        from gpudoctor.launch.rank import STAGE_STARTED, join_context
 
-        progress(STAGE_STARTED)
+        _stacks_on_request()
+        # Before the script imports torch (runtime/process_group.py would import it now):
+        # from here to STAGE_IMPORTED the rank is starting, not hung.
+        ctx = join_context()
+        if ctx is not None:
+            ctx.progress(STAGE_STARTED, 0)
     from gpudoctor.runtime.collective_trace import joined_rank, prepare_environment
 
     if session.role == RANK or joined_rank() is not None:
