@@ -152,7 +152,8 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
             id="rank-still-starting",
             severity=Severity.ERROR,
             title=f"rank {r.rank} was still starting (Python, import torch) when the watchdog fired "
-            f"({result.startup_s:.0f} s of start-up and {result.timeout_s:g} s more){note}",
+            + (f"({result.startup_s:.0f} s of start-up, then {result.timeout_s:g} s)" if result.startup_s else f"after {result.timeout_s:g} s")
+            + note,
             evidence={**_evidence(r), "startup_s": round(result.startup_s, 1), "timeout_s": result.timeout_s},
             why=STARTING_WHY,
             fix="time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",

@@ -264,7 +264,7 @@ def launch(
     killed_as: dict[int, str] = {}
     seen: dict[int, tuple[int, str]] = {}
     timed_out = interrupted = output_closed = False
-    deadline = timeout
+    deadline, forgiven = timeout, 0.0
     stop_signal = 0
     diagnosed = ""
     echoer = _Echo(stderr_paths, echo) if echo else None
@@ -312,7 +312,8 @@ def launch(
         while True:
             now = time.monotonic() - start
             if startup is not None:
-                deadline = timeout + startup.seconds(now, ended)
+                forgiven = startup.seconds(now, ended)
+                deadline = timeout + forgiven
             moved = False
             for rank, proc in enumerate(procs):
                 if rank not in ended and proc.poll() is not None:
@@ -395,7 +396,7 @@ def launch(
     elapsed = time.monotonic() - start
     return LaunchResult(
         outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed,
-        deadline - timeout,
+        forgiven,
     )
 
 
