@@ -406,6 +406,10 @@ def _stdout_gone() -> bool:
     if not hasattr(select, "poll"):
         return False
     try:
+        import stat
+
+        if not stat.S_ISFIFO(os.fstat(1).st_mode):  # a terminal that hung up is SIGHUP's to report
+            return False
         poller = select.poll()
         poller.register(1, select.POLLOUT)
         return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
