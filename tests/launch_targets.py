@@ -92,3 +92,17 @@ def every_op_and_dtype(ctx, config):
                 wrong[f"{op} {dtype} {nbytes}"] = coll.wrong()
     dist.destroy_process_group()
     return WrongCounts(wrong)
+
+
+def listening(ctx, config):
+    """Print the addresses this rank listens on while the process group is up."""
+    import json
+
+    import psutil
+
+    dist = ctx.init_process_group("gloo")
+    dist.barrier()
+    bound = sorted({c.laddr.ip for c in psutil.Process().net_connections("inet") if c.status == "LISTEN"})
+    print("LISTEN " + json.dumps(bound), flush=True)
+    dist.barrier()
+    dist.destroy_process_group()

@@ -75,7 +75,7 @@ def test_fault_names_the_failing_rank_in_bounded_time_without_orphans(fault, sta
     started = time.monotonic()
     result = run("allreduce_sum", {"pg_timeout": 120}, 2, timeout=timeout, fault=fault, tag=tag)
     elapsed = time.monotonic() - started
-    assert elapsed < timeout + 10
+    assert elapsed < timeout + result.startup_s + 10  # the ranks' start-up is not the watchdog's to count
     assert not result.ok
     cause = result.root_cause
     assert cause.rank == bad and cause.state == state
@@ -194,11 +194,12 @@ def test_rank_0_s_store_port_is_free_and_outside_the_ports_the_kernel_hands_out(
     outgoing connection or bind(0) anywhere on the machine may be given it."""
     import socket
 
-    from gpudoctor.launch.supervisor import TORCH_DEFAULT_PORTS, _ephemeral_low, free_port
+    from gpudoctor.launch.store import TORCH_DEFAULT_PORTS, _ephemeral_low, listen_loopback
 
     low = _ephemeral_low()
     for _ in range(20):
-        port = free_port()
+        with listen_loopback() as held:
+            port = held.getsockname()[1]
         assert 20000 <= port < low and port not in TORCH_DEFAULT_PORTS
         with socket.socket() as s:
-            s.bind(("127.0.0.1", port))  # still free
+            s.bind(("127.0.0.1", port))  # free again once let go

@@ -155,8 +155,15 @@ def check_writable(path: str) -> None:
         what = "does not exist" if not os.path.exists(parent) else "is not a directory"
         raise FileRefused(path, f"directory {parent} {what}", "missing")
     if os.path.exists(target):
-        if not stat.S_ISREG(os.stat(target).st_mode):
-            return  # /dev/null, /dev/stdout: writing there is what the user wants
+        mode = os.stat(target).st_mode
+        if stat.S_ISFIFO(mode):
+            # `--json >(jq .)`. Whether anything reads it is not checked here: opening and
+            # closing its writing end would end the reader's input. write_output never waits.
+            return
+        if stat.S_ISSOCK(mode):
+            raise FileRefused(path, "a socket, not a file: give a file name to write", "not-regular")
+        if not stat.S_ISREG(mode):
+            return  # /dev/null, /dev/stdout on a terminal: writing there is what the user wants
         try:
             with open(target, "ab"):
                 pass
@@ -170,3 +177,31 @@ def check_writable(path: str) -> None:
             pass
     except OSError as exc:
         raise FileRefused(path, f"cannot create a file in {parent} ({exc.strerror or exc})", "denied") from None
+
+
+def write_output(path: str, text: str) -> None:
+    """Write an output file the user named (a report, --json): never waiting on a
+    pipe that nothing reads. Raises OSError; `output_error` words it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+    try:
+        import fcntl  # POSIX: a pipe with a reader is then written as any file
+
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except (ImportError, OSError):
+        pass
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def output_error(path: str, exc: OSError) -> str:
+    """One line on why an output could not be written."""
+    if exc.errno == errno.ENXIO:
+        return f"{path} is a pipe (FIFO) that nothing reads"
+    return no_space(exc, path) or f"{path}: {exc.strerror or exc}"
+
+
+def no_space(exc: BaseException, path: str) -> str:
+    """'no space left on <path>' for a full disk or quota (ENOSPC, EDQUOT), else ''."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return f"no space left on {path}"
+    return ""

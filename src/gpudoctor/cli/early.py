@@ -62,8 +62,28 @@ def is_plain_run(argv: list[str]) -> bool:
     return _is_gpudoctor(argv[0])
 
 
+def fill_closed_streams() -> None:
+    """`gpudoctor run hi.py >&-`: a closed stdin, stdout or stderr becomes /dev/null.
+    Python leaves sys.stdout None for a closed fd 1 (and our print would crash), and
+    the next file opened would take the number 1: a rank's log, a report, written
+    to as if it were stdout by every child that inherits it."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if null != fd:  # a lower fd was closed too and took this one: move it
+            os.dup2(null, fd)
+            os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115 - the process's own
+
+
 def before_cli(argv: list[str]) -> None:
     """Called with sys.argv before the CLI's imports (cli/app.py)."""
+    fill_closed_streams()
     if is_plain_run(argv):
         sys.stdout.flush()
         sys.stderr.flush()

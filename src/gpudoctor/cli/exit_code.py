@@ -87,7 +87,7 @@ def ranks_exit(result, cause_exitcode: int | None = None) -> int:
     if result.diagnosed:
         return ExitCode.TIMEOUT if result.diagnosed == "stall" else ExitCode.PROBLEM
     cause = result.root_cause
-    if result.timed_out and (cause is None or cause.state in ("hung", "nojoin")):
+    if result.timed_out and (cause is None or cause.state in ("hung", "nojoin", "starting")):
         return ExitCode.TIMEOUT
     if cause is not None and cause.exitcode is not None:
         return _shell_status(cause.exitcode)

@@ -7,7 +7,7 @@ from typing import List
 
 import typer
 
-from gpudoctor.cli.exit_code import steps_exit
+from gpudoctor.cli.exit_code import ExitCode, steps_exit
 from gpudoctor.cli.output import err, usage_error
 
 
@@ -30,17 +30,21 @@ def register(app: typer.Typer) -> None:
         unknown = skipped - set(STEP_NAMES[1:])
         if unknown:
             usage_error(f"--skip {', '.join(sorted(unknown))}: choose from allreduce, train-smoke")
+        from gpudoctor.user_file import FileRefused, check_writable, output_error, write_output
+
         target = Path(output).expanduser()
-        if not target.parent.is_dir():
-            usage_error(f"--output {output}: directory {target.parent} does not exist")
         try:
-            target.open("a").close()  # fail now, not after a minute of steps
-        except OSError as exc:
-            usage_error(f"--output {output}: cannot write ({exc.strerror or exc})")
+            check_writable(output)  # fail now, not after a minute of steps
+        except FileRefused as exc:
+            usage_error(f"--output {exc}")
 
         steps = [s for s in plan(nproc, timeout) if s.name not in skipped]
         results = run_steps(steps, on_start=lambda step: err.print(f"gpudoctor report: {step.name} …"))
-        target.write_text(document(results), encoding="utf-8")
+        try:
+            write_output(str(target), document(results))
+        except OSError as exc:
+            err.print(f"gpudoctor report: could not write the report: {output_error(str(target), exc)}", markup=False, highlight=False)
+            raise typer.Exit(ExitCode.PROBLEM) from None
         line = ", ".join(f"{r.name} {status(r)}" for r in results)
         print(f"Wrote {target}: {line}")
         raise typer.Exit(steps_exit(results))

@@ -205,6 +205,8 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     hang = DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout
     with StepsLine() as line:
         done = run_ranks(parsed, nproc, env, timeout, hang, on_steps=line.update if line.live else None)
+    if done.output_closed:
+        return done.status  # `| head -1`: the reader has what it wanted
     report = done.report
     if import_error := import_error_behind(cuda, done.status != 0):
         # The ranks failed, and the torch this process skipped importing is why.
@@ -225,6 +227,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
         problem = write_json(os.path.abspath(json_file), report, strict)
         if problem:
             sys.stderr.write(problem + "\n")
+            return done.status or ExitCode.PROBLEM  # the report asked for is not there: not a success
     if done.timelines is not None:
         from gpudoctor.runtime.step_clock import write_trace
 

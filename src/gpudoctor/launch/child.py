@@ -15,11 +15,15 @@ import json
 import os
 import signal
 import sys
+import time
 import traceback
 from dataclasses import is_dataclass
 
+from gpudoctor.launch import store
 from gpudoctor.launch.contract import RankError, write_contract
-from gpudoctor.launch.rank import STAGE_STARTED, join_context
+from gpudoctor.launch.rank import STAGE_IMPORTED, STAGE_STARTED, join_context
+
+SLOW_START_S = 10.0  # the `slowstart` fault (GPUDOCTOR_FAULT="0:slowstart")
 
 
 def _track_collectives(ctx) -> None:
@@ -51,7 +55,13 @@ def main(argv: list[str]) -> int:
     module_name, _, func_name = argv[0].partition(":")
     with open(os.path.join(run_dir, "config.json")) as fh:
         config = json.load(fh)
+    if ctx.fault == "slowstart":  # a rank whose start-up crawls, as importing torch does on a busy machine
+        time.sleep(SLOW_START_S)
     _track_collectives(ctx)
+    import torch  # noqa: F401 - every rank function uses it: its import is part of starting
+
+    ctx.progress(STAGE_IMPORTED, 0)
+    store.host_if_asked()  # rank 0: the rendezvous store, on 127.0.0.1 only
     try:
         fn = getattr(importlib.import_module(module_name), func_name)
         result = fn(ctx, config)

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from gpudoctor.findings import Severity
 from gpudoctor.knowledge.collectives import RankState, find_mismatch, find_uneven
 from gpudoctor.launch import run_folder
-from gpudoctor.launch.rank import read_progress
+from gpudoctor.launch.rank import STARTING_STAGES, read_progress
+from gpudoctor.launch.supervisor import STARTUP_LIMIT_S
 
 READ_S = 0.25  # how often the traces are read
 STACKS_WAIT_S = 3.0  # how long ranks get to answer a stack request
@@ -39,6 +40,11 @@ def rank_states(
         records = t.all_records() if ended else t.records
         out.append(RankState(rank, tuple(records), ended, t.stack, (stages or {}).get(rank, "")))
     return out
+
+
+def _starting(state: RankState, stages: Mapping[int, str]) -> bool:
+    """Still starting by its heartbeat, and no collective yet to say otherwise."""
+    return state.rank in stages and stages[state.rank] in STARTING_STAGES and not state.records
 
 
 def read_stages(run_dir: str, nproc: int) -> dict[int, str]:
@@ -95,6 +101,9 @@ class CollectiveWatch:
             verdict = self._judge(self.states, returncodes)
             if verdict:
                 return verdict
+        if now < STARTUP_LIMIT_S and any(_starting(s, stages) for s in self.states if s.rank not in returncodes):
+            self.progress_key = None  # a rank still starting (Python, import torch) holds no one up yet
+            return None
         return self._stall(now, self.states, returncodes)
 
     def _failing(self, now: float, traces: Mapping[int, run_folder.RankTrace], returncodes: Mapping[int, int | None]) -> bool:

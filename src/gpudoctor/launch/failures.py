@@ -3,6 +3,8 @@ where it was, what it last printed, and what to do about it."""
 
 from __future__ import annotations
 
+import os
+
 from gpudoctor.findings import Finding, Severity
 from gpudoctor.launch.rank import FAULT_ENV
 from gpudoctor.launch.supervisor import PEER_LOSS, LaunchResult, RankOutcome
@@ -56,6 +58,13 @@ RENDEZVOUS_WHY = (
 
 # Lines of a rank's stderr that say nothing about the user's problem.
 NOISE = ("Extension modules:", "<frozen runpy>", "gpudoctor/launch/child.py", "<no Python frame>")
+
+
+STARTING_WHY = (
+    "The rank had not got past its start-up: the interpreter and `import torch` (tens of seconds on a busy "
+    "machine, minutes from a slow network file system). Start-up does not count against the watchdog up to "
+    "5 minutes; past that, something on this machine is making the import crawl (CPU, disk, a lock)."
+)
 
 
 def readable_tail(lines, keep: int) -> list[str]:
@@ -136,6 +145,18 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
                 else "An exception in one rank ends its process; the others then fail or hang at the next collective."
             ),
             fix=f"less {r.stderr_path}   # the traceback names the failing line",
+            area=AREA,
+        )
+    if r.state == "starting":
+        return Finding(
+            id="rank-still-starting",
+            severity=Severity.ERROR,
+            title=f"rank {r.rank} was still starting (Python, import torch) when the watchdog fired "
+            + (f"({result.startup_s:.0f} s of start-up, then {result.timeout_s:g} s)" if result.startup_s else f"after {result.timeout_s:g} s")
+            + note,
+            evidence={**_evidence(r), "startup_s": round(result.startup_s, 1), "timeout_s": result.timeout_s},
+            why=STARTING_WHY,
+            fix="time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
             area=AREA,
         )
     if r.state == "nojoin":
@@ -225,6 +246,15 @@ def explained(f: Finding, r: RankOutcome) -> Finding:
     lines = list(r.stderr_tail)
     if r.error:
         lines += [f"{r.error.type}: {r.error.message}", *r.error.traceback.splitlines()[-3:]]
+    if not any(line.strip() for line in lines) and (full := _full_disk(os.path.dirname(r.stderr_path))):
+        return replace(
+            f,
+            title=f"{f.title}: no space left on {full[0]}",
+            evidence={**f.evidence, "folder": full[0], "free bytes": full[1]},
+            why="The rank's log is empty and the disk holding the run folder is full: the rank could not write "
+            "its heartbeat, its log or its traceback, so it ended without a word.",
+            fix=f"df -h {full[0]}   # free space there, or start it with TMPDIR=<a folder on a disk with room>",
+        )
     known = [m for m in explain_lines(lines) if m.evidence.get("role") != "harmless" and m.id != "python-exception"]
     if not known:
         return f
@@ -270,3 +300,16 @@ def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
         fix=fix,
         area=AREA,
     )
+
+
+FULL_BELOW = 1024 * 1024  # bytes free under which a disk counts as full for a rank's files
+
+
+def _full_disk(folder: str) -> tuple[str, int] | None:
+    """(folder, bytes free) when the disk holding it is full; None otherwise or unknown."""
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):  # gone, or no statvfs (Windows)
+        return None
+    free = st.f_bavail * st.f_frsize
+    return (folder, free) if free < FULL_BELOW else None

@@ -15,11 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gpudoctor.launch.scratch import write_file
+
 # Stages every rank passes through, in order; later stages are command-specific.
-STAGE_STARTED = "started"
+STAGE_STARTED = "started"  # the process is up: Python, then `import torch`
+STAGE_IMPORTED = "imported"  # torch is imported: the rank's own code runs
 STAGE_RENDEZVOUS = "rendezvous"
 STAGE_JOINED = "joined"
-PRE_JOIN_STAGES = ("", STAGE_STARTED)
+# A rank in these is still starting: on a busy machine importing torch alone takes
+# seconds. It is neither hung nor missing from the rendezvous, only slow to start.
+STARTING_STAGES = ("", STAGE_STARTED)
+PRE_JOIN_STAGES = (*STARTING_STAGES, STAGE_IMPORTED)
 
 FAULT_ENV = "GPUDOCTOR_FAULT"
 DEFAULT_JOIN_TIMEOUT_S = 1800.0  # torch's own default process-group timeout
@@ -73,11 +79,7 @@ class RankContext:
         self._step = self._step + 1 if step is None else step
         if not self.run_dir:
             return
-        path = progress_path(self.run_dir, self.rank)
-        tmp = f"{path}.tmp"
-        with open(tmp, "w") as fh:
-            fh.write(f"{self._step}\t{stage}")
-        os.replace(tmp, path)
+        write_file(progress_path(self.run_dir, self.rank), f"{self._step}\t{stage}")
 
     def fault_point(self, stage: str) -> None:
         """Where the generic faults fire. Call it before the heartbeat of the step

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, main_thread_stack, parse_stack_text
+from gpudoctor.launch import scratch
 from gpudoctor.probe.codec import SnapshotError, decode, encode
 
 # rank<N>.current: 4 bytes of length, one of state (S started, C completed), the call as JSON.
@@ -48,10 +49,7 @@ def fatal_path(run_dir: str, rank: int) -> str:
 
 
 def write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    scratch.write_file(path, text)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -22,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpudoctor.launch import lifeline
+from gpudoctor.launch import lifeline, store
 from gpudoctor.launch.contract import RankError, read_contract
-from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, parse_faults, read_progress
+from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, STARTING_STAGES, parse_faults, read_progress
 
 # The supervisor looks at the ranks every POLL_S while something happens (a rank
 # enters a new stage, writes a line), backing off to POLL_MAX_S while nothing does
@@ -34,6 +35,10 @@ from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, parse_faults, read
 POLL_S = 0.05
 POLL_MAX_S = 0.25
 PEER_GRACE_S = 3.0  # after a rank fails, how long its peers get to fail on their own
+# With startup_grace, the time until every rank has started (Python up, torch imported)
+# is not counted against the watchdog, up to this much: on a busy machine the import
+# alone takes tens of seconds, and a rank that is importing is not hung.
+STARTUP_LIMIT_S = 300.0
 TERM_GRACE_S = 3.0  # after SIGTERM, how long before SIGKILL
 KILL_WAIT_S = 10.0  # after SIGKILL, how long to wait for the kernel to reap a rank
 STACK_DUMP_S = 0.5  # after SIGUSR1, how long a hung rank gets to print its stacks
@@ -47,7 +52,7 @@ ProgressCallback = Callable[[int, str, int], None]
 @dataclass(frozen=True)
 class RankOutcome:
     rank: int
-    state: str  # ok | exited | signaled | raised | hung | nojoin | stopped | interrupted
+    state: str  # ok | exited | signaled | raised | hung | nojoin | starting | stopped | interrupted
     exitcode: int | None
     signal: str | None
     last_stage: str
@@ -65,6 +70,11 @@ class RankOutcome:
         return any(p in text for p in PEER_LOSS)
 
 
+# How a rank can be when the watchdog fires: hung after it joined, never came to the
+# rendezvous, or still starting (the machine too busy to import torch in time).
+STUCK_STATES = ("hung", "nojoin", "starting")
+
+
 @dataclass(frozen=True)
 class LaunchResult:
     ranks: tuple[RankOutcome, ...]
@@ -76,6 +86,8 @@ class LaunchResult:
     faults: dict[int, str] = field(default_factory=dict)  # GPUDOCTOR_FAULT as the ranks saw it
     stop_signal: int = 0  # the signal that interrupted the run (SIGINT, SIGTERM, SIGHUP); 0 if none
     diagnosed: str = ""  # why the collective watch stopped the job ("mismatch", "uneven", "stall")
+    output_closed: bool = False  # echo mode: our stdout's reader went away (`| head -1`): the ranks were stopped
+    startup_s: float = 0.0  # with startup_grace: the start-up the watchdog did not count
 
     @property
     def ok(self) -> bool:
@@ -95,47 +107,10 @@ class LaunchResult:
         causes = [r for r in own if not r.lost_peer] or own
         if causes:
             return min(causes, key=lambda r: (r.ended_s if r.ended_s is not None else float("inf"), r.lost_peer, r.rank))
-        stuck = [r for r in self.ranks if r.state in ("hung", "nojoin")]
+        stuck = [r for r in self.ranks if r.state in STUCK_STATES]
         if stuck:
-            return min(stuck, key=lambda r: (r.state != "nojoin", r.step, r.rank))
+            return min(stuck, key=lambda r: (r.state == "hung", r.step, r.rank))
         return None
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now, for rank 0's store.
-
-    Rank 0 hosts the rendezvous store, as torch's env:// does, rather than this
-    process: hosting it here meant importing torch (~1.5 s) before any rank could
-    start importing its own (issue 14's start-up target). Between this choice and
-    rank 0's bind the port must stay free, so it is taken below the kernel's
-    ephemeral range: the ports that bind(0) and every outgoing connection (gloo's,
-    other jobs' stores) are handed never come from there."""
-    import random
-    import socket
-
-    low = _ephemeral_low()
-    pool = [p for p in range(FIXED_PORTS_FROM, low) if p not in TORCH_DEFAULT_PORTS]
-    for port in [*random.sample(pool, min(64, len(pool))), 0]:  # 0: the kernel's choice, when no fixed port is free
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return int(s.getsockname()[1])
-    raise OSError("no free TCP port on 127.0.0.1")
-
-
-FIXED_PORTS_FROM = 20000  # well above the registered services most hosts run
-TORCH_DEFAULT_PORTS = range(29400, 29600)  # torchrun's and c10d's defaults (29500, 29400): a user's job may want them
-
-
-def _ephemeral_low() -> int:
-    """The first port of the kernel's ephemeral range (Linux; IANA's 49152 elsewhere)."""
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
-            return int(fh.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 49152
 
 
 # SIGHUP is what an ssh session dropping sends: the ranks must not outlive it either.
@@ -244,8 +219,16 @@ def launch(
     on_progress: ProgressCallback | None = None,
     run_dir: str | None = None,
     watch=None,
+    own_store: bool = False,
+    startup_grace: bool = False,
 ) -> LaunchResult:
     """Run `command` as ranks 0..nproc-1 on this machine and supervise them.
+
+    `startup_grace`: `timeout` counts from when every rank has started (up to
+    STARTUP_LIMIT_S of start-up not counted), not from now.
+    `own_store`: the command is gpudoctor's rank entry (launch.child,
+    runtime.main), whose rank 0 hosts the rendezvous store on a socket bound to
+    127.0.0.1 here (launch/store.py); otherwise rank 0's torch binds the port.
 
     `echo(rank, line)`: when given, the ranks' stdout goes straight to ours and
     each line of their stderr is handed to it as it is written.
@@ -256,10 +239,17 @@ def launch(
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
     base_env = dict(os.environ)
     base_env.update(env or {})
-    base_env.pop("TORCHELASTIC_USE_AGENT_STORE", None)  # our rank 0 hosts the store, not an agent
+    base_env.update(store.rank_env())
+    if own_store:
+        # Rank 0 hosts the store on this socket, bound to 127.0.0.1 here (launch/store.py).
+        held = store.listen_loopback()
+        listener: socket.socket | None = held
+        port = held.getsockname()[1]
+    else:  # rank 0's torch binds it, as env:// does
+        listener, port = None, store.free_port()
+        base_env.pop("TORCHELASTIC_USE_AGENT_STORE", None)
     base_env.update(
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(free_port()),
+        MASTER_PORT=str(port),
         WORLD_SIZE=str(nproc),
         LOCAL_WORLD_SIZE=str(nproc),
         GROUP_RANK="0",
@@ -273,7 +263,8 @@ def launch(
     ended: dict[int, float] = {}
     killed_as: dict[int, str] = {}
     seen: dict[int, tuple[int, str]] = {}
-    timed_out = interrupted = False
+    timed_out = interrupted = output_closed = False
+    deadline, forgiven = timeout, 0.0
     stop_signal = 0
     diagnosed = ""
     echoer = _Echo(stderr_paths, echo) if echo else None
@@ -291,6 +282,8 @@ def launch(
     try:
         for rank in range(nproc):
             rank_env = dict(base_env, RANK=str(rank), LOCAL_RANK=str(rank))
+            if rank == 0 and listener is not None:
+                rank_env[store.STORE_FD_ENV] = str(listener.fileno())
             with open(stderr_paths[rank], "wb") as err, open(os.path.join(run_dir, f"rank{rank}.stdout"), "wb") as out:
                 procs.append(
                     subprocess.Popen(
@@ -307,13 +300,20 @@ def launch(
                         # autogroup, and on a busy machine ranks in separate autogroups
                         # run their lockstep DDP steps ~20% slower (benchmarks/train_smoke_vs_bare.py).
                         **_own_process_group(),
+                        pass_fds=(listener.fileno(),) if rank == 0 and listener is not None else (),
                     )
                 )
+            if rank == 0 and listener is not None:
+                listener.close()  # rank 0 holds it now
         first_failure: float | None = None
         exits = _Exits(procs)
         interval = POLL_S
+        startup = _Startup(run_dir, nproc) if startup_grace else None
         while True:
             now = time.monotonic() - start
+            if startup is not None:
+                forgiven = startup.seconds(now, ended)
+                deadline = timeout + forgiven
             moved = False
             for rank, proc in enumerate(procs):
                 if rank not in ended and proc.poll() is not None:
@@ -330,6 +330,12 @@ def launch(
                         moved = moved or beat[1] != seen.get(rank, (0, ""))[1]
                         seen[rank] = beat
                         on_progress(rank, beat[1], beat[0])
+            if echoer and _stdout_gone():
+                # `run --nproc 2 ... | head -1`: the reader left, as a CLI's pipe does. The ranks
+                # writing there fail on it (EPIPE); that is not the job's failure, nor worth a word.
+                output_closed = True
+                _teardown(procs, ended, killed_as, "stopped")
+                break
             if echoer:
                 moved = echoer.pump() or moved
             if len(ended) == nproc:
@@ -342,16 +348,21 @@ def launch(
             if first_failure is not None and now - first_failure > PEER_GRACE_S:
                 _teardown(procs, ended, killed_as, "stopped")
                 break
-            if now > timeout:
+            if now > deadline:
                 timed_out = True
-                live = [p for r, p in enumerate(procs) if r not in ended]
-                for proc in live:
-                    _signal_group(proc, DUMP_STACKS)
+                for rank, proc in enumerate(procs):
+                    if rank in ended:
+                        continue
+                    # Marked first: a rank that dies of the dump request (too early in its start
+                    # to have a handler for it) was still stopped by the watchdog, not crashed.
+                    killed_as[rank] = "timeout"
+                    if read_progress(run_dir, rank)[1]:  # "": no handler yet, SIGUSR1 would kill it
+                        _signal_group(proc, DUMP_STACKS)
                 time.sleep(STACK_DUMP_S)
                 _teardown(procs, ended, killed_as, "timeout")
                 break
             interval = POLL_S if moved else min(POLL_MAX_S, interval * 2)
-            exits.wait([p for r, p in enumerate(procs) if r not in ended], min(interval, max(0.0, timeout - now)))
+            exits.wait([p for r, p in enumerate(procs) if r not in ended], min(interval, max(0.0, deadline - now)))
     except (KeyboardInterrupt, _Terminated) as stop:
         if in_main_thread:
             for sig in old_handlers:
@@ -360,6 +371,8 @@ def launch(
         stop_signal = stop.signum if isinstance(stop, _Terminated) else int(signal.SIGINT)
         _teardown(procs, ended, killed_as, "interrupted")
     finally:
+        if listener is not None:
+            listener.close()
         # Whatever happened above, every rank's process group is gone when we return.
         for proc in procs:
             if proc.poll() is None:
@@ -371,7 +384,7 @@ def launch(
         if in_main_thread and not interrupted:
             for sig, handler in old_handlers.items():
                 signal.signal(sig, handler)
-        if echoer:
+        if echoer and not output_closed:
             echoer.pump(final=True)
         if exits is not None:
             exits.close()
@@ -381,7 +394,43 @@ def launch(
     )
     faults = parse_faults(base_env.get(FAULT_ENV))
     elapsed = time.monotonic() - start
-    return LaunchResult(outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed)
+    return LaunchResult(
+        outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed,
+        forgiven,
+    )
+
+
+def _stdout_gone() -> bool:
+    """Whether our stdout is a pipe whose reader has gone (poll says POLLERR on
+    the writing end then); never blocks."""
+    if not hasattr(select, "poll"):
+        return False
+    try:
+        import stat
+
+        if not stat.S_ISFIFO(os.fstat(1).st_mode):  # a terminal that hung up is SIGHUP's to report
+            return False
+        poller = select.poll()
+        poller.register(1, select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (OSError, ValueError):
+        return False
+
+
+class _Startup:
+    """How long the ranks took to start (every one past STARTING_STAGES, or ended),
+    as far as the watchdog forgives it."""
+
+    def __init__(self, run_dir: str, nproc: int):
+        self.run_dir, self.nproc = run_dir, nproc
+        self.done_at: float | None = None
+
+    def seconds(self, now: float, ended: dict[int, float]) -> float:
+        if self.done_at is None and all(
+            r in ended or read_progress(self.run_dir, r)[1] not in STARTING_STAGES for r in range(self.nproc)
+        ):
+            self.done_at = now
+        return min(self.done_at if self.done_at is not None else now, STARTUP_LIMIT_S)
 
 
 class _Exits:
@@ -455,7 +504,7 @@ def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcom
         # its exception is the cause, not a hang.
         state = "raised"
     elif killed_as == "timeout":
-        state = "nojoin" if stage in PRE_JOIN_STAGES else "hung"
+        state = "starting" if stage in STARTING_STAGES else "nojoin" if stage in PRE_JOIN_STAGES else "hung"
     elif killed_as:
         state = killed_as
     elif rc == 0:
@@ -504,7 +553,10 @@ def launch_function(
         json.dump(config, fh)
     command = [sys.executable, "-m", "gpudoctor.launch.child", target]
     watch = watch_factory(run_dir, nproc) if watch_factory else None
-    result = launch(command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch)
+    result = launch(
+        command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch, own_store=True,
+        startup_grace=True,
+    )
     if result_type is None:
         return result
     ranks = tuple(

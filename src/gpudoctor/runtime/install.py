@@ -27,6 +27,15 @@ def install_hooks() -> bool:
             return True
         _installed = True
     try:
+        from gpudoctor.launch import store
+        from gpudoctor.launch.rank import STAGE_IMPORTED
+        from gpudoctor.runtime.process_group import progress
+
+        progress(STAGE_IMPORTED)  # a rank of `run --nproc` has started: its watchdog counts from here
+        store.host_if_asked()  # its rank 0: the rendezvous store, on 127.0.0.1 only
+    except Exception:  # noqa: BLE001
+        pass
+    try:
         from gpudoctor.runtime import checkpoint, data, module_calls, process_group, spawn
 
         module_calls.install()

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import atexit
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 from datetime import timedelta
 
 from gpudoctor.cli.exit_code import ExitCode
-from gpudoctor.launch import run_folder
+from gpudoctor.launch import run_folder, scratch
 from gpudoctor.launch.collective_watch import STALL, CollectiveWatch
 
 POLL_S = 0.5
@@ -35,13 +35,58 @@ def job_key() -> str:
     return f"gpudoctor/{run_id}/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
 
 
+_run_dir: str | None = None
+
+
 def joined_run_dir() -> str:
-    """A run folder per job on each node, the same for all its local ranks."""
-    run_id = os.environ.get("TORCHELASTIC_RUN_ID") or os.environ.get("SLURM_JOB_ID") or "job"
-    port = os.environ.get("MASTER_PORT", "")
-    path = os.path.join(tempfile.gettempdir(), f"gpudoctor-run-{run_id}-{port}".replace(os.sep, "_"))
-    os.makedirs(path, exist_ok=True)
-    return path
+    """A run folder per job on each node, the same for all its local ranks: made
+    private (launch/scratch.py). One that another user could have planted is
+    refused, in a line on stderr, and this rank uses a fresh folder of its own:
+    the hang doctor goes on, its run folder split."""
+    global _run_dir
+    if _run_dir is None:
+        run_id = os.environ.get("TORCHELASTIC_RUN_ID") or os.environ.get("SLURM_JOB_ID") or "job"
+        path = scratch.shared_path("run", run_id, os.environ.get("MASTER_PORT", ""))
+        try:
+            scratch.private_folder(path)
+        except scratch.FolderRefused as exc:
+            path = scratch.private_fallback("run")
+            sys.stderr.write(f"gpudoctor run: run folder refused: {exc}; this rank uses {path} instead\n")
+        _run_dir = path
+        # Registered before the tracker's own exit hook, so it runs after its last write.
+        atexit.register(_clean_up, path, _rank())
+    return _run_dir
+
+
+_ended_clean = False
+
+
+def ended_clean() -> None:
+    """The script of this rank ended with status 0: its files need not stay."""
+    global _ended_clean
+    _ended_clean = True
+
+
+def _rank() -> int | None:
+    text = os.environ.get("RANK") or os.environ.get("SLURM_PROCID") or ""
+    return int(text) if text.isdigit() else None
+
+
+def _clean_up(path: str, rank: int | None) -> None:
+    """At a clean end, this rank's files go; the last rank out takes the folder
+    (a report in it, or a rank that failed, keeps it)."""
+    if not _ended_clean or rank is None or os.path.exists(os.path.join(path, "report.txt")):
+        return
+    for name in os.listdir(path) if os.path.isdir(path) else ():
+        if name.startswith(f"rank{rank}."):
+            try:
+                os.unlink(os.path.join(path, name))
+            except OSError:
+                pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass  # another rank's files are still there: that rank removes the folder
 
 
 class JobStore:
@@ -150,15 +195,51 @@ def _answer_stacks(job: JobStore, tracker, rank: int) -> None:
         pass
 
 
+BACKED_S = 3.0  # how long this rank must itself wait in a call before a mismatch read from the store ends the job
+
+
+class OwnCalls:
+    """This rank's own collective calls, as its own current-call file on this node
+    says (runtime/collective_trace.py writes it): the local observation a verdict
+    read from the job's store must agree with before it ends the job. Anyone who
+    reaches the store can write a rank's trace there (docs/security.md); a forged
+    record alone must not stop a healthy job."""
+
+    def __init__(self, run_dir: str, rank: int):
+        self.run_dir, self.rank = run_dir, rank
+        self.key: tuple | None = None
+        self.since = 0.0
+
+    def look(self, now: float) -> None:
+        cur = run_folder.read_current(self.run_dir, self.rank)
+        key = (cur.pg, cur.seq, cur.state) if cur is not None else None
+        if key != self.key or self.since == 0.0:
+            self.key, self.since = key, now
+
+    def backs(self, reason: str, now: float, hang_timeout: float | None) -> bool:
+        """A mismatch or a finished peer: this rank has itself been waiting in one call
+        for BACKED_S. A stall: its own calls have not moved for the hang timeout either."""
+        still = now - self.since
+        if reason == STALL:
+            return still >= (hang_timeout or 0.0)
+        return self.key is not None and self.key[2] == "started" and still >= BACKED_S
+
+
 def _watch(watch: StoreWatch, job: JobStore, rank: int) -> None:
     start_s = time.monotonic()
+    own = OwnCalls(watch.run_dir, rank)
     while True:
         time.sleep(POLL_S)
         if not _ready():
             continue
+        now = time.monotonic() - start_s
+        own.look(now)
         try:
-            reason = watch.tick(time.monotonic() - start_s, watch.ended())
+            reason = watch.tick(now, watch.ended())
         except Exception:  # noqa: BLE001 - a store hiccup: look again next time
+            continue
+        if reason and not own.backs(reason, now, watch.hang_timeout):
+            watch.seen = None  # judge the same traces again next time, when this rank may back it
             continue
         if reason and _claim(job, rank):
             try:

@@ -5,12 +5,13 @@ facts and from how each rank ended. No printing here: the CLI does that."""
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudoctor.cli.exit_code import ranks_exit
+from gpudoctor.cli.exit_code import SIGNAL_BASE, ranks_exit
 from gpudoctor.findings import Report
 from gpudoctor.knowledge.stragglers import StepVerdict, analyze_steps, verdict_json
 from gpudoctor.runtime.report import read_fragments, run_report
@@ -28,6 +29,7 @@ class RanksRun:
     kept: bool = False  # the run folder stays (the job failed): say where it is
     steps: StepVerdict | None = None  # where each rank's step time went (knowledge/stragglers.py)
     timelines: dict[int, list] | None = None  # each rank's trace slices, with --trace
+    output_closed: bool = False  # stdout's reader left (`| head -1`): leave quietly, as a CLI does
 
 
 def _stderr_line(rank: int, line: str) -> None:
@@ -83,8 +85,13 @@ def run_ranks(
     watch = CollectiveWatch(run_dir, nproc, hang_timeout)
     ticking = StepsWatch(watch, run_dir, nproc, on_steps) if on_steps else watch
     result = launch(
-        command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=ticking
+        command, nproc, timeout=timeout or float("inf"), env=rank_env, echo=_stderr_line, run_dir=run_dir, watch=ticking,
+        own_store=True,
     )
+    if result.output_closed:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        status = SIGNAL_BASE + int(getattr(signal, "SIGPIPE", 13))  # 141, as a shell says of `yes | head -1`
+        return RanksRun(Report("run", (), {}), status, run_dir, output_closed=True)
     fragments = read_fragments(run_dir)
     from gpudoctor.runtime.step_clock import read_steps, read_timelines
 

@@ -63,11 +63,12 @@ def write_json(path: str, report: Report, strict: bool) -> str | None:
     """Write the report; returns a one-line problem instead of raising."""
     from gpudoctor.render.json_out import report_json
 
+    from gpudoctor.user_file import output_error, write_output
+
     try:
-        with open(path, "w") as fh:
-            fh.write(report_json(report, strict) + "\n")
+        write_output(path, report_json(report, strict) + "\n")
     except OSError as exc:
-        return f"gpudoctor run: could not write {path}: {exc.strerror or exc}"
+        return f"gpudoctor run: could not write --json: {output_error(path, exc)}"
     return None
 
 

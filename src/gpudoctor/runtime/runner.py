@@ -113,14 +113,22 @@ def _report_top(target_name: str, status: int | None, argv: list[str], facts: li
     if traced:
         text += f"{_prefix()}{traced}\n"
     json_path = os.environ.get(ENV_JSON)
+    unwritten = False
     if json_path:
         problem = write_json(rank_json_path(json_path, session.current_rank(), _world_size()), report, strict)
         if problem:
             text += f"{_prefix()}{problem}\n"
+            unwritten = True
     sys.stderr.write(text)
     sys.stderr.flush()
     if session.fragments_dir:
         shutil.rmtree(session.fragments_dir, ignore_errors=True)
+    if not status and "gpudoctor.runtime.joined_watch" in sys.modules:
+        from gpudoctor.runtime import joined_watch
+
+        joined_watch.ended_clean()  # a rank of torchrun / srun: its run folder files go at exit
+    if unwritten:
+        return status or ExitCode.PROBLEM  # the report asked for is not there: not a success
     return script_exit(status or ExitCode.OK, report, strict)
 
 
@@ -259,6 +267,40 @@ def _torch_installed() -> bool:
         return False
 
 
+def _stacks_on_request() -> None:
+    """A rank of `run --nproc`: the supervisor's watchdog sends SIGUSR1 for every
+    thread's stack before it stops a rank (launch/child.py does the same); without
+    a handler the signal would end the rank instead."""
+    import faulthandler
+    import signal
+
+    if hasattr(faulthandler, "register") and signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL:
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
+MASTER_LOOKUP_S = 10.0  # torch retries a name that does not resolve until its whole timeout
+
+
+def _refuse_unreachable_master(target_name: str) -> None:
+    """One rank of a torchrun/env:// job whose MASTER_ADDR does not resolve would
+    retry the lookup for torch's whole timeout: looked up here once, in a bounded
+    time, and said at once, naming the host."""
+    from gpudoctor.runtime.collective_trace import joined_rank
+
+    master = os.environ.get("MASTER_ADDR", "").strip()
+    if not master or joined_rank() is None:
+        return
+    from gpudoctor.checks.environment import master_findings
+    from gpudoctor.probe.environment import EnvironmentFacts, relevant, resolve
+    from gpudoctor.render.run_text import findings_text
+
+    facts = EnvironmentFacts(relevant(os.environ), resolve(master, MASTER_LOOKUP_S))
+    found = [f for f in master_findings(facts) if f.id == "master-addr-unresolvable"]
+    if found:
+        sys.stderr.write(findings_text(found, f"gpudoctor run: {target_name} not started"))
+        sys.exit(ExitCode.PROBLEM)
+
+
 def main(argv: list[str]) -> NoReturn:
     try:
         target = parse_target(argv)
@@ -266,6 +308,8 @@ def main(argv: list[str]) -> NoReturn:
     except TargetError as exc:
         print(f"gpudoctor: error: {exc}", file=sys.stderr)
         sys.exit(ExitCode.USAGE)
+    if not env_flag(ENV_SUPERVISED):
+        _refuse_unreachable_master(target.describe())
 
     os.environ[ENV_ON] = "1"
     os.environ[ENV_TARGET] = target.describe()
@@ -275,10 +319,14 @@ def main(argv: list[str]) -> NoReturn:
         session.fragments_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
         os.environ[ENV_FRAGMENTS] = session.fragments_dir
     if session.role == RANK:
-        from gpudoctor.launch.rank import STAGE_STARTED
-        from gpudoctor.runtime.process_group import progress
+        from gpudoctor.launch.rank import STAGE_STARTED, join_context
 
-        progress(STAGE_STARTED)
+        _stacks_on_request()
+        # Before the script imports torch (runtime/process_group.py would import it now):
+        # from here to STAGE_IMPORTED the rank is starting, not hung.
+        ctx = join_context()
+        if ctx is not None:
+            ctx.progress(STAGE_STARTED, 0)
     from gpudoctor.runtime.collective_trace import joined_rank, prepare_environment
 
     if session.role == RANK or joined_rank() is not None:

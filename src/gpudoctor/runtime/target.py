@@ -48,7 +48,13 @@ def parse_target(argv: list[str]) -> Target:
 
 def check_target(target: Target, cwd: str | None = None) -> None:
     """Raise TargetError when the target plainly cannot run."""
-    cwd = cwd or os.getcwd()
+    if cwd is None:
+        try:
+            cwd = os.getcwd()
+        except OSError as exc:  # deleted or unmounted under us
+            raise TargetError(
+                f"the current directory is gone ({exc.strerror or exc}): cd to one that exists and run it again"
+            ) from None
     if target.kind == "module":
         if target.name.endswith(".py"):
             raise TargetError(f"-m takes a module name, not a file: gpudoctor run {target.name}")

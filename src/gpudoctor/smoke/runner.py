@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 
+from gpudoctor.launch.scratch import FolderRefused, private_fallback, private_folder, shared_path, temp_folder_refused
 from gpudoctor.probe.codec import to_plain
 from gpudoctor.probe.cuda import CudaFacts
 from gpudoctor.findings import Finding, Report, Severity
@@ -178,10 +179,22 @@ def compare_dp(cfg: SmokeConfig, facts: CudaFacts | None, tp: dict, env=None) ->
 
 
 def join_checkpoint_path(environ=None) -> str:
-    """The default checkpoint path in join mode: the same string on every rank of one job."""
+    """The default checkpoint path in join mode: the same string on every rank of one
+    job (the launcher's id made a plain word, launch/scratch.py)."""
     env = os.environ if environ is None else environ
     run_id = env.get("TORCHELASTIC_RUN_ID") or env.get("SLURM_JOB_ID") or env.get("MASTER_PORT", "job")
-    return os.path.join(tempfile.gettempdir(), f"gpudoctor-smoke-{run_id}", CHECKPOINT_NAME)
+    return os.path.join(shared_path("smoke", run_id), CHECKPOINT_NAME)
+
+
+def _checkpoint_folder(path: str) -> tuple[str, list[Finding]]:
+    """The default checkpoint's folder, made private; one another user could have
+    planted is refused (a finding) and a fresh private folder used instead."""
+    try:
+        private_folder(os.path.dirname(path))
+        return path, []
+    except FolderRefused as exc:
+        fallback = os.path.join(private_fallback("smoke"), CHECKPOINT_NAME)
+        return fallback, [temp_folder_refused(exc, os.path.dirname(fallback), "train-smoke --save $HOME/smoke.pt")]
 
 
 def run_joined(ctx, cfg: SmokeConfig) -> Report:
@@ -190,8 +203,11 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
     from gpudoctor.smoke.job import run_rank
 
     keep = bool(cfg.checkpoint_path)
-    path = cfg.checkpoint_path or join_checkpoint_path()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    refused: list[Finding] = []
+    if keep:
+        path = cfg.checkpoint_path
+    else:
+        path, refused = _checkpoint_folder(join_checkpoint_path())
     cfg = SmokeConfig.from_dict({**cfg.to_dict(), "checkpoint_path": path, "gather": True, "nproc": ctx.world_size})
     try:
         joined = run_as_rank(
@@ -201,11 +217,11 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
             fix=f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's launcher names the failing rank",
         )
     finally:
-        if not keep and ctx.rank == 0:
+        if not keep and (ctx.rank == 0 or refused):  # refused: the folder is this rank's own
             shutil.rmtree(os.path.dirname(path), ignore_errors=True)
     if joined.failure is not None:
         return joined.with_fleet(
-            build_report(cfg, not_run(f"rank 0 raised {joined.raised}"), head=[joined.failure], extra={"joined_by": ctx.joined_by})
+            build_report(cfg, not_run(f"rank 0 raised {joined.raised}"), head=[*refused, joined.failure], extra={"joined_by": ctx.joined_by})
         )
     gathered: AllRanks = joined.value
     results = list(gathered.ranks)
@@ -226,6 +242,7 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
         build_report(
             cfg,
             verify_all(results, cfg),
+            head=refused,
             tail=tail,
             tp=throughput(results),
             checkpoint_kept=keep,

@@ -35,4 +35,22 @@ nc -zv node0 29500
 gpudoctor allreduce --nproc 2
 ```""",
     ),
+    FindingDoc(
+        id="temp-folder-refused",
+        severity="warn",
+        area="launch",
+        emitted_by="`gpudoctor train-smoke` in join mode (under torchrun or SLURM); `gpudoctor run` under torchrun says the same on stderr",
+        summary="""A folder gpudoctor would use under the shared temp folder (`/tmp/gpudoctor-smoke-<job>`,
+`/tmp/gpudoctor-run-<job>-<port>`) is already there and is not safely this user's: a symbolic link,
+a file, another user's folder, or one others may write to. gpudoctor used a fresh private folder
+instead (docs/security.md).""",
+        evidence="`folder`, `problem`, `used instead`.",
+        why="The names are ones every rank of a job computes alike, so another user of the machine can create one first: through a link the job would write over the files it points to; in a folder of theirs they could read or replace the checkpoint.",
+        fix="""Look at it, and remove it if it is yours; or name a path of your own:
+
+```sh
+ls -ld /tmp/gpudoctor-smoke-*
+gpudoctor train-smoke --save $HOME/smoke.pt
+```""",
+    ),
 )

@@ -90,13 +90,32 @@ NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 gpudoctor allreduce --nproc 2   # does it pas
 ```""",
     ),
     FindingDoc(
+        id="rank-still-starting",
+        severity="error",
+        area="ranks",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run --nproc` (every command that starts ranks)",
+        summary="""The watchdog fired while this rank was still starting: its interpreter was coming up
+or importing torch. For `allreduce` and `train-smoke` the watchdog counts from when every rank has
+started, forgiving up to 5 minutes of start-up; `run --timeout` is wall-clock time.""",
+        evidence="`rank`, `state: starting`, `last_stage` (`not started` or `started`), `startup_s`, `timeout_s`, `stderr_tail`, `log`.",
+        why="""A rank that is importing torch is neither hung nor missing from the rendezvous: it is
+slow to start. On a busy machine (other jobs on the same cores) the import alone takes tens of
+seconds; from a slow network file system, minutes.""",
+        fix="""See how long the import takes here, then give the command more time:
+
+```sh
+time python -c 'import torch'
+gpudoctor allreduce --timeout 600
+```""",
+    ),
+    FindingDoc(
         id="rank-never-joined",
         severity="error",
         area="ranks",
         emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks)",
         summary="""The watchdog fired and this rank had not reached the rendezvous
 (`init_process_group`): its peers were waiting for it there.""",
-        evidence="`rank`, `state: nojoin`, `last_stage` (`not started` or `started`), `stderr_tail`, `log`.",
+        evidence="`rank`, `state: nojoin`, `last_stage` (`imported`: torch was imported, the rank's own code ran), `stderr_tail`, `log`.",
         why="""Its peers wait in `init_process_group` until the timeout. The rank is stuck or slow
 before init (heavy imports, data loading, a lock), or cannot reach
 `MASTER_ADDR:MASTER_PORT` (a firewall, the wrong address on a multi-homed host).""",
