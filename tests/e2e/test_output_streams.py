@@ -85,7 +85,8 @@ def test_run_in_a_working_directory_that_is_gone(tmp_path, hi):
 
 def test_ranks_writing_to_a_pipe_whose_reader_left_end_quietly(tmp_path):
     script = tmp_path / "many.py"
-    script.write_text("import time\nfor i in range(3000):\n    print('line', i, flush=True)\n    time.sleep(0.01)\n")
+    # one write per line: both ranks share the pipe, and print's pieces would interleave
+    script.write_text("import sys, time\nfor i in range(3000):\n    sys.stdout.write(f'line {i}\\n'); sys.stdout.flush()\n    time.sleep(0.01)\n")
     code = '"$@" | head -1; echo "status ${PIPESTATUS[0]}" >&2'
     r = subprocess.run(["bash", "-c", code, "_", *GPUDOCTOR, "run", "--nproc", "2", str(script)],
                        capture_output=True, text=True, timeout=120, env=_env())  # fmt: skip
