@@ -60,9 +60,18 @@ def test_nothing_recognised_is_nothing():
 
 
 def test_an_unknown_exception_is_still_the_cause():
+    # no traceback shows where it was raised: an honest "unrecognised failure", not "fix your code"
     found = explain_lines(["[rank2]: KeyError: 'input_ids'", WATCHDOG])
-    assert ids(found) == ["python-exception", "nccl-watchdog-timeout"]
+    assert ids(found) == ["unrecognised-failure", "nccl-watchdog-timeout"]
     assert found[0].evidence["exception"] == "KeyError" and found[0].evidence["ranks"] == [2]
+    assert found[0].title.startswith("unrecognised failure: KeyError")
+
+
+def test_an_exception_raised_in_the_users_own_code_points_at_the_line():
+    found = explain_lines(['[rank2]: Traceback (most recent call last):', '[rank2]:   File "/home/me/train.py", line 118, in main',
+                           "[rank2]:     x = batch['input_ids']", "[rank2]: KeyError: 'input_ids'", WATCHDOG])
+    assert ids(found) == ["python-exception", "nccl-watchdog-timeout"]
+    assert "/home/me/train.py:118" in found[0].fix
 
 
 def test_a_hang_between_gpus_that_use_p2p_points_at_p2p():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpudoctor.diagnose.explain import pattern_page
-from gpudoctor.diagnose.reader import has_trigger
+from gpudoctor.knowledge.prefilter import has_trigger
 from gpudoctor.knowledge.lines import strip
 from gpudoctor.knowledge.pattern import FAMILIES, ROLES
 from gpudoctor.knowledge.patterns import ALL, BY_ID
@@ -35,7 +35,7 @@ def test_example_is_claimed_by_its_pattern(pattern_id, line):
 @pytest.mark.parametrize("pattern_id,line", EXAMPLES)
 def test_example_passes_the_prefilter(pattern_id, line):
     # the streaming reader only looks at lines with a trigger word
-    assert has_trigger(line), f"add a trigger to diagnose/reader.py TRIGGERS for: {line}"
+    assert has_trigger(line), f"add a trigger to knowledge/prefilter.py TRIGGERS for: {line}"
 
 
 @pytest.mark.parametrize("pattern_id,line", NOT_EXAMPLES)

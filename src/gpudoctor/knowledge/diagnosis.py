@@ -16,9 +16,14 @@ from gpudoctor.findings import Finding, Severity
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups
 from gpudoctor.knowledge.patterns import ALL, BY_ID
+from gpudoctor.knowledge.signs import STRONG, Sign, Signs
+from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognised_why
 
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
+# Findings that only say "an exception" / "a failure" without knowing it: callers that want
+# the meaning of a rank's output (run, the launcher) skip them.
+GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
 EVIDENCE_CHARS = 300
@@ -91,13 +96,17 @@ class Diagnosis:
 
     def __init__(self, patterns: Iterable[Pattern] = ALL) -> None:
         self.patterns = tuple(patterns)
-        self.seen: dict[str, Seen] = {}
+        self.recorded: dict[str, Seen] = {}  # what the patterns matched
+        self.told: dict[str, Seen] = {}  # the same, settled with the signs (`seen`)
         self.lines = 0
         self.hits = 0
         self.all_ranks: set[int] = set()
         self.sources: list[str] = []
         # the rank a whole input belongs to (a per-rank log file), for lines that do not say
         self.default_rank: Optional[int] = None
+        # signs of failure read from the log's shape (tracebacks, signals, exits), whatever the patterns know
+        self.signs = Signs()
+        self.settled_at = -1  # self.hits when the signs were last turned into a Seen
 
     # -- input -------------------------------------------------------------
     def feed_line(self, raw: str, line: int, source: str = "", following: Optional[Callable[[int], list[str]]] = None) -> None:
@@ -109,6 +118,7 @@ class Diagnosis:
                 self.all_ranks.add(msg.rank)
             if msg.is_source():
                 continue
+            self.signs.see(msg, raw, line, source, following)
             for p in self.patterns:
                 m = p.match(msg.text)
                 if m is None:
@@ -122,8 +132,9 @@ class Diagnosis:
                 if p.id == "torchrun-root-cause" and values.get("rank", "").isdigit():
                     where = LogLine(msg.text, int(values["rank"]), msg.local_rank, values.get("host") or msg.node)
                 self.record(p, Hit(line, source, where, values))
+                self.signs.claim(msg, line, p.id)
                 signal = SIGNAL_EXITCODES.get(str(values.get("exitcode", ""))) if p.id == "torchrun-root-cause" else None
-                if signal and signal in BY_ID and signal not in self.seen:
+                if signal and signal in BY_ID and signal not in self.recorded:
                     self.record(BY_ID[signal], Hit(line, source, where, values))
                 break
 
@@ -148,9 +159,9 @@ class Diagnosis:
         return p
 
     def record(self, p: Pattern, hit: Hit) -> None:
-        seen = self.seen.get(p.id)
+        seen = self.recorded.get(p.id)
         if seen is None:
-            seen = self.seen[p.id] = Seen(p, self.hits, hit)
+            seen = self.recorded[p.id] = Seen(p, self.hits, hit)
         seen.add(hit)
         self.hits += 1
 
@@ -166,6 +177,40 @@ class Diagnosis:
             elif after in self.seen and after != seen.pattern.id:
                 return self.seen[after]
         return None
+
+    @property
+    def seen(self) -> dict[str, Seen]:
+        """What the log shows, per finding id: the patterns' matches settled with the signs."""
+        self.settle()
+        return self.told
+
+    def settle(self) -> None:
+        """Before the story is told: a failure the log shows but no cause pattern explains
+        becomes an honest "unrecognised failure"; so does a Python exception that was not
+        raised in the user's own code (the catch-all may only blame the user's code when
+        the failing frame is theirs and nothing points at the environment)."""
+        if self.settled_at == self.hits + self.signs.count:
+            return
+        self.settled_at = self.hits + self.signs.count
+        told = self.told = dict(self.recorded)
+        generic = told.get("python-exception")
+        if generic is not None:
+            sign = self.signs.exception(generic.first.fields.get("exception", ""), generic.first.where.rank)
+            if sign is None or not sign.users_code_failed():
+                del told["python-exception"]
+                first = Hit(generic.first.line, generic.first.source, generic.first.where, {**generic.first.fields, "sign": sign})
+                told[UNRECOGNISED.id] = Seen(UNRECOGNISED, generic.order, first, generic.count, generic.samples, generic.ranks, generic.nodes, generic.by_rank)
+            return
+        explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in told.values())
+        sign = self.signs.headline()
+        if sign is None or explained:
+            return
+        if any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG:
+            return  # an exit code the launcher's own findings already tell: no second story
+        hit = Hit(sign.line, sign.source, sign.where, {"sign": sign})
+        seen = Seen(UNRECOGNISED, -1, hit)  # the failure the log shows comes before what it caused
+        seen.add(hit)
+        told[UNRECOGNISED.id] = seen
 
     def ordered(self) -> list[tuple[Seen, Optional[Seen]]]:
         """(what was seen, what explains it) in the order to tell it."""
@@ -223,6 +268,14 @@ class Diagnosis:
         out = {"id": head.pattern.id, "line": head.first.line, "role": head.pattern.role}
         if head.first.source:
             out["source"] = head.first.source
+        sign = head.first.fields.get("sign") if head.pattern is UNRECOGNISED else self.sign_of(head)
+        if isinstance(sign, Sign):  # what failed, when, and the user's frame
+            out["what"] = sign.what
+            if sign.time:
+                out["time"] = sign.time
+            frame = sign.user_frame()
+            if frame is not None:
+                out["frame"] = frame.short()
         block = self.seen.get("torchrun-root-cause")
         own = head.pattern.role == CAUSE and next((h.where.rank for h in head.samples if h.where.rank is not None), None)
         if block is not None and "rank" in block.first.fields:
@@ -272,8 +325,21 @@ class Diagnosis:
         role = p.role
         title = p.title
         ev: dict = {"role": role, "family": p.family}
+        why, fix = p.why, p.fix
         if p.id == "python-exception" and seen.first.fields.get("exception"):
             title = f"{title}: {seen.first.fields['exception']}"
+            sign = self.signs.exception(seen.first.fields["exception"], seen.first.where.rank)
+            frame = sign.raised_in() if sign is not None else None
+            if frame is not None:
+                title += f" in your code at {frame.short()}"
+                fix = f"read the traceback: the line that raised is {frame.path}:{frame.line}" + (f" (in {frame.func})" if frame.func else "") + "; fix it there"
+                ev["raised_at"] = f"{frame.path}:{frame.line}"
+        if p is UNRECOGNISED:
+            sign = seen.first.fields.get("sign")
+            title = f"unrecognised failure: {sign.describe()}" if sign else f"unrecognised failure: {seen.first.fields.get('exception', 'an exception')}"
+            why, fix = unrecognised_why(sign), next_step(sign, seen.first.fields.get("exception", ""))
+            if sign is not None:
+                ev.update(sign_evidence(sign))
         if by is not None:
             role = ev["role"] = CONSEQUENCE
             ev["consequence_of"] = by.pattern.id
@@ -290,24 +356,29 @@ class Diagnosis:
         ev["first_line"] = seen.first.line
         if seen.first.source:
             ev["source"] = seen.first.source
-        if where:
+        if where and p is not UNRECOGNISED:  # its title already says where
             title += f" — {where}"
         if seen.ranks:
             ev["ranks"] = sorted(seen.ranks)
         if seen.nodes:
             ev["nodes"] = sorted(seen.nodes)
         ev["count"] = seen.count
-        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev})
+        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k != "sign"})
         if p.id == "nccl-watchdog-timeout":
             ev.update(self.watchdog_suspects(seen))
-        fix = p.fix
         if p.id in ("nccl-watchdog-timeout", "nccl-heartbeat-stuck") and by is None and "nccl-p2p-in-use" in self.seen:
             # a hang with no error, between GPUs that talk peer-to-peer: the usual suspect
             ev["p2p_in_use"] = True
             fix += "; the GPUs talk peer-to-peer: rerun with NCCL_P2P_DISABLE=1 to rule out a P2P/ACS/IOMMU hang"
         ev["log"] = "\n".join(h.show() for h in seen.samples)
         # grouped by role, so the report reads as a story: causes, then consequences, then noise
-        return Finding(id=p.id, severity=severity, title=title, evidence=ev, why=p.why, fix=fix, area=AREAS[ev["role"]])
+        if p is UNRECOGNISED:  # not a pattern: its catalog entry is in catalog/findings/diagnose.py
+            return Finding(id="unrecognised-failure", severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])
+        return Finding(id=p.id, severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])
+
+    def sign_of(self, seen: Seen) -> Optional[Sign]:
+        exc = seen.first.fields.get("exception")
+        return self.signs.exception(exc, seen.first.where.rank) if exc else None
 
     def watchdog_suspects(self, seen: Seen) -> dict:
         """Which ranks did not report the timeout, or were at an earlier SeqNum."""
@@ -328,6 +399,23 @@ class Diagnosis:
             if missing and len(missing) < world:
                 out["ranks_not_reporting"] = missing
         return out
+
+
+def sign_evidence(sign: Sign) -> dict:
+    """What the log shows of a failure no pattern knows."""
+    ev: dict = {"kind": sign.kind, "what": sign.what}
+    if sign.message and sign.message != sign.text:
+        ev["message"] = sign.message
+    if sign.cause:
+        ev["raised_from"] = sign.cause
+    if sign.time:
+        ev["time"] = sign.time
+    last, mine = sign.raised_in(), sign.user_frame()
+    if last is not None:
+        ev["raised_in"] = f"{last.path}:{last.line}" + (f" in {last.func}" if last.func else "")
+    if mine is not None and mine is not last:
+        ev["your_frame"] = f"{mine.path}:{mine.line}" + (f" in {mine.func}" if mine.func else "")
+    return ev
 
 
 def earliest_block(block: Seen) -> dict:

@@ -18,6 +18,13 @@ MAX_LINE = 4000  # longer lines are cut (a progress bar without newlines, a dump
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]")
 BARE_ANSI = re.compile(r"^(?:\[\d{1,3}(?:;\d{1,3})*m)+\s?")  # ESC lost in a copy-paste: "[0m node1:..."
 
+# A log pasted into Markdown or HTML: quoted ("> "), in bold ("**RuntimeError: ...**"), in a
+# <pre>/<code> block or a code fence, with HTML entities. Peeled before the launcher prefixes.
+WRAP_HEAD = re.compile(r"^(?:\s*(?:>+ ?(?!>)|\*\*|`{1,3}(?:[A-Za-z]+$)?|<(?:pre|code|details|summary|p|b|strong|span|div)\b[^>]*>))+")
+WRAP_TAIL = re.compile(r"(?:\*\*|`{1,3}|</(?:pre|code|details|summary|p|b|strong|span|div)>|<br\s*/?>)+\s*$")
+ENTITIES = {"&gt;": ">", "&lt;": "<", "&quot;": '"', "&#39;": "'", "&#x27;": "'", "&amp;": "&", "&nbsp;": " "}
+ENTITY = re.compile("|".join(ENTITIES))
+
 # (regex, what its named groups mean); applied at the start of the line until none matches.
 PREFIXES = [
     re.compile(r"^\((?P<actor>[\w.]+) pid=\d+(?:, ip=(?P<node>[\d.:a-f]+))?\)\s*"),  # Ray
@@ -58,6 +65,9 @@ IN_TEXT_RANK = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]|(?<![\w-])rank
 IN_TEXT_LOCAL = re.compile(r"\blocal_rank: (?P<local_rank>\d+)|--local[_-]rank=(?P<arg>\d+)")
 
 
+WRAPPED = ">*`<"
+
+
 @dataclass(frozen=True)
 class LogLine:
     """One message with where it came from (None: the line does not say)."""
@@ -88,6 +98,12 @@ def strip(raw: str) -> LogLine:
         raw = raw[: MAX_LINE // 4] + " \u2026 " + raw[-(MAX_LINE * 3 // 4) :]
     text = ANSI.sub("", raw).rstrip("\r\n")
     text = BARE_ANSI.sub("", text)
+    if text[:1] in WRAPPED or text[:2] == "  " and text.lstrip()[:1] in WRAPPED:
+        text = WRAP_HEAD.sub("", text)
+    if text[-1:] in "*`>":
+        text = WRAP_TAIL.sub("", text)
+    if "&" in text:
+        text = ENTITY.sub(lambda m: ENTITIES[m.group(0)], text)
     rank = local_rank = None
     node = None
     for _ in range(8):

@@ -221,11 +221,12 @@ def explained(f: Finding, r: RankOutcome) -> Finding:
     from dataclasses import replace
 
     from gpudoctor.knowledge import explain_lines
+    from gpudoctor.knowledge.diagnosis import GENERIC_FINDINGS
 
     lines = list(r.stderr_tail)
     if r.error:
         lines += [f"{r.error.type}: {r.error.message}", *r.error.traceback.splitlines()[-3:]]
-    known = [m for m in explain_lines(lines) if m.evidence.get("role") != "harmless" and m.id != "python-exception"]
+    known = [m for m in explain_lines(lines) if m.evidence.get("role") != "harmless" and m.id not in GENERIC_FINDINGS]
     if not known:
         return f
     m = known[0]

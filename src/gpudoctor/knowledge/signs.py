@@ -1,0 +1,300 @@
+"""Signs that a job failed, read from the shape of the log, independent of any pattern.
+
+A pattern knows one message; this module knows what any failure looks like: a Python
+traceback ending in an exception (any class, chained or not), a fatal signal or a
+non-zero exit in a launcher's, agent's or srun's line, `Fatal Python error`, a C++
+`terminate called` / `what():`, CUDA / NCCL / gloo error lines, device-side
+assertions, a store barrier that waits for ranks. The lines reach it already peeled
+of rank prefixes, ANSI colours, Markdown/HTML wrapping and quoting (`lines.strip`).
+
+`Signs` is fed the same candidate lines as the patterns and keeps only the first few
+signs (bounded memory); `Diagnosis` turns them into an honest "unrecognised failure"
+when no pattern explains the failure, and asks it whether an exception was raised
+in the user's own code (the only case in which "fix your code" is the right answer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Optional
+
+from gpudoctor.knowledge.lines import LogLine, segments
+
+KEEP = 16  # signs kept (the first ones); later ones are only counted
+MAX_TRACEBACKS = 200  # tracebacks read frame by frame; later ones are only counted
+TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frames and exception
+
+TRACEBACK = "Traceback (most recent call last)"
+FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
+# The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
+EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::(?: (?P<message>.*))?)?$")
+CARETS = re.compile(r"^[\^~ ]+$")
+CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
+# Exceptions that end a program without a failure.
+NOT_FAILURES = re.compile(r"^(?:SystemExit(?:: 0)?|GeneratorExit)$")
+
+# Library code: a frame here is not the user's (site-packages, the standard library, torch's own tree).
+LIBRARY = re.compile(
+    r"site-packages|dist-packages|[/\\]lib[/\\]python\d|[/\\]Lib[/\\]|<frozen|^<|[/\\]torch[/\\]|"
+    r"^/usr/lib/|[/\\](?:lightning|pytorch_lightning|accelerate|deepspeed|transformers|torchvision)[/\\]"
+)
+
+# What points at the environment rather than the user's code: a failed import, a missing
+# symbol (two builds of a library), a GPU feature or version the install lacks, a launcher setting.
+ENVIRONMENT_CLASSES = {"ImportError", "ModuleNotFoundError", "OSError", "NotImplementedError", "MisconfigurationException"}
+ENVIRONMENT_WORDS = re.compile(
+    r"undefined symbol|cannot open shared object|\.so\b|DLL load failed|not supported|unsupported|is not available|"
+    r"requires? (?:a |an )?(?:GPU|CUDA|torch|version|PyTorch|NCCL)|compute capability|\bsm_\d+|\bCUDA\b|\bcuda\b|\bGPU\b|"
+    r"\bdriver\b|\bNCCL\b|\bgloo\b|\bbf16\b|bfloat16|\bfp16\b|\bhalf\b|unexpected keyword argument|"
+    r"no attribute '(?:_?cuda|distributed|compile|float8|bfloat16)|has no attribute|version|"
+    r"MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_RANK|\bstrategy\b|\bdevices?=|accelerator",
+    re.IGNORECASE,
+)
+
+# One combined search per candidate line for every other sign; the group that matched names it.
+OTHER_SIGNS = re.compile(
+    "|".join(
+        [
+            r"Fatal Python error: (?P<fatal>.+)",
+            r"terminate called (?:after throwing an instance of '(?P<terminate>[^']+)'|(?P<terminate_bare>recursively|without an active exception))",
+            r"^what\(\):\s+(?P<what>.+)",
+            r"Signal (?P<signum>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID",
+            r"\*\*\* (?P<glogsig>SIG[A-Z]+) (?:\(@|received)",
+            r"(?:^|: |\d\s+)(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:\s+\S+)*\s*$",
+            r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
+            r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
+            r"(?:exit(?:ed)? with (?:exit )?code|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
+            r"(?P<childfailed>ChildFailedError)",
+            r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
+            r"(?P<devassert>device-side assert(?:ion)? triggered)",
+            r"CUDA error: (?P<cuda>.+)",
+            r"(?P<cudastatus>CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+|cudaError\w+)",
+            r"NCCL WARN (?P<ncclwarn>.*(?:[Ee]rror|[Ff]ail|[Tt]imeout|[Aa]bort|[Uu]nhandled|closed|refused|No route|[Rr]emote).*)",
+            r"(?P<ncclerror>NCCL error\b.*|nccl\w+Error\b.*|ncclInternalError.*)",
+            r"(?P<gloo>(?:Gloo|gloo)\b.*(?:[Ee]rror|failed|[Tt]imed out).*|\[enforce fail at [^\]]*gloo[^\]]*\].*)",
+            r"(?P<barrier>Waiting in store based barrier.*|store based barrier.*|.*\bchecked in\b.*)",
+        ]
+    )
+)
+KIND = {
+    "fatal": "fatal Python error",
+    "terminate": "C++ exception (terminate called)",
+    "terminate_bare": "C++ terminate called",
+    "what": "C++ exception (what())",
+    "signame": "fatal signal",
+    "glogsig": "fatal signal",
+    "shellsig": "fatal signal",
+    "srun_what": "srun task failed",
+    "exitcode": "non-zero exit",
+    "exit": "non-zero exit",
+    "childfailed": "torchrun ChildFailedError",
+    "assertion": "assertion failed",
+    "devassert": "device-side assertion",
+    "cuda": "CUDA error",
+    "cudastatus": "CUDA library error",
+    "ncclwarn": "NCCL warning",
+    "ncclerror": "NCCL error",
+    "gloo": "gloo error",
+    "barrier": "store barrier still waiting for ranks",
+}
+# How much a sign says about the failure itself (the headline is the strongest sign, first seen first).
+STRENGTH = {
+    "exception": 5, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
+    "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
+    "barrier": 3, "srun_what": 2, "childfailed": 1, "exitcode": 2, "exit": 1,
+}
+STRONG = 3  # a sign at least this strong is a failure of its own, not only an exit status
+TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\d:\d\d)|^\[?(\d\d:\d\d:\d\d)")
+SIGNALS = {"4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "9": "SIGKILL", "11": "SIGSEGV", "15": "SIGTERM"}
+
+
+@dataclass
+class Frame:
+    path: str
+    line: int
+    func: str = ""
+
+    def user(self) -> bool:
+        return LIBRARY.search(self.path) is None
+
+    def short(self) -> str:
+        parts = self.path.replace("\\", "/").split("/")
+        return "/".join(parts[-2:]) + f":{self.line}"
+
+
+@dataclass
+class Sign:
+    """One piece of evidence that something failed."""
+
+    kind: str  # "exception" or a key of KIND
+    what: str  # the exception class, the signal, the exit code, the C++ type ...
+    message: str
+    line: int
+    source: str
+    where: LogLine
+    time: str = ""
+    frames: list[Frame] = field(default_factory=list)
+    cause: str = ""  # a chained exception: the one it was raised from / while handling
+    text: str = ""  # the log line itself
+    claimed: str = ""  # the pattern that explains this line, if one does
+
+    @property
+    def strength(self) -> int:
+        return STRENGTH.get(self.kind, 1)
+
+    def raised_in(self) -> Optional[Frame]:
+        return self.frames[-1] if self.frames else None
+
+    def user_frame(self) -> Optional[Frame]:
+        return next((f for f in reversed(self.frames) if f.user()), None)
+
+    def users_code_failed(self) -> bool:
+        """The exception was raised in the user's own code and nothing points at the environment:
+        the one case in which "fix the line in your code" is the right answer."""
+        last = self.raised_in()
+        if self.kind != "exception" or last is None or not last.user():
+            return False
+        return self.what.rsplit(".", 1)[-1] not in ENVIRONMENT_CLASSES and ENVIRONMENT_WORDS.search(self.message) is None
+
+    def describe(self) -> str:
+        """'StopIteration on rank 3 at train.py:118'."""
+        out = self.what
+        if self.cause and self.cause != self.what:
+            out += f" (from {self.cause})"
+        origin = self.where.where()
+        if origin:
+            out += f" on {origin}"
+        frame = self.user_frame() or self.raised_in()
+        if frame is not None:
+            out += f" at {frame.short()}"
+        return out
+
+
+class Signs:
+    """Feed it the stripped candidate lines (`see`); it keeps the first signs of failure."""
+
+    def __init__(self) -> None:
+        self.signs: list[Sign] = []
+        self.count = 0
+        self.tracebacks = 0
+        self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
+
+    def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
+        """A pattern explains this line: it is no sign of an unknown failure (nor is the
+        traceback whose exception line it is)."""
+        for s in reversed(self.signs):
+            if (s.line == line and s.kind != "exception") or (s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank):
+                s.claimed = s.claimed or pattern_id
+
+    def see(self, msg: LogLine, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
+        text = msg.text
+        if text.startswith("Exception ignored in"):
+            self.ignored_at[msg.rank] = line
+            return
+        if text.startswith(TRACEBACK):
+            self.tracebacks += 1
+            if self.ignored_at.get(msg.rank, -10) >= line - 2:
+                return  # Python reporting an exception it ignored at exit: not a failure
+            if self.tracebacks <= MAX_TRACEBACKS and following is not None:
+                self.read_traceback(msg, raw, line, source, following(TRACEBACK_LINES))
+            return
+        m = OTHER_SIGNS.search(text)
+        if m is None or m.lastgroup is None:
+            return
+        kind = first_group(m)
+        value = m.group(kind) or ""
+        what, message = value, text
+        if kind in ("signame", "glogsig", "shellsig"):
+            what = m.group("signame") or value
+        elif kind == "srun_what":
+            if "Exited with exit code 0" in value or "CANCELLED" in text or "Terminated" in value:
+                return  # srun's own cancellation of the other tasks is not a failure of its own
+            what = value.strip()
+        elif kind in ("exitcode", "exit"):
+            what = f"exit code {value}" + (f" ({SIGNALS[value[1:]]})" if value.startswith("-") and value[1:] in SIGNALS else "")
+        elif kind == "fatal":
+            what = f"Fatal Python error: {value.strip()}"[:120]
+        elif kind in ("cuda", "ncclwarn", "ncclerror", "gloo", "barrier", "what", "assertion"):
+            what = KIND[kind]
+            message = value.strip() or text
+        elif kind in ("terminate", "terminate_bare"):
+            what = f"terminate called ({value})"
+        elif kind == "devassert":
+            what = KIND[kind]
+        self.add(Sign(kind, what, message[:300], line, source, msg, time_of(raw), text=text))
+
+    def read_traceback(self, head: LogLine, raw: str, line: int, source: str, after: list[str]) -> None:
+        frames: list[Frame] = []
+        for i, nxt in enumerate(after):
+            for seg in segments(nxt):
+                if head.rank is not None and seg.rank is not None and seg.rank != head.rank:
+                    continue  # another rank's line, interleaved
+                if head.node and seg.node and seg.node != head.node:
+                    continue
+                text = seg.text
+                if not text or CARETS.match(text):
+                    continue
+                fm = FRAME.match(text)
+                if fm:
+                    frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or ""))
+                    continue
+                if text.startswith(TRACEBACK):
+                    return  # a header without an exception line: the paste was cut
+                em = EXCEPTION_LINE.match(text) if frames else None
+                if em is None:
+                    continue  # the source line a frame quotes
+                cls = em.group("cls")
+                message = em.group("message") or ""
+                if NOT_FAILURES.match(text) or cls in ("SystemExit",) and message.strip() in ("", "0", "None"):
+                    return
+                chained = self.chained_cause(after[i + 1 : i + 4])
+                sign = Sign("exception", cls, message[:300], line, source, head, time_of(raw), frames, text=text)
+                if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank == head.rank:
+                    previous = self.signs[-1]
+                    if previous.cause == "<next>":  # this traceback was raised from the previous one
+                        previous.cause = ""
+                        sign.cause = previous.what
+                if chained:
+                    sign.cause = "<next>"
+                self.add(sign)
+                return
+
+    @staticmethod
+    def chained_cause(lines: list[str]) -> bool:
+        return any(marker in seg.text for raw in lines for seg in segments(raw) for marker in CHAINED)
+
+    def add(self, sign: Sign) -> None:
+        self.count += 1
+        if len(self.signs) < KEEP:
+            self.signs.append(sign)
+
+    # -- what the log shows -------------------------------------------------
+    def failed(self) -> bool:
+        return bool(self.signs)
+
+    def headline(self) -> Optional[Sign]:
+        """The sign that says most about the failure; among equals, the first in the log.
+        An exception chained into a later one is told through the later one (`cause`)."""
+        live = [s for s in self.signs if s.cause != "<next>" and not s.claimed]
+        if not live:
+            return None
+        return min(live, key=lambda s: (-s.strength, s.source, s.line))
+
+    def exception(self, cls: str, rank: Optional[int]) -> Optional[Sign]:
+        """The traceback that ended in this exception (same rank when known)."""
+        short = cls.rsplit(".", 1)[-1]
+        for s in self.signs:
+            if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank)):
+                return s
+        return None
+
+
+def first_group(m: re.Match) -> str:
+    return next(k for k, v in m.groupdict().items() if v is not None)
+
+
+def time_of(raw: str) -> str:
+    m = TIME.search(raw[:80])
+    return next((g for g in m.groups() if g), "") if m else ""
