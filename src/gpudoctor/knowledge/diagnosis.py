@@ -149,13 +149,17 @@ class Diagnosis:
             self.lines += 1
             self.feed_line(raw, i + 1, source, after(i))
 
-    @staticmethod
-    def refine(p: Pattern, values: dict, msg: LogLine) -> Pattern:
+    def refine(self, p: Pattern, values: dict, msg: LogLine) -> Pattern:
         """What only the line's origin tells: an out-of-memory on GPU 0 reported by
-        another rank means that rank put a context on GPU 0."""
+        another rank means that rank put a context on GPU 0; a CPU tensor refused by NCCL
+        inside DistributedDataParallel's constructor is the model left on the CPU."""
         if p.id == "cuda-oom" and "0" in (values.get("gpu"), values.get("gpu_old")):
             if (msg.rank or 0) != 0 or (msg.local_rank or 0) != 0:
                 return BY_ID["cuda-oom-gpu0-other-ranks"]
+        if p.id == "nccl-tensor-not-cuda":
+            sign = self.signs.exception_at(msg)
+            if sign is not None and any(f.in_ddp_constructor() for f in sign.frames):
+                return BY_ID["ddp-model-on-cpu"]
         return p
 
     def record(self, p: Pattern, hit: Hit) -> None:

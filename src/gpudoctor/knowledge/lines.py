@@ -20,8 +20,8 @@ BARE_ANSI = re.compile(r"^(?:\[\d{1,3}(?:;\d{1,3})*m)+\s?")  # ESC lost in a cop
 
 # A log pasted into Markdown or HTML: quoted ("> "), in bold ("**RuntimeError: ...**"), in a
 # <pre>/<code> block or a code fence, with HTML entities. Peeled before the launcher prefixes.
-WRAP_HEAD = re.compile(r"^(?:\s*(?:>+ ?(?!>)|\*\*|`{1,3}(?:[A-Za-z]+$)?|<(?:pre|code|details|summary|p|b|strong|span|div)\b[^>]*>))+")
-WRAP_TAIL = re.compile(r"(?:\*\*|`{1,3}|</(?:pre|code|details|summary|p|b|strong|span|div)>|<br\s*/?>)+\s*$")
+WRAP_HEAD = re.compile(r"^(?:\s*(?:>+ ?(?!>)|\*\*|```(?:[A-Za-z]+$)?|<(?:pre|code|details|summary|p|b|strong|span|div)\b[^>]*>))+")
+WRAP_TAIL = re.compile(r"(?:\*\*|```|</(?:pre|code|details|summary|p|b|strong|span|div)>|<br\s*/?>)+\s*$")
 ENTITIES = {"&gt;": ">", "&lt;": "<", "&quot;": '"', "&#39;": "'", "&#x27;": "'", "&amp;": "&", "&nbsp;": " "}
 ENTITY = re.compile("|".join(ENTITIES))
 
@@ -102,6 +102,8 @@ def strip(raw: str) -> LogLine:
         text = WRAP_HEAD.sub("", text)
     if text[-1:] in "*`>":
         text = WRAP_TAIL.sub("", text)
+    if len(text) > 2 and text[0] == "`" == text[-1] and text[1] != "`":  # `RuntimeError: ...` as inline code
+        text = text[1:-1]
     if "&" in text:
         text = ENTITY.sub(lambda m: ENTITIES[m.group(0)], text)
     rank = local_rank = None

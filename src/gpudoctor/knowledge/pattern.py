@@ -55,8 +55,13 @@ class Pattern:
     context_after: int = 0
     # Turns the regex match (and the context lines) into evidence fields.
     fields: Optional[Callable[[re.Match, list[str]], dict]] = field(default=None, compare=False)
+    # A pattern that never claims a line itself: the diagnosis turns a line the pattern named
+    # here claimed into this one when the traceback around it says so (its examples are that pattern's lines).
+    refines: str = ""
 
     def match(self, text: str) -> Optional[re.Match]:
+        if self.refines:
+            return None
         for needle in self.needles:
             if needle in text:
                 return self.regex.search(text)
@@ -79,6 +84,7 @@ def pattern(
     context_after: int = 0,
     fields=None,
     flags: int = 0,
+    refines: str = "",
 ) -> Pattern:
     """A table row, written compactly: examples as (line, source thread) pairs."""
     return Pattern(
@@ -96,6 +102,7 @@ def pattern(
         after=tuple(after),
         context_after=context_after,
         fields=fields,
+        refines=refines,
     )
 
 

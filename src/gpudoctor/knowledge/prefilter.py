@@ -50,6 +50,8 @@ TRIGGERS = (
     "refused",
     "not supported",
     "out of memory",
+    "stopiteration",
+    "undefined symbol",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "errno",
     "no device found",

@@ -106,6 +106,7 @@ STRENGTH = {
     "barrier": 3, "srun_what": 2, "childfailed": 1, "exitcode": 2, "exit": 1,
 }
 STRONG = 3  # a sign at least this strong is a failure of its own, not only an exit status
+DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
 TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\d:\d\d)|^\[?(\d\d:\d\d:\d\d)")
 SIGNALS = {"4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "9": "SIGKILL", "11": "SIGSEGV", "15": "SIGTERM"}
 
@@ -118,6 +119,9 @@ class Frame:
 
     def user(self) -> bool:
         return LIBRARY.search(self.path) is None
+
+    def in_ddp_constructor(self) -> bool:
+        return self.path.replace("\\", "/").endswith("parallel/distributed.py") and self.func in DDP_CONSTRUCTOR
 
     def short(self) -> str:
         parts = self.path.replace("\\", "/").split("/")
@@ -281,6 +285,10 @@ class Signs:
         if not live:
             return None
         return min(live, key=lambda s: (-s.strength, s.source, s.line))
+
+    def exception_at(self, msg: LogLine) -> Optional[Sign]:
+        """The traceback whose exception line this is (read ahead from its header)."""
+        return next((s for s in reversed(self.signs) if s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank), None)
 
     def exception(self, cls: str, rank: Optional[int]) -> Optional[Sign]:
         """The traceback that ended in this exception (same rank when known)."""

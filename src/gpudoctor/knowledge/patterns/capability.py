@@ -1,0 +1,120 @@
+"""What the GPU or the install cannot do: a dtype the GPU lacks, no GPU at all for fp16,
+a compute capability below what a library needs, peer-to-peer access the GPUs do not
+have, two NCCL libraries in one process. Each answer points at the environment, never at
+the user's code (these exceptions are raised from library frames)."""
+
+from gpudoctor.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E = Severity.ERROR
+
+PATTERNS = [
+    pattern(
+        "bf16-unsupported-gpu",
+        "cuda",
+        CAUSE,
+        E,
+        "bfloat16 was asked for on a GPU without bf16 support (compute capability < 8.0)",
+        r"Bfloat16 is only supported on GPUs with compute capability of at least (?P<needed>[\d.]+)\.(?: Your (?P<gpu>.+?) GPU has compute capability (?P<capability>[\d.]+))?"
+        r"|Your setup doesn't support bf16/gpu"
+        r"|bf16 mixed precision requires (?:PyTorch >= [\d.]+ and )?a supported device",
+        ("Bfloat16 is only supported", "doesn't support bf16", "bf16 mixed precision requires"),
+        why="""bfloat16 arithmetic needs an Ampere or newer GPU (compute capability 8.0: A100, RTX 30xx and
+        later). V100 (7.0), T4 and RTX 20xx (7.5), P100 (6.0) do not have it, so the library refuses the dtype.""",
+        fix="use float16 instead (e.g. --dtype=half, --fp16 / mixed_precision='fp16', torch_dtype=torch.float16), or run on an Ampere-or-newer GPU",
+        examples=[
+            ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.", "volcengine/verl#2594"),
+            ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.", "substratusai/vllm-docker#37"),
+        ],
+        not_examples=["INFO: using dtype torch.bfloat16 on NVIDIA A100-SXM4-80GB"],
+        fields=groups,
+    ),
+    pattern(
+        "fp16-needs-gpu",
+        "cuda",
+        CAUSE,
+        E,
+        "fp16 mixed precision was asked for, but this process sees no GPU",
+        r"fp16 mixed precision requires a GPU",
+        ("fp16 mixed precision requires",),
+        why="""accelerate (and the scripts built on it) refuses fp16 when torch.cuda.is_available() is False: a
+        CPU-only torch build, a missing or mismatched NVIDIA driver, or CUDA_VISIBLE_DEVICES hiding every GPU.
+        The mixed-precision setting is not the problem; the missing GPU is.""",
+        fix='python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"   # a +cpu build or False: install a CUDA build of torch; or set mixed_precision="no" to train on CPU',
+        examples=[
+            ("ValueError: fp16 mixed precision requires a GPU", "bmaltais/kohya_ss#719"),
+            ("ValueError: fp16 mixed precision requires a GPU", "ShivamShrirao/diffusers#97"),
+        ],
+        not_examples=["mixed_precision: fp16 (GPU 0: NVIDIA GeForce RTX 3080)"],
+    ),
+    pattern(
+        "gpu-capability-too-old",
+        "cuda",
+        CAUSE,
+        E,
+        "the library does not support a GPU this old (compute capability too low)",
+        r"GPUs? with compute capability (?:below|less than|<) (?P<needed>[\d.]+) (?:is|are) not supported|compute capability (?P<capability>[\d.]+) is (?:too old|not supported)",
+        ("compute capability below", "compute capability less than", "compute capability <", "is too old", "is not supported"),
+        why="""The library (vLLM, FlashAttention, Triton kernels) only ships kernels for newer GPUs; a P100 (6.0)
+        or older cannot run it whatever the settings.""",
+        fix="run on a GPU with the compute capability the library needs (nvidia-smi --query-gpu=name,compute_cap --format=csv), or use a version / backend that still supports yours",
+        examples=[
+            ("RuntimeError: GPUs with compute capability below 7.0 are not supported.", "vllm-project/vllm#1284"),
+        ],
+        not_examples=["RuntimeError: CUDA error: operation not supported"],
+        fields=groups,
+    ),
+    pattern(
+        "rtx4000-p2p-ib-unsupported",
+        "nccl",
+        CAUSE,
+        E,
+        "RTX 40xx GPUs: accelerate refuses NCCL P2P/IB, which these cards do not support",
+        r"Using RTX 4000 series doesn't support faster communication broadband via P2P or IB",
+        ("RTX 4000 series",),
+        why="""Consumer RTX 40xx cards have no peer-to-peer (P2P) access between GPUs, and NCCL would try it and
+        hang or fail; accelerate checks this and stops unless P2P and InfiniBand are disabled.""",
+        fix='export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1   # before starting, or launch with `accelerate launch`, which sets them',
+        examples=[
+            ('NotImplementedError: Using RTX 4000 series doesn\'t support faster communication broadband via P2P or IB. Please set `NCCL_P2P_DISABLE="1"` and `NCCL_IB_DISABLE="1" or use `accelerate launch` which will do this automatically', "cocktailpeanut/fluxgym#283"),
+        ],
+        not_examples=["NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P/IPC"],
+    ),
+    pattern(
+        "cuda-peer-access-unsupported",
+        "nccl",
+        CAUSE,
+        E,
+        "these GPUs cannot access each other's memory (peer access is not supported)",
+        r"peer access is not supported between these two devices|cudaErrorPeerAccessUnsupported",
+        ("peer access is not supported", "PeerAccessUnsupported"),
+        why="""NCCL (or a direct copy) tried CUDA peer-to-peer access between two GPUs that do not support it:
+        consumer GPUs, GPUs under different PCIe root complexes, a VM or container without P2P, or an IOMMU/ACS
+        setting that blocks it. The log already names the failing call; more NCCL debug output adds nothing.""",
+        fix="export NCCL_P2P_DISABLE=1   # NCCL then goes through host memory; nvidia-smi topo -p2p r shows which pairs support P2P",
+        examples=[
+            ("[2025-09-09 23:51:24] 9b405963aa12:774:854 [0] transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'", "NVIDIA/nccl#1838"),
+            ("[rank1]: Cuda failure 'peer access is not supported between these two devices'", "the 'Last error:' line of an ncclUnhandledCudaError, as torch prints it"),
+        ],
+        not_examples=["NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"],
+    ),
+    pattern(
+        "nccl-two-libraries",
+        "platform",
+        CAUSE,
+        E,
+        "torch loaded a different NCCL library than it was built with (undefined NCCL symbol)",
+        r"undefined symbol: (?P<symbol>nccl\w+)",
+        ("undefined symbol: nccl",),
+        why="""libtorch_cuda.so needs an NCCL function its loaded libnccl does not have: two NCCL libraries are
+        installed (the pip wheel nvidia-nccl-cu1x and a system or conda one found first through LD_LIBRARY_PATH),
+        or the wheel is older than torch expects. Nothing in the training code is involved: `import torch` fails.""",
+        fix="pip list | grep -i nccl; echo $LD_LIBRARY_PATH   # remove the other libnccl from the path (or unset LD_LIBRARY_PATH) and reinstall the nvidia-nccl wheel torch pins: pip install --force-reinstall torch",
+        examples=[
+            ("ImportError: /home/user/.local/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister", "pytorch/pytorch#119072"),
+            ("ImportError: ... libtorch_cuda.so: undefined symbol: ncclMemFree", "a project's troubleshooting page quoting the import error (nl2atl docs)"),
+        ],
+        not_examples=["ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory"],
+        fields=groups,
+    ),
+]

@@ -1,0 +1,133 @@
+"""Errors of the parallel wrappers themselves (DataParallel, DDP options, FSDP, SyncBatchNorm,
+Lightning) and of a torch too old for the API called: the message names a setting or a
+version to change, not a line of the user's model to debug."""
+
+from gpudoctor.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E = Severity.ERROR
+
+PATTERNS = [
+    pattern(
+        "dataparallel-replica-stopiteration",
+        "ddp",
+        CAUSE,
+        E,
+        "DataParallel: a replica's forward called next(self.parameters()), which is empty in replicas",
+        r"Caught StopIteration in replica (?P<replica>\d+) on device (?P<device>\d+)",
+        ("Caught StopIteration in replica",),
+        why="""Since torch 1.5 the replicas nn.DataParallel makes for the other GPUs hold no parameters of their
+        own, so code in forward() that asks `next(self.parameters())` for a device or dtype (common in older
+        model code, e.g. transformers' get_parameter_dtype) raises StopIteration inside the replica.""",
+        fix="take the device/dtype from an input tensor (x.device) or a registered buffer instead of next(self.parameters()); or train with DistributedDataParallel (torchrun) instead of DataParallel",
+        examples=[
+            ("StopIteration: Caught StopIteration in replica 0 on device 0.", "huggingface/transformers#8145"),
+            ("Exception in main training loop: Caught StopIteration in replica 0 on device 0.", "espnet/espnet#2169"),
+        ],
+        not_examples=["RuntimeError: Caught RuntimeError in replica 0 on device 0."],
+        fields=groups,
+    ),
+    pattern(
+        "fsdp-uniform-requires-grad",
+        "ddp",
+        CAUSE,
+        E,
+        "FSDP: frozen and trainable parameters share one flat parameter (use_orig_params=False)",
+        r"FlatParameter` requires uniform `requires_grad`|Must flatten tensors with uniform `requires_grad`",
+        ("uniform `requires_grad`",),
+        why="""With use_orig_params=False, FSDP flattens each wrapped module's parameters into one FlatParameter,
+        which has a single requires_grad. A module mixing frozen and trainable weights (LoRA/PEFT, a frozen
+        backbone) cannot be flattened that way.""",
+        fix="FSDP(model, use_orig_params=True, ...)   # accelerate: fsdp_use_orig_params: true; or wrap frozen and trainable parts in separate FSDP units",
+        examples=[
+            ("ValueError: `FlatParameter` requires uniform `requires_grad`", "huggingface/transformers#27542"),
+        ],
+        not_examples=["ValueError: `FlatParameter` requires uniform dtype but got torch.float16 and torch.float32"],
+    ),
+    pattern(
+        "ddp-static-graph-changed",
+        "ddp",
+        CAUSE,
+        E,
+        "DDP static_graph=True, but the set of used parameters changes between iterations",
+        r"this is not compatible with static_graph set to True|Your training graph has changed in this iteration",
+        ("static_graph set to True", "training graph has changed"),
+        why="""static_graph=True promises DDP that every iteration uses the same parameters in the same order. A
+        parameter that is used in one iteration and unused in another (a branch, an auxiliary head, a frozen
+        part) breaks that promise; find_unused_parameters does not help while static_graph is on.""",
+        fix="drop static_graph=True: DDP(model, device_ids=[local_rank], find_unused_parameters=True)   # or make every iteration use the same parameters",
+        examples=[
+            ("RuntimeError: Your training graph has changed in this iteration, e.g., one parameter is unused in first iteration, but then got used in the second iteration. this is not compatible with static_graph set to True.", "deepinsight/insightface#2288"),
+            ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your training graph has changed in this iteration, e.g., one parameter is used in first iteration, but then got unused in the second iteration. this is not compatible with static_graph set to True.", "pytorch/pytorch#97030"),
+        ],
+        not_examples=["RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss."],
+    ),
+    pattern(
+        "barrier-device-ids-old-torch",
+        "ddp",
+        CAUSE,
+        E,
+        "dist.barrier(device_ids=...) needs torch >= 1.8",
+        r"barrier\(\) got an unexpected keyword argument 'device_ids'",
+        ("unexpected keyword argument 'device_ids'",),
+        why="""The device_ids argument of torch.distributed.barrier was added in torch 1.8; code written for newer
+        torch (YOLOv5's torch_distributed_zero_first, for one) calls it on an older install.""",
+        fix="pip install 'torch>=1.8'   # or call dist.barrier() without device_ids on the old torch",
+        examples=[
+            ("TypeError: barrier() got an unexpected keyword argument 'device_ids'", "hukaixuan19970627/yolov5_obb#266"),
+        ],
+        not_examples=["TypeError: __init__() got an unexpected keyword argument 'device_id'"],
+    ),
+    pattern(
+        "syncbn-double-backward",
+        "ddp",
+        CAUSE,
+        E,
+        "SyncBatchNorm has no double backward (a gradient penalty / create_graph=True through it)",
+        r"derivative for batch_norm_backward_elemt is not implemented|derivative for batch_norm_gather_stats\w* is not implemented",
+        ("derivative for batch_norm_",),
+        why="""A loss that differentiates through gradients (WGAN-GP's gradient penalty, physics-informed or force
+        losses, torch.autograd.grad(..., create_graph=True)) needs the second derivative of every layer;
+        SyncBatchNorm's cross-GPU kernels do not implement it.""",
+        fix="keep plain BatchNorm (do not convert_sync_batchnorm) or use GroupNorm/LayerNorm in the part the gradient penalty runs through",
+        examples=[
+            ("RuntimeError: derivative for batch_norm_backward_elemt is not implemented", "pytorch/pytorch#61222"),
+        ],
+        not_examples=["RuntimeError: derivative for aten::grid_sampler_2d_backward is not implemented"],
+    ),
+    pattern(
+        "lightning-misconfiguration",
+        "launcher",
+        CAUSE,
+        E,
+        "Lightning refused its configuration (MisconfigurationException): the message names the setting",
+        r"MisconfigurationException: (?P<message>.+)",
+        ("MisconfigurationException: ",),
+        why="""Lightning checks the Trainer's strategy/accelerator/devices/precision and the LightningModule's hooks
+        before training and raises MisconfigurationException with what is wrong: a strategy this platform lacks,
+        more devices than visible, a missing *_dataloader() method for the stage run.""",
+        fix="change the Trainer argument or add the hook the message names (e.g. Trainer(accelerator='gpu', devices=N, strategy='ddp'), a test_dataloader() for trainer.test)",
+        examples=[
+            ("pytorch_lightning.utilities.exceptions.MisconfigurationException: No 'test_dataloader()' method defined to run 'Trainer.test'.", "rinongal/textual_inversion#36"),
+        ],
+        not_examples=["lightning_fabric.utilities.exceptions: nothing raised"],
+        fields=groups,
+    ),
+    pattern(
+        "ddp-model-on-cpu",
+        "ddp",
+        CAUSE,
+        E,
+        "DDP was given a model still on the CPU: its constructor broadcasts CPU parameters over NCCL",
+        r"Tensors must be CUDA and dense",
+        ("must be CUDA and dense",),
+        why="""DistributedDataParallel's constructor broadcasts rank 0's parameters to the other ranks; with the
+        NCCL backend they must already be on this rank's GPU. The traceback runs through DDP's __init__, so
+        the CPU tensor is a model parameter, not a tensor of a collective call.""",
+        fix="model.to(local_rank) before wrapping: model = DDP(model.to(local_rank), device_ids=[local_rank])",
+        examples=[
+            ("RuntimeError: Tensors must be CUDA and dense", "raised from DDP's _sync_module_states in a traceback through distributed.py __init__"),
+        ],
+        refines="nccl-tensor-not-cuda",  # when the traceback runs through DistributedDataParallel.__init__
+    ),
+]
