@@ -119,7 +119,10 @@ class Diagnosis:
             if msg.is_source():
                 continue
             self.signs.see(msg, raw, line, source, following)
+            quoted = False  # a consequence's line may quote its cause ("watchdog ... exception: CUDA error: ...")
             for p in self.patterns:
+                if quoted and (p.role != CAUSE or p.id in GENERIC_FINDINGS):
+                    continue
                 m = p.match(msg.text)
                 if m is None:
                     continue
@@ -136,7 +139,9 @@ class Diagnosis:
                 signal = SIGNAL_EXITCODES.get(str(values.get("exitcode", ""))) if p.id == "torchrun-root-cause" else None
                 if signal and signal in BY_ID and signal not in self.recorded:
                     self.record(BY_ID[signal], Hit(line, source, where, values))
-                break
+                if p.role != CONSEQUENCE or quoted:
+                    break
+                quoted = True
 
     def feed(self, lines: Iterable[str], source: str = "") -> None:
         """Every line of a text (no prefilter: for short texts such as a rank's stderr)."""

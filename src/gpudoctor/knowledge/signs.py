@@ -61,6 +61,10 @@ OTHER_SIGNS = re.compile(
             r"terminate called (?:after throwing an instance of '(?P<terminate>[^']+)'|(?P<terminate_bare>recursively|without an active exception))",
             r"^what\(\):\s+(?P<what>.+)",
             r"Signal (?P<signum>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID",
+            r"Caught signal (?P<caughtnum>\d+) \((?P<caught>[^):]+)",
+            r"^Exception raised from (?P<c10>\w+) at ",
+            r"^(?P<bare>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))$",
+            r"-- Process (?P<spawned>\d+) terminated with the following error",
             r"\*\*\* (?P<glogsig>SIG[A-Z]+) (?:\(@|received)",
             r"(?:^|: |\d\s+)(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:\s+\S+)*\s*$",
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
@@ -84,6 +88,10 @@ KIND = {
     "terminate_bare": "C++ terminate called",
     "what": "C++ exception (what())",
     "signame": "fatal signal",
+    "caught": "fatal signal",
+    "c10": "C++ exception (c10::Error)",
+    "bare": "exception",
+    "spawned": "mp.spawn process failed",
     "glogsig": "fatal signal",
     "shellsig": "fatal signal",
     "srun_what": "srun task failed",
@@ -101,10 +109,11 @@ KIND = {
 }
 # How much a sign says about the failure itself (the headline is the strongest sign, first seen first).
 STRENGTH = {
-    "exception": 5, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
+    "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
     "barrier": 3, "srun_what": 2, "childfailed": 1, "exitcode": 2, "exit": 1,
 }
+STORE_IO = {"recvBytes", "sendBytes", "recvValue", "doWait", "doGet", "get"}
 STRONG = 3  # a sign at least this strong is a failure of its own, not only an exit status
 DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
 TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\d:\d\d)|^\[?(\d\d:\d\d:\d\d)")
@@ -184,6 +193,7 @@ class Signs:
         self.count = 0
         self.tracebacks = 0
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
+        self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
 
     def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
@@ -202,7 +212,7 @@ class Signs:
             if self.ignored_at.get(msg.rank, -10) >= line - 2:
                 return  # Python reporting an exception it ignored at exit: not a failure
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
-                self.read_traceback(msg, raw, line, source, following(TRACEBACK_LINES))
+                self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
         m = OTHER_SIGNS.search(text)
         if m is None or m.lastgroup is None:
@@ -210,7 +220,18 @@ class Signs:
         kind = first_group(m)
         value = m.group(kind) or ""
         what, message = value, text
-        if kind in ("signame", "glogsig", "shellsig"):
+        if kind == "spawned":
+            self.spawned = int(value)
+            return
+        if kind == "c10" and value in STORE_IO:
+            return  # a store read after a peer left: the store patterns tell it (a warning at a normal exit, too)
+        if kind == "bare":
+            kind, msg = "exception", self.spawn_rank(msg)
+        elif kind == "c10":
+            what = f"C++ exception raised from {value}"
+        elif kind == "caught":
+            what = f"signal {m.group('caughtnum')} ({value})"
+        elif kind in ("signame", "glogsig", "shellsig"):
             what = m.group("signame") or value
         elif kind == "srun_what":
             if "Exited with exit code 0" in value or "CANCELLED" in text or "Terminated" in value:
@@ -228,6 +249,12 @@ class Signs:
         elif kind == "devassert":
             what = KIND[kind]
         self.add(Sign(kind, what, message[:300], line, source, msg, time_of(raw), text=text))
+
+    def spawn_rank(self, msg: LogLine) -> LogLine:
+        """A traceback mp.spawn prints after "-- Process N terminated" is rank N's."""
+        if msg.rank is None and self.spawned is not None:
+            return LogLine(msg.text, self.spawned, msg.local_rank, msg.node)
+        return msg
 
     def read_traceback(self, head: LogLine, raw: str, line: int, source: str, after: list[str]) -> None:
         frames: list[Frame] = []
@@ -300,7 +327,8 @@ class Signs:
 
 
 def first_group(m: re.Match) -> str:
-    return next(k for k, v in m.groupdict().items() if v is not None)
+    """Which sign matched: the KIND group that took part (other groups are its details)."""
+    return next(k for k in KIND if m.group(k) is not None)
 
 
 def time_of(raw: str) -> str:

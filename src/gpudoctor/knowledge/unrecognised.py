@@ -60,21 +60,27 @@ def next_step(sign: Optional[Sign], exception: str = "") -> str:
         elif DISTRIBUTED.search(text):
             extra = "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL (checks every collective's shapes and order) and NCCL_DEBUG=INFO"
         return where + extra
-    if sign.kind in ("signame", "glogsig", "shellsig", "fatal"):
+    if sign.kind == "c10" and CUDA.search(sign.what):
+        return next_step_for("cudastatus")
+    if sign.kind in ("signame", "glogsig", "shellsig", "fatal", "caught"):
         if "Killed" in sign.what or "SIGKILL" in sign.what:
             return "a SIGKILL is usually the host's OOM killer or the scheduler: check `dmesg -T | grep -i oom` and `sacct -j JOBID -o JobID,MaxRSS,State`"
         return ("a native crash: rerun with PYTHONFAULTHANDLER=1 (the Python stack of every thread at the crash) and "
                 "TORCH_SHOW_CPP_STACKTRACES=1; `ulimit -c unlimited` and `gdb python core` give the native frame")
-    if sign.kind in ("terminate", "terminate_bare", "what"):
+    return next_step_for(sign.kind)
+
+
+def next_step_for(kind: str) -> str:
+    if kind in ("terminate", "terminate_bare", "what", "c10"):
         return "a C++ exception ended the process: rerun with TORCH_SHOW_CPP_STACKTRACES=1 for its C++ stack, and NCCL_DEBUG=INFO if it came from a collective"
-    if sign.kind in ("assertion", "devassert", "cuda", "cudastatus"):
+    if kind in ("assertion", "devassert", "cuda", "cudastatus"):
         return ("rerun with CUDA_LAUNCH_BLOCKING=1 so the error is raised at the kernel that failed (an assertion on an index or a label "
                 "usually means a value out of range, e.g. a class id >= num_classes); TORCH_USE_CUDA_DSA=1 on builds that support it")
-    if sign.kind in ("ncclwarn", "ncclerror"):
+    if kind in ("ncclwarn", "ncclerror"):
         return "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET: NCCL then prints the interface, transport and peer it failed on"
-    if sign.kind == "gloo":
+    if kind == "gloo":
         return "check GLOO_SOCKET_IFNAME names an interface every node can reach, and rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL"
-    if sign.kind == "barrier":
+    if kind == "barrier":
         return ("the barrier counts ranks as they arrive: check that every node started, that WORLD_SIZE (nnodes x nproc_per_node) "
                 "is the number of ranks that really run, and that all use the same MASTER_ADDR:MASTER_PORT")
     return ("this log only shows that a process exited with an error: the failing rank's own output is not here; diagnose every "

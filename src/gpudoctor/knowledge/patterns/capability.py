@@ -103,7 +103,7 @@ PATTERNS = [
         "platform",
         CAUSE,
         E,
-        "torch loaded a different NCCL library than it was built with (undefined NCCL symbol)",
+        "undefined NCCL symbol: torch loaded a mismatched NCCL library (two NCCL installs)",
         r"undefined symbol: (?P<symbol>nccl\w+)",
         ("undefined symbol: nccl",),
         why="""libtorch_cuda.so needs an NCCL function its loaded libnccl does not have: two NCCL libraries are
@@ -116,5 +116,22 @@ PATTERNS = [
         ],
         not_examples=["ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory"],
         fields=groups,
+    ),
+    pattern(
+        "nccl-not-compiled",
+        "platform",
+        CAUSE,
+        E,
+        "the NCCL backend was asked for, but this torch build has no NCCL (Windows, macOS, CPU builds)",
+        r"but NCCL support is not compiled",
+        ("NCCL support is not compiled",),
+        why="""torch warns that it has no NCCL when a process group is set up with backend='nccl' (or a library
+        defaults to it): NCCL exists only in Linux CUDA builds. On Windows and macOS the init then fails or the
+        job hangs; gloo is the backend there.""",
+        fix='dist.init_process_group(backend="gloo")   # on Windows/macOS; for NCCL use Linux (or WSL2) with a CUDA build of torch',
+        examples=[
+            ("D:\\Python39\\lib\\site-packages\\torch\\distributed\\distributed_c10d.py:613: UserWarning: Attempted to get default timeout for nccl backend, but NCCL support is not compiled", "pytorch/pytorch#159742"),
+        ],
+        not_examples=["RuntimeError: Distributed package doesn't have NCCL built in"],
     ),
 ]

@@ -130,7 +130,7 @@ PATTERNS = [
         "cuda",
         CAUSE,
         E,
-        "this torch build has no kernels for this GPU's architecture",
+        "this torch build has no kernels for this GPU's compute capability (architecture)",
         r"no kernel image is available for execution on the device|with CUDA capability (?P<capability>sm_\d+) is not compatible with the current PyTorch installation",
         ("no kernel image", "is not compatible with the current PyTorch"),
         why="""torch (or a CUDA extension) was compiled for other compute capabilities than this GPU's
