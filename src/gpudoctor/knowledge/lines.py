@@ -27,7 +27,7 @@ ENTITY = re.compile("|".join(ENTITIES))
 
 # (regex, what its named groups mean); applied at the start of the line until none matches.
 PREFIXES = [
-    re.compile(r"^\((?P<actor>[\w.]+) pid=\d+(?:, ip=(?P<node>[\d.:a-f]+))?\)\s*"),  # Ray
+    re.compile(r"^\((?:(?P<actor>[\w.]+) )?pid=\d+(?:, ip=(?P<node>[\d.:a-f]+))?\)\s*"),  # Ray: "(RayWorker pid=12, ip=..)", "(pid=12)"
     # pdsh / deepspeed multi-node: "worker-1: " before a rank prefix, a timestamp or an NCCL line
     re.compile(r"^(?P<node>[A-Za-z][\w.\-]*): (?=\[rank\d|\[default\d|\[\d{4}-|\[[IWEF]\d|[\w.\-]+:\d+:\d+ \[\d+\])"),
     # sglang: "[2025-01-30 18:11:27 TP1] " (the tensor-parallel rank on this node)

@@ -272,7 +272,8 @@ class Signs:
                     frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or ""))
                     continue
                 if text.startswith(TRACEBACK):
-                    return  # a header without an exception line: the paste was cut
+                    self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
+                    return
                 em = EXCEPTION_LINE.match(text) if frames else None
                 if em is None:
                     continue  # the source line a frame quotes
@@ -291,6 +292,12 @@ class Signs:
                     sign.cause = "<next>"
                 self.add(sign)
                 return
+        self.cut_traceback(head, raw, line, source, frames)
+
+    def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:
+        """Frames and no exception line: the paste (or the log) was cut, but an exception was raised."""
+        if frames:
+            self.add(Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames))
 
     @staticmethod
     def chained_cause(lines: list[str]) -> bool:

@@ -33,7 +33,7 @@ explains this failure, so no cause is guessed. Later errors on other ranks (time
 connections) are usually consequences of the first failure."""
 
 DISTRIBUTED = re.compile(r"distributed|c10d|nccl|gloo|rendezvous|elastic|ProcessGroup|barrier", re.IGNORECASE)
-CUDA = re.compile(r"\bcuda|cudnn|cublas|device-side|GPU", re.IGNORECASE)
+CUDA = re.compile(r"cuda|cudnn|cublas|device-side|GPU", re.IGNORECASE)
 
 
 def unrecognised_why(sign: Optional[Sign]) -> str:
