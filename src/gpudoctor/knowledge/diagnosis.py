@@ -8,6 +8,7 @@ cause is not in the log, then harmless lines.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Optional
@@ -21,6 +22,10 @@ from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognis
 
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
+MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
+NO_DIGITS = str.maketrans("", "", "0123456789")
+DIGIT_BYTES = b"0123456789"
+
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
@@ -106,11 +111,40 @@ class Diagnosis:
         self.default_rank: Optional[int] = None
         # signs of failure read from the log's shape (tracebacks, signals, exits), whatever the patterns know
         self.signs = Signs()
+        self.quiet: set[bytes] = set()  # raw lines, without their digits, that told nothing
+        self.noise: dict[bytes, Seen] = {}  # raw lines, without digits, of harmless noise already sampled
+        self.last: Seen  # the pattern seen last (set by record)
+        self.known: dict[str, tuple[Pattern, ...]] = {}  # text -> the patterns it matched
+        self.unmatched: set[str] = set()  # texts, without their digits, that matched none
         self.settled_at = -1  # self.hits when the signs were last turned into a Seen
 
     # -- input -------------------------------------------------------------
     def feed_line(self, raw: str, line: int, source: str = "", following: Optional[Callable[[int], list[str]]] = None) -> None:
-        """One physical line that may hold a failure (the caller's prefilter said so)."""
+        """One physical line that may hold a failure (the caller's prefilter said so).
+
+        A log repeats its lines with only the numbers changed (a warning per step, per rank):
+        a line that told nothing the last time is skipped, and a repeated harmless line is
+        only counted."""
+        key = raw.encode("utf-8", "surrogateescape").translate(None, DIGIT_BYTES)
+        if key in self.quiet:
+            return
+        again = self.noise.get(key)
+        if again is not None:
+            again.count += 1
+            return
+        hits, events = self.hits, self.signs.events
+        self.read_line(raw, line, source, following)
+        if self.signs.events != events:
+            return
+        if len(self.quiet) + len(self.noise) > MEMO:
+            self.quiet.clear()
+            self.noise.clear()
+        if self.hits == hits:
+            self.quiet.add(key)
+        elif self.hits == hits + 1 and self.last.pattern.role == HARMLESS and len(self.last.samples) >= SAMPLES:
+            self.noise[key] = self.last
+
+    def read_line(self, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
         for msg in segments(raw):
             if msg.rank is None and self.default_rank is not None:
                 msg = LogLine(msg.text, self.default_rank, msg.local_rank, msg.node)
@@ -119,13 +153,7 @@ class Diagnosis:
             if msg.is_source():
                 continue
             self.signs.see(msg, raw, line, source, following)
-            quoted = False  # a consequence's line may quote its cause ("watchdog ... exception: CUDA error: ...")
-            for p in self.patterns:
-                if quoted and (p.role != CAUSE or p.id in GENERIC_FINDINGS):
-                    continue
-                m = p.match(msg.text)
-                if m is None:
-                    continue
+            for p, m in self.matches(msg.text):
                 context: list[str] = []
                 if p.context_after and following is not None:
                     context = [seg.text for raw_next in following(p.context_after) for seg in segments(raw_next)]
@@ -139,9 +167,43 @@ class Diagnosis:
                 signal = SIGNAL_EXITCODES.get(str(values.get("exitcode", ""))) if p.id == "torchrun-root-cause" else None
                 if signal and signal in BY_ID and signal not in self.recorded:
                     self.record(BY_ID[signal], Hit(line, source, where, values))
-                if p.role != CONSEQUENCE or quoted:
-                    break
-                quoted = True
+
+    def matches(self, text: str) -> list[tuple[Pattern, re.Match]]:
+        """The pattern that claims a message (the first in precedence order) and, when that is a
+        consequence whose line quotes its cause ("watchdog ... exception: CUDA error: ..."),
+        the cause's pattern too. Logs repeat their lines: what a text matched is remembered
+        (exactly), and so is a text that matched nothing (with its digits taken out)."""
+        known = self.known.get(text)
+        if known is None:
+            bare = text.translate(NO_DIGITS)
+            if bare in self.unmatched:
+                return []
+            known = self.first_matches(text)
+            if len(self.known) + len(self.unmatched) > MEMO:
+                self.known.clear()
+                self.unmatched.clear()
+            if known:
+                self.known[text] = known
+            else:
+                self.unmatched.add(bare)
+        out = []
+        for p in known:
+            m = p.regex.search(text)
+            if m is not None:
+                out.append((p, m))
+        return out
+
+    def first_matches(self, text: str) -> tuple[Pattern, ...]:
+        found: list[Pattern] = []
+        for p in self.patterns:
+            if found and (p.role != CAUSE or p.id in GENERIC_FINDINGS):
+                continue  # after a consequence: only a specific cause it quotes
+            if p.match(text) is None:
+                continue
+            found.append(p)
+            if p.role != CONSEQUENCE or len(found) == 2:
+                break
+        return tuple(found)
 
     def feed(self, lines: Iterable[str], source: str = "") -> None:
         """Every line of a text (no prefilter: for short texts such as a rank's stderr)."""
@@ -173,6 +235,7 @@ class Diagnosis:
             seen = self.recorded[p.id] = Seen(p, self.hits, hit)
         seen.add(hit)
         self.hits += 1
+        self.last = seen
 
     # -- the story -----------------------------------------------------------
     def explained_by(self, seen: Seen) -> Optional[Seen]:

@@ -66,7 +66,8 @@ OTHER_SIGNS = re.compile(
             r"^(?P<bare>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))$",
             r"-- Process (?P<spawned>\d+) terminated with the following error",
             r"\*\*\* (?P<glogsig>SIG[A-Z]+) (?:\(@|received)",
-            r"(?:^|: |\d\s+)(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:\s+\S+)*\s*$",
+            # the shell's report of a killed child: "Segmentation fault (core dumped)", "line 3: 123 Killed  python train.py"
+            r"(?:^|: |\d\s+)(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:\s*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
             r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
             r"(?:exit(?:ed)? with (?:exit )?code|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
@@ -78,9 +79,16 @@ OTHER_SIGNS = re.compile(
             r"NCCL WARN (?P<ncclwarn>.*(?:[Ee]rror|[Ff]ail|[Tt]imeout|[Aa]bort|[Uu]nhandled|closed|refused|No route|[Rr]emote).*)",
             r"(?P<ncclerror>NCCL error\b.*|nccl\w+Error\b.*|ncclInternalError.*)",
             r"(?P<gloo>(?:Gloo|gloo)\b.*(?:[Ee]rror|failed|[Tt]imed out).*|\[enforce fail at [^\]]*gloo[^\]]*\].*)",
-            r"(?P<barrier>Waiting in store based barrier.*|store based barrier.*|.*\bchecked in\b.*)",
+            r"(?P<barrier>Waiting in store based barrier|store based barrier|\bchecked in\b)",
         ]
     )
+)
+# Literal words one of which every sign's line holds: the combined search runs only on those lines.
+SIGN_WORDS = (
+    "Fatal Python", "terminate called", "what():", "Signal ", "signal ", "SIG", "Segmentation fault", "Bus error", "Aborted",
+    "Illegal instruction", "Floating point", "Killed", "srun: error", "exitcode", "exit", "return", "ChildFailedError",
+    "Assertion", "device-side assert", "CUDA error", "_STATUS_", "cudaError", "NCCL WARN", "NCCL error", "ncclInternalError",
+    "Error", "Exception", "gloo", "Gloo", "barrier", "checked in", "Exception raised from", "-- Process ",
 )
 KIND = {
     "fatal": "fatal Python error",
@@ -191,6 +199,7 @@ class Signs:
     def __init__(self) -> None:
         self.signs: list[Sign] = []
         self.count = 0
+        self.events = 0  # anything that changed what this reader knows (a sign, a traceback, an exit note)
         self.tracebacks = 0
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
@@ -206,13 +215,17 @@ class Signs:
         text = msg.text
         if text.startswith("Exception ignored in"):
             self.ignored_at[msg.rank] = line
+            self.events += 1
             return
         if text.startswith(TRACEBACK):
             self.tracebacks += 1
+            self.events += 1
             if self.ignored_at.get(msg.rank, -10) >= line - 2:
                 return  # Python reporting an exception it ignored at exit: not a failure
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
+            return
+        if not any(w in text for w in SIGN_WORDS):
             return
         m = OTHER_SIGNS.search(text)
         if m is None or m.lastgroup is None:
@@ -222,6 +235,7 @@ class Signs:
         what, message = value, text
         if kind == "spawned":
             self.spawned = int(value)
+            self.events += 1
             return
         if kind == "c10" and value in STORE_IO:
             return  # a store read after a peer left: the store patterns tell it (a warning at a normal exit, too)
@@ -304,6 +318,7 @@ class Signs:
         return any(marker in seg.text for raw in lines for seg in segments(raw) for marker in CHAINED)
 
     def add(self, sign: Sign) -> None:
+        self.events += 1
         self.count += 1
         if len(self.signs) < KEEP:
             self.signs.append(sign)
