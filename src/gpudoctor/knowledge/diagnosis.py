@@ -22,6 +22,8 @@ from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognis
 
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
+# A pattern whose lines are only progress when the other one is seen later.
+RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed"}
 MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
 NO_DIGITS = str.maketrans("", "", "0123456789")
 DIGIT_BYTES = b"0123456789"
@@ -223,6 +225,8 @@ class Diagnosis:
         if p.id == "cuda-oom" and "0" in (values.get("gpu"), values.get("gpu_old")):
             if (msg.rank or 0) != 0 or (msg.local_rank or 0) != 0:
                 return BY_ID["cuda-oom-gpu0-other-ranks"]
+        if p.id == "store-barrier-waiting" and int(values.get("joined", 0)) > int(values.get("world_size", 0)):
+            return BY_ID["store-barrier-extra-ranks"]
         if p.id == "nccl-tensor-not-cuda":
             sign = self.signs.exception_at(msg)
             if sign is not None and any(f.in_ddp_constructor() for f in sign.frames):
@@ -265,6 +269,9 @@ class Diagnosis:
             return
         self.settled_at = self.hits + self.signs.count
         told = self.told = dict(self.recorded)
+        for waiting, done in RESOLVED_BY.items():
+            if done in told:
+                told.pop(waiting, None)  # it was only progress
         generic = told.get("python-exception")
         if generic is not None:
             sign = self.signs.exception(generic.first.fields.get("exception", ""), generic.first.where.rank)

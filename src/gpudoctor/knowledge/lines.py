@@ -20,8 +20,8 @@ BARE_ANSI = re.compile(r"^(?:\[\d{1,3}(?:;\d{1,3})*m)+\s?")  # ESC lost in a cop
 
 # A log pasted into Markdown or HTML: quoted ("> "), in bold ("**RuntimeError: ...**"), in a
 # <pre>/<code> block or a code fence, with HTML entities. Peeled before the launcher prefixes.
-WRAP_HEAD = re.compile(r"^(?:\s*(?:>+ ?(?!>)|\*\*|```(?:[A-Za-z]+$)?|<(?:pre|code|details|summary|p|b|strong|span|div)\b[^>]*>))+")
-WRAP_TAIL = re.compile(r"(?:\*\*|```|</(?:pre|code|details|summary|p|b|strong|span|div)>|<br\s*/?>)+\s*$")
+WRAP_HEAD = re.compile(r"^(?:\s*(?:>+ ?(?!>)|\"?\*\*|```(?:[A-Za-z]+$)?|<(?:pre|code|details|summary|p|b|strong|span|div)\b[^>]*>))+")
+WRAP_TAIL = re.compile(r"(?:\*\*\"?|```|</(?:pre|code|details|summary|p|b|strong|span|div)>|<br\s*/?>)+\s*$")
 ENTITIES = {"&gt;": ">", "&lt;": "<", "&quot;": '"', "&#39;": "'", "&#x27;": "'", "&amp;": "&", "&nbsp;": " "}
 ENTITY = re.compile("|".join(ENTITIES))
 
@@ -65,7 +65,7 @@ IN_TEXT_RANK = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]|(?<![\w-])rank
 IN_TEXT_LOCAL = re.compile(r"\blocal_rank: (?P<local_rank>\d+)|--local[_-]rank=(?P<arg>\d+)")
 
 
-WRAPPED = ">*`<"
+WRAPPED = ">*`<\""
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def strip(raw: str) -> LogLine:
     text = BARE_ANSI.sub("", text)
     if text[:1] in WRAPPED or text[:2] == "  " and text.lstrip()[:1] in WRAPPED:
         text = WRAP_HEAD.sub("", text)
-    if text[-1:] in "*`>":
+    if text[-1:] in "*`>\"":
         text = WRAP_TAIL.sub("", text)
     if len(text) > 2 and text[0] == "`" == text[-1] and text[1] != "`":  # `RuntimeError: ...` as inline code
         text = text[1:-1]

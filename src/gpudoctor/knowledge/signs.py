@@ -63,6 +63,8 @@ OTHER_SIGNS = re.compile(
             r"Signal (?P<signum>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID",
             r"Caught signal (?P<caughtnum>\d+) \((?P<caught>[^):]+)",
             r"^Exception raised from (?P<c10>\w+) at ",
+            r"^(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s+Traceback \(most recent call last\)",
+            r"(?P<barrierdone>Completed store-based barrier)",
             r"^(?P<bare>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))$",
             r"-- Process (?P<spawned>\d+) terminated with the following error",
             r"\*\*\* (?P<glogsig>SIG[A-Z]+) (?:\(@|received)",
@@ -71,7 +73,7 @@ OTHER_SIGNS = re.compile(
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
             r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
             r"(?:exit(?:ed)? with (?:exit )?code|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
-            r"(?P<childfailed>ChildFailedError)",
+            r"(?P<childfailed>[Cc]hildFailedError)",
             r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
             r"(?P<devassert>device-side assert(?:ion)? triggered)",
             r"CUDA error: (?P<cuda>.+)",
@@ -99,6 +101,8 @@ KIND = {
     "caught": "fatal signal",
     "c10": "C++ exception (c10::Error)",
     "bare": "exception",
+    "ipython": "exception",
+    "barrierdone": "store barrier completed",
     "spawned": "mp.spawn process failed",
     "glogsig": "fatal signal",
     "shellsig": "fatal signal",
@@ -239,7 +243,13 @@ class Signs:
             return
         if kind == "c10" and value in STORE_IO:
             return  # a store read after a peer left: the store patterns tell it (a warning at a normal exit, too)
-        if kind == "bare":
+        if kind == "barrierdone":
+            for s in self.signs:
+                if s.kind == "barrier":
+                    s.claimed = s.claimed or "store-barrier-completed"  # the waiting was progress
+            self.events += 1
+            return
+        if kind in ("bare", "ipython"):
             kind, msg = "exception", self.spawn_rank(msg)
         elif kind == "c10":
             what = f"C++ exception raised from {value}"

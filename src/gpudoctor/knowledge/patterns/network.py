@@ -3,9 +3,10 @@ process may not bind, a rendezvous that was closed or never completed, a schedul
 took the job back. Each names what is wrong with the network or the launch, not the code."""
 
 from gpudoctor.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
 
 E = Severity.ERROR
+BARRIER = r"Waiting in store based barrier to initialize process group for rank: (?P<rank>\d+), key: \S+ \(world_size=(?P<world_size>\d+), (?:worker_count|num_workers_joined)=(?P<joined>\d+)"
 
 PATTERNS = [
     pattern(
@@ -112,6 +113,61 @@ PATTERNS = [
             ("slurmstepd: error: *** STEP 608.0 ON SERVER_NAME CANCELLED AT 2022-08-12T02:06:12 DUE TO JOB REQUEUE ***", "facebookincubator/submitit#1708"),
         ],
         not_examples=["slurmstepd: error: *** JOB 494583 ON node1 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***"],
+        fields=groups,
+    ),
+    pattern(
+        "store-barrier-waiting",
+        "timeout",
+        CAUSE,
+        E,
+        "the process group's store barrier is waiting for ranks that have not joined",
+        BARRIER,
+        ("Waiting in store based barrier",),
+        why="""init_process_group ends with a barrier in the store: every rank adds itself and waits until
+        world_size have. A log that keeps printing this line, with fewer ranks joined than world_size, has ranks
+        that never arrived: a node that did not start, a rank that crashed before init, a WORLD_SIZE larger than
+        the ranks really launched (nnodes x nproc_per_node), or nodes that reach a different MASTER_ADDR:PORT.""",
+        fix="check that every node started with the same --nnodes/--nproc-per-node (WORLD_SIZE) and MASTER_ADDR:MASTER_PORT, and read the missing ranks' own output for an earlier error",
+        examples=[
+            ("05/10/2023 23:07:45 - INFO - torch.distributed.distributed_c10d - Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:2 (world_size=8, worker_count=1, timeout=0:30:00)", "huggingface/accelerate#1401"),
+            ("[2021-12-17 16:36:32,821][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier to initialize process group for rank: 6, key: store_based_barrier_key:1 (world_size=16, worker_count=7, timeout=0:30:00)", "facebookresearch/fairseq#4082"),
+        ],
+        not_examples=["INFO - torch.distributed.distributed_c10d - Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 6 nodes."],
+        fields=groups,
+    ),
+    pattern(
+        "store-barrier-extra-ranks",
+        "timeout",
+        CAUSE,
+        E,
+        "more ranks joined the store barrier than world_size: another launch shares this store",
+        BARRIER,
+        ("Waiting in store based barrier",),
+        why="""The barrier counted more arrivals than world_size (worker_count > world_size): processes of a second
+        launch, or workers restarted into the same job, registered in the same store (same MASTER_ADDR:MASTER_PORT
+        and key), so the count never equals world_size and the barrier never completes.""",
+        fix="stop stray processes of earlier runs (ps aux | grep python), and give each job its own store: torchrun --master-port=$((20000 + RANDOM % 20000)) ...",
+        examples=[
+            ("Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=4, worker_count=8, timeout=0:30:00)", "ultralytics/yolov5#4574"),
+            ("2022-05-10 05:38:33 | INFO | torch.distributed.distributed_c10d | Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=3, timeout=0:30:00)", "facebookresearch/metaseq#52"),
+        ],
+        fields=groups,
+        refines="store-barrier-waiting",  # when worker_count > world_size
+    ),
+    pattern(
+        "store-barrier-completed",
+        "timeout",
+        HARMLESS,
+        Severity.INFO,
+        "the store barrier completed: every rank joined (earlier 'Waiting in store based barrier' lines were only progress)",
+        r"Completed store-based barrier for key:\S+ with (?P<ranks>\d+) nodes",
+        ("Completed store-based barrier",),
+        why="""torch logs the barrier's progress every few seconds while ranks arrive at different times; this line
+        says all of them did, so the waiting lines before it are not a failure.""",
+        fix="nothing to do",
+        examples=[
+            ("02/21/2022 13:46:15 - INFO - torch.distributed.distributed_c10d -   Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 6 nodes.", "Lightning-Universe/lightning-flash#1182"),
+        ],
         fields=groups,
     ),
 ]
