@@ -17,7 +17,7 @@ from gpudoctor.findings import Finding, Severity
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups
 from gpudoctor.knowledge.patterns import ALL, BY_ID
-from gpudoctor.knowledge.signs import STRONG, Sign, Signs
+from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognised_why
 
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
@@ -62,6 +62,7 @@ class Hit:
     source: str
     where: LogLine
     fields: dict
+    time: str = ""  # the line's own timestamp, when it has one
 
     def show(self) -> str:
         origin = self.where.where()
@@ -164,7 +165,7 @@ class Diagnosis:
                 where = msg
                 if p.id == "torchrun-root-cause" and values.get("rank", "").isdigit():
                     where = LogLine(msg.text, int(values["rank"]), msg.local_rank, values.get("host") or msg.node)
-                self.record(p, Hit(line, source, where, values))
+                self.record(p, Hit(line, source, where, values, time_of(raw)))
                 self.signs.claim(msg, line, p.id)
                 signal = SIGNAL_EXITCODES.get(str(values.get("exitcode", ""))) if p.id == "torchrun-root-cause" else None
                 if signal and signal in BY_ID and signal not in self.recorded:
@@ -286,7 +287,7 @@ class Diagnosis:
             return
         if any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG:
             return  # an exit code the launcher's own findings already tell: no second story
-        hit = Hit(sign.line, sign.source, sign.where, {"sign": sign})
+        hit = Hit(sign.line, sign.source, sign.where, {"sign": sign}, sign.time)
         seen = Seen(UNRECOGNISED, -1, hit)  # the failure the log shows comes before what it caused
         seen.add(hit)
         told[UNRECOGNISED.id] = seen
@@ -347,6 +348,8 @@ class Diagnosis:
         out = {"id": head.pattern.id, "line": head.first.line, "role": head.pattern.role}
         if head.first.source:
             out["source"] = head.first.source
+        if head.first.time:
+            out["time"] = head.first.time
         sign = head.first.fields.get("sign") if head.pattern is UNRECOGNISED else self.sign_of(head)
         if isinstance(sign, Sign):  # what failed, when, and the user's frame
             out["what"] = sign.what
