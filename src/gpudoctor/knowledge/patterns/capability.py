@@ -134,4 +134,21 @@ PATTERNS = [
         ],
         not_examples=["RuntimeError: Distributed package doesn't have NCCL built in"],
     ),
+    pattern(
+        "amp-unscale-fp16-gradients",
+        "cuda",
+        CAUSE,
+        E,
+        "mixed precision (GradScaler) over parameters that are themselves fp16",
+        r"Attempting to unscale FP16 gradients",
+        ("unscale FP16 gradients",),
+        why="""torch.cuda.amp's GradScaler keeps master weights in fp32 and refuses gradients that are fp16: the
+        trainable parameters were loaded or cast to float16 (model.half(), torch_dtype=torch.float16, a PEFT/LoRA
+        adapter created on an fp16 model) while fp16 mixed precision is also on.""",
+        fix="keep the trainable parameters in float32 (load with torch_dtype=torch.float32, or cast the adapter: for p in model.parameters(): p.data = p.data.float() if p.requires_grad else p.data); or use bf16 without a GradScaler",
+        examples=[
+            ("ValueError: Attempting to unscale FP16 gradients.", "mark1879/Baichuan-13B-Finetuning#21"),
+        ],
+        not_examples=["INFO: scaler will unscale FP16 gradients of the fp32 master copy before clipping"],
+    ),
 ]
