@@ -360,6 +360,8 @@ class Diagnosis:
                 out["frame"] = frame.short()
         block = self.seen.get("torchrun-root-cause")
         own = head.pattern.role == CAUSE and next((h.where.rank for h in head.samples if h.where.rank is not None), None)
+        if str(head.first.fields.get("culprit_rank", "")).isdigit():
+            own = int(head.first.fields["culprit_rank"])  # the line names the rank that failed
         if block is not None and "rank" in block.first.fields:
             f = earliest_block(block)
             if own is None or own is False or own == int(f["rank"]):
@@ -375,7 +377,9 @@ class Diagnosis:
                     out.update(rank=int(origin), reported_by="NCCL dump signal (first rank to time out)")
                     return out
         first = min((h for h in head.samples if h.where.rank is not None or h.where.node), key=lambda h: (h.source, h.line), default=head.first)
-        if first.where.rank is not None:
+        if str(first.fields.get("culprit_rank", "")).isdigit():  # the line names the rank that failed, not its own
+            out["rank"] = int(first.fields["culprit_rank"])
+        elif first.where.rank is not None:
             out["rank"] = first.where.rank
         elif str(first.fields.get("rank_a", "")).isdigit():  # "Rank 1 is running ...", "rank 3 and rank 0 both on ..."
             out["rank"] = int(first.fields["rank_a"])

@@ -125,6 +125,8 @@ STRENGTH = {
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
     "barrier": 3, "srun_what": 2, "childfailed": 1, "exitcode": 2, "exit": 1,
 }
+CPP_REPORT = ("terminate", "terminate_bare", "what", "c10")
+CPP_REPORT_LINES = 6
 STORE_IO = {"recvBytes", "sendBytes", "recvValue", "doWait", "doGet", "get"}
 STRONG = 3  # a sign at least this strong is a failure of its own, not only an exit status
 DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
@@ -164,6 +166,7 @@ class Sign:
     cause: str = ""  # a chained exception: the one it was raised from / while handling
     text: str = ""  # the log line itself
     claimed: str = ""  # the pattern that explains this line, if one does
+    block: Optional["Sign"] = None  # the first sign of the C++ report this one is part of
 
     @property
     def strength(self) -> int:
@@ -214,6 +217,10 @@ class Signs:
         for s in reversed(self.signs):
             if (s.line == line and s.kind != "exception") or (s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank):
                 s.claimed = s.claimed or pattern_id
+                head = s.block or s
+                for t in self.signs:  # the rest of its C++ report: terminate called / what() / c10 stack
+                    if t is head or t.block is head:
+                        t.claimed = t.claimed or pattern_id
 
     def see(self, msg: LogLine, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
         text = msg.text
@@ -252,7 +259,7 @@ class Signs:
         if kind in ("bare", "ipython"):
             kind, msg = "exception", self.spawn_rank(msg)
         elif kind == "c10":
-            what = f"C++ exception raised from {value}"
+            what = f"C++ exception raised from {value}" + (" (the NCCL watchdog: a collective timed out)" if value == "checkTimeout" else "")
         elif kind == "caught":
             what = f"signal {m.group('caughtnum')} ({value})"
         elif kind in ("signame", "glogsig", "shellsig"):
@@ -272,7 +279,14 @@ class Signs:
             what = f"terminate called ({value})"
         elif kind == "devassert":
             what = KIND[kind]
-        self.add(Sign(kind, what, message[:300], line, source, msg, time_of(raw), text=text))
+        sign = Sign(kind, what, message[:300], line, source, msg, time_of(raw), text=text)
+        if kind in CPP_REPORT:
+            # terminate called, what(), "Exception raised from": lines of one C++ report
+            before = next((t for t in reversed(self.signs) if t.kind in CPP_REPORT and (None in (t.where.rank, msg.rank) or t.where.rank == msg.rank)), None)
+            if before is not None and line - before.line <= CPP_REPORT_LINES:
+                sign.block = before.block or before
+                sign.claimed = sign.block.claimed
+        self.add(sign)
 
     def spawn_rank(self, msg: LogLine) -> LogLine:
         """A traceback mp.spawn prints after "-- Process N terminated" is rank N's."""

@@ -47,6 +47,10 @@ def next_step(sign: Optional[Sign], exception: str = "") -> str:
         return (f"find the traceback that ends in {exception or 'this exception'} (every rank's output: torchrun --tee 3 "
                 "--log-dir DIR, srun --output=%t.log) and read its last frames; rerun with PYTHONFAULTHANDLER=1 for a crash")
     text = f"{sign.what} {sign.message} " + " ".join(f.path for f in sign.frames[-3:])
+    if sign.kind == "exception" and sign.what.endswith(("ProcessExitedException", "ProcessRaisedException")) and "Traceback" in sign.text:
+        # an IPython traceback: mp.spawn was started from a notebook
+        return ("mp.spawn re-imports the function it runs in each new process, which a notebook cannot provide: move the "
+                "function into a .py module and import it, or run the training as a script (torchrun train.py)")
     if sign.kind == "exception":
         last, mine = sign.raised_in(), sign.user_frame()
         where = f"it was raised in {last.path}:{last.line}" if last is not None else "read the traceback"

@@ -128,6 +128,8 @@ PATTERNS = [
         examples=[
             ("RuntimeError: Tensors must be CUDA and dense", "raised from DDP's _sync_module_states in a traceback through distributed.py __init__"),
         ],
+        # a tensor of the user's own all_reduce is the other answer (nccl-tensor-not-cuda)
+        not_examples=['  File "/home/me/train.py", line 40, in sync_metrics'],
         refines="nccl-tensor-not-cuda",  # when the traceback runs through DistributedDataParallel.__init__
     ),
 ]

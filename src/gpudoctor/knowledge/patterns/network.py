@@ -151,6 +151,7 @@ PATTERNS = [
             ("Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=4, worker_count=8, timeout=0:30:00)", "ultralytics/yolov5#4574"),
             ("2022-05-10 05:38:33 | INFO | torch.distributed.distributed_c10d | Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=3, timeout=0:30:00)", "facebookresearch/metaseq#52"),
         ],
+        not_examples=["Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=8, worker_count=1, timeout=0:30:00)"],
         fields=groups,
         refines="store-barrier-waiting",  # when worker_count > world_size
     ),
@@ -168,6 +169,24 @@ PATTERNS = [
         examples=[
             ("02/21/2022 13:46:15 - INFO - torch.distributed.distributed_c10d -   Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 6 nodes.", "Lightning-Universe/lightning-flash#1182"),
         ],
+        fields=groups,
+    ),
+    pattern(
+        "monitored-barrier-rank-late",
+        "timeout",
+        CAUSE,
+        E,
+        "a rank did not reach dist.monitored_barrier in time: that rank is stuck, slow or gone",
+        r"Rank (?P<culprit_rank>\d+) failed to pass monitoredBarrier in (?P<timeout_ms>\d+) ms",
+        ("failed to pass monitoredBarrier",),
+        why="""monitored_barrier (gloo) names the ranks that did not arrive before its timeout; the rank that
+        reports it (rank 0) is fine. The named rank was still working (a longer evaluation, I/O, a data
+        imbalance), hung in an earlier collective, or died.""",
+        fix="read the named rank's own output for an error or where it was (py-spy dump --pid PID); give uneven work (evaluation on one rank) a barrier timeout that covers it",
+        examples=[
+            ("[rank0]:[E1125 01:57:29.085855338 ProcessGroupGloo.cpp:67] [Rank 0]: Rank 1 failed to pass monitoredBarrier in 5000 ms", "produced here: torchrun --nproc_per_node 2, gloo, rank 1 late to monitored_barrier"),
+        ],
+        not_examples=["[rank0]: dist.monitored_barrier(timeout=datetime.timedelta(seconds=5))"],
         fields=groups,
     ),
 ]
