@@ -119,7 +119,21 @@ def test_device_side_assertions_interleaved_between_ranks_name_the_first_rank():
     ]
     first, report = head("\n".join(lines) + "\n")
     assert report.data["root_cause"]["rank"] == 1
-    assert "CUDA_LAUNCH_BLOCKING=1" in first.fix
+    assert first.id == "cuda-index-out-of-range" and "num_classes" in first.fix
+    # an assertion no pattern knows: still a failure, and the next step that finds the kernel
+    first, report = head("[rank2]: /src/kernels/my_op.cu:40: my_kernel: block: [0,0,0], thread: [1,0,0] Assertion `x < limit` failed.\n")
+    assert first.id == "unrecognised-failure" and "CUDA_LAUNCH_BLOCKING=1" in first.fix and report.data["root_cause"]["rank"] == 2
+
+
+def test_the_launcher_stopping_the_other_ranks_is_not_the_failure():
+    text = (
+        "config check failed: dataset path missing, exiting\n"
+        "W1125 01:56:01.714000 22188 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 22207 closing signal SIGTERM\n"
+        "E1125 01:56:01.738000 22188 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 3) local_rank: 0 (pid: 22198) of binary: /usr/bin/python3\n"
+        "  traceback : Signal 15 (SIGTERM) received by PID 22207\n"
+    )
+    report = diagnose(text)
+    assert not report.ok and "SIGTERM" not in report.findings[0].title
 
 
 def test_srun_cancelling_the_other_tasks_is_not_a_second_cause():

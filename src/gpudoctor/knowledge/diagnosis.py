@@ -422,8 +422,14 @@ class Diagnosis:
                 ev["raised_at"] = f"{frame.path}:{frame.line}"
         if p is UNRECOGNISED:
             sign = seen.first.fields.get("sign")
-            title = f"unrecognised failure: {sign.describe()}" if sign else f"unrecognised failure: {seen.first.fields.get('exception', 'an exception')}"
-            why, fix = unrecognised_why(sign), next_step(sign, seen.first.fields.get("exception", ""))
+            exception, message = seen.first.fields.get("exception", ""), seen.first.fields.get("message", "")
+            if sign:
+                title = f"unrecognised failure: {sign.describe()}"
+            else:  # only the exception's line: its message says what failed
+                title = f"unrecognised failure: {exception or 'an exception'}" + (f": {message[:80]}" if message else "")
+                where = seen.first.where.where()
+                title += f" on {where}" if where else ""
+            why, fix = unrecognised_why(sign), next_step(sign, exception, message)
             if sign is not None:
                 ev.update(sign_evidence(sign))
         if by is not None:

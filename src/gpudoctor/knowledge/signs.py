@@ -104,6 +104,7 @@ KIND = {
     "ipython": "exception",
     "barrierdone": "store barrier completed",
     "spawned": "mp.spawn process failed",
+    "stopped": "stopped by a signal (usually the launcher stopping the ranks after a failure)",
     "glogsig": "fatal signal",
     "shellsig": "fatal signal",
     "srun_what": "srun task failed",
@@ -123,15 +124,16 @@ KIND = {
 STRENGTH = {
     "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
-    "barrier": 3, "srun_what": 2, "childfailed": 1, "exitcode": 2, "exit": 1,
+    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1,
 }
+STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
 CPP_REPORT = ("terminate", "terminate_bare", "what", "c10")
 CPP_REPORT_LINES = 6
 STORE_IO = {"recvBytes", "sendBytes", "recvValue", "doWait", "doGet", "get"}
 STRONG = 3  # a sign at least this strong is a failure of its own, not only an exit status
 DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
 TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\d:\d\d)|^\[?(\d\d:\d\d:\d\d)")
-SIGNALS = {"4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "9": "SIGKILL", "11": "SIGSEGV", "15": "SIGTERM"}
+SIGNALS = {"1": "SIGHUP", "2": "SIGINT", "4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "9": "SIGKILL", "11": "SIGSEGV", "15": "SIGTERM"}
 
 
 @dataclass
@@ -262,17 +264,23 @@ class Signs:
             what = f"C++ exception raised from {value}" + (" (the NCCL watchdog: a collective timed out)" if value == "checkTimeout" else "")
         elif kind == "caught":
             what = f"signal {m.group('caughtnum')} ({value})"
+        elif kind == "assertion":
+            what = f"assertion {value[:80]} failed"
         elif kind in ("signame", "glogsig", "shellsig"):
             what = m.group("signame") or value
+            if what in STOP_SIGNALS:
+                kind = "stopped"  # the launcher stopping the other ranks after a failure: a consequence
         elif kind == "srun_what":
             if "Exited with exit code 0" in value or "CANCELLED" in text or "Terminated" in value:
                 return  # srun's own cancellation of the other tasks is not a failure of its own
             what = value.strip()
         elif kind in ("exitcode", "exit"):
             what = f"exit code {value}" + (f" ({SIGNALS[value[1:]]})" if value.startswith("-") and value[1:] in SIGNALS else "")
+            if value in ("-15", "-2", "-1"):
+                kind = "stopped"
         elif kind == "fatal":
             what = f"Fatal Python error: {value.strip()}"[:120]
-        elif kind in ("cuda", "ncclwarn", "ncclerror", "gloo", "barrier", "what", "assertion"):
+        elif kind in ("cuda", "ncclwarn", "ncclerror", "gloo", "barrier", "what"):
             what = KIND[kind]
             message = value.strip() or text
         elif kind in ("terminate", "terminate_bare"):
@@ -374,7 +382,7 @@ class Signs:
 
 def first_group(m: re.Match) -> str:
     """Which sign matched: the KIND group that took part (other groups are its details)."""
-    return next(k for k in KIND if m.group(k) is not None)
+    return next(k for k in KIND if k in m.re.groupindex and m.group(k) is not None)
 
 
 def time_of(raw: str) -> str:

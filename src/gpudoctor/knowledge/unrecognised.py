@@ -41,11 +41,16 @@ def unrecognised_why(sign: Optional[Sign]) -> str:
     return " ".join(WHY.format(what=what).split())
 
 
-def next_step(sign: Optional[Sign], exception: str = "") -> str:
+def next_step(sign: Optional[Sign], exception: str = "", message: str = "") -> str:
     """What to look at next, and which debug variable adds what; true whatever the cause."""
     if sign is None:
-        return (f"find the traceback that ends in {exception or 'this exception'} (every rank's output: torchrun --tee 3 "
-                "--log-dir DIR, srun --output=%t.log) and read its last frames; rerun with PYTHONFAULTHANDLER=1 for a crash")
+        out = (f"find the traceback that ends in {exception or 'this exception'} (every rank's output: torchrun --tee 3 "
+               "--log-dir DIR, srun --output=%t.log) and read its last frames")
+        if CUDA.search(message):
+            out += "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
+        elif DISTRIBUTED.search(message):
+            out += "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL and NCCL_DEBUG=INFO (gloo: check GLOO_SOCKET_IFNAME and that the address is not a loopback one)"
+        return out
     text = f"{sign.what} {sign.message} " + " ".join(f.path for f in sign.frames[-3:])
     if sign.kind == "exception" and sign.what.endswith(("ProcessExitedException", "ProcessRaisedException")) and "Traceback" in sign.text:
         # an IPython traceback: mp.spawn was started from a notebook
@@ -66,6 +71,9 @@ def next_step(sign: Optional[Sign], exception: str = "") -> str:
         return where + extra
     if sign.kind == "c10" and CUDA.search(sign.what):
         return next_step_for("cudastatus")
+    if sign.kind == "stopped":
+        return ("the process was stopped by a signal, which launchers send to the other ranks after one failed: find the rank "
+                "that failed first (its own output, or torchrun's Root Cause block) and read its error")
     if sign.kind in ("signame", "glogsig", "shellsig", "fatal", "caught"):
         if "Killed" in sign.what or "SIGKILL" in sign.what:
             return "a SIGKILL is usually the host's OOM killer or the scheduler: check `dmesg -T | grep -i oom` and `sacct -j JOBID -o JobID,MaxRSS,State`"
