@@ -175,3 +175,14 @@ def test_repeated_lines_are_counted_but_read_once():
     report = diagnose("".join(line.format(r=i % 8) for i in range(200)))
     [noise] = [f for f in report.findings if f.id == "ipv6-address-family"]
     assert noise.evidence["count"] == 200 and report.ok
+
+
+def test_an_unknown_failure_after_many_explained_lines_is_still_seen():
+    explained = "node1:4821:4833 [0] NCCL WARN Cuda failure 'invalid argument'\n" * 40
+    text = explained + TB + LIB + "StopIteration\n"
+    report = diagnose(text)
+    assert "unrecognised-failure" not in {f.id for f in report.findings}  # the NCCL failure explains the log
+    # the same with the NCCL lines told as harmless noise: the StopIteration is the failure
+    noise = "".join(f"[rank{i % 8}]:[W socket.cpp:697] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99 - Cannot assign requested address).\n" for i in range(40))
+    first, _ = head(noise + TB + LIB + "StopIteration\n")
+    assert first.id == "unrecognised-failure" and "StopIteration" in first.title

@@ -52,6 +52,7 @@ TRIGGERS = (
     "out of memory",
     "stopiteration",
     "undefined symbol",
+    "your machine only has",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "errno",
     "no device found",

@@ -354,6 +354,12 @@ class Signs:
         self.count += 1
         if len(self.signs) < KEEP:
             self.signs.append(sign)
+            return
+        # full: a sign a pattern already explains makes room (an unknown failure later in a long log still counts)
+        spent = next((i for i, s in enumerate(self.signs) if s.claimed and s.block is None and not any(t.block is s for t in self.signs)), None)
+        if spent is not None:
+            del self.signs[spent]
+            self.signs.append(sign)
 
     # -- what the log shows -------------------------------------------------
     def failed(self) -> bool:

@@ -96,6 +96,25 @@ PATTERNS = [
         not_examples=["RuntimeError: derivative for aten::grid_sampler_2d_backward is not implemented"],
     ),
     pattern(
+        "lightning-gpus-unavailable",
+        "launcher",
+        CAUSE,
+        E,
+        "Lightning was asked for GPUs this process cannot see (devices / gpus indexes)",
+        r"You requested (?:GPUs|gpus?): (?P<requested>\[[^\]]*\])|But your machine only has: (?P<visible>\[[^\]]*\])",
+        ("You requested GPU", "You requested gpu", "But your machine only has"),
+        why="""Trainer(devices=[1]) (or gpus=[1]) names GPU indexes, counted among the GPUs this process sees:
+        with one GPU, or inside a Ray/SLURM worker or a container given only some GPUs (CUDA_VISIBLE_DEVICES
+        renumbers them from 0), index 1 does not exist; `[]` means no GPU is visible at all.""",
+        fix="Trainer(accelerator='gpu', devices=1)   # a count, not an index; or devices=[0] when one GPU is visible (python -c 'import torch; print(torch.cuda.device_count())')",
+        examples=[
+            ("lightning_fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [1]", "bene-ges/nemo_compatible#16"),
+            ("(pid=1521999)  But your machine only has: [0]", "ray-project/ray_lightning#32"),
+        ],
+        not_examples=["GPU available: True (cuda), used: True"],
+        fields=groups,
+    ),
+    pattern(
         "lightning-misconfiguration",
         "launcher",
         CAUSE,
