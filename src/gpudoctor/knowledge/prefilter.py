@@ -53,6 +53,8 @@ TRIGGERS = (
     "stopiteration",
     "undefined symbol",
     "your machine only has",
+    "via ssh",
+    "cuda_home",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "errno",
     "no device found",

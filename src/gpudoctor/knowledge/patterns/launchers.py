@@ -1,0 +1,48 @@
+"""What the launchers built on torch (DeepSpeed's runner, accelerate) refuse before any
+training starts: a node they cannot reach over ssh, a CUDA toolkit they need to build
+their ops. The launcher's own traceback follows; the fix is in the environment."""
+
+from gpudoctor.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E = Severity.ERROR
+
+PATTERNS = [
+    pattern(
+        "deepspeed-host-unreachable-ssh",
+        "launcher",
+        CAUSE,
+        E,
+        "the DeepSpeed runner could not reach a host of its hostfile over passwordless ssh",
+        r"host=(?P<host>\S+) was not reachable via ssh|Command 'ssh -o PasswordAuthentication=no (?P<host2>\S+) hostname' returned non-zero exit status (?P<status>\d+)",
+        ("reachable via ssh", "PasswordAuthentication=no"),
+        why="""With a hostfile the deepspeed launcher starts the other nodes' ranks over ssh (pdsh) and first checks
+        `ssh HOST hostname` without a password; exit status 255 is ssh itself failing: no key authorised on that
+        host, a wrong host name or port, or a firewall. A single-node run with a leftover hostfile fails the same way.""",
+        fix="ssh -o PasswordAuthentication=no HOST hostname   # must print the name: ssh-copy-id HOST (and --ssh_port if not 22); one node: drop --hostfile",
+        examples=[
+            ("RuntimeError: Using hostfile at /home/552/dz9214/hostfile but host=gadi-gpu-v100-0011 was not reachable via ssh. If you are running with a single node please remove /home/552/dz9214/hostfile or setup passwordless ssh.", "hpcac/2023-APAC-HPC-AI#1"),
+            ("subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100 hostname' returned non-zero exit status 255.", "deepspeedai/DeepSpeed#4907"),
+        ],
+        not_examples=["[INFO] [runner.py:283:main] Using IP address of 192.168.2.57 for node 192.168.2.57"],
+        fields=groups,
+    ),
+    pattern(
+        "deepspeed-cuda-home-missing",
+        "launcher",
+        CAUSE,
+        E,
+        "DeepSpeed needs the CUDA toolkit (nvcc, CUDA_HOME) to build its ops, and found none",
+        r"CUDA_HOME does not exist, unable to compile CUDA op\(s\)",
+        ("CUDA_HOME does not exist",),
+        why="""DeepSpeed compiles its CUDA ops (fused Adam, CPU Adam, quantizers) just in time, or checks for them
+        at import, with the CUDA toolkit: the driver and torch's bundled CUDA runtime are not enough. CUDA_HOME
+        is unset and no nvcc is found (a pip-only or conda environment without the toolkit).""",
+        fix="install the CUDA toolkit matching torch.version.cuda (conda install -c nvidia cuda-toolkit, or the system package) and export CUDA_HOME=/usr/local/cuda (the directory with bin/nvcc)",
+        examples=[
+            ("deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)", "thinhlpg/vixtts-demo#12"),
+            ('AssertionError: CUDA_HOME does not exist, unable to compile CUDA op(s)', "enhuiz/vall-e#78"),
+        ],
+        not_examples=["export CUDA_HOME=/usr/local/cuda-12.1"],
+    ),
+]
