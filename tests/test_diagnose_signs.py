@@ -186,3 +186,18 @@ def test_an_unknown_failure_after_many_explained_lines_is_still_seen():
     noise = "".join(f"[rank{i % 8}]:[W socket.cpp:697] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99 - Cannot assign requested address).\n" for i in range(40))
     first, _ = head(noise + TB + LIB + "StopIteration\n")
     assert first.id == "unrecognised-failure" and "StopIteration" in first.title
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO: checkpoint step_1000 checked in to the model registry",
+        "[W1123 10:02:11.512 48213 ProcessGroupNCCL.cpp:1250] Warning: TORCH_NCCL_AVOID_RECORD_STREAMS is the default now, this environment variable is thus deprecated.",
+        "torchrun: exitcode: 0, all workers finished",
+        "node1:4821:4833 [0] NCCL INFO NET/IB : No device found.",
+        "Epoch 3: 100%|##########| 500/500 [01:12<00:00, 6.9it/s, loss=0.213, error_rate=0.04]",
+    ],
+)
+def test_healthy_lines_that_look_alike_are_not_signs(line):
+    report = diagnose(line + "\n")
+    assert report.ok, [(f.id, f.title) for f in report.findings]

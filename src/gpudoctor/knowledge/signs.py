@@ -126,6 +126,7 @@ STRENGTH = {
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
     "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1,
 }
+RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
 STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
 CPP_REPORT = ("terminate", "terminate_bare", "what", "c10")
 CPP_REPORT_LINES = 6
@@ -252,6 +253,8 @@ class Signs:
             return
         if kind == "c10" and value in STORE_IO:
             return  # a store read after a peer left: the store patterns tell it (a warning at a normal exit, too)
+        if kind == "barrier" and value == "checked in" and RANKS_WORD.search(text) is None:
+            return  # "checked in" in some other sense: only ranks or workers checking in at a barrier count
         if kind == "barrierdone":
             for s in self.signs:
                 if s.kind == "barrier":
