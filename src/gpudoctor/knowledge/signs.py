@@ -90,7 +90,7 @@ SIGN_WORDS = (
     "Fatal Python", "terminate called", "what():", "Signal ", "signal ", "SIG", "Segmentation fault", "Bus error", "Aborted",
     "Illegal instruction", "Floating point", "Killed", "srun: error", "exitcode", "exit", "return", "ChildFailedError",
     "Assertion", "device-side assert", "CUDA error", "_STATUS_", "cudaError", "NCCL WARN", "NCCL error", "ncclInternalError",
-    "Error", "Exception", "gloo", "Gloo", "barrier", "checked in", "Exception raised from", "-- Process ",
+    "Error", "Exception", "gloo", "Gloo", "ERROR", "FATAL", "CRITICAL", "barrier", "checked in", "Exception raised from", "-- Process ",
 )
 KIND = {
     "fatal": "fatal Python error",
@@ -104,6 +104,7 @@ KIND = {
     "ipython": "exception",
     "barrierdone": "store barrier completed",
     "spawned": "mp.spawn process failed",
+    "errorlog": "a log line at ERROR level",
     "stopped": "stopped by a signal (usually the launcher stopping the ranks after a failure)",
     "glogsig": "fatal signal",
     "shellsig": "fatal signal",
@@ -124,8 +125,12 @@ KIND = {
 STRENGTH = {
     "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
-    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1,
+    "barrier": 3, "srun_what": 2, "stopped": 1, "errorlog": 1, "childfailed": 1, "exitcode": 2, "exit": 1,
 }
+# A line a logger wrote at ERROR level (the level is in the prefix `lines.strip` peels) that says
+# something failed: the weakest sign, told only when nothing else is.
+ERROR_LEVEL = re.compile(r"(?:^|[\s\[|:-])(?:ERROR|CRITICAL|FATAL)(?:[\]\s:|-]|$)|(?:^|[\[:\s])E\d{4} \d\d:\d\d:\d\d")
+FAILURE_WORD = re.compile(r"\b(?:[Ff]ail\w*|[Ee]rror|[Ee]xception|[Aa]bort\w*|[Cc]rash\w*|[Cc]annot|[Uu]nable|[Rr]efused|[Tt]imed? ?out|[Dd]enied|[Kk]illed)\b")
 RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
 STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
 CPP_REPORT = ("terminate", "terminate_bare", "what", "c10")
@@ -239,10 +244,11 @@ class Signs:
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
-        if not any(w in text for w in SIGN_WORDS):
-            return
-        m = OTHER_SIGNS.search(text)
+        m = OTHER_SIGNS.search(text) if any(w in text for w in SIGN_WORDS) else None
         if m is None or m.lastgroup is None:
+            head = raw[:200]
+            if ("ERROR" in head or "CRITICAL" in head or "FATAL" in head or "E" in head) and ERROR_LEVEL.search(head) and FAILURE_WORD.search(text):
+                self.add(Sign("errorlog", KIND["errorlog"], text[:300], line, source, msg, time_of(raw), text=text))
             return
         kind = first_group(m)
         value = m.group(kind) or ""
@@ -278,12 +284,13 @@ class Signs:
                 return  # srun's own cancellation of the other tasks is not a failure of its own
             what = value.strip()
         elif kind in ("exitcode", "exit"):
-            what = f"exit code {value}" + (f" ({SIGNALS[value[1:]]})" if value.startswith("-") and value[1:] in SIGNALS else "")
-            if value in ("-15", "-2", "-1"):
+            signal = value[1:] if value.startswith("-") else str(int(value) - 128) if value.isdigit() and 128 < int(value) < 160 else ""
+            what = f"exit code {value}" + (f" ({SIGNALS[signal]})" if signal in SIGNALS else "")  # a shell reports signal N as 128+N
+            if SIGNALS.get(signal) in STOP_SIGNALS:
                 kind = "stopped"
         elif kind == "fatal":
             what = f"Fatal Python error: {value.strip()}"[:120]
-        elif kind in ("cuda", "ncclwarn", "ncclerror", "gloo", "barrier", "what"):
+        elif kind in ("cuda", "ncclwarn", "ncclerror", "gloo", "barrier", "what", "errorlog"):
             what = KIND[kind]
             message = value.strip() or text
         elif kind in ("terminate", "terminate_bare"):

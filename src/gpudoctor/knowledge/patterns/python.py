@@ -32,7 +32,7 @@ PATTERNS = [
         "a rank raised an exception",
         # the last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ..."; not the
         # torch.distributed wrappers (DistBackendError & co report another rank's failure)
-        r"(?:^|\s)(?:[A-Za-z_][\w]*\.)*(?P<exception>(?!Dist\w*Error|ConnectionResetError|BrokenPipeError)[A-Z]\w*(?:Error|Exception)): (?P<message>.+)",
+        r"(?:^|[\s\"'(\[])(?:[A-Za-z_][\w]*\.)*(?P<exception>(?!Dist\w*Error|ConnectionResetError|BrokenPipeError)[A-Z]\w*(?:Error|Exception)): (?P<message>.+)",
         ("Error: ", "Exception: "),
         why="""An exception that is not one of the known distributed failures, raised in the user's own code
         (the traceback's last frame is theirs) with nothing pointing at the environment: a bug or bad input
@@ -44,6 +44,7 @@ PATTERNS = [
             ("FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'", "Python exception text"),
             ("[rank3]: KeyError: 'input_ids'", "Python exception text"),
             ("trainer-pod-0 | ModuleNotFoundError: No module named 'flash_attn'", "Python exception text behind an unknown log prefix"),
+            ('    "message": "ValueError: the dataset has 0 samples",', "a torchrun error file (error.json) pasted as text"),
         ],
         not_examples=[
             "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid argument",
