@@ -71,3 +71,13 @@ def test_docs_page_is_the_patterns_page(p):
     assert page.exists(), "regenerate the docs: python -m gpudoctor.docs"
     assert page.read_text(encoding="utf-8") == pattern_page(p)
 
+
+
+def test_the_needle_gate_finds_every_needle():
+    from gpudoctor.knowledge.pattern import needle_gate
+
+    gate = needle_gate(ALL)
+    for p in ALL:
+        for needle in p.needles:
+            assert gate.search(f"x {needle} y"), needle
+    assert gate.search("epoch 3 step 10 loss 0.25 lr 3e-4") is None

@@ -15,17 +15,17 @@ from typing import Optional
 
 from gpudoctor.findings import Finding, Severity
 from gpudoctor.knowledge.lines import LogLine, segments
-from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups
+from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognised_why
 
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
+GATE = needle_gate(ALL)
 # A pattern whose lines are only progress when the other one is seen later.
 RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed"}
 MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
-NO_DIGITS = str.maketrans("", "", "0123456789")
 DIGIT_BYTES = b"0123456789"
 
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
@@ -104,6 +104,7 @@ class Diagnosis:
 
     def __init__(self, patterns: Iterable[Pattern] = ALL) -> None:
         self.patterns = tuple(patterns)
+        self.gate = GATE if self.patterns == ALL else needle_gate(self.patterns)
         self.recorded: dict[str, Seen] = {}  # what the patterns matched
         self.told: dict[str, Seen] = {}  # the same, settled with the signs (`seen`)
         self.lines = 0
@@ -118,7 +119,6 @@ class Diagnosis:
         self.noise: dict[bytes, Seen] = {}  # raw lines, without digits, of harmless noise already sampled
         self.last: Seen  # the pattern seen last (set by record)
         self.known: dict[str, tuple[Pattern, ...]] = {}  # text -> the patterns it matched
-        self.unmatched: set[str] = set()  # texts, without their digits, that matched none
         self.settled_at = -1  # self.hits when the signs were last turned into a Seen
 
     # -- input -------------------------------------------------------------
@@ -175,20 +175,15 @@ class Diagnosis:
         """The pattern that claims a message (the first in precedence order) and, when that is a
         consequence whose line quotes its cause ("watchdog ... exception: CUDA error: ..."),
         the cause's pattern too. Logs repeat their lines: what a text matched is remembered
-        (exactly), and so is a text that matched nothing (with its digits taken out)."""
+        (exactly); a text with no needle of any pattern costs one search (`GATE`)."""
         known = self.known.get(text)
         if known is None:
-            bare = text.translate(NO_DIGITS)
-            if bare in self.unmatched:
-                return []
             known = self.first_matches(text)
-            if len(self.known) + len(self.unmatched) > MEMO:
+            if not known:
+                return []
+            if len(self.known) > MEMO:
                 self.known.clear()
-                self.unmatched.clear()
-            if known:
-                self.known[text] = known
-            else:
-                self.unmatched.add(bare)
+            self.known[text] = known
         out = []
         for p in known:
             m = p.regex.search(text)
@@ -197,6 +192,8 @@ class Diagnosis:
         return out
 
     def first_matches(self, text: str) -> tuple[Pattern, ...]:
+        if self.gate.search(text) is None:
+            return ()  # no needle of any pattern: nothing to try
         found: list[Pattern] = []
         for p in self.patterns:
             if found and (p.role != CAUSE or p.id in GENERIC_FINDINGS):

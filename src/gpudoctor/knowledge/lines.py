@@ -58,6 +58,17 @@ PREFIXES = [
     # NCCL: host:pid:tid [cuda device]
     re.compile(r"^(?P<node>[A-Za-z0-9_.\-]+):\d+:\d+ \[(?P<device>\d+)\] "),
 ]
+# All prefixes as one alternation (tried in list order, as a loop over PREFIXES would): the outer
+# group p<i> names the prefix that matched, its own groups are renamed <name>_<i>.
+GROUP_NAME = re.compile(r"[(][?]P<(\w+)>")
+
+
+def numbered(i: int, pattern: str) -> str:
+    return f"(?P<p{i}>" + GROUP_NAME.sub(lambda g: f"(?P<{g.group(1)}_{i}>", pattern) + ")"
+
+
+ANY_PREFIX = re.compile("|".join(numbered(i, p.pattern) for i, p in enumerate(PREFIXES)))
+PREFIX_GROUPS = {f"p{i}": [(f"{name}_{i}", name) for name in p.groupindex] for i, p in enumerate(PREFIXES)}
 # A traceback quotes the source line that raised: `raise RuntimeError(f"NCCL error: {e}")` is code,
 # not a message (the message itself follows on the exception's own line).
 SOURCE_LINE = re.compile(r"^(?:raise|return|assert|elif|if|except|print|warnings\.warn|log(?:ger)?\.\w+)\b[ (]")
@@ -96,8 +107,9 @@ def strip(raw: str) -> LogLine:
     """One physical segment -> its message and origin."""
     if len(raw) > MAX_LINE:  # keep the head (prefixes) and the tail (an error printed after a bar)
         raw = raw[: MAX_LINE // 4] + " \u2026 " + raw[-(MAX_LINE * 3 // 4) :]
-    text = ANSI.sub("", raw).rstrip("\r\n")
-    text = BARE_ANSI.sub("", text)
+    text = (ANSI.sub("", raw) if "\x1b" in raw else raw).rstrip("\r\n")
+    if text[:1] == "[":
+        text = BARE_ANSI.sub("", text)
     if text[:1] in WRAPPED or text[:2] == "  " and text.lstrip()[:1] in WRAPPED:
         text = WRAP_HEAD.sub("", text)
     if text[-1:] in "*`>\"":
@@ -109,27 +121,24 @@ def strip(raw: str) -> LogLine:
     rank = local_rank = None
     node = None
     for _ in range(8):
-        for prefix in PREFIXES:
-            m = prefix.match(text)
-            if m and m.end() > 0:
-                g = m.groupdict()
-                if g.get("rank") is not None and rank is None:
-                    rank = int(g["rank"])
-                if g.get("local_rank") is not None and local_rank is None:
-                    local_rank = int(g["local_rank"])
-                if g.get("device") is not None and local_rank is None:
-                    local_rank = int(g["device"])
-                if g.get("node") and node is None:
-                    node = g["node"]
-                text = text[m.end() :]
-                break
-        else:
+        m = ANY_PREFIX.match(text)  # the first prefix (in list order) that matches, found in one call
+        if m is None or m.end() == 0 or m.lastgroup is None:
             break
-    if rank is None:
+        g = {short: m.group(full) for full, short in PREFIX_GROUPS[m.lastgroup]}
+        if g.get("rank") is not None and rank is None:
+            rank = int(g["rank"])
+        if g.get("local_rank") is not None and local_rank is None:
+            local_rank = int(g["local_rank"])
+        if g.get("device") is not None and local_rank is None:
+            local_rank = int(g["device"])
+        if g.get("node") and node is None:
+            node = g["node"]
+        text = text[m.end() :]
+    if rank is None and "ank" in text:
         m = IN_TEXT_RANK.search(text)
         if m:
             rank = int(m.group("rank") or m.group("rank2"))
-    if local_rank is None:
+    if local_rank is None and "local" in text:
         m = IN_TEXT_LOCAL.search(text)
         if m:
             local_rank = int(m.group("local_rank") or m.group("arg"))

@@ -109,3 +109,29 @@ def pattern(
 def groups(m: re.Match, _context: list[str]) -> dict:
     """The default evidence: the regex's named groups that matched."""
     return {k: v for k, v in m.groupdict().items() if v is not None}
+
+
+def needle_gate(patterns) -> re.Pattern:
+    """One regex that finds any needle of these patterns: a text it does not match can match
+    none of them."""
+    return any_of(n for p in patterns for n in p.needles)
+
+
+def any_of(words) -> re.Pattern:
+    """A regex that finds any of these literal strings, written as a trie (words sharing a
+    prefix share its branch), so a text costs one pass in C instead of one search per word."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return re.compile(emit(trie) or r"(?!)")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.knowledge.lines import LogLine, segments
+from gpudoctor.knowledge.pattern import any_of
 
 KEEP = 16  # signs kept (the first ones); later ones are only counted
 MAX_TRACEBACKS = 200  # tracebacks read frame by frame; later ones are only counted
@@ -92,6 +93,7 @@ SIGN_WORDS = (
     "Assertion", "device-side assert", "CUDA error", "_STATUS_", "cudaError", "NCCL WARN", "NCCL error", "ncclInternalError",
     "Error", "Exception", "gloo", "Gloo", "ERROR", "FATAL", "CRITICAL", "barrier", "checked in", "Exception raised from", "-- Process ",
 )
+SIGN_GATE = any_of(SIGN_WORDS)
 KIND = {
     "fatal": "fatal Python error",
     "terminate": "C++ exception (terminate called)",
@@ -244,7 +246,7 @@ class Signs:
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
-        m = OTHER_SIGNS.search(text) if any(w in text for w in SIGN_WORDS) else None
+        m = OTHER_SIGNS.search(text) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
             head = raw[:200]
             if ("ERROR" in head or "CRITICAL" in head or "FATAL" in head or "E" in head) and ERROR_LEVEL.search(head) and FAILURE_WORD.search(text):
