@@ -27,6 +27,8 @@ GATE = needle_gate(ALL)
 RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed"}
 MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
 DIGIT_BYTES = b"0123456789"
+# Lines whose numbers can change what they mean ("exit code 0" / "exit code 1"): never skipped as repeats.
+NUMBERS_MATTER = re.compile(r"exit|code|status|errno|signal|error \d|world_size|worker_count", re.IGNORECASE)
 
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
@@ -138,12 +140,13 @@ class Diagnosis:
         hits, events = self.hits, self.signs.events
         self.read_line(raw, line, source, following)
         if self.signs.events != events:
-            return
+            return  # not remembered: what the line said matters next time too
         if len(self.quiet) + len(self.noise) > MEMO:
             self.quiet.clear()
             self.noise.clear()
         if self.hits == hits:
-            self.quiet.add(key)
+            if NUMBERS_MATTER.search(raw) is None:  # "exit code 0" told nothing, "exit code 1" will
+                self.quiet.add(key)
         elif self.hits == hits + 1 and self.last.pattern.role == HARMLESS and len(self.last.samples) >= SAMPLES:
             self.noise[key] = self.last
 
