@@ -51,22 +51,30 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "") -> s
         elif DISTRIBUTED.search(message):
             out += "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL and NCCL_DEBUG=INFO (gloo: check GLOO_SOCKET_IFNAME and that the address is not a loopback one)"
         return out
-    text = f"{sign.what} {sign.message} " + " ".join(f.path for f in sign.frames[-3:])
+    text = f"{sign.what} {sign.message}"
+    paths = " ".join(f.path for f in sign.frames[-3:])
     if sign.kind == "exception" and sign.what.endswith(("ProcessExitedException", "ProcessRaisedException")) and "Traceback" in sign.text:
         # an IPython traceback: mp.spawn was started from a notebook
         return ("mp.spawn re-imports the function it runs in each new process, which a notebook cannot provide: move the "
                 "function into a .py module and import it, or run the training as a script (torchrun train.py)")
     if sign.kind == "exception":
         last, mine = sign.raised_in(), sign.user_frame()
-        where = f"it was raised in {last.path}:{last.line}" if last is not None else "read the traceback"
-        if mine is not None and mine is not last:
+        cut = sign.what.startswith("an exception (the traceback is cut")
+        if last is None:
+            where = ("the log does not show where it was raised: keep each rank's whole output (torchrun --log-dir DIR --tee 3, "
+                     "srun --output=%t.log) and read the traceback above the exception")
+        else:
+            where = f"{'the last frame the log shows is' if cut else 'it was raised in'} {last.path}:{last.line}"
+        if last is not None and mine is not None and mine is not last:
             where += f", called from your code at {mine.path}:{mine.line}: check what that call passes and the library's version"
-        elif last is not None and last.user():
+        elif last is not None and last.user() and not cut:
             where += " (your code): the message says what it expected"
+        if cut:
+            where += "; the exception line itself was cut from the paste: the full output names it"
         extra = ""
-        if CUDA.search(text):
+        if CUDA.search(text) and not cut:
             extra = "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
-        elif DISTRIBUTED.search(text):
+        elif DISTRIBUTED.search(text + " " + paths):
             extra = "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL (checks every collective's shapes and order) and NCCL_DEBUG=INFO"
         return where + extra
     if sign.kind == "c10" and CUDA.search(sign.what):
