@@ -213,3 +213,9 @@ def test_a_line_logged_at_error_level_that_says_it_failed_is_a_failure():
 def test_a_repeat_with_other_numbers_is_read_again_when_numbers_matter():
     first, _ = head("Process finished with exit code 0\n" * 3 + "Process finished with exit code 1\n")
     assert first.id == "unrecognised-failure" and "exit code 1" in first.title
+
+
+def test_an_exception_of_any_class_raised_in_the_users_code_is_the_catch_all():
+    first, report = head("[rank3]: " + TB.replace("\n", "\n[rank3]: ").rstrip("[rank3]: ") + "\n[rank3]: StopIteration\n")
+    assert first.id == "python-exception" and "StopIteration in your code at me/train.py:118" in first.title
+    assert report.data["root_cause"]["rank"] == 3

@@ -287,6 +287,13 @@ class Diagnosis:
             return
         if any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG:
             return  # an exit code the launcher's own findings already tell: no second story
+        if sign.users_code_failed():  # an exception no pattern knows, raised in the user's own code: the catch-all
+            catch_all = BY_ID["python-exception"]
+            hit = Hit(sign.line, sign.source, sign.where, {"exception": sign.what, "message": sign.message}, sign.time)
+            seen = Seen(catch_all, -1, hit)
+            seen.add(hit)
+            told[catch_all.id] = seen
+            return
         hit = Hit(sign.line, sign.source, sign.where, {"sign": sign}, sign.time)
         seen = Seen(UNRECOGNISED, -1, hit)  # the failure the log shows comes before what it caused
         seen.add(hit)

@@ -177,6 +177,7 @@ class Sign:
     text: str = ""  # the log line itself
     claimed: str = ""  # the pattern that explains this line, if one does
     block: Optional["Sign"] = None  # the first sign of the C++ report this one is part of
+    cut: bool = False  # a traceback whose exception line is not in the log
 
     @property
     def strength(self) -> int:
@@ -192,7 +193,7 @@ class Sign:
         """The exception was raised in the user's own code and nothing points at the environment:
         the one case in which "fix the line in your code" is the right answer."""
         last = self.raised_in()
-        if self.kind != "exception" or last is None or not last.user():
+        if self.kind != "exception" or self.cut or last is None or not last.user():
             return False
         return self.what.rsplit(".", 1)[-1] not in ENVIRONMENT_CLASSES and ENVIRONMENT_WORDS.search(self.message) is None
 
@@ -355,7 +356,7 @@ class Signs:
     def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:
         """Frames and no exception line: the paste (or the log) was cut, but an exception was raised."""
         if frames:
-            self.add(Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames))
+            self.add(Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True))
 
     @staticmethod
     def chained_cause(lines: list[str]) -> bool:

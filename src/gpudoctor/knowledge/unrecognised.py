@@ -59,7 +59,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "") -> s
                 "function into a .py module and import it, or run the training as a script (torchrun train.py)")
     if sign.kind == "exception":
         last, mine = sign.raised_in(), sign.user_frame()
-        cut = sign.what.startswith("an exception (the traceback is cut")
+        cut = sign.cut
         if last is None:
             where = ("the log does not show where it was raised: keep each rank's whole output (torchrun --log-dir DIR --tee 3, "
                      "srun --output=%t.log) and read the traceback above the exception")
