@@ -55,6 +55,9 @@ TRIGGERS = (
     "your machine only has",
     "via ssh",
     "cuda_home",
+    "train_batch_size is not equal",
+    "could not run 'torchvision",
+    "cannot open shared object",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "errno",
     "no device found",

@@ -151,4 +151,47 @@ PATTERNS = [
         ],
         not_examples=["INFO: scaler will unscale FP16 gradients of the fp32 master copy before clipping"],
     ),
+    pattern(
+        "torchvision-cuda-mismatch",
+        "platform",
+        CAUSE,
+        E,
+        "torchvision's CUDA ops are missing: torchvision does not match the installed torch build",
+        r"Could not run 'torchvision::(?P<op>\w+)' with arguments from the 'CUDA' backend|PyTorch and torchvision were compiled with different CUDA (?:major )?versions",
+        ("'torchvision::", "PyTorch and torchvision were compiled"),
+        why="""A CPU-only torchvision next to a CUDA torch (or a torchvision built for another torch/CUDA version:
+        pip resolved them separately) has no CUDA kernels for its ops (nms, roi_align), so the first detection
+        model that runs them on the GPU fails. The training code is fine.""",
+        fix='pip install --force-reinstall torch torchvision --index-url https://download.pytorch.org/whl/cu121   # the pair from one index; check: python -c "import torch, torchvision; print(torch.__version__, torchvision.__version__)"',
+        examples=[
+            ("NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or was omitted during the selective/custom build process (if using custom build).", "ultralytics/ultralytics#7713"),
+            ("RuntimeError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. 'torchvision::nms' is only available for these backends: [CPU, BackendSelect, Named, AutogradOther, AutogradCPU, AutogradCUDA, AutogradXLA, Tracer, Autocast, Batched, VmapMode].", "hustvl/YOLOP#217"),
+        ],
+        not_examples=["NotImplementedError: Could not run 'aten::empty_strided' with arguments from the 'Meta' backend"],
+        fields=groups,
+    ),
+    pattern(
+        "cuda-library-missing",
+        "platform",
+        CAUSE,
+        E,
+        "a CUDA library the install needs cannot be loaded (libcudart/libcublas/libcudnn ... .so not found)",
+        r"(?:Error: |error while loading shared libraries: )(?:\S+: )?(?P<library>lib(?:cudart|cublas\w*|cudnn\w*|cufft|curand|cusparse\w*|cusolver\w*|nvrtc|nvToolsExt|c10_cuda|torch_cuda\w*)\.so[.\d]*): cannot open shared object file",
+        ("cannot open shared object file",),
+        why="""A compiled package (torch itself, or an extension: mmcv, apex, a custom op) was built against a CUDA
+        runtime this machine does not provide at that version: a wheel for another CUDA, a conda toolkit
+        missing from the environment, or LD_LIBRARY_PATH not pointing at it. Nothing in the training code runs
+        before this.""",
+        fix="pip show the package that failed and reinstall the build for this machine's CUDA (pip wheels of torch bundle their CUDA libraries); for a toolkit install: export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH",
+        examples=[
+            ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory", "CannyLab/tsne-cuda#126"),
+            ("ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory", "leofansq/CPCL#4"),
+        ],
+        not_examples=[
+            "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
+            # torchvision's warning that its image extension did not load: harmless for training
+            "/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory",
+        ],
+        fields=groups,
+    ),
 ]

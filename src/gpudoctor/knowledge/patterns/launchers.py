@@ -45,4 +45,24 @@ PATTERNS = [
         ],
         not_examples=["export CUDA_HOME=/usr/local/cuda-12.1"],
     ),
+    pattern(
+        "deepspeed-batch-size-mismatch",
+        "launcher",
+        CAUSE,
+        E,
+        "DeepSpeed's batch sizes do not multiply up: train_batch_size != micro batch x accumulation x world size",
+        r"train_batch_size is not equal to micro_batch_per_gpu \* gradient_acc_step \* world_size ?(?P<train>\d+) != (?P<micro>\d+) \* (?P<accumulation>\d+) \* (?P<world_size>\d+)",
+        ("train_batch_size is not equal to",),
+        why="""DeepSpeed checks train_batch_size == train_micro_batch_size_per_gpu x gradient_accumulation_steps x
+        world_size. A config with fixed numbers breaks when the number of GPUs changes, and a world_size of 1
+        while several GPUs run means the processes were not started as one job (python instead of deepspeed /
+        torchrun, or the process group created after DeepSpeed read its config).""",
+        fix='set the batch sizes to "auto" in the DeepSpeed config (with the HF Trainer/accelerate), or make train_batch_size = micro x accumulation x number of GPUs; start with deepspeed/torchrun so world_size is right',
+        examples=[
+            ("AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 256 != 4 * 8 * 1", "bigcode-project/starcoder#41"),
+            ("[rank0]: AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 8 != 2 * 1 * 1", "deepspeedai/DeepSpeed#6914"),
+        ],
+        not_examples=['"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto"'],
+        fields=groups,
+    ),
 ]
