@@ -219,3 +219,20 @@ def test_an_exception_of_any_class_raised_in_the_users_code_is_the_catch_all():
     first, report = head("[rank3]: " + TB.replace("\n", "\n[rank3]: ").rstrip("[rank3]: ") + "\n[rank3]: StopIteration\n")
     assert first.id == "python-exception" and "StopIteration in your code at me/train.py:118" in first.title
     assert report.data["root_cause"]["rank"] == 3
+
+
+def test_a_refused_bind_is_told_by_its_reason_not_as_address_in_use():
+    text = (
+        "[W socket.cpp:436] [c10d] The server socket has failed to bind to [kodachi]:51545 (system error: 10013 - An attempt was made to access a socket in a way forbidden by its access permissions.).\n"
+        "[E socket.cpp:472] [c10d] The server socket has failed to listen on any local network address.\n"
+    )
+    report = diagnose(text)
+    causes = [f.id for f in report.findings if f.evidence.get("role") == "cause"]
+    assert causes == ["windows-port-forbidden"]
+
+
+def test_nccl_retries_are_a_failure_only_when_the_last_one_fails():
+    line = "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying ({n}/34) after sleep for 100 msec\n"
+    assert diagnose("".join(line.format(n=n) for n in range(1, 10))).ok  # it may still connect
+    first, _ = head("".join(line.format(n=n) for n in range(1, 35)))
+    assert first.id == "network-no-route"

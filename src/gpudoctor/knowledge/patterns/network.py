@@ -15,7 +15,8 @@ PATTERNS = [
         CAUSE,
         E,
         "no route to the other node (EHOSTUNREACH): a firewall or the wrong network interface",
-        r"No route to host|EHOSTUNREACH|errno:? 113\b",
+        # NCCL retries a connect a number of times: only its last try (34/34) is a failure
+        r"No route to host(?!, retrying \((\d+)/(?!\1\))\d+\))|EHOSTUNREACH|errno:? 113\b",
         ("No route to host", "EHOSTUNREACH", "113"),
         why="""The kernel has no route to the peer's address, or a firewall rejects it with 'host unreachable':
         NCCL or the store picked an interface (docker0, a VPN, a NAT address) the other node cannot reach, or
@@ -25,7 +26,10 @@ PATTERNS = [
             ("ps-8:795:822 [0] include/socket.h:409 NCCL WARN Net : Connect to 192.168.1.9<54263> failed : No route to host", "NVIDIA/nccl#1105"),
             ("zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) after sleep for 3400 msec", "hiyouga/LlamaFactory#8045"),
         ],
-        not_examples=["NCCL INFO Bootstrap : Using eth0:10.0.0.4<0>"],
+        not_examples=[
+            "NCCL INFO Bootstrap : Using eth0:10.0.0.4<0>",
+            "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (26/34) after sleep for 2600 msec",
+        ],
     ),
     pattern(
         "store-port-privileged",
