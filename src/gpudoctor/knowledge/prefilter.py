@@ -59,7 +59,6 @@ TRIGGERS = (
     "could not run 'torchvision",
     "cannot open shared object",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
-    "errno",
     "no device found",
     "got completion",
     "omp_num_threads",

@@ -375,9 +375,6 @@ class Signs:
             self.signs.append(sign)
 
     # -- what the log shows -------------------------------------------------
-    def failed(self) -> bool:
-        return bool(self.signs)
-
     def headline(self) -> Optional[Sign]:
         """The sign that says most about the failure; among equals, the first in the log.
         An exception chained into a later one is told through the later one (`cause`)."""
