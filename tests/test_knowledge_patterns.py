@@ -81,3 +81,11 @@ def test_the_needle_gate_finds_every_needle():
         for needle in p.needles:
             assert gate.search(f"x {needle} y"), needle
     assert gate.search("epoch 3 step 10 loss 0.25 lr 3e-4") is None
+
+
+def test_every_pattern_of_the_new_modules_has_a_counter_example():
+    from gpudoctor.knowledge.patterns import capability, frameworks, launchers, network
+
+    for module in (capability, frameworks, launchers, network):
+        for p in module.PATTERNS:
+            assert p.not_examples, f"{p.id}: add a look-alike line it must not claim"

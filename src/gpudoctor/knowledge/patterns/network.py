@@ -173,6 +173,7 @@ PATTERNS = [
         examples=[
             ("02/21/2022 13:46:15 - INFO - torch.distributed.distributed_c10d -   Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 6 nodes.", "Lightning-Universe/lightning-flash#1182"),
         ],
+        not_examples=["Timed out initializing process group in store based barrier on rank: 0, for key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)"],
         fields=groups,
     ),
     pattern(
