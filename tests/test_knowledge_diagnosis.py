@@ -115,3 +115,12 @@ def test_a_rank_that_printed_only_the_teardown_timed_out_too():
     found = explain_lines([wd.format(r=0), wd.format(r=4), teardown, wd.format(r=2)])
     assert found[0].id == "nccl-watchdog-timeout"
     assert found[0].evidence["ranks_not_reporting"] == [1]
+
+
+def test_a_consequence_that_quotes_its_cause_reports_the_cause_but_not_its_wrapper():
+    # the watchdog line quotes the CUDA error that ended the rank
+    found = explain_lines(["[E ProcessGroupNCCL.cpp:916] [Rank 0] NCCL watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered"])
+    assert found[0].id == "cuda-illegal-memory-access"
+    # "NCCL error in: ..." only wraps the remote-error message: no second cause
+    found = explain_lines(["torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1347, remote process exited or there was a network error, NCCL version 2.18.5"])
+    assert [f.id for f in found] == ["nccl-remote-error"]

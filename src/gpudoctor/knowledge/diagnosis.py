@@ -198,12 +198,17 @@ class Diagnosis:
         if self.gate.search(text) is None:
             return ()  # no needle of any pattern: nothing to try
         found: list[Pattern] = []
+        start = 0
         for p in self.patterns:
             if found and (p.role != CAUSE or p.id in GENERIC_FINDINGS):
                 continue  # after a consequence: only a specific cause it quotes
-            if p.match(text) is None:
+            m = p.match(text)
+            if m is None:
                 continue
+            if found and m.start() <= start:
+                continue  # a wrapper around the consequence ("NCCL error in: ..., remote process exited"), not a cause it quotes
             found.append(p)
+            start = m.start()
             if p.role != CONSEQUENCE or len(found) == 2:
                 break
         return tuple(found)
