@@ -79,9 +79,7 @@ OTHER_SIGNS = re.compile(
             r"(?P<devassert>device-side assert(?:ion)? triggered)",
             r"CUDA error: (?P<cuda>.+)",
             r"(?P<cudastatus>CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+|cudaError\w+)",
-            r"NCCL WARN (?P<ncclwarn>.*(?:[Ee]rror|[Ff]ail|[Tt]imeout|[Aa]bort|[Uu]nhandled|closed|refused|No route|[Rr]emote).*)",
             r"(?P<ncclerror>NCCL error\b.*|nccl\w+Error\b.*|ncclInternalError.*)",
-            r"(?P<gloo>(?:Gloo|gloo)\b.*(?:[Ee]rror|failed|[Tt]imed out).*|\[enforce fail at [^\]]*gloo[^\]]*\].*)",
             r"(?P<barrier>Waiting in store based barrier|store based barrier|\bchecked in\b)",
         ]
     )
@@ -94,6 +92,12 @@ SIGN_WORDS = (
     "Error", "Exception", "gloo", "Gloo", "ERROR", "FATAL", "CRITICAL", "barrier", "checked in", "Exception raised from", "-- Process ",
 )
 SIGN_GATE = any_of(SIGN_WORDS)
+# Lines that name NCCL or gloo and, anywhere after, a failure: matched from the line's start only
+# (one pass, however often the words repeat), and only when no sign above matched.
+LATE_SIGNS = re.compile(
+    r"^(?=.*?(?:[Ee]rror|[Ff]ail|[Tt]imeout|[Aa]bort|[Uu]nhandled|closed|refused|No route|[Rr]emote))(?=.*?NCCL WARN (?P<ncclwarn>.*))"
+    r"|^(?=.*?(?:[Ee]rror|failed|[Tt]imed out))(?=.*?\b(?P<gloo>[Gg]loo\b.*))"
+)
 KIND = {
     "fatal": "fatal Python error",
     "terminate": "C++ exception (terminate called)",
@@ -247,7 +251,7 @@ class Signs:
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
-        m = OTHER_SIGNS.search(text) if SIGN_GATE.search(text) else None
+        m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
             head = raw[:200]
             if ("ERROR" in head or "CRITICAL" in head or "FATAL" in head or "E" in head) and ERROR_LEVEL.search(head) and FAILURE_WORD.search(text):
