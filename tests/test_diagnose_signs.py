@@ -236,3 +236,17 @@ def test_nccl_retries_are_a_failure_only_when_the_last_one_fails():
     assert diagnose("".join(line.format(n=n) for n in range(1, 10))).ok  # it may still connect
     first, _ = head("".join(line.format(n=n) for n in range(1, 35)))
     assert first.id == "network-no-route"
+
+
+def test_a_rich_boxed_traceback_is_read():
+    # the shape of rich's traceback (as accelerate/Lightning scripts print it, e.g. bmaltais/kohya_ss#639)
+    text = (
+        "╭─────────────────────────────── Traceback (most recent call last) ────────────────────────────────╮\n"
+        "│ /home/me/train_network.py:773 in <module>                                                        │\n"
+        "│                                                                                                  │\n"
+        "│ ❱ 773 │   train(args)                                                                            │\n"
+        "╰──────────────────────────────────────────────────────────────────────────────────────────────────╯\n"
+        "StopIteration\n"
+    )
+    first, report = head(text)
+    assert "StopIteration" in first.title and report.data["root_cause"]["frame"] == "me/train_network.py:773"

@@ -31,6 +31,10 @@ TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
 EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::(?: (?P<message>.*))?)?$")
+# rich's traceback: "╭──── Traceback (most recent call last) ────╮", "│ /path/train.py:773 in <module> │", "╰───╯"
+BOX_TOP = "╭┌"
+BOX_BOTTOM = "╰└"
+RICH_FRAME = re.compile(r"^[│|]\s*(?P<path>\S+\.py):(?P<line>\d+) in (?P<func>\S+)")
 CARETS = re.compile(r"^[\^~ ]+$")
 CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
 # Exceptions that end a program without a failure.
@@ -243,7 +247,7 @@ class Signs:
             self.ignored_at[msg.rank] = line
             self.events += 1
             return
-        if text.startswith(TRACEBACK):
+        if text.startswith(TRACEBACK) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, or rich's boxed traceback
             self.tracebacks += 1
             self.events += 1
             if self.ignored_at.get(msg.rank, -10) >= line - 2:
@@ -321,6 +325,7 @@ class Signs:
 
     def read_traceback(self, head: LogLine, raw: str, line: int, source: str, after: list[str]) -> None:
         frames: list[Frame] = []
+        boxed = head.text[:1] in BOX_TOP  # rich draws the frames in a box; the exception line follows it
         for i, nxt in enumerate(after):
             for seg in segments(nxt):
                 if head.rank is not None and seg.rank is not None and seg.rank != head.rank:
@@ -330,6 +335,12 @@ class Signs:
                 text = seg.text
                 if not text or CARETS.match(text):
                     continue
+                if boxed:
+                    rm = RICH_FRAME.match(text)
+                    if rm:
+                        frames.append(Frame(rm.group("path"), int(rm.group("line")), rm.group("func")))
+                    boxed = text[:1] not in BOX_BOTTOM
+                    continue
                 fm = FRAME.match(text)
                 if fm:
                     frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or ""))
@@ -337,7 +348,7 @@ class Signs:
                 if text.startswith(TRACEBACK):
                     self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
                     return
-                em = EXCEPTION_LINE.match(text) if frames else None
+                em = EXCEPTION_LINE.match(text) if frames or head.text[:1] in BOX_TOP else None
                 if em is None:
                     continue  # the source line a frame quotes
                 cls = em.group("cls")
