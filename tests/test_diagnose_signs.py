@@ -203,13 +203,6 @@ def test_healthy_lines_that_look_alike_are_not_signs(line):
     assert report.ok, [(f.id, f.title) for f in report.findings]
 
 
-def test_a_line_logged_at_error_level_that_says_it_failed_is_a_failure():
-    first, _ = head("2024-05-01 10:00:00 - ERROR - trainer - Training failed after 3 retries, giving up\n")
-    assert first.id == "unrecognised-failure"
-    assert diagnose("2024-05-01 10:00:00 - ERROR - config - unknown key 'foo' ignored\n").ok  # an ERROR line that says nothing failed
-    assert diagnose("INFO: evaluation error rate 0.04\n").ok
-
-
 def test_a_repeat_with_other_numbers_is_read_again_when_numbers_matter():
     first, _ = head("Process finished with exit code 0\n" * 3 + "Process finished with exit code 1\n")
     assert first.id == "unrecognised-failure" and "exit code 1" in first.title

@@ -114,7 +114,6 @@ KIND = {
     "ipython": "exception",
     "barrierdone": "store barrier completed",
     "spawned": "mp.spawn process failed",
-    "errorlog": "a log line at ERROR level",
     "stopped": "stopped by a signal (usually the launcher stopping the ranks after a failure)",
     "glogsig": "fatal signal",
     "shellsig": "fatal signal",
@@ -135,12 +134,8 @@ KIND = {
 STRENGTH = {
     "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
-    "barrier": 3, "srun_what": 2, "stopped": 1, "errorlog": 1, "childfailed": 1, "exitcode": 2, "exit": 1,
+    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1,
 }
-# A line a logger wrote at ERROR level (the level is in the prefix `lines.strip` peels) that says
-# something failed: the weakest sign, told only when nothing else is.
-ERROR_LEVEL = re.compile(r"(?:^|[\s\[|:-])(?:ERROR|CRITICAL|FATAL)(?:[\]\s:|-]|$)|(?:^|[\[:\s])E\d{4} \d\d:\d\d:\d\d")
-FAILURE_WORD = re.compile(r"\b(?:[Ff]ail\w*|[Ee]rror|[Ee]xception|[Aa]bort\w*|[Cc]rash\w*|[Cc]annot|[Uu]nable|[Rr]efused|[Tt]imed? ?out|[Dd]enied|[Kk]illed)\b")
 RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
 STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
 CPP_REPORT = ("terminate", "terminate_bare", "what", "c10")
@@ -257,9 +252,6 @@ class Signs:
             return
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
-            head = raw[:200]
-            if ("ERROR" in head or "CRITICAL" in head or "FATAL" in head or "E" in head) and ERROR_LEVEL.search(head) and FAILURE_WORD.search(text):
-                self.add(Sign("errorlog", KIND["errorlog"], text[:300], line, source, msg, time_of(raw), text=text))
             return
         kind = first_group(m)
         value = m.group(kind) or ""
@@ -301,7 +293,7 @@ class Signs:
                 kind = "stopped"
         elif kind == "fatal":
             what = f"Fatal Python error: {value.strip()}"[:120]
-        elif kind in ("cuda", "ncclwarn", "ncclerror", "gloo", "barrier", "what", "errorlog"):
+        elif kind in ("cuda", "ncclwarn", "ncclerror", "gloo", "barrier", "what"):
             what = KIND[kind]
             message = value.strip() or text
         elif kind in ("terminate", "terminate_bare"):
