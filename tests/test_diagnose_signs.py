@@ -243,3 +243,10 @@ def test_a_rich_boxed_traceback_is_read():
     )
     first, report = head(text)
     assert "StopIteration" in first.title and report.data["root_cause"]["frame"] == "me/train_network.py:773"
+
+
+def test_an_attribute_missing_from_a_module_points_at_the_version_not_the_code():
+    first, _ = head(TB + "AttributeError: module 'torch' has no attribute 'compile'\n")
+    assert first.id == "unrecognised-failure"
+    first, _ = head(TB + "AttributeError: 'NoneType' object has no attribute 'shape'\n")
+    assert first.id == "python-exception"

@@ -53,7 +53,7 @@ ENVIRONMENT_WORDS = re.compile(
     r"undefined symbol|cannot open shared object|\.so\b|DLL load failed|not supported|unsupported|is not available|"
     r"requires? (?:a |an )?(?:GPU|CUDA|torch|version|PyTorch|NCCL)|compute capability|\bsm_\d+|\bCUDA\b|\bcuda\b|\bGPU\b|"
     r"\bdriver\b|\bNCCL\b|\bgloo\b|\bbf16\b|bfloat16|\bfp16\b|\bhalf\b|unexpected keyword argument|"
-    r"no attribute '(?:_?cuda|distributed|compile|float8|bfloat16)|has no attribute|version|"
+    r"no attribute '(?:_?cuda|distributed|compile|float8|bfloat16)|module '[\w.]+' has no attribute|version|"
     r"MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_RANK|\bstrategy\b|\bdevices?=|accelerator",
     re.IGNORECASE,
 )
