@@ -72,13 +72,19 @@ def build(path: Path, size: int, templates: list[str], seed: int = 0) -> int:
                                     h=f"{rng.getrandbits(64):016x}", d=f"11/23/2024 10:{i % 60:02d}:{b:02d}",
                                     w="".join(rng.choice("abcdefghijklmnopqrstuvwxyz_") for _ in range(12))))
         blocks.append("".join(lines).encode())
-    if templates is UNIQUE:  # no block written twice: every line differs
-        blocks = []
-        for b in range(max(1, size // (20000 * 150)) + 1):
-            blocks.append("".join(UNIQUE[0].format(r=i % 8, t=i % 60, s=i, h=f"{rng.getrandbits(64):016x}",
-                                                   w="".join(rng.choice("abcdefghijklmnopqrstuvwxyz_") for _ in range(12)))
-                                  for i in range(20000)).encode())
     written = inserted = 0
+    if templates is UNIQUE:  # no block written twice: every line differs (made as written: bounded memory)
+        with open(path, "wb") as f:
+            while written < size:
+                block = "".join(UNIQUE[0].format(r=i % 8, t=i % 60, s=written + i, h=f"{rng.getrandbits(64):016x}",
+                                                 w="".join(rng.choice("abcdefghijklmnopqrstuvwxyz_") for _ in range(12)))
+                                for i in range(20000)).encode()
+                f.write(block)
+                written += len(block)
+                if written // (50 << 20) > inserted:
+                    f.write(excerpts[inserted % len(excerpts)].encode())
+                    inserted += 1
+        return inserted
     with open(path, "wb") as f:
         while written < size:
             block = blocks[(written // len(blocks[0])) % len(blocks)]
@@ -95,12 +101,13 @@ def measure(name: str, log: Path, target: float) -> bool:
     from gpudoctor.diagnose.run import diagnose
 
     size = log.stat().st_size
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t, cpu = time.perf_counter(), time.process_time()
     report = diagnose(resolve(str(log)))
     took, cpu = time.perf_counter() - t, time.process_time() - cpu
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB; the peak so far in this process
     print(f"{name}: {size / 1e6:.0f} MB: diagnose {size / 1e6 / cpu:.1f} MB/s of CPU time ({cpu:.1f} s; wall {took:.1f} s), "
-          f"peak RSS {peak_mb:.0f} MB; {report.data['lines']} lines, {len(report.findings)} findings, first: {report.findings[0].id}")
+          f"peak RSS {peak_mb:.0f} MB (before: {before:.0f} MB); {report.data['lines']} lines, {len(report.findings)} findings, first: {report.findings[0].id}")
     grep = shutil.which("grep")
     if grep:
         for word in ("NCCL", "-i warn"):
