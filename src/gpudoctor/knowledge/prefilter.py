@@ -58,6 +58,8 @@ TRIGGERS = (
     "train_batch_size is not equal",
     "could not run 'torchvision",
     "cannot open shared object",
+    "device_map='auto'",
+    "inconsistent compute device",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "no device found",
     "got completion",

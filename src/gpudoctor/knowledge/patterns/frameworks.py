@@ -115,6 +115,42 @@ PATTERNS = [
         fields=groups,
     ),
     pattern(
+        "device-map-auto-distributed",
+        "ddp",
+        CAUSE,
+        E,
+        "a model loaded with device_map='auto' (split over the GPUs) was launched with several processes",
+        r"You can't train a model that has been loaded with `device_map='auto'` in any distributed mode",
+        ("loaded with `device_map='auto'`",),
+        why="""device_map='auto' spreads one model over all visible GPUs of one process (model parallel, for
+        inference or a single-process run); DDP/FSDP/DeepSpeed give each process its own GPU and a whole model.
+        accelerate refuses the mix before training starts.""",
+        fix="with torchrun/accelerate launch: load without device_map (or device_map={'': local_rank}) and let DDP/FSDP place the model; or run one process (python train.py / --num_processes=1) to keep device_map='auto'",
+        examples=[
+            ("ValueError: You can't train a model that has been loaded with `device_map='auto'` in any distributed mode. Please rerun your script specifying `--num_processes=1` or by launching with `python {{myscript.py}}`.", "FreedomIntelligence/HuatuoGPT-II#32"),
+        ],
+        not_examples=["model = AutoModelForCausalLM.from_pretrained(name, device_map='auto')"],
+    ),
+    pattern(
+        "fsdp-device-mismatch",
+        "ddp",
+        CAUSE,
+        E,
+        "FSDP: this rank's current CUDA device is not the one its device_id names (set_device missing)",
+        r"Inconsistent compute device and `device_id` on rank (?P<rank>\d+): (?P<compute>\S+) vs (?P<device_id>[\w:]+)",
+        ("Inconsistent compute device",),
+        why="""FSDP computes on torch.cuda.current_device(); with device_id=cuda:N it expects the process to be on
+        cuda:N as well. A rank that never called torch.cuda.set_device(local_rank) is still on cuda:0 (or a
+        multi-node launch computed device_id from the global rank instead of the local one).""",
+        fix="torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before building FSDP, and device_id=torch.cuda.current_device()",
+        examples=[
+            ("[rank4]: ValueError: Inconsistent compute device and `device_id` on rank 0: cuda:1 vs cuda:0", "huggingface/accelerate#2963"),
+            ("ValueError: Inconsistent compute device and `device_id` on rank 0: hpu:0 vs hpu", "mila-iqia/milabench#298"),
+        ],
+        not_examples=["ValueError: FSDP only supports single device modules but got params on {device(type='cuda', index=0), device(type='cpu')}"],
+        fields=groups,
+    ),
+    pattern(
         "lightning-misconfiguration",
         "launcher",
         CAUSE,
