@@ -65,4 +65,24 @@ PATTERNS = [
         not_examples=['"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto"'],
         fields=groups,
     ),
+    pattern(
+        "extension-build-failed",
+        "launcher",
+        CAUSE,
+        E,
+        "a CUDA extension failed to compile just in time (DeepSpeed ops, other torch C++/CUDA extensions)",
+        r"Error building extension '(?P<extension>[\w.]+)'",
+        ("Error building extension",),
+        why="""DeepSpeed (and other libraries) compile their CUDA ops with ninja and nvcc at first use. That fails when
+        nvcc is missing or its CUDA version differs from torch.version.cuda, when the host compiler is too new
+        for that nvcc, or when a stale build sits in ~/.cache/torch_extensions. The compiler's own error is in
+        the lines above ("FAILED: ... .cuda.o").""",
+        fix="nvcc --version vs python -c 'import torch; print(torch.version.cuda)' must match; rm -rf ~/.cache/torch_extensions; or prebuild: DS_BUILD_FUSED_ADAM=1 pip install deepspeed --no-cache-dir",
+        examples=[
+            ("RuntimeError: Error building extension 'fused_adam'", "deepspeedai/DeepSpeed#629"),
+            ("[BUG] RuntimeError: Error building extension 'fused_adam' Loading extension module fused_adam", "deepspeedai/DeepSpeed#5623"),
+        ],
+        not_examples=["Building extension module fused_adam..."],
+        fields=groups,
+    ),
 ]
