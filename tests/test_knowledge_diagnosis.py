@@ -124,3 +124,15 @@ def test_a_consequence_that_quotes_its_cause_reports_the_cause_but_not_its_wrapp
     # "NCCL error in: ..." only wraps the remote-error message: no second cause
     found = explain_lines(["torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1347, remote process exited or there was a network error, NCCL version 2.18.5"])
     assert [f.id for f in found] == ["nccl-remote-error"]
+
+
+def test_the_rank_a_line_names_is_the_first_failing_rank():
+    from gpudoctor.knowledge.diagnosis import Diagnosis
+
+    d = Diagnosis()
+    d.feed(["init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39. You can use NCCL_DEBUG=INFO"])
+    assert d.root_cause()["rank"] == 39
+    # torchrun's Root Cause block cut after its "[0]:" line still names rank 0
+    d = Diagnosis()
+    d.feed(["torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "Root Cause (first observed failure):", "[0]:", "  time      : 2022-11-29_17:14:20", "  host      : GPU236"])
+    assert d.root_cause()["rank"] == 0

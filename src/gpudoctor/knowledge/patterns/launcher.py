@@ -16,10 +16,14 @@ def root_cause_fields(_m, context):
     for line in context:
         if line.strip().startswith("=") and out:
             break
+        index = re.match(r"\s*\[(\d+)\]:\s*$", line)
+        if index and "failure_index" not in out:  # "[0]:" heads the failure's fields: torchrun's global rank
+            out["failure_index"] = index.group(1)
+            continue
         m = ROOT_FIELD.match(line)
         if m and m.group(1) not in out:
             out[m.group(1)] = m.group(2).strip()
-    rank = re.match(r"(\d+)(?: \(local_rank: (\d+)\))?", out.get("rank", ""))
+    rank = re.match(r"(\d+)(?: \(local_rank: (\d+)\))?", out.get("rank", "") or out.get("failure_index", ""))
     if rank:
         out["rank"] = rank.group(1)
         if rank.group(2) is not None:

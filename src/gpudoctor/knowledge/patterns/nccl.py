@@ -191,7 +191,7 @@ PATTERNS = [
         CAUSE,
         E,
         "NCCL detected ranks calling different collectives",
-        r"Mismatched collective detected|collective mismatch error|message truncated : receiving (?P<received>\d+) bytes instead of (?P<expected>\d+)",
+        r"Mismatched collective detected(?:, please check your collective calls at and around rank (?P<culprit_rank>\d+))?|collective mismatch error|message truncated : receiving (?P<received>\d+) bytes instead of (?P<expected>\d+)",
         ("ismatch", "message truncated"),
         why="""Every rank must call the same collectives in the same order with the same sizes. A collective
         under `if rank == 0`, uneven batches, or different tensor shapes per rank make NCCL see mismatched
