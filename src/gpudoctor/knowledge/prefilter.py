@@ -60,6 +60,8 @@ TRIGGERS = (
     "cannot open shared object",
     "device_map='auto'",
     "inconsistent compute device",
+    "not initialized",
+    "(device_ids[0])",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "no device found",
     "got completion",

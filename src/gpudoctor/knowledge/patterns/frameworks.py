@@ -28,6 +28,25 @@ PATTERNS = [
         fields=groups,
     ),
     pattern(
+        "dataparallel-module-not-on-first-device",
+        "ddp",
+        CAUSE,
+        E,
+        "DataParallel: the model is not on device_ids[0] (the first GPU it was given)",
+        r"module must have its parameters and buffers on device (?P<expected>\S+) \(device_ids\[0\]\) but found one of them on device: (?P<found>\S+)",
+        ("(device_ids[0])",),
+        why="""nn.DataParallel replicates the model from device_ids[0] (by default cuda:0, the first visible GPU) to
+        the others at every forward. A model moved to another GPU (model.to('cuda:1')) or left on the CPU breaks
+        that; setting the current device does not change device_ids.""",
+        fix="model.to('cuda:0') before nn.DataParallel(model) (or DataParallel(model, device_ids=[1, 2]) with model.to('cuda:1'); or CUDA_VISIBLE_DEVICES=1,2 so the GPUs are renumbered from 0)",
+        examples=[
+            ("RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on device: cuda:1", "replicate/cog#971"),
+            ("RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on device: cpu", "kennethwdk/MLCReID#5"),
+        ],
+        not_examples=["RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"],
+        fields=groups,
+    ),
+    pattern(
         "fsdp-uniform-requires-grad",
         "ddp",
         CAUSE,
