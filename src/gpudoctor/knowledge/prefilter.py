@@ -62,6 +62,7 @@ TRIGGERS = (
     "inconsistent compute device",
     "not initialized",
     "(device_ids[0])",
+    "paging file",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "no device found",
     "got completion",

@@ -194,4 +194,22 @@ PATTERNS = [
         ],
         fields=groups,
     ),
+    pattern(
+        "windows-paging-file-too-small",
+        "platform",
+        CAUSE,
+        E,
+        "Windows ran out of virtual memory loading torch's CUDA DLLs (paging file too small)",
+        r"WinError 1455\]|The paging file is too small for this operation to complete",
+        ("WinError 1455", "paging file is too small"),
+        why="""Every process that imports a CUDA build of torch on Windows commits virtual memory for its large
+        CUDA DLLs; each DataLoader worker (spawned, so it imports torch again) and each rank does it once more,
+        and the page file runs out. It is not the model or the batch size.""",
+        fix="fewer processes: DataLoader(num_workers=0..2) on Windows; or let Windows manage a larger page file (System > Advanced > Performance > Virtual memory) on a drive with free space",
+        examples=[
+            ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "D:\\anaconda3\\envs\\yolov5\\lib\\site-packages\\torch\\lib\\caffe2_detectron_ops_gpu.dll" or one of its dependencies.', "ultralytics/yolov5#11418"),
+            ("OSError: [WinError 1455] The paging file is too small for this operation to complete", "thu-ml/tianshou#297"),
+        ],
+        not_examples=["OSError: [WinError 126] The specified module could not be found. Error loading caffe2_nvrtc.dll"],
+    ),
 ]
