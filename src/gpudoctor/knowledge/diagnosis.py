@@ -28,7 +28,7 @@ RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed"}
 MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
 DIGIT_BYTES = b"0123456789"
 # Lines whose numbers can change what they mean ("exit code 0" / "exit code 1"): never skipped as repeats.
-NUMBERS_MATTER = re.compile(r"exit|code|status|errno|signal|error \d|world_size|worker_count|retr(?:y|ies|ying)|attempt", re.IGNORECASE)
+NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_size", "worker_count", "retr", "attempt")
 
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
@@ -145,7 +145,8 @@ class Diagnosis:
             self.quiet.clear()
             self.noise.clear()
         if self.hits == hits:
-            if NUMBERS_MATTER.search(raw) is None:  # "exit code 0" told nothing, "exit code 1" will
+            low = raw.lower()
+            if not any(word in low for word in NUMBERS_MATTER):  # "exit code 0" told nothing, "exit code 1" will
                 self.quiet.add(key)
         elif self.hits == hits + 1 and self.last.pattern.role == HARMLESS and len(self.last.samples) >= SAMPLES:
             self.noise[key] = self.last
