@@ -60,9 +60,18 @@ def test_nothing_recognised_is_nothing():
 
 
 def test_an_unknown_exception_is_still_the_cause():
+    # no traceback shows where it was raised: an honest "unrecognised failure", not "fix your code"
     found = explain_lines(["[rank2]: KeyError: 'input_ids'", WATCHDOG])
-    assert ids(found) == ["python-exception", "nccl-watchdog-timeout"]
+    assert ids(found) == ["unrecognised-failure", "nccl-watchdog-timeout"]
     assert found[0].evidence["exception"] == "KeyError" and found[0].evidence["ranks"] == [2]
+    assert found[0].title.startswith("unrecognised failure: KeyError")
+
+
+def test_an_exception_raised_in_the_users_own_code_points_at_the_line():
+    found = explain_lines(['[rank2]: Traceback (most recent call last):', '[rank2]:   File "/home/me/train.py", line 118, in main',
+                           "[rank2]:     x = batch['input_ids']", "[rank2]: KeyError: 'input_ids'", WATCHDOG])
+    assert ids(found) == ["python-exception", "nccl-watchdog-timeout"]
+    assert "/home/me/train.py:118" in found[0].fix
 
 
 def test_a_hang_between_gpus_that_use_p2p_points_at_p2p():
@@ -106,3 +115,24 @@ def test_a_rank_that_printed_only_the_teardown_timed_out_too():
     found = explain_lines([wd.format(r=0), wd.format(r=4), teardown, wd.format(r=2)])
     assert found[0].id == "nccl-watchdog-timeout"
     assert found[0].evidence["ranks_not_reporting"] == [1]
+
+
+def test_a_consequence_that_quotes_its_cause_reports_the_cause_but_not_its_wrapper():
+    # the watchdog line quotes the CUDA error that ended the rank
+    found = explain_lines(["[E ProcessGroupNCCL.cpp:916] [Rank 0] NCCL watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered"])
+    assert found[0].id == "cuda-illegal-memory-access"
+    # "NCCL error in: ..." only wraps the remote-error message: no second cause
+    found = explain_lines(["torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1347, remote process exited or there was a network error, NCCL version 2.18.5"])
+    assert [f.id for f in found] == ["nccl-remote-error"]
+
+
+def test_the_rank_a_line_names_is_the_first_failing_rank():
+    from gpudoctor.knowledge.diagnosis import Diagnosis
+
+    d = Diagnosis()
+    d.feed(["init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39. You can use NCCL_DEBUG=INFO"])
+    assert d.root_cause()["rank"] == 39
+    # torchrun's Root Cause block cut after its "[0]:" line still names rank 0
+    d = Diagnosis()
+    d.feed(["torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "Root Cause (first observed failure):", "[0]:", "  time      : 2022-11-29_17:14:20", "  host      : GPU236"])
+    assert d.root_cause()["rank"] == 0

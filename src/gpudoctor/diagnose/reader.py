@@ -1,9 +1,9 @@
 """Stream a log through the knowledge base without reading it whole.
 
 The log is read in blocks of bytes. Most lines of a training log are healthy,
-so a cheap prefilter runs first: a few trigger words that every known failure
-line contains (checked with bytes.find over the lower-cased block, which runs in
-C). Only the lines around a trigger are decoded and matched against the patterns.
+so a cheap prefilter runs first (`knowledge.prefilter`: trigger words that every
+known failure line contains, looked for in C over the lower-cased block). Only the
+lines around a trigger are decoded and matched against the patterns.
 """
 
 from __future__ import annotations
@@ -11,80 +11,15 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from gpudoctor.knowledge.diagnosis import Diagnosis
+from gpudoctor.knowledge.prefilter import candidate_starts
 
 BLOCK = 8 << 20
 LOOKAHEAD = 64 << 10  # lines after a hit that a pattern may read as context
 MAX_LINE = 1 << 20  # a "line" longer than this is read in pieces (tqdm without newlines)
 LONG_LINE = 64 << 10  # what of a longer line is decoded: its head and its tail
 
-# Lower-case words that every line a pattern matches contains (a test checks each
-# pattern's examples against this list). Longer words are cheaper to search for.
-TRIGGERS = (
-    "error",
-    "failed",
-    "warning",
-    "nccl warn",
-    "timeout",
-    "timed out",
-    "killed",
-    "signal",
-    "errno",
-    "root cause",
-    "no device found",
-    "got completion",
-    "omp_num_threads",
-    "redirects",
-    "nvrm: xid",
-    "duplicate gpu",
-    "invalid",
-    "watchdog",
-    "perform barrier",
-    "guessing device",
-    "not compatible",
-    "af_inet",
-    "out of memory",
-    "enforce fail",
-    "segmentation fault",
-    "io_page_fault",
-    "dmar:",
-    "cuda failure",
-    "via p2p",
-    "terminated with",
-    # lines that arrive without any of the words above (continuation lines, bare NCCL WARNs)
-    "marked as ready",
-    "closed by",
-    "reset by peer",
-    "remote process",
-    "fallen off the bus",
-    "process down",
-    "driver on your system",
-    "exception ignored",
-)
-TRIGGER_BYTES = tuple(t.encode() for t in TRIGGERS)
-
-
-def has_trigger(text: str) -> bool:
-    low = text.lower()
-    return any(t in low for t in TRIGGERS)
-
-
 class BinaryInput(ValueError):
     """The input is not a text log."""
-
-
-def candidate_starts(low: bytes, end: int) -> list[int]:
-    """Start offsets of the lines in low[:end] that contain a trigger."""
-    starts: set[int] = set()
-    for trig in TRIGGER_BYTES:
-        pos = low.find(trig, 0, end)
-        while pos != -1:
-            line_start = low.rfind(b"\n", 0, pos) + 1
-            starts.add(line_start)
-            nl = low.find(b"\n", pos, end)
-            if nl == -1:
-                break
-            pos = low.find(trig, nl + 1, end)
-    return sorted(starts)
 
 
 def max_line() -> int:

@@ -263,6 +263,10 @@ def header(report: Report) -> Optional[str]:
     if root.get("node"):
         who.append(f"on {root['node']}")
     what = root.get("id") or root.get("message", "")
+    # what failed (the exception or signal), in which of the user's frames, and when, when the log says
+    detail = ", ".join(x for x in (root.get("what"), f"at {root['frame']}" if root.get("frame") else "", root.get("time")) if x)
+    if detail and what:
+        what = f"{what}: {detail}"
     where = f"{root['source']}:{root['line']}" if root.get("source") and root.get("line") else (f"line {root['line']}" if root.get("line") else root.get("error_file", ""))
     # a consequence that names no failing rank (no Root Cause block, no dump signal) is only
     # where the trouble first showed: the rank that printed it is a victim, not the culprit

@@ -18,9 +18,16 @@ MAX_LINE = 4000  # longer lines are cut (a progress bar without newlines, a dump
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]")
 BARE_ANSI = re.compile(r"^(?:\[\d{1,3}(?:;\d{1,3})*m)+\s?")  # ESC lost in a copy-paste: "[0m node1:..."
 
+# A log pasted into Markdown or HTML: quoted ("> "), in bold ("**RuntimeError: ...**"), in a
+# <pre>/<code> block or a code fence, with HTML entities. Peeled before the launcher prefixes.
+WRAP_HEAD = re.compile(r"^(?:\s*(?:>+ ?(?!>)|\"?\*\*|```(?:[A-Za-z]+$)?|<(?:pre|code|details|summary|p|b|strong|span|div)\b[^>]*>))+")
+WRAP_TAIL = re.compile(r"(?:\*\*\"?|```|</(?:pre|code|details|summary|p|b|strong|span|div)>|<br\s*/?>)+\s*$")
+ENTITIES = {"&gt;": ">", "&lt;": "<", "&quot;": '"', "&#39;": "'", "&#x27;": "'", "&amp;": "&", "&nbsp;": " "}
+ENTITY = re.compile("|".join(ENTITIES))
+
 # (regex, what its named groups mean); applied at the start of the line until none matches.
 PREFIXES = [
-    re.compile(r"^\((?P<actor>[\w.]+) pid=\d+(?:, ip=(?P<node>[\d.:a-f]+))?\)\s*"),  # Ray
+    re.compile(r"^\((?:(?P<actor>[\w.]+) )?pid=\d+(?:, ip=(?P<node>[\d.:a-f]+))?\)\s*"),  # Ray: "(RayWorker pid=12, ip=..)", "(pid=12)"
     # pdsh / deepspeed multi-node: "worker-1: " before a rank prefix, a timestamp or an NCCL line
     re.compile(r"^(?P<node>[A-Za-z][\w.\-]*): (?=\[rank\d|\[default\d|\[\d{4}-|\[[IWEF]\d|[\w.\-]+:\d+:\d+ \[\d+\])"),
     # sglang: "[2025-01-30 18:11:27 TP1] " (the tensor-parallel rank on this node)
@@ -51,11 +58,25 @@ PREFIXES = [
     # NCCL: host:pid:tid [cuda device]
     re.compile(r"^(?P<node>[A-Za-z0-9_.\-]+):\d+:\d+ \[(?P<device>\d+)\] "),
 ]
+# All prefixes as one alternation (tried in list order, as a loop over PREFIXES would): the outer
+# group p<i> names the prefix that matched, its own groups are renamed <name>_<i>.
+GROUP_NAME = re.compile(r"[(][?]P<(\w+)>")
+
+
+def numbered(i: int, pattern: str) -> str:
+    return f"(?P<p{i}>" + GROUP_NAME.sub(lambda g: f"(?P<{g.group(1)}_{i}>", pattern) + ")"
+
+
+ANY_PREFIX = re.compile("|".join(numbered(i, p.pattern) for i, p in enumerate(PREFIXES)))
+PREFIX_GROUPS = {f"p{i}": [(f"{name}_{i}", name) for name in p.groupindex] for i, p in enumerate(PREFIXES)}
 # A traceback quotes the source line that raised: `raise RuntimeError(f"NCCL error: {e}")` is code,
 # not a message (the message itself follows on the exception's own line).
 SOURCE_LINE = re.compile(r"^(?:raise|return|assert|elif|if|except|print|warnings\.warn|log(?:ger)?\.\w+)\b[ (]")
 IN_TEXT_RANK = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]|(?<![\w-])rank(?:\s*:|=)\s*(?P<rank2>\d+)")
 IN_TEXT_LOCAL = re.compile(r"\blocal_rank: (?P<local_rank>\d+)|--local[_-]rank=(?P<arg>\d+)")
+
+
+WRAPPED = ">*`<\""
 
 
 @dataclass(frozen=True)
@@ -86,32 +107,38 @@ def strip(raw: str) -> LogLine:
     """One physical segment -> its message and origin."""
     if len(raw) > MAX_LINE:  # keep the head (prefixes) and the tail (an error printed after a bar)
         raw = raw[: MAX_LINE // 4] + " \u2026 " + raw[-(MAX_LINE * 3 // 4) :]
-    text = ANSI.sub("", raw).rstrip("\r\n")
-    text = BARE_ANSI.sub("", text)
+    text = (ANSI.sub("", raw) if "\x1b" in raw else raw).rstrip("\r\n")
+    if text[:1] == "[":
+        text = BARE_ANSI.sub("", text)
+    if text[:1] in WRAPPED or text[:2] == "  " and text.lstrip()[:1] in WRAPPED:
+        text = WRAP_HEAD.sub("", text)
+    if text[-1:] in "*`>\"":
+        text = WRAP_TAIL.sub("", text)
+    if len(text) > 2 and text[0] == "`" == text[-1] and text[1] != "`":  # `RuntimeError: ...` as inline code
+        text = text[1:-1]
+    if "&" in text:
+        text = ENTITY.sub(lambda m: ENTITIES[m.group(0)], text)
     rank = local_rank = None
     node = None
     for _ in range(8):
-        for prefix in PREFIXES:
-            m = prefix.match(text)
-            if m and m.end() > 0:
-                g = m.groupdict()
-                if g.get("rank") is not None and rank is None:
-                    rank = int(g["rank"])
-                if g.get("local_rank") is not None and local_rank is None:
-                    local_rank = int(g["local_rank"])
-                if g.get("device") is not None and local_rank is None:
-                    local_rank = int(g["device"])
-                if g.get("node") and node is None:
-                    node = g["node"]
-                text = text[m.end() :]
-                break
-        else:
+        m = ANY_PREFIX.match(text)  # the first prefix (in list order) that matches, found in one call
+        if m is None or m.end() == 0 or m.lastgroup is None:
             break
-    if rank is None:
+        g = {short: m.group(full) for full, short in PREFIX_GROUPS[m.lastgroup]}
+        if g.get("rank") is not None and rank is None:
+            rank = int(g["rank"])
+        if g.get("local_rank") is not None and local_rank is None:
+            local_rank = int(g["local_rank"])
+        if g.get("device") is not None and local_rank is None:
+            local_rank = int(g["device"])
+        if g.get("node") and node is None:
+            node = g["node"]
+        text = text[m.end() :]
+    if rank is None and "ank" in text:
         m = IN_TEXT_RANK.search(text)
         if m:
             rank = int(m.group("rank") or m.group("rank2"))
-    if local_rank is None:
+    if local_rank is None and "local" in text:
         m = IN_TEXT_LOCAL.search(text)
         if m:
             local_rank = int(m.group("local_rank") or m.group("arg"))

@@ -55,8 +55,13 @@ class Pattern:
     context_after: int = 0
     # Turns the regex match (and the context lines) into evidence fields.
     fields: Optional[Callable[[re.Match, list[str]], dict]] = field(default=None, compare=False)
+    # A pattern that never claims a line itself: the diagnosis turns a line the pattern named
+    # here claimed into this one when the traceback around it says so (its examples are that pattern's lines).
+    refines: str = ""
 
     def match(self, text: str) -> Optional[re.Match]:
+        if self.refines:
+            return None
         for needle in self.needles:
             if needle in text:
                 return self.regex.search(text)
@@ -79,6 +84,7 @@ def pattern(
     context_after: int = 0,
     fields=None,
     flags: int = 0,
+    refines: str = "",
 ) -> Pattern:
     """A table row, written compactly: examples as (line, source thread) pairs."""
     return Pattern(
@@ -96,9 +102,36 @@ def pattern(
         after=tuple(after),
         context_after=context_after,
         fields=fields,
+        refines=refines,
     )
 
 
 def groups(m: re.Match, _context: list[str]) -> dict:
     """The default evidence: the regex's named groups that matched."""
     return {k: v for k, v in m.groupdict().items() if v is not None}
+
+
+def needle_gate(patterns) -> re.Pattern:
+    """One regex that finds any needle of these patterns: a text it does not match can match
+    none of them."""
+    return any_of(n for p in patterns for n in p.needles)
+
+
+def any_of(words) -> re.Pattern:
+    """A regex that finds any of these literal strings, written as a trie (words sharing a
+    prefix share its branch), so a text costs one pass in C instead of one search per word."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return re.compile(emit(trie) or r"(?!)")

@@ -242,6 +242,7 @@ def explained(f: Finding, r: RankOutcome) -> Finding:
     from dataclasses import replace
 
     from gpudoctor.knowledge import explain_lines
+    from gpudoctor.knowledge.diagnosis import GENERIC_FINDINGS
 
     lines = list(r.stderr_tail)
     if r.error:
@@ -255,7 +256,7 @@ def explained(f: Finding, r: RankOutcome) -> Finding:
             "its heartbeat, its log or its traceback, so it ended without a word.",
             fix=f"df -h {full[0]}   # free space there, or start it with TMPDIR=<a folder on a disk with room>",
         )
-    known = [m for m in explain_lines(lines) if m.evidence.get("role") != "harmless" and m.id != "python-exception"]
+    known = [m for m in explain_lines(lines) if m.evidence.get("role") != "harmless" and m.id not in GENERIC_FINDINGS]
     if not known:
         return f
     m = known[0]

@@ -394,7 +394,7 @@ def uncaught_error_findings(facts: Iterable[UncaughtError]) -> list[Finding]:
     """The error that ended the script, when `diagnose` knows it (KeyError: 'LOCAL_RANK',
     a CPU-only torch asked for CUDA, ...): its cause and fix. The generic "a Python
     exception" pattern says nothing the traceback does not."""
-    from gpudoctor.knowledge.diagnosis import Diagnosis
+    from gpudoctor.knowledge.diagnosis import GENERIC_FINDINGS, Diagnosis
 
     found: dict[str, Finding] = {}
     for fact in facts:
@@ -402,7 +402,7 @@ def uncaught_error_findings(facts: Iterable[UncaughtError]) -> list[Finding]:
         d.default_rank = fact.rank
         d.feed(fact.text.splitlines())
         for f in d.findings():
-            if f.id != "python-exception" and f.severity in (Severity.ERROR, Severity.WARN) and f.id not in found:
+            if f.id not in GENERIC_FINDINGS and f.severity in (Severity.ERROR, Severity.WARN) and f.id not in found:
                 # the log bookkeeping (line numbers, counts) means nothing for one exception
                 kept = {k: v for k, v in f.evidence.items() if k not in ("role", "family", "first_line", "count")}
                 found[f.id] = replace(f, evidence=kept, area="script")

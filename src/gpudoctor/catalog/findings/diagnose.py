@@ -69,4 +69,31 @@ dumps, broken links, folders deeper than 6 levels, files past the first 2,000.""
 zstd -d rank0.log.zst && gpudoctor diagnose rank0.log
 ```""",
     ),
+    FindingDoc(
+        id="unrecognised-failure",
+        severity="error",
+        area="diagnose",
+        emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md)",
+        summary="""The log shows that the job failed, but no failure pattern explains it. Read from the
+shape of the log, whatever the message: a Python traceback (any exception class, chained or
+`raise ... from`), a fatal signal or a non-zero exit in a launcher's, agent's or srun's line,
+`Fatal Python error`, a C++ `terminate called` / `what():`, CUDA / NCCL / gloo error lines, a
+device-side assertion, a store barrier still waiting for ranks. Also what a Python exception
+becomes when it was not raised in the user's own code (or when something in it points at the
+environment: a failed import, a missing symbol, a GPU feature, a launcher setting).""",
+        evidence="""`kind` and `what` (the exception class, the signal, the exit code), `message`, `raised_from`
+(a chained exception), `time`, `raised_in` (the frame that raised) and `your_frame` (the last
+frame in the user's own code), the rank and node, and the log lines.""",
+        why="""gpudoctor does not guess a cause it cannot show; the first failure it names is where to look,
+and later errors on other ranks are usually its consequences.""",
+        fix="""The finding's fix is a next step that holds whatever the cause: the frame to read, and the
+debug variable that adds what is missing, for example:
+
+```sh
+CUDA_LAUNCH_BLOCKING=1 ...            # a CUDA error raised at the kernel that failed
+TORCH_DISTRIBUTED_DEBUG=DETAIL ...    # collectives checked for shape and order
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET ...
+PYTHONFAULTHANDLER=1 TORCH_SHOW_CPP_STACKTRACES=1 ...   # a native crash
+```""",
+    ),
 )

@@ -2,10 +2,15 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import cuda, dataloader, ddp, gloo, launcher, nccl, platform, python, timeouts
+from gpudoctor.knowledge.patterns import capability, cuda, dataloader, ddp, frameworks, gloo, launcher, launchers, nccl, network, platform, python, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
+    # specific answers that generic patterns below would otherwise claim less precisely
+    *capability.PATTERNS,
+    *frameworks.PATTERNS,
+    *network.PATTERNS,
+    *launchers.PATTERNS,
     *nccl.PATTERNS,
     *timeouts.PATTERNS[:-1],
     *cuda.PATTERNS,

@@ -131,7 +131,7 @@ PATTERNS = [
         "cuda",
         CAUSE,
         E,
-        "this torch build has no kernels for this GPU's architecture",
+        "this torch build has no kernels for this GPU's compute capability (architecture)",
         r"no kernel image is available for execution on the device|with CUDA capability (?P<capability>sm_\d+) is not compatible with the current PyTorch installation",
         ("no kernel image", "is not compatible with the current PyTorch"),
         why="""torch (or a CUDA extension) was compiled for other compute capabilities than this GPU's
@@ -288,6 +288,26 @@ PATTERNS = [
         examples=[
             ("RuntimeError: CUDA error: device-side assert triggered", "CUDA runtime error text"),
         ],
+    ),
+    pattern(
+        "cuda-index-out-of-range",
+        "cuda",
+        CAUSE,
+        E,
+        "a CUDA kernel's index check failed: a label >= num_classes or an index >= the table size",
+        r"Assertion `(?P<condition>(?:t|cur_target) >= 0 && (?:t|cur_target) < n_classes|srcIndex < srcSelectDimSize|index out of bounds[^`]*|idx_dim >= 0 && idx_dim < index_size[^`]*|input_val >= zero && input_val <= one)` failed",
+        ("Assertion `",),
+        why="""The assertion each thread of the kernel prints names the check: `t < n_classes` is a target class
+        label outside [0, num_classes) in a cross-entropy/NLL loss (a mask with 255, labels starting at 1);
+        `srcIndex < srcSelectDimSize` is an embedding or index_select index >= the table size (a tokenizer larger
+        than the embedding); `input_val <= one` is a BCE input outside [0, 1] (a missing sigmoid).""",
+        fix="check the data before the loss: assert labels.min() >= 0 and labels.max() < num_classes (or ids.max() < embedding.num_embeddings); set ignore_index for void labels",
+        examples=[
+            ("../aten/src/ATen/native/cuda/NLLLoss2d.cu:103: nll_loss2d_forward_kernel: block: [5,0,0], thread: [996,0,0] Assertion `t >= 0 && t < n_classes` failed.", "milesial/Pytorch-UNet#375"),
+            ("/pytorch/aten/src/ATen/native/cuda/Indexing.cu:702: indexSelectLargeIndex: block: [268,0,0], thread: [32,0,0] Assertion `srcIndex < srcSelectDimSize` failed.", "CUDA kernel assertion quoted in embedding index issues"),
+        ],
+        not_examples=["RuntimeError: CUDA error: device-side assert triggered"],
+        fields=groups,
     ),
     pattern(
         "cuda-init-unknown-error",

@@ -99,14 +99,15 @@ PATTERNS = [
         CAUSE,
         E,
         "a distributed call ran before init_process_group",
-        r"Default process group has not been initialized",
-        ("has not been initialized",),
+        r"Default process group (?:has not been|is not) initialized",
+        ("has not been initialized", "group is not initialized"),
         why="""DDP, SyncBatchNorm or a collective was used in a process that never called init_process_group:
         the script was started with plain python instead of torchrun, or a distributed-only layer (SyncBN) runs
         in single-GPU mode.""",
         fix="torchrun --nproc-per-node=N train.py  # and call dist.init_process_group() first; single GPU: use BatchNorm instead of SyncBatchNorm",
         examples=[
             ("RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.", "zai-org/ChatGLM-6B#1295"),
+            ("AssertionError: Default process group is not initialized", "open-mmlab/mmsegmentation#81 (older torch wording)"),
         ],
     ),
     pattern(

@@ -16,10 +16,14 @@ def root_cause_fields(_m, context):
     for line in context:
         if line.strip().startswith("=") and out:
             break
+        index = re.match(r"\s*\[(\d+)\]:\s*$", line)
+        if index and "failure_index" not in out:  # "[0]:" heads the failure's fields: torchrun's global rank
+            out["failure_index"] = index.group(1)
+            continue
         m = ROOT_FIELD.match(line)
         if m and m.group(1) not in out:
             out[m.group(1)] = m.group(2).strip()
-    rank = re.match(r"(\d+)(?: \(local_rank: (\d+)\))?", out.get("rank", ""))
+    rank = re.match(r"(\d+)(?: \(local_rank: (\d+)\))?", out.get("rank", "") or out.get("failure_index", ""))
     if rank:
         out["rank"] = rank.group(1)
         if rank.group(2) is not None:
@@ -139,7 +143,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank died of SIGBUS (exit code -7): shared memory exhausted",
-        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: \(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|srun: error: \S+: tasks? [\d\-,]+: Bus error",
+        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: \(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@",
         ("-7", "SIGBUS", "Bus error"),
         why="""SIGBUS in a training process almost always means /dev/shm is full (DataLoader workers, NCCL).""",
         fix="docker run --shm-size=16g ... (or --ipc=host); df -h /dev/shm",
@@ -148,6 +152,7 @@ PATTERNS = [
             ("Bus error (core dumped)", "the shell's report of a process killed by SIGBUS"),
             ("[2023-07-20 08:33:12,002] [ERROR] [launch.py:321:sigkill_handler] ['/root/anaconda3/envs/deepspeed/bin/python', '-u', 'main.py', '--local_rank=3'] exits with return code = -7", "deepspeedai/DeepSpeed#4002"),
             ("srun: error: Orion-18-69: task 289: Bus error", "hafs-community/HAFS#101"),
+            ("[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)", "NVIDIA/Megatron-LM#516 (UCX's signal report, inside NCCL)"),
         ],
         # the shared-memory failure printed before it is the same event, named
         after=("dataloader-shm-bus-error", "shm-no-space", "nccl-shm-segment"),

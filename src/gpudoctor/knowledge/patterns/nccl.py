@@ -191,7 +191,7 @@ PATTERNS = [
         CAUSE,
         E,
         "NCCL detected ranks calling different collectives",
-        r"Mismatched collective detected|collective mismatch error|message truncated : receiving (?P<received>\d+) bytes instead of (?P<expected>\d+)",
+        r"Mismatched collective detected(?:, please check your collective calls at and around rank (?P<culprit_rank>\d+))?|collective mismatch error|message truncated : receiving (?P<received>\d+) bytes instead of (?P<expected>\d+)",
         ("ismatch", "message truncated"),
         why="""Every rank must call the same collectives in the same order with the same sizes. A collective
         under `if rank == 0`, uneven batches, or different tensor shapes per rank make NCCL see mismatched
@@ -218,8 +218,9 @@ PATTERNS = [
         fix="read the reason in quotes; to rule out P2P and shared memory: NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 (slower, for diagnosis)",
         examples=[
             ("[1] misc/shmutils.cc:103 NCCL WARN Cuda failure 'invalid argument'", "NVIDIA/nccl#1518"),
-            ("[rank1]: Cuda failure 'peer access is not supported between these two devices'", "the 'Last error:' line of an ncclUnhandledCudaError, as torch prints it"),
         ],
+        # the peer-access case has its own answer (cuda-peer-access-unsupported)
+        not_examples=["[rank1]: Cuda failure 'peer access is not supported between these two devices'"],
         fields=groups,
     ),
     pattern(
@@ -238,7 +239,7 @@ PATTERNS = [
             ("what(): NCCL Error 1: unhandled cuda error", "TheAtticusProject/cuad#9"),
             ("RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled cuda error, NCCL version 2.14.3", "NVIDIA/nccl#934"),
         ],
-        after=("nccl-duplicate-gpu", "nccl-cuda-failure", "cuda-oom", "cuda-oom-gpu0-other-ranks", "cuda-driver-too-old", "cuda-ecc-error", "nvidia-xid"),
+        after=("nccl-duplicate-gpu", "cuda-peer-access-unsupported", "nccl-cuda-failure", "cuda-oom", "cuda-oom-gpu0-other-ranks", "cuda-driver-too-old", "cuda-ecc-error", "nvidia-xid"),
         context_after=4,
         fields=last_error,
     ),
@@ -259,7 +260,7 @@ PATTERNS = [
             ("RuntimeError: NCCL Error 2: unhandled system error", "NVIDIA/nccl#473"),
             ("ncclSystemError: System call (socket, malloc, munmap, etc) failed.", "NVIDIA/nccl#834"),
         ],
-        after=("nccl-shm-segment", "shm-no-space", "nccl-cuda-failure", "nccl-socket-ifname", "nccl-socket-connect", "nccl-ib-verbs", "gloo-no-address"),
+        after=("nccl-shm-segment", "shm-no-space", "cuda-peer-access-unsupported", "network-no-route", "nccl-cuda-failure", "nccl-socket-ifname", "nccl-socket-connect", "nccl-ib-verbs", "gloo-no-address"),
         context_after=4,
         fields=last_error,
     ),
@@ -279,7 +280,7 @@ PATTERNS = [
             ("[trainer0|0]:ncclInternalError: Internal check failed.", "NVIDIA/nccl#1837"),
             ("RuntimeError: NCCL Error 3: internal error", "torch 1.x NCCL error format"),
         ],
-        after=("nccl-shm-segment", "nccl-socket-ifname", "nccl-socket-connect", "nccl-ib-verbs", "nccl-remote-error"),
+        after=("nccl-shm-segment", "network-no-route", "nccl-socket-ifname", "nccl-socket-connect", "nccl-ib-verbs", "nccl-remote-error"),
         context_after=4,
         fields=last_error,
     ),

@@ -32,16 +32,19 @@ PATTERNS = [
         "a rank raised an exception",
         # the last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ..."; not the
         # torch.distributed wrappers (DistBackendError & co report another rank's failure)
-        r"(?:^|\s)(?:[A-Za-z_][\w]*\.)*(?P<exception>(?!Dist\w*Error|ConnectionResetError|BrokenPipeError)[A-Z]\w*(?:Error|Exception)): (?P<message>.+)",
+        r"(?:^|[\s\"'(\[])(?:[A-Za-z_][\w]*\.)*(?P<exception>(?!Dist\w*Error|ConnectionResetError|BrokenPipeError)[A-Z]\w*(?:Error|Exception)): (?P<message>.+)",
         ("Error: ", "Exception: "),
-        why="""An exception that is not one of the known distributed failures: usually a bug or bad input in
-        the training code itself (a KeyError in the dataset, a missing file). When it comes first, the other
-        ranks' timeouts and lost connections are its consequences.""",
-        fix="read the traceback just above this line: its last frame in your own code is the line to fix",
+        why="""An exception that is not one of the known distributed failures, raised in the user's own code
+        (the traceback's last frame is theirs) with nothing pointing at the environment: a bug or bad input
+        in the training code itself (a KeyError in the dataset, a missing file). When it comes first, the
+        other ranks' timeouts and lost connections are its consequences. Without such a frame, or when the
+        exception points at the install, the GPU or the launcher, it is reported as `unrecognised-failure`.""",
+        fix="read the traceback just above this line: the frame that raised, in your own code, is the line to fix",
         examples=[
             ("FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'", "Python exception text"),
             ("[rank3]: KeyError: 'input_ids'", "Python exception text"),
             ("trainer-pod-0 | ModuleNotFoundError: No module named 'flash_attn'", "Python exception text behind an unknown log prefix"),
+            ('    "message": "ValueError: the dataset has 0 samples",', "a torchrun error file (error.json) pasted as text"),
         ],
         not_examples=[
             "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid argument",

@@ -223,6 +223,8 @@ PATTERNS = [
             ("RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use.", "om-ai-lab/VLM-R1#289"),
             ("[W socket.cpp:401] [c10d] The server socket has failed to listen on [::]:47531 (errno: 98 - Address already in use).", "pytorch/pytorch#85604"),
         ],
+        # "failed to listen on any local network address" also ends a bind refused for another reason
+        after=("store-port-privileged", "windows-port-forbidden"),
         fields=groups,
     ),
     pattern(

@@ -1,0 +1,215 @@
+"""What the GPU or the install cannot do: a dtype the GPU lacks, no GPU at all for fp16,
+a compute capability below what a library needs, peer-to-peer access the GPUs do not
+have, two NCCL libraries in one process. Each answer points at the environment, never at
+the user's code (these exceptions are raised from library frames)."""
+
+from gpudoctor.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E = Severity.ERROR
+
+PATTERNS = [
+    pattern(
+        "bf16-unsupported-gpu",
+        "cuda",
+        CAUSE,
+        E,
+        "bfloat16 was asked for on a GPU without bf16 support (compute capability < 8.0)",
+        r"Bfloat16 is only supported on GPUs with compute capability of at least (?P<needed>[\d.]+)\.(?: Your (?P<gpu>.+?) GPU has compute capability (?P<capability>[\d.]+))?"
+        r"|Your setup doesn't support bf16/gpu"
+        r"|bf16 mixed precision requires (?:PyTorch >= [\d.]+ and )?a supported device",
+        ("Bfloat16 is only supported", "doesn't support bf16", "bf16 mixed precision requires"),
+        why="""bfloat16 arithmetic needs an Ampere or newer GPU (compute capability 8.0: A100, RTX 30xx and
+        later). V100 (7.0), T4 and RTX 20xx (7.5), P100 (6.0) do not have it, so the library refuses the dtype.""",
+        fix="use float16 instead (e.g. --dtype=half, --fp16 / mixed_precision='fp16', torch_dtype=torch.float16), or run on an Ampere-or-newer GPU",
+        examples=[
+            ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.", "volcengine/verl#2594"),
+            ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.", "substratusai/vllm-docker#37"),
+        ],
+        not_examples=["INFO: using dtype torch.bfloat16 on NVIDIA A100-SXM4-80GB"],
+        fields=groups,
+    ),
+    pattern(
+        "fp16-needs-gpu",
+        "cuda",
+        CAUSE,
+        E,
+        "fp16 mixed precision was asked for, but this process sees no GPU",
+        r"fp16 mixed precision requires a GPU",
+        ("fp16 mixed precision requires",),
+        why="""accelerate (and the scripts built on it) refuses fp16 when torch.cuda.is_available() is False: a
+        CPU-only torch build, a missing or mismatched NVIDIA driver, or CUDA_VISIBLE_DEVICES hiding every GPU.
+        The mixed-precision setting is not the problem; the missing GPU is.""",
+        fix='python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"   # a +cpu build or False: install a CUDA build of torch; or set mixed_precision="no" to train on CPU',
+        examples=[
+            ("ValueError: fp16 mixed precision requires a GPU", "bmaltais/kohya_ss#719"),
+            ("ValueError: fp16 mixed precision requires a GPU", "ShivamShrirao/diffusers#97"),
+        ],
+        not_examples=["mixed_precision: fp16 (GPU 0: NVIDIA GeForce RTX 3080)"],
+    ),
+    pattern(
+        "gpu-capability-too-old",
+        "cuda",
+        CAUSE,
+        E,
+        "the library does not support a GPU this old (compute capability too low)",
+        r"GPUs? with compute capability (?:below|less than|<) (?P<needed>[\d.]+) (?:is|are) not supported|compute capability (?P<capability>[\d.]+) is (?:too old|not supported)",
+        ("compute capability below", "compute capability less than", "compute capability <", "is too old", "is not supported"),
+        why="""The library (vLLM, FlashAttention, Triton kernels) only ships kernels for newer GPUs; a P100 (6.0)
+        or older cannot run it whatever the settings.""",
+        fix="run on a GPU with the compute capability the library needs (nvidia-smi --query-gpu=name,compute_cap --format=csv), or use a version / backend that still supports yours",
+        examples=[
+            ("RuntimeError: GPUs with compute capability below 7.0 are not supported.", "vllm-project/vllm#1284"),
+        ],
+        not_examples=["RuntimeError: CUDA error: operation not supported"],
+        fields=groups,
+    ),
+    pattern(
+        "rtx4000-p2p-ib-unsupported",
+        "nccl",
+        CAUSE,
+        E,
+        "RTX 40xx GPUs: accelerate refuses NCCL P2P/IB, which these cards do not support",
+        r"Using RTX 4000 series doesn't support faster communication broadband via P2P or IB",
+        ("RTX 4000 series",),
+        why="""Consumer RTX 40xx cards have no peer-to-peer (P2P) access between GPUs, and NCCL would try it and
+        hang or fail; accelerate checks this and stops unless P2P and InfiniBand are disabled.""",
+        fix='export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1   # before starting, or launch with `accelerate launch`, which sets them',
+        examples=[
+            ('NotImplementedError: Using RTX 4000 series doesn\'t support faster communication broadband via P2P or IB. Please set `NCCL_P2P_DISABLE="1"` and `NCCL_IB_DISABLE="1" or use `accelerate launch` which will do this automatically', "cocktailpeanut/fluxgym#283"),
+        ],
+        not_examples=["NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P/IPC"],
+    ),
+    pattern(
+        "cuda-peer-access-unsupported",
+        "nccl",
+        CAUSE,
+        E,
+        "these GPUs cannot access each other's memory (peer access is not supported)",
+        r"peer access is not supported between these two devices|cudaErrorPeerAccessUnsupported",
+        ("peer access is not supported", "PeerAccessUnsupported"),
+        why="""NCCL (or a direct copy) tried CUDA peer-to-peer access between two GPUs that do not support it:
+        consumer GPUs, GPUs under different PCIe root complexes, a VM or container without P2P, or an IOMMU/ACS
+        setting that blocks it. The log already names the failing call; more NCCL debug output adds nothing.""",
+        fix="export NCCL_P2P_DISABLE=1   # NCCL then goes through host memory; nvidia-smi topo -p2p r shows which pairs support P2P",
+        examples=[
+            ("[2025-09-09 23:51:24] 9b405963aa12:774:854 [0] transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'", "NVIDIA/nccl#1838"),
+            ("[rank1]: Cuda failure 'peer access is not supported between these two devices'", "the 'Last error:' line of an ncclUnhandledCudaError, as torch prints it"),
+        ],
+        not_examples=["NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"],
+    ),
+    pattern(
+        "nccl-two-libraries",
+        "platform",
+        CAUSE,
+        E,
+        "undefined NCCL symbol: torch loaded a mismatched NCCL library (two NCCL installs)",
+        r"undefined symbol: (?P<symbol>nccl\w+)",
+        ("undefined symbol: nccl",),
+        why="""libtorch_cuda.so needs an NCCL function its loaded libnccl does not have: two NCCL libraries are
+        installed (the pip wheel nvidia-nccl-cu1x and a system or conda one found first through LD_LIBRARY_PATH),
+        or the wheel is older than torch expects. Nothing in the training code is involved: `import torch` fails.""",
+        fix="pip list | grep -i nccl; echo $LD_LIBRARY_PATH   # remove the other libnccl from the path (or unset LD_LIBRARY_PATH) and reinstall the nvidia-nccl wheel torch pins: pip install --force-reinstall torch",
+        examples=[
+            ("ImportError: /home/user/.local/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister", "pytorch/pytorch#119072"),
+            ("ImportError: ... libtorch_cuda.so: undefined symbol: ncclMemFree", "a project's troubleshooting page quoting the import error (nl2atl docs)"),
+        ],
+        not_examples=["ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory"],
+        fields=groups,
+    ),
+    pattern(
+        "nccl-not-compiled",
+        "platform",
+        CAUSE,
+        E,
+        "the NCCL backend was asked for, but this torch build has no NCCL (Windows, macOS, CPU builds)",
+        r"but NCCL support is not compiled",
+        ("NCCL support is not compiled",),
+        why="""torch warns that it has no NCCL when a process group is set up with backend='nccl' (or a library
+        defaults to it): NCCL exists only in Linux CUDA builds. On Windows and macOS the init then fails or the
+        job hangs; gloo is the backend there.""",
+        fix='dist.init_process_group(backend="gloo")   # on Windows/macOS; for NCCL use Linux (or WSL2) with a CUDA build of torch',
+        examples=[
+            ("D:\\Python39\\lib\\site-packages\\torch\\distributed\\distributed_c10d.py:613: UserWarning: Attempted to get default timeout for nccl backend, but NCCL support is not compiled", "pytorch/pytorch#159742"),
+        ],
+        not_examples=["RuntimeError: Distributed package doesn't have NCCL built in"],
+    ),
+    pattern(
+        "amp-unscale-fp16-gradients",
+        "cuda",
+        CAUSE,
+        E,
+        "mixed precision (GradScaler) over parameters that are themselves fp16",
+        r"Attempting to unscale FP16 gradients",
+        ("unscale FP16 gradients",),
+        why="""torch.cuda.amp's GradScaler keeps master weights in fp32 and refuses gradients that are fp16: the
+        trainable parameters were loaded or cast to float16 (model.half(), torch_dtype=torch.float16, a PEFT/LoRA
+        adapter created on an fp16 model) while fp16 mixed precision is also on.""",
+        fix="keep the trainable parameters in float32 (load with torch_dtype=torch.float32, or cast the adapter: for p in model.parameters(): p.data = p.data.float() if p.requires_grad else p.data); or use bf16 without a GradScaler",
+        examples=[
+            ("ValueError: Attempting to unscale FP16 gradients.", "mark1879/Baichuan-13B-Finetuning#21"),
+        ],
+        not_examples=["INFO: scaler will unscale FP16 gradients of the fp32 master copy before clipping"],
+    ),
+    pattern(
+        "torchvision-cuda-mismatch",
+        "platform",
+        CAUSE,
+        E,
+        "torchvision's CUDA ops are missing: torchvision does not match the installed torch build",
+        r"Could not run 'torchvision::(?P<op>\w+)' with arguments from the 'CUDA' backend|PyTorch and torchvision were compiled with different CUDA (?:major )?versions",
+        ("'torchvision::", "PyTorch and torchvision were compiled"),
+        why="""A CPU-only torchvision next to a CUDA torch (or a torchvision built for another torch/CUDA version:
+        pip resolved them separately) has no CUDA kernels for its ops (nms, roi_align), so the first detection
+        model that runs them on the GPU fails. The training code is fine.""",
+        fix='pip install --force-reinstall torch torchvision --index-url https://download.pytorch.org/whl/cu121   # the pair from one index; check: python -c "import torch, torchvision; print(torch.__version__, torchvision.__version__)"',
+        examples=[
+            ("NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or was omitted during the selective/custom build process (if using custom build).", "ultralytics/ultralytics#7713"),
+            ("RuntimeError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. 'torchvision::nms' is only available for these backends: [CPU, BackendSelect, Named, AutogradOther, AutogradCPU, AutogradCUDA, AutogradXLA, Tracer, Autocast, Batched, VmapMode].", "hustvl/YOLOP#217"),
+        ],
+        not_examples=["NotImplementedError: Could not run 'aten::empty_strided' with arguments from the 'Meta' backend"],
+        fields=groups,
+    ),
+    pattern(
+        "cuda-library-missing",
+        "platform",
+        CAUSE,
+        E,
+        "a CUDA library the install needs cannot be loaded (libcudart/libcublas/libcudnn ... .so not found)",
+        r"(?:Error: |error while loading shared libraries: )(?:\S+: )?(?P<library>lib(?:cudart|cublas\w*|cudnn\w*|cufft|curand|cusparse\w*|cusolver\w*|nvrtc|nvToolsExt|c10_cuda|torch_cuda\w*)\.so[.\d]*): cannot open shared object file",
+        ("cannot open shared object file",),
+        why="""A compiled package (torch itself, or an extension: mmcv, apex, a custom op) was built against a CUDA
+        runtime this machine does not provide at that version: a wheel for another CUDA, a conda toolkit
+        missing from the environment, or LD_LIBRARY_PATH not pointing at it. Nothing in the training code runs
+        before this.""",
+        fix="pip show the package that failed and reinstall the build for this machine's CUDA (pip wheels of torch bundle their CUDA libraries); for a toolkit install: export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH",
+        examples=[
+            ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory", "CannyLab/tsne-cuda#126"),
+            ("ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory", "leofansq/CPCL#4"),
+        ],
+        not_examples=[
+            "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
+            # torchvision's warning that its image extension did not load: harmless for training
+            "/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory",
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "windows-paging-file-too-small",
+        "platform",
+        CAUSE,
+        E,
+        "Windows ran out of virtual memory loading torch's CUDA DLLs (paging file too small)",
+        r"WinError 1455\]|The paging file is too small for this operation to complete",
+        ("WinError 1455", "paging file is too small"),
+        why="""Every process that imports a CUDA build of torch on Windows commits virtual memory for its large
+        CUDA DLLs; each DataLoader worker (spawned, so it imports torch again) and each rank does it once more,
+        and the page file runs out. It is not the model or the batch size.""",
+        fix="fewer processes: DataLoader(num_workers=0..2) on Windows; or let Windows manage a larger page file (System > Advanced > Performance > Virtual memory) on a drive with free space",
+        examples=[
+            ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "D:\\anaconda3\\envs\\yolov5\\lib\\site-packages\\torch\\lib\\caffe2_detectron_ops_gpu.dll" or one of its dependencies.', "ultralytics/yolov5#11418"),
+            ("OSError: [WinError 1455] The paging file is too small for this operation to complete", "thu-ml/tianshou#297"),
+        ],
+        not_examples=["OSError: [WinError 126] The specified module could not be found. Error loading caffe2_nvrtc.dll"],
+    ),
+]

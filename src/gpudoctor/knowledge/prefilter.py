@@ -1,0 +1,113 @@
+"""The one pass over a block of log before any per-pattern work: which lines may hold a failure.
+
+Most lines of a training log are healthy and repeat with only their numbers changed
+(loss prints, progress bars, NCCL INFO lines). So a block is first reduced to its
+distinct lines with the digits taken out, and the trigger words are looked for in
+that (usually a small fraction of the block). Only a trigger found there is then
+searched in the whole block, to find the lines that hold it. Everything runs in C
+(bytes.lower / translate / split / set / find); Python only sees the candidate lines.
+
+Every line a pattern or the structural reader (`signs`) reads contains a trigger: a
+test checks each pattern's examples against `has_trigger`.
+"""
+
+from __future__ import annotations
+
+# Lower-case words; longer is cheaper and more precise.
+TRIGGERS = (
+    # what most failure lines say
+    "error",
+    "errno",
+    "fail",
+    "warn",
+    "exception",
+    "traceback",
+    "timeout",
+    "timed out",
+    "kill",
+    "signal",
+    "sigsegv",
+    "sigabrt",
+    "sigbus",
+    "sigterm",
+    "abort",
+    "exit",
+    "fatal",
+    "assert",
+    "terminat",
+    "what():",
+    "root cause",
+    "checked in",
+    "barrier",
+    "segmentation fault",
+    "_fault",
+    " fault",
+    "illegal instruction",
+    "_status_",
+    "invalid",
+    "watchdog",
+    "no route",
+    "refused",
+    "not supported",
+    "out of memory",
+    "stopiteration",
+    "undefined symbol",
+    "your machine only has",
+    "via ssh",
+    "cuda_home",
+    "train_batch_size is not equal",
+    "could not run 'torchvision",
+    "cannot open shared object",
+    "device_map='auto'",
+    "inconsistent compute device",
+    "not initialized",
+    "(device_ids[0])",
+    "paging file",
+    # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
+    "no device found",
+    "got completion",
+    "omp_num_threads",
+    "redirects",
+    "nvrm: xid",
+    "duplicate gpu",
+    "guessing device",
+    "not compatible",
+    "af_inet",
+    "dmar:",
+    "via p2p",
+    "marked as ready",
+    "closed by",
+    "reset by peer",
+    "remote process",
+    "fallen off the bus",
+    "process down",
+    "driver on your system",
+)
+DIGITS = b"0123456789"
+TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))
+# what each trigger looks like once the digits are out of the text
+TRIGGER_KEYS = tuple((t, t.translate(None, DIGITS)) for t in TRIGGER_BYTES)
+
+
+def has_trigger(text: str) -> bool:
+    low = text.lower()
+    return any(t in low for t in TRIGGERS)
+
+
+def candidate_starts(low: bytes, end: int) -> list[int]:
+    """Start offsets of the lines in low[:end] (a lower-cased block) that contain a trigger."""
+    view = low if end == len(low) else low[:end]
+    distinct = b"\n".join(set(view.translate(None, DIGITS).split(b"\n")))
+    starts: set[int] = set()
+    for trig, key in TRIGGER_KEYS:
+        if key not in distinct:
+            continue
+        pos = low.find(trig, 0, end)
+        while pos != -1:
+            line_start = low.rfind(b"\n", 0, pos) + 1
+            starts.add(line_start)
+            nl = low.find(b"\n", pos, end)
+            if nl == -1:
+                break
+            pos = low.find(trig, nl + 1, end)
+    return sorted(starts)

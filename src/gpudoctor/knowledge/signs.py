@@ -1,0 +1,413 @@
+"""Signs that a job failed, read from the shape of the log, independent of any pattern.
+
+A pattern knows one message; this module knows what any failure looks like: a Python
+traceback ending in an exception (any class, chained or not), a fatal signal or a
+non-zero exit in a launcher's, agent's or srun's line, `Fatal Python error`, a C++
+`terminate called` / `what():`, CUDA / NCCL / gloo error lines, device-side
+assertions, a store barrier that waits for ranks. The lines reach it already peeled
+of rank prefixes, ANSI colours, Markdown/HTML wrapping and quoting (`lines.strip`).
+
+`Signs` is fed the same candidate lines as the patterns and keeps only the first few
+signs (bounded memory); `Diagnosis` turns them into an honest "unrecognised failure"
+when no pattern explains the failure, and asks it whether an exception was raised
+in the user's own code (the only case in which "fix your code" is the right answer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Optional
+
+from gpudoctor.knowledge.lines import LogLine, segments
+from gpudoctor.knowledge.pattern import any_of
+
+KEEP = 16  # signs kept (the first ones); later ones are only counted
+MAX_TRACEBACKS = 200  # tracebacks read frame by frame; later ones are only counted
+TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frames and exception
+
+TRACEBACK = "Traceback (most recent call last)"
+FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
+# The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
+EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::(?: (?P<message>.*))?)?$")
+# rich's traceback: "╭──── Traceback (most recent call last) ────╮", "│ /path/train.py:773 in <module> │", "╰───╯"
+BOX_TOP = "╭┌"
+BOX_BOTTOM = "╰└"
+RICH_FRAME = re.compile(r"^[│|]\s*(?P<path>\S+\.py):(?P<line>\d+) in (?P<func>\S+)")
+CARETS = re.compile(r"^[\^~ ]+$")
+CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
+# Exceptions that end a program without a failure.
+NOT_FAILURES = re.compile(r"^(?:SystemExit(?:: 0)?|GeneratorExit)$")
+
+# Library code: a frame here is not the user's (site-packages, the standard library, torch's own tree).
+LIBRARY = re.compile(
+    r"site-packages|dist-packages|[/\\]lib[/\\]python\d|[/\\]Lib[/\\]|<frozen|^<|[/\\]torch[/\\]|"
+    r"^/usr/lib/|[/\\](?:lightning|pytorch_lightning|accelerate|deepspeed|transformers|torchvision)[/\\]"
+)
+
+# What points at the environment rather than the user's code: a failed import, a missing
+# symbol (two builds of a library), a GPU feature or version the install lacks, a launcher setting.
+ENVIRONMENT_CLASSES = {"ImportError", "ModuleNotFoundError", "OSError", "NotImplementedError", "MisconfigurationException"}
+ENVIRONMENT_WORDS = re.compile(
+    r"undefined symbol|cannot open shared object|\.so\b|DLL load failed|not supported|unsupported|is not available|"
+    r"requires? (?:a |an )?(?:GPU|CUDA|torch|version|PyTorch|NCCL)|compute capability|\bsm_\d+|\bCUDA\b|\bcuda\b|\bGPU\b|"
+    r"\bdriver\b|\bNCCL\b|\bgloo\b|\bbf16\b|bfloat16|\bfp16\b|\bhalf\b|unexpected keyword argument|"
+    r"no attribute '(?:_?cuda|distributed|compile|float8|bfloat16)|module '[\w.]+' has no attribute|version|"
+    r"MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_RANK|\bstrategy\b|\bdevices?=|accelerator",
+    re.IGNORECASE,
+)
+
+# One combined search per candidate line for every other sign; the group that matched names it.
+OTHER_SIGNS = re.compile(
+    "|".join(
+        [
+            r"Fatal Python error: (?P<fatal>.+)",
+            r"terminate called (?:after throwing an instance of '(?P<terminate>[^']+)'|(?P<terminate_bare>recursively|without an active exception))",
+            r"^what\(\):\s+(?P<what>.+)",
+            r"Signal (?P<signum>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID",
+            r"Caught signal (?P<caughtnum>\d+) \((?P<caught>[^):]+)",
+            r"^Exception raised from (?P<c10>\w+) at ",
+            r"^(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s+Traceback \(most recent call last\)",
+            r"(?P<barrierdone>Completed store-based barrier)",
+            r"^(?P<bare>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))$",
+            r"-- Process (?P<spawned>\d+) terminated with the following error",
+            r"\*\*\* (?P<glogsig>SIG[A-Z]+) (?:\(@|received)",
+            # the shell's report of a killed child: "Segmentation fault (core dumped)", "line 3: 123 Killed  python train.py"
+            r"(?:^|: |\d\s+)(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:\s*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
+            r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
+            r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
+            r"(?:exit(?:ed)? with (?:exit )?code|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
+            r"(?P<childfailed>[Cc]hildFailedError)",
+            r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
+            r"(?P<devassert>device-side assert(?:ion)? triggered)",
+            r"CUDA error: (?P<cuda>.+)",
+            r"(?P<cudastatus>CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+|cudaError\w+)",
+            r"(?P<ncclerror>NCCL error\b.*|nccl\w+Error\b.*|ncclInternalError.*)",
+            r"(?P<barrier>Waiting in store based barrier|store based barrier|\bchecked in\b)",
+        ]
+    )
+)
+# Literal words one of which every sign's line holds: the combined search runs only on those lines.
+SIGN_WORDS = (
+    "Fatal Python", "terminate called", "what():", "Signal ", "signal ", "SIG", "Segmentation fault", "Bus error", "Aborted",
+    "Illegal instruction", "Floating point", "Killed", "srun: error", "exitcode", "exit", "return", "ChildFailedError",
+    "Assertion", "device-side assert", "CUDA error", "_STATUS_", "cudaError", "NCCL WARN", "NCCL error", "ncclInternalError",
+    "Error", "Exception", "gloo", "Gloo", "ERROR", "FATAL", "CRITICAL", "barrier", "checked in", "Exception raised from", "-- Process ",
+)
+SIGN_GATE = any_of(SIGN_WORDS)
+# Lines that name NCCL or gloo and, anywhere after, a failure: matched from the line's start only
+# (one pass, however often the words repeat), and only when no sign above matched.
+LATE_SIGNS = re.compile(
+    r"^(?=.*?(?:[Ee]rror|[Ff]ail|[Tt]imeout|[Aa]bort|[Uu]nhandled|closed|refused|No route|[Rr]emote))(?=.*?NCCL WARN (?P<ncclwarn>.*))"
+    r"|^(?=.*?(?:[Ee]rror|failed|[Tt]imed out))(?=.*?\b(?P<gloo>[Gg]loo\b.*))"
+)
+KIND = {
+    "fatal": "fatal Python error",
+    "terminate": "C++ exception (terminate called)",
+    "terminate_bare": "C++ terminate called",
+    "what": "C++ exception (what())",
+    "signame": "fatal signal",
+    "caught": "fatal signal",
+    "c10": "C++ exception (c10::Error)",
+    "bare": "exception",
+    "ipython": "exception",
+    "barrierdone": "store barrier completed",
+    "spawned": "mp.spawn process failed",
+    "stopped": "stopped by a signal (usually the launcher stopping the ranks after a failure)",
+    "glogsig": "fatal signal",
+    "shellsig": "fatal signal",
+    "srun_what": "srun task failed",
+    "exitcode": "non-zero exit",
+    "exit": "non-zero exit",
+    "childfailed": "torchrun ChildFailedError",
+    "assertion": "assertion failed",
+    "devassert": "device-side assertion",
+    "cuda": "CUDA error",
+    "cudastatus": "CUDA library error",
+    "ncclwarn": "NCCL warning",
+    "ncclerror": "NCCL error",
+    "gloo": "gloo error",
+    "barrier": "store barrier still waiting for ranks",
+}
+# How much a sign says about the failure itself (the headline is the strongest sign, first seen first).
+STRENGTH = {
+    "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
+    "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
+    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1,
+}
+RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
+STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
+CPP_REPORT = ("terminate", "terminate_bare", "what", "c10")
+CPP_REPORT_LINES = 6
+STORE_IO = {"recvBytes", "sendBytes", "recvValue", "doWait", "doGet", "get"}
+STRONG = 3  # a sign at least this strong is a failure of its own, not only an exit status
+DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
+TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\d:\d\d)|^\[?(\d\d:\d\d:\d\d)")
+SIGNALS = {"1": "SIGHUP", "2": "SIGINT", "4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "9": "SIGKILL", "11": "SIGSEGV", "15": "SIGTERM"}
+
+
+@dataclass
+class Frame:
+    path: str
+    line: int
+    func: str = ""
+
+    def user(self) -> bool:
+        return LIBRARY.search(self.path) is None
+
+    def in_ddp_constructor(self) -> bool:
+        return self.path.replace("\\", "/").endswith("parallel/distributed.py") and self.func in DDP_CONSTRUCTOR
+
+    def short(self) -> str:
+        parts = self.path.replace("\\", "/").split("/")
+        return "/".join(parts[-2:]) + f":{self.line}"
+
+
+@dataclass
+class Sign:
+    """One piece of evidence that something failed."""
+
+    kind: str  # "exception" or a key of KIND
+    what: str  # the exception class, the signal, the exit code, the C++ type ...
+    message: str
+    line: int
+    source: str
+    where: LogLine
+    time: str = ""
+    frames: list[Frame] = field(default_factory=list)
+    cause: str = ""  # a chained exception: the one it was raised from / while handling
+    text: str = ""  # the log line itself
+    claimed: str = ""  # the pattern that explains this line, if one does
+    block: Optional["Sign"] = None  # the first sign of the C++ report this one is part of
+    cut: bool = False  # a traceback whose exception line is not in the log
+
+    @property
+    def strength(self) -> int:
+        return STRENGTH.get(self.kind, 1)
+
+    def raised_in(self) -> Optional[Frame]:
+        return self.frames[-1] if self.frames else None
+
+    def user_frame(self) -> Optional[Frame]:
+        return next((f for f in reversed(self.frames) if f.user()), None)
+
+    def users_code_failed(self) -> bool:
+        """The exception was raised in the user's own code and nothing points at the environment:
+        the one case in which "fix the line in your code" is the right answer."""
+        last = self.raised_in()
+        if self.kind != "exception" or self.cut or last is None or not last.user():
+            return False
+        return self.what.rsplit(".", 1)[-1] not in ENVIRONMENT_CLASSES and ENVIRONMENT_WORDS.search(self.message) is None
+
+    def describe(self) -> str:
+        """'StopIteration on rank 3 at train.py:118'."""
+        out = self.what
+        if self.cause and self.cause != self.what:
+            out += f" (from {self.cause})"
+        origin = self.where.where()
+        if origin:
+            out += f" on {origin}"
+        frame = self.user_frame() or self.raised_in()
+        if frame is not None:
+            out += f" at {frame.short()}"
+        return out
+
+
+class Signs:
+    """Feed it the stripped candidate lines (`see`); it keeps the first signs of failure."""
+
+    def __init__(self) -> None:
+        self.signs: list[Sign] = []
+        self.count = 0
+        self.events = 0  # anything that changed what this reader knows (a sign, a traceback, an exit note)
+        self.tracebacks = 0
+        self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
+        self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
+
+    def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
+        """A pattern explains this line: it is no sign of an unknown failure (nor is the
+        traceback whose exception line it is)."""
+        for s in reversed(self.signs):
+            if (s.line == line and s.kind != "exception") or (s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank):
+                s.claimed = s.claimed or pattern_id
+                head = s.block or s
+                for t in self.signs:  # the rest of its C++ report: terminate called / what() / c10 stack
+                    if t is head or t.block is head:
+                        t.claimed = t.claimed or pattern_id
+
+    def see(self, msg: LogLine, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
+        text = msg.text
+        if text.startswith("Exception ignored in"):
+            self.ignored_at[msg.rank] = line
+            self.events += 1
+            return
+        if text.startswith(TRACEBACK) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, or rich's boxed traceback
+            self.tracebacks += 1
+            self.events += 1
+            if self.ignored_at.get(msg.rank, -10) >= line - 2:
+                return  # Python reporting an exception it ignored at exit: not a failure
+            if self.tracebacks <= MAX_TRACEBACKS and following is not None:
+                self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
+            return
+        m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
+        if m is None or m.lastgroup is None:
+            return
+        kind = first_group(m)
+        value = m.group(kind) or ""
+        what, message = value, text
+        if kind == "spawned":
+            self.spawned = int(value)
+            self.events += 1
+            return
+        if kind == "c10" and value in STORE_IO:
+            return  # a store read after a peer left: the store patterns tell it (a warning at a normal exit, too)
+        if kind == "barrier" and value == "checked in" and RANKS_WORD.search(text) is None:
+            return  # "checked in" in some other sense: only ranks or workers checking in at a barrier count
+        if kind == "barrierdone":
+            for s in self.signs:
+                if s.kind == "barrier":
+                    s.claimed = s.claimed or "store-barrier-completed"  # the waiting was progress
+            self.events += 1
+            return
+        if kind in ("bare", "ipython"):
+            kind, msg = "exception", self.spawn_rank(msg)
+        elif kind == "c10":
+            what = f"C++ exception raised from {value}" + (" (the NCCL watchdog: a collective timed out)" if value == "checkTimeout" else "")
+        elif kind == "caught":
+            what = f"signal {m.group('caughtnum')} ({value})"
+        elif kind == "assertion":
+            what = f"assertion {value[:80]} failed"
+        elif kind in ("signame", "glogsig", "shellsig"):
+            what = m.group("signame") or value
+            if what in STOP_SIGNALS:
+                kind = "stopped"  # the launcher stopping the other ranks after a failure: a consequence
+        elif kind == "srun_what":
+            if "Exited with exit code 0" in value or "CANCELLED" in text or "Terminated" in value:
+                return  # srun's own cancellation of the other tasks is not a failure of its own
+            what = value.strip()
+        elif kind in ("exitcode", "exit"):
+            signal = value[1:] if value.startswith("-") else str(int(value) - 128) if value.isdigit() and 128 < int(value) < 160 else ""
+            what = f"exit code {value}" + (f" ({SIGNALS[signal]})" if signal in SIGNALS else "")  # a shell reports signal N as 128+N
+            if SIGNALS.get(signal) in STOP_SIGNALS:
+                kind = "stopped"
+        elif kind == "fatal":
+            what = f"Fatal Python error: {value.strip()}"[:120]
+        elif kind in ("cuda", "ncclwarn", "ncclerror", "gloo", "barrier", "what"):
+            what = KIND[kind]
+            message = value.strip() or text
+        elif kind in ("terminate", "terminate_bare"):
+            what = f"terminate called ({value})"
+        elif kind == "devassert":
+            what = KIND[kind]
+        sign = Sign(kind, what, message[:300], line, source, msg, time_of(raw), text=text)
+        if kind in CPP_REPORT:
+            # terminate called, what(), "Exception raised from": lines of one C++ report
+            before = next((t for t in reversed(self.signs) if t.kind in CPP_REPORT and (None in (t.where.rank, msg.rank) or t.where.rank == msg.rank)), None)
+            if before is not None and line - before.line <= CPP_REPORT_LINES:
+                sign.block = before.block or before
+                sign.claimed = sign.block.claimed
+        self.add(sign)
+
+    def spawn_rank(self, msg: LogLine) -> LogLine:
+        """A traceback mp.spawn prints after "-- Process N terminated" is rank N's."""
+        if msg.rank is None and self.spawned is not None:
+            return LogLine(msg.text, self.spawned, msg.local_rank, msg.node)
+        return msg
+
+    def read_traceback(self, head: LogLine, raw: str, line: int, source: str, after: list[str]) -> None:
+        frames: list[Frame] = []
+        boxed = head.text[:1] in BOX_TOP  # rich draws the frames in a box; the exception line follows it
+        for i, nxt in enumerate(after):
+            for seg in segments(nxt):
+                if head.rank is not None and seg.rank is not None and seg.rank != head.rank:
+                    continue  # another rank's line, interleaved
+                if head.node and seg.node and seg.node != head.node:
+                    continue
+                text = seg.text
+                if not text or CARETS.match(text):
+                    continue
+                if boxed:
+                    rm = RICH_FRAME.match(text)
+                    if rm:
+                        frames.append(Frame(rm.group("path"), int(rm.group("line")), rm.group("func")))
+                    boxed = text[:1] not in BOX_BOTTOM
+                    continue
+                fm = FRAME.match(text)
+                if fm:
+                    frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or ""))
+                    continue
+                if text.startswith(TRACEBACK):
+                    self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
+                    return
+                em = EXCEPTION_LINE.match(text) if frames or head.text[:1] in BOX_TOP else None
+                if em is None:
+                    continue  # the source line a frame quotes
+                cls = em.group("cls")
+                message = em.group("message") or ""
+                if NOT_FAILURES.match(text) or cls in ("SystemExit",) and message.strip() in ("", "0", "None"):
+                    return
+                chained = self.chained_cause(after[i + 1 : i + 4])
+                sign = Sign("exception", cls, message[:300], line, source, head, time_of(raw), frames, text=text)
+                if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank == head.rank:
+                    previous = self.signs[-1]
+                    if previous.cause == "<next>":  # this traceback was raised from the previous one
+                        previous.cause = ""
+                        sign.cause = previous.what
+                if chained:
+                    sign.cause = "<next>"
+                self.add(sign)
+                return
+        self.cut_traceback(head, raw, line, source, frames)
+
+    def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:
+        """Frames and no exception line: the paste (or the log) was cut, but an exception was raised."""
+        if frames:
+            self.add(Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True))
+
+    @staticmethod
+    def chained_cause(lines: list[str]) -> bool:
+        return any(marker in seg.text for raw in lines for seg in segments(raw) for marker in CHAINED)
+
+    def add(self, sign: Sign) -> None:
+        self.events += 1
+        self.count += 1
+        if len(self.signs) < KEEP:
+            self.signs.append(sign)
+            return
+        # full: a sign a pattern already explains makes room (an unknown failure later in a long log still counts)
+        spent = next((i for i, s in enumerate(self.signs) if s.claimed and s.block is None and not any(t.block is s for t in self.signs)), None)
+        if spent is not None:
+            del self.signs[spent]
+            self.signs.append(sign)
+
+    # -- what the log shows -------------------------------------------------
+    def headline(self) -> Optional[Sign]:
+        """The sign that says most about the failure; among equals, the first in the log.
+        An exception chained into a later one is told through the later one (`cause`)."""
+        live = [s for s in self.signs if s.cause != "<next>" and not s.claimed]
+        if not live:
+            return None
+        return min(live, key=lambda s: (-s.strength, s.source, s.line))
+
+    def exception_at(self, msg: LogLine) -> Optional[Sign]:
+        """The traceback whose exception line this is (read ahead from its header)."""
+        return next((s for s in reversed(self.signs) if s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank), None)
+
+    def exception(self, cls: str, rank: Optional[int]) -> Optional[Sign]:
+        """The traceback that ended in this exception (same rank when known)."""
+        short = cls.rsplit(".", 1)[-1]
+        for s in self.signs:
+            if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank)):
+                return s
+        return None
+
+
+def first_group(m: re.Match) -> str:
+    """Which sign matched: the KIND group that took part (other groups are its details)."""
+    return next(k for k in KIND if k in m.re.groupindex and m.group(k) is not None)
+
+
+def time_of(raw: str) -> str:
+    m = TIME.search(raw[:80])
+    return next((g for g in m.groups() if g), "") if m else ""
