@@ -106,6 +106,28 @@ def test_stuck_rank_is_named_with_every_rank_s_place(tmp_path):
     assert "in load_next_shard" in stacks and "Thread MainThread" in stacks
 
 
+def test_timeout_watchdog_takes_stacks_instead_of_killing_the_ranks(tmp_path):
+    """`--timeout` (not --hang-timeout) asks the ranks for stacks with SIGUSR1: they
+    print them, and the job is a timeout (124), not two ranks killed by SIGUSR1."""
+    tag = new_tag()
+    out = tmp_path / "report.json"
+    env = dict(os.environ, **{TAG_ENV: tag})
+    env.pop("GPUDOCTOR_RUN", None)
+    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--timeout", "8", "--hang-timeout", "0"]
+    cmd += ["--json", str(out), script("stuck_compute.py")]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=90, cwd=ROOT, env=env)
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+    assert r.returncode == 124, r.stderr
+    assert "SIGUSR1" not in r.stderr
+    assert "[rank 1]   File" in r.stderr and "in load_next_shard" in r.stderr  # faulthandler's dump, echoed
+    text = report_part(r)
+    assert "rank 1 holds the others up" in text and "stuck_compute.py:11 in load_next_shard" in text
+    assert json.loads(out.read_text())["root_cause"]["rank"] == 1
+
+
 def test_uneven_batches(tmp_path):
     r, report = doctor(tmp_path, "uneven_batches.py")
     assert r.returncode == 1, r.stderr

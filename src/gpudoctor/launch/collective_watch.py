@@ -170,12 +170,14 @@ def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None 
     from gpudoctor.knowledge.collectives import analyze
     from gpudoctor.launch.diagnosis import diagnose_job
 
-    traces = read_traces(result.run_dir, len(result.ranks))
+    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
     # Ranks gpudoctor stopped were still running: only those that ended by themselves have ended.
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
     reason = result.diagnosed
     stalled = watch.stalled_s if watch is not None and reason == STALL else None
+    if result.timed_out and not reason:
+        stalled = result.timeout_s  # the --timeout watchdog: where every rank stood when it fired
     return diagnose_job(result, traces, analyze(states, stalled_s=stalled), reason, gpus)
 
 
@@ -187,12 +189,7 @@ def collective_findings(result) -> list:
 
     if not (result.diagnosed or result.timed_out):
         return []
-    traces = read_traces(result.run_dir, len(result.ranks))
-    for o in result.ranks:
-        t = traces.get(o.rank)
-        if t is not None and not t.stack:
-            dumped = run_folder.trace_from_payload(o.rank, None, _last_dump(o.stderr_path))
-            traces[o.rank] = dataclasses.replace(t, stack=dumped.stack, stacks_text=dumped.stacks_text)
+    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     stalled = result.timeout_s if result.timed_out else None
     found = analyze(rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks))), stalled_s=stalled)
@@ -200,6 +197,19 @@ def collective_findings(result) -> list:
         # The watchdog's own finding (rank-hung) is the error; this says where every rank stood.
         found = [dataclasses.replace(f, severity=Severity.WARN) for f in found]
     return found
+
+
+def _with_dumped_stacks(result, traces: dict[int, run_folder.RankTrace]) -> dict[int, run_folder.RankTrace]:
+    """A rank that did not answer a stack request in the run folder may have printed
+    its stacks for the watchdog's SIGUSR1 (faulthandler, at the end of its stderr)."""
+    if not result.timed_out:
+        return traces
+    for o in result.ranks:
+        t = traces.get(o.rank)
+        if t is not None and not t.stack:
+            dumped = run_folder.trace_from_payload(o.rank, None, _last_dump(o.stderr_path))
+            traces[o.rank] = dataclasses.replace(t, stack=dumped.stack, stacks_text=dumped.stacks_text)
+    return traces
 
 
 def _last_dump(path: str) -> str:

@@ -262,9 +262,10 @@ def main(argv: list[str]) -> NoReturn:
         session.fragments_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
         os.environ[ENV_FRAGMENTS] = session.fragments_dir
     if session.role == RANK:
-        from gpudoctor.launch.rank import STAGE_STARTED
+        from gpudoctor.launch.rank import STAGE_STARTED, answer_stack_signal
         from gpudoctor.runtime.process_group import progress
 
+        answer_stack_signal()  # the supervisor's --timeout asks for stacks with SIGUSR1
         progress(STAGE_STARTED)
     from gpudoctor.runtime.collective_trace import joined_rank, prepare_environment
 
