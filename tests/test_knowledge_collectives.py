@@ -183,3 +183,46 @@ def test_a_rank_in_the_rendezvous_waits_for_one_that_never_came():
         "rank 1 is not in a collective: /w/train.py:9 in prepare_data (time.sleep)"
     )
     assert "not in init_process_group" in f.fix
+
+
+# -- point-to-point and roots -----------------------------------------------------------------------
+
+
+def p2p(rank, kind, peer, n=1, state="started", where="/w/x.py:7", t=100):
+    return CollectiveRecord(rank=rank, pg="0", seq=n, kind=kind, input_shapes=((4,),), input_dtypes=("float32",),
+                            state=state, where=where, time_ns=t, peer=peer)  # fmt: skip
+
+
+def test_both_ranks_blocked_sending_to_each_other_is_a_deadlock_with_both_lines():
+    ranks = [
+        RankState(0, (rec(0, 1), p2p(0, "send", 1, where="/w/x.py:7"))),
+        RankState(1, (rec(1, 1), p2p(1, "send", 0, where="/w/x.py:9"))),
+    ]
+    [f] = analyze(ranks)
+    assert f.id == "collective-deadlock"
+    assert "rank 0 waits in send #1 to rank 1 at /w/x.py:7; rank 1 waits in send #1 to rank 0 at /w/x.py:9" in f.title
+    assert f.evidence["cycle"] == "rank 0 -> rank 1 -> rank 0" and "batch_isend_irecv" in f.fix
+
+
+def test_a_posted_matching_recv_or_a_moving_peer_is_no_deadlock():
+    sender = RankState(0, (p2p(0, "send", 1),))
+    posted = RankState(1, (p2p(1, "recv", 0, state="posted"), p2p(1, "send", 0, t=200)))
+    assert analyze([sender, posted]) == []  # rank 1's irecv will take rank 0's send
+    assert analyze([sender, RankState(1, (rec(1, 1),))]) == []  # rank 1 is not blocked
+
+
+def test_a_collective_against_a_recv_from_the_rank_in_it_is_a_deadlock():
+    ranks = [RankState(0, (rec(0, 1, state="started"),)), RankState(1, (p2p(1, "recv", 0),))]
+    [f] = analyze(ranks)
+    assert f.id == "collective-deadlock" and "rank 0 waits in all_reduce #1" in f.title
+    assert "rank 1 waits in recv #1 from rank 0" in f.title
+
+
+def test_each_rank_rooting_its_own_broadcast_is_a_mismatch_not_the_transport():
+    def bcast(rank):
+        return CollectiveRecord(rank=rank, pg="0", seq=1, kind="broadcast", input_shapes=((4,),),
+                                input_dtypes=("float32",), state="started", where="/w/x.py:6", root=rank)  # fmt: skip
+
+    [f] = analyze([RankState(0, (bcast(0),)), RankState(1, (bcast(1),))], stalled_s=30)
+    assert f.id == "collective-mismatch" and f.evidence["differs in"] == "root"
+    assert "rank 0 src=0 at /w/x.py:6; rank 1 src=1 at /w/x.py:6" in f.title and "src=0" in f.fix

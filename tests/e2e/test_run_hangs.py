@@ -23,13 +23,13 @@ def script(name):
     return os.path.join("tests", "scripts", "hang", name)
 
 
-def doctor(tmp_path, name, *args, hang_timeout="30", timeout=150):
+def doctor(tmp_path, name, *args, hang_timeout="30", timeout=150, options=()):
     """Run the doctor on a script; returns (completed process, --json report)."""
     tag = new_tag()
     out = tmp_path / "report.json"
     env = dict(os.environ, **{TAG_ENV: tag})
     env.pop("GPUDOCTOR_RUN", None)
-    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", hang_timeout]
+    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", hang_timeout, *options]
     cmd += ["--json", str(out), script(name), *args]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
@@ -54,7 +54,7 @@ def test_mismatched_kind_is_reported_live_with_both_lines(tmp_path):
     assert "[collective-mismatch]" in text and "no problems seen" not in r.stderr
     assert "run folder: " in text
     [f] = report["findings"]
-    assert f["evidence"]["rank 1"] == "broadcast [4] float32 at tests/scripts/hang/mismatch_kind.py:13"
+    assert f["evidence"]["rank 1"] == "broadcast [4] float32 root 0 at tests/scripts/hang/mismatch_kind.py:13"
     assert report["root_cause"]["kind"] == "collective-mismatch"
     assert [(x["rank"], x["state"], x["collective"]["seq"]) for x in report["ranks"]] == [(0, "waiting", 3), (1, "waiting", 3)]
     assert time.monotonic() - start < 60  # not the backend's 30-minute timeout
@@ -109,23 +109,26 @@ def test_stuck_rank_is_named_with_every_rank_s_place(tmp_path):
 def test_timeout_watchdog_takes_stacks_instead_of_killing_the_ranks(tmp_path):
     """`--timeout` (not --hang-timeout) asks the ranks for stacks with SIGUSR1: they
     print them, and the job is a timeout (124), not two ranks killed by SIGUSR1."""
-    tag = new_tag()
-    out = tmp_path / "report.json"
-    env = dict(os.environ, **{TAG_ENV: tag})
-    env.pop("GPUDOCTOR_RUN", None)
-    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--timeout", "8", "--hang-timeout", "0"]
-    cmd += ["--json", str(out), script("stuck_compute.py")]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=90, cwd=ROOT, env=env)
-        assert leftovers(tag) == []
-    finally:
-        kill_all(leftovers(tag, settle_s=0))
+    r, report = doctor(tmp_path, "stuck_compute.py", hang_timeout="0", timeout=90, options=("--timeout", "8"))
     assert r.returncode == 124, r.stderr
     assert "SIGUSR1" not in r.stderr
     assert "[rank 1]   File" in r.stderr and "in load_next_shard" in r.stderr  # faulthandler's dump, echoed
     text = report_part(r)
     assert "rank 1 holds the others up" in text and "stuck_compute.py:11 in load_next_shard" in text
-    assert json.loads(out.read_text())["root_cause"]["rank"] == 1
+    assert report["root_cause"]["rank"] == 1
+
+
+def test_send_send_cycle_is_a_deadlock_before_the_hang_timeout(tmp_path):
+    start = time.monotonic()
+    r, report = doctor(tmp_path, "send_send.py", hang_timeout="300")
+    assert r.returncode == 1, r.stderr
+    text = report_part(r)
+    assert (
+        "deadlock: rank 0 waits in send #1 to rank 1 at tests/scripts/hang/send_send.py:9; "
+        "rank 1 waits in send #1 to rank 0 at tests/scripts/hang/send_send.py:9"
+    ) in text
+    assert report["root_cause"]["kind"] == "collective-deadlock"
+    assert time.monotonic() - start < 60
 
 
 def test_uneven_batches(tmp_path):

@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from gpudoctor.findings import Finding, Severity
 
 AREA = "collectives"
-STARTED, COMPLETED = "started", "completed"
+# started: the rank is blocked in the call; completed: it returned; posted: an
+# isend/irecv whose work nobody waits for yet (the rank is not blocked by it).
+STARTED, COMPLETED, POSTED = "started", "completed", "posted"
+# Point-to-point calls: lined up by peer and their number in that direction, not
+# by the group's collective number.
+SEND, RECV = "send", "recv"
+P2P = frozenset({SEND, RECV})
 
 # Flight Recorder writes torch's C++ dtype names; users know the Python ones.
 _DTYPES = {
@@ -83,10 +89,24 @@ class CollectiveRecord:
     where: str = ""  # "path/train.py:17": the first frame outside torch
     function: str = ""  # the function that line is in
     time_ns: int = 0
+    peer: int = -1  # send/recv: the other rank (global; -1 for a recv from any source)
+    root: int = -1  # broadcast/reduce/scatter/gather: the root's global rank
 
     @property
     def started(self) -> bool:
         return self.state == STARTED
+
+    @property
+    def p2p(self) -> bool:
+        return self.kind in P2P
+
+    def name(self) -> str:
+        """`all_reduce #3`, `send #2 to rank 1`, `broadcast #4 from rank 0`."""
+        if self.kind == SEND:
+            return f"send #{self.seq} to rank {self.peer}"
+        if self.kind == RECV:
+            return f"recv #{self.seq} from " + (f"rank {self.peer}" if self.peer >= 0 else "any rank")
+        return f"{self.kind} #{self.seq}"
 
     def call(self) -> str:
         """`all_reduce [4] float32 at train.py:17`."""
@@ -94,7 +114,12 @@ class CollectiveRecord:
         dtypes = ", ".join(sorted(set(self.input_dtypes)))
         tensors = " ".join(p for p in (shapes, dtypes) if p)
         at = f" at {short_where(self.where)}" if self.where else ""
-        return f"{self.kind}{' ' + tensors if tensors else ''}{at}"
+        to = ""
+        if self.kind == SEND or (self.kind == RECV and self.peer >= 0):
+            to = f" {'to' if self.kind == SEND else 'from'} rank {self.peer}"
+        elif self.root >= 0:
+            to = f" root {self.root}"
+        return f"{self.kind}{' ' + tensors if tensors else ''}{to}{at}"
 
     def to_dict(self) -> dict:
         return {
@@ -110,6 +135,8 @@ class CollectiveRecord:
             "where": self.where,
             "function": self.function,
             "time_ns": self.time_ns,
+            "peer": self.peer,
+            "root": self.root,
         }
 
     @classmethod
@@ -127,6 +154,8 @@ class CollectiveRecord:
             where=str(d.get("where", "")),
             function=str(d.get("function", "")),
             time_ns=int(d.get("time_ns") or 0),
+            peer=int(d.get("peer", -1)),
+            root=int(d.get("root", -1)),
         )
 
 
@@ -153,8 +182,13 @@ class RankState:
     stack: tuple[StackFrame, ...] = field(default_factory=tuple)
     stage: str = ""  # the launcher's stage: "rendezvous" while in init_process_group
 
+    @property
+    def collectives(self) -> tuple[CollectiveRecord, ...]:
+        """The records lined up by collective number (no send/recv)."""
+        return tuple(r for r in self.records if not r.p2p)
+
     def last(self, pg: str) -> CollectiveRecord | None:
-        mine = [r for r in self.records if r.pg == pg]
+        mine = [r for r in self.collectives if r.pg == pg]
         return max(mine, key=lambda r: r.seq) if mine else None
 
     def waiting(self) -> CollectiveRecord | None:
@@ -208,11 +242,14 @@ def _shape(shape: Sequence[int]) -> str:
 # -- readers ------------------------------------------------------------------------------
 
 
-def records_from_fr_dump(dump: Mapping, rank: int) -> list[CollectiveRecord]:
+def records_from_fr_dump(dump: Mapping, rank: int, p2p_taken: Mapping[str, int] | None = None) -> list[CollectiveRecord]:
     """A Flight Recorder dump (the unpickled dict) -> this rank's collectives, oldest first.
 
     On gloo every entry says state "scheduled"; what has completed is told by
-    the group's `last_completed_collective` in pg_status (and by `retired`)."""
+    the group's `last_completed_collective` in pg_status (and by `retired`).
+    That counter also counts gloo's send/recv, which the recorder does not list and
+    which do not take a collective number: `p2p_taken` (per group name, from the
+    rank's own hooks) is how many of them there were."""
     status = dump.get("pg_status") or {}
     out = []
     for e in dump.get("entries") or ():
@@ -225,6 +262,7 @@ def records_from_fr_dump(dump: Mapping, rank: int) -> list[CollectiveRecord]:
         group = e.get("process_group")
         pg = str(group[0]) if isinstance(group, (list, tuple)) and group else pg_id
         done_upto = int((status.get(pg_id) or {}).get("last_completed_collective", -1))
+        done_upto -= (p2p_taken or {}).get(pg, 0)
         completed = e.get("state") == "completed" or bool(e.get("retired")) or seq <= done_upto
         frames = [
             StackFrame(str(f.get("filename", "")), int(f.get("line") or 0), str(f.get("name", "")))
@@ -316,7 +354,7 @@ STALL_WHY = (
 def _group_by_seq(ranks: Sequence[RankState]) -> dict[tuple[str, int], dict[int, CollectiveRecord]]:
     table: dict[tuple[str, int], dict[int, CollectiveRecord]] = {}
     for state in ranks:
-        for r in state.records:
+        for r in state.collectives:
             table.setdefault((r.pg, r.seq), {})[state.rank] = r
     return table
 
@@ -331,7 +369,13 @@ def _differs(calls: Mapping[int, CollectiveRecord]) -> str:
         return "shape"
     if kind not in _ANY_DTYPE and len({tuple(sorted(set(r.input_dtypes))) for r in recs}) > 1:
         return "dtype"
+    if len({r.root for r in recs}) > 1 and all(r.root >= 0 for r in recs):
+        return "root"
     return ""
+
+
+def _root_word(kind: str) -> str:
+    return "dst" if kind in ("reduce", "gather") else "src"
 
 
 def _evidence_calls(calls: Mapping[int, CollectiveRecord]) -> dict[str, str]:
@@ -356,6 +400,15 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
                 f"look at {' and '.join(sites)} for a call made under `if rank == ...` only"
                 if sites
                 else "look for a collective called under `if rank == ...` only"
+            )
+        elif what == "root":
+            title = f"collective #{seq} ({recs[0].kind}) has a different root on each rank: " + "; ".join(
+                f"rank {r.rank} {_root_word(r.kind)}={r.root}" + (f" at {short_where(r.where)}" if r.where else "")
+                for r in recs
+            )
+            fix = (
+                f"pass the same {_root_word(recs[0].kind)} on every rank at {' and '.join(sites) or 'that call'} "
+                f"(a constant such as {_root_word(recs[0].kind)}=0, not the rank's own rank)"
             )
         else:
             title = f"collective #{seq} ({recs[0].kind}) has a different {what} on each rank: " + "; ".join(
@@ -385,7 +438,7 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
 def _site_counts(state: RankState, pg: str, upto: int) -> dict[tuple[str, str], int]:
     """How many times the rank made each (call site, kind) up to collective `upto`."""
     counts: dict[tuple[str, str], int] = {}
-    for r in state.records:
+    for r in state.collectives:
         if r.pg == pg and r.seq <= upto and r.where:
             counts[(r.where, r.kind)] = counts.get((r.where, r.kind), 0) + 1
     return counts
@@ -450,7 +503,7 @@ def rank_positions(ranks: Sequence[RankState]) -> dict[int, str]:
         elif s.ended == "failed":
             out[s.rank] = f"failed after {_count_text(s)}"
         elif w is not None:
-            out[s.rank] = f"waits in {w.kind} #{w.seq}" + (f" at {short_where(w.where)}" if w.where else "")
+            out[s.rank] = f"waits in {w.name()}" + (f" at {short_where(w.where)}" if w.where else "")
         elif s.stage == RENDEZVOUS:
             at = user_frame(s.stack, innermost_first=False) if s.stack else None
             out[s.rank] = "waits in init_process_group (the rendezvous)" + (
@@ -464,7 +517,7 @@ def rank_positions(ranks: Sequence[RankState]) -> dict[int, str]:
 
 
 def _count_text(s: RankState) -> str:
-    n = max((r.seq for r in s.records), default=0)
+    n = max((r.seq for r in s.collectives), default=0)
     return f"{n} collective{'s' if n != 1 else ''}"
 
 
@@ -475,8 +528,9 @@ def _beyond(s: RankState) -> CollectiveRecord | None:
     if s.ended == "finished":
         return None
     if s.ended == "failed":
-        return max(s.records, key=lambda r: (r.seq, r.time_ns)) if s.records else None
-    return s.waiting()
+        return max(s.collectives, key=lambda r: (r.seq, r.time_ns)) if s.collectives else None
+    w = s.waiting()
+    return None if w is None or w.p2p else w
 
 
 def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
@@ -535,6 +589,97 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+DEADLOCK_WHY = (
+    "Each of these ranks is blocked in a call that can only finish when another of them makes a "
+    "matching call, and that one is itself blocked waiting: none can move, whatever the timeout "
+    "(a blocking send/recv waits for its peer's matching recv/send; a collective for every rank of its group)."
+)
+
+
+def _made(s: RankState, kind: str, peer: int, pg: str) -> int:
+    """How many `kind` calls with `peer` the rank has made in group `pg` (their numbers count up from 1)."""
+    return max((r.seq for r in s.records if r.kind == kind and r.peer == peer and r.pg == pg), default=0)
+
+
+def waits_for(s: RankState, by_rank: Mapping[int, RankState]) -> set[int]:
+    """The live ranks that rank `s` is blocked on: the peer of a send/recv that has
+    not made the matching call; the members of a group that have not reached its collective."""
+    w = s.waiting()
+    if w is None or s.ended:
+        return set()
+    if w.p2p:
+        o = by_rank.get(w.peer)
+        if o is None or o.ended:
+            return set()
+        matching = RECV if w.kind == SEND else SEND
+        return set() if _made(o, matching, s.rank, w.pg) >= w.seq else {o.rank}
+    return {
+        o.rank
+        for o in by_rank.values()
+        if o.rank != s.rank and not o.ended and _member(o, w.pg) and _last_count(o, w.pg) < w.seq
+    }
+
+
+def find_cycle(ranks: Sequence[RankState]) -> list[RankState]:
+    """Ranks that each wait for the next, the last for the first: a deadlock that no
+    timeout resolves. Empty when there is none."""
+    by_rank = {s.rank: s for s in ranks}
+    edges = {s.rank: waits_for(s, by_rank) for s in ranks}
+    for start in sorted(edges):
+        path = [start]
+        seen = {start}
+        while True:
+            nxt = sorted(edges.get(path[-1], ()))
+            if not nxt:
+                break
+            step = next((n for n in nxt if n == start), None)
+            if step is not None:
+                return [by_rank[r] for r in path]
+            fresh = [n for n in nxt if n not in seen]
+            if not fresh:
+                break
+            path.append(fresh[0])
+            seen.add(fresh[0])
+    return []
+
+
+def find_deadlock(ranks: Sequence[RankState]) -> Finding | None:
+    """A cycle of ranks blocked on each other (send/send, recv/recv, a collective
+    against a recv ...), with every rank's line."""
+    cycle = find_cycle(ranks)
+    if not cycle:
+        return None
+    calls = {s.rank: s.waiting() for s in cycle}
+    parts = []
+    for s in cycle:
+        w = calls[s.rank]
+        assert w is not None
+        at = f" at {short_where(w.where)}" if w.where else ""
+        parts.append(f"rank {s.rank} waits in {w.name()}{at}")
+    title = "deadlock: " + "; ".join(parts) + " — each waits for the next"
+    kinds = {w.kind for w in calls.values() if w is not None}
+    sites = sorted({short_where(w.where) for w in calls.values() if w is not None and w.where})
+    lines = " and ".join(sites) or "those calls"
+    if kinds == {SEND}:
+        fix = (
+            f"order the calls at {lines}: even ranks send first then receive, odd ranks receive first then send, "
+            "or post both at once with dist.batch_isend_irecv([...]) (or isend + irecv, then wait on both)"
+        )
+    elif kinds == {RECV}:
+        fix = f"someone must send first: at {lines} every rank receives before it sends; make one side send first"
+    elif kinds & P2P:
+        fix = (
+            f"a rank waits for a peer's send/recv while that peer waits in another call ({lines}): make the "
+            "send/recv and the collectives happen in the same order on every rank"
+        )
+    else:
+        fix = f"every rank must call the group's collectives in the same order ({lines})"
+    ev: dict = {f"rank {s.rank}": calls[s.rank].call() for s in cycle if calls[s.rank] is not None}  # type: ignore[union-attr]
+    ev["cycle"] = " -> ".join(f"rank {s.rank}" for s in [*cycle, cycle[0]])
+    ev["root cause"] = f"rank {cycle[0].rank}"
+    return Finding("collective-deadlock", Severity.ERROR, title, ev, DEADLOCK_WHY, fix, AREA)
+
+
 def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
     """No collective progress for `stalled_s`: who waits where, and who holds them up."""
     waiting = [s for s in ranks if s.blocked()]
@@ -551,7 +696,7 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
     if holders:
         h = holders[0]
         w = calls[0] if calls else None
-        what = f"{w.kind} #{w.seq}" if w else "init_process_group"
+        what = w.name() if w else "init_process_group"
         title = (
             f"rank {h.rank} holds the others up: "
             + "; ".join(f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank))
@@ -589,6 +734,9 @@ def analyze(
     mismatch = find_mismatch(ranks)
     if mismatch:
         return [mismatch]
+    deadlock = find_deadlock(ranks)
+    if deadlock:
+        return [deadlock]
     uneven = find_uneven(ranks)
     if uneven:
         return [uneven]

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 
 from gpudoctor.findings import Severity
-from gpudoctor.knowledge.collectives import RankState, find_mismatch, find_uneven
+from gpudoctor.knowledge.collectives import RankState, find_cycle, find_mismatch, find_uneven
 from gpudoctor.launch import run_folder
 from gpudoctor.launch.rank import read_progress
 
@@ -19,7 +19,10 @@ READ_S = 0.25  # how often the traces are read
 STACKS_WAIT_S = 3.0  # how long ranks get to answer a stack request
 FAILING_GRACE_S = 3.0  # how long a rank that said it raised gets to exit (supervisor.PEER_GRACE_S)
 
-MISMATCH, UNEVEN, STALL = "mismatch", "uneven", "stall"
+MISMATCH, UNEVEN, STALL, DEADLOCK = "mismatch", "uneven", "stall", "deadlock"
+# A cycle of blocked ranks is certain once every rank's trace has had time to say it
+# moved on: a moving rank publishes at least every collective_trace.PUBLISH_MOVING_S.
+DEADLOCK_CONFIRM_S = 2.5
 DEFAULT_HANG_TIMEOUT_S = 600.0
 
 
@@ -61,6 +64,8 @@ class CollectiveWatch:
         self.seen: object = None
         self.states: list[RankState] = []
         self.failing_since: float | None = None
+        self.cycle: tuple | None = None  # the blocked calls of a deadlock seen, and since when
+        self.cycle_since = 0.0
 
     def read(self) -> dict[int, run_folder.RankTrace]:
         """Each rank's trace, parsed again only when the rank published a new one."""
@@ -95,7 +100,19 @@ class CollectiveWatch:
             verdict = self._judge(self.states, returncodes)
             if verdict:
                 return verdict
+        if self._deadlocked(now, self.states):
+            self.reason = DEADLOCK
+            return DEADLOCK
         return self._stall(now, self.states, returncodes)
+
+    def _deadlocked(self, now: float, states: list[RankState]) -> bool:
+        """The same cycle of blocked calls for DEADLOCK_CONFIRM_S."""
+        cycle = find_cycle(states)
+        key = tuple((s.rank, s.waiting()) for s in cycle) if cycle else None
+        if key != self.cycle:
+            self.cycle, self.cycle_since = key, now
+            return False
+        return key is not None and now - self.cycle_since >= DEADLOCK_CONFIRM_S
 
     def _failing(self, now: float, traces: Mapping[int, run_folder.RankTrace], returncodes: Mapping[int, int | None]) -> bool:
         """A live rank whose trace says it raised (or called os._exit with an error) is

@@ -105,8 +105,8 @@ class CurrentEncoder:
         self.templates: dict[tuple, tuple[bytes, bytes, bytes] | None] = {}
 
     def encode(self, record: CollectiveRecord) -> bytes:
-        key = (record.rank, record.pg, record.kind, record.input_shapes, record.input_dtypes, record.output_shapes,
-               record.output_dtypes, record.state, record.where, record.function)  # fmt: skip
+        key = (record.rank, record.pg, record.kind, record.peer, record.root, record.input_shapes, record.input_dtypes,
+               record.output_shapes, record.output_dtypes, record.state, record.where, record.function)  # fmt: skip
         try:
             parts = self.templates[key]
         except KeyError:

@@ -40,6 +40,9 @@ from typing import Any
 
 from gpudoctor.knowledge.collectives import (
     COMPLETED,
+    POSTED,
+    RECV,
+    SEND,
     STARTED,
     CollectiveRecord,
     is_library_frame,
@@ -69,7 +72,19 @@ COLLECTIVES = {
     "gather": 0,
     "scatter": 0,
     "barrier": None,
+    "monitored_barrier": None,
 }
+# Rooted collectives: the root's position, its keyword, and the keyword of its rank within the group.
+ROOTS = {
+    "broadcast": (1, "src", "group_src"),
+    "reduce": (1, "dst", "group_dst"),
+    "gather": (2, "dst", "group_dst"),
+    "scatter": (2, "src", "group_src"),
+}
+# Point-to-point: the primitives send/recv and batch_isend_irecv are made of
+# (each returns a work; send/recv wait on it at once).
+P2P_CALLS = {"isend": (SEND, "dst", "group_dst"), "irecv": (RECV, "src", "group_src")}
+P2P_KEPT = 64  # point-to-point calls kept for the trace
 
 _DTYPE_NAMES: dict = {}
 
@@ -86,6 +101,27 @@ def _input_kwarg(kwargs: dict):
         if name in kwargs:
             return kwargs[name]
     return None
+
+
+def _root(kind: str, args, kwargs, pg) -> int:
+    """The global rank of a rooted collective's root; -1 for any other (or unknown)."""
+    spec = ROOTS.get(kind)
+    if spec is None:
+        return -1
+    index, name, group_name = spec
+    try:
+        root = args[index] if len(args) > index else kwargs.get(name)
+        if root is None and kwargs.get(group_name) is not None:
+            root = _global_rank(pg, int(kwargs[group_name]))
+        return int(root) if root is not None else -1
+    except Exception:  # noqa: BLE001 - a note must never break the user's call
+        return -1
+
+
+def _global_rank(pg, group_rank: int) -> int:
+    from torch.distributed import distributed_c10d
+
+    return distributed_c10d.get_global_rank(pg, group_rank)
 
 
 def _tensors(value) -> list:
@@ -155,7 +191,8 @@ class Tracker:
         self.pid = os.getpid()
         self.exit: run_folder.RankExit | None = None
         self.history: deque[CollectiveRecord] = deque(maxlen=64)  # when the Flight Recorder is off
-        self.sites: dict[tuple[str, int], tuple[str, str]] = {}  # (group, number) -> (file:line, function)
+        # (group, number) -> (file:line, function, root): what the recorder does not know of a call
+        self.sites: dict[tuple[str, int], tuple[str, str, int]] = {}
         self.context: deque[tuple[int, Any, int]] = deque(maxlen=64)  # (time_ns, code object, line)
         self.group: Any = None  # the default group, its name and its counter, looked up once
         self.group_name = "0"
@@ -174,6 +211,14 @@ class Tracker:
         self.done_upto: dict[str, int] = {}  # per group: the last collective a hook saw return
         self.inflight: CollectiveRecord | None = None  # the hooked call under way (for when the recorder is off)
         self.calls = 0  # hooked calls that returned
+        # Point-to-point. gloo gives a send/recv a number in its group's sequence, as it
+        # does a collective, but the Flight Recorder numbers collectives alone: the
+        # numbers they took are subtracted (how many, per group name).
+        self.p2p_taken: dict[str, int] = {}
+        self.p2p_made: dict[tuple[str, str, int], int] = {}  # (group, send|recv, peer) -> calls
+        self.p2p: dict[int, CollectiveRecord] = {}  # token -> the newest calls, oldest first
+        self.works: dict[int, int] = {}  # id(work) -> the token of its call, until waited on
+        self.p2p_token = 0
         self.encoder = run_folder.CurrentEncoder()
         # Join mode (runtime/joined_watch.py): also publish to the job's store, answer over it.
         self.on_publish = None
@@ -195,29 +240,19 @@ class Tracker:
     def note(self, kind: str, args, kwargs, group) -> CollectiveRecord | None:
         try:
             pg = group if group is not None else self.default_group()
-            seq = pg._get_sequence_number_for_group() + 1
+            name = str(getattr(pg, "group_name", "0") or "0")
+            seq = pg._get_sequence_number_for_group() + 1 - self.p2p_taken.get(name, 0)
             index = COLLECTIVES.get(kind)
             tensors = []
             if index is not None:
                 value = args[index] if len(args) > index else _input_kwarg(kwargs)
                 tensors = _tensors(value)
-            where, function = user_where(sys._getframe(2))
-            rec = CollectiveRecord(
-                rank=self.rank,
-                pg=str(getattr(pg, "group_name", "0") or "0"),
-                seq=seq,
-                kind=kind,
-                input_shapes=tuple(tuple(t.shape) for t in tensors),
-                input_dtypes=tuple(_dtype(t) for t in tensors),
-                state=STARTED,
-                where=where,
-                function=function,
-                time_ns=time.time_ns(),
-            )
+            root = _root(kind, args, kwargs, pg) if kind in ROOTS else -1
+            rec = self.record(kind, name, seq, tensors, STARTED, sys._getframe(2), root=root)
         except Exception:  # noqa: BLE001 - a note must never break the user's collective
             return None
         self.inflight = rec
-        self.sites[(rec.pg, rec.seq)] = (where, function)
+        self.sites[(rec.pg, rec.seq)] = (rec.where, rec.function, rec.root)
         if len(self.sites) > 1024:
             for key in list(self.sites)[:512]:
                 del self.sites[key]
@@ -227,6 +262,24 @@ class Tracker:
                 self.mm[run_folder.CURRENT_HEADER : run_folder.CURRENT_HEADER + len(data)] = data
                 self.mm[:5] = len(data).to_bytes(4, "little") + run_folder.CURRENT_STARTED
         return rec
+
+    def record(self, kind: str, pg: str, seq: int, tensors: list, state: str, frame, root=-1, peer=-1) -> CollectiveRecord:
+        """A call as the hooks note it, at the user's line that made it (`frame` and outward)."""
+        where, function = user_where(frame)
+        return CollectiveRecord(
+            rank=self.rank,
+            pg=pg,
+            seq=seq,
+            kind=kind,
+            input_shapes=tuple(tuple(t.shape) for t in tensors),
+            input_dtypes=tuple(_dtype(t) for t in tensors),
+            state=state,
+            where=where,
+            function=function,
+            time_ns=time.time_ns(),
+            peer=peer,
+            root=root,
+        )
 
     def mark(self, depth: int = 2) -> None:
         """DDP or backward is about to make collectives of its own: remember the user's
@@ -250,11 +303,59 @@ class Tracker:
                 self.group = pg
                 self.group_name = str(getattr(pg, "group_name", "0") or "0")
                 self.group_count = pg._get_sequence_number_for_group
-            seq = self.group_count()
+            seq = self.group_count() - self.p2p_taken.get(self.group_name, 0)
             if seq > self.done_upto.get(self.group_name, 0):
                 self.done_upto[self.group_name] = seq
         except Exception:  # noqa: BLE001 - no group yet, or it was destroyed
             pass
+
+    # -- point-to-point: a note when posted, the state when its work is waited on ---------------
+
+    def note_p2p(self, kind: str, tensor, args, kwargs, peer_kw: str, group_peer_kw: str):
+        """isend/irecv(tensor, peer, group, tag, group_peer) is about to be posted:
+        (token, group, its sequence number now), or None if it cannot be noted."""
+        try:
+            group = args[1] if len(args) > 1 else kwargs.get("group")
+            pg = group if group is not None else self.default_group()
+            peer = args[0] if args else kwargs.get(peer_kw)
+            if peer is None and kwargs.get(group_peer_kw) is not None:
+                peer = _global_rank(pg, int(kwargs[group_peer_kw]))
+            peer = -1 if peer is None else int(peer)
+            name = str(getattr(pg, "group_name", "0") or "0")
+            key = (name, kind, peer)
+            number = self.p2p_made[key] = self.p2p_made.get(key, 0) + 1
+            rec = self.record(kind, name, number, _tensors(tensor), POSTED, sys._getframe(2), peer=peer)
+            self.p2p_token += 1
+            self.p2p[self.p2p_token] = rec
+            if len(self.p2p) > P2P_KEPT:
+                for token in list(self.p2p)[: P2P_KEPT // 2]:
+                    if self.p2p[token].state != STARTED:
+                        del self.p2p[token]
+                live = set(self.p2p)
+                self.works = {w: t for w, t in self.works.items() if t in live}
+            return self.p2p_token, pg, pg._get_sequence_number_for_group()
+        except Exception:  # noqa: BLE001 - a note must never break the user's call
+            return None
+
+    def posted(self, noted, work) -> None:
+        if noted is None:
+            return
+        token, pg, before = noted
+        try:
+            rec = self.p2p[token]
+            taken = pg._get_sequence_number_for_group() - before
+            if taken > 0:
+                self.p2p_taken[rec.pg] = self.p2p_taken.get(rec.pg, 0) + taken
+            if work is not None:
+                self.works[id(work)] = token
+        except Exception:  # noqa: BLE001
+            pass
+
+    def p2p_state(self, token: int, state: str) -> None:
+        rec = self.p2p.get(token)
+        if rec is not None:
+            self.p2p[token] = dataclasses.replace(rec, state=state)
+            self.calls += 1
 
     def attribute(self, rec: CollectiveRecord) -> CollectiveRecord:
         """The user's line of a recorded collective: the hook's note of that very
@@ -267,8 +368,8 @@ class Tracker:
             if i == 0:
                 return rec
             _, code, line = self.context[i - 1]
-            site = (f"{code.co_filename}:{line}", code.co_name)
-        return dataclasses.replace(rec, where=site[0], function=site[1])
+            site = (f"{code.co_filename}:{line}", code.co_name, -1)
+        return dataclasses.replace(rec, where=site[0], function=site[1], root=site[2])
 
     def settle(self, rec: CollectiveRecord) -> CollectiveRecord:
         """The recorder marks a gloo collective completed a moment after wait()
@@ -298,13 +399,20 @@ class Tracker:
             dump = pickle.loads(raw)  # noqa: S301 - torch's own dump of this process
             if newest is not None and len(dump.get("entries") or ()) > newest:
                 dump["entries"] = dump["entries"][-newest:]  # the buffer lists oldest first
-            records = [self.settle(self.attribute(r)) for r in records_from_fr_dump(dump, self.rank)]
+            records = [
+                self.settle(self.attribute(r)) for r in records_from_fr_dump(dump, self.rank, self.p2p_taken)
+            ]
             if records:
-                return records, True
+                return self.with_p2p(records), True
         except Exception:  # noqa: BLE001 - no recorder in this build / no group yet
             pass
         inflight = [self.inflight] if self.inflight is not None else []
-        return [*map(self.settle, self.history), *inflight], False
+        return self.with_p2p([*map(self.settle, self.history), *inflight]), False
+
+    def with_p2p(self, records: list[CollectiveRecord]) -> list[CollectiveRecord]:
+        if not self.p2p:
+            return records
+        return sorted([*records, *self.p2p.values()], key=lambda r: r.time_ns)
 
     def publish(self, final: bool = False) -> None:
         if os.getpid() != self.pid:
@@ -312,7 +420,7 @@ class Tracker:
         with self.lock:
             # The recorder's counters say cheaply whether anything happened; without
             # the recorder, the hooks' own notes do.
-            status = (_group_status(), self.calls, self.inflight)
+            status = (_group_status(), self.calls, self.inflight, self.p2p_token)
             moving = status != self.last_status
             self.last_status = status
             now = time.monotonic()
@@ -466,6 +574,7 @@ def install(run_dir: str, rank: int, fatal_file: bool = True) -> Tracker | None:
     except Exception:  # noqa: BLE001 - a torch without the recorder: the hooks' own history serves
         pass
     _wrap_collectives(tracker)
+    _wrap_p2p(tracker)
     _mark_ddp(tracker)
     _hook_exits(tracker)
     if fatal_file:  # else the caller keeps faulthandler writing to stderr
@@ -480,7 +589,6 @@ def install(run_dir: str, rank: int, fatal_file: bool = True) -> Tracker | None:
 
 
 def _wrap_collectives(tracker: Tracker) -> None:
-    import torch.distributed as dist
     from torch.distributed import ProcessGroup, distributed_c10d
 
     for kind in COLLECTIVES:
@@ -502,13 +610,65 @@ def _wrap_collectives(tracker: Tracker) -> None:
                 tracker.done(rec)
                 return result
 
-            collective._gpudoctor = True  # type: ignore[attr-defined]
             return collective
 
-        wrapped = make()
-        setattr(distributed_c10d, kind, wrapped)
-        if getattr(dist, kind, None) is original:
-            setattr(dist, kind, wrapped)
+        _replace(kind, original, make())
+
+
+def _replace(name: str, original, wrapped) -> None:
+    """torch.distributed's function `name` becomes `wrapped`, where the user looks it up
+    (torch.distributed) and where torch's own functions do (distributed_c10d)."""
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d
+
+    wrapped._gpudoctor = True
+    setattr(distributed_c10d, name, wrapped)
+    if getattr(dist, name, None) is original:
+        setattr(dist, name, wrapped)
+
+
+def _wrap_p2p(tracker: Tracker) -> None:
+    """isend/irecv (which send, recv and batch_isend_irecv call) are noted with their
+    peer; a work's wait() says when the rank is blocked on one."""
+    from torch.distributed import distributed_c10d
+
+    for name, (kind, peer_kw, group_peer_kw) in P2P_CALLS.items():
+        original = getattr(distributed_c10d, name, None)
+        if original is None or getattr(original, "_gpudoctor", False):
+            continue
+
+        def make(kind=kind, original=original, peer_kw=peer_kw, group_peer_kw=group_peer_kw):
+            @functools.wraps(original)
+            def p2p(tensor, *args, **kwargs):
+                noted = tracker.note_p2p(kind, tensor, args, kwargs, peer_kw, group_peer_kw)
+                work = original(tensor, *args, **kwargs)
+                tracker.posted(noted, work)
+                return work
+
+            return p2p
+
+        _replace(name, original, make())
+
+    work_type = getattr(distributed_c10d, "Work", None)
+    original_wait = getattr(work_type, "wait", None)
+    if original_wait is None or getattr(original_wait, "_gpudoctor", False):
+        return
+
+    @functools.wraps(original_wait)
+    def wait(self, *args, **kwargs):
+        token = tracker.works.pop(id(self), None) if tracker.works else None
+        if token is None:
+            return original_wait(self, *args, **kwargs)
+        tracker.p2p_state(token, STARTED)
+        result = original_wait(self, *args, **kwargs)
+        tracker.p2p_state(token, COMPLETED)
+        return result
+
+    wait._gpudoctor = True  # type: ignore[attr-defined]
+    try:
+        work_type.wait = wait  # type: ignore[union-attr]
+    except (AttributeError, TypeError):  # a Work type that cannot be patched: sends are noted, not waited
+        pass
 
 
 def _mark_ddp(tracker: Tracker) -> None:

@@ -72,6 +72,28 @@ checkpoint), raise the limit: `gpudoctor run --hang-timeout 1800 ...`. If it ski
 collective, call it on every rank.""",
     ),
     FindingDoc(
+        id="collective-deadlock",
+        severity="error",
+        area="collectives",
+        emitted_by="`gpudoctor run --nproc` (live, and from the traces at `--hang-timeout` / `--timeout`)",
+        summary="""Ranks blocked on each other in a cycle: "rank 0 waits in send #1 to rank 1 at x.py:7;
+rank 1 waits in send #1 to rank 0 at x.py:7". Each waits in a call (a blocking send or
+recv, the wait() of an isend/irecv, or a collective) that can only finish when the next rank
+of the cycle makes the matching call, and that rank is itself blocked. gpudoctor sees it
+from the ranks' traces (send/recv are recorded with their peer and their number in that
+direction) and stops the job once the same cycle has held for a few seconds, without
+waiting for `--hang-timeout`.""",
+        evidence="""One line per rank of the cycle (its call, peer and line), `cycle`, `root cause` (the
+lowest rank of the cycle).""",
+        why="""A blocking send waits for the peer's matching recv (large messages on gloo, always on NCCL),
+a recv for the peer's send, a collective for every rank of its group: two ranks that both
+send first, both receive first, or one in a collective while the other waits for its
+send, never move.""",
+        fix="""Order the calls so that they pair up: even ranks send then receive, odd ranks receive then
+send; or post both at once with `dist.batch_isend_irecv([...])` (or `isend` + `irecv`,
+then wait on both); make every rank reach the collectives in the same order.""",
+    ),
+    FindingDoc(
         id="uneven-collectives",
         severity="error",
         area="collectives",
