@@ -87,8 +87,11 @@ def test_uneven_work_from_real_dumps():
     ranks = [RankState(0, tuple(dump("uneven", 0)), ended="finished"), RankState(1, tuple(dump("uneven", 1)), "failed")]
     [f] = analyze(ranks)
     assert f.id == "uneven-collectives"
-    assert "rank 0 finished after 2 all_reduce calls at" in f.title and "rank 1 called a 3rd (collective #5)" in f.title
+    assert "rank 0 left the loop after 2 all_reduce calls at" in f.title and "rank 1 called a 3rd (collective #5)" in f.title
     assert "drop_last" in f.fix and "Join" in f.fix
+    # The rank that left first is where the sequences part: the root cause, and a stop
+    # decision of its own must become collective.
+    assert f.evidence["root cause"] == "rank 0" and "broadcast it from rank 0" in f.fix
 
 
 def test_shape_and_dtype_mismatch():
@@ -226,3 +229,26 @@ def test_each_rank_rooting_its_own_broadcast_is_a_mismatch_not_the_transport():
     [f] = analyze([RankState(0, (bcast(0),)), RankState(1, (bcast(1),))], stalled_s=30)
     assert f.id == "collective-mismatch" and f.evidence["differs in"] == "root"
     assert "rank 0 src=0 at /w/x.py:6; rank 1 src=1 at /w/x.py:6" in f.title and "src=0" in f.fix
+
+
+def test_a_rank_that_destroyed_the_group_and_left_is_the_root_cause():
+    destroy = CollectiveRecord(rank=1, pg="0", seq=1, kind="destroy_process_group", where="/w/x.py:16")
+    ranks = [RankState(0, (rec(0, 1), rec(0, 2), rec(0, 3, state="started"))), RankState(1, (rec(1, 1), rec(1, 2), destroy), "finished")]
+    [f] = analyze(ranks)
+    assert f.id == "collective-missing" and f.evidence["root cause"] == "rank 1"
+    assert f.title.startswith("rank 1 called destroy_process_group() at /w/x.py:16 after 2 collectives and left")
+    assert "only after every rank is done" in f.fix
+
+
+def test_a_new_group_made_on_some_ranks_only_names_the_rank_that_skipped_it():
+    def new_group(rank):
+        return CollectiveRecord(rank=rank, pg="0", seq=1, kind="new_group", input_shapes=((0, 1),), state="started", where="/w/x.py:14")
+
+    ranks = [
+        RankState(0, (rec(0, 1), new_group(0))),
+        RankState(1, (rec(1, 1), new_group(1))),
+        RankState(2, (rec(2, 1), rec(2, 2, state="started", where="/w/x.py:16"))),
+    ]
+    [f] = analyze(ranks)
+    assert f.id == "collective-deadlock" and f.evidence["root cause"] == "rank 2"
+    assert "rank 0 waits in new_group #1 at /w/x.py:14" in f.title and "every rank" in f.fix

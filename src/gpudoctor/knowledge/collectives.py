@@ -35,6 +35,9 @@ STARTED, COMPLETED, POSTED = "started", "completed", "posted"
 # by the group's collective number.
 SEND, RECV = "send", "recv"
 P2P = frozenset({SEND, RECV})
+# Calls of a group's life, not lined up by number either.
+NEW_GROUP, DESTROY = "new_group", "destroy_process_group"
+UNNUMBERED = P2P | {NEW_GROUP, DESTROY}
 
 # Flight Recorder writes torch's C++ dtype names; users know the Python ones.
 _DTYPES = {
@@ -99,6 +102,11 @@ class CollectiveRecord:
     @property
     def p2p(self) -> bool:
         return self.kind in P2P
+
+    @property
+    def numbered(self) -> bool:
+        """A collective, lined up across ranks by its number in the group."""
+        return self.kind not in UNNUMBERED
 
     def name(self) -> str:
         """`all_reduce #3`, `send #2 to rank 1`, `broadcast #4 from rank 0`."""
@@ -185,7 +193,7 @@ class RankState:
     @property
     def collectives(self) -> tuple[CollectiveRecord, ...]:
         """The records lined up by collective number (no send/recv)."""
-        return tuple(r for r in self.records if not r.p2p)
+        return tuple(r for r in self.records if r.numbered)
 
     def last(self, pg: str) -> CollectiveRecord | None:
         mine = [r for r in self.collectives if r.pg == pg]
@@ -340,6 +348,20 @@ UNEVEN_FIX = (
     "give every rank the same number of batches: DistributedSampler(..., drop_last=True) / "
     "DataLoader(..., drop_last=True), or wrap the loop in "
     "`with torch.distributed.algorithms.Join([model]):`"
+)
+# The rank that left first is where the ranks' sequences part: what it did decides the fix.
+LEFT_EARLY_FIX = (
+    "if rank {rank} decided by itself to stop or to skip a step (early stopping, a max-steps or NaN/inf check "
+    "on its own loss), make the decision collective: all_reduce the flag (or broadcast it from rank 0) so that "
+    "every rank breaks, or skips the backward, at the same step; if its data is shorter, " + UNEVEN_FIX
+)
+DESTROYED_WHY = (
+    "destroy_process_group() tears down this rank's side of every group: a peer still calling collectives "
+    "then waits for it forever or fails with a closed connection."
+)
+DESTROYED_FIX = (
+    "call dist.destroy_process_group() only after every rank is done: once, at the end of main, on every "
+    "rank (after their last collective); an error path on one rank should raise, not destroy the group and exit 0"
 )
 MISSING_WHY = (
     "A collective called on some ranks only (inside `if rank == 0:` for instance) is waited for "
@@ -530,7 +552,7 @@ def _beyond(s: RankState) -> CollectiveRecord | None:
     if s.ended == "failed":
         return max(s.collectives, key=lambda r: (r.seq, r.time_ns)) if s.collectives else None
     w = s.waiting()
-    return None if w is None or w.p2p else w
+    return None if w is None or not w.numbered else w
 
 
 def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
@@ -551,23 +573,39 @@ def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
         done = _last_count(o, w.pg)
         theirs = _site_counts(o, w.pg, done).get((w.where, w.kind), 0) if w.where else 0
         mine = _site_counts(s, w.pg, w.seq).get((w.where, w.kind), 0) if w.where else 0
-        how = "finished"
         state = "failed in" if s.ended == "failed" else "waits in"
+        last = o.last(w.pg)
         ev = {
-            f"rank {o.rank}": f"{how} after {done} collective{'s' if done != 1 else ''}",
+            f"rank {o.rank}": f"finished after {done} collective{'s' if done != 1 else ''}"
+            + (f" (its last: {last.call()})" if last is not None else ""),
             f"rank {s.rank}": f"{state} {w.call()} (#{w.seq})",
             "process group": w.pg,
         }
-        if theirs and mine > theirs:
+        destroyed = next((r for r in o.records if r.kind == DESTROY), None)
+        if destroyed is not None:
+            # Its sequence ends where it tore the group down: that call is the root cause.
+            at = f" at {short_where(destroyed.where)}" if destroyed.where else ""
+            ev[f"rank {o.rank}"] = f"destroyed the process group{at} after {done} collectives"
+            ev["root cause"] = f"rank {o.rank}"
             title = (
-                f"uneven work: rank {o.rank} {how} after {theirs} {w.kind} call{'s' if theirs != 1 else ''} "
-                f"at {short_where(w.where)}; rank {s.rank} called a {_ordinal(mine)} (collective #{w.seq})"
+                f"rank {o.rank} called destroy_process_group(){at} after {done} collective{'s' if done != 1 else ''} "
+                f"and left; rank {s.rank} {state} {w.name()}" + (f" at {short_where(w.where)}" if w.where else "")
             )
-            return Finding("uneven-collectives", Severity.ERROR, title, ev, UNEVEN_WHY, UNEVEN_FIX, AREA)
+            return Finding("collective-missing", Severity.ERROR, title, ev, DESTROYED_WHY, DESTROYED_FIX, AREA)
+        if theirs and mine > theirs:
+            # The sequences part where the rank that finished left the loop: it is the root cause.
+            ev["root cause"] = f"rank {o.rank}"
+            title = (
+                f"uneven work: rank {o.rank} left the loop after {theirs} {w.kind} call{'s' if theirs != 1 else ''} "
+                f"at {short_where(w.where)} and finished; rank {s.rank} called a {_ordinal(mine)} (collective #{w.seq}) "
+                "and waits for it"
+            )
+            fix = LEFT_EARLY_FIX.format(rank=o.rank)
+            return Finding("uneven-collectives", Severity.ERROR, title, ev, UNEVEN_WHY, fix, AREA)
         title = (
             f"rank {s.rank} {state} {w.kind} #{w.seq}"
             + (f" at {short_where(w.where)}" if w.where else "")
-            + f", which rank {o.rank} never called (it {how} after {done} collectives)"
+            + f", which rank {o.rank} never called (it finished after {done} collectives)"
         )
         fix = (
             f"call it on every rank: take the {w.kind} at {short_where(w.where)} out of any `if rank == ...` block"
@@ -575,7 +613,29 @@ def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
             else f"call {w.kind} on every rank, or on none"
         )
         return Finding("collective-missing", Severity.ERROR, title, ev, MISSING_WHY, fix, AREA)
-    return None
+    return _left_before_joining(ranks)
+
+
+def _left_before_joining(ranks: Sequence[RankState]) -> Finding | None:
+    """A rank that finished without ever joining while its peers wait for it in the rendezvous."""
+    waiting = [s for s in ranks if not s.ended and s.stage == RENDEZVOUS]
+    gone = [o for o in ranks if o.ended == "finished" and not o.records and o.stage in ("", "started", RENDEZVOUS)]
+    if not waiting or not gone:
+        return None
+    o, s = gone[0], waiting[0]
+    title = (
+        f"rank {o.rank} finished without calling init_process_group; "
+        + ", ".join(f"rank {w.rank}" for w in waiting)
+        + (" wait" if len(waiting) > 1 else " waits")
+        + " for it in the rendezvous"
+    )
+    ev = {f"rank {o.rank}": "finished (exit 0) before joining", f"rank {s.rank}": "waits in init_process_group",
+          "root cause": f"rank {o.rank}"}  # fmt: skip
+    fix = (
+        f"every rank must call init_process_group: rank {o.rank} returned (or called sys.exit(0)) before it; "
+        "let it join and take part in the collectives, or start fewer ranks"
+    )
+    return Finding("collective-missing", Severity.ERROR, title, ev, MISSING_WHY, fix, AREA)
 
 
 def _member(s: RankState, pg: str) -> bool:
@@ -607,6 +667,12 @@ def waits_for(s: RankState, by_rank: Mapping[int, RankState]) -> set[int]:
     w = s.waiting()
     if w is None or s.ended:
         return set()
+    if w.kind == NEW_GROUP:  # every rank of the world makes its groups, in the same order
+        return {
+            o.rank
+            for o in by_rank.values()
+            if o.rank != s.rank and not o.ended and sum(r.kind == NEW_GROUP for r in o.records) < w.seq
+        }
     if w.p2p:
         o = by_rank.get(w.peer)
         if o is None or o.ended:
@@ -643,6 +709,18 @@ def find_cycle(ranks: Sequence[RankState]) -> list[RankState]:
     return []
 
 
+def _odd_one_out(ranks: Sequence[RankState], cycle: list[RankState]) -> RankState:
+    """The rank of the cycle whose blocked call the fewest ranks are in (it departed from
+    what the others do: the new_group the others make, the collective the others skip);
+    the lowest rank when every rank is in the same kind of call."""
+    def site(s: RankState) -> tuple:
+        w = s.waiting()
+        return (w.kind, w.where) if w is not None else ("", "")
+
+    sites = [site(s) for s in ranks if s.waiting() is not None]
+    return min(cycle, key=lambda s: (sites.count(site(s)), s.rank))
+
+
 def find_deadlock(ranks: Sequence[RankState]) -> Finding | None:
     """A cycle of ranks blocked on each other (send/send, recv/recv, a collective
     against a recv ...), with every rank's line."""
@@ -667,6 +745,11 @@ def find_deadlock(ranks: Sequence[RankState]) -> Finding | None:
         )
     elif kinds == {RECV}:
         fix = f"someone must send first: at {lines} every rank receives before it sends; make one side send first"
+    elif NEW_GROUP in kinds:
+        fix = (
+            f"call dist.new_group(...) on every rank, in the same order, even on ranks that are not in the group "
+            f"({lines}): a group made on some ranks only blocks them, and shifts every later group's numbering"
+        )
     elif kinds & P2P:
         fix = (
             f"a rank waits for a peer's send/recv while that peer waits in another call ({lines}): make the "
@@ -676,7 +759,7 @@ def find_deadlock(ranks: Sequence[RankState]) -> Finding | None:
         fix = f"every rank must call the group's collectives in the same order ({lines})"
     ev: dict = {f"rank {s.rank}": calls[s.rank].call() for s in cycle if calls[s.rank] is not None}  # type: ignore[union-attr]
     ev["cycle"] = " -> ".join(f"rank {s.rank}" for s in [*cycle, cycle[0]])
-    ev["root cause"] = f"rank {cycle[0].rank}"
+    ev["root cause"] = f"rank {_odd_one_out(ranks, cycle).rank}"
     return Finding("collective-deadlock", Severity.ERROR, title, ev, DEADLOCK_WHY, fix, AREA)
 
 

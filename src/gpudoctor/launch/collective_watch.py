@@ -120,7 +120,7 @@ class CollectiveWatch:
         teardown): read now, it would pass for a rank waiting in its collective. It
         gets FAILING_GRACE_S to end before the watch judges without it."""
         failing = any(
-            r not in returncodes and t.exit is not None and (t.exit.how == "exception" or (t.exit.how == "os._exit" and t.exit.code))
+            r not in returncodes and t.exit is not None and (t.exit.how == "exception" or (t.exit.how in ("os._exit", "sys.exit") and t.exit.code))
             for r, t in traces.items()
         )
         if not failing:

@@ -116,8 +116,8 @@ def _how(o: RankOutcome, trace: RankTrace | None) -> tuple[str, str]:
     sig = _signal_name(o)
     if sig:
         return "signal", f"was killed by {sig}"
-    if exit_info and exit_info.how == "os._exit":
-        return "exit", f"called os._exit({o.exitcode})"
+    if exit_info and exit_info.how in ("os._exit", "sys.exit"):
+        return "exit", f"called {exit_info.how}({o.exitcode})"
     return "exit", f"exited with code {o.exitcode}"
 
 
@@ -217,8 +217,10 @@ def diagnose_job(
             "description": coll.title,
             "collective": _collective_json(traces.get(cause_rank)) if cause_rank is not None else None,
         }
-        if own:
-            cause_exitcode = own[0].exitcode
+        # A verdict from the traces is a problem found (1), whether gpudoctor stopped the job
+        # or gloo aborted a rank on it first; a stall is the watchdog's (124, ranks_exit).
+        if coll.id != "collective-stall":
+            cause_exitcode = 1
     elif own:
         first = own[0]
         cause_rank = first.rank

@@ -58,7 +58,7 @@ def write_atomic(path: str, text: str) -> None:
 class RankExit:
     """How a rank ended, as it said itself (absent when it died too abruptly)."""
 
-    how: str  # "exception" | "os._exit" | "exit"
+    how: str  # "exception" | "os._exit" | "sys.exit" (a non-zero code) | "exit"
     type: str = ""
     message: str = ""
     where: str = ""  # "path/train.py:12": the user's line

@@ -31,6 +31,7 @@ import functools
 import mmap
 import os
 import pickle
+import re
 import sys
 import threading
 import time
@@ -40,6 +41,8 @@ from typing import Any
 
 from gpudoctor.knowledge.collectives import (
     COMPLETED,
+    DESTROY,
+    NEW_GROUP,
     POSTED,
     RECV,
     SEND,
@@ -351,9 +354,30 @@ class Tracker:
         except Exception:  # noqa: BLE001
             pass
 
-    def p2p_state(self, token: int, state: str) -> None:
-        rec = self.p2p.get(token)
-        if rec is not None:
+    def note_group_call(self, kind: str, args, kwargs) -> int | None:
+        """new_group (every rank of the world must make it, in the same order) or
+        destroy_process_group is about to be made."""
+        try:
+            shape: tuple[tuple[int, ...], ...] = ()
+            if kind == NEW_GROUP:
+                ranks = args[0] if args else kwargs.get("ranks")
+                shape = (tuple(int(r) for r in ranks),) if ranks is not None else ()  # the ranks, shown as its "shape"
+                pg = "0"
+            else:
+                group = args[0] if args else kwargs.get("group")
+                pg = str(getattr(group, "group_name", "0") or "0") if group is not None else "0"
+            key = (pg, kind, -1)
+            number = self.p2p_made[key] = self.p2p_made.get(key, 0) + 1
+            rec = dataclasses.replace(self.record(kind, pg, number, [], STARTED, sys._getframe(2)), input_shapes=shape)
+            self.p2p_token += 1
+            self.p2p[self.p2p_token] = rec
+            return self.p2p_token
+        except Exception:  # noqa: BLE001 - a note must never break the user's call
+            return None
+
+    def p2p_state(self, token: int | None, state: str) -> None:
+        rec = self.p2p.get(token) if token is not None else None
+        if token is not None and rec is not None:
             self.p2p[token] = dataclasses.replace(rec, state=state)
             self.calls += 1
 
@@ -531,6 +555,28 @@ def _is_own(filename: str) -> bool:
     return is_own(filename) or f"{os.sep}gpudoctor{os.sep}runtime{os.sep}" in filename
 
 
+_WORKER_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
+
+
+def worker_origin(text: str) -> tuple[str, str, str] | None:
+    """(file:line, type, message) of the exception a DataLoader worker raised, from the
+    text torch re-raises it with in the rank ("Caught KeyError in DataLoader worker
+    process 0. Original Traceback (most recent call last): ..."); None for any other."""
+    head, found, original = text.partition("Original Traceback (most recent call last):")
+    if not found or "DataLoader worker" not in head:
+        return None
+    frames = [f"{m['file']}:{m['line']}" for m in _WORKER_FRAME.finditer(original) if not is_library_frame(m["file"])]
+    last = [line for line in original.strip().splitlines() if line.strip()][-1:] or [""]
+    name, _, message = last[0].partition(": ")
+    return (frames[-1] if frames else ""), name.strip() or "Exception", message.strip()[:500]
+
+
+def exited(code: int, tb) -> None:
+    """sys.exit(code) with a non-zero code ended the script (runtime/runner.py): where."""
+    if _tracker is not None:
+        _tracker.ended(run_folder.RankExit("sys.exit", where=_exception_where(tb), code=code))
+
+
 def _exception_where(tb) -> str:
     where = ""
     while tb is not None:
@@ -575,6 +621,7 @@ def install(run_dir: str, rank: int, fatal_file: bool = True) -> Tracker | None:
         pass
     _wrap_collectives(tracker)
     _wrap_p2p(tracker)
+    _wrap_group_calls(tracker)
     _mark_ddp(tracker)
     _hook_exits(tracker)
     if fatal_file:  # else the caller keeps faulthandler writing to stderr
@@ -671,6 +718,29 @@ def _wrap_p2p(tracker: Tracker) -> None:
         pass
 
 
+def _wrap_group_calls(tracker: Tracker) -> None:
+    """new_group (new_subgroups makes its groups with it) and destroy_process_group:
+    a group made on some ranks only, or torn down while peers still use it."""
+    from torch.distributed import distributed_c10d
+
+    for name in (NEW_GROUP, DESTROY):
+        original = getattr(distributed_c10d, name, None)
+        if original is None or getattr(original, "_gpudoctor", False):
+            continue
+
+        def make(name=name, original=original):
+            @functools.wraps(original)
+            def group_call(*args, **kwargs):
+                token = tracker.note_group_call(name, args, kwargs)
+                result = original(*args, **kwargs)
+                tracker.p2p_state(token, COMPLETED)
+                return result
+
+            return group_call
+
+        _replace(name, original, make())
+
+
 def _mark_ddp(tracker: Tracker) -> None:
     """DDP's own collectives (parameter checks at construction, bucket all-reduces in
     backward) are made from C++: note the user's line that leads to them."""
@@ -709,7 +779,11 @@ def _hook_exits(tracker: Tracker) -> None:
     def excepthook(exc_type, exc, tb):
         try:
             message = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else ""
-            tracker.ended(run_folder.RankExit("exception", exc_type.__name__, message, _exception_where(tb), 1))
+            where, name = _exception_where(tb), exc_type.__name__
+            origin = worker_origin(str(exc))
+            if origin is not None:  # re-raised from a DataLoader worker: its own frame and message
+                where, name, message = origin
+            tracker.ended(run_folder.RankExit("exception", name, message, where, 1))
         except Exception:  # noqa: BLE001
             pass
         original_hook(exc_type, exc, tb)

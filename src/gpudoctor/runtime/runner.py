@@ -298,6 +298,10 @@ def main(argv: list[str]) -> NoReturn:
         status = _exit_status(exc.code)
         if status:
             _explain(exc.__context__)  # sys.exit(1) in an `except` that caught a device error
+            if "torch" in sys.modules:  # the hang doctor's trace says where the rank chose to leave
+                from gpudoctor.runtime.collective_trace import exited
+
+                exited(status, exc.__traceback__)
     except BaseException as exc:  # noqa: BLE001 - whatever ends the script, python's way
         try:
             _explain(exc)
