@@ -252,3 +252,14 @@ def test_a_new_group_made_on_some_ranks_only_names_the_rank_that_skipped_it():
     [f] = analyze(ranks)
     assert f.id == "collective-deadlock" and f.evidence["root cause"] == "rank 2"
     assert "rank 0 waits in new_group #1 at /w/x.py:14" in f.title and "every rank" in f.fix
+
+
+def test_counts_are_compared_over_the_numbers_every_rank_s_records_cover():
+    # Rank 1 died in C++: its last trace is the newest window (#9-#12); rank 0's is whole.
+    full = tuple(rec(0, n, where="/w/x.py:18") for n in range(1, 16)) + (rec(0, 16, state="started", where="/w/x.py:18"),)
+    window = tuple(rec(1, n, where="/w/x.py:18") for n in range(9, 13))
+    [f] = analyze([RankState(0, full), RankState(1, window, "finished")])
+    assert f.id == "uneven-collectives"
+    # Over #9.. both have their records: rank 1 made 4 calls there, rank 0 its 8th is #16.
+    assert "left the loop after 4 all_reduce calls at /w/x.py:18 since collective #9" in f.title
+    assert "rank 0 called an 8th (collective #16)" in f.title

@@ -457,19 +457,32 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
     return None
 
 
-def _site_counts(state: RankState, pg: str, upto: int) -> dict[tuple[str, str], int]:
-    """How many times the rank made each (call site, kind) up to collective `upto`."""
+def _site_counts(state: RankState, pg: str, upto: int, since: int = 1) -> dict[tuple[str, str], int]:
+    """How many times the rank made each (call site, kind) in collectives #since..#upto."""
     counts: dict[tuple[str, str], int] = {}
     for r in state.collectives:
-        if r.pg == pg and r.seq <= upto and r.where:
+        if r.pg == pg and since <= r.seq <= upto and r.where:
             counts[(r.where, r.kind)] = counts.get((r.where, r.kind), 0) + 1
     return counts
+
+
+def _known_since(ranks: Iterable[RankState], pg: str) -> int:
+    """The first collective number whose record every one of these ranks still has. A
+    trace published while its rank kept moving holds its newest calls only, and the
+    Flight Recorder keeps a bounded buffer: counts are compared over the numbers that
+    every rank's records cover, never a window against a whole history."""
+    return max((min((r.seq for r in s.collectives if r.pg == pg), default=1) for s in ranks), default=1)
+
+
+def _since_text(since: int) -> str:
+    return f" since collective #{since}" if since > 1 else ""
 
 
 def _uneven_hint(ranks: Sequence[RankState], pg: str, seq: int) -> str:
     """How often each rank made each call up to the mismatch, where they differ:
     the rank with fewer of a call skipped it, or ran its loop fewer times."""
-    per_rank = {s.rank: _site_counts(s, pg, seq) for s in ranks}
+    since = _known_since(ranks, pg)
+    per_rank = {s.rank: _site_counts(s, pg, seq, since) for s in ranks}
     sites = sorted({w for c in per_rank.values() for w in c})
     parts = []
     for where, kind in sites:
@@ -480,7 +493,7 @@ def _uneven_hint(ranks: Sequence[RankState], pg: str, seq: int) -> str:
     if not parts:
         return ""
     return (
-        f"calls made up to #{seq}: " + "; ".join(parts[:3]) + " — a rank with fewer of a call skipped it "
+        f"calls made up to #{seq}{_since_text(since)}: " + "; ".join(parts[:3]) + " — a rank with fewer of a call skipped it "
         "(a condition on its rank or data), or ran its loop fewer times (uneven batches: drop_last, "
         "or torch.distributed.algorithms.Join)"
     )
@@ -571,8 +584,9 @@ def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
             continue
         o = gone[0]
         done = _last_count(o, w.pg)
-        theirs = _site_counts(o, w.pg, done).get((w.where, w.kind), 0) if w.where else 0
-        mine = _site_counts(s, w.pg, w.seq).get((w.where, w.kind), 0) if w.where else 0
+        since = _known_since((o, s), w.pg)
+        theirs = _site_counts(o, w.pg, done, since).get((w.where, w.kind), 0) if w.where else 0
+        mine = _site_counts(s, w.pg, w.seq, since).get((w.where, w.kind), 0) if w.where else 0
         state = "failed in" if s.ended == "failed" else "waits in"
         last = o.last(w.pg)
         ev = {
@@ -597,8 +611,8 @@ def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
             ev["root cause"] = f"rank {o.rank}"
             title = (
                 f"uneven work: rank {o.rank} left the loop after {theirs} {w.kind} call{'s' if theirs != 1 else ''} "
-                f"at {short_where(w.where)} and finished; rank {s.rank} called a {_ordinal(mine)} (collective #{w.seq}) "
-                "and waits for it"
+                f"at {short_where(w.where)}{_since_text(since)} and finished; rank {s.rank} called {_an(_ordinal(mine))} "
+                f"(collective #{w.seq}) and waits for it"
             )
             fix = LEFT_EARLY_FIX.format(rank=o.rank)
             return Finding("uneven-collectives", Severity.ERROR, title, ev, UNEVEN_WHY, fix, AREA)
@@ -642,6 +656,11 @@ def _member(s: RankState, pg: str) -> bool:
     """Is the rank in that group? Every rank is in the default one; of another we
     know it only when the rank called a collective there."""
     return pg == "0" or s.last(pg) is not None
+
+
+def _an(word: str) -> str:
+    """`a 3rd`, `an 8th`, `an 11th`."""
+    return f"an {word}" if word.startswith(("8", "11", "18")) else f"a {word}"
 
 
 def _ordinal(n: int) -> str:
@@ -763,6 +782,35 @@ def find_deadlock(ranks: Sequence[RankState]) -> Finding | None:
     return Finding("collective-deadlock", Severity.ERROR, title, ev, DEADLOCK_WHY, fix, AREA)
 
 
+UNMATCHED_WHY = (
+    "A send that its peer never receives (or a recv never sent to) is left pending; gloo gives every "
+    "send/recv a number in the group's sequence, as it does a collective, so from then on the ranks disagree "
+    "on which collective is which and all wait in the next one."
+)
+
+
+def find_unmatched_send(ranks: Sequence[RankState]) -> Finding | None:
+    """A rank that sent a peer more than the peer received from it (or the other way)."""
+    by_rank = {s.rank: s for s in ranks}
+    for s in ranks:
+        for r in s.records:
+            if not r.p2p or r.peer not in by_rank:
+                continue
+            other = RECV if r.kind == SEND else SEND
+            matched = _made(by_rank[r.peer], other, s.rank, r.pg)
+            if r.seq > matched and r.seq == _made(s, r.kind, r.peer, r.pg):
+                at = f" at {short_where(r.where)}" if r.where else ""
+                title = (
+                    f"rank {s.rank}'s {r.name()}{at} has no matching {other} on rank {r.peer} "
+                    f"(it made {matched}): the ranks' collectives no longer line up"
+                )
+                ev = {f"rank {s.rank}": r.call(), f"rank {r.peer}": f"{matched} {other} call(s) with rank {s.rank}",
+                      "differs in": "send/recv", "root cause": f"rank {s.rank}"}  # fmt: skip
+                fix = f"pair every send with a recv on its peer (and every isend/irecv with a wait): look at {short_where(r.where) or 'that call'}"
+                return Finding("collective-mismatch", Severity.ERROR, title, ev, UNMATCHED_WHY, fix, AREA)
+    return None
+
+
 def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
     """No collective progress for `stalled_s`: who waits where, and who holds them up."""
     waiting = [s for s in ranks if s.blocked()]
@@ -792,6 +840,9 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
         )
         ev["root cause"] = f"rank {h.rank}"
         return Finding("collective-stall", Severity.ERROR, title, ev, STALL_WHY, fix, AREA)
+    unmatched = find_unmatched_send(ranks)
+    if unmatched is not None:
+        return unmatched
     title = f"every rank waits in collective #{seq} for {stalled_s:.0f} s: " + "; ".join(
         f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank)
     )

@@ -67,13 +67,14 @@ def _in_collective(trace: RankTrace | None) -> CollectiveRecord | None:
     if cur is not None and cur.started:
         return cur
     started = [r for r in trace.records if r.started]
-    return max(started, key=lambda r: (r.seq, r.time_ns)) if started else None
+    return max(started, key=lambda r: r.time_ns) if started else None
 
 
 def _reached(trace: RankTrace | None) -> int:
+    """The number of the rank's last completed collective (send/recv have numbers of their own)."""
     if trace is None:
         return 0
-    return max((r.seq for r in trace.all_records()), default=0)
+    return max((r.seq for r in trace.all_records() if r.numbered and not r.started), default=0)
 
 
 def _stack_where(stack: Sequence[StackFrame]) -> str:
@@ -125,7 +126,7 @@ def _collective_text(trace: RankTrace | None) -> str:
     coll = _in_collective(trace)
     if coll is not None:
         at = f" at {short_where(coll.where)}" if coll.where else ""
-        return f"in {coll.kind} #{coll.seq}{at}"
+        return f"in {coll.name()}{at}"
     n = _reached(trace)
     return f"after collective #{n}" if n else "before any collective"
 

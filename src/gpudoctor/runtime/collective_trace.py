@@ -194,8 +194,10 @@ class Tracker:
         self.pid = os.getpid()
         self.exit: run_folder.RankExit | None = None
         self.history: deque[CollectiveRecord] = deque(maxlen=64)  # when the Flight Recorder is off
-        # (group, number) -> (file:line, function, root): what the recorder does not know of a call
-        self.sites: dict[tuple[str, int], tuple[str, str, int]] = {}
+        # (group, number) -> (file:line, function, root, kind as the user called it): what the
+        # recorder does not know of a call
+        self.sites: dict[tuple[str, int], tuple[str, str, int, str]] = {}
+        self.object_call = ""  # all_gather_object & co. under way: their collectives carry its name
         self.context: deque[tuple[int, Any, int]] = deque(maxlen=64)  # (time_ns, code object, line)
         self.group: Any = None  # the default group, its name and its counter, looked up once
         self.group_name = "0"
@@ -251,11 +253,11 @@ class Tracker:
                 value = args[index] if len(args) > index else _input_kwarg(kwargs)
                 tensors = _tensors(value)
             root = _root(kind, args, kwargs, pg) if kind in ROOTS else -1
-            rec = self.record(kind, name, seq, tensors, STARTED, sys._getframe(2), root=root)
+            rec = self.record(self.object_call or kind, name, seq, tensors, STARTED, sys._getframe(2), root=root)
         except Exception:  # noqa: BLE001 - a note must never break the user's collective
             return None
         self.inflight = rec
-        self.sites[(rec.pg, rec.seq)] = (rec.where, rec.function, rec.root)
+        self.sites[(rec.pg, rec.seq)] = (rec.where, rec.function, rec.root, rec.kind)
         if len(self.sites) > 1024:
             for key in list(self.sites)[:512]:
                 del self.sites[key]
@@ -392,8 +394,8 @@ class Tracker:
             if i == 0:
                 return rec
             _, code, line = self.context[i - 1]
-            site = (f"{code.co_filename}:{line}", code.co_name, -1)
-        return dataclasses.replace(rec, where=site[0], function=site[1], root=site[2])
+            site = (f"{code.co_filename}:{line}", code.co_name, -1, rec.kind)
+        return dataclasses.replace(rec, where=site[0], function=site[1], root=site[2], kind=site[3])
 
     def settle(self, rec: CollectiveRecord) -> CollectiveRecord:
         """The recorder marks a gloo collective completed a moment after wait()
@@ -622,6 +624,7 @@ def install(run_dir: str, rank: int, fatal_file: bool = True) -> Tracker | None:
     _wrap_collectives(tracker)
     _wrap_p2p(tracker)
     _wrap_group_calls(tracker)
+    _wrap_object_calls(tracker)
     _mark_ddp(tracker)
     _hook_exits(tracker)
     if fatal_file:  # else the caller keeps faulthandler writing to stderr
@@ -716,6 +719,33 @@ def _wrap_p2p(tracker: Tracker) -> None:
         work_type.wait = wait  # type: ignore[union-attr]
     except (AttributeError, TypeError):  # a Work type that cannot be patched: sends are noted, not waited
         pass
+
+
+OBJECT_CALLS = ("all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list")
+
+
+def _wrap_object_calls(tracker: Tracker) -> None:
+    """The object collectives pickle and make tensor collectives of their own: those are
+    recorded under the name the user called (all_gather_object, not all_gather)."""
+    from torch.distributed import distributed_c10d
+
+    for name in OBJECT_CALLS:
+        original = getattr(distributed_c10d, name, None)
+        if original is None or getattr(original, "_gpudoctor", False):
+            continue
+
+        def make(name=name, original=original):
+            @functools.wraps(original)
+            def object_call(*args, **kwargs):
+                outer, tracker.object_call = tracker.object_call, tracker.object_call or name
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    tracker.object_call = outer
+
+            return object_call
+
+        _replace(name, original, make())
 
 
 def _wrap_group_calls(tracker: Tracker) -> None:
