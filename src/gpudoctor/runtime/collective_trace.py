@@ -222,7 +222,8 @@ class Tracker:
         self.p2p_taken: dict[str, int] = {}
         self.p2p_made: dict[tuple[str, str, int], int] = {}  # (group, send|recv, peer) -> calls
         self.p2p: dict[int, CollectiveRecord] = {}  # token -> the newest calls, oldest first
-        self.works: dict[int, int] = {}  # id(work) -> the token of its call, until waited on
+        # id(work) -> the token of its send/recv, or the record of its async collective, until waited on
+        self.works: dict[int, int | CollectiveRecord] = {}
         self.p2p_token = 0
         self.encoder = run_folder.CurrentEncoder()
         # Join mode (runtime/joined_watch.py): also publish to the job's store, answer over it.
@@ -337,10 +338,19 @@ class Tracker:
                     if self.p2p[token].state != STARTED:
                         del self.p2p[token]
                 live = set(self.p2p)
-                self.works = {w: t for w, t in self.works.items() if t in live}
+                self.works = {w: t for w, t in self.works.items() if not isinstance(t, int) or t in live}
             return self.p2p_token, pg, pg._get_sequence_number_for_group()
         except Exception:  # noqa: BLE001 - a note must never break the user's call
             return None
+
+    def pending(self, rec: CollectiveRecord | None, work) -> None:
+        """An async collective returned its work: done when the work's wait() returns."""
+        if rec is not None and hasattr(work, "wait"):
+            if len(self.works) > 4 * P2P_KEPT:  # works dropped without a wait: forget the oldest
+                self.works = dict(list(self.works.items())[2 * P2P_KEPT :])
+            self.works[id(work)] = rec
+        else:
+            self.done(rec)
 
     def posted(self, noted, work) -> None:
         if noted is None:
@@ -657,7 +667,10 @@ def _wrap_collectives(tracker: Tracker) -> None:
                             break
                 rec = tracker.note(kind, args, kwargs, group)
                 result = original(*args, **kwargs)
-                tracker.done(rec)
+                if result is None:
+                    tracker.done(rec)
+                else:  # async_op=True: it is under way until its work is waited on
+                    tracker.pending(rec, result)
                 return result
 
             return collective
@@ -709,6 +722,10 @@ def _wrap_p2p(tracker: Tracker) -> None:
         token = tracker.works.pop(id(self), None) if tracker.works else None
         if token is None:
             return original_wait(self, *args, **kwargs)
+        if isinstance(token, CollectiveRecord):  # an async collective: noted as under way already
+            result = original_wait(self, *args, **kwargs)
+            tracker.done(token)
+            return result
         tracker.p2p_state(token, STARTED)
         result = original_wait(self, *args, **kwargs)
         tracker.p2p_state(token, COMPLETED)
