@@ -104,3 +104,26 @@ def test_group_calls_object_collectives_and_async_works_are_recorded_as_the_user
     assert {k for k, _ in at[lines["OBJECT"]]} == {"all_gather_object"}  # its own all_gathers, under its name
     assert at[lines["ASYNC"]] == [("all_reduce", "completed")]
     assert out["pending"] == ["all_reduce"] and out["left"] == 0  # under way until its wait() returned
+
+
+# What torch re-raises in a rank when a DataLoader worker raised (torch 2.13, the
+# worker's frames and error as torch formats them; the dataset's path is the user's).
+WORKER_ERROR = """Caught KeyError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 374, in _worker_loop
+    data = fetcher.fetch(index)  # type: ignore[possibly-undefined]
+           ^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", line 54, in <listcomp>
+    data = [self.dataset[idx] for idx in possibly_batched_index]
+            ~~~~~~~~~~~~^^^^^
+  File "/home/u/train.py", line 22, in __getitem__
+    return torch.tensor([float(self.index[key])])
+KeyError: 6
+"""
+
+
+def test_a_dataloader_worker_s_exception_is_placed_at_the_worker_s_own_frame():
+    from gpudoctor.runtime.collective_trace import worker_origin
+
+    assert worker_origin(WORKER_ERROR) == ("/home/u/train.py:22", "KeyError", "6")
+    assert worker_origin("KeyError: 6") is None
