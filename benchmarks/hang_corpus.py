@@ -13,7 +13,7 @@ Scores are printed for the development and the held-out part separately (the spl
 is in the data: sha1(case id) % 4 == 0 is held out, decided before the first run).
 Every run's whole process tree is checked for leftovers (tests/orphans.py).
 
-    python benchmarks/hang_corpus.py [--split dev|held-out|all] [--case NAME ...] [--show]
+    python benchmarks/hang_corpus.py [--split dev|held-out|all] [--case NAME ...] [--show] [--jobs N]
 """
 
 from __future__ import annotations
@@ -116,6 +116,7 @@ def main() -> int:
     parser.add_argument("--split", choices=("dev", "held-out", "all"), default="dev")
     parser.add_argument("--case", nargs="*", default=None)
     parser.add_argument("--show", action="store_true", help="print the doctor's report of every case that is not fully right")
+    parser.add_argument("--jobs", type=int, default=1, help="cases run at once (each is 2-3 ranks and the doctor)")
     args = parser.parse_args()
     with open(os.path.join(CORPUS, "expected.json")) as fh:
         expected = json.load(fh)
@@ -125,16 +126,18 @@ def main() -> int:
     scores: dict[str, list[tuple[bool, bool]]] = {}
     orphans = 0
     load = os.getloadavg()[0]
-    for name in names:
-        e = expected[name]
-        code, report, text, elapsed, left = run_case(name, e["nproc"])
-        orphans += left
-        full, main, wrong = judge(name, e, code, report, text)
-        scores.setdefault(e["split"], []).append((full, main))
-        mark = "ok  " if full else ("main" if main else "FAIL")
-        print(f"{mark} {e['split']:8} {name:36} exit {code:4} {elapsed:5.1f} s  {'; '.join(wrong)}", flush=True)
-        if args.show and not full:
-            print("    " + text.replace("\n", "\n    "))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:  # results come back in order, as they finish
+        for name, (code, report, text, elapsed, left) in pool.map(lambda n: (n, run_case(n, expected[n]["nproc"])), names):
+            e = expected[name]
+            orphans += left
+            full, main, wrong = judge(name, e, code, report, text)
+            scores.setdefault(e["split"], []).append((full, main))
+            mark = "ok  " if full else ("main" if main else "FAIL")
+            print(f"{mark} {e['split']:8} {name:36} exit {code:4} {elapsed:5.1f} s  {'; '.join(wrong)}", flush=True)
+            if args.show and not full:
+                print("    " + text.replace("\n", "\n    "))
     print(f"\nload average at the start: {load:.1f}; processes left behind: {orphans}")
     for split in ("dev", "held-out"):
         got = scores.get(split)
