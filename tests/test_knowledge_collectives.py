@@ -263,3 +263,18 @@ def test_counts_are_compared_over_the_numbers_every_rank_s_records_cover():
     # Over #9.. both have their records: rank 1 made 4 calls there, rank 0 its 8th is #16.
     assert "left the loop after 4 all_reduce calls at /w/x.py:18 since collective #9" in f.title
     assert "rank 0 called an 8th (collective #16)" in f.title
+
+
+def test_a_group_made_on_some_ranks_only_shifts_the_next_and_is_named():
+    def new_group(rank, n, members, line):
+        return CollectiveRecord(rank=rank, pg="0", seq=n, kind="new_group", input_shapes=(members,), where=f"/w/x.py:{line}")
+
+    ranks = [
+        RankState(0, (new_group(0, 1, (0, 1), 10), new_group(0, 2, (0, 1, 2), 12))),
+        RankState(1, (new_group(1, 1, (0, 1), 10), new_group(1, 2, (0, 1, 2), 12))),
+        RankState(2, (new_group(2, 1, (0, 1, 2), 12),)),  # skipped the pair's group
+    ]
+    [f] = analyze(ranks)
+    assert f.id == "collective-mismatch" and f.evidence["differs in"] == "group"
+    assert f.title.startswith("new_group #1 differs across ranks: rank 0 made it with ranks [0, 1] at /w/x.py:10")
+    assert "rank 2 made it with ranks [0, 1, 2] at /w/x.py:12" in f.title and f.evidence["root cause"] == "rank 2"

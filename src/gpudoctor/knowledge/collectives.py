@@ -404,8 +404,47 @@ def _evidence_calls(calls: Mapping[int, CollectiveRecord]) -> dict[str, str]:
     return {f"rank {rank}": calls[rank].call() for rank in sorted(calls)}
 
 
+GROUPS_WHY = (
+    "dist.new_group must be called by every rank, in the same order, with the same ranks, even by ranks "
+    "that are not members: groups are numbered by creation order, so one made on some ranks only (or with "
+    "other ranks) shifts every later group's numbering, and their collectives no longer meet."
+)
+
+
+def find_group_mismatch(ranks: Sequence[RankState]) -> Finding | None:
+    """The first new_group whose ranks differ across ranks (by creation order)."""
+    made: dict[int, dict[int, CollectiveRecord]] = {}
+    for state in ranks:
+        for r in state.records:
+            if r.kind == NEW_GROUP:
+                made.setdefault(r.seq, {})[state.rank] = r
+    for n in sorted(made):
+        calls = made[n]
+        members = {rank: (r.input_shapes[0] if r.input_shapes else ()) for rank, r in calls.items()}
+        if len(calls) < 2 or len(set(members.values())) < 2:
+            continue
+        votes = list(members.values())
+        title = f"new_group #{n} differs across ranks: " + "; ".join(
+            f"rank {rank} made it with ranks {list(members[rank]) or 'all'}"
+            + (f" at {short_where(calls[rank].where)}" if calls[rank].where else "")
+            for rank in sorted(calls)
+        )
+        ev: dict = {"new_group": n, "differs in": "group", **{f"rank {rank}": calls[rank].call() for rank in sorted(calls)}}
+        odd = sorted(calls, key=lambda rank: (votes.count(members[rank]), rank))
+        if votes.count(members[odd[0]]) < votes.count(members[odd[-1]]):
+            ev["root cause"] = f"rank {odd[0]}"
+        sites = " and ".join(sorted({short_where(r.where) for r in calls.values() if r.where})) or "those calls"
+        fix = f"call every dist.new_group(...) on every rank, in the same order, with the same ranks ({sites})"
+        return Finding("collective-mismatch", Severity.ERROR, title, ev, GROUPS_WHY, fix, AREA)
+    return None
+
+
 def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
-    """The first collective number whose calls differ in kind, shape or dtype across ranks."""
+    """The first new_group, then the first collective number, whose calls differ across ranks
+    (in kind, shape, dtype or root)."""
+    groups = find_group_mismatch(ranks)
+    if groups is not None:
+        return groups
     for (pg, seq), calls in sorted(_group_by_seq(ranks).items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if len(calls) < 2:
             continue
