@@ -88,6 +88,7 @@ ROOTS = {
 # (each returns a work; send/recv wait on it at once).
 P2P_CALLS = {"isend": (SEND, "dst", "group_dst"), "irecv": (RECV, "src", "group_src")}
 P2P_KEPT = 64  # point-to-point calls kept for the trace
+MONITORED_BARRIER_NUMBERS = 2  # collective numbers the Flight Recorder gives a monitored_barrier (torch 2.13, gloo)
 
 _DTYPE_NAMES: dict = {}
 
@@ -342,6 +343,24 @@ class Tracker:
             return self.p2p_token, pg, pg._get_sequence_number_for_group()
         except Exception:  # noqa: BLE001 - a note must never break the user's call
             return None
+
+    def raw_seq(self, group) -> int:
+        """The group's sequence number as the backend counts it (send/recv included)."""
+        try:
+            pg = group if group is not None else self.default_group()
+            return int(pg._get_sequence_number_for_group())
+        except Exception:  # noqa: BLE001
+            return 0
+
+    def took(self, group, numbers: int) -> None:
+        """A call took `numbers` of the group's sequence that are no collective numbers."""
+        if numbers > 0:
+            try:
+                pg = group if group is not None else self.default_group()
+                name = str(getattr(pg, "group_name", "0") or "0")
+                self.p2p_taken[name] = self.p2p_taken.get(name, 0) + numbers
+            except Exception:  # noqa: BLE001
+                pass
 
     def pending(self, rec: CollectiveRecord | None, work) -> None:
         """An async collective returned its work: done when the work's wait() returns."""
@@ -666,7 +685,14 @@ def _wrap_collectives(tracker: Tracker) -> None:
                             group = arg
                             break
                 rec = tracker.note(kind, args, kwargs, group)
-                result = original(*args, **kwargs)
+                if kind == "monitored_barrier":
+                    before = tracker.raw_seq(group)
+                    result = original(*args, **kwargs)
+                    # Made of send/recv in C++ (rank 0 with every other rank): what they took of
+                    # the group's sequence beyond the two numbers the recorder gives it on every rank.
+                    tracker.took(group, tracker.raw_seq(group) - before - MONITORED_BARRIER_NUMBERS)
+                else:
+                    result = original(*args, **kwargs)
                 if result is None:
                     tracker.done(rec)
                 else:  # async_op=True: it is under way until its work is waited on
