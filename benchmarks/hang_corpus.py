@@ -33,8 +33,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
 
 HANG_TIMEOUT_S = "10"  # the stall clock: long enough for a rank's start on a busy machine
-TIMEOUT_S = "45"  # the watchdog of the whole job
-WALL_S = 90  # what this script waits for one run at most
+TIMEOUT_S = "90"  # the watchdog of the whole job (a busy machine starts ranks slowly)
+WALL_S = 150  # what this script waits for one run at most
 
 
 def marked_lines(path: str) -> dict[str, int]:

@@ -278,3 +278,12 @@ def test_a_group_made_on_some_ranks_only_shifts_the_next_and_is_named():
     assert f.id == "collective-mismatch" and f.evidence["differs in"] == "group"
     assert f.title.startswith("new_group #1 differs across ranks: rank 0 made it with ranks [0, 1] at /w/x.py:10")
     assert "rank 2 made it with ranks [0, 1, 2] at /w/x.py:12" in f.title and f.evidence["root cause"] == "rank 2"
+
+
+def test_a_send_larger_than_the_recv_that_meets_it_is_a_mismatch_whoever_noticed_first():
+    send = CollectiveRecord(rank=0, pg="0", seq=1, kind="send", input_shapes=((1000,),), input_dtypes=("float32",), where="/w/x.py:12", peer=1)
+    recv = CollectiveRecord(rank=1, pg="0", seq=1, kind="recv", input_shapes=((10,),), input_dtypes=("float32",), state="started", where="/w/x.py:15", peer=0)
+    [f] = analyze([RankState(0, (send,)), RankState(1, (recv,), "failed")])
+    assert f.id == "collective-mismatch" and f.evidence["differs in"] == "size"
+    assert f.title.startswith("rank 0's send #1 to rank 1 does not fit the recv that meets it")
+    assert "recv [10] float32 from rank 0 at /w/x.py:15" in f.title

@@ -439,12 +439,51 @@ def find_group_mismatch(ranks: Sequence[RankState]) -> Finding | None:
     return None
 
 
+def _numel(r: CollectiveRecord) -> int:
+    n = 0
+    for shape in r.input_shapes:
+        size = 1
+        for d in shape:
+            size *= d
+        n += size
+    return n
+
+
+def find_p2p_mismatch(ranks: Sequence[RankState]) -> Finding | None:
+    """A send and the recv it meets (same group, same pair, same number) that disagree:
+    more elements sent than the recv's buffer holds, or another dtype."""
+    by_rank = {s.rank: s for s in ranks}
+    for s in ranks:
+        for send in (r for r in s.records if r.kind == SEND and r.peer in by_rank):
+            recv = next(
+                (r for r in by_rank[send.peer].records if r.kind == RECV and r.peer == s.rank and r.pg == send.pg and r.seq == send.seq),
+                None,
+            )
+            if recv is None or not send.input_shapes or not recv.input_shapes:
+                continue
+            what = "size" if _numel(send) > _numel(recv) else ("dtype" if set(send.input_dtypes) != set(recv.input_dtypes) else "")
+            if not what:
+                continue
+            title = (
+                f"rank {s.rank}'s {send.name()} does not fit the recv that meets it: rank {s.rank} sends "
+                f"{send.call()}; rank {recv.rank} receives into {recv.call()}"
+            )
+            ev = {f"rank {s.rank}": send.call(), f"rank {recv.rank}": recv.call(), "differs in": what}
+            sites = " and ".join(sorted({short_where(r.where) for r in (send, recv) if r.where})) or "those calls"
+            fix = f"give the recv a buffer of the sent tensor's shape and dtype at {sites} (send the shape first if it varies)"
+            return Finding("collective-mismatch", Severity.ERROR, title, ev, MISMATCH_WHY, fix, AREA)
+    return None
+
+
 def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
     """The first new_group, then the first collective number, whose calls differ across ranks
     (in kind, shape, dtype or root)."""
     groups = find_group_mismatch(ranks)
     if groups is not None:
         return groups
+    p2p = find_p2p_mismatch(ranks)
+    if p2p is not None:
+        return p2p
     for (pg, seq), calls in sorted(_group_by_seq(ranks).items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if len(calls) < 2:
             continue

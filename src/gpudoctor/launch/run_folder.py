@@ -146,7 +146,9 @@ class RankTrace:
     def all_records(self) -> tuple[CollectiveRecord, ...]:
         """The published records, plus the last call when the rank died before publishing it."""
         cur = self.current
-        if cur is None or any(r.pg == cur.pg and r.seq == cur.seq for r in self.records):
+        if cur is None or any(
+            r.pg == cur.pg and r.seq == cur.seq and r.kind == cur.kind and r.peer == cur.peer for r in self.records
+        ):
             return self.records
         return (*self.records, cur)
 

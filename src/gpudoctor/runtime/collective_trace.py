@@ -263,12 +263,16 @@ class Tracker:
         if len(self.sites) > 1024:
             for key in list(self.sites)[:512]:
                 del self.sites[key]
+        self.write_current(rec)
+        return rec
+
+    def write_current(self, rec: CollectiveRecord) -> None:
+        """The call under way, in the memory-mapped file that outlives an abort."""
         if self.mm is not None:
             data = self.encoder.encode(rec)
             if len(data) <= run_folder.CURRENT_SIZE - run_folder.CURRENT_HEADER:
                 self.mm[run_folder.CURRENT_HEADER : run_folder.CURRENT_HEADER + len(data)] = data
                 self.mm[:5] = len(data).to_bytes(4, "little") + run_folder.CURRENT_STARTED
-        return rec
 
     def record(self, kind: str, pg: str, seq: int, tensors: list, state: str, frame, root=-1, peer=-1) -> CollectiveRecord:
         """A call as the hooks note it, at the user's line that made it (`frame` and outward)."""
@@ -334,6 +338,7 @@ class Tracker:
             rec = self.record(kind, name, number, _tensors(tensor), POSTED, sys._getframe(2), peer=peer)
             self.p2p_token += 1
             self.p2p[self.p2p_token] = rec
+            self.write_current(dataclasses.replace(rec, state=STARTED))  # gloo aborts a recv of the wrong size
             if len(self.p2p) > P2P_KEPT:
                 for token in list(self.p2p)[: P2P_KEPT // 2]:
                     if self.p2p[token].state != STARTED:
