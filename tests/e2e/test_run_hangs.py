@@ -131,6 +131,30 @@ def test_send_send_cycle_is_a_deadlock_before_the_hang_timeout(tmp_path):
     assert time.monotonic() - start < 60
 
 
+def corpus_line(name, mark):
+    """The line of `# @<mark>` in a case of tests/hang_corpus/."""
+    path = os.path.join(TESTS, "hang_corpus", name)
+    return next(n for n, text in enumerate(open(path), 1) if f"# @{mark}" in text)
+
+
+def test_a_rank_that_destroyed_the_group_and_left_is_the_root_not_its_victim(tmp_path):
+    name = "destroy_mid_training.py"
+    r, report = doctor(tmp_path, f"../../hang_corpus/{name}")
+    assert r.returncode == 1, r.stderr
+    at = f"tests/hang_corpus/{name}:{corpus_line(name, 'A')}"
+    assert f"rank 1 called destroy_process_group() at {at} after 2 collectives and left" in report_part(r)
+    assert report["root_cause"]["rank"] == 1 and report["root_cause"]["kind"] == "collective-missing"
+
+
+def test_a_dataloader_worker_s_exception_is_reported_at_the_worker_s_frame(tmp_path):
+    name = "dataloader_worker_keyerror.py"
+    r, report = doctor(tmp_path, f"../../hang_corpus/{name}")
+    assert r.returncode == 1, r.stderr
+    at = f"tests/hang_corpus/{name}:{corpus_line(name, 'A')}"
+    assert f"rank 1 failed first: it raised KeyError: 6 at {at}" in report_part(r)
+    assert report["root_cause"]["where"] == at and report["root_cause"]["message"] == "6"
+
+
 def test_uneven_batches(tmp_path):
     r, report = doctor(tmp_path, "uneven_batches.py")
     assert r.returncode == 1, r.stderr
