@@ -7,9 +7,13 @@ TORCH_FR_DUMP_TEMP_FILE + rank) or from gpudoctor's own rank-side trace; the
 analysis lines the ranks up by (process group, sequence number) and says who
 called what where:
 
-- a different kind, shape or dtype at the same collective number (mismatch);
-- a rank that finished while another waits in a collective it never called
-  (uneven work when it called that same line fewer times, a missing call otherwise);
+- a different kind, shape, dtype or root at the same collective number, a new_group
+  made with other ranks, a send that does not fit its recv (mismatch);
+- ranks blocked on each other in a cycle: send/send, recv/recv, a collective against a
+  recv, a new_group made on some ranks only (deadlock);
+- a rank that finished while another waits in a collective it never called: the root
+  cause is where the sequences part (the rank that left the loop first, destroyed the
+  group, never joined), or the rank that made a call the others never make;
 - a stall: who waits in which collective, and the rank that holds them up.
 
 `gpudoctor run` feeds it live traces while the job runs; `gpudoctor diagnose DIR`

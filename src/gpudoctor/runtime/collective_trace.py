@@ -15,6 +15,11 @@ file:line comes from cheap hooks instead:
   the rank is SIGKILLed, that note is still on disk;
 - DDP's construction, its forward and every backward note the user's line, which
   the collectives DDP makes itself (its bucket all-reduces) are attributed to;
+- isend/irecv (send, recv and batch_isend_irecv are made of them) are noted with
+  their peer and their number in that direction, and a work's wait() says when the
+  rank is blocked on one (or on an async collective); new_group and
+  destroy_process_group are noted too, and the object collectives lend their name
+  to the collectives they make;
 - an uncaught exception and os._exit() say how, and where, the rank ended.
 
 The same thread answers the supervisor's request for a stack dump (every
