@@ -287,3 +287,10 @@ def test_a_send_larger_than_the_recv_that_meets_it_is_a_mismatch_whoever_noticed
     assert f.id == "collective-mismatch" and f.evidence["differs in"] == "size"
     assert f.title.startswith("rank 0's send #1 to rank 1 does not fit the recv that meets it")
     assert "recv [10] float32 from rank 0 at /w/x.py:15" in f.title
+
+
+def test_a_ddp_forward_run_on_one_rank_only_is_told_to_use_model_module():
+    forward = CollectiveRecord(rank=0, pg="0", seq=3, kind="broadcast", input_shapes=((1,),), input_dtypes=("int64",),
+                               state="started", where="/w/x.py:24", function="<module> [DDP forward]")  # fmt: skip
+    [f] = analyze([RankState(0, (rec(0, 1), rec(0, 2), forward)), RankState(1, (rec(1, 1), rec(1, 2)), "finished")])
+    assert f.id == "collective-missing" and "model.module" in f.fix and "rank 0 ran the DDP-wrapped model's forward" in f.fix

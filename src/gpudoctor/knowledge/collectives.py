@@ -39,6 +39,14 @@ STARTED, COMPLETED, POSTED = "started", "completed", "posted"
 # by the group's collective number.
 SEND, RECV = "send", "recv"
 P2P = frozenset({SEND, RECV})
+# Appended to a record's function when DDP's forward made the collective (its buffer
+# broadcast): a forward of the wrapped model on some ranks only.
+DDP_FORWARD = " [DDP forward]"
+DDP_FORWARD_FIX = (
+    "rank {rank} ran the DDP-wrapped model's forward by itself at {where} (an evaluation on one rank?): DDP's "
+    "forward makes collectives of its own (it broadcasts buffers) that every rank must join: evaluate with "
+    "model.module (the unwrapped model) there, or run the evaluation on every rank"
+)
 # Calls of a group's life, not lined up by number either.
 NEW_GROUP, DESTROY = "new_group", "destroy_process_group"
 UNNUMBERED = P2P | {NEW_GROUP, DESTROY}
@@ -496,6 +504,7 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
             continue
         recs = [calls[r] for r in sorted(calls)]
         sites = sorted({short_where(r.where) for r in recs if r.where})
+        ddp = next((r for r in recs if r.function.endswith(DDP_FORWARD) and r.kind not in {o.kind for o in recs if o is not r}), None)
         if what == "kind":
             title = f"collective #{seq} differs across ranks: " + "; ".join(
                 f"rank {r.rank} called {r.kind}" + (f" at {short_where(r.where)}" if r.where else "") for r in recs
@@ -505,6 +514,8 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
                 if sites
                 else "look for a collective called under `if rank == ...` only"
             )
+            if ddp is not None:
+                fix = DDP_FORWARD_FIX.format(rank=ddp.rank, where=short_where(ddp.where))
         elif what == "root":
             title = f"collective #{seq} ({recs[0].kind}) has a different root on each rank: " + "; ".join(
                 f"rank {r.rank} {_root_word(r.kind)}={r.root}" + (f" at {short_where(r.where)}" if r.where else "")
@@ -708,6 +719,8 @@ def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
             if w.where
             else f"call {w.kind} on every rank, or on none"
         )
+        if w.function.endswith(DDP_FORWARD):
+            fix = DDP_FORWARD_FIX.format(rank=s.rank, where=short_where(w.where))
         return Finding("collective-missing", Severity.ERROR, title, ev, MISSING_WHY, fix, AREA)
     return _left_before_joining(ranks)
 

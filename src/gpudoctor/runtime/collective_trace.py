@@ -46,6 +46,7 @@ from typing import Any
 
 from gpudoctor.knowledge.collectives import (
     COMPLETED,
+    DDP_FORWARD,
     DESTROY,
     NEW_GROUP,
     POSTED,
@@ -189,7 +190,7 @@ def user_where(frame) -> tuple[str, str]:
     return where, function
 
 
-def _time_of(note: tuple[int, Any, int]) -> int:
+def _time_of(note: tuple[int, Any, int, str]) -> int:
     return note[0]
 
 
@@ -204,7 +205,8 @@ class Tracker:
         # recorder does not know of a call
         self.sites: dict[tuple[str, int], tuple[str, str, int, str]] = {}
         self.object_call = ""  # all_gather_object & co. under way: their collectives carry its name
-        self.context: deque[tuple[int, Any, int]] = deque(maxlen=64)  # (time_ns, code object, line)
+        # (time_ns, code object, line, what makes the collectives: "" or DDP_FORWARD)
+        self.context: deque[tuple[int, Any, int, str]] = deque(maxlen=64)
         self.group: Any = None  # the default group, its name and its counter, looked up once
         self.group_name = "0"
         self.group_count: Any = None
@@ -297,7 +299,7 @@ class Tracker:
             root=root,
         )
 
-    def mark(self, depth: int = 2) -> None:
+    def mark(self, depth: int = 2, by: str = "") -> None:
         """DDP or backward is about to make collectives of its own: remember the user's
         line. Called twice per training step, so it keeps to the bare minimum (the code
         object and line, formatted when a trace is published). Whatever the default
@@ -306,7 +308,7 @@ class Tracker:
         try:
             frame = _user_frame(sys._getframe(depth))
             if frame is not None:
-                self.context.append((time.time_ns(), frame.f_code, line_of(frame)))
+                self.context.append((time.time_ns(), frame.f_code, line_of(frame), by))
             self.settled()
         except Exception:  # noqa: BLE001
             pass
@@ -432,8 +434,8 @@ class Tracker:
             i = bisect.bisect_right(self.context, rec.time_ns, key=_time_of)
             if i == 0:
                 return rec
-            _, code, line = self.context[i - 1]
-            site = (f"{code.co_filename}:{line}", code.co_name, -1, rec.kind)
+            _, code, line, by = self.context[i - 1]
+            site = (f"{code.co_filename}:{line}", code.co_name + by, -1, rec.kind)
         return dataclasses.replace(rec, where=site[0], function=site[1], root=site[2], kind=site[3])
 
     def settle(self, rec: CollectiveRecord) -> CollectiveRecord:
@@ -843,7 +845,7 @@ def _mark_ddp(tracker: Tracker) -> None:
     # note settles what they made (Tracker.mark), and so does the rank's end.
     @functools.wraps(original_forward)
     def ddp_forward(self, *args, **kwargs):
-        tracker.mark()
+        tracker.mark(by=DDP_FORWARD)
         return original_forward(self, *args, **kwargs)
 
     @functools.wraps(original_backward)
