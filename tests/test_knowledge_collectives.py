@@ -294,3 +294,10 @@ def test_a_ddp_forward_run_on_one_rank_only_is_told_to_use_model_module():
                                state="started", where="/w/x.py:24", function="<module> [DDP forward]")  # fmt: skip
     [f] = analyze([RankState(0, (rec(0, 1), rec(0, 2), forward)), RankState(1, (rec(1, 1), rec(1, 2)), "finished")])
     assert f.id == "collective-missing" and "model.module" in f.fix and "rank 0 ran the DDP-wrapped model's forward" in f.fix
+
+
+def test_a_call_made_while_handling_an_error_names_the_error():
+    handler = CollectiveRecord(rank=1, pg="0", seq=3, kind="broadcast_object_list", state="started", where="/w/x.py:11",
+                               handling="RuntimeError: bad batch (raised at /w/x.py:21)")  # fmt: skip
+    [f] = analyze([RankState(0, (rec(0, 1), rec(0, 2), rec(0, 3, state="started"))), RankState(1, (rec(1, 1), rec(1, 2), handler))])
+    assert f.title.endswith("rank 1 made its call while handling RuntimeError: bad batch (raised at /w/x.py:21)")

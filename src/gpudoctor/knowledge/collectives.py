@@ -106,6 +106,7 @@ class CollectiveRecord:
     time_ns: int = 0
     peer: int = -1  # send/recv: the other rank (global; -1 for a recv from any source)
     root: int = -1  # broadcast/reduce/scatter/gather: the root's global rank
+    handling: str = ""  # made inside an `except`: "RuntimeError: bad batch at train.py:21"
 
     @property
     def started(self) -> bool:
@@ -157,6 +158,7 @@ class CollectiveRecord:
             "time_ns": self.time_ns,
             "peer": self.peer,
             "root": self.root,
+            "handling": self.handling,
         }
 
     @classmethod
@@ -176,6 +178,7 @@ class CollectiveRecord:
             time_ns=int(d.get("time_ns") or 0),
             peer=int(d.get("peer", -1)),
             root=int(d.get("root", -1)),
+            handling=str(d.get("handling", "")),
         )
 
 
@@ -534,6 +537,9 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
                 f"give the tensor the same {what} on every rank at {' and '.join(sites) or 'that call'}"
                 + (" (pad it, or use all_gather_object for ragged data)" if what == "shape" else " (cast it with .to(dtype))")
             )
+        handled = [r for r in recs if r.handling]
+        if handled:  # a rank that made its call from an error handler: the error is where it departed
+            title += "; " + "; ".join(f"rank {r.rank} made its call while handling {r.handling}" for r in handled)
         ev: dict = {"collective": seq, "process group": pg, "differs in": what, **_evidence_calls(calls)}
         hint = _uneven_hint(ranks, pg, seq)
         if hint:

@@ -106,7 +106,7 @@ class CurrentEncoder:
 
     def encode(self, record: CollectiveRecord) -> bytes:
         key = (record.rank, record.pg, record.kind, record.peer, record.root, record.input_shapes, record.input_dtypes,
-               record.output_shapes, record.output_dtypes, record.state, record.where, record.function)  # fmt: skip
+               record.output_shapes, record.output_dtypes, record.handling, record.state, record.where, record.function)  # fmt: skip
         try:
             parts = self.templates[key]
         except KeyError:

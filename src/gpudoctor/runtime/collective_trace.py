@@ -56,6 +56,7 @@ from gpudoctor.knowledge.collectives import (
     CollectiveRecord,
     is_library_frame,
     records_from_fr_dump,
+    short_where,
 )
 from gpudoctor.launch import run_folder
 
@@ -201,9 +202,9 @@ class Tracker:
         self.pid = os.getpid()
         self.exit: run_folder.RankExit | None = None
         self.history: deque[CollectiveRecord] = deque(maxlen=64)  # when the Flight Recorder is off
-        # (group, number) -> (file:line, function, root, kind as the user called it): what the
-        # recorder does not know of a call
-        self.sites: dict[tuple[str, int], tuple[str, str, int, str]] = {}
+        # (group, number) -> (file:line, function, root, kind as the user called it, the error
+        # it was made while handling): what the recorder does not know of a call
+        self.sites: dict[tuple[str, int], tuple[str, str, int, str, str]] = {}
         self.object_call = ""  # all_gather_object & co. under way: their collectives carry its name
         # (time_ns, code object, line, what makes the collectives: "" or DDP_FORWARD)
         self.context: deque[tuple[int, Any, int, str]] = deque(maxlen=64)
@@ -263,10 +264,13 @@ class Tracker:
                 tensors = _tensors(value)
             root = _root(kind, args, kwargs, pg) if kind in ROOTS else -1
             rec = self.record(self.object_call or kind, name, seq, tensors, STARTED, sys._getframe(2), root=root)
+            error = sys.exc_info()[1]
+            if error is not None:  # made from an `except` block
+                rec = dataclasses.replace(rec, handling=_handling(error))
         except Exception:  # noqa: BLE001 - a note must never break the user's collective
             return None
         self.inflight = rec
-        self.sites[(rec.pg, rec.seq)] = (rec.where, rec.function, rec.root, rec.kind)
+        self.sites[(rec.pg, rec.seq)] = (rec.where, rec.function, rec.root, rec.kind, rec.handling)
         if len(self.sites) > 1024:
             for key in list(self.sites)[:512]:
                 del self.sites[key]
@@ -435,8 +439,8 @@ class Tracker:
             if i == 0:
                 return rec
             _, code, line, by = self.context[i - 1]
-            site = (f"{code.co_filename}:{line}", code.co_name + by, -1, rec.kind)
-        return dataclasses.replace(rec, where=site[0], function=site[1], root=site[2], kind=site[3])
+            site = (f"{code.co_filename}:{line}", code.co_name + by, -1, rec.kind, "")
+        return dataclasses.replace(rec, where=site[0], function=site[1], root=site[2], kind=site[3], handling=site[4])
 
     def settle(self, rec: CollectiveRecord) -> CollectiveRecord:
         """The recorder marks a gloo collective completed a moment after wait()
@@ -612,6 +616,13 @@ def worker_origin(text: str) -> tuple[str, str, str] | None:
     last = [line for line in original.strip().splitlines() if line.strip()][-1:] or [""]
     name, _, message = last[0].partition(": ")
     return (frames[-1] if frames else ""), name.strip() or "Exception", message.strip()[:500]
+
+
+def _handling(error: BaseException) -> str:
+    """`RuntimeError: bad batch at train.py:21`: the error an `except` block is handling."""
+    text = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+    where = _exception_where(error.__traceback__)
+    return f"{type(error).__name__}{': ' + text if text else ''}" + (f" (raised at {short_where(where)})" if where else "")
 
 
 def exited(code: int, tb) -> None:
