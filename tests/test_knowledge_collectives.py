@@ -286,7 +286,7 @@ def test_a_send_larger_than_the_recv_that_meets_it_is_a_mismatch_whoever_noticed
     [f] = analyze([RankState(0, (send,)), RankState(1, (recv,), "failed")])
     assert f.id == "collective-mismatch" and f.evidence["differs in"] == "size"
     assert f.title.startswith("rank 0's send #1 to rank 1 does not fit the recv that meets it")
-    assert "recv [10] float32 from rank 0 at /w/x.py:15" in f.title
+    assert "recv [10] float32 from rank 0 at /w/x.py:15" in f.title and f.evidence["root cause"] == "rank 1"
 
 
 def test_a_ddp_forward_run_on_one_rank_only_is_told_to_use_model_module():

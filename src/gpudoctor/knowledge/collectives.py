@@ -483,7 +483,9 @@ def find_p2p_mismatch(ranks: Sequence[RankState]) -> Finding | None:
                 f"rank {s.rank}'s {send.name()} does not fit the recv that meets it: rank {s.rank} sends "
                 f"{send.call()}; rank {recv.rank} receives into {recv.call()}"
             )
-            ev = {f"rank {s.rank}": send.call(), f"rank {recv.rank}": recv.call(), "differs in": what}
+            # The fix is the receiver's buffer (gloo aborts that rank, too).
+            ev = {f"rank {s.rank}": send.call(), f"rank {recv.rank}": recv.call(), "differs in": what,
+                  "root cause": f"rank {recv.rank}"}  # fmt: skip
             sites = " and ".join(sorted({short_where(r.where) for r in (send, recv) if r.where})) or "those calls"
             fix = f"give the recv a buffer of the sent tensor's shape and dtype at {sites} (send the shape first if it varies)"
             return Finding("collective-mismatch", Severity.ERROR, title, ev, MISMATCH_WHY, fix, AREA)
