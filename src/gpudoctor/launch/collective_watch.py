@@ -64,6 +64,7 @@ class CollectiveWatch:
         self.seen: object = None
         self.states: list[RankState] = []
         self.failing_since: float | None = None
+        self.asked_after_crash = False
         self.cycle: tuple | None = None  # the blocked calls of a deadlock seen, and since when
         self.cycle_since = 0.0
 
@@ -88,7 +89,13 @@ class CollectiveWatch:
         if self.asked_stacks_at is not None:
             return self._stacks_in(now, returncodes)
         if any(rc not in (0, None) for rc in returncodes.values()):
-            return None  # a crash: the supervisor's own path reports it
+            # A crash: the supervisor's own path reports it. The ranks still running are
+            # stopped a few seconds later (supervisor.PEER_GRACE_S): their stacks, taken
+            # now, say where each one was (a straggler's own line, a victim's wait).
+            if not self.asked_after_crash:
+                self.asked_after_crash = True
+                self.request_stacks([r for r in range(self.nproc) if r not in returncodes])
+            return None
         traces = self.read()
         if self._failing(now, traces, returncodes):
             return None  # a crash on its way out: its exit, then the same path, reports it
