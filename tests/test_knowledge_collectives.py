@@ -301,3 +301,13 @@ def test_a_call_made_while_handling_an_error_names_the_error():
                                handling="RuntimeError: bad batch (raised at /w/x.py:21)")  # fmt: skip
     [f] = analyze([RankState(0, (rec(0, 1), rec(0, 2), rec(0, 3, state="started"))), RankState(1, (rec(1, 1), rec(1, 2), handler))])
     assert f.title.endswith("rank 1 made its call while handling RuntimeError: bad batch (raised at /w/x.py:21)")
+
+
+def test_a_recv_from_any_rank_meets_any_send_and_waits_only_when_none_is_left():
+    first = p2p(0, "recv", -1, n=1, state="completed")
+    second = p2p(0, "recv", -1, n=2, where="/w/x.py:8", t=200)
+    send = p2p(1, "send", 0, state="completed")
+    ranks = [RankState(0, (first, second)), RankState(1, (send, rec(1, 1, state="started", kind="barrier", t=300)))]
+    [f] = analyze(ranks)
+    assert f.id == "collective-deadlock" and "rank 0 waits in recv #2 from any rank at /w/x.py:8" in f.title
+    assert analyze([RankState(0, (first,)), RankState(1, (send,))]) == []  # the send met the recv from any rank

@@ -795,6 +795,10 @@ def waits_for(s: RankState, by_rank: Mapping[int, RankState]) -> set[int]:
             for o in by_rank.values()
             if o.rank != s.rank and not o.ended and sum(r.kind == NEW_GROUP for r in o.records) < w.seq
         }
+    if w.kind == RECV and w.peer < 0:  # from any rank: blocked while more recvs were made than sends to it
+        sent = sum(_made(o, SEND, s.rank, w.pg) for o in by_rank.values() if o.rank != s.rank)
+        made = sum(_made(s, RECV, peer, w.pg) for peer in {r.peer for r in s.records if r.kind == RECV})
+        return {o.rank for o in by_rank.values() if o.rank != s.rank and not o.ended} if sent < made else set()
     if w.p2p:
         o = by_rank.get(w.peer)
         if o is None or o.ended:
@@ -901,6 +905,8 @@ def find_unmatched_send(ranks: Sequence[RankState]) -> Finding | None:
                 continue
             other = RECV if r.kind == SEND else SEND
             matched = _made(by_rank[r.peer], other, s.rank, r.pg)
+            if other == RECV:  # a recv from any rank may be the one that meets it
+                matched += _made(by_rank[r.peer], RECV, -1, r.pg)
             if r.seq > matched and r.seq == _made(s, r.kind, r.peer, r.pg):
                 at = f" at {short_where(r.where)}" if r.where else ""
                 title = (
