@@ -828,9 +828,10 @@ def _wrap_group_calls(tracker: Tracker) -> None:
             @functools.wraps(original)
             def group_call(*args, **kwargs):
                 token = tracker.note_group_call(name, args, kwargs)
-                result = original(*args, **kwargs)
-                tracker.p2p_state(token, COMPLETED)
-                return result
+                try:
+                    return original(*args, **kwargs)
+                finally:  # made, or failed: either way the rank is no longer blocked in it
+                    tracker.p2p_state(token, COMPLETED)
 
             return group_call
 
