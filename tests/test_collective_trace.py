@@ -87,3 +87,43 @@ def test_the_hot_path_encodes_a_call_byte_for_byte_as_the_codec_does():
                 record = CollectiveRecord(rank=rank, pg=pg, seq=seq, state=STARTED, time_ns=1_795_000_000_000_000_000 + seq, **site)
                 assert encoder.encode(record) == encode_current(record)
     assert encoder.templates[next(k for k in encoder.templates if k[-2].startswith("7390"))] is None
+
+
+def test_group_calls_object_collectives_and_async_works_are_recorded_as_the_user_made_them(tmp_path):
+    script = os.path.join(TESTS, "scripts", "trace", "groups_and_objects.py")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.pop("GPUDOCTOR_RUN", None)
+    r = subprocess.run([sys.executable, script, str(tmp_path), _port()], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    lines = {name: i for i, text in enumerate(open(script), 1) for name in ("NEW_GROUP", "OBJECT", "ASYNC") if f"# {name} LINE" in text}
+    at = {}
+    for seq, kind, state, where in out["records"]:
+        at.setdefault(int(where.rsplit(":", 1)[1]), []).append((kind, state))
+    assert at[lines["NEW_GROUP"]] == [("new_group", "completed")]
+    assert {k for k, _ in at[lines["OBJECT"]]} == {"all_gather_object"}  # its own all_gathers, under its name
+    assert at[lines["ASYNC"]] == [("all_reduce", "completed")]
+    assert out["pending"] == ["all_reduce"] and out["left"] == 0  # under way until its wait() returned
+
+
+# What torch re-raises in a rank when a DataLoader worker raised (torch 2.13, the
+# worker's frames and error as torch formats them; the dataset's path is the user's).
+WORKER_ERROR = """Caught KeyError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 374, in _worker_loop
+    data = fetcher.fetch(index)  # type: ignore[possibly-undefined]
+           ^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", line 54, in <listcomp>
+    data = [self.dataset[idx] for idx in possibly_batched_index]
+            ~~~~~~~~~~~~^^^^^
+  File "/home/u/train.py", line 22, in __getitem__
+    return torch.tensor([float(self.index[key])])
+KeyError: 6
+"""
+
+
+def test_a_dataloader_worker_s_exception_is_placed_at_the_worker_s_own_frame():
+    from gpudoctor.runtime.collective_trace import worker_origin
+
+    assert worker_origin(WORKER_ERROR) == ("/home/u/train.py:22", "KeyError", "6")
+    assert worker_origin("KeyError: 6") is None

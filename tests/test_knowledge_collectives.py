@@ -87,8 +87,11 @@ def test_uneven_work_from_real_dumps():
     ranks = [RankState(0, tuple(dump("uneven", 0)), ended="finished"), RankState(1, tuple(dump("uneven", 1)), "failed")]
     [f] = analyze(ranks)
     assert f.id == "uneven-collectives"
-    assert "rank 0 finished after 2 all_reduce calls at" in f.title and "rank 1 called a 3rd (collective #5)" in f.title
+    assert "rank 0 left the loop after 2 all_reduce calls at" in f.title and "rank 1 called a 3rd (collective #5)" in f.title
     assert "drop_last" in f.fix and "Join" in f.fix
+    # The rank that left first is where the sequences part: the root cause, and a stop
+    # decision of its own must become collective.
+    assert f.evidence["root cause"] == "rank 0" and "broadcast it from rank 0" in f.fix
 
 
 def test_shape_and_dtype_mismatch():
@@ -183,3 +186,128 @@ def test_a_rank_in_the_rendezvous_waits_for_one_that_never_came():
         "rank 1 is not in a collective: /w/train.py:9 in prepare_data (time.sleep)"
     )
     assert "not in init_process_group" in f.fix
+
+
+# -- point-to-point and roots -----------------------------------------------------------------------
+
+
+def p2p(rank, kind, peer, n=1, state="started", where="/w/x.py:7", t=100):
+    return CollectiveRecord(rank=rank, pg="0", seq=n, kind=kind, input_shapes=((4,),), input_dtypes=("float32",),
+                            state=state, where=where, time_ns=t, peer=peer)  # fmt: skip
+
+
+def test_both_ranks_blocked_sending_to_each_other_is_a_deadlock_with_both_lines():
+    ranks = [
+        RankState(0, (rec(0, 1), p2p(0, "send", 1, where="/w/x.py:7"))),
+        RankState(1, (rec(1, 1), p2p(1, "send", 0, where="/w/x.py:9"))),
+    ]
+    [f] = analyze(ranks)
+    assert f.id == "collective-deadlock"
+    assert "rank 0 waits in send #1 to rank 1 at /w/x.py:7; rank 1 waits in send #1 to rank 0 at /w/x.py:9" in f.title
+    assert f.evidence["cycle"] == "rank 0 -> rank 1 -> rank 0" and "batch_isend_irecv" in f.fix
+
+
+def test_a_posted_matching_recv_or_a_moving_peer_is_no_deadlock():
+    sender = RankState(0, (p2p(0, "send", 1),))
+    posted = RankState(1, (p2p(1, "recv", 0, state="posted"), p2p(1, "send", 0, t=200)))
+    assert analyze([sender, posted]) == []  # rank 1's irecv will take rank 0's send
+    assert analyze([sender, RankState(1, (rec(1, 1),))]) == []  # rank 1 is not blocked
+
+
+def test_a_collective_against_a_recv_from_the_rank_in_it_is_a_deadlock():
+    ranks = [RankState(0, (rec(0, 1, state="started"),)), RankState(1, (p2p(1, "recv", 0),))]
+    [f] = analyze(ranks)
+    assert f.id == "collective-deadlock" and "rank 0 waits in all_reduce #1" in f.title
+    assert "rank 1 waits in recv #1 from rank 0" in f.title
+
+
+def test_each_rank_rooting_its_own_broadcast_is_a_mismatch_not_the_transport():
+    def bcast(rank):
+        return CollectiveRecord(rank=rank, pg="0", seq=1, kind="broadcast", input_shapes=((4,),),
+                                input_dtypes=("float32",), state="started", where="/w/x.py:6", root=rank)  # fmt: skip
+
+    [f] = analyze([RankState(0, (bcast(0),)), RankState(1, (bcast(1),))], stalled_s=30)
+    assert f.id == "collective-mismatch" and f.evidence["differs in"] == "root"
+    assert "rank 0 src=0 at /w/x.py:6; rank 1 src=1 at /w/x.py:6" in f.title and "src=0" in f.fix
+
+
+def test_a_rank_that_destroyed_the_group_and_left_is_the_root_cause():
+    destroy = CollectiveRecord(rank=1, pg="0", seq=1, kind="destroy_process_group", where="/w/x.py:16")
+    ranks = [RankState(0, (rec(0, 1), rec(0, 2), rec(0, 3, state="started"))), RankState(1, (rec(1, 1), rec(1, 2), destroy), "finished")]
+    [f] = analyze(ranks)
+    assert f.id == "collective-missing" and f.evidence["root cause"] == "rank 1"
+    assert f.title.startswith("rank 1 called destroy_process_group() at /w/x.py:16 after 2 collectives and left")
+    assert "only after every rank is done" in f.fix
+
+
+def test_a_new_group_made_on_some_ranks_only_names_the_rank_that_skipped_it():
+    def new_group(rank):
+        return CollectiveRecord(rank=rank, pg="0", seq=1, kind="new_group", input_shapes=((0, 1),), state="started", where="/w/x.py:14")
+
+    ranks = [
+        RankState(0, (rec(0, 1), new_group(0))),
+        RankState(1, (rec(1, 1), new_group(1))),
+        RankState(2, (rec(2, 1), rec(2, 2, state="started", where="/w/x.py:16"))),
+    ]
+    [f] = analyze(ranks)
+    assert f.id == "collective-deadlock" and f.evidence["root cause"] == "rank 2"
+    assert "rank 0 waits in new_group #1 at /w/x.py:14" in f.title and "every rank" in f.fix
+
+
+def test_counts_are_compared_over_the_numbers_every_rank_s_records_cover():
+    # Rank 1 died in C++: its last trace is the newest window (#9-#12); rank 0's is whole.
+    full = tuple(rec(0, n, where="/w/x.py:18") for n in range(1, 16)) + (rec(0, 16, state="started", where="/w/x.py:18"),)
+    window = tuple(rec(1, n, where="/w/x.py:18") for n in range(9, 13))
+    [f] = analyze([RankState(0, full), RankState(1, window, "finished")])
+    assert f.id == "uneven-collectives"
+    # Over #9.. both have their records: rank 1 made 4 calls there, rank 0 its 8th is #16.
+    assert "left the loop after 4 all_reduce calls at /w/x.py:18 since collective #9" in f.title
+    assert "rank 0 called an 8th (collective #16)" in f.title
+
+
+def test_a_group_made_on_some_ranks_only_shifts_the_next_and_is_named():
+    def new_group(rank, n, members, line):
+        return CollectiveRecord(rank=rank, pg="0", seq=n, kind="new_group", input_shapes=(members,), where=f"/w/x.py:{line}")
+
+    ranks = [
+        RankState(0, (new_group(0, 1, (0, 1), 10), new_group(0, 2, (0, 1, 2), 12))),
+        RankState(1, (new_group(1, 1, (0, 1), 10), new_group(1, 2, (0, 1, 2), 12))),
+        RankState(2, (new_group(2, 1, (0, 1, 2), 12),)),  # skipped the pair's group
+    ]
+    [f] = analyze(ranks)
+    assert f.id == "collective-mismatch" and f.evidence["differs in"] == "group"
+    assert f.title.startswith("new_group #1 differs across ranks: rank 0 made it with ranks [0, 1] at /w/x.py:10")
+    assert "rank 2 made it with ranks [0, 1, 2] at /w/x.py:12" in f.title and f.evidence["root cause"] == "rank 2"
+
+
+def test_a_send_larger_than_the_recv_that_meets_it_is_a_mismatch_whoever_noticed_first():
+    send = CollectiveRecord(rank=0, pg="0", seq=1, kind="send", input_shapes=((1000,),), input_dtypes=("float32",), where="/w/x.py:12", peer=1)
+    recv = CollectiveRecord(rank=1, pg="0", seq=1, kind="recv", input_shapes=((10,),), input_dtypes=("float32",), state="started", where="/w/x.py:15", peer=0)
+    [f] = analyze([RankState(0, (send,)), RankState(1, (recv,), "failed")])
+    assert f.id == "collective-mismatch" and f.evidence["differs in"] == "size"
+    assert f.title.startswith("rank 0's send #1 to rank 1 does not fit the recv that meets it")
+    assert "recv [10] float32 from rank 0 at /w/x.py:15" in f.title and f.evidence["root cause"] == "rank 1"
+
+
+def test_a_ddp_forward_run_on_one_rank_only_is_told_to_use_model_module():
+    forward = CollectiveRecord(rank=0, pg="0", seq=3, kind="broadcast", input_shapes=((1,),), input_dtypes=("int64",),
+                               state="started", where="/w/x.py:24", function="<module> [DDP forward]")  # fmt: skip
+    [f] = analyze([RankState(0, (rec(0, 1), rec(0, 2), forward)), RankState(1, (rec(1, 1), rec(1, 2)), "finished")])
+    assert f.id == "collective-missing" and "model.module" in f.fix and "rank 0 ran the DDP-wrapped model's forward" in f.fix
+
+
+def test_a_call_made_while_handling_an_error_names_the_error():
+    handler = CollectiveRecord(rank=1, pg="0", seq=3, kind="broadcast_object_list", state="started", where="/w/x.py:11",
+                               handling="RuntimeError: bad batch (raised at /w/x.py:21)")  # fmt: skip
+    [f] = analyze([RankState(0, (rec(0, 1), rec(0, 2), rec(0, 3, state="started"))), RankState(1, (rec(1, 1), rec(1, 2), handler))])
+    assert f.title.endswith("rank 1 made its call while handling RuntimeError: bad batch (raised at /w/x.py:21)")
+
+
+def test_a_recv_from_any_rank_meets_any_send_and_waits_only_when_none_is_left():
+    first = p2p(0, "recv", -1, n=1, state="completed")
+    second = p2p(0, "recv", -1, n=2, where="/w/x.py:8", t=200)
+    send = p2p(1, "send", 0, state="completed")
+    ranks = [RankState(0, (first, second)), RankState(1, (send, rec(1, 1, state="started", kind="barrier", t=300)))]
+    [f] = analyze(ranks)
+    assert f.id == "collective-deadlock" and "rank 0 waits in recv #2 from any rank at /w/x.py:8" in f.title
+    assert analyze([RankState(0, (first,)), RankState(1, (send,))]) == []  # the send met the recv from any rank

@@ -103,3 +103,24 @@ def test_the_watch_leaves_a_rank_that_said_it_raised_to_the_crash_path(tmp_path)
     watch = CollectiveWatch(str(tmp_path), 2, hang_timeout=5)
     assert watch.tick(1.0, {1: 0}) is None and watch.tick(3.9, {1: 0}) is None
     assert watch.tick(4.5, {1: 0}) == "uneven"  # it never ended: judged without waiting any longer
+
+
+def test_a_timed_out_monitored_barrier_names_the_rank_that_never_reached_it():
+    # torch 2.13 gloo, rank 0's error when rank 1 never reaches dist.monitored_barrier
+    said = "[Rank 0]: Rank 1 failed to pass monitoredBarrier in 4000 ms"
+    ranks = (outcome(0, "exited", 1, 5.0, tail=[f"RuntimeError: {said}"]), outcome(1, "stopped", -15, None))
+    traces = {0: RankTrace(0, (rec(0, 1),), exit=RankExit("exception", "RuntimeError", said, "/w/train.py:15", 1))}
+    result = LaunchResult(ranks, False, False, 6.0, "/run")
+    job = diagnose_job(result, traces, [])
+    assert job.root_cause["rank"] == 1
+    assert job.findings[0].title.startswith("rank 1 never reached the monitored_barrier at /w/train.py:15 that rank 0 waited in")
+    assert ranks_exit(result, job.cause_exitcode) == 1
+
+
+def test_a_mismatch_is_1_even_when_gloo_aborted_a_rank_on_it_first():
+    ranks = (outcome(0, "signaled", -6, 1.0, signal="SIGABRT"), outcome(1, "stopped", -15, None))
+    traces = {0: RankTrace(0, (rec(0, 1, "started"),)), 1: RankTrace(1, (rec(1, 1, "started", kind="broadcast"),))}
+    result = LaunchResult(ranks, False, False, 2.0, "/run")
+    states = rank_states(traces, {0: -6})
+    job = diagnose_job(result, traces, analyze(states))
+    assert job.findings[0].id == "collective-mismatch" and ranks_exit(result, job.cause_exitcode) == 1

@@ -246,7 +246,7 @@ def test_nproc_exit_code_is_the_failing_rank_s(tmp_path):
     d = doctor("--nproc", "2", "--json", str(out), script("exit_code.py"), "3", env={TAG_ENV: tag}, timeout=120)
     try:
         assert d.returncode == 3
-        assert "[rank-crashed]" in d.stderr and "exited with code 3" in d.stderr
+        assert "[rank-crashed]" in d.stderr and "called sys.exit(3) at tests/scripts/exit_code.py:" in d.stderr
         assert leftovers(tag) == []
         logs = [p["log"] for p in findings(out)["processes"]]
         assert all(os.path.exists(log) for log in logs)  # a failed run keeps the ranks' logs

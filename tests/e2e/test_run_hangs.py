@@ -23,13 +23,13 @@ def script(name):
     return os.path.join("tests", "scripts", "hang", name)
 
 
-def doctor(tmp_path, name, *args, hang_timeout="30", timeout=150):
+def doctor(tmp_path, name, *args, hang_timeout="30", timeout=150, options=()):
     """Run the doctor on a script; returns (completed process, --json report)."""
     tag = new_tag()
     out = tmp_path / "report.json"
     env = dict(os.environ, **{TAG_ENV: tag})
     env.pop("GPUDOCTOR_RUN", None)
-    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", hang_timeout]
+    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", hang_timeout, *options]
     cmd += ["--json", str(out), script(name), *args]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
@@ -54,7 +54,7 @@ def test_mismatched_kind_is_reported_live_with_both_lines(tmp_path):
     assert "[collective-mismatch]" in text and "no problems seen" not in r.stderr
     assert "run folder: " in text
     [f] = report["findings"]
-    assert f["evidence"]["rank 1"] == "broadcast [4] float32 at tests/scripts/hang/mismatch_kind.py:13"
+    assert f["evidence"]["rank 1"] == "broadcast [4] float32 root 0 at tests/scripts/hang/mismatch_kind.py:13"
     assert report["root_cause"]["kind"] == "collective-mismatch"
     assert [(x["rank"], x["state"], x["collective"]["seq"]) for x in report["ranks"]] == [(0, "waiting", 3), (1, "waiting", 3)]
     assert time.monotonic() - start < 60  # not the backend's 30-minute timeout
@@ -67,8 +67,8 @@ def test_mismatched_shape_names_each_rank_s_shape(tmp_path):
     text = report_part(r)
     assert "collective #2 (all_reduce) has a different shape on each rank: rank 0 [4]; rank 1 [5]" in text, r.stderr
     assert "rank 0: all_reduce [4] float32 at tests/scripts/hang/mismatch_shape.py:8" in text
-    # gloo aborts rank 0 on the size mismatch: the exit status is that rank's own.
-    assert r.returncode == 128 + signal.SIGABRT
+    # gloo aborts rank 0 on the size mismatch (SIGABRT): still a problem found, 1, as when gpudoctor stops it.
+    assert r.returncode == 1
     assert report["root_cause"]["kind"] == "collective-mismatch"
 
 
@@ -106,12 +106,62 @@ def test_stuck_rank_is_named_with_every_rank_s_place(tmp_path):
     assert "in load_next_shard" in stacks and "Thread MainThread" in stacks
 
 
+def test_timeout_watchdog_takes_stacks_instead_of_killing_the_ranks(tmp_path):
+    """`--timeout` (not --hang-timeout) asks the ranks for stacks with SIGUSR1: they
+    print them, and the job is a timeout (124), not two ranks killed by SIGUSR1."""
+    r, report = doctor(tmp_path, "stuck_compute.py", hang_timeout="0", timeout=90, options=("--timeout", "15"))
+    assert r.returncode == 124, r.stderr
+    assert "SIGUSR1" not in r.stderr
+    assert "[rank 1]   File" in r.stderr and "in load_next_shard" in r.stderr  # faulthandler's dump, echoed
+    text = report_part(r)
+    assert "rank 1 holds the others up" in text and "stuck_compute.py:11 in load_next_shard" in text
+    assert report["root_cause"]["rank"] == 1
+
+
+def test_send_send_cycle_is_a_deadlock_before_the_hang_timeout(tmp_path):
+    start = time.monotonic()
+    r, report = doctor(tmp_path, "send_send.py", hang_timeout="300")
+    assert r.returncode == 1, r.stderr
+    text = report_part(r)
+    assert (
+        "deadlock: rank 0 waits in send #1 to rank 1 at tests/scripts/hang/send_send.py:9; "
+        "rank 1 waits in send #1 to rank 0 at tests/scripts/hang/send_send.py:9"
+    ) in text
+    assert report["root_cause"]["kind"] == "collective-deadlock"
+    assert time.monotonic() - start < 60
+
+
+def corpus_line(name, mark):
+    """The line of `# @<mark>` in a case of tests/hang_corpus/."""
+    path = os.path.join(TESTS, "hang_corpus", name)
+    return next(n for n, text in enumerate(open(path), 1) if f"# @{mark}" in text)
+
+
+def test_a_rank_that_destroyed_the_group_and_left_is_the_root_not_its_victim(tmp_path):
+    name = "destroy_mid_training.py"
+    r, report = doctor(tmp_path, f"../../hang_corpus/{name}")
+    assert r.returncode == 1, r.stderr
+    at = f"tests/hang_corpus/{name}:{corpus_line(name, 'A')}"
+    assert f"rank 1 called destroy_process_group() at {at} after 2 collectives and left" in report_part(r)
+    assert report["root_cause"]["rank"] == 1 and report["root_cause"]["kind"] == "collective-missing"
+
+
+def test_a_dataloader_worker_s_exception_is_reported_at_the_worker_s_frame(tmp_path):
+    name = "dataloader_worker_keyerror.py"
+    r, report = doctor(tmp_path, f"../../hang_corpus/{name}")
+    assert r.returncode == 1, r.stderr
+    at = f"tests/hang_corpus/{name}:{corpus_line(name, 'A')}"
+    assert f"rank 1 failed first: it raised KeyError: 6 at {at}" in report_part(r)
+    assert report["root_cause"]["where"] == at and report["root_cause"]["message"] == "6"
+
+
 def test_uneven_batches(tmp_path):
     r, report = doctor(tmp_path, "uneven_batches.py")
     assert r.returncode == 1, r.stderr
     text = report_part(r)
-    assert "uneven work: rank 0 finished after 3 all_reduce calls at tests/scripts/hang/uneven_batches.py:13; " in text
+    assert "uneven work: rank 0 left the loop after 3 all_reduce calls at tests/scripts/hang/uneven_batches.py:13 " in text
     assert "rank 1 called a 4th" in text and "drop_last" in text and "Join" in text
+    assert report["root_cause"]["rank"] == 0  # the rank that left first: where the sequences part
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from gpudoctor.findings import Report
+from gpudoctor.findings import Report, Severity
 
 
 class ExitCode(IntEnum):
@@ -34,11 +34,19 @@ def stopped_exit(stop_signal: int) -> ExitCode:
     return by_signal.get(stop_signal, ExitCode.INTERRUPTED)
 
 
+# What a watchdog reports when it stops ranks that made no progress: such a run
+# ends as timeout(1) ends one, whatever the command (`run --nproc` decides the same
+# from its launch result, `ranks_exit`).
+WATCHDOG_FINDINGS = frozenset({"rank-hung", "rank-never-joined", "rendezvous-hang"})
+
+
 def report_exit(report: Report, strict: bool = False) -> ExitCode:
-    """`check`, `allreduce`, `train-smoke`, `lint`: the worst finding decides;
-    an interrupted launch says so whatever it found."""
+    """`check`, `allreduce`, `train-smoke`, `lint`: the worst finding decides (124
+    when it is the watchdog's); an interrupted launch says so whatever it found."""
     if report.interrupted:
         return stopped_exit(report.stop_signal)
+    if any(f.id in WATCHDOG_FINDINGS and f.severity is Severity.ERROR for f in report.findings):
+        return ExitCode.TIMEOUT
     return ExitCode.PROBLEM if report.failed(strict) else ExitCode.OK
 
 

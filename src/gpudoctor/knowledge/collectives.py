@@ -7,9 +7,13 @@ TORCH_FR_DUMP_TEMP_FILE + rank) or from gpudoctor's own rank-side trace; the
 analysis lines the ranks up by (process group, sequence number) and says who
 called what where:
 
-- a different kind, shape or dtype at the same collective number (mismatch);
-- a rank that finished while another waits in a collective it never called
-  (uneven work when it called that same line fewer times, a missing call otherwise);
+- a different kind, shape, dtype or root at the same collective number, a new_group
+  made with other ranks, a send that does not fit its recv (mismatch);
+- ranks blocked on each other in a cycle: send/send, recv/recv, a collective against a
+  recv, a new_group made on some ranks only (deadlock);
+- a rank that finished while another waits in a collective it never called: the root
+  cause is where the sequences part (the rank that left the loop first, destroyed the
+  group, never joined), or the rank that made a call the others never make;
 - a stall: who waits in which collective, and the rank that holds them up.
 
 `gpudoctor run` feeds it live traces while the job runs; `gpudoctor diagnose DIR`
@@ -27,7 +31,24 @@ from dataclasses import dataclass, field
 from gpudoctor.findings import Finding, Severity
 
 AREA = "collectives"
-STARTED, COMPLETED = "started", "completed"
+# started: the rank is blocked in the call; completed: it returned; posted: an
+# isend/irecv whose work nobody waits for yet (the rank is not blocked by it).
+STARTED, COMPLETED, POSTED = "started", "completed", "posted"
+# Point-to-point calls: lined up by peer and their number in that direction, not
+# by the group's collective number.
+SEND, RECV = "send", "recv"
+P2P = frozenset({SEND, RECV})
+# Appended to a record's function when DDP's forward made the collective (its buffer
+# broadcast): a forward of the wrapped model on some ranks only.
+DDP_FORWARD = " [DDP forward]"
+DDP_FORWARD_FIX = (
+    "rank {rank} ran the DDP-wrapped model's forward by itself at {where} (an evaluation on one rank?): DDP's "
+    "forward makes collectives of its own (it broadcasts buffers) that every rank must join: evaluate with "
+    "model.module (the unwrapped model) there, or run the evaluation on every rank"
+)
+# Calls of a group's life, not lined up by number either.
+NEW_GROUP, DESTROY = "new_group", "destroy_process_group"
+UNNUMBERED = P2P | {NEW_GROUP, DESTROY}
 
 # Flight Recorder writes torch's C++ dtype names; users know the Python ones.
 _DTYPES = {
@@ -82,10 +103,30 @@ class CollectiveRecord:
     where: str = ""  # "path/train.py:17": the first frame outside torch
     function: str = ""  # the function that line is in
     time_ns: int = 0
+    peer: int = -1  # send/recv: the other rank (global; -1 for a recv from any source)
+    root: int = -1  # broadcast/reduce/scatter/gather: the root's global rank
+    handling: str = ""  # made inside an `except`: "RuntimeError: bad batch at train.py:21"
 
     @property
     def started(self) -> bool:
         return self.state == STARTED
+
+    @property
+    def p2p(self) -> bool:
+        return self.kind in P2P
+
+    @property
+    def numbered(self) -> bool:
+        """A collective, lined up across ranks by its number in the group."""
+        return self.kind not in UNNUMBERED
+
+    def name(self) -> str:
+        """`all_reduce #3`, `send #2 to rank 1`, `broadcast #4 from rank 0`."""
+        if self.kind == SEND:
+            return f"send #{self.seq} to rank {self.peer}"
+        if self.kind == RECV:
+            return f"recv #{self.seq} from " + (f"rank {self.peer}" if self.peer >= 0 else "any rank")
+        return f"{self.kind} #{self.seq}"
 
     def call(self) -> str:
         """`all_reduce [4] float32 at train.py:17`."""
@@ -93,7 +134,12 @@ class CollectiveRecord:
         dtypes = ", ".join(sorted(set(self.input_dtypes)))
         tensors = " ".join(p for p in (shapes, dtypes) if p)
         at = f" at {short_where(self.where)}" if self.where else ""
-        return f"{self.kind}{' ' + tensors if tensors else ''}{at}"
+        to = ""
+        if self.kind == SEND or (self.kind == RECV and self.peer >= 0):
+            to = f" {'to' if self.kind == SEND else 'from'} rank {self.peer}"
+        elif self.root >= 0:
+            to = f" root {self.root}"
+        return f"{self.kind}{' ' + tensors if tensors else ''}{to}{at}"
 
     def to_dict(self) -> dict:
         return {
@@ -109,6 +155,9 @@ class CollectiveRecord:
             "where": self.where,
             "function": self.function,
             "time_ns": self.time_ns,
+            "peer": self.peer,
+            "root": self.root,
+            "handling": self.handling,
         }
 
     @classmethod
@@ -126,6 +175,9 @@ class CollectiveRecord:
             where=str(d.get("where", "")),
             function=str(d.get("function", "")),
             time_ns=int(d.get("time_ns") or 0),
+            peer=int(d.get("peer", -1)),
+            root=int(d.get("root", -1)),
+            handling=str(d.get("handling", "")),
         )
 
 
@@ -152,8 +204,13 @@ class RankState:
     stack: tuple[StackFrame, ...] = field(default_factory=tuple)
     stage: str = ""  # the launcher's stage: "rendezvous" while in init_process_group
 
+    @property
+    def collectives(self) -> tuple[CollectiveRecord, ...]:
+        """The records lined up by collective number (no send/recv)."""
+        return tuple(r for r in self.records if r.numbered)
+
     def last(self, pg: str) -> CollectiveRecord | None:
-        mine = [r for r in self.records if r.pg == pg]
+        mine = [r for r in self.collectives if r.pg == pg]
         return max(mine, key=lambda r: r.seq) if mine else None
 
     def waiting(self) -> CollectiveRecord | None:
@@ -207,11 +264,14 @@ def _shape(shape: Sequence[int]) -> str:
 # -- readers ------------------------------------------------------------------------------
 
 
-def records_from_fr_dump(dump: Mapping, rank: int) -> list[CollectiveRecord]:
+def records_from_fr_dump(dump: Mapping, rank: int, p2p_taken: Mapping[str, int] | None = None) -> list[CollectiveRecord]:
     """A Flight Recorder dump (the unpickled dict) -> this rank's collectives, oldest first.
 
     On gloo every entry says state "scheduled"; what has completed is told by
-    the group's `last_completed_collective` in pg_status (and by `retired`)."""
+    the group's `last_completed_collective` in pg_status (and by `retired`).
+    That counter also counts gloo's send/recv, which the recorder does not list and
+    which do not take a collective number: `p2p_taken` (per group name, from the
+    rank's own hooks) is how many of them there were."""
     status = dump.get("pg_status") or {}
     out = []
     for e in dump.get("entries") or ():
@@ -224,6 +284,7 @@ def records_from_fr_dump(dump: Mapping, rank: int) -> list[CollectiveRecord]:
         group = e.get("process_group")
         pg = str(group[0]) if isinstance(group, (list, tuple)) and group else pg_id
         done_upto = int((status.get(pg_id) or {}).get("last_completed_collective", -1))
+        done_upto -= (p2p_taken or {}).get(pg, 0)
         completed = e.get("state") == "completed" or bool(e.get("retired")) or seq <= done_upto
         frames = [
             StackFrame(str(f.get("filename", "")), int(f.get("line") or 0), str(f.get("name", "")))
@@ -352,6 +413,20 @@ UNEVEN_FIX = (
     "DataLoader(..., drop_last=True), or wrap the loop in "
     "`with torch.distributed.algorithms.Join([model]):`"
 )
+# The rank that left first is where the ranks' sequences part: what it did decides the fix.
+LEFT_EARLY_FIX = (
+    "if rank {rank} decided by itself to stop or to skip a step (early stopping, a max-steps or NaN/inf check "
+    "on its own loss), make the decision collective: all_reduce the flag (or broadcast it from rank 0) so that "
+    "every rank breaks, or skips the backward, at the same step; if its data is shorter, " + UNEVEN_FIX
+)
+DESTROYED_WHY = (
+    "destroy_process_group() tears down this rank's side of every group: a peer still calling collectives "
+    "then waits for it forever or fails with a closed connection."
+)
+DESTROYED_FIX = (
+    "call dist.destroy_process_group() only after every rank is done: once, at the end of main, on every "
+    "rank (after their last collective); an error path on one rank should raise, not destroy the group and exit 0"
+)
 MISSING_WHY = (
     "A collective called on some ranks only (inside `if rank == 0:` for instance) is waited for "
     "forever by the ranks that call it: every rank must make the same calls."
@@ -365,7 +440,7 @@ STALL_WHY = (
 def _group_by_seq(ranks: Sequence[RankState]) -> dict[tuple[str, int], dict[int, CollectiveRecord]]:
     table: dict[tuple[str, int], dict[int, CollectiveRecord]] = {}
     for state in ranks:
-        for r in state.records:
+        for r in state.collectives:
             table.setdefault((r.pg, r.seq), {})[state.rank] = r
     return table
 
@@ -380,15 +455,101 @@ def _differs(calls: Mapping[int, CollectiveRecord]) -> str:
         return "shape"
     if kind not in _ANY_DTYPE and len({tuple(sorted(set(r.input_dtypes))) for r in recs}) > 1:
         return "dtype"
+    if len({r.root for r in recs}) > 1 and all(r.root >= 0 for r in recs):
+        return "root"
     return ""
+
+
+def _root_word(kind: str) -> str:
+    return "dst" if kind in ("reduce", "gather") else "src"
 
 
 def _evidence_calls(calls: Mapping[int, CollectiveRecord]) -> dict[str, str]:
     return {f"rank {rank}": calls[rank].call() for rank in sorted(calls)}
 
 
+GROUPS_WHY = (
+    "dist.new_group must be called by every rank, in the same order, with the same ranks, even by ranks "
+    "that are not members: groups are numbered by creation order, so one made on some ranks only (or with "
+    "other ranks) shifts every later group's numbering, and their collectives no longer meet."
+)
+
+
+def find_group_mismatch(ranks: Sequence[RankState]) -> Finding | None:
+    """The first new_group whose ranks differ across ranks (by creation order)."""
+    made: dict[int, dict[int, CollectiveRecord]] = {}
+    for state in ranks:
+        for r in state.records:
+            if r.kind == NEW_GROUP:
+                made.setdefault(r.seq, {})[state.rank] = r
+    for n in sorted(made):
+        calls = made[n]
+        members = {rank: (r.input_shapes[0] if r.input_shapes else ()) for rank, r in calls.items()}
+        if len(calls) < 2 or len(set(members.values())) < 2:
+            continue
+        votes = list(members.values())
+        title = f"new_group #{n} differs across ranks: " + "; ".join(
+            f"rank {rank} made it with ranks {list(members[rank]) or 'all'}"
+            + (f" at {short_where(calls[rank].where)}" if calls[rank].where else "")
+            for rank in sorted(calls)
+        )
+        ev: dict = {"new_group": n, "differs in": "group", **{f"rank {rank}": calls[rank].call() for rank in sorted(calls)}}
+        odd = sorted(calls, key=lambda rank: (votes.count(members[rank]), rank))
+        if votes.count(members[odd[0]]) < votes.count(members[odd[-1]]):
+            ev["root cause"] = f"rank {odd[0]}"
+        sites = " and ".join(sorted({short_where(r.where) for r in calls.values() if r.where})) or "those calls"
+        fix = f"call every dist.new_group(...) on every rank, in the same order, with the same ranks ({sites})"
+        return Finding("collective-mismatch", Severity.ERROR, title, ev, GROUPS_WHY, fix, AREA)
+    return None
+
+
+def _numel(r: CollectiveRecord) -> int:
+    n = 0
+    for shape in r.input_shapes:
+        size = 1
+        for d in shape:
+            size *= d
+        n += size
+    return n
+
+
+def find_p2p_mismatch(ranks: Sequence[RankState]) -> Finding | None:
+    """A send and the recv it meets (same group, same pair, same number) that disagree:
+    more elements sent than the recv's buffer holds, or another dtype."""
+    by_rank = {s.rank: s for s in ranks}
+    for s in ranks:
+        for send in (r for r in s.records if r.kind == SEND and r.peer in by_rank):
+            recv = next(
+                (r for r in by_rank[send.peer].records if r.kind == RECV and r.peer == s.rank and r.pg == send.pg and r.seq == send.seq),
+                None,
+            )
+            if recv is None or not send.input_shapes or not recv.input_shapes:
+                continue
+            what = "size" if _numel(send) > _numel(recv) else ("dtype" if set(send.input_dtypes) != set(recv.input_dtypes) else "")
+            if not what:
+                continue
+            title = (
+                f"rank {s.rank}'s {send.name()} does not fit the recv that meets it: rank {s.rank} sends "
+                f"{send.call()}; rank {recv.rank} receives into {recv.call()}"
+            )
+            # The fix is the receiver's buffer (gloo aborts that rank, too).
+            ev = {f"rank {s.rank}": send.call(), f"rank {recv.rank}": recv.call(), "differs in": what,
+                  "root cause": f"rank {recv.rank}"}  # fmt: skip
+            sites = " and ".join(sorted({short_where(r.where) for r in (send, recv) if r.where})) or "those calls"
+            fix = f"give the recv a buffer of the sent tensor's shape and dtype at {sites} (send the shape first if it varies)"
+            return Finding("collective-mismatch", Severity.ERROR, title, ev, MISMATCH_WHY, fix, AREA)
+    return None
+
+
 def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
-    """The first collective number whose calls differ in kind, shape or dtype across ranks."""
+    """The first new_group, then the first collective number, whose calls differ across ranks
+    (in kind, shape, dtype or root)."""
+    groups = find_group_mismatch(ranks)
+    if groups is not None:
+        return groups
+    p2p = find_p2p_mismatch(ranks)
+    if p2p is not None:
+        return p2p
     for (pg, seq), calls in sorted(_group_by_seq(ranks).items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if len(calls) < 2:
             continue
@@ -397,6 +558,7 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
             continue
         recs = [calls[r] for r in sorted(calls)]
         sites = sorted({short_where(r.where) for r in recs if r.where})
+        ddp = next((r for r in recs if r.function.endswith(DDP_FORWARD) and r.kind not in {o.kind for o in recs if o is not r}), None)
         if what == "kind":
             title = f"collective #{seq} differs across ranks: " + "; ".join(
                 f"rank {r.rank} called {r.kind}" + (f" at {short_where(r.where)}" if r.where else "") for r in recs
@@ -405,6 +567,17 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
                 f"look at {' and '.join(sites)} for a call made under `if rank == ...` only"
                 if sites
                 else "look for a collective called under `if rank == ...` only"
+            )
+            if ddp is not None:
+                fix = DDP_FORWARD_FIX.format(rank=ddp.rank, where=short_where(ddp.where))
+        elif what == "root":
+            title = f"collective #{seq} ({recs[0].kind}) has a different root on each rank: " + "; ".join(
+                f"rank {r.rank} {_root_word(r.kind)}={r.root}" + (f" at {short_where(r.where)}" if r.where else "")
+                for r in recs
+            )
+            fix = (
+                f"pass the same {_root_word(recs[0].kind)} on every rank at {' and '.join(sites) or 'that call'} "
+                f"(a constant such as {_root_word(recs[0].kind)}=0, not the rank's own rank)"
             )
         else:
             title = f"collective #{seq} ({recs[0].kind}) has a different {what} on each rank: " + "; ".join(
@@ -415,6 +588,9 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
                 f"give the tensor the same {what} on every rank at {' and '.join(sites) or 'that call'}"
                 + (" (pad it, or use all_gather_object for ragged data)" if what == "shape" else " (cast it with .to(dtype))")
             )
+        handled = [r for r in recs if r.handling]
+        if handled:  # a rank that made its call from an error handler: the error is where it departed
+            title += "; " + "; ".join(f"rank {r.rank} made its call while handling {r.handling}" for r in handled)
         ev: dict = {"collective": seq, "process group": pg, "differs in": what, **_evidence_calls(calls)}
         hint = _uneven_hint(ranks, pg, seq)
         if hint:
@@ -431,19 +607,32 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
     return None
 
 
-def _site_counts(state: RankState, pg: str, upto: int) -> dict[tuple[str, str], int]:
-    """How many times the rank made each (call site, kind) up to collective `upto`."""
+def _site_counts(state: RankState, pg: str, upto: int, since: int = 1) -> dict[tuple[str, str], int]:
+    """How many times the rank made each (call site, kind) in collectives #since..#upto."""
     counts: dict[tuple[str, str], int] = {}
-    for r in state.records:
-        if r.pg == pg and r.seq <= upto and r.where:
+    for r in state.collectives:
+        if r.pg == pg and since <= r.seq <= upto and r.where:
             counts[(r.where, r.kind)] = counts.get((r.where, r.kind), 0) + 1
     return counts
+
+
+def _known_since(ranks: Iterable[RankState], pg: str) -> int:
+    """The first collective number whose record every one of these ranks still has. A
+    trace published while its rank kept moving holds its newest calls only, and the
+    Flight Recorder keeps a bounded buffer: counts are compared over the numbers that
+    every rank's records cover, never a window against a whole history."""
+    return max((min((r.seq for r in s.collectives if r.pg == pg), default=1) for s in ranks), default=1)
+
+
+def _since_text(since: int) -> str:
+    return f" since collective #{since}" if since > 1 else ""
 
 
 def _uneven_hint(ranks: Sequence[RankState], pg: str, seq: int) -> str:
     """How often each rank made each call up to the mismatch, where they differ:
     the rank with fewer of a call skipped it, or ran its loop fewer times."""
-    per_rank = {s.rank: _site_counts(s, pg, seq) for s in ranks}
+    since = _known_since(ranks, pg)
+    per_rank = {s.rank: _site_counts(s, pg, seq, since) for s in ranks}
     sites = sorted({w for c in per_rank.values() for w in c})
     parts = []
     for where, kind in sites:
@@ -454,7 +643,7 @@ def _uneven_hint(ranks: Sequence[RankState], pg: str, seq: int) -> str:
     if not parts:
         return ""
     return (
-        f"calls made up to #{seq}: " + "; ".join(parts[:3]) + " — a rank with fewer of a call skipped it "
+        f"calls made up to #{seq}{_since_text(since)}: " + "; ".join(parts[:3]) + " — a rank with fewer of a call skipped it "
         "(a condition on its rank or data), or ran its loop fewer times (uneven batches: drop_last, "
         "or torch.distributed.algorithms.Join)"
     )
@@ -499,7 +688,7 @@ def rank_positions(ranks: Sequence[RankState]) -> dict[int, str]:
         elif s.ended == "failed":
             out[s.rank] = f"failed after {_count_text(s)}"
         elif w is not None:
-            out[s.rank] = f"waits in {w.kind} #{w.seq}" + (f" at {short_where(w.where)}" if w.where else "")
+            out[s.rank] = f"waits in {w.name()}" + (f" at {short_where(w.where)}" if w.where else "")
         elif s.stage == RENDEZVOUS:
             at = user_frame(s.stack, innermost_first=False) if s.stack else None
             out[s.rank] = "waits in init_process_group (the rendezvous)" + (
@@ -513,7 +702,7 @@ def rank_positions(ranks: Sequence[RankState]) -> dict[int, str]:
 
 
 def _count_text(s: RankState) -> str:
-    n = max((r.seq for r in s.records), default=0)
+    n = max((r.seq for r in s.collectives), default=0)
     return f"{n} collective{'s' if n != 1 else ''}"
 
 
@@ -524,8 +713,9 @@ def _beyond(s: RankState) -> CollectiveRecord | None:
     if s.ended == "finished":
         return None
     if s.ended == "failed":
-        return max(s.records, key=lambda r: (r.seq, r.time_ns)) if s.records else None
-    return s.waiting()
+        return max(s.collectives, key=lambda r: (r.seq, r.time_ns)) if s.collectives else None
+    w = s.waiting()
+    return None if w is None or not w.numbered else w
 
 
 def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
@@ -544,33 +734,74 @@ def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
             continue
         o = gone[0]
         done = _last_count(o, w.pg)
-        theirs = _site_counts(o, w.pg, done).get((w.where, w.kind), 0) if w.where else 0
-        mine = _site_counts(s, w.pg, w.seq).get((w.where, w.kind), 0) if w.where else 0
-        how = "finished"
+        since = _known_since((o, s), w.pg)
+        theirs = _site_counts(o, w.pg, done, since).get((w.where, w.kind), 0) if w.where else 0
+        mine = _site_counts(s, w.pg, w.seq, since).get((w.where, w.kind), 0) if w.where else 0
         state = "failed in" if s.ended == "failed" else "waits in"
+        last = o.last(w.pg)
         ev = {
-            f"rank {o.rank}": f"{how} after {done} collective{'s' if done != 1 else ''}",
+            f"rank {o.rank}": f"finished after {done} collective{'s' if done != 1 else ''}"
+            + (f" (its last: {last.call()})" if last is not None else ""),
             f"rank {s.rank}": f"{state} {w.call()} (#{w.seq})",
             "process group": w.pg,
         }
-        if theirs and mine > theirs:
+        destroyed = next((r for r in o.records if r.kind == DESTROY), None)
+        if destroyed is not None:
+            # Its sequence ends where it tore the group down: that call is the root cause.
+            at = f" at {short_where(destroyed.where)}" if destroyed.where else ""
+            ev[f"rank {o.rank}"] = f"destroyed the process group{at} after {done} collectives"
+            ev["root cause"] = f"rank {o.rank}"
             title = (
-                f"uneven work: rank {o.rank} {how} after {theirs} {w.kind} call{'s' if theirs != 1 else ''} "
-                f"at {short_where(w.where)}; rank {s.rank} called a {_ordinal(mine)} (collective #{w.seq})"
+                f"rank {o.rank} called destroy_process_group(){at} after {done} collective{'s' if done != 1 else ''} "
+                f"and left; rank {s.rank} {state} {w.name()}" + (f" at {short_where(w.where)}" if w.where else "")
             )
-            return Finding("uneven-collectives", Severity.ERROR, title, ev, UNEVEN_WHY, UNEVEN_FIX, AREA)
+            return Finding("collective-missing", Severity.ERROR, title, ev, DESTROYED_WHY, DESTROYED_FIX, AREA)
+        if theirs and mine > theirs:
+            # The sequences part where the rank that finished left the loop: it is the root cause.
+            ev["root cause"] = f"rank {o.rank}"
+            title = (
+                f"uneven work: rank {o.rank} left the loop after {theirs} {w.kind} call{'s' if theirs != 1 else ''} "
+                f"at {short_where(w.where)}{_since_text(since)} and finished; rank {s.rank} called {_an(_ordinal(mine))} "
+                f"(collective #{w.seq}) and waits for it"
+            )
+            fix = LEFT_EARLY_FIX.format(rank=o.rank)
+            return Finding("uneven-collectives", Severity.ERROR, title, ev, UNEVEN_WHY, fix, AREA)
         title = (
             f"rank {s.rank} {state} {w.kind} #{w.seq}"
             + (f" at {short_where(w.where)}" if w.where else "")
-            + f", which rank {o.rank} never called (it {how} after {done} collectives)"
+            + f", which rank {o.rank} never called (it finished after {done} collectives)"
         )
         fix = (
             f"call it on every rank: take the {w.kind} at {short_where(w.where)} out of any `if rank == ...` block"
             if w.where
             else f"call {w.kind} on every rank, or on none"
         )
+        if w.function.endswith(DDP_FORWARD):
+            fix = DDP_FORWARD_FIX.format(rank=s.rank, where=short_where(w.where))
         return Finding("collective-missing", Severity.ERROR, title, ev, MISSING_WHY, fix, AREA)
-    return None
+    return _left_before_joining(ranks)
+
+
+def _left_before_joining(ranks: Sequence[RankState]) -> Finding | None:
+    """A rank that finished without ever joining while its peers wait for it in the rendezvous."""
+    waiting = [s for s in ranks if not s.ended and s.stage == RENDEZVOUS]
+    gone = [o for o in ranks if o.ended == "finished" and not o.records and o.stage in ("", "started", RENDEZVOUS)]
+    if not waiting or not gone:
+        return None
+    o, s = gone[0], waiting[0]
+    title = (
+        f"rank {o.rank} finished without calling init_process_group; "
+        + ", ".join(f"rank {w.rank}" for w in waiting)
+        + (" wait" if len(waiting) > 1 else " waits")
+        + " for it in the rendezvous"
+    )
+    ev = {f"rank {o.rank}": "finished (exit 0) before joining", f"rank {s.rank}": "waits in init_process_group",
+          "root cause": f"rank {o.rank}"}  # fmt: skip
+    fix = (
+        f"every rank must call init_process_group: rank {o.rank} returned (or called sys.exit(0)) before it; "
+        "let it join and take part in the collectives, or start fewer ranks"
+    )
+    return Finding("collective-missing", Severity.ERROR, title, ev, MISSING_WHY, fix, AREA)
 
 
 def _member(s: RankState, pg: str) -> bool:
@@ -579,9 +810,163 @@ def _member(s: RankState, pg: str) -> bool:
     return pg == "0" or s.last(pg) is not None
 
 
+def _an(word: str) -> str:
+    """`a 3rd`, `an 8th`, `an 11th`."""
+    return f"an {word}" if word.startswith(("8", "11", "18")) else f"a {word}"
+
+
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+DEADLOCK_WHY = (
+    "Each of these ranks is blocked in a call that can only finish when another of them makes a "
+    "matching call, and that one is itself blocked waiting: none can move, whatever the timeout "
+    "(a blocking send/recv waits for its peer's matching recv/send; a collective for every rank of its group)."
+)
+
+
+def _made(s: RankState, kind: str, peer: int, pg: str) -> int:
+    """How many `kind` calls with `peer` the rank has made in group `pg` (their numbers count up from 1)."""
+    return max((r.seq for r in s.records if r.kind == kind and r.peer == peer and r.pg == pg), default=0)
+
+
+def waits_for(s: RankState, by_rank: Mapping[int, RankState]) -> set[int]:
+    """The live ranks that rank `s` is blocked on: the peer of a send/recv that has
+    not made the matching call; the members of a group that have not reached its collective."""
+    w = s.waiting()
+    if w is None or s.ended:
+        return set()
+    if w.kind == NEW_GROUP:  # every rank of the world makes its groups, in the same order
+        return {
+            o.rank
+            for o in by_rank.values()
+            if o.rank != s.rank and not o.ended and sum(r.kind == NEW_GROUP for r in o.records) < w.seq
+        }
+    if w.kind == RECV and w.peer < 0:  # from any rank: blocked while more recvs were made than sends to it
+        sent = sum(_made(o, SEND, s.rank, w.pg) for o in by_rank.values() if o.rank != s.rank)
+        made = sum(_made(s, RECV, peer, w.pg) for peer in {r.peer for r in s.records if r.kind == RECV})
+        return {o.rank for o in by_rank.values() if o.rank != s.rank and not o.ended} if sent < made else set()
+    if w.p2p:
+        o = by_rank.get(w.peer)
+        if o is None or o.ended:
+            return set()
+        matching = RECV if w.kind == SEND else SEND
+        return set() if _made(o, matching, s.rank, w.pg) >= w.seq else {o.rank}
+    return {
+        o.rank
+        for o in by_rank.values()
+        if o.rank != s.rank and not o.ended and _member(o, w.pg) and _last_count(o, w.pg) < w.seq
+    }
+
+
+def find_cycle(ranks: Sequence[RankState]) -> list[RankState]:
+    """Ranks that each wait for the next, the last for the first: a deadlock that no
+    timeout resolves. Empty when there is none."""
+    by_rank = {s.rank: s for s in ranks}
+    edges = {s.rank: waits_for(s, by_rank) for s in ranks}
+    for start in sorted(edges):
+        path = [start]
+        seen = {start}
+        while True:
+            nxt = sorted(edges.get(path[-1], ()))
+            if not nxt:
+                break
+            step = next((n for n in nxt if n == start), None)
+            if step is not None:
+                return [by_rank[r] for r in path]
+            fresh = [n for n in nxt if n not in seen]
+            if not fresh:
+                break
+            path.append(fresh[0])
+            seen.add(fresh[0])
+    return []
+
+
+def _odd_one_out(ranks: Sequence[RankState], cycle: list[RankState]) -> RankState:
+    """The rank of the cycle whose blocked call the fewest ranks are in (it departed from
+    what the others do: the new_group the others make, the collective the others skip);
+    the lowest rank when every rank is in the same kind of call."""
+    def site(s: RankState) -> tuple:
+        w = s.waiting()
+        return (w.kind, w.where) if w is not None else ("", "")
+
+    sites = [site(s) for s in ranks if s.waiting() is not None]
+    return min(cycle, key=lambda s: (sites.count(site(s)), s.rank))
+
+
+def find_deadlock(ranks: Sequence[RankState]) -> Finding | None:
+    """A cycle of ranks blocked on each other (send/send, recv/recv, a collective
+    against a recv ...), with every rank's line."""
+    cycle = find_cycle(ranks)
+    if not cycle:
+        return None
+    calls = {s.rank: s.waiting() for s in cycle}
+    parts = []
+    for s in cycle:
+        w = calls[s.rank]
+        assert w is not None
+        at = f" at {short_where(w.where)}" if w.where else ""
+        parts.append(f"rank {s.rank} waits in {w.name()}{at}")
+    title = "deadlock: " + "; ".join(parts) + " — each waits for the next"
+    kinds = {w.kind for w in calls.values() if w is not None}
+    sites = sorted({short_where(w.where) for w in calls.values() if w is not None and w.where})
+    lines = " and ".join(sites) or "those calls"
+    if kinds == {SEND}:
+        fix = (
+            f"order the calls at {lines}: even ranks send first then receive, odd ranks receive first then send, "
+            "or post both at once with dist.batch_isend_irecv([...]) (or isend + irecv, then wait on both)"
+        )
+    elif kinds == {RECV}:
+        fix = f"someone must send first: at {lines} every rank receives before it sends; make one side send first"
+    elif NEW_GROUP in kinds:
+        fix = (
+            f"call dist.new_group(...) on every rank, in the same order, even on ranks that are not in the group "
+            f"({lines}): a group made on some ranks only blocks them, and shifts every later group's numbering"
+        )
+    elif kinds & P2P:
+        fix = (
+            f"a rank waits for a peer's send/recv while that peer waits in another call ({lines}): make the "
+            "send/recv and the collectives happen in the same order on every rank"
+        )
+    else:
+        fix = f"every rank must call the group's collectives in the same order ({lines})"
+    ev: dict = {f"rank {s.rank}": calls[s.rank].call() for s in cycle if calls[s.rank] is not None}  # type: ignore[union-attr]
+    ev["cycle"] = " -> ".join(f"rank {s.rank}" for s in [*cycle, cycle[0]])
+    ev["root cause"] = f"rank {_odd_one_out(ranks, cycle).rank}"
+    return Finding("collective-deadlock", Severity.ERROR, title, ev, DEADLOCK_WHY, fix, AREA)
+
+
+UNMATCHED_WHY = (
+    "A send that its peer never receives (or a recv never sent to) is left pending; gloo gives every "
+    "send/recv a number in the group's sequence, as it does a collective, so from then on the ranks disagree "
+    "on which collective is which and all wait in the next one."
+)
+
+
+def find_unmatched_send(ranks: Sequence[RankState]) -> Finding | None:
+    """A rank that sent a peer more than the peer received from it (or the other way)."""
+    by_rank = {s.rank: s for s in ranks}
+    for s in ranks:
+        for r in s.records:
+            if not r.p2p or r.peer not in by_rank:
+                continue
+            other = RECV if r.kind == SEND else SEND
+            matched = _made(by_rank[r.peer], other, s.rank, r.pg)
+            if other == RECV:  # a recv from any rank may be the one that meets it
+                matched += _made(by_rank[r.peer], RECV, -1, r.pg)
+            if r.seq > matched and r.seq == _made(s, r.kind, r.peer, r.pg):
+                at = f" at {short_where(r.where)}" if r.where else ""
+                title = (
+                    f"rank {s.rank}'s {r.name()}{at} has no matching {other} on rank {r.peer} "
+                    f"(it made {matched}): the ranks' collectives no longer line up"
+                )
+                ev = {f"rank {s.rank}": r.call(), f"rank {r.peer}": f"{matched} {other} call(s) with rank {s.rank}",
+                      "differs in": "send/recv", "root cause": f"rank {s.rank}"}  # fmt: skip
+                fix = f"pair every send with a recv on its peer (and every isend/irecv with a wait): look at {short_where(r.where) or 'that call'}"
+                return Finding("collective-mismatch", Severity.ERROR, title, ev, UNMATCHED_WHY, fix, AREA)
+    return None
 
 
 def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
@@ -600,7 +985,7 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
     if holders:
         h = holders[0]
         w = calls[0] if calls else None
-        what = f"{w.kind} #{w.seq}" if w else "init_process_group"
+        what = w.name() if w else "init_process_group"
         title = (
             f"rank {h.rank} holds the others up: "
             + "; ".join(f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank))
@@ -613,6 +998,9 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
         )
         ev["root cause"] = f"rank {h.rank}"
         return Finding("collective-stall", Severity.ERROR, title, ev, STALL_WHY, fix, AREA)
+    unmatched = find_unmatched_send(ranks)
+    if unmatched is not None:
+        return unmatched
     title = f"every rank waits in collective #{seq} for {stalled_s:.0f} s: " + "; ".join(
         f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank)
     )
@@ -638,6 +1026,9 @@ def analyze(
     mismatch = find_mismatch(ranks)
     if mismatch:
         return [mismatch]
+    deadlock = find_deadlock(ranks)
+    if deadlock:
+        return [deadlock]
     uneven = find_uneven(ranks)
     if uneven:
         return [uneven]

@@ -9,11 +9,9 @@ learns why a child died from a file, not by parsing its stderr).
 
 from __future__ import annotations
 
-import faulthandler
 import importlib
 import json
 import os
-import signal
 import sys
 import time
 import traceback
@@ -21,7 +19,7 @@ from dataclasses import is_dataclass
 
 from gpudoctor.launch import store
 from gpudoctor.launch.contract import RankError, write_contract
-from gpudoctor.launch.rank import STAGE_IMPORTED, STAGE_STARTED, join_context
+from gpudoctor.launch.rank import STAGE_IMPORTED, STAGE_STARTED, answer_stack_signal, join_context
 
 SLOW_START_S = 10.0  # the `slowstart` fault (GPUDOCTOR_FAULT="0:slowstart")
 
@@ -44,9 +42,7 @@ def _track_collectives(ctx) -> None:
 def main(argv: list[str]) -> int:
     # A segfault prints the Python stack; SIGUSR1 from the supervisor prints every
     # thread's stack, which is how a hung rank shows where it is stuck.
-    faulthandler.enable()
-    if hasattr(faulthandler, "register"):  # not on Windows (no SIGUSR1 there either)
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    answer_stack_signal()
     ctx = join_context()  # the supervisor set RANK, WORLD_SIZE, ... and GPUDOCTOR_RUN_DIR
     if ctx is None or ctx.run_dir is None:
         raise RuntimeError("gpudoctor.launch.child runs only under gpudoctor's supervisor (GPUDOCTOR_RUN_DIR unset)")

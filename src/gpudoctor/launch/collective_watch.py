@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 
 from gpudoctor.findings import Severity
-from gpudoctor.knowledge.collectives import RankState, find_mismatch, find_uneven
+from gpudoctor.knowledge.collectives import RankState, find_cycle, find_mismatch, find_uneven
 from gpudoctor.launch import run_folder
 from gpudoctor.launch.rank import STARTING_STAGES, read_progress
 from gpudoctor.launch.supervisor import STARTUP_LIMIT_S
@@ -20,7 +20,10 @@ READ_S = 0.25  # how often the traces are read
 STACKS_WAIT_S = 3.0  # how long ranks get to answer a stack request
 FAILING_GRACE_S = 3.0  # how long a rank that said it raised gets to exit (supervisor.PEER_GRACE_S)
 
-MISMATCH, UNEVEN, STALL = "mismatch", "uneven", "stall"
+MISMATCH, UNEVEN, STALL, DEADLOCK = "mismatch", "uneven", "stall", "deadlock"
+# A cycle of blocked ranks is certain once every rank's trace has had time to say it
+# moved on: a moving rank publishes at least every collective_trace.PUBLISH_MOVING_S.
+DEADLOCK_CONFIRM_S = 2.5
 DEFAULT_HANG_TIMEOUT_S = 600.0
 
 
@@ -67,6 +70,9 @@ class CollectiveWatch:
         self.seen: object = None
         self.states: list[RankState] = []
         self.failing_since: float | None = None
+        self.asked_after_crash = False
+        self.cycle: tuple | None = None  # the blocked calls of a deadlock seen, and since when
+        self.cycle_since = 0.0
 
     def read(self) -> dict[int, run_folder.RankTrace]:
         """Each rank's trace, parsed again only when the rank published a new one."""
@@ -89,7 +95,13 @@ class CollectiveWatch:
         if self.asked_stacks_at is not None:
             return self._stacks_in(now, returncodes)
         if any(rc not in (0, None) for rc in returncodes.values()):
-            return None  # a crash: the supervisor's own path reports it
+            # A crash: the supervisor's own path reports it. The ranks still running are
+            # stopped a few seconds later (supervisor.PEER_GRACE_S): their stacks, taken
+            # now, say where each one was (a straggler's own line, a victim's wait).
+            if not self.asked_after_crash:
+                self.asked_after_crash = True
+                self.request_stacks([r for r in range(self.nproc) if r not in returncodes])
+            return None
         traces = self.read()
         if self._failing(now, traces, returncodes):
             return None  # a crash on its way out: its exit, then the same path, reports it
@@ -101,10 +113,22 @@ class CollectiveWatch:
             verdict = self._judge(self.states, returncodes)
             if verdict:
                 return verdict
+        if self._deadlocked(now, self.states):
+            self.reason = DEADLOCK
+            return DEADLOCK
         if now < STARTUP_LIMIT_S and any(_starting(s, stages) for s in self.states if s.rank not in returncodes):
             self.progress_key = None  # a rank still starting (Python, import torch) holds no one up yet
             return None
         return self._stall(now, self.states, returncodes)
+
+    def _deadlocked(self, now: float, states: list[RankState]) -> bool:
+        """The same cycle of blocked calls for DEADLOCK_CONFIRM_S."""
+        cycle = find_cycle(states)
+        key = tuple((s.rank, s.waiting()) for s in cycle) if cycle else None
+        if key != self.cycle:
+            self.cycle, self.cycle_since = key, now
+            return False
+        return key is not None and now - self.cycle_since >= DEADLOCK_CONFIRM_S
 
     def _failing(self, now: float, traces: Mapping[int, run_folder.RankTrace], returncodes: Mapping[int, int | None]) -> bool:
         """A live rank whose trace says it raised (or called os._exit with an error) is
@@ -112,7 +136,7 @@ class CollectiveWatch:
         teardown): read now, it would pass for a rank waiting in its collective. It
         gets FAILING_GRACE_S to end before the watch judges without it."""
         failing = any(
-            r not in returncodes and t.exit is not None and (t.exit.how == "exception" or (t.exit.how == "os._exit" and t.exit.code))
+            r not in returncodes and t.exit is not None and (t.exit.how == "exception" or (t.exit.how in ("os._exit", "sys.exit") and t.exit.code))
             for r, t in traces.items()
         )
         if not failing:
@@ -179,12 +203,14 @@ def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None 
     from gpudoctor.knowledge.collectives import analyze
     from gpudoctor.launch.diagnosis import diagnose_job
 
-    traces = read_traces(result.run_dir, len(result.ranks))
+    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
     # Ranks gpudoctor stopped were still running: only those that ended by themselves have ended.
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
     reason = result.diagnosed
     stalled = watch.stalled_s if watch is not None and reason == STALL else None
+    if result.timed_out and not reason:
+        stalled = result.timeout_s  # the --timeout watchdog: where every rank stood when it fired
     return diagnose_job(result, traces, analyze(states, stalled_s=stalled), reason, gpus)
 
 
@@ -196,12 +222,7 @@ def collective_findings(result) -> list:
 
     if not (result.diagnosed or result.timed_out):
         return []
-    traces = read_traces(result.run_dir, len(result.ranks))
-    for o in result.ranks:
-        t = traces.get(o.rank)
-        if t is not None and not t.stack:
-            dumped = run_folder.trace_from_payload(o.rank, None, _last_dump(o.stderr_path))
-            traces[o.rank] = dataclasses.replace(t, stack=dumped.stack, stacks_text=dumped.stacks_text)
+    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     stalled = result.timeout_s if result.timed_out else None
     found = analyze(rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks))), stalled_s=stalled)
@@ -209,6 +230,19 @@ def collective_findings(result) -> list:
         # The watchdog's own finding (rank-hung) is the error; this says where every rank stood.
         found = [dataclasses.replace(f, severity=Severity.WARN) for f in found]
     return found
+
+
+def _with_dumped_stacks(result, traces: dict[int, run_folder.RankTrace]) -> dict[int, run_folder.RankTrace]:
+    """A rank that did not answer a stack request in the run folder may have printed
+    its stacks for the watchdog's SIGUSR1 (faulthandler, at the end of its stderr)."""
+    if not result.timed_out:
+        return traces
+    for o in result.ranks:
+        t = traces.get(o.rank)
+        if t is not None and not t.stack:
+            dumped = run_folder.trace_from_payload(o.rank, None, _last_dump(o.stderr_path))
+            traces[o.rank] = dataclasses.replace(t, stack=dumped.stack, stacks_text=dumped.stacks_text)
+    return traces
 
 
 def _last_dump(path: str) -> str:

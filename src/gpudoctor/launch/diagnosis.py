@@ -67,13 +67,14 @@ def _in_collective(trace: RankTrace | None) -> CollectiveRecord | None:
     if cur is not None and cur.started:
         return cur
     started = [r for r in trace.records if r.started]
-    return max(started, key=lambda r: (r.seq, r.time_ns)) if started else None
+    return max(started, key=lambda r: r.time_ns) if started else None
 
 
 def _reached(trace: RankTrace | None) -> int:
+    """The number of the rank's last completed collective (send/recv have numbers of their own)."""
     if trace is None:
         return 0
-    return max((r.seq for r in trace.all_records()), default=0)
+    return max((r.seq for r in trace.all_records() if r.numbered and not r.started), default=0)
 
 
 def _stack_where(stack: Sequence[StackFrame]) -> str:
@@ -116,8 +117,8 @@ def _how(o: RankOutcome, trace: RankTrace | None) -> tuple[str, str]:
     sig = _signal_name(o)
     if sig:
         return "signal", f"was killed by {sig}"
-    if exit_info and exit_info.how == "os._exit":
-        return "exit", f"called os._exit({o.exitcode})"
+    if exit_info and exit_info.how in ("os._exit", "sys.exit"):
+        return "exit", f"called {exit_info.how}({o.exitcode})"
     return "exit", f"exited with code {o.exitcode}"
 
 
@@ -125,7 +126,7 @@ def _collective_text(trace: RankTrace | None) -> str:
     coll = _in_collective(trace)
     if coll is not None:
         at = f" at {short_where(coll.where)}" if coll.where else ""
-        return f"in {coll.kind} #{coll.seq}{at}"
+        return f"in {coll.name()}{at}"
     n = _reached(trace)
     return f"after collective #{n}" if n else "before any collective"
 
@@ -206,8 +207,10 @@ def diagnose_job(
     cause_rank: int | None = None
 
     coll = collective[0] if collective else None
+    if coll is None and own:
+        coll = _straggler(own[0], result, traces)
     # A collective mismatch explains a crash it caused (gloo aborts on a size mismatch).
-    if coll is not None and (not own or coll.id == "collective-mismatch"):
+    if coll is not None and (not own or coll.id == "collective-mismatch" or "root cause" in coll.evidence):
         findings.append(coll)
         cause_rank = _culprit(coll, traces)
         root_cause = {
@@ -217,8 +220,10 @@ def diagnose_job(
             "description": coll.title,
             "collective": _collective_json(traces.get(cause_rank)) if cause_rank is not None else None,
         }
-        if own:
-            cause_exitcode = own[0].exitcode
+        # A verdict from the traces is a problem found (1), whether gpudoctor stopped the job
+        # or gloo aborted a rank on it first; a stall is the watchdog's (124, ranks_exit).
+        if coll.id != "collective-stall":
+            cause_exitcode = 1
     elif own:
         first = own[0]
         cause_rank = first.rank
@@ -321,6 +326,36 @@ def diagnose_job(
     else:
         headline = f"root cause: rank {root_cause['rank']} ({root_cause['kind']})"
     return JobDiagnosis(tuple(findings), root_cause, ranks, cause_exitcode, headline)
+
+
+_MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier", re.I)
+
+
+def _straggler(first: RankOutcome, result: LaunchResult, traces: Mapping[int, RankTrace]) -> Finding | None:
+    """A rank whose monitored_barrier timed out names the ranks that never reached it:
+    they, not the rank that raised, are the root cause."""
+    trace = traces.get(first.rank)
+    message = " ".join([trace.exit.message if trace and trace.exit else "", first.error.message if first.error else "", *first.stderr_tail[-8:]])
+    m = _MONITORED.search(message)
+    if m is None:
+        return None
+    late = [int(x) for x in re.findall(r"\d+", m.group(1)) if int(x) != first.rank]
+    if not late:
+        return None
+    rank = late[0]
+    there = rank_where(next((o for o in result.ranks if o.rank == rank), first), traces.get(rank))
+    at = f" at {short_where(there)}" if there else ""
+    barrier = rank_where(first, trace)
+    title = (
+        f"rank {rank} never reached the monitored_barrier"
+        + (f" at {short_where(barrier)}" if barrier else "")
+        + f" that rank {first.rank} waited in (it raised: {_short(m.group(0), 80)})"
+        + (f"; rank {rank} was{at}" if at else "")
+    )
+    ev = {f"rank {rank}": f"did not reach the barrier{at}", f"rank {first.rank}": f"raised at {short_where(barrier) or 'its barrier'}",
+          "root cause": f"rank {rank}"}  # fmt: skip
+    fix = f"look at rank {rank}: what it does instead of reaching the barrier (its log: {first.stderr_path.replace(f'rank{first.rank}', f'rank{rank}')})"
+    return Finding("collective-stall", Severity.ERROR, title, ev, "monitored_barrier names the ranks that did not arrive within its timeout.", fix, "collectives")
 
 
 def _exception(o: RankOutcome, trace: RankTrace | None) -> tuple[str | None, str | None]:

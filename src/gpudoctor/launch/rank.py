@@ -45,6 +45,20 @@ def parse_faults(spec: str | None) -> dict[int, str]:
     return faults
 
 
+def answer_stack_signal() -> None:
+    """Every rank the supervisor starts (`launch_function`'s and `run --nproc`'s, and
+    the processes they spawn, which share the rank's process group): a native crash
+    prints the Python stack, and SIGUSR1, which the supervisor's watchdog sends to
+    the rank's process group before stopping it, prints every thread's stack instead
+    of killing the process (SIGUSR1's default action)."""
+    import faulthandler
+
+    if not faulthandler.is_enabled():
+        faulthandler.enable()
+    if hasattr(faulthandler, "register"):  # not on Windows (no SIGUSR1 there either)
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 def progress_path(run_dir: str, rank: int) -> str:
     return os.path.join(run_dir, f"rank{rank}.progress")
 

@@ -56,7 +56,7 @@ def write_atomic(path: str, text: str) -> None:
 class RankExit:
     """How a rank ended, as it said itself (absent when it died too abruptly)."""
 
-    how: str  # "exception" | "os._exit" | "exit"
+    how: str  # "exception" | "os._exit" | "sys.exit" (a non-zero code) | "exit"
     type: str = ""
     message: str = ""
     where: str = ""  # "path/train.py:12": the user's line
@@ -103,8 +103,8 @@ class CurrentEncoder:
         self.templates: dict[tuple, tuple[bytes, bytes, bytes] | None] = {}
 
     def encode(self, record: CollectiveRecord) -> bytes:
-        key = (record.rank, record.pg, record.kind, record.input_shapes, record.input_dtypes, record.output_shapes,
-               record.output_dtypes, record.state, record.where, record.function)  # fmt: skip
+        key = (record.rank, record.pg, record.kind, record.peer, record.root, record.input_shapes, record.input_dtypes,
+               record.output_shapes, record.output_dtypes, record.handling, record.state, record.where, record.function)  # fmt: skip
         try:
             parts = self.templates[key]
         except KeyError:
@@ -144,7 +144,9 @@ class RankTrace:
     def all_records(self) -> tuple[CollectiveRecord, ...]:
         """The published records, plus the last call when the rank died before publishing it."""
         cur = self.current
-        if cur is None or any(r.pg == cur.pg and r.seq == cur.seq for r in self.records):
+        if cur is None or any(
+            r.pg == cur.pg and r.seq == cur.seq and r.kind == cur.kind and r.peer == cur.peer for r in self.records
+        ):
             return self.records
         return (*self.records, cur)
 

@@ -15,6 +15,11 @@ file:line comes from cheap hooks instead:
   the rank is SIGKILLed, that note is still on disk;
 - DDP's construction, its forward and every backward note the user's line, which
   the collectives DDP makes itself (its bucket all-reduces) are attributed to;
+- isend/irecv (send, recv and batch_isend_irecv are made of them) are noted with
+  their peer and their number in that direction, and a work's wait() says when the
+  rank is blocked on one (or on an async collective); new_group and
+  destroy_process_group are noted too, and the object collectives lend their name
+  to the collectives they make;
 - an uncaught exception and os._exit() say how, and where, the rank ended.
 
 The same thread answers the supervisor's request for a stack dump (every
@@ -31,6 +36,7 @@ import functools
 import mmap
 import os
 import pickle
+import re
 import sys
 import threading
 import time
@@ -40,10 +46,17 @@ from typing import Any
 
 from gpudoctor.knowledge.collectives import (
     COMPLETED,
+    DDP_FORWARD,
+    DESTROY,
+    NEW_GROUP,
+    POSTED,
+    RECV,
+    SEND,
     STARTED,
     CollectiveRecord,
     is_library_frame,
     records_from_fr_dump,
+    short_where,
 )
 from gpudoctor.launch import run_folder
 
@@ -69,7 +82,20 @@ COLLECTIVES = {
     "gather": 0,
     "scatter": 0,
     "barrier": None,
+    "monitored_barrier": None,
 }
+# Rooted collectives: the root's position, its keyword, and the keyword of its rank within the group.
+ROOTS = {
+    "broadcast": (1, "src", "group_src"),
+    "reduce": (1, "dst", "group_dst"),
+    "gather": (2, "dst", "group_dst"),
+    "scatter": (2, "src", "group_src"),
+}
+# Point-to-point: the primitives send/recv and batch_isend_irecv are made of
+# (each returns a work; send/recv wait on it at once).
+P2P_CALLS = {"isend": (SEND, "dst", "group_dst"), "irecv": (RECV, "src", "group_src")}
+P2P_KEPT = 64  # point-to-point calls kept for the trace
+MONITORED_BARRIER_NUMBERS = 2  # collective numbers the Flight Recorder gives a monitored_barrier (torch 2.13, gloo)
 
 _DTYPE_NAMES: dict = {}
 
@@ -86,6 +112,27 @@ def _input_kwarg(kwargs: dict):
         if name in kwargs:
             return kwargs[name]
     return None
+
+
+def _root(kind: str, args, kwargs, pg) -> int:
+    """The global rank of a rooted collective's root; -1 for any other (or unknown)."""
+    spec = ROOTS.get(kind)
+    if spec is None:
+        return -1
+    index, name, group_name = spec
+    try:
+        root = args[index] if len(args) > index else kwargs.get(name)
+        if root is None and kwargs.get(group_name) is not None:
+            root = _global_rank(pg, int(kwargs[group_name]))
+        return int(root) if root is not None else -1
+    except Exception:  # noqa: BLE001 - a note must never break the user's call
+        return -1
+
+
+def _global_rank(pg, group_rank: int) -> int:
+    from torch.distributed import distributed_c10d
+
+    return distributed_c10d.get_global_rank(pg, group_rank)
 
 
 def _tensors(value) -> list:
@@ -144,7 +191,7 @@ def user_where(frame) -> tuple[str, str]:
     return where, function
 
 
-def _time_of(note: tuple[int, Any, int]) -> int:
+def _time_of(note: tuple[int, Any, int, str]) -> int:
     return note[0]
 
 
@@ -155,8 +202,12 @@ class Tracker:
         self.pid = os.getpid()
         self.exit: run_folder.RankExit | None = None
         self.history: deque[CollectiveRecord] = deque(maxlen=64)  # when the Flight Recorder is off
-        self.sites: dict[tuple[str, int], tuple[str, str]] = {}  # (group, number) -> (file:line, function)
-        self.context: deque[tuple[int, Any, int]] = deque(maxlen=64)  # (time_ns, code object, line)
+        # (group, number) -> (file:line, function, root, kind as the user called it, the error
+        # it was made while handling): what the recorder does not know of a call
+        self.sites: dict[tuple[str, int], tuple[str, str, int, str, str]] = {}
+        self.object_call = ""  # all_gather_object & co. under way: their collectives carry its name
+        # (time_ns, code object, line, what makes the collectives: "" or DDP_FORWARD)
+        self.context: deque[tuple[int, Any, int, str]] = deque(maxlen=64)
         self.group: Any = None  # the default group, its name and its counter, looked up once
         self.group_name = "0"
         self.group_count: Any = None
@@ -174,6 +225,15 @@ class Tracker:
         self.done_upto: dict[str, int] = {}  # per group: the last collective a hook saw return
         self.inflight: CollectiveRecord | None = None  # the hooked call under way (for when the recorder is off)
         self.calls = 0  # hooked calls that returned
+        # Point-to-point. gloo gives a send/recv a number in its group's sequence, as it
+        # does a collective, but the Flight Recorder numbers collectives alone: the
+        # numbers they took are subtracted (how many, per group name).
+        self.p2p_taken: dict[str, int] = {}
+        self.p2p_made: dict[tuple[str, str, int], int] = {}  # (group, send|recv, peer) -> calls
+        self.p2p: dict[int, CollectiveRecord] = {}  # token -> the newest calls, oldest first
+        # id(work) -> the token of its send/recv, or the record of its async collective, until waited on
+        self.works: dict[int, int | CollectiveRecord] = {}
+        self.p2p_token = 0
         self.encoder = run_folder.CurrentEncoder()
         # Join mode (runtime/joined_watch.py): also publish to the job's store, answer over it.
         self.on_publish = None
@@ -195,40 +255,55 @@ class Tracker:
     def note(self, kind: str, args, kwargs, group) -> CollectiveRecord | None:
         try:
             pg = group if group is not None else self.default_group()
-            seq = pg._get_sequence_number_for_group() + 1
+            name = str(getattr(pg, "group_name", "0") or "0")
+            seq = pg._get_sequence_number_for_group() + 1 - self.p2p_taken.get(name, 0)
             index = COLLECTIVES.get(kind)
             tensors = []
             if index is not None:
                 value = args[index] if len(args) > index else _input_kwarg(kwargs)
                 tensors = _tensors(value)
-            where, function = user_where(sys._getframe(2))
-            rec = CollectiveRecord(
-                rank=self.rank,
-                pg=str(getattr(pg, "group_name", "0") or "0"),
-                seq=seq,
-                kind=kind,
-                input_shapes=tuple(tuple(t.shape) for t in tensors),
-                input_dtypes=tuple(_dtype(t) for t in tensors),
-                state=STARTED,
-                where=where,
-                function=function,
-                time_ns=time.time_ns(),
-            )
+            root = _root(kind, args, kwargs, pg) if kind in ROOTS else -1
+            rec = self.record(self.object_call or kind, name, seq, tensors, STARTED, sys._getframe(2), root=root)
+            error = sys.exc_info()[1]
+            if error is not None:  # made from an `except` block
+                rec = dataclasses.replace(rec, handling=_handling(error))
         except Exception:  # noqa: BLE001 - a note must never break the user's collective
             return None
         self.inflight = rec
-        self.sites[(rec.pg, rec.seq)] = (where, function)
+        self.sites[(rec.pg, rec.seq)] = (rec.where, rec.function, rec.root, rec.kind, rec.handling)
         if len(self.sites) > 1024:
             for key in list(self.sites)[:512]:
                 del self.sites[key]
+        self.write_current(rec)
+        return rec
+
+    def write_current(self, rec: CollectiveRecord) -> None:
+        """The call under way, in the memory-mapped file that outlives an abort."""
         if self.mm is not None:
             data = self.encoder.encode(rec)
             if len(data) <= run_folder.CURRENT_SIZE - run_folder.CURRENT_HEADER:
                 self.mm[run_folder.CURRENT_HEADER : run_folder.CURRENT_HEADER + len(data)] = data
                 self.mm[:5] = len(data).to_bytes(4, "little") + run_folder.CURRENT_STARTED
-        return rec
 
-    def mark(self, depth: int = 2) -> None:
+    def record(self, kind: str, pg: str, seq: int, tensors: list, state: str, frame, root=-1, peer=-1) -> CollectiveRecord:
+        """A call as the hooks note it, at the user's line that made it (`frame` and outward)."""
+        where, function = user_where(frame)
+        return CollectiveRecord(
+            rank=self.rank,
+            pg=pg,
+            seq=seq,
+            kind=kind,
+            input_shapes=tuple(tuple(t.shape) for t in tensors),
+            input_dtypes=tuple(_dtype(t) for t in tensors),
+            state=state,
+            where=where,
+            function=function,
+            time_ns=time.time_ns(),
+            peer=peer,
+            root=root,
+        )
+
+    def mark(self, depth: int = 2, by: str = "") -> None:
         """DDP or backward is about to make collectives of its own: remember the user's
         line. Called twice per training step, so it keeps to the bare minimum (the code
         object and line, formatted when a trace is published). Whatever the default
@@ -237,7 +312,7 @@ class Tracker:
         try:
             frame = _user_frame(sys._getframe(depth))
             if frame is not None:
-                self.context.append((time.time_ns(), frame.f_code, line_of(frame)))
+                self.context.append((time.time_ns(), frame.f_code, line_of(frame), by))
             self.settled()
         except Exception:  # noqa: BLE001
             pass
@@ -250,11 +325,108 @@ class Tracker:
                 self.group = pg
                 self.group_name = str(getattr(pg, "group_name", "0") or "0")
                 self.group_count = pg._get_sequence_number_for_group
-            seq = self.group_count()
+            seq = self.group_count() - self.p2p_taken.get(self.group_name, 0)
             if seq > self.done_upto.get(self.group_name, 0):
                 self.done_upto[self.group_name] = seq
         except Exception:  # noqa: BLE001 - no group yet, or it was destroyed
             pass
+
+    # -- point-to-point: a note when posted, the state when its work is waited on ---------------
+
+    def note_p2p(self, kind: str, tensor, args, kwargs, peer_kw: str, group_peer_kw: str):
+        """isend/irecv(tensor, peer, group, tag, group_peer) is about to be posted:
+        (token, group, its sequence number now), or None if it cannot be noted."""
+        try:
+            group = args[1] if len(args) > 1 else kwargs.get("group")
+            pg = group if group is not None else self.default_group()
+            peer = args[0] if args else kwargs.get(peer_kw)
+            if peer is None and kwargs.get(group_peer_kw) is not None:
+                peer = _global_rank(pg, int(kwargs[group_peer_kw]))
+            peer = -1 if peer is None else int(peer)
+            name = str(getattr(pg, "group_name", "0") or "0")
+            key = (name, kind, peer)
+            number = self.p2p_made[key] = self.p2p_made.get(key, 0) + 1
+            rec = self.record(kind, name, number, _tensors(tensor), POSTED, sys._getframe(2), peer=peer)
+            self.p2p_token += 1
+            self.p2p[self.p2p_token] = rec
+            self.write_current(dataclasses.replace(rec, state=STARTED))  # gloo aborts a recv of the wrong size
+            if len(self.p2p) > P2P_KEPT:
+                for token in list(self.p2p)[: P2P_KEPT // 2]:
+                    if self.p2p[token].state != STARTED:
+                        del self.p2p[token]
+                live = set(self.p2p)
+                self.works = {w: t for w, t in self.works.items() if not isinstance(t, int) or t in live}
+            return self.p2p_token, pg, pg._get_sequence_number_for_group()
+        except Exception:  # noqa: BLE001 - a note must never break the user's call
+            return None
+
+    def raw_seq(self, group) -> int:
+        """The group's sequence number as the backend counts it (send/recv included)."""
+        try:
+            pg = group if group is not None else self.default_group()
+            return int(pg._get_sequence_number_for_group())
+        except Exception:  # noqa: BLE001
+            return 0
+
+    def took(self, group, numbers: int) -> None:
+        """A call took `numbers` of the group's sequence that are no collective numbers."""
+        if numbers > 0:
+            try:
+                pg = group if group is not None else self.default_group()
+                name = str(getattr(pg, "group_name", "0") or "0")
+                self.p2p_taken[name] = self.p2p_taken.get(name, 0) + numbers
+            except Exception:  # noqa: BLE001
+                pass
+
+    def pending(self, rec: CollectiveRecord | None, work) -> None:
+        """An async collective returned its work: done when the work's wait() returns."""
+        if rec is not None and hasattr(work, "wait"):
+            if len(self.works) > 4 * P2P_KEPT:  # works dropped without a wait: forget the oldest
+                self.works = dict(list(self.works.items())[2 * P2P_KEPT :])
+            self.works[id(work)] = rec
+        else:
+            self.done(rec)
+
+    def posted(self, noted, work) -> None:
+        if noted is None:
+            return
+        token, pg, before = noted
+        try:
+            rec = self.p2p[token]
+            taken = pg._get_sequence_number_for_group() - before
+            if taken > 0:
+                self.p2p_taken[rec.pg] = self.p2p_taken.get(rec.pg, 0) + taken
+            if work is not None:
+                self.works[id(work)] = token
+        except Exception:  # noqa: BLE001
+            pass
+
+    def note_group_call(self, kind: str, args, kwargs) -> int | None:
+        """new_group (every rank of the world must make it, in the same order) or
+        destroy_process_group is about to be made."""
+        try:
+            shape: tuple[tuple[int, ...], ...] = ()
+            if kind == NEW_GROUP:
+                ranks = args[0] if args else kwargs.get("ranks")
+                shape = (tuple(int(r) for r in ranks),) if ranks is not None else ()  # the ranks, shown as its "shape"
+                pg = "0"
+            else:
+                group = args[0] if args else kwargs.get("group")
+                pg = str(getattr(group, "group_name", "0") or "0") if group is not None else "0"
+            key = (pg, kind, -1)
+            number = self.p2p_made[key] = self.p2p_made.get(key, 0) + 1
+            rec = dataclasses.replace(self.record(kind, pg, number, [], STARTED, sys._getframe(2)), input_shapes=shape)
+            self.p2p_token += 1
+            self.p2p[self.p2p_token] = rec
+            return self.p2p_token
+        except Exception:  # noqa: BLE001 - a note must never break the user's call
+            return None
+
+    def p2p_state(self, token: int | None, state: str) -> None:
+        rec = self.p2p.get(token) if token is not None else None
+        if token is not None and rec is not None:
+            self.p2p[token] = dataclasses.replace(rec, state=state)
+            self.calls += 1
 
     def attribute(self, rec: CollectiveRecord) -> CollectiveRecord:
         """The user's line of a recorded collective: the hook's note of that very
@@ -266,9 +438,9 @@ class Tracker:
             i = bisect.bisect_right(self.context, rec.time_ns, key=_time_of)
             if i == 0:
                 return rec
-            _, code, line = self.context[i - 1]
-            site = (f"{code.co_filename}:{line}", code.co_name)
-        return dataclasses.replace(rec, where=site[0], function=site[1])
+            _, code, line, by = self.context[i - 1]
+            site = (f"{code.co_filename}:{line}", code.co_name + by, -1, rec.kind, "")
+        return dataclasses.replace(rec, where=site[0], function=site[1], root=site[2], kind=site[3], handling=site[4])
 
     def settle(self, rec: CollectiveRecord) -> CollectiveRecord:
         """The recorder marks a gloo collective completed a moment after wait()
@@ -298,13 +470,20 @@ class Tracker:
             dump = pickle.loads(raw)  # noqa: S301 - torch's own dump of this process
             if newest is not None and len(dump.get("entries") or ()) > newest:
                 dump["entries"] = dump["entries"][-newest:]  # the buffer lists oldest first
-            records = [self.settle(self.attribute(r)) for r in records_from_fr_dump(dump, self.rank)]
+            records = [
+                self.settle(self.attribute(r)) for r in records_from_fr_dump(dump, self.rank, self.p2p_taken)
+            ]
             if records:
-                return records, True
+                return self.with_p2p(records), True
         except Exception:  # noqa: BLE001 - no recorder in this build / no group yet
             pass
         inflight = [self.inflight] if self.inflight is not None else []
-        return [*map(self.settle, self.history), *inflight], False
+        return self.with_p2p([*map(self.settle, self.history), *inflight]), False
+
+    def with_p2p(self, records: list[CollectiveRecord]) -> list[CollectiveRecord]:
+        if not self.p2p:
+            return records
+        return sorted([*records, *self.p2p.values()], key=lambda r: r.time_ns)
 
     def publish(self, final: bool = False) -> None:
         if os.getpid() != self.pid:
@@ -312,7 +491,7 @@ class Tracker:
         with self.lock:
             # The recorder's counters say cheaply whether anything happened; without
             # the recorder, the hooks' own notes do.
-            status = (_group_status(), self.calls, self.inflight)
+            status = (_group_status(), self.calls, self.inflight, self.p2p_token)
             moving = status != self.last_status
             self.last_status = status
             now = time.monotonic()
@@ -423,6 +602,35 @@ def _is_own(filename: str) -> bool:
     return is_own(filename) or f"{os.sep}gpudoctor{os.sep}runtime{os.sep}" in filename
 
 
+_WORKER_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
+
+
+def worker_origin(text: str) -> tuple[str, str, str] | None:
+    """(file:line, type, message) of the exception a DataLoader worker raised, from the
+    text torch re-raises it with in the rank ("Caught KeyError in DataLoader worker
+    process 0. Original Traceback (most recent call last): ..."); None for any other."""
+    head, found, original = text.partition("Original Traceback (most recent call last):")
+    if not found or "DataLoader worker" not in head:
+        return None
+    frames = [f"{m['file']}:{m['line']}" for m in _WORKER_FRAME.finditer(original) if not is_library_frame(m["file"])]
+    last = [line for line in original.strip().splitlines() if line.strip()][-1:] or [""]
+    name, _, message = last[0].partition(": ")
+    return (frames[-1] if frames else ""), name.strip() or "Exception", message.strip()[:500]
+
+
+def _handling(error: BaseException) -> str:
+    """`RuntimeError: bad batch at train.py:21`: the error an `except` block is handling."""
+    text = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+    where = _exception_where(error.__traceback__)
+    return f"{type(error).__name__}{': ' + text if text else ''}" + (f" (raised at {short_where(where)})" if where else "")
+
+
+def exited(code: int, tb) -> None:
+    """sys.exit(code) with a non-zero code ended the script (runtime/runner.py): where."""
+    if _tracker is not None:
+        _tracker.ended(run_folder.RankExit("sys.exit", where=_exception_where(tb), code=code))
+
+
 def _exception_where(tb) -> str:
     where = ""
     while tb is not None:
@@ -466,6 +674,9 @@ def install(run_dir: str, rank: int, fatal_file: bool = True) -> Tracker | None:
     except Exception:  # noqa: BLE001 - a torch without the recorder: the hooks' own history serves
         pass
     _wrap_collectives(tracker)
+    _wrap_p2p(tracker)
+    _wrap_group_calls(tracker)
+    _wrap_object_calls(tracker)
     _mark_ddp(tracker)
     _hook_exits(tracker)
     if fatal_file:  # else the caller keeps faulthandler writing to stderr
@@ -480,7 +691,6 @@ def install(run_dir: str, rank: int, fatal_file: bool = True) -> Tracker | None:
 
 
 def _wrap_collectives(tracker: Tracker) -> None:
-    import torch.distributed as dist
     from torch.distributed import ProcessGroup, distributed_c10d
 
     for kind in COLLECTIVES:
@@ -498,17 +708,134 @@ def _wrap_collectives(tracker: Tracker) -> None:
                             group = arg
                             break
                 rec = tracker.note(kind, args, kwargs, group)
-                result = original(*args, **kwargs)
-                tracker.done(rec)
+                if kind == "monitored_barrier":
+                    before = tracker.raw_seq(group)
+                    result = original(*args, **kwargs)
+                    # Made of send/recv in C++ (rank 0 with every other rank): what they took of
+                    # the group's sequence beyond the two numbers the recorder gives it on every rank.
+                    tracker.took(group, tracker.raw_seq(group) - before - MONITORED_BARRIER_NUMBERS)
+                else:
+                    result = original(*args, **kwargs)
+                if result is None:
+                    tracker.done(rec)
+                else:  # async_op=True: it is under way until its work is waited on
+                    tracker.pending(rec, result)
                 return result
 
-            collective._gpudoctor = True  # type: ignore[attr-defined]
             return collective
 
-        wrapped = make()
-        setattr(distributed_c10d, kind, wrapped)
-        if getattr(dist, kind, None) is original:
-            setattr(dist, kind, wrapped)
+        _replace(kind, original, make())
+
+
+def _replace(name: str, original, wrapped) -> None:
+    """torch.distributed's function `name` becomes `wrapped`, where the user looks it up
+    (torch.distributed) and where torch's own functions do (distributed_c10d)."""
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d
+
+    wrapped._gpudoctor = True
+    setattr(distributed_c10d, name, wrapped)
+    if getattr(dist, name, None) is original:
+        setattr(dist, name, wrapped)
+
+
+def _wrap_p2p(tracker: Tracker) -> None:
+    """isend/irecv (which send, recv and batch_isend_irecv call) are noted with their
+    peer; a work's wait() says when the rank is blocked on one."""
+    from torch.distributed import distributed_c10d
+
+    for name, (kind, peer_kw, group_peer_kw) in P2P_CALLS.items():
+        original = getattr(distributed_c10d, name, None)
+        if original is None or getattr(original, "_gpudoctor", False):
+            continue
+
+        def make(kind=kind, original=original, peer_kw=peer_kw, group_peer_kw=group_peer_kw):
+            @functools.wraps(original)
+            def p2p(tensor, *args, **kwargs):
+                noted = tracker.note_p2p(kind, tensor, args, kwargs, peer_kw, group_peer_kw)
+                work = original(tensor, *args, **kwargs)
+                tracker.posted(noted, work)
+                return work
+
+            return p2p
+
+        _replace(name, original, make())
+
+    work_type = getattr(distributed_c10d, "Work", None)
+    original_wait = getattr(work_type, "wait", None)
+    if original_wait is None or getattr(original_wait, "_gpudoctor", False):
+        return
+
+    @functools.wraps(original_wait)
+    def wait(self, *args, **kwargs):
+        token = tracker.works.pop(id(self), None) if tracker.works else None
+        if token is None:
+            return original_wait(self, *args, **kwargs)
+        if isinstance(token, CollectiveRecord):  # an async collective: noted as under way already
+            result = original_wait(self, *args, **kwargs)
+            tracker.done(token)
+            return result
+        tracker.p2p_state(token, STARTED)
+        result = original_wait(self, *args, **kwargs)
+        tracker.p2p_state(token, COMPLETED)
+        return result
+
+    wait._gpudoctor = True  # type: ignore[attr-defined]
+    try:
+        work_type.wait = wait  # type: ignore[union-attr]
+    except (AttributeError, TypeError):  # a Work type that cannot be patched: sends are noted, not waited
+        pass
+
+
+OBJECT_CALLS = ("all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list")
+
+
+def _wrap_object_calls(tracker: Tracker) -> None:
+    """The object collectives pickle and make tensor collectives of their own: those are
+    recorded under the name the user called (all_gather_object, not all_gather)."""
+    from torch.distributed import distributed_c10d
+
+    for name in OBJECT_CALLS:
+        original = getattr(distributed_c10d, name, None)
+        if original is None or getattr(original, "_gpudoctor", False):
+            continue
+
+        def make(name=name, original=original):
+            @functools.wraps(original)
+            def object_call(*args, **kwargs):
+                outer, tracker.object_call = tracker.object_call, tracker.object_call or name
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    tracker.object_call = outer
+
+            return object_call
+
+        _replace(name, original, make())
+
+
+def _wrap_group_calls(tracker: Tracker) -> None:
+    """new_group (new_subgroups makes its groups with it) and destroy_process_group:
+    a group made on some ranks only, or torn down while peers still use it."""
+    from torch.distributed import distributed_c10d
+
+    for name in (NEW_GROUP, DESTROY):
+        original = getattr(distributed_c10d, name, None)
+        if original is None or getattr(original, "_gpudoctor", False):
+            continue
+
+        def make(name=name, original=original):
+            @functools.wraps(original)
+            def group_call(*args, **kwargs):
+                token = tracker.note_group_call(name, args, kwargs)
+                try:
+                    return original(*args, **kwargs)
+                finally:  # made, or failed: either way the rank is no longer blocked in it
+                    tracker.p2p_state(token, COMPLETED)
+
+            return group_call
+
+        _replace(name, original, make())
 
 
 def _mark_ddp(tracker: Tracker) -> None:
@@ -530,7 +857,7 @@ def _mark_ddp(tracker: Tracker) -> None:
     # note settles what they made (Tracker.mark), and so does the rank's end.
     @functools.wraps(original_forward)
     def ddp_forward(self, *args, **kwargs):
-        tracker.mark()
+        tracker.mark(by=DDP_FORWARD)
         return original_forward(self, *args, **kwargs)
 
     @functools.wraps(original_backward)
@@ -549,7 +876,11 @@ def _hook_exits(tracker: Tracker) -> None:
     def excepthook(exc_type, exc, tb):
         try:
             message = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else ""
-            tracker.ended(run_folder.RankExit("exception", exc_type.__name__, message, _exception_where(tb), 1))
+            where, name = _exception_where(tb), exc_type.__name__
+            origin = worker_origin(str(exc))
+            if origin is not None:  # re-raised from a DataLoader worker: its own frame and message
+                where, name, message = origin
+            tracker.ended(run_folder.RankExit("exception", name, message, where, 1))
         except Exception:  # noqa: BLE001
             pass
         original_hook(exc_type, exc, tb)

@@ -110,12 +110,13 @@ def run_ranks(
         }
         for r in result.ranks
     ]
-    if result.timed_out or result.interrupted:
+    job = None if result.interrupted else diagnose_run(result, watch, machine_gpus(result))
+    if job is None or (result.timed_out and not job.findings):
+        # Interrupted, or the watchdog fired with no collective to line the ranks up on.
         ended = launch_findings(result, machine_gpus(result))
         job = None
         status = ranks_exit(result)
     else:
-        job = diagnose_run(result, watch, machine_gpus(result))
         ended = list(job.findings)
         status = ranks_exit(result, job.cause_exitcode)
     ended += steps.findings

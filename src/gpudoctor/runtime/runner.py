@@ -267,17 +267,6 @@ def _torch_installed() -> bool:
         return False
 
 
-def _stacks_on_request() -> None:
-    """A rank of `run --nproc`: the supervisor's watchdog sends SIGUSR1 for every
-    thread's stack before it stops a rank (launch/child.py does the same); without
-    a handler the signal would end the rank instead."""
-    import faulthandler
-    import signal
-
-    if hasattr(faulthandler, "register") and signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL:
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
-
-
 MASTER_LOOKUP_S = 10.0  # torch retries a name that does not resolve until its whole timeout
 
 
@@ -319,9 +308,9 @@ def main(argv: list[str]) -> NoReturn:
         session.fragments_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
         os.environ[ENV_FRAGMENTS] = session.fragments_dir
     if session.role == RANK:
-        from gpudoctor.launch.rank import STAGE_STARTED, join_context
+        from gpudoctor.launch.rank import STAGE_STARTED, answer_stack_signal, join_context
 
-        _stacks_on_request()
+        answer_stack_signal()  # the supervisor's --timeout asks for stacks with SIGUSR1
         # Before the script imports torch (runtime/process_group.py would import it now):
         # from here to STAGE_IMPORTED the rank is starting, not hung.
         ctx = join_context()
@@ -358,6 +347,10 @@ def main(argv: list[str]) -> NoReturn:
         status = _exit_status(exc.code)
         if status:
             _explain(exc.__context__)  # sys.exit(1) in an `except` that caught a device error
+            if "torch" in sys.modules:  # the hang doctor's trace says where the rank chose to leave
+                from gpudoctor.runtime.collective_trace import exited
+
+                exited(status, exc.__traceback__)
     except BaseException as exc:  # noqa: BLE001 - whatever ends the script, python's way
         try:
             _explain(exc)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import atexit
 import os
 
-from gpudoctor.runtime.session import CHILD, ENV_ON, ENV_TARGET, env_flag, session
+from gpudoctor.runtime.session import CHILD, ENV_ON, ENV_SUPERVISED, ENV_TARGET, env_flag, session
 
 
 def _report() -> None:
@@ -31,6 +31,10 @@ if env_flag(ENV_ON):
     from gpudoctor.runtime.install import install_when_torch_imported
 
     session.role = CHILD
+    if env_flag(ENV_SUPERVISED):  # in a rank's process group: the watchdog's SIGUSR1 reaches it too
+        from gpudoctor.launch.rank import answer_stack_signal
+
+        answer_stack_signal()
     spawn.install_command_line()
     install_when_torch_imported()
     atexit.register(_report)

@@ -14,8 +14,12 @@ different dtype. gpudoctor lines up every rank's collectives by number while the
 runs (from PyTorch's Flight Recorder and its own hooks on `torch.distributed`), reports
 the first collective that differs within seconds, and stops the job: without it, gloo
 aborts with "Received data size doesn't match expected size" or both ranks wait until
-the backend's timeout (30 minutes on gloo, 10 on NCCL).""",
-        evidence="""`collective` (the number *k*), `process group`, `differs in` (kind, shape or dtype), and
+the backend's timeout (30 minutes on gloo, 10 on NCCL). The fingerprint also holds a
+rooted collective's `src`/`dst` (each rank rooting its own `broadcast`), the ranks of each
+`new_group` by creation order (a group made on some ranks only shifts every later group's
+numbering), and for a `send` the `recv` that meets it (a buffer too small for what is sent).
+The exit status is 1 whether gpudoctor stopped the job or gloo aborted a rank first.""",
+        evidence="""`collective` (the number *k*), `process group`, `differs in` (kind, shape, dtype, root, group, size or send/recv), and
 one line per rank: its call with shapes, dtype and the user's own `file:line`. A `note`
 says when one rank ran the same line more often than another (uneven batches).""",
         why="""Every rank must call the same collectives in the same order with the same shapes. A
@@ -33,7 +37,11 @@ collective out of the rank-dependent branch, or pad the tensor to one shape
         summary="""A rank waits in a collective (say `barrier` #6 at `train.py:20`) that another rank never
 called: that rank finished or exited after fewer collectives. The usual cause is a
 collective under `if rank == 0:` — a barrier after saving a checkpoint, an
-`all_gather_object` for metrics, an evaluation forward of a DDP model on rank 0 only.""",
+`all_gather_object` for metrics, an evaluation forward of a DDP model on rank 0 only.
+Also reported this way, with that rank as the root cause: a rank that called
+`destroy_process_group()` and left while a peer still calls collectives (its line; the fix:
+destroy only after every rank is done), and a rank that finished without ever calling
+`init_process_group` while its peers wait for it in the rendezvous.""",
         evidence="""The waiting rank's call (kind, shape, `file:line`, number), the rank that never called it
 and how many collectives it made.""",
         why="""A collective completes only when every rank of the group calls it; the others wait until
@@ -72,6 +80,28 @@ checkpoint), raise the limit: `gpudoctor run --hang-timeout 1800 ...`. If it ski
 collective, call it on every rank.""",
     ),
     FindingDoc(
+        id="collective-deadlock",
+        severity="error",
+        area="collectives",
+        emitted_by="`gpudoctor run --nproc` (live, and from the traces at `--hang-timeout` / `--timeout`)",
+        summary="""Ranks blocked on each other in a cycle: "rank 0 waits in send #1 to rank 1 at x.py:7;
+rank 1 waits in send #1 to rank 0 at x.py:7". Each waits in a call (a blocking send or
+recv, the wait() of an isend/irecv, or a collective) that can only finish when the next rank
+of the cycle makes the matching call, and that rank is itself blocked. gpudoctor sees it
+from the ranks' traces (send/recv are recorded with their peer and their number in that
+direction) and stops the job once the same cycle has held for a few seconds, without
+waiting for `--hang-timeout`.""",
+        evidence="""One line per rank of the cycle (its call, peer and line), `cycle`, `root cause` (the
+lowest rank of the cycle).""",
+        why="""A blocking send waits for the peer's matching recv (large messages on gloo, always on NCCL),
+a recv for the peer's send, a collective for every rank of its group: two ranks that both
+send first, both receive first, or one in a collective while the other waits for its
+send, never move.""",
+        fix="""Order the calls so that they pair up: even ranks send then receive, odd ranks receive then
+send; or post both at once with `dist.batch_isend_irecv([...])` (or `isend` + `irecv`,
+then wait on both); make every rank reach the collectives in the same order.""",
+    ),
+    FindingDoc(
         id="uneven-collectives",
         severity="error",
         area="collectives",
@@ -79,13 +109,25 @@ collective, call it on every rank.""",
         summary="""One rank finished its loop (or exited) while another rank waits in — or died in — a
 collective that the finished rank never called, and the waiting rank had called that same
 line more often: "rank 0 finished after 5 all_reduce calls at train.py:10; rank 1 called a
-6th". This is uneven data: the ranks got a different number of batches.""",
+6th". The ranks' sequences of calls part where the finished rank left the loop: it is the
+root cause (`root cause` in the evidence), the waiting rank its victim. Either its data was
+shorter (uneven batches), or it decided by itself to stop or to skip a step (early stopping,
+a NaN check that skips a backward on one rank).""",
         evidence="""The finished rank and how many collectives it made, the waiting rank's call (kind, shape,
 `file:line`, collective number), the process group.""",
         why="""With DDP every backward all-reduces the gradients: a rank with one batch more waits in that
 all-reduce for a peer that has already left, until the backend timeout, or fails with
 "Connection closed by peer".""",
-        fix="""Give every rank the same number of batches:
+        fix="""A per-rank decision to stop or to skip a step must be made collective:
+
+```python
+stop = torch.tensor([float(should_stop)])
+dist.all_reduce(stop, op=dist.ReduceOp.MAX)   # every rank stops at the same step
+if stop.item():
+    break
+```
+
+Uneven data: give every rank the same number of batches:
 
 ```python
 sampler = DistributedSampler(dataset, drop_last=True)

@@ -17,7 +17,7 @@ PATTERNS = [
         why="""DDP waits for a gradient of every parameter before it all-reduces. Some parameters were not used
         to compute the loss (an unused head, a branch taken only sometimes, outputs not in the loss), so the
         reduction never finished.""",
-        fix="DistributedDataParallel(model, device_ids=[local_rank], find_unused_parameters=True)  # or remove/freeze the unused parameters; TORCH_DISTRIBUTED_DEBUG=DETAIL names them",
+        fix="DistributedDataParallel(model, ..., find_unused_parameters=True)  # your other arguments as they are; or remove/freeze the unused parameters; TORCH_DISTRIBUTED_DEBUG=DETAIL names them",
         examples=[
             ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss.", "HamPerdredes/SOOD#33"),
         ],
@@ -32,7 +32,7 @@ PATTERNS = [
         ("find_unused_parameters=True was specified",),
         why="""Not an error: DDP walks the autograd graph every iteration to look for unused parameters and found
         none, which costs time. Safe to ignore, but turning the flag off makes each step faster.""",
-        fix="DistributedDataParallel(model, device_ids=[local_rank], find_unused_parameters=False)",
+        fix="DistributedDataParallel(model, ..., find_unused_parameters=False)  # your other arguments as they are",
         examples=[
             ("[W reducer.cpp:1303] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the forward pass.", "cszn/KAIR#103"),
         ],
