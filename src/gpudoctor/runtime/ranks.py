@@ -110,9 +110,12 @@ def run_ranks(
         }
         for r in result.ranks
     ]
-    job = None if result.interrupted else diagnose_run(result, watch, machine_gpus(result))
+    # A rank still starting when --timeout fired (Python, import torch) was never in the
+    # job's collectives: lining the ranks up would blame it for a stall it cannot be in.
+    starting = result.timed_out and any(o.state == "starting" for o in result.ranks)
+    job = None if result.interrupted or starting else diagnose_run(result, watch, machine_gpus(result))
     if job is None or (result.timed_out and not job.findings):
-        # Interrupted, or the watchdog fired with no collective to line the ranks up on.
+        # Interrupted, a rank still starting, or the watchdog fired with no collective to line the ranks up on.
         ended = launch_findings(result, machine_gpus(result))
         job = None
         status = ranks_exit(result)
