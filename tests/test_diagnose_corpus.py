@@ -26,7 +26,6 @@ KNOWN = {
     # Lightning printed 4 of 8 members and the paste ends: a hang with no line that says so
     "lightning-8707-multinode-half-members": "a silent hang",
     # an nvidia-smi / dmesg paste: read by the GPU health patterns
-    "returnn-1486-gpu-lost-pcie": "nvidia-smi/dmesg paste",
 }
 
 
