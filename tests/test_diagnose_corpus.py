@@ -25,7 +25,6 @@ KNOWN = {
     "gpustack-6019-tcpstore-closed-port-collision": "store lost at exit looks like a clean exit",
     # Lightning printed 4 of 8 members and the paste ends: a hang with no line that says so
     "lightning-8707-multinode-half-members": "a silent hang",
-    # an nvidia-smi / dmesg paste: read by the GPU health patterns
 }
 
 
