@@ -22,11 +22,12 @@ pytestmark = pytest.mark.slow
 # addresses its process listens on.
 SCRIPT = textwrap.dedent(
     """
-    import json, os, psutil, torch.distributed as dist
+    import json, os, psutil, sys, torch.distributed as dist
     dist.init_process_group("gloo")
     dist.barrier()
     bound = sorted({c.laddr.ip for c in psutil.Process().net_connections("inet") if c.status == "LISTEN"})
-    print("LISTEN " + json.dumps(bound), flush=True)
+    sys.stdout.write("LISTEN " + json.dumps(bound) + "\n")  # one write: the ranks share stdout
+    sys.stdout.flush()
     dist.barrier()
     dist.destroy_process_group()
     """

@@ -243,10 +243,14 @@ def test_nproc_starts_ranks_and_merges_their_findings(tmp_path):
 def test_nproc_exit_code_is_the_failing_rank_s(tmp_path):
     tag = new_tag()
     out = tmp_path / "report.json"
-    d = doctor("--nproc", "2", "--json", str(out), script("exit_code.py"), "3", env={TAG_ENV: tag}, timeout=120)
+    # a training script has imported torch by the time it leaves: the hang doctor's trace
+    # (installed with torch) is what knows the line of the sys.exit
+    leaving = tmp_path / "leaving.py"
+    leaving.write_text("import sys\nimport torch\nprint('about to exit', flush=True)\nraise SystemExit(int(sys.argv[1]))\n")
+    d = doctor("--nproc", "2", "--json", str(out), str(leaving), "3", env={TAG_ENV: tag}, timeout=120)
     try:
         assert d.returncode == 3
-        assert "[rank-crashed]" in d.stderr and "called sys.exit(3) at tests/scripts/exit_code.py:" in d.stderr
+        assert "[rank-crashed]" in d.stderr and f"called sys.exit(3) at {leaving}:4" in d.stderr, d.stderr
         assert leftovers(tag) == []
         logs = [p["log"] for p in findings(out)["processes"]]
         assert all(os.path.exists(log) for log in logs)  # a failed run keeps the ranks' logs

@@ -180,7 +180,7 @@ def _narrow(sweep: Sweep, result, hooks: Hooks) -> tuple[Finding | None, list[di
             device="cpu" if attempt.backend == "gloo" else sweep.device,
         )
         env = {**_debug_env(sub), **attempt.env}
-        run, rows, _ = _supervised(sub, quiet, env, min(sweep.timeout_s, RERUN_TIMEOUT_S))
+        run, rows, _, _ = _supervised(sub, quiet, env, min(sweep.timeout_s, RERUN_TIMEOUT_S))
         rerun = run.result
         worked = rerun.ok and bool(rows) and not any(r.wrong for r in rows)
         done.append((attempt, worked))

@@ -395,4 +395,6 @@ def _crash_fix(kind: str, o: RankOutcome, where: str) -> str:
         return "killed from outside, most often by the kernel's OOM killer: dmesg -T | grep -i -E 'killed process|out of memory'"
     if kind == "signal":
         return f"a native crash: read the Python stack in rank{o.rank}.fatal.txt in the run folder, then `python -m gpudoctor check`"
+    if not where:
+        return f"the rank chose to exit with {o.exitcode}: read what it printed before, in its log ({o.stderr_path})"
     return f"the rank chose to exit with {o.exitcode} at {at}: read its log ({o.stderr_path})"
