@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent(
     dist.init_process_group("gloo")
     dist.barrier()
     bound = sorted({c.laddr.ip for c in psutil.Process().net_connections("inet") if c.status == "LISTEN"})
-    sys.stdout.write("LISTEN " + json.dumps(bound) + "\n")  # one write: the ranks share stdout
+    sys.stdout.write("LISTEN " + json.dumps(bound) + "\\n")  # one write: the ranks share stdout
     sys.stdout.flush()
     dist.barrier()
     dist.destroy_process_group()
