@@ -117,7 +117,7 @@ def tracking_note() -> str:
     import importlib.util
 
     try:
-        tracking = importlib.util.find_spec("gpudoctor.runtime.collective_trace")
+        tracking = importlib.util.find_spec("gpudoctor.hang.tracer")
     except ModuleNotFoundError:  # gpudoctor itself is not importable here
         tracking = None
     if tracking is None:

@@ -55,9 +55,9 @@ def finding_text(f) -> str:
 
 
 def judge(case: dict, path: Path) -> Outcome:
-    from gpudoctor.diagnose.inputs import Target
-    from gpudoctor.diagnose.run import diagnose
-    from gpudoctor.findings import Severity
+    from gpudoctor.commands.diagnose.inputs import Target
+    from gpudoctor.commands.diagnose.analyse import diagnose
+    from gpudoctor.core.findings import Severity
 
     try:
         report = diagnose(Target("text", str(path)), io.BytesIO(path.read_bytes()))

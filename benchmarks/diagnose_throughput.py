@@ -97,8 +97,8 @@ def build(path: Path, size: int, templates: list[str], seed: int = 0) -> int:
 
 
 def measure(name: str, log: Path, target: float) -> bool:
-    from gpudoctor.diagnose.inputs import resolve
-    from gpudoctor.diagnose.run import diagnose
+    from gpudoctor.commands.diagnose.inputs import resolve
+    from gpudoctor.commands.diagnose.analyse import diagnose
 
     size = log.stat().st_size
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

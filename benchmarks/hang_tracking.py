@@ -88,8 +88,8 @@ def steps_per_s(script: str, seconds: float, tracking: bool) -> float:
 
 def detection_latency(script: str) -> float:
     """Run the mismatching job through the launcher and time the watch's decision."""
-    from gpudoctor.launch import launch
-    from gpudoctor.launch.collective_watch import CollectiveWatch, read_traces
+    from gpudoctor.launch.supervisor import launch
+    from gpudoctor.hang.watch import CollectiveWatch, read_traces
 
     decided: list[float] = []
 
@@ -103,7 +103,7 @@ def detection_latency(script: str) -> float:
     run_dir = tempfile.mkdtemp(prefix="gpudoctor-bench-")
     watch = TimedWatch(run_dir, 2, hang_timeout=0)
     env = {"GPUDOCTOR_RUN_SUPERVISED": "1", "GPUDOCTOR_RUN_FRAGMENTS": run_dir, "GPUDOCTOR_RUN": "1"}
-    command = [sys.executable, "-m", "gpudoctor.runtime.main", script]
+    command = [sys.executable, "-m", "gpudoctor.hooks.main", script]
     result = launch(command, 2, timeout=120, env=env, run_dir=run_dir, watch=watch)
     if result.diagnosed != "mismatch" or not decided:
         raise SystemExit(f"the mismatch was not detected: {result.diagnosed!r}")

@@ -67,7 +67,7 @@ def child(mode: str, port: str) -> None:
 
         DDP.forward = noop  # type: ignore[method-assign]
         torch.autograd.backward = noop
-        from gpudoctor.runtime import collective_trace
+        from gpudoctor.hang import tracer as collective_trace
 
         tracker = collective_trace.install(tempfile.mkdtemp(prefix="gpudoctor-cost-"), 0, fatal_file=False)
         assert tracker is not None
@@ -122,7 +122,7 @@ def smoke_costs() -> dict[str, float]:
     import time
 
     from gpudoctor.launch.rank import RankContext
-    from gpudoctor.smoke.job import HEARTBEAT_S, STAGE_TRAIN
+    from gpudoctor.commands.train_smoke.rank import HEARTBEAT_S, STAGE_TRAIN
 
     with tempfile.TemporaryDirectory() as run_dir:
         ctx = RankContext(rank=0, world_size=1, local_rank=0, local_world_size=1, run_dir=run_dir)
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     cpu_step_us = 1e6 / max(r[1] for r in runs)  # CPU time of one step, per rank
     wall_step_us = 1e6 / steps_per_s
 
-    from gpudoctor.runtime.collective_trace import PUBLISH_MOVING_S, PUBLISH_S
+    from gpudoctor.hang.tracer import PUBLISH_MOVING_S, PUBLISH_S
 
     publisher_per_s = look / PUBLISH_S + window / PUBLISH_MOVING_S
     tracking_us = forward + backward + max(0.0, recorder_us) * per_step + publisher_per_s / steps_per_s

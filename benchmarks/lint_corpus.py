@@ -31,7 +31,7 @@ def source_of(path: str, data: bytes) -> bytes | str:
     """What lint parses: the file, or a notebook's code cells."""
     if not path.endswith(".ipynb"):
         return data
-    from gpudoctor.lint.notebook import NotNotebook, read_notebook
+    from gpudoctor.linter.notebook import NotNotebook, read_notebook
 
     try:
         return read_notebook(data.decode("utf-8", "replace")).text
@@ -54,7 +54,7 @@ def parse_only(path: str) -> int:
 def project_only(files: list[str]) -> tuple[float, int]:
     """Parse every file and build the project model (the facts each file adds,
     then the Project over them), without running the rules."""
-    from gpudoctor.lint.project import Project, module_facts
+    from gpudoctor.linter.project import Project, module_facts
 
     def one(path: str) -> object:
         with open(path, "rb") as f:
@@ -90,9 +90,9 @@ def main() -> int:
     parser.add_argument("root", nargs="?", help="corpus directory (default: the installed torch package)")
     args = parser.parse_args()
 
-    from gpudoctor.lint import engine
-    from gpudoctor.lint.engine import lint_files, python_files
-    from gpudoctor.lint.rules import ALL
+    from gpudoctor.linter import engine
+    from gpudoctor.linter.engine import lint_files, python_files
+    from gpudoctor.linter.rules import ALL
 
     engine.RAISE_RULE_ERRORS = True  # a rule that breaks on this corpus must show, not go quiet
 

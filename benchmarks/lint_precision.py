@@ -36,7 +36,7 @@ def main() -> int:
         print(f"no corpus folder: {args.corpus}", file=sys.stderr)
         return 2
 
-    from gpudoctor.lint.engine import lint_paths
+    from gpudoctor.linter.engine import lint_paths
 
     recorded = json.loads(Path(args.verdicts).read_text(encoding="utf-8"))
     verdicts = {(v["repo"], v["path"], v["line"], v["rule"]): v for v in recorded["verdicts"]}

@@ -92,7 +92,7 @@ def main() -> int:
         if not os.path.isdir(args.corpus):
             print(f"no corpus folder: {args.corpus}", file=sys.stderr)
             return 2
-        from gpudoctor.lint.engine import lint_paths
+        from gpudoctor.linter.engine import lint_paths
 
         print(f"lint run again on the repositories under {args.corpus}")
         index = {(v["repo"], v["path"], v["line"], v["rule"], v.get("cell", 0)): v for v in stored}

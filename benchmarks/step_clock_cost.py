@@ -38,7 +38,7 @@ def _hook_points(torch, dist):
     from torch.nn.parallel import DistributedDataParallel as DDP
     from torch.utils.data import dataloader
 
-    from gpudoctor.runtime.collective_trace import COLLECTIVES
+    from gpudoctor.hang.tracer import COLLECTIVES
 
     points = [(dataloader._BaseDataLoaderIter, "__next__"), (DDP, "__init__"), (DDP, "forward"),
               (DDP, "_sync_buffers"), (torch.autograd, "backward")]
@@ -57,7 +57,7 @@ def child(port: str, blocks: int) -> None:
     from torch.nn.parallel import DistributedDataParallel as DDP
     from torch.utils.data import DataLoader, TensorDataset
 
-    from gpudoctor.runtime import step_clock
+    from gpudoctor.hooks import step_clock
 
     torch.set_num_threads(1)
     points = _hook_points(torch, dist)

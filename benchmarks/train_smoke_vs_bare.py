@@ -33,7 +33,7 @@ import time
 
 from measure import Round, Row, best_of_rounds, best_ratios, free_port, load, runs_text
 
-# The same job as gpudoctor.smoke (config.py / job.py), written out again here.
+# The same job as gpudoctor.commands.train_smoke (config.py / job.py), written out again here.
 FEATURES, HIDDEN, DATASET, SEED, LR, MOMENTUM = 32, 64, 4096, 0, 0.05, 0.9
 
 

@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from gpudoctor.findings import Finding
+from gpudoctor.core.findings import Finding
 from gpudoctor.probe.facts import Facts, load
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -77,8 +77,8 @@ def every_op_and_dtype(ctx, config):
     the sizes given, in one gloo group: this rank's count of wrong elements for each."""
     import torch
 
-    from gpudoctor.allreduce.bandwidth import DTYPES, OPS, planned_sizes
-    from gpudoctor.allreduce.measure import _Collective
+    from gpudoctor.commands.allreduce.bandwidth import DTYPES, OPS, planned_sizes
+    from gpudoctor.commands.allreduce.rank import _Collective
 
     dist = ctx.init_process_group("gloo", timeout_s=config.get("pg_timeout", 60))
     rank, world = dist.get_rank(), dist.get_world_size()

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from gpudoctor.allreduce.bandwidth import (
+from gpudoctor.commands.allreduce.bandwidth import (
     DEFAULT_SIZES,
     MAX_EXACT_INT,
     Row,
@@ -24,7 +24,7 @@ from gpudoctor.allreduce.bandwidth import (
     size_range,
     summarize,
 )
-from gpudoctor.probe.codec import decode, encode
+from gpudoctor.core.codec import decode, encode
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from gpudoctor.allreduce.bisect import MAX_PAIRS_RANKS, PairTime, bisect_findings, pair_rounds
+from gpudoctor.commands.allreduce.bisect import MAX_PAIRS_RANKS, PairTime, bisect_findings, pair_rounds
 from gpudoctor.probe.links import RankPlace
 
 

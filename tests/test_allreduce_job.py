@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from gpudoctor.allreduce.job import NARROWING_LOG, Hooks, run_local
-from gpudoctor.allreduce.options import Sweep
-from gpudoctor.cli.exit_code import report_exit
+from gpudoctor.commands.allreduce.job import NARROWING_LOG, Hooks, run_local
+from gpudoctor.commands.allreduce.options import Sweep
+from gpudoctor.core.exit_code import report_exit
 from orphans import TAG_ENV, kill_all, leftovers, new_tag
 
 torch = pytest.importorskip("torch")
@@ -55,7 +55,7 @@ def test_a_failing_nccl_run_is_narrowed_down_to_gloo_and_the_log_is_kept(monkeyp
 def test_every_op_in_every_dtype_is_exact_across_real_ranks(monkeypatch):
     # One real 2-rank gloo job runs allreduce's own collectives for every op and dtype
     # (the CLI matrix would start twelve jobs for the same check).
-    from gpudoctor.launch import launch_function
+    from gpudoctor.launch.supervisor import launch_function
 
     here = os.path.dirname(os.path.abspath(__file__))
     tag = new_tag()

@@ -4,7 +4,7 @@ with a sum each dtype holds exactly, so the check can compare element by element
 import pytest
 import torch
 
-from gpudoctor.allreduce.measure import PERIOD, rank_values, size_stage, summed_values, tiled
+from gpudoctor.commands.allreduce.rank import PERIOD, rank_values, size_stage, summed_values, tiled
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])

@@ -3,7 +3,7 @@ CudaFacts (a CPU-only build like this one, GPU boxes, a CUDA build without NCCL)
 
 import pytest
 
-from gpudoctor.allreduce.options import (
+from gpudoctor.commands.allreduce.options import (
     Options,
     PlanError,
     check_options,

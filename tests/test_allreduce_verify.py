@@ -3,8 +3,8 @@ the GPU link verdict, and the NCCL narrowing decisions."""
 
 import pytest
 
-from gpudoctor.allreduce.bandwidth import make_row, summarize
-from gpudoctor.allreduce.verify import (
+from gpudoctor.commands.allreduce.bandwidth import make_row, summarize
+from gpudoctor.commands.allreduce.verify import (
     check_latency_noise,
     NARROWING,
     LinkFacts,
@@ -17,7 +17,7 @@ from gpudoctor.allreduce.verify import (
     next_attempt,
     should_narrow,
 )
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 
 
 def rows_with(wrong_by_size, world=2, op="all_reduce"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from facts_cases import by_id, cpu_facts, gpu2_facts, ids, vary, visible
 from gpudoctor.checks.backends import check_backends
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.probe.torch_info import failed
 
 

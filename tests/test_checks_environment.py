@@ -12,9 +12,9 @@ from gpudoctor.checks.environment import (
     check_transports_disabled,
     interface_matches,
 )
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.probe.environment import AddressResolution
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 NAMES = ["eth0", "ifb0", "ifb1", "lo"]  # the interfaces of the CPU snapshot
 

@@ -9,10 +9,10 @@ from facts_cases import by_id, cpu_facts, gpu2_facts, ids, torch_sees, vary, vis
 from gpudoctor.checks import run_checks
 from gpudoctor.checks.fleet import check_fleet, fleet_columns, fleet_findings
 from gpudoctor.checks.fleet_diff import odd_values, rank_ranges, where
-from gpudoctor.findings import Report, Severity
+from gpudoctor.core.findings import Report, Severity
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.host import HostFacts, InfinibandDevice, InfinibandPort
-from gpudoctor.probe.node import NodeFacts, distinct_names, node_facts
+from gpudoctor.checks.node import NodeFacts, distinct_names, node_facts
 
 ACTIVE = InfinibandPort(1, "ACTIVE", "InfiniBand", "400 Gb/sec (4X NDR)")
 DOWN = InfinibandPort(1, "DOWN", "InfiniBand", "10 Gb/sec (4X SDR)")

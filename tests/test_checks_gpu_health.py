@@ -14,14 +14,14 @@ from facts_cases import gpu2_facts, ids
 from recorded_nvml import FIXTURES, recorded
 from gpudoctor.checks import run_checks
 from gpudoctor.checks.gpu_health import check_gpu_health, check_xid_events, health_findings
-from gpudoctor.findings import Severity
-from gpudoctor.knowledge.nvidia_smi import NvidiaSmiReader
+from gpudoctor.core.findings import Severity
+from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
 from gpudoctor.knowledge.xid import xid_events
-from gpudoctor.probe.codec import from_plain, to_plain
+from gpudoctor.core.codec import from_plain, to_plain
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.kernel_log import KernelLogFacts
 from gpudoctor.probe.nvml import NOT_SHOWN, GpuHealth, NvLinkHealth, NvmlFacts, probe_nvml
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 CORPUS = json.loads((FIXTURES.parent / "corpus.json").read_text())["cases"]
 

@@ -11,10 +11,10 @@ from gpudoctor.checks.gpus import (
     check_mig,
     check_p2p,
 )
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.probe.nvml import DRIVER_NOT_LOADED, INIT_FAILED, GpuProcess
 from gpudoctor.probe.system import DisplayDevice
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 GIB = 1 << 30
 

@@ -10,8 +10,8 @@ import pytest
 from facts_cases import by_id, cpu_facts, gpu2_facts, ids, vary
 from gpudoctor.checks import run_checks
 from gpudoctor.checks.platform import LINUX, MACOS, OTHER, WINDOWS, check_platform, os_family
-from gpudoctor.findings import Severity
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.findings import Severity
+from gpudoctor.core.unavailable import Unavailable
 
 WINDOWS_PLATFORM = "Windows-11-10.0.22631-SP0"
 MACOS_PLATFORM = "macOS-14.5-arm64-arm-64bit"

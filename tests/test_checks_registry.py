@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from facts_cases import by_id, cpu_facts, gpu2_facts, ids
 from gpudoctor.checks import all_checks, run_checks
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 
 
 def test_cpu_snapshot_findings_in_report_order():

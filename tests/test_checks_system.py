@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from facts_cases import by_id, cpu_facts, vary
 from gpudoctor.checks.system import check_container, check_cpus, check_open_files, check_ram, check_shm
-from gpudoctor.findings import Severity
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.findings import Severity
+from gpudoctor.core.unavailable import Unavailable
 
 MIB = 1 << 20
 

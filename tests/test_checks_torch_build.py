@@ -14,7 +14,7 @@ from gpudoctor.checks.torch_build import (
     check_torch_build,
     check_torch_import,
 )
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.probe.torch_info import failed
 
 

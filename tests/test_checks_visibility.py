@@ -16,8 +16,8 @@ from gpudoctor.checks.visibility import (
     parse_visible_devices,
     select_gpus,
 )
-from gpudoctor.findings import Severity
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.findings import Severity
+from gpudoctor.core.unavailable import Unavailable
 
 # value -> (entries read, where reading stopped, repeated entry)
 PARSE_CASES = {

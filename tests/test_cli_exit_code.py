@@ -6,7 +6,7 @@ import io
 import pathlib
 import re
 
-from gpudoctor.findings import Finding, Severity
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.render.run_text import findings_text
 from gpudoctor.render.terminal import make_console
 

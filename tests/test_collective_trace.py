@@ -38,7 +38,7 @@ def test_a_moving_rank_publishes_its_newest_records_and_a_quiet_one_all_of_them(
 
 
 def test_a_call_site_s_line_is_right_each_time_it_is_asked_from_the_cache():
-    from gpudoctor.runtime.collective_trace import line_of
+    from gpudoctor.hang.tracer import line_of
 
     def lines():
         seen = []
@@ -71,7 +71,7 @@ def test_without_the_flight_recorder_the_hooks_notes_are_the_trace_and_every_ret
 
 def test_the_hot_path_encodes_a_call_byte_for_byte_as_the_codec_does():
     from gpudoctor.knowledge.collectives import STARTED, CollectiveRecord
-    from gpudoctor.launch.run_folder import CurrentEncoder, encode_current
+    from gpudoctor.launch.rundir import CurrentEncoder, encode_current
 
     encoder = CurrentEncoder()
     sites = [
@@ -123,7 +123,7 @@ KeyError: 6
 
 
 def test_a_dataloader_worker_s_exception_is_placed_at_the_worker_s_own_frame():
-    from gpudoctor.runtime.collective_trace import worker_origin
+    from gpudoctor.hang.tracer import worker_origin
 
     assert worker_origin(WORKER_ERROR) == ("/home/u/train.py:22", "KeyError", "6")
     assert worker_origin("KeyError: 6") is None

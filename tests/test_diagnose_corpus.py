@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.diagnose.inputs import Target
-from gpudoctor.diagnose.run import diagnose
-from gpudoctor.findings import Severity
+from gpudoctor.commands.diagnose.inputs import Target
+from gpudoctor.commands.diagnose.analyse import diagnose
+from gpudoctor.core.findings import Severity
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "log_corpus"
 MANIFEST = CORPUS / "manifest.json"

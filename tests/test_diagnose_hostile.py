@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 import gpudoctor
-from gpudoctor.diagnose import folder as run_folder
-from gpudoctor.diagnose.reader import scan
+from gpudoctor.commands.diagnose import folder as run_folder
+from gpudoctor.commands.diagnose.reader import scan
 from gpudoctor.knowledge.collectives import MalformedDump, read_fr_file
-from gpudoctor.knowledge.diagnosis import Diagnosis
+from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.knowledge.plain_pickle import RefusedPickle, loads_plain
 
 ROOT = Path(__file__).resolve().parents[1]

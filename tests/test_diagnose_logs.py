@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.diagnose.inputs import resolve
-from gpudoctor.diagnose.run import diagnose
-from gpudoctor.findings import Severity
+from gpudoctor.commands.diagnose.inputs import resolve
+from gpudoctor.commands.diagnose.analyse import diagnose
+from gpudoctor.core.findings import Severity
 
 LOGS = Path(__file__).resolve().parent / "fixtures" / "logs"
 
@@ -170,7 +170,7 @@ def test_healthy_noise_and_an_exception_ignored_at_exit_are_not_failures():
 
 
 def test_the_header_does_not_call_a_victim_the_first_failure():
-    from gpudoctor.diagnose.run import header
+    from gpudoctor.commands.diagnose.analyse import header
 
     victim, _ = by_id("gloo_peer_closed_after_epoch.log")
     assert header(victim).startswith("first sign of the failure (its cause is in another rank's output)")

@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from gpudoctor.diagnose import reader
-from gpudoctor.diagnose.reader import BinaryInput, scan
-from gpudoctor.knowledge.diagnosis import Diagnosis
+from gpudoctor.commands.diagnose import reader
+from gpudoctor.commands.diagnose.reader import BinaryInput, scan
+from gpudoctor.knowledge.story import Diagnosis
 
 HEALTHY = "epoch 0 step 12/500 loss 0.4321 lr 3.0e-04\n"
 OOM = "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total capacity of 79.18 GiB of which 1.00 GiB is free.\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from gpudoctor import api
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 
 
 def diagnose(text: str):

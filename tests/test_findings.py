@@ -4,8 +4,8 @@ import json
 
 from rich.console import Console
 
-from gpudoctor.cli.exit_code import ExitCode, report_exit, script_exit
-from gpudoctor.findings import Finding, Report, Severity, ok
+from gpudoctor.core.exit_code import ExitCode, report_exit, script_exit
+from gpudoctor.core.findings import Finding, Report, Severity, ok
 from gpudoctor.render.console import print_report
 from gpudoctor.render.json_out import report_json
 from gpudoctor.render.markdown import report_markdown

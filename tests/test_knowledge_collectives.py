@@ -171,7 +171,7 @@ def test_parses_faulthandler_and_traceback_stacks():
         '  File "/w/train.py", line 20, in <module>\n    load_next_shard()\n'
         '  File "/w/train.py", line 8, in load_next_shard\n    time.sleep(100)\n'
         "Thread gpudoctor-trace (most recent call last):\n"
-        '  File "/x/src/gpudoctor/runtime/trace.py", line 5, in run\n'
+        '  File "/x/src/gpudoctor/hooks/trace.py", line 5, in run\n'
     )
     main = main_thread_stack(parse_stack_text(text))
     assert [f.where for f in main] == ["/w/train.py:20", "/w/train.py:8"] and main[-1].code == "time.sleep(100)"

@@ -2,7 +2,7 @@
 consequences marked, warnings that caused errors promoted, the API other
 commands use (explain_lines, only_lost_a_peer)."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge import explain_lines, only_lost_a_peer
 
 WATCHDOG = "[rank1]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out."
@@ -127,7 +127,7 @@ def test_a_consequence_that_quotes_its_cause_reports_the_cause_but_not_its_wrapp
 
 
 def test_the_rank_a_line_names_is_the_first_failing_rank():
-    from gpudoctor.knowledge.diagnosis import Diagnosis
+    from gpudoctor.knowledge.story import Diagnosis
 
     d = Diagnosis()
     d.feed(["init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39. You can use NCCL_DEBUG=INFO"])

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from gpudoctor import api
-from gpudoctor.knowledge.nvidia_smi import NvidiaSmiReader
+from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
 from gpudoctor.probe.nvml import NOT_SHOWN
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 from recorded_nvml import FIXTURES
 
 CASES = [c for c in json.loads((FIXTURES.parent / "corpus.json").read_text())["cases"] if c["split"] == "dev"]

@@ -17,7 +17,7 @@ from gpudoctor.knowledge.stragglers import (
     verdict_json,
 )
 from gpudoctor.render.step_table import status_line, steps_table
-from gpudoctor.runtime.step_clock import decode_steps, encode_steps
+from gpudoctor.hooks.step_clock import decode_steps, encode_steps
 
 FIXTURES = Path(__file__).parent / "fixtures" / "steps"
 

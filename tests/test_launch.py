@@ -12,8 +12,9 @@ import time
 import psutil
 import pytest
 
-from gpudoctor.launch import launch, launch_function
-from gpudoctor.launch.failures import launch_findings, readable_tail
+from gpudoctor.launch.supervisor import launch
+from gpudoctor.launch.supervisor import launch_function
+from gpudoctor.hang.failures import launch_findings, readable_tail
 from launch_targets import Summed
 from orphans import TAG_ENV, kill_all, leftovers, new_tag
 
@@ -141,7 +142,7 @@ DRIVER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {here!r})
-    from gpudoctor.launch import launch_function
+    from gpudoctor.launch.supervisor import launch_function
     r = launch_function("launch_targets:spawn_grandchild", {{"dir": {dir!r}}}, 2, timeout=120,
                         env={{"PYTHONPATH": {rank_path!r}}})
     print("interrupted" if r.interrupted else "not interrupted", flush=True)

@@ -1,11 +1,11 @@
 """Root cause and victims of a failed job, from how each rank ended and what it left
 in its run folder (real error texts of gloo ranks, torch 2.13)."""
 
-from gpudoctor.cli.exit_code import ranks_exit
+from gpudoctor.core.exit_code import ranks_exit
 from gpudoctor.knowledge.collectives import CollectiveRecord, analyze
-from gpudoctor.launch.collective_watch import CollectiveWatch, rank_states, read_traces
-from gpudoctor.launch.diagnosis import diagnose_job
-from gpudoctor.launch.run_folder import PublishedTrace, RankExit, RankTrace, encode_trace, trace_path
+from gpudoctor.hang.watch import CollectiveWatch, rank_states, read_traces
+from gpudoctor.hang.verdict import diagnose_job
+from gpudoctor.launch.rundir import PublishedTrace, RankExit, RankTrace, encode_trace, trace_path
 from gpudoctor.launch.supervisor import LaunchResult, RankOutcome
 
 GLOO_CLOSED = (

@@ -2,11 +2,11 @@
 
 import pytest
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.launch.capacity import crowded, nproc_problem
 from gpudoctor.launch.environment import join_decision, read_join_env
 from gpudoctor.probe.environment import AddressResolution, EnvironmentFacts
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 GOOD = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
 

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from gpudoctor.launch import launch_function
-from gpudoctor.launch.failures import launch_findings
+from gpudoctor.launch.supervisor import launch_function
+from gpudoctor.hang.failures import launch_findings
 from orphans import TAG_ENV, leftovers, new_tag
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,7 +31,7 @@ def test_a_crashed_ranks_finding_says_what_its_error_means():
 def test_a_joined_rank_that_only_lost_its_peer_says_so():
     from types import SimpleNamespace
 
-    from gpudoctor.launch.failures import joined_failure
+    from gpudoctor.hang.failures import joined_failure
 
     ctx = SimpleNamespace(rank=0, world_size=2, joined_by="torchrun")
     try:  # the text torch's gloo raises when the peer's process is gone

@@ -51,10 +51,10 @@ def test_ranks_grouped_by_node_in_rank_order():
 
 def test_a_joined_commands_report_starts_with_the_comparison():
     from gpudoctor.checks.fleet import check_fleet
-    from gpudoctor.findings import Finding, Report, Severity
+    from gpudoctor.core.findings import Finding, Report, Severity
     from gpudoctor.launch.fleet import FleetComparison
-    from gpudoctor.launch.job import JoinedRun
-    from gpudoctor.probe.node import node_facts
+    from gpudoctor.hang.run_ranks import JoinedRun
+    from gpudoctor.checks.node import node_facts
     from facts_cases import vary
 
     nodes = (node_facts(gpu2_facts(), "node-1", (0,)), node_facts(vary(gpu2_facts(), "torch.nccl", "2.21.5"), "node-2", (1,)))

@@ -4,7 +4,7 @@ another rank's propagates to the launcher, a return value comes back as is.
 
 import pytest
 
-from gpudoctor.launch.job import run_joined
+from gpudoctor.hang.run_ranks import run_joined
 from gpudoctor.launch.rank import RankContext
 
 

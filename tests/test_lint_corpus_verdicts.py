@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from gpudoctor.lint.rules import BY_ID
+from gpudoctor.linter.rules import BY_ID
 
 VERDICTS = Path(__file__).resolve().parent / "fixtures" / "lint_corpus_verdicts.json"
 FIELDS = {"repo", "commit", "path", "line", "rule", "verdict", "reason"}

@@ -8,10 +8,11 @@ import os
 
 import pytest
 
-from gpudoctor.cli.exit_code import report_exit
-from gpudoctor.lint import engine, formats
-from gpudoctor.lint.rules import BY_ID, CHECKS
-from gpudoctor.lint.source import decode, suppressions
+from gpudoctor.core.exit_code import report_exit
+from gpudoctor.linter import engine
+from gpudoctor.linter import formats
+from gpudoctor.linter.rules import BY_ID, CHECKS
+from gpudoctor.linter.source import decode, suppressions
 
 DATAPARALLEL = b"import torch.nn as nn\nmodel = nn.DataParallel(net)\n"
 
@@ -200,7 +201,7 @@ def test_severity_decides_failure():
 
 
 def test_pyproject_section(tmp_path):
-    from gpudoctor.lint import config
+    from gpudoctor.linter import config
 
     (tmp_path / "pyproject.toml").write_text(
         '[tool.gpudoctor.lint]\nignore = ["dataparallel"]\nexclude = ["vendor/*"]\nfail-on = "warning"\n'

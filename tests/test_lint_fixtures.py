@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.lint import engine
-from gpudoctor.lint.rules import BY_ID, CHECKS
+from gpudoctor.linter import engine
+from gpudoctor.linter.rules import BY_ID, CHECKS
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "lint"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from gpudoctor.lint.model import Element, FileModel, Param
+from gpudoctor.linter.model import Element, FileModel, Param
 
 
 def model(code: str) -> FileModel:

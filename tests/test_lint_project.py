@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.lint import engine
-from gpudoctor.lint.model import FileModel
-from gpudoctor.lint.project import ModuleFacts, Project, Query, module_facts
+from gpudoctor.linter import engine
+from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.project import ModuleFacts, Project, Query, module_facts
 
 ROOT = Path(__file__).resolve().parent / "fixtures" / "lint_project"
 MARK = re.compile(r"#\s*(expect|alone):\s*([a-z0-9, -]+)$")

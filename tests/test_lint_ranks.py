@@ -11,10 +11,10 @@ import textwrap
 
 import pytest
 
-from gpudoctor.lint import engine
-from gpudoctor.lint.model import FileModel
-from gpudoctor.lint.ranks import is_rank_condition
-from gpudoctor.lint.rules import BY_ID
+from gpudoctor.linter import engine
+from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.ranks import is_rank_condition
+from gpudoctor.linter.rules import BY_ID
 
 COLLECTIVE = "collective-under-rank-condition"
 FORWARD = "ddp-forward-on-one-rank"

@@ -11,10 +11,10 @@ import textwrap
 
 import pytest
 
-from gpudoctor.lint import engine
-from gpudoctor.lint.explain import example_code, rule_page
-from gpudoctor.lint.rule import FLAGGED
-from gpudoctor.lint.rules import ALL, BY_ID
+from gpudoctor.linter import engine
+from gpudoctor.linter.explain import example_code, rule_page
+from gpudoctor.linter.rule import FLAGGED
+from gpudoctor.linter.rules import ALL, BY_ID
 
 COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
@@ -66,7 +66,7 @@ def test_rule_example(rule_id, kind, code):
 def test_rule_contract(rule):
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.id)
     # one module per rule, named after its id
-    module = importlib.import_module(f"gpudoctor.lint.rules.{rule.id.replace('-', '_')}")
+    module = importlib.import_module(f"gpudoctor.linter.rules.{rule.id.replace('-', '_')}")
     assert type(rule).__module__ == module.__name__
     assert rule.message and rule.fix and "\n" not in rule.fix
     assert rule.why() and len(rule.documentation().split("\n\n")) >= 2
@@ -86,6 +86,6 @@ def test_page_shows_bad_and_good_examples():
 
 def test_collective_stems_cover_every_collective_name():
     # The text test skips a stem's names when the stem is absent: a name under no stem would never be seen.
-    from gpudoctor.lint.rules.collective_under_rank_condition import CALLED, CALLED_BY_STEM
+    from gpudoctor.linter.rules.collective_under_rank_condition import CALLED, CALLED_BY_STEM
 
     assert {n for _, names in CALLED_BY_STEM for n in names} == set(CALLED)

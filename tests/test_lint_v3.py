@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.lint import engine
-from gpudoctor.lint.rules import BY_ID
+from gpudoctor.linter import engine
+from gpudoctor.linter.rules import BY_ID
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "lint_corpus_v3.json"
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from gpudoctor.launch.contract import RankError, read_contract, write_contract
-from gpudoctor.probe.codec import SCHEMA_VERSION, SnapshotError, decode, encode
+from gpudoctor.core.codec import SCHEMA_VERSION, SnapshotError, decode, encode
 
 
 @dataclass(frozen=True)

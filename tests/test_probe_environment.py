@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpudoctor.probe.environment import probe_environment, relevant, resolve
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 
 def test_keeps_only_relevant_variables():

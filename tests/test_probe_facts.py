@@ -7,10 +7,10 @@ import json
 import pytest
 
 from facts_cases import CPU_SNAPSHOT, GPU2_SNAPSHOT, cpu_facts
-from gpudoctor.probe.codec import SnapshotError, from_plain, to_plain
+from gpudoctor.core.codec import SnapshotError, from_plain, to_plain
 from gpudoctor.probe.facts import Facts, collect, load
 from gpudoctor.probe.nvml import NvmlGpu
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 
 def test_collect_round_trips_through_json():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 
 from gpudoctor.probe.host import NODE_NAME_ENV, probe_host, probe_infiniband
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 
 def write_port(root, device: str, port: int, state: str, layer: str, rate: str) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from gpudoctor.probe import kernel_log
 from gpudoctor.probe.kernel_log import KernelLogFacts, probe_kernel_log
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 # https://github.com/NVIDIA/gpu-operator/issues/1146 (syslog form, as journalctl prints it)
 EXCERPT = """\

@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from gpudoctor.probe.nvml import LIBRARY_NOT_FOUND, NvmlSession, probe_nvml
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 
 def _has_driver() -> bool:

@@ -47,7 +47,7 @@ def test_display_devices_from_lspci(tmp_path, monkeypatch):
 
 def test_shm_is_linux_only():
     from gpudoctor.probe.system import shm_usage
-    from gpudoctor.probe.unavailable import Unavailable
+    from gpudoctor.core.unavailable import Unavailable
 
     assert shm_usage("linux").total > 0
     for platform in ("win32", "darwin"):

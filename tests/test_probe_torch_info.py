@@ -9,7 +9,7 @@ import pytest
 
 from gpudoctor.probe import torch_info
 from gpudoctor.probe.torch_info import MARKER, parse_child_output, probe_torch, start_early, torch_child
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 BROKEN = 'raise ImportError("libcudart.so.12: cannot open shared object file: No such file or directory")\n'
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.core.findings import Finding, Report, Severity
 from gpudoctor.render.escape import md_code, md_text, terminal
 from gpudoctor.render.markdown import report_markdown
 

@@ -6,7 +6,7 @@ from rich.console import Console
 
 from facts_cases import gpu2_facts, vary, with_env
 from gpudoctor.checks.fleet import fleet_data, fleet_table
-from gpudoctor.probe.node import node_facts
+from gpudoctor.checks.node import node_facts
 from gpudoctor.render.fleet_table import markdown_fleet, rich_fleet
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime
 
-from gpudoctor.cli.exit_code import ExitCode, steps_exit
-from gpudoctor.findings import Finding, Report, Severity
-from gpudoctor.report.document import demote_headings, document
-from gpudoctor.report.steps import Step, StepResult, run_steps
+from gpudoctor.core.exit_code import ExitCode, steps_exit
+from gpudoctor.core.findings import Finding, Report, Severity
+from gpudoctor.commands.report.document import demote_headings, document
+from gpudoctor.commands.report.steps import Step, StepResult, run_steps
 
 NOW = datetime.datetime(2026, 1, 2, 3, 4, tzinfo=datetime.timezone.utc)
 BAD = Finding("shm-too-small", Severity.WARN, "/dev/shm is only 64 MiB", {"size": "64 MiB"}, "why", "# a comment fix")

@@ -4,8 +4,8 @@ would record them: this machine has no CUDA)."""
 
 import json
 
-from gpudoctor.findings import Severity
-from gpudoctor.runtime.checks import (
+from gpudoctor.core.findings import Severity
+from gpudoctor.hooks.checks import (
     checkpoint_findings,
     device_mismatch_findings,
     loader_findings,
@@ -14,7 +14,7 @@ from gpudoctor.runtime.checks import (
     runtime_findings,
     sampler_findings,
 )
-from gpudoctor.runtime.facts import (
+from gpudoctor.hooks.facts import (
     CheckpointSave,
     DeviceMismatch,
     LoaderRestarts,

@@ -7,9 +7,9 @@ import pytest
 import torch
 from torch import nn
 
-from gpudoctor.runtime.device_errors import devices_named, explain, is_device_mismatch
-from gpudoctor.runtime.device_map import device_map
-from gpudoctor.runtime.frames import traceback_frames
+from gpudoctor.hooks.device_errors import devices_named, explain, is_device_mismatch
+from gpudoctor.hooks.device_map import device_map
+from gpudoctor.core.frames import traceback_frames
 
 # PyTorch's wordings of the fault, as CUDA, cuDNN, indexing and DataParallel print them.
 CUDA_WORDINGS = [

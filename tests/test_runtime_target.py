@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from gpudoctor.runtime.target import Target, TargetError, check_target, parse_target
+from gpudoctor.hooks.target import Target, TargetError, check_target, parse_target
 
 
 def test_script_and_its_options_are_kept_as_given():

@@ -1,7 +1,7 @@
 """The reference job's limits: the fewest steps the learning verification can
 judge, and the learning rate, as functions of the global batch."""
 
-from gpudoctor.smoke.config import MIN_STEPS, REFERENCE_BATCH, SmokeConfig
+from gpudoctor.commands.train_smoke.config import MIN_STEPS, REFERENCE_BATCH, SmokeConfig
 
 
 def test_default_batch_needs_the_measured_minimum_and_keeps_its_learning_rate():

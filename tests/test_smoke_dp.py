@@ -4,19 +4,19 @@ so a broken job is caught here and not first on a GPU machine."""
 
 import pytest
 
-from gpudoctor.launch import launch_function
-from gpudoctor.launch.failures import launch_findings
-from gpudoctor.smoke.config import SmokeConfig
-from gpudoctor.smoke.result import DataParallelRun
+from gpudoctor.launch.supervisor import launch_function
+from gpudoctor.hang.failures import launch_findings
+from gpudoctor.commands.train_smoke.config import SmokeConfig
+from gpudoctor.commands.train_smoke.result import DataParallelRun
 from gpudoctor.probe.cuda import CudaFacts
-from gpudoctor.smoke.runner import compare_dp
+from gpudoctor.commands.train_smoke.job import compare_dp
 
 pytestmark = pytest.mark.slow
 
 
 def test_dataparallel_job_runs_as_one_supervised_rank_and_learns():
     cfg = SmokeConfig(nproc=2, device="cpu", steps=60)
-    result = launch_function("gpudoctor.smoke.dp:run_dp", cfg.to_dict(), 1, timeout=60, result_type=DataParallelRun)
+    result = launch_function("gpudoctor.commands.train_smoke.dp:run_dp", cfg.to_dict(), 1, timeout=60, result_type=DataParallelRun)
     assert result.ok, launch_findings(result)
     dp = result.results[0]
     assert dp.gpus == 0 and dp.steps == 60 and dp.global_batch == 128

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-from gpudoctor.findings import Severity
-from gpudoctor.probe.codec import from_plain
-from gpudoctor.smoke.config import LEARNING_FACTOR, SmokeConfig
-from gpudoctor.smoke.result import RankReport
-from gpudoctor.smoke.verify import (
+from gpudoctor.core.findings import Severity
+from gpudoctor.core.codec import from_plain
+from gpudoctor.commands.train_smoke.config import LEARNING_FACTOR, SmokeConfig
+from gpudoctor.commands.train_smoke.result import RankReport
+from gpudoctor.commands.train_smoke.verify import (
     NAMES,
     not_run,
     throughput,

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from gpudoctor.user_file import (
+from gpudoctor.core.user_file import (
     FACTS_CAP,
     SOURCE_CAP,
     FileRefused,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (it is not free)
 
-__version__ = "0.1.0"
+from gpudoctor.core.version import __version__
 
 if TYPE_CHECKING:
     from gpudoctor.api import allreduce as allreduce
@@ -17,11 +17,11 @@ if TYPE_CHECKING:
     from gpudoctor.api import diagnose as diagnose
     from gpudoctor.api import lint as lint
     from gpudoctor.api import train_smoke as train_smoke
-    from gpudoctor.findings import Finding as Finding
-    from gpudoctor.findings import Report as Report
-    from gpudoctor.findings import Severity as Severity
-    from gpudoctor.runtime.api import device_map as device_map
-    from gpudoctor.runtime.api import watch as watch
+    from gpudoctor.core.findings import Finding as Finding
+    from gpudoctor.core.findings import Report as Report
+    from gpudoctor.core.findings import Severity as Severity
+    from gpudoctor.hooks.watch import device_map as device_map
+    from gpudoctor.hooks.watch import watch as watch
 
 __all__ = ["__version__", "check", "allreduce", "train_smoke", "lint", "diagnose", "Report", "Finding", "Severity", "watch", "device_map"]
 
@@ -30,18 +30,14 @@ def __getattr__(name: str):
     if name in ("check", "allreduce", "train_smoke", "lint", "diagnose"):
         from gpudoctor import api
 
-        if name in api.PACKAGES:  # the command's package, callable (see api.CommandPackage)
-            import importlib
-
-            return importlib.import_module(f"gpudoctor.{name}")
         return getattr(api, name)
     if name in ("Report", "Finding", "Severity"):
-        from gpudoctor import findings
+        from gpudoctor.core import findings
 
         return getattr(findings, name)
     # The runtime API imports torch.
     if name in ("watch", "device_map"):
-        from gpudoctor.runtime import api as runtime_api
+        from gpudoctor.hooks import watch as runtime_api
 
         return getattr(runtime_api, name)
     raise AttributeError(f"module 'gpudoctor' has no attribute {name!r}")

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import os
 import sys
-import types
 from collections.abc import Iterable
 from typing import Any, Union
 
-from gpudoctor.findings import Report
+from gpudoctor.core.findings import Report
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -101,7 +100,8 @@ def check(*, visible: str | None = None, facts: StrPath | None = None) -> Report
 def lint(paths: StrPath | Iterable[StrPath], *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Report:
     """`gpudoctor lint`: one finding per diagnostic (id = the rule, evidence =
     path, line, col); `report.data["diagnostics"]` has them as `--json` does."""
-    from gpudoctor.lint import engine, formats
+    from gpudoctor.linter import engine
+    from gpudoctor.linter import formats
 
     if isinstance(paths, (str, os.PathLike)):
         names = [_path("path", paths)]
@@ -127,8 +127,8 @@ def diagnose(text: str | None = None, *, path: StrPath | None = None) -> Report:
     `report.data["root_cause"]` names the first failing rank and node."""
     import io
 
-    from gpudoctor.diagnose.inputs import InputError, Target, resolve
-    from gpudoctor.diagnose.run import diagnose as run
+    from gpudoctor.commands.diagnose.inputs import InputError, Target, resolve
+    from gpudoctor.commands.diagnose.analyse import diagnose as run
 
     if (text is None) == (path is None):
         raise ValueError("give the log as text, or path= a log file or run folder (one of them)")
@@ -151,7 +151,7 @@ def _torch_missing(command: str, import_error: str | None) -> Report | None:
     if import_error is None:
         return None
     from gpudoctor.checks.torch_build import torch_import_failed
-    from gpudoctor.findings import Report
+    from gpudoctor.core.findings import Report
 
     finding = torch_import_failed(import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
     return Report(command, (finding,))
@@ -172,8 +172,8 @@ def allreduce(
     """`gpudoctor allreduce`: start `nproc` ranks on this machine (None: one per
     GPU, else 2), sweep `op` over `sizes` ("4K,1M"; default 4K to 64M), check every
     result and time it. `report.data["results"]` holds the rows (busbw, ...)."""
-    from gpudoctor.allreduce.job import run_local
-    from gpudoctor.allreduce.options import Options, PlanError, check_options, plan_sweep
+    from gpudoctor.commands.allreduce.job import run_local
+    from gpudoctor.commands.allreduce.options import Options, PlanError, check_options, plan_sweep
     from gpudoctor.probe.cuda import probe_cuda
 
     if nproc is not None:
@@ -215,8 +215,8 @@ def train_smoke(
     (sharding, learning, synchronisation, gradient averaging, checkpoint, throughput)."""
     from gpudoctor.launch.backend import BACKENDS, DEVICES, choose_backend, one_of
     from gpudoctor.probe.cuda import probe_cuda
-    from gpudoctor.smoke.config import SmokeConfig
-    from gpudoctor.smoke.runner import run_local
+    from gpudoctor.commands.train_smoke.config import SmokeConfig
+    from gpudoctor.commands.train_smoke.job import run_local
 
     from gpudoctor.launch.capacity import nproc_problem
 
@@ -249,13 +249,13 @@ def train_smoke(
 
 def _check(report: Report) -> list[str]:
     from gpudoctor.probe.facts import Facts
-    from gpudoctor.check.view import markdown_sections
+    from gpudoctor.commands.check.view import markdown_sections
 
     return list(markdown_sections(Facts.from_dict(report.data["facts"])))
 
 
 def _allreduce(report: Report) -> list[str]:
-    from gpudoctor.allreduce.table import heading, results_markdown
+    from gpudoctor.commands.allreduce.table import heading, results_markdown
 
     data, rows = report.data, report.data.get("results") or []
     if not rows:
@@ -265,13 +265,13 @@ def _allreduce(report: Report) -> list[str]:
 
 
 def _diagnose(report: Report) -> list[str]:
-    from gpudoctor.diagnose.view import markdown_sections
+    from gpudoctor.commands.diagnose.view import markdown_sections
 
     return list(markdown_sections(report))
 
 
 def _train_smoke(report: Report) -> list[str]:
-    from gpudoctor.smoke.view import markdown_sections
+    from gpudoctor.commands.train_smoke.view import markdown_sections
 
     return list(markdown_sections(report))
 
@@ -307,26 +307,3 @@ class NotebookReport(Report):
 
 def _shown(report: Report) -> NotebookReport:
     return NotebookReport(report.command, report.findings, report.data, report.interrupted)
-
-
-class CommandPackage(types.ModuleType):
-    """A command's package that is also its API function: `gpudoctor.lint` is
-    both the package `gpudoctor/lint/` and `gpudoctor.lint(paths)`. Python binds a
-    subpackage to its parent's attribute once imported, so the package itself
-    must be the callable for `gpudoctor.lint(...)` to work whatever was imported."""
-
-    _api_name: str
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return globals()[self._api_name](*args, **kwargs)
-
-
-def make_callable(package: str, api_name: str) -> None:
-    """Called by a command package's __init__ to become CommandPackage."""
-    module = sys.modules[package]
-    module.__class__ = CommandPackage
-    module._api_name = api_name  # type: ignore[attr-defined]
-
-
-# Module-level names that are also command packages (gpudoctor/<name>/).
-PACKAGES = ("check", "lint", "allreduce", "diagnose")

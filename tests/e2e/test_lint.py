@@ -148,7 +148,7 @@ def test_lint_never_imports_torch(tmp_path):
     proc = gpudoctor(str(BROKEN), python_flags=("-X", "importtime"))
     assert proc.returncode == 1
     modules = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")]
-    assert "gpudoctor.lint.engine" in modules
+    assert "gpudoctor.linter.engine" in modules
     assert not [m for m in modules if m == "torch" or m.startswith("torch.")]
 
 

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from gpudoctor.launch import launch_function
+from gpudoctor.launch.supervisor import launch_function
 from gpudoctor.launch.store import free_port
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

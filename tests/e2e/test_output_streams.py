@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from gpudoctor.user_file import FileRefused, check_writable
+from gpudoctor.core.user_file import FileRefused, check_writable
 
 pytestmark = pytest.mark.slow
 GPUDOCTOR = [sys.executable, "-m", "gpudoctor"]

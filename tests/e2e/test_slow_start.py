@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from gpudoctor.launch import launch_function
-from gpudoctor.launch.failures import launch_findings
+from gpudoctor.launch.supervisor import launch_function
+from gpudoctor.hang.failures import launch_findings
 from launch_targets import Summed
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -72,8 +72,8 @@ def test_default_run_passes_every_verification_and_json_matches_rich_output(tmp_
 
     import torch
 
-    from gpudoctor.smoke.config import SmokeConfig
-    from gpudoctor.smoke.job import make_model
+    from gpudoctor.commands.train_smoke.config import SmokeConfig
+    from gpudoctor.commands.train_smoke.rank import make_model
 
     saved = tmp_path / "train-smoke.pt"
     assert f"checkpoint kept at {saved}" in rich.stdout

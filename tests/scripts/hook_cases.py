@@ -71,9 +71,9 @@ PLAIN_TRACEBACK = formatted_failure()
 ORIGINAL_CALL = nn.Module.__call__
 
 import gpudoctor  # noqa: E402
-from gpudoctor.runtime import module_calls  # noqa: E402
-from gpudoctor.runtime.install import install_hooks  # noqa: E402
-from gpudoctor.runtime.session import session  # noqa: E402
+from gpudoctor.hooks import module_calls # noqa: E402
+from gpudoctor.hooks.install import install_hooks  # noqa: E402
+from gpudoctor.hooks.session import session  # noqa: E402
 
 assert install_hooks()
 
@@ -119,9 +119,9 @@ def window():
 def nothing_per_step():
     # After its first steps a healthy loop runs no gpudoctor code at all: not per
     # module call, not per batch (workers or not), not per epoch but iter().
-    import gpudoctor.runtime
+    import gpudoctor.hooks
 
-    own = os.path.dirname(gpudoctor.runtime.__file__)
+    own = os.path.dirname(gpudoctor.hooks.__file__)
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
     model.to("cpu")
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -169,7 +169,7 @@ def window_budget():
 @case
 def explained_after_the_window_closed():
     # Nothing watches the calls any more: the traceback alone explains the error.
-    from gpudoctor.runtime.post_mortem import explain_chain
+    from gpudoctor.hooks.post_mortem import explain_chain
 
     model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
     model(torch.randn(2, 4))
@@ -270,7 +270,7 @@ def sampler_made_anew_every_epoch():
 
 
 def loader_startups(persistent):
-    from gpudoctor.runtime import data
+    from gpudoctor.hooks import data
 
     loader = DataLoader(TensorDataset(torch.arange(8.0)), batch_size=4, num_workers=1, persistent_workers=persistent)
     for _ in range(3):
@@ -321,7 +321,7 @@ def process_group():
 def spawn_plumbing():
     import multiprocessing.spawn as mp_spawn
 
-    from gpudoctor.runtime import spawn
+    from gpudoctor.hooks import spawn
 
     untouched_by_watch = mp_spawn.get_command_line is not spawn.command_line  # only `gpudoctor run` follows children
     spawn.install_command_line()
@@ -330,7 +330,7 @@ def spawn_plumbing():
     cmd = mp_spawn.get_command_line(pipe_handle=5)
     return {
         "untouched_by_watch": untouched_by_watch,
-        "bootstrap_in_command": any("gpudoctor.runtime.spawned_child" in str(part) for part in cmd),
+        "bootstrap_in_command": any("gpudoctor.hooks.spawned_child" in str(part) for part in cmd),
         "rank_target_pickles_by_name": b"torch.multiprocessing.spawn" in pickle.dumps(torch_spawn._wrap),
     }
 

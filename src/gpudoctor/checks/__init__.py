@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.core.findings import Finding, Report, Severity
 
 if TYPE_CHECKING:  # checks/allreduce.py is imported without the probe's facts
     from gpudoctor.probe.facts import Facts

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpudoctor.checks.platform import WINDOWS, family
 from gpudoctor.checks.wording import plural
-from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 
 AREA = "backends"

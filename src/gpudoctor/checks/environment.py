@@ -5,7 +5,7 @@ and MASTER_PORT, the launcher's RANK/WORLD_SIZE."""
 from __future__ import annotations
 
 from gpudoctor.checks.wording import shown
-from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.environment import EnvironmentFacts
 from gpudoctor.probe.facts import Facts
 

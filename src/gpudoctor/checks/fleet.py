@@ -22,11 +22,11 @@ from gpudoctor.checks.fleet_env import (
     variable_why,
 )
 from gpudoctor.checks.wording import plural, size
-from gpudoctor.findings import Finding, Severity, ok
-from gpudoctor.probe.codec import to_plain
+from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.codec import to_plain
 from gpudoctor.probe.facts import Facts
-from gpudoctor.probe.node import SOCKET_IFNAME_VARS, NodeFacts, distinct_names, node_facts
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts, distinct_names, node_facts
+from gpudoctor.core.unavailable import Unavailable
 
 # Node-local findings the fleet comparison says better (with the other nodes' values).
 SUPERSEDED = {"nccl-socket-ifname-missing", "gloo-socket-ifname-missing"}

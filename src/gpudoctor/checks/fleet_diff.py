@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from gpudoctor.checks.wording import plural
-from gpudoctor.findings import Finding, Severity
-from gpudoctor.probe.node import NodeFacts
+from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.checks.node import NodeFacts
 
 AREA = "fleet"
 

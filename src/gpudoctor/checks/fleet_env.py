@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 
 from gpudoctor.checks.environment import interface_matches
 from gpudoctor.checks.fleet_diff import AREA, FleetColumn, where
-from gpudoctor.findings import Finding, Severity
-from gpudoctor.probe.node import SOCKET_IFNAME_VARS, NodeFacts
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts
+from gpudoctor.core.unavailable import Unavailable
 
 UNSET = "unset"
 EMPTY = "''"  # a variable set to the empty string (CUDA_VISIBLE_DEVICES= hides every GPU)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from gpudoctor.checks.wording import plural, shown
-from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.knowledge.xid import xid_findings
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from gpudoctor.checks.platform import MACOS, family
 from gpudoctor.checks.wording import plural, shown, size
-from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.nvml import INIT_FAILED, PYNVML_MISSING, NvmlGpu
 

@@ -8,7 +8,7 @@ was taken on, and tests simulate an OS by varying that one fact."""
 
 from __future__ import annotations
 
-from gpudoctor.findings import Finding, Severity
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.facts import Facts
 
 AREA = "platform"

@@ -4,7 +4,7 @@ does: /dev/shm, the open-files limit, CPUs, memory."""
 from __future__ import annotations
 
 from gpudoctor.checks.wording import plural, shown, size
-from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 
 AREA = "system"

@@ -7,9 +7,9 @@ import re
 
 from gpudoctor.checks.visibility import parse_visible_devices, select_gpus
 from gpudoctor.checks.wording import or_none, plural, shown
-from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 AREA = "torch"
 

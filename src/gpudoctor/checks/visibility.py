@@ -23,10 +23,10 @@ import re
 from dataclasses import dataclass
 
 from gpudoctor.checks.wording import plural, quoted, shown
-from gpudoctor.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.nvml import NvmlGpu
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 AREA = "visibility"
 LEADING_NUMBER = re.compile(r"[+-]?\d+")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudoctor.probe.unavailable import Unavailable
+from gpudoctor.core.unavailable import Unavailable
 
 
 def size(n: int | Unavailable) -> str:

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from gpudoctor.cli.exit_code import ExitCode
+from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.cli.output import (
     JsonOpt,
     MarkdownOpt,
@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         strict: bool = StrictOpt,
     ) -> None:
         """Benchmark and verify a collective across ranks: busbw, latency, #wrong, by rank."""
-        from gpudoctor.allreduce.options import Options, PlanError, check_options, plan_sweep
+        from gpudoctor.commands.allreduce.options import Options, PlanError, check_options, plan_sweep
 
         options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect)
         check_formats(json_out, markdown)
@@ -60,14 +60,14 @@ def register(app: typer.Typer) -> None:
 
         decision = join_or_stop("allreduce", nproc is not None, json_out, markdown, strict)
 
-        from gpudoctor.allreduce.job import JobOutcome, run_joined, run_local
+        from gpudoctor.commands.allreduce.job import JobOutcome, run_joined, run_local
         from gpudoctor.launch.backend import ranks_competing_for_gpus
         from gpudoctor.probe.cuda import probe_cuda
-        from gpudoctor.allreduce.view import SweepDisplay
-        from gpudoctor.launch import join_context
+        from gpudoctor.commands.allreduce.view import SweepDisplay
+        from gpudoctor.launch.rank import join_context
         from gpudoctor.launch.capacity import crowded, usable_cores
-        from gpudoctor.allreduce.bandwidth import public_row
-        from gpudoctor.allreduce.table import heading, results_markdown, results_table
+        from gpudoctor.commands.allreduce.bandwidth import public_row
+        from gpudoctor.commands.allreduce.table import heading, results_markdown, results_table
 
         ctx = join_context() if decision.join else None
         cuda = probe_cuda(quick=ctx is None)  # local ranks: they import torch, not this process

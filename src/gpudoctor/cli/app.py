@@ -11,9 +11,9 @@ before_cli(sys.argv)  # before typer and rich are imported: see cli/early.py
 
 import typer  # noqa: E402
 
-from gpudoctor import __version__
+from gpudoctor.core.version import __version__
 from gpudoctor.cli import allreduce, check, diagnose, lint, report, run, train_smoke
-from gpudoctor.cli.exit_code import ExitCode
+from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.cli.output import UsageError
 from gpudoctor.render.escape import terminal
 

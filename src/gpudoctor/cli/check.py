@@ -9,7 +9,7 @@ from typing import NoReturn, Optional
 
 import typer
 
-from gpudoctor.cli.exit_code import ExitCode
+from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats, emit, usage_error, waiting_notice
 
 
@@ -33,9 +33,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Why can't PyTorch see or use the GPUs, and what to do about it."""
         check_formats(json_out, markdown)
-        from gpudoctor.probe.codec import SnapshotError
+        from gpudoctor.core.codec import SnapshotError
         from gpudoctor.probe.facts import collect, load
-        from gpudoctor.probe.unavailable import Unavailable
+        from gpudoctor.core.unavailable import Unavailable
 
         if facts_files:
             if visible is not None:
@@ -69,7 +69,7 @@ def _join_context_or_stop(json_out: bool, markdown: bool, strict: bool):
     """The job this process is a rank of, if any. A launcher variable that is not a
     number, or a MASTER_ADDR/MASTER_PORT that cannot be met, is the report; a partial
     set is not (the machine is checked, and the environment checks say so)."""
-    from gpudoctor.findings import Report, Severity
+    from gpudoctor.core.findings import Report, Severity
     from gpudoctor.launch.environment import read_join_env
     from gpudoctor.launch.rank import join_context
 
@@ -83,7 +83,7 @@ def _join_context_or_stop(json_out: bool, markdown: bool, strict: bool):
 def node_report(facts, json_out: bool, markdown: bool, strict: bool) -> NoReturn:
     """The report on one machine's facts (exits)."""
     from gpudoctor.checks import check_report
-    from gpudoctor.check.view import markdown_sections, rich_header
+    from gpudoctor.commands.check.view import markdown_sections, rich_header
 
     emit(
         check_report(facts),
@@ -100,12 +100,12 @@ def check_joined(ctx, visible: str | None, timeout: float, json_out: bool, markd
     compares every node and prints the one report; the others print nothing."""
     import sys
 
-    from gpudoctor.findings import Report
+    from gpudoctor.core.findings import Report
     from gpudoctor.launch.fleet import gather_nodes
     from gpudoctor.launch.rendezvous import RendezvousIncomplete
     from gpudoctor.launch.rank import export_slurm_env
     from gpudoctor.probe.facts import collect
-    from gpudoctor.probe.unavailable import describe_error
+    from gpudoctor.core.unavailable import describe_error
 
     if timeout <= 0:
         usage_error("--timeout must be positive")
@@ -133,7 +133,7 @@ def check_joined(ctx, visible: str | None, timeout: float, json_out: bool, markd
 def fleet_report(snapshots, names, ranks, json_out: bool, markdown: bool, strict: bool) -> NoReturn:
     """Compare the nodes' snapshots and print one report (exits)."""
     from gpudoctor.checks.fleet import compare_nodes, fleet_data, fleet_table
-    from gpudoctor.findings import Report
+    from gpudoctor.core.findings import Report
     from gpudoctor.render.fleet_table import markdown_fleet, rich_fleet
 
     nodes, findings = compare_nodes(list(zip(snapshots, names, ranks)))

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from gpudoctor.cli.exit_code import ExitCode
+from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats, emit, usage_error
 
 
@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
         """Read a training log and say what failed first, what it caused, and the fix (exit 1 if a problem is found)."""
         check_formats(json_out, markdown)
         if explain is not None:
-            from gpudoctor.diagnose.explain import pattern_page
+            from gpudoctor.commands.diagnose.explain import pattern_page
             from gpudoctor.knowledge.patterns import BY_ID
 
             if explain not in BY_ID:
@@ -34,9 +34,9 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(ExitCode.OK)
         if path is None:
             usage_error("give a log FILE, a run folder DIR, or - for stdin (or --explain ID)")
-        from gpudoctor.diagnose.inputs import InputError, resolve
-        from gpudoctor.diagnose.run import diagnose as run
-        from gpudoctor.diagnose.view import markdown_sections, rich_header
+        from gpudoctor.commands.diagnose.inputs import InputError, resolve
+        from gpudoctor.commands.diagnose.analyse import diagnose as run
+        from gpudoctor.commands.diagnose.view import markdown_sections, rich_header
 
         if path == "-" and _stdin_is_terminal():
             # Otherwise the command just waits, and looks hung.

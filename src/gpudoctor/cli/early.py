@@ -11,7 +11,7 @@ lines need none of it, or not first:
   needs another environment, --help probes nothing, and in the ranks of a
   torchrun/SLURM job only some ranks probe their node.
 - `gpudoctor run SCRIPT ARGS` (or `run -m MODULE ARGS`) without options of its
-  own only execs `python -m gpudoctor.runtime.main SCRIPT ARGS`, which checks
+  own only execs `python -m gpudoctor.hooks.main SCRIPT ARGS`, which checks
   the target itself (same one-line usage errors): it does so at once.
 
 No typer, rich or torch import here.
@@ -27,7 +27,7 @@ import os
 import signal
 import sys
 
-from gpudoctor.cli.exit_code import ExitCode
+from gpudoctor.core.exit_code import ExitCode
 
 # `check` options that leave what torch's probe sees unchanged.
 PLAIN_CHECK_OPTIONS = {"--json", "--markdown", "--strict"}
@@ -87,7 +87,7 @@ def before_cli(argv: list[str]) -> None:
     if is_plain_run(argv):
         sys.stdout.flush()
         sys.stderr.flush()
-        os.execv(sys.executable, [sys.executable, "-m", "gpudoctor.runtime.main", *argv[2:]])
+        os.execv(sys.executable, [sys.executable, "-m", "gpudoctor.hooks.main", *argv[2:]])
     start_probe_early(argv)
 
 

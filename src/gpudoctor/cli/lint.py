@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from gpudoctor.cli.exit_code import ExitCode
+from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.cli.output import JsonOpt, emit, usage_error
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -42,9 +42,11 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Find distributed-training pitfalls in scripts and notebooks before they run (exit 1 on errors)."""
-        from gpudoctor.lint import config, engine, formats
-        from gpudoctor.lint.explain import rule_page, rule_list
-        from gpudoctor.lint.rules import BY_ID
+        from gpudoctor.linter import config
+        from gpudoctor.linter import engine
+        from gpudoctor.linter import formats
+        from gpudoctor.linter.explain import rule_page, rule_list
+        from gpudoctor.linter.rules import BY_ID
 
         known = ", ".join(BY_ID)
         if explain is not None:

@@ -9,8 +9,8 @@ from typing import NoReturn
 import typer
 from rich.console import RenderableType
 
-from gpudoctor.cli.exit_code import report_exit
-from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.core.exit_code import report_exit
+from gpudoctor.core.findings import Finding, Report, Severity
 from gpudoctor.render.terminal import make_console
 
 # Results go to stdout; progress and warnings go to stderr, so `--json | jq` works.

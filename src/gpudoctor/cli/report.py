@@ -7,7 +7,7 @@ from typing import List
 
 import typer
 
-from gpudoctor.cli.exit_code import ExitCode, steps_exit
+from gpudoctor.core.exit_code import ExitCode, steps_exit
 from gpudoctor.cli.output import err, usage_error
 
 
@@ -23,14 +23,14 @@ def register(app: typer.Typer) -> None:
         check, a short allreduce and a short train-smoke (exit 1 if any has a problem)."""
         from pathlib import Path
 
-        from gpudoctor.report.document import document, status
-        from gpudoctor.report.steps import STEP_NAMES, plan, run_steps
+        from gpudoctor.commands.report.document import document, status
+        from gpudoctor.commands.report.steps import STEP_NAMES, plan, run_steps
 
         skipped = {part.strip() for value in skip for part in value.split(",") if part.strip()}
         unknown = skipped - set(STEP_NAMES[1:])
         if unknown:
             usage_error(f"--skip {', '.join(sorted(unknown))}: choose from allreduce, train-smoke")
-        from gpudoctor.user_file import FileRefused, check_writable, output_error, write_output
+        from gpudoctor.core.user_file import FileRefused, check_writable, output_error, write_output
 
         target = Path(output).expanduser()
         try:

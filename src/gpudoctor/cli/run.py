@@ -2,7 +2,7 @@
 `python SCRIPT ARGS` would, and say what went wrong where.
 
 One process: the command checks the target and execs
-`python -m gpudoctor.runtime.main SCRIPT ARGS` in its own place (same pid, so
+`python -m gpudoctor.hooks.main SCRIPT ARGS` in its own place (same pid, so
 torchrun's and the shell's signals reach the script directly). `--nproc N`:
 N ranks through the supervised launcher, then one merged report.
 """
@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         Findings go to stderr at exit, prefixed by rank; the exit code is the script's.
         """
         from gpudoctor.launch.capacity import nproc_problem
-        from gpudoctor.runtime.target import TargetError, check_target, parse_target
+        from gpudoctor.hooks.target import TargetError, check_target, parse_target
 
         if nproc is not None and (problem := nproc_problem(nproc)):
             usage_error(problem)
@@ -83,21 +83,21 @@ def register(app: typer.Typer) -> None:
         if json_file:
             # Checked before the script runs: a report that cannot be written after
             # an hour of training is a CI failure nobody sees.
-            from gpudoctor.user_file import FileRefused, check_writable
+            from gpudoctor.core.user_file import FileRefused, check_writable
 
             try:
                 check_writable(json_file)
             except FileRefused as exc:
                 usage_error(f"--json {exc}")
         if trace:
-            from gpudoctor.user_file import FileRefused, check_writable
+            from gpudoctor.core.user_file import FileRefused, check_writable
 
             try:
                 check_writable(trace)
             except FileRefused as exc:
                 usage_error(f"--trace {exc}")
-        from gpudoctor.runtime import session as names
-        from gpudoctor.runtime.step_clock import TRACE_ENV
+        from gpudoctor.hooks import session as names
+        from gpudoctor.hooks.step_clock import TRACE_ENV
 
         env = {names.ENV_ON: "1", names.ENV_TARGET: parsed.describe()}
         if json_file:
@@ -120,7 +120,7 @@ def _exec_runtime(argv: list[str], env: dict[str, str]) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        os.execv(sys.executable, [sys.executable, "-m", "gpudoctor.runtime.main", *argv])
+        os.execv(sys.executable, [sys.executable, "-m", "gpudoctor.hooks.main", *argv])
     except OSError as exc:  # an interpreter that cannot be executed (mode, noexec mount, gone)
         usage_error(f"cannot start the script with {sys.executable or 'python'}: {exc.strerror or exc}")
 
@@ -177,13 +177,13 @@ def _stdin_has_input() -> bool:
 def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, strict: bool, hang_timeout=None) -> int:
     """--nproc: each rank prints its own findings (echoed with its prefix); here
     come how the ranks ended, one summary line, and the merged JSON."""
-    from gpudoctor.cli.exit_code import ExitCode, script_exit
-    from gpudoctor.runtime.step_clock import TRACE_ENV
+    from gpudoctor.core.exit_code import ExitCode, script_exit
+    from gpudoctor.hooks.step_clock import TRACE_ENV
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.probe.cuda import probe_cuda
     from gpudoctor.render.run_text import findings_text, ranks_summary
-    from gpudoctor.runtime.ranks import run_ranks
-    from gpudoctor.runtime.report import write_json
+    from gpudoctor.commands.run.nproc import run_ranks
+    from gpudoctor.hooks.report import write_json
 
     too_many = crowded("run", nproc, usable_cores())
     if too_many:
@@ -200,7 +200,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
             "gpudoctor run: the ranks' stdin is empty (/dev/null), not this pipe or file: "
             "pass input to a --nproc run as a file or an argument\n"
         )
-    from gpudoctor.launch.collective_watch import DEFAULT_HANG_TIMEOUT_S
+    from gpudoctor.hang.watch import DEFAULT_HANG_TIMEOUT_S
 
     hang = DEFAULT_HANG_TIMEOUT_S if hang_timeout is None else hang_timeout
     with StepsLine() as line:
@@ -229,7 +229,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
             sys.stderr.write(problem + "\n")
             return done.status or ExitCode.PROBLEM  # the report asked for is not there: not a success
     if done.timelines is not None:
-        from gpudoctor.runtime.step_clock import write_trace
+        from gpudoctor.hooks.step_clock import write_trace
 
         problem = write_trace(env[TRACE_ENV], done.timelines, {r["rank"]: r["node"] for r in report.data["steps"]["ranks"]})
         sys.stderr.write((problem or f"gpudoctor run: trace written to {env[TRACE_ENV]} (open it in ui.perfetto.dev)") + "\n")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from gpudoctor.cli.exit_code import report_exit
+from gpudoctor.core.exit_code import report_exit
 from gpudoctor.cli.output import (
     JsonOpt,
     MarkdownOpt,
@@ -30,9 +30,9 @@ DEFAULT_NPROC = 2
 
 def checkpoint_target(save: str) -> str:
     """The file --save names (a directory gets train-smoke.pt inside); usage error if it cannot be written."""
-    from gpudoctor.smoke.config import CHECKPOINT_NAME
+    from gpudoctor.commands.train_smoke.config import CHECKPOINT_NAME
 
-    from gpudoctor.user_file import FileRefused, check_writable
+    from gpudoctor.core.user_file import FileRefused, check_writable
 
     path = Path(save).expanduser()
     if path.is_dir():
@@ -48,7 +48,7 @@ def _check_steps(steps: int | None, batch_size: int, world: int) -> int:
     """The steps to run: refuse a run too short for the learning verification to judge
     (smoke/config.py MIN_STEPS says what was measured), before any rank starts; without
     --steps, the default or the fewest this global batch needs."""
-    from gpudoctor.smoke.config import LEARNING_FACTOR, SmokeConfig
+    from gpudoctor.commands.train_smoke.config import LEARNING_FACTOR, SmokeConfig
 
     needed = SmokeConfig(nproc=world, batch_size=batch_size).min_steps
     if steps is None:
@@ -100,12 +100,12 @@ def register(app: typer.Typer) -> None:
         decision = join_or_stop("train-smoke", nproc is not None, json_out, markdown, strict)
         nproc = DEFAULT_NPROC if nproc is None else nproc
 
-        from gpudoctor.launch import join_context
-        from gpudoctor.smoke.config import SmokeConfig
+        from gpudoctor.launch.rank import join_context
+        from gpudoctor.commands.train_smoke.config import SmokeConfig
         from gpudoctor.launch.backend import choose_backend, ranks_competing_for_gpus
         from gpudoctor.probe.cuda import probe_cuda
-        from gpudoctor.smoke.runner import run_joined, run_local
-        from gpudoctor.smoke.view import console_extra, markdown_sections
+        from gpudoctor.commands.train_smoke.job import run_joined, run_local
+        from gpudoctor.commands.train_smoke.view import console_extra, markdown_sections
 
         ctx = join_context() if decision.join else None
         steps = _check_steps(steps, batch_size, ctx.world_size if ctx else nproc)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gpudoctor.cli.exit_code import ExitCode
+from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.docs.pages import KINDS, Kind, index_list
 
 DEFAULT_DOCS = Path(__file__).resolve().parents[3] / "docs"

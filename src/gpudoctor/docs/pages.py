@@ -43,15 +43,15 @@ def finding_pages() -> dict[str, str]:
 
 def rule_pages() -> dict[str, str]:
     """What `gpudoctor lint --explain ID` prints, from the rule class itself."""
-    from gpudoctor.lint.explain import rule_page
-    from gpudoctor.lint.rules import ALL
+    from gpudoctor.linter.explain import rule_page
+    from gpudoctor.linter.rules import ALL
 
     return {f"{rule.id}.md": rule_page(rule) for rule in sorted(ALL, key=lambda r: r.id)}
 
 
 def pattern_pages() -> dict[str, str]:
     """What `gpudoctor diagnose --explain ID` prints, from the failure pattern itself."""
-    from gpudoctor.diagnose.explain import pattern_page
+    from gpudoctor.commands.diagnose.explain import pattern_page
     from gpudoctor.knowledge.patterns import ALL
 
     return {f"{p.id}.md": pattern_page(p) for p in sorted(ALL, key=lambda p: p.id)}

@@ -6,6 +6,6 @@ collective traces (`gpudoctor.knowledge.collectives`), used by `run` and `diagno
     only_lost_a_peer(lines) -> bool          # the rank is a victim of another's failure
 """
 
-from gpudoctor.knowledge.diagnosis import Diagnosis, explain_lines, only_lost_a_peer
+from gpudoctor.knowledge.story import Diagnosis, explain_lines, only_lost_a_peer
 
 __all__ = ["Diagnosis", "explain_lines", "only_lost_a_peer"]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 
 # What a matched line is in the story of a failure:
 CAUSE = "cause"  # the failure itself (a too-small /dev/shm, a CUDA error, a bad flag)

@@ -17,7 +17,7 @@ import dataclasses
 import statistics
 from dataclasses import dataclass
 
-from gpudoctor.findings import Finding, Severity
+from gpudoctor.core.findings import Finding, Severity
 
 # The phases of a step, in the order every record holds them. "collective" is time
 # spent waiting inside collectives (explicit calls, DDP's gradient all-reduce after

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.signs import KIND, Sign
 

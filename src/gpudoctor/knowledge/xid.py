@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gpudoctor.findings import Finding, Severity
+from gpudoctor.core.findings import Finding, Severity
 
 CATALOG = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 

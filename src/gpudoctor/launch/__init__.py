@@ -1,21 +1,3 @@
-"""The supervisor: spawn or join ranks, timeouts, per-rank failures."""
+"""Process plumbing: start, watch and stop ranks on this machine, or join a torchrun/SLURM job.
 
-from gpudoctor.launch.rank import RankContext, join_context, parse_faults
-from gpudoctor.launch.supervisor import (
-    LaunchResult,
-    RankOutcome,
-    discard_run_dir,
-    launch,
-    launch_function,
-)
-
-__all__ = [
-    "LaunchResult",
-    "RankContext",
-    "RankOutcome",
-    "discard_run_dir",
-    "join_context",
-    "launch",
-    "launch_function",
-    "parse_faults",
-]
+The package imports nothing, so a rank that needs `launch.rank` does not load the supervisor."""

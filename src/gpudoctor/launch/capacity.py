@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from gpudoctor.findings import Finding, Severity
+from gpudoctor.core.findings import Finding, Severity
 
 MAX_LOCAL_RANKS = 256
 # Ranks per usable core above which a run measures mostly the scheduler: each

@@ -24,18 +24,16 @@ from gpudoctor.launch.rank import STAGE_IMPORTED, STAGE_STARTED, answer_stack_si
 SLOW_START_S = 10.0  # the `slowstart` fault (GPUDOCTOR_FAULT="0:slowstart")
 
 
-def _track_collectives(ctx) -> None:
-    """This rank's collectives, published for the supervisor's watch (runtime/collective_trace.py)."""
-    if os.environ.get("GPUDOCTOR_RUN_COLLECTIVES") == "0":
+def _rank_setup(spec: str, ctx) -> None:
+    """Run the caller's set-up ("module:function", given by gpudoctor's own launcher,
+    never by a file) before torch is imported: the hang doctor's tracer is installed
+    this way, so this plumbing does not import the doctor."""
+    if not spec:
         return
     try:
-        from gpudoctor.runtime import collective_trace
-
-        collective_trace.prepare_environment()  # before torch is imported
-        import torch  # noqa: F401 - every rank function uses it; the hooks need it
-
-        collective_trace.install(ctx.run_dir, ctx.rank, fatal_file=False)
-    except Exception:  # noqa: BLE001 - the rank must run even if the hooks cannot
+        module_name, _, func_name = spec.partition(":")
+        getattr(importlib.import_module(module_name), func_name)(ctx)
+    except Exception:  # noqa: BLE001 - the rank must run even if its set-up cannot
         pass
 
 
@@ -53,7 +51,7 @@ def main(argv: list[str]) -> int:
         config = json.load(fh)
     if ctx.fault == "slowstart":  # a rank whose start-up crawls, as importing torch does on a busy machine
         time.sleep(SLOW_START_S)
-    _track_collectives(ctx)
+    _rank_setup(argv[1] if len(argv) > 1 else "", ctx)
     import torch  # noqa: F401 - every rank function uses it: its import is part of starting
 
     ctx.progress(STAGE_IMPORTED, 0)

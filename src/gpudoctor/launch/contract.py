@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from gpudoctor.probe.codec import decode, encode
+from gpudoctor.core.codec import decode, encode
 
 T = TypeVar("T")
 

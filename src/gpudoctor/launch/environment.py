@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpudoctor.checks.environment import master_findings
-from gpudoctor.findings import Finding, Severity
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
 
 AREA = "environment"

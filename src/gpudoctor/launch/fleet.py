@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpudoctor.checks.fleet import check_fleet
-from gpudoctor.findings import Finding
+from gpudoctor.core.findings import Finding
 from gpudoctor.launch.rank import RankContext
-from gpudoctor.probe import codec
+from gpudoctor.core import codec
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.host import probe_host
-from gpudoctor.probe.node import NodeFacts, distinct_names, node_facts, node_rank_of
+from gpudoctor.checks.node import NodeFacts, distinct_names, node_facts, node_rank_of
 
 DEFAULT_TIMEOUT_S = 180.0  # the torch probe alone may take 90 s on a many-GPU node
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudoctor.findings import Finding, Severity
+from gpudoctor.core.findings import Finding, Severity
 
 POLL_S = 0.2
 KEY = "gpudoctor/checkin"

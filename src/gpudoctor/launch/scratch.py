@@ -19,8 +19,8 @@ import re
 import stat
 import tempfile
 
-from gpudoctor.findings import Finding, Severity
-from gpudoctor.user_file import no_space
+from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.core.user_file import no_space
 
 ID_LIMIT = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")

@@ -541,17 +541,19 @@ def launch_function(
     run_dir: str | None = None,
     watch_factory=None,
     result_type: type | None = None,
+    rank_setup: str = "",
 ) -> LaunchResult:
     """Run `fn(ctx, config)` (target "package.module:function") on every rank.
     `run_dir`: an existing empty folder for the run's files (default: a new temp one),
     for a caller that reads what ranks write there while they run.
     `watch_factory(run_dir, nproc)`: the collective watch to run beside the ranks.
     `result_type`: the frozen dataclass fn returns; each rank's `result` is read
-    back as it (None where the rank returned nothing, or something else)."""
+    back as it (None where the rank returned nothing, or something else).
+    `rank_setup`: "module:function" each rank calls with its context before it imports torch."""
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
     with open(os.path.join(run_dir, "config.json"), "w") as fh:
         json.dump(config, fh)
-    command = [sys.executable, "-m", "gpudoctor.launch.child", target]
+    command = [sys.executable, "-m", "gpudoctor.launch.child", target, rank_setup]
     watch = watch_factory(run_dir, nproc) if watch_factory else None
     result = launch(
         command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch, own_store=True,

@@ -38,7 +38,7 @@ def probe_cuda(quick: bool = False) -> CudaFacts:
         import torch
         import torch.distributed as dist
     except Exception as exc:  # noqa: BLE001 - a broken torch is a fact for the caller to report
-        from gpudoctor.probe.unavailable import describe_error
+        from gpudoctor.core.unavailable import describe_error
 
         return CudaFacts(False, 0, False, None, "not importable", import_error=describe_error(exc))
     try:

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudoctor.probe.unavailable import Unavailable, describe_error
+from gpudoctor.core.unavailable import Unavailable, describe_error
 
 # Exact names worth recording; plus every name under the prefixes below.
 NAMES = (

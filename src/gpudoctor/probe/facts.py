@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gpudoctor.probe.codec import SnapshotError, from_plain, to_plain
+from gpudoctor.core.codec import SnapshotError, from_plain, to_plain
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
 from gpudoctor.probe.host import HostFacts, probe_host
 from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts, probe_kernel_log
@@ -22,8 +22,8 @@ from gpudoctor.probe.torch_info import (
     in_process_view,
     torch_child,
 )
-from gpudoctor.probe.unavailable import Unavailable
-from gpudoctor.user_file import FACTS_CAP, FileRefused, read_capped
+from gpudoctor.core.unavailable import Unavailable
+from gpudoctor.core.user_file import FACTS_CAP, FileRefused, read_capped
 
 SCHEMA = 1
 
@@ -68,7 +68,7 @@ class Facts:
 
 def collect(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:
     """Probe this machine. `visible` runs torch's probe with that CUDA_VISIBLE_DEVICES."""
-    from gpudoctor import __version__
+    from gpudoctor.core.version import __version__
 
     # torch's child first: importing torch takes the longest, the rest runs meanwhile
     # (it may have been started before the CLI parsed its options: start_early).

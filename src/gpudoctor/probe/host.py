@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpudoctor.probe.unavailable import Unavailable, describe_error
+from gpudoctor.core.unavailable import Unavailable, describe_error
 
 INFINIBAND_ROOT = Path("/sys/class/infiniband")
 # For tests only: every process on one machine has the same hostname, so a test

@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 
 from gpudoctor.knowledge.xid import XidEvent, xid_events
-from gpudoctor.probe.unavailable import Unavailable, describe_error
+from gpudoctor.core.unavailable import Unavailable, describe_error
 
 TIMEOUT_S = 5.0
 MAX_EVENTS = 200  # a GPU in a fault loop logs thousands; the first ones tell the story

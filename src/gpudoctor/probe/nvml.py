@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
-from gpudoctor.probe.unavailable import Unavailable, describe_error
+from gpudoctor.core.unavailable import Unavailable, describe_error
 
 T = TypeVar("T")
 

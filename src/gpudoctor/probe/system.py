@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpudoctor.probe.unavailable import Unavailable, describe_error
+from gpudoctor.core.unavailable import Unavailable, describe_error
 
 LSPCI_TIMEOUT_S = 5.0
 # PCI vendor ids of display adapters one meets in servers, laptops and VMs.

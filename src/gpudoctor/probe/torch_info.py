@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpudoctor.probe.codec import SnapshotError, from_plain
-from gpudoctor.probe.unavailable import Unavailable, describe_error
+from gpudoctor.core.codec import SnapshotError, from_plain
+from gpudoctor.core.unavailable import Unavailable, describe_error
 
 CHILD_SOURCE = Path(__file__).with_name("torch_child.py")
 MARKER = "GPUDOCTOR-TORCH-FACTS "  # must match torch_child.MARKER

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
-from gpudoctor.findings import Finding, Report, Severity
+from gpudoctor.core.findings import Finding, Report, Severity
 from gpudoctor.render.escape import Shown
 
 MARKS = {

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from gpudoctor.findings import Report
+from gpudoctor.core.findings import Report
 
 
 def _clean(value: Any) -> Any:

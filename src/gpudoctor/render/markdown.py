@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from gpudoctor import __version__
-from gpudoctor.findings import Report, Severity
+from gpudoctor.core.version import __version__
+from gpudoctor.core.findings import Report, Severity
 from gpudoctor.render.console import format_value, summary
 from gpudoctor.render.escape import Markdown, md_block, md_code, md_text
 

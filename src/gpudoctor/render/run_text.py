@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import sys
 
-from gpudoctor.findings import Finding, Severity
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.render.console import finding_lines
 from gpudoctor.render.escape import Shown, terminal
 from gpudoctor.render.terminal import make_console

@@ -8,8 +8,8 @@ import sys
 import torch
 import torch.distributed as dist
 
-from gpudoctor.launch import run_folder
-from gpudoctor.runtime import collective_trace
+from gpudoctor.launch import rundir as run_folder
+from gpudoctor.hang import tracer as collective_trace
 
 run_dir = sys.argv[1]
 collective_trace.prepare_environment()

@@ -12,8 +12,8 @@ os.environ["TORCH_FR_BUFFER_SIZE"] = "0"  # torch 2.13 records by default
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-from gpudoctor.launch import run_folder  # noqa: E402
-from gpudoctor.runtime import collective_trace  # noqa: E402
+from gpudoctor.launch import rundir as run_folder # noqa: E402
+from gpudoctor.hang import tracer as collective_trace # noqa: E402
 
 dist.init_process_group("gloo", init_method="tcp://127.0.0.1:" + sys.argv[2], rank=0, world_size=1)
 collective_trace.PUBLISH_S = 3600.0  # the test publishes, not the background thread

@@ -16,7 +16,7 @@ the largest size is under 32M (latency-bound), the ranks span several hosts (the
 bounds busbw), or NVML could not say how the GPUs are linked.
 
 When a published nccl-tests run used the same GPU model, the same number of GPUs and the same
-kind of link (`gpudoctor.allreduce.expected`: 8x H100 SXM and 8x H200 over NVLink 4, 8x and 2x
+kind of link (`gpudoctor.commands.allreduce.expected`: 8x H100 SXM and 8x H200 over NVLink 4, 8x and 2x
 A100 SXM over NVLink 3, 2x H100 PCIe over an NVLink bridge, 2x RTX 2080 Ti over an NVLink 2
 bridge, 4x and 8x RTX 5090 over PCIe Gen5), the title adds the share of it:
 *"busbw 180.0 GB/s is 38 % of what 8x H100 SXM over NVLink 4 (NVSwitch) reaches (480 GB/s)"*;

@@ -3,7 +3,7 @@ a compute capability below what a library needs, peer-to-peer access the GPUs do
 have, two NCCL libraries in one process. Each answer points at the environment, never at
 the user's code (these exceptions are raised from library frames)."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR

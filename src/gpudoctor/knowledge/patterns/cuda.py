@@ -2,7 +2,7 @@
 
 import re
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 from gpudoctor.knowledge import xid
 

@@ -1,6 +1,6 @@
 """DataLoader workers, shared memory and file descriptors."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, groups, pattern
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO

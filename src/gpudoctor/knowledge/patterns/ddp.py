@@ -1,6 +1,6 @@
 """DistributedDataParallel and c10d usage errors."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO

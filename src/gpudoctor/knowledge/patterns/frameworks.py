@@ -2,7 +2,7 @@
 Lightning) and of a torch too old for the API called: the message names a setting or a
 version to change, not a line of the user's model to debug."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR

@@ -1,6 +1,6 @@
 """gloo: the CPU backend, also used for CPU-side groups next to NCCL."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, groups, pattern
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO

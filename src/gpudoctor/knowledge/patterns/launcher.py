@@ -2,7 +2,7 @@
 
 import re
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, groups, pattern
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO

@@ -2,7 +2,7 @@
 training starts: a node they cannot reach over ssh, a CUDA toolkit they need to build
 their ops. The launcher's own traceback follows; the fix is in the environment."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR

@@ -2,7 +2,7 @@
 process may not bind, a rendezvous that was closed or never completed, a scheduler that
 took the job back. Each names what is wrong with the network or the launch, not the code."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
 
 E = Severity.ERROR

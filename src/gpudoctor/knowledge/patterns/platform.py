@@ -1,6 +1,6 @@
 """What the platform's torch build cannot do (Windows, macOS, CPU-only builds)."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO

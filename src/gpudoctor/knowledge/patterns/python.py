@@ -1,6 +1,6 @@
 """The last resort: a Python exception no other pattern knows is still the rank's own failure."""
 
-from gpudoctor.findings import Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
 
 PATTERNS = [

@@ -1,7 +1,0 @@
-"""`gpudoctor check`: probing is probe/, judging is checks/ (both shared with the
-other commands); what is check's own is its view, the header of facts above the
-findings (view.py)."""
-
-from gpudoctor.api import make_callable
-
-make_callable(__name__, "check")  # gpudoctor.check() is the API's check()

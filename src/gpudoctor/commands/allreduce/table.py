@@ -1,0 +1,54 @@
+"""The allreduce results table, nccl-tests' columns: as a rich Table (live on
+stderr during the sweep, and in the final report) and as Markdown. It draws
+rows in the shape the JSON carries them (bandwidth.public_row), so a Report
+read back from JSON draws the same table."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from rich.table import Table
+
+from gpudoctor.commands.allreduce.bandwidth import format_size
+
+HEADERS = ["size", "count", "dtype", "time µs", "algbw GB/s", "busbw GB/s", "#wrong"]
+
+
+def _number(value, digits: int) -> str:
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def row_cells(row: dict) -> list[str]:
+    return [
+        format_size(row["bytes"]),
+        str(row["count"]),
+        row["dtype"],
+        _number(row["time_us"], 1),
+        _number(row["algbw_gbps"], 2),
+        _number(row["busbw_gbps"], 2),
+        str(row["wrong"]),
+    ]
+
+
+def heading(op: str, nproc: int, backend: str, device: str, iters: int) -> str:
+    return f"{op}: {nproc} rank(s), {backend} on {device}, median of {iters} iteration(s)"
+
+
+def results_table(rows: Iterable[dict], title: str = "") -> Table:
+    table = Table(title=title or None, title_justify="left", header_style="bold")
+    for i, name in enumerate(HEADERS):
+        table.add_column(name, justify="left" if i in (0, 2) else "right")
+    for row in rows:
+        cells = row_cells(row)
+        style = "bold red" if row["wrong"] else None
+        table.add_row(*cells, style=style)
+    return table
+
+
+def results_markdown(rows: Iterable[dict], title: str) -> str:
+    from gpudoctor.render.markdown import table
+
+    return f"### Results\n\n{title}\n\n" + table(HEADERS, (row_cells(r) for r in rows))

@@ -1,0 +1,426 @@
+"""Pure checks of `gpudoctor allreduce`: /dev/shm before launch, correctness and
+bandwidth after, the link verdict on GPUs, and what the NCCL narrowing reruns
+say about which transport is broken. Facts in, findings out; no torch here."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+from gpudoctor.commands.allreduce.bandwidth import Row, format_size
+from gpudoctor.commands.allreduce.expected import FULL_SIZE_BYTES, LOW_SHARE, expectation
+from gpudoctor.checks import wording
+from gpudoctor.checks.system import SHM_MIN_BYTES
+from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.probe.links import LinkFacts
+
+AREA = "allreduce"
+LINK_AREA = "links"
+NARROW_AREA = "nccl"
+
+# Rough floors for a 2+ GPU collective at a large size. NVLink gives ~25 GB/s per
+# link and direction (generations 2-4); a quarter of that per link is far below
+# anything a working NVLink reaches, and is what NCCL gets through host memory.
+NVLINK_GBPS_PER_LINK = 25.0
+NVLINK_FLOOR_FRACTION = 0.25
+PCIE_FLOOR_GBPS = 2.5  # below PCIe Gen3 x8 through the host bridge
+VERDICT_MIN_BYTES = 32 << 20  # smaller sizes are latency-bound: no verdict on the link
+# Repeated iterations of one size whose 90th percentile is this many times the fastest
+# are not one figure. Measured (2-core CPU machine shared with other jobs, load ~11,
+# gloo, 2 ranks, 4K, 20 iterations): one run spread 2.4x (median 229 us), the next
+# 33x (median 3866 us); the issue saw 290 to 3392 us between runs.
+NOISY_SPREAD = 3.0
+NOISY_MIN_ITERS = 5  # fewer iterations say nothing about their spread
+
+
+def check_shm(shm_total_bytes: int | None, backend: str, nproc: int) -> list[Finding]:
+    """NCCL's shared-memory transport between ranks on one host lives in /dev/shm."""
+    if backend != "nccl" or nproc < 2:
+        return []
+    if shm_total_bytes is None:
+        return []
+    size = wording.size(shm_total_bytes)
+    if shm_total_bytes < SHM_MIN_BYTES:
+        return [
+            Finding(
+                id="allreduce-shm",
+                severity=Severity.WARN,
+                title=f"/dev/shm is only {size}: NCCL between {nproc} local ranks may fail or hang",
+                evidence={"/dev/shm total": size, "needed at least": wording.size(SHM_MIN_BYTES), "ranks": nproc},
+                why="NCCL's SHM transport and PyTorch's shared tensors live in /dev/shm; containers default to "
+                "64 MB, which runs out with several GPUs (bus errors, or a hang in the first collective).",
+                fix="docker run --shm-size=8g ...   # or --ipc=host; on Kubernetes mount an emptyDir with medium: Memory",
+                area=AREA,
+            )
+        ]
+    return [ok("allreduce-shm", f"/dev/shm is {size}, enough for NCCL's shared-memory transport", AREA)]
+
+
+def check_correctness(rows: list[Row], planned: int, world: int) -> list[Finding]:
+    """One error per rank that got a wrong element, naming the sizes; else one tick."""
+    if not rows:
+        return []
+    by_rank: dict[int, list[tuple[Row, int]]] = {}
+    for row in rows:
+        for rank, wrong in enumerate(row.wrong_by_rank):
+            if wrong:
+                by_rank.setdefault(rank, []).append((row, wrong))
+    op, dtype = rows[0].op, rows[0].dtype
+    if not by_rank:
+        done = "every size" if len(rows) == planned else f"the {len(rows)} of {planned} sizes that ran"
+        return [
+            ok(
+                "allreduce-correct",
+                f"{op} results exact on all {world} rank(s) at {done} ({dtype}, checked element by element)",
+                AREA,
+                sizes=[format_size(r.bytes) for r in rows],
+            )
+        ]
+    findings = []
+    for rank, bad in sorted(by_rank.items()):
+        first_row, first_wrong = bad[0]
+        more = f" (and {len(bad) - 1} more size(s))" if len(bad) > 1 else ""
+        findings.append(
+            Finding(
+                id="allreduce-wrong-result",
+                severity=Severity.ERROR,
+                title=f"rank {rank} got a wrong {op} result: {first_wrong} of {first_row.count} elements "
+                f"at {format_size(first_row.bytes)}{more}",
+                evidence={
+                    "rank": rank,
+                    "dtype": dtype,
+                    "wrong elements by size": {format_size(r.bytes): w for r, w in bad},
+                    "sizes checked": len(rows),
+                },
+                why="Every rank's data is chosen so the exact result is known; a mismatch means data was corrupted "
+                "in transit or reduced wrongly (a faulty GPU, link or NIC, a broken NCCL build, or a bad protocol "
+                "setting), and training on it silently diverges.",
+                fix="gpudoctor allreduce --sizes "
+                f"{format_size(first_row.bytes)} --iters 5   # rerun; if it repeats, on GPUs try NCCL_PROTO=Simple "
+                "and NCCL_P2P_DISABLE=1 to find the transport, then check the GPU (nvidia-smi -q -d ECC)",
+                area=AREA,
+            )
+        )
+    return findings
+
+
+def check_bandwidth(summary: dict, world: int) -> list[Finding]:
+    """The summary as one passed line: peak busbw and small-message latency."""
+    if not summary.get("sizes_run"):
+        return []
+    # summarize() writes these keys together, whenever a size ran
+    peak, at = summary.get("peak_busbw_gbps"), summary["peak_busbw_bytes"]
+    lat, lat_at = summary.get("latency_us"), summary["latency_bytes"]
+    if world == 1:
+        title = (
+            f"one rank: no data crosses a link (busbw 0); peak algbw {summary.get('peak_algbw_gbps', 0):.2f} GB/s, "
+            f"latency {lat:.1f} µs at {format_size(lat_at)}"
+        )
+    else:
+        title = f"peak busbw {peak:.2f} GB/s at {format_size(at)}; small-message latency {lat:.1f} µs at {format_size(lat_at)}"
+    if latency_noisy(summary):
+        title += " (noisy: see allreduce-latency-noisy)"
+    return [ok("allreduce-bandwidth", title, AREA, **{k: v for k, v in summary.items() if k.startswith(("peak", "lat"))})]
+
+
+def latency_noisy(summary: dict) -> bool:
+    fastest, p90 = summary.get("latency_min_us"), summary.get("latency_p90_us")
+    if summary.get("latency_iters", 0) < NOISY_MIN_ITERS or not fastest or not p90:
+        return False
+    if not (math.isfinite(fastest) and math.isfinite(p90)) or fastest <= 0:
+        return False
+    return p90 / fastest >= NOISY_SPREAD
+
+
+def check_latency_noise(summary: dict, load: tuple[float, float, float] | None, cores: int | None) -> list[Finding]:
+    """Small-message latency whose repeated iterations spread widely is not a fact
+    about the link: say so, and how busy the machine's cores were (`load`: the
+    1/5/15-minute load averages, `cores`: CPUs this process may use)."""
+    if not latency_noisy(summary):
+        return []
+    fastest, p90, lat = summary["latency_min_us"], summary["latency_p90_us"], summary["latency_us"]
+    busy = load[0] if load is not None and cores is not None and load[0] >= cores else None
+    evidence = {
+        "size": format_size(summary["latency_bytes"]),
+        "median_us": lat,
+        "fastest_us": fastest,
+        "p90_us": p90,
+        "spread": round(p90 / fastest, 1),
+        "iterations": summary["latency_iters"],
+    }
+    if load is not None:
+        evidence["load_average_1m"] = round(load[0], 2)
+    if cores is not None:
+        evidence["cores"] = cores
+    cause = (
+        f"the machine was busy: load average {busy:.1f} on {cores} core(s), so other work took turns on the cores "
+        "the ranks spin on"
+        if busy is not None
+        else "another job on the same cores, CPU frequency scaling or a shared VM steals time from the ranks between calls"
+    )
+    return [
+        Finding(
+            id="allreduce-latency-noisy",
+            severity=Severity.INFO,
+            title=(
+                f"small-message latency is noisy: {format_size(summary['latency_bytes'])} iterations took "
+                f"{fastest:.1f} to {p90:.1f} µs ({p90 / fastest:.1f}x apart); the median {lat:.1f} µs is not a stable figure"
+            ),
+            evidence=evidence,
+            why=(
+                "A small collective takes microseconds, so any pause of a rank shows in full: when repeated iterations "
+                f"of one size spread {NOISY_SPREAD:g}x or more, the figure says more about the machine than the link. "
+                f"Likely cause: {cause}."
+            ),
+            fix="uptime; top -o %CPU   # then rerun when the cores are free: gpudoctor allreduce --iters 100",
+            area=AREA,
+        )
+    ]
+
+
+def check_link_speed(summary: dict, world: int, link: LinkFacts | None) -> list[Finding]:
+    """On GPUs: does the peak busbw fit what the link between the GPUs should give,
+    and what share is it of what a published run on the same GPUs reached?"""
+    found = _link_verdict(summary, world, link)
+    if link is None or len(found) != 1 or found[0].severity not in (Severity.OK, Severity.WARN):
+        return found
+    return [against_published(found[0], summary, link)]
+
+
+def against_published(verdict: Finding, summary: dict, link: LinkFacts) -> Finding:
+    """The link verdict with the published figure for these GPUs (allreduce/expected.py):
+    the share in the title, and a warning, with the link facts that may explain it,
+    when a full-size run reached less than half of it."""
+    exp = expectation(link.gpus, link.kind, summary.get("peak_busbw_gbps"))
+    if exp is None:
+        return verdict
+    ref = exp.reference
+    ev = {**verdict.evidence, "published busbw GB/s": ref.busbw_gbps, "share of published": round(exp.share, 2),
+          "published run": f"{ref.gpus}x {ref.model} over {ref.link}: {ref.note}", "source": ref.source}
+    if link.pcie:
+        ev["PCIe links"] = list(link.pcie)
+    largest = summary.get("largest_bytes") or 0
+    if exp.share >= LOW_SHARE or largest < FULL_SIZE_BYTES or verdict.severity is Severity.WARN:
+        title = f"{verdict.title}; {exp.sentence()}"
+        if exp.share < LOW_SHARE and largest < FULL_SIZE_BYTES:
+            title += f" (largest size {format_size(largest)}: sweep to 1G for the peak)"
+        return dataclasses.replace(verdict, title=title, evidence=ev)
+    facts = [f"{link.nvlinks_min} NVLinks between the closest-linked pair" if link.kind == "nvlink" else "no NVLink",
+             f"P2P {', '.join(link.p2p) or '?'}", f"topology {', '.join(link.topology) or '?'}"]
+    facts += [f"{k}={v}" for k, v in link.env.items()]
+    facts += [f"a PCIe link at {p}" for p in link.pcie if "(of" in p]  # trained narrower than it can
+    return Finding(
+        id="allreduce-link-speed",
+        severity=Severity.WARN,
+        title=f"busbw {exp.measured_gbps:.1f} GB/s is {exp.sentence()}",
+        evidence=ev,
+        why="The same GPUs on the same kind of link reached this figure in a published nccl-tests run. Less than "
+        "half of it at full size means a slower path: " + "; ".join(facts) + ". NCCL variables that switch "
+        "algorithms or transports off, NVLinks down (gpudoctor check: gpu-nvlink-degraded), a PCIe link trained "
+        "narrow (gpu-pcie-link-degraded) or clocks held down (gpu-clocks-slowdown) each cost bandwidth.",
+        fix="gpudoctor check   # GPU health: NVLinks, PCIe width, clocks; then: NCCL_DEBUG=INFO gpudoctor allreduce "
+        "--sizes 1G   # which transport and algorithm NCCL chose",
+        area=LINK_AREA,
+    )
+
+
+def _link_verdict(summary: dict, world: int, link: LinkFacts | None) -> list[Finding]:
+    if link is None or world < 2:
+        return []
+    peak = summary.get("peak_busbw_gbps")
+    largest = summary.get("largest_bytes") or 0
+    ev = {
+        "peak busbw GB/s": peak,
+        "link": link.kind,
+        "NVLinks between GPUs": link.nvlinks_min,
+        "topology": list(link.topology),
+        "P2P": list(link.p2p),
+        "GPUs": list(link.gpus),
+    }
+    ev.update({k: v for k, v in link.env.items()})
+    if link.hosts > 1:
+        return [
+            Finding(
+                id="allreduce-link-speed",
+                severity=Severity.INFO,
+                title=f"ranks span {link.hosts} hosts: busbw {peak:.1f} GB/s is bounded by the network between them",
+                evidence=ev,
+                area=LINK_AREA,
+            )
+        ]
+    if link.kind in ("unknown", "mixed") or peak is None or not math.isfinite(peak):
+        return [
+            Finding(
+                id="allreduce-link-speed",
+                severity=Severity.INFO,
+                title="no verdict on the GPU link speed" + (f": {link.reason}" if link.reason else ""),
+                evidence=ev,
+                area=LINK_AREA,
+            )
+        ]
+    if largest < VERDICT_MIN_BYTES:
+        return [
+            Finding(
+                id="allreduce-link-speed",
+                severity=Severity.INFO,
+                title=f"largest size {format_size(largest)} is latency-bound: sweep to 64M or more for a link verdict",
+                evidence=ev,
+                area=LINK_AREA,
+            )
+        ]
+    p2p_off = link.env.get("NCCL_P2P_DISABLE") in ("1", "true", "True")
+    blocked = [s for s in link.p2p if s != "ok"]
+    hint = (
+        "NCCL_P2P_DISABLE is set"
+        if p2p_off
+        else f"NVML says P2P is {blocked[0]}"
+        if blocked
+        else "P2P is off or blocked?"
+    )
+    if link.kind == "nvlink":
+        floor = NVLINK_FLOOR_FRACTION * NVLINK_GBPS_PER_LINK * (link.nvlinks_min or 1)
+        if peak < floor:
+            return [
+                Finding(
+                    id="allreduce-link-speed",
+                    severity=Severity.WARN,
+                    title=f"busbw {peak:.1f} GB/s between GPUs joined by NVLink ({link.nvlinks_min} links): {hint}",
+                    evidence={**ev, "expected at least GB/s": round(floor, 1)},
+                    why="With working NVLink, NCCL moves data GPU to GPU over it; a busbw at PCIe or host-memory "
+                    "speed means NCCL is not using the links (P2P disabled, a container without the NVLink "
+                    "devices, or an NCCL/driver problem).",
+                    fix="unset NCCL_P2P_DISABLE; nvidia-smi topo -m; nvidia-smi nvlink -s; "
+                    "NCCL_DEBUG=INFO gpudoctor allreduce --sizes 256M   # look for 'via P2P' lines",
+                    area=LINK_AREA,
+                )
+            ]
+        return [
+            ok(
+                "allreduce-link-speed",
+                f"busbw {peak:.1f} GB/s fits GPUs joined by {link.nvlinks_min} NVLinks (>= {floor:.0f} GB/s)",
+                LINK_AREA,
+                **ev,
+            )
+        ]
+    if peak < PCIE_FLOOR_GBPS:
+        return [
+            Finding(
+                id="allreduce-link-speed",
+                severity=Severity.WARN,
+                title=f"busbw {peak:.1f} GB/s between GPUs on PCIe ({', '.join(link.topology) or 'PCIe'}): "
+                f"slower than PCIe should give; {hint}",
+                evidence={**ev, "expected at least GB/s": PCIE_FLOOR_GBPS},
+                why="Even through the CPU's host bridge, PCIe Gen3 moves several GB/s; less points at ACS/IOMMU "
+                "redirecting peer traffic, a link trained down (x1/x4, Gen1), or traffic crossing sockets.",
+                fix="nvidia-smi -q | grep -A2 'Link Width'; nvidia-smi topo -m; "
+                "sudo lspci -vvv | grep -i acsctl   # ACS on switches forces P2P through the root complex",
+                area=LINK_AREA,
+            )
+        ]
+    return [
+        ok(
+            "allreduce-link-speed",
+            f"busbw {peak:.1f} GB/s is what GPUs on PCIe ({', '.join(link.topology) or 'PCIe'}) give",
+            LINK_AREA,
+            **ev,
+        )
+    ]
+
+
+# ---- NCCL narrowing: rerun the failing size with one transport switched off at a time.
+
+
+@dataclass(frozen=True)
+class Attempt:
+    name: str
+    backend: str
+    env: dict
+    label: str  # for the user: what changed
+
+    def describe(self) -> str:
+        return self.label
+
+
+NARROWING = (
+    Attempt("p2p-disabled", "nccl", {"NCCL_P2P_DISABLE": "1"}, "NCCL_P2P_DISABLE=1"),
+    Attempt("shm-disabled", "nccl", {"NCCL_SHM_DISABLE": "1"}, "NCCL_SHM_DISABLE=1"),
+    Attempt("gloo", "gloo", {}, "gloo on CPU"),
+)
+
+
+def should_narrow(backend: str, run_failed: bool, interrupted: bool) -> bool:
+    """Only an NCCL run whose ranks hung or died is narrowed (never gloo: the
+    variables switch NCCL transports, and gloo is the last resort itself)."""
+    return backend == "nccl" and run_failed and not interrupted
+
+
+def failing_size_index(steps: list[int], sizes: int) -> int:
+    """Which size the run failed at: the furthest any rank got (its peers, or it,
+    were stuck in that size's collective). Step k is size k-1; 0 is before the first."""
+    furthest = max(steps, default=0)
+    return min(max(furthest - 1, 0), max(sizes - 1, 0))
+
+
+def next_attempt(done: list[tuple[Attempt, bool]]) -> Attempt | None:
+    """The next rerun, or None: stop at the first that works, or when all were tried."""
+    if any(worked for _, worked in done):
+        return None
+    tried = {a.name for a, _ in done}
+    return next((a for a in NARROWING if a.name not in tried), None)
+
+
+def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: str | None) -> Finding:
+    """What the reruns say. `done`: each attempt and whether it worked."""
+    worked = next((a for a, w in done if w), None)
+    size = format_size(size_bytes)
+    ev = {
+        "failing size": size,
+        "reruns": {a.label: ("works" if w else "fails") for a, w in done},
+        "NCCL_DEBUG=INFO log": log or "not kept",
+    }
+    log_hint = f"less {log}" if log else "NCCL_DEBUG=INFO gpudoctor allreduce"
+    if worked is not None and worked.name == "p2p-disabled":
+        return Finding(
+            id="nccl-p2p-broken",
+            severity=Severity.ERROR,
+            title=f"NCCL works with P2P disabled at {size}: PCIe P2P / ACS / IOMMU is blocking peer transfers",
+            evidence=ev,
+            why="Direct GPU-to-GPU copies over PCIe fail or stall when ACS on a PCIe switch redirects them, when "
+            "the IOMMU is on without passthrough, or in VMs without P2P support; NCCL then hangs or errors.",
+            fix="export NCCL_P2P_DISABLE=1   # works now, slower; for the real fix disable ACS (setpci) or boot with "
+            "iommu=pt, and check nvidia-smi topo -p2p r",
+            area=NARROW_AREA,
+        )
+    if worked is not None and worked.name == "shm-disabled":
+        return Finding(
+            id="nccl-shm-broken",
+            severity=Severity.ERROR,
+            title=f"NCCL works with its shared-memory transport disabled at {size}: /dev/shm is the problem",
+            evidence=ev,
+            why="NCCL passes data between local ranks through /dev/shm when P2P is not used; a small /dev/shm "
+            "(containers default to 64 MB) or ranks in containers that do not share it makes it fail or hang.",
+            fix="docker run --shm-size=8g (or --ipc=host) ...   # or export NCCL_SHM_DISABLE=1 (slower)",
+            area=NARROW_AREA,
+        )
+    if worked is not None and worked.name == "gloo":
+        return Finding(
+            id="nccl-broken-gloo-works",
+            severity=Severity.ERROR,
+            title=f"NCCL fails at {size} even with P2P or SHM off, but gloo works: the problem is in NCCL itself",
+            evidence=ev,
+            why="The ranks and the rendezvous are fine (gloo completes), so NCCL's own setup is failing: its network "
+            "transport (NCCL_SOCKET_IFNAME, InfiniBand), a NCCL/driver mismatch, or GPUs it cannot use.",
+            fix=f"{log_hint}   # the WARN lines name the failing call; compare `python -m gpudoctor check` on each node",
+            area=NARROW_AREA,
+        )
+    return Finding(
+        id="nccl-narrowing-inconclusive",
+        severity=Severity.ERROR,
+        title=f"the failure at {size} is not a transport problem: it repeats with P2P off, SHM off and with gloo",
+        evidence=ev,
+        why="A failure every backend reproduces comes from the rank itself (a crash, host memory, a fault "
+        "injected with GPUDOCTOR_FAULT) or from the rendezvous, not from how NCCL moves data.",
+        fix=f"{log_hint}   # and read the failing rank's finding above",
+        area=NARROW_AREA,
+    )

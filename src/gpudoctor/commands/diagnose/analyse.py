@@ -1,0 +1,324 @@
+"""diagnose: a target (file, stdin, folder) -> a Report, cause first."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import sys
+from typing import BinaryIO, Optional
+
+from gpudoctor.commands.diagnose import folder as run_folder
+from gpudoctor.commands.diagnose.inputs import InputError, NotReadable, Target, decompressed, open_log
+from gpudoctor.commands.diagnose.reader import BinaryInput, scan
+from gpudoctor.knowledge.plain_pickle import RefusedPickle
+from gpudoctor.core.user_file import FileRefused
+from gpudoctor.core.findings import Finding, Report, Severity, ok
+from gpudoctor.knowledge.story import Diagnosis
+from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
+
+AREA = "diagnose"
+
+
+def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
+    """`stream`: the log, already open, for a target that is not a path (standard
+    input by default; the Python API's text)."""
+    d = Diagnosis()
+    smi = NvidiaSmiReader()  # pasted nvidia-smi output: GPU health, judged as `check` judges NVML's
+    data: dict = {"input": target.path, "kind": target.kind}
+    extra: list[Finding] = []  # folder mode: what the dumps and error files say
+    last: list[Finding] = []  # what was not read
+    if target.kind == "folder":
+        extra, data = diagnose_folder(target.path, d, data)
+        last = [f for f in extra if f.id == "files-not-read"]
+        extra = [f for f in extra if f.id != "files-not-read"]
+    else:
+        damage = read_log(target, d, stream, smi)
+        data["sources"] = [target.path]
+        if damage:
+            data["not_read"] = [{"path": target.path, "why": damage}]
+            last = [files_not_read([(target.path, damage)], 0)]
+    traced = next((f for f in extra if f.area == "collectives"), None)
+    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings()
+    data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
+    data["lines"] = d.lines
+    if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
+        findings.append(ok("log-no-failure", f"no known failure in {d.lines} line(s)", AREA, lines=d.lines))
+    findings += last
+    return Report("diagnose", tuple(findings), data)
+
+
+READ_ERRORS = (OSError, EOFError, ValueError)
+
+
+def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None, smi: Optional[NvidiaSmiReader] = None) -> str:
+    """A file or standard input, streamed through the diagnosis. An empty one is an
+    InputError: 'no known failure in 0 lines' would read as healthy. Returns '' or,
+    for a compressed log damaged part way, 'read only in part (why)'."""
+    smi = smi or NvidiaSmiReader()  # and the nvidia-smi reader sees every line too
+    damage = ""
+    what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
+    try:
+        if target.kind == "stdin" and stream is None:
+            unpacked = decompressed(sys.stdin.buffer)  # `zcat`-free: diagnose - < rank0.log.gz
+            lines = scan(smi.tee(unpacked), d, "")  # type: ignore[arg-type]
+            damage = damaged(unpacked)
+        elif target.kind != "file":
+            lines = scan(smi.tee(stream or sys.stdin.buffer), d, "")  # type: ignore[arg-type]
+        else:
+            with open_log(target.path) as f:
+                lines = scan(smi.tee(f), d, "")  # type: ignore[arg-type]
+                damage = damaged(f)
+    except BinaryInput:
+        raise InputError(f"{'standard input is binary' if target.kind == 'stdin' else what + ' is a binary file'}, not a text log") from None
+    except NotReadable as exc:
+        raise InputError(f"{what}: {exc}") from None
+    except FileRefused as exc:
+        raise InputError(str(exc)) from None
+    except READ_ERRORS as exc:
+        raise InputError(f"cannot read {what}: {reading_error(exc)}") from None
+    if lines == 0:
+        raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
+    return f"read only in part ({damage})" if damage else ""
+
+
+def damaged(stream: object) -> str:
+    """Why a decompressed log ended early (inputs.Salvaged), or ''."""
+    error = getattr(stream, "error", None)
+    return str(error) if error is not None else ""
+
+def reading_error(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def first_failure(d: Diagnosis, traced: Optional[Finding], from_files: Optional[dict]) -> Optional[dict]:
+    """The first failing rank and node: from the log's story, unless the Flight
+    Recorder dumps explain a log with no cause; the earliest error file names the rank."""
+    root = d.root_cause()
+    if traced is not None and (root is None or not d.has_cause()):
+        root = {"id": traced.id, "reported_by": "Flight Recorder dumps"}
+        held = str(traced.evidence.get("root cause", ""))
+        if held.startswith("rank "):
+            root["rank"] = int(held.split()[1])
+    if from_files:
+        # torchrun's error files date each rank's failure: the earliest names the rank
+        root = {**(root or {}), **{k: v for k, v in from_files.items() if v is not None}}
+    return root
+
+
+def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding], dict]:
+    walked = run_folder.walk(path)
+    if not walked.files and not walked.not_read:  # "healthy, 0 lines" would hide a wrong path
+        raise InputError(f"{path}: no files in this folder (hidden ones are skipped); give a log file or a job's run folder")
+    logs, errors = [], []
+    not_read = list(walked.not_read)  # (relative path, why)
+    refused: list[tuple[str, str]] = []  # pickles that name something to import: never loaded
+    traces: dict[int, list] = {}
+    for file in walked.files:
+        rel = os.path.relpath(file, path)
+        try:
+            err = run_folder.read_error_file(file)
+            if err is not None:
+                errors.append(err)
+                continue
+            binary = run_folder.looks_binary(file)
+            if binary or file.endswith(".json"):
+                records = run_folder.read_trace(file)
+                if records is not None:
+                    traces[records[0].rank if records else len(traces)] = records
+                    continue
+        except RefusedPickle as exc:
+            refused.append((rel, str(exc)))
+            continue
+        except run_folder.Malformed as exc:
+            not_read.append((rel, str(exc)))
+            continue
+        except (OSError, ValueError) as exc:
+            not_read.append((rel, f"cannot be read ({reading_error(exc)})"))
+            continue
+        logs.append(file)
+    read_logs, empty = [], []
+    for file in logs:
+        rel = os.path.relpath(file, path)
+        d.default_rank = run_folder.rank_of(file)
+        try:
+            with open_log(file) as f:
+                lines = scan(f, d, rel)
+                damage = damaged(f)
+                if damage:
+                    not_read.append((rel, f"read only in part ({damage})" if lines else f"a damaged archive ({damage})"))
+                    if not lines:
+                        continue
+                elif lines == 0:
+                    empty.append(rel)  # torchrun's stdout.log of a rank that printed nothing
+                    continue
+        except BinaryInput:
+            not_read.append((rel, "binary, not a text log" + (" (a pickle)" if run_folder.starts_with(file, b"\x80") else "")))
+            continue
+        except NotReadable as exc:
+            not_read.append((rel, str(exc)))
+            continue
+        except (FileRefused, *READ_ERRORS) as exc:
+            not_read.append((rel, f"cannot be read ({reading_error(exc)})"))
+            continue
+        read_logs.append(file)
+    logs = read_logs
+    if walked.past_limit:
+        more = f"{walked.past_limit:,}+" if walked.past_limit >= run_folder.MAX_COUNTED else f"{walked.past_limit:,}"
+        not_read.append((f"{more} more file(s)", f"past the {run_folder.MAX_FILES:,}-file limit"))
+    if not logs and not errors and not traces and not refused:
+        raise InputError(f"{path}: nothing in this folder could be read ({unread_counts(not_read + [(e, 'empty') for e in empty])})")
+    if empty:
+        data["empty"] = empty
+    extra: list[Finding] = []
+    first = run_folder.first_failure(errors)
+    for err in sorted(errors, key=lambda e: (e is not first, e.timestamp or 0)):
+        d.default_rank = err.rank
+        before = d.hits
+        d.feed([err.message, *err.callstack.splitlines()], os.path.relpath(err.path, path))
+        if d.hits == before:
+            extra.append(rank_exception(err, path, err is first))
+    d.default_rank = None
+    if traces:
+        extra = trace_findings(traces, d, errors) + extra
+        data["flight_recorder_ranks"] = sorted(traces)
+    data["sources"] = [os.path.relpath(f, path) for f in logs]
+    data["error_files"] = [
+        {"path": os.path.relpath(e.path, path), "rank": e.rank, "timestamp": e.timestamp, "message": e.message[:300]} for e in errors
+    ]
+    if not_read:
+        data["not_read"] = [{"path": rel, "why": why} for rel, why in not_read]
+        extra.append(files_not_read(not_read, walked.hidden))
+    if refused:
+        extra = [pickle_refused(rel, why) for rel, why in refused] + extra
+    if first is not None:
+        data["error_file_root_cause"] = {
+            "rank": first.rank,
+            "error_file": os.path.relpath(first.path, path),
+            "timestamp": first.timestamp,
+            "message": first.message[:300],
+            "reported_by": "earliest torchrun error file",
+        }
+    return extra, data
+
+
+def trace_findings(traces: dict[int, list], d: Diagnosis, errors: list) -> list[Finding]:
+    """Flight Recorder dumps, one per rank, lined up by collective number (the
+    hang doctor's analysis): a mismatch, a missing call, uneven work, a stall."""
+    from gpudoctor.knowledge.collectives import RankState, analyze
+
+    failed = {e.rank for e in errors if e.rank is not None} | d.ranks_with_cause()
+    ranks = [RankState(r, tuple(recs), ended="failed" if r in failed else "") for r, recs in sorted(traces.items())]
+    waited = d.timeout_seconds()
+    found = analyze(ranks, stalled_s=waited if waited is not None else 0.0)
+    if waited is None:  # the dumps do not say how long the job waited
+        found = [dataclasses.replace(f, evidence={k: v for k, v in f.evidence.items() if k != "no progress for"}) for f in found]
+    return found
+
+
+def explained_by_trace(findings: list[Finding], traced: Finding) -> list[Finding]:
+    """Consequences whose cause the log did not show are explained by what the traces show."""
+    out = []
+    for f in findings:
+        if f.evidence.get("role") == "consequence" and "consequence_of" not in f.evidence:
+            title = f.title.replace(" (its cause is not in this log: look at the other ranks' output)", "")
+            ev = {**f.evidence, "consequence_of": traced.id}
+            f = dataclasses.replace(f, title=f"{title} (a consequence of {traced.id})", evidence=ev,
+                                    severity=Severity.WARN if f.severity is Severity.ERROR else f.severity)
+        out.append(f)
+    return out
+
+
+def rank_exception(err: run_folder.ErrorFile, base: str, first: bool) -> Finding:
+    """An error file whose exception no pattern knows: still the rank's own failure."""
+    who = f"rank {err.rank}" if err.rank is not None else "a rank"
+    tail = [line for line in err.callstack.strip().splitlines() if line.strip()][-8:]
+    return Finding(
+        id="rank-exception",
+        severity=Severity.ERROR,
+        title=f"{who} raised {err.message.split(':', 1)[0] or 'an exception'}" + (" (first failure)" if first else ""),
+        evidence={
+            "role": "cause" if first else "consequence",
+            "rank": err.rank,
+            "error_file": os.path.relpath(err.path, base),
+            "message": err.message[:500],
+            "traceback": "\n".join(tail),
+        },
+        why="The rank's own exception, as torchrun's @record wrote it; the earliest error file is where the job failed first.",
+        fix=f"read the traceback in {os.path.relpath(err.path, base)}: its last frame in your code is the line to fix",
+        area=AREA,
+    )
+
+
+def header(report: Report) -> Optional[str]:
+    """One line naming the first failure, for the rich and Markdown views."""
+    root = report.data.get("root_cause")
+    if not root:
+        return None
+    who = []
+    if root.get("rank") is not None:
+        who.append(f"rank {root['rank']}")
+    elif root.get("local_rank") is not None:
+        who.append(f"local rank {root['local_rank']}")
+    if root.get("node"):
+        who.append(f"on {root['node']}")
+    what = root.get("id") or root.get("message", "")
+    # what failed (the exception or signal), in which of the user's frames, and when, when the log says
+    detail = ", ".join(x for x in (root.get("what"), f"at {root['frame']}" if root.get("frame") else "", root.get("time")) if x)
+    if detail and what:
+        what = f"{what}: {detail}"
+    where = f"{root['source']}:{root['line']}" if root.get("source") and root.get("line") else (f"line {root['line']}" if root.get("line") else root.get("error_file", ""))
+    # a consequence that names no failing rank (no Root Cause block, no dump signal) is only
+    # where the trouble first showed: the rank that printed it is a victim, not the culprit
+    victim = root.get("role") == "consequence" and not root.get("reported_by")
+    lead = "first sign of the failure (its cause is in another rank's output): " if victim else "first failure: "
+    return lead + " ".join(who + ([f"— {what}"] if what and who else [what] if what else [])) + (f" ({where})" if where else "")
+
+
+def unread_counts(not_read: list[tuple[str, str]]) -> str:
+    """'2 empty, 1 binary, not a text log': how many files for each reason."""
+    counts: dict[str, int] = {}
+    for _, why in not_read:
+        reason = why.split(" (")[0].split(":")[0]
+        counts[reason] = counts.get(reason, 0) + 1
+    return ", ".join(f"{n} {reason}" for reason, n in counts.items())
+
+
+SHOWN_UNREAD = 20
+
+
+def files_not_read(not_read: list[tuple[str, str]], hidden: int) -> Finding:
+    """What of the folder was left unread and why: said, so that 'no known failure' is
+    never taken for the whole folder when part of it was not read."""
+    evidence: dict = {rel: why for rel, why in not_read[:SHOWN_UNREAD]}
+    if len(not_read) > SHOWN_UNREAD:
+        evidence["and"] = f"{len(not_read) - SHOWN_UNREAD} more (the JSON output's data.not_read lists them all)"
+    if hidden:
+        evidence["hidden entries skipped"] = hidden
+    return Finding(
+        id="files-not-read",
+        severity=Severity.WARN,
+        title=f"{len(not_read)} item(s) of the folder not read: {unread_counts(not_read)}",
+        evidence=evidence,
+        why="What was not read cannot show the failure: the verdict covers only the files that were read.",
+        fix="decompress or move the logs you need into the folder (at most 2,000 files, 6 levels deep), "
+        "or diagnose one log at a time: gpudoctor diagnose FILE",
+        area=AREA,
+    )
+
+
+def pickle_refused(rel: str, why: str) -> Finding:
+    """A file named like a Flight Recorder dump that is a pickle naming something to import:
+    loading it would run code. It is never loaded."""
+    return Finding(
+        id="pickle-refused",
+        severity=Severity.ERROR,
+        title=f"{rel} not read: a pickle that names code to run ({why.removeprefix('it names ').split(',')[0]})",
+        evidence={"file": rel, "refused because": why},
+        why="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any "
+        "command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names "
+        "nothing; gpudoctor reads only such pickles.",
+        fix=f"python -m pickletools {shlex.quote(rel)} | grep -E 'GLOBAL|INST|REDUCE'   # see what it would run; "
+        "delete it unless you made it",
+        area=AREA,
+    )

@@ -1,0 +1,138 @@
+"""What the user pointed `diagnose` at: a file, standard input, or a folder.
+Bad input is an `InputError` with one line to show (the CLI turns it into exit 2)."""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from gpudoctor.core.user_file import FileRefused, open_regular, regular_stat
+
+
+class InputError(ValueError):
+    """A path that cannot be diagnosed: missing, unreadable, binary, a device."""
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # "stdin" | "file" | "folder" | "text" (a str given to gpudoctor.diagnose())
+    path: str
+
+
+def resolve(path: str) -> Target:
+    if path == "-":
+        return Target("stdin", "-")
+    try:
+        regular_stat(path)  # the same refusals as lint, run and check --facts
+    except FileRefused as exc:
+        if exc.kind == "directory":
+            return Target("folder", path)
+        raise InputError(str(exc)) from None
+    if not os.access(path, os.R_OK):
+        raise InputError(f"cannot read {path}: permission denied")
+    return Target("file", path)
+
+
+# Compressed logs, told by their first bytes (users download rank logs as .gz, .bz2, .xz, .zst).
+MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+
+
+class NotReadable(ValueError):
+    """A log that cannot be read here; `str()` says why, without the path."""
+
+
+def compression_of(head: bytes) -> str:
+    return next((name for magic, name in MAGIC if head.startswith(magic)), "")
+
+
+def open_log(path: str) -> BinaryIO:
+    """A log file opened for streaming: a regular file only (user_file.open_regular), its
+    bytes decompressed as they are read when it is gzip, bzip2, xz or zstd. NotReadable
+    for zstd without a zstd module; FileRefused for what is no regular file."""
+    return decompressed(open_regular(path))
+
+
+def decompressed(raw: BinaryIO) -> BinaryIO:
+    """`raw` (a buffered stream: a file, standard input), decompressed as it is read when
+    its first bytes say it is compressed, else itself."""
+    try:
+        peek = getattr(raw, "peek", None)  # a buffered stream shows its first bytes without taking them
+        kind = compression_of(peek(8)[:8]) if peek is not None else ""
+        if not kind:
+            return raw
+        if kind == "gzip":
+            import gzip
+
+            return Salvaged(gzip.GzipFile(fileobj=raw))  # type: ignore[return-value]
+        if kind == "bzip2":
+            import bz2
+
+            return Salvaged(bz2.BZ2File(raw))  # type: ignore[return-value]
+        if kind == "xz":
+            import lzma
+
+            return Salvaged(lzma.LZMAFile(raw))  # type: ignore[return-value]
+        try:  # Python 3.14's standard library, or the zstandard package
+            from compression import zstd  # type: ignore[import-not-found]
+
+            return zstd.ZstdFile(raw)  # type: ignore[no-any-return, unused-ignore]
+        except ImportError:
+            pass
+        try:
+            import zstandard  # type: ignore[import-not-found]
+
+            return zstandard.ZstdDecompressor().stream_reader(raw)  # type: ignore[no-any-return, unused-ignore]
+        except ImportError:
+            raise NotReadable(
+                "zstd-compressed, and this Python has no zstd module (Python 3.14 has one; or pip install zstandard): "
+                "decompress it first (zstd -d FILE)"
+            ) from None
+    except BaseException:
+        raw.close()
+        raise
+
+
+class DamagedArchive(OSError):
+    """A compressed log that ends early or holds bad data."""
+
+
+class Salvaged:
+    """A decompressing stream read in small pieces, so that an archive cut short (a
+    download that stopped) gives what it holds before the damage, then ends: `error`
+    then says why, for the caller to say the file was read only in part."""
+
+    PIECE = 64 << 10
+
+    def __init__(self, stream: io.BufferedIOBase) -> None:
+        self.stream = stream
+        self.error: DamagedArchive | None = None
+
+    def read(self, n: int) -> bytes:
+        parts, got = [], 0
+        while got < n and self.error is None:
+            try:
+                piece = self.stream.read(min(n - got, self.PIECE))
+            except Exception as exc:  # noqa: BLE001 - OSError, EOFError, lzma.LZMAError: the archive is damaged
+                self.error = DamagedArchive(str(exc)[:200] or type(exc).__name__)
+                break
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __enter__(self) -> Salvaged:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

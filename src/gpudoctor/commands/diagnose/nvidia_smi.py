@@ -1,0 +1,526 @@
+"""GPU health from a pasted `nvidia-smi` (the table), `nvidia-smi -q` (the
+report, whole or a section of it, or its XML form `-q -x`) or `nvidia-smi nvlink
+-s / -e`: read into the same `GpuHealth` facts NVML gives `check`, and judged by
+the same checks (`checks.gpu_health.health_findings`; compute mode and MIG by
+`checks.gpus`), so a paste in an issue and `gpudoctor check` on the node say the
+same thing. Also what nvidia-smi prints instead of a GPU when the GPU is gone
+("Unable to determine the device handle for GPU ...: GPU is lost", ERR! in the table).
+
+`NvidiaSmiReader` is fed the input's bytes as `diagnose` streams them (`tee`
+wraps the stream) and parses only the lines around a few anchors (ANCHORS), so a
+training log costs three `bytes.find` per block.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, BinaryIO
+
+from gpudoctor.checks.gpu_health import AREA, health_findings
+from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
+from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth, NvmlGpu
+from gpudoctor.core.unavailable import Unavailable
+
+# Section and key names only nvidia-smi prints: a section pasted without its GPU header
+# counts only when its names hold one of these.
+TRIGGERS = (
+    "nvsmi log", "nvidia-smi", "ecc errors", "retired pages", "remapped rows", "throttle reasons",
+    "event reasons", "gpu current temp", "replays since reset", "device handle", "persistence-m",
+    "pending page", "ecc mode", "link width", "pcie generation", "power readings", "gpu 00000000:",
+    "gpu reset status", "gpu recovery action",
+)
+# What nvidia-smi output has, searched for case-sensitively in the raw bytes: the -q
+# report's padded "Key        : value" lines, the table's memory column, "Unable to
+# determine the device handle" (and nvlink's "Unable to retrieve"). Three searches per
+# block, so a training log costs little; a paste (an input under SMALL_INPUT) is also
+# searched for the rarer forms: `nvidia-smi nvlink -s` and the XML of `-q -x`. Only the
+# lines around a hit are parsed, and a section counts only when its names are nvidia-smi's
+# (TRIGGERS).
+ANCHORS = (b"    : ", b"MiB /", b"Unable to ")
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</")
+SMALL_INPUT = 1 << 20
+MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
+BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
+
+
+def windows(block: bytes, end: int, anchors: tuple[bytes, ...] = ANCHORS, begin: int = 0) -> list[tuple[int, int]]:
+    """Line-aligned stretches of `block[begin:end]` around the anchors, merged."""
+    spans = []
+    for anchor in anchors:
+        pos = block.find(anchor, begin, end)
+        while pos != -1:
+            spans.append((max(begin, pos - BEFORE), min(end, pos + AFTER)))
+            pos = block.find(anchor, pos + AFTER // 2, end)
+    merged: list[tuple[int, int]] = []
+    for start, stop in sorted(spans):
+        start = block.rfind(b"\n", begin, start) + 1 if start > begin else begin
+        start = max(start, begin)
+        nl = block.find(b"\n", stop, end)
+        stop = end if nl == -1 else nl + 1
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], stop))
+        else:
+            merged.append((start, stop))
+    return merged
+
+
+# nvidia-smi's words for "no value": the value is then unavailable with that reason
+NO_VALUE = ("N/A", "[N/A]", "Not Supported", "[Not Supported]", "Unknown Error", "[Unknown Error]", "ERR!", "[GPU requires reset]")
+GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
+# The table's two lines per GPU (drivers before and after 525 space them differently)
+TABLE_1 = re.compile(
+    r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off)\s+\|\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f:.]+)\s+\S+\s+\|\s+(?P<ecc>\S+)\s+\|"
+)
+TABLE_2 = re.compile(
+    r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+C|ERR!|N/A)\s+(?P<perf>\S+)\s+(?:\S+\s+)?(?P<use>\S+)\s*/\s*(?P<cap>\S+)\s+\|"
+)
+TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
+TABLE_MIG = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>Enabled|Disabled|N/A)\s+\|\s*$")
+COMPUTE_MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread", "Prohibited": "Prohibited"}
+# `nvidia-smi nvlink -s` / `-e`: a GPU line, then one line per link
+NVLINK_GPU = re.compile(r"^GPU (?P<index>\d+): (?P<name>.+?) \(UUID: [^)]*\)\s*$")
+NVLINK_LINE = re.compile(r"^Link (?P<link>\d+): (?P<rest>.+)$")
+NVLINK_ERRORS = re.compile(r"^(?P<kind>Replay|Recovery|CRC) Errors: (?P<count>\d+)")
+ALL_LINKS_DOWN = re.compile(r"all links are inactive", re.IGNORECASE)
+# `nvidia-smi -q -x`: the same report as XML, read by naming its tags as the text report names them
+XML_OPEN = re.compile(r'^<(?P<tag>[a-z0-9_]+)(?: id="(?P<id>[^"]*)")?>$')
+XML_CLOSE = re.compile(r"^</(?P<tag>[a-z0-9_]+)>$")
+XML_LEAF = re.compile(r"^<(?P<tag>[a-z0-9_]+)>(?P<value>[^<]*)</(?P=tag)>$")
+XML_SECTIONS = {
+    "retired_pages": "Retired Pages", "remapped_rows": "Remapped Rows", "temperature": "Temperature",
+    "clocks_throttle_reasons": "Clocks Throttle Reasons", "clocks_event_reasons": "Clocks Event Reasons",
+    "ecc_mode": "ECC Mode", "ecc_errors": "ECC Errors", "volatile": "Volatile", "aggregate": "Aggregate",
+    "single_bit": "Single Bit", "double_bit": "Double Bit", "pcie_gen": "PCIe Generation", "link_widths": "Link Width",
+    "power_readings": "Power Readings", "gpu_power_readings": "GPU Power Readings", "gpu_reset_status": "GPU Reset Status",
+}
+XML_KEYS = {
+    "pending_blacklist": "Pending Page Blacklist", "pending_retirement": "Pending Page Blacklist",
+    "remapped_row_corr": "Correctable Error", "remapped_row_unc": "Uncorrectable Error",
+    "remapped_row_pending": "Pending", "remapped_row_failure": "Remapping Failure Occurred",
+    "gpu_temp": "GPU Current Temp", "gpu_temp_max_threshold": "GPU Shutdown Temp",
+    "gpu_temp_slow_threshold": "GPU Slowdown Temp", "gpu_temp_max_gpu_threshold": "GPU Max Operating Temp",
+    "current_ecc": "Current", "pending_ecc": "Pending", "total": "Total",
+    "dram_correctable": "DRAM Correctable", "dram_uncorrectable": "DRAM Uncorrectable",
+    "sram_correctable": "SRAM Correctable", "sram_uncorrectable": "SRAM Uncorrectable",
+    "max_link_gen": "Max", "current_link_gen": "Current", "device_current_link_gen": "Device Current",
+    "max_link_width": "Max", "current_link_width": "Current", "replay_counter": "Replays Since Reset",
+    "persistence_mode": "Persistence Mode", "power_draw": "Power Draw", "average_power_draw": "Average Power Draw",
+    "enforced_power_limit": "Enforced Power Limit", "default_power_limit": "Default Power Limit",
+    "reset_required": "Reset Required", "drain_and_reset_recommended": "Drain and Reset Recommended",
+}
+XML_REASONS = {  # clocks_throttle_reason_<x> / clocks_event_reason_<x>
+    "gpu_idle": "Idle", "applications_clocks_setting": "Applications Clocks Setting", "sw_power_cap": "SW Power Cap",
+    "hw_slowdown": "HW Slowdown", "hw_thermal_slowdown": "HW Thermal Slowdown",
+    "hw_power_brake_slowdown": "HW Power Brake Slowdown", "sync_boost": "Sync Boost",
+    "sw_thermal_slowdown": "SW Thermal Slowdown", "display_clocks_setting": "Display Clock Setting",
+}
+LOST = re.compile(r"Unable to determine the device handle for GPU\s*(?P<bus>[0-9A-Fa-f:.]+)?:?\s*(?P<why>.*)")
+CLOCK_NAMES = {name.lower(): name for name in CLOCK_EVENTS.values()}
+
+
+def _value(text: str) -> str | Unavailable:
+    text = text.strip()
+    return Unavailable(f"nvidia-smi: {text}") if text in NO_VALUE or not text else text
+
+
+def _int(text: str) -> int | Unavailable:
+    v = _value(text)
+    if isinstance(v, Unavailable):
+        return v
+    m = re.match(r"^(\d+)", v.replace(",", ""))
+    return int(m.group(1)) if m else Unavailable(f"nvidia-smi: {v}")
+
+
+def _float(text: str) -> float | Unavailable:
+    v = _value(text)
+    if isinstance(v, Unavailable):
+        return v
+    m = re.match(r"^(\d+(?:\.\d+)?)", v)
+    return float(m.group(1)) if m else Unavailable(f"nvidia-smi: {v}")
+
+
+def _yes(text: str) -> bool | Unavailable:
+    v = _value(text)
+    return v if isinstance(v, Unavailable) else v.lower() in ("yes", "active", "enabled")
+
+
+@dataclass
+class PastedGpu:
+    name: str
+    bus: str  # "00000000:3b:00.0": the table writes the domain with 8 digits, the driver's messages with 4
+    fields: dict[str, Any] = field(default_factory=dict)
+    clocks: dict[str, bool] = field(default_factory=dict)
+    ecc: dict[str, int] = field(default_factory=dict)  # "volatile corrected" -> count (summed over SRAM and DRAM)
+    pcie: dict[str, int | Unavailable] = field(default_factory=dict)
+    lost: str = ""  # why nvidia-smi could not reach it
+    err: bool = False  # the table shows ERR! for it
+    links: dict[int, dict[str, Any]] = field(default_factory=dict)  # `nvidia-smi nvlink -s/-e`, per link
+    compute_mode: str = ""  # as NVML names it: "Default", "Exclusive_Process", ...; "" when not shown
+    mig_mode: str = ""  # "enabled" / "disabled"; "" when not shown
+    all_links_down: bool = False  # "Unable to retrieve NVLink information as all links are inActive"
+
+    def health(self) -> GpuHealth:
+        f = dict(self.fields)
+        if self.all_links_down:
+            f["nvlinks"] = (NvLinkHealth(ALL_LINKS, False),)
+        elif self.links:
+            f["nvlinks"] = tuple(NvLinkHealth(i, **v) for i, v in sorted(self.links.items()) if "active" in v)
+        for scope in ("volatile", "aggregate"):
+            for kind, target in (("corrected", "corrected"), ("uncorrected", "uncorrected")):
+                key = f"{scope} {kind}"
+                if key in self.ecc:
+                    f[f"ecc_{scope}_{target}"] = self.ecc[key]
+        if self.clocks:
+            f["clock_events"] = tuple(CLOCK_NAMES[k] for k, on in self.clocks.items() if on)
+        p = self.pcie
+        if "current gen" in p:
+            f["pcie_gen"] = p["current gen"]
+        maxes = [p[k] for k in ("max gen", "device max", "host max") if isinstance(p.get(k), int)]
+        if maxes:
+            f["pcie_max_gen"] = p["max gen"] if isinstance(p.get("max gen"), int) else min(maxes)  # type: ignore[type-var]
+        for key, target in (("current width", "pcie_width"), ("max width", "pcie_max_width")):
+            if key in p:
+                f[target] = p[key]
+        return replace(GpuHealth(), **f)
+
+
+MAX_CARRY = 64 * 1024  # bytes of an unfinished line kept between blocks
+
+
+class NvidiaSmiReader:
+    """Feed it the log's bytes (or wrap the stream with `tee`); then `findings()`."""
+
+    def __init__(self) -> None:
+        self.gpus: list[PastedGpu] = []
+        self.current: PastedGpu | None = None
+        self.path: list[tuple[int, str]] = []  # (indent, section) of the -q report
+        self.table_gpu: PastedGpu | None = None
+        self.table_mig: PastedGpu | None = None  # the GPU whose MIG column the next table line holds
+        self.xml: list[str] = []  # the open tags of an `nvidia-smi -q -x` report
+        self.paste: bool | None = None  # a short input: every form of nvidia-smi output is looked for
+        self.offset = 0  # bytes of the input fed so far
+        self.parsed_to = -1  # where the last parsed stretch ended, in the input
+        self.carry = b""
+
+    # -- input -------------------------------------------------------------
+    def tee(self, stream: BinaryIO) -> "Tee":
+        # A buffered stream stays one to its reader: diagnose takes its short read as the end of a paste
+        return (BufferedTee if isinstance(stream, io.BufferedIOBase) else Tee)(stream, self)
+
+    def feed(self, chunk: bytes) -> None:
+        """The next bytes of the input; b"" at its end."""
+        if self.paste is None:
+            self.paste = len(chunk) < SMALL_INPUT  # the first read of a paste holds all of it
+        if chunk and len(self.carry) + len(chunk) < MIN_SCAN:
+            self.carry += chunk  # small reads (a terminal, a test) are gathered: a window needs its context
+            self.offset += len(chunk)
+            return
+        start = 0
+        if self.carry:  # the line cut at the end of the last block: whole again, without copying this one
+            cut = chunk.find(b"\n") + 1 if chunk else 0
+            if chunk and not cut:
+                # no line end in this block at all; nvidia-smi's lines are short, so an endless
+                # line (tqdm's \r bars) is not one of them: keep only its tail, bounded
+                self.carry = (self.carry + chunk)[-MAX_CARRY:]
+                self.offset += len(chunk)
+                return
+            head, self.carry = self.carry + chunk[:cut], b""
+            self._scan(head, 0, len(head), self.offset - len(head) + cut)
+            start = cut
+        end = chunk.rfind(b"\n") + 1 if chunk else 0
+        if end > start:
+            self._scan(chunk, start, end, self.offset)
+        self.carry = chunk[max(end, start):]
+        self.offset += len(chunk)
+
+    def _scan(self, data: bytes, start: int, end: int, base: int) -> None:
+        """The windows of data[start:end], which begins at byte `base` of the input."""
+        anchors = PASTE_ANCHORS if self.paste else ANCHORS
+        for a, b in windows(data, end, anchors, start):
+            if base + a > self.parsed_to:  # not where the last stretch ended: a new stretch of the log
+                self.current, self.path, self.table_gpu, self.xml = None, [], None, []
+            self.parsed_to = base + b
+            for raw in data[a:b].decode("utf-8", errors="replace").splitlines():
+                self.line(raw)
+
+    def line(self, raw: str) -> None:
+        text = raw.rstrip().replace("\t", "    ")
+        lost = LOST.search(text)
+        if lost:
+            self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
+            return
+        if text.startswith("|"):
+            self._table(text)
+            return
+        stripped = text.lstrip()
+        indent = len(text) - len(stripped)
+        if self._nvlink(stripped) or (stripped.startswith("<") and self._xml(stripped)):
+            return
+        header = GPU_HEADER.match(stripped)
+        if header:
+            self.current = self._gpu(header["bus"])
+            self.path = [(indent, "GPU")]
+            return
+        if not stripped:
+            return
+        while self.path and self.path[-1][0] >= indent:
+            self.path.pop()
+        kv = KEY_VALUE.match(stripped)
+        if kv is None or not kv["value"]:
+            key = (kv["key"] if kv else stripped).strip()
+            if len(key) > 60:
+                return  # prose, not a section name
+            self.path.append((indent, key))
+            return
+        self._leaf([p for _, p in self.path], kv["key"].strip(), kv["value"])
+
+    def _xml(self, text: str) -> bool:
+        """A line of `nvidia-smi -q -x`, read as its text-report twin; False when it is not one."""
+        m = XML_OPEN.match(text)
+        if m:
+            if m["tag"] == "gpu" and m["id"]:
+                self.current, self.xml = self._gpu(m["id"]), []
+            else:
+                self.xml.append(m["tag"])
+            return True
+        m = XML_CLOSE.match(text)
+        if m:
+            if m["tag"] in self.xml:  # an excerpt may close sections it never opened
+                del self.xml[self.xml.index(m["tag"]):]
+            return True
+        m = XML_LEAF.match(text)
+        if m is None:
+            return False
+        tag, parents = m["tag"], self.xml
+        if tag == "retired_count" and parents:
+            section, key = ["Retired Pages"], "Single Bit ECC" if parents[-1].startswith("multiple_single") else "Double Bit ECC"
+        elif "_reason_" in tag:
+            section, key = ["Clocks Event Reasons"], XML_REASONS.get(tag.split("_reason_", 1)[1], tag)
+        elif tag in XML_KEYS:
+            section, key = [XML_SECTIONS[p] for p in parents if p in XML_SECTIONS], XML_KEYS[tag]
+        else:
+            return True
+        self._leaf(section, key, m["value"])
+        return True
+
+    def _nvlink(self, text: str) -> bool:
+        """A line of `nvidia-smi nvlink -s` / `-e`; False when it is not one."""
+        m = NVLINK_GPU.match(text)
+        if m:
+            self.current = self._gpu(f"#{m['index']}")
+            self.current.name = f"GPU {m['index']} ({m['name']})"
+            self.path = []
+            return True
+        g = self.current
+        if g is None or not g.bus.startswith("#"):
+            return False
+        if ALL_LINKS_DOWN.search(text):
+            g.all_links_down = True
+            return True
+        m = NVLINK_LINE.match(text)
+        if m is None:
+            return False
+        link, rest = g.links.setdefault(int(m["link"]), {}), m["rest"].strip()
+        errors = NVLINK_ERRORS.match(rest)
+        if errors:
+            key = {"Replay": "replay", "Recovery": "recovery", "CRC": "crc_flit"}[errors["kind"]]
+            link[key] = int(errors["count"])
+            link.setdefault("active", True)  # a link that counts errors is up (-e lists only those)
+        else:
+            link["active"] = "inactive" not in rest
+        return True
+
+    def _gpu(self, bus: str) -> PastedGpu:
+        """The GPU at this PCI address (the table and the -q report write the domain differently)."""
+        domain, _, rest = bus.lower().rpartition(":")[0].partition(":")
+        key = f"{domain.zfill(8)}:{rest}:{bus.lower().rsplit(':', 1)[-1]}" if bus.count(":") == 2 else bus.lower()
+        # ("#3": a GPU that `nvidia-smi nvlink` names by index only)
+        for g in self.gpus:
+            if g.bus == key:
+                return g
+        g = PastedGpu(f"GPU {bus}" if bus != "?" else "a GPU", key)
+        self.gpus.append(g)
+        return g
+
+    def _table(self, text: str) -> None:
+        m = TABLE_1.match(text)
+        if m:
+            g = self._gpu(m["bus"])
+            g.name = f"GPU {m['index']} ({m['name'].strip()}, {m['bus']})"
+            g.fields["persistence_mode"] = "enabled" if m["persist"] == "On" else "disabled"
+            ecc = m["ecc"]
+            if ecc.isdigit():
+                g.ecc["volatile uncorrected"] = int(ecc)
+            self.table_gpu = g
+            return
+        m2 = TABLE_2.match(text)
+        if m2 and self.table_gpu is not None:
+            g, self.table_gpu = self.table_gpu, None
+            if "ERR!" in (m2["temp"], m2["perf"], m2["use"], m2["fan"]):
+                g.err = True
+            g.fields["temperature_c"] = _int(m2["temp"].rstrip("C"))
+            g.fields["power_w"] = _float(m2["use"].rstrip("W"))
+            g.fields["power_limit_w"] = _float(m2["cap"].rstrip("W"))
+            compute = TABLE_COMPUTE.search(text)
+            if compute:
+                g.compute_mode = COMPUTE_MODES[compute["mode"]]
+            self.table_mig = g
+            return
+        m3 = TABLE_MIG.match(text)
+        if m3 and self.table_mig is not None:
+            self.table_mig.mig_mode = m3["mig"].lower() if m3["mig"] != "N/A" else ""
+        self.table_mig = None
+
+    def _leaf(self, path: list[str], key: str, value: str) -> None:
+        if "requires reset" in value.lower() and self.current is not None:
+            self.current.fields["recovery_action"] = "reset"  # the driver refuses to answer until a reset
+        if self.current is None:
+            if not any(t in " ".join(path + [key]).lower() for t in TRIGGERS):
+                return
+            self.current = self._gpu("?")  # a section pasted without its GPU header
+        g = self.current
+        k = key.lower()
+        sections = [p.lower() for p in path]
+        where = sections[-1] if sections else ""
+        if k == "compute mode" and len(sections) <= 1:
+            g.compute_mode = value.strip() if value.strip() in COMPUTE_MODES.values() else ""
+        elif where == "mig mode" and k == "current":
+            g.mig_mode = value.strip().lower() if value.strip().lower() in ("enabled", "disabled") else ""
+        elif k == "persistence mode" and len(sections) <= 1:
+            g.fields["persistence_mode"] = str(_value(value)).lower() if not isinstance(_value(value), Unavailable) else _value(value)
+        elif where == "ecc mode" and k in ("current", "pending"):
+            v = _value(value)
+            g.fields["ecc_mode" if k == "current" else "ecc_pending_mode"] = v.lower() if isinstance(v, str) else v
+        elif "ecc errors" in sections:
+            self._ecc(g, sections, k, value)
+        elif where == "retired pages":
+            if k == "single bit ecc":
+                g.fields["retired_single_bit"] = _int(value)
+            elif k == "double bit ecc":
+                g.fields["retired_double_bit"] = _int(value)
+            elif k.startswith("pending"):
+                g.fields["retired_pending"] = _yes(value)
+        elif where == "remapped rows":
+            target = {"correctable error": ("remapped_corrected", _int), "uncorrectable error": ("remapped_uncorrected", _int),
+                      "pending": ("remap_pending", _yes), "remapping failure occurred": ("remap_failure", _yes)}.get(k)
+            if target:
+                g.fields[target[0]] = target[1](value)
+        elif where in ("clocks throttle reasons", "clocks event reasons") or (
+            len(sections) >= 2 and sections[-2] in ("clocks throttle reasons", "clocks event reasons")
+        ):
+            if k in CLOCK_NAMES and not isinstance(_value(value), Unavailable):
+                g.clocks[k] = value.strip().lower() == "active"
+        elif where == "temperature":
+            target2 = {"gpu current temp": "temperature_c", "gpu shutdown temp": "shutdown_c", "gpu slowdown temp": "slowdown_c",
+                       "gpu max operating temp": "max_operating_c"}.get(k)
+            if target2:
+                g.fields[target2] = _int(value)
+        elif where in ("power readings", "gpu power readings"):
+            target3 = {"power draw": "power_w", "average power draw": "power_w", "enforced power limit": "power_limit_w",
+                       "default power limit": "default_power_limit_w"}.get(k)
+            if target3 and (target3 != "power_w" or "power_w" not in g.fields):
+                g.fields[target3] = _float(value)
+        elif where == "pcie generation":
+            key2 = {"current": "current gen", "device current": "current gen", "max": "max gen", "device max": "device max", "host max": "host max"}.get(k)
+            if key2:
+                g.pcie[key2] = _int(value)
+        elif where == "link width" and k in ("current", "max"):
+            g.pcie[f"{k} width"] = _int(value.rstrip("x"))
+        elif where == "gpu reset status" and k in ("reset required", "drain and reset recommended"):
+            if _yes(value) is True:  # drain-and-reset is the stronger of the two
+                g.fields["recovery_action"] = "drain-and-reset" if k.startswith("drain") else g.fields.get("recovery_action", "reset")
+            else:
+                g.fields.setdefault("recovery_action", "none")
+        elif k == "gpu recovery action":
+            v = _value(value)
+            g.fields["recovery_action"] = v.lower().replace(" ", "-") if isinstance(v, str) else v
+        elif k == "replays since reset":
+            g.fields["pcie_replays"] = _int(value)
+        elif k == "remapped rows":  # "Remapped Rows : N/A" on GPUs without row remapping
+            pass
+
+    @staticmethod
+    def _ecc(g: PastedGpu, sections: list[str], k: str, value: str) -> None:
+        scope = "volatile" if "volatile" in sections else "aggregate" if "aggregate" in sections else ""
+        if not scope:
+            return
+        n = _int(value)
+        if not isinstance(n, int):
+            return
+        if k in ("sram correctable", "dram correctable", "sram uncorrectable", "dram uncorrectable"):
+            kind = "uncorrected" if "uncorrectable" in k else "corrected"
+        elif k == "total" and sections[-1] in ("single bit", "double bit"):
+            kind = "corrected" if sections[-1] == "single bit" else "uncorrected"
+        elif k in ("sram uncorrectable parity", "sram uncorrectable sec-ded"):
+            kind = "uncorrected"
+        else:
+            return
+        key = f"{scope} {kind}"
+        g.ecc[key] = g.ecc.get(key, 0) + n
+
+    # -- what it says --------------------------------------------------------
+    def findings(self) -> list[Finding]:
+        self.feed(b"")
+        out = self._lost()
+        judged = [(g.name, g.health()) for g in self.gpus if not g.lost]
+        found = health_findings(judged) + self._modes()
+        out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
+        return out
+
+    def _modes(self) -> list[Finding]:
+        """MIG and compute mode, judged as `check` judges NVML's (checks/gpus.py)."""
+        shown = Unavailable("not shown")
+        gpus = [
+            NvmlGpu(index=_index(g.name, i), name=g.name, uuid=shown, pci_bus_id=shown, capability=shown, memory_total_bytes=shown,
+                    memory_used_bytes=shown, mig_mode=g.mig_mode or shown, compute_mode=g.compute_mode or shown,
+                    processes=shown)
+            for i, g in enumerate(self.gpus)
+            if g.compute_mode or g.mig_mode
+        ]
+        return mig_findings(gpus) + compute_mode_findings(gpus)
+
+    def _lost(self) -> list[Finding]:
+        lost = [g for g in self.gpus if g.lost or g.err]
+        if not lost:
+            return []
+        return [
+            Finding(
+                id="gpu-lost",
+                severity=Severity.ERROR,
+                title="nvidia-smi cannot reach " + ", ".join(g.name for g in lost),
+                evidence={g.name: (f"Unable to determine the device handle: {g.lost}" if g.lost else "ERR! in nvidia-smi's table")
+                          for g in lost} | {"source": "pasted nvidia-smi output"},
+                why="The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no "
+                "process can use it until it is reset or the node rebooted, and a job with a rank on it hangs or dies.",
+                fix="sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to "
+                "reseat or replace the GPU",
+                area=AREA,
+            )
+        ]
+
+
+def _index(name: str, position: int) -> int:
+    """nvidia-smi's index when the paste shows it ("GPU 3 (...)"), else the GPU's place in the paste."""
+    m = re.match(r"GPU (\d+) ", name)
+    return int(m.group(1)) if m else position
+
+
+class Tee:
+    """A binary stream that hands every block it reads to the reader as well."""
+
+    def __init__(self, stream: BinaryIO, reader: NvidiaSmiReader) -> None:
+        self.stream, self.reader = stream, reader
+
+    def read(self, n: int | None = -1, /) -> bytes:
+        data = self.stream.read(-1 if n is None else n)
+        if data:
+            self.reader.feed(data)
+        return data
+
+
+class BufferedTee(Tee, io.BufferedIOBase):
+    """A Tee over a buffered stream, and seen as one."""

@@ -1,0 +1,169 @@
+"""Stream a log through the knowledge base without reading it whole.
+
+The log is read in blocks of bytes. Most lines of a training log are healthy,
+so a cheap prefilter runs first (`knowledge.prefilter`: trigger words that every
+known failure line contains, looked for in C over the lower-cased block). Only the
+lines around a trigger are decoded and matched against the patterns.
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+from gpudoctor.knowledge.story import Diagnosis
+from gpudoctor.knowledge.prefilter import candidate_starts
+
+BLOCK = 8 << 20
+LOOKAHEAD = 64 << 10  # lines after a hit that a pattern may read as context
+MAX_LINE = 1 << 20  # a "line" longer than this is read in pieces (tqdm without newlines)
+LONG_LINE = 64 << 10  # what of a longer line is decoded: its head and its tail
+
+class BinaryInput(ValueError):
+    """The input is not a text log."""
+
+
+def max_line() -> int:
+    """MAX_LINE, or GPUDOCTOR_MAX_LINE_BYTES when set (tests use a small one)."""
+    import os
+
+    value = os.environ.get("GPUDOCTOR_MAX_LINE_BYTES", "")
+    return int(value) if value.isascii() and value.isdigit() and 0 < len(value) < 12 else MAX_LINE
+
+
+def decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+class EndOnce:
+    """A terminal's Ctrl-D ends one read, not the stream: the next read waits for
+    more typing, so a pasted log would need Ctrl-D two or three times. A buffered
+    stream's read(n) returns less than n only at the end: remember that end."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        import io
+
+        self.stream = stream
+        self.short_is_end = isinstance(stream, io.BufferedIOBase)
+        self.ended = False
+
+    def read(self, n: int) -> bytes:
+        if self.ended:
+            return b""
+        data = self.stream.read(n)
+        self.ended = not data or (self.short_is_end and len(data) < n)
+        return data
+
+
+HEAD = 4096
+
+
+def line_text(buf: bytes, start: int, stop: int) -> str:
+    """A physical line; an endless one (a progress bar never ended with a newline) keeps its
+    head, for the prefixes, and its tail, where the error printed after the bar is."""
+    if stop - start <= LONG_LINE:
+        return decode(buf[start:stop])
+    return decode(buf[start : start + HEAD]) + " \u2026 " + decode(buf[stop - (LONG_LINE - HEAD) : stop])
+
+
+def utf16_without_bom(head: bytes) -> str:
+    """'utf-16-le' / 'utf-16-be' when the text is ASCII-range UTF-16 without a BOM (every
+    other byte NUL, as a copy through some Windows tools leaves it), else ''."""
+    sample = head[:8192]
+    if len(sample) < 16:
+        return ""
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        return "utf-16-be"
+    return ""
+
+
+class Utf16ToUtf8:
+    """PowerShell's `>` writes UTF-16 (with a BOM): read it as the UTF-8 the scanner expects."""
+
+    def __init__(self, stream: BinaryIO, head: bytes, encoding: str = "utf-16") -> None:
+        import codecs
+
+        self.decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self.stream, self.head = stream, head
+
+    def read(self, n: int) -> bytes:
+        while True:  # b"" only at the end, even when a read ends inside a character
+            raw, self.head = (self.head, b"") if self.head else (self.stream.read(n), b"")
+            text = self.decoder.decode(raw, final=not raw)
+            if text or not raw:
+                return text.encode("utf-8")
+
+
+def scan(stream: BinaryIO, diagnosis: Diagnosis, source: str = "") -> int:
+    """Feed every candidate line of `stream` to `diagnosis`; returns the number of lines."""
+    carry = b""
+    base_line = 0  # lines before the current buffer
+    first = True
+    stream = EndOnce(stream)  # type: ignore[assignment]
+    head = stream.read(BLOCK)
+    reader: BinaryIO | Utf16ToUtf8 = stream
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        reader = Utf16ToUtf8(stream, head)
+        head = reader.read(BLOCK)
+    elif utf16_without_bom(head):
+        reader = Utf16ToUtf8(stream, head, utf16_without_bom(head))
+        head = reader.read(BLOCK)
+    elif head[:3] == b"\xef\xbb\xbf":
+        head = head[3:]
+    pending = [head]
+    while True:
+        chunk = pending.pop() if pending else reader.read(BLOCK)
+        eof = not chunk
+        buf = carry + chunk
+        if first and chunk:
+            if b"\x00" in chunk[:8192]:
+                raise BinaryInput("binary file")
+            first = False
+        if not buf:
+            break
+        # process up to a line end that leaves LOOKAHEAD bytes for context
+        if eof:
+            end = len(buf)
+        else:
+            limit = len(buf) - LOOKAHEAD
+            end = buf.rfind(b"\n", 0, limit) + 1 if limit > 0 else 0
+            if end == 0:
+                if len(buf) < max_line() + LOOKAHEAD:
+                    carry = buf
+                    continue
+                # One enormous line (tqdm's bars, each ended by \r only): read it in pieces,
+                # all but the lookahead at a time, so that no more than a block of it is held.
+                end = max(buf.rfind(b"\r", 0, limit) + 1, limit // 2)
+        low = buf[:end].lower()
+        counted = 0
+        line_no = base_line
+        for start in candidate_starts(low, end):
+            line_no += buf.count(b"\n", counted, start)
+            counted = start
+            stop = buf.find(b"\n", start, end)
+            stop = end if stop == -1 else stop
+            raw = line_text(buf, start, stop)
+
+            def following(n: int, after: int = stop) -> list[str]:
+                out, pos = [], after + 1
+                for _ in range(n):
+                    if pos >= len(buf):
+                        break
+                    nl = buf.find(b"\n", pos)
+                    nl = len(buf) if nl == -1 else nl
+                    out.append(line_text(buf, pos, nl))
+                    pos = nl + 1
+                return out
+
+            diagnosis.feed_line(raw, line_no + 1, source, following)
+        total_here = buf.count(b"\n", 0, end)
+        if end == len(buf) and buf and not buf.endswith(b"\n"):
+            total_here += 1  # a last line without a newline
+        base_line += total_here
+        carry = buf[end:]
+        if eof and not carry:
+            break
+    diagnosis.lines += base_line
+    return base_line

@@ -1,0 +1,87 @@
+"""The steps of `gpudoctor report`. Each runs the command's Python API (the same
+Report the CLI renders) and ends as a StepResult: a Report, or the reason there
+is none (an exception, Ctrl-C). The launcher's own watchdog bounds allreduce and
+train-smoke; check's probe has its own timeout."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from gpudoctor.core.findings import Report
+
+STEP_NAMES = ("check", "allreduce", "train-smoke")
+INTERRUPTED = ("interrupted", "not run: interrupted")
+
+
+@dataclass(frozen=True)
+class StepResult:
+    name: str
+    command: str  # the CLI line that does the same, for the reader to rerun
+    seconds: float
+    report: Report | None = None
+    error: str = ""  # why there is no report: "ValueError: ...", "interrupted"
+    trace: str = ""  # the traceback's last lines, for a gpudoctor bug
+
+    @property
+    def ok(self) -> bool:
+        return self.report is not None and self.report.ok
+
+    @property
+    def interrupted(self) -> bool:
+        """Ctrl-C (or SIGTERM) stopped it, or stopped an earlier step before it ran."""
+        return self.error.startswith(INTERRUPTED) or (self.report is not None and self.report.interrupted)
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    command: str
+    run: Callable[[], Report]
+
+
+def plan(nproc: int, timeout: float) -> list[Step]:
+    """Short runs: a few sizes and iterations, the smoke job's default length."""
+    from gpudoctor import api
+
+    sizes = "4K,1M,16M"
+    return [
+        Step("check", "gpudoctor check", api.check),
+        Step(
+            "allreduce",
+            f"gpudoctor allreduce --nproc {nproc} --sizes {sizes} --iters 5 --warmup 2",
+            lambda: api.allreduce(nproc, sizes=sizes, iters=5, warmup=2, timeout=timeout),
+        ),
+        Step("train-smoke", f"gpudoctor train-smoke --nproc {nproc}", lambda: api.train_smoke(nproc, timeout=timeout)),
+    ]
+
+
+def run_steps(steps: Iterable[Step], on_start: Callable[[Step], None] = lambda step: None) -> list[StepResult]:
+    """Run every step; none can stop the others. Ctrl-C ends the current step as
+    "interrupted" and skips the rest, so the file still gets written."""
+    results: list[StepResult] = []
+    interrupted = False
+    for step in steps:
+        if interrupted:
+            results.append(StepResult(step.name, step.command, 0.0, error="not run: interrupted before it started"))
+            continue
+        on_start(step)
+        started = time.monotonic()
+        try:
+            report = step.run()
+        except KeyboardInterrupt:
+            interrupted = True
+            results.append(StepResult(step.name, step.command, time.monotonic() - started, error="interrupted (Ctrl-C)"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - a failing step is a section of the report
+            trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
+            results.append(
+                StepResult(step.name, step.command, time.monotonic() - started, error=f"{type(exc).__name__}: {exc}", trace=trace)
+            )
+            continue
+        # The launcher turns Ctrl-C into an interrupted report: the user still wants to stop.
+        interrupted = report.interrupted
+        results.append(StepResult(step.name, step.command, time.monotonic() - started, report=report))
+    return results

@@ -1,0 +1,61 @@
+"""--compare-dp: the same job under nn.DataParallel (one process, one thread per
+GPU), for DDP's speed-up over it. DataParallel scatters each N*B batch over the
+GPUs and gathers the outputs on GPU 0 every step; DDP runs one process per GPU.
+
+Run as a single supervised rank (`launch_function("gpudoctor.commands.train_smoke.dp:run_dp", ...)`,
+nproc 1), so a hang or crash here is reported like any other rank's.
+"""
+
+from __future__ import annotations
+
+import time
+
+from gpudoctor.commands.train_smoke.config import SmokeConfig
+from gpudoctor.commands.train_smoke.rank import make_data, make_model
+from gpudoctor.commands.train_smoke.result import DataParallelRun
+
+
+def run_dp(ctx, config: dict) -> DataParallelRun:
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+
+    cfg = SmokeConfig.from_dict(config)
+    gpus = min(cfg.nproc, torch.cuda.device_count()) if cfg.device == "cuda" else 0
+    device = torch.device("cuda", 0) if gpus else torch.device("cpu")
+    x, y, _, _ = make_data(torch, cfg)
+    dataset = TensorDataset(x, y)
+    global_batch = cfg.global_batch  # what the N DDP ranks consume per step together
+    sampler = RandomSampler(dataset, generator=torch.Generator().manual_seed(cfg.seed))
+    loader = DataLoader(dataset, batch_size=global_batch, sampler=sampler, pin_memory=bool(gpus), drop_last=True)
+    model = torch.nn.DataParallel(make_model(torch, cfg).to(device), device_ids=list(range(gpus)) or None)  # gpudoctor: ignore[dataparallel] (the comparison DDP is measured against)
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.step_lr, momentum=cfg.momentum)
+    ctx.progress("dp-train", 0)
+    step = 0
+    batches = iter(loader)
+    start = time.perf_counter()
+    while step < cfg.steps:
+        for xb, yb in batches:
+            xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast(device.type, dtype=torch.float16 if gpus else torch.bfloat16, enabled=cfg.amp):
+                loss = F.mse_loss(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+            step += 1
+            if step >= cfg.steps:
+                break
+        batches = iter(loader)
+    if gpus:
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    ctx.progress("finished", step)
+    return DataParallelRun(
+        gpus=gpus,
+        steps=step,
+        global_batch=global_batch,
+        seconds=seconds,
+        steps_per_s=step / seconds if seconds > 0 else None,
+        samples_per_s=step * global_batch / seconds if seconds > 0 else None,
+        final_loss=float(loss.detach()),
+    )

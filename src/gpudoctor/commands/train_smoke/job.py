@@ -1,0 +1,251 @@
+"""Run the reference job and turn what the ranks gathered into a Report.
+
+Local mode: the supervised launcher starts N ranks of `job.run_rank`, each
+returns its facts, and the verifications run here, after the ranks are gone.
+Join mode (under torchrun / SLURM): this process is one rank; the ranks
+all-gather their facts, every rank builds the same Report, rank 0 prints it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+
+from gpudoctor.launch.scratch import FolderRefused, private_fallback, private_folder, shared_path, temp_folder_refused
+from gpudoctor.core.codec import to_plain
+from gpudoctor.probe.cuda import CudaFacts
+from gpudoctor.core.findings import Finding, Report, Severity
+from gpudoctor.commands.train_smoke.config import CHECKPOINT_NAME, SmokeConfig
+from gpudoctor.commands.train_smoke.result import AllRanks, DataParallelRun, RankReport
+from gpudoctor.commands.train_smoke.verify import PERF, Verification, not_run, throughput, verify_all
+
+COMMAND = "train-smoke"
+JOB = "gpudoctor.commands.train_smoke.rank:run_rank"
+DP_JOB = "gpudoctor.commands.train_smoke.dp:run_dp"
+
+
+def _config_data(cfg: SmokeConfig, checkpoint_kept: bool) -> dict:
+    return {
+        "nproc": cfg.nproc,
+        "backend": cfg.backend,
+        "device": cfg.device,
+        "steps": cfg.steps,
+        "batch_size": cfg.batch_size,
+        "num_workers": cfg.num_workers,
+        "amp": cfg.amp,
+        "checkpoint": cfg.checkpoint_path if checkpoint_kept else None,
+        "timeout_s": cfg.timeout_s,
+        "model": f"MLP {cfg.features}-{cfg.hidden}-1 learning a linear teacher",
+        "dataset_size": cfg.dataset_size,
+        "optimizer": f"SGD lr={cfg.step_lr:g} momentum={cfg.momentum:g}",
+    }
+
+
+def build_report(
+    cfg: SmokeConfig,
+    verifications: list[Verification],
+    *,
+    head: Sequence[Finding] = (),
+    tail: Sequence[Finding] = (),
+    tp: dict | None = None,
+    checkpoint_kept: bool = False,
+    extra: dict | None = None,
+    interrupted: bool = False,
+    stop_signal: int = 0,
+) -> Report:
+    findings = [*head, *(f for v in verifications for f in v.findings), *tail]
+    data = {
+        "config": _config_data(cfg, checkpoint_kept),
+        "verifications": [v.to_dict() for v in verifications],
+        "throughput": tp or {},
+        **(extra or {}),
+    }
+    return Report(COMMAND, tuple(findings), data, interrupted=interrupted, stop_signal=stop_signal)
+
+
+def run_local(
+    cfg: SmokeConfig,
+    facts: CudaFacts | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    on_progress: Callable[[int, str, int], None] | None = None,
+) -> Report:
+    """Launch cfg.nproc supervised ranks of the reference job and verify what they return."""
+    from gpudoctor.hang.run_ranks import run_local as run_ranks
+
+    keep = bool(cfg.checkpoint_path)
+    scratch = None if keep else tempfile.mkdtemp(prefix="gpudoctor-smoke-")
+    if scratch:
+        cfg = SmokeConfig.from_dict({**cfg.to_dict(), "checkpoint_path": os.path.join(scratch, CHECKPOINT_NAME)})
+    try:
+        run = run_ranks(
+            JOB, cfg.to_dict(), cfg.nproc, timeout=cfg.timeout_s, env=env, on_progress=on_progress, result_type=RankReport
+        )
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    result = run.result
+    head = list(run.findings)
+    results: list[RankReport] = [r for r in result.results if r is not None]
+    extra: dict = {}
+    if result.ok and len(results) == len(result.results):
+        verifications = verify_all(results, cfg)
+        tp = throughput(results)
+        run.discard_logs()
+    else:
+        cause = result.root_cause
+        if result.interrupted:
+            reason = "interrupted"
+        elif cause is not None:
+            reason = f"rank {cause.rank} {cause.state} at '{cause.last_stage or 'start'}'"
+        else:
+            reason = f"timed out after {cfg.timeout_s:g} s" if result.timed_out else "a rank returned no result"
+        verifications = not_run(reason)
+        tp = None
+        extra["logs"] = result.run_dir
+        if not head:  # every rank exited 0 and one still returned nothing
+            head = [_no_result(result.run_dir)]
+    tail: list[Finding] = []
+    if cfg.compare_dp and tp:
+        tail, dp = compare_dp(cfg, facts, tp, env=env)
+        if dp:
+            tp = {**tp, "dp": dp}
+    return build_report(
+        cfg, verifications, head=head, tail=tail, tp=tp, checkpoint_kept=keep, extra=extra, interrupted=result.interrupted,
+        stop_signal=result.stop_signal,
+    )
+
+
+def _no_result(run_dir: str) -> Finding:
+    return Finding(
+        id="smoke-no-result",
+        severity=Severity.ERROR,
+        title="a rank of the reference job exited without returning its results",
+        evidence={"logs": run_dir},
+        why="Every rank exited 0, yet one left no result file: something in the rank called sys.exit(0) early.",
+        fix=f"ls {run_dir}; less {run_dir}/rank*.stderr",
+        area="ranks",
+    )
+
+
+def compare_dp(cfg: SmokeConfig, facts: CudaFacts | None, tp: dict, env=None) -> tuple[list[Finding], dict | None]:
+    """DDP vs nn.DataParallel on the same GPUs, or why it cannot run here."""
+    gpus = facts.device_count if facts else 0
+    if cfg.device != "cuda" or gpus < 2 or cfg.nproc < 2:
+        why_not = (
+            f"it ran on {cfg.device}" if cfg.device != "cuda" else f"{gpus} GPU visible" if gpus < 2 else f"--nproc {cfg.nproc}"
+        )
+        return [
+            Finding(
+                id="dp-comparison-needs-gpus",
+                severity=Severity.WARN,
+                title=f"--compare-dp needs 2 or more GPUs and --nproc ≥ 2 on CUDA: not run ({why_not})",
+                evidence={"device": cfg.device, "gpus_visible": gpus, "nproc": cfg.nproc},
+                why="nn.DataParallel splits each batch across the GPUs of one process; with one GPU or on CPU there is nothing to compare.",
+                fix="gpudoctor train-smoke --device cuda --nproc 2 --compare-dp   # on a machine with 2+ GPUs",
+                area=PERF,
+            )
+        ], None
+    from gpudoctor.hang.run_ranks import run_local as run_ranks
+
+    run = run_ranks(DP_JOB, cfg.to_dict(), 1, timeout=cfg.timeout_s, env=env, result_type=DataParallelRun)
+    if not run.result.ok or run.result.results[0] is None:
+        failed = [
+            Finding(id=f.id, severity=Severity.WARN, title=f"--compare-dp: {f.title}", evidence=f.evidence, why=f.why, fix=f.fix, area=PERF)
+            for f in run.findings
+        ]
+        return failed, None
+    run.discard_logs()
+    dp: DataParallelRun = run.result.results[0]
+    ddp_rate = tp["total"]["samples_per_s"]
+    speedup = ddp_rate / dp.samples_per_s if dp.samples_per_s else None
+    compared = f" — DDP is {speedup:.2f}× DataParallel" if speedup is not None else ""
+    return [
+        Finding(
+            id="ddp-vs-dp",
+            severity=Severity.INFO,
+            title=(
+                f"DDP on {cfg.nproc} GPUs: {ddp_rate:.0f} samples/s; nn.DataParallel on {dp.gpus}: "
+                f"{dp.samples_per_s:.0f} samples/s{compared}"
+            ),
+            evidence={"ddp_samples_per_s": round(ddp_rate, 1), "dp_samples_per_s": round(dp.samples_per_s or 0.0, 1), "speedup": round(speedup, 3) if speedup is not None else None, "gpus": dp.gpus},
+            why="DataParallel runs one Python thread per GPU in one process, scatters every batch and gathers outputs on GPU 0; DDP overlaps the all-reduce with backward in one process per GPU.",
+            fix="model = DistributedDataParallel(model, device_ids=[local_rank])   # launched with torchrun --nproc-per-node N",
+            area=PERF,
+        )
+    ], {**to_plain(dp), "speedup": speedup}
+
+
+def join_checkpoint_path(environ=None) -> str:
+    """The default checkpoint path in join mode: the same string on every rank of one
+    job (the launcher's id made a plain word, launch/scratch.py)."""
+    env = os.environ if environ is None else environ
+    run_id = env.get("TORCHELASTIC_RUN_ID") or env.get("SLURM_JOB_ID") or env.get("MASTER_PORT", "job")
+    return os.path.join(shared_path("smoke", run_id), CHECKPOINT_NAME)
+
+
+def _checkpoint_folder(path: str) -> tuple[str, list[Finding]]:
+    """The default checkpoint's folder, made private; one another user could have
+    planted is refused (a finding) and a fresh private folder used instead."""
+    try:
+        private_folder(os.path.dirname(path))
+        return path, []
+    except FolderRefused as exc:
+        fallback = os.path.join(private_fallback("smoke"), CHECKPOINT_NAME)
+        return fallback, [temp_folder_refused(exc, os.path.dirname(fallback), "train-smoke --save $HOME/smoke.pt")]
+
+
+def run_joined(ctx, cfg: SmokeConfig) -> Report:
+    """This process is one rank of a torchrun/SLURM job: run it, gather, verify."""
+    from gpudoctor.hang.run_ranks import run_joined as run_as_rank
+    from gpudoctor.commands.train_smoke.rank import run_rank
+
+    keep = bool(cfg.checkpoint_path)
+    refused: list[Finding] = []
+    if keep:
+        path = cfg.checkpoint_path
+    else:
+        path, refused = _checkpoint_folder(join_checkpoint_path())
+    cfg = SmokeConfig.from_dict({**cfg.to_dict(), "checkpoint_path": path, "gather": True, "nproc": ctx.world_size})
+    try:
+        joined = run_as_rank(
+            ctx,
+            run_rank,
+            cfg.to_dict(),
+            fix=f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's launcher names the failing rank",
+        )
+    finally:
+        if not keep and (ctx.rank == 0 or refused):  # refused: the folder is this rank's own
+            shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    if joined.failure is not None:
+        return joined.with_fleet(
+            build_report(cfg, not_run(f"rank 0 raised {joined.raised}"), head=[*refused, joined.failure], extra={"joined_by": ctx.joined_by})
+        )
+    gathered: AllRanks = joined.value
+    results = list(gathered.ranks)
+    tail: list[Finding] = []
+    if cfg.compare_dp:
+        tail = [
+            Finding(
+                id="dp-comparison-needs-gpus",
+                severity=Severity.WARN,
+                title="--compare-dp runs only under gpudoctor's own launcher, not inside a torchrun/SLURM job",
+                evidence={"joined_by": ctx.joined_by},
+                why="The DataParallel run is one process over all GPUs; inside a job that already holds one process per GPU it cannot run.",
+                fix=f"gpudoctor train-smoke --device cuda --nproc {ctx.local_world_size} --compare-dp",
+                area=PERF,
+            )
+        ]
+    return joined.with_fleet(
+        build_report(
+            cfg,
+            verify_all(results, cfg),
+            head=refused,
+            tail=tail,
+            tp=throughput(results),
+            checkpoint_kept=keep,
+            extra={"joined_by": ctx.joined_by},
+        )
+    )

@@ -1,0 +1,512 @@
+"""Pure: the ranks' gathered results -> one Verification per guarantee.
+
+Each verification states its threshold, passes or fails with the numbers that
+decided it, and carries the finding the report shows (an `ok` line, or an error
+with the evidence: the rank, the parameter, the step, the difference). No torch
+here: these functions read the ranks' RankReports (smoke/result.py), so they
+are tested with results built by hand as well as with real runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import mean
+from typing import Any
+
+from gpudoctor.checks.wording import plural
+from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.commands.train_smoke.config import LEARNING_FACTOR, OUTPUT_TOLERANCE, SMOKE_FAULTS, SmokeConfig
+from gpudoctor.commands.train_smoke.result import RankReport
+
+AREA = "verifications"
+PERF = "performance"
+NAMES = ("sharding", "learning", "synchronisation", "gradient-averaging", "checkpoint")
+
+
+@dataclass(frozen=True)
+class Verification:
+    name: str
+    passed: bool | None  # None: not run
+    detail: str
+    findings: tuple[Finding, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
+
+def _passed(name: str, detail: str, finding: Finding) -> Verification:
+    return Verification(name, True, detail, (finding,))
+
+
+def _failed(name: str, findings: list[Finding]) -> Verification:
+    return Verification(name, False, "; ".join(f.title.split(": ", 1)[-1] for f in findings), tuple(findings))
+
+
+def _injected(results: Sequence[RankReport]) -> dict:
+    """Evidence naming a fault injected for this command, so a test run is never mistaken for a real bug."""
+    spec = ",".join(f"{r.rank}:{r.fault}" for r in results if r.fault in SMOKE_FAULTS)
+    return {"injected": f"GPUDOCTOR_FAULT={spec}"} if spec else {}
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _which(ranks: list[int]) -> str:
+    """[1] -> "rank 1", [1, 3] -> "ranks 1, 3"."""
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
+
+
+# ---------------------------------------------------------------- sharding
+def verify_sharding(results: Sequence[RankReport]) -> Verification:
+    name = "sharding"
+    shards = [r.sharding for r in results]
+    n, total = shards[0].dataset_size, shards[0].total_size
+    world = len(results)
+    padded = total - n
+    epoch0 = [s.epoch0 for s in shards]
+    seen = [i for order in epoch0 for i in order]
+    unique = set(seen)
+    missing = sorted(set(range(n)) - unique)
+    stray = sorted(i for i in unique if not 0 <= i < n)
+    repeats = len(seen) - len(unique)
+    lengths = [len(order) for order in epoch0]
+    problems: list[Finding] = []
+    if missing or stray or repeats > padded or len(set(lengths)) > 1:
+        owners: dict[int, list[int]] = {}
+        for rank, order in enumerate(epoch0):
+            for i in set(order):
+                owners.setdefault(i, []).append(rank)
+        shared = sorted(i for i, who in owners.items() if len(who) > 1)
+        problems.append(
+            Finding(
+                id="sampler-shards-wrong",
+                severity=Severity.ERROR,
+                title=(
+                    f"sharding: the ranks' DistributedSampler shards are not a partition of the {n} samples "
+                    f"({len(shared)} shared, {len(missing)} missing, per-rank sizes {lengths})"
+                ),
+                evidence={
+                    "dataset_size": n,
+                    "ranks": world,
+                    "samples_per_rank": lengths,
+                    "shared_indices": shared[:10],
+                    "shared_count": len(shared),
+                    "expected_padding": padded,
+                    "missing_indices": missing[:10],
+                    "missing_count": len(missing),
+                    **({"out_of_range": stray[:10]} if stray else {}),
+                    **_injected(results),
+                },
+                why=(
+                    "Each rank must read a disjoint slice and together they must read everything, or some samples "
+                    "are trained on twice per epoch and others never; unequal slices make the ranks run different "
+                    "numbers of steps and hang at the last all-reduce."
+                ),
+                fix="DistributedSampler(dataset, num_replicas=dist.get_world_size(), rank=dist.get_rank())  # same dataset and seed on every rank",
+                area=AREA,
+            )
+        )
+    fixed = [rank for rank, s in enumerate(shards) if len(s.epoch0) > 1 and s.epoch0 == s.epoch1]
+    if fixed:
+        problems.append(
+            Finding(
+                id="sampler-order-fixed",
+                severity=Severity.ERROR,
+                title=f"sharding: set_epoch(1) did not change the sample order of {_which(fixed)}",
+                evidence={"ranks": fixed, "first_indices_epoch0": list(shards[fixed[0]].epoch0[:8]), **_injected(results)},
+                why="Without a new order every epoch, each rank sees its samples in the same sequence every epoch, which hurts convergence.",
+                fix="sampler.set_epoch(epoch)   # first line of every epoch, before iterating the DataLoader",
+                area=AREA,
+            )
+        )
+    if problems:
+        return _failed(name, problems)
+    repeats_without = all(s.unset0 == s.unset1 for s in shards)
+    pad_note = f" (+{padded} repeated to even out the shards)" if padded else ""
+    detail = (
+        f"{plural(world, 'rank')} × {lengths[0]} indices: disjoint, cover all {n}{pad_note}; set_epoch(1) reorders each shard"
+        + (", and without set_epoch epoch 1 repeats epoch 0's order" if repeats_without else "")
+    )
+    return _passed(
+        name,
+        detail,
+        ok(
+            "smoke-sharding",
+            f"sharding: {detail}",
+            AREA,
+            dataset_size=n,
+            samples_per_rank=lengths[0],
+            padding=padded,
+            order_repeats_without_set_epoch=repeats_without,
+        ),
+    )
+
+
+# ---------------------------------------------------------------- learning
+def verify_learning(results: Sequence[RankReport], factor: float = LEARNING_FACTOR) -> Verification:
+    name = "learning"
+    rows = []
+    for r in results:
+        ln = r.learning
+        final = ln.final_loss
+        if not math.isfinite(final):
+            got = 0.0  # diverged to inf/NaN: the worst possible outcome
+        else:
+            got = ln.initial_loss / final if final > 0 else float("inf")
+        rows.append((r.rank, ln.initial_loss, ln.final_loss, got))
+    worst = min(rows, key=lambda row: row[3])
+    rank, initial, final, got = worst
+    steps = results[0].throughput.steps
+    if got >= factor:
+        detail = f"eval loss {_fmt(initial)} → {_fmt(final)} in {steps} steps: {_fmt(got)}× lower (≥ {factor:g}× required; the teacher's loss is 0)"
+        return _passed(name, detail, ok("smoke-learning", f"learning: {detail}", AREA, initial_loss=initial, final_loss=final, factor=got, required=factor))
+    rose = final > initial
+    blew_up = not math.isfinite(final)
+    return _failed(
+        name,
+        [
+            Finding(
+                id="loss-not-falling",
+                severity=Severity.ERROR,
+                title=(
+                    f"learning: rank {rank}'s evaluation loss became {final} in {steps} steps (from {_fmt(initial)})"
+                    if blew_up
+                    else f"learning: rank {rank}'s evaluation loss {'rose' if rose else 'fell only'} "
+                    f"{_fmt(got if not rose else final / initial)}× ({_fmt(initial)} → {_fmt(final)}) in {steps} steps; "
+                    f"≥ {factor:g}× required"
+                ),
+                evidence={
+                    "rank": rank,
+                    "initial_loss": initial,
+                    "final_loss": final,
+                    "factor": got,
+                    "required": factor,
+                    "steps": steps,
+                    "per_rank_factor": {row[0]: round(row[3], 3) for row in rows},
+                    **_injected(results),
+                },
+                why=(
+                    "The reference job learns a linear teacher that the model can fit exactly; when its loss does not fall, "
+                    "the updates reaching the optimizer are wrong (a broken all-reduce, AMP overflow) or the run was too short."
+                ),
+                fix=f"gpudoctor train-smoke --steps {max(2 * steps, 200)}   # still failing: read the gradient-averaging line",
+                area=AREA,
+            )
+        ],
+    )
+
+
+# ---------------------------------------------------------------- synchronisation
+def _consensus(values: list) -> object:
+    """The value most ranks hold; on a tie, rank 0's (the rank that saves the checkpoint)."""
+    counts = Counter(values)
+    top = max(counts.values())
+    return values[0] if counts[values[0]] == top else next(v for v in values if counts[v] == top)
+
+
+def verify_synchronisation(results: Sequence[RankReport]) -> Verification:
+    name = "synchronisation"
+    world = len(results)
+    points = [r.sync.checkpoints for r in results]
+    steps = [step for step, _ in points[0]]
+    first_step = None
+    diverged: set[int] = set()
+    for i, step in enumerate(steps):
+        held = [pts[i][1] if i < len(pts) else None for pts in points]
+        agreed = _consensus(held)
+        odd = {r.rank for r, digest in zip(results, held) if digest != agreed}
+        if odd and first_step is None:
+            first_step = step
+        diverged |= odd
+    first_param = first_rank = None
+    for pname in results[0].sync.params:
+        held = [r.sync.params.get(pname) for r in results]
+        agreed = _consensus(held)
+        odd_ranks = [r.rank for r, digest in zip(results, held) if digest != agreed]
+        if odd_ranks:
+            first_param, first_rank = pname, odd_ranks[0]
+            diverged |= set(odd_ranks)
+            break
+    spread = results[0].sync.spread
+    worst = max(spread.values(), default=0.0)
+    if not diverged and worst == 0.0:
+        detail = (
+            f"{plural(world, 'rank')} bit-identical at steps {', '.join(map(str, steps))} (sha256 of every parameter)"
+            if world > 1
+            else f"1 rank: digests taken at steps {', '.join(map(str, steps))}, nothing to compare"
+        )
+        return _passed(name, detail, ok("smoke-sync", f"synchronisation: {detail}", AREA, sync_points=steps, ranks=world))
+    ranks = sorted(diverged) or [0]
+    where = f"from step {first_step}" if first_step is not None else "after training"
+    gap = spread.get(first_param, worst) if first_param else worst
+    return _failed(
+        name,
+        [
+            Finding(
+                id="ranks-diverged",
+                severity=Severity.ERROR,
+                title=(
+                    f"synchronisation: {_which(ranks)} {'holds' if len(ranks) == 1 else 'hold'} different parameters from the other ranks {where}; "
+                    f"first diverged parameter {first_param!r} on rank {first_rank}, max |difference| {gap:.3g}"
+                ),
+                evidence={
+                    "diverged_ranks": ranks,
+                    "first_diverged_step": first_step,
+                    "sync_points": steps,
+                    "first_parameter": first_param,
+                    "rank": first_rank,
+                    "max_abs_difference": gap,
+                    "max_abs_difference_any_parameter": worst,
+                    **_injected(results),
+                },
+                why=(
+                    "DDP keeps replicas identical only if every rank applies the same averaged gradient: a rank that "
+                    "steps under no_sync(), edits its gradients after the all-reduce, or has its own optimizer state "
+                    "drifts away, and the model saved from rank 0 is not the one the others trained."
+                ),
+                fix="with model.no_sync() if (i + 1) % accum_steps else contextlib.nullcontext():   # leave no_sync() on the step that calls optimizer.step()",
+                area=AREA,
+            )
+        ],
+    )
+
+
+# ---------------------------------------------------------------- gradient averaging
+def verify_gradient_averaging(results: Sequence[RankReport]) -> Verification:
+    name = "gradient-averaging"
+    g = results[0].gradient
+    if g is None:
+        return Verification(name, None, "not run: rank 0 returned no gradient check")
+    world, batch = g.ranks, g.batch_per_rank
+    rel, tol = g.relative_error, g.tolerance
+    if rel <= tol:
+        detail = f"{plural(world, 'rank')} × batch {batch} == 1 process × batch {g.reference_batch}: relative error {rel:.2g} ≤ {tol:g}"
+        return _passed(
+            name,
+            detail,
+            ok("smoke-gradient-averaging", f"gradient-averaging: {detail}", AREA, relative_error=rel, tolerance=tol, max_abs_diff=g.max_abs_diff),
+        )
+    return _failed(
+        name,
+        [
+            Finding(
+                id="gradient-average-wrong",
+                severity=Severity.ERROR,
+                title=(
+                    f"gradient-averaging: {world} ranks × batch {batch} moved the parameters differently from 1 process on "
+                    f"{g.reference_batch} samples: relative error {rel:.3g} > {tol:g} (worst: {g.worst_param!r})"
+                ),
+                evidence={
+                    "relative_error": rel,
+                    "tolerance": tol,
+                    "max_abs_diff": g.max_abs_diff,
+                    "max_update": g.max_update,
+                    "worst_parameter": g.worst_param,
+                    "per_parameter_diff": g.per_param,
+                    "ranks": world,
+                    "batch_per_rank": batch,
+                    "checked_on": "rank 0",
+                    **_injected(results),
+                },
+                why=(
+                    "DDP's promise is that N ranks with batch B take the same step as one process with the N*B batch; "
+                    "it breaks when ranks scale their loss differently, edit gradients before the all-reduce, or a comm "
+                    "hook sums without dividing by the world size."
+                ),
+                fix="loss = criterion(output, target)   # the same mean-reduced loss on every rank; no per-rank scaling or gradient edits before backward() returns",
+                area=AREA,
+            )
+        ],
+    )
+
+
+# ---------------------------------------------------------------- checkpoint
+def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
+    name = "checkpoint"
+    c0 = results[0].checkpoint
+    path = c0.path
+    keys = c0.keys
+    writers = {r.rank: len(r.checkpoint.wrote) for r in results}
+    problems: list[Finding] = []
+    extra = {rank: n for rank, n in writers.items() if (n if rank else n - 1)}
+    clobbered = c0.sha256_at_end != c0.sha256
+    if extra or clobbered:
+        others = sorted(rank for rank in extra if rank != 0)
+        at_end = list(c0.keys_at_end)
+        problems.append(
+            Finding(
+                id="checkpoint-written-by-many",
+                severity=Severity.ERROR,
+                title=(
+                    f"checkpoint: {_which(others or sorted(extra))} also wrote {path}"
+                    + ("; the file on disk is no longer the one rank 0 saved" if clobbered else "")
+                ),
+                evidence={
+                    "path": path,
+                    "files_written_per_rank": writers,
+                    "rank0_sha256": c0.sha256,
+                    "sha256_at_end": c0.sha256_at_end,
+                    **({"keys_at_end": at_end} if at_end else {}),
+                    **({"module_prefixed_at_end": sum(k.startswith("module.") for k in at_end)} if at_end else {}),
+                    **_injected(results),
+                },
+                why=(
+                    "Every rank that saves writes the same file at the same time: the writes race, the last one wins "
+                    "and may be a half-written or a differently wrapped state_dict; N ranks also cost N times the I/O."
+                ),
+                fix="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier() before any rank reads it",
+                area=AREA,
+            )
+        )
+    prefixed = [k for k in keys if k.startswith("module.")]
+    if prefixed:
+        problems.append(
+            Finding(
+                id="checkpoint-module-prefix",
+                severity=Severity.ERROR,
+                title=f"checkpoint: {len(prefixed)} of {len(keys)} saved keys start with 'module.' (the DDP wrapper was saved)",
+                evidence={"path": path, "prefixed_keys": prefixed[:6], **_injected(results)},
+                why="DDP's state_dict prefixes every key with 'module.'; the plain model cannot load it without renaming every key.",
+                fix="torch.save(model.module.state_dict(), path)",
+                area=AREA,
+            )
+        )
+    diff = c0.output_max_diff
+    load_error = c0.load_error
+    if load_error or diff is None or diff > OUTPUT_TOLERANCE:
+        problems.append(
+            Finding(
+                id="checkpoint-reload-mismatch",
+                severity=Severity.ERROR,
+                title=(
+                    f"checkpoint: reloading {path} into the plain model failed: {load_error}"
+                    if load_error or diff is None
+                    else f"checkpoint: the reloaded model's outputs differ from the live model's by {diff:.3g} > {OUTPUT_TOLERANCE:g}"
+                ),
+                evidence={"path": path, "load_error": load_error, "output_max_diff": diff, "tolerance": OUTPUT_TOLERANCE, **_injected(results)},
+                why="A checkpoint that does not reload into the model class, or reloads to different outputs, cannot resume training or serve.",
+                fix="model.load_state_dict(torch.load(path, map_location='cpu', weights_only=True))   # on the plain (unwrapped) model",
+                area=AREA,
+            )
+        )
+    if problems:
+        return _failed(name, problems)
+    detail = (
+        f"only rank 0 wrote model.module.state_dict() ({len(keys)} keys, no 'module.' prefix); "
+        f"it reloads into the plain model with the same outputs (max difference {diff:g})"
+    )
+    return _passed(name, detail, ok("smoke-checkpoint", f"checkpoint: {detail}", AREA, path=path, keys=len(keys), output_max_diff=diff))
+
+
+# ---------------------------------------------------------------- workers
+def verify_workers(results: Sequence[RankReport]) -> Verification | None:
+    """DataLoader worker start-up per epoch, persistent_workers off vs on (only with --num-workers > 0)."""
+    measured = [r.workers for r in results if r.workers is not None]
+    if not measured:
+        return None
+    w = measured[0].num_workers
+    off = mean(s for m in measured for s in m.off.startup_s)
+    on_first = mean(m.on.startup_s[0] for m in measured)
+    later = [s for m in measured for s in m.on.startup_s[1:]]
+    on_later = mean(later) if later else on_first
+    epochs = measured[0].epochs
+    detail = (
+        f"{w} spawned worker{'s' if w != 1 else ''} per rank: {off:.2f} s to the first batch of every epoch with persistent_workers=False; "
+        f"with persistent_workers=True {on_first:.2f} s once, then {on_later:.3f} s per epoch "
+        f"(saves {max(0.0, off - on_later):.2f} s per epoch per rank; {epochs} epochs each)"
+    )
+    finding = Finding(
+        id="dataloader-worker-startup",
+        severity=Severity.INFO,
+        title=f"dataloader-workers: {detail}",
+        evidence={
+            "num_workers": w,
+            "start_method": measured[0].start_method,
+            "startup_s_persistent_off": round(off, 4),
+            "startup_s_persistent_on_first": round(on_first, 4),
+            "startup_s_persistent_on_later": round(on_later, 4),
+            "epoch_s_persistent_off": round(mean(s for m in measured for s in m.off.epoch_s), 4),
+        },
+        why="Under spawn every worker starts a new interpreter, imports torch and unpickles the dataset at every epoch unless the workers persist.",
+        fix=f"DataLoader(dataset, sampler=sampler, num_workers={w}, persistent_workers=True)",
+        area=PERF,
+    )
+    return Verification("dataloader-workers", True, detail, (finding,))
+
+
+# ---------------------------------------------------------------- throughput
+def throughput(results: Sequence[RankReport]) -> dict:
+    """The throughput the JSON carries: per rank, and the job's total."""
+    per_rank: list[dict[str, Any]] = []
+    for r in results:
+        t = r.throughput
+        per_rank.append(
+            {
+                "rank": r.rank,
+                "steps": t.steps,
+                "seconds": t.seconds,
+                "steps_per_s": t.steps_per_s,
+                "samples_per_s": t.samples_per_s,
+            }
+        )
+    slowest = max(t["seconds"] for t in per_rank)
+    steps = min(t["steps"] for t in per_rank)
+    batch = results[0].throughput.batch_size
+    samples = sum(r.throughput.samples for r in results)
+    return {
+        "per_rank": per_rank,
+        "total": {
+            "ranks": len(results),
+            "batch_per_rank": batch,
+            "global_batch": batch * len(results),
+            "steps": steps,
+            "seconds": slowest,
+            # The ranks step in lockstep: the job goes as fast as its slowest rank.
+            "steps_per_s": steps / slowest if slowest > 0 else None,
+            "samples_per_s": samples / slowest if slowest > 0 else None,
+        },
+    }
+
+
+def verify_throughput(tp: dict, device: str) -> Verification:
+    total = tp["total"]
+    detail = (
+        f"{total['steps_per_s']:.1f} steps/s, {total['samples_per_s']:.0f} samples/s in total "
+        f"({plural(total['ranks'], 'rank')} × batch {total['batch_per_rank']} on {device}); per rank "
+        + ", ".join(f"{r['steps_per_s']:.1f}" for r in tp["per_rank"])
+        + " steps/s"
+    )
+    finding = ok(
+        "smoke-throughput",
+        f"throughput: {detail}",
+        PERF,
+        steps_per_s=round(total["steps_per_s"], 2),
+        samples_per_s=round(total["samples_per_s"], 1),
+    )
+    return Verification("throughput", True, detail, (finding,))
+
+
+def verify_all(results: Sequence[RankReport], cfg: SmokeConfig) -> list[Verification]:
+    """Every verification over the gathered per-rank results (ordered by rank)."""
+    results = sorted(results, key=lambda r: r.rank)
+    out = [
+        verify_sharding(results),
+        verify_learning(results),
+        verify_synchronisation(results),
+        verify_gradient_averaging(results),
+        verify_checkpoint(results),
+    ]
+    workers = verify_workers(results)
+    if workers:
+        out.append(workers)
+    out.append(verify_throughput(throughput(results), results[0].device))
+    return out
+
+
+def not_run(reason: str) -> list[Verification]:
+    """The verifications of a job that did not finish: none of them can be judged."""
+    return [Verification(name, None, f"not run: {reason}") for name in NAMES]

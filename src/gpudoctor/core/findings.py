@@ -1,0 +1,112 @@
+"""The one vocabulary every command speaks: Severity, Finding, Report."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    OK = "ok"
+    INFO = "info"
+    WARN = "warn"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _ORDER[self]
+
+
+_ORDER = {Severity.OK: 0, Severity.INFO: 1, Severity.WARN: 2, Severity.ERROR: 3}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnosis: what was seen, why it matters, and what to run about it.
+
+    `id` is kebab-case and stable (documented in docs/findings/<id>.md); `area`
+    groups findings in the report. `evidence` holds the raw values seen.
+    """
+
+    id: str
+    severity: Severity
+    title: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    why: str = ""
+    fix: str = ""
+    area: str = "general"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "severity": self.severity.value,
+            "title": self.title,
+            "evidence": self.evidence,
+            "why": self.why,
+            "fix": self.fix,
+            "area": self.area,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+        return cls(
+            id=d["id"],
+            severity=Severity(d["severity"]),
+            title=d.get("title", ""),
+            evidence=dict(d.get("evidence") or {}),
+            why=d.get("why", ""),
+            fix=d.get("fix", ""),
+            area=d.get("area", "general"),
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a command produced: its findings plus command-specific data
+    (facts for `check`, results for `allreduce`, ...) that the JSON carries as
+    top-level keys."""
+
+    command: str
+    findings: tuple[Finding, ...]
+    data: dict[str, Any] = field(default_factory=dict)
+    # Ctrl-C / SIGTERM stopped the work: the CLI exits 130 whatever was found.
+    # Not in the JSON (the `launch-interrupted` finding says it there).
+    interrupted: bool = False
+    # The signal that stopped it (SIGINT, SIGTERM, SIGHUP); 0 when not known: taken as Ctrl-C.
+    stop_signal: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """No error among the findings: what `--json` calls "ok" and exit code 0 means."""
+        return not self.failed()
+
+    def worst(self) -> Severity:
+        return max((f.severity for f in self.findings), key=lambda s: s.rank, default=Severity.OK)
+
+    def failed(self, strict: bool = False) -> bool:
+        limit = Severity.WARN if strict else Severity.ERROR
+        return self.worst().rank >= limit.rank
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Severity}
+        for f in self.findings:
+            out[f.severity.value] += 1
+        return out
+
+    def to_dict(self, strict: bool = False) -> dict[str, Any]:
+        from gpudoctor.core.version import __version__
+
+        return {
+            "gpudoctor": __version__,
+            "command": self.command,
+            "ok": not self.failed(strict),
+            "findings": [f.to_dict() for f in self.findings],
+            **self.data,
+        }
+
+
+
+def ok(id: str, title: str, area: str, **evidence: Any) -> Finding:
+    """A passed check: a line with a tick and the evidence behind it."""
+    return Finding(id=id, severity=Severity.OK, title=title, evidence=evidence, area=area)

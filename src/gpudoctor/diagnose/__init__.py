@@ -1,6 +1,0 @@
-"""gpudoctor diagnose: read a log (a file, a paste on stdin, or a job's run folder)
-and say what failed first, what it caused, and what to do about it."""
-
-from gpudoctor.api import make_callable
-
-make_callable(__name__, "diagnose")  # gpudoctor.diagnose(text) is the API's diagnose()

@@ -1,0 +1,257 @@
+"""The supervisor's side of the hang & crash doctor: read what the ranks publish
+in the run folder, line their collectives up while the job runs, and say when
+to stop it — a mismatch or a rank waiting for a finished peer at once, a stall
+after `hang_timeout` seconds without collective progress (once every rank's
+stack is in)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+
+from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.collectives import RankState, find_cycle, find_mismatch, find_uneven
+from gpudoctor.launch import rundir as run_folder
+from gpudoctor.launch.rank import STARTING_STAGES, read_progress
+from gpudoctor.launch.supervisor import STARTUP_LIMIT_S
+
+READ_S = 0.25  # how often the traces are read
+STACKS_WAIT_S = 3.0  # how long ranks get to answer a stack request
+FAILING_GRACE_S = 3.0  # how long a rank that said it raised gets to exit (supervisor.PEER_GRACE_S)
+
+MISMATCH, UNEVEN, STALL, DEADLOCK = "mismatch", "uneven", "stall", "deadlock"
+# A cycle of blocked ranks is certain once every rank's trace has had time to say it
+# moved on: a moving rank publishes at least every collective_trace.PUBLISH_MOVING_S.
+DEADLOCK_CONFIRM_S = 2.5
+DEFAULT_HANG_TIMEOUT_S = 600.0
+
+
+def rank_states(
+    traces: Mapping[int, run_folder.RankTrace],
+    returncodes: Mapping[int, int | None],
+    stages: Mapping[int, str] | None = None,
+) -> list[RankState]:
+    """The ranks as the analysis sees them: a rank that ended has ended "finished"
+    (exit 0) or "failed", and its last call counts even when it died before publishing it.
+    `stages`: the launcher's stage of each rank ("rendezvous" while in init_process_group)."""
+    out = []
+    for rank in sorted(traces):
+        t = traces[rank]
+        rc = returncodes.get(rank)
+        ended = "" if rank not in returncodes else ("finished" if rc == 0 else "failed")
+        records = t.all_records() if ended else t.records
+        out.append(RankState(rank, tuple(records), ended, t.stack, (stages or {}).get(rank, "")))
+    return out
+
+
+def _starting(state: RankState, stages: Mapping[int, str]) -> bool:
+    """Still starting by its heartbeat, and no collective yet to say otherwise."""
+    return state.rank in stages and stages[state.rank] in STARTING_STAGES and not state.records
+
+
+def read_stages(run_dir: str, nproc: int) -> dict[int, str]:
+    return {r: read_progress(run_dir, r)[1] for r in range(nproc)}
+
+
+class CollectiveWatch:
+    def __init__(self, run_dir: str, nproc: int, hang_timeout: float | None = DEFAULT_HANG_TIMEOUT_S):
+        self.run_dir = run_dir
+        self.nproc = nproc
+        self.hang_timeout = hang_timeout or None
+        self.next_read = 0.0
+        self.progress_key: object = None
+        self.last_progress = 0.0
+        self.asked_stacks_at: float | None = None
+        self.reason: str | None = None
+        self.stalled_s: float = 0.0
+        self.traces: dict[int, run_folder.RankTrace] = {}
+        self.stamps: dict[int, int] = {}
+        self.seen: object = None
+        self.states: list[RankState] = []
+        self.failing_since: float | None = None
+        self.asked_after_crash = False
+        self.cycle: tuple | None = None  # the blocked calls of a deadlock seen, and since when
+        self.cycle_since = 0.0
+
+    def read(self) -> dict[int, run_folder.RankTrace]:
+        """Each rank's trace, parsed again only when the rank published a new one."""
+        for r in range(self.nproc):
+            try:
+                stamp = os.stat(run_folder.trace_path(self.run_dir, r)).st_mtime_ns
+            except OSError:
+                stamp = 0
+            if r not in self.traces or self.stamps.get(r) != stamp:
+                self.stamps[r] = stamp
+                self.traces[r] = run_folder.read_trace(self.run_dir, r, with_current=False)
+        return dict(self.traces)
+
+    def tick(self, now: float, returncodes: Mapping[int, int | None]) -> str | None:
+        """Called by the supervisor's loop; the reason to stop the job, or None.
+        `returncodes`: the ranks that have ended, with their exit codes."""
+        if now < self.next_read:
+            return None
+        self.next_read = now + READ_S
+        if self.asked_stacks_at is not None:
+            return self._stacks_in(now, returncodes)
+        if any(rc not in (0, None) for rc in returncodes.values()):
+            # A crash: the supervisor's own path reports it. The ranks still running are
+            # stopped a few seconds later (supervisor.PEER_GRACE_S): their stacks, taken
+            # now, say where each one was (a straggler's own line, a victim's wait).
+            if not self.asked_after_crash:
+                self.asked_after_crash = True
+                self.request_stacks([r for r in range(self.nproc) if r not in returncodes])
+            return None
+        traces = self.read()
+        if self._failing(now, traces, returncodes):
+            return None  # a crash on its way out: its exit, then the same path, reports it
+        stages = self.stages()
+        seen = (tuple(sorted(self.stamps.items())), tuple(sorted(returncodes.items())), tuple(sorted(stages.items())))
+        if seen != self.seen:
+            self.seen = seen
+            self.states = rank_states(traces, returncodes, stages)
+            verdict = self._judge(self.states, returncodes)
+            if verdict:
+                return verdict
+        if self._deadlocked(now, self.states):
+            self.reason = DEADLOCK
+            return DEADLOCK
+        if now < STARTUP_LIMIT_S and any(_starting(s, stages) for s in self.states if s.rank not in returncodes):
+            self.progress_key = None  # a rank still starting (Python, import torch) holds no one up yet
+            return None
+        return self._stall(now, self.states, returncodes)
+
+    def _deadlocked(self, now: float, states: list[RankState]) -> bool:
+        """The same cycle of blocked calls for DEADLOCK_CONFIRM_S."""
+        cycle = find_cycle(states)
+        key = tuple((s.rank, s.waiting()) for s in cycle) if cycle else None
+        if key != self.cycle:
+            self.cycle, self.cycle_since = key, now
+            return False
+        return key is not None and now - self.cycle_since >= DEADLOCK_CONFIRM_S
+
+    def _failing(self, now: float, traces: Mapping[int, run_folder.RankTrace], returncodes: Mapping[int, int | None]) -> bool:
+        """A live rank whose trace says it raised (or called os._exit with an error) is
+        a crash whose process has not ended yet (its traceback, the interpreter's
+        teardown): read now, it would pass for a rank waiting in its collective. It
+        gets FAILING_GRACE_S to end before the watch judges without it."""
+        failing = any(
+            r not in returncodes and t.exit is not None and (t.exit.how == "exception" or (t.exit.how in ("os._exit", "sys.exit") and t.exit.code))
+            for r, t in traces.items()
+        )
+        if not failing:
+            self.failing_since = None
+            return False
+        if self.failing_since is None:
+            self.failing_since = now
+        return now - self.failing_since < FAILING_GRACE_S
+
+    def _judge(self, states: list[RankState], returncodes: Mapping[int, int | None]) -> str | None:
+        if find_mismatch(states):
+            self.reason = MISMATCH
+            return MISMATCH
+        if returncodes and find_uneven(states):
+            self.reason = UNEVEN
+            return UNEVEN
+        return None
+
+    def _stall(self, now: float, states: list[RankState], returncodes: Mapping[int, int | None]) -> str | None:
+        key = tuple(
+            (s.rank, s.stage, len(s.records), tuple((r.seq, r.state) for r in s.records[-2:])) for s in states
+        )
+        if key != self.progress_key:
+            self.progress_key = key
+            self.last_progress = now
+            return None
+        waiting = any(s.blocked() for s in states)
+        if self.hang_timeout and waiting and now - self.last_progress >= self.hang_timeout:
+            self.stalled_s = now - self.last_progress
+            self.asked_stacks_at = now
+            self.request_stacks([r for r in range(self.nproc) if r not in returncodes])
+        return None
+
+    def stages(self) -> dict[int, str]:
+        return read_stages(self.run_dir, self.nproc)
+
+    def request_stacks(self, ranks: list[int]) -> None:
+        """Ask these ranks for every thread's stack (they answer within ~0.5 s)."""
+        for rank in ranks:
+            try:
+                with open(run_folder.request_path(self.run_dir, rank), "w"):
+                    pass
+            except OSError:
+                pass
+
+    def answered(self, ranks: list[int]) -> bool:
+        return all(os.path.exists(run_folder.stacks_path(self.run_dir, r)) for r in ranks)
+
+    def _stacks_in(self, now: float, returncodes: Mapping[int, int | None]) -> str | None:
+        assert self.asked_stacks_at is not None
+        live = [r for r in range(self.nproc) if r not in returncodes]
+        if self.answered(live) or now - self.asked_stacks_at >= STACKS_WAIT_S:
+            self.reason = STALL
+            return STALL
+        return None
+
+
+def read_traces(run_dir: str, nproc: int) -> dict[int, run_folder.RankTrace]:
+    return {r: run_folder.read_trace(run_dir, r) for r in range(nproc)}
+
+
+def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None = None):
+    """After the job: every rank's trace, stacks and ending -> one JobDiagnosis."""
+    from gpudoctor.knowledge.collectives import analyze
+    from gpudoctor.hang.verdict import diagnose_job
+
+    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
+    # Ranks gpudoctor stopped were still running: only those that ended by themselves have ended.
+    ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
+    states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
+    reason = result.diagnosed
+    stalled = watch.stalled_s if watch is not None and reason == STALL else None
+    if result.timed_out and not reason:
+        stalled = result.timeout_s  # the --timeout watchdog: where every rank stood when it fired
+    return diagnose_job(result, traces, analyze(states, stalled_s=stalled), reason, gpus)
+
+
+def collective_findings(result) -> list:
+    """For the ranks of allreduce / train-smoke: what lining their traces up says
+    when the job was stopped for a collective problem or by the watchdog (the
+    ranks' stacks then come from the SIGUSR1 dump at the end of their stderr)."""
+    from gpudoctor.knowledge.collectives import analyze
+
+    if not (result.diagnosed or result.timed_out):
+        return []
+    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
+    ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
+    stalled = result.timeout_s if result.timed_out else None
+    found = analyze(rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks))), stalled_s=stalled)
+    if result.timed_out and not result.diagnosed:
+        # The watchdog's own finding (rank-hung) is the error; this says where every rank stood.
+        found = [dataclasses.replace(f, severity=Severity.WARN) for f in found]
+    return found
+
+
+def _with_dumped_stacks(result, traces: dict[int, run_folder.RankTrace]) -> dict[int, run_folder.RankTrace]:
+    """A rank that did not answer a stack request in the run folder may have printed
+    its stacks for the watchdog's SIGUSR1 (faulthandler, at the end of its stderr)."""
+    if not result.timed_out:
+        return traces
+    for o in result.ranks:
+        t = traces.get(o.rank)
+        if t is not None and not t.stack:
+            dumped = run_folder.trace_from_payload(o.rank, None, _last_dump(o.stderr_path))
+            traces[o.rank] = dataclasses.replace(t, stack=dumped.stack, stacks_text=dumped.stacks_text)
+    return traces
+
+
+def _last_dump(path: str) -> str:
+    """The last faulthandler dump in a rank's stderr (its stacks, every thread)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()[-65536:]
+    except OSError:
+        return ""
+    start = text.rfind("Thread 0x")
+    first = text.rfind("\n\n", 0, start) if start >= 0 else -1
+    return text[first + 2 :] if start >= 0 else ""

@@ -1,0 +1,551 @@
+"""Matched lines -> findings told as a story: the cause first, then what it caused.
+
+`Diagnosis` is fed one candidate line at a time (it never holds the log), keeps
+a small summary per pattern, and at the end orders the findings: root causes by
+first appearance, then the consequences they explain, then consequences whose
+cause is not in the log, then harmless lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Optional
+
+from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.knowledge.lines import LogLine, segments
+from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
+from gpudoctor.knowledge.patterns import ALL, BY_ID
+from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
+from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognised_why
+
+# torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
+SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
+GATE = needle_gate(ALL)
+# A pattern whose lines are only progress when the other one is seen later.
+RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed"}
+MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
+DIGIT_BYTES = b"0123456789"
+# Lines whose numbers can change what they mean ("exit code 0" / "exit code 1"): never skipped as repeats.
+NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_size", "worker_count", "retr", "attempt")
+
+# Findings that only say "an exception" / "a failure" without knowing it: callers that want
+# the meaning of a rank's output (run, the launcher) skip them.
+GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
+AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
+SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
+EVIDENCE_CHARS = 300
+
+# Consequences whose cause is not in the log are told in this order: the loss of a
+# peer first, then the timeouts it leads to, then the launcher's summaries.
+CONSEQUENCE_ORDER = (
+    "nccl-remote-error",
+    "nccl-peer-closed",
+    "gloo-peer-closed",
+    "dataloader-worker-exited",
+    "store-socket-timeout",
+    "nccl-watchdog-timeout",
+    "nccl-timeout-dump-signal",
+    "gloo-collective-timeout",
+    "nccl-heartbeat-stuck",
+    "nccl-process-teardown",
+    "launcher-sigabrt",
+    "slurm-task-failed",
+    "torchrun-root-cause",
+    "torchrun-child-failed",
+    "torchrun-stopping-workers",
+)
+
+
+@dataclass
+class Hit:
+    line: int
+    source: str
+    where: LogLine
+    fields: dict
+    time: str = ""  # the line's own timestamp, when it has one
+
+    def show(self) -> str:
+        origin = self.where.where()
+        text = self.where.text
+        if len(text) > EVIDENCE_CHARS:
+            text = text[: EVIDENCE_CHARS - 1] + "…"
+        src = f"{self.source}:" if self.source else "line "
+        return f"{src}{self.line}" + (f" [{origin}]" if origin else "") + f": {text}"
+
+
+@dataclass
+class Seen:
+    """What one pattern matched in the whole log."""
+
+    pattern: Pattern
+    order: int  # position of its first hit among all hits
+    first: Hit
+    count: int = 0
+    samples: list[Hit] = field(default_factory=list)
+    ranks: set = field(default_factory=set)
+    nodes: set = field(default_factory=set)
+    by_rank: dict = field(default_factory=dict)  # rank -> fields of its first hit
+
+    def add(self, hit: Hit) -> None:
+        self.count += 1
+        r, n = hit.where.rank, hit.where.node
+        new_rank = r is not None and r not in self.ranks
+        if r is not None:
+            self.ranks.add(r)
+            self.by_rank.setdefault(r, hit.fields)
+        if n:
+            self.nodes.add(n)
+        if len(self.samples) < SAMPLES and (new_rank or not self.samples or r is None):
+            self.samples.append(hit)
+
+
+class Diagnosis:
+    """Feed it lines (`feed` / `feed_line`), then ask for `findings()`."""
+
+    def __init__(self, patterns: Iterable[Pattern] = ALL) -> None:
+        self.patterns = tuple(patterns)
+        self.gate = GATE if self.patterns == ALL else needle_gate(self.patterns)
+        self.recorded: dict[str, Seen] = {}  # what the patterns matched
+        self.told: dict[str, Seen] = {}  # the same, settled with the signs (`seen`)
+        self.lines = 0
+        self.hits = 0
+        self.all_ranks: set[int] = set()
+        self.sources: list[str] = []
+        # the rank a whole input belongs to (a per-rank log file), for lines that do not say
+        self.default_rank: Optional[int] = None
+        # signs of failure read from the log's shape (tracebacks, signals, exits), whatever the patterns know
+        self.signs = Signs()
+        self.quiet: set[bytes] = set()  # raw lines, without their digits, that told nothing
+        self.noise: dict[bytes, Seen] = {}  # raw lines, without digits, of harmless noise already sampled
+        self.last: Seen  # the pattern seen last (set by record)
+        self.known: dict[str, tuple[Pattern, ...]] = {}  # text -> the patterns it matched
+        self.settled_at = -1  # self.hits when the signs were last turned into a Seen
+
+    # -- input -------------------------------------------------------------
+    def feed_line(self, raw: str, line: int, source: str = "", following: Optional[Callable[[int], list[str]]] = None) -> None:
+        """One physical line that may hold a failure (the caller's prefilter said so).
+
+        A log repeats its lines with only the numbers changed (a warning per step, per rank):
+        a line that told nothing the last time is skipped, and a repeated harmless line is
+        only counted."""
+        key = raw.encode("utf-8", "surrogateescape").translate(None, DIGIT_BYTES)
+        if key in self.quiet:
+            return
+        again = self.noise.get(key)
+        if again is not None:
+            again.count += 1
+            return
+        hits, events = self.hits, self.signs.events
+        self.read_line(raw, line, source, following)
+        if self.signs.events != events:
+            return  # not remembered: what the line said matters next time too
+        if len(self.quiet) + len(self.noise) > MEMO:
+            self.quiet.clear()
+            self.noise.clear()
+        if self.hits == hits:
+            low = raw.lower()
+            if not any(word in low for word in NUMBERS_MATTER):  # "exit code 0" told nothing, "exit code 1" will
+                self.quiet.add(key)
+        elif self.hits == hits + 1 and self.last.pattern.role == HARMLESS and len(self.last.samples) >= SAMPLES:
+            self.noise[key] = self.last
+
+    def read_line(self, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
+        for msg in segments(raw):
+            if msg.rank is None and self.default_rank is not None:
+                msg = LogLine(msg.text, self.default_rank, msg.local_rank, msg.node)
+            if msg.rank is not None:
+                self.all_ranks.add(msg.rank)
+            if msg.is_source():
+                continue
+            self.signs.see(msg, raw, line, source, following)
+            for p, m in self.matches(msg.text):
+                context: list[str] = []
+                if p.context_after and following is not None:
+                    context = [seg.text for raw_next in following(p.context_after) for seg in segments(raw_next)]
+                values = (p.fields or groups)(m, context)
+                p = self.refine(p, values, msg)
+                where = msg
+                if p.id == "torchrun-root-cause" and values.get("rank", "").isdigit():
+                    where = LogLine(msg.text, int(values["rank"]), msg.local_rank, values.get("host") or msg.node)
+                self.record(p, Hit(line, source, where, values, time_of(raw)))
+                self.signs.claim(msg, line, p.id)
+                signal = SIGNAL_EXITCODES.get(str(values.get("exitcode", ""))) if p.id == "torchrun-root-cause" else None
+                if signal and signal in BY_ID and signal not in self.recorded:
+                    self.record(BY_ID[signal], Hit(line, source, where, values))
+
+    def matches(self, text: str) -> list[tuple[Pattern, re.Match]]:
+        """The pattern that claims a message (the first in precedence order) and, when that is a
+        consequence whose line quotes its cause ("watchdog ... exception: CUDA error: ..."),
+        the cause's pattern too. Logs repeat their lines: what a text matched is remembered
+        (exactly); a text with no needle of any pattern costs one search (`GATE`)."""
+        known = self.known.get(text)
+        if known is None:
+            known = self.first_matches(text)
+            if not known:
+                return []
+            if len(self.known) > MEMO:
+                self.known.clear()
+            self.known[text] = known
+        out = []
+        for p in known:
+            m = p.regex.search(text)
+            if m is not None:
+                out.append((p, m))
+        return out
+
+    def first_matches(self, text: str) -> tuple[Pattern, ...]:
+        if self.gate.search(text) is None:
+            return ()  # no needle of any pattern: nothing to try
+        found: list[Pattern] = []
+        start = 0
+        for p in self.patterns:
+            if found and (p.role != CAUSE or p.id in GENERIC_FINDINGS):
+                continue  # after a consequence: only a specific cause it quotes
+            m = p.match(text)
+            if m is None:
+                continue
+            if found and m.start() <= start:
+                continue  # a wrapper around the consequence ("NCCL error in: ..., remote process exited"), not a cause it quotes
+            found.append(p)
+            start = m.start()
+            if p.role != CONSEQUENCE or len(found) == 2:
+                break
+        return tuple(found)
+
+    def feed(self, lines: Iterable[str], source: str = "") -> None:
+        """Every line of a text (no prefilter: for short texts such as a rank's stderr)."""
+        buffered = list(lines)
+
+        def after(i: int) -> Callable[[int], list[str]]:
+            return lambda n: buffered[i + 1 : i + 1 + n]
+
+        for i, raw in enumerate(buffered):
+            self.lines += 1
+            self.feed_line(raw, i + 1, source, after(i))
+
+    def refine(self, p: Pattern, values: dict, msg: LogLine) -> Pattern:
+        """What only the line's origin tells: an out-of-memory on GPU 0 reported by
+        another rank means that rank put a context on GPU 0; a CPU tensor refused by NCCL
+        inside DistributedDataParallel's constructor is the model left on the CPU."""
+        if p.id == "cuda-oom" and "0" in (values.get("gpu"), values.get("gpu_old")):
+            if (msg.rank or 0) != 0 or (msg.local_rank or 0) != 0:
+                return BY_ID["cuda-oom-gpu0-other-ranks"]
+        if p.id == "store-barrier-waiting" and int(values.get("joined", 0)) > int(values.get("world_size", 0)):
+            return BY_ID["store-barrier-extra-ranks"]
+        if p.id == "nccl-tensor-not-cuda":
+            sign = self.signs.exception_at(msg)
+            if sign is not None and any(f.in_ddp_constructor() for f in sign.frames):
+                return BY_ID["ddp-model-on-cpu"]
+        return p
+
+    def record(self, p: Pattern, hit: Hit) -> None:
+        seen = self.recorded.get(p.id)
+        if seen is None:
+            seen = self.recorded[p.id] = Seen(p, self.hits, hit)
+        seen.add(hit)
+        self.hits += 1
+        self.last = seen
+
+    # -- the story -----------------------------------------------------------
+    def explained_by(self, seen: Seen) -> Optional[Seen]:
+        """The pattern in this log that explains `seen`, if any."""
+        for after in seen.pattern.after:
+            if after == "*":
+                causes = [s for s in self.seen.values() if s.pattern.role == CAUSE and s is not seen and s.pattern.severity is Severity.ERROR]
+                causes = [s for s in causes if not any(a != "*" and a in self.seen for a in s.pattern.after)]
+                if causes:
+                    return min(causes, key=lambda s: s.order)
+            elif after in self.seen and after != seen.pattern.id:
+                return self.seen[after]
+        return None
+
+    @property
+    def seen(self) -> dict[str, Seen]:
+        """What the log shows, per finding id: the patterns' matches settled with the signs."""
+        self.settle()
+        return self.told
+
+    def settle(self) -> None:
+        """Before the story is told: a failure the log shows but no cause pattern explains
+        becomes an honest "unrecognised failure"; so does a Python exception that was not
+        raised in the user's own code (the catch-all may only blame the user's code when
+        the failing frame is theirs and nothing points at the environment)."""
+        if self.settled_at == self.hits + self.signs.count:
+            return
+        self.settled_at = self.hits + self.signs.count
+        told = self.told = dict(self.recorded)
+        for waiting, done in RESOLVED_BY.items():
+            if done in told:
+                told.pop(waiting, None)  # it was only progress
+        generic = told.get("python-exception")
+        if generic is not None:
+            sign = self.signs.exception(generic.first.fields.get("exception", ""), generic.first.where.rank)
+            if sign is None or not sign.users_code_failed():
+                del told["python-exception"]
+                first = Hit(generic.first.line, generic.first.source, generic.first.where, {**generic.first.fields, "sign": sign})
+                told[UNRECOGNISED.id] = Seen(UNRECOGNISED, generic.order, first, generic.count, generic.samples, generic.ranks, generic.nodes, generic.by_rank)
+            return
+        explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in told.values())
+        sign = self.signs.headline()
+        if sign is None or explained:
+            return
+        if any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG:
+            return  # an exit code the launcher's own findings already tell: no second story
+        if sign.users_code_failed():  # an exception no pattern knows, raised in the user's own code: the catch-all
+            catch_all = BY_ID["python-exception"]
+            hit = Hit(sign.line, sign.source, sign.where, {"exception": sign.what, "message": sign.message}, sign.time)
+            seen = Seen(catch_all, -1, hit)
+            seen.add(hit)
+            told[catch_all.id] = seen
+            return
+        hit = Hit(sign.line, sign.source, sign.where, {"sign": sign}, sign.time)
+        seen = Seen(UNRECOGNISED, -1, hit)  # the failure the log shows comes before what it caused
+        seen.add(hit)
+        told[UNRECOGNISED.id] = seen
+
+    def ordered(self) -> list[tuple[Seen, Optional[Seen]]]:
+        """(what was seen, what explains it) in the order to tell it."""
+        explain = {pid: self.explained_by(s) for pid, s in self.seen.items()}
+        roots = sorted(
+            (s for s in self.seen.values() if s.pattern.role == CAUSE and explain[s.pattern.id] is None),
+            key=lambda s: (s.pattern.severity is not Severity.ERROR, s.order),
+        )
+        out: list[tuple[Seen, Optional[Seen]]] = [(s, None) for s in roots]
+        placed = {s.pattern.id for s in roots}
+        # what each placed finding explains, right after the causes, by first appearance
+        rest = sorted((s for s in self.seen.values() if s.pattern.id not in placed and explain[s.pattern.id] is not None), key=lambda s: s.order)
+        out += [(s, explain[s.pattern.id]) for s in rest]
+        placed |= {s.pattern.id for s in rest}
+        rank_of = {pid: i for i, pid in enumerate(CONSEQUENCE_ORDER)}
+        orphans = sorted(
+            (s for s in self.seen.values() if s.pattern.id not in placed and s.pattern.role == CONSEQUENCE),
+            key=lambda s: (rank_of.get(s.pattern.id, len(rank_of)), s.order),
+        )
+        if orphans and not roots:
+            # no cause in the log: the first consequence heads the story, the rest follow from it
+            out += [(orphans[0], None)] + [(s, orphans[0]) for s in orphans[1:]]
+        else:
+            out += [(s, None) for s in orphans]
+        placed |= {s.pattern.id for s in orphans}
+        out += sorted(((s, None) for s in self.seen.values() if s.pattern.id not in placed), key=lambda t: t[0].order)
+        return out
+
+    def has_cause(self) -> bool:
+        return any(s.pattern.role == CAUSE for s in self.seen.values())
+
+    def ranks_with_cause(self) -> set[int]:
+        """Ranks whose own failure (a cause-role line) is in the log."""
+        return {r for s in self.seen.values() if s.pattern.role == CAUSE for r in s.ranks}
+
+    def timeout_seconds(self) -> Optional[float]:
+        """How long ranks waited in a collective before the watchdog fired, if the log says."""
+        seen = self.seen.get("nccl-watchdog-timeout")
+        ran = seen.first.fields.get("ran_ms") if seen else None
+        if ran and ran.isdigit():
+            return int(ran) / 1000
+        gloo = self.seen.get("gloo-collective-timeout")
+        ms = gloo.first.fields.get("timeout_ms") if gloo else None
+        return int(ms) / 1000 if ms and ms.isdigit() else None
+
+    def root_cause(self) -> Optional[dict]:
+        """The first failing rank/node: torchrun's Root Cause block when the log has
+        one, else the first line of the headline finding."""
+        story = self.ordered()
+        if not story or story[0][0].pattern.role == HARMLESS:
+            return None
+        if not any(f.severity is Severity.ERROR for f in self.findings()):
+            return None  # warnings only: nothing failed
+        head = story[0][0]
+        out = {"id": head.pattern.id, "line": head.first.line, "role": head.pattern.role}
+        if head.first.source:
+            out["source"] = head.first.source
+        if head.first.time:
+            out["time"] = head.first.time
+        sign = head.first.fields.get("sign") if head.pattern is UNRECOGNISED else self.sign_of(head)
+        if isinstance(sign, Sign):  # what failed, when, and the user's frame
+            out["what"] = sign.what
+            if sign.time:
+                out["time"] = sign.time
+            frame = sign.user_frame()
+            if frame is not None:
+                out["frame"] = frame.short()
+        block = self.seen.get("torchrun-root-cause")
+        own = head.pattern.role == CAUSE and next((h.where.rank for h in head.samples if h.where.rank is not None), None)
+        if str(head.first.fields.get("culprit_rank", "")).isdigit():
+            own = int(head.first.fields["culprit_rank"])  # the line names the rank that failed
+        if block is not None and "rank" in block.first.fields:
+            f = earliest_block(block)
+            if own is None or own is False or own == int(f["rank"]):
+                out.update(rank=int(f["rank"]), node=f.get("host"), exitcode=f.get("exitcode"), reported_by="torchrun Root Cause block")
+                return out
+            out["torchrun_root_cause_rank"] = int(f["rank"])  # the cause's own line names another rank: trust it
+        signal = self.seen.get("nccl-timeout-dump-signal")
+        if head.pattern.role == CONSEQUENCE and signal is not None:
+            # torch names the rank whose collective timed out first ("from rank 6" / "this local rank")
+            for hit in signal.samples:
+                origin = hit.fields.get("from_rank") or (hit.where.rank if hit.fields.get("local") else None)
+                if origin is not None:
+                    out.update(rank=int(origin), reported_by="NCCL dump signal (first rank to time out)")
+                    return out
+        first = min((h for h in head.samples if h.where.rank is not None or h.where.node), key=lambda h: (h.source, h.line), default=head.first)
+        if str(first.fields.get("culprit_rank", "")).isdigit():  # the line names the rank that failed, not its own
+            out["rank"] = int(first.fields["culprit_rank"])
+        elif first.where.rank is not None:
+            out["rank"] = first.where.rank
+        elif str(first.fields.get("rank_a", "")).isdigit():  # "Rank 1 is running ...", "rank 3 and rank 0 both on ..."
+            out["rank"] = int(first.fields["rank_a"])
+        elif first.where.local_rank is not None:
+            out["local_rank"] = first.where.local_rank
+        if first.where.node:
+            out["node"] = first.where.node
+        task = self.seen.get("slurm-task-failed")
+        if "node" not in out and task is not None and out.get("rank") is not None:
+            for hit in task.samples:  # srun names the node of each failed task
+                if str(out["rank"]) in hit.fields.get("task", "").split(","):
+                    out["node"] = hit.fields.get("node")
+        return out
+
+    def findings(self) -> list[Finding]:
+        story = self.ordered()
+        head_is_cause = bool(story) and story[0][0].pattern.role == CAUSE
+        # a warning that explains an error is itself an error: it made the job fail
+        # (noise that explains an error, like the store closing at exit, stays noise)
+        fatal = {by.pattern.id for s, by in story if by is not None and s.pattern.severity is Severity.ERROR and by.pattern.role != HARMLESS}
+        hang = bool(story) and story[0][0].pattern.id in ("nccl-watchdog-timeout", "nccl-heartbeat-stuck")
+        if not hang:  # P2P in use is only worth saying when the job hung
+            story = [(s, by) for s, by in story if s.pattern.id != "nccl-p2p-in-use"]
+        return [self.finding(s, by, head_is_cause, s.pattern.id in fatal) for s, by in story]
+
+    def finding(self, seen: Seen, by: Optional[Seen], causes_known: bool, fatal: bool = False) -> Finding:
+        p = seen.pattern
+        severity = Severity.ERROR if fatal else p.severity
+        role = p.role
+        title = p.title
+        ev: dict = {"role": role, "family": p.family}
+        why, fix = p.why, p.fix
+        if p.id == "python-exception" and seen.first.fields.get("exception"):
+            title = f"{title}: {seen.first.fields['exception']}"
+            sign = self.signs.exception(seen.first.fields["exception"], seen.first.where.rank)
+            frame = sign.raised_in() if sign is not None else None
+            if frame is not None:
+                title += f" in your code at {frame.short()}"
+                fix = f"read the traceback: the line that raised is {frame.path}:{frame.line}" + (f" (in {frame.func})" if frame.func else "") + "; fix it there"
+                ev["raised_at"] = f"{frame.path}:{frame.line}"
+        if p is UNRECOGNISED:
+            sign = seen.first.fields.get("sign")
+            exception, message = seen.first.fields.get("exception", ""), seen.first.fields.get("message", "")
+            if sign:
+                title = f"unrecognised failure: {sign.describe()}"
+            else:  # only the exception's line: its message says what failed
+                title = f"unrecognised failure: {exception or 'an exception'}" + (f": {message[:80]}" if message else "")
+                where = seen.first.where.where()
+                title += f" on {where}" if where else ""
+            why, fix = unrecognised_why(sign), next_step(sign, exception, message)
+            if sign is not None:
+                ev.update(sign_evidence(sign))
+        if by is not None:
+            role = ev["role"] = CONSEQUENCE
+            ev["consequence_of"] = by.pattern.id
+            title = f"{title} (a consequence of {by.pattern.id})"
+            if severity is Severity.ERROR:
+                severity = Severity.WARN
+        elif role == CONSEQUENCE and not causes_known:
+            title = f"{title} (its cause is not in this log: look at the other ranks' output)"
+        elif role == HARMLESS:
+            ev["safe_to_ignore"] = p.id != "nccl-p2p-in-use"  # P2P is only shown when the job hung
+        where = seen.first.where.where()
+        if len(seen.ranks) > 1:
+            where = f"ranks {', '.join(str(r) for r in sorted(seen.ranks)[:8])}" + ("…" if len(seen.ranks) > 8 else "")
+        ev["first_line"] = seen.first.line
+        if seen.first.source:
+            ev["source"] = seen.first.source
+        if where and p is not UNRECOGNISED:  # its title already says where
+            title += f" — {where}"
+        if seen.ranks:
+            ev["ranks"] = sorted(seen.ranks)
+        if seen.nodes:
+            ev["nodes"] = sorted(seen.nodes)
+        ev["count"] = seen.count
+        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k != "sign"})
+        if p.id == "nccl-watchdog-timeout":
+            ev.update(self.watchdog_suspects(seen))
+        if p.id in ("nccl-watchdog-timeout", "nccl-heartbeat-stuck") and by is None and "nccl-p2p-in-use" in self.seen:
+            # a hang with no error, between GPUs that talk peer-to-peer: the usual suspect
+            ev["p2p_in_use"] = True
+            fix += "; the GPUs talk peer-to-peer: rerun with NCCL_P2P_DISABLE=1 to rule out a P2P/ACS/IOMMU hang"
+        ev["log"] = "\n".join(h.show() for h in seen.samples)
+        # grouped by role, so the report reads as a story: causes, then consequences, then noise
+        if p is UNRECOGNISED:  # not a pattern: its catalog entry is in catalog/findings/diagnose.py
+            return Finding(id="unrecognised-failure", severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])
+        return Finding(id=p.id, severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])
+
+    def sign_of(self, seen: Seen) -> Optional[Sign]:
+        exc = seen.first.fields.get("exception")
+        return self.signs.exception(exc, seen.first.where.rank) if exc else None
+
+    def watchdog_suspects(self, seen: Seen) -> dict:
+        """Which ranks did not report the timeout, or were at an earlier SeqNum."""
+        out: dict = {}
+        seqs = {r: f.get("SeqNum") for r, f in seen.by_rank.items() if f.get("SeqNum")}
+        if len(set(seqs.values())) > 1:
+            low = min(int(v) for v in seqs.values())
+            out["ranks_behind"] = sorted(r for r, v in seqs.items() if int(v) == low)
+            out["seq_by_rank"] = {str(r): seqs[r] for r in sorted(seqs)}
+        if seen.ranks and self.all_ranks:
+            world = max(self.all_ranks) + 1
+            # a rank that printed only the teardown or the dump signal timed out as well
+            timed_out = set(seen.ranks)
+            for pid in ("nccl-process-teardown", "nccl-timeout-dump-signal", "nccl-heartbeat-stuck"):
+                if pid in self.seen:
+                    timed_out |= self.seen[pid].ranks
+            missing = sorted(set(range(world)) - timed_out)
+            if missing and len(missing) < world:
+                out["ranks_not_reporting"] = missing
+        return out
+
+
+def sign_evidence(sign: Sign) -> dict:
+    """What the log shows of a failure no pattern knows."""
+    ev: dict = {"kind": sign.kind, "what": sign.what}
+    if sign.message and sign.message != sign.text:
+        ev["message"] = sign.message
+    if sign.cause:
+        ev["raised_from"] = sign.cause
+    if sign.time:
+        ev["time"] = sign.time
+    last, mine = sign.raised_in(), sign.user_frame()
+    if last is not None:
+        ev["raised_in"] = f"{last.path}:{last.line}" + (f" in {last.func}" if last.func else "")
+    if mine is not None and mine is not last:
+        ev["your_frame"] = f"{mine.path}:{mine.line}" + (f" in {mine.func}" if mine.func else "")
+    return ev
+
+
+def earliest_block(block: Seen) -> dict:
+    """A multi-node job pasted whole has one Root Cause block per node's torchrun: the
+    first failure of the job is the block with the earliest time, not the first printed."""
+    blocks = [f for f in block.by_rank.values() if "rank" in f] or [block.first.fields]
+    return min(blocks, key=lambda f: f.get("time") or "~")
+
+
+def explain_lines(lines: Iterable[str], source: str = "") -> list[Finding]:
+    """What a piece of output (a rank's stderr, a traceback) means, cause first.
+    The API the launcher and other commands use; nothing when nothing is recognised."""
+    d = Diagnosis()
+    d.feed(lines, source)
+    return d.findings()
+
+
+def only_lost_a_peer(lines: Iterable[str]) -> bool:
+    """True when the output only shows this rank suffering another rank's failure
+    (a closed connection, a timeout, a remote error) and no failure of its own."""
+    d = Diagnosis()
+    d.feed(lines)
+    roles = {s.pattern.role for s in d.seen.values() if s.pattern.role != HARMLESS}
+    return roles == {CONSEQUENCE}
+
+
+def pattern_for(finding_id: str) -> Optional[Pattern]:
+    return BY_ID.get(finding_id)

@@ -1,0 +1,418 @@
+"""Run the rules over files: find the files, read and parse each, run the
+rules whose text test matches, drop suppressed diagnostics. Spreads large
+runs over processes. Raises only for bad input (a missing path, an unknown
+rule id); a bad file is a diagnostic."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import gc
+import multiprocessing
+import os
+import re
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from gpudoctor.linter.model import FileModel, position
+from gpudoctor.linter.notebook import NotNotebook, cell_line, read_notebook, without_cell
+from gpudoctor.linter.project import ModuleFacts, Project, Query, module_facts
+from gpudoctor.linter.rule import ERROR, Diagnostic, Hit, Rule
+from gpudoctor.linter.rules import ALL, BY_ID, CHECKS
+from gpudoctor.linter.source import ALL_RULES, decode, suppressions
+from gpudoctor.core.user_file import SOURCE_CAP, FileRefused, read_capped, regular_stat
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+LINE_REF = re.compile(r"\bline (\d+)\b")
+SKIPPED_DIRS = {"__pycache__", "site-packages", "node_modules", "venv", ".ipynb_checkpoints"}
+SUFFIXES = (".py", ".ipynb")
+# pytest's default test files: `test_*.py`, `*_test.py`, and its `conftest.py`.
+TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)\.(?:py|ipynb)$")
+# Syntax is judged by the interpreter running the linter.
+PYTHON = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+# Tests and the corpus benchmark set this to see rule failures instead of silence.
+RAISE_RULE_ERRORS = False
+# Below this many files one process is faster than starting a pool.
+PARALLEL_FROM = 64
+# A notebook's cells that do not parse are left out, up to this many.
+MAX_SKIPPED_CELLS = 50
+
+
+class UnknownRule(ValueError):
+    pass
+
+
+class MissingPath(ValueError):
+    """A path named on the command line that cannot be linted at all; the message is one line."""
+
+
+# What to do about a file that was not read, by FileRefused.kind.
+NOT_READ_FIX = {
+    "denied": "ls -l FILE  # then chmod u+r FILE, or run as the file's owner",
+    "loop": "ls -l FILE  # follow the links and point one at a real file",
+    "missing": "ls -l FILE  # the link points nowhere: fix or remove it",
+    "not-regular": "copy the source into a regular file and lint that",
+    "directory": "name the .py files inside it, or the directory itself to lint every *.py under it",
+    "too-large": "export GPUDOCTOR_MAX_SOURCE_BYTES=<bytes>  # if the file really is Python to lint",
+}
+
+
+@dataclass(frozen=True)
+class LintResult:
+    diagnostics: tuple[Diagnostic, ...]
+    files: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == ERROR for d in self.diagnostics)
+
+    def failed(self, fail_on: str = "error") -> bool:
+        """The run fails: an error, or with fail_on="warning" any diagnostic."""
+        if fail_on == "never":
+            return False
+        return bool(self.errors) if fail_on == "error" else bool(self.diagnostics)
+
+
+def choose_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
+    """The rules to run. With no `select`, all of them. File problems
+    (syntax-error, unreadable-file) are always reported unless ignored: a
+    file that cannot be read was not checked."""
+    select, ignore = list(select), list(ignore)
+    for rule_id in select + ignore:
+        if rule_id not in BY_ID:
+            raise UnknownRule(rule_id)
+    chosen = [BY_ID[i] for i in select] if select else list(CHECKS)
+    chosen += [r for r in ALL if r not in CHECKS and r not in chosen]
+    return tuple(r for r in chosen if r.id not in ignore)
+
+
+def is_test_file(path: str) -> bool:
+    """A test file by pytest's conventions: rules that do not fit tests skip it."""
+    return bool(TEST_FILE.match(os.path.basename(path)))
+
+
+def python_files(paths: Sequence[str]) -> list[str]:
+    """Files named, plus the `*.py` and `*.ipynb` files under directories
+    named (not in hidden folders, virtualenvs, `__pycache__` or `site-packages`)."""
+    for path in paths:
+        if not os.path.exists(path):
+            if os.path.islink(path):  # a symlink loop or a dangling link is not "no such file"
+                try:
+                    os.stat(path)
+                except OSError as exc:
+                    raise MissingPath(_not_linted(path, exc)) from None
+            raise MissingPath(f"no such file or directory: {path}")
+    found: list[str] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            found.append(path)
+            continue
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(
+                d for d in dirs
+                if not d.startswith(".") and d not in SKIPPED_DIRS
+                and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
+            )
+            found += [os.path.join(root, f) for f in sorted(files) if f.endswith(SUFFIXES)]
+    return list(dict.fromkeys(found))
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One file read: its diagnostics, those that wait on the project's
+    answer to a query, and the facts it adds to the project."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    pending: tuple[tuple[Diagnostic, Query], ...] = ()
+    facts: ModuleFacts | None = None
+    deferred: tuple[str, ...] = ()  # rules to run once the project is known (`Rule.deferred`)
+    cells: tuple[int, ...] = ()  # a notebook's code cells: where each starts in the joined text
+
+
+def lint_source(data: bytes | str, path: str, rules: Sequence[Rule] = ALL) -> list[Diagnostic]:
+    """Diagnostics for one file's contents, the file being the whole program."""
+    result = read_source(data, path, rules, defer=False)  # no project to wait for
+    project = Project([result.facts] if result.facts is not None else [])
+    return _settle([result], project)
+
+
+def read_source(
+    data: bytes | str, path: str, rules: Sequence[Rule] = ALL, defer: bool = True, known: ModuleFacts | None = None,
+    parsed: ast.Module | None = None,
+) -> FileResult:
+    """Parse one file (once), run the rules on it, and note its facts. With
+    `defer`, the rules that ask to wait for the project (`Rule.deferred`)
+    are not run but named in the result. `known`: the file's facts, when it
+    is read again."""
+    if is_test_file(path):
+        rules = [r for r in rules if r.in_tests]
+    ids = {r.id for r in rules}
+    if isinstance(data, bytes):
+        decoded = decode(data)
+        if decoded.text is None:
+            if "unreadable-file" not in ids:
+                return FileResult(())
+            return FileResult((_file_problem(path, decoded.line, 1, "unreadable-file", decoded.problem),))
+        text = decoded.text
+    else:
+        text = data
+    try:
+        if parsed is not None:  # (a notebook: its cells were parsed to see which are Python)
+            tree = parsed
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to print
+                tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        if "syntax-error" not in ids:
+            return FileResult(())
+        problem = f"not valid {PYTHON}: {exc.msg}"
+        return FileResult((_file_problem(path, exc.lineno or 1, exc.offset or 1, "syntax-error", problem),))
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
+        if "syntax-error" not in ids:
+            return FileResult(())
+        return FileResult((_file_problem(path, 1, 1, "syntax-error", f"not valid {PYTHON}: {exc}"),))
+    # A deferred rule's own test waits too: it runs when the file is read again.
+    deferred = tuple(r.id for r in rules if r.deferred(text)) if defer else ()
+    relevant = [r for r in rules if r.id not in deferred and r.relevant(text)
+                and r.id not in ("syntax-error", "unreadable-file")]
+    model = FileModel(tree, text) if relevant else None
+    try:
+        facts = known if known is not None else module_facts(path, tree, text, model)
+    except RecursionError:  # absurd nesting: this file adds nothing to the project
+        facts = ModuleFacts(path)
+    except Exception:
+        if RAISE_RULE_ERRORS:
+            raise
+        facts = ModuleFacts(path)
+    if model is None:
+        return FileResult((), (), facts, deferred)
+    hits: list[tuple[Rule, Hit]] = []
+    for rule in relevant:
+        try:
+            hits += [(rule, hit) for hit in rule.check(model)]
+        except Exception:  # one odd file must not stop the whole run
+            if RAISE_RULE_ERRORS:
+                raise
+            continue  # this rule cannot follow this file: say nothing rather than guess
+    if not hits:
+        return FileResult((), (), facts, deferred)
+    lines = LINE_BREAK.split(text)  # as ast counts lines (not str.splitlines, which splits on \f too)
+    suppressed = suppressions(text)
+    done: set[Diagnostic] = set()
+    pending: list[tuple[Diagnostic, Query]] = []
+    for rule, hit in hits:
+        d = _diagnostic(path, rule, hit, lines)
+        if {d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()):
+            continue
+        if hit.query is None:
+            done.add(d)
+        else:
+            pending.append((d, hit.query))
+    return FileResult(tuple(done), tuple(pending), facts, deferred)
+
+
+def _settle(results: Iterable[FileResult], project: Project) -> list[Diagnostic]:
+    """Every file's diagnostics, with the pending ones the project keeps."""
+    out: list[Diagnostic] = []
+    for result in results:
+        if result.deferred:
+            result = _run_deferred(result, project)
+        found = set(result.diagnostics)
+        for d, query in result.pending:
+            answer = project.answer(d.path, query)
+            if answer is not None:
+                found.add(replace(d, message=d.message.replace("{reached}", answer)) if answer else d)
+        ordered = sorted(found, key=lambda d: (d.line, d.col, d.rule))
+        if result.cells:
+            ordered = [_in_cell(d, result.cells) for d in ordered]
+        out += ordered
+    return out
+
+
+def _run_deferred(result: FileResult, project: Project) -> FileResult:
+    """Run a file's deferred rules if it calls a function the project says
+    communicates (a second parse, for the few files that do)."""
+    if result.facts is None or not project.calls_collective(result.facts.path):
+        return result
+    path = result.facts.path
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return result
+    text = decode(data).text
+    if text is None:
+        return result
+    if path.endswith(".ipynb"):
+        try:
+            text = read_notebook(text).text
+        except NotNotebook:
+            return result
+    again = read_source(text, path, [BY_ID[i] for i in result.deferred], defer=False, known=result.facts)
+    return replace(result, diagnostics=result.diagnostics + again.diagnostics,
+                   pending=result.pending + again.pending, deferred=())
+
+
+def _in_cell(d: Diagnostic, starts: tuple[int, ...]) -> Diagnostic:
+    """A notebook's diagnostic, its line counted within its code cell."""
+    cell, line = cell_line(starts, d.line)
+
+    def place(m: re.Match[str]) -> str:  # "line 12" in the message: in which cell
+        c, n = cell_line(starts, int(m.group(1)))
+        return f"cell {c} line {n}"
+
+    return replace(d, cell=cell, line=line, message=LINE_REF.sub(place, d.message), fix=LINE_REF.sub(place, d.fix))
+
+
+def _file_problem(path: str, line: int, col: int, rule_id: str, message: str) -> Diagnostic:
+    return Diagnostic(path, line, col, rule_id, message, BY_ID[rule_id].fix, BY_ID[rule_id].severity)
+
+
+def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic:
+    if hit.node is not None:
+        line, col = position(hit.node)
+        # ast counts columns in UTF-8 bytes; people count characters.
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        if not text.isascii():
+            col = len(text.encode("utf-8")[:col].decode("utf-8", "ignore"))
+    else:
+        line, col = hit.line, hit.col
+    return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix, rule.severity)
+
+
+def _not_linted(path: str, exc: OSError) -> str:
+    try:
+        regular_stat(path)
+    except FileRefused as refused:
+        return str(refused)
+    return f"{path}: {exc.strerror or exc}"
+
+
+def lint_file(path: str, rules: Sequence[Rule] = ALL) -> list[Diagnostic]:
+    """Diagnostics for one file, the file being the whole program."""
+    result = read_file(path, rules)
+    return _settle([result], Project([result.facts] if result.facts is not None else []))
+
+
+def read_file(path: str, rules: Sequence[Rule] = ALL) -> FileResult:
+    """One file, read through user_file: never blocks, never reads more than the cap."""
+    try:
+        data = read_capped(path, SOURCE_CAP)
+    except FileRefused as refused:
+        if "unreadable-file" not in {r.id for r in rules}:
+            return FileResult(())
+        fix = NOT_READ_FIX.get(refused.kind, "ls -l FILE")
+        return FileResult((Diagnostic(path, 1, 1, "unreadable-file", f"skipped, not linted: {refused.reason}", fix,
+                                      BY_ID["unreadable-file"].severity),))
+    if path.endswith(".ipynb"):
+        return _read_notebook(data, path, rules)
+    return read_source(data, path, rules)
+
+
+def _read_notebook(data: bytes, path: str, rules: Sequence[Rule]) -> FileResult:
+    """A notebook's code cells read as one program (never run)."""
+    text = decode(data).text
+    try:
+        if text is None:
+            raise NotNotebook("not a notebook: cannot decode it")
+        notebook = read_notebook(text)
+    except NotNotebook as exc:
+        if "unreadable-file" not in {r.id for r in rules}:
+            return FileResult(())
+        return FileResult((Diagnostic(path, 1, 1, "unreadable-file", f"skipped, not linted: {exc}",
+                                      "python -m json.tool FILE  # shows where the JSON breaks",
+                                      BY_ID["unreadable-file"].severity),))
+    # A cell that does not parse is left out, not reported: notebooks hold
+    # scratch cells and IPython syntax, and the other cells still run.
+    tree = None
+    for _ in range(MAX_SKIPPED_CELLS):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(notebook.text, filename=path)
+            break
+        except SyntaxError as exc:
+            if not notebook.starts:
+                break
+            notebook = without_cell(notebook, max(1, exc.lineno or 1))
+        except (ValueError, RecursionError, MemoryError):
+            break
+    result = read_source(notebook.text, path, rules, parsed=tree)
+    if not notebook.starts:
+        return result
+    return replace(result, cells=notebook.starts)
+
+
+def _read_ids(args: tuple[str, tuple[str, ...]]) -> FileResult:
+    path, ids = args
+    return read_file(path, [BY_ID[i] for i in ids])
+
+
+def start_method(platform: str = sys.platform) -> str:
+    # fork is cheap and safe here (no threads) but exists on Linux only in practice:
+    # Windows has no fork, and macOS forks badly once system libraries started threads.
+    return "fork" if platform == "linux" else "spawn"
+
+
+# Reading a file allocates a tree of thousands of nodes that all stay alive until the
+# file is done: at the default gen-0 threshold (700) the cycle collector runs over and
+# over, scanning the live trees and the model each time, and finds almost nothing (ASTs
+# and the model hold no reference cycles worth collecting early). mypy does the same.
+GC_THRESHOLD = 50_000
+
+
+def _collect_rarely() -> None:
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+
+
+@contextlib.contextmanager
+def _rare_collections() -> Iterator[None]:
+    saved = gc.get_threshold()
+    _collect_rarely()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
+
+
+def lint_files(
+    files: Sequence[str], rules: Sequence[Rule] = ALL, jobs: int | None = None, platform: str = sys.platform
+) -> LintResult:
+    """Lint `files` as one project (each is parsed once; the rules' project
+    queries are answered once all are read); `jobs` processes (default: one
+    per CPU for large runs)."""
+    if jobs is None:
+        jobs = (os.cpu_count() or 1) if len(files) >= PARALLEL_FROM else 1
+    results: list[FileResult] = []
+    if jobs <= 1 or len(files) < 2:
+        with _rare_collections():
+            results = [read_file(path, rules) for path in files]
+    else:
+        ids = tuple(r.id for r in rules)
+        context = multiprocessing.get_context(start_method(platform))
+        chunk = max(1, min(32, len(files) // (jobs * 8)))
+        with context.Pool(jobs, initializer=_collect_rarely) as pool:
+            results = list(pool.imap(_read_ids, [(p, ids) for p in files], chunksize=chunk))
+    project = Project(r.facts for r in results if r.facts is not None)
+    return LintResult(tuple(_settle(results, project)), len(files))
+
+
+def lint_paths(
+    paths: Sequence[str], select: Iterable[str] = (), ignore: Iterable[str] = (), jobs: int | None = None,
+    exclude: Callable[[str], bool] | None = None,
+) -> LintResult:
+    """The whole command: validate, find files, lint them. `exclude`: files
+    found in folders that it says to skip (files named are always linted)."""
+    rules = choose_rules(select, ignore)
+    files = python_files(paths)
+    if exclude is not None:
+        named = set(paths)
+        files = [f for f in files if f in named or not exclude(f)]
+    return lint_files(files, rules, jobs)

@@ -1,0 +1,199 @@
+"""How PyTorch programs spell the things several rules look for: data
+loaders and their samplers, DDP wrappers, tensors, process launches, writes
+to `os.environ`."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.model import ITERATION_WRAPPERS, Element, FileModel, constant, keyword, terminal_name
+
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
+LOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5}
+TORCH = ("torch",)
+
+# torch functions that return a new tensor (a sample: the common ones in scripts).
+TENSOR_FACTORIES = {
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
+    "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
+    "full_like", "rand_like", "randn_like", "randint_like", "stack", "cat", "concat", "Tensor",
+    "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor", "DoubleTensor", "ByteTensor",
+}
+
+
+def loader_arg(call: ast.Call, name: str) -> ast.expr | None:
+    return keyword(call, name, LOADER_POSITIONS[name])
+
+
+def is_loader(file: FileModel, node: object) -> bool:
+    return file.is_call_to(node, "DataLoader")
+
+
+def is_distributed_sampler(file: FileModel, node: object) -> bool:
+    return file.is_call_to(node, "DistributedSampler")
+
+
+def samplers_of(file: FileModel, loader: ast.Call) -> list[ast.Call]:
+    """The DistributedSampler constructions a DataLoader call may draw from."""
+    sampler = loader_arg(loader, "sampler")
+    if sampler is None:
+        return []
+    return [o for o in file.origins(sampler) if isinstance(o, ast.Call) and is_distributed_sampler(file, o)]
+
+
+def strip_iteration(node: ast.AST) -> ast.AST:
+    """`enumerate(tqdm(loader))` -> `loader`."""
+    while type(node) is ast.Call and node.args and terminal_name(node.func) in ITERATION_WRAPPERS:
+        node = node.args[0]
+    return node
+
+
+def is_tensor(file: FileModel, node: ast.expr) -> bool:
+    """`node` certainly holds a tensor: every value it may have is built by
+    a torch factory or unpacked from a DataLoader's batch."""
+    origins = file.origins(node)
+    return bool(origins) and all(_tensor_origin(file, o) for o in origins)
+
+
+def _tensor_origin(file: FileModel, origin: object) -> bool:
+    if type(origin) is ast.Call:
+        qn = file.qualname(origin.func)
+        return qn is not None and qn.startswith("torch.") and qn.rsplit(".", 1)[1] in TENSOR_FACTORIES
+    if type(origin) is Element:
+        # `for x, y in loader`: x and y are tensors; the whole batch may be a
+        # dict or an object whose .to() works in place, so it is not claimed.
+        if not origin.path:
+            return False
+        iterable = strip_iteration(origin.iterable)
+        if any(is_loader(file, s) for s in file.origins(iterable)):
+            return True
+        # `for x, y in train_loader` where the loader comes from elsewhere
+        # (a parameter, `accelerator.prepare(...)`): the name says what it is.
+        return terminal_name(iterable).lower().endswith("loader")
+    return False
+
+
+def wrapper_kind(file: FileModel, node: object) -> str:
+    """"DistributedDataParallel" / "DataParallel" when `node` builds one (through
+    `.to()` / `.cuda()` chains), else ""."""
+    while type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda"):
+        node = node.func.value
+    for kind in ("DistributedDataParallel", "DataParallel"):
+        if file.is_call_to(node, kind, TORCH):
+            return kind
+    return ""
+
+
+def is_torch_spawn_program(file: FileModel) -> bool:
+    return any(file.is_spawn(call) for call in file.calls)
+
+
+def env_writes(file: FileModel, variable: str, include_defaults: bool = True) -> Iterator[tuple[ast.AST, ast.expr | None]]:
+    """Writes of `variable` into the process environment, as (node, value):
+    `os.environ[V] = x`, `os.environ.update({V: x})`, `os.environ.update(V=x)`,
+    `os.putenv(V, x)`, and `os.environ.setdefault(V, x)` if include_defaults."""
+    for target, value in file.item_assignments:
+        if constant(target.slice, str) == variable and file.qualname(target.value) == "os.environ":
+            yield target, value
+    for call in file.calls:
+        func = call.func
+        if type(func) is not ast.Attribute:
+            continue
+        if func.attr == "putenv" and file.qualname(func) == "os.putenv":
+            if call.args and constant(call.args[0], str) == variable:
+                yield call, call.args[1] if len(call.args) > 1 else None
+        elif func.attr in ("update", "setdefault") and file.qualname(func.value) == "os.environ":
+            if func.attr == "setdefault":
+                if include_defaults and call.args and constant(call.args[0], str) == variable:
+                    yield call, call.args[1] if len(call.args) > 1 else None
+                continue
+            for kw in call.keywords:
+                if kw.arg == variable:
+                    yield call, kw.value
+            for arg in call.args:
+                if type(arg) is ast.Dict:
+                    for k, v in zip(arg.keys, arg.values):
+                        if constant(k, str) == variable:
+                            yield call, v
+
+
+def source(node: ast.AST, limit: int = 60) -> str:
+    """Short source text of an expression, for messages."""
+    text = ast.unparse(node)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def values(file: FileModel, expr: ast.expr) -> list[object]:
+    """What `expr` may hold, followed where the value is written in the
+    file: `file.origins`, then an argparse option's default for
+    `args.workers` (`add_argument("--workers", default=4)`), and a constant
+    dict's entry for `CONFIG["port"]` (`CONFIG = {"port": 12355}`). What
+    cannot be followed stays as it is (the caller decides what that means)."""
+    out: list[object] = []
+    for origin in file.origins(expr):
+        if type(origin) is ast.Attribute:
+            default = argparse_default(file, origin.attr)
+            if default is not None:
+                out += file.origins(default)
+                continue
+        if type(origin) is ast.Subscript:
+            key = constant(origin.slice)
+            entries = [v for table in file.origins(origin.value) if type(table) is ast.Dict
+                       for k, v in zip(table.keys, table.values) if k is not None and key is not None and constant(k) == key]
+            if len(entries) == 1:
+                out += file.origins(entries[0])
+                continue
+        out.append(origin)
+    return out
+
+
+def argparse_default(file: FileModel, dest: str) -> ast.expr | None:
+    """The `default=` of the one argparse option of the file stored as `dest`
+    (`--num-workers` / `--num_workers` / `dest="num_workers"`); None when
+    there is none, or several."""
+    key = ("argparse-defaults", file.tree)
+    table = file.memo.get(key)
+    if table is None:
+        found: dict[str, list[ast.expr | None]] = {}
+        for call in file.calls:
+            if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
+                continue
+            flags = [c for c in (constant(a, str) for a in call.args) if c]
+            name = constant(keyword(call, "dest"), str)
+            if name is None:
+                longs = [f for f in flags if f.startswith("--")]
+                name = (longs[0] if longs else flags[0] if flags else "").lstrip("-").replace("-", "_")
+            if name:
+                found.setdefault(name, []).append(keyword(call, "default"))
+        table = file.memo[key] = found
+    defaults = table.get(dest, [])  # type: ignore[attr-defined]
+    return defaults[0] if len(defaults) == 1 else None
+
+
+def spread_keywords(file: FileModel, call: ast.Call) -> dict[str, ast.expr] | None:
+    """The keywords a call receives through `**kwargs` when the file builds
+    that dict itself (`kwargs = dict(num_workers=8)`, `{"num_workers": 8}`);
+    None when one of them cannot be followed."""
+    out: dict[str, ast.expr] = {}
+    for kw in call.keywords:
+        if kw.arg is not None:
+            continue
+        origins = file.origins(kw.value)
+        if len(origins) != 1:
+            return None
+        (table,) = origins
+        if type(table) is ast.Dict:
+            for k, v in zip(table.keys, table.values):
+                name = constant(k, str) if k is not None else None
+                if name is None:
+                    return None
+                out[name] = v
+        elif type(table) is ast.Call and terminal_name(table.func) == "dict" and not table.args:
+            for inner in table.keywords:
+                if inner.arg is None:
+                    return None
+                out[inner.arg] = inner.value
+        else:
+            return None
+    return out

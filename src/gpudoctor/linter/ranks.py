@@ -1,0 +1,688 @@
+"""Which tests split the ranks, and which calls every rank must make.
+
+A *rank condition* is a test some ranks pass and others fail: `rank == 0`,
+`args.local_rank in [-1, 0]`, `dist.get_rank() != 0`, `is_main_process()`,
+`accelerator.is_main_process`, `trainer.is_global_zero`, or a flag or helper
+of the file defined from one of those. Tests every rank answers alike are not:
+`dist.is_initialized()`, `world_size > 1`, `args.local_rank != -1` (-1 means
+"not distributed", the same on every process).
+
+A *collective* is a call every rank of the group must make, in the same
+order: torch.distributed's barrier / all_reduce / broadcast / ... /
+new_group, accelerate's and Lightning's wrappers of them, torch_xla's.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from gpudoctor.linter.model import DEFS, FUNCTIONS, RANK_ENV, Binding, FileModel, Param, constant, keyword, terminal_name
+
+# torch.distributed calls every rank of the group must make.
+TORCH_COLLECTIVES = {
+    "barrier", "monitored_barrier", "all_reduce", "all_reduce_coalesced", "reduce", "broadcast",
+    "broadcast_object_list", "all_gather", "all_gather_object", "all_gather_into_tensor", "_all_gather_base",
+    "all_gather_coalesced", "gather", "gather_object", "scatter", "scatter_object_list", "reduce_scatter",
+    "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single", "new_group",
+    "new_subgroups",
+}
+# accelerate's Accelerator methods (and accelerate.utils functions) that communicate.
+ACCELERATE_COLLECTIVES = {"wait_for_everyone", "gather", "gather_for_metrics", "reduce", "pad_across_processes", "broadcast"}
+# Lightning's Fabric / Strategy methods that communicate.
+LIGHTNING_COLLECTIVES = {"barrier", "all_reduce", "all_gather", "broadcast", "reduce"}
+XLA_COLLECTIVES = {"rendezvous", "all_reduce", "mesh_reduce", "all_gather", "reduce_scatter", "all_to_all"}
+ALL_COLLECTIVES = TORCH_COLLECTIVES | ACCELERATE_COLLECTIVES | LIGHTNING_COLLECTIVES | XLA_COLLECTIVES | {"log"}
+
+# A variable or attribute holding this process's rank.
+RANK_NAME = re.compile(r"^(?:[A-Za-z0-9]*_)*rank(?:_?(?:id|idx|index|num|no))?$|^(?:local_)?process_index$|^ordinal$",
+                       re.IGNORECASE)
+# Names of some other process's rank: `src_rank`, `peer_rank`, `num_ranks`.
+NOT_OWN_RANK = re.compile(r"^(?:src|dst|peer|target|next|prev|other|root|from|to|max|min|num|n|last|first)_", re.IGNORECASE)
+# Functions returning this process's rank.
+RANK_FUNCTIONS = re.compile(r"^_?get_(?:[a-z_]*_)?rank$|^get_ordinal$|^get_process_index$", re.IGNORECASE)
+# A boolean flag or predicate true on one process: `is_main_process`, `master_process`, `is_global_zero`.
+MAIN_FLAG = re.compile(
+    r"^(?:is_|am_)?(?:local_|global_|world_|node_)?(?:main|master|chief|primary|leader|root)"
+    r"(?:_process|_proc|_rank|_node|_worker|_gpu)$"
+    r"|^is_(?:local_|global_|world_|node_)?(?:main|master|chief|primary|leader|root)$"
+    r"|^master$|^(?:is_)?(?:global_|local_|world_process_|local_process_)?zero$|^is_global_zero$"
+    r"|^is_rank_?(?:zero|0)$|^(?:on_)?rank_?(?:zero|0)$",
+    re.IGNORECASE,
+)
+INT_WRAPPERS = {"int", "str"}
+# Where torch.distributed's collectives take their `group` positionally.
+GROUP_POSITION = {"barrier": 0, "monitored_barrier": 0, "all_reduce": 2, "broadcast": 2, "reduce": 3,
+                  "all_gather": 2, "gather": 3, "scatter": 3, "all_gather_object": 2, "broadcast_object_list": 2,
+                  "gather_object": 3, "reduce_scatter": 3, "all_to_all": 2}
+# Words of a test every rank answers alike and that holds in a distributed
+# job (`if world_size > 1`, `if dist.is_initialized()`, `if args.distributed`):
+# a collective under one still runs on every rank of the job.
+SAME_EVERYWHERE = re.compile(r"world_size|is_initialized|is_available|distributed|is_dist|ddp|n_gpu|num_gpus|"
+                             r"num_processes|num_replicas|multi_gpu|multigpu|use_dist|nprocs", re.IGNORECASE)
+DEPTH = 4
+
+
+def is_rank_value(file: FileModel, node: ast.AST, _depth: int = 0) -> bool:
+    """`node` evaluates to this process's rank (or an expression of it)."""
+    if isinstance(node, ast.Call):
+        name = terminal_name(node.func)
+        if name in INT_WRAPPERS and node.args:
+            return is_rank_value(file, node.args[0], _depth)
+        if RANK_FUNCTIONS.match(name):
+            return True
+        # os.environ.get("RANK"), os.getenv("LOCAL_RANK", -1)
+        if name in ("get", "getenv") and node.args and constant(node.args[0], str) in RANK_ENV:
+            return True
+        return False
+    if isinstance(node, ast.Subscript):  # os.environ["LOCAL_RANK"]
+        return constant(node.slice, str) in RANK_ENV
+    if isinstance(node, ast.BinOp):  # rank % ngpus_per_node
+        return is_rank_value(file, node.left, _depth) or is_rank_value(file, node.right, _depth)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = node.id if isinstance(node, ast.Name) else node.attr
+        if NOT_OWN_RANK.match(name):
+            return False
+        if RANK_NAME.match(name):
+            return True
+        # `gpu_id = int(os.environ["LOCAL_RANK"])`, the first parameter of a spawned worker
+        return _depth < DEPTH and _holds_rank(file, node, _depth)
+    return False
+
+
+def _holds_rank(file: FileModel, node: ast.Name | ast.Attribute, depth: int) -> bool:
+    """A variable assigned the rank under another name. Only direct
+    assignments are followed (values passed through parameters are not:
+    following every call site costs more than it finds)."""
+    key = ("holds-rank", node)
+    if key in file.memo:
+        return bool(file.memo[key])
+    file.memo[key] = False  # a cycle (`x = x + 1`) answers no
+    found: Sequence[Binding | Param]
+    if isinstance(node, ast.Name):
+        found = file.lookup(node) or []
+    else:
+        cls = file.method_class(node)
+        found = file.attributes.get((cls, node.attr), []) if cls is not None else []
+        if cls is None and any(is_rank_value(file, v, depth + 1) for v in attribute_values(file, node.attr)):
+            file.memo[key] = True
+            return True
+    answer = False
+    for item in found:
+        if isinstance(item, Param):
+            func = item.function
+            answer = (isinstance(func, DEFS) and bool(func.args.args) and func.args.args[0].arg == item.name
+                      and "spawn" in file.text and file.spawned(func))
+            # `Trainer(model, rank)` binds `gpu_id`: the values passed at the file's call sites
+            answer = answer or any(
+                value is not None and is_rank_value(file, value, depth + 1)
+                for value in _arguments(file, item)
+            )
+        elif item.kind == "value" and not item.path and isinstance(item.value, ast.expr):
+            answer = is_rank_value(file, item.value, depth + 1)
+        if answer:
+            break
+    file.memo[key] = answer
+    return answer
+
+
+def _arguments(file: FileModel, param: Param) -> Iterator[ast.expr | None]:
+    """What the file's calls of a function pass for one of its parameters."""
+    func = param.function
+    if not isinstance(func, DEFS):
+        return
+    positional = [a.arg for a in func.args.posonlyargs + func.args.args]
+    for call, offset in file.call_sites.get(func, []):
+        if param.name in positional and positional.index(param.name) >= offset:
+            yield keyword(call, param.name, positional.index(param.name) - offset)
+        else:
+            yield keyword(call, param.name)
+
+
+def _ints(node: ast.AST) -> list[object] | None:
+    """The literal values of a constant or a literal list/tuple/set; None if not literal."""
+    if isinstance(node, ast.Constant):
+        return [node.value]
+    if isinstance(node, ast.UnaryOp) and type(node.op) is ast.USub and isinstance(node.operand, ast.Constant):
+        return [-node.operand.value] if isinstance(node.operand.value, (int, float)) else None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        out: list[object] = []
+        for e in node.elts:
+            values = _ints(e)
+            if values is None:
+                return None
+            out += values
+        return out
+    return None
+
+
+UNKNOWN = object()  # a named constant this file does not define
+
+
+def _known_ints(file: FileModel, node: ast.AST) -> list[object] | None:
+    """`_ints`, also through a name or attribute the file sets once to a
+    literal, at module or class level (`MAIN_PROCESS_RANK = -1`)."""
+    literal = _ints(node)
+    if literal is not None or not isinstance(node, (ast.Name, ast.Attribute)):
+        return literal
+    name = node.id if isinstance(node, ast.Name) else node.attr
+    key = ("constants", file.tree)
+    table = file.memo.get(key)
+    if table is None:
+        consts: dict[str, list[list[object] | None]] = {}
+        scopes = [file.tree.body] + [c.body for c in ast.walk(file.tree) if type(c) is ast.ClassDef]
+        for body in scopes:
+            for stmt in body:
+                if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
+                    consts.setdefault(stmt.targets[0].id, []).append(_ints(stmt.value))
+        table = file.memo[key] = consts
+    values = table.get(name, [])  # type: ignore[attr-defined]
+    if len(values) == 1:
+        return values[0]
+    # `MAIN_PROCESS_RANK` set elsewhere (a base class, another module): no guess
+    return [UNKNOWN] if not values and name.isupper() else None
+
+
+def _splits_ranks(op: ast.cmpop, values: list[object] | None) -> bool:
+    """A comparison of the rank with `values` is true on some ranks only.
+    -1 is "not distributed": `rank != -1`, `rank >= 0`, `rank > -1` hold on
+    every process of a distributed job."""
+    if values is None:  # `rank == src`: another variable
+        return type(op) in (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+    if values == [UNKNOWN]:  # a constant set in another module: cannot be resolved here
+        return False
+    # os.environ values are strings: `os.environ.get("LOCAL_RANK") == "0"`
+    values = [int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for v in values]
+    nums = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if not nums:
+        return False
+    if type(op) in (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot):
+        return any(v >= 0 for v in nums)
+    if type(op) in (ast.Gt, ast.GtE, ast.Lt, ast.LtE):
+        (v,) = nums[:1]
+        # rank > 0, rank >= 1, rank < 1, rank <= 0 split; rank >= 0, rank > -1, rank < 0 do not.
+        return v >= 1 if type(op) in (ast.GtE, ast.Lt) else v >= 0
+    return False
+
+
+def is_rank_condition(file: FileModel, test: ast.AST, _depth: int = 0) -> bool:
+    """`test` is true on some ranks and false on others."""
+    key = ("rank-condition", test)
+    found = file.memo.get(key)
+    if found is None:
+        found = file.memo[key] = _rank_condition(file, test, _depth)
+    return bool(found)
+
+
+def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
+    if _depth > DEPTH:
+        return False
+    if isinstance(test, ast.BoolOp):
+        # `rank == 0 and x` runs on one rank at most; `rank == 0 or x` on every
+        # rank when x holds, and x cannot be resolved here: not a split.
+        if type(test.op) is ast.And:
+            return any(is_rank_condition(file, v, _depth) for v in test.values)
+        rest = [v for v in test.values if not not_distributed(v)]  # `not dist.is_initialized() or rank == 0`
+        return bool(rest) and all(is_rank_condition(file, v, _depth) for v in rest)
+    if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+        return is_rank_condition(file, test.operand, _depth)
+    if isinstance(test, ast.Compare):
+        operands = [test.left] + test.comparators
+        for i, op in enumerate(test.ops):
+            left, right = operands[i], operands[i + 1]
+            if is_rank_value(file, left):
+                if _splits_ranks(op, _known_ints(file, right)):
+                    return True
+            elif is_rank_value(file, right):
+                if _splits_ranks(_mirror(op), _known_ints(file, left)):
+                    return True
+        return False
+    if isinstance(test, ast.Call):
+        name = terminal_name(test.func)
+        if MAIN_FLAG.match(name):
+            return True
+        # a same-file helper: `def is_master(): return dist.get_rank() == 0`
+        func = file.local_function(test)
+        return func is not None and any(is_rank_condition(file, r, _depth + 1) for r in file.returns(func))
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        name = test.id if isinstance(test, ast.Name) else test.attr
+        if isinstance(test, ast.Name):
+            params = [b for b in file.lookup(test) or [] if isinstance(b, Param)]
+            if params:
+                # `def evaluate(model, master):` decides on what its callers pass: a rank
+                # test at one of the file's call sites splits the ranks; a value every
+                # rank passes alike (`master=True`), or no call to see, does not.
+                return any(
+                    value is not None and is_rank_condition(file, value, _depth + 1)
+                    for p in params for value in _arguments(file, p)
+                )
+        if MAIN_FLAG.match(name):
+            return True
+        # `log_now = rank == 0` then `if log_now:` (direct assignments only)
+        found: Sequence[Binding | Param]
+        if isinstance(test, ast.Name):
+            found = file.lookup(test) or []
+        else:
+            cls = file.method_class(test)
+            found = file.attributes.get((cls, test.attr), []) if cls is not None else []
+            if cls is None:  # `args.save_logs = is_master(args)` ... `if args.save_logs:`
+                return any(
+                    isinstance(v, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)) and is_rank_condition(file, v, _depth + 1)
+                    for v in attribute_values(file, test.attr)
+                )
+        return any(
+            not isinstance(b, Param) and b.kind == "value" and not b.path
+            and isinstance(b.value, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call))
+            and is_rank_condition(file, b.value, _depth + 1)
+            for b in found
+        )
+    return False
+
+
+def attribute_values(file: FileModel, attr: str) -> list[ast.AST]:
+    """The values the file assigns to `<object>.attr` outside a class's own
+    `self` (`args.gpu = int(os.environ["LOCAL_RANK"])`): the attribute a
+    script keeps its settings on."""
+    return file.object_attributes.get(attr, [])
+
+
+def is_light_rank_test(test: ast.AST, flags: set[str] | frozenset[str] = frozenset()) -> bool:
+    """`test` splits the ranks, judged from the expression alone (no file
+    model: for the facts of modules no rule read). `flags` are names already
+    known to be rank tests (a helper defined above)."""
+    if isinstance(test, ast.BoolOp):
+        if type(test.op) is ast.And:
+            return any(is_light_rank_test(v, flags) for v in test.values)
+        rest = [v for v in test.values if not not_distributed(v)]
+        return bool(rest) and all(is_light_rank_test(v, flags) for v in rest)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return is_light_rank_test(test.operand, flags)
+    if isinstance(test, (ast.Call, ast.Name, ast.Attribute)):
+        name = terminal_name(test.func) if isinstance(test, ast.Call) else terminal_name(test)
+        return bool(MAIN_FLAG.match(name)) or name in flags
+    if isinstance(test, ast.Compare):
+        operands = [test.left, *test.comparators]
+        for i, op in enumerate(test.ops):
+            left, right = operands[i], operands[i + 1]
+            if _light_rank_value(left) and _splits_ranks(op, _ints(right)):
+                return True
+            if _light_rank_value(right) and _splits_ranks(_mirror(op), _ints(left)):
+                return True
+    return False
+
+
+def _light_rank_value(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        name = terminal_name(node.func)
+        if name in INT_WRAPPERS and node.args:
+            return _light_rank_value(node.args[0])
+        if name in ("get", "getenv") and node.args:
+            return (constant(node.args[0], str) or "") in RANK_ENV
+        return bool(RANK_FUNCTIONS.match(name))
+    if isinstance(node, ast.Subscript):
+        return (constant(node.slice, str) or "") in RANK_ENV
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = node.id if isinstance(node, ast.Name) else node.attr
+        return bool(RANK_NAME.match(name)) and not NOT_OWN_RANK.match(name)
+    return False
+
+
+def _mirror(op: ast.cmpop) -> ast.cmpop:
+    """`0 == rank` reads as `rank == 0`; `0 < rank` as `rank > 0`."""
+    flipped = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}.get(type(op))
+    return flipped() if flipped is not None else op
+
+
+def collective_name(file: FileModel, call: ast.AST) -> str:
+    """"dist.barrier" etc. when `call` is a collective, else ""."""
+    if type(call) is not ast.Call:
+        return ""
+    func = call.func
+    name = terminal_name(func)
+    if name not in ALL_COLLECTIVES:
+        return ""
+    key = ("collective", call)
+    found = file.memo.get(key)
+    if found is None:
+        found = file.memo[key] = _collective_name(file, call, func, name)
+    return str(found)
+
+
+def _collective_name(file: FileModel, call: ast.Call, func: ast.expr, name: str) -> str:
+    qn = file.qualname(func)
+    if qn is not None:
+        root = qn.split(".", 1)[0]
+        if qn.startswith("torch.distributed.") and name in TORCH_COLLECTIVES and ".rpc." not in qn:
+            return f"dist.{name}"
+        if root == "accelerate" and name in ACCELERATE_COLLECTIVES:
+            return name
+        if root == "torch_xla" and name in XLA_COLLECTIVES:
+            return f"xm.{name}"
+        if root in ("torch", "accelerate", "torch_xla", "lightning", "pytorch_lightning"):
+            return ""
+    if type(func) is not ast.Attribute:
+        return ""
+    receiver = terminal_name(func.value).lower()
+    if "accelerator" in receiver and name in ACCELERATE_COLLECTIVES:
+        return f"{receiver}.{name}"
+    if receiver in ("fabric", "strategy") and name in LIGHTNING_COLLECTIVES:
+        return f"{receiver}.{name}"
+    if type(func.value) is ast.Name and func.value.id == "self":
+        cls = file.method_class(func) if name == "all_gather" else None
+        if cls is not None and file.method(cls, "all_gather") is None:
+            return "self.all_gather"  # LightningModule.all_gather
+        if name == "log" and constant(keyword(call, "sync_dist")) is True:
+            return "self.log(sync_dist=True)"
+    return ""
+
+
+@dataclass(frozen=True)
+class Branch:
+    """Where the ranks part: `test` (a rank condition) decides whether the
+    node runs. `other` is what the ranks that do not take this path run
+    instead: the opposite arm of the `if`, or the block an early `return` /
+    `continue` under the test runs."""
+
+    test: ast.expr
+    other: tuple[ast.AST, ...]
+
+    @property
+    def line(self) -> int:
+        return self.test.lineno
+
+
+def rank_branch(file: FileModel, node: ast.AST) -> Branch | None:
+    """The innermost rank condition that decides whether `node` runs, within
+    its function, or None."""
+    child = node
+    for anc in file.ancestors(node):
+        # an earlier `if <rank condition>: return` in the same block
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(anc, field, None)
+            if type(block) is list and child in block:
+                for stmt in reversed(block[: block.index(child)]):
+                    if type(stmt) is ast.If and file._exits(stmt.body) and is_rank_condition(file, stmt.test):
+                        return Branch(stmt.test, tuple(stmt.body))
+        if isinstance(anc, (*FUNCTIONS, ast.ClassDef)):
+            return None
+        if isinstance(anc, (ast.If, ast.IfExp, ast.While)):
+            if child is not anc.test and is_rank_condition(file, anc.test):
+                if isinstance(anc, ast.While):
+                    return Branch(anc.test, ())
+                body = anc.body if isinstance(anc.body, list) else [anc.body]
+                orelse = anc.orelse if isinstance(anc.orelse, list) else [anc.orelse]
+                other = list(orelse) if child in body else list(body)
+                if child in body and isinstance(anc, ast.If) and file._exits(anc.body):
+                    # `if rank != 0: ...; barrier(); return`: the other ranks go on below
+                    other += _following(file, anc)
+                # an `elif` chain: the earlier arms are other ranks' paths too
+                arm = anc
+                while True:
+                    up = file.parent.get(arm)
+                    if type(up) is not ast.If or up.orelse != [arm]:
+                        break
+                    other += up.body
+                    arm = up
+                return Branch(anc.test, tuple(other))
+        elif isinstance(anc, ast.BoolOp):
+            for value in anc.values:
+                if value is child:
+                    break
+                if is_rank_condition(file, value):
+                    return Branch(value, ())
+        elif isinstance(anc, ast.comprehension):
+            for test in anc.ifs:
+                if test is not child and is_rank_condition(file, test):
+                    return Branch(test, ())
+        child = anc
+    return None
+
+
+def _following(file: FileModel, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements after `stmt` in its block."""
+    up = file.parent.get(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(up, field, None)
+        if type(block) is list and stmt in block:
+            return block[block.index(stmt) + 1:]
+    return []
+
+
+def over_own_group(call: ast.Call, name: str) -> bool:
+    """A collective over a group of its own (`group=pg`): the ranks that
+    take a branch may be exactly that group's members, which the source does
+    not say. `new_group` is made by every rank whatever the group."""
+    at = GROUP_POSITION.get(terminal_name(call.func))
+    group = keyword(call, "group", at) if at is not None and name.startswith("dist.") else keyword(call, "group")
+    return name != "dist.new_group" and group is not None and not (type(group) is ast.Constant and group.value is None)
+
+
+def _group_from_caller(call: ast.Call, func: ast.AST) -> bool:
+    """`dist.broadcast_object_list(x, group=group)` in `def wrapper(x, group=None)`:
+    the caller chooses the group (by default every rank)."""
+    group = keyword(call, "group")
+    params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs} if isinstance(func, DEFS) else set()
+    return type(group) is ast.Name and group.id in params
+
+
+def collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
+    """Function or method -> a collective it makes on every rank that calls
+    it (directly, or through the file's own functions it calls)."""
+    key = ("reach", file.tree)
+    if key not in file.memo:
+        file.memo[key] = _collective_reach(file)
+    # memo values are typed object; this key only ever holds _collective_reach's dict
+    return file.memo[key]  # type: ignore[return-value]
+
+
+def _collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
+    # Only what a function does on *every* call counts: a collective under a
+    # test of its own (`if self.pipe_parallel:`) may never run where it is
+    # called, and saying it does is a guess.
+    spans: dict[ast.AST, list[tuple[int, int]]] = {}
+
+    def always(func: ast.AST, call: ast.Call) -> bool:
+        if func not in spans:
+            spans[func] = conditional_spans(func) if isinstance(func, DEFS) else []
+        return not in_spans(spans[func], call.lineno)
+
+    reach: dict[ast.AST, tuple[ast.Call, str]] = {}
+    for call in file.calls:
+        name = collective_name(file, call)
+        if not name:
+            continue
+        func = file.function(call)
+        if (func is not None and func not in reach and rank_branch(file, call) is None and always(func, call)
+                and (not over_own_group(call, name) or _group_from_caller(call, func))):
+            reach[func] = (call, name)
+    changed = bool(reach)
+    while changed:
+        changed = False
+        names = {getattr(f, "name", "") for f in reach} | {"__init__"}
+        for call in file.calls:
+            if terminal_name(call.func) not in names and type(call.func) is not ast.Name:
+                continue
+            func = file.function(call)
+            if func is None or func in reach:
+                continue
+            for callee, _ in file.callees(call):
+                if callee in reach and callee is not func and rank_branch(file, call) is None and always(func, call):
+                    reach[func] = reach[callee]
+                    changed = True
+                    break
+    return reach
+
+
+def makes_collective(file: FileModel, nodes: tuple[ast.AST, ...], reach: dict[ast.AST, tuple[ast.Call, str]]) -> bool:
+    """Some call inside `nodes` is a collective or runs one."""
+    for root in nodes:
+        for sub in ast.walk(root):
+            if type(sub) is ast.Call:
+                if collective_name(file, sub) or any(c in reach for c, _ in file.callees(sub)):
+                    return True
+    return False
+
+
+def direct_collectives(tree: ast.Module, text: str) -> dict[str, tuple[str, int]]:
+    """Top-level function -> the first torch.distributed / accelerate
+    collective written in its body, found without building the file's model:
+    only functions whose text names a collective are walked."""
+    aliases = {"torch.distributed"}  # names that stand for the torch.distributed module
+    direct: set[str] = set()  # `from torch.distributed import barrier`
+    for stmt in tree.body:
+        if type(stmt) is ast.Import:
+            for alias in stmt.names:
+                if alias.name == "torch.distributed" and alias.asname:
+                    aliases.add(alias.asname)
+        elif type(stmt) is ast.ImportFrom and stmt.level == 0:
+            for alias in stmt.names:
+                if stmt.module == "torch" and alias.name == "distributed":
+                    aliases.add(alias.asname or alias.name)
+                elif stmt.module == "torch.distributed" and alias.name in TORCH_COLLECTIVES:
+                    direct.add(alias.asname or alias.name)
+    lines = text.splitlines()
+    out: dict[str, tuple[str, int]] = {}
+    for func in tree.body:
+        if not isinstance(func, DEFS):
+            continue
+        segment = "\n".join(lines[func.lineno - 1: func.end_lineno or func.lineno])
+        if not any(name + "(" in segment for name in ALL_COLLECTIVES):
+            continue
+        spans = conditional_spans(func)
+        for node in ast.walk(func):
+            if type(node) is not ast.Call or in_spans(spans, node.lineno):
+                continue
+            f = node.func
+            name = terminal_name(f)
+            if keyword(node, "group") is not None and not _group_from_caller(node, func):
+                continue  # over a group of its own (see over_own_group)
+            if type(f) is ast.Name and name in direct:
+                out[func.name] = (f"dist.{name}", node.lineno)
+            elif type(f) is ast.Attribute and name in TORCH_COLLECTIVES and _dotted(f.value) in aliases:
+                out[func.name] = (f"dist.{name}", node.lineno)
+            elif type(f) is ast.Attribute and name in ACCELERATE_COLLECTIVES and "accelerator" in terminal_name(f.value).lower():
+                out[func.name] = (f"accelerator.{name}", node.lineno)
+            else:
+                continue
+            break
+    return out
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def same_everywhere(test: ast.expr) -> bool:
+    """`test` reads the job's shape, not the rank (`world_size > 1`,
+    `dist.is_initialized()`): every rank answers alike, and a distributed
+    job passes it."""
+    words = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))]
+    return any(SAME_EVERYWHERE.search(w) for w in words) and not any(RANK_NAME.match(w) or MAIN_FLAG.match(w)
+                                                                      for w in words)
+
+
+def conditional_spans(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[int, int]]:
+    """Line spans of `func`'s statements that do not run on every call: the
+    arms of an `if` (unless its test is `same_everywhere`), a `while` body,
+    `except` blocks, nested definitions, and whatever follows an early
+    `if ...: return`. Statements only: no expression is walked."""
+    out: list[tuple[int, int]] = []
+
+    def span(stmts: list[ast.stmt]) -> None:
+        if stmts:
+            out.append((stmts[0].lineno, max(x.end_lineno or x.lineno for x in stmts)))
+
+    def block(stmts: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(stmts):
+            t = type(stmt)
+            if t is ast.If:
+                assert isinstance(stmt, ast.If)
+                if same_everywhere(stmt.test):
+                    block(stmt.body)
+                    block(stmt.orelse)
+                else:
+                    span(stmt.body)
+                    span(stmt.orelse)
+                    if stmt.body and type(stmt.body[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break):
+                        span(stmts[i + 1:])
+                        return
+            elif t is ast.While or t is ast.Match or isinstance(stmt, (*DEFS, ast.ClassDef)):
+                span([stmt])
+            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                block(stmt.body)
+                if not isinstance(stmt, (ast.With, ast.AsyncWith)):
+                    span(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                block(stmt.body)
+                for handler in stmt.handlers:
+                    span(handler.body)
+                span(stmt.orelse)
+                block(stmt.finalbody)
+
+    block(func.body)
+    return out
+
+
+def in_spans(spans: list[tuple[int, int]], line: int) -> bool:
+    return any(start <= line <= end for start, end in spans)
+
+
+def not_distributed(test: ast.expr) -> bool:
+    """`test` is false on every rank of a distributed job: `not
+    dist.is_initialized()`, `world_size == 1`, `args.local_rank == -1`."""
+    if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+        return same_everywhere(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        values = _ints(test.comparators[0])
+        op = type(test.ops[0])
+        if values is None or len(values) != 1:
+            return False
+        (v,) = values
+        words = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test.left)
+                 if isinstance(n, (ast.Name, ast.Attribute))]
+        if _light_rank_value(test.left) or any(RANK_NAME.match(w) for w in words):
+            return v == -1 and op in (ast.Eq, ast.Is)
+        if any(SAME_EVERYWHERE.search(w) for w in words):
+            return (v == 1 and op in (ast.Eq, ast.LtE)) or (v == 2 and op is ast.Lt)
+    return False
+
+
+def depends_on(file: FileModel, branch: Branch) -> str:
+    """The test a branch depends on, for a message, with the value followed
+    to find it splits the ranks: "`args.save_logs`, line 12; `args.save_logs`
+    = `is_master(args)` at line 8"."""
+    from gpudoctor.linter.idioms import source
+
+    test = branch.test
+    out = f"`{source(test)}`, line {branch.line}"
+    while isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+        test = test.operand
+    if not isinstance(test, (ast.Name, ast.Attribute)):
+        return out
+    name = source(test)
+    values: list[ast.AST] = []
+    if isinstance(test, ast.Name):
+        for b in file.lookup(test) or []:
+            if isinstance(b, Param):
+                values += [v for v in _arguments(file, b) if v is not None and is_rank_condition(file, v)]
+            elif b.kind == "value" and not b.path and isinstance(b.value, ast.expr):
+                values.append(b.value)
+    else:
+        cls = file.method_class(test)
+        if cls is not None:
+            values = [b.value for b in file.attributes.get((cls, test.attr), []) if b.kind == "value" and not b.path]
+        else:
+            values = attribute_values(file, test.attr)
+    for value in values:
+        if isinstance(value, ast.expr) and is_rank_condition(file, value):
+            return f"{out}; `{name}` = `{source(value)}` at line {value.lineno}"
+    return out

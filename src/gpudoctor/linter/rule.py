@@ -1,0 +1,117 @@
+"""A lint rule carries its identity, its documentation and its examples.
+
+Each rule is one module under `gpudoctor.linter.rules`: a `Rule` subclass whose
+docstring is its documentation (first paragraph: what goes wrong and why),
+with a default `message` and `fix`, and `VALID` / `INVALID` example programs
+that one parametrised test runs for every rule. In an INVALID example every
+line the rule must flag ends with the comment `# flagged`.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.project import Query
+
+FLAGGED = "# flagged"
+# Severities, as linters users know them: an error is a certain hang or
+# crash (it fails the run by default); a warning is a risk or a heuristic.
+ERROR = "error"
+WARNING = "warning"
+SEVERITIES = (ERROR, WARNING)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem at one place in one file. `line` and `col` are 1-based."""
+
+    path: str
+    line: int
+    col: int
+    rule: str
+    message: str
+    fix: str
+    severity: str = ERROR
+    # In a notebook: the code cell (1-based, counting code cells only) and
+    # `line` is the line within it; 0 in a .py file.
+    cell: int = 0
+
+    @property
+    def where(self) -> str:
+        """`path:line:col`, or `path:cell N:line:col` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell else ""
+        return f"{self.path}:{cell}{self.line}:{self.col}"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "fix": self.fix,
+        }
+        if self.cell:
+            out["cell"] = self.cell
+        return out
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule reports: a node (or a line/col), and optionally a message
+    and fix more specific than the rule's defaults."""
+
+    node: ast.AST | None = None
+    message: str = ""
+    fix: str = ""
+    line: int = 0
+    col: int = 0  # 0-based, like ast's col_offset
+    # Set when the hit depends on the rest of the program: reported only if
+    # the project's answer keeps it (see `project.Query`).
+    query: Query | None = None
+
+
+class Rule:
+    """Base class: subclasses set the class attributes and implement `check`."""
+
+    id: ClassVar[str]
+    message: ClassVar[str]
+    fix: ClassVar[str]
+    # The rule only runs on files containing one of these strings (cheap
+    # text test first: most files have nothing for most rules).
+    needles: ClassVar[tuple[str, ...]] = ()
+    severity: ClassVar[str] = WARNING
+    # False: the rule does not run on test files (pytest's `test_*.py`,
+    # `*_test.py`, `conftest.py`), where the shape is often built on purpose.
+    in_tests: ClassVar[bool] = True
+    VALID: ClassVar[tuple[str, ...]] = ()
+    INVALID: ClassVar[tuple[str, ...]] = ()
+
+    def relevant(self, text: str) -> bool:
+        return not self.needles or any(n in text for n in self.needles)
+
+    def deferred(self, text: str) -> bool:
+        """The file can matter to this rule only through a function of the
+        project that communicates (one it imports): the engine neither
+        tests nor runs the rule now, and reads the file again once the
+        project is known only if it imports or calls such a function. Most
+        files never are. Asked before `relevant`, so it must be cheap."""
+        return False
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        raise NotImplementedError
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def why(cls) -> str:
+        """The docstring's first paragraph, on one line."""
+        return " ".join(cls.documentation().split("\n\n", 1)[0].split())

@@ -1,0 +1,54 @@
+"""The rule registry: one module per rule, one line here per rule."""
+
+from __future__ import annotations
+
+from gpudoctor.linter.rule import Rule
+from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition
+from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesLate
+from gpudoctor.linter.rules.dataparallel import DataParallel
+from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
+from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
+from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
+from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
+from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
+from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
+from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
+from gpudoctor.linter.rules.output_device_list import OutputDeviceList
+from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismatch
+from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
+from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
+from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
+from gpudoctor.linter.rules.shuffle_with_sampler import ShuffleWithSampler
+from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
+from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
+from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
+from gpudoctor.linter.rules.tensor_to_unassigned import TensorToUnassigned
+from gpudoctor.linter.rules.unreadable_file import UnreadableFile
+
+# Checks that look at a parsed file, in the order the issue lists them.
+CHECKS: tuple[Rule, ...] = (
+    DeprecatedLaunch(),
+    LocalRankArg(),
+    SamplerNoSetEpoch(),
+    ShuffleWithSampler(),
+    SamplerDatasetMismatch(),
+    OutputDeviceList(),
+    SaveDdpWrapper(),
+    SaveAllRanks(),
+    NcclNoSetDevice(),
+    SpawnNoMainGuard(),
+    SpawnNumWorkers(),
+    HardcodedMasterPort(),
+    DataParallel(),
+    TensorToUnassigned(),
+    LightningDeprecatedArgs(),
+    ModulelistCalled(),
+    CudaVisibleDevicesLate(),
+    CollectiveUnderRankCondition(),
+    DdpForwardOnOneRank(),
+)
+# Problems the engine reports about a file it could not read or parse.
+FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())
+
+ALL: tuple[Rule, ...] = CHECKS + FILE_PROBLEMS
+BY_ID: dict[str, Rule] = {rule.id: rule for rule in ALL}

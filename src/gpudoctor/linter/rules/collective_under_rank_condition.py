@@ -1,0 +1,320 @@
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import source
+from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.project import LIBRARIES, Query
+from gpudoctor.linter.ranks import (ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective,
+                                  depends_on, over_own_group, rank_branch)
+from gpudoctor.linter.rule import ERROR, Hit, Rule
+
+
+
+# A test on the rank somewhere in the text (a cheap look before the tree):
+# "rank" next to a comparison (`rank == 0`, `0 == rank`, `get_rank() != 0`,
+# `os.environ["RANK"] == "0"`) or on an `if` line (`if is_rank_zero:`), or a
+# main-process flag on an `if` line (`if master_process:`).
+RANK_AT = re.compile(r"rank|RANK")
+AFTER_RANK = re.compile(r"\w*(?:\(\))?['\"]?\]?\)*[ \t]*(?:[=!]=|>|<|%|in\b|not[ \t]+in\b)")
+BEFORE_RANK = re.compile(r"(?:[=!]=|<|>)[ \t]*[\w.]*$")
+IF_LINE = re.compile(r"[ \t]*(?:el)?if\b")
+# Every collective's name as called (`all_gather_object(` has no `gather(` in it).
+CALLED = tuple(n + "(" for n in sorted(ALL_COLLECTIVES - {"log"}))
+# The same names grouped under a word each contains: a file without the word
+# skips its group (one scan of the text instead of one per name, for most files).
+STEMS = ("barrier", "reduce", "broadcast", "gather", "scatter", "all_to_all", "new_", "wait_for_everyone",
+         "pad_across_processes", "rendezvous")
+CALLED_BY_STEM = tuple((stem, tuple(n for n in CALLED if stem in n)) for stem in STEMS)
+# An argument that names a process group: `group`, `process_group`, `tp_pg`, `dp_group`.
+GROUP_NAME = re.compile(r"group|(?:^|_)pg$", re.IGNORECASE)
+FLAG_WORDS = ("main_process", "is_main", "master", "global_zero", "is_chief", "is_primary", "is_leader",
+              "process_zero", "process_index")
+
+
+class CollectiveUnderRankCondition(Rule):
+    """A collective (`barrier`, `all_reduce`, `broadcast`, `all_gather`, ...)
+    that only some ranks reach: every rank of the group must make the same
+    collectives in the same order, so the ranks that do call it wait for the
+    others until the backend timeout (30 minutes on gloo, 10 on NCCL) and the
+    job hangs, or later collectives pair up wrongly.
+
+    Flagged: a collective under a test on the rank (`if rank == 0:`,
+    `if dist.get_rank() == 0`, `if args.local_rank in [-1, 0]`,
+    `if is_main_process():`, `if master_process:`, `if self.global_rank == 0`,
+    `if accelerator.is_main_process`, `if trainer.is_global_zero`), after an
+    early `return` / `continue` under such a test, or reached through a
+    function of the project called in the branch. Collectives are
+    torch.distributed's (and `new_group`), accelerate's `wait_for_everyone` /
+    `gather` / `reduce`, Lightning's `strategy.barrier` / `self.all_gather` /
+    `self.log(sync_dist=True)`, torch_xla's `rendezvous`.
+
+    Not flagged: tests every rank answers alike (`if dist.is_initialized()`,
+    `if world_size > 1`, `if args.local_rank != -1`); `dist.broadcast(t,
+    src=0)` called by every rank; a collective in both arms of an `if`; the
+    "rank 0 first" pairing where the other ranks make the same collective
+    under the opposite test (`if local_rank not in [-1, 0]: barrier()` ...
+    `if local_rank == 0: barrier()`); a collective over a group of its own
+    (`group=pg`: the ranks in the branch may be that group); a test one of
+    whose alternatives cannot be resolved (`if rank == 0 or full_copy:`); a
+    function whose collective sits under a test of its own (it may not run
+    where it is called). The message shows the chain followed: the test, and
+    the function and line that communicate.
+    """
+
+    id = "collective-under-rank-condition"
+    severity = ERROR  # a certain crash or hang
+    message = "collective reached only on some ranks: the others never call it and the job hangs"
+    fix = "dist.barrier()  # moved out of the `if rank == 0:` block: every rank calls it"
+    needles = ("barrier", "all_reduce", "broadcast", "gather", "reduce", "scatter", "all_to_all",
+               "wait_for_everyone", "new_group", "rendezvous", "sync_dist")
+
+    VALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        if dist.get_rank() == 0:
+            torch.save(model.module.state_dict(), "ckpt.pt")
+        dist.barrier()  # every rank waits for the checkpoint
+        ''',
+        '''
+        import torch.distributed as dist
+
+        if dist.is_initialized() and dist.get_world_size() > 1:
+            dist.all_reduce(loss)
+        if rank == 0:
+            print(f"loss {loss.item():.3f}")
+        ''',
+        '''
+        import torch.distributed as dist
+
+        def load_dataset(args):
+            if args.local_rank not in [-1, 0]:
+                dist.barrier()  # the other ranks wait while rank 0 downloads
+            dataset = download(args.data)
+            if args.local_rank == 0:
+                dist.barrier()  # rank 0 releases them
+            return dataset
+        ''',
+        '''
+        import torch.distributed as dist
+
+        if rank == 0:
+            dist.broadcast(params, src=0)
+        else:
+            dist.broadcast(params, src=0)
+        ''',
+        '''
+        import torch.distributed as dist
+
+        if args.local_rank != -1:
+            dist.init_process_group("nccl")
+            dist.barrier()
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        if dist.get_rank() == 0:
+            torch.save(model.module.state_dict(), "ckpt.pt")
+            dist.barrier()  # flagged
+        ''',
+        '''
+        import torch.distributed as dist
+
+        def log_metrics(metrics, rank):
+            if rank != 0:
+                return
+            gathered = [None] * dist.get_world_size()
+            dist.all_gather_object(gathered, metrics)  # flagged
+            print(gathered)
+        ''',
+        '''
+        import torch.distributed as dist
+
+        def reduce_loss(loss):
+            dist.all_reduce(loss)
+            return loss / dist.get_world_size()
+
+        for step, batch in enumerate(loader):
+            loss = train_step(batch)
+            if master_process:
+                print(step, reduce_loss(loss).item())  # flagged
+        ''',
+        '''
+        from accelerate import Accelerator
+
+        accelerator = Accelerator()
+        if accelerator.is_main_process:
+            accelerator.wait_for_everyone()  # flagged
+            accelerator.save_model(model, "out")
+        ''',
+    )
+
+    def relevant(self, text: str) -> bool:
+        # A rank test, and something that may communicate: a collective here,
+        # or a call into another module of the project (asked of it later).
+        # A spawned worker's first parameter is its rank whatever its name (`gpu`).
+        if "spawn(" in text or "start_processes(" in text:
+            return True
+        if "rank" in text or "RANK" in text:
+            for m in RANK_AT.finditer(text):
+                start = m.start()
+                if (AFTER_RANK.match(text, m.end()) or BEFORE_RANK.search(text[max(0, start - 40):start])
+                        or IF_LINE.match(text, text.rfind("\n", 0, start) + 1)):
+                    return True
+        for word in FLAG_WORDS:
+            at = text.find(word)
+            while at >= 0:
+                if IF_LINE.match(text, text.rfind("\n", 0, at) + 1):
+                    return True
+                at = text.find(word, at + 1)
+        return False
+
+    def deferred(self, text: str) -> bool:
+        # No collective written here: only a call into the project can make
+        # one, and only where a rank word shows a test may split the ranks.
+        if _writes_collective(text) or "sync_dist" in text:
+            return False
+        return "rank" in text or "RANK" in text or "spawn(" in text or any(w in text for w in FLAG_WORDS)
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        reach = collective_reach(file)
+        found: list[tuple[ast.Call, str, Branch]] = []
+        for call in file.calls:
+            name = collective_name(file, call)
+            if name and not over_own_group(call, name) and not self._expected_to_fail(file, call):
+                branch = rank_branch(file, call)
+                if branch is not None:
+                    found.append((call, name, branch))
+        for call, name, branch in found:
+            if makes_collective(file, branch.other, reach) or self._paired(file, call, name, branch, found):
+                continue
+            yield Hit(
+                call,
+                message=f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): the other "
+                "ranks never call it and the job hangs",
+                fix=f"{source(call)}  # moved out of the branch at line {branch.line}: every rank calls it",
+            )
+        imported = set(file.imports) | set(file.relative_imports)
+        # Names a call must have to reach a collective of this file: its
+        # functions and methods that make one, and its classes (their `__init__`).
+        names = {getattr(f, "name", "") for f in reach} | set(file.classes) if reach else set()
+        for call in file.calls:
+            reached = self._reached_through(file, call, reach) if terminal_name(call.func) in names else None
+            if reached is None and not (
+                self._root_name(call.func) in imported and self._maybe_project_function(file, call)
+            ):
+                continue
+            if over_own_group(call, "") or any(
+                    GROUP_NAME.search(terminal_name(a)) for a in list(call.args) + [k.value for k in call.keywords]
+                    if type(a) in (ast.Name, ast.Attribute)):
+                continue  # `check(p, group)`: the function communicates over the group it is given
+            branch = rank_branch(file, call)
+            if branch is None or makes_collective(file, branch.other, reach):
+                continue
+            callee = terminal_name(call.func)
+            # "rank 0 first": `if not is_main: wait()` ... `if is_main: wait()` in one function
+            if any(terminal_name(c.func) == callee and b.test is not branch.test and file.function(c) is file.function(call)
+                   for c, b in self._calls_under_rank_tests(file, callee)):
+                continue
+            if reached is not None:
+                target, collective = reached
+                what = f"{collective}() at line {target.lineno}"
+                yield Hit(call, message=self._through(file, callee, what, branch), fix=self._fix(call, branch))
+            else:
+                yield Hit(
+                    call,
+                    message=self._through(file, callee, "{reached}", branch),
+                    fix=self._fix(call, branch),
+                    query=Query("reaches-collective", self._import_name(file, call)),
+                )
+
+    @staticmethod
+    def _calls_under_rank_tests(file: FileModel, callee: str) -> list[tuple[ast.Call, Branch]]:
+        out = []
+        for call in file.calls:
+            if terminal_name(call.func) == callee:
+                branch = rank_branch(file, call)
+                if branch is not None:
+                    out.append((call, branch))
+        return out
+
+    @staticmethod
+    def _expected_to_fail(file: FileModel, call: ast.Call) -> bool:
+        """Inside `with self.assertRaises(...)` / `pytest.raises(...)`: a test
+        that makes the hang on purpose and checks the timeout."""
+        for anc in file.ancestors(call):
+            if isinstance(anc, (ast.With, ast.AsyncWith)):
+                for item in anc.items:
+                    ctx = item.context_expr
+                    if type(ctx) is ast.Call and terminal_name(ctx.func).startswith(("assertRaises", "raises")):
+                        return True
+        return False
+
+    @staticmethod
+    def _through(file: FileModel, callee: str, what: str, branch: Branch) -> str:
+        return (f"{callee}() reaches {what} and runs only on some ranks (it depends on {depends_on(file, branch)}): "
+                "the other ranks never make it and the job hangs")
+
+    @staticmethod
+    def _fix(call: ast.Call, branch: Branch) -> str:
+        return f"{source(call)}  # called by every rank, outside the branch at line {branch.line}"
+
+    @staticmethod
+    def _reached_through(file: FileModel, call: ast.Call, reach: dict) -> tuple[ast.Call, str] | None:
+        for callee, _ in file.callees(call):
+            if callee in reach:
+                return reach[callee]
+        return None
+
+    @staticmethod
+    def _root_name(func: ast.expr) -> str:
+        while type(func) is ast.Attribute:
+            func = func.value
+        return func.id if type(func) is ast.Name else ""
+
+    @staticmethod
+    def _paired(file: FileModel, call: ast.Call, name: str, branch: Branch, found: list) -> bool:
+        """The same collective under another rank test in the same function:
+        the ranks take turns (rank 0 first, then the others)."""
+        func = file.function(call)
+        return any(
+            other is not call and other_name == name and other_branch.test is not branch.test
+            and file.function(other) is func
+            for other, other_name, other_branch in found
+        )
+
+    def _maybe_project_function(self, file: FileModel, call: ast.Call) -> bool:
+        """A call to a function imported from a module that may be the
+        project's own (asked of the project later)."""
+        root = self._root_name(call.func)
+        base = file.imports.get(root) or file.relative_imports.get(root) or ""
+        if base.lstrip(".").split(".", 1)[0] in LIBRARIES:  # `torch.save(...)`: no need to look the name up
+            return False
+        name = self._import_name(file, call)
+        return bool(name) and name.lstrip(".").split(".", 1)[0] not in LIBRARIES
+
+    @staticmethod
+    def _import_name(file: FileModel, call: ast.Call) -> str:
+        func = call.func
+        attrs = []
+        while type(func) is ast.Attribute:
+            attrs.append(func.attr)
+            func = func.value
+        if type(func) is not ast.Name:
+            return ""
+        base = file.imports.get(func.id) or file.relative_imports.get(func.id)
+        if base is None or file.lookup(func) is not None:
+            return ""
+        return ".".join([base] + list(reversed(attrs)))
+
+
+def _writes_collective(text: str) -> bool:
+    """Some collective's name followed by `(` appears in the text."""
+    return any(stem in text and any(n in text for n in names) for stem, names in CALLED_BY_STEM)

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import env_writes
+from gpudoctor.linter.model import FileModel, position
+from gpudoctor.linter.rule import Hit, Rule
+
+# torch.cuda functions that do not initialise CUDA (they are lazy or pure).
+LAZY = {"manual_seed", "manual_seed_all", "seed", "seed_all", "is_initialized", "set_rng_state",
+        "set_rng_state_all", "set_per_process_memory_fraction", "_lazy_call", "get_arch_list"}
+LAZY_MODULES = ("torch.cuda.amp.", "torch.cuda.nvtx.")
+
+
+class CudaVisibleDevicesLate(Rule):
+    """`CUDA_VISIBLE_DEVICES` assigned in `os.environ` after a `torch.cuda`
+    call: CUDA reads the variable once, when it initialises, and
+    `torch.cuda.is_available()`, `device_count()`, `set_device()` and their
+    kin initialise it. The assignment has no effect in this process.
+
+    Set the variable before the first CUDA call (at the top of the script,
+    or in the shell that starts it).
+    """
+
+    id = "cuda-visible-devices-late"
+    message = "CUDA_VISIBLE_DEVICES is set after CUDA was initialised: it has no effect in this process"
+    fix = "CUDA_VISIBLE_DEVICES=0,1 python train.py  # or set it before any torch.cuda call"
+    needles = ("CUDA_VISIBLE_DEVICES",)
+
+    VALID = (
+        '''
+        import os
+
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"
+
+        import torch
+
+        print(torch.cuda.device_count())
+        ''',
+        '''
+        import os
+        import torch
+
+        def main(args):
+            os.environ["CUDA_VISIBLE_DEVICES"] = args.gpus
+            torch.cuda.set_device(0)
+
+        def report():
+            return torch.cuda.device_count()
+        ''',
+    )
+    INVALID = (
+        '''
+        import os
+        import torch
+
+        if torch.cuda.is_available():
+            os.environ["CUDA_VISIBLE_DEVICES"] = "1"  # flagged
+        ''',
+        '''
+        import os
+        import torch
+
+        NUM_GPUS = torch.cuda.device_count()
+
+        def main():
+            os.environ["CUDA_VISIBLE_DEVICES"] = "0"  # flagged
+
+        if __name__ == "__main__":
+            main()
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        writes = list(env_writes(file, "CUDA_VISIBLE_DEVICES"))
+        if not writes:
+            return
+        cuda_calls = [c for c in file.calls if self._initialises(file, c)]
+        for node, _ in writes:
+            for call in cuda_calls:
+                if self._before(file, call, node):
+                    yield Hit(
+                        node,
+                        message=f"CUDA_VISIBLE_DEVICES is set after {ast.unparse(call.func)}() (line {call.lineno}) "
+                        "initialised CUDA: it has no effect in this process",
+                    )
+                    break
+
+    @staticmethod
+    def _initialises(file: FileModel, call: ast.Call) -> bool:
+        qn = file.qualname(call.func)
+        if qn is None or not qn.startswith("torch.cuda.") or qn.startswith(LAZY_MODULES):
+            return False
+        return qn.rsplit(".", 1)[1] not in LAZY
+
+    def _before(self, file: FileModel, call: ast.Call, write: ast.AST) -> bool:
+        """`call` certainly runs before `write`: earlier in the same function
+        (or both at module level), or at module level before anything at
+        module level that leads to `write`'s function."""
+        call_func, write_func = file.function(call), file.function(write)
+        if call_func is write_func:
+            return position(call) < position(write)
+        if call_func is not None:
+            return False
+        entries = self._module_entries(file, write_func, set())
+        return all(position(call) < position(e) for e in entries)
+
+    def _module_entries(self, file: FileModel, func: ast.AST | None, seen: set) -> list[ast.AST]:
+        if func is None:
+            return []
+        if func in seen:
+            return []
+        seen.add(func)
+        out: list[ast.AST] = []
+        for site in file.entry_sites(func):
+            outer = file.function(site)
+            out += [site] if outer is None else self._module_entries(file, outer, seen)
+        return out

@@ -1,0 +1,296 @@
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
+from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.project import LIBRARIES, Query
+from gpudoctor.linter.ranks import Branch, depends_on, rank_branch
+from gpudoctor.linter.rule import ERROR, Hit, Rule
+
+# Calls that may build a wrapped model (aliases and imports are checked too).
+BUILDERS = {"DistributedDataParallel", "FullyShardedDataParallel", "to", "cuda", "prepare", "fully_shard",
+            "setup", "setup_module", "initialize"}
+# Lightning Fabric shards (and so communicates in forward) under these strategies.
+FABRIC_SHARDED = re.compile(r"fsdp|FSDPStrategy|ModelParallelStrategy|fully_shard|deepspeed_stage_3|DeepSpeedStrategy\(\s*stage\s*=\s*3")
+# DeepSpeed communicates in forward under ZeRO stage 3 (parameters gathered on use).
+ZERO_3 = re.compile(r"""["']?stage["']?\s*[:=]\s*3\b|zero_stage\s*[:=]\s*3\b|zero3|ZeRO-3""", re.IGNORECASE)
+
+
+class DdpForwardOnOneRank(Rule):
+    """A DistributedDataParallel (or FSDP) model called only on some ranks,
+    typically evaluation under `if rank == 0:`. The wrapper's forward is a
+    collective: DDP broadcasts buffers from rank 0 (BatchNorm statistics) and
+    SyncBatchNorm all-reduces, FSDP all-gathers the parameters. The rank that
+    runs it waits for the others, which are already at their next
+    collective: the job hangs, or the collectives pair up wrongly.
+
+    Flagged: a call of a model built by `DistributedDataParallel(...)` /
+    `FullyShardedDataParallel(...)` / FSDP2's `fully_shard(model)` /
+    `accelerator.prepare(...)`, Lightning Fabric's `fabric.setup(...)` /
+    `fabric.setup_module(...)` in a program that shards (an FSDP or
+    model-parallel strategy), or a DeepSpeed engine under ZeRO stage 3
+    (`deepspeed.initialize`), under a test
+    on the rank, or in a function whose every call in the file is under one,
+    or in a function of another module of the project that is given the
+    model under a test on the rank (`if rank == 0: evaluate(model, loader)`).
+    Evaluate with the unwrapped model (`model.module`,
+    `accelerator.unwrap_model(model)`), or on every rank and reduce the
+    metrics.
+    """
+
+    id = "ddp-forward-on-one-rank"
+    severity = ERROR  # a certain crash or hang
+    message = "DDP model called only on some ranks: its forward syncs with the other ranks and the job hangs"
+    fix = "output = model.module(inputs)  # the unwrapped model: no collective on one rank"
+    needles = ("DistributedDataParallel", "FullyShardedDataParallel", "fully_shard")
+
+    def relevant(self, text: str) -> bool:
+        return (any(n in text for n in self.needles) or ("accelerator" in text and ".prepare(" in text)
+                or ("setup" in text and "abric" in text and _sharding_fabric(text))
+                or ("deepspeed" in text and _zero_3(text)))
+
+    VALID = (
+        '''
+        import lightning as L
+
+        fabric = L.Fabric(devices=1)
+        model = fabric.setup_module(model)  # no sharding strategy: forward is local
+        if fabric.is_global_zero:
+            print(model(x))
+        ''',
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(net.to(rank), device_ids=[rank])
+        for x, y in loader:
+            loss_fn(model(x), y).backward()
+        if rank == 0:
+            with torch.no_grad():
+                print(model.module(x_val).argmax(1))
+        ''',
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def evaluate(model, loader):
+            with torch.no_grad():
+                return sum(model(x).argmax(1).eq(y).sum() for x, y in loader)
+
+        model = DDP(net.to(rank), device_ids=[rank])
+        correct = evaluate(model, val_loader)  # every rank evaluates its shard
+        if rank == 0:
+            print(correct)
+        ''',
+    )
+    INVALID = (
+        '''
+        import lightning as L
+        from lightning.fabric.strategies import ModelParallelStrategy
+
+        fabric = L.Fabric(devices=4, strategy=ModelParallelStrategy(parallelize))
+        fabric.launch()
+        model = fabric.setup_module(model)
+        if fabric.global_rank == 0:
+            sample = model.generate(prompt)
+            print(model(prompt))  # flagged
+        ''',
+        '''
+        import torch.distributed as dist
+        from torch.distributed.fsdp import fully_shard
+
+        for block in model.layers:
+            fully_shard(block)
+        fully_shard(model)
+        if dist.get_rank() == 0:
+            logits = model(tokens)  # flagged
+        ''',
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(net.to(rank), device_ids=[rank])
+        for x, y in loader:
+            loss_fn(model(x), y).backward()
+        if rank == 0:
+            with torch.no_grad():
+                print(model(x_val).argmax(1))  # flagged
+        ''',
+        '''
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            return sum(model(x).argmax(1).eq(y).sum() for x, y in loader)  # flagged
+
+        model = DistributedDataParallel(net.cuda(), device_ids=[local_rank])
+        if dist.get_rank() == 0:
+            print(evaluate(model, val_loader))
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        # Names that may hold a wrapped model: assigned one, or a parameter
+        # named like a model (`def evaluate(model, loader)`).
+        wrapped = {
+            getattr(target, "id", getattr(target, "attr", ""))
+            for target in self._targets(file)
+        }
+        # FSDP2 shards in place: `fully_shard(model)` makes `model` itself communicate.
+        sharded = {
+            terminal_name(call.args[0]): call.lineno for call in file.calls
+            if terminal_name(call.func) == "fully_shard" and call.args and type(call.args[0]) in (ast.Name, ast.Attribute)
+        }
+        wrapped |= set(sharded)
+        for call in file.calls:
+            name = terminal_name(call.func)
+            if name not in wrapped and "model" not in name.lower() and "net" not in name.lower():
+                continue
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "forward":
+                func = func.value
+            elif type(func) not in (ast.Name, ast.Attribute):
+                continue
+            if type(func) is ast.Attribute and file.method_class(func) is None:
+                continue  # `self.model(...)` follows; `a.b.model(...)` cannot be followed
+            built = next((o for o in file.origins(func) if self._wrapped(file, o)), None)
+            if built is None and not (name in sharded and call.lineno > sharded[name]):
+                continue
+            branch = self._guard(file, call, set())
+            if branch is None or self._also_in(branch.other, source(func)):
+                continue  # (the other ranks run the same forward in the other arm)
+            what = (self._kind(file, built) if isinstance(built, ast.Call)
+                    else f"an FSDP2 model (`fully_shard({name})`, line {sharded[name]})")
+            unwrap = "DistributedDataParallel" in what or "accelerate" in what
+            yield Hit(
+                call,
+                message=f"{source(func)} is {what}, called only on some ranks (it depends on "
+                f"{depends_on(file, branch)}): its forward syncs with the other ranks and the job hangs",
+                fix=(f"{source(func)}.module(...)  # the unwrapped model; or run this on every rank" if unwrap
+                     else f"{source(func)}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
+            )
+        yield from self._passed_on(file, wrapped)
+
+    def _passed_on(self, file: FileModel, wrapped: set[str]) -> Iterator[Hit]:
+        """A wrapped model given, under a rank test, to a function imported
+        from the project: the project says whether that function calls it."""
+        for call in file.calls:
+            func = call.func
+            if type(func) is not ast.Name:
+                continue
+            base = file.imports.get(func.id) or file.relative_imports.get(func.id)
+            if not base or base.lstrip(".").split(".", 1)[0] in LIBRARIES or file.lookup(func) is not None:
+                continue
+            passed = [(str(i), a) for i, a in enumerate(call.args)] + [(k.arg, k.value) for k in call.keywords if k.arg]
+            for arg, value in passed:
+                if type(value) is not ast.Name or value.id not in wrapped:
+                    continue
+                built = next((o for o in file.origins(value) if self._wrapped(file, o)), None)
+                if not isinstance(built, ast.Call):
+                    continue
+                branch = self._guard(file, call, set())
+                if branch is None:
+                    break
+                yield Hit(
+                    call,
+                    message=f"{func.id}() calls {value.id}, {self._kind(file, built)}, and runs only on some "
+                    f"ranks (it depends on {depends_on(file, branch)}): its forward syncs with the other ranks and "
+                    "the job hangs",
+                    fix=f"{func.id}({value.id}.module, ...)  # the unwrapped model; or call it on every rank",
+                    query=Query("calls-argument", base, arg),
+                )
+                break
+
+    @staticmethod
+    def _also_in(nodes: tuple[ast.AST, ...], called: str) -> bool:
+        """`called` (the model, as written) is called in `nodes` too."""
+        return any(type(sub) is ast.Call and source(sub.func) in (called, called + ".forward")
+                   for node in nodes for sub in ast.walk(node))
+
+    @staticmethod
+    def _kind(file: FileModel, built: ast.Call) -> str:
+        """What built the model, as the message shows it (the chain followed)."""
+        name = terminal_name(built.func)
+        where = f"(`{source(built.func)}(...)`, line {built.lineno})"
+        if name == "fully_shard":
+            return f"an FSDP2 model {where}"
+        if name in ("setup", "setup_module"):
+            return f"a Fabric model under a sharding strategy {where}"
+        if name == "initialize":
+            return f"a DeepSpeed ZeRO-3 engine {where}"
+        if name == "prepare":
+            return f"an accelerate-prepared model {where}"
+        if file.is_call_to(built, "FullyShardedDataParallel", TORCH):
+            return f"an FSDP model {where}"
+        return f"a DistributedDataParallel model {where}"
+
+    def _targets(self, file: FileModel) -> Iterator[ast.AST]:
+        for call in file.calls:
+            name = terminal_name(call.func)
+            if name not in BUILDERS and name not in file.imports and name not in file.module_aliases:
+                continue
+            if self._wrapped(file, call):
+                parent = file.parent.get(call)
+                if isinstance(parent, ast.Assign):
+                    for target in parent.targets:
+                        # `model, optimizer = fabric.setup(model, optimizer)`: the model comes first
+                        yield target.elts[0] if isinstance(target, (ast.Tuple, ast.List)) and target.elts else target
+                elif isinstance(parent, (ast.AnnAssign, ast.NamedExpr)):
+                    yield parent.target
+
+    @staticmethod
+    def _wrapped(file: FileModel, origin: object) -> bool:
+        if type(origin) is not ast.Call:
+            return False
+        if wrapper_kind(file, origin) == "DistributedDataParallel":
+            return True
+        if file.is_call_to(origin, "FullyShardedDataParallel", TORCH):
+            return True
+        func = origin.func
+        name = terminal_name(func)
+        if name == "fully_shard":
+            return True
+        if type(func) is not ast.Attribute:
+            return False
+        receiver = terminal_name(func.value).lower()
+        if name == "prepare":
+            return "accelerator" in receiver
+        if name in ("setup", "setup_module"):
+            return "fabric" in receiver and _sharding_fabric(file.text)
+        if name == "initialize":
+            return receiver == "deepspeed" and _zero_3(file.text)
+        return False
+
+    def _guard(self, file: FileModel, node: ast.AST, seen: set) -> Branch | None:
+        """The rank test that decides whether `node` runs: around it, or
+        around every call (in the file) of its function."""
+        branch = rank_branch(file, node)
+        if branch is not None:
+            return branch
+        func = file.function(node)
+        if func is None or func in seen:
+            return None
+        seen.add(func)
+        if file.references.get(func):
+            return None  # passed on as a value (`launch(main)`, `save_hyperparameters(setup)`): it may run anywhere
+        sites = file.entry_sites(func)
+        if not sites:
+            return None
+        found = [self._guard(file, site, seen) for site in sites]
+        return found[0] if all(found) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _sharding_fabric(text: str) -> bool:
+    return FABRIC_SHARDED.search(text) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _zero_3(text: str) -> bool:
+    return ("stage" in text or "zero" in text.lower() or "ZeRO" in text) and ZERO_3.search(text) is not None

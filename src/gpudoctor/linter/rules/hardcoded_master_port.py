@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import env_writes
+from gpudoctor.linter.model import FileModel, constant, terminal_name
+
+# A program run by SLURM or MPI across nodes: every node must use the same port.
+MULTI_NODE = ("SLURM_", "OMPI_COMM_WORLD", "PMI_RANK", "MPI.COMM_WORLD")
+from gpudoctor.linter.rule import Hit, Rule
+
+
+class HardcodedMasterPort(Rule):
+    """`MASTER_PORT` set to a literal: the next job on the same host (a
+    second experiment, a test run, a colleague) picks the same port and
+    fails with "Address already in use", or worse, joins the wrong
+    rendezvous.
+
+    Let the environment decide: `os.environ.setdefault("MASTER_PORT", ...)`
+    keeps what a launcher set, and `torchrun --standalone` picks a free port
+    on one node. (A free port picked inside the script breaks multi-node
+    jobs: each node would pick its own.) Not flagged: `setdefault`, a write
+    under a test of `MASTER_PORT` itself (`if "MASTER_PORT" not in
+    os.environ:`, a default), and a write in the branch of a SLURM / MPI
+    launch (`if "SLURM_PROCID" in os.environ:`) or, unconditional, in a
+    function that reads their variables: the nodes must agree on one fixed
+    port. A port written from a
+    constant dict of the file (`CONFIG["port"]`) counts as a literal.
+    """
+
+    id = "hardcoded-master-port"
+    in_tests = False  # a test picks its port on purpose (and runs alone)
+    message = "MASTER_PORT is set to a literal: the next job on this host collides with it"
+    fix = 'os.environ.setdefault("MASTER_PORT", "29500")  # the launcher\'s port wins; or torchrun --standalone'
+    needles = ("MASTER_PORT",)
+
+    VALID = (
+        '''
+        import os
+        import socket
+
+        def free_port():
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                return s.getsockname()[1]
+
+        os.environ["MASTER_PORT"] = str(free_port())
+        ''',
+        '''
+        import os
+
+        os.environ.setdefault("MASTER_PORT", "29500")
+        ''',
+        '''
+        import os
+
+        os.environ["MASTER_PORT"] = os.environ.get("PORT", "29500")
+        ''',
+        '''
+        import os
+
+        if "MASTER_PORT" not in os.environ:
+            os.environ["MASTER_PORT"] = "29500"
+        ''',
+        '''
+        import os
+
+        if "SLURM_PROCID" in os.environ:
+            os.environ["MASTER_PORT"] = "29500"  # every node must agree on it
+        ''',
+    )
+    INVALID = (
+        '''
+        import os
+
+        os.environ["MASTER_ADDR"] = "localhost"
+        os.environ["MASTER_PORT"] = "12355"  # flagged
+        ''',
+        '''
+        import os
+
+        PORT = 29500
+        os.environ["MASTER_PORT"] = str(PORT)  # flagged
+        ''',
+        '''
+        from os import environ
+
+        environ.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "23456"})  # flagged
+        ''',
+        '''
+        import os
+
+        DIST = {"backend": "gloo", "port": 12355}
+        os.environ["MASTER_PORT"] = str(DIST["port"])  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        for node, value in env_writes(file, "MASTER_PORT", include_defaults=False):
+            tests = list(file.conditions(node))
+            if any(constant(sub) == "MASTER_PORT" for test in tests for sub in ast.walk(test)):
+                continue  # a default: the environment decides
+            if any(word in ast.unparse(test) for test in tests for word in MULTI_NODE):
+                continue  # the SLURM / MPI branch: the nodes must agree on one port
+            if not tests and self._multi_node_scope(file, node):
+                continue  # a program SLURM / MPI starts (it reads their variables unconditionally)
+            if value is not None and self._literal(file, value):
+                yield Hit(node, message=f"MASTER_PORT is set to the literal {ast.unparse(value)}: the next job on "
+                          "this host collides with it")
+
+    @staticmethod
+    def _multi_node_scope(file: FileModel, node: ast.AST) -> bool:
+        """The function (or module) around `node` mentions SLURM / MPI variables."""
+        scope = file.function(node) or file.tree
+        lines = file.text.splitlines()[getattr(scope, "lineno", 1) - 1: getattr(scope, "end_lineno", None)]
+        return any(word in line for line in lines for word in MULTI_NODE)
+
+    def _literal(self, file: FileModel, expr: ast.expr) -> bool:
+        # `str(12355)`, f"{PORT}" and names bound to literals are still literals.
+        if type(expr) is ast.Call and terminal_name(expr.func) in ("str", "int") and len(expr.args) == 1:
+            return self._literal(file, expr.args[0])
+        if type(expr) is ast.JoinedStr:
+            return all(
+                type(v) is ast.Constant or (type(v) is ast.FormattedValue and self._literal(file, v.value))
+                for v in expr.values
+            )
+        if type(expr) is ast.Subscript and constant(expr.slice) is not None:  # CONFIG["port"]
+            table = [o for o in file.origins(expr.value) if type(o) is ast.Dict]
+            values = [v for d in table for k, v in zip(d.keys, d.values) if k is not None and constant(k) == constant(expr.slice)]
+            return len(table) == 1 and len(values) == 1 and self._literal(file, values[0])
+        origins = file.origins(expr)
+        if not origins:
+            return False
+        for origin in origins:
+            if type(origin) is ast.Constant and isinstance(origin.value, (int, str)) and not isinstance(origin.value, bool):
+                continue
+            if origin is not expr and isinstance(origin, ast.expr) and type(origin) in (ast.Call, ast.JoinedStr):
+                if self._literal(file, origin):
+                    continue
+            return False
+        return True

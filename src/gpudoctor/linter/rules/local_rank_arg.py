@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.model import FileModel, constant, keyword
+from gpudoctor.linter.rule import Hit, Rule
+
+FLAGS = {"--local_rank", "--local-rank"}
+
+
+class LocalRankArg(Rule):
+    """A `--local_rank` command-line argument belongs to the deprecated
+    `torch.distributed.launch`; `torchrun` passes the local rank in the
+    `LOCAL_RANK` environment variable instead.
+
+    Under `torchrun` the argument is never given, so the script silently uses
+    its default (often 0) on every process: all ranks pick the same GPU.
+
+    Not flagged, because the argument is then harmless: a file that reads
+    `LOCAL_RANK` from the environment too (the default, or a later
+    `args.local_rank = int(os.environ["LOCAL_RANK"])`); a file that never
+    reads `args.local_rank` back (accelerate and Lightning scripts keep the
+    argument for old launchers); a DeepSpeed program, whose `deepspeed`
+    launcher does pass `--local_rank`.
+    """
+
+    id = "local-rank-arg"
+    in_tests = False  # tests build this shape on purpose
+    message = "argparse defines --local_rank: torchrun passes LOCAL_RANK in the environment"
+    fix = 'local_rank = int(os.environ["LOCAL_RANK"])'
+    needles = tuple(FLAGS)  # the flag is written as a string literal
+
+    VALID = (
+        '''
+        import argparse
+        from accelerate import Accelerator
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local_rank", type=int, default=-1)  # kept for old launchers, never read
+        args = parser.parse_args()
+        accelerator = Accelerator()
+        ''',
+        '''
+        import argparse
+        import os
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local_rank", type=int, default=-1)
+        args = parser.parse_args()
+        env_local_rank = int(os.environ.get("LOCAL_RANK", -1))
+        if env_local_rank != -1:
+            args.local_rank = env_local_rank
+        torch.cuda.set_device(args.local_rank)
+        ''',
+        '''
+        import os
+
+        local_rank = int(os.environ["LOCAL_RANK"])
+        ''',
+        '''
+        import argparse
+        import os
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local_rank", type=int, default=int(os.environ.get("LOCAL_RANK", 0)))
+        ''',
+        '''
+        import argparse
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--rank", type=int, default=0)
+        ''',
+    )
+    INVALID = (
+        '''
+        import argparse
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local_rank", type=int, default=0)  # flagged
+        args = parser.parse_args()
+        torch.cuda.set_device(args.local_rank)
+        ''',
+        '''
+        import argparse
+
+        parser = argparse.ArgumentParser()
+        group = parser.add_argument_group("distributed")
+        group.add_argument("--local-rank", "--local_rank", type=int, default=-1)  # flagged
+        args = parser.parse_args()
+        device = torch.device("cuda", args.local_rank)
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        if "LOCAL_RANK" in file.text or "deepspeed" in file.text.lower():
+            return
+        if not any(type(n) is ast.Attribute and n.attr == "local_rank" and type(n.ctx) is ast.Load
+                   for n in ast.walk(file.tree)):
+            return  # never read back: whatever a launcher passes goes unused
+        for call in file.calls:
+            if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
+                continue
+            if not any(constant(a, str) in FLAGS for a in call.args):
+                continue
+            default = keyword(call, "default")
+            if default is not None and any(
+                constant(sub, str) == "LOCAL_RANK" for origin in file.origins(default) if isinstance(origin, ast.AST)
+                for sub in ast.walk(origin)
+            ):
+                continue
+            yield Hit(call)

@@ -1,0 +1,191 @@
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import is_distributed_sampler, is_loader, samplers_of, source, strip_iteration
+from gpudoctor.linter.model import FileModel, constant, identifiers, keyword, terminal_name
+from gpudoctor.linter.project import Query
+from gpudoctor.linter.rule import Hit, Rule
+
+# Names of evaluation data and code: `val_loader`, `eval_dataset`, `def evaluate`, `test_set`.
+EVALUATION = re.compile(r"(?:^|_)(?:val|valid|validation|eval|evaluate|evaluation|test|dev)(?:_|$)|^(?:evaluate|validate)", re.IGNORECASE)
+
+
+class SamplerNoSetEpoch(Rule):
+    """A `DistributedSampler` shuffles with a seed plus the epoch number it
+    was last given; without `sampler.set_epoch(epoch)` every epoch sees the
+    same order.
+
+    Flagged when a DataLoader over a DistributedSampler (whose `shuffle` is not
+    False) is iterated once per epoch, in a loop nested in an epoch loop or
+    in a function or method of the same file that an epoch loop calls, and
+    the file never calls `set_epoch` on that sampler (directly or as
+    `loader.sampler.set_epoch`). Evaluation is not flagged (a loop over
+    `val_loader` / `eval_dataloader`, or in `def evaluate`): its order does
+    not matter. A file that only builds loaders is not
+    flagged: whoever iterates them is responsible. When a folder is linted,
+    a `set_epoch` call in another module of the same program (one this file
+    imports, or one that imports it) counts too.
+    """
+
+    id = "sampler-no-set-epoch"
+    in_tests = False  # tests build this shape on purpose
+    message = "DistributedSampler is iterated every epoch but set_epoch() is never called: every epoch sees the same order"
+    fix = "sampler.set_epoch(epoch)  # first line of the epoch loop"
+    needles = ("DistributedSampler",)
+
+    VALID = (
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, batch_size=32, sampler=sampler)
+        for epoch in range(10):
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                step(x, y)
+        ''',
+        '''
+        from torch.utils.data import DataLoader
+        from torch.utils.data.distributed import DistributedSampler
+
+        loader = DataLoader(dataset, sampler=DistributedSampler(dataset))
+        for epoch in range(10):
+            loader.sampler.set_epoch(epoch)
+            for batch in loader:
+                step(batch)
+        ''',
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        # Evaluation order does not matter.
+        val_loader = DataLoader(val_set, sampler=DistributedSampler(val_set, shuffle=False))
+        for epoch in range(10):
+            for batch in val_loader:
+                evaluate(batch)
+        ''',
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def build_loader(dataset):
+            return DataLoader(dataset, sampler=DistributedSampler(dataset))
+        ''',
+    )
+    INVALID = (
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        sampler = DistributedSampler(dataset)  # flagged
+        loader = DataLoader(dataset, batch_size=32, sampler=sampler)
+        for epoch in range(10):
+            for x, y in loader:
+                step(x, y)
+        ''',
+        '''
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        class Trainer:
+            def __init__(self, dataset):
+                self.loader = DataLoader(dataset, sampler=DistributedSampler(dataset))  # flagged
+
+            def run_epoch(self):
+                for batch in self.loader:
+                    self.step(batch)
+
+            def fit(self, epochs):
+                for epoch in range(epochs):
+                    self.run_epoch()
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        samplers = [c for c in file.calls_to("DistributedSampler") if constant(keyword(c, "shuffle", 3)) is not False]
+        if not samplers:
+            return
+        iterated: dict[ast.Call, tuple[ast.For | ast.AsyncFor, ast.Call]] = {}  # sampler -> (loop, loader)
+        for loop in file.for_loops:
+            iterated_now = strip_iteration(loop.iter)
+            # `zip(prompt_loader, unsupervised_loader)`: each loader is iterated
+            parts = (iterated_now.args if type(iterated_now) is ast.Call and terminal_name(iterated_now.func) == "zip"
+                     else [iterated_now])
+            for loader in [o for part in parts for o in file.origins(strip_iteration(part))]:
+                if not isinstance(loader, ast.Call) or not is_loader(file, loader):
+                    continue
+                for sampler in samplers_of(file, loader):
+                    if sampler in samplers and sampler not in iterated and self._per_epoch(file, loop, set()):
+                        iterated[sampler] = (loop, loader)
+        if not iterated:
+            return
+        covered = self._covered(file)
+        if covered is None:
+            return
+        for sampler, (loop, loader) in iterated.items():
+            if sampler in covered or self._evaluation(file, loop, sampler):
+                continue
+            yield Hit(
+                sampler,
+                query=Query("no-set-epoch"),
+                message=f"DistributedSampler is iterated every epoch (line {loop.lineno}) but set_epoch() is "
+                "never called on it: every epoch sees the same order",
+                fix=f"{self._handle(file, sampler, loop)}.set_epoch(epoch)  # first line of the epoch loop",
+            )
+
+    @staticmethod
+    def _evaluation(file: FileModel, loop: ast.For | ast.AsyncFor, sampler: ast.Call) -> bool:
+        """The loop evaluates (`for batch in val_loader`, inside `def evaluate`,
+        over a sampler of `eval_dataset`): the order of evaluation does not matter."""
+        func = file.function(loop)
+        names = list(identifiers(loop.iter)) + list(identifiers(sampler))
+        names.append(getattr(func, "name", ""))
+        return any(EVALUATION.search(name) for name in names)
+
+    @staticmethod
+    def _is_epoch_loop(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+        parts = [loop.target, loop.iter] if not isinstance(loop, ast.While) else [loop.test]
+        return any("epoch" in name.lower() or name == "ep" for part in parts for name in identifiers(part))
+
+    def _per_epoch(self, file: FileModel, node: ast.AST, seen: set) -> bool:
+        """`node` runs once per epoch: inside an epoch loop, or in a function an
+        epoch loop calls (through any chain of same-file calls)."""
+        if any(self._is_epoch_loop(loop) for loop in file.enclosing_loops(node)):
+            return True
+        func = file.function(node)
+        if func is None or func in seen:
+            return False
+        seen.add(func)
+        return any(self._per_epoch(file, call, seen) for call, _ in file.call_sites.get(func, []))
+
+    @staticmethod
+    def _covered(file: FileModel) -> set[ast.Call] | None:
+        """The samplers some `set_epoch` call reaches; None when a call's
+        receiver cannot be followed (then every sampler is given the benefit)."""
+        covered: set[ast.Call] = set()
+        for call in file.calls:
+            if type(call.func) is not ast.Attribute or call.func.attr != "set_epoch":
+                continue
+            receiver = call.func.value
+            if type(receiver) is ast.Attribute and receiver.attr == "sampler":  # loader.sampler.set_epoch
+                loaders = [o for o in file.origins(receiver.value) if isinstance(o, ast.Call) and is_loader(file, o)]
+                if not loaders:
+                    return None
+                for loader in loaders:
+                    covered.update(samplers_of(file, loader))
+                continue
+            found = [o for o in file.origins(receiver) if isinstance(o, ast.Call) and is_distributed_sampler(file, o)]
+            if not found:
+                return None
+            covered.update(found)
+        return covered
+
+    @staticmethod
+    def _handle(file: FileModel, sampler: ast.Call, loop: ast.For | ast.AsyncFor) -> str:
+        """What the user calls the sampler: `sampler`, `self.sampler` or `loader.sampler`."""
+        parent = file.parent.get(sampler)
+        if type(parent) is ast.Assign and len(parent.targets) == 1 and type(parent.targets[0]) in (ast.Name, ast.Attribute):
+            return source(parent.targets[0])
+        iterated = strip_iteration(loop.iter)
+        if type(iterated) in (ast.Name, ast.Attribute):  # `for batch in self.train_data`
+            return source(iterated) + ".sampler"
+        return "loader.sampler"

@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import ast
+
+from gpudoctor.linter.idioms import TORCH
+from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.project import LIBRARIES, Query
+from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
+from gpudoctor.linter.rule import Hit, Rule
+
+
+class SaveAllRanks(Rule):
+    """`torch.save` in a distributed script without a rank-0 guard: every
+    process writes the same file at the same time, which wastes I/O and can
+    leave a corrupt checkpoint when the writes interleave.
+
+    A guard is a test on the rank (`if rank == 0:`, `if dist.get_rank() == 0`,
+    `if args.local_rank in (-1, 0)`, `accelerator.is_main_process`, an early
+    `if rank != 0: return`, Lightning's `@rank_zero_only`, a helper or flag
+    computed from the rank, `if should_save():` with `def should_save():
+    return dist.get_rank() == 0`, in this file or imported from another
+    module of the project) around the call, or around every call, within the
+    file, of the function or method that contains it. A file name that
+    contains the rank (one file per rank) is not flagged, nor is a function
+    the file never calls, nor a save under a flag or predicate this file
+    cannot resolve (`if args.save_logs:` set in another module): it may be
+    a rank flag. A heuristic: a warning.
+    """
+
+    id = "save-all-ranks"
+    in_tests = False  # tests build this shape on purpose
+    message = "torch.save runs on every rank: all processes write the same file"
+    fix = "if dist.get_rank() == 0: torch.save(...)  # then dist.barrier() before other ranks read it"
+    needles = ("save",)
+
+    VALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), "ckpt.pt")
+        ''',
+        '''
+        import os
+        import torch
+        import torch.distributed as dist
+
+        class Trainer:
+            def __init__(self):
+                self.gpu_id = int(os.environ["LOCAL_RANK"])
+
+            def _save_checkpoint(self, epoch):
+                torch.save(self.model.module.state_dict(), "ckpt.pt")
+
+            def train(self, epochs):
+                for epoch in range(epochs):
+                    if self.gpu_id == 0:
+                        self._save_checkpoint(epoch)
+
+        dist.init_process_group("nccl")
+        ''',
+        '''
+        import torch
+        import torch.distributed as dist
+
+        def save_shard(state, rank):
+            torch.save(state, f"optimizer-rank{rank}.pt")  # one file per rank
+
+        dist.init_process_group("gloo")
+        save_shard(optimizer.state_dict(), dist.get_rank())
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        for epoch in range(10):
+            train_one_epoch()
+            torch.save(model.module.state_dict(), "ckpt.pt")  # flagged
+        ''',
+        '''
+        import torch
+        import torch.multiprocessing as mp
+
+        def worker(rank, world_size):
+            train(rank)
+            save_checkpoint()
+
+        def save_checkpoint():
+            torch.save(model.state_dict(), "ckpt.pt")  # flagged
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2,), nprocs=2)
+        ''',
+    )
+
+    def relevant(self, text: str) -> bool:
+        return "save" in text and any(
+            n in text for n in ("init_process_group", "DistributedDataParallel", "spawn", "start_processes")
+        )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
+        if not saves or not self._distributed(file):
+            return
+        for call in saves:
+            # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
+            if any(self._per_rank(file, arg) for arg in call.args[1:] + [kw.value for kw in call.keywords]):
+                continue
+            if file.rank_guarded(call):
+                continue
+            tests = list(file.conditions(call))
+            if any(is_rank_condition(file, test) for test in tests):
+                continue  # a helper of this file computed from the rank
+            helper = self._imported_test(file, tests)
+            if helper:  # `if is_first():` with the helper from another module: the project says what it computes
+                yield Hit(call, query=Query("not-rank-guard", helper))
+            elif not any(self._unresolved_flag(test) for test in tests):
+                yield Hit(call)  # (`if args.save_ckpt:` may be a rank flag set elsewhere: no guess)
+
+    @staticmethod
+    def _per_rank(file: FileModel, arg: ast.expr) -> bool:
+        """The file name holds the rank, written there or in the variable
+        passed (`path = f"ckpt_{rank}.pt"`; `torch.save(state, path)`)."""
+        if file.is_rank_test(arg):
+            return True
+        return type(arg) is ast.Name and any(
+            isinstance(o, ast.expr) and o is not arg and file.is_rank_test(o) for o in file.origins(arg)
+        )
+
+    @staticmethod
+    def _unresolved_flag(test: ast.expr) -> bool:
+        """A bare flag or predicate (`if args.save_logs:`, `if should_save():`)
+        that does not read the job's shape (`if args.distributed:` does)."""
+        while isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
+            test = test.operand
+        if isinstance(test, ast.BoolOp):
+            return any(SaveAllRanks._unresolved_flag(v) for v in test.values)
+        return isinstance(test, (ast.Name, ast.Attribute, ast.Call)) and not same_everywhere(test)
+
+    @staticmethod
+    def _imported_test(file: FileModel, tests: list[ast.expr]) -> str:
+        """The dotted name of a function or flag imported from a module that
+        may be the project's, tested around the call."""
+        for test in tests:
+            for node in ast.walk(test):
+                if type(node) is ast.Call:
+                    node = node.func
+                if type(node) is not ast.Name:
+                    continue
+                base = file.imports.get(node.id) or file.relative_imports.get(node.id)
+                if base and base.lstrip(".").split(".", 1)[0] not in LIBRARIES and file.lookup(node) is None:
+                    return base
+        return ""
+
+    @staticmethod
+    def _distributed(file: FileModel) -> bool:
+        for call in file.calls:
+            if file.is_call_to(call, "init_process_group", TORCH) or file.is_spawn(call):
+                return True
+            if file.is_call_to(call, "DistributedDataParallel", TORCH):
+                return True
+        return False

@@ -1,0 +1,158 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
+from gpudoctor.linter.model import FileModel, keyword
+from gpudoctor.linter.rule import Hit, Rule
+
+
+class SaveDdpWrapper(Rule):
+    """`torch.save` of a DistributedDataParallel (or DataParallel) wrapper, or
+    of its `state_dict()`: every key carries a `module.` prefix, so the
+    checkpoint does not load into the plain model (`Missing key(s) in
+    state_dict`), and pickling the wrapper ties the file to DDP.
+
+    Save the wrapped model, `model.module.state_dict()`. Flagged only when
+    every value the saved object may hold is a wrapper (a
+    `model.module if ... else model` unwrap is fine, and so is a name unwrapped
+    in one arm of an `if` and the plain model in the other), and not in a file that
+    loads its checkpoints back into a wrapper (`ddp_model.load_state_dict(...)`,
+    `ddp_model = torch.load(...)`): that round trip is consistent.
+    """
+
+    id = "save-ddp-wrapper"
+    in_tests = False  # tests build this shape on purpose
+    message = "torch.save of the DDP wrapper: its state_dict keys carry a 'module.' prefix"
+    fix = "torch.save(model.module.state_dict(), path)"
+    needles = ("DataParallel",)
+
+    VALID = (
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(net, device_ids=[local_rank])
+        torch.save(model.module.state_dict(), "ckpt.pt")
+        ''',
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(net, device_ids=[local_rank])
+        to_save = model.module if hasattr(model, "module") else model
+        torch.save({"model": to_save.state_dict()}, "ckpt.pt")
+        ''',
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(args, generator):
+            if args.distributed:
+                g_module = generator.module
+            else:
+                g_module = generator
+            torch.save({"g": g_module.state_dict()}, "ckpt.pt")
+
+        if args.distributed:
+            generator = DDP(generator, device_ids=[args.local_rank])
+        train(args, generator)
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = Net().to(local_rank)
+        model = DDP(model, device_ids=[local_rank])
+        torch.save(model.state_dict(), "ckpt.pt")  # flagged
+        ''',
+        '''
+        import torch
+        import torch.nn as nn
+
+        class Trainer:
+            def __init__(self, net, gpu):
+                self.model = nn.parallel.DistributedDataParallel(net, device_ids=[gpu])
+
+            def save(self, epoch):
+                torch.save({"epoch": epoch, "model": self.model.state_dict()}, "ckpt.pt")  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        if self._loads_into_wrapper(file):
+            return
+        for call in file.calls_to("save", TORCH):
+            if file.qualname(call.func) != "torch.save":
+                continue
+            obj = keyword(call, "obj", 0)
+            if obj is None:
+                continue
+            for saved in self._saved_values(file, obj):
+                if isinstance(saved, ast.Call) and isinstance(saved.func, ast.Attribute) and saved.func.attr == "state_dict":
+                    state_dict, holder = True, saved.func.value
+                else:
+                    state_dict, holder = False, saved
+                if self._unwrapped_elsewhere(file, holder):
+                    continue
+                origins = file.origins(holder)
+                kinds = {wrapper_kind(file, o) for o in origins}
+                if not origins or "" in kinds:
+                    continue
+                kind = kinds.pop()
+                if state_dict:
+                    message = (f"torch.save of {source(holder)}.state_dict(), a {kind} wrapper's: "
+                               "its keys carry a 'module.' prefix")
+                else:
+                    message = (f"torch.save of {source(holder)}, a {kind} wrapper object: loading it needs the "
+                               "wrapper class, and its weights carry a 'module.' prefix")
+                yield Hit(saved, message=message, fix=f"torch.save({source(holder)}.module.state_dict(), path)")
+                break
+
+    @staticmethod
+    def _unwrapped_elsewhere(file: FileModel, holder: ast.expr) -> bool:
+        """`g_module = generator.module if distributed else generator`, or the
+        same in two arms of an `if`: some assignment of the name unwraps, so
+        the wrapper is the non-distributed path's plain model."""
+        if type(holder) is not ast.Name:
+            return False
+        bindings = file.bindings.get((file.scope(holder), holder.id), [])
+        values = [b.value for b in bindings] + [v for b in bindings if type(b.value) is ast.IfExp
+                                                 for v in (b.value.body, b.value.orelse)]
+        return any(type(v) is ast.Attribute and v.attr == "module" for v in values)
+
+    @staticmethod
+    def _saved_values(file: FileModel, obj: ast.expr) -> list[ast.expr]:
+        """The object saved, or the values of a checkpoint dict."""
+        out = [obj]
+        for origin in file.origins(obj) if type(obj) is ast.Name else [obj]:
+            if type(origin) is ast.Dict:
+                out += [v for v in origin.values if v is not None]
+            elif type(origin) is ast.Call and type(origin.func) is ast.Name and origin.func.id == "dict":
+                out += [kw.value for kw in origin.keywords]
+        return out
+
+    @staticmethod
+    def _wrapped(file: FileModel, node: ast.AST) -> bool:
+        origins = file.origins(node)
+        return bool(origins) and all(wrapper_kind(file, o) for o in origins)
+
+    def _loads_into_wrapper(self, file: FileModel) -> bool:
+        for call in file.calls:
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "load_state_dict" and self._wrapped(file, func.value):
+                return True
+            if file.qualname(func) == "torch.load":
+                target = file.parent.get(call)
+                if type(target) is ast.Assign and len(target.targets) == 1 and type(target.targets[0]) is ast.Name:
+                    name = target.targets[0]
+                    others = file.bindings.get((file.scope(name), name.id), [])
+                    if any(
+                        b.kind == "value" and not b.path and b.value is not call and self._wrapped(file, b.value)
+                        for b in others
+                    ):
+                        return True
+        return False

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.model import FileModel, constant, keyword
+from gpudoctor.linter.rule import ERROR, Hit, Rule
+
+
+class SpawnNoMainGuard(Rule):
+    """`mp.spawn` (or `start_processes`) reached when the module is imported,
+    outside `if __name__ == "__main__":`. Spawned children import the main
+    module again; without the guard each child tries to spawn its own
+    children and dies with "An attempt has been made to start a new process
+    before the current process has finished its bootstrapping phase".
+
+    Flagged at the module-level statement that reaches the spawn: the call
+    itself, or a call of the same file's function that (through other
+    functions) calls it.
+    """
+
+    id = "spawn-no-main-guard"
+    severity = ERROR  # a certain crash or hang
+    message = 'mp.spawn runs at import time, outside `if __name__ == "__main__":`'
+    fix = 'if __name__ == "__main__": mp.spawn(main, args=(world_size,), nprocs=world_size)'
+    needles = ("spawn", "start_processes")
+
+    VALID = (
+        '''
+        import torch.multiprocessing as mp
+
+        def main(rank, world_size):
+            ...
+
+        if __name__ == "__main__":
+            mp.spawn(main, args=(2,), nprocs=2)
+        ''',
+        '''
+        import torch.multiprocessing as mp
+
+        def run():
+            mp.spawn(main, nprocs=2)
+
+        if __name__ == "__main__":
+            run()
+        ''',
+        '''
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch.multiprocessing as mp
+
+        def main(rank, world_size):
+            ...
+
+        mp.spawn(main, args=(2,), nprocs=2)  # flagged
+        ''',
+        '''
+        from torch.multiprocessing import spawn
+
+        def launch(world_size):
+            spawn(main, args=(world_size,), nprocs=world_size)
+
+        launch(4)  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        reported: set[ast.AST] = set()
+        for call in file.calls:
+            if not file.is_spawn(call) or constant(keyword(call, "start_method")) == "fork":
+                continue
+            for entry in self._unguarded_entries(file, call, set()):
+                if entry in reported:
+                    continue
+                reported.add(entry)
+                if entry is call:
+                    yield Hit(call)
+                else:
+                    yield Hit(
+                        entry,
+                        message=f"{ast.unparse(entry.func)}() reaches {ast.unparse(call.func)}() (line {call.lineno}) at "
+                        'import time, outside `if __name__ == "__main__":`',
+                        fix=f'if __name__ == "__main__": {ast.unparse(file.statement(entry)).splitlines()[0]}',
+                    )
+
+    def _unguarded_entries(self, file: FileModel, node: ast.Call, seen: set) -> list[ast.Call]:
+        """The module-level calls that run `node` on import without the guard."""
+        func = file.function(node)
+        if func is None:
+            return [] if file.under_main_guard(node) else [node]
+        if func in seen or file.under_main_guard(node):
+            return []
+        seen.add(func)
+        out: list[ast.Call] = []
+        for call, _ in file.call_sites.get(func, []):
+            out += self._unguarded_entries(file, call, seen)
+        return out

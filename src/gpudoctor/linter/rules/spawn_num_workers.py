@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import is_torch_spawn_program, loader_arg, spread_keywords, values
+from gpudoctor.linter.model import FileModel, constant, has_star_kwargs, keyword, terminal_name
+from gpudoctor.linter.rule import Hit, Rule
+
+SPAWN_STRATEGY_CLASSES = ("DDPSpawnStrategy", "DDPSpawnPlugin")
+
+
+class SpawnNumWorkers(Rule):
+    """DataLoader worker processes (`num_workers > 0`) in a program started
+    with `mp.spawn` or Lightning's `ddp_spawn`, without
+    `persistent_workers=True`. Spawned processes re-create their workers by
+    pickling the dataset at every epoch; Lightning warned that the two "do
+    not mix well" and that performance may suffer dramatically.
+
+    Keep the workers alive with `persistent_workers=True`, or start one
+    process per GPU with `torchrun` (Lightning: `strategy="ddp"`).
+    """
+
+    id = "spawn-num-workers"
+    in_tests = False  # tests build this shape on purpose
+    message = "DataLoader(num_workers>0) in a spawned program without persistent_workers=True"
+    fix = "DataLoader(dataset, num_workers=4, persistent_workers=True)  # or launch with torchrun / strategy=\"ddp\""
+    needles = ("num_workers",)
+
+    VALID = (
+        '''
+        import torch.multiprocessing as mp
+        from torch.utils.data import DataLoader
+
+        def main(rank, world_size):
+            loader = DataLoader(dataset, num_workers=4, persistent_workers=True)
+
+        if __name__ == "__main__":
+            mp.spawn(main, args=(2,), nprocs=2)
+        ''',
+        '''
+        from torch.utils.data import DataLoader
+
+        # torchrun starts the processes: workers are fine.
+        loader = DataLoader(dataset, num_workers=8)
+        ''',
+        '''
+        import lightning as L
+        from torch.utils.data import DataLoader
+
+        trainer = L.Trainer(accelerator="gpu", devices=2, strategy="ddp")
+        loader = DataLoader(dataset, num_workers=4)
+        ''',
+    )
+    INVALID = (
+        '''
+        import argparse
+        import torch.multiprocessing as mp
+        from torch.utils.data import DataLoader
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("-j", "--workers", type=int, default=8)
+
+        def main_worker(gpu, args):
+            loader = DataLoader(dataset, batch_size=64, num_workers=args.workers)  # flagged
+
+        if __name__ == "__main__":
+            args = parser.parse_args()
+            mp.spawn(main_worker, args=(args,), nprocs=4)
+        ''',
+        '''
+        import torch.multiprocessing as mp
+        from torch.utils.data import DataLoader
+
+        def main(rank, world_size):
+            loader = DataLoader(dataset, batch_size=64, num_workers=4)  # flagged
+
+        if __name__ == "__main__":
+            mp.spawn(main, args=(2,), nprocs=2)
+        ''',
+        '''
+        import os
+        import pytorch_lightning as pl
+        from torch.utils.data import DataLoader
+
+        class Data(pl.LightningDataModule):
+            def train_dataloader(self):
+                return DataLoader(self.train_set, num_workers=os.cpu_count())  # flagged
+
+        trainer = pl.Trainer(accelerator="gpu", devices=2, strategy="ddp_spawn")
+        ''',
+    )
+
+    def relevant(self, text: str) -> bool:
+        return "num_workers" in text and ("spawn" in text or "start_processes" in text)
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        how = self._spawned(file)
+        if not how:
+            return
+        for call in file.calls_to("DataLoader"):
+            # `DataLoader(ds, **kwargs)` with `kwargs = dict(num_workers=args.workers)` built in the file
+            spread = spread_keywords(file, call) if has_star_kwargs(call) else {}
+            if spread is None:
+                continue
+            workers = loader_arg(call, "num_workers") or spread.get("num_workers")
+            if workers is None or not self._positive(file, workers):
+                continue
+            persistent = keyword(call, "persistent_workers") or spread.get("persistent_workers")
+            if persistent is not None and constant(persistent) is not False:
+                continue
+            yield Hit(call, message=f"DataLoader(num_workers={ast.unparse(workers)}) in a program started with "
+                      f"{how}, without persistent_workers=True: workers are re-created every epoch")
+
+    @staticmethod
+    def _spawned(file: FileModel) -> str:
+        if is_torch_spawn_program(file):
+            return "mp.spawn"
+        for call in file.calls:
+            if terminal_name(call.func) in SPAWN_STRATEGY_CLASSES:
+                return "ddp_spawn"
+            for kw in call.keywords:
+                if kw.arg in ("strategy", "accelerator", "distributed_backend"):
+                    for origin in file.origins(kw.value):
+                        value = constant(origin, str)
+                        if value is not None and value.startswith("ddp_spawn"):
+                            return "ddp_spawn"
+        return ""
+
+    @staticmethod
+    def _positive(file: FileModel, expr: ast.expr) -> bool:
+        origins = values(file, expr)  # `num_workers=args.workers`: the option's default
+        if not origins:
+            return False
+        for origin in origins:
+            value = constant(origin, int)
+            if value is not None and value > 0 and value is not True:
+                continue
+            if type(origin) is ast.Call and terminal_name(origin.func) == "cpu_count":
+                continue
+            return False
+        return True

@@ -1,0 +1,149 @@
+"""The house's layering, read from the source: every import of gpudoctor's own
+modules (lazy ones inside functions and TYPE_CHECKING ones included) runs
+downward, a package never imports a sibling of its own layer, and so no two
+packages import each other. ARCHITECTURE.md draws the same picture.
+
+`python tests/test_layers.py` prints the picture: each package and what it imports.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import pathlib
+
+SRC = pathlib.Path(__file__).resolve().parent.parent / "src" / "gpudoctor"
+
+# Bottom to top. A package may import its own modules and any package of a lower layer.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core",),
+    ("catalog", "knowledge", "render"),
+    ("probe",),
+    ("checks",),
+    ("linter",),
+    ("launch",),
+    ("hang",),
+    ("hooks",),
+    ("commands",),
+    ("api", "cli"),
+    ("docs", "__main__", "(facade)"),
+)
+LAYER_OF = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
+# Within commands/, each command is its own package and uses no other command,
+# except `report`, which is a bug report made of the others' reports.
+COMPOSES = {"report": {"check", "allreduce", "train_smoke"}}
+
+
+def _module_name(path: pathlib.Path) -> tuple[str, bool]:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+def imports() -> list[tuple[str, str, int]]:
+    """(importing module, imported gpudoctor module or name, line) for every import."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        module, is_package = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = module.split(".")[: None if is_package else -1]
+                    base = base[: len(base) - node.level + 1]
+                    name = ".".join([*base, node.module] if node.module else base)
+                else:
+                    name = node.module or ""
+                targets = [f"{name}.{alias.name}" if name == "gpudoctor" else name for alias in node.names]
+            else:
+                continue
+            found += [(module, t, node.lineno) for t in targets if t.split(".")[0] == "gpudoctor"]
+    return found
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "(facade)"
+    if parts[1] == "__version__":
+        return "core"
+    if parts[1] in ("api", "__main__"):
+        return parts[1]
+    return parts[1]
+
+
+def command_of(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "commands":
+        return parts[2]
+    return None
+
+
+def violations() -> list[str]:
+    out = []
+    for module, target, line in imports():
+        a, b = package_of(module), package_of(target)
+        where = f"{module}:{line} imports {target}"
+        if a not in LAYER_OF or b not in LAYER_OF:
+            out.append(f"{where}: a package not in LAYERS ({a if a not in LAYER_OF else b})")
+        elif a != b and LAYER_OF[b] > LAYER_OF[a]:
+            out.append(f"{where}: upward ({a} is layer {LAYER_OF[a]}, {b} is layer {LAYER_OF[b]})")
+        elif a != b and LAYER_OF[b] == LAYER_OF[a]:
+            out.append(f"{where}: sideways within layer {LAYER_OF[a]}")
+        elif a == b == "commands":
+            ca, cb = command_of(module), command_of(target)
+            if ca and cb and ca != cb and cb not in COMPOSES.get(ca, ()):
+                out.append(f"{where}: one command using another")
+    return out
+
+
+def picture() -> str:
+    edges: dict[str, set[str]] = collections.defaultdict(set)
+    for module, target, _ in imports():
+        a, b = package_of(module), package_of(target)
+        if a != b:
+            edges[a].add(b)
+    lines = []
+    for i, layer in reversed(list(enumerate(LAYERS))):
+        for pkg in layer:
+            below = sorted(edges.get(pkg, ()), key=lambda p: (-LAYER_OF.get(p, 99), p))
+            lines.append(f"{i:>2} {pkg:<10} -> {' '.join(below) or '(nothing of gpudoctor)'}")
+    return "\n".join(lines)
+
+
+def test_imports_run_downward_only():
+    problems = violations()
+    assert not problems, "imports against the layering:\n" + "\n".join(problems)
+
+
+def test_every_package_has_a_layer():
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    packages |= {p.stem for p in SRC.glob("*.py") if p.stem not in ("__init__",)}
+    assert packages - set(LAYER_OF) == set()
+
+
+def test_core_imports_nothing_above_it():
+    for module, target, line in imports():
+        if package_of(module) == "core":
+            assert package_of(target) == "core", f"{module}:{line} imports {target}"
+
+
+def test_the_checker_sees_an_upward_import(tmp_path):
+    """The test is not vacuous: the graph holds real edges, and an upward one is flagged."""
+    found = imports()
+    assert len(found) > 300
+    assert any(package_of(m) == "cli" and package_of(t) == "commands" for m, t, _ in found)
+    assert LAYER_OF["hang"] > LAYER_OF["launch"]
+    fake = [("gpudoctor.launch.child", "gpudoctor.hang.tracer", 1)]
+    a, b = package_of(fake[0][0]), package_of(fake[0][1])
+    assert LAYER_OF[b] > LAYER_OF[a]
+
+
+if __name__ == "__main__":
+    print(picture())
+    problems = violations()
+    print(f"\n{len(problems)} import(s) against the layering")
+    print("\n".join(problems))
