@@ -10,6 +10,7 @@ import typer
 from rich.console import RenderableType
 
 from gpudoctor.core.exit_code import report_exit
+from gpudoctor.core import usage
 from gpudoctor.core.findings import Finding, Report, Severity
 from gpudoctor.render.terminal import make_console
 
@@ -22,8 +23,9 @@ MarkdownOpt = typer.Option(False, "--markdown", help="Print a Markdown report to
 StrictOpt = typer.Option(False, "--strict", help="Also fail (exit 1) on warnings.")
 
 
-class UsageError(Exception):
-    """Bad input: reported as one line on stderr, exit 2."""
+# Bad input: reported as one line on stderr, exit 2 (cli/app.py). The commands raise
+# the same class (core/usage.py) from their option checks.
+UsageError = usage.UsageError
 
 
 def usage_error(message: str) -> NoReturn:
