@@ -21,6 +21,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Union
 
+# What a Report shows beyond its findings, as `--markdown` shows it (commands/__init__.py).
+from gpudoctor.commands import BY_COMMAND, markdown, markdown_sections  # noqa: F401 - re-exported
 from gpudoctor.core.findings import Report
 
 StrPath = Union[str, "os.PathLike[str]"]
@@ -224,63 +226,6 @@ def train_smoke(
         num_workers=num_workers, amp=amp, timeout_s=timeout,
     )  # fmt: skip
     return _shown(run_local(cfg, cuda))
-
-
-# What a Report shows beyond its findings (the facts of `check`, the results of
-# `allreduce`, the throughput of `train-smoke`), rebuilt from the Report alone, so
-# that whatever holds only a Report (a notebook, `gpudoctor report`) shows what
-# `--markdown` shows. Here, above the command packages, not in render/: it reaches
-# into each command's own view.
-
-
-def _check(report: Report) -> list[str]:
-    from gpudoctor.probe.facts import Facts
-    from gpudoctor.commands.check.view import markdown_sections
-
-    return list(markdown_sections(Facts.from_dict(report.data["facts"])))
-
-
-def _allreduce(report: Report) -> list[str]:
-    from gpudoctor.commands.allreduce.table import heading, results_markdown
-
-    data, rows = report.data, report.data.get("results") or []
-    if not rows:
-        return []
-    summary = data["summary"]
-    return [results_markdown(rows, heading(summary["op"], data["nproc"], data["backend"], data["device"], summary["iters"]))]
-
-
-def _diagnose(report: Report) -> list[str]:
-    from gpudoctor.commands.diagnose.view import markdown_sections
-
-    return list(markdown_sections(report))
-
-
-def _train_smoke(report: Report) -> list[str]:
-    from gpudoctor.commands.train_smoke.view import markdown_sections
-
-    return list(markdown_sections(report))
-
-
-BY_COMMAND = {"check": _check, "allreduce": _allreduce, "train-smoke": _train_smoke, "diagnose": _diagnose}
-
-
-def markdown_sections(report: Report) -> list[str]:
-    """The command's own sections, rebuilt from the Report alone."""
-    build = BY_COMMAND.get(report.command)
-    if build is None:
-        return []
-    try:
-        return build(report)
-    except Exception as exc:  # noqa: BLE001 - showing the findings matters more than the extras
-        return [f"(gpudoctor could not render the {report.command} details: {type(exc).__name__}: {exc})"]
-
-
-def markdown(report: Report) -> str:
-    """The report as its command's `--markdown` prints it."""
-    from gpudoctor.render.markdown import report_markdown
-
-    return report_markdown(report, markdown_sections(report))
 
 
 class NotebookReport(Report):
