@@ -95,13 +95,9 @@ def train_smoke(nproc: int, timeout: float) -> Report:
 
 def torch_missing(command: str, import_error: str) -> Report:
     """A torch that does not import is the step's finding, not an exception."""
-    import os
-    import sys
+    from gpudoctor.commands import torch_import_finding
 
-    from gpudoctor.checks.torch_build import torch_import_failed
-
-    finding = torch_import_failed(import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
-    return Report(command, (finding,))
+    return Report(command, (torch_import_finding(import_error),))
 
 
 def run_steps(steps: Iterable[Step], on_start: Callable[[Step], None] = lambda step: None) -> list[StepResult]:
