@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         no_config: bool = typer.Option(False, "--no-config", help="Ignore [tool.gpudoctor.lint] in pyproject.toml."),
         json_out: bool = JsonOpt,
         explain: Optional[str] = typer.Option(
-            None, "--explain", metavar="ID|all", help="Print a rule's page and exit (`all`: list the rules).",
+            None, "--explain", metavar="ID|all", help="Print a rule's page and exit (`all`, or no ID: list the rules).",
         ),
     ) -> None:
         """Find distributed-training pitfalls in scripts and notebooks before they run (exit 1 on errors)."""

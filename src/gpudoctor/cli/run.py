@@ -72,10 +72,14 @@ def register(app: typer.Typer) -> None:
 
         options = Options(tuple(target or ()), nproc, json_file, strict, timeout, hang_timeout, trace)
         with StepsLine() as line:
-            ended = command.run(options, progress=lambda text: sys.stderr.write(text), on_steps=line.update if line.live else None)
+            ended = command.run(options, progress=_say, on_steps=line.update if line.live else None)
         if isinstance(ended, command.Exec):
             _exec_runtime(ended)
         raise typer.Exit(ended.status)
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(text)  # sys.stderr at the time: the live line's proxy while it runs
 
 
 def _exec_runtime(plan) -> NoReturn:
