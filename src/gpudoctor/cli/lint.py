@@ -39,7 +39,6 @@ def register(app: typer.Typer) -> None:
         """Find distributed-training pitfalls in scripts and notebooks before they run (exit 1 on errors)."""
         from gpudoctor.commands import lint as command
         from gpudoctor.commands.lint.options import Options, split_ids, validate
-        from gpudoctor.linter import formats
 
         options = validate(Options(
             paths=tuple(paths or ()), select=split_ids(select), ignore=split_ids(ignore), format=format, json=json_out,
@@ -51,13 +50,7 @@ def register(app: typer.Typer) -> None:
         report = command.run(options, progress=lambda line: print(line, file=sys.stderr))
         if options.format == "json":
             emit(report, json_out=True)
-        result = formats.result_of(report)
-        if options.format == "sarif":
-            print(formats.sarif(result))
-        elif options.format == "github":
-            annotations = formats.github(result)
-            if annotations:
-                print(annotations)
-        elif options.format == "text":
-            print(formats.text(result))
+        text = command.rendered(options, report)
+        if text:  # github: no annotation, no line
+            print(text)
         raise typer.Exit(ExitCode.PROBLEM if command.failed(options, report) else ExitCode.OK)

@@ -1,6 +1,8 @@
 """`gpudoctor lint`: the command around the static engine (linter/).
 
     run(options)      the lint, for the CLI and gpudoctor.lint() alike: a Report
+    rendered()        the Report as --format text, sarif or github prints it
+    failed()          whether it fails under --fail-on / --exit-zero (exit 1)
     explain(options)  a rule's page, or the list of rules
     options.py        Options and their one check (UsageError, the CLI's text)
 """
@@ -33,6 +35,22 @@ def run(options: Options, *, progress: Callable[[str], None] | None = None) -> R
     if result.files == 0 and progress is not None:
         progress(f"gpudoctor lint: warning: no Python files under {', '.join(options.paths)} (nothing was checked)")
     return formats.report(result)
+
+
+def rendered(options: Options, report: Report) -> str:
+    """The report as --format text, sarif or github prints it (json: the shared --json)."""
+    from gpudoctor.commands.lint.options import validate
+    from gpudoctor.linter import formats
+
+    result = formats.result_of(report)
+    chosen = validate(options).format
+    if chosen == "sarif":
+        return formats.sarif(result)
+    if chosen == "github":
+        return formats.github(result)
+    if chosen == "text":
+        return formats.text(result)
+    raise ValueError(f"--format {chosen}: printed as the shared JSON report (render/json_out.py)")
 
 
 def failed(options: Options, report: Report) -> bool:
