@@ -115,3 +115,16 @@ def test_valid_input_gives_the_same_report_through_both_doors(here):
     api = gpudoctor.lint("train.py")
     assert [f.id for f in api.findings] == ["dataparallel"]
     assert proc.returncode == 0 and json.loads(proc.stdout) == api.to_dict()  # a warning: exit 0
+
+
+def test_run_for_one_process_is_an_exec_for_the_cli_to_carry_out(here):
+    """No --nproc: the door decides the exec (the script takes the CLI's place) and starts nothing."""
+    from gpudoctor.commands import run as run_door
+    from gpudoctor.hooks import session
+
+    plan = run_door.run(RunOptions(("ok.py", "--lr", "1"), strict=True, timeout=5.0, json_file="r.json"))
+    assert isinstance(plan, run_door.Exec)
+    assert plan.argv == (sys.executable, "-m", "gpudoctor.hooks.main", "ok.py", "--lr", "1")
+    assert plan.env[session.ENV_ON] == "1" and plan.env[session.ENV_STRICT] == "1"
+    assert plan.env[session.ENV_TIMEOUT] == "5.0" and plan.env[session.ENV_JSON] == str(here / "r.json")
+    assert not (here / "r.json").exists()

@@ -34,14 +34,14 @@ def run(options: Options, *, progress: Callable[[str], None] | None = None) -> W
 
     from gpudoctor.commands.report.document import document
     from gpudoctor.commands.report.options import validate
-    from gpudoctor.commands.report.steps import plan, run_steps
+    from gpudoctor.commands.report.steps import STEP_NAMES, plan, run_steps
     from gpudoctor.core.user_file import output_error, write_output
 
     options = validate(options)
     target = str(Path(options.output).expanduser())
     steps = [s for s in plan(options.nproc, options.timeout) if s.name not in options.skip]
     results = run_steps(steps, on_start=lambda step: progress(step.name) if progress else None)
-    skipped = [s.name for s in plan(options.nproc, options.timeout) if s.name in options.skip]
+    skipped = [name for name in STEP_NAMES if name in options.skip]  # in the steps' order
     try:
         write_output(target, document(results, skipped=skipped))
     except OSError as exc:
