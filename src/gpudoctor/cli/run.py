@@ -72,14 +72,10 @@ def register(app: typer.Typer) -> None:
 
         options = Options(tuple(target or ()), nproc, json_file, strict, timeout, hang_timeout, trace)
         with StepsLine() as line:
-            ended = command.run(options, progress=_say, on_steps=line.update if line.live else None)
+            ended = command.run(options, progress=line.say, on_steps=line.update if line.live else None)
         if isinstance(ended, command.Exec):
             _exec_runtime(ended)
         raise typer.Exit(ended.status)
-
-
-def _say(text: str) -> None:
-    sys.stderr.write(text)  # sys.stderr at the time: the live line's proxy while it runs
 
 
 def _exec_runtime(plan) -> NoReturn:
@@ -121,6 +117,13 @@ class StepsLine:
             # (too many ranks, a broken torch) prints as plain lines.
             self.live.start()  # (again: a no-op)
             self.live.update(Text(status_line(steps)))
+
+    def say(self, text: str) -> None:
+        """The command's own lines: before the ranks start, or once they have ended
+        (the line is gone by then: the summary is not drawn through it)."""
+        if self.live is not None:
+            self.live.stop()
+        sys.stderr.write(text)
 
     def __enter__(self) -> "StepsLine":
         return self
