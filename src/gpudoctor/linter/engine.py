@@ -97,9 +97,8 @@ def is_test_file(path: str) -> bool:
     return bool(TEST_FILE.match(os.path.basename(path)))
 
 
-def python_files(paths: Sequence[str]) -> list[str]:
-    """Files named, plus the `*.py` and `*.ipynb` files under directories
-    named (not in hidden folders, virtualenvs, `__pycache__` or `site-packages`)."""
+def check_paths(paths: Sequence[str]) -> None:
+    """MissingPath for the first path named that is not there (or a link to nothing)."""
     for path in paths:
         if not os.path.exists(path):
             if os.path.islink(path):  # a symlink loop or a dangling link is not "no such file"
@@ -108,6 +107,12 @@ def python_files(paths: Sequence[str]) -> list[str]:
                 except OSError as exc:
                     raise MissingPath(_not_linted(path, exc)) from None
             raise MissingPath(f"no such file or directory: {path}")
+
+
+def python_files(paths: Sequence[str]) -> list[str]:
+    """Files named, plus the `*.py` and `*.ipynb` files under directories
+    named (not in hidden folders, virtualenvs, `__pycache__` or `site-packages`)."""
+    check_paths(paths)
     found: list[str] = []
     for path in paths:
         if not os.path.isdir(path):
