@@ -16,6 +16,7 @@ from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import Finding, Report, Severity, ok
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
+from gpudoctor.catalog import why
 
 AREA = "diagnose"
 
@@ -190,7 +191,7 @@ def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding],
         data["not_read"] = [{"path": rel, "why": why} for rel, why in not_read]
         extra.append(files_not_read(not_read, walked.hidden))
     if refused:
-        extra = [pickle_refused(rel, why) for rel, why in refused] + extra
+        extra = [pickle_refused(rel, reason) for rel, reason in refused] + extra
     if first is not None:
         data["error_file_root_cause"] = {
             "rank": first.rank,
@@ -244,7 +245,7 @@ def rank_exception(err: run_folder.ErrorFile, base: str, first: bool) -> Finding
             "message": err.message[:500],
             "traceback": "\n".join(tail),
         },
-        why="The rank's own exception, as torchrun's @record wrote it; the earliest error file is where the job failed first.",
+        why=why("rank-exception"),
         fix=f"read the traceback in {os.path.relpath(err.path, base)}: its last frame in your code is the line to fix",
         area=AREA,
     )
@@ -290,7 +291,7 @@ SHOWN_UNREAD = 20
 def files_not_read(not_read: list[tuple[str, str]], hidden: int) -> Finding:
     """What of the folder was left unread and why: said, so that 'no known failure' is
     never taken for the whole folder when part of it was not read."""
-    evidence: dict = {rel: why for rel, why in not_read[:SHOWN_UNREAD]}
+    evidence: dict = {rel: reason for rel, reason in not_read[:SHOWN_UNREAD]}
     if len(not_read) > SHOWN_UNREAD:
         evidence["and"] = f"{len(not_read) - SHOWN_UNREAD} more (the JSON output's data.not_read lists them all)"
     if hidden:
@@ -300,24 +301,22 @@ def files_not_read(not_read: list[tuple[str, str]], hidden: int) -> Finding:
         severity=Severity.WARN,
         title=f"{len(not_read)} item(s) of the folder not read: {unread_counts(not_read)}",
         evidence=evidence,
-        why="What was not read cannot show the failure: the verdict covers only the files that were read.",
+        why=why("files-not-read"),
         fix="decompress or move the logs you need into the folder (at most 2,000 files, 6 levels deep), "
         "or diagnose one log at a time: gpudoctor diagnose FILE",
         area=AREA,
     )
 
 
-def pickle_refused(rel: str, why: str) -> Finding:
+def pickle_refused(rel: str, reason: str) -> Finding:
     """A file named like a Flight Recorder dump that is a pickle naming something to import:
     loading it would run code. It is never loaded."""
     return Finding(
         id="pickle-refused",
         severity=Severity.ERROR,
-        title=f"{rel} not read: a pickle that names code to run ({why.removeprefix('it names ').split(',')[0]})",
-        evidence={"file": rel, "refused because": why},
-        why="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any "
-        "command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names "
-        "nothing; gpudoctor reads only such pickles.",
+        title=f"{rel} not read: a pickle that names code to run ({reason.removeprefix('it names ').split(',')[0]})",
+        evidence={"file": rel, "refused because": reason},
+        why=why("pickle-refused"),
         fix=f"python -m pickletools {shlex.quote(rel)} | grep -E 'GLOBAL|INST|REDUCE'   # see what it would run; "
         "delete it unless you made it",
         area=AREA,
