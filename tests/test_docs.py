@@ -195,3 +195,11 @@ def test_the_docs_index_lists_every_page():
     for folder in [k.folder for k in KINDS] + ["commands"]:
         for page in (DOCS / folder).glob("*.md"):
             assert f"({folder}/{page.name})" in index, f"docs/README.md does not list {folder}/{page.name}"
+
+
+def test_the_catalog_loads_only_when_a_why_is_asked_for():
+    # `gpudoctor check` imports every check; the entries (two dozen modules of text) wait for the first why.
+    code = ("import sys, gpudoctor.checks as c, gpudoctor.cli.check, gpudoctor.launch.fleet; c.all_checks(); "
+            "print('gpudoctor.catalog.findings' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stdout.strip() == "False", run.stderr

@@ -101,7 +101,9 @@ class Fact:
 
     label: str
     value: Callable[[NodeFacts], str | None]
-    finding: Finding  # what a difference becomes: its id, severity and why (title and evidence filled in)
+    # What a difference becomes: its id, severity and why (title and evidence filled in).
+    # Made when needed: its why comes from the catalog, which loads on first use.
+    finding: Callable[[], Finding]
     fix: Callable[[str, str], str]  # (the odd nodes, the majority value) -> the fix
 
 
@@ -115,54 +117,46 @@ def _pin_torch(odd: str, value: str) -> str:
 FACTS = (
     Fact(
         "torch", _torch,
-        Finding(id="fleet-torch-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            why("fleet-torch-mismatch"))),
+        lambda: Finding(id="fleet-torch-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-torch-mismatch")),
         _pin_torch,
     ),
     Fact(
         "NCCL", _nccl,
-        Finding(id="fleet-nccl-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            why("fleet-nccl-mismatch"))),
+        lambda: Finding(id="fleet-nccl-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-nccl-mismatch")),
         lambda odd, v: f"pip install --force-reinstall nvidia-nccl-cu12=={v}  # on {odd}; and drop other "
         "libnccl paths from LD_LIBRARY_PATH / LD_PRELOAD there",
     ),
     Fact(
         "driver", _driver,
-        Finding(id="fleet-driver-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            why("fleet-driver-mismatch"))),
+        lambda: Finding(id="fleet-driver-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-driver-mismatch")),
         lambda odd, v: f"nvidia-smi  # on {odd}: install driver {v.split(' ')[0]} as on the other nodes, "
         f"or leave them out: srun --exclude=<those nodes> ...",
     ),
     Fact(
         "GPU model", _gpu_model,
-        Finding(id="fleet-gpu-model-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            why("fleet-gpu-model-mismatch"))),
+        lambda: Finding(id="fleet-gpu-model-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-gpu-model-mismatch")),
         lambda odd, v: f"srun --constraint=<gpu type> ...  # one GPU model for the job ({v}); or leave out {odd}",
     ),
     Fact(
         "GPUs (torch of NVML)", _gpu_count,
-        Finding(id="fleet-gpu-count-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            why("fleet-gpu-count-mismatch"))),
+        lambda: Finding(id="fleet-gpu-count-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-gpu-count-mismatch")),
         lambda odd, v: f"nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES  # on {odd} ({v} elsewhere); "
         "or leave them out: srun --exclude=<those nodes> ...",
     ),
     Fact(
         "InfiniBand", _infiniband,
-        Finding(id="fleet-infiniband-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            why("fleet-infiniband-mismatch"))),
+        lambda: Finding(id="fleet-infiniband-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-infiniband-mismatch")),
         lambda odd, v: f"ibstat  # on {odd}: load the driver (modprobe mlx5_ib), bring the port up, or "
         f"leave the nodes out; the others have {v}",
     ),
     Fact(
         "Python", _python,
-        Finding(id="fleet-python-mismatch", severity=Severity.WARN, title="", area=AREA, why=(
-            why("fleet-python-mismatch"))),
+        lambda: Finding(id="fleet-python-mismatch", severity=Severity.WARN, title="", area=AREA, why=why("fleet-python-mismatch")),
         lambda odd, v: f"python -V  # on {odd}; the others run {v}: use one container image or venv for every node",
     ),
     Fact(
         "/dev/shm", _shm,
-        Finding(id="fleet-shm-mismatch", severity=Severity.INFO, title="", area=AREA, why=(
-            why("fleet-shm-mismatch"))),
+        lambda: Finding(id="fleet-shm-mismatch", severity=Severity.INFO, title="", area=AREA, why=why("fleet-shm-mismatch")),
         lambda odd, v: f"docker run --shm-size={v.replace(' ', '').replace('iB', '')} ...  # on {odd}, as on the other nodes",
     ),
 )
@@ -196,7 +190,7 @@ def fleet_columns(nodes: Sequence[NodeFacts]) -> list[FleetColumn]:
     for fact in FACTS:
         values = tuple(fact.value(n) for n in nodes)
         differs = len({v for v in values if v is not None}) > 1
-        columns.append(FleetColumn(fact.label, values, fact.finding.severity if differs else Severity.OK))
+        columns.append(FleetColumn(fact.label, values, fact.finding().severity if differs else Severity.OK))
     return columns + [_health_column(nodes)] + interface_columns(nodes) + variable_columns(nodes)
 
 
@@ -210,7 +204,7 @@ def check_fleet(nodes: Sequence[NodeFacts]) -> list[Finding]:
     """What differs between the nodes, one finding per fact; an OK line when nothing does."""
     findings: list[Finding] = []
     for fact in FACTS:
-        got = difference(nodes, fact.label, [fact.value(n) for n in nodes], fact.finding, fact.fix)
+        got = difference(nodes, fact.label, [fact.value(n) for n in nodes], fact.finding(), fact.fix)
         if got:
             findings.append(got)
     ifname = check_socket_ifname(nodes)

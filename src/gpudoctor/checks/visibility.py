@@ -66,8 +66,8 @@ def parse_visible_devices(value: str | None) -> VisibleDevices:
                 if elem in uuids:
                     return VisibleDevices(value, kind, (), None, "", elem, ())
                 if not elem.startswith(prefix):
-                    why = f"does not start with {prefix}" + (" (spaces are not ignored in UUID lists)" if elem.strip().startswith(prefix) else "")
-                    return VisibleDevices(value, kind, tuple(uuids), elem, why, None, ())
+                    reason = f"does not start with {prefix}" + (" (spaces are not ignored in UUID lists)" if elem.strip().startswith(prefix) else "")
+                    return VisibleDevices(value, kind, tuple(uuids), elem, reason, None, ())
                 uuids.append(elem)
             return VisibleDevices(value, kind, tuple(uuids), None, "", None, ())
     indices: list[int] = []
@@ -79,12 +79,12 @@ def parse_visible_devices(value: str | None) -> VisibleDevices:
             return VisibleDevices(value, "indices", (), None, "", elem, tuple(loose))
         if x < 0:
             if not text:
-                why = "is empty"
+                reason = "is empty"
             elif LEADING_NUMBER.match(text):
-                why = "is negative"
+                reason = "is negative"
             else:
-                why = "is not a number"
-            return VisibleDevices(value, "indices", tuple(indices), elem, why, None, tuple(loose))
+                reason = "is not a number"
+            return VisibleDevices(value, "indices", tuple(indices), elem, reason, None, tuple(loose))
         if not text.lstrip("+").isdigit():
             loose.append((elem, x))
         indices.append(x)
@@ -138,8 +138,8 @@ def select_gpus(parsed: VisibleDevices, gpus: tuple[NvmlGpu, ...], nvml_availabl
         want = _bare_uuid(entry)
         matches = [index for index, uuid in known if uuid.startswith(want)]
         if len(matches) != 1:
-            why = "matches no GPU's UUID" if not matches else f"matches {len(matches)} GPUs' UUIDs (ambiguous)"
-            return Selection(tuple(chosen), entry, why)
+            reason = "matches no GPU's UUID" if not matches else f"matches {len(matches)} GPUs' UUIDs (ambiguous)"
+            return Selection(tuple(chosen), entry, reason)
         if matches[0] in chosen:
             return Selection((), None, "", all_hidden_by_repeat=True)
         chosen.append(matches[0])

@@ -188,7 +188,7 @@ def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding],
         {"path": os.path.relpath(e.path, path), "rank": e.rank, "timestamp": e.timestamp, "message": e.message[:300]} for e in errors
     ]
     if not_read:
-        data["not_read"] = [{"path": rel, "why": why} for rel, why in not_read]
+        data["not_read"] = [{"path": rel, "why": reason} for rel, reason in not_read]
         extra.append(files_not_read(not_read, walked.hidden))
     if refused:
         extra = [pickle_refused(rel, reason) for rel, reason in refused] + extra
@@ -279,8 +279,8 @@ def header(report: Report) -> Optional[str]:
 def unread_counts(not_read: list[tuple[str, str]]) -> str:
     """'2 empty, 1 binary, not a text log': how many files for each reason."""
     counts: dict[str, int] = {}
-    for _, why in not_read:
-        reason = why.split(" (")[0].split(":")[0]
+    for _, said in not_read:
+        reason = said.split(" (")[0].split(":")[0]
         counts[reason] = counts.get(reason, 0) + 1
     return ", ".join(f"{n} {reason}" for reason, n in counts.items())
 

@@ -102,9 +102,7 @@ def verify_sharding(results: Sequence[RankReport]) -> Verification:
                     **({"out_of_range": stray[:10]} if stray else {}),
                     **_injected(results),
                 },
-                why=(
-                    why("sampler-shards-wrong")
-                ),
+                why=why("sampler-shards-wrong"),
                 fix="DistributedSampler(dataset, num_replicas=dist.get_world_size(), rank=dist.get_rank())  # same dataset and seed on every rank",
                 area=AREA,
             )
@@ -188,9 +186,7 @@ def verify_learning(results: Sequence[RankReport], factor: float = LEARNING_FACT
                     "per_rank_factor": {row[0]: round(row[3], 3) for row in rows},
                     **_injected(results),
                 },
-                why=(
-                    why("loss-not-falling")
-                ),
+                why=why("loss-not-falling"),
                 fix=f"gpudoctor train-smoke --steps {max(2 * steps, 200)}   # still failing: read the gradient-averaging line",
                 area=AREA,
             )
@@ -261,9 +257,7 @@ def verify_synchronisation(results: Sequence[RankReport]) -> Verification:
                     "max_abs_difference_any_parameter": worst,
                     **_injected(results),
                 },
-                why=(
-                    why("ranks-diverged")
-                ),
+                why=why("ranks-diverged"),
                 fix="with model.no_sync() if (i + 1) % accum_steps else contextlib.nullcontext():   # leave no_sync() on the step that calls optimizer.step()",
                 area=AREA,
             )
@@ -308,9 +302,7 @@ def verify_gradient_averaging(results: Sequence[RankReport]) -> Verification:
                     "checked_on": "rank 0",
                     **_injected(results),
                 },
-                why=(
-                    why("gradient-average-wrong")
-                ),
+                why=why("gradient-average-wrong"),
                 fix="loss = criterion(output, target)   # the same mean-reduced loss on every rank; no per-rank scaling or gradient edits before backward() returns",
                 area=AREA,
             )
@@ -348,9 +340,7 @@ def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
                     **({"module_prefixed_at_end": sum(k.startswith("module.") for k in at_end)} if at_end else {}),
                     **_injected(results),
                 },
-                why=(
-                    why("checkpoint-written-by-many")
-                ),
+                why=why("checkpoint-written-by-many"),
                 fix="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier() before any rank reads it",
                 area=AREA,
             )
