@@ -98,6 +98,7 @@ def register(app: typer.Typer) -> None:
                 usage_error(f"--trace {exc}")
         from gpudoctor.hooks import session as names
         from gpudoctor.hooks.step_clock import TRACE_ENV
+        from gpudoctor.launch import rundir
 
         env = {names.ENV_ON: "1", names.ENV_TARGET: parsed.describe()}
         if json_file:
@@ -110,7 +111,7 @@ def register(app: typer.Typer) -> None:
             if timeout:
                 env[names.ENV_TIMEOUT] = str(timeout)
             if hang_timeout is not None:  # for the ranks of torchrun / srun
-                env["GPUDOCTOR_RUN_HANG_TIMEOUT"] = str(hang_timeout)
+                env[rundir.RUN_HANG_TIMEOUT_ENV] = str(hang_timeout)
             _exec_runtime(parsed.argv(), env)
         raise typer.Exit(_run_ranks(parsed, nproc, env, timeout, json_file, strict, hang_timeout))
 

@@ -7,6 +7,7 @@ and which rank's exit status the job takes (the CLI turns it into the exit code)
 
 from __future__ import annotations
 
+import os
 import re
 import signal as signals
 from collections.abc import Mapping, Sequence
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, short_where, user_frame
 from gpudoctor.hang.failures import explained, signal_cause
-from gpudoctor.launch.rundir import RankTrace
+from gpudoctor.launch.rundir import RankTrace, stderr_path
 from gpudoctor.launch.supervisor import LaunchResult, RankOutcome
 
 AREA = "ranks"
@@ -354,7 +355,7 @@ def _straggler(first: RankOutcome, result: LaunchResult, traces: Mapping[int, Ra
     )
     ev = {f"rank {rank}": f"did not reach the barrier{at}", f"rank {first.rank}": f"raised at {short_where(barrier) or 'its barrier'}",
           "root cause": f"rank {rank}"}  # fmt: skip
-    fix = f"look at rank {rank}: what it does instead of reaching the barrier (its log: {first.stderr_path.replace(f'rank{first.rank}', f'rank{rank}')})"
+    fix = f"look at rank {rank}: what it does instead of reaching the barrier (its log: {stderr_path(os.path.dirname(first.stderr_path), rank)})"
     return Finding("collective-stall", Severity.ERROR, title, ev, "monitored_barrier names the ranks that did not arrive within its timeout.", fix, "collectives")
 
 
