@@ -196,9 +196,9 @@ def _narrow(sweep: Sweep, result, hooks: Hooks) -> tuple[Finding | None, list[di
 def _append_log(path: str, title: str, result, rank: int) -> None:
     """One section per run: the failing rank's stdout (NCCL's INFO lines) and stderr."""
     parts = [f"===== {title}: rank {rank}, {'ok' if result.ok else 'failed'} =====\n"]
-    for stream, path in (("stdout", rundir.stdout_path), ("stderr", rundir.stderr_path)):
+    for stream, rank_log in (("stdout", rundir.stdout_path), ("stderr", rundir.stderr_path)):
         try:
-            with open(path(result.run_dir, rank), errors="replace") as fh:
+            with open(rank_log(result.run_dir, rank), errors="replace") as fh:
                 text = fh.read()[-200_000:]
         except OSError:
             text = ""
