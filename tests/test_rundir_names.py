@@ -7,7 +7,9 @@ import ast
 import os
 import re
 
+from gpudoctor.core import user_file
 from gpudoctor.launch import rank as rank_module
+from gpudoctor.probe import host
 from gpudoctor.launch import rundir
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "gpudoctor")
@@ -95,6 +97,7 @@ def test_the_modules_allowed_their_own_spelling_use_rundir_s_names():
                 assert what in names or what in known_files, f"{rel}:{line}: {what} is not named in launch/rundir.py"
     assert (rank_module.FAULT_ENV, rank_module.RUN_DIR_ENV, rank_module.PROGRESS) == (rundir.FAULT_ENV, rundir.RUN_DIR_ENV, rundir.PROGRESS)
     assert rank_module.progress_path("/r", 3) == rundir.progress_path("/r", 3)
+    assert rundir.BELOW_LAUNCH_ENV == (user_file.SOURCE_CAP[0], user_file.FACTS_CAP[0], host.NODE_NAME_ENV)
 
 
 def test_every_variable_rundir_names_is_distinct_and_used_somewhere():

@@ -86,10 +86,6 @@ def rank_files_prefix(rank: int) -> str:
     return f"{RANK_PREFIX}{rank}."
 
 
-def file_path(run_dir: str, name: str) -> str:
-    return os.path.join(run_dir, name)
-
-
 def fragment_name(label: str, pid: int) -> str:
     return f"{FRAGMENT_PREFIX}{label}-{pid}.json"
 
