@@ -6,7 +6,7 @@ import dataclasses
 import os
 import shlex
 import sys
-from typing import BinaryIO, Optional
+from typing import TYPE_CHECKING, BinaryIO, Optional
 
 from gpudoctor.commands.diagnose import folder as run_folder
 from gpudoctor.commands.diagnose.inputs import InputError, NotReadable, Target, decompressed, open_log
@@ -17,6 +17,9 @@ from gpudoctor.core.findings import Finding, Report, Severity, ok
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
+
+if TYPE_CHECKING:
+    from gpudoctor.hang.folder import FolderVerdict
 
 AREA = "diagnose"
 
@@ -55,7 +58,7 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
 READ_ERRORS = (OSError, EOFError, ValueError)
 
 
-def outcome_report(path: str, verdict, data: dict) -> Report:
+def outcome_report(path: str, verdict: FolderVerdict, data: dict) -> Report:
     """The report on a run folder with outcome.json: the live report's findings about
     how the job ended, its root cause and its ranks, as `--json` gave them then."""
     result, job = verdict.result, verdict.job

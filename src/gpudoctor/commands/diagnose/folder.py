@@ -20,11 +20,14 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from gpudoctor.core.user_file import open_regular
 
-def gpudoctor_verdict(folder: str):
+if TYPE_CHECKING:
+    from gpudoctor.hang.folder import FolderVerdict
+
+def gpudoctor_verdict(folder: str) -> FolderVerdict | None:
     """The verdict `gpudoctor run --nproc`, `allreduce` or `train-smoke` gave on the
     job that left `folder` (hang.folder.FolderVerdict), or None for any other folder."""
     from gpudoctor.hang.folder import folder_verdict
