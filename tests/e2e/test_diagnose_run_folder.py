@@ -1,5 +1,5 @@
 """`gpudoctor diagnose DIR` on the run folder a failed `gpudoctor run --nproc 2`
-or `gpudoctor allreduce` names: the same root-cause rank, kind and first finding
+`gpudoctor allreduce` or `train-smoke` names: the same root-cause rank, kind and first finding
 as the live report (real gloo ranks on 127.0.0.1, each run bounded, no process
 left behind)."""
 
@@ -96,12 +96,19 @@ def test_a_rank_that_raises_and_the_folder_moved_elsewhere(tmp_path):
     assert logs["root_cause"]["rank"] == 1 and "ValueError" in json.dumps(logs["findings"][0])
 
 
-def test_an_allreduce_whose_rank_1_raises(tmp_path):
+COMMANDS = {
+    "allreduce": (["--sizes", "4K", "--iters", "2", "--warmup", "1"], lambda report: report["summary"]["logs"]),
+    "train-smoke": ([], lambda report: report["logs"]),
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_command_whose_rank_1_raises(command):
+    options, folder_of = COMMANDS[command]
     tag = new_tag()
-    cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K", "--iters", "2", "--warmup", "1",
-           "--timeout", "30", "--json"]  # fmt: skip
+    cmd = [sys.executable, "-m", "gpudoctor", command, "--nproc", "2", *options, "--timeout", "60", "--json"]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=150, cwd=ROOT, env=clean_env(tag, GPUDOCTOR_FAULT="1:raise"))
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT, env=clean_env(tag, GPUDOCTOR_FAULT="1:raise"))
         assert leftovers(tag) == []
     finally:
         kill_all(leftovers(tag, settle_s=0))
@@ -109,7 +116,7 @@ def test_an_allreduce_whose_rank_1_raises(tmp_path):
     live = json.loads(r.stdout)
     [first] = [f for f in live["findings"] if f["severity"] == "error"]
     assert (first["id"], first["title"].split()[:2]) == ("rank-raised", ["rank", "1"])
-    status, later = diagnose(live["summary"]["logs"])
+    status, later = diagnose(folder_of(live))
     assert status == 1
     assert later["findings"][0]["id"] == first["id"]
     assert (later["root_cause"]["rank"], later["root_cause"]["kind"]) == (1, "exception")
