@@ -1,4 +1,4 @@
-"""`gpudoctor diagnose DIR` on the run folder a failed `gpudoctor run --nproc 2`
+"""`gpudoctor diagnose DIR` on the run folder a failed `gpudoctor run --nproc 2`,
 `gpudoctor allreduce` or `train-smoke` names: the same root-cause rank, kind and first finding
 as the live report (real gloo ranks on 127.0.0.1, each run bounded, no process
 left behind)."""
