@@ -28,11 +28,11 @@ def clean_env(tag, **extra):
     return env
 
 
-def live_run(tmp_path, script, *args, hang_timeout="30"):
+def live_run(tmp_path, script, *args, hang_timeout="30", options=()):
     """`gpudoctor run --nproc 2 ... --json FILE`: (exit status, report)."""
     tag = new_tag()
     out = tmp_path / "live.json"
-    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", hang_timeout, "--json", str(out)]
+    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", hang_timeout, *options, "--json", str(out)]
     try:
         r = subprocess.run([*cmd, script, *args], capture_output=True, text=True, timeout=150, cwd=ROOT, env=clean_env(tag))
         assert leftovers(tag) == []
@@ -80,6 +80,16 @@ def test_a_stall_stopped_by_the_hang_timeout(tmp_path):
     later = same_verdict_from_the_folder(live)
     # how long the ranks had waited is the live figure, kept in outcome.json
     assert later["findings"][0]["evidence"]["no progress for"] == live["findings"][0]["evidence"]["no progress for"]
+
+
+def test_a_stall_stopped_by_the_timeout_watchdog(tmp_path):
+    """--timeout, not --hang-timeout: the ranks' stacks come from the dump at the end of
+    their logs, read again from the folder."""
+    status, live = live_run(tmp_path, "tests/scripts/hang/stuck_compute.py", hang_timeout="0", options=("--timeout", "15"))
+    assert status == 124
+    assert root(live)[0] == 1
+    later = same_verdict_from_the_folder(live)
+    assert later["findings"][0]["title"] == live["findings"][0]["title"]
 
 
 def test_a_rank_that_raises_and_the_folder_moved_elsewhere(tmp_path):
