@@ -74,7 +74,6 @@ def outcome_report(path: str, verdict: FolderVerdict, data: dict) -> Report:
     return Report("diagnose", tuple(findings), data)
 
 
-
 def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None, smi: Optional[NvidiaSmiReader] = None) -> str:
     """A file or standard input, streamed through the diagnosis. An empty one is an
     InputError: 'no known failure in 0 lines' would read as healthy. Returns '' or,
