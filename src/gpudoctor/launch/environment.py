@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from gpudoctor.checks.environment import master_findings
 from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.launch import rundir
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
 from gpudoctor.catalog import why
 
@@ -52,7 +53,7 @@ def _integer(value: str | None, low: int) -> int | None:
 
 
 def _launcher(v: dict[str, str]) -> str:
-    if "GPUDOCTOR_RUN_DIR" in v:
+    if rundir.RUN_DIR_ENV in v:
         return "gpudoctor"
     return "torchrun" if "TORCHELASTIC_RUN_ID" in v else "env"
 

@@ -55,7 +55,7 @@ NOT_READ_FIX = {
     "missing": "ls -l FILE  # the link points nowhere: fix or remove it",
     "not-regular": "copy the source into a regular file and lint that",
     "directory": "name the .py files inside it, or the directory itself to lint every *.py under it",
-    "too-large": "export GPUDOCTOR_MAX_SOURCE_BYTES=<bytes>  # if the file really is Python to lint",
+    "too-large": f"export {SOURCE_CAP[0]}=<bytes>  # if the file really is Python to lint",
 }
 
 

@@ -38,7 +38,7 @@ fault injected with `GPUDOCTOR_FAULT`) or from the rendezvous, not from a transp
 ```sh
 less /tmp/gpudoctor-allreduce-.../nccl-narrowing.log
 ```""",
-        says="A failure every backend reproduces comes from the rank itself (a crash, host memory, a fault injected with GPUDOCTOR_FAULT) or from the rendezvous, not from how NCCL moves data.",
+        says="A failure every backend reproduces comes from the rank itself (a crash, host memory, a fault injected with {fault_env}) or from the rendezvous, not from how NCCL moves data.",
     ),
     FindingDoc(
         id="nccl-p2p-broken",

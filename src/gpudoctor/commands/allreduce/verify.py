@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 
 from gpudoctor.commands.allreduce.bandwidth import Row, format_size
+from gpudoctor.launch import rundir
 from gpudoctor.commands.allreduce.expected import FULL_SIZE_BYTES, LOW_SHARE, expectation
 from gpudoctor.checks import wording
 from gpudoctor.checks.system import SHM_MIN_BYTES
@@ -402,7 +403,7 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
         severity=Severity.ERROR,
         title=f"the failure at {size} is not a transport problem: it repeats with P2P off, SHM off and with gloo",
         evidence=ev,
-        why=why("nccl-narrowing-inconclusive"),
+        why=why("nccl-narrowing-inconclusive", fault_env=rundir.FAULT_ENV),
         fix=f"{log_hint}   # and read the failing rank's finding above",
         area=NARROW_AREA,
     )

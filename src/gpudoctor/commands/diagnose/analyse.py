@@ -6,7 +6,7 @@ import dataclasses
 import os
 import shlex
 import sys
-from typing import BinaryIO, Optional
+from typing import TYPE_CHECKING, BinaryIO, Optional
 
 from gpudoctor.commands.diagnose import folder as run_folder
 from gpudoctor.commands.diagnose.inputs import InputError, NotReadable, Target, decompressed, open_log
@@ -15,8 +15,12 @@ from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import Finding, Report, Severity, ok
 from gpudoctor.knowledge.story import Diagnosis
+from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
 from gpudoctor.catalog import why
+
+if TYPE_CHECKING:
+    from gpudoctor.hang.folder import FolderVerdict
 
 AREA = "diagnose"
 
@@ -30,6 +34,9 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     extra: list[Finding] = []  # folder mode: what the dumps and error files say
     last: list[Finding] = []  # what was not read
     if target.kind == "folder":
+        verdict = run_folder.gpudoctor_verdict(target.path)
+        if verdict is not None:  # a folder gpudoctor's own ranks left: the verdict it gave then
+            return outcome_report(target.path, verdict, data)
         extra, data = diagnose_folder(target.path, d, data)
         last = [f for f in extra if f.id == "files-not-read"]
         extra = [f for f in extra if f.id != "files-not-read"]
@@ -50,6 +57,22 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
 
 
 READ_ERRORS = (OSError, EOFError, ValueError)
+
+
+def outcome_report(path: str, verdict: FolderVerdict, data: dict) -> Report:
+    """The report on a run folder with outcome.json: the live report's findings about
+    how the job ended, its root cause and its ranks, as `--json` gave them then."""
+    result, job = verdict.result, verdict.job
+    findings = list(verdict.findings)
+    data.update(
+        outcome=OUTCOME_FILE,
+        sources=[os.path.relpath(o.stderr_path, path) for o in result.ranks],
+        root_cause=job.root_cause if job else None,
+        ranks=list(job.ranks) if job else [],
+    )
+    if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
+        findings.append(ok("log-no-failure", f"every one of the {len(result.ranks)} rank(s) finished", AREA))
+    return Report("diagnose", tuple(findings), data)
 
 
 def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None, smi: Optional[NvidiaSmiReader] = None) -> str:
@@ -263,12 +286,12 @@ def header(report: Report) -> Optional[str]:
         who.append(f"local rank {root['local_rank']}")
     if root.get("node"):
         who.append(f"on {root['node']}")
-    what = root.get("id") or root.get("message", "")
+    what = root.get("id") or root.get("description") or root.get("message", "")
     # what failed (the exception or signal), in which of the user's frames, and when, when the log says
     detail = ", ".join(x for x in (root.get("what"), f"at {root['frame']}" if root.get("frame") else "", root.get("time")) if x)
     if detail and what:
         what = f"{what}: {detail}"
-    where = f"{root['source']}:{root['line']}" if root.get("source") and root.get("line") else (f"line {root['line']}" if root.get("line") else root.get("error_file", ""))
+    where = f"{root['source']}:{root['line']}" if root.get("source") and root.get("line") else (f"line {root['line']}" if root.get("line") else root.get("error_file") or root.get("where") or "")
     # a consequence that names no failing rank (no Root Cause block, no dump signal) is only
     # where the trouble first showed: the rank that printed it is a victim, not the culprit
     victim = root.get("role") == "consequence" and not root.get("reported_by")

@@ -64,7 +64,9 @@ def run(
         if options.timeout:
             env[names.ENV_TIMEOUT] = str(options.timeout)
         if options.hang_timeout is not None:  # for the ranks of torchrun / srun
-            env["GPUDOCTOR_RUN_HANG_TIMEOUT"] = str(options.hang_timeout)
+            from gpudoctor.launch import rundir
+
+            env[rundir.RUN_HANG_TIMEOUT_ENV] = str(options.hang_timeout)
         return Exec((sys.executable, *RUNTIME, *target.argv()), env)
     return _ranks(options, target, env, progress or (lambda text: None), on_steps)
 

@@ -51,6 +51,11 @@ class StepsWatch:
         self.on_steps = on_steps
         self.last = -self.LIVE_S
 
+    @property
+    def stalled_s(self) -> float:
+        """The collective watch's, for the supervisor's outcome."""
+        return self.inner.stalled_s
+
     def tick(self, now: float, ended: dict):
         if now - self.last >= self.LIVE_S:
             self.last = now
@@ -74,8 +79,8 @@ def run_ranks(
     """`on_steps(steps)`: about every second, the ranks' step accounting so far (the
     report's "steps" data), for a live line."""
     from gpudoctor.launch.supervisor import launch
-    from gpudoctor.hang.watch import CollectiveWatch, diagnose_run
-    from gpudoctor.hang.failures import launch_findings
+    from gpudoctor.hang.watch import CollectiveWatch
+    from gpudoctor.hang.folder import job_findings
     from gpudoctor.hang.run_ranks import machine_gpus
     from gpudoctor.hooks.facts import UncaughtError
 
@@ -110,18 +115,10 @@ def run_ranks(
         }
         for r in result.ranks
     ]
-    # A rank still starting when --timeout fired (Python, import torch) was never in the
-    # job's collectives: lining the ranks up would blame it for a stall it cannot be in.
-    starting = result.timed_out and any(o.state == "starting" for o in result.ranks)
-    job = None if result.interrupted or starting else diagnose_run(result, watch, machine_gpus(result))
-    if job is None or (result.timed_out and not job.findings):
-        # Interrupted, a rank still starting, or the watchdog fired with no collective to line the ranks up on.
-        ended = launch_findings(result, machine_gpus(result))
-        job = None
-        status = ranks_exit(result)
-    else:
-        ended = list(job.findings)
-        status = ranks_exit(result, job.cause_exitcode)
+    # The same verdict `gpudoctor diagnose` finds again in the run folder (hang/folder.py).
+    found, job = job_findings(result, watch, machine_gpus(result))
+    ended = list(found)
+    status = ranks_exit(result, job.cause_exitcode if job else None)
     ended += steps.findings
     report = run_report(facts, processes, target.argv(), status, ended)
     data = dict(report.data, run_dir=None if result.ok else run_dir)

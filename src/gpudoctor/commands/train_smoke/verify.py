@@ -18,6 +18,7 @@ from typing import Any
 
 from gpudoctor.checks.wording import plural
 from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.launch import rundir
 from gpudoctor.commands.train_smoke.config import LEARNING_FACTOR, OUTPUT_TOLERANCE, SMOKE_FAULTS, SmokeConfig
 from gpudoctor.commands.train_smoke.result import RankReport
 from gpudoctor.catalog import why
@@ -49,7 +50,7 @@ def _failed(name: str, findings: list[Finding]) -> Verification:
 def _injected(results: Sequence[RankReport]) -> dict:
     """Evidence naming a fault injected for this command, so a test run is never mistaken for a real bug."""
     spec = ",".join(f"{r.rank}:{r.fault}" for r in results if r.fault in SMOKE_FAULTS)
-    return {"injected": f"GPUDOCTOR_FAULT={spec}"} if spec else {}
+    return {"injected": f"{rundir.FAULT_ENV}={spec}"} if spec else {}
 
 
 def _fmt(x: float) -> str:
