@@ -130,7 +130,7 @@ def test_the_written_why_scan_finds_them():
     tree = ast.parse('Finding(id="a-b", why="x"); Finding(id="a-b", why=f"{n} x"); Finding(id="a-b", why=why("a-b"))')
     CODE.append(("checks/example.py", tree))
     try:
-        assert written_whys() == ["checks/example.py:1", "checks/example.py:1"]
+        assert [w for w in written_whys() if w.startswith("checks/example.py")] == ["checks/example.py:1"] * 2
     finally:
         CODE.pop()
 
