@@ -25,10 +25,12 @@ def said(e: FindingDoc) -> str:
     """The `why` the code prints (catalog.why), under the entry's own "Why it matters":
     generated from the same text, so the page and the output cannot disagree.
     "{name}" marks a value filled in at run time."""
+    texts = [e.says] if e.says else list(e.cases.values())
+    filled = " (`{...}`: filled in when it is reported)" if any("{" in t for t in texts) else ""
     if e.says:
-        return f"In gpudoctor's output:\n\n> {e.says}"
+        return f"In gpudoctor's output{filled}:\n\n> {e.says}"
     if e.cases:
-        return "In gpudoctor's output, by case:\n\n" + "\n".join(f"- `{case}`: {text}" for case, text in e.cases.items())
+        return f"In gpudoctor's output, by case{filled}:\n\n" + "\n".join(f"- `{case}`: {text}" for case, text in e.cases.items())
     return ""
 
 
