@@ -10,8 +10,11 @@ import typer
 from rich.console import RenderableType
 
 from gpudoctor.core.exit_code import report_exit
-from gpudoctor.core.findings import Finding, Report, Severity
+from gpudoctor.core.findings import Report
 from gpudoctor.render.terminal import make_console
+
+# For cli/run.py: defined once, in launch/, with the checks allreduce and train-smoke run.
+from gpudoctor.launch.torch_missing import import_error_behind, torch_import_finding  # noqa: F401
 
 # Results go to stdout; progress and warnings go to stderr, so `--json | jq` works.
 out = make_console()
@@ -30,56 +33,23 @@ def usage_error(message: str) -> NoReturn:
     raise UsageError(message)
 
 
+def exit_if_quiet(report: Report, strict: bool) -> None:
+    """A QuietReport (core/quiet.py: a joined rank other than 0, whose job rank 0
+    reports) is not printed: only its one line, if it has one, then its exit code."""
+    import sys
+
+    from gpudoctor.core.quiet import QuietReport
+
+    if isinstance(report, QuietReport):
+        if report.said:
+            print(report.said, file=sys.stderr)
+        raise typer.Exit(report_exit(report, strict) if report.code is None else report.code)
+
+
 def check_formats(json_out: bool, markdown: bool) -> None:
     """Called first by each command, so a bad pair fails before any work is done."""
     if json_out and markdown:
         usage_error("choose one of --json and --markdown")
-
-
-def torch_import_finding(error: str) -> Finding:
-    """The finding for a torch this Python cannot import, with what decides which torch it finds."""
-    import os
-    import sys
-
-    from gpudoctor.checks.torch_build import torch_import_failed
-
-    return torch_import_failed(error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
-
-
-def stop_if_torch_broken(command: str, cuda, json_out: bool, markdown: bool, strict: bool) -> None:
-    """A torch that fails to import is a finding that explains it (exit 1), not a traceback."""
-    if cuda.import_error is None:
-        return
-    emit(Report(command, (torch_import_finding(cuda.import_error),)), json_out=json_out, markdown=markdown, strict=strict)
-
-
-def import_error_behind(cuda, ranks_failed: bool) -> str | None:
-    """A quick probe (probe_cuda(quick=True)) read a CPU build's files without importing
-    torch. When the ranks then failed, the import itself is asked: a torch that cannot
-    be imported is what explains their failure."""
-    if cuda.imported or not ranks_failed:
-        return None
-    from gpudoctor.probe.cuda import probe_cuda
-
-    return probe_cuda().import_error
-
-
-def stop_if_ranks_lacked_torch(command: str, cuda, report: Report, json_out: bool, markdown: bool, strict: bool) -> None:
-    failed = any(f.severity is Severity.ERROR for f in report.findings)
-    error = import_error_behind(cuda, failed)
-    if error is not None:
-        emit(Report(command, (torch_import_finding(error),)), json_out=json_out, markdown=markdown, strict=strict)
-
-
-def join_or_stop(command: str, nproc_given: bool, json_out: bool, markdown: bool, strict: bool):
-    """Join mode or local ranks, from the launcher variables (launch/environment.py);
-    a variable that makes either impossible is reported here, before any work."""
-    from gpudoctor.launch.environment import read_join_env
-
-    decision = read_join_env(command, nproc_given)
-    if decision.blocked:
-        emit(Report(command, decision.findings), json_out=json_out, markdown=markdown, strict=strict)
-    return decision
 
 
 def waiting_notice(command: str, say: Callable[[str], None] | None = None):
@@ -101,13 +71,6 @@ def waiting_notice(command: str, say: Callable[[str], None] | None = None):
                 err.print(line, markup=False, highlight=False)
 
     return on_wait
-
-
-def with_findings(report: Report, first: Iterable) -> Report:
-    """The report with findings made before the work put in front of its own."""
-    from dataclasses import replace
-
-    return replace(report, findings=(*first, *report.findings))
 
 
 def emit(

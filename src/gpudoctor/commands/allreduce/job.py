@@ -52,6 +52,7 @@ class Hooks:
     on_stage: Callable[[int, str, int], None] = _noop  # rank, stage, step (heartbeats)
     on_row: Callable[[Row], None] = _noop  # a size is done: its results row
     on_note: Callable[[str], None] = _noop  # a line for the user (narrowing reruns)
+    on_wait: Callable[..., None] = _noop  # joined rank 0 waits for its peers (launch/rendezvous's wait)
 
 
 @dataclass(frozen=True)
