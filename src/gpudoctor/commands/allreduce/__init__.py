@@ -46,12 +46,13 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
     from contextlib import nullcontext
     from dataclasses import replace
 
-    from gpudoctor.commands.allreduce.job import Hooks, run_joined, run_local
+    from gpudoctor.commands.allreduce.job import JOINED_FIX, Hooks, run_joined, run_local
     from gpudoctor.commands.allreduce.options import check_options, plan_sweep
     from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.core.exit_code import ExitCode
     from gpudoctor.core.findings import Report
     from gpudoctor.core.quiet import QuietReport
+    from gpudoctor.hang.failures import joined_failure
     from gpudoctor.launch.backend import ranks_competing_for_gpus
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.launch.environment import read_join_env
@@ -91,9 +92,9 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
         try:
             with display if display is not None else nullcontext():
                 joined = run_joined(ctx, sweep, hooks if shown else None)
-        except Exception as exc:  # a rank other than 0: it reports nothing, rank 0 does
+        except Exception as exc:  # a rank other than 0 (rank 0's failure is its report): rank 0 reports the job
             said = f"gpudoctor: rank {ctx.rank} failed: {type(exc).__name__}: {exc}"
-            return QuietReport(COMMAND, (), said=said, code=ExitCode.PROBLEM)
+            return QuietReport(COMMAND, (joined_failure(ctx, exc, "", JOINED_FIX),), said=said, code=ExitCode.PROBLEM)
         if joined is None:
             return QuietReport(COMMAND, ())
         outcome = joined

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from gpudoctor.core.findings import Report
 
 COMMAND = "check"
+JOINED_FIX = "read the launcher's output for the first rank that failed, or run `gpudoctor check` on each node"
 
 
 def run(options: "Options", *, progress: Callable[[Any], None] | None = None) -> "Report":
@@ -89,6 +90,7 @@ def _check_joined(ctx, options: "Options", progress) -> "Report":
     from gpudoctor.core.findings import Report
     from gpudoctor.core.quiet import QuietReport
     from gpudoctor.core.unavailable import describe_error
+    from gpudoctor.hang.failures import joined_failure
     from gpudoctor.launch.fleet import gather_nodes
     from gpudoctor.launch.rank import export_slurm_env
     from gpudoctor.launch.rendezvous import RendezvousIncomplete
@@ -101,15 +103,16 @@ def _check_joined(ctx, options: "Options", progress) -> "Report":
     try:
         nodes = gather_nodes(ctx, lambda: collect(visible=options.visible), options.timeout)
     except RendezvousIncomplete as exc:
-        if ctx.rank != 0:
-            return QuietReport(COMMAND, (), code=ExitCode.PROBLEM)
+        if ctx.rank != 0:  # rank 0 reports who never came
+            return QuietReport(COMMAND, (exc.finding(),), code=ExitCode.PROBLEM)
         return Report(COMMAND, (exc.finding(),))
     except Exception as exc:  # the ranks could not meet: one line, not a traceback from inside c10d
         said = (
             f"gpudoctor: rank {ctx.rank}: the ranks of this {ctx.joined_by} job could not compare their nodes "
             f"within {options.timeout:.0f} s: {describe_error(exc)}"
         )
-        return QuietReport(COMMAND, (), said=said, code=ExitCode.PROBLEM)
+        failed = joined_failure(ctx, exc, " while comparing the nodes", JOINED_FIX)
+        return QuietReport(COMMAND, (failed,), said=said, code=ExitCode.PROBLEM)
     if nodes is None:
         return QuietReport(COMMAND, ())  # not rank 0: rank 0 reports
     if len(nodes) == 1:
