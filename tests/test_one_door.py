@@ -90,3 +90,22 @@ def test_a_small_global_batch_without_steps_is_not_refused_by_the_api_default():
     assert check_options(Options(nproc=2, batch_size=4), world=8).steps == 200
     with pytest.raises(UsageError, match="use --steps 320 or more"):
         check_options(Options(nproc=2, batch_size=4, steps=200))
+
+
+def test_the_api_makes_the_clis_join_decision():
+    # A launcher variable that is not a number stops `check` before any probe, with a
+    # finding naming it: through the API as through the CLI (once only the CLI read them).
+    import json
+    import os
+
+    env = dict(os.environ, RANK="abc", WORLD_SIZE="2")
+    code = "import gpudoctor, json; print(json.dumps(gpudoctor.check().to_dict()))"
+    api = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    cli = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", "check", "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert api.returncode == 0 and cli.returncode == 1, api.stderr + cli.stderr
+    by_api, by_cli = json.loads(api.stdout), json.loads(cli.stdout)
+    assert by_api == by_cli and by_api["ok"] is False
+    assert "RANK" in json.dumps(by_api["findings"]) and "facts" not in by_api

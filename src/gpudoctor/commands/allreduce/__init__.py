@@ -48,7 +48,6 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
 
     from gpudoctor.commands.allreduce.job import JOINED_FIX, Hooks, run_joined, run_local
     from gpudoctor.commands.allreduce.options import check_options, plan_sweep
-    from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.core.exit_code import ExitCode
     from gpudoctor.core.findings import Report
     from gpudoctor.core.quiet import QuietReport
@@ -57,6 +56,7 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.launch.environment import read_join_env
     from gpudoctor.launch.rank import join_context
+    from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.probe.cuda import probe_cuda
 
     check_options(options)  # bad input fails fast, before torch is imported

@@ -48,7 +48,6 @@ def run(options: "Options", *, progress: Progress | None = None) -> "Report":
     from contextlib import nullcontext
     from dataclasses import replace
 
-    from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.commands.train_smoke.config import SmokeConfig
     from gpudoctor.commands.train_smoke.job import run_joined, run_local
     from gpudoctor.commands.train_smoke.options import check_options
@@ -58,6 +57,7 @@ def run(options: "Options", *, progress: Progress | None = None) -> "Report":
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.launch.environment import read_join_env
     from gpudoctor.launch.rank import join_context
+    from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.probe.cuda import probe_cuda
 
     decision = read_join_env(COMMAND, options.nproc is not None)
