@@ -17,7 +17,6 @@ every command imports what it needs (torch too) when called.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable
 from typing import Any, Union
 
@@ -86,17 +85,13 @@ def check(*, visible: str | None = None, facts: StrPath | None = None) -> Report
     """`gpudoctor check`: probe this machine (or read a snapshot saved with
     `gpudoctor check --json`) and run every check. `visible` shows what torch
     would see with CUDA_VISIBLE_DEVICES set to it."""
-    from gpudoctor.checks import check_report
-    from gpudoctor.probe.facts import collect, load
+    from gpudoctor.commands.check import run
+    from gpudoctor.commands.check.options import Options
 
     if visible is not None:
         _word("--visible", visible)
-    if facts is not None:
-        facts = _path("--facts", facts)
-        if visible is not None:
-            raise ValueError("visible= probes this machine; it cannot be combined with facts=")
-        return _shown(check_report(load(os.fspath(facts))))
-    return _shown(check_report(collect(visible=visible)))
+    snapshots = (_path("--facts", facts),) if facts is not None else ()
+    return _shown(run(Options(snapshots, visible)))  # the CLI's door: its checks (UsageError, a ValueError) and its run
 
 
 def lint(paths: StrPath | Iterable[StrPath], *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Report:
@@ -134,17 +129,6 @@ def diagnose(text: str | None = None, *, path: StrPath | None = None) -> Report:
     return _shown(command.run(Options(path=where, text=raw)))
 
 
-def _torch_missing(command: str, import_error: str | None) -> Report | None:
-    """The Report of a command that needs torch when torch does not import (a finding, not an exception)."""
-    if import_error is None:
-        return None
-    from gpudoctor.checks.torch_build import torch_import_failed
-    from gpudoctor.core.findings import Report
-
-    finding = torch_import_failed(import_error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
-    return Report(command, (finding,))
-
-
 def allreduce(
     nproc: int | None = 2,
     *,
@@ -160,9 +144,8 @@ def allreduce(
     """`gpudoctor allreduce`: start `nproc` ranks on this machine (None: one per
     GPU, else 2), sweep `op` over `sizes` ("4K,1M"; default 4K to 64M), check every
     result and time it. `report.data["results"]` holds the rows (busbw, ...)."""
-    from gpudoctor.commands.allreduce.job import run_local
-    from gpudoctor.commands.allreduce.options import Options, PlanError, check_options, plan_sweep
-    from gpudoctor.probe.cuda import probe_cuda
+    from gpudoctor.commands.allreduce import run
+    from gpudoctor.commands.allreduce.options import Options
 
     if nproc is not None:
         _whole("--nproc", nproc)
@@ -171,21 +154,8 @@ def allreduce(
     if sizes is not None:
         _word("--sizes", sizes)
     _whole("--iters", iters), _whole("--warmup", warmup), _seconds("--timeout", timeout)
-
     options = Options(nproc, backend, device, sizes, None, None, dtype, op, iters, warmup, timeout)
-    try:
-        check_options(options)
-    except PlanError as exc:
-        raise ValueError(str(exc)) from None
-    cuda = probe_cuda()
-    missing = _torch_missing("allreduce", cuda.import_error)
-    if missing is not None:
-        return _shown(missing)
-    try:
-        sweep = plan_sweep(options, cuda)
-    except PlanError as exc:
-        raise ValueError(str(exc)) from None
-    return _shown(run_local(sweep).report)
+    return _shown(run(options))  # the CLI's door: its checks (UsageError, a ValueError) and its run
 
 
 def train_smoke(
@@ -193,39 +163,27 @@ def train_smoke(
     *,
     backend: str = "auto",
     device: str = "auto",
-    steps: int = 200,
+    steps: int | None = None,
     batch_size: int = 64,
     num_workers: int = 0,
     amp: bool = False,
     timeout: float = 120.0,
+    save: StrPath | None = None,
 ) -> Report:
     """`gpudoctor train-smoke`: a small reference DDP job on `nproc` ranks, verified
-    (sharding, learning, synchronisation, gradient averaging, checkpoint, throughput)."""
-    from gpudoctor.launch.backend import BACKENDS, DEVICES, choose_backend, one_of
-    from gpudoctor.probe.cuda import probe_cuda
-    from gpudoctor.commands.train_smoke.config import SmokeConfig
-    from gpudoctor.commands.train_smoke.job import run_local
+    (sharding, learning, synchronisation, gradient averaging, checkpoint, throughput).
+    `steps` None: 200, or the fewest the global batch needs; `save` keeps rank 0's checkpoint."""
+    from gpudoctor.commands.train_smoke import run
+    from gpudoctor.commands.train_smoke.options import Options
 
-    from gpudoctor.launch.capacity import nproc_problem
-
-    for flag, value in (("--nproc", nproc), ("--steps", steps), ("--batch-size", batch_size), ("--num-workers", num_workers)):
+    for flag, value in (("--nproc", nproc), ("--batch-size", batch_size), ("--num-workers", num_workers)):
         _whole(flag, value)
+    if steps is not None:
+        _whole("--steps", steps)
     _word("--backend", backend), _word("--device", device), _switch("--amp", amp), _seconds("--timeout", timeout)
-    if (problem := nproc_problem(nproc)) is not None:
-        raise ValueError(problem)
-    if steps < 1 or batch_size < 1 or num_workers < 0 or timeout <= 0:
-        raise ValueError("--steps and --batch-size must be >= 1, --num-workers >= 0, --timeout > 0")
-    backend, device = one_of("--backend", backend, BACKENDS), one_of("--device", device, DEVICES)
-    cuda = probe_cuda()
-    missing = _torch_missing("train-smoke", cuda.import_error)
-    if missing is not None:
-        return _shown(missing)
-    backend, device = choose_backend(backend, device, nproc, cuda)  # ImpossibleRequest is a ValueError
-    cfg = SmokeConfig(
-        nproc=nproc, backend=backend, device=device, steps=steps, batch_size=batch_size,
-        num_workers=num_workers, amp=amp, timeout_s=timeout,
-    )  # fmt: skip
-    return _shown(run_local(cfg, cuda))
+    where = _path("--save", save) if save is not None else None
+    options = Options(nproc, backend, device, steps, batch_size, num_workers, amp, where, timeout)
+    return _shown(run(options))  # the CLI's door: its checks (UsageError, a ValueError) and its run
 
 
 class NotebookReport(Report):

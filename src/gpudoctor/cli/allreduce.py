@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Optional
 
 import typer
 
-from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.cli.output import (
     JsonOpt,
     MarkdownOpt,
@@ -16,12 +13,9 @@ from gpudoctor.cli.output import (
     check_formats,
     emit,
     err,
-    join_or_stop,
-    waiting_notice,
-    stop_if_ranks_lacked_torch,
-    stop_if_torch_broken,
+    exit_if_quiet,
     usage_error,
-    with_findings,
+    waiting_notice,
 )
 
 
@@ -49,71 +43,36 @@ def register(app: typer.Typer) -> None:
         strict: bool = StrictOpt,
     ) -> None:
         """Benchmark and verify a collective across ranks: busbw, latency, #wrong, by rank."""
-        from gpudoctor.commands.allreduce.options import Options, PlanError, check_options, plan_sweep
+        from gpudoctor.commands.allreduce import run
+        from gpudoctor.commands.allreduce.options import Options
+        from gpudoctor.commands.allreduce.table import report_heading, results_markdown, results_table
+        from gpudoctor.core.usage import UsageError
 
-        options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect)
         check_formats(json_out, markdown)
+        options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect)
         try:
-            check_options(options)  # bad input fails fast, before torch is imported
-        except PlanError as exc:
+            report = run(options, progress=_display)
+        except UsageError as exc:
             usage_error(str(exc))
-
-        decision = join_or_stop("allreduce", nproc is not None, json_out, markdown, strict)
-
-        from gpudoctor.commands.allreduce.job import JobOutcome, run_joined, run_local
-        from gpudoctor.launch.backend import ranks_competing_for_gpus
-        from gpudoctor.probe.cuda import probe_cuda
-        from gpudoctor.commands.allreduce.view import SweepDisplay
-        from gpudoctor.launch.rank import join_context
-        from gpudoctor.launch.capacity import crowded, usable_cores
-        from gpudoctor.commands.allreduce.bandwidth import public_row
-        from gpudoctor.commands.allreduce.table import heading, results_markdown, results_table
-
-        ctx = join_context() if decision.join else None
-        cuda = probe_cuda(quick=ctx is None)  # local ranks: they import torch, not this process
-        stop_if_torch_broken("allreduce", cuda, json_out, markdown, strict)
-        try:
-            if ctx is None:
-                sweep = plan_sweep(options, cuda)
-            else:
-                here = ranks_competing_for_gpus(ctx.local_world_size, cuda, os.environ.get("CUDA_VISIBLE_DEVICES"))
-                sweep = plan_sweep(options, cuda, world=ctx.world_size, ranks_per_host=here)
-        except PlanError as exc:
-            usage_error(str(exc))
-        title = heading(sweep.op, sweep.nproc, sweep.backend, sweep.device, sweep.iters)
-        show = ctx is None or ctx.rank == 0
-        display = SweepDisplay(err, len(sweep.planned()), title, live=show)
-        if show:
-            for line in sweep.rounding():  # to stderr: --json's stdout stays one object
-                display.note(line)
-
-        early = list(decision.findings)
-        outcome: JobOutcome | None
-        if ctx is None:
-            early += filter(None, [crowded("allreduce", sweep.nproc, usable_cores())])
-            with display:
-                outcome = run_local(sweep, display.hooks())
-        else:
-            if ctx.rank == 0 and nproc is not None and nproc != ctx.world_size:
-                display.note(f"--nproc {nproc} ignored: this is rank 0 of a {ctx.joined_by} job of {ctx.world_size}")
-            if ctx.rank == 0:
-                ctx.on_rendezvous_wait = waiting_notice("allreduce", display.note)
-            try:
-                with display:
-                    outcome = run_joined(ctx, sweep, display.hooks() if show else None)
-            except Exception as exc:  # a rank other than 0: it reports nothing, rank 0 does
-                print(f"gpudoctor: rank {ctx.rank} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-                raise typer.Exit(ExitCode.PROBLEM) from None
-            if outcome is None:
-                raise typer.Exit(ExitCode.OK)
-
-        stop_if_ranks_lacked_torch("allreduce", cuda, outcome.report, json_out, markdown, strict)
-        rows = [public_row(r) for r in outcome.rows]
+        exit_if_quiet(report, strict)
+        rows = report.data.get("results") or []
         emit(
-            with_findings(outcome.report, early),
+            report,
             json_out=json_out,
             markdown=markdown,
             strict=strict,
-            rich_extra=lambda: [results_table(rows, title)] if rows else [],
-            markdown_sections=lambda: [results_markdown(rows, title)] if rows else [],
+            rich_extra=lambda: [results_table(rows, report_heading(report))] if rows else [],
+            markdown_sections=lambda: [results_markdown(rows, report_heading(report))] if rows else [],
         )
+
+
+def _display(sweep, shown: bool):
+    """The live results table and progress bar on stderr (the run feeds it); a
+    joined rank 0 also says there while it waits for its peers."""
+    from gpudoctor.commands.allreduce.table import heading
+    from gpudoctor.commands.allreduce.view import SweepDisplay
+
+    title = heading(sweep.op, sweep.nproc, sweep.backend, sweep.device, sweep.iters)
+    display = SweepDisplay(err, len(sweep.planned()), title, live=shown)
+    display.on_wait = waiting_notice("allreduce", display.note)
+    return display

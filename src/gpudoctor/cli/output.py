@@ -9,11 +9,13 @@ from typing import NoReturn
 import typer
 from rich.console import RenderableType
 
-from gpudoctor.core.exit_code import report_exit
-from gpudoctor.commands import import_error_behind, torch_import_finding  # noqa: F401 - the commands' CLIs use them
 from gpudoctor.core import usage
-from gpudoctor.core.findings import Finding, Report, Severity
+from gpudoctor.core.exit_code import report_exit
+from gpudoctor.core.findings import Report
 from gpudoctor.render.terminal import make_console
+
+# For cli/run.py: defined once, in launch/, with the checks allreduce and train-smoke run.
+from gpudoctor.launch.torch_missing import import_error_behind, torch_import_finding  # noqa: F401
 
 # Results go to stdout; progress and warnings go to stderr, so `--json | jq` works.
 out = make_console()
@@ -33,35 +35,23 @@ def usage_error(message: str) -> NoReturn:
     raise UsageError(message)
 
 
+def exit_if_quiet(report: Report, strict: bool) -> None:
+    """A QuietReport (core/quiet.py: a joined rank other than 0, whose job rank 0
+    reports) is not printed: only its one line, if it has one, then its exit code."""
+    import sys
+
+    from gpudoctor.core.quiet import QuietReport
+
+    if isinstance(report, QuietReport):
+        if report.said:
+            print(report.said, file=sys.stderr)
+        raise typer.Exit(report_exit(report, strict) if report.code is None else report.code)
+
+
 def check_formats(json_out: bool, markdown: bool) -> None:
     """Called first by each command, so a bad pair fails before any work is done."""
     if json_out and markdown:
         usage_error("choose one of --json and --markdown")
-
-
-def stop_if_torch_broken(command: str, cuda, json_out: bool, markdown: bool, strict: bool) -> None:
-    """A torch that fails to import is a finding that explains it (exit 1), not a traceback."""
-    if cuda.import_error is None:
-        return
-    emit(Report(command, (torch_import_finding(cuda.import_error),)), json_out=json_out, markdown=markdown, strict=strict)
-
-
-def stop_if_ranks_lacked_torch(command: str, cuda, report: Report, json_out: bool, markdown: bool, strict: bool) -> None:
-    failed = any(f.severity is Severity.ERROR for f in report.findings)
-    error = import_error_behind(cuda, failed)
-    if error is not None:
-        emit(Report(command, (torch_import_finding(error),)), json_out=json_out, markdown=markdown, strict=strict)
-
-
-def join_or_stop(command: str, nproc_given: bool, json_out: bool, markdown: bool, strict: bool):
-    """Join mode or local ranks, from the launcher variables (launch/environment.py);
-    a variable that makes either impossible is reported here, before any work."""
-    from gpudoctor.launch.environment import read_join_env
-
-    decision = read_join_env(command, nproc_given)
-    if decision.blocked:
-        emit(Report(command, decision.findings), json_out=json_out, markdown=markdown, strict=strict)
-    return decision
 
 
 def waiting_notice(command: str, say: Callable[[str], None] | None = None):
@@ -83,13 +73,6 @@ def waiting_notice(command: str, say: Callable[[str], None] | None = None):
                 err.print(line, markup=False, highlight=False)
 
     return on_wait
-
-
-def with_findings(report: Report, first: Iterable) -> Report:
-    """The report with findings made before the work put in front of its own."""
-    from dataclasses import replace
-
-    return replace(report, findings=(*first, *report.findings))
 
 
 def emit(

@@ -1,8 +1,7 @@
 """The commands, one package each (check, allreduce, train_smoke, lint, diagnose, run,
 report); each has its door, `run(options)`, which the CLI and the Python API both call.
 
-Here, what more than one command needs: the finding for a torch that does not import;
-and, above every command, what shows any command's Report beyond its findings (the
+Here, above every command, what shows any command's Report beyond its findings (the
 facts of `check`, the results of `allreduce`, the throughput of `train-smoke`),
 rebuilt from the Report alone: whatever holds only a Report (a notebook,
 `gpudoctor report`) shows what `--markdown` shows. It reaches into each command's
@@ -13,28 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpudoctor.core.findings import Finding, Report
-
-
-def torch_import_finding(error: str) -> Finding:
-    """The finding for a torch this Python cannot import, with what decides which torch it finds."""
-    import os
-    import sys
-
-    from gpudoctor.checks.torch_build import torch_import_failed
-
-    return torch_import_failed(error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
-
-
-def import_error_behind(cuda, ranks_failed: bool) -> str | None:
-    """A quick probe (probe_cuda(quick=True)) read a CPU build's files without importing
-    torch. When the ranks then failed, the import itself is asked: a torch that cannot
-    be imported is what explains their failure."""
-    if cuda.imported or not ranks_failed:
-        return None
-    from gpudoctor.probe.cuda import probe_cuda
-
-    return probe_cuda().import_error
+from gpudoctor.core.findings import Report
 
 
 def _check(report: Report) -> list[str]:

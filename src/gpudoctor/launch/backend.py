@@ -8,14 +8,16 @@ would work instead (the CLI prints it as a usage error, exit 2)."""
 
 from __future__ import annotations
 
+from gpudoctor.core.usage import UsageError
 from gpudoctor.probe.cuda import CudaFacts
 
 BACKENDS = ("auto", "nccl", "gloo")
 DEVICES = ("auto", "cpu", "cuda")
 
 
-class ImpossibleRequest(ValueError):
-    """A request that cannot run here; the message is one line that says what would."""
+class ImpossibleRequest(UsageError):
+    """A request that cannot run here; the message is one line that says what would
+    (a usage error: the CLI exits 2, the API raises it as a ValueError)."""
 
 
 def one_of(flag: str, value: str, choices: tuple[str, ...]) -> str:

@@ -1,13 +1,15 @@
-"""What `gpudoctor allreduce` will run: its options checked and turned into one
-Sweep, with the backend and device chosen. Pure: what torch sees of CUDA comes
-in as a CudaFacts; an impossible request is a PlanError whose message says what
-would work instead (the CLI prints it as a usage error, exit 2)."""
+"""What `gpudoctor allreduce` will run: its options checked (`check_options`, the
+one check both the CLI and the Python API run) and turned into one Sweep, with
+the backend and device chosen. Pure: what torch sees of CUDA comes in as a
+CudaFacts; bad input or an impossible request is a UsageError whose message says
+what would work instead (the CLI prints it, exit 2; the API raises it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from gpudoctor.launch.backend import BACKENDS, DEVICES, ImpossibleRequest, choose_backend, one_of
+from gpudoctor.core.usage import UsageError
+from gpudoctor.launch.backend import BACKENDS, DEVICES, choose_backend, one_of
 from gpudoctor.probe.cuda import CudaFacts
 
 from gpudoctor.commands.allreduce.bandwidth import (
@@ -31,8 +33,9 @@ DEFAULT_CPU_NPROC = 2
 MAX_SIZE_BYTES = 16 << 30
 
 
-# Option errors and impossible backend requests are the same kind of error.
-PlanError = ImpossibleRequest
+# Option errors and impossible backend requests (launch/backend.ImpossibleRequest)
+# are the same kind of error: a usage error.
+PlanError = UsageError
 
 
 @dataclass(frozen=True)

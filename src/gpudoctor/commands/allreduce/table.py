@@ -52,3 +52,9 @@ def results_markdown(rows: Iterable[dict], title: str) -> str:
     from gpudoctor.render.markdown import table
 
     return f"### Results\n\n{title}\n\n" + table(HEADERS, (row_cells(r) for r in rows))
+
+
+def report_heading(report) -> str:
+    """The table's title, read from a Report of this command (as the JSON carries it)."""
+    data = report.data
+    return heading(data["summary"]["op"], data["nproc"], data["backend"], data["device"], data["summary"]["iters"])

@@ -4,6 +4,8 @@ narrowing reruns). Nothing of it reaches stdout, so `--json | jq` stays clean.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -25,6 +27,8 @@ class SweepDisplay:
             console=console,
         )
         self.task = self.progress.add_task("starting ranks", total=total_sizes)
+        # A joined rank 0 waiting for its peers: the CLI sets its notice (cli/output.waiting_notice).
+        self.on_wait: Callable[..., None] = lambda _wait: None
         # On a pipe or a file there is nothing to animate: only the notes are printed.
         self.live = Live(self._render(), console=console, transient=True, refresh_per_second=8) if (
             live and console.is_terminal
@@ -62,4 +66,4 @@ class SweepDisplay:
     def hooks(self):
         from gpudoctor.commands.allreduce.job import Hooks
 
-        return Hooks(on_stage=self.stage, on_row=self.row, on_note=self.note)
+        return Hooks(on_stage=self.stage, on_row=self.row, on_note=self.note, on_wait=self.on_wait)

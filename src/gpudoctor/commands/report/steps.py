@@ -95,7 +95,7 @@ def train_smoke(nproc: int, timeout: float) -> Report:
 
 def torch_missing(command: str, import_error: str) -> Report:
     """A torch that does not import is the step's finding, not an exception."""
-    from gpudoctor.commands import torch_import_finding
+    from gpudoctor.launch.torch_missing import torch_import_finding
 
     return Report(command, (torch_import_finding(import_error),))
 

@@ -74,7 +74,7 @@ def run(
 def _ranks(options: Options, target, env: dict[str, str], say: Callable[[str], None], on_steps) -> Ended:
     """--nproc: each rank prints its own findings (echoed with its prefix); here
     come how the ranks ended, one summary line, and the merged JSON."""
-    from gpudoctor.commands import import_error_behind, torch_import_finding
+    from gpudoctor.launch.torch_missing import import_error_behind, torch_import_finding
     from gpudoctor.commands.run.nproc import run_ranks
     from gpudoctor.core.exit_code import ExitCode, script_exit
     from gpudoctor.hang.watch import DEFAULT_HANG_TIMEOUT_S

@@ -45,6 +45,8 @@ def console_extra(report: Report):
     from rich.table import Table
     from rich.text import Text
 
+    if "config" not in report.data:  # no job ran (torch does not import, a launcher variable stopped it)
+        return
     yield Text(job_line(report), style="bold")
     rows = _rows(report)
     if rows:
@@ -62,6 +64,8 @@ def console_extra(report: Report):
 def markdown_sections(report: Report):
     from gpudoctor.render.markdown import table
 
+    if "config" not in report.data:  # no job ran
+        return
     yield job_line(report)
     rows = _rows(report)
     if rows:

@@ -1,0 +1,42 @@
+"""A torch this Python cannot import, for the commands that need one (allreduce,
+train-smoke, run): a finding that explains it (exit 1), never a traceback."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from gpudoctor.core.findings import Finding, Report, Severity
+from gpudoctor.probe.cuda import CudaFacts
+
+
+def torch_import_finding(error: str) -> Finding:
+    """The finding for a torch this Python cannot import, with what decides which torch it finds."""
+    from gpudoctor.checks.torch_build import torch_import_failed
+
+    return torch_import_failed(error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
+
+
+def import_error_behind(cuda: CudaFacts, ranks_failed: bool) -> str | None:
+    """A quick probe (probe_cuda(quick=True)) read a CPU build's files without importing
+    torch. When the ranks then failed, the import itself is asked: a torch that cannot
+    be imported is what explains their failure."""
+    if cuda.imported or not ranks_failed:
+        return None
+    from gpudoctor.probe.cuda import probe_cuda
+
+    return probe_cuda().import_error
+
+
+def torch_broken(command: str, cuda: CudaFacts) -> Report | None:
+    """The command's whole Report when torch fails to import here, before any rank starts."""
+    if cuda.import_error is None:
+        return None
+    return Report(command, (torch_import_finding(cuda.import_error),))
+
+
+def ranks_lacked_torch(command: str, cuda: CudaFacts, report: Report) -> Report | None:
+    """The Report that replaces the ranks' when they failed for want of an importable torch."""
+    failed = any(f.severity is Severity.ERROR for f in report.findings)
+    error = import_error_behind(cuda, failed)
+    return None if error is None else Report(command, (torch_import_finding(error),))
