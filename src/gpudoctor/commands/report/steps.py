@@ -56,48 +56,28 @@ def plan(nproc: int, timeout: float) -> list[Step]:
     ]
 
 
-# One call per command, each where the command's door will be called
-# (commands.<name>.run(Options(...))) once check, allreduce and train_smoke have one.
+# Each step is the command's own door (commands/<name>/run), the one the CLI and the API call.
 
 
 def check() -> Report:
-    from gpudoctor.checks import check_report
-    from gpudoctor.probe.facts import collect
+    from gpudoctor.commands import check as command
+    from gpudoctor.commands.check.options import Options
 
-    return check_report(collect())
+    return command.run(Options())
 
 
 def allreduce(nproc: int, sizes: str, timeout: float) -> Report:
-    from gpudoctor.commands.allreduce.job import run_local
-    from gpudoctor.commands.allreduce.options import Options, check_options, plan_sweep
-    from gpudoctor.probe.cuda import probe_cuda
+    from gpudoctor.commands import allreduce as command
+    from gpudoctor.commands.allreduce.options import Options
 
-    options = Options(nproc, "auto", "auto", sizes, None, None, "float32", "all_reduce", 5, 2, timeout)
-    check_options(options)
-    cuda = probe_cuda()
-    if cuda.import_error is not None:
-        return torch_missing("allreduce", cuda.import_error)
-    return run_local(plan_sweep(options, cuda)).report
+    return command.run(Options(nproc=nproc, sizes=sizes, iters=5, warmup=2, timeout=timeout))
 
 
 def train_smoke(nproc: int, timeout: float) -> Report:
-    from gpudoctor.commands.train_smoke.config import SmokeConfig
-    from gpudoctor.commands.train_smoke.job import run_local
-    from gpudoctor.launch.backend import choose_backend
-    from gpudoctor.probe.cuda import probe_cuda
+    from gpudoctor.commands import train_smoke as command
+    from gpudoctor.commands.train_smoke.options import Options
 
-    cuda = probe_cuda()
-    if cuda.import_error is not None:
-        return torch_missing("train-smoke", cuda.import_error)
-    backend, device = choose_backend("auto", "auto", nproc, cuda)
-    return run_local(SmokeConfig(nproc=nproc, backend=backend, device=device, timeout_s=timeout), cuda)
-
-
-def torch_missing(command: str, import_error: str) -> Report:
-    """A torch that does not import is the step's finding, not an exception."""
-    from gpudoctor.launch.torch_missing import torch_import_finding
-
-    return Report(command, (torch_import_finding(import_error),))
+    return command.run(Options(nproc=nproc, timeout=timeout))
 
 
 def run_steps(steps: Iterable[Step], on_start: Callable[[Step], None] = lambda step: None) -> list[StepResult]:
