@@ -54,7 +54,7 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
     from gpudoctor.hang.failures import joined_failure
     from gpudoctor.launch.backend import ranks_competing_for_gpus
     from gpudoctor.launch.capacity import crowded, usable_cores
-    from gpudoctor.launch.environment import read_join_env
+    from gpudoctor.launch.join_env import read_join_env
     from gpudoctor.launch.rank import join_context
     from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.probe.cuda import probe_cuda

@@ -29,7 +29,7 @@ def run(options: "Options", *, progress: Callable[[Any], None] | None = None) ->
     from gpudoctor.core.quiet import QuietReport
     from gpudoctor.core.unavailable import Unavailable
     from gpudoctor.core.usage import UsageError
-    from gpudoctor.launch.environment import read_join_env
+    from gpudoctor.launch.join_env import read_join_env
     from gpudoctor.launch.fleet import joinable, one_node
     from gpudoctor.launch.rank import join_context
     from gpudoctor.probe.facts import collect, load

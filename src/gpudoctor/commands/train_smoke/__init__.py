@@ -55,7 +55,7 @@ def run(options: "Options", *, progress: Progress | None = None) -> "Report":
     from gpudoctor.core.quiet import QuietReport
     from gpudoctor.launch.backend import choose_backend, ranks_competing_for_gpus
     from gpudoctor.launch.capacity import crowded, usable_cores
-    from gpudoctor.launch.environment import read_join_env
+    from gpudoctor.launch.join_env import read_join_env
     from gpudoctor.launch.rank import join_context
     from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.probe.cuda import probe_cuda

@@ -1,10 +1,10 @@
-"""launch/environment.py: what the launcher variables make a rank command do."""
+"""launch/join_env.py: what the launcher variables make a rank command do."""
 
 import pytest
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.launch.capacity import crowded, nproc_problem
-from gpudoctor.launch.environment import join_decision, read_join_env
+from gpudoctor.launch.join_env import join_decision, read_join_env
 from gpudoctor.probe.environment import AddressResolution, EnvironmentFacts
 from gpudoctor.core.unavailable import Unavailable
 
