@@ -208,15 +208,18 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     if done.output_closed:
         return done.status  # `| head -1`: the reader has what it wanted
     report = done.report
+    printed: list = []  # findings already on stderr
     if import_error := import_error_behind(cuda, done.status != 0):
         # The ranks failed, and the torch this process skipped importing is why.
         broken = torch_import_finding(import_error)
         sys.stderr.write(findings_text([broken], "gpudoctor run: this torch cannot be imported"))
         report = replace(report, findings=(broken, *report.findings))
+        printed.append(broken)
     from gpudoctor.render.step_table import steps_table
 
-    steps = done.steps.findings if done.steps else ()
-    ended = [f for f in report.findings if f.area in ("ranks", "collectives") or f in steps]
+    # The one merged report: how the ranks ended, their step times, and what the ranks'
+    # hooks saw, each finding once (the ranks themselves print none of it).
+    ended = [f for f in report.findings if f not in printed]
     summary = ranks_summary(report.counts(), nproc, parsed.describe())
     text = steps_table(report.data.get("steps"))
     text += findings_text(ended, summary) if ended else summary + "\n"

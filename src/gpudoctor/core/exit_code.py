@@ -80,7 +80,7 @@ def _shell_status(code: int) -> int:
     return SIGNAL_BASE - code if code < 0 else code or ExitCode.PROBLEM
 
 
-def ranks_exit(result, cause_exitcode: int | None = None) -> int:
+def ranks_exit(result, cause_exitcode: int | None = None, cause=None) -> int:
     """One exit status for N ranks of `run --nproc`: 0 when all succeeded; else
     the root-cause rank's own (128+signal when it was killed; `cause_exitcode`,
     from the job's diagnosis), 1 when gpudoctor stopped the job for a collective
@@ -94,7 +94,7 @@ def ranks_exit(result, cause_exitcode: int | None = None) -> int:
         return _shell_status(cause_exitcode)
     if result.diagnosed:
         return ExitCode.TIMEOUT if result.diagnosed == "stall" else ExitCode.PROBLEM
-    cause = result.root_cause
+    # `cause`: the root-cause rank's outcome (hang/verdict.root_cause), or None.
     if result.timed_out and (cause is None or cause.state in ("hung", "nojoin", "starting")):
         return ExitCode.TIMEOUT
     if cause is not None and cause.exitcode is not None:

@@ -198,12 +198,17 @@ def read_traces(run_dir: str, nproc: int) -> dict[int, run_folder.RankTrace]:
     return {r: run_folder.read_trace(run_dir, r) for r in range(nproc)}
 
 
+def job_traces(result) -> dict[int, run_folder.RankTrace]:
+    """Every rank's trace after the job, with the stacks a watchdog's SIGUSR1 dumped."""
+    return _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
+
+
 def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None = None):
     """After the job: every rank's trace, stacks and ending -> one JobDiagnosis."""
     from gpudoctor.knowledge.collectives import analyze
     from gpudoctor.hang.verdict import diagnose_job
 
-    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
+    traces = job_traces(result)
     # Ranks gpudoctor stopped were still running: only those that ended by themselves have ended.
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
@@ -214,7 +219,7 @@ def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None 
     return diagnose_job(result, traces, analyze(states, stalled_s=stalled), reason, gpus)
 
 
-def collective_findings(result) -> list:
+def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | None = None) -> list:
     """For the ranks of allreduce / train-smoke: what lining their traces up says
     when the job was stopped for a collective problem or by the watchdog (the
     ranks' stacks then come from the SIGUSR1 dump at the end of their stderr)."""
@@ -222,7 +227,7 @@ def collective_findings(result) -> list:
 
     if not (result.diagnosed or result.timed_out):
         return []
-    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
+    traces = traces if traces is not None else job_traces(result)
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     stalled = result.timeout_s if result.timed_out else None
     found = analyze(rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks))), stalled_s=stalled)

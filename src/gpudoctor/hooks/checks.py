@@ -375,7 +375,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                     "ranks seen saving it": ranks,
                     "writers": writers,
                     "world size": s.world_size,
-                    "not rank 0": others,
+                    **({"not rank 0": others} if others else {}),
                     **_source(s.source),
                 },
                 why="Every rank writes the same file at the same time: N times the I/O, and a torn checkpoint "

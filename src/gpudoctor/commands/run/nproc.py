@@ -9,7 +9,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from gpudoctor.core.exit_code import SIGNAL_BASE, ranks_exit
 from gpudoctor.core.findings import Report
@@ -74,8 +74,9 @@ def run_ranks(
     """`on_steps(steps)`: about every second, the ranks' step accounting so far (the
     report's "steps" data), for a live line."""
     from gpudoctor.launch.supervisor import launch
-    from gpudoctor.hang.watch import CollectiveWatch, diagnose_run
     from gpudoctor.hang.failures import launch_findings
+    from gpudoctor.hang.verdict import diagnose_job
+    from gpudoctor.hang.watch import CollectiveWatch, diagnose_run, job_traces
     from gpudoctor.hang.run_ranks import machine_gpus
     from gpudoctor.hooks.facts import UncaughtError
 
@@ -100,38 +101,40 @@ def run_ranks(
     # A rank's own uncaught error is explained by the job's diagnosis below, as the
     # root cause or as a victim of it: the same error is not reported twice.
     facts = [f for frag in fragments for f in frag["facts"] if result.ok or not isinstance(f, UncaughtError)]
-    processes = [
-        {
-            "label": f"rank {r.rank}",
-            "state": r.state,
-            "exit_code": r.exitcode,
-            "signal": r.signal,
-            "log": r.stderr_path,
-        }
-        for r in result.ranks
-    ]
+    # One verdict: the findings of how the ranks ended, the root cause and every rank's
+    # one state all come from hang/verdict.py, so the report and the JSON agree.
+    gpus = machine_gpus(result)
     # A rank still starting when --timeout fired (Python, import torch) was never in the
     # job's collectives: lining the ranks up would blame it for a stall it cannot be in.
     starting = result.timed_out and any(o.state == "starting" for o in result.ranks)
-    job = None if result.interrupted or starting else diagnose_run(result, watch, machine_gpus(result))
-    if job is None or (result.timed_out and not job.findings):
-        # Interrupted, a rank still starting, or the watchdog fired with no collective to line the ranks up on.
-        ended = launch_findings(result, machine_gpus(result))
-        job = None
-        status = ranks_exit(result)
+    if result.interrupted or starting:
+        job = diagnose_job(result, job_traces(result), [], result.diagnosed, gpus)
+    else:
+        job = diagnose_run(result, watch, gpus)
+    if result.interrupted or not (result.ok or job.findings):
+        # Interrupted, or the watchdog fired with nothing to line the ranks up on: each
+        # rank's part, root cause first (the same root_cause rule as the JSON's).
+        ended = launch_findings(result, gpus, job_traces(result))
+        by_rank = {o.rank: o for o in result.ranks}
+        cause = job.root_cause["rank"] if job.root_cause else None
+        status = ranks_exit(result, cause=by_rank.get(cause) if cause is not None else None)
     else:
         ended = list(job.findings)
         status = ranks_exit(result, job.cause_exitcode)
+    processes = [
+        {"label": f"rank {r.rank}", "state": r.state, "exit_code": r.exit_code, "signal": r.signal, "log": r.log}
+        for r in job.ranks
+    ]
     ended += steps.findings
     report = run_report(facts, processes, target.argv(), status, ended)
     data = dict(report.data, run_dir=None if result.ok else run_dir)
-    data["root_cause"] = job.root_cause if job else None
-    data["ranks"] = list(job.ranks) if job else []
+    data["root_cause"] = job.root_cause
+    data["ranks"] = [asdict(r) for r in job.ranks]
     data["steps"] = verdict_json(steps)
     report = Report(report.command, report.findings, data)
     if result.ok:
         # Nothing to look back at: keep the logs only of a run that failed.
         shutil.rmtree(run_dir, ignore_errors=True)
-        for p in processes:
+        for p in (*processes, *data["ranks"]):
             p.pop("log")
     return RanksRun(report, status, run_dir, kept=not result.ok, steps=steps, timelines=timelines)
