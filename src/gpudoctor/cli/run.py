@@ -181,7 +181,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     from gpudoctor.hooks.step_clock import TRACE_ENV
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.probe.cuda import probe_cuda
-    from gpudoctor.render.run_text import findings_text, ranks_summary
+    from gpudoctor.render.run_text import findings_text, ranks_line, ranks_summary
     from gpudoctor.commands.run.nproc import run_ranks
     from gpudoctor.hooks.report import write_json
 
@@ -224,6 +224,7 @@ def _run_ranks(parsed, nproc: int, env: dict[str, str], timeout, json_file, stri
     text = steps_table(report.data.get("steps"))
     text += findings_text(ended, summary) if ended else summary + "\n"
     if done.kept:
+        text += ranks_line(report.data.get("root_cause"), report.data.get("ranks") or [])
         text += f"run folder: {done.run_dir} (each rank's log, stacks and collective trace; gpudoctor diagnose DIR)\n"
     sys.stderr.write(text)
     if json_file:

@@ -486,7 +486,9 @@ def _line_up(result: LaunchResult, traces: Mapping[int, RankTrace]) -> list[Find
         ended = "" if o is None or o.state not in ("ok", *_ENDED_BADLY) else FINISHED if o.state == "ok" else FAILED
         t = traces[rank]
         states.append(RankState(rank, t.all_records() if ended else t.records, ended, t.stack, o.last_stage if o else ""))
-    return analyze(states, stalled_s=result.timeout_s if result.timed_out else None)
+    # A run folder read back: a stall there was the --timeout watchdog's (run's own
+    # --hang-timeout stall is told by result.diagnosed, and needs no lining up again).
+    return analyze(states, stalled_s=result.timeout_s if result.timed_out else None, limit="--timeout")
 
 
 _MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier", re.I)

@@ -214,9 +214,11 @@ def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None 
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
     reason = result.diagnosed
     stalled = watch.stalled_s if watch is not None and reason == STALL else None
+    limit = "--hang-timeout"
     if result.timed_out and not reason:
         stalled = result.timeout_s  # the --timeout watchdog: where every rank stood when it fired
-    return diagnose_job(result, traces, analyze(states, stalled_s=stalled), reason, gpus)
+        limit = "--timeout"
+    return diagnose_job(result, traces, analyze(states, stalled_s=stalled, limit=limit), reason, gpus)
 
 
 def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | None = None) -> list:
@@ -230,7 +232,9 @@ def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | Non
     traces = traces if traces is not None else job_traces(result)
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     stalled = result.timeout_s if result.timed_out else None
-    found = analyze(rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks))), stalled_s=stalled)
+    # Their watchdog is the command's --timeout (they have no --hang-timeout).
+    states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
+    found = analyze(states, stalled_s=stalled, limit="--timeout")
     if result.timed_out and not result.diagnosed:
         # The watchdog's own finding (rank-hung) is the error; this says where every rank stood.
         found = [dataclasses.replace(f, severity=Severity.WARN) for f in found]
