@@ -125,7 +125,17 @@ def _reached(trace: RankTrace | None) -> int:
     """The number of the rank's last completed collective (send/recv have numbers of their own)."""
     if trace is None:
         return 0
-    return max((r.seq for r in trace.all_records() if r.numbered and not r.started), default=0)
+    # The call it is (or died) in did not complete, even where a lost peer's failure
+    # left it marked completed in the Flight Recorder.
+    inside = _in_collective(trace)
+    return max(
+        (
+            r.seq
+            for r in trace.all_records()
+            if r.numbered and not r.started and not (inside and (r.pg, r.seq) == (inside.pg, inside.seq))
+        ),
+        default=0,
+    )
 
 
 def _stack_where(stack: Sequence[StackFrame]) -> str:
