@@ -239,3 +239,16 @@ def test_allreduce_and_train_smoke_ranks_get_their_own_timeout_in_a_real_stall()
         assert [r["rank"] for r in run.ranks_json()] == [0, 1]
     finally:
         run.discard_logs()
+
+
+def test_diagnose_job_of_a_run_folder_read_back_lines_the_traces_up_itself():
+    """diagnose_job(result, traces): the entry for a run folder read back from disk."""
+    traces = {
+        0: RankTrace(0, (rec(0, 1), rec(0, 2, state="started", kind="broadcast", where="/w/train.py:30"))),
+        1: RankTrace(1, (rec(1, 1), rec(1, 2, state="started"))),
+    }
+    result = job(outcome(0, "diagnosed"), outcome(1, "diagnosed"))
+    d = diagnose_job(result, traces)
+    assert d.root_cause["kind"] == "collective-mismatch" and [f.id for f in d.findings] == ["collective-mismatch"]
+    assert [r.state for r in d.ranks] == [WAITING, WAITING]
+    agree(d)

@@ -14,8 +14,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.knowledge.collectives import CollectiveRecord, RankState, StackFrame, analyze, short_where, user_frame
+from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, analyze, short_where, user_frame
 from gpudoctor.hang.meaning import explained, signal_cause
+from gpudoctor.hang.watch import rank_states
 from gpudoctor.launch.rundir import RankTrace
 from gpudoctor.launch.supervisor import STUCK_STATES, LaunchResult, RankOutcome
 
@@ -490,12 +491,8 @@ def diagnose_job(
 
 def _line_up(result: LaunchResult, traces: Mapping[int, RankTrace]) -> list[Finding]:
     """What lining the ranks' traces up says, as the run's own watch would have."""
-    states = []
-    for rank in sorted(traces):
-        o = next((x for x in result.ranks if x.rank == rank), None)
-        ended = "" if o is None or o.state not in ("ok", *_ENDED_BADLY) else FINISHED if o.state == "ok" else FAILED
-        t = traces[rank]
-        states.append(RankState(rank, t.all_records() if ended else t.records, ended, t.stack, o.last_stage if o else ""))
+    ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", *_ENDED_BADLY)}
+    states = rank_states(traces, ended, {o.rank: o.last_stage for o in result.ranks})
     # A run folder read back: a stall there was the --timeout watchdog's (run's own
     # --hang-timeout stall is told by result.diagnosed, and needs no lining up again).
     return analyze(states, stalled_s=result.timeout_s if result.timed_out else None, limit="--timeout")

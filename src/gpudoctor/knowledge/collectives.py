@@ -199,7 +199,9 @@ class RankState:
 
     rank: int
     records: tuple[CollectiveRecord, ...] = ()
-    ended: str = ""  # "" (still running) | "finished" (exit 0) | "failed"
+    # "" (still running) | "finished" (exit 0) | "failed": the words of the one rank-state
+    # vocabulary (hang/verdict.STATES) this analysis needs; the verdict says the rest.
+    ended: str = ""
     # The main thread's stack, outermost first, as the rank's stack dump showed it.
     stack: tuple[StackFrame, ...] = field(default_factory=tuple)
     stage: str = ""  # the launcher's stage: "rendezvous" while in init_process_group
