@@ -28,10 +28,15 @@ class LocalRun:
     findings: tuple[Finding, ...]
     ranks: tuple[RankRecord, ...] = ()  # every rank's one record (hang/verdict.py), for the JSON
     cause: RankOutcome | None = None  # the root-cause rank (hang/verdict.root_cause), if one
+    cause_kind: str = ""  # what it is (verdict.Cause.kind)
 
     def ranks_json(self) -> list[dict]:
         """The `ranks` list of the command's JSON; empty when every rank did its work."""
         return [] if self.result.ok else [asdict(r) for r in self.ranks]
+
+    def root_json(self) -> dict | None:
+        """The `root_cause` of the command's JSON: the rank the report names first."""
+        return {"rank": self.cause.rank, "kind": self.cause_kind} if self.cause is not None else None
 
     def discard_logs(self) -> None:
         """Remove the run folder: call it when nothing in it needs keeping."""
@@ -74,7 +79,7 @@ def run_local(
     found = root_cause(result, traces, collective)
     cause = next((o for o in result.ranks if found is not None and o.rank == found.rank), None)
     findings = (*launch_findings(result, machine_gpus(result), traces, collective), *collective)
-    return LocalRun(result, findings, rank_records(result, traces), cause)
+    return LocalRun(result, findings, rank_records(result, traces), cause, found.kind if found else "")
 
 
 def machine_gpus(result: LaunchResult) -> int | None:

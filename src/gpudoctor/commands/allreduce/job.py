@@ -153,6 +153,7 @@ def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
         stop_signal=result.stop_signal,
         pairs=pairs,
         ranks=run.ranks_json(),
+        root=run.root_json(),
     )
     return JobOutcome(report, tuple(rows))
 
@@ -275,9 +276,10 @@ def _load_average() -> tuple[float, float, float] | None:
 
 def _report(
     sweep: Sweep, rows: list[Row], findings, *, mode, elapsed_s, logs, link, narrowing, interrupted=False, stop_signal=0,
-    pairs=(), ranks: list[dict] | None = None,
+    pairs=(), ranks: list[dict] | None = None, root: dict | None = None,
 ) -> Report:
-    """`ranks`: every rank's record (hang/verdict.RankRecord) of a local run that failed."""
+    """`ranks`, `root`: every rank's record (hang/verdict.RankRecord) and the root cause
+    of a local run that failed."""
     summary = summarize(rows, len(sweep.planned()))
     summary.update(
         op=sweep.op,
@@ -311,6 +313,7 @@ def _report(
     }
     if ranks:
         data["ranks"] = ranks
+        data["root_cause"] = root
     if sweep.bisect:
         data["bisect"] = [{"ranks": [p.a, p.b], "us": p.us} for p in pairs]
     return Report(command="allreduce", findings=tuple(findings), data=data, interrupted=interrupted, stop_signal=stop_signal)

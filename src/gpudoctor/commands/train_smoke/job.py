@@ -107,6 +107,7 @@ def run_local(
         tp = None
         extra["logs"] = result.run_dir
         extra["ranks"] = run.ranks_json()
+        extra["root_cause"] = run.root_json()
         if not head:  # every rank exited 0 and one still returned nothing
             head = [_no_result(result.run_dir)]
     tail: list[Finding] = []
