@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.hang.failures import launch_findings
 from gpudoctor.hang.verdict import (
     FAILED,

@@ -57,8 +57,6 @@ def explained(f: Finding, r: RankOutcome) -> Finding:
     the finding keeps its id and says the meaning instead of "read rankN.stderr"."""
     if f.id not in ("rank-crashed", "rank-raised", "rank-hung"):
         return f
-    from dataclasses import replace
-
     from gpudoctor.knowledge import explain_lines
     from gpudoctor.knowledge.story import GENERIC_FINDINGS
 

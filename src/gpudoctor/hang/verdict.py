@@ -1,9 +1,14 @@
-"""Pure: how a job of ranks ended -> one diagnosis. The rank that failed first with
-its own error is the root cause; ranks that failed only because a peer was
-gone are victims, one line each; a collective problem found by lining the
-ranks' traces up (mismatch, uneven work, stall) is the root cause when no
-rank failed on its own. Also the `root_cause` and `ranks` of the --json report,
-and which rank's exit status the job takes (the CLI turns it into the exit code)."""
+"""The one failure model of a job of ranks: how it ended -> one diagnosis.
+
+Here and nowhere else: the rank-state vocabulary (STATES), the words that say a
+rank lost its peer (PEER_LOSS), the one record of a rank (RankRecord, the JSON
+`ranks` list of every command) and the one rule that names the root cause
+(root_cause). The rank that failed first with its own error is the root cause;
+ranks that failed only because a peer was gone are victims, one line each; a
+collective problem found by lining the ranks' traces up (mismatch, uneven work,
+stall) is the root cause when no rank failed on its own. Also the `root_cause` of
+the --json report, and which rank's exit status the job takes (the CLI turns it
+into the exit code)."""
 
 from __future__ import annotations
 
