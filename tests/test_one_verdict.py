@@ -252,3 +252,10 @@ def test_diagnose_job_of_a_run_folder_read_back_lines_the_traces_up_itself():
     assert d.root_cause["kind"] == "collective-mismatch" and [f.id for f in d.findings] == ["collective-mismatch"]
     assert [r.state for r in d.ranks] == [WAITING, WAITING]
     agree(d)
+
+
+def test_a_victim_s_record_says_its_error_without_gloo_s_source_location():
+    said = GLOO_CLOSED + ". This is typically caused by a remote worker crashing."
+    traces = {0: RankTrace(0, (rec(0, 1),), exit=RankExit("exception", "RuntimeError", said))}
+    [record] = rank_records(job(outcome(0, "raised", 1, 1.0)), traces)
+    assert record.state == LOST_PEER and record.error == "RuntimeError: Connection closed by peer [127.0.0.1]:40092"

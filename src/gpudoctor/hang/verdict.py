@@ -255,7 +255,7 @@ def rank_records(result: LaunchResult, traces: Mapping[int, RankTrace]) -> tuple
                 reached=_reached(trace),
                 exit_code=o.exitcode,
                 signal=_signal_name(o) or None,
-                error=f"{exc_type}: {exc_message}".rstrip(": ") if exc_type else None,
+                error=f"{exc_type}: {_strip_location(exc_message or '')}".rstrip(": ") if exc_type else None,
                 log=o.stderr_path,
             )
         )
