@@ -259,3 +259,10 @@ def test_a_victim_s_record_says_its_error_without_gloo_s_source_location():
     traces = {0: RankTrace(0, (rec(0, 1),), exit=RankExit("exception", "RuntimeError", said))}
     [record] = rank_records(job(outcome(0, "raised", 1, 1.0)), traces)
     assert record.state == LOST_PEER and record.error == "RuntimeError: Connection closed by peer [127.0.0.1]:40092"
+
+
+def test_an_interrupted_job_has_no_root_cause_and_its_stopped_ranks_say_so():
+    result = job(outcome(0, "exited", 3, 1.0), outcome(1, "interrupted"), interrupted=True)
+    assert root_cause(result, {}) is None
+    d = diagnose_job(result, {}, [])
+    assert d.root_cause is None and [r.state for r in d.ranks] == [FAILED, INTERRUPTED]

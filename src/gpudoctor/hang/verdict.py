@@ -290,7 +290,10 @@ def root_cause(
        joined, then one still starting, then the stuck rank furthest behind (its
        lowest step; a rank not in a collective before one waiting in it);
     5. none: every rank finished, or only victims failed (no rank says why).
+    An interrupted job (Ctrl-C, SIGTERM, SIGHUP) has none: the user stopped it.
     `collective`: the findings of lining the traces up (knowledge.collectives.analyze)."""
+    if result.interrupted:
+        return None
     lost = victims(result, traces)
     own = [o for o in result.ranks if _failed_on_own(o) and o.rank not in lost]
     own.sort(key=lambda o: (o.ended_s if o.ended_s is not None else float("inf"), o.rank))
@@ -301,7 +304,7 @@ def root_cause(
         return Cause(_culprit(coll, traces), coll.id, coll)
     if own:
         return Cause(own[0].rank, _how(own[0], traces.get(own[0].rank))[0])
-    if result.interrupted or result.ok:
+    if result.ok:
         return None
     stuck = [o for o in result.ranks if o.state in STUCK_STATES and o.rank not in lost]
     if not stuck:
