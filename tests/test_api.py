@@ -133,7 +133,7 @@ def test_diagnose_text_and_path_give_the_cli_findings():
 
 
 def test_diagnose_bad_input_raises():
-    with pytest.raises(ValueError, match="one of them"):
+    with pytest.raises(ValueError, match="give a log FILE"):  # the CLI's words (tests/test_doors.py)
         gpudoctor.diagnose()
     with pytest.raises(FileNotFoundError):
         gpudoctor.diagnose(path="no/such.log")

@@ -76,3 +76,13 @@ def test_importing_the_cli_for_a_plain_check_starts_the_child():
 )
 def test_a_plain_run_goes_straight_to_the_runtime(argv, plain):
     assert is_plain_run(argv) is plain
+
+
+def test_bare_explain_of_lint_becomes_explain_all():
+    from gpudoctor.cli.early import bare_explain
+
+    assert bare_explain(["lint", "--explain"]) == ["lint", "--explain", "all"]
+    assert bare_explain(["lint", "--explain", "--json"]) == ["lint", "--explain", "all", "--json"]
+    assert bare_explain(["lint", "--explain", "dataparallel"]) == ["lint", "--explain", "dataparallel"]
+    assert bare_explain(["diagnose", "--explain"]) == ["diagnose", "--explain"]  # a pattern id is needed there
+    assert bare_explain(["lint", "a.py"]) == ["lint", "a.py"] and bare_explain([]) == []

@@ -70,3 +70,15 @@ def test_document_has_a_summary_and_one_collapsible_section_per_step():
 
 def test_demote_headings_leaves_code_alone():
     assert demote_headings("## a\ntext\n```\n# fix comment\n```\n### b") == "### a\ntext\n```\n# fix comment\n```\n#### b"
+
+
+def test_skipped_steps_are_named_not_passed_off_as_healthy():
+    """`report --skip allreduce,train-smoke`: the summary says what did not run."""
+    fine = [StepResult("check", "gpudoctor check", 1.0, report=healthy())]
+    text = document(fine, NOW, skipped=["allreduce", "train-smoke"])
+    assert "Every step that ran is healthy; skipped: allreduce, train-smoke (--skip)." in text
+    assert "Every step healthy." not in text
+    assert document(fine, NOW).count("Every step healthy.") == 1
+    warned = [StepResult("check", "gpudoctor check", 1.0, report=Report("lint", (BAD,)))]
+    text = document(warned, NOW, skipped=["train-smoke"])
+    assert "Findings to look at: `shm-too-small`. Skipped: train-smoke (--skip)." in text

@@ -92,7 +92,7 @@ def test_the_joined_run_folder_under_a_planted_link_is_refused_and_the_doctor_go
     victim = tmp_path / "victim"
     victim.mkdir()
     (tmp_path / "gpudoctor-run-job7-29999").symlink_to(victim)
-    code = "from gpudoctor.hooks import joined_watch as j; print(j.joined_run_dir())"
+    code = "from gpudoctor.hang import joined as j; print(j.joined_run_dir())"
     env = dict(os.environ, TMPDIR=str(tmp_path), TORCHELASTIC_RUN_ID="job7", MASTER_PORT="29999")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

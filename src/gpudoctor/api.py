@@ -21,6 +21,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Union
 
+# What a Report shows beyond its findings, as `--markdown` shows it (commands/__init__.py).
+from gpudoctor.commands import BY_COMMAND, markdown, markdown_sections  # noqa: F401 - re-exported
 from gpudoctor.core.findings import Report
 
 StrPath = Union[str, "os.PathLike[str]"]
@@ -100,8 +102,8 @@ def check(*, visible: str | None = None, facts: StrPath | None = None) -> Report
 def lint(paths: StrPath | Iterable[StrPath], *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Report:
     """`gpudoctor lint`: one finding per diagnostic (id = the rule, evidence =
     path, line, col); `report.data["diagnostics"]` has them as `--json` does."""
-    from gpudoctor.linter import engine
-    from gpudoctor.linter import formats
+    from gpudoctor.commands import lint as command
+    from gpudoctor.commands.lint.options import Options
 
     if isinstance(paths, (str, os.PathLike)):
         names = [_path("path", paths)]
@@ -112,38 +114,24 @@ def lint(paths: StrPath | Iterable[StrPath], *, select: Iterable[str] = (), igno
             if isinstance(paths, Iterable):
                 raise
             raise TypeError(f"paths must be a path or a list of paths, got {type(paths).__name__}") from None
-    try:
-        result = engine.lint_paths(names, _ids("--select", select), _ids("--ignore", ignore))
-    except engine.UnknownRule as exc:
-        raise ValueError(f"unknown rule id {str(exc)!r}") from None
-    except engine.MissingPath as exc:
-        raise FileNotFoundError(f"no such file or directory: {exc}") from None
-    return _shown(formats.report(result))
+    # No pyproject.toml is read: a script's call says everything (config=False).
+    options = Options(tuple(names), tuple(_ids("--select", select)), tuple(_ids("--ignore", ignore)), config=False)
+    return _shown(command.run(options))  # a UsageError (ValueError; FileNotFoundError for a missing path)
 
 
 def diagnose(text: str | None = None, *, path: StrPath | None = None) -> Report:
     """`gpudoctor diagnose`: a training log (`text`, e.g. a paste) or a log file or
     run folder (`path`) -> the first failure, what it caused, and the fix.
     `report.data["root_cause"]` names the first failing rank and node."""
-    import io
+    from gpudoctor.commands import diagnose as command
+    from gpudoctor.commands.diagnose.options import Options
 
-    from gpudoctor.commands.diagnose.inputs import InputError, Target, resolve
-    from gpudoctor.commands.diagnose.analyse import diagnose as run
-
-    if (text is None) == (path is None):
-        raise ValueError("give the log as text, or path= a log file or run folder (one of them)")
     if text is not None and not isinstance(text, (str, bytes)):
         raise TypeError(f"text must be the log's text (str or bytes), got {type(text).__name__}; for a file use path=")
-    where = _path("path", path) if path is not None else ""
-    try:
-        if text is not None:
-            raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
-            return _shown(run(Target("text", "<text>"), io.BytesIO(raw)))
-        return _shown(run(resolve(where)))
-    except InputError as exc:
-        if where and not os.path.lexists(where):
-            raise FileNotFoundError(str(exc)) from None
-        raise ValueError(str(exc)) from None
+    raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    where = _path("path", path) if path is not None else None
+    # A UsageError (a ValueError; for a path that is not there, a FileNotFoundError too).
+    return _shown(command.run(Options(path=where, text=raw)))
 
 
 def _torch_missing(command: str, import_error: str | None) -> Report | None:
@@ -238,63 +226,6 @@ def train_smoke(
         num_workers=num_workers, amp=amp, timeout_s=timeout,
     )  # fmt: skip
     return _shown(run_local(cfg, cuda))
-
-
-# What a Report shows beyond its findings (the facts of `check`, the results of
-# `allreduce`, the throughput of `train-smoke`), rebuilt from the Report alone, so
-# that whatever holds only a Report (a notebook, `gpudoctor report`) shows what
-# `--markdown` shows. Here, above the command packages, not in render/: it reaches
-# into each command's own view.
-
-
-def _check(report: Report) -> list[str]:
-    from gpudoctor.probe.facts import Facts
-    from gpudoctor.commands.check.view import markdown_sections
-
-    return list(markdown_sections(Facts.from_dict(report.data["facts"])))
-
-
-def _allreduce(report: Report) -> list[str]:
-    from gpudoctor.commands.allreduce.table import heading, results_markdown
-
-    data, rows = report.data, report.data.get("results") or []
-    if not rows:
-        return []
-    summary = data["summary"]
-    return [results_markdown(rows, heading(summary["op"], data["nproc"], data["backend"], data["device"], summary["iters"]))]
-
-
-def _diagnose(report: Report) -> list[str]:
-    from gpudoctor.commands.diagnose.view import markdown_sections
-
-    return list(markdown_sections(report))
-
-
-def _train_smoke(report: Report) -> list[str]:
-    from gpudoctor.commands.train_smoke.view import markdown_sections
-
-    return list(markdown_sections(report))
-
-
-BY_COMMAND = {"check": _check, "allreduce": _allreduce, "train-smoke": _train_smoke, "diagnose": _diagnose}
-
-
-def markdown_sections(report: Report) -> list[str]:
-    """The command's own sections, rebuilt from the Report alone."""
-    build = BY_COMMAND.get(report.command)
-    if build is None:
-        return []
-    try:
-        return build(report)
-    except Exception as exc:  # noqa: BLE001 - showing the findings matters more than the extras
-        return [f"(gpudoctor could not render the {report.command} details: {type(exc).__name__}: {exc})"]
-
-
-def markdown(report: Report) -> str:
-    """The report as its command's `--markdown` prints it."""
-    from gpudoctor.render.markdown import report_markdown
-
-    return report_markdown(report, markdown_sections(report))
 
 
 class NotebookReport(Report):

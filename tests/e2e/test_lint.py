@@ -206,3 +206,11 @@ def test_explain_all_lists_the_rules_with_their_severity():
     assert proc.returncode == 0
     assert re.search(r"^collective-under-rank-condition +error ", proc.stdout, re.M)
     assert re.search(r"^dataparallel +warning ", proc.stdout, re.M)
+
+
+@pytest.mark.parametrize("args", [("--explain",), ("--explain", "--no-config"), ("--no-config", "--explain")])
+def test_a_bare_explain_lists_the_rules_as_explain_all_does(args):
+    listed = gpudoctor(*args)
+    assert listed.returncode == 0 and listed.stderr == "", listed.stderr
+    assert listed.stdout == gpudoctor("--explain", "all").stdout
+    assert "dataparallel" in listed.stdout and "collective-under-rank-condition" in listed.stdout

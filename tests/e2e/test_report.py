@@ -44,6 +44,18 @@ def test_check_and_a_short_allreduce_give_facts_figures_and_findings(tmp_path):
     assert "#### Versions" in text and "| torch | 2." in text  # check's facts
     assert "#### Results" in text and "busbw GB/s" in text  # allreduce's figures
     assert "`allreduce-correct`" in text
+    assert "skipped: train-smoke (--skip)" in text and r.stdout.rstrip().endswith("; skipped: train-smoke")
+
+
+def test_skip_leaves_the_steps_out_and_the_file_says_so(tmp_path):
+    out = tmp_path / "report.md"
+    r = report("-o", str(out), "--skip", "allreduce", "--skip", "train-smoke")
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    text = out.read_text()
+    assert "| check |" in text and "| allreduce |" not in text and "| train-smoke |" not in text
+    assert "Every step healthy." not in text
+    assert "kipped: allreduce, train-smoke (--skip)." in text  # "Every step that ran is healthy; skipped: ..." or "... Skipped: ..."
+    assert "gpudoctor report: allreduce" not in r.stderr
 
 
 @pytest.mark.parametrize(

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class FindingDoc:
-    """Markdown in every field. `severity`, `area` and `emitted_by` are shown
-    as written (e.g. "warn (ok when large enough)"); `checked` is an optional
-    "How it is checked" section, for findings whose test is not obvious."""
+    """Markdown in every field but `says` and `cases`. `severity`, `area` and
+    `emitted_by` are shown as written (e.g. "warn (ok when large enough)");
+    `checked` is an optional "How it is checked" section, for findings whose
+    test is not obvious.
+
+    `says` is the plain-text sentence the code puts in Finding.why
+    (`catalog.why(id)`); an id reported for different reasons has `cases`
+    instead, one sentence per case name (`catalog.why(id, case)`). Either may
+    hold str.format fields ("{n}") the code fills in. The page shows them under
+    "Why it matters", so the page and the output say the same."""
 
     id: str
     severity: str
@@ -20,3 +28,5 @@ class FindingDoc:
     why: str
     fix: str  # commands or code lines a user can paste
     checked: str = ""
+    says: str = ""
+    cases: Mapping[str, str] = field(default_factory=dict)

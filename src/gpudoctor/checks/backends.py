@@ -8,6 +8,7 @@ from gpudoctor.checks.platform import WINDOWS, family
 from gpudoctor.checks.wording import plural
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
+from gpudoctor.catalog import why
 
 AREA = "backends"
 
@@ -30,8 +31,7 @@ def check_backends(facts: Facts) -> list[Finding]:
                 severity=Severity.ERROR,
                 title="torch.distributed is not available in this torch build",
                 evidence={"torch": str(t.version), "torch.distributed.is_available()": str(t.distributed)},
-                why="Without torch.distributed there is no DDP, no all-reduce and no torchrun; some builds "
-                "(older macOS wheels, custom builds with USE_DISTRIBUTED=0) leave it out.",
+                why=why("distributed-unavailable"),
                 fix="pip install --force-reinstall torch  # an official Linux wheel includes gloo and NCCL",
                 area=AREA,
             )
@@ -49,8 +49,7 @@ def check_backends(facts: Facts) -> list[Finding]:
                 severity=Severity.WARN if have.get("nccl") else Severity.ERROR,
                 title="The gloo backend is not available in this torch build",
                 evidence=available,
-                why="gloo is the backend for CPU tensors and the fallback on machines without NCCL; without it, "
-                "collectives on CPU tensors cannot run.",
+                why=why("gloo-missing"),
                 fix="pip install --force-reinstall torch  # official wheels include gloo",
                 area=AREA,
             )
@@ -65,8 +64,7 @@ def check_backends(facts: Facts) -> list[Finding]:
                     severity=Severity.INFO,
                     title=f"torch sees {gpus} CUDA GPU(s); NCCL is not built for Windows, so GPU collectives use gloo",
                     evidence={**available, "CUDA (build)": t.cuda, "GPUs torch sees": gpus, "platform": facts.system.platform},
-                    why="PyTorch's Windows wheels ship gloo only. DDP works with backend='gloo' (slower than NCCL: "
-                    "tensors go through host memory); NCCL needs Linux or WSL2.",
+                    why=why("nccl-missing", "windows"),
                     fix='dist.init_process_group(backend="gloo")  # or run under WSL2 for NCCL',
                     area=AREA,
                 )
@@ -78,8 +76,7 @@ def check_backends(facts: Facts) -> list[Finding]:
                     severity=Severity.ERROR,
                     title=f"torch sees {gpus} CUDA GPU(s) but NCCL is not available",
                     evidence={**available, "CUDA (build)": t.cuda, "GPUs torch sees": gpus},
-                    why="NCCL is the backend for GPU tensors; without it, multi-GPU training falls back to gloo, "
-                    "which copies through host memory and is far slower (and some collectives do not run at all).",
+                    why=why("nccl-missing", "not-built"),
                     fix="pip install --force-reinstall torch  # a Linux CUDA wheel ships NCCL",
                     area=AREA,
                 )

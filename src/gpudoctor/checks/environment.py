@@ -8,6 +8,7 @@ from gpudoctor.checks.wording import shown
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.environment import EnvironmentFacts
 from gpudoctor.probe.facts import Facts
+from gpudoctor.catalog import why
 
 AREA = "environment"
 LAUNCH_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")
@@ -59,8 +60,7 @@ def check_socket_ifname(facts: Facts) -> list[Finding]:
                     severity=Severity.ERROR if _nccl_in_use(facts) else Severity.WARN,
                     title=f"NCCL_SOCKET_IFNAME={nccl!r} matches no network interface on this machine",
                     evidence={"NCCL_SOCKET_IFNAME": nccl, "interfaces here": names, "torch has NCCL": _nccl_in_use(facts)},
-                    why="NCCL bootstraps over the interfaces it names; when none exists, init fails with 'Bootstrap : "
-                    "no socket interface found' or hangs waiting for the other ranks.",
+                    why=why("nccl-socket-ifname-missing"),
                     fix=f"export NCCL_SOCKET_IFNAME={_suggest(names)}  # an interface that exists (see: ip -br addr)",
                     area=AREA,
                 )
@@ -75,8 +75,7 @@ def check_socket_ifname(facts: Facts) -> list[Finding]:
                     severity=Severity.ERROR,
                     title=f"GLOO_SOCKET_IFNAME={gloo!r} names an interface that does not exist: {', '.join(missing) or '(empty)'}",
                     evidence={"GLOO_SOCKET_IFNAME": gloo, "interfaces here": names},
-                    why="gloo takes exact interface names; with one that does not exist, init_process_group "
-                    "fails with 'Unable to find address for <name>'.",
+                    why=why("gloo-socket-ifname-missing"),
                     fix=f"export GLOO_SOCKET_IFNAME={_suggest(names)}",
                     area=AREA,
                 )
@@ -104,8 +103,7 @@ def check_transports_disabled(facts: Facts) -> list[Finding]:
                 severity=Severity.WARN,
                 title=f"NCCL_P2P_DISABLE={p2p}: NCCL does not use direct GPU-to-GPU transfers",
                 evidence={"NCCL_P2P_DISABLE": p2p, "P2P between GPUs": [f"GPU {l.a}-{l.b}: {shown(l.p2p_read)}" for l in facts.nvml.links] or "no GPU pairs"},
-                why="Traffic between GPUs of one node then goes through host memory (SHM), often several times "
-                "slower than NVLink or PCIe P2P. Fine if set on purpose to avoid a P2P hang; otherwise a leftover.",
+                why=why("nccl-p2p-disabled"),
                 fix="unset NCCL_P2P_DISABLE  # then: gpudoctor allreduce, to see whether P2P works",
                 area=AREA,
             )
@@ -118,8 +116,7 @@ def check_transports_disabled(facts: Facts) -> list[Finding]:
                 severity=Severity.INFO,
                 title=f"NCCL_IB_DISABLE={ib}: NCCL will not use InfiniBand/RoCE between nodes",
                 evidence={"NCCL_IB_DISABLE": ib},
-                why="Across nodes NCCL then falls back to TCP sockets, much slower than InfiniBand; it changes "
-                "nothing on a single node or a cluster without IB.",
+                why=why("nccl-ib-disabled"),
                 fix="unset NCCL_IB_DISABLE  # when the nodes have InfiniBand or RoCE",
                 area=AREA,
             )
@@ -145,8 +142,7 @@ def master_findings(env: EnvironmentFacts) -> list[Finding]:
                 severity=Severity.ERROR,
                 title=f"MASTER_ADDR={addr!r} {reason}",
                 evidence={"MASTER_ADDR": addr, "lookup": reason},
-                why="Every rank connects to MASTER_ADDR to rendezvous; a name that does not resolve makes "
-                "init_process_group fail or wait until its timeout.",
+                why=why("master-addr-unresolvable"),
                 fix="export MASTER_ADDR=127.0.0.1  # single node; across nodes: rank 0's hostname or IP",
                 area=AREA,
             )
@@ -159,8 +155,7 @@ def master_findings(env: EnvironmentFacts) -> list[Finding]:
                 severity=Severity.ERROR,
                 title=f"MASTER_PORT={port!r} is not a port number (1-65535)",
                 evidence={"MASTER_PORT": port},
-                why="torch.distributed's env:// rendezvous reads MASTER_PORT as an integer TCP port and fails "
-                "before any rank starts talking.",
+                why=why("master-port-invalid"),
                 fix="export MASTER_PORT=29500  # or let torchrun pick: torchrun --rdzv-endpoint=localhost:0 ...",
                 area=AREA,
             )
@@ -186,8 +181,7 @@ def check_launch_env(facts: Facts) -> list[Finding]:
                 severity=Severity.WARN,
                 title=f"Some launcher variables are set but not {', '.join(missing)}",
                 evidence={**evidence, "missing": missing},
-                why="init_process_group(init_method='env://') needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT "
-                "together; a partial set is usually left over from another job and makes ranks wait for each other.",
+                why=why("distributed-env-incomplete", "check"),
                 fix="torchrun --nproc-per-node=2 train.py  # sets them all for each rank",
                 area=AREA,
             )

@@ -27,6 +27,7 @@ from gpudoctor.core.codec import to_plain
 from gpudoctor.probe.facts import Facts
 from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts, distinct_names, node_facts
 from gpudoctor.core.unavailable import Unavailable
+from gpudoctor.catalog import why
 
 # Node-local findings the fleet comparison says better (with the other nodes' values).
 SUPERSEDED = {"nccl-socket-ifname-missing", "gloo-socket-ifname-missing"}
@@ -100,7 +101,9 @@ class Fact:
 
     label: str
     value: Callable[[NodeFacts], str | None]
-    finding: Finding  # what a difference becomes: its id, severity and why (title and evidence filled in)
+    # What a difference becomes: its id, severity and why (title and evidence filled in).
+    # Made when needed: its why comes from the catalog, which loads on first use.
+    finding: Callable[[], Finding]
     fix: Callable[[str, str], str]  # (the odd nodes, the majority value) -> the fix
 
 
@@ -114,68 +117,46 @@ def _pin_torch(odd: str, value: str) -> str:
 FACTS = (
     Fact(
         "torch", _torch,
-        Finding(id="fleet-torch-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            "Ranks built from different torch releases or CUDA builds may not interoperate: c10d's wire "
-            "protocol, DDP's bucketing and the bundled NCCL change between releases; jobs hang at init or at "
-            "the first collective, or fail with errors that point nowhere near the cause.")),
+        lambda: Finding(id="fleet-torch-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-torch-mismatch")),
         _pin_torch,
     ),
     Fact(
         "NCCL", _nccl,
-        Finding(id="fleet-nccl-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            "Every rank of a communicator must run the same NCCL: versions differ in their bootstrap and wire "
-            "protocol, and a mix hangs in ncclCommInitRank or fails with 'unhandled system error' / "
-            "'invalid usage'. A node with another libnccl (LD_LIBRARY_PATH, LD_PRELOAD, another "
-            "nvidia-nccl wheel) is the usual cause when torch is the same.")),
+        lambda: Finding(id="fleet-nccl-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-nccl-mismatch")),
         lambda odd, v: f"pip install --force-reinstall nvidia-nccl-cu12=={v}  # on {odd}; and drop other "
         "libnccl paths from LD_LIBRARY_PATH / LD_PRELOAD there",
     ),
     Fact(
         "driver", _driver,
-        Finding(id="fleet-driver-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            "The driver decides which CUDA features, NVLink/NVSwitch fabric and GPUDirect RDMA paths a node "
-            "supports; nodes on different drivers pick different NCCL transports, and a driver older than "
-            "torch's CUDA makes CUDA unusable on that node.")),
+        lambda: Finding(id="fleet-driver-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-driver-mismatch")),
         lambda odd, v: f"nvidia-smi  # on {odd}: install driver {v.split(' ')[0]} as on the other nodes, "
         f"or leave them out: srun --exclude=<those nodes> ...",
     ),
     Fact(
         "GPU model", _gpu_model,
-        Finding(id="fleet-gpu-model-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            "Every step waits for the slowest rank, so one node of older or smaller GPUs slows the whole job; "
-            "a batch size chosen for the larger memory runs out of memory on the smaller one.")),
+        lambda: Finding(id="fleet-gpu-model-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-gpu-model-mismatch")),
         lambda odd, v: f"srun --constraint=<gpu type> ...  # one GPU model for the job ({v}); or leave out {odd}",
     ),
     Fact(
         "GPUs (torch of NVML)", _gpu_count,
-        Finding(id="fleet-gpu-count-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            "torchrun starts the same number of ranks on every node; a node with fewer usable GPUs puts two "
-            "ranks on one GPU (NCCL: 'Duplicate GPU detected') or fails with 'invalid device ordinal'. A GPU "
-            "missing from NVML fell off the bus (Xid 79) or was never seen by the driver.")),
+        lambda: Finding(id="fleet-gpu-count-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-gpu-count-mismatch")),
         lambda odd, v: f"nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES  # on {odd} ({v} elsewhere); "
         "or leave them out: srun --exclude=<those nodes> ...",
     ),
     Fact(
         "InfiniBand", _infiniband,
-        Finding(id="fleet-infiniband-mismatch", severity=Severity.ERROR, title="", area=AREA, why=(
-            "NCCL uses InfiniBand/RoCE between nodes when it finds it, else TCP sockets; a node without the "
-            "device, or with its port down, drags every all-reduce to socket speed or fails to connect "
-            "('NET/IB : No device found', 'Connection refused').")),
+        lambda: Finding(id="fleet-infiniband-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-infiniband-mismatch")),
         lambda odd, v: f"ibstat  # on {odd}: load the driver (modprobe mlx5_ib), bring the port up, or "
         f"leave the nodes out; the others have {v}",
     ),
     Fact(
         "Python", _python,
-        Finding(id="fleet-python-mismatch", severity=Severity.WARN, title="", area=AREA, why=(
-            "Different interpreters mean different environments: packages, pickled objects sent with "
-            "all_gather_object/broadcast_object_list and compiled extensions may not match across nodes.")),
+        lambda: Finding(id="fleet-python-mismatch", severity=Severity.WARN, title="", area=AREA, why=why("fleet-python-mismatch")),
         lambda odd, v: f"python -V  # on {odd}; the others run {v}: use one container image or venv for every node",
     ),
     Fact(
         "/dev/shm", _shm,
-        Finding(id="fleet-shm-mismatch", severity=Severity.INFO, title="", area=AREA, why=(
-            "NCCL's shared-memory transport between ranks of a node and DataLoader workers live in /dev/shm; "
-            "a node given a smaller one (another container setup) fails first.")),
+        lambda: Finding(id="fleet-shm-mismatch", severity=Severity.INFO, title="", area=AREA, why=why("fleet-shm-mismatch")),
         lambda odd, v: f"docker run --shm-size={v.replace(' ', '').replace('iB', '')} ...  # on {odd}, as on the other nodes",
     ),
 )
@@ -196,8 +177,7 @@ def check_gpus_for_ranks(nodes: Sequence[NodeFacts]) -> list[Finding]:
             title="; ".join(f"{where([n])} runs {len(n.ranks)} ranks on {plural(n.torch_gpus, 'GPU')}"  # type: ignore[arg-type]
                             for n in short),
             evidence={n.name: {"ranks": len(n.ranks), "GPUs torch sees": n.torch_gpus} for n in short},
-            why="With NCCL each rank needs its own GPU; the extra ranks share one ('Duplicate GPU detected') or "
-            "ask for a device that does not exist ('invalid device ordinal').",
+            why=why("fleet-gpus-fewer-than-ranks"),
             fix=f"torchrun --nproc-per-node={max(fewest, 1)} ...  # or restore the missing GPUs on {', '.join(n.name for n in short)}",
             area=AREA,
         )
@@ -210,7 +190,7 @@ def fleet_columns(nodes: Sequence[NodeFacts]) -> list[FleetColumn]:
     for fact in FACTS:
         values = tuple(fact.value(n) for n in nodes)
         differs = len({v for v in values if v is not None}) > 1
-        columns.append(FleetColumn(fact.label, values, fact.finding.severity if differs else Severity.OK))
+        columns.append(FleetColumn(fact.label, values, fact.finding().severity if differs else Severity.OK))
     return columns + [_health_column(nodes)] + interface_columns(nodes) + variable_columns(nodes)
 
 
@@ -224,7 +204,7 @@ def check_fleet(nodes: Sequence[NodeFacts]) -> list[Finding]:
     """What differs between the nodes, one finding per fact; an OK line when nothing does."""
     findings: list[Finding] = []
     for fact in FACTS:
-        got = difference(nodes, fact.label, [fact.value(n) for n in nodes], fact.finding, fact.fix)
+        got = difference(nodes, fact.label, [fact.value(n) for n in nodes], fact.finding(), fact.fix)
         if got:
             findings.append(got)
     ifname = check_socket_ifname(nodes)

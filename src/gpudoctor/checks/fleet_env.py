@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from gpudoctor.checks.environment import interface_matches
 from gpudoctor.checks.fleet_diff import AREA, FleetColumn, where
+from gpudoctor.catalog import why
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts
 from gpudoctor.core.unavailable import Unavailable
@@ -71,18 +72,16 @@ def variable_fix(name: str) -> Callable[[str, str], str]:
 
 
 def variable_why(name: str) -> str:
+    """Why nodes that disagree on variable `name` matter: the fleet-env-mismatch case for its kind."""
     if name in HARMLESS_VARS:
-        return "Debug output or a per-node path: harmless, though a node that logs differently is harder to compare."
+        return why("fleet-env-mismatch", "harmless")
     if name.startswith(("NCCL_", "TORCH_NCCL_")):
-        return ("NCCL reads its variables on each rank; ranks that disagree on transports, algorithms, protocols or "
-                "buffer sizes hang at init or at the first collective, and one node without a tuning the others have "
-                "runs slower, which every rank then waits for.")
+        return why("fleet-env-mismatch", "nccl")
     if name.startswith("GLOO_"):
-        return "gloo reads its variables on each rank; nodes that disagree may bind to networks that cannot reach each other."
+        return why("fleet-env-mismatch", "gloo")
     if name.startswith("MASTER_"):
-        return "Every rank must rendezvous at the same MASTER_ADDR:MASTER_PORT; ranks told another address wait there forever."
-    return ("The same program sees other devices or behaves differently on those nodes (CUDA_VISIBLE_DEVICES "
-            "renumbers GPUs, CUDA_LAUNCH_BLOCKING=1 serialises every kernel launch and slows that node).")
+        return why("fleet-env-mismatch", "rendezvous")
+    return why("fleet-env-mismatch", "other")
 
 
 def _shown(value: str | None) -> str:
@@ -145,9 +144,7 @@ def check_socket_ifname(nodes: Sequence[NodeFacts]) -> list[Finding]:
                     "interfaces there": {n.name: list(n.interfaces) for n in missing if isinstance(n.interfaces, tuple)},
                     "interfaces on every node": common,
                 },
-                why=f"{'NCCL' if var.startswith('NCCL') else 'gloo'} binds to the interfaces {var} names; a rank "
-                "that finds none fails ('Bootstrap : no socket interface found', 'Unable to find address for') "
-                "and every other rank waits for it until the timeout.",
+                why=why("fleet-socket-ifname-missing", backend="NCCL" if var.startswith("NCCL") else "gloo", var=var),
                 fix=f"export {var}={usable[0]}  # an interface every node has (ip -br addr on each)",
                 area=AREA,
             )

@@ -11,6 +11,7 @@ from gpudoctor.checks.wording import plural, shown, size
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.nvml import INIT_FAILED, PYNVML_MISSING, NvmlGpu
+from gpudoctor.catalog import why
 
 AREA = "GPUs"
 # Memory in use on a GPU nobody should be using yet: above this share of the
@@ -44,8 +45,7 @@ def check_driver(facts: Facts) -> list[Finding]:
                     severity=Severity.WARN,
                     title="The NVIDIA driver is loaded but reports no GPU",
                     evidence={**evidence, "NVIDIA devices on the PCI bus": pci or shown(devices)},
-                    why="NVML works but lists no device: the GPUs are not passed into this container or VM, or "
-                    "they have fallen off the bus.",
+                    why=why("no-nvidia-gpu"),
                     fix="nvidia-smi -L  # and check the container's --gpus / device list",
                     area=AREA,
                 )
@@ -67,7 +67,7 @@ def check_driver(facts: Facts) -> list[Finding]:
                 severity=Severity.WARN,
                 title="Cannot ask the NVIDIA driver about GPUs: " + nv.error,
                 evidence=evidence,
-                why="gpudoctor reads the physical GPUs through pynvml (the nvidia-ml-py package).",
+                why=why("nvml-error", "pynvml-missing"),
                 fix="pip install nvidia-ml-py",
                 area=AREA,
             )
@@ -79,8 +79,7 @@ def check_driver(facts: Facts) -> list[Finding]:
                 severity=Severity.ERROR,
                 title=f"The NVIDIA driver is installed but does not answer: {nv.error}",
                 evidence=evidence,
-                why="NVML found the driver library but could not start; after a driver upgrade without a reboot "
-                "this reads 'Driver/library version mismatch', and CUDA cannot start either.",
+                why=why("nvml-error", "init-failed"),
                 fix="nvidia-smi  # same error? reboot, or reload the kernel module: sudo rmmod nvidia_uvm nvidia && sudo modprobe nvidia",
                 area=AREA,
             )
@@ -92,8 +91,7 @@ def check_driver(facts: Facts) -> list[Finding]:
                 severity=Severity.ERROR,
                 title=f"No working NVIDIA driver, but the PCI bus shows {plural(len(pci), 'NVIDIA device')}",
                 evidence=evidence,
-                why="The GPU is there but the driver is not installed or not loaded (or, in a container, the "
-                "NVIDIA runtime did not mount it), so neither nvidia-smi nor torch can use it.",
+                why=why("nvidia-driver-missing"),
                 fix="sudo ubuntu-drivers install  # or: docker run --gpus all ... for a container",
                 area=AREA,
             )
@@ -125,8 +123,7 @@ def check_display_adapters(facts: Facts) -> list[Finding]:
                 "adapters": [f"{d.slot} {d.vendor} {d.name} ({d.kind})" for d in others],
                 "source": facts.system.display_source,
             },
-            why="The OS (Task Manager, lspci) counts an integrated or server-management display adapter as a GPU; "
-            "CUDA only sees NVIDIA GPUs.",
+            why=why("non-nvidia-display-adapter"),
             area=AREA,
         )
     ]
@@ -166,8 +163,7 @@ def check_memory_in_use(facts: Facts) -> list[Finding]:
             title=f"Other processes already hold memory on {plural(len(busy), 'GPU')}: "
             + ", ".join(f"GPU {g.index} ({size(g.memory_used_bytes)})" for g in busy),
             evidence=evidence,
-            why="Memory another job holds is not available to yours: it runs out of memory sooner, and ranks "
-            "that share a GPU with a running job run slower.",
+            why=why("gpu-memory-in-use"),
             fix=("kill " + " ".join(str(p) for p in pids) + "  # if they are yours and stale; else pick free GPUs with CUDA_VISIBLE_DEVICES")
             if pids
             else "nvidia-smi  # see who uses the GPU; pick free GPUs with CUDA_VISIBLE_DEVICES",
@@ -191,8 +187,7 @@ def mig_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
             severity=Severity.WARN,
             title=f"MIG is enabled on {', '.join(f'GPU {g.index}' for g in mig)}",
             evidence={f"GPU {g.index}": f"{shown(g.name)}, MIG {g.mig_mode}" for g in mig},
-            why="A process sees one MIG instance at most, and NCCL cannot span MIG instances: multi-GPU "
-            "training needs whole GPUs.",
+            why=why("mig-enabled"),
             fix="sudo nvidia-smi -i " + ",".join(str(g.index) for g in mig) + " -mig 0  # then reset the GPU or reboot",
             area=AREA,
         )
@@ -219,8 +214,7 @@ def check_p2p(facts: Facts) -> list[Finding]:
             title="No direct P2P between "
             + ", ".join(f"GPU {link.a} and {link.b} ({shown(link.p2p_read)})" for link in broken),
             evidence=evidence,
-            why="Without peer-to-peer access NCCL routes GPU-to-GPU traffic through host memory, so all-reduce "
-            "bandwidth drops; in VMs or behind PCIe ACS, P2P that is reported but broken makes NCCL hang.",
+            why=why("p2p-unavailable"),
             fix="nvidia-smi topo -p2p r  # shows which pairs can read each other; then try: gpudoctor allreduce",
             area=AREA,
         )
@@ -244,8 +238,7 @@ def compute_mode_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
             title="Restricted compute mode: "
             + ", ".join(f"GPU {g.index} is {g.compute_mode}" for g in restricted),
             evidence={f"GPU {g.index}": g.compute_mode for g in restricted},
-            why="Prohibited lets no process create a CUDA context; Exclusive_Process lets only one, so a second "
-            "process (another rank, a DataLoader worker touching CUDA, a monitoring tool) fails with 'busy or unavailable'.",
+            why=why("gpu-compute-mode-restricted"),
             fix="sudo nvidia-smi -i " + ",".join(str(g.index) for g in restricted) + " -c DEFAULT",
             area=AREA,
         )

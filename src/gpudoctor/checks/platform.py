@@ -8,6 +8,7 @@ was taken on, and tests simulate an OS by varying that one fact."""
 
 from __future__ import annotations
 
+from gpudoctor.catalog import why
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.facts import Facts
 
@@ -32,14 +33,13 @@ def family(facts: Facts) -> str:
     return os_family(facts.system.platform)
 
 
-# What does not apply, and what gpudoctor and PyTorch do there instead.
+# What does not apply, and what to do there instead (what PyTorch does there:
+# the "platform-limits" entry's cases).
 NOT_APPLICABLE = {
     WINDOWS: (
         "Windows: NCCL is not built for Windows (GPU collectives run on gloo), and /dev/shm and "
         "the open-files limit do not exist",
         ["NCCL backend", "/dev/shm size", "open-files limit (ulimit -n)", "PCI listing (lspci, /sys/bus/pci)"],
-        "torch.distributed on Windows has gloo only: DDP works, slower than NCCL; `allreduce` and "
-        "`train-smoke` use gloo. For NCCL and every check, run on Linux or under WSL2.",
         "wsl --install  # then install the NVIDIA CUDA driver for WSL and a Linux torch wheel inside it",
     ),
     MACOS: (
@@ -47,15 +47,11 @@ NOT_APPLICABLE = {
         "distributed training on gloo",
         ["NVIDIA driver and NVML", "CUDA devices and CUDA_VISIBLE_DEVICES", "NCCL backend",
          "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
-        "macOS torch wheels have no CUDA: the GPU checks have nothing to look at. Multi-process "
-        "training there uses gloo on CPU tensors.",
         "device = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')  # backend='gloo'",
     ),
     OTHER: (
         "An operating system gpudoctor is not built for: some checks may not apply",
         ["NCCL backend", "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
-        "gpudoctor's checks are written for Linux, with Windows and macOS handled; on this OS "
-        "missing facts are shown as unavailable.",
         "",
     ),
 }
@@ -65,14 +61,20 @@ def check_platform(facts: Facts) -> list[Finding]:
     os_name = family(facts)
     if os_name == LINUX:
         return []
-    title, skipped, why, fix = NOT_APPLICABLE[os_name]
+    title, skipped, fix = NOT_APPLICABLE[os_name]
+    if os_name == WINDOWS:
+        reason = why("platform-limits", "windows")
+    elif os_name == MACOS:
+        reason = why("platform-limits", "macos")
+    else:
+        reason = why("platform-limits", "other")
     return [
         Finding(
             id="platform-limits",
             severity=Severity.INFO,
             title=title,
             evidence={"platform": facts.system.platform, "does not apply": skipped},
-            why=why,
+            why=reason,
             fix=fix,
             area=AREA,
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from gpudoctor.checks.wording import plural, shown, size
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
+from gpudoctor.catalog import why
 
 AREA = "system"
 # The one /dev/shm floor, for `check` (shm-too-small) and for `allreduce` before an
@@ -36,8 +37,7 @@ def check_cpus(facts: Facts) -> list[Finding]:
                 severity=Severity.INFO,
                 title=f"This process may use {usable} of {s.cpus_logical} logical CPUs (CPU affinity is restricted)",
                 evidence=evidence,
-                why="A scheduler (SLURM, taskset, a container's cpuset) limits the CPUs; size DataLoader workers and "
-                "OMP_NUM_THREADS per rank from the usable count, not os.cpu_count().",
+                why=why("cpu-count"),
                 area=AREA,
             )
         ]
@@ -65,8 +65,7 @@ def check_shm(facts: Facts) -> list[Finding]:
             severity=Severity.WARN,
             title=f"/dev/shm is only {size(total)}: DataLoader workers will run out of shared memory",
             evidence=evidence,
-            why="Workers pass each batch to the main process through shared memory; a small /dev/shm (Docker's "
-            "default is 64 MiB) ends in 'Bus error' or 'DataLoader worker ... killed'. NCCL also uses it between ranks.",
+            why=why("shm-too-small"),
             fix="docker run --shm-size=16g ...  # or --ipc=host; on a host: sudo mount -o remount,size=16G /dev/shm",
             area=AREA,
         )
@@ -93,8 +92,7 @@ def check_open_files(facts: Facts) -> list[Finding]:
             severity=Severity.WARN,
             title=f"Open-files limit is {soft}: DataLoader workers may fail with 'Too many open files'",
             evidence=evidence,
-            why="With the default file_descriptor sharing strategy every tensor a worker sends holds a file "
-            "descriptor until it is received; several workers with prefetching exceed a low limit.",
+            why=why("open-files-limit-low"),
             fix=fix,
             area=AREA,
         )

@@ -10,6 +10,7 @@ from gpudoctor.checks.wording import or_none, plural, shown
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 from gpudoctor.core.unavailable import Unavailable
+from gpudoctor.catalog import why
 
 AREA = "torch"
 
@@ -56,8 +57,7 @@ def torch_import_failed(error: str, **evidence) -> Finding:
             severity=Severity.ERROR,
             title="torch is not installed in this Python environment",
             evidence={"error": error, **evidence},
-            why="gpudoctor examines the torch you train with and does not install one itself; this "
-            "command needs it. `gpudoctor lint` works without torch.",
+            why=why("torch-import-failed", "not-installed"),
             fix="pip install torch  # in the environment you train in; for a CUDA build see https://pytorch.org/get-started/locally/",
             area=AREA,
         )
@@ -66,8 +66,7 @@ def torch_import_failed(error: str, **evidence) -> Finding:
         severity=Severity.ERROR,
         title=f"`import torch` fails: {error}",
         evidence={"error": error, **evidence},
-        why="Nothing in PyTorch can run: a broken or half-installed torch, a missing CUDA library "
-        "(libcudart, libcudnn, libnccl), or another `torch` earlier on PYTHONPATH.",
+        why=why("torch-import-failed", "broken"),
         fix='python -c "import torch"  # read the full error, then: pip install --force-reinstall torch',
         area=AREA,
     )
@@ -92,8 +91,7 @@ def check_torch_import(facts: Facts) -> list[Finding]:
                 severity=Severity.ERROR,
                 title=f"A fresh Python process could not report torch's view: {t.error}",
                 evidence={"status": t.status, "error": t.error, "stderr (end)": t.detail},
-                why="The child that imports torch and asks CUDA for its devices crashed or hung; a training "
-                "process would do the same. A hang at CUDA initialisation usually means a GPU or driver in a bad state.",
+                why=why("torch-probe-failed"),
                 fix='python -c "import torch; print(torch.cuda.device_count())"  # run it by hand; then: nvidia-smi',
                 area=AREA,
             )
@@ -122,7 +120,7 @@ def check_torch_build(facts: Facts) -> list[Finding]:
                     severity=Severity.ERROR,
                     title=f"torch {t.version} is a CPU-only build, but this machine has NVIDIA GPUs",
                     evidence={**evidence, "GPUs NVML sees": len(facts.nvml.gpus), "driver": shown(facts.nvml.driver_version)},
-                    why="A CPU build has no CUDA code: torch.cuda.is_available() is False whatever the driver.",
+                    why=why("torch-cpu-build-with-gpus"),
                     fix=wheel_command(facts),
                     area=AREA,
                 )
@@ -159,8 +157,7 @@ def check_driver_version(facts: Facts) -> list[Finding]:
                 title=f"The NVIDIA driver is too old for torch's CUDA {t.cuda}"
                 + (f" (it supports CUDA {facts.nvml.cuda_driver_version})" if driver else ""),
                 evidence={**evidence, "torch warning": too_old_warning[0] if too_old_warning else None},
-                why="A CUDA runtime needs a driver of at least its major version; with an older one "
-                "torch.cuda.is_available() is False.",
+                why=why("driver-too-old", "major"),
                 fix=f"{wheel_command(facts)}  # or install a driver for CUDA {t.cuda}: https://www.nvidia.com/drivers",
                 area=AREA,
             )
@@ -172,8 +169,7 @@ def check_driver_version(facts: Facts) -> list[Finding]:
                 severity=Severity.WARN,
                 title=f"torch's CUDA {t.cuda} is newer than the driver's CUDA {facts.nvml.cuda_driver_version}",
                 evidence=evidence,
-                why="Within one CUDA major version, minor-version compatibility lets it run, but kernels that need "
-                "PTX JIT or newer driver features fail with 'the provided PTX was compiled with an unsupported toolchain'.",
+                why=why("driver-too-old", "minor"),
                 fix=wheel_command(facts),
                 area=AREA,
             )
@@ -231,7 +227,7 @@ def check_arch_list(facts: Facts) -> list[Finding]:
             severity=Severity.ERROR,
             title=f"torch {t.version} has no kernels for {', '.join(missing)}",
             evidence=evidence,
-            why="Every CUDA op on that GPU fails with 'no kernel image is available for execution on the device'.",
+            why=why("arch-missing"),
             fix=wheel_command(facts) + "  # a build whose arch list includes the GPU",
             area=AREA,
         )
@@ -262,8 +258,7 @@ def check_cuda_available(facts: Facts) -> list[Finding]:
                 "CUDA_VISIBLE_DEVICES": visible,
                 "torch warnings": list(t.cuda_warnings) or "none",
             },
-            why="CUDA failed to initialise in a fresh process: the warnings above say why (device files not "
-            "mounted in a container, a GPU in a bad state, or no permission on /dev/nvidia*).",
+            why=why("cuda-unavailable"),
             fix='python -c "import torch; torch.cuda.init()"  # shows CUDA\'s own error',
             area=AREA,
         )

@@ -27,6 +27,7 @@ from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.nvml import NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
+from gpudoctor.catalog import why
 
 AREA = "visibility"
 LEADING_NUMBER = re.compile(r"[+-]?\d+")
@@ -65,8 +66,8 @@ def parse_visible_devices(value: str | None) -> VisibleDevices:
                 if elem in uuids:
                     return VisibleDevices(value, kind, (), None, "", elem, ())
                 if not elem.startswith(prefix):
-                    why = f"does not start with {prefix}" + (" (spaces are not ignored in UUID lists)" if elem.strip().startswith(prefix) else "")
-                    return VisibleDevices(value, kind, tuple(uuids), elem, why, None, ())
+                    reason = f"does not start with {prefix}" + (" (spaces are not ignored in UUID lists)" if elem.strip().startswith(prefix) else "")
+                    return VisibleDevices(value, kind, tuple(uuids), elem, reason, None, ())
                 uuids.append(elem)
             return VisibleDevices(value, kind, tuple(uuids), None, "", None, ())
     indices: list[int] = []
@@ -78,12 +79,12 @@ def parse_visible_devices(value: str | None) -> VisibleDevices:
             return VisibleDevices(value, "indices", (), None, "", elem, tuple(loose))
         if x < 0:
             if not text:
-                why = "is empty"
+                reason = "is empty"
             elif LEADING_NUMBER.match(text):
-                why = "is negative"
+                reason = "is negative"
             else:
-                why = "is not a number"
-            return VisibleDevices(value, "indices", tuple(indices), elem, why, None, tuple(loose))
+                reason = "is not a number"
+            return VisibleDevices(value, "indices", tuple(indices), elem, reason, None, tuple(loose))
         if not text.lstrip("+").isdigit():
             loose.append((elem, x))
         indices.append(x)
@@ -137,8 +138,8 @@ def select_gpus(parsed: VisibleDevices, gpus: tuple[NvmlGpu, ...], nvml_availabl
         want = _bare_uuid(entry)
         matches = [index for index, uuid in known if uuid.startswith(want)]
         if len(matches) != 1:
-            why = "matches no GPU's UUID" if not matches else f"matches {len(matches)} GPUs' UUIDs (ambiguous)"
-            return Selection(tuple(chosen), entry, why)
+            reason = "matches no GPU's UUID" if not matches else f"matches {len(matches)} GPUs' UUIDs (ambiguous)"
+            return Selection(tuple(chosen), entry, reason)
         if matches[0] in chosen:
             return Selection((), None, "", all_hidden_by_repeat=True)
         chosen.append(matches[0])
@@ -246,7 +247,7 @@ def _repeated(value, parsed, evidence: dict, fix: str) -> Finding:
         severity=Severity.WARN,
         title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: an entry is repeated",
         evidence={**evidence, "repeated": parsed.repeated or "two entries name the same GPU"},
-        why="CUDA treats a list that names a GPU twice as invalid and exposes no GPU at all.",
+        why=why("visible-devices-invalid", "repeated"),
         fix=fix,
         area=AREA,
     )
@@ -262,7 +263,7 @@ def _hides_all(value, parsed, evidence: dict, fix: str, gpu_count: int) -> Findi
             severity=Severity.WARN if gpu_count else Severity.INFO,
             title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU from CUDA and torch",
             evidence={**evidence, "GPUs NVML sees": gpu_count},
-            why="An empty value or a negative index is the way to hide all GPUs; torch then runs on CPU only.",
+            why=why("visible-devices-hide-all"),
             fix="unset CUDA_VISIBLE_DEVICES" if gpu_count else "",
             area=AREA,
         )
@@ -271,7 +272,7 @@ def _hides_all(value, parsed, evidence: dict, fix: str, gpu_count: int) -> Findi
         severity=Severity.WARN,
         title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: its first entry {stopped!r} {parsed.stop_reason}",
         evidence={**evidence, "entries read": [], "stopped at": stopped, "GPUs NVML sees": gpu_count},
-        why="CUDA reads the list up to the first entry that is not a GPU index or GPU-/MIG- UUID; nothing before it means no GPU.",
+        why=why("visible-devices-invalid", "first-entry"),
         fix=fix,
         area=AREA,
     )
@@ -298,8 +299,7 @@ def _read_in_part(facts: Facts, parsed, chosen, stop_at, stop_why, evidence: dic
             "entries ignored": ignored,
             "GPUs NVML sees": len(facts.nvml.gpus) if facts.nvml.available else shown(facts.nvml.driver_version),
         },
-        why="CUDA reads CUDA_VISIBLE_DEVICES like C's strtoul and stops at the first invalid or out-of-range "
-        "entry, silently dropping the rest; torch then sees fewer GPUs than the list names.",
+        why=why("visible-devices-invalid", "read-in-part"),
         fix=fix,
         area=AREA,
     )
@@ -356,8 +356,7 @@ def check_device_count(facts: Facts) -> list[Finding]:
             severity=Severity.WARN,
             title=f"torch sees {shown(seen)} GPUs, but NVML sees {n} and CUDA_VISIBLE_DEVICES={quoted(facts.visible_devices)} should give {expected}",
             evidence={**evidence, "expected": expected, "torch warnings": list(facts.torch.cuda_warnings)},
-            why="A GPU that NVML lists and CUDA_VISIBLE_DEVICES selects is not usable by CUDA: it may be in a bad "
-            "state, held in a Prohibited compute mode, or claimed by a container's device list.",
+            why=why("device-count-mismatch"),
             fix="nvidia-smi -q -i <GPU index>  # look at the GPU torch does not see",
             area=AREA,
         )
@@ -391,8 +390,7 @@ def check_device_order(facts: Facts) -> list[Finding]:
                 severity=Severity.WARN,
                 title="torch numbers the GPUs differently from nvidia-smi: " + "; ".join(moved),
                 evidence={**evidence, "mapping": "\n".join(mapping_lines(device_map(facts)))},
-                why="CUDA's default CUDA_DEVICE_ORDER=FASTEST_FIRST puts the fastest GPU first; nvidia-smi uses PCI bus "
-                "order, so cuda:0 may not be the GPU you meant.",
+                why=why("device-order-not-pci", "renumbered"),
                 fix=fix,
                 area=AREA,
             )
@@ -406,8 +404,7 @@ def check_device_order(facts: Facts) -> list[Finding]:
                 severity=Severity.WARN,
                 title=f"CUDA_DEVICE_ORDER is {quoted(order)}, not PCI_BUS_ID, on a machine whose GPUs differ",
                 evidence=evidence,
-                why="With the default FASTEST_FIRST order, CUDA puts the fastest GPU first, so torch's cuda:0 (and the "
-                "indices in CUDA_VISIBLE_DEVICES) may not be nvidia-smi's GPU 0.",
+                why=why("device-order-not-pci", "gpus-differ"),
                 fix=fix,
                 area=AREA,
             )
@@ -439,8 +436,7 @@ def check_set_after_init(facts: Facts) -> list[Finding]:
             title="CUDA_VISIBLE_DEVICES was changed after CUDA was initialised: this process sees "
             f"{shown(here.device_count)} GPUs, a fresh one {shown(facts.torch.device_count)}",
             evidence=evidence,
-            why="CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises; setting os.environ afterwards has no "
-            "effect on this process.",
+            why=why("visible-devices-set-after-init"),
             fix=f"CUDA_VISIBLE_DEVICES={here.cuda_visible_devices or '0'} python train.py  # set it before the process starts",
             area=AREA,
         )

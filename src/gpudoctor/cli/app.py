@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from gpudoctor.cli.early import before_cli, cli_ready
+from gpudoctor.cli.early import bare_explain, before_cli, cli_ready
 
 before_cli(sys.argv)  # before typer and rich are imported: see cli/early.py
 
@@ -62,7 +62,8 @@ def _tolerate_narrow_stdout() -> None:
 def main(argv: list[str] | None = None) -> None:
     cli_ready()
     _tolerate_narrow_stdout()
-    if not (sys.argv[1:] if argv is None else argv):
+    argv = bare_explain(sys.argv[1:] if argv is None else argv)
+    if not argv:
         argv = ["--help"]  # `gpudoctor` alone: the help, not an empty usage error
     try:
         code = app(args=argv, prog_name="gpudoctor", standalone_mode=False)

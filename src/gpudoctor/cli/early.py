@@ -62,6 +62,18 @@ def is_plain_run(argv: list[str]) -> bool:
     return _is_gpudoctor(argv[0])
 
 
+def bare_explain(args: list[str]) -> list[str]:
+    """The arguments (without the program name) with `lint --explain` given no rule,
+    last on the line or before another option, asking for the list: `--explain all`.
+    Otherwise the option parser would refuse it ("requires an argument")."""
+    if not args or args[0] != "lint" or "--explain" not in args:
+        return args
+    at = args.index("--explain")
+    if at + 1 < len(args) and not args[at + 1].startswith("-"):
+        return args
+    return [*args[: at + 1], "all", *args[at + 1 :]]
+
+
 def fill_closed_streams() -> None:
     """`gpudoctor run hi.py >&-`: a closed stdin, stdout or stderr becomes /dev/null.
     Python leaves sys.stdout None for a closed fd 1 (and our print would crash), and

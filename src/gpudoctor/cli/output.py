@@ -10,6 +10,8 @@ import typer
 from rich.console import RenderableType
 
 from gpudoctor.core.exit_code import report_exit
+from gpudoctor.commands import import_error_behind, torch_import_finding  # noqa: F401 - the commands' CLIs use them
+from gpudoctor.core import usage
 from gpudoctor.core.findings import Finding, Report, Severity
 from gpudoctor.render.terminal import make_console
 
@@ -22,8 +24,9 @@ MarkdownOpt = typer.Option(False, "--markdown", help="Print a Markdown report to
 StrictOpt = typer.Option(False, "--strict", help="Also fail (exit 1) on warnings.")
 
 
-class UsageError(Exception):
-    """Bad input: reported as one line on stderr, exit 2."""
+# Bad input: reported as one line on stderr, exit 2 (cli/app.py). The commands raise
+# the same class (core/usage.py) from their option checks.
+UsageError = usage.UsageError
 
 
 def usage_error(message: str) -> NoReturn:
@@ -36,32 +39,11 @@ def check_formats(json_out: bool, markdown: bool) -> None:
         usage_error("choose one of --json and --markdown")
 
 
-def torch_import_finding(error: str) -> Finding:
-    """The finding for a torch this Python cannot import, with what decides which torch it finds."""
-    import os
-    import sys
-
-    from gpudoctor.checks.torch_build import torch_import_failed
-
-    return torch_import_failed(error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
-
-
 def stop_if_torch_broken(command: str, cuda, json_out: bool, markdown: bool, strict: bool) -> None:
     """A torch that fails to import is a finding that explains it (exit 1), not a traceback."""
     if cuda.import_error is None:
         return
     emit(Report(command, (torch_import_finding(cuda.import_error),)), json_out=json_out, markdown=markdown, strict=strict)
-
-
-def import_error_behind(cuda, ranks_failed: bool) -> str | None:
-    """A quick probe (probe_cuda(quick=True)) read a CPU build's files without importing
-    torch. When the ranks then failed, the import itself is asked: a torch that cannot
-    be imported is what explains their failure."""
-    if cuda.imported or not ranks_failed:
-        return None
-    from gpudoctor.probe.cuda import probe_cuda
-
-    return probe_cuda().import_error
 
 
 def stop_if_ranks_lacked_torch(command: str, cuda, report: Report, json_out: bool, markdown: bool, strict: bool) -> None:

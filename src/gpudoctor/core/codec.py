@@ -118,10 +118,20 @@ def _read(tp: Any, data: Any, where: str) -> Any:
         key_t, val_t = typing.get_args(tp) or (str, Any)
         if not isinstance(data, dict):
             raise SnapshotError(f"{where}: expected an object, got {type(data).__name__}")
-        return {str(k): _read(val_t, v, f"{where}.{k}") for k, v in data.items()}
+        return {_read_key(key_t, k, where): _read(val_t, v, f"{where}.{k}") for k, v in data.items()}
     if tp is Any:
         return data
     return _read_scalar(tp, data, where)
+
+
+def _read_key(tp: Any, key: Any, where: str) -> Any:
+    """A mapping's key: JSON's are text; dict[int, ...] gets its numbers back."""
+    if tp is int:
+        try:
+            return int(key)
+        except (TypeError, ValueError):
+            raise SnapshotError(f"{where}: key {key!r} is not a number") from None
+    return str(key)
 
 
 def _read_union(options: tuple, data: Any, where: str) -> Any:

@@ -80,7 +80,7 @@ def _shell_status(code: int) -> int:
     return SIGNAL_BASE - code if code < 0 else code or ExitCode.PROBLEM
 
 
-def ranks_exit(result, cause_exitcode: int | None = None, cause=None) -> int:
+def ranks_exit(result, cause_exitcode: int | None = None) -> int:
     """One exit status for N ranks of `run --nproc`: 0 when all succeeded; else
     the root-cause rank's own (128+signal when it was killed; `cause_exitcode`,
     from the job's diagnosis), 1 when gpudoctor stopped the job for a collective
@@ -94,9 +94,5 @@ def ranks_exit(result, cause_exitcode: int | None = None, cause=None) -> int:
         return _shell_status(cause_exitcode)
     if result.diagnosed:
         return ExitCode.TIMEOUT if result.diagnosed == "stall" else ExitCode.PROBLEM
-    # `cause`: the root-cause rank's outcome (hang/verdict.root_cause), or None.
-    if result.timed_out and (cause is None or cause.state in ("hung", "nojoin", "starting")):
-        return ExitCode.TIMEOUT
-    if cause is not None and cause.exitcode is not None:
-        return _shell_status(cause.exitcode)
-    return ExitCode.PROBLEM
+    # No rank failed on its own (its code would be `cause_exitcode`, hang/verdict.py).
+    return ExitCode.TIMEOUT if result.timed_out else ExitCode.PROBLEM

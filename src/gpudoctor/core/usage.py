@@ -9,3 +9,8 @@ from __future__ import annotations
 
 class UsageError(ValueError):
     """One line naming the flag and what it accepts, e.g. "--nproc 0: must be at least 1"."""
+
+
+class MissingPathError(UsageError, FileNotFoundError):
+    """A path named by the user that is not there. Still a UsageError (exit 2, the CLI's
+    one line); a FileNotFoundError too, which is what a Python caller expects of it."""

@@ -21,8 +21,21 @@ class Kind:
     pages: Callable[[], dict[str, str]]
 
 
+def said(e: FindingDoc) -> str:
+    """The `why` the code prints (catalog.why), under the entry's own "Why it matters":
+    generated from the same text, so the page and the output cannot disagree.
+    "{name}" marks a value filled in at run time."""
+    texts = [e.says] if e.says else list(e.cases.values())
+    filled = " (`{...}`: filled in when it is reported)" if any("{" in t for t in texts) else ""
+    if e.says:
+        return f"In gpudoctor's output{filled}:\n\n> {e.says}"
+    if e.cases:
+        return f"In gpudoctor's output, by case{filled}:\n\n" + "\n".join(f"- `{case}`: {text}" for case, text in e.cases.items())
+    return ""
+
+
 def finding_page(e: FindingDoc) -> str:
-    sections = [("Evidence", e.evidence), ("Why it matters", e.why)]
+    sections = [("Evidence", e.evidence), ("Why it matters", "\n\n".join(t for t in (e.why, said(e)) if t))]
     if e.checked:
         sections.append(("How it is checked", e.checked))
     sections.append(("Fix", e.fix))

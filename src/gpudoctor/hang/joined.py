@@ -76,10 +76,10 @@ def _rank() -> int | None:
 def _clean_up(path: str, rank: int | None) -> None:
     """At a clean end, this rank's files go; the last rank out takes the folder
     (a report in it, or a rank that failed, keeps it)."""
-    if not _ended_clean or rank is None or os.path.exists(os.path.join(path, "report.txt")):
+    if not _ended_clean or rank is None or os.path.exists(os.path.join(path, run_folder.REPORT_FILE)):
         return
     for name in os.listdir(path) if os.path.isdir(path) else ():
-        if name.startswith(f"rank{rank}."):
+        if name.startswith(run_folder.rank_files_prefix(rank)):
             try:
                 os.unlink(os.path.join(path, name))
             except OSError:
@@ -269,7 +269,7 @@ def _report_and_end(watch: StoreWatch, reason: str) -> None:
     text = findings_text(findings, header)
     text += f"run folder on this node: {watch.run_dir} (each rank's stacks and collective trace)\n"
     try:
-        run_folder.write_atomic(os.path.join(watch.run_dir, "report.txt"), text)
+        run_folder.write_atomic(os.path.join(watch.run_dir, run_folder.REPORT_FILE), text)
     except OSError:
         pass
     sys.stderr.write(text)

@@ -644,7 +644,7 @@ def _exception_where(tb) -> str:
 _tracker: Tracker | None = None
 
 
-HANG_TIMEOUT_ENV = "GPUDOCTOR_RUN_HANG_TIMEOUT"  # `run --hang-timeout`, for ranks under torchrun
+HANG_TIMEOUT_ENV = run_folder.RUN_HANG_TIMEOUT_ENV  # `run --hang-timeout`, for ranks under torchrun
 
 
 def joined_rank() -> tuple[int, int] | None:
@@ -659,7 +659,7 @@ def joined_rank() -> tuple[int, int] | None:
 
 def prepare_environment() -> None:
     """Before torch is imported: ask for the Flight Recorder (unless the user chose a size)."""
-    if os.environ.get("GPUDOCTOR_RUN_COLLECTIVES") != "0":
+    if os.environ.get(run_folder.RUN_COLLECTIVES_ENV) != "0":
         os.environ.setdefault(FR_BUFFER_ENV, FR_BUFFER)
 
 
@@ -903,7 +903,7 @@ def _hook_exits(tracker: Tracker) -> None:
 def install_rank(ctx) -> None:
     """A supervised rank's set-up (launch/child.py calls it before torch is imported):
     this rank's collectives, published for the supervisor's watch."""
-    if os.environ.get("GPUDOCTOR_RUN_COLLECTIVES") == "0":
+    if os.environ.get(run_folder.RUN_COLLECTIVES_ENV) == "0":
         return
     prepare_environment()
     import torch  # noqa: F401 - every rank function uses it; the hooks need it

@@ -12,6 +12,7 @@ into the exit code)."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal as signals
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, analyze, short_where, user_frame
 from gpudoctor.hang.meaning import explained, signal_cause
 from gpudoctor.hang.watch import rank_states
-from gpudoctor.launch.rundir import RankTrace
+from gpudoctor.launch.rundir import RankTrace, fatal_path, stderr_path
 from gpudoctor.launch.supervisor import STUCK_STATES, LaunchResult, RankOutcome
 
 AREA = "ranks"
@@ -532,7 +533,7 @@ def _straggler(first: RankOutcome, result: LaunchResult, traces: Mapping[int, Ra
     )
     ev = {f"rank {rank}": f"did not reach the barrier{at}", f"rank {first.rank}": f"raised at {short_where(barrier) or 'its barrier'}",
           "root cause": f"rank {rank}"}  # fmt: skip
-    fix = f"look at rank {rank}: what it does instead of reaching the barrier (its log: {first.stderr_path.replace(f'rank{first.rank}', f'rank{rank}')})"
+    fix = f"look at rank {rank}: what it does instead of reaching the barrier (its log: {stderr_path(os.path.dirname(first.stderr_path), rank)})"
     return Finding("collective-stall", Severity.ERROR, title, ev, "monitored_barrier names the ranks that did not arrive within its timeout.", fix, "collectives")
 
 
@@ -572,7 +573,7 @@ def _crash_fix(kind: str, o: RankOutcome, where: str) -> str:
     if kind == "signal" and _signal_name(o) == "SIGKILL":
         return "killed from outside, most often by the kernel's OOM killer: dmesg -T | grep -i -E 'killed process|out of memory'"
     if kind == "signal":
-        return f"a native crash: read the Python stack in rank{o.rank}.fatal.txt in the run folder, then `python -m gpudoctor check`"
+        return f"a native crash: read the Python stack in {os.path.basename(fatal_path('', o.rank))} in the run folder, then `python -m gpudoctor check`"
     if not where:
         return f"the rank chose to exit with {o.exitcode}: read what it printed before, in its log ({o.stderr_path})"
     return f"the rank chose to exit with {o.exitcode} at {at}: read its log ({o.stderr_path})"

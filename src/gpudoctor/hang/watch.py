@@ -213,7 +213,8 @@ def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None 
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
     reason = result.diagnosed
-    stalled = watch.stalled_s if watch is not None and reason == STALL else None
+    # The watch's own figure live; the one the supervisor kept in outcome.json afterwards.
+    stalled = (watch.stalled_s if watch is not None else result.stalled_s) if reason == STALL else None
     limit = "--hang-timeout"
     if result.timed_out and not reason:
         stalled = result.timeout_s  # the --timeout watchdog: where every rank stood when it fired

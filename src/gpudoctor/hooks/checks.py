@@ -22,6 +22,7 @@ from gpudoctor.hooks.facts import (
     Source,
     UncaughtError,
 )
+from gpudoctor.catalog import why
 
 F = TypeVar("F")
 
@@ -149,8 +150,7 @@ def device_mismatch_findings(facts: Iterable[DeviceMismatch]) -> list[Finding]:
                 severity=Severity.ERROR,
                 title=title,
                 evidence=evidence,
-                why="An op needs all its tensors on one device. Modules move in place with .to(), but "
-                "tensor.to() returns a new tensor, and tensors made in forward() without device= stay on the CPU.",
+                why=why("device-mismatch"),
                 fix=fix,
                 area="devices",
             )
@@ -185,8 +185,7 @@ def module_input_findings(facts: Iterable[ModuleInputDevice], failed_modules: se
                     f.input_name: f.input_device,
                     **_source(f.source),
                 },
-                why="The first op that combines them raises 'Expected all tensors to be on the same device' "
-                "(or, if the module moves the input itself, every call pays a copy).",
+                why=why("module-input-device"),
                 fix=fix,
                 area="devices",
             )
@@ -215,8 +214,7 @@ def sampler_findings(facts: Iterable[SamplerEpochRepeat]) -> list[Finding]:
                     "dataset size": f.dataset_len,
                     **_source(f.source),
                 },
-                why="A shuffling DistributedSampler seeds its shuffle with seed + epoch; without set_epoch() "
-                "the epoch stays the same, so the 'shuffle' repeats one permutation every epoch.",
+                why=why("sampler-without-set-epoch"),
                 fix="sampler.set_epoch(epoch)   # first line of each epoch, before iterating the DataLoader",
                 area="data",
             )
@@ -265,8 +263,7 @@ def loader_findings(facts: Iterable[LoaderRestarts]) -> list[Finding]:
                     "total start-up, s": round(sum(f.startup_s), 2),
                     **_source(f.source),
                 },
-                why="Without persistent_workers, every epoch starts num_workers new processes that must "
-                "rebuild the dataset; in a spawned rank that is paid again each epoch before the first batch.",
+                why=why("spawned-rank-loader-workers"),
                 fix=fix,
                 area="data",
             )
@@ -302,10 +299,6 @@ def _nccl_device_finding(f: NcclDevice) -> Finding | None:
         "current device": f"cuda:{f.current_device}",
         "checked at": f.when,
     }
-    why = (
-        "NCCL needs one GPU per rank. Without torch.cuda.set_device(local_rank) every rank "
-        "works on cuda:0: they share one GPU ('Duplicate GPU detected') or leave the others idle."
-    )
     count = f.device_count
     if count is not None and f.local_rank >= count:
         if f.visible_devices is not None and count >= 1 and f.current_device < count:
@@ -315,7 +308,7 @@ def _nccl_device_finding(f: NcclDevice) -> Finding | None:
             severity=Severity.ERROR,
             title=f"rank {f.rank} has LOCAL_RANK {f.local_rank} but only {count} GPU(s) are visible: ranks share a GPU",
             evidence=evidence,
-            why=why,
+            why=why("nccl-rank-device"),
             fix=f"torchrun --nproc_per_node {max(count, 1)} ...   # one rank per GPU",
             area="distributed",
         )
@@ -326,7 +319,7 @@ def _nccl_device_finding(f: NcclDevice) -> Finding | None:
         severity=Severity.ERROR,
         title=f"rank {f.rank} runs NCCL on cuda:{f.current_device}, not on its LOCAL_RANK cuda:{f.local_rank}",
         evidence=evidence,
-        why=why,
+        why=why("nccl-rank-device"),
         fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))   # before init_process_group("nccl")',
         area="distributed",
     )
@@ -352,8 +345,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                 severity=Severity.WARN,
                 title=f"torch.save of {what}" + (f" to {s.path}" if s.path else ""),
                 evidence=evidence,
-                why="Its keys carry a 'module.' prefix (and a pickled wrapper needs a process group), so the "
-                "checkpoint does not load into the plain model: 'Unexpected key(s) in state_dict: module.…'.",
+                why=why("checkpoint-ddp-wrapper"),
                 fix="torch.save(model.module.state_dict(), path)   # the wrapped model, not the DDP wrapper",
                 area="checkpoints",
             )
@@ -378,8 +370,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                     **({"not rank 0": others} if others else {}),
                     **_source(s.source),
                 },
-                why="Every rank writes the same file at the same time: N times the I/O, and a torn checkpoint "
-                "when the writes interleave. The ranks hold the same weights; one copy is enough.",
+                why=why("checkpoint-every-rank"),
                 fix="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier()",
                 area="checkpoints",
             )

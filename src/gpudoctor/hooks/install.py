@@ -62,11 +62,12 @@ def _install_collective_trace() -> None:
 
     from gpudoctor.hang.watch import DEFAULT_HANG_TIMEOUT_S
     from gpudoctor.hooks.session import ENV_SUPERVISED, RANK, session
+    from gpudoctor.launch import rundir
 
-    run_dir = os.environ.get("GPUDOCTOR_RUN_DIR")
+    run_dir = os.environ.get(rundir.RUN_DIR_ENV)
     rank = os.environ.get("RANK", "")
-    off = os.environ.get("GPUDOCTOR_RUN_COLLECTIVES") == "0"  # benchmarks/hang_tracking.py compares with it off
-    if off or not os.environ.get("GPUDOCTOR_RUN"):
+    off = os.environ.get(rundir.RUN_COLLECTIVES_ENV) == "0"  # benchmarks/hang_tracking.py compares with it off
+    if off or not os.environ.get(rundir.RUN_ENV):
         return
     from gpudoctor.hang import tracer as collective_trace
 
@@ -87,8 +88,9 @@ def _install_step_clock() -> None:
     """Ranks of `gpudoctor run --nproc` and of a joined job account for their steps
     (runtime/step_clock.py)."""
     from gpudoctor.hooks import step_clock
+    from gpudoctor.launch import rundir
 
-    if os.environ.get("GPUDOCTOR_RUN") and os.environ.get(step_clock.OFF_ENV) != "0":
+    if os.environ.get(rundir.RUN_ENV) and os.environ.get(step_clock.OFF_ENV) != "0":
         step_clock.install_for_run()
 
 

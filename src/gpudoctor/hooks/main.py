@@ -5,6 +5,7 @@ python's own command line, run under the doctor. `gpudoctor run` execs this
 import os
 import sys
 
+# rundir.RUN_SUPERVISED_ENV, spelled here: nothing is imported before the signal handler.
 if __name__ == "__main__" and os.environ.get("GPUDOCTOR_RUN_SUPERVISED"):
     # A rank of `run --nproc`: the supervisor's watchdog asks for stacks with SIGUSR1,
     # which kills a process that has no handler yet: set it before anything is imported.

@@ -13,13 +13,14 @@ from typing import Any
 from gpudoctor.core.findings import Finding, Report
 from gpudoctor.hooks.checks import runtime_findings
 from gpudoctor.hooks.facts import fact_from_dict, fact_to_dict
+from gpudoctor.launch import rundir
 
-FRAGMENT_GLOB = "findings-*.json"
+FRAGMENT_GLOB = rundir.FRAGMENT_GLOB
 
 
 def write_fragment(directory: str, label: str, facts: list[Any], exit_code: int | None) -> None:
     """One process's facts, for the process that writes the merged JSON."""
-    name = f"findings-{label.replace(' ', '') or 'main'}-{os.getpid()}.json"
+    name = rundir.fragment_name(label.replace(" ", "") or "main", os.getpid())
     path = os.path.join(directory, name)
     payload = {"label": label, "pid": os.getpid(), "exit_code": exit_code, "facts": [fact_to_dict(f) for f in facts]}
     tmp = path + ".tmp"

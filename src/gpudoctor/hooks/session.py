@@ -24,13 +24,15 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
 
-ENV_ON = "GPUDOCTOR_RUN"
-ENV_JSON = "GPUDOCTOR_RUN_JSON"
-ENV_STRICT = "GPUDOCTOR_RUN_STRICT"
-ENV_TIMEOUT = "GPUDOCTOR_RUN_TIMEOUT"
-ENV_FRAGMENTS = "GPUDOCTOR_RUN_FRAGMENTS"
-ENV_SUPERVISED = "GPUDOCTOR_RUN_SUPERVISED"
-ENV_TARGET = "GPUDOCTOR_RUN_TARGET"
+from gpudoctor.launch import rundir
+
+ENV_ON = rundir.RUN_ENV
+ENV_JSON = rundir.RUN_JSON_ENV
+ENV_STRICT = rundir.RUN_STRICT_ENV
+ENV_TIMEOUT = rundir.RUN_TIMEOUT_ENV
+ENV_FRAGMENTS = rundir.RUN_FRAGMENTS_ENV
+ENV_SUPERVISED = rundir.RUN_SUPERVISED_ENV
+ENV_TARGET = rundir.RUN_TARGET_ENV
 
 # Roles: the process `gpudoctor run` started ("top"), a rank of `--nproc`
 # ("rank"), or a process the script started with multiprocessing's spawn ("child").

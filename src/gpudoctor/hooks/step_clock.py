@@ -35,6 +35,7 @@ import time
 from collections import deque
 from typing import Any
 
+from gpudoctor.launch import rundir
 from gpudoctor.knowledge.stragglers import COLLECTIVE, PHASES, RankSteps, StepVerdict
 
 DATA, FORWARD, BACKWARD, OPTIMIZER, OTHER = (PHASES.index(p) for p in ("data", "forward", "backward", "optimizer", "other"))
@@ -44,19 +45,15 @@ DELIMITERS = {BY_COLLECTIVE: "collective", BY_BACKWARD: "backward", BY_OPTIMIZER
 RECENT = 128  # records published: enough for every rank's windows to overlap
 SLICES = 40_000  # trace slices kept per rank with --trace (the newest)
 PUBLISH_S = 1.0
-OFF_ENV = "GPUDOCTOR_RUN_STEPS"  # "0": no accounting (benchmarks compare with it off)
-TRACE_ENV = "GPUDOCTOR_RUN_TRACE"  # `run --trace FILE`: keep slices for the trace
+OFF_ENV = rundir.RUN_STEPS_ENV  # "0": no accounting (benchmarks compare with it off)
+TRACE_ENV = rundir.RUN_TRACE_ENV  # `run --trace FILE`: keep slices for the trace
 THREAD_NAME = "gpudoctor-steps"
 
 _ns = time.perf_counter_ns  # CLOCK_MONOTONIC on Linux: one clock for every process of a node
 
 
-def steps_path(run_dir: str, rank: int) -> str:
-    return os.path.join(run_dir, f"rank{rank}.steps.json")
-
-
-def timeline_path(run_dir: str, rank: int) -> str:
-    return os.path.join(run_dir, f"rank{rank}.timeline.json")
+steps_path = rundir.steps_path
+timeline_path = rundir.timeline_path
 
 
 class StepClock:
@@ -411,7 +408,7 @@ def install_for_run() -> StepClock | None:
     from gpudoctor.hooks.session import ENV_SUPERVISED, RANK, session
 
     trace = bool(os.environ.get(TRACE_ENV))
-    run_dir = os.environ.get("GPUDOCTOR_RUN_DIR")
+    run_dir = os.environ.get(rundir.RUN_DIR_ENV)
     rank = os.environ.get("RANK", "")
     if session.role == RANK and os.environ.get(ENV_SUPERVISED) and run_dir and rank.isdigit():
         c = install(int(rank), trace)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog import why
 
 MAX_LOCAL_RANKS = 256
 # Ranks per usable core above which a run measures mostly the scheduler: each
@@ -39,8 +40,7 @@ def crowded(command: str, nproc: int, cores: int) -> Finding | None:
         title=f"{nproc} ranks on {cores} CPU core{'s' if cores != 1 else ''}: "
         f"{nproc / cores:.0f} ranks per core",
         evidence={"ranks": nproc, "usable cores": cores, "limit": f"{CROWDED_RANKS_PER_CORE} ranks per core"},
-        why="Every rank is a whole Python process with torch's own threads; this many per core spend their time "
-        "waiting for the CPU, so timings are the scheduler's, and timeouts can fire on a healthy job.",
+        why=why("ranks-outnumber-cores"),
         fix=f"gpudoctor {command} --nproc {max(1, cores)}  # at most one rank per core (or per GPU)",
         area="launch",
     )

@@ -17,11 +17,11 @@ import time
 import traceback
 from dataclasses import is_dataclass
 
-from gpudoctor.launch import store
+from gpudoctor.launch import rundir, store
 from gpudoctor.launch.contract import RankError, write_contract
 from gpudoctor.launch.rank import STAGE_IMPORTED, STAGE_STARTED, answer_stack_signal, join_context
 
-SLOW_START_S = 10.0  # the `slowstart` fault (GPUDOCTOR_FAULT="0:slowstart")
+SLOW_START_S = 10.0  # the `slowstart` fault (rundir.FAULT_ENV = "0:slowstart")
 
 
 def _rank_setup(spec: str, ctx) -> None:
@@ -41,13 +41,13 @@ def main(argv: list[str]) -> int:
     # A segfault prints the Python stack; SIGUSR1 from the supervisor prints every
     # thread's stack, which is how a hung rank shows where it is stuck.
     answer_stack_signal()
-    ctx = join_context()  # the supervisor set RANK, WORLD_SIZE, ... and GPUDOCTOR_RUN_DIR
+    ctx = join_context()  # the supervisor set RANK, WORLD_SIZE, ... and rundir.RUN_DIR_ENV
     if ctx is None or ctx.run_dir is None:
-        raise RuntimeError("gpudoctor.launch.child runs only under gpudoctor's supervisor (GPUDOCTOR_RUN_DIR unset)")
+        raise RuntimeError(f"gpudoctor.launch.child runs only under gpudoctor's supervisor ({rundir.RUN_DIR_ENV} unset)")
     run_dir = ctx.run_dir
     ctx.progress(STAGE_STARTED, 0)
     module_name, _, func_name = argv[0].partition(":")
-    with open(os.path.join(run_dir, "config.json")) as fh:
+    with open(rundir.config_path(run_dir)) as fh:
         config = json.load(fh)
     if ctx.fault == "slowstart":  # a rank whose start-up crawls, as importing torch does on a busy machine
         time.sleep(SLOW_START_S)
@@ -69,12 +69,12 @@ def main(argv: list[str]) -> int:
         tb = traceback.format_exc()
         sys.stderr.write(tb)
         write_contract(
-            os.path.join(run_dir, f"rank{ctx.rank}.error.json"),
+            rundir.error_path(run_dir, ctx.rank),
             RankError(type(exc).__name__, str(exc), tb[-4000:]),
         )
         return 1
     if result is not None:
-        write_contract(os.path.join(run_dir, f"rank{ctx.rank}.result.json"), result)
+        write_contract(rundir.result_path(run_dir, ctx.rank), result)
     return 0
 
 

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from gpudoctor.checks.environment import master_findings
 from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.launch import rundir
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
+from gpudoctor.catalog import why
 
 AREA = "environment"
 RANK_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
@@ -51,7 +53,7 @@ def _integer(value: str | None, low: int) -> int | None:
 
 
 def _launcher(v: dict[str, str]) -> str:
-    if "GPUDOCTOR_RUN_DIR" in v:
+    if rundir.RUN_DIR_ENV in v:
         return "gpudoctor"
     return "torchrun" if "TORCHELASTIC_RUN_ID" in v else "env"
 
@@ -102,9 +104,7 @@ def _ignored(seen: dict[str, str], reason: str) -> Finding:
         severity=Severity.WARN,
         title=f"{_shown(seen)} ignored: {reason}",
         evidence={**seen, "gpudoctor": f"ran its own local ranks ({reason})"},
-        why="RANK and WORLD_SIZE say 'this process is one rank of a job'. Left over in a shell (an export from "
-        "another job, a sourced script) they make every later run of a distributed tool try to join a job that "
-        "is not there.",
+        why=why("distributed-env-ignored"),
         fix=UNSET_FIX,
         area=AREA,
     )
@@ -120,9 +120,7 @@ def _malformed(command: str, seen: dict[str, str], problems: dict[str, str], lau
             "problems": [f"{k}: {p}" for k, p in problems.items()],
             "gpudoctor": f"would join as one rank of a {launcher} job, but cannot read its place in it; nothing was run",
         },
-        why="A launcher sets these variables as integers for each rank it starts (torchrun, srun). Another value "
-        "is a typo or a leftover: torch.distributed would fail on it with a traceback, or wait for ranks that "
-        "never come.",
+        why=why("distributed-env-malformed"),
         fix=f"{UNSET_FIX}; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
         area=AREA,
     )
@@ -138,8 +136,7 @@ def _incomplete(command: str, seen: dict[str, str], missing: list[str], rank: in
             "missing": missing,
             "gpudoctor": f"would join as rank {rank} of {world}, but there is no rendezvous address; nothing was run",
         },
-        why="Joined as one rank of a job, gpudoctor meets its peers at MASTER_ADDR:MASTER_PORT (env://). Without "
-        "them this is most often a shell left over from a torchrun job.",
+        why=why("distributed-env-incomplete", "join"),
         fix=f"{UNSET_FIX}; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
         area=AREA,
     )

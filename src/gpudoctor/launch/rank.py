@@ -27,7 +27,13 @@ STAGE_JOINED = "joined"
 STARTING_STAGES = ("", STAGE_STARTED)
 PRE_JOIN_STAGES = (*STARTING_STAGES, STAGE_IMPORTED)
 
-FAULT_ENV = "GPUDOCTOR_FAULT"
+# Spelled here, not imported from launch/rundir.py (which names them): this module is on
+# every rank's start-up path (hooks/main.py imports it before anything else, to answer
+# SIGUSR1 at once), and rundir imports the collectives' knowledge. tests/test_rundir_names.py
+# checks that these are rundir's names.
+FAULT_ENV = "GPUDOCTOR_FAULT"  # rundir.FAULT_ENV
+RUN_DIR_ENV = "GPUDOCTOR_RUN_DIR"  # rundir.RUN_DIR_ENV
+PROGRESS = ".progress"  # rundir.PROGRESS
 DEFAULT_JOIN_TIMEOUT_S = 1800.0  # torch's own default process-group timeout
 
 
@@ -60,7 +66,7 @@ def answer_stack_signal() -> None:
 
 
 def progress_path(run_dir: str, rank: int) -> str:
-    return os.path.join(run_dir, f"rank{rank}.progress")
+    return os.path.join(run_dir, f"rank{rank}{PROGRESS}")  # rundir.progress_path
 
 
 def read_progress(run_dir: str, rank: int) -> tuple[int, str]:
@@ -163,11 +169,11 @@ def join_context(environ: dict[str, str] | None = None) -> RankContext | None:
         world = int(env["WORLD_SIZE"])
         local = int(env.get("LOCAL_RANK", rank))
         local_world = int(env.get("LOCAL_WORLD_SIZE", world))
-        if "GPUDOCTOR_RUN_DIR" in env:
+        if RUN_DIR_ENV in env:
             by = "gpudoctor"  # a rank of gpudoctor's own launcher
         else:
             by = "torchrun" if "TORCHELASTIC_RUN_ID" in env else "env"
-        return RankContext(rank, world, local, local_world, env.get("GPUDOCTOR_RUN_DIR"), faults.get(rank), by)
+        return RankContext(rank, world, local, local_world, env.get(RUN_DIR_ENV), faults.get(rank), by)
     if "SLURM_PROCID" in env and "SLURM_NTASKS" in env and int(env["SLURM_NTASKS"]) > 1:
         rank = int(env["SLURM_PROCID"])
         world = int(env["SLURM_NTASKS"])

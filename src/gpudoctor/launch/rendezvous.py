@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog import why
 
 POLL_S = 0.2
 KEY = "gpudoctor/checkin"
@@ -58,9 +59,7 @@ class RendezvousIncomplete(RuntimeError):
                 "waited_s": round(self.waited_s, 1),
                 "launched by": self.launcher,
             },
-            why="Every rank must reach MASTER_ADDR:MASTER_PORT before any can start. The usual causes: the other "
-            "nodes' ranks were not started (or started later than the timeout), they were given another "
-            "MASTER_ADDR or MASTER_PORT, or a firewall between the nodes blocks the port.",
+            why=why("rendezvous-incomplete"),
             fix=f"start the missing ranks with the same MASTER_ADDR/MASTER_PORT ({self.address}); from another node "
             f"check the port is reachable: nc -zv {self.address.rsplit(':', 1)[0]} {self.address.rsplit(':', 1)[-1]}",
             area="launch",

@@ -1,14 +1,29 @@
-"""The files a rank leaves in its run folder for the hang & crash doctor, and
-their readers. No torch: the supervisor, `gpudoctor diagnose DIR` and the
-ranks themselves read this module.
+"""The run folder: the one place that names its files and gpudoctor's
+environment variables, and the readers of what the ranks leave there. No
+torch: the supervisor, `gpudoctor diagnose DIR` and the ranks themselves read
+this module. docs/run-folder.md lists the files for users.
 
-    rank<N>.collectives.json  the rank's collectives (published every ~0.5 s, and
+What the supervisor writes:
+    rank<N>.stderr, rank<N>.stdout  each rank's output
+    config.json               the rank function's config (allreduce, train-smoke)
+    outcome.json              how the job ended: the LaunchResult, each rank's RankOutcome
+What each rank writes:
+    rank<N>.progress          its stage and step (heartbeats for the supervisor)
+    rank<N>.result.json       its function's return value, through the one codec
+    rank<N>.error.json        its function's exception, through the one codec
+    rank<N>.collectives.json  its collectives (published every ~0.5 s, and
                               once more when it ends), its last call, how it ended
     rank<N>.current           the call the rank is making now (a small memory-mapped
                               file: it survives an abort or SIGKILL)
     rank<N>.stacks.txt        every thread's Python stack, written on request
     rank<N>.stacks-request    the supervisor asks for rank<N>.stacks.txt
     rank<N>.fatal.txt         faulthandler's stacks when the rank died of a signal
+    rank<N>.steps.json        where its step time went (`run`'s step accounting)
+    rank<N>.timeline.json     its step slices, for `run --trace`
+    findings-<label>-<pid>.json  the facts a process of `run` observed (a fragment)
+    allreduce.rows.jsonl      allreduce's rows as rank 0 measures them
+    nccl-narrowing.log        allreduce's log of narrowing down an NCCL failure
+    report.txt                a torchrun/SLURM job's report, written by rank 0
 """
 
 from __future__ import annotations
@@ -22,6 +37,95 @@ from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, main_t
 from gpudoctor.launch import scratch
 from gpudoctor.core.codec import SnapshotError, decode, encode
 
+# gpudoctor's environment variables. Modules below launch/ cannot import this one;
+# the three they read are spelled there and listed here by the same name
+# (tests/test_rundir_names.py checks that they match):
+#   core/user_file.py  SOURCE_CAP, FACTS_CAP (GPUDOCTOR_MAX_SOURCE_BYTES, GPUDOCTOR_MAX_FACTS_BYTES)
+#   probe/host.py      NODE_NAME_ENV (GPUDOCTOR_NODE_NAME)
+BELOW_LAUNCH_ENV = ("GPUDOCTOR_MAX_SOURCE_BYTES", "GPUDOCTOR_MAX_FACTS_BYTES", "GPUDOCTOR_NODE_NAME")
+RUN_DIR_ENV = "GPUDOCTOR_RUN_DIR"  # the run folder, for every rank the supervisor starts
+FAULT_ENV = "GPUDOCTOR_FAULT"  # "1:crash,0:slow": faults ranks inject on purpose (launch/rank.py)
+STORE_FD_ENV = "GPUDOCTOR_STORE_FD"  # rank 0's listening socket for the job's store
+RUN_ENV = "GPUDOCTOR_RUN"  # the runtime hooks are wanted (hooks/session.py)
+RUN_JSON_ENV = "GPUDOCTOR_RUN_JSON"  # the top process writes the merged report there
+RUN_STRICT_ENV = "GPUDOCTOR_RUN_STRICT"  # a warning turns exit code 0 into 1
+RUN_TIMEOUT_ENV = "GPUDOCTOR_RUN_TIMEOUT"  # the top process stops the script after S seconds
+RUN_FRAGMENTS_ENV = "GPUDOCTOR_RUN_FRAGMENTS"  # every process but the top leaves its facts there
+RUN_SUPERVISED_ENV = "GPUDOCTOR_RUN_SUPERVISED"  # a rank of `run --nproc` (hooks/main.py spells it too)
+RUN_TARGET_ENV = "GPUDOCTOR_RUN_TARGET"  # what runs, for the report's header
+RUN_COLLECTIVES_ENV = "GPUDOCTOR_RUN_COLLECTIVES"  # "0": no collective tracing (benchmarks)
+RUN_STEPS_ENV = "GPUDOCTOR_RUN_STEPS"  # "0": no step accounting (benchmarks)
+RUN_TRACE_ENV = "GPUDOCTOR_RUN_TRACE"  # `run --trace FILE`: keep slices for the trace
+RUN_HANG_TIMEOUT_ENV = "GPUDOCTOR_RUN_HANG_TIMEOUT"  # `run --hang-timeout`, for ranks under torchrun
+MAX_LINE_ENV = "GPUDOCTOR_MAX_LINE_BYTES"  # diagnose's longest line (tests use a small one)
+
+# The run folder's own files (the per-rank ones through the helpers below).
+CONFIG_FILE = "config.json"
+OUTCOME_FILE = "outcome.json"
+ROWS_FILE = "allreduce.rows.jsonl"
+NARROWING_LOG = "nccl-narrowing.log"
+REPORT_FILE = "report.txt"
+FRAGMENT_PREFIX = "findings-"
+FRAGMENT_GLOB = FRAGMENT_PREFIX + "*.json"
+RANK_PREFIX = "rank"  # every per-rank file is rank<N>.<suffix>
+
+# Per-rank files: rank<N> + one of these.
+STDERR, STDOUT, PROGRESS = ".stderr", ".stdout", ".progress"
+RESULT, ERROR = ".result.json", ".error.json"
+TRACE, CURRENT, STACKS, STACKS_REQUEST, FATAL = ".collectives.json", ".current", ".stacks.txt", ".stacks-request", ".fatal.txt"
+STEPS, TIMELINE = ".steps.json", ".timeline.json"
+
+
+def rank_file(run_dir: str, rank: int | str, suffix: str) -> str:
+    """rank<N><suffix> in the run folder (rank "*": the pattern for every rank's)."""
+    return os.path.join(run_dir, f"{RANK_PREFIX}{rank}{suffix}")
+
+
+def rank_files_prefix(rank: int) -> str:
+    """What the names of all of one rank's files start with."""
+    return f"{RANK_PREFIX}{rank}."
+
+
+def fragment_name(label: str, pid: int) -> str:
+    return f"{FRAGMENT_PREFIX}{label}-{pid}.json"
+
+
+def stderr_path(run_dir: str, rank: int) -> str:
+    return rank_file(run_dir, rank, STDERR)
+
+
+def stdout_path(run_dir: str, rank: int) -> str:
+    return rank_file(run_dir, rank, STDOUT)
+
+
+def progress_path(run_dir: str, rank: int) -> str:
+    return rank_file(run_dir, rank, PROGRESS)
+
+
+def result_path(run_dir: str, rank: int) -> str:
+    return rank_file(run_dir, rank, RESULT)
+
+
+def error_path(run_dir: str, rank: int) -> str:
+    return rank_file(run_dir, rank, ERROR)
+
+
+def steps_path(run_dir: str, rank: int) -> str:
+    return rank_file(run_dir, rank, STEPS)
+
+
+def timeline_path(run_dir: str, rank: int) -> str:
+    return rank_file(run_dir, rank, TIMELINE)
+
+
+def outcome_path(run_dir: str) -> str:
+    return os.path.join(run_dir, OUTCOME_FILE)
+
+
+def config_path(run_dir: str) -> str:
+    return os.path.join(run_dir, CONFIG_FILE)
+
+
 # rank<N>.current: 4 bytes of length, one of state (S started, C completed), the call as JSON.
 CURRENT_SIZE = 4096
 CURRENT_HEADER = 5
@@ -29,23 +133,23 @@ CURRENT_STARTED, CURRENT_COMPLETED = b"S", b"C"
 
 
 def trace_path(run_dir: str, rank: int) -> str:
-    return os.path.join(run_dir, f"rank{rank}.collectives.json")
+    return rank_file(run_dir, rank, TRACE)
 
 
 def current_path(run_dir: str, rank: int) -> str:
-    return os.path.join(run_dir, f"rank{rank}.current")
+    return rank_file(run_dir, rank, CURRENT)
 
 
 def stacks_path(run_dir: str, rank: int) -> str:
-    return os.path.join(run_dir, f"rank{rank}.stacks.txt")
+    return rank_file(run_dir, rank, STACKS)
 
 
 def request_path(run_dir: str, rank: int) -> str:
-    return os.path.join(run_dir, f"rank{rank}.stacks-request")
+    return rank_file(run_dir, rank, STACKS_REQUEST)
 
 
 def fatal_path(run_dir: str, rank: int) -> str:
-    return os.path.join(run_dir, f"rank{rank}.fatal.txt")
+    return rank_file(run_dir, rank, FATAL)
 
 
 def write_atomic(path: str, text: str) -> None:

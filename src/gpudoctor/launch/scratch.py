@@ -21,6 +21,7 @@ import tempfile
 
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.core.user_file import no_space
+from gpudoctor.catalog import why
 
 ID_LIMIT = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -115,10 +116,7 @@ def temp_folder_refused(exc: FolderRefused, used: str, fix: str) -> Finding:
         severity=Severity.WARN,
         title=f"{exc.path} was not used: it {exc.reason}",
         evidence={"folder": exc.path, "problem": exc.reason, "used instead": used},
-        why="gpudoctor's folders in the shared temp folder have names every rank of a job can compute, so another "
-        "user of this machine can create one first: a link there would make the job write over the files it "
-        "points to, a folder of theirs would let them read or replace what the job writes. A fresh private "
-        "folder was used instead.",
+        why=why("temp-folder-refused"),
         fix=f"ls -ld {exc.path}   # remove it if it is yours; or: gpudoctor {fix}",
         area="launch",
     )

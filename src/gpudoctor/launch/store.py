@@ -20,7 +20,9 @@ import socket
 import sys
 from typing import Any
 
-STORE_FD_ENV = "GPUDOCTOR_STORE_FD"
+from gpudoctor.launch import rundir
+
+STORE_FD_ENV = rundir.STORE_FD_ENV
 LOOPBACK = "127.0.0.1"
 FIXED_PORTS_FROM = 20000  # well above the registered services most hosts run
 TORCH_DEFAULT_PORTS = range(29400, 29600)  # torchrun's and c10d's defaults (29500, 29400): a user's job may want them

@@ -23,9 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpudoctor.launch import lifeline, store
+from gpudoctor.core.codec import decode, encode
+from gpudoctor.launch import lifeline, rundir, scratch, store
 from gpudoctor.launch.contract import RankError, read_contract
-from gpudoctor.launch.rank import FAULT_ENV, PRE_JOIN_STAGES, STARTING_STAGES, parse_faults, read_progress
+from gpudoctor.launch.rank import PRE_JOIN_STAGES, STARTING_STAGES, parse_faults, read_progress
 
 # The supervisor looks at the ranks every POLL_S while something happens (a rank
 # enters a new stage, writes a line), backing off to POLL_MAX_S while nothing does
@@ -77,11 +78,12 @@ class LaunchResult:
     elapsed_s: float
     run_dir: str
     timeout_s: float = 0.0
-    faults: dict[int, str] = field(default_factory=dict)  # GPUDOCTOR_FAULT as the ranks saw it
+    faults: dict[int, str] = field(default_factory=dict)  # rundir.FAULT_ENV as the ranks saw it
     stop_signal: int = 0  # the signal that interrupted the run (SIGINT, SIGTERM, SIGHUP); 0 if none
     diagnosed: str = ""  # why the collective watch stopped the job ("mismatch", "uneven", "stall")
     output_closed: bool = False  # echo mode: our stdout's reader went away (`| head -1`): the ranks were stopped
     startup_s: float = 0.0  # with startup_grace: the start-up the watchdog did not count
+    stalled_s: float = 0.0  # diagnosed "stall": how long the ranks had made no collective progress
 
     @property
     def ok(self) -> bool:
@@ -233,10 +235,10 @@ def launch(
         LOCAL_WORLD_SIZE=str(nproc),
         GROUP_RANK="0",
         TORCHELASTIC_RESTART_COUNT="0",
-        GPUDOCTOR_RUN_DIR=run_dir,
         PYTHONUNBUFFERED="1",
     )
-    stderr_paths = [os.path.join(run_dir, f"rank{r}.stderr") for r in range(nproc)]
+    base_env[rundir.RUN_DIR_ENV] = run_dir
+    stderr_paths = [rundir.stderr_path(run_dir, r) for r in range(nproc)]
     procs: list[subprocess.Popen] = []
     start = time.monotonic()
     ended: dict[int, float] = {}
@@ -263,7 +265,7 @@ def launch(
             rank_env = dict(base_env, RANK=str(rank), LOCAL_RANK=str(rank))
             if rank == 0 and listener is not None:
                 rank_env[store.STORE_FD_ENV] = str(listener.fileno())
-            with open(stderr_paths[rank], "wb") as err, open(os.path.join(run_dir, f"rank{rank}.stdout"), "wb") as out:
+            with open(stderr_paths[rank], "wb") as err, open(rundir.stdout_path(run_dir, rank), "wb") as out:
                 procs.append(
                     subprocess.Popen(
                         command,
@@ -371,12 +373,42 @@ def launch(
         _outcome(rank, procs[rank], run_dir, stderr_paths[rank], ended.get(rank), killed_as.get(rank))
         for rank in range(len(procs))
     )
-    faults = parse_faults(base_env.get(FAULT_ENV))
+    faults = parse_faults(base_env.get(rundir.FAULT_ENV))
     elapsed = time.monotonic() - start
-    return LaunchResult(
+    stalled = float(getattr(watch, "stalled_s", 0.0) or 0.0) if diagnosed else 0.0
+    result = LaunchResult(
         outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed,
-        forgiven,
+        forgiven, stalled,
     )
+    write_outcome(result)
+    return result
+
+
+def write_outcome(result: LaunchResult) -> None:
+    """How the job ended, kept in its run folder (outcome.json) for `gpudoctor
+    diagnose DIR`: the same LaunchResult the live report was made from, without the
+    ranks' return values (the command's own data, not how the job ended). A
+    courtesy: a full disk or a folder already gone costs only this file."""
+    kept = replace(result, ranks=tuple(replace(r, result=None) for r in result.ranks))
+    try:
+        scratch.write_file(rundir.outcome_path(result.run_dir), json.dumps(encode(kept), default=str))
+    except OSError:
+        pass
+
+
+def read_outcome(run_dir: str) -> LaunchResult | None:
+    """The outcome.json of a run folder, as the LaunchResult it was, its paths
+    re-rooted at `run_dir` (a folder moved or copied elsewhere still reads); None
+    when there is none, or it is not one this gpudoctor wrote."""
+    try:
+        with open(rundir.outcome_path(run_dir), encoding="utf-8") as fh:
+            kept = decode(LaunchResult, json.load(fh), rundir.OUTCOME_FILE)
+    except (OSError, ValueError):  # SnapshotError is a ValueError
+        return None
+    if not isinstance(kept, LaunchResult):
+        return None
+    ranks = tuple(replace(r, stderr_path=rundir.stderr_path(run_dir, r.rank)) for r in kept.ranks)
+    return replace(kept, ranks=ranks, run_dir=run_dir)
 
 
 def _stdout_gone() -> bool:
@@ -476,7 +508,7 @@ def _reap(proc: subprocess.Popen) -> None:
 def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcome:
     rc = proc.returncode
     step, stage = read_progress(run_dir, rank)
-    error = read_contract(RankError, os.path.join(run_dir, f"rank{rank}.error.json"))
+    error = read_contract(RankError, rundir.error_path(run_dir, rank))
     sig = signal.Signals(-rc).name if rc is not None and rc < 0 and -rc in signal.Signals._value2member_map_ else None
     if killed_as == "timeout" and error:
         # It raised, then was slow to leave (a backend's teardown, a busy machine):
@@ -530,7 +562,7 @@ def launch_function(
     back as it (None where the rank returned nothing, or something else).
     `rank_setup`: "module:function" each rank calls with its context before it imports torch."""
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
-    with open(os.path.join(run_dir, "config.json"), "w") as fh:
+    with open(rundir.config_path(run_dir), "w") as fh:
         json.dump(config, fh)
     command = [sys.executable, "-m", "gpudoctor.launch.child", target, rank_setup]
     watch = watch_factory(run_dir, nproc) if watch_factory else None
@@ -541,7 +573,7 @@ def launch_function(
     if result_type is None:
         return result
     ranks = tuple(
-        replace(r, result=read_contract(result_type, os.path.join(result.run_dir, f"rank{r.rank}.result.json")))
+        replace(r, result=read_contract(result_type, rundir.result_path(result.run_dir, r.rank)))
         for r in result.ranks
     )
     return replace(result, ranks=ranks)

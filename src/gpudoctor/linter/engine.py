@@ -55,7 +55,7 @@ NOT_READ_FIX = {
     "missing": "ls -l FILE  # the link points nowhere: fix or remove it",
     "not-regular": "copy the source into a regular file and lint that",
     "directory": "name the .py files inside it, or the directory itself to lint every *.py under it",
-    "too-large": "export GPUDOCTOR_MAX_SOURCE_BYTES=<bytes>  # if the file really is Python to lint",
+    "too-large": f"export {SOURCE_CAP[0]}=<bytes>  # if the file really is Python to lint",
 }
 
 
@@ -97,9 +97,8 @@ def is_test_file(path: str) -> bool:
     return bool(TEST_FILE.match(os.path.basename(path)))
 
 
-def python_files(paths: Sequence[str]) -> list[str]:
-    """Files named, plus the `*.py` and `*.ipynb` files under directories
-    named (not in hidden folders, virtualenvs, `__pycache__` or `site-packages`)."""
+def check_paths(paths: Sequence[str]) -> None:
+    """MissingPath for the first path named that is not there (or a link to nothing)."""
     for path in paths:
         if not os.path.exists(path):
             if os.path.islink(path):  # a symlink loop or a dangling link is not "no such file"
@@ -108,6 +107,12 @@ def python_files(paths: Sequence[str]) -> list[str]:
                 except OSError as exc:
                     raise MissingPath(_not_linted(path, exc)) from None
             raise MissingPath(f"no such file or directory: {path}")
+
+
+def python_files(paths: Sequence[str]) -> list[str]:
+    """Files named, plus the `*.py` and `*.ipynb` files under directories
+    named (not in hidden folders, virtualenvs, `__pycache__` or `site-packages`)."""
+    check_paths(paths)
     found: list[str] = []
     for path in paths:
         if not os.path.isdir(path):

@@ -13,7 +13,7 @@ from gpudoctor.core.findings import Finding, Report, Severity
 from gpudoctor.linter.engine import LintResult
 from gpudoctor.linter.explain import rule_page
 from gpudoctor.checks.wording import plural
-from gpudoctor.linter.rule import ERROR, Rule
+from gpudoctor.linter.rule import ERROR, Diagnostic, Rule
 from gpudoctor.linter.rules import ALL, BY_ID
 from gpudoctor.render.escape import terminal
 
@@ -61,6 +61,12 @@ def report(result: LintResult) -> Report:
         findings=findings,
         data={"files_checked": result.files, "diagnostics": [d.to_dict() for d in result.diagnostics]},
     )
+
+
+def result_of(report: Report) -> LintResult:
+    """The LintResult a report() was made from: what text, SARIF and GitHub annotations print."""
+    diagnostics = tuple(Diagnostic(**d) for d in report.data["diagnostics"])
+    return LintResult(diagnostics, report.data["files_checked"])
 
 
 def _escape_data(value: str) -> str:

@@ -1,6 +1,7 @@
 """Every finding id any command can report, one module per area. A new id:
-a FindingDoc in its area's module (or a new module, named in AREAS); then
-`python -m gpudoctor.docs` writes its page."""
+a FindingDoc in its area's module (or a new module, named in AREAS), with the
+sentence the code reports as its why in `says` (or `cases`), which the code
+gets with `catalog.why(id)`; then `python -m gpudoctor.docs` writes its page."""
 
 from __future__ import annotations
 

@@ -32,6 +32,10 @@ or more the fastest one (with at least 5 iterations), so the small-message laten
 the usual cause is another job on the same cores (the load average above the core count
 says so), else frequency scaling or a shared VM. Two runs can then differ 10× (290 µs in
 one, 3392 µs in the next) with nothing wrong in the link.""",
+        cases={
+            "busy": "A small collective takes microseconds, so any pause of a rank shows in full: when repeated iterations of one size spread {spread:g}x or more, the figure says more about the machine than the link. Likely cause: the machine was busy: load average {load:.1f} on {cores} core(s), so other work took turns on the cores the ranks spin on.",
+            "stolen": "A small collective takes microseconds, so any pause of a rank shows in full: when repeated iterations of one size spread {spread:g}x or more, the figure says more about the machine than the link. Likely cause: another job on the same cores, CPU frequency scaling or a shared VM steals time from the ranks between calls.",
+        },
         fix="""Look at what else runs, then rerun with more iterations when the cores are free:
 
 ```sh
@@ -65,6 +69,7 @@ hang in the first collective with several GPUs.""",
 docker run --shm-size=8g ...        # or --ipc=host
 # Kubernetes: mount an emptyDir with medium: Memory at /dev/shm
 ```""",
+        says="NCCL's SHM transport and PyTorch's shared tensors live in /dev/shm; containers default to 64 MB, which runs out with several GPUs (bus errors, or a hang in the first collective).",
     ),
     FindingDoc(
         id="allreduce-wrong-result",
@@ -87,5 +92,6 @@ NCCL_PROTO=Simple gpudoctor allreduce --sizes 4M
 NCCL_P2P_DISABLE=1 gpudoctor allreduce --sizes 4M
 nvidia-smi -q -d ECC
 ```""",
+        says="Every rank's data is chosen so the exact result is known; a mismatch means data was corrupted in transit or reduced wrongly (a faulty GPU, link or NIC, a broken NCCL build, or a bad protocol setting), and training on it silently diverges.",
     ),
 )

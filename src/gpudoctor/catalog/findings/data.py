@@ -25,6 +25,7 @@ for epoch in range(epochs):
 Related: the lint rule [sampler-no-set-epoch](../rules/sampler-no-set-epoch.md) finds the
 same in the source, and `gpudoctor train-smoke`'s
 [sampler-order-fixed](sampler-order-fixed.md) checks the order itself.""",
+        says="A shuffling DistributedSampler seeds its shuffle with seed + epoch; without set_epoch() the epoch stays the same, so the 'shuffle' repeats one permutation every epoch.",
     ),
     FindingDoc(
         id="spawned-rank-loader-workers",
@@ -54,5 +55,6 @@ torchrun --nproc_per_node 2 train.py   # instead of mp.spawn
 Related: `gpudoctor train-smoke --num-workers W` measures the same cost
 ([dataloader-worker-startup](dataloader-worker-startup.md)); lint rule
 [spawn-num-workers](../rules/spawn-num-workers.md).""",
+        says="Without persistent_workers, every epoch starts num_workers new processes that must rebuild the dataset; in a spawned rank that is paid again each epoch before the first batch.",
     ),
 )

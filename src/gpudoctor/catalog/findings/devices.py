@@ -39,6 +39,7 @@ self.register_buffer("mask", mask)     # a tensor attribute that must follow mod
 
 `gpudoctor.device_map(model)` prints where every parameter and buffer lives.
 Related: the lint rule [tensor-to-unassigned](../rules/tensor-to-unassigned.md).""",
+        says="An op needs all its tensors on one device. Modules move in place with .to(), but tensor.to() returns a new tensor, and tensors made in forward() without device= stay on the CPU.",
     ),
     FindingDoc(
         id="module-input-device",
@@ -65,5 +66,6 @@ model.encoder.to("cuda:0")
 few passes over every module have gone by with nothing new, again after every
 `model.to()` / `.cuda()` and at every new epoch (`iter(DataLoader)`). Outside the window,
 module calls run untouched.""",
+        says="The first op that combines them raises 'Expected all tensors to be on the same device' (or, if the module moves the input itself, every call pays a copy).",
     ),
 )

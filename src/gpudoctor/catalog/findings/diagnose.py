@@ -33,6 +33,7 @@ ones are usually consequences of it.""",
         why="""It is the rank's own exception; when it comes first, the other ranks' timeouts and lost
 connections follow from it.""",
         fix="Read the traceback in the error file: its last frame in your own code is the line to fix.",
+        says="The rank's own exception, as torchrun's @record wrote it; the earliest error file is where the job failed first.",
     ),
     FindingDoc(
         id="pickle-refused",
@@ -52,6 +53,7 @@ rest. A checkpoint named like a dump is refused the same way.""",
 ```sh
 python -m pickletools FILE | grep -E 'GLOBAL|INST|REDUCE'
 ```""",
+        says="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names nothing; gpudoctor reads only such pickles.",
     ),
     FindingDoc(
         id="files-not-read",
@@ -68,6 +70,7 @@ dumps, broken links, folders deeper than 6 levels, files past the first 2,000.""
 ```sh
 zstd -d rank0.log.zst && gpudoctor diagnose rank0.log
 ```""",
+        says="What was not read cannot show the failure: the verdict covers only the files that were read.",
     ),
     FindingDoc(
         id="unrecognised-failure",

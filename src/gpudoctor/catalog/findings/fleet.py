@@ -24,6 +24,7 @@ ENTRIES = (
 pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126   # on the odd nodes, as on the others
 # better: run every node from one container image or one shared venv
 ```""",
+        says="Ranks built from different torch releases or CUDA builds may not interoperate: c10d's wire protocol, DDP's bucketing and the bundled NCCL change between releases; jobs hang at init or at the first collective, or fail with errors that point nowhere near the cause.",
     ),
     FindingDoc(
         id="fleet-nccl-mismatch",
@@ -37,6 +38,7 @@ pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126   #
 pip install --force-reinstall nvidia-nccl-cu12==2.27.5   # on the odd nodes: the version the others have
 unset LD_PRELOAD   # and drop other libnccl directories from LD_LIBRARY_PATH there
 ```""",
+        says="Every rank of a communicator must run the same NCCL: versions differ in their bootstrap and wire protocol, and a mix hangs in ncclCommInitRank or fails with 'unhandled system error' / 'invalid usage'. A node with another libnccl (LD_LIBRARY_PATH, LD_PRELOAD, another nvidia-nccl wheel) is the usual cause when torch is the same.",
     ),
     FindingDoc(
         id="fleet-driver-mismatch",
@@ -50,6 +52,7 @@ unset LD_PRELOAD   # and drop other libnccl directories from LD_LIBRARY_PATH the
 nvidia-smi   # on the odd nodes: install the driver the other nodes have
 srun --exclude=<odd nodes> ...   # or leave them out until they are updated
 ```""",
+        says="The driver decides which CUDA features, NVLink/NVSwitch fabric and GPUDirect RDMA paths a node supports; nodes on different drivers pick different NCCL transports, and a driver older than torch's CUDA makes CUDA unusable on that node.",
     ),
     FindingDoc(
         id="fleet-gpu-model-mismatch",
@@ -63,6 +66,7 @@ srun --exclude=<odd nodes> ...   # or leave them out until they are updated
 srun --constraint=<gpu type> ...   # one GPU model for the job
 srun --exclude=<odd nodes> ...
 ```""",
+        says="Every step waits for the slowest rank, so one node of older or smaller GPUs slows the whole job; a batch size chosen for the larger memory runs out of memory on the smaller one.",
     ),
     FindingDoc(
         id="fleet-gpu-count-mismatch",
@@ -76,6 +80,7 @@ srun --exclude=<odd nodes> ...
 nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES   # on the odd nodes
 srun --exclude=<odd nodes> ...   # until the GPU is back
 ```""",
+        says="torchrun starts the same number of ranks on every node; a node with fewer usable GPUs puts two ranks on one GPU (NCCL: 'Duplicate GPU detected') or fails with 'invalid device ordinal'. A GPU missing from NVML fell off the bus (Xid 79) or was never seen by the driver.",
     ),
     FindingDoc(
         id="fleet-gpus-fewer-than-ranks",
@@ -88,6 +93,7 @@ srun --exclude=<odd nodes> ...   # until the GPU is back
         fix="""```sh
 torchrun --nproc-per-node=<GPUs per node> ...   # or restore the missing GPUs on that node
 ```""",
+        says="With NCCL each rank needs its own GPU; the extra ranks share one ('Duplicate GPU detected') or ask for a device that does not exist ('invalid device ordinal').",
     ),
     FindingDoc(
         id="fleet-infiniband-mismatch",
@@ -101,6 +107,7 @@ torchrun --nproc-per-node=<GPUs per node> ...   # or restore the missing GPUs on
 ibstat   # on the odd nodes: is the port Active?
 sudo modprobe mlx5_ib   # load the driver; or leave the node out: srun --exclude=<node>
 ```""",
+        says="NCCL uses InfiniBand/RoCE between nodes when it finds it, else TCP sockets; a node without the device, or with its port down, drags every all-reduce to socket speed or fails to connect ('NET/IB : No device found', 'Connection refused').",
     ),
     FindingDoc(
         id="fleet-socket-ifname-missing",
@@ -113,6 +120,7 @@ sudo modprobe mlx5_ib   # load the driver; or leave the node out: srun --exclude
         fix="""```sh
 export NCCL_SOCKET_IFNAME=eth0   # an interface every node has (ip -br addr on each); the fix line names one
 ```""",
+        says="{backend} binds to the interfaces {var} names; a rank that finds none fails ('Bootstrap : no socket interface found', 'Unable to find address for') and every other rank waits for it until the timeout.",
     ),
     FindingDoc(
         id="fleet-env-mismatch",
@@ -142,6 +150,13 @@ Severity by what the variable does:
 export NCCL_IB_DISABLE=0   # on the odd nodes, the value the others have; better: set it once in the job script
 unset NCCL_IB_DISABLE       # when the other nodes do not set it
 ```""",
+        cases={
+            "harmless": "Debug output or a per-node path: harmless, though a node that logs differently is harder to compare.",
+            "nccl": "NCCL reads its variables on each rank; ranks that disagree on transports, algorithms, protocols or buffer sizes hang at init or at the first collective, and one node without a tuning the others have runs slower, which every rank then waits for.",
+            "gloo": "gloo reads its variables on each rank; nodes that disagree may bind to networks that cannot reach each other.",
+            "rendezvous": "Every rank must rendezvous at the same MASTER_ADDR:MASTER_PORT; ranks told another address wait there forever.",
+            "other": "The same program sees other devices or behaves differently on those nodes (CUDA_VISIBLE_DEVICES renumbers GPUs, CUDA_LAUNCH_BLOCKING=1 serialises every kernel launch and slows that node).",
+        },
     ),
     FindingDoc(
         id="fleet-python-mismatch",
@@ -154,6 +169,7 @@ unset NCCL_IB_DISABLE       # when the other nodes do not set it
         fix="""```sh
 # run every node from one container image or one shared venv
 ```""",
+        says="Different interpreters mean different environments: packages, pickled objects sent with all_gather_object/broadcast_object_list and compiled extensions may not match across nodes.",
     ),
     FindingDoc(
         id="fleet-shm-mismatch",
@@ -166,6 +182,7 @@ unset NCCL_IB_DISABLE       # when the other nodes do not set it
         fix="""```sh
 docker run --shm-size=16g ...   # the same on every node, or --ipc=host
 ```""",
+        says="NCCL's shared-memory transport between ranks of a node and DataLoader workers live in /dev/shm; a node given a smaller one (another container setup) fails first.",
     ),
     FindingDoc(
         id="fleet-consistent",

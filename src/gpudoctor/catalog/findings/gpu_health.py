@@ -179,6 +179,7 @@ sudo dmesg -T | grep -i xid
         evidence="`tried`: each source and why it did not answer.",
         why="The NVIDIA driver records GPU faults in the kernel log; many systems let only root or the `adm` / `systemd-journal` groups read it.",
         fix="`sudo dmesg | grep -i xid`, or ask the admin to add you to the `adm` group.",
+        says="The NVIDIA driver writes GPU faults (Xid) to the kernel log; on many systems only root or the adm / systemd-journal groups may read it.",
     ),
     FindingDoc(
         id="gpu-lost",
@@ -193,5 +194,6 @@ sudo dmesg | grep -i xid
 ```
 
 Drain the node and reboot it; if it recurs, ask the admin to reseat or replace the GPU.""",
+        says="The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no process can use it until it is reset or the node rebooted, and a job with a rank on it hangs or dies.",
     ),
 )

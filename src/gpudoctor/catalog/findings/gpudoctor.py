@@ -16,5 +16,6 @@ ENTRIES = (
 ```sh
 gpudoctor check --json > facts.json
 ```""",
+        says="A bug in gpudoctor, or a facts snapshot it does not understand; the other checks still ran.",
     ),
 )

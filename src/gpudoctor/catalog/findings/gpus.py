@@ -14,6 +14,7 @@ ENTRIES = (
         fix="""```sh
 sudo nvidia-smi -i 0 -c DEFAULT
 ```""",
+        says="Prohibited lets no process create a CUDA context; Exclusive_Process lets only one, so a second process (another rank, a DataLoader worker touching CUDA, a monitoring tool) fails with 'busy or unavailable'.",
     ),
     FindingDoc(
         id="gpu-memory-free",
@@ -40,6 +41,7 @@ nvidia-smi
 kill <pid>
 export CUDA_VISIBLE_DEVICES=1
 ```""",
+        says="Memory another job holds is not available to yours: it runs out of memory sooner, and ranks that share a GPU with a running job run slower.",
     ),
     FindingDoc(
         id="mig-enabled",
@@ -54,6 +56,7 @@ export CUDA_VISIBLE_DEVICES=1
 ```sh
 sudo nvidia-smi -i 0 -mig 0
 ```""",
+        says="A process sees one MIG instance at most, and NCCL cannot span MIG instances: multi-GPU training needs whole GPUs.",
     ),
     FindingDoc(
         id="no-nvidia-gpu",
@@ -69,6 +72,7 @@ sudo nvidia-smi -i 0 -mig 0
 docker run --gpus all ...
 nvidia-smi -L
 ```""",
+        says="NVML works but lists no device: the GPUs are not passed into this container or VM, or they have fallen off the bus.",
     ),
     FindingDoc(
         id="non-nvidia-display-adapter",
@@ -79,6 +83,7 @@ nvidia-smi -L
         evidence="`adapters` (PCI address, vendor, name, kind), `source` (`lspci` or `sysfs`).",
         why="The OS counts it as a GPU (Task Manager, `lspci | grep -i vga`), so \"I have two GPUs\" may mean one NVIDIA GPU plus this one. CUDA only sees NVIDIA GPUs, so torch does not count it.",
         fix="Nothing to fix: expect `torch.cuda.device_count()` to count only the NVIDIA GPUs.",
+        says="The OS (Task Manager, lspci) counts an integrated or server-management display adapter as a GPU; CUDA only sees NVIDIA GPUs.",
     ),
     FindingDoc(
         id="nvidia-driver-missing",
@@ -94,6 +99,7 @@ nvidia-smi -L
 sudo ubuntu-drivers install
 docker run --gpus all ...
 ```""",
+        says="The GPU is there but the driver is not installed or not loaded (or, in a container, the NVIDIA runtime did not mount it), so neither nvidia-smi nor torch can use it.",
     ),
     FindingDoc(
         id="nvidia-driver",
@@ -118,6 +124,10 @@ nvidia-smi           # same error? then reboot, or reload the module:
 sudo rmmod nvidia_uvm nvidia && sudo modprobe nvidia
 pip install nvidia-ml-py   # when pynvml is missing
 ```""",
+        cases={
+            "pynvml-missing": "gpudoctor reads the physical GPUs through pynvml (the nvidia-ml-py package).",
+            "init-failed": "NVML found the driver library but could not start; after a driver upgrade without a reboot this reads 'Driver/library version mismatch', and CUDA cannot start either.",
+        },
     ),
     FindingDoc(
         id="p2p-ok",
@@ -143,5 +153,6 @@ pip install nvidia-ml-py   # when pynvml is missing
 nvidia-smi topo -p2p r
 gpudoctor allreduce
 ```""",
+        says="Without peer-to-peer access NCCL routes GPU-to-GPU traffic through host memory, so all-reduce bandwidth drops; in VMs or behind PCIe ACS, P2P that is reported but broken makes NCCL hang.",
     ),
 )

@@ -20,6 +20,7 @@ name the ranks that joined and those missing; while it waits it prints
 MASTER_ADDR=node0 MASTER_PORT=29500 RANK=1 WORLD_SIZE=2 gpudoctor allreduce
 nc -zv node0 29500
 ```""",
+        says="Every rank must reach MASTER_ADDR:MASTER_PORT before any can start. The usual causes: the other nodes' ranks were not started (or started later than the timeout), they were given another MASTER_ADDR or MASTER_PORT, or a firewall between the nodes blocks the port.",
     ),
     FindingDoc(
         id="ranks-outnumber-cores",
@@ -34,6 +35,7 @@ nc -zv node0 29500
 ```sh
 gpudoctor allreduce --nproc 2
 ```""",
+        says="Every rank is a whole Python process with torch's own threads; this many per core spend their time waiting for the CPU, so timings are the scheduler's, and timeouts can fire on a healthy job.",
     ),
     FindingDoc(
         id="temp-folder-refused",
@@ -52,5 +54,6 @@ instead (docs/security.md).""",
 ls -ld /tmp/gpudoctor-smoke-*
 gpudoctor train-smoke --save $HOME/smoke.pt
 ```""",
+        says="gpudoctor's folders in the shared temp folder have names every rank of a job can compute, so another user of this machine can create one first: a link there would make the job write over the files it points to, a folder of theirs would let them read or replace what the job writes. A fresh private folder was used instead.",
     ),
 )

@@ -39,5 +39,10 @@ nvidia-smi nvlink -s                # are the NVLinks up?
 NCCL_DEBUG=INFO gpudoctor allreduce --sizes 256M   # look for 'via P2P' in the rank logs
 sudo lspci -vvv | grep -i acsctl    # PCIe: ACS on switches forces P2P through the root complex
 ```""",
+        cases={
+            "below-published": "The same GPUs on the same kind of link reached this figure in a published nccl-tests run. Less than half of it at full size means a slower path: {facts}. NCCL variables that switch algorithms or transports off, NVLinks down (gpudoctor check: gpu-nvlink-degraded), a PCIe link trained narrow (gpu-pcie-link-degraded) or clocks held down (gpu-clocks-slowdown) each cost bandwidth.",
+            "pcie-slow": "Even through the CPU's host bridge, PCIe Gen3 moves several GB/s; less points at ACS/IOMMU redirecting peer traffic, a link trained down (x1/x4, Gen1), or traffic crossing sockets.",
+            "nvlink-slow": "With working NVLink, NCCL moves data GPU to GPU over it; a busbw at PCIe or host-memory speed means NCCL is not using the links (P2P disabled, a container without the NVLink devices, or an NCCL/driver problem).",
+        },
     ),
 )

@@ -22,6 +22,7 @@ rank; with many short epochs (or validation loops) it can dominate the run.""",
 ```python
 DataLoader(dataset, sampler=sampler, num_workers=W, persistent_workers=True)
 ```""",
+        says="Under spawn every worker starts a new interpreter, imports torch and unpickles the dataset at every epoch unless the workers persist.",
     ),
     FindingDoc(
         id="ddp-vs-dp",

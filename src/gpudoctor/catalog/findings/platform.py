@@ -28,5 +28,10 @@ On macOS, train on MPS or CPU and use gloo:
 device = torch.device("mps" if torch.backends.mps.is_available() else "cpu")
 dist.init_process_group(backend="gloo")
 ```""",
+        cases={
+            "windows": "torch.distributed on Windows has gloo only: DDP works, slower than NCCL; `allreduce` and `train-smoke` use gloo. For NCCL and every check, run on Linux or under WSL2.",
+            "macos": "macOS torch wheels have no CUDA: the GPU checks have nothing to look at. Multi-process training there uses gloo on CPU tensors.",
+            "other": "gpudoctor's checks are written for Linux, with Windows and macOS handled; on this OS missing facts are shown as unavailable.",
+        },
     ),
 )

@@ -26,6 +26,7 @@ ENTRIES = (
 ```python
 num_workers = len(os.sched_getaffinity(0)) // local_world_size
 ```""",
+        says="A scheduler (SLURM, taskset, a container's cpuset) limits the CPUs; size DataLoader workers and OMP_NUM_THREADS per rank from the usable count, not os.cpu_count().",
     ),
     FindingDoc(
         id="open-files-limit-low",
@@ -44,6 +45,7 @@ ulimit -n 65536
 ```python
 torch.multiprocessing.set_sharing_strategy("file_system")
 ```""",
+        says="With the default file_descriptor sharing strategy every tensor a worker sends holds a file descriptor until it is received; several workers with prefetching exceed a low limit.",
     ),
     FindingDoc(
         id="open-files-limit",
@@ -87,5 +89,6 @@ torch.multiprocessing.set_sharing_strategy("file_system")
 docker run --shm-size=16g ...      # or --ipc=host
 sudo mount -o remount,size=16G /dev/shm   # on a host
 ```""",
+        says="Workers pass each batch to the main process through shared memory; a small /dev/shm (Docker's default is 64 MiB) ends in 'Bus error' or 'DataLoader worker ... killed'. NCCL also uses it between ranks.",
     ),
 )

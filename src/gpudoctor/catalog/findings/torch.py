@@ -17,6 +17,7 @@ ENTRIES = (
 pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128
 python -c "import torch; print(torch.cuda.get_arch_list())"
 ```""",
+        says="Every CUDA op on that GPU fails with 'no kernel image is available for execution on the device'.",
     ),
     FindingDoc(
         id="arch-supported",
@@ -42,6 +43,7 @@ python -c "import torch; print(torch.cuda.get_arch_list())"
 python -c "import torch; torch.cuda.init()"
 ls -l /dev/nvidia*
 ```""",
+        says="CUDA failed to initialise in a fresh process: the warnings above say why (device files not mounted in a container, a GPU in a bad state, or no permission on /dev/nvidia*).",
     ),
     FindingDoc(
         id="driver-cuda-version",
@@ -67,6 +69,10 @@ ls -l /dev/nvidia*
 pip install --force-reinstall torch==2.13.0 --index-url https://download.pytorch.org/whl/cu124
 # or a newer driver: https://www.nvidia.com/drivers
 ```""",
+        cases={
+            "major": "A CUDA runtime needs a driver of at least its major version; with an older one torch.cuda.is_available() is False.",
+            "minor": "Within one CUDA major version, minor-version compatibility lets it run, but kernels that need PTX JIT or newer driver features fail with 'the provided PTX was compiled with an unsupported toolchain'.",
+        },
     ),
     FindingDoc(
         id="torch-build",
@@ -91,6 +97,7 @@ pip install --force-reinstall torch==2.13.0 --index-url https://download.pytorch
 ```sh
 pip install --force-reinstall torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128
 ```""",
+        says="A CPU build has no CUDA code: torch.cuda.is_available() is False whatever the driver.",
     ),
     FindingDoc(
         id="torch-import-failed",
@@ -110,6 +117,10 @@ pip install --force-reinstall torch   # pin your version, e.g. torch==2.13.0
 ```
 
 If `where` points outside your environment, remove that directory from `PYTHONPATH`.""",
+        cases={
+            "broken": "Nothing in PyTorch can run: a broken or half-installed torch, a missing CUDA library (libcudart, libcudnn, libnccl), or another `torch` earlier on PYTHONPATH.",
+            "not-installed": "gpudoctor examines the torch you train with and does not install one itself; this command needs it. `gpudoctor lint` works without torch.",
+        },
     ),
     FindingDoc(
         id="torch-probe-failed",
@@ -125,5 +136,6 @@ If `where` points outside your environment, remove that directory from `PYTHONPA
 python -c "import torch; print(torch.cuda.device_count())"
 nvidia-smi
 ```""",
+        says="The child that imports torch and asks CUDA for its devices crashed or hung; a training process would do the same. A hang at CUDA initialisation usually means a GPU or driver in a bad state.",
     ),
 )

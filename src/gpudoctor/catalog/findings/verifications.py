@@ -18,6 +18,7 @@ ENTRIES = (
 ```python
 torch.save(model.module.state_dict(), path)
 ```""",
+        says="DDP's state_dict prefixes every key with 'module.'; the plain model cannot load it without renaming every key.",
     ),
     FindingDoc(
         id="checkpoint-reload-mismatch",
@@ -35,6 +36,7 @@ resume training or serve: the run's result is lost.""",
 torch.save(model.module.state_dict(), path)
 model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
 ```""",
+        says="A checkpoint that does not reload into the model class, or reloads to different outputs, cannot resume training or serve.",
     ),
     FindingDoc(
         id="checkpoint-written-by-many",
@@ -56,6 +58,7 @@ if dist.get_rank() == 0:
     torch.save(model.module.state_dict(), path)
 dist.barrier()
 ```""",
+        says="Every rank that saves writes the same file at the same time: the writes race, the last one wins and may be a half-written or a differently wrapped state_dict; N ranks also cost N times the I/O.",
     ),
     FindingDoc(
         id="gradient-average-wrong",
@@ -80,6 +83,7 @@ training still runs, at the wrong effective learning rate or with the wrong dire
 loss = torch.nn.functional.mse_loss(model(x), y)   # reduction="mean", the same on every rank
 loss.backward()
 ```""",
+        says="DDP's promise is that N ranks with batch B take the same step as one process with the N*B batch; it breaks when ranks scale their loss differently, edit gradients before the all-reduce, or a comm hook sums without dividing by the world size.",
     ),
     FindingDoc(
         id="loss-not-falling",
@@ -100,6 +104,7 @@ lines of the same report, and at the transport:
 gpudoctor train-smoke --steps 400
 gpudoctor allreduce --nproc 2
 ```""",
+        says="The reference job learns a linear teacher that the model can fit exactly; when its loss does not fall, the updates reaching the optimizer are wrong (a broken all-reduce, AMP overflow) or the run was too short.",
     ),
     FindingDoc(
         id="ranks-diverged",
@@ -126,6 +131,7 @@ with ctx:
 ```
 
 and edit gradients (clipping, scaling) the same way on every rank, after `backward()`.""",
+        says="DDP keeps replicas identical only if every rank applies the same averaged gradient: a rank that steps under no_sync(), edits its gradients after the all-reduce, or has its own optimizer state drifts away, and the model saved from rank 0 is not the one the others trained.",
     ),
     FindingDoc(
         id="sampler-order-fixed",
@@ -146,6 +152,7 @@ for epoch in range(epochs):
     sampler.set_epoch(epoch)
     for batch in loader: ...
 ```""",
+        says="Without a new order every epoch, each rank sees its samples in the same sequence every epoch, which hurts convergence.",
     ),
     FindingDoc(
         id="sampler-shards-wrong",
@@ -168,6 +175,7 @@ another.""",
 sampler = DistributedSampler(dataset, num_replicas=dist.get_world_size(), rank=dist.get_rank(), seed=0)
 loader = DataLoader(dataset, batch_size=B, sampler=sampler)   # no shuffle=True next to a sampler
 ```""",
+        says="Each rank must read a disjoint slice and together they must read everything, or some samples are trained on twice per epoch and others never; unequal slices make the ranks run different numbers of steps and hang at the last all-reduce.",
     ),
     FindingDoc(
         id="smoke-checkpoint",

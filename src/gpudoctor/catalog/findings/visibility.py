@@ -17,6 +17,7 @@ ENTRIES = (
 nvidia-smi -q -i <index>
 dmesg | grep -i xid
 ```""",
+        says="A GPU that NVML lists and CUDA_VISIBLE_DEVICES selects is not usable by CUDA: it may be in a bad state, held in a Prohibited compute mode, or claimed by a container's device list.",
     ),
     FindingDoc(
         id="device-count",
@@ -39,6 +40,10 @@ dmesg | grep -i xid
         fix="""```sh
 export CUDA_DEVICE_ORDER=PCI_BUS_ID
 ```""",
+        cases={
+            "renumbered": "CUDA's default CUDA_DEVICE_ORDER=FASTEST_FIRST puts the fastest GPU first; nvidia-smi uses PCI bus order, so cuda:0 may not be the GPU you meant.",
+            "gpus-differ": "With the default FASTEST_FIRST order, CUDA puts the fastest GPU first, so torch's cuda:0 (and the indices in CUDA_VISIBLE_DEVICES) may not be nvidia-smi's GPU 0.",
+        },
     ),
     FindingDoc(
         id="device-order",
@@ -63,6 +68,7 @@ export CUDA_DEVICE_ORDER=PCI_BUS_ID
 ```sh
 unset CUDA_VISIBLE_DEVICES
 ```""",
+        says="An empty value or a negative index is the way to hide all GPUs; torch then runs on CPU only.",
     ),
     FindingDoc(
         id="visible-devices-invalid",
@@ -78,6 +84,11 @@ unset CUDA_VISIBLE_DEVICES
 export CUDA_VISIBLE_DEVICES=0,1
 gpudoctor check --visible 0,1   # see what a value gives before using it
 ```""",
+        cases={
+            "repeated": "CUDA treats a list that names a GPU twice as invalid and exposes no GPU at all.",
+            "first-entry": "CUDA reads the list up to the first entry that is not a GPU index or GPU-/MIG- UUID; nothing before it means no GPU.",
+            "read-in-part": "CUDA reads CUDA_VISIBLE_DEVICES like C's strtoul and stops at the first invalid or out-of-range entry, silently dropping the rest; torch then sees fewer GPUs than the list names.",
+        },
     ),
     FindingDoc(
         id="visible-devices-set-after-init",
@@ -92,6 +103,7 @@ gpudoctor check --visible 0,1   # see what a value gives before using it
 ```sh
 CUDA_VISIBLE_DEVICES=0 python train.py
 ```""",
+        says="CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises; setting os.environ afterwards has no effect on this process.",
     ),
     FindingDoc(
         id="visible-devices",

@@ -31,6 +31,7 @@ from gpudoctor.commands.allreduce.verify import (
     should_narrow,
 )
 from gpudoctor.core.findings import Finding, Report
+from gpudoctor.launch import rundir
 from gpudoctor.probe.links import LinkFacts, link_facts
 from gpudoctor.probe.system import shm_total_bytes
 
@@ -38,7 +39,7 @@ TARGET = "gpudoctor.commands.allreduce.rank:run_rank"
 RERUN_TIMEOUT_S = 60.0  # each narrowing rerun is one size with a few iterations
 RERUN_ITERS = 5
 PG_TIMEOUT_MARGIN_S = 60.0  # locally the supervisor's watchdog must fire before gloo's/NCCL's own
-NARROWING_LOG = "nccl-narrowing.log"
+NARROWING_LOG = rundir.NARROWING_LOG
 
 
 def _noop(*_args) -> None:
@@ -196,9 +197,9 @@ def _narrow(sweep: Sweep, result, hooks: Hooks, cause) -> tuple[Finding | None, 
 def _append_log(path: str, title: str, result, rank: int) -> None:
     """One section per run: the failing rank's stdout (NCCL's INFO lines) and stderr."""
     parts = [f"===== {title}: rank {rank}, {'ok' if result.ok else 'failed'} =====\n"]
-    for stream in ("stdout", "stderr"):
+    for stream, rank_log in (("stdout", rundir.stdout_path), ("stderr", rundir.stderr_path)):
         try:
-            with open(os.path.join(result.run_dir, f"rank{rank}.{stream}"), errors="replace") as fh:
+            with open(rank_log(result.run_dir, rank), errors="replace") as fh:
                 text = fh.read()[-200_000:]
         except OSError:
             text = ""

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from gpudoctor.commands.allreduce.bisect import PairTime, measure_pairs
 from gpudoctor.commands.allreduce.bandwidth import Row, exact_value_range, format_size, make_row, planned_sizes
 from gpudoctor.core.codec import decode, encode
+from gpudoctor.launch import rundir
 from gpudoctor.probe.links import RankPlace
 
-ROWS_FILE = "allreduce.rows.jsonl"
+ROWS_FILE = rundir.ROWS_FILE
 STAGE_FINISHED = "finished"
 # Data repeats with a prime period, so a chunk that lands at the wrong offset
 # (a multiple of any power of two) does not match by accident.

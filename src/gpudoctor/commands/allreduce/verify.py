@@ -9,11 +9,13 @@ import math
 from dataclasses import dataclass, field
 
 from gpudoctor.commands.allreduce.bandwidth import Row, format_size
+from gpudoctor.launch import rundir
 from gpudoctor.commands.allreduce.expected import FULL_SIZE_BYTES, LOW_SHARE, expectation
 from gpudoctor.checks import wording
 from gpudoctor.checks.system import SHM_MIN_BYTES
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.links import LinkFacts
+from gpudoctor.catalog import why
 
 AREA = "allreduce"
 LINK_AREA = "links"
@@ -48,8 +50,7 @@ def check_shm(shm_total_bytes: int | None, backend: str, nproc: int) -> list[Fin
                 severity=Severity.WARN,
                 title=f"/dev/shm is only {size}: NCCL between {nproc} local ranks may fail or hang",
                 evidence={"/dev/shm total": size, "needed at least": wording.size(SHM_MIN_BYTES), "ranks": nproc},
-                why="NCCL's SHM transport and PyTorch's shared tensors live in /dev/shm; containers default to "
-                "64 MB, which runs out with several GPUs (bus errors, or a hang in the first collective).",
+                why=why("allreduce-shm"),
                 fix="docker run --shm-size=8g ...   # or --ipc=host; on Kubernetes mount an emptyDir with medium: Memory",
                 area=AREA,
             )
@@ -93,9 +94,7 @@ def check_correctness(rows: list[Row], planned: int, world: int) -> list[Finding
                     "wrong elements by size": {format_size(r.bytes): w for r, w in bad},
                     "sizes checked": len(rows),
                 },
-                why="Every rank's data is chosen so the exact result is known; a mismatch means data was corrupted "
-                "in transit or reduced wrongly (a faulty GPU, link or NIC, a broken NCCL build, or a bad protocol "
-                "setting), and training on it silently diverges.",
+                why=why("allreduce-wrong-result"),
                 fix="gpudoctor allreduce --sizes "
                 f"{format_size(first_row.bytes)} --iters 5   # rerun; if it repeats, on GPUs try NCCL_PROTO=Simple "
                 "and NCCL_P2P_DISABLE=1 to find the transport, then check the GPU (nvidia-smi -q -d ECC)",
@@ -153,12 +152,6 @@ def check_latency_noise(summary: dict, load: tuple[float, float, float] | None, 
         evidence["load_average_1m"] = round(load[0], 2)
     if cores is not None:
         evidence["cores"] = cores
-    cause = (
-        f"the machine was busy: load average {busy:.1f} on {cores} core(s), so other work took turns on the cores "
-        "the ranks spin on"
-        if busy is not None
-        else "another job on the same cores, CPU frequency scaling or a shared VM steals time from the ranks between calls"
-    )
     return [
         Finding(
             id="allreduce-latency-noisy",
@@ -169,9 +162,9 @@ def check_latency_noise(summary: dict, load: tuple[float, float, float] | None, 
             ),
             evidence=evidence,
             why=(
-                "A small collective takes microseconds, so any pause of a rank shows in full: when repeated iterations "
-                f"of one size spread {NOISY_SPREAD:g}x or more, the figure says more about the machine than the link. "
-                f"Likely cause: {cause}."
+                why("allreduce-latency-noisy", "busy", spread=NOISY_SPREAD, load=busy, cores=cores)
+                if busy is not None
+                else why("allreduce-latency-noisy", "stolen", spread=NOISY_SPREAD)
             ),
             fix="uptime; top -o %CPU   # then rerun when the cores are free: gpudoctor allreduce --iters 100",
             area=AREA,
@@ -215,10 +208,7 @@ def against_published(verdict: Finding, summary: dict, link: LinkFacts) -> Findi
         severity=Severity.WARN,
         title=f"busbw {exp.measured_gbps:.1f} GB/s is {exp.sentence()}",
         evidence=ev,
-        why="The same GPUs on the same kind of link reached this figure in a published nccl-tests run. Less than "
-        "half of it at full size means a slower path: " + "; ".join(facts) + ". NCCL variables that switch "
-        "algorithms or transports off, NVLinks down (gpudoctor check: gpu-nvlink-degraded), a PCIe link trained "
-        "narrow (gpu-pcie-link-degraded) or clocks held down (gpu-clocks-slowdown) each cost bandwidth.",
+        why=why("allreduce-link-speed", "below-published", facts="; ".join(facts)),
         fix="gpudoctor check   # GPU health: NVLinks, PCIe width, clocks; then: NCCL_DEBUG=INFO gpudoctor allreduce "
         "--sizes 1G   # which transport and algorithm NCCL chose",
         area=LINK_AREA,
@@ -287,9 +277,7 @@ def _link_verdict(summary: dict, world: int, link: LinkFacts | None) -> list[Fin
                     severity=Severity.WARN,
                     title=f"busbw {peak:.1f} GB/s between GPUs joined by NVLink ({link.nvlinks_min} links): {hint}",
                     evidence={**ev, "expected at least GB/s": round(floor, 1)},
-                    why="With working NVLink, NCCL moves data GPU to GPU over it; a busbw at PCIe or host-memory "
-                    "speed means NCCL is not using the links (P2P disabled, a container without the NVLink "
-                    "devices, or an NCCL/driver problem).",
+                    why=why("allreduce-link-speed", "nvlink-slow"),
                     fix="unset NCCL_P2P_DISABLE; nvidia-smi topo -m; nvidia-smi nvlink -s; "
                     "NCCL_DEBUG=INFO gpudoctor allreduce --sizes 256M   # look for 'via P2P' lines",
                     area=LINK_AREA,
@@ -311,8 +299,7 @@ def _link_verdict(summary: dict, world: int, link: LinkFacts | None) -> list[Fin
                 title=f"busbw {peak:.1f} GB/s between GPUs on PCIe ({', '.join(link.topology) or 'PCIe'}): "
                 f"slower than PCIe should give; {hint}",
                 evidence={**ev, "expected at least GB/s": PCIE_FLOOR_GBPS},
-                why="Even through the CPU's host bridge, PCIe Gen3 moves several GB/s; less points at ACS/IOMMU "
-                "redirecting peer traffic, a link trained down (x1/x4, Gen1), or traffic crossing sockets.",
+                why=why("allreduce-link-speed", "pcie-slow"),
                 fix="nvidia-smi -q | grep -A2 'Link Width'; nvidia-smi topo -m; "
                 "sudo lspci -vvv | grep -i acsctl   # ACS on switches forces P2P through the root complex",
                 area=LINK_AREA,
@@ -386,8 +373,7 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
             severity=Severity.ERROR,
             title=f"NCCL works with P2P disabled at {size}: PCIe P2P / ACS / IOMMU is blocking peer transfers",
             evidence=ev,
-            why="Direct GPU-to-GPU copies over PCIe fail or stall when ACS on a PCIe switch redirects them, when "
-            "the IOMMU is on without passthrough, or in VMs without P2P support; NCCL then hangs or errors.",
+            why=why("nccl-p2p-broken"),
             fix="export NCCL_P2P_DISABLE=1   # works now, slower; for the real fix disable ACS (setpci) or boot with "
             "iommu=pt, and check nvidia-smi topo -p2p r",
             area=NARROW_AREA,
@@ -398,8 +384,7 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
             severity=Severity.ERROR,
             title=f"NCCL works with its shared-memory transport disabled at {size}: /dev/shm is the problem",
             evidence=ev,
-            why="NCCL passes data between local ranks through /dev/shm when P2P is not used; a small /dev/shm "
-            "(containers default to 64 MB) or ranks in containers that do not share it makes it fail or hang.",
+            why=why("nccl-shm-broken"),
             fix="docker run --shm-size=8g (or --ipc=host) ...   # or export NCCL_SHM_DISABLE=1 (slower)",
             area=NARROW_AREA,
         )
@@ -409,8 +394,7 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
             severity=Severity.ERROR,
             title=f"NCCL fails at {size} even with P2P or SHM off, but gloo works: the problem is in NCCL itself",
             evidence=ev,
-            why="The ranks and the rendezvous are fine (gloo completes), so NCCL's own setup is failing: its network "
-            "transport (NCCL_SOCKET_IFNAME, InfiniBand), a NCCL/driver mismatch, or GPUs it cannot use.",
+            why=why("nccl-broken-gloo-works"),
             fix=f"{log_hint}   # the WARN lines name the failing call; compare `python -m gpudoctor check` on each node",
             area=NARROW_AREA,
         )
@@ -419,8 +403,7 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
         severity=Severity.ERROR,
         title=f"the failure at {size} is not a transport problem: it repeats with P2P off, SHM off and with gloo",
         evidence=ev,
-        why="A failure every backend reproduces comes from the rank itself (a crash, host memory, a fault "
-        "injected with GPUDOCTOR_FAULT) or from the rendezvous, not from how NCCL moves data.",
+        why=why("nccl-narrowing-inconclusive", fault_env=rundir.FAULT_ENV),
         fix=f"{log_hint}   # and read the failing rank's finding above",
         area=NARROW_AREA,
     )

@@ -6,7 +6,7 @@ import dataclasses
 import os
 import shlex
 import sys
-from typing import BinaryIO, Optional
+from typing import TYPE_CHECKING, BinaryIO, Optional
 
 from gpudoctor.commands.diagnose import folder as run_folder
 from gpudoctor.commands.diagnose.inputs import InputError, NotReadable, Target, decompressed, open_log
@@ -15,7 +15,12 @@ from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import Finding, Report, Severity, ok
 from gpudoctor.knowledge.story import Diagnosis
+from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
+from gpudoctor.catalog import why
+
+if TYPE_CHECKING:
+    from gpudoctor.hang.folder import FolderVerdict
 
 AREA = "diagnose"
 
@@ -29,6 +34,9 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     extra: list[Finding] = []  # folder mode: what the dumps and error files say
     last: list[Finding] = []  # what was not read
     if target.kind == "folder":
+        verdict = run_folder.gpudoctor_verdict(target.path)
+        if verdict is not None:  # a folder gpudoctor's own ranks left: the verdict it gave then
+            return outcome_report(target.path, verdict, data)
         extra, data = diagnose_folder(target.path, d, data)
         last = [f for f in extra if f.id == "files-not-read"]
         extra = [f for f in extra if f.id != "files-not-read"]
@@ -49,6 +57,22 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
 
 
 READ_ERRORS = (OSError, EOFError, ValueError)
+
+
+def outcome_report(path: str, verdict: FolderVerdict, data: dict) -> Report:
+    """The report on a run folder with outcome.json: the live report's findings about
+    how the job ended, its root cause and its ranks, as `--json` gave them then."""
+    result, job = verdict.result, verdict.job
+    findings = list(verdict.findings)
+    data.update(
+        outcome=OUTCOME_FILE,
+        sources=[os.path.relpath(o.stderr_path, path) for o in result.ranks],
+        root_cause=job.root_cause,
+        ranks=[dataclasses.asdict(r) for r in job.ranks],  # the same records as the live --json (hang/verdict.RankRecord)
+    )
+    if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
+        findings.append(ok("log-no-failure", f"every one of the {len(result.ranks)} rank(s) finished", AREA))
+    return Report("diagnose", tuple(findings), data)
 
 
 def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None, smi: Optional[NvidiaSmiReader] = None) -> str:
@@ -187,10 +211,10 @@ def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding],
         {"path": os.path.relpath(e.path, path), "rank": e.rank, "timestamp": e.timestamp, "message": e.message[:300]} for e in errors
     ]
     if not_read:
-        data["not_read"] = [{"path": rel, "why": why} for rel, why in not_read]
+        data["not_read"] = [{"path": rel, "why": reason} for rel, reason in not_read]
         extra.append(files_not_read(not_read, walked.hidden))
     if refused:
-        extra = [pickle_refused(rel, why) for rel, why in refused] + extra
+        extra = [pickle_refused(rel, reason) for rel, reason in refused] + extra
     if first is not None:
         data["error_file_root_cause"] = {
             "rank": first.rank,
@@ -244,7 +268,7 @@ def rank_exception(err: run_folder.ErrorFile, base: str, first: bool) -> Finding
             "message": err.message[:500],
             "traceback": "\n".join(tail),
         },
-        why="The rank's own exception, as torchrun's @record wrote it; the earliest error file is where the job failed first.",
+        why=why("rank-exception"),
         fix=f"read the traceback in {os.path.relpath(err.path, base)}: its last frame in your code is the line to fix",
         area=AREA,
     )
@@ -262,12 +286,12 @@ def header(report: Report) -> Optional[str]:
         who.append(f"local rank {root['local_rank']}")
     if root.get("node"):
         who.append(f"on {root['node']}")
-    what = root.get("id") or root.get("message", "")
+    what = root.get("id") or root.get("description") or root.get("message", "")
     # what failed (the exception or signal), in which of the user's frames, and when, when the log says
     detail = ", ".join(x for x in (root.get("what"), f"at {root['frame']}" if root.get("frame") else "", root.get("time")) if x)
     if detail and what:
         what = f"{what}: {detail}"
-    where = f"{root['source']}:{root['line']}" if root.get("source") and root.get("line") else (f"line {root['line']}" if root.get("line") else root.get("error_file", ""))
+    where = f"{root['source']}:{root['line']}" if root.get("source") and root.get("line") else (f"line {root['line']}" if root.get("line") else root.get("error_file") or root.get("where") or "")
     # a consequence that names no failing rank (no Root Cause block, no dump signal) is only
     # where the trouble first showed: the rank that printed it is a victim, not the culprit
     victim = root.get("role") == "consequence" and not root.get("reported_by")
@@ -278,8 +302,8 @@ def header(report: Report) -> Optional[str]:
 def unread_counts(not_read: list[tuple[str, str]]) -> str:
     """'2 empty, 1 binary, not a text log': how many files for each reason."""
     counts: dict[str, int] = {}
-    for _, why in not_read:
-        reason = why.split(" (")[0].split(":")[0]
+    for _, said in not_read:
+        reason = said.split(" (")[0].split(":")[0]
         counts[reason] = counts.get(reason, 0) + 1
     return ", ".join(f"{n} {reason}" for reason, n in counts.items())
 
@@ -290,7 +314,7 @@ SHOWN_UNREAD = 20
 def files_not_read(not_read: list[tuple[str, str]], hidden: int) -> Finding:
     """What of the folder was left unread and why: said, so that 'no known failure' is
     never taken for the whole folder when part of it was not read."""
-    evidence: dict = {rel: why for rel, why in not_read[:SHOWN_UNREAD]}
+    evidence: dict = {rel: reason for rel, reason in not_read[:SHOWN_UNREAD]}
     if len(not_read) > SHOWN_UNREAD:
         evidence["and"] = f"{len(not_read) - SHOWN_UNREAD} more (the JSON output's data.not_read lists them all)"
     if hidden:
@@ -300,24 +324,22 @@ def files_not_read(not_read: list[tuple[str, str]], hidden: int) -> Finding:
         severity=Severity.WARN,
         title=f"{len(not_read)} item(s) of the folder not read: {unread_counts(not_read)}",
         evidence=evidence,
-        why="What was not read cannot show the failure: the verdict covers only the files that were read.",
+        why=why("files-not-read"),
         fix="decompress or move the logs you need into the folder (at most 2,000 files, 6 levels deep), "
         "or diagnose one log at a time: gpudoctor diagnose FILE",
         area=AREA,
     )
 
 
-def pickle_refused(rel: str, why: str) -> Finding:
+def pickle_refused(rel: str, reason: str) -> Finding:
     """A file named like a Flight Recorder dump that is a pickle naming something to import:
     loading it would run code. It is never loaded."""
     return Finding(
         id="pickle-refused",
         severity=Severity.ERROR,
-        title=f"{rel} not read: a pickle that names code to run ({why.removeprefix('it names ').split(',')[0]})",
-        evidence={"file": rel, "refused because": why},
-        why="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any "
-        "command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names "
-        "nothing; gpudoctor reads only such pickles.",
+        title=f"{rel} not read: a pickle that names code to run ({reason.removeprefix('it names ').split(',')[0]})",
+        evidence={"file": rel, "refused because": reason},
+        why=why("pickle-refused"),
         fix=f"python -m pickletools {shlex.quote(rel)} | grep -E 'GLOBAL|INST|REDUCE'   # see what it would run; "
         "delete it unless you made it",
         area=AREA,

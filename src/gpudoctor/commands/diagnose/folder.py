@@ -1,4 +1,5 @@
-"""A job's run folder: per-rank logs, torchrun error files, Flight Recorder dumps.
+"""A job's run folder: gpudoctor's own (outcome.json: the live verdict, found
+again by hang/folder.py), or per-rank logs, torchrun error files, Flight Recorder dumps.
 
 torchrun's @record writes one error file per failed worker
 (.../attempt_0/<local_rank>/error.json):
@@ -19,9 +20,20 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from gpudoctor.core.user_file import open_regular
+
+if TYPE_CHECKING:
+    from gpudoctor.hang.folder import FolderVerdict
+
+def gpudoctor_verdict(folder: str) -> FolderVerdict | None:
+    """The verdict `gpudoctor run --nproc`, `allreduce` or `train-smoke` gave on the
+    job that left `folder` (hang.folder.FolderVerdict), or None for any other folder."""
+    from gpudoctor.hang.folder import folder_verdict
+
+    return folder_verdict(folder)
+
 
 MAX_FILES = 2000
 MAX_DEPTH = 6

@@ -8,11 +8,16 @@ import os
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from gpudoctor.core.usage import MissingPathError, UsageError
 from gpudoctor.core.user_file import FileRefused, open_regular, regular_stat
 
 
-class InputError(ValueError):
+class InputError(UsageError):
     """A path that cannot be diagnosed: missing, unreadable, binary, a device."""
+
+
+class MissingLog(InputError, MissingPathError):
+    """No file of that name at all (a dangling link is an InputError only)."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +34,7 @@ def resolve(path: str) -> Target:
     except FileRefused as exc:
         if exc.kind == "directory":
             return Target("folder", path)
-        raise InputError(str(exc)) from None
+        raise (InputError if os.path.lexists(path) else MissingLog)(str(exc)) from None
     if not os.access(path, os.R_OK):
         raise InputError(f"cannot read {path}: permission denied")
     return Target("file", path)

@@ -23,6 +23,7 @@ from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth, NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
+from gpudoctor.catalog import why
 
 # Section and key names only nvidia-smi prints: a section pasted without its GPU header
 # counts only when its names hold one of these.
@@ -494,8 +495,7 @@ class NvidiaSmiReader:
                 title="nvidia-smi cannot reach " + ", ".join(g.name for g in lost),
                 evidence={g.name: (f"Unable to determine the device handle: {g.lost}" if g.lost else "ERR! in nvidia-smi's table")
                           for g in lost} | {"source": "pasted nvidia-smi output"},
-                why="The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no "
-                "process can use it until it is reset or the node rebooted, and a job with a rank on it hangs or dies.",
+                why=why("gpu-lost"),
                 fix="sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to "
                 "reseat or replace the GPU",
                 area=AREA,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from gpudoctor.knowledge.story import Diagnosis
+from gpudoctor.launch import rundir
 from gpudoctor.knowledge.prefilter import candidate_starts
 
 BLOCK = 8 << 20
@@ -26,7 +27,7 @@ def max_line() -> int:
     """MAX_LINE, or GPUDOCTOR_MAX_LINE_BYTES when set (tests use a small one)."""
     import os
 
-    value = os.environ.get("GPUDOCTOR_MAX_LINE_BYTES", "")
+    value = os.environ.get(rundir.MAX_LINE_ENV, "")
     return int(value) if value.isascii() and value.isdigit() and 0 < len(value) < 12 else MAX_LINE
 
 

@@ -22,6 +22,8 @@ def rich_header(report: Report) -> list:
 def read_line(report: Report) -> str:
     """What was read, and what was not: 'read 120 line(s) from 3 source(s); 2 empty; 1 not read'."""
     data = report.data
+    if data.get("outcome"):
+        return f"read {data['outcome']} and the traces of {len(data.get('ranks') or data.get('sources') or [])} rank(s): the verdict gpudoctor gave when the job ended"
     out = f"read {data.get('lines', 0)} line(s) from {len(data.get('sources') or [])} source(s)"
     if data.get("empty"):
         out += f"; {len(data['empty'])} empty file(s)"

@@ -38,7 +38,7 @@ def demote_headings(markdown: str) -> str:
 
 
 def _section(result: StepResult) -> str:
-    from gpudoctor.api import markdown
+    from gpudoctor.commands import markdown
 
     if result.report is not None:
         body = demote_headings(markdown(result.report))
@@ -53,7 +53,10 @@ def _section(result: StepResult) -> str:
     return f"<details{opened}>\n<summary>{summary}</summary>\n\n{body.rstrip()}\n\n</details>\n"
 
 
-def document(results: Sequence[StepResult], now: datetime.datetime | None = None) -> str:
+def document(
+    results: Sequence[StepResult], now: datetime.datetime | None = None, skipped: Sequence[str] = ()
+) -> str:
+    """`skipped`: the steps left out with --skip, said in the summary line."""
     when = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     out = [
         "# gpudoctor report",
@@ -65,12 +68,12 @@ def document(results: Sequence[StepResult], now: datetime.datetime | None = None
     ]
     out += [f"| {r.name} | {status(r)} | {r.seconds:.1f} s | `{r.command}` |" for r in results]
     problems = [f for r in results if r.report for f in r.report.findings if f.severity.rank >= Severity.WARN.rank]
-    out += ["", _problem_line(results, problems), ""]
+    out += ["", _problem_line(results, problems, skipped), ""]
     out += [_section(r) for r in results]
     return "\n".join(out)
 
 
-def _problem_line(results: Sequence[StepResult], problems: list) -> str:
+def _problem_line(results: Sequence[StepResult], problems: list, skipped: Sequence[str] = ()) -> str:
     unfinished = [r.name for r in results if r.report is None]
     parts = []
     if problems:
@@ -78,4 +81,8 @@ def _problem_line(results: Sequence[StepResult], problems: list) -> str:
         parts.append(f"Findings to look at: {ids}.")
     if unfinished:
         parts.append(f"Did not finish: {', '.join(unfinished)}.")
-    return " ".join(parts) or "Every step healthy."
+    left_out = f"skipped: {', '.join(skipped)} (--skip)" if skipped else ""
+    if not parts:
+        # "Every step healthy" over a report without train-smoke would claim what was not run.
+        return f"Every step that ran is healthy; {left_out}." if skipped else "Every step healthy."
+    return " ".join(parts) + (f" {left_out[0].upper()}{left_out[1:]}." if skipped else "")

@@ -1,5 +1,5 @@
-"""The steps of `gpudoctor report`. Each runs the command's Python API (the same
-Report the CLI renders) and ends as a StepResult: a Report, or the reason there
+"""The steps of `gpudoctor report`. Each runs the command itself (the same Report
+the CLI renders and the Python API returns) and ends as a StepResult: a Report, or the reason there
 is none (an exception, Ctrl-C). The launcher's own watchdog bounds allreduce and
 train-smoke; check's probe has its own timeout."""
 
@@ -44,18 +44,60 @@ class Step:
 
 def plan(nproc: int, timeout: float) -> list[Step]:
     """Short runs: a few sizes and iterations, the smoke job's default length."""
-    from gpudoctor import api
-
     sizes = "4K,1M,16M"
     return [
-        Step("check", "gpudoctor check", api.check),
+        Step("check", "gpudoctor check", check),
         Step(
             "allreduce",
             f"gpudoctor allreduce --nproc {nproc} --sizes {sizes} --iters 5 --warmup 2",
-            lambda: api.allreduce(nproc, sizes=sizes, iters=5, warmup=2, timeout=timeout),
+            lambda: allreduce(nproc, sizes, timeout),
         ),
-        Step("train-smoke", f"gpudoctor train-smoke --nproc {nproc}", lambda: api.train_smoke(nproc, timeout=timeout)),
+        Step("train-smoke", f"gpudoctor train-smoke --nproc {nproc}", lambda: train_smoke(nproc, timeout)),
     ]
+
+
+# One call per command, each where the command's door will be called
+# (commands.<name>.run(Options(...))) once check, allreduce and train_smoke have one.
+
+
+def check() -> Report:
+    from gpudoctor.checks import check_report
+    from gpudoctor.probe.facts import collect
+
+    return check_report(collect())
+
+
+def allreduce(nproc: int, sizes: str, timeout: float) -> Report:
+    from gpudoctor.commands.allreduce.job import run_local
+    from gpudoctor.commands.allreduce.options import Options, check_options, plan_sweep
+    from gpudoctor.probe.cuda import probe_cuda
+
+    options = Options(nproc, "auto", "auto", sizes, None, None, "float32", "all_reduce", 5, 2, timeout)
+    check_options(options)
+    cuda = probe_cuda()
+    if cuda.import_error is not None:
+        return torch_missing("allreduce", cuda.import_error)
+    return run_local(plan_sweep(options, cuda)).report
+
+
+def train_smoke(nproc: int, timeout: float) -> Report:
+    from gpudoctor.commands.train_smoke.config import SmokeConfig
+    from gpudoctor.commands.train_smoke.job import run_local
+    from gpudoctor.launch.backend import choose_backend
+    from gpudoctor.probe.cuda import probe_cuda
+
+    cuda = probe_cuda()
+    if cuda.import_error is not None:
+        return torch_missing("train-smoke", cuda.import_error)
+    backend, device = choose_backend("auto", "auto", nproc, cuda)
+    return run_local(SmokeConfig(nproc=nproc, backend=backend, device=device, timeout_s=timeout), cuda)
+
+
+def torch_missing(command: str, import_error: str) -> Report:
+    """A torch that does not import is the step's finding, not an exception."""
+    from gpudoctor.commands import torch_import_finding
+
+    return Report(command, (torch_import_finding(import_error),))
 
 
 def run_steps(steps: Iterable[Step], on_start: Callable[[Step], None] = lambda step: None) -> list[StepResult]:

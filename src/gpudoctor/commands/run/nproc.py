@@ -51,6 +51,11 @@ class StepsWatch:
         self.on_steps = on_steps
         self.last = -self.LIVE_S
 
+    @property
+    def stalled_s(self) -> float:
+        """The collective watch's, for the supervisor's outcome."""
+        return self.inner.stalled_s
+
     def tick(self, now: float, ended: dict):
         if now - self.last >= self.LIVE_S:
             self.last = now
@@ -74,9 +79,8 @@ def run_ranks(
     """`on_steps(steps)`: about every second, the ranks' step accounting so far (the
     report's "steps" data), for a live line."""
     from gpudoctor.launch.supervisor import launch
-    from gpudoctor.hang.failures import launch_findings
-    from gpudoctor.hang.verdict import diagnose_job
-    from gpudoctor.hang.watch import CollectiveWatch, diagnose_run, job_traces
+    from gpudoctor.hang.watch import CollectiveWatch
+    from gpudoctor.hang.folder import job_findings
     from gpudoctor.hang.run_ranks import machine_gpus
     from gpudoctor.hooks.facts import UncaughtError
 
@@ -101,26 +105,12 @@ def run_ranks(
     # A rank's own uncaught error is explained by the job's diagnosis below, as the
     # root cause or as a victim of it: the same error is not reported twice.
     facts = [f for frag in fragments for f in frag["facts"] if result.ok or not isinstance(f, UncaughtError)]
-    # One verdict: the findings of how the ranks ended, the root cause and every rank's
-    # one state all come from hang/verdict.py, so the report and the JSON agree.
-    gpus = machine_gpus(result)
-    # A rank still starting when --timeout fired (Python, import torch) was never in the
-    # job's collectives: lining the ranks up would blame it for a stall it cannot be in.
-    starting = result.timed_out and any(o.state == "starting" for o in result.ranks)
-    if result.interrupted or starting:
-        job = diagnose_job(result, job_traces(result), [], result.diagnosed, gpus)
-    else:
-        job = diagnose_run(result, watch, gpus)
-    if result.interrupted or not (result.ok or job.findings):
-        # Interrupted, or the watchdog fired with nothing to line the ranks up on: each
-        # rank's part, root cause first (the same root_cause rule as the JSON's).
-        ended = launch_findings(result, gpus, job_traces(result))
-        by_rank = {o.rank: o for o in result.ranks}
-        cause = job.root_cause["rank"] if job.root_cause else None
-        status = ranks_exit(result, cause=by_rank.get(cause) if cause is not None else None)
-    else:
-        ended = list(job.findings)
-        status = ranks_exit(result, job.cause_exitcode)
+    # One verdict, the same `gpudoctor diagnose` finds again in the run folder
+    # (hang/folder.py): the findings of how the ranks ended, the root cause and every
+    # rank's one state all come from hang/verdict.py, so the report and the JSON agree.
+    found, job = job_findings(result, watch, machine_gpus(result))
+    ended = list(found)
+    status = ranks_exit(result, job.cause_exitcode)
     processes = [
         {"label": f"rank {r.rank}", "state": r.state, "exit_code": r.exit_code, "signal": r.signal, "log": r.log}
         for r in job.ranks

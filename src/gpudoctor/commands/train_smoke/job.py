@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 
+from gpudoctor.launch import rundir
 from gpudoctor.launch.scratch import FolderRefused, private_fallback, private_folder, shared_path, temp_folder_refused
 from gpudoctor.core.codec import to_plain
 from gpudoctor.probe.cuda import CudaFacts
@@ -128,7 +129,7 @@ def _no_result(run_dir: str) -> Finding:
         title="a rank of the reference job exited without returning its results",
         evidence={"logs": run_dir},
         why="Every rank exited 0, yet one left no result file: something in the rank called sys.exit(0) early.",
-        fix=f"ls {run_dir}; less {run_dir}/rank*.stderr",
+        fix=f"ls {run_dir}; less {rundir.rank_file(run_dir, '*', rundir.STDERR)}",
         area="ranks",
     )
 

@@ -18,8 +18,10 @@ from typing import Any
 
 from gpudoctor.checks.wording import plural
 from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.launch import rundir
 from gpudoctor.commands.train_smoke.config import LEARNING_FACTOR, OUTPUT_TOLERANCE, SMOKE_FAULTS, SmokeConfig
 from gpudoctor.commands.train_smoke.result import RankReport
+from gpudoctor.catalog import why
 
 AREA = "verifications"
 PERF = "performance"
@@ -48,7 +50,7 @@ def _failed(name: str, findings: list[Finding]) -> Verification:
 def _injected(results: Sequence[RankReport]) -> dict:
     """Evidence naming a fault injected for this command, so a test run is never mistaken for a real bug."""
     spec = ",".join(f"{r.rank}:{r.fault}" for r in results if r.fault in SMOKE_FAULTS)
-    return {"injected": f"GPUDOCTOR_FAULT={spec}"} if spec else {}
+    return {"injected": f"{rundir.FAULT_ENV}={spec}"} if spec else {}
 
 
 def _fmt(x: float) -> str:
@@ -101,11 +103,7 @@ def verify_sharding(results: Sequence[RankReport]) -> Verification:
                     **({"out_of_range": stray[:10]} if stray else {}),
                     **_injected(results),
                 },
-                why=(
-                    "Each rank must read a disjoint slice and together they must read everything, or some samples "
-                    "are trained on twice per epoch and others never; unequal slices make the ranks run different "
-                    "numbers of steps and hang at the last all-reduce."
-                ),
+                why=why("sampler-shards-wrong"),
                 fix="DistributedSampler(dataset, num_replicas=dist.get_world_size(), rank=dist.get_rank())  # same dataset and seed on every rank",
                 area=AREA,
             )
@@ -118,7 +116,7 @@ def verify_sharding(results: Sequence[RankReport]) -> Verification:
                 severity=Severity.ERROR,
                 title=f"sharding: set_epoch(1) did not change the sample order of {_which(fixed)}",
                 evidence={"ranks": fixed, "first_indices_epoch0": list(shards[fixed[0]].epoch0[:8]), **_injected(results)},
-                why="Without a new order every epoch, each rank sees its samples in the same sequence every epoch, which hurts convergence.",
+                why=why("sampler-order-fixed"),
                 fix="sampler.set_epoch(epoch)   # first line of every epoch, before iterating the DataLoader",
                 area=AREA,
             )
@@ -189,10 +187,7 @@ def verify_learning(results: Sequence[RankReport], factor: float = LEARNING_FACT
                     "per_rank_factor": {row[0]: round(row[3], 3) for row in rows},
                     **_injected(results),
                 },
-                why=(
-                    "The reference job learns a linear teacher that the model can fit exactly; when its loss does not fall, "
-                    "the updates reaching the optimizer are wrong (a broken all-reduce, AMP overflow) or the run was too short."
-                ),
+                why=why("loss-not-falling"),
                 fix=f"gpudoctor train-smoke --steps {max(2 * steps, 200)}   # still failing: read the gradient-averaging line",
                 area=AREA,
             )
@@ -263,11 +258,7 @@ def verify_synchronisation(results: Sequence[RankReport]) -> Verification:
                     "max_abs_difference_any_parameter": worst,
                     **_injected(results),
                 },
-                why=(
-                    "DDP keeps replicas identical only if every rank applies the same averaged gradient: a rank that "
-                    "steps under no_sync(), edits its gradients after the all-reduce, or has its own optimizer state "
-                    "drifts away, and the model saved from rank 0 is not the one the others trained."
-                ),
+                why=why("ranks-diverged"),
                 fix="with model.no_sync() if (i + 1) % accum_steps else contextlib.nullcontext():   # leave no_sync() on the step that calls optimizer.step()",
                 area=AREA,
             )
@@ -312,11 +303,7 @@ def verify_gradient_averaging(results: Sequence[RankReport]) -> Verification:
                     "checked_on": "rank 0",
                     **_injected(results),
                 },
-                why=(
-                    "DDP's promise is that N ranks with batch B take the same step as one process with the N*B batch; "
-                    "it breaks when ranks scale their loss differently, edit gradients before the all-reduce, or a comm "
-                    "hook sums without dividing by the world size."
-                ),
+                why=why("gradient-average-wrong"),
                 fix="loss = criterion(output, target)   # the same mean-reduced loss on every rank; no per-rank scaling or gradient edits before backward() returns",
                 area=AREA,
             )
@@ -354,10 +341,7 @@ def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
                     **({"module_prefixed_at_end": sum(k.startswith("module.") for k in at_end)} if at_end else {}),
                     **_injected(results),
                 },
-                why=(
-                    "Every rank that saves writes the same file at the same time: the writes race, the last one wins "
-                    "and may be a half-written or a differently wrapped state_dict; N ranks also cost N times the I/O."
-                ),
+                why=why("checkpoint-written-by-many"),
                 fix="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier() before any rank reads it",
                 area=AREA,
             )
@@ -370,7 +354,7 @@ def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
                 severity=Severity.ERROR,
                 title=f"checkpoint: {len(prefixed)} of {len(keys)} saved keys start with 'module.' (the DDP wrapper was saved)",
                 evidence={"path": path, "prefixed_keys": prefixed[:6], **_injected(results)},
-                why="DDP's state_dict prefixes every key with 'module.'; the plain model cannot load it without renaming every key.",
+                why=why("checkpoint-module-prefix"),
                 fix="torch.save(model.module.state_dict(), path)",
                 area=AREA,
             )
@@ -388,7 +372,7 @@ def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
                     else f"checkpoint: the reloaded model's outputs differ from the live model's by {diff:.3g} > {OUTPUT_TOLERANCE:g}"
                 ),
                 evidence={"path": path, "load_error": load_error, "output_max_diff": diff, "tolerance": OUTPUT_TOLERANCE, **_injected(results)},
-                why="A checkpoint that does not reload into the model class, or reloads to different outputs, cannot resume training or serve.",
+                why=why("checkpoint-reload-mismatch"),
                 fix="model.load_state_dict(torch.load(path, map_location='cpu', weights_only=True))   # on the plain (unwrapped) model",
                 area=AREA,
             )
@@ -431,7 +415,7 @@ def verify_workers(results: Sequence[RankReport]) -> Verification | None:
             "startup_s_persistent_on_later": round(on_later, 4),
             "epoch_s_persistent_off": round(mean(s for m in measured for s in m.off.epoch_s), 4),
         },
-        why="Under spawn every worker starts a new interpreter, imports torch and unpickles the dataset at every epoch unless the workers persist.",
+        why=why("dataloader-worker-startup"),
         fix=f"DataLoader(dataset, sampler=sampler, num_workers={w}, persistent_workers=True)",
         area=PERF,
     )

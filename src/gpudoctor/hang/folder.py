@@ -1,0 +1,53 @@
+"""A run folder that `gpudoctor run --nproc`, `allreduce` or `train-smoke` left ->
+the same verdict the live report gave. The supervisor kept how the job ended
+(outcome.json, launch/supervisor.write_outcome); the ranks kept their traces,
+stacks and logs beside it (launch/rundir.py names them all). Both go through the
+live path (watch.diagnose_run -> verdict.diagnose_job), so a folder read days
+later names the same root-cause rank, kind and first finding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpudoctor.core.findings import Finding
+from gpudoctor.hang.failures import launch_findings
+from gpudoctor.hang.verdict import JobDiagnosis, diagnose_job
+from gpudoctor.hang.watch import diagnose_run, job_traces
+from gpudoctor.launch.supervisor import LaunchResult, read_outcome
+
+
+@dataclass(frozen=True)
+class FolderVerdict:
+    """What the live report said about the job, found again from its folder."""
+
+    result: LaunchResult
+    findings: tuple[Finding, ...]  # root cause first, as the live report listed them
+    job: JobDiagnosis  # its root cause and every rank's record
+
+
+def folder_verdict(run_dir: str) -> FolderVerdict | None:
+    """The verdict on the job that left `run_dir`; None when the folder has no
+    outcome.json of this gpudoctor (an older folder, torchrun's logs): the caller
+    reads it as logs, as before. The machine's GPUs are not asked: this may be
+    another machine than the job's."""
+    result = read_outcome(run_dir)
+    if result is None:
+        return None
+    return FolderVerdict(result, *job_findings(result))
+
+
+def job_findings(result: LaunchResult, watch=None, gpus: int | None = None) -> tuple[tuple[Finding, ...], JobDiagnosis]:
+    """The findings about how the ranks ended, root cause first, and the job's
+    diagnosis (its root cause and every rank's record, for the JSON): from lining up
+    the ranks' traces, except for a job interrupted or one with a rank still starting
+    when --timeout fired (never in the job's collectives, it would be blamed for a
+    stall it cannot be in). Interrupted, or stopped by the watchdog with no collective
+    to line the ranks up on: one finding per failed rank, from the same root_cause."""
+    starting = result.timed_out and any(o.state == "starting" for o in result.ranks)
+    if result.interrupted or starting:
+        job = diagnose_job(result, job_traces(result), [], result.diagnosed, gpus)
+    else:
+        job = diagnose_run(result, watch, gpus)
+    if result.interrupted or not (result.ok or job.findings):
+        return tuple(launch_findings(result, gpus, job_traces(result))), job
+    return job.findings, job
