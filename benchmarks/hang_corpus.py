@@ -30,6 +30,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "hang_corpus")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+from agreement import disagreements  # noqa: E402
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
 
 HANG_TIMEOUT_S = "10"  # the stall clock: long enough for a rank's start on a busy machine
@@ -91,7 +92,8 @@ def judge(name: str, expect: dict, code: int, report: dict | None, text: str) ->
         main = code == 0 and not finding
         if not main:
             wrong.append(f"healthy job: exit {code}, finding {finding or '-'}")
-        return main, main, wrong
+        wrong += disagreements(report, text, expect["nproc"]) if report else ["no --json report"]
+        return not wrong, main, wrong
     if finding not in expect["finding"]:
         wrong.append(f"finding {finding or '-'} not in {expect['finding']}")
     if expect["root"] is not None and root != expect["root"]:
@@ -108,6 +110,8 @@ def judge(name: str, expect: dict, code: int, report: dict | None, text: str) ->
     for word in expect["words"]:
         if word.lower() not in lower:
             wrong.append(f"word {word!r} not said")
+    # The words and the JSON never disagree on the root rank; one state per rank.
+    wrong += disagreements(report, text, expect["nproc"]) if report else ["no --json report"]
     return not wrong, main, wrong
 
 

@@ -106,3 +106,18 @@ def listening(ctx, config):
     print("LISTEN " + json.dumps(bound), flush=True)
     dist.barrier()
     dist.destroy_process_group()
+
+
+def many_then_hang(ctx, config):
+    """Every rank passes `config['n']` all-reduces; then rank `config['bad']` stops calling
+    them (its own long work) while the others wait in the next one."""
+    import torch
+
+    dist = ctx.init_process_group("gloo", timeout_s=config.get("pg_timeout", 120))
+    t = torch.ones(4)
+    for _ in range(config["n"]):
+        dist.all_reduce(t)
+    if ctx.rank == config["bad"]:
+        time.sleep(600)
+    dist.all_reduce(t)
+    return None

@@ -14,7 +14,9 @@ import pytest
 
 from gpudoctor.launch.supervisor import launch
 from gpudoctor.launch.supervisor import launch_function
-from gpudoctor.hang.failures import launch_findings, readable_tail
+from gpudoctor.hang.failures import launch_findings
+from gpudoctor.hang.meaning import readable_tail
+from gpudoctor.hang.verdict import root_cause
 from launch_targets import Summed
 from orphans import TAG_ENV, kill_all, leftovers, new_tag
 
@@ -51,7 +53,7 @@ def test_nonzero_exit_is_reported_by_rank_with_its_code():
     tag = new_tag()
     result = run("sleep_then_exit", {"bad": 1, "code": 7, "sleep": 0.2}, 2, tag=tag)
     assert not result.ok
-    assert result.root_cause.rank == 1
+    assert root_cause(result, {}).rank == 1
     assert result.ranks[1].state == "exited" and result.ranks[1].exitcode == 7
     first = launch_findings(result)[0]
     assert first.id == "rank-crashed" and "rank 1" in first.title and "code 7" in first.title
@@ -78,8 +80,8 @@ def test_fault_names_the_failing_rank_in_bounded_time_without_orphans(fault, sta
     elapsed = time.monotonic() - started
     assert elapsed < timeout + result.startup_s + 10  # the ranks' start-up is not the watchdog's to count
     assert not result.ok
-    cause = result.root_cause
-    assert cause.rank == bad and cause.state == state
+    cause = root_cause(result, {})
+    assert cause.rank == bad and result.ranks[bad].state == state
     findings = launch_findings(result)
     assert findings[0].id == finding_id
     assert f"rank {bad}" in findings[0].title

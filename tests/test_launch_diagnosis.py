@@ -42,7 +42,7 @@ def test_the_first_rank_to_fail_on_its_own_is_the_root_cause_and_its_peer_a_vict
     assert victim.title.startswith("rank 0 failed because rank 1 was gone (after collective #3): RuntimeError: Connection closed by peer")
     assert ranks_exit(result, job.cause_exitcode) == 1
     assert job.root_cause["rank"] == 1 and job.root_cause["reached"] == 2 and job.root_cause["type"] == "ValueError"
-    assert [r["state"] for r in job.ranks] == ["lost-peer", "failed"]
+    assert [r.state for r in job.ranks] == ["lost-peer", "failed"]
 
 
 def test_a_signal_gives_128_plus_its_number():
@@ -64,7 +64,7 @@ def test_a_collective_finding_is_the_root_cause_when_no_rank_failed_on_its_own()
     job = diagnose_job(result, traces, analyze(states), "mismatch")
     assert [f.id for f in job.findings] == ["collective-mismatch"]
     assert job.root_cause["rank"] == 0 and job.root_cause["where"] == "/w/train.py:30"  # the call rank 1 never made
-    assert ranks_exit(result, job.cause_exitcode) == 1 and [r["state"] for r in job.ranks] == ["waiting", "waiting"]
+    assert ranks_exit(result, job.cause_exitcode) == 1 and [r.state for r in job.ranks] == ["waiting", "waiting"]
 
 
 def test_the_watch_stops_a_mismatch_from_published_traces(tmp_path):

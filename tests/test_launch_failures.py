@@ -7,6 +7,7 @@ import pytest
 
 from gpudoctor.launch.supervisor import launch_function
 from gpudoctor.hang.failures import launch_findings
+from gpudoctor.hang.verdict import root_cause
 from orphans import TAG_ENV, leftovers, new_tag
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -18,7 +19,7 @@ def test_a_crashed_ranks_finding_says_what_its_error_means():
     tag = new_tag()
     env = {"PYTHONPATH": RANK_PATH, TAG_ENV: tag, "CUDA_VISIBLE_DEVICES": ""}
     result = launch_function("launch_targets:cuda_on_one_rank", {"pg_timeout": 30}, 2, timeout=60, env=env)
-    assert not result.ok and result.root_cause.rank == 1
+    assert not result.ok and root_cause(result, {}).rank == 1
     first = launch_findings(result)[0]
     assert first.id == "rank-raised" and "rank 1" in first.title
     # a CPU-only torch says "not compiled with CUDA", a CUDA build with no visible GPU "No CUDA GPUs"

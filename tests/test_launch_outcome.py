@@ -8,6 +8,7 @@ from gpudoctor.core.codec import SnapshotError, decode, encode
 from gpudoctor.launch import rundir
 from gpudoctor.launch.contract import RankError
 from gpudoctor.launch.supervisor import LaunchResult, RankOutcome, read_outcome, write_outcome
+from gpudoctor.hang.verdict import root_cause
 
 
 def result_in(folder):
@@ -30,7 +31,7 @@ def test_the_outcome_comes_back_as_the_same_result_without_the_ranks_values_and_
     assert [r.stderr_path for r in back.ranks] == [str(moved / "rank0.stderr"), str(moved / "rank1.stderr")]
     assert back.run_dir == str(moved)
     assert back.ranks[1].error == RankError("ValueError", "bad batch", "Traceback ...")
-    assert back.root_cause is not None and back.root_cause.rank == 1
+    assert root_cause(back, {}).rank == 1  # the same verdict from the result read back
 
 
 def test_no_outcome_or_another_shape_reads_as_none(tmp_path):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from gpudoctor.hang.verdict import STATES
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
 from waiting import wait_until  # noqa: E402
@@ -131,6 +133,10 @@ def test_each_fault_names_the_rank_in_bounded_time_without_orphans(fault, findin
         assert [f["id"] for f in errors] == [finding_id]
         assert errors[0]["title"].startswith(rank + " ")
         assert errors[0]["fix"]
+        # One record per rank, one state each, and the root rank the words name first.
+        if finding_id != "allreduce-wrong-result":  # (there every rank finished)
+            assert [r["rank"] for r in report["ranks"]] == [0, 1] and all(r["state"] in STATES for r in report["ranks"])
+            assert report["root_cause"]["rank"] == int(rank.split()[1])
         if finding_id == "rank-hung":  # the hung rank's own stack, dumped before it was stopped
             assert "in fault_point" in errors[0]["evidence"]["stderr_tail"]
         # gloo is never narrowed: the NCCL reruns are for NCCL only.

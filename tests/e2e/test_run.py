@@ -231,12 +231,29 @@ def test_nproc_starts_ranks_and_merges_their_findings(tmp_path):
     d = doctor("--nproc", "2", "--json", str(out), script("sampler_no_set_epoch.py"))
     assert d.returncode == 0, d.stderr
     assert sorted(d.stdout.splitlines()) == ["rank 0: epochs differ: False", "rank 1: epochs differ: False"]
-    assert "[rank 1]   ! DistributedSampler iterated 2 times" in d.stderr
+    # One merged report: the finding both ranks raised, once, with both ranks; no rank prints its own.
+    assert d.stderr.count("DistributedSampler iterated 2 times") == 1, d.stderr
+    assert "\n  ! DistributedSampler iterated 2 times" in d.stderr and "      ranks: 0, 1\n" in d.stderr
+    assert not [line for line in d.stderr.splitlines() if line.startswith("[rank ") and "gpudoctor run" in line]
     assert "gpudoctor run: 2 rank(s) of tests/scripts/sampler_no_set_epoch.py: 0 error(s), 1 warning(s)" in d.stderr
     report = findings(out)
     assert [f["id"] for f in report["findings"]] == ["sampler-without-set-epoch"]
     assert report["findings"][0]["evidence"]["ranks"] == [0, 1]
-    assert [p["state"] for p in report["processes"]] == ["ok", "ok"]
+    assert [p["state"] for p in report["processes"]] == [r["state"] for r in report["ranks"]] == ["finished"] * 2
+
+
+@pytest.mark.slow
+def test_nproc_shows_a_finding_every_rank_raised_once_with_its_ranks(tmp_path):
+    out = tmp_path / "report.json"
+    d = doctor("--nproc", "2", "--json", str(out), script("save_every_rank.py"), str(tmp_path))
+    assert d.returncode == 0, d.stderr
+    for title in ("torch.save of a DDP state_dict to", "2 ranks saved the same checkpoint"):
+        assert d.stderr.count(title) == 1, d.stderr  # not once per rank
+    assert "      ranks: 0, 1\n" in d.stderr and "      ranks seen saving it: 0, 1\n" in d.stderr
+    assert not [line for line in d.stderr.splitlines() if line.startswith("[rank ")]
+    report = findings(out)
+    assert [f["id"] for f in report["findings"]] == ["checkpoint-ddp-wrapper", "checkpoint-every-rank"]
+    assert report["findings"][0]["evidence"]["ranks"] == [0, 1]
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ import pytest
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(TESTS)
 sys.path.insert(0, TESTS)
+from agreement import disagreements  # noqa: E402
 from orphans import TAG_ENV, kill_all, leftovers, new_tag, tagged  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -36,7 +37,10 @@ def doctor(tmp_path, name, *args, hang_timeout="30", timeout=150, options=()):
         assert leftovers(tag) == []
     finally:
         kill_all(leftovers(tag, settle_s=0))
-    return r, json.loads(out.read_text())
+    report = json.loads(out.read_text())
+    # Every live case: the words and the JSON agree on the root rank, one state per rank.
+    assert disagreements(report, report_part(r), 2) == [], r.stderr
+    return r, report
 
 
 def report_part(r):
@@ -241,3 +245,24 @@ def test_a_rank_that_never_reaches_the_rendezvous_holds_the_others_up(tmp_path):
         "tests/scripts/hang/late_join.py:15; rank 1 is not in a collective: tests/scripts/hang/late_join.py:9 "
         "in prepare_data (time.sleep)"
     ) in text
+
+
+@pytest.mark.parametrize("how", ["kill", "hang"])
+def test_a_rank_past_many_collectives_is_placed_at_its_true_last_one(tmp_path, how):
+    # 12 all-reduces: past the window of records a moving rank publishes, so a count read
+    # from that window against another rank's full history would be wrong.
+    r, report = doctor(tmp_path, "many_then_fails.py", how, "12", hang_timeout="10")
+    text = report_part(r)
+    ranks = {x["rank"]: x for x in report["ranks"]}
+    assert report["root_cause"]["rank"] == 1 and ranks[1]["reached"] == 12 and ranks[0]["reached"] == 12
+    assert ranks[0]["collective"]["seq"] == 13
+    if how == "kill":
+        assert r.returncode == 128 + signal.SIGKILL, r.stderr
+        assert "rank 1 failed first: it was killed by SIGKILL (after collective #12)" in text
+        assert "rank 0 failed because rank 1 was gone (in all_reduce #13 " in text
+        assert (ranks[0]["state"], ranks[1]["state"]) == ("lost-peer", "failed")
+    else:
+        assert r.returncode == 124, r.stderr
+        assert "rank 1 holds the others up: rank 0 waits in all_reduce #13 " in text
+        assert "raise --hang-timeout" in text  # run's own option
+        assert (ranks[0]["state"], ranks[1]["state"]) == ("waiting", "running")

@@ -124,6 +124,8 @@ def test_hang_is_reported_in_bounded_time_with_no_orphans():
         assert r.returncode == 124  # the watchdog stopped it, as timeout(1) would
         first = report["findings"][0]
         assert first["id"] == "rank-hung" and "rank 1" in first["title"]
+        assert report["root_cause"]["rank"] == 1 and [r["rank"] for r in report["ranks"]] == [0, 1]
+        assert {r["rank"]: r["state"] for r in report["ranks"]}[1] == "running"  # in its own work, not a collective
         assert "in fault_point" in first["evidence"]["stderr_tail"]  # its stack, dumped before it was stopped
         assert all(v["passed"] is None and v["detail"].startswith("not run") for v in report["verifications"])
         assert leftovers(tag) == []

@@ -94,9 +94,5 @@ def ranks_exit(result, cause_exitcode: int | None = None) -> int:
         return _shell_status(cause_exitcode)
     if result.diagnosed:
         return ExitCode.TIMEOUT if result.diagnosed == "stall" else ExitCode.PROBLEM
-    cause = result.root_cause
-    if result.timed_out and (cause is None or cause.state in ("hung", "nojoin", "starting")):
-        return ExitCode.TIMEOUT
-    if cause is not None and cause.exitcode is not None:
-        return _shell_status(cause.exitcode)
-    return ExitCode.PROBLEM
+    # No rank failed on its own (its code would be `cause_exitcode`, hang/verdict.py).
+    return ExitCode.TIMEOUT if result.timed_out else ExitCode.PROBLEM

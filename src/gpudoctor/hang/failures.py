@@ -3,40 +3,16 @@ where it was, what it last printed, and what to do about it."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping, Sequence
 
 from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.hang.meaning import explained, readable_tail, signal_cause
+from gpudoctor.hang.verdict import LOST_PEER, lost_a_peer, rank_records, root_cause
 from gpudoctor.launch.rank import FAULT_ENV
-from gpudoctor.launch.supervisor import PEER_LOSS, LaunchResult, RankOutcome
+from gpudoctor.launch.rundir import RankTrace
+from gpudoctor.launch.supervisor import LaunchResult, RankOutcome
 
 AREA = "ranks"
-
-SIGNAL_CAUSES = {
-    "SIGKILL": (
-        "Killed from outside: most often the kernel's OOM killer (host RAM exhausted).",
-        "dmesg -T | grep -i -E 'killed process|out of memory'   # then lower batch size / num_workers",
-    ),
-    "SIGSEGV": (
-        "A native crash inside a C++/CUDA library: mismatched NCCL/CUDA/driver versions or a broken build.",
-        "python -m gpudoctor check   # compare torch's CUDA/NCCL build with the driver",
-    ),
-    "SIGBUS": (
-        "Shared memory ran out: /dev/shm is too small (Docker's default is 64 MB).",
-        "docker run --shm-size=16g ...   # or --ipc=host",
-    ),
-    "SIGABRT": (
-        "The process aborted: a C++ exception or the NCCL watchdog tearing down a stuck collective.",
-        "rerun with NCCL_DEBUG=INFO TORCH_SHOW_CPP_STACKTRACES=1 and read the rank's log",
-    ),
-}
-
-# SIGSEGV where no rank could have used a GPU: CUDA and NCCL were never loaded.
-SIGSEGV_NO_GPU = (
-    "A native crash inside a C/C++ extension; this machine has no usable CUDA GPU, so not CUDA/NCCL: "
-    "a compiled package built for another torch/numpy/Python (mixed pip and conda wheels), a bug in a "
-    "CPU kernel or gloo, or native memory corruption.",
-    "python -X faulthandler SCRIPT   # the Python line of the crash; then: pip check; pip list | grep -i torch",
-)
 
 HANG_WHY = (
     "A rank that stops making progress blocks every peer at the next collective: "
@@ -56,10 +32,6 @@ RENDEZVOUS_WHY = (
 )
 
 
-# Lines of a rank's stderr that say nothing about the user's problem.
-NOISE = ("Extension modules:", "<frozen runpy>", "gpudoctor/launch/child.py", "<no Python frame>")
-
-
 STARTING_WHY = (
     "The rank had not got past its start-up: the interpreter and `import torch` (tens of seconds on a busy "
     "machine, minutes from a slow network file system). Start-up does not count against the watchdog up to "
@@ -67,12 +39,8 @@ STARTING_WHY = (
 )
 
 
-def readable_tail(lines, keep: int) -> list[str]:
-    return [line for line in lines if line.strip() and not any(n in line for n in NOISE)][-keep:]
-
-
-def _evidence(r: RankOutcome, tail: int = 8) -> dict:
-    ev: dict = {"rank": r.rank, "state": r.state, "last_stage": r.last_stage or "not started", "step": r.step}
+def _evidence(r: RankOutcome, state: str, tail: int = 8) -> dict:
+    ev: dict = {"rank": r.rank, "state": state, "last_stage": r.last_stage or "not started", "step": r.step}
     if r.state in ("exited", "signaled", "raised"):  # not the signal gpudoctor itself sent
         ev["exit_code"] = r.exitcode
         if r.signal:
@@ -96,15 +64,12 @@ def segfaulted(result: LaunchResult) -> bool:
     return any(r.state == "signaled" and r.signal == "SIGSEGV" for r in result.ranks)
 
 
-def signal_cause(name: str | None, gpus: int | None, log: str) -> tuple[str, str]:
-    """(why, fix) for a rank killed by signal `name`, judged by the GPUs this machine has."""
-    if name == "SIGSEGV" and gpus == 0:
-        return SIGSEGV_NO_GPU
-    return SIGNAL_CAUSES.get(name or "", ("The rank was killed by a signal.", f"read {log}"))
-
-
-def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) -> Finding | None:
-    """`gpus`: CUDA devices this machine's torch sees (None: not known)."""
+def rank_finding(
+    r: RankOutcome, result: LaunchResult, cause: RankOutcome | None, state: str, gpus: int | None = None
+) -> Finding | None:
+    """`cause`: the job's root-cause rank (verdict.root_cause); `state`: this rank's
+    state in the one vocabulary (verdict.STATES); `gpus`: CUDA devices this machine's
+    torch sees (None: not known)."""
     note = _injected(r, result.faults)
     if r.state == "signaled":
         why, fix = signal_cause(r.signal, gpus, r.stderr_path)
@@ -112,7 +77,7 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
             id="rank-crashed",
             severity=Severity.ERROR,
             title=f"rank {r.rank} crashed: killed by {r.signal} after '{r.last_stage}'{note}",
-            evidence=_evidence(r),
+            evidence=_evidence(r, state),
             why=why,
             fix=fix,
             area=AREA,
@@ -122,14 +87,14 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
             id="rank-crashed",
             severity=Severity.ERROR,
             title=f"rank {r.rank} exited with code {r.exitcode} after '{r.last_stage}'{note}",
-            evidence=_evidence(r),
+            evidence=_evidence(r, state),
             why="The rank's process ended with a non-zero exit code; its peers cannot finish without it.",
             fix=f"less {r.stderr_path}   # the rank's own output says why it exited",
             area=AREA,
         )
     if r.state == "raised":
         raised = r.error.type if r.error else None
-        victim = r.lost_peer and result.root_cause is not r
+        victim = state == LOST_PEER and cause is not r
         return Finding(
             id="rank-raised",
             severity=Severity.WARN if victim else Severity.ERROR,
@@ -138,7 +103,7 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
                 if victim
                 else f"rank {r.rank} raised {raised or 'an exception'} at '{r.last_stage}'{note}"
             ),
-            evidence=_evidence(r),
+            evidence=_evidence(r, state),
             why=(
                 "This rank failed only because another rank went away: look at the root-cause rank."
                 if victim
@@ -154,7 +119,7 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
             title=f"rank {r.rank} was still starting (Python, import torch) when the watchdog fired "
             + (f"({result.startup_s:.0f} s of start-up, then {result.timeout_s:g} s)" if result.startup_s else f"after {result.timeout_s:g} s")
             + note,
-            evidence={**_evidence(r), "startup_s": round(result.startup_s, 1), "timeout_s": result.timeout_s},
+            evidence={**_evidence(r, state), "startup_s": round(result.startup_s, 1), "timeout_s": result.timeout_s},
             why=STARTING_WHY,
             fix="time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
             area=AREA,
@@ -164,7 +129,7 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
             id="rank-never-joined",
             severity=Severity.ERROR,
             title=f"rank {r.rank} never joined the rendezvous within {result.timeout_s:g} s{note}",
-            evidence=_evidence(r),
+            evidence=_evidence(r, state),
             why=NOJOIN_WHY,
             fix="check MASTER_ADDR/MASTER_PORT are reachable from every node (nc -zv $MASTER_ADDR $MASTER_PORT), "
             "and that nothing before init_process_group blocks",
@@ -172,13 +137,12 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
         )
     if r.state == "hung":
         waiting = r.last_stage == "rendezvous"
-        cause = result.root_cause
         if waiting and all(x.last_stage == "rendezvous" for x in result.ranks):
             return Finding(
                 id="rendezvous-hang",
                 severity=Severity.ERROR,
                 title=f"rank {r.rank} waited in the rendezvous for {result.timeout_s:g} s",
-                evidence=_evidence(r),
+                evidence=_evidence(r, state),
                 why=RENDEZVOUS_WHY,
                 fix="export MASTER_ADDR=<reachable ip> MASTER_PORT=<free port>; check NCCL_SOCKET_IFNAME with `ip -br addr`",
                 area=AREA,
@@ -188,7 +152,7 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
                 id="rank-waiting",
                 severity=Severity.WARN,
                 title=f"rank {r.rank} was waiting for rank {cause.rank} at '{r.last_stage}' when the watchdog fired",
-                evidence=_evidence(r, tail=4),
+                evidence=_evidence(r, state, tail=4),
                 why="A healthy rank blocked in a collective that a stuck peer never entered.",
                 fix=f"look at rank {cause.rank} first",
                 area=AREA,
@@ -197,7 +161,7 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
             id="rank-hung",
             severity=Severity.ERROR,
             title=f"rank {r.rank} was stuck after '{r.last_stage}' (step {r.step}) when the {result.timeout_s:g} s watchdog fired{note}",
-            evidence=_evidence(r, tail=16),
+            evidence=_evidence(r, state, tail=16),
             why=HANG_WHY,
             fix=HANG_FIX,
             area=AREA,
@@ -207,15 +171,22 @@ def rank_finding(r: RankOutcome, result: LaunchResult, gpus: int | None = None) 
             id="rank-stopped",
             severity=Severity.INFO,
             title=f"rank {r.rank} was stopped by gpudoctor after another rank failed",
-            evidence=_evidence(r, tail=4),
+            evidence=_evidence(r, state, tail=4),
             area=AREA,
         )
     return None
 
 
-def launch_findings(result: LaunchResult, gpus: int | None = None) -> list[Finding]:
+def launch_findings(
+    result: LaunchResult,
+    gpus: int | None = None,
+    traces: Mapping[int, RankTrace] | None = None,
+    collective: Sequence[Finding] = (),
+) -> list[Finding]:
     """Findings for a run: one per failed rank, root cause first; nothing when all went well.
-    `gpus`: CUDA devices on this machine, when known (a crash is explained by what is there)."""
+    `gpus`: CUDA devices on this machine, when known (a crash is explained by what is there);
+    `traces`: the ranks' collective traces, when read (where each rank was); `collective`:
+    what lining them up found (it may name the root cause)."""
     if result.interrupted:
         return [
             Finding(
@@ -228,42 +199,13 @@ def launch_findings(result: LaunchResult, gpus: int | None = None) -> list[Findi
                 area=AREA,
             )
         ]
-    cause = result.root_cause
+    traces = traces or {}
+    found = root_cause(result, traces, collective)
+    cause = next((r for r in result.ranks if found is not None and r.rank == found.rank), None)
+    states = {rec.rank: rec.state for rec in rank_records(result, traces)}
     ordered = sorted(result.ranks, key=lambda r: (r is not cause, r.rank))
-    found = [explained(f, r) for f, r in ((rank_finding(r, result, gpus), r) for r in ordered) if f]
-    return found
-
-
-def explained(f: Finding, r: RankOutcome) -> Finding:
-    """What the rank's own output means, from the knowledge base `diagnose` uses:
-    the finding keeps its id and says the meaning instead of "read rankN.stderr"."""
-    if f.id not in ("rank-crashed", "rank-raised", "rank-hung"):
-        return f
-    from dataclasses import replace
-
-    from gpudoctor.knowledge import explain_lines
-    from gpudoctor.knowledge.story import GENERIC_FINDINGS
-
-    lines = list(r.stderr_tail)
-    if r.error:
-        lines += [f"{r.error.type}: {r.error.message}", *r.error.traceback.splitlines()[-3:]]
-    if not any(line.strip() for line in lines) and (full := _full_disk(os.path.dirname(r.stderr_path))):
-        return replace(
-            f,
-            title=f"{f.title}: no space left on {full[0]}",
-            evidence={**f.evidence, "folder": full[0], "free bytes": full[1]},
-            why="The rank's log is empty and the disk holding the run folder is full: the rank could not write "
-            "its heartbeat, its log or its traceback, so it ended without a word.",
-            fix=f"df -h {full[0]}   # free space there, or start it with TMPDIR=<a folder on a disk with room>",
-        )
-    known = [m for m in explain_lines(lines) if m.evidence.get("role") != "harmless" and m.id not in GENERIC_FINDINGS]
-    if not known:
-        return f
-    m = known[0]
-    evidence = {**f.evidence, "diagnosis": m.id, "meaning": m.title}
-    if f.severity is Severity.WARN:  # a victim: say what it suffered, keep pointing at the root cause
-        return replace(f, evidence=evidence)
-    return replace(f, title=f"{f.title}: {m.title}", evidence=evidence, why=m.why, fix=f"{m.fix}   (log: {r.stderr_path})")
+    pairs = ((rank_finding(r, result, cause, states[r.rank], gpus), r) for r in ordered)
+    return [explained(f, r) for f, r in pairs if f]
 
 
 def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
@@ -279,7 +221,7 @@ def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
     said = [f"{type(exc).__name__}: {line}" for line in text.splitlines()[:1]] + text.splitlines()[1:]
     if "timed out" in lower or "timeout" in lower:
         what = "timed out waiting for a peer (a rank hung or never joined?)"
-    elif any(p in lower for p in PEER_LOSS) or only_lost_a_peer(said):
+    elif lost_a_peer(text) or only_lost_a_peer(said):
         what = "lost a peer (a rank crashed?)"
     else:
         what = f"raised {type(exc).__name__}"
@@ -303,14 +245,3 @@ def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
     )
 
 
-FULL_BELOW = 1024 * 1024  # bytes free under which a disk counts as full for a rank's files
-
-
-def _full_disk(folder: str) -> tuple[str, int] | None:
-    """(folder, bytes free) when the disk holding it is full; None otherwise or unknown."""
-    try:
-        st = os.statvfs(folder)
-    except (OSError, AttributeError):  # gone, or no statvfs (Windows)
-        return None
-    free = st.f_bavail * st.f_frsize
-    return (folder, free) if free < FULL_BELOW else None

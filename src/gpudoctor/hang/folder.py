@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from gpudoctor.core.findings import Finding
 from gpudoctor.hang.failures import launch_findings
-from gpudoctor.hang.verdict import JobDiagnosis
-from gpudoctor.hang.watch import diagnose_run
+from gpudoctor.hang.verdict import JobDiagnosis, diagnose_job
+from gpudoctor.hang.watch import diagnose_run, job_traces
 from gpudoctor.launch.supervisor import LaunchResult, read_outcome
 
 
@@ -22,7 +22,7 @@ class FolderVerdict:
 
     result: LaunchResult
     findings: tuple[Finding, ...]  # root cause first, as the live report listed them
-    job: JobDiagnosis | None  # None when the live report had no job diagnosis (interrupted, still starting)
+    job: JobDiagnosis  # its root cause and every rank's record
 
 
 def folder_verdict(run_dir: str) -> FolderVerdict | None:
@@ -36,14 +36,18 @@ def folder_verdict(run_dir: str) -> FolderVerdict | None:
     return FolderVerdict(result, *job_findings(result))
 
 
-def job_findings(result: LaunchResult, watch=None, gpus: int | None = None) -> tuple[tuple[Finding, ...], JobDiagnosis | None]:
+def job_findings(result: LaunchResult, watch=None, gpus: int | None = None) -> tuple[tuple[Finding, ...], JobDiagnosis]:
     """The findings about how the ranks ended, root cause first, and the job's
-    diagnosis: from lining up the ranks' traces, except for a job interrupted, one
-    with a rank still starting when --timeout fired (never in the job's collectives,
-    it would be blamed for a stall it cannot be in), or one the watchdog stopped with
-    no collective to line the ranks up on: then one finding per failed rank."""
+    diagnosis (its root cause and every rank's record, for the JSON): from lining up
+    the ranks' traces, except for a job interrupted or one with a rank still starting
+    when --timeout fired (never in the job's collectives, it would be blamed for a
+    stall it cannot be in). Interrupted, or stopped by the watchdog with no collective
+    to line the ranks up on: one finding per failed rank, from the same root_cause."""
     starting = result.timed_out and any(o.state == "starting" for o in result.ranks)
-    job = None if result.interrupted or starting else diagnose_run(result, watch, gpus)
-    if job is None or (result.timed_out and not job.findings):
-        return tuple(launch_findings(result, gpus)), None
+    if result.interrupted or starting:
+        job = diagnose_job(result, job_traces(result), [], result.diagnosed, gpus)
+    else:
+        job = diagnose_run(result, watch, gpus)
+    if result.interrupted or not (result.ok or job.findings):
+        return tuple(launch_findings(result, gpus, job_traces(result))), job
     return job.findings, job

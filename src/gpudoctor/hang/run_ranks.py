@@ -6,16 +6,17 @@ return and how it is verified stays with the command."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from gpudoctor.core.findings import Finding, Report
-from gpudoctor.hang.watch import CollectiveWatch, collective_findings
 from gpudoctor.hang.failures import joined_failure, launch_findings, segfaulted
+from gpudoctor.hang.verdict import RankRecord, rank_records, root_cause
+from gpudoctor.hang.watch import CollectiveWatch, collective_findings, job_traces
 from gpudoctor.launch.fleet import FleetComparison, JobComparison
 from gpudoctor.launch.rank import RankContext, export_slurm_env
 from gpudoctor.launch.rendezvous import RendezvousIncomplete
-from gpudoctor.launch.supervisor import LaunchResult, ProgressCallback, discard_run_dir, launch_function
+from gpudoctor.launch.supervisor import LaunchResult, ProgressCallback, RankOutcome, discard_run_dir, launch_function
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,17 @@ class LocalRun:
 
     result: LaunchResult
     findings: tuple[Finding, ...]
+    ranks: tuple[RankRecord, ...] = ()  # every rank's one record (hang/verdict.py), for the JSON
+    cause: RankOutcome | None = None  # the root-cause rank (hang/verdict.root_cause), if one
+    cause_kind: str = ""  # what it is (verdict.Cause.kind)
+
+    def ranks_json(self) -> list[dict]:
+        """The `ranks` list of the command's JSON; empty when every rank did its work."""
+        return [] if self.result.ok else [asdict(r) for r in self.ranks]
+
+    def root_json(self) -> dict | None:
+        """The `root_cause` of the command's JSON: the rank the report names first."""
+        return {"rank": self.cause.rank, "kind": self.cause_kind} if self.cause is not None else None
 
     def discard_logs(self) -> None:
         """Remove the run folder: call it when nothing in it needs keeping."""
@@ -60,7 +72,14 @@ def run_local(
         # command's own --timeout watchdog, then explained from the traces.
         watch_factory=lambda folder, n: CollectiveWatch(folder, n, hang_timeout=None),
     )
-    return LocalRun(result, (*launch_findings(result, machine_gpus(result)), *collective_findings(result)))
+    if result.ok:
+        return LocalRun(result, ())
+    traces = job_traces(result)
+    collective = collective_findings(result, traces)
+    found = root_cause(result, traces, collective)
+    cause = next((o for o in result.ranks if found is not None and o.rank == found.rank), None)
+    findings = (*launch_findings(result, machine_gpus(result), traces, collective), *collective)
+    return LocalRun(result, findings, rank_records(result, traces), cause, found.kind if found else "")
 
 
 def machine_gpus(result: LaunchResult) -> int | None:

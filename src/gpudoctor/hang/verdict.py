@@ -1,9 +1,14 @@
-"""Pure: how a job of ranks ended -> one diagnosis. The rank that failed first with
-its own error is the root cause; ranks that failed only because a peer was
-gone are victims, one line each; a collective problem found by lining the
-ranks' traces up (mismatch, uneven work, stall) is the root cause when no
-rank failed on its own. Also the `root_cause` and `ranks` of the --json report,
-and which rank's exit status the job takes (the CLI turns it into the exit code)."""
+"""The one failure model of a job of ranks: how it ended -> one diagnosis.
+
+Here and nowhere else: the rank-state vocabulary (STATES), the words that say a
+rank lost its peer (PEER_LOSS), the one record of a rank (RankRecord, the JSON
+`ranks` list of every command) and the one rule that names the root cause
+(root_cause). The rank that failed first with its own error is the root cause;
+ranks that failed only because a peer was gone are victims, one line each; a
+collective problem found by lining the ranks' traces up (mismatch, uneven work,
+stall) is the root cause when no rank failed on its own. Also the `root_cause` of
+the --json report, and which rank's exit status the job takes (the CLI turns it
+into the exit code)."""
 
 from __future__ import annotations
 
@@ -11,18 +16,34 @@ import os
 import re
 import signal as signals
 from collections.abc import Mapping, Sequence
+import dataclasses
 from dataclasses import dataclass
 
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, short_where, user_frame
-from gpudoctor.hang.failures import explained, signal_cause
+from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, analyze, short_where, user_frame
+from gpudoctor.hang.meaning import explained, signal_cause
+from gpudoctor.hang.watch import rank_states
 from gpudoctor.launch.rundir import RankTrace, fatal_path, stderr_path
-from gpudoctor.launch.supervisor import LaunchResult, RankOutcome
+from gpudoctor.launch.supervisor import STUCK_STATES, LaunchResult, RankOutcome
 
 AREA = "ranks"
 
-# How a rank words "my peer went away" (gloo, NCCL, the TCPStore, torch's watchdog).
-PEER_GONE = (
+# The one vocabulary of a rank's state: every report and every JSON `ranks` list says
+# each rank's state with exactly one of these (docs/json.md). The supervisor's own
+# process states (launch/supervisor.py RankOutcome.state) stay inside the launcher.
+FINISHED = "finished"  # exited 0
+FAILED = "failed"  # ended with its own error: an exception, a non-zero exit, a signal
+LOST_PEER = "lost-peer"  # failed (or was failing) only because a peer was gone
+WAITING = "waiting"  # was stopped while blocked in a collective or the rendezvous
+RUNNING = "running"  # was stopped while not in a collective (its own work)
+STARTING = "starting"  # was stopped before it was up (Python, import torch)
+NEVER_JOINED = "never-joined"  # was stopped before it reached the rendezvous
+INTERRUPTED = "interrupted"  # stopped with the whole job by Ctrl-C / SIGTERM / SIGHUP
+STATES = (FINISHED, FAILED, LOST_PEER, WAITING, RUNNING, STARTING, NEVER_JOINED, INTERRUPTED)
+
+# How a rank words "my peer went away" (gloo, NCCL, the TCPStore, torch's watchdog):
+# the one list of them.
+PEER_LOSS = (
     "connection closed by peer",
     "connection reset by peer",
     "broken pipe",
@@ -35,30 +56,66 @@ PEER_GONE = (
     "socket closed",
 )
 
+# The supervisor's states of a rank that ended by itself with an error.
+_ENDED_BADLY = ("exited", "signaled", "raised")
+
+
+@dataclass(frozen=True)
+class InCollective:
+    """The collective call a rank was in."""
+
+    seq: int
+    kind: str
+    process_group: str
+    where: str
+
+
+@dataclass(frozen=True)
+class RankRecord:
+    """One rank as the verdict sees it: the one record of a rank's ending that every
+    command's JSON `ranks` list holds, as is (dataclasses.asdict)."""
+
+    rank: int
+    state: str  # one of STATES
+    where: str | None  # the user's line it was at when it ended or was stopped
+    collective: InCollective | None  # the call it was in, if any
+    reached: int  # the number of its last completed collective (0: none)
+    exit_code: int | None
+    signal: str | None
+    error: str | None  # "Type: message" of its own exception, when it raised
+    log: str  # its stderr
+
 
 @dataclass(frozen=True)
 class JobDiagnosis:
     findings: tuple[Finding, ...]
     root_cause: dict | None  # for --json
-    ranks: tuple[dict, ...]  # for --json
+    ranks: tuple[RankRecord, ...]  # for --json (dataclasses.asdict each)
     cause_exitcode: int | None  # the raw exit code of the rank whose status the job takes (cli/exit_code decides)
     headline: str  # one line: what happened
 
 
 def _failed_on_own(o: RankOutcome) -> bool:
-    return o.state in ("exited", "signaled", "raised")
+    return o.state in _ENDED_BADLY
+
+
+def lost_a_peer(text: str) -> bool:
+    """Whether a rank's words say its peer went away."""
+    lower = text.lower()
+    return any(p in lower for p in PEER_LOSS)
 
 
 def is_victim(o: RankOutcome, trace: RankTrace | None) -> bool:
     """Failed only because a peer was gone (its error says so)."""
-    text = " ".join(
-        [
-            (trace.exit.message if trace and trace.exit else ""),
-            o.error.message if o.error else "",
-            *o.stderr_tail[-12:],
-        ]
-    ).lower()
-    return any(p in text for p in PEER_GONE)
+    return lost_a_peer(
+        " ".join(
+            [
+                (trace.exit.message if trace and trace.exit else ""),
+                o.error.message if o.error else "",
+                *o.stderr_tail[-12:],
+            ]
+        )
+    )
 
 
 def _in_collective(trace: RankTrace | None) -> CollectiveRecord | None:
@@ -75,7 +132,17 @@ def _reached(trace: RankTrace | None) -> int:
     """The number of the rank's last completed collective (send/recv have numbers of their own)."""
     if trace is None:
         return 0
-    return max((r.seq for r in trace.all_records() if r.numbered and not r.started), default=0)
+    # The call it is (or died) in did not complete, even where a lost peer's failure
+    # left it marked completed in the Flight Recorder.
+    inside = _in_collective(trace)
+    return max(
+        (
+            r.seq
+            for r in trace.all_records()
+            if r.numbered and not r.started and not (inside and (r.pg, r.seq) == (inside.pg, inside.seq))
+        ),
+        default=0,
+    )
 
 
 def _stack_where(stack: Sequence[StackFrame]) -> str:
@@ -109,10 +176,10 @@ def _signal_name(o: RankOutcome) -> str:
 
 
 def _how(o: RankOutcome, trace: RankTrace | None) -> tuple[str, str]:
-    """(kind, words): kind is exception | exit | signal."""
+    """(kind, words): kind is EXCEPTION | EXIT | SIGNAL."""
     exit_info = trace.exit if trace else None
     if exit_info and exit_info.how == "exception":
-        return "exception", f"raised {exit_info.type}: {exit_info.message}".rstrip(": ")
+        return EXCEPTION, f"raised {exit_info.type}: {exit_info.message}".rstrip(": ")
     if o.error:
         return "exception", f"raised {o.error.type}: {o.error.message}".rstrip(": ")
     sig = _signal_name(o)
@@ -132,21 +199,121 @@ def _collective_text(trace: RankTrace | None) -> str:
     return f"after collective #{n}" if n else "before any collective"
 
 
-def _collective_json(trace: RankTrace | None) -> dict | None:
+def _collective_record(trace: RankTrace | None) -> InCollective | None:
     coll = _in_collective(trace)
     if coll is None:
         return None
-    return {"seq": coll.seq, "kind": coll.kind, "process_group": coll.pg, "where": short_where(coll.where)}
+    return InCollective(coll.seq, coll.kind, coll.pg, short_where(coll.where))
 
 
-def _rank_state(o: RankOutcome, victim: bool, trace: RankTrace | None) -> str:
+def _collective_json(trace: RankTrace | None) -> dict | None:
+    coll = _collective_record(trace)
+    return dataclasses.asdict(coll) if coll is not None else None
+
+
+def rank_state(o: RankOutcome, victim: bool, trace: RankTrace | None) -> str:
+    """The rank's state in the one vocabulary (STATES), from the supervisor's process
+    state, whether its words say it lost a peer, and its trace (in a collective?)."""
     if o.state == "ok":
-        return "finished"
+        return FINISHED
+    if o.state == "interrupted":
+        return INTERRUPTED
+    if victim:
+        return LOST_PEER
     if _failed_on_own(o):
-        return "lost-peer" if victim else "failed"
-    if o.state in ("stopped", "diagnosed", "hung"):
-        return "waiting" if _in_collective(trace) else "running"
-    return o.state
+        return FAILED
+    if o.state == "nojoin":
+        return NEVER_JOINED
+    if o.state == "starting":
+        return STARTING
+    # hung (the watchdog), diagnosed (the collective watch) or stopped (after a peer failed)
+    return WAITING if _in_collective(trace) is not None or o.last_stage == "rendezvous" else RUNNING
+
+
+def victims(result: LaunchResult, traces: Mapping[int, RankTrace]) -> set[int]:
+    """The ranks whose own words say they failed only because a peer was gone. A rank
+    gpudoctor stopped after a failure may already have printed its own peer-loss error."""
+    return {
+        o.rank
+        for o in result.ranks
+        if (_failed_on_own(o) or o.state == "stopped") and is_victim(o, traces.get(o.rank))
+    }
+
+
+def rank_records(result: LaunchResult, traces: Mapping[int, RankTrace]) -> tuple[RankRecord, ...]:
+    """Every rank's one record, by rank."""
+    lost = victims(result, traces)
+    out = []
+    for o in sorted(result.ranks, key=lambda o: o.rank):
+        trace = traces.get(o.rank)
+        exc_type, exc_message = _exception(o, trace)
+        out.append(
+            RankRecord(
+                rank=o.rank,
+                state=rank_state(o, o.rank in lost, trace),
+                where=short_where(rank_where(o, trace)) or None,
+                collective=_collective_record(trace),
+                reached=_reached(trace),
+                exit_code=o.exitcode,
+                signal=_signal_name(o) or None,
+                error=f"{exc_type}: {_strip_location(exc_message or '')}".rstrip(": ") if exc_type else None,
+                log=o.stderr_path,
+            )
+        )
+    return tuple(out)
+
+
+# What a root cause can be besides a collective finding's id.
+EXCEPTION, EXIT, SIGNAL = "exception", "exit", "signal"  # a rank that failed on its own
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Where a failed job's trouble starts: one rank (None when no single rank is
+    to blame) and what it is."""
+
+    rank: int | None
+    kind: str  # a collective finding's id | exception | exit | signal | never-joined | starting | waiting | running
+    finding: Finding | None = None  # the collective finding, when one is the cause
+
+
+def root_cause(
+    result: LaunchResult, traces: Mapping[int, RankTrace], collective: Sequence[Finding] = ()
+) -> Cause | None:
+    """THE root-cause rule of every command, in this order:
+    1. a collective finding that names its root cause, or a mismatch (it explains the
+       crash it caused: gloo aborts a rank on a size mismatch); a timed-out
+       monitored_barrier counts as one, naming the rank that never reached it;
+    2. the first rank to fail with its own error (not a victim of a lost peer):
+       the earliest to end, then the lowest rank;
+    3. a collective finding, when no rank failed on its own;
+    4. when the watchdog stopped the job with no such finding: a rank that never
+       joined, then one still starting, then the stuck rank furthest behind (its
+       lowest step; a rank not in a collective before one waiting in it);
+    5. none: every rank finished, or only victims failed (no rank says why).
+    An interrupted job (Ctrl-C, SIGTERM, SIGHUP) has none: the user stopped it.
+    `collective`: the findings of lining the traces up (knowledge.collectives.analyze)."""
+    if result.interrupted:
+        return None
+    lost = victims(result, traces)
+    own = [o for o in result.ranks if _failed_on_own(o) and o.rank not in lost]
+    own.sort(key=lambda o: (o.ended_s if o.ended_s is not None else float("inf"), o.rank))
+    coll = collective[0] if collective else None
+    if coll is None and own:
+        coll = _straggler(own[0], result, traces)
+    if coll is not None and (not own or coll.id == "collective-mismatch" or "root cause" in coll.evidence):
+        return Cause(_culprit(coll, traces), coll.id, coll)
+    if own:
+        return Cause(own[0].rank, _how(own[0], traces.get(own[0].rank))[0])
+    if result.ok:
+        return None
+    stuck = [o for o in result.ranks if o.state in STUCK_STATES and o.rank not in lost]
+    if not stuck:
+        return None
+    states = {o.rank: rank_state(o, False, traces.get(o.rank)) for o in stuck}
+    order = {NEVER_JOINED: 0, STARTING: 1, RUNNING: 2, WAITING: 3}
+    first = min(stuck, key=lambda o: (order[states[o.rank]], o.step, o.rank))
+    return Cause(first.rank, states[first.rank])
 
 
 def _where_of_finding(f: Finding, rank: int | None) -> str:
@@ -188,33 +355,32 @@ def _culprit(f: Finding, traces: Mapping[int, RankTrace]) -> int | None:
 def diagnose_job(
     result: LaunchResult,
     traces: Mapping[int, RankTrace],
-    collective: Sequence[Finding],
+    collective: Sequence[Finding] | None = None,
     reason: str = "",
     gpus: int | None = None,
 ) -> JobDiagnosis:
-    """`collective`: the findings of lining the traces up (knowledge.collectives.analyze);
+    """How a job of ranks ended -> one diagnosis: its findings (human report), its
+    root cause and every rank's record (JSON), all from root_cause and rank_records.
+    `collective`: the findings of lining the traces up (knowledge.collectives.analyze);
+    None: lined up here from `traces` (a run folder read back from disk);
     `reason`: why the supervisor stopped the job ("mismatch", "uneven", "stall") or ""."""
-    # A rank gpudoctor stopped after a failure may already have printed its own peer-loss error.
-    victims = {
-        o.rank
-        for o in result.ranks
-        if (_failed_on_own(o) or o.state == "stopped") and is_victim(o, traces.get(o.rank))
-    }
-    own = [o for o in result.ranks if _failed_on_own(o) and o.rank not in victims]
+    if collective is None:
+        collective = _line_up(result, traces)
+    lost = victims(result, traces)
+    records = rank_records(result, traces)
+    cause = root_cause(result, traces, collective)
+    own = [o for o in result.ranks if _failed_on_own(o) and o.rank not in lost]
     own.sort(key=lambda o: (o.ended_s if o.ended_s is not None else float("inf"), o.rank))
+    by_rank = {o.rank: o for o in result.ranks}
     findings: list[Finding] = []
-    root_cause: dict | None = None
+    root: dict | None = None
     cause_exitcode: int | None = None
-    cause_rank: int | None = None
+    cause_rank = cause.rank if cause is not None else None
 
-    coll = collective[0] if collective else None
-    if coll is None and own:
-        coll = _straggler(own[0], result, traces)
-    # A collective mismatch explains a crash it caused (gloo aborts on a size mismatch).
-    if coll is not None and (not own or coll.id == "collective-mismatch" or "root cause" in coll.evidence):
+    if cause is not None and cause.finding is not None:
+        coll = cause.finding
         findings.append(coll)
-        cause_rank = _culprit(coll, traces)
-        root_cause = {
+        root = {
             "rank": cause_rank,
             "kind": coll.id,
             "where": short_where(_where_of_finding(coll, cause_rank)) or None,
@@ -225,9 +391,8 @@ def diagnose_job(
         # or gloo aborted a rank on it first; a stall is the watchdog's (124, ranks_exit).
         if coll.id != "collective-stall":
             cause_exitcode = 1
-    elif own:
-        first = own[0]
-        cause_rank = first.rank
+    elif cause is not None and cause.kind in (EXCEPTION, EXIT, SIGNAL) and cause_rank is not None:
+        first = by_rank[cause_rank]
         trace = traces.get(first.rank)
         kind, words = _how(first, trace)
         where = rank_where(first, trace)
@@ -242,12 +407,12 @@ def diagnose_job(
             "their connection to it and fail or wait in the next collective."
         )
         fix = _crash_fix(kind, first, where)
-        if kind == "signal" and _signal_name(first) != "SIGKILL":
+        if kind == SIGNAL and _signal_name(first) != "SIGKILL":
             # What the signal means on this machine (a segfault without GPUs is not CUDA's).
             sig_why, sig_fix = signal_cause(_signal_name(first), gpus, first.stderr_path)
             why, fix = f"{why} {sig_why}", f"{fix}; {sig_fix}"
         cause_finding = Finding(
-            id="rank-raised" if kind == "exception" else "rank-crashed",
+            id="rank-raised" if kind == EXCEPTION else "rank-crashed",
             severity=Severity.ERROR,
             title=f"rank {first.rank} failed first: it {words}{at} ({_collective_text(trace)})",
             evidence=ev,
@@ -258,7 +423,7 @@ def diagnose_job(
         # What its error means, from the same knowledge base `diagnose` uses.
         findings.append(explained(cause_finding, first))
         exc_type, exc_message = _exception(first, trace)
-        root_cause = {
+        root = {
             "rank": first.rank,
             "kind": kind,
             "where": short_where(where) or None,
@@ -271,23 +436,38 @@ def diagnose_job(
             "reached": _reached(trace),
         }
         cause_exitcode = first.exitcode
-        for o in own[1:]:
+        for o in own:
+            if o.rank == first.rank:
+                continue
             kind2, words2 = _how(o, traces.get(o.rank))
             findings.append(
                 Finding(
-                    "rank-crashed" if kind2 != "exception" else "rank-raised",
+                    "rank-crashed" if kind2 != EXCEPTION else "rank-raised",
                     Severity.ERROR,
                     f"rank {o.rank} also failed: it {words2} ({_collective_text(traces.get(o.rank))})",
                     {"log": o.stderr_path},
                     area=AREA,
                 )
             )
-    elif victims:
-        first_victim = min((o for o in result.ranks if o.rank in victims), key=lambda o: (o.ended_s or 0, o.rank))
+    elif cause is not None and cause_rank is not None:
+        # The watchdog stopped the job and lining the traces up said nothing: the stuck
+        # rank (hang/failures.launch_findings words each rank's part for the report).
+        stuck = by_rank[cause_rank]
+        trace = traces.get(cause_rank)
+        root = {
+            "rank": cause_rank,
+            "kind": cause.kind,
+            "where": short_where(rank_where(stuck, trace)) or None,
+            "description": f"rank {cause_rank} was {cause.kind} when the {result.timeout_s:g} s watchdog fired",
+            "collective": _collective_json(trace),
+            "reached": _reached(trace),
+        }
+    elif lost:
+        first_victim = min((o for o in result.ranks if o.rank in lost), key=lambda o: (o.ended_s or 0, o.rank))
         cause_exitcode = first_victim.exitcode
 
     for o in sorted(result.ranks, key=lambda o: o.rank):
-        if o.rank in victims and o.rank != cause_rank:
+        if o.rank in lost and o.rank != cause_rank:
             trace = traces.get(o.rank)
             words = _victim_words(o, trace)
             crashed = own[0].rank if own else cause_rank
@@ -311,22 +491,20 @@ def diagnose_job(
                 )
             )
 
-    ranks = tuple(
-        {
-            "rank": o.rank,
-            "state": _rank_state(o, o.rank in victims, traces.get(o.rank)),
-            "where": short_where(rank_where(o, traces.get(o.rank))) or None,
-            "collective": _collective_json(traces.get(o.rank)),
-            "exit_code": o.exitcode,
-            "signal": _signal_name(o) or None,
-        }
-        for o in sorted(result.ranks, key=lambda o: o.rank)
-    )
-    if root_cause is None:
+    if root is None:
         headline = "every rank finished" if result.ok else "the job failed"
     else:
-        headline = f"root cause: rank {root_cause['rank']} ({root_cause['kind']})"
-    return JobDiagnosis(tuple(findings), root_cause, ranks, cause_exitcode, headline)
+        headline = f"root cause: rank {root['rank']} ({root['kind']})"
+    return JobDiagnosis(tuple(findings), root, records, cause_exitcode, headline)
+
+
+def _line_up(result: LaunchResult, traces: Mapping[int, RankTrace]) -> list[Finding]:
+    """What lining the ranks' traces up says, as the run's own watch would have."""
+    ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", *_ENDED_BADLY)}
+    states = rank_states(traces, ended, {o.rank: o.last_stage for o in result.ranks})
+    # A run folder read back: a stall there was the --timeout watchdog's (run's own
+    # --hang-timeout stall is told by result.diagnosed, and needs no lining up again).
+    return analyze(states, stalled_s=result.timeout_s if result.timed_out else None, limit="--timeout")
 
 
 _MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier", re.I)
@@ -372,7 +550,7 @@ def _victim_words(o: RankOutcome, trace: RankTrace | None) -> str:
     if trace is not None and trace.exit and trace.exit.how == "exception":
         return f"{trace.exit.type}: {_strip_location(trace.exit.message)}"
     for line in reversed(o.stderr_tail):
-        if any(p in line.lower() for p in PEER_GONE):
+        if lost_a_peer(line):
             return _strip_location(line.split("]: ", 1)[-1].strip())
     return _how(o, trace)[1]
 

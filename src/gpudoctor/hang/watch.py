@@ -198,24 +198,31 @@ def read_traces(run_dir: str, nproc: int) -> dict[int, run_folder.RankTrace]:
     return {r: run_folder.read_trace(run_dir, r) for r in range(nproc)}
 
 
+def job_traces(result) -> dict[int, run_folder.RankTrace]:
+    """Every rank's trace after the job, with the stacks a watchdog's SIGUSR1 dumped."""
+    return _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
+
+
 def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None = None):
     """After the job: every rank's trace, stacks and ending -> one JobDiagnosis."""
     from gpudoctor.knowledge.collectives import analyze
     from gpudoctor.hang.verdict import diagnose_job
 
-    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
+    traces = job_traces(result)
     # Ranks gpudoctor stopped were still running: only those that ended by themselves have ended.
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
     reason = result.diagnosed
     # The watch's own figure live; the one the supervisor kept in outcome.json afterwards.
     stalled = (watch.stalled_s if watch is not None else result.stalled_s) if reason == STALL else None
+    limit = "--hang-timeout"
     if result.timed_out and not reason:
         stalled = result.timeout_s  # the --timeout watchdog: where every rank stood when it fired
-    return diagnose_job(result, traces, analyze(states, stalled_s=stalled), reason, gpus)
+        limit = "--timeout"
+    return diagnose_job(result, traces, analyze(states, stalled_s=stalled, limit=limit), reason, gpus)
 
 
-def collective_findings(result) -> list:
+def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | None = None) -> list:
     """For the ranks of allreduce / train-smoke: what lining their traces up says
     when the job was stopped for a collective problem or by the watchdog (the
     ranks' stacks then come from the SIGUSR1 dump at the end of their stderr)."""
@@ -223,10 +230,12 @@ def collective_findings(result) -> list:
 
     if not (result.diagnosed or result.timed_out):
         return []
-    traces = _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
+    traces = traces if traces is not None else job_traces(result)
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
     stalled = result.timeout_s if result.timed_out else None
-    found = analyze(rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks))), stalled_s=stalled)
+    # Their watchdog is the command's --timeout (they have no --hang-timeout).
+    states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
+    found = analyze(states, stalled_s=stalled, limit="--timeout")
     if result.timed_out and not result.diagnosed:
         # The watchdog's own finding (rank-hung) is the error; this says where every rank stood.
         found = [dataclasses.replace(f, severity=Severity.WARN) for f in found]

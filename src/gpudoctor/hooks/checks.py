@@ -367,7 +367,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                     "ranks seen saving it": ranks,
                     "writers": writers,
                     "world size": s.world_size,
-                    "not rank 0": others,
+                    **({"not rank 0": others} if others else {}),
                     **_source(s.source),
                 },
                 why=why("checkpoint-every-rank"),

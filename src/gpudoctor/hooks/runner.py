@@ -76,7 +76,10 @@ def report_at_exit(target_name: str, status: int | None, argv: list[str] | None 
     if session.role in (RANK, CHILD):
         if fragments:
             write_fragment(fragments, session.label(), facts, status)
-        if own:  # a rank with nothing to say stays silent: the supervisor writes the one report
+        # A rank of `run --nproc` stays silent: the supervisor merges every rank's facts
+        # into the one report (a finding several ranks raised shown once, with its ranks).
+        # A spawned child speaks for itself, with its label in front.
+        if own and not (session.role == RANK and fragments):
             sys.stderr.write(findings_text(own, header_line(own, target_name, ended), _prefix()))
         sys.stderr.flush()
         return status or ExitCode.OK

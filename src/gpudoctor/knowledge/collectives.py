@@ -199,7 +199,9 @@ class RankState:
 
     rank: int
     records: tuple[CollectiveRecord, ...] = ()
-    ended: str = ""  # "" (still running) | "finished" (exit 0) | "failed"
+    # "" (still running) | "finished" (exit 0) | "failed": the words of the one rank-state
+    # vocabulary (hang/verdict.STATES) this analysis needs; the verdict says the rest.
+    ended: str = ""
     # The main thread's stack, outermost first, as the rank's stack dump showed it.
     stack: tuple[StackFrame, ...] = field(default_factory=tuple)
     stage: str = ""  # the launcher's stage: "rendezvous" while in init_process_group
@@ -969,8 +971,10 @@ def find_unmatched_send(ranks: Sequence[RankState]) -> Finding | None:
     return None
 
 
-def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
-    """No collective progress for `stalled_s`: who waits where, and who holds them up."""
+def find_stall(ranks: Sequence[RankState], stalled_s: float, limit: str = "--hang-timeout") -> Finding | None:
+    """No collective progress for `stalled_s`: who waits where, and who holds them up.
+    `limit`: the option of the command that stopped the job, the one to raise when the
+    work is legitimately long (`run --hang-timeout`, `allreduce`/`train-smoke --timeout`)."""
     waiting = [s for s in ranks if s.blocked()]
     if not waiting:
         return None
@@ -993,7 +997,7 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float) -> Finding | None:
         where = f"it is at {_describe_stack(h.stack)}" if h.stack else "its stacks are in the run folder"
         fix = (
             f"look at rank {h.rank}: {where}, not in {what}; "
-            "if that work is legitimately long, raise --hang-timeout; if it skips the collective, "
+            f"if that work is legitimately long, raise {limit}; if it skips the collective, "
             "call it on every rank"
         )
         ev["root cause"] = f"rank {h.rank}"
@@ -1019,6 +1023,7 @@ def analyze(
     ranks: Sequence[RankState],
     *,
     stalled_s: float | None = None,
+    limit: str = "--hang-timeout",
 ) -> list[Finding]:
     """Findings from lining the ranks' collectives up: a mismatch first (the
     cause of everything after it), then a rank waiting for a finished peer, then
@@ -1033,7 +1038,7 @@ def analyze(
     if uneven:
         return [uneven]
     if stalled_s is not None:
-        stall = find_stall(ranks, stalled_s)
+        stall = find_stall(ranks, stalled_s, limit)
         if stall:
             return [stall]
     return []

@@ -44,8 +44,6 @@ TERM_GRACE_S = 3.0  # after SIGTERM, how long before SIGKILL
 KILL_WAIT_S = 10.0  # after SIGKILL, how long to wait for the kernel to reap a rank
 STACK_DUMP_S = 0.5  # after SIGUSR1, how long a hung rank gets to print its stacks
 TAIL_LINES = 20
-# How gloo/NCCL/TCPStore word "the other side went away".
-PEER_LOSS = ("connection closed by peer", "connection reset by peer", "broken pipe", "connection refused")
 
 ProgressCallback = Callable[[int, str, int], None]
 
@@ -53,7 +51,9 @@ ProgressCallback = Callable[[int, str, int], None]
 @dataclass(frozen=True)
 class RankOutcome:
     rank: int
-    state: str  # ok | exited | signaled | raised | hung | nojoin | starting | stopped | interrupted
+    # The launcher's own process state: ok | exited | signaled | raised | hung | nojoin | starting |
+    # stopped | diagnosed | interrupted. Internal: reports say hang/verdict.STATES instead.
+    state: str
     exitcode: int | None
     signal: str | None
     last_stage: str
@@ -63,12 +63,6 @@ class RankOutcome:
     stderr_path: str
     result: Any  # the rank function's return value, as launch_function's result_type; None if none
     ended_s: float | None  # seconds after start when the process ended by itself
-
-    @property
-    def lost_peer(self) -> bool:
-        """Did this rank fail only because a peer went away mid-collective?"""
-        text = " ".join([self.error.message if self.error else "", *self.stderr_tail[-5:]]).lower()
-        return any(p in text for p in PEER_LOSS)
 
 
 # How a rank can be when the watchdog fires: hung after it joined, never came to the
@@ -98,21 +92,6 @@ class LaunchResult:
     @property
     def results(self) -> list[Any]:
         return [r.result for r in self.ranks]
-
-    @property
-    def root_cause(self) -> RankOutcome | None:
-        """The rank the others failed because of: the earliest to die on its own
-        (a rank that only lost its peer's connection is a victim, not a cause);
-        failing that, a rank that never joined, then the rank furthest behind
-        among the hung ones (the one its peers are waiting for)."""
-        own = [r for r in self.ranks if r.state in ("exited", "signaled", "raised")]
-        causes = [r for r in own if not r.lost_peer] or own
-        if causes:
-            return min(causes, key=lambda r: (r.ended_s if r.ended_s is not None else float("inf"), r.lost_peer, r.rank))
-        stuck = [r for r in self.ranks if r.state in STUCK_STATES]
-        if stuck:
-            return min(stuck, key=lambda r: (r.state == "hung", r.step, r.rank))
-        return None
 
 
 # SIGHUP is what an ssh session dropping sends: the ranks must not outlive it either.

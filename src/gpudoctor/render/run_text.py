@@ -50,3 +50,12 @@ def ended_by(exc: BaseException | None, status: int | None) -> str:
 def ranks_summary(counts: dict[str, int], nproc: int, what: str) -> str:
     """`run --nproc`: the last line, over every rank."""
     return f"gpudoctor run: {nproc} rank(s) of {what}: {counts['error']} error(s), {counts['warn']} warning(s) in all"
+
+
+def ranks_line(root_cause: dict | None, ranks: list[dict]) -> str:
+    """`run --nproc` of a job that failed: each rank's one state (hang/verdict.STATES) and
+    the root-cause rank, the same as the JSON's `ranks` and `root_cause`."""
+    states = ", ".join(f"rank {r['rank']} {r['state']}" for r in ranks)
+    root = root_cause.get("rank") if root_cause else None
+    cause = f"root cause: rank {root} ({root_cause['kind']})" if root_cause and root is not None else "root cause: no single rank"
+    return f"ranks: {states}; {cause}\n"

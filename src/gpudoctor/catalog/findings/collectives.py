@@ -76,8 +76,9 @@ stack dump is in the run folder (`rank<N>.stacks.txt`) with its trace
         why="""A collective cannot complete until every rank of the group calls it: one rank stuck in its
 data loader, a deadlock in its own code, or a skipped call holds every other rank up.""",
         fix="""Look at the root-cause rank's line. If that work is legitimately long (evaluation, a big
-checkpoint), raise the limit: `gpudoctor run --hang-timeout 1800 ...`. If it skips the
-collective, call it on every rank.""",
+checkpoint), raise the limit of the command that reported it (the finding's fix names it):
+`gpudoctor run --hang-timeout 1800 ...`, or `--timeout` for `allreduce` and `train-smoke`
+(and for `run`'s own `--timeout` watchdog). If it skips the collective, call it on every rank.""",
     ),
     FindingDoc(
         id="collective-deadlock",

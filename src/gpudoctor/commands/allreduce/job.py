@@ -136,7 +136,7 @@ def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
     narrowing: list[dict] = []
     interrupted = result.interrupted
     if should_narrow(sweep.backend, not result.ok, result.interrupted):
-        verdict, narrowing, interrupted = _narrow(sweep, result, hooks)
+        verdict, narrowing, interrupted = _narrow(sweep, result, hooks, run.cause)
         if verdict is not None:
             findings.append(verdict)
     link = link_facts(devices)
@@ -158,18 +158,19 @@ def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
         interrupted=interrupted,
         stop_signal=result.stop_signal,
         pairs=pairs,
+        ranks=run.ranks_json(),
+        root=run.root_json(),
     )
     return JobOutcome(report, tuple(rows))
 
 
-def _narrow(sweep: Sweep, result, hooks: Hooks) -> tuple[Finding | None, list[dict], bool]:
+def _narrow(sweep: Sweep, result, hooks: Hooks, cause) -> tuple[Finding | None, list[dict], bool]:
     """Rerun the failing size with P2P off, then SHM off, then on gloo; stop at
     the first that works. The failing rank's NCCL_DEBUG=INFO output of every run
     goes into one log in the first run's folder."""
     planned = sweep.planned()
     index = failing_size_index([r.step for r in result.ranks], len(planned))
     nbytes = planned[index][0]
-    cause = result.root_cause
     failing_rank = cause.rank if cause else 0
     log = os.path.join(result.run_dir, NARROWING_LOG)
     _append_log(log, f"original run ({sweep.backend})", result, failing_rank)
@@ -280,8 +281,10 @@ def _load_average() -> tuple[float, float, float] | None:
 
 def _report(
     sweep: Sweep, rows: list[Row], findings, *, mode, elapsed_s, logs, link, narrowing, interrupted=False, stop_signal=0,
-    pairs=(),
+    pairs=(), ranks: list[dict] | None = None, root: dict | None = None,
 ) -> Report:
+    """`ranks`, `root`: every rank's record (hang/verdict.RankRecord) and the root cause
+    of a local run that failed."""
     summary = summarize(rows, len(sweep.planned()))
     summary.update(
         op=sweep.op,
@@ -313,6 +316,9 @@ def _report(
         "results": [public_row(r) for r in rows],
         "summary": summary,
     }
+    if ranks:
+        data["ranks"] = ranks
+        data["root_cause"] = root
     if sweep.bisect:
         data["bisect"] = [{"ranks": [p.a, p.b], "us": p.us} for p in pairs]
     return Report(command="allreduce", findings=tuple(findings), data=data, interrupted=interrupted, stop_signal=stop_signal)

@@ -67,8 +67,8 @@ def outcome_report(path: str, verdict: FolderVerdict, data: dict) -> Report:
     data.update(
         outcome=OUTCOME_FILE,
         sources=[os.path.relpath(o.stderr_path, path) for o in result.ranks],
-        root_cause=job.root_cause if job else None,
-        ranks=list(job.ranks) if job else [],
+        root_cause=job.root_cause,
+        ranks=[dataclasses.asdict(r) for r in job.ranks],  # the same records as the live --json (hang/verdict.RankRecord)
     )
     if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
         findings.append(ok("log-no-failure", f"every one of the {len(result.ranks)} rank(s) finished", AREA))

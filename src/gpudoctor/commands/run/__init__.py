@@ -72,8 +72,9 @@ def run(
 
 
 def _ranks(options: Options, target, env: dict[str, str], say: Callable[[str], None], on_steps) -> Ended:
-    """--nproc: each rank prints its own findings (echoed with its prefix); here
-    come how the ranks ended, one summary line, and the merged JSON."""
+    """--nproc: the ranks print no findings of their own; here comes the one merged
+    report (how the ranks ended, every finding once with its ranks), one summary
+    line, each rank's state and the root cause, and the merged JSON."""
     from gpudoctor.launch.torch_missing import import_error_behind, torch_import_finding
     from gpudoctor.commands.run.nproc import run_ranks
     from gpudoctor.core.exit_code import ExitCode, script_exit
@@ -82,7 +83,7 @@ def _ranks(options: Options, target, env: dict[str, str], say: Callable[[str], N
     from gpudoctor.hooks.step_clock import TRACE_ENV
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.probe.cuda import probe_cuda
-    from gpudoctor.render.run_text import findings_text, ranks_summary
+    from gpudoctor.render.run_text import findings_text, ranks_line, ranks_summary
     from gpudoctor.render.step_table import steps_table
 
     nproc = options.nproc
@@ -109,17 +110,21 @@ def _ranks(options: Options, target, env: dict[str, str], say: Callable[[str], N
     if done.output_closed:
         return Ended(done.report, done.status)  # `| head -1`: the reader has what it wanted
     report = done.report
+    printed: list = []  # findings already said
     if import_error := import_error_behind(cuda, done.status != 0):
         # The ranks failed, and the torch this process skipped importing is why.
         broken = torch_import_finding(import_error)
         say(findings_text([broken], "gpudoctor run: this torch cannot be imported"))
         report = replace(report, findings=(broken, *report.findings))
-    steps = done.steps.findings if done.steps else ()
-    ended = [f for f in report.findings if f.area in ("ranks", "collectives") or f in steps]
+        printed.append(broken)
+    # The one merged report: how the ranks ended, their step times, and what the ranks'
+    # hooks saw, each finding once (the ranks themselves print none of it).
+    ended = [f for f in report.findings if f not in printed]
     summary = ranks_summary(report.counts(), nproc, target.describe())
     text = steps_table(report.data.get("steps"))
     text += findings_text(ended, summary) if ended else summary + "\n"
     if done.kept:
+        text += ranks_line(report.data.get("root_cause"), report.data.get("ranks") or [])
         text += f"run folder: {done.run_dir} (each rank's log, stacks and collective trace; gpudoctor diagnose DIR)\n"
     say(text)
     if options.json_file:

@@ -9,7 +9,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from gpudoctor.core.exit_code import SIGNAL_BASE, ranks_exit
 from gpudoctor.core.findings import Report
@@ -105,30 +105,26 @@ def run_ranks(
     # A rank's own uncaught error is explained by the job's diagnosis below, as the
     # root cause or as a victim of it: the same error is not reported twice.
     facts = [f for frag in fragments for f in frag["facts"] if result.ok or not isinstance(f, UncaughtError)]
-    processes = [
-        {
-            "label": f"rank {r.rank}",
-            "state": r.state,
-            "exit_code": r.exitcode,
-            "signal": r.signal,
-            "log": r.stderr_path,
-        }
-        for r in result.ranks
-    ]
-    # The same verdict `gpudoctor diagnose` finds again in the run folder (hang/folder.py).
+    # One verdict, the same `gpudoctor diagnose` finds again in the run folder
+    # (hang/folder.py): the findings of how the ranks ended, the root cause and every
+    # rank's one state all come from hang/verdict.py, so the report and the JSON agree.
     found, job = job_findings(result, watch, machine_gpus(result))
     ended = list(found)
-    status = ranks_exit(result, job.cause_exitcode if job else None)
+    status = ranks_exit(result, job.cause_exitcode)
+    processes = [
+        {"label": f"rank {r.rank}", "state": r.state, "exit_code": r.exit_code, "signal": r.signal, "log": r.log}
+        for r in job.ranks
+    ]
     ended += steps.findings
     report = run_report(facts, processes, target.argv(), status, ended)
     data = dict(report.data, run_dir=None if result.ok else run_dir)
-    data["root_cause"] = job.root_cause if job else None
-    data["ranks"] = list(job.ranks) if job else []
+    data["root_cause"] = job.root_cause
+    data["ranks"] = [asdict(r) for r in job.ranks]
     data["steps"] = verdict_json(steps)
     report = Report(report.command, report.findings, data)
     if result.ok:
         # Nothing to look back at: keep the logs only of a run that failed.
         shutil.rmtree(run_dir, ignore_errors=True)
-        for p in processes:
+        for p in (*processes, *data["ranks"]):
             p.pop("log")
     return RanksRun(report, status, run_dir, kept=not result.ok, steps=steps, timelines=timelines)

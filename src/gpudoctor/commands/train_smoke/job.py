@@ -96,16 +96,19 @@ def run_local(
         tp = throughput(results)
         run.discard_logs()
     else:
-        cause = result.root_cause
+        cause = run.cause
         if result.interrupted:
             reason = "interrupted"
         elif cause is not None:
-            reason = f"rank {cause.rank} {cause.state} at '{cause.last_stage or 'start'}'"
+            state = next(r.state for r in run.ranks if r.rank == cause.rank)
+            reason = f"rank {cause.rank} {state} at '{cause.last_stage or 'start'}'"
         else:
             reason = f"timed out after {cfg.timeout_s:g} s" if result.timed_out else "a rank returned no result"
         verifications = not_run(reason)
         tp = None
         extra["logs"] = result.run_dir
+        extra["ranks"] = run.ranks_json()
+        extra["root_cause"] = run.root_json()
         if not head:  # every rank exited 0 and one still returned nothing
             head = [_no_result(result.run_dir)]
     tail: list[Finding] = []
