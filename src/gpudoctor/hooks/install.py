@@ -84,7 +84,7 @@ def _install_collective_trace() -> None:
 
 def _install_step_clock() -> None:
     """Ranks of `gpudoctor run --nproc` and of a joined job account for their steps
-    (runtime/step_clock.py)."""
+    (hooks/step_clock.py)."""
     from gpudoctor.hooks import step_clock
 
     if os.environ.get("GPUDOCTOR_RUN") and os.environ.get(step_clock.OFF_ENV) != "0":

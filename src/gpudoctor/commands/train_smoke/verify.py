@@ -3,7 +3,7 @@
 Each verification states its threshold, passes or fails with the numbers that
 decided it, and carries the finding the report shows (an `ok` line, or an error
 with the evidence: the rank, the parameter, the step, the difference). No torch
-here: these functions read the ranks' RankReports (smoke/result.py), so they
+here: these functions read the ranks' RankReports (commands/train_smoke/result.py), so they
 are tested with results built by hand as well as with real runs.
 """
 
