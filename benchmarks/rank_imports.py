@@ -59,7 +59,30 @@ def baseline() -> tuple[float, int]:
     return total_ms(import_times(r.stderr)[""]), int(r.stdout.strip())
 
 
-def rank_run(tmp: str, n: int) -> tuple[float, float, int, list[str]]:
+ISOLATED = """
+import importlib, sys, time
+import torch
+names = sys.argv[1:]
+start = time.perf_counter()
+for name in names:
+    importlib.import_module(name)
+print(time.perf_counter() - start)
+"""
+
+
+def isolated_ms(modules: list[str], repeat: int) -> float:
+    """The rank's own gpudoctor and rich modules imported again, after torch, in a fresh
+    quiet python: what they cost without the other rank competing for the cores (best run)."""
+    own = [m for m in modules if m.split(".")[0] in ("gpudoctor", "rich") and m != "gpudoctor.hooks.main"]
+    times = []
+    for _ in range(repeat):
+        r = run_timed([sys.executable, "-c", ISOLATED, *own])
+        assert r.returncode == 0, r.stderr[-2000:]
+        times.append(float(r.stdout.strip()) * 1000)
+    return min(times)
+
+
+def rank_run(tmp: str, n: int) -> tuple[float, float, int, list[str], list[str]]:
     out = os.path.join(tmp, f"modules{n}")
     env = dict(os.environ, RANK_MODULES_OUT=out, PYTHONPROFILEIMPORTTIME="1")
     env["PYTHONPATH"] = os.pathsep.join([HELPER, *filter(None, [env.get("PYTHONPATH")])])
@@ -72,7 +95,7 @@ def rank_run(tmp: str, n: int) -> tuple[float, float, int, list[str]]:
     with open(glob.glob(f"{out}.*.json")[0]) as fh:
         modules = [m for m in json.load(fh)["modules"] if m != "sitecustomize"]
     bad = sorted(m for m in modules if m in SUPERVISOR_SIDE or m.startswith("rich."))
-    return total_ms(rows), own_ms(rows), len(modules), bad
+    return total_ms(rows), own_ms(rows), len(modules), bad, modules
 
 
 def main() -> None:
@@ -89,12 +112,15 @@ def main() -> None:
     rank_ms = statistics.median(r[0] for r in ranks)
     own = statistics.median(r[1] for r in ranks)
     modules, bad = ranks[0][2], ranks[0][3]
+    alone = isolated_ms(ranks[0][4], max(3, args.repeat))
     print(f"import torch (bare python):        {torch_ms:7.0f} ms of imports, {torch_modules} modules")
     print(f"rank 0 of run --nproc 2 {SCRIPT}: {rank_ms:7.0f} ms of imports, {modules} modules")
     lo, hi = min(r[1] for r in ranks), max(r[1] for r in ranks)
     print(f"  of which gpudoctor's and rich's own: {own:.0f} ms (runs: {lo:.0f} to {hi:.0f}; two ranks share the cores)")
     print(f"ratio rank / import torch: {rank_ms / torch_ms:.2f}x import time, {modules / torch_modules:.2f}x modules")
     print(f"gpudoctor's own imports / import torch: {own / torch_ms:.2f}x")
+    print(f"the rank's gpudoctor and rich modules imported alone after torch: {alone:.0f} ms, "
+          f"{alone / torch_ms:.3f}x import torch")
     print(f"supervisor-side modules in the rank: {', '.join(bad) if bad else 'none'}")
 
 
