@@ -203,3 +203,40 @@ def test_the_catalog_loads_only_when_a_why_is_asked_for():
             "print('gpudoctor.catalog.findings' in sys.modules)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.stdout.strip() == "False", run.stderr
+
+
+# A repository path cited in prose (`docs/pre-commit.md`, `tests/test_wheel.py`), and a
+# Markdown link; code blocks and spans are left out (a link there is code, not a link).
+CITED_PATH = re.compile(r"(?<![\w/.-])((?:docs|tests|benchmarks|src|examples)/[\w./-]*[\w-](?:\.\w+)?)")
+MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
+CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+FRONT_FILES = ("README.md", ".pre-commit-hooks.yaml", "action.yml")
+
+
+def broken_citations(root: pathlib.Path) -> list[str]:
+    """Every repository path the front files cite, and every relative Markdown link in
+    README.md and docs/, that does not exist."""
+    broken = []
+    for name in FRONT_FILES:
+        for m in CITED_PATH.finditer((root / name).read_text()):
+            if not (root / m.group(1)).exists():
+                broken.append(f"{name}: {m.group(1)}")
+    for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        for m in MD_LINK.finditer(CODE.sub("", page.read_text())):
+            target = m.group(1).split("#")[0]
+            if target and "://" not in target and not target.startswith("mailto:") and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(root)}: {m.group(1)}")
+    return broken
+
+
+def test_every_path_the_docs_cite_exists():
+    assert broken_citations(ROOT) == []
+
+
+def test_the_citation_check_notices_a_missing_page(tmp_path):
+    for name in FRONT_FILES:
+        (tmp_path / name).write_text("")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "here.md").write_text("[ok](here.md) `[code](gone.md)` [gone](../docs/gone.md#x)\n")
+    (tmp_path / ".pre-commit-hooks.yaml").write_text("# see docs/integrations.md\n")
+    assert broken_citations(tmp_path) == [".pre-commit-hooks.yaml: docs/integrations.md", "docs/here.md: ../docs/gone.md#x"]

@@ -208,3 +208,41 @@ def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_num_workers_4_finishes_well_within_the_default_timeout():
+    # The documented example: its worker measurement is bounded (train_smoke/workers.py),
+    # so on a small, busy machine it ends before the default --timeout (120 s).
+    started = time.monotonic()
+    r, report = as_json("--nproc", "2", "--num-workers", "4", timeout=300)
+    took = time.monotonic() - started
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert all(states(report).values()) and "dataloader-workers" in states(report)
+    finding = next(f for f in report["findings"] if f["id"] == "dataloader-worker-startup")
+    assert finding["evidence"]["num_workers"] == 4
+    assert finding["evidence"]["startup_s_persistent_off"] > finding["evidence"]["startup_s_persistent_on_later"]
+    assert took < 120, took
+
+
+def test_watchdog_during_the_worker_measurement_still_shows_the_verifications_done():
+    tag = new_tag()
+    r, report = as_json("--timeout", "30", "--num-workers", "1", *STEPS, fault="1:hangworkers", tag=tag, timeout=240)
+    try:
+        assert r.returncode == 124, r.stdout[-3000:]
+        assert report["findings"][0]["id"] == "rank-hung"
+        done = states(report)
+        assert done == {
+            "sharding": True,
+            "learning": True,
+            "synchronisation": True,
+            "gradient-averaging": True,
+            "checkpoint": True,
+            "dataloader-workers": None,
+            "throughput": True,
+        }
+        workers = next(v for v in report["verifications"] if v["name"] == "dataloader-workers")
+        assert workers["detail"].startswith("not run: ")
+        assert report["throughput"]["total"]["steps"] == 100
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))

@@ -5,7 +5,7 @@ and the driver's Xid lines. Each is a finding only when it matters for a trainin
 job, with what the user (or the admin) can do about it.
 
 `health_findings` judges GPUs given as (label, GpuHealth) pairs, so a pasted
-`nvidia-smi -q` (knowledge/nvidia_smi.py) is judged by the same code as NVML's
+`nvidia-smi -q` (commands/diagnose/nvidia_smi.py) is judged by the same code as NVML's
 answers here. Thresholds live here, once.
 """
 

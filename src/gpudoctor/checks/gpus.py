@@ -177,7 +177,7 @@ def check_mig(facts: Facts) -> list[Finding]:
 
 
 def mig_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
-    """Also what a pasted nvidia-smi says (knowledge/nvidia_smi.py)."""
+    """Also what a pasted nvidia-smi says (commands/diagnose/nvidia_smi.py)."""
     mig = [g for g in gpus if g.mig_mode == "enabled"]
     if not mig:
         return []
@@ -226,7 +226,7 @@ def check_compute_mode(facts: Facts) -> list[Finding]:
 
 
 def compute_mode_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
-    """Also what a pasted nvidia-smi says (knowledge/nvidia_smi.py)."""
+    """Also what a pasted nvidia-smi says (commands/diagnose/nvidia_smi.py)."""
     restricted = [g for g in gpus if isinstance(g.compute_mode, str) and g.compute_mode not in ("Default", "unknown")]
     if not restricted:
         return []

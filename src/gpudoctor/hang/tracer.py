@@ -645,6 +645,7 @@ _tracker: Tracker | None = None
 
 
 HANG_TIMEOUT_ENV = run_folder.RUN_HANG_TIMEOUT_ENV  # `run --hang-timeout`, for ranks under torchrun
+DEFAULT_HANG_TIMEOUT_S = 600.0  # here, where a rank reads it, so that it need not import the watch
 
 
 def joined_rank() -> tuple[int, int] | None:

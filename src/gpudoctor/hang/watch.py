@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.collectives import RankState, find_cycle, find_mismatch, find_uneven
 from gpudoctor.launch import rundir as run_folder
-from gpudoctor.launch.rank import STARTING_STAGES, read_progress
-from gpudoctor.launch.supervisor import STARTUP_LIMIT_S
+from gpudoctor.hang.tracer import DEFAULT_HANG_TIMEOUT_S
+from gpudoctor.launch.rank import STARTING_STAGES, STARTUP_LIMIT_S, read_progress
 
 READ_S = 0.25  # how often the traces are read
 STACKS_WAIT_S = 3.0  # how long ranks get to answer a stack request
@@ -24,7 +24,6 @@ MISMATCH, UNEVEN, STALL, DEADLOCK = "mismatch", "uneven", "stall", "deadlock"
 # A cycle of blocked ranks is certain once every rank's trace has had time to say it
 # moved on: a moving rank publishes at least every collective_trace.PUBLISH_MOVING_S.
 DEADLOCK_CONFIRM_S = 2.5
-DEFAULT_HANG_TIMEOUT_S = 600.0
 
 
 def rank_states(

@@ -1,5 +1,5 @@
 """Hooks installed into a user's process by `gpudoctor run` and `gpudoctor.watch()`.
 
 Importing this package stays cheap (no torch): the hooks themselves are set up
-in runtime/install.py once the script imports torch.
+in hooks/install.py once the script imports torch.
 """

@@ -385,6 +385,9 @@ def uncaught_error_findings(facts: Iterable[UncaughtError]) -> list[Finding]:
     """The error that ended the script, when `diagnose` knows it (KeyError: 'LOCAL_RANK',
     a CPU-only torch asked for CUDA, ...): its cause and fix. The generic "a Python
     exception" pattern says nothing the traceback does not."""
+    facts = list(facts)
+    if not facts:
+        return []  # the log patterns are imported only for an error to explain: a rank's import time
     from gpudoctor.knowledge.story import GENERIC_FINDINGS, Diagnosis
 
     found: dict[str, Finding] = {}

@@ -1,5 +1,5 @@
 """What the runtime hooks saw in the user's process: one frozen dataclass per
-kind of event. Hooks build them (they touch torch); runtime/checks.py turns them
+kind of event. Hooks build them (they touch torch); hooks/checks.py turns them
 into findings (pure). Devices are plain strings ("cpu", "cuda:0", "meta") so a
 fact survives JSON and a test can write one by hand."""
 

@@ -60,7 +60,6 @@ def _install_collective_trace() -> None:
     """Ranks of `gpudoctor run --nproc` publish their collectives to the run folder."""
     import os
 
-    from gpudoctor.hang.watch import DEFAULT_HANG_TIMEOUT_S
     from gpudoctor.hooks.session import ENV_SUPERVISED, RANK, session
     from gpudoctor.launch import rundir
 
@@ -81,12 +80,12 @@ def _install_collective_trace() -> None:
         tracker = collective_trace.install(joined_watch.joined_run_dir(), joined[0])
         hang = os.environ.get(collective_trace.HANG_TIMEOUT_ENV)
         if tracker is not None:
-            joined_watch.start(tracker, joined[0], joined[1], float(hang) if hang else DEFAULT_HANG_TIMEOUT_S)
+            joined_watch.start(tracker, joined[0], joined[1], float(hang) if hang else collective_trace.DEFAULT_HANG_TIMEOUT_S)
 
 
 def _install_step_clock() -> None:
     """Ranks of `gpudoctor run --nproc` and of a joined job account for their steps
-    (runtime/step_clock.py)."""
+    (hooks/step_clock.py)."""
     from gpudoctor.hooks import step_clock
     from gpudoctor.launch import rundir
 

@@ -1,6 +1,6 @@
 """`python -m gpudoctor.hooks.main SCRIPT [ARGS...]` or `... -m MODULE [ARGS...]`:
 python's own command line, run under the doctor. `gpudoctor run` execs this
-(or starts it once per rank with --nproc); see runtime/runner.py."""
+(or starts it once per rank with --nproc); see hooks/runner.py."""
 
 import os
 import sys

@@ -1,7 +1,7 @@
 """The module-call watch: `nn.Module.__call__` wrapped for a short window.
 
 A device error needs no hook: it is explained after the fact from its
-traceback (runtime/post_mortem.py). What only a live call shows is a module
+traceback (hooks/post_mortem.py). What only a live call shows is a module
 called with an input on another device than its own parameters that runs
 anyway (it moves the input itself, paying a copy every call, or a later op
 fails). So, while armed, every module call is compared with its module's

@@ -1,12 +1,12 @@
 """Device errors explained after the fact, from the frames their traceback
 keeps alive: nothing runs on the hot path for them.
 
-Called where an exception ends something: the script (runtime/runner.py), a
-thread (threading.excepthook), an mp.spawn rank (runtime/spawn.py), a
-`gpudoctor.watch()` block (runtime/api.py). A traceback holds every frame from
+Called where an exception ends something: the script (hooks/runner.py), a
+thread (threading.excepthook), an mp.spawn rank (hooks/spawn.py), a
+`gpudoctor.watch()` block (hooks/watch.py). A traceback holds every frame from
 there down to the failing op, and the frames of `Module._call_impl` hold the
 module and its inputs, so the explanation names the submodule, its tensors'
-devices, the inputs' and the user's line (runtime/device_errors.py).
+devices, the inputs' and the user's line (hooks/device_errors.py).
 """
 
 from __future__ import annotations

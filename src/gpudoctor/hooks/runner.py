@@ -239,7 +239,7 @@ def _flush(stream) -> None:
 
 def _explain(exc: BaseException | None) -> None:
     """A device error that ended the script, explained from its traceback; any
-    other error kept for the failure patterns (runtime/checks.py)."""
+    other error kept for the failure patterns (hooks/checks.py)."""
     if exc is not None and "torch" in sys.modules:  # a script without torch has nothing to explain
         from gpudoctor.hooks.post_mortem import explain_chain
 
@@ -314,7 +314,7 @@ def main(argv: list[str]) -> NoReturn:
         from gpudoctor.launch.rank import STAGE_STARTED, answer_stack_signal, join_context
 
         answer_stack_signal()  # the supervisor's --timeout asks for stacks with SIGUSR1
-        # Before the script imports torch (runtime/process_group.py would import it now):
+        # Before the script imports torch (hooks/process_group.py would import it now):
         # from here to STAGE_IMPORTED the rank is starting, not hung.
         ctx = join_context()
         if ctx is not None:

@@ -1,5 +1,5 @@
 """Imported first in every process the watched script starts with
-multiprocessing's spawn (see runtime/spawn.py): the same lazy hooks as the
+multiprocessing's spawn (see hooks/spawn.py): the same lazy hooks as the
 parent, and this process's findings reported when it exits."""
 
 from __future__ import annotations

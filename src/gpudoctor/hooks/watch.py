@@ -22,7 +22,7 @@ prints it under the traceback); warnings found in the block are issued as
 Python warnings. The exception itself always propagates unchanged.
 
 With `steps=True` the block's training steps are accounted for as under
-`gpudoctor run` (runtime/step_clock.py): `doctor.steps` has this process's time
+`gpudoctor run` (hooks/step_clock.py): `doctor.steps` has this process's time
 per step in each phase (its newest 128 steps). Those hooks then stay for the
 process's life, a few microseconds a step. With `ranks=True` (steps implied)
 every rank of the default process group must leave the block, as for any

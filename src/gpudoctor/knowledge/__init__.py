@@ -18,6 +18,8 @@ __all__ = ["Diagnosis", "explain_lines", "only_lost_a_peer"]
 
 
 def __getattr__(name: str) -> Any:
+    """The log patterns are imported when first asked for: a rank of the user's job
+    imports knowledge.collectives, and must not pay for every pattern with it."""
     if name in __all__:
         from gpudoctor.knowledge import story
 

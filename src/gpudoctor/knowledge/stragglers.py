@@ -1,5 +1,5 @@
 """The straggler doctor's verdict: from each rank's step accounting
-(runtime/step_clock.py), which rank (or node) the others wait for, in which
+(hooks/step_clock.py), which rank (or node) the others wait for, in which
 phase it loses the time, and what the job would gain if it kept up.
 
 Pure: no torch, no I/O. Clocks of different nodes are never compared. What

@@ -2,7 +2,7 @@
 process group: every rank says which node it is on, local rank 0 of each node
 probes that node, and rank 0 receives it all (gloo gather_object; a gloo group
 of its own when the job's default backend is NCCL). What crosses between the
-ranks is a frozen RankNode through the one codec (probe/codec.py encode/decode), as JSON text.
+ranks is a frozen RankNode through the one codec (core/codec.py encode/decode), as JSON text.
 """
 
 from __future__ import annotations

@@ -26,6 +26,12 @@ STAGE_JOINED = "joined"
 # seconds. It is neither hung nor missing from the rendezvous, only slow to start.
 STARTING_STAGES = ("", STAGE_STARTED)
 PRE_JOIN_STAGES = (*STARTING_STAGES, STAGE_IMPORTED)
+# With startup_grace, the time until every rank has started (Python up, torch imported)
+# is not counted against the watchdog, up to this much: on a busy machine the import
+# alone takes tens of seconds, and a rank that is importing is not hung. Here, not in
+# supervisor.py, so that the hang doctor's watch (which a rank of torchrun runs) can
+# read it without importing the supervisor.
+STARTUP_LIMIT_S = 300.0
 
 # Spelled here, not imported from launch/rundir.py (which names them): this module is on
 # every rank's start-up path (hooks/main.py imports it before anything else, to answer

@@ -26,7 +26,7 @@ from typing import Any
 from gpudoctor.core.codec import decode, encode
 from gpudoctor.launch import lifeline, rundir, scratch, store
 from gpudoctor.launch.contract import RankError, read_contract
-from gpudoctor.launch.rank import PRE_JOIN_STAGES, STARTING_STAGES, parse_faults, read_progress
+from gpudoctor.launch.rank import PRE_JOIN_STAGES, STARTING_STAGES, STARTUP_LIMIT_S, parse_faults, read_progress
 
 # The supervisor looks at the ranks every POLL_S while something happens (a rank
 # enters a new stage, writes a line), backing off to POLL_MAX_S while nothing does
@@ -36,10 +36,6 @@ from gpudoctor.launch.rank import PRE_JOIN_STAGES, STARTING_STAGES, parse_faults
 POLL_S = 0.05
 POLL_MAX_S = 0.25
 PEER_GRACE_S = 3.0  # after a rank fails, how long its peers get to fail on their own
-# With startup_grace, the time until every rank has started (Python up, torch imported)
-# is not counted against the watchdog, up to this much: on a busy machine the import
-# alone takes tens of seconds, and a rank that is importing is not hung.
-STARTUP_LIMIT_S = 300.0
 TERM_GRACE_S = 3.0  # after SIGTERM, how long before SIGKILL
 KILL_WAIT_S = 10.0  # after SIGKILL, how long to wait for the kernel to reap a rank
 STACK_DUMP_S = 0.5  # after SIGUSR1, how long a hung rank gets to print its stacks

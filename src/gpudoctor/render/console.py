@@ -4,49 +4,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from gpudoctor.core.findings import Finding, Report, Severity
 from gpudoctor.render.escape import Shown
-
-MARKS = {
-    Severity.OK: ("✓", "green"),
-    Severity.INFO: ("•", "cyan"),
-    Severity.WARN: ("!", "yellow"),
-    Severity.ERROR: ("✗", "red"),
-}
-
-
-def format_value(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return ", ".join(format_value(v) for v in value) if value else "[]"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={format_value(v)}" for k, v in value.items()) or "{}"
-    if value is None:
-        return "unset"
-    return str(value)
+from gpudoctor.render.finding_text import MARKS, finding_pieces
 
 
 def finding_lines(f: Finding, verbose: bool = False) -> RenderableType:
-    mark, style = MARKS[f.severity]
-    head = Text.assemble(("  " + mark + " ", f"bold {style}"), (f.title, ""), (f"  [{f.id}]", "dim"))
-    parts: list[RenderableType] = [head]
-    problem = f.severity in (Severity.WARN, Severity.ERROR)
-    if f.evidence and (problem or verbose or f.severity is Severity.INFO):
-        for key, value in f.evidence.items():
-            text = format_value(value)
-            lines = text.splitlines() or [""]
-            parts.append(Text(f"      {key}: {lines[0]}", style="dim"))
-            for line in lines[1:]:
-                parts.append(Text(f"        {line}", style="dim"))
-    if problem and f.why:
-        parts.append(Text(f"      why: {f.why}"))
-    if problem and f.fix:
-        parts.append(Text.assemble(("      fix: ", "bold"), (f.fix, "bold " + style)))
-    return Group(*parts)
+    """render/finding_text.py's lines of one finding, drawn with rich."""
+    return Group(*(Text.assemble(*line) for line in finding_pieces(f, verbose)))
 
 
 def summary(report: Report) -> str:

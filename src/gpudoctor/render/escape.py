@@ -19,9 +19,10 @@ a code span and `<` starts raw HTML. So:
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
-from rich.segment import Segment
+if TYPE_CHECKING:  # rich only where something is drawn with it: a rank's plain report does not import it
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 
 _BIDI = (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029, 0xFEFF)
 _CONTROLS = [c for c in (*range(0x00, 0x20), *range(0x7F, 0xA0), *_BIDI) if c not in (0x09, 0x0A)]
@@ -47,6 +48,8 @@ class Shown:
         self.inner = inner
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+
         for seg in console.render(self.inner, options):
             if seg.control or _ANY.isdisjoint(seg.text):
                 yield seg

@@ -7,8 +7,9 @@ from collections.abc import Iterable
 
 from gpudoctor.core.version import __version__
 from gpudoctor.core.findings import Report, Severity
-from gpudoctor.render.console import format_value, summary
+from gpudoctor.render.console import summary
 from gpudoctor.render.escape import Markdown, md_block, md_code, md_text
+from gpudoctor.render.finding_text import format_value
 
 ICONS = {Severity.OK: "✅", Severity.INFO: "ℹ️", Severity.WARN: "⚠️", Severity.ERROR: "❌"}
 

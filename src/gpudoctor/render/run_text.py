@@ -1,26 +1,29 @@
 """The stderr report of `gpudoctor run`: plain lines, every one prefixed (e.g.
-"[rank 1] "), each finding the way `gpudoctor check` shows it."""
+"[rank 1] "), each finding the way `gpudoctor check` shows it. Written in the
+user's own process (a rank, a spawned child), so without rich."""
 
 from __future__ import annotations
 
-import io
 import sys
 
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.render.console import finding_lines
-from gpudoctor.render.escape import Shown, terminal
-from gpudoctor.render.terminal import make_console
+from gpudoctor.render.escape import terminal
+from gpudoctor.render.finding_text import colour_codes, finding_pieces, plain_line
 
 
 def findings_text(findings: list[Finding], header: str, prefix: str = "") -> str:
     """A header line, then each finding; colour only when stderr is a terminal."""
-    buf = io.StringIO()
-    # Never wrap: a prefixed, wrapped line would lose its prefix.
-    console = make_console(file=buf, tty=sys.stderr.isatty(), width=10_000)
-    for f in findings:
-        console.print(Shown(finding_lines(f)))  # a rank's error text is shown, never sent to the terminal
-    lines = [terminal(header)] + buf.getvalue().rstrip("\n").splitlines()
+    lines = [terminal(header)] + findings_lines(findings, sys.stderr.isatty())
     return "".join(f"{prefix}{line.rstrip()}\n" for line in lines)
+
+
+def findings_lines(findings: list[Finding], tty: bool) -> list[str]:
+    """Each finding's lines, as rich would draw them (tests/test_render_finding_text.py)
+    but never wrapped: a prefixed, wrapped line would lose its prefix. A rank's error
+    text is shown, never sent to the terminal (plain_line escapes it)."""
+    codes = colour_codes(tty)
+    text = "".join(plain_line(line, codes) + "\n" for f in findings for line in finding_pieces(f))
+    return text.rstrip("\n").splitlines()
 
 
 def header_line(findings: list[Finding], what: str, ended: str = "") -> str:

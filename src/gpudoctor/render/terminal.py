@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:  # imported where a console is made: no_color_asked() needs no rich
+    from rich.console import Console
 
 
 def no_color_asked() -> bool:
@@ -20,6 +21,8 @@ def make_console(*, stderr: bool = False, file: IO[str] | None = None, tty: bool
 
     `tty` says whether what the text ends up on is a terminal, for a buffer
     that rich cannot ask; left out, rich asks the stream itself."""
+    from rich.console import Console
+
     if file is not None and tty is None:
         tty = False
     if tty is None:

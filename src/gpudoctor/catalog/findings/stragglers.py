@@ -37,7 +37,7 @@ others wait for.""",
 - **optimizer**: uneven parameter shards, or a slower device (`gpudoctor check`);
 - **other**: work done on one rank only between steps (logging, checkpointing, evaluation
   under `if rank == 0:`): move it out of the step, or spread it over the ranks.""",
-        checked="""Each rank accounts for every step on its own clock (runtime/step_clock.py): the DataLoader
+        checked="""Each rank accounts for every step on its own clock (hooks/step_clock.py): the DataLoader
 iterator, DDP's forward, backward up to the autograd engine's final callback, the wait for
 DDP's gradient all-reduce after it, the optimizer step, and every torch.distributed
 collective call. The ranks' records are lined up by step number. Noise floor: a rank is a

@@ -30,6 +30,9 @@ FAULT_NOSYNC = "nosync"  # the rank's gradients are never averaged into its own 
 FAULT_BADGRAD = "badgrad"  # the rank corrupts (halves) its gradient before the all-reduce
 FAULT_SAVEALL = "saveall"  # the rank saves the checkpoint too, not only rank 0
 SMOKE_FAULTS = (FAULT_NOSYNC, FAULT_BADGRAD, FAULT_SAVEALL)
+# The rank hangs where its DataLoader workers are measured, after every verification's
+# data is in: the watchdog stops the job, and the verifications done are still shown.
+FAULT_HANGWORKERS = "hangworkers"
 CHECKPOINT_NAME = "train-smoke.pt"
 
 
@@ -55,7 +58,7 @@ class SmokeConfig:
     momentum: float = 0.9
     seed: int = 0
     eval_size: int = 1024
-    worker_epochs: int = 2  # epochs timed for each of persistent_workers off / on
+    worker_epochs: int = 2  # at most, epochs timed with persistent_workers off (train_smoke/workers.py)
     gather: bool = False  # join mode: ranks all-gather their results (no supervisor to collect them)
 
     def to_dict(self) -> dict:

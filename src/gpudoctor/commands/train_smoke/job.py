@@ -19,7 +19,8 @@ from gpudoctor.core.codec import to_plain
 from gpudoctor.probe.cuda import CudaFacts
 from gpudoctor.core.findings import Finding, Report, Severity
 from gpudoctor.commands.train_smoke.config import CHECKPOINT_NAME, SmokeConfig
-from gpudoctor.commands.train_smoke.result import AllRanks, DataParallelRun, RankReport
+from gpudoctor.commands.train_smoke.result import PARTIAL, AllRanks, DataParallelRun, RankReport
+from gpudoctor.launch.contract import read_contract
 from gpudoctor.commands.train_smoke.verify import PERF, Verification, not_run, throughput, verify_all
 
 COMMAND = "train-smoke"
@@ -104,8 +105,13 @@ def run_local(
             reason = f"rank {cause.rank} {state} at '{cause.last_stage or 'start'}'"
         else:
             reason = f"timed out after {cfg.timeout_s:g} s" if result.timed_out else "a rank returned no result"
-        verifications = not_run(reason)
-        tp = None
+        partial = _partial_reports(result.run_dir, cfg) if result.timed_out else []
+        if partial:  # stopped while DataLoader workers were measured: the rest was done
+            verifications = verify_all(partial, cfg, workers_not_run=reason)
+            tp = throughput(partial)
+        else:
+            verifications = not_run(reason)
+            tp = None
         extra["logs"] = result.run_dir
         extra["ranks"] = run.ranks_json()
         extra["root_cause"] = run.root_json()
@@ -120,6 +126,14 @@ def run_local(
         cfg, verifications, head=head, tail=tail, tp=tp, checkpoint_kept=keep, extra=extra, interrupted=result.interrupted,
         stop_signal=result.stop_signal,
     )
+
+
+def _partial_reports(run_dir: str | None, cfg: SmokeConfig) -> list[RankReport]:
+    """Every rank's report from before the worker measurement (rank.py), or none."""
+    if not run_dir:
+        return []
+    reports = [read_contract(RankReport, os.path.join(run_dir, PARTIAL.format(rank=r))) for r in range(cfg.nproc)]
+    return [r for r in reports if r is not None] if all(r is not None for r in reports) else []
 
 
 def _no_result(run_dir: str) -> Finding:

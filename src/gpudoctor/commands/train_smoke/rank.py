@@ -22,18 +22,22 @@ import hashlib
 import itertools
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpudoctor.core.codec import decode, encode
 from gpudoctor.commands.train_smoke.config import (
     FAULT_BADGRAD,
+    FAULT_HANGWORKERS,
     FAULT_NOSYNC,
     FAULT_SAVEALL,
     SYNC_POINTS,
     SmokeConfig,
 )
+from gpudoctor.launch.contract import write_contract
+from gpudoctor.commands.train_smoke.workers import worker_init, worker_startup
 from gpudoctor.commands.train_smoke.result import (
+    PARTIAL,
     AllRanks,
     CheckpointReport,
     GradientCheck,
@@ -99,6 +103,7 @@ class _Trained:
     first_loss: Any  # detached 0-dim tensors; None before any step
     last_loss: Any
     digests: list
+    first_batch_s: float  # the wait for the first batch, before the clock: DataLoader workers start there
 
 
 def run_rank(ctx, config: dict) -> RankReport | AllRanks:
@@ -119,7 +124,7 @@ def run_rank(ctx, config: dict) -> RankReport | AllRanks:
     initial_loss = _eval_loss(torch, setup.model, eval_x, eval_y)
     trained = _train(torch, ctx, cfg, setup)
     ctx.progress("verify", cfg.steps + 1)
-    learning, sync, checkpoint, gradient, workers = _after_training(
+    learning, sync, checkpoint, gradient = _after_training(
         torch, ctx, dist, cfg, setup, trained, initial_loss, eval_x, eval_y, rank, world
     )
     report = RankReport(
@@ -135,7 +140,7 @@ def run_rank(ctx, config: dict) -> RankReport | AllRanks:
         sync=sync,
         checkpoint=checkpoint,
         gradient=gradient,
-        workers=workers,
+        workers=None,
         throughput=Throughput(
             steps=trained.steps,
             batch_size=cfg.batch_size,
@@ -145,6 +150,8 @@ def run_rank(ctx, config: dict) -> RankReport | AllRanks:
             samples_per_s=trained.samples / trained.seconds if trained.seconds > 0 else None,
         ),
     )
+    if cfg.num_workers > 0:
+        report = replace(report, workers=_worker_startup(ctx, cfg, setup, trained, report))
     result: RankReport | AllRanks = report
     if cfg.gather:
         # Through the codec, as a result file would be: every rank checks the others' version.
@@ -170,7 +177,12 @@ def _set_up(torch, ctx, dist, cfg: SmokeConfig, device, x, y, rank: int, world: 
     sampler: DistributedSampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=cfg.seed)
     loader_kw: dict = {"batch_size": cfg.batch_size, "sampler": sampler, "pin_memory": on_cuda}
     if cfg.num_workers > 0:
-        loader_kw.update(num_workers=cfg.num_workers, persistent_workers=True, multiprocessing_context="spawn")
+        loader_kw.update(
+            num_workers=cfg.num_workers,
+            persistent_workers=True,
+            multiprocessing_context="spawn",
+            worker_init_fn=worker_init,
+        )
     loader = DataLoader(dataset, **loader_kw)
     ctx.progress("sharding", 0)
     sharding = _sampler_orders(DistributedSampler, dataset, sampler, world, rank, cfg.seed)
@@ -216,9 +228,11 @@ def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
     # The first batch is fetched before the clock: DataLoader workers start up there, a
     # cost measured on its own (dataloader-workers). With num_workers=0 that fetch takes
     # well under a millisecond.
+    fetch = time.perf_counter()
     epoch_iter = iter(setup.loader)
     batches = itertools.chain([next(epoch_iter)], epoch_iter)
     start = time.perf_counter()
+    first_batch_s = start - fetch
     while step < cfg.steps:
         for xb, yb in batches:
             ctx.fault_point(STAGE_TRAIN)
@@ -261,13 +275,13 @@ def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start - paused
     last_loss = loss.detach() if loss is not None else None
-    return _Trained(step, epoch, samples, seconds, first_loss, last_loss, digests)
+    return _Trained(step, epoch, samples, seconds, first_loss, last_loss, digests, first_batch_s)
 
 
 def _after_training(
     torch, ctx, dist, cfg, setup: _Setup, trained: _Trained, initial_loss, eval_x, eval_y, rank, world
-) -> tuple[Learning, Sync, CheckpointReport, GradientCheck | None, WorkerStartup | None]:
-    """Outside the clock: learning, sync, checkpoint, the gradient check and worker start-up."""
+) -> tuple[Learning, Sync, CheckpointReport, GradientCheck | None]:
+    """Outside the clock: learning, sync, checkpoint and the gradient check."""
     import torch.nn.functional as F
 
     model, device = setup.model, setup.device
@@ -287,13 +301,19 @@ def _after_training(
     checkpoint = _checkpoint(torch, dist, ctx, cfg, rank, setup.ddp, model, device, eval_x)
     ctx.progress("gradient-check", cfg.steps + 3)
     gradient = _gradient_check(torch, F, dist, cfg, setup.ddp, model, setup.dataset, world, rank, device, setup.amp_dtype)
-    workers = None
-    if cfg.num_workers > 0:
-        from gpudoctor.commands.train_smoke.workers import worker_startup
+    return learning, sync, checkpoint, gradient
 
-        ctx.progress("dataloader-workers", cfg.steps + 4)
-        workers = worker_startup(torch, setup.dataset, setup.sampler, cfg)
-    return learning, sync, checkpoint, gradient, workers
+
+def _worker_startup(ctx, cfg: SmokeConfig, setup: _Setup, trained: _Trained, report: RankReport) -> WorkerStartup:
+    """DataLoader worker start-up, measured last. The report so far is left in the run
+    folder first: if the watchdog stops the job while workers start, the
+    verifications already done are still shown (job.py reads it back)."""
+    if ctx.run_dir and not cfg.gather:
+        write_contract(os.path.join(ctx.run_dir, PARTIAL.format(rank=ctx.rank)), report)
+    ctx.progress("dataloader-workers", cfg.steps + 4)
+    while ctx.fault == FAULT_HANGWORKERS:
+        time.sleep(60)
+    return worker_startup(setup.loader, trained.first_batch_s, setup.dataset, setup.sampler, cfg)
 
 
 def _share_cores(torch, local_world: int) -> None:

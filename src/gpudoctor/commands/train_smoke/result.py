@@ -68,6 +68,11 @@ class GradientCheck:
     tolerance: float
 
 
+# A rank's report before the DataLoader worker measurement, in the run folder: what a
+# watchdog that stops the job during that measurement still shows (job.py).
+PARTIAL = "rank{rank}.partial.json"
+
+
 @dataclass(frozen=True)
 class EpochTimes:
     startup_s: tuple[float, ...]  # per epoch, the time to its first batch
@@ -80,7 +85,7 @@ class WorkerStartup:
 
     num_workers: int
     start_method: str
-    epochs: int
+    epochs: int  # epochs timed with persistent_workers off (commands/train_smoke/workers.py)
     off: EpochTimes
     on: EpochTimes
 

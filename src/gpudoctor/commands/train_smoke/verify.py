@@ -3,7 +3,7 @@
 Each verification states its threshold, passes or fails with the numbers that
 decided it, and carries the finding the report shows (an `ok` line, or an error
 with the evidence: the rank, the parameter, the step, the difference). No torch
-here: these functions read the ranks' RankReports (smoke/result.py), so they
+here: these functions read the ranks' RankReports (commands/train_smoke/result.py), so they
 are tested with results built by hand as well as with real runs.
 """
 
@@ -401,7 +401,8 @@ def verify_workers(results: Sequence[RankReport]) -> Verification | None:
     detail = (
         f"{w} spawned worker{'s' if w != 1 else ''} per rank: {off:.2f} s to the first batch of every epoch with persistent_workers=False; "
         f"with persistent_workers=True {on_first:.2f} s once, then {on_later:.3f} s per epoch "
-        f"(saves {max(0.0, off - on_later):.2f} s per epoch per rank; {epochs} epochs each)"
+        f"(saves {max(0.0, off - on_later):.2f} s per epoch per rank; persistent_workers=False timed over "
+        f"{epochs} epoch{'s' if epochs != 1 else ''}, True over the training loop's first and one more)"
     )
     finding = Finding(
         id="dataloader-worker-startup",
@@ -474,8 +475,10 @@ def verify_throughput(tp: dict, device: str) -> Verification:
     return Verification("throughput", True, detail, (finding,))
 
 
-def verify_all(results: Sequence[RankReport], cfg: SmokeConfig) -> list[Verification]:
-    """Every verification over the gathered per-rank results (ordered by rank)."""
+def verify_all(results: Sequence[RankReport], cfg: SmokeConfig, workers_not_run: str = "") -> list[Verification]:
+    """Every verification over the gathered per-rank results (ordered by rank).
+    `workers_not_run`: why the DataLoader worker measurement did not finish (the
+    results are the ranks' reports from before it, job.py)."""
     results = sorted(results, key=lambda r: r.rank)
     out = [
         verify_sharding(results),
@@ -485,6 +488,8 @@ def verify_all(results: Sequence[RankReport], cfg: SmokeConfig) -> list[Verifica
         verify_checkpoint(results),
     ]
     workers = verify_workers(results)
+    if workers_not_run:
+        workers = Verification("dataloader-workers", None, f"not run: {workers_not_run}")
     if workers:
         out.append(workers)
     out.append(verify_throughput(throughput(results), results[0].device))

@@ -1,0 +1,61 @@
+"""A rank of the user's job pays for the doctor only what it runs there: neither
+rich (a report's drawing) nor the supervisor's side (launch/supervisor.py, the
+hang doctor's watch) is imported in a rank of `gpudoctor run --nproc`, nor in a
+rank that `train-smoke` or `allreduce` starts (launch/child.py). Each real rank
+writes its sys.modules at exit (tests/rank_modules/sitecustomize.py)."""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(TESTS)
+HELPER = os.path.join(TESTS, "rank_modules")
+SUPERVISOR_SIDE = ("rich", "gpudoctor.launch.supervisor", "gpudoctor.hang.watch", "gpudoctor.render.console")
+
+pytestmark = pytest.mark.slow
+
+
+def _ranks_modules(tmp_path, *args):
+    out = tmp_path / "modules"
+    env = dict(os.environ, RANK_MODULES_OUT=str(out), COLUMNS="400")
+    env["PYTHONPATH"] = os.pathsep.join([HELPER, *filter(None, [env.get("PYTHONPATH")])])
+    for name in ("GPUDOCTOR_RUN", "RANK", "GPUDOCTOR_FAULT"):
+        env.pop(name, None)
+    r = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", *args], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env
+    )
+    found = []
+    for path in glob.glob(f"{out}.*.json"):
+        with open(path) as fh:
+            found.append(json.load(fh))
+    return r, found
+
+
+def _supervisor_side(modules):
+    return sorted(m for m in modules if m in SUPERVISOR_SIDE or m.startswith("rich."))
+
+
+def test_run_nproc_ranks_import_neither_rich_nor_the_supervisor(tmp_path):
+    # The script leaves a finding on each rank, so each rank draws its own report.
+    r, ranks = _ranks_modules(tmp_path, "run", "--nproc", "2", os.path.join("tests", "scripts", "sampler_no_set_epoch.py"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "[rank 1]   ! DistributedSampler iterated 2 times" in r.stderr  # the rank's report, drawn there
+    assert sorted(rank["rank"] for rank in ranks) == ["0", "1"]
+    for rank in ranks:
+        assert "gpudoctor.hooks.runner" in rank["modules"] and "gpudoctor.render.run_text" in rank["modules"]
+        assert _supervisor_side(rank["modules"]) == [], rank["rank"]
+
+
+@pytest.mark.parametrize("command", [["train-smoke", "--steps", "40"], ["allreduce", "--sizes", "1K"]])
+def test_child_ranks_import_neither_rich_nor_the_supervisor(tmp_path, command):
+    r, ranks = _ranks_modules(tmp_path, *command, "--nproc", "2")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    children = [rank for rank in ranks if rank["argv"][0].endswith(os.path.join("launch", "child.py"))]
+    assert sorted(rank["rank"] for rank in children) == ["0", "1"]
+    for rank in ranks:  # the ranks, and any process they started
+        assert _supervisor_side(rank["modules"]) == [], (rank["rank"], rank["argv"])
