@@ -27,7 +27,7 @@ from gpudoctor.core.codec import to_plain
 from gpudoctor.probe.facts import Facts
 from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts, distinct_names, node_facts
 from gpudoctor.core.unavailable import Unavailable
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 # Node-local findings the fleet comparison says better (with the other nodes' values).
 SUPERSEDED = {"nccl-socket-ifname-missing", "gloo-socket-ifname-missing"}
@@ -178,7 +178,7 @@ def check_gpus_for_ranks(nodes: Sequence[NodeFacts]) -> list[Finding]:
                             for n in short),
             evidence={n.name: {"ranks": len(n.ranks), "GPUs torch sees": n.torch_gpus} for n in short},
             why=why("fleet-gpus-fewer-than-ranks"),
-            fix=f"torchrun --nproc-per-node={max(fewest, 1)} ...  # or restore the missing GPUs on {', '.join(n.name for n in short)}",
+            fix=fix("fleet-gpus-fewer-than-ranks", nproc=max(fewest, 1), nodes=', '.join(n.name for n in short)),
             area=AREA,
         )
     ]

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from gpudoctor.checks.environment import interface_matches
 from gpudoctor.checks.fleet_diff import AREA, FleetColumn, where
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts
 from gpudoctor.core.unavailable import Unavailable
@@ -145,7 +145,7 @@ def check_socket_ifname(nodes: Sequence[NodeFacts]) -> list[Finding]:
                     "interfaces on every node": common,
                 },
                 why=why("fleet-socket-ifname-missing", backend="NCCL" if var.startswith("NCCL") else "gloo", var=var),
-                fix=f"export {var}={usable[0]}  # an interface every node has (ip -br addr on each)",
+                fix=fix("fleet-socket-ifname-missing", var=var, interface=usable[0]),
                 area=AREA,
             )
         )

@@ -22,7 +22,7 @@ from gpudoctor.hooks.facts import (
     Source,
     UncaughtError,
 )
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 F = TypeVar("F")
 
@@ -131,7 +131,7 @@ def device_mismatch_findings(facts: Iterable[DeviceMismatch]) -> list[Finding]:
     out = []
     for group in _grouped(facts, lambda f: (f.module, f.error, f.source)):
         f = group[0]
-        title, fix = _mismatch_story(f)
+        title, paste = _mismatch_story(f)
         evidence: dict[str, Any] = {**_ranks(group), "error": f.error}
         if f.module is not None:
             evidence["module"] = f"{f.module or '<root>'} ({f.module_type})"
@@ -151,7 +151,7 @@ def device_mismatch_findings(facts: Iterable[DeviceMismatch]) -> list[Finding]:
                 title=title,
                 evidence=evidence,
                 why=why("device-mismatch"),
-                fix=fix,
+                fix=paste,
                 area="devices",
             )
         )
@@ -166,12 +166,10 @@ def module_input_findings(facts: Iterable[ModuleInputDevice], failed_modules: se
             continue  # the device-mismatch finding already tells this story, with the error
         label = _module_label(f.module, f.module_type)
         if f.module_device == "meta":
-            fix = f'{_attr(f.module)}.to_empty(device="{f.input_device}")   # then load or initialise its weights'
+            paste = fix("module-input-device", "meta", module=_attr(f.module), device=f.input_device)
         else:
-            fix = (
-                f'{f.input_name} = {f.input_name}.to("{f.module_device}")   # before calling {_attr(f.module)}; '
-                f'or {_attr(f.module)}.to("{f.input_device}")'
-            )
+            paste = fix("module-input-device", "move", input=f.input_name, module=_attr(f.module),
+                        module_device=f.module_device, device=f.input_device)
         out.append(
             Finding(
                 id="module-input-device",
@@ -186,7 +184,7 @@ def module_input_findings(facts: Iterable[ModuleInputDevice], failed_modules: se
                     **_source(f.source),
                 },
                 why=why("module-input-device"),
-                fix=fix,
+                fix=paste,
                 area="devices",
             )
         )
@@ -215,7 +213,7 @@ def sampler_findings(facts: Iterable[SamplerEpochRepeat]) -> list[Finding]:
                     **_source(f.source),
                 },
                 why=why("sampler-without-set-epoch"),
-                fix="sampler.set_epoch(epoch)   # first line of each epoch, before iterating the DataLoader",
+                fix=fix("sampler-without-set-epoch"),
                 area="data",
             )
         )
@@ -237,16 +235,6 @@ def loader_findings(facts: Iterable[LoaderRestarts]) -> list[Finding]:
         if mean < LOADER_STARTUP_FLOOR_S:
             continue
         where = "a spawned rank" if f.spawned_rank else f"workers started with '{f.start_method}'"
-        if f.lightning:
-            fix = (
-                f"DataLoader(..., num_workers={f.num_workers}, persistent_workers=True)   "
-                'or Trainer(strategy="ddp") instead of "ddp_spawn"'
-            )
-        else:
-            fix = (
-                f"DataLoader(..., num_workers={f.num_workers}, persistent_workers=True)   "
-                "# or start ranks with torchrun instead of mp.spawn"
-            )
         out.append(
             Finding(
                 id="spawned-rank-loader-workers",
@@ -264,7 +252,9 @@ def loader_findings(facts: Iterable[LoaderRestarts]) -> list[Finding]:
                     **_source(f.source),
                 },
                 why=why("spawned-rank-loader-workers"),
-                fix=fix,
+                fix=fix("spawned-rank-loader-workers", "lightning", workers=f.num_workers)
+                if f.lightning
+                else fix("spawned-rank-loader-workers", "spawn", workers=f.num_workers),
                 area="data",
             )
         )
@@ -309,7 +299,7 @@ def _nccl_device_finding(f: NcclDevice) -> Finding | None:
             title=f"rank {f.rank} has LOCAL_RANK {f.local_rank} but only {count} GPU(s) are visible: ranks share a GPU",
             evidence=evidence,
             why=why("nccl-rank-device"),
-            fix=f"torchrun --nproc_per_node {max(count, 1)} ...   # one rank per GPU",
+            fix=fix("nccl-rank-device", "ranks-share-gpu", nproc=max(count, 1)),
             area="distributed",
         )
     if f.current_device == f.local_rank:
@@ -320,7 +310,7 @@ def _nccl_device_finding(f: NcclDevice) -> Finding | None:
         title=f"rank {f.rank} runs NCCL on cuda:{f.current_device}, not on its LOCAL_RANK cuda:{f.local_rank}",
         evidence=evidence,
         why=why("nccl-rank-device"),
-        fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))   # before init_process_group("nccl")',
+        fix=fix("nccl-rank-device", "wrong-device"),
         area="distributed",
     )
 
@@ -346,7 +336,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                 title=f"torch.save of {what}" + (f" to {s.path}" if s.path else ""),
                 evidence=evidence,
                 why=why("checkpoint-ddp-wrapper"),
-                fix="torch.save(model.module.state_dict(), path)   # the wrapped model, not the DDP wrapper",
+                fix=fix("checkpoint-ddp-wrapper"),
                 area="checkpoints",
             )
         )
@@ -371,7 +361,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                     **_source(s.source),
                 },
                 why=why("checkpoint-every-rank"),
-                fix="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier()",
+                fix=fix("checkpoint-every-rank"),
                 area="checkpoints",
             )
         )

@@ -67,5 +67,9 @@ few passes over every module have gone by with nothing new, again after every
 `model.to()` / `.cuda()` and at every new epoch (`iter(DataLoader)`). Outside the window,
 module calls run untouched.""",
         says="The first op that combines them raises 'Expected all tensors to be on the same device' (or, if the module moves the input itself, every call pays a copy).",
+        fix_cases={
+            "meta": '{module}.to_empty(device="{device}")   # then load or initialise its weights',
+            "move": '{input} = {input}.to("{module_device}")   # before calling {module}; or {module}.to("{device}")',
+        },
     ),
 )

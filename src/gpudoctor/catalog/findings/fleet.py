@@ -94,6 +94,7 @@ srun --exclude=<odd nodes> ...   # until the GPU is back
 torchrun --nproc-per-node=<GPUs per node> ...   # or restore the missing GPUs on that node
 ```""",
         says="With NCCL each rank needs its own GPU; the extra ranks share one ('Duplicate GPU detected') or ask for a device that does not exist ('invalid device ordinal').",
+        does="torchrun --nproc-per-node={nproc} ...  # or restore the missing GPUs on {nodes}",
     ),
     FindingDoc(
         id="fleet-infiniband-mismatch",
@@ -121,6 +122,7 @@ sudo modprobe mlx5_ib   # load the driver; or leave the node out: srun --exclude
 export NCCL_SOCKET_IFNAME=eth0   # an interface every node has (ip -br addr on each); the fix line names one
 ```""",
         says="{backend} binds to the interfaces {var} names; a rank that finds none fails ('Bootstrap : no socket interface found', 'Unable to find address for') and every other rank waits for it until the timeout.",
+        does="export {var}={interface}  # an interface every node has (ip -br addr on each)",
     ),
     FindingDoc(
         id="fleet-env-mismatch",
