@@ -1,8 +1,9 @@
 """What gpudoctor can say, as data: one entry per finding id (what it means,
-why it matters, the fix, which command reports it, and the sentence the code
-puts in a finding's `why` and the command it puts in its `fix`). The pages under docs/ are generated from here
-(`python -m gpudoctor.docs`); tests/test_docs.py fails when code emits an id
-the catalog lacks, writes a `why` or a `fix` itself, or the pages and the catalog differ."""
+why it matters, the fix, which command reports it, the sentence the code puts
+in a finding's `why` and the command it puts in its `fix`). The pages under
+docs/ are generated from here (`python -m gpudoctor.docs`); tests/test_docs.py
+fails when code emits an id the catalog lacks, writes a `why` or a `fix`
+itself, or the pages and the catalog differ."""
 
 from __future__ import annotations
 

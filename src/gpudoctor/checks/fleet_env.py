@@ -63,12 +63,12 @@ def _variable_severity(name: str, nodes: Sequence[NodeFacts], values: Sequence[s
 
 
 def variable_fix(name: str) -> Callable[[str, str], str]:
-    def fix(odd: str, common: str) -> str:
+    def paste(odd: str, common: str) -> str:
         if common == UNSET:
-            return f"unset {name}  # on {odd}, as on the other nodes (check ~/.bashrc, the job script, /etc/nccl.conf)"
-        return f"export {name}={common}  # on {odd}, as on the other nodes; set it in the job script, not per node"
+            return fix("fleet-env-mismatch", "unset", name=name, odd=odd)
+        return fix("fleet-env-mismatch", "export", name=name, value=common, odd=odd)
 
-    return fix
+    return paste
 
 
 def variable_why(name: str) -> str:

@@ -90,25 +90,19 @@ def _mismatch_story(f: DeviceMismatch) -> tuple[str, str]:
         target = majority or own[0]
         return (
             f"{label} has its own parameters/buffers on several devices: {_devices(f.module_tensors)}",
-            f'{_attr(f.module)}.to("{target}")   # modules move in place; every parameter and buffer goes along',
+            fix("device-mismatch", "module-split", module=_attr(f.module), device=target),
         )
     if f.module is not None and own and given and set(own).isdisjoint(given):
         mine, theirs = own[0], given[0]
         title = f"{label} has its parameters on {mine} but was called with input on {theirs}"
         if mine == "meta":
             target = majority or theirs
-            return title, (
-                f'{_attr(f.module)}.to_empty(device="{target}")   # its weights were never materialised '
-                f"(meta device): then load or initialise them"
-            )
+            return title, fix("device-mismatch", "meta", module=_attr(f.module), device=target)
         if majority and mine != majority:
             # The module is the odd one out in its own model: move it, not the data.
-            return title, f'{_attr(f.module)}.to("{majority}")   # or model.to("{majority}") after building the model'
+            return title, fix("device-mismatch", "module-apart", module=_attr(f.module), device=majority)
         name = next(iter(f.inputs))
-        return title, (
-            f'{name} = {name}.to("{mine}")   # before calling {_attr(f.module)}; '
-            "tensor.to() returns a new tensor: assign the result"
-        )
+        return title, fix("device-mismatch", "input-apart", input=name, device=mine, module=_attr(f.module))
     # Module and inputs agree: the odd tensor was made or kept inside the code itself.
     odd = {n: d for n, d in f.locals.items() if d not in own + given}
     where = f"inside {label}" if f.module is not None else f"at {f.source}" if f.source else "in an op"
@@ -117,13 +111,12 @@ def _mismatch_story(f: DeviceMismatch) -> tuple[str, str]:
         home = (own or given or [d for d in f.devices_in_message if d != dev] or ["the other device"])[0]
         return (
             f"a tensor {where} is on {dev} while the rest is on {home}: {_devices(odd)}",
-            f'{name} = {name}.to("{home}")   # or create it with device=x.device; '
-            "a plain tensor attribute does not move with module.to(): register_buffer() it",
+            fix("device-mismatch", "tensor-apart", tensor=name, device=home),
         )
     devs = " and ".join(f.devices_in_message) or "two devices"
     return (
         f"an op {where} mixed tensors on {devs}",
-        "move every operand of the failing line to one device (x = x.to(device) — assign the result)",
+        fix("device-mismatch", "unknown"),
     )
 
 
