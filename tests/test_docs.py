@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 from gpudoctor.catalog.findings import FINDINGS
 from gpudoctor.docs.__main__ import COMMAND, differences, main
 from gpudoctor.docs.pages import KINDS
@@ -24,6 +24,8 @@ NOT_CODE = ("catalog", "docs")  # the catalog itself, and the generator
 # from the catalog.
 OWN_WHY = ("knowledge/patterns/", "hang/", "commands/train_smoke/job.py", "linter/formats.py",
            "knowledge/xid.py", "knowledge/unrecognised.py")
+# The same for the `fix` (the command a user pastes): these still write their own.
+OWN_FIX = ("knowledge/patterns/", "hang/", "linter/", "commands/train_smoke/job.py", "commands/diagnose/nvidia_smi.py")
 
 
 def code_files() -> list[tuple[str, ast.Module]]:
@@ -54,25 +56,38 @@ def finding_ids() -> set[str]:
     return ids
 
 
-def why_calls() -> list[tuple[str, int, ast.Call]]:
-    """Every catalog lookup `why(...)` in the code: (file, line, call)."""
+def lookup_calls(name: str = "why") -> list[tuple[str, int, ast.Call]]:
+    """Every catalog lookup `why(...)` (or `fix(...)`) in the code: (file, line, call)."""
     return [(rel, node.lineno, node) for rel, tree in CODE for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "why"]
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name]
 
 
-def written_whys(skip: tuple[str, ...] = OWN_WHY) -> list[str]:
-    """`why=` given a text written in place: a string, an f-string, or a sum of strings."""
+def why_calls() -> list[tuple[str, int, ast.Call]]:
+    return lookup_calls("why")
+
+
+def fix_calls() -> list[tuple[str, int, ast.Call]]:
+    return lookup_calls("fix")
+
+
+def written_whys(skip: tuple[str, ...] = OWN_WHY, name: str = "why") -> list[str]:
+    """`why=` (or `fix=`) given a text written in place: a string, an f-string, or
+    a sum of strings. For a fix, an empty string (no fix to give) is not a text."""
     found = []
     for rel, tree in CODE:
         if rel.startswith(skip):
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.keyword) and node.arg == "why":
+            if isinstance(node, ast.keyword) and node.arg == name:
                 lookups = {id(n) for c in ast.walk(node.value) if isinstance(c, ast.Call) for n in ast.walk(c)}
-                if any(isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant) and isinstance(n.value, str)
+                if any(isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant) and isinstance(n.value, str) and (n.value or name == "why")
                        for n in ast.walk(node.value) if id(n) not in lookups):
                     found.append(f"{rel}:{node.value.lineno}")
     return found
+
+
+def written_fixes(skip: tuple[str, ...] = OWN_FIX) -> list[str]:
+    return written_whys(skip, "fix")
 
 
 def test_the_id_scan_finds_ids():
@@ -123,6 +138,22 @@ def test_no_emitter_writes_its_own_why():
     assert written_whys() == [], "move these sentences into the catalog entry (says= or cases=) and call catalog.why"
 
 
+def test_no_emitter_writes_its_own_fix():
+    assert written_fixes() == [], "move these commands into the catalog entry (does= or fix_cases=) and call catalog.fix"
+
+
+def test_the_written_fix_scan_finds_them():
+    for own in OWN_FIX:
+        assert any(w.startswith(own) for w in written_fixes(skip=())), f"{own} takes its fix from the catalog now"
+    tree = ast.parse('Finding(id="a-b", fix="x"); Finding(id="a-b", fix=f"{n} x"); Finding(id="a-b", fix=fix("a-b")); '
+                     'Finding(id="a-b", fix=fix("a-b") if n else "")')
+    CODE.append(("checks/example.py", tree))
+    try:
+        assert [w for w in written_fixes() if w.startswith("checks/example.py")] == ["checks/example.py:1"] * 2
+    finally:
+        CODE.pop()
+
+
 def test_the_written_why_scan_finds_them():
     # Each file let off still writes its own (else it must leave the list).
     for own in OWN_WHY:
@@ -135,9 +166,8 @@ def test_the_written_why_scan_finds_them():
         CODE.pop()
 
 
-def test_every_why_lookup_names_an_entry_its_case_and_its_fields():
-    calls = why_calls()
-    assert len(calls) > 80  # the scan sees the emitters
+def _wrong_lookups(calls: list[tuple[str, int, ast.Call]], one: str, cases: str) -> list[str]:
+    """The lookups whose id, case or fields do not match the entry's `one` text or its `cases`."""
     wrong = []
     for rel, line, call in calls:
         where = f"{rel}:{line}"
@@ -150,26 +180,47 @@ def test_every_why_lookup_names_an_entry_its_case_and_its_fields():
             wrong.append(f"{where}: no catalog entry {args[0]!r}")
             continue
         case = args[1] if len(args) == 2 else None
-        text = entry.cases.get(case) if case is not None else entry.says
+        text = getattr(entry, cases).get(case) if case is not None else getattr(entry, one)
         if not text:
-            wrong.append(f"{where}: {args[0]!r} has no " + (f"case {case!r}" if case else "`says` (it has cases)"))
+            wrong.append(f"{where}: {args[0]!r} has no " + (f"case {case!r}" if case else f"`{one}` (it has {cases})"))
             continue
         fields = {name for _, name, _, _ in string.Formatter().parse(text) if name}
         given = {k.arg for k in call.keywords}
         if fields != given:
             wrong.append(f"{where}: {args[0]!r} {case or ''} fills {sorted(given)}, its text has {sorted(fields)}")
-    assert wrong == []
+    return wrong
+
+
+def test_every_why_lookup_names_an_entry_its_case_and_its_fields():
+    calls = why_calls()
+    assert len(calls) > 80  # the scan sees the emitters
+    assert _wrong_lookups(calls, "says", "cases") == []
+
+
+def test_every_fix_lookup_names_an_entry_its_case_and_its_fields():
+    calls = fix_calls()
+    assert len(calls) > 70  # the scan sees the emitters
+    assert _wrong_lookups(calls, "does", "fix_cases") == []
+
+
+def _unused(calls: list[tuple[str, int, ast.Call]], one: str, cases: str) -> list[tuple[str, str | None]]:
+    used = set()
+    for _, _, call in calls:
+        args = [a.value for a in call.args if isinstance(a, ast.Constant)]
+        used.add((args[0], args[1] if len(args) > 1 else None))
+    listed = {(e.id, None) for e in FINDINGS.values() if getattr(e, one)}
+    listed |= {(e.id, case) for e in FINDINGS.values() for case in getattr(e, cases)}
+    return sorted(listed - used, key=str)
 
 
 def test_every_sentence_in_the_catalog_is_used():
-    used = set()
-    for _, _, call in why_calls():
-        args = [a.value for a in call.args if isinstance(a, ast.Constant)]
-        used.add((args[0], args[1] if len(args) > 1 else None))
-    listed = {(e.id, None) for e in FINDINGS.values() if e.says}
-    listed |= {(e.id, case) for e in FINDINGS.values() for case in e.cases}
-    assert sorted(listed - used, key=str) == [], "no code says these any more: remove them from the catalog"
+    assert _unused(why_calls(), "says", "cases") == [], "no code says these any more: remove them from the catalog"
     assert [e.id for e in FINDINGS.values() if e.says and e.cases] == []  # one or the other
+
+
+def test_every_fix_in_the_catalog_is_used():
+    assert _unused(fix_calls(), "does", "fix_cases") == [], "no code gives these fixes any more: remove them from the catalog"
+    assert [e.id for e in FINDINGS.values() if e.does and e.fix_cases] == []  # one or the other
 
 
 def test_a_missing_entry_or_case_fails_loudly():
@@ -184,6 +235,11 @@ def test_a_missing_entry_or_case_fails_loudly():
         why("visible-devices-invalid")  # it has cases: one must be named
     with pytest.raises(KeyError):
         why("fleet-socket-ifname-missing")  # its fields are not filled in
+    assert fix("visible-devices-invalid", "list-gpus", indices="0,1") == "export CUDA_VISIBLE_DEVICES=0,1"
+    with pytest.raises(KeyError):
+        fix("visible-devices-invalid")  # it has fix cases: one must be named
+    with pytest.raises(KeyError):
+        fix("mig-enabled")  # its fields are not filled in
 
 
 def test_every_entry_says_how_to_fix():

@@ -17,7 +17,11 @@ class FindingDoc:
     (`catalog.why(id)`); an id reported for different reasons has `cases`
     instead, one sentence per case name (`catalog.why(id, case)`). Either may
     hold str.format fields ("{n}") the code fills in. The page shows them under
-    "Why it matters", so the page and the output say the same."""
+    "Why it matters", so the page and the output say the same.
+
+    `does` is, the same way, the plain-text command or code line the code puts
+    in Finding.fix (`catalog.fix(id)`), or `fix_cases` one per case name
+    (`catalog.fix(id, case)`); the page shows them under "Fix"."""
 
     id: str
     severity: str
@@ -30,3 +34,5 @@ class FindingDoc:
     checked: str = ""
     says: str = ""
     cases: Mapping[str, str] = field(default_factory=dict)
+    does: str = ""
+    fix_cases: Mapping[str, str] = field(default_factory=dict)

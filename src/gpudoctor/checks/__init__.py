@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gpudoctor.core.findings import Finding, Report, Severity
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 if TYPE_CHECKING:  # checks/allreduce.py is imported without the probe's facts
     from gpudoctor.probe.facts import Facts
@@ -45,7 +45,7 @@ def run_checks(facts: Facts, checks: tuple[Check, ...] | None = None) -> tuple[F
                     title=f"gpudoctor's check {check.__name__} failed on these facts: {type(exc).__name__}: {exc}",
                     evidence={"check": f"{check.__module__}.{check.__name__}", "error": f"{type(exc).__name__}: {exc}"},
                     why=why("check-failed"),
-                    fix="gpudoctor check --json > facts.json  # and attach it to a gpudoctor issue",
+                    fix=fix("check-failed"),
                     area="gpudoctor",
                 )
             )

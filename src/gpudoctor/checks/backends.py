@@ -8,7 +8,7 @@ from gpudoctor.checks.platform import WINDOWS, family
 from gpudoctor.checks.wording import plural
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "backends"
 
@@ -32,7 +32,7 @@ def check_backends(facts: Facts) -> list[Finding]:
                 title="torch.distributed is not available in this torch build",
                 evidence={"torch": str(t.version), "torch.distributed.is_available()": str(t.distributed)},
                 why=why("distributed-unavailable"),
-                fix="pip install --force-reinstall torch  # an official Linux wheel includes gloo and NCCL",
+                fix=fix("distributed-unavailable"),
                 area=AREA,
             )
         ]
@@ -50,7 +50,7 @@ def check_backends(facts: Facts) -> list[Finding]:
                 title="The gloo backend is not available in this torch build",
                 evidence=available,
                 why=why("gloo-missing"),
-                fix="pip install --force-reinstall torch  # official wheels include gloo",
+                fix=fix("gloo-missing"),
                 area=AREA,
             )
         )
@@ -65,7 +65,7 @@ def check_backends(facts: Facts) -> list[Finding]:
                     title=f"torch sees {gpus} CUDA GPU(s); NCCL is not built for Windows, so GPU collectives use gloo",
                     evidence={**available, "CUDA (build)": t.cuda, "GPUs torch sees": gpus, "platform": facts.system.platform},
                     why=why("nccl-missing", "windows"),
-                    fix='dist.init_process_group(backend="gloo")  # or run under WSL2 for NCCL',
+                    fix=fix("nccl-missing", "windows"),
                     area=AREA,
                 )
             )
@@ -77,7 +77,7 @@ def check_backends(facts: Facts) -> list[Finding]:
                     title=f"torch sees {gpus} CUDA GPU(s) but NCCL is not available",
                     evidence={**available, "CUDA (build)": t.cuda, "GPUs torch sees": gpus},
                     why=why("nccl-missing", "not-built"),
-                    fix="pip install --force-reinstall torch  # a Linux CUDA wheel ships NCCL",
+                    fix=fix("nccl-missing", "not-built"),
                     area=AREA,
                 )
             )

@@ -8,7 +8,7 @@ from gpudoctor.checks.wording import shown
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.environment import EnvironmentFacts
 from gpudoctor.probe.facts import Facts
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "environment"
 LAUNCH_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")
@@ -61,7 +61,7 @@ def check_socket_ifname(facts: Facts) -> list[Finding]:
                     title=f"NCCL_SOCKET_IFNAME={nccl!r} matches no network interface on this machine",
                     evidence={"NCCL_SOCKET_IFNAME": nccl, "interfaces here": names, "torch has NCCL": _nccl_in_use(facts)},
                     why=why("nccl-socket-ifname-missing"),
-                    fix=f"export NCCL_SOCKET_IFNAME={_suggest(names)}  # an interface that exists (see: ip -br addr)",
+                    fix=fix("nccl-socket-ifname-missing", interface=_suggest(names)),
                     area=AREA,
                 )
             )
@@ -76,7 +76,7 @@ def check_socket_ifname(facts: Facts) -> list[Finding]:
                     title=f"GLOO_SOCKET_IFNAME={gloo!r} names an interface that does not exist: {', '.join(missing) or '(empty)'}",
                     evidence={"GLOO_SOCKET_IFNAME": gloo, "interfaces here": names},
                     why=why("gloo-socket-ifname-missing"),
-                    fix=f"export GLOO_SOCKET_IFNAME={_suggest(names)}",
+                    fix=fix("gloo-socket-ifname-missing", interface=_suggest(names)),
                     area=AREA,
                 )
             )
@@ -104,7 +104,7 @@ def check_transports_disabled(facts: Facts) -> list[Finding]:
                 title=f"NCCL_P2P_DISABLE={p2p}: NCCL does not use direct GPU-to-GPU transfers",
                 evidence={"NCCL_P2P_DISABLE": p2p, "P2P between GPUs": [f"GPU {l.a}-{l.b}: {shown(l.p2p_read)}" for l in facts.nvml.links] or "no GPU pairs"},
                 why=why("nccl-p2p-disabled"),
-                fix="unset NCCL_P2P_DISABLE  # then: gpudoctor allreduce, to see whether P2P works",
+                fix=fix("nccl-p2p-disabled"),
                 area=AREA,
             )
         )
@@ -117,7 +117,7 @@ def check_transports_disabled(facts: Facts) -> list[Finding]:
                 title=f"NCCL_IB_DISABLE={ib}: NCCL will not use InfiniBand/RoCE between nodes",
                 evidence={"NCCL_IB_DISABLE": ib},
                 why=why("nccl-ib-disabled"),
-                fix="unset NCCL_IB_DISABLE  # when the nodes have InfiniBand or RoCE",
+                fix=fix("nccl-ib-disabled"),
                 area=AREA,
             )
         )
@@ -143,7 +143,7 @@ def master_findings(env: EnvironmentFacts) -> list[Finding]:
                 title=f"MASTER_ADDR={addr!r} {reason}",
                 evidence={"MASTER_ADDR": addr, "lookup": reason},
                 why=why("master-addr-unresolvable"),
-                fix="export MASTER_ADDR=127.0.0.1  # single node; across nodes: rank 0's hostname or IP",
+                fix=fix("master-addr-unresolvable"),
                 area=AREA,
             )
         )
@@ -156,7 +156,7 @@ def master_findings(env: EnvironmentFacts) -> list[Finding]:
                 title=f"MASTER_PORT={port!r} is not a port number (1-65535)",
                 evidence={"MASTER_PORT": port},
                 why=why("master-port-invalid"),
-                fix="export MASTER_PORT=29500  # or let torchrun pick: torchrun --rdzv-endpoint=localhost:0 ...",
+                fix=fix("master-port-invalid"),
                 area=AREA,
             )
         )
@@ -182,7 +182,7 @@ def check_launch_env(facts: Facts) -> list[Finding]:
                 title=f"Some launcher variables are set but not {', '.join(missing)}",
                 evidence={**evidence, "missing": missing},
                 why=why("distributed-env-incomplete", "check"),
-                fix="torchrun --nproc-per-node=2 train.py  # sets them all for each rank",
+                fix=fix("distributed-env-incomplete", "check"),
                 area=AREA,
             )
         ]

@@ -27,7 +27,7 @@ from gpudoctor.core.codec import to_plain
 from gpudoctor.probe.facts import Facts
 from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts, distinct_names, node_facts
 from gpudoctor.core.unavailable import Unavailable
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 # Node-local findings the fleet comparison says better (with the other nodes' values).
 SUPERSEDED = {"nccl-socket-ifname-missing", "gloo-socket-ifname-missing"}
@@ -110,8 +110,9 @@ class Fact:
 def _pin_torch(odd: str, value: str) -> str:
     version = value.split(" ")[0]
     base, _, local = version.partition("+")
-    index = f" --index-url https://download.pytorch.org/whl/{local}" if local.startswith(("cu", "rocm", "cpu")) else ""
-    return f"pip install torch=={base}{index}  # on {odd}; better: one container image or venv for every node"
+    if local.startswith(("cu", "rocm", "cpu")):  # a wheel from PyTorch's own index
+        return fix("fleet-torch-mismatch", "index", version=base, index=local, odd=odd)
+    return fix("fleet-torch-mismatch", "pypi", version=base, odd=odd)
 
 
 FACTS = (
@@ -123,41 +124,37 @@ FACTS = (
     Fact(
         "NCCL", _nccl,
         lambda: Finding(id="fleet-nccl-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-nccl-mismatch")),
-        lambda odd, v: f"pip install --force-reinstall nvidia-nccl-cu12=={v}  # on {odd}; and drop other "
-        "libnccl paths from LD_LIBRARY_PATH / LD_PRELOAD there",
+        lambda odd, v: fix("fleet-nccl-mismatch", version=v, odd=odd),
     ),
     Fact(
         "driver", _driver,
         lambda: Finding(id="fleet-driver-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-driver-mismatch")),
-        lambda odd, v: f"nvidia-smi  # on {odd}: install driver {v.split(' ')[0]} as on the other nodes, "
-        f"or leave them out: srun --exclude=<those nodes> ...",
+        lambda odd, v: fix("fleet-driver-mismatch", odd=odd, driver=v.split(' ')[0]),
     ),
     Fact(
         "GPU model", _gpu_model,
         lambda: Finding(id="fleet-gpu-model-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-gpu-model-mismatch")),
-        lambda odd, v: f"srun --constraint=<gpu type> ...  # one GPU model for the job ({v}); or leave out {odd}",
+        lambda odd, v: fix("fleet-gpu-model-mismatch", model=v, odd=odd),
     ),
     Fact(
         "GPUs (torch of NVML)", _gpu_count,
         lambda: Finding(id="fleet-gpu-count-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-gpu-count-mismatch")),
-        lambda odd, v: f"nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES  # on {odd} ({v} elsewhere); "
-        "or leave them out: srun --exclude=<those nodes> ...",
+        lambda odd, v: fix("fleet-gpu-count-mismatch", odd=odd, count=v),
     ),
     Fact(
         "InfiniBand", _infiniband,
         lambda: Finding(id="fleet-infiniband-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-infiniband-mismatch")),
-        lambda odd, v: f"ibstat  # on {odd}: load the driver (modprobe mlx5_ib), bring the port up, or "
-        f"leave the nodes out; the others have {v}",
+        lambda odd, v: fix("fleet-infiniband-mismatch", odd=odd, infiniband=v),
     ),
     Fact(
         "Python", _python,
         lambda: Finding(id="fleet-python-mismatch", severity=Severity.WARN, title="", area=AREA, why=why("fleet-python-mismatch")),
-        lambda odd, v: f"python -V  # on {odd}; the others run {v}: use one container image or venv for every node",
+        lambda odd, v: fix("fleet-python-mismatch", odd=odd, version=v),
     ),
     Fact(
         "/dev/shm", _shm,
         lambda: Finding(id="fleet-shm-mismatch", severity=Severity.INFO, title="", area=AREA, why=why("fleet-shm-mismatch")),
-        lambda odd, v: f"docker run --shm-size={v.replace(' ', '').replace('iB', '')} ...  # on {odd}, as on the other nodes",
+        lambda odd, v: fix("fleet-shm-mismatch", size=v.replace(' ', '').replace('iB', ''), odd=odd),
     ),
 )
 
@@ -178,7 +175,7 @@ def check_gpus_for_ranks(nodes: Sequence[NodeFacts]) -> list[Finding]:
                             for n in short),
             evidence={n.name: {"ranks": len(n.ranks), "GPUs torch sees": n.torch_gpus} for n in short},
             why=why("fleet-gpus-fewer-than-ranks"),
-            fix=f"torchrun --nproc-per-node={max(fewest, 1)} ...  # or restore the missing GPUs on {', '.join(n.name for n in short)}",
+            fix=fix("fleet-gpus-fewer-than-ranks", nproc=max(fewest, 1), nodes=', '.join(n.name for n in short)),
             area=AREA,
         )
     ]

@@ -70,7 +70,7 @@ def value_groups(nodes: Sequence[NodeFacts], values: Sequence[str | None]) -> li
 
 
 def difference(
-    nodes: Sequence[NodeFacts], label: str, values: Sequence[str | None], finding: Finding, fix: Callable[[str, str], str]
+    nodes: Sequence[NodeFacts], label: str, values: Sequence[str | None], finding: Finding, fix_for: Callable[[str, str], str]
 ) -> Finding | None:
     """`finding` (id, severity, why) told about `label`'s values across the nodes;
     None when the nodes that know the value agree."""
@@ -94,7 +94,7 @@ def difference(
         finding,
         title=f"Nodes differ in {label}: " + "; ".join(parts),
         evidence=evidence,
-        fix=fix(", ".join(n.name for n in odd_nodes), common),
+        fix=fix_for(", ".join(n.name for n in odd_nodes), common),
     )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from gpudoctor.checks.environment import interface_matches
 from gpudoctor.checks.fleet_diff import AREA, FleetColumn, where
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts
 from gpudoctor.core.unavailable import Unavailable
@@ -63,12 +63,12 @@ def _variable_severity(name: str, nodes: Sequence[NodeFacts], values: Sequence[s
 
 
 def variable_fix(name: str) -> Callable[[str, str], str]:
-    def fix(odd: str, common: str) -> str:
+    def paste(odd: str, common: str) -> str:
         if common == UNSET:
-            return f"unset {name}  # on {odd}, as on the other nodes (check ~/.bashrc, the job script, /etc/nccl.conf)"
-        return f"export {name}={common}  # on {odd}, as on the other nodes; set it in the job script, not per node"
+            return fix("fleet-env-mismatch", "unset", name=name, odd=odd)
+        return fix("fleet-env-mismatch", "export", name=name, value=common, odd=odd)
 
-    return fix
+    return paste
 
 
 def variable_why(name: str) -> str:
@@ -145,7 +145,7 @@ def check_socket_ifname(nodes: Sequence[NodeFacts]) -> list[Finding]:
                     "interfaces on every node": common,
                 },
                 why=why("fleet-socket-ifname-missing", backend="NCCL" if var.startswith("NCCL") else "gloo", var=var),
-                fix=f"export {var}={usable[0]}  # an interface every node has (ip -br addr on each)",
+                fix=fix("fleet-socket-ifname-missing", var=var, interface=usable[0]),
                 area=AREA,
             )
         )

@@ -20,7 +20,7 @@ from gpudoctor.knowledge.xid import xid_findings
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts
 from gpudoctor.probe.nvml import ALL_LINKS, GpuHealth, NvmlGpu
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "GPU health"
 # Clock event reasons that mean the hardware, not the workload, holds the clocks
@@ -351,7 +351,7 @@ def check_xid_events(facts: Facts) -> list[Finding]:
             title="Cannot read the kernel log, so GPU faults (Xid lines) of this boot are unknown",
             evidence={"tried": log.reason},
             why=why("kernel-log-unreadable"),
-            fix="sudo dmesg | grep -i xid  # or ask the admin to add you to the adm group",
+            fix=fix("kernel-log-unreadable"),
             area=AREA,
         )]
     return xid_findings(log.xids, log.source, AREA)

@@ -11,7 +11,7 @@ from gpudoctor.checks.wording import plural, shown, size
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.nvml import INIT_FAILED, PYNVML_MISSING, NvmlGpu
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "GPUs"
 # Memory in use on a GPU nobody should be using yet: above this share of the
@@ -46,7 +46,7 @@ def check_driver(facts: Facts) -> list[Finding]:
                     title="The NVIDIA driver is loaded but reports no GPU",
                     evidence={**evidence, "NVIDIA devices on the PCI bus": pci or shown(devices)},
                     why=why("no-nvidia-gpu"),
-                    fix="nvidia-smi -L  # and check the container's --gpus / device list",
+                    fix=fix("no-nvidia-gpu"),
                     area=AREA,
                 )
             ]
@@ -68,7 +68,7 @@ def check_driver(facts: Facts) -> list[Finding]:
                 title="Cannot ask the NVIDIA driver about GPUs: " + nv.error,
                 evidence=evidence,
                 why=why("nvml-error", "pynvml-missing"),
-                fix="pip install nvidia-ml-py",
+                fix=fix("nvml-error", "pynvml-missing"),
                 area=AREA,
             )
         ]
@@ -80,7 +80,7 @@ def check_driver(facts: Facts) -> list[Finding]:
                 title=f"The NVIDIA driver is installed but does not answer: {nv.error}",
                 evidence=evidence,
                 why=why("nvml-error", "init-failed"),
-                fix="nvidia-smi  # same error? reboot, or reload the kernel module: sudo rmmod nvidia_uvm nvidia && sudo modprobe nvidia",
+                fix=fix("nvml-error", "init-failed"),
                 area=AREA,
             )
         ]
@@ -92,7 +92,7 @@ def check_driver(facts: Facts) -> list[Finding]:
                 title=f"No working NVIDIA driver, but the PCI bus shows {plural(len(pci), 'NVIDIA device')}",
                 evidence=evidence,
                 why=why("nvidia-driver-missing"),
-                fix="sudo ubuntu-drivers install  # or: docker run --gpus all ... for a container",
+                fix=fix("nvidia-driver-missing"),
                 area=AREA,
             )
         ]
@@ -164,9 +164,7 @@ def check_memory_in_use(facts: Facts) -> list[Finding]:
             + ", ".join(f"GPU {g.index} ({size(g.memory_used_bytes)})" for g in busy),
             evidence=evidence,
             why=why("gpu-memory-in-use"),
-            fix=("kill " + " ".join(str(p) for p in pids) + "  # if they are yours and stale; else pick free GPUs with CUDA_VISIBLE_DEVICES")
-            if pids
-            else "nvidia-smi  # see who uses the GPU; pick free GPUs with CUDA_VISIBLE_DEVICES",
+            fix=fix("gpu-memory-in-use", "kill", pids=" ".join(str(p) for p in pids)) if pids else fix("gpu-memory-in-use", "look"),
             area=AREA,
         )
     ]
@@ -188,7 +186,7 @@ def mig_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
             title=f"MIG is enabled on {', '.join(f'GPU {g.index}' for g in mig)}",
             evidence={f"GPU {g.index}": f"{shown(g.name)}, MIG {g.mig_mode}" for g in mig},
             why=why("mig-enabled"),
-            fix="sudo nvidia-smi -i " + ",".join(str(g.index) for g in mig) + " -mig 0  # then reset the GPU or reboot",
+            fix=fix("mig-enabled", gpus=",".join(str(g.index) for g in mig)),
             area=AREA,
         )
     ]
@@ -215,7 +213,7 @@ def check_p2p(facts: Facts) -> list[Finding]:
             + ", ".join(f"GPU {link.a} and {link.b} ({shown(link.p2p_read)})" for link in broken),
             evidence=evidence,
             why=why("p2p-unavailable"),
-            fix="nvidia-smi topo -p2p r  # shows which pairs can read each other; then try: gpudoctor allreduce",
+            fix=fix("p2p-unavailable"),
             area=AREA,
         )
     ]
@@ -239,7 +237,7 @@ def compute_mode_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
             + ", ".join(f"GPU {g.index} is {g.compute_mode}" for g in restricted),
             evidence={f"GPU {g.index}": g.compute_mode for g in restricted},
             why=why("gpu-compute-mode-restricted"),
-            fix="sudo nvidia-smi -i " + ",".join(str(g.index) for g in restricted) + " -c DEFAULT",
+            fix=fix("gpu-compute-mode-restricted", gpus=",".join(str(g.index) for g in restricted)),
             area=AREA,
         )
     ]

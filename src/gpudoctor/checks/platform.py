@@ -8,7 +8,7 @@ was taken on, and tests simulate an OS by varying that one fact."""
 
 from __future__ import annotations
 
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.facts import Facts
 
@@ -33,26 +33,23 @@ def family(facts: Facts) -> str:
     return os_family(facts.system.platform)
 
 
-# What does not apply, and what to do there instead (what PyTorch does there:
-# the "platform-limits" entry's cases).
+# What does not apply (what PyTorch does there, and what to do instead: the
+# "platform-limits" entry's cases).
 NOT_APPLICABLE = {
     WINDOWS: (
         "Windows: NCCL is not built for Windows (GPU collectives run on gloo), and /dev/shm and "
         "the open-files limit do not exist",
         ["NCCL backend", "/dev/shm size", "open-files limit (ulimit -n)", "PCI listing (lspci, /sys/bus/pci)"],
-        "wsl --install  # then install the NVIDIA CUDA driver for WSL and a Linux torch wheel inside it",
     ),
     MACOS: (
         "macOS: no CUDA and no NVIDIA driver; torch runs on MPS (Apple GPU) or CPU, and "
         "distributed training on gloo",
         ["NVIDIA driver and NVML", "CUDA devices and CUDA_VISIBLE_DEVICES", "NCCL backend",
          "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
-        "device = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')  # backend='gloo'",
     ),
     OTHER: (
         "An operating system gpudoctor is not built for: some checks may not apply",
         ["NCCL backend", "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
-        "",
     ),
 }
 
@@ -61,13 +58,13 @@ def check_platform(facts: Facts) -> list[Finding]:
     os_name = family(facts)
     if os_name == LINUX:
         return []
-    title, skipped, fix = NOT_APPLICABLE[os_name]
+    title, skipped = NOT_APPLICABLE[os_name]
     if os_name == WINDOWS:
-        reason = why("platform-limits", "windows")
+        reason, instead = why("platform-limits", "windows"), fix("platform-limits", "windows")
     elif os_name == MACOS:
-        reason = why("platform-limits", "macos")
+        reason, instead = why("platform-limits", "macos"), fix("platform-limits", "macos")
     else:
-        reason = why("platform-limits", "other")
+        reason, instead = why("platform-limits", "other"), ""
     return [
         Finding(
             id="platform-limits",
@@ -75,7 +72,7 @@ def check_platform(facts: Facts) -> list[Finding]:
             title=title,
             evidence={"platform": facts.system.platform, "does not apply": skipped},
             why=reason,
-            fix=fix,
+            fix=instead,
             area=AREA,
         )
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpudoctor.checks.wording import plural, shown, size
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "system"
 # The one /dev/shm floor, for `check` (shm-too-small) and for `allreduce` before an
@@ -66,7 +66,7 @@ def check_shm(facts: Facts) -> list[Finding]:
             title=f"/dev/shm is only {size(total)}: DataLoader workers will run out of shared memory",
             evidence=evidence,
             why=why("shm-too-small"),
-            fix="docker run --shm-size=16g ...  # or --ipc=host; on a host: sudo mount -o remount,size=16G /dev/shm",
+            fix=fix("shm-too-small"),
             area=AREA,
         )
     ]
@@ -81,11 +81,7 @@ def check_open_files(facts: Facts) -> list[Finding]:
         return [ok("open-files-limit", f"Open-files limit is {evidence['soft limit']}", AREA, **evidence)]
     # raise the soft limit as far as the hard one allows, to at most 65536
     target = min(hard, 65536) if isinstance(hard, int) and hard != -1 else 65536
-    fix = (
-        f"ulimit -n {target}"
-        if target >= OPEN_FILES_MIN
-        else "torch.multiprocessing.set_sharing_strategy('file_system')  # the hard limit is too low to raise"
-    )
+    raise_it = target >= OPEN_FILES_MIN
     return [
         Finding(
             id="open-files-limit-low",
@@ -93,7 +89,7 @@ def check_open_files(facts: Facts) -> list[Finding]:
             title=f"Open-files limit is {soft}: DataLoader workers may fail with 'Too many open files'",
             evidence=evidence,
             why=why("open-files-limit-low"),
-            fix=fix,
+            fix=fix("open-files-limit-low", "raise", target=target) if raise_it else fix("open-files-limit-low", "share-files"),
             area=AREA,
         )
     ]

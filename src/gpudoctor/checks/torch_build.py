@@ -10,7 +10,7 @@ from gpudoctor.checks.wording import or_none, plural, shown
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 from gpudoctor.core.unavailable import Unavailable
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "torch"
 
@@ -36,14 +36,19 @@ def has_nvidia_hardware(facts: Facts) -> bool:
     return bool(facts.nvml.gpus) or on_bus
 
 
-def wheel_command(facts: Facts) -> str:
-    """pip command for a CUDA build the driver can run (newest tag <= the driver's CUDA)."""
+def torch_pin(facts: Facts) -> str:
+    """The `pin` of the catalog's pip command: this torch version (torch==2.4.1), or torch."""
     version = facts.torch.version if isinstance(facts.torch.version, str) else ""
-    pin = "torch==" + version.split("+")[0] if version else "torch"
+    return "torch==" + version.split("+")[0] if version else "torch"
+
+
+def wheel_index(facts: Facts) -> str:
+    """The `index` of the catalog's pip command: the newest CUDA wheel tag the
+    driver can run (<= the driver's CUDA), e.g. cu121."""
     driver = version_tuple(facts.nvml.cuda_driver_version)
     tags = [t for t in WHEEL_TAGS if driver is None or t <= driver] or [WHEEL_TAGS[0]]
     major, minor = tags[-1]
-    return f"pip install --force-reinstall {pin} --index-url https://download.pytorch.org/whl/cu{major}{minor}"
+    return f"cu{major}{minor}"
 
 
 def torch_import_failed(error: str, **evidence) -> Finding:
@@ -58,7 +63,7 @@ def torch_import_failed(error: str, **evidence) -> Finding:
             title="torch is not installed in this Python environment",
             evidence={"error": error, **evidence},
             why=why("torch-import-failed", "not-installed"),
-            fix="pip install torch  # in the environment you train in; for a CUDA build see https://pytorch.org/get-started/locally/",
+            fix=fix("torch-import-failed", "not-installed"),
             area=AREA,
         )
     return Finding(
@@ -67,7 +72,7 @@ def torch_import_failed(error: str, **evidence) -> Finding:
         title=f"`import torch` fails: {error}",
         evidence={"error": error, **evidence},
         why=why("torch-import-failed", "broken"),
-        fix='python -c "import torch"  # read the full error, then: pip install --force-reinstall torch',
+        fix=fix("torch-import-failed", "broken"),
         area=AREA,
     )
 
@@ -92,7 +97,7 @@ def check_torch_import(facts: Facts) -> list[Finding]:
                 title=f"A fresh Python process could not report torch's view: {t.error}",
                 evidence={"status": t.status, "error": t.error, "stderr (end)": t.detail},
                 why=why("torch-probe-failed"),
-                fix='python -c "import torch; print(torch.cuda.device_count())"  # run it by hand; then: nvidia-smi',
+                fix=fix("torch-probe-failed"),
                 area=AREA,
             )
         ]
@@ -121,7 +126,7 @@ def check_torch_build(facts: Facts) -> list[Finding]:
                     title=f"torch {t.version} is a CPU-only build, but this machine has NVIDIA GPUs",
                     evidence={**evidence, "GPUs NVML sees": len(facts.nvml.gpus), "driver": shown(facts.nvml.driver_version)},
                     why=why("torch-cpu-build-with-gpus"),
-                    fix=wheel_command(facts),
+                    fix=fix("torch-cpu-build-with-gpus", pin=torch_pin(facts), index=wheel_index(facts)),
                     area=AREA,
                 )
             ]
@@ -158,7 +163,7 @@ def check_driver_version(facts: Facts) -> list[Finding]:
                 + (f" (it supports CUDA {facts.nvml.cuda_driver_version})" if driver else ""),
                 evidence={**evidence, "torch warning": too_old_warning[0] if too_old_warning else None},
                 why=why("driver-too-old", "major"),
-                fix=f"{wheel_command(facts)}  # or install a driver for CUDA {t.cuda}: https://www.nvidia.com/drivers",
+                fix=fix("driver-too-old", "major", cuda=t.cuda, pin=torch_pin(facts), index=wheel_index(facts)),
                 area=AREA,
             )
         ]
@@ -170,7 +175,7 @@ def check_driver_version(facts: Facts) -> list[Finding]:
                 title=f"torch's CUDA {t.cuda} is newer than the driver's CUDA {facts.nvml.cuda_driver_version}",
                 evidence=evidence,
                 why=why("driver-too-old", "minor"),
-                fix=wheel_command(facts),
+                fix=fix("driver-too-old", "minor", pin=torch_pin(facts), index=wheel_index(facts)),
                 area=AREA,
             )
         ]
@@ -228,7 +233,7 @@ def check_arch_list(facts: Facts) -> list[Finding]:
             title=f"torch {t.version} has no kernels for {', '.join(missing)}",
             evidence=evidence,
             why=why("arch-missing"),
-            fix=wheel_command(facts) + "  # a build whose arch list includes the GPU",
+            fix=fix("arch-missing", pin=torch_pin(facts), index=wheel_index(facts)),
             area=AREA,
         )
     ]
@@ -259,7 +264,7 @@ def check_cuda_available(facts: Facts) -> list[Finding]:
                 "torch warnings": list(t.cuda_warnings) or "none",
             },
             why=why("cuda-unavailable"),
-            fix='python -c "import torch; torch.cuda.init()"  # shows CUDA\'s own error',
+            fix=fix("cuda-unavailable"),
             area=AREA,
         )
     ]

@@ -27,7 +27,7 @@ from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.nvml import NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "visibility"
 LEADING_NUMBER = re.compile(r"[+-]?\d+")
@@ -219,42 +219,46 @@ def check_visible_devices(facts: Facts) -> list[Finding]:
     parsed = parse_visible_devices(value)
     gpus = facts.nvml.gpus
     selection = select_gpus(parsed, gpus, facts.nvml.available)
-    if gpus:
-        fix_example = "export CUDA_VISIBLE_DEVICES=" + ",".join(str(g.index) for g in gpus)
-    else:
-        fix_example = "unset CUDA_VISIBLE_DEVICES  # or list GPU indices: export CUDA_VISIBLE_DEVICES=0,1"
     evidence = {"CUDA_VISIBLE_DEVICES": value}
     if parsed.kind == "unset":
         if not gpus:
             return []
         return [ok("visible-devices", f"CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU ({len(gpus)})", AREA, **evidence)]
     if parsed.repeated is not None or selection.all_hidden_by_repeat:
-        return [_repeated(value, parsed, evidence, fix_example)]
+        return [_repeated(value, parsed, evidence, gpus)]
     if parsed.hides_all:
-        return [_hides_all(value, parsed, evidence, fix_example, len(gpus))]
+        return [_hides_all(value, parsed, evidence, gpus)]
     # Something was read; did reading (or matching) stop early, or read an entry loosely?
     stop_at, stop_why = parsed.stopped_at, parsed.stop_reason
     if selection.stopped_at is not None:
         stop_at, stop_why = selection.stopped_at, selection.stop_reason
     if stop_at is not None or parsed.loose:
-        return [_read_in_part(facts, parsed, selection.gpus, stop_at, stop_why, evidence, fix_example)]
+        return [_read_in_part(facts, parsed, selection.gpus, stop_at, stop_why, evidence)]
     return [_selected(value, list(parsed.entries), selection.gpus, len(gpus), evidence)]
 
 
-def _repeated(value, parsed, evidence: dict, fix: str) -> Finding:
+def _valid_list(gpus: tuple[NvmlGpu, ...]) -> str:
+    """visible-devices-invalid's fix: a list naming every GPU NVML sees (or, without NVML, unset it)."""
+    if gpus:
+        return fix("visible-devices-invalid", "list-gpus", indices=",".join(str(g.index) for g in gpus))
+    return fix("visible-devices-invalid", "unset")
+
+
+def _repeated(value, parsed, evidence: dict, gpus: tuple[NvmlGpu, ...]) -> Finding:
     return Finding(
         id="visible-devices-invalid",
         severity=Severity.WARN,
         title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: an entry is repeated",
         evidence={**evidence, "repeated": parsed.repeated or "two entries name the same GPU"},
         why=why("visible-devices-invalid", "repeated"),
-        fix=fix,
+        fix=_valid_list(gpus),
         area=AREA,
     )
 
 
-def _hides_all(value, parsed, evidence: dict, fix: str, gpu_count: int) -> Finding:
+def _hides_all(value, parsed, evidence: dict, gpus: tuple[NvmlGpu, ...]) -> Finding:
     """Empty or negative: hiding every GPU on purpose. Anything else: a first entry CUDA cannot read."""
+    gpu_count = len(gpus)
     stopped = parsed.stopped_at if parsed.stopped_at is not None else ""
     deliberate = stopped.strip() == "" or parsed.stop_reason == "is negative"
     if deliberate:
@@ -264,7 +268,7 @@ def _hides_all(value, parsed, evidence: dict, fix: str, gpu_count: int) -> Findi
             title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU from CUDA and torch",
             evidence={**evidence, "GPUs NVML sees": gpu_count},
             why=why("visible-devices-hide-all"),
-            fix="unset CUDA_VISIBLE_DEVICES" if gpu_count else "",
+            fix=fix("visible-devices-hide-all") if gpu_count else "",
             area=AREA,
         )
     return Finding(
@@ -273,12 +277,12 @@ def _hides_all(value, parsed, evidence: dict, fix: str, gpu_count: int) -> Findi
         title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: its first entry {stopped!r} {parsed.stop_reason}",
         evidence={**evidence, "entries read": [], "stopped at": stopped, "GPUs NVML sees": gpu_count},
         why=why("visible-devices-invalid", "first-entry"),
-        fix=fix,
+        fix=_valid_list(gpus),
         area=AREA,
     )
 
 
-def _read_in_part(facts: Facts, parsed, chosen, stop_at, stop_why, evidence: dict, fix: str) -> Finding:
+def _read_in_part(facts: Facts, parsed, chosen, stop_at, stop_why, evidence: dict) -> Finding:
     """CUDA stopped reading early or read an entry loosely: say what it exposes and what it dropped."""
     value = facts.visible_devices
     problems = []
@@ -300,7 +304,7 @@ def _read_in_part(facts: Facts, parsed, chosen, stop_at, stop_why, evidence: dic
             "GPUs NVML sees": len(facts.nvml.gpus) if facts.nvml.available else shown(facts.nvml.driver_version),
         },
         why=why("visible-devices-invalid", "read-in-part"),
-        fix=fix,
+        fix=_valid_list(facts.nvml.gpus),
         area=AREA,
     )
 
@@ -357,7 +361,7 @@ def check_device_count(facts: Facts) -> list[Finding]:
             title=f"torch sees {shown(seen)} GPUs, but NVML sees {n} and CUDA_VISIBLE_DEVICES={quoted(facts.visible_devices)} should give {expected}",
             evidence={**evidence, "expected": expected, "torch warnings": list(facts.torch.cuda_warnings)},
             why=why("device-count-mismatch"),
-            fix="nvidia-smi -q -i <GPU index>  # look at the GPU torch does not see",
+            fix=fix("device-count-mismatch"),
             area=AREA,
         )
     ]
@@ -382,7 +386,6 @@ def check_device_order(facts: Facts) -> list[Finding]:
         if r.torch_index is not None and r.torch_index < len(predicted) and r.gpu and r.gpu.index != predicted[r.torch_index]
     ]
     evidence = {"CUDA_DEVICE_ORDER": order, "GPUs": [f"GPU {g.index}: {shown(g.name)}" for g in gpus]}
-    fix = "export CUDA_DEVICE_ORDER=PCI_BUS_ID"
     if moved:
         return [
             Finding(
@@ -391,7 +394,7 @@ def check_device_order(facts: Facts) -> list[Finding]:
                 title="torch numbers the GPUs differently from nvidia-smi: " + "; ".join(moved),
                 evidence={**evidence, "mapping": "\n".join(mapping_lines(device_map(facts)))},
                 why=why("device-order-not-pci", "renumbered"),
-                fix=fix,
+                fix=fix("device-order-not-pci"),
                 area=AREA,
             )
         ]
@@ -405,7 +408,7 @@ def check_device_order(facts: Facts) -> list[Finding]:
                 title=f"CUDA_DEVICE_ORDER is {quoted(order)}, not PCI_BUS_ID, on a machine whose GPUs differ",
                 evidence=evidence,
                 why=why("device-order-not-pci", "gpus-differ"),
-                fix=fix,
+                fix=fix("device-order-not-pci"),
                 area=AREA,
             )
         ]
@@ -437,7 +440,7 @@ def check_set_after_init(facts: Facts) -> list[Finding]:
             f"{shown(here.device_count)} GPUs, a fresh one {shown(facts.torch.device_count)}",
             evidence=evidence,
             why=why("visible-devices-set-after-init"),
-            fix=f"CUDA_VISIBLE_DEVICES={here.cuda_visible_devices or '0'} python train.py  # set it before the process starts",
+            fix=fix("visible-devices-set-after-init", devices=here.cuda_visible_devices or '0'),
             area=AREA,
         )
     ]

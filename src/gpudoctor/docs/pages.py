@@ -8,7 +8,7 @@ pages no entry has any more, and keeps the README's list between its markers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gpudoctor.catalog.entry import FindingDoc
@@ -25,20 +25,37 @@ def said(e: FindingDoc) -> str:
     """The `why` the code prints (catalog.why), under the entry's own "Why it matters":
     generated from the same text, so the page and the output cannot disagree.
     "{name}" marks a value filled in at run time."""
-    texts = [e.says] if e.says else list(e.cases.values())
+    return _output(e.says, e.cases, code=False)
+
+
+def pasted(e: FindingDoc) -> str:
+    """The `fix` the code prints (catalog.fix), under the entry's own "Fix", the same way."""
+    return _output(e.does, e.fix_cases, code=True)
+
+
+def _output(one: str, cases: Mapping[str, str], code: bool) -> str:
+    """The entry's one text, or its text per case: a sentence quoted, a command as code."""
+    texts = [one] if one else list(cases.values())
     filled = " (`{...}`: filled in when it is reported)" if any("{" in t for t in texts) else ""
-    if e.says:
-        return f"In gpudoctor's output{filled}:\n\n> {e.says}"
-    if e.cases:
-        return f"In gpudoctor's output, by case{filled}:\n\n" + "\n".join(f"- `{case}`: {text}" for case, text in e.cases.items())
+    if one:
+        return f"In gpudoctor's output{filled}:\n\n" + (f"```\n{one}\n```" if code else f"> {one}")
+    if cases:
+        return f"In gpudoctor's output, by case{filled}:\n\n" + "\n".join(
+            f"- `{case}`: {_inline(text) if code else text}" for case, text in cases.items()
+        )
     return ""
+
+
+def _inline(text: str) -> str:
+    """A command as inline code (a command holding a backtick gets a double one)."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
 def finding_page(e: FindingDoc) -> str:
     sections = [("Evidence", e.evidence), ("Why it matters", "\n\n".join(t for t in (e.why, said(e)) if t))]
     if e.checked:
         sections.append(("How it is checked", e.checked))
-    sections.append(("Fix", e.fix))
+    sections.append(("Fix", "\n\n".join(t for t in (e.fix, pasted(e)) if t)))
     out = [
         f"# `{e.id}`",
         f"**Severity:** {e.severity} · **Area:** {e.area} · **Command:** {e.emitted_by}",

@@ -22,7 +22,7 @@ from gpudoctor.hooks.facts import (
     Source,
     UncaughtError,
 )
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 F = TypeVar("F")
 
@@ -90,25 +90,19 @@ def _mismatch_story(f: DeviceMismatch) -> tuple[str, str]:
         target = majority or own[0]
         return (
             f"{label} has its own parameters/buffers on several devices: {_devices(f.module_tensors)}",
-            f'{_attr(f.module)}.to("{target}")   # modules move in place; every parameter and buffer goes along',
+            fix("device-mismatch", "module-split", module=_attr(f.module), device=target),
         )
     if f.module is not None and own and given and set(own).isdisjoint(given):
         mine, theirs = own[0], given[0]
         title = f"{label} has its parameters on {mine} but was called with input on {theirs}"
         if mine == "meta":
             target = majority or theirs
-            return title, (
-                f'{_attr(f.module)}.to_empty(device="{target}")   # its weights were never materialised '
-                f"(meta device): then load or initialise them"
-            )
+            return title, fix("device-mismatch", "meta", module=_attr(f.module), device=target)
         if majority and mine != majority:
             # The module is the odd one out in its own model: move it, not the data.
-            return title, f'{_attr(f.module)}.to("{majority}")   # or model.to("{majority}") after building the model'
+            return title, fix("device-mismatch", "module-apart", module=_attr(f.module), device=majority)
         name = next(iter(f.inputs))
-        return title, (
-            f'{name} = {name}.to("{mine}")   # before calling {_attr(f.module)}; '
-            "tensor.to() returns a new tensor: assign the result"
-        )
+        return title, fix("device-mismatch", "input-apart", input=name, device=mine, module=_attr(f.module))
     # Module and inputs agree: the odd tensor was made or kept inside the code itself.
     odd = {n: d for n, d in f.locals.items() if d not in own + given}
     where = f"inside {label}" if f.module is not None else f"at {f.source}" if f.source else "in an op"
@@ -117,13 +111,12 @@ def _mismatch_story(f: DeviceMismatch) -> tuple[str, str]:
         home = (own or given or [d for d in f.devices_in_message if d != dev] or ["the other device"])[0]
         return (
             f"a tensor {where} is on {dev} while the rest is on {home}: {_devices(odd)}",
-            f'{name} = {name}.to("{home}")   # or create it with device=x.device; '
-            "a plain tensor attribute does not move with module.to(): register_buffer() it",
+            fix("device-mismatch", "tensor-apart", tensor=name, device=home),
         )
     devs = " and ".join(f.devices_in_message) or "two devices"
     return (
         f"an op {where} mixed tensors on {devs}",
-        "move every operand of the failing line to one device (x = x.to(device) — assign the result)",
+        fix("device-mismatch", "unknown"),
     )
 
 
@@ -131,7 +124,7 @@ def device_mismatch_findings(facts: Iterable[DeviceMismatch]) -> list[Finding]:
     out = []
     for group in _grouped(facts, lambda f: (f.module, f.error, f.source)):
         f = group[0]
-        title, fix = _mismatch_story(f)
+        title, paste = _mismatch_story(f)
         evidence: dict[str, Any] = {**_ranks(group), "error": f.error}
         if f.module is not None:
             evidence["module"] = f"{f.module or '<root>'} ({f.module_type})"
@@ -151,7 +144,7 @@ def device_mismatch_findings(facts: Iterable[DeviceMismatch]) -> list[Finding]:
                 title=title,
                 evidence=evidence,
                 why=why("device-mismatch"),
-                fix=fix,
+                fix=paste,
                 area="devices",
             )
         )
@@ -166,12 +159,10 @@ def module_input_findings(facts: Iterable[ModuleInputDevice], failed_modules: se
             continue  # the device-mismatch finding already tells this story, with the error
         label = _module_label(f.module, f.module_type)
         if f.module_device == "meta":
-            fix = f'{_attr(f.module)}.to_empty(device="{f.input_device}")   # then load or initialise its weights'
+            paste = fix("module-input-device", "meta", module=_attr(f.module), device=f.input_device)
         else:
-            fix = (
-                f'{f.input_name} = {f.input_name}.to("{f.module_device}")   # before calling {_attr(f.module)}; '
-                f'or {_attr(f.module)}.to("{f.input_device}")'
-            )
+            paste = fix("module-input-device", "move", input=f.input_name, module=_attr(f.module),
+                        module_device=f.module_device, device=f.input_device)
         out.append(
             Finding(
                 id="module-input-device",
@@ -186,7 +177,7 @@ def module_input_findings(facts: Iterable[ModuleInputDevice], failed_modules: se
                     **_source(f.source),
                 },
                 why=why("module-input-device"),
-                fix=fix,
+                fix=paste,
                 area="devices",
             )
         )
@@ -215,7 +206,7 @@ def sampler_findings(facts: Iterable[SamplerEpochRepeat]) -> list[Finding]:
                     **_source(f.source),
                 },
                 why=why("sampler-without-set-epoch"),
-                fix="sampler.set_epoch(epoch)   # first line of each epoch, before iterating the DataLoader",
+                fix=fix("sampler-without-set-epoch"),
                 area="data",
             )
         )
@@ -237,16 +228,6 @@ def loader_findings(facts: Iterable[LoaderRestarts]) -> list[Finding]:
         if mean < LOADER_STARTUP_FLOOR_S:
             continue
         where = "a spawned rank" if f.spawned_rank else f"workers started with '{f.start_method}'"
-        if f.lightning:
-            fix = (
-                f"DataLoader(..., num_workers={f.num_workers}, persistent_workers=True)   "
-                'or Trainer(strategy="ddp") instead of "ddp_spawn"'
-            )
-        else:
-            fix = (
-                f"DataLoader(..., num_workers={f.num_workers}, persistent_workers=True)   "
-                "# or start ranks with torchrun instead of mp.spawn"
-            )
         out.append(
             Finding(
                 id="spawned-rank-loader-workers",
@@ -264,7 +245,9 @@ def loader_findings(facts: Iterable[LoaderRestarts]) -> list[Finding]:
                     **_source(f.source),
                 },
                 why=why("spawned-rank-loader-workers"),
-                fix=fix,
+                fix=fix("spawned-rank-loader-workers", "lightning", workers=f.num_workers)
+                if f.lightning
+                else fix("spawned-rank-loader-workers", "spawn", workers=f.num_workers),
                 area="data",
             )
         )
@@ -309,7 +292,7 @@ def _nccl_device_finding(f: NcclDevice) -> Finding | None:
             title=f"rank {f.rank} has LOCAL_RANK {f.local_rank} but only {count} GPU(s) are visible: ranks share a GPU",
             evidence=evidence,
             why=why("nccl-rank-device"),
-            fix=f"torchrun --nproc_per_node {max(count, 1)} ...   # one rank per GPU",
+            fix=fix("nccl-rank-device", "ranks-share-gpu", nproc=max(count, 1)),
             area="distributed",
         )
     if f.current_device == f.local_rank:
@@ -320,7 +303,7 @@ def _nccl_device_finding(f: NcclDevice) -> Finding | None:
         title=f"rank {f.rank} runs NCCL on cuda:{f.current_device}, not on its LOCAL_RANK cuda:{f.local_rank}",
         evidence=evidence,
         why=why("nccl-rank-device"),
-        fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))   # before init_process_group("nccl")',
+        fix=fix("nccl-rank-device", "wrong-device"),
         area="distributed",
     )
 
@@ -346,7 +329,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                 title=f"torch.save of {what}" + (f" to {s.path}" if s.path else ""),
                 evidence=evidence,
                 why=why("checkpoint-ddp-wrapper"),
-                fix="torch.save(model.module.state_dict(), path)   # the wrapped model, not the DDP wrapper",
+                fix=fix("checkpoint-ddp-wrapper"),
                 area="checkpoints",
             )
         )
@@ -371,7 +354,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                     **_source(s.source),
                 },
                 why=why("checkpoint-every-rank"),
-                fix="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier()",
+                fix=fix("checkpoint-every-rank"),
                 area="checkpoints",
             )
         )

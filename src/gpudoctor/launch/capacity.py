@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 MAX_LOCAL_RANKS = 256
 # Ranks per usable core above which a run measures mostly the scheduler: each
@@ -41,6 +41,6 @@ def crowded(command: str, nproc: int, cores: int) -> Finding | None:
         f"{nproc / cores:.0f} ranks per core",
         evidence={"ranks": nproc, "usable cores": cores, "limit": f"{CROWDED_RANKS_PER_CORE} ranks per core"},
         why=why("ranks-outnumber-cores"),
-        fix=f"gpudoctor {command} --nproc {max(1, cores)}  # at most one rank per core (or per GPU)",
+        fix=fix("ranks-outnumber-cores", command=command, nproc=max(1, cores)),
         area="launch",
     )

@@ -18,12 +18,11 @@ from gpudoctor.checks.environment import master_findings
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.launch import rundir
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "environment"
 RANK_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
 SLURM_VARS = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")
-UNSET_FIX = "unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks"
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,7 @@ def _ignored(seen: dict[str, str], reason: str) -> Finding:
         title=f"{_shown(seen)} ignored: {reason}",
         evidence={**seen, "gpudoctor": f"ran its own local ranks ({reason})"},
         why=why("distributed-env-ignored"),
-        fix=UNSET_FIX,
+        fix=fix("distributed-env-ignored"),
         area=AREA,
     )
 
@@ -121,7 +120,7 @@ def _malformed(command: str, seen: dict[str, str], problems: dict[str, str], lau
             "gpudoctor": f"would join as one rank of a {launcher} job, but cannot read its place in it; nothing was run",
         },
         why=why("distributed-env-malformed"),
-        fix=f"{UNSET_FIX}; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
+        fix=fix("distributed-env-malformed", command=command),
         area=AREA,
     )
 
@@ -137,7 +136,7 @@ def _incomplete(command: str, seen: dict[str, str], missing: list[str], rank: in
             "gpudoctor": f"would join as rank {rank} of {world}, but there is no rendezvous address; nothing was run",
         },
         why=why("distributed-env-incomplete", "join"),
-        fix=f"{UNSET_FIX}; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
+        fix=fix("distributed-env-incomplete", "join", command=command),
         area=AREA,
     )
 

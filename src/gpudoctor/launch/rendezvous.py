@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 POLL_S = 0.2
 KEY = "gpudoctor/checkin"
@@ -47,6 +47,7 @@ class RendezvousIncomplete(RuntimeError):
         return tuple(r for r in range(self.world_size) if r not in self.joined)
 
     def finding(self) -> Finding:
+        host, port = self.address.rsplit(":", 1)[0], self.address.rsplit(":", 1)[-1]
         return Finding(
             id="rendezvous-incomplete",
             severity=Severity.ERROR,
@@ -60,8 +61,7 @@ class RendezvousIncomplete(RuntimeError):
                 "launched by": self.launcher,
             },
             why=why("rendezvous-incomplete"),
-            fix=f"start the missing ranks with the same MASTER_ADDR/MASTER_PORT ({self.address}); from another node "
-            f"check the port is reachable: nc -zv {self.address.rsplit(':', 1)[0]} {self.address.rsplit(':', 1)[-1]}",
+            fix=fix("rendezvous-incomplete", address=self.address, host=host, port=port),
             area="launch",
         )
 

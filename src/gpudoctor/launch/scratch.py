@@ -21,7 +21,7 @@ import tempfile
 
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.core.user_file import no_space
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 ID_LIMIT = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -110,13 +110,13 @@ def write_file(path: str, text: str) -> None:
         raise
 
 
-def temp_folder_refused(exc: FolderRefused, used: str, fix: str) -> Finding:
+def temp_folder_refused(exc: FolderRefused, used: str, rerun: str) -> Finding:
     return Finding(
         id="temp-folder-refused",
         severity=Severity.WARN,
         title=f"{exc.path} was not used: it {exc.reason}",
         evidence={"folder": exc.path, "problem": exc.reason, "used instead": used},
         why=why("temp-folder-refused"),
-        fix=f"ls -ld {exc.path}   # remove it if it is yours; or: gpudoctor {fix}",
+        fix=fix("temp-folder-refused", path=exc.path, rerun=rerun),
         area="launch",
     )

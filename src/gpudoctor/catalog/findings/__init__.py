@@ -1,7 +1,9 @@
 """Every finding id any command can report, one module per area. A new id:
 a FindingDoc in its area's module (or a new module, named in AREAS), with the
 sentence the code reports as its why in `says` (or `cases`), which the code
-gets with `catalog.why(id)`; then `python -m gpudoctor.docs` writes its page."""
+gets with `catalog.why(id)`, and the command it reports as its fix in `does`
+(or `fix_cases`), got with `catalog.fix(id)`; then `python -m gpudoctor.docs`
+writes its page."""
 
 from __future__ import annotations
 

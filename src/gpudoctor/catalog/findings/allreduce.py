@@ -42,6 +42,7 @@ one, 3392 µs in the next) with nothing wrong in the link.""",
 uptime; top -o %CPU
 gpudoctor allreduce --iters 100
 ```""",
+        does="uptime; top -o %CPU   # then rerun when the cores are free: gpudoctor allreduce --iters 100",
     ),
     FindingDoc(
         id="allreduce-correct",
@@ -70,6 +71,7 @@ docker run --shm-size=8g ...        # or --ipc=host
 # Kubernetes: mount an emptyDir with medium: Memory at /dev/shm
 ```""",
         says="NCCL's SHM transport and PyTorch's shared tensors live in /dev/shm; containers default to 64 MB, which runs out with several GPUs (bus errors, or a hang in the first collective).",
+        does="docker run --shm-size=8g ...   # or --ipc=host; on Kubernetes mount an emptyDir with medium: Memory",
     ),
     FindingDoc(
         id="allreduce-wrong-result",
@@ -93,5 +95,6 @@ NCCL_P2P_DISABLE=1 gpudoctor allreduce --sizes 4M
 nvidia-smi -q -d ECC
 ```""",
         says="Every rank's data is chosen so the exact result is known; a mismatch means data was corrupted in transit or reduced wrongly (a faulty GPU, link or NIC, a broken NCCL build, or a bad protocol setting), and training on it silently diverges.",
+        does="gpudoctor allreduce --sizes {size} --iters 5   # rerun; if it repeats, on GPUs try NCCL_PROTO=Simple and NCCL_P2P_DISABLE=1 to find the transport, then check the GPU (nvidia-smi -q -d ECC)",
     ),
 )

@@ -49,6 +49,7 @@ dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
 pip install --force-reinstall torch   # an official Linux wheel includes gloo and NCCL
 ```""",
         says="Without torch.distributed there is no DDP, no all-reduce and no torchrun; some builds (older macOS wheels, custom builds with USE_DISTRIBUTED=0) leave it out.",
+        does="pip install --force-reinstall torch  # an official Linux wheel includes gloo and NCCL",
     ),
     FindingDoc(
         id="gloo-missing",
@@ -62,6 +63,7 @@ pip install --force-reinstall torch   # an official Linux wheel includes gloo an
 pip install --force-reinstall torch   # official wheels include gloo
 ```""",
         says="gloo is the backend for CPU tensors and the fallback on machines without NCCL; without it, collectives on CPU tensors cannot run.",
+        does="pip install --force-reinstall torch  # official wheels include gloo",
     ),
     FindingDoc(
         id="nccl-missing",
@@ -79,6 +81,10 @@ pip install --force-reinstall torch --index-url https://download.pytorch.org/whl
         cases={
             "windows": "PyTorch's Windows wheels ship gloo only. DDP works with backend='gloo' (slower than NCCL: tensors go through host memory); NCCL needs Linux or WSL2.",
             "not-built": "NCCL is the backend for GPU tensors; without it, multi-GPU training falls back to gloo, which copies through host memory and is far slower (and some collectives do not run at all).",
+        },
+        fix_cases={
+            "windows": 'dist.init_process_group(backend="gloo")  # or run under WSL2 for NCCL',
+            "not-built": "pip install --force-reinstall torch  # a Linux CUDA wheel ships NCCL",
         },
     ),
 )

@@ -23,6 +23,7 @@ torch.save(model.module.state_dict(), path)
 Related: lint rule [save-ddp-wrapper](../rules/save-ddp-wrapper.md); `gpudoctor
 train-smoke`'s [checkpoint-module-prefix](checkpoint-module-prefix.md).""",
         says="Its keys carry a 'module.' prefix (and a pickled wrapper needs a process group), so the checkpoint does not load into the plain model: 'Unexpected key(s) in state_dict: module.…'.",
+        does="torch.save(model.module.state_dict(), path)   # the wrapped model, not the DDP wrapper",
     ),
     FindingDoc(
         id="checkpoint-every-rank",
@@ -47,5 +48,6 @@ dist.barrier()   # before any rank reads it
 Related: lint rule [save-all-ranks](../rules/save-all-ranks.md); `gpudoctor train-smoke`'s
 [checkpoint-written-by-many](checkpoint-written-by-many.md).""",
         says="Every rank writes the same file at the same time: N times the I/O, and a torn checkpoint when the writes interleave. The ranks hold the same weights; one copy is enough.",
+        does="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier()",
     ),
 )

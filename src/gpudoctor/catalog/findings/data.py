@@ -26,6 +26,7 @@ Related: the lint rule [sampler-no-set-epoch](../rules/sampler-no-set-epoch.md) 
 same in the source, and `gpudoctor train-smoke`'s
 [sampler-order-fixed](sampler-order-fixed.md) checks the order itself.""",
         says="A shuffling DistributedSampler seeds its shuffle with seed + epoch; without set_epoch() the epoch stays the same, so the 'shuffle' repeats one permutation every epoch.",
+        does="sampler.set_epoch(epoch)   # first line of each epoch, before iterating the DataLoader",
     ),
     FindingDoc(
         id="spawned-rank-loader-workers",
@@ -56,5 +57,9 @@ Related: `gpudoctor train-smoke --num-workers W` measures the same cost
 ([dataloader-worker-startup](dataloader-worker-startup.md)); lint rule
 [spawn-num-workers](../rules/spawn-num-workers.md).""",
         says="Without persistent_workers, every epoch starts num_workers new processes that must rebuild the dataset; in a spawned rank that is paid again each epoch before the first batch.",
+        fix_cases={
+            "lightning": 'DataLoader(..., num_workers={workers}, persistent_workers=True)   or Trainer(strategy="ddp") instead of "ddp_spawn"',
+            "spawn": "DataLoader(..., num_workers={workers}, persistent_workers=True)   # or start ranks with torchrun instead of mp.spawn",
+        },
     ),
 )

@@ -40,6 +40,14 @@ self.register_buffer("mask", mask)     # a tensor attribute that must follow mod
 `gpudoctor.device_map(model)` prints where every parameter and buffer lives.
 Related: the lint rule [tensor-to-unassigned](../rules/tensor-to-unassigned.md).""",
         says="An op needs all its tensors on one device. Modules move in place with .to(), but tensor.to() returns a new tensor, and tensors made in forward() without device= stay on the CPU.",
+        fix_cases={
+            "module-split": '{module}.to("{device}")   # modules move in place; every parameter and buffer goes along',
+            "meta": '{module}.to_empty(device="{device}")   # its weights were never materialised (meta device): then load or initialise them',
+            "module-apart": '{module}.to("{device}")   # or model.to("{device}") after building the model',
+            "input-apart": '{input} = {input}.to("{device}")   # before calling {module}; tensor.to() returns a new tensor: assign the result',
+            "tensor-apart": '{tensor} = {tensor}.to("{device}")   # or create it with device=x.device; a plain tensor attribute does not move with module.to(): register_buffer() it',
+            "unknown": "move every operand of the failing line to one device (x = x.to(device) — assign the result)",
+        },
     ),
     FindingDoc(
         id="module-input-device",
@@ -67,5 +75,9 @@ few passes over every module have gone by with nothing new, again after every
 `model.to()` / `.cuda()` and at every new epoch (`iter(DataLoader)`). Outside the window,
 module calls run untouched.""",
         says="The first op that combines them raises 'Expected all tensors to be on the same device' (or, if the module moves the input itself, every call pays a copy).",
+        fix_cases={
+            "meta": '{module}.to_empty(device="{device}")   # then load or initialise its weights',
+            "move": '{input} = {input}.to("{module_device}")   # before calling {module}; or {module}.to("{device}")',
+        },
     ),
 )

@@ -34,6 +34,7 @@ ones are usually consequences of it.""",
 connections follow from it.""",
         fix="Read the traceback in the error file: its last frame in your own code is the line to fix.",
         says="The rank's own exception, as torchrun's @record wrote it; the earliest error file is where the job failed first.",
+        does="read the traceback in {path}: its last frame in your code is the line to fix",
     ),
     FindingDoc(
         id="pickle-refused",
@@ -54,6 +55,7 @@ rest. A checkpoint named like a dump is refused the same way.""",
 python -m pickletools FILE | grep -E 'GLOBAL|INST|REDUCE'
 ```""",
         says="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names nothing; gpudoctor reads only such pickles.",
+        does="python -m pickletools {path} | grep -E 'GLOBAL|INST|REDUCE'   # see what it would run; delete it unless you made it",
     ),
     FindingDoc(
         id="files-not-read",
@@ -71,6 +73,7 @@ dumps, broken links, folders deeper than 6 levels, files past the first 2,000.""
 zstd -d rank0.log.zst && gpudoctor diagnose rank0.log
 ```""",
         says="What was not read cannot show the failure: the verdict covers only the files that were read.",
+        does="decompress or move the logs you need into the folder (at most 2,000 files, 6 levels deep), or diagnose one log at a time: gpudoctor diagnose FILE",
     ),
     FindingDoc(
         id="unrecognised-failure",

@@ -31,5 +31,9 @@ dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
 or start no more ranks per node than GPUs: `torchrun --nproc_per_node <GPUs> train.py`.
 Related: lint rule [nccl-no-set-device](../rules/nccl-no-set-device.md).""",
         says="NCCL needs one GPU per rank. Without torch.cuda.set_device(local_rank) every rank works on cuda:0: they share one GPU ('Duplicate GPU detected') or leave the others idle.",
+        fix_cases={
+            "wrong-device": 'torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))   # before init_process_group("nccl")',
+            "ranks-share-gpu": "torchrun --nproc_per_node {nproc} ...   # one rank per GPU",
+        },
     ),
 )

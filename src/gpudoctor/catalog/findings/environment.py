@@ -21,6 +21,10 @@ torchrun --nproc-per-node=2 train.py
             "check": "init_process_group(init_method='env://') needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT together; a partial set is usually left over from another job and makes ranks wait for each other.",
             "join": "Joined as one rank of a job, gpudoctor meets its peers at MASTER_ADDR:MASTER_PORT (env://). Without them this is most often a shell left over from a torchrun job.",
         },
+        fix_cases={
+            "check": "torchrun --nproc-per-node=2 train.py  # sets them all for each rank",
+            "join": "unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
+        },
     ),
     FindingDoc(
         id="distributed-env-malformed",
@@ -35,6 +39,7 @@ unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE   # gpudoctor starts its own r
 torchrun --nproc-per-node=2 -m gpudoctor allreduce  # or join a real job
 ```""",
         says="A launcher sets these variables as integers for each rank it starts (torchrun, srun). Another value is a typo or a leftover: torch.distributed would fail on it with a traceback, or wait for ranks that never come.",
+        does="unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
     ),
     FindingDoc(
         id="distributed-env-ignored",
@@ -48,6 +53,7 @@ torchrun --nproc-per-node=2 -m gpudoctor allreduce  # or join a real job
 unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE
 ```""",
         says="RANK and WORLD_SIZE say 'this process is one rank of a job'. Left over in a shell (an export from another job, a sourced script) they make every later run of a distributed tool try to join a job that is not there.",
+        does="unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks",
     ),
     FindingDoc(
         id="distributed-env",
@@ -72,6 +78,7 @@ ip -br addr
 export GLOO_SOCKET_IFNAME=eth0
 ```""",
         says="gloo takes exact interface names; with one that does not exist, init_process_group fails with 'Unable to find address for <name>'.",
+        does="export GLOO_SOCKET_IFNAME={interface}",
     ),
     FindingDoc(
         id="master-addr-unresolvable",
@@ -85,6 +92,7 @@ export GLOO_SOCKET_IFNAME=eth0
 export MASTER_ADDR=127.0.0.1   # single node; across nodes: rank 0's hostname or IP
 ```""",
         says="Every rank connects to MASTER_ADDR to rendezvous; a name that does not resolve makes init_process_group fail or wait until its timeout.",
+        does="export MASTER_ADDR=127.0.0.1  # single node; across nodes: rank 0's hostname or IP",
     ),
     FindingDoc(
         id="master-port-invalid",
@@ -99,6 +107,7 @@ export MASTER_PORT=29500
 # or let torchrun pick a free one: torchrun --rdzv-endpoint=localhost:0 ...
 ```""",
         says="torch.distributed's env:// rendezvous reads MASTER_PORT as an integer TCP port and fails before any rank starts talking.",
+        does="export MASTER_PORT=29500  # or let torchrun pick: torchrun --rdzv-endpoint=localhost:0 ...",
     ),
     FindingDoc(
         id="nccl-ib-disabled",
@@ -114,6 +123,7 @@ export MASTER_PORT=29500
 unset NCCL_IB_DISABLE
 ```""",
         says="Across nodes NCCL then falls back to TCP sockets, much slower than InfiniBand; it changes nothing on a single node or a cluster without IB.",
+        does="unset NCCL_IB_DISABLE  # when the nodes have InfiniBand or RoCE",
     ),
     FindingDoc(
         id="nccl-p2p-disabled",
@@ -130,6 +140,7 @@ unset NCCL_P2P_DISABLE
 gpudoctor allreduce
 ```""",
         says="Traffic between GPUs of one node then goes through host memory (SHM), often several times slower than NVLink or PCIe P2P. Fine if set on purpose to avoid a P2P hang; otherwise a leftover.",
+        does="unset NCCL_P2P_DISABLE  # then: gpudoctor allreduce, to see whether P2P works",
     ),
     FindingDoc(
         id="nccl-socket-ifname-missing",
@@ -146,5 +157,6 @@ ip -br addr
 export NCCL_SOCKET_IFNAME=eth0
 ```""",
         says="NCCL bootstraps over the interfaces it names; when none exists, init fails with 'Bootstrap : no socket interface found' or hangs waiting for the other ranks.",
+        does="export NCCL_SOCKET_IFNAME={interface}  # an interface that exists (see: ip -br addr)",
     ),
 )

@@ -25,6 +25,10 @@ pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126   #
 # better: run every node from one container image or one shared venv
 ```""",
         says="Ranks built from different torch releases or CUDA builds may not interoperate: c10d's wire protocol, DDP's bucketing and the bundled NCCL change between releases; jobs hang at init or at the first collective, or fail with errors that point nowhere near the cause.",
+        fix_cases={
+            "index": "pip install torch=={version} --index-url https://download.pytorch.org/whl/{index}  # on {odd}; better: one container image or venv for every node",
+            "pypi": "pip install torch=={version}  # on {odd}; better: one container image or venv for every node",
+        },
     ),
     FindingDoc(
         id="fleet-nccl-mismatch",
@@ -39,6 +43,7 @@ pip install --force-reinstall nvidia-nccl-cu12==2.27.5   # on the odd nodes: the
 unset LD_PRELOAD   # and drop other libnccl directories from LD_LIBRARY_PATH there
 ```""",
         says="Every rank of a communicator must run the same NCCL: versions differ in their bootstrap and wire protocol, and a mix hangs in ncclCommInitRank or fails with 'unhandled system error' / 'invalid usage'. A node with another libnccl (LD_LIBRARY_PATH, LD_PRELOAD, another nvidia-nccl wheel) is the usual cause when torch is the same.",
+        does="pip install --force-reinstall nvidia-nccl-cu12=={version}  # on {odd}; and drop other libnccl paths from LD_LIBRARY_PATH / LD_PRELOAD there",
     ),
     FindingDoc(
         id="fleet-driver-mismatch",
@@ -53,6 +58,7 @@ nvidia-smi   # on the odd nodes: install the driver the other nodes have
 srun --exclude=<odd nodes> ...   # or leave them out until they are updated
 ```""",
         says="The driver decides which CUDA features, NVLink/NVSwitch fabric and GPUDirect RDMA paths a node supports; nodes on different drivers pick different NCCL transports, and a driver older than torch's CUDA makes CUDA unusable on that node.",
+        does="nvidia-smi  # on {odd}: install driver {driver} as on the other nodes, or leave them out: srun --exclude=<those nodes> ...",
     ),
     FindingDoc(
         id="fleet-gpu-model-mismatch",
@@ -67,6 +73,7 @@ srun --constraint=<gpu type> ...   # one GPU model for the job
 srun --exclude=<odd nodes> ...
 ```""",
         says="Every step waits for the slowest rank, so one node of older or smaller GPUs slows the whole job; a batch size chosen for the larger memory runs out of memory on the smaller one.",
+        does="srun --constraint=<gpu type> ...  # one GPU model for the job ({model}); or leave out {odd}",
     ),
     FindingDoc(
         id="fleet-gpu-count-mismatch",
@@ -81,6 +88,7 @@ nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES   # on the odd nodes
 srun --exclude=<odd nodes> ...   # until the GPU is back
 ```""",
         says="torchrun starts the same number of ranks on every node; a node with fewer usable GPUs puts two ranks on one GPU (NCCL: 'Duplicate GPU detected') or fails with 'invalid device ordinal'. A GPU missing from NVML fell off the bus (Xid 79) or was never seen by the driver.",
+        does="nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES  # on {odd} ({count} elsewhere); or leave them out: srun --exclude=<those nodes> ...",
     ),
     FindingDoc(
         id="fleet-gpus-fewer-than-ranks",
@@ -94,6 +102,7 @@ srun --exclude=<odd nodes> ...   # until the GPU is back
 torchrun --nproc-per-node=<GPUs per node> ...   # or restore the missing GPUs on that node
 ```""",
         says="With NCCL each rank needs its own GPU; the extra ranks share one ('Duplicate GPU detected') or ask for a device that does not exist ('invalid device ordinal').",
+        does="torchrun --nproc-per-node={nproc} ...  # or restore the missing GPUs on {nodes}",
     ),
     FindingDoc(
         id="fleet-infiniband-mismatch",
@@ -108,6 +117,7 @@ ibstat   # on the odd nodes: is the port Active?
 sudo modprobe mlx5_ib   # load the driver; or leave the node out: srun --exclude=<node>
 ```""",
         says="NCCL uses InfiniBand/RoCE between nodes when it finds it, else TCP sockets; a node without the device, or with its port down, drags every all-reduce to socket speed or fails to connect ('NET/IB : No device found', 'Connection refused').",
+        does="ibstat  # on {odd}: load the driver (modprobe mlx5_ib), bring the port up, or leave the nodes out; the others have {infiniband}",
     ),
     FindingDoc(
         id="fleet-socket-ifname-missing",
@@ -121,6 +131,7 @@ sudo modprobe mlx5_ib   # load the driver; or leave the node out: srun --exclude
 export NCCL_SOCKET_IFNAME=eth0   # an interface every node has (ip -br addr on each); the fix line names one
 ```""",
         says="{backend} binds to the interfaces {var} names; a rank that finds none fails ('Bootstrap : no socket interface found', 'Unable to find address for') and every other rank waits for it until the timeout.",
+        does="export {var}={interface}  # an interface every node has (ip -br addr on each)",
     ),
     FindingDoc(
         id="fleet-env-mismatch",
@@ -157,6 +168,10 @@ unset NCCL_IB_DISABLE       # when the other nodes do not set it
             "rendezvous": "Every rank must rendezvous at the same MASTER_ADDR:MASTER_PORT; ranks told another address wait there forever.",
             "other": "The same program sees other devices or behaves differently on those nodes (CUDA_VISIBLE_DEVICES renumbers GPUs, CUDA_LAUNCH_BLOCKING=1 serialises every kernel launch and slows that node).",
         },
+        fix_cases={
+            "unset": "unset {name}  # on {odd}, as on the other nodes (check ~/.bashrc, the job script, /etc/nccl.conf)",
+            "export": "export {name}={value}  # on {odd}, as on the other nodes; set it in the job script, not per node",
+        },
     ),
     FindingDoc(
         id="fleet-python-mismatch",
@@ -170,6 +185,7 @@ unset NCCL_IB_DISABLE       # when the other nodes do not set it
 # run every node from one container image or one shared venv
 ```""",
         says="Different interpreters mean different environments: packages, pickled objects sent with all_gather_object/broadcast_object_list and compiled extensions may not match across nodes.",
+        does="python -V  # on {odd}; the others run {version}: use one container image or venv for every node",
     ),
     FindingDoc(
         id="fleet-shm-mismatch",
@@ -183,6 +199,7 @@ unset NCCL_IB_DISABLE       # when the other nodes do not set it
 docker run --shm-size=16g ...   # the same on every node, or --ipc=host
 ```""",
         says="NCCL's shared-memory transport between ranks of a node and DataLoader workers live in /dev/shm; a node given a smaller one (another container setup) fails first.",
+        does="docker run --shm-size={size} ...  # on {odd}, as on the other nodes",
     ),
     FindingDoc(
         id="fleet-consistent",

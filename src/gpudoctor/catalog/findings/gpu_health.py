@@ -180,6 +180,7 @@ sudo dmesg -T | grep -i xid
         why="The NVIDIA driver records GPU faults in the kernel log; many systems let only root or the `adm` / `systemd-journal` groups read it.",
         fix="`sudo dmesg | grep -i xid`, or ask the admin to add you to the `adm` group.",
         says="The NVIDIA driver writes GPU faults (Xid) to the kernel log; on many systems only root or the adm / systemd-journal groups may read it.",
+        does="sudo dmesg | grep -i xid  # or ask the admin to add you to the adm group",
     ),
     FindingDoc(
         id="gpu-lost",

@@ -17,5 +17,6 @@ ENTRIES = (
 gpudoctor check --json > facts.json
 ```""",
         says="A bug in gpudoctor, or a facts snapshot it does not understand; the other checks still ran.",
+        does="gpudoctor check --json > facts.json  # and attach it to a gpudoctor issue",
     ),
 )

@@ -15,6 +15,7 @@ ENTRIES = (
 sudo nvidia-smi -i 0 -c DEFAULT
 ```""",
         says="Prohibited lets no process create a CUDA context; Exclusive_Process lets only one, so a second process (another rank, a DataLoader worker touching CUDA, a monitoring tool) fails with 'busy or unavailable'.",
+        does="sudo nvidia-smi -i {gpus} -c DEFAULT",
     ),
     FindingDoc(
         id="gpu-memory-free",
@@ -42,6 +43,10 @@ kill <pid>
 export CUDA_VISIBLE_DEVICES=1
 ```""",
         says="Memory another job holds is not available to yours: it runs out of memory sooner, and ranks that share a GPU with a running job run slower.",
+        fix_cases={
+            "kill": "kill {pids}  # if they are yours and stale; else pick free GPUs with CUDA_VISIBLE_DEVICES",
+            "look": "nvidia-smi  # see who uses the GPU; pick free GPUs with CUDA_VISIBLE_DEVICES",
+        },
     ),
     FindingDoc(
         id="mig-enabled",
@@ -57,6 +62,7 @@ export CUDA_VISIBLE_DEVICES=1
 sudo nvidia-smi -i 0 -mig 0
 ```""",
         says="A process sees one MIG instance at most, and NCCL cannot span MIG instances: multi-GPU training needs whole GPUs.",
+        does="sudo nvidia-smi -i {gpus} -mig 0  # then reset the GPU or reboot",
     ),
     FindingDoc(
         id="no-nvidia-gpu",
@@ -73,6 +79,7 @@ docker run --gpus all ...
 nvidia-smi -L
 ```""",
         says="NVML works but lists no device: the GPUs are not passed into this container or VM, or they have fallen off the bus.",
+        does="nvidia-smi -L  # and check the container's --gpus / device list",
     ),
     FindingDoc(
         id="non-nvidia-display-adapter",
@@ -100,6 +107,7 @@ sudo ubuntu-drivers install
 docker run --gpus all ...
 ```""",
         says="The GPU is there but the driver is not installed or not loaded (or, in a container, the NVIDIA runtime did not mount it), so neither nvidia-smi nor torch can use it.",
+        does="sudo ubuntu-drivers install  # or: docker run --gpus all ... for a container",
     ),
     FindingDoc(
         id="nvidia-driver",
@@ -128,6 +136,10 @@ pip install nvidia-ml-py   # when pynvml is missing
             "pynvml-missing": "gpudoctor reads the physical GPUs through pynvml (the nvidia-ml-py package).",
             "init-failed": "NVML found the driver library but could not start; after a driver upgrade without a reboot this reads 'Driver/library version mismatch', and CUDA cannot start either.",
         },
+        fix_cases={
+            "pynvml-missing": "pip install nvidia-ml-py",
+            "init-failed": "nvidia-smi  # same error? reboot, or reload the kernel module: sudo rmmod nvidia_uvm nvidia && sudo modprobe nvidia",
+        },
     ),
     FindingDoc(
         id="p2p-ok",
@@ -154,5 +166,6 @@ nvidia-smi topo -p2p r
 gpudoctor allreduce
 ```""",
         says="Without peer-to-peer access NCCL routes GPU-to-GPU traffic through host memory, so all-reduce bandwidth drops; in VMs or behind PCIe ACS, P2P that is reported but broken makes NCCL hang.",
+        does="nvidia-smi topo -p2p r  # shows which pairs can read each other; then try: gpudoctor allreduce",
     ),
 )

@@ -21,6 +21,7 @@ MASTER_ADDR=node0 MASTER_PORT=29500 RANK=1 WORLD_SIZE=2 gpudoctor allreduce
 nc -zv node0 29500
 ```""",
         says="Every rank must reach MASTER_ADDR:MASTER_PORT before any can start. The usual causes: the other nodes' ranks were not started (or started later than the timeout), they were given another MASTER_ADDR or MASTER_PORT, or a firewall between the nodes blocks the port.",
+        does="start the missing ranks with the same MASTER_ADDR/MASTER_PORT ({address}); from another node check the port is reachable: nc -zv {host} {port}",
     ),
     FindingDoc(
         id="ranks-outnumber-cores",
@@ -36,6 +37,7 @@ nc -zv node0 29500
 gpudoctor allreduce --nproc 2
 ```""",
         says="Every rank is a whole Python process with torch's own threads; this many per core spend their time waiting for the CPU, so timings are the scheduler's, and timeouts can fire on a healthy job.",
+        does="gpudoctor {command} --nproc {nproc}  # at most one rank per core (or per GPU)",
     ),
     FindingDoc(
         id="temp-folder-refused",
@@ -55,5 +57,6 @@ ls -ld /tmp/gpudoctor-smoke-*
 gpudoctor train-smoke --save $HOME/smoke.pt
 ```""",
         says="gpudoctor's folders in the shared temp folder have names every rank of a job can compute, so another user of this machine can create one first: a link there would make the job write over the files it points to, a folder of theirs would let them read or replace what the job writes. A fresh private folder was used instead.",
+        does="ls -ld {path}   # remove it if it is yours; or: gpudoctor {rerun}",
     ),
 )

@@ -44,5 +44,10 @@ sudo lspci -vvv | grep -i acsctl    # PCIe: ACS on switches forces P2P through t
             "pcie-slow": "Even through the CPU's host bridge, PCIe Gen3 moves several GB/s; less points at ACS/IOMMU redirecting peer traffic, a link trained down (x1/x4, Gen1), or traffic crossing sockets.",
             "nvlink-slow": "With working NVLink, NCCL moves data GPU to GPU over it; a busbw at PCIe or host-memory speed means NCCL is not using the links (P2P disabled, a container without the NVLink devices, or an NCCL/driver problem).",
         },
+        fix_cases={
+            "below-published": "gpudoctor check   # GPU health: NVLinks, PCIe width, clocks; then: NCCL_DEBUG=INFO gpudoctor allreduce --sizes 1G   # which transport and algorithm NCCL chose",
+            "pcie-slow": "nvidia-smi -q | grep -A2 'Link Width'; nvidia-smi topo -m; sudo lspci -vvv | grep -i acsctl   # ACS on switches forces P2P through the root complex",
+            "nvlink-slow": "unset NCCL_P2P_DISABLE; nvidia-smi topo -m; nvidia-smi nvlink -s; NCCL_DEBUG=INFO gpudoctor allreduce --sizes 256M   # look for 'via P2P' lines",
+        },
     ),
 )

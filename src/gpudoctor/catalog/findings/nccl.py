@@ -22,6 +22,7 @@ grep -E 'WARN|error' /tmp/gpudoctor-allreduce-.../nccl-narrowing.log
 python -m gpudoctor check      # on every node
 ```""",
         says="The ranks and the rendezvous are fine (gloo completes), so NCCL's own setup is failing: its network transport (NCCL_SOCKET_IFNAME, InfiniBand), a NCCL/driver mismatch, or GPUs it cannot use.",
+        does="{log_hint}   # the WARN lines name the failing call; compare `python -m gpudoctor check` on each node",
     ),
     FindingDoc(
         id="nccl-narrowing-inconclusive",
@@ -39,6 +40,7 @@ fault injected with `GPUDOCTOR_FAULT`) or from the rendezvous, not from a transp
 less /tmp/gpudoctor-allreduce-.../nccl-narrowing.log
 ```""",
         says="A failure every backend reproduces comes from the rank itself (a crash, host memory, a fault injected with {fault_env}) or from the rendezvous, not from how NCCL moves data.",
+        does="{log_hint}   # and read the failing rank's finding above",
     ),
     FindingDoc(
         id="nccl-p2p-broken",
@@ -61,6 +63,7 @@ export NCCL_P2P_DISABLE=1
 The real fix: disable ACS on the PCIe switches (`setpci`, or a BIOS option), boot with
 `iommu=pt` (or `amd_iommu=off`/`intel_iommu=off`), and check `nvidia-smi topo -p2p r`.""",
         says="Direct GPU-to-GPU copies over PCIe fail or stall when ACS on a PCIe switch redirects them, when the IOMMU is on without passthrough, or in VMs without P2P support; NCCL then hangs or errors.",
+        does="export NCCL_P2P_DISABLE=1   # works now, slower; for the real fix disable ACS (setpci) or boot with iommu=pt, and check nvidia-smi topo -p2p r",
     ),
     FindingDoc(
         id="nccl-shm-broken",
@@ -78,5 +81,6 @@ docker run --shm-size=8g ...      # or --ipc=host
 export NCCL_SHM_DISABLE=1         # works now, slower
 ```""",
         says="NCCL passes data between local ranks through /dev/shm when P2P is not used; a small /dev/shm (containers default to 64 MB) or ranks in containers that do not share it makes it fail or hang.",
+        does="docker run --shm-size=8g (or --ipc=host) ...   # or export NCCL_SHM_DISABLE=1 (slower)",
     ),
 )

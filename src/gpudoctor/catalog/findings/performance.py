@@ -23,6 +23,7 @@ rank; with many short epochs (or validation loops) it can dominate the run.""",
 DataLoader(dataset, sampler=sampler, num_workers=W, persistent_workers=True)
 ```""",
         says="Under spawn every worker starts a new interpreter, imports torch and unpickles the dataset at every epoch unless the workers persist.",
+        does="DataLoader(dataset, sampler=sampler, num_workers={workers}, persistent_workers=True)",
     ),
     FindingDoc(
         id="ddp-vs-dp",

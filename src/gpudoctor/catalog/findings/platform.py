@@ -33,5 +33,9 @@ dist.init_process_group(backend="gloo")
             "macos": "macOS torch wheels have no CUDA: the GPU checks have nothing to look at. Multi-process training there uses gloo on CPU tensors.",
             "other": "gpudoctor's checks are written for Linux, with Windows and macOS handled; on this OS missing facts are shown as unavailable.",
         },
+        fix_cases={
+            "windows": "wsl --install  # then install the NVIDIA CUDA driver for WSL and a Linux torch wheel inside it",
+            "macos": "device = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')  # backend='gloo'",
+        },
     ),
 )

@@ -46,6 +46,10 @@ ulimit -n 65536
 torch.multiprocessing.set_sharing_strategy("file_system")
 ```""",
         says="With the default file_descriptor sharing strategy every tensor a worker sends holds a file descriptor until it is received; several workers with prefetching exceed a low limit.",
+        fix_cases={
+            "raise": "ulimit -n {target}",
+            "share-files": "torch.multiprocessing.set_sharing_strategy('file_system')  # the hard limit is too low to raise",
+        },
     ),
     FindingDoc(
         id="open-files-limit",
@@ -90,5 +94,6 @@ docker run --shm-size=16g ...      # or --ipc=host
 sudo mount -o remount,size=16G /dev/shm   # on a host
 ```""",
         says="Workers pass each batch to the main process through shared memory; a small /dev/shm (Docker's default is 64 MiB) ends in 'Bus error' or 'DataLoader worker ... killed'. NCCL also uses it between ranks.",
+        does="docker run --shm-size=16g ...  # or --ipc=host; on a host: sudo mount -o remount,size=16G /dev/shm",
     ),
 )

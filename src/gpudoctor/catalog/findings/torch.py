@@ -18,6 +18,7 @@ pip install --force-reinstall torch --index-url https://download.pytorch.org/whl
 python -c "import torch; print(torch.cuda.get_arch_list())"
 ```""",
         says="Every CUDA op on that GPU fails with 'no kernel image is available for execution on the device'.",
+        does="pip install --force-reinstall {pin} --index-url https://download.pytorch.org/whl/{index}  # a build whose arch list includes the GPU",
     ),
     FindingDoc(
         id="arch-supported",
@@ -44,6 +45,7 @@ python -c "import torch; torch.cuda.init()"
 ls -l /dev/nvidia*
 ```""",
         says="CUDA failed to initialise in a fresh process: the warnings above say why (device files not mounted in a container, a GPU in a bad state, or no permission on /dev/nvidia*).",
+        does='python -c "import torch; torch.cuda.init()"  # shows CUDA\'s own error',
     ),
     FindingDoc(
         id="driver-cuda-version",
@@ -73,6 +75,10 @@ pip install --force-reinstall torch==2.13.0 --index-url https://download.pytorch
             "major": "A CUDA runtime needs a driver of at least its major version; with an older one torch.cuda.is_available() is False.",
             "minor": "Within one CUDA major version, minor-version compatibility lets it run, but kernels that need PTX JIT or newer driver features fail with 'the provided PTX was compiled with an unsupported toolchain'.",
         },
+        fix_cases={
+            "major": "pip install --force-reinstall {pin} --index-url https://download.pytorch.org/whl/{index}  # or install a driver for CUDA {cuda}: https://www.nvidia.com/drivers",
+            "minor": "pip install --force-reinstall {pin} --index-url https://download.pytorch.org/whl/{index}",
+        },
     ),
     FindingDoc(
         id="torch-build",
@@ -98,6 +104,7 @@ pip install --force-reinstall torch==2.13.0 --index-url https://download.pytorch
 pip install --force-reinstall torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128
 ```""",
         says="A CPU build has no CUDA code: torch.cuda.is_available() is False whatever the driver.",
+        does="pip install --force-reinstall {pin} --index-url https://download.pytorch.org/whl/{index}",
     ),
     FindingDoc(
         id="torch-import-failed",
@@ -121,6 +128,10 @@ If `where` points outside your environment, remove that directory from `PYTHONPA
             "broken": "Nothing in PyTorch can run: a broken or half-installed torch, a missing CUDA library (libcudart, libcudnn, libnccl), or another `torch` earlier on PYTHONPATH.",
             "not-installed": "gpudoctor examines the torch you train with and does not install one itself; this command needs it. `gpudoctor lint` works without torch.",
         },
+        fix_cases={
+            "broken": 'python -c "import torch"  # read the full error, then: pip install --force-reinstall torch',
+            "not-installed": "pip install torch  # in the environment you train in; for a CUDA build see https://pytorch.org/get-started/locally/",
+        },
     ),
     FindingDoc(
         id="torch-probe-failed",
@@ -137,5 +148,6 @@ python -c "import torch; print(torch.cuda.device_count())"
 nvidia-smi
 ```""",
         says="The child that imports torch and asks CUDA for its devices crashed or hung; a training process would do the same. A hang at CUDA initialisation usually means a GPU or driver in a bad state.",
+        does='python -c "import torch; print(torch.cuda.device_count())"  # run it by hand; then: nvidia-smi',
     ),
 )

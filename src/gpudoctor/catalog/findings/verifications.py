@@ -19,6 +19,7 @@ ENTRIES = (
 torch.save(model.module.state_dict(), path)
 ```""",
         says="DDP's state_dict prefixes every key with 'module.'; the plain model cannot load it without renaming every key.",
+        does="torch.save(model.module.state_dict(), path)",
     ),
     FindingDoc(
         id="checkpoint-reload-mismatch",
@@ -37,6 +38,7 @@ torch.save(model.module.state_dict(), path)
 model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
 ```""",
         says="A checkpoint that does not reload into the model class, or reloads to different outputs, cannot resume training or serve.",
+        does="model.load_state_dict(torch.load(path, map_location='cpu', weights_only=True))   # on the plain (unwrapped) model",
     ),
     FindingDoc(
         id="checkpoint-written-by-many",
@@ -59,6 +61,7 @@ if dist.get_rank() == 0:
 dist.barrier()
 ```""",
         says="Every rank that saves writes the same file at the same time: the writes race, the last one wins and may be a half-written or a differently wrapped state_dict; N ranks also cost N times the I/O.",
+        does="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier() before any rank reads it",
     ),
     FindingDoc(
         id="gradient-average-wrong",
@@ -84,6 +87,7 @@ loss = torch.nn.functional.mse_loss(model(x), y)   # reduction="mean", the same 
 loss.backward()
 ```""",
         says="DDP's promise is that N ranks with batch B take the same step as one process with the N*B batch; it breaks when ranks scale their loss differently, edit gradients before the all-reduce, or a comm hook sums without dividing by the world size.",
+        does="loss = criterion(output, target)   # the same mean-reduced loss on every rank; no per-rank scaling or gradient edits before backward() returns",
     ),
     FindingDoc(
         id="loss-not-falling",
@@ -105,6 +109,7 @@ gpudoctor train-smoke --steps 400
 gpudoctor allreduce --nproc 2
 ```""",
         says="The reference job learns a linear teacher that the model can fit exactly; when its loss does not fall, the updates reaching the optimizer are wrong (a broken all-reduce, AMP overflow) or the run was too short.",
+        does="gpudoctor train-smoke --steps {steps}   # still failing: read the gradient-averaging line",
     ),
     FindingDoc(
         id="ranks-diverged",
@@ -132,6 +137,7 @@ with ctx:
 
 and edit gradients (clipping, scaling) the same way on every rank, after `backward()`.""",
         says="DDP keeps replicas identical only if every rank applies the same averaged gradient: a rank that steps under no_sync(), edits its gradients after the all-reduce, or has its own optimizer state drifts away, and the model saved from rank 0 is not the one the others trained.",
+        does="with model.no_sync() if (i + 1) % accum_steps else contextlib.nullcontext():   # leave no_sync() on the step that calls optimizer.step()",
     ),
     FindingDoc(
         id="sampler-order-fixed",
@@ -153,6 +159,7 @@ for epoch in range(epochs):
     for batch in loader: ...
 ```""",
         says="Without a new order every epoch, each rank sees its samples in the same sequence every epoch, which hurts convergence.",
+        does="sampler.set_epoch(epoch)   # first line of every epoch, before iterating the DataLoader",
     ),
     FindingDoc(
         id="sampler-shards-wrong",
@@ -176,6 +183,7 @@ sampler = DistributedSampler(dataset, num_replicas=dist.get_world_size(), rank=d
 loader = DataLoader(dataset, batch_size=B, sampler=sampler)   # no shuffle=True next to a sampler
 ```""",
         says="Each rank must read a disjoint slice and together they must read everything, or some samples are trained on twice per epoch and others never; unequal slices make the ranks run different numbers of steps and hang at the last all-reduce.",
+        does="DistributedSampler(dataset, num_replicas=dist.get_world_size(), rank=dist.get_rank())  # same dataset and seed on every rank",
     ),
     FindingDoc(
         id="smoke-checkpoint",

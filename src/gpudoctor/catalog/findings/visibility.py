@@ -18,6 +18,7 @@ nvidia-smi -q -i <index>
 dmesg | grep -i xid
 ```""",
         says="A GPU that NVML lists and CUDA_VISIBLE_DEVICES selects is not usable by CUDA: it may be in a bad state, held in a Prohibited compute mode, or claimed by a container's device list.",
+        does="nvidia-smi -q -i <GPU index>  # look at the GPU torch does not see",
     ),
     FindingDoc(
         id="device-count",
@@ -44,6 +45,7 @@ export CUDA_DEVICE_ORDER=PCI_BUS_ID
             "renumbered": "CUDA's default CUDA_DEVICE_ORDER=FASTEST_FIRST puts the fastest GPU first; nvidia-smi uses PCI bus order, so cuda:0 may not be the GPU you meant.",
             "gpus-differ": "With the default FASTEST_FIRST order, CUDA puts the fastest GPU first, so torch's cuda:0 (and the indices in CUDA_VISIBLE_DEVICES) may not be nvidia-smi's GPU 0.",
         },
+        does="export CUDA_DEVICE_ORDER=PCI_BUS_ID",
     ),
     FindingDoc(
         id="device-order",
@@ -69,6 +71,7 @@ export CUDA_DEVICE_ORDER=PCI_BUS_ID
 unset CUDA_VISIBLE_DEVICES
 ```""",
         says="An empty value or a negative index is the way to hide all GPUs; torch then runs on CPU only.",
+        does="unset CUDA_VISIBLE_DEVICES",
     ),
     FindingDoc(
         id="visible-devices-invalid",
@@ -89,6 +92,10 @@ gpudoctor check --visible 0,1   # see what a value gives before using it
             "first-entry": "CUDA reads the list up to the first entry that is not a GPU index or GPU-/MIG- UUID; nothing before it means no GPU.",
             "read-in-part": "CUDA reads CUDA_VISIBLE_DEVICES like C's strtoul and stops at the first invalid or out-of-range entry, silently dropping the rest; torch then sees fewer GPUs than the list names.",
         },
+        fix_cases={
+            "list-gpus": "export CUDA_VISIBLE_DEVICES={indices}",
+            "unset": "unset CUDA_VISIBLE_DEVICES  # or list GPU indices: export CUDA_VISIBLE_DEVICES=0,1",
+        },
     ),
     FindingDoc(
         id="visible-devices-set-after-init",
@@ -104,6 +111,7 @@ gpudoctor check --visible 0,1   # see what a value gives before using it
 CUDA_VISIBLE_DEVICES=0 python train.py
 ```""",
         says="CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises; setting os.environ afterwards has no effect on this process.",
+        does="CUDA_VISIBLE_DEVICES={devices} python train.py  # set it before the process starts",
     ),
     FindingDoc(
         id="visible-devices",

@@ -15,7 +15,7 @@ from gpudoctor.checks import wording
 from gpudoctor.checks.system import SHM_MIN_BYTES
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.links import LinkFacts
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "allreduce"
 LINK_AREA = "links"
@@ -51,7 +51,7 @@ def check_shm(shm_total_bytes: int | None, backend: str, nproc: int) -> list[Fin
                 title=f"/dev/shm is only {size}: NCCL between {nproc} local ranks may fail or hang",
                 evidence={"/dev/shm total": size, "needed at least": wording.size(SHM_MIN_BYTES), "ranks": nproc},
                 why=why("allreduce-shm"),
-                fix="docker run --shm-size=8g ...   # or --ipc=host; on Kubernetes mount an emptyDir with medium: Memory",
+                fix=fix("allreduce-shm"),
                 area=AREA,
             )
         ]
@@ -95,9 +95,7 @@ def check_correctness(rows: list[Row], planned: int, world: int) -> list[Finding
                     "sizes checked": len(rows),
                 },
                 why=why("allreduce-wrong-result"),
-                fix="gpudoctor allreduce --sizes "
-                f"{format_size(first_row.bytes)} --iters 5   # rerun; if it repeats, on GPUs try NCCL_PROTO=Simple "
-                "and NCCL_P2P_DISABLE=1 to find the transport, then check the GPU (nvidia-smi -q -d ECC)",
+                fix=fix("allreduce-wrong-result", size=format_size(first_row.bytes)),
                 area=AREA,
             )
         )
@@ -166,7 +164,7 @@ def check_latency_noise(summary: dict, load: tuple[float, float, float] | None, 
                 if busy is not None
                 else why("allreduce-latency-noisy", "stolen", spread=NOISY_SPREAD)
             ),
-            fix="uptime; top -o %CPU   # then rerun when the cores are free: gpudoctor allreduce --iters 100",
+            fix=fix("allreduce-latency-noisy"),
             area=AREA,
         )
     ]
@@ -209,8 +207,7 @@ def against_published(verdict: Finding, summary: dict, link: LinkFacts) -> Findi
         title=f"busbw {exp.measured_gbps:.1f} GB/s is {exp.sentence()}",
         evidence=ev,
         why=why("allreduce-link-speed", "below-published", facts="; ".join(facts)),
-        fix="gpudoctor check   # GPU health: NVLinks, PCIe width, clocks; then: NCCL_DEBUG=INFO gpudoctor allreduce "
-        "--sizes 1G   # which transport and algorithm NCCL chose",
+        fix=fix("allreduce-link-speed", "below-published"),
         area=LINK_AREA,
     )
 
@@ -278,8 +275,7 @@ def _link_verdict(summary: dict, world: int, link: LinkFacts | None) -> list[Fin
                     title=f"busbw {peak:.1f} GB/s between GPUs joined by NVLink ({link.nvlinks_min} links): {hint}",
                     evidence={**ev, "expected at least GB/s": round(floor, 1)},
                     why=why("allreduce-link-speed", "nvlink-slow"),
-                    fix="unset NCCL_P2P_DISABLE; nvidia-smi topo -m; nvidia-smi nvlink -s; "
-                    "NCCL_DEBUG=INFO gpudoctor allreduce --sizes 256M   # look for 'via P2P' lines",
+                    fix=fix("allreduce-link-speed", "nvlink-slow"),
                     area=LINK_AREA,
                 )
             ]
@@ -300,8 +296,7 @@ def _link_verdict(summary: dict, world: int, link: LinkFacts | None) -> list[Fin
                 f"slower than PCIe should give; {hint}",
                 evidence={**ev, "expected at least GB/s": PCIE_FLOOR_GBPS},
                 why=why("allreduce-link-speed", "pcie-slow"),
-                fix="nvidia-smi -q | grep -A2 'Link Width'; nvidia-smi topo -m; "
-                "sudo lspci -vvv | grep -i acsctl   # ACS on switches forces P2P through the root complex",
+                fix=fix("allreduce-link-speed", "pcie-slow"),
                 area=LINK_AREA,
             )
         ]
@@ -374,8 +369,7 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
             title=f"NCCL works with P2P disabled at {size}: PCIe P2P / ACS / IOMMU is blocking peer transfers",
             evidence=ev,
             why=why("nccl-p2p-broken"),
-            fix="export NCCL_P2P_DISABLE=1   # works now, slower; for the real fix disable ACS (setpci) or boot with "
-            "iommu=pt, and check nvidia-smi topo -p2p r",
+            fix=fix("nccl-p2p-broken"),
             area=NARROW_AREA,
         )
     if worked is not None and worked.name == "shm-disabled":
@@ -385,7 +379,7 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
             title=f"NCCL works with its shared-memory transport disabled at {size}: /dev/shm is the problem",
             evidence=ev,
             why=why("nccl-shm-broken"),
-            fix="docker run --shm-size=8g (or --ipc=host) ...   # or export NCCL_SHM_DISABLE=1 (slower)",
+            fix=fix("nccl-shm-broken"),
             area=NARROW_AREA,
         )
     if worked is not None and worked.name == "gloo":
@@ -395,7 +389,7 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
             title=f"NCCL fails at {size} even with P2P or SHM off, but gloo works: the problem is in NCCL itself",
             evidence=ev,
             why=why("nccl-broken-gloo-works"),
-            fix=f"{log_hint}   # the WARN lines name the failing call; compare `python -m gpudoctor check` on each node",
+            fix=fix("nccl-broken-gloo-works", log_hint=log_hint),
             area=NARROW_AREA,
         )
     return Finding(
@@ -404,6 +398,6 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
         title=f"the failure at {size} is not a transport problem: it repeats with P2P off, SHM off and with gloo",
         evidence=ev,
         why=why("nccl-narrowing-inconclusive", fault_env=rundir.FAULT_ENV),
-        fix=f"{log_hint}   # and read the failing rank's finding above",
+        fix=fix("nccl-narrowing-inconclusive", log_hint=log_hint),
         area=NARROW_AREA,
     )

@@ -17,7 +17,7 @@ from gpudoctor.core.findings import Finding, Report, Severity, ok
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 if TYPE_CHECKING:
     from gpudoctor.hang.folder import FolderVerdict
@@ -269,7 +269,7 @@ def rank_exception(err: run_folder.ErrorFile, base: str, first: bool) -> Finding
             "traceback": "\n".join(tail),
         },
         why=why("rank-exception"),
-        fix=f"read the traceback in {os.path.relpath(err.path, base)}: its last frame in your code is the line to fix",
+        fix=fix("rank-exception", path=os.path.relpath(err.path, base)),
         area=AREA,
     )
 
@@ -325,8 +325,7 @@ def files_not_read(not_read: list[tuple[str, str]], hidden: int) -> Finding:
         title=f"{len(not_read)} item(s) of the folder not read: {unread_counts(not_read)}",
         evidence=evidence,
         why=why("files-not-read"),
-        fix="decompress or move the logs you need into the folder (at most 2,000 files, 6 levels deep), "
-        "or diagnose one log at a time: gpudoctor diagnose FILE",
+        fix=fix("files-not-read"),
         area=AREA,
     )
 
@@ -340,7 +339,6 @@ def pickle_refused(rel: str, reason: str) -> Finding:
         title=f"{rel} not read: a pickle that names code to run ({reason.removeprefix('it names ').split(',')[0]})",
         evidence={"file": rel, "refused because": reason},
         why=why("pickle-refused"),
-        fix=f"python -m pickletools {shlex.quote(rel)} | grep -E 'GLOBAL|INST|REDUCE'   # see what it would run; "
-        "delete it unless you made it",
+        fix=fix("pickle-refused", path=shlex.quote(rel)),
         area=AREA,
     )

@@ -21,7 +21,7 @@ from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.launch import rundir
 from gpudoctor.commands.train_smoke.config import LEARNING_FACTOR, OUTPUT_TOLERANCE, SMOKE_FAULTS, SmokeConfig
 from gpudoctor.commands.train_smoke.result import RankReport
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 AREA = "verifications"
 PERF = "performance"
@@ -104,7 +104,7 @@ def verify_sharding(results: Sequence[RankReport]) -> Verification:
                     **_injected(results),
                 },
                 why=why("sampler-shards-wrong"),
-                fix="DistributedSampler(dataset, num_replicas=dist.get_world_size(), rank=dist.get_rank())  # same dataset and seed on every rank",
+                fix=fix("sampler-shards-wrong"),
                 area=AREA,
             )
         )
@@ -117,7 +117,7 @@ def verify_sharding(results: Sequence[RankReport]) -> Verification:
                 title=f"sharding: set_epoch(1) did not change the sample order of {_which(fixed)}",
                 evidence={"ranks": fixed, "first_indices_epoch0": list(shards[fixed[0]].epoch0[:8]), **_injected(results)},
                 why=why("sampler-order-fixed"),
-                fix="sampler.set_epoch(epoch)   # first line of every epoch, before iterating the DataLoader",
+                fix=fix("sampler-order-fixed"),
                 area=AREA,
             )
         )
@@ -188,7 +188,7 @@ def verify_learning(results: Sequence[RankReport], factor: float = LEARNING_FACT
                     **_injected(results),
                 },
                 why=why("loss-not-falling"),
-                fix=f"gpudoctor train-smoke --steps {max(2 * steps, 200)}   # still failing: read the gradient-averaging line",
+                fix=fix("loss-not-falling", steps=max(2 * steps, 200)),
                 area=AREA,
             )
         ],
@@ -259,7 +259,7 @@ def verify_synchronisation(results: Sequence[RankReport]) -> Verification:
                     **_injected(results),
                 },
                 why=why("ranks-diverged"),
-                fix="with model.no_sync() if (i + 1) % accum_steps else contextlib.nullcontext():   # leave no_sync() on the step that calls optimizer.step()",
+                fix=fix("ranks-diverged"),
                 area=AREA,
             )
         ],
@@ -304,7 +304,7 @@ def verify_gradient_averaging(results: Sequence[RankReport]) -> Verification:
                     **_injected(results),
                 },
                 why=why("gradient-average-wrong"),
-                fix="loss = criterion(output, target)   # the same mean-reduced loss on every rank; no per-rank scaling or gradient edits before backward() returns",
+                fix=fix("gradient-average-wrong"),
                 area=AREA,
             )
         ],
@@ -342,7 +342,7 @@ def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
                     **_injected(results),
                 },
                 why=why("checkpoint-written-by-many"),
-                fix="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier() before any rank reads it",
+                fix=fix("checkpoint-written-by-many"),
                 area=AREA,
             )
         )
@@ -355,7 +355,7 @@ def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
                 title=f"checkpoint: {len(prefixed)} of {len(keys)} saved keys start with 'module.' (the DDP wrapper was saved)",
                 evidence={"path": path, "prefixed_keys": prefixed[:6], **_injected(results)},
                 why=why("checkpoint-module-prefix"),
-                fix="torch.save(model.module.state_dict(), path)",
+                fix=fix("checkpoint-module-prefix"),
                 area=AREA,
             )
         )
@@ -373,7 +373,7 @@ def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
                 ),
                 evidence={"path": path, "load_error": load_error, "output_max_diff": diff, "tolerance": OUTPUT_TOLERANCE, **_injected(results)},
                 why=why("checkpoint-reload-mismatch"),
-                fix="model.load_state_dict(torch.load(path, map_location='cpu', weights_only=True))   # on the plain (unwrapped) model",
+                fix=fix("checkpoint-reload-mismatch"),
                 area=AREA,
             )
         )
@@ -417,7 +417,7 @@ def verify_workers(results: Sequence[RankReport]) -> Verification | None:
             "epoch_s_persistent_off": round(mean(s for m in measured for s in m.off.epoch_s), 4),
         },
         why=why("dataloader-worker-startup"),
-        fix=f"DataLoader(dataset, sampler=sampler, num_workers={w}, persistent_workers=True)",
+        fix=fix("dataloader-worker-startup", workers=w),
         area=PERF,
     )
     return Verification("dataloader-workers", True, detail, (finding,))
