@@ -3,6 +3,7 @@ generated pages are what the code says (`python -m gpudoctor.docs`)."""
 
 import ast
 import pathlib
+import re
 import string
 import subprocess
 import sys
@@ -265,7 +266,7 @@ def test_the_catalog_loads_only_when_a_why_is_asked_for():
 # Markdown link; code blocks and spans are left out (a link there is code, not a link).
 CITED_PATH = re.compile(r"(?<![\w/.-])((?:docs|tests|benchmarks|src|examples)/[\w./-]*[\w-](?:\.\w+)?)")
 MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
-CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+CODE_SPANS = re.compile(r"```.*?```|`[^`\n]*`", re.S)
 FRONT_FILES = ("README.md", ".pre-commit-hooks.yaml", "action.yml")
 
 
@@ -278,7 +279,7 @@ def broken_citations(root: pathlib.Path) -> list[str]:
             if not (root / m.group(1)).exists():
                 broken.append(f"{name}: {m.group(1)}")
     for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
-        for m in MD_LINK.finditer(CODE.sub("", page.read_text())):
+        for m in MD_LINK.finditer(CODE_SPANS.sub("", page.read_text())):
             target = m.group(1).split("#")[0]
             if target and "://" not in target and not target.startswith("mailto:") and not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(root)}: {m.group(1)}")
