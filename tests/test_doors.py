@@ -96,11 +96,11 @@ def test_the_cli_and_the_api_say_the_same_line(here, args, call, words, missing)
     assert str(info.value) == said
 
 
-def test_a_config_error_is_the_same_line_from_the_cli_and_the_door(here):
+def test_a_config_error_is_the_same_line_from_the_cli_and_the_door(here, monkeypatch):
     """The CLI reads [tool.gpudoctor.lint]; gpudoctor.lint() does not (config=False)."""
     proc = cli(["lint", "ok.py"], here / "project")
     assert proc.returncode == 2 and "unknown rule id 'no-such-rule' in " in proc.stderr
-    os.chdir(here / "project")
+    monkeypatch.chdir(here / "project")  # undone after the test: the worker runs other tests next
     with pytest.raises(UsageError) as info:
         lint_door.run(LintOptions(("ok.py",)))
     assert proc.stderr == f"gpudoctor: error: {info.value}\n"

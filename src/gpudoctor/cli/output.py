@@ -14,9 +14,6 @@ from gpudoctor.core.exit_code import report_exit
 from gpudoctor.core.findings import Report
 from gpudoctor.render.terminal import make_console
 
-# For cli/run.py: defined once, in launch/, with the checks allreduce and train-smoke run.
-from gpudoctor.launch.torch_missing import import_error_behind, torch_import_finding  # noqa: F401
-
 # Results go to stdout; progress and warnings go to stderr, so `--json | jq` works.
 out = make_console()
 err = make_console(stderr=True)
