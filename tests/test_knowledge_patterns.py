@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.commands.diagnose.explain import pattern_page
+from gpudoctor.commands.diagnose.pattern_page import pattern_page
 from gpudoctor.knowledge.prefilter import has_trigger
 from gpudoctor.knowledge.lines import strip
 from gpudoctor.knowledge.pattern import FAMILIES, ROLES

@@ -131,6 +131,28 @@ def test_core_imports_nothing_above_it():
             assert package_of(target) == "core", f"{module}:{line} imports {target}"
 
 
+def shadowed_names() -> list[str]:
+    """A package defining a name that is also one of its submodules: importing the
+    submodule rebinds the name to it (`commands.diagnose.explain` the function became
+    the module once any test imported commands/diagnose/explain.py)."""
+    found = []
+    for init in sorted(SRC.rglob("__init__.py")):
+        folder = init.parent
+        subs = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if (p / "__init__.py").exists()}
+        names = set()
+        for node in ast.parse(init.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        found += [f"{folder.relative_to(SRC.parent)}: {name}" for name in sorted(names & (subs - {"__init__"}))]
+    return found
+
+
+def test_no_package_defines_a_name_one_of_its_modules_has():
+    assert shadowed_names() == []
+
+
 def test_the_checker_sees_an_upward_import(tmp_path):
     """The test is not vacuous: the graph holds real edges, and an upward one is flagged."""
     found = imports()

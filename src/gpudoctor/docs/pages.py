@@ -81,7 +81,7 @@ def rule_pages() -> dict[str, str]:
 
 def pattern_pages() -> dict[str, str]:
     """What `gpudoctor diagnose --explain ID` prints, from the failure pattern itself."""
-    from gpudoctor.commands.diagnose.explain import pattern_page
+    from gpudoctor.commands.diagnose.pattern_page import pattern_page
     from gpudoctor.knowledge.patterns import ALL
 
     return {f"{p.id}.md": pattern_page(p) for p in sorted(ALL, key=lambda p: p.id)}

@@ -44,7 +44,7 @@ def run(options: Options, *, progress: Callable[[str], None] | None = None) -> R
 
 def explain(options: Options) -> str:
     """The page of the pattern `options.explain` (`--explain ID`)."""
-    from gpudoctor.commands.diagnose.explain import pattern_page
+    from gpudoctor.commands.diagnose.pattern_page import pattern_page
     from gpudoctor.commands.diagnose.options import validate
     from gpudoctor.knowledge.patterns import BY_ID
 
