@@ -76,7 +76,8 @@ def test_allreduce_shows_the_table_filling_in_with_a_progress_bar(tmp_path):
 
 def test_train_smoke_spinner_names_each_ranks_stage(tmp_path):
     # Without --json: the spinner is for a person reading the report on the terminal.
-    code, screen = on_a_terminal(["train-smoke", "--nproc", "2", "--steps", "100"], tmp_path / "out")
+    # Long enough that training spans many spinner refreshes: 100 steps can end between two.
+    code, screen = on_a_terminal(["train-smoke", "--nproc", "2", "--steps", "600"], tmp_path / "out")
     assert code == 0, (tmp_path / "out").read_text()[-2000:]
     assert "train-smoke: starting ranks" in screen, screen[-2000:]
     assert re.search(r"train-smoke: rank [01] at train \d+", screen), screen[-2000:]
