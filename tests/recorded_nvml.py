@@ -68,7 +68,11 @@ def _answer(gpu: dict, name: str, args: tuple) -> Any:
 
 
 def recorded(name: str) -> types.ModuleType:
-    data = json.loads((FIXTURES / f"{name}.json").read_text())
+    return from_recording(json.loads((FIXTURES / f"{name}.json").read_text()))
+
+
+def from_recording(data: dict) -> types.ModuleType:
+    """The stand-in for a recording's data (a test's copy, one fact changed, for a control)."""
     gpus: list[dict] = data["gpus"]
     n = types.ModuleType("pynvml")
     n.NVMLError, n.NVMLError_NotSupported = NVMLError, NVMLError_NotSupported  # type: ignore[attr-defined]

@@ -494,7 +494,7 @@ def _nvlink_remotes(session: NvmlSession, handle: Any) -> list[tuple[str, str | 
     return session.query(read)
 
 
-def _switch_links(remotes: list[tuple[str, str | None]], ours: set[str | None]) -> int:
+def _switch_links(remotes: list[tuple[str, str | None]], ours: set[str]) -> int:
     # Without the remote type (older drivers), a link to a PCI id that is none of our GPUs goes to an NVSwitch.
     return sum(1 for kind, bus in remotes if kind == REMOTE_SWITCH or (kind == REMOTE_UNKNOWN and bus not in ours))
 

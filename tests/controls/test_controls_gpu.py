@@ -1,0 +1,176 @@
+"""Controls and siblings for the verdicts issue 38 touched, on NVML answers recorded from
+public nvidia-smi / NVML output (tests/fixtures/gpu_health/nvml/*.json, each with its
+source): the healthy input that looks most like the failure must not get the verdict
+(control); the nearest input that needs another verdict gets its own (sibling)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import sys
+import types
+
+from facts_cases import gpu2_facts, ids, with_env
+from recorded_nvml import from_recording, recorded
+from gpudoctor.checks.gpu_health import check_gpu_health, health_summary
+from gpudoctor.checks.visibility import check_device_order, check_visible_devices, device_map, mapping_lines
+from gpudoctor.core.findings import Severity
+from gpudoctor.probe.facts import Facts
+from gpudoctor.probe.nvml import LOST, NOT_PERMITTED, NvmlFacts, probe_nvml
+from gpudoctor.probe.torch_info import TorchDevice
+
+
+def nvml(monkeypatch, name: str, edit=None) -> NvmlFacts:
+    """NVML's facts as gpudoctor's probe reads them from a recording (edit: a change to
+    the recording's data, for a control or sibling one fact away from it)."""
+    module = recorded(name)
+    if edit is not None:
+        data = copy.deepcopy(module.recording)
+        edit(data)
+        module = from_recording(data)
+    monkeypatch.setitem(sys.modules, "pynvml", module)
+    return probe_nvml()
+
+
+def facts(nv: NvmlFacts, devices=None, visible_devices=None) -> Facts:
+    base = dataclasses.replace(gpu2_facts(), nvml=nv)
+    if devices is not None:
+        base = dataclasses.replace(base, torch=dataclasses.replace(base.torch, devices=tuple(devices), device_count=len(devices)))
+    return with_env(base, CUDA_VISIBLE_DEVICES=visible_devices)
+
+
+def severe(found) -> list[str]:
+    return sorted(f.id for f in found if f.severity in (Severity.WARN, Severity.ERROR))
+
+
+# --- 1. a GPU NVML counts but cannot open ---------------------------------------
+
+
+class TestGpuLost:
+    def test_sibling_lost_gpu_is_an_error_in_live_check(self, monkeypatch):
+        nv = nvml(monkeypatch, "gpu_lost_unknown_error")
+        assert nv.device_count == 2 and [g.index for g in nv.gpus] == [0]
+        [u] = nv.unreachable
+        assert (u.index, u.kind, u.reason) == (1, LOST, "Unknown Error")
+        [f] = [f for f in check_gpu_health(facts(nv)) if f.id == "gpu-lost"]
+        assert f.severity is Severity.ERROR and "GPU 1 (Unknown Error)" in f.title
+        assert f.evidence["GPU 1"] == "nvmlDeviceGetHandleByIndex(1): Unknown Error" and f.fix.startswith("sudo dmesg")
+        assert "gpu-health-ok" not in ids(check_gpu_health(facts(nv)))
+        cell, worst = health_summary(facts(nv))
+        assert cell == "lost (GPU 1)" and worst is Severity.ERROR
+
+    def test_control_every_handle_answers(self, monkeypatch):
+        nv = nvml(monkeypatch, "gpu_lost_unknown_error", lambda d: d["gpus"][1].clear())
+        assert nv.unreachable == () and "gpu-lost" not in ids(check_gpu_health(facts(nv)))
+
+    def test_control_another_jobs_gpus_are_not_lost(self, monkeypatch):
+        nv = nvml(monkeypatch, "cgroup_two_of_four")
+        assert [u.kind for u in nv.unreachable] == [NOT_PERMITTED, NOT_PERMITTED]
+        assert "gpu-lost" not in ids(check_gpu_health(facts(nv)))
+
+    def test_sibling_index_after_the_gap_maps_to_the_lost_gpu(self, monkeypatch):
+        # CUDA_VISIBLE_DEVICES=1 names the lost GPU: in range (NVML counts 2), not "out of range: 1 GPU"
+        nv = nvml(monkeypatch, "gpu_lost_unknown_error")
+        [f] = check_visible_devices(facts(nv, visible_devices="1"))
+        assert f.id == "visible-devices" and "cuda:0 = GPU 1" in f.title
+        [f] = check_visible_devices(facts(nv, visible_devices="0,2"))
+        assert f.id == "visible-devices-invalid" and "this machine has 2 GPUs" in f.title
+        assert f.fix.endswith("CUDA_VISIBLE_DEVICES=0,1")
+        # torch's cuda:0 without UUID or PCI id: the lost GPU has no NVML record, and no traceback
+        rows = device_map(facts(nv, [TorchDevice(0, "?", "?", 0, _none(), _none())], "1"))
+        assert rows[0].gpu is None and mapping_lines(rows)[0].startswith("cuda:0 = ? (not matched")
+
+
+def _none():
+    from gpudoctor.core.unavailable import Unavailable
+
+    return Unavailable("not reported")
+
+
+# --- 2. NVLink down only where a link has something to reach --------------------
+
+
+class TestGpuNvlinkDegraded:
+    def test_control_single_h200_vm(self, monkeypatch):
+        nv = nvml(monkeypatch, "h200_single_vm")
+        [gpu] = nv.gpus
+        assert len(gpu.health.nvlinks) == 18 and not any(link.active for link in gpu.health.nvlinks)
+        found = check_gpu_health(facts(nv))
+        assert severe(found) == [] and found[0].id == "gpu-health-ok"
+
+    def test_sibling_two_h200_with_every_link_down(self, monkeypatch):
+        # the same GPU with a second one beside it: its links have a peer to reach, and reach none
+        nv = nvml(monkeypatch, "h200_single_vm", lambda d: d["gpus"].append(copy.deepcopy(d["gpus"][0])))
+        [f] = [f for f in check_gpu_health(facts(nv)) if f.id == "gpu-nvlink-degraded"]
+        assert "every NVLink down (18 links)" in f.evidence[next(iter(f.evidence))]
+
+    def test_sibling_8x_h100_one_link_down(self, monkeypatch):
+        nv = nvml(monkeypatch, "h100_8x_one_link_down")
+        [f] = [f for f in check_gpu_health(facts(nv)) if f.id == "gpu-nvlink-degraded"]
+        assert f.severity is Severity.WARN and list(f.evidence) == ["GPU 3 (NVIDIA H100 80GB HBM3, 0000:5D:00.0)"]
+        assert f.evidence["GPU 3 (NVIDIA H100 80GB HBM3, 0000:5D:00.0)"] == "links 5 down, 17 up"
+
+    def test_control_8x_h100_every_link_up(self, monkeypatch):
+        nv = nvml(monkeypatch, "h100_8x_one_link_down", _all_links_up)
+        assert severe(check_gpu_health(facts(nv))) == []
+        # every pair reaches the other through the NVSwitches over all 18 links
+        assert len(nv.links) == 28 and {link.nvlinks for link in nv.links} == {18}
+
+    def test_control_links_past_the_parts_own_are_not_probed(self, monkeypatch):
+        # pynvml 13's NVML_NVLINK_MAX_LINKS is 36; an H100 has 18 (field 91): links 18-35 are no links
+        nv = nvml(monkeypatch, "h100_8x_one_link_down", _links_past_18_inactive)
+        assert all(len(g.health.nvlinks) == 18 for g in nv.gpus)
+        assert severe(check_gpu_health(facts(nv))) == []
+
+
+def _all_links_up(data: dict) -> None:
+    gpu = data["gpus"][3]
+    gpu["nvmlDeviceGetNvLinkState"]["5"] = 1
+    gpu["nvmlDeviceGetNvLinkRemoteDeviceType"]["5"] = 2
+    gpu["nvmlDeviceGetNvLinkRemotePciInfo"]["5"] = {"busId": "0000:07:00.0"}
+
+
+def _links_past_18_inactive(data: dict) -> None:
+    _all_links_up(data)
+    for gpu in data["gpus"]:
+        gpu["nvmlDeviceGetNvLinkState"].update({str(link): 0 for link in range(18, 36)})
+
+
+# --- 3. cgroup-limited devices: another job's GPUs keep their NVML indices ------
+
+
+def _k80(index: int, bus: str | None) -> TorchDevice:
+    return TorchDevice(index, "Tesla K80", "3.7", 11996954624, _none(), bus if bus else _none())
+
+
+class TestDeviceOrderNotPci:
+    def test_control_cgroup_job_gpus_matched_by_pci(self, monkeypatch):
+        # CUDA numbers the job's two GPUs 0 and 1; NVML calls them 2 and 3: no renumbering
+        nv = nvml(monkeypatch, "cgroup_two_of_four")
+        job = facts(nv, [_k80(0, "0000:04:00.0"), _k80(1, "0000:05:00.0")], "0,1")
+        assert ids(check_device_order(job)) == ["device-order"]
+        [f] = check_visible_devices(job)
+        assert f.id == "visible-devices" and "cuda:0 = GPU 2, cuda:1 = GPU 3" in f.title
+
+    def test_control_cgroup_job_without_uuid_or_pci(self, monkeypatch):
+        # neither id to match by: the CUDA_VISIBLE_DEVICES order, counted over the job's GPUs
+        nv = nvml(monkeypatch, "cgroup_two_of_four")
+        job = facts(nv, [_k80(0, None), _k80(1, None)], "0,1")
+        rows = device_map(job)
+        assert [(r.torch_index, r.gpu.index if r.gpu else None, r.matched_by) for r in rows] == [
+            (0, 2, "CUDA_VISIBLE_DEVICES order"), (1, 3, "CUDA_VISIBLE_DEVICES order")]
+        assert ids(check_device_order(job)) == ["device-order"]
+
+    def test_sibling_cgroup_job_renumbered(self, monkeypatch):
+        # the same job where CUDA put the second GPU first: that is the finding
+        nv = nvml(monkeypatch, "cgroup_two_of_four")
+        job = facts(nv, [_k80(0, "0000:05:00.0"), _k80(1, "0000:04:00.0")], "0,1")
+        [f] = check_device_order(job)
+        assert f.id == "device-order-not-pci" and "cuda:0 is GPU 3, not GPU 2" in f.title
+
+    def test_sibling_index_past_the_jobs_gpus(self, monkeypatch):
+        nv = nvml(monkeypatch, "cgroup_two_of_four")
+        [f] = check_visible_devices(facts(nv, visible_devices="2"))
+        assert f.id == "visible-devices-invalid"
+        assert "this process may use 2 GPUs (NVML counts 4; the others are another job's)" in f.title
+        assert f.fix.endswith("CUDA_VISIBLE_DEVICES=0,1")
