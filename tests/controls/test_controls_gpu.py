@@ -8,13 +8,19 @@ from __future__ import annotations
 import copy
 import dataclasses
 import sys
+import threading
 import types
+
+import pytest
 
 from facts_cases import gpu2_facts, ids, with_env
 from recorded_nvml import from_recording, recorded
 from gpudoctor.checks.gpu_health import check_gpu_health, health_summary
 from gpudoctor.commands.allreduce.bandwidth import make_row, summarize
 from gpudoctor.commands.allreduce.verify import check_link_speed
+from gpudoctor.commands.train_smoke.config import SmokeConfig
+from gpudoctor.commands.train_smoke.options import Options, check_options
+from gpudoctor.core.usage import UsageError
 from gpudoctor.checks.visibility import check_device_order, check_visible_devices, device_map, mapping_lines
 from gpudoctor.core.findings import Severity
 from gpudoctor.probe.facts import Facts
@@ -237,3 +243,49 @@ class TestAllreduceLinkSpeed:
         [f] = check_link_speed(summary, 8, _gpus("NVIDIA H100 80GB HBM3", 8))
         assert f.severity is Severity.WARN and f.title.startswith(f"busbw {summary['peak_busbw_mean_gbps']:.1f} GB/s is 2")
         assert f.evidence["statistic"] == "nccl-tests busbw: the timed loop's mean time, averaged over the ranks"
+
+
+# --- 6. train-smoke --compare-dp: a batch the dataset can fill, the same work --------
+
+
+class TestCompareDpBatch:
+    def test_sibling_global_batch_past_the_dataset_is_refused(self):
+        with pytest.raises(UsageError) as refused:
+            check_options(Options(nproc=2, batch_size=4096, compare_dp=True))
+        assert str(refused.value) == (
+            "--compare-dp with --batch-size 4096 x 2 ranks: a global batch of 8192 is more than the 4096 samples of "
+            "the smoke dataset: DataParallel's loader drops the incomplete batch and has nothing to train on; "
+            "use --batch-size 2048 or less")
+
+    def test_control_global_batch_the_dataset_fills(self):
+        assert check_options(Options(nproc=2, batch_size=2048, compare_dp=True)).batch_size == 2048
+
+    def test_control_without_compare_dp_the_batch_is_not_refused(self):
+        # the DDP job alone takes an incomplete last batch (no drop_last): it trains
+        assert check_options(Options(nproc=2, batch_size=4096)).batch_size == 4096
+
+    def test_sibling_the_dataparallel_job_never_spins_on_an_empty_loader(self):
+        # reached past the option check (a config built by hand): a clear error at once, not a loop
+        from gpudoctor.commands.train_smoke.dp import run_dp
+
+        done: list = []
+
+        def run() -> None:
+            try:
+                run_dp(types.SimpleNamespace(progress=lambda *a: None), SmokeConfig(nproc=2, batch_size=4096, steps=5).to_dict())
+            except ValueError as exc:
+                done.append(str(exc))
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        worker.join(60)
+        assert done and "has nothing to train on" in done[0]
+
+    def test_sibling_both_arms_take_the_same_step(self):
+        # one step function and one autocast/GradScaler choice for DDP and DataParallel
+        import inspect
+
+        from gpudoctor.commands.train_smoke import dp, rank
+
+        assert dp.train_step is rank.train_step and dp.amp_setup is rank.amp_setup
+        assert "train_step(" in inspect.getsource(rank._train) and "train_step(" in inspect.getsource(dp.run_dp)
