@@ -20,6 +20,7 @@ from gpudoctor.commands.allreduce.bandwidth import make_row, summarize
 from gpudoctor.commands.allreduce.verify import check_link_speed
 from gpudoctor.commands.train_smoke.config import SmokeConfig
 from gpudoctor.commands.train_smoke.options import Options, check_options
+from gpudoctor.core.unavailable import Unavailable
 from gpudoctor.core.usage import UsageError
 from gpudoctor.checks.visibility import check_device_order, check_visible_devices, device_map, mapping_lines
 from gpudoctor.core.findings import Severity
@@ -91,8 +92,6 @@ class TestGpuLost:
 
 
 def _none():
-    from gpudoctor.core.unavailable import Unavailable
-
     return Unavailable("not reported")
 
 
@@ -289,3 +288,26 @@ class TestCompareDpBatch:
 
         assert dp.train_step is rank.train_step and dp.amp_setup is rank.amp_setup
         assert "train_step(" in inspect.getsource(rank._train) and "train_step(" in inspect.getsource(dp.run_dp)
+
+
+# --- 7. clock event reasons on a driver older than 535 ---------------------------
+
+
+class TestGpuClocksSlowdown:
+    def test_control_old_driver_idle_reads_through_the_throttle_call(self, monkeypatch):
+        # FunctionNotFound from the new call: the old one answers (Idle), and Idle is no slowdown
+        nv = nvml(monkeypatch, "driver_before_535_throttle_idle")
+        assert nv.gpus[0].health.clock_events == ("Idle",)
+        assert severe(check_gpu_health(facts(nv))) == []
+
+    def test_sibling_old_driver_hw_slowdown_is_seen(self, monkeypatch):
+        nv = nvml(monkeypatch, "driver_before_535_throttle_idle",
+                  lambda d: d["gpus"][0].__setitem__("nvmlDeviceGetCurrentClocksThrottleReasons", 0x8))
+        [f] = [f for f in check_gpu_health(facts(nv)) if f.id == "gpu-clocks-slowdown"]
+        assert "HW Slowdown" in f.title
+
+    def test_control_another_error_is_not_hidden_by_the_old_call(self, monkeypatch):
+        # NotSupported from the new call is the GPU's answer, not a missing function: no fallback
+        nv = nvml(monkeypatch, "driver_before_535_throttle_idle",
+                  lambda d: d["gpus"][0].__setitem__("nvmlDeviceGetCurrentClocksEventReasons", {"nvml_error": 3, "text": "Not Supported"}))
+        assert nv.gpus[0].health.clock_events == Unavailable("Not Supported")

@@ -338,10 +338,21 @@ def _enabled(value: Any) -> str:
     return "enabled" if value == 1 else "disabled"
 
 
+FUNCTION_NOT_FOUND = 13  # NVML_ERROR_FUNCTION_NOT_FOUND: the driver's library lacks the call
+
+
 def _clock_events(n: Any, handle: Any) -> tuple[str, ...]:
-    # The newer name first; drivers before 535 only know the "throttle" one.
-    getter = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or n.nvmlDeviceGetCurrentClocksThrottleReasons
-    mask = int(getter(handle))
+    # The newer name first; drivers before 535 only know the "throttle" one. A pynvml that
+    # has the new name still finds no such function in an older driver's library: it
+    # raises FunctionNotFound, and the old call answers.
+    try:
+        mask = int(n.nvmlDeviceGetCurrentClocksEventReasons(handle))
+    except AttributeError:  # a pynvml older than the new name
+        mask = int(n.nvmlDeviceGetCurrentClocksThrottleReasons(handle))
+    except n.NVMLError as exc:
+        if getattr(exc, "value", None) != getattr(n, "NVML_ERROR_FUNCTION_NOT_FOUND", FUNCTION_NOT_FOUND):
+            raise
+        mask = int(n.nvmlDeviceGetCurrentClocksThrottleReasons(handle))
     return tuple(name for bit, name in CLOCK_EVENTS.items() if mask & bit)
 
 
