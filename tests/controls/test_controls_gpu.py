@@ -16,6 +16,7 @@ import pytest
 from facts_cases import gpu2_facts, ids, with_env
 from recorded_nvml import from_recording, recorded
 from gpudoctor.checks.gpu_health import check_gpu_health, health_summary
+from gpudoctor.checks.gpus import check_mig
 from gpudoctor.commands.allreduce.bandwidth import make_row, summarize
 from gpudoctor.commands.allreduce.verify import check_link_speed
 from gpudoctor.commands.train_smoke.config import SmokeConfig
@@ -311,3 +312,39 @@ class TestGpuClocksSlowdown:
         nv = nvml(monkeypatch, "driver_before_535_throttle_idle",
                   lambda d: d["gpus"][0].__setitem__("nvmlDeviceGetCurrentClocksEventReasons", {"nvml_error": 3, "text": "Not Supported"}))
         assert nv.gpus[0].health.clock_events == Unavailable("Not Supported")
+
+
+# --- 8. MIG: a single-GPU job on one instance is what MIG is for -----------------
+
+MIG_INSTANCE = "MIG-4f421ec4-5175-50ef-8452-d6abb13cb1d2"  # the job's instance in the recording's thread
+
+
+def _a100_slice() -> TorchDevice:
+    return TorchDevice(0, "NVIDIA A100-SXM4-40GB MIG 4g.20gb", "8.0", 20937965568, MIG_INSTANCE, _none())
+
+
+class TestMigEnabled:
+    def test_control_slurm_job_on_one_mig_instance(self, monkeypatch):
+        nv = nvml(monkeypatch, "mig_one_instance_slurm")
+        [f] = check_mig(facts(nv, [_a100_slice()], MIG_INSTANCE))
+        assert f.id == "mig-enabled" and f.severity is Severity.INFO
+        assert f.evidence["one instance"] == f"CUDA_VISIBLE_DEVICES={MIG_INSTANCE}"
+        assert f.fix.startswith("nothing to do for a single-GPU job")
+
+    def test_control_the_one_gpu_of_the_machine(self, monkeypatch):
+        # a container handed one slice (CUDA_VISIBLE_DEVICES unset), NVML shows its one GPU
+        nv = nvml(monkeypatch, "mig_one_instance_slurm")
+        [f] = check_mig(facts(nv, [_a100_slice()]))
+        assert f.severity is Severity.INFO
+
+    def test_sibling_two_gpus_torch_sees_both(self, monkeypatch):
+        # the same GPU beside a second one, and torch sees two devices: multi-GPU training is in view
+        nv = nvml(monkeypatch, "mig_one_instance_slurm", lambda d: d["gpus"].append({"nvmlDeviceGetMigMode": [0, 0]}))
+        [f] = check_mig(facts(nv, [_a100_slice(), _a100_slice()]))
+        assert f.severity is Severity.WARN and f.fix.startswith("sudo nvidia-smi -i 0 -mig 0")
+
+    def test_sibling_two_instances_named(self, monkeypatch):
+        nv = nvml(monkeypatch, "mig_one_instance_slurm")
+        two = f"{MIG_INSTANCE},MIG-00000000-0000-0000-0000-000000000001"
+        [f] = check_mig(facts(nv, [_a100_slice(), _a100_slice()], two))
+        assert f.severity is Severity.WARN
