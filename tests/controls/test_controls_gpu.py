@@ -348,3 +348,18 @@ class TestMigEnabled:
         two = f"{MIG_INSTANCE},MIG-00000000-0000-0000-0000-000000000001"
         [f] = check_mig(facts(nv, [_a100_slice(), _a100_slice()], two))
         assert f.severity is Severity.WARN
+
+
+class TestVisibleDevices:
+    def test_control_every_gpu_answers(self, monkeypatch):
+        nv = nvml(monkeypatch, "gpu_lost_unknown_error", lambda d: d["gpus"][1].clear())
+        [f] = check_visible_devices(facts(nv))
+        assert f.title == "CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU (2)"
+
+    def test_sibling_a_lost_gpu_is_not_counted_silently(self, monkeypatch):
+        [f] = check_visible_devices(facts(nvml(monkeypatch, "gpu_lost_unknown_error")))
+        assert f.title == "CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU (1; not GPU 1, which NVML cannot reach)"
+
+    def test_sibling_another_jobs_gpus_are_named(self, monkeypatch):
+        [f] = check_visible_devices(facts(nvml(monkeypatch, "cgroup_two_of_four")))
+        assert f.title == "CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU (2; NVML counts 2 more GPUs, another job's)"

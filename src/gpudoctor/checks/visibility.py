@@ -244,7 +244,7 @@ def check_visible_devices(facts: Facts) -> list[Finding]:
     if parsed.kind == "unset":
         if not gpus:
             return []
-        return [ok("visible-devices", f"CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU ({len(gpus)})", AREA, **evidence)]
+        return [ok("visible-devices", f"CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU ({_every(facts.nvml)})", AREA, **evidence)]
     if parsed.repeated is not None or selection.all_hidden_by_repeat:
         return [_repeated(value, parsed, evidence, facts.nvml)]
     if parsed.hides_all:
@@ -256,6 +256,18 @@ def check_visible_devices(facts: Facts) -> list[Finding]:
     if stop_at is not None or parsed.loose:
         return [_read_in_part(facts, parsed, selection.gpus, stop_at, stop_why, evidence)]
     return [_selected(value, list(parsed.entries), selection.gpus, len(gpus), evidence)]
+
+
+def _every(nvml: NvmlFacts) -> str:
+    """How many GPUs 'every GPU' is: NVML's readable ones, and why any it counts are not among them."""
+    others = [u.index for u in nvml.unreachable if u.kind == NOT_PERMITTED]
+    lost = [u.index for u in nvml.unreachable if u.kind != NOT_PERMITTED]
+    words = [str(len(nvml.gpus))]
+    if others:
+        words.append(f"NVML counts {plural(len(others), 'more GPU')}, another job's")
+    if lost:
+        words.append("not " + ", ".join(f"GPU {i}" for i in lost) + ", which NVML cannot reach")
+    return "; ".join(words)
 
 
 def _valid_list(nvml: NvmlFacts) -> str:
