@@ -363,3 +363,25 @@ class TestVisibleDevices:
     def test_sibling_another_jobs_gpus_are_named(self, monkeypatch):
         [f] = check_visible_devices(facts(nvml(monkeypatch, "cgroup_two_of_four")))
         assert f.title == "CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU (2; NVML counts 2 more GPUs, another job's)"
+
+
+class TestGpuNvlinkDegradedPasted:
+    """diagnose judges a pasted nvidia-smi by the same rule: every link down is a fault only
+    where the paste shows another GPU (or numbers this one past 0)."""
+
+    B200_ALL_DOWN = "GPU {i}: NVIDIA B200 (UUID: GPU-xxx)\nNVML: Unable to retrieve NVLink information as all links are inActive\n"
+
+    def _ids(self, text: str) -> list[str]:
+        from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
+
+        reader = NvidiaSmiReader()
+        reader.feed(text.encode())
+        reader.feed(b"")
+        return [f.id for f in reader.findings()]
+
+    def test_control_the_one_gpu_of_a_vm(self):
+        assert "gpu-nvlink-degraded" not in self._ids(self.B200_ALL_DOWN.format(i=0))
+
+    def test_sibling_gpu_2_of_a_board(self):
+        # leptonai/gpud#1085's paste: GPU 2 of a B200 board, every link down
+        assert "gpu-nvlink-degraded" in self._ids(self.B200_ALL_DOWN.format(i=2))
