@@ -7,7 +7,10 @@ A recording holds, per GPU, the answer of each NVML function by its name
 (arguments after the handle joined by "," when the answer depends on them:
 `"nvmlDeviceGetTotalEccErrors": {"1,0": 0}`). What the thread did not show is
 not in the recording, and NVML answers it as a GPU without that feature does:
-NVMLError_NotSupported.
+NVMLError_NotSupported. A GPU whose `nvmlDeviceGetHandleByIndex` is recorded as an
+error (`{"nvml_error": 15, "text": "GPU is lost"}`) is counted by nvmlDeviceGetCount
+and refuses its handle, as NVML does for a lost GPU or another job's.
+Constants are nvidia-ml-py 13's (NVML_NVLINK_MAX_LINKS = 36).
 """
 
 from __future__ import annotations
@@ -65,12 +68,18 @@ def _answer(gpu: dict, name: str, args: tuple) -> Any:
 
 
 def recorded(name: str) -> types.ModuleType:
-    data = json.loads((FIXTURES / f"{name}.json").read_text())
+    return from_recording(json.loads((FIXTURES / f"{name}.json").read_text()))
+
+
+def from_recording(data: dict) -> types.ModuleType:
+    """The stand-in for a recording's data (a test's copy, one fact changed, for a control)."""
     gpus: list[dict] = data["gpus"]
     n = types.ModuleType("pynvml")
     n.NVMLError, n.NVMLError_NotSupported = NVMLError, NVMLError_NotSupported  # type: ignore[attr-defined]
     n.NVML_ERROR_LIBRARY_NOT_FOUND, n.NVML_ERROR_DRIVER_NOT_LOADED = 12, 9  # type: ignore[attr-defined]
-    n.NVML_NVLINK_MAX_LINKS, n.NVML_FEATURE_ENABLED, n.NVML_P2P_CAPS_INDEX_READ = 18, 1, 0  # type: ignore[attr-defined]
+    n.NVML_ERROR_NO_PERMISSION, n.NVML_ERROR_FUNCTION_NOT_FOUND, n.NVML_ERROR_GPU_IS_LOST = 4, 13, 15  # type: ignore[attr-defined]
+    n.NVML_NVLINK_MAX_LINKS, n.NVML_FEATURE_ENABLED, n.NVML_P2P_CAPS_INDEX_READ = 36, 1, 0  # type: ignore[attr-defined]
+    n.NVML_NVLINK_DEVICE_TYPE_GPU, n.NVML_NVLINK_DEVICE_TYPE_SWITCH = 0, 2  # type: ignore[attr-defined]
     n.nvmlInit = lambda: None  # type: ignore[attr-defined]
     n.nvmlShutdown = lambda: None  # type: ignore[attr-defined]
 
@@ -84,7 +93,14 @@ def recorded(name: str) -> types.ModuleType:
     n.nvmlSystemGetDriverVersion = system("driver")  # type: ignore[attr-defined]
     n.nvmlSystemGetCudaDriverVersion = system("cuda_driver")  # type: ignore[attr-defined]
     n.nvmlDeviceGetCount = lambda: len(gpus)  # type: ignore[attr-defined]
-    n.nvmlDeviceGetHandleByIndex = lambda i: i  # type: ignore[attr-defined]
+
+    def handle(i: int) -> int:
+        refused = gpus[i].get("nvmlDeviceGetHandleByIndex")
+        if isinstance(refused, dict):
+            raise NVMLError(refused["nvml_error"], refused["text"])
+        return i
+
+    n.nvmlDeviceGetHandleByIndex = handle  # type: ignore[attr-defined]
 
     def device_call(fn: str) -> Any:
         return lambda handle, *args: _answer(gpus[handle], fn, args)

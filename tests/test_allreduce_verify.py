@@ -79,7 +79,7 @@ def link(kind="nvlink", nvlinks=12, topology=("NV12",), p2p=("ok",), hosts=1, en
 
 
 def big_summary(busbw, largest=256 << 20):
-    return {"peak_busbw_gbps": busbw, "largest_bytes": largest, "sizes_run": 3}
+    return {"peak_busbw_gbps": busbw, "peak_busbw_mean_gbps": busbw, "largest_bytes": largest, "sizes_run": 3}
 
 
 def test_slow_busbw_over_nvlink_asks_whether_p2p_is_off():
@@ -195,7 +195,7 @@ def h100s(n=8, nvlinks=18, env=None, pcie=()):
 def test_the_share_of_what_the_same_gpus_reach_in_a_published_run():
     (f,) = check_link_speed(big_summary(430.0, largest=1 << 30), 8, h100s())
     assert f.severity is Severity.OK
-    assert "90 % of what 8x H100 SXM over NVLink 4 (NVSwitch) reaches (480 GB/s)" in f.title
+    assert "90 % of what 8x H100 SXM over NVLink 4 (NVSwitch) reaches (480 GB/s, nccl-tests' mean-time busbw)" in f.title
     assert f.evidence["source"] == "https://github.com/NVIDIA/nccl-tests/issues/212"
     assert f.evidence["share of published"] == 0.9
 
@@ -204,7 +204,7 @@ def test_a_low_share_at_full_size_is_a_warning_with_the_link_facts():
     link = h100s(env={"NCCL_ALGO": "Ring", "NCCL_NVLS_ENABLE": "0"}, pcie=("gen5 x16",) * 7 + ("gen5 x8 (of x16)",))
     (f,) = check_link_speed(big_summary(180.0, largest=1 << 30), 8, link)
     assert f.severity is Severity.WARN
-    assert f.title == "busbw 180.0 GB/s is 38 % of what 8x H100 SXM over NVLink 4 (NVSwitch) reaches (480 GB/s)"
+    assert f.title == "busbw 180.0 GB/s is 38 % of what 8x H100 SXM over NVLink 4 (NVSwitch) reaches (480 GB/s, nccl-tests' mean-time busbw)"
     assert "NCCL_ALGO=Ring" in f.why and "a PCIe link at gen5 x8 (of x16)" in f.why and "18 NVLinks" in f.why
     assert f.evidence["PCIe links"][-1] == "gen5 x8 (of x16)"
     (small,) = check_link_speed(big_summary(180.0, largest=256 << 20), 8, link)  # peaks need 1G
@@ -212,8 +212,10 @@ def test_a_low_share_at_full_size_is_a_warning_with_the_link_facts():
 
 
 def test_no_published_figure_no_share():
-    # 2 GPUs of an 8-GPU NVSwitch board: no published run of that shape, so no share is claimed
-    (f,) = check_link_speed(big_summary(350.0), 2, link())
+    # 2 A100s: no figure a source states as good for that shape, so no share is claimed
+    a100s = LinkFacts(("NVIDIA A100-SXM4-80GB",) * 2, 1, "nvlink", 12, ("NV12",), ("ok",))
+    (f,) = check_link_speed(big_summary(150.0), 2, a100s)
     assert "% of what" not in f.title and "source" not in f.evidence
+    assert f.evidence["published busbw"] == "no published figure for this shape (2x NVIDIA A100-SXM4-80GB over nvlink)"
     (g,) = check_link_speed(big_summary(30.0, largest=1 << 30), 8, LinkFacts(("NVIDIA GeForce RTX 5090",) * 8, 1, "pcie", 0, ("SYS",), ("ok",)))
     assert g.severity is Severity.OK and "107 % of what 8x RTX 5090 over PCIe Gen5" in g.title

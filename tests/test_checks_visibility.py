@@ -86,7 +86,7 @@ def test_lone_sign_is_invalid_not_a_crash():
 
 def _select(value):
     facts = gpu2_facts()
-    return select_gpus(parse_visible_devices(value), facts.nvml.gpus, True)
+    return select_gpus(parse_visible_devices(value), facts.nvml)
 
 
 def test_select_stops_at_out_of_range_index():
@@ -129,7 +129,7 @@ def test_select_mig_cannot_be_mapped():
 
 def test_select_without_nvml_is_unknown():
     facts = cpu_facts()
-    sel = select_gpus(parse_visible_devices("1,0"), facts.nvml.gpus, facts.nvml.available)
+    sel = select_gpus(parse_visible_devices("1,0"), facts.nvml)
     assert isinstance(sel.gpus, Unavailable)
 
 

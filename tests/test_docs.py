@@ -26,7 +26,7 @@ NOT_CODE = ("catalog", "docs")  # the catalog itself, and the generator
 OWN_WHY = ("knowledge/patterns/", "hang/", "commands/train_smoke/job.py", "linter/formats.py",
            "knowledge/xid.py", "knowledge/unrecognised.py")
 # The same for the `fix` (the command a user pastes): these still write their own.
-OWN_FIX = ("knowledge/patterns/", "hang/", "linter/", "commands/train_smoke/job.py", "commands/diagnose/nvidia_smi.py")
+OWN_FIX = ("knowledge/patterns/", "hang/", "linter/", "commands/train_smoke/job.py")
 
 
 def code_files() -> list[tuple[str, ast.Module]]:

@@ -19,7 +19,7 @@ from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.knowledge.xid import xid_findings
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts
-from gpudoctor.probe.nvml import ALL_LINKS, GpuHealth, NvmlGpu
+from gpudoctor.probe.nvml import ALL_LINKS, LOST, GpuHealth, NvmlFacts, NvmlGpu
 from gpudoctor.catalog import fix, why
 
 AREA = "GPU health"
@@ -257,7 +257,17 @@ def pcie_link(gpus: Sequence[GpuLabel]) -> list[Finding]:
     )]
 
 
-def nvlinks(gpus: Sequence[GpuLabel]) -> list[Finding]:
+def peers_expected(nvml: NvmlFacts) -> bool:
+    """Whether an NVLink of this machine's GPUs has anything to reach: NVML counts another
+    GPU. A single-GPU VM of an SXM part (one H100/H200/B200 passed through) has every
+    link down, and that is no fault."""
+    count = nvml.device_count if isinstance(nvml.device_count, int) else len(nvml.gpus)
+    return count > 1
+
+
+def nvlinks(gpus: Sequence[GpuLabel], peers: bool = True) -> list[Finding]:
+    """Links down where links are expected: some of a GPU's links up and others down, or
+    every link down on an SXM part that has another GPU to reach (`peers`)."""
     bad = {}
     for n, h in gpus:
         if not isinstance(h.nvlinks, tuple) or not h.nvlinks:
@@ -268,7 +278,7 @@ def nvlinks(gpus: Sequence[GpuLabel]) -> list[Finding]:
         problems = []
         if active and down:  # some links up, some down: a link failed
             problems.append(f"links {', '.join(map(str, down))} down, {len(active)} up")
-        elif down and SXM_ONLY.search(n):  # every link down on a GPU that is always NVLink-connected
+        elif down and peers and SXM_ONLY.search(n):  # every link down on a GPU that is always NVLink-connected
             problems.append("every NVLink down" + ("" if ALL_LINKS in down else f" ({len(down)} links)"))
         if recovering:
             problems.append("recovery errors on links " + ", ".join(f"{link.link} ({link.recovery})" for link in recovering))
@@ -311,11 +321,12 @@ JUDGES: tuple[Judge, ...] = (
 )
 
 
-def health_findings(gpus: Sequence[GpuLabel]) -> list[Finding]:
-    """Every health finding for these GPUs; [] when all is well."""
+def health_findings(gpus: Sequence[GpuLabel], peers: bool = True) -> list[Finding]:
+    """Every health finding for these GPUs; [] when all is well. `peers`: the machine has
+    more than one GPU (what NVLink links are for)."""
     out: list[Finding] = []
     for judge in JUDGES:
-        out += judge(gpus)
+        out += nvlinks(gpus, peers) if judge is nvlinks else judge(gpus)
     return out
 
 
@@ -323,11 +334,30 @@ def _read(gpus: Sequence[NvmlGpu]) -> list[GpuLabel]:
     return [(label(g), g.health) for g in gpus if isinstance(g.health, GpuHealth)]
 
 
+def lost_gpus(nvml: NvmlFacts) -> list[Finding]:
+    """GPUs NVML counts but cannot open (not for want of permission: those are another job's)."""
+    lost = [u for u in nvml.unreachable if u.kind == LOST]
+    if not lost:
+        return []
+    return [Finding(
+        "gpu-lost",
+        Severity.ERROR,
+        f"NVML counts {shown(nvml.device_count)} GPUs but cannot reach "
+        + ", ".join(f"GPU {u.index} ({u.reason})" for u in lost),
+        {**{f"GPU {u.index}": f"nvmlDeviceGetHandleByIndex({u.index}): {u.reason}" for u in lost},
+         "NVML device count": shown(nvml.device_count)},
+        why("gpu-lost"),
+        fix("gpu-lost"),
+        area=AREA,
+    )]
+
+
 def check_gpu_health(facts: Facts) -> list[Finding]:
     gpus = _read(facts.nvml.gpus)
+    lost = lost_gpus(facts.nvml)
     if not gpus:
-        return []
-    found = health_findings(gpus)
+        return lost
+    found = lost + health_findings(gpus, peers_expected(facts.nvml))
     if any(f.severity in (Severity.WARN, Severity.ERROR) for f in found):
         return found
     summary = {name: _summary(h) for name, h in gpus}
@@ -362,6 +392,7 @@ CHECKS = (check_gpu_health, check_xid_events)
 
 # How each health problem reads in the fleet table's "GPU health" cell.
 SHORT = {
+    "gpu-lost": "lost",
     "gpu-reset-required": "needs a reset",
     "gpu-ecc-uncorrectable": "uncorrectable ECC",
     "gpu-pages-pending-retirement": "pages pending retirement",
@@ -382,7 +413,8 @@ def health_summary(facts: Facts) -> tuple[str, Severity] | None:
     log = facts.kernel_log
     if not gpus and not isinstance(log, KernelLogFacts):
         return None
-    problems = [f for f in health_findings(gpus) if f.severity in (Severity.WARN, Severity.ERROR)]
+    problems = [f for f in lost_gpus(facts.nvml) + health_findings(gpus, peers_expected(facts.nvml))
+                if f.severity in (Severity.WARN, Severity.ERROR)]
     parts = [f"{SHORT.get(f.id, f.id)} ({', '.join(k.split(' (')[0] for k in f.evidence if k.startswith('GPU'))})"
              for f in problems]
     xids = [f for f in (xid_findings(log.xids, log.source) if isinstance(log, KernelLogFacts) else [])

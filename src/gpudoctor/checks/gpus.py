@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpudoctor.checks.platform import MACOS, family
+from gpudoctor.checks.visibility import parse_visible_devices
 from gpudoctor.checks.wording import plural, shown, size
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
@@ -171,22 +172,53 @@ def check_memory_in_use(facts: Facts) -> list[Finding]:
 
 
 def check_mig(facts: Facts) -> list[Finding]:
-    return mig_findings(facts.nvml.gpus)
+    return mig_findings(facts.nvml.gpus, one_instance(facts))
 
 
-def mig_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
-    """Also what a pasted nvidia-smi says (commands/diagnose/nvidia_smi.py)."""
+def one_instance(facts: Facts) -> str:
+    """How this process was given a single MIG instance on purpose ("" if it was not):
+    torch sees one device, and CUDA_VISIBLE_DEVICES names one MIG instance (what Slurm
+    and the Kubernetes device plugin hand a job), or this machine has one GPU."""
+    if facts.torch.device_count != 1:
+        return ""
+    parsed = parse_visible_devices(facts.visible_devices)
+    if parsed.kind == "mig" and len(parsed.entries) == 1:
+        return f"CUDA_VISIBLE_DEVICES={facts.visible_devices}"
+    count = facts.nvml.device_count if isinstance(facts.nvml.device_count, int) else len(facts.nvml.gpus)
+    if count == 1 and parsed.kind == "unset":
+        return "the one GPU of this machine, and torch sees one device"
+    return ""
+
+
+def mig_findings(gpus: Sequence[NvmlGpu], single: str = "") -> list[Finding]:
+    """Also what a pasted nvidia-smi says (commands/diagnose/nvidia_smi.py). `single`: how
+    the process was given one MIG instance on purpose (a single-GPU run: nothing to fix)."""
     mig = [g for g in gpus if g.mig_mode == "enabled"]
     if not mig:
         return []
+    evidence = {f"GPU {g.index}": f"{shown(g.name)}, MIG {g.mig_mode}" for g in mig}
+    gpu_list = ",".join(str(g.index) for g in mig)
+    if single:
+        return [
+            Finding(
+                id="mig-enabled",
+                severity=Severity.INFO,
+                title=f"MIG is enabled on {', '.join(f'GPU {g.index}' for g in mig)}: this process runs on one MIG "
+                "instance, which serves a single-GPU job",
+                evidence={**evidence, "one instance": single},
+                why=why("mig-enabled", "one-instance"),
+                fix=fix("mig-enabled", "one-instance", gpus=gpu_list),
+                area=AREA,
+            )
+        ]
     return [
         Finding(
             id="mig-enabled",
             severity=Severity.WARN,
             title=f"MIG is enabled on {', '.join(f'GPU {g.index}' for g in mig)}",
-            evidence={f"GPU {g.index}": f"{shown(g.name)}, MIG {g.mig_mode}" for g in mig},
-            why=why("mig-enabled"),
-            fix=fix("mig-enabled", gpus=",".join(str(g.index) for g in mig)),
+            evidence=evidence,
+            why=why("mig-enabled", "several"),
+            fix=fix("mig-enabled", "several", gpus=gpu_list),
             area=AREA,
         )
     ]

@@ -248,7 +248,7 @@ def check_cuda_available(facts: Facts) -> list[Finding]:
     if (build and driver and build[0] > driver[0]) or any("too old" in w.lower() for w in t.cuda_warnings):
         return []  # driver-too-old explains it
     visible = facts.visible_devices
-    selection = select_gpus(parse_visible_devices(visible), facts.nvml.gpus, True)
+    selection = select_gpus(parse_visible_devices(visible), facts.nvml)
     if isinstance(selection.gpus, tuple) and not selection.gpus:
         return []  # CUDA_VISIBLE_DEVICES hides every GPU: the visibility findings explain it
     return [

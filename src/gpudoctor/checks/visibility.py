@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from gpudoctor.checks.wording import plural, quoted, shown
 from gpudoctor.core.findings import Finding, Severity, ok
 from gpudoctor.probe.facts import Facts
-from gpudoctor.probe.nvml import NvmlGpu
+from gpudoctor.probe.nvml import NOT_PERMITTED, NvmlFacts, NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
 from gpudoctor.catalog import fix, why
 
@@ -109,18 +109,38 @@ def _bare_uuid(uuid: str) -> str:
     return u
 
 
-def select_gpus(parsed: VisibleDevices, gpus: tuple[NvmlGpu, ...], nvml_available: bool) -> Selection:
+def cuda_ordinals(nvml: NvmlFacts) -> tuple[int, ...]:
+    """The NVML indices CUDA numbers 0, 1, ... with CUDA_VISIBLE_DEVICES unset: every GPU
+    NVML counts (a lost one keeps its place) except those NVML refuses with NoPermission,
+    which a cgroup or container gives to another job and CUDA does not enumerate. So in a
+    Slurm job holding GPUs 4 and 5 of a node, cuda:0 is GPU 4."""
+    if not isinstance(nvml.device_count, int):  # a snapshot or paste from before the count was kept
+        return tuple(g.index for g in nvml.gpus)
+    refused = {u.index for u in nvml.unreachable if u.kind == NOT_PERMITTED}
+    return tuple(i for i in range(nvml.device_count) if i not in refused)
+
+
+def _range(count: int, nvml: NvmlFacts) -> str:
+    others = len([u for u in nvml.unreachable if u.kind == NOT_PERMITTED])
+    if others:
+        return f"this process may use {plural(count, 'GPU')} (NVML counts {count + others}; the others are another job's)"
+    return f"this machine has {plural(count, 'GPU')}"
+
+
+def select_gpus(parsed: VisibleDevices, nvml: NvmlFacts) -> Selection:
     """Match the parsed list against the physical GPUs, as CUDA does."""
-    count = len(gpus)
+    gpus = nvml.gpus
+    ordinals = cuda_ordinals(nvml)
+    count = len(ordinals)
     if parsed.kind == "unset":
-        if not nvml_available:
+        if not nvml.available:
             return Selection(Unavailable("NVML cannot list the GPUs"), None, "")
-        return Selection(tuple(g.index for g in gpus), None, "")
+        return Selection(ordinals, None, "")
     if parsed.kind == "mig":
         return Selection(Unavailable("MIG instance UUIDs cannot be mapped to GPUs from here"), None, "")
     if not parsed.entries:
         return Selection((), None, "")
-    if not nvml_available:
+    if not nvml.available:
         if parsed.kind == "indices":
             return Selection(Unavailable("NVML cannot list the GPUs, so the indices cannot be checked"), None, "")
         return Selection(Unavailable("NVML cannot list the GPUs, so the UUIDs cannot be matched"), None, "")
@@ -129,8 +149,8 @@ def select_gpus(parsed: VisibleDevices, gpus: tuple[NvmlGpu, ...], nvml_availabl
         for entry in parsed.entries:
             assert isinstance(entry, int)
             if entry >= count:
-                return Selection(tuple(chosen), str(entry), f"is out of range: this machine has {plural(count, 'GPU')}")
-            chosen.append(entry)
+                return Selection(tuple(chosen), str(entry), f"is out of range: {_range(count, nvml)}")
+            chosen.append(ordinals[entry])
         return Selection(tuple(chosen), None, "")
     known = [(g.index, _bare_uuid(g.uuid)) for g in gpus if isinstance(g.uuid, str)]
     for entry in parsed.entries:
@@ -171,7 +191,8 @@ def device_map(facts: Facts) -> tuple[DeviceRow, ...]:
     gpus = facts.nvml.gpus
     by_uuid = {_bare_uuid(g.uuid): g for g in gpus if isinstance(g.uuid, str)}
     by_bus = {_bus(g.pci_bus_id): g for g in gpus if _bus(g.pci_bus_id)}
-    selection = select_gpus(parse_visible_devices(facts.visible_devices), gpus, facts.nvml.available)
+    by_index = {g.index: g for g in gpus}
+    selection = select_gpus(parse_visible_devices(facts.visible_devices), facts.nvml)
     predicted = selection.gpus if isinstance(selection.gpus, tuple) else ()
     rows: list[DeviceRow] = []
     used: set[int] = set()
@@ -181,8 +202,8 @@ def device_map(facts: Facts) -> tuple[DeviceRow, ...]:
             gpu, how = by_uuid[_bare_uuid(dev.uuid)], "UUID"
         elif _bus(dev.pci_bus_id) in by_bus:
             gpu, how = by_bus[_bus(dev.pci_bus_id)], "PCI bus id"
-        elif dev.index < len(predicted):
-            gpu, how = gpus[[g.index for g in gpus].index(predicted[dev.index])], "CUDA_VISIBLE_DEVICES order"
+        elif dev.index < len(predicted) and predicted[dev.index] in by_index:  # not a GPU NVML cannot reach
+            gpu, how = by_index[predicted[dev.index]], "CUDA_VISIBLE_DEVICES order"
         if gpu is not None:
             used.add(gpu.index)
         name = dev.name if isinstance(dev.name, str) else (gpu.name if gpu and isinstance(gpu.name, str) else "?")
@@ -218,16 +239,16 @@ def check_visible_devices(facts: Facts) -> list[Finding]:
     value = facts.visible_devices
     parsed = parse_visible_devices(value)
     gpus = facts.nvml.gpus
-    selection = select_gpus(parsed, gpus, facts.nvml.available)
+    selection = select_gpus(parsed, facts.nvml)
     evidence = {"CUDA_VISIBLE_DEVICES": value}
     if parsed.kind == "unset":
         if not gpus:
             return []
-        return [ok("visible-devices", f"CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU ({len(gpus)})", AREA, **evidence)]
+        return [ok("visible-devices", f"CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU ({_every(facts.nvml)})", AREA, **evidence)]
     if parsed.repeated is not None or selection.all_hidden_by_repeat:
-        return [_repeated(value, parsed, evidence, gpus)]
+        return [_repeated(value, parsed, evidence, facts.nvml)]
     if parsed.hides_all:
-        return [_hides_all(value, parsed, evidence, gpus)]
+        return [_hides_all(value, parsed, evidence, facts.nvml)]
     # Something was read; did reading (or matching) stop early, or read an entry loosely?
     stop_at, stop_why = parsed.stopped_at, parsed.stop_reason
     if selection.stopped_at is not None:
@@ -237,28 +258,41 @@ def check_visible_devices(facts: Facts) -> list[Finding]:
     return [_selected(value, list(parsed.entries), selection.gpus, len(gpus), evidence)]
 
 
-def _valid_list(gpus: tuple[NvmlGpu, ...]) -> str:
-    """visible-devices-invalid's fix: a list naming every GPU NVML sees (or, without NVML, unset it)."""
-    if gpus:
-        return fix("visible-devices-invalid", "list-gpus", indices=",".join(str(g.index) for g in gpus))
+def _every(nvml: NvmlFacts) -> str:
+    """How many GPUs 'every GPU' is: NVML's readable ones, and why any it counts are not among them."""
+    others = [u.index for u in nvml.unreachable if u.kind == NOT_PERMITTED]
+    lost = [u.index for u in nvml.unreachable if u.kind != NOT_PERMITTED]
+    words = [str(len(nvml.gpus))]
+    if others:
+        words.append(f"NVML counts {plural(len(others), 'more GPU')}, another job's")
+    if lost:
+        words.append("not " + ", ".join(f"GPU {i}" for i in lost) + ", which NVML cannot reach")
+    return "; ".join(words)
+
+
+def _valid_list(nvml: NvmlFacts) -> str:
+    """visible-devices-invalid's fix: a list naming every GPU CUDA can number (or, without NVML, unset it)."""
+    ordinals = cuda_ordinals(nvml)
+    if ordinals:
+        return fix("visible-devices-invalid", "list-gpus", indices=",".join(str(i) for i in range(len(ordinals))))
     return fix("visible-devices-invalid", "unset")
 
 
-def _repeated(value, parsed, evidence: dict, gpus: tuple[NvmlGpu, ...]) -> Finding:
+def _repeated(value, parsed, evidence: dict, nvml: NvmlFacts) -> Finding:
     return Finding(
         id="visible-devices-invalid",
         severity=Severity.WARN,
         title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: an entry is repeated",
         evidence={**evidence, "repeated": parsed.repeated or "two entries name the same GPU"},
         why=why("visible-devices-invalid", "repeated"),
-        fix=_valid_list(gpus),
+        fix=_valid_list(nvml),
         area=AREA,
     )
 
 
-def _hides_all(value, parsed, evidence: dict, gpus: tuple[NvmlGpu, ...]) -> Finding:
+def _hides_all(value, parsed, evidence: dict, nvml: NvmlFacts) -> Finding:
     """Empty or negative: hiding every GPU on purpose. Anything else: a first entry CUDA cannot read."""
-    gpu_count = len(gpus)
+    gpu_count = len(nvml.gpus)
     stopped = parsed.stopped_at if parsed.stopped_at is not None else ""
     deliberate = stopped.strip() == "" or parsed.stop_reason == "is negative"
     if deliberate:
@@ -277,7 +311,7 @@ def _hides_all(value, parsed, evidence: dict, gpus: tuple[NvmlGpu, ...]) -> Find
         title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: its first entry {stopped!r} {parsed.stop_reason}",
         evidence={**evidence, "entries read": [], "stopped at": stopped, "GPUs NVML sees": gpu_count},
         why=why("visible-devices-invalid", "first-entry"),
-        fix=_valid_list(gpus),
+        fix=_valid_list(nvml),
         area=AREA,
     )
 
@@ -304,7 +338,7 @@ def _read_in_part(facts: Facts, parsed, chosen, stop_at, stop_why, evidence: dic
             "GPUs NVML sees": len(facts.nvml.gpus) if facts.nvml.available else shown(facts.nvml.driver_version),
         },
         why=why("visible-devices-invalid", "read-in-part"),
-        fix=_valid_list(facts.nvml.gpus),
+        fix=_valid_list(facts.nvml),
         area=AREA,
     )
 
@@ -335,7 +369,7 @@ def check_device_count(facts: Facts) -> list[Finding]:
         return []
     if any(g.mig_mode == "enabled" for g in facts.nvml.gpus):
         return []  # CUDA counts MIG instances, not GPUs; mig-enabled says so
-    selection = select_gpus(parse_visible_devices(facts.visible_devices), facts.nvml.gpus, True)
+    selection = select_gpus(parse_visible_devices(facts.visible_devices), facts.nvml)
     if isinstance(selection.gpus, Unavailable):
         return []
     expected = len(selection.gpus)
@@ -378,7 +412,7 @@ def check_device_order(facts: Facts) -> list[Finding]:
         return []
     order = facts.environment.get("CUDA_DEVICE_ORDER")
     rows = [r for r in device_map(facts) if r.torch_index is not None and r.gpu is not None and r.matched_by != "CUDA_VISIBLE_DEVICES order"]
-    selection = select_gpus(parse_visible_devices(facts.visible_devices), gpus, True)
+    selection = select_gpus(parse_visible_devices(facts.visible_devices), facts.nvml)
     predicted = selection.gpus if isinstance(selection.gpus, tuple) else ()
     moved = [
         f"cuda:{r.torch_index} is GPU {r.gpu.index}, not GPU {predicted[r.torch_index]}"

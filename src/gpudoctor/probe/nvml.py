@@ -147,6 +147,22 @@ class GpuLink:
     nvlinks: int | Unavailable  # active NVLinks from a that reach b (directly or via NVSwitch)
 
 
+# Why NVML counts a GPU but gives no handle for it (UnreachableGpu.kind).
+NOT_PERMITTED = "not-permitted"  # NoPermission: a cgroup or container gives this process other GPUs (another job's)
+LOST = "lost"  # any other failure: "GPU is lost" (Xid 79), "Unknown Error", ... nvidia-smi's "Unable to determine the device handle"
+
+
+@dataclass(frozen=True)
+class UnreachableGpu:
+    """A GPU NVML counts (nvmlDeviceGetCount counts every GPU of the node) but gives
+    no handle for; NVML's documentation says the count includes GPUs whose handle
+    answers NoPermission."""
+
+    index: int  # NVML's index
+    kind: str  # NOT_PERMITTED or LOST
+    reason: str  # NVML's words
+
+
 @dataclass(frozen=True)
 class NvmlFacts:
     available: bool
@@ -154,8 +170,10 @@ class NvmlFacts:
     error: str  # "" when available
     driver_version: str | Unavailable
     cuda_driver_version: str | Unavailable  # the newest CUDA the driver supports: "12.4"
-    gpus: tuple[NvmlGpu, ...]
+    gpus: tuple[NvmlGpu, ...]  # the GPUs NVML gave a handle for
     links: tuple[GpuLink, ...]
+    device_count: int | Unavailable = NOT_SHOWN  # nvmlDeviceGetCount: gpus + unreachable
+    unreachable: tuple[UnreachableGpu, ...] = ()
 
 
 def _text(value: Any) -> str:
@@ -210,6 +228,19 @@ class NvmlSession:
             return Unavailable(_text(exc) or type(exc).__name__)
         except Exception as exc:
             return Unavailable(describe_error(exc))
+
+    def handle(self, index: int) -> Any:
+        """NVML's handle for GPU `index`, or an UnreachableGpu saying why there is none."""
+        if not self.start():
+            return UnreachableGpu(index, LOST, self.error)
+        n = self._nvml
+        try:
+            return n.nvmlDeviceGetHandleByIndex(index)
+        except n.NVMLError as exc:
+            refused = getattr(exc, "value", None) == getattr(n, "NVML_ERROR_NO_PERMISSION", 4)
+            return UnreachableGpu(index, NOT_PERMITTED if refused else LOST, _text(exc) or type(exc).__name__)
+        except Exception as exc:
+            return UnreachableGpu(index, LOST, describe_error(exc))
 
     def close(self) -> None:
         if self._ready:
@@ -307,17 +338,44 @@ def _enabled(value: Any) -> str:
     return "enabled" if value == 1 else "disabled"
 
 
+FUNCTION_NOT_FOUND = 13  # NVML_ERROR_FUNCTION_NOT_FOUND: the driver's library lacks the call
+
+
 def _clock_events(n: Any, handle: Any) -> tuple[str, ...]:
-    # The newer name first; drivers before 535 only know the "throttle" one.
-    getter = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or n.nvmlDeviceGetCurrentClocksThrottleReasons
-    mask = int(getter(handle))
+    # The newer name first; drivers before 535 only know the "throttle" one. A pynvml that
+    # has the new name still finds no such function in an older driver's library: it
+    # raises FunctionNotFound, and the old call answers.
+    try:
+        mask = int(n.nvmlDeviceGetCurrentClocksEventReasons(handle))
+    except AttributeError:  # a pynvml older than the new name
+        mask = int(n.nvmlDeviceGetCurrentClocksThrottleReasons(handle))
+    except n.NVMLError as exc:
+        if getattr(exc, "value", None) != getattr(n, "NVML_ERROR_FUNCTION_NOT_FOUND", FUNCTION_NOT_FOUND):
+            raise
+        mask = int(n.nvmlDeviceGetCurrentClocksThrottleReasons(handle))
     return tuple(name for bit, name in CLOCK_EVENTS.items() if mask & bit)
+
+
+NVLINK_LINK_COUNT_FIELD = 91  # NVML_FI_DEV_NVLINK_LINK_COUNT
+
+
+def _link_count(n: Any, handle: Any) -> int:
+    """How many NVLinks this part has (H100 and H200: 18). NVML_NVLINK_MAX_LINKS is the
+    most any part has (36 in nvidia-ml-py 13): links past the part's own are not links."""
+    most = int(n.NVML_NVLINK_MAX_LINKS)
+    try:
+        [value] = n.nvmlDeviceGetFieldValues(handle, [NVLINK_LINK_COUNT_FIELD])
+        if value.nvmlReturn == 0:
+            return min(most, int(value.value.uiVal))
+    except Exception:
+        pass  # an older driver: probe up to the most, stopping where NVML says no more links
+    return most
 
 
 def _nvlink_health(session: NvmlSession, handle: Any) -> tuple[NvLinkHealth, ...] | Unavailable:
     def read(n: Any) -> tuple[NvLinkHealth, ...]:
         links = []
-        for link in range(n.NVML_NVLINK_MAX_LINKS):
+        for link in range(_link_count(n, handle)):
             try:
                 active = n.nvmlDeviceGetNvLinkState(handle, link) == n.NVML_FEATURE_ENABLED
             except n.NVMLError_NotSupported:
@@ -405,27 +463,56 @@ def _reset_refused(health: GpuHealth) -> bool:
     )
 
 
-def _nvlink_remotes(session: NvmlSession, handle: Any) -> list[str] | Unavailable:
-    """PCI bus ids at the far end of each active NVLink of one GPU."""
+# What is at the far end of an NVLink (nvmlDeviceGetNvLinkRemoteDeviceType), or "" when NVML does not say.
+REMOTE_GPU, REMOTE_SWITCH, REMOTE_OTHER, REMOTE_UNKNOWN = "gpu", "switch", "other", ""
 
-    def read(n: Any) -> list[str]:
+
+def _remote_kind(n: Any, handle: Any, link: int) -> str:
+    try:
+        kind = n.nvmlDeviceGetNvLinkRemoteDeviceType(handle, link)
+    except Exception:
+        return REMOTE_UNKNOWN  # a driver without the call
+    if kind == getattr(n, "NVML_NVLINK_DEVICE_TYPE_GPU", 0):
+        return REMOTE_GPU
+    if kind == getattr(n, "NVML_NVLINK_DEVICE_TYPE_SWITCH", 2):
+        return REMOTE_SWITCH
+    return REMOTE_OTHER
+
+
+def _remote_bus(n: Any, handle: Any, link: int) -> str | None:
+    try:
+        return _text(n.nvmlDeviceGetNvLinkRemotePciInfo(handle, link).busId).lower()
+    except Exception:
+        return None  # NVSwitch links may not report a PCI id: the remote type still tells what is there
+
+
+def _nvlink_remotes(session: NvmlSession, handle: Any) -> list[tuple[str, str | None]] | Unavailable:
+    """(what, PCI bus id) at the far end of each active NVLink of one GPU."""
+
+    def read(n: Any) -> list[tuple[str, str | None]]:
         remotes = []
-        for link in range(n.NVML_NVLINK_MAX_LINKS):
+        for link in range(_link_count(n, handle)):
             try:
                 if n.nvmlDeviceGetNvLinkState(handle, link) != n.NVML_FEATURE_ENABLED:
                     continue
-                remotes.append(_text(n.nvmlDeviceGetNvLinkRemotePciInfo(handle, link).busId).lower())
             except n.NVMLError_NotSupported:
                 break  # no NVLink on this GPU, or no more links
             except n.NVMLError:
                 continue
+            remotes.append((_remote_kind(n, handle, link), _remote_bus(n, handle, link)))
         return remotes
 
     return session.query(read)
 
 
+def _switch_links(remotes: list[tuple[str, str | None]], ours: set[str]) -> int:
+    # Without the remote type (older drivers), a link to a PCI id that is none of our GPUs goes to an NVSwitch.
+    return sum(1 for kind, bus in remotes if kind == REMOTE_SWITCH or (kind == REMOTE_UNKNOWN and bus not in ours))
+
+
 def _links(session: NvmlSession, handles: list[Any], gpus: list[NvmlGpu]) -> tuple[GpuLink, ...]:
     bus_ids = [g.pci_bus_id.lower() if isinstance(g.pci_bus_id, str) else None for g in gpus]
+    ours = {b for b in bus_ids if b is not None}
     remotes = [_nvlink_remotes(session, h) for h in handles]
     links = []
     for a in range(len(handles)):
@@ -439,11 +526,10 @@ def _links(session: NvmlSession, handles: list[Any], gpus: list[NvmlGpu]) -> tup
             if isinstance(ra, Unavailable):
                 nvlinks: int | Unavailable = ra
             else:
-                direct = sum(1 for r in ra if r == bus_ids[b])
-                # Links to something that is not one of our GPUs go to an NVSwitch;
-                # two GPUs on the switch fabric reach each other through it.
-                switch_a = sum(1 for r in ra if r not in bus_ids)
-                switch_b = 0 if isinstance(rb, Unavailable) else sum(1 for r in rb if r not in bus_ids)
+                direct = sum(1 for kind, bus in ra if bus is not None and bus == bus_ids[b] and kind in (REMOTE_GPU, REMOTE_UNKNOWN))
+                # two GPUs on the switch fabric reach each other through it
+                switch_a = _switch_links(ra, ours)
+                switch_b = 0 if isinstance(rb, Unavailable) else _switch_links(rb, ours)
                 nvlinks = direct + (min(switch_a, switch_b) if switch_a and switch_b else 0)
             links.append(GpuLink(a=gpus[a].index, b=gpus[b].index, p2p_read=p2p, topology=topo, nvlinks=nvlinks))
     return tuple(links)
@@ -484,9 +570,11 @@ def _read_nvml() -> NvmlFacts:
         count = session.query(lambda n: int(n.nvmlDeviceGetCount()))
         handles = []
         gpus = []
+        unreachable = []
         for i in range(count if isinstance(count, int) else 0):
-            handle = session.query(lambda n: n.nvmlDeviceGetHandleByIndex(i))  # query calls it at once
-            if isinstance(handle, Unavailable):
+            handle = session.handle(i)
+            if isinstance(handle, UnreachableGpu):
+                unreachable.append(handle)  # kept: a lost GPU is a finding, another job's GPU keeps its index
                 continue
             handles.append(handle)
             gpus.append(_gpu(session, i, handle))
@@ -498,6 +586,8 @@ def _read_nvml() -> NvmlFacts:
             cuda_driver_version=session.query(_driver_cuda),
             gpus=tuple(gpus),
             links=_links(session, handles, gpus),
+            device_count=count,
+            unreachable=tuple(unreachable),
         )
     finally:
         session.close()

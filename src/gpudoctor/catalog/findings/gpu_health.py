@@ -186,9 +186,9 @@ sudo dmesg -T | grep -i xid
         id="gpu-lost",
         severity="error",
         area="GPU health",
-        emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
-        summary="`nvidia-smi` printed *Unable to determine the device handle for GPU ...* (often *GPU is lost*), or `ERR!` in its table, for a GPU.",
-        evidence="Per GPU: what nvidia-smi said.",
+        emitted_by=CHECK + ", [`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
+        summary="NVML counts a GPU but cannot open it: `nvmlDeviceGetHandleByIndex` fails with *GPU is lost*, *Unknown Error* or another error that is not *Insufficient Permissions* (`check`); or `nvidia-smi` printed *Unable to determine the device handle for GPU ...*, or `ERR!` in its table (`diagnose`). A handle refused with *Insufficient Permissions* is another job's GPU (a cgroup or container limits the devices) and is not this finding.",
+        evidence="Per GPU: NVML's index and its error (`check`), or what nvidia-smi said (`diagnose`); `GPUs NVML counts`.",
         why="The driver lost the GPU (fallen off the bus, Xid 79, or its firmware stopped answering): no process can use it until a reset or reboot, and a job with a rank on it hangs or dies.",
         fix="""```sh
 sudo dmesg | grep -i xid
@@ -196,5 +196,6 @@ sudo dmesg | grep -i xid
 
 Drain the node and reboot it; if it recurs, ask the admin to reseat or replace the GPU.""",
         says="The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no process can use it until it is reset or the node rebooted, and a job with a rank on it hangs or dies.",
+        does="sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to reseat or replace the GPU",
     ),
 )

@@ -50,19 +50,27 @@ export CUDA_VISIBLE_DEVICES=1
     ),
     FindingDoc(
         id="mig-enabled",
-        severity="warn",
+        severity="warn / info",
         area="GPUs",
         emitted_by="[`gpudoctor check`](../commands/check.md), [`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
-        summary="Multi-Instance GPU (MIG) mode is on for a GPU.",
-        evidence="Per GPU: name and MIG mode.",
+        summary="Multi-Instance GPU (MIG) mode is on for a GPU: `warn`, or `info` when this process was given one MIG instance on purpose (torch sees one device, and `CUDA_VISIBLE_DEVICES` names one `MIG-` instance, or the machine has one GPU): a single-GPU job on a MIG slice is what MIG is for.",
+        evidence="Per GPU: name and MIG mode; with `info`, `one instance` (how the process was given it).",
         why="A process sees at most one MIG instance, and NCCL cannot span MIG instances: DDP across several instances does not work. Multi-GPU training needs whole GPUs.",
         fix="""Turn MIG off (as root, with no process on the GPU), then reset the GPU or reboot:
 
 ```sh
 sudo nvidia-smi -i 0 -mig 0
-```""",
-        says="A process sees one MIG instance at most, and NCCL cannot span MIG instances: multi-GPU training needs whole GPUs.",
-        does="sudo nvidia-smi -i {gpus} -mig 0  # then reset the GPU or reboot",
+```
+
+Nothing to do for a single-GPU job on one instance.""",
+        cases={
+            "several": "A process sees one MIG instance at most, and NCCL cannot span MIG instances: multi-GPU training needs whole GPUs.",
+            "one-instance": "A single-GPU job on one MIG instance runs as on a small GPU; only multi-GPU training (DDP, NCCL) needs whole GPUs, since NCCL cannot span MIG instances.",
+        },
+        fix_cases={
+            "several": "sudo nvidia-smi -i {gpus} -mig 0  # then reset the GPU or reboot",
+            "one-instance": "nothing to do for a single-GPU job; for multi-GPU training use whole GPUs: sudo nvidia-smi -i {gpus} -mig 0  # then reset the GPU",
+        },
     ),
     FindingDoc(
         id="no-nvidia-gpu",

@@ -15,19 +15,24 @@ P2P is off or blocked?"* means NCCL is not using the fast path. Info, with no ve
 the largest size is under 32M (latency-bound), the ranks span several hosts (the network
 bounds busbw), or NVML could not say how the GPUs are linked.
 
-When a published nccl-tests run used the same GPU model, the same number of GPUs and the same
-kind of link (`gpudoctor.commands.allreduce.expected`: 8x H100 SXM and 8x H200 over NVLink 4, 8x and 2x
-A100 SXM over NVLink 3, 2x H100 PCIe over an NVLink bridge, 2x RTX 2080 Ti over an NVLink 2
-bridge, 4x and 8x RTX 5090 over PCIe Gen5), the title adds the share of it:
-*"busbw 180.0 GB/s is 38 % of what 8x H100 SXM over NVLink 4 (NVSwitch) reaches (480 GB/s)"*;
-under half of it, with the largest size 512M or more, is a warning that lists the link facts
-that may explain it (NVLinks, P2P, topology, `NCCL_*` variables, a PCIe link trained narrow).""",
+When a published nccl-tests figure, stated as a good result by its source, exists for the same
+GPU model, the same number of GPUs and the same kind of link (`gpudoctor.commands.allreduce.expected`:
+2x, 4x and 8x H100 SXM and H200 over NVLink 4 with NVSwitch, 8x RTX 5090 over PCIe Gen5), the
+title adds the share of it, with this run's busbw computed as nccl-tests computes it (the mean
+time of the loop, averaged over the ranks, not the table's median):
+*"busbw 180.0 GB/s is 38 % of what 8x H100 SXM over NVLink 4 (NVSwitch) reaches (480 GB/s,
+nccl-tests' mean-time busbw)"*; under half of it, with the largest size 512M or more, is a
+warning that lists the link facts that may explain it (NVLinks, P2P, topology, `NCCL_*`
+variables, a PCIe link trained narrow). Another shape gets no share: its evidence says *no
+published figure for this shape*.""",
         evidence="""`peak busbw GB/s`, `link` (`nvlink`, `pcie`, `mixed`, `unknown`), `NVLinks between GPUs`
 (the fewest between any pair), `topology` (PIX, PXB, PHB, NODE, SYS), `P2P` (NVML's P2P
 read status), `GPUs`, the `NCCL_*` variables set, and `expected at least GB/s` on a
-warning. With a published figure: `published busbw GB/s`, `share of published`, `published run`
-(what was measured, how), `source` (the thread), and `PCIe links` (each GPU's generation and
-width, `(of x16)` when trained narrower).""",
+warning. With a published figure: `published busbw GB/s`, `share of published`, `busbw compared
+(GB/s)` (this run's, the nccl-tests way), `statistic`, `published run` (who states it as good, in
+which words), `conditions` (GPUs, links, NCCL version, sizes), `source` (the thread), and `PCIe
+links` (each GPU's generation and width, `(of x16)` when trained narrower). Without one:
+`published busbw` (*no published figure for this shape*).""",
         why="""With working NVLink or PCIe P2P, NCCL copies GPU to GPU; a busbw at host-memory speed
 means it is going through the CPU: `NCCL_P2P_DISABLE` set, a container without the NVLink
 devices, ACS or the IOMMU redirecting PCIe peer traffic, a link trained down (x4, Gen1), or

@@ -128,6 +128,14 @@ def median_time_us(per_rank: list[list[float]]) -> float:
     return max(medians) if medians else math.nan
 
 
+def mean_time_us(per_rank: list[list[float]]) -> float:
+    """The collective's time as nccl-tests takes it, for setting a run against a published
+    figure: each rank's mean iteration (nccl-tests times the whole loop and divides by the
+    iterations), averaged over the ranks (its default `-a 1`)."""
+    means = [statistics.fmean(times) for times in per_rank if times]
+    return statistics.fmean(means) if means else math.nan
+
+
 def time_spread(per_rank: list[list[float]]) -> tuple[float, float]:
     """(fastest, 90th percentile) iteration of the rank whose median is the reported
     time: how far apart repeated measurements of one size were."""
@@ -156,6 +164,7 @@ class Row:
     busbw_gbps: float
     wrong: int
     wrong_by_rank: tuple[int, ...]
+    busbw_mean_gbps: float = math.nan  # from mean_time_us: nccl-tests' statistic, for published figures
 
 
 # What the JSON carries of a row: nccl-tests' columns.
@@ -181,6 +190,7 @@ def make_row(
         busbw_gbps=round(busbw_gbps(op, nbytes, time_us, world), 4),
         wrong=int(sum(wrong_by_rank)),
         wrong_by_rank=tuple(int(w) for w in wrong_by_rank),
+        busbw_mean_gbps=round(busbw_gbps(op, nbytes, mean_time_us(times_by_rank), world), 4),
     )
 
 
@@ -222,4 +232,7 @@ def summarize(rows: Sequence[Row], planned: int) -> dict:
         latency_iters=small.iters,
         largest_bytes=max(r.bytes for r in rows),
     )
+    means = [r.busbw_mean_gbps for r in rows if math.isfinite(r.busbw_mean_gbps)]
+    if means:
+        out["peak_busbw_mean_gbps"] = max(means)  # nccl-tests' statistic: what a published figure is
     return out

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from gpudoctor.commands.allreduce.bandwidth import Row, format_size
 from gpudoctor.launch import rundir
-from gpudoctor.commands.allreduce.expected import FULL_SIZE_BYTES, LOW_SHARE, expectation
+from gpudoctor.commands.allreduce.expected import FULL_SIZE_BYTES, LOW_SHARE, STATISTIC, expectation
 from gpudoctor.checks import wording
 from gpudoctor.checks.system import SHM_MIN_BYTES
 from gpudoctor.core.findings import Finding, Severity, ok
@@ -183,12 +183,16 @@ def against_published(verdict: Finding, summary: dict, link: LinkFacts) -> Findi
     """The link verdict with the published figure for these GPUs (allreduce/expected.py):
     the share in the title, and a warning, with the link facts that may explain it,
     when a full-size run reached less than half of it."""
-    exp = expectation(link.gpus, link.kind, summary.get("peak_busbw_gbps"))
+    # like with like: the published figures are nccl-tests' loop mean, not this table's median
+    exp = expectation(link.gpus, link.kind, summary.get("peak_busbw_mean_gbps"))
     if exp is None:
-        return verdict
+        shape = f"{len(link.gpus)}x {', '.join(sorted(set(link.gpus))) or '?'} over {link.kind}"
+        return dataclasses.replace(verdict, evidence={**verdict.evidence, "published busbw": f"no published figure for this shape ({shape})"})
     ref = exp.reference
     ev = {**verdict.evidence, "published busbw GB/s": ref.busbw_gbps, "share of published": round(exp.share, 2),
-          "published run": f"{ref.gpus}x {ref.model} over {ref.link}: {ref.note}", "source": ref.source}
+          "busbw compared (GB/s)": exp.measured_gbps, "statistic": STATISTIC,
+          "published run": f"{ref.gpus}x {ref.model} over {ref.link}: {ref.note}", "conditions": ref.conditions,
+          "source": ref.source}
     if link.pcie:
         ev["PCIe links"] = list(link.pcie)
     largest = summary.get("largest_bytes") or 0

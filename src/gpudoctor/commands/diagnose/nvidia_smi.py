@@ -23,7 +23,7 @@ from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth, NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
-from gpudoctor.catalog import why
+from gpudoctor.catalog import fix, why
 
 # Section and key names only nvidia-smi prints: a section pasted without its GPU header
 # counts only when its names hold one of these.
@@ -468,7 +468,9 @@ class NvidiaSmiReader:
         self.feed(b"")
         out = self._lost()
         judged = [(g.name, g.health()) for g in self.gpus if not g.lost]
-        found = health_findings(judged) + self._modes()
+        # NVLinks need another GPU to reach: the paste shows one, or numbers a GPU past 0
+        peers = len(self.gpus) > 1 or any(_index(g.name, i) > 0 for i, g in enumerate(self.gpus))
+        found = health_findings(judged, peers) + self._modes()
         out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
         return out
 
@@ -496,8 +498,7 @@ class NvidiaSmiReader:
                 evidence={g.name: (f"Unable to determine the device handle: {g.lost}" if g.lost else "ERR! in nvidia-smi's table")
                           for g in lost} | {"source": "pasted nvidia-smi output"},
                 why=why("gpu-lost"),
-                fix="sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to "
-                "reseat or replace the GPU",
+                fix=fix("gpu-lost"),
                 area=AREA,
             )
         ]

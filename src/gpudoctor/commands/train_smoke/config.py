@@ -86,3 +86,11 @@ class SmokeConfig:
     @property
     def grad_tolerance(self) -> float:
         return GRAD_TOLERANCE_AMP if self.amp else GRAD_TOLERANCE
+
+
+def no_full_batch(global_batch: int, dataset_size: int) -> str:
+    """Why the DataParallel loader (drop_last) would yield no batch at all, or ""."""
+    if global_batch <= dataset_size:
+        return ""
+    return (f"a global batch of {global_batch} is more than the {dataset_size} samples of the smoke dataset: "
+            "DataParallel's loader drops the incomplete batch and has nothing to train on")

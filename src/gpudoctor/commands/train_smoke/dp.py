@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import time
 
-from gpudoctor.commands.train_smoke.config import SmokeConfig
-from gpudoctor.commands.train_smoke.rank import make_data, make_model
+from gpudoctor.commands.train_smoke.config import SmokeConfig, no_full_batch
+from gpudoctor.commands.train_smoke.rank import amp_context, amp_setup, make_data, make_model, train_step
 from gpudoctor.commands.train_smoke.result import DataParallelRun
 
 
@@ -21,6 +21,8 @@ def run_dp(ctx, config: dict) -> DataParallelRun:
     from torch.utils.data import DataLoader, RandomSampler, TensorDataset
 
     cfg = SmokeConfig.from_dict(config)
+    if problem := no_full_batch(cfg.global_batch, cfg.dataset_size):
+        raise ValueError(problem)  # options.py refuses it first; never loop on an empty loader
     gpus = min(cfg.nproc, torch.cuda.device_count()) if cfg.device == "cuda" else 0
     device = torch.device("cuda", 0) if gpus else torch.device("cpu")
     x, y, _, _ = make_data(torch, cfg)
@@ -30,22 +32,19 @@ def run_dp(ctx, config: dict) -> DataParallelRun:
     loader = DataLoader(dataset, batch_size=global_batch, sampler=sampler, pin_memory=bool(gpus), drop_last=True)
     model = torch.nn.DataParallel(make_model(torch, cfg).to(device), device_ids=list(range(gpus)) or None)  # gpudoctor: ignore[dataparallel] (the comparison DDP is measured against)
     optimizer = torch.optim.SGD(model.parameters(), lr=cfg.step_lr, momentum=cfg.momentum)
+    # the DDP job's step, autocast dtype and GradScaler: the two arms do the same work
+    amp_dtype, scaler = amp_setup(torch, cfg, bool(gpus))
+    amp = amp_context(torch, cfg, device, amp_dtype)
     ctx.progress("dp-train", 0)
     step = 0
-    batches = iter(loader)
     start = time.perf_counter()
     while step < cfg.steps:
-        for xb, yb in batches:
+        for xb, yb in loader:
             xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
-            optimizer.zero_grad(set_to_none=True)
-            with torch.autocast(device.type, dtype=torch.float16 if gpus else torch.bfloat16, enabled=cfg.amp):
-                loss = F.mse_loss(model(xb), yb)
-            loss.backward()
-            optimizer.step()
+            loss = train_step(F, model, xb, yb, optimizer, amp, scaler)
             step += 1
             if step >= cfg.steps:
                 break
-        batches = iter(loader)
     if gpus:
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start

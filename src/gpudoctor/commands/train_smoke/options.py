@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpudoctor.commands.train_smoke.config import CHECKPOINT_NAME, LEARNING_FACTOR, SmokeConfig
+from gpudoctor.commands.train_smoke.config import CHECKPOINT_NAME, LEARNING_FACTOR, SmokeConfig, no_full_batch
 from gpudoctor.core.usage import UsageError
 from gpudoctor.core.user_file import FileRefused, check_writable
 from gpudoctor.launch.backend import BACKENDS, DEVICES, one_of
@@ -81,4 +81,7 @@ def check_options(o: Options, world: int | None = None) -> Options:
     save = checkpoint_target(o.save) if o.save else None
     nproc = DEFAULT_NPROC if o.nproc is None else o.nproc
     steps = steps_for(o.steps, o.batch_size, nproc if world is None else world)
+    if o.compare_dp and (problem := no_full_batch(o.batch_size * nproc, SmokeConfig().dataset_size)):
+        raise UsageError(f"--compare-dp with --batch-size {o.batch_size} x {nproc} ranks: {problem}; "
+                         f"use --batch-size {SmokeConfig().dataset_size // nproc} or less")
     return replace(o, nproc=nproc, backend=backend, device=device, steps=steps, save=save)

@@ -189,6 +189,7 @@ def _set_up(torch, ctx, dist, cfg: SmokeConfig, device, x, y, rank: int, world: 
     model = make_model(torch, cfg).to(device)
     ddp = DDP(model, device_ids=[device.index] if on_cuda else None)
     _inject(dist, ctx.fault, ddp, model)
+    amp_dtype, scaler = amp_setup(torch, cfg, on_cuda)
     return _Setup(
         device=device,
         dataset=dataset,
@@ -197,8 +198,8 @@ def _set_up(torch, ctx, dist, cfg: SmokeConfig, device, x, y, rank: int, world: 
         model=model,
         ddp=ddp,
         optimizer=torch.optim.SGD(ddp.parameters(), lr=cfg.step_lr, momentum=cfg.momentum),
-        scaler=_grad_scaler(torch) if cfg.amp and on_cuda else None,
-        amp_dtype=torch.float16 if on_cuda else torch.bfloat16,
+        scaler=scaler,
+        amp_dtype=amp_dtype,
         sharding=sharding,
     )
 
@@ -213,10 +214,7 @@ def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
 
     device, sampler, model, ddp, optimizer, scaler = setup.device, setup.sampler, setup.model, setup.ddp, setup.optimizer, setup.scaler
     on_cuda = device.type == "cuda"
-    if cfg.amp:
-        amp = lambda: torch.autocast(device.type, dtype=setup.amp_dtype)  # noqa: E731
-    else:
-        amp = contextlib.nullcontext
+    amp = amp_context(torch, cfg, device, setup.amp_dtype)
     sync_every = max(1, cfg.steps // SYNC_POINTS)
     digests: list[tuple[int, str]] = []
     first_loss = loss = None
@@ -244,16 +242,7 @@ def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
                 last_beat = now
             if on_cuda:
                 xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
-            optimizer.zero_grad(set_to_none=True)
-            with amp():
-                loss = F.mse_loss(ddp(xb), yb)
-            if scaler is not None:
-                scaler.scale(loss).backward()
-                scaler.step(optimizer)
-                scaler.update()
-            else:
-                loss.backward()
-                optimizer.step()
+            loss = train_step(F, ddp, xb, yb, optimizer, amp, scaler)
             if step == 0:
                 first_loss = loss.detach()
             step += 1
@@ -321,6 +310,36 @@ def _share_cores(torch, local_world: int) -> None:
     of them (oversubscribed CPU threads make every rank slower). OMP_NUM_THREADS wins."""
     if "OMP_NUM_THREADS" not in os.environ and local_world > 1:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world))
+
+
+def amp_context(torch, cfg: SmokeConfig, device, dtype) -> Any:
+    """What each step's forward runs under: autocast with --amp, else nothing (entering a
+    disabled autocast context costs ~8 us a step)."""
+    if cfg.amp:
+        return lambda: torch.autocast(device.type, dtype=dtype)
+    return contextlib.nullcontext
+
+
+def train_step(F, model, xb, yb, optimizer, amp, scaler) -> Any:
+    """One optimizer step; the DDP job and --compare-dp's DataParallel job both take it, so
+    the two do the same work. fp16 autocast on CUDA comes with a GradScaler: without it
+    small gradients underflow to zero and the step is a different one."""
+    optimizer.zero_grad(set_to_none=True)
+    with amp():
+        loss = F.mse_loss(model(xb), yb)
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        loss.backward()
+        optimizer.step()
+    return loss
+
+
+def amp_setup(torch, cfg: SmokeConfig, on_cuda: bool) -> tuple[Any, Any]:
+    """(autocast dtype, GradScaler or None): float16 with a scaler on CUDA, bfloat16 on CPU."""
+    return (torch.float16 if on_cuda else torch.bfloat16), (_grad_scaler(torch) if cfg.amp and on_cuda else None)
 
 
 def _grad_scaler(torch):
