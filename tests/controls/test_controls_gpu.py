@@ -249,6 +249,8 @@ class TestAllreduceLinkSpeed:
 
 
 class TestCompareDpBatch:
+    verdict = "ddp-vs-dp"  # the comparison it guards: refused up front rather than looping
+
     def test_sibling_global_batch_past_the_dataset_is_refused(self):
         with pytest.raises(UsageError) as refused:
             check_options(Options(nproc=2, batch_size=4096, compare_dp=True))
@@ -366,6 +368,8 @@ class TestVisibleDevices:
 
 
 class TestGpuNvlinkDegradedPasted:
+    verdict = "gpu-nvlink-degraded"  # the same verdict, from a pasted nvidia-smi
+
     """diagnose judges a pasted nvidia-smi by the same rule: every link down is a fault only
     where the paste shows another GPU (or numbers this one past 0)."""
 
