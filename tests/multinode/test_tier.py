@@ -170,3 +170,39 @@ def test_workers_whose_agent_is_killed_stop_and_say_so(nodes_factory):
     assert "its launcher (torchrun agent, pid" in agents[1].stderr, agents[1].stderr[-2000:]
     assert agents[0].returncode not in (0, None), said(agents[0])[-3000:]
     assert nodes.leftovers() == {}
+
+
+SKIPS_A_BARRIER = """
+import time
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+t = torch.ones(1024)
+for step in range(6):
+    dist.all_reduce(t)
+    if step == 2 and rank != world - 1:
+        dist.barrier()  # the last rank, on the last node, never makes this call
+    time.sleep(0.2)
+dist.destroy_process_group()
+"""
+
+
+def test_a_skipped_collective_verdict_reaches_every_node(nodes_factory):
+    nodes = nodes_factory(2)
+    script = nodes.root / "skip.py"
+    script.write_text(SKIPS_A_BARRIER)
+    agents = collect(nodes, start(nodes, 2, ["run", "--hang-timeout", "20", str(script)], "hang"), limit_s=150)
+    for i, agent in enumerate(agents):
+        assert agent.returncode not in (0, None), said(agent)[-2000:]
+        reports = list((nodes.root / nodes.name(i) / "tmp").glob("gpudoctor-run-*/report.txt"))
+        assert len(reports) == 1, (i, sorted(p.name for p in (nodes.root / nodes.name(i) / "tmp").iterdir()))
+        assert "collective-mismatch" in reports[0].read_text(), reports[0].read_text()
+        assert "collective-mismatch" in agent.stderr
+    carried = [a for a in agents if "the job's verdict was reached on node" in a.stderr]
+    assert len(carried) == 1  # the node that did not reach it names the one that did
+    for i in range(nodes.count):  # no empty folder left behind on any node
+        leftover = [p for p in (nodes.root / nodes.name(i) / "tmp").glob("gpudoctor-run-*") if not any(p.iterdir())]
+        assert leftover == []
+    assert nodes.leftovers() == {}
