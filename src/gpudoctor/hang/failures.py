@@ -3,6 +3,7 @@ where it was, what it last printed, and what to do about it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 
 from gpudoctor.core.findings import Finding, Severity
@@ -208,9 +209,13 @@ def launch_findings(
     return [explained(f, r) for f, r in pairs if f]
 
 
-def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
+def joined_failure(
+    ctx, exc: BaseException, progress: str, fix: str, peers: Sequence[tuple[str, str, tuple[int, ...]]] = ()
+) -> Finding:
     """Rank 0 of a torchrun/SLURM job failed: it sees only its own side, so say
-    what its error most likely means about the peers it cannot see."""
+    what its error most likely means about the peers it cannot see. `peers`:
+    (address, node name, its ranks) for every node the job's comparison saw, so
+    that an address in the error names the node that went away."""
     import traceback
 
     from gpudoctor.knowledge import explain_lines, only_lost_a_peer
@@ -226,6 +231,11 @@ def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
     else:
         what = f"raised {type(exc).__name__}"
     known = [m for m in explain_lines(said) if m.evidence.get("role") != "harmless"]
+    gone = peer_node(text, peers)
+    if gone is not None:
+        name, ranks = gone
+        on = f" (rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))})" if ranks else ""
+        what = f"{what.split(' (')[0]}: node {name}{on}"
     return Finding(
         id="joined-rank-failed",
         severity=Severity.ERROR,
@@ -234,6 +244,8 @@ def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
             "rank": ctx.rank,
             "world_size": ctx.world_size,
             "launched by": ctx.joined_by,
+            **({"node": gone[0], "at": time.strftime("%H:%M:%S %Z")} if gone else {}),
+            **({"node ranks": list(gone[1])} if gone and gone[1] else {}),
             "exception": f"{type(exc).__name__}: {message}",
             **({"diagnosis": known[0].id, "meaning": known[0].title} if known else {}),
             "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-1500:],
@@ -245,3 +257,37 @@ def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:
     )
 
 
+def peer_node(text: str, peers: Sequence[tuple[str, str, tuple[int, ...]]]) -> tuple[str, tuple[int, ...]] | None:
+    """The node whose address the error names (gloo: "Connection closed by peer
+    [10.0.0.2]:41234"; a store: "connect to 10.0.0.2:29500"), when exactly one does."""
+    import re
+
+    named = set(re.findall(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d.])", text))
+    named |= {m.lower() for m in re.findall(r"\[([0-9A-Fa-f:]*:[0-9A-Fa-f:]+)\]", text)}
+    hits = {(name, ranks) for address, name, ranks in peers if address.lower() in named}
+    if not peers and len(named) == 1:
+        # the nodes were never compared (the peer went before that): its name as this node resolves it
+        address = next(iter(named))
+        host = host_name(address)
+        return (f"{host} ({address})" if host else address, ())
+    return next(iter(hits)) if len(hits) == 1 else None
+
+
+def host_name(address: str, timeout_s: float = 2.0) -> str:
+    """`address`'s host name from /etc/hosts or DNS, "" when it has none or the
+    lookup takes longer than timeout_s (a slow resolver must not delay the report)."""
+    import socket
+    import threading
+
+    found: list[str] = []
+
+    def look() -> None:
+        try:
+            found.append(socket.gethostbyaddr(address)[0])
+        except (OSError, UnicodeError):
+            pass
+
+    thread = threading.Thread(target=look, daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    return found[0] if found else ""

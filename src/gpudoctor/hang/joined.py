@@ -158,7 +158,15 @@ def start(tracker, rank: int, world: int, hang_timeout: float | None) -> None:
     """Publish this rank's trace to the store; in ranks 0 and world-1, also watch."""
     job = JobStore()
     tracker.on_publish = lambda payload: _publish(job, rank, payload)
-    tracker.on_tick = lambda: _answer_stacks(job, tracker, rank)
+    own = OwnCalls(tracker.run_dir, rank)
+    started = time.monotonic()
+
+    def tick() -> None:
+        _answer_stacks(job, tracker, rank)
+        own.look(time.monotonic() - started)
+        _carry_report(job, own, time.monotonic() - started)
+
+    tracker.on_tick = tick
     if rank in (0, world - 1):
         watch = StoreWatch(job, world, hang_timeout)
         threading.Thread(target=_watch, args=(watch, job, rank), name="gpudoctor-watch", daemon=True).start()
@@ -244,7 +252,7 @@ def _watch(watch: StoreWatch, job: JobStore, rank: int) -> None:
             continue
         if reason and _claim(job, rank):
             try:
-                _report_and_end(watch, reason)
+                _report_and_end(watch, reason, job, rank)
             finally:  # whatever went wrong in the report, the job still ends
                 os._exit(ExitCode.TIMEOUT if reason == STALL else ExitCode.PROBLEM)
 
@@ -257,7 +265,7 @@ def _claim(job: JobStore, rank: int) -> bool:
         return False
 
 
-def _report_and_end(watch: StoreWatch, reason: str) -> None:
+def _report_and_end(watch: StoreWatch, reason: str, job: JobStore | None = None, rank: int = 0) -> None:
     from gpudoctor.knowledge.collectives import analyze
     from gpudoctor.hang.watch import rank_states
     from gpudoctor.render.run_text import findings_text
@@ -274,5 +282,77 @@ def _report_and_end(watch: StoreWatch, reason: str) -> None:
         pass
     sys.stderr.write(text)
     sys.stderr.flush()
+    if job is not None:
+        _hand_report_to_other_nodes(job, rank, watch.run_dir, text)
     # Ending this rank ends the job: torchrun stops every other rank when one fails.
     os._exit(ExitCode.TIMEOUT if reason == STALL else ExitCode.PROBLEM)
+
+
+HANDOVER_S = 5.0  # how long the reporting rank waits for the other nodes to take the verdict
+
+
+def node_count() -> int:
+    """How many nodes the job has, as its launcher says (1 when it does not)."""
+    for name in ("GROUP_WORLD_SIZE", "SLURM_NNODES", "SLURM_JOB_NUM_NODES"):
+        text = os.environ.get(name, "")
+        if text.isdigit() and int(text) > 0:
+            return int(text)
+    return 1
+
+
+def _hand_report_to_other_nodes(job: JobStore, rank: int, run_dir: str, text: str) -> None:
+    """Every node's output and run folder carry the verdict, not only this one's: the
+    report goes to the job's store, and this rank (whose exit ends the job) waits a
+    few seconds for one rank of every other node to take it (_carry_report)."""
+    others = node_count() - 1
+    if others < 1:
+        return
+    try:
+        store = job.connect()
+        store.set(job.key("report"), json.dumps({"node": os.uname().nodename, "rank": rank, "run_dir": run_dir, "text": text[-60000:]}))
+        deadline = time.monotonic() + HANDOVER_S
+        while time.monotonic() < deadline and store.add(job.key("report-taken"), 0) < others:
+            time.sleep(0.1)
+    except Exception:  # noqa: BLE001 - the store is going: this node's report stands alone
+        pass
+
+
+_carried = False
+
+
+def _carry_report(job: JobStore, own: OwnCalls, now: float) -> None:
+    """On every node but the one that reached it: the job's verdict, taken from the
+    store, into this node's run folder and output (one rank per node, the one that
+    creates the node's report file). Only while this rank itself has been waiting in
+    one call for BACKED_S: anyone who reaches the store can write there, and a
+    forged report must not reach the output of a job that is moving."""
+    global _carried
+    if _carried or not _ready() or not own.backs("carry", now, None):
+        return
+    try:
+        if not job.has(job.key("report")):
+            return
+        raw = job.get(job.key("report")) or "{}"
+        found = json.loads(raw)
+        node, rank, where, text = str(found["node"]), int(found["rank"]), str(found["run_dir"]), str(found["text"])
+    except Exception:  # noqa: BLE001 - nothing readable there: nothing to carry
+        return
+    _carried = True
+    if node == os.uname().nodename:
+        return  # this node reached the verdict itself
+    from gpudoctor.render.escape import terminal
+
+    header = f"gpudoctor run: the job's verdict was reached on node {node} by rank {rank} (its run folder there: {where}); it reads:\n"
+    carried = terminal(header + text)
+    try:
+        fd = os.open(os.path.join(own.run_dir, run_folder.REPORT_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return  # another rank of this node carries it (or the folder is gone)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(carried)
+    sys.stderr.write(carried)
+    sys.stderr.flush()
+    try:
+        job.connect().add(job.key("report-taken"), 1)
+    except Exception:  # noqa: BLE001
+        pass

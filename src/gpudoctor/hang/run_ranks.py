@@ -139,5 +139,12 @@ def run_joined(
     except Exception as exc:  # noqa: BLE001 - rank 0's failure is its report
         if ctx.rank != 0:
             raise
-        failure = joined_failure(ctx, exc, progress(), fix)
+        failure = joined_failure(ctx, exc, progress(), fix, other_nodes(ctx, comparison.result))
         return JoinedRun(failure=failure, raised=type(exc).__name__, fleet=comparison.result)
+
+
+def other_nodes(ctx: RankContext, fleet: FleetComparison | None) -> tuple[tuple[str, str, tuple[int, ...]], ...]:
+    """(address, node, its ranks) of every node but this rank's own, as the job's comparison saw them."""
+    if fleet is None:
+        return ()
+    return tuple((address, node.name, node.ranks) for address, node in fleet.addresses if ctx.rank not in node.ranks)

@@ -20,6 +20,12 @@ FRAGMENT_GLOB = rundir.FRAGMENT_GLOB
 
 def write_fragment(directory: str, label: str, facts: list[Any], exit_code: int | None) -> None:
     """One process's facts, for the process that writes the merged JSON."""
+    from gpudoctor.launch import scratch
+
+    try:
+        scratch.private_folder(directory)  # made by the first child that writes (hooks/runner.py)
+    except scratch.FolderRefused:
+        return  # a folder gpudoctor did not make: write nothing there
     name = rundir.fragment_name(label.replace(" ", "") or "main", os.getpid())
     path = os.path.join(directory, name)
     payload = {"label": label, "pid": os.getpid(), "exit_code": exit_code, "facts": [fact_to_dict(f) for f in facts]}

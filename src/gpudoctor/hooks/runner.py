@@ -307,8 +307,12 @@ def main(argv: list[str]) -> NoReturn:
     os.environ[ENV_TARGET] = target.describe()
     session.role = RANK if env_flag(ENV_SUPERVISED) else TOP
     if session.role == TOP:
-        # Children started with spawn (mp.spawn ranks) leave their facts here.
-        session.fragments_dir = tempfile.mkdtemp(prefix="gpudoctor-run-")
+        # Children started with spawn (mp.spawn ranks) leave their facts here. Named,
+        # not made: the first child to write makes it (private), so a run that spawns
+        # nothing, or a rank that torchrun ends with SIGTERM, leaves no empty folder.
+        import secrets
+
+        session.fragments_dir = os.path.join(tempfile.gettempdir(), f"gpudoctor-run-{secrets.token_hex(8)}")
         os.environ[ENV_FRAGMENTS] = session.fragments_dir
     if session.role == RANK:
         from gpudoctor.launch.rank import STAGE_STARTED, answer_stack_signal, join_context

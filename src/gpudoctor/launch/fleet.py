@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gpudoctor.checks.fleet import check_fleet
 from gpudoctor.core.findings import Finding
+from gpudoctor.core.unavailable import Unavailable
 from gpudoctor.launch.rank import RankContext
 from gpudoctor.core import codec
 from gpudoctor.probe.facts import Facts
@@ -40,6 +41,14 @@ class GatheredNode:
 
     facts: Facts
     ranks: tuple[int, ...]
+
+
+def node_addresses(facts: Facts) -> tuple[str, ...]:
+    """The node's own addresses (loopback left out: every node has 127.0.0.1)."""
+    interfaces = facts.system.interfaces
+    if isinstance(interfaces, Unavailable):
+        return ()
+    return tuple(a.split("%")[0] for i in interfaces for a in i.addresses if not a.startswith(("127.", "::1")))
 
 
 def joinable(ctx: RankContext | None, environ: dict[str, str] | None = None) -> bool:
@@ -153,6 +162,9 @@ class FleetComparison:
 
     nodes: tuple[NodeFacts, ...]
     findings: tuple[Finding, ...]
+    # every address a node's interfaces carry -> that node: a peer's address in a
+    # transport error (gloo's "Connection closed by peer [10.0.0.2]:..." ) becomes its node
+    addresses: tuple[tuple[str, NodeFacts], ...] = ()
 
 
 class JobComparison:
@@ -181,4 +193,5 @@ class JobComparison:
             return
         if gathered:
             nodes = distinct_names([node_facts(n.facts, None, n.ranks) for n in gathered])
-            self.result = FleetComparison(tuple(nodes), tuple(check_fleet(nodes)))
+            addresses = tuple((address, node) for n, node in zip(gathered, nodes) for address in node_addresses(n.facts))
+            self.result = FleetComparison(tuple(nodes), tuple(check_fleet(nodes)), addresses)

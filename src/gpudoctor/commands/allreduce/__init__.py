@@ -55,6 +55,7 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
     from gpudoctor.launch.backend import ranks_competing_for_gpus
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.launch.join_env import read_join_env
+    from gpudoctor.launch.launcher_watch import watch_launcher
     from gpudoctor.launch.rank import join_context
     from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.probe.cuda import probe_cuda
@@ -64,6 +65,7 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
     if decision.blocked:
         return Report(COMMAND, decision.findings)
     ctx = join_context() if decision.join else None
+    watch_launcher(ctx)  # a rank whose torchrun agent is killed stops and says so
     cuda = probe_cuda(quick=ctx is None)  # local ranks: they import torch, not this process
     if (broken := torch_broken(COMMAND, cuda)) is not None:
         return broken

@@ -31,6 +31,7 @@ def run(options: "Options", *, progress: Callable[[Any], None] | None = None) ->
     from gpudoctor.core.usage import UsageError
     from gpudoctor.launch.join_env import read_join_env
     from gpudoctor.launch.fleet import joinable, one_node
+    from gpudoctor.launch.launcher_watch import watch_launcher
     from gpudoctor.launch.rank import join_context
     from gpudoctor.probe.facts import collect, load
 
@@ -54,6 +55,7 @@ def run(options: "Options", *, progress: Callable[[Any], None] | None = None) ->
     if stopping:
         return Report(COMMAND, stopping)
     ctx = join_context() if decision.join else None
+    watch_launcher(ctx)  # a rank whose torchrun agent is killed stops and says so
     if ctx is not None and joinable(ctx):
         if not one_node(ctx):
             return _check_joined(ctx, options, progress)

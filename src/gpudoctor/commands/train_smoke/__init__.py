@@ -56,12 +56,14 @@ def run(options: "Options", *, progress: Progress | None = None) -> "Report":
     from gpudoctor.launch.backend import choose_backend, ranks_competing_for_gpus
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.launch.join_env import read_join_env
+    from gpudoctor.launch.launcher_watch import watch_launcher
     from gpudoctor.launch.rank import join_context
     from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.probe.cuda import probe_cuda
 
     decision = read_join_env(COMMAND, options.nproc is not None)
     ctx = join_context() if decision.join else None
+    watch_launcher(ctx)  # a rank whose torchrun agent is killed stops and says so
     o = check_options(options, ctx.world_size if ctx else None)  # the steps a job needs depend on its ranks
     if decision.blocked:
         return Report(COMMAND, decision.findings)
