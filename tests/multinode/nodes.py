@@ -85,13 +85,21 @@ class Nodes:
         (self.root / "tmp").mkdir(exist_ok=True)
         return self
 
-    def command(self, i: int, argv: list[str], shm: str = "") -> list[str]:
+    def command(self, i: int, argv: list[str], shm: str = "", cgroups: bool = False) -> list[str]:
         """`argv` as run on node i: in its network namespace, with its own hostname,
         /etc/hosts and TMPDIR (the same path on every node, node-local behind it, as
-        a real node's /tmp), GLOO_SOCKET_IFNAME set to its NIC, /dev/shm its own."""
+        a real node's /tmp), GLOO_SOCKET_IFNAME set to its NIC, /dev/shm its own.
+        `cgroups`: the host's cgroup v1 hierarchies mounted again (`ip netns exec`
+        gives a fresh /sys without them, and slurmd will not start without them)."""
+        remount = (
+            "mount -t tmpfs -o mode=755 tmpfs /sys/fs/cgroup; "
+            "for c in cpu cpuacct cpuset memory devices freezer pids; do "
+            "mkdir -p /sys/fs/cgroup/$c; mount -t cgroup -o $c cgroup /sys/fs/cgroup/$c || true; done; "
+            "mkdir -p /sys/fs/cgroup/systemd; mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || true; "
+        )
         script = (
             'set -e; hostname "$1"; mount --bind "$2" /etc/hosts; '
-            'mount -t tmpfs -o size="$3" tmpfs /dev/shm; '
+            'mount -t tmpfs -o size="$3" tmpfs /dev/shm; ' + (remount if cgroups else "") +
             'mount --bind "$4" "$5"; export TMPDIR="$5" GLOO_SOCKET_IFNAME="$6"; shift 6; exec "$@"'
         )
         return [
