@@ -206,3 +206,22 @@ def test_a_skipped_collective_verdict_reaches_every_node(nodes_factory):
         leftover = [p for p in (nodes.root / nodes.name(i) / "tmp").glob("gpudoctor-run-*") if not any(p.iterdir())]
         assert leftover == []
     assert nodes.leftovers() == {}
+
+
+def test_a_master_address_nobody_has_ends_within_the_timeout_and_names_it(nodes_factory):
+    # env:// as srun users run it, without torchrun: rank 1's MASTER_ADDR is an address of
+    # the nodes' network that no node has
+    nodes = nodes_factory(2)
+    nowhere = nodes.address(8)
+    env = {k: v for k, v in os.environ.items() if k not in CLEAN}
+    env.update(RANK="1", WORLD_SIZE="2", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1", MASTER_ADDR=nowhere, MASTER_PORT="29500")
+    began = time.monotonic()
+    out = subprocess.run(
+        nodes.command(1, [sys.executable, "-m", "gpudoctor", "allreduce", "--sizes", "4K", "--timeout", "20"]),
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    took = time.monotonic() - began
+    assert out.returncode not in (0, None), out.stdout[-2000:] + out.stderr[-2000:]
+    assert took < 20 + 40, took  # the stated timeout bounds the whole join (and start-up on a busy machine)
+    assert nowhere in out.stdout + out.stderr
+    assert nodes.leftovers() == {}
