@@ -18,11 +18,12 @@ Check = Callable[["Facts"], list[Finding]]
 
 def all_checks() -> tuple[Check, ...]:
     """Every check, in report order (areas appear in the order of their first finding)."""
-    from gpudoctor.checks import backends, environment, gpu_health, gpus, platform, system, torch_build, visibility
+    from gpudoctor.checks import backends, environment, gpu_health, gpus, platform, system, toolchain, torch_build, visibility
 
     return (
         *platform.CHECKS,
         *torch_build.CHECKS,
+        *toolchain.CHECKS,
         *gpus.CHECKS,
         *gpu_health.CHECKS,
         *visibility.CHECKS,

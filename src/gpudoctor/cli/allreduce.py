@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from gpudoctor.cli.output import (
+    Heartbeat,
     JsonOpt,
     MarkdownOpt,
     StrictOpt,
@@ -51,7 +52,8 @@ def register(app: typer.Typer) -> None:
         check_formats(json_out, markdown)
         options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect)
         try:
-            report = run(options, progress=_display)
+            with Heartbeat("allreduce") as beat:
+                report = run(options, progress=lambda sweep, shown: _display(sweep, shown, beat))
         except UsageError as exc:
             usage_error(str(exc))
         exit_if_quiet(report, strict)
@@ -66,13 +68,16 @@ def register(app: typer.Typer) -> None:
         )
 
 
-def _display(sweep, shown: bool):
+def _display(sweep, shown: bool, beat: Heartbeat):
     """The live results table and progress bar on stderr (the run feeds it); a
-    joined rank 0 also says there while it waits for its peers."""
+    joined rank 0 also says there while it waits for its peers; in a log, the
+    heartbeat line says how many sizes are done."""
     from gpudoctor.commands.allreduce.table import heading
     from gpudoctor.commands.allreduce.view import SweepDisplay
 
     title = heading(sweep.op, sweep.nproc, sweep.backend, sweep.device, sweep.iters)
-    display = SweepDisplay(err, len(sweep.planned()), title, live=shown)
+    total = len(sweep.planned())
+    display = SweepDisplay(err, total, title, live=shown)
     display.on_wait = waiting_notice("allreduce", display.note)
+    beat.status = lambda: f"{len(display.rows)} of {total} sizes done"
     return display

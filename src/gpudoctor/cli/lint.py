@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
             help="What makes the exit status 1: errors (the default), warnings too, or nothing.",
         ),
         exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when diagnostics are found."),
-        no_config: bool = typer.Option(False, "--no-config", help="Ignore [tool.gpudoctor.lint] in pyproject.toml."),
+        no_config: bool = typer.Option(False, "--no-config", help="Ignore \\[tool.gpudoctor.lint] in pyproject.toml."),
         json_out: bool = JsonOpt,
         explain: Optional[str] = typer.Option(
             None, "--explain", metavar="ID|all", help="Print a rule's page and exit (`all`, or no ID: list the rules).",

@@ -3,6 +3,7 @@ turning a Report into output and its exit code (cli/exit_code.py)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import NoReturn
 
@@ -70,6 +71,60 @@ def waiting_notice(command: str, say: Callable[[str], None] | None = None):
                 err.print(line, markup=False, highlight=False)
 
     return on_wait
+
+
+PROGRESS_EVERY_S = 30.0
+
+
+class Heartbeat:
+    """Off a terminal (srun, torchrun, CI logs), a long run is never silent for minutes:
+    one plain line on stderr every PROGRESS_EVERY_S while the command works, with the
+    time so far and what it is at. On a terminal the live display says it instead; a
+    joined rank other than 0 says nothing (rank 0 speaks for the job)."""
+
+    def __init__(self, command: str):
+        self.command = command
+        self.status: Callable[[], str] = lambda: ""
+        self._stop: threading.Event | None = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "Heartbeat":
+        import os
+
+        from gpudoctor.launch.rundir import PROGRESS_EVERY_ENV
+
+        if err.is_terminal or os.environ.get("RANK", "0") != "0":
+            return self
+        try:
+            every = max(float(os.environ.get(PROGRESS_EVERY_ENV, PROGRESS_EVERY_S)), 0.1)
+        except ValueError:
+            every = PROGRESS_EVERY_S
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, args=(every, self._stop), daemon=True)
+        self._thread.start()
+        return self
+
+    def _beat(self, every: float, stop: threading.Event) -> None:
+        import sys
+        import time
+
+        start = time.monotonic()
+        while not stop.wait(every):
+            try:
+                at = self.status()
+            except Exception:  # a status read mid-update: the time alone still says it is alive
+                at = ""
+            line = f"gpudoctor {self.command}: still running, {time.monotonic() - start:.0f} s" + (f" ({at})" if at else "")
+            print(line, file=sys.stderr, flush=True)
+
+    @property
+    def active(self) -> bool:
+        return self._thread is not None
+
+    def __exit__(self, *exc) -> None:
+        if self._stop is not None and self._thread is not None:
+            self._stop.set()
+            self._thread.join(timeout=2)
 
 
 def emit(

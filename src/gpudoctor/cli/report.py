@@ -8,7 +8,7 @@ from typing import List
 import typer
 
 from gpudoctor.core.exit_code import ExitCode, steps_exit
-from gpudoctor.cli.output import err
+from gpudoctor.cli.output import Heartbeat, err
 
 
 def register(app: typer.Typer) -> None:
@@ -27,7 +27,13 @@ def register(app: typer.Typer) -> None:
 
         skipped = tuple(dict.fromkeys(part.strip() for value in skip for part in value.split(",") if part.strip()))
         options = validate(Options(output, nproc, timeout, skipped))  # fail now, not after a minute of steps
-        written = command.run(options, progress=lambda name: err.print(f"gpudoctor report: {name} …"))
+        with Heartbeat("report") as beat:
+
+            def step(name: str) -> None:
+                err.print(f"gpudoctor report: {name} …")
+                beat.status = lambda: name
+
+            written = command.run(options, progress=step)
         if written.error:
             err.print(f"gpudoctor report: could not write the report: {written.error}", markup=False, highlight=False)
             raise typer.Exit(ExitCode.PROBLEM)

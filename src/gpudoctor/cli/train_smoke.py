@@ -9,6 +9,7 @@ from contextlib import contextmanager
 import typer
 
 from gpudoctor.cli.output import (
+    Heartbeat,
     JsonOpt,
     MarkdownOpt,
     StrictOpt,
@@ -52,7 +53,8 @@ def register(app: typer.Typer) -> None:
 
         options = Options(nproc, backend, device, steps, batch_size, num_workers, amp, save, timeout, compare_dp)
         try:
-            report = run(options, progress=_Status(err.is_terminal and not json_out))
+            with Heartbeat("train-smoke") as beat:
+                report = run(options, progress=_Status(err.is_terminal and not json_out, beat))
         except UsageError as exc:
             usage_error(str(exc))
         exit_if_quiet(report, strict)
@@ -70,14 +72,25 @@ class _Status:
     """A status line on stderr while local ranks run (on a terminal, without --json);
     a joined rank 0 says there when it waits for its peers."""
 
-    def __init__(self, show: bool):
+    def __init__(self, show: bool, beat: Heartbeat | None = None):
         self.show = show
+        self.beat = beat
         self.waiting = waiting_notice("train-smoke")
 
     @contextmanager
     def running(self) -> Iterator[Callable[[int, str, int], None] | None]:
         if not self.show:
-            yield None
+            if self.beat is None or not self.beat.active:
+                yield None
+                return
+            at = [""]
+            self.beat.status = lambda: at[0]
+
+            def on_stage(rank: int, stage: str, step: int) -> None:
+                if stage:
+                    at[0] = f"rank {rank} at {stage}" + (f" {step}" if step > 0 else "")
+
+            yield on_stage
             return
         with err.status("train-smoke: starting ranks") as status:
 

@@ -58,6 +58,7 @@ RUN_STEPS_ENV = "GPUDOCTOR_RUN_STEPS"  # "0": no step accounting (benchmarks)
 RUN_TRACE_ENV = "GPUDOCTOR_RUN_TRACE"  # `run --trace FILE`: keep slices for the trace
 RUN_HANG_TIMEOUT_ENV = "GPUDOCTOR_RUN_HANG_TIMEOUT"  # `run --hang-timeout`, for ranks under torchrun
 MAX_LINE_ENV = "GPUDOCTOR_MAX_LINE_BYTES"  # diagnose's longest line (tests use a small one)
+PROGRESS_EVERY_ENV = "GPUDOCTOR_PROGRESS_EVERY"  # seconds between a long run's log lines (default 30)
 
 # The run folder's own files (the per-rank ones through the helpers below).
 CONFIG_FILE = "config.json"

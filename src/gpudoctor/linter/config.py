@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass
 
 KEYS = {"select", "ignore", "exclude", "fail-on", "exit-zero"}
 FAIL_ON = ("error", "warning", "never")
 MAX_BYTES = 1 << 20
+# The section's header, found without a TOML reader (to tell "no section" from "cannot read it").
+_SECTION = re.compile(rb"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*gpudoctor\b", re.MULTILINE)
 
 
 class ConfigError(ValueError):
@@ -67,13 +70,6 @@ def load(path: str) -> LintConfig | None:
     import importlib
 
     try:
-        tomllib = importlib.import_module("tomllib")  # Python >= 3.11
-    except ImportError:  # pragma: no cover - Python 3.10: tomli when installed, else no config
-        try:
-            tomllib = importlib.import_module("tomli")
-        except ImportError:
-            return None
-    try:
         with open(path, "rb") as f:
             data = f.read(MAX_BYTES + 1)
     except OSError as exc:
@@ -82,6 +78,19 @@ def load(path: str) -> LintConfig | None:
         raise ConfigError(f"{path}: larger than {MAX_BYTES} bytes, not read")
     if b"gpudoctor" not in data:
         return None
+    try:
+        tomllib = importlib.import_module("tomllib")  # Python >= 3.11
+    except ImportError:
+        try:
+            tomllib = importlib.import_module("tomli")  # Python 3.10: a declared dependency there
+        except ImportError:
+            # Never ignore the section in silence: that lints with settings the user did not choose.
+            if _SECTION.search(data) is None:
+                return None
+            raise ConfigError(
+                f"{path}: [tool.gpudoctor.lint] cannot be read: this Python has no tomllib and tomli "
+                "is not installed (pip install tomli), or pass --no-config"
+            ) from None
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

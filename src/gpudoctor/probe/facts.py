@@ -14,6 +14,7 @@ from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
 from gpudoctor.probe.host import HostFacts, probe_host
 from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts, probe_kernel_log
 from gpudoctor.probe.nvml import NvmlFacts, probe_nvml
+from gpudoctor.probe.software import NOT_PROBED, SoftwareFacts, probe_software
 from gpudoctor.probe.system import SystemFacts, probe_system
 from gpudoctor.probe.torch_info import (
     DEFAULT_TIMEOUT_S,
@@ -44,6 +45,8 @@ class Facts:
     host: HostFacts | Unavailable
     # The NVIDIA driver's Xid lines of this boot (GPU faults), where this user may read them.
     kernel_log: KernelLogFacts | Unavailable = NOT_READ
+    # Packages, OS, CPU, compilers (the collect_env fields). Unavailable in older snapshots.
+    software: SoftwareFacts | Unavailable = NOT_PROBED
 
     def to_dict(self) -> dict[str, Any]:
         return to_plain(self)
@@ -81,6 +84,7 @@ def collect(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> F
         system = probe_system()
         host = probe_host()
         kernel_log = probe_kernel_log()
+        software = probe_software()
         in_process = in_process_view()
         torch = child.result()
     finally:
@@ -97,6 +101,7 @@ def collect(visible: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> F
         system=system,
         host=host,
         kernel_log=kernel_log,
+        software=software,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.text import Text
 
 from gpudoctor.core.findings import Finding, Report, Severity
@@ -13,9 +13,28 @@ from gpudoctor.render.escape import Shown
 from gpudoctor.render.finding_text import MARKS, finding_pieces
 
 
+class Indented:
+    """A line that keeps its indent when it wraps: `fix:` and `why:` lines wrapped by a
+    narrow terminal would otherwise go on from column 0, under the area headings. A line
+    that fits, or one that is not wrapped at all (a log: soft wrap), is drawn as it is."""
+
+    def __init__(self, text: Text):
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text, width = self.text, options.max_width
+        indent = len(text.plain) - len(text.plain.lstrip(" "))
+        if options.no_wrap or not indent or text.cell_len <= width or indent > width // 2:
+            yield text
+            return
+        lead = text.get_style_at_offset(console, 0)
+        for line in text[indent:].wrap(console, width - indent):
+            yield Text.assemble((" " * indent, lead), line)
+
+
 def finding_lines(f: Finding, verbose: bool = False) -> RenderableType:
     """render/finding_text.py's lines of one finding, drawn with rich."""
-    return Group(*(Text.assemble(*line) for line in finding_pieces(f, verbose)))
+    return Group(*(Indented(Text.assemble(*line)) for line in finding_pieces(f, verbose)))
 
 
 def summary(report: Report) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -31,6 +32,32 @@ def _cell(column: dict, i: int) -> str:
     return ("?" if value is None else value) + (MARK if column["odd"][i] else "")
 
 
+class _TableOrBlocks:
+    """The table where it fits the width; else one block per node, a fact a line
+    (a narrow terminal, or COLUMNS in a log: a squeezed table loses its headers)."""
+
+    def __init__(self, table: Table, blocks: list[Text]):
+        self.table, self.blocks = table, blocks
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        natural = Measurement.get(console, options.update_width(100_000), self.table).maximum  # unsqueezed
+        if natural <= options.max_width:
+            yield self.table
+        else:
+            yield from self.blocks
+
+
+def _blocks(data: dict[str, Any], shown: list[dict]) -> list[Text]:
+    lines = [Text(f"{len(data['nodes'])} nodes", style="bold")]
+    for i, node in enumerate(data["nodes"]):
+        lines.append(Text.assemble(("node ", "bold"), (node["name"], "bold"), f"  ranks {node['ranks']}"))
+        for c in shown:
+            differs = c["severity"] != "ok"
+            style = STYLES.get(c["severity"], "") if c["odd"][i] else "dim" if differs else ""
+            lines.append(Text.assemble(f"    {c['label']}: ", (_cell(c, i), style)))
+    return lines
+
+
 def rich_fleet(data: dict[str, Any]) -> list[RenderableType]:
     shown, same = _split(data)
     nodes = data["nodes"]
@@ -46,7 +73,7 @@ def rich_fleet(data: dict[str, Any]) -> list[RenderableType]:
             style = STYLES.get(c["severity"], "") if c["odd"][i] else "dim" if differs else ""
             cells.append(Text(_cell(c, i), style=style))
         grid.add_row(*cells)
-    parts: list[RenderableType] = [grid]
+    parts: list[RenderableType] = [_TableOrBlocks(grid, _blocks(data, shown))]
     if same:
         parts.append(Text("same on every node: " + ", ".join(f"{c['label']}={c['values'][0]}" for c in same), style="dim"))
     parts.append(Text(""))

@@ -150,4 +150,37 @@ nvidia-smi
         says="The child that imports torch and asks CUDA for its devices crashed or hung; a training process would do the same. A hang at CUDA initialisation usually means a GPU or driver in a bad state.",
         does='python -c "import torch; print(torch.cuda.device_count())"  # run it by hand; then: nvidia-smi',
     ),
+    FindingDoc(
+        id="nvcc-torch-cuda-mismatch",
+        severity="warn / info",
+        area="torch",
+        emitted_by="[`gpudoctor check`](../commands/check.md), [`gpudoctor report`](../commands/report.md)",
+        summary="The CUDA compiler an extension build would use (`$CUDA_HOME/bin/nvcc`, else the `nvcc` on `PATH`, else `/usr/local/cuda`: the order of `torch.utils.cpp_extension`) is another CUDA version than the one torch was built with. `warn` when the major version differs; `info` when only the minor version does.",
+        evidence="`nvcc` (its path), `found by` (`CUDA_HOME`, `CUDA_PATH`, `PATH` or `/usr/local/cuda`), `nvcc release`, `torch CUDA (build)`.",
+        why="Packages that compile CUDA code against torch when installed or first used (flash-attn, apex, xformers and DeepSpeed ops from source, any `CUDAExtension`) run that nvcc. torch refuses a toolkit of another major version (*The detected CUDA version mismatches the version that was used to compile PyTorch*); another minor version only warns, and usually builds. Nothing breaks until such a build runs, so this is not an error.",
+        fix="""Point the build at a toolkit of torch's CUDA, or use a torch built for the toolkit you have:
+
+```sh
+export CUDA_HOME=/usr/local/cuda-12.6   # a toolkit of the CUDA torch was built with
+pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu130   # or a torch for your nvcc
+```""",
+        cases={
+            "major": "Building a CUDA extension (flash-attn, apex, xformers or DeepSpeed ops from source, any CUDAExtension) with this nvcc fails: torch refuses a CUDA toolkit of another major version than its own.",
+            "minor": "torch only warns when an extension is built with a toolkit of another minor version, and the build usually works; a build that needs the newer toolkit's features may not.",
+        },
+        fix_cases={
+            "major": "export CUDA_HOME=/usr/local/cuda-{cuda}  # a CUDA {cuda} toolkit, as torch was built with; or a torch built for CUDA {nvcc}: https://pytorch.org/get-started/locally/",
+            "minor": "export CUDA_HOME=/usr/local/cuda-{cuda}  # only if an extension build fails: a CUDA {cuda} toolkit, as torch was built with",
+        },
+    ),
+    FindingDoc(
+        id="nvcc-torch-cuda-match",
+        severity="ok",
+        area="torch",
+        emitted_by="[`gpudoctor check`](../commands/check.md)",
+        summary="The CUDA compiler an extension build would use is the CUDA version torch was built with.",
+        evidence="`nvcc`, `found by`, `nvcc release`, `torch CUDA (build)`.",
+        why="A toolkit of another CUDA version than torch's is a top cause of failed builds of flash-attn, apex, xformers and DeepSpeed ops.",
+        fix="Nothing to fix. When it differs it is reported as [`nvcc-torch-cuda-mismatch`](nvcc-torch-cuda-mismatch.md).",
+    ),
 )

@@ -10,7 +10,9 @@ from rich.text import Text
 
 from gpudoctor.checks.visibility import DeviceRow, device_map
 from gpudoctor.checks.wording import or_none, quoted, shown, size
+from gpudoctor.core.unavailable import Unavailable
 from gpudoctor.probe.facts import Facts
+from gpudoctor.probe.software import Nvcc
 from gpudoctor.render.markdown import table
 
 
@@ -53,7 +55,36 @@ def versions(facts: Facts) -> list[tuple[str, str]]:
         ("CUDA_VISIBLE_DEVICES", quoted(facts.visible_devices) + (" (--visible)" if facts.visible_override is not None else "")),
         ("CUDA_DEVICE_ORDER", quoted(facts.environment.get("CUDA_DEVICE_ORDER"))),
         ("CPUs / RAM / /dev/shm", f"{shown(s.cpus_logical)} / {size(s.ram_total_bytes)} / {size(s.shm_total_bytes)}"),
+        *software_versions(facts),
     ]
+
+
+def software_versions(facts: Facts) -> list[tuple[str, str]]:
+    """The collect_env fields beyond torch and the driver (probe/software.py)."""
+    sw = facts.software
+    if isinstance(sw, Unavailable):
+        return [("OS, CPU, compilers, packages", str(sw))]
+    nvcc = sw.nvcc
+    if isinstance(nvcc, Nvcc):
+        nvcc_text = f"{shown(nvcc.release)} ({nvcc.path}, by {nvcc.found_by})"
+    else:
+        nvcc_text = "none (no CUDA_HOME, no nvcc on PATH or in /usr/local/cuda)" if nvcc is None else str(nvcc)
+    return [
+        ("OS / kernel", f"{shown(sw.os_name)} / {shown(sw.kernel)}"),
+        ("CPU", str(shown(sw.cpu_model))),
+        ("gcc / glibc", f"{or_none(sw.gcc)} / {or_none(sw.glibc)}"),
+        ("nvcc (CUDA toolkit for extension builds)", nvcc_text),
+    ]
+
+
+def packages_section(facts: Facts) -> str:
+    """Every installed package that matters to a distributed job, as `pip list` names it."""
+    sw = facts.software
+    packages = sw.packages if not isinstance(sw, Unavailable) else sw
+    if isinstance(packages, Unavailable):
+        return f"### Packages\n\n{packages}"
+    rows = ((p.name, p.version, p.reason) for p in packages)
+    return "### Packages\n\n" + table(["package", "version", "why listed"], rows)
 
 
 def _row_cells(r: DeviceRow) -> list[str]:
@@ -100,7 +131,7 @@ def rich_header(facts: Facts) -> list[RenderableType]:
 
 
 def markdown_sections(facts: Facts) -> list[str]:
-    sections = ["### Versions\n\n" + table(["", "value"], versions(facts))]
+    sections = ["### Versions\n\n" + table(["", "value"], versions(facts)), packages_section(facts)]
     rows = device_map(facts)
     if rows:
         sections.append("### GPUs\n\n" + table(HEADERS, (_row_cells(r) for r in rows)))

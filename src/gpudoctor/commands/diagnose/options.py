@@ -21,9 +21,14 @@ def validate(options: Options) -> Options:
         from gpudoctor.knowledge.patterns import BY_ID
 
         if options.explain not in BY_ID:
+            import difflib
+
+            # A bare `--explain` is itself a usage error: name the ids, never suggest it.
+            close = difflib.get_close_matches(options.explain, BY_ID, n=3)
             raise UsageError(
-                f"unknown pattern id {options.explain!r} (see docs/patterns/ or `gpudoctor diagnose --explain` "
-                f"with one of: {', '.join(sorted(BY_ID))})"
+                f"unknown pattern id {options.explain!r}"
+                + (f"; did you mean {' or '.join(close)}?" if close else "")
+                + f" (the ids, one page each in docs/patterns/: {', '.join(sorted(BY_ID))})"
             )
         return options
     if options.path is None and options.text is None:

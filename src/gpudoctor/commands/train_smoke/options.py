@@ -4,6 +4,7 @@ CLI and the Python API both run: bad input is a UsageError naming the CLI's flag
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -35,8 +36,12 @@ class Options:
 
 
 def checkpoint_target(save: str) -> str:
-    """The file --save names (a directory gets train-smoke.pt inside), if it can be written."""
+    """The file --save names (a directory gets train-smoke.pt inside), if it can be written.
+    A name ending in a separator is a directory even before it exists (`--save ./ckpt/`):
+    it is made, private (0700), parents included."""
     path = Path(save).expanduser()
+    if save.endswith(("/", os.sep)) and not path.is_dir():
+        _make_folder(path, save)
     if path.is_dir():
         path = path / CHECKPOINT_NAME
     try:
@@ -44,6 +49,18 @@ def checkpoint_target(save: str) -> str:
     except FileRefused as exc:
         raise UsageError(f"--save {save}: {exc.reason}") from None
     return str(path.resolve())
+
+
+def _make_folder(path: Path, save: str) -> None:
+    """Each missing folder down to `path`, mode 0700 (makedirs gives 0700 to the last only)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except OSError as exc:
+            raise UsageError(f"--save {save}: cannot create directory {folder} ({exc.strerror or exc})") from None
+    if not path.is_dir():
+        raise UsageError(f"--save {save}: {path} is not a directory")
 
 
 def steps_for(steps: int | None, batch_size: int, world: int) -> int:

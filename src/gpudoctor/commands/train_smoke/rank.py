@@ -394,15 +394,20 @@ def _eval_loss(torch, model, x, y) -> float:
         return float(F.mse_loss(model(x), y))
 
 
+def _tensor_bytes(torch, tensor) -> bytes:
+    # Through a list, not through numpy: torch does not require numpy, and neither does gpudoctor.
+    # The smoke model is a few thousand parameters, so the list costs well under a millisecond.
+    return bytes(tensor.detach().reshape(-1).cpu().contiguous().view(torch.uint8).tolist())
+
+
 def _digest(torch, tensor) -> str:
-    data = tensor.detach().reshape(-1).cpu().contiguous().view(torch.uint8).numpy().tobytes()
-    return hashlib.sha256(data).hexdigest()[:16]
+    return hashlib.sha256(_tensor_bytes(torch, tensor)).hexdigest()[:16]
 
 
 def _model_digest(torch, model) -> str:
     h = hashlib.sha256()
     for p in model.parameters():
-        h.update(p.detach().reshape(-1).cpu().contiguous().view(torch.uint8).numpy().tobytes())
+        h.update(_tensor_bytes(torch, p))
     return h.hexdigest()[:16]
 
 
