@@ -20,8 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gpudoctor.knowledge.libraries import PROJECTS, is_library, package_of, project_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.pattern import any_of
+from gpudoctor.knowledge.remedy import Remedy, remedy_in
 
 KEEP = 16  # signs kept (the first ones); later ones are only counted
 MAX_TRACEBACKS = 200  # tracebacks read frame by frame; later ones are only counted
@@ -39,12 +41,6 @@ CARETS = re.compile(r"^[\^~ ]+$")
 CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
 # Exceptions that end a program without a failure.
 NOT_FAILURES = re.compile(r"^(?:SystemExit(?:: 0)?|GeneratorExit)$")
-
-# Library code: a frame here is not the user's (site-packages, the standard library, torch's own tree).
-LIBRARY = re.compile(
-    r"site-packages|dist-packages|[/\\]lib[/\\]python\d|[/\\]Lib[/\\]|<frozen|^<|[/\\]torch[/\\]|"
-    r"^/usr/lib/|[/\\](?:lightning|pytorch_lightning|accelerate|deepspeed|transformers|torchvision)[/\\]"
-)
 
 # What points at the environment rather than the user's code: a failed import, a missing
 # symbol (two builds of a library), a GPU feature or version the install lacks, a launcher setting.
@@ -102,6 +98,18 @@ LATE_SIGNS = re.compile(
     r"^(?=.*?(?:[Ee]rror|[Ff]ail|[Tt]imeout|[Aa]bort|[Uu]nhandled|closed|refused|No route|[Rr]emote))(?=.*?NCCL WARN (?P<ncclwarn>.*))"
     r"|^(?=.*?(?:[Ee]rror|failed|[Tt]imed out))(?=.*?\b(?P<gloo>[Gg]loo\b.*))"
 )
+# Signs whose message may go on over the next lines with advice (CUDA's "For debugging consider passing ...").
+ADVISING = {"fatal", "terminate", "what", "c10", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo", "bare"}
+MESSAGE_LINES = 4  # lines after a message's first read for its advice
+# A line that starts a new log record rather than going on with a message: glog, a timestamp, a
+# level, torchrun's banner, an NCCL line (after any rank prefix).
+NEW_RECORD = re.compile(
+    r"^\s*(?:\[rank\d+\]:|\[default\d+\]:|\d{1,5}: )?\s*(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d|\*{5}|(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\b|"
+    r"[\w.\-]+:\d+:\d+ \[\d+\] NCCL|Traceback|[\w.]*(?:Error|Exception|Warning): )"
+)
+# Who owns the code that prints a sign with no frames.
+KIND_PROJECT = {"ncclwarn": "NVIDIA/nccl", "ncclerror": "NVIDIA/nccl", "c10": "pytorch/pytorch", "what": "pytorch/pytorch", "terminate": "pytorch/pytorch",
+                "cuda": "pytorch/pytorch", "cudastatus": "pytorch/pytorch", "devassert": "pytorch/pytorch", "gloo": "pytorch/pytorch"}
 KIND = {
     "fatal": "fatal Python error",
     "terminate": "C++ exception (terminate called)",
@@ -154,7 +162,7 @@ class Frame:
     func: str = ""
 
     def user(self) -> bool:
-        return LIBRARY.search(self.path) is None
+        return not is_library(self.path)
 
     def in_ddp_constructor(self) -> bool:
         return self.path.replace("\\", "/").endswith("parallel/distributed.py") and self.func in DDP_CONSTRUCTOR
@@ -181,6 +189,28 @@ class Sign:
     claimed: str = ""  # the pattern that explains this line, if one does
     block: Optional["Sign"] = None  # the first sign of the C++ report this one is part of
     cut: bool = False  # a traceback whose exception line is not in the log
+    remedy: Optional[Remedy] = None  # what the message itself says to do, and its line
+
+    def raised_by(self) -> str:
+        """'your code', or the package whose frame raised ('deepspeed', 'python'); '' when no frame shows."""
+        last = self.raised_in()
+        if last is None:
+            return ""
+        return "your code" if last.user() else package_of(last.path) or "a library"
+
+    def project(self) -> str:
+        """The GitHub project whose code raised this ('pytorch/pytorch'), or '' when it is the
+        user's code or not known: the innermost frame of a known library, else the exception's module."""
+        for f in reversed(self.frames):
+            if not f.user():
+                found = project_of(f.path)
+                if found:
+                    return found
+            elif f is self.frames[-1]:
+                return ""  # raised in the user's own code
+        if self.kind == "exception" and "." in self.what:
+            return PROJECTS.get(self.what.split(".", 1)[0], "")
+        return KIND_PROJECT.get(self.kind, "")
 
     @property
     def strength(self) -> int:
@@ -222,6 +252,7 @@ class Signs:
         self.count = 0
         self.events = 0  # anything that changed what this reader knows (a sign, a traceback, an exit note)
         self.tracebacks = 0
+        self.first_traceback: Optional[int] = None  # the line of the first traceback header
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
 
@@ -244,6 +275,8 @@ class Signs:
             return
         if text.startswith(TRACEBACK) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, or rich's boxed traceback
             self.tracebacks += 1
+            if self.first_traceback is None:
+                self.first_traceback = line
             self.events += 1
             if self.ignored_at.get(msg.rank, -10) >= line - 2:
                 return  # Python reporting an exception it ignored at exit: not a failure
@@ -301,6 +334,9 @@ class Signs:
         elif kind == "devassert":
             what = KIND[kind]
         sign = Sign(kind, what, message[:300], line, source, msg, time_of(raw), text=text)
+        if len(self.signs) < KEEP:
+            after = following(MESSAGE_LINES) if following is not None and kind in ADVISING else []
+            sign.remedy = remedy_in([(line, text), *continued(msg, line, after)])
         if kind in CPP_REPORT:
             # terminate called, what(), "Exception raised from": lines of one C++ report
             before = next((t for t in reversed(self.signs) if t.kind in CPP_REPORT and (None in (t.where.rank, msg.rank) or t.where.rank == msg.rank)), None)
@@ -349,6 +385,7 @@ class Signs:
                     return
                 chained = self.chained_cause(after[i + 1 : i + 4])
                 sign = Sign("exception", cls, message[:300], line, source, head, time_of(raw), frames, text=text)
+                sign.remedy = remedy_in([(line + 1 + i, text), *continued(head, line + 1 + i, after[i + 1 : i + 1 + MESSAGE_LINES])])
                 if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank == head.rank:
                     previous = self.signs[-1]
                     if previous.cause == "<next>":  # this traceback was raised from the previous one
@@ -401,6 +438,22 @@ class Signs:
             if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank)):
                 return s
         return None
+
+
+def continued(head: LogLine, line: int, after: list[str]) -> list[tuple[int, str]]:
+    """The lines after a message's first that go on with it (a message over several lines):
+    up to a blank line, a new traceback, a frame, or a new log record."""
+    out = []
+    for i, raw in enumerate(after):
+        if NEW_RECORD.match(raw):
+            break
+        seg = segments(raw)[0] if raw.strip() else None
+        if seg is None or not seg.text or seg.text.startswith((TRACEBACK, "File \"")) or any(c in seg.text for c in CHAINED):
+            break
+        if head.rank is not None and seg.rank is not None and seg.rank != head.rank:
+            continue  # another rank's line, interleaved
+        out.append((line + 1 + i, seg.text))
+    return out
 
 
 def first_group(m: re.Match) -> str:
