@@ -42,3 +42,55 @@ class TestUnrecognisedFailureRemedy:
         assert found[0].id == "unrecognised-failure"
         assert found[0].evidence["remedy"] == "Please set `pipeline_stages=2` in the config"
         assert found[0].evidence["remedy_line"] == 5
+
+
+SMI_BOX = """+-----------------------------------------------------------------------------+
+| NVIDIA-SMI 525.85.12    Driver Version: 525.85.12    CUDA Version: 12.0     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  NVIDIA A100-SXM...  On   | 00000000:07:00.0 Off |                    0 |
+| N/A   31C    P0    60W / 400W |      0MiB / 81920MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+|   1  NVIDIA A100-SXM...  On   | 00000000:0F:00.0 Off |                    0 |
+| N/A   30C    P0    61W / 400W |      0MiB / 81920MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+"""
+PROGRESS = "".join(f"epoch 1 step {100 + i} | loss 0.{4300 + i} | lr 0.000{i % 10} | 512 samples/s | eta 00:1{i % 10}:00\n" for i in range(40))
+CUT_CAUSE = (  # one line of torch's device-mismatch error, cut at 80 columns by a terminal copy
+    "RuntimeError: Expected all tensors to be on the same device, but found at least \n"
+    "two devices, cuda:0 and cpu! (when checking argument for argument index in metho\n"
+    "d wrapper_CUDA__index_select)\n"
+)
+
+
+class TestHardWrappedPaste:
+    """A paste is joined back at a window's width only when it was cut there."""
+
+    def test_control_an_nvidia_smi_box_is_not_wrapped_text(self):
+        from gpudoctor.commands.diagnose.paste import short_wrap_width, wrap_width
+
+        assert wrap_width(SMI_BOX.encode()) == 0 and short_wrap_width(SMI_BOX.encode()) == 0
+        assert "unwrapped_at" not in api.diagnose(SMI_BOX).data
+
+    def test_control_a_progress_log_of_one_width_is_not_wrapped_text(self):
+        from gpudoctor.commands.diagnose.paste import wrap_width
+
+        assert wrap_width(PROGRESS.encode()) == 0
+        report = api.diagnose(PROGRESS)
+        assert "unwrapped_at" not in report.data and errors(PROGRESS) == []
+
+    def test_control_a_natural_line_break_of_a_known_message_stays(self):
+        # torch's launch deprecation warning breaks its own line after "is deprecated"
+        text = (
+            "/opt/conda/lib/python3.10/site-packages/torch/distributed/launch.py:181: FutureWarning: The module torch.distributed.launch is deprecated\n"
+            "and will be removed in future. Use torchrun.\n"
+        )
+        report = api.diagnose(text)
+        assert "unwrapped_at" not in report.data and errors(text) == []
+
+    def test_sibling_a_cause_cut_at_the_width_is_read_joined(self):
+        report = api.diagnose(CUT_CAUSE)
+        assert report.data["unwrapped_at"] == 80
+        assert errors(CUT_CAUSE)[0].id == "ddp-device-mismatch"

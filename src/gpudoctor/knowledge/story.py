@@ -111,6 +111,7 @@ class Diagnosis:
         self.told: dict[str, Seen] = {}  # the same, settled with the signs (`seen`)
         self.lines = 0
         self.hits = 0
+        self.unwrapped_at = 0  # the width a hard-wrapped paste was joined back from (0: it was not wrapped)
         self.all_ranks: set[int] = set()
         self.sources: list[str] = []
         # the rank a whole input belongs to (a per-rank log file), for lines that do not say
