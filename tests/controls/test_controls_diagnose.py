@@ -94,3 +94,58 @@ class TestHardWrappedPaste:
         report = api.diagnose(CUT_CAUSE)
         assert report.data["unwrapped_at"] == 80
         assert errors(CUT_CAUSE)[0].id == "ddp-device-mismatch"
+
+
+CPP_FRAMES = (
+    "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)\n"
+    "frame #4: <unknown function> + 0x145c0 (0x78eec64ee5c0 in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch.so)\n"
+)
+WARNING_FRAMES = (  # TORCH_SHOW_CPP_STACKTRACES=1 prints a warning's C++ backtrace: nothing failed
+    "[W reducer.cpp:1300] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters (function operator())\n"
+    "frame #0: c10::Warning::Warning(c10::variant<c10::UserWarning, c10::DeprecationWarning>, c10::SourceLocation const&) + 0x4e (0x7f1 in /x/libc10.so)\n"
+    "frame #1: c10::warn(c10::Warning const&) + 0x31 (0x7f2 in /x/libc10.so)\n"
+    "frame #2: <unknown function> + 0x5a5950 (0x7fe374b3f950 in /x/libtorch_python.so)\n"
+)
+
+
+class TestUnrecognisedFailureDetector:
+    """unrecognised-failure from the detector's evidence: each line it calls harmless has its
+    dangerous sibling, the same-looking line that shows a failure."""
+
+    def test_control_a_warnings_cpp_backtrace_is_no_failure(self):
+        assert not any(f.id == "unrecognised-failure" for f in api.diagnose(WARNING_FRAMES).findings)
+
+    def test_sibling_a_cpp_backtrace_without_its_message_is_a_failure(self):
+        found = errors(CPP_FRAMES)
+        assert found and found[0].id == "unrecognised-failure" and "backtrace" in found[0].title
+
+    def test_control_a_metric_called_error_is_no_failure(self):
+        assert errors("epoch 3 done\nError: 0.0123\nTop-1 Error: 12.5%\n") == []
+
+    def test_sibling_a_launchers_error_line_is_a_failure(self):
+        found = errors("Error: failed to run torchrun --nproc_per_node=4 --nnodes=1\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+    def test_control_an_exception_python_ignored_at_exit_is_no_failure(self):
+        log = (
+            "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f62eb6ed630>\n"
+            "Traceback (most recent call last):\n"
+            f'  File "{"/opt/conda/lib/python3.10/site-packages"}/torch/utils/data/dataloader.py", line 1478, in __del__\n'
+            "AssertionError: can only test a child process\n"
+        )
+        assert errors(log) == []
+
+    def test_sibling_the_same_traceback_not_ignored_is_a_failure(self):
+        log = (
+            "Traceback (most recent call last):\n"
+            '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1478, in __del__\n'
+        )
+        assert errors(log), "a traceback cut before its exception is still a failure"
+
+    def test_control_a_store_warnings_backtrace_stays_a_warning(self):
+        # the store's recv warning at a normal exit, with its C++ backtrace: the pattern explains it
+        log = (
+            "[W TCPStore.cpp:106] [c10d] recvValue failed on SocketImpl(fd=3, addr=[localhost]:29500): Connection reset by peer\n"
+            "Exception raised from recvBytes at ../torch/csrc/distributed/c10d/Utils.hpp:670 (most recent call first):\n" + CPP_FRAMES
+        )
+        assert not any(f.id == "unrecognised-failure" for f in api.diagnose(log).findings)

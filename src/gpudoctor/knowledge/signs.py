@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gpudoctor.knowledge.evidence import RULES as EVIDENCE_RULES
+from gpudoctor.knowledge.evidence import evidence_in
 from gpudoctor.knowledge.libraries import PROJECTS, is_library, package_of, project_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.pattern import any_of
@@ -32,7 +34,7 @@ TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frame
 TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
-EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::(?: (?P<message>.*))?)?$")
+EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\([\w.]+\))?)(?::(?: (?P<message>.*))?)?$")
 # rich's traceback: "╭──── Traceback (most recent call last) ────╮", "│ /path/train.py:773 in <module> │", "╰───╯"
 BOX_TOP = "╭┌"
 BOX_BOTTOM = "╰└"
@@ -107,6 +109,11 @@ NEW_RECORD = re.compile(
     r"^\s*(?:\[rank\d+\]:|\[default\d+\]:|\d{1,5}: )?\s*(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d|\*{5}|(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\b|"
     r"[\w.\-]+:\d+:\d+ \[\d+\] NCCL|Traceback|[\w.]*(?:Error|Exception|Warning): )"
 )
+# torch's C++ backtrace line: "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /x/libtorch_cuda.so)"
+CPP_FRAME = re.compile(r"^frame #\d+: (?:.+ \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in |<unknown function> \+ 0x)")
+CPP_FRAMES_SPAN = 80  # lines one C++ backtrace takes at most
+# An exception glued to the source line before it: "... process.args, subprocess.CalledProcessError: Command '...' returned ..."
+GLUED = re.compile(r"[\s,(](?P<cls>(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)): (?P<message>.+)$")
 # Who owns the code that prints a sign with no frames.
 KIND_PROJECT = {"ncclwarn": "NVIDIA/nccl", "ncclerror": "NVIDIA/nccl", "c10": "pytorch/pytorch", "what": "pytorch/pytorch", "terminate": "pytorch/pytorch",
                 "cuda": "pytorch/pytorch", "cudastatus": "pytorch/pytorch", "devassert": "pytorch/pytorch", "gloo": "pytorch/pytorch"}
@@ -137,12 +144,15 @@ KIND = {
     "ncclerror": "NCCL error",
     "gloo": "gloo error",
     "barrier": "store barrier still waiting for ranks",
+    "cppframes": "a C++ exception's backtrace (frame #N lines; its message is not in the log)",
+    **{rule.kind: rule.what for rule in EVIDENCE_RULES},
 }
 # How much a sign says about the failure itself (the headline is the strongest sign, first seen first).
 STRENGTH = {
     "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
-    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1,
+    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1, "cppframes": 2,
+    **{rule.kind: rule.strength for rule in EVIDENCE_RULES},
 }
 RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
 STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
@@ -253,12 +263,16 @@ class Signs:
         self.events = 0  # anything that changed what this reader knows (a sign, a traceback, an exit note)
         self.tracebacks = 0
         self.first_traceback: Optional[int] = None  # the line of the first traceback header
+        self.covered: dict[tuple[str, Optional[int]], int] = {}  # (source, rank) -> last line of the traceback read last
+        self.warned_frames_at: dict[Optional[int], int] = {}  # rank -> line of a warning's C++ backtrace
+        self.explained_at: dict[Optional[int], int] = {}  # rank -> the last line a pattern explained
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
 
     def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
-        traceback whose exception line it is)."""
+        traceback whose exception line it is, nor the C++ backtrace printed under it)."""
+        self.explained_at[msg.rank] = line
         for s in reversed(self.signs):
             if (s.line == line and s.kind != "exception") or (s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank):
                 s.claimed = s.claimed or pattern_id
@@ -283,8 +297,18 @@ class Signs:
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
+        if text[:6] == 'File "' or text[:1] in "│|" and RICH_FRAME.match(text):
+            self.headless(msg, raw, line, source, following)
+            return
+        if text[:7] == "frame #" and CPP_FRAME.match(text):
+            self.cpp_frames(msg, raw, line, source)
+            return
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
+            found = evidence_in(text)
+            if found is not None:
+                kind, value = found
+                self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", text[:300], line, source, msg, time_of(raw), text=text))
             return
         kind = first_group(m)
         value = m.group(kind) or ""
@@ -294,6 +318,7 @@ class Signs:
             self.events += 1
             return
         if kind == "c10" and value in STORE_IO:
+            self.explained_at[msg.rank] = line  # its backtrace is the store's too
             return  # a store read after a peer left: the store patterns tell it (a warning at a normal exit, too)
         if kind == "barrier" and value == "checked in" and RANKS_WORD.search(text) is None:
             return  # "checked in" in some other sense: only ranks or workers checking in at a barrier count
@@ -345,6 +370,35 @@ class Signs:
                 sign.claimed = sign.block.claimed
         self.add(sign)
 
+    def headless(self, msg: LogLine, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
+        """A traceback's frames without its header (the paste starts inside it): read from here
+        as a traceback, unless a traceback already read holds this line."""
+        if line <= self.covered.get((source, msg.rank), -1) or self.tracebacks >= MAX_TRACEBACKS or following is None:
+            return
+        self.tracebacks += 1
+        head = LogLine(("╭ " if msg.text[:1] in "│|" else "") + "(a traceback whose header is not in the log)", msg.rank, msg.local_rank, msg.node)
+        self.read_traceback(self.spawn_rank(head), raw, line - 1, source, [raw, *following(TRACEBACK_LINES)])
+
+    def cpp_frames(self, msg: LogLine, raw: str, line: int, source: str) -> None:
+        """torch's C++ backtrace (`frame #3: c10d::... + 0x14d (0x7f... in libtorch_cuda.so)`) prints
+        under a C++ exception; without its message (cut) the frames still say one was thrown. A
+        warning's backtrace (TORCH_SHOW_CPP_STACKTRACES=1) is no failure."""
+        if "Warning" in msg.text or "c10::warn" in msg.text:
+            self.warned_frames_at[msg.rank] = line
+            return
+        near = [s for s in self.signs if s.kind in CPP_REPORT + ("cppframes",) and s.where.rank == msg.rank and 0 <= line - s.line <= CPP_FRAMES_SPAN]
+        far = -10 * CPP_FRAMES_SPAN
+        if near or any(0 <= line - seen.get(msg.rank, far) <= CPP_FRAMES_SPAN for seen in (self.warned_frames_at, self.explained_at)):
+            return  # part of a C++ report already read or explained, or of a warning's backtrace
+        self.add(Sign("cppframes", KIND["cppframes"], msg.text[:300], line, source, msg, time_of(raw), text=msg.text))
+
+    def see_source(self, msg: LogLine, raw: str, line: int, source: str) -> None:
+        """A line of quoted source with the exception glued to it (a paste that lost a line break:
+        `raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command ...`)."""
+        m = GLUED.search(msg.text)
+        if m is not None:
+            self.add(Sign("exception", m.group("cls"), m.group("message")[:300], line, source, msg, time_of(raw), [], text=msg.text, cut=True))
+
     def spawn_rank(self, msg: LogLine) -> LogLine:
         """A traceback mp.spawn prints after "-- Process N terminated" is rank N's."""
         if msg.rank is None and self.spawned is not None:
@@ -354,6 +408,7 @@ class Signs:
     def read_traceback(self, head: LogLine, raw: str, line: int, source: str, after: list[str]) -> None:
         frames: list[Frame] = []
         boxed = head.text[:1] in BOX_TOP  # rich draws the frames in a box; the exception line follows it
+        self.covered[(source, head.rank)] = line + len(after)  # its frames are not read again as a traceback of their own
         for i, nxt in enumerate(after):
             for seg in segments(nxt):
                 if head.rank is not None and seg.rank is not None and seg.rank != head.rank:
@@ -374,6 +429,7 @@ class Signs:
                     frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or ""))
                     continue
                 if text.startswith(TRACEBACK):
+                    self.covered[(source, head.rank)] = line + i
                     self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
                     return
                 em = EXCEPTION_LINE.match(text) if frames or head.text[:1] in BOX_TOP else None
@@ -381,6 +437,7 @@ class Signs:
                     continue  # the source line a frame quotes
                 cls = em.group("cls")
                 message = em.group("message") or ""
+                self.covered[(source, head.rank)] = line + 1 + i
                 if NOT_FAILURES.match(text) or cls in ("SystemExit",) and message.strip() in ("", "0", "None"):
                     return
                 chained = self.chained_cause(after[i + 1 : i + 4])
@@ -398,7 +455,10 @@ class Signs:
         self.cut_traceback(head, raw, line, source, frames)
 
     def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:
-        """Frames and no exception line: the paste (or the log) was cut, but an exception was raised."""
+        """No exception line: the paste (or the log) was cut, but an exception was raised (a traceback
+        header alone says so too)."""
+        if not frames and head.text.startswith(TRACEBACK):
+            self.add(Sign("exception", "an exception (the traceback is cut after its first line)", "", line, source, head, time_of(raw), [], cut=True))
         if frames:
             self.add(Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True))
 

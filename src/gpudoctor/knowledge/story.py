@@ -159,6 +159,7 @@ class Diagnosis:
             if msg.rank is not None:
                 self.all_ranks.add(msg.rank)
             if msg.is_source():
+                self.signs.see_source(msg, raw, line, source)
                 continue
             self.signs.see(msg, raw, line, source, following)
             for p, m in self.matches(msg.text):

@@ -84,7 +84,9 @@ zstd -d rank0.log.zst && gpudoctor diagnose rank0.log
 shape of the log, whatever the message: a Python traceback (any exception class, chained or
 `raise ... from`), a fatal signal or a non-zero exit in a launcher's, agent's or srun's line,
 `Fatal Python error`, a C++ `terminate called` / `what():`, CUDA / NCCL / gloo error lines, a
-device-side assertion, a store barrier still waiting for ranks. Also what a Python exception
+device-side assertion, a store barrier still waiting for ranks; a traceback cut at its top or its
+bottom, torch's C++ backtrace without its message; the failure lines of launchers, shells, Hydra
+and Ray (`gpudoctor.knowledge.evidence`). Also what a Python exception
 becomes when it was not raised in the user's own code (or when something in it points at the
 environment: a failed import, a missing symbol, a GPU feature, a launcher setting).""",
         evidence="""`kind` and `what` (the exception class, the signal, the exit code), `message`, `raised_from`
