@@ -120,6 +120,8 @@ def strip(raw: str) -> LogLine:
         text = ENTITY.sub(lambda m: ENTITIES[m.group(0)], text)
     rank = local_rank = None
     node = None
+    if text[:1] in " \t" and text.lstrip(" \t")[:1] in "[(":
+        text = text.lstrip(" \t")  # an indented paste (a Markdown code block): the prefix is after the indent
     for _ in range(8):
         m = ANY_PREFIX.match(text)  # the first prefix (in list order) that matches, found in one call
         if m is None or m.end() == 0 or m.lastgroup is None:

@@ -82,6 +82,17 @@ TRIGGERS = (
     "fallen off the bus",
     "process down",
     "driver on your system",
+    # the failure detector's lines without any word above: a traceback's frames whose header was
+    # cut, torch's C++ backtrace, rich's boxed frames, a shell's "not found", Ray's dead workers
+    'file "',
+    "frame #",
+    "│ /",
+    "not found",
+    " died",
+    "not a valid identifier",
+    "permission denied",
+    "no such file",
+    "process ",
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

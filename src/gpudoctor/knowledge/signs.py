@@ -20,8 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gpudoctor.knowledge.evidence import RULES as EVIDENCE_RULES
+from gpudoctor.knowledge.evidence import evidence_in
+from gpudoctor.knowledge.libraries import PROJECTS, is_library, package_of, project_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.pattern import any_of
+from gpudoctor.knowledge.remedy import Remedy, remedy_in
 
 KEEP = 16  # signs kept (the first ones); later ones are only counted
 MAX_TRACEBACKS = 200  # tracebacks read frame by frame; later ones are only counted
@@ -30,7 +34,7 @@ TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frame
 TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
-EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::(?: (?P<message>.*))?)?$")
+EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\([\w.]+\))?)(?::(?: (?P<message>.*))?)?$")
 # rich's traceback: "╭──── Traceback (most recent call last) ────╮", "│ /path/train.py:773 in <module> │", "╰───╯"
 BOX_TOP = "╭┌"
 BOX_BOTTOM = "╰└"
@@ -39,12 +43,6 @@ CARETS = re.compile(r"^[\^~ ]+$")
 CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
 # Exceptions that end a program without a failure.
 NOT_FAILURES = re.compile(r"^(?:SystemExit(?:: 0)?|GeneratorExit)$")
-
-# Library code: a frame here is not the user's (site-packages, the standard library, torch's own tree).
-LIBRARY = re.compile(
-    r"site-packages|dist-packages|[/\\]lib[/\\]python\d|[/\\]Lib[/\\]|<frozen|^<|[/\\]torch[/\\]|"
-    r"^/usr/lib/|[/\\](?:lightning|pytorch_lightning|accelerate|deepspeed|transformers|torchvision)[/\\]"
-)
 
 # What points at the environment rather than the user's code: a failed import, a missing
 # symbol (two builds of a library), a GPU feature or version the install lacks, a launcher setting.
@@ -102,6 +100,23 @@ LATE_SIGNS = re.compile(
     r"^(?=.*?(?:[Ee]rror|[Ff]ail|[Tt]imeout|[Aa]bort|[Uu]nhandled|closed|refused|No route|[Rr]emote))(?=.*?NCCL WARN (?P<ncclwarn>.*))"
     r"|^(?=.*?(?:[Ee]rror|failed|[Tt]imed out))(?=.*?\b(?P<gloo>[Gg]loo\b.*))"
 )
+# Signs whose message may go on over the next lines with advice (CUDA's "For debugging consider passing ...").
+ADVISING = {"fatal", "terminate", "what", "c10", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo", "bare"}
+MESSAGE_LINES = 4  # lines after a message's first read for its advice
+# A line that starts a new log record rather than going on with a message: glog, a timestamp, a
+# level, torchrun's banner, an NCCL line (after any rank prefix).
+NEW_RECORD = re.compile(
+    r"^\s*(?:\[rank\d+\]:|\[default\d+\]:|\d{1,5}: )?\s*(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d|\*{5}|(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\b|"
+    r"[\w.\-]+:\d+:\d+ \[\d+\] NCCL|Traceback|[\w.]*(?:Error|Exception|Warning): )"
+)
+# torch's C++ backtrace line: "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /x/libtorch_cuda.so)"
+CPP_FRAME = re.compile(r"^frame #\d+: (?:.+ \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in |<unknown function> \+ 0x)")
+CPP_FRAMES_SPAN = 80  # lines one C++ backtrace takes at most
+# An exception glued to the source line before it: "... process.args, subprocess.CalledProcessError: Command '...' returned ..."
+GLUED = re.compile(r"[\s,(](?P<cls>(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)): (?P<message>.+)$")
+# Who owns the code that prints a sign with no frames.
+KIND_PROJECT = {"ncclwarn": "NVIDIA/nccl", "ncclerror": "NVIDIA/nccl", "c10": "pytorch/pytorch", "what": "pytorch/pytorch", "terminate": "pytorch/pytorch",
+                "cuda": "pytorch/pytorch", "cudastatus": "pytorch/pytorch", "devassert": "pytorch/pytorch", "gloo": "pytorch/pytorch"}
 KIND = {
     "fatal": "fatal Python error",
     "terminate": "C++ exception (terminate called)",
@@ -129,12 +144,15 @@ KIND = {
     "ncclerror": "NCCL error",
     "gloo": "gloo error",
     "barrier": "store barrier still waiting for ranks",
+    "cppframes": "a C++ exception's backtrace (frame #N lines; its message is not in the log)",
+    **{rule.kind: rule.what for rule in EVIDENCE_RULES},
 }
 # How much a sign says about the failure itself (the headline is the strongest sign, first seen first).
 STRENGTH = {
     "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
-    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1,
+    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1, "cppframes": 2,
+    **{rule.kind: rule.strength for rule in EVIDENCE_RULES},
 }
 RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
 STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
@@ -154,7 +172,7 @@ class Frame:
     func: str = ""
 
     def user(self) -> bool:
-        return LIBRARY.search(self.path) is None
+        return not is_library(self.path)
 
     def in_ddp_constructor(self) -> bool:
         return self.path.replace("\\", "/").endswith("parallel/distributed.py") and self.func in DDP_CONSTRUCTOR
@@ -181,6 +199,28 @@ class Sign:
     claimed: str = ""  # the pattern that explains this line, if one does
     block: Optional["Sign"] = None  # the first sign of the C++ report this one is part of
     cut: bool = False  # a traceback whose exception line is not in the log
+    remedy: Optional[Remedy] = None  # what the message itself says to do, and its line
+
+    def raised_by(self) -> str:
+        """'your code', or the package whose frame raised ('deepspeed', 'python'); '' when no frame shows."""
+        last = self.raised_in()
+        if last is None:
+            return ""
+        return "your code" if last.user() else package_of(last.path) or "a library"
+
+    def project(self) -> str:
+        """The GitHub project whose code raised this ('pytorch/pytorch'), or '' when it is the
+        user's code or not known: the innermost frame of a known library, else the exception's module."""
+        for f in reversed(self.frames):
+            if not f.user():
+                found = project_of(f.path)
+                if found:
+                    return found
+            elif f is self.frames[-1]:
+                return ""  # raised in the user's own code
+        if self.kind == "exception" and "." in self.what:
+            return PROJECTS.get(self.what.split(".", 1)[0], "")
+        return KIND_PROJECT.get(self.kind, "")
 
     @property
     def strength(self) -> int:
@@ -222,12 +262,17 @@ class Signs:
         self.count = 0
         self.events = 0  # anything that changed what this reader knows (a sign, a traceback, an exit note)
         self.tracebacks = 0
+        self.first_traceback: Optional[int] = None  # the line of the first traceback header
+        self.covered: dict[tuple[str, Optional[int]], int] = {}  # (source, rank) -> last line of the traceback read last
+        self.warned_frames_at: dict[Optional[int], int] = {}  # rank -> line of a warning's C++ backtrace
+        self.explained_at: dict[Optional[int], int] = {}  # rank -> the last line a pattern explained
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
 
     def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
-        traceback whose exception line it is)."""
+        traceback whose exception line it is, nor the C++ backtrace printed under it)."""
+        self.explained_at[msg.rank] = line
         for s in reversed(self.signs):
             if (s.line == line and s.kind != "exception") or (s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank):
                 s.claimed = s.claimed or pattern_id
@@ -244,14 +289,26 @@ class Signs:
             return
         if text.startswith(TRACEBACK) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, or rich's boxed traceback
             self.tracebacks += 1
+            if self.first_traceback is None:
+                self.first_traceback = line
             self.events += 1
             if self.ignored_at.get(msg.rank, -10) >= line - 2:
                 return  # Python reporting an exception it ignored at exit: not a failure
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
+        if text[:6] == 'File "' or text[:1] in "│|" and RICH_FRAME.match(text):
+            self.headless(msg, raw, line, source, following)
+            return
+        if text[:7] == "frame #" and CPP_FRAME.match(text):
+            self.cpp_frames(msg, raw, line, source)
+            return
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
+            found = evidence_in(text)
+            if found is not None:
+                kind, value = found
+                self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", text[:300], line, source, msg, time_of(raw), text=text))
             return
         kind = first_group(m)
         value = m.group(kind) or ""
@@ -261,6 +318,7 @@ class Signs:
             self.events += 1
             return
         if kind == "c10" and value in STORE_IO:
+            self.explained_at[msg.rank] = line  # its backtrace is the store's too
             return  # a store read after a peer left: the store patterns tell it (a warning at a normal exit, too)
         if kind == "barrier" and value == "checked in" and RANKS_WORD.search(text) is None:
             return  # "checked in" in some other sense: only ranks or workers checking in at a barrier count
@@ -301,6 +359,9 @@ class Signs:
         elif kind == "devassert":
             what = KIND[kind]
         sign = Sign(kind, what, message[:300], line, source, msg, time_of(raw), text=text)
+        if len(self.signs) < KEEP:
+            after = following(MESSAGE_LINES) if following is not None and kind in ADVISING else []
+            sign.remedy = remedy_in([(line, text), *continued(msg, line, after)])
         if kind in CPP_REPORT:
             # terminate called, what(), "Exception raised from": lines of one C++ report
             before = next((t for t in reversed(self.signs) if t.kind in CPP_REPORT and (None in (t.where.rank, msg.rank) or t.where.rank == msg.rank)), None)
@@ -308,6 +369,35 @@ class Signs:
                 sign.block = before.block or before
                 sign.claimed = sign.block.claimed
         self.add(sign)
+
+    def headless(self, msg: LogLine, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
+        """A traceback's frames without its header (the paste starts inside it): read from here
+        as a traceback, unless a traceback already read holds this line."""
+        if line <= self.covered.get((source, msg.rank), -1) or self.tracebacks >= MAX_TRACEBACKS or following is None:
+            return
+        self.tracebacks += 1
+        head = LogLine(("╭ " if msg.text[:1] in "│|" else "") + "(a traceback whose header is not in the log)", msg.rank, msg.local_rank, msg.node)
+        self.read_traceback(self.spawn_rank(head), raw, line - 1, source, [raw, *following(TRACEBACK_LINES)])
+
+    def cpp_frames(self, msg: LogLine, raw: str, line: int, source: str) -> None:
+        """torch's C++ backtrace (`frame #3: c10d::... + 0x14d (0x7f... in libtorch_cuda.so)`) prints
+        under a C++ exception; without its message (cut) the frames still say one was thrown. A
+        warning's backtrace (TORCH_SHOW_CPP_STACKTRACES=1) is no failure."""
+        if "Warning" in msg.text or "c10::warn" in msg.text:
+            self.warned_frames_at[msg.rank] = line
+            return
+        near = [s for s in self.signs if s.kind in CPP_REPORT + ("cppframes",) and s.where.rank == msg.rank and 0 <= line - s.line <= CPP_FRAMES_SPAN]
+        far = -10 * CPP_FRAMES_SPAN
+        if near or any(0 <= line - seen.get(msg.rank, far) <= CPP_FRAMES_SPAN for seen in (self.warned_frames_at, self.explained_at)):
+            return  # part of a C++ report already read or explained, or of a warning's backtrace
+        self.add(Sign("cppframes", KIND["cppframes"], msg.text[:300], line, source, msg, time_of(raw), text=msg.text))
+
+    def see_source(self, msg: LogLine, raw: str, line: int, source: str) -> None:
+        """A line of quoted source with the exception glued to it (a paste that lost a line break:
+        `raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command ...`)."""
+        m = GLUED.search(msg.text)
+        if m is not None:
+            self.add(Sign("exception", m.group("cls"), m.group("message")[:300], line, source, msg, time_of(raw), [], text=msg.text, cut=True))
 
     def spawn_rank(self, msg: LogLine) -> LogLine:
         """A traceback mp.spawn prints after "-- Process N terminated" is rank N's."""
@@ -318,6 +408,7 @@ class Signs:
     def read_traceback(self, head: LogLine, raw: str, line: int, source: str, after: list[str]) -> None:
         frames: list[Frame] = []
         boxed = head.text[:1] in BOX_TOP  # rich draws the frames in a box; the exception line follows it
+        self.covered[(source, head.rank)] = line + len(after)  # its frames are not read again as a traceback of their own
         for i, nxt in enumerate(after):
             for seg in segments(nxt):
                 if head.rank is not None and seg.rank is not None and seg.rank != head.rank:
@@ -338,6 +429,7 @@ class Signs:
                     frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or ""))
                     continue
                 if text.startswith(TRACEBACK):
+                    self.covered[(source, head.rank)] = line + i
                     self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
                     return
                 em = EXCEPTION_LINE.match(text) if frames or head.text[:1] in BOX_TOP else None
@@ -345,10 +437,12 @@ class Signs:
                     continue  # the source line a frame quotes
                 cls = em.group("cls")
                 message = em.group("message") or ""
+                self.covered[(source, head.rank)] = line + 1 + i
                 if NOT_FAILURES.match(text) or cls in ("SystemExit",) and message.strip() in ("", "0", "None"):
                     return
                 chained = self.chained_cause(after[i + 1 : i + 4])
                 sign = Sign("exception", cls, message[:300], line, source, head, time_of(raw), frames, text=text)
+                sign.remedy = remedy_in([(line + 1 + i, text), *continued(head, line + 1 + i, after[i + 1 : i + 1 + MESSAGE_LINES])])
                 if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank == head.rank:
                     previous = self.signs[-1]
                     if previous.cause == "<next>":  # this traceback was raised from the previous one
@@ -361,7 +455,10 @@ class Signs:
         self.cut_traceback(head, raw, line, source, frames)
 
     def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:
-        """Frames and no exception line: the paste (or the log) was cut, but an exception was raised."""
+        """No exception line: the paste (or the log) was cut, but an exception was raised (a traceback
+        header alone says so too)."""
+        if not frames and head.text.startswith(TRACEBACK):
+            self.add(Sign("exception", "an exception (the traceback is cut after its first line)", "", line, source, head, time_of(raw), [], cut=True))
         if frames:
             self.add(Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True))
 
@@ -401,6 +498,22 @@ class Signs:
             if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank)):
                 return s
         return None
+
+
+def continued(head: LogLine, line: int, after: list[str]) -> list[tuple[int, str]]:
+    """The lines after a message's first that go on with it (a message over several lines):
+    up to a blank line, a new traceback, a frame, or a new log record."""
+    out = []
+    for i, raw in enumerate(after):
+        if NEW_RECORD.match(raw):
+            break
+        seg = segments(raw)[0] if raw.strip() else None
+        if seg is None or not seg.text or seg.text.startswith((TRACEBACK, "File \"")) or any(c in seg.text for c in CHAINED):
+            break
+        if head.rank is not None and seg.rank is not None and seg.rank != head.rank:
+            continue  # another rank's line, interleaved
+        out.append((line + 1 + i, seg.text))
+    return out
 
 
 def first_group(m: re.Match) -> str:

@@ -18,7 +18,7 @@ from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
-from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognised_why
+from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognised_why, what_it_says, with_what_it_says
 
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
@@ -111,6 +111,7 @@ class Diagnosis:
         self.told: dict[str, Seen] = {}  # the same, settled with the signs (`seen`)
         self.lines = 0
         self.hits = 0
+        self.unwrapped_at = 0  # the width a hard-wrapped paste was joined back from (0: it was not wrapped)
         self.all_ranks: set[int] = set()
         self.sources: list[str] = []
         # the rank a whole input belongs to (a per-rank log file), for lines that do not say
@@ -158,6 +159,7 @@ class Diagnosis:
             if msg.rank is not None:
                 self.all_ranks.add(msg.rank)
             if msg.is_source():
+                self.signs.see_source(msg, raw, line, source)
                 continue
             self.signs.see(msg, raw, line, source, following)
             for p, m in self.matches(msg.text):
@@ -442,9 +444,12 @@ class Diagnosis:
                 title = f"unrecognised failure: {exception or 'an exception'}" + (f": {message[:80]}" if message else "")
                 where = seen.first.where.where()
                 title += f" on {where}" if where else ""
-            why, fix = unrecognised_why(sign), next_step(sign, exception, message)
+            said = what_it_says(sign, exception, message, seen.first.line)
+            why = unrecognised_why(sign)
+            fix = with_what_it_says(next_step(sign, exception, message, self.signs.first_traceback), said)
             if sign is not None:
                 ev.update(sign_evidence(sign))
+            ev.update(said)
         if by is not None:
             role = ev["role"] = CONSEQUENCE
             ev["consequence_of"] = by.pattern.id

@@ -12,6 +12,9 @@ from typing import Optional
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
+from gpudoctor.knowledge.libraries import PROJECTS
+from gpudoctor.knowledge.remedy import remedy_in
+from gpudoctor.knowledge.signature import search_url, signature
 from gpudoctor.knowledge.signs import KIND, Sign
 
 # Not in the registry (no line matches it): `Diagnosis` makes it from the signs of failure.
@@ -41,11 +44,16 @@ def unrecognised_why(sign: Optional[Sign]) -> str:
     return " ".join(WHY.format(what=what).split())
 
 
-def next_step(sign: Optional[Sign], exception: str = "", message: str = "") -> str:
-    """What to look at next, and which debug variable adds what; true whatever the cause."""
+def next_step(sign: Optional[Sign], exception: str = "", message: str = "", traceback_at: Optional[int] = None) -> str:
+    """What to look at next, and which debug variable adds what; true whatever the cause.
+    `traceback_at`: the line of the first traceback in the log, when a log holds one
+    (the user is never sent to look for a traceback that is in the log)."""
     if sign is None:
-        out = (f"find the traceback that ends in {exception or 'this exception'} (every rank's output: torchrun --tee 3 "
-               "--log-dir DIR, srun --output=%t.log) and read its last frames")
+        if traceback_at is not None:
+            out = f"read the traceback that starts at line {traceback_at} of this log: its last frames say where {exception or 'the exception'} was raised"
+        else:
+            out = (f"this log holds no traceback for {exception or 'this exception'}: keep each rank's whole output (torchrun --tee 3 "
+                   "--log-dir DIR, srun --output=%t.log) to see where it was raised")
         if CUDA.search(message):
             out += "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(message):
@@ -88,6 +96,52 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "") -> s
         return ("a native crash: rerun with PYTHONFAULTHANDLER=1 (the Python stack of every thread at the crash) and "
                 "TORCH_SHOW_CPP_STACKTRACES=1; `ulimit -c unlimited` and `gdb python core` give the native frame")
     return next_step_for(sign.kind)
+
+
+# Signs whose message is worth a signature and an issue search (not an exit code or a signal).
+SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo"}
+
+
+def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", line: int = 0) -> dict:
+    """What the failure's own message gives to go on: the remedy it states (quoted, with its
+    line), whose code raised it, its signature and a search of the owning project's issues."""
+    out: dict = {}
+    if sign is not None:
+        remedy, what, said = sign.remedy, sign.what, sign.message
+        project = sign.project()
+        raised_by = sign.raised_by()
+        if raised_by:
+            out["raised_by"] = raised_by
+        searchable = sign.kind in SEARCHABLE and not sign.cut
+        if sign.kind != "exception":
+            what = ""  # the line itself is the signature
+        elif said == sign.text or said == what:
+            said = ""
+    else:
+        remedy = remedy_in([(line, f"{exception}: {message}")]) if line else None
+        what, said = exception, message.rstrip()
+        if said.endswith(('",', '"')) and said.count('"') % 2:  # quoted in an error file: "message": "ValueError: ...",
+            said = said.rstrip(',').removesuffix('"')
+        project = PROJECTS.get(exception.split(".", 1)[0], "") if "." in exception else ""
+        searchable = bool(exception)
+    if remedy is not None:
+        out["remedy"] = remedy.text
+        out["remedy_line"] = remedy.line
+    if searchable and (what or said):
+        out["signature"] = signature(what, said)
+        if project:
+            out["project"] = project
+            out["search"] = search_url(project, what, said)
+    return out
+
+
+def with_what_it_says(fix: str, said: dict) -> str:
+    """The next step, led by the message's own remedy and followed by the issue search."""
+    if "remedy" in said:
+        fix = f'the message itself says: "{said["remedy"]}" (line {said["remedy_line"]}); {fix}'
+    if "search" in said:
+        fix += f"; this error in {said['project']}'s issues: {said['search']}"
+    return fix
 
 
 def next_step_for(kind: str) -> str:

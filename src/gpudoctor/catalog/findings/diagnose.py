@@ -84,16 +84,25 @@ zstd -d rank0.log.zst && gpudoctor diagnose rank0.log
 shape of the log, whatever the message: a Python traceback (any exception class, chained or
 `raise ... from`), a fatal signal or a non-zero exit in a launcher's, agent's or srun's line,
 `Fatal Python error`, a C++ `terminate called` / `what():`, CUDA / NCCL / gloo error lines, a
-device-side assertion, a store barrier still waiting for ranks. Also what a Python exception
+device-side assertion, a store barrier still waiting for ranks; a traceback cut at its top or its
+bottom, torch's C++ backtrace without its message; the failure lines of launchers, shells, Hydra
+and Ray (`gpudoctor.knowledge.evidence`). Also what a Python exception
 becomes when it was not raised in the user's own code (or when something in it points at the
 environment: a failed import, a missing symbol, a GPU feature, a launcher setting).""",
         evidence="""`kind` and `what` (the exception class, the signal, the exit code), `message`, `raised_from`
 (a chained exception), `time`, `raised_in` (the frame that raised) and `your_frame` (the last
-frame in the user's own code), the rank and node, and the log lines.""",
+frame in the user's own code), `raised_by` (`your code`, or the package whose frame raised, however
+it was installed: site-packages, dist-packages, a conda package, an egg, Python's own library, an
+editable checkout of a known library), `remedy` and `remedy_line` (what the message itself says to
+do, quoted, and its line), `signature` (the error with numbers, paths and addresses normalised),
+`project` and `search` (a search of that project's GitHub issues for it), the rank and node, and
+the log lines.""",
         why="""gpudoctor does not guess a cause it cannot show; the first failure it names is where to look,
 and later errors on other ranks are usually its consequences.""",
-        fix="""The finding's fix is a next step that holds whatever the cause: the frame to read, and the
-debug variable that adds what is missing, for example:
+        fix="""The finding's fix starts with the remedy the message itself states, when it states one
+(`the message itself says: "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" (line 12)`),
+then a next step that holds whatever the cause: the frame to read, and the debug variable that adds
+what is missing, and ends with the search of the owning project's issues, for example:
 
 ```sh
 CUDA_LAUNCH_BLOCKING=1 ...            # a CUDA error raised at the kernel that failed

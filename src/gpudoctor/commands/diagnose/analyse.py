@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, BinaryIO, Optional
 
 from gpudoctor.commands.diagnose import folder as run_folder
 from gpudoctor.commands.diagnose.inputs import InputError, NotReadable, Target, decompressed, open_log
-from gpudoctor.commands.diagnose.reader import BinaryInput, scan
+from gpudoctor.commands.diagnose.reader import BinaryInput, Normalised, scan
 from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import Finding, Report, Severity, ok
@@ -41,7 +41,7 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
         last = [f for f in extra if f.id == "files-not-read"]
         extra = [f for f in extra if f.id != "files-not-read"]
     else:
-        damage = read_log(target, d, stream, smi)
+        damage, d, smi = read_log(target, d, stream, smi)
         data["sources"] = [target.path]
         if damage:
             data["not_read"] = [{"path": target.path, "why": damage}]
@@ -50,6 +50,8 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings()
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
     data["lines"] = d.lines
+    if d.unwrapped_at:
+        data["unwrapped_at"] = d.unwrapped_at  # a hard-wrapped paste: its lines were joined back (line numbers count joined lines)
     if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
         findings.append(ok("log-no-failure", f"no known failure in {d.lines} line(s)", AREA, lines=d.lines))
     findings += last
@@ -75,23 +77,29 @@ def outcome_report(path: str, verdict: FolderVerdict, data: dict) -> Report:
     return Report("diagnose", tuple(findings), data)
 
 
-def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None, smi: Optional[NvidiaSmiReader] = None) -> str:
+def read_log(
+    target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None, smi: Optional[NvidiaSmiReader] = None
+) -> tuple[str, Diagnosis, NvidiaSmiReader]:
     """A file or standard input, streamed through the diagnosis. An empty one is an
     InputError: 'no known failure in 0 lines' would read as healthy. Returns '' or,
-    for a compressed log damaged part way, 'read only in part (why)'."""
+    for a compressed log damaged part way, 'read only in part (why)'; and the diagnosis
+    (and nvidia-smi reader) of the reading that explains the log (`second_reading`)."""
     smi = smi or NvidiaSmiReader()  # and the nvidia-smi reader sees every line too
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
         if target.kind == "stdin" and stream is None:
             unpacked = decompressed(sys.stdin.buffer)  # `zcat`-free: diagnose - < rank0.log.gz
-            lines = scan(smi.tee(unpacked), d, "")  # type: ignore[arg-type]
+            source = Normalised(unpacked, smi.feed)
+            lines = scan(source, d, "")
             damage = damaged(unpacked)
         elif target.kind != "file":
-            lines = scan(smi.tee(stream or sys.stdin.buffer), d, "")  # type: ignore[arg-type]
+            source = Normalised(stream or sys.stdin.buffer, smi.feed)
+            lines = scan(source, d, "")
         else:
             with open_log(target.path) as f:
-                lines = scan(smi.tee(f), d, "")  # type: ignore[arg-type]
+                source = Normalised(f, smi.feed)
+                lines = scan(source, d, "")
                 damage = damaged(f)
     except BinaryInput:
         raise InputError(f"{'standard input is binary' if target.kind == 'stdin' else what + ' is a binary file'}, not a text log") from None
@@ -103,7 +111,42 @@ def read_log(target: Target, d: Diagnosis, stream: Optional[BinaryIO] = None, sm
         raise InputError(f"cannot read {what}: {reading_error(exc)}") from None
     if lines == 0:
         raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
-    return f"read only in part ({damage})" if damage else ""
+    d, smi = second_reading(source, d, smi)
+    return (f"read only in part ({damage})" if damage else ""), d, smi
+
+
+def second_reading(source: Normalised, d: Diagnosis, smi: NvidiaSmiReader) -> tuple[Diagnosis, NvidiaSmiReader]:
+    """A short paste whose long lines look cut at a window's width is read again with them joined,
+    when the paste as it is names no known failure: the joined reading is taken when it names one
+    (a failure the paste already showed, or one on a line the joining made whole)."""
+    if recognised(d) or (joined := source.second_reading()) is None:
+        return d, smi
+    import io
+
+    d2, smi2 = Diagnosis(), NvidiaSmiReader()
+    scan(Normalised(io.BytesIO(joined), smi2.feed), d2, "")
+    if not recognised(d2):
+        return d, smi
+    if not any(f.severity is Severity.ERROR for f in d.findings()) and not made_by_joining(d2, joined, source.whole or b""):
+        return d, smi  # a reading with no failure becomes one only on a line the joining made whole
+    d2.unwrapped_at = source.short_width
+    return d2, smi2
+
+
+def made_by_joining(d: Diagnosis, joined: bytes, paste: bytes) -> bool:
+    """An error of `d` is on a line of the joined reading longer than any line of the paste."""
+    lines = joined.split(b"\n")
+    longest = max((len(x.rstrip(b"\r")) for x in paste.split(b"\n")), default=0)
+    for f in d.findings():
+        n = f.evidence.get("first_line")
+        if f.severity is Severity.ERROR and isinstance(n, int) and 0 < n <= len(lines) and len(lines[n - 1].rstrip(b"\r")) > longest:
+            return True
+    return False
+
+
+def recognised(d: Diagnosis) -> bool:
+    """The diagnosis names a known failure (not only an unrecognised one)."""
+    return any(f.severity is Severity.ERROR and f.id != "unrecognised-failure" for f in d.findings())
 
 
 def damaged(stream: object) -> str:

@@ -13,10 +13,9 @@ training log costs three `bytes.find` per block.
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, BinaryIO
+from typing import Any
 
 from gpudoctor.checks.gpu_health import AREA, health_findings
 from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
@@ -208,10 +207,6 @@ class NvidiaSmiReader:
         self.carry = b""
 
     # -- input -------------------------------------------------------------
-    def tee(self, stream: BinaryIO) -> "Tee":
-        # A buffered stream stays one to its reader: diagnose takes its short read as the end of a paste
-        return (BufferedTee if isinstance(stream, io.BufferedIOBase) else Tee)(stream, self)
-
     def feed(self, chunk: bytes) -> None:
         """The next bytes of the input; b"" at its end."""
         if self.paste is None:
@@ -508,20 +503,3 @@ def _index(name: str, position: int) -> int:
     """nvidia-smi's index when the paste shows it ("GPU 3 (...)"), else the GPU's place in the paste."""
     m = re.match(r"GPU (\d+) ", name)
     return int(m.group(1)) if m else position
-
-
-class Tee:
-    """A binary stream that hands every block it reads to the reader as well."""
-
-    def __init__(self, stream: BinaryIO, reader: NvidiaSmiReader) -> None:
-        self.stream, self.reader = stream, reader
-
-    def read(self, n: int | None = -1, /) -> bytes:
-        data = self.stream.read(-1 if n is None else n)
-        if data:
-            self.reader.feed(data)
-        return data
-
-
-class BufferedTee(Tee, io.BufferedIOBase):
-    """A Tee over a buffered stream, and seen as one."""

@@ -8,7 +8,8 @@ lines around a trigger are decoded and matched against the patterns.
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import BinaryIO, Optional
 
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.launch import rundir
@@ -56,6 +57,7 @@ class EndOnce:
 
 
 HEAD = 4096
+SHORT_PASTE = 64 << 10  # an input this small may get a second reading (a paste cut at a window's width)
 
 
 def line_text(buf: bytes, start: int, stop: int) -> str:
@@ -97,22 +99,76 @@ class Utf16ToUtf8:
                 return text.encode("utf-8")
 
 
-def scan(stream: BinaryIO, diagnosis: Diagnosis, source: str = "") -> int:
+class Normalised:
+    """The input as the scanner reads it, normalised once on the way in: UTF-16 (with or without
+    a BOM) and a UTF-8 BOM decoded to plain UTF-8, a hard-wrapped paste joined back into its
+    lines (`paste.py`). Every reader of the log (the scanner, the nvidia-smi reader) reads this.
+    Line prefixes, quoting, ANSI and HTML escapes are peeled per line (`knowledge.lines`)."""
+
+    def __init__(self, stream: BinaryIO, also: Optional[Callable[[bytes], None]] = None) -> None:
+        """`also`: told every block that is read (the nvidia-smi reader)."""
+        from gpudoctor.commands.diagnose.paste import Unwrapped, wrap_width
+
+        source = EndOnce(stream)
+        head = source.read(BLOCK)
+        reader: EndOnce | Utf16ToUtf8 | Unwrapped = source
+        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            reader = Utf16ToUtf8(source, head)  # type: ignore[arg-type]
+            head = reader.read(BLOCK)
+        elif utf16_without_bom(head):
+            reader = Utf16ToUtf8(source, head, utf16_without_bom(head))  # type: ignore[arg-type]
+            head = reader.read(BLOCK)
+        elif head[:3] == b"\xef\xbb\xbf":
+            head = head[3:]
+        self.width = wrap_width(head) if b"\x00" not in head[:8192] else 0
+        if self.width:
+            reader = Unwrapped(reader, head, self.width)
+            head = reader.read(BLOCK)
+        self.reader, self.head, self.also = reader, head, also
+        self.first, self.total = head, 0
+        self.whole: bytes | None = None  # all of a short input, once it was read to its end
+        self.short_width = 0  # the width of the second reading, once asked for
+
+    def read(self, n: int, /) -> bytes:
+        """b"" only at the end."""
+        if self.head:
+            data, self.head = self.head, b""
+        else:
+            data = self.reader.read(n)
+        self.total += len(data)
+        if data and self.also is not None:
+            self.also(data)
+        if not data and self.total == len(self.first) and not self.width and len(self.first) <= SHORT_PASTE:
+            self.whole = self.first
+        return data
+
+    def second_reading(self) -> bytes | None:
+        """A short paste whose longest line or two look cut at the window's width, joined back
+        (`paste.short_wrap_width`), or None: a reading to try when the paste as it is explains nothing."""
+        from gpudoctor.commands.diagnose.paste import Unwrapped, short_wrap_width
+
+        width = self.short_width = short_wrap_width(self.whole) if self.whole else 0
+        if not width:
+            return None
+        import io
+
+        joined = Unwrapped(io.BytesIO(b""), self.whole or b"", width)
+        out = b""
+        while True:
+            part = joined.read(BLOCK)
+            if not part:
+                return out
+            out += part
+
+
+def scan(stream: BinaryIO | Normalised, diagnosis: Diagnosis, source: str = "") -> int:
     """Feed every candidate line of `stream` to `diagnosis`; returns the number of lines."""
     carry = b""
     base_line = 0  # lines before the current buffer
     first = True
-    stream = EndOnce(stream)  # type: ignore[assignment]
-    head = stream.read(BLOCK)
-    reader: BinaryIO | Utf16ToUtf8 = stream
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        reader = Utf16ToUtf8(stream, head)
-        head = reader.read(BLOCK)
-    elif utf16_without_bom(head):
-        reader = Utf16ToUtf8(stream, head, utf16_without_bom(head))
-        head = reader.read(BLOCK)
-    elif head[:3] == b"\xef\xbb\xbf":
-        head = head[3:]
+    reader = stream if isinstance(stream, Normalised) else Normalised(stream)
+    diagnosis.unwrapped_at = diagnosis.unwrapped_at or reader.width
+    head = reader.read(BLOCK)
     pending = [head]
     while True:
         chunk = pending.pop() if pending else reader.read(BLOCK)

@@ -1,0 +1,145 @@
+"""Lines that show a run failed, from the programs that write into these logs besides Python's
+tracebacks (which `signs` reads by their shape): launchers and their wrappers, job runners, Ray,
+shells, argument parsers. Each rule is one table row: what it shows, its strength (as `signs`
+counts it), the real lines it was taken from, and the nearest lines that must not count.
+
+A rule here only says *that* the run failed. Why it failed is the patterns' business; when no
+pattern knows, the answer is an honest `unrecognised-failure` naming this line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpudoctor.knowledge.pattern import any_of
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: str
+    what: str  # what the line shows, in words
+    regex: str
+    strength: int  # 2: shows only that the run failed; 3: says what failed
+    examples: tuple[str, ...]  # real lines, as they reach `signs` (prefixes peeled)
+    not_examples: tuple[str, ...] = ()  # look alike, show no failure
+
+
+RULES = (
+    Evidence(
+        "argparse",
+        "a program refused its command line",
+        r"^(?P<argparse>[\w.\-]+(?:\.py)?): error: (?!\d)(?:unrecognized arguments|the following arguments are required|argument |invalid choice|ambiguous option|one of the arguments|expected one argument)",
+        2,
+        (
+            "torchrun: error: unrecognized arguments: --nproc-per-node=1",  # torchtitan thread, old torchrun
+            "train.py: error: the following arguments are required: --data",
+            "launch.py: error: argument --local_rank: invalid int value: '0,1'",
+        ),
+        ("srun: error: Unable to allocate resources: Requested node configuration is not available",),  # srun's own rule
+    ),
+    Evidence(
+        "notfound",
+        "the shell could not run a command of the job",
+        r"^(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?(?P<notfound>.+?: (?:(?:command )?not found|not a valid identifier|No such file or directory|Permission denied|syntax error\b).*)",
+        3,
+        (
+            "/bin/sh: 1: torchrun: not found",
+            "bash: deepspeed: command not found",
+            "/bin/bash: line 1: srun: command not found",
+            "/bin/bash: line 0: export: `=/usr/bin/supervisord': not a valid identifier Error: failed to run torchrun --nproc_per_node=1",  # colossalai run
+        ),
+        ("NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory",),
+    ),
+    Evidence(
+        "clierror",
+        "a launcher reported that the run failed",
+        r"(?:^|\s)Error: (?P<clierror>(?:failed to run|.*\b(?:failed|not found|no such|cannot|could not|invalid|refused|killed|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
+        2,
+        (
+            "Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --node_rank=0 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29500",  # colossalai run
+        ),
+        ("Error: 0.0123", "Error: 12.5% (top-1)"),  # a metric called "Error" in an evaluation print
+    ),
+    Evidence(
+        "frames",
+        "a Python traceback's frames (its exception is not in the log)",
+        r"(?:^|\S\s+)(?P<frames>File \"[^\"]+\.py\", line \d+, in \w+)",
+        2,
+        (
+            '/site-packages/ray/_private/worker.py", line 2623, in get values = worker.get_objects(object_refs) File "/home/c/.venvs/d/lib/python3.10/site-packages/ray/_private/worker.py", line 2623, in get',  # a traceback pasted as one line
+        ),
+        ('See the frame File "train.py" for details',),
+    ),
+    Evidence(
+        "pyspy",
+        "a py-spy dump of a running process (taken when a job hangs)",
+        r"^(?P<pyspy>Process \d+: \S*python\S* .+)",
+        2,
+        ("Process 1808758: /usr/bin/python -u src/llamafactory/launcher.py --stage sft --do_train",),
+        ("Process 0: loading shards", "Process rank: 0, device: cuda:0, n_gpu: 1, distributed training: True"),
+    ),
+    Evidence(
+        "thread",
+        "an exception ended a thread",
+        r"^Exception in thread (?P<thread>[^:]+):$",
+        2,
+        ("Exception in thread Thread-5:", "Exception in thread MainThread:"),
+        ("Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f62eb6ed630>",),
+    ),
+    Evidence(
+        "elastic",
+        "torchrun's failure summary (a rank failed; its error is in its own output)",
+        r"^(?P<elastic>traceback) *: To enable traceback see: https://pytorch\.org/docs/stable/elastic/errors\.html",
+        2,
+        ("traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",),
+        ("To enable traceback see the docs",),
+    ),
+    Evidence(
+        "raydied",
+        "a Ray worker or actor died",
+        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Exception raised in creation task: .+|Error processing event\b.*|"
+        r"ray\.exceptions\.\w+Error\b.*)",
+        2,
+        (
+            "A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.",
+            "Exception raised in creation task: The actor died because of an error raised in its creation task, ray::LLMRayActor.__init__()",
+            "2023-03-02 21:37:21,268\tERROR trial_runner.py:1062 -- Trial TorchTrainer_63ebb_00000: Error processing event.",
+            "ray.exceptions.RayTaskError(RuntimeError): ray::_Inner.train() (pid=2288, ip=10.12.86.0, repr=TorchTrainer)",
+        ),
+        ("The actor is alive", "A worker started on node 10.0.0.5"),
+    ),
+    Evidence(
+        "hydra",
+        "Hydra's job runner caught an exception",
+        r"^(?P<hydra>Error executing job with overrides:).*",
+        2,
+        ("Error executing job with overrides: ['algorithm.adv_estimator=grpo', 'data.train_files=train.parquet']",),
+        ("Executing job with overrides: ['lr=0.1']",),
+    ),
+    Evidence(
+        "dslaunch",
+        "DeepSpeed's launcher stopped the ranks after one failed",
+        r"\[ERROR\] \[launch\.py:\d+:(?P<dslaunch>sigkill_handler)\]",
+        2,
+        ("[2023-07-20 15:45:13,982] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', '--local_rank=1'] exits with return code = 1",),
+        ("[2023-07-20 15:45:13,982] [INFO] [launch.py:163:main] dist_world_size=2",),
+    ),
+)
+
+REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
+BY_KIND = {r.kind: r for r in RULES}
+# Literal words one of which every rule's line holds (a line without any costs one search).
+WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "ray.exceptions.", "Error executing job", "sigkill_handler")
+GATE = any_of(WORDS)
+
+
+def evidence_in(text: str) -> tuple[str, str] | None:
+    """(kind, the part of the line that shows it) for a line that shows a failure, else None."""
+    if GATE.search(text) is None:
+        return None
+    m = REGEX.search(text)
+    if m is None:
+        return None
+    kind = next(r.kind for r in RULES if m.group(r.kind) is not None)
+    return kind, m.group(kind)

@@ -1,0 +1,132 @@
+"""Whose code a traceback frame is: the user's, Python's own, or a library's (and which
+project's issue tracker owns it), however the library was installed.
+
+A frame is a library's when its path lies in an installed-packages folder (site-packages,
+dist-packages, a conda `pkgs/` cache, an `.egg`), in Python's own library (`lib/python3.X`,
+`/usr/lib/python3`, Windows' `Lib\\`, `<frozen importlib._bootstrap>`), or in a source checkout
+of a known library (`~/DeepSpeed/deepspeed/runtime/engine.py`, `transformers/src/transformers/…`,
+`Megatron-LM/megatron/core/…`: an editable install). A notebook cell (`<ipython-input-3-…>`,
+`/tmp/ipykernel_12/34.py`) and a script the user runs are the user's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+# Top-level package -> its GitHub project (where its issues are filed).
+PROJECTS = {
+    "torch": "pytorch/pytorch",
+    "torchvision": "pytorch/vision",
+    "torchaudio": "pytorch/audio",
+    "torchtitan": "pytorch/torchtitan",
+    "torchtune": "pytorch/torchtune",
+    "torchrec": "pytorch/torchrec",
+    "torchdata": "pytorch/data",
+    "torch_xla": "pytorch/xla",
+    "torchelastic": "pytorch/elastic",
+    "functorch": "pytorch/pytorch",
+    "transformers": "huggingface/transformers",
+    "accelerate": "huggingface/accelerate",
+    "trl": "huggingface/trl",
+    "peft": "huggingface/peft",
+    "datasets": "huggingface/datasets",
+    "diffusers": "huggingface/diffusers",
+    "huggingface_hub": "huggingface/huggingface_hub",
+    "safetensors": "huggingface/safetensors",
+    "tokenizers": "huggingface/tokenizers",
+    "timm": "huggingface/pytorch-image-models",
+    "deepspeed": "deepspeedai/DeepSpeed",
+    "lightning": "Lightning-AI/pytorch-lightning",
+    "pytorch_lightning": "Lightning-AI/pytorch-lightning",
+    "lightning_fabric": "Lightning-AI/pytorch-lightning",
+    "megatron": "NVIDIA/Megatron-LM",
+    "nemo": "NVIDIA/NeMo",
+    "apex": "NVIDIA/apex",
+    "transformer_engine": "NVIDIA/TransformerEngine",
+    "colossalai": "hpcaitech/ColossalAI",
+    "llamafactory": "hiyouga/LLaMA-Factory",
+    "axolotl": "axolotl-ai-cloud/axolotl",
+    "openrlhf": "OpenRLHF/OpenRLHF",
+    "verl": "volcengine/verl",
+    "ray": "ray-project/ray",
+    "vllm": "vllm-project/vllm",
+    "sglang": "sgl-project/sglang",
+    "detectron2": "facebookresearch/detectron2",
+    "fairseq": "facebookresearch/fairseq",
+    "fairscale": "facebookresearch/fairscale",
+    "xformers": "facebookresearch/xformers",
+    "mmengine": "open-mmlab/mmengine",
+    "mmcv": "open-mmlab/mmcv",
+    "mmdet": "open-mmlab/mmdetection",
+    "open_clip": "mlfoundations/open_clip",
+    "flash_attn": "Dao-AILab/flash-attention",
+    "bitsandbytes": "bitsandbytes-foundation/bitsandbytes",
+    "triton": "triton-lang/triton",
+    "horovod": "horovod/horovod",
+    "numpy": "numpy/numpy",
+}
+
+# Folders that hold installed packages; the package is the folder right after them.
+INSTALLED = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]")
+# A conda package cache: /opt/conda/pkgs/pytorch-2.1.0-py3.10_cuda12.1_0/...
+CONDA_PKGS = re.compile(r"[/\\]pkgs[/\\](?P<name>[A-Za-z][\w.]*?)-\d[^/\\]*[/\\]")
+# Python's own library (the standard library, wherever Python lives).
+STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^/usr/lib/python\d|[/\\]Lib[/\\]|^<frozen |^<(?:string|built-in)>$")
+EGG = re.compile(r"^[\w.\-]+\.egg$")
+USER_PSEUDO = re.compile(r"^<(?:ipython-input|stdin|console)|[/\\]ipykernel_\d+[/\\]")
+SEP = re.compile(r"[/\\]+")
+# torch's own tree is torch's wherever it lies (a source build, a copied wheel).
+ANYWHERE = {"torch"}
+
+
+def package_of(path: str) -> Optional[str]:
+    """The top-level package a library frame belongs to ('torch', 'deepspeed', 'python' for the
+    standard library), or None for the user's own code."""
+    if USER_PSEUDO.search(path):
+        return None
+    m = INSTALLED.search(path)
+    if m is not None:
+        parts = [p for p in SEP.split(path[m.end():]) if p]
+        while len(parts) > 1 and EGG.match(parts[0]):  # deepspeed-0.9.0-py3.10.egg/deepspeed/...
+            parts = parts[1:]
+        return module_name(parts[0]) if parts else "python"
+    m = CONDA_PKGS.search(path)
+    if m is not None:
+        name = m.group("name").replace("-", "_")
+        return "torch" if name == "pytorch" else name
+    if STDLIB.search(path) or path.startswith("<"):
+        return "python"
+    parts = [p for p in SEP.split(path) if p]
+    for i, part in enumerate(parts[:-1]):
+        if EGG.match(part):
+            return module_name(parts[i + 1])
+        if part in PROJECTS and (part in ANYWHERE or checkout(parts, i)):
+            return part
+    return None
+
+
+def checkout(parts: list[str], i: int) -> bool:
+    """parts[i] is a known package's name: a source checkout of it (an editable install) when it
+    sits in a `src/` folder or in a folder named after the project (DeepSpeed/deepspeed,
+    Megatron-LM/megatron), or holds the frame two folders deep (megatron/core/x.py); a folder of the
+    user's that is only called like a library (~/work/deepspeed/train.py) is not."""
+    parent = parts[i - 1] if i > 0 else ""
+    flat = re.sub(r"[^a-z0-9]", "", parent.lower())
+    return parent == "src" or (bool(flat) and flat.startswith(parts[i].replace("_", ""))) or len(parts) - i >= 3
+
+
+def module_name(part: str) -> str:
+    """'torch', from 'torch' or 'six.py' or 'typing_extensions.py'."""
+    return part[:-3] if part.endswith(".py") else part
+
+
+def is_library(path: str) -> bool:
+    return package_of(path) is not None
+
+
+def project_of(path: str) -> Optional[str]:
+    """'deepspeedai/DeepSpeed' for a frame of deepspeed's; None for the user's code, Python's own
+    library, or a package whose tracker is not known."""
+    package = package_of(path)
+    return PROJECTS.get(package) if package else None

@@ -1,0 +1,151 @@
+"""Controls and siblings for the verdicts the diagnose branch adds or changes (issue 35).
+
+Each class is one verdict: `test_control_*` is the input that looks most like it and must not
+get it; `test_sibling_*` is the nearest input that needs a different verdict, and gets its own."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from gpudoctor.core.findings import Severity
+
+OMP_BANNER = (
+    "*****************************************\n"
+    "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, "
+    "please further tune the variable for optimal performance in your application as needed.\n"
+    "*****************************************\n"
+)
+TB = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/u/train.py", line 40, in <module>\n'
+    '  File "/opt/conda/lib/python3.10/site-packages/mylib/core.py", line 7, in run\n'
+)
+
+
+def errors(text: str):
+    return [f for f in api.diagnose(text).findings if f.severity is Severity.ERROR]
+
+
+class TestUnrecognisedFailureRemedy:
+    """unrecognised-failure quotes the remedy its own message states, and only that."""
+
+    def test_control_advice_in_a_later_log_record_is_not_the_messages(self):
+        found = errors(TB + "RuntimeError: the plan has 3 stages but the mesh has 2\n" + OMP_BANNER)
+        assert found[0].id == "unrecognised-failure"
+        assert "remedy" not in found[0].evidence
+        assert "OMP_NUM_THREADS" not in found[0].fix
+
+    def test_control_a_healthy_log_with_advice_words_is_healthy(self):
+        assert errors(OMP_BANNER + "epoch 1 loss 0.31\n") == []
+
+    def test_sibling_advice_that_continues_the_message_is_quoted(self):
+        found = errors(TB + "RuntimeError: the plan has 3 stages but the mesh has 2.\nPlease set `pipeline_stages=2` in the config.\n")
+        assert found[0].id == "unrecognised-failure"
+        assert found[0].evidence["remedy"] == "Please set `pipeline_stages=2` in the config"
+        assert found[0].evidence["remedy_line"] == 5
+
+
+SMI_BOX = """+-----------------------------------------------------------------------------+
+| NVIDIA-SMI 525.85.12    Driver Version: 525.85.12    CUDA Version: 12.0     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  NVIDIA A100-SXM...  On   | 00000000:07:00.0 Off |                    0 |
+| N/A   31C    P0    60W / 400W |      0MiB / 81920MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+|   1  NVIDIA A100-SXM...  On   | 00000000:0F:00.0 Off |                    0 |
+| N/A   30C    P0    61W / 400W |      0MiB / 81920MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+"""
+PROGRESS = "".join(f"epoch 1 step {100 + i} | loss 0.{4300 + i} | lr 0.000{i % 10} | 512 samples/s | eta 00:1{i % 10}:00\n" for i in range(40))
+CUT_CAUSE = (  # one line of torch's device-mismatch error, cut at 80 columns by a terminal copy
+    "RuntimeError: Expected all tensors to be on the same device, but found at least \n"
+    "two devices, cuda:0 and cpu! (when checking argument for argument index in metho\n"
+    "d wrapper_CUDA__index_select)\n"
+)
+
+
+class TestHardWrappedPaste:
+    """A paste is joined back at a window's width only when it was cut there."""
+
+    def test_control_an_nvidia_smi_box_is_not_wrapped_text(self):
+        from gpudoctor.commands.diagnose.paste import short_wrap_width, wrap_width
+
+        assert wrap_width(SMI_BOX.encode()) == 0 and short_wrap_width(SMI_BOX.encode()) == 0
+        assert "unwrapped_at" not in api.diagnose(SMI_BOX).data
+
+    def test_control_a_progress_log_of_one_width_is_not_wrapped_text(self):
+        from gpudoctor.commands.diagnose.paste import wrap_width
+
+        assert wrap_width(PROGRESS.encode()) == 0
+        report = api.diagnose(PROGRESS)
+        assert "unwrapped_at" not in report.data and errors(PROGRESS) == []
+
+    def test_control_a_natural_line_break_of_a_known_message_stays(self):
+        # torch's launch deprecation warning breaks its own line after "is deprecated"
+        text = (
+            "/opt/conda/lib/python3.10/site-packages/torch/distributed/launch.py:181: FutureWarning: The module torch.distributed.launch is deprecated\n"
+            "and will be removed in future. Use torchrun.\n"
+        )
+        report = api.diagnose(text)
+        assert "unwrapped_at" not in report.data and errors(text) == []
+
+    def test_sibling_a_cause_cut_at_the_width_is_read_joined(self):
+        report = api.diagnose(CUT_CAUSE)
+        assert report.data["unwrapped_at"] == 80
+        assert errors(CUT_CAUSE)[0].id == "ddp-device-mismatch"
+
+
+CPP_FRAMES = (
+    "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)\n"
+    "frame #4: <unknown function> + 0x145c0 (0x78eec64ee5c0 in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch.so)\n"
+)
+WARNING_FRAMES = (  # TORCH_SHOW_CPP_STACKTRACES=1 prints a warning's C++ backtrace: nothing failed
+    "[W reducer.cpp:1300] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters (function operator())\n"
+    "frame #0: c10::Warning::Warning(c10::variant<c10::UserWarning, c10::DeprecationWarning>, c10::SourceLocation const&) + 0x4e (0x7f1 in /x/libc10.so)\n"
+    "frame #1: c10::warn(c10::Warning const&) + 0x31 (0x7f2 in /x/libc10.so)\n"
+    "frame #2: <unknown function> + 0x5a5950 (0x7fe374b3f950 in /x/libtorch_python.so)\n"
+)
+
+
+class TestUnrecognisedFailureDetector:
+    """unrecognised-failure from the detector's evidence: each line it calls harmless has its
+    dangerous sibling, the same-looking line that shows a failure."""
+
+    def test_control_a_warnings_cpp_backtrace_is_no_failure(self):
+        assert not any(f.id == "unrecognised-failure" for f in api.diagnose(WARNING_FRAMES).findings)
+
+    def test_sibling_a_cpp_backtrace_without_its_message_is_a_failure(self):
+        found = errors(CPP_FRAMES)
+        assert found and found[0].id == "unrecognised-failure" and "backtrace" in found[0].title
+
+    def test_control_a_metric_called_error_is_no_failure(self):
+        assert errors("epoch 3 done\nError: 0.0123\nTop-1 Error: 12.5%\n") == []
+
+    def test_sibling_a_launchers_error_line_is_a_failure(self):
+        found = errors("Error: failed to run torchrun --nproc_per_node=4 --nnodes=1\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+    def test_control_an_exception_python_ignored_at_exit_is_no_failure(self):
+        log = (
+            "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f62eb6ed630>\n"
+            "Traceback (most recent call last):\n"
+            f'  File "{"/opt/conda/lib/python3.10/site-packages"}/torch/utils/data/dataloader.py", line 1478, in __del__\n'
+            "AssertionError: can only test a child process\n"
+        )
+        assert errors(log) == []
+
+    def test_sibling_the_same_traceback_not_ignored_is_a_failure(self):
+        log = (
+            "Traceback (most recent call last):\n"
+            '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1478, in __del__\n'
+        )
+        assert errors(log), "a traceback cut before its exception is still a failure"
+
+    def test_control_a_store_warnings_backtrace_stays_a_warning(self):
+        # the store's recv warning at a normal exit, with its C++ backtrace: the pattern explains it
+        log = (
+            "[W TCPStore.cpp:106] [c10d] recvValue failed on SocketImpl(fd=3, addr=[localhost]:29500): Connection reset by peer\n"
+            "Exception raised from recvBytes at ../torch/csrc/distributed/c10d/Utils.hpp:670 (most recent call first):\n" + CPP_FRAMES
+        )
+        assert not any(f.id == "unrecognised-failure" for f in api.diagnose(log).findings)

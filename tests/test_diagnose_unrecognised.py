@@ -1,0 +1,97 @@
+"""An unrecognised failure is still a next step: the message's own remedy (quoted, with its line),
+whose code raised it, its signature and a search of that project's issues (issue 35 item 3).
+Logs run through the real reader and knowledge base, as `gpudoctor diagnose` reads them."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from gpudoctor.core.findings import Severity
+
+
+def unrecognised(text: str):
+    report = api.diagnose(text)
+    errors = [f for f in report.findings if f.severity is Severity.ERROR]
+    assert errors and errors[0].id == "unrecognised-failure", [f.id for f in report.findings]
+    return errors[0]
+
+
+SITE = "/opt/conda/lib/python3.10/site-packages"
+# nanoGPT on a V100 (the message names its own remedy), raised in torch, called from the user's script
+BF16 = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/fedora/workspace/nanoGPT/train.py", line 110, in <module>\n'
+    "    ctx = torch.amp.autocast(device_type=device_type, dtype=ptdtype)\n"
+    f'  File "{SITE}/torch/amp/autocast_mode.py", line 234, in __init__\n'
+    "    raise RuntimeError(\n"
+    "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.\n"
+)
+
+
+def test_the_messages_own_remedy_leads_the_fix_with_its_line():
+    f = unrecognised(BF16)
+    assert f.evidence["remedy"] == "Please switch dtype to float16"
+    assert f.evidence["remedy_line"] == 6
+    assert f.fix.startswith('the message itself says: "Please switch dtype to float16" (line 6)')
+
+
+def test_the_library_that_raised_and_a_search_of_its_issues():
+    f = unrecognised(BF16)
+    assert f.evidence["raised_by"] == "torch"
+    assert f.evidence["signature"] == "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16."
+    assert f.evidence["search"].startswith("https://github.com/pytorch/pytorch/issues?q=is%3Aissue+%22Current+CUDA+Device")
+    assert f.evidence["search"] in f.fix
+
+
+def test_an_editable_checkout_of_a_library_is_the_library():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n'
+        '  File "/home/u/DeepSpeed/deepspeed/runtime/engine.py", line 1021, in _configure_optimizer\n'
+        "ValueError: the optimizer state of group 3 has 17 entries at /tmp/x, expected 16\n"
+    )
+    f = unrecognised(log)
+    assert f.evidence["raised_by"] == "deepspeed"
+    assert f.evidence["project"] == "deepspeedai/DeepSpeed"
+    assert f.evidence["signature"] == "ValueError: the optimizer state of group <n> has <n> entries at <path>, expected <n>"
+
+
+def test_a_frame_in_the_users_code_gets_no_library_search():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n'
+        "    raise ValueError(f'bad CUDA arch {arch}')\n"
+        "ValueError: bad CUDA arch 7.0\n"  # a word pointing at the environment keeps it from the catch-all
+    )
+    f = unrecognised(log)
+    assert f.evidence["raised_by"] == "your code"
+    assert "search" not in f.evidence and "project" not in f.evidence
+
+
+def test_an_exception_line_alone_never_sends_the_user_for_a_traceback_the_log_holds():
+    # a traceback cut before its exception line, and the exception only in torchrun's error-file summary
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 5, in <module>\n'
+        "    main()\n"
+        "\n"
+        '    "message": "ValueError: the schedule wants 3 stages, got 2",\n'
+    )
+    f = unrecognised(log)
+    assert "find the traceback" not in f.fix
+    assert "the traceback that starts at line 1" in f.fix
+
+
+def test_without_a_traceback_the_fix_says_the_log_holds_none():
+    f = unrecognised('    "message": "ValueError: the schedule wants 3 stages, got 2",\n')
+    assert "holds no traceback" in f.fix and f.evidence["signature"] == "ValueError: the schedule wants <n> stages, got <n>"
+
+
+def test_a_cuda_error_quotes_the_advice_on_its_next_line():
+    log = (
+        "[rank0]: RuntimeError: CUDA error: an illegal instruction was encountered\n"
+        "[rank0]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+        "[rank0]: For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+    )
+    report = api.diagnose(log)
+    text = " ".join(f.fix + " " + str(f.evidence.get("remedy", "")) for f in report.findings)
+    assert "CUDA_LAUNCH_BLOCKING=1" in text

@@ -1,0 +1,53 @@
+"""Whose code a frame is, however the library was installed (issue 35 item 3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor.knowledge.libraries import package_of, project_of
+
+LIBRARY_FRAMES = {
+    # pip into a venv / conda env (Linux, Windows), Debian's dist-packages, a user install
+    "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py": ("torch", "pytorch/pytorch"),
+    "/usr/local/lib/python3.8/dist-packages/deepspeed/runtime/engine.py": ("deepspeed", "deepspeedai/DeepSpeed"),
+    "/usr/lib/python3/dist-packages/numpy/core/fromnumeric.py": ("numpy", "numpy/numpy"),
+    "C:\\Users\\me\\anaconda3\\Lib\\site-packages\\torch\\nn\\modules\\module.py": ("torch", "pytorch/pytorch"),
+    "/home/u/.local/lib/python3.9/site-packages/transformers/trainer.py": ("transformers", "huggingface/transformers"),
+    # an egg (setup.py install), a conda package cache
+    "/home/u/.local/lib/python3.9/site-packages/deepspeed-0.9.0-py3.9.egg/deepspeed/launcher/runner.py": ("deepspeed", "deepspeedai/DeepSpeed"),
+    "/opt/conda/pkgs/pytorch-2.1.0-py3.10_cuda12.1_0/lib/python3.10/torch/cuda/__init__.py": ("torch", "pytorch/pytorch"),
+    # editable installs: source checkouts of known libraries
+    "/home/u/DeepSpeed/deepspeed/runtime/engine.py": ("deepspeed", "deepspeedai/DeepSpeed"),
+    "/home/u/transformers/src/transformers/trainer.py": ("transformers", "huggingface/transformers"),
+    "/workspace/Megatron-LM/megatron/core/parallel_state.py": ("megatron", "NVIDIA/Megatron-LM"),
+    "/root/LLaMA-Factory/src/llamafactory/train/tuner.py": ("llamafactory", "hiyouga/LLaMA-Factory"),
+    "/home/u/pytorch/torch/distributed/run.py": ("torch", "pytorch/pytorch"),
+    # Python's own library: a library frame, but no project to search
+    "/usr/lib/python3.10/subprocess.py": ("python", None),
+    "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/process.py": ("python", None),
+    "<frozen importlib._bootstrap>": ("python", None),
+    "C:\\Python310\\Lib\\subprocess.py": ("python", None),
+}
+
+USER_FRAMES = [
+    "train.py",
+    "/home/me/project/train.py",
+    "/workspace/Megatron-LM/pretrain_gpt.py",  # the entry script in a checkout is what the user runs
+    "/root/LLaMA-Factory/src/train.py",
+    "/home/u/work/deepspeed/train.py",  # a folder of the user's only named like a library
+    "<ipython-input-3-4f2b1c>",  # a notebook cell
+    "/tmp/ipykernel_12/3456.py",
+]
+
+
+@pytest.mark.parametrize("path", sorted(LIBRARY_FRAMES))
+def test_library_frames_name_their_package_and_project(path):
+    package, project = LIBRARY_FRAMES[path]
+    assert package_of(path) == package
+    assert project_of(path) == project
+
+
+@pytest.mark.parametrize("path", USER_FRAMES)
+def test_user_frames_are_the_users(path):
+    assert package_of(path) is None
+    assert project_of(path) is None
