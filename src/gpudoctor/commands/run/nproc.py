@@ -121,6 +121,7 @@ def run_ranks(
     data["root_cause"] = job.root_cause
     data["ranks"] = [asdict(r) for r in job.ranks]
     data["steps"] = verdict_json(steps)
+    data["threads"] = result.threads()
     report = Report(report.command, report.findings, data)
     if result.ok:
         # Nothing to look back at: keep the logs only of a run that failed.

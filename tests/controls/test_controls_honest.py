@@ -1,0 +1,45 @@
+"""Controls and siblings of the verdicts of issue 34's items 1, 2, 4, 9 and 10
+(branch honest): each verdict is tried against the healthy input that looks most
+like its failure (control: no verdict) and the nearest input that needs another
+verdict (sibling). Real ranks on 127.0.0.1 (gloo), real sockets, real files."""
+
+import os
+
+import pytest
+
+from gpudoctor.launch.supervisor import launch_function
+from gpudoctor.launch.threads import BY_GPUDOCTOR, BY_USER, OMP_ENV
+from orphans import TAG_ENV, new_tag
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RANK_PATH = os.pathsep.join(p for p in (TESTS, os.environ.get("PYTHONPATH")) if p)
+pytestmark = pytest.mark.slow
+
+
+def _env(**extra):
+    return {"PYTHONPATH": RANK_PATH, TAG_ENV: new_tag(), **extra}
+
+
+class TestRankThreads:
+    """Item 1: ranks start with OMP_NUM_THREADS=1 unless the user chose a value (as torchrun)."""
+
+    def test_control_default_is_one_thread_per_rank(self, monkeypatch):
+        monkeypatch.delenv(OMP_ENV, raising=False)
+        result = launch_function("launch_targets:sleep_then_exit", {"sleep": 0}, 2, timeout=120, env=_env())
+        assert result.ok
+        assert result.threads() == {"omp_num_threads": "1", "set_by": BY_GPUDOCTOR, "per_rank": [1, 1]}
+
+    def test_sibling_users_value_is_kept_and_said(self, monkeypatch):
+        monkeypatch.setenv(OMP_ENV, "2")
+        result = launch_function("launch_targets:sleep_then_exit", {"sleep": 0}, 2, timeout=120, env=_env())
+        assert result.ok
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        want = min(2, cores)  # torch takes no more threads than there are cores
+        assert result.threads() == {"omp_num_threads": "2", "set_by": BY_USER, "per_rank": [want, want]}
+
+    def test_sibling_one_rank_is_left_alone(self, monkeypatch):
+        from gpudoctor.launch.threads import set_rank_threads, threads_line
+
+        env: dict[str, str] = {}
+        assert set_rank_threads(env, 1) == ("", "") and OMP_ENV not in env  # torchrun leaves one process alone
+        assert "left unset" in threads_line({"omp_num_threads": None, "set_by": None, "per_rank": [2]})
