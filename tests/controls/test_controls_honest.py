@@ -12,7 +12,8 @@ from gpudoctor.launch.threads import BY_GPUDOCTOR, BY_USER, OMP_ENV
 from orphans import TAG_ENV, new_tag
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RANK_PATH = os.pathsep.join(p for p in (TESTS, os.environ.get("PYTHONPATH")) if p)
+HERE = os.path.dirname(os.path.abspath(__file__))
+RANK_PATH = os.pathsep.join(p for p in (HERE, TESTS, os.environ.get("PYTHONPATH")) if p)
 pytestmark = pytest.mark.slow
 
 
@@ -43,3 +44,31 @@ class TestRankThreads:
         env: dict[str, str] = {}
         assert set_rank_threads(env, 1) == ("", "") and OMP_ENV not in env  # torchrun leaves one process alone
         assert "left unset" in threads_line({"omp_num_threads": None, "set_by": None, "per_rank": [2]})
+
+
+def _ids(run) -> list[str]:
+    return [f.id for f in run.findings]
+
+
+class TestTimeoutStillProgressing:
+    """Item 2: the --timeout watchdog firing on ranks still completing collectives is
+    "ran out of time, still progressing", never a hang; a real hang stays a hang."""
+
+    def test_control_moving_job_is_out_of_time_not_hung(self):
+        from gpudoctor.hang.run_ranks import run_local
+
+        run = run_local("honest_targets:keeps_reducing", {}, 2, timeout=3, env=_env())
+        assert run.result.timed_out and run.result.still_progressing, run.result
+        assert _ids(run) == ["timeout-still-progressing"], [(f.id, f.title) for f in run.findings]
+        f = run.findings[0]
+        assert f.severity.value == "warn" and "ran out of time after" in f.title and "--timeout" in f.fix
+        assert run.cause is None  # no rank is to blame
+        assert not any("transport" in (x.why or "") for x in run.findings)
+
+    def test_sibling_rank0_alone_in_barrier_is_still_hung(self):
+        from gpudoctor.hang.run_ranks import run_local
+
+        run = run_local("honest_targets:barrier_on_rank0", {}, 2, timeout=6, env=_env())
+        assert run.result.timed_out and not run.result.still_progressing, run.result
+        assert "timeout-still-progressing" not in _ids(run)
+        assert "rank-hung" in _ids(run) and run.cause is not None and run.cause.rank == 1, [(f.id, f.title) for f in run.findings]

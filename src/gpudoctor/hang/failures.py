@@ -200,12 +200,66 @@ def launch_findings(
             )
         ]
     traces = traces or {}
+    if result.still_progressing and not any(r.state in ("exited", "signaled", "raised") for r in result.ranks):
+        return [out_of_time(result, traces)]
     found = root_cause(result, traces, collective)
     cause = next((r for r in result.ranks if found is not None and r.rank == found.rank), None)
     states = {rec.rank: rec.state for rec in rank_records(result, traces)}
     ordered = sorted(result.ranks, key=lambda r: (r is not cause, r.rank))
     pairs = ((rank_finding(r, result, cause, states[r.rank], gpus), r) for r in ordered)
     return [explained(f, r) for f, r in pairs if f]
+
+
+def out_of_time(result: LaunchResult, traces: Mapping[int, RankTrace]) -> Finding:
+    """The --timeout watchdog stopped ranks that were still completing work: out of
+    time, not hung (LaunchResult.still_progressing)."""
+    from gpudoctor.catalog import fix, why
+    from gpudoctor.hang.verdict import rank_records
+
+    ev: dict = {
+        "completed": result.progress_done,
+        "last completed": f"{result.progress_quiet_s:.1f} s before the watchdog fired",
+        "moving window": f"{result.progress_window_s:.1f} s",
+        "timeout_s": result.timeout_s,
+    }
+    for rec in rank_records(result, traces):
+        where = f" (at {rec.where})" if rec.where else ""
+        ev[f"rank {rec.rank}"] = f"completed collective #{rec.reached}, step {_step(result, rec.rank)}{where}"
+    ev["logs"] = result.run_dir
+    done = _done_words(result, traces)
+    return Finding(
+        id="timeout-still-progressing",
+        severity=Severity.WARN,
+        title=(
+            f"ran out of time after {done}, still progressing: the {result.timeout_s:g} s --timeout fired "
+            f"{result.progress_quiet_s:.1f} s after the last completed collective or step"
+        ),
+        evidence=ev,
+        why=why("timeout-still-progressing", timeout=result.timeout_s),
+        fix=fix("timeout-still-progressing", rerun=f"give it more time: rerun with --timeout {_more(result.timeout_s)}"),
+        area=AREA,
+    )
+
+
+def _step(result: LaunchResult, rank: int) -> int:
+    return next((max(0, r.step) for r in result.ranks if r.rank == rank), 0)
+
+
+def _done_words(result: LaunchResult, traces: Mapping[int, RankTrace]) -> str:
+    """`12 collectives (rank 0 at #6, rank 1 at #6)` or `40 steps`: what the ranks got through."""
+    from gpudoctor.hang.verdict import rank_records
+
+    reached = {rec.rank: rec.reached for rec in rank_records(result, traces)}
+    steps = [max(0, r.step) for r in result.ranks]
+    if any(reached.values()):
+        at = ", ".join(f"rank {r} at #{n}" for r, n in sorted(reached.items()))
+        return f"{min(reached.values())} collectives ({at})"
+    return f"{min(steps)} steps"
+
+
+def _more(timeout_s: float) -> str:
+    """A longer --timeout to suggest: four times this one, rounded up to a minute."""
+    return f"{max(60, int(-(-timeout_s * 4 // 60)) * 60)}"
 
 
 def joined_failure(ctx, exc: BaseException, progress: str, fix: str) -> Finding:

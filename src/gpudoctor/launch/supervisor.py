@@ -82,6 +82,12 @@ class LaunchResult:
     output_closed: bool = False  # echo mode: our stdout's reader went away (`| head -1`): the ranks were stopped
     startup_s: float = 0.0  # with startup_grace: the start-up the watchdog did not count
     stalled_s: float = 0.0  # diagnosed "stall": how long the ranks had made no collective progress
+    # When a watchdog stopped the job: the ranks' completed work (collectives and heartbeat
+    # steps, summed), how long before it fired that last grew (-1: never), and the window
+    # within which that counts as still moving (hang/watch.py). 0/-1/0 without a watch.
+    progress_done: int = 0
+    progress_quiet_s: float = -1.0
+    progress_window_s: float = 0.0
     omp_threads: str = ""  # the OMP_NUM_THREADS the ranks ran with ("" unset)
     omp_set_by: str = ""  # who set it: launch/threads.py BY_GPUDOCTOR or BY_USER ("" nobody)
 
@@ -92,6 +98,17 @@ class LaunchResult:
     @property
     def ok(self) -> bool:
         return not self.timed_out and not self.interrupted and all(r.state == "ok" for r in self.ranks)
+
+    @property
+    def still_progressing(self) -> bool:
+        """The --timeout watchdog fired while the ranks were still completing work:
+        the job ran out of time, it did not hang."""
+        return (
+            self.timed_out
+            and not self.diagnosed
+            and self.progress_done > 0
+            and 0.0 <= self.progress_quiet_s <= self.progress_window_s
+        )
 
     @property
     def results(self) -> list[Any]:
@@ -255,6 +272,7 @@ def launch(
     deadline, forgiven = timeout, 0.0
     stop_signal = 0
     diagnosed = ""
+    progress_done, progress_quiet, progress_window = 0, -1.0, 0.0
     echoer = _Echo(stderr_paths, echo) if echo else None
     exits: _Exits | None = None
 
@@ -338,6 +356,9 @@ def launch(
                 break
             if now > deadline:
                 timed_out = True
+                if watch is not None and hasattr(watch, "progress_at_stop"):
+                    progress_done, progress_quiet = watch.progress_at_stop(now)
+                    progress_window = watch.moving_window()
                 for rank, proc in enumerate(procs):
                     if rank in ended:
                         continue
@@ -385,7 +406,7 @@ def launch(
     stalled = float(getattr(watch, "stalled_s", 0.0) or 0.0) if diagnosed else 0.0
     result = LaunchResult(
         outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed,
-        forgiven, stalled, omp_threads, omp_set_by,
+        forgiven, stalled, progress_done, progress_quiet, progress_window, omp_threads, omp_set_by,
     )
     write_outcome(result)
     return result
