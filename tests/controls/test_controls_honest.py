@@ -72,3 +72,49 @@ class TestTimeoutStillProgressing:
         assert run.result.timed_out and not run.result.still_progressing, run.result
         assert "timeout-still-progressing" not in _ids(run)
         assert "rank-hung" in _ids(run) and run.cause is not None and run.cause.rank == 1, [(f.id, f.title) for f in run.findings]
+
+
+def _steps(late_at: dict[int, int], steps: int = 40, pause_us: int = 1_500_000, every_step_us: int = 0):
+    """Two ranks' step records (knowledge/stragglers.py): rank 0 takes `pause_us` more at
+    the steps in `late_at` (an evaluation between its phases) and `every_step_us` more at
+    every step; rank 1 waits for it inside the step's collective."""
+    from gpudoctor.knowledge.stragglers import RankSteps
+
+    recs: dict[int, list] = {0: [], 1: []}
+    for i in range(steps):
+        extra = (pause_us if i in late_at else 0) + every_step_us
+        for rank in recs:
+            own = extra if rank == 0 else 0
+            wait = 1_000 + (extra - own) + 200 * ((i + rank) % 3)
+            phases = [2_000, 15_000, 3_000, 500, 500 + own, wait]
+            recs[rank].append((i, 0, sum(phases), *phases))
+    return [RankSteps(r, "a", steps, "optimizer", tuple(v)) for r, v in recs.items()]
+
+
+class TestRankStraggler:
+    """Item 4 (issue item 4): a speed-up is bounded by the measured time; one pause is not a straggler."""
+
+    def test_control_one_evaluation_pause_is_not_a_straggler(self):
+        from gpudoctor.knowledge.stragglers import analyze_steps
+
+        findings = analyze_steps(_steps({20})).findings
+        assert [f.id for f in findings] == ["rank-pause"], [(f.id, f.title) for f in findings]
+        assert findings[0].severity.value == "info" and "1500 ms once" in findings[0].title
+        assert "faster" not in findings[0].title
+
+    def test_sibling_slow_at_every_step_is_a_straggler_with_a_bounded_speedup(self):
+        from gpudoctor.knowledge.stragglers import analyze_steps
+
+        [f] = analyze_steps(_steps(set(), every_step_us=20_000)).findings
+        assert f.id == "rank-straggler" and f.evidence["rank"] == 0
+        share = f.evidence["others' waiting share of the measured time"]
+        assert 0.3 < share < 0.6  # 20 ms of a ~42 ms step
+        assert abs(f.evidence["speedup if it kept up"] - 1 / (1 - share)) < 0.02 and f.evidence["speedup if it kept up"] < 2.5
+
+    def test_sibling_a_pause_every_tenth_step_is_a_straggler_within_its_share(self):
+        from gpudoctor.knowledge.stragglers import analyze_steps
+
+        [f] = analyze_steps(_steps({5, 15, 25, 35})).findings
+        assert f.id == "rank-straggler"
+        share = f.evidence["others' waiting share of the measured time"]
+        assert f.evidence["speedup if it kept up"] <= 1 / (1 - share) + 0.02
