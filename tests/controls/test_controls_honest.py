@@ -118,3 +118,54 @@ class TestRankStraggler:
         assert f.id == "rank-straggler"
         share = f.evidence["others' waiting share of the measured time"]
         assert f.evidence["speedup if it kept up"] <= 1 / (1 - share) + 0.02
+
+
+JOB = """import os, datetime, torch, torch.distributed as dist
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+{how}
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))
+dist.all_reduce(torch.ones(2))
+dist.destroy_process_group()
+"""
+
+
+def _run_job(tmp_path, how: str):
+    """`gpudoctor run --nproc 2 --hang-timeout 5` on a 4-line job; (exit code, --json report)."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "job.py"
+    script.write_text(JOB.format(how=how))
+    out = tmp_path / "report.json"
+    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", "5", "--json", str(out), str(script)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=dict(os.environ, **_env()))
+    return r.returncode, json.loads(out.read_text()), r.stderr
+
+
+class TestRendezvousPortHeld:
+    """Item 9: a MASTER_PORT held by a silent process is named with its holder, not a
+    stuck transport; the same script keeping the launcher's port runs."""
+
+    @pytest.fixture()
+    def silent(self):
+        import socket
+
+        holder = socket.socket()
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(16)  # accepts into the backlog, never answers
+        yield holder.getsockname()[1]
+        holder.close()
+
+    def test_control_setdefault_keeps_the_launchers_port(self, tmp_path, silent):
+        rc, report, err = _run_job(tmp_path, f'os.environ.setdefault("MASTER_PORT", "{silent}")')
+        assert rc == 0 and report["findings"] == [], err[-2000:]
+
+    def test_sibling_port_held_by_a_silent_process_is_named(self, tmp_path, silent):
+        rc, report, err = _run_job(tmp_path, f'os.environ["MASTER_PORT"] = "{silent}"')
+        ids = [f["id"] for f in report["findings"]]
+        assert rc != 0 and ids == ["rendezvous-port-held"], (ids, err[-2000:])
+        f = report["findings"][0]
+        assert f"port {silent}" in f["title"] and f"pid {os.getpid()}" in f["title"]
+        assert "transport" not in f["why"] and "NCCL_P2P_DISABLE" not in f["fix"]
+        assert report["root_cause"]["rank"] is None  # no rank is to blame

@@ -270,7 +270,27 @@ def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None 
         # the --timeout watchdog: where every rank stood when it fired (no stall while still moving)
         stalled = None if result.still_progressing else result.timeout_s
         limit = "--timeout"
-    return diagnose_job(result, traces, analyze(states, stalled_s=stalled, limit=limit), reason, gpus)
+    found = named_meeting_point(result, analyze(states, stalled_s=stalled, limit=limit))
+    return diagnose_job(result, traces, found, reason, gpus)
+
+
+def named_meeting_point(result, found: list) -> list:
+    """A rendezvous that never completed (rendezvous-hang): the address the ranks went
+    to (each left it in the run folder) and, when a process that is not one of the
+    job's ranks listens there, that process (rendezvous-port-held)."""
+    from gpudoctor.hang.failures import port_held
+    from gpudoctor.probe.ports import port_holders
+
+    if not any(f.id == "rendezvous-hang" for f in found):
+        return found
+    points = {a for a in (run_folder.read_rendezvous(result.run_dir, o.rank) for o in result.ranks) if a is not None}
+    if len(points) != 1:
+        return found
+    host, port = next(iter(points))
+    # The ranks are gone by now: whoever still listens on the port is not one of them.
+    holders = port_holders(port)
+    launcher = getattr(result, "store_port", 0)
+    return [port_held(f, host, port, holders, launcher) if f.id == "rendezvous-hang" else f for f in found]
 
 
 def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | None = None) -> list:

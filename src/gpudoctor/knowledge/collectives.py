@@ -1005,6 +1005,8 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float, limit: str = "--han
     unmatched = find_unmatched_send(ranks)
     if unmatched is not None:
         return unmatched
+    if not calls:  # every live rank is still in init_process_group: the rendezvous, not a transport
+        return _rendezvous_stall(ranks, stalled_s, positions)
     title = f"every rank waits in collective #{seq} for {stalled_s:.0f} s: " + "; ".join(
         f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank)
     )
@@ -1017,6 +1019,27 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float, limit: str = "--han
         "rerun with NCCL_DEBUG=INFO (GPUs) or GLOO_DEBUG; on GPUs try NCCL_P2P_DISABLE=1 and check the network",
         AREA,
     )
+
+
+RENDEZVOUS_STALL_WHY = (
+    "Every rank reached init_process_group and none got past it: the ranks never met. The address they "
+    "meet at (MASTER_ADDR:MASTER_PORT, or init_method) is not reachable, is held by a process that is not "
+    "this job's store, or a rank that should host the store never did; no collective ran, so no transport is involved."
+)
+
+
+def _rendezvous_stall(ranks: Sequence[RankState], stalled_s: float, positions: Mapping[int, str]) -> Finding:
+    """Every live rank waits in init_process_group: no rank is to blame, no transport
+    ran. The evidence names no single rank (the root cause is the meeting point)."""
+    title = f"no rank got past init_process_group in {stalled_s:.0f} s: " + "; ".join(
+        f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank)
+    )
+    ev: dict = {"ranks": "; ".join(f"{r}: {text}" for r, text in sorted(positions.items())), "no progress for": f"{stalled_s:.0f} s"}
+    fix = (
+        "check the meeting point is this job's and reachable: nc -zv $MASTER_ADDR $MASTER_PORT; "
+        "ss -ltnp \"sport = :$MASTER_PORT\" (who listens there); set MASTER_PORT to a free port"
+    )
+    return Finding("rendezvous-hang", Severity.ERROR, title, ev, RENDEZVOUS_STALL_WHY, fix, AREA)
 
 
 def analyze(

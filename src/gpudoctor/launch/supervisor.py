@@ -88,6 +88,7 @@ class LaunchResult:
     progress_done: int = 0
     progress_quiet_s: float = -1.0
     progress_window_s: float = 0.0
+    store_port: int = 0  # the MASTER_PORT the launcher gave the ranks (its store's, or rank 0's to bind)
     omp_threads: str = ""  # the OMP_NUM_THREADS the ranks ran with ("" unset)
     omp_set_by: str = ""  # who set it: launch/threads.py BY_GPUDOCTOR or BY_USER ("" nobody)
 
@@ -406,7 +407,7 @@ def launch(
     stalled = float(getattr(watch, "stalled_s", 0.0) or 0.0) if diagnosed else 0.0
     result = LaunchResult(
         outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed,
-        forgiven, stalled, progress_done, progress_quiet, progress_window, omp_threads, omp_set_by,
+        forgiven, stalled, progress_done, progress_quiet, progress_window, port, omp_threads, omp_set_by,
     )
     write_outcome(result)
     return result
