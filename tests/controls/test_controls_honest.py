@@ -169,3 +169,88 @@ class TestRendezvousPortHeld:
         assert f"port {silent}" in f["title"] and f"pid {os.getpid()}" in f["title"]
         assert "transport" not in f["why"] and "NCCL_P2P_DISABLE" not in f["fix"]
         assert report["root_cause"]["rank"] is None  # no rank is to blame
+
+
+def _rec(rank, seq, kind="all_reduce", where="/w/train.py:17", state="completed", pg="0", shape=(4,)):
+    from gpudoctor.knowledge.collectives import CollectiveRecord
+
+    return CollectiveRecord(rank, pg, seq, kind, ((*shape,),), ("float32",), state=state, where=where)
+
+
+AR, BC, BAR = ("all_reduce", "/w/train.py:17"), ("broadcast", "/w/train.py:19"), ("barrier", "/w/train.py:21")
+
+
+def _ranks(*sequences):
+    """One RankState per sequence of (kind, where); the last call of each is under way."""
+    from gpudoctor.knowledge.collectives import RankState
+
+    out = []
+    for rank, calls in enumerate(sequences):
+        recs = [
+            _rec(rank, i + 1, k, w, "started" if i == len(calls) - 1 else "completed") for i, (k, w) in enumerate(calls)
+        ]
+        out.append(RankState(rank, tuple(recs)))
+    return out
+
+
+class TestCollectiveMismatch:
+    """Item 10: a kind mismatch says how the sequences parted: order vs a call made on one rank only."""
+
+    def test_control_same_calls_same_order_is_no_mismatch(self):
+        from gpudoctor.knowledge.collectives import find_mismatch
+
+        assert find_mismatch(_ranks([AR, BC, AR, BC], [AR, BC, AR, BC])) is None
+
+    def test_sibling_same_calls_another_order_says_order(self):
+        from gpudoctor.knowledge.collectives import find_mismatch
+
+        f = find_mismatch(_ranks([AR, BC, AR], [AR, BC, BC]))
+        assert f is not None and f.evidence["diverged by"] == "order", f
+        assert "same calls, another order" in f.title and "same order" in f.fix
+
+    def test_sibling_a_call_on_one_rank_only_says_skip(self):
+        from gpudoctor.knowledge.collectives import find_mismatch
+
+        f = find_mismatch(_ranks([AR, AR, BAR], [AR, AR, AR]))
+        assert f is not None and f.evidence["diverged by"] == "skip", f
+        assert "rank 0's barrier at /w/train.py:21 is a call rank 1 never made" in f.title
+        assert "on every rank or on none" in f.fix
+
+
+class TestCollectiveStall:
+    """Item 10: "the transport is stuck" only when every rank waits in one call with one
+    fingerprint; other groups, other numbers and a busy rank each get their own words."""
+
+    def _stall(self, ranks):
+        from gpudoctor.knowledge.collectives import find_stall
+
+        f = find_stall(ranks, 12.0, "--hang-timeout")
+        assert f is not None
+        return f
+
+    def test_control_same_call_same_fingerprint_is_the_transport(self):
+        f = self._stall(_ranks([AR, AR], [AR, AR]))
+        assert "transport" in f.why and "every rank waits in collective #2" in f.title
+
+    def test_sibling_other_process_groups_say_so(self):
+        from gpudoctor.knowledge.collectives import RankState
+
+        a = RankState(0, (_rec(0, 1), _rec(0, 2, state="started", pg="1")))
+        b = RankState(1, (_rec(1, 1), _rec(1, 2, state="started")))
+        f = self._stall([a, b])
+        assert "different process groups" in f.title and "transport" not in f.why
+        assert f.evidence["differs in"] == "process group"
+
+    def test_sibling_other_collective_numbers_say_a_call_more(self):
+        f = self._stall(_ranks([AR, AR, AR], [AR, AR]))
+        assert "different collectives" in f.title and "made a call more, or skipped one" in f.title
+        assert "transport" not in f.why
+
+    def test_sibling_a_busy_rank_is_named_with_the_timeout_that_fired(self):
+        from gpudoctor.knowledge.collectives import RankState, StackFrame
+
+        stack = (StackFrame("/w/train.py", 30, "<module>"), StackFrame("/w/train.py", 8, "save", "time.sleep(60)"))
+        ranks = [RankState(0, (_rec(0, 1), _rec(0, 2, state="started"))), RankState(1, (_rec(1, 1),), stack=stack)]
+        f = self._stall(ranks)
+        assert f.title.startswith("rank 1 holds the others up") and "/w/train.py:8 in save" in f.title
+        assert "--hang-timeout stopped the job after 12 s" in f.title and "transport" not in f.why
