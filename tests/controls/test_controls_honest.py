@@ -129,8 +129,8 @@ dist.destroy_process_group()
 """
 
 
-def _run_job(tmp_path, how: str):
-    """`gpudoctor run --nproc 2 --hang-timeout 5` on a 4-line job; (exit code, --json report)."""
+def _run_job(tmp_path, how: str = "", options=("--hang-timeout", "5"), nproc: str = "2"):
+    """`gpudoctor run --nproc N OPTIONS` on a 4-line job; (exit code, --json report, stderr)."""
     import json
     import subprocess
     import sys
@@ -138,7 +138,7 @@ def _run_job(tmp_path, how: str):
     script = tmp_path / "job.py"
     script.write_text(JOB.format(how=how))
     out = tmp_path / "report.json"
-    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", "5", "--json", str(out), str(script)]
+    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", nproc, *options, "--json", str(out), str(script)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=dict(os.environ, **_env()))
     return r.returncode, json.loads(out.read_text()), r.stderr
 
@@ -254,3 +254,22 @@ class TestCollectiveStall:
         f = self._stall(ranks)
         assert f.title.startswith("rank 1 holds the others up") and "/w/train.py:8 in save" in f.title
         assert "--hang-timeout stopped the job after 12 s" in f.title and "transport" not in f.why
+
+
+class TestRankStillStarting:
+    """Edge cases (issue 34): one rank and a 1 s --timeout each get a true sentence."""
+
+    def test_sibling_one_rank_with_a_1s_wall_clock_timeout(self, tmp_path):
+        rc, report, err = _run_job(tmp_path, options=("--timeout", "1"), nproc="1")
+        assert rc == 124, err[-2000:]
+        [f] = report["findings"]
+        assert f["id"] == "rank-still-starting" and "after 1 s" in f["title"]
+        # `run --timeout` forgives no start-up: the sentence must not claim it does.
+        assert "wall-clock" in f["why"] and "5 minutes" not in f["why"]
+
+    def test_control_one_moving_rank_runs_out_of_time(self):
+        from gpudoctor.hang.run_ranks import run_local
+
+        run = run_local("honest_targets:keeps_reducing", {}, 1, timeout=2, env=_env())
+        assert [f.id for f in run.findings] == ["timeout-still-progressing"], [(f.id, f.title) for f in run.findings]
+

@@ -40,6 +40,13 @@ STARTING_WHY = (
 )
 
 
+STARTING_WALL_WHY = (
+    "The rank had not got past its start-up: the interpreter and `import torch` (seconds, tens of seconds on a "
+    "busy machine). This --timeout counts wall-clock time from the start, start-up included: it was shorter than "
+    "the import takes here."
+)
+
+
 def _evidence(r: RankOutcome, state: str, tail: int = 8) -> dict:
     ev: dict = {"rank": r.rank, "state": state, "last_stage": r.last_stage or "not started", "step": r.step}
     if r.state in ("exited", "signaled", "raised"):  # not the signal gpudoctor itself sent
@@ -121,7 +128,9 @@ def rank_finding(
             + (f"({result.startup_s:.0f} s of start-up, then {result.timeout_s:g} s)" if result.startup_s else f"after {result.timeout_s:g} s")
             + note,
             evidence={**_evidence(r, state), "startup_s": round(result.startup_s, 1), "timeout_s": result.timeout_s},
-            why=STARTING_WHY,
+            # Start-up is forgiven only where the launcher was asked to (allreduce, train-smoke):
+            # `run --timeout` is wall-clock time from the start, the import included.
+            why=STARTING_WHY if result.startup_s else STARTING_WALL_WHY,
             fix="time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
             area=AREA,
         )
