@@ -16,7 +16,7 @@ SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 
 ENV_NAME = re.compile(r"GPUDOCTOR_[A-Z][A-Z0-9_]*")
 RANK_SUFFIXES = (rundir.STDERR, rundir.STDOUT, rundir.PROGRESS, rundir.RESULT, rundir.ERROR, rundir.TRACE,
-                 rundir.CURRENT, rundir.STACKS, rundir.STACKS_REQUEST, rundir.FATAL, rundir.STEPS, rundir.TIMELINE)  # fmt: skip
+                 rundir.CURRENT, rundir.STACKS, rundir.STACKS_REQUEST, rundir.FATAL, rundir.STEPS, rundir.TIMELINE, rundir.THREADS, rundir.RENDEZVOUS)  # fmt: skip
 FOLDER_FILES = (rundir.CONFIG_FILE, rundir.OUTCOME_FILE, rundir.ROWS_FILE, rundir.NARROWING_LOG, rundir.REPORT_FILE)
 # A per-rank file: the suffix at the start of a literal (f"rank{r}.stderr" -> ".stderr")
 # or after "rank<N>" / "rank*" in one.

@@ -48,6 +48,7 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.commands.allreduce.options import Options
         from gpudoctor.commands.allreduce.table import report_heading, results_markdown, results_table
         from gpudoctor.core.usage import UsageError
+        from gpudoctor.launch.threads import threads_line
 
         check_formats(json_out, markdown)
         options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect)
@@ -58,13 +59,14 @@ def register(app: typer.Typer) -> None:
             usage_error(str(exc))
         exit_if_quiet(report, strict)
         rows = report.data.get("results") or []
+        threads = threads_line(report.data.get("threads"))
         emit(
             report,
             json_out=json_out,
             markdown=markdown,
             strict=strict,
-            rich_extra=lambda: [results_table(rows, report_heading(report))] if rows else [],
-            markdown_sections=lambda: [results_markdown(rows, report_heading(report))] if rows else [],
+            rich_extra=lambda: [*([results_table(rows, report_heading(report))] if rows else []), *([threads] if threads else [])],
+            markdown_sections=lambda: [*([results_markdown(rows, report_heading(report))] if rows else []), *([threads] if threads else [])],
         )
 
 

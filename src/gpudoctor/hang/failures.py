@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.hang.meaning import explained, readable_tail, signal_cause
@@ -37,6 +38,13 @@ STARTING_WHY = (
     "The rank had not got past its start-up: the interpreter and `import torch` (tens of seconds on a busy "
     "machine, minutes from a slow network file system). Start-up does not count against the watchdog up to "
     "5 minutes; past that, something on this machine is making the import crawl (CPU, disk, a lock)."
+)
+
+
+STARTING_WALL_WHY = (
+    "The rank had not got past its start-up: the interpreter and `import torch` (seconds, tens of seconds on a "
+    "busy machine). This --timeout counts wall-clock time from the start, start-up included: it was shorter than "
+    "the import takes here."
 )
 
 
@@ -121,7 +129,9 @@ def rank_finding(
             + (f"({result.startup_s:.0f} s of start-up, then {result.timeout_s:g} s)" if result.startup_s else f"after {result.timeout_s:g} s")
             + note,
             evidence={**_evidence(r, state), "startup_s": round(result.startup_s, 1), "timeout_s": result.timeout_s},
-            why=STARTING_WHY,
+            # Start-up is forgiven only where the launcher was asked to (allreduce, train-smoke):
+            # `run --timeout` is wall-clock time from the start, the import included.
+            why=STARTING_WHY if result.startup_s else STARTING_WALL_WHY,
             fix="time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
             area=AREA,
         )
@@ -201,12 +211,108 @@ def launch_findings(
             )
         ]
     traces = traces or {}
+    if result.still_progressing and not any(r.state in ("exited", "signaled", "raised") for r in result.ranks):
+        return [out_of_time(result, traces)]
     found = root_cause(result, traces, collective)
     cause = next((r for r in result.ranks if found is not None and r.rank == found.rank), None)
     states = {rec.rank: rec.state for rec in rank_records(result, traces)}
     ordered = sorted(result.ranks, key=lambda r: (r is not cause, r.rank))
     pairs = ((rank_finding(r, result, cause, states[r.rank], gpus), r) for r in ordered)
     return [explained(f, r) for f, r in pairs if f]
+
+
+def out_of_time(result: LaunchResult, traces: Mapping[int, RankTrace]) -> Finding:
+    """The --timeout watchdog stopped ranks that were still completing work: out of
+    time, not hung (LaunchResult.still_progressing)."""
+    from gpudoctor.catalog import fix, why
+    from gpudoctor.hang.verdict import rank_records
+
+    ev: dict = {
+        "completed": result.progress_done,
+        "last completed": f"{result.progress_quiet_s:.1f} s before the watchdog fired",
+        "moving window": f"{result.progress_window_s:.1f} s",
+        "timeout_s": result.timeout_s,
+    }
+    for rec in rank_records(result, traces):
+        where = f" (at {rec.where})" if rec.where else ""
+        ev[f"rank {rec.rank}"] = f"completed collective #{rec.reached}, step {_step(result, rec.rank)}{where}"
+    ev["logs"] = result.run_dir
+    done = _done_words(result, traces)
+    return Finding(
+        id="timeout-still-progressing",
+        severity=Severity.WARN,
+        title=(
+            f"ran out of time after {done}, still progressing: the {result.timeout_s:g} s --timeout fired "
+            f"{result.progress_quiet_s:.1f} s after the last completed collective or step"
+        ),
+        evidence=ev,
+        why=why("timeout-still-progressing", timeout=result.timeout_s),
+        fix=fix("timeout-still-progressing", rerun=f"give it more time: rerun with --timeout {_more(result.timeout_s)}"),
+        area=AREA,
+    )
+
+
+def _step(result: LaunchResult, rank: int) -> int:
+    return next((max(0, r.step) for r in result.ranks if r.rank == rank), 0)
+
+
+def _done_words(result: LaunchResult, traces: Mapping[int, RankTrace]) -> str:
+    """`12 collectives (rank 0 at #6, rank 1 at #6)` or `40 steps`: what the ranks got through."""
+    from gpudoctor.hang.verdict import rank_records
+
+    reached = {rec.rank: rec.reached for rec in rank_records(result, traces)}
+    steps = [max(0, r.step) for r in result.ranks]
+    if any(reached.values()):
+        at = ", ".join(f"rank {r} at #{n}" for r, n in sorted(reached.items()))
+        return f"{min(reached.values())} collectives ({at})"
+    return f"{min(steps)} steps"
+
+
+def _more(timeout_s: float) -> str:
+    """A longer --timeout to suggest: four times this one, rounded up to a minute."""
+    return f"{max(60, int(-(-timeout_s * 4 // 60)) * 60)}"
+
+
+def port_held(stall: Finding, host: str, port: int, holders: Sequence, launcher_port: int = 0) -> Finding:
+    """A rendezvous that never completed, with its meeting point: the process that
+    holds the port when one is seen (probe/ports.PortHolder), else the address alone."""
+    ev = {**stall.evidence, "meeting point": f"{host}:{port}"}
+    if not holders:
+        ev["listening there now"] = "nobody (the ranks are gone; no other process holds the port)"
+        if launcher_port and port != launcher_port:
+            # The script replaced the launcher's MASTER_PORT: under gpudoctor run --nproc (and torchrun)
+            # the store is the launcher's, and no rank hosts one on the script's port.
+            ev["launcher's MASTER_PORT"] = launcher_port
+            return replace(
+                stall,
+                title=f"the script set MASTER_PORT={port} itself, replacing the launcher's ({launcher_port}): "
+                "nobody hosts a store there, so no rank got past init_process_group",
+                evidence=ev,
+                fix="keep the launcher's port: os.environ.setdefault(\"MASTER_PORT\", \"29500\") instead of "
+                "os.environ[\"MASTER_PORT\"] = ... (torchrun and gpudoctor run --nproc set it)",
+            )
+        return replace(stall, evidence=ev)
+    who = "; ".join(h.describe() for h in holders)
+    ev["held by"] = who
+    return Finding(
+        id="rendezvous-port-held",
+        severity=Severity.ERROR,
+        title=(
+            f"port {port} (the ranks' MASTER_PORT, {host}:{port}) is held by {who}, which is not this job: "
+            f"every rank waited in init_process_group for it to answer"
+        ),
+        evidence=ev,
+        why=(
+            "The ranks meet at MASTER_ADDR:MASTER_PORT. A process that is not the job's store listens on that "
+            "port and never answers, so init_process_group waits until its timeout; the network is not involved."
+        ),
+        fix=(
+            f"use a free port (unset MASTER_PORT under gpudoctor run --nproc: it picks one; or "
+            f"MASTER_PORT=$(python -c 'import socket; s=socket.socket(); s.bind((\"\", 0)); print(s.getsockname()[1])')), "
+            f"or stop what holds {port}: ss -ltnp 'sport = :{port}'"
+        ),
+        area=AREA,
+    )
 
 
 def joined_failure(

@@ -305,7 +305,7 @@ def root_cause(
         return Cause(_culprit(coll, traces), coll.id, coll)
     if own:
         return Cause(own[0].rank, _how(own[0], traces.get(own[0].rank))[0])
-    if result.ok:
+    if result.ok or result.still_progressing:  # out of time while moving: no rank to blame
         return None
     stuck = [o for o in result.ranks if o.state in STUCK_STATES and o.rank not in lost]
     if not stuck:
@@ -504,7 +504,8 @@ def _line_up(result: LaunchResult, traces: Mapping[int, RankTrace]) -> list[Find
     states = rank_states(traces, ended, {o.rank: o.last_stage for o in result.ranks})
     # A run folder read back: a stall there was the --timeout watchdog's (run's own
     # --hang-timeout stall is told by result.diagnosed, and needs no lining up again).
-    return analyze(states, stalled_s=result.timeout_s if result.timed_out else None, limit="--timeout")
+    stalled = result.timeout_s if result.timed_out and not result.still_progressing else None
+    return analyze(states, stalled_s=stalled, limit="--timeout")
 
 
 _MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier", re.I)

@@ -21,6 +21,13 @@ STACKS_WAIT_S = 3.0  # how long ranks get to answer a stack request
 FAILING_GRACE_S = 3.0  # how long a rank that said it raised gets to exit (supervisor.PEER_GRACE_S)
 
 MISMATCH, UNEVEN, STALL, DEADLOCK = "mismatch", "uneven", "stall", "deadlock"
+# A job whose ranks completed work this recently when a watchdog fired was still moving:
+# at least PROGRESS_WINDOW_S (a moving rank's trace is published every PUBLISH_MOVING_S; its
+# current call, at every call; the watch reads every READ_S, later on a busy machine), and
+# never less than PROGRESS_GAPS times its longest pause between two completions so far (a job
+# that completes a collective every 7 s is not hung 5 s after its last one).
+PROGRESS_WINDOW_S = 3.0
+PROGRESS_GAPS = 2.0
 # A cycle of blocked ranks is certain once every rank's trace has had time to say it
 # moved on: a moving rank publishes at least every collective_trace.PUBLISH_MOVING_S.
 DEADLOCK_CONFIRM_S = 2.5
@@ -72,6 +79,9 @@ class CollectiveWatch:
         self.asked_after_crash = False
         self.cycle: tuple | None = None  # the blocked calls of a deadlock seen, and since when
         self.cycle_since = 0.0
+        self.done = 0  # completed work so far: collectives and heartbeat steps, summed over the ranks
+        self.done_at: float | None = None  # when `done` last grew
+        self.longest_gap = 0.0  # the longest pause between two growths of `done`
 
     def read(self) -> dict[int, run_folder.RankTrace]:
         """Each rank's trace, parsed again only when the rank published a new one."""
@@ -102,6 +112,7 @@ class CollectiveWatch:
                 self.request_stacks([r for r in range(self.nproc) if r not in returncodes])
             return None
         traces = self.read()
+        self._count_done(now, traces)
         if self._failing(now, traces, returncodes):
             return None  # a crash on its way out: its exit, then the same path, reports it
         stages = self.stages()
@@ -119,6 +130,28 @@ class CollectiveWatch:
             self.progress_key = None  # a rank still starting (Python, import torch) holds no one up yet
             return None
         return self._stall(now, self.states, returncodes)
+
+    def _count_done(self, now: float, traces: Mapping[int, run_folder.RankTrace]) -> None:
+        """Completed collectives (each rank's highest number in each group) plus the
+        ranks' heartbeat steps: what grows while the job moves."""
+        done = sum(
+            max(completed(traces[r]) if r in traces else 0, _current_done(self.run_dir, r)) + max(0, read_progress(self.run_dir, r)[0])
+            for r in range(self.nproc)
+        )
+        if done > self.done:
+            if self.done_at is not None and self.done:
+                self.longest_gap = max(self.longest_gap, now - self.done_at)
+            self.done, self.done_at = done, now
+
+    def progress_at_stop(self, now: float) -> tuple[int, float]:
+        """(completed work, seconds since it last grew; -1 when it never did) at `now`,
+        when a watchdog stops the job: the newest traces and heartbeats counted first."""
+        self._count_done(now, self.read())
+        return self.done, (now - self.done_at) if self.done_at is not None else -1.0
+
+    def moving_window(self) -> float:
+        """How recent the last completion must be for the job to count as still moving."""
+        return max(PROGRESS_WINDOW_S, PROGRESS_GAPS * self.longest_gap)
 
     def _deadlocked(self, now: float, states: list[RankState]) -> bool:
         """The same cycle of blocked calls for DEADLOCK_CONFIRM_S."""
@@ -193,6 +226,24 @@ class CollectiveWatch:
         return None
 
 
+def completed(trace: run_folder.RankTrace) -> int:
+    """A rank's completed collectives: the highest completed number in each group, summed."""
+    top: dict[str, int] = {}
+    for r in trace.records:
+        if r.numbered and not r.started:
+            top[r.pg] = max(top.get(r.pg, 0), r.seq)
+    return sum(top.values())
+
+
+def _current_done(run_dir: str, rank: int) -> int:
+    """The number of the rank's last completed collective by its current-call file,
+    which it writes at every call (its published trace lags by up to PUBLISH_MOVING_S)."""
+    cur = run_folder.read_current(run_dir, rank)
+    if cur is None or not cur.numbered:
+        return 0
+    return cur.seq - 1 if cur.started else cur.seq
+
+
 def read_traces(run_dir: str, nproc: int) -> dict[int, run_folder.RankTrace]:
     return {r: run_folder.read_trace(run_dir, r) for r in range(nproc)}
 
@@ -216,9 +267,30 @@ def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None 
     stalled = (watch.stalled_s if watch is not None else result.stalled_s) if reason == STALL else None
     limit = "--hang-timeout"
     if result.timed_out and not reason:
-        stalled = result.timeout_s  # the --timeout watchdog: where every rank stood when it fired
+        # the --timeout watchdog: where every rank stood when it fired (no stall while still moving)
+        stalled = None if result.still_progressing else result.timeout_s
         limit = "--timeout"
-    return diagnose_job(result, traces, analyze(states, stalled_s=stalled, limit=limit), reason, gpus)
+    found = named_meeting_point(result, analyze(states, stalled_s=stalled, limit=limit))
+    return diagnose_job(result, traces, found, reason, gpus)
+
+
+def named_meeting_point(result, found: list) -> list:
+    """A rendezvous that never completed (rendezvous-hang): the address the ranks went
+    to (each left it in the run folder) and, when a process that is not one of the
+    job's ranks listens there, that process (rendezvous-port-held)."""
+    from gpudoctor.hang.failures import port_held
+    from gpudoctor.probe.ports import port_holders
+
+    if not any(f.id == "rendezvous-hang" for f in found):
+        return found
+    points = {a for a in (run_folder.read_rendezvous(result.run_dir, o.rank) for o in result.ranks) if a is not None}
+    if len(points) != 1:
+        return found
+    host, port = next(iter(points))
+    # The ranks are gone by now: whoever still listens on the port is not one of them.
+    holders = port_holders(port)
+    launcher = getattr(result, "store_port", 0)
+    return [port_held(f, host, port, holders, launcher) if f.id == "rendezvous-hang" else f for f in found]
 
 
 def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | None = None) -> list:
@@ -231,7 +303,7 @@ def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | Non
         return []
     traces = traces if traces is not None else job_traces(result)
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
-    stalled = result.timeout_s if result.timed_out else None
+    stalled = result.timeout_s if result.timed_out and not result.still_progressing else None
     # Their watchdog is the command's --timeout (they have no --hang-timeout).
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
     found = analyze(states, stalled_s=stalled, limit="--timeout")

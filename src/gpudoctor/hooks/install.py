@@ -32,6 +32,7 @@ def install_hooks() -> bool:
         from gpudoctor.hooks.process_group import progress
 
         progress(STAGE_IMPORTED)  # a rank of `run --nproc` has started: its watchdog counts from here
+        _record_threads()
         store.host_if_asked()  # its rank 0: the rendezvous store, on 127.0.0.1 only
     except Exception:  # noqa: BLE001
         pass
@@ -54,6 +55,16 @@ def install_hooks() -> bool:
         print(f"gpudoctor: runtime hooks not installed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return False
     return True
+
+
+def _record_threads() -> None:
+    """A rank of `run --nproc` leaves the torch threads it starts with, for the report."""
+    from gpudoctor.hooks.session import ENV_SUPERVISED, RANK, session
+    from gpudoctor.launch import rundir
+
+    run_dir, rank = os.environ.get(rundir.RUN_DIR_ENV), os.environ.get("RANK", "")
+    if session.role == RANK and os.environ.get(ENV_SUPERVISED) and run_dir and rank.isdigit():
+        rundir.write_threads(run_dir, int(rank))
 
 
 def _install_collective_trace() -> None:

@@ -71,6 +71,29 @@ def progress(stage: str) -> None:
         pass
 
 
+def _note_rendezvous(init_method, store) -> None:
+    """A rank of `run --nproc`: where it goes to meet its peers (its init_method's
+    tcp://host:port, else MASTER_ADDR:MASTER_PORT as env:// reads them at this moment,
+    after whatever the script set), for the report of a rendezvous that never completes."""
+    if session.role != RANK or store is not None:
+        return
+    try:
+        from gpudoctor.launch import rundir
+
+        run_dir, rank = os.environ.get(rundir.RUN_DIR_ENV), os.environ.get("RANK", "")
+        if not run_dir or not rank.isdigit():
+            return
+        if isinstance(init_method, str) and init_method.startswith("tcp://"):
+            address = init_method[len("tcp://"):].split("?")[0].split("/")[0]
+        elif init_method in (None, "env://"):
+            address = f"{os.environ.get('MASTER_ADDR', '')}:{os.environ.get('MASTER_PORT', '')}"
+        else:
+            return
+        rundir.write_rendezvous(run_dir, int(rank), address)
+    except Exception:  # noqa: BLE001 - the script's rendezvous matters, not this note
+        pass
+
+
 def _joined(device_id=None) -> None:
     session.rank = dist.get_rank()
     session.world_size = dist.get_world_size()
@@ -84,6 +107,7 @@ def install() -> None:
 
     @functools.wraps(original_init)
     def init_process_group(*args, **kwargs):
+        _note_rendezvous(kwargs.get("init_method"), kwargs.get("store"))
         progress(STAGE_RENDEZVOUS)
         try:
             result = original_init(*args, **kwargs)

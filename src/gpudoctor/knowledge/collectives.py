@@ -562,10 +562,11 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
         sites = sorted({short_where(r.where) for r in recs if r.where})
         ddp = next((r for r in recs if r.function.endswith(DDP_FORWARD) and r.kind not in {o.kind for o in recs if o is not r}), None)
         if what == "kind":
+            how, words, how_fix = _diverged(ranks, pg, seq, calls)
             title = f"collective #{seq} differs across ranks: " + "; ".join(
                 f"rank {r.rank} called {r.kind}" + (f" at {short_where(r.where)}" if r.where else "") for r in recs
-            )
-            fix = "call the same collective on every rank at this point: " + (
+            ) + (f" — {words}" if words else "")
+            fix = how_fix or "call the same collective on every rank at this point: " + (
                 f"look at {' and '.join(sites)} for a call made under `if rank == ...` only"
                 if sites
                 else "look for a collective called under `if rank == ...` only"
@@ -594,6 +595,8 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
         if handled:  # a rank that made its call from an error handler: the error is where it departed
             title += "; " + "; ".join(f"rank {r.rank} made its call while handling {r.handling}" for r in handled)
         ev: dict = {"collective": seq, "process group": pg, "differs in": what, **_evidence_calls(calls)}
+        if what == "kind" and how:
+            ev["diverged by"] = how
         hint = _uneven_hint(ranks, pg, seq)
         if hint:
             ev["note"] = hint
@@ -607,6 +610,57 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
             area=AREA,
         )
     return None
+
+
+ORDER, SKIP = "order", "skip"  # how two ranks' call sequences parted at a kind mismatch
+
+
+def _diverged(
+    ranks: Sequence[RankState], pg: str, seq: int, calls: Mapping[int, CollectiveRecord]
+) -> tuple[str, str, str]:
+    """How the ranks' sequences part at collective #seq, where the kinds differ:
+    (ORDER | SKIP | "", words for the title, a fix; "" where the records do not decide).
+    ORDER: the calls swap places (each rank's next call is the other's call here), or every
+    rank has made each of these calls, from the same lines, before: same calls, another order.
+    SKIP: one rank's call here comes from a line no other rank has called it from in the
+    records: a call made on some ranks only (the others skipped it)."""
+    by_rank = {s.rank: s for s in ranks}
+
+    def site(r: CollectiveRecord) -> tuple[str, str]:
+        return (r.kind, r.where)
+
+    def made(rank: int) -> set[tuple[str, str]]:
+        return {site(r) for r in by_rank[rank].collectives if r.pg == pg} if rank in by_rank else set()
+
+    here = {rank: site(r) for rank, r in calls.items()}
+    nxt = {
+        rank: next((site(r) for r in by_rank[rank].collectives if r.pg == pg and r.seq == seq + 1), None)
+        for rank in calls
+        if rank in by_rank
+    }
+    kinds = sorted({k for k, _ in here.values()})
+    pair = sorted(calls)[:2]
+    a, b = pair[0], pair[-1]
+    swapped = nxt.get(a) == here[b] and nxt.get(b) == here[a]
+    before = {rank: {site(r) for r in by_rank[rank].collectives if r.pg == pg and r.seq < seq} for rank in calls if rank in by_rank}
+    everyone_made_both = len(before) == len(calls) and all(set(here.values()) <= made_here for made_here in before.values())
+    if swapped or (everyone_made_both and all(w for _, w in here.values())):
+        words = "same calls, another order: " + "; ".join(
+            f"rank {rank} calls {k}" + (f" ({short_where(w)})" if w else "") + " first" for rank, (k, w) in sorted(here.items())
+        )
+        lines = " and ".join(sorted({short_where(w) for _, w in here.values() if w})) or "those calls"
+        return ORDER, words, f"make every rank call {' and '.join(kinds)} in the same order ({lines}): the order must not depend on the rank or its data"
+    only = [rank for rank, (k, w) in here.items() if w and all((k, w) not in made(o) for o in calls if o != rank)]
+    if len(only) == 1 and len(calls) > 1:
+        rank = only[0]
+        k, w = here[rank]
+        others = ", ".join(f"rank {o}" for o in sorted(calls) if o != rank)
+        words = f"rank {rank}'s {k} at {short_where(w)} is a call {others} never made: made on rank {rank} only, the others skipped it (or call something else there)"
+        return SKIP, words, (
+            f"call the {k} at {short_where(w)} on every rank or on none: take it out of any `if rank == ...` block "
+            f"(or make the condition the same on every rank)"
+        )
+    return "", "", ""
 
 
 def _site_counts(state: RankState, pg: str, upto: int, since: int = 1) -> dict[tuple[str, str], int]:
@@ -993,7 +1047,9 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float, limit: str = "--han
         title = (
             f"rank {h.rank} holds the others up: "
             + "; ".join(f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank))
+            + f" — {limit} stopped the job after {stalled_s:.0f} s without collective progress"
         )
+        ev["timeout that fired"] = f"{limit} ({stalled_s:.0f} s without progress)"
         where = f"it is at {_describe_stack(h.stack)}" if h.stack else "its stacks are in the run folder"
         fix = (
             f"look at rank {h.rank}: {where}, not in {what}; "
@@ -1005,18 +1061,89 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float, limit: str = "--han
     unmatched = find_unmatched_send(ranks)
     if unmatched is not None:
         return unmatched
+    if not calls:  # every live rank is still in init_process_group: the rendezvous, not a transport
+        return _rendezvous_stall(ranks, stalled_s, positions)
+    apart = _waits_apart(waiting, calls, positions, stalled_s, limit)
+    if apart is not None:
+        return apart
     title = f"every rank waits in collective #{seq} for {stalled_s:.0f} s: " + "; ".join(
         f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank)
     )
+    ev["timeout that fired"] = f"{limit} ({stalled_s:.0f} s without progress)"
     return Finding(
         "collective-stall",
         Severity.ERROR,
         title,
         ev,
-        "All ranks are inside the same collective and none completes: the transport between them is stuck.",
+        "All ranks are inside the same collective, with the same kind, shapes and dtypes, and none completes: "
+        "the transport between them is stuck.",
         "rerun with NCCL_DEBUG=INFO (GPUs) or GLOO_DEBUG; on GPUs try NCCL_P2P_DISABLE=1 and check the network",
         AREA,
     )
+
+
+RENDEZVOUS_STALL_WHY = (
+    "Every rank reached init_process_group and none got past it: the ranks never met. The address they "
+    "meet at (MASTER_ADDR:MASTER_PORT, or init_method) is not reachable, is held by a process that is not "
+    "this job's store, or a rank that should host the store never did; no collective ran, so no transport is involved."
+)
+
+
+APART_WHY = (
+    "Each of these ranks waits in a collective that the others are not in: a collective completes only "
+    "when every rank of its group makes the same call, so none of them ever will; the network is not at fault."
+)
+
+
+def _waits_apart(
+    waiting: Sequence[RankState], calls: Sequence[CollectiveRecord], positions: Mapping[int, str], stalled_s: float, limit: str
+) -> Finding | None:
+    """Every live rank waits, but not in the same call: other process groups, other
+    collective numbers (a call more on one rank), or another kind or fingerprint at the
+    same number. None when they all wait in one call with one fingerprint (the transport)."""
+    prints = {(c.pg, c.seq, c.kind, c.input_shapes, tuple(sorted(set(c.input_dtypes))), c.root) for c in calls}
+    if len(prints) == 1 and len(calls) == len(waiting):
+        return None
+    groups = sorted({c.pg for c in calls})
+    ev: dict = {f"rank {c.rank}": positions[c.rank] for c in calls}
+    ev["no progress for"] = f"{stalled_s:.0f} s"
+    ev["timeout that fired"] = f"{limit} ({stalled_s:.0f} s without progress)"
+    lines = " and ".join(sorted({short_where(c.where) for c in calls if c.where})) or "those calls"
+    if len(groups) > 1:
+        ev["differs in"] = "process group"
+        title = "the ranks wait in collectives of different process groups: " + "; ".join(
+            f"rank {c.rank} in {c.name()} of group {c.pg}" + (f" at {short_where(c.where)}" if c.where else "") for c in calls
+        )
+        fix = (
+            f"every member of a group must make its collectives, in the same order relative to the other groups' ({lines}): "
+            "a rank that is not in a group must not call them, and every rank must create every group"
+        )
+    else:
+        seqs = sorted({c.seq for c in calls})
+        ev["differs in"] = "collective number" if len(seqs) > 1 else "call"
+        title = "the ranks wait in different collectives: " + "; ".join(
+            f"rank {c.rank} in {c.name()}" + (f" at {short_where(c.where)}" if c.where else "") for c in calls
+        ) + (
+            " — they count their calls differently: one made a call more, or skipped one, before these"
+            if len(seqs) > 1
+            else ""
+        )
+        fix = f"make every rank make the same calls in the same order ({lines}): look for a collective under `if rank == ...` or a data-dependent condition before these lines"
+    return Finding("collective-stall", Severity.ERROR, title, ev, APART_WHY, fix, AREA)
+
+
+def _rendezvous_stall(ranks: Sequence[RankState], stalled_s: float, positions: Mapping[int, str]) -> Finding:
+    """Every live rank waits in init_process_group: no rank is to blame, no transport
+    ran. The evidence names no single rank (the root cause is the meeting point)."""
+    title = f"no rank got past init_process_group in {stalled_s:.0f} s: " + "; ".join(
+        f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank)
+    )
+    ev: dict = {"ranks": "; ".join(f"{r}: {text}" for r, text in sorted(positions.items())), "no progress for": f"{stalled_s:.0f} s"}
+    fix = (
+        "check the meeting point is this job's and reachable: nc -zv $MASTER_ADDR $MASTER_PORT; "
+        "ss -ltnp \"sport = :$MASTER_PORT\" (who listens there); set MASTER_PORT to a free port"
+    )
+    return Finding("rendezvous-hang", Severity.ERROR, title, ev, RENDEZVOUS_STALL_WHY, fix, AREA)
 
 
 def analyze(

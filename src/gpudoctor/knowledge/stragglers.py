@@ -50,6 +50,9 @@ DOMINANCE = 3.0  # ... or late by this many times the next latest rank (a rank l
 # Even the last rank to arrive (the one that waits least) must wait this long: the
 # transfer itself. Balanced 3-rank jobs on a 2-core machine at load 19 waited up to 49 %
 # of an 18 ms step (docs/commands/run.md, "Noise floor").
+# A rank late above the floor at this many of the compared steps, or fewer, paused (an
+# evaluation, a checkpoint once): not a straggler (rank-pause, info).
+ISOLATED_EVENTS = 1
 WAIT_FLOOR_MS = 10.0
 WAIT_FLOOR_SHARE = 0.5
 
@@ -119,11 +122,17 @@ def analyze_steps(ranks: list[RankSteps], live: bool = False) -> StepVerdict:
     n = len(matched)
     late = {r.rank: 0.0 for r in ranks}
     last = {r.rank: 0 for r in ranks}
+    # Per step: each rank's lateness and the step's wall time (its longest rank), µs: what
+    # bounds a speed-up claim (the share of the measured time the others spent waiting).
+    per_step: dict[int, list[float]] = {r.rank: [] for r in ranks}
+    walls: list[float] = []
     for records in matched.values():
         waits = {rank: rec[FIRST_PHASE + COLLECTIVE] for rank, rec in records.items()}
         longest = max(waits.values())
+        walls.append(max(rec[TOTAL] for rec in records.values()))
         for rank, wait in waits.items():
             late[rank] += longest - wait
+            per_step[rank].append(longest - wait)
         if len(waits) > 1:
             last[min(waits, key=lambda k: waits[k])] += 1
     rows = []
@@ -136,7 +145,7 @@ def analyze_steps(ranks: list[RankSteps], live: bool = False) -> StepVerdict:
     verdict = StepVerdict(tuple(rows), 1000.0 / step_ms if step_ms > 0 else 0.0, n)
     if len(rows) < 2:
         return verdict
-    finding = _straggler(rows, step_ms, n, ranks[0].delimiter) or _slow_collectives(rows, step_ms, n)
+    finding = _straggler(rows, step_ms, n, ranks[0].delimiter, per_step, walls) or _slow_collectives(rows, step_ms, n)
     return StepVerdict(verdict.rows, verdict.steps_per_s, n, (finding,) if finding else ())
 
 
@@ -169,15 +178,34 @@ def late_floor_ms(step_ms: float) -> float:
     return max(LATE_FLOOR_MS, LATE_FLOOR_SHARE * step_ms)
 
 
-def _straggler(rows: list[RankRow], step_ms: float, steps: int, delimiter: str) -> Finding | None:
+def waiting_share(lates_us: list[float], walls_us: list[float]) -> float:
+    """The share of the measured wall time (the compared steps, each as long as its
+    longest rank) the other ranks spent waiting for one rank: what bounds any speed-up."""
+    wall = sum(walls_us)
+    waited = sum(min(late, w) for late, w in zip(lates_us, walls_us))
+    return waited / wall if wall > 0 else 0.0
+
+
+def _straggler(
+    rows: list[RankRow], step_ms: float, steps: int, delimiter: str,
+    per_step: dict[int, list[float]] | None = None, walls: list[float] | None = None,
+) -> Finding | None:
     worst = max(rows, key=lambda r: r.late_ms)
     floor = late_floor_ms(step_ms)
     second = max((r.late_ms for r in rows if r.rank != worst.rank), default=0.0)
     dominant = worst.late_ms >= DOMINANCE * second
     if worst.late_ms < floor or (worst.last_share < LAST_SHARE_FLOOR and not dominant):
         return None
+    lates = (per_step or {}).get(worst.rank) or [worst.late_ms * 1000.0] * steps
+    walls = walls or [step_ms * 1000.0] * steps
+    events = [late for late in lates if _ms(late) >= floor]
+    if len(events) <= ISOLATED_EVENTS:
+        return _pause(worst, lates, walls, steps, floor)
     phase, excess = _worst_phase(worst, rows)
-    faster = step_ms / max(step_ms - worst.late_ms, 1e-3)
+    share = waiting_share(lates, walls)
+    # Bounded by the measured time: had the others not waited at all, the same steps
+    # would take (1 - share) of it.
+    faster = 1.0 / max(1.0 - share, 1e-3)
     nodes = sorted({r.node for r in rows})
     late_node = _late_node(rows, worst, floor) if len(nodes) > 1 else None
     who = f"rank {worst.rank}" + (f" (node {worst.node})" if len(nodes) > 1 else "")
@@ -187,7 +215,8 @@ def _straggler(rows: list[RankRow], step_ms: float, steps: int, delimiter: str) 
     title = (
         f"{who} holds the job back: {lead}arrives {worst.late_ms:.0f} ms late per step, the last at "
         f"{worst.last_share:.0%} of the steps' collectives; it spends {excess:.0f} ms more per step "
-        f"{PHASE_WORDS[phase]} than the median rank; the job would run {faster:.1f}x faster"
+        f"{PHASE_WORDS[phase]} than the median rank; the others spent {share:.0%} of the measured time "
+        f"waiting for it: the job would run up to {faster:.2g}x faster if it kept up"
     )
     others = [r for r in rows if r.rank != worst.rank]
     median_phases = {p: round(statistics.median(r.phases_ms[i] for r in others), 1) for i, p in enumerate(PHASES)}
@@ -200,6 +229,8 @@ def _straggler(rows: list[RankRow], step_ms: float, steps: int, delimiter: str) 
         "excess ms per step": round(excess, 1),
         "step ms": round(step_ms, 1),
         "speedup if it kept up": round(faster, 2),
+        "others' waiting share of the measured time": round(share, 3),
+        "steps it was late at": len(events),
         "its phases ms": {p: round(worst.phases_ms[i], 1) for i, p in enumerate(PHASES)},
         "other ranks' median phases ms": median_phases,
         "steps compared": steps,
@@ -214,6 +245,36 @@ def _straggler(rows: list[RankRow], step_ms: float, steps: int, delimiter: str) 
     return Finding(
         "rank-straggler", Severity.WARN, title, evidence, why, _fix(phase, worst, late_node), area="performance"
     )
+
+
+def _pause(worst: RankRow, lates: list[float], walls: list[float], steps: int, floor: float) -> Finding:
+    """One rank made the others wait once (an evaluation, a checkpoint): not a
+    straggler. What was seen, at info, and what would make it one."""
+    biggest = max(lates)
+    at = lates.index(biggest)
+    share = waiting_share(lates, walls)
+    title = (
+        f"rank {worst.rank} made the others wait {_ms(biggest):.0f} ms once, at 1 of the {steps} steps compared "
+        f"(an evaluation or checkpoint on that rank?); at the other steps it kept up: not a straggler"
+    )
+    evidence = {
+        "rank": worst.rank,
+        "pause ms": round(_ms(biggest), 1),
+        "step index in the compared window": at,
+        "steps compared": steps,
+        "steps it was late at": sum(1 for late in lates if _ms(late) >= floor),
+        "late floor ms": round(floor, 1),
+        "others' waiting share of the measured time": round(share, 3),
+    }
+    why = (
+        "One pause on one rank costs the others that pause once; a straggler is late step after step. "
+        f"Seen at more than {ISOLATED_EVENTS} of the compared steps, it would be reported as one."
+    )
+    fix = (
+        f"nothing to do if rank {worst.rank} evaluates or saves on its own now and then; to spread it, run the "
+        "evaluation on every rank (each on its shard) or save asynchronously"
+    )
+    return Finding("rank-pause", Severity.INFO, title, evidence, why, fix, area="performance")
 
 
 def _late_node(rows: list[RankRow], worst: RankRow, floor: float) -> str | None:

@@ -55,6 +55,7 @@ def main(argv: list[str]) -> int:
     import torch  # noqa: F401 - every rank function uses it: its import is part of starting
 
     ctx.progress(STAGE_IMPORTED, 0)
+    rundir.write_threads(run_dir, ctx.rank)  # the threads this rank's torch runs with, for the report
     store.host_if_asked()  # rank 0: the rendezvous store, on 127.0.0.1 only
     try:
         fn = getattr(importlib.import_module(module_name), func_name)

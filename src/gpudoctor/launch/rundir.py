@@ -75,6 +75,7 @@ STDERR, STDOUT, PROGRESS = ".stderr", ".stdout", ".progress"
 RESULT, ERROR = ".result.json", ".error.json"
 TRACE, CURRENT, STACKS, STACKS_REQUEST, FATAL = ".collectives.json", ".current", ".stacks.txt", ".stacks-request", ".fatal.txt"
 STEPS, TIMELINE = ".steps.json", ".timeline.json"
+THREADS, RENDEZVOUS = ".threads", ".rendezvous"
 
 
 def rank_file(run_dir: str, rank: int | str, suffix: str) -> str:
@@ -117,6 +118,46 @@ def steps_path(run_dir: str, rank: int) -> str:
 
 def timeline_path(run_dir: str, rank: int) -> str:
     return rank_file(run_dir, rank, TIMELINE)
+
+
+def threads_path(run_dir: str, rank: int) -> str:
+    return rank_file(run_dir, rank, THREADS)
+
+
+def write_threads(run_dir: str, rank: int) -> None:
+    """The rank's torch intra-op threads (torch.get_num_threads()), once torch is
+    imported: what the report says each rank ran with. A courtesy: never raises."""
+    try:
+        import torch
+
+        write_atomic(threads_path(run_dir, rank), str(torch.get_num_threads()))
+    except Exception:  # noqa: BLE001 - the rank's work matters, not this line
+        pass
+
+
+def read_threads(run_dir: str, rank: int) -> int | None:
+    """What write_threads left; None when the rank left nothing."""
+    text = _read_text(threads_path(run_dir, rank)).strip()
+    return int(text) if text.isdigit() else None
+
+
+def rendezvous_path(run_dir: str, rank: int) -> str:
+    return rank_file(run_dir, rank, RENDEZVOUS)
+
+
+def write_rendezvous(run_dir: str, rank: int, address: str) -> None:
+    """`host:port` the rank is about to meet its peers at (init_process_group), so that
+    a rendezvous that never completes can be told by whom the port is held. Never raises."""
+    try:
+        write_atomic(rendezvous_path(run_dir, rank), address)
+    except OSError:
+        pass
+
+
+def read_rendezvous(run_dir: str, rank: int) -> tuple[str, int] | None:
+    """(host, port) a rank went to meet its peers at; None when it left none."""
+    host, _, port = _read_text(rendezvous_path(run_dir, rank)).strip().rpartition(":")
+    return (host, int(port)) if host and port.isdigit() else None
 
 
 def outcome_path(run_dir: str) -> str:

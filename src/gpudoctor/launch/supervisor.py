@@ -26,6 +26,7 @@ from typing import Any
 from gpudoctor.core.codec import decode, encode
 from gpudoctor.launch import lifeline, rundir, scratch, store
 from gpudoctor.launch.contract import RankError, read_contract
+from gpudoctor.launch.threads import set_rank_threads, threads_data
 from gpudoctor.launch.rank import PRE_JOIN_STAGES, STARTING_STAGES, STARTUP_LIMIT_S, parse_faults, read_progress
 
 # The supervisor looks at the ranks every POLL_S while something happens (a rank
@@ -59,6 +60,7 @@ class RankOutcome:
     stderr_path: str
     result: Any  # the rank function's return value, as launch_function's result_type; None if none
     ended_s: float | None  # seconds after start when the process ended by itself
+    threads: int | None = None  # torch.get_num_threads() as the rank reported it (rundir.write_threads)
 
 
 # How a rank can be when the watchdog fires: hung after it joined, never came to the
@@ -80,10 +82,34 @@ class LaunchResult:
     output_closed: bool = False  # echo mode: our stdout's reader went away (`| head -1`): the ranks were stopped
     startup_s: float = 0.0  # with startup_grace: the start-up the watchdog did not count
     stalled_s: float = 0.0  # diagnosed "stall": how long the ranks had made no collective progress
+    # When a watchdog stopped the job: the ranks' completed work (collectives and heartbeat
+    # steps, summed), how long before it fired that last grew (-1: never), and the window
+    # within which that counts as still moving (hang/watch.py). 0/-1/0 without a watch.
+    progress_done: int = 0
+    progress_quiet_s: float = -1.0
+    progress_window_s: float = 0.0
+    store_port: int = 0  # the MASTER_PORT the launcher gave the ranks (its store's, or rank 0's to bind)
+    omp_threads: str = ""  # the OMP_NUM_THREADS the ranks ran with ("" unset)
+    omp_set_by: str = ""  # who set it: launch/threads.py BY_GPUDOCTOR or BY_USER ("" nobody)
+
+    def threads(self) -> dict:
+        """The JSON `threads` object: OMP_NUM_THREADS, who set it, torch threads per rank."""
+        return threads_data(self.omp_threads, self.omp_set_by, [r.threads for r in self.ranks])
 
     @property
     def ok(self) -> bool:
         return not self.timed_out and not self.interrupted and all(r.state == "ok" for r in self.ranks)
+
+    @property
+    def still_progressing(self) -> bool:
+        """The --timeout watchdog fired while the ranks were still completing work:
+        the job ran out of time, it did not hang."""
+        return (
+            self.timed_out
+            and not self.diagnosed
+            and self.progress_done > 0
+            and 0.0 <= self.progress_quiet_s <= self.progress_window_s
+        )
 
     @property
     def results(self) -> list[Any]:
@@ -217,6 +243,9 @@ def launch(
     base_env = dict(os.environ)
     base_env.update(env or {})
     base_env.update(store.rank_env())
+    # One CPU thread per rank unless the user chose (as torchrun does): N ranks of
+    # all-core torch each would measure their own contention, not the job.
+    omp_threads, omp_set_by = set_rank_threads(base_env, nproc)
     if own_store:
         # Rank 0 hosts the store on this socket, bound to 127.0.0.1 here (launch/store.py).
         held = store.listen_loopback()
@@ -244,6 +273,7 @@ def launch(
     deadline, forgiven = timeout, 0.0
     stop_signal = 0
     diagnosed = ""
+    progress_done, progress_quiet, progress_window = 0, -1.0, 0.0
     echoer = _Echo(stderr_paths, echo) if echo else None
     exits: _Exits | None = None
 
@@ -327,6 +357,9 @@ def launch(
                 break
             if now > deadline:
                 timed_out = True
+                if watch is not None and hasattr(watch, "progress_at_stop"):
+                    progress_done, progress_quiet = watch.progress_at_stop(now)
+                    progress_window = watch.moving_window()
                 for rank, proc in enumerate(procs):
                     if rank in ended:
                         continue
@@ -374,7 +407,7 @@ def launch(
     stalled = float(getattr(watch, "stalled_s", 0.0) or 0.0) if diagnosed else 0.0
     result = LaunchResult(
         outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed,
-        forgiven, stalled,
+        forgiven, stalled, progress_done, progress_quiet, progress_window, port, omp_threads, omp_set_by,
     )
     write_outcome(result)
     return result
@@ -534,6 +567,7 @@ def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcom
         stderr_path=stderr_path,
         result=None,  # launch_function reads it: only its ranks leave one
         ended_s=ended_s,
+        threads=rundir.read_threads(run_dir, rank),
     )
 
 

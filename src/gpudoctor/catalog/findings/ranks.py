@@ -90,6 +90,30 @@ NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 gpudoctor allreduce --nproc 2   # does it pas
 ```""",
     ),
     FindingDoc(
+        id="timeout-still-progressing",
+        severity="warn",
+        area="ranks",
+        emitted_by="[`gpudoctor run --nproc`](../commands/run.md) (`--timeout`), [`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke` (every command whose `--timeout` stops its ranks)",
+        summary="""The whole-run `--timeout` fired while the ranks were still completing collectives or
+steps: the job ran out of time, it did not hang. The title says how much was done and how
+long before the watchdog the last collective or step completed.""",
+        evidence="""`completed` (collectives and steps the ranks completed, summed over the ranks),
+`last completed` (seconds before the watchdog fired), `moving window` (how recent that must be
+to count as moving: at least 2 s, and twice the job's longest pause between completions so
+far), `timeout_s`, each rank's `rank N` position (its last completed collective), `logs`.""",
+        why="""A hang is no progress; here the ranks were still completing work in the last moments
+before the watchdog stopped them. Nothing says the job is stuck: it needs more time than it was
+given (a slow machine, a busy CPU, a long sweep).""",
+        says="The ranks were still completing collectives or steps when the {timeout:g} s watchdog stopped them: the job ran out of time, it did not hang.",
+        fix="""Give it more time, or less to do:
+
+```sh
+gpudoctor run --nproc 2 --timeout 600 train.py
+gpudoctor allreduce --timeout 600          # or fewer sizes: --max-bytes 64M
+```""",
+        does="{rerun}",
+    ),
+    FindingDoc(
         id="rank-still-starting",
         severity="error",
         area="ranks",
@@ -204,14 +228,41 @@ less /tmp/gpudoctor-.../rank1.stderr
         emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks)",
         summary="""Every rank reached `init_process_group` and none got past it before the watchdog fired:
 the rendezvous itself is broken, not one rank.""",
-        evidence="""`rank`, `state: hung`, `last_stage: rendezvous`, `stderr_tail`, `log` (one finding per
-rank).""",
+        evidence="""From the watchdog alone: `rank`, `state: hung`, `last_stage: rendezvous`, `stderr_tail`, `log`
+(one finding per rank). From the ranks' traces (`run --nproc`: one finding, no rank blamed): `ranks`
+(where each waits), `no progress for`, `meeting point` (the `host:port` each rank went to, from
+its `init_method` or `MASTER_ADDR:MASTER_PORT` as the script left them), `listening there now`, and
+`launcher's MASTER_PORT` when the script replaced it (its title then says so: under `gpudoctor
+run --nproc` and torchrun the store is the launcher's, so `os.environ["MASTER_PORT"] = ...` leaves
+nobody hosting one; `os.environ.setdefault` keeps it). A port held by another process is
+[rendezvous-port-held](rendezvous-port-held.md).""",
         why="""The ranks cannot meet: `MASTER_ADDR` is not reachable from every node, a firewall blocks
 the port, the port is taken, or `NCCL_SOCKET_IFNAME` / `GLOO_SOCKET_IFNAME` names an
 interface that does not exist.""",
         fix="""```sh
 export MASTER_ADDR=<an address every node can reach> MASTER_PORT=<a free port>
 ip -br addr        # the interface names to give NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME
+```""",
+    ),
+    FindingDoc(
+        id="rendezvous-port-held",
+        severity="error",
+        area="ranks",
+        emitted_by="[`gpudoctor run --nproc`](../commands/run.md)",
+        summary="""Every rank waited in `init_process_group` and none got past it, and the port they went to
+meet at (`MASTER_PORT`, or `init_method`'s) is held by a process that is not one of the job's
+ranks: the title names the port and the process (pid and command line) when this user can see it.""",
+        evidence="""`ranks` (where each waits), `no progress for`, `meeting point` (`host:port`, as each rank
+left it in the run folder), `held by` (`pid N (command line)`, or a process of another user that
+`sudo ss -ltnp` names).""",
+        why="""A process that is not the job's store listens on the port and never answers, so every rank's
+rendezvous waits until its timeout. Nothing on the network is stuck and no collective ran: NCCL or
+gloo settings do not matter here.""",
+        fix="""Use a free port, or stop what holds it:
+
+```sh
+ss -ltnp 'sport = :29500'                       # who holds it
+unset MASTER_PORT                                # under gpudoctor run --nproc / torchrun: the launcher picks one
 ```""",
     ),
     FindingDoc(

@@ -18,7 +18,9 @@ them), and how much faster the job would run if it kept up.""",
         evidence="""`rank`, `node`, `late node` (when all the ranks of one node are late and no other),
 `phase`, `late ms per step` (its mean arrival after the first rank), `last to arrive at`
 (share of the steps), `excess ms per step` (in that phase, over the other ranks' median),
-`step ms`, `speedup if it kept up` (step time / (step time − lateness)), `its phases ms`,
+`step ms`, `speedup if it kept up` (bounded by the measured time: 1 / (1 − the share of the compared
+steps' wall time the others spent waiting for it)), `others' waiting share of the measured time`,
+`steps it was late at` (above the noise floor), `its phases ms`,
 `other ranks' median phases ms`, `steps compared`, `step ends at` (optimizer, backward or
 collective).""",
         why="""Every collective waits for its last rank, DDP's gradient all-reduce included: a rank that is
@@ -43,8 +45,26 @@ DDP's gradient all-reduce after it, the optimizer step, and every torch.distribu
 collective call. The ranks' records are lined up by step number. Noise floor: a rank is a
 straggler only when its mean lateness is at least 5 ms and 15 % of the step, and it is the
 last to arrive at 70 % of the steps or more, or late by 3 times the next latest rank or more
-(a rank late now and then, a checkpoint every N steps); balanced jobs stay well below (see
+(a rank late now and then, a checkpoint every N steps), at more than one of the compared steps
+(once is [rank-pause](rank-pause.md)); balanced jobs stay well below (see
 docs/commands/run.md, "Where the step time goes").""",
+    ),
+    FindingDoc(
+        id="rank-pause",
+        severity="info",
+        area="performance",
+        emitted_by=RUN,
+        summary="""One rank made the others wait once in the compared steps (an evaluation or a checkpoint
+on that rank, once per epoch) and kept up at every other step: not a straggler. The title says
+how long the pause was.""",
+        evidence="""`rank`, `pause ms`, `step index in the compared window`, `steps compared`, `steps it was late
+at` (above the noise floor: 1 or none), `late floor ms`, `others' waiting share of the measured time`.""",
+        why="""A pause on one rank costs the others that pause once; a straggler is late step after step.
+Seen at more than one of the compared steps, the same lateness is reported as
+[rank-straggler](rank-straggler.md), with a speed-up bounded by the share of the measured time
+the others spent waiting.""",
+        fix="""Nothing, when that rank evaluates or saves on its own now and then. To spread it: run the
+evaluation on every rank, each on its shard, or save the checkpoint asynchronously.""",
     ),
     FindingDoc(
         id="collective-wait",

@@ -160,6 +160,7 @@ def run_local(sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome:
         pairs=pairs,
         ranks=run.ranks_json(),
         root=run.root_json(),
+        threads=result.threads(),
     )
     return JobOutcome(report, tuple(rows))
 
@@ -281,7 +282,7 @@ def _load_average() -> tuple[float, float, float] | None:
 
 def _report(
     sweep: Sweep, rows: list[Row], findings, *, mode, elapsed_s, logs, link, narrowing, interrupted=False, stop_signal=0,
-    pairs=(), ranks: list[dict] | None = None, root: dict | None = None,
+    pairs=(), ranks: list[dict] | None = None, root: dict | None = None, threads: dict | None = None,
 ) -> Report:
     """`ranks`, `root`: every rank's record (hang/verdict.RankRecord) and the root cause
     of a local run that failed."""
@@ -316,6 +317,8 @@ def _report(
         "results": [public_row(r) for r in rows],
         "summary": summary,
     }
+    if threads:
+        data["threads"] = threads  # local ranks: what they ran with (launch/threads.py)
     if ranks:
         data["ranks"] = ranks
         data["root_cause"] = root

@@ -82,6 +82,7 @@ def _ranks(options: Options, target, env: dict[str, str], say: Callable[[str], N
     from gpudoctor.hooks.report import write_json
     from gpudoctor.hooks.step_clock import TRACE_ENV
     from gpudoctor.launch.capacity import crowded, usable_cores
+    from gpudoctor.launch.threads import threads_line
     from gpudoctor.probe.cuda import probe_cuda
     from gpudoctor.render.run_text import findings_text, ranks_line, ranks_summary
     from gpudoctor.render.step_table import steps_table
@@ -122,6 +123,8 @@ def _ranks(options: Options, target, env: dict[str, str], say: Callable[[str], N
     ended = [f for f in report.findings if f not in printed]
     summary = ranks_summary(report.counts(), nproc, target.describe())
     text = steps_table(report.data.get("steps"))
+    if threads := threads_line(report.data.get("threads")):
+        text += threads + "\n"
     text += findings_text(ended, summary) if ended else summary + "\n"
     if done.kept:
         text += ranks_line(report.data.get("root_cause"), report.data.get("ranks") or [])

@@ -56,6 +56,12 @@ class StepsWatch:
         """The collective watch's, for the supervisor's outcome."""
         return self.inner.stalled_s
 
+    def progress_at_stop(self, now: float) -> tuple[int, float]:
+        return self.inner.progress_at_stop(now)
+
+    def moving_window(self) -> float:
+        return self.inner.moving_window()
+
     def tick(self, now: float, ended: dict):
         if now - self.last >= self.LIVE_S:
             self.last = now
@@ -121,6 +127,7 @@ def run_ranks(
     data["root_cause"] = job.root_cause
     data["ranks"] = [asdict(r) for r in job.ranks]
     data["steps"] = verdict_json(steps)
+    data["threads"] = result.threads()
     report = Report(report.command, report.findings, data)
     if result.ok:
         # Nothing to look back at: keep the logs only of a run that failed.

@@ -91,7 +91,7 @@ def run_local(
     result = run.result
     head = list(run.findings)
     results: list[RankReport] = [r for r in result.results if r is not None]
-    extra: dict = {}
+    extra: dict = {"threads": result.threads()}
     if result.ok and len(results) == len(result.results):
         verifications = verify_all(results, cfg)
         tp = throughput(results)

@@ -4,6 +4,7 @@ ran and the throughput table (console and Markdown). Presentation only."""
 from __future__ import annotations
 
 from gpudoctor.core.findings import Report
+from gpudoctor.launch.threads import threads_line
 
 
 def job_line(report: Report) -> str:
@@ -20,6 +21,8 @@ def job_line(report: Report) -> str:
         line += f"; joined the {report.data['joined_by']} job"
     if c.get("checkpoint"):
         line += f"; checkpoint kept at {c['checkpoint']}"
+    if threads := threads_line(report.data.get("threads")):
+        line += f"\n{threads}"
     return line
 
 
