@@ -5,7 +5,14 @@ verdicts): for each verdict id, the healthy input that looks most like the failu
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from facts_cases import by_id, gpu2_facts, ids, vary, with_env
 from gpudoctor import api
+from gpudoctor.checks.fleet import check_fleet, fleet_columns
+from gpudoctor.checks.node import node_facts
+from gpudoctor.core.findings import Severity
+from gpudoctor.probe.host import HostFacts
 
 # The table nvidia-smi prints, two GPUs; {row1} is GPU 1's readings line.
 SMI_TABLE = """\
@@ -60,3 +67,47 @@ class TestGpuReadingFailed:
         [f] = [f for f in api.diagnose(SMI_TABLE.format(row1=ALL_ERR)).findings if f.id == "gpu-reading-failed"]
         assert f.severity.value == "warn" and "nvidia-smi -q -i 1" in f.fix
         assert "gpu-lost" not in _smi(SMI_TABLE.format(row1=ALL_ERR))
+
+
+def _node(name: str, nic: str, **env: str | None):
+    """The recorded 2-GPU facts on host `name`, its eth0 renamed `nic`, with `env` set."""
+    facts = with_env(gpu2_facts(), **env)
+    renamed = tuple(replace(i, name=nic) if i.name == "eth0" else i for i in facts.system.interfaces)
+    facts = vary(vary(facts, "system.interfaces", renamed), "host", HostFacts(hostname=name, name=name, infiniband=()))
+    return facts
+
+
+def _fleet(*facts):
+    return [node_facts(f, None, (2 * i, 2 * i + 1)) for i, f in enumerate(facts)]
+
+
+class TestFleetEnvMismatchInterfaces:
+    def test_control_nic_names_that_differ_per_node_but_exist_there_are_not_an_error(self):
+        nodes = _fleet(_node("a", "eth0", NCCL_SOCKET_IFNAME="eth0"), _node("b", "ens5", NCCL_SOCKET_IFNAME="ens5"))
+        findings = check_fleet(nodes)
+        f = by_id(findings, "fleet-env-mismatch")
+        assert f.severity is Severity.INFO and "fleet-socket-ifname-missing" not in ids(findings)
+        assert f.fix.startswith("gpudoctor allreduce") and "export" not in f.fix
+        column = next(c for c in fleet_columns(nodes) if c.label == "NCCL interface")
+        assert column.values == ("eth0 -> eth0", "ens5 -> ens5") and column.severity is Severity.INFO
+
+    def test_control_gloo_exact_names_per_node(self):
+        nodes = _fleet(_node("a", "eth0", GLOO_SOCKET_IFNAME="eth0"), _node("b", "enp1s0", GLOO_SOCKET_IFNAME="enp1s0"))
+        assert max(f.severity.rank for f in check_fleet(nodes)) == Severity.INFO.rank
+
+    def test_sibling_set_on_one_node_only_is_a_warning_that_says_what_decides(self):
+        nodes = _fleet(_node("a", "eth0", NCCL_SOCKET_IFNAME="eth0"), _node("b", "ens5"))
+        f = by_id(check_fleet(nodes), "fleet-env-mismatch")
+        assert f.severity is Severity.WARN and f.fix.startswith("ip -br addr  # on b")
+
+
+class TestFleetSocketIfnameMissing:
+    def test_control_each_node_its_own_nic(self):
+        nodes = _fleet(_node("a", "eth0", NCCL_SOCKET_IFNAME="eth"), _node("b", "eth1", NCCL_SOCKET_IFNAME="eth"))
+        assert "fleet-socket-ifname-missing" not in ids(check_fleet(nodes))
+
+    def test_sibling_a_value_naming_an_interface_missing_on_its_own_node_is_an_error(self):
+        # the same value everywhere, but node b's NIC is ens5: broken there
+        nodes = _fleet(_node("a", "eth0", NCCL_SOCKET_IFNAME="eth0"), _node("b", "ens5", NCCL_SOCKET_IFNAME="eth0"))
+        f = by_id(check_fleet(nodes), "fleet-socket-ifname-missing")
+        assert f.severity is Severity.ERROR and "names no interface on ranks 2-3 (b)" in f.title

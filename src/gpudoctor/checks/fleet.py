@@ -208,8 +208,8 @@ def check_fleet(nodes: Sequence[NodeFacts]) -> list[Finding]:
     said = {var for f in ifname for var in SOCKET_IFNAME_VARS if var in f.evidence}
     for column in variable_columns(nodes):
         if column.differs and column.label not in said:
-            finding = Finding(id="fleet-env-mismatch", severity=column.severity, title="", area=AREA, why=variable_why(column.label))
-            got = difference(nodes, column.label, column.values, finding, variable_fix(column.label))
+            finding = Finding(id="fleet-env-mismatch", severity=column.severity, title="", area=AREA, why=variable_why(column.label, column.severity))
+            got = difference(nodes, column.label, column.values, finding, variable_fix(column.label, column.severity))
             if got:
                 findings.append(got)
     findings += ifname
