@@ -5,13 +5,23 @@ verdicts): for each verdict id, the healthy input that looks most like the failu
 
 from __future__ import annotations
 
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
 from dataclasses import replace
+
+import pytest
 
 from facts_cases import by_id, gpu2_facts, ids, vary, with_env
 from gpudoctor import api
 from gpudoctor.checks.fleet import check_fleet, fleet_columns
 from gpudoctor.checks.node import node_facts
 from gpudoctor.core.findings import Severity
+from gpudoctor.launch.join_env import join_decision
+from gpudoctor.probe.environment import probe_environment
 from gpudoctor.probe.host import HostFacts
 
 # The table nvidia-smi prints, two GPUs; {row1} is GPU 1's readings line.
@@ -111,3 +121,85 @@ class TestFleetSocketIfnameMissing:
         nodes = _fleet(_node("a", "eth0", NCCL_SOCKET_IFNAME="eth0"), _node("b", "ens5", NCCL_SOCKET_IFNAME="eth0"))
         f = by_id(check_fleet(nodes), "fleet-socket-ifname-missing")
         assert f.severity is Severity.ERROR and "names no interface on ranks 2-3 (b)" in f.title
+
+
+def _srun(ntasks: int = 2, procid: int = 0, **extra: str) -> dict[str, str]:
+    """The variables srun gives one task of a step (no MASTER_*: the batch script exported none)."""
+    return {"SLURM_PROCID": str(procid), "SLURM_NTASKS": str(ntasks), "SLURM_LOCALID": str(procid), "SLURM_STEP_ID": "0",
+            "SLURM_JOB_ID": "4512345", "SLURM_STEP_NODELIST": "gpu[07-09,12]", "SLURM_JOB_NODELIST": "gpu[01-09,12]", **extra}
+
+
+def _decide(env: dict[str, str], command: str = "allreduce"):
+    return join_decision(probe_environment(env), command, False)
+
+
+class TestSlurmRendezvousDerived:
+    def test_control_master_addr_and_port_exported_by_the_script_are_kept(self):
+        d = _decide(_srun(MASTER_ADDR="gpu07", MASTER_PORT="29500"))
+        assert d.join and d.exports == () and not d.findings
+
+    def test_control_one_task_joins_nothing(self):
+        d = _decide(_srun(ntasks=1))
+        assert not d.join and not d.findings and d.exports == ()
+
+    def test_sibling_without_master_the_first_host_of_the_step_and_a_port_from_the_job_id(self):
+        d = _decide(_srun(procid=1))
+        assert d.join and dict(d.exports) == {"MASTER_ADDR": "gpu07", "MASTER_PORT": str(15000 + 2345)}
+        [f] = d.findings
+        assert f.id == "slurm-rendezvous-derived" and f.severity is Severity.INFO and "gpu07:17345" in f.title
+
+    def test_sibling_only_the_missing_one_is_derived(self):
+        d = _decide(_srun(MASTER_ADDR="10.0.0.5"))
+        assert dict(d.exports) == {"MASTER_PORT": "17345"}
+
+    @pytest.mark.slow
+    def test_sibling_two_srun_like_tasks_on_127_0_0_1_meet_there(self):
+        """Real processes, real gloo: two tasks with srun's variables and no MASTER_*."""
+        port = _free_port_in(15000, 24999)
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "MASTER_", "RANK", "WORLD_SIZE", "LOCAL_", "TORCHELASTIC_", "GPUDOCTOR_"))}
+        cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--sizes", "4K", "--iters", "2", "--warmup", "1", "--timeout", "60", "--json"]
+        procs = [
+            subprocess.Popen(cmd, env={**base, **_srun(procid=r, SLURM_JOB_ID=f"9{port - 15000:04d}", SLURM_STEP_NODELIST="127.0.0.1", SLURM_NNODES="1")},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for r in range(2)
+        ]
+        outs = []
+        try:
+            outs = [p.communicate(timeout=150) for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        assert [p.returncode for p in procs] == [0, 0], outs
+        report = json.loads(outs[0][0])
+        assert "KeyError" not in outs[0][1] + outs[1][1]
+        derived = [f for f in report["findings"] if f["id"] == "slurm-rendezvous-derived"]
+        assert derived and f"127.0.0.1:{port}" in derived[0]["title"] and report["summary"]["mode"] == "slurm"
+
+
+class TestDistributedEnvIncompleteSlurm:
+    def test_control_an_srun_step_with_its_node_list_and_job_id_is_not_incomplete(self):
+        assert "distributed-env-incomplete" not in ids(_decide(_srun()).findings)
+
+    def test_sibling_no_node_list_or_job_id_gives_the_two_lines_to_add(self):
+        env = {k: v for k, v in _srun().items() if not k.endswith("NODELIST")}
+        d = _decide(env, "train-smoke")
+        [f] = d.findings
+        assert not d.join and f.id == "distributed-env-incomplete" and f.severity is Severity.ERROR
+        assert "export MASTER_ADDR=" in f.fix and "export MASTER_PORT=" in f.fix and "SLURM_PROCID=0 SLURM_NTASKS=2" in f.title
+
+    def test_sibling_the_batch_scripts_own_shell_is_not_a_step(self):
+        env = {k: v for k, v in _srun().items() if k not in ("SLURM_STEP_ID", "SLURM_STEP_NODELIST")}
+        assert ids(_decide(env).findings) == ["distributed-env-incomplete"]
+
+
+def _free_port_in(low: int, high: int) -> int:
+    for port in random.sample(range(low, high + 1), 200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port")

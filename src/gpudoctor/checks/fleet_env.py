@@ -68,7 +68,9 @@ def variable_fix(name: str, severity: Severity = Severity.ERROR) -> Callable[[st
     def paste(odd: str, common: str) -> str:
         if name in SOCKET_IFNAME_VARS and severity is not Severity.ERROR:
             # NIC names differ per node: the others' value is no fix for this one
-            return fix("fleet-env-mismatch", "interfaces" if severity is Severity.INFO else "interfaces-unsure", name=name, odd=odd)
+            if severity is Severity.INFO:
+                return fix("fleet-env-mismatch", "interfaces", name=name)
+            return fix("fleet-env-mismatch", "interfaces-unsure", name=name, odd=odd)
         if common == UNSET:
             return fix("fleet-env-mismatch", "unset", name=name, odd=odd)
         return fix("fleet-env-mismatch", "export", name=name, value=common, odd=odd)
