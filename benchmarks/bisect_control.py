@@ -65,7 +65,7 @@ def _run(nproc: int, fault: str) -> dict | None:
 
 def _pairs(report: dict | None) -> str:
     """The pair times, "a-b:us/repeat_us", to judge again offline."""
-    rows = ((report or {}).get("data") or {}).get("bisect") or []
+    rows = (report or {}).get("bisect") or []  # the JSON report's top-level "bisect" list
     return " ".join(f"{r['ranks'][0]}-{r['ranks'][1]}:{r['us']:.0f}/{r.get('repeat_us', 0):.0f}" for r in rows)
 
 

@@ -19,10 +19,12 @@ from facts_cases import by_id, gpu2_facts, ids, vary, with_env
 from gpudoctor import api
 from gpudoctor.checks.fleet import check_fleet, fleet_columns
 from gpudoctor.checks.node import node_facts
+from gpudoctor.commands.allreduce.bisect import PairTime, bisect_findings
 from gpudoctor.core.findings import Severity
 from gpudoctor.launch.join_env import join_decision
 from gpudoctor.probe.environment import probe_environment
 from gpudoctor.probe.host import HostFacts
+from gpudoctor.probe.links import RankPlace
 
 # The table nvidia-smi prints, two GPUs; {row1} is GPU 1's readings line.
 SMI_TABLE = """\
@@ -203,3 +205,70 @@ def _free_port_in(low: int, high: int) -> int:
                 continue
             return port
     raise RuntimeError("no free port")
+
+
+# Pair times (us, first pass / repeat) of `allreduce --nproc 4 --sizes 64K --bisect` on one loaded
+# 2-core host (benchmarks/bisect_control.py, two busy loops beside it), with 0-2's first pass set to
+# 4423 us: what an unshaped control run measured, and was told was a slow link, before the repeat.
+LOADED = {(0, 3): (1459, 862), (1, 2): (1681, 525), (0, 2): (4423, 1653), (1, 3): (1398, 2103), (0, 1): (8189, 546), (2, 3): (759, 2560)}
+# The same host with rank 1 sleeping 20 ms before each all-reduce with rank 3 (GPUDOCTOR_FAULT=1:slowlink3).
+SLOWED_LINK = {**LOADED, (1, 3): (23984, 28182)}
+# ... and with rank 2 sleeping before every all-reduce (GPUDOCTOR_FAULT=2:slow).
+SLOWED_RANK = {**LOADED, (1, 2): (21148, 21448), (0, 2): (22676, 21601), (2, 3): (21396, 21313)}
+
+
+def _pairs(times):
+    return [PairTime(a, b, us, again) for (a, b), (us, again) in times.items()]
+
+
+def _places(hosts):
+    return tuple(RankPlace(r, h, r) for r, h in enumerate(hosts))
+
+
+def _bisect(times, hosts=("vm",) * 4):
+    [f] = bisect_findings(_pairs(times), _places(hosts), 65536)
+    return f
+
+
+class TestAllreduceSlowLink:
+    def test_control_a_busy_hosts_hiccup_in_one_pass_is_not_a_slow_link(self):
+        f = _bisect(LOADED)
+        assert f.id == "allreduce-bisect" and f.severity is Severity.INFO
+
+    def test_control_pairs_across_nodes_are_not_slow_for_being_slower_than_pairs_inside(self):
+        hosts = ("a", "a", "b", "b")
+        times = {p: ((6000, 6300) if hosts[p[0]] != hosts[p[1]] else (500, 520)) for p in [(0, 1), (2, 3), (0, 2), (0, 3), (1, 2), (1, 3)]}
+        f = _bisect(times, hosts)
+        assert f.id == "allreduce-bisect" and "pairs across nodes from 6000 us" in f.title
+
+    def test_sibling_a_link_slow_in_both_passes_is_named_with_its_floor_and_margin(self):
+        f = _bisect(SLOWED_LINK)
+        assert f.id == "allreduce-slow-link" and f.severity is Severity.WARN
+        assert "rank 1 (vm) - rank 3 (vm)" in f.title and "inside a node" in f.title and "margin 200%" in f.title
+        assert f.evidence["kinds"]["inside a node"]["noise floor %"] > 0
+
+    def test_sibling_one_slow_pair_across_nodes_against_the_other_pairs_across(self):
+        hosts = ("a", "a", "b", "b")
+        times = {p: ((6000, 6300) if hosts[p[0]] != hosts[p[1]] else (500, 520)) for p in [(0, 1), (2, 3), (0, 2), (0, 3), (1, 2), (1, 3)]}
+        times[(1, 3)] = (60000, 61000)
+        f = _bisect(times, hosts)
+        assert f.id == "allreduce-slow-link" and "rank 1 (a) - rank 3 (b)" in f.title and "across nodes" in f.title
+
+
+class TestAllreduceSlowRank:
+    def test_control_one_rank_descheduled_in_one_pass_is_not_a_slow_rank(self):
+        times = {**LOADED, (1, 2): (21148, 1500), (0, 2): (22676, 1601), (2, 3): (21396, 913)}
+        assert _bisect(times).id == "allreduce-bisect"
+
+    def test_sibling_a_rank_slow_in_both_passes(self):
+        f = _bisect(SLOWED_RANK)
+        assert f.id == "allreduce-slow-rank" and f.evidence["ranks"] == [2] and "margin 200%" in f.title
+
+
+class TestAllreduceBisect:
+    def test_control_a_slowed_link_does_not_get_nothing_stands_out(self):
+        assert _bisect(SLOWED_LINK).id != "allreduce-bisect"
+
+    def test_sibling_one_pair_has_nothing_to_compare_with(self):
+        [f] = bisect_findings([PairTime(0, 1, 900.0, 950.0)], _places(("vm", "vm")), 65536)
+        assert f.id == "allreduce-bisect" and f.severity is Severity.INFO and f.title.startswith("nothing to compare")
