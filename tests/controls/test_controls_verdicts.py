@@ -196,6 +196,26 @@ class TestDistributedEnvIncompleteSlurm:
         assert ids(_decide(env).findings) == ["distributed-env-incomplete"]
 
 
+class TestDistributedEnvMalformedSlurm:
+    def test_control_srun_numbers_are_read(self):
+        assert "distributed-env-malformed" not in ids(_decide(_srun(ntasks=4, procid=3)).findings)
+
+    def test_sibling_a_task_count_that_is_not_a_number(self):
+        [f] = _decide(_srun(SLURM_NTASKS="four")).findings
+        assert f.id == "distributed-env-malformed" and "SLURM_NTASKS='four'" in f.title
+
+
+class TestDistributedEnvIgnored:
+    def test_control_under_torchrun_nproc_does_not_win(self):
+        env = {"RANK": "0", "WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+        d = join_decision(probe_environment(env), "allreduce", True)
+        assert d.join and "distributed-env-ignored" not in ids(d.findings)
+
+    def test_sibling_a_leftover_rank_pair_with_nproc_is_ignored_and_said(self):
+        d = join_decision(probe_environment({"RANK": "1", "WORLD_SIZE": "2"}), "allreduce", True)
+        assert not d.join and ids(d.findings) == ["distributed-env-ignored"]
+
+
 def _free_port_in(low: int, high: int) -> int:
     for port in random.sample(range(low, high + 1), 200):
         with socket.socket() as s:
