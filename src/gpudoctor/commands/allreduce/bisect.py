@@ -2,8 +2,15 @@
 node or link is it? The ranks measure the same all-reduce in pairs, every pair of
 a round at the same time (a round-robin schedule: n-1 rounds of n/2 disjoint
 pairs, bounded by MAX_PAIRS_RANKS; above it, each rank with its ring neighbours
-in 2 or 3 rounds). A slow rank makes every pair it is in slow; a slow link only
-the pairs across it; a slow node every pair of its ranks with the others.
+in 2 or 3 rounds), and every round twice. A slow rank makes every pair it is in
+slow; a slow link only the pairs across it; a slow node every pair of its ranks
+with the others.
+
+Never confidently wrong on a busy host (issue 34): a pair is compared only with
+pairs of its own kind (inside a node, across nodes), by what it took in both
+passes, against a noise floor from the same run (how far the pairs' two passes
+disagree), and the margin beyond it is stated in the finding.
+benchmarks/bisect_control.py measures false positives on unshaped, loaded runs.
 
 The rank side (`measure_pairs`) runs inside `measure.run_rank` after the sweep;
 the verdict (`bisect_findings`) is pure.
