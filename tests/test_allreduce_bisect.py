@@ -29,15 +29,17 @@ def places(hosts):
     return tuple(RankPlace(r, h, r) for r, h in enumerate(hosts))
 
 
-def pairs(times):
-    return [PairTime(a, b, us) for (a, b), us in times.items()]
+def pairs(times, again=1.1):
+    """Pairs timed twice: the repeat `again` times the first (a steady host's noise)."""
+    return [PairTime(a, b, us, round(us * again, 1)) for (a, b), us in times.items()]
 
 
 def test_a_slow_rank_is_named():
     measured = {(0, 3): 4310.8, (1, 2): 23391.2, (0, 2): 21479.3, (1, 3): 1802.1, (0, 1): 474.8, (2, 3): 24958.8}
     [f] = bisect_findings(pairs(measured), places(["vm"] * 4), 65536)
     assert f.id == "allreduce-slow-rank" and f.evidence["ranks"] == [2]
-    assert f.title.startswith("rank 2 (vm): every all-reduce with it is slow")
+    assert f.title.startswith("rank 2 (vm): every all-reduce with it is slow in both passes")
+    assert "floor 10%, margin 200%" in f.title
 
 
 def test_a_slow_node_is_named():
@@ -57,7 +59,8 @@ def test_a_slow_link_is_named():
 def test_even_pairs_are_ok_and_two_ranks_cannot_tell_rank_from_link():
     times = {p: 500.0 + 100 * p[0] for p in itertools.combinations(range(4), 2)}
     [f] = bisect_findings(pairs(times), None, 65536)
-    assert f.id == "allreduce-bisect" and f.severity.value == "ok"
-    [f] = bisect_findings([PairTime(0, 1, 9000.0)], None, 65536)
-    assert f.id == "allreduce-bisect"  # one pair is its own baseline: nothing to compare with
+    assert f.id == "allreduce-bisect" and f.severity.value == "info"
+    assert "stands out beyond the noise (floor 10%, margin 200%)" in f.title
+    [f] = bisect_findings([PairTime(0, 1, 9000.0, 9000.0)], None, 65536)
+    assert f.id == "allreduce-bisect" and f.title.startswith("nothing to compare")  # one pair is its own baseline
     assert bisect_findings([], None) == []

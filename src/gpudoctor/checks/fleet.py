@@ -11,7 +11,7 @@ Node-local findings of every node are shown once, with the nodes they apply to.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpudoctor.checks.fleet_diff import AREA, FleetColumn, difference, odd_values, rank_ranges, ranks_evidence, where
 from gpudoctor.checks.fleet_env import (
@@ -208,8 +208,10 @@ def check_fleet(nodes: Sequence[NodeFacts]) -> list[Finding]:
     said = {var for f in ifname for var in SOCKET_IFNAME_VARS if var in f.evidence}
     for column in variable_columns(nodes):
         if column.differs and column.label not in said:
-            finding = Finding(id="fleet-env-mismatch", severity=column.severity, title="", area=AREA, why=variable_why(column.label))
-            got = difference(nodes, column.label, column.values, finding, variable_fix(column.label))
+            finding = Finding(id="fleet-env-mismatch", severity=column.severity, title="", area=AREA, why=variable_why(column.label, column.severity))
+            got = difference(nodes, column.label, column.values, finding, variable_fix(column.label, column.severity))
+            if got and column.label in SOCKET_IFNAME_VARS and column.severity is Severity.INFO:
+                got = replace(got, title=got.title + " (each names an interface of its own node)")
             if got:
                 findings.append(got)
     findings += ifname

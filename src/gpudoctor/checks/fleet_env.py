@@ -51,6 +51,8 @@ def _visible_devices_severity(nodes: Sequence[NodeFacts], values: Sequence[str |
 
 
 def _variable_severity(name: str, nodes: Sequence[NodeFacts], values: Sequence[str | None]) -> Severity:
+    if name in SOCKET_IFNAME_VARS:
+        return ifname_severity(nodes, name)
     if name in HARMLESS_VARS:
         return Severity.INFO
     if name in PER_NODE_VARS:
@@ -62,8 +64,13 @@ def _variable_severity(name: str, nodes: Sequence[NodeFacts], values: Sequence[s
     return Severity.WARN
 
 
-def variable_fix(name: str) -> Callable[[str, str], str]:
+def variable_fix(name: str, severity: Severity = Severity.ERROR) -> Callable[[str, str], str]:
     def paste(odd: str, common: str) -> str:
+        if name in SOCKET_IFNAME_VARS and severity is not Severity.ERROR:
+            # NIC names differ per node: the others' value is no fix for this one
+            if severity is Severity.INFO:
+                return fix("fleet-env-mismatch", "interfaces", name=name)
+            return fix("fleet-env-mismatch", "interfaces-unsure", name=name, odd=odd)
         if common == UNSET:
             return fix("fleet-env-mismatch", "unset", name=name, odd=odd)
         return fix("fleet-env-mismatch", "export", name=name, value=common, odd=odd)
@@ -71,8 +78,12 @@ def variable_fix(name: str) -> Callable[[str, str], str]:
     return paste
 
 
-def variable_why(name: str) -> str:
+def variable_why(name: str, severity: Severity = Severity.ERROR) -> str:
     """Why nodes that disagree on variable `name` matter: the fleet-env-mismatch case for its kind."""
+    if name in SOCKET_IFNAME_VARS and severity is Severity.INFO:
+        return why("fleet-env-mismatch", "interfaces")
+    if name in SOCKET_IFNAME_VARS and severity is Severity.WARN:
+        return why("fleet-env-mismatch", "interfaces-unsure")
     if name in HARMLESS_VARS:
         return why("fleet-env-mismatch", "harmless")
     if name.startswith(("NCCL_", "TORCH_NCCL_")):
@@ -112,6 +123,19 @@ def selected(n: NodeFacts, var: str) -> list[str] | None:
         wanted = [w.strip() for w in spec.split(",") if w.strip()]
         return wanted if wanted and all(w in n.interfaces for w in wanted) else []
     return interface_matches(spec, list(n.interfaces))[0]
+
+
+def ifname_severity(nodes: Sequence[NodeFacts], var: str) -> Severity:
+    """What a difference in `var` between the nodes does, each value judged against
+    its own node's interfaces (NIC names often differ per node): an error only where
+    some node's value names no interface there (fleet-socket-ifname-missing says
+    which); info where every node sets it and each value names an interface of its
+    node; a warning where some node leaves it unset (NCCL and gloo then choose) or
+    its interfaces are unknown: nothing here decides whether those reach the others."""
+    chosen = [selected(n, var) for n in nodes]
+    if any(c == [] for c in chosen):
+        return Severity.ERROR
+    return Severity.INFO if all(chosen) else Severity.WARN
 
 
 def ifname_cell(spec: str | None, chosen: list[str] | None) -> str | None:
@@ -160,8 +184,7 @@ def interface_columns(nodes: Sequence[NodeFacts]) -> list[FleetColumn]:
             continue
         chosen = [selected(n, var) for n in nodes]
         values = tuple(ifname_cell(n.variables.get(var), c) for n, c in zip(nodes, chosen))
-        missing = any(c == [] for c in chosen)
-        differs = missing or len({v for v in values if v is not None}) > 1
-        severity = Severity.ERROR if missing else Severity.WARN if differs else Severity.OK
+        differs = any(c == [] for c in chosen) or len({v for v in values if v is not None}) > 1
+        severity = ifname_severity(nodes, var) if differs else Severity.OK
         columns.append(FleetColumn(IFACE_LABELS[var], values, severity))
     return columns

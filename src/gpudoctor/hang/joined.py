@@ -36,6 +36,13 @@ def job_key() -> str:
     return f"gpudoctor/{run_id}/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
 
 
+def launcher_name() -> str:
+    """What started these ranks, in the words of the report's first line."""
+    if "TORCHELASTIC_RUN_ID" in os.environ:
+        return "torchrun"
+    return "srun" if "SLURM_PROCID" in os.environ else "env://"
+
+
 _run_dir: str | None = None
 
 
@@ -273,7 +280,7 @@ def _report_and_end(watch: StoreWatch, reason: str, job: JobStore | None = None,
     traces = watch.read()
     states = rank_states(traces, watch.ended())
     findings = analyze(states, stalled_s=watch.stalled_s if reason == STALL else None)
-    header = f"gpudoctor run: {watch.nproc} ranks of the torchrun job: stopped ({reason})"
+    header = f"gpudoctor run: {watch.nproc} ranks of the {launcher_name()} job: stopped ({reason})"
     text = findings_text(findings, header)
     text += f"run folder on this node: {watch.run_dir} (each rank's stacks and collective trace)\n"
     try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from gpudoctor.checks.environment import master_findings
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.launch import rundir
+from gpudoctor.launch.slurm_env import PORT_BASE, SlurmRendezvous, slurm_rendezvous
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
 from gpudoctor.catalog import fix, why
 
@@ -29,6 +30,8 @@ SLURM_VARS = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")
 class JoinDecision:
     join: bool  # run this process as one rank of a torchrun/SLURM/env:// job
     findings: tuple[Finding, ...] = ()  # an error among them: stop before any work
+    # variables to set before joining: an srun step's MASTER_ADDR/MASTER_PORT (launch/slurm_env.py)
+    exports: tuple[tuple[str, str], ...] = ()
 
     @property
     def blocked(self) -> bool:
@@ -37,11 +40,17 @@ class JoinDecision:
 
 def read_join_env(command: str, nproc_given: bool, environ: Mapping[str, str] | None = None) -> JoinDecision:
     """The decision for this process's environment. MASTER_ADDR is looked up
-    (with a deadline) only when a join is on the cards."""
+    (with a deadline) only when a join is on the cards. The rendezvous an srun
+    step derives is set in this process's environment (when it is the one read),
+    where torch's env:// and the rendezvous look for it."""
     env = os.environ if environ is None else environ
     if not any(name in env for name in ("RANK", "WORLD_SIZE", "SLURM_PROCID")):
         return JoinDecision(join=False)
-    return join_decision(probe_environment(env), command, nproc_given)
+    decision = join_decision(probe_environment(env), command, nproc_given)
+    if environ is None:
+        for name, value in decision.exports:
+            os.environ.setdefault(name, value)
+    return decision
 
 
 def _integer(value: str | None, low: int) -> int | None:
@@ -94,7 +103,35 @@ def _slurm_decision(v: dict[str, str], command: str) -> JoinDecision:
     problems = {k: f"{v[k]!r} is not a number" for k in SLURM_VARS if k in v and _integer(v[k], 0) is None}
     if problems:
         return JoinDecision(False, (_malformed(command, seen, problems, "slurm"),))
-    return JoinDecision(int(v["SLURM_NTASKS"]) > 1)
+    rank, world = int(v["SLURM_PROCID"]), int(v["SLURM_NTASKS"])
+    if world < 2:
+        return JoinDecision(False)
+    absent = [k for k in ("MASTER_ADDR", "MASTER_PORT") if not v.get(k)]
+    if not absent:
+        return JoinDecision(True)
+    meet = slurm_rendezvous(v)
+    if meet is None:  # no step, node list or job id to derive them from: never a KeyError later
+        return JoinDecision(False, (_incomplete(command, seen, absent, rank, world, "slurm"),))
+    exports = tuple((k, meet.addr if k == "MASTER_ADDR" else str(meet.port)) for k in absent)
+    return JoinDecision(True, (_derived(meet, dict(exports)),), exports)
+
+
+def _derived(meet: SlurmRendezvous, exports: dict[str, str]) -> Finding:
+    where = f"{exports.get('MASTER_ADDR', '$MASTER_ADDR')}:{exports.get('MASTER_PORT', '$MASTER_PORT')}"
+    return Finding(
+        id="slurm-rendezvous-derived",
+        severity=Severity.INFO,
+        title=f"{' and '.join(exports)} not set under srun: the ranks meet at {where}",
+        evidence={
+            **exports,
+            meet.nodelist_var: meet.nodelist,
+            "SLURM_JOB_ID": meet.job_id,
+            "rule": f"the first host of the step's node list; port {PORT_BASE} + the last 4 digits of the job id (as Lightning's SLURMEnvironment)",
+        },
+        why=why("slurm-rendezvous-derived"),
+        fix=fix("slurm-rendezvous-derived", exports=" ".join(f"{k}={v}" for k, v in exports.items())),
+        area=AREA,
+    )
 
 
 def _ignored(seen: dict[str, str], reason: str) -> Finding:
@@ -125,20 +162,35 @@ def _malformed(command: str, seen: dict[str, str], problems: dict[str, str], lau
     )
 
 
-def _incomplete(command: str, seen: dict[str, str], missing: list[str], rank: int, world: int) -> Finding:
+def _incomplete(command: str, seen: dict[str, str], missing: list[str], rank: int, world: int, case: str = "join") -> Finding:
+    said = f"SLURM_PROCID={rank} SLURM_NTASKS={world}" if case == "slurm" else f"RANK={rank} WORLD_SIZE={world}"
     return Finding(
         id="distributed-env-incomplete",
         severity=Severity.ERROR,
-        title=f"RANK={rank} WORLD_SIZE={world} are set but not {' or '.join(missing)}: no job to join",
+        title=f"{said} are set but not {' or '.join(missing)}"
+        + (", and no srun step's node list and job id to derive them from" if case == "slurm" else "")
+        + ": no job to join",
         evidence={
             **seen,
             "missing": missing,
             "gpudoctor": f"would join as rank {rank} of {world}, but there is no rendezvous address; nothing was run",
         },
-        why=why("distributed-env-incomplete", "join"),
-        fix=fix("distributed-env-incomplete", "join", command=command),
+        why=_incomplete_why(case),
+        fix=_incomplete_fix(case, command),
         area=AREA,
     )
+
+
+def _incomplete_why(case: str) -> str:
+    if case == "slurm":
+        return why("distributed-env-incomplete", "slurm")
+    return why("distributed-env-incomplete", "join")
+
+
+def _incomplete_fix(case: str, command: str) -> str:
+    if case == "slurm":
+        return fix("distributed-env-incomplete", "slurm", command=command)
+    return fix("distributed-env-incomplete", "join", command=command)
 
 
 def _shown(seen: dict[str, str]) -> str:

@@ -8,7 +8,7 @@ ENTRIES = (
         severity="warn / error",
         area="environment",
         emitted_by="[`gpudoctor check`](../commands/check.md) (warn); `gpudoctor allreduce` and `gpudoctor train-smoke` (error: nothing is run)",
-        summary="`RANK` or `WORLD_SIZE` is set, but not all of `RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`. For `allreduce` and `train-smoke`, `RANK` and `WORLD_SIZE` mean *join a job*, and without `MASTER_ADDR`/`MASTER_PORT` there is none to join: most often a shell left over from a torchrun job.",
+        summary="`RANK` or `WORLD_SIZE` is set, but not all of `RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`. For `allreduce` and `train-smoke`, `RANK` and `WORLD_SIZE` mean *join a job*, and without `MASTER_ADDR`/`MASTER_PORT` there is none to join: most often a shell left over from a torchrun job. Under `srun` (`SLURM_PROCID`, `SLURM_NTASKS` of 2 or more) without `MASTER_ADDR`/`MASTER_PORT`, gpudoctor derives them ([slurm-rendezvous-derived](slurm-rendezvous-derived.md)); it is this error only where it cannot: no srun step, node list or numeric job id.",
         evidence="The variables that are set, `missing`, and `gpudoctor` (what it made of them).",
         why="`init_process_group(init_method=\"env://\")` needs the four together; a partial set is usually left over from another job and makes ranks wait for each other.",
         fix="""Unset them to let gpudoctor start its own ranks, or let torchrun set them all for each rank:
@@ -20,11 +20,34 @@ torchrun --nproc-per-node=2 train.py
         cases={
             "check": "init_process_group(init_method='env://') needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT together; a partial set is usually left over from another job and makes ranks wait for each other.",
             "join": "Joined as one rank of a job, gpudoctor meets its peers at MASTER_ADDR:MASTER_PORT (env://). Without them this is most often a shell left over from a torchrun job.",
+            "slurm": "Under srun the ranks meet at MASTER_ADDR:MASTER_PORT, which the batch script exports; without them, and without a step node list and job id to derive them from, there is nowhere to meet (and torch would stop on KeyError: 'MASTER_ADDR').",
         },
         fix_cases={
             "check": "torchrun --nproc-per-node=2 train.py  # sets them all for each rank",
             "join": "unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
+            "slurm": "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1); export MASTER_PORT=$((15000 + SLURM_JOB_ID % 10000))  # in the batch script, then: srun python -m gpudoctor {command}",
         },
+    ),
+    FindingDoc(
+        id="slurm-rendezvous-derived",
+        severity="info",
+        area="environment",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke` under `srun` (`gpudoctor check` joins the same way)",
+        summary="""Run as a task of an `srun` step (`SLURM_PROCID`, `SLURM_NTASKS` of 2 or more) whose batch script
+exported no `MASTER_ADDR` / `MASTER_PORT`, gpudoctor set them as Lightning's `SLURMEnvironment`
+does: the address is the first host of the step's node list (`SLURM_STEP_NODELIST`, else
+`SLURM_JOB_NODELIST`; hostlist syntax such as `node[01-03,07]` expanded), the port 15000 plus the
+last four digits of `SLURM_JOB_ID`. A variable the script did set is kept.""",
+        evidence="The values set, the node list variable and its value, `SLURM_JOB_ID`, `rule`.",
+        why="Every task of the step derives the same address and port from the same variables, so they meet without the two exports; a port another job on that node holds is the one thing that can go wrong.",
+        fix="""To choose them yourself, in the batch script before `srun`:
+
+```sh
+export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+export MASTER_PORT=$((15000 + SLURM_JOB_ID % 10000))
+```""",
+        says="Every task of the step derives the same address and port from the same variables, so they meet without the exports; a port another job on that node holds is the one thing that can go wrong.",
+        does="export {exports}  # in the batch script before srun, to choose them yourself",
     ),
     FindingDoc(
         id="distributed-env-malformed",

@@ -144,14 +144,19 @@ Severity by what the variable does:
 
 - **error**: every `NCCL_*`, `TORCH_NCCL_*` and `GLOO_*` variable not named below (nearly all
   of them choose a transport, an algorithm, buffers or channels: `NCCL_IB_DISABLE`,
-  `NCCL_SOCKET_IFNAME`, `NCCL_PROTO`, `NCCL_ALGO`, `NCCL_BUFFSIZE`, `NCCL_MIN_NCHANNELS`,
-  `NCCL_P2P_DISABLE`, `GLOO_SOCKET_IFNAME`, ...), and `CUDA_LAUNCH_BLOCKING`,
+  `NCCL_PROTO`, `NCCL_ALGO`, `NCCL_BUFFSIZE`, `NCCL_MIN_NCHANNELS`,
+  `NCCL_P2P_DISABLE`, ...), and `CUDA_LAUNCH_BLOCKING`,
   `CUDA_DEVICE_MAX_CONNECTIONS`, `MASTER_ADDR`, `MASTER_PORT`, `TORCH_DISTRIBUTED_DEBUG`;
 - `CUDA_VISIBLE_DEVICES`: **error** when some node lists fewer devices (a shorter list, an
   empty one, or a list where the others have none), unless torch is seen to count the same
   GPUs on every node; **warn** for as many devices in another order or by other ids;
 - **warn**: per-node files (`NCCL_TOPO_FILE`, `NCCL_GRAPH_FILE`, `NCCL_CONF_FILE`) and the
   other `CUDA_*` and `TORCH_DISTRIBUTED_*` variables (`CUDA_DEVICE_ORDER`, `CUDA_MODULE_LOADING`, ...);
+- `NCCL_SOCKET_IFNAME`, `GLOO_SOCKET_IFNAME`: judged on each node against that node's own
+  interfaces (NIC names often differ per node): **info** when every node's value names an
+  interface there; **warn** when some node leaves it unset or its interfaces are unknown;
+  a value that names no interface on its node is
+  [fleet-socket-ifname-missing](fleet-socket-ifname-missing.md) (error) instead;
 - **info**: debug output and installation paths: `NCCL_DEBUG`, `NCCL_DEBUG_SUBSYS`,
   `NCCL_DEBUG_FILE`, `NCCL_TOPO_DUMP_FILE`, `NCCL_GRAPH_DUMP_FILE`, `NCCL_HOSTID`, `CUDA_HOME`,
   `CUDA_PATH`, `CUDA_ROOT`, `CUDA_CACHE_PATH`, `CUDA_INSTALL_PATH`.""",
@@ -166,11 +171,15 @@ unset NCCL_IB_DISABLE       # when the other nodes do not set it
             "nccl": "NCCL reads its variables on each rank; ranks that disagree on transports, algorithms, protocols or buffer sizes hang at init or at the first collective, and one node without a tuning the others have runs slower, which every rank then waits for.",
             "gloo": "gloo reads its variables on each rank; nodes that disagree may bind to networks that cannot reach each other.",
             "rendezvous": "Every rank must rendezvous at the same MASTER_ADDR:MASTER_PORT; ranks told another address wait there forever.",
+            "interfaces": "Each node's value names an interface that exists on that node. NIC names often differ between nodes, and NCCL and gloo bind on each rank to its own node's interface, so this is fine as long as those interfaces reach each other, which the job's first collective shows.",
+            "interfaces-unsure": "Some nodes leave it unset (NCCL and gloo then choose an interface themselves) or their interfaces could not be read: nothing here decides whether the interfaces chosen there reach the others; an all-reduce across the nodes does.",
             "other": "The same program sees other devices or behaves differently on those nodes (CUDA_VISIBLE_DEVICES renumbers GPUs, CUDA_LAUNCH_BLOCKING=1 serialises every kernel launch and slows that node).",
         },
         fix_cases={
             "unset": "unset {name}  # on {odd}, as on the other nodes (check ~/.bashrc, the job script, /etc/nccl.conf)",
             "export": "export {name}={value}  # on {odd}, as on the other nodes; set it in the job script, not per node",
+            "interfaces": "gpudoctor allreduce  # launched across the nodes as the job is: nothing to change if it passes ({name} names an interface on each node)",
+            "interfaces-unsure": "ip -br addr  # on {odd}: set {name} there to its interface on the network the other nodes use; then gpudoctor allreduce across the nodes",
         },
     ),
     FindingDoc(

@@ -187,8 +187,14 @@ sudo dmesg -T | grep -i xid
         severity="error",
         area="GPU health",
         emitted_by=CHECK + ", [`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
-        summary="NVML counts a GPU but cannot open it: `nvmlDeviceGetHandleByIndex` fails with *GPU is lost*, *Unknown Error* or another error that is not *Insufficient Permissions* (`check`); or `nvidia-smi` printed *Unable to determine the device handle for GPU ...*, or `ERR!` in its table (`diagnose`). A handle refused with *Insufficient Permissions* is another job's GPU (a cgroup or container limits the devices) and is not this finding.",
-        evidence="Per GPU: NVML's index and its error (`check`), or what nvidia-smi said (`diagnose`); `GPUs NVML counts`.",
+        summary="""NVML counts a GPU but cannot open it: `nvmlDeviceGetHandleByIndex` fails with *GPU is lost*,
+*Unknown Error* or another error that is not *Insufficient Permissions* (`check`); or `nvidia-smi`
+printed *Unable to determine the device handle for GPU ...* (often *GPU is lost*) for a GPU, or
+*No devices were found* (`diagnose`): the device itself does not answer. A handle refused with
+*Insufficient Permissions* is another job's GPU (a cgroup or container limits the devices) and is
+not this finding; `ERR!` in a field of nvidia-smi's table is a reading that failed,
+[gpu-reading-failed](gpu-reading-failed.md).""",
+        evidence="Per GPU: NVML's index and its error (`check`), or what nvidia-smi said (`diagnose`); `GPUs NVML counts`; `nvidia-smi`: its *No devices were found* line.",
         why="The driver lost the GPU (fallen off the bus, Xid 79, or its firmware stopped answering): no process can use it until a reset or reboot, and a job with a rank on it hangs or dies.",
         fix="""```sh
 sudo dmesg | grep -i xid
@@ -197,5 +203,31 @@ sudo dmesg | grep -i xid
 Drain the node and reboot it; if it recurs, ask the admin to reseat or replace the GPU.""",
         says="The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no process can use it until it is reset or the node rebooted, and a job with a rank on it hangs or dies.",
         does="sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to reseat or replace the GPU",
+    ),
+    FindingDoc(
+        id="gpu-reading-failed",
+        severity="info (warn when every reading of the GPU failed)",
+        area="GPU health",
+        emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
+        summary="""The `nvidia-smi` table shows `ERR!` in a reading of a GPU it reached (fan, temperature,
+performance state, power draw or cap). One failed field is a sensor or a passing read failure,
+not a lost GPU; `ERR!` in the temperature, performance state and power draw together is a GPU
+that answers nothing, which may be lost: `nvidia-smi -q` and the kernel log decide.""",
+        evidence="`ERR!`: the readings that failed.",
+        why="""A reading nvidia-smi could not take says little alone: the GPU answered for the rest of its row,
+and jobs on it run. When every reading fails, the GPU may have fallen off the bus; the kernel log
+(Xid 79) or nvidia-smi's *Unable to determine the device handle* decide it.""",
+        fix="""```sh
+nvidia-smi -q -i <gpu>
+sudo dmesg | grep -i xid
+```
+
+*Unable to determine the device handle* or Xid 79 there: the GPU is lost ([gpu-lost](gpu-lost.md)).
+The readings back: it was a passing failure. A fan that stays `ERR!` is a hardware fault to report
+to the admin.""",
+        cases={
+            "some": "nvidia-smi could not take this reading, but the GPU answered for the rest of its row: a sensor or a passing read failure, not a lost GPU.",
+            "every": "Every reading of this GPU failed, though nvidia-smi still holds it: it may have fallen off the bus. nvidia-smi -q and the kernel log (Xid 79) decide whether it is lost.",
+        },
     ),
 )

@@ -2,8 +2,15 @@
 node or link is it? The ranks measure the same all-reduce in pairs, every pair of
 a round at the same time (a round-robin schedule: n-1 rounds of n/2 disjoint
 pairs, bounded by MAX_PAIRS_RANKS; above it, each rank with its ring neighbours
-in 2 or 3 rounds). A slow rank makes every pair it is in slow; a slow link only
-the pairs across it; a slow node every pair of its ranks with the others.
+in 2 or 3 rounds), and every round twice. A slow rank makes every pair it is in
+slow; a slow link only the pairs across it; a slow node every pair of its ranks
+with the others.
+
+Never confidently wrong on a busy host (issue 34): a pair is compared only with
+pairs of its own kind (inside a node, across nodes), by what it took in both
+passes, against a noise floor from the same run (how far the pairs' two passes
+disagree), and the margin beyond it is stated in the finding.
+benchmarks/bisect_control.py measures false positives on unshaped, loaded runs.
 
 The rank side (`measure_pairs`) runs inside `measure.run_rank` after the sweep;
 the verdict (`bisect_findings`) is pure.
@@ -23,18 +30,37 @@ MAX_PAIRS_RANKS = 16  # all pairs up to here (120 pairs in 15 rounds); ring neig
 # on CPU (gloo) small enough that the host's own noise does not drown a slow rank.
 BISECT_BYTES = {"cuda": 16 << 20, "cpu": 64 << 10}
 BISECT_ITERS = 5
-SLOW_FACTOR = 3.0  # a pair this many times slower than the baseline pair (see bisect_findings) is slow
+PASSES = 2  # every pair is timed in two passes over the rounds: a slow pair must be slow in both
+# A pair is slow when its time (the faster of its two passes) is above the baseline of its own
+# kind of pair (inside a node, across nodes) by the run's noise floor and then this factor more
+# (the margin: 3x = 200%), and by SLOW_MIN_US.
+SLOW_FACTOR = 3.0
 SLOW_MIN_US = 1000.0  # ... and by at least this much (a busy host jitters small times by more than 3x)
 RANK_SHARE = 0.75  # a rank in at least this share of slow pairs, of its own, is the slow one
+INSIDE, ACROSS, UNPLACED = "inside a node", "across nodes", "pairs"
 
 
 @dataclass(frozen=True)
 class PairTime:
-    """The median time of one all-reduce between ranks a and b (the slower side's)."""
+    """The median time of one all-reduce between ranks a and b (the slower side's),
+    in the first pass and in the repeat (0: not repeated)."""
 
     a: int
     b: int
     us: float
+    repeat_us: float = 0.0
+
+    @property
+    def held_us(self) -> float:
+        """What the pair took in both passes: the faster of the two (a busy host's
+        hiccup in one pass is not the link's)."""
+        return min(self.us, self.repeat_us) if self.repeat_us else self.us
+
+    @property
+    def spread(self) -> float:
+        """How far the two passes of this pair disagree, as a fraction of the faster."""
+        low, high = sorted((self.us, self.repeat_us))
+        return high / low - 1 if low > 0 else 0.0
 
 
 def pair_rounds(world: int) -> list[list[tuple[int, int]]]:
@@ -58,44 +84,57 @@ def pair_rounds(world: int) -> list[list[tuple[int, int]]]:
     return rounds
 
 
-def measure_pairs(torch, dist, rank: int, world: int, device, dtype, slow_s: float = 0.0) -> list[PairTime]:
+def measure_pairs(
+    torch, dist, rank: int, world: int, device, dtype, slow_s: float = 0.0, slow_peers: frozenset[int] | None = None
+) -> list[PairTime]:
     """Every rank calls this (group creation is collective). Returns, on rank 0,
-    every pair's time; elsewhere an empty list. `slow_s`: the `slow` fault's sleep
-    before each call (GPUDOCTOR_FAULT, docs/commands/allreduce.md)."""
+    every pair's time in both passes; elsewhere an empty list. `slow_s`: the `slow`
+    and `slowlink` faults' sleep before each call, with every peer or with the ranks
+    in `slow_peers` (GPUDOCTOR_FAULT, docs/commands/allreduce.md)."""
     rounds = pair_rounds(world)
     groups = {pair: dist.new_group(list(pair)) for r in rounds for pair in r}  # the same order on every rank
     count = max(1, bisect_bytes(device.type) // torch.tensor([], dtype=dtype).element_size())
     buf = torch.ones(count, dtype=dtype, device=device)
     mine = []
-    for pairs in rounds:
-        pair = next((p for p in pairs if rank in p), None)
-        took = 0.0
-        if pair is not None:
-            group = groups[pair]
-            dist.all_reduce(buf, group=group)  # warm-up: the pair's connection
-            times = []
-            for _ in range(BISECT_ITERS):
-                if slow_s:
-                    time.sleep(slow_s)
-                start = time.perf_counter()
-                dist.all_reduce(buf, group=group)
-                if device.type == "cuda":
-                    torch.cuda.synchronize(device)
-                times.append((time.perf_counter() - start) * 1e6)
-                buf.fill_(1)
-            took = statistics.median(times)
-        mine.append(took)
-        dist.barrier()  # the next round's pairs start together
-    everyone = [torch.zeros(len(rounds), dtype=torch.float64, device=device) for _ in range(world)]
+    for _ in range(PASSES):
+        for pairs in rounds:
+            pair = next((p for p in pairs if rank in p), None)
+            took = 0.0
+            if pair is not None:
+                peer = pair[0] if pair[1] == rank else pair[1]
+                sleep = slow_s if slow_peers is None or peer in slow_peers else 0.0
+                took = _pair_time(torch, dist, groups[pair], buf, device, sleep)
+            mine.append(took)
+            dist.barrier()  # the next round's pairs start together
+    everyone = [torch.zeros(len(mine), dtype=torch.float64, device=device) for _ in range(world)]
     dist.all_gather(everyone, torch.tensor(mine, dtype=torch.float64, device=device))
     if rank != 0:
         return []
     times_by_rank = [t.tolist() for t in everyone]
     out = []
     for index, pairs in enumerate(rounds):
+        again = index + len(rounds)
         for a, b in pairs:
-            out.append(PairTime(a, b, round(max(times_by_rank[a][index], times_by_rank[b][index]), 1)))
+            first = max(times_by_rank[a][index], times_by_rank[b][index])
+            repeat = max(times_by_rank[a][again], times_by_rank[b][again]) if PASSES > 1 else 0.0
+            out.append(PairTime(a, b, round(first, 1), round(repeat, 1)))
     return out
+
+
+def _pair_time(torch, dist, group, buf, device, sleep_s: float) -> float:
+    """The median of BISECT_ITERS all-reduces in one pair's group, after a warm-up."""
+    dist.all_reduce(buf, group=group)  # warm-up: the pair's connection
+    times = []
+    for _ in range(BISECT_ITERS):
+        if sleep_s:
+            time.sleep(sleep_s)
+        start = time.perf_counter()
+        dist.all_reduce(buf, group=group)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        times.append((time.perf_counter() - start) * 1e6)
+        buf.fill_(1)
+    return statistics.median(times)
 
 
 def bisect_bytes(device_type: str) -> int:
@@ -106,54 +145,121 @@ def _host(places: dict[int, str], rank: int) -> str:
     return places.get(rank, "?")
 
 
+@dataclass(frozen=True)
+class PairKind:
+    """The pairs of one kind (inside a node, across nodes) and the yardstick they are
+    judged by: like is compared with like, a pair across nodes is not slow for being
+    slower than one inside a node."""
+
+    kind: str
+    pairs: tuple[PairTime, ...]
+    base_us: float  # the lower quartile of the pairs' times (a slow rank is in 2 of 3 pairs of 3 ranks)
+    floor: float  # the noise floor: the upper quartile of how far the pairs' two passes disagree
+
+    @property
+    def limit_us(self) -> float:
+        """Above this, and SLOW_MIN_US above the baseline, a pair of this kind is slow."""
+        return max(self.base_us * (1 + self.floor) * SLOW_FACTOR, self.base_us + SLOW_MIN_US)
+
+    @property
+    def comparable(self) -> bool:
+        """Two pairs or more, each timed twice: one can stand out from the others."""
+        return len(self.pairs) >= 2 and all(p.repeat_us for p in self.pairs)
+
+    def slow(self) -> list[PairTime]:
+        return [p for p in self.pairs if p.held_us > self.limit_us] if self.comparable else []
+
+
+def pair_kinds(pairs: list[PairTime] | tuple[PairTime, ...], hosts: dict[int, str]) -> list[PairKind]:
+    """The pairs grouped by kind, each kind with its baseline and noise floor."""
+    grouped: dict[str, list[PairTime]] = {}
+    for p in pairs:
+        if p.a not in hosts or p.b not in hosts:
+            kind = UNPLACED
+        else:
+            kind = INSIDE if hosts[p.a] == hosts[p.b] else ACROSS
+        grouped.setdefault(kind, []).append(p)
+    out = []
+    for kind, members in grouped.items():
+        held = sorted(p.held_us for p in members)
+        spreads = sorted(p.spread for p in members)
+        out.append(PairKind(kind, tuple(members), held[(len(held) - 1) // 4], spreads[(3 * (len(spreads) - 1) + 3) // 4]))
+    return out
+
+
+def _noise(kinds: list[PairKind]) -> str:
+    """"floor 40%, margin 200%", or one floor per kind when there are several."""
+    shown = [k for k in kinds if k.comparable]
+    if len(shown) == 1:
+        floors = f"floor {shown[0].floor:.0%}"
+    else:
+        floors = "floor " + ", ".join(f"{k.floor:.0%} {k.kind}" for k in shown)
+    return f"{floors}, margin {SLOW_FACTOR - 1:.0%}"
+
+
 def bisect_findings(
     pairs: list[PairTime] | tuple[PairTime, ...], devices: tuple[RankPlace, ...] | None, nbytes: int = 0
 ) -> list[Finding]:
-    """The slow rank, node or link among the pairs, or an ok finding when none is."""
+    """The slow rank, node or link among the pairs, or an info finding when none
+    stands out beyond the run's own noise."""
     if not pairs:
         return []
     hosts = {p.rank: p.host for p in devices or ()}
     ranks = sorted({r for p in pairs for r in (p.a, p.b)})
-    # The baseline is the lower quartile: a slow rank is in 2 of 3 pairs of 3 ranks, a slow
-    # node in more than half of the pairs of 2 nodes; the median would be one of them.
-    times = sorted(p.us for p in pairs)
-    base = times[(len(times) - 1) // 4]
-    slow = [p for p in pairs if p.us > SLOW_FACTOR * base and p.us - base > SLOW_MIN_US]
+    kinds = pair_kinds(pairs, hosts)
+    judged = [k for k in kinds if k.comparable]
+    slow = sorted((p for k in judged for p in k.slow()), key=lambda p: -p.held_us)
+    kind_of = {(p.a, p.b): k for k in kinds for p in k.pairs}
     evidence = {
         "pairs": len(pairs),
-        "baseline pair us": round(base, 1),
-        "slow pairs": [f"{p.a}-{p.b}: {p.us:.0f} us" for p in sorted(slow, key=lambda p: -p.us)[:10]],
+        "kinds": {
+            k.kind: {"pairs": len(k.pairs), "baseline us": round(k.base_us, 1), "noise floor %": round(100 * k.floor), "limit us": round(k.limit_us)}
+            for k in judged
+        },
+        "margin %": round(100 * (SLOW_FACTOR - 1)),
+        "slow pairs": [f"{p.a}-{p.b}: {p.us:.0f} us, again {p.repeat_us:.0f} us" for p in slow[:10]],
         "bytes": nbytes,
     }
+    if not judged:
+        alone = ", ".join(f"{len(k.pairs)} {k.kind}" for k in kinds)
+        title = (
+            f"nothing to compare: no pair of {len(ranks)} ranks has another of its kind timed twice ({alone}); "
+            "--bisect needs 3 ranks on one node, or 2 pairs across nodes"
+        )
+        return [Finding("allreduce-bisect", Severity.INFO, title, evidence, area="allreduce")]
     if not slow:
-        title = f"no slow rank or link: every pair of {len(ranks)} ranks all-reduces within {SLOW_FACTOR:g}x of the fastest quarter's ({base:.0f} us)"
-        return [Finding("allreduce-bisect", Severity.OK, title, evidence, area="allreduce")]
+        title = f"no pair of {len(ranks)} ranks stands out beyond the noise ({_noise(kinds)}): " + "; ".join(
+            f"{len(k.pairs)} pairs {k.kind} from {k.base_us:.0f} us" for k in judged
+        )
+        return [Finding("allreduce-bisect", Severity.INFO, title, evidence, area="allreduce")]
     slow_ranks = []
     for r in ranks:
-        own = [p for p in pairs if r in (p.a, p.b)]
+        own = [p for k in judged for p in k.pairs if r in (p.a, p.b)]
         theirs = [p for p in slow if r in (p.a, p.b)]
         if len(theirs) >= RANK_SHARE * len(own) and len(theirs) >= max(1, RANK_SHARE * len(slow) / 2):
             slow_ranks.append(r)
     others = [p for p in slow if p.a not in slow_ranks and p.b not in slow_ranks]
-    out = []
+    worst = slow[0]
+    against = (
+        f"{worst.us:.0f} us, again {worst.repeat_us:.0f} us, against {kind_of[(worst.a, worst.b)].base_us:.0f} us "
+        f"for the fastest quarter of the pairs {kind_of[(worst.a, worst.b)].kind}; {_noise(kinds)}"
+    )
     if slow_ranks and not others:
         nodes = sorted({hosts.get(r, "?") for r in slow_ranks})
         whole = [n for n in nodes if n != "?" and {r for r, h in hosts.items() if h == n} <= set(slow_ranks)]
         who = ", ".join(f"rank {r} ({_host(hosts, r)})" for r in slow_ranks)
         if whole and len(set(hosts.values())) > 1:
             who = f"node {', '.join(whole)} (ranks {', '.join(str(r) for r in slow_ranks)})"
-        slowest = max(p.us for p in slow)
-        title = f"{who}: every all-reduce with it is slow (up to {slowest:.0f} us against {base:.0f} us for the fastest quarter of the pairs)"
+        title = f"{who}: every all-reduce with it is slow in both passes (up to {against})"
         evidence = dict(evidence, ranks=slow_ranks, nodes=nodes)
         fix = (
             f"gpudoctor check on {', '.join(nodes)} (a throttled or slower GPU, a busy host, a NIC at lower speed); "
             f"to confirm, run the job without rank(s) {', '.join(str(r) for r in slow_ranks)}"
         )
         why = "A collective runs at the speed of its slowest member: one slow rank slows every all-reduce of the job."
-        out.append(Finding("allreduce-slow-rank", Severity.WARN, title, evidence, why, fix, area="allreduce"))
-        return out
-    links = [f"rank {p.a} ({_host(hosts, p.a)}) - rank {p.b} ({_host(hosts, p.b)}): {p.us:.0f} us" for p in slow]
-    title = f"{len(slow)} slow link(s) between ranks, the slowest {links[0]} (the fastest quarter of the pairs: {base:.0f} us)"
+        return [Finding("allreduce-slow-rank", Severity.WARN, title, evidence, why, fix, area="allreduce")]
+    links = [f"rank {p.a} ({_host(hosts, p.a)}) - rank {p.b} ({_host(hosts, p.b)}): {p.held_us:.0f} us" for p in slow]
+    title = f"{len(slow)} slow link(s) between ranks, the slowest rank {worst.a} ({_host(hosts, worst.a)}) - rank {worst.b} ({_host(hosts, worst.b)}): {against}"
     evidence = dict(evidence, links=links[:10])
     return [Finding("allreduce-slow-link", Severity.WARN, title, evidence, _LINK_WHY, _LINK_FIX, area="allreduce")]
 

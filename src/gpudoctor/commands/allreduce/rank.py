@@ -37,6 +37,9 @@ FAULT_WRONG = "wrong"
 # calls (a straggler, for testing --bisect); inert unless the variable names the rank.
 FAULT_SLOW = "slow"
 SLOW_FAULT_S = 0.02
+# GPUDOCTOR_FAULT=<rank>:slowlink<peer>: that rank sleeps as long before each --bisect
+# all-reduce it does with <peer> only (one slow link, for testing --bisect).
+FAULT_SLOW_LINK = "slowlink"
 
 
 @dataclass(frozen=True)
@@ -226,14 +229,24 @@ def run_rank(ctx, config: dict, on_row: Callable[[Row], None] | None = None) -> 
     pairs: tuple[PairTime, ...] = ()
     if config.get("bisect") and world > 1:
         ctx.progress("bisect", len(plan) + 1)
-        slow = SLOW_FAULT_S if ctx.fault == FAULT_SLOW else 0.0
-        pairs = tuple(measure_pairs(torch, dist, rank, world, device, getattr(torch, dtype_name), slow))
+        slow, peers = _bisect_fault(ctx.fault)
+        pairs = tuple(measure_pairs(torch, dist, rank, world, device, getattr(torch, dtype_name), slow, peers))
     devices = _devices(torch, dist, ctx, device, world)
     ctx.progress(STAGE_FINISHED, len(plan) + 2)
     dist.destroy_process_group()
     if rank != 0:
         return None
     return SweepResult(world, tuple(rows), devices, pairs)
+
+
+def _bisect_fault(fault: str | None) -> tuple[float, frozenset[int] | None]:
+    """The sleep before each bisect all-reduce, and with which peers (None: all)."""
+    if fault == FAULT_SLOW:
+        return SLOW_FAULT_S, None
+    peer = (fault or "").removeprefix(FAULT_SLOW_LINK)
+    if fault and fault.startswith(FAULT_SLOW_LINK) and peer.isdigit():
+        return SLOW_FAULT_S, frozenset({int(peer)})
+    return 0.0, None
 
 
 def _slowed(call: Callable[[], None]) -> Callable[[], None]:

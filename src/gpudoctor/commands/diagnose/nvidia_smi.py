@@ -4,7 +4,8 @@ report, whole or a section of it, or its XML form `-q -x`) or `nvidia-smi nvlink
 the same checks (`checks.gpu_health.health_findings`; compute mode and MIG by
 `checks.gpus`), so a paste in an issue and `gpudoctor check` on the node say the
 same thing. Also what nvidia-smi prints instead of a GPU when the GPU is gone
-("Unable to determine the device handle for GPU ...: GPU is lost", ERR! in the table).
+("Unable to determine the device handle for GPU ...: GPU is lost", "No devices were
+found"). ERR! in a field of the table is a reading that failed, not a lost GPU.
 
 `NvidiaSmiReader` is fed the input's bytes as `diagnose` streams them (`tee`
 wraps the stream) and parses only the lines around a few anchors (ANCHORS), so a
@@ -34,12 +35,14 @@ TRIGGERS = (
 )
 # What nvidia-smi output has, searched for case-sensitively in the raw bytes: the -q
 # report's padded "Key        : value" lines, the table's memory column, "Unable to
-# determine the device handle" (and nvlink's "Unable to retrieve"). Three searches per
-# block, so a training log costs little; a paste (an input under SMALL_INPUT) is also
+# determine the device handle" (and nvlink's "Unable to retrieve"), "No devices were
+# found". Four searches per block, so a training log costs little; a paste (an input under SMALL_INPUT) is also
 # searched for the rarer forms: `nvidia-smi nvlink -s` and the XML of `-q -x`. Only the
 # lines around a hit are parsed, and a section counts only when its names are nvidia-smi's
 # (TRIGGERS).
-ANCHORS = (b"    : ", b"MiB /", b"Unable to ")
+# nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
+NO_DEVICES = "No devices were found"
+ANCHORS = (b"    : ", b"MiB /", b"Unable to ", NO_DEVICES.encode())
 PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</")
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
@@ -78,6 +81,11 @@ TABLE_1 = re.compile(
 TABLE_2 = re.compile(
     r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+C|ERR!|N/A)\s+(?P<perf>\S+)\s+(?:\S+\s+)?(?P<use>\S+)\s*/\s*(?P<cap>\S+)\s+\|"
 )
+# The table's readings of a GPU (its second line), by TABLE_2's group names
+TABLE_READINGS = (("fan", "fan"), ("temperature", "temp"), ("performance state", "perf"), ("power draw", "use"), ("power cap", "cap"))
+# ERR! in every one of these is a GPU that answers nothing, though nvidia-smi still holds it
+# (the fan is left out: GPUs without a fan show N/A there)
+ALL_READINGS = {"temperature", "performance state", "power draw"}
 TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
 TABLE_MIG = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>Enabled|Disabled|N/A)\s+\|\s*$")
 COMPUTE_MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread", "Prohibited": "Prohibited"}
@@ -157,7 +165,7 @@ class PastedGpu:
     ecc: dict[str, int] = field(default_factory=dict)  # "volatile corrected" -> count (summed over SRAM and DRAM)
     pcie: dict[str, int | Unavailable] = field(default_factory=dict)
     lost: str = ""  # why nvidia-smi could not reach it
-    err: bool = False  # the table shows ERR! for it
+    unread: tuple[str, ...] = ()  # the readings its table row shows as ERR!
     links: dict[int, dict[str, Any]] = field(default_factory=dict)  # `nvidia-smi nvlink -s/-e`, per link
     compute_mode: str = ""  # as NVML names it: "Default", "Exclusive_Process", ...; "" when not shown
     mig_mode: str = ""  # "enabled" / "disabled"; "" when not shown
@@ -205,6 +213,7 @@ class NvidiaSmiReader:
         self.offset = 0  # bytes of the input fed so far
         self.parsed_to = -1  # where the last parsed stretch ended, in the input
         self.carry = b""
+        self.no_devices = ""  # nvidia-smi's "No devices were found" line, when the input has one
 
     # -- input -------------------------------------------------------------
     def feed(self, chunk: bytes) -> None:
@@ -245,6 +254,9 @@ class NvidiaSmiReader:
 
     def line(self, raw: str) -> None:
         text = raw.rstrip().replace("\t", "    ")
+        if NO_DEVICES in text and not text.lstrip().startswith("|"):
+            self.no_devices = text.strip()
+            return
         lost = LOST.search(text)
         if lost:
             self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
@@ -356,8 +368,7 @@ class NvidiaSmiReader:
         m2 = TABLE_2.match(text)
         if m2 and self.table_gpu is not None:
             g, self.table_gpu = self.table_gpu, None
-            if "ERR!" in (m2["temp"], m2["perf"], m2["use"], m2["fan"]):
-                g.err = True
+            g.unread = tuple(what for what, key in TABLE_READINGS if m2[key] == "ERR!")
             g.fields["temperature_c"] = _int(m2["temp"].rstrip("C"))
             g.fields["power_w"] = _float(m2["use"].rstrip("W"))
             g.fields["power_limit_w"] = _float(m2["cap"].rstrip("W"))
@@ -482,21 +493,53 @@ class NvidiaSmiReader:
         return mig_findings(gpus) + compute_mode_findings(gpus)
 
     def _lost(self) -> list[Finding]:
-        lost = [g for g in self.gpus if g.lost or g.err]
-        if not lost:
-            return []
+        """gpu-lost only where nvidia-smi says the device itself is unreachable; ERR! in
+        a reading of a GPU it reached is gpu-reading-failed (_unread)."""
+        lost = [g for g in self.gpus if g.lost]
+        evidence = {g.name: f"Unable to determine the device handle: {g.lost}" for g in lost}
+        names = [g.name for g in lost]
+        if self.no_devices:
+            evidence["nvidia-smi"] = self.no_devices
+            names.append("any GPU (No devices were found)")
+        out = self._unread()
+        if not names:
+            return out
         return [
             Finding(
                 id="gpu-lost",
                 severity=Severity.ERROR,
-                title="nvidia-smi cannot reach " + ", ".join(g.name for g in lost),
-                evidence={g.name: (f"Unable to determine the device handle: {g.lost}" if g.lost else "ERR! in nvidia-smi's table")
-                          for g in lost} | {"source": "pasted nvidia-smi output"},
+                title="nvidia-smi cannot reach " + ", ".join(names),
+                evidence=evidence | {"source": "pasted nvidia-smi output"},
                 why=why("gpu-lost"),
                 fix=fix("gpu-lost"),
                 area=AREA,
             )
-        ]
+        ] + out
+
+    def _unread(self) -> list[Finding]:
+        """ERR! in the table: a reading nvidia-smi could not take. The GPU answered for
+        the rest; a GPU whose every reading failed may be lost, which `nvidia-smi -q`
+        and the kernel log decide."""
+        out = []
+        for g in self.gpus:
+            if not g.unread or g.lost:
+                continue
+            every = ALL_READINGS <= set(g.unread)
+            index = _index(g.name, self.gpus.index(g))
+            out.append(
+                Finding(
+                    id="gpu-reading-failed",
+                    severity=Severity.WARN if every else Severity.INFO,
+                    title=(f"nvidia-smi read none of {g.name}'s sensors (ERR! in " if every else f"nvidia-smi could not read {g.name}'s ")
+                    + ", ".join(g.unread) + (")" if every else " (ERR!); it answered for the rest"),
+                    evidence={"ERR!": list(g.unread), "source": "pasted nvidia-smi output"},
+                    why=why("gpu-reading-failed", "every") if every else why("gpu-reading-failed", "some"),
+                    fix=f"nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' "
+                    "or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
+                    area=AREA,
+                )
+            )
+        return out
 
 
 def _index(name: str, position: int) -> int:

@@ -98,13 +98,14 @@ PATTERNS = [
         "timeout",
         CAUSE,
         E,
-        "the distributed environment variables are not set (the script was not started by a launcher)",
+        "the distributed environment variables are not set (no launcher set them: plain python, or srun without the exports)",
         r"environment variable (?P<var>RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK) expected, but not set|^KeyError: '(?P<key>LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)'",
         ("expected, but not set", "KeyError: '"),
         why="""init_process_group's env:// rendezvous (the default) reads RANK, WORLD_SIZE, MASTER_ADDR and
-        MASTER_PORT from the environment; torchrun (and SLURM with srun plus an export of them) set them. Run
-        with plain `python`, they are missing.""",
-        fix="torchrun --nproc-per-node=N train.py   # or set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT yourself",
+        MASTER_PORT from the environment; torchrun sets them all. srun sets only its own SLURM_* variables:
+        the batch script exports MASTER_ADDR and MASTER_PORT (and RANK, WORLD_SIZE from SLURM_PROCID,
+        SLURM_NTASKS). Run with plain `python`, they are missing.""",
+        fix="torchrun --nproc-per-node=N train.py   # under srun, in the batch script: export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1) MASTER_PORT=$((15000 + SLURM_JOB_ID % 10000))",
         examples=[
             ("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, but not set", "torch rendezvous error text, quoted in public notebooks and issues"),
             ("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable MASTER_ADDR expected, but not set", "torch rendezvous error text"),
