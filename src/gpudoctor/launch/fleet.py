@@ -53,9 +53,10 @@ def node_addresses(facts: Facts) -> tuple[str, ...]:
 
 def joinable(ctx: RankContext | None, environ: dict[str, str] | None = None) -> bool:
     """Whether this process is one rank of a multi-rank job it can rendezvous with.
-    torchrun always says where to meet; under SLURM or a bare RANK/WORLD_SIZE the
-    batch script must export MASTER_ADDR and MASTER_PORT, and only `srun` steps
-    count (a batch script's own shell also carries SLURM_PROCID=0)."""
+    torchrun always says where to meet; under SLURM or a bare RANK/WORLD_SIZE
+    MASTER_ADDR and MASTER_PORT must be set (by the batch script, or for an srun
+    step by read_join_env, launch/slurm_env.py), and only `srun` steps count (a
+    batch script's own shell also carries SLURM_PROCID=0)."""
     env = os.environ if environ is None else environ
     if ctx is None or ctx.world_size < 2 or ctx.joined_by == "gpudoctor":
         return False

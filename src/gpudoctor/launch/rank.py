@@ -165,8 +165,9 @@ def join_context(environ: dict[str, str] | None = None) -> RankContext | None:
     """The context of a rank started by torchrun or SLURM, or None when not under one.
 
     torchrun sets RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR. Under SLURM (srun), the
-    SLURM_* variables give the place; MASTER_ADDR/MASTER_PORT must still be set
-    by the batch script, as for any env:// rendezvous.
+    SLURM_* variables give the place; MASTER_ADDR/MASTER_PORT come from the batch
+    script or, where it exported none, from the step (join_env.read_join_env sets
+    them before this is called; launch/slurm_env.py).
     """
     env = os.environ if environ is None else environ
     faults = parse_faults(env.get(FAULT_ENV))
