@@ -58,18 +58,39 @@ def inventory() -> dict[str, dict[str, int]]:
     return counts
 
 
-def test_every_controls_class_names_a_verdict_and_has_both_tests() -> None:
+def by_verdict(counts: dict[str, dict[str, int]], known: set[str]) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """The classes grouped under the verdict they test: the longest verdict id their
+    name starts with (`distributed-env-incomplete-slurm` tests `distributed-env-incomplete`
+    under Slurm); the rest test a behaviour that gives no verdict of its own (how a paste
+    is read, what threads the ranks get), returned apart."""
+    verdicts: dict[str, dict[str, int]] = {}
+    behaviours: dict[str, dict[str, int]] = {}
+    for name, c in counts.items():
+        ids = [k for k in known if name == k or name.startswith(k + "-")]
+        if ids:
+            entry = verdicts.setdefault(max(ids, key=len), {"control": 0, "sibling": 0})
+            entry["control"] += c["control"]
+            entry["sibling"] += c["sibling"]
+        else:
+            behaviours[name] = c
+    return verdicts, behaviours
+
+
+def test_every_controls_class_has_a_control_and_a_sibling() -> None:
     counts = inventory()
     assert counts, "tests/controls/ holds no controls"
-    known = known_verdicts()
-    unknown = sorted(v for v in counts if v not in known)
-    assert not unknown, f"controls for verdicts gpudoctor cannot give: {unknown}"
     lacking = sorted(v for v, c in counts.items() if not (c["control"] and c["sibling"]))
-    assert not lacking, f"verdicts without a control and a sibling test: {lacking}"
+    assert not lacking, f"classes in tests/controls/ without a control and a sibling test: {lacking}"
+    verdicts, _ = by_verdict(counts, known_verdicts())
+    assert verdicts, "no class in tests/controls/ is named after a verdict"
 
 
 if __name__ == "__main__":
-    rows = inventory()
-    for verdict, c in sorted(rows.items()):
+    known = known_verdicts()
+    verdicts, behaviours = by_verdict(inventory(), known)
+    for verdict, c in sorted(verdicts.items()):
         print(f"{verdict:44} controls {c['control']:2}  siblings {c['sibling']:2}")
-    print(f"{len(rows)} verdicts with controls; known verdict ids: {len(known_verdicts())}")
+    for name, c in sorted(behaviours.items()):
+        print(f"{name:44} controls {c['control']:2}  siblings {c['sibling']:2}  (a behaviour, no verdict id)")
+    print(f"{len(verdicts)} of {len(known)} verdict ids have a control and a sibling test in tests/controls/; "
+          f"{len(behaviours)} behaviours too")

@@ -229,5 +229,7 @@ to the admin.""",
             "some": "nvidia-smi could not take this reading, but the GPU answered for the rest of its row: a sensor or a passing read failure, not a lost GPU.",
             "every": "Every reading of this GPU failed, though nvidia-smi still holds it: it may have fallen off the bus. nvidia-smi -q and the kernel log (Xid 79) decide whether it is lost.",
         },
+        does="nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' "
+        "or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
     ),
 )

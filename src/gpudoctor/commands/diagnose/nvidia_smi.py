@@ -534,8 +534,7 @@ class NvidiaSmiReader:
                     + ", ".join(g.unread) + (")" if every else " (ERR!); it answered for the rest"),
                     evidence={"ERR!": list(g.unread), "source": "pasted nvidia-smi output"},
                     why=why("gpu-reading-failed", "every") if every else why("gpu-reading-failed", "some"),
-                    fix=f"nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' "
-                    "or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
+                    fix=fix("gpu-reading-failed", index=index),
                     area=AREA,
                 )
             )
