@@ -12,9 +12,10 @@ import json
 from typing import Any
 
 from gpudoctor.core.findings import SCHEMA_VERSION, Severity
+from gpudoctor.core.version import DOCS_URL
 
 COMMANDS = ("check", "allreduce", "train-smoke", "lint", "diagnose", "run")
-BASE_URI = "https://github.com/gpudoctor/gpudoctor/blob/main/docs/schemas/"
+BASE_URI = DOCS_URL + "schemas/"
 RANK_STATES = ("finished", "failed", "lost-peer", "waiting", "running", "starting", "never-joined", "interrupted")
 
 Schema = dict[str, Any]
@@ -152,6 +153,9 @@ EXTRA: dict[str, tuple[dict[str, Schema], list[str], list[Schema]]] = {
                         "severity": {"enum": ["error", "warning"]},
                         "message": STRING,
                         "fix": STRING,
+                        "cell": {"type": "integer", "minimum": 1},
+                        "file_line": {"type": "integer", "minimum": 1},
+                        "file_col": {"type": "integer", "minimum": 1},
                     },
                 },
             },
