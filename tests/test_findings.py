@@ -48,7 +48,7 @@ def test_exit_code_values_are_the_documented_ones():
 def test_json_envelope_is_stable_and_round_trips():
     report = sample(Severity.OK, Severity.ERROR)
     data = json.loads(report_json(report))
-    assert set(data) == {"gpudoctor", "command", "ok", "findings", "facts"}
+    assert set(data) == {"gpudoctor", "schema_version", "command", "ok", "findings", "facts"}
     assert data["ok"] is False and data["command"] == "check"
     assert set(data["findings"][0]) == {"id", "severity", "title", "evidence", "why", "fix", "area"}
     back = [Finding.from_dict(d) for d in data["findings"]]

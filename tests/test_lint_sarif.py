@@ -58,3 +58,16 @@ def test_the_schema_rejects_what_code_scanning_would():
     doc["runs"][0]["results"][0]["level"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):
         validator().validate(doc)
+
+
+def test_every_rule_links_its_page_and_the_tool_links_the_project():
+    import tomllib
+
+    doc = sarif(str(BROKEN))
+    driver = doc["runs"][0]["tool"]["driver"]
+    homepage = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Homepage"]
+    assert driver["informationUri"] == homepage  # the package index has no gpudoctor: not a page that exists
+    prefix = homepage + "/blob/main/"
+    for rule in driver["rules"]:
+        assert rule["helpUri"].startswith(prefix)
+        assert (ROOT / rule["helpUri"][len(prefix):]).is_file(), rule["helpUri"]

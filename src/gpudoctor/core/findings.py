@@ -61,6 +61,11 @@ class Finding:
         )
 
 
+# The version of the --json documents' shape (render/json_schema.py, docs/schemas/): raised
+# when a key is removed or changes meaning; adding a key keeps it.
+SCHEMA_VERSION = 1
+
+
 @dataclass(frozen=True)
 class Report:
     """What a command produced: its findings plus command-specific data
@@ -99,6 +104,7 @@ class Report:
 
         return {
             "gpudoctor": __version__,
+            "schema_version": SCHEMA_VERSION,
             "command": self.command,
             "ok": not self.failed(strict),
             "findings": [f.to_dict() for f in self.findings],

@@ -36,6 +36,11 @@ def wanted(docs: Path) -> tuple[dict[Path, str], list[Path]]:
         stale += [p for p in sorted(folder.glob("*.md")) if p.name not in pages]
         index = with_list(index, kind, index_list(kind, list(pages)))
     files[readme] = index
+    from gpudoctor.render.json_schema import COMMANDS, schema_text
+
+    schemas = docs / "schemas"
+    files.update({schemas / f"{command}.schema.json": schema_text(command) for command in COMMANDS})
+    stale += [p for p in sorted(schemas.glob("*.json")) if p.name not in {f"{c}.schema.json" for c in COMMANDS}]
     return files, stale
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from gpudoctor.linter.model import FileModel, position
-from gpudoctor.linter.notebook import NotNotebook, cell_line, read_notebook, without_cell
+from gpudoctor.linter.notebook import NotNotebook, Notebook, cell_line, file_position, read_notebook, without_cell
 from gpudoctor.linter.project import ModuleFacts, Project, Query, module_facts
 from gpudoctor.linter.rule import ERROR, Diagnostic, Hit, Rule
 from gpudoctor.linter.rules import ALL, BY_ID, CHECKS
@@ -138,6 +138,7 @@ class FileResult:
     facts: ModuleFacts | None = None
     deferred: tuple[str, ...] = ()  # rules to run once the project is known (`Rule.deferred`)
     cells: tuple[int, ...] = ()  # a notebook's code cells: where each starts in the joined text
+    notebook: Notebook | None = None  # a notebook: where its joined text's lines are in the file
 
 
 def lint_source(data: bytes | str, path: str, rules: Sequence[Rule] = ALL) -> list[Diagnostic]:
@@ -236,7 +237,7 @@ def _settle(results: Iterable[FileResult], project: Project) -> list[Diagnostic]
                 found.add(replace(d, message=d.message.replace("{reached}", answer)) if answer else d)
         ordered = sorted(found, key=lambda d: (d.line, d.col, d.rule))
         if result.cells:
-            ordered = [_in_cell(d, result.cells) for d in ordered]
+            ordered = [_in_cell(d, result.cells, result.notebook) for d in ordered]
         out += ordered
     return out
 
@@ -265,9 +266,12 @@ def _run_deferred(result: FileResult, project: Project) -> FileResult:
                    pending=result.pending + again.pending, deferred=())
 
 
-def _in_cell(d: Diagnostic, starts: tuple[int, ...]) -> Diagnostic:
-    """A notebook's diagnostic, its line counted within its code cell."""
+def _in_cell(d: Diagnostic, starts: tuple[int, ...], notebook: Notebook | None = None) -> Diagnostic:
+    """A notebook's diagnostic, its line counted within its code cell (and placed in the .ipynb file)."""
     cell, line = cell_line(starts, d.line)
+    in_file = file_position(notebook, d.line, d.col) if notebook is not None else None
+    if in_file is not None:
+        d = replace(d, file_line=in_file[0], file_col=in_file[1])
 
     def place(m: re.Match[str]) -> str:  # "line 12" in the message: in which cell
         c, n = cell_line(starts, int(m.group(1)))
@@ -352,7 +356,7 @@ def _read_notebook(data: bytes, path: str, rules: Sequence[Rule]) -> FileResult:
     result = read_source(notebook.text, path, rules, parsed=tree)
     if not notebook.starts:
         return result
-    return replace(result, cells=notebook.starts)
+    return replace(result, cells=notebook.starts, notebook=notebook)
 
 
 def _read_ids(args: tuple[str, tuple[str, ...]]) -> FileResult:

@@ -84,7 +84,8 @@ def github(result: LintResult) -> str:
     out = []
     for d in result.diagnostics:
         props = ",".join(
-            [f"file={_escape_property(d.path)}", f"line={d.line}", f"col={d.col}", f"title={_escape_property(d.rule)}"]
+            [f"file={_escape_property(d.path)}", f"line={d.file_line or d.line}", f"col={d.file_col or d.col}",
+             f"title={_escape_property(d.rule)}"]  # fmt: skip
         )
         out.append(f"::{d.severity} {props}::{_escape_data(d.message + chr(10) + 'fix: ' + d.fix)}")
     return "\n".join(out)
@@ -98,13 +99,13 @@ def artifact_uri(path: str) -> str:
 
 
 def sarif(result: LintResult, rules: Sequence[Rule] = ALL) -> str:
-    from gpudoctor.core.version import __version__
+    from gpudoctor.core.version import DOCS_URL, HOMEPAGE, __version__
 
     index = {rule.id: i for i, rule in enumerate(rules)}
     driver = {
         "name": "gpudoctor",
         "version": __version__,
-        "informationUri": "https://pypi.org/project/gpudoctor/",
+        "informationUri": HOMEPAGE,
         "rules": [
             {
                 "id": rule.id,
@@ -112,6 +113,7 @@ def sarif(result: LintResult, rules: Sequence[Rule] = ALL) -> str:
                 "shortDescription": {"text": rule.message},
                 "fullDescription": {"text": rule.why()},
                 "help": {"text": f"fix: {rule.fix}", "markdown": rule_page(rule)},
+                "helpUri": f"{DOCS_URL}rules/{rule.id}.md",
                 "defaultConfiguration": {"level": rule.severity},
             }
             for rule in rules
@@ -127,7 +129,7 @@ def sarif(result: LintResult, rules: Sequence[Rule] = ALL) -> str:
                 {
                     "physicalLocation": {
                         "artifactLocation": {"uri": artifact_uri(d.path)},
-                        "region": {"startLine": d.line, "startColumn": d.col},
+                        "region": {"startLine": d.file_line or d.line, "startColumn": d.file_col or d.col},
                     }
                 }
             ],

@@ -40,6 +40,10 @@ class Diagnostic:
     # In a notebook: the code cell (1-based, counting code cells only) and
     # `line` is the line within it; 0 in a .py file.
     cell: int = 0
+    # In a notebook: the line and column in the .ipynb file itself (where SARIF and
+    # GitHub annotations point); 0 in a .py file, or when the file's layout was not followed.
+    file_line: int = 0
+    file_col: int = 0
 
     @property
     def where(self) -> str:
@@ -59,6 +63,8 @@ class Diagnostic:
         }
         if self.cell:
             out["cell"] = self.cell
+        if self.file_line:
+            out["file_line"], out["file_col"] = self.file_line, self.file_col
         return out
 
 
