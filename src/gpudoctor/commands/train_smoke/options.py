@@ -43,6 +43,9 @@ def checkpoint_target(save: str) -> str:
         check_writable(str(path))
     except FileRefused as exc:
         raise UsageError(f"--save {save}: {exc.reason}") from None
+    if path.exists() and not path.is_file():
+        # Written in place it could not be read back, which is what the checkpoint check does.
+        raise UsageError(f"--save {save}: not a regular file (a device or a pipe): the checkpoint is read back, give a file name")
     return str(path.resolve())
 
 
