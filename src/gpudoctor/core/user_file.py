@@ -29,6 +29,14 @@ MB = 1024 * 1024
 # small ones, a user with a really large generated file can raise one).
 SOURCE_CAP = ("GPUDOCTOR_MAX_SOURCE_BYTES", 5 * MB)  # one lint source, one script `run` inspects
 FACTS_CAP = ("GPUDOCTOR_MAX_FACTS_BYTES", 4 * MB)  # a `check --json` snapshot is ~20 KB
+# A run folder's files (launch/rundir.py names them): its JSON (outcome.json, a rank's
+# collectives, result, error, steps, timeline) is read whole up to this; a healthy one is
+# under 2 MB (a rank's --trace timeline of 40,000 slices).
+RUN_JSON_CAP = ("GPUDOCTOR_MAX_RUN_FILE_BYTES", 8 * MB)
+# A rank's text (stacks, faulthandler's dump, its stderr): only the end is read.
+RUN_TEXT_TAIL = 1 * MB
+# What any number in an environment variable may be: a cap past this is not a cap.
+_LARGEST = 1 << 62
 
 
 class FileRefused(ValueError):
@@ -39,7 +47,7 @@ class FileRefused(ValueError):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
-        self.kind = kind  # missing | denied | loop | directory | not-regular | too-large | error
+        self.kind = kind  # missing | denied | loop | directory | not-regular | too-large | malformed | error
 
 
 def cap(use: tuple[str, int]) -> int:
@@ -49,7 +57,7 @@ def cap(use: tuple[str, int]) -> int:
         value = int(os.environ.get(name, ""))
     except ValueError:
         return default
-    return value if value >= 0 else default
+    return min(value, _LARGEST) if value >= 0 else default
 
 
 def file_kind(mode: int) -> str:
@@ -98,8 +106,19 @@ def regular_stat(path: str) -> os.stat_result:
         raise _nul_name(path) from None
     if not stat.S_ISREG(st.st_mode):
         kind = "directory" if stat.S_ISDIR(st.st_mode) else "not-regular"
-        raise FileRefused(path, file_kind(st.st_mode), kind)
+        through = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+        raise FileRefused(path, file_kind(st.st_mode) + through, kind)
     return st
+
+
+SYSTEM_FOLDERS = ("/proc", "/sys")  # their "regular" files are the kernel's: /proc/kmsg blocks, /proc/self/environ is secrets
+
+
+def _system_file(path: str) -> bool:
+    """Whether `path` leads (through links) into /proc or /sys. /dev holds no regular
+    file but in /dev/shm, a real folder: its devices are refused as devices."""
+    real = os.path.realpath(path)
+    return any(real == s or real.startswith(s + os.sep) for s in SYSTEM_FOLDERS)
 
 
 def open_regular(path: str) -> BinaryIO:
@@ -116,6 +135,8 @@ def open_regular(path: str) -> BinaryIO:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise FileRefused(path, file_kind(mode), "not-regular")
+        if _system_file(path):
+            raise FileRefused(path, f"leads to {os.path.realpath(path)}, a file of the kernel's, not one to read", "not-regular")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -137,6 +158,33 @@ def read_capped(path: str, use: tuple[str, int]) -> bytes:
     if len(data) > limit:
         raise FileRefused(path, f"more than the {_size(limit)} limit (set {use[0]} to raise it)", "too-large")
     return data
+
+
+def read_tail(path: str, limit: int = RUN_TEXT_TAIL) -> tuple[bytes, int]:
+    """A regular file's last `limit` bytes and how many came before them (0: the
+    whole file): for text whose end is what matters (a rank's stacks, its stderr)."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        skipped = max(0, size - limit)
+        try:
+            fh.seek(skipped)
+            return fh.read(limit), skipped
+        except OSError as exc:
+            raise _refused(path, exc) from None
+
+
+def read_json(path: str, use: tuple[str, int] = RUN_JSON_CAP) -> object:
+    """A regular file's JSON, capped like read_capped; FileRefused (kind "malformed")
+    for text that is not JSON, or nests deeper than the parser can follow."""
+    import json
+
+    data = read_capped(path, use)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise FileRefused(path, "JSON nested too deeply to read", "malformed") from None
+    except ValueError as exc:  # UnicodeDecodeError too
+        raise FileRefused(path, f"not valid JSON ({str(exc).splitlines()[0][:80]})", "malformed") from None
 
 
 def _size(n: int) -> str:

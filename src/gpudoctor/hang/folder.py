@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from gpudoctor.core.findings import Finding
 from gpudoctor.hang.failures import launch_findings
 from gpudoctor.hang.verdict import JobDiagnosis, diagnose_job
-from gpudoctor.hang.watch import diagnose_run, job_traces
+from gpudoctor.hang.watch import diagnose_run, job_traces, read_traces
 from gpudoctor.launch.supervisor import LaunchResult, read_outcome
 
 
@@ -23,6 +23,7 @@ class FolderVerdict:
     result: LaunchResult
     findings: tuple[Finding, ...]  # root cause first, as the live report listed them
     job: JobDiagnosis  # its root cause and every rank's record
+    not_read: tuple[tuple[str, str], ...] = ()  # (file, why): the rank files refused or read only in part
 
 
 def folder_verdict(run_dir: str) -> FolderVerdict | None:
@@ -30,10 +31,12 @@ def folder_verdict(run_dir: str) -> FolderVerdict | None:
     outcome.json of this gpudoctor (an older folder, torchrun's logs): the caller
     reads it as logs, as before. The machine's GPUs are not asked: this may be
     another machine than the job's."""
-    result = read_outcome(run_dir)
+    result = read_outcome(run_dir)  # OutcomeUnreadable when it is there but cannot be read
     if result is None:
         return None
-    return FolderVerdict(result, *job_findings(result))
+    findings, job = job_findings(result)
+    traces = read_traces(run_dir, len(result.ranks))
+    return FolderVerdict(result, findings, job, tuple(item for t in traces.values() for item in t.unread))
 
 
 def job_findings(result: LaunchResult, watch=None, gpus: int | None = None) -> tuple[tuple[Finding, ...], JobDiagnosis]:

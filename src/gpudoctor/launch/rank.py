@@ -77,11 +77,15 @@ def progress_path(run_dir: str, rank: int) -> str:
 
 def read_progress(run_dir: str, rank: int) -> tuple[int, str]:
     """(step, stage) last written by a rank; (-1, "") before its first heartbeat."""
+    from gpudoctor.core.user_file import open_regular
+
     try:
-        with open(progress_path(run_dir, rank)) as fh:
-            step, _, stage = fh.read().partition("\t")
-        return int(step), stage.strip()
-    except (OSError, ValueError):
+        # A heartbeat is a line: more than 4 KB is not one (and a FIFO or a device there
+        # is refused by open_regular, never waited on).
+        with open_regular(progress_path(run_dir, rank)) as fh:
+            step, _, stage = fh.read(4096).decode("utf-8", "replace").partition("\t")
+        return int(step), stage.strip()[:200]
+    except (OSError, ValueError):  # FileRefused is a ValueError
         return -1, ""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpudoctor.core.codec import decode, encode
+from gpudoctor.core.user_file import FileRefused, read_json, read_tail
 from gpudoctor.launch import lifeline, rundir, scratch, store
 from gpudoctor.launch.contract import RankError, read_contract
 from gpudoctor.launch.rank import PRE_JOIN_STAGES, STARTING_STAGES, STARTUP_LIMIT_S, parse_faults, read_progress
@@ -111,14 +112,10 @@ def _ignore(signum, frame) -> None:
 
 def _tail(path: str, lines: int = TAIL_LINES) -> tuple[str, ...]:
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - 16384))
-            text = fh.read().decode("utf-8", "replace")
-    except OSError:
+        data, _ = read_tail(path, 16384)
+    except (OSError, ValueError):  # FileRefused is a ValueError
         return ()
-    return tuple(text.splitlines()[-lines:])
+    return tuple(data.decode("utf-8", "replace").splitlines()[-lines:])
 
 
 # What the supervisor does to a rank and everything it started (DataLoader workers, ...).
@@ -392,14 +389,22 @@ def write_outcome(result: LaunchResult) -> None:
         pass
 
 
+class OutcomeUnreadable(ValueError):
+    """outcome.json is there but cannot be read (not a regular file, too large, not
+    JSON, nested too deeply); `str()` says which, for the list of what was not read."""
+
+
 def read_outcome(run_dir: str) -> LaunchResult | None:
     """The outcome.json of a run folder, as the LaunchResult it was, its paths
     re-rooted at `run_dir` (a folder moved or copied elsewhere still reads); None
     when there is none, or it is not one this gpudoctor wrote."""
     try:
-        with open(rundir.outcome_path(run_dir), encoding="utf-8") as fh:
-            kept = decode(LaunchResult, json.load(fh), rundir.OUTCOME_FILE)
-    except (OSError, ValueError):  # SnapshotError is a ValueError
+        kept = decode(LaunchResult, read_json(rundir.outcome_path(run_dir)), rundir.OUTCOME_FILE)
+    except FileRefused as exc:
+        if exc.kind == "missing":
+            return None
+        raise OutcomeUnreadable(f"{rundir.OUTCOME_FILE}: {exc.reason}") from None
+    except (OSError, ValueError, RecursionError):  # SnapshotError is a ValueError: another gpudoctor's file
         return None
     if not isinstance(kept, LaunchResult):
         return None
