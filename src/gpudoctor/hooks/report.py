@@ -38,7 +38,9 @@ def read_fragments(directory: str | None) -> list[dict[str, Any]]:
     for path in sorted(glob.glob(os.path.join(directory, FRAGMENT_GLOB))) if directory else []:
         try:
             payload = read_json(path)
-            payload["facts"] = [fact_from_dict(d) for d in payload.get("facts", [])]  # type: ignore[index, union-attr]
+            if not isinstance(payload, dict):
+                continue
+            payload["facts"] = [fact_from_dict(d) for d in payload.get("facts", [])]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             continue
         out.append(payload)
