@@ -153,12 +153,17 @@ EchoCallback = Callable[[int, str], None]
 
 
 class _Echo:
-    """Hands each rank's new stderr lines, as they come, to the caller (for `run`)."""
+    """Hands each rank's new stderr lines, as they come, to the caller (for `run`).
+    Read in chunks of ECHO_CHUNK, a line cut at ECHO_LINE: a rank that writes a GB
+    of stderr costs the supervisor a chunk of memory, not the GB."""
+
+    ECHO_CHUNK = 1 << 20
+    ECHO_LINE = 64 << 10
 
     def __init__(self, paths: list[str], on_line: EchoCallback):
         self.paths = paths
         self.offsets = [0] * len(paths)
-        self.partial = [""] * len(paths)
+        self.partial = [b""] * len(paths)
         self.on_line = on_line
 
     def pump(self, final: bool = False) -> bool:
@@ -166,21 +171,27 @@ class _Echo:
         moved = False
         for rank, path in enumerate(self.paths):
             try:
-                with open(path, "rb") as fh:
+                with open(path, "rb") as fh:  # the supervisor's own file, made by it in its private run folder
                     fh.seek(self.offsets[rank])
-                    chunk = fh.read()
-                    self.offsets[rank] = fh.tell()
+                    while chunk := fh.read(self.ECHO_CHUNK):
+                        self.offsets[rank] += len(chunk)
+                        moved = True
+                        self._lines(rank, self.partial[rank] + chunk)
             except OSError:
                 continue
-            moved = moved or bool(chunk)
-            text = self.partial[rank] + chunk.decode("utf-8", "replace")
-            lines = text.split("\n")
-            self.partial[rank] = "" if final else lines.pop()
-            for line in lines:
-                if final and not line:
-                    continue
-                self.on_line(rank, line)
+            if final and self.partial[rank]:
+                self.on_line(rank, self.partial[rank].decode("utf-8", "replace"))
+                self.partial[rank] = b""
         return moved
+
+    def _lines(self, rank: int, data: bytes) -> None:
+        *lines, rest = data.split(b"\n")
+        if len(rest) > self.ECHO_LINE:  # a line without end (a progress bar's \r): shown in pieces
+            lines.append(rest)
+            rest = b""
+        self.partial[rank] = rest
+        for line in lines:
+            self.on_line(rank, line[: self.ECHO_LINE].decode("utf-8", "replace"))
 
 
 def launch(
