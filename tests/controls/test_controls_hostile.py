@@ -39,3 +39,40 @@ class TestRendezvousStoreSilent:
         assert info.value.answered and f"something else answers on port {port}" in str(info.value)
         assert info.value.finding().id == "rendezvous-store-silent"
         assert not [t for t in threading.enumerate() if t.name == "gpudoctor-rendezvous"]  # its wait was ended
+
+
+def _outcome(tmp_path, *ranks, **kw):
+    from gpudoctor.launch.supervisor import LaunchResult, write_outcome
+
+    write_outcome(LaunchResult(tuple(ranks), False, False, 4.2, str(tmp_path), 30.0, {}, 0, kw.get("diagnosed", ""), False, 0.0, 0.0))
+    import gpudoctor
+
+    return gpudoctor.diagnose(path=str(tmp_path))
+
+
+def _rank(rank, state, code, error=None):
+    from gpudoctor.launch.contract import RankError
+    from gpudoctor.launch.supervisor import RankOutcome
+
+    err = RankError("ValueError", "bad batch", "Traceback ...") if error else None
+    return RankOutcome(rank, state, code, "SIGTERM" if code == -15 else None, "joined", 2, err, (), "", None, None)
+
+
+class TestRunFolderInconsistent:
+    def test_control_a_rank_stopped_after_it_raised_and_a_peer_failed_holds_together(self, tmp_path):
+        # Real: rank 1 raised and exited; rank 0 raised too but was slow to leave, and was stopped.
+        report = _outcome(tmp_path, _rank(0, "stopped", -15, error=True), _rank(1, "raised", 1, error=True))
+        assert "run-folder-inconsistent" not in [f.id for f in report.findings] and report.failed(False)
+
+    def test_control_every_rank_finished_is_healthy(self, tmp_path):
+        report = _outcome(tmp_path, _rank(0, "ok", 0), _rank(1, "ok", 0))
+        assert "run-folder-inconsistent" not in [f.id for f in report.findings] and not report.failed(False)
+
+    def test_sibling_ranks_stopped_after_a_failure_no_rank_had_are_never_healthy(self, tmp_path):
+        report = _outcome(tmp_path, _rank(0, "stopped", -15), _rank(1, "stopped", -15, error=True))
+        assert report.findings[0].id == "run-folder-inconsistent" and report.failed(False)
+        assert "no rank failed" in str(report.findings[0].evidence)
+
+    def test_sibling_a_rank_finished_with_an_exception_is_never_healthy(self, tmp_path):
+        report = _outcome(tmp_path, _rank(0, "ok", 0), _rank(1, "ok", 0, error=True))
+        assert report.findings[0].id == "run-folder-inconsistent" and report.failed(False)
