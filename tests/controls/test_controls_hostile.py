@@ -76,3 +76,31 @@ class TestRunFolderInconsistent:
     def test_sibling_a_rank_finished_with_an_exception_is_never_healthy(self, tmp_path):
         report = _outcome(tmp_path, _rank(0, "ok", 0), _rank(1, "ok", 0, error=True))
         assert report.findings[0].id == "run-folder-inconsistent" and report.failed(False)
+
+
+class TestFaultInjected:
+    """GPUDOCTOR_FAULT acts only when gpudoctor set it for its own ranks (launch/rank.adopt_fault)."""
+
+    def test_control_no_flag_and_no_variable_says_nothing(self):
+        from gpudoctor.hang.failures import fault_findings
+        from gpudoctor.launch.rank import adopt_fault
+
+        env: dict[str, str] = {}
+        assert fault_findings(None, adopt_fault(None, env)) == [] and env == {}
+
+    def test_sibling_a_variable_from_the_environment_is_dropped_and_said(self):
+        from gpudoctor.hang.failures import fault_findings
+        from gpudoctor.launch.rank import FAULT_ENV, adopt_fault
+
+        env = {FAULT_ENV: "1:wrong"}
+        [said] = fault_findings(None, adopt_fault(None, env))
+        assert env == {} and said.id == "fault-injected" and "ignored" in said.title
+
+    def test_sibling_the_flag_is_passed_to_the_ranks_and_said_first(self):
+        from gpudoctor.hang.failures import fault_findings
+        from gpudoctor.launch.rank import FAULT_ENV, adopt_fault
+
+        env = {FAULT_ENV: "1:wrong"}
+        said = fault_findings("0:hang", adopt_fault("0:hang", env))
+        assert env == {FAULT_ENV: "0:hang"} and [f.title.split(" (")[0] for f in said][0] == "a fault was injected on purpose"
+        assert len(said) == 2  # the flag's, and the variable it replaced

@@ -25,9 +25,8 @@ MARK = {True: "✓", False: "✗"}
 def run(*args, fault=None, tag=None, timeout=180):
     env = dict(os.environ, COLUMNS="400", **{TAG_ENV: tag or new_tag()})
     env.pop("GPUDOCTOR_FAULT", None)
-    if fault:
-        env["GPUDOCTOR_FAULT"] = fault
-    return subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    extra = ["--fault", fault] if fault else []  # the only way to inject one (GPUDOCTOR_FAULT is ignored)
+    return subprocess.run([*CMD, *args, *extra], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def as_json(*args, **kw):
@@ -122,7 +121,8 @@ def test_hang_is_reported_in_bounded_time_with_no_orphans():
     try:
         assert time.monotonic() - started < 60
         assert r.returncode == 124  # the watchdog stopped it, as timeout(1) would
-        first = report["findings"][0]
+        injected, first = report["findings"][:2]  # the fault, said first; then what it did
+        assert injected["id"] == "fault-injected" and "--fault 1:hang" in injected["title"]
         assert first["id"] == "rank-hung" and "rank 1" in first["title"]
         assert report["root_cause"]["rank"] == 1 and [r["rank"] for r in report["ranks"]] == [0, 1]
         assert {r["rank"]: r["state"] for r in report["ranks"]}[1] == "running"  # in its own work, not a collective
@@ -189,8 +189,8 @@ def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
     import signal
 
     tag = new_tag()
-    env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path), "GPUDOCTOR_FAULT": "1:hang"})
-    proc = subprocess.Popen([*CMD, "--nproc", "2", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path)})
+    proc = subprocess.Popen([*CMD, "--nproc", "2", "--json", "--fault", "1:hang"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Mid-training: both ranks in the training loop (rank 1 hangs at its first step).
         def training() -> bool:
@@ -229,7 +229,7 @@ def test_watchdog_during_the_worker_measurement_still_shows_the_verifications_do
     r, report = as_json("--timeout", "30", "--num-workers", "1", *STEPS, fault="1:hangworkers", tag=tag, timeout=240)
     try:
         assert r.returncode == 124, r.stdout[-3000:]
-        assert report["findings"][0]["id"] == "rank-hung"
+        assert [f["id"] for f in report["findings"][:2]] == ["fault-injected", "rank-hung"]
         done = states(report)
         assert done == {
             "sharding": True,

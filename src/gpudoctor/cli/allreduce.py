@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from gpudoctor.cli.output import (
+    FaultOpt,
     JsonOpt,
     MarkdownOpt,
     StrictOpt,
@@ -38,6 +39,7 @@ def register(app: typer.Typer) -> None:
         bisect: bool = typer.Option(
             False, "--bisect", help="After the sweep, time a 1M all-reduce in every pair of ranks to name a slow rank, node or link."
         ),
+        fault: Optional[str] = FaultOpt,
         json_out: bool = JsonOpt,
         markdown: bool = MarkdownOpt,
         strict: bool = StrictOpt,
@@ -49,7 +51,7 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.core.usage import UsageError
 
         check_formats(json_out, markdown)
-        options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect)
+        options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect, fault)
         try:
             report = run(options, progress=_display)
         except UsageError as exc:

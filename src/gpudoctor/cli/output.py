@@ -21,6 +21,9 @@ err = make_console(stderr=True)
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout (schema: docs/json.md).")
 MarkdownOpt = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a bug report.")
 StrictOpt = typer.Option(False, "--strict", help="Also fail (exit 1) on warnings.")
+# A test hook, hidden from --help: the only way to inject a fault (GPUDOCTOR_FAULT from the
+# environment is ignored, launch/rank.adopt_fault); said first in the report when it acts.
+FaultOpt = typer.Option(None, "--fault", metavar="RANK:KIND,...", hidden=True, help="Inject a fault on purpose (tests).")
 
 
 # Bad input: reported as one line on stderr, exit 2 (cli/app.py). The commands raise

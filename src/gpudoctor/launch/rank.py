@@ -47,6 +47,17 @@ class InjectedFault(RuntimeError):
     """Raised by the `raise` fault kind: what a bug in a rank looks like."""
 
 
+def adopt_fault(spec: str | None, environ: dict[str, str] | os._Environ = os.environ) -> str:
+    """The one way to inject a fault: a command's hidden `--fault SPEC` (a test hook). It
+    is put in this process's environment for the ranks it starts (or, joined, for this
+    rank itself); a GPUDOCTOR_FAULT inherited from elsewhere (a shell, a job script) is
+    dropped, never acted on, and returned so that the report can say it was ignored."""
+    inherited = environ.pop(FAULT_ENV, "")
+    if spec:
+        environ[FAULT_ENV] = spec
+    return inherited if inherited != spec else ""
+
+
 def parse_faults(spec: str | None) -> dict[int, str]:
     """`GPUDOCTOR_FAULT="1:hang,0:wrong"` -> {1: "hang", 0: "wrong"}; bad entries are ignored."""
     faults: dict[int, str] = {}

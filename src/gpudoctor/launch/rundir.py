@@ -60,6 +60,18 @@ RUN_STEPS_ENV = "GPUDOCTOR_RUN_STEPS"  # "0": no step accounting (benchmarks)
 RUN_TRACE_ENV = "GPUDOCTOR_RUN_TRACE"  # `run --trace FILE`: keep slices for the trace
 RUN_HANG_TIMEOUT_ENV = "GPUDOCTOR_RUN_HANG_TIMEOUT"  # `run --hang-timeout`, for ranks under torchrun
 MAX_LINE_ENV = "GPUDOCTOR_MAX_LINE_BYTES"  # diagnose's longest line (tests use a small one)
+# Set by gpudoctor for the processes it starts, never by a user: a top command (`run`,
+# `allreduce`, `train-smoke`) drops any of them it inherits (a shell left over from a run, a
+# job script), so that none acts without the flag that sets it. (FAULT_ENV: only `--fault`.)
+CHILD_ONLY_ENV = (
+    RUN_ENV, RUN_JSON_ENV, RUN_STRICT_ENV, RUN_TIMEOUT_ENV, RUN_FRAGMENTS_ENV, RUN_SUPERVISED_ENV, RUN_TARGET_ENV,
+    RUN_TRACE_ENV, RUN_HANG_TIMEOUT_ENV, RUN_DIR_ENV, STORE_FD_ENV,
+)  # fmt: skip
+
+
+def drop_inherited(environ) -> list[str]:
+    """Remove CHILD_ONLY_ENV's variables from `environ` (a top command's own); their names."""
+    return [name for name in CHILD_ONLY_ENV if environ.pop(name, None) is not None]
 
 # The run folder's own files (the per-rank ones through the helpers below).
 CONFIG_FILE = "config.json"

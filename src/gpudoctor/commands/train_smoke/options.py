@@ -32,6 +32,7 @@ class Options:
     save: str | None = None  # keep rank 0's checkpoint here (a directory gets train-smoke.pt)
     timeout: float = 120.0
     compare_dp: bool = False
+    fault: str | None = None  # hidden --fault SPEC: a test hook (launch/rank.adopt_fault)
 
 
 def checkpoint_target(save: str) -> str:
