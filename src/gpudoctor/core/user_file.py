@@ -29,6 +29,9 @@ MB = 1024 * 1024
 # small ones, a user with a really large generated file can raise one).
 SOURCE_CAP = ("GPUDOCTOR_MAX_SOURCE_BYTES", 5 * MB)  # one lint source, one script `run` inspects
 FACTS_CAP = ("GPUDOCTOR_MAX_FACTS_BYTES", 4 * MB)  # a `check --json` snapshot is ~20 KB
+# Not bytes: the lines, `;` and `,` of one source `lint` parses (a syntax tree costs ~2.5 KB
+# a statement; a 10,000-line module counts ~20,000).
+PARSE_CAP = ("GPUDOCTOR_MAX_SOURCE_ITEMS", 200_000)
 # A run folder's files (launch/rundir.py names them): its JSON (outcome.json, a rank's
 # collectives, result, error, steps, timeline) is read whole up to this; a healthy one is
 # under 2 MB (a rank's --trace timeline of 40,000 slices).

@@ -14,6 +14,7 @@ from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.hang.failures import launch_findings
 from gpudoctor.hang.verdict import JobDiagnosis, diagnose_job
 from gpudoctor.hang.watch import diagnose_run, job_traces, read_traces
+from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.launch.supervisor import LaunchResult, read_outcome
 
 
@@ -88,8 +89,8 @@ def inconsistent(disagree: list[str]) -> Finding:
     return Finding(
         id="run-folder-inconsistent",
         severity=Severity.ERROR,
-        title=f"the run folder's outcome.json contradicts itself: {disagree[0]}",
-        evidence={"outcome.json": disagree},
+        title=f"the run folder's {OUTCOME_FILE} contradicts itself: {disagree[0]}",
+        evidence={OUTCOME_FILE: disagree},
         why=why("run-folder-inconsistent"),
         fix=fix("run-folder-inconsistent"),
         area="diagnose",

@@ -42,9 +42,10 @@ from gpudoctor.core.user_file import RUN_TEXT_TAIL, FileRefused, open_regular, r
 # the three they read are spelled there and listed here by the same name
 # (tests/test_rundir_names.py checks that they match):
 #   core/user_file.py  SOURCE_CAP, FACTS_CAP, RUN_JSON_CAP (GPUDOCTOR_MAX_SOURCE_BYTES,
-#                      GPUDOCTOR_MAX_FACTS_BYTES, GPUDOCTOR_MAX_RUN_FILE_BYTES)
+#                      GPUDOCTOR_MAX_FACTS_BYTES, GPUDOCTOR_MAX_RUN_FILE_BYTES, PARSE_CAP's GPUDOCTOR_MAX_SOURCE_ITEMS)
 #   probe/host.py      NODE_NAME_ENV (GPUDOCTOR_NODE_NAME)
-BELOW_LAUNCH_ENV = ("GPUDOCTOR_MAX_SOURCE_BYTES", "GPUDOCTOR_MAX_FACTS_BYTES", "GPUDOCTOR_NODE_NAME", "GPUDOCTOR_MAX_RUN_FILE_BYTES")
+BELOW_LAUNCH_ENV = ("GPUDOCTOR_MAX_SOURCE_BYTES", "GPUDOCTOR_MAX_FACTS_BYTES", "GPUDOCTOR_NODE_NAME", "GPUDOCTOR_MAX_RUN_FILE_BYTES",
+                    "GPUDOCTOR_MAX_SOURCE_ITEMS")  # fmt: skip
 RUN_DIR_ENV = "GPUDOCTOR_RUN_DIR"  # the run folder, for every rank the supervisor starts
 FAULT_ENV = "GPUDOCTOR_FAULT"  # "1:crash,0:slow": faults ranks inject on purpose (launch/rank.py)
 STORE_FD_ENV = "GPUDOCTOR_STORE_FD"  # rank 0's listening socket for the job's store

@@ -1,0 +1,33 @@
+"""lint's bound on what it parses (issue 39 medium 4): the syntax tree, not the bytes,
+costs memory, so statements and items are counted before anything is parsed."""
+
+import json
+
+from gpudoctor.core.user_file import PARSE_CAP
+from gpudoctor.linter.engine import lint_file
+
+
+def test_a_file_of_too_many_statements_is_skipped_before_parsing_naming_the_limit(tmp_path, monkeypatch):
+    monkeypatch.setenv(PARSE_CAP[0], "1000")
+    many = tmp_path / "many.py"
+    many.write_text("x = 1\n" * 1001)
+    [d] = lint_file(str(many))
+    assert d.rule == "unreadable-file" and "above the 1,000 limit" in d.message and PARSE_CAP[0] in d.message
+    one_line = tmp_path / "one_line.py"
+    one_line.write_text("x = 1;" * 1001)  # one line: statements are counted, not lines
+    assert [d.rule for d in lint_file(str(one_line))] == ["unreadable-file"]
+
+
+def test_a_notebook_cell_of_too_many_items_is_skipped_naming_the_limit(tmp_path, monkeypatch):
+    monkeypatch.setenv(PARSE_CAP[0], "1000")
+    nb = tmp_path / "big.ipynb"
+    nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "x = [" + "0," * 1001 + "]"}]}))
+    [d] = lint_file(str(nb))
+    assert d.rule == "unreadable-file" and "above the 1,000 limit" in d.message
+
+
+def test_a_file_under_the_limit_is_linted_as_before(tmp_path, monkeypatch):
+    monkeypatch.setenv(PARSE_CAP[0], "1000")
+    ok = tmp_path / "ok.py"
+    ok.write_text("x = 1\n" * 900)
+    assert lint_file(str(ok)) == []
