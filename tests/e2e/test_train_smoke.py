@@ -158,7 +158,9 @@ def test_bad_input_is_a_one_line_usage_error(args, words):
 
 
 def test_dataloader_workers_under_spawn_are_measured():
-    r, report = as_json("--nproc", "1", "--num-workers", "1", "--steps", "40")
+    # --timeout far above any machine's need: the watchdog is not what is tested here, and
+    # under load (each spawned worker imports torch) the default 120 s can pass.
+    r, report = as_json("--nproc", "1", "--num-workers", "1", "--steps", "40", "--timeout", "900", timeout=960)
     assert r.returncode == 0, r.stdout[-3000:]
     assert states(report)["dataloader-workers"] is True
     found = next(f for f in report["findings"] if f["id"] == "dataloader-worker-startup")
@@ -210,18 +212,27 @@ def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
             proc.wait()
 
 
-def test_num_workers_4_finishes_well_within_the_default_timeout():
-    # The documented example: its worker measurement is bounded (train_smoke/workers.py),
-    # so on a small, busy machine it ends before the default --timeout (120 s).
-    started = time.monotonic()
-    r, report = as_json("--nproc", "2", "--num-workers", "4", timeout=300)
-    took = time.monotonic() - started
+def test_num_workers_4_keeps_its_worker_measurement_within_its_budget():
+    # The documented example. Its worker measurement is bounded (train_smoke/workers.py):
+    # another persistent_workers=False epoch only while the last one's time fits in
+    # BUDGET_SHARE of --timeout. Judged from the run's own figures, not the wall clock, so
+    # a busy machine (everything slower) and a fast one get the same verdict; the watchdog
+    # is set far off, it is not what is tested.
+    from gpudoctor.commands.train_smoke.config import SmokeConfig
+    from gpudoctor.commands.train_smoke.workers import BUDGET_SHARE
+
+    timeout = 900
+    r, report = as_json("--nproc", "2", "--num-workers", "4", "--timeout", str(timeout), timeout=timeout + 60)
     assert r.returncode == 0, r.stdout[-3000:]
     assert all(states(report).values()) and "dataloader-workers" in states(report)
     finding = next(f for f in report["findings"] if f["id"] == "dataloader-worker-startup")
-    assert finding["evidence"]["num_workers"] == 4
-    assert finding["evidence"]["startup_s_persistent_off"] > finding["evidence"]["startup_s_persistent_on_later"]
-    assert took < 120, took
+    ev = finding["evidence"]
+    assert ev["num_workers"] == 4
+    assert ev["startup_s_persistent_off"] > ev["startup_s_persistent_on_later"]
+    epochs = int(finding["title"].split("timed over ")[1].split()[0])
+    assert 1 <= epochs <= SmokeConfig().worker_epochs
+    # All but the last epoch started within the budget: (epochs - 1) whole epochs fit in it.
+    assert (epochs - 1) * ev["epoch_s_persistent_off"] <= BUDGET_SHARE * timeout
 
 
 def test_watchdog_during_the_worker_measurement_still_shows_the_verifications_done():
