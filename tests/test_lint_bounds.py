@@ -31,3 +31,19 @@ def test_a_file_under_the_limit_is_linted_as_before(tmp_path, monkeypatch):
     ok = tmp_path / "ok.py"
     ok.write_text("x = 1\n" * 900)
     assert lint_file(str(ok)) == []
+
+
+def test_a_config_table_of_the_wrong_shape_or_depth_is_the_one_line_config_error(tmp_path):
+    import pytest
+
+    from gpudoctor.linter.config import ConfigError, load
+
+    cases = {
+        "[tool]\ngpudoctor = 5\n": "[tool.gpudoctor] must be a table",
+        "[tool.gpudoctor.lint]\nselect = " + "[" * 5000 + "]" * 5000 + "\n": "nested too deeply",
+    }
+    for text, said in cases.items():
+        (tmp_path / "pyproject.toml").write_text(text)
+        with pytest.raises(ConfigError, match=said.replace("[", r"\[").replace("]", r"\]")) as info:
+            load(str(tmp_path / "pyproject.toml"))
+        assert "\n" not in str(info.value)
