@@ -47,3 +47,11 @@ def test_a_config_table_of_the_wrong_shape_or_depth_is_the_one_line_config_error
         with pytest.raises(ConfigError, match=said.replace("[", r"\[").replace("]", r"\]")) as info:
             load(str(tmp_path / "pyproject.toml"))
         assert "\n" not in str(info.value)
+
+
+def test_a_size_limit_past_2_63_is_a_limit_not_an_overflow(tmp_path, monkeypatch):
+    from gpudoctor.core.user_file import SOURCE_CAP, cap, read_capped
+
+    monkeypatch.setenv(SOURCE_CAP[0], str(2**70))
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert cap(SOURCE_CAP) == 2**62 and read_capped(str(tmp_path / "a.py"), SOURCE_CAP) == b"x = 1\n"

@@ -142,3 +142,13 @@ def test_a_regular_file_is_replaced_by_a_private_one(tmp_path, script):
         assert r.returncode == 0, r.stderr
     assert out.read_text().startswith("{") and stat.S_IMODE(out.stat().st_mode) == 0o600
     assert os.path.islink(link) and kept.read_text().startswith("{")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("form", [[], ["--json"], ["--markdown"]])
+def test_a_full_stdout_is_said_on_stderr_not_lost_silently(form):
+    log = os.path.join(TESTS, "fixtures", "logs", "cuda_fork.log")
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([*GPUDOCTOR, "diagnose", log, *form], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60, env=_env())
+    assert r.returncode == 1
+    _said_once(r, "could not write the report to standard output", "No space left")
