@@ -155,12 +155,21 @@ def read_capped(path: str, use: tuple[str, int]) -> bytes:
         if size > limit:
             raise FileRefused(path, f"{_size(size)}, above the {_size(limit)} limit (set {use[0]} to raise it)", "too-large")
         try:
-            data = fh.read(limit + 1)  # the file may have grown since the stat
+            data = _read_up_to(fh, limit + 1)  # the file may have grown since the stat
         except OSError as exc:
             raise _refused(path, exc) from None
     if len(data) > limit:
         raise FileRefused(path, f"more than the {_size(limit)} limit (set {use[0]} to raise it)", "too-large")
     return data
+
+
+def _read_up_to(fh: BinaryIO, n: int) -> bytes:
+    """At most n bytes, in pieces: read(n) with a huge n allocates n at once."""
+    chunks, got = [], 0
+    while got < n and (chunk := fh.read(min(n - got, 8 * MB))):
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
 def read_tail(path: str, limit: int = RUN_TEXT_TAIL) -> tuple[bytes, int]:
