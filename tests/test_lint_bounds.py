@@ -55,3 +55,18 @@ def test_a_size_limit_past_2_63_is_a_limit_not_an_overflow(tmp_path, monkeypatch
     monkeypatch.setenv(SOURCE_CAP[0], str(2**70))
     (tmp_path / "a.py").write_text("x = 1\n")
     assert cap(SOURCE_CAP) == 2**62 and read_capped(str(tmp_path / "a.py"), SOURCE_CAP) == b"x = 1\n"
+
+
+def test_decompression_stops_at_its_limit_and_says_so(tmp_path, monkeypatch):
+    import lzma
+
+    from gpudoctor.commands.diagnose.inputs import Salvaged, open_log
+
+    monkeypatch.setattr(Salvaged, "LIMIT", 1 << 20)
+    bomb = tmp_path / "rank0.log.xz"
+    bomb.write_bytes(lzma.compress(b"step 1 loss 0.5\n" * (1 << 18)))  # 4 MB of text in a few KB
+    with open_log(str(bomb)) as stream:
+        got = b""
+        while chunk := stream.read(1 << 16):
+            got += chunk
+    assert len(got) == 1 << 20 and "limit; the rest was not read" in str(stream.error)
