@@ -74,6 +74,9 @@ class Case:
     not_healthy: bool = False
     markdown: bool = False
     env: dict | None = None
+    check: Callable[[], str] | None = None  # '' when what the input left behind is right, else what is wrong
+    answer_s: float | None = None  # a tighter bound on the answer than ANSWER_S
+    listen: bool = False  # hold a silent listening socket on env's MASTER_PORT while it runs
 
 
 def cases(tmp: Path, marker: Path) -> list[Case]:
@@ -217,6 +220,108 @@ def cases(tmp: Path, marker: Path) -> list[Case]:
     facts = tmp / "facts-deep.json"
     facts.write_text(nest)
     out.append(Case("hostile structure", "check --facts nested 100,000 deep", ["check", "--facts", str(facts)], expect_codes=(2,)))
+    return out + issue39_cases(tmp)
+
+
+STEPS_SCRIPT = """import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).sum().backward()
+    opt.step()
+"""
+RUN_FOLDER_FILES = ("rank0.stacks.txt", "rank0.collectives.json", "rank0.current", "rank0.progress", "rank1.fatal.txt", "outcome.json")
+
+
+def run_folder(where: Path, states: tuple[str, str] = ("stopped", "raised")) -> Path:
+    """A run folder as gpudoctor's supervisor leaves it: rank 1 raised, rank 0 stopped."""
+    from gpudoctor.launch.contract import RankError
+    from gpudoctor.launch.supervisor import LaunchResult, RankOutcome, write_outcome
+
+    where.mkdir(parents=True)
+    err = RankError("ValueError", "bad batch", "Traceback ...")
+    ranks = (
+        RankOutcome(0, states[0], -15 if states[0] == "stopped" else 1, None, "joined", 3, None, ("waiting",), "", None, None),
+        RankOutcome(1, states[1], -15 if states[1] == "stopped" else 1, None, "joined", 2, err, ("ValueError: bad batch",), "", None, 1.5),
+    )  # fmt: skip
+    write_outcome(LaunchResult(ranks, False, False, 4.2, str(where), 30.0, {}, 0, "", False, 0.0, 0.0))
+    (where / "rank1.stderr").write_text("Traceback (most recent call last):\nValueError: bad batch\n")
+    return where
+
+
+def still_char_device(path: Path) -> Callable[[], str]:
+    import stat
+
+    return lambda: "" if stat.S_ISCHR(os.lstat(path).st_mode) else "the device node was replaced by a file"
+
+
+def issue39_cases(tmp: Path) -> list[Case]:
+    """Issue 39: the run folder's files, the outputs a user names, the environment."""
+    out: list[Case] = []
+    nest = "[" * 100_000 + "]" * 100_000
+    for name in RUN_FOLDER_FILES:
+        for kind in ("link to /dev/zero", "FIFO", "300 MB file", "JSON 100,000 deep"):
+            d = run_folder(tmp / "rf" / f"{name}-{kind.split()[0]}")
+            target = d / name
+            target.unlink(missing_ok=True)
+            if kind.startswith("link"):
+                target.symlink_to("/dev/zero")
+            elif kind == "FIFO":
+                os.mkfifo(target)
+            elif kind.startswith("300"):
+                with open(target, "wb") as fh:
+                    fh.truncate(300 << 20)  # sparse
+            else:
+                target.write_text(nest)
+            out.append(Case("run folder files (issue 39)", f"{name}: {kind}", ["diagnose", "--json", str(d)], expect_codes=(1,), answer_s=30))
+    d = run_folder(tmp / "rf" / "all-stopped", ("stopped", "stopped"))
+    out.append(Case("run folder files (issue 39)", "outcome.json: every rank 'stopped', rank 1 raised", ["diagnose", "--json", str(d)], expect_codes=(1,)))
+    hi = tmp / "hi.py"
+    hi.write_text("print('hi')\n")
+    steps = tmp / "steps.py"  # a script with steps: `run --trace` has a trace to write
+    steps.write_text(STEPS_SCRIPT)
+    outs = tmp / "outputs"
+    outs.mkdir()
+    (outs / "dangling").symlink_to(outs / "nowhere" / "x")
+    flags = {
+        "run --json": lambda p: ["run", "--json", p, str(hi)],
+        "run --trace": lambda p: ["run", "--trace", p, str(steps)],
+        "report -o": lambda p: ["report", "-o", p, "--skip", "allreduce,train-smoke"],
+        "train-smoke --save": lambda p: ["train-smoke", "--save", p],
+    }
+    for flag, args in flags.items():
+        where = outs / "dir" / flag.replace(" ", "")
+        (where / "train-smoke.pt").mkdir(parents=True)  # --save DIR writes DIR/train-smoke.pt: a directory there
+        out.append(Case("outputs a user names (issue 39)", f"{flag} a directory", args(str(where) if "save" in flag else str(where.parent)), expect_codes=(2,)))
+        out.append(Case("outputs a user names (issue 39)", f"{flag} a dangling link", args(str(outs / "dangling")), expect_codes=(2,)))
+        if os.geteuid() == 0:
+            dev = outs / f"dev-{flag.replace(' ', '')}"
+            os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))  # a character device: /dev/null's numbers
+            codes = (2,) if "save" in flag else (0, 1)
+            out.append(Case("outputs a user names (issue 39)", f"{flag} a character device", args(str(dev)), expect_codes=codes, check=still_char_device(dev)))
+    if os.geteuid() == 0:
+        full = outs / "full"
+        os.mknod(full, 0o666 | 0o020000, os.makedev(1, 7))  # /dev/full's numbers
+        case = Case("outputs a user names (issue 39)", "run --trace to a full device", flags["run --trace"](str(full)), expect_codes=(1,), must_say="no space left")
+        out.append(case)
+    sleepy = tmp / "sleepy.py"
+    sleepy.write_text("import time\ntime.sleep(1.5)\nprint('done')\n")
+    env_cases = [
+        ("GPUDOCTOR_RUN_TIMEOUT=0.5 in a plain run", ["run", str(sleepy)], {"GPUDOCTOR_RUN_TIMEOUT": "0.5"}, (0,)),
+        ("GPUDOCTOR_RUN_JSON in a plain run", ["run", str(sleepy)], {"GPUDOCTOR_RUN_JSON": str(tmp / "stray.json")}, (0,)),
+        ("GPUDOCTOR_FAULT=1:wrong fakes no verdict", ["allreduce", "--sizes", "4K", "--iters", "2", "--warmup", "1"], {"GPUDOCTOR_FAULT": "1:wrong"}, (0,)),
+    ]
+    for name, args, env, codes in env_cases:
+        out.append(Case("environment (issue 39)", name, args, env=env, expect_codes=codes,
+                        check=lambda: "" if not (tmp / "stray.json").exists() else "wrote the stray JSON"))  # fmt: skip
+    many = tmp / "many.py"
+    many.write_text("x = 1\n" * 800_000)
+    out.append(Case("bounds (issue 39)", "lint: 800,000 one-line statements", ["lint", str(many)], expect_codes=(1,), answer_s=20))
+    port = 29000 + os.getpid() % 1000
+    joined = {"RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+    out.append(Case("bounds (issue 39)", "joined rank, a silent listener on MASTER_PORT, --timeout 5", ["allreduce", "--timeout", "5"],
+                    env=joined, expect_codes=(1,), must_say="something else answers", answer_s=45, listen=True))  # fmt: skip
     return out
 
 
@@ -262,24 +367,54 @@ def judge(case: Case, proc: subprocess.CompletedProcess, marker: Path) -> str:
 
 SRC = ROOT / "src"
 ANSWER_S = 60  # an input not answered in this long counts as not clean (a reader that never ends)
+MEMORY_LIMIT = 4 << 30  # each run's address space: a reader that follows /dev/zero stops here, not at the machine's end
 
 
-def matrix(verbose: bool) -> int:
+def memory_limit() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def clean_env() -> dict[str, str]:
+    drop = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+    return {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("GPUDOCTOR_")}
+
+
+def silent_listener(port: int):
+    """A port clash: something that accepts connections and never answers."""
+    import socket
+
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(16)
+    return s
+
+
+def matrix(verbose: bool, only: str = "") -> int:
     tmp = Path(tempfile.mkdtemp(prefix="gpudoctor-hostile-"))
     marker = tmp / "CODE-RAN"
     rows: dict[str, list[int]] = {}
     failures = []
     try:
         for case in cases(tmp, marker):
+            if only and only not in case.category:
+                continue
+            limit = case.answer_s or ANSWER_S
+            listener = silent_listener(int(case.env["MASTER_PORT"])) if case.listen and case.env else None
             try:
                 proc = subprocess.run(
-                    [sys.executable, "-m", "gpudoctor", *case.args], input=case.stdin, capture_output=True, timeout=ANSWER_S,
-                    env={**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200"},
+                    [sys.executable, "-m", "gpudoctor", *case.args], input=case.stdin, capture_output=True, timeout=limit,
+                    env={**clean_env(), "PYTHONPATH": str(SRC), "COLUMNS": "200", **(case.env or {})}, preexec_fn=memory_limit,
                 )  # fmt: skip
-                wrong = judge(case, proc, marker)
+                wrong = judge(case, proc, marker) or (case.check() if case.check else "")
                 code = proc.returncode
             except subprocess.TimeoutExpired:
-                wrong, code = f"no answer in {ANSWER_S} s", None
+                wrong, code = f"no answer in {limit:g} s", None
+            finally:
+                if listener is not None:
+                    listener.close()
             marker.unlink(missing_ok=True)  # counted once: the next input starts clean
             row = rows.setdefault(case.category, [0, 0])
             row[0] += 1
@@ -288,7 +423,7 @@ def matrix(verbose: bool) -> int:
                 failures.append(f"{case.category}: {case.name}: {wrong}")
             if verbose:
                 print(f"  {'ok ' if not wrong else 'BAD'} {case.category}: {case.name} (exit {code}) {wrong}")
-        for name, call, error in api_cases():
+        for name, call, error in api_cases() if not only else ():
             row = rows.setdefault("Python API arguments", [0, 0])
             row[0] += 1
             try:
@@ -363,13 +498,14 @@ def main() -> None:
     ap.add_argument("--rss", action="store_true", help="also measure peak RSS on a 500 MB line and a 2 GB log (needs ~2.6 GB in /tmp)")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per input")
     ap.add_argument("--src", type=Path, help="another checkout's src/ to run instead of this one's")
+    ap.add_argument("--only", default="", help="only the categories whose name holds this text (e.g. 'issue 39')")
     args = ap.parse_args()
     if args.src is not None:
         global SRC
         SRC = args.src.resolve()
         sys.path.insert(0, str(SRC))
     t = time.perf_counter()
-    code = matrix(args.verbose)
+    code = matrix(args.verbose, args.only)
     print(f"({time.perf_counter() - t:.0f} s)")
     if args.rss:
         rss()

@@ -97,7 +97,7 @@ def test_the_modules_allowed_their_own_spelling_use_rundir_s_names():
                 assert what in names or what in known_files, f"{rel}:{line}: {what} is not named in launch/rundir.py"
     assert (rank_module.FAULT_ENV, rank_module.RUN_DIR_ENV, rank_module.PROGRESS) == (rundir.FAULT_ENV, rundir.RUN_DIR_ENV, rundir.PROGRESS)
     assert rank_module.progress_path("/r", 3) == rundir.progress_path("/r", 3)
-    assert rundir.BELOW_LAUNCH_ENV == (user_file.SOURCE_CAP[0], user_file.FACTS_CAP[0], host.NODE_NAME_ENV)
+    assert rundir.BELOW_LAUNCH_ENV == (user_file.SOURCE_CAP[0], user_file.FACTS_CAP[0], host.NODE_NAME_ENV, user_file.RUN_JSON_CAP[0], user_file.PARSE_CAP[0])
 
 
 def test_every_variable_rundir_names_is_distinct_and_used_somewhere():

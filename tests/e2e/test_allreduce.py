@@ -121,8 +121,8 @@ def test_each_fault_names_the_rank_in_bounded_time_without_orphans(fault, findin
     timeout = 15  # a rank's start (python, import torch) must fit in it, even on a busy CI machine
     tag = new_tag()
     proc, elapsed = gpudoctor(
-        "--nproc", "2", "--sizes", "4K,64K", "--timeout", str(timeout), "--json", *FAST,
-        env={"GPUDOCTOR_FAULT": fault}, tag=tag,
+        "--nproc", "2", "--sizes", "4K,64K", "--timeout", str(timeout), "--json", *FAST, "--fault", fault,
+        tag=tag,
     )  # fmt: skip
     try:
         assert proc.returncode == (124 if finding_id in WATCHDOG else 1), proc.stdout + proc.stderr
@@ -247,11 +247,11 @@ def test_join_mode_under_torchrun_single_node():
 
 def test_join_mode_hang_ends_in_a_finding_from_rank_0_within_the_timeout():
     tag = new_tag()
-    env = dict(_torchrun_env(tag), GPUDOCTOR_FAULT="1:hang")
+    env = _torchrun_env(tag)
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         "-m", "gpudoctor", "allreduce", "--sizes", "4K", "--timeout", "5", "--json", *FAST],
+         "-m", "gpudoctor", "allreduce", "--sizes", "4K", "--timeout", "5", "--json", *FAST, "--fault", "1:hang"],
         env=env, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     try:

@@ -118,9 +118,9 @@ COMMANDS = {
 def test_a_command_whose_rank_1_raises(command):
     options, folder_of = COMMANDS[command]
     tag = new_tag()
-    cmd = [sys.executable, "-m", "gpudoctor", command, "--nproc", "2", *options, "--timeout", "60", "--json"]
+    cmd = [sys.executable, "-m", "gpudoctor", command, "--nproc", "2", *options, "--timeout", "60", "--json", "--fault", "1:raise"]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT, env=clean_env(tag, GPUDOCTOR_FAULT="1:raise"))
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT, env=clean_env(tag))
         assert leftovers(tag) == []
     finally:
         kill_all(leftovers(tag, settle_s=0))

@@ -131,3 +131,25 @@ def test_ranks_crowding_one_core_are_warned_about_before_they_start(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.slow
+def test_a_joined_rank_whose_store_port_is_held_by_a_silent_listener_ends_at_its_timeout():
+    """Issue 39 high 2: a port clash. torch's client would wait in its handshake forever."""
+    tag = new_tag()
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # accepts (the kernel does), never answers
+        port = silent.getsockname()[1]
+        try:
+            env = {"RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+            proc, took = gpudoctor("allreduce", "--timeout", "4", env=env, tag=tag, timeout=120)
+            assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+            assert f"something else answers on port {port}" in proc.stderr, proc.stderr[-2000:]
+            assert took < 4 + 45  # its timeout, the start-up and the shut-down on a busy machine
+            agent = {**env, "RANK": "0", "TORCHELASTIC_USE_AGENT_STORE": "True"}  # rank 0 reports it as a finding
+            proc, _ = gpudoctor("allreduce", "--timeout", "4", "--json", env=agent, tag=tag, timeout=120)
+            finding = json.loads(proc.stdout)["findings"][0]
+            assert finding["id"] == "rendezvous-store-silent" and finding["evidence"]["port accepts connections"] is True
+        finally:
+            kill_all(leftovers(tag, settle_s=0))

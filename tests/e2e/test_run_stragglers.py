@@ -90,10 +90,10 @@ def test_torchrun_rank_0_names_the_slow_rank_and_phase(tmp_path):
 @pytest.mark.slow
 def test_allreduce_bisect_names_the_slow_rank():
     cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "3", "--sizes", "4K", "--iters", "3",
-           "--warmup", "1", "--bisect", "--json"]
+           "--warmup", "1", "--bisect", "--json", "--fault", "1:slow"]
     env_tag = new_tag()
     full = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
-    full.update({TAG_ENV: env_tag, "GPUDOCTOR_FAULT": "1:slow"})
+    full.update({TAG_ENV: env_tag})
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT, env=full)
     finally:

@@ -25,9 +25,8 @@ MARK = {True: "✓", False: "✗"}
 def run(*args, fault=None, tag=None, timeout=180):
     env = dict(os.environ, COLUMNS="400", **{TAG_ENV: tag or new_tag()})
     env.pop("GPUDOCTOR_FAULT", None)
-    if fault:
-        env["GPUDOCTOR_FAULT"] = fault
-    return subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    extra = ["--fault", fault] if fault else []  # the only way to inject one (GPUDOCTOR_FAULT is ignored)
+    return subprocess.run([*CMD, *args, *extra], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def as_json(*args, **kw):
@@ -122,7 +121,8 @@ def test_hang_is_reported_in_bounded_time_with_no_orphans():
     try:
         assert time.monotonic() - started < 60
         assert r.returncode == 124  # the watchdog stopped it, as timeout(1) would
-        first = report["findings"][0]
+        injected, first = report["findings"][:2]  # the fault, said first; then what it did
+        assert injected["id"] == "fault-injected" and "--fault 1:hang" in injected["title"]
         assert first["id"] == "rank-hung" and "rank 1" in first["title"]
         assert report["root_cause"]["rank"] == 1 and [r["rank"] for r in report["ranks"]] == [0, 1]
         assert {r["rank"]: r["state"] for r in report["ranks"]}[1] == "running"  # in its own work, not a collective
@@ -158,7 +158,9 @@ def test_bad_input_is_a_one_line_usage_error(args, words):
 
 
 def test_dataloader_workers_under_spawn_are_measured():
-    r, report = as_json("--nproc", "1", "--num-workers", "1", "--steps", "40")
+    # --timeout far above any machine's need: the watchdog is not what is tested here, and
+    # under load (each spawned worker imports torch) the default 120 s can pass.
+    r, report = as_json("--nproc", "1", "--num-workers", "1", "--steps", "40", "--timeout", "900", timeout=960)
     assert r.returncode == 0, r.stdout[-3000:]
     assert states(report)["dataloader-workers"] is True
     found = next(f for f in report["findings"] if f["id"] == "dataloader-worker-startup")
@@ -189,8 +191,8 @@ def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
     import signal
 
     tag = new_tag()
-    env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path), "GPUDOCTOR_FAULT": "1:hang"})
-    proc = subprocess.Popen([*CMD, "--nproc", "2", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path)})
+    proc = subprocess.Popen([*CMD, "--nproc", "2", "--json", "--fault", "1:hang"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Mid-training: both ranks in the training loop (rank 1 hangs at its first step).
         def training() -> bool:
@@ -210,18 +212,27 @@ def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
             proc.wait()
 
 
-def test_num_workers_4_finishes_well_within_the_default_timeout():
-    # The documented example: its worker measurement is bounded (train_smoke/workers.py),
-    # so on a small, busy machine it ends before the default --timeout (120 s).
-    started = time.monotonic()
-    r, report = as_json("--nproc", "2", "--num-workers", "4", timeout=300)
-    took = time.monotonic() - started
+def test_num_workers_4_keeps_its_worker_measurement_within_its_budget():
+    # The documented example. Its worker measurement is bounded (train_smoke/workers.py):
+    # another persistent_workers=False epoch only while the last one's time fits in
+    # BUDGET_SHARE of --timeout. Judged from the run's own figures, not the wall clock, so
+    # a busy machine (everything slower) and a fast one get the same verdict; the watchdog
+    # is set far off, it is not what is tested.
+    from gpudoctor.commands.train_smoke.config import SmokeConfig
+    from gpudoctor.commands.train_smoke.workers import BUDGET_SHARE
+
+    timeout = 900
+    r, report = as_json("--nproc", "2", "--num-workers", "4", "--timeout", str(timeout), timeout=timeout + 60)
     assert r.returncode == 0, r.stdout[-3000:]
     assert all(states(report).values()) and "dataloader-workers" in states(report)
     finding = next(f for f in report["findings"] if f["id"] == "dataloader-worker-startup")
-    assert finding["evidence"]["num_workers"] == 4
-    assert finding["evidence"]["startup_s_persistent_off"] > finding["evidence"]["startup_s_persistent_on_later"]
-    assert took < 120, took
+    ev = finding["evidence"]
+    assert ev["num_workers"] == 4
+    assert ev["startup_s_persistent_off"] > ev["startup_s_persistent_on_later"]
+    epochs = int(finding["title"].split("timed over ")[1].split()[0])
+    assert 1 <= epochs <= SmokeConfig().worker_epochs
+    # All but the last epoch started within the budget: (epochs - 1) whole epochs fit in it.
+    assert (epochs - 1) * ev["epoch_s_persistent_off"] <= BUDGET_SHARE * timeout
 
 
 def test_watchdog_during_the_worker_measurement_still_shows_the_verifications_done():
@@ -229,7 +240,7 @@ def test_watchdog_during_the_worker_measurement_still_shows_the_verifications_do
     r, report = as_json("--timeout", "30", "--num-workers", "1", *STEPS, fault="1:hangworkers", tag=tag, timeout=240)
     try:
         assert r.returncode == 124, r.stdout[-3000:]
-        assert report["findings"][0]["id"] == "rank-hung"
+        assert [f["id"] for f in report["findings"][:2]] == ["fault-injected", "rank-hung"]
         done = states(report)
         assert done == {
             "sharding": True,

@@ -8,6 +8,7 @@ import typer
 
 from gpudoctor.cli.output import (
     Heartbeat,
+    FaultOpt,
     JsonOpt,
     MarkdownOpt,
     StrictOpt,
@@ -39,6 +40,7 @@ def register(app: typer.Typer) -> None:
         bisect: bool = typer.Option(
             False, "--bisect", help="After the sweep, time a 1M all-reduce in every pair of ranks to name a slow rank, node or link."
         ),
+        fault: Optional[str] = FaultOpt,
         json_out: bool = JsonOpt,
         markdown: bool = MarkdownOpt,
         strict: bool = StrictOpt,
@@ -51,7 +53,7 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.launch.threads import threads_line
 
         check_formats(json_out, markdown)
-        options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect)
+        options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect, fault)
         try:
             with Heartbeat("allreduce") as beat:
                 report = run(options, progress=lambda sweep, shown: _display(sweep, shown, beat))

@@ -96,7 +96,9 @@ def fill_closed_streams() -> None:
 def before_cli(argv: list[str]) -> None:
     """Called with sys.argv before the CLI's imports (cli/app.py)."""
     fill_closed_streams()
-    if is_plain_run(argv):
+    # With a gpudoctor variable inherited (a shell left over from a run), the whole CLI
+    # runs first: commands/run drops those only gpudoctor may set (launch/rundir.CHILD_ONLY_ENV).
+    if is_plain_run(argv) and not any(name.startswith("GPUDOCTOR_") for name in os.environ):
         sys.stdout.flush()
         sys.stderr.flush()
         os.execv(sys.executable, [sys.executable, "-m", "gpudoctor.hooks.main", *argv[2:]])

@@ -3,6 +3,7 @@ turning a Report into output and its exit code (cli/exit_code.py)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from typing import NoReturn
@@ -11,7 +12,7 @@ import typer
 from rich.console import RenderableType
 
 from gpudoctor.core import usage
-from gpudoctor.core.exit_code import report_exit
+from gpudoctor.core.exit_code import ExitCode, report_exit
 from gpudoctor.core.findings import Report
 from gpudoctor.render.terminal import make_console
 
@@ -22,6 +23,9 @@ err = make_console(stderr=True)
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout (schema: docs/json.md).")
 MarkdownOpt = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a bug report.")
 StrictOpt = typer.Option(False, "--strict", help="Also fail (exit 1) on warnings.")
+# A test hook, hidden from --help: the only way to inject a fault (GPUDOCTOR_FAULT from the
+# environment is ignored, launch/rank.adopt_fault); said first in the report when it acts.
+FaultOpt = typer.Option(None, "--fault", metavar="RANK:KIND,...", hidden=True, help="Inject a fault on purpose (tests).")
 
 
 # Bad input: reported as one line on stderr, exit 2 (cli/app.py). The commands raise
@@ -138,16 +142,28 @@ def emit(
 ) -> NoReturn:
     """Print the report in the chosen form and leave with its exit code."""
     check_formats(json_out, markdown)
-    if json_out:
-        from gpudoctor.render.json_out import report_json
+    try:
+        if json_out:
+            from gpudoctor.render.json_out import report_json
 
-        print(report_json(report, strict))
-    elif markdown:
-        from gpudoctor.render.markdown import report_markdown
+            print(report_json(report, strict))
+        elif markdown:
+            from gpudoctor.render.markdown import report_markdown
 
-        print(report_markdown(report, markdown_sections() if markdown_sections else (), strict), end="")
-    else:
-        from gpudoctor.render.console import print_report
+            print(report_markdown(report, markdown_sections() if markdown_sections else (), strict), end="")
+        else:
+            from gpudoctor.render.console import print_report
 
-        print_report(out, report, rich_extra() if rich_extra else (), strict)
+            print_report(out, report, rich_extra() if rich_extra else (), strict)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise  # `| head -1`: the reader has what it wanted (cli/app.py)
+    except OSError as exc:  # `> /dev/full`, a full disk: the report is lost, and said where it can be seen
+        import os
+
+        print(f"gpudoctor: could not write the report to standard output: {exc.strerror or exc}", file=sys.stderr)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())  # the interpreter's own flush at exit must not fail again
+        os.close(null)
+        raise typer.Exit(max(report_exit(report, strict), ExitCode.PROBLEM)) from None
     raise typer.Exit(report_exit(report, strict))

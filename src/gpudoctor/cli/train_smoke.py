@@ -10,6 +10,7 @@ import typer
 
 from gpudoctor.cli.output import (
     Heartbeat,
+    FaultOpt,
     JsonOpt,
     MarkdownOpt,
     StrictOpt,
@@ -39,6 +40,7 @@ def register(app: typer.Typer) -> None:
         save: str | None = typer.Option(None, "--save", help="Keep rank 0's checkpoint at this path (default: a temporary file)."),
         timeout: float = typer.Option(120.0, "--timeout", help="Seconds (at least 1) before hung ranks are stopped and reported."),
         compare_dp: bool = typer.Option(False, "--compare-dp", help="Also run the job under nn.DataParallel (needs 2+ GPUs)."),
+        fault: str | None = FaultOpt,
         json_out: bool = JsonOpt,
         markdown: bool = MarkdownOpt,
         strict: bool = StrictOpt,
@@ -51,7 +53,7 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.commands.train_smoke.view import console_extra, markdown_sections
         from gpudoctor.core.usage import UsageError
 
-        options = Options(nproc, backend, device, steps, batch_size, num_workers, amp, save, timeout, compare_dp)
+        options = Options(nproc, backend, device, steps, batch_size, num_workers, amp, save, timeout, compare_dp, fault)
         try:
             with Heartbeat("train-smoke") as beat:
                 report = run(options, progress=_Status(err.is_terminal and not json_out, beat))

@@ -29,6 +29,17 @@ MB = 1024 * 1024
 # small ones, a user with a really large generated file can raise one).
 SOURCE_CAP = ("GPUDOCTOR_MAX_SOURCE_BYTES", 5 * MB)  # one lint source, one script `run` inspects
 FACTS_CAP = ("GPUDOCTOR_MAX_FACTS_BYTES", 4 * MB)  # a `check --json` snapshot is ~20 KB
+# Not bytes: the lines, `;` and `,` of one source `lint` parses (a syntax tree costs ~2.5 KB
+# a statement; a 10,000-line module counts ~20,000).
+PARSE_CAP = ("GPUDOCTOR_MAX_SOURCE_ITEMS", 200_000)
+# A run folder's files (launch/rundir.py names them): its JSON (outcome.json, a rank's
+# collectives, result, error, steps, timeline) is read whole up to this; a healthy one is
+# under 2 MB (a rank's --trace timeline of 40,000 slices).
+RUN_JSON_CAP = ("GPUDOCTOR_MAX_RUN_FILE_BYTES", 8 * MB)
+# A rank's text (stacks, faulthandler's dump, its stderr): only the end is read.
+RUN_TEXT_TAIL = 1 * MB
+# What any number in an environment variable may be: a cap past this is not a cap.
+_LARGEST = 1 << 62
 
 
 class FileRefused(ValueError):
@@ -39,7 +50,7 @@ class FileRefused(ValueError):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
-        self.kind = kind  # missing | denied | loop | directory | not-regular | too-large | error
+        self.kind = kind  # missing | denied | loop | directory | not-regular | too-large | malformed | error
 
 
 def cap(use: tuple[str, int]) -> int:
@@ -49,7 +60,7 @@ def cap(use: tuple[str, int]) -> int:
         value = int(os.environ.get(name, ""))
     except ValueError:
         return default
-    return value if value >= 0 else default
+    return min(value, _LARGEST) if value >= 0 else default
 
 
 def file_kind(mode: int) -> str:
@@ -84,6 +95,10 @@ def _refused(path: str, exc: OSError) -> FileRefused:
     return FileRefused(path, f"cannot read ({exc.strerror or exc})", "error")
 
 
+def _nul_name(path: str) -> FileRefused:  # os.stat's "embedded null byte"
+    return FileRefused(path.replace("\x00", "\\x00"), "the name holds a NUL byte, which no file name can", "error")
+
+
 def regular_stat(path: str) -> os.stat_result:
     """stat(path), raising FileRefused unless it is a regular file."""
     try:
@@ -91,11 +106,22 @@ def regular_stat(path: str) -> os.stat_result:
     except OSError as exc:
         raise _refused(path, exc) from None
     except ValueError:  # os.stat's "embedded null byte"
-        raise FileRefused(path.replace("\x00", "\\x00"), "the name holds a NUL byte, which no file name can", "error") from None
+        raise _nul_name(path) from None
     if not stat.S_ISREG(st.st_mode):
         kind = "directory" if stat.S_ISDIR(st.st_mode) else "not-regular"
-        raise FileRefused(path, file_kind(st.st_mode), kind)
+        through = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+        raise FileRefused(path, file_kind(st.st_mode) + through, kind)
     return st
+
+
+SYSTEM_FOLDERS = ("/proc", "/sys")  # their "regular" files are the kernel's: /proc/kmsg blocks, /proc/self/environ is secrets
+
+
+def _system_file(path: str) -> bool:
+    """Whether `path` leads (through links) into /proc or /sys. /dev holds no regular
+    file but in /dev/shm, a real folder: its devices are refused as devices."""
+    real = os.path.realpath(path)
+    return any(real == s or real.startswith(s + os.sep) for s in SYSTEM_FOLDERS)
 
 
 def open_regular(path: str) -> BinaryIO:
@@ -112,6 +138,8 @@ def open_regular(path: str) -> BinaryIO:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise FileRefused(path, file_kind(mode), "not-regular")
+        if _system_file(path):
+            raise FileRefused(path, f"leads to {os.path.realpath(path)}, a file of the kernel's, not one to read", "not-regular")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -127,12 +155,48 @@ def read_capped(path: str, use: tuple[str, int]) -> bytes:
         if size > limit:
             raise FileRefused(path, f"{_size(size)}, above the {_size(limit)} limit (set {use[0]} to raise it)", "too-large")
         try:
-            data = fh.read(limit + 1)  # the file may have grown since the stat
+            data = _read_up_to(fh, limit + 1)  # the file may have grown since the stat
         except OSError as exc:
             raise _refused(path, exc) from None
     if len(data) > limit:
         raise FileRefused(path, f"more than the {_size(limit)} limit (set {use[0]} to raise it)", "too-large")
     return data
+
+
+def _read_up_to(fh: BinaryIO, n: int) -> bytes:
+    """At most n bytes, in pieces: read(n) with a huge n allocates n at once."""
+    chunks, got = [], 0
+    while got < n and (chunk := fh.read(min(n - got, 8 * MB))):
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_tail(path: str, limit: int = RUN_TEXT_TAIL) -> tuple[bytes, int]:
+    """A regular file's last `limit` bytes and how many came before them (0: the
+    whole file): for text whose end is what matters (a rank's stacks, its stderr)."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        skipped = max(0, size - limit)
+        try:
+            fh.seek(skipped)
+            return fh.read(limit), skipped
+        except OSError as exc:
+            raise _refused(path, exc) from None
+
+
+def read_json(path: str, use: tuple[str, int] = RUN_JSON_CAP) -> object:
+    """A regular file's JSON, capped like read_capped; FileRefused (kind "malformed")
+    for text that is not JSON, or nests deeper than the parser can follow."""
+    import json
+
+    data = read_capped(path, use)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise FileRefused(path, "JSON nested too deeply to read", "malformed") from None
+    except ValueError as exc:  # UnicodeDecodeError too
+        raise FileRefused(path, f"not valid JSON ({str(exc).splitlines()[0][:80]})", "malformed") from None
 
 
 def _size(n: int) -> str:
@@ -143,54 +207,129 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
+# The one writer of the outputs a user names (`run --json FILE`, `run --trace FILE`,
+# `report -o FILE`, `train-smoke --save FILE`): `check_writable` before any work starts,
+# `write_output` at the end, both deciding by what is at the path now:
+#   nothing, or a regular file   -> a new file beside it (0600), renamed over it at once;
+#   a link to a regular file     -> the same, at the file the link leads to (the link stays);
+#   a FIFO or a character/block device (`/dev/null`, `>(jq .)`) -> written in place, never
+#                                   replaced (a rename would swap the device node for a file);
+#   a directory, a dangling link, a socket -> refused (FileRefused), before any work.
+# Internal run-folder files are written by launch/scratch.write_file instead.
+
+
+def _output_kind(path: str) -> tuple[str, str]:
+    """(what is at `path`, the path to write): "new", "regular", "in-place", or refused."""
+    target = os.path.abspath(os.path.expanduser(path))
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        if os.path.islink(target):
+            raise FileRefused(path, f"broken symbolic link (points to {os.readlink(target)}, which does not exist)", "missing") from None
+        parent = os.path.dirname(target)
+        if not os.path.isdir(parent):
+            what = "does not exist" if not os.path.exists(parent) else "is not a directory"
+            raise FileRefused(path, f"directory {parent} {what}", "missing") from None
+        return "new", target
+    except OSError as exc:
+        raise _refused(path, exc) from None
+    except ValueError:
+        raise _nul_name(path) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise FileRefused(path, "a directory: give a file name to write", "directory")
+    if stat.S_ISSOCK(st.st_mode):
+        raise FileRefused(path, "a socket, not a file: give a file name to write", "not-regular")
+    if not stat.S_ISREG(st.st_mode):
+        return "in-place", target  # /dev/null, a FIFO: written where it is, never renamed over
+    if os.path.islink(target):
+        real = os.path.realpath(target)
+        # /dev/stdout redirected to a file: the shell holds that file open; replacing it
+        # would lose what else goes there. Written in place, as `>` would.
+        return ("in-place", target) if _through_system(target) else ("regular", real)
+    return "regular", target
+
+
+def _through_system(path: str) -> bool:
+    """Whether `path` lies in /dev or /proc (/dev/stdout, /proc/self/fd/1)."""
+    return any(path == s or path.startswith(s + os.sep) for s in ("/dev", "/proc"))
+
+
 def check_writable(path: str) -> None:
-    """Raise FileRefused unless `path` can be written as a file now: checked
+    """Raise FileRefused unless `path` can be written as an output now: checked
     before the work starts, so a typo in an output path fails at once (exit 2),
     not after a whole run. Creates nothing that stays."""
-    target = os.path.abspath(os.path.expanduser(path))
-    parent = os.path.dirname(target)
-    if os.path.isdir(target):
-        raise FileRefused(path, "a directory: give a file name to write", "directory")
-    if not os.path.isdir(parent):
-        what = "does not exist" if not os.path.exists(parent) else "is not a directory"
-        raise FileRefused(path, f"directory {parent} {what}", "missing")
-    if os.path.exists(target):
-        mode = os.stat(target).st_mode
-        if stat.S_ISFIFO(mode):
-            # `--json >(jq .)`. Whether anything reads it is not checked here: opening and
-            # closing its writing end would end the reader's input. write_output never waits.
-            return
-        if stat.S_ISSOCK(mode):
-            raise FileRefused(path, "a socket, not a file: give a file name to write", "not-regular")
-        if not stat.S_ISREG(mode):
-            return  # /dev/null, /dev/stdout on a terminal: writing there is what the user wants
-        try:
-            with open(target, "ab"):
-                pass
-        except OSError as exc:
-            raise FileRefused(path, f"cannot be written ({exc.strerror or exc})", "denied") from None
+    kind, target = _output_kind(path)
+    if kind == "in-place":
+        # A FIFO (`--json >(jq .)`) is not opened here: opening and closing its writing
+        # end would end the reader's input. write_output never waits on it.
         return
     try:
         # os.access says yes to root even where nothing can be created (/proc,
         # a read-only mount): try the real thing, next to the target.
-        with tempfile.NamedTemporaryFile(dir=parent, prefix=".gpudoctor-probe-"):
+        with tempfile.NamedTemporaryFile(dir=os.path.dirname(target), prefix=".gpudoctor-probe-"):
             pass
     except OSError as exc:
-        raise FileRefused(path, f"cannot create a file in {parent} ({exc.strerror or exc})", "denied") from None
+        raise FileRefused(path, f"cannot create a file in {os.path.dirname(target)} ({exc.strerror or exc})", "denied") from None
 
 
-def write_output(path: str, text: str) -> None:
-    """Write an output file the user named (a report, --json): never waiting on a
-    pipe that nothing reads. Raises OSError; `output_error` words it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+def write_output(path: str, content: str | bytes) -> None:
+    """Write an output the user named, by the rules above: never waiting on a pipe
+    that nothing reads, never renaming over anything but a regular file. Raises
+    OSError (a FileRefused is turned into one); `output_error` words it."""
     try:
-        import fcntl  # POSIX: a pipe with a reader is then written as any file
+        kind, target = _output_kind(path)
+    except FileRefused as exc:
+        raise OSError(errno.EINVAL, exc.reason) from None
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    if kind == "in-place":
+        _write_in_place(target, data)
+    else:
+        _replace(target, data)
+
+
+def _write_in_place(target: str, data: bytes) -> None:
+    # No O_CREAT, no O_TRUNC: the node is there and stays what it is. O_NONBLOCK: a FIFO
+    # nothing reads is ENXIO at once; once open, it is written as any file.
+    fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        import fcntl
 
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
     except (ImportError, OSError):
         pass
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    try:
+        view = memoryview(data)
+        while view:  # a short write (a pipe, a signal) goes on; /dev/full raises ENOSPC
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def _replace(target: str, data: bytes) -> None:
+    tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{os.getpid()}.gpudoctor-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        # Looked at again just before the rename: something other than a regular file
+        # put there meanwhile is never renamed over.
+        try:
+            mode = os.lstat(target).st_mode
+        except FileNotFoundError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EEXIST, f"{file_kind(mode)} appeared at the path while writing; not replaced")
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def output_error(path: str, exc: OSError) -> str:

@@ -397,3 +397,22 @@ def host_name(address: str, timeout_s: float = 2.0) -> str:
     thread.start()
     thread.join(timeout_s)
     return found[0] if found else ""
+
+
+def fault_findings(spec: str | None, ignored: str) -> list[Finding]:
+    """First in a report: a fault injected on purpose (`--fault`), or one the
+    environment asked for and that was not acted on."""
+    from gpudoctor.catalog import fix, why
+
+    out = []
+    if spec:
+        out.append(Finding(
+            id="fault-injected", severity=Severity.INFO, title=f"a fault was injected on purpose (--fault {spec}): the findings below are about it",
+            evidence={"fault": spec}, why=why("fault-injected"), fix=fix("fault-injected"), area="gpudoctor",
+        ))  # fmt: skip
+    if ignored:
+        out.append(Finding(
+            id="fault-injected", severity=Severity.INFO, title=f"{FAULT_ENV}={ignored} in the environment was ignored: only --fault injects a fault",
+            evidence={"ignored": f"{FAULT_ENV}={ignored}"}, why=why("fault-injected"), fix=fix("fault-injected"), area="gpudoctor",
+        ))  # fmt: skip
+    return out

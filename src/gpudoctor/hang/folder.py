@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpudoctor.core.findings import Finding
+from gpudoctor.catalog import fix, why
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.hang.failures import launch_findings
 from gpudoctor.hang.verdict import JobDiagnosis, diagnose_job
-from gpudoctor.hang.watch import diagnose_run, job_traces
+from gpudoctor.hang.watch import diagnose_run, job_traces, read_traces
+from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.launch.supervisor import LaunchResult, read_outcome
 
 
@@ -23,6 +25,7 @@ class FolderVerdict:
     result: LaunchResult
     findings: tuple[Finding, ...]  # root cause first, as the live report listed them
     job: JobDiagnosis  # its root cause and every rank's record
+    not_read: tuple[tuple[str, str], ...] = ()  # (file, why): the rank files refused or read only in part
 
 
 def folder_verdict(run_dir: str) -> FolderVerdict | None:
@@ -30,10 +33,15 @@ def folder_verdict(run_dir: str) -> FolderVerdict | None:
     outcome.json of this gpudoctor (an older folder, torchrun's logs): the caller
     reads it as logs, as before. The machine's GPUs are not asked: this may be
     another machine than the job's."""
-    result = read_outcome(run_dir)
+    result = read_outcome(run_dir)  # OutcomeUnreadable when it is there but cannot be read
     if result is None:
         return None
-    return FolderVerdict(result, *job_findings(result))
+    findings, job = job_findings(result)
+    disagree = disagreements(result)
+    if disagree:  # a folder that contradicts itself is never "healthy", whatever its verdict says
+        findings = (inconsistent(disagree), *findings)
+    traces = read_traces(run_dir, len(result.ranks))
+    return FolderVerdict(result, findings, job, tuple(item for t in traces.values() for item in t.unread))
 
 
 def job_findings(result: LaunchResult, watch=None, gpus: int | None = None) -> tuple[tuple[Finding, ...], JobDiagnosis]:
@@ -51,3 +59,39 @@ def job_findings(result: LaunchResult, watch=None, gpus: int | None = None) -> t
     if result.interrupted or not (result.ok or job.findings):
         return tuple(launch_findings(result, gpus, job_traces(result))), job
     return job.findings, job
+
+
+# How a rank can have ended by itself, and what gpudoctor did to ranks (launch/supervisor.RankOutcome.state).
+ENDED_BADLY = ("exited", "signaled", "raised")
+STOPPED_BY_US = ("stopped", "diagnosed")
+
+
+def disagreements(result: LaunchResult) -> list[str]:
+    """What in an outcome.json contradicts the rest of it (a damaged or crafted file:
+    the supervisor never writes these), one plain sentence each; [] when it holds together."""
+    out = []
+    for r in result.ranks:
+        # A rank stopped (or timed out) after it raised is real: it was slow to leave.
+        if r.error is not None and r.state == "ok":
+            out.append(f"rank {r.rank} is recorded as finished but also raised {r.error.type}")
+        if r.state == "ok" and r.exitcode != 0:
+            out.append(f"rank {r.rank} is recorded as finished but exited with {r.exitcode}")
+        if r.state in ("exited", "raised") and r.exitcode == 0:
+            out.append(f"rank {r.rank} is recorded as {r.state!r} with exit code 0")
+    why_stopped = result.timed_out or result.interrupted or result.diagnosed or result.output_closed
+    if not why_stopped and any(r.state in STOPPED_BY_US for r in result.ranks):
+        if not any(r.state in ENDED_BADLY for r in result.ranks):
+            out.append("ranks are recorded as stopped after another rank failed, but no rank failed")
+    return out
+
+
+def inconsistent(disagree: list[str]) -> Finding:
+    return Finding(
+        id="run-folder-inconsistent",
+        severity=Severity.ERROR,
+        title=f"the run folder's {OUTCOME_FILE} contradicts itself: {disagree[0]}",
+        evidence={OUTCOME_FILE: disagree},
+        why=why("run-folder-inconsistent"),
+        fix=fix("run-folder-inconsistent"),
+        area="diagnose",
+    )

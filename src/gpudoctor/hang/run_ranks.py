@@ -15,7 +15,7 @@ from gpudoctor.hang.verdict import RankRecord, rank_records, root_cause
 from gpudoctor.hang.watch import CollectiveWatch, collective_findings, job_traces
 from gpudoctor.launch.fleet import FleetComparison, JobComparison
 from gpudoctor.launch.rank import RankContext, export_slurm_env
-from gpudoctor.launch.rendezvous import RendezvousIncomplete
+from gpudoctor.launch.rendezvous import RendezvousIncomplete, StoreNotAnswering
 from gpudoctor.launch.supervisor import LaunchResult, ProgressCallback, RankOutcome, discard_run_dir, launch_function
 
 
@@ -132,7 +132,7 @@ def run_joined(
     ctx.after_join = comparison.after_join
     try:
         return JoinedRun(value=rank_fn(ctx, *args, **kwargs), fleet=comparison.result)
-    except RendezvousIncomplete as exc:
+    except (RendezvousIncomplete, StoreNotAnswering) as exc:
         if ctx.rank != 0:
             raise
         return JoinedRun(failure=exc.finding(), raised=type(exc).__name__)

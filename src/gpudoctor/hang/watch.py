@@ -328,10 +328,11 @@ def _with_dumped_stacks(result, traces: dict[int, run_folder.RankTrace]) -> dict
 
 def _last_dump(path: str) -> str:
     """The last faulthandler dump in a rank's stderr (its stacks, every thread)."""
+    from gpudoctor.core.user_file import read_tail
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()[-65536:]
-    except OSError:
+        text = read_tail(path, 65536)[0].decode("utf-8", "replace")
+    except (OSError, ValueError):  # FileRefused is a ValueError
         return ""
     start = text.rfind("Thread 0x")
     first = text.rfind("\n\n", 0, start) if start >= 0 else -1

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpudoctor.core.findings import Finding, Report
+from gpudoctor.core.user_file import read_json
 from gpudoctor.hooks.checks import runtime_findings
 from gpudoctor.hooks.facts import fact_from_dict, fact_to_dict
 from gpudoctor.launch import rundir
@@ -42,10 +43,11 @@ def read_fragments(directory: str | None) -> list[dict[str, Any]]:
     out = []
     for path in sorted(glob.glob(os.path.join(directory, FRAGMENT_GLOB))) if directory else []:
         try:
-            with open(path) as fh:
-                payload = json.load(fh)
+            payload = read_json(path)
+            if not isinstance(payload, dict):
+                continue
             payload["facts"] = [fact_from_dict(d) for d in payload.get("facts", [])]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             continue
         out.append(payload)
     return out

@@ -35,6 +35,7 @@ import time
 from collections import deque
 from typing import Any
 
+from gpudoctor.core.user_file import RUN_JSON_CAP, read_capped, read_json
 from gpudoctor.launch import rundir
 from gpudoctor.knowledge.stragglers import COLLECTIVE, PHASES, RankSteps, StepVerdict
 
@@ -324,7 +325,7 @@ def decode_steps(text: str, rank: int) -> RankSteps | None:
 
     try:
         return decode(RankSteps, json.loads(text), f"rank {rank}'s steps")
-    except (ValueError, SnapshotError):
+    except (ValueError, SnapshotError, RecursionError):
         return None
 
 
@@ -333,9 +334,8 @@ def read_steps(run_dir: str, nproc: int) -> list[RankSteps]:
     out = []
     for rank in range(nproc):
         try:
-            with open(steps_path(run_dir, rank), encoding="utf-8") as fh:
-                steps = decode_steps(fh.read(), rank)
-        except OSError:
+            steps = decode_steps(read_capped(steps_path(run_dir, rank), RUN_JSON_CAP).decode("utf-8", "replace"), rank)
+        except (OSError, ValueError, RecursionError):  # FileRefused is a ValueError
             continue
         if steps is not None:
             out.append(steps)
@@ -346,9 +346,8 @@ def read_timelines(run_dir: str, nproc: int) -> dict[int, list[list[Any]]]:
     out = {}
     for rank in range(nproc):
         try:
-            with open(timeline_path(run_dir, rank), encoding="utf-8") as fh:
-                slices = json.load(fh)
-        except (OSError, ValueError):
+            slices = read_json(timeline_path(run_dir, rank))
+        except (OSError, ValueError):  # FileRefused is a ValueError
             continue
         if isinstance(slices, list):
             out[rank] = slices

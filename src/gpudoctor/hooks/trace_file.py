@@ -1,16 +1,16 @@
-"""Writing `run --trace FILE`: readable by its owner only, never through a link
-someone left at FILE's name, never into a file another process is writing."""
+"""Writing `run --trace FILE`: through the one writer of the outputs a user names
+(core/user_file.write_output: a regular file replaced at once with a private one,
+a device or FIFO written in place, never renamed over)."""
 
 from __future__ import annotations
 
-from gpudoctor.launch.scratch import write_file
+from gpudoctor.core.user_file import output_error, write_output
 
 
 def write_private(path: str, text: str) -> str | None:
-    """Write `text` to `path` (mode 0600, launch/scratch.write_file: a new file beside
-    it, never a link, then renamed over it); a one-line problem instead of raising."""
+    """Write `text` to `path`; a one-line problem instead of raising."""
     try:
-        write_file(path, text)
+        write_output(path, text)
     except OSError as exc:
-        return f"gpudoctor run: could not write the trace {path}: {exc.strerror or exc}"
+        return f"gpudoctor run: could not write the trace: {output_error(path, exc)}"
     return None

@@ -36,8 +36,9 @@ def write_contract(path: str, value: Any) -> None:
 def read_contract(cls: type[T], path: str) -> T | None:
     """The contract in `path`, or None when there is none or it cannot be read
     (a rank killed mid-write, or written by another gpudoctor version)."""
+    from gpudoctor.core.user_file import read_json
+
     try:
-        with open(path) as fh:
-            return decode(cls, json.load(fh), os.path.basename(path))
-    except (OSError, ValueError):  # SnapshotError is a ValueError
+        return decode(cls, read_json(path), os.path.basename(path))
+    except (OSError, ValueError, RecursionError):  # SnapshotError and FileRefused are ValueErrors
         return None

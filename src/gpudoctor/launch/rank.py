@@ -47,6 +47,17 @@ class InjectedFault(RuntimeError):
     """Raised by the `raise` fault kind: what a bug in a rank looks like."""
 
 
+def adopt_fault(spec: str | None, environ: dict[str, str] | os._Environ = os.environ) -> str:
+    """The one way to inject a fault: a command's hidden `--fault SPEC` (a test hook). It
+    is put in this process's environment for the ranks it starts (or, joined, for this
+    rank itself); a GPUDOCTOR_FAULT inherited from elsewhere (a shell, a job script) is
+    dropped, never acted on, and returned so that the report can say it was ignored."""
+    inherited = environ.pop(FAULT_ENV, "")
+    if spec:
+        environ[FAULT_ENV] = spec
+    return inherited if inherited != spec else ""
+
+
 def parse_faults(spec: str | None) -> dict[int, str]:
     """`GPUDOCTOR_FAULT="1:hang,0:wrong"` -> {1: "hang", 0: "wrong"}; bad entries are ignored."""
     faults: dict[int, str] = {}
@@ -77,11 +88,15 @@ def progress_path(run_dir: str, rank: int) -> str:
 
 def read_progress(run_dir: str, rank: int) -> tuple[int, str]:
     """(step, stage) last written by a rank; (-1, "") before its first heartbeat."""
+    from gpudoctor.core.user_file import open_regular
+
     try:
-        with open(progress_path(run_dir, rank)) as fh:
-            step, _, stage = fh.read().partition("\t")
-        return int(step), stage.strip()
-    except (OSError, ValueError):
+        # A heartbeat is a line: more than 4 KB is not one (and a FIFO or a device there
+        # is refused by open_regular, never waited on).
+        with open_regular(progress_path(run_dir, rank)) as fh:
+            step, _, stage = fh.read(4096).decode("utf-8", "replace").partition("\t")
+        return int(step), stage.strip()[:200]
+    except (OSError, ValueError):  # FileRefused is a ValueError
         return -1, ""
 
 

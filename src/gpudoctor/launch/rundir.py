@@ -36,13 +36,16 @@ from dataclasses import dataclass, field
 from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, main_thread_stack, parse_stack_text
 from gpudoctor.launch import scratch
 from gpudoctor.core.codec import SnapshotError, decode, encode
+from gpudoctor.core.user_file import RUN_TEXT_TAIL, FileRefused, open_regular, read_json, read_tail
 
 # gpudoctor's environment variables. Modules below launch/ cannot import this one;
 # the three they read are spelled there and listed here by the same name
 # (tests/test_rundir_names.py checks that they match):
-#   core/user_file.py  SOURCE_CAP, FACTS_CAP (GPUDOCTOR_MAX_SOURCE_BYTES, GPUDOCTOR_MAX_FACTS_BYTES)
+#   core/user_file.py  SOURCE_CAP, FACTS_CAP, RUN_JSON_CAP (GPUDOCTOR_MAX_SOURCE_BYTES,
+#                      GPUDOCTOR_MAX_FACTS_BYTES, GPUDOCTOR_MAX_RUN_FILE_BYTES, PARSE_CAP's GPUDOCTOR_MAX_SOURCE_ITEMS)
 #   probe/host.py      NODE_NAME_ENV (GPUDOCTOR_NODE_NAME)
-BELOW_LAUNCH_ENV = ("GPUDOCTOR_MAX_SOURCE_BYTES", "GPUDOCTOR_MAX_FACTS_BYTES", "GPUDOCTOR_NODE_NAME")
+BELOW_LAUNCH_ENV = ("GPUDOCTOR_MAX_SOURCE_BYTES", "GPUDOCTOR_MAX_FACTS_BYTES", "GPUDOCTOR_NODE_NAME", "GPUDOCTOR_MAX_RUN_FILE_BYTES",
+                    "GPUDOCTOR_MAX_SOURCE_ITEMS")  # fmt: skip
 RUN_DIR_ENV = "GPUDOCTOR_RUN_DIR"  # the run folder, for every rank the supervisor starts
 FAULT_ENV = "GPUDOCTOR_FAULT"  # "1:crash,0:slow": faults ranks inject on purpose (launch/rank.py)
 STORE_FD_ENV = "GPUDOCTOR_STORE_FD"  # rank 0's listening socket for the job's store
@@ -59,6 +62,18 @@ RUN_TRACE_ENV = "GPUDOCTOR_RUN_TRACE"  # `run --trace FILE`: keep slices for the
 RUN_HANG_TIMEOUT_ENV = "GPUDOCTOR_RUN_HANG_TIMEOUT"  # `run --hang-timeout`, for ranks under torchrun
 MAX_LINE_ENV = "GPUDOCTOR_MAX_LINE_BYTES"  # diagnose's longest line (tests use a small one)
 PROGRESS_EVERY_ENV = "GPUDOCTOR_PROGRESS_EVERY"  # seconds between a long run's log lines (default 30)
+# Set by gpudoctor for the processes it starts, never by a user: a top command (`run`,
+# `allreduce`, `train-smoke`) drops any of them it inherits (a shell left over from a run, a
+# job script), so that none acts without the flag that sets it. (FAULT_ENV: only `--fault`.)
+CHILD_ONLY_ENV = (
+    RUN_ENV, RUN_JSON_ENV, RUN_STRICT_ENV, RUN_TIMEOUT_ENV, RUN_FRAGMENTS_ENV, RUN_SUPERVISED_ENV, RUN_TARGET_ENV,
+    RUN_TRACE_ENV, RUN_HANG_TIMEOUT_ENV, RUN_DIR_ENV, STORE_FD_ENV,
+)  # fmt: skip
+
+
+def drop_inherited(environ) -> list[str]:
+    """Remove CHILD_ONLY_ENV's variables from `environ` (a top command's own); their names."""
+    return [name for name in CHILD_ONLY_ENV if environ.pop(name, None) is not None]
 
 # The run folder's own files (the per-rank ones through the helpers below).
 CONFIG_FILE = "config.json"
@@ -137,7 +152,7 @@ def write_threads(run_dir: str, rank: int) -> None:
 
 def read_threads(run_dir: str, rank: int) -> int | None:
     """What write_threads left; None when the rank left nothing."""
-    text = _read_text(threads_path(run_dir, rank)).strip()
+    text = _read_text(threads_path(run_dir, rank), []).strip()
     return int(text) if text.isdigit() else None
 
 
@@ -156,7 +171,7 @@ def write_rendezvous(run_dir: str, rank: int, address: str) -> None:
 
 def read_rendezvous(run_dir: str, rank: int) -> tuple[str, int] | None:
     """(host, port) a rank went to meet its peers at; None when it left none."""
-    host, _, port = _read_text(rendezvous_path(run_dir, rank)).strip().rpartition(":")
+    host, _, port = _read_text(rendezvous_path(run_dir, rank), []).strip().rpartition(":")
     return (host, int(port)) if host and port.isdigit() else None
 
 
@@ -286,6 +301,7 @@ class RankTrace:
     stacks_text: str = ""  # every thread, as dumped
     flight_recorder: bool = False
     published: float = 0.0  # time.time() of its last publication
+    unread: tuple[tuple[str, str], ...] = ()  # (file name, why) of what was refused or read only in part
 
     def all_records(self) -> tuple[CollectiveRecord, ...]:
         """The published records, plus the last call when the rank died before publishing it."""
@@ -297,23 +313,44 @@ class RankTrace:
         return (*self.records, cur)
 
 
-def _read_text(path: str) -> str:
+# Another's run folder is input like any other: every file in it is read through
+# core/user_file (regular files only, never through a link into /proc or /sys, never
+# blocking, capped). What could not be read is said (RankTrace.unread), not guessed at.
+MAX_RECORDS = 20_000  # a rank's published collectives kept (its hooks publish the last 64; a dump some thousands)
+
+
+def _read_text(path: str, unread: list[tuple[str, str]]) -> str:
+    """The end of a rank's text file ('' when absent); what was skipped or refused goes to `unread`."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
+        data, skipped = read_tail(path)
+    except FileRefused as exc:
+        if exc.kind != "missing":
+            unread.append((os.path.basename(path), exc.reason))
         return ""
+    if skipped:
+        unread.append((os.path.basename(path), f"read only its last {RUN_TEXT_TAIL >> 20} MB ({skipped:,} bytes before them skipped)"))
+    return data.decode("utf-8", "replace")
+
+
+def read_json_file(path: str, unread: list[tuple[str, str]] | None = None) -> object:
+    """A run-folder JSON file's contents, or None when absent or refused (then said in `unread`)."""
+    try:
+        return read_json(path)
+    except FileRefused as exc:
+        if unread is not None and exc.kind != "missing":
+            unread.append((os.path.basename(path), exc.reason))
+        return None
 
 
 def read_current(run_dir: str, rank: int) -> CollectiveRecord | None:
     try:
-        with open(current_path(run_dir, rank), "rb") as fh:
+        with open_regular(current_path(run_dir, rank)) as fh:
             data = fh.read(CURRENT_SIZE)
         n = int.from_bytes(data[:4], "little")
         if not 0 < n <= CURRENT_SIZE - CURRENT_HEADER:
             return None
         record = decode(CollectiveRecord, json.loads(data[CURRENT_HEADER : CURRENT_HEADER + n]), "current call")
-    except (OSError, ValueError):  # SnapshotError is a ValueError
+    except (OSError, ValueError, RecursionError):  # SnapshotError and FileRefused are ValueErrors
         return None
     if data[4:5] == CURRENT_COMPLETED:
         return dataclasses.replace(record, state="completed")
@@ -321,14 +358,21 @@ def read_current(run_dir: str, rank: int) -> CollectiveRecord | None:
 
 
 def trace_from_payload(
-    rank: int, payload: object, stacks: str = "", current: CollectiveRecord | None = None
-) -> RankTrace:
+    rank: int, payload: object, stacks: str = "", current: CollectiveRecord | None = None,
+    unread: list[tuple[str, str]] | None = None,
+) -> RankTrace:  # fmt: skip
     """A rank's published trace (the JSON of rank<N>.collectives.json, or of its store key)."""
     published = None
+    said = unread if unread is not None else []
+    body = payload.get("data") if isinstance(payload, dict) else None  # the codec's envelope
+    if isinstance(body, dict) and isinstance(body.get("records"), list) and len(body["records"]) > MAX_RECORDS:
+        skipped = len(body["records"]) - MAX_RECORDS
+        payload = {**payload, "data": {**body, "records": body["records"][-MAX_RECORDS:]}}  # type: ignore[dict-item]
+        said.append((os.path.basename(trace_path("", rank)), f"read its last {MAX_RECORDS:,} collectives ({skipped:,} before them skipped)"))
     if payload is not None:
         try:
             published = decode(PublishedTrace, payload, f"rank {rank}'s trace")
-        except SnapshotError:
+        except (SnapshotError, RecursionError):
             published = None
     stack = main_thread_stack(parse_stack_text(stacks)) if stacks else ()
     return RankTrace(
@@ -340,18 +384,14 @@ def trace_from_payload(
         stacks_text=stacks,
         flight_recorder=published.flight_recorder if published else False,
         published=published.time if published else 0.0,
+        unread=tuple(said),
     )
 
 
 def read_trace(run_dir: str, rank: int, with_current: bool = True) -> RankTrace:
     """What rank `rank` left in `run_dir`; empty parts for what it did not write."""
-    payload = None
-    text = _read_text(trace_path(run_dir, rank))
-    if text:
-        try:
-            payload = json.loads(text)
-        except ValueError:
-            payload = None
-    stacks = _read_text(stacks_path(run_dir, rank)) or _read_text(fatal_path(run_dir, rank))
+    unread: list[tuple[str, str]] = []
+    payload = read_json_file(trace_path(run_dir, rank), unread)
+    stacks = _read_text(stacks_path(run_dir, rank), unread) or _read_text(fatal_path(run_dir, rank), unread)
     current = read_current(run_dir, rank) if with_current else None
-    return trace_from_payload(rank, payload, stacks, current)
+    return trace_from_payload(rank, payload, stacks, current, unread)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpudoctor.core.codec import decode, encode
+from gpudoctor.core.user_file import FileRefused, read_json, read_tail
 from gpudoctor.launch import lifeline, rundir, scratch, store
 from gpudoctor.launch.contract import RankError, read_contract
 from gpudoctor.launch.threads import set_rank_threads, threads_data
@@ -137,14 +138,10 @@ def _ignore(signum, frame) -> None:
 
 def _tail(path: str, lines: int = TAIL_LINES) -> tuple[str, ...]:
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - 16384))
-            text = fh.read().decode("utf-8", "replace")
-    except OSError:
+        data, _ = read_tail(path, 16384)
+    except (OSError, ValueError):  # FileRefused is a ValueError
         return ()
-    return tuple(text.splitlines()[-lines:])
+    return tuple(data.decode("utf-8", "replace").splitlines()[-lines:])
 
 
 # What the supervisor does to a rank and everything it started (DataLoader workers, ...).
@@ -182,12 +179,17 @@ EchoCallback = Callable[[int, str], None]
 
 
 class _Echo:
-    """Hands each rank's new stderr lines, as they come, to the caller (for `run`)."""
+    """Hands each rank's new stderr lines, as they come, to the caller (for `run`).
+    Read in chunks of ECHO_CHUNK, a line cut at ECHO_LINE: a rank that writes a GB
+    of stderr costs the supervisor a chunk of memory, not the GB."""
+
+    ECHO_CHUNK = 1 << 20
+    ECHO_LINE = 64 << 10
 
     def __init__(self, paths: list[str], on_line: EchoCallback):
         self.paths = paths
         self.offsets = [0] * len(paths)
-        self.partial = [""] * len(paths)
+        self.partial = [b""] * len(paths)
         self.on_line = on_line
 
     def pump(self, final: bool = False) -> bool:
@@ -195,21 +197,27 @@ class _Echo:
         moved = False
         for rank, path in enumerate(self.paths):
             try:
-                with open(path, "rb") as fh:
+                with open(path, "rb") as fh:  # the supervisor's own file, made by it in its private run folder
                     fh.seek(self.offsets[rank])
-                    chunk = fh.read()
-                    self.offsets[rank] = fh.tell()
+                    while chunk := fh.read(self.ECHO_CHUNK):
+                        self.offsets[rank] += len(chunk)
+                        moved = True
+                        self._lines(rank, self.partial[rank] + chunk)
             except OSError:
                 continue
-            moved = moved or bool(chunk)
-            text = self.partial[rank] + chunk.decode("utf-8", "replace")
-            lines = text.split("\n")
-            self.partial[rank] = "" if final else lines.pop()
-            for line in lines:
-                if final and not line:
-                    continue
-                self.on_line(rank, line)
+            if final and self.partial[rank]:
+                self.on_line(rank, self.partial[rank].decode("utf-8", "replace"))
+                self.partial[rank] = b""
         return moved
+
+    def _lines(self, rank: int, data: bytes) -> None:
+        *lines, rest = data.split(b"\n")
+        if len(rest) > self.ECHO_LINE:  # a line without end (a progress bar's \r): shown in pieces
+            lines.append(rest)
+            rest = b""
+        self.partial[rank] = rest
+        for line in lines:
+            self.on_line(rank, line[: self.ECHO_LINE].decode("utf-8", "replace"))
 
 
 def launch(
@@ -425,14 +433,22 @@ def write_outcome(result: LaunchResult) -> None:
         pass
 
 
+class OutcomeUnreadable(ValueError):
+    """outcome.json is there but cannot be read (not a regular file, too large, not
+    JSON, nested too deeply); `str()` says which, for the list of what was not read."""
+
+
 def read_outcome(run_dir: str) -> LaunchResult | None:
     """The outcome.json of a run folder, as the LaunchResult it was, its paths
     re-rooted at `run_dir` (a folder moved or copied elsewhere still reads); None
     when there is none, or it is not one this gpudoctor wrote."""
     try:
-        with open(rundir.outcome_path(run_dir), encoding="utf-8") as fh:
-            kept = decode(LaunchResult, json.load(fh), rundir.OUTCOME_FILE)
-    except (OSError, ValueError):  # SnapshotError is a ValueError
+        kept = decode(LaunchResult, read_json(rundir.outcome_path(run_dir)), rundir.OUTCOME_FILE)
+    except FileRefused as exc:
+        if exc.kind == "missing":
+            return None
+        raise OutcomeUnreadable(f"{rundir.OUTCOME_FILE}: {exc.reason}") from None
+    except (OSError, ValueError, RecursionError):  # SnapshotError is a ValueError: another gpudoctor's file
         return None
     if not isinstance(kept, LaunchResult):
         return None

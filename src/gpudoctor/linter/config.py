@@ -95,7 +95,13 @@ def load(path: str) -> LintConfig | None:
         doc = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {str(exc).splitlines()[0]}") from None
-    section = doc.get("tool", {}).get("gpudoctor", {}).get("lint")
+    except RecursionError:  # an array nested thousands deep
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply to read") from None
+    tool = doc.get("tool", {})
+    tables = tool.get("gpudoctor", {}) if isinstance(tool, dict) else None
+    if not isinstance(tables, dict):  # `[tool] gpudoctor = 5`
+        raise ConfigError(f"{path}: [tool.gpudoctor] must be a table")
+    section = tables.get("lint")
     if section is None:
         return None
     if not isinstance(section, dict):

@@ -22,6 +22,26 @@ NCCL_DEBUG=WARN TORCH_SHOW_CPP_STACKTRACES=1 torchrun ...
 ```""",
     ),
     FindingDoc(
+        id="run-folder-inconsistent",
+        severity="error",
+        area="diagnose",
+        emitted_by="[`gpudoctor diagnose DIR`](../commands/diagnose.md) on a run folder with gpudoctor's `outcome.json`",
+        summary="""The folder's `outcome.json` contradicts itself: a rank recorded as finished or stopped that
+also raised an exception, a rank recorded as finished with a non-zero exit code, ranks stopped
+"after another rank failed" where no rank failed. gpudoctor's supervisor never writes such a file:
+it was damaged or edited. The verdict drawn from the rest of the folder is listed after this one,
+and the folder is never reported healthy.""",
+        evidence="`outcome.json`: each contradiction, in words.",
+        why="A verdict drawn from files that disagree can name the wrong rank, or call a failed job healthy.",
+        fix="""Diagnose the ranks' own logs instead, or rerun the job to get a folder gpudoctor wrote whole:
+
+```sh
+gpudoctor diagnose DIR/rank1.stderr
+```""",
+        says="A verdict drawn from files that disagree can name the wrong rank, or call a failed job healthy.",
+        does="diagnose the ranks' own logs (gpudoctor diagnose DIR/rank1.stderr), or rerun the job for a folder written whole",
+    ),
+    FindingDoc(
         id="rank-exception",
         severity="error",
         area="diagnose",

@@ -24,6 +24,26 @@ nc -zv node0 29500
         does="start the missing ranks with the same MASTER_ADDR/MASTER_PORT ({address}); from another node check the port is reachable: nc -zv {host} {port}",
     ),
     FindingDoc(
+        id="rendezvous-store-silent",
+        severity="error",
+        area="launch",
+        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md) and `gpudoctor train-smoke` in join mode, on a rank that connects to the job's store (every rank but 0, and rank 0 under torchrun's agent); a rank other than 0 says it in one line on stderr",
+        summary="""A joining rank waited its whole `--timeout` at `MASTER_ADDR:MASTER_PORT` and no TCPStore answered.
+gpudoctor then tries the port once more: when something accepts the connection, another program
+holds the port (a clash with another job, a service); when nothing does, no store was started there.
+torch's own client would wait without end in the first case.""",
+        evidence="`address`, `waited_s`, `port accepts connections` (true: something else answers there).",
+        why="Every rank must reach the store that rank 0 (or torchrun's agent) hosts at MASTER_ADDR:MASTER_PORT. A port that another program holds accepts the connection and never answers as a store; a port where nothing listens means rank 0 is not up, or is at another address or port.",
+        fix="""See what holds the port on the master node, and give the job a free one:
+
+```sh
+ss -ltnp 'sport = :29500'
+MASTER_PORT=29511 RANK=1 WORLD_SIZE=2 MASTER_ADDR=node0 gpudoctor allreduce
+```""",
+        says="Every rank must reach the store that rank 0 (or torchrun's agent) hosts at MASTER_ADDR:MASTER_PORT; a port that another program holds accepts connections and never answers as a store.",
+        does="see what holds the port on {host}: ss -ltnp 'sport = :{port}'; give every rank a free MASTER_PORT",
+    ),
+    FindingDoc(
         id="ranks-outnumber-cores",
         severity="warn",
         area="launch",

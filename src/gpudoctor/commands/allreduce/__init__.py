@@ -51,16 +51,17 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
     from gpudoctor.core.exit_code import ExitCode
     from gpudoctor.core.findings import Report
     from gpudoctor.core.quiet import QuietReport
-    from gpudoctor.hang.failures import joined_failure
+    from gpudoctor.hang.failures import fault_findings, joined_failure
     from gpudoctor.launch.backend import ranks_competing_for_gpus
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.launch.join_env import read_join_env
     from gpudoctor.launch.launcher_watch import watch_launcher
-    from gpudoctor.launch.rank import join_context
+    from gpudoctor.launch.rank import adopt_fault, join_context
     from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.probe.cuda import probe_cuda
 
     check_options(options)  # bad input fails fast, before torch is imported
+    faults = fault_findings(options.fault, adopt_fault(options.fault))
     decision = read_join_env(COMMAND, options.nproc is not None)
     if decision.blocked:
         return Report(COMMAND, decision.findings)
@@ -81,7 +82,7 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
         for line in sweep.rounding():
             hooks.on_note(line)
 
-    early = list(decision.findings)
+    early = [*faults, *decision.findings]
     if ctx is None:
         early += filter(None, [crowded(COMMAND, sweep.nproc, usable_cores())])
         with display if display is not None else nullcontext():

@@ -31,6 +31,7 @@ from gpudoctor.commands.allreduce.verify import (
     should_narrow,
 )
 from gpudoctor.core.findings import Finding, Report
+from gpudoctor.core.user_file import read_tail
 from gpudoctor.launch import rundir
 from gpudoctor.probe.links import LinkFacts, link_facts
 from gpudoctor.probe.system import shm_total_bytes
@@ -205,9 +206,8 @@ def _append_log(path: str, title: str, result, rank: int) -> None:
     parts = [f"===== {title}: rank {rank}, {'ok' if result.ok else 'failed'} =====\n"]
     for stream, rank_log in (("stdout", rundir.stdout_path), ("stderr", rundir.stderr_path)):
         try:
-            with open(rank_log(result.run_dir, rank), errors="replace") as fh:
-                text = fh.read()[-200_000:]
-        except OSError:
+            text = read_tail(rank_log(result.run_dir, rank), 200_000)[0].decode("utf-8", "replace")
+        except (OSError, ValueError):  # FileRefused is a ValueError
             text = ""
         parts.append(f"--- rank {rank} {stream} ---\n{text}\n")
     try:

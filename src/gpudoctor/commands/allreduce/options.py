@@ -105,6 +105,7 @@ class Options:
     warmup: int = 5
     timeout: float = 300.0
     bisect: bool = False
+    fault: str | None = None  # hidden --fault SPEC: a test hook (launch/rank.adopt_fault)
 
 
 def check_options(o: Options) -> tuple[str, str, str, str, tuple[int, ...]]:

@@ -34,7 +34,10 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     extra: list[Finding] = []  # folder mode: what the dumps and error files say
     last: list[Finding] = []  # what was not read
     if target.kind == "folder":
-        verdict = run_folder.gpudoctor_verdict(target.path)
+        try:
+            verdict = run_folder.gpudoctor_verdict(target.path)
+        except ValueError as exc:  # outcome.json there but not readable (launch/supervisor.OutcomeUnreadable)
+            verdict, data["outcome_not_read"] = None, str(exc)
         if verdict is not None:  # a folder gpudoctor's own ranks left: the verdict it gave then
             return outcome_report(target.path, verdict, data)
         extra, data = diagnose_folder(target.path, d, data)
@@ -74,6 +77,9 @@ def outcome_report(path: str, verdict: FolderVerdict, data: dict) -> Report:
     )
     if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
         findings.append(ok("log-no-failure", f"every one of the {len(result.ranks)} rank(s) finished", AREA))
+    if verdict.not_read:
+        data["not_read"] = [{"path": rel, "why": reason} for rel, reason in verdict.not_read]
+        findings.append(files_not_read(list(verdict.not_read), 0))
     return Report("diagnose", tuple(findings), data)
 
 
@@ -253,6 +259,9 @@ def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding],
     data["error_files"] = [
         {"path": os.path.relpath(e.path, path), "rank": e.rank, "timestamp": e.timestamp, "message": e.message[:300]} for e in errors
     ]
+    said = data.pop("outcome_not_read", "")  # gpudoctor's own outcome.json, there but unreadable: read as logs, and said
+    if said:  # once, in the reader's words (the walk lists a link or a FIFO, the logs a binary file)
+        not_read = [(OUTCOME_FILE, said.removeprefix(f"{OUTCOME_FILE}: "))] + [item for item in not_read if item[0] != OUTCOME_FILE]
     if not_read:
         data["not_read"] = [{"path": rel, "why": reason} for rel, reason in not_read]
         extra.append(files_not_read(not_read, walked.hidden))

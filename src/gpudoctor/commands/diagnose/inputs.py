@@ -114,13 +114,20 @@ class Salvaged:
     then says why, for the caller to say the file was read only in part."""
 
     PIECE = 64 << 10
+    # What is decompressed at most: a 1.5 MB .xz can expand to 10 GiB of nothing. Past it the
+    # log is "read only in part", as for a damaged archive.
+    LIMIT = 1 << 30
 
     def __init__(self, stream: io.BufferedIOBase) -> None:
         self.stream = stream
         self.error: DamagedArchive | None = None
+        self.total = 0
 
     def read(self, n: int) -> bytes:
         parts, got = [], 0
+        if self.total >= self.LIMIT and self.error is None:
+            self.error = DamagedArchive(f"decompressed to the {self.LIMIT >> 30} GiB limit; the rest was not read")
+        n = min(n, self.LIMIT - self.total)
         while got < n and self.error is None:
             try:
                 piece = self.stream.read(min(n - got, self.PIECE))
@@ -131,6 +138,7 @@ class Salvaged:
                 break
             parts.append(piece)
             got += len(piece)
+        self.total += got
         return b"".join(parts)
 
     def close(self) -> None:

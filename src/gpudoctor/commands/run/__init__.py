@@ -53,6 +53,11 @@ def run(
     from gpudoctor.hooks.step_clock import TRACE_ENV
 
     target = validate(options)
+    from gpudoctor.launch.rundir import drop_inherited
+
+    dropped = drop_inherited(os.environ)  # only what this run sets acts in its processes
+    if dropped and progress is not None:
+        progress(f"gpudoctor run: ignored {', '.join(dropped)} from the environment (gpudoctor sets them for its own processes only)\n")
     env = {names.ENV_ON: "1", names.ENV_TARGET: target.describe()}
     if options.json_file:
         env[names.ENV_JSON] = os.path.abspath(options.json_file)

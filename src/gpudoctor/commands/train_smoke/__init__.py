@@ -57,10 +57,12 @@ def run(options: "Options", *, progress: Progress | None = None) -> "Report":
     from gpudoctor.launch.capacity import crowded, usable_cores
     from gpudoctor.launch.join_env import read_join_env
     from gpudoctor.launch.launcher_watch import watch_launcher
-    from gpudoctor.launch.rank import join_context
+    from gpudoctor.hang.failures import fault_findings
+    from gpudoctor.launch.rank import adopt_fault, join_context
     from gpudoctor.launch.torch_missing import ranks_lacked_torch, torch_broken
     from gpudoctor.probe.cuda import probe_cuda
 
+    faults = fault_findings(options.fault, adopt_fault(options.fault))
     decision = read_join_env(COMMAND, options.nproc is not None)
     ctx = join_context() if decision.join else None
     watch_launcher(ctx)  # a rank whose torchrun agent is killed stops and says so
@@ -95,7 +97,7 @@ def run(options: "Options", *, progress: Progress | None = None) -> "Report":
     else:
         with progress.running() if progress is not None else nullcontext() as on_stage:
             report = run_local(cfg, facts, on_progress=on_stage)
-    early = [*decision.findings, *filter(None, [crowded(COMMAND, o.nproc, usable_cores()) if ctx is None else None])]
+    early = [*faults, *decision.findings, *filter(None, [crowded(COMMAND, o.nproc, usable_cores()) if ctx is None else None])]
     lacked = ranks_lacked_torch(COMMAND, facts, report)
     if lacked is not None:
         return lacked

@@ -33,6 +33,7 @@ class Options:
     save: str | None = None  # keep rank 0's checkpoint here (a directory gets train-smoke.pt)
     timeout: float = 120.0
     compare_dp: bool = False
+    fault: str | None = None  # hidden --fault SPEC: a test hook (launch/rank.adopt_fault)
 
 
 def checkpoint_target(save: str) -> str:
@@ -48,6 +49,9 @@ def checkpoint_target(save: str) -> str:
         check_writable(str(path))
     except FileRefused as exc:
         raise UsageError(f"--save {save}: {exc.reason}") from None
+    if path.exists() and not path.is_file():
+        # Written in place it could not be read back, which is what the checkpoint check does.
+        raise UsageError(f"--save {save}: not a regular file (a device or a pipe): the checkpoint is read back, give a file name")
     return str(path.resolve())
 
 

@@ -435,7 +435,7 @@ def _checkpoint(torch, dist, ctx, cfg, rank, ddp, model, device, probe) -> Check
     saved = None
     reloaded = _Reloaded()
     if rank == 0:
-        torch.save(model.state_dict(), path)
+        _save(torch, model.state_dict(), path)
         wrote.append(path)
         saved = _file_sha(path)
         reloaded = _reload(torch, cfg, path, model, device, probe)
@@ -490,6 +490,18 @@ def _reload(torch, cfg, path, model, device, probe) -> _Reloaded:
         return _Reloaded(keys, load_error=str(exc).strip().splitlines()[0][:300])
     with torch.no_grad():
         return _Reloaded(keys, output_max_diff=float((plain(probe) - model(probe)).abs().max()))
+
+
+def _save(torch, state, path: str) -> None:
+    """torch.save through the one writer of user-named outputs (core/user_file.py): the
+    checkpoint replaces `path` at once, a private file, never through what is there."""
+    import io
+
+    from gpudoctor.core.user_file import write_output
+
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    write_output(path, buffer.getvalue())
 
 
 def _file_sha(path: str) -> str | None:
