@@ -8,9 +8,9 @@ each run beside `--busy` CPU-bound loops (`python -c "while True: pass"`, starte
 before the run and killed by pid after it). A control that reports
 allreduce-slow-rank or allreduce-slow-link is a false positive.
 
-Slowed: the same runs with one link slowed on purpose (GPUDOCTOR_FAULT=1:slowlink3:
+Slowed: the same runs with one link slowed on purpose (--fault 1:slowlink3:
 rank 1 sleeps before each bisect all-reduce it does with rank 3) and with one rank
-slowed (GPUDOCTOR_FAULT=2:slow); detected when the finding names that link / rank.
+slowed (--fault 2:slow); detected when the finding names that link / rank.
 `--fault-link` / `--fault-rank` set the specs ("" leaves the kind out, e.g. for a
 gpudoctor that has no slowlink fault).
 
@@ -47,9 +47,9 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 def _run(nproc: int, fault: str) -> dict | None:
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GPUDOCTOR_FAULT")}
-    if fault:
-        env["GPUDOCTOR_FAULT"] = fault
     cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", str(nproc), "--sizes", "64K", "--bisect", "--json"]
+    if fault:
+        cmd += ["--fault", fault]  # the one way to inject a fault (an inherited GPUDOCTOR_FAULT is ignored)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=RUN_TIMEOUT_S)
@@ -108,7 +108,7 @@ def _series(label: str, runs: int, busy: int, nproc: int, fault: str) -> None:
         print(f"  {label}: {verdict}: {finding.get('title', '')[:200]}\n    pairs {_pairs(report)}", flush=True)
     what = "named the slowed one" if fault else "false positives"
     spent = time.monotonic() - started
-    print(f"{label} (GPUDOCTOR_FAULT={fault or '-'}, {busy} busy loops, {nproc} ranks): {what} {hits}/{runs}; verdicts {dict(seen)}; {spent:.0f} s", flush=True)
+    print(f"{label} (--fault {fault or '-'}, {busy} busy loops, {nproc} ranks): {what} {hits}/{runs}; verdicts {dict(seen)}; {spent:.0f} s", flush=True)
 
 
 def main() -> int:

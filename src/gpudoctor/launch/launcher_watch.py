@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.launch.rank import RankContext
 
 WATCHED = ("torchrun", "slurm")  # launchers that are this process's parent
@@ -28,7 +29,7 @@ def gone_message(ctx: RankContext, parent: int) -> str:
 
 
 def watch_launcher(ctx: RankContext | None, poll_s: float = POLL_S) -> threading.Thread | None:
-    """Start a daemon thread that ends this rank (exit 1, one line on stderr) once
+    """Start a daemon thread that ends this rank (exit 1, a problem; one line on stderr) once
     its parent, the launcher, is gone; None when the rank has no launcher to watch."""
     if ctx is None or ctx.joined_by not in WATCHED:
         return None
@@ -42,7 +43,7 @@ def watch_launcher(ctx: RankContext | None, poll_s: float = POLL_S) -> threading
         try:
             print(gone_message(ctx, parent), file=sys.stderr, flush=True)
         finally:
-            os._exit(1)  # noqa: SLF001 - collectives may be blocked in C++: a normal exit would wait on them
+            os._exit(ExitCode.PROBLEM)  # collectives may be blocked in C++: a normal exit would wait on them
 
     thread = threading.Thread(target=watch, name="gpudoctor-launcher-watch", daemon=True)
     thread.start()
