@@ -149,3 +149,65 @@ class TestUnrecognisedFailureDetector:
             "Exception raised from recvBytes at ../torch/csrc/distributed/c10d/Utils.hpp:670 (most recent call first):\n" + CPP_FRAMES
         )
         assert not any(f.id == "unrecognised-failure" for f in api.diagnose(log).findings)
+
+
+def head_id(text: str) -> str:
+    found = errors(text)
+    return found[0].id if found else "-"
+
+
+class TestModuleNotFound:
+    def test_control_a_name_moved_between_versions_is_not_a_missing_module(self):
+        assert head_id("ImportError: cannot import name 'is_torch_tpu_available' from 'transformers'\n") != "module-not-found"
+
+    def test_control_a_logged_fallback_is_not_a_missing_module(self):
+        assert head_id("[WARNING] apex not found: ImportError: No module named 'apex', using the native implementation\n") != "module-not-found"
+
+    def test_sibling_a_module_the_jobs_python_cannot_import(self):
+        found = errors("Traceback (most recent call last):\n  File \"/root/LLaMA-Factory/src/llamafactory/launcher.py\", line 15, in <module>\n"
+                       "ModuleNotFoundError: No module named 'llamafactory'\n")
+        assert found[0].id == "module-not-found" and 'import llamafactory' in found[0].fix
+
+
+class TestLauncherNotFound:
+    def test_control_a_compiler_not_found_is_not_the_launcher(self):
+        assert head_id("/bin/sh: 1: nvcc: not found\n") != "launcher-not-found"
+
+    def test_sibling_the_launcher_not_on_the_path(self):
+        found = errors("/bin/sh: 1: torchrun: not found\n")
+        assert found[0].id == "launcher-not-found" and "which torchrun" in found[0].fix
+
+
+class TestLauncherArgumentUnknown:
+    def test_control_the_users_script_refusing_the_launchers_flag_is_its_own_verdict(self):
+        assert head_id("usage: train.py [-h]\ntrain.py: error: unrecognized arguments: --local-rank=0\n") != "launcher-argument-unknown"
+
+    def test_sibling_torchrun_refusing_a_flag_of_another_version(self):
+        found = errors("torchrun: error: unrecognized arguments: --nproc-per-node=1\n")
+        assert found[0].id == "launcher-argument-unknown" and "torchrun --help" in found[0].fix
+
+
+LIB = "/opt/conda/lib/python3.10/site-packages"
+
+
+class TestLibraryApiMismatch:
+    def test_control_raised_in_the_users_own_code_is_the_users_exception(self):
+        log = ("Traceback (most recent call last):\n  File \"/home/u/train.py\", line 12, in main\n"
+               "AttributeError: 'Config' object has no attribute 'lr'\n")
+        assert head_id(log) == "python-exception"
+
+    def test_control_without_a_traceback_it_is_not_blamed_on_versions(self):
+        assert head_id("AttributeError: 'dict' object has no attribute 'num_gpus_per_worker'\n") == "unrecognised-failure"
+
+    def test_control_a_value_that_is_none_is_not_an_api_mismatch(self):
+        log = (f"Traceback (most recent call last):\n  File \"{LIB}/axolotl/utils/trainer.py\", line 40, in setup\n"
+               "AttributeError: 'NoneType' object has no attribute 'get'\n")
+        assert head_id(log) != "library-api-mismatch"
+
+    def test_sibling_one_library_calling_another(self):
+        log = (f"Traceback (most recent call last):\n  File \"{LIB}/trl/scripts/vllm_serve.py\", line 30, in main\n"
+               f"  File \"{LIB}/vllm/engine/arg_utils.py\", line 12, in __init__\n"
+               "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n")
+        found = errors(log)
+        assert found[0].id == "library-api-mismatch"
+        assert "the vllm version and the trl version" in found[0].fix and "pip show vllm trl" in found[0].fix

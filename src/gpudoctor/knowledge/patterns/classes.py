@@ -1,0 +1,133 @@
+"""Rules for classes of messages, not one exception at a time (issue 35 item 4).
+
+Each rule covers a family that holds many threads of the sampled corpus, whatever the package or
+the name in the message: a module the job's Python cannot import, a launcher the job's shell
+cannot find, an argument a launcher's version does not know, and an API that one package calls
+the way another version of a second package worked. Their examples are real lines from those
+threads; their counter-examples are the nearest lines that mean something else.
+"""
+
+from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, pattern
+
+E = Severity.ERROR
+LAUNCHERS = r"torchrun|deepspeed|accelerate|srun|mpirun|mpiexec|python3?|llamafactory-cli|colossalai|ray|tune|trl|axolotl|composer|nemo|pdsh"
+
+PATTERNS = [
+    pattern(
+        "module-not-found",
+        "platform",
+        CAUSE,
+        E,
+        "the Python that runs the job cannot import a module",
+        r"^(?!.*\b(?i:warn)).*?(?:ModuleNotFoundError|ImportError): No module named '?(?P<module>[\w.]+)'?",
+        ("No module named",),
+        why="""The interpreter that ran this process has no module of that name on its path: the package is
+        not installed in that environment, or the job runs under another Python than the one it was installed
+        in (a launcher from another environment or from ~/.local, `sudo`, /usr/bin/python, a Ray or Slurm
+        worker started without the environment, a remote node), or the module's name is misspelt or moved
+        in the installed version of its package. A project's own package (`pip install -e .`) is importable
+        only in the environment it was installed in.""",
+        fix="""see which Python the job runs (`which python torchrun`; torchrun's first line names its interpreter) and
+        try the import with it: `python -c "import MODULE"`; install the package into that environment
+        (`python -m pip install ...`, `pip install -e .` for your own project), or start the ranks with that
+        environment's interpreter: `python -m torch.distributed.run ...` instead of a torchrun from elsewhere;
+        check the name is spelt as the installed version has it""".replace("\n        ", " "),
+        examples=[
+            ("ModuleNotFoundError: No module named 'llamafactory'", "hiyouga/LlamaFactory#5243 (torchrun from ~/.local ran another Python)"),
+            ("ModuleNotFoundError: No module named 'transfer_queue'", "verl-project/verl#7320 (a new dependency not installed)"),
+            (
+                "/root/anaconda3/envs/test/bin/python: Error while finding module specification for 'torch.distribute.launch' "
+                "(ModuleNotFoundError: No module named 'torch.distribute')",
+                "NVIDIA/nccl#719 (a misspelt module)",
+            ),
+            ("ImportError: No module named flash_attn", "Python 2 style text as some wrappers print it"),
+        ],
+        not_examples=[
+            "ImportError: cannot import name 'is_torch_tpu_available' from 'transformers'",  # a name moved between versions: another story
+            "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+            "[WARNING] apex not found: ImportError: No module named 'apex', using the native implementation",  # a logged fallback
+        ],
+    ),
+    pattern(
+        "launcher-not-found",
+        "launcher",
+        CAUSE,
+        E,
+        "the shell that starts the job cannot find the launcher",
+        r"^(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?(?P<command>(?:\S*/)?(?:" + LAUNCHERS + r")): (?:command )?not found",
+        ("not found",),
+        why="""The command is not on the PATH of the shell that ran it: its environment was not activated
+        there (a conda env or venv activated in another shell), `sudo` replaced the PATH with its own
+        secure_path, or a remote node (ssh, pdsh, a scheduler's job) started a shell without the environment.""",
+        fix="""see which command the shell would run: `which COMMAND` in the same way the job starts (sudo: `sudo which COMMAND`);
+        activate the conda env / venv in that shell, keep the PATH under sudo (`sudo env "PATH=$PATH" COMMAND ...`),
+        or start it through the environment's Python: `python -m torch.distributed.run` for torchrun""".replace("\n        ", " "),
+        examples=[
+            ("/bin/sh: 1: torchrun: not found", "hiyouga/LlamaFactory#5217 (run under sudo)"),
+            ("bash: deepspeed: command not found", "shell text when the env is not activated"),
+            ("/bin/bash: line 1: srun: command not found", "a job script run off the cluster's login environment"),
+        ],
+        not_examples=[
+            "/bin/sh: 1: nvcc: not found",  # a compiler for an extension build: another story
+            "torchrun: error: unrecognized arguments: --nproc-per-node=1",
+        ],
+    ),
+    pattern(
+        "launcher-argument-unknown",
+        "launcher",
+        CAUSE,
+        E,
+        "the launcher does not know an argument it was given",
+        r"^(?P<prog>torchrun|deepspeed|accelerate(?: <command> \[<args>\] launch)?|launch\.py|run\.py|colossalai|mpirun): error: unrecognized arguments: (?P<args>.+)",
+        ("unrecognized arguments",),
+        why="""The launcher's argument parser refused these flags: they are spelt for another version of it
+        (torchrun before torch 2.0 knew only the underscore forms such as --nproc_per_node; newer flags such as
+        --local-ranks-filter or --log-dir do not exist in older releases), or a script's own argument was put
+        before the script's name, where the launcher reads it as its own.""",
+        fix="""`PROG --help` lists what the installed version takes: spell the flags as it does (older torchrun:
+        --nproc_per_node, --nnodes, --node_rank), upgrade torch for the newer spelling, and put the script's own
+        arguments after the script""".replace("\n        ", " "),
+        examples=[
+            ("torchrun: error: unrecognized arguments: --nproc-per-node=1", "huggingface/pytorch-image-models#1742 (an older torchrun)"),
+            ("launch.py: error: unrecognized arguments: --use_env", "torch.distributed.launch of an older torch"),
+        ],
+        not_examples=[
+            "train.py: error: unrecognized arguments: --local-rank=0",  # the user's script refusing the launcher's flag: its own pattern
+        ],
+    ),
+    pattern(
+        "library-api-mismatch",
+        "platform",
+        CAUSE,
+        E,
+        "one library calls another the way a different version of it worked",
+        r"(?:^|[\s\"'(\[])(?:[A-Za-z_]\w*\.)*(?P<exception>AttributeError|TypeError): (?P<message>"
+        r"'(?!NoneType')(?P<type>\w+)' object has no attribute '(?P<attribute>\w+)'|"
+        r"module '(?P<module>[\w.]+)' has no attribute '(?P<module_attribute>\w+)'|"
+        r"(?P<callee>[\w.<>]+)\(\) (?:got an unexpected keyword argument '(?P<keyword>\w+)'|missing \d+ required (?:positional|keyword-only) arguments?:|"
+        r"takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given|got multiple values for argument))",
+        ("has no attribute", "unexpected keyword argument", "required positional argument", "required keyword-only argument", "positional argument", "multiple values for argument"),
+        why="""A library raised, inside library code, an error about the shape of an API: an object without the
+        attribute the caller uses, a function without the keyword or the number of arguments it is given. One
+        installed package calls another as a different version of it worked: the versions do not go together
+        (the caller's requirements were not installed, or one of them was upgraded alone), or it is a bug
+        that a later release fixed. The traceback's frames show which package calls which.""",
+        fix="""VERSIONS do not go together: compare them (`pip show PACKAGES`) with the requirements of the one that
+        calls the other, and install versions that do (upgrade RAISER: `pip install -U RAISER`, or pin it to the version
+        the caller requires); search RAISER's issues for the message too: such errors are often fixed in a later release""".replace("\n        ", " "),
+        examples=[
+            ("TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'", "huggingface/trl#3304 (trl newer than vLLM)"),
+            ("AttributeError: 'AdamW' object has no attribute 'train'", "hiyouga/LlamaFactory#5647 (transformers version)"),
+            ("AttributeError: 'dict' object has no attribute 'num_gpus_per_worker'", "ray-project/ray#23302 (a Ray bug fixed by an upgrade)"),
+            ("(ActorModelRayActor pid=700388) AttributeError: 'LLMEngine' object has no attribute 'model_executor'", "OpenRLHF/OpenRLHF#922 (vLLM version)"),
+            ("AttributeError: 'Namespace' object has no attribute 'same_network'", "huggingface/accelerate#770 (an accelerate bug)"),
+            ("TypeError: BatchEncoding.to() got an unexpected keyword argument 'non_blocking'", "hiyouga/LlamaFactory#6139 (transformers older than accelerate)"),
+        ],
+        not_examples=[
+            "AttributeError: 'NoneType' object has no attribute 'get'",  # a value that is None (a missing config entry): not an API
+            "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'",  # the DDP wrapper: its own pattern
+            "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+        ],
+    ),
+]
