@@ -98,14 +98,13 @@ RULES = (
     Evidence(
         "raydied",
         "a Ray worker or actor died",
-        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Exception raised in creation task: .+|Error processing event\b.*|"
-        r"ray\.exceptions\.\w+Error\b.*)",
+        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Ray processes died\b.*|Exception raised in creation task: .+|Error processing event\b.*)",
         2,
         (
             "A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.",
             "Exception raised in creation task: The actor died because of an error raised in its creation task, ray::LLMRayActor.__init__()",
             "2023-03-02 21:37:21,268\tERROR trial_runner.py:1062 -- Trial TorchTrainer_63ebb_00000: Error processing event.",
-            "ray.exceptions.RayTaskError(RuntimeError): ray::_Inner.train() (pid=2288, ip=10.12.86.0, repr=TorchTrainer)",
+            "2020-01-23 19:31:13,975 ERROR scripts.py:410 -- Ray processes died unexpectedly",
         ),
         ("The actor is alive", "A worker started on node 10.0.0.5"),
     ),
@@ -130,7 +129,7 @@ RULES = (
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
-WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "ray.exceptions.", "Error executing job", "sigkill_handler")
+WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "Error executing job", "sigkill_handler")
 GATE = any_of(WORDS)
 
 

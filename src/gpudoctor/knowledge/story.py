@@ -547,7 +547,7 @@ def sign_evidence(sign: Sign) -> dict:
     ev: dict = {"kind": sign.kind, "what": sign.what}
     if sign.message and sign.message != sign.text:
         ev["message"] = sign.message
-    if sign.cause:
+    if sign.cause and not sign.cause.startswith("<"):
         ev["raised_from"] = sign.cause
     if sign.time:
         ev["time"] = sign.time
