@@ -211,3 +211,15 @@ class TestLibraryApiMismatch:
         found = errors(log)
         assert found[0].id == "library-api-mismatch"
         assert "the vllm version and the trl version" in found[0].fix and "pip show vllm trl" in found[0].fix
+
+
+class TestGpuDriverUnusable:
+    def test_control_a_driver_library_mismatch_is_its_own_verdict(self):
+        assert head_id("Failed to initialize NVML: Driver/library version mismatch\n") == "nvml-driver-mismatch"
+
+    def test_control_a_healthy_nvidia_smi_table_is_healthy(self):
+        assert errors(SMI_BOX) == []
+
+    def test_sibling_nvidia_smi_finding_no_gpu(self):
+        found = errors("# nvidia-smi\nNo devices were found\n")
+        assert found[0].id == "gpu-driver-unusable" and "lsmod | grep nvidia" in found[0].fix

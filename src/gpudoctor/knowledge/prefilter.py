@@ -93,6 +93,7 @@ TRIGGERS = (
     "permission denied",
     "no such file",
     "process ",
+    "no devices were found",
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

@@ -97,6 +97,39 @@ PATTERNS = [
         ],
     ),
     pattern(
+        "gpu-driver-unusable",
+        "cuda",
+        CAUSE,
+        E,
+        "the NVIDIA driver cannot bring up the GPU (nvidia-smi and CUDA see none)",
+        r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|^No devices were found$|"
+        r"NVRM: .*(?P<init>RmInitAdapter|rm_init_adapter) failed|Failed to initialize NVML: (?P<nvml>Unknown Error|GPU access blocked by the operating system|Not Found)",
+        ("couldn't communicate with the NVIDIA driver", "No devices were found", "RmInitAdapter", "rm_init_adapter", "Failed to initialize NVML"),
+        why="""nvidia-smi (NVML) reaches no GPU: the kernel module is not loaded or was built for another kernel
+        (a kernel update without the driver's DKMS rebuild), the driver failed to initialise the GPU (NVRM's
+        RmInitAdapter failed: the PCIe link, the BIOS settings for large BARs such as Above 4G Decoding /
+        Resizable BAR, power, or a failing card), or, in a container, the GPU device files are not passed in
+        (NVML's Unknown Error after the host reloaded its cgroups). Every CUDA job on the machine fails the same way.""",
+        fix="""lsmod | grep nvidia; sudo dmesg -T | grep -i -E 'NVRM|nvidia'; lspci -nn | grep -i nvidia; dkms status  # then
+        reinstall the driver for the running kernel (or reboot into the kernel it was built for); an RmInitAdapter failure:
+        check the BIOS (Above 4G Decoding, Resizable BAR), reseat the card and its power; in a container: restart it with
+        --gpus all""".replace("\n        ", " "),
+        examples=[
+            ("No devices were found", "NVIDIA/open-gpu-kernel-modules#862 (nvidia-smi)"),
+            ("Jul 01 22:55:07 gpu kernel: NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:884)", "NVIDIA/open-gpu-kernel-modules#862 (syslog)"),
+            (
+                "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
+                "nvidia-smi with no driver loaded",
+            ),
+            ("Failed to initialize NVML: Unknown Error", "NVIDIA/nvidia-container-toolkit#48 (a container after a cgroup reload)"),
+        ],
+        not_examples=[
+            "Failed to initialize NVML: Driver/library version mismatch",  # its own pattern: a reboot fixes it
+            "No devices were found matching the filter",
+        ],
+        after=("nvidia-xid",),  # a GPU fault the driver logged (an Xid) is why it cannot bring the GPU up
+    ),
+    pattern(
         "library-api-mismatch",
         "platform",
         CAUSE,
