@@ -223,3 +223,24 @@ class TestGpuDriverUnusable:
     def test_sibling_nvidia_smi_finding_no_gpu(self):
         found = errors("# nvidia-smi\nNo devices were found\n")
         assert found[0].id == "gpu-driver-unusable" and "lsmod | grep nvidia" in found[0].fix
+
+
+class TestRankOutsideWorld:
+    def test_control_an_invalid_device_ordinal_is_not_a_rank_outside_the_world(self):
+        assert head_id("RuntimeError: CUDA error: invalid device ordinal\n") != "rank-outside-world"
+
+    def test_sibling_a_sampler_built_for_one_node(self):
+        found = errors("ValueError: Invalid rank 8, rank should be in the interval [0, 7]\n")
+        assert found[0].id == "rank-outside-world" and "num_nodes" in found[0].fix
+
+
+class TestRunInterrupted:
+    def test_control_a_hint_that_names_keyboardinterrupt_is_no_interruption(self):
+        assert head_id("Training... Press Ctrl-C (KeyboardInterrupt) to stop\nepoch 1 loss 0.3\n") == "-"
+
+    def test_sibling_a_traceback_ending_in_keyboardinterrupt_says_where_it_waited(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.10/multiprocessing/connection.py", line 379, in _recv\n'
+               "KeyboardInterrupt\n")
+        found = errors(log)
+        assert found[0].id == "run-interrupted" and "multiprocessing/connection.py:379 in _recv" in found[0].fix

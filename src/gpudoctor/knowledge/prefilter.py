@@ -94,6 +94,9 @@ TRIGGERS = (
     "no such file",
     "process ",
     "no devices were found",
+    "keyboardinterrupt",
+    "invalid rank",
+    "does not match",
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

@@ -35,7 +35,7 @@ NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
-NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch")
+NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
 EVIDENCE_CHARS = 300
@@ -505,6 +505,9 @@ class Diagnosis:
         fix = fix.replace("MODULE", str(fields.get("module", "MODULE"))).replace("COMMAND", str(fields.get("command", "COMMAND")).rsplit("/", 1)[-1])
         fix = fix.replace("PROG", str(fields.get("prog", "PROG")).split(" ", 1)[0])
         sign = self.sign_of(seen)
+        if "WHERE" in fix:
+            last = sign.raised_in() if sign is not None else None
+            fix = fix.replace("WHERE", f"{last.path}:{last.line}" + (f" in {last.func}" if last.func else "") if last else "not in this log")
         if sign is not None and "PACKAGES" in fix:
             # innermost first: the package that raised, then the one that called it
             packages = [pkg for f in reversed(sign.frames) if (pkg := package_of(f.path)) not in (None, "python")]

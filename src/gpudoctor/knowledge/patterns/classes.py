@@ -130,6 +130,48 @@ PATTERNS = [
         after=("nvidia-xid",),  # a GPU fault the driver logged (an Xid) is why it cannot bring the GPU up
     ),
     pattern(
+        "rank-outside-world",
+        "launcher",
+        CAUSE,
+        E,
+        "a rank number lies outside the world size a part of the job was built with",
+        r"Invalid rank (?P<rank>\d+), rank should be in the interval \[0, (?P<last>\d+)\]|"
+        r"(?P<launcher>MPI|SLURM|[Ll]auncher) world size (?P<outer>\d+) does not match (?:torch |the )?world size (?P<inner>\d+)",
+        ("Invalid rank", "does not match torch world size", "does not match the world size"),
+        why="""More ranks run than a part of the job counts: a DistributedSampler (or a process group) was built
+        with a world size of one node while several nodes run (the node count, Lightning's num_nodes or
+        torchrun's --nnodes, did not reach it), or the launcher started another number of processes than the
+        framework was configured for (mpirun -np against the configured world size).""",
+        fix="""make the node count and the processes per node agree everywhere: Lightning `Trainer(num_nodes=N, devices=G)`
+        with N x G the ranks that run (srun --ntasks-per-node=G), torchrun `--nnodes N --nproc_per_node G`, mpirun -np the
+        configured world size; build samplers from the process group: `DistributedSampler(ds, num_replicas=dist.get_world_size(),
+        rank=dist.get_rank())`""".replace("\n        ", " "),
+        examples=[
+            ("ValueError: Invalid rank 8, rank should be in the interval [0, 7]", "Lightning-AI/pytorch-lightning#17436 (FSDP without num_nodes on SLURM)"),
+            ("ValueError: Invalid rank 1, rank should be in the interval [0, 0]", "Lightning-AI/pytorch-lightning#17028"),
+            ("AssertionError: MPI world size 16 does not match torch world size 8", "deepspeedai/DeepSpeed#461 (mpirun against Megatron's world size)"),
+        ],
+        not_examples=["ValueError: Invalid device ordinal 8", "RuntimeError: Invalid rank argument"],
+    ),
+    pattern(
+        "run-interrupted",
+        "launcher",
+        CAUSE,
+        E,
+        "the run was stopped from outside (Ctrl-C) before it finished",
+        r"^(?P<exception>KeyboardInterrupt)$",
+        ("KeyboardInterrupt",),
+        why="""A KeyboardInterrupt is Python's answer to SIGINT: someone pressed Ctrl-C, or a launcher or a scheduler
+        interrupted the process. The run did not finish. Its traceback shows where the process was at that moment: in
+        a job stopped because it looked stuck, that is where it waited (a collective, a DataLoader worker's queue,
+        a lock).""",
+        fix="""read where it was: the last frames of this traceback (WHERE); if the run was stuck, take every rank's stack while
+        it hangs (py-spy dump --pid PID) and, for collectives, the Flight Recorder (TORCH_FR_BUFFER_SIZE=2000); a DataLoader
+        worker's queue: rerun with num_workers=0 to see the error it hides""".replace("\n        ", " "),
+        examples=[("KeyboardInterrupt", "pytorch/pytorch#1355 (Ctrl-C on a DataLoader deadlock)")],
+        not_examples=["During handling of KeyboardInterrupt, the following happened", "Press Ctrl-C (KeyboardInterrupt) to stop"],
+    ),
+    pattern(
         "library-api-mismatch",
         "platform",
         CAUSE,
