@@ -244,3 +244,12 @@ class TestRunInterrupted:
                "KeyboardInterrupt\n")
         found = errors(log)
         assert found[0].id == "run-interrupted" and "multiprocessing/connection.py:379 in _recv" in found[0].fix
+
+
+class TestCheckpointCorrupt:
+    def test_control_a_shape_mismatch_on_load_is_not_a_corrupt_file(self):
+        assert head_id("RuntimeError: Error(s) in loading state_dict for Net:\n\tsize mismatch for fc.weight: copying a param with shape torch.Size([10, 512])\n") != "checkpoint-corrupt"
+
+    def test_sibling_a_storage_of_the_wrong_size(self):
+        found = errors("RuntimeError: storage has wrong size: expected -4669315570785868528 got 512\n")
+        assert found[0].id == "checkpoint-corrupt" and "dist.get_rank() == 0" in found[0].fix

@@ -97,6 +97,9 @@ TRIGGERS = (
     "keyboardinterrupt",
     "invalid rank",
     "does not match",
+    "storage has wrong size",
+    "pytorchstreamreader",
+    "might be corrupted",
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

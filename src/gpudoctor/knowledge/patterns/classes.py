@@ -172,6 +172,29 @@ PATTERNS = [
         not_examples=["During handling of KeyboardInterrupt, the following happened", "Press Ctrl-C (KeyboardInterrupt) to stop"],
     ),
     pattern(
+        "checkpoint-corrupt",
+        "platform",
+        CAUSE,
+        E,
+        "a checkpoint file is truncated or corrupt",
+        r"storage has wrong size: expected -?\d+ got \d+|PytorchStreamReader failed reading (?:zip archive: failed finding central directory|file \S+: (?:invalid header|file read failed))|"
+        r"unexpected EOF, expected \d+ more bytes\. The file might be corrupted",
+        ("storage has wrong size", "PytorchStreamReader failed reading", "The file might be corrupted"),
+        why="""torch.load read a file that is not the whole checkpoint torch.save wrote: several ranks saved to the
+        same path at once (every rank of a job runs the save unless it is guarded), the save was cut (the job was
+        killed or the disk filled during it), or a rank loaded it before the writer finished. Each rank then
+        reads another mixture of the writes.""",
+        fix="""save from one rank and let the others wait for it: `if dist.get_rank() == 0: torch.save(state, path)` then
+        `dist.barrier()` before any rank loads it (Lightning and accelerate do this when you use their save); check the
+        disk's free space and the file size, and save again""".replace("\n        ", " "),
+        examples=[
+            ("RuntimeError: storage has wrong size: expected -4669315570785868528 got 512", "pytorch/pytorch#12042 (8 ranks saving one path)"),
+            ("RuntimeError: storage has wrong size: expected 512 got 65536", "NVIDIA/NeMo#130 (a 32-node run's checkpoint)"),
+            ("RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory", "torch.load of a truncated file"),
+        ],
+        not_examples=["RuntimeError: shape '[8, 512]' is invalid for input of size 65536", "size mismatch for fc.weight: copying a param with shape"],
+    ),
+    pattern(
         "library-api-mismatch",
         "platform",
         CAUSE,
