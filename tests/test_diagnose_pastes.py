@@ -50,6 +50,8 @@ SHAPES = {
     "ansi colours": lambda t: "\n".join("\x1b[31m" + line + "\x1b[0m" for line in t.split("\n")),
     "crlf": lambda t: t.replace("\n", "\r\n"),
     "html-escaped": html.escape,
+    # a page that writes every quote and slash as a numeric entity
+    "html numeric entities": lambda t: t.replace("&", "&#38;").replace('"', "&#34;").replace("'", "&#x27;").replace("/", "&#x2F;").replace(">", "&#62;"),
 }
 ENCODINGS = {"utf-16 with a bom": lambda t: t.encode("utf-16"), "utf-8 with a bom": lambda t: b"\xef\xbb\xbf" + t.encode()}
 # real logs of different kinds: a traceback ending in an exception, NCCL lines, a GPU-tool paste
