@@ -101,3 +101,15 @@ def test_one_long_line_cut_once_is_read_again_joined():
     r = report(wrapped.encode())
     assert r.data.get("unwrapped_at") == 80
     assert headline(wrapped.encode()) == headline(text.encode()) == ("ddp-device-mismatch", True)
+
+
+def test_a_line_copied_out_of_a_url_is_decoded():
+    # turboderp-org/exllamav2#530: the error was pasted from a URL, every space written %20
+    assert headline(b"libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister\n") == ("nccl-two-libraries", True)
+
+
+def test_a_url_inside_a_message_is_left_as_it_is():
+    from gpudoctor.knowledge.lines import strip
+
+    line = "see https://example.org/a%20b for details"
+    assert strip(line).text == line

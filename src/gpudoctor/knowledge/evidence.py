@@ -80,6 +80,20 @@ RULES = (
         ("Process 0: loading shards", "Process rank: 0, device: cuda:0, n_gpu: 1, distributed training: True"),
     ),
     Evidence(
+        "mpirun",
+        "mpirun reported a process that failed",
+        r"(?P<mpirun>mpirun detected that one or more processes exited with non-zero status|"
+        r"mpirun noticed that process rank \d+ with PID \d+ on node \S+ exited on signal \d+.*|"
+        r"Primary job\s+terminated normally, but \d+ process(?:es)? returned)",
+        2,
+        (
+            "mpirun detected that one or more processes exited with non-zero status, thus causing",  # NVIDIA/nccl#241
+            "Primary job  terminated normally, but 1 process returned",
+            "mpirun noticed that process rank 3 with PID 0 on node gpu07 exited on signal 9 (Killed).",
+        ),
+        ("mpirun detected that the job finished", "Primary job terminated normally"),
+    ),
+    Evidence(
         "thread",
         "an exception ended a thread",
         r"^Exception in thread (?P<thread>[^:]+):$",
@@ -129,7 +143,7 @@ RULES = (
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
-WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "Error executing job", "sigkill_handler")
+WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Error executing job", "sigkill_handler")
 GATE = any_of(WORDS)
 
 

@@ -27,6 +27,9 @@ ENTITIES = {"&gt;": ">", "&lt;": "<", "&quot;": '"', "&#39;": "'", "&#x27;": "'"
 ENTITY = re.compile("|".join(ENTITIES) + r"|&#(?:\d{2,5}|x[0-9a-fA-F]{2,4});")
 
 
+URL_ESCAPE = re.compile(r"%([2-7][0-9A-Fa-f])")  # printable ASCII only
+
+
 def entity(m: re.Match) -> str:
     code = m.group(0)
     if code in ENTITIES:
@@ -127,6 +130,8 @@ def strip(raw: str) -> LogLine:
         text = text[1:-1]
     if "&" in text:
         text = ENTITY.sub(entity, text)
+    if "%20" in text and " " not in text.strip():  # a line copied out of a URL: every space written %20
+        text = URL_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
     rank = local_rank = None
     node = None
     if text[:1] in " \t" and text.lstrip(" \t")[:1] in "[(":

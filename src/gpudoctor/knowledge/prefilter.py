@@ -100,6 +100,9 @@ TRIGGERS = (
     "storage has wrong size",
     "pytorchstreamreader",
     "might be corrupted",
+    "mpirun ",
+    "primary job",
+    "%20",  # a line copied out of a URL (lines.strip decodes it)
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))
