@@ -253,3 +253,14 @@ class TestCheckpointCorrupt:
     def test_sibling_a_storage_of_the_wrong_size(self):
         found = errors("RuntimeError: storage has wrong size: expected -4669315570785868528 got 512\n")
         assert found[0].id == "checkpoint-corrupt" and "dist.get_rank() == 0" in found[0].fix
+
+
+class TestDeepspeedConfigMismatch:
+    def test_control_another_deepspeed_config_error_is_not_a_mismatch_with_the_trainer(self):
+        assert head_id("ValueError: Please check your DeepSpeed config: 'zero_optimization' is missing\n") != "deepspeed-config-mismatch"
+
+    def test_sibling_the_trainers_check_of_the_deepspeed_config(self):
+        found = errors("ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
+                       "- ds bf16.enabled=True vs hf bf16|bf16_full_eval=False\n"
+                       "The easiest method is to set these DeepSpeed config values to 'auto'.\n")
+        assert found[0].id == "deepspeed-config-mismatch" and '"auto"' in found[0].fix
