@@ -113,3 +113,9 @@ def test_a_url_inside_a_message_is_left_as_it_is():
 
     line = "see https://example.org/a%20b for details"
     assert strip(line).text == line
+
+
+def test_inline_code_opened_and_not_closed_on_the_line_is_peeled():
+    # deepspeedai/DeepSpeed#5696: the paste opens an inline-code span and is cut inside it
+    found, failed = headline(b"`RuntimeError: Mism\n")
+    assert failed

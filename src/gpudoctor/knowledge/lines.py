@@ -128,6 +128,8 @@ def strip(raw: str) -> LogLine:
         text = WRAP_TAIL.sub("", text)
     if len(text) > 2 and text[0] == "`" == text[-1] and text[1] != "`":  # `RuntimeError: ...` as inline code
         text = text[1:-1]
+    elif len(text) > 1 and text[0] == "`" and text[1] not in "` ":  # inline code opened on this line, closed on a later one (or cut)
+        text = text[1:]
     if "&" in text:
         text = ENTITY.sub(entity, text)
     if "%20" in text and " " not in text.strip():  # a line copied out of a URL: every space written %20
