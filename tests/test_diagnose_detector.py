@@ -99,3 +99,17 @@ def test_a_ray_wrapper_alone_is_still_a_failure():
         "ray.exceptions.RayTaskError(OSError): ray::TaskRunner.run() (pid=4237, ip=10.130.1.15)\n"
     )
     assert [f for f in api.diagnose(log).findings if f.severity is Severity.ERROR]
+
+
+def test_a_dataloader_workers_exception_is_told_through_its_original_traceback():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n'
+        f'  File "{SITE}/torch/_utils.py", line 394, in reraise\n'
+        "RuntimeError: Caught RuntimeError in DataLoader worker process 2.\n"
+        "Original Traceback (most recent call last):\n"
+        '  File "/home/u/data/worker.py", line 12, in __getitem__\n'
+        "RuntimeError: the shard index 17 is past the 16 shards on this rank\n"
+    )
+    found = [f for f in api.diagnose(log).findings if f.severity is Severity.ERROR]
+    assert "data/worker.py:12" in found[0].title and "Caught" not in found[0].title

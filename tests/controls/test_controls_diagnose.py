@@ -264,3 +264,12 @@ class TestDeepspeedConfigMismatch:
                        "- ds bf16.enabled=True vs hf bf16|bf16_full_eval=False\n"
                        "The easiest method is to set these DeepSpeed config values to 'auto'.\n")
         assert found[0].id == "deepspeed-config-mismatch" and '"auto"' in found[0].fix
+
+
+class TestBf16UnsupportedGpu:
+    def test_control_a_run_that_uses_bfloat16_is_healthy(self):
+        assert errors("INFO: using dtype torch.bfloat16 on NVIDIA A100-SXM4-80GB\nstep 1 loss 2.1\n") == []
+
+    def test_sibling_autocast_refusing_bfloat16_on_this_gpu(self):
+        found = errors("RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.\n")
+        assert found[0].id == "bf16-unsupported-gpu"

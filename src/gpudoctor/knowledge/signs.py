@@ -109,7 +109,10 @@ NEW_RECORD = re.compile(
     r"^\s*(?:\[rank\d+\]:|\[default\d+\]:|\d{1,5}: )?\s*(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d|\*{5}|(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\b|"
     r"[\w.\-]+:\d+:\d+ \[\d+\] NCCL|Traceback|[\w.]*(?:Error|Exception|Warning): )"
 )
-TOLD = "<told>"  # a Ray wrapper whose worker's exception follows it: told through that one
+TOLD = "<told>"  # a wrapper whose worker's exception follows it: told through that one
+ORIGINAL = "Original Traceback (most recent call last)"  # a DataLoader worker's or a DataParallel replica's, re-raised
+# torch re-raising a worker's exception: "Caught RuntimeError in DataLoader worker process 2." / "... in replica 0 on device 0."
+CAUGHT = re.compile(r"^Caught \w+ in (?:DataLoader worker process \d+|replica \d+ on device \d+)")
 # Ray's wrapper of a worker's exception ("ray.exceptions.RayTaskError(RuntimeError)"): the worker's own follows
 RAY_WRAPPER = re.compile(r"^(?:ray\.exceptions\.)?Ray\w*Error\((?P<inner>\w+)\)$")
 # torch's C++ backtrace line: "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /x/libtorch_cuda.so)"
@@ -290,7 +293,7 @@ class Signs:
             self.ignored_at[msg.rank] = line
             self.events += 1
             return
-        if text.startswith(TRACEBACK) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, or rich's boxed traceback
+        if text.startswith(TRACEBACK) or text.startswith(ORIGINAL) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, a worker's, or rich's boxed
             self.tracebacks += 1
             if self.first_traceback is None:
                 self.first_traceback = line
@@ -449,10 +452,10 @@ class Signs:
                 if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank == head.rank:
                     previous = self.signs[-1]
                     if previous.cause == "<next>":  # this traceback was raised from the previous one
-                        previous.cause = TOLD if RAY_WRAPPER.match(previous.what) else ""
+                        previous.cause = TOLD if wrapper(previous.what, previous.message) else ""
                         sign.cause = previous.what
-                if chained or RAY_WRAPPER.match(cls):
-                    sign.cause = "<next>"  # Ray re-raises a worker's exception: its own traceback follows, headerless
+                if chained or wrapper(cls, message):
+                    sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
                 self.add(sign)
                 return
         self.cut_traceback(head, raw, line, source, frames)
@@ -467,7 +470,7 @@ class Signs:
             previous = self.signs[-1] if self.signs else None
             if previous is not None and previous.cause == "<next>" and previous.where.rank == head.rank and previous.line < line:
                 inner = RAY_WRAPPER.match(previous.what)
-                previous.cause, sign.cause = (TOLD if inner else ""), previous.what
+                previous.cause, sign.cause = (TOLD if wrapper(previous.what, previous.message) else ""), previous.what
                 if inner:  # Ray named the worker's exception class: that is what failed
                     sign.what = f"{inner.group('inner')} in a Ray worker (its traceback is cut before the message)"
             self.add(sign)
@@ -506,10 +509,15 @@ class Signs:
     def exception(self, cls: str, rank: Optional[int]) -> Optional[Sign]:
         """The traceback that ended in this exception (same rank when known)."""
         short = cls.rsplit(".", 1)[-1]
-        for s in self.signs:
-            if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank)):
-                return s
-        return None
+        found = [s for s in self.signs if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank))]
+        # a wrapper that re-raised a worker's exception is told through the worker's (`TOLD`)
+        return next((s for s in found if s.cause != TOLD), found[0] if found else None)
+
+
+def wrapper(cls: str, message: str) -> bool:
+    """An exception that re-raises another process's: Ray's RayTaskError(X), torch's 'Caught X in
+    DataLoader worker process N' (its worker's traceback follows as 'Original Traceback')."""
+    return RAY_WRAPPER.match(cls) is not None or CAUGHT.match(message) is not None
 
 
 def continued(head: LogLine, line: int, after: list[str]) -> list[tuple[int, str]]:
