@@ -273,3 +273,13 @@ class TestBf16UnsupportedGpu:
     def test_sibling_autocast_refusing_bfloat16_on_this_gpu(self):
         found = errors("RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.\n")
         assert found[0].id == "bf16-unsupported-gpu"
+
+
+class TestLauncherSigsegv:
+    def test_control_another_fatal_python_error_is_not_a_segfault(self):
+        assert head_id("Fatal Python error: Aborted\n") != "launcher-sigsegv"
+
+    def test_sibling_faulthandlers_report_of_a_segfault(self):
+        found = errors("Fatal Python error: Segmentation fault\n\nThread 0x00007f2d (most recent call first):\n"
+                       '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py", line 900 in _exit_barrier\n')
+        assert found[0].id == "launcher-sigsegv"
