@@ -74,3 +74,42 @@ def test_frames_of_a_traceback_already_read_are_not_a_second_failure():
     )
     report = api.diagnose(log)
     assert [f.id for f in report.findings if f.severity is Severity.ERROR] == ["python-exception"]
+
+
+def test_a_ray_wrapper_is_told_through_the_workers_own_exception():
+    # ray-project/ray: RayTaskError(RuntimeError) re-raises a worker's exception; the worker's traceback
+    # follows without a header, here cut before its message
+    log = (
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/ray/_private/worker.py", line 906, in get_objects\n'
+        "ray.exceptions.RayTaskError(RuntimeError): ray::RayTrainWorker._RayTrainWorker__execute() (pid=2475, ip=10.12.86.0)\n"
+        f'  File "{SITE}/ray/train/_internal/worker_group.py", line 31, in __execute\n'
+        '  File "/tmp/ipykernel_8937/2468910161.py", line 65, in train_loop_per_worker\n'
+    )
+    found = [f for f in api.diagnose(log).findings if f.severity is Severity.ERROR]
+    assert found[0].id == "unrecognised-failure"
+    assert found[0].title.startswith("unrecognised failure: RuntimeError in a Ray worker")
+    assert "2468910161.py:65" in found[0].title
+
+
+def test_a_ray_wrapper_alone_is_still_a_failure():
+    log = (
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/ray/_private/worker.py", line 906, in get_objects\n'
+        "ray.exceptions.RayTaskError(OSError): ray::TaskRunner.run() (pid=4237, ip=10.130.1.15)\n"
+    )
+    assert [f for f in api.diagnose(log).findings if f.severity is Severity.ERROR]
+
+
+def test_a_dataloader_workers_exception_is_told_through_its_original_traceback():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n'
+        f'  File "{SITE}/torch/_utils.py", line 394, in reraise\n'
+        "RuntimeError: Caught RuntimeError in DataLoader worker process 2.\n"
+        "Original Traceback (most recent call last):\n"
+        '  File "/home/u/data/worker.py", line 12, in __getitem__\n'
+        "RuntimeError: the shard index 17 is past the 16 shards on this rank\n"
+    )
+    found = [f for f in api.diagnose(log).findings if f.severity is Severity.ERROR]
+    assert "data/worker.py:12" in found[0].title and "Caught" not in found[0].title

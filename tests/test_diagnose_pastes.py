@@ -50,6 +50,8 @@ SHAPES = {
     "ansi colours": lambda t: "\n".join("\x1b[31m" + line + "\x1b[0m" for line in t.split("\n")),
     "crlf": lambda t: t.replace("\n", "\r\n"),
     "html-escaped": html.escape,
+    # a page that writes every quote and slash as a numeric entity
+    "html numeric entities": lambda t: t.replace("&", "&#38;").replace('"', "&#34;").replace("'", "&#x27;").replace("/", "&#x2F;").replace(">", "&#62;"),
 }
 ENCODINGS = {"utf-16 with a bom": lambda t: t.encode("utf-16"), "utf-8 with a bom": lambda t: b"\xef\xbb\xbf" + t.encode()}
 # real logs of different kinds: a traceback ending in an exception, NCCL lines, a GPU-tool paste
@@ -99,3 +101,21 @@ def test_one_long_line_cut_once_is_read_again_joined():
     r = report(wrapped.encode())
     assert r.data.get("unwrapped_at") == 80
     assert headline(wrapped.encode()) == headline(text.encode()) == ("ddp-device-mismatch", True)
+
+
+def test_a_line_copied_out_of_a_url_is_decoded():
+    # turboderp-org/exllamav2#530: the error was pasted from a URL, every space written %20
+    assert headline(b"libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister\n") == ("nccl-two-libraries", True)
+
+
+def test_a_url_inside_a_message_is_left_as_it_is():
+    from gpudoctor.knowledge.lines import strip
+
+    line = "see https://example.org/a%20b for details"
+    assert strip(line).text == line
+
+
+def test_inline_code_opened_and_not_closed_on_the_line_is_peeled():
+    # deepspeedai/DeepSpeed#5696: the paste opens an inline-code span and is cut inside it
+    found, failed = headline(b"`RuntimeError: Mism\n")
+    assert failed

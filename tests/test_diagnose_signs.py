@@ -52,8 +52,10 @@ CASES = {
     "barrier-more": ("Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=4, worker_count=8, timeout=0:30:00)\n", "store-barrier-extra-ranks"),
     "windows-10013": ("[W socket.cpp:436] [c10d] The server socket has failed to bind to [kodachi]:51545 (system error: 10013 - An attempt was made to access a socket in a way forbidden by its access permissions.).\n", "windows-port-forbidden"),
     "slurm-preempted": ("slurmstepd: error: *** JOB 37361369 ON learnfair5146 CANCELLED AT 2021-03-15T18:00:46 DUE TO PREEMPTION ***\nsrun: error: learnfair5146: task 0: Terminated\n", "slurm-preempted"),
+    # faulthandler's report of a segfault is the segfault family's (pytorch/pytorch#72086)
+    "fatal-python-error-segfault": ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f2c (most recent call first):\n  File \"/usr/lib/python3/site-packages/torch/distributed/elastic/agent/server/api.py\", line 850 in _invoke_run\n", "launcher-sigsegv"),
     # no pattern knows these: the structural reader still sees a failure
-    "fatal-python-error": ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f2c (most recent call first):\n  File \"/usr/lib/python3/site-packages/torch/distributed/elastic/agent/server/api.py\", line 850 in _invoke_run\n", "unrecognised-failure"),
+    "fatal-python-error": ("Fatal Python error: Bus error\n\nCurrent thread 0x00007f2c (most recent call first):\n  File \"/usr/lib/python3/site-packages/torch/distributed/elastic/agent/server/api.py\", line 850 in _invoke_run\n", "unrecognised-failure"),
     "terminate-called": ("terminate called after throwing an instance of 'std::runtime_error'\n  what():  something native went wrong\n", "unrecognised-failure"),
     "checked-in": ("[rank0]: rank 1 of 8 ranks has already checked in, waiting for the others\n", "unrecognised-failure"),
     "cut-traceback": ('[rank6]: Traceback (most recent call last):\n[rank6]:   File "/workspace/finetune.py", line 281, in <module>\n[rank6]:     train()\n', "unrecognised-failure"),

@@ -16,29 +16,29 @@ def unrecognised(text: str):
 
 
 SITE = "/opt/conda/lib/python3.10/site-packages"
-# nanoGPT on a V100 (the message names its own remedy), raised in torch, called from the user's script
-BF16 = (
+# an error torch raises whose message names its own remedy, called from the user's script
+REMEDY_LOG = (
     "Traceback (most recent call last):\n"
     '  File "/home/fedora/workspace/nanoGPT/train.py", line 110, in <module>\n'
     "    ctx = torch.amp.autocast(device_type=device_type, dtype=ptdtype)\n"
     f'  File "{SITE}/torch/amp/autocast_mode.py", line 234, in __init__\n'
     "    raise RuntimeError(\n"
-    "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.\n"
+    "RuntimeError: The fused kernel has no variant for head size 320. Please switch attn_implementation to sdpa.\n"
 )
 
 
 def test_the_messages_own_remedy_leads_the_fix_with_its_line():
-    f = unrecognised(BF16)
-    assert f.evidence["remedy"] == "Please switch dtype to float16"
+    f = unrecognised(REMEDY_LOG)
+    assert f.evidence["remedy"] == "Please switch attn_implementation to sdpa"
     assert f.evidence["remedy_line"] == 6
-    assert f.fix.startswith('the message itself says: "Please switch dtype to float16" (line 6)')
+    assert f.fix.startswith('the message itself says: "Please switch attn_implementation to sdpa" (line 6)')
 
 
 def test_the_library_that_raised_and_a_search_of_its_issues():
-    f = unrecognised(BF16)
+    f = unrecognised(REMEDY_LOG)
     assert f.evidence["raised_by"] == "torch"
-    assert f.evidence["signature"] == "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16."
-    assert f.evidence["search"].startswith("https://github.com/pytorch/pytorch/issues?q=is%3Aissue+%22Current+CUDA+Device")
+    assert f.evidence["signature"] == "RuntimeError: The fused kernel has no variant for head size <n>. Please switch attn_implementation to sdpa."
+    assert f.evidence["search"].startswith("https://github.com/pytorch/pytorch/issues?q=is%3Aissue+%22The+fused+kernel+has+no+variant+for+head+size%22")
     assert f.evidence["search"] in f.fix
 
 

@@ -22,6 +22,8 @@ LIBRARY_FRAMES = {
     "/workspace/Megatron-LM/megatron/core/parallel_state.py": ("megatron", "NVIDIA/Megatron-LM"),
     "/root/LLaMA-Factory/src/llamafactory/train/tuner.py": ("llamafactory", "hiyouga/LLaMA-Factory"),
     "/home/u/pytorch/torch/distributed/run.py": ("torch", "pytorch/pytorch"),
+    # Cython compiled into a package: its source path is relative and short
+    "python/ray/_raylet.pyx": ("ray", "ray-project/ray"),
     # Python's own library: a library frame, but no project to search
     "/usr/lib/python3.10/subprocess.py": ("python", None),
     "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/process.py": ("python", None),

@@ -18,6 +18,7 @@ SAYS = {
     "NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1": "run with NCCL_DEBUG=INFO for details",
     "export NCCL_P2P_DISABLE=1": "export NCCL_P2P_DISABLE=1",
     "For more information, see https://github.com/pytorch/pytorch/issues/1234 for details.": "see https://github.com/pytorch/pytorch/issues/1234 for details",
+    "The easiest method is to set these DeepSpeed config values to 'auto'.": "The easiest method is to set these DeepSpeed config values to 'auto'",
     "You can set the environment variable TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.":
         "You can set the environment variable TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value",
 }

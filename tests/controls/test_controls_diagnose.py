@@ -149,3 +149,137 @@ class TestUnrecognisedFailureDetector:
             "Exception raised from recvBytes at ../torch/csrc/distributed/c10d/Utils.hpp:670 (most recent call first):\n" + CPP_FRAMES
         )
         assert not any(f.id == "unrecognised-failure" for f in api.diagnose(log).findings)
+
+
+def head_id(text: str) -> str:
+    found = errors(text)
+    return found[0].id if found else "-"
+
+
+class TestModuleNotFound:
+    def test_control_a_name_moved_between_versions_is_not_a_missing_module(self):
+        assert head_id("ImportError: cannot import name 'is_torch_tpu_available' from 'transformers'\n") != "module-not-found"
+
+    def test_control_a_logged_fallback_is_not_a_missing_module(self):
+        assert head_id("[WARNING] apex not found: ImportError: No module named 'apex', using the native implementation\n") != "module-not-found"
+
+    def test_sibling_a_module_the_jobs_python_cannot_import(self):
+        found = errors("Traceback (most recent call last):\n  File \"/root/LLaMA-Factory/src/llamafactory/launcher.py\", line 15, in <module>\n"
+                       "ModuleNotFoundError: No module named 'llamafactory'\n")
+        assert found[0].id == "module-not-found" and 'import llamafactory' in found[0].fix
+
+
+class TestLauncherNotFound:
+    def test_control_a_compiler_not_found_is_not_the_launcher(self):
+        assert head_id("/bin/sh: 1: nvcc: not found\n") != "launcher-not-found"
+
+    def test_sibling_the_launcher_not_on_the_path(self):
+        found = errors("/bin/sh: 1: torchrun: not found\n")
+        assert found[0].id == "launcher-not-found" and "which torchrun" in found[0].fix
+
+
+class TestLauncherArgumentUnknown:
+    def test_control_the_users_script_refusing_the_launchers_flag_is_its_own_verdict(self):
+        assert head_id("usage: train.py [-h]\ntrain.py: error: unrecognized arguments: --local-rank=0\n") != "launcher-argument-unknown"
+
+    def test_sibling_torchrun_refusing_a_flag_of_another_version(self):
+        found = errors("torchrun: error: unrecognized arguments: --nproc-per-node=1\n")
+        assert found[0].id == "launcher-argument-unknown" and "torchrun --help" in found[0].fix
+
+
+LIB = "/opt/conda/lib/python3.10/site-packages"
+
+
+class TestLibraryApiMismatch:
+    def test_control_raised_in_the_users_own_code_is_the_users_exception(self):
+        log = ("Traceback (most recent call last):\n  File \"/home/u/train.py\", line 12, in main\n"
+               "AttributeError: 'Config' object has no attribute 'lr'\n")
+        assert head_id(log) == "python-exception"
+
+    def test_control_without_a_traceback_it_is_not_blamed_on_versions(self):
+        assert head_id("AttributeError: 'dict' object has no attribute 'num_gpus_per_worker'\n") == "unrecognised-failure"
+
+    def test_control_a_value_that_is_none_is_not_an_api_mismatch(self):
+        log = (f"Traceback (most recent call last):\n  File \"{LIB}/axolotl/utils/trainer.py\", line 40, in setup\n"
+               "AttributeError: 'NoneType' object has no attribute 'get'\n")
+        assert head_id(log) != "library-api-mismatch"
+
+    def test_sibling_one_library_calling_another(self):
+        log = (f"Traceback (most recent call last):\n  File \"{LIB}/trl/scripts/vllm_serve.py\", line 30, in main\n"
+               f"  File \"{LIB}/vllm/engine/arg_utils.py\", line 12, in __init__\n"
+               "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n")
+        found = errors(log)
+        assert found[0].id == "library-api-mismatch"
+        assert "the vllm version and the trl version" in found[0].fix and "pip show vllm trl" in found[0].fix
+
+
+class TestGpuDriverUnusable:
+    def test_control_a_driver_library_mismatch_is_its_own_verdict(self):
+        assert head_id("Failed to initialize NVML: Driver/library version mismatch\n") == "nvml-driver-mismatch"
+
+    def test_control_a_healthy_nvidia_smi_table_is_healthy(self):
+        assert errors(SMI_BOX) == []
+
+    def test_sibling_nvidia_smi_finding_no_gpu(self):
+        found = errors("# nvidia-smi\nNo devices were found\n")
+        assert found[0].id == "gpu-driver-unusable" and "lsmod | grep nvidia" in found[0].fix
+
+
+class TestRankOutsideWorld:
+    def test_control_an_invalid_device_ordinal_is_not_a_rank_outside_the_world(self):
+        assert head_id("RuntimeError: CUDA error: invalid device ordinal\n") != "rank-outside-world"
+
+    def test_sibling_a_sampler_built_for_one_node(self):
+        found = errors("ValueError: Invalid rank 8, rank should be in the interval [0, 7]\n")
+        assert found[0].id == "rank-outside-world" and "num_nodes" in found[0].fix
+
+
+class TestRunInterrupted:
+    def test_control_a_hint_that_names_keyboardinterrupt_is_no_interruption(self):
+        assert head_id("Training... Press Ctrl-C (KeyboardInterrupt) to stop\nepoch 1 loss 0.3\n") == "-"
+
+    def test_sibling_a_traceback_ending_in_keyboardinterrupt_says_where_it_waited(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.10/multiprocessing/connection.py", line 379, in _recv\n'
+               "KeyboardInterrupt\n")
+        found = errors(log)
+        assert found[0].id == "run-interrupted" and "multiprocessing/connection.py:379 in _recv" in found[0].fix
+
+
+class TestCheckpointCorrupt:
+    def test_control_a_shape_mismatch_on_load_is_not_a_corrupt_file(self):
+        assert head_id("RuntimeError: Error(s) in loading state_dict for Net:\n\tsize mismatch for fc.weight: copying a param with shape torch.Size([10, 512])\n") != "checkpoint-corrupt"
+
+    def test_sibling_a_storage_of_the_wrong_size(self):
+        found = errors("RuntimeError: storage has wrong size: expected -4669315570785868528 got 512\n")
+        assert found[0].id == "checkpoint-corrupt" and "dist.get_rank() == 0" in found[0].fix
+
+
+class TestDeepspeedConfigMismatch:
+    def test_control_another_deepspeed_config_error_is_not_a_mismatch_with_the_trainer(self):
+        assert head_id("ValueError: Please check your DeepSpeed config: 'zero_optimization' is missing\n") != "deepspeed-config-mismatch"
+
+    def test_sibling_the_trainers_check_of_the_deepspeed_config(self):
+        found = errors("ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
+                       "- ds bf16.enabled=True vs hf bf16|bf16_full_eval=False\n"
+                       "The easiest method is to set these DeepSpeed config values to 'auto'.\n")
+        assert found[0].id == "deepspeed-config-mismatch" and '"auto"' in found[0].fix
+
+
+class TestBf16UnsupportedGpu:
+    def test_control_a_run_that_uses_bfloat16_is_healthy(self):
+        assert errors("INFO: using dtype torch.bfloat16 on NVIDIA A100-SXM4-80GB\nstep 1 loss 2.1\n") == []
+
+    def test_sibling_autocast_refusing_bfloat16_on_this_gpu(self):
+        found = errors("RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.\n")
+        assert found[0].id == "bf16-unsupported-gpu"
+
+
+class TestLauncherSigsegv:
+    def test_control_another_fatal_python_error_is_not_a_segfault(self):
+        assert head_id("Fatal Python error: Aborted\n") != "launcher-sigsegv"
+
+    def test_sibling_faulthandlers_report_of_a_segfault(self):
+        found = errors("Fatal Python error: Segmentation fault\n\nThread 0x00007f2d (most recent call first):\n"
+                       '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py", line 900 in _exit_barrier\n')
+        assert found[0].id == "launcher-sigsegv"

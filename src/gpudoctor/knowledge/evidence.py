@@ -80,6 +80,20 @@ RULES = (
         ("Process 0: loading shards", "Process rank: 0, device: cuda:0, n_gpu: 1, distributed training: True"),
     ),
     Evidence(
+        "mpirun",
+        "mpirun reported a process that failed",
+        r"(?P<mpirun>mpirun detected that one or more processes exited with non-zero status|"
+        r"mpirun noticed that process rank \d+ with PID \d+ on node \S+ exited on signal \d+.*|"
+        r"Primary job\s+terminated normally, but \d+ process(?:es)? returned)",
+        2,
+        (
+            "mpirun detected that one or more processes exited with non-zero status, thus causing",  # NVIDIA/nccl#241
+            "Primary job  terminated normally, but 1 process returned",
+            "mpirun noticed that process rank 3 with PID 0 on node gpu07 exited on signal 9 (Killed).",
+        ),
+        ("mpirun detected that the job finished", "Primary job terminated normally"),
+    ),
+    Evidence(
         "thread",
         "an exception ended a thread",
         r"^Exception in thread (?P<thread>[^:]+):$",
@@ -98,14 +112,13 @@ RULES = (
     Evidence(
         "raydied",
         "a Ray worker or actor died",
-        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Exception raised in creation task: .+|Error processing event\b.*|"
-        r"ray\.exceptions\.\w+Error\b.*)",
+        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Ray processes died\b.*|Exception raised in creation task: .+|Error processing event\b.*)",
         2,
         (
             "A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.",
             "Exception raised in creation task: The actor died because of an error raised in its creation task, ray::LLMRayActor.__init__()",
             "2023-03-02 21:37:21,268\tERROR trial_runner.py:1062 -- Trial TorchTrainer_63ebb_00000: Error processing event.",
-            "ray.exceptions.RayTaskError(RuntimeError): ray::_Inner.train() (pid=2288, ip=10.12.86.0, repr=TorchTrainer)",
+            "2020-01-23 19:31:13,975 ERROR scripts.py:410 -- Ray processes died unexpectedly",
         ),
         ("The actor is alive", "A worker started on node 10.0.0.5"),
     ),
@@ -130,7 +143,7 @@ RULES = (
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
-WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "ray.exceptions.", "Error executing job", "sigkill_handler")
+WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Error executing job", "sigkill_handler")
 GATE = any_of(WORDS)
 
 

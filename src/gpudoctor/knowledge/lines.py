@@ -23,7 +23,19 @@ BARE_ANSI = re.compile(r"^(?:\[\d{1,3}(?:;\d{1,3})*m)+\s?")  # ESC lost in a cop
 WRAP_HEAD = re.compile(r"^(?:\s*(?:>+ ?(?!>)|\"?\*\*|```(?:[A-Za-z]+$)?|<(?:pre|code|details|summary|p|b|strong|span|div)\b[^>]*>))+")
 WRAP_TAIL = re.compile(r"(?:\*\*\"?|```|</(?:pre|code|details|summary|p|b|strong|span|div)>|<br\s*/?>)+\s*$")
 ENTITIES = {"&gt;": ">", "&lt;": "<", "&quot;": '"', "&#39;": "'", "&#x27;": "'", "&amp;": "&", "&nbsp;": " "}
-ENTITY = re.compile("|".join(ENTITIES))
+# named ones above, and numeric ones as HTML pages write any character (&#34; &#x2F;)
+ENTITY = re.compile("|".join(ENTITIES) + r"|&#(?:\d{2,5}|x[0-9a-fA-F]{2,4});")
+
+
+URL_ESCAPE = re.compile(r"%([2-7][0-9A-Fa-f])")  # printable ASCII only
+
+
+def entity(m: re.Match) -> str:
+    code = m.group(0)
+    if code in ENTITIES:
+        return ENTITIES[code]
+    value = int(code[3:-1], 16) if code[2] in "xX" else int(code[2:-1])
+    return chr(value) if 32 <= value < 0x110000 and not 0xD800 <= value < 0xE000 else code
 
 # (regex, what its named groups mean); applied at the start of the line until none matches.
 PREFIXES = [
@@ -116,8 +128,12 @@ def strip(raw: str) -> LogLine:
         text = WRAP_TAIL.sub("", text)
     if len(text) > 2 and text[0] == "`" == text[-1] and text[1] != "`":  # `RuntimeError: ...` as inline code
         text = text[1:-1]
+    elif len(text) > 1 and text[0] == "`" and text[1] not in "` ":  # inline code opened on this line, closed on a later one (or cut)
+        text = text[1:]
     if "&" in text:
-        text = ENTITY.sub(lambda m: ENTITIES[m.group(0)], text)
+        text = ENTITY.sub(entity, text)
+    if "%20" in text and " " not in text.strip():  # a line copied out of a URL: every space written %20
+        text = URL_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
     rank = local_rank = None
     node = None
     if text[:1] in " \t" and text.lstrip(" \t")[:1] in "[(":

@@ -93,6 +93,16 @@ TRIGGERS = (
     "permission denied",
     "no such file",
     "process ",
+    "no devices were found",
+    "keyboardinterrupt",
+    "invalid rank",
+    "does not match",
+    "storage has wrong size",
+    "pytorchstreamreader",
+    "might be corrupted",
+    "mpirun ",
+    "primary job",
+    "%20",  # a line copied out of a URL (lines.strip decodes it)
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

@@ -26,6 +26,7 @@ ADVICE = re.compile(
     r"disabling|enabling|updating|specifying|changing|removing|making)|"
     r"(?:please )?(?:set|use|pass|install|upgrade|reinstall|update|specify|ensure|make sure|check|call|run|rerun|re-run|refer to|see|visit|read|add|downgrade|report)\b|"
     r"export [A-Z_][A-Z0-9_]*=|"
+    r"(?:the )?(?:easiest|simplest|best|recommended|only|usual) (?:method|way|fix|solution|option) is to \w+|"
     r"hint: |did you mean))",
     re.IGNORECASE,
 )

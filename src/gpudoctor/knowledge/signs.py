@@ -109,6 +109,12 @@ NEW_RECORD = re.compile(
     r"^\s*(?:\[rank\d+\]:|\[default\d+\]:|\d{1,5}: )?\s*(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d|\*{5}|(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\b|"
     r"[\w.\-]+:\d+:\d+ \[\d+\] NCCL|Traceback|[\w.]*(?:Error|Exception|Warning): )"
 )
+TOLD = "<told>"  # a wrapper whose worker's exception follows it: told through that one
+ORIGINAL = "Original Traceback (most recent call last)"  # a DataLoader worker's or a DataParallel replica's, re-raised
+# torch re-raising a worker's exception: "Caught RuntimeError in DataLoader worker process 2." / "... in replica 0 on device 0."
+CAUGHT = re.compile(r"^Caught \w+ in (?:DataLoader worker process \d+|replica \d+ on device \d+)")
+# Ray's wrapper of a worker's exception ("ray.exceptions.RayTaskError(RuntimeError)"): the worker's own follows
+RAY_WRAPPER = re.compile(r"^(?:ray\.exceptions\.)?Ray\w*Error\((?P<inner>\w+)\)$")
 # torch's C++ backtrace line: "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /x/libtorch_cuda.so)"
 CPP_FRAME = re.compile(r"^frame #\d+: (?:.+ \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in |<unknown function> \+ 0x)")
 CPP_FRAMES_SPAN = 80  # lines one C++ backtrace takes at most
@@ -243,7 +249,7 @@ class Sign:
     def describe(self) -> str:
         """'StopIteration on rank 3 at train.py:118'."""
         out = self.what
-        if self.cause and self.cause != self.what:
+        if self.cause and self.cause != self.what and not self.cause.startswith("<"):
             out += f" (from {self.cause})"
         origin = self.where.where()
         if origin:
@@ -287,7 +293,7 @@ class Signs:
             self.ignored_at[msg.rank] = line
             self.events += 1
             return
-        if text.startswith(TRACEBACK) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, or rich's boxed traceback
+        if text.startswith(TRACEBACK) or text.startswith(ORIGINAL) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, a worker's, or rich's boxed
             self.tracebacks += 1
             if self.first_traceback is None:
                 self.first_traceback = line
@@ -446,10 +452,10 @@ class Signs:
                 if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank == head.rank:
                     previous = self.signs[-1]
                     if previous.cause == "<next>":  # this traceback was raised from the previous one
-                        previous.cause = ""
+                        previous.cause = TOLD if wrapper(previous.what, previous.message) else ""
                         sign.cause = previous.what
-                if chained:
-                    sign.cause = "<next>"
+                if chained or wrapper(cls, message):
+                    sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
                 self.add(sign)
                 return
         self.cut_traceback(head, raw, line, source, frames)
@@ -460,7 +466,14 @@ class Signs:
         if not frames and head.text.startswith(TRACEBACK):
             self.add(Sign("exception", "an exception (the traceback is cut after its first line)", "", line, source, head, time_of(raw), [], cut=True))
         if frames:
-            self.add(Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True))
+            sign = Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True)
+            previous = self.signs[-1] if self.signs else None
+            if previous is not None and previous.cause == "<next>" and previous.where.rank == head.rank and previous.line < line:
+                inner = RAY_WRAPPER.match(previous.what)
+                previous.cause, sign.cause = (TOLD if wrapper(previous.what, previous.message) else ""), previous.what
+                if inner:  # Ray named the worker's exception class: that is what failed
+                    sign.what = f"{inner.group('inner')} in a Ray worker (its traceback is cut before the message)"
+            self.add(sign)
 
     @staticmethod
     def chained_cause(lines: list[str]) -> bool:
@@ -482,7 +495,9 @@ class Signs:
     def headline(self) -> Optional[Sign]:
         """The sign that says most about the failure; among equals, the first in the log.
         An exception chained into a later one is told through the later one (`cause`)."""
-        live = [s for s in self.signs if s.cause != "<next>" and not s.claimed]
+        live = [s for s in self.signs if s.cause not in ("<next>", TOLD) and not s.claimed]
+        if not live:  # the exception it was chained into is not in the log (cut): it is the failure itself
+            live = [s for s in self.signs if not s.claimed]
         if not live:
             return None
         return min(live, key=lambda s: (-s.strength, s.source, s.line))
@@ -494,10 +509,15 @@ class Signs:
     def exception(self, cls: str, rank: Optional[int]) -> Optional[Sign]:
         """The traceback that ended in this exception (same rank when known)."""
         short = cls.rsplit(".", 1)[-1]
-        for s in self.signs:
-            if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank)):
-                return s
-        return None
+        found = [s for s in self.signs if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank))]
+        # a wrapper that re-raised a worker's exception is told through the worker's (`TOLD`)
+        return next((s for s in found if s.cause != TOLD), found[0] if found else None)
+
+
+def wrapper(cls: str, message: str) -> bool:
+    """An exception that re-raises another process's: Ray's RayTaskError(X), torch's 'Caught X in
+    DataLoader worker process N' (its worker's traceback follows as 'Original Traceback')."""
+    return RAY_WRAPPER.match(cls) is not None or CAUGHT.match(message) is not None
 
 
 def continued(head: LogLine, line: int, after: list[str]) -> list[tuple[int, str]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
@@ -33,6 +34,8 @@ NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
+# Class rules whose fix names what the log names (`Diagnosis.named_fix`).
+NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
 EVIDENCE_CHARS = 300
@@ -236,6 +239,13 @@ class Diagnosis:
                 return BY_ID["cuda-oom-gpu0-other-ranks"]
         if p.id == "store-barrier-waiting" and int(values.get("joined", 0)) > int(values.get("world_size", 0)):
             return BY_ID["store-barrier-extra-ranks"]
+        if p.id == "library-api-mismatch":
+            # only an error raised inside a library is about two libraries; in the user's code (or with
+            # no traceback to say where) it is the user's exception
+            sign = self.signs.exception_at(msg)
+            last = sign.raised_in() if sign is not None else None
+            if last is None or last.user():
+                return BY_ID["python-exception"]
         if p.id == "nccl-tensor-not-cuda":
             sign = self.signs.exception_at(msg)
             if sign is not None and any(f.in_ddp_constructor() for f in sign.frames):
@@ -435,6 +445,8 @@ class Diagnosis:
                 title += f" in your code at {frame.short()}"
                 fix = f"read the traceback: the line that raised is {frame.path}:{frame.line}" + (f" (in {frame.func})" if frame.func else "") + "; fix it there"
                 ev["raised_at"] = f"{frame.path}:{frame.line}"
+        if p.id in NAMED_IN_FIX:
+            fix = self.named_fix(seen, fix)
         if p is UNRECOGNISED:
             sign = seen.first.fields.get("sign")
             exception, message = seen.first.fields.get("exception", ""), seen.first.fields.get("message", "")
@@ -486,6 +498,28 @@ class Diagnosis:
             return Finding(id="unrecognised-failure", severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])
         return Finding(id=p.id, severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])
 
+    def named_fix(self, seen: Seen, fix: str) -> str:
+        """A class rule's fix with the names this log gives: the module, the command, the launcher,
+        the packages in the traceback (the one that raised and the one that called it)."""
+        fields = seen.first.fields
+        fix = fix.replace("MODULE", str(fields.get("module", "MODULE"))).replace("COMMAND", str(fields.get("command", "COMMAND")).rsplit("/", 1)[-1])
+        fix = fix.replace("PROG", str(fields.get("prog", "PROG")).split(" ", 1)[0])
+        sign = self.sign_of(seen)
+        if "WHERE" in fix:
+            last = sign.raised_in() if sign is not None else None
+            fix = fix.replace("WHERE", f"{last.path}:{last.line}" + (f" in {last.func}" if last.func else "") if last else "not in this log")
+        if sign is not None and "PACKAGES" in fix:
+            # innermost first: the package that raised, then the one that called it
+            packages = [pkg for f in reversed(sign.frames) if (pkg := package_of(f.path)) not in (None, "python")]
+            packages = list(dict.fromkeys(packages))
+            if packages:
+                versions = " and ".join(f"the {pkg} version" for pkg in packages[:2])
+                if len(packages) == 1:
+                    versions += " and the code calling it"
+                fix = fix.replace("VERSIONS", versions).replace("PACKAGES", " ".join(packages)).replace("RAISER", packages[0])
+        fix = fix.replace("VERSIONS", "the installed versions of the packages in the traceback").replace("PACKAGES", "PACKAGE ...")
+        return fix.replace("RAISER", "the package that raised it")
+
     def sign_of(self, seen: Seen) -> Optional[Sign]:
         exc = seen.first.fields.get("exception")
         return self.signs.exception(exc, seen.first.where.rank) if exc else None
@@ -516,7 +550,7 @@ def sign_evidence(sign: Sign) -> dict:
     ev: dict = {"kind": sign.kind, "what": sign.what}
     if sign.message and sign.message != sign.text:
         ev["message"] = sign.message
-    if sign.cause:
+    if sign.cause and not sign.cause.startswith("<"):
         ev["raised_from"] = sign.cause
     if sign.time:
         ev["time"] = sign.time

@@ -17,14 +17,16 @@ PATTERNS = [
         "bfloat16 was asked for on a GPU without bf16 support (compute capability < 8.0)",
         r"Bfloat16 is only supported on GPUs with compute capability of at least (?P<needed>[\d.]+)\.(?: Your (?P<gpu>.+?) GPU has compute capability (?P<capability>[\d.]+))?"
         r"|Your setup doesn't support bf16/gpu"
-        r"|bf16 mixed precision requires (?:PyTorch >= [\d.]+ and )?a supported device",
-        ("Bfloat16 is only supported", "doesn't support bf16", "bf16 mixed precision requires"),
+        r"|bf16 mixed precision requires (?:PyTorch >= [\d.]+ and )?a supported device"
+        r"|(?:Current )?CUDA [Dd]evice does not support bfloat16",
+        ("Bfloat16 is only supported", "doesn't support bf16", "bf16 mixed precision requires", "does not support bfloat16"),
         why="""bfloat16 arithmetic needs an Ampere or newer GPU (compute capability 8.0: A100, RTX 30xx and
         later). V100 (7.0), T4 and RTX 20xx (7.5), P100 (6.0) do not have it, so the library refuses the dtype.""",
         fix="use float16 instead (e.g. --dtype=half, --fp16 / mixed_precision='fp16', torch_dtype=torch.float16), or run on an Ampere-or-newer GPU",
         examples=[
             ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.", "volcengine/verl#2594"),
             ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.", "substratusai/vllm-docker#37"),
+            ("RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.", "karpathy/nanoGPT (torch.autocast on a V100)"),
         ],
         not_examples=["INFO: using dtype torch.bfloat16 on NVIDIA A100-SXM4-80GB"],
         fields=groups,

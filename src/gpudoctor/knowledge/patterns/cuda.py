@@ -213,7 +213,7 @@ PATTERNS = [
         CAUSE,
         E,
         "CUDA was initialised before a fork",
-        r"Cannot re-initialize CUDA in forked subprocess|CUDA error: initialization error",
+        r"Cannot re-initialize CUDA in forked subprocess|CUDA error: initialization error|THCudaCheck FAIL .*error=3 : initialization error",
         ("re-initialize CUDA", "initialization error"),
         why="""A process that already used CUDA forked children (multiprocessing's default on Linux, DataLoader
         workers touching CUDA, Lightning's ddp_fork) and a child called CUDA. CUDA cannot run in a forked copy.""",
@@ -221,6 +221,7 @@ PATTERNS = [
         examples=[
             ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method", "facebookresearch/pycls#183"),
             ("RuntimeError: CUDA error: initialization error", "CUDA error text (seen in forked DataLoader workers)"),
+            ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=3 : initialization error", "torch 1.x's text of it, from a DataLoader worker"),
         ],
     ),
     pattern(

@@ -188,6 +188,25 @@ PATTERNS = [
         fields=groups,
     ),
     pattern(
+        "deepspeed-config-mismatch",
+        "launcher",
+        CAUSE,
+        E,
+        "the DeepSpeed config and the Trainer's arguments disagree",
+        r"Please correct the following DeepSpeed config values that mismatch TrainingArguments values",
+        ("DeepSpeed config values that mismatch",),
+        why="""transformers' Trainer checks the DeepSpeed config against its TrainingArguments before training: a
+        value set in both places differs (bf16/fp16 enabled, batch size per GPU, gradient accumulation, the
+        optimizer's learning rate). The lines after the message list each one as `ds KEY=... vs hf ARG=...`.""",
+        fix="""set the listed keys to "auto" in the DeepSpeed JSON (e.g. "bf16": {"enabled": "auto"}, "train_micro_batch_size_per_gpu": "auto",
+        "gradient_accumulation_steps": "auto") so the Trainer fills them from its arguments, or make the TrainingArguments match
+        (--bf16 for ds bf16.enabled=True)""".replace("\n        ", " "),
+        examples=[
+            ("ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values:", "hiyouga/LlamaFactory#3224 (ds bf16 on, hf bf16 off)"),
+        ],
+        not_examples=["ValueError: Please check your DeepSpeed config"],
+    ),
+    pattern(
         "ddp-model-on-cpu",
         "ddp",
         CAUSE,

@@ -163,7 +163,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank crashed with a segmentation fault (exit code -11)",
-        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault \(core dumped\)|exits with return code = -11\b|terminated with signal SIGSEGV|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault",
+        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault \(core dumped\)|exits with return code = -11\b|terminated with signal SIGSEGV|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault",
         ("-11", "SIGSEGV", "Segmentation fault"),
         why="""A native crash in C++/CUDA code: mismatched versions of torch, CUDA, NCCL or a compiled
         extension, or a bug in a native library.""",
@@ -171,6 +171,7 @@ PATTERNS = [
         examples=[
             ("  traceback : Signal 11 (SIGSEGV) received by PID 5555", "torchrun root-cause block (signal name format)"),
             ("[2023-07-19 10:43:10,201] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'src/clip_fine_tune_deepspeed.py', '--local_rank=0'] exits with return code = -11", "deepspeedai/DeepSpeed#3989"),
+            ("Fatal Python error: Segmentation fault", "pytorch/pytorch#72086 (faulthandler's report of the crash, then the Python stack)"),
         ],
     ),
     pattern(

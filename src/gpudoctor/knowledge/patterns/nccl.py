@@ -383,7 +383,7 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "ProcessGroupNCCL is taking the process down after a failed collective",
-        r"Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process down|Exception \(either an error or timeout\) detected by watchdog at work: (?P<work>\d+)|failure detected by watchdog at work sequence id: (?P<work2>\d+)|NCCL watchdog thread terminated with exception|Timeout at NCCL work: (?P<work3>\d+)|terminate called after throwing an instance of 'c10::DistBackendError'",
+        r"Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process down|Exception \(either an error or timeout\) detected by watchdog at work: (?P<work>\d+)|failure detected by watchdog at work sequence id: (?P<work2>\d+)|NCCL watchdog thread terminated with exception(?!.*Watchdog caught collective operation timeout)|Timeout at NCCL work: (?P<work3>\d+)|terminate called after throwing an instance of 'c10::DistBackendError'",
         ("NCCL operations have failed", "taking the entire process down", "detected by watchdog", "watchdog thread terminated", "Timeout at NCCL work", "DistBackendError"),
         why="""After a collective failed or timed out, torch aborts the process on purpose because the GPU data
         may be corrupt. The failure it reacts to is reported just before.""",
@@ -392,6 +392,10 @@ PATTERNS = [
             ("[rank0]:[E321 02:07:08.465150152 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed NCCL work: 1579.", "hiyouga/LlamaFactory#7396"),
             ("[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.", "tatsu-lab/stanford_alpaca#207"),
             ("[rank7]:[E901 05:20:03.124073319 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog at work sequence id: 460631 PG status: last enqueued work: 460631, last completed work: 460630", "OpenRLHF/OpenRLHF#1126"),
+        ],
+        # the watchdog's line that names the timed-out collective is the timeout's, which says more (HKUDS/GraphGPT#44)
+        not_examples=[
+            "[E ProcessGroupNCCL.cpp:915] [Rank 1] NCCL watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=778778, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800413 milliseconds before timing out.",
         ],
         after=("*",),
     ),

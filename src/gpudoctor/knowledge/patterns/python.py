@@ -43,7 +43,7 @@ PATTERNS = [
         examples=[
             ("FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'", "Python exception text"),
             ("[rank3]: KeyError: 'input_ids'", "Python exception text"),
-            ("trainer-pod-0 | ModuleNotFoundError: No module named 'flash_attn'", "Python exception text behind an unknown log prefix"),
+            ("trainer-pod-0 | IndexError: list index out of range", "Python exception text behind an unknown log prefix"),
             ('    "message": "ValueError: the dataset has 0 samples",', "a torchrun error file (error.json) pasted as text"),
         ],
         not_examples=[

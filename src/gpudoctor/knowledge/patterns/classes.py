@@ -1,0 +1,231 @@
+"""Rules for classes of messages, not one exception at a time (issue 35 item 4).
+
+Each rule covers a family that holds many threads of the sampled corpus, whatever the package or
+the name in the message: a module the job's Python cannot import, a launcher the job's shell
+cannot find, an argument a launcher's version does not know, and an API that one package calls
+the way another version of a second package worked. Their examples are real lines from those
+threads; their counter-examples are the nearest lines that mean something else.
+"""
+
+from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, pattern
+
+E = Severity.ERROR
+LAUNCHERS = r"torchrun|deepspeed|accelerate|srun|mpirun|mpiexec|python3?|llamafactory-cli|colossalai|ray|tune|trl|axolotl|composer|nemo|pdsh"
+
+PATTERNS = [
+    pattern(
+        "module-not-found",
+        "platform",
+        CAUSE,
+        E,
+        "the Python that runs the job cannot import a module",
+        r"^(?!.*\b(?i:warn)).*?(?:ModuleNotFoundError|ImportError): No module named '?(?P<module>[\w.]+)'?",
+        ("No module named",),
+        why="""The interpreter that ran this process has no module of that name on its path: the package is
+        not installed in that environment, or the job runs under another Python than the one it was installed
+        in (a launcher from another environment or from ~/.local, `sudo`, /usr/bin/python, a Ray or Slurm
+        worker started without the environment, a remote node), or the module's name is misspelt or moved
+        in the installed version of its package. A project's own package (`pip install -e .`) is importable
+        only in the environment it was installed in.""",
+        fix="""see which Python the job runs (`which python torchrun`; torchrun's first line names its interpreter) and
+        try the import with it: `python -c "import MODULE"`; install the package into that environment
+        (`python -m pip install ...`, `pip install -e .` for your own project), or start the ranks with that
+        environment's interpreter: `python -m torch.distributed.run ...` instead of a torchrun from elsewhere;
+        check the name is spelt as the installed version has it""".replace("\n        ", " "),
+        examples=[
+            ("ModuleNotFoundError: No module named 'llamafactory'", "hiyouga/LlamaFactory#5243 (torchrun from ~/.local ran another Python)"),
+            ("ModuleNotFoundError: No module named 'transfer_queue'", "verl-project/verl#7320 (a new dependency not installed)"),
+            (
+                "/root/anaconda3/envs/test/bin/python: Error while finding module specification for 'torch.distribute.launch' "
+                "(ModuleNotFoundError: No module named 'torch.distribute')",
+                "NVIDIA/nccl#719 (a misspelt module)",
+            ),
+            ("ImportError: No module named flash_attn", "Python 2 style text as some wrappers print it"),
+        ],
+        not_examples=[
+            "ImportError: cannot import name 'is_torch_tpu_available' from 'transformers'",  # a name moved between versions: another story
+            "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+            "[WARNING] apex not found: ImportError: No module named 'apex', using the native implementation",  # a logged fallback
+        ],
+    ),
+    pattern(
+        "launcher-not-found",
+        "launcher",
+        CAUSE,
+        E,
+        "the shell that starts the job cannot find the launcher",
+        r"^(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?(?P<command>(?:\S*/)?(?:" + LAUNCHERS + r")): (?:command )?not found",
+        ("not found",),
+        why="""The command is not on the PATH of the shell that ran it: its environment was not activated
+        there (a conda env or venv activated in another shell), `sudo` replaced the PATH with its own
+        secure_path, or a remote node (ssh, pdsh, a scheduler's job) started a shell without the environment.""",
+        fix="""see which command the shell would run: `which COMMAND` in the same way the job starts (sudo: `sudo which COMMAND`);
+        activate the conda env / venv in that shell, keep the PATH under sudo (`sudo env "PATH=$PATH" COMMAND ...`),
+        or start it through the environment's Python: `python -m torch.distributed.run` for torchrun""".replace("\n        ", " "),
+        examples=[
+            ("/bin/sh: 1: torchrun: not found", "hiyouga/LlamaFactory#5217 (run under sudo)"),
+            ("bash: deepspeed: command not found", "shell text when the env is not activated"),
+            ("/bin/bash: line 1: srun: command not found", "a job script run off the cluster's login environment"),
+        ],
+        not_examples=[
+            "/bin/sh: 1: nvcc: not found",  # a compiler for an extension build: another story
+            "torchrun: error: unrecognized arguments: --nproc-per-node=1",
+        ],
+    ),
+    pattern(
+        "launcher-argument-unknown",
+        "launcher",
+        CAUSE,
+        E,
+        "the launcher does not know an argument it was given",
+        r"^(?P<prog>torchrun|deepspeed|accelerate(?: <command> \[<args>\] launch)?|launch\.py|run\.py|colossalai|mpirun): error: unrecognized arguments: (?P<args>.+)",
+        ("unrecognized arguments",),
+        why="""The launcher's argument parser refused these flags: they are spelt for another version of it
+        (torchrun before torch 2.0 knew only the underscore forms such as --nproc_per_node; newer flags such as
+        --local-ranks-filter or --log-dir do not exist in older releases), or a script's own argument was put
+        before the script's name, where the launcher reads it as its own.""",
+        fix="""`PROG --help` lists what the installed version takes: spell the flags as it does (older torchrun:
+        --nproc_per_node, --nnodes, --node_rank), upgrade torch for the newer spelling, and put the script's own
+        arguments after the script""".replace("\n        ", " "),
+        examples=[
+            ("torchrun: error: unrecognized arguments: --nproc-per-node=1", "huggingface/pytorch-image-models#1742 (an older torchrun)"),
+            ("launch.py: error: unrecognized arguments: --use_env", "torch.distributed.launch of an older torch"),
+        ],
+        not_examples=[
+            "train.py: error: unrecognized arguments: --local-rank=0",  # the user's script refusing the launcher's flag: its own pattern
+        ],
+    ),
+    pattern(
+        "gpu-driver-unusable",
+        "cuda",
+        CAUSE,
+        E,
+        "the NVIDIA driver cannot bring up the GPU (nvidia-smi and CUDA see none)",
+        r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|^No devices were found$|"
+        r"NVRM: .*(?P<init>RmInitAdapter|rm_init_adapter) failed|Failed to initialize NVML: (?P<nvml>Unknown Error|GPU access blocked by the operating system|Not Found)",
+        ("couldn't communicate with the NVIDIA driver", "No devices were found", "RmInitAdapter", "rm_init_adapter", "Failed to initialize NVML"),
+        why="""nvidia-smi (NVML) reaches no GPU: the kernel module is not loaded or was built for another kernel
+        (a kernel update without the driver's DKMS rebuild), the driver failed to initialise the GPU (NVRM's
+        RmInitAdapter failed: the PCIe link, the BIOS settings for large BARs such as Above 4G Decoding /
+        Resizable BAR, power, or a failing card), or, in a container, the GPU device files are not passed in
+        (NVML's Unknown Error after the host reloaded its cgroups). Every CUDA job on the machine fails the same way.""",
+        fix="""lsmod | grep nvidia; sudo dmesg -T | grep -i -E 'NVRM|nvidia'; lspci -nn | grep -i nvidia; dkms status  # then
+        reinstall the driver for the running kernel (or reboot into the kernel it was built for); an RmInitAdapter failure:
+        check the BIOS (Above 4G Decoding, Resizable BAR), reseat the card and its power; in a container: restart it with
+        --gpus all""".replace("\n        ", " "),
+        examples=[
+            ("No devices were found", "NVIDIA/open-gpu-kernel-modules#862 (nvidia-smi)"),
+            ("Jul 01 22:55:07 gpu kernel: NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:884)", "NVIDIA/open-gpu-kernel-modules#862 (syslog)"),
+            (
+                "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
+                "nvidia-smi with no driver loaded",
+            ),
+            ("Failed to initialize NVML: Unknown Error", "NVIDIA/nvidia-container-toolkit#48 (a container after a cgroup reload)"),
+        ],
+        not_examples=[
+            "Failed to initialize NVML: Driver/library version mismatch",  # its own pattern: a reboot fixes it
+            "No devices were found matching the filter",
+        ],
+        after=("nvidia-xid",),  # a GPU fault the driver logged (an Xid) is why it cannot bring the GPU up
+    ),
+    pattern(
+        "rank-outside-world",
+        "launcher",
+        CAUSE,
+        E,
+        "a rank number lies outside the world size a part of the job was built with",
+        r"Invalid rank (?P<rank>\d+), rank should be in the interval \[0, (?P<last>\d+)\]|"
+        r"(?P<launcher>MPI|SLURM|[Ll]auncher) world size (?P<outer>\d+) does not match (?:torch |the )?world size (?P<inner>\d+)",
+        ("Invalid rank", "does not match torch world size", "does not match the world size"),
+        why="""More ranks run than a part of the job counts: a DistributedSampler (or a process group) was built
+        with a world size of one node while several nodes run (the node count, Lightning's num_nodes or
+        torchrun's --nnodes, did not reach it), or the launcher started another number of processes than the
+        framework was configured for (mpirun -np against the configured world size).""",
+        fix="""make the node count and the processes per node agree everywhere: Lightning `Trainer(num_nodes=N, devices=G)`
+        with N x G the ranks that run (srun --ntasks-per-node=G), torchrun `--nnodes N --nproc_per_node G`, mpirun -np the
+        configured world size; build samplers from the process group: `DistributedSampler(ds, num_replicas=dist.get_world_size(),
+        rank=dist.get_rank())`""".replace("\n        ", " "),
+        examples=[
+            ("ValueError: Invalid rank 8, rank should be in the interval [0, 7]", "Lightning-AI/pytorch-lightning#17436 (FSDP without num_nodes on SLURM)"),
+            ("ValueError: Invalid rank 1, rank should be in the interval [0, 0]", "Lightning-AI/pytorch-lightning#17028"),
+            ("AssertionError: MPI world size 16 does not match torch world size 8", "deepspeedai/DeepSpeed#461 (mpirun against Megatron's world size)"),
+        ],
+        not_examples=["ValueError: Invalid device ordinal 8", "RuntimeError: Invalid rank argument"],
+    ),
+    pattern(
+        "run-interrupted",
+        "launcher",
+        CAUSE,
+        E,
+        "the run was stopped from outside (Ctrl-C) before it finished",
+        r"^(?P<exception>KeyboardInterrupt)$",
+        ("KeyboardInterrupt",),
+        why="""A KeyboardInterrupt is Python's answer to SIGINT: someone pressed Ctrl-C, or a launcher or a scheduler
+        interrupted the process. The run did not finish. Its traceback shows where the process was at that moment: in
+        a job stopped because it looked stuck, that is where it waited (a collective, a DataLoader worker's queue,
+        a lock).""",
+        fix="""read where it was: the last frames of this traceback (WHERE); if the run was stuck, take every rank's stack while
+        it hangs (py-spy dump --pid PID) and, for collectives, the Flight Recorder (TORCH_FR_BUFFER_SIZE=2000); a DataLoader
+        worker's queue: rerun with num_workers=0 to see the error it hides""".replace("\n        ", " "),
+        examples=[("KeyboardInterrupt", "pytorch/pytorch#1355 (Ctrl-C on a DataLoader deadlock)")],
+        not_examples=["During handling of KeyboardInterrupt, the following happened", "Press Ctrl-C (KeyboardInterrupt) to stop"],
+    ),
+    pattern(
+        "checkpoint-corrupt",
+        "platform",
+        CAUSE,
+        E,
+        "a checkpoint file is truncated or corrupt",
+        r"storage has wrong size: expected -?\d+ got \d+|PytorchStreamReader failed reading (?:zip archive: failed finding central directory|file \S+: (?:invalid header|file read failed))|"
+        r"unexpected EOF, expected \d+ more bytes\. The file might be corrupted",
+        ("storage has wrong size", "PytorchStreamReader failed reading", "The file might be corrupted"),
+        why="""torch.load read a file that is not the whole checkpoint torch.save wrote: several ranks saved to the
+        same path at once (every rank of a job runs the save unless it is guarded), the save was cut (the job was
+        killed or the disk filled during it), or a rank loaded it before the writer finished. Each rank then
+        reads another mixture of the writes.""",
+        fix="""save from one rank and let the others wait for it: `if dist.get_rank() == 0: torch.save(state, path)` then
+        `dist.barrier()` before any rank loads it (Lightning and accelerate do this when you use their save); check the
+        disk's free space and the file size, and save again""".replace("\n        ", " "),
+        examples=[
+            ("RuntimeError: storage has wrong size: expected -4669315570785868528 got 512", "pytorch/pytorch#12042 (8 ranks saving one path)"),
+            ("RuntimeError: storage has wrong size: expected 512 got 65536", "NVIDIA/NeMo#130 (a 32-node run's checkpoint)"),
+            ("RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory", "torch.load of a truncated file"),
+        ],
+        not_examples=["RuntimeError: shape '[8, 512]' is invalid for input of size 65536", "size mismatch for fc.weight: copying a param with shape"],
+    ),
+    pattern(
+        "library-api-mismatch",
+        "platform",
+        CAUSE,
+        E,
+        "one library calls another the way a different version of it worked",
+        r"(?:^|[\s\"'(\[])(?:[A-Za-z_]\w*\.)*(?P<exception>AttributeError|TypeError): (?P<message>"
+        r"'(?!NoneType')(?P<type>\w+)' object has no attribute '(?P<attribute>\w+)'|"
+        r"module '(?P<module>[\w.]+)' has no attribute '(?P<module_attribute>\w+)'|"
+        r"(?P<callee>[\w.<>]+)\(\) (?:got an unexpected keyword argument '(?P<keyword>\w+)'|missing \d+ required (?:positional|keyword-only) arguments?:|"
+        r"takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given|got multiple values for argument))",
+        ("has no attribute", "unexpected keyword argument", "required positional argument", "required keyword-only argument", "positional argument", "multiple values for argument"),
+        why="""A library raised, inside library code, an error about the shape of an API: an object without the
+        attribute the caller uses, a function without the keyword or the number of arguments it is given. One
+        installed package calls another as a different version of it worked: the versions do not go together
+        (the caller's requirements were not installed, or one of them was upgraded alone), or it is a bug
+        that a later release fixed. The traceback's frames show which package calls which.""",
+        fix="""VERSIONS do not go together: compare them (`pip show PACKAGES`) with the requirements of the one that
+        calls the other, and install versions that do (upgrade RAISER: `pip install -U RAISER`, or pin it to the version
+        the caller requires); search RAISER's issues for the message too: such errors are often fixed in a later release""".replace("\n        ", " "),
+        examples=[
+            ("TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'", "huggingface/trl#3304 (trl newer than vLLM)"),
+            ("AttributeError: 'AdamW' object has no attribute 'train'", "hiyouga/LlamaFactory#5647 (transformers version)"),
+            ("AttributeError: 'dict' object has no attribute 'num_gpus_per_worker'", "ray-project/ray#23302 (a Ray bug fixed by an upgrade)"),
+            ("(ActorModelRayActor pid=700388) AttributeError: 'LLMEngine' object has no attribute 'model_executor'", "OpenRLHF/OpenRLHF#922 (vLLM version)"),
+            ("AttributeError: 'Namespace' object has no attribute 'same_network'", "huggingface/accelerate#770 (an accelerate bug)"),
+            ("TypeError: BatchEncoding.to() got an unexpected keyword argument 'non_blocking'", "hiyouga/LlamaFactory#6139 (transformers older than accelerate)"),
+        ],
+        not_examples=[
+            "AttributeError: 'NoneType' object has no attribute 'get'",  # a value that is None (a missing config entry): not an API
+            "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'",  # the DDP wrapper: its own pattern
+            "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+        ],
+    ),
+]
