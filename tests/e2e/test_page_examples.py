@@ -114,7 +114,7 @@ SKIP: dict[str, str] = {
     "docs/commands/allreduce.md: gpudoctor allreduce --op all_gather --min-bytes 1K --max-bytes 64M": f"{COVERED} tests/test_allreduce_options.py for all_gather (a full sweep: a minute on 2 cores)",
     "docs/commands/allreduce.md: gpudoctor allreduce --op all_gather --min-bytes 1K --max-bytes 1G --timeout 1800": GPU + "; the page says so",
     "docs/commands/allreduce.md: gpudoctor allreduce --json | jq '.results[] | [.bytes, .busbw_gbps]'": f"{COVERED} tests/e2e/test_allreduce.py (--json); jq is not installed here",
-    "docs/commands/check.md: gpudoctor check [--json | --markdown] [--strict] [--facts FILE ...] [--visible LIST] [--timeout S]": SYNOPSIS,
+    "docs/commands/check.md: gpudoctor check [--json | --markdown] [--strict] [-v] [--facts FILE ...] [--visible LIST] [--timeout S] [--list-checks]": SYNOPSIS,
     "docs/commands/check.md: torchrun --nnodes N --nproc-per-node K ... -m gpudoctor check [--json]": SYNOPSIS,
     "docs/commands/check.md: torchrun --nnodes 16 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint $HEAD:29500 -m gpudoctor check": NODES,
     "docs/commands/check.md: srun --ntasks-per-node 1 python -m gpudoctor check": "needs Slurm",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NoReturn, Optional
 
 import typer
 
@@ -43,16 +43,21 @@ def register(app: typer.Typer) -> None:
         fault: Optional[str] = FaultOpt,
         json_out: bool = JsonOpt,
         markdown: bool = MarkdownOpt,
+        csv_out: bool = typer.Option(
+            False, "--csv", help="Print the results as CSV on stdout (one line per size), the verdict on stderr."
+        ),
         strict: bool = StrictOpt,
     ) -> None:
         """Benchmark and verify a collective across ranks: busbw, latency, #wrong, by rank."""
         from gpudoctor.commands.allreduce import run
         from gpudoctor.commands.allreduce.options import Options
-        from gpudoctor.commands.allreduce.table import report_heading, results_markdown, results_table
+        from gpudoctor.commands.allreduce.table import average_line, report_heading, results_markdown, results_table
         from gpudoctor.core.usage import UsageError
         from gpudoctor.launch.threads import threads_line
 
         check_formats(json_out, markdown)
+        if csv_out and (json_out or markdown):
+            usage_error("choose one of --json, --markdown and --csv")
         options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect, fault)
         try:
             with Heartbeat("allreduce") as beat:
@@ -62,14 +67,42 @@ def register(app: typer.Typer) -> None:
         exit_if_quiet(report, strict)
         rows = report.data.get("results") or []
         threads = threads_line(report.data.get("threads"))
+        summary = report.data.get("summary") or {}
+        if csv_out:
+            _emit_csv(report, rows, summary, strict)
+        average = average_line(summary)
         emit(
             report,
             json_out=json_out,
             markdown=markdown,
             strict=strict,
-            rich_extra=lambda: [*([results_table(rows, report_heading(report))] if rows else []), *([threads] if threads else [])],
-            markdown_sections=lambda: [*([results_markdown(rows, report_heading(report))] if rows else []), *([threads] if threads else [])],
+            rich_extra=lambda: [*([results_table(rows, report_heading(report)), *_lines(average)] if rows else []), *([threads] if threads else [])],
+            markdown_sections=lambda: [*([results_markdown(rows, report_heading(report), summary)] if rows else []), *([threads] if threads else [])],
         )
+
+
+def _lines(text: str) -> list:
+    from rich.text import Text
+
+    return [Text(text), Text("")] if text else []
+
+
+def _emit_csv(report, rows: list, summary: dict, strict: bool) -> NoReturn:
+    """CSV on stdout; the findings' verdict line and the problems on stderr, then the exit code."""
+    import sys
+
+    from gpudoctor.commands.allreduce.table import results_csv
+    from gpudoctor.core.exit_code import report_exit
+    from gpudoctor.core.findings import Severity
+    from gpudoctor.render.console import verdict
+    from gpudoctor.render.escape import terminal
+
+    sys.stdout.write(results_csv(rows, summary))
+    for f in report.findings:
+        if f.severity in (Severity.WARN, Severity.ERROR):
+            err.print(terminal(f"{f.severity.value}: {f.title}  [{f.id}]", one_line=True), markup=False, highlight=False)
+    err.print(verdict(report, strict))
+    raise typer.Exit(report_exit(report, strict))
 
 
 def _display(sweep, shown: bool, beat: Heartbeat):

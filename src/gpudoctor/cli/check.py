@@ -38,8 +38,12 @@ def register(app: typer.Typer) -> None:
             180.0, "--timeout", metavar="S",
             help="Under torchrun/srun: how long the ranks wait for each other's nodes (at least 1).",
         ),
+        verbose: bool = typer.Option(False, "-v", "--verbose", help="Also show the evidence behind every passed check."),
+        list_checks: bool = typer.Option(False, "--list-checks", help="List what check examines (each area's finding ids) and exit."),
     ) -> None:
         """Why can't PyTorch see or use the GPUs, and what to do about it."""
+        if list_checks:
+            _list_checks()
         check_formats(json_out, markdown)
         from gpudoctor.commands.check import run
         from gpudoctor.commands.check.options import Options
@@ -60,7 +64,25 @@ def register(app: typer.Typer) -> None:
             strict=strict,
             rich_extra=lambda: _rich_extra(facts, table),
             markdown_sections=lambda: _markdown_sections(facts, table),
+            verbose=verbose,
         )
+
+
+def _list_checks() -> None:
+    """Every finding `check` can report, by area, from the catalog (docs/findings/ has each page)."""
+    from gpudoctor.catalog.findings import FINDINGS
+    from gpudoctor.core.exit_code import ExitCode
+
+    areas: dict[str, list] = {}
+    for entry in FINDINGS.values():
+        if "gpudoctor check" in entry.emitted_by:
+            areas.setdefault(entry.area, []).append(entry)
+    for area, entries in areas.items():
+        print(area)
+        for e in entries:
+            print(f"  {e.id:<34} {e.severity}")
+    print(f"\n{sum(len(v) for v in areas.values())} findings in {len(areas)} areas; each has a page: docs/findings/<id>.md")
+    raise typer.Exit(ExitCode.OK)
 
 
 def _rich_extra(facts, table) -> list:

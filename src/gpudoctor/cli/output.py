@@ -139,6 +139,7 @@ def emit(
     strict: bool = False,
     rich_extra: Callable[[], Iterable[RenderableType]] | None = None,
     markdown_sections: Callable[[], Iterable[str]] | None = None,
+    verbose: bool = False,
 ) -> NoReturn:
     """Print the report in the chosen form and leave with its exit code."""
     check_formats(json_out, markdown)
@@ -154,7 +155,7 @@ def emit(
         else:
             from gpudoctor.render.console import print_report
 
-            print_report(out, report, rich_extra() if rich_extra else (), strict)
+            print_report(out, report, rich_extra() if rich_extra else (), strict, verbose)
         sys.stdout.flush()
     except BrokenPipeError:
         raise  # `| head -1`: the reader has what it wanted (cli/app.py)

@@ -29,7 +29,7 @@ def _allreduce(report: Report) -> list[str]:
     if not rows:
         return []
     summary = data["summary"]
-    return [results_markdown(rows, heading(summary["op"], data["nproc"], data["backend"], data["device"], summary["iters"]))]
+    return [results_markdown(rows, heading(summary["op"], data["nproc"], data["backend"], data["device"], summary["iters"]), summary)]
 
 
 def _diagnose(report: Report) -> list[str]:

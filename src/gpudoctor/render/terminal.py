@@ -67,7 +67,7 @@ def make_console(*, stderr: bool = False, file: IO[str] | None = None, tty: bool
     if tty is None:
         stream = sys.stderr if stderr else sys.stdout
         # Piped into a file, a CI log or a pager, a wrapped fix command could not be
-        # pasted back: text lines stay whole there (tables still fit rich's width).
+        # pasted back: text lines stay whole there (and tables get LOG_WIDTH: stream_width).
         soft = not (hasattr(stream, "isatty") and stream.isatty())
         if width is None:
             width = stream_width(stream, not soft)

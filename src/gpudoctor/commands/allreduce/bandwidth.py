@@ -212,9 +212,15 @@ def exact_value_range(world: int, dtype: str) -> tuple[int, int]:
     return stride, half
 
 
+# all_reduce and broadcast reduce into the buffer they send (nccl-tests' "in-place"
+# columns); all_gather and reduce_scatter write another buffer ("out-of-place").
+PLACEMENT = {"all_reduce": "in-place", "broadcast": "in-place", "all_gather": "out-of-place", "reduce_scatter": "out-of-place"}
+
+
 def summarize(rows: Sequence[Row], planned: int) -> dict:
-    """Peak bus bandwidth (the bandwidth end of the sweep) and the time of the
-    smallest size (the latency end)."""
+    """Peak bus bandwidth (the bandwidth end of the sweep), the average bus bandwidth
+    over every size (the figure nccl-tests prints last, "# Avg bus bandwidth") and the
+    time of the smallest size (the latency end)."""
     finite = [r for r in rows if math.isfinite(r.busbw_gbps)]
     out: dict = {"sizes_run": len(rows), "sizes_planned": planned, "wrong": sum(r.wrong for r in rows)}
     if not finite:
@@ -222,6 +228,8 @@ def summarize(rows: Sequence[Row], planned: int) -> dict:
     peak = max(finite, key=lambda r: (r.busbw_gbps, r.algbw_gbps))
     small = min(rows, key=lambda r: r.bytes)
     out.update(
+        avg_busbw_gbps=round(sum(r.busbw_gbps for r in finite) / len(finite), 4),
+        placement=PLACEMENT.get(finite[0].op, "unknown"),
         peak_busbw_gbps=peak.busbw_gbps,
         peak_busbw_bytes=peak.bytes,
         peak_algbw_gbps=max(r.algbw_gbps for r in finite),

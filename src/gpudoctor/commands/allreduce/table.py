@@ -48,10 +48,35 @@ def results_table(rows: Iterable[dict], title: str = "") -> Table:
     return table
 
 
-def results_markdown(rows: Iterable[dict], title: str) -> str:
+def average_line(summary: dict) -> str:
+    """nccl-tests' last line: the bus bandwidth averaged over every size of the sweep."""
+    avg = summary.get("avg_busbw_gbps")
+    if not isinstance(avg, (int, float)):
+        return ""
+    return f"Avg bus bandwidth: {_number(avg, 4)} GB/s over {summary.get('sizes_run', '?')} size(s), {summary.get('placement', '')}"
+
+
+def results_markdown(rows: Iterable[dict], title: str, summary: dict | None = None) -> str:
     from gpudoctor.render.markdown import table
 
-    return f"### Results\n\n{title}\n\n" + table(HEADERS, (row_cells(r) for r in rows))
+    average = average_line(summary or {})
+    return f"### Results\n\n{title}\n\n" + table(HEADERS, (row_cells(r) for r in rows)) + (f"\n\n{average}" if average else "")
+
+
+CSV_COLUMNS = ("op", "bytes", "count", "dtype", "time_us", "algbw_gbps", "busbw_gbps", "wrong")
+
+
+def results_csv(rows: Iterable[dict], summary: dict) -> str:
+    """`--csv`: one line per size, the JSON's columns plus in-place/out-of-place, for a spreadsheet or a plot."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow([*CSV_COLUMNS, "placement"])
+    for row in rows:
+        out.writerow([*("" if row.get(c) is None else row.get(c) for c in CSV_COLUMNS), summary.get("placement", "")])
+    return buf.getvalue()
 
 
 def report_heading(report) -> str:
