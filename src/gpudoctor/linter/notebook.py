@@ -26,6 +26,7 @@ class NotNotebook(ValueError):
 class Notebook:
     text: str
     starts: tuple[int, ...]  # 1-based line of the joined text where each code cell starts
+    dropped: int = 0  # cells past MAX_CELLS, not read
 
 
 def _python_only(lines: list[str]) -> list[str]:
@@ -53,7 +54,7 @@ def without_cell(notebook: Notebook, line: int) -> Notebook:
     start = notebook.starts[first - 1] - 1
     end = notebook.starts[cell] - 1 if cell < len(notebook.starts) else len(lines) - 1
     lines[start:end] = [""] * (end - start)
-    return Notebook("\n".join(lines), notebook.starts)
+    return Notebook("\n".join(lines), notebook.starts, notebook.dropped)
 
 
 def cell_line(starts: tuple[int, ...], line: int) -> tuple[int, int]:
@@ -95,4 +96,4 @@ def read_notebook(text: str) -> Notebook:
         starts.append(line)
         parts.append("\n".join(lines))
         line += len(lines)
-    return Notebook("\n".join(parts) + ("\n" if parts else ""), tuple(starts))
+    return Notebook("\n".join(parts) + ("\n" if parts else ""), tuple(starts), max(0, len(cells) - MAX_CELLS))
