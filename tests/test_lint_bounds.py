@@ -70,3 +70,14 @@ def test_decompression_stops_at_its_limit_and_says_so(tmp_path, monkeypatch):
         while chunk := stream.read(1 << 16):
             got += chunk
     assert len(got) == 1 << 20 and "limit; the rest was not read" in str(stream.error)
+
+
+def test_notebook_cells_past_the_limit_are_said_not_dropped_without_a_word(tmp_path, monkeypatch):
+    from gpudoctor.linter import engine, notebook
+
+    monkeypatch.setattr(notebook, "MAX_CELLS", 3)
+    monkeypatch.setattr(engine, "MAX_CELLS", 3)
+    nb = tmp_path / "many.ipynb"
+    nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": f"x{i} = {i}"} for i in range(5)]}))
+    [d] = lint_file(str(nb))
+    assert d.rule == "unreadable-file" and "only its first 3 cells were linted: 2 more not read" in d.message

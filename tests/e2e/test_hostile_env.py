@@ -41,3 +41,11 @@ def test_a_fault_variable_fakes_no_verdict_and_the_flag_is_said_first():
     assert r.returncode == 1 and report["findings"][0]["id"] == "fault-injected"
     assert "--fault 1:wrong" in report["findings"][0]["title"]
     assert [f["id"] for f in report["findings"] if f["severity"] == "error"] == ["allreduce-wrong-result"]
+
+
+def test_lint_emptied_by_a_parent_folders_exclude_names_the_file(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.gpudoctor.lint]\nexclude = ["*"]\n')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.py").write_text("import torch\n")
+    r = subprocess.run([*GPUDOCTOR, "lint", "."], capture_output=True, text=True, timeout=60, env=_env(), cwd=tmp_path / "sub")
+    assert "no Python files under ." in r.stderr and str(tmp_path / "pyproject.toml") in r.stderr, r.stderr

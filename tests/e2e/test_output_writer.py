@@ -17,6 +17,14 @@ GPUDOCTOR = [sys.executable, "-m", "gpudoctor"]
 ROOT = os.geteuid() == 0
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NULL, FULL = os.makedev(1, 3), os.makedev(1, 7)  # /dev/null's and /dev/full's numbers
+STEPS = """import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).sum().backward()
+    opt.step()
+"""
 
 
 def _env():
@@ -95,9 +103,10 @@ def test_a_device_is_written_in_place_never_replaced(tmp_path, script, flag):
 @pytest.mark.skipif(not ROOT, reason="mknod needs root")
 def test_trace_to_a_full_device_says_it_was_not_written(tmp_path, script):
     dev = _device(tmp_path, "full", FULL)
-    # A script with steps (it then fails to join: no RANK), so there is a trace to write.
-    r = _gpudoctor("run", "--trace", str(dev), os.path.join(TESTS, "scripts", "straggler", "job.py"), "--steps", "3")
-    assert "trace written" not in r.stderr, r.stderr
+    steps = tmp_path / "steps.py"  # a script with steps, so there is a trace to write
+    steps.write_text(STEPS)
+    r = _gpudoctor("run", "--trace", str(dev), str(steps))
+    assert "trace written" not in r.stderr and r.returncode == 1, r.stderr  # the trace asked for is not there
     assert f"could not write the trace: no space left on {dev}" in r.stderr, r.stderr
     assert _is_device(dev, FULL)
 

@@ -113,10 +113,11 @@ def _report_top(target_name: str, status: int | None, argv: list[str], facts: li
     if steps_data:
         report = Report(report.command, report.findings, dict(report.data, steps=steps_data))
     traced = write_own_trace()
-    if traced:
-        text += f"{_prefix()}{traced}\n"
-    json_path = os.environ.get(ENV_JSON)
     unwritten = False
+    if traced:
+        text += f"{_prefix()}{traced[0]}\n"
+        unwritten = not traced[1]
+    json_path = os.environ.get(ENV_JSON)
     if json_path:
         problem = write_json(rank_json_path(json_path, session.current_rank(), _world_size()), report, strict)
         if problem:

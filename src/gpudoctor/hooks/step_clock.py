@@ -495,9 +495,10 @@ def write_trace(path: str, timelines: dict[int, list], nodes: dict[int, str] | N
     return write_private(path, chrome_trace(timelines, PHASES, nodes))
 
 
-def write_own_trace() -> str | None:
+def write_own_trace() -> tuple[str, bool] | None:
     """A process that is not a rank of `--nproc` (a lone script, a rank of torchrun)
-    writes its own trace: FILE, or FILE.rank<N>.json under torchrun."""
+    writes its own trace: FILE, or FILE.rank<N>.json under torchrun. (The line to say,
+    whether the trace was written); None when there is no trace to write."""
     from gpudoctor.hang.tracer import joined_rank
     from gpudoctor.hooks.report import rank_json_path
 
@@ -507,6 +508,5 @@ def write_own_trace() -> str | None:
     joined = joined_rank()
     if joined is not None:
         path = rank_json_path(path, joined[0], joined[1])
-    return write_trace(path, {_clock.rank: _clock.timeline()}, {_clock.rank: _clock.node}) or (
-        f"gpudoctor run: trace written to {path} (open it in ui.perfetto.dev)"
-    )
+    problem = write_trace(path, {_clock.rank: _clock.timeline()}, {_clock.rank: _clock.node})
+    return (problem, False) if problem else (f"gpudoctor run: trace written to {path} (open it in ui.perfetto.dev)", True)

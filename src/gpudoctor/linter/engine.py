@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from gpudoctor.linter.model import FileModel, position
-from gpudoctor.linter.notebook import NotNotebook, Notebook, cell_line, file_position, read_notebook, without_cell
+from gpudoctor.linter.notebook import MAX_CELLS, NotNotebook, Notebook, cell_line, file_position, read_notebook, without_cell
 from gpudoctor.linter.project import ModuleFacts, Project, Query, module_facts
 from gpudoctor.linter.rule import ERROR, Diagnostic, Hit, Rule
 from gpudoctor.linter.rules import ALL, BY_ID, CHECKS
@@ -377,6 +377,9 @@ def _read_notebook(data: bytes, path: str, rules: Sequence[Rule]) -> FileResult:
         except (ValueError, RecursionError, MemoryError):
             break
     result = read_source(notebook.text, path, rules, parsed=tree)
+    if notebook.dropped and "unreadable-file" in {r.id for r in rules}:
+        said = f"only its first {MAX_CELLS:,} cells were linted: {notebook.dropped:,} more not read"
+        result = replace(result, diagnostics=(*result.diagnostics, _file_problem(path, 1, 1, "unreadable-file", said)))
     if not notebook.starts:
         return result
     return replace(result, cells=notebook.starts, notebook=notebook)

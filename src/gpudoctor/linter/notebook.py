@@ -32,6 +32,7 @@ class Notebook:
     # character. () when the file's layout could not be followed (then cells' lines serve).
     places: tuple["LinePlace", ...] = ()
     line_starts: tuple[int, ...] = ()  # index in the .ipynb text where each of its lines starts
+    dropped: int = 0  # cells past MAX_CELLS, not read
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def without_cell(notebook: Notebook, line: int) -> Notebook:
     start = notebook.starts[first - 1] - 1
     end = notebook.starts[cell] - 1 if cell < len(notebook.starts) else len(lines) - 1
     lines[start:end] = [""] * (end - start)
-    return Notebook("\n".join(lines), notebook.starts, notebook.places, notebook.line_starts)
+    return Notebook("\n".join(lines), notebook.starts, notebook.places, notebook.line_starts, notebook.dropped)
 
 
 def cell_line(starts: tuple[int, ...], line: int) -> tuple[int, int]:
@@ -188,4 +189,4 @@ def read_notebook(text: str) -> Notebook:
         parts.append("\n".join(lines))
         line += len(lines)
     places, line_starts = _places(text, sources)
-    return Notebook("\n".join(parts) + ("\n" if parts else ""), tuple(starts), places, line_starts)
+    return Notebook("\n".join(parts) + ("\n" if parts else ""), tuple(starts), places, line_starts, max(0, len(cells) - MAX_CELLS))

@@ -33,7 +33,9 @@ def run(options: Options, *, progress: Callable[[str], None] | None = None) -> R
     except engine.MissingPath as exc:  # gone since validate() looked
         raise MissingPathError(str(exc)) from None
     if result.files == 0 and progress is not None:
-        progress(f"gpudoctor lint: warning: no Python files under {', '.join(options.paths)} (nothing was checked)")
+        # A config's exclude (a parent folder's `exclude = ["*"]`) may be why: name it.
+        why = f"; exclude = {list(options.exclude)!r} in {options.exclude_from} applies" if options.exclude else ""
+        progress(f"gpudoctor lint: warning: no Python files under {', '.join(options.paths)} (nothing was checked{why})")
     return formats.report(result)
 
 

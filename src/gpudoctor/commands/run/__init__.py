@@ -145,6 +145,8 @@ def _ranks(options: Options, target, env: dict[str, str], say: Callable[[str], N
 
         problem = write_trace(env[TRACE_ENV], done.timelines, {r["rank"]: r["node"] for r in report.data["steps"]["ranks"]})
         say((problem or f"gpudoctor run: trace written to {env[TRACE_ENV]} (open it in ui.perfetto.dev)") + "\n")
+        if problem:
+            return Ended(report, done.status or ExitCode.PROBLEM)  # the trace asked for is not there: not a success
     return Ended(report, script_exit(done.status, report, options.strict))
 
 

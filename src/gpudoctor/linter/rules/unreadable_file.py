@@ -15,8 +15,12 @@ class UnreadableFile(Rule):
     that was skipped without being read, with the reason and its own fix:
     permission denied, a symbolic link loop, something that is not a regular
     file (a named pipe, a device, a socket: reading those could block or never
-    end), or a file above the size limit (5 MB; the environment variable
-    `GPUDOCTOR_MAX_SOURCE_BYTES` sets another, in bytes).
+    end), a file above the size limit (5 MB; the environment variable
+    `GPUDOCTOR_MAX_SOURCE_BYTES` sets another, in bytes), or one of more than
+    200,000 statements and items (its lines, `;` and `,` counted before parsing:
+    a syntax tree costs ~2.5 KB a statement; `GPUDOCTOR_MAX_SOURCE_ITEMS` sets
+    another). A notebook's code cells past its first 10,000 are not read, and
+    said with this rule.
 
     Reported by the linter itself; linting goes on with the other files.
     """
