@@ -121,7 +121,7 @@ CPP_FRAMES_SPAN = 80  # lines one C++ backtrace takes at most
 # An exception glued to the source line before it: "... process.args, subprocess.CalledProcessError: Command '...' returned ..."
 GLUED = re.compile(r"[\s,(](?P<cls>(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)): (?P<message>.+)$")
 # Who owns the code that prints a sign with no frames.
-KIND_PROJECT = {"ncclwarn": "NVIDIA/nccl", "ncclerror": "NVIDIA/nccl", "c10": "pytorch/pytorch", "what": "pytorch/pytorch", "terminate": "pytorch/pytorch",
+KIND_PROJECT = {"ncclwarn": "NVIDIA/nccl", "ncclerror": "NVIDIA/nccl", "c10": "pytorch/pytorch", "c10watchdog": "pytorch/pytorch", "what": "pytorch/pytorch", "terminate": "pytorch/pytorch",
                 "cuda": "pytorch/pytorch", "cudastatus": "pytorch/pytorch", "devassert": "pytorch/pytorch", "gloo": "pytorch/pytorch"}
 KIND = {
     "fatal": "fatal Python error",
@@ -151,18 +151,19 @@ KIND = {
     "gloo": "gloo error",
     "barrier": "store barrier still waiting for ranks",
     "cppframes": "a C++ exception's backtrace (frame #N lines; its message is not in the log)",
+    "c10watchdog": "the NCCL watchdog thread re-raised a collective's error (C++ exception raised from ncclCommWatchdog)",
     **{rule.kind: rule.what for rule in EVIDENCE_RULES},
 }
 # How much a sign says about the failure itself (the headline is the strongest sign, first seen first).
 STRENGTH = {
     "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
-    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1, "cppframes": 2,
+    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1, "cppframes": 2, "c10watchdog": 2,
     **{rule.kind: rule.strength for rule in EVIDENCE_RULES},
 }
 RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
 STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
-CPP_REPORT = ("terminate", "terminate_bare", "what", "c10")
+CPP_REPORT = ("terminate", "terminate_bare", "what", "c10", "c10watchdog")
 CPP_REPORT_LINES = 6
 STORE_IO = {"recvBytes", "sendBytes", "recvValue", "doWait", "doGet", "get"}
 STRONG = 3  # a sign at least this strong is a failure of its own, not only an exit status
@@ -336,6 +337,8 @@ class Signs:
             return
         if kind in ("bare", "ipython"):
             kind, msg = "exception", self.spawn_rank(msg)
+        elif kind == "c10" and value == "ncclCommWatchdog":
+            kind, what = "c10watchdog", KIND["c10watchdog"]  # it re-raises a collective's error: that error is the failure
         elif kind == "c10":
             what = f"C++ exception raised from {value}" + (" (the NCCL watchdog: a collective timed out)" if value == "checkTimeout" else "")
         elif kind == "caught":
