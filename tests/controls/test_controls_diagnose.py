@@ -300,3 +300,25 @@ class TestCudaErrorAsync:
     def test_sibling_the_cuda_check_whose_message_was_cut(self):
         found = errors("Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):\n")
         assert found[0].id == "cuda-error-async" and "CUDA_LAUNCH_BLOCKING=1" in found[0].fix
+
+
+class TestTorchrunStoppingWorkers:
+    def test_control_a_healthy_torchrun_run_prints_no_closing_signal(self):
+        log = ("WARNING:torch.distributed.run:\n*****************************************\n"
+               "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default\n"
+               "step 100 loss 0.12\nINFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished.\n")
+        assert errors(log) == []
+
+    def test_sibling_the_agent_stopping_the_workers_shows_the_run_did_not_finish(self):
+        found = errors("WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 43837 closing signal SIGTERM\n")
+        assert found and found[0].id == "torchrun-stopping-workers"
+
+
+class TestGluedTracebackHeader:
+    def test_control_a_progress_bar_alone_is_healthy(self):
+        assert errors(" 15%|█▍        | 129/882 [40:17<3:41:05, 17.62s/it]\n") == []
+
+    def test_sibling_a_header_glued_to_the_progress_bar_is_a_traceback(self):
+        found = errors(" 15%|█▍        | 129/882 [40:17<3:41:05, 17.62s/it]Traceback (most recent call last):\n"
+                       '  File "/home/u/train.py", line 9, in <module>\n')
+        assert found and found[0].id == "unrecognised-failure"
