@@ -317,7 +317,8 @@ class Signs:
             return
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
-            found = evidence_in(text)
+            # the line as written, when its prefix was the evidence (a logger's "ERROR:torch...error_handler:")
+            found = evidence_in(text) or (evidence_in(raw.strip()) if raw.strip() != text else None)
             if found is not None:
                 kind, value = found
                 self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", text[:300], line, source, msg, time_of(raw), text=text))
