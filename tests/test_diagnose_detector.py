@@ -113,3 +113,9 @@ def test_a_dataloader_workers_exception_is_told_through_its_original_traceback()
     )
     found = [f for f in api.diagnose(log).findings if f.severity is Severity.ERROR]
     assert "data/worker.py:12" in found[0].title and "Caught" not in found[0].title
+
+
+def test_torchruns_error_handler_record_is_a_failure_whatever_its_logger_prefix():
+    # hpcaitech/ColossalAI#1779: the record's first line is only the logger's prefix and a brace
+    report = api.diagnose('ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{\n  "message": {\n')
+    assert [f for f in report.findings if f.severity is Severity.ERROR]

@@ -283,3 +283,42 @@ class TestLauncherSigsegv:
         found = errors("Fatal Python error: Segmentation fault\n\nThread 0x00007f2d (most recent call first):\n"
                        '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py", line 900 in _exit_barrier\n')
         assert found[0].id == "launcher-sigsegv"
+
+
+class TestCudaErrorAsync:
+    def test_control_the_watchdogs_timeout_check_is_a_timeout_not_a_cuda_error(self):
+        log = ("frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >)"
+               " + 0x1d2 (0x1554e9e0f8f2 in /x/site-packages/torch/lib/libtorch_cuda.so)\n")
+        assert head_id(log) != "cuda-error-async"
+        assert any(f.id == "nccl-watchdog-timeout" for f in api.diagnose(log).findings)
+
+    def test_control_a_named_cuda_error_is_told_by_its_own_rule(self):
+        log = ("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+               "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):\n")
+        assert head_id(log) == "cuda-illegal-memory-access"
+
+    def test_sibling_the_cuda_check_whose_message_was_cut(self):
+        found = errors("Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):\n")
+        assert found[0].id == "cuda-error-async" and "CUDA_LAUNCH_BLOCKING=1" in found[0].fix
+
+
+class TestTorchrunStoppingWorkers:
+    def test_control_a_healthy_torchrun_run_prints_no_closing_signal(self):
+        log = ("WARNING:torch.distributed.run:\n*****************************************\n"
+               "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default\n"
+               "step 100 loss 0.12\nINFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished.\n")
+        assert errors(log) == []
+
+    def test_sibling_the_agent_stopping_the_workers_shows_the_run_did_not_finish(self):
+        found = errors("WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 43837 closing signal SIGTERM\n")
+        assert found and found[0].id == "torchrun-stopping-workers"
+
+
+class TestGluedTracebackHeader:
+    def test_control_a_progress_bar_alone_is_healthy(self):
+        assert errors(" 15%|█▍        | 129/882 [40:17<3:41:05, 17.62s/it]\n") == []
+
+    def test_sibling_a_header_glued_to_the_progress_bar_is_a_traceback(self):
+        found = errors(" 15%|█▍        | 129/882 [40:17<3:41:05, 17.62s/it]Traceback (most recent call last):\n"
+                       '  File "/home/u/train.py", line 9, in <module>\n')
+        assert found and found[0].id == "unrecognised-failure"

@@ -94,6 +94,14 @@ RULES = (
         ("mpirun detected that the job finished", "Primary job terminated normally"),
     ),
     Evidence(
+        "errorfile",
+        "torchrun's error handler printed a rank's error record",
+        r"^(?P<errorfile>ERROR:torch\.distributed\.elastic\.multiprocessing\.errors\.error_handler:)",
+        2,
+        ("ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{",),  # hpcaitech/ColossalAI#1779
+        ("INFO:torch.distributed.elastic.multiprocessing.errors.error_handler: no error file defined",),
+    ),
+    Evidence(
         "thread",
         "an exception ended a thread",
         r"^Exception in thread (?P<thread>[^:]+):$",
@@ -112,13 +120,14 @@ RULES = (
     Evidence(
         "raydied",
         "a Ray worker or actor died",
-        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Ray processes died\b.*|Exception raised in creation task: .+|Error processing event\b.*)",
+        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Ray processes died\b.*|Raylet is terminated\b.*|Exception raised in creation task: .+|Error processing event\b.*)",
         2,
         (
             "A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.",
             "Exception raised in creation task: The actor died because of an error raised in its creation task, ray::LLMRayActor.__init__()",
             "2023-03-02 21:37:21,268\tERROR trial_runner.py:1062 -- Trial TorchTrainer_63ebb_00000: Error processing event.",
             "2020-01-23 19:31:13,975 ERROR scripts.py:410 -- Ray processes died unexpectedly",
+            "2023-02-24 04:30:19,237 WARNING worker.py:1851 -- Raylet is terminated: ip=192.168.207.5, id=abc3bfd",  # ray-project/ray#31119
         ),
         ("The actor is alive", "A worker started on node 10.0.0.5"),
     ),
@@ -143,7 +152,7 @@ RULES = (
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
-WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Error executing job", "sigkill_handler")
+WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler")
 GATE = any_of(WORDS)
 
 

@@ -51,6 +51,7 @@ PREFIXES = [
     re.compile(r"^(?P<node>[A-Za-z][\w.\-]*-\d+)\s+\|\s"),  # docker compose: "trainer-1  | "
     re.compile(r"^\s*\|\s+"),  # a log pasted as a table (CloudWatch, Markdown): "  | "
     re.compile(r"^\d\d:\d\d:\d\d[.,]\d+\s+"),
+    re.compile(r"^std(?:err|out): (?=\S|  )"),  # a subprocess's output relayed by its parent (accelerate test, pytest)
     re.compile(r"^\[(?:\d{4,7})\]\s+(?=\[)"),  # a pid before another prefix
     re.compile(r"^\[rank(?P<rank>\d+)\]:?\s?"),
     re.compile(r"^\[default(?P<local_rank>\d+)\]:\s?"),

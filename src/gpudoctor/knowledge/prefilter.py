@@ -102,6 +102,7 @@ TRIGGERS = (
     "might be corrupted",
     "mpirun ",
     "primary job",
+    "raylet is terminated",
     "%20",  # a line copied out of a URL (lines.strip decodes it)
 )
 DIGITS = b"0123456789"

@@ -109,6 +109,7 @@ NEW_RECORD = re.compile(
     r"^\s*(?:\[rank\d+\]:|\[default\d+\]:|\d{1,5}: )?\s*(?:\[?[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d|\*{5}|(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\b|"
     r"[\w.\-]+:\d+:\d+ \[\d+\] NCCL|Traceback|[\w.]*(?:Error|Exception|Warning): )"
 )
+GLUED_HEADER = TRACEBACK + ":"
 TOLD = "<told>"  # a wrapper whose worker's exception follows it: told through that one
 ORIGINAL = "Original Traceback (most recent call last)"  # a DataLoader worker's or a DataParallel replica's, re-raised
 # torch re-raising a worker's exception: "Caught RuntimeError in DataLoader worker process 2." / "... in replica 0 on device 0."
@@ -121,7 +122,7 @@ CPP_FRAMES_SPAN = 80  # lines one C++ backtrace takes at most
 # An exception glued to the source line before it: "... process.args, subprocess.CalledProcessError: Command '...' returned ..."
 GLUED = re.compile(r"[\s,(](?P<cls>(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)): (?P<message>.+)$")
 # Who owns the code that prints a sign with no frames.
-KIND_PROJECT = {"ncclwarn": "NVIDIA/nccl", "ncclerror": "NVIDIA/nccl", "c10": "pytorch/pytorch", "what": "pytorch/pytorch", "terminate": "pytorch/pytorch",
+KIND_PROJECT = {"ncclwarn": "NVIDIA/nccl", "ncclerror": "NVIDIA/nccl", "c10": "pytorch/pytorch", "c10watchdog": "pytorch/pytorch", "what": "pytorch/pytorch", "terminate": "pytorch/pytorch",
                 "cuda": "pytorch/pytorch", "cudastatus": "pytorch/pytorch", "devassert": "pytorch/pytorch", "gloo": "pytorch/pytorch"}
 KIND = {
     "fatal": "fatal Python error",
@@ -151,18 +152,20 @@ KIND = {
     "gloo": "gloo error",
     "barrier": "store barrier still waiting for ranks",
     "cppframes": "a C++ exception's backtrace (frame #N lines; its message is not in the log)",
+    "tbheader": "an exception (the traceback is cut after its first line)",
+    "c10watchdog": "the NCCL watchdog thread re-raised a collective's error (C++ exception raised from ncclCommWatchdog)",
     **{rule.kind: rule.what for rule in EVIDENCE_RULES},
 }
 # How much a sign says about the failure itself (the headline is the strongest sign, first seen first).
 STRENGTH = {
     "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
-    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1, "cppframes": 2,
+    "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1, "cppframes": 2, "c10watchdog": 2, "tbheader": 2,
     **{rule.kind: rule.strength for rule in EVIDENCE_RULES},
 }
 RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
 STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
-CPP_REPORT = ("terminate", "terminate_bare", "what", "c10")
+CPP_REPORT = ("terminate", "terminate_bare", "what", "c10", "c10watchdog")
 CPP_REPORT_LINES = 6
 STORE_IO = {"recvBytes", "sendBytes", "recvValue", "doWait", "doGet", "get"}
 STRONG = 3  # a sign at least this strong is a failure of its own, not only an exit status
@@ -293,6 +296,9 @@ class Signs:
             self.ignored_at[msg.rank] = line
             self.events += 1
             return
+        if text.endswith(GLUED_HEADER) and not text.startswith((TRACEBACK, ORIGINAL)):
+            text = TRACEBACK + ":"  # a header glued to the end of a progress bar or a cut line ("...17.62s/it]Traceback (most recent call last):")
+            msg = LogLine(text, msg.rank, msg.local_rank, msg.node)
         if text.startswith(TRACEBACK) or text.startswith(ORIGINAL) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, a worker's, or rich's boxed
             self.tracebacks += 1
             if self.first_traceback is None:
@@ -311,7 +317,8 @@ class Signs:
             return
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
-            found = evidence_in(text)
+            # the line as written, when its prefix was the evidence (a logger's "ERROR:torch...error_handler:")
+            found = evidence_in(text) or (evidence_in(raw.strip()) if raw.strip() != text else None)
             if found is not None:
                 kind, value = found
                 self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", text[:300], line, source, msg, time_of(raw), text=text))
@@ -336,6 +343,8 @@ class Signs:
             return
         if kind in ("bare", "ipython"):
             kind, msg = "exception", self.spawn_rank(msg)
+        elif kind == "c10" and value == "ncclCommWatchdog":
+            kind, what = "c10watchdog", KIND["c10watchdog"]  # it re-raises a collective's error: that error is the failure
         elif kind == "c10":
             what = f"C++ exception raised from {value}" + (" (the NCCL watchdog: a collective timed out)" if value == "checkTimeout" else "")
         elif kind == "caught":
@@ -463,8 +472,8 @@ class Signs:
     def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:
         """No exception line: the paste (or the log) was cut, but an exception was raised (a traceback
         header alone says so too)."""
-        if not frames and head.text.startswith(TRACEBACK):
-            self.add(Sign("exception", "an exception (the traceback is cut after its first line)", "", line, source, head, time_of(raw), [], cut=True))
+        if not frames and head.text.startswith(TRACEBACK):  # weak: what else the log says comes first
+            self.add(Sign("tbheader", KIND["tbheader"], "", line, source, head, time_of(raw), [], cut=True))
         if frames:
             sign = Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True)
             previous = self.signs[-1] if self.signs else None

@@ -99,7 +99,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
 
 
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
-SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo"}
+SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo"}
 
 
 def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", line: int = 0) -> dict:
@@ -145,7 +145,7 @@ def with_what_it_says(fix: str, said: dict) -> str:
 
 
 def next_step_for(kind: str) -> str:
-    if kind in ("terminate", "terminate_bare", "what", "c10"):
+    if kind in ("terminate", "terminate_bare", "what", "c10", "c10watchdog"):
         return "a C++ exception ended the process: rerun with TORCH_SHOW_CPP_STACKTRACES=1 for its C++ stack, and NCCL_DEBUG=INFO if it came from a collective"
     if kind in ("assertion", "devassert", "cuda", "cudastatus"):
         return ("rerun with CUDA_LAUNCH_BLOCKING=1 so the error is raised at the kernel that failed (an assertion on an index or a label "

@@ -195,6 +195,28 @@ PATTERNS = [
         not_examples=["RuntimeError: shape '[8, 512]' is invalid for input of size 65536", "size mismatch for fc.weight: copying a param with shape"],
     ),
     pattern(
+        "cuda-error-async",
+        "cuda",
+        CAUSE,
+        E,
+        "a CUDA error surfaced at a later CUDA call (its own message is not in this log)",
+        r"Exception raised from c10_cuda_check_implementation|^frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::finishedGPUExecutionInternal\(",
+        ("c10_cuda_check_implementation", "finishedGPUExecutionInternal"),
+        why="""CUDA reports a kernel's fault (an illegal memory access, a device-side assertion, a launch failure)
+        at the next call that checks the device, not where the kernel was launched: here torch's CUDA check or
+        the NCCL watchdog polling a collective's event. The message that names the error was cut from the log;
+        the failing kernel is the first one that ran badly, usually far from this frame.""",
+        fix="""rerun with CUDA_LAUNCH_BLOCKING=1 so the error is raised at the kernel that failed (with its message);
+        `compute-sanitizer python train.py` pinpoints an illegal memory access; TORCH_USE_CUDA_DSA=1 (a build that has
+        it) names a device-side assertion""".replace("\n        ", " "),
+        examples=[
+            ("Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):", "hpcaitech/Open-Sora#694"),
+            ("frame #3: c10d::ProcessGroupNCCL::WorkNCCL::finishedGPUExecutionInternal() const + 0x56 (0x7f0ed8e5b4f6 in /x/site-packages/torch/lib/libtorch_cuda.so)", "InternLM/lmdeploy#3258"),
+        ],
+        not_examples=["Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609 (most recent call first):"],
+        after=("cuda-illegal-memory-access", "cuda-device-assert", "cuda-index-out-of-range", "cuda-launch-failure", "cuda-ecc-error", "nvidia-xid", "cuda-oom", "cublas-init-failed"),
+    ),
+    pattern(
         "library-api-mismatch",
         "platform",
         CAUSE,

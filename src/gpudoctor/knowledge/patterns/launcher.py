@@ -301,7 +301,7 @@ PATTERNS = [
         "torchrun-stopping-workers",
         "launcher",
         CONSEQUENCE,
-        I,
+        E,  # the agent sends these only when a worker failed or the job was interrupted: the run did not finish
         "torchrun stopped the other workers after one failed",
         r"Sending process (?P<pid>\d+) closing signal SIG(?:TERM|KILL)",
         ("closing signal",),

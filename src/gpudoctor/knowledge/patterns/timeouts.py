@@ -12,7 +12,7 @@ WORK = re.compile(r"(\w+(?:\(\w+\))?)=([^,)]+)")  # SeqNum=5, Timeout(ms)=600000
 
 def work_fields(m, _context):
     """WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, ...) -> its fields."""
-    out = {k: v.strip() for k, v in WORK.findall(m.group("work"))}
+    out = {k: v.strip() for k, v in WORK.findall(m.group("work") or "")}
     if m.group("ran_ms"):
         out["ran_ms"] = m.group("ran_ms")
     return out
@@ -25,8 +25,10 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a collective timed out: this rank waited for a peer that never joined it",
-        r"Watchdog caught collective operation timeout: (?P<work>Work\w+\((?:[^()]|\(\w+\))*\)?)(?: ran for (?P<ran_ms>\d+) milliseconds)?",
-        ("Watchdog caught",),
+        r"Watchdog caught collective operation timeout: (?P<work>Work\w+\((?:[^()]|\(\w+\))*\)?)(?: ran for (?P<ran_ms>\d+) milliseconds)?"
+        # the watchdog's C++ backtrace names the timeout check when the message itself is cut (jpata/particleflow#390)
+        r"|^frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\(",
+        ("Watchdog caught", "WorkNCCL::checkTimeout"),
         why="""The collective (OpType, SeqNum) did not finish within the process group timeout (10 min for NCCL
         by default). The ranks that report it were waiting; the culprit is a rank that crashed, hung before
         the collective (data loading, a deadlock, a collective only some ranks call), or called a different
@@ -35,7 +37,9 @@ PATTERNS = [
         examples=[
             ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.", "hiyouga/LlamaFactory#7396"),
             ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.", "OFA-Sys/OFA#271"),
+            ("frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in /x/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)", "jpata/particleflow#390 (the message cut, the backtrace kept)"),
         ],
+        not_examples=["frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x1554e9e1871c in /x/libtorch_cuda.so)"],
         after=("*",),
         fields=work_fields,
     ),
