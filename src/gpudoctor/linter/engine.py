@@ -289,7 +289,8 @@ def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic
             col = len(text.encode("utf-8")[:col].decode("utf-8", "ignore"))
     else:
         line, col = hit.line, hit.col
-    return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix, rule.severity)
+    return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix,
+                      hit.severity or rule.severity)
 
 
 def _not_linted(path: str, exc: OSError) -> str:

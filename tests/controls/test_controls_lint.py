@@ -1,0 +1,136 @@
+"""Controls and siblings for the lint verdicts issue 41 touched (lint v4): the
+healthy program that looks most like the failure must not get the verdict
+(control); the nearest program that needs another verdict gets its own
+(sibling). Each program is real code, linted by the real engine."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoctor.linter import engine
+
+
+def found(code: str, rule: str, path: str = "train.py") -> list[tuple[int, str]]:
+    """(line, severity) of each diagnostic of `rule`."""
+    return [(d.line, d.severity) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), path)
+            if d.rule == rule]
+
+
+def messages(code: str, rule: str) -> list[str]:
+    return [d.message for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == rule]
+
+
+MODELS = """
+    import torch
+    import torch.nn as nn
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    class Plain(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class Normed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3)
+            self.bn = nn.BatchNorm2d(8)
+
+        def forward(self, x):
+            return self.bn(self.conv(x))
+"""
+
+
+class TestDdpForwardOnOneRank:
+    rule = "ddp-forward-on-one-rank"
+
+    def program(self, build: str, call: str = "model(x)") -> str:
+        return MODELS + f"""
+    dist.init_process_group("nccl")
+    model = {build}
+    if dist.get_rank() == 0:
+        with torch.no_grad():
+            print({call})
+"""
+
+    def test_control_unwrapped_module_on_rank_zero_is_silent(self):
+        # the healthy twin: the same evaluation through .module makes no collective
+        assert found(self.program("DDP(Normed().cuda(), device_ids=[0])", "model.module(x)"), self.rule) == []
+
+    def test_control_model_without_buffers_under_no_grad_is_no_error(self):
+        # issue 41's false error on a mature repository: no buffers, no_grad: the forward is local
+        got = found(self.program("DDP(Plain().cuda(), device_ids=[0])"), self.rule)
+        assert got and all(severity == "warning" for _, severity in got)
+        assert "holds no buffers" in messages(self.program("DDP(Plain().cuda(), device_ids=[0])"), self.rule)[0]
+
+    def test_control_broadcast_buffers_off_is_no_error(self):
+        code = self.program("DDP(Normed().cuda(), device_ids=[0], broadcast_buffers=False)")
+        got = found(code, self.rule)
+        assert got and all(severity == "warning" for _, severity in got)
+        assert "broadcast_buffers=False" in messages(code, self.rule)[0]
+
+    def test_sibling_batchnorm_model_is_an_error_under_no_grad_too(self):
+        # DDP broadcasts buffers in the first forward after training, no_grad or not
+        code = self.program("DDP(Normed().cuda(), device_ids=[0])")
+        assert [s for _, s in found(code, self.rule)] == ["error"]
+        assert "`Normed` builds `nn.BatchNorm2d`" in messages(code, self.rule)[0]
+
+    def test_sibling_sync_batchnorm_conversion_is_an_error(self):
+        code = self.program("DDP(nn.SyncBatchNorm.convert_sync_batchnorm(Plain()).cuda(), device_ids=[0])")
+        assert [s for _, s in found(code, self.rule)] == ["error"]
+
+    def test_sibling_module_from_outside_the_file_is_a_warning_naming_the_chain(self):
+        code = self.program("DDP(torchvision_model.cuda(), device_ids=[0])")
+        assert [s for _, s in found(code, self.rule)] == ["warning"]
+        assert "`torchvision_model` comes from outside this file" in messages(code, self.rule)[0]
+
+    def test_sibling_buffer_built_only_on_some_path_is_a_warning(self):
+        code = MODELS + """
+    class Maybe(nn.Module):
+        def __init__(self, bn):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+            if bn:
+                self.bn = nn.BatchNorm1d(2)
+
+    dist.init_process_group("nccl")
+    model = DDP(Maybe(True).cuda(), device_ids=[0])
+    if dist.get_rank() == 0:
+        print(model(x))
+"""
+        assert [s for _, s in found(code, self.rule)] == ["warning"]
+        assert "only on some path" in messages(code, self.rule)[0]
+
+    def test_sibling_registered_buffer_through_a_base_class_is_an_error(self):
+        code = MODELS + """
+    class Base(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.ones(1))
+
+    class Child(Base):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+    dist.init_process_group("nccl")
+    model = DDP(Child().cuda(), device_ids=[0])
+    if dist.get_rank() == 0:
+        print(model(x))
+"""
+        assert [s for _, s in found(code, self.rule)] == ["error"]
+
+    def test_sibling_fsdp_stays_an_error(self):
+        code = """
+            import torch.distributed as dist
+            from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+            model = FSDP(net)
+            if dist.get_rank() == 0:
+                print(model(x))
+        """
+        assert [s for _, s in found(code, self.rule)] == ["error"]
