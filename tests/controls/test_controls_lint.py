@@ -134,3 +134,96 @@ class TestDdpForwardOnOneRank:
                 print(model(x))
         """
         assert [s for _, s in found(code, self.rule)] == ["error"]
+
+
+class TestHardcodedMasterPort:
+    """Issue 41 item 2: a pasted snippet that leaves out `import os` is read with it,
+    and says so, instead of saying nothing."""
+
+    rule = "hardcoded-master-port"
+
+    def test_control_a_local_named_os_is_not_the_os_module(self):
+        code = """
+            import torch.distributed as dist
+
+            def setup(os, rank):
+                os.environ["MASTER_PORT"] = "12355"  # `os` is a parameter here: not the module
+                dist.init_process_group("gloo", rank=rank, world_size=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_launcher_default_is_silent_in_a_snippet_too(self):
+        code = """
+            os.environ.setdefault("MASTER_PORT", "29500")
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_snippet_without_import_os_is_reported_and_says_so(self):
+        code = """
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                os.environ['MASTER_ADDR'] = 'localhost'
+                os.environ['MASTER_PORT'] = '12355'
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+        assert "read assuming `import os`" in messages(code, self.rule)[0]
+
+    def test_sibling_the_same_file_with_its_import_has_no_note(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            os.environ['MASTER_PORT'] = '12355'
+            dist.init_process_group("gloo")
+        """
+        assert found(code, self.rule) == [(4, "warning")]
+        assert "assuming" not in messages(code, self.rule)[0]
+
+
+class TestDataparallel:
+    rule = "dataparallel"
+
+    def test_control_a_class_of_the_file_named_like_nn_is_not_torch_nn(self):
+        code = """
+            class nn:
+                @staticmethod
+                def DataParallel(model):
+                    return model
+
+            model = nn.DataParallel(model)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_snippet_without_import_torch_nn_is_reported(self):
+        code = """
+            model = nn.DataParallel(model)
+            model = model.cuda()
+            model.train_model(train_df)
+        """
+        assert found(code, self.rule) == [(1, "warning")]
+        assert "`import torch.nn as nn`" in messages(code, self.rule)[0]
+
+
+class TestShuffleWithSampler:
+    """An error rule on a snippet read with assumed imports claims no certainty."""
+
+    rule = "shuffle-with-sampler"
+
+    def test_control_with_its_imports_it_stays_an_error(self):
+        code = """
+            import torch
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            loader = DataLoader(ds, shuffle=True, sampler=DistributedSampler(ds))
+        """
+        assert found(code, self.rule) == [(4, "error")]
+
+    def test_sibling_without_import_torch_it_is_a_warning(self):
+        code = """
+            sampler = torch.utils.data.distributed.DistributedSampler(ds)
+            loader = torch.utils.data.DataLoader(ds, shuffle=True, sampler=sampler)
+        """
+        assert found(code, self.rule) == [(2, "warning")]
+

@@ -35,6 +35,13 @@ DEPTH = 12
 # Calls that iterate over their first argument's items: `for b in tqdm(loader)`
 # (enumerate pairs each item with its index).
 ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "track"}
+# A snippet pasted into a question often leaves out its imports. A name
+# below that the file uses but never binds is read as the module its usual
+# import gives it (`FileModel.assumed` records which); what a rule then
+# reports says so and is at most a warning (the engine sees to it).
+CONVENTIONAL = {"os": "os", "torch": "torch", "nn": "torch.nn", "dist": "torch.distributed",
+                "F": "torch.nn.functional", "mp": "torch.multiprocessing",
+                "DDP": "torch.nn.parallel.DistributedDataParallel"}
 
 # A test that mentions the process rank: `rank == 0`, `dist.get_rank() == 0`,
 # `args.local_rank in (-1, 0)`, `accelerator.is_main_process`, `trainer.is_global_zero`.
@@ -261,6 +268,22 @@ class FileModel:
         self.calls.sort(key=position)
         self.for_loops.sort(key=position)
         del self._targets, self._defines
+        self.assumed: dict[str, str] = self._assume_imports(tree, text)
+        self.imports.update(self.assumed)
+
+    def _assume_imports(self, tree: ast.Module, text: str) -> dict[str, str]:
+        """The conventional names the file uses without binding them anywhere."""
+        if self.star_imports:
+            return {}
+        missing = [n for n in CONVENTIONAL if n not in self.imports and n not in self.relative_imports
+                   and (n + "." in text or n + "(" in text)]  # (cheap: most files import what they use)
+        if not missing:
+            return {}
+        bound = {name for _, name in self.bindings} | {name for _, name in self.defs}
+        used = {node.id for node in ast.walk(tree) if type(node) is ast.Name and node.id in missing}
+        params = {a.arg for node in ast.walk(tree) if isinstance(node, FUNCTIONS)
+                  for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs} if used else set()
+        return {n: CONVENTIONAL[n] for n in missing if n in used and n not in bound and n not in params}
 
     def _bind(self, target: ast.AST, kind: str, value: ast.AST, path: tuple[int, ...], pos: tuple[int, int]) -> None:
         if isinstance(target, ast.Name):
