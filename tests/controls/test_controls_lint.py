@@ -227,3 +227,107 @@ class TestShuffleWithSampler:
         """
         assert found(code, self.rule) == [(2, "warning")]
 
+
+
+class TestCollectiveUnderRankCondition:
+    """Issue 41 item 3: collectives through an attribute built from a class of the
+    file, and a rank-conditioned stop that leaves the other ranks in a collective."""
+
+    rule = "collective-under-rank-condition"
+    METER = """
+        import torch
+        import torch.distributed as dist
+
+        class Meter:
+            def __init__(self):
+                self.total = torch.zeros(1)
+
+            def sync(self):
+                dist.all_reduce(self.total)
+
+            def maybe_sync(self):
+                if self.total.sum() > 0:  # data-dependent: may not run where it is called
+                    dist.all_reduce(self.total)
+
+        class Trainer:
+            def __init__(self):
+                self.meter = Meter()
+    """
+
+    def test_control_attribute_method_called_on_every_rank_is_silent(self):
+        code = self.METER + """
+            def end_epoch(self):
+                self.meter.sync()
+                if dist.get_rank() == 0:
+                    print(self.meter.total)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_method_whose_collective_has_a_test_of_its_own_is_silent(self):
+        code = self.METER + """
+            def end_epoch(self):
+                if dist.get_rank() == 0:
+                    self.meter.maybe_sync()
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_attribute_method_under_rank_zero_is_an_error(self):
+        code = self.METER + """
+            def end_epoch(self):
+                if dist.get_rank() == 0:
+                    self.meter.sync()
+        """
+        assert found(code, self.rule) == [(21, "error")]
+        assert "sync() reaches dist.all_reduce() at line 9" in messages(code, self.rule)[0]
+
+    LOOP = """
+        import torch
+        import torch.distributed as dist
+
+        for epoch in range(100):
+            loss = train_one_epoch()
+            dist.all_reduce(loss)
+    """
+
+    def test_control_stop_decision_broadcast_to_every_rank_is_silent(self):
+        code = self.LOOP + """
+            stop = torch.tensor(int(dist.get_rank() == 0 and loss.item() < 0.01))
+            dist.broadcast(stop, src=0)
+            if stop.item():
+                break
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_loop_whose_collective_has_a_test_of_its_own_is_silent(self):
+        code = """
+            import torch.distributed as dist
+
+            for epoch in range(100):
+                loss = train_one_epoch()
+                if epoch % 10 == 0:
+                    dist.all_reduce(loss)
+                if dist.get_rank() == 0 and loss.item() < 0.01:
+                    break
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_rank_zero_break_leaves_the_others_in_the_all_reduce(self):
+        code = self.LOOP + """
+            if dist.get_rank() == 0 and loss.item() < 0.01:
+                break
+        """
+        assert found(code, self.rule) == [(9, "warning")]
+        assert "dist.all_reduce() at line 6" in messages(code, self.rule)[0]
+
+    def test_sibling_rank_zero_return_from_a_training_loop(self):
+        code = """
+            import torch.distributed as dist
+
+            def train(rank):
+                for step in range(1000):
+                    loss = step_once()
+                    dist.all_reduce(loss)
+                    if rank == 0 and loss.item() != loss.item():
+                        return  # NaN: give up
+        """
+        assert [s for _, s in found(code, self.rule)] == ["warning"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeGuard, TypeVar, overload
@@ -604,21 +604,30 @@ class FileModel:
             if cls is not None:  # self.method(...)
                 m = self.method(cls, func.attr)
                 return [(m, 1)] if m is not None else []
+            owner = self.method_class(func.value)
+            if owner is not None and type(func.value) is ast.Attribute and self.classes:
+                # `self.logger = Logger(...)` in a method, then `self.logger.sync()`
+                return self._built_methods(self.attributes.get((owner, func.value.attr), []), func.attr)
             if type(func.value) is ast.Name and self.classes:
                 # `trainer = Trainer(...)` then `trainer.fit()`. Only direct
                 # assignments: following parameters would need the call
                 # sites this very function is computing.
-                out = []
-                for b in self.lookup(func.value) or []:
-                    value = b.value if type(b) is Binding and b.kind == "value" and not b.path else None
-                    if type(value) is ast.Call and type(value.func) is ast.Name:
-                        for d in self.find_def(value.func):
-                            if type(d) is ast.ClassDef:
-                                m = self.method(d, func.attr)
-                                if m is not None:
-                                    out.append((m, 1))
-                return out
+                return self._built_methods(self.lookup(func.value) or [], func.attr)
         return []
+
+    def _built_methods(self, bindings: Iterable[Binding | Param], name: str) -> list[tuple[Function, int]]:
+        """Method `name` of the file's classes whose instances the bindings hold
+        (`x = Trainer(...)`, `self.meter = Meter()`)."""
+        out: list[tuple[Function, int]] = []
+        for b in bindings:
+            value = b.value if type(b) is Binding and b.kind == "value" and not b.path else None
+            if type(value) is ast.Call and type(value.func) is ast.Name:
+                for d in self.find_def(value.func):
+                    if type(d) is ast.ClassDef:
+                        m = self.method(d, name)
+                        if m is not None:
+                            out.append((m, 1))
+        return out
 
     def local_function(self, call: ast.Call) -> Function | None:
         """The one same-file function (not class) a call runs, or None."""
