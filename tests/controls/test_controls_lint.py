@@ -331,3 +331,50 @@ class TestCollectiveUnderRankCondition:
                         return  # NaN: give up
         """
         assert [s for _, s in found(code, self.rule)] == ["warning"]
+
+
+class TestTorchLoadNoMapLocation:
+    """Issue 41 item 5, asked for by the sample (multigpu_torchrun.py, dcgan)."""
+
+    rule = "torch-load-no-map-location"
+    PROGRAM = """
+        import os
+        import torch
+        from torch.distributed import init_process_group
+
+        init_process_group(backend="nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+    """
+
+    def test_control_map_location_to_the_local_gpu_is_silent(self):
+        code = self.PROGRAM + """
+        snapshot = torch.load("snapshot.pt", map_location=f"cuda:{local_rank}")
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_load_on_rank_zero_only_is_silent(self):
+        code = self.PROGRAM + """
+        if int(os.environ["RANK"]) == 0:
+            snapshot = torch.load("snapshot.pt")
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_single_process_script_is_silent(self):
+        code = """
+            import torch
+
+            model.load_state_dict(torch.load("ckpt.pt"))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_every_rank_loads_without_map_location(self):
+        code = self.PROGRAM + """
+        snapshot = torch.load("snapshot.pt")
+        """
+        assert found(code, self.rule) == [(8, "warning")]
+
+    def test_sibling_positional_map_location_is_silent(self):
+        code = self.PROGRAM + """
+        snapshot = torch.load("snapshot.pt", "cpu")
+        """
+        assert found(code, self.rule) == []

@@ -85,6 +85,17 @@ def wrapper_kind(file: FileModel, node: object) -> str:
     return ""
 
 
+def is_distributed_program(file: FileModel) -> bool:
+    """The file starts a process group, spawns workers or wraps a model in DDP:
+    every statement at its top runs once per rank."""
+    for call in file.calls:
+        if file.is_call_to(call, "init_process_group", TORCH) or file.is_spawn(call):
+            return True
+        if file.is_call_to(call, "DistributedDataParallel", TORCH):
+            return True
+    return False
+
+
 def is_torch_spawn_program(file: FileModel) -> bool:
     return any(file.is_spawn(call) for call in file.calls)
 

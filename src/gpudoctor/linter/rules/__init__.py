@@ -23,6 +23,7 @@ from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
 from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
 from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
 from gpudoctor.linter.rules.tensor_to_unassigned import TensorToUnassigned
+from gpudoctor.linter.rules.torch_load_no_map_location import TorchLoadNoMapLocation
 from gpudoctor.linter.rules.unreadable_file import UnreadableFile
 
 # Checks that look at a parsed file, in the order the issue lists them.
@@ -46,6 +47,7 @@ CHECKS: tuple[Rule, ...] = (
     CudaVisibleDevicesLate(),
     CollectiveUnderRankCondition(),
     DdpForwardOnOneRank(),
+    TorchLoadNoMapLocation(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())
