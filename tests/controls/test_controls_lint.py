@@ -378,3 +378,99 @@ class TestTorchLoadNoMapLocation:
         snapshot = torch.load("snapshot.pt", "cpu")
         """
         assert found(code, self.rule) == []
+
+
+class TestRankFromLocalRank:
+    """Issue 41 item 5: a rank read from the wrong variable on more than one node."""
+
+    rule = "rank-from-local-rank"
+
+    def test_control_global_rank_from_rank_is_silent(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_spawn_index_plus_node_offset_is_silent(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(gpu, args):
+                dist.init_process_group("nccl", rank=args.node_rank * args.gpus + gpu, world_size=args.world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(worker, args=(args,), nprocs=args.gpus)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_local_file_store_is_one_machine(self):
+        code = """
+            import torch.distributed as dist
+
+            def setup(local_rank, local_world_size):
+                dist.init_process_group("gloo", init_method="file:///c:/tmp/store", rank=local_rank,
+                                        world_size=local_world_size)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_local_rank_given_as_rank_is_flagged(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            local_rank = int(os.environ["LOCAL_RANK"])
+            dist.init_process_group("nccl", rank=local_rank, world_size=int(os.environ["WORLD_SIZE"]))
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+        assert "int(os.environ['LOCAL_RANK'])" in messages(code, self.rule)[0]
+
+
+class TestDeviceFromGlobalRank:
+    rule = "device-from-global-rank"
+
+    def test_control_local_rank_device_is_silent(self):
+        code = """
+            import os
+            import torch
+
+            torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_rank_modulo_device_count_is_silent(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            rank = dist.get_rank()
+            torch.cuda.set_device(rank % torch.cuda.device_count())
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_spawn_index_is_silent(self):
+        code = """
+            import torch
+            import torch.multiprocessing as mp
+
+            def main(rank, world_size):
+                torch.cuda.set_device(rank)
+
+            if __name__ == "__main__":
+                mp.spawn(main, args=(2,), nprocs=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_get_rank_as_device_is_flagged(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            local_rank = dist.get_rank()
+            torch.cuda.set_device(local_rank)
+        """
+        assert found(code, self.rule) == [(6, "warning")]

@@ -96,6 +96,28 @@ def is_distributed_program(file: FileModel) -> bool:
     return False
 
 
+def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
+    """Which rank `value` holds, as its origins show: ("local", how) for
+    LOCAL_RANK / a `local_rank`, ("global", how) for RANK / `dist.get_rank()`,
+    ("", "") when neither shows (a spawn index, a literal, an argument)."""
+    if type(value) is ast.BinOp and type(value.op) is ast.Mod:
+        return "", ""  # `rank % torch.cuda.device_count()`: made local on purpose
+    # where the value comes from first: `local_rank = dist.get_rank()` is a global rank
+    for origin in [o for o in file.origins(value) if o is not value] + [value]:
+        if not isinstance(origin, ast.AST):
+            continue
+        if type(origin) is ast.BinOp and type(origin.op) is ast.Mod:
+            continue
+        for sub in ast.walk(origin):
+            text = constant(sub, str)
+            if text == "LOCAL_RANK" or (type(sub) in (ast.Name, ast.Attribute) and terminal_name(sub) == "local_rank"):
+                return "local", f"`{ast.unparse(origin)[:60]}`"
+            if text in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK") or (
+                    type(sub) is ast.Call and terminal_name(sub.func) == "get_rank"):
+                return "global", f"`{ast.unparse(origin)[:60]}`"
+    return "", ""
+
+
 def is_torch_spawn_program(file: FileModel) -> bool:
     return any(file.is_spawn(call) for call in file.calls)
 

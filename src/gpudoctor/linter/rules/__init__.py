@@ -8,12 +8,14 @@ from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesL
 from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
+from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
 from gpudoctor.linter.rules.output_device_list import OutputDeviceList
+from gpudoctor.linter.rules.rank_from_local_rank import RankFromLocalRank
 from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismatch
 from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
@@ -48,6 +50,8 @@ CHECKS: tuple[Rule, ...] = (
     CollectiveUnderRankCondition(),
     DdpForwardOnOneRank(),
     TorchLoadNoMapLocation(),
+    RankFromLocalRank(),
+    DeviceFromGlobalRank(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())
