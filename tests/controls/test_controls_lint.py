@@ -474,3 +474,63 @@ class TestDeviceFromGlobalRank:
             torch.cuda.set_device(local_rank)
         """
         assert found(code, self.rule) == [(6, "warning")]
+
+
+class TestWrapperMethodCall:
+    """Issue 41 item 5: the model's own methods read through its DDP / DataParallel
+    wrapper (four threads of the sample)."""
+
+    rule = "wrapper-method-call"
+
+    def test_control_through_module_is_silent(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(net.cuda(), device_ids=[rank])
+            z = model.module.encode(x)
+            model.train()
+            with model.no_sync():
+                model(x).sum().backward()
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_wrapped_on_one_path_only_is_silent(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            if distributed:
+                model = DDP(net.cuda(), device_ids=[rank])
+            else:
+                model = net.cuda()
+            z = model.encode(x)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_attribute_the_file_sets_on_the_wrapper_is_silent(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(net.cuda(), device_ids=[rank])
+            model.tag = "run-1"
+            print(model.tag)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_custom_method_on_the_ddp_wrapper_is_an_error(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(net.cuda(), device_ids=[rank])
+            z = model.encode(x)
+        """
+        assert found(code, self.rule) == [(4, "error")]
+
+    def test_sibling_dataparallel_after_cuda(self):
+        code = """
+            import torch.nn as nn
+
+            model = nn.DataParallel(model)
+            model = model.cuda()
+            model.train_model(train_df)
+        """
+        assert found(code, self.rule) == [(5, "error")]

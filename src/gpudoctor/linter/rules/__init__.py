@@ -27,6 +27,7 @@ from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
 from gpudoctor.linter.rules.tensor_to_unassigned import TensorToUnassigned
 from gpudoctor.linter.rules.torch_load_no_map_location import TorchLoadNoMapLocation
 from gpudoctor.linter.rules.unreadable_file import UnreadableFile
+from gpudoctor.linter.rules.wrapper_method_call import WrapperMethodCall
 
 # Checks that look at a parsed file, in the order the issue lists them.
 CHECKS: tuple[Rule, ...] = (
@@ -52,6 +53,7 @@ CHECKS: tuple[Rule, ...] = (
     TorchLoadNoMapLocation(),
     RankFromLocalRank(),
     DeviceFromGlobalRank(),
+    WrapperMethodCall(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())
