@@ -534,3 +534,77 @@ class TestWrapperMethodCall:
             model.train_model(train_df)
         """
         assert found(code, self.rule) == [(5, "error")]
+
+    def test_control_wrapper_chosen_in_an_elif_is_not_every_value(self):
+        # DeepSpeedExamples' BingBertSquad: apex DDP in one arm, DataParallel in the other
+        code = """
+            import torch
+
+            if args.local_rank != -1:
+                from apex.parallel import DistributedDataParallel as DDP
+                model = DDP(model)
+            elif n_gpu > 1:
+                model = torch.nn.DataParallel(model)
+            if args.local_rank != -1:
+                model.disable_allreduce()
+        """
+        assert found(code, self.rule) == []
+
+
+class TestRankFromLocalRankComputed:
+    """The mature-repository control (SlowFast): a global rank computed from the
+    local rank and the node's offset is right."""
+
+    rule = "rank-from-local-rank"
+
+    def test_control_local_rank_plus_node_offset_is_silent(self):
+        code = """
+            import torch.distributed as dist
+
+            def init(local_rank, local_world_size, shard_id, world_size):
+                rank = local_rank + shard_id * local_world_size
+                dist.init_process_group("nccl", init_method="tcp://h:1", world_size=world_size, rank=rank)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_bare_local_rank_in_the_same_shape_is_flagged(self):
+        code = """
+            import torch.distributed as dist
+
+            def init(local_rank, world_size):
+                dist.init_process_group("nccl", init_method="tcp://h:1", world_size=world_size, rank=local_rank)
+        """
+        assert found(code, self.rule) == [(4, "warning")]
+
+
+class TestTorchLoadOneProcessArm:
+    """The mature-repository control (moco-v3): the load without map_location is
+    the one-process arm of an `if` whose other arm maps to the process's GPU."""
+
+    rule = "torch-load-no-map-location"
+
+    def test_control_other_arm_maps_to_the_gpu(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            if args.gpu is None:
+                checkpoint = torch.load(args.resume)
+            else:
+                checkpoint = torch.load(args.resume, map_location="cuda:{}".format(args.gpu))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_both_arms_unmapped_is_flagged(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            if args.resume.endswith(".pt"):
+                checkpoint = torch.load(args.resume)
+            else:
+                checkpoint = torch.load(args.resume + ".pt")
+        """
+        assert [line for line, _ in found(code, self.rule)] == [6, 8]

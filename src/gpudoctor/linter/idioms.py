@@ -100,14 +100,14 @@ def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
     """Which rank `value` holds, as its origins show: ("local", how) for
     LOCAL_RANK / a `local_rank`, ("global", how) for RANK / `dist.get_rank()`,
     ("", "") when neither shows (a spawn index, a literal, an argument)."""
-    if type(value) is ast.BinOp and type(value.op) is ast.Mod:
-        return "", ""  # `rank % torch.cuda.device_count()`: made local on purpose
+    if type(value) is ast.BinOp:
+        return "", ""  # `rank % torch.cuda.device_count()`, `node * gpus + gpu`: computed on purpose
     # where the value comes from first: `local_rank = dist.get_rank()` is a global rank
     for origin in [o for o in file.origins(value) if o is not value] + [value]:
         if not isinstance(origin, ast.AST):
             continue
-        if type(origin) is ast.BinOp and type(origin.op) is ast.Mod:
-            continue
+        if type(origin) is ast.BinOp:
+            continue  # computed: `local_rank + node_rank * gpus` is a global rank, `rank % n` a local one
         for sub in ast.walk(origin):
             text = constant(sub, str)
             if text == "LOCAL_RANK" or (type(sub) in (ast.Name, ast.Attribute) and terminal_name(sub) == "local_rank"):

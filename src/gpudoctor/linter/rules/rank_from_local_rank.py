@@ -24,6 +24,7 @@ class RankFromLocalRank(Rule):
     id = "rank-from-local-rank"
     message = "init_process_group is given the local rank as the global rank: on a second node two processes claim each rank"
     fix = 'dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))'
+    in_tests = False  # a test picks its devices and files for one machine on purpose
     needles = ("init_process_group",)
 
     VALID = (

@@ -5,6 +5,9 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import wrapper_kind
 from gpudoctor.linter.model import FileModel
+
+SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+BRANCHES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.match_case)
 from gpudoctor.linter.rule import ERROR, Hit, Rule
 
 # What a DistributedDataParallel / DataParallel wrapper has: nn.Module's public
@@ -65,7 +68,7 @@ class WrapperMethodCall(Rule):
                 continue
             if node.attr in WRAPPER_NAMES or node.attr in assigned or node.attr.startswith("_"):
                 continue
-            kinds = self._kinds(file, node.value, 0)
+            kinds = self._kinds(file, node.value, node, 0)
             if len(kinds) != 1 or "" in kinds:
                 continue
             kind = kinds.pop()
@@ -73,17 +76,32 @@ class WrapperMethodCall(Rule):
                       f"(AttributeError); the model's attributes live on {node.value.id}.module",
                       fix=f"{node.value.id}.module.{node.attr}")
 
-    def _kinds(self, file: FileModel, value: ast.expr, depth: int) -> set[str]:
+    def _kinds(self, file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> set[str]:
         """The wrapper each value of `value` is ("" for anything else), through
-        `model = model.cuda()`."""
+        `model = model.cuda()`. A value assigned under a branch the use is not in
+        (`elif n_gpu > 1: model = DataParallel(model)`) may not be the one there."""
         out: set[str] = set()
         origins = file.origins(value)
         if not origins or depth > 4:
             return {""}
         for o in origins:
+            if not isinstance(o, ast.AST) or not _always_before(file, o, use):
+                return {""}
             if type(o) is ast.Call and type(o.func) is ast.Attribute and o.func.attr in ("to", "cuda") \
                     and type(o.func.value) is ast.Name and not wrapper_kind(file, o):
-                out |= self._kinds(file, o.func.value, depth + 1)
+                out |= self._kinds(file, o.func.value, o, depth + 1)
             else:
                 out.add(wrapper_kind(file, o))
         return out
+
+
+def _always_before(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
+    """The statement that computes `origin` runs whenever `use` does: no branch
+    or loop around it that is not around `use` too."""
+    around_use = set(map(id, file.ancestors(use)))
+    for above in file.ancestors(origin):
+        if isinstance(above, SCOPES):
+            return True
+        if isinstance(above, BRANCHES) and id(above) not in around_use:
+            return False
+    return True
