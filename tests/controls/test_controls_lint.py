@@ -555,6 +555,7 @@ class TestRankFromLocalRankComputed:
     """The mature-repository control (SlowFast): a global rank computed from the
     local rank and the node's offset is right."""
 
+    verdict = "rank-from-local-rank"
     rule = "rank-from-local-rank"
 
     def test_control_local_rank_plus_node_offset_is_silent(self):
@@ -581,6 +582,7 @@ class TestTorchLoadOneProcessArm:
     """The mature-repository control (moco-v3): the load without map_location is
     the one-process arm of an `if` whose other arm maps to the process's GPU."""
 
+    verdict = "torch-load-no-map-location"
     rule = "torch-load-no-map-location"
 
     def test_control_other_arm_maps_to_the_gpu(self):
