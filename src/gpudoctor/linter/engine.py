@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from gpudoctor.linter.model import FileModel, position
 from gpudoctor.linter.notebook import MAX_CELLS, NotNotebook, Notebook, cell_line, file_position, read_notebook, without_cell
 from gpudoctor.linter.project import ModuleFacts, Project, Query, module_facts
-from gpudoctor.linter.rule import ERROR, Diagnostic, Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Diagnostic, Hit, Rule
 from gpudoctor.linter.rules import ALL, BY_ID, CHECKS
 from gpudoctor.linter.source import ALL_RULES, decode, suppressions
 from gpudoctor.core.user_file import PARSE_CAP, SOURCE_CAP, FileRefused, cap, read_capped, regular_stat
@@ -223,6 +223,8 @@ def read_source(
     pending: list[tuple[Diagnostic, Query]] = []
     for rule, hit in hits:
         d = _diagnostic(path, rule, hit, lines)
+        if model.assumed:
+            d = _on_assumed_imports(d, model.assumed)
         if {d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()):
             continue
         if hit.query is None:
@@ -312,7 +314,22 @@ def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic
             col = len(text.encode("utf-8")[:col].decode("utf-8", "ignore"))
     else:
         line, col = hit.line, hit.col
-    return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix, rule.severity)
+    return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix,
+                      hit.severity or rule.severity)
+
+
+def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str]) -> Diagnostic:
+    """A file that uses `nn` / `dist` / `os` ... without importing them (a pasted
+    snippet) was read with their usual imports: say so, and claim no certainty."""
+    imports = ", ".join(f"`{_import_line(name, module)}`" for name, module in sorted(assumed.items()))
+    return replace(d, severity=WARNING, message=f"{d.message} (read assuming {imports}: the file does not import it)")
+
+
+def _import_line(name: str, module: str) -> str:
+    parent, _, last = module.rpartition(".")
+    if last[:1].isupper():  # a class: `from torch.nn.parallel import DistributedDataParallel as DDP`
+        return f"from {parent} import {last} as {name}"
+    return f"import {module}" if module == name else f"import {module} as {name}"
 
 
 def _not_linted(path: str, exc: OSError) -> str:

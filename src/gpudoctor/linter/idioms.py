@@ -85,6 +85,39 @@ def wrapper_kind(file: FileModel, node: object) -> str:
     return ""
 
 
+def is_distributed_program(file: FileModel) -> bool:
+    """The file starts a process group, spawns workers or wraps a model in DDP:
+    every statement at its top runs once per rank."""
+    for call in file.calls:
+        if file.is_call_to(call, "init_process_group", TORCH) or file.is_spawn(call):
+            return True
+        if file.is_call_to(call, "DistributedDataParallel", TORCH):
+            return True
+    return False
+
+
+def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
+    """Which rank `value` holds, as its origins show: ("local", how) for
+    LOCAL_RANK / a `local_rank`, ("global", how) for RANK / `dist.get_rank()`,
+    ("", "") when neither shows (a spawn index, a literal, an argument)."""
+    if type(value) is ast.BinOp:
+        return "", ""  # `rank % torch.cuda.device_count()`, `node * gpus + gpu`: computed on purpose
+    # where the value comes from first: `local_rank = dist.get_rank()` is a global rank
+    for origin in [o for o in file.origins(value) if o is not value] + [value]:
+        if not isinstance(origin, ast.AST):
+            continue
+        if type(origin) is ast.BinOp:
+            continue  # computed: `local_rank + node_rank * gpus` is a global rank, `rank % n` a local one
+        for sub in ast.walk(origin):
+            text = constant(sub, str)
+            if text == "LOCAL_RANK" or (type(sub) in (ast.Name, ast.Attribute) and terminal_name(sub) == "local_rank"):
+                return "local", f"`{ast.unparse(origin)[:60]}`"
+            if text in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK") or (
+                    type(sub) is ast.Call and terminal_name(sub.func) == "get_rank"):
+                return "global", f"`{ast.unparse(origin)[:60]}`"
+    return "", ""
+
+
 def is_torch_spawn_program(file: FileModel) -> bool:
     return any(file.is_spawn(call) for call in file.calls)
 

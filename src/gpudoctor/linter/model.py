@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeGuard, TypeVar, overload
@@ -35,6 +35,13 @@ DEPTH = 12
 # Calls that iterate over their first argument's items: `for b in tqdm(loader)`
 # (enumerate pairs each item with its index).
 ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "track"}
+# A snippet pasted into a question often leaves out its imports. A name
+# below that the file uses but never binds is read as the module its usual
+# import gives it (`FileModel.assumed` records which); what a rule then
+# reports says so and is at most a warning (the engine sees to it).
+CONVENTIONAL = {"os": "os", "torch": "torch", "nn": "torch.nn", "dist": "torch.distributed",
+                "F": "torch.nn.functional", "mp": "torch.multiprocessing",
+                "DDP": "torch.nn.parallel.DistributedDataParallel"}
 
 # A test that mentions the process rank: `rank == 0`, `dist.get_rank() == 0`,
 # `args.local_rank in (-1, 0)`, `accelerator.is_main_process`, `trainer.is_global_zero`.
@@ -261,6 +268,22 @@ class FileModel:
         self.calls.sort(key=position)
         self.for_loops.sort(key=position)
         del self._targets, self._defines
+        self.assumed: dict[str, str] = self._assume_imports(tree, text)
+        self.imports.update(self.assumed)
+
+    def _assume_imports(self, tree: ast.Module, text: str) -> dict[str, str]:
+        """The conventional names the file uses without binding them anywhere."""
+        if self.star_imports:
+            return {}
+        missing = [n for n in CONVENTIONAL if n not in self.imports and n not in self.relative_imports
+                   and (n + "." in text or n + "(" in text)]  # (cheap: most files import what they use)
+        if not missing:
+            return {}
+        bound = {name for _, name in self.bindings} | {name for _, name in self.defs}
+        used = {node.id for node in ast.walk(tree) if type(node) is ast.Name and node.id in missing}
+        params = {a.arg for node in ast.walk(tree) if isinstance(node, FUNCTIONS)
+                  for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs} if used else set()
+        return {n: CONVENTIONAL[n] for n in missing if n in used and n not in bound and n not in params}
 
     def _bind(self, target: ast.AST, kind: str, value: ast.AST, path: tuple[int, ...], pos: tuple[int, int]) -> None:
         if isinstance(target, ast.Name):
@@ -581,21 +604,30 @@ class FileModel:
             if cls is not None:  # self.method(...)
                 m = self.method(cls, func.attr)
                 return [(m, 1)] if m is not None else []
+            owner = self.method_class(func.value)
+            if owner is not None and type(func.value) is ast.Attribute and self.classes:
+                # `self.logger = Logger(...)` in a method, then `self.logger.sync()`
+                return self._built_methods(self.attributes.get((owner, func.value.attr), []), func.attr)
             if type(func.value) is ast.Name and self.classes:
                 # `trainer = Trainer(...)` then `trainer.fit()`. Only direct
                 # assignments: following parameters would need the call
                 # sites this very function is computing.
-                out = []
-                for b in self.lookup(func.value) or []:
-                    value = b.value if type(b) is Binding and b.kind == "value" and not b.path else None
-                    if type(value) is ast.Call and type(value.func) is ast.Name:
-                        for d in self.find_def(value.func):
-                            if type(d) is ast.ClassDef:
-                                m = self.method(d, func.attr)
-                                if m is not None:
-                                    out.append((m, 1))
-                return out
+                return self._built_methods(self.lookup(func.value) or [], func.attr)
         return []
+
+    def _built_methods(self, bindings: Iterable[Binding | Param], name: str) -> list[tuple[Function, int]]:
+        """Method `name` of the file's classes whose instances the bindings hold
+        (`x = Trainer(...)`, `self.meter = Meter()`)."""
+        out: list[tuple[Function, int]] = []
+        for b in bindings:
+            value = b.value if type(b) is Binding and b.kind == "value" and not b.path else None
+            if type(value) is ast.Call and type(value.func) is ast.Name:
+                for d in self.find_def(value.func):
+                    if type(d) is ast.ClassDef:
+                        m = self.method(d, name)
+                        if m is not None:
+                            out.append((m, 1))
+        return out
 
     def local_function(self, call: ast.Call) -> Function | None:
         """The one same-file function (not class) a call runs, or None."""

@@ -78,6 +78,9 @@ class Hit:
     fix: str = ""
     line: int = 0
     col: int = 0  # 0-based, like ast's col_offset
+    # "" is the rule's severity; a rule whose evidence decides only some of
+    # its cases reports the others at a lower one.
+    severity: str = ""
     # Set when the hit depends on the rest of the program: reported only if
     # the project's answer keeps it (see `project.Query`).
     query: Query | None = None

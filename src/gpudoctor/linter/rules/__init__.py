@@ -8,12 +8,14 @@ from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesL
 from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
+from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
 from gpudoctor.linter.rules.output_device_list import OutputDeviceList
+from gpudoctor.linter.rules.rank_from_local_rank import RankFromLocalRank
 from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismatch
 from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
@@ -23,7 +25,9 @@ from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
 from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
 from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
 from gpudoctor.linter.rules.tensor_to_unassigned import TensorToUnassigned
+from gpudoctor.linter.rules.torch_load_no_map_location import TorchLoadNoMapLocation
 from gpudoctor.linter.rules.unreadable_file import UnreadableFile
+from gpudoctor.linter.rules.wrapper_method_call import WrapperMethodCall
 
 # Checks that look at a parsed file, in the order the issue lists them.
 CHECKS: tuple[Rule, ...] = (
@@ -46,6 +50,10 @@ CHECKS: tuple[Rule, ...] = (
     CudaVisibleDevicesLate(),
     CollectiveUnderRankCondition(),
     DdpForwardOnOneRank(),
+    TorchLoadNoMapLocation(),
+    RankFromLocalRank(),
+    DeviceFromGlobalRank(),
+    WrapperMethodCall(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

@@ -9,7 +9,7 @@ from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import (ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective,
                                   depends_on, over_own_group, rank_branch)
-from gpudoctor.linter.rule import ERROR, Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
 
@@ -61,7 +61,15 @@ class CollectiveUnderRankCondition(Rule):
     whose alternatives cannot be resolved (`if rank == 0 or full_copy:`); a
     function whose collective sits under a test of its own (it may not run
     where it is called). The message shows the chain followed: the test, and
-    the function and line that communicate.
+    the function and line that communicate. A collective reached through an
+    attribute built from a class of the file (`self.meter = Meter()`, then
+    `self.meter.sync()`) is followed too.
+
+    A warning: a `break` under a rank test in a loop whose every iteration
+    makes a collective (`if rank == 0 and val_loss > best: break` after
+    `dist.all_reduce(loss)`): the ranks that stop leave the others waiting in
+    that collective, unless it was the last iteration anyway. Decide on one
+    rank, then `dist.broadcast` the decision and break on every rank.
     """
 
     id = "collective-under-rank-condition"
@@ -234,6 +242,50 @@ class CollectiveUnderRankCondition(Rule):
                     fix=self._fix(call, branch),
                     query=Query("reaches-collective", self._import_name(file, call)),
                 )
+        if "break" in file.text or "return" in file.text:
+            yield from self._stops(file, reach)
+
+    def _stops(self, file: FileModel, reach: dict) -> Iterator[Hit]:
+        """`break` under a rank test in a loop that communicates every iteration."""
+        for brk in (n for n in ast.walk(file.tree) if type(n) in (ast.Break, ast.Return)):
+            loop = next(file.enclosing_loops(brk), None)
+            if loop is not None and file.function(loop) is not file.function(brk):
+                continue
+            branch = rank_branch(file, brk) if loop is not None else None
+            if loop is None or branch is None or not any(a is loop for a in file.ancestors(branch.test)):
+                continue
+            if any(type(n) in (ast.Break, ast.Return) for node in branch.other for n in ast.walk(node)):
+                continue  # the other ranks stop too
+            found = self._every_iteration(file, loop, reach)
+            if found is None:
+                continue
+            collective, name = found
+            word = "break" if type(brk) is ast.Break else "return"
+            yield Hit(
+                brk,
+                message=f"{word} under a rank test ({depends_on(file, branch)}) takes only some ranks out of the "
+                f"loop; the others go on to {name}() at line {collective.lineno} and, unless this was the last "
+                "iteration, wait there: the job hangs",
+                fix="stop = torch.tensor(int(should_stop)); dist.broadcast(stop, src=0)  # then `if stop: break` on every rank",
+                severity=WARNING,
+            )
+
+    @staticmethod
+    def _every_iteration(file: FileModel, loop: ast.AST, reach: dict) -> tuple[ast.Call, str] | None:
+        """A collective the loop's body makes on every rank (not under a rank test)."""
+        for node in getattr(loop, "body", []):
+            for sub in ast.walk(node):
+                if type(sub) is not ast.Call or rank_branch(file, sub) is not None:
+                    continue
+                if any(type(a) is ast.If for a in file.ancestors(sub) if any(b is loop for b in file.ancestors(a))):
+                    continue  # under some test of its own: it may not run every iteration
+                name = collective_name(file, sub)
+                if name and not over_own_group(sub, name):
+                    return sub, name
+                for callee, _ in file.callees(sub):
+                    if callee in reach:
+                        return reach[callee]
+        return None
 
     @staticmethod
     def _calls_under_rank_tests(file: FileModel, callee: str) -> list[tuple[ast.Call, Branch]]:

@@ -5,11 +5,12 @@ import functools
 import re
 from collections.abc import Iterator
 
+from gpudoctor.linter.buffers import HAS, NONE, buffers
 from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
-from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import Branch, depends_on, rank_branch
-from gpudoctor.linter.rule import ERROR, Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # Calls that may build a wrapped model (aliases and imports are checked too).
 BUILDERS = {"DistributedDataParallel", "FullyShardedDataParallel", "to", "cuda", "prepare", "fully_shard",
@@ -40,6 +41,14 @@ class DdpForwardOnOneRank(Rule):
     Evaluate with the unwrapped model (`model.module`,
     `accelerator.unwrap_model(model)`), or on every rank and reduce the
     metrics.
+
+    An error only where the forward must communicate: an FSDP / sharded
+    model, or a DDP model whose module holds buffers (BatchNorm,
+    `register_buffer`) with `broadcast_buffers` on (the default). DDP then
+    broadcasts them from rank 0 in the first forward after a training step,
+    under `torch.no_grad()` too. A DDP model with no buffers, with
+    `broadcast_buffers=False`, or whose module cannot be followed to its class
+    is a warning that says what would make it hang.
     """
 
     id = "ddp-forward-on-one-rank"
@@ -168,12 +177,14 @@ class DdpForwardOnOneRank(Rule):
             what = (self._kind(file, built) if isinstance(built, ast.Call)
                     else f"an FSDP2 model (`fully_shard({name})`, line {sharded[name]})")
             unwrap = "DistributedDataParallel" in what or "accelerate" in what
+            severity, outcome = self._outcome(file, built)
             yield Hit(
                 call,
                 message=f"{source(func)} is {what}, called only on some ranks (it depends on "
-                f"{depends_on(file, branch)}): its forward syncs with the other ranks and the job hangs",
+                f"{depends_on(file, branch)}): {outcome}",
                 fix=(f"{source(func)}.module(...)  # the unwrapped model; or run this on every rank" if unwrap
                      else f"{source(func)}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
+                severity=severity,
             )
         yield from self._passed_on(file, wrapped)
 
@@ -197,15 +208,44 @@ class DdpForwardOnOneRank(Rule):
                 branch = self._guard(file, call, set())
                 if branch is None:
                     break
+                severity, outcome = self._outcome(file, built)
                 yield Hit(
                     call,
                     message=f"{func.id}() calls {value.id}, {self._kind(file, built)}, and runs only on some "
-                    f"ranks (it depends on {depends_on(file, branch)}): its forward syncs with the other ranks and "
-                    "the job hangs",
+                    f"ranks (it depends on {depends_on(file, branch)}): {outcome}",
                     fix=f"{func.id}({value.id}.module, ...)  # the unwrapped model; or call it on every rank",
                     query=Query("calls-argument", base, arg),
+                    severity=severity,
                 )
                 break
+
+    @staticmethod
+    def _outcome(file: FileModel, built: object) -> tuple[str, str]:
+        """(severity, what happens): an error only where the forward must
+        communicate. A DDP forward does when its module holds buffers and
+        `broadcast_buffers` is on: it broadcasts them from rank 0, under
+        no_grad too (the first forward after a training step)."""
+        hangs = "its forward syncs with the other ranks and the job hangs"
+        ddp = built
+        while type(ddp) is ast.Call and type(ddp.func) is ast.Attribute and ddp.func.attr in ("to", "cuda"):
+            ddp = ddp.func.value
+        if type(ddp) is not ast.Call or wrapper_kind(file, ddp) != "DistributedDataParallel":
+            return ERROR, hangs  # FSDP, ZeRO-3, a sharded or prepared model: its forward gathers parameters
+        if constant(keyword(ddp, "broadcast_buffers", 4), bool) is False:
+            return WARNING, ("with broadcast_buffers=False its forward broadcasts nothing, so a no-grad forward is "
+                             "local; it hangs if a backward runs on these ranks alone (the gradient all-reduce)")
+        module = keyword(ddp, "module", 0)
+        found = buffers(file, module) if module is not None else None
+        if found is not None and found.answer == HAS:
+            return ERROR, (f"its forward broadcasts the module's buffers from rank 0 ({found.why}; broadcast_buffers "
+                           "is on), under no_grad too, and the job hangs")
+        if found is not None and found.answer == NONE:
+            return WARNING, (f"its module holds no buffers ({found.why}), so a no-grad forward makes no collective; "
+                             "it hangs once the model gets a buffer (BatchNorm) or a backward runs on these ranks alone")
+        why = found.why if found is not None else "the wrapped module is not given"
+        return WARNING, (f"it hangs if the module holds buffers (BatchNorm, register_buffer: DDP broadcasts them in "
+                         f"forward, broadcast_buffers being on) or a backward runs; whether it does could not be "
+                         f"followed: {why}")
 
     @staticmethod
     def _also_in(nodes: tuple[ast.AST, ...], called: str) -> bool:

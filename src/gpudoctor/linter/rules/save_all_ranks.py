@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import ast
 
-from gpudoctor.linter.idioms import TORCH
+from gpudoctor.linter.idioms import TORCH, is_distributed_program
 from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
@@ -107,7 +107,7 @@ class SaveAllRanks(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
-        if not saves or not self._distributed(file):
+        if not saves or not is_distributed_program(file):
             return
         for call in saves:
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
@@ -158,12 +158,3 @@ class SaveAllRanks(Rule):
                 if base and base.lstrip(".").split(".", 1)[0] not in LIBRARIES and file.lookup(node) is None:
                     return base
         return ""
-
-    @staticmethod
-    def _distributed(file: FileModel) -> bool:
-        for call in file.calls:
-            if file.is_call_to(call, "init_process_group", TORCH) or file.is_spawn(call):
-                return True
-            if file.is_call_to(call, "DistributedDataParallel", TORCH):
-                return True
-        return False

@@ -1,0 +1,163 @@
+"""lint on a sampled corpus of user scripts (issue 41): precision and recall
+together, per rule and per severity.
+
+PART_DIR holds the cases (`<id>.py`) and `manifest.json`, a list of cases,
+each with `expected`: the pitfalls a reader found in the code, written before
+lint was run on it (`{"line", "pitfall", "severity", "why"}`). A pitfall named
+by a rule id is one lint claims; any other name is a pitfall lint has no rule
+for (listed, not scored).
+
+    python benchmarks/lint_sample.py tests/fixtures/lint_sample/dev [--json]
+
+`gpudoctor lint --format json --no-config --exit-zero` is run once over every
+case file (as a subprocess, the way a user runs it). A diagnostic matches an
+expected pitfall of the same rule within 2 lines; each expected pitfall is
+matched at most once. Per rule: precision = matched / diagnostics, recall =
+matched / expected. Per severity, a match counts only when the severities
+agree too (an error the reader called a warning is not a right error).
+`syntax-error` and `unreadable-file` are counted apart: a snippet cut off
+mid-statement is not valid Python, and saying so is neither right nor wrong
+about distributed training.
+
+Exit 0 after printing; 2 when PART_DIR or its manifest is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+RULES_DIR = Path(__file__).resolve().parents[1] / "docs" / "rules"
+NOT_SCORED = frozenset({"syntax-error", "unreadable-file"})
+SLACK = 2  # lines either side: a diagnostic may point at the call or at its argument
+
+
+def known_rules() -> set[str]:
+    return {p.stem for p in RULES_DIR.glob("*.md") if p.stem != "index"}
+
+
+def run_lint(part: Path, files: list[str]) -> list[dict]:
+    """One lint run over every case file; the diagnostics, path relative to PART_DIR."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", "lint", "--format", "json", "--no-config", "--exit-zero", *files],
+        cwd=part, capture_output=True, text=True, timeout=600)
+    # exit 1 can still come with --exit-zero: a file that is not valid Python is never passed as checked
+    if proc.returncode not in (0, 1) or not proc.stdout.strip():
+        raise SystemExit(f"lint failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+    return list(json.loads(proc.stdout)["diagnostics"])
+
+
+def match(expected: list[dict], found: list[dict]) -> list[tuple[dict | None, dict | None]]:
+    """Pair diagnostics with expected pitfalls of one case: same rule, nearest line within SLACK."""
+    pairs: list[tuple[dict | None, dict | None]] = []
+    free = list(expected)
+    for d in sorted(found, key=lambda d: d["line"]):
+        near = [e for e in free if e["pitfall"] == d["rule"] and abs(e["line"] - d["line"]) <= SLACK]
+        if near:
+            best = min(near, key=lambda e: abs(e["line"] - d["line"]))
+            free.remove(best)
+            pairs.append((best, d))
+        else:
+            pairs.append((None, d))
+    pairs.extend((e, None) for e in free)
+    return pairs
+
+
+def ratio(num: int, den: int) -> str:
+    return f"{num / den:.2f}" if den else "  - "
+
+
+def score(part: Path) -> dict:
+    cases = json.loads((part / "manifest.json").read_text(encoding="utf-8"))
+    rules = known_rules()
+    diagnostics = run_lint(part, [c["file"] for c in cases])
+    by_file: dict[str, list[dict]] = {}
+    for d in diagnostics:
+        by_file.setdefault(os.path.normpath(d["path"]), []).append(d)
+    per_rule: Counter[tuple[str, str]] = Counter()
+    per_sev: Counter[tuple[str, str]] = Counter()
+    misses, false_alarms, unclaimed, not_scored, sev_mismatch = [], [], [], [], []
+    for case in cases:
+        found = by_file.get(os.path.normpath(case["file"]), [])
+        not_scored += [f"{case['id']}:{d['line']} {d['rule']}" for d in found if d["rule"] in NOT_SCORED]
+        found = [d for d in found if d["rule"] not in NOT_SCORED]
+        claimed = [e for e in case["expected"] if e["pitfall"] in rules]
+        unclaimed += [f"{case['id']}:{e['line']} {e['pitfall']} ({e['severity']})"
+                      for e in case["expected"] if e["pitfall"] not in rules]
+        for exp, diag in match(claimed, found):
+            if exp is not None and diag is not None:
+                per_rule[(diag["rule"], "tp")] += 1
+                if exp["severity"] == diag["severity"]:
+                    per_sev[(diag["severity"], "tp")] += 1
+                else:
+                    per_sev[(diag["severity"], "fp")] += 1
+                    per_sev[(exp["severity"], "fn")] += 1
+                    sev_mismatch.append(f"{case['id']}:{diag['line']} {diag['rule']} lint {diag['severity']}, "
+                                        f"reader {exp['severity']}")
+            elif diag is not None:
+                per_rule[(diag["rule"], "fp")] += 1
+                per_sev[(diag["severity"], "fp")] += 1
+                false_alarms.append(f"{case['id']}:{diag['line']} {diag['rule']} ({diag['severity']}): "
+                                    f"{diag['message'][:110]}")
+            elif exp is not None:
+                per_rule[(exp["pitfall"], "fn")] += 1
+                per_sev[(exp["severity"], "fn")] += 1
+                misses.append(f"{case['id']}:{exp['line']} {exp['pitfall']} ({exp['severity']}): {exp['why'][:90]}")
+    table = {}
+    for rule in sorted({r for r, _ in per_rule}):
+        tp, fp, fn = per_rule[(rule, "tp")], per_rule[(rule, "fp")], per_rule[(rule, "fn")]
+        table[rule] = {"tp": tp, "fp": fp, "fn": fn}
+    sev = {}
+    for s in ("error", "warning"):
+        sev[s] = {"tp": per_sev[(s, "tp")], "fp": per_sev[(s, "fp")], "fn": per_sev[(s, "fn")]}
+    return {"part": str(part), "cases": len(cases), "diagnostics": len(diagnostics), "rules": table,
+            "severity": sev, "misses": misses, "false_alarms": false_alarms,
+            "severity_mismatch": sev_mismatch, "unclaimed": unclaimed, "not_scored": not_scored}
+
+
+def show(r: dict) -> None:
+    print(f"{r['part']}: {r['cases']} cases, {r['diagnostics']} diagnostics")
+    print(f"  {'rule':<34} {'tp':>3} {'fp':>3} {'fn':>3}  precision recall")
+    for rule, c in r["rules"].items():
+        print(f"  {rule:<34} {c['tp']:>3} {c['fp']:>3} {c['fn']:>3}  {ratio(c['tp'], c['tp'] + c['fp']):>9} "
+              f"{ratio(c['tp'], c['tp'] + c['fn']):>6}")
+    tot = {k: sum(c[k] for c in r["rules"].values()) for k in ("tp", "fp", "fn")}
+    print(f"  {'all rules':<34} {tot['tp']:>3} {tot['fp']:>3} {tot['fn']:>3}  "
+          f"{ratio(tot['tp'], tot['tp'] + tot['fp']):>9} {ratio(tot['tp'], tot['tp'] + tot['fn']):>6}")
+    for s, c in r["severity"].items():
+        print(f"  severity {s:<25} {c['tp']:>3} {c['fp']:>3} {c['fn']:>3}  {ratio(c['tp'], c['tp'] + c['fp']):>9} "
+              f"{ratio(c['tp'], c['tp'] + c['fn']):>6}")
+    for title, key in (("misses", "misses"), ("false alarms", "false_alarms"),
+                       ("severity differs", "severity_mismatch"),
+                       ("pitfalls no rule claims (lint could learn)", "unclaimed"),
+                       ("not scored (not valid Python)", "not_scored")):
+        print(f"{title}: {len(r[key])}")
+        for line in r[key]:
+            print(f"  {line}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("part", help="folder with the cases and manifest.json")
+    parser.add_argument("--json", action="store_true", help="print the scores as JSON")
+    args = parser.parse_args()
+    part = Path(args.part)
+    if not (part / "manifest.json").is_file():
+        print(f"no manifest.json in {part}", file=sys.stderr)
+        return 2
+    result = score(part.resolve())
+    result["part"] = args.part
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        show(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import TORCH, rank_kind
+from gpudoctor.linter.model import FileModel, constant, keyword
+from gpudoctor.linter.rule import Hit, Rule
+
+
+class RankFromLocalRank(Rule):
+    """`init_process_group(rank=...)` given the *local* rank (LOCAL_RANK,
+    `args.local_rank`): right on one node, where the two are equal, but on a
+    second node its processes claim ranks 0..N-1 again, two processes hold each
+    rank and the rendezvous hangs or times out.
+
+    Flagged: the `rank` argument of `init_process_group` whose value comes
+    (in this file) from `LOCAL_RANK` or a `local_rank`. A spawned worker's
+    index, a value computed from the node rank, or a group whose store is a
+    local file (`init_method="file://..."`: one machine) is not flagged. Asked for
+    by issue 41's sample (a two-node forum repro, a course script, a notebook).
+    A warning: the script may only ever run on one node.
+    """
+
+    id = "rank-from-local-rank"
+    message = "init_process_group is given the local rank as the global rank: on a second node two processes claim each rank"
+    fix = 'dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))'
+    in_tests = False  # a test picks its devices and files for one machine on purpose
+    needles = ("init_process_group",)
+
+    VALID = (
+        '''
+        import os
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
+        ''',
+        '''
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def worker(gpu, args):
+            rank = args.node_rank * args.gpus + gpu
+            dist.init_process_group("nccl", rank=rank, world_size=args.world_size)
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(args,), nprocs=args.gpus)
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        torch.cuda.set_device(args.local_rank)
+        dist.init_process_group("nccl", init_method="env://", world_size=args.world_size,
+                                rank=args.local_rank)  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        for call in file.calls_to("init_process_group", TORCH):
+            value = keyword(call, "rank")
+            if value is None:
+                continue
+            init = constant(keyword(call, "init_method", 1), str)
+            if init is not None and init.startswith("file://"):
+                continue  # a FileStore on a local path: one machine
+            kind, how = rank_kind(file, value)
+            if kind == "local":
+                yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}): on a second "
+                          "node two processes claim each rank and the rendezvous hangs")

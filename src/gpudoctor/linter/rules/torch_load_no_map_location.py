@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import TORCH, is_distributed_program
+from gpudoctor.linter.model import FileModel, keyword
+from gpudoctor.linter.ranks import is_rank_condition
+from gpudoctor.linter.rule import Hit, Rule
+
+
+class TorchLoadNoMapLocation(Rule):
+    """`torch.load` without `map_location` on every rank of a distributed
+    program: a checkpoint saved from a GPU keeps its device in the file, so
+    every rank loads its tensors onto the GPU that saved it (usually cuda:0):
+    N copies on one GPU, out of memory there, or a model on the wrong device
+    when `load_state_dict` keeps the loaded tensors.
+
+    Flagged: `torch.load(path)` with no `map_location` (keyword or second
+    argument) in a file that starts a process group, spawns workers or uses
+    DistributedDataParallel, where every rank runs it (not under a test on
+    the rank), nor when the other arm of the `if` around it loads with a
+    `map_location` (that arm is the one-process path). Asked for by issue 41's sample of user scripts (pytorch/examples'
+    multigpu_torchrun.py and dcgan, a checkpoint helper). A warning: a
+    checkpoint saved from the CPU loads where it should.
+    """
+
+    id = "torch-load-no-map-location"
+    message = "torch.load without map_location on every rank: each rank loads the tensors onto the GPU that saved them"
+    fix = 'torch.load(path, map_location=f"cuda:{local_rank}")  # or map_location="cpu"'
+    in_tests = False  # a test picks its devices and files for one machine on purpose
+    needles = ("load",)
+
+    VALID = (
+        '''
+        import os
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        state = torch.load("ckpt.pt", map_location=f"cuda:{local_rank}")
+        ''',
+        '''
+        import torch
+
+        model.load_state_dict(torch.load("ckpt.pt"))  # one process: no ranks
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+        from torch.distributed import init_process_group
+
+        init_process_group(backend="nccl")
+        snapshot = torch.load("snapshot.pt")  # flagged
+        ''',
+    )
+
+    def relevant(self, text: str) -> bool:
+        return "load(" in text and ("DistributedDataParallel" in text or "init_process_group" in text
+                                    or "spawn" in text)
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        loads = [c for c in file.calls_to("load", TORCH) if file.qualname(c.func) == "torch.load"]
+        if not loads or not (is_distributed_program(file) or any(
+                module.endswith(".DistributedDataParallel") for module in file.imports.values())):
+            return
+        for call in loads:
+            if keyword(call, "map_location", 1) is not None or any(k.arg is None for k in call.keywords):
+                continue  # (`**kwargs` may carry it)
+            if file.rank_guarded(call) or any(is_rank_condition(file, t) for t in file.conditions(call)):
+                continue  # one rank loads: the others do not crowd its GPU
+            if self._mapped_in_other_arm(file, call):
+                continue  # `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`
+            yield Hit(call)
+
+    @staticmethod
+    def _mapped_in_other_arm(file: FileModel, call: ast.Call) -> bool:
+        """The `if` around the load maps the other arm's load to a device: the
+        author chose per-process devices there, and this arm is the one-process
+        path (moco-v3's `args.gpu is None`, seen on the mature-repository control)."""
+        for above in file.ancestors(call):
+            if type(above) is ast.If:
+                inside = any(call is n for stmt in above.body for n in ast.walk(stmt))
+                other = above.orelse if inside else above.body
+                for stmt in other:
+                    for n in ast.walk(stmt):
+                        if type(n) is ast.Call and file.qualname(n.func) == "torch.load" \
+                                and keyword(n, "map_location", 1) is not None:
+                            return True
+            if isinstance(above, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+                return False
+        return False

@@ -1,0 +1,612 @@
+"""Controls and siblings for the lint verdicts issue 41 touched (lint v4): the
+healthy program that looks most like the failure must not get the verdict
+(control); the nearest program that needs another verdict gets its own
+(sibling). Each program is real code, linted by the real engine."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoctor.linter import engine
+
+
+def found(code: str, rule: str, path: str = "train.py") -> list[tuple[int, str]]:
+    """(line, severity) of each diagnostic of `rule`."""
+    return [(d.line, d.severity) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), path)
+            if d.rule == rule]
+
+
+def messages(code: str, rule: str) -> list[str]:
+    return [d.message for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == rule]
+
+
+MODELS = """
+    import torch
+    import torch.nn as nn
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    class Plain(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class Normed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3)
+            self.bn = nn.BatchNorm2d(8)
+
+        def forward(self, x):
+            return self.bn(self.conv(x))
+"""
+
+
+class TestDdpForwardOnOneRank:
+    rule = "ddp-forward-on-one-rank"
+
+    def program(self, build: str, call: str = "model(x)") -> str:
+        return MODELS + f"""
+    dist.init_process_group("nccl")
+    model = {build}
+    if dist.get_rank() == 0:
+        with torch.no_grad():
+            print({call})
+"""
+
+    def test_control_unwrapped_module_on_rank_zero_is_silent(self):
+        # the healthy twin: the same evaluation through .module makes no collective
+        assert found(self.program("DDP(Normed().cuda(), device_ids=[0])", "model.module(x)"), self.rule) == []
+
+    def test_control_model_without_buffers_under_no_grad_is_no_error(self):
+        # issue 41's false error on a mature repository: no buffers, no_grad: the forward is local
+        got = found(self.program("DDP(Plain().cuda(), device_ids=[0])"), self.rule)
+        assert got and all(severity == "warning" for _, severity in got)
+        assert "holds no buffers" in messages(self.program("DDP(Plain().cuda(), device_ids=[0])"), self.rule)[0]
+
+    def test_control_broadcast_buffers_off_is_no_error(self):
+        code = self.program("DDP(Normed().cuda(), device_ids=[0], broadcast_buffers=False)")
+        got = found(code, self.rule)
+        assert got and all(severity == "warning" for _, severity in got)
+        assert "broadcast_buffers=False" in messages(code, self.rule)[0]
+
+    def test_sibling_batchnorm_model_is_an_error_under_no_grad_too(self):
+        # DDP broadcasts buffers in the first forward after training, no_grad or not
+        code = self.program("DDP(Normed().cuda(), device_ids=[0])")
+        assert [s for _, s in found(code, self.rule)] == ["error"]
+        assert "`Normed` builds `nn.BatchNorm2d`" in messages(code, self.rule)[0]
+
+    def test_sibling_sync_batchnorm_conversion_is_an_error(self):
+        code = self.program("DDP(nn.SyncBatchNorm.convert_sync_batchnorm(Plain()).cuda(), device_ids=[0])")
+        assert [s for _, s in found(code, self.rule)] == ["error"]
+
+    def test_sibling_module_from_outside_the_file_is_a_warning_naming_the_chain(self):
+        code = self.program("DDP(torchvision_model.cuda(), device_ids=[0])")
+        assert [s for _, s in found(code, self.rule)] == ["warning"]
+        assert "`torchvision_model` comes from outside this file" in messages(code, self.rule)[0]
+
+    def test_sibling_buffer_built_only_on_some_path_is_a_warning(self):
+        code = MODELS + """
+    class Maybe(nn.Module):
+        def __init__(self, bn):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+            if bn:
+                self.bn = nn.BatchNorm1d(2)
+
+    dist.init_process_group("nccl")
+    model = DDP(Maybe(True).cuda(), device_ids=[0])
+    if dist.get_rank() == 0:
+        print(model(x))
+"""
+        assert [s for _, s in found(code, self.rule)] == ["warning"]
+        assert "only on some path" in messages(code, self.rule)[0]
+
+    def test_sibling_registered_buffer_through_a_base_class_is_an_error(self):
+        code = MODELS + """
+    class Base(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.ones(1))
+
+    class Child(Base):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+    dist.init_process_group("nccl")
+    model = DDP(Child().cuda(), device_ids=[0])
+    if dist.get_rank() == 0:
+        print(model(x))
+"""
+        assert [s for _, s in found(code, self.rule)] == ["error"]
+
+    def test_sibling_fsdp_stays_an_error(self):
+        code = """
+            import torch.distributed as dist
+            from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+            model = FSDP(net)
+            if dist.get_rank() == 0:
+                print(model(x))
+        """
+        assert [s for _, s in found(code, self.rule)] == ["error"]
+
+
+class TestHardcodedMasterPort:
+    """Issue 41 item 2: a pasted snippet that leaves out `import os` is read with it,
+    and says so, instead of saying nothing."""
+
+    rule = "hardcoded-master-port"
+
+    def test_control_a_local_named_os_is_not_the_os_module(self):
+        code = """
+            import torch.distributed as dist
+
+            def setup(os, rank):
+                os.environ["MASTER_PORT"] = "12355"  # `os` is a parameter here: not the module
+                dist.init_process_group("gloo", rank=rank, world_size=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_launcher_default_is_silent_in_a_snippet_too(self):
+        code = """
+            os.environ.setdefault("MASTER_PORT", "29500")
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_snippet_without_import_os_is_reported_and_says_so(self):
+        code = """
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                os.environ['MASTER_ADDR'] = 'localhost'
+                os.environ['MASTER_PORT'] = '12355'
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+        assert "read assuming `import os`" in messages(code, self.rule)[0]
+
+    def test_sibling_the_same_file_with_its_import_has_no_note(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            os.environ['MASTER_PORT'] = '12355'
+            dist.init_process_group("gloo")
+        """
+        assert found(code, self.rule) == [(4, "warning")]
+        assert "assuming" not in messages(code, self.rule)[0]
+
+
+class TestDataparallel:
+    rule = "dataparallel"
+
+    def test_control_a_class_of_the_file_named_like_nn_is_not_torch_nn(self):
+        code = """
+            class nn:
+                @staticmethod
+                def DataParallel(model):
+                    return model
+
+            model = nn.DataParallel(model)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_snippet_without_import_torch_nn_is_reported(self):
+        code = """
+            model = nn.DataParallel(model)
+            model = model.cuda()
+            model.train_model(train_df)
+        """
+        assert found(code, self.rule) == [(1, "warning")]
+        assert "`import torch.nn as nn`" in messages(code, self.rule)[0]
+
+
+class TestShuffleWithSampler:
+    """An error rule on a snippet read with assumed imports claims no certainty."""
+
+    rule = "shuffle-with-sampler"
+
+    def test_control_with_its_imports_it_stays_an_error(self):
+        code = """
+            import torch
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            loader = DataLoader(ds, shuffle=True, sampler=DistributedSampler(ds))
+        """
+        assert found(code, self.rule) == [(4, "error")]
+
+    def test_sibling_without_import_torch_it_is_a_warning(self):
+        code = """
+            sampler = torch.utils.data.distributed.DistributedSampler(ds)
+            loader = torch.utils.data.DataLoader(ds, shuffle=True, sampler=sampler)
+        """
+        assert found(code, self.rule) == [(2, "warning")]
+
+
+
+class TestCollectiveUnderRankCondition:
+    """Issue 41 item 3: collectives through an attribute built from a class of the
+    file, and a rank-conditioned stop that leaves the other ranks in a collective."""
+
+    rule = "collective-under-rank-condition"
+    METER = """
+        import torch
+        import torch.distributed as dist
+
+        class Meter:
+            def __init__(self):
+                self.total = torch.zeros(1)
+
+            def sync(self):
+                dist.all_reduce(self.total)
+
+            def maybe_sync(self):
+                if self.total.sum() > 0:  # data-dependent: may not run where it is called
+                    dist.all_reduce(self.total)
+
+        class Trainer:
+            def __init__(self):
+                self.meter = Meter()
+    """
+
+    def test_control_attribute_method_called_on_every_rank_is_silent(self):
+        code = self.METER + """
+            def end_epoch(self):
+                self.meter.sync()
+                if dist.get_rank() == 0:
+                    print(self.meter.total)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_method_whose_collective_has_a_test_of_its_own_is_silent(self):
+        code = self.METER + """
+            def end_epoch(self):
+                if dist.get_rank() == 0:
+                    self.meter.maybe_sync()
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_attribute_method_under_rank_zero_is_an_error(self):
+        code = self.METER + """
+            def end_epoch(self):
+                if dist.get_rank() == 0:
+                    self.meter.sync()
+        """
+        assert found(code, self.rule) == [(21, "error")]
+        assert "sync() reaches dist.all_reduce() at line 9" in messages(code, self.rule)[0]
+
+    LOOP = """
+        import torch
+        import torch.distributed as dist
+
+        for epoch in range(100):
+            loss = train_one_epoch()
+            dist.all_reduce(loss)
+    """
+
+    def test_control_stop_decision_broadcast_to_every_rank_is_silent(self):
+        code = self.LOOP + """
+            stop = torch.tensor(int(dist.get_rank() == 0 and loss.item() < 0.01))
+            dist.broadcast(stop, src=0)
+            if stop.item():
+                break
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_loop_whose_collective_has_a_test_of_its_own_is_silent(self):
+        code = """
+            import torch.distributed as dist
+
+            for epoch in range(100):
+                loss = train_one_epoch()
+                if epoch % 10 == 0:
+                    dist.all_reduce(loss)
+                if dist.get_rank() == 0 and loss.item() < 0.01:
+                    break
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_rank_zero_break_leaves_the_others_in_the_all_reduce(self):
+        code = self.LOOP + """
+            if dist.get_rank() == 0 and loss.item() < 0.01:
+                break
+        """
+        assert found(code, self.rule) == [(9, "warning")]
+        assert "dist.all_reduce() at line 6" in messages(code, self.rule)[0]
+
+    def test_sibling_rank_zero_return_from_a_training_loop(self):
+        code = """
+            import torch.distributed as dist
+
+            def train(rank):
+                for step in range(1000):
+                    loss = step_once()
+                    dist.all_reduce(loss)
+                    if rank == 0 and loss.item() != loss.item():
+                        return  # NaN: give up
+        """
+        assert [s for _, s in found(code, self.rule)] == ["warning"]
+
+
+class TestTorchLoadNoMapLocation:
+    """Issue 41 item 5, asked for by the sample (multigpu_torchrun.py, dcgan)."""
+
+    rule = "torch-load-no-map-location"
+    PROGRAM = """
+        import os
+        import torch
+        from torch.distributed import init_process_group
+
+        init_process_group(backend="nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+    """
+
+    def test_control_map_location_to_the_local_gpu_is_silent(self):
+        code = self.PROGRAM + """
+        snapshot = torch.load("snapshot.pt", map_location=f"cuda:{local_rank}")
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_load_on_rank_zero_only_is_silent(self):
+        code = self.PROGRAM + """
+        if int(os.environ["RANK"]) == 0:
+            snapshot = torch.load("snapshot.pt")
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_single_process_script_is_silent(self):
+        code = """
+            import torch
+
+            model.load_state_dict(torch.load("ckpt.pt"))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_every_rank_loads_without_map_location(self):
+        code = self.PROGRAM + """
+        snapshot = torch.load("snapshot.pt")
+        """
+        assert found(code, self.rule) == [(8, "warning")]
+
+    def test_sibling_positional_map_location_is_silent(self):
+        code = self.PROGRAM + """
+        snapshot = torch.load("snapshot.pt", "cpu")
+        """
+        assert found(code, self.rule) == []
+
+
+class TestRankFromLocalRank:
+    """Issue 41 item 5: a rank read from the wrong variable on more than one node."""
+
+    rule = "rank-from-local-rank"
+
+    def test_control_global_rank_from_rank_is_silent(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_spawn_index_plus_node_offset_is_silent(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(gpu, args):
+                dist.init_process_group("nccl", rank=args.node_rank * args.gpus + gpu, world_size=args.world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(worker, args=(args,), nprocs=args.gpus)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_local_file_store_is_one_machine(self):
+        code = """
+            import torch.distributed as dist
+
+            def setup(local_rank, local_world_size):
+                dist.init_process_group("gloo", init_method="file:///c:/tmp/store", rank=local_rank,
+                                        world_size=local_world_size)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_local_rank_given_as_rank_is_flagged(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            local_rank = int(os.environ["LOCAL_RANK"])
+            dist.init_process_group("nccl", rank=local_rank, world_size=int(os.environ["WORLD_SIZE"]))
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+        assert "int(os.environ['LOCAL_RANK'])" in messages(code, self.rule)[0]
+
+
+class TestDeviceFromGlobalRank:
+    rule = "device-from-global-rank"
+
+    def test_control_local_rank_device_is_silent(self):
+        code = """
+            import os
+            import torch
+
+            torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_rank_modulo_device_count_is_silent(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            rank = dist.get_rank()
+            torch.cuda.set_device(rank % torch.cuda.device_count())
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_spawn_index_is_silent(self):
+        code = """
+            import torch
+            import torch.multiprocessing as mp
+
+            def main(rank, world_size):
+                torch.cuda.set_device(rank)
+
+            if __name__ == "__main__":
+                mp.spawn(main, args=(2,), nprocs=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_get_rank_as_device_is_flagged(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            local_rank = dist.get_rank()
+            torch.cuda.set_device(local_rank)
+        """
+        assert found(code, self.rule) == [(6, "warning")]
+
+
+class TestWrapperMethodCall:
+    """Issue 41 item 5: the model's own methods read through its DDP / DataParallel
+    wrapper (four threads of the sample)."""
+
+    rule = "wrapper-method-call"
+
+    def test_control_through_module_is_silent(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(net.cuda(), device_ids=[rank])
+            z = model.module.encode(x)
+            model.train()
+            with model.no_sync():
+                model(x).sum().backward()
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_wrapped_on_one_path_only_is_silent(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            if distributed:
+                model = DDP(net.cuda(), device_ids=[rank])
+            else:
+                model = net.cuda()
+            z = model.encode(x)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_attribute_the_file_sets_on_the_wrapper_is_silent(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(net.cuda(), device_ids=[rank])
+            model.tag = "run-1"
+            print(model.tag)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_custom_method_on_the_ddp_wrapper_is_an_error(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(net.cuda(), device_ids=[rank])
+            z = model.encode(x)
+        """
+        assert found(code, self.rule) == [(4, "error")]
+
+    def test_sibling_dataparallel_after_cuda(self):
+        code = """
+            import torch.nn as nn
+
+            model = nn.DataParallel(model)
+            model = model.cuda()
+            model.train_model(train_df)
+        """
+        assert found(code, self.rule) == [(5, "error")]
+
+    def test_control_wrapper_chosen_in_an_elif_is_not_every_value(self):
+        # DeepSpeedExamples' BingBertSquad: apex DDP in one arm, DataParallel in the other
+        code = """
+            import torch
+
+            if args.local_rank != -1:
+                from apex.parallel import DistributedDataParallel as DDP
+                model = DDP(model)
+            elif n_gpu > 1:
+                model = torch.nn.DataParallel(model)
+            if args.local_rank != -1:
+                model.disable_allreduce()
+        """
+        assert found(code, self.rule) == []
+
+
+class TestRankFromLocalRankComputed:
+    """The mature-repository control (SlowFast): a global rank computed from the
+    local rank and the node's offset is right."""
+
+    verdict = "rank-from-local-rank"
+    rule = "rank-from-local-rank"
+
+    def test_control_local_rank_plus_node_offset_is_silent(self):
+        code = """
+            import torch.distributed as dist
+
+            def init(local_rank, local_world_size, shard_id, world_size):
+                rank = local_rank + shard_id * local_world_size
+                dist.init_process_group("nccl", init_method="tcp://h:1", world_size=world_size, rank=rank)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_bare_local_rank_in_the_same_shape_is_flagged(self):
+        code = """
+            import torch.distributed as dist
+
+            def init(local_rank, world_size):
+                dist.init_process_group("nccl", init_method="tcp://h:1", world_size=world_size, rank=local_rank)
+        """
+        assert found(code, self.rule) == [(4, "warning")]
+
+
+class TestTorchLoadOneProcessArm:
+    """The mature-repository control (moco-v3): the load without map_location is
+    the one-process arm of an `if` whose other arm maps to the process's GPU."""
+
+    verdict = "torch-load-no-map-location"
+    rule = "torch-load-no-map-location"
+
+    def test_control_other_arm_maps_to_the_gpu(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            if args.gpu is None:
+                checkpoint = torch.load(args.resume)
+            else:
+                checkpoint = torch.load(args.resume, map_location="cuda:{}".format(args.gpu))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_both_arms_unmapped_is_flagged(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            if args.resume.endswith(".pt"):
+                checkpoint = torch.load(args.resume)
+            else:
+                checkpoint = torch.load(args.resume + ".pt")
+        """
+        assert [line for line, _ in found(code, self.rule)] == [6, 8]
