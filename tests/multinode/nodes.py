@@ -108,6 +108,11 @@ class Nodes:
             str(self.root / self.name(i) / "tmp"), str(self.root / "tmp"), self.nic(i), *argv,
         ]  # fmt: skip
 
+    def shape(self, i: int, *qdisc: str) -> None:
+        """A root qdisc on node i's NIC (this kernel has tbf and htb, not netem): its link slowed."""
+        subprocess.run(["tc", "-n", self.name(i), "qdisc", "replace", "dev", self.nic(i), "root", *qdisc],
+                       check=True, capture_output=True, timeout=10)  # fmt: skip
+
     def pids(self, i: int) -> list[int]:
         out = subprocess.run(["ip", "netns", "pids", self.name(i)], capture_output=True, text=True, timeout=10)
         return [int(p) for p in out.stdout.split()]

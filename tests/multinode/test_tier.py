@@ -225,3 +225,33 @@ def test_a_master_address_nobody_has_ends_within_the_timeout_and_names_it(nodes_
     assert took < 20 + 40, took  # the stated timeout bounds the whole join (and start-up on a busy machine)
     assert nowhere in out.stdout + out.stderr
     assert nodes.leftovers() == {}
+
+
+def bisect_verdicts(agent: Agent) -> tuple[set[str], dict]:
+    import json
+
+    report = json.loads(agent.stdout)
+    return {f["id"] for f in report["findings"] if f["id"].startswith("allreduce-")}, report
+
+
+def test_bisect_names_the_node_whose_link_is_slowed_and_nothing_on_a_control(nodes_factory):
+    # 3 nodes x 1 rank: pairs across nodes compared with pairs across nodes
+    nodes = nodes_factory(3)
+    argv = ["allreduce", "--sizes", "4K,64K", "--bisect", "--json"]
+    control = collect(nodes, start(nodes, 1, argv, "bisect-control"))
+    assert control[0].returncode is not None, said(control[0])[-2000:]
+    ids, _ = bisect_verdicts(control[0])
+    assert not ids & {"allreduce-slow-link", "allreduce-slow-rank"}, control[0].stdout[-3000:]
+    nodes.shape(1, "tbf", "rate", "20mbit", "burst", "32kbit", "latency", "400ms")
+    shaped = collect(nodes, start(nodes, 1, argv, "bisect-shaped"))
+    ids, report = bisect_verdicts(shaped[0])
+    slow = [f for f in report["findings"] if f["id"] in ("allreduce-slow-link", "allreduce-slow-rank")]
+    assert slow, shaped[0].stdout[-3000:]
+    assert all(nodes.name(1) in json_text(f) or "rank 1" in f["title"] for f in slow), slow
+    assert nodes.leftovers() == {}
+
+
+def json_text(finding: dict) -> str:
+    import json
+
+    return json.dumps(finding)
