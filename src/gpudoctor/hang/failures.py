@@ -263,8 +263,8 @@ def _done_words(result: LaunchResult, traces: Mapping[int, RankTrace]) -> str:
     steps = [max(0, r.step) for r in result.ranks]
     if any(reached.values()):
         at = ", ".join(f"rank {r} at #{n}" for r, n in sorted(reached.items()))
-        return f"{min(reached.values())} collectives ({at})"
-    return f"{min(steps)} steps"
+        return f"{max(reached.values())} collectives ({at})"
+    return f"{max(steps)} steps"
 
 
 def _more(timeout_s: float) -> str:
