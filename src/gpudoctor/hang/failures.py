@@ -228,7 +228,7 @@ def out_of_time(result: LaunchResult, traces: Mapping[int, RankTrace]) -> Findin
 
     ev: dict = {
         "completed": result.progress_done,
-        "last completed": f"{result.progress_quiet_s:.1f} s before the watchdog fired",
+        "last activity": f"{result.progress_quiet_s:.1f} s before the watchdog fired (a collective call entered or a heartbeat)",
         "moving window": f"{result.progress_window_s:.1f} s",
         "timeout_s": result.timeout_s,
     }
@@ -242,7 +242,7 @@ def out_of_time(result: LaunchResult, traces: Mapping[int, RankTrace]) -> Findin
         severity=Severity.WARN,
         title=(
             f"ran out of time after {done}, still progressing: the {result.timeout_s:g} s --timeout fired "
-            f"{result.progress_quiet_s:.1f} s after the last completed collective or step"
+            f"{result.progress_quiet_s:.1f} s after the ranks' last collective call or step"
         ),
         evidence=ev,
         why=why("timeout-still-progressing", timeout=result.timeout_s),

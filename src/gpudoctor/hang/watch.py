@@ -289,7 +289,7 @@ def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None 
     limit = "--hang-timeout"
     if result.timed_out and not reason:
         # the --timeout watchdog: where every rank stood when it fired (no stall while still moving)
-        stalled = None if result.still_progressing else result.timeout_s
+        stalled = None if result.still_progressing else result.quiet_s()
         limit = "--timeout"
     found = named_meeting_point(result, analyze(states, stalled_s=stalled, limit=limit))
     return diagnose_job(result, traces, found, reason, gpus)
@@ -324,7 +324,7 @@ def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | Non
         return []
     traces = traces if traces is not None else job_traces(result)
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
-    stalled = result.timeout_s if result.timed_out and not result.still_progressing else None
+    stalled = result.quiet_s() if result.timed_out and not result.still_progressing else None
     # Their watchdog is the command's --timeout (they have no --hang-timeout).
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
     found = analyze(states, stalled_s=stalled, limit="--timeout")
