@@ -134,7 +134,7 @@ def test_a_stall_names_the_rank_that_holds_the_others_up():
     assert f.title == (
         "rank 1 holds the others up: rank 0 waits in all_reduce #2 at /w/train.py:17; "
         "rank 1 is not in a collective: /w/train.py:8 in load_next_shard (time.sleep)"
-        " — --hang-timeout stopped the job after 15 s without collective progress"
+        " — no collective progress for 15 s when --hang-timeout stopped the job"
     )
     assert f.evidence["root cause"] == "rank 1" and f.evidence["no progress for"] == "15 s"
 
@@ -185,7 +185,7 @@ def test_a_rank_in_the_rendezvous_waits_for_one_that_never_came():
     assert f.title == (
         "rank 1 holds the others up: rank 0 waits in init_process_group (the rendezvous); "
         "rank 1 is not in a collective: /w/train.py:9 in prepare_data (time.sleep)"
-        " — --hang-timeout stopped the job after 20 s without collective progress"
+        " — no collective progress for 20 s when --hang-timeout stopped the job"
     )
     assert "not in init_process_group" in f.fix
 

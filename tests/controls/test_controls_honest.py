@@ -253,7 +253,7 @@ class TestCollectiveStall:
         ranks = [RankState(0, (_rec(0, 1), _rec(0, 2, state="started"))), RankState(1, (_rec(1, 1),), stack=stack)]
         f = self._stall(ranks)
         assert f.title.startswith("rank 1 holds the others up") and "/w/train.py:8 in save" in f.title
-        assert "--hang-timeout stopped the job after 12 s" in f.title and "transport" not in f.why
+        assert "no collective progress for 12 s when --hang-timeout stopped the job" in f.title and "transport" not in f.why
 
 
 class TestRankStillStarting:

@@ -229,7 +229,7 @@ def out_of_time(result: LaunchResult, traces: Mapping[int, RankTrace]) -> Findin
 
     ev: dict = {
         "completed": result.progress_done,
-        "last completed": f"{result.progress_quiet_s:.1f} s before the watchdog fired",
+        "last activity": f"{result.progress_quiet_s:.1f} s before the watchdog fired (a collective call entered or a heartbeat)",
         "moving window": f"{result.progress_window_s:.1f} s",
         "timeout_s": result.timeout_s,
     }
@@ -243,7 +243,7 @@ def out_of_time(result: LaunchResult, traces: Mapping[int, RankTrace]) -> Findin
         severity=Severity.WARN,
         title=(
             f"ran out of time after {done}, still progressing: the {result.timeout_s:g} s --timeout fired "
-            f"{result.progress_quiet_s:.1f} s after the last completed collective or step"
+            f"{result.progress_quiet_s:.1f} s after the ranks' last collective call or step"
         ),
         evidence=ev,
         why=why("timeout-still-progressing", timeout=result.timeout_s),
@@ -264,8 +264,8 @@ def _done_words(result: LaunchResult, traces: Mapping[int, RankTrace]) -> str:
     steps = [max(0, r.step) for r in result.ranks]
     if any(reached.values()):
         at = ", ".join(f"rank {r} at #{n}" for r, n in sorted(reached.items()))
-        return f"{min(reached.values())} collectives ({at})"
-    return f"{min(steps)} steps"
+        return f"{max(reached.values())} collectives ({at})"
+    return f"{max(steps)} steps"
 
 
 def _more(timeout_s: float) -> str:

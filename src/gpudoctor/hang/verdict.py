@@ -504,7 +504,7 @@ def _line_up(result: LaunchResult, traces: Mapping[int, RankTrace]) -> list[Find
     states = rank_states(traces, ended, {o.rank: o.last_stage for o in result.ranks})
     # A run folder read back: a stall there was the --timeout watchdog's (run's own
     # --hang-timeout stall is told by result.diagnosed, and needs no lining up again).
-    stalled = result.timeout_s if result.timed_out and not result.still_progressing else None
+    stalled = result.quiet_s() if result.timed_out and not result.still_progressing else None
     return analyze(states, stalled_s=stalled, limit="--timeout")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Mapping
 
 from gpudoctor.core.findings import Severity
@@ -80,8 +81,9 @@ class CollectiveWatch:
         self.cycle: tuple | None = None  # the blocked calls of a deadlock seen, and since when
         self.cycle_since = 0.0
         self.done = 0  # completed work so far: collectives and heartbeat steps, summed over the ranks
-        self.done_at: float | None = None  # when `done` last grew
-        self.longest_gap = 0.0  # the longest pause between two growths of `done`
+        self.active_ns = 0  # wall-clock ns of the ranks' newest activity (a call entered, a heartbeat)
+        self.calls_ns = 0  # ... of the newest collective call entered
+        self.longest_gap = 0.0  # the longest pause between two activities seen, s
 
     def read(self) -> dict[int, run_folder.RankTrace]:
         """Each rank's trace, parsed again only when the rank published a new one."""
@@ -132,22 +134,42 @@ class CollectiveWatch:
         return self._stall(now, self.states, returncodes)
 
     def _count_done(self, now: float, traces: Mapping[int, run_folder.RankTrace]) -> None:
-        """Completed collectives (each rank's highest number in each group) plus the
-        ranks' heartbeat steps: what grows while the job moves."""
-        done = sum(
-            max(completed(traces[r]) if r in traces else 0, _current_done(self.run_dir, r)) + max(0, read_progress(self.run_dir, r)[0])
-            for r in range(self.nproc)
-        )
-        if done > self.done:
-            if self.done_at is not None and self.done:
-                self.longest_gap = max(self.longest_gap, now - self.done_at)
-            self.done, self.done_at = done, now
+        """What the ranks got through (completed collectives plus heartbeat steps, for the
+        report's words) and when they last did something: the newest collective call any
+        rank entered (its trace, its current-call file) or heartbeat it wrote, on this
+        machine's wall clock. A re-publication of the same records moves neither: a rank
+        entering a collective that never completes is its last activity, and a hang is the
+        time since."""
+        done = 0
+        calls = beats = 0
+        for r in range(self.nproc):
+            t = traces.get(r)
+            cur = run_folder.read_current(self.run_dir, r)
+            done += max(completed(t) if t is not None else 0, _current_done(cur)) + max(0, read_progress(self.run_dir, r)[0])
+            stamps = [rec.time_ns for rec in (t.records if t is not None else ())]
+            if cur is not None:
+                stamps.append(cur.time_ns)
+            calls = max(calls, *stamps, 0)
+            try:
+                beats = max(beats, os.stat(run_folder.progress_path(self.run_dir, r)).st_mtime_ns)
+            except OSError:
+                pass
+        self.done = max(self.done, done)
+        # The job's own rhythm is the pauses between collective calls (start-up's long
+        # import, seen in the heartbeats, is not part of it).
+        if calls > self.calls_ns:
+            if self.calls_ns:
+                self.longest_gap = max(self.longest_gap, (calls - self.calls_ns) / 1e9)
+            self.calls_ns = calls
+        self.active_ns = max(self.active_ns, calls, beats)
 
     def progress_at_stop(self, now: float) -> tuple[int, float]:
-        """(completed work, seconds since it last grew; -1 when it never did) at `now`,
-        when a watchdog stops the job: the newest traces and heartbeats counted first."""
+        """(completed work, seconds since the ranks' last activity; -1 when none was
+        seen) when a watchdog stops the job: the newest traces and heartbeats read first."""
         self._count_done(now, self.read())
-        return self.done, (now - self.done_at) if self.done_at is not None else -1.0
+        if not self.active_ns or not self.done:
+            return self.done, -1.0
+        return self.done, max(0.0, (time.time_ns() - self.active_ns) / 1e9)
 
     def moving_window(self) -> float:
         """How recent the last completion must be for the job to count as still moving."""
@@ -235,10 +257,9 @@ def completed(trace: run_folder.RankTrace) -> int:
     return sum(top.values())
 
 
-def _current_done(run_dir: str, rank: int) -> int:
-    """The number of the rank's last completed collective by its current-call file,
+def _current_done(cur) -> int:
+    """The number of the rank's last completed collective by its current-call record,
     which it writes at every call (its published trace lags by up to PUBLISH_MOVING_S)."""
-    cur = run_folder.read_current(run_dir, rank)
     if cur is None or not cur.numbered:
         return 0
     return cur.seq - 1 if cur.started else cur.seq
@@ -268,7 +289,7 @@ def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None 
     limit = "--hang-timeout"
     if result.timed_out and not reason:
         # the --timeout watchdog: where every rank stood when it fired (no stall while still moving)
-        stalled = None if result.still_progressing else result.timeout_s
+        stalled = None if result.still_progressing else result.quiet_s()
         limit = "--timeout"
     found = named_meeting_point(result, analyze(states, stalled_s=stalled, limit=limit))
     return diagnose_job(result, traces, found, reason, gpus)
@@ -303,7 +324,7 @@ def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | Non
         return []
     traces = traces if traces is not None else job_traces(result)
     ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
-    stalled = result.timeout_s if result.timed_out and not result.still_progressing else None
+    stalled = result.quiet_s() if result.timed_out and not result.still_progressing else None
     # Their watchdog is the command's --timeout (they have no --hang-timeout).
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
     found = analyze(states, stalled_s=stalled, limit="--timeout")

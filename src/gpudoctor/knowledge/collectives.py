@@ -1047,7 +1047,7 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float, limit: str = "--han
         title = (
             f"rank {h.rank} holds the others up: "
             + "; ".join(f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank))
-            + f" — {limit} stopped the job after {stalled_s:.0f} s without collective progress"
+            + f" — no collective progress for {stalled_s:.0f} s when {limit} stopped the job"
         )
         ev["timeout that fired"] = f"{limit} ({stalled_s:.0f} s without progress)"
         where = f"it is at {_describe_stack(h.stack)}" if h.stack else "its stacks are in the run folder"

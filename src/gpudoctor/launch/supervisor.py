@@ -112,6 +112,11 @@ class LaunchResult:
             and 0.0 <= self.progress_quiet_s <= self.progress_window_s
         )
 
+    def quiet_s(self) -> float:
+        """How long the ranks had done nothing when the --timeout watchdog fired (their
+        last activity, hang/watch.py), else the whole timeout: the stall's 'no progress for'."""
+        return self.progress_quiet_s if self.progress_quiet_s >= 0 else self.timeout_s
+
     @property
     def results(self) -> list[Any]:
         return [r.result for r in self.ranks]

@@ -96,11 +96,12 @@ NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 gpudoctor allreduce --nproc 2   # does it pas
         emitted_by="[`gpudoctor run --nproc`](../commands/run.md) (`--timeout`), [`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke` (every command whose `--timeout` stops its ranks)",
         summary="""The whole-run `--timeout` fired while the ranks were still completing collectives or
 steps: the job ran out of time, it did not hang. The title says how much was done and how
-long before the watchdog the last collective or step completed.""",
+long before the watchdog the ranks last entered a collective or took a step.""",
         evidence="""`completed` (collectives and steps the ranks completed, summed over the ranks),
-`last completed` (seconds before the watchdog fired), `moving window` (how recent that must be
-to count as moving: at least 2 s, and twice the job's longest pause between completions so
-far), `timeout_s`, each rank's `rank N` position (its last completed collective), `logs`.""",
+`last activity` (seconds before the watchdog fired that a rank last entered a collective or wrote a
+heartbeat, on this machine's clock), `moving window` (how recent that must be to count as moving:
+at least 3 s, and twice the job's longest pause between two collective calls), `timeout_s`, each
+rank's `rank N` position (its last completed collective), `logs`.""",
         why="""A hang is no progress; here the ranks were still completing work in the last moments
 before the watchdog stopped them. Nothing says the job is stuck: it needs more time than it was
 given (a slow machine, a busy CPU, a long sweep).""",
