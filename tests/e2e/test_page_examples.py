@@ -85,8 +85,8 @@ RUN: dict[str, Run] = {
     "docs/commands/check.md: gpudoctor check --visible 1,0": Run(exit=(0, 1), shows=("CUDA_VISIBLE_DEVICES='1,0'",)),
     "docs/commands/check.md: CUDA_VISIBLE_DEVICES=0,7,1 gpudoctor check": Run(exit=(0, 1), shows=("0,7,1",)),
     "docs/commands/check.md: gpudoctor check --json > $(hostname).json": Run(),
-    "docs/commands/allreduce.md: GPUDOCTOR_FAULT=0:wrong gpudoctor allreduce --nproc 2 --sizes 4K": FAULT_EXIT_1,
-    "docs/commands/allreduce.md: GPUDOCTOR_FAULT=1:hang gpudoctor allreduce --nproc 2 --timeout 10": Run(
+    "docs/commands/allreduce.md: gpudoctor allreduce --nproc 2 --sizes 4K --fault 0:wrong": FAULT_EXIT_1,
+    "docs/commands/allreduce.md: gpudoctor allreduce --nproc 2 --timeout 10 --fault 1:hang": Run(
         exit=124, shows=("rank-hung",), timeout=180
     ),
 }
@@ -108,7 +108,8 @@ SKIP: dict[str, str] = {
     "README.md: gpudoctor diagnose /tmp/torchelastic_x/": PLACEHOLDER,
     "docs/commands/allreduce.md: gpudoctor allreduce [--nproc N] [--backend auto|nccl|gloo] [--device auto|cpu|cuda]": SYNOPSIS,
     "docs/commands/allreduce.md: torchrun --standalone --nproc_per_node 8 -m gpudoctor allreduce": GPU,
-    "docs/commands/allreduce.md: GPUDOCTOR_FAULT=2:slow gpudoctor allreduce --nproc 4 --sizes 64K --bisect": f"{COVERED} tests/e2e/test_allreduce.py (4 ranks, a bisection: tens of seconds on 2 cores)",
+    "docs/commands/allreduce.md: gpudoctor allreduce --nproc 4 --sizes 64K --bisect --fault 2:slow": f"{COVERED} tests/e2e/test_allreduce.py (4 ranks, a bisection: tens of seconds on 2 cores)",
+    "docs/commands/allreduce.md: gpudoctor allreduce --nproc 4 --sizes 64K --bisect --fault 1:slowlink3": f"{COVERED} tests/controls/test_controls_verdicts.py and benchmarks/bisect_control.py (4 ranks, a bisection)",
     "docs/commands/allreduce.md: gpudoctor allreduce": f"{COVERED} tests/e2e/test_allreduce.py",
     "docs/commands/allreduce.md: gpudoctor allreduce --nproc 4 --sizes 256M --dtype bfloat16": "256 MB across 4 CPU ranks: minutes on 2 cores; meant for GPUs",
     "docs/commands/allreduce.md: gpudoctor allreduce --op all_gather --min-bytes 1K --max-bytes 64M": f"{COVERED} tests/test_allreduce_options.py for all_gather (a full sweep: a minute on 2 cores)",
@@ -138,8 +139,8 @@ SKIP: dict[str, str] = {
     "docs/commands/train-smoke.md: gpudoctor train-smoke [--nproc N] [--backend auto|nccl|gloo] [--device auto|cpu|cuda]": SYNOPSIS,
     "docs/commands/train-smoke.md: torchrun --nproc-per-node 2 -m gpudoctor train-smoke": f"{COVERED} tests/e2e/test_join_env.py",
     "docs/commands/train-smoke.md: torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint $HEAD:29500 -m gpudoctor train-smoke --device cuda": GPU,
-    "docs/commands/train-smoke.md: GPUDOCTOR_FAULT=1:nosync gpudoctor train-smoke": f"{COVERED} tests/e2e/test_train_smoke.py",
-    "docs/commands/train-smoke.md: GPUDOCTOR_FAULT=1:hang gpudoctor train-smoke --timeout 10": f"{COVERED} tests/e2e/test_train_smoke.py",
+    "docs/commands/train-smoke.md: gpudoctor train-smoke --fault 1:nosync": f"{COVERED} tests/e2e/test_train_smoke.py",
+    "docs/commands/train-smoke.md: gpudoctor train-smoke --timeout 10 --fault 1:hang": f"{COVERED} tests/e2e/test_train_smoke.py",
     "docs/commands/train-smoke.md: gpudoctor train-smoke": f"{COVERED} tests/e2e/test_train_smoke.py",
     "docs/commands/train-smoke.md: gpudoctor train-smoke --device cuda --nproc 8 --amp": GPU,
     "docs/commands/train-smoke.md: gpudoctor train-smoke --num-workers 4": f"{COVERED} tests/e2e/test_train_smoke.py (spawned workers: a minute on 2 cores)",

@@ -79,6 +79,11 @@ def explained(f: Finding, r: RankOutcome) -> Finding:
     evidence = {**f.evidence, "diagnosis": m.id, "meaning": m.title}
     if f.severity is Severity.WARN:  # a victim: say what it suffered, keep pointing at the root cause
         return replace(f, evidence=evidence)
+    signal = f.evidence.get("signal")
+    if isinstance(signal, str) and m.id == f"launcher-{signal.lower()}":
+        # the log only restates the signal the rank died of: the finding's own cause, judged
+        # by what this machine has (no GPU: not CUDA), says more than the generic pattern
+        return replace(f, evidence=evidence)
     return replace(f, title=f"{f.title}: {m.title}", evidence=evidence, why=m.why, fix=f"{m.fix}   (log: {r.stderr_path})")
 
 

@@ -87,7 +87,9 @@ EXTRA: dict[str, tuple[dict[str, Schema], list[str], list[Schema]]] = {
             "snapshots": ARRAY,
         },
         [],
-        [{"required": ["facts"]}, {"required": ["nodes", "differs"]}],
+        # a joined check that failed before the nodes were compared (a malformed launch
+        # environment, a rendezvous that never completed) carries neither: its findings say why
+        [{"required": ["facts"]}, {"required": ["nodes", "differs"]}, {"properties": {"ok": {"const": False}}}],
     ),
     "allreduce": (
         {
@@ -172,7 +174,7 @@ EXTRA: dict[str, tuple[dict[str, Schema], list[str], list[Schema]]] = {
             "root_cause": {"$ref": "#/$defs/root_cause"},
             "error_files": ARRAY,
             "not_read": ARRAY,
-            "outcome": OBJECT,
+            "outcome": {"type": ["object", "string"]},  # a run folder's outcome file, by name
             "ranks": RANKS,
         },
         ["input", "kind"],
@@ -182,8 +184,9 @@ EXTRA: dict[str, tuple[dict[str, Schema], list[str], list[Schema]]] = {
         {
             "target": {"type": "array", "items": STRING},
             "exit_code": INT,
-            "processes": {"type": "array", "items": {"type": "object", "required": ["label", "state"]}},
-            "run_dir": STRING,
+            # `state` with --nproc (the same as in `ranks`); a plain run's one process has none
+            "processes": {"type": "array", "items": {"type": "object", "required": ["label"]}},
+            "run_dir": _nullable(STRING),
             "root_cause": {"$ref": "#/$defs/root_cause"},
             "ranks": RANKS,
             "steps": OBJECT,
@@ -215,7 +218,7 @@ def schema(command: str) -> Schema:
         "$defs": DEFS,
     }
     if alternatives:
-        doc["oneOf"] = alternatives
+        doc["anyOf"] = alternatives
     return doc
 
 
