@@ -322,3 +322,29 @@ class TestGluedTracebackHeader:
         found = errors(" 15%|█▍        | 129/882 [40:17<3:41:05, 17.62s/it]Traceback (most recent call last):\n"
                        '  File "/home/u/train.py", line 9, in <module>\n')
         assert found and found[0].id == "unrecognised-failure"
+
+
+class TestLogInconclusive:
+    """A log with no failure is healthy only when it shows its run ending; otherwise the
+    text does not decide (exit 1, never "healthy")."""
+
+    STEPS = "".join(f"step {i} loss {1.0 / (i + 1):.3f}\n" for i in range(20))
+
+    def test_control_a_log_that_ends_well_is_healthy(self):
+        report = api.diagnose(self.STEPS + "Training completed. Do not forget to share your model!\n")
+        assert [f.id for f in report.findings] == ["log-no-failure"] and report.ok
+        assert "Training completed" in report.findings[0].evidence["ended"]
+
+    def test_control_a_gpu_tools_whole_output_is_healthy(self):
+        topo = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-31\nGPU1\tNV4\t X \t0-31\n\nLegend:\n\n  X    = Self\n"
+        assert api.diagnose(topo).ok
+
+    def test_sibling_the_same_steps_cut_before_an_end_do_not_decide(self):
+        report = api.diagnose(self.STEPS)
+        [f] = report.findings
+        assert f.id == "log-inconclusive" and f.severity.value == "warn" and not report.ok
+        assert "does not decide" in f.title
+
+    def test_sibling_a_hangs_nccl_info_log_is_not_healthy(self):
+        text = "".join(f"node1:123:456 [{r}] NCCL INFO Channel 00/02 : 0 1\n" for r in range(2))
+        assert [f.id for f in api.diagnose(text).findings] == ["log-inconclusive"]

@@ -66,6 +66,12 @@ class Finding:
 SCHEMA_VERSION = 1
 
 
+# Verdicts that do not decide, where "healthy" (exit 0, ok) would be the false answer: a
+# log with no failure that does not show its run ending either (diagnose). Not errors: a
+# problem is not found, but the run is not shown healthy; exit 1, "ok": false.
+UNDECIDED = frozenset({"log-inconclusive"})
+
+
 @dataclass(frozen=True)
 class Report:
     """What a command produced: its findings plus command-specific data
@@ -91,7 +97,7 @@ class Report:
 
     def failed(self, strict: bool = False) -> bool:
         limit = Severity.WARN if strict else Severity.ERROR
-        return self.worst().rank >= limit.rank
+        return self.worst().rank >= limit.rank or any(f.id in UNDECIDED for f in self.findings)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}

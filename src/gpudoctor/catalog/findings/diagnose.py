@@ -5,6 +5,30 @@ from gpudoctor.catalog.entry import FindingDoc
 
 ENTRIES = (
     FindingDoc(
+        id="log-inconclusive",
+        severity="warn (exit 1: not healthy)",
+        area="diagnose",
+        emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste",
+        summary="""No line of the log shows a failure, and none shows the run ending well either (an exit
+status 0, a finished training, a test that passed, nccl-tests' average bus bandwidth, a GPU tool's
+whole output). A log cut before its end and the log of a hang, whose last lines are set-up
+(NCCL INFO, a banner, a step), look exactly like this, so `diagnose` does not call it healthy: it
+exits 1 and says what would decide it. `diagnose` calls a log healthy (`log-no-failure`) only
+when it shows no failure and does show an end.""",
+        evidence="`lines`: how many lines were read.",
+        why="""The text alone cannot tell a run that finished from one that hung or was cut: saying
+"healthy" would be a guess.""",
+        fix="""Give `diagnose` the end of the run:
+
+```sh
+tail -n 200 train.log | gpudoctor diagnose -     # the last lines, where a failure or an end is
+echo $?                                           # right after the job: its exit status
+gpudoctor run --nproc 2 --hang-timeout 300 train.py   # or let gpudoctor watch the job itself
+```""",
+        says="No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
+        does="tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
+    ),
+    FindingDoc(
         id="log-no-failure",
         severity="ok",
         area="diagnose",

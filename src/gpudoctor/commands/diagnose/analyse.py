@@ -14,6 +14,7 @@ from gpudoctor.commands.diagnose.reader import BinaryInput, Normalised, scan
 from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import Finding, Report, Severity, ok
+from gpudoctor.knowledge.ending import Tail
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
@@ -56,9 +57,27 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     if d.unwrapped_at:
         data["unwrapped_at"] = d.unwrapped_at  # a hard-wrapped paste: its lines were joined back (line numbers count joined lines)
     if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
-        findings.append(ok("log-no-failure", f"no known failure in {d.lines} line(s)", AREA, lines=d.lines))
+        findings.append(no_failure(d, smi, target.kind == "folder"))
     findings += last
     return Report("diagnose", tuple(findings), data)
+
+
+def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
+    """No failure in the input: healthy only when it also shows the run ending well (or
+    is a GPU tool's whole output); otherwise it does not decide, and says what would."""
+    ended = d.ended
+    if folder or ended or smi.gpus:
+        shown = {"ended": ended} if ended else {}
+        return ok("log-no-failure", f"no known failure in {d.lines} line(s)", AREA, lines=d.lines, **shown)
+    return Finding(
+        id="log-inconclusive",
+        severity=Severity.WARN,
+        title=f"no failure in these {d.lines} line(s), and nothing that shows the run ended: the log does not decide",
+        evidence={"lines": d.lines},
+        why=why("log-inconclusive"),
+        fix=fix("log-inconclusive"),
+        area=AREA,
+    )
 
 
 READ_ERRORS = (OSError, EOFError, ValueError)
@@ -91,20 +110,22 @@ def read_log(
     for a compressed log damaged part way, 'read only in part (why)'; and the diagnosis
     (and nvidia-smi reader) of the reading that explains the log (`second_reading`)."""
     smi = smi or NvidiaSmiReader()  # and the nvidia-smi reader sees every line too
+    tail = Tail()  # and the end of the input is kept: does the log show its run ending?
+    feed = tail.tee(smi.feed)
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
         if target.kind == "stdin" and stream is None:
             unpacked = decompressed(sys.stdin.buffer)  # `zcat`-free: diagnose - < rank0.log.gz
-            source = Normalised(unpacked, smi.feed)
+            source = Normalised(unpacked, feed)
             lines = scan(source, d, "")
             damage = damaged(unpacked)
         elif target.kind != "file":
-            source = Normalised(stream or sys.stdin.buffer, smi.feed)
+            source = Normalised(stream or sys.stdin.buffer, feed)
             lines = scan(source, d, "")
         else:
             with open_log(target.path) as f:
-                source = Normalised(f, smi.feed)
+                source = Normalised(f, feed)
                 lines = scan(source, d, "")
                 damage = damaged(f)
     except BinaryInput:
@@ -118,6 +139,7 @@ def read_log(
     if lines == 0:
         raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
     d, smi = second_reading(source, d, smi)
+    d.ended = tail.ended()
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 

@@ -1,0 +1,68 @@
+"""Whether a log shows its run ending well: the evidence `diagnose` needs before it
+calls a log without any failure healthy. A log cut before its end and the log of a
+hang (the last lines are set-up: NCCL INFO, a banner, a step) show no failure
+either; only an end, or a GPU tool's complete output, tells them apart."""
+
+from __future__ import annotations
+
+import re
+
+TAIL_BYTES = 64 * 1024  # where an end is: the last lines of the input
+
+# Lines a run (or a tool) writes when it ends well, as the programs users paste print them.
+ENDED = re.compile(
+    r"exit(?:ed)?(?: with)? (?:code|status)[ :=]*0\b(?![.\d])"
+    r"|exitcode\s*:\s*0\b"
+    r"|\btraining (?:is |was )?(?:complete|completed|finished|done)\b"
+    r"|\bfinished training\b"
+    r"|`?Trainer\.fit`? stopped"
+    r"|['\"]train_runtime['\"]"
+    r"|\ball (?:\d+ )?tests? passed\b"
+    r"|\b(?:job|run|training|task|step) (?:\S+ )?(?:succeeded|completed successfully|finished successfully)\b"
+    r"|\bsuccessfully (?:finished|completed)\b"
+    r"|# Avg bus bandwidth"
+    r"|Out of bounds values\s*:\s*0\s*OK"
+    r"|\bsaving (?:the )?(?:final )?model (?:checkpoint )?to\b"
+    r"|\bDestroying process group\b"
+    r"|\bPASSED\b|\bTEST PASSED\b"
+    r"|^\s*(?:Done|DONE|Finished)[.!]?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A GPU tool's whole output (nvidia-smi topo -m's legend, ibstatus): complete in itself.
+TOOL_OUTPUT = re.compile(r"^\s*Legend:\s*$|^\s*X\s+= Self\s*$|^\s*state:\s+\d+: ACTIVE\s*$", re.MULTILINE)
+
+
+class Tail:
+    """The last TAIL_BYTES of a stream, kept as its chunks go by (`tee` wraps a reader's callback)."""
+
+    def __init__(self) -> None:
+        self.data = b""
+        self.tool = ""  # the first line of a GPU tool's output seen anywhere in the input
+
+    def feed(self, chunk: bytes) -> None:
+        if not self.tool and chunk:
+            m = TOOL_OUTPUT.search(chunk.decode("utf-8", "replace"))
+            if m:
+                self.tool = m.group(0).strip()
+        self.data = (self.data + chunk)[-TAIL_BYTES:]
+
+    def tee(self, other):
+        def both(chunk: bytes) -> None:
+            other(chunk)
+            self.feed(chunk)
+
+        return both
+
+    def ended(self) -> str:
+        """The line that shows the run ended well ('' when none does), or the tool's."""
+        if self.tool:
+            return self.tool
+        m = None
+        for m in ENDED.finditer(self.data.decode("utf-8", "replace")):
+            pass
+        if m is None:
+            return ""
+        text = self.data.decode("utf-8", "replace")
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        return text[start : end if end >= 0 else len(text)].strip()[:200]
