@@ -29,7 +29,13 @@ ENDED = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 # A GPU tool's whole output (nvidia-smi topo -m's legend, ibstatus): complete in itself.
-TOOL_OUTPUT = re.compile(r"^\s*Legend:\s*$|^\s*X\s+= Self\s*$|^\s*state:\s+\d+: ACTIVE\s*$", re.MULTILINE)
+# nvidia-smi's table or -q report, its topology legend, ibstatus: a GPU tool's output
+# (judged by what it holds, not by an end), as a paste, cut or not.
+TOOL_OUTPUT = re.compile(
+    r"^\s*Legend:\s*$|^\s*X\s+= Self\s*$|^\s*state:\s+\d+: ACTIVE\s*$"
+    r"|^=+NVSMI LOG=+\s*$|^\s*(?:GPU UUID|Product Architecture|Product Name)\s+: \S|^\|\s*NVIDIA-SMI \d",
+    re.MULTILINE,
+)
 
 
 class Tail:
