@@ -82,16 +82,30 @@ def collect(nodes: Nodes, procs: list[subprocess.Popen], limit_s: float = AGENT_
     ]
 
 
-def workers_running(nodes: Nodes, i: int) -> bool:
-    """Whether node i's agent has started its workers (the rendezvous is complete)."""
+def argvs(nodes: Nodes, i: int) -> list[tuple[int, list[bytes]]]:
+    """(pid, argv) of every process of node i that is still there to read."""
+    out = []
     for pid in nodes.pids(i):
         try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            out.append((pid, Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")))
         except OSError:
             continue
-        if b"gpudoctor" in argv and b"torch.distributed.run" not in argv:
-            return True
-    return False
+    return out
+
+
+def workers_running(nodes: Nodes, i: int) -> bool:
+    """Whether node i's agent has started its workers (the rendezvous is complete)."""
+    return any(b"gpudoctor" in argv and b"torch.distributed.run" not in argv for _, argv in argvs(nodes, i))
+
+
+def long_sweep_under_way(nodes: Nodes, job: str, settle_s: float) -> list[subprocess.Popen]:
+    """A long allreduce on every node, once node 1's workers run and settle_s more have passed."""
+    procs = start(nodes, 1, ["allreduce", "--sizes", "4K,1M,16M", "--iters", "400", "--timeout", "30"], job)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not workers_running(nodes, 1):
+        time.sleep(0.5)
+    time.sleep(settle_s)
+    return procs
 
 
 def said(agent: Agent) -> str:
@@ -128,12 +142,7 @@ def test_allreduce_across_nodes_is_exact(nodes_factory):
 
 def test_a_node_lost_mid_sweep_is_named_and_nothing_is_left(nodes_factory):
     nodes = nodes_factory(2)
-    procs = start(nodes, 1, ["allreduce", "--sizes", "4K,1M,16M", "--iters", "400", "--timeout", "30"], "lost")
-    deadline = time.monotonic() + 90
-    # the kill lands once the job is under way: the rendezvous done, the ranks joined
-    while time.monotonic() < deadline and not workers_running(nodes, 1):
-        time.sleep(0.5)
-    time.sleep(10)
+    procs = long_sweep_under_way(nodes, "lost", settle_s=10)  # the kill lands with the ranks joined
     killed = nodes.kill_node(1)
     assert killed
     lost_at = time.monotonic()
@@ -146,23 +155,12 @@ def test_a_node_lost_mid_sweep_is_named_and_nothing_is_left(nodes_factory):
 
 
 def agent_pid(nodes: Nodes, i: int) -> int | None:
-    for pid in nodes.pids(i):
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"torch.distributed.run" in argv and b"timeout" not in argv[0]:
-            return pid
-    return None
+    return next((pid for pid, argv in argvs(nodes, i) if b"torch.distributed.run" in argv and b"timeout" not in argv[0]), None)
 
 
 def test_workers_whose_agent_is_killed_stop_and_say_so(nodes_factory):
     nodes = nodes_factory(2)
-    procs = start(nodes, 1, ["allreduce", "--sizes", "4K,1M,16M", "--iters", "400", "--timeout", "30"], "agent")
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and not workers_running(nodes, 1):
-        time.sleep(0.5)
-    time.sleep(5)
+    procs = long_sweep_under_way(nodes, "agent", settle_s=5)
     agent = agent_pid(nodes, 1)
     assert agent is not None
     os.kill(agent, 9)
