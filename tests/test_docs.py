@@ -11,7 +11,9 @@ import sys
 import pytest
 
 from gpudoctor.catalog import fix, why
-from gpudoctor.catalog.findings import FINDINGS
+from gpudoctor.catalog.findings import AREAS, FINDINGS
+from gpudoctor.catalog.kind import FindingKind, kinds_in
+from gpudoctor.core.findings import Severity
 from gpudoctor.docs.__main__ import COMMAND, differences, main
 from gpudoctor.docs.pages import KINDS
 
@@ -57,6 +59,135 @@ def finding_ids() -> set[str]:
     return ids
 
 
+# The name each kind is declared under in its area module: what an emitter imports and calls.
+KIND_NAMES = {name: k for area in AREAS for name, k in vars(area).items() if isinstance(k, FindingKind)}
+# The keywords of a kind call that are not template fields.
+NOT_FIELDS = {"evidence", "case", "fix_case", "severity", "no_why", "no_fix"}
+# Files that still build a Finding(...) themselves, being converted to kind calls; the list
+# only shrinks. Failure patterns (knowledge/patterns/, knowledge/story.py's pattern findings)
+# and lint diagnostics are their own documented units, with their words beside their rule.
+OWN_FINDINGS = ("core/", "knowledge/story.py", "linter/")
+NOT_CONVERTED = (
+    "checks/__init__.py",
+    "checks/backends.py",
+    "checks/environment.py",
+    "checks/fleet.py",
+    "checks/fleet_env.py",
+    "checks/gpu_health.py",
+    "checks/gpus.py",
+    "checks/platform.py",
+    "checks/system.py",
+    "checks/toolchain.py",
+    "checks/torch_build.py",
+    "checks/visibility.py",
+    "commands/allreduce/bisect.py",
+    "commands/allreduce/verify.py",
+    "commands/diagnose/analyse.py",
+    "commands/diagnose/nvidia_smi.py",
+    "commands/report/steps.py",
+    "commands/train_smoke/job.py",
+    "commands/train_smoke/verify.py",
+    "hang/failures.py",
+    "hang/folder.py",
+    "hang/verdict.py",
+    "hooks/checks.py",
+    "knowledge/collectives.py",
+    "knowledge/stragglers.py",
+    "knowledge/xid.py",
+    "launch/capacity.py",
+    "launch/join_env.py",
+    "launch/rendezvous.py",
+    "launch/scratch.py",
+    "launch/supervisor.py",
+)
+
+
+def kind_calls() -> list[tuple[str, int, FindingKind, ast.Call]]:
+    """Every call of a kind by its declared name (`GPU_LOST(...)`, `gpus.GPU_LOST(...)`)."""
+    out = []
+    for rel, tree in CODE:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = _called(node)
+                if name in KIND_NAMES:
+                    out.append((rel, node.lineno, KIND_NAMES[name], node))
+    return out
+
+
+def kind_ids() -> set[str]:
+    """The ids the code reports through kinds: named, called, or looked up with kind("id")."""
+    ids = set()
+    for _, tree in CODE:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in KIND_NAMES:
+                ids.add(KIND_NAMES[node.id].id)
+            elif isinstance(node, ast.Attribute) and node.attr in KIND_NAMES:
+                ids.add(KIND_NAMES[node.attr].id)
+            elif isinstance(node, ast.alias) and node.name in KIND_NAMES:
+                ids.add(KIND_NAMES[node.name].id)
+            elif isinstance(node, ast.Call) and _called(node) == "kind" and node.args and isinstance(node.args[0], ast.Constant):
+                ids.add(node.args[0].value)
+    return ids
+
+
+def _fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def wrong_kind_calls(calls) -> list[str]:
+    """The kind calls whose case or fields do not match the kind's templates."""
+    wrong = []
+    for rel, line, k, call in calls:
+        where = f"{rel}:{line} {k.id}"
+        kw = {a.arg: a.value for a in call.keywords}
+        if None in kw:  # **fields: not checked here
+            continue
+        given = set(kw) - NOT_FIELDS
+        case = kw.get("case")
+        fix_case = kw.get("fix_case", case)
+        needed: set[str] = set()
+        allowed: set[str] = set()
+        for name, chosen in (("title", case), ("why", case), ("fix", fix_case)):
+            if name != "title" and isinstance(kw.get(f"no_{name}"), ast.Constant) and kw[f"no_{name}"].value is True:
+                continue
+            texts = k.texts(name)
+            allowed |= {f for t in texts.values() for f in _fields(t)}
+            if list(texts) in ([], [""]):
+                needed |= _fields(texts.get("", ""))
+            elif isinstance(chosen, ast.Constant):
+                if chosen.value not in texts:
+                    wrong.append(f"{where}: its {name} has no case {chosen.value!r} ({sorted(texts)})")
+                    continue
+                needed |= _fields(texts[chosen.value])
+            elif chosen is None:
+                wrong.append(f"{where}: its {name} has cases, name one ({sorted(texts)})")
+        if not needed <= given:
+            wrong.append(f"{where}: fills {sorted(given)}, its texts need {sorted(needed)}")
+        if not given <= allowed:
+            wrong.append(f"{where}: fills {sorted(given - allowed)}, which no text of it has")
+        sev = kw.get("severity")
+        if isinstance(sev, ast.Attribute) and Severity[sev.attr] not in k.severities:
+            wrong.append(f"{where}: reported as {sev.attr}, its severities are {k.severity_text}")
+    return wrong
+
+
+def unused_cases(calls) -> list[str]:
+    """The cases of a kind that no call names (a kind called with a case chosen at run time counts as all used)."""
+    used: dict[str, set] = {}
+    for _, _, k, call in calls:
+        kw = {a.arg: a.value for a in call.keywords}
+        for key in ("case", "fix_case"):
+            if key in kw:
+                used.setdefault(k.id, set()).add(kw[key].value if isinstance(kw[key], ast.Constant) else ...)
+    out = []
+    for k in FINDINGS.values():
+        names = {c for name in ("title", "why", "fix") for c in k.texts(name) if c}
+        if ... in used.get(k.id, set()):
+            continue
+        out += [f"{k.id}: {c}" for c in sorted(names - used.get(k.id, set()))]
+    return out
+
+
 def lookup_calls(name: str = "why") -> list[tuple[str, int, ast.Call]]:
     """Every catalog lookup `why(...)` (or `fix(...)`) in the code: (file, line, call)."""
     return [(rel, node.lineno, node) for rel, tree in CODE for node in ast.walk(tree)
@@ -99,12 +230,50 @@ def test_the_id_scan_finds_ids():
 
 def test_every_finding_id_is_in_the_catalog():
     missing = sorted(finding_ids() - set(FINDINGS))
-    assert missing == [], f"add a FindingDoc to src/gpudoctor/catalog/findings/ for: {missing}, then run {COMMAND}"
+    assert missing == [], f"add a FindingKind to src/gpudoctor/catalog/findings/ for: {missing}, then run {COMMAND}"
 
 
-def test_every_catalog_entry_is_a_finding_the_code_reports():
-    unused = sorted(set(FINDINGS) - finding_ids())
-    assert unused == [], f"no code reports these ids any more: remove their entries, then run {COMMAND}: {unused}"
+def test_every_kind_is_a_finding_the_code_reports():
+    lookups = {c.args[0].value for name in ("why", "fix") for _, _, c in lookup_calls(name) if c.args and isinstance(c.args[0], ast.Constant)}
+    unused = sorted(set(FINDINGS) - finding_ids() - kind_ids() - lookups)
+    assert unused == [], f"no code reports these ids any more: remove their kinds, then run {COMMAND}: {unused}"
+
+
+def test_every_kind_call_names_its_case_and_fills_its_fields():
+    calls = kind_calls()
+    assert wrong_kind_calls(calls) == []
+
+
+def test_the_kind_call_check_notices_a_wrong_call():
+    tree = ast.parse('VISIBLE_DEVICES_INVALID(case="no-such", evidence={}); FLEET_NCCL_MISMATCH(evidence={}); '
+                     'FLEET_NCCL_MISMATCH(version="1", odd="n", extra=1); MIG_ENABLED(severity=Severity.ERROR)')
+    calls = [("checks/example.py", 1, KIND_NAMES[_called(n)], n) for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) in KIND_NAMES]
+    wrong = wrong_kind_calls(calls)
+    assert any("no case 'no-such'" in w for w in wrong)
+    assert any("fleet-nccl-mismatch: fills [], its texts need" in w for w in wrong)
+    assert any("fills ['extra'], which no text of it has" in w for w in wrong)
+
+
+def test_no_new_file_builds_its_own_findings():
+    # A file converted to kind calls leaves NOT_CONVERTED; none may join it.
+    building = {rel for rel, tree in CODE for n in ast.walk(tree)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("Finding", "ok")}
+    assert sorted(building - set(NOT_CONVERTED) - {r for r in building if r.startswith(OWN_FINDINGS)}) == []
+
+
+def test_a_kind_fills_its_words_and_refuses_a_wrong_case():
+    k = FindingKind(id="a-b", severity=Severity.WARN, also=(Severity.INFO,), area="x", emitted_by="", summary="", evidence="",
+                    title="{n} GPUs", why={"one": "one {n}", "two": "two"}, fix="run {cmd}")
+    f = k(case="one", evidence={"v": 1}, n=2, cmd="ls")
+    assert (f.id, f.severity, f.title, f.why, f.fix, f.area, f.evidence) == ("a-b", Severity.WARN, "2 GPUs", "one 2", "run ls", "x", {"v": 1})
+    assert k(case="two", severity=Severity.INFO, no_fix=True, n=1).to_dict()["fix"] == ""
+    with pytest.raises(KeyError):
+        k(n=1, cmd="ls")  # its why has cases: one must be named
+    with pytest.raises(KeyError):
+        k(case="one", n=1)  # a field is not filled in
+    with pytest.raises(ValueError):
+        k(case="two", severity=Severity.ERROR, n=1, cmd="ls")  # not one of its severities
+    assert k.severity_text == "warn / info"
 
 
 def test_the_generated_pages_match_the_code():
@@ -136,11 +305,11 @@ def test_every_command_has_a_page():
 
 
 def test_no_emitter_writes_its_own_why():
-    assert written_whys() == [], "move these sentences into the catalog entry (says= or cases=) and call catalog.why"
+    assert written_whys() == [], "move these sentences into the kind (why=) and call the kind"
 
 
 def test_no_emitter_writes_its_own_fix():
-    assert written_fixes() == [], "move these commands into the catalog entry (does= or fix_cases=) and call catalog.fix"
+    assert written_fixes() == [], "move these commands into the kind (fix=) and call the kind"
 
 
 def test_the_written_fix_scan_finds_them():
@@ -181,9 +350,9 @@ def _wrong_lookups(calls: list[tuple[str, int, ast.Call]], one: str, cases: str)
             wrong.append(f"{where}: no catalog entry {args[0]!r}")
             continue
         case = args[1] if len(args) == 2 else None
-        text = getattr(entry, cases).get(case) if case is not None else getattr(entry, one)
+        text = entry.texts(one).get(case if case is not None else "")
         if not text:
-            wrong.append(f"{where}: {args[0]!r} has no " + (f"case {case!r}" if case else f"`{one}` (it has {cases})"))
+            wrong.append(f"{where}: {args[0]!r} has no " + (f"case {case!r}" if case else f"single `{one}` (it has cases)"))
             continue
         fields = {name for _, name, _, _ in string.Formatter().parse(text) if name}
         given = {k.arg for k in call.keywords}
@@ -195,33 +364,37 @@ def _wrong_lookups(calls: list[tuple[str, int, ast.Call]], one: str, cases: str)
 def test_every_why_lookup_names_an_entry_its_case_and_its_fields():
     calls = why_calls()
     assert len(calls) > 80  # the scan sees the emitters
-    assert _wrong_lookups(calls, "says", "cases") == []
+    assert _wrong_lookups(calls, "why", "") == []
 
 
 def test_every_fix_lookup_names_an_entry_its_case_and_its_fields():
     calls = fix_calls()
     assert len(calls) > 70  # the scan sees the emitters
-    assert _wrong_lookups(calls, "does", "fix_cases") == []
+    assert _wrong_lookups(calls, "fix", "") == []
 
 
-def _unused(calls: list[tuple[str, int, ast.Call]], one: str, cases: str) -> list[tuple[str, str | None]]:
-    used = set()
-    for _, _, call in calls:
+def _unused(name: str) -> list[str]:
+    """The texts of the kinds (`why` or `fix`, each case) that no code asks for: by a kind
+    call naming its case (or any case, chosen at run time), or a transitional lookup."""
+    used: set[tuple[str, object]] = set()
+    for _, _, call in lookup_calls(name):
         args = [a.value for a in call.args if isinstance(a, ast.Constant)]
-        used.add((args[0], args[1] if len(args) > 1 else None))
-    listed = {(e.id, None) for e in FINDINGS.values() if getattr(e, one)}
-    listed |= {(e.id, case) for e in FINDINGS.values() for case in getattr(e, cases)}
-    return sorted(listed - used, key=str)
+        used.add((args[0], args[1] if len(args) > 1 else ""))
+    for _, _, k, call in kind_calls():
+        kw = {a.arg: a.value for a in call.keywords}
+        chosen = kw.get("fix_case", kw.get("case")) if name == "fix" else kw.get("case")
+        used.add((k.id, "" if chosen is None else chosen.value if isinstance(chosen, ast.Constant) else ...))
+    called = kind_ids()
+    return sorted(f"{k.id}: {c or '(one text)'}" for k in FINDINGS.values() for c in k.texts(name)
+                  if (k.id, c) not in used and (k.id, ...) not in used and not (c == "" and k.id in called and name == "fix"))
 
 
 def test_every_sentence_in_the_catalog_is_used():
-    assert _unused(why_calls(), "says", "cases") == [], "no code says these any more: remove them from the catalog"
-    assert [e.id for e in FINDINGS.values() if e.says and e.cases] == []  # one or the other
+    assert _unused("why") == [], "no code says these any more: remove them from the catalog"
 
 
 def test_every_fix_in_the_catalog_is_used():
-    assert _unused(fix_calls(), "does", "fix_cases") == [], "no code gives these fixes any more: remove them from the catalog"
-    assert [e.id for e in FINDINGS.values() if e.does and e.fix_cases] == []  # one or the other
+    assert _unused("fix") == [], "no code gives these fixes any more: remove them from the catalog"
 
 
 def test_a_missing_entry_or_case_fails_loudly():
@@ -243,8 +416,8 @@ def test_a_missing_entry_or_case_fails_loudly():
         fix("mig-enabled")  # its fields are not filled in
 
 
-def test_every_entry_says_how_to_fix():
-    assert [e.id for e in FINDINGS.values() if not e.fix.strip() or not e.why.strip()] == []
+def test_every_kind_says_why_and_how_to_fix():
+    assert [k.id for k in FINDINGS.values() if not (k.texts("fix") or k.more_fix.strip()) or not (k.texts("why") or k.more_why.strip())] == []
 
 
 def test_the_docs_index_lists_every_page():
@@ -252,14 +425,6 @@ def test_the_docs_index_lists_every_page():
     for folder in [k.folder for k in KINDS] + ["commands"]:
         for page in (DOCS / folder).glob("*.md"):
             assert f"({folder}/{page.name})" in index, f"docs/README.md does not list {folder}/{page.name}"
-
-
-def test_the_catalog_loads_only_when_a_why_is_asked_for():
-    # `gpudoctor check` imports every check; the entries (two dozen modules of text) wait for the first why.
-    code = ("import sys, gpudoctor.checks as c, gpudoctor.cli.check, gpudoctor.launch.fleet; c.all_checks(); "
-            "print('gpudoctor.catalog.findings' in sys.modules)")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert run.stdout.strip() == "False", run.stderr
 
 
 # A repository path cited in prose (`docs/pre-commit.md`, `tests/test_wheel.py`), and a

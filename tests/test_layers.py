@@ -17,7 +17,8 @@ SRC = pathlib.Path(__file__).resolve().parent.parent / "src" / "gpudoctor"
 # Bottom to top. A package may import its own modules and any package of a lower layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
-    ("catalog", "knowledge", "render"),
+    ("catalog",),  # every finding kind's words, which knowledge/ and every emitter above use
+    ("knowledge", "render"),
     ("probe",),
     ("checks",),
     ("linter",),

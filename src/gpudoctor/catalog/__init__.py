@@ -1,43 +1,38 @@
-"""What gpudoctor can say, as data: one entry per finding id (what it means,
-why it matters, the fix, which command reports it, the sentence the code puts
-in a finding's `why` and the command it puts in its `fix`). The pages under
-docs/ are generated from here (`python -m gpudoctor.docs`); tests/test_docs.py
-fails when code emits an id the catalog lacks, writes a `why` or a `fix`
-itself, or the pages and the catalog differ."""
+"""What gpudoctor can say, as data: one FindingKind per finding id (catalog/kind.py),
+declared in its area's module under catalog/findings/. Emitters import the kind and
+call it; the pages under docs/ are generated from the same kinds (`python -m
+gpudoctor.docs`), so a page and the output say the same sentences. tests/test_docs.py
+fails when code emits an id the catalog lacks or the pages and the catalog differ."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from gpudoctor.catalog.kind import FindingKind
+
+
+def kind(id: str) -> FindingKind:
+    """The kind of finding `id`, for an emitter that picks the id at run time."""
+    from gpudoctor.catalog.findings import FINDINGS
+
+    return FINDINGS[id]
 
 
 def why(id: str, case: str | None = None, **fields: object) -> str:
-    """The runtime `why` of finding `id` (of its `case`, for an id reported for
-    different reasons), with `fields` filled in. A missing id, case or field
-    raises KeyError: tests/test_docs.py calls every emitter's lookup.
-
-    The entries are loaded on the first call, not on import: `gpudoctor check`
-    imports every check module, and most runs report few findings with a why."""
-    from gpudoctor.catalog.findings import FINDINGS
-
-    entry = FINDINGS[id]
-    return _text(id, "says", entry.says, entry.cases, case).format(**fields)
+    """Transitional: the runtime `why` of finding `id` until its emitter calls the kind."""
+    text = kind(id).texts("why")
+    if not text:
+        raise KeyError(f"{id} has no why")
+    key = case if case is not None else ""
+    if key not in text:
+        raise KeyError(f"{id} has cases, name one of {sorted(text)}" if case is None else f"{id} has no case {case!r}")
+    return text[key].format(**fields)
 
 
 def fix(id: str, case: str | None = None, **fields: object) -> str:
-    """The runtime `fix` of finding `id` (the command or code line a user
-    pastes), of its `case`, with `fields` filled in; loaded and checked like
-    `why`. A fix built at run time from a list (the GPUs to reset, the pids to
-    kill) takes the joined list as a field: the words stay here."""
-    from gpudoctor.catalog.findings import FINDINGS
-
-    entry = FINDINGS[id]
-    return _text(id, "does", entry.does, entry.fix_cases, case).format(**fields)
-
-
-def _text(id: str, name: str, one: str, cases: Mapping[str, str], case: str | None) -> str:
-    """The entry's one text (`name`), or its text for `case`."""
-    if case is not None:
-        return cases[case]
-    if not one:
-        raise KeyError(f"{id} has cases, name one of {sorted(cases)}" if cases else f"{id} has no `{name}`")
-    return one
+    """Transitional: the runtime `fix` of finding `id` until its emitter calls the kind."""
+    text = kind(id).texts("fix")
+    if not text:
+        raise KeyError(f"{id} has no fix")
+    key = case if case is not None else ""
+    if key not in text:
+        raise KeyError(f"{id} has cases, name one of {sorted(text)}" if case is None else f"{id} has no case {case!r}")
+    return text[key].format(**fields)

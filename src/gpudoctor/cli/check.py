@@ -80,7 +80,7 @@ def _list_checks() -> None:
     for area, entries in areas.items():
         print(area)
         for e in entries:
-            print(f"  {e.id:<34} {e.severity}")
+            print(f"  {e.id:<34} {e.severity_text}")
     print(f"\n{sum(len(v) for v in areas.values())} findings in {len(areas)} areas; each has a page: docs/findings/<id>.md")
     raise typer.Exit(ExitCode.OK)
 

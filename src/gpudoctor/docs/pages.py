@@ -8,10 +8,10 @@ pages no entry has any more, and keeps the README's list between its markers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudoctor.catalog.entry import FindingDoc
+from gpudoctor.catalog.kind import FindingKind
 
 
 @dataclass(frozen=True)
@@ -21,27 +21,17 @@ class Kind:
     pages: Callable[[], dict[str, str]]
 
 
-def said(e: FindingDoc) -> str:
-    """The `why` the code prints (catalog.why), under the entry's own "Why it matters":
-    generated from the same text, so the page and the output cannot disagree.
-    "{name}" marks a value filled in at run time."""
-    return _output(e.says, e.cases, code=False)
-
-
-def pasted(e: FindingDoc) -> str:
-    """The `fix` the code prints (catalog.fix), under the entry's own "Fix", the same way."""
-    return _output(e.does, e.fix_cases, code=True)
-
-
-def _output(one: str, cases: Mapping[str, str], code: bool) -> str:
-    """The entry's one text, or its text per case: a sentence quoted, a command as code."""
-    texts = [one] if one else list(cases.values())
-    filled = " (`{...}`: filled in when it is reported)" if any("{" in t for t in texts) else ""
-    if one:
+def _output(k: FindingKind, name: str, code: bool) -> str:
+    """The kind's `name` (why or fix) as the output prints it: one text, or one per case;
+    a sentence quoted, a command as code. "{name}" marks a value filled in at run time."""
+    texts = k.texts(name)
+    filled = " (`{...}`: filled in when it is reported)" if any("{" in t for t in texts.values()) else ""
+    if list(texts) == [""]:
+        one = texts[""]
         return f"In gpudoctor's output{filled}:\n\n" + (f"```\n{one}\n```" if code else f"> {one}")
-    if cases:
+    if texts:
         return f"In gpudoctor's output, by case{filled}:\n\n" + "\n".join(
-            f"- `{case}`: {_inline(text) if code else text}" for case, text in cases.items()
+            f"- `{case}`: {_inline(text) if code else text}" for case, text in texts.items()
         )
     return ""
 
@@ -51,18 +41,23 @@ def _inline(text: str) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
-def finding_page(e: FindingDoc) -> str:
-    sections = [("Evidence", e.evidence), ("Why it matters", "\n\n".join(t for t in (e.why, said(e)) if t))]
-    if e.checked:
-        sections.append(("How it is checked", e.checked))
-    sections.append(("Fix", "\n\n".join(t for t in (e.fix, pasted(e)) if t)))
+def finding_page(k: FindingKind) -> str:
+    """The page of one kind: the sentences the output prints, then the page's own paragraph."""
+    sections = [("Evidence", k.evidence), ("Why it matters", _joined(_output(k, "why", code=False), k.more_why))]
+    if k.checked:
+        sections.append(("How it is checked", k.checked))
+    sections.append(("Fix", _joined(_output(k, "fix", code=True), k.more_fix)))
     out = [
-        f"# `{e.id}`",
-        f"**Severity:** {e.severity} · **Area:** {e.area} · **Command:** {e.emitted_by}",
-        e.summary,
+        f"# `{k.id}`",
+        f"**Severity:** {k.severity_text} · **Area:** {k.area} · **Command:** {k.emitted_by}",
+        k.summary,
     ]
     out += [f"## {title}\n\n{body}" for title, body in sections]
     return "\n\n".join(out) + "\n"
+
+
+def _joined(*parts: str) -> str:
+    return "\n\n".join(p for p in parts if p)
 
 
 def finding_pages() -> dict[str, str]:

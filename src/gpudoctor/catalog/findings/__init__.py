@@ -1,13 +1,11 @@
-"""Every finding id any command can report, one module per area. A new id:
-a FindingDoc in its area's module (or a new module, named in AREAS), with the
-sentence the code reports as its why in `says` (or `cases`), which the code
-gets with `catalog.why(id)`, and the command it reports as its fix in `does`
-(or `fix_cases`), got with `catalog.fix(id)`; then `python -m gpudoctor.docs`
-writes its page."""
+"""Every finding id any command can report, one module per area. A new id: a
+FindingKind in its area's module (or a new module, named in AREAS), with its
+title, why and fix; the emitter calls it (`KIND(evidence=..., field=...)`); then
+`python -m gpudoctor.docs` writes its page."""
 
 from __future__ import annotations
 
-from gpudoctor.catalog.entry import FindingDoc
+from gpudoctor.catalog.kind import FindingKind, kinds_in
 from gpudoctor.catalog.findings import (
     allreduce,
     backends,
@@ -37,7 +35,7 @@ from gpudoctor.catalog.findings import (
 
 AREAS = (allreduce, backends, checkpoints, collectives, data, devices, diagnose, distributed, environment, fleet, gpudoctor, gpu_health, gpus, launch, links, nccl, performance, platform, ranks, stragglers, system, torch, verifications, visibility)
 
-FINDINGS: dict[str, FindingDoc] = {e.id: e for area in AREAS for e in area.ENTRIES}
+FINDINGS: dict[str, FindingKind] = {k.id: k for area in AREAS for k in kinds_in(vars(area))}
 
-# Two entries with one id would hide one of them.
-assert len(FINDINGS) == sum(len(area.ENTRIES) for area in AREAS), "a finding id is in the catalog twice"
+# Two kinds with one id would hide one of them.
+assert len(FINDINGS) == sum(len(kinds_in(vars(area))) for area in AREAS), "a finding id is in the catalog twice"

@@ -1,130 +1,116 @@
 """Findings in the area "diagnose" (what `gpudoctor diagnose` reports besides its log
 patterns, which have their own pages under docs/patterns/)."""
 
-from gpudoctor.catalog.entry import FindingDoc
+from __future__ import annotations
 
-ENTRIES = (
-    FindingDoc(
-        id="log-inconclusive",
-        severity="warn (exit 1: not healthy)",
-        area="diagnose",
-        emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste",
-        summary="""No line of the log shows a failure, and none shows the run ending well either (an exit
+from gpudoctor.catalog.kind import FindingKind
+from gpudoctor.core.findings import Severity
+
+AREA = "diagnose"
+EMITTED_BY = "[`gpudoctor diagnose DIR`](../commands/diagnose.md)"
+
+
+LOG_INCONCLUSIVE = FindingKind(
+    id="log-inconclusive",
+    severity=Severity.WARN,
+    when="exit 1: not healthy",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste",
+    summary="""No line of the log shows a failure, and none shows the run ending well either (an exit
 status 0, a finished training, a test that passed, nccl-tests' average bus bandwidth, a GPU tool's
 whole output). A log cut before its end and the log of a hang, whose last lines are set-up
 (NCCL INFO, a banner, a step), look exactly like this, so `diagnose` does not call it healthy: it
 exits 1 and says what would decide it. `diagnose` calls a log healthy (`log-no-failure`) only
 when it shows no failure and does show an end.""",
-        evidence="`lines`: how many lines were read.",
-        why="""The text alone cannot tell a run that finished from one that hung or was cut: saying
-"healthy" would be a guess.""",
-        fix="""Give `diagnose` the end of the run:
+    evidence="`lines`: how many lines were read.",
+    why="No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
+    fix="tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
+)
 
-```sh
-tail -n 200 train.log | gpudoctor diagnose -     # the last lines, where a failure or an end is
-echo $?                                           # right after the job: its exit status
-gpudoctor run --nproc 2 --hang-timeout 300 train.py   # or let gpudoctor watch the job itself
-```""",
-        says="No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
-        does="tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
-    ),
-    FindingDoc(
-        id="log-no-failure",
-        severity="ok",
-        area="diagnose",
-        emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md)",
-        summary="""No known failure pattern matched any line of the log (harmless notices, such as torchrun's
+
+LOG_NO_FAILURE = FindingKind(
+    id="log-no-failure",
+    severity=Severity.OK,
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md)",
+    summary="""No known failure pattern matched any line of the log (harmless notices, such as torchrun's
 `OMP_NUM_THREADS` line, may still be listed as info).""",
-        evidence="`lines`: how many lines were read.",
-        why="Nothing in this log says the job failed.",
-        fix="""Nothing to fix. If the job did fail, the log may not hold the failing rank's output: diagnose
+    evidence="`lines`: how many lines were read.",
+    more_why="Nothing in this log says the job failed.",
+    more_fix="""Nothing to fix. If the job did fail, the log may not hold the failing rank's output: diagnose
 the run folder or every rank's log, and rerun with more to go on:
 
 ```sh
 gpudoctor diagnose /path/to/run_folder/
 NCCL_DEBUG=WARN TORCH_SHOW_CPP_STACKTRACES=1 torchrun ...
 ```""",
-    ),
-    FindingDoc(
-        id="run-folder-inconsistent",
-        severity="error",
-        area="diagnose",
-        emitted_by="[`gpudoctor diagnose DIR`](../commands/diagnose.md) on a run folder with gpudoctor's `outcome.json`",
-        summary="""The folder's `outcome.json` contradicts itself: a rank recorded as finished or stopped that
+)
+
+
+RUN_FOLDER_INCONSISTENT = FindingKind(
+    id="run-folder-inconsistent",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose DIR`](../commands/diagnose.md) on a run folder with gpudoctor's `outcome.json`",
+    summary="""The folder's `outcome.json` contradicts itself: a rank recorded as finished or stopped that
 also raised an exception, a rank recorded as finished with a non-zero exit code, ranks stopped
 "after another rank failed" where no rank failed. gpudoctor's supervisor never writes such a file:
 it was damaged or edited. The verdict drawn from the rest of the folder is listed after this one,
 and the folder is never reported healthy.""",
-        evidence="`outcome.json`: each contradiction, in words.",
-        why="A verdict drawn from files that disagree can name the wrong rank, or call a failed job healthy.",
-        fix="""Diagnose the ranks' own logs instead, or rerun the job to get a folder gpudoctor wrote whole:
+    evidence="`outcome.json`: each contradiction, in words.",
+    why="A verdict drawn from files that disagree can name the wrong rank, or call a failed job healthy.",
+    fix="diagnose the ranks' own logs (gpudoctor diagnose DIR/rank1.stderr), or rerun the job for a folder written whole",
+)
 
-```sh
-gpudoctor diagnose DIR/rank1.stderr
-```""",
-        says="A verdict drawn from files that disagree can name the wrong rank, or call a failed job healthy.",
-        does="diagnose the ranks' own logs (gpudoctor diagnose DIR/rank1.stderr), or rerun the job for a folder written whole",
-    ),
-    FindingDoc(
-        id="rank-exception",
-        severity="error",
-        area="diagnose",
-        emitted_by="[`gpudoctor diagnose DIR`](../commands/diagnose.md)",
-        summary="""A torchrun error file (`error.json`, written by `@record`) holds an exception that no failure
+
+RANK_EXCEPTION = FindingKind(
+    id="rank-exception",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="""A torchrun error file (`error.json`, written by `@record`) holds an exception that no failure
 pattern recognises. The earliest one is marked as the first failure (`role: cause`); later
 ones are usually consequences of it.""",
-        evidence="`role`, `rank`, `error_file`, `message`, and `traceback` (its last lines).",
-        why="""It is the rank's own exception; when it comes first, the other ranks' timeouts and lost
-connections follow from it.""",
-        fix="Read the traceback in the error file: its last frame in your own code is the line to fix.",
-        says="The rank's own exception, as torchrun's @record wrote it; the earliest error file is where the job failed first.",
-        does="read the traceback in {path}: its last frame in your code is the line to fix",
-    ),
-    FindingDoc(
-        id="pickle-refused",
-        severity="error",
-        area="diagnose",
-        emitted_by="[`gpudoctor diagnose DIR`](../commands/diagnose.md)",
-        summary="""A file in the run folder named like a Flight Recorder dump (its name ends in a rank number)
+    evidence="`role`, `rank`, `error_file`, `message`, and `traceback` (its last lines).",
+    why="The rank's own exception, as torchrun's @record wrote it; the earliest error file is where the job failed first.",
+    fix="read the traceback in {path}: its last frame in your code is the line to fix",
+)
+
+
+PICKLE_REFUSED = FindingKind(
+    id="pickle-refused",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="""A file in the run folder named like a Flight Recorder dump (its name ends in a rank number)
 is a pickle that names something to import and call (`os.system`, a class, a checkpoint's tensor
 rebuilder). gpudoctor did not load it: nothing it names was imported or run.""",
-        evidence="`file`: the file, relative to the folder; `refused because`: what it names.",
-        why="""Loading a pickle runs whatever callables it names, so a pickle from a cluster, a colleague or
-a download can run any command as you. A Flight Recorder dump holds only plain data (dicts, lists,
-strings, numbers) and names nothing, so gpudoctor reads pickles as plain data only and refuses the
-rest. A checkpoint named like a dump is refused the same way.""",
-        fix="""See what the file would run, and delete it unless you made it:
+    evidence="`file`: the file, relative to the folder; `refused because`: what it names.",
+    why="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names nothing; gpudoctor reads only such pickles.",
+    fix="python -m pickletools {path} | grep -E 'GLOBAL|INST|REDUCE'   # see what it would run; delete it unless you made it",
+)
 
-```sh
-python -m pickletools FILE | grep -E 'GLOBAL|INST|REDUCE'
-```""",
-        says="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names nothing; gpudoctor reads only such pickles.",
-        does="python -m pickletools {path} | grep -E 'GLOBAL|INST|REDUCE'   # see what it would run; delete it unless you made it",
-    ),
-    FindingDoc(
-        id="files-not-read",
-        severity="warn",
-        area="diagnose",
-        emitted_by="[`gpudoctor diagnose DIR`](../commands/diagnose.md)",
-        summary="""Part of the run folder was not read: binary files, compressed logs this Python cannot
+
+FILES_NOT_READ = FindingKind(
+    id="files-not-read",
+    severity=Severity.WARN,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="""Part of the run folder was not read: binary files, compressed logs this Python cannot
 decompress (zstd before Python 3.14), damaged archives, malformed error files or Flight Recorder
 dumps, broken links, folders deeper than 6 levels, files past the first 2,000.""",
-        evidence="One entry per item (up to 20): its path and why it was not read; `--json` lists all of them in `data.not_read`.",
-        why="What was not read cannot show the failure: the verdict covers only the files that were read.",
-        fix="""Decompress or move the logs you need into the folder, or diagnose one at a time:
+    evidence="One entry per item (up to 20): its path and why it was not read; `--json` lists all of them in `data.not_read`.",
+    why="What was not read cannot show the failure: the verdict covers only the files that were read.",
+    fix="decompress or move the logs you need into the folder (at most 2,000 files, 6 levels deep), or diagnose one log at a time: gpudoctor diagnose FILE",
+)
 
-```sh
-zstd -d rank0.log.zst && gpudoctor diagnose rank0.log
-```""",
-        says="What was not read cannot show the failure: the verdict covers only the files that were read.",
-        does="decompress or move the logs you need into the folder (at most 2,000 files, 6 levels deep), or diagnose one log at a time: gpudoctor diagnose FILE",
-    ),
-    FindingDoc(
-        id="unrecognised-failure",
-        severity="error",
-        area="diagnose",
-        emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md)",
-        summary="""The log shows that the job failed, but no failure pattern explains it. Read from the
+
+UNRECOGNISED_FAILURE = FindingKind(
+    id="unrecognised-failure",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md)",
+    summary="""The log shows that the job failed, but no failure pattern explains it. Read from the
 shape of the log, whatever the message: a Python traceback (any exception class, chained or
 `raise ... from`), a fatal signal or a non-zero exit in a launcher's, agent's or srun's line,
 `Fatal Python error`, a C++ `terminate called` / `what():`, CUDA / NCCL / gloo error lines, a
@@ -133,7 +119,7 @@ bottom, torch's C++ backtrace without its message; the failure lines of launcher
 and Ray (`gpudoctor.knowledge.evidence`). Also what a Python exception
 becomes when it was not raised in the user's own code (or when something in it points at the
 environment: a failed import, a missing symbol, a GPU feature, a launcher setting).""",
-        evidence="""`kind` and `what` (the exception class, the signal, the exit code), `message`, `raised_from`
+    evidence="""`kind` and `what` (the exception class, the signal, the exit code), `message`, `raised_from`
 (a chained exception), `time`, `raised_in` (the frame that raised) and `your_frame` (the last
 frame in the user's own code), `raised_by` (`your code`, or the package whose frame raised, however
 it was installed: site-packages, dist-packages, a conda package, an egg, Python's own library, an
@@ -141,9 +127,9 @@ editable checkout of a known library), `remedy` and `remedy_line` (what the mess
 do, quoted, and its line), `signature` (the error with numbers, paths and addresses normalised),
 `project` and `search` (a search of that project's GitHub issues for it), the rank and node, and
 the log lines.""",
-        why="""gpudoctor does not guess a cause it cannot show; the first failure it names is where to look,
+    more_why="""gpudoctor does not guess a cause it cannot show; the first failure it names is where to look,
 and later errors on other ranks are usually its consequences.""",
-        fix="""The finding's fix starts with the remedy the message itself states, when it states one
+    more_fix="""The finding's fix starts with the remedy the message itself states, when it states one
 (`the message itself says: "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" (line 12)`),
 then a next step that holds whatever the cause: the frame to read, and the debug variable that adds
 what is missing, and ends with the search of the owning project's issues, for example:
@@ -154,5 +140,4 @@ TORCH_DISTRIBUTED_DEBUG=DETAIL ...    # collectives checked for shape and order
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET ...
 PYTHONFAULTHANDLER=1 TORCH_SHOW_CPP_STACKTRACES=1 ...   # a native crash
 ```""",
-    ),
 )

@@ -1,185 +1,156 @@
 """Findings in the area "environment"."""
 
-from gpudoctor.catalog.entry import FindingDoc
+from __future__ import annotations
 
-ENTRIES = (
-    FindingDoc(
-        id="distributed-env-incomplete",
-        severity="warn / error",
-        area="environment",
-        emitted_by="[`gpudoctor check`](../commands/check.md) (warn); `gpudoctor allreduce` and `gpudoctor train-smoke` (error: nothing is run)",
-        summary="`RANK` or `WORLD_SIZE` is set, but not all of `RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`. For `allreduce` and `train-smoke`, `RANK` and `WORLD_SIZE` mean *join a job*, and without `MASTER_ADDR`/`MASTER_PORT` there is none to join: most often a shell left over from a torchrun job. Under `srun` (`SLURM_PROCID`, `SLURM_NTASKS` of 2 or more) without `MASTER_ADDR`/`MASTER_PORT`, gpudoctor derives them ([slurm-rendezvous-derived](slurm-rendezvous-derived.md)); it is this error only where it cannot: no srun step, node list or numeric job id.",
-        evidence="The variables that are set, `missing`, and `gpudoctor` (what it made of them).",
-        why="`init_process_group(init_method=\"env://\")` needs the four together; a partial set is usually left over from another job and makes ranks wait for each other.",
-        fix="""Unset them to let gpudoctor start its own ranks, or let torchrun set them all for each rank:
+from gpudoctor.catalog.kind import FindingKind
+from gpudoctor.core.findings import Severity
 
-```sh
-unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE
-torchrun --nproc-per-node=2 train.py
-```""",
-        cases={
-            "check": "init_process_group(init_method='env://') needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT together; a partial set is usually left over from another job and makes ranks wait for each other.",
-            "join": "Joined as one rank of a job, gpudoctor meets its peers at MASTER_ADDR:MASTER_PORT (env://). Without them this is most often a shell left over from a torchrun job.",
-            "slurm": "Under srun the ranks meet at MASTER_ADDR:MASTER_PORT, which the batch script exports; without them, and without a step node list and job id to derive them from, there is nowhere to meet (and torch would stop on KeyError: 'MASTER_ADDR').",
-        },
-        fix_cases={
-            "check": "torchrun --nproc-per-node=2 train.py  # sets them all for each rank",
-            "join": "unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
-            "slurm": "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1); export MASTER_PORT=$((15000 + SLURM_JOB_ID % 10000))  # in the batch script, then: srun python -m gpudoctor {command}",
-        },
-    ),
-    FindingDoc(
-        id="slurm-rendezvous-derived",
-        severity="info",
-        area="environment",
-        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke` under `srun` (`gpudoctor check` joins the same way)",
-        summary="""Run as a task of an `srun` step (`SLURM_PROCID`, `SLURM_NTASKS` of 2 or more) whose batch script
+AREA = "environment"
+EMITTED_BY = "[`gpudoctor check`](../commands/check.md)"
+
+
+DISTRIBUTED_ENV_INCOMPLETE = FindingKind(
+    id="distributed-env-incomplete",
+    severity=Severity.WARN,
+    also=(Severity.ERROR,),
+    area=AREA,
+    emitted_by="[`gpudoctor check`](../commands/check.md) (warn); `gpudoctor allreduce` and `gpudoctor train-smoke` (error: nothing is run)",
+    summary="`RANK` or `WORLD_SIZE` is set, but not all of `RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`. For `allreduce` and `train-smoke`, `RANK` and `WORLD_SIZE` mean *join a job*, and without `MASTER_ADDR`/`MASTER_PORT` there is none to join: most often a shell left over from a torchrun job. Under `srun` (`SLURM_PROCID`, `SLURM_NTASKS` of 2 or more) without `MASTER_ADDR`/`MASTER_PORT`, gpudoctor derives them ([slurm-rendezvous-derived](slurm-rendezvous-derived.md)); it is this error only where it cannot: no srun step, node list or numeric job id.",
+    evidence="The variables that are set, `missing`, and `gpudoctor` (what it made of them).",
+    why={
+        "check": "init_process_group(init_method='env://') needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT together; a partial set is usually left over from another job and makes ranks wait for each other.",
+        "join": "Joined as one rank of a job, gpudoctor meets its peers at MASTER_ADDR:MASTER_PORT (env://). Without them this is most often a shell left over from a torchrun job.",
+        "slurm": "Under srun the ranks meet at MASTER_ADDR:MASTER_PORT, which the batch script exports; without them, and without a step node list and job id to derive them from, there is nowhere to meet (and torch would stop on KeyError: 'MASTER_ADDR').",
+    },
+    fix={
+        "check": "torchrun --nproc-per-node=2 train.py  # sets them all for each rank",
+        "join": "unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
+        "slurm": "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1); export MASTER_PORT=$((15000 + SLURM_JOB_ID % 10000))  # in the batch script, then: srun python -m gpudoctor {command}",
+    },
+)
+
+
+SLURM_RENDEZVOUS_DERIVED = FindingKind(
+    id="slurm-rendezvous-derived",
+    severity=Severity.INFO,
+    area=AREA,
+    emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke` under `srun` (`gpudoctor check` joins the same way)",
+    summary="""Run as a task of an `srun` step (`SLURM_PROCID`, `SLURM_NTASKS` of 2 or more) whose batch script
 exported no `MASTER_ADDR` / `MASTER_PORT`, gpudoctor set them as Lightning's `SLURMEnvironment`
 does: the address is the first host of the step's node list (`SLURM_STEP_NODELIST`, else
 `SLURM_JOB_NODELIST`; hostlist syntax such as `node[01-03,07]` expanded), the port 15000 plus the
 last four digits of `SLURM_JOB_ID`. A variable the script did set is kept.""",
-        evidence="The values set, the node list variable and its value, `SLURM_JOB_ID`, `rule`.",
-        why="Every task of the step derives the same address and port from the same variables, so they meet without the two exports; a port another job on that node holds is the one thing that can go wrong.",
-        fix="""To choose them yourself, in the batch script before `srun`:
+    evidence="The values set, the node list variable and its value, `SLURM_JOB_ID`, `rule`.",
+    why="Every task of the step derives the same address and port from the same variables, so they meet without the exports; a port another job on that node holds is the one thing that can go wrong.",
+    fix="export {exports}  # in the batch script before srun, to choose them yourself",
+)
 
-```sh
-export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
-export MASTER_PORT=$((15000 + SLURM_JOB_ID % 10000))
-```""",
-        says="Every task of the step derives the same address and port from the same variables, so they meet without the exports; a port another job on that node holds is the one thing that can go wrong.",
-        does="export {exports}  # in the batch script before srun, to choose them yourself",
-    ),
-    FindingDoc(
-        id="distributed-env-malformed",
-        severity="error",
-        area="environment",
-        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`: nothing is run",
-        summary="`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` (or SLURM's `SLURM_PROCID`, `SLURM_NTASKS`, `SLURM_LOCALID`) is not a number, or `RANK` is not below `WORLD_SIZE`, so this process cannot be one rank of a job.",
-        evidence="The variables as set, `problems` (each variable and what is wrong with it), `gpudoctor` (what it made of them).",
-        why="A launcher sets these as integers for each rank it starts; any other value is a typo or a leftover, and torch.distributed fails on it with a traceback or waits for ranks that never come.",
-        fix="""```sh
-unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE   # gpudoctor starts its own ranks
-torchrun --nproc-per-node=2 -m gpudoctor allreduce  # or join a real job
-```""",
-        says="A launcher sets these variables as integers for each rank it starts (torchrun, srun). Another value is a typo or a leftover: torch.distributed would fail on it with a traceback, or wait for ranks that never come.",
-        does="unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
-    ),
-    FindingDoc(
-        id="distributed-env-ignored",
-        severity="warn",
-        area="environment",
-        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`",
-        summary="`RANK`/`WORLD_SIZE` are in the environment but gpudoctor ran its own local ranks: only one of the two is set, or `--nproc` was given outside torchrun.",
-        evidence="The variables as set and `gpudoctor` (why they were ignored).",
-        why="Left over in a shell, these variables make every later distributed tool try to join a job that is not there.",
-        fix="""```sh
-unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE
-```""",
-        says="RANK and WORLD_SIZE say 'this process is one rank of a job'. Left over in a shell (an export from another job, a sourced script) they make every later run of a distributed tool try to join a job that is not there.",
-        does="unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks",
-    ),
-    FindingDoc(
-        id="distributed-env",
-        severity="ok / info",
-        area="environment",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="The launcher variables in the environment: `ok` when none is set (a plain shell), `info` listing `MASTER_ADDR`, `MASTER_PORT`, `RANK`, `LOCAL_RANK`, `WORLD_SIZE`, `NCCL_*` and SLURM's job variables when some are.",
-        evidence="The variables that are set.",
-        why="They decide how ranks find each other; seeing them in one place explains many hangs.",
-        fix="Nothing to fix.",
-    ),
-    FindingDoc(
-        id="gloo-socket-ifname-missing",
-        severity="error",
-        area="environment",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="`GLOO_SOCKET_IFNAME` names an interface that does not exist (gloo takes exact names, comma-separated).",
-        evidence="`GLOO_SOCKET_IFNAME`, `interfaces here`.",
-        why="`init_process_group(\"gloo\")` fails with *Unable to find address for <name>*.",
-        fix="""```sh
-ip -br addr
-export GLOO_SOCKET_IFNAME=eth0
-```""",
-        says="gloo takes exact interface names; with one that does not exist, init_process_group fails with 'Unable to find address for <name>'.",
-        does="export GLOO_SOCKET_IFNAME={interface}",
-    ),
-    FindingDoc(
-        id="master-addr-unresolvable",
-        severity="error",
-        area="environment",
-        emitted_by="[`gpudoctor check`](../commands/check.md); `gpudoctor allreduce` and `gpudoctor train-smoke` before they join a job (nothing is run)",
-        summary="`MASTER_ADDR` is set but empty, or its name does not resolve (looked up with a 3-second deadline).",
-        evidence="`MASTER_ADDR`, `lookup` (the resolver's error).",
-        why="Every rank connects to `MASTER_ADDR` to rendezvous; a name that does not resolve makes `init_process_group` fail or wait until its timeout.",
-        fix="""```sh
-export MASTER_ADDR=127.0.0.1   # single node; across nodes: rank 0's hostname or IP
-```""",
-        says="Every rank connects to MASTER_ADDR to rendezvous; a name that does not resolve makes init_process_group fail or wait until its timeout.",
-        does="export MASTER_ADDR=127.0.0.1  # single node; across nodes: rank 0's hostname or IP",
-    ),
-    FindingDoc(
-        id="master-port-invalid",
-        severity="error",
-        area="environment",
-        emitted_by="[`gpudoctor check`](../commands/check.md); `gpudoctor allreduce` and `gpudoctor train-smoke` before they join a job (nothing is run)",
-        summary="`MASTER_PORT` is not an integer from 1 to 65535.",
-        evidence="`MASTER_PORT`.",
-        why="The `env://` rendezvous reads it as a TCP port and fails before any rank talks.",
-        fix="""```sh
-export MASTER_PORT=29500
-# or let torchrun pick a free one: torchrun --rdzv-endpoint=localhost:0 ...
-```""",
-        says="torch.distributed's env:// rendezvous reads MASTER_PORT as an integer TCP port and fails before any rank starts talking.",
-        does="export MASTER_PORT=29500  # or let torchrun pick: torchrun --rdzv-endpoint=localhost:0 ...",
-    ),
-    FindingDoc(
-        id="nccl-ib-disabled",
-        severity="info",
-        area="environment",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="`NCCL_IB_DISABLE` is set to a true value.",
-        evidence="`NCCL_IB_DISABLE`.",
-        why="Across nodes NCCL then falls back to TCP sockets, much slower than InfiniBand or RoCE. On a single node or a cluster without IB it changes nothing.",
-        fix="""If the nodes have InfiniBand or RoCE:
 
-```sh
-unset NCCL_IB_DISABLE
-```""",
-        says="Across nodes NCCL then falls back to TCP sockets, much slower than InfiniBand; it changes nothing on a single node or a cluster without IB.",
-        does="unset NCCL_IB_DISABLE  # when the nodes have InfiniBand or RoCE",
-    ),
-    FindingDoc(
-        id="nccl-p2p-disabled",
-        severity="warn",
-        area="environment",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="`NCCL_P2P_DISABLE` is set to a true value.",
-        evidence="`NCCL_P2P_DISABLE`, and what NVML says about P2P between the GPUs.",
-        why="NCCL then sends traffic between GPUs of one node through host memory instead of NVLink or PCIe peer-to-peer, often several times slower. It is a legitimate workaround for a P2P hang, and a common leftover once the hang is gone.",
-        fix="""Unset it and measure whether P2P works now:
+DISTRIBUTED_ENV_MALFORMED = FindingKind(
+    id="distributed-env-malformed",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`: nothing is run",
+    summary="`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` (or SLURM's `SLURM_PROCID`, `SLURM_NTASKS`, `SLURM_LOCALID`) is not a number, or `RANK` is not below `WORLD_SIZE`, so this process cannot be one rank of a job.",
+    evidence="The variables as set, `problems` (each variable and what is wrong with it), `gpudoctor` (what it made of them).",
+    why="A launcher sets these variables as integers for each rank it starts (torchrun, srun). Another value is a typo or a leftover: torch.distributed would fail on it with a traceback, or wait for ranks that never come.",
+    fix="unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks; or start it under a launcher: torchrun --nproc-per-node=2 -m gpudoctor {command}",
+)
 
-```sh
-unset NCCL_P2P_DISABLE
-gpudoctor allreduce
-```""",
-        says="Traffic between GPUs of one node then goes through host memory (SHM), often several times slower than NVLink or PCIe P2P. Fine if set on purpose to avoid a P2P hang; otherwise a leftover.",
-        does="unset NCCL_P2P_DISABLE  # then: gpudoctor allreduce, to see whether P2P works",
-    ),
-    FindingDoc(
-        id="nccl-socket-ifname-missing",
-        severity="error / warn",
-        area="environment",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="`NCCL_SOCKET_IFNAME` matches no network interface on this machine. NCCL's syntax is a comma list of name prefixes; `=` before the list means exact names; `^` means all interfaces except these. `error` when torch has NCCL, `warn` otherwise.",
-        evidence="`NCCL_SOCKET_IFNAME`, `interfaces here`, `torch has NCCL`.",
-        why="NCCL bootstraps over the interfaces it names; when none exists, init fails with *Bootstrap : no socket interface found* or waits for the other ranks until it times out.",
-        fix="""Name an interface that exists:
 
-```sh
-ip -br addr
-export NCCL_SOCKET_IFNAME=eth0
-```""",
-        says="NCCL bootstraps over the interfaces it names; when none exists, init fails with 'Bootstrap : no socket interface found' or hangs waiting for the other ranks.",
-        does="export NCCL_SOCKET_IFNAME={interface}  # an interface that exists (see: ip -br addr)",
-    ),
+DISTRIBUTED_ENV_IGNORED = FindingKind(
+    id="distributed-env-ignored",
+    severity=Severity.WARN,
+    area=AREA,
+    emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`",
+    summary="`RANK`/`WORLD_SIZE` are in the environment but gpudoctor ran its own local ranks: only one of the two is set, or `--nproc` was given outside torchrun.",
+    evidence="The variables as set and `gpudoctor` (why they were ignored).",
+    why="RANK and WORLD_SIZE say 'this process is one rank of a job'. Left over in a shell (an export from another job, a sourced script) they make every later run of a distributed tool try to join a job that is not there.",
+    fix="unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE  # then gpudoctor starts its own ranks",
+)
+
+
+DISTRIBUTED_ENV = FindingKind(
+    id="distributed-env",
+    severity=Severity.OK,
+    also=(Severity.INFO,),
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="The launcher variables in the environment: `ok` when none is set (a plain shell), `info` listing `MASTER_ADDR`, `MASTER_PORT`, `RANK`, `LOCAL_RANK`, `WORLD_SIZE`, `NCCL_*` and SLURM's job variables when some are.",
+    evidence="The variables that are set.",
+    more_why="They decide how ranks find each other; seeing them in one place explains many hangs.",
+    more_fix="Nothing to fix.",
+)
+
+
+GLOO_SOCKET_IFNAME_MISSING = FindingKind(
+    id="gloo-socket-ifname-missing",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`GLOO_SOCKET_IFNAME` names an interface that does not exist (gloo takes exact names, comma-separated).",
+    evidence="`GLOO_SOCKET_IFNAME`, `interfaces here`.",
+    why="gloo takes exact interface names; with one that does not exist, init_process_group fails with 'Unable to find address for <name>'.",
+    fix="export GLOO_SOCKET_IFNAME={interface}",
+)
+
+
+MASTER_ADDR_UNRESOLVABLE = FindingKind(
+    id="master-addr-unresolvable",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by="[`gpudoctor check`](../commands/check.md); `gpudoctor allreduce` and `gpudoctor train-smoke` before they join a job (nothing is run)",
+    summary="`MASTER_ADDR` is set but empty, or its name does not resolve (looked up with a 3-second deadline).",
+    evidence="`MASTER_ADDR`, `lookup` (the resolver's error).",
+    why="Every rank connects to MASTER_ADDR to rendezvous; a name that does not resolve makes init_process_group fail or wait until its timeout.",
+    fix="export MASTER_ADDR=127.0.0.1  # single node; across nodes: rank 0's hostname or IP",
+)
+
+
+MASTER_PORT_INVALID = FindingKind(
+    id="master-port-invalid",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by="[`gpudoctor check`](../commands/check.md); `gpudoctor allreduce` and `gpudoctor train-smoke` before they join a job (nothing is run)",
+    summary="`MASTER_PORT` is not an integer from 1 to 65535.",
+    evidence="`MASTER_PORT`.",
+    why="torch.distributed's env:// rendezvous reads MASTER_PORT as an integer TCP port and fails before any rank starts talking.",
+    fix="export MASTER_PORT=29500  # or let torchrun pick: torchrun --rdzv-endpoint=localhost:0 ...",
+)
+
+
+NCCL_IB_DISABLED = FindingKind(
+    id="nccl-ib-disabled",
+    severity=Severity.INFO,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`NCCL_IB_DISABLE` is set to a true value.",
+    evidence="`NCCL_IB_DISABLE`.",
+    why="Across nodes NCCL then falls back to TCP sockets, much slower than InfiniBand; it changes nothing on a single node or a cluster without IB.",
+    fix="unset NCCL_IB_DISABLE  # when the nodes have InfiniBand or RoCE",
+)
+
+
+NCCL_P2P_DISABLED = FindingKind(
+    id="nccl-p2p-disabled",
+    severity=Severity.WARN,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`NCCL_P2P_DISABLE` is set to a true value.",
+    evidence="`NCCL_P2P_DISABLE`, and what NVML says about P2P between the GPUs.",
+    why="Traffic between GPUs of one node then goes through host memory (SHM), often several times slower than NVLink or PCIe P2P. Fine if set on purpose to avoid a P2P hang; otherwise a leftover.",
+    fix="unset NCCL_P2P_DISABLE  # then: gpudoctor allreduce, to see whether P2P works",
+)
+
+
+NCCL_SOCKET_IFNAME_MISSING = FindingKind(
+    id="nccl-socket-ifname-missing",
+    severity=Severity.ERROR,
+    also=(Severity.WARN,),
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`NCCL_SOCKET_IFNAME` matches no network interface on this machine. NCCL's syntax is a comma list of name prefixes; `=` before the list means exact names; `^` means all interfaces except these. `error` when torch has NCCL, `warn` otherwise.",
+    evidence="`NCCL_SOCKET_IFNAME`, `interfaces here`, `torch has NCCL`.",
+    why="NCCL bootstraps over the interfaces it names; when none exists, init fails with 'Bootstrap : no socket interface found' or hangs waiting for the other ranks.",
+    fix="export NCCL_SOCKET_IFNAME={interface}  # an interface that exists (see: ip -br addr)",
 )

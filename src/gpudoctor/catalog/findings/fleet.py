@@ -4,141 +4,120 @@ when joined across nodes."""
 
 from __future__ import annotations
 
-from gpudoctor.catalog.entry import FindingDoc
+from gpudoctor.catalog.kind import FindingKind
+from gpudoctor.core.findings import Severity
 
-EMITTED_BY = (
-    "[`gpudoctor check`](../commands/check.md#fleet-mode-comparing-the-nodes-of-a-job) under torchrun/srun "
-    "or with `--facts` once per node; first in `allreduce` and `train-smoke` joined across nodes"
+AREA = "fleet"
+EMITTED_BY = "[`gpudoctor check`](../commands/check.md#fleet-mode-comparing-the-nodes-of-a-job) under torchrun/srun or with `--facts` once per node; first in `allreduce` and `train-smoke` joined across nodes"
+
+
+FLEET_TORCH_MISMATCH = FindingKind(
+    id="fleet-torch-mismatch",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="The nodes run different torch releases or CUDA builds (the `torch` column: version and its CUDA; a torch that fails to import on one node counts as different).",
+    evidence="`fact`, `values` (each value with the ranks and nodes that have it), `unknown on`.",
+    why="Ranks built from different torch releases or CUDA builds may not interoperate: c10d's wire protocol, DDP's bucketing and the bundled NCCL change between releases; jobs hang at init or at the first collective, or fail with errors that point nowhere near the cause.",
+    fix={
+        "index": "pip install torch=={version} --index-url https://download.pytorch.org/whl/{index}  # on {odd}; better: one container image or venv for every node",
+        "pypi": "pip install torch=={version}  # on {odd}; better: one container image or venv for every node",
+    },
 )
 
-ENTRIES = (
-    FindingDoc(
-        id="fleet-torch-mismatch",
-        severity="error",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="The nodes run different torch releases or CUDA builds (the `torch` column: version and its CUDA; a torch that fails to import on one node counts as different).",
-        evidence="`fact`, `values` (each value with the ranks and nodes that have it), `unknown on`.",
-        why="Ranks of one job exchange more than tensors: c10d's store protocol, DDP's bucket layout and the NCCL that torch bundles all change between releases. A mixed job hangs at `init_process_group` or the first collective, or fails with errors that point nowhere near the cause.",
-        fix="""```sh
-pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126   # on the odd nodes, as on the others
-# better: run every node from one container image or one shared venv
-```""",
-        says="Ranks built from different torch releases or CUDA builds may not interoperate: c10d's wire protocol, DDP's bucketing and the bundled NCCL change between releases; jobs hang at init or at the first collective, or fail with errors that point nowhere near the cause.",
-        fix_cases={
-            "index": "pip install torch=={version} --index-url https://download.pytorch.org/whl/{index}  # on {odd}; better: one container image or venv for every node",
-            "pypi": "pip install torch=={version}  # on {odd}; better: one container image or venv for every node",
-        },
-    ),
-    FindingDoc(
-        id="fleet-nccl-mismatch",
-        severity="error",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="The nodes load different NCCL versions (torch's bundled one, or another `libnccl` found first).",
-        evidence="`fact`, `values`, `unknown on`.",
-        why="Every rank of a communicator must run the same NCCL: its bootstrap and wire protocols change between versions, and a mix hangs in `ncclCommInitRank` or fails with *unhandled system error* / *invalid usage*. With the same torch on every node the cause is another `libnccl` earlier on `LD_LIBRARY_PATH`, an `LD_PRELOAD`, or another `nvidia-nccl-cu12` wheel.",
-        fix="""```sh
-pip install --force-reinstall nvidia-nccl-cu12==2.27.5   # on the odd nodes: the version the others have
-unset LD_PRELOAD   # and drop other libnccl directories from LD_LIBRARY_PATH there
-```""",
-        says="Every rank of a communicator must run the same NCCL: versions differ in their bootstrap and wire protocol, and a mix hangs in ncclCommInitRank or fails with 'unhandled system error' / 'invalid usage'. A node with another libnccl (LD_LIBRARY_PATH, LD_PRELOAD, another nvidia-nccl wheel) is the usual cause when torch is the same.",
-        does="pip install --force-reinstall nvidia-nccl-cu12=={version}  # on {odd}; and drop other libnccl paths from LD_LIBRARY_PATH / LD_PRELOAD there",
-    ),
-    FindingDoc(
-        id="fleet-driver-mismatch",
-        severity="error",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="The nodes run different NVIDIA drivers (or one has none).",
-        evidence="`fact` (`driver`: version and the newest CUDA it supports), `values`.",
-        why="The driver decides which CUDA features, NVLink/NVSwitch fabric and GPUDirect RDMA paths a node offers; nodes on different drivers choose different NCCL transports, and a driver older than torch's CUDA makes CUDA unusable on that node. It is the classic cause of a job that hangs only when one particular node is in the allocation.",
-        fix="""```sh
-nvidia-smi   # on the odd nodes: install the driver the other nodes have
-srun --exclude=<odd nodes> ...   # or leave them out until they are updated
-```""",
-        says="The driver decides which CUDA features, NVLink/NVSwitch fabric and GPUDirect RDMA paths a node supports; nodes on different drivers pick different NCCL transports, and a driver older than torch's CUDA makes CUDA unusable on that node.",
-        does="nvidia-smi  # on {odd}: install driver {driver} as on the other nodes, or leave them out: srun --exclude=<those nodes> ...",
-    ),
-    FindingDoc(
-        id="fleet-gpu-model-mismatch",
-        severity="error",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="The nodes have different GPU models.",
-        evidence="`fact`, `values` (per node: the model, or `Nx model` for mixed nodes).",
-        why="Every step waits for the slowest rank, so one node of older GPUs slows the whole job to its pace; a batch size sized for the larger memory runs out of memory on the smaller GPUs.",
-        fix="""```sh
-srun --constraint=<gpu type> ...   # one GPU model for the job
-srun --exclude=<odd nodes> ...
-```""",
-        says="Every step waits for the slowest rank, so one node of older or smaller GPUs slows the whole job; a batch size chosen for the larger memory runs out of memory on the smaller one.",
-        does="srun --constraint=<gpu type> ...  # one GPU model for the job ({model}); or leave out {odd}",
-    ),
-    FindingDoc(
-        id="fleet-gpu-count-mismatch",
-        severity="error",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="The nodes differ in how many GPUs torch sees, or NVML counts (`N of M`: torch sees N of the M GPUs NVML lists).",
-        evidence="`fact`, `values`.",
-        why="torchrun starts the same number of ranks on every node. On a node with fewer usable GPUs two ranks share one (NCCL: *Duplicate GPU detected*) or a rank asks for a device that does not exist (*invalid device ordinal*). A GPU missing from NVML fell off the bus (Xid 79) or was never initialised by the driver; a GPU hidden from torch is `CUDA_VISIBLE_DEVICES`.",
-        fix="""```sh
-nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES   # on the odd nodes
-srun --exclude=<odd nodes> ...   # until the GPU is back
-```""",
-        says="torchrun starts the same number of ranks on every node; a node with fewer usable GPUs puts two ranks on one GPU (NCCL: 'Duplicate GPU detected') or fails with 'invalid device ordinal'. A GPU missing from NVML fell off the bus (Xid 79) or was never seen by the driver.",
-        does="nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES  # on {odd} ({count} elsewhere); or leave them out: srun --exclude=<those nodes> ...",
-    ),
-    FindingDoc(
-        id="fleet-gpus-fewer-than-ranks",
-        severity="error",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="A node runs more ranks of the job than torch sees GPUs there (only when the job has GPUs at all).",
-        evidence="per node: `ranks`, `GPUs torch sees`.",
-        why="With NCCL each rank needs a GPU of its own; the extra ranks share one (*Duplicate GPU detected*) or fail with *invalid device ordinal*.",
-        fix="""```sh
-torchrun --nproc-per-node=<GPUs per node> ...   # or restore the missing GPUs on that node
-```""",
-        says="With NCCL each rank needs its own GPU; the extra ranks share one ('Duplicate GPU detected') or ask for a device that does not exist ('invalid device ordinal').",
-        does="torchrun --nproc-per-node={nproc} ...  # or restore the missing GPUs on {nodes}",
-    ),
-    FindingDoc(
-        id="fleet-infiniband-mismatch",
-        severity="error",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="The nodes differ in their InfiniBand/RoCE devices (`/sys/class/infiniband`): one has none, or a port that is down (`mlx5_0 (down)`), or other devices. Nodes whose devices could not be read are not compared.",
-        evidence="`fact`, `values`, `unknown on`.",
-        why="NCCL uses InfiniBand or RoCE between nodes when it finds a device, else TCP sockets. A node without the device, or with its port down, drags every all-reduce to socket speed or fails to connect (*NET/IB : No device found*, *Connection refused*).",
-        fix="""```sh
-ibstat   # on the odd nodes: is the port Active?
-sudo modprobe mlx5_ib   # load the driver; or leave the node out: srun --exclude=<node>
-```""",
-        says="NCCL uses InfiniBand/RoCE between nodes when it finds it, else TCP sockets; a node without the device, or with its port down, drags every all-reduce to socket speed or fails to connect ('NET/IB : No device found', 'Connection refused').",
-        does="ibstat  # on {odd}: load the driver (modprobe mlx5_ib), bring the port up, or leave the nodes out; the others have {infiniband}",
-    ),
-    FindingDoc(
-        id="fleet-socket-ifname-missing",
-        severity="error",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="`NCCL_SOCKET_IFNAME` (prefixes, `=` exact, `^` exclude: NCCL's syntax) or `GLOO_SOCKET_IFNAME` (exact names) selects no network interface on some nodes. It replaces the node-local [nccl-socket-ifname-missing](nccl-socket-ifname-missing.md) and [gloo-socket-ifname-missing](gloo-socket-ifname-missing.md) in a fleet report, and is an error whether or not this torch has NCCL: the nodes disagree on the network.",
-        evidence="the variable's value per odd node, `interfaces there`, `interfaces on every node`.",
-        why="NCCL and gloo bind to the interfaces these variables name. A rank that finds none fails (*Bootstrap : no socket interface found*, *Unable to find address for*) and every other rank waits for it until the timeout: the job hangs at init.",
-        fix="""```sh
-export NCCL_SOCKET_IFNAME=eth0   # an interface every node has (ip -br addr on each); the fix line names one
-```""",
-        says="{backend} binds to the interfaces {var} names; a rank that finds none fails ('Bootstrap : no socket interface found', 'Unable to find address for') and every other rank waits for it until the timeout.",
-        does="export {var}={interface}  # an interface every node has (ip -br addr on each)",
-    ),
-    FindingDoc(
-        id="fleet-env-mismatch",
-        severity="error, warn or info (by variable)",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="""An `NCCL_*`, `GLOO_*`, `CUDA_*`, `MASTER_*`, `TORCH_NCCL_*` or `TORCH_DISTRIBUTED_*` variable is set differently on the nodes, or on some nodes only (`unset` is a value). One finding per variable. Variables that differ per rank by design (`RANK`, `LOCAL_RANK`, `GROUP_RANK`, `SLURM_*`) and variables outside these prefixes are not compared.
+
+FLEET_NCCL_MISMATCH = FindingKind(
+    id="fleet-nccl-mismatch",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="The nodes load different NCCL versions (torch's bundled one, or another `libnccl` found first).",
+    evidence="`fact`, `values`, `unknown on`.",
+    why="Every rank of a communicator must run the same NCCL: versions differ in their bootstrap and wire protocol, and a mix hangs in ncclCommInitRank or fails with 'unhandled system error' / 'invalid usage'. A node with another libnccl (LD_LIBRARY_PATH, LD_PRELOAD, another nvidia-nccl wheel) is the usual cause when torch is the same.",
+    fix="pip install --force-reinstall nvidia-nccl-cu12=={version}  # on {odd}; and drop other libnccl paths from LD_LIBRARY_PATH / LD_PRELOAD there",
+)
+
+
+FLEET_DRIVER_MISMATCH = FindingKind(
+    id="fleet-driver-mismatch",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="The nodes run different NVIDIA drivers (or one has none).",
+    evidence="`fact` (`driver`: version and the newest CUDA it supports), `values`.",
+    why="The driver decides which CUDA features, NVLink/NVSwitch fabric and GPUDirect RDMA paths a node supports; nodes on different drivers pick different NCCL transports, and a driver older than torch's CUDA makes CUDA unusable on that node.",
+    fix="nvidia-smi  # on {odd}: install driver {driver} as on the other nodes, or leave them out: srun --exclude=<those nodes> ...",
+)
+
+
+FLEET_GPU_MODEL_MISMATCH = FindingKind(
+    id="fleet-gpu-model-mismatch",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="The nodes have different GPU models.",
+    evidence="`fact`, `values` (per node: the model, or `Nx model` for mixed nodes).",
+    why="Every step waits for the slowest rank, so one node of older or smaller GPUs slows the whole job; a batch size chosen for the larger memory runs out of memory on the smaller one.",
+    fix="srun --constraint=<gpu type> ...  # one GPU model for the job ({model}); or leave out {odd}",
+)
+
+
+FLEET_GPU_COUNT_MISMATCH = FindingKind(
+    id="fleet-gpu-count-mismatch",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="The nodes differ in how many GPUs torch sees, or NVML counts (`N of M`: torch sees N of the M GPUs NVML lists).",
+    evidence="`fact`, `values`.",
+    why="torchrun starts the same number of ranks on every node; a node with fewer usable GPUs puts two ranks on one GPU (NCCL: 'Duplicate GPU detected') or fails with 'invalid device ordinal'. A GPU missing from NVML fell off the bus (Xid 79) or was never seen by the driver.",
+    fix="nvidia-smi -L; echo $CUDA_VISIBLE_DEVICES  # on {odd} ({count} elsewhere); or leave them out: srun --exclude=<those nodes> ...",
+)
+
+
+FLEET_GPUS_FEWER_THAN_RANKS = FindingKind(
+    id="fleet-gpus-fewer-than-ranks",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="A node runs more ranks of the job than torch sees GPUs there (only when the job has GPUs at all).",
+    evidence="per node: `ranks`, `GPUs torch sees`.",
+    why="With NCCL each rank needs its own GPU; the extra ranks share one ('Duplicate GPU detected') or ask for a device that does not exist ('invalid device ordinal').",
+    fix="torchrun --nproc-per-node={nproc} ...  # or restore the missing GPUs on {nodes}",
+)
+
+
+FLEET_INFINIBAND_MISMATCH = FindingKind(
+    id="fleet-infiniband-mismatch",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="The nodes differ in their InfiniBand/RoCE devices (`/sys/class/infiniband`): one has none, or a port that is down (`mlx5_0 (down)`), or other devices. Nodes whose devices could not be read are not compared.",
+    evidence="`fact`, `values`, `unknown on`.",
+    why="NCCL uses InfiniBand/RoCE between nodes when it finds it, else TCP sockets; a node without the device, or with its port down, drags every all-reduce to socket speed or fails to connect ('NET/IB : No device found', 'Connection refused').",
+    fix="ibstat  # on {odd}: load the driver (modprobe mlx5_ib), bring the port up, or leave the nodes out; the others have {infiniband}",
+)
+
+
+FLEET_SOCKET_IFNAME_MISSING = FindingKind(
+    id="fleet-socket-ifname-missing",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`NCCL_SOCKET_IFNAME` (prefixes, `=` exact, `^` exclude: NCCL's syntax) or `GLOO_SOCKET_IFNAME` (exact names) selects no network interface on some nodes. It replaces the node-local [nccl-socket-ifname-missing](nccl-socket-ifname-missing.md) and [gloo-socket-ifname-missing](gloo-socket-ifname-missing.md) in a fleet report, and is an error whether or not this torch has NCCL: the nodes disagree on the network.",
+    evidence="the variable's value per odd node, `interfaces there`, `interfaces on every node`.",
+    why="{backend} binds to the interfaces {var} names; a rank that finds none fails ('Bootstrap : no socket interface found', 'Unable to find address for') and every other rank waits for it until the timeout.",
+    fix="export {var}={interface}  # an interface every node has (ip -br addr on each)",
+)
+
+
+FLEET_ENV_MISMATCH = FindingKind(
+    id="fleet-env-mismatch",
+    severity=Severity.ERROR,
+    also=(Severity.WARN, Severity.INFO,),
+    when="by variable",
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="""An `NCCL_*`, `GLOO_*`, `CUDA_*`, `MASTER_*`, `TORCH_NCCL_*` or `TORCH_DISTRIBUTED_*` variable is set differently on the nodes, or on some nodes only (`unset` is a value). One finding per variable. Variables that differ per rank by design (`RANK`, `LOCAL_RANK`, `GROUP_RANK`, `SLURM_*`) and variables outside these prefixes are not compared.
 
 Severity by what the variable does:
 
@@ -160,64 +139,56 @@ Severity by what the variable does:
 - **info**: debug output and installation paths: `NCCL_DEBUG`, `NCCL_DEBUG_SUBSYS`,
   `NCCL_DEBUG_FILE`, `NCCL_TOPO_DUMP_FILE`, `NCCL_GRAPH_DUMP_FILE`, `NCCL_HOSTID`, `CUDA_HOME`,
   `CUDA_PATH`, `CUDA_ROOT`, `CUDA_CACHE_PATH`, `CUDA_INSTALL_PATH`.""",
-        evidence="`fact` (the variable), `values` (each value with its ranks and nodes), `unknown on`.",
-        why="NCCL reads its variables on each rank. Ranks that disagree on transports, algorithms, protocols or buffer sizes hang at init or at the first collective; a node without a tuning the others have runs slower, and every rank waits for it. A variable set on one node only usually comes from that node's `~/.bashrc`, `/etc/nccl.conf` or container image.",
-        fix="""```sh
-export NCCL_IB_DISABLE=0   # on the odd nodes, the value the others have; better: set it once in the job script
-unset NCCL_IB_DISABLE       # when the other nodes do not set it
-```""",
-        cases={
-            "harmless": "Debug output or a per-node path: harmless, though a node that logs differently is harder to compare.",
-            "nccl": "NCCL reads its variables on each rank; ranks that disagree on transports, algorithms, protocols or buffer sizes hang at init or at the first collective, and one node without a tuning the others have runs slower, which every rank then waits for.",
-            "gloo": "gloo reads its variables on each rank; nodes that disagree may bind to networks that cannot reach each other.",
-            "rendezvous": "Every rank must rendezvous at the same MASTER_ADDR:MASTER_PORT; ranks told another address wait there forever.",
-            "interfaces": "Each node's value names an interface that exists on that node. NIC names often differ between nodes, and NCCL and gloo bind on each rank to its own node's interface, so this is fine as long as those interfaces reach each other, which the job's first collective shows.",
-            "interfaces-unsure": "Some nodes leave it unset (NCCL and gloo then choose an interface themselves) or their interfaces could not be read: nothing here decides whether the interfaces chosen there reach the others; an all-reduce across the nodes does.",
-            "other": "The same program sees other devices or behaves differently on those nodes (CUDA_VISIBLE_DEVICES renumbers GPUs, CUDA_LAUNCH_BLOCKING=1 serialises every kernel launch and slows that node).",
-        },
-        fix_cases={
-            "unset": "unset {name}  # on {odd}, as on the other nodes (check ~/.bashrc, the job script, /etc/nccl.conf)",
-            "export": "export {name}={value}  # on {odd}, as on the other nodes; set it in the job script, not per node",
-            "interfaces": "gpudoctor allreduce  # launched across the nodes as the job is: nothing to change if it passes ({name} names an interface on each node)",
-            "interfaces-unsure": "ip -br addr  # on {odd}: set {name} there to its interface on the network the other nodes use; then gpudoctor allreduce across the nodes",
-        },
-    ),
-    FindingDoc(
-        id="fleet-python-mismatch",
-        severity="warn",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="The nodes run different Python versions.",
-        evidence="`fact`, `values`.",
-        why="Different interpreters mean different environments: installed packages, objects pickled by `all_gather_object` / `broadcast_object_list`, and compiled extensions may not match across nodes.",
-        fix="""```sh
-# run every node from one container image or one shared venv
-```""",
-        says="Different interpreters mean different environments: packages, pickled objects sent with all_gather_object/broadcast_object_list and compiled extensions may not match across nodes.",
-        does="python -V  # on {odd}; the others run {version}: use one container image or venv for every node",
-    ),
-    FindingDoc(
-        id="fleet-shm-mismatch",
-        severity="info",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="`/dev/shm` has different sizes on the nodes. A node below 1 GiB also gets [shm-too-small](shm-too-small.md), with the nodes it applies to.",
-        evidence="`fact`, `values`.",
-        why="NCCL's shared-memory transport between the ranks of a node and DataLoader workers live in `/dev/shm`; a node given a smaller one (another container setup) is the one that fails first.",
-        fix="""```sh
-docker run --shm-size=16g ...   # the same on every node, or --ipc=host
-```""",
-        says="NCCL's shared-memory transport between ranks of a node and DataLoader workers live in /dev/shm; a node given a smaller one (another container setup) fails first.",
-        does="docker run --shm-size={size} ...  # on {odd}, as on the other nodes",
-    ),
-    FindingDoc(
-        id="fleet-consistent",
-        severity="ok",
-        area="fleet",
-        emitted_by=EMITTED_BY,
-        summary="Every node agrees on torch, NCCL, the driver, the GPU model and count, InfiniBand, Python, `/dev/shm` and every compared variable.",
-        evidence="`nodes`.",
-        why="Nodes that agree rule out the skews that hang or slow multi-node jobs (another NCCL, driver or interface on one node); a problem that remains is in the node-local findings, or shows in `gpudoctor allreduce` across the nodes.",
-        fix="Nothing to fix.",
-    ),
+    evidence="`fact` (the variable), `values` (each value with its ranks and nodes), `unknown on`.",
+    why={
+        "harmless": "Debug output or a per-node path: harmless, though a node that logs differently is harder to compare.",
+        "nccl": "NCCL reads its variables on each rank; ranks that disagree on transports, algorithms, protocols or buffer sizes hang at init or at the first collective, and one node without a tuning the others have runs slower, which every rank then waits for.",
+        "gloo": "gloo reads its variables on each rank; nodes that disagree may bind to networks that cannot reach each other.",
+        "rendezvous": "Every rank must rendezvous at the same MASTER_ADDR:MASTER_PORT; ranks told another address wait there forever.",
+        "interfaces": "Each node's value names an interface that exists on that node. NIC names often differ between nodes, and NCCL and gloo bind on each rank to its own node's interface, so this is fine as long as those interfaces reach each other, which the job's first collective shows.",
+        "interfaces-unsure": "Some nodes leave it unset (NCCL and gloo then choose an interface themselves) or their interfaces could not be read: nothing here decides whether the interfaces chosen there reach the others; an all-reduce across the nodes does.",
+        "other": "The same program sees other devices or behaves differently on those nodes (CUDA_VISIBLE_DEVICES renumbers GPUs, CUDA_LAUNCH_BLOCKING=1 serialises every kernel launch and slows that node).",
+    },
+    fix={
+        "unset": "unset {name}  # on {odd}, as on the other nodes (check ~/.bashrc, the job script, /etc/nccl.conf)",
+        "export": "export {name}={value}  # on {odd}, as on the other nodes; set it in the job script, not per node",
+        "interfaces": "gpudoctor allreduce  # launched across the nodes as the job is: nothing to change if it passes ({name} names an interface on each node)",
+        "interfaces-unsure": "ip -br addr  # on {odd}: set {name} there to its interface on the network the other nodes use; then gpudoctor allreduce across the nodes",
+    },
+)
+
+
+FLEET_PYTHON_MISMATCH = FindingKind(
+    id="fleet-python-mismatch",
+    severity=Severity.WARN,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="The nodes run different Python versions.",
+    evidence="`fact`, `values`.",
+    why="Different interpreters mean different environments: packages, pickled objects sent with all_gather_object/broadcast_object_list and compiled extensions may not match across nodes.",
+    fix="python -V  # on {odd}; the others run {version}: use one container image or venv for every node",
+)
+
+
+FLEET_SHM_MISMATCH = FindingKind(
+    id="fleet-shm-mismatch",
+    severity=Severity.INFO,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`/dev/shm` has different sizes on the nodes. A node below 1 GiB also gets [shm-too-small](shm-too-small.md), with the nodes it applies to.",
+    evidence="`fact`, `values`.",
+    why="NCCL's shared-memory transport between ranks of a node and DataLoader workers live in /dev/shm; a node given a smaller one (another container setup) fails first.",
+    fix="docker run --shm-size={size} ...  # on {odd}, as on the other nodes",
+)
+
+
+FLEET_CONSISTENT = FindingKind(
+    id="fleet-consistent",
+    severity=Severity.OK,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="Every node agrees on torch, NCCL, the driver, the GPU model and count, InfiniBand, Python, `/dev/shm` and every compared variable.",
+    evidence="`nodes`.",
+    more_why="Nodes that agree rule out the skews that hang or slow multi-node jobs (another NCCL, driver or interface on one node); a problem that remains is in the node-local findings, or shows in `gpudoctor allreduce` across the nodes.",
+    more_fix="Nothing to fix.",
 )

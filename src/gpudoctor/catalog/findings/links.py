@@ -1,14 +1,21 @@
 """Findings in the area "links"."""
 
-from gpudoctor.catalog.entry import FindingDoc
+from __future__ import annotations
 
-ENTRIES = (
-    FindingDoc(
-        id="allreduce-link-speed",
-        severity="ok, warn or info",
-        area="links",
-        emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md)",
-        summary="""On GPUs, the peak busbw compared with what the link between the GPUs should give, from
+from gpudoctor.catalog.kind import FindingKind
+from gpudoctor.core.findings import Severity
+
+AREA = "links"
+EMITTED_BY = "[`gpudoctor allreduce`](../commands/allreduce.md)"
+
+
+ALLREDUCE_LINK_SPEED = FindingKind(
+    id="allreduce-link-speed",
+    severity=Severity.OK,
+    also=(Severity.WARN, Severity.INFO,),
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="""On GPUs, the peak busbw compared with what the link between the GPUs should give, from
 NVML: NVLink (about 25 GB/s per link and direction) or PCIe (several GB/s even through the
 host bridge). A warning such as *"busbw 9.0 GB/s between GPUs joined by NVLink (12 links):
 P2P is off or blocked?"* means NCCL is not using the fast path. Info, with no verdict, when
@@ -25,7 +32,7 @@ nccl-tests' mean-time busbw)"*; under half of it, with the largest size 512M or 
 warning that lists the link facts that may explain it (NVLinks, P2P, topology, `NCCL_*`
 variables, a PCIe link trained narrow). Another shape gets no share: its evidence says *no
 published figure for this shape*.""",
-        evidence="""`peak busbw GB/s`, `link` (`nvlink`, `pcie`, `mixed`, `unknown`), `NVLinks between GPUs`
+    evidence="""`peak busbw GB/s`, `link` (`nvlink`, `pcie`, `mixed`, `unknown`), `NVLinks between GPUs`
 (the fewest between any pair), `topology` (PIX, PXB, PHB, NODE, SYS), `P2P` (NVML's P2P
 read status), `GPUs`, the `NCCL_*` variables set, and `expected at least GB/s` on a
 warning. With a published figure: `published busbw GB/s`, `share of published`, `busbw compared
@@ -33,26 +40,14 @@ warning. With a published figure: `published busbw GB/s`, `share of published`, 
 which words), `conditions` (GPUs, links, NCCL version, sizes), `source` (the thread), and `PCIe
 links` (each GPU's generation and width, `(of x16)` when trained narrower). Without one:
 `published busbw` (*no published figure for this shape*).""",
-        why="""With working NVLink or PCIe P2P, NCCL copies GPU to GPU; a busbw at host-memory speed
-means it is going through the CPU: `NCCL_P2P_DISABLE` set, a container without the NVLink
-devices, ACS or the IOMMU redirecting PCIe peer traffic, a link trained down (x4, Gen1), or
-GPUs on different sockets.""",
-        fix="""```sh
-env | grep NCCL_                    # NCCL_P2P_DISABLE=1 left over from debugging?
-nvidia-smi topo -m                  # how the GPUs are connected
-nvidia-smi nvlink -s                # are the NVLinks up?
-NCCL_DEBUG=INFO gpudoctor allreduce --sizes 256M   # look for 'via P2P' in the rank logs
-sudo lspci -vvv | grep -i acsctl    # PCIe: ACS on switches forces P2P through the root complex
-```""",
-        cases={
-            "below-published": "The same GPUs on the same kind of link reached this figure in a published nccl-tests run. Less than half of it at full size means a slower path: {facts}. NCCL variables that switch algorithms or transports off, NVLinks down (gpudoctor check: gpu-nvlink-degraded), a PCIe link trained narrow (gpu-pcie-link-degraded) or clocks held down (gpu-clocks-slowdown) each cost bandwidth.",
-            "pcie-slow": "Even through the CPU's host bridge, PCIe Gen3 moves several GB/s; less points at ACS/IOMMU redirecting peer traffic, a link trained down (x1/x4, Gen1), or traffic crossing sockets.",
-            "nvlink-slow": "With working NVLink, NCCL moves data GPU to GPU over it; a busbw at PCIe or host-memory speed means NCCL is not using the links (P2P disabled, a container without the NVLink devices, or an NCCL/driver problem).",
-        },
-        fix_cases={
-            "below-published": "gpudoctor check   # GPU health: NVLinks, PCIe width, clocks; then: NCCL_DEBUG=INFO gpudoctor allreduce --sizes 1G   # which transport and algorithm NCCL chose",
-            "pcie-slow": "nvidia-smi -q | grep -A2 'Link Width'; nvidia-smi topo -m; sudo lspci -vvv | grep -i acsctl   # ACS on switches forces P2P through the root complex",
-            "nvlink-slow": "unset NCCL_P2P_DISABLE; nvidia-smi topo -m; nvidia-smi nvlink -s; NCCL_DEBUG=INFO gpudoctor allreduce --sizes 256M   # look for 'via P2P' lines",
-        },
-    ),
+    why={
+        "below-published": "The same GPUs on the same kind of link reached this figure in a published nccl-tests run. Less than half of it at full size means a slower path: {facts}. NCCL variables that switch algorithms or transports off, NVLinks down (gpudoctor check: gpu-nvlink-degraded), a PCIe link trained narrow (gpu-pcie-link-degraded) or clocks held down (gpu-clocks-slowdown) each cost bandwidth.",
+        "pcie-slow": "Even through the CPU's host bridge, PCIe Gen3 moves several GB/s; less points at ACS/IOMMU redirecting peer traffic, a link trained down (x1/x4, Gen1), or traffic crossing sockets.",
+        "nvlink-slow": "With working NVLink, NCCL moves data GPU to GPU over it; a busbw at PCIe or host-memory speed means NCCL is not using the links (P2P disabled, a container without the NVLink devices, or an NCCL/driver problem).",
+    },
+    fix={
+        "below-published": "gpudoctor check   # GPU health: NVLinks, PCIe width, clocks; then: NCCL_DEBUG=INFO gpudoctor allreduce --sizes 1G   # which transport and algorithm NCCL chose",
+        "pcie-slow": "nvidia-smi -q | grep -A2 'Link Width'; nvidia-smi topo -m; sudo lspci -vvv | grep -i acsctl   # ACS on switches forces P2P through the root complex",
+        "nvlink-slow": "unset NCCL_P2P_DISABLE; nvidia-smi topo -m; nvidia-smi nvlink -s; NCCL_DEBUG=INFO gpudoctor allreduce --sizes 256M   # look for 'via P2P' lines",
+    },
 )

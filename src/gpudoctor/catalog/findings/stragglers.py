@@ -1,21 +1,25 @@
 """Findings of the straggler doctor (`gpudoctor run`: where the step time goes)."""
 
-from gpudoctor.catalog.entry import FindingDoc
+from __future__ import annotations
 
-RUN = "[`gpudoctor run`](../commands/run.md)"
+from gpudoctor.catalog.kind import FindingKind
+from gpudoctor.core.findings import Severity
 
-ENTRIES: tuple[FindingDoc, ...] = (
-    FindingDoc(
-        id="rank-straggler",
-        severity="warn",
-        area="performance",
-        emitted_by=RUN,
-        summary="""One rank (or every rank of one node) arrives late at the steps' collectives, so every
+AREA = "performance"
+EMITTED_BY = "[`gpudoctor run`](../commands/run.md)"
+
+
+RANK_STRAGGLER = FindingKind(
+    id="rank-straggler",
+    severity=Severity.WARN,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="""One rank (or every rank of one node) arrives late at the steps' collectives, so every
 other rank waits for it: the title names the rank and its node, how late it arrives and at
 what share of the steps, the phase of the step in which it spends more time than the median
 of the other ranks (loading data, forward, backward, optimizer step, or its own Python between
 them), and how much faster the job would run if it kept up.""",
-        evidence="""`rank`, `node`, `late node` (when all the ranks of one node are late and no other),
+    evidence="""`rank`, `node`, `late node` (when all the ranks of one node are late and no other),
 `phase`, `late ms per step` (its mean arrival after the first rank), `last to arrive at`
 (share of the steps), `excess ms per step` (in that phase, over the other ranks' median),
 `step ms`, `speedup if it kept up` (bounded by the measured time: 1 / (1 − the share of the compared
@@ -23,12 +27,21 @@ steps' wall time the others spent waiting for it)), `others' waiting share of th
 `steps it was late at` (above the noise floor), `its phases ms`,
 `other ranks' median phases ms`, `steps compared`, `step ends at` (optimizer, backward or
 collective).""",
-        why="""Every collective waits for its last rank, DDP's gradient all-reduce included: a rank that is
+    more_why="""Every collective waits for its last rank, DDP's gradient all-reduce included: a rank that is
 late by *d* ms per step makes every other rank wait *d* ms per step, so the whole job runs at
 the speed of its slowest rank. Clocks of different nodes are never compared: each rank
 measures its own wait inside the collectives, and the rank that waits least is the one the
 others wait for.""",
-        fix="""Fit the fix to the phase:
+    checked="""Each rank accounts for every step on its own clock (hooks/step_clock.py): the DataLoader
+iterator, DDP's forward, backward up to the autograd engine's final callback, the wait for
+DDP's gradient all-reduce after it, the optimizer step, and every torch.distributed
+collective call. The ranks' records are lined up by step number. Noise floor: a rank is a
+straggler only when its mean lateness is at least 5 ms and 15 % of the step, and it is the
+last to arrive at 70 % of the steps or more, or late by 3 times the next latest rank or more
+(a rank late now and then, a checkpoint every N steps), at more than one of the compared steps
+(once is [rank-pause](rank-pause.md)); balanced jobs stay well below (see
+docs/commands/run.md, "Where the step time goes").""",
+    more_fix="""Fit the fix to the phase:
 
 - **data**: feed that rank faster —
   `DataLoader(dataset, num_workers=8, pin_memory=True, persistent_workers=True, prefetch_factor=4)`,
@@ -39,79 +52,67 @@ others wait for.""",
 - **optimizer**: uneven parameter shards, or a slower device (`gpudoctor check`);
 - **other**: work done on one rank only between steps (logging, checkpointing, evaluation
   under `if rank == 0:`): move it out of the step, or spread it over the ranks.""",
-        checked="""Each rank accounts for every step on its own clock (hooks/step_clock.py): the DataLoader
-iterator, DDP's forward, backward up to the autograd engine's final callback, the wait for
-DDP's gradient all-reduce after it, the optimizer step, and every torch.distributed
-collective call. The ranks' records are lined up by step number. Noise floor: a rank is a
-straggler only when its mean lateness is at least 5 ms and 15 % of the step, and it is the
-last to arrive at 70 % of the steps or more, or late by 3 times the next latest rank or more
-(a rank late now and then, a checkpoint every N steps), at more than one of the compared steps
-(once is [rank-pause](rank-pause.md)); balanced jobs stay well below (see
-docs/commands/run.md, "Where the step time goes").""",
-    ),
-    FindingDoc(
-        id="rank-pause",
-        severity="info",
-        area="performance",
-        emitted_by=RUN,
-        summary="""One rank made the others wait once in the compared steps (an evaluation or a checkpoint
+)
+
+
+RANK_PAUSE = FindingKind(
+    id="rank-pause",
+    severity=Severity.INFO,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="""One rank made the others wait once in the compared steps (an evaluation or a checkpoint
 on that rank, once per epoch) and kept up at every other step: not a straggler. The title says
 how long the pause was.""",
-        evidence="""`rank`, `pause ms`, `step index in the compared window`, `steps compared`, `steps it was late
+    evidence="""`rank`, `pause ms`, `step index in the compared window`, `steps compared`, `steps it was late
 at` (above the noise floor: 1 or none), `late floor ms`, `others' waiting share of the measured time`.""",
-        why="""A pause on one rank costs the others that pause once; a straggler is late step after step.
+    more_why="""A pause on one rank costs the others that pause once; a straggler is late step after step.
 Seen at more than one of the compared steps, the same lateness is reported as
 [rank-straggler](rank-straggler.md), with a speed-up bounded by the share of the measured time
 the others spent waiting.""",
-        fix="""Nothing, when that rank evaluates or saves on its own now and then. To spread it: run the
+    more_fix="""Nothing, when that rank evaluates or saves on its own now and then. To spread it: run the
 evaluation on every rank, each on its shard, or save the checkpoint asynchronously.""",
-    ),
-    FindingDoc(
-        id="collective-wait",
-        severity="warn",
-        area="performance",
-        emitted_by=RUN,
-        summary="""Every rank, even the last to arrive, spends half of each step or more (and at least 10 ms)
+)
+
+
+COLLECTIVE_WAIT = FindingKind(
+    id="collective-wait",
+    severity=Severity.WARN,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="""Every rank, even the last to arrive, spends half of each step or more (and at least 10 ms)
 waiting inside collectives, and no rank arrives late: the transfer itself is what the ranks
 wait for.""",
-        evidence="`wait ms per step` (median over the ranks), `step ms`, `share of the step`, `latest rank` and its `late ms per step`, `steps compared`.",
-        why="""When the ranks arrive together and still wait, the time goes into moving the bytes: a slow
+    evidence="`wait ms per step` (median over the ranks), `step ms`, `share of the step`, `latest rank` and its `late ms per step`, `steps compared`.",
+    more_why="""When the ranks arrive together and still wait, the time goes into moving the bytes: a slow
 or misconfigured link between the ranks (TCP instead of InfiniBand, NCCL falling back to
 sockets, a PCIe path instead of NVLink), or a backend path slower than the compute it should
 overlap.""",
-        fix="""Measure the links, and find the slow one:
+    more_fix="""Measure the links, and find the slow one:
 
 ```sh
 gpudoctor allreduce
 gpudoctor allreduce --bisect
 ```""",
-    ),
 )
 
-ALLREDUCE = "[`gpudoctor allreduce --bisect`](../commands/allreduce.md#finding-the-slow-rank-or-link---bisect)"
-BISECT_EVIDENCE = """`pairs` (measured), `kinds` (per kind of pair, `inside a node` / `across nodes` / `pairs`
+
+ALLREDUCE_SLOW_RANK = FindingKind(
+    id="allreduce-slow-rank",
+    severity=Severity.WARN,
+    area="allreduce",
+    emitted_by="[`gpudoctor allreduce --bisect`](../commands/allreduce.md#finding-the-slow-rank-or-link---bisect)",
+    summary="""Timed in pairs, every all-reduce a rank (or every rank of one node) takes part in is slow
+(each pair timed twice and compared only with pairs of its own kind (inside a node, across
+nodes): slow in both passes, above the fastest quarter of its kind by the run's noise floor and
+then 3× more (margin 200%), and by 1 ms or more), and the pairs without it are not: that rank or node is what slows
+the job's collectives. The title states the noise floor and the margin.""",
+    evidence="""`pairs` (measured), `kinds` (per kind of pair, `inside a node` / `across nodes` / `pairs`
 where hosts are unknown: `pairs`, `baseline us` (the fastest quarter of their times), `noise floor %`
 (the upper quartile of how far each pair's two passes disagree), `limit us`), `margin %`,
 `slow pairs` (`"a-b: T us, again T2 us"`, the slowest first), `bytes` (the all-reduce each pair
-timed: 16 MiB on GPUs, 64 KiB on CPU)"""
-BISECT_RULE = """each pair timed twice and compared only with pairs of its own kind (inside a node, across
-nodes): slow in both passes, above the fastest quarter of its kind by the run's noise floor and
-then 3× more (margin 200%), and by 1 ms or more"""
-
-ENTRIES = ENTRIES + (
-    FindingDoc(
-        id="allreduce-slow-rank",
-        severity="warn",
-        area="allreduce",
-        emitted_by=ALLREDUCE,
-        summary="""Timed in pairs, every all-reduce a rank (or every rank of one node) takes part in is slow
-(""" + BISECT_RULE + """), and the pairs without it are not: that rank or node is what slows
-the job's collectives. The title states the noise floor and the margin.""",
-        evidence=BISECT_EVIDENCE + ", `ranks`, `nodes`.",
-        why="A collective runs at the speed of its slowest member: one slow rank slows every all-reduce of the job.",
-        fix="""`gpudoctor check` on that node (a throttled or slower GPU, a busy host, a NIC at a lower
-speed); to confirm, run the job without that rank.""",
-        checked="""After the sweep the ranks time the same all-reduce in every pair (n−1 rounds of disjoint
+timed: 16 MiB on GPUs, 64 KiB on CPU), `ranks`, `nodes`.""",
+    more_why="A collective runs at the speed of its slowest member: one slow rank slows every all-reduce of the job.",
+    checked="""After the sweep the ranks time the same all-reduce in every pair (n−1 rounds of disjoint
 pairs, all at once; above 16 ranks each rank with its two ring neighbours, 2 or 3 rounds),
 then every round again, so the time taken is bounded and every pair has a repeat. A slow rank
 makes every pair it is in slow; a slow link only the pairs across it. Measured with
@@ -120,35 +121,50 @@ gloo): no slow verdict in 30 unshaped control runs (20 of 4 ranks, 10 of 3), whe
 before the repeat and the floor gave one in 6 of 10; a slowed link named in 12 of 13 runs and a
 slowed rank in 12 of 13 (the misses said *no pair stands out beyond the noise*, with a floor
 above 100 %).""",
-    ),
-    FindingDoc(
-        id="allreduce-slow-link",
-        severity="warn",
-        area="allreduce",
-        emitted_by=ALLREDUCE,
-        summary="""Timed in pairs, the all-reduces between some ranks are slow (""" + BISECT_RULE + """) while
+    more_fix="""`gpudoctor check` on that node (a throttled or slower GPU, a busy host, a NIC at a lower
+speed); to confirm, run the job without that rank.""",
+)
+
+
+ALLREDUCE_SLOW_LINK = FindingKind(
+    id="allreduce-slow-link",
+    severity=Severity.WARN,
+    area="allreduce",
+    emitted_by="[`gpudoctor allreduce --bisect`](../commands/allreduce.md#finding-the-slow-rank-or-link---bisect)",
+    summary="""Timed in pairs, the all-reduces between some ranks are slow (each pair timed twice and compared only with pairs of its own kind (inside a node, across
+nodes): slow in both passes, above the fastest quarter of its kind by the run's noise floor and
+then 3× more (margin 200%), and by 1 ms or more) while
 each of those ranks is fast with the others: the path between them is slow. The title states
 the noise floor and the margin.""",
-        evidence=BISECT_EVIDENCE + ", `links` (`\"rank a (host) - rank b (host): T us\"`).",
-        why="""Only the all-reduces across these ranks are slow: the path between them (a NIC, a switch
+    evidence="""`pairs` (measured), `kinds` (per kind of pair, `inside a node` / `across nodes` / `pairs`
+where hosts are unknown: `pairs`, `baseline us` (the fastest quarter of their times), `noise floor %`
+(the upper quartile of how far each pair's two passes disagree), `limit us`), `margin %`,
+`slow pairs` (`"a-b: T us, again T2 us"`, the slowest first), `bytes` (the all-reduce each pair
+timed: 16 MiB on GPUs, 64 KiB on CPU), `links` (`"rank a (host) - rank b (host): T us"`).""",
+    more_why="""Only the all-reduces across these ranks are slow: the path between them (a NIC, a switch
 port, a PCIe or NVLink path, the interface NCCL chose) is slower than the others.""",
-        fix="""Compare the two ends: `gpudoctor check` on both nodes (NIC speed, `NCCL_SOCKET_IFNAME`,
+    more_fix="""Compare the two ends: `gpudoctor check` on both nodes (NIC speed, `NCCL_SOCKET_IFNAME`,
 `NCCL_IB_HCA`); `NCCL_DEBUG=INFO` shows the transport each pair uses.""",
-    ),
-    FindingDoc(
-        id="allreduce-bisect",
-        severity="info",
-        area="allreduce",
-        emitted_by=ALLREDUCE,
-        summary="""No pair stands out beyond the noise: every pair, timed twice, stays within its kind's
+)
+
+
+ALLREDUCE_BISECT = FindingKind(
+    id="allreduce-bisect",
+    severity=Severity.INFO,
+    area="allreduce",
+    emitted_by="[`gpudoctor allreduce --bisect`](../commands/allreduce.md#finding-the-slow-rank-or-link---bisect)",
+    summary="""No pair stands out beyond the noise: every pair, timed twice, stays within its kind's
 (inside a node, across nodes) baseline times the run's noise floor and the margin; the title
 says *no pair stands out beyond the noise (floor X%, margin 200%)*. Or there is nothing to
 compare: a kind of pair with one pair only (2 ranks; 2 nodes of one rank each) is its own
 baseline, and the title says so.""",
-        evidence=BISECT_EVIDENCE + ".",
-        why="""A slow rank, node or link makes every collective of the job that crosses it slow; pairs
+    evidence="""`pairs` (measured), `kinds` (per kind of pair, `inside a node` / `across nodes` / `pairs`
+where hosts are unknown: `pairs`, `baseline us` (the fastest quarter of their times), `noise floor %`
+(the upper quartile of how far each pair's two passes disagree), `limit us`), `margin %`,
+`slow pairs` (`"a-b: T us, again T2 us"`, the slowest first), `bytes` (the all-reduce each pair
+timed: 16 MiB on GPUs, 64 KiB on CPU).""",
+    more_why="""A slow rank, node or link makes every collective of the job that crosses it slow; pairs
 that all take about the same time rule that out (look at the compute, or at
 [rank-straggler](rank-straggler.md) under `gpudoctor run`, instead).""",
-        fix="Nothing to fix. A slow rank or link is reported as [`allreduce-slow-rank`](allreduce-slow-rank.md) or [`allreduce-slow-link`](allreduce-slow-link.md).",
-    ),
+    more_fix="Nothing to fix. A slow rank or link is reported as [`allreduce-slow-rank`](allreduce-slow-rank.md) or [`allreduce-slow-link`](allreduce-slow-link.md).",
 )

@@ -1,140 +1,134 @@
 """Findings in the area "visibility"."""
 
-from gpudoctor.catalog.entry import FindingDoc
+from __future__ import annotations
 
-ENTRIES = (
-    FindingDoc(
-        id="device-count-mismatch",
-        severity="warn",
-        area="visibility",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="NVML sees N GPUs and `CUDA_VISIBLE_DEVICES` selects K of them, but torch in a fresh process sees a different number.",
-        evidence="`GPUs NVML sees`, `CUDA_VISIBLE_DEVICES`, `GPUs torch sees`, `expected`, the mapping, and torch's warnings.",
-        why="A GPU the driver lists is not usable by CUDA: it may be in a bad state (Xid errors), in `Prohibited` compute mode, or not in the container's device list.",
-        fix="""Look at the GPU torch does not see:
+from gpudoctor.catalog.kind import FindingKind
+from gpudoctor.core.findings import Severity
 
-```sh
-nvidia-smi -q -i <index>
-dmesg | grep -i xid
-```""",
-        says="A GPU that NVML lists and CUDA_VISIBLE_DEVICES selects is not usable by CUDA: it may be in a bad state, held in a Prohibited compute mode, or claimed by a container's device list.",
-        does="nvidia-smi -q -i <GPU index>  # look at the GPU torch does not see",
-    ),
-    FindingDoc(
-        id="device-count",
-        severity="ok",
-        area="visibility",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="torch's `device_count()` in a fresh process equals what NVML's GPU list and `CUDA_VISIBLE_DEVICES` predict.",
-        evidence="`GPUs NVML sees`, `CUDA_VISIBLE_DEVICES`, `GPUs torch sees`, `mapping` (each `cuda:N` with its nvidia-smi index and UUID; hidden GPUs listed too).",
-        why="The table answers \"which physical GPU is my cuda:0?\" by UUID, not by guessing.",
-        fix="Nothing to fix. A difference is reported as [`device-count-mismatch`](device-count-mismatch.md).",
-    ),
-    FindingDoc(
-        id="device-order-not-pci",
-        severity="warn",
-        area="visibility",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="`CUDA_DEVICE_ORDER` is not `PCI_BUS_ID` on a machine whose GPUs differ, or torch's devices (matched by UUID) are already numbered differently from `nvidia-smi`.",
-        evidence="`CUDA_DEVICE_ORDER`, `GPUs`, and the mapping when torch's order differs (e.g. `cuda:0 is GPU 1, not GPU 0`).",
-        why="CUDA's default order, `FASTEST_FIRST`, puts the fastest GPU first; `nvidia-smi` uses PCI bus order. So `cuda:0` — and the indices you write in `CUDA_VISIBLE_DEVICES` — may not be the GPU `nvidia-smi` calls 0.",
-        fix="""```sh
-export CUDA_DEVICE_ORDER=PCI_BUS_ID
-```""",
-        cases={
-            "renumbered": "CUDA's default CUDA_DEVICE_ORDER=FASTEST_FIRST puts the fastest GPU first; nvidia-smi uses PCI bus order, so cuda:0 may not be the GPU you meant.",
-            "gpus-differ": "With the default FASTEST_FIRST order, CUDA puts the fastest GPU first, so torch's cuda:0 (and the indices in CUDA_VISIBLE_DEVICES) may not be nvidia-smi's GPU 0.",
-        },
-        does="export CUDA_DEVICE_ORDER=PCI_BUS_ID",
-    ),
-    FindingDoc(
-        id="device-order",
-        severity="ok",
-        area="visibility",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="torch numbers the GPUs as `nvidia-smi` does: `CUDA_DEVICE_ORDER=PCI_BUS_ID` is set, or the GPUs are identical.",
-        evidence="`CUDA_DEVICE_ORDER`, `GPUs`.",
-        why="With identical GPUs CUDA's default order falls back to PCI order, so the numbering agrees.",
-        fix="Nothing to fix. See [`device-order-not-pci`](device-order-not-pci.md).",
-    ),
-    FindingDoc(
-        id="visible-devices-hide-all",
-        severity="warn / info",
-        area="visibility",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="`CUDA_VISIBLE_DEVICES` is empty or a negative index (`\"\"`, `-1`): the usual way to hide every GPU. `warn` on a machine with GPUs, `info` without.",
-        evidence="`CUDA_VISIBLE_DEVICES`, `GPUs NVML sees`.",
-        why="torch then runs on CPU only. Often meant for one command and left over in the shell or a job script.",
-        fix="""If you want the GPUs back:
+AREA = "visibility"
+EMITTED_BY = "[`gpudoctor check`](../commands/check.md)"
 
-```sh
-unset CUDA_VISIBLE_DEVICES
-```""",
-        says="An empty value or a negative index is the way to hide all GPUs; torch then runs on CPU only.",
-        does="unset CUDA_VISIBLE_DEVICES",
-    ),
-    FindingDoc(
-        id="visible-devices-invalid",
-        severity="warn",
-        area="visibility",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="`CUDA_VISIBLE_DEVICES` contains entries CUDA does not read the way they look. CUDA reads the list like C's `strtoul`: `1gpu2` is read as `1`; reading stops at the first entry that is not a number, is negative, is out of range (`0,7,1` on a 2-GPU machine exposes only GPU 0), or is a UUID that matches no GPU (or several); a repeated entry (`0,0`) hides every GPU; in a `GPU-…` UUID list, a space after a comma ends the list.",
-        evidence="`CUDA_VISIBLE_DEVICES`, the GPUs actually exposed, the entries ignored, and how many GPUs NVML sees.",
-        why="CUDA drops the rest of the list silently: torch sees fewer GPUs than the list names, or none, and nothing says why.",
-        fix="""Write indices (or full `GPU-` UUIDs from `nvidia-smi -L`) separated by commas, without spaces:
 
-```sh
-export CUDA_VISIBLE_DEVICES=0,1
-gpudoctor check --visible 0,1   # see what a value gives before using it
-```""",
-        cases={
-            "repeated": "CUDA treats a list that names a GPU twice as invalid and exposes no GPU at all.",
-            "first-entry": "CUDA reads the list up to the first entry that is not a GPU index or GPU-/MIG- UUID; nothing before it means no GPU.",
-            "read-in-part": "CUDA reads CUDA_VISIBLE_DEVICES like C's strtoul and stops at the first invalid or out-of-range entry, silently dropping the rest; torch then sees fewer GPUs than the list names.",
-        },
-        fix_cases={
-            "list-gpus": "export CUDA_VISIBLE_DEVICES={indices}",
-            "unset": "unset CUDA_VISIBLE_DEVICES  # or list GPU indices: export CUDA_VISIBLE_DEVICES=0,1",
-        },
-    ),
-    FindingDoc(
-        id="visible-devices-set-after-init",
-        severity="error / ok",
-        area="visibility",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="In the Python process that ran the check (a notebook, a training script calling gpudoctor), CUDA was initialised with one set of GPUs, and a fresh process with the current `CUDA_VISIBLE_DEVICES` sees a different set. `os.environ[\"CUDA_VISIBLE_DEVICES\"]` was changed after CUDA started. The `gpudoctor check` command itself never initialises CUDA, so it reports this only when the facts come from such a process.",
-        evidence="`CUDA_VISIBLE_DEVICES now`, `GPUs in this process`, `GPUs in a fresh process`.",
-        why="CUDA reads the variable once, when it initialises. Setting it later has no effect on that process: it keeps using the GPUs it started with.",
-        fix="""Set it before the process starts (or at the very top of the script, before anything touches CUDA):
+DEVICE_COUNT_MISMATCH = FindingKind(
+    id="device-count-mismatch",
+    severity=Severity.WARN,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="NVML sees N GPUs and `CUDA_VISIBLE_DEVICES` selects K of them, but torch in a fresh process sees a different number.",
+    evidence="`GPUs NVML sees`, `CUDA_VISIBLE_DEVICES`, `GPUs torch sees`, `expected`, the mapping, and torch's warnings.",
+    why="A GPU that NVML lists and CUDA_VISIBLE_DEVICES selects is not usable by CUDA: it may be in a bad state, held in a Prohibited compute mode, or claimed by a container's device list.",
+    fix="nvidia-smi -q -i <GPU index>  # look at the GPU torch does not see",
+)
 
-```sh
-CUDA_VISIBLE_DEVICES=0 python train.py
-```""",
-        says="CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises; setting os.environ afterwards has no effect on this process.",
-        does="CUDA_VISIBLE_DEVICES={devices} python train.py  # set it before the process starts",
-    ),
-    FindingDoc(
-        id="visible-devices",
-        severity="ok / info",
-        area="visibility",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="How `CUDA_VISIBLE_DEVICES` maps torch's indices to physical GPUs. `ok` when it is unset (CUDA sees every GPU); `info` when it selects a clean subset or order, e.g. `1,0` makes torch's `cuda:0` nvidia-smi's GPU 1.",
-        evidence="`CUDA_VISIBLE_DEVICES`, and `torch index -> nvidia-smi index`.",
-        why="NVML and `nvidia-smi` ignore the variable and number GPUs in PCI order; CUDA, and so torch, sees only the listed GPUs, renumbered from 0.",
-        fix="Nothing to fix. A list CUDA reads differently from what it says is reported as [`visible-devices-invalid`](visible-devices-invalid.md).",
-    ),
-    FindingDoc(
-        id="visible-override",
-        severity="info",
-        area="visibility",
-        emitted_by="[`gpudoctor check`](../commands/check.md)",
-        summary="`gpudoctor check --visible LIST` probed torch with `CUDA_VISIBLE_DEVICES=LIST` instead of the environment's value: this finding shows what torch would see.",
-        evidence="`--visible`, `environment` (the real value), `GPUs torch would see`, `mapping`.",
-        why="It lets you try a value (`1,0`, a UUID list) before putting it in a job script; the other visibility findings judge the what-if value.",
-        fix="""Nothing to fix; if the mapping is what you want:
+
+DEVICE_COUNT = FindingKind(
+    id="device-count",
+    severity=Severity.OK,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="torch's `device_count()` in a fresh process equals what NVML's GPU list and `CUDA_VISIBLE_DEVICES` predict.",
+    evidence="`GPUs NVML sees`, `CUDA_VISIBLE_DEVICES`, `GPUs torch sees`, `mapping` (each `cuda:N` with its nvidia-smi index and UUID; hidden GPUs listed too).",
+    more_why="The table answers \"which physical GPU is my cuda:0?\" by UUID, not by guessing.",
+    more_fix="Nothing to fix. A difference is reported as [`device-count-mismatch`](device-count-mismatch.md).",
+)
+
+
+DEVICE_ORDER_NOT_PCI = FindingKind(
+    id="device-order-not-pci",
+    severity=Severity.WARN,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`CUDA_DEVICE_ORDER` is not `PCI_BUS_ID` on a machine whose GPUs differ, or torch's devices (matched by UUID) are already numbered differently from `nvidia-smi`.",
+    evidence="`CUDA_DEVICE_ORDER`, `GPUs`, and the mapping when torch's order differs (e.g. `cuda:0 is GPU 1, not GPU 0`).",
+    why={
+        "renumbered": "CUDA's default CUDA_DEVICE_ORDER=FASTEST_FIRST puts the fastest GPU first; nvidia-smi uses PCI bus order, so cuda:0 may not be the GPU you meant.",
+        "gpus-differ": "With the default FASTEST_FIRST order, CUDA puts the fastest GPU first, so torch's cuda:0 (and the indices in CUDA_VISIBLE_DEVICES) may not be nvidia-smi's GPU 0.",
+    },
+    fix="export CUDA_DEVICE_ORDER=PCI_BUS_ID",
+)
+
+
+DEVICE_ORDER = FindingKind(
+    id="device-order",
+    severity=Severity.OK,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="torch numbers the GPUs as `nvidia-smi` does: `CUDA_DEVICE_ORDER=PCI_BUS_ID` is set, or the GPUs are identical.",
+    evidence="`CUDA_DEVICE_ORDER`, `GPUs`.",
+    more_why="With identical GPUs CUDA's default order falls back to PCI order, so the numbering agrees.",
+    more_fix="Nothing to fix. See [`device-order-not-pci`](device-order-not-pci.md).",
+)
+
+
+VISIBLE_DEVICES_HIDE_ALL = FindingKind(
+    id="visible-devices-hide-all",
+    severity=Severity.WARN,
+    also=(Severity.INFO,),
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`CUDA_VISIBLE_DEVICES` is empty or a negative index (`\"\"`, `-1`): the usual way to hide every GPU. `warn` on a machine with GPUs, `info` without.",
+    evidence="`CUDA_VISIBLE_DEVICES`, `GPUs NVML sees`.",
+    why="An empty value or a negative index is the way to hide all GPUs; torch then runs on CPU only.",
+    fix="unset CUDA_VISIBLE_DEVICES",
+)
+
+
+VISIBLE_DEVICES_INVALID = FindingKind(
+    id="visible-devices-invalid",
+    severity=Severity.WARN,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`CUDA_VISIBLE_DEVICES` contains entries CUDA does not read the way they look. CUDA reads the list like C's `strtoul`: `1gpu2` is read as `1`; reading stops at the first entry that is not a number, is negative, is out of range (`0,7,1` on a 2-GPU machine exposes only GPU 0), or is a UUID that matches no GPU (or several); a repeated entry (`0,0`) hides every GPU; in a `GPU-…` UUID list, a space after a comma ends the list.",
+    evidence="`CUDA_VISIBLE_DEVICES`, the GPUs actually exposed, the entries ignored, and how many GPUs NVML sees.",
+    why={
+        "repeated": "CUDA treats a list that names a GPU twice as invalid and exposes no GPU at all.",
+        "first-entry": "CUDA reads the list up to the first entry that is not a GPU index or GPU-/MIG- UUID; nothing before it means no GPU.",
+        "read-in-part": "CUDA reads CUDA_VISIBLE_DEVICES like C's strtoul and stops at the first invalid or out-of-range entry, silently dropping the rest; torch then sees fewer GPUs than the list names.",
+    },
+    fix={
+        "list-gpus": "export CUDA_VISIBLE_DEVICES={indices}",
+        "unset": "unset CUDA_VISIBLE_DEVICES  # or list GPU indices: export CUDA_VISIBLE_DEVICES=0,1",
+    },
+)
+
+
+VISIBLE_DEVICES_SET_AFTER_INIT = FindingKind(
+    id="visible-devices-set-after-init",
+    severity=Severity.ERROR,
+    also=(Severity.OK,),
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="In the Python process that ran the check (a notebook, a training script calling gpudoctor), CUDA was initialised with one set of GPUs, and a fresh process with the current `CUDA_VISIBLE_DEVICES` sees a different set. `os.environ[\"CUDA_VISIBLE_DEVICES\"]` was changed after CUDA started. The `gpudoctor check` command itself never initialises CUDA, so it reports this only when the facts come from such a process.",
+    evidence="`CUDA_VISIBLE_DEVICES now`, `GPUs in this process`, `GPUs in a fresh process`.",
+    why="CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises; setting os.environ afterwards has no effect on this process.",
+    fix="CUDA_VISIBLE_DEVICES={devices} python train.py  # set it before the process starts",
+)
+
+
+VISIBLE_DEVICES = FindingKind(
+    id="visible-devices",
+    severity=Severity.OK,
+    also=(Severity.INFO,),
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="How `CUDA_VISIBLE_DEVICES` maps torch's indices to physical GPUs. `ok` when it is unset (CUDA sees every GPU); `info` when it selects a clean subset or order, e.g. `1,0` makes torch's `cuda:0` nvidia-smi's GPU 1.",
+    evidence="`CUDA_VISIBLE_DEVICES`, and `torch index -> nvidia-smi index`.",
+    more_why="NVML and `nvidia-smi` ignore the variable and number GPUs in PCI order; CUDA, and so torch, sees only the listed GPUs, renumbered from 0.",
+    more_fix="Nothing to fix. A list CUDA reads differently from what it says is reported as [`visible-devices-invalid`](visible-devices-invalid.md).",
+)
+
+
+VISIBLE_OVERRIDE = FindingKind(
+    id="visible-override",
+    severity=Severity.INFO,
+    area=AREA,
+    emitted_by=EMITTED_BY,
+    summary="`gpudoctor check --visible LIST` probed torch with `CUDA_VISIBLE_DEVICES=LIST` instead of the environment's value: this finding shows what torch would see.",
+    evidence="`--visible`, `environment` (the real value), `GPUs torch would see`, `mapping`.",
+    more_why="It lets you try a value (`1,0`, a UUID list) before putting it in a job script; the other visibility findings judge the what-if value.",
+    more_fix="""Nothing to fix; if the mapping is what you want:
 
 ```sh
 export CUDA_VISIBLE_DEVICES=1,0
 ```""",
-    ),
 )
