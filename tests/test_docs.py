@@ -80,7 +80,6 @@ NOT_CONVERTED = (
     "checks/toolchain.py",
     "checks/torch_build.py",
     "checks/visibility.py",
-    "commands/allreduce/bisect.py",
     "commands/allreduce/verify.py",
     "commands/diagnose/analyse.py",
     "commands/diagnose/nvidia_smi.py",
@@ -155,12 +154,13 @@ def wrong_kind_calls(calls) -> list[str]:
             if list(texts) in ([], [""]):
                 needed |= _fields(texts.get("", ""))
             elif isinstance(chosen, ast.Constant):
-                if chosen.value not in texts:
-                    wrong.append(f"{where}: its {name} has no case {chosen.value!r} ({sorted(texts)})")
-                    continue
-                needed |= _fields(texts[chosen.value])
+                needed |= _fields(texts.get(chosen.value, ""))
             elif chosen is None:
                 wrong.append(f"{where}: its {name} has cases, name one ({sorted(texts)})")
+        for key in ("case", "fix_case"):
+            named = kw.get(key)
+            if isinstance(named, ast.Constant) and not any(named.value in k.texts(n) for n in ("title", "why", "fix")):
+                wrong.append(f"{where}: none of its texts has a case {named.value!r}")
         if not needed <= given:
             wrong.append(f"{where}: fills {sorted(given)}, its texts need {sorted(needed)}")
         if not given <= allowed:
@@ -249,7 +249,7 @@ def test_the_kind_call_check_notices_a_wrong_call():
                      'FLEET_NCCL_MISMATCH(version="1", odd="n", extra=1); MIG_ENABLED(severity=Severity.ERROR)')
     calls = [("checks/example.py", 1, KIND_NAMES[_called(n)], n) for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) in KIND_NAMES]
     wrong = wrong_kind_calls(calls)
-    assert any("no case 'no-such'" in w for w in wrong)
+    assert any("none of its texts has a case 'no-such'" in w for w in wrong)
     assert any("fleet-nccl-mismatch: fills [], its texts need" in w for w in wrong)
     assert any("fills ['extra'], which no text of it has" in w for w in wrong)
 

@@ -65,8 +65,10 @@ class FindingKind:
         the fix's text where they have cases; `fix_case` picks the fix's when it
         differs; `no_why` and `no_fix` leave them out where this report needs none
         (nothing to do this time).
-        A wrong case, field or severity raises: tests/test_docs.py calls every
-        emitter's kind with the fields it passes."""
+        A missing case or field, or a wrong severity, raises; tests/test_docs.py
+        checks every call's case and fields against the kind's texts."""
+        if case is not None and not any(case in self.texts(n) for n in ("title", "why", "fix")) and fix_case is None:
+            raise KeyError(f"{self.id} has no case {case!r}")
         chosen = severity or self.severity
         if chosen is not self.severity and chosen not in self.also:
             raise ValueError(f"{self.id} is reported as {self.severity.value} or {[s.value for s in self.also]}, not {chosen.value}")
@@ -100,13 +102,14 @@ class FindingKind:
 
 def _fill(id: str, name: str, words: Words, case: str | None, fields: Mapping[str, Any]) -> str:
     """The text of `name` for `case`, its fields filled in. A kind with one text ignores
-    the case (its other fields have cases); a kind with cases needs one of them."""
+    the case (its other fields have cases); a kind with cases needs one named, and a
+    case its mapping leaves out has no text there (a passed check's case has no why)."""
     if isinstance(words, str):
         text = words
     elif case is None:
         raise KeyError(f"{id}'s {name} has cases: name one of {sorted(words)}")
     else:
-        text = words[case]
+        text = words.get(case, "")
     return text.format(**fields) if text else ""
 
 

@@ -111,7 +111,8 @@ where hosts are unknown: `pairs`, `baseline us` (the fastest quarter of their ti
 (the upper quartile of how far each pair's two passes disagree), `limit us`), `margin %`,
 `slow pairs` (`"a-b: T us, again T2 us"`, the slowest first), `bytes` (the all-reduce each pair
 timed: 16 MiB on GPUs, 64 KiB on CPU), `ranks`, `nodes`.""",
-    more_why="A collective runs at the speed of its slowest member: one slow rank slows every all-reduce of the job.",
+    title="{who}: every all-reduce with it is slow in both passes (up to {against})",
+    why="A collective runs at the speed of its slowest member: one slow rank slows every all-reduce of the job.",
     checked="""After the sweep the ranks time the same all-reduce in every pair (n−1 rounds of disjoint
 pairs, all at once; above 16 ranks each rank with its two ring neighbours, 2 or 3 rounds),
 then every round again, so the time taken is bounded and every pair has a repeat. A slow rank
@@ -121,8 +122,7 @@ gloo): no slow verdict in 30 unshaped control runs (20 of 4 ranks, 10 of 3), whe
 before the repeat and the floor gave one in 6 of 10; a slowed link named in 12 of 13 runs and a
 slowed rank in 12 of 13 (the misses said *no pair stands out beyond the noise*, with a floor
 above 100 %).""",
-    more_fix="""`gpudoctor check` on that node (a throttled or slower GPU, a busy host, a NIC at a lower
-speed); to confirm, run the job without that rank.""",
+    fix="gpudoctor check on {nodes} (a throttled or slower GPU, a busy host, a NIC at lower speed); to confirm, run the job without rank(s) {ranks}",
 )
 
 
@@ -141,10 +141,9 @@ where hosts are unknown: `pairs`, `baseline us` (the fastest quarter of their ti
 (the upper quartile of how far each pair's two passes disagree), `limit us`), `margin %`,
 `slow pairs` (`"a-b: T us, again T2 us"`, the slowest first), `bytes` (the all-reduce each pair
 timed: 16 MiB on GPUs, 64 KiB on CPU), `links` (`"rank a (host) - rank b (host): T us"`).""",
-    more_why="""Only the all-reduces across these ranks are slow: the path between them (a NIC, a switch
-port, a PCIe or NVLink path, the interface NCCL chose) is slower than the others.""",
-    more_fix="""Compare the two ends: `gpudoctor check` on both nodes (NIC speed, `NCCL_SOCKET_IFNAME`,
-`NCCL_IB_HCA`); `NCCL_DEBUG=INFO` shows the transport each pair uses.""",
+    title="{count} slow link(s) between ranks, the slowest {slowest}: {against}",
+    why="Only the all-reduces across these ranks are slow: the path between them (a NIC, a switch port, a PCIe or NVLink path, a socket interface chosen by NCCL_SOCKET_IFNAME) is slower than the others.",
+    fix="compare the two ends: gpudoctor check on both nodes (NIC speed, NCCL_SOCKET_IFNAME, NCCL_IB_HCA); NCCL_DEBUG=INFO shows the transport each pair uses",
 )
 
 
@@ -153,6 +152,10 @@ ALLREDUCE_BISECT = FindingKind(
     severity=Severity.INFO,
     area="allreduce",
     emitted_by="[`gpudoctor allreduce --bisect`](../commands/allreduce.md#finding-the-slow-rank-or-link---bisect)",
+    title={
+        "nothing-to-compare": "nothing to compare: no pair of {ranks} ranks has another of its kind timed twice ({alone}); --bisect needs 3 ranks on one node, or 2 pairs across nodes",
+        "within-noise": "no pair of {ranks} ranks stands out beyond the noise ({noise}): {kinds}",
+    },
     summary="""No pair stands out beyond the noise: every pair, timed twice, stays within its kind's
 (inside a node, across nodes) baseline times the run's noise floor and the margin; the title
 says *no pair stands out beyond the noise (floor X%, margin 200%)*. Or there is nothing to

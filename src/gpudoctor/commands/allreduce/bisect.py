@@ -22,7 +22,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog.findings.stragglers import ALLREDUCE_BISECT, ALLREDUCE_SLOW_LINK, ALLREDUCE_SLOW_RANK
+from gpudoctor.core.findings import Finding
 from gpudoctor.probe.links import RankPlace
 
 MAX_PAIRS_RANKS = 16  # all pairs up to here (120 pairs in 15 rounds); ring neighbours above
@@ -222,16 +223,10 @@ def bisect_findings(
     }
     if not judged:
         alone = ", ".join(f"{len(k.pairs)} {k.kind}" for k in kinds)
-        title = (
-            f"nothing to compare: no pair of {len(ranks)} ranks has another of its kind timed twice ({alone}); "
-            "--bisect needs 3 ranks on one node, or 2 pairs across nodes"
-        )
-        return [Finding("allreduce-bisect", Severity.INFO, title, evidence, area="allreduce")]
+        return [ALLREDUCE_BISECT(case="nothing-to-compare", evidence=evidence, ranks=len(ranks), alone=alone)]
     if not slow:
-        title = f"no pair of {len(ranks)} ranks stands out beyond the noise ({_noise(kinds)}): " + "; ".join(
-            f"{len(k.pairs)} pairs {k.kind} from {k.base_us:.0f} us" for k in judged
-        )
-        return [Finding("allreduce-bisect", Severity.INFO, title, evidence, area="allreduce")]
+        each = "; ".join(f"{len(k.pairs)} pairs {k.kind} from {k.base_us:.0f} us" for k in judged)
+        return [ALLREDUCE_BISECT(case="within-noise", evidence=evidence, ranks=len(ranks), noise=_noise(kinds), kinds=each)]
     slow_ranks = []
     for r in ranks:
         own = [p for k in judged for p in k.pairs if r in (p.a, p.b)]
@@ -250,25 +245,10 @@ def bisect_findings(
         who = ", ".join(f"rank {r} ({_host(hosts, r)})" for r in slow_ranks)
         if whole and len(set(hosts.values())) > 1:
             who = f"node {', '.join(whole)} (ranks {', '.join(str(r) for r in slow_ranks)})"
-        title = f"{who}: every all-reduce with it is slow in both passes (up to {against})"
         evidence = dict(evidence, ranks=slow_ranks, nodes=nodes)
-        fix = (
-            f"gpudoctor check on {', '.join(nodes)} (a throttled or slower GPU, a busy host, a NIC at lower speed); "
-            f"to confirm, run the job without rank(s) {', '.join(str(r) for r in slow_ranks)}"
-        )
-        why = "A collective runs at the speed of its slowest member: one slow rank slows every all-reduce of the job."
-        return [Finding("allreduce-slow-rank", Severity.WARN, title, evidence, why, fix, area="allreduce")]
+        return [ALLREDUCE_SLOW_RANK(evidence=evidence, who=who, against=against, nodes=", ".join(nodes),
+                                    ranks=", ".join(str(r) for r in slow_ranks))]
     links = [f"rank {p.a} ({_host(hosts, p.a)}) - rank {p.b} ({_host(hosts, p.b)}): {p.held_us:.0f} us" for p in slow]
-    title = f"{len(slow)} slow link(s) between ranks, the slowest rank {worst.a} ({_host(hosts, worst.a)}) - rank {worst.b} ({_host(hosts, worst.b)}): {against}"
+    slowest = f"rank {worst.a} ({_host(hosts, worst.a)}) - rank {worst.b} ({_host(hosts, worst.b)})"
     evidence = dict(evidence, links=links[:10])
-    return [Finding("allreduce-slow-link", Severity.WARN, title, evidence, _LINK_WHY, _LINK_FIX, area="allreduce")]
-
-
-_LINK_WHY = (
-    "Only the all-reduces across these ranks are slow: the path between them (a NIC, a switch port, a PCIe "
-    "or NVLink path, a socket interface chosen by NCCL_SOCKET_IFNAME) is slower than the others."
-)
-_LINK_FIX = (
-    "compare the two ends: gpudoctor check on both nodes (NIC speed, NCCL_SOCKET_IFNAME, NCCL_IB_HCA); "
-    "NCCL_DEBUG=INFO shows the transport each pair uses"
-)
+    return [ALLREDUCE_SLOW_LINK(evidence=evidence, count=len(slow), slowest=slowest, against=against)]
