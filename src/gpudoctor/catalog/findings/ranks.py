@@ -185,6 +185,7 @@ its `os._exit`, or what killed it), and the victims go away with it.""",
 RANK_RAISED = FindingKind(
     id="rank-raised",
     severity=Severity.ERROR,
+    also=(Severity.WARN,),
     when="warn for a rank that only lost its peer",
     area=AREA,
     emitted_by=EMITTED_BY,
