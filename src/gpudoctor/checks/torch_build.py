@@ -6,13 +6,21 @@ from __future__ import annotations
 import re
 
 from gpudoctor.checks.visibility import parse_visible_devices, select_gpus
+from gpudoctor.catalog.findings.torch import (
+    ARCH_MISSING,
+    ARCH_SUPPORTED,
+    CUDA_UNAVAILABLE,
+    DRIVER_CUDA_VERSION,
+    DRIVER_TOO_OLD,
+    TORCH_BUILD,
+    TORCH_CPU_BUILD_WITH_GPUS,
+    TORCH_IMPORT_FAILED,
+    TORCH_PROBE_FAILED,
+)
 from gpudoctor.checks.wording import or_none, plural, shown
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.facts import Facts
 from gpudoctor.core.unavailable import Unavailable
-from gpudoctor.catalog import fix, why
-
-AREA = "torch"
 
 # CUDA builds published on download.pytorch.org/whl/<tag>, oldest first.
 WHEEL_TAGS = ((11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0))
@@ -57,24 +65,8 @@ def torch_import_failed(error: str, **evidence) -> Finding:
     if NOT_INSTALLED in error:
         # gpudoctor does not depend on torch (it examines the user's own), so a
         # Python without one is a plain, common case: say so rather than "broken".
-        return Finding(
-            id="torch-import-failed",
-            severity=Severity.ERROR,
-            title="torch is not installed in this Python environment",
-            evidence={"error": error, **evidence},
-            why=why("torch-import-failed", "not-installed"),
-            fix=fix("torch-import-failed", "not-installed"),
-            area=AREA,
-        )
-    return Finding(
-        id="torch-import-failed",
-        severity=Severity.ERROR,
-        title=f"`import torch` fails: {error}",
-        evidence={"error": error, **evidence},
-        why=why("torch-import-failed", "broken"),
-        fix=fix("torch-import-failed", "broken"),
-        area=AREA,
-    )
+        return TORCH_IMPORT_FAILED(case="not-installed", evidence={"error": error, **evidence})
+    return TORCH_IMPORT_FAILED(case="broken", evidence={"error": error, **evidence}, error=error)
 
 
 def check_torch_import(facts: Facts) -> list[Finding]:
@@ -90,17 +82,8 @@ def check_torch_import(facts: Facts) -> list[Finding]:
             )
         ]
     if t.status in ("timeout", "probe-failed"):
-        return [
-            Finding(
-                id="torch-probe-failed",
-                severity=Severity.ERROR,
-                title=f"A fresh Python process could not report torch's view: {t.error}",
-                evidence={"status": t.status, "error": t.error, "stderr (end)": t.detail},
-                why=why("torch-probe-failed"),
-                fix=fix("torch-probe-failed"),
-                area=AREA,
-            )
-        ]
+        evidence = {"status": t.status, "error": t.error, "stderr (end)": t.detail}
+        return [TORCH_PROBE_FAILED(evidence=evidence, error=t.error)]
     return []
 
 
@@ -116,30 +99,13 @@ def check_torch_build(facts: Facts) -> list[Finding]:
         "location": shown(t.path),
     }
     if isinstance(t.hip, str):
-        return [ok("torch-build", f"torch {t.version} is a ROCm build (HIP {t.hip})", AREA, **evidence)]
+        return [TORCH_BUILD(case="rocm", evidence=evidence, version=t.version, hip=t.hip)]
     if t.cuda is None:
         if has_nvidia_hardware(facts):
-            return [
-                Finding(
-                    id="torch-cpu-build-with-gpus",
-                    severity=Severity.ERROR,
-                    title=f"torch {t.version} is a CPU-only build, but this machine has NVIDIA GPUs",
-                    evidence={**evidence, "GPUs NVML sees": len(facts.nvml.gpus), "driver": shown(facts.nvml.driver_version)},
-                    why=why("torch-cpu-build-with-gpus"),
-                    fix=fix("torch-cpu-build-with-gpus", pin=torch_pin(facts), index=wheel_index(facts)),
-                    area=AREA,
-                )
-            ]
-        return [
-            Finding(
-                id="torch-build",
-                severity=Severity.INFO,
-                title=f"torch {t.version} is a CPU build (no CUDA) — as expected on a machine without an NVIDIA GPU",
-                evidence=evidence,
-                area=AREA,
-            )
-        ]
-    return [ok("torch-build", f"torch {t.version} built with CUDA {t.cuda}, cuDNN {shown(t.cudnn)}, NCCL {shown(t.nccl)}", AREA, **evidence)]
+            seen = {**evidence, "GPUs NVML sees": len(facts.nvml.gpus), "driver": shown(facts.nvml.driver_version)}
+            return [TORCH_CPU_BUILD_WITH_GPUS(evidence=seen, version=t.version, pin=torch_pin(facts), index=wheel_index(facts))]
+        return [TORCH_BUILD(case="cpu", severity=Severity.INFO, evidence=evidence, version=t.version)]
+    return [TORCH_BUILD(case="cuda", evidence=evidence, version=t.version, cuda=t.cuda, cudnn=shown(t.cudnn), nccl=shown(t.nccl))]
 
 
 def check_driver_version(facts: Facts) -> list[Finding]:
@@ -154,32 +120,16 @@ def check_driver_version(facts: Facts) -> list[Finding]:
         "driver": shown(facts.nvml.driver_version),
         "driver supports CUDA up to": shown(facts.nvml.cuda_driver_version),
     }
+    pin, index, driver_cuda = torch_pin(facts), wheel_index(facts), facts.nvml.cuda_driver_version
     if too_old_warning or (driver is not None and build[0] > driver[0]):
-        return [
-            Finding(
-                id="driver-too-old",
-                severity=Severity.ERROR,
-                title=f"The NVIDIA driver is too old for torch's CUDA {t.cuda}"
-                + (f" (it supports CUDA {facts.nvml.cuda_driver_version})" if driver else ""),
-                evidence={**evidence, "torch warning": too_old_warning[0] if too_old_warning else None},
-                why=why("driver-too-old", "major"),
-                fix=fix("driver-too-old", "major", cuda=t.cuda, pin=torch_pin(facts), index=wheel_index(facts)),
-                area=AREA,
-            )
-        ]
+        # torch's own warning may say so where NVML gives no driver version
+        supported = f" (it supports CUDA {driver_cuda})" if driver else ""
+        warned = {**evidence, "torch warning": too_old_warning[0] if too_old_warning else None}
+        return [DRIVER_TOO_OLD(case="major", evidence=warned, cuda=t.cuda, supported=supported, pin=pin, index=index)]
     if driver is not None and build > driver:
-        return [
-            Finding(
-                id="driver-too-old",
-                severity=Severity.WARN,
-                title=f"torch's CUDA {t.cuda} is newer than the driver's CUDA {facts.nvml.cuda_driver_version}",
-                evidence=evidence,
-                why=why("driver-too-old", "minor"),
-                fix=fix("driver-too-old", "minor", pin=torch_pin(facts), index=wheel_index(facts)),
-                area=AREA,
-            )
-        ]
-    return [ok("driver-cuda-version", f"The driver supports CUDA {facts.nvml.cuda_driver_version} ≥ torch's CUDA {t.cuda}", AREA, **evidence)]
+        return [DRIVER_TOO_OLD(case="minor", severity=Severity.WARN, evidence=evidence, cuda=t.cuda, driver_cuda=driver_cuda,
+                               pin=pin, index=index)]
+    return [DRIVER_CUDA_VERSION(evidence=evidence, driver_cuda=driver_cuda, cuda=t.cuda)]
 
 
 def arch_runs_on(arch: str, device_cc: int) -> bool:
@@ -225,18 +175,8 @@ def check_arch_list(facts: Facts) -> list[Finding]:
             missing.append(f"{label} (sm_{v[0]}{v[1]})")
     evidence = {"arch list": list(t.arch_list), "GPUs": [f"{label}: {cap}" for label, cap in caps]}
     if not missing:
-        return [ok("arch-supported", f"torch carries kernels for every GPU's compute capability ({', '.join(sorted({c for _, c in caps}))})", AREA, **evidence)]
-    return [
-        Finding(
-            id="arch-missing",
-            severity=Severity.ERROR,
-            title=f"torch {t.version} has no kernels for {', '.join(missing)}",
-            evidence=evidence,
-            why=why("arch-missing"),
-            fix=fix("arch-missing", pin=torch_pin(facts), index=wheel_index(facts)),
-            area=AREA,
-        )
-    ]
+        return [ARCH_SUPPORTED(evidence=evidence, capabilities=", ".join(sorted({c for _, c in caps})))]
+    return [ARCH_MISSING(evidence=evidence, version=t.version, gpus=", ".join(missing), pin=torch_pin(facts), index=wheel_index(facts))]
 
 
 def check_cuda_available(facts: Facts) -> list[Finding]:
@@ -251,23 +191,14 @@ def check_cuda_available(facts: Facts) -> list[Finding]:
     selection = select_gpus(parse_visible_devices(visible), facts.nvml)
     if isinstance(selection.gpus, tuple) and not selection.gpus:
         return []  # CUDA_VISIBLE_DEVICES hides every GPU: the visibility findings explain it
-    return [
-        Finding(
-            id="cuda-unavailable",
-            severity=Severity.ERROR,
-            title=f"torch.cuda.is_available() is False although the driver sees {plural(len(facts.nvml.gpus), 'GPU')}",
-            evidence={
-                "torch": shown(t.version),
-                "CUDA (build)": t.cuda,
-                "driver": shown(facts.nvml.driver_version),
-                "CUDA_VISIBLE_DEVICES": visible,
-                "torch warnings": list(t.cuda_warnings) or "none",
-            },
-            why=why("cuda-unavailable"),
-            fix=fix("cuda-unavailable"),
-            area=AREA,
-        )
-    ]
+    evidence = {
+        "torch": shown(t.version),
+        "CUDA (build)": t.cuda,
+        "driver": shown(facts.nvml.driver_version),
+        "CUDA_VISIBLE_DEVICES": visible,
+        "torch warnings": list(t.cuda_warnings) or "none",
+    }
+    return [CUDA_UNAVAILABLE(evidence=evidence, gpus=plural(len(facts.nvml.gpus), "GPU"))]
 
 
 CHECKS = (check_torch_import, check_torch_build, check_driver_version, check_arch_list, check_cuda_available)
