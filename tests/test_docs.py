@@ -76,7 +76,6 @@ NOT_CONVERTED = (
     "checks/gpu_health.py",
     "checks/gpus.py",
     "checks/platform.py",
-    "checks/system.py",
     "checks/toolchain.py",
     "checks/visibility.py",
     "commands/allreduce/verify.py",

@@ -3,12 +3,19 @@ does: /dev/shm, the open-files limit, CPUs, memory."""
 
 from __future__ import annotations
 
+from gpudoctor.catalog.findings.system import (
+    CONTAINER_DETECTED,
+    CPU_COUNT,
+    OPEN_FILES_LIMIT,
+    OPEN_FILES_LIMIT_LOW,
+    RAM_SIZE,
+    SHM_SIZE,
+    SHM_TOO_SMALL,
+)
 from gpudoctor.checks.wording import plural, shown, size
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.facts import Facts
-from gpudoctor.catalog import fix, why
 
-AREA = "system"
 # The one /dev/shm floor, for `check` (shm-too-small) and for `allreduce` before an
 # NCCL run (allreduce-shm). DataLoader workers hand batches over through /dev/shm and
 # NCCL's SHM transport between local ranks keeps its buffers there; Docker's default
@@ -31,24 +38,15 @@ def check_cpus(facts: Facts) -> list[Finding]:
     }
     usable = len(s.cpu_affinity) if isinstance(s.cpu_affinity, tuple) else None
     if usable is not None and isinstance(s.cpus_logical, int) and usable < s.cpus_logical:
-        return [
-            Finding(
-                id="cpu-count",
-                severity=Severity.INFO,
-                title=f"This process may use {usable} of {s.cpus_logical} logical CPUs (CPU affinity is restricted)",
-                evidence=evidence,
-                why=why("cpu-count"),
-                area=AREA,
-            )
-        ]
-    return [ok("cpu-count", f"{plural(s.cpus_logical, 'logical CPU') if isinstance(s.cpus_logical, int) else shown(s.cpus_logical)} "
-               f"({shown(s.cpus_physical)} physical)", AREA, **evidence)]
+        return [CPU_COUNT(case="affinity", severity=Severity.INFO, evidence=evidence, usable=usable, logical=s.cpus_logical)]
+    logical = plural(s.cpus_logical, "logical CPU") if isinstance(s.cpus_logical, int) else shown(s.cpus_logical)
+    return [CPU_COUNT(case="all", evidence=evidence, no_why=True, logical=logical, physical=shown(s.cpus_physical))]
 
 
 def check_ram(facts: Facts) -> list[Finding]:
     s = facts.system
-    return [ok("ram-size", f"{size(s.ram_total_bytes)} RAM, {size(s.ram_available_bytes)} available", AREA,
-               total=size(s.ram_total_bytes), available=size(s.ram_available_bytes))]
+    total, available = size(s.ram_total_bytes), size(s.ram_available_bytes)
+    return [RAM_SIZE(evidence={"total": total, "available": available}, total=total, available=available)]
 
 
 def check_shm(facts: Facts) -> list[Finding]:
@@ -58,18 +56,8 @@ def check_shm(facts: Facts) -> list[Finding]:
     if not isinstance(total, int):
         return []
     if total >= SHM_MIN_BYTES:
-        return [ok("shm-size", f"/dev/shm is {size(total)}", AREA, **evidence)]
-    return [
-        Finding(
-            id="shm-too-small",
-            severity=Severity.WARN,
-            title=f"/dev/shm is only {size(total)}: DataLoader workers will run out of shared memory",
-            evidence=evidence,
-            why=why("shm-too-small"),
-            fix=fix("shm-too-small"),
-            area=AREA,
-        )
-    ]
+        return [SHM_SIZE(evidence=evidence, size=size(total))]
+    return [SHM_TOO_SMALL(evidence=evidence, size=size(total))]
 
 
 def check_open_files(facts: Facts) -> list[Finding]:
@@ -78,36 +66,19 @@ def check_open_files(facts: Facts) -> list[Finding]:
         return []
     evidence = {"soft limit": "unlimited" if soft == -1 else soft, "hard limit": "unlimited" if hard == -1 else shown(hard)}
     if soft == -1 or soft >= OPEN_FILES_MIN:
-        return [ok("open-files-limit", f"Open-files limit is {evidence['soft limit']}", AREA, **evidence)]
+        return [OPEN_FILES_LIMIT(evidence=evidence, soft=evidence["soft limit"])]
     # raise the soft limit as far as the hard one allows, to at most 65536
     target = min(hard, 65536) if isinstance(hard, int) and hard != -1 else 65536
-    raise_it = target >= OPEN_FILES_MIN
-    return [
-        Finding(
-            id="open-files-limit-low",
-            severity=Severity.WARN,
-            title=f"Open-files limit is {soft}: DataLoader workers may fail with 'Too many open files'",
-            evidence=evidence,
-            why=why("open-files-limit-low"),
-            fix=fix("open-files-limit-low", "raise", target=target) if raise_it else fix("open-files-limit-low", "share-files"),
-            area=AREA,
-        )
-    ]
+    # a hard limit too low to raise the soft one to enough: share tensors through files instead
+    fix_case = "raise" if target >= OPEN_FILES_MIN else "share-files"
+    return [OPEN_FILES_LIMIT_LOW(fix_case=fix_case, evidence=evidence, soft=soft, target=target)]
 
 
 def check_container(facts: Facts) -> list[Finding]:
     hints = facts.system.container
     if not hints:
         return []
-    return [
-        Finding(
-            id="container-detected",
-            severity=Severity.INFO,
-            title="Running in a container: GPUs, /dev/shm and network are what the container was given",
-            evidence={"hints": list(hints)},
-            area=AREA,
-        )
-    ]
+    return [CONTAINER_DETECTED(evidence={"hints": list(hints)})]
 
 
 CHECKS = (check_cpus, check_ram, check_shm, check_open_files, check_container)
