@@ -74,9 +74,6 @@ NOT_CONVERTED = (
     "checks/fleet.py",
     "checks/fleet_env.py",
     "checks/gpu_health.py",
-    "checks/gpus.py",
-    "checks/platform.py",
-    "checks/toolchain.py",
     "checks/visibility.py",
     "commands/allreduce/verify.py",
     "commands/diagnose/analyse.py",
@@ -222,7 +219,7 @@ def written_fixes(skip: tuple[str, ...] = OWN_FIX) -> list[str]:
 
 def test_the_id_scan_finds_ids():
     assert "rank-crashed" in finding_ids()
-    assert "p2p-ok" in finding_ids()  # made with ok(...)
+    assert "smoke-sync" in finding_ids()  # made with ok(...)
     assert "collective-missing" in finding_ids()  # Finding("...", ...) without id=
 
 

@@ -6,15 +6,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpudoctor.catalog.findings.gpus import (
+    GPU_COMPUTE_MODE_RESTRICTED,
+    GPU_MEMORY_FREE,
+    GPU_MEMORY_IN_USE,
+    MIG_ENABLED,
+    NO_NVIDIA_GPU,
+    NON_NVIDIA_DISPLAY_ADAPTER,
+    NVIDIA_DRIVER,
+    NVIDIA_DRIVER_MISSING,
+    NVML_ERROR,
+    P2P_OK,
+    P2P_UNAVAILABLE,
+)
 from gpudoctor.checks.platform import MACOS, family
 from gpudoctor.checks.visibility import parse_visible_devices
 from gpudoctor.checks.wording import plural, shown, size
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.nvml import INIT_FAILED, PYNVML_MISSING, NvmlGpu
-from gpudoctor.catalog import fix, why
 
-AREA = "GPUs"
 # Memory in use on a GPU nobody should be using yet: above this share of the
 # total (the driver itself keeps a few hundred MiB on some GPUs).
 BUSY_SHARE = 0.05
@@ -40,72 +51,18 @@ def check_driver(facts: Facts) -> list[Finding]:
             "GPUs": [f"GPU {g.index}: {shown(g.name)} ({shown(g.uuid)})" for g in nv.gpus],
         }
         if not nv.gpus:
-            return [
-                Finding(
-                    id="no-nvidia-gpu",
-                    severity=Severity.WARN,
-                    title="The NVIDIA driver is loaded but reports no GPU",
-                    evidence={**evidence, "NVIDIA devices on the PCI bus": pci or shown(devices)},
-                    why=why("no-nvidia-gpu"),
-                    fix=fix("no-nvidia-gpu"),
-                    area=AREA,
-                )
-            ]
-        return [
-            ok(
-                "nvidia-driver",
-                f"NVIDIA driver {shown(nv.driver_version)} (CUDA {shown(nv.cuda_driver_version)}), "
-                f"{plural(len(nv.gpus), 'GPU')}",
-                AREA,
-                **evidence,
-            )
-        ]
+            evidence["NVIDIA devices on the PCI bus"] = pci or shown(devices)
+            return [NO_NVIDIA_GPU(case="none-listed", evidence=evidence, severity=Severity.WARN)]
+        return [NVIDIA_DRIVER(evidence=evidence, driver=shown(nv.driver_version), cuda=shown(nv.cuda_driver_version),
+                              gpus=plural(len(nv.gpus), "GPU"))]
     evidence = {"NVML": nv.error, "NVIDIA devices on the PCI bus": pci or shown(devices) or "none"}
     if nv.error_kind == PYNVML_MISSING:
-        return [
-            Finding(
-                id="nvml-error",
-                severity=Severity.WARN,
-                title="Cannot ask the NVIDIA driver about GPUs: " + nv.error,
-                evidence=evidence,
-                why=why("nvml-error", "pynvml-missing"),
-                fix=fix("nvml-error", "pynvml-missing"),
-                area=AREA,
-            )
-        ]
+        return [NVML_ERROR(case="pynvml-missing", evidence=evidence, severity=Severity.WARN, error=nv.error)]
     if nv.error_kind == INIT_FAILED:
-        return [
-            Finding(
-                id="nvml-error",
-                severity=Severity.ERROR,
-                title=f"The NVIDIA driver is installed but does not answer: {nv.error}",
-                evidence=evidence,
-                why=why("nvml-error", "init-failed"),
-                fix=fix("nvml-error", "init-failed"),
-                area=AREA,
-            )
-        ]
+        return [NVML_ERROR(case="init-failed", evidence=evidence, error=nv.error)]
     if pci:
-        return [
-            Finding(
-                id="nvidia-driver-missing",
-                severity=Severity.ERROR,
-                title=f"No working NVIDIA driver, but the PCI bus shows {plural(len(pci), 'NVIDIA device')}",
-                evidence=evidence,
-                why=why("nvidia-driver-missing"),
-                fix=fix("nvidia-driver-missing"),
-                area=AREA,
-            )
-        ]
-    return [
-        Finding(
-            id="no-nvidia-gpu",
-            severity=Severity.INFO,
-            title=f"No NVIDIA driver or GPU on this machine ({nv.error})",
-            evidence=evidence,
-            area=AREA,
-        )
-    ]
+        return [NVIDIA_DRIVER_MISSING(evidence=evidence, devices=plural(len(pci), "NVIDIA device"))]
+    return [NO_NVIDIA_GPU(case="no-driver", evidence=evidence, error=nv.error)]
 
 
 def check_display_adapters(facts: Facts) -> list[Finding]:
@@ -115,19 +72,8 @@ def check_display_adapters(facts: Facts) -> list[Finding]:
     others = [d for d in devices if not d.nvidia]
     if not others:
         return []
-    return [
-        Finding(
-            id="non-nvidia-display-adapter",
-            severity=Severity.INFO,
-            title=f"{plural(len(others), 'non-NVIDIA display adapter')} on the PCI bus: not usable by CUDA, not counted by torch",
-            evidence={
-                "adapters": [f"{d.slot} {d.vendor} {d.name} ({d.kind})" for d in others],
-                "source": facts.system.display_source,
-            },
-            why=why("non-nvidia-display-adapter"),
-            area=AREA,
-        )
-    ]
+    evidence = {"adapters": [f"{d.slot} {d.vendor} {d.name} ({d.kind})" for d in others], "source": facts.system.display_source}
+    return [NON_NVIDIA_DISPLAY_ADAPTER(evidence=evidence, adapters=plural(len(others), "non-NVIDIA display adapter"))]
 
 
 def _busy(gpu: NvmlGpu) -> bool:
@@ -147,8 +93,7 @@ def check_memory_in_use(facts: Facts) -> list[Finding]:
         return []
     busy = [g for g in gpus if _busy(g)]
     if not busy:
-        return [ok("gpu-memory-free", "No other process holds GPU memory", AREA,
-                   **{f"GPU {g.index}": f"{size(g.memory_used_bytes)} used of {size(g.memory_total_bytes)}" for g in gpus})]
+        return [GPU_MEMORY_FREE(evidence={f"GPU {g.index}": f"{size(g.memory_used_bytes)} used of {size(g.memory_total_bytes)}" for g in gpus})]
     evidence = {}
     for g in busy:
         procs = g.processes if isinstance(g.processes, tuple) else ()
@@ -157,18 +102,10 @@ def check_memory_in_use(facts: Facts) -> list[Finding]:
             + ("".join("\n" + _process_line(p) for p in procs) if procs else "")
         )
     pids = sorted({p.pid for g in busy for p in (g.processes if isinstance(g.processes, tuple) else ())})
-    return [
-        Finding(
-            id="gpu-memory-in-use",
-            severity=Severity.WARN,
-            title=f"Other processes already hold memory on {plural(len(busy), 'GPU')}: "
-            + ", ".join(f"GPU {g.index} ({size(g.memory_used_bytes)})" for g in busy),
-            evidence=evidence,
-            why=why("gpu-memory-in-use"),
-            fix=fix("gpu-memory-in-use", "kill", pids=" ".join(str(p) for p in pids)) if pids else fix("gpu-memory-in-use", "look"),
-            area=AREA,
-        )
-    ]
+    return [GPU_MEMORY_IN_USE(
+        evidence=evidence, fix_case="kill" if pids else "look", gpus=plural(len(busy), "GPU"),
+        used=", ".join(f"GPU {g.index} ({size(g.memory_used_bytes)})" for g in busy), pids=" ".join(str(p) for p in pids),
+    )]
 
 
 def check_mig(facts: Facts) -> list[Finding]:
@@ -198,30 +135,11 @@ def mig_findings(gpus: Sequence[NvmlGpu], single: str = "") -> list[Finding]:
         return []
     evidence = {f"GPU {g.index}": f"{shown(g.name)}, MIG {g.mig_mode}" for g in mig}
     gpu_list = ",".join(str(g.index) for g in mig)
+    named = ", ".join(f"GPU {g.index}" for g in mig)
     if single:
-        return [
-            Finding(
-                id="mig-enabled",
-                severity=Severity.INFO,
-                title=f"MIG is enabled on {', '.join(f'GPU {g.index}' for g in mig)}: this process runs on one MIG "
-                "instance, which serves a single-GPU job",
-                evidence={**evidence, "one instance": single},
-                why=why("mig-enabled", "one-instance"),
-                fix=fix("mig-enabled", "one-instance", gpus=gpu_list),
-                area=AREA,
-            )
-        ]
-    return [
-        Finding(
-            id="mig-enabled",
-            severity=Severity.WARN,
-            title=f"MIG is enabled on {', '.join(f'GPU {g.index}' for g in mig)}",
-            evidence=evidence,
-            why=why("mig-enabled", "several"),
-            fix=fix("mig-enabled", "several", gpus=gpu_list),
-            area=AREA,
-        )
-    ]
+        evidence["one instance"] = single
+        return [MIG_ENABLED(case="one-instance", evidence=evidence, severity=Severity.INFO, named=named, gpus=gpu_list)]
+    return [MIG_ENABLED(case="several", evidence=evidence, named=named, gpus=gpu_list)]
 
 
 def check_p2p(facts: Facts) -> list[Finding]:
@@ -236,19 +154,9 @@ def check_p2p(facts: Facts) -> list[Finding]:
     }
     if not broken:
         pairs = f"GPU {links[0].a} and GPU {links[0].b}" if len(links) == 1 else f"all {len(links)} GPU pairs"
-        return [ok("p2p-ok", f"P2P works between {pairs}", AREA, **evidence)]
-    return [
-        Finding(
-            id="p2p-unavailable",
-            severity=Severity.WARN,
-            title="No direct P2P between "
-            + ", ".join(f"GPU {link.a} and {link.b} ({shown(link.p2p_read)})" for link in broken),
-            evidence=evidence,
-            why=why("p2p-unavailable"),
-            fix=fix("p2p-unavailable"),
-            area=AREA,
-        )
-    ]
+        return [P2P_OK(evidence=evidence, pairs=pairs)]
+    pairs = ", ".join(f"GPU {link.a} and {link.b} ({shown(link.p2p_read)})" for link in broken)
+    return [P2P_UNAVAILABLE(evidence=evidence, pairs=pairs)]
 
 
 def check_compute_mode(facts: Facts) -> list[Finding]:
@@ -261,18 +169,12 @@ def compute_mode_findings(gpus: Sequence[NvmlGpu]) -> list[Finding]:
     if not restricted:
         return []
     prohibited = any(g.compute_mode == "Prohibited" for g in restricted)
-    return [
-        Finding(
-            id="gpu-compute-mode-restricted",
-            severity=Severity.ERROR if prohibited else Severity.WARN,
-            title="Restricted compute mode: "
-            + ", ".join(f"GPU {g.index} is {g.compute_mode}" for g in restricted),
-            evidence={f"GPU {g.index}": g.compute_mode for g in restricted},
-            why=why("gpu-compute-mode-restricted"),
-            fix=fix("gpu-compute-mode-restricted", gpus=",".join(str(g.index) for g in restricted)),
-            area=AREA,
-        )
-    ]
+    return [GPU_COMPUTE_MODE_RESTRICTED(
+        evidence={f"GPU {g.index}": g.compute_mode for g in restricted},
+        severity=Severity.ERROR if prohibited else Severity.WARN,
+        modes=", ".join(f"GPU {g.index} is {g.compute_mode}" for g in restricted),
+        gpus=",".join(str(g.index) for g in restricted),
+    )]
 
 
 CHECKS = (check_driver, check_display_adapters, check_memory_in_use, check_mig, check_p2p, check_compute_mode)

@@ -8,8 +8,8 @@ was taken on, and tests simulate an OS by varying that one fact."""
 
 from __future__ import annotations
 
-from gpudoctor.catalog import fix, why
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog.findings.platform import PLATFORM_LIMITS
+from gpudoctor.core.findings import Finding
 from gpudoctor.probe.facts import Facts
 
 AREA = "platform"
@@ -33,24 +33,12 @@ def family(facts: Facts) -> str:
     return os_family(facts.system.platform)
 
 
-# What does not apply (what PyTorch does there, and what to do instead: the
-# "platform-limits" entry's cases).
+# What does not apply on each OS (the title says why: the "platform-limits" kind's cases).
 NOT_APPLICABLE = {
-    WINDOWS: (
-        "Windows: NCCL is not built for Windows (GPU collectives run on gloo), and /dev/shm and "
-        "the open-files limit do not exist",
-        ["NCCL backend", "/dev/shm size", "open-files limit (ulimit -n)", "PCI listing (lspci, /sys/bus/pci)"],
-    ),
-    MACOS: (
-        "macOS: no CUDA and no NVIDIA driver; torch runs on MPS (Apple GPU) or CPU, and "
-        "distributed training on gloo",
-        ["NVIDIA driver and NVML", "CUDA devices and CUDA_VISIBLE_DEVICES", "NCCL backend",
-         "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
-    ),
-    OTHER: (
-        "An operating system gpudoctor is not built for: some checks may not apply",
-        ["NCCL backend", "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
-    ),
+    WINDOWS: ["NCCL backend", "/dev/shm size", "open-files limit (ulimit -n)", "PCI listing (lspci, /sys/bus/pci)"],
+    MACOS: ["NVIDIA driver and NVML", "CUDA devices and CUDA_VISIBLE_DEVICES", "NCCL backend",
+            "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
+    OTHER: ["NCCL backend", "/dev/shm size", "PCI listing (lspci, /sys/bus/pci)"],
 }
 
 
@@ -58,24 +46,8 @@ def check_platform(facts: Facts) -> list[Finding]:
     os_name = family(facts)
     if os_name == LINUX:
         return []
-    title, skipped = NOT_APPLICABLE[os_name]
-    if os_name == WINDOWS:
-        reason, instead = why("platform-limits", "windows"), fix("platform-limits", "windows")
-    elif os_name == MACOS:
-        reason, instead = why("platform-limits", "macos"), fix("platform-limits", "macos")
-    else:
-        reason, instead = why("platform-limits", "other"), ""
-    return [
-        Finding(
-            id="platform-limits",
-            severity=Severity.INFO,
-            title=title,
-            evidence={"platform": facts.system.platform, "does not apply": skipped},
-            why=reason,
-            fix=instead,
-            area=AREA,
-        )
-    ]
+    evidence = {"platform": facts.system.platform, "does not apply": NOT_APPLICABLE[os_name]}
+    return [PLATFORM_LIMITS(case=os_name, evidence=evidence)]  # another OS has no fix: no one command to run instead
 
 
 CHECKS = (check_platform,)

@@ -3,14 +3,13 @@ built with (torch.utils.cpp_extension refuses another major version)."""
 
 from __future__ import annotations
 
-from gpudoctor.catalog import fix, why
+from gpudoctor.catalog.findings.torch import NVCC_TORCH_CUDA_MATCH, NVCC_TORCH_CUDA_MISMATCH
 from gpudoctor.checks.torch_build import version_tuple
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.core.unavailable import Unavailable
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.software import Nvcc
 
-AREA = "torch"
 
 
 def check_nvcc(facts: Facts) -> list[Finding]:
@@ -27,19 +26,14 @@ def check_nvcc(facts: Facts) -> list[Finding]:
         return []
     evidence = {"nvcc": nvcc.path, "found by": nvcc.found_by, "nvcc release": nvcc.release, "torch CUDA (build)": t.cuda}
     if have == built:
-        return [ok("nvcc-torch-cuda-match", f"nvcc {nvcc.release} ({nvcc.found_by}) is torch's CUDA {t.cuda}", AREA, **evidence)]
+        return [NVCC_TORCH_CUDA_MATCH(evidence=evidence, release=nvcc.release, found_by=nvcc.found_by, cuda=t.cuda)]
     major = have[0] != built[0]
-    title = (
-        f"nvcc {nvcc.release} ({nvcc.path}, by {nvcc.found_by}) is not the CUDA {t.cuda} torch was built with: "
-        + ("CUDA extensions will not build with it" if major else "extensions build with a warning")
-    )
+    case = "major" if major else "minor"
     cuda = ".".join(str(n) for n in built)
-    if major:
-        said, do = why("nvcc-torch-cuda-mismatch", "major"), fix("nvcc-torch-cuda-mismatch", "major", cuda=cuda, nvcc=nvcc.release)
-    else:
-        said, do = why("nvcc-torch-cuda-mismatch", "minor"), fix("nvcc-torch-cuda-mismatch", "minor", cuda=cuda)
-    severity = Severity.WARN if major else Severity.INFO
-    return [Finding(id="nvcc-torch-cuda-mismatch", severity=severity, title=title, evidence=evidence, why=said, fix=do, area=AREA)]
+    return [NVCC_TORCH_CUDA_MISMATCH(
+        case=case, evidence=evidence, severity=Severity.WARN if major else Severity.INFO,
+        release=nvcc.release, path=nvcc.path, found_by=nvcc.found_by, torch_cuda=t.cuda, cuda=cuda,
+    )]
 
 
 CHECKS = (check_nvcc,)

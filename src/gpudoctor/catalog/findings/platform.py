@@ -21,6 +21,11 @@ PLATFORM_LIMITS = FindingKind(
 |---|---|---|
 | Windows | NCCL, `/dev/shm`, the open-files limit, the PCI listing | gloo for every collective (PyTorch's Windows wheels have no NCCL); `nccl-missing` is `info` there |
 | macOS | the NVIDIA driver and NVML, CUDA devices and `CUDA_VISIBLE_DEVICES`, NCCL, `/dev/shm`, the PCI listing | torch on MPS (Apple GPU) or CPU; distributed training on gloo |""",
+    title={
+        "windows": "Windows: NCCL is not built for Windows (GPU collectives run on gloo), and /dev/shm and the open-files limit do not exist",
+        "macos": "macOS: no CUDA and no NVIDIA driver; torch runs on MPS (Apple GPU) or CPU, and distributed training on gloo",
+        "other": "An operating system gpudoctor is not built for: some checks may not apply",
+    },
     why={
         "windows": "torch.distributed on Windows has gloo only: DDP works, slower than NCCL; `allreduce` and `train-smoke` use gloo. For NCCL and every check, run on Linux or under WSL2.",
         "macos": "macOS torch wheels have no CUDA: the GPU checks have nothing to look at. Multi-process training there uses gloo on CPU tensors.",

@@ -158,12 +158,16 @@ NVCC_TORCH_CUDA_MISMATCH = FindingKind(
     emitted_by="[`gpudoctor check`](../commands/check.md), [`gpudoctor report`](../commands/report.md)",
     summary="The CUDA compiler an extension build would use (`$CUDA_HOME/bin/nvcc`, else the `nvcc` on `PATH`, else `/usr/local/cuda`: the order of `torch.utils.cpp_extension`) is another CUDA version than the one torch was built with. `warn` when the major version differs; `info` when only the minor version does.",
     evidence="`nvcc` (its path), `found by` (`CUDA_HOME`, `CUDA_PATH`, `PATH` or `/usr/local/cuda`), `nvcc release`, `torch CUDA (build)`.",
+    title={
+        "major": "nvcc {release} ({path}, by {found_by}) is not the CUDA {torch_cuda} torch was built with: CUDA extensions will not build with it",
+        "minor": "nvcc {release} ({path}, by {found_by}) is not the CUDA {torch_cuda} torch was built with: extensions build with a warning",
+    },
     why={
         "major": "Building a CUDA extension (flash-attn, apex, xformers or DeepSpeed ops from source, any CUDAExtension) with this nvcc fails: torch refuses a CUDA toolkit of another major version than its own.",
         "minor": "torch only warns when an extension is built with a toolkit of another minor version, and the build usually works; a build that needs the newer toolkit's features may not.",
     },
     fix={
-        "major": "export CUDA_HOME=/usr/local/cuda-{cuda}  # a CUDA {cuda} toolkit, as torch was built with; or a torch built for CUDA {nvcc}: https://pytorch.org/get-started/locally/",
+        "major": "export CUDA_HOME=/usr/local/cuda-{cuda}  # a CUDA {cuda} toolkit, as torch was built with; or a torch built for CUDA {release}: https://pytorch.org/get-started/locally/",
         "minor": "export CUDA_HOME=/usr/local/cuda-{cuda}  # only if an extension build fails: a CUDA {cuda} toolkit, as torch was built with",
     },
 )
@@ -176,6 +180,7 @@ NVCC_TORCH_CUDA_MATCH = FindingKind(
     emitted_by=EMITTED_BY,
     summary="The CUDA compiler an extension build would use is the CUDA version torch was built with.",
     evidence="`nvcc`, `found by`, `nvcc release`, `torch CUDA (build)`.",
+    title="nvcc {release} ({found_by}) is torch's CUDA {cuda}",
     more_why="A toolkit of another CUDA version than torch's is a top cause of failed builds of flash-attn, apex, xformers and DeepSpeed ops.",
     more_fix="Nothing to fix. When it differs it is reported as [`nvcc-torch-cuda-mismatch`](nvcc-torch-cuda-mismatch.md).",
 )
