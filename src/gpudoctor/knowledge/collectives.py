@@ -26,9 +26,17 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog.findings.collectives import (
+    COLLECTIVE_DEADLOCK,
+    COLLECTIVE_MISMATCH,
+    COLLECTIVE_MISSING,
+    COLLECTIVE_STALL,
+    UNEVEN_COLLECTIVES,
+)
+from gpudoctor.catalog.findings.ranks import RENDEZVOUS_HANG
+from gpudoctor.core.findings import Finding
 
 AREA = "collectives"
 # started: the rank is blocked in the call; completed: it returned; posted: an
@@ -41,11 +49,6 @@ P2P = frozenset({SEND, RECV})
 # Appended to a record's function when DDP's forward made the collective (its buffer
 # broadcast): a forward of the wrapped model on some ranks only.
 DDP_FORWARD = " [DDP forward]"
-DDP_FORWARD_FIX = (
-    "rank {rank} ran the DDP-wrapped model's forward by itself at {where} (an evaluation on one rank?): DDP's "
-    "forward makes collectives of its own (it broadcasts buffers) that every rank must join: evaluate with "
-    "model.module (the unwrapped model) there, or run the evaluation on every rank"
-)
 # Calls of a group's life, not lined up by number either.
 NEW_GROUP, DESTROY = "new_group", "destroy_process_group"
 UNNUMBERED = P2P | {NEW_GROUP, DESTROY}
@@ -400,45 +403,6 @@ def records_from_json(items: Iterable[Mapping]) -> list[CollectiveRecord]:
 
 # -- the analysis -------------------------------------------------------------------------
 
-MISMATCH_WHY = (
-    "Every rank must call the same collectives in the same order with the same shapes and dtypes. "
-    "Here the calls with the same number differ, so the ranks exchange the wrong data or wait for each "
-    "other forever (gloo may abort with 'Received data size doesn't match expected size', NCCL hangs "
-    "until its timeout)."
-)
-UNEVEN_WHY = (
-    "One rank ran its loop fewer times than another (uneven data: the last batch exists on some ranks "
-    "only), so the rank with more work waits in a collective that its finished peer will never call."
-)
-UNEVEN_FIX = (
-    "give every rank the same number of batches: DistributedSampler(..., drop_last=True) / "
-    "DataLoader(..., drop_last=True), or wrap the loop in "
-    "`with torch.distributed.algorithms.Join([model]):`"
-)
-# The rank that left first is where the ranks' sequences part: what it did decides the fix.
-LEFT_EARLY_FIX = (
-    "if rank {rank} decided by itself to stop or to skip a step (early stopping, a max-steps or NaN/inf check "
-    "on its own loss), make the decision collective: all_reduce the flag (or broadcast it from rank 0) so that "
-    "every rank breaks, or skips the backward, at the same step; if its data is shorter, " + UNEVEN_FIX
-)
-DESTROYED_WHY = (
-    "destroy_process_group() tears down this rank's side of every group: a peer still calling collectives "
-    "then waits for it forever or fails with a closed connection."
-)
-DESTROYED_FIX = (
-    "call dist.destroy_process_group() only after every rank is done: once, at the end of main, on every "
-    "rank (after their last collective); an error path on one rank should raise, not destroy the group and exit 0"
-)
-MISSING_WHY = (
-    "A collective called on some ranks only (inside `if rank == 0:` for instance) is waited for "
-    "forever by the ranks that call it: every rank must make the same calls."
-)
-STALL_WHY = (
-    "The ranks that wait in a collective cannot go on until every rank of the group calls it; "
-    "the rank that is not in it holds them all up."
-)
-
-
 def _group_by_seq(ranks: Sequence[RankState]) -> dict[tuple[str, int], dict[int, CollectiveRecord]]:
     table: dict[tuple[str, int], dict[int, CollectiveRecord]] = {}
     for state in ranks:
@@ -470,13 +434,6 @@ def _evidence_calls(calls: Mapping[int, CollectiveRecord]) -> dict[str, str]:
     return {f"rank {rank}": calls[rank].call() for rank in sorted(calls)}
 
 
-GROUPS_WHY = (
-    "dist.new_group must be called by every rank, in the same order, with the same ranks, even by ranks "
-    "that are not members: groups are numbered by creation order, so one made on some ranks only (or with "
-    "other ranks) shifts every later group's numbering, and their collectives no longer meet."
-)
-
-
 def find_group_mismatch(ranks: Sequence[RankState]) -> Finding | None:
     """The first new_group whose ranks differ across ranks (by creation order)."""
     made: dict[int, dict[int, CollectiveRecord]] = {}
@@ -490,7 +447,7 @@ def find_group_mismatch(ranks: Sequence[RankState]) -> Finding | None:
         if len(calls) < 2 or len(set(members.values())) < 2:
             continue
         votes = list(members.values())
-        title = f"new_group #{n} differs across ranks: " + "; ".join(
+        made_with = "; ".join(
             f"rank {rank} made it with ranks {list(members[rank]) or 'all'}"
             + (f" at {short_where(calls[rank].where)}" if calls[rank].where else "")
             for rank in sorted(calls)
@@ -500,8 +457,7 @@ def find_group_mismatch(ranks: Sequence[RankState]) -> Finding | None:
         if votes.count(members[odd[0]]) < votes.count(members[odd[-1]]):
             ev["root cause"] = f"rank {odd[0]}"
         sites = " and ".join(sorted({short_where(r.where) for r in calls.values() if r.where})) or "those calls"
-        fix = f"call every dist.new_group(...) on every rank, in the same order, with the same ranks ({sites})"
-        return Finding("collective-mismatch", Severity.ERROR, title, ev, GROUPS_WHY, fix, AREA)
+        return COLLECTIVE_MISMATCH(case="group", evidence=ev, n=n, made=made_with, sites=sites)
     return None
 
 
@@ -530,16 +486,14 @@ def find_p2p_mismatch(ranks: Sequence[RankState]) -> Finding | None:
             what = "size" if _numel(send) > _numel(recv) else ("dtype" if set(send.input_dtypes) != set(recv.input_dtypes) else "")
             if not what:
                 continue
-            title = (
-                f"rank {s.rank}'s {send.name()} does not fit the recv that meets it: rank {s.rank} sends "
-                f"{send.call()}; rank {recv.rank} receives into {recv.call()}"
-            )
             # The fix is the receiver's buffer (gloo aborts that rank, too).
             ev = {f"rank {s.rank}": send.call(), f"rank {recv.rank}": recv.call(), "differs in": what,
                   "root cause": f"rank {recv.rank}"}  # fmt: skip
             sites = " and ".join(sorted({short_where(r.where) for r in (send, recv) if r.where})) or "those calls"
-            fix = f"give the recv a buffer of the sent tensor's shape and dtype at {sites} (send the shape first if it varies)"
-            return Finding("collective-mismatch", Severity.ERROR, title, ev, MISMATCH_WHY, fix, AREA)
+            return COLLECTIVE_MISMATCH(
+                case="p2p", evidence=ev, rank=s.rank, name=send.name(), sent=send.call(), receiver=recv.rank,
+                received=recv.call(), sites=sites,
+            )  # fmt: skip
     return None
 
 
@@ -561,54 +515,42 @@ def find_mismatch(ranks: Sequence[RankState]) -> Finding | None:
         recs = [calls[r] for r in sorted(calls)]
         sites = sorted({short_where(r.where) for r in recs if r.where})
         ddp = next((r for r in recs if r.function.endswith(DDP_FORWARD) and r.kind not in {o.kind for o in recs if o is not r}), None)
+        # The title's and the fix's fields, and their case: `what` differs, or how the calls parted.
+        fields: dict = {"seq": seq, "kind": recs[0].kind, "sites": " and ".join(sites) or "that call"}
+        case = fix_case = what
+        how = ""
         if what == "kind":
-            how, words, how_fix = _diverged(ranks, pg, seq, calls)
-            title = f"collective #{seq} differs across ranks: " + "; ".join(
-                f"rank {r.rank} called {r.kind}" + (f" at {short_where(r.where)}" if r.where else "") for r in recs
-            ) + (f" — {words}" if words else "")
-            fix = how_fix or "call the same collective on every rank at this point: " + (
-                f"look at {' and '.join(sites)} for a call made under `if rank == ...` only"
-                if sites
-                else "look for a collective called under `if rank == ...` only"
-            )
+            how, fields = _diverged(ranks, pg, seq, calls)
+            fields["seq"] = seq
+            fields["calls"] = "; ".join(f"rank {r.rank} called {r.kind}" + (f" at {short_where(r.where)}" if r.where else "") for r in recs)
+            case = fix_case = how or "kind"
+            if not how:
+                fields["sites"] = " and ".join(sites)
+                fix_case = "kind" if sites else "kind-unplaced"
             if ddp is not None:
-                fix = DDP_FORWARD_FIX.format(rank=ddp.rank, where=short_where(ddp.where))
+                fix_case = "ddp-forward"
+                fields.update(rank=ddp.rank, where=short_where(ddp.where))
         elif what == "root":
-            title = f"collective #{seq} ({recs[0].kind}) has a different root on each rank: " + "; ".join(
+            fields["roots"] = "; ".join(
                 f"rank {r.rank} {_root_word(r.kind)}={r.root}" + (f" at {short_where(r.where)}" if r.where else "")
                 for r in recs
             )
-            fix = (
-                f"pass the same {_root_word(recs[0].kind)} on every rank at {' and '.join(sites) or 'that call'} "
-                f"(a constant such as {_root_word(recs[0].kind)}=0, not the rank's own rank)"
-            )
+            fields["root"] = _root_word(recs[0].kind)
         else:
-            title = f"collective #{seq} ({recs[0].kind}) has a different {what} on each rank: " + "; ".join(
+            fields["values"] = "; ".join(
                 f"rank {r.rank} {', '.join(_shape(s) for s in r.input_shapes) if what == 'shape' else ', '.join(sorted(set(r.input_dtypes)))}"
                 for r in recs
             )
-            fix = (
-                f"give the tensor the same {what} on every rank at {' and '.join(sites) or 'that call'}"
-                + (" (pad it, or use all_gather_object for ragged data)" if what == "shape" else " (cast it with .to(dtype))")
-            )
         handled = [r for r in recs if r.handling]
-        if handled:  # a rank that made its call from an error handler: the error is where it departed
-            title += "; " + "; ".join(f"rank {r.rank} made its call while handling {r.handling}" for r in handled)
+        # A rank that made its call from an error handler: the error is where it departed.
+        fields["handled"] = "".join(f"; rank {r.rank} made its call while handling {r.handling}" for r in handled)
         ev: dict = {"collective": seq, "process group": pg, "differs in": what, **_evidence_calls(calls)}
         if what == "kind" and how:
             ev["diverged by"] = how
         hint = _uneven_hint(ranks, pg, seq)
         if hint:
             ev["note"] = hint
-        return Finding(
-            id="collective-mismatch",
-            severity=Severity.ERROR,
-            title=title,
-            evidence=ev,
-            why=MISMATCH_WHY,
-            fix=fix,
-            area=AREA,
-        )
+        return COLLECTIVE_MISMATCH(case=case, fix_case=fix_case, evidence=ev, **fields)
     return None
 
 
@@ -617,9 +559,10 @@ ORDER, SKIP = "order", "skip"  # how two ranks' call sequences parted at a kind 
 
 def _diverged(
     ranks: Sequence[RankState], pg: str, seq: int, calls: Mapping[int, CollectiveRecord]
-) -> tuple[str, str, str]:
+) -> tuple[str, dict]:
     """How the ranks' sequences part at collective #seq, where the kinds differ:
-    (ORDER | SKIP | "", words for the title, a fix; "" where the records do not decide).
+    (ORDER | SKIP | "", the fields of collective-mismatch's case of that name; "" and
+    none where the records do not decide).
     ORDER: the calls swap places (each rank's next call is the other's call here), or every
     rank has made each of these calls, from the same lines, before: same calls, another order.
     SKIP: one rank's call here comes from a line no other rank has called it from in the
@@ -645,22 +588,18 @@ def _diverged(
     before = {rank: {site(r) for r in by_rank[rank].collectives if r.pg == pg and r.seq < seq} for rank in calls if rank in by_rank}
     everyone_made_both = len(before) == len(calls) and all(set(here.values()) <= made_here for made_here in before.values())
     if swapped or (everyone_made_both and all(w for _, w in here.values())):
-        words = "same calls, another order: " + "; ".join(
+        orders = "; ".join(
             f"rank {rank} calls {k}" + (f" ({short_where(w)})" if w else "") + " first" for rank, (k, w) in sorted(here.items())
         )
         lines = " and ".join(sorted({short_where(w) for _, w in here.values() if w})) or "those calls"
-        return ORDER, words, f"make every rank call {' and '.join(kinds)} in the same order ({lines}): the order must not depend on the rank or its data"
+        return ORDER, {"orders": orders, "kinds": " and ".join(kinds), "lines": lines}
     only = [rank for rank, (k, w) in here.items() if w and all((k, w) not in made(o) for o in calls if o != rank)]
     if len(only) == 1 and len(calls) > 1:
         rank = only[0]
         k, w = here[rank]
         others = ", ".join(f"rank {o}" for o in sorted(calls) if o != rank)
-        words = f"rank {rank}'s {k} at {short_where(w)} is a call {others} never made: made on rank {rank} only, the others skipped it (or call something else there)"
-        return SKIP, words, (
-            f"call the {k} at {short_where(w)} on every rank or on none: take it out of any `if rank == ...` block "
-            f"(or make the condition the same on every rank)"
-        )
-    return "", "", ""
+        return SKIP, {"only": rank, "kind": k, "site": short_where(w), "others": others}
+    return "", {}
 
 
 def _site_counts(state: RankState, pg: str, upto: int, since: int = 1) -> dict[tuple[str, str], int]:
@@ -807,34 +746,24 @@ def find_uneven(ranks: Sequence[RankState]) -> Finding | None:
             at = f" at {short_where(destroyed.where)}" if destroyed.where else ""
             ev[f"rank {o.rank}"] = f"destroyed the process group{at} after {done} collectives"
             ev["root cause"] = f"rank {o.rank}"
-            title = (
-                f"rank {o.rank} called destroy_process_group(){at} after {done} collective{'s' if done != 1 else ''} "
-                f"and left; rank {s.rank} {state} {w.name()}" + (f" at {short_where(w.where)}" if w.where else "")
-            )
-            return Finding("collective-missing", Severity.ERROR, title, ev, DESTROYED_WHY, DESTROYED_FIX, AREA)
+            return COLLECTIVE_MISSING(
+                case="destroyed", evidence=ev, rank=o.rank, at=at, collectives=f"{done} collective{'s' if done != 1 else ''}",
+                waiter=s.rank, state=state, name=w.name(), waiter_at=f" at {short_where(w.where)}" if w.where else "",
+            )  # fmt: skip
         if theirs and mine > theirs:
             # The sequences part where the rank that finished left the loop: it is the root cause.
             ev["root cause"] = f"rank {o.rank}"
-            title = (
-                f"uneven work: rank {o.rank} left the loop after {theirs} {w.kind} call{'s' if theirs != 1 else ''} "
-                f"at {short_where(w.where)}{_since_text(since)} and finished; rank {s.rank} called {_an(_ordinal(mine))} "
-                f"(collective #{w.seq}) and waits for it"
-            )
-            fix = LEFT_EARLY_FIX.format(rank=o.rank)
-            return Finding("uneven-collectives", Severity.ERROR, title, ev, UNEVEN_WHY, fix, AREA)
-        title = (
-            f"rank {s.rank} {state} {w.kind} #{w.seq}"
-            + (f" at {short_where(w.where)}" if w.where else "")
-            + f", which rank {o.rank} never called (it finished after {done} collectives)"
-        )
-        fix = (
-            f"call it on every rank: take the {w.kind} at {short_where(w.where)} out of any `if rank == ...` block"
-            if w.where
-            else f"call {w.kind} on every rank, or on none"
-        )
+            return UNEVEN_COLLECTIVES(
+                evidence=ev, rank=o.rank, calls=f"{theirs} {w.kind} call{'s' if theirs != 1 else ''}", where=short_where(w.where),
+                since=_since_text(since), waiter=s.rank, nth=_an(_ordinal(mine)), seq=w.seq,
+            )  # fmt: skip
+        fix_case = "never-called" if w.where else "never-called-unplaced"
         if w.function.endswith(DDP_FORWARD):
-            fix = DDP_FORWARD_FIX.format(rank=s.rank, where=short_where(w.where))
-        return Finding("collective-missing", Severity.ERROR, title, ev, MISSING_WHY, fix, AREA)
+            fix_case = "ddp-forward"
+        return COLLECTIVE_MISSING(
+            case="never-called", fix_case=fix_case, evidence=ev, rank=s.rank, state=state, kind=w.kind, seq=w.seq,
+            at=f" at {short_where(w.where)}" if w.where else "", where=short_where(w.where), other=o.rank, done=done,
+        )  # fmt: skip
     return _left_before_joining(ranks)
 
 
@@ -845,19 +774,12 @@ def _left_before_joining(ranks: Sequence[RankState]) -> Finding | None:
     if not waiting or not gone:
         return None
     o, s = gone[0], waiting[0]
-    title = (
-        f"rank {o.rank} finished without calling init_process_group; "
-        + ", ".join(f"rank {w.rank}" for w in waiting)
-        + (" wait" if len(waiting) > 1 else " waits")
-        + " for it in the rendezvous"
-    )
     ev = {f"rank {o.rank}": "finished (exit 0) before joining", f"rank {s.rank}": "waits in init_process_group",
           "root cause": f"rank {o.rank}"}  # fmt: skip
-    fix = (
-        f"every rank must call init_process_group: rank {o.rank} returned (or called sys.exit(0)) before it; "
-        "let it join and take part in the collectives, or start fewer ranks"
-    )
-    return Finding("collective-missing", Severity.ERROR, title, ev, MISSING_WHY, fix, AREA)
+    return COLLECTIVE_MISSING(
+        case="never-joined", evidence=ev, rank=o.rank, waiters=", ".join(f"rank {w.rank}" for w in waiting),
+        wait="wait" if len(waiting) > 1 else "waits",
+    )  # fmt: skip
 
 
 def _member(s: RankState, pg: str) -> bool:
@@ -874,13 +796,6 @@ def _an(word: str) -> str:
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
-
-
-DEADLOCK_WHY = (
-    "Each of these ranks is blocked in a call that can only finish when another of them makes a "
-    "matching call, and that one is itself blocked waiting: none can move, whatever the timeout "
-    "(a blocking send/recv waits for its peer's matching recv/send; a collective for every rank of its group)."
-)
 
 
 def _made(s: RankState, kind: str, peer: int, pg: str) -> int:
@@ -965,40 +880,23 @@ def find_deadlock(ranks: Sequence[RankState]) -> Finding | None:
         assert w is not None
         at = f" at {short_where(w.where)}" if w.where else ""
         parts.append(f"rank {s.rank} waits in {w.name()}{at}")
-    title = "deadlock: " + "; ".join(parts) + " — each waits for the next"
     kinds = {w.kind for w in calls.values() if w is not None}
     sites = sorted({short_where(w.where) for w in calls.values() if w is not None and w.where})
     lines = " and ".join(sites) or "those calls"
     if kinds == {SEND}:
-        fix = (
-            f"order the calls at {lines}: even ranks send first then receive, odd ranks receive first then send, "
-            "or post both at once with dist.batch_isend_irecv([...]) (or isend + irecv, then wait on both)"
-        )
+        case = "send"
     elif kinds == {RECV}:
-        fix = f"someone must send first: at {lines} every rank receives before it sends; make one side send first"
+        case = "recv"
     elif NEW_GROUP in kinds:
-        fix = (
-            f"call dist.new_group(...) on every rank, in the same order, even on ranks that are not in the group "
-            f"({lines}): a group made on some ranks only blocks them, and shifts every later group's numbering"
-        )
+        case = "new-group"
     elif kinds & P2P:
-        fix = (
-            f"a rank waits for a peer's send/recv while that peer waits in another call ({lines}): make the "
-            "send/recv and the collectives happen in the same order on every rank"
-        )
+        case = "p2p"
     else:
-        fix = f"every rank must call the group's collectives in the same order ({lines})"
+        case = "collective"
     ev: dict = {f"rank {s.rank}": calls[s.rank].call() for s in cycle if calls[s.rank] is not None}  # type: ignore[union-attr]
     ev["cycle"] = " -> ".join(f"rank {s.rank}" for s in [*cycle, cycle[0]])
     ev["root cause"] = f"rank {_odd_one_out(ranks, cycle).rank}"
-    return Finding("collective-deadlock", Severity.ERROR, title, ev, DEADLOCK_WHY, fix, AREA)
-
-
-UNMATCHED_WHY = (
-    "A send that its peer never receives (or a recv never sent to) is left pending; gloo gives every "
-    "send/recv a number in the group's sequence, as it does a collective, so from then on the ranks disagree "
-    "on which collective is which and all wait in the next one."
-)
+    return COLLECTIVE_DEADLOCK(case=case, evidence=ev, waits="; ".join(parts), lines=lines)
 
 
 def find_unmatched_send(ranks: Sequence[RankState]) -> Finding | None:
@@ -1014,14 +912,12 @@ def find_unmatched_send(ranks: Sequence[RankState]) -> Finding | None:
                 matched += _made(by_rank[r.peer], RECV, -1, r.pg)
             if r.seq > matched and r.seq == _made(s, r.kind, r.peer, r.pg):
                 at = f" at {short_where(r.where)}" if r.where else ""
-                title = (
-                    f"rank {s.rank}'s {r.name()}{at} has no matching {other} on rank {r.peer} "
-                    f"(it made {matched}): the ranks' collectives no longer line up"
-                )
                 ev = {f"rank {s.rank}": r.call(), f"rank {r.peer}": f"{matched} {other} call(s) with rank {s.rank}",
                       "differs in": "send/recv", "root cause": f"rank {s.rank}"}  # fmt: skip
-                fix = f"pair every send with a recv on its peer (and every isend/irecv with a wait): look at {short_where(r.where) or 'that call'}"
-                return Finding("collective-mismatch", Severity.ERROR, title, ev, UNMATCHED_WHY, fix, AREA)
+                return COLLECTIVE_MISMATCH(
+                    case="unmatched", evidence=ev, rank=s.rank, name=r.name(), at=at, other=other, peer=r.peer,
+                    matched=matched, site=short_where(r.where) or "that call",
+                )  # fmt: skip
     return None
 
 
@@ -1044,20 +940,13 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float, limit: str = "--han
         h = holders[0]
         w = calls[0] if calls else None
         what = w.name() if w else "init_process_group"
-        title = (
-            f"rank {h.rank} holds the others up: "
-            + "; ".join(f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank))
-            + f" — no collective progress for {stalled_s:.0f} s when {limit} stopped the job"
-        )
         ev["timeout that fired"] = f"{limit} ({stalled_s:.0f} s without progress)"
-        where = f"it is at {_describe_stack(h.stack)}" if h.stack else "its stacks are in the run folder"
-        fix = (
-            f"look at rank {h.rank}: {where}, not in {what}; "
-            f"if that work is legitimately long, raise {limit}; if it skips the collective, "
-            "call it on every rank"
-        )
         ev["root cause"] = f"rank {h.rank}"
-        return Finding("collective-stall", Severity.ERROR, title, ev, STALL_WHY, fix, AREA)
+        return COLLECTIVE_STALL(
+            case="held-up", fix_case="held-up" if h.stack else "held-up-unseen", evidence=ev, rank=h.rank,
+            positions=_positions_text(ranks, positions), seconds=stalled_s, limit=limit,
+            stack=_describe_stack(h.stack), what=what,
+        )  # fmt: skip
     unmatched = find_unmatched_send(ranks)
     if unmatched is not None:
         return unmatched
@@ -1066,33 +955,13 @@ def find_stall(ranks: Sequence[RankState], stalled_s: float, limit: str = "--han
     apart = _waits_apart(waiting, calls, positions, stalled_s, limit)
     if apart is not None:
         return apart
-    title = f"every rank waits in collective #{seq} for {stalled_s:.0f} s: " + "; ".join(
-        f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank)
-    )
     ev["timeout that fired"] = f"{limit} ({stalled_s:.0f} s without progress)"
-    return Finding(
-        "collective-stall",
-        Severity.ERROR,
-        title,
-        ev,
-        "All ranks are inside the same collective, with the same kind, shapes and dtypes, and none completes: "
-        "the transport between them is stuck.",
-        "rerun with NCCL_DEBUG=INFO (GPUs) or GLOO_DEBUG; on GPUs try NCCL_P2P_DISABLE=1 and check the network",
-        AREA,
-    )
+    return COLLECTIVE_STALL(case="transport", evidence=ev, seq=seq, seconds=stalled_s, positions=_positions_text(ranks, positions))
 
 
-RENDEZVOUS_STALL_WHY = (
-    "Every rank reached init_process_group and none got past it: the ranks never met. The address they "
-    "meet at (MASTER_ADDR:MASTER_PORT, or init_method) is not reachable, is held by a process that is not "
-    "this job's store, or a rank that should host the store never did; no collective ran, so no transport is involved."
-)
-
-
-APART_WHY = (
-    "Each of these ranks waits in a collective that the others are not in: a collective completes only "
-    "when every rank of its group makes the same call, so none of them ever will; the network is not at fault."
-)
+def _positions_text(ranks: Sequence[RankState], positions: Mapping[int, str]) -> str:
+    """`rank 0 waits in all_reduce #2 at x.py:3; rank 1 ...`: where every rank stands, by rank."""
+    return "; ".join(f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank))
 
 
 def _waits_apart(
@@ -1111,39 +980,25 @@ def _waits_apart(
     lines = " and ".join(sorted({short_where(c.where) for c in calls if c.where})) or "those calls"
     if len(groups) > 1:
         ev["differs in"] = "process group"
-        title = "the ranks wait in collectives of different process groups: " + "; ".join(
+        waits = "; ".join(
             f"rank {c.rank} in {c.name()} of group {c.pg}" + (f" at {short_where(c.where)}" if c.where else "") for c in calls
         )
-        fix = (
-            f"every member of a group must make its collectives, in the same order relative to the other groups' ({lines}): "
-            "a rank that is not in a group must not call them, and every rank must create every group"
-        )
-    else:
-        seqs = sorted({c.seq for c in calls})
-        ev["differs in"] = "collective number" if len(seqs) > 1 else "call"
-        title = "the ranks wait in different collectives: " + "; ".join(
-            f"rank {c.rank} in {c.name()}" + (f" at {short_where(c.where)}" if c.where else "") for c in calls
-        ) + (
-            " — they count their calls differently: one made a call more, or skipped one, before these"
-            if len(seqs) > 1
-            else ""
-        )
-        fix = f"make every rank make the same calls in the same order ({lines}): look for a collective under `if rank == ...` or a data-dependent condition before these lines"
-    return Finding("collective-stall", Severity.ERROR, title, ev, APART_WHY, fix, AREA)
+        return COLLECTIVE_STALL(case="process-groups", evidence=ev, waits=waits, lines=lines)
+    seqs = sorted({c.seq for c in calls})
+    ev["differs in"] = "collective number" if len(seqs) > 1 else "call"
+    waits = "; ".join(f"rank {c.rank} in {c.name()}" + (f" at {short_where(c.where)}" if c.where else "") for c in calls)
+    case = "collective-number" if len(seqs) > 1 else "call"
+    return COLLECTIVE_STALL(case=case, fix_case="call", evidence=ev, waits=waits, lines=lines)
 
 
 def _rendezvous_stall(ranks: Sequence[RankState], stalled_s: float, positions: Mapping[int, str]) -> Finding:
     """Every live rank waits in init_process_group: no rank is to blame, no transport
     ran. The evidence names no single rank (the root cause is the meeting point)."""
-    title = f"no rank got past init_process_group in {stalled_s:.0f} s: " + "; ".join(
-        f"rank {s.rank} {positions[s.rank]}" for s in sorted(ranks, key=lambda s: s.rank)
-    )
     ev: dict = {"ranks": "; ".join(f"{r}: {text}" for r, text in sorted(positions.items())), "no progress for": f"{stalled_s:.0f} s"}
-    fix = (
-        "check the meeting point is this job's and reachable: nc -zv $MASTER_ADDR $MASTER_PORT; "
-        "ss -ltnp \"sport = :$MASTER_PORT\" (who listens there); set MASTER_PORT to a free port"
-    )
-    return Finding("rendezvous-hang", Severity.ERROR, title, ev, RENDEZVOUS_STALL_WHY, fix, AREA)
+    found = RENDEZVOUS_HANG(case="traces", evidence=ev, seconds=stalled_s, positions=_positions_text(ranks, positions))
+    # Reported here among the collective findings (commands/diagnose and the verdict look for them
+    # by this area), not in the kind's "ranks".
+    return replace(found, area=AREA)
 
 
 def analyze(

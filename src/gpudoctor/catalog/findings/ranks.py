@@ -258,6 +258,18 @@ its `init_method` or `MASTER_ADDR:MASTER_PORT` as the script left them), `listen
 run --nproc` and torchrun the store is the launcher's, so `os.environ["MASTER_PORT"] = ...` leaves
 nobody hosting one; `os.environ.setdefault` keeps it). A port held by another process is
 [rendezvous-port-held](rendezvous-port-held.md).""",
+    title={
+        "traces": "no rank got past init_process_group in {seconds:.0f} s: {positions}",
+    },
+    why={
+        "traces": "Every rank reached init_process_group and none got past it: the ranks never met. The address they "
+        "meet at (MASTER_ADDR:MASTER_PORT, or init_method) is not reachable, is held by a process that is not "
+        "this job's store, or a rank that should host the store never did; no collective ran, so no transport is involved.",
+    },
+    fix={
+        "traces": "check the meeting point is this job's and reachable: nc -zv $MASTER_ADDR $MASTER_PORT; "
+        "ss -ltnp \"sport = :$MASTER_PORT\" (who listens there); set MASTER_PORT to a free port",
+    },
     more_why="""The ranks cannot meet: `MASTER_ADDR` is not reachable from every node, a firewall blocks
 the port, the port is taken, or `NCCL_SOCKET_IFNAME` / `GLOO_SOCKET_IFNAME` names an
 interface that does not exist.""",
