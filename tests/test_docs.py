@@ -74,7 +74,6 @@ NOT_CONVERTED = (
     "checks/fleet_env.py",
     "checks/gpu_health.py",
     "checks/visibility.py",
-    "commands/allreduce/verify.py",
     "commands/diagnose/analyse.py",
     "commands/diagnose/nvidia_smi.py",
     "commands/report/steps.py",

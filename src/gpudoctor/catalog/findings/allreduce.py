@@ -11,6 +11,10 @@ EMITTED_BY = "[`gpudoctor allreduce`](../commands/allreduce.md)"
 
 ALLREDUCE_BANDWIDTH = FindingKind(
     id="allreduce-bandwidth",
+    title={
+        "one-rank": "one rank: no data crosses a link (busbw 0); peak algbw {algbw:.2f} GB/s, latency {lat:.1f} µs at {lat_at}{noisy}",
+        "ranks": "peak busbw {peak:.2f} GB/s at {at}; small-message latency {lat:.1f} µs at {lat_at}{noisy}",
+    },
     severity=Severity.OK,
     area=AREA,
     emitted_by=EMITTED_BY,
@@ -28,6 +32,7 @@ the peak fits the link.""",
 
 ALLREDUCE_LATENCY_NOISY = FindingKind(
     id="allreduce-latency-noisy",
+    title="small-message latency is noisy: {size} iterations took {fastest:.1f} to {p90:.1f} µs ({ratio:.1f}x apart); the median {lat:.1f} µs is not a stable figure",
     severity=Severity.INFO,
     area=AREA,
     emitted_by=EMITTED_BY,
@@ -46,6 +51,7 @@ or more the fastest one (with at least 5 iterations), so the small-message laten
 
 ALLREDUCE_CORRECT = FindingKind(
     id="allreduce-correct",
+    title="{op} results exact on all {world} rank(s) at {done} ({dtype}, checked element by element)",
     severity=Severity.OK,
     area=AREA,
     emitted_by=EMITTED_BY,
@@ -60,6 +66,10 @@ sums bfloat16 and float16 hold exactly), so the check has no tolerance to hide b
 
 ALLREDUCE_SHM = FindingKind(
     id="allreduce-shm",
+    title={
+        "small": "/dev/shm is only {size}: NCCL between {nproc} local ranks may fail or hang",
+        "enough": "/dev/shm is {size}, enough for NCCL's shared-memory transport",
+    },
     severity=Severity.WARN,
     also=(Severity.OK,),
     when="ok when large enough",
@@ -74,6 +84,7 @@ ALLREDUCE_SHM = FindingKind(
 
 ALLREDUCE_WRONG_RESULT = FindingKind(
     id="allreduce-wrong-result",
+    title="rank {rank} got a wrong {op} result: {wrong} of {count} elements at {size}{more}",
     severity=Severity.ERROR,
     area=AREA,
     emitted_by=EMITTED_BY,

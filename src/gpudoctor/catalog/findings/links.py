@@ -11,6 +11,16 @@ EMITTED_BY = "[`gpudoctor allreduce`](../commands/allreduce.md)"
 
 ALLREDUCE_LINK_SPEED = FindingKind(
     id="allreduce-link-speed",
+    title={
+        "hosts": "ranks span {hosts} hosts: busbw {peak:.1f} GB/s is bounded by the network between them",
+        "no-verdict": "no verdict on the GPU link speed{reason}",
+        "latency-bound": "largest size {largest} is latency-bound: sweep to 64M or more for a link verdict",
+        "nvlink-slow": "busbw {peak:.1f} GB/s between GPUs joined by NVLink ({nvlinks} links): {hint}",
+        "nvlink-ok": "busbw {peak:.1f} GB/s fits GPUs joined by {nvlinks} NVLinks (>= {floor:.0f} GB/s)",
+        "pcie-slow": "busbw {peak:.1f} GB/s between GPUs on PCIe ({topology}): slower than PCIe should give; {hint}",
+        "pcie-ok": "busbw {peak:.1f} GB/s is what GPUs on PCIe ({topology}) give",
+        "below-published": "busbw {measured:.1f} GB/s is {published}",
+    },
     severity=Severity.OK,
     also=(Severity.WARN, Severity.INFO,),
     area=AREA,

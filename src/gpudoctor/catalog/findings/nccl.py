@@ -11,6 +11,7 @@ EMITTED_BY = "[`gpudoctor allreduce`](../commands/allreduce.md) (after an NCCL f
 
 NCCL_BROKEN_GLOO_WORKS = FindingKind(
     id="nccl-broken-gloo-works",
+    title="NCCL fails at {size} even with P2P or SHM off, but gloo works: the problem is in NCCL itself",
     severity=Severity.ERROR,
     area=AREA,
     emitted_by=EMITTED_BY,
@@ -24,6 +25,7 @@ gloo worked: the ranks and the rendezvous are fine, NCCL's own setup is not.""",
 
 NCCL_NARROWING_INCONCLUSIVE = FindingKind(
     id="nccl-narrowing-inconclusive",
+    title="the failure at {size} is not a transport problem: it repeats with P2P off, SHM off and with gloo",
     severity=Severity.ERROR,
     area=AREA,
     emitted_by=EMITTED_BY,
@@ -37,6 +39,7 @@ gloo. The problem is not how NCCL moves data.""",
 
 NCCL_P2P_BROKEN = FindingKind(
     id="nccl-p2p-broken",
+    title="NCCL works with P2P disabled at {size}: PCIe P2P / ACS / IOMMU is blocking peer transfers",
     severity=Severity.ERROR,
     area=AREA,
     emitted_by=EMITTED_BY,
@@ -51,6 +54,7 @@ failing rank's output of every run.""",
 
 NCCL_SHM_BROKEN = FindingKind(
     id="nccl-shm-broken",
+    title="NCCL works with its shared-memory transport disabled at {size}: /dev/shm is the problem",
     severity=Severity.ERROR,
     area=AREA,
     emitted_by=EMITTED_BY,

@@ -13,13 +13,18 @@ from gpudoctor.launch import rundir
 from gpudoctor.commands.allreduce.expected import FULL_SIZE_BYTES, LOW_SHARE, STATISTIC, expectation
 from gpudoctor.checks import wording
 from gpudoctor.checks.system import SHM_MIN_BYTES
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.catalog.findings.allreduce import (
+    ALLREDUCE_BANDWIDTH,
+    ALLREDUCE_CORRECT,
+    ALLREDUCE_LATENCY_NOISY,
+    ALLREDUCE_SHM,
+    ALLREDUCE_WRONG_RESULT,
+)
+from gpudoctor.catalog.findings.links import ALLREDUCE_LINK_SPEED
+from gpudoctor.catalog.findings.nccl import NCCL_BROKEN_GLOO_WORKS, NCCL_NARROWING_INCONCLUSIVE, NCCL_P2P_BROKEN, NCCL_SHM_BROKEN
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.links import LinkFacts
-from gpudoctor.catalog import fix, why
 
-AREA = "allreduce"
-LINK_AREA = "links"
-NARROW_AREA = "nccl"
 
 # Rough floors for a 2+ GPU collective at a large size. NVLink gives ~25 GB/s per
 # link and direction (generations 2-4); a quarter of that per link is far below
@@ -44,18 +49,9 @@ def check_shm(shm_total_bytes: int | None, backend: str, nproc: int) -> list[Fin
         return []
     size = wording.size(shm_total_bytes)
     if shm_total_bytes < SHM_MIN_BYTES:
-        return [
-            Finding(
-                id="allreduce-shm",
-                severity=Severity.WARN,
-                title=f"/dev/shm is only {size}: NCCL between {nproc} local ranks may fail or hang",
-                evidence={"/dev/shm total": size, "needed at least": wording.size(SHM_MIN_BYTES), "ranks": nproc},
-                why=why("allreduce-shm"),
-                fix=fix("allreduce-shm"),
-                area=AREA,
-            )
-        ]
-    return [ok("allreduce-shm", f"/dev/shm is {size}, enough for NCCL's shared-memory transport", AREA)]
+        evidence = {"/dev/shm total": size, "needed at least": wording.size(SHM_MIN_BYTES), "ranks": nproc}
+        return [ALLREDUCE_SHM(case="small", evidence=evidence, size=size, nproc=nproc)]
+    return [ALLREDUCE_SHM(case="enough", severity=Severity.OK, no_why=True, no_fix=True, size=size)]
 
 
 def check_correctness(rows: list[Row], planned: int, world: int) -> list[Finding]:
@@ -70,34 +66,20 @@ def check_correctness(rows: list[Row], planned: int, world: int) -> list[Finding
     op, dtype = rows[0].op, rows[0].dtype
     if not by_rank:
         done = "every size" if len(rows) == planned else f"the {len(rows)} of {planned} sizes that ran"
-        return [
-            ok(
-                "allreduce-correct",
-                f"{op} results exact on all {world} rank(s) at {done} ({dtype}, checked element by element)",
-                AREA,
-                sizes=[format_size(r.bytes) for r in rows],
-            )
-        ]
+        return [ALLREDUCE_CORRECT(evidence={"sizes": [format_size(r.bytes) for r in rows]}, op=op, world=world, done=done, dtype=dtype)]
     findings = []
     for rank, bad in sorted(by_rank.items()):
         first_row, first_wrong = bad[0]
         more = f" (and {len(bad) - 1} more size(s))" if len(bad) > 1 else ""
+        evidence = {
+            "rank": rank,
+            "dtype": dtype,
+            "wrong elements by size": {format_size(r.bytes): w for r, w in bad},
+            "sizes checked": len(rows),
+        }
         findings.append(
-            Finding(
-                id="allreduce-wrong-result",
-                severity=Severity.ERROR,
-                title=f"rank {rank} got a wrong {op} result: {first_wrong} of {first_row.count} elements "
-                f"at {format_size(first_row.bytes)}{more}",
-                evidence={
-                    "rank": rank,
-                    "dtype": dtype,
-                    "wrong elements by size": {format_size(r.bytes): w for r, w in bad},
-                    "sizes checked": len(rows),
-                },
-                why=why("allreduce-wrong-result"),
-                fix=fix("allreduce-wrong-result", size=format_size(first_row.bytes)),
-                area=AREA,
-            )
+            ALLREDUCE_WRONG_RESULT(evidence=evidence, rank=rank, op=op, wrong=first_wrong, count=first_row.count,
+                                   size=format_size(first_row.bytes), more=more)
         )
     return findings
 
@@ -109,16 +91,12 @@ def check_bandwidth(summary: dict, world: int) -> list[Finding]:
     # summarize() writes these keys together, whenever a size ran
     peak, at = summary.get("peak_busbw_gbps"), summary["peak_busbw_bytes"]
     lat, lat_at = summary.get("latency_us"), summary["latency_bytes"]
-    if world == 1:
-        title = (
-            f"one rank: no data crosses a link (busbw 0); peak algbw {summary.get('peak_algbw_gbps', 0):.2f} GB/s, "
-            f"latency {lat:.1f} µs at {format_size(lat_at)}"
-        )
-    else:
-        title = f"peak busbw {peak:.2f} GB/s at {format_size(at)}; small-message latency {lat:.1f} µs at {format_size(lat_at)}"
-    if latency_noisy(summary):
-        title += " (noisy: see allreduce-latency-noisy)"
-    return [ok("allreduce-bandwidth", title, AREA, **{k: v for k, v in summary.items() if k.startswith(("peak", "lat"))})]
+    evidence = {k: v for k, v in summary.items() if k.startswith(("peak", "lat"))}
+    noisy = " (noisy: see allreduce-latency-noisy)" if latency_noisy(summary) else ""
+    return [
+        ALLREDUCE_BANDWIDTH(case="one-rank" if world == 1 else "ranks", evidence=evidence, algbw=summary.get("peak_algbw_gbps", 0),
+                            peak=peak, at=format_size(at), lat=lat, lat_at=format_size(lat_at), noisy=noisy)
+    ]
 
 
 def latency_noisy(summary: dict) -> bool:
@@ -151,22 +129,8 @@ def check_latency_noise(summary: dict, load: tuple[float, float, float] | None, 
     if cores is not None:
         evidence["cores"] = cores
     return [
-        Finding(
-            id="allreduce-latency-noisy",
-            severity=Severity.INFO,
-            title=(
-                f"small-message latency is noisy: {format_size(summary['latency_bytes'])} iterations took "
-                f"{fastest:.1f} to {p90:.1f} µs ({p90 / fastest:.1f}x apart); the median {lat:.1f} µs is not a stable figure"
-            ),
-            evidence=evidence,
-            why=(
-                why("allreduce-latency-noisy", "busy", spread=NOISY_SPREAD, load=busy, cores=cores)
-                if busy is not None
-                else why("allreduce-latency-noisy", "stolen", spread=NOISY_SPREAD)
-            ),
-            fix=fix("allreduce-latency-noisy"),
-            area=AREA,
-        )
+        ALLREDUCE_LATENCY_NOISY(case="busy" if busy is not None else "stolen", evidence=evidence, size=format_size(summary["latency_bytes"]),
+                                fastest=fastest, p90=p90, ratio=p90 / fastest, lat=lat, spread=NOISY_SPREAD, load=busy, cores=cores)
     ]
 
 
@@ -205,15 +169,8 @@ def against_published(verdict: Finding, summary: dict, link: LinkFacts) -> Findi
              f"P2P {', '.join(link.p2p) or '?'}", f"topology {', '.join(link.topology) or '?'}"]
     facts += [f"{k}={v}" for k, v in link.env.items()]
     facts += [f"a PCIe link at {p}" for p in link.pcie if "(of" in p]  # trained narrower than it can
-    return Finding(
-        id="allreduce-link-speed",
-        severity=Severity.WARN,
-        title=f"busbw {exp.measured_gbps:.1f} GB/s is {exp.sentence()}",
-        evidence=ev,
-        why=why("allreduce-link-speed", "below-published", facts="; ".join(facts)),
-        fix=fix("allreduce-link-speed", "below-published"),
-        area=LINK_AREA,
-    )
+    return ALLREDUCE_LINK_SPEED(case="below-published", severity=Severity.WARN, evidence=ev, measured=exp.measured_gbps,
+                                published=exp.sentence(), facts="; ".join(facts))
 
 
 def _link_verdict(summary: dict, world: int, link: LinkFacts | None) -> list[Finding]:
@@ -231,35 +188,12 @@ def _link_verdict(summary: dict, world: int, link: LinkFacts | None) -> list[Fin
     }
     ev.update({k: v for k, v in link.env.items()})
     if link.hosts > 1:
-        return [
-            Finding(
-                id="allreduce-link-speed",
-                severity=Severity.INFO,
-                title=f"ranks span {link.hosts} hosts: busbw {peak:.1f} GB/s is bounded by the network between them",
-                evidence=ev,
-                area=LINK_AREA,
-            )
-        ]
+        return [ALLREDUCE_LINK_SPEED(case="hosts", severity=Severity.INFO, evidence=ev, hosts=link.hosts, peak=peak)]
     if link.kind in ("unknown", "mixed") or peak is None or not math.isfinite(peak):
-        return [
-            Finding(
-                id="allreduce-link-speed",
-                severity=Severity.INFO,
-                title="no verdict on the GPU link speed" + (f": {link.reason}" if link.reason else ""),
-                evidence=ev,
-                area=LINK_AREA,
-            )
-        ]
+        reason = f": {link.reason}" if link.reason else ""
+        return [ALLREDUCE_LINK_SPEED(case="no-verdict", severity=Severity.INFO, evidence=ev, reason=reason)]
     if largest < VERDICT_MIN_BYTES:
-        return [
-            Finding(
-                id="allreduce-link-speed",
-                severity=Severity.INFO,
-                title=f"largest size {format_size(largest)} is latency-bound: sweep to 64M or more for a link verdict",
-                evidence=ev,
-                area=LINK_AREA,
-            )
-        ]
+        return [ALLREDUCE_LINK_SPEED(case="latency-bound", severity=Severity.INFO, evidence=ev, largest=format_size(largest))]
     p2p_off = link.env.get("NCCL_P2P_DISABLE") in ("1", "true", "True")
     blocked = [s for s in link.p2p if s != "ok"]
     hint = (
@@ -273,45 +207,17 @@ def _link_verdict(summary: dict, world: int, link: LinkFacts | None) -> list[Fin
         floor = NVLINK_FLOOR_FRACTION * NVLINK_GBPS_PER_LINK * (link.nvlinks_min or 1)
         if peak < floor:
             return [
-                Finding(
-                    id="allreduce-link-speed",
-                    severity=Severity.WARN,
-                    title=f"busbw {peak:.1f} GB/s between GPUs joined by NVLink ({link.nvlinks_min} links): {hint}",
-                    evidence={**ev, "expected at least GB/s": round(floor, 1)},
-                    why=why("allreduce-link-speed", "nvlink-slow"),
-                    fix=fix("allreduce-link-speed", "nvlink-slow"),
-                    area=LINK_AREA,
-                )
+                ALLREDUCE_LINK_SPEED(case="nvlink-slow", severity=Severity.WARN, evidence={**ev, "expected at least GB/s": round(floor, 1)},
+                                     peak=peak, nvlinks=link.nvlinks_min, hint=hint)
             ]
-        return [
-            ok(
-                "allreduce-link-speed",
-                f"busbw {peak:.1f} GB/s fits GPUs joined by {link.nvlinks_min} NVLinks (>= {floor:.0f} GB/s)",
-                LINK_AREA,
-                **ev,
-            )
-        ]
+        return [ALLREDUCE_LINK_SPEED(case="nvlink-ok", evidence=ev, peak=peak, nvlinks=link.nvlinks_min, floor=floor)]
+    topology = ", ".join(link.topology) or "PCIe"
     if peak < PCIE_FLOOR_GBPS:
         return [
-            Finding(
-                id="allreduce-link-speed",
-                severity=Severity.WARN,
-                title=f"busbw {peak:.1f} GB/s between GPUs on PCIe ({', '.join(link.topology) or 'PCIe'}): "
-                f"slower than PCIe should give; {hint}",
-                evidence={**ev, "expected at least GB/s": PCIE_FLOOR_GBPS},
-                why=why("allreduce-link-speed", "pcie-slow"),
-                fix=fix("allreduce-link-speed", "pcie-slow"),
-                area=LINK_AREA,
-            )
+            ALLREDUCE_LINK_SPEED(case="pcie-slow", severity=Severity.WARN, evidence={**ev, "expected at least GB/s": PCIE_FLOOR_GBPS},
+                                 peak=peak, topology=topology, hint=hint)
         ]
-    return [
-        ok(
-            "allreduce-link-speed",
-            f"busbw {peak:.1f} GB/s is what GPUs on PCIe ({', '.join(link.topology) or 'PCIe'}) give",
-            LINK_AREA,
-            **ev,
-        )
-    ]
+    return [ALLREDUCE_LINK_SPEED(case="pcie-ok", evidence=ev, peak=peak, topology=topology)]
 
 
 # ---- NCCL narrowing: rerun the failing size with one transport switched off at a time.
@@ -367,41 +273,9 @@ def narrowing_verdict(done: list[tuple[Attempt, bool]], size_bytes: int, log: st
     }
     log_hint = f"less {log}" if log else "NCCL_DEBUG=INFO gpudoctor allreduce"
     if worked is not None and worked.name == "p2p-disabled":
-        return Finding(
-            id="nccl-p2p-broken",
-            severity=Severity.ERROR,
-            title=f"NCCL works with P2P disabled at {size}: PCIe P2P / ACS / IOMMU is blocking peer transfers",
-            evidence=ev,
-            why=why("nccl-p2p-broken"),
-            fix=fix("nccl-p2p-broken"),
-            area=NARROW_AREA,
-        )
+        return NCCL_P2P_BROKEN(evidence=ev, size=size)
     if worked is not None and worked.name == "shm-disabled":
-        return Finding(
-            id="nccl-shm-broken",
-            severity=Severity.ERROR,
-            title=f"NCCL works with its shared-memory transport disabled at {size}: /dev/shm is the problem",
-            evidence=ev,
-            why=why("nccl-shm-broken"),
-            fix=fix("nccl-shm-broken"),
-            area=NARROW_AREA,
-        )
+        return NCCL_SHM_BROKEN(evidence=ev, size=size)
     if worked is not None and worked.name == "gloo":
-        return Finding(
-            id="nccl-broken-gloo-works",
-            severity=Severity.ERROR,
-            title=f"NCCL fails at {size} even with P2P or SHM off, but gloo works: the problem is in NCCL itself",
-            evidence=ev,
-            why=why("nccl-broken-gloo-works"),
-            fix=fix("nccl-broken-gloo-works", log_hint=log_hint),
-            area=NARROW_AREA,
-        )
-    return Finding(
-        id="nccl-narrowing-inconclusive",
-        severity=Severity.ERROR,
-        title=f"the failure at {size} is not a transport problem: it repeats with P2P off, SHM off and with gloo",
-        evidence=ev,
-        why=why("nccl-narrowing-inconclusive", fault_env=rundir.FAULT_ENV),
-        fix=fix("nccl-narrowing-inconclusive", log_hint=log_hint),
-        area=NARROW_AREA,
-    )
+        return NCCL_BROKEN_GLOO_WORKS(evidence=ev, size=size, log_hint=log_hint)
+    return NCCL_NARROWING_INCONCLUSIVE(evidence=ev, size=size, fault_env=rundir.FAULT_ENV, log_hint=log_hint)
