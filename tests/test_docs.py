@@ -69,7 +69,6 @@ NOT_FIELDS = {"evidence", "case", "fix_case", "severity", "no_why", "no_fix"}
 OWN_FINDINGS = ("core/", "knowledge/story.py", "linter/")
 NOT_CONVERTED = (
     "checks/__init__.py",
-    "checks/environment.py",
     "checks/fleet.py",
     "checks/fleet_env.py",
     "checks/gpu_health.py",

@@ -4,13 +4,21 @@ and MASTER_PORT, the launcher's RANK/WORLD_SIZE."""
 
 from __future__ import annotations
 
+from gpudoctor.catalog.findings.environment import (
+    DISTRIBUTED_ENV,
+    DISTRIBUTED_ENV_INCOMPLETE,
+    GLOO_SOCKET_IFNAME_MISSING,
+    MASTER_ADDR_UNRESOLVABLE,
+    MASTER_PORT_INVALID,
+    NCCL_IB_DISABLED,
+    NCCL_P2P_DISABLED,
+    NCCL_SOCKET_IFNAME_MISSING,
+)
 from gpudoctor.checks.wording import shown
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.environment import EnvironmentFacts
 from gpudoctor.probe.facts import Facts
-from gpudoctor.catalog import fix, why
 
-AREA = "environment"
 LAUNCH_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")
 
 
@@ -54,30 +62,19 @@ def check_socket_ifname(facts: Facts) -> list[Finding]:
     if nccl is not None:
         chosen, exclude = interface_matches(nccl, names)
         if not chosen:
-            findings.append(
-                Finding(
-                    id="nccl-socket-ifname-missing",
-                    severity=Severity.ERROR if _nccl_in_use(facts) else Severity.WARN,
-                    title=f"NCCL_SOCKET_IFNAME={nccl!r} matches no network interface on this machine",
-                    evidence={"NCCL_SOCKET_IFNAME": nccl, "interfaces here": names, "torch has NCCL": _nccl_in_use(facts)},
-                    why=why("nccl-socket-ifname-missing"),
-                    fix=fix("nccl-socket-ifname-missing", interface=_suggest(names)),
-                    area=AREA,
-                )
-            )
+            evidence = {"NCCL_SOCKET_IFNAME": nccl, "interfaces here": names, "torch has NCCL": _nccl_in_use(facts)}
+            severity = Severity.ERROR if _nccl_in_use(facts) else Severity.WARN
+            findings.append(NCCL_SOCKET_IFNAME_MISSING(severity=severity, evidence=evidence, value=repr(nccl), interface=_suggest(names)))
     gloo = facts.environment.get("GLOO_SOCKET_IFNAME")
     if gloo is not None:
         missing = [n.strip() for n in gloo.split(",") if n.strip() and n.strip() not in names]
         if missing or not gloo.strip():
             findings.append(
-                Finding(
-                    id="gloo-socket-ifname-missing",
-                    severity=Severity.ERROR,
-                    title=f"GLOO_SOCKET_IFNAME={gloo!r} names an interface that does not exist: {', '.join(missing) or '(empty)'}",
+                GLOO_SOCKET_IFNAME_MISSING(
                     evidence={"GLOO_SOCKET_IFNAME": gloo, "interfaces here": names},
-                    why=why("gloo-socket-ifname-missing"),
-                    fix=fix("gloo-socket-ifname-missing", interface=_suggest(names)),
-                    area=AREA,
+                    value=repr(gloo),
+                    missing=", ".join(missing) or "(empty)",
+                    interface=_suggest(names),
                 )
             )
     return findings
@@ -97,30 +94,11 @@ def check_transports_disabled(facts: Facts) -> list[Finding]:
     findings = []
     p2p = env.get("NCCL_P2P_DISABLE")
     if _truthy(p2p):
-        findings.append(
-            Finding(
-                id="nccl-p2p-disabled",
-                severity=Severity.WARN,
-                title=f"NCCL_P2P_DISABLE={p2p}: NCCL does not use direct GPU-to-GPU transfers",
-                evidence={"NCCL_P2P_DISABLE": p2p, "P2P between GPUs": [f"GPU {l.a}-{l.b}: {shown(l.p2p_read)}" for l in facts.nvml.links] or "no GPU pairs"},
-                why=why("nccl-p2p-disabled"),
-                fix=fix("nccl-p2p-disabled"),
-                area=AREA,
-            )
-        )
+        pairs = [f"GPU {l.a}-{l.b}: {shown(l.p2p_read)}" for l in facts.nvml.links] or "no GPU pairs"
+        findings.append(NCCL_P2P_DISABLED(evidence={"NCCL_P2P_DISABLE": p2p, "P2P between GPUs": pairs}, value=p2p))
     ib = env.get("NCCL_IB_DISABLE")
     if _truthy(ib):
-        findings.append(
-            Finding(
-                id="nccl-ib-disabled",
-                severity=Severity.INFO,
-                title=f"NCCL_IB_DISABLE={ib}: NCCL will not use InfiniBand/RoCE between nodes",
-                evidence={"NCCL_IB_DISABLE": ib},
-                why=why("nccl-ib-disabled"),
-                fix=fix("nccl-ib-disabled"),
-                area=AREA,
-            )
-        )
+        findings.append(NCCL_IB_DISABLED(evidence={"NCCL_IB_DISABLE": ib}, value=ib))
     return findings
 
 
@@ -135,31 +113,11 @@ def master_findings(env: EnvironmentFacts) -> list[Finding]:
     addr = env.get("MASTER_ADDR")
     resolved = env.master_addr
     if addr is not None and (not addr.strip() or (resolved is not None and not isinstance(resolved.addresses, tuple))):
-        reason = "is empty" if not addr.strip() or resolved is None else shown(resolved.addresses)
-        findings.append(
-            Finding(
-                id="master-addr-unresolvable",
-                severity=Severity.ERROR,
-                title=f"MASTER_ADDR={addr!r} {reason}",
-                evidence={"MASTER_ADDR": addr, "lookup": reason},
-                why=why("master-addr-unresolvable"),
-                fix=fix("master-addr-unresolvable"),
-                area=AREA,
-            )
-        )
+        lookup = "is empty" if not addr.strip() or resolved is None else shown(resolved.addresses)
+        findings.append(MASTER_ADDR_UNRESOLVABLE(evidence={"MASTER_ADDR": addr, "lookup": lookup}, value=repr(addr), lookup=lookup))
     port = env.get("MASTER_PORT")
     if port is not None and not (port.strip().isdigit() and 1 <= int(port.strip()) <= 65535):
-        findings.append(
-            Finding(
-                id="master-port-invalid",
-                severity=Severity.ERROR,
-                title=f"MASTER_PORT={port!r} is not a port number (1-65535)",
-                evidence={"MASTER_PORT": port},
-                why=why("master-port-invalid"),
-                fix=fix("master-port-invalid"),
-                area=AREA,
-            )
-        )
+        findings.append(MASTER_PORT_INVALID(evidence={"MASTER_PORT": port}, value=repr(port)))
     return findings
 
 
@@ -170,32 +128,14 @@ def check_launch_env(facts: Facts) -> list[Finding]:
     slurm = {k: v for k, v in env.variables.items() if k in ("SLURM_JOB_ID", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")}
     evidence = {**present, **nccl, **slurm}
     if not evidence:
-        return [ok("distributed-env", "No distributed launcher variables are set (a plain single-process shell)", AREA)]
+        return [DISTRIBUTED_ENV(case="none")]
     needed = {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
     missing = sorted(needed - set(present))
     # Only a set that names a rank is meant for env:// rendezvous; MASTER_* alone is harmless.
     if {"RANK", "WORLD_SIZE"} & set(present) and missing:
-        return [
-            Finding(
-                id="distributed-env-incomplete",
-                severity=Severity.WARN,
-                title=f"Some launcher variables are set but not {', '.join(missing)}",
-                evidence={**evidence, "missing": missing},
-                why=why("distributed-env-incomplete", "check"),
-                fix=fix("distributed-env-incomplete", "check"),
-                area=AREA,
-            )
-        ]
-    return [
-        Finding(
-            id="distributed-env",
-            severity=Severity.INFO,
-            title="Distributed variables in the environment: " + ", ".join(f"{k}={v}" for k, v in list(evidence.items())[:6])
-            + (" …" if len(evidence) > 6 else ""),
-            evidence=evidence,
-            area=AREA,
-        )
-    ]
+        return [DISTRIBUTED_ENV_INCOMPLETE(case="check", evidence={**evidence, "missing": missing}, missing=", ".join(missing))]
+    shown_vars = ", ".join(f"{k}={v}" for k, v in list(evidence.items())[:6]) + (" …" if len(evidence) > 6 else "")
+    return [DISTRIBUTED_ENV(case="set", severity=Severity.INFO, evidence=evidence, variables=shown_vars)]
 
 
 CHECKS = (check_socket_ifname, check_transports_disabled, check_master, check_launch_env)

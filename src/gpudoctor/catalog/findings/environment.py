@@ -17,6 +17,9 @@ DISTRIBUTED_ENV_INCOMPLETE = FindingKind(
     emitted_by="[`gpudoctor check`](../commands/check.md) (warn); `gpudoctor allreduce` and `gpudoctor train-smoke` (error: nothing is run)",
     summary="`RANK` or `WORLD_SIZE` is set, but not all of `RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`. For `allreduce` and `train-smoke`, `RANK` and `WORLD_SIZE` mean *join a job*, and without `MASTER_ADDR`/`MASTER_PORT` there is none to join: most often a shell left over from a torchrun job. Under `srun` (`SLURM_PROCID`, `SLURM_NTASKS` of 2 or more) without `MASTER_ADDR`/`MASTER_PORT`, gpudoctor derives them ([slurm-rendezvous-derived](slurm-rendezvous-derived.md)); it is this error only where it cannot: no srun step, node list or numeric job id.",
     evidence="The variables that are set, `missing`, and `gpudoctor` (what it made of them).",
+    title={
+        "check": "Some launcher variables are set but not {missing}",
+    },
     why={
         "check": "init_process_group(init_method='env://') needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT together; a partial set is usually left over from another job and makes ranks wait for each other.",
         "join": "Joined as one rank of a job, gpudoctor meets its peers at MASTER_ADDR:MASTER_PORT (env://). Without them this is most often a shell left over from a torchrun job.",
@@ -78,6 +81,10 @@ DISTRIBUTED_ENV = FindingKind(
     emitted_by=EMITTED_BY,
     summary="The launcher variables in the environment: `ok` when none is set (a plain shell), `info` listing `MASTER_ADDR`, `MASTER_PORT`, `RANK`, `LOCAL_RANK`, `WORLD_SIZE`, `NCCL_*` and SLURM's job variables when some are.",
     evidence="The variables that are set.",
+    title={
+        "none": "No distributed launcher variables are set (a plain single-process shell)",
+        "set": "Distributed variables in the environment: {variables}",
+    },
     more_why="They decide how ranks find each other; seeing them in one place explains many hangs.",
     more_fix="Nothing to fix.",
 )
@@ -90,6 +97,7 @@ GLOO_SOCKET_IFNAME_MISSING = FindingKind(
     emitted_by=EMITTED_BY,
     summary="`GLOO_SOCKET_IFNAME` names an interface that does not exist (gloo takes exact names, comma-separated).",
     evidence="`GLOO_SOCKET_IFNAME`, `interfaces here`.",
+    title="GLOO_SOCKET_IFNAME={value} names an interface that does not exist: {missing}",
     why="gloo takes exact interface names; with one that does not exist, init_process_group fails with 'Unable to find address for <name>'.",
     fix="export GLOO_SOCKET_IFNAME={interface}",
 )
@@ -102,6 +110,7 @@ MASTER_ADDR_UNRESOLVABLE = FindingKind(
     emitted_by="[`gpudoctor check`](../commands/check.md); `gpudoctor allreduce` and `gpudoctor train-smoke` before they join a job (nothing is run)",
     summary="`MASTER_ADDR` is set but empty, or its name does not resolve (looked up with a 3-second deadline).",
     evidence="`MASTER_ADDR`, `lookup` (the resolver's error).",
+    title="MASTER_ADDR={value} {lookup}",
     why="Every rank connects to MASTER_ADDR to rendezvous; a name that does not resolve makes init_process_group fail or wait until its timeout.",
     fix="export MASTER_ADDR=127.0.0.1  # single node; across nodes: rank 0's hostname or IP",
 )
@@ -114,6 +123,7 @@ MASTER_PORT_INVALID = FindingKind(
     emitted_by="[`gpudoctor check`](../commands/check.md); `gpudoctor allreduce` and `gpudoctor train-smoke` before they join a job (nothing is run)",
     summary="`MASTER_PORT` is not an integer from 1 to 65535.",
     evidence="`MASTER_PORT`.",
+    title="MASTER_PORT={value} is not a port number (1-65535)",
     why="torch.distributed's env:// rendezvous reads MASTER_PORT as an integer TCP port and fails before any rank starts talking.",
     fix="export MASTER_PORT=29500  # or let torchrun pick: torchrun --rdzv-endpoint=localhost:0 ...",
 )
@@ -126,6 +136,7 @@ NCCL_IB_DISABLED = FindingKind(
     emitted_by=EMITTED_BY,
     summary="`NCCL_IB_DISABLE` is set to a true value.",
     evidence="`NCCL_IB_DISABLE`.",
+    title="NCCL_IB_DISABLE={value}: NCCL will not use InfiniBand/RoCE between nodes",
     why="Across nodes NCCL then falls back to TCP sockets, much slower than InfiniBand; it changes nothing on a single node or a cluster without IB.",
     fix="unset NCCL_IB_DISABLE  # when the nodes have InfiniBand or RoCE",
 )
@@ -138,6 +149,7 @@ NCCL_P2P_DISABLED = FindingKind(
     emitted_by=EMITTED_BY,
     summary="`NCCL_P2P_DISABLE` is set to a true value.",
     evidence="`NCCL_P2P_DISABLE`, and what NVML says about P2P between the GPUs.",
+    title="NCCL_P2P_DISABLE={value}: NCCL does not use direct GPU-to-GPU transfers",
     why="Traffic between GPUs of one node then goes through host memory (SHM), often several times slower than NVLink or PCIe P2P. Fine if set on purpose to avoid a P2P hang; otherwise a leftover.",
     fix="unset NCCL_P2P_DISABLE  # then: gpudoctor allreduce, to see whether P2P works",
 )
@@ -151,6 +163,7 @@ NCCL_SOCKET_IFNAME_MISSING = FindingKind(
     emitted_by=EMITTED_BY,
     summary="`NCCL_SOCKET_IFNAME` matches no network interface on this machine. NCCL's syntax is a comma list of name prefixes; `=` before the list means exact names; `^` means all interfaces except these. `error` when torch has NCCL, `warn` otherwise.",
     evidence="`NCCL_SOCKET_IFNAME`, `interfaces here`, `torch has NCCL`.",
+    title="NCCL_SOCKET_IFNAME={value} matches no network interface on this machine",
     why="NCCL bootstraps over the interfaces it names; when none exists, init fails with 'Bootstrap : no socket interface found' or hangs waiting for the other ranks.",
     fix="export NCCL_SOCKET_IFNAME={interface}  # an interface that exists (see: ip -br addr)",
 )
