@@ -72,7 +72,6 @@ NOT_CONVERTED = (
     "checks/fleet.py",
     "checks/fleet_env.py",
     "checks/gpu_health.py",
-    "checks/visibility.py",
     "commands/diagnose/analyse.py",
     "commands/diagnose/nvidia_smi.py",
     "commands/report/steps.py",

@@ -22,14 +22,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpudoctor.catalog.findings.visibility import (
+    DEVICE_COUNT,
+    DEVICE_COUNT_MISMATCH,
+    DEVICE_ORDER,
+    DEVICE_ORDER_NOT_PCI,
+    VISIBLE_DEVICES,
+    VISIBLE_DEVICES_HIDE_ALL,
+    VISIBLE_DEVICES_INVALID,
+    VISIBLE_DEVICES_SET_AFTER_INIT,
+    VISIBLE_OVERRIDE,
+)
 from gpudoctor.checks.wording import plural, quoted, shown
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.nvml import NOT_PERMITTED, NvmlFacts, NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
-from gpudoctor.catalog import fix, why
 
-AREA = "visibility"
 LEADING_NUMBER = re.compile(r"[+-]?\d+")
 
 
@@ -244,7 +253,7 @@ def check_visible_devices(facts: Facts) -> list[Finding]:
     if parsed.kind == "unset":
         if not gpus:
             return []
-        return [ok("visible-devices", f"CUDA_VISIBLE_DEVICES is unset: CUDA sees every GPU ({_every(facts.nvml)})", AREA, **evidence)]
+        return [VISIBLE_DEVICES(case="unset", evidence=evidence, every=_every(facts.nvml))]
     if parsed.repeated is not None or selection.all_hidden_by_repeat:
         return [_repeated(value, parsed, evidence, facts.nvml)]
     if parsed.hides_all:
@@ -270,23 +279,20 @@ def _every(nvml: NvmlFacts) -> str:
     return "; ".join(words)
 
 
-def _valid_list(nvml: NvmlFacts) -> str:
-    """visible-devices-invalid's fix: a list naming every GPU CUDA can number (or, without NVML, unset it)."""
+def _valid_list(nvml: NvmlFacts) -> tuple[str, str]:
+    """visible-devices-invalid's fix case and indices: a list naming every GPU CUDA can number
+    (or, without NVML, unset it)."""
     ordinals = cuda_ordinals(nvml)
     if ordinals:
-        return fix("visible-devices-invalid", "list-gpus", indices=",".join(str(i) for i in range(len(ordinals))))
-    return fix("visible-devices-invalid", "unset")
+        return "list-gpus", ",".join(str(i) for i in range(len(ordinals)))
+    return "unset", ""
 
 
 def _repeated(value, parsed, evidence: dict, nvml: NvmlFacts) -> Finding:
-    return Finding(
-        id="visible-devices-invalid",
-        severity=Severity.WARN,
-        title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: an entry is repeated",
-        evidence={**evidence, "repeated": parsed.repeated or "two entries name the same GPU"},
-        why=why("visible-devices-invalid", "repeated"),
-        fix=_valid_list(nvml),
-        area=AREA,
+    fix_case, indices = _valid_list(nvml)
+    return VISIBLE_DEVICES_INVALID(
+        case="repeated", fix_case=fix_case, evidence={**evidence, "repeated": parsed.repeated or "two entries name the same GPU"},
+        value=quoted(value), indices=indices,
     )
 
 
@@ -296,23 +302,16 @@ def _hides_all(value, parsed, evidence: dict, nvml: NvmlFacts) -> Finding:
     stopped = parsed.stopped_at if parsed.stopped_at is not None else ""
     deliberate = stopped.strip() == "" or parsed.stop_reason == "is negative"
     if deliberate:
-        return Finding(
-            id="visible-devices-hide-all",
-            severity=Severity.WARN if gpu_count else Severity.INFO,
-            title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU from CUDA and torch",
-            evidence={**evidence, "GPUs NVML sees": gpu_count},
-            why=why("visible-devices-hide-all"),
-            fix=fix("visible-devices-hide-all") if gpu_count else "",
-            area=AREA,
+        # Without GPUs hiding them all changes nothing: nothing to undo.
+        return VISIBLE_DEVICES_HIDE_ALL(
+            evidence={**evidence, "GPUs NVML sees": gpu_count}, severity=Severity.WARN if gpu_count else Severity.INFO,
+            no_fix=not gpu_count, value=quoted(value),
         )
-    return Finding(
-        id="visible-devices-invalid",
-        severity=Severity.WARN,
-        title=f"CUDA_VISIBLE_DEVICES={quoted(value)} hides every GPU: its first entry {stopped!r} {parsed.stop_reason}",
+    fix_case, indices = _valid_list(nvml)
+    return VISIBLE_DEVICES_INVALID(
+        case="first-entry", fix_case=fix_case,
         evidence={**evidence, "entries read": [], "stopped at": stopped, "GPUs NVML sees": gpu_count},
-        why=why("visible-devices-invalid", "first-entry"),
-        fix=_valid_list(nvml),
-        area=AREA,
+        value=quoted(value), entry=repr(stopped), reason=parsed.stop_reason, indices=indices,
     )
 
 
@@ -326,40 +325,30 @@ def _read_in_part(facts: Facts, parsed, chosen, stop_at, stop_why, evidence: dic
         problems.append(f"{raw!r} is read as {number}")
     visible = list(chosen) if isinstance(chosen, tuple) else list(parsed.entries)
     ignored = value.split(",")[len(visible):] if value is not None else []
-    return Finding(
-        id="visible-devices-invalid",
-        severity=Severity.WARN,
-        title=f"CUDA_VISIBLE_DEVICES={quoted(value)} is read as {','.join(str(v) for v in visible) or 'nothing'}: "
-        + "; ".join(problems),
+    fix_case, indices = _valid_list(facts.nvml)
+    return VISIBLE_DEVICES_INVALID(
+        case="read-in-part", fix_case=fix_case,
         evidence={
             **evidence,
             "GPUs exposed (nvidia-smi index / UUID)": visible,
             "entries ignored": ignored,
             "GPUs NVML sees": len(facts.nvml.gpus) if facts.nvml.available else shown(facts.nvml.driver_version),
         },
-        why=why("visible-devices-invalid", "read-in-part"),
-        fix=_valid_list(facts.nvml),
-        area=AREA,
+        value=quoted(value), read_as=",".join(str(v) for v in visible) or "nothing", problems="; ".join(problems), indices=indices,
     )
 
 
 def _selected(value, read: list, chosen, gpu_count: int, evidence: dict) -> Finding:
     """A valid list: which nvidia-smi GPU each cuda:N is (or just the entries when NVML cannot map them)."""
     if isinstance(chosen, Unavailable):
-        return Finding(
-            id="visible-devices",
-            severity=Severity.INFO,
-            title=f"CUDA_VISIBLE_DEVICES={quoted(value)} selects {', '.join(str(e) for e in read)}",
-            evidence={**evidence, "entries read": read, "mapping": str(chosen)},
-            area=AREA,
+        return VISIBLE_DEVICES(
+            case="entries", evidence={**evidence, "entries read": read, "mapping": str(chosen)}, severity=Severity.INFO,
+            value=quoted(value), entries=", ".join(str(e) for e in read),
         )
-    return Finding(
-        id="visible-devices",
-        severity=Severity.INFO,
-        title=f"CUDA_VISIBLE_DEVICES={quoted(value)} exposes {plural(len(chosen), 'GPU')} of {gpu_count}: "
-        + ", ".join(f"cuda:{i} = GPU {g}" for i, g in enumerate(chosen)),
-        evidence={**evidence, "torch index -> nvidia-smi index": {f"cuda:{i}": g for i, g in enumerate(chosen)}},
-        area=AREA,
+    return VISIBLE_DEVICES(
+        case="mapped", evidence={**evidence, "torch index -> nvidia-smi index": {f"cuda:{i}": g for i, g in enumerate(chosen)}},
+        severity=Severity.INFO, value=quoted(value), gpus=plural(len(chosen), "GPU"), total=gpu_count,
+        mapping=", ".join(f"cuda:{i} = GPU {g}" for i, g in enumerate(chosen)),
     )
 
 
@@ -382,23 +371,13 @@ def check_device_count(facts: Facts) -> list[Finding]:
         "GPUs torch sees": shown(seen),
         "mapping": "\n".join(mapping_lines(rows)),
     }
+    value = quoted(facts.visible_devices)
     if seen == expected:
-        if facts.visible_devices is None:
-            title = f"torch sees all {n} GPUs"
-        else:
-            title = f"torch sees {seen} of {n} GPUs, the ones CUDA_VISIBLE_DEVICES={quoted(facts.visible_devices)} selects"
-        return [ok("device-count", title, AREA, **evidence)]
-    return [
-        Finding(
-            id="device-count-mismatch",
-            severity=Severity.WARN,
-            title=f"torch sees {shown(seen)} GPUs, but NVML sees {n} and CUDA_VISIBLE_DEVICES={quoted(facts.visible_devices)} should give {expected}",
-            evidence={**evidence, "expected": expected, "torch warnings": list(facts.torch.cuda_warnings)},
-            why=why("device-count-mismatch"),
-            fix=fix("device-count-mismatch"),
-            area=AREA,
-        )
-    ]
+        return [DEVICE_COUNT(case="all" if facts.visible_devices is None else "selected", evidence=evidence, seen=seen, n=n, value=value)]
+    return [DEVICE_COUNT_MISMATCH(
+        evidence={**evidence, "expected": expected, "torch warnings": list(facts.torch.cuda_warnings)},
+        seen=shown(seen), n=n, value=value, expected=expected,
+    )]
 
 
 def _differ(gpus: tuple[NvmlGpu, ...]) -> bool:
@@ -421,32 +400,13 @@ def check_device_order(facts: Facts) -> list[Finding]:
     ]
     evidence = {"CUDA_DEVICE_ORDER": order, "GPUs": [f"GPU {g.index}: {shown(g.name)}" for g in gpus]}
     if moved:
-        return [
-            Finding(
-                id="device-order-not-pci",
-                severity=Severity.WARN,
-                title="torch numbers the GPUs differently from nvidia-smi: " + "; ".join(moved),
-                evidence={**evidence, "mapping": "\n".join(mapping_lines(device_map(facts)))},
-                why=why("device-order-not-pci", "renumbered"),
-                fix=fix("device-order-not-pci"),
-                area=AREA,
-            )
-        ]
+        mapping = "\n".join(mapping_lines(device_map(facts)))
+        return [DEVICE_ORDER_NOT_PCI(case="renumbered", evidence={**evidence, "mapping": mapping}, moved="; ".join(moved))]
     if order == "PCI_BUS_ID":
-        return [ok("device-order", "CUDA_DEVICE_ORDER=PCI_BUS_ID: torch numbers GPUs as nvidia-smi does", AREA, **evidence)]
+        return [DEVICE_ORDER(case="pci-bus-id", evidence=evidence)]
     if _differ(gpus):
-        return [
-            Finding(
-                id="device-order-not-pci",
-                severity=Severity.WARN,
-                title=f"CUDA_DEVICE_ORDER is {quoted(order)}, not PCI_BUS_ID, on a machine whose GPUs differ",
-                evidence=evidence,
-                why=why("device-order-not-pci", "gpus-differ"),
-                fix=fix("device-order-not-pci"),
-                area=AREA,
-            )
-        ]
-    return [ok("device-order", "The GPUs are identical, so CUDA numbers them as nvidia-smi does", AREA, **evidence)]
+        return [DEVICE_ORDER_NOT_PCI(case="gpus-differ", evidence=evidence, order=quoted(order))]
+    return [DEVICE_ORDER(case="identical", evidence=evidence)]
 
 
 def check_set_after_init(facts: Facts) -> list[Finding]:
@@ -465,19 +425,11 @@ def check_set_after_init(facts: Facts) -> list[Finding]:
         "GPUs in a fresh process": shown(facts.torch.device_count),
     }
     if same_count and same_devices:
-        return [ok("visible-devices-set-after-init", "This process sees the GPUs a fresh process would", AREA, **evidence)]
-    return [
-        Finding(
-            id="visible-devices-set-after-init",
-            severity=Severity.ERROR,
-            title="CUDA_VISIBLE_DEVICES was changed after CUDA was initialised: this process sees "
-            f"{shown(here.device_count)} GPUs, a fresh one {shown(facts.torch.device_count)}",
-            evidence=evidence,
-            why=why("visible-devices-set-after-init"),
-            fix=fix("visible-devices-set-after-init", devices=here.cuda_visible_devices or '0'),
-            area=AREA,
-        )
-    ]
+        return [VISIBLE_DEVICES_SET_AFTER_INIT(case="same", evidence=evidence, severity=Severity.OK)]
+    return [VISIBLE_DEVICES_SET_AFTER_INIT(
+        case="changed", evidence=evidence, here=shown(here.device_count), fresh=shown(facts.torch.device_count),
+        devices=here.cuda_visible_devices or "0",
+    )]
 
 
 def check_visible_override(facts: Facts) -> list[Finding]:
@@ -486,17 +438,9 @@ def check_visible_override(facts: Facts) -> list[Finding]:
     env_value = facts.environment.get("CUDA_VISIBLE_DEVICES")
     seen = facts.torch.device_count
     mapping = mapping_lines(tuple(r for r in device_map(facts) if r.torch_index is not None))
-    return [
-        Finding(
-            id="visible-override",
-            severity=Severity.INFO,
-            title=f"What-if: torch probed with CUDA_VISIBLE_DEVICES={quoted(facts.visible_override)} "
-            f"(the environment has {quoted(env_value)}): torch would see {shown(seen)} GPU(s)",
-            evidence={"--visible": facts.visible_override, "environment": env_value, "GPUs torch would see": shown(seen),
-                      "mapping": "\n".join(mapping) or "none"},
-            area=AREA,
-        )
-    ]
+    evidence = {"--visible": facts.visible_override, "environment": env_value, "GPUs torch would see": shown(seen),
+                "mapping": "\n".join(mapping) or "none"}
+    return [VISIBLE_OVERRIDE(evidence=evidence, value=quoted(facts.visible_override), env=quoted(env_value), seen=shown(seen))]
 
 
 CHECKS = (check_visible_override, check_visible_devices, check_device_count, check_device_order, check_set_after_init)
