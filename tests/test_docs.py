@@ -81,7 +81,6 @@ NOT_CONVERTED = (
     "hang/folder.py",
     "hang/verdict.py",
     "hooks/checks.py",
-    "knowledge/stragglers.py",
     "knowledge/xid.py",
     "launch/capacity.py",
     "launch/join_env.py",

@@ -17,7 +17,8 @@ import dataclasses
 import statistics
 from dataclasses import dataclass
 
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog.findings.stragglers import COLLECTIVE_WAIT, RANK_PAUSE, RANK_STRAGGLER
+from gpudoctor.core.findings import Finding
 
 # The phases of a step, in the order every record holds them. "collective" is time
 # spent waiting inside collectives (explicit calls, DDP's gradient all-reduce after
@@ -208,16 +209,6 @@ def _straggler(
     faster = 1.0 / max(1.0 - share, 1e-3)
     nodes = sorted({r.node for r in rows})
     late_node = _late_node(rows, worst, floor) if len(nodes) > 1 else None
-    who = f"rank {worst.rank}" + (f" (node {worst.node})" if len(nodes) > 1 else "")
-    if late_node:
-        who = f"node {late_node} (ranks {', '.join(str(r.rank) for r in rows if r.node == late_node)})"
-    lead = f"rank {worst.rank} " if late_node else "it "
-    title = (
-        f"{who} holds the job back: {lead}arrives {worst.late_ms:.0f} ms late per step, the last at "
-        f"{worst.last_share:.0%} of the steps' collectives; it spends {excess:.0f} ms more per step "
-        f"{PHASE_WORDS[phase]} than the median rank; the others spent {share:.0%} of the measured time "
-        f"waiting for it: the job would run up to {faster:.2g}x faster if it kept up"
-    )
     others = [r for r in rows if r.rank != worst.rank]
     median_phases = {p: round(statistics.median(r.phases_ms[i] for r in others), 1) for i, p in enumerate(PHASES)}
     evidence = {
@@ -238,13 +229,14 @@ def _straggler(
     }
     if late_node:
         evidence["late node"] = late_node
-    why = (
-        "Every collective (DDP's gradient all-reduce included) waits for the last rank to arrive: "
-        f"the other ranks spend the {worst.late_ms:.0f} ms rank {worst.rank} is late waiting, every step."
-    )
-    return Finding(
-        "rank-straggler", Severity.WARN, title, evidence, why, _fix(phase, worst, late_node), area="performance"
-    )
+    case = "node" if late_node else "rank-of-nodes" if len(nodes) > 1 else "rank"
+    fix_case = phase if phase in ("data", "optimizer") else "model-pass" if phase in ("forward", "backward") else "other"
+    return RANK_STRAGGLER(
+        case=case, fix_case=fix_case, evidence=evidence, rank=worst.rank, node=late_node or worst.node,
+        ranks=", ".join(str(r.rank) for r in rows if r.node == late_node), late_ms=worst.late_ms,
+        last_share=worst.last_share, excess_ms=excess, phase_words=PHASE_WORDS[phase], share=share, faster=faster,
+        phase=phase, where=f"node {late_node}" if late_node else f"rank {worst.rank}'s node ({worst.node})",
+    )  # fmt: skip
 
 
 def _pause(worst: RankRow, lates: list[float], walls: list[float], steps: int, floor: float) -> Finding:
@@ -253,10 +245,6 @@ def _pause(worst: RankRow, lates: list[float], walls: list[float], steps: int, f
     biggest = max(lates)
     at = lates.index(biggest)
     share = waiting_share(lates, walls)
-    title = (
-        f"rank {worst.rank} made the others wait {_ms(biggest):.0f} ms once, at 1 of the {steps} steps compared "
-        f"(an evaluation or checkpoint on that rank?); at the other steps it kept up: not a straggler"
-    )
     evidence = {
         "rank": worst.rank,
         "pause ms": round(_ms(biggest), 1),
@@ -266,15 +254,7 @@ def _pause(worst: RankRow, lates: list[float], walls: list[float], steps: int, f
         "late floor ms": round(floor, 1),
         "others' waiting share of the measured time": round(share, 3),
     }
-    why = (
-        "One pause on one rank costs the others that pause once; a straggler is late step after step. "
-        f"Seen at more than {ISOLATED_EVENTS} of the compared steps, it would be reported as one."
-    )
-    fix = (
-        f"nothing to do if rank {worst.rank} evaluates or saves on its own now and then; to spread it, run the "
-        "evaluation on every rank (each on its shard) or save asynchronously"
-    )
-    return Finding("rank-pause", Severity.INFO, title, evidence, why, fix, area="performance")
+    return RANK_PAUSE(evidence=evidence, rank=worst.rank, pause_ms=_ms(biggest), steps=steps, isolated=ISOLATED_EVENTS)
 
 
 def _late_node(rows: list[RankRow], worst: RankRow, floor: float) -> str | None:
@@ -286,40 +266,12 @@ def _late_node(rows: list[RankRow], worst: RankRow, floor: float) -> str | None:
     return None
 
 
-def _fix(phase: str, row: RankRow, node: str | None) -> str:
-    where = f"node {node}" if node else f"rank {row.rank}'s node ({row.node})"
-    if phase == "data":
-        return (
-            f"feed rank {row.rank} faster: more DataLoader workers, pinned memory, prefetching "
-            "(DataLoader(dataset, num_workers=8, pin_memory=True, persistent_workers=True, prefetch_factor=4)), "
-            f"and check the storage {where} reads from"
-        )
-    if phase in ("forward", "backward"):
-        return (
-            f"look for an uneven batch or a rank-dependent branch (`if rank == {row.rank}:`) in the model's "
-            f"{phase} pass; if the work is even, the device is slower or throttled: gpudoctor check on {where}"
-        )
-    if phase == "optimizer":
-        return (
-            f"rank {row.rank} spends longer in optimizer.step(): uneven parameter shards (ZeRO/FSDP) or "
-            f"a slower device; gpudoctor check on {where}"
-        )
-    return (
-        f"rank {row.rank} does work between the phases the others do not (logging, checkpointing, "
-        "evaluation under `if rank == ...`): move it out of the step or spread it over the ranks"
-    )
-
-
 def _slow_collectives(rows: list[RankRow], step_ms: float, steps: int) -> Finding | None:
     """Every rank waits long inside collectives and no rank is late: the link is the limit."""
     if min(r.phases_ms[COLLECTIVE] for r in rows) < max(WAIT_FLOOR_MS, WAIT_FLOOR_SHARE * step_ms):
         return None
     wait = statistics.median(r.phases_ms[COLLECTIVE] for r in rows)
     share = wait / step_ms if step_ms > 0 else 0.0
-    title = (
-        f"every rank waits {wait:.0f} ms per step ({share:.0%} of the step) inside collectives, "
-        "with no rank late: the transfer itself is slow"
-    )
     evidence = {
         "wait ms per step": round(wait, 1),
         "step ms": round(step_ms, 1),
@@ -328,13 +280,7 @@ def _slow_collectives(rows: list[RankRow], step_ms: float, steps: int) -> Findin
         "late ms per step": round(max(r.late_ms for r in rows), 1),
         "steps compared": steps,
     }
-    why = (
-        "When no rank arrives late, the time inside collectives is the transfer: the link between the "
-        "ranks (or the backend's path over it) is slower than the compute it should overlap. (CPU ranks "
-        "on a machine with fewer free cores than ranks also wait here, for the scheduler.)"
-    )
-    fix = "measure the links: gpudoctor allreduce (and gpudoctor allreduce --bisect to find the slow rank or link)"
-    return Finding("collective-wait", Severity.WARN, title, evidence, why, fix, area="performance")
+    return COLLECTIVE_WAIT(evidence=evidence, wait_ms=wait, share=share)
 
 
 def verdict_json(verdict: StepVerdict) -> dict:

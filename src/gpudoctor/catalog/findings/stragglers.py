@@ -8,6 +8,13 @@ from gpudoctor.core.findings import Severity
 AREA = "performance"
 EMITTED_BY = "[`gpudoctor run`](../commands/run.md)"
 
+# How late the straggler is and what it costs, whoever holds the job back (a rank, a node).
+_STRAGGLER_COST = (
+    "arrives {late_ms:.0f} ms late per step, the last at {last_share:.0%} of the steps' collectives; it spends "
+    "{excess_ms:.0f} ms more per step {phase_words} than the median rank; the others spent {share:.0%} of the "
+    "measured time waiting for it: the job would run up to {faster:.2g}x faster if it kept up"
+)
+
 
 RANK_STRAGGLER = FindingKind(
     id="rank-straggler",
@@ -27,6 +34,25 @@ steps' wall time the others spent waiting for it)), `others' waiting share of th
 `steps it was late at` (above the noise floor), `its phases ms`,
 `other ranks' median phases ms`, `steps compared`, `step ends at` (optimizer, backward or
 collective).""",
+    title={
+        "rank": "rank {rank} holds the job back: it " + _STRAGGLER_COST,
+        "rank-of-nodes": "rank {rank} (node {node}) holds the job back: it " + _STRAGGLER_COST,
+        "node": "node {node} (ranks {ranks}) holds the job back: rank {rank} " + _STRAGGLER_COST,
+    },
+    why="Every collective (DDP's gradient all-reduce included) waits for the last rank to arrive: "
+    "the other ranks spend the {late_ms:.0f} ms rank {rank} is late waiting, every step.",
+    # By the phase it loses the time in; {where}: its node.
+    fix={
+        "data": "feed rank {rank} faster: more DataLoader workers, pinned memory, prefetching "
+        "(DataLoader(dataset, num_workers=8, pin_memory=True, persistent_workers=True, prefetch_factor=4)), "
+        "and check the storage {where} reads from",
+        "model-pass": "look for an uneven batch or a rank-dependent branch (`if rank == {rank}:`) in the model's "
+        "{phase} pass; if the work is even, the device is slower or throttled: gpudoctor check on {where}",
+        "optimizer": "rank {rank} spends longer in optimizer.step(): uneven parameter shards (ZeRO/FSDP) or "
+        "a slower device; gpudoctor check on {where}",
+        "other": "rank {rank} does work between the phases the others do not (logging, checkpointing, "
+        "evaluation under `if rank == ...`): move it out of the step or spread it over the ranks",
+    },
     more_why="""Every collective waits for its last rank, DDP's gradient all-reduce included: a rank that is
 late by *d* ms per step makes every other rank wait *d* ms per step, so the whole job runs at
 the speed of its slowest rank. Clocks of different nodes are never compared: each rank
@@ -65,6 +91,12 @@ on that rank, once per epoch) and kept up at every other step: not a straggler. 
 how long the pause was.""",
     evidence="""`rank`, `pause ms`, `step index in the compared window`, `steps compared`, `steps it was late
 at` (above the noise floor: 1 or none), `late floor ms`, `others' waiting share of the measured time`.""",
+    title="rank {rank} made the others wait {pause_ms:.0f} ms once, at 1 of the {steps} steps compared "
+    "(an evaluation or checkpoint on that rank?); at the other steps it kept up: not a straggler",
+    why="One pause on one rank costs the others that pause once; a straggler is late step after step. "
+    "Seen at more than {isolated} of the compared steps, it would be reported as one.",
+    fix="nothing to do if rank {rank} evaluates or saves on its own now and then; to spread it, run the "
+    "evaluation on every rank (each on its shard) or save asynchronously",
     more_why="""A pause on one rank costs the others that pause once; a straggler is late step after step.
 Seen at more than one of the compared steps, the same lateness is reported as
 [rank-straggler](rank-straggler.md), with a speed-up bounded by the share of the measured time
@@ -83,6 +115,12 @@ COLLECTIVE_WAIT = FindingKind(
 waiting inside collectives, and no rank arrives late: the transfer itself is what the ranks
 wait for.""",
     evidence="`wait ms per step` (median over the ranks), `step ms`, `share of the step`, `latest rank` and its `late ms per step`, `steps compared`.",
+    title="every rank waits {wait_ms:.0f} ms per step ({share:.0%} of the step) inside collectives, "
+    "with no rank late: the transfer itself is slow",
+    why="When no rank arrives late, the time inside collectives is the transfer: the link between the "
+    "ranks (or the backend's path over it) is slower than the compute it should overlap. (CPU ranks "
+    "on a machine with fewer free cores than ranks also wait here, for the scheduler.)",
+    fix="measure the links: gpudoctor allreduce (and gpudoctor allreduce --bisect to find the slow rank or link)",
     more_why="""When the ranks arrive together and still wait, the time goes into moving the bytes: a slow
 or misconfigured link between the ranks (TCP instead of InfiniBand, NCCL falling back to
 sockets, a PCIe path instead of NVLink), or a backend path slower than the compute it should
