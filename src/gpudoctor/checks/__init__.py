@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gpudoctor.core.findings import Finding, Report, Severity
-from gpudoctor.catalog import fix, why
+from gpudoctor.catalog.findings.gpudoctor import CHECK_FAILED
+from gpudoctor.core.findings import Finding, Report
 
 if TYPE_CHECKING:  # checks/allreduce.py is imported without the probe's facts
     from gpudoctor.probe.facts import Facts
@@ -39,17 +39,9 @@ def run_checks(facts: Facts, checks: tuple[Check, ...] | None = None) -> tuple[F
         try:
             findings.extend(check(facts))
         except Exception as exc:  # a snapshot from elsewhere may hold what a check did not foresee
-            findings.append(
-                Finding(
-                    id="check-failed",
-                    severity=Severity.ERROR,
-                    title=f"gpudoctor's check {check.__name__} failed on these facts: {type(exc).__name__}: {exc}",
-                    evidence={"check": f"{check.__module__}.{check.__name__}", "error": f"{type(exc).__name__}: {exc}"},
-                    why=why("check-failed"),
-                    fix=fix("check-failed"),
-                    area="gpudoctor",
-                )
-            )
+            error = f"{type(exc).__name__}: {exc}"
+            evidence = {"check": f"{check.__module__}.{check.__name__}", "error": error}
+            findings.append(CHECK_FAILED(evidence=evidence, check=check.__name__, error=error))
     return tuple(findings)
 
 

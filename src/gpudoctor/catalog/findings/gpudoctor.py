@@ -31,6 +31,7 @@ CHECK_FAILED = FindingKind(
     emitted_by="[`gpudoctor check`](../commands/check.md)",
     summary="One of gpudoctor's own checks raised on these facts; the other checks still ran.",
     evidence="`check` (which one), `error`.",
+    title="gpudoctor's check {check} failed on these facts: {error}",
     why="A bug in gpudoctor, or a facts snapshot it does not understand; the other checks still ran.",
     fix="gpudoctor check --json > facts.json  # and attach it to a gpudoctor issue",
 )
