@@ -34,9 +34,7 @@ CPU_COUNT = FindingKind(
         "all": "{logical} ({physical} physical)",
         "affinity": "This process may use {usable} of {logical} logical CPUs (CPU affinity is restricted)",
     },
-    why={
-        "affinity": "A scheduler (SLURM, taskset, a container's cpuset) limits the CPUs; size DataLoader workers and OMP_NUM_THREADS per rank from the usable count, not os.cpu_count().",
-    },
+    why="A scheduler (SLURM, taskset, a container's cpuset) limits the CPUs; size DataLoader workers and OMP_NUM_THREADS per rank from the usable count, not os.cpu_count().",
     more_fix="""Nothing to fix; size workers from the usable CPUs:
 
 ```python
