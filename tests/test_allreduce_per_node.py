@@ -34,7 +34,7 @@ def test_the_shaped_node_is_named_with_its_figures_and_what_to_check():
     assert "floor 193%, margin 200%" in f.title  # n0's two passes disagreed: the floor says so, and n1 is beyond it
     assert "n1" in f.fix and "tc qdisc show" in f.fix and "ethtool" in f.fix
     assert "n1's way out or n0's way in" in f.why
-    assert f.evidence["nodes"]["n1"]["inter_send_gbps"] == 0.0024
+    assert f.evidence["nodes"]["n1"] == "ranks 2, 3: intra-node 0.1255 GB/s busbw, sends 0.0024 GB/s, receives 0.4028 GB/s"
 
 
 def test_a_hiccup_in_one_pass_is_not_a_slow_node():

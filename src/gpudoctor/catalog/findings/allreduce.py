@@ -108,8 +108,9 @@ longer, in both of two passes, than the other nodes' baseline by the run's noise
 then 3× more (margin 200%), and by 1 ms or more. The title names the node and gives its
 figure, the others' and the floor; with no node below, the ok line says so and gives the
 floor.""",
-        evidence="""`bytes` (the buffer each transfer moved: 16 MiB on GPUs, 64 KiB on CPU), `nodes` (per node:
-`ranks`, `intra_busbw_gbps`, `inter_send_gbps`, `inter_receive_gbps`), `kinds` (per kind of
+        evidence="""`bytes` (the buffer each transfer moved: 16 MiB on GPUs, 64 KiB on CPU), `nodes` (per node,
+`"ranks 0, 1: intra-node 0.128 GB/s busbw, sends 0.403 GB/s, receives 0.002 GB/s"`; the
+report's `per_node` has the figures as numbers), `kinds` (per kind of
 figure compared, `inter-node sends` and with 3 nodes or more `inter-node receives`: `baseline
 us`, `noise floor %`, `limit us`), `margin %`, `slow` (the nodes named).""",
         why="""A collective across nodes runs at the speed of its slowest path: one node whose network is
