@@ -253,3 +253,34 @@ def json_text(finding: dict) -> str:
     import json
 
     return json.dumps(finding)
+
+
+def slow_node_findings(agent: Agent) -> tuple[list[dict], dict]:
+    import json
+
+    report = json.loads(agent.stdout)
+    return [f for f in report["findings"] if f["id"] == "allreduce-slow-node"], report
+
+
+def test_per_node_figures_name_the_node_whose_link_is_slowed_and_nothing_on_a_control(nodes_factory):
+    # 2 nodes x 2 ranks: each node's intra-node figure beside its inter-node one; node 1's
+    # NIC shaped to a few percent of the others' sends is named, the unshaped run is not
+    nodes = nodes_factory(2)
+    argv = ["allreduce", "--sizes", "4K", "--iters", "5", "--warmup", "1", "--json"]
+    control = collect(nodes, start(nodes, 2, argv, "pernode-control"))
+    assert control[0].returncode == 0, said(control[0])[-3000:]
+    found, report = slow_node_findings(control[0])
+    assert [f["severity"] for f in found] == ["ok"], control[0].stdout[-3000:]
+    rows = report["per_node"]["nodes"]
+    assert [r["node"] for r in rows] == [nodes.name(0), nodes.name(1)]
+    assert all(r["intra_busbw_gbps"] and r["inter_send_gbps"] for r in rows), rows
+    nodes.shape(1, "tbf", "rate", "20mbit", "burst", "32kbit", "latency", "400ms")
+    shaped = collect(nodes, start(nodes, 2, argv, "pernode-shaped"))
+    assert shaped[0].returncode is not None, said(shaped[0])[-3000:]
+    found, report = slow_node_findings(shaped[0])
+    assert [f["severity"] for f in found] == ["warn"], shaped[0].stdout[-3000:]
+    assert found[0]["evidence"]["slow"] == [nodes.name(1)], found[0]
+    assert f"node {nodes.name(1)} sends" in found[0]["title"] and nodes.name(1) in found[0]["fix"]
+    print("control", json_text(control[0] and slow_node_findings(control[0])[1]["per_node"]))
+    print("shaped", json_text(report["per_node"]), found[0]["title"])
+    assert nodes.leftovers() == {}

@@ -51,7 +51,14 @@ def register(app: typer.Typer) -> None:
         """Benchmark and verify a collective across ranks: busbw, latency, #wrong, by rank."""
         from gpudoctor.commands.allreduce import run
         from gpudoctor.commands.allreduce.options import Options
-        from gpudoctor.commands.allreduce.table import average_line, report_heading, results_markdown, results_table
+        from gpudoctor.commands.allreduce.table import (
+            average_line,
+            node_markdown,
+            node_table,
+            report_heading,
+            results_markdown,
+            results_table,
+        )
         from gpudoctor.core.usage import UsageError
         from gpudoctor.launch.threads import threads_line
 
@@ -68,16 +75,25 @@ def register(app: typer.Typer) -> None:
         rows = report.data.get("results") or []
         threads = threads_line(report.data.get("threads"))
         summary = report.data.get("summary") or {}
+        per_node = report.data.get("per_node")  # across nodes only
         if csv_out:
-            _emit_csv(report, rows, summary, strict)
+            _emit_csv(report, rows, summary, strict, per_node)
         average = average_line(summary)
         emit(
             report,
             json_out=json_out,
             markdown=markdown,
             strict=strict,
-            rich_extra=lambda: [*([results_table(rows, report_heading(report)), *_lines(average)] if rows else []), *([threads] if threads else [])],
-            markdown_sections=lambda: [*([results_markdown(rows, report_heading(report), summary)] if rows else []), *([threads] if threads else [])],
+            rich_extra=lambda: [
+                *([results_table(rows, report_heading(report)), *_lines(average)] if rows else []),
+                *([node_table(per_node)] if per_node else []),
+                *([threads] if threads else []),
+            ],
+            markdown_sections=lambda: [
+                *([results_markdown(rows, report_heading(report), summary)] if rows else []),
+                *([node_markdown(per_node)] if per_node else []),
+                *([threads] if threads else []),
+            ],
         )
 
 
@@ -87,7 +103,7 @@ def _lines(text: str) -> list:
     return [Text(text), Text("")] if text else []
 
 
-def _emit_csv(report, rows: list, summary: dict, strict: bool) -> NoReturn:
+def _emit_csv(report, rows: list, summary: dict, strict: bool, per_node: dict | None = None) -> NoReturn:
     """CSV on stdout; the findings' verdict line and the problems on stderr, then the exit code."""
     import sys
 
@@ -97,7 +113,7 @@ def _emit_csv(report, rows: list, summary: dict, strict: bool) -> NoReturn:
     from gpudoctor.render.console import verdict
     from gpudoctor.render.escape import terminal
 
-    sys.stdout.write(results_csv(rows, summary))
+    sys.stdout.write(results_csv(rows, summary, per_node))
     for f in report.findings:
         if f.severity in (Severity.WARN, Severity.ERROR):
             err.print(terminal(f"{f.severity.value}: {f.title}  [{f.id}]", one_line=True), markup=False, highlight=False)

@@ -118,6 +118,38 @@ EXTRA: dict[str, tuple[dict[str, Schema], list[str], list[Schema]]] = {
             "root_cause": {"$ref": "#/$defs/root_cause"},
             "fleet": OBJECT,
             "bisect": ARRAY,
+            "per_node": {
+                "type": "object",
+                "required": ["bytes", "nodes", "sends"],
+                "properties": {
+                    "bytes": INT,
+                    "nodes": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["node", "ranks", "intra_busbw_gbps", "inter_send_gbps", "inter_receive_gbps"],
+                            "properties": {
+                                "node": STRING,
+                                "ranks": {"type": "array", "items": INT},
+                                "intra_us": MEASURE,
+                                "intra_busbw_gbps": MEASURE,
+                                "inter_send_us": MEASURE,
+                                "inter_send_gbps": MEASURE,
+                                "inter_receive_us": MEASURE,
+                                "inter_receive_gbps": MEASURE,
+                            },
+                        },
+                    },
+                    "sends": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["from", "to", "us", "repeat_us"],
+                            "properties": {"from": INT, "to": INT, "us": MEASURE, "repeat_us": MEASURE},
+                        },
+                    },
+                },
+            },
         },
         [],
         [],

@@ -94,3 +94,42 @@ of the buffer's count, and the first size it happened at (one finding per rank).
     why="Every rank's data is chosen so the exact result is known; a mismatch means data was corrupted in transit or reduced wrongly (a faulty GPU, link or NIC, a broken NCCL build, or a bad protocol setting), and training on it silently diverges.",
     fix="gpudoctor allreduce --sizes {size} --iters 5   # rerun; if it repeats, on GPUs try NCCL_PROTO=Simple and NCCL_P2P_DISABLE=1 to find the transport, then check the GPU (nvidia-smi -q -d ECC)",
 )
+
+
+ALLREDUCE_SLOW_NODE = FindingKind(
+    id="allreduce-slow-node",
+    title={
+        "none": "no node stands out across {count} nodes ({size}: {spans}; {noise})",
+        "two": "{slow} ({noise})",
+        "many": "{slow} ({noise})",
+    },
+    severity=Severity.WARN,
+    also=(Severity.OK,),
+    when="ok when no node stands out",
+    area=AREA,
+    emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md#per-node-figures-across-nodes) across nodes",
+    summary="""Across nodes, one node's inter-node figure is below the other nodes': what its lowest rank
+sends to the other nodes' lowest ranks (with 3 nodes or more, also what it receives) took
+longer, in both of two passes, than the other nodes' baseline by the run's noise floor and
+then 3× more (margin 200%), and by 1 ms or more. The title names the node and gives its
+figure, the others' and the floor; with no node below, the ok line says so and gives the
+floor.""",
+    evidence="""`bytes` (the buffer each transfer moved: 16 MiB on GPUs, 64 KiB on CPU), `nodes` (per node,
+`"ranks 0, 1: intra-node 0.128 GB/s busbw, sends 0.403 GB/s, receives 0.002 GB/s"`; the
+report's `per_node` has the figures as numbers), `kinds` (per kind of
+figure compared, `inter-node sends` and with 3 nodes or more `inter-node receives`: `baseline
+us`, `noise floor %`, `limit us`), `margin %`, `slow` (the nodes named).""",
+    why={
+        "two": "A collective across nodes runs at the speed of its slowest path: every all-reduce of the job waits on what {node} sends. With two nodes that path is {node}'s way out or {other}'s way in; the sending end is where it is usually found.",
+        "many": "A collective across nodes runs at the speed of its slowest path: every all-reduce of the job waits on {node}, whose best transfer to or from the other nodes ({other}) is slower than theirs.",
+    },
+    fix="on {nodes}: ip -s link; ethtool <nic> (speed, errors); ibstat (InfiniBand rate); tc qdisc show (a shaping qdisc); and that NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME name its fast interface",
+    checked="""When the ranks span two hosts or more, after the sweep (and `--bisect`): each node's ranks
+all-reduce the buffer among themselves (every node at once), then one rank per node sends it
+to one rank of each other node, one direction at a time, in rounds of disjoint node pairs,
+each send timed up to the receiver's one-element reply; all of it twice. A node's figure is
+its best transfer, so a slow node at the other end does not make it slow. The figures are
+judged as `--bisect` judges pairs: like with like, by what they took in both passes, against
+the noise floor of the run (how far the two passes disagree) and the margin beyond it.
+On one node nothing more is measured.""",
+)

@@ -104,7 +104,7 @@ def measure_pairs(
             if pair is not None:
                 peer = pair[0] if pair[1] == rank else pair[1]
                 sleep = slow_s if slow_peers is None or peer in slow_peers else 0.0
-                took = _pair_time(torch, dist, groups[pair], buf, device, sleep)
+                took = group_time(torch, dist, groups[pair], buf, device, sleep)
             mine.append(took)
             dist.barrier()  # the next round's pairs start together
     everyone = [torch.zeros(len(mine), dtype=torch.float64, device=device) for _ in range(world)]
@@ -122,9 +122,10 @@ def measure_pairs(
     return out
 
 
-def _pair_time(torch, dist, group, buf, device, sleep_s: float) -> float:
-    """The median of BISECT_ITERS all-reduces in one pair's group, after a warm-up."""
-    dist.all_reduce(buf, group=group)  # warm-up: the pair's connection
+def group_time(torch, dist, group, buf, device, sleep_s: float = 0.0) -> float:
+    """The median of BISECT_ITERS all-reduces in one group (a pair's; per_node: a node's),
+    after a warm-up."""
+    dist.all_reduce(buf, group=group)  # warm-up: the group's connections
     times = []
     for _ in range(BISECT_ITERS):
         if sleep_s:
@@ -170,6 +171,14 @@ class PairKind:
     def slow(self) -> list[PairTime]:
         return [p for p in self.pairs if p.held_us > self.limit_us] if self.comparable else []
 
+    @classmethod
+    def of(cls, kind: str, members: list[PairTime] | tuple[PairTime, ...]) -> "PairKind":
+        """`members` judged together: their baseline and noise floor (a slow rank is in 2 of 3
+        pairs of 3 ranks, hence the lower quartile for the baseline)."""
+        held = sorted(p.held_us for p in members)
+        spreads = sorted(p.spread for p in members)
+        return cls(kind, tuple(members), held[(len(held) - 1) // 4], spreads[(3 * (len(spreads) - 1) + 3) // 4])
+
 
 def pair_kinds(pairs: list[PairTime] | tuple[PairTime, ...], hosts: dict[int, str]) -> list[PairKind]:
     """The pairs grouped by kind, each kind with its baseline and noise floor."""
@@ -180,15 +189,10 @@ def pair_kinds(pairs: list[PairTime] | tuple[PairTime, ...], hosts: dict[int, st
         else:
             kind = INSIDE if hosts[p.a] == hosts[p.b] else ACROSS
         grouped.setdefault(kind, []).append(p)
-    out = []
-    for kind, members in grouped.items():
-        held = sorted(p.held_us for p in members)
-        spreads = sorted(p.spread for p in members)
-        out.append(PairKind(kind, tuple(members), held[(len(held) - 1) // 4], spreads[(3 * (len(spreads) - 1) + 3) // 4]))
-    return out
+    return [PairKind.of(kind, members) for kind, members in grouped.items()]
 
 
-def _noise(kinds: list[PairKind]) -> str:
+def noise(kinds: list[PairKind]) -> str:
     """"floor 40%, margin 200%", or one floor per kind when there are several."""
     shown = [k for k in kinds if k.comparable]
     if len(shown) == 1:
@@ -226,7 +230,7 @@ def bisect_findings(
         return [ALLREDUCE_BISECT(case="nothing-to-compare", evidence=evidence, ranks=len(ranks), alone=alone)]
     if not slow:
         each = "; ".join(f"{len(k.pairs)} pairs {k.kind} from {k.base_us:.0f} us" for k in judged)
-        return [ALLREDUCE_BISECT(case="within-noise", evidence=evidence, ranks=len(ranks), noise=_noise(kinds), kinds=each)]
+        return [ALLREDUCE_BISECT(case="within-noise", evidence=evidence, ranks=len(ranks), noise=noise(kinds), kinds=each)]
     slow_ranks = []
     for r in ranks:
         own = [p for k in judged for p in k.pairs if r in (p.a, p.b)]
@@ -237,7 +241,7 @@ def bisect_findings(
     worst = slow[0]
     against = (
         f"{worst.us:.0f} us, again {worst.repeat_us:.0f} us, against {kind_of[(worst.a, worst.b)].base_us:.0f} us "
-        f"for the fastest quarter of the pairs {kind_of[(worst.a, worst.b)].kind}; {_noise(kinds)}"
+        f"for the fastest quarter of the pairs {kind_of[(worst.a, worst.b)].kind}; {noise(kinds)}"
     )
     if slow_ranks and not others:
         nodes = sorted({hosts.get(r, "?") for r in slow_ranks})

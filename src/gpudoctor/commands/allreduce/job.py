@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from gpudoctor.commands.allreduce.rank import ROWS_FILE, SweepResult, read_row
 from gpudoctor.commands.allreduce.bisect import bisect_bytes, bisect_findings
+from gpudoctor.commands.allreduce.per_node import node_findings, per_node_json
 from gpudoctor.commands.allreduce.options import Sweep
 from gpudoctor.commands.allreduce.bandwidth import Row, format_size, public_row, summarize
 from gpudoctor.commands.allreduce.verify import (
@@ -250,12 +251,14 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
         return None
     link = link_facts(devices)
     pairs = joined.value.pairs if joined.value is not None else ()
+    per_node = joined.value.per_node if joined.value is not None else None
     findings += _result_findings(sweep, rows, link)
     findings += bisect_findings(pairs, devices, bisect_bytes(sweep.device))
+    findings += node_findings(per_node)
     findings += check_shm(shm_total_bytes(), sweep.backend, ctx.local_world_size)
     report = _report(
         sweep, rows, findings, mode=ctx.joined_by, elapsed_s=time.monotonic() - started, logs=None, link=link, narrowing=[],
-        pairs=pairs,
+        pairs=pairs, per_node=per_node,
     )
     return JobOutcome(joined.with_fleet(report), tuple(rows))
 
@@ -282,7 +285,7 @@ def _load_average() -> tuple[float, float, float] | None:
 
 def _report(
     sweep: Sweep, rows: list[Row], findings, *, mode, elapsed_s, logs, link, narrowing, interrupted=False, stop_signal=0,
-    pairs=(), ranks: list[dict] | None = None, root: dict | None = None, threads: dict | None = None,
+    pairs=(), ranks: list[dict] | None = None, root: dict | None = None, threads: dict | None = None, per_node=None,
 ) -> Report:
     """`ranks`, `root`: every rank's record (hang/verdict.RankRecord) and the root cause
     of a local run that failed."""
@@ -322,6 +325,8 @@ def _report(
     if ranks:
         data["ranks"] = ranks
         data["root_cause"] = root
+    if per_node is not None:  # across nodes only
+        data["per_node"] = per_node_json(per_node)
     if sweep.bisect:
         data["bisect"] = [{"ranks": [p.a, p.b], "us": p.us, "repeat_us": p.repeat_us} for p in pairs]
     return Report(command="allreduce", findings=tuple(findings), data=data, interrupted=interrupted, stop_signal=stop_signal)

@@ -21,8 +21,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudoctor.commands.allreduce.bisect import PairTime, measure_pairs
+from gpudoctor.commands.allreduce.bisect import PairTime, bisect_bytes, measure_pairs
 from gpudoctor.commands.allreduce.bandwidth import Row, exact_value_range, format_size, make_row, planned_sizes
+from gpudoctor.commands.allreduce.per_node import PerNode, measure_nodes
 from gpudoctor.core.codec import decode, encode
 from gpudoctor.launch import rundir
 from gpudoctor.probe.links import RankPlace
@@ -51,6 +52,7 @@ class SweepResult:
     rows: tuple[Row, ...]
     devices: tuple[RankPlace, ...]
     pairs: tuple[PairTime, ...] = ()  # --bisect: every pair's all-reduce time
+    per_node: PerNode | None = None  # across nodes: each node's intra- and inter-node times
 
 
 def size_stage(op: str, nbytes: int) -> str:
@@ -232,11 +234,16 @@ def run_rank(ctx, config: dict, on_row: Callable[[Row], None] | None = None) -> 
         slow, peers = _bisect_fault(ctx.fault)
         pairs = tuple(measure_pairs(torch, dist, rank, world, device, getattr(torch, dtype_name), slow, peers))
     devices = _devices(torch, dist, ctx, device, world)
-    ctx.progress(STAGE_FINISHED, len(plan) + 2)
+    hosts = [place.host for place in devices]
+    per_node = None
+    if len(set(hosts)) > 1:  # across nodes only: one node runs nothing more
+        ctx.progress("per-node", len(plan) + 2)
+        per_node = measure_nodes(torch, dist, rank, hosts, device, getattr(torch, dtype_name), bisect_bytes(device.type))
+    ctx.progress(STAGE_FINISHED, len(plan) + 3)
     dist.destroy_process_group()
     if rank != 0:
         return None
-    return SweepResult(world, tuple(rows), devices, pairs)
+    return SweepResult(world, tuple(rows), devices, pairs, per_node)
 
 
 def _bisect_fault(fault: str | None) -> tuple[float, frozenset[int] | None]:
