@@ -68,23 +68,15 @@ NOT_FIELDS = {"evidence", "case", "fix_case", "severity", "no_why", "no_fix"}
 # and lint diagnostics are their own documented units, with their words beside their rule.
 OWN_FINDINGS = ("core/", "knowledge/story.py", "linter/")
 NOT_CONVERTED = (
-    "checks/fleet.py",
-    "checks/fleet_env.py",
     "checks/gpu_health.py",
     "checks/visibility.py",
-    "commands/diagnose/analyse.py",
     "commands/diagnose/nvidia_smi.py",
     "commands/train_smoke/job.py",
     "commands/train_smoke/verify.py",
     "hang/failures.py",
     "hang/folder.py",
     "hang/verdict.py",
-    "hooks/checks.py",
     "knowledge/xid.py",
-    "launch/capacity.py",
-    "launch/join_env.py",
-    "launch/rendezvous.py",
-    "launch/scratch.py",
     "launch/supervisor.py",
 )
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.catalog import fix, why
+from gpudoctor.catalog.findings.launch import RANKS_OUTNUMBER_CORES
+from gpudoctor.core.findings import Finding
 
 MAX_LOCAL_RANKS = 256
 # Ranks per usable core above which a run measures mostly the scheduler: each
@@ -34,13 +34,6 @@ def crowded(command: str, nproc: int, cores: int) -> Finding | None:
     """A warning when the ranks outnumber the cores many times over."""
     if nproc < CROWDED_RANKS_PER_CORE * cores:
         return None
-    return Finding(
-        id="ranks-outnumber-cores",
-        severity=Severity.WARN,
-        title=f"{nproc} ranks on {cores} CPU core{'s' if cores != 1 else ''}: "
-        f"{nproc / cores:.0f} ranks per core",
-        evidence={"ranks": nproc, "usable cores": cores, "limit": f"{CROWDED_RANKS_PER_CORE} ranks per core"},
-        why=why("ranks-outnumber-cores"),
-        fix=fix("ranks-outnumber-cores", command=command, nproc=max(1, cores)),
-        area="launch",
-    )
+    evidence = {"ranks": nproc, "usable cores": cores, "limit": f"{CROWDED_RANKS_PER_CORE} ranks per core"}
+    return RANKS_OUTNUMBER_CORES(evidence=evidence, nproc=nproc, cores=cores, cores_word="core" if cores == 1 else "cores",
+                                 per_core=nproc / cores, command=command, suggested=max(1, cores))

@@ -14,12 +14,17 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpudoctor.catalog.findings.environment import (
+    DISTRIBUTED_ENV_IGNORED,
+    DISTRIBUTED_ENV_INCOMPLETE,
+    DISTRIBUTED_ENV_MALFORMED,
+    SLURM_RENDEZVOUS_DERIVED,
+)
 from gpudoctor.checks.environment import master_findings
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.launch import rundir
 from gpudoctor.launch.slurm_env import PORT_BASE, SlurmRendezvous, slurm_rendezvous
 from gpudoctor.probe.environment import EnvironmentFacts, probe_environment
-from gpudoctor.catalog import fix, why
 
 AREA = "environment"
 RANK_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
@@ -118,79 +123,38 @@ def _slurm_decision(v: dict[str, str], command: str) -> JoinDecision:
 
 def _derived(meet: SlurmRendezvous, exports: dict[str, str]) -> Finding:
     where = f"{exports.get('MASTER_ADDR', '$MASTER_ADDR')}:{exports.get('MASTER_PORT', '$MASTER_PORT')}"
-    return Finding(
-        id="slurm-rendezvous-derived",
-        severity=Severity.INFO,
-        title=f"{' and '.join(exports)} not set under srun: the ranks meet at {where}",
-        evidence={
-            **exports,
-            meet.nodelist_var: meet.nodelist,
-            "SLURM_JOB_ID": meet.job_id,
-            "rule": f"the first host of the step's node list; port {PORT_BASE} + the last 4 digits of the job id (as Lightning's SLURMEnvironment)",
-        },
-        why=why("slurm-rendezvous-derived"),
-        fix=fix("slurm-rendezvous-derived", exports=" ".join(f"{k}={v}" for k, v in exports.items())),
-        area=AREA,
-    )
+    evidence = {
+        **exports,
+        meet.nodelist_var: meet.nodelist,
+        "SLURM_JOB_ID": meet.job_id,
+        "rule": f"the first host of the step's node list; port {PORT_BASE} + the last 4 digits of the job id (as Lightning's SLURMEnvironment)",
+    }
+    return SLURM_RENDEZVOUS_DERIVED(evidence=evidence, names=" and ".join(exports), where=where,
+                                    exports=" ".join(f"{k}={v}" for k, v in exports.items()))
 
 
 def _ignored(seen: dict[str, str], reason: str) -> Finding:
-    return Finding(
-        id="distributed-env-ignored",
-        severity=Severity.WARN,
-        title=f"{_shown(seen)} ignored: {reason}",
-        evidence={**seen, "gpudoctor": f"ran its own local ranks ({reason})"},
-        why=why("distributed-env-ignored"),
-        fix=fix("distributed-env-ignored"),
-        area=AREA,
-    )
+    evidence = {**seen, "gpudoctor": f"ran its own local ranks ({reason})"}
+    return DISTRIBUTED_ENV_IGNORED(evidence=evidence, seen=_shown(seen), reason=reason)
 
 
 def _malformed(command: str, seen: dict[str, str], problems: dict[str, str], launcher: str) -> Finding:
-    return Finding(
-        id="distributed-env-malformed",
-        severity=Severity.ERROR,
-        title=f"{', '.join(f'{k}={seen[k]!r}' for k in problems)}: {'; '.join(problems.values())}",
-        evidence={
-            **seen,
-            "problems": [f"{k}: {p}" for k, p in problems.items()],
-            "gpudoctor": f"would join as one rank of a {launcher} job, but cannot read its place in it; nothing was run",
-        },
-        why=why("distributed-env-malformed"),
-        fix=fix("distributed-env-malformed", command=command),
-        area=AREA,
-    )
+    evidence = {
+        **seen,
+        "problems": [f"{k}: {p}" for k, p in problems.items()],
+        "gpudoctor": f"would join as one rank of a {launcher} job, but cannot read its place in it; nothing was run",
+    }
+    return DISTRIBUTED_ENV_MALFORMED(evidence=evidence, values=", ".join(f"{k}={seen[k]!r}" for k in problems),
+                                     problems="; ".join(problems.values()), command=command)
 
 
 def _incomplete(command: str, seen: dict[str, str], missing: list[str], rank: int, world: int, case: str = "join") -> Finding:
-    said = f"SLURM_PROCID={rank} SLURM_NTASKS={world}" if case == "slurm" else f"RANK={rank} WORLD_SIZE={world}"
-    return Finding(
-        id="distributed-env-incomplete",
-        severity=Severity.ERROR,
-        title=f"{said} are set but not {' or '.join(missing)}"
-        + (", and no srun step's node list and job id to derive them from" if case == "slurm" else "")
-        + ": no job to join",
-        evidence={
-            **seen,
-            "missing": missing,
-            "gpudoctor": f"would join as rank {rank} of {world}, but there is no rendezvous address; nothing was run",
-        },
-        why=_incomplete_why(case),
-        fix=_incomplete_fix(case, command),
-        area=AREA,
-    )
-
-
-def _incomplete_why(case: str) -> str:
-    if case == "slurm":
-        return why("distributed-env-incomplete", "slurm")
-    return why("distributed-env-incomplete", "join")
-
-
-def _incomplete_fix(case: str, command: str) -> str:
-    if case == "slurm":
-        return fix("distributed-env-incomplete", "slurm", command=command)
-    return fix("distributed-env-incomplete", "join", command=command)
+    evidence = {
+        **seen,
+        "missing": missing,
+        "gpudoctor": f"would join as rank {rank} of {world}, but there is no rendezvous address; nothing was run",
+    }
+    return DISTRIBUTED_ENV_INCOMPLETE(case=case, evidence=evidence, rank=rank, world=world, missing=" or ".join(missing), command=command)
 
 
 def _shown(seen: dict[str, str]) -> str:

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.catalog import fix, why
+from gpudoctor.catalog.findings.launch import RENDEZVOUS_INCOMPLETE, RENDEZVOUS_STORE_SILENT
+from gpudoctor.core.findings import Finding
 
 POLL_S = 0.2
 CONNECT_GRACE_S = 10.0  # a client's connection shut at the deadline: how long its thread gets to end
@@ -49,22 +49,15 @@ class RendezvousIncomplete(RuntimeError):
 
     def finding(self) -> Finding:
         host, port = self.address.rsplit(":", 1)[0], self.address.rsplit(":", 1)[-1]
-        return Finding(
-            id="rendezvous-incomplete",
-            severity=Severity.ERROR,
-            title=f"only {len(self.joined)} of {self.world_size} ranks came to {self.address} within "
-            f"{self.waited_s:.0f} s: {_ranks(self.missing)} missing",
-            evidence={
-                "address": self.address,
-                "joined": list(self.joined),
-                "missing": list(self.missing),
-                "waited_s": round(self.waited_s, 1),
-                "launched by": self.launcher,
-            },
-            why=why("rendezvous-incomplete"),
-            fix=fix("rendezvous-incomplete", address=self.address, host=host, port=port),
-            area="launch",
-        )
+        evidence = {
+            "address": self.address,
+            "joined": list(self.joined),
+            "missing": list(self.missing),
+            "waited_s": round(self.waited_s, 1),
+            "launched by": self.launcher,
+        }
+        return RENDEZVOUS_INCOMPLETE(evidence=evidence, joined=len(self.joined), world=self.world_size, address=self.address,
+                                     waited=self.waited_s, missing=_ranks(self.missing), host=host, port=port)
 
 
 class StoreNotAnswering(RuntimeError):
@@ -82,15 +75,8 @@ class StoreNotAnswering(RuntimeError):
 
     def finding(self) -> Finding:
         host, port = self.address.rsplit(":", 1)[0], _port(self.address)
-        return Finding(
-            id="rendezvous-store-silent",
-            severity=Severity.ERROR,
-            title=str(self),
-            evidence={"address": self.address, "waited_s": round(self.waited_s, 1), "port accepts connections": self.answered},
-            why=why("rendezvous-store-silent"),
-            fix=fix("rendezvous-store-silent", host=host, port=port),
-            area="launch",
-        )
+        evidence = {"address": self.address, "waited_s": round(self.waited_s, 1), "port accepts connections": self.answered}
+        return RENDEZVOUS_STORE_SILENT(evidence=evidence, message=str(self), host=host, port=port)
 
 
 def _port(address: str) -> str:

@@ -19,9 +19,9 @@ import re
 import stat
 import tempfile
 
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog.findings.launch import TEMP_FOLDER_REFUSED
+from gpudoctor.core.findings import Finding
 from gpudoctor.core.user_file import no_space
-from gpudoctor.catalog import fix, why
 
 ID_LIMIT = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -111,12 +111,5 @@ def write_file(path: str, text: str) -> None:
 
 
 def temp_folder_refused(exc: FolderRefused, used: str, rerun: str) -> Finding:
-    return Finding(
-        id="temp-folder-refused",
-        severity=Severity.WARN,
-        title=f"{exc.path} was not used: it {exc.reason}",
-        evidence={"folder": exc.path, "problem": exc.reason, "used instead": used},
-        why=why("temp-folder-refused"),
-        fix=fix("temp-folder-refused", path=exc.path, rerun=rerun),
-        area="launch",
-    )
+    evidence = {"folder": exc.path, "problem": exc.reason, "used instead": used}
+    return TEMP_FOLDER_REFUSED(evidence=evidence, path=exc.path, reason=exc.reason, rerun=rerun)

@@ -11,15 +11,16 @@ EMITTED_BY = "[`gpudoctor check`](../commands/check.md)"
 
 DISTRIBUTED_ENV_INCOMPLETE = FindingKind(
     id="distributed-env-incomplete",
+    title={
+        "join": "RANK={rank} WORLD_SIZE={world} are set but not {missing}: no job to join",
+        "slurm": "SLURM_PROCID={rank} SLURM_NTASKS={world} are set but not {missing}, and no srun step's node list and job id to derive them from: no job to join",
+    },
     severity=Severity.WARN,
     also=(Severity.ERROR,),
     area=AREA,
     emitted_by="[`gpudoctor check`](../commands/check.md) (warn); `gpudoctor allreduce` and `gpudoctor train-smoke` (error: nothing is run)",
     summary="`RANK` or `WORLD_SIZE` is set, but not all of `RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`. For `allreduce` and `train-smoke`, `RANK` and `WORLD_SIZE` mean *join a job*, and without `MASTER_ADDR`/`MASTER_PORT` there is none to join: most often a shell left over from a torchrun job. Under `srun` (`SLURM_PROCID`, `SLURM_NTASKS` of 2 or more) without `MASTER_ADDR`/`MASTER_PORT`, gpudoctor derives them ([slurm-rendezvous-derived](slurm-rendezvous-derived.md)); it is this error only where it cannot: no srun step, node list or numeric job id.",
     evidence="The variables that are set, `missing`, and `gpudoctor` (what it made of them).",
-    title={
-        "check": "Some launcher variables are set but not {missing}",
-    },
     why={
         "check": "init_process_group(init_method='env://') needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT together; a partial set is usually left over from another job and makes ranks wait for each other.",
         "join": "Joined as one rank of a job, gpudoctor meets its peers at MASTER_ADDR:MASTER_PORT (env://). Without them this is most often a shell left over from a torchrun job.",
@@ -35,6 +36,7 @@ DISTRIBUTED_ENV_INCOMPLETE = FindingKind(
 
 SLURM_RENDEZVOUS_DERIVED = FindingKind(
     id="slurm-rendezvous-derived",
+    title="{names} not set under srun: the ranks meet at {where}",
     severity=Severity.INFO,
     area=AREA,
     emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke` under `srun` (`gpudoctor check` joins the same way)",
@@ -51,6 +53,7 @@ last four digits of `SLURM_JOB_ID`. A variable the script did set is kept.""",
 
 DISTRIBUTED_ENV_MALFORMED = FindingKind(
     id="distributed-env-malformed",
+    title="{values}: {problems}",
     severity=Severity.ERROR,
     area=AREA,
     emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`: nothing is run",
@@ -63,6 +66,7 @@ DISTRIBUTED_ENV_MALFORMED = FindingKind(
 
 DISTRIBUTED_ENV_IGNORED = FindingKind(
     id="distributed-env-ignored",
+    title="{seen} ignored: {reason}",
     severity=Severity.WARN,
     area=AREA,
     emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`",

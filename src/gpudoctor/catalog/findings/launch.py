@@ -11,6 +11,7 @@ EMITTED_BY = "[`gpudoctor allreduce`](../commands/allreduce.md) and `gpudoctor t
 
 RENDEZVOUS_INCOMPLETE = FindingKind(
     id="rendezvous-incomplete",
+    title="only {joined} of {world} ranks came to {address} within {waited:.0f} s: {missing} missing",
     severity=Severity.ERROR,
     area=AREA,
     emitted_by=EMITTED_BY,
@@ -26,6 +27,7 @@ name the ranks that joined and those missing; while it waits it prints
 
 RENDEZVOUS_STORE_SILENT = FindingKind(
     id="rendezvous-store-silent",
+    title="{message}",
     severity=Severity.ERROR,
     area=AREA,
     emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md) and `gpudoctor train-smoke` in join mode, on a rank that connects to the job's store (every rank but 0, and rank 0 under torchrun's agent); a rank other than 0 says it in one line on stderr",
@@ -41,18 +43,20 @@ torch's own client would wait without end in the first case.""",
 
 RANKS_OUTNUMBER_CORES = FindingKind(
     id="ranks-outnumber-cores",
+    title="{nproc} ranks on {cores} CPU {cores_word}: {per_core:.0f} ranks per core",
     severity=Severity.WARN,
     area=AREA,
     emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke` (in the report) and `gpudoctor run --nproc` (on stderr before the ranks start)",
     summary="The ranks to start on this machine are 4 or more per CPU core this process may use (`taskset` and cgroup cpusets count). `--nproc` itself is limited to 256 for every command.",
     evidence="`ranks`, `usable cores`, `limit`.",
     why="Every rank is a whole Python process with torch's own threads; this many per core spend their time waiting for the CPU, so timings are the scheduler's, and timeouts can fire on a healthy job.",
-    fix="gpudoctor {command} --nproc {nproc}  # at most one rank per core (or per GPU)",
+    fix="gpudoctor {command} --nproc {suggested}  # at most one rank per core (or per GPU)",
 )
 
 
 TEMP_FOLDER_REFUSED = FindingKind(
     id="temp-folder-refused",
+    title="{path} was not used: it {reason}",
     severity=Severity.WARN,
     area=AREA,
     emitted_by="`gpudoctor train-smoke` in join mode (under torchrun or SLURM); `gpudoctor run` under torchrun says the same on stderr",
