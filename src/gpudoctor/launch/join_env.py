@@ -154,7 +154,7 @@ def _incomplete(command: str, seen: dict[str, str], missing: list[str], rank: in
         "missing": missing,
         "gpudoctor": f"would join as rank {rank} of {world}, but there is no rendezvous address; nothing was run",
     }
-    return DISTRIBUTED_ENV_INCOMPLETE(case=case, evidence=evidence, rank=rank, world=world, missing=" or ".join(missing), command=command)
+    return DISTRIBUTED_ENV_INCOMPLETE(case=case, severity=Severity.ERROR, evidence=evidence, rank=rank, world=world, missing=" or ".join(missing), command=command)
 
 
 def _shown(seen: dict[str, str]) -> str:
