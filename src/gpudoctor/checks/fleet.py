@@ -13,21 +13,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from gpudoctor.checks.fleet_diff import AREA, FleetColumn, difference, odd_values, rank_ranges, ranks_evidence, where
-from gpudoctor.checks.fleet_env import (
-    check_socket_ifname,
-    interface_columns,
-    variable_columns,
-    variable_fix,
-    variable_why,
+from gpudoctor.catalog.findings.fleet import (
+    FLEET_CONSISTENT,
+    FLEET_DRIVER_MISMATCH,
+    FLEET_GPU_COUNT_MISMATCH,
+    FLEET_GPU_MODEL_MISMATCH,
+    FLEET_GPUS_FEWER_THAN_RANKS,
+    FLEET_INFINIBAND_MISMATCH,
+    FLEET_NCCL_MISMATCH,
+    FLEET_PYTHON_MISMATCH,
+    FLEET_SHM_MISMATCH,
+    FLEET_TORCH_MISMATCH,
 )
+from gpudoctor.catalog.kind import FindingKind
+from gpudoctor.checks.fleet_diff import Difference, FleetColumn, difference, odd_values, rank_ranges, ranks_evidence, where
+from gpudoctor.checks.fleet_env import check_socket_ifname, interface_columns, variable_columns, variable_mismatch
 from gpudoctor.checks.wording import plural, size
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.core.codec import to_plain
 from gpudoctor.probe.facts import Facts
 from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts, distinct_names, node_facts
 from gpudoctor.core.unavailable import Unavailable
-from gpudoctor.catalog import fix, why
 
 # Node-local findings the fleet comparison says better (with the other nodes' values).
 SUPERSEDED = {"nccl-socket-ifname-missing", "gloo-socket-ifname-missing"}
@@ -97,65 +103,39 @@ def _python(n: NodeFacts) -> str | None:
 
 @dataclass(frozen=True)
 class Fact:
-    """One compared fact: its table label, how a node's value reads, and the finding a difference becomes."""
+    """One compared fact: its table label (the title names it too), how a node's value
+    reads, and the finding a difference becomes: its kind, called with the difference."""
 
     label: str
     value: Callable[[NodeFacts], str | None]
-    # What a difference becomes: its id, severity and why (title and evidence filled in).
-    # Made when needed: its why comes from the catalog, which loads on first use.
-    finding: Callable[[], Finding]
-    fix: Callable[[str, str], str]  # (the odd nodes, the majority value) -> the fix
+    kind: FindingKind  # its severity grades the table's column
+    report: Callable[[Difference], Finding]
 
 
-def _pin_torch(odd: str, value: str) -> str:
-    version = value.split(" ")[0]
+def _pin_torch(d: Difference) -> Finding:
+    version = d.common.split(" ")[0]
     base, _, local = version.partition("+")
     if local.startswith(("cu", "rocm", "cpu")):  # a wheel from PyTorch's own index
-        return fix("fleet-torch-mismatch", "index", version=base, index=local, odd=odd)
-    return fix("fleet-torch-mismatch", "pypi", version=base, odd=odd)
+        return FLEET_TORCH_MISMATCH(fix_case="index", evidence=d.evidence, values=d.values, version=base, index=local, odd=d.odd)
+    return FLEET_TORCH_MISMATCH(fix_case="pypi", evidence=d.evidence, values=d.values, version=base, odd=d.odd)
 
 
 FACTS = (
-    Fact(
-        "torch", _torch,
-        lambda: Finding(id="fleet-torch-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-torch-mismatch")),
-        _pin_torch,
-    ),
-    Fact(
-        "NCCL", _nccl,
-        lambda: Finding(id="fleet-nccl-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-nccl-mismatch")),
-        lambda odd, v: fix("fleet-nccl-mismatch", version=v, odd=odd),
-    ),
-    Fact(
-        "driver", _driver,
-        lambda: Finding(id="fleet-driver-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-driver-mismatch")),
-        lambda odd, v: fix("fleet-driver-mismatch", odd=odd, driver=v.split(' ')[0]),
-    ),
-    Fact(
-        "GPU model", _gpu_model,
-        lambda: Finding(id="fleet-gpu-model-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-gpu-model-mismatch")),
-        lambda odd, v: fix("fleet-gpu-model-mismatch", model=v, odd=odd),
-    ),
-    Fact(
-        "GPUs (torch of NVML)", _gpu_count,
-        lambda: Finding(id="fleet-gpu-count-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-gpu-count-mismatch")),
-        lambda odd, v: fix("fleet-gpu-count-mismatch", odd=odd, count=v),
-    ),
-    Fact(
-        "InfiniBand", _infiniband,
-        lambda: Finding(id="fleet-infiniband-mismatch", severity=Severity.ERROR, title="", area=AREA, why=why("fleet-infiniband-mismatch")),
-        lambda odd, v: fix("fleet-infiniband-mismatch", odd=odd, infiniband=v),
-    ),
-    Fact(
-        "Python", _python,
-        lambda: Finding(id="fleet-python-mismatch", severity=Severity.WARN, title="", area=AREA, why=why("fleet-python-mismatch")),
-        lambda odd, v: fix("fleet-python-mismatch", odd=odd, version=v),
-    ),
-    Fact(
-        "/dev/shm", _shm,
-        lambda: Finding(id="fleet-shm-mismatch", severity=Severity.INFO, title="", area=AREA, why=why("fleet-shm-mismatch")),
-        lambda odd, v: fix("fleet-shm-mismatch", size=v.replace(' ', '').replace('iB', ''), odd=odd),
-    ),
+    Fact("torch", _torch, FLEET_TORCH_MISMATCH, _pin_torch),
+    Fact("NCCL", _nccl, FLEET_NCCL_MISMATCH,
+         lambda d: FLEET_NCCL_MISMATCH(evidence=d.evidence, values=d.values, version=d.common, odd=d.odd)),
+    Fact("driver", _driver, FLEET_DRIVER_MISMATCH,
+         lambda d: FLEET_DRIVER_MISMATCH(evidence=d.evidence, values=d.values, odd=d.odd, driver=d.common.split(" ")[0])),
+    Fact("GPU model", _gpu_model, FLEET_GPU_MODEL_MISMATCH,
+         lambda d: FLEET_GPU_MODEL_MISMATCH(evidence=d.evidence, values=d.values, model=d.common, odd=d.odd)),
+    Fact("GPUs (torch of NVML)", _gpu_count, FLEET_GPU_COUNT_MISMATCH,
+         lambda d: FLEET_GPU_COUNT_MISMATCH(evidence=d.evidence, values=d.values, odd=d.odd, count=d.common)),
+    Fact("InfiniBand", _infiniband, FLEET_INFINIBAND_MISMATCH,
+         lambda d: FLEET_INFINIBAND_MISMATCH(evidence=d.evidence, values=d.values, odd=d.odd, infiniband=d.common)),
+    Fact("Python", _python, FLEET_PYTHON_MISMATCH,
+         lambda d: FLEET_PYTHON_MISMATCH(evidence=d.evidence, values=d.values, odd=d.odd, version=d.common)),
+    Fact("/dev/shm", _shm, FLEET_SHM_MISMATCH,
+         lambda d: FLEET_SHM_MISMATCH(evidence=d.evidence, values=d.values, size=d.common.replace(" ", "").replace("iB", ""), odd=d.odd)),
 )
 
 
@@ -167,18 +147,10 @@ def check_gpus_for_ranks(nodes: Sequence[NodeFacts]) -> list[Finding]:
     if not short:
         return []
     fewest = min(n.torch_gpus for n in short if isinstance(n.torch_gpus, int))
-    return [
-        Finding(
-            id="fleet-gpus-fewer-than-ranks",
-            severity=Severity.ERROR,
-            title="; ".join(f"{where([n])} runs {len(n.ranks)} ranks on {plural(n.torch_gpus, 'GPU')}"  # type: ignore[arg-type]
-                            for n in short),
-            evidence={n.name: {"ranks": len(n.ranks), "GPUs torch sees": n.torch_gpus} for n in short},
-            why=why("fleet-gpus-fewer-than-ranks"),
-            fix=fix("fleet-gpus-fewer-than-ranks", nproc=max(fewest, 1), nodes=', '.join(n.name for n in short)),
-            area=AREA,
-        )
-    ]
+    runs = "; ".join(f"{where([n])} runs {len(n.ranks)} ranks on {plural(n.torch_gpus, 'GPU')}"  # type: ignore[arg-type]
+                     for n in short)
+    evidence = {n.name: {"ranks": len(n.ranks), "GPUs torch sees": n.torch_gpus} for n in short}
+    return [FLEET_GPUS_FEWER_THAN_RANKS(evidence=evidence, runs=runs, nproc=max(fewest, 1), nodes=", ".join(n.name for n in short))]
 
 
 def fleet_columns(nodes: Sequence[NodeFacts]) -> list[FleetColumn]:
@@ -187,7 +159,7 @@ def fleet_columns(nodes: Sequence[NodeFacts]) -> list[FleetColumn]:
     for fact in FACTS:
         values = tuple(fact.value(n) for n in nodes)
         differs = len({v for v in values if v is not None}) > 1
-        columns.append(FleetColumn(fact.label, values, fact.finding().severity if differs else Severity.OK))
+        columns.append(FleetColumn(fact.label, values, fact.kind.severity if differs else Severity.OK))
     return columns + [_health_column(nodes)] + interface_columns(nodes) + variable_columns(nodes)
 
 
@@ -201,25 +173,22 @@ def check_fleet(nodes: Sequence[NodeFacts]) -> list[Finding]:
     """What differs between the nodes, one finding per fact; an OK line when nothing does."""
     findings: list[Finding] = []
     for fact in FACTS:
-        got = difference(nodes, fact.label, [fact.value(n) for n in nodes], fact.finding(), fact.fix)
-        if got:
-            findings.append(got)
+        d = difference(nodes, fact.label, [fact.value(n) for n in nodes])
+        if d:
+            findings.append(fact.report(d))
     ifname = check_socket_ifname(nodes)
     said = {var for f in ifname for var in SOCKET_IFNAME_VARS if var in f.evidence}
     for column in variable_columns(nodes):
         if column.differs and column.label not in said:
-            finding = Finding(id="fleet-env-mismatch", severity=column.severity, title="", area=AREA, why=variable_why(column.label, column.severity))
-            got = difference(nodes, column.label, column.values, finding, variable_fix(column.label, column.severity))
-            if got and column.label in SOCKET_IFNAME_VARS and column.severity is Severity.INFO:
-                got = replace(got, title=got.title + " (each names an interface of its own node)")
-            if got:
-                findings.append(got)
+            d = difference(nodes, column.label, column.values)
+            if d:
+                findings.append(variable_mismatch(column, d))
     findings += ifname
     findings += check_gpus_for_ranks(nodes)
     if not findings:
         compared = [f.label for f in FACTS] + ([f"{plural(len(variable_columns(nodes)), 'variable')}"] if nodes else [])
-        findings.append(ok("fleet-consistent", f"{plural(len(nodes), 'node')} agree on " + ", ".join(compared), AREA,
-                           nodes=[n.name for n in nodes]))
+        findings.append(FLEET_CONSISTENT(evidence={"nodes": [n.name for n in nodes]}, nodes=plural(len(nodes), "node"),
+                                         compared=", ".join(compared)))
     findings.sort(key=lambda f: -f.severity.rank)
     return findings
 
@@ -236,17 +205,8 @@ def group_node_findings(nodes: Sequence[NodeFacts], local: Sequence[Sequence[Fin
     out = []
     for f, on in groups.values():
         place = where(on, len(nodes))
-        out.append(
-            Finding(
-                id=f.id,
-                severity=f.severity,
-                title=f"{place}: {f.title}" if len(nodes) > 1 else f.title,
-                evidence={**f.evidence, "nodes": [n.name for n in on], **ranks_evidence(on)},
-                why=f.why,
-                fix=f.fix,
-                area=f.area,
-            )
-        )
+        title = f"{place}: {f.title}" if len(nodes) > 1 else f.title
+        out.append(replace(f, title=title, evidence={**f.evidence, "nodes": [n.name for n in on], **ranks_evidence(on)}))
     return out
 
 

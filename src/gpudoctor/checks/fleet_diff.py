@@ -1,17 +1,15 @@
 """How a difference between the nodes of a job is said: which ranks and nodes
-("ranks 8-15 (node-2)"), one column of values across the nodes, and the finding
-that names each value with the nodes that have it."""
+("ranks 8-15 (node-2)"), one column of values across the nodes, and what the
+finding says: each value with the nodes that have it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gpudoctor.checks.wording import plural
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.core.findings import Severity
 from gpudoctor.checks.node import NodeFacts
-
-AREA = "fleet"
 
 
 def rank_ranges(ranks: Sequence[int]) -> str:
@@ -69,11 +67,18 @@ def value_groups(nodes: Sequence[NodeFacts], values: Sequence[str | None]) -> li
     return sorted(by.items(), key=lambda kv: -len(kv[1]))
 
 
-def difference(
-    nodes: Sequence[NodeFacts], label: str, values: Sequence[str | None], finding: Finding, fix_for: Callable[[str, str], str]
-) -> Finding | None:
-    """`finding` (id, severity, why) told about `label`'s values across the nodes;
-    None when the nodes that know the value agree."""
+@dataclass(frozen=True)
+class Difference:
+    """How the nodes differ in one fact: what a finding's title, evidence and fix say."""
+
+    values: str  # each value with the nodes that have it: "2.4.1 on rank 8 (node-2); 2.5.0 on the other 3 nodes"
+    evidence: dict[str, object]
+    odd: str  # the nodes without the most common value, comma-separated
+    common: str  # the most common value: what a fix sets on the odd nodes
+
+
+def difference(nodes: Sequence[NodeFacts], label: str, values: Sequence[str | None]) -> Difference | None:
+    """`label`'s values across the nodes; None when the nodes that know the value agree."""
     groups = value_groups(nodes, values)
     if len(groups) < 2:
         return None
@@ -90,12 +95,7 @@ def difference(
     }
     if unknown:
         evidence["unknown on"] = unknown
-    return replace(
-        finding,
-        title=f"Nodes differ in {label}: " + "; ".join(parts),
-        evidence=evidence,
-        fix=fix_for(", ".join(n.name for n in odd_nodes), common),
-    )
+    return Difference("; ".join(parts), evidence, ", ".join(n.name for n in odd_nodes), common)
 
 
 def odd_values(column: FleetColumn) -> list[bool]:

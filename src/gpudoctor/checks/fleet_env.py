@@ -5,11 +5,11 @@ select on each node."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
+from gpudoctor.catalog.findings.fleet import FLEET_ENV_MISMATCH, FLEET_SOCKET_IFNAME_MISSING
 from gpudoctor.checks.environment import interface_matches
-from gpudoctor.checks.fleet_diff import AREA, FleetColumn, where
-from gpudoctor.catalog import fix, why
+from gpudoctor.checks.fleet_diff import Difference, FleetColumn, where
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.checks.node import SOCKET_IFNAME_VARS, NodeFacts
 from gpudoctor.core.unavailable import Unavailable
@@ -64,35 +64,31 @@ def _variable_severity(name: str, nodes: Sequence[NodeFacts], values: Sequence[s
     return Severity.WARN
 
 
-def variable_fix(name: str, severity: Severity = Severity.ERROR) -> Callable[[str, str], str]:
-    def paste(odd: str, common: str) -> str:
-        if name in SOCKET_IFNAME_VARS and severity is not Severity.ERROR:
-            # NIC names differ per node: the others' value is no fix for this one
-            if severity is Severity.INFO:
-                return fix("fleet-env-mismatch", "interfaces", name=name)
-            return fix("fleet-env-mismatch", "interfaces-unsure", name=name, odd=odd)
-        if common == UNSET:
-            return fix("fleet-env-mismatch", "unset", name=name, odd=odd)
-        return fix("fleet-env-mismatch", "export", name=name, value=common, odd=odd)
-
-    return paste
-
-
-def variable_why(name: str, severity: Severity = Severity.ERROR) -> str:
+def variable_case(name: str, severity: Severity) -> str:
     """Why nodes that disagree on variable `name` matter: the fleet-env-mismatch case for its kind."""
     if name in SOCKET_IFNAME_VARS and severity is Severity.INFO:
-        return why("fleet-env-mismatch", "interfaces")
+        return "interfaces"
     if name in SOCKET_IFNAME_VARS and severity is Severity.WARN:
-        return why("fleet-env-mismatch", "interfaces-unsure")
+        return "interfaces-unsure"
     if name in HARMLESS_VARS:
-        return why("fleet-env-mismatch", "harmless")
+        return "harmless"
     if name.startswith(("NCCL_", "TORCH_NCCL_")):
-        return why("fleet-env-mismatch", "nccl")
+        return "nccl"
     if name.startswith("GLOO_"):
-        return why("fleet-env-mismatch", "gloo")
+        return "gloo"
     if name.startswith("MASTER_"):
-        return why("fleet-env-mismatch", "rendezvous")
-    return why("fleet-env-mismatch", "other")
+        return "rendezvous"
+    return "other"
+
+
+def variable_mismatch(column: FleetColumn, d: Difference) -> Finding:
+    """fleet-env-mismatch for one variable: its why by what the variable does, its fix
+    the other nodes' value, except for an interface (NIC names differ per node: the
+    others' value is no fix for this one)."""
+    case = variable_case(column.label, column.severity)
+    fix_case = case if case.startswith("interfaces") else "unset" if d.common == UNSET else "export"
+    return FLEET_ENV_MISMATCH(case=case, fix_case=fix_case, severity=column.severity, evidence=d.evidence,
+                              name=column.label, values=d.values, value=d.common, odd=d.odd)
 
 
 def _shown(value: str | None) -> str:
@@ -157,20 +153,21 @@ def check_socket_ifname(nodes: Sequence[NodeFacts]) -> list[Finding]:
         usable = [i for i in common if not i.startswith(EXCLUDED_IFACES)] or common or ["eth0"]
         values = {n.name: n.variables.get(var) for n in missing}
         shown_values = sorted(set(v for v in values.values() if v is not None))
+        evidence = {
+            var: values,
+            "interfaces there": {n.name: list(n.interfaces) for n in missing if isinstance(n.interfaces, tuple)},
+            "interfaces on every node": common,
+        }
         findings.append(
-            Finding(
-                id="fleet-socket-ifname-missing",
-                severity=Severity.ERROR,
-                title=f"{var}={'/'.join(repr(v) for v in shown_values)} names no interface on {where(missing)}"
-                + (f" (it does on {where(have)})" if have else ""),
-                evidence={
-                    var: values,
-                    "interfaces there": {n.name: list(n.interfaces) for n in missing if isinstance(n.interfaces, tuple)},
-                    "interfaces on every node": common,
-                },
-                why=why("fleet-socket-ifname-missing", backend="NCCL" if var.startswith("NCCL") else "gloo", var=var),
-                fix=fix("fleet-socket-ifname-missing", var=var, interface=usable[0]),
-                area=AREA,
+            FLEET_SOCKET_IFNAME_MISSING(
+                case="others-have" if have else "no-other",
+                evidence=evidence,
+                var=var,
+                value="/".join(repr(v) for v in shown_values),
+                missing=where(missing),
+                have=where(have),
+                backend="NCCL" if var.startswith("NCCL") else "gloo",
+                interface=usable[0],
             )
         )
     return findings
