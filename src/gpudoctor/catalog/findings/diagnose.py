@@ -23,6 +23,7 @@ whole output). A log cut before its end and the log of a hang, whose last lines 
 exits 1 and says what would decide it. `diagnose` calls a log healthy (`log-no-failure`) only
 when it shows no failure and does show an end.""",
     evidence="`lines`: how many lines were read.",
+    title="no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
     why="No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
     fix="tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
 )
@@ -36,6 +37,10 @@ LOG_NO_FAILURE = FindingKind(
     summary="""No known failure pattern matched any line of the log (harmless notices, such as torchrun's
 `OMP_NUM_THREADS` line, may still be listed as info).""",
     evidence="`lines`: how many lines were read.",
+    title={
+        "log": "no known failure in {lines} line(s)",
+        "outcome": "every one of the {ranks} rank(s) finished",
+    },
     more_why="Nothing in this log says the job failed.",
     more_fix="""Nothing to fix. If the job did fail, the log may not hold the failing rank's output: diagnose
 the run folder or every rank's log, and rerun with more to go on:
@@ -72,6 +77,10 @@ RANK_EXCEPTION = FindingKind(
 pattern recognises. The earliest one is marked as the first failure (`role: cause`); later
 ones are usually consequences of it.""",
     evidence="`role`, `rank`, `error_file`, `message`, and `traceback` (its last lines).",
+    title={
+        "first": "{who} raised {exception} (first failure)",
+        "later": "{who} raised {exception}",
+    },
     why="The rank's own exception, as torchrun's @record wrote it; the earliest error file is where the job failed first.",
     fix="read the traceback in {path}: its last frame in your code is the line to fix",
 )
@@ -86,6 +95,7 @@ PICKLE_REFUSED = FindingKind(
 is a pickle that names something to import and call (`os.system`, a class, a checkpoint's tensor
 rebuilder). gpudoctor did not load it: nothing it names was imported or run.""",
     evidence="`file`: the file, relative to the folder; `refused because`: what it names.",
+    title="{file} not read: a pickle that names code to run ({names})",
     why="Unpickling imports and calls whatever the file names, so a pickle from someone else can run any command as you. A Flight Recorder dump holds only plain data (dicts, lists, strings, numbers) and names nothing; gpudoctor reads only such pickles.",
     fix="python -m pickletools {path} | grep -E 'GLOBAL|INST|REDUCE'   # see what it would run; delete it unless you made it",
 )
@@ -100,6 +110,7 @@ FILES_NOT_READ = FindingKind(
 decompress (zstd before Python 3.14), damaged archives, malformed error files or Flight Recorder
 dumps, broken links, folders deeper than 6 levels, files past the first 2,000.""",
     evidence="One entry per item (up to 20): its path and why it was not read; `--json` lists all of them in `data.not_read`.",
+    title="{count} item(s) of the folder not read: {reasons}",
     why="What was not read cannot show the failure: the verdict covers only the files that were read.",
     fix="decompress or move the logs you need into the folder (at most 2,000 files, 6 levels deep), or diagnose one log at a time: gpudoctor diagnose FILE",
 )

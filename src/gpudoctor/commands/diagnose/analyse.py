@@ -13,17 +13,21 @@ from gpudoctor.commands.diagnose.inputs import InputError, NotReadable, Target, 
 from gpudoctor.commands.diagnose.reader import BinaryInput, Normalised, scan
 from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
-from gpudoctor.core.findings import Finding, Report, Severity, ok
+from gpudoctor.core.findings import Finding, Report, Severity
 from gpudoctor.knowledge.ending import Tail
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
-from gpudoctor.catalog import fix, why
+from gpudoctor.catalog.findings.diagnose import (
+    FILES_NOT_READ,
+    LOG_INCONCLUSIVE,
+    LOG_NO_FAILURE,
+    PICKLE_REFUSED,
+    RANK_EXCEPTION,
+)
 
 if TYPE_CHECKING:
     from gpudoctor.hang.folder import FolderVerdict
-
-AREA = "diagnose"
 
 
 def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
@@ -68,16 +72,8 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     ended = d.ended
     if folder or ended or smi.gpus:
         shown = {"ended": ended} if ended else {}
-        return ok("log-no-failure", f"no known failure in {d.lines} line(s)", AREA, lines=d.lines, **shown)
-    return Finding(
-        id="log-inconclusive",
-        severity=Severity.WARN,
-        title=f"no failure in these {d.lines} line(s), and nothing that shows the run ended: the log does not decide",
-        evidence={"lines": d.lines},
-        why=why("log-inconclusive"),
-        fix=fix("log-inconclusive"),
-        area=AREA,
-    )
+        return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)
+    return LOG_INCONCLUSIVE(evidence={"lines": d.lines}, lines=d.lines)
 
 
 READ_ERRORS = (OSError, EOFError, ValueError)
@@ -95,7 +91,7 @@ def outcome_report(path: str, verdict: FolderVerdict, data: dict) -> Report:
         ranks=[dataclasses.asdict(r) for r in job.ranks],  # the same records as the live --json (hang/verdict.RankRecord)
     )
     if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
-        findings.append(ok("log-no-failure", f"every one of the {len(result.ranks)} rank(s) finished", AREA))
+        findings.append(LOG_NO_FAILURE(case="outcome", ranks=len(result.ranks)))
     if verdict.not_read:
         data["not_read"] = [{"path": rel, "why": reason} for rel, reason in verdict.not_read]
         findings.append(files_not_read(list(verdict.not_read), 0))
@@ -331,10 +327,11 @@ def rank_exception(err: run_folder.ErrorFile, base: str, first: bool) -> Finding
     """An error file whose exception no pattern knows: still the rank's own failure."""
     who = f"rank {err.rank}" if err.rank is not None else "a rank"
     tail = [line for line in err.callstack.strip().splitlines() if line.strip()][-8:]
-    return Finding(
-        id="rank-exception",
-        severity=Severity.ERROR,
-        title=f"{who} raised {err.message.split(':', 1)[0] or 'an exception'}" + (" (first failure)" if first else ""),
+    return RANK_EXCEPTION(
+        case="first" if first else "later",
+        who=who,
+        exception=err.message.split(":", 1)[0] or "an exception",
+        path=os.path.relpath(err.path, base),
         evidence={
             "role": "cause" if first else "consequence",
             "rank": err.rank,
@@ -342,9 +339,6 @@ def rank_exception(err: run_folder.ErrorFile, base: str, first: bool) -> Finding
             "message": err.message[:500],
             "traceback": "\n".join(tail),
         },
-        why=why("rank-exception"),
-        fix=fix("rank-exception", path=os.path.relpath(err.path, base)),
-        area=AREA,
     )
 
 
@@ -393,26 +387,15 @@ def files_not_read(not_read: list[tuple[str, str]], hidden: int) -> Finding:
         evidence["and"] = f"{len(not_read) - SHOWN_UNREAD} more (the JSON output's data.not_read lists them all)"
     if hidden:
         evidence["hidden entries skipped"] = hidden
-    return Finding(
-        id="files-not-read",
-        severity=Severity.WARN,
-        title=f"{len(not_read)} item(s) of the folder not read: {unread_counts(not_read)}",
-        evidence=evidence,
-        why=why("files-not-read"),
-        fix=fix("files-not-read"),
-        area=AREA,
-    )
+    return FILES_NOT_READ(evidence=evidence, count=len(not_read), reasons=unread_counts(not_read))
 
 
 def pickle_refused(rel: str, reason: str) -> Finding:
     """A file named like a Flight Recorder dump that is a pickle naming something to import:
     loading it would run code. It is never loaded."""
-    return Finding(
-        id="pickle-refused",
-        severity=Severity.ERROR,
-        title=f"{rel} not read: a pickle that names code to run ({reason.removeprefix('it names ').split(',')[0]})",
+    return PICKLE_REFUSED(
         evidence={"file": rel, "refused because": reason},
-        why=why("pickle-refused"),
-        fix=fix("pickle-refused", path=shlex.quote(rel)),
-        area=AREA,
+        file=rel,
+        names=reason.removeprefix("it names ").split(",")[0],
+        path=shlex.quote(rel),
     )
