@@ -11,6 +11,10 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from gpudoctor.catalog.findings.checkpoints import CHECKPOINT_DDP_WRAPPER, CHECKPOINT_EVERY_RANK
+from gpudoctor.catalog.findings.data import SAMPLER_WITHOUT_SET_EPOCH, SPAWNED_RANK_LOADER_WORKERS
+from gpudoctor.catalog.findings.devices import DEVICE_MISMATCH, MODULE_INPUT_DEVICE
+from gpudoctor.catalog.findings.distributed import NCCL_RANK_DEVICE
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.hooks.facts import (
     CheckpointSave,
@@ -22,7 +26,6 @@ from gpudoctor.hooks.facts import (
     Source,
     UncaughtError,
 )
-from gpudoctor.catalog import fix, why
 
 F = TypeVar("F")
 
@@ -80,51 +83,39 @@ def _majority(model_devices: dict[str, int]) -> str | None:
     return max(real, key=lambda d: real[d]) if real else None
 
 
-def _mismatch_story(f: DeviceMismatch) -> tuple[str, str]:
-    """(title, fix) for a failed op, from which operand sits apart."""
+def _mismatch_story(f: DeviceMismatch) -> tuple[str, dict[str, Any]]:
+    """device-mismatch's case for a failed op, from which operand sits apart, and its fields."""
     own = sorted(set(f.module_tensors.values()))
     given = sorted(set(f.inputs.values()))
     label = _module_label(f.module, f.module_type)
     majority = _majority(f.model_devices)
     if f.module is not None and len(own) > 1:
         target = majority or own[0]
-        return (
-            f"{label} has its own parameters/buffers on several devices: {_devices(f.module_tensors)}",
-            fix("device-mismatch", "module-split", module=_attr(f.module), device=target),
-        )
+        return "module-split", {"label": label, "devices": _devices(f.module_tensors), "module": _attr(f.module), "device": target}
     if f.module is not None and own and given and set(own).isdisjoint(given):
         mine, theirs = own[0], given[0]
-        title = f"{label} has its parameters on {mine} but was called with input on {theirs}"
+        apart = {"label": label, "mine": mine, "theirs": theirs, "module": _attr(f.module)}
         if mine == "meta":
-            target = majority or theirs
-            return title, fix("device-mismatch", "meta", module=_attr(f.module), device=target)
+            return "meta", {**apart, "device": majority or theirs}
         if majority and mine != majority:
             # The module is the odd one out in its own model: move it, not the data.
-            return title, fix("device-mismatch", "module-apart", module=_attr(f.module), device=majority)
-        name = next(iter(f.inputs))
-        return title, fix("device-mismatch", "input-apart", input=name, device=mine, module=_attr(f.module))
+            return "module-apart", {**apart, "device": majority}
+        return "input-apart", {**apart, "input": next(iter(f.inputs)), "device": mine}
     # Module and inputs agree: the odd tensor was made or kept inside the code itself.
     odd = {n: d for n, d in f.locals.items() if d not in own + given}
     where = f"inside {label}" if f.module is not None else f"at {f.source}" if f.source else "in an op"
     if odd:
         name, dev = next(iter(odd.items()))
         home = (own or given or [d for d in f.devices_in_message if d != dev] or ["the other device"])[0]
-        return (
-            f"a tensor {where} is on {dev} while the rest is on {home}: {_devices(odd)}",
-            fix("device-mismatch", "tensor-apart", tensor=name, device=home),
-        )
-    devs = " and ".join(f.devices_in_message) or "two devices"
-    return (
-        f"an op {where} mixed tensors on {devs}",
-        fix("device-mismatch", "unknown"),
-    )
+        return "tensor-apart", {"where": where, "odd_device": dev, "tensors": _devices(odd), "tensor": name, "device": home}
+    return "unknown", {"where": where, "devices": " and ".join(f.devices_in_message) or "two devices"}
 
 
 def device_mismatch_findings(facts: Iterable[DeviceMismatch]) -> list[Finding]:
     out = []
     for group in _grouped(facts, lambda f: (f.module, f.error, f.source)):
         f = group[0]
-        title, paste = _mismatch_story(f)
+        case, fields = _mismatch_story(f)
         evidence: dict[str, Any] = {**_ranks(group), "error": f.error}
         if f.module is not None:
             evidence["module"] = f"{f.module or '<root>'} ({f.module_type})"
@@ -137,17 +128,7 @@ def device_mismatch_findings(facts: Iterable[DeviceMismatch]) -> list[Finding]:
                 f"{n} parameter(s) on {d}" for d, n in sorted(f.model_devices.items())
             )
         evidence.update(_source(f.source))
-        out.append(
-            Finding(
-                id="device-mismatch",
-                severity=Severity.ERROR,
-                title=title,
-                evidence=evidence,
-                why=why("device-mismatch"),
-                fix=paste,
-                area="devices",
-            )
-        )
+        out.append(DEVICE_MISMATCH(case=case, evidence=evidence, **fields))
     return out
 
 
@@ -157,18 +138,14 @@ def module_input_findings(facts: Iterable[ModuleInputDevice], failed_modules: se
         f = group[0]
         if f.module in failed_modules:
             continue  # the device-mismatch finding already tells this story, with the error
-        label = _module_label(f.module, f.module_type)
-        if f.module_device == "meta":
-            paste = fix("module-input-device", "meta", module=_attr(f.module), device=f.input_device)
-        else:
-            paste = fix("module-input-device", "move", input=f.input_name, module=_attr(f.module),
-                        module_device=f.module_device, device=f.input_device)
         out.append(
-            Finding(
-                id="module-input-device",
-                severity=Severity.WARN,
-                title=f"{label} was called with {f.input_name} on {f.input_device}, "
-                f"but its parameters are on {f.module_device}",
+            MODULE_INPUT_DEVICE(
+                case="meta" if f.module_device == "meta" else "move",
+                label=_module_label(f.module, f.module_type),
+                input=f.input_name,
+                device=f.input_device,
+                module_device=f.module_device,
+                module=_attr(f.module),
                 evidence={
                     **_ranks(group),
                     "module": f"{f.module or '<root>'} ({f.module_type})",
@@ -176,9 +153,6 @@ def module_input_findings(facts: Iterable[ModuleInputDevice], failed_modules: se
                     f.input_name: f.input_device,
                     **_source(f.source),
                 },
-                why=why("module-input-device"),
-                fix=paste,
-                area="devices",
             )
         )
     return out
@@ -192,11 +166,10 @@ def sampler_findings(facts: Iterable[SamplerEpochRepeat]) -> list[Finding]:
     for group in _grouped(facts, lambda f: (f.sampler_type, f.source)):
         f = group[0]
         out.append(
-            Finding(
-                id="sampler-without-set-epoch",
-                severity=Severity.WARN,
-                title=f"{f.sampler_type} iterated {f.iterations} times, always with epoch {f.epoch}: "
-                "every epoch sees the same order",
+            SAMPLER_WITHOUT_SET_EPOCH(
+                sampler=f.sampler_type,
+                iterations=f.iterations,
+                epoch=f.epoch,
                 evidence={
                     **_ranks(group),
                     "epoch": f.epoch,
@@ -205,9 +178,6 @@ def sampler_findings(facts: Iterable[SamplerEpochRepeat]) -> list[Finding]:
                     "dataset size": f.dataset_len,
                     **_source(f.source),
                 },
-                why=why("sampler-without-set-epoch"),
-                fix=fix("sampler-without-set-epoch"),
-                area="data",
             )
         )
     return out
@@ -227,13 +197,13 @@ def loader_findings(facts: Iterable[LoaderRestarts]) -> list[Finding]:
         mean = sum(starts) / len(starts)
         if mean < LOADER_STARTUP_FLOOR_S:
             continue
-        where = "a spawned rank" if f.spawned_rank else f"workers started with '{f.start_method}'"
         out.append(
-            Finding(
-                id="spawned-rank-loader-workers",
-                severity=Severity.WARN,
-                title=f"DataLoader workers re-created every epoch in {where}: "
-                f"{mean:.2f} s of start-up per epoch",
+            SPAWNED_RANK_LOADER_WORKERS(
+                case="spawned-rank" if f.spawned_rank else "start-method",
+                fix_case="lightning" if f.lightning else "spawn",
+                method=f.start_method,
+                startup_s=mean,
+                workers=f.num_workers,
                 evidence={
                     **_ranks(group),
                     "num_workers": f.num_workers,
@@ -244,11 +214,6 @@ def loader_findings(facts: Iterable[LoaderRestarts]) -> list[Finding]:
                     "total start-up, s": round(sum(f.startup_s), 2),
                     **_source(f.source),
                 },
-                why=why("spawned-rank-loader-workers"),
-                fix=fix("spawned-rank-loader-workers", "lightning", workers=f.num_workers)
-                if f.lightning
-                else fix("spawned-rank-loader-workers", "spawn", workers=f.num_workers),
-                area="data",
             )
         )
     return out
@@ -286,26 +251,12 @@ def _nccl_device_finding(f: NcclDevice) -> Finding | None:
     if count is not None and f.local_rank >= count:
         if f.visible_devices is not None and count >= 1 and f.current_device < count:
             return None  # each rank was given its own GPUs through CUDA_VISIBLE_DEVICES
-        return Finding(
-            id="nccl-rank-device",
-            severity=Severity.ERROR,
-            title=f"rank {f.rank} has LOCAL_RANK {f.local_rank} but only {count} GPU(s) are visible: ranks share a GPU",
-            evidence=evidence,
-            why=why("nccl-rank-device"),
-            fix=fix("nccl-rank-device", "ranks-share-gpu", nproc=max(count, 1)),
-            area="distributed",
+        return NCCL_RANK_DEVICE(
+            case="ranks-share-gpu", evidence=evidence, rank=f.rank, local_rank=f.local_rank, count=count, nproc=max(count, 1)
         )
     if f.current_device == f.local_rank:
         return None
-    return Finding(
-        id="nccl-rank-device",
-        severity=Severity.ERROR,
-        title=f"rank {f.rank} runs NCCL on cuda:{f.current_device}, not on its LOCAL_RANK cuda:{f.local_rank}",
-        evidence=evidence,
-        why=why("nccl-rank-device"),
-        fix=fix("nccl-rank-device", "wrong-device"),
-        area="distributed",
-    )
+    return NCCL_RANK_DEVICE(case="wrong-device", evidence=evidence, rank=f.rank, device=f.current_device, local_rank=f.local_rank)
 
 
 # -- 5. checkpoints ------------------------------------------------------------------
@@ -316,23 +267,13 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
     out = []
     for group in _grouped((s for s in saves if s.ddp_kind), lambda s: (s.path, s.ddp_kind, s.ddp_wrapper)):
         s = group[0]
-        what = "the DistributedDataParallel wrapper" if s.ddp_kind == "wrapper" else "a DDP state_dict"
         found_in = "the object saved" if s.ddp_wrapper == "obj" else s.ddp_wrapper
         evidence = {**_ranks(group), "path": s.path or "a buffer", "found in": found_in}
         if s.example_key:
             evidence["key"] = s.example_key
         evidence.update(_source(s.source))
-        out.append(
-            Finding(
-                id="checkpoint-ddp-wrapper",
-                severity=Severity.WARN,
-                title=f"torch.save of {what}" + (f" to {s.path}" if s.path else ""),
-                evidence=evidence,
-                why=why("checkpoint-ddp-wrapper"),
-                fix=fix("checkpoint-ddp-wrapper"),
-                area="checkpoints",
-            )
-        )
+        case = "wrapper" if s.ddp_kind == "wrapper" else "state-dict"
+        out.append(CHECKPOINT_DDP_WRAPPER(case=case, evidence=evidence, to=f" to {s.path}" if s.path else ""))
     for group in _grouped((s for s in saves if s.path and s.world_size > 1), lambda s: s.path):
         ranks = sorted({s.rank for s in group if s.rank is not None})
         writers = max([len(ranks)] + [s.writers or 0 for s in group])
@@ -341,10 +282,9 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
         others = [r for r in ranks if r != 0]
         s = group[0]
         out.append(
-            Finding(
-                id="checkpoint-every-rank",
-                severity=Severity.WARN,
-                title=f"{writers} ranks saved the same checkpoint {s.path}",
+            CHECKPOINT_EVERY_RANK(
+                writers=writers,
+                path=s.path,
                 evidence={
                     "path": s.path,
                     "ranks seen saving it": ranks,
@@ -353,9 +293,6 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                     **({"not rank 0": others} if others else {}),
                     **_source(s.source),
                 },
-                why=why("checkpoint-every-rank"),
-                fix=fix("checkpoint-every-rank"),
-                area="checkpoints",
             )
         )
     return out

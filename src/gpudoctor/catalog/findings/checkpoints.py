@@ -19,6 +19,10 @@ key starts with `module.` (what `ddp_model.state_dict()` returns) — the object
 level into it (`{"model": ddp.state_dict(), "optimizer": ...}`).""",
     evidence="""`path` (or *a buffer*), `found in` (`the object saved`, `obj['model']`, ...), `key` (an
 example `module.`-prefixed key), `source`/`line`, `rank`/`ranks`.""",
+    title={
+        "wrapper": "torch.save of the DistributedDataParallel wrapper{to}",
+        "state-dict": "torch.save of a DDP state_dict{to}",
+    },
     why="Its keys carry a 'module.' prefix (and a pickled wrapper needs a process group), so the checkpoint does not load into the plain model: 'Unexpected key(s) in state_dict: module.…'.",
     fix="torch.save(model.module.state_dict(), path)   # the wrapped model, not the DDP wrapper",
 )
@@ -35,6 +39,7 @@ torchrun, `--nproc` or `mp.spawn`); with `--nproc` or `mp.spawn` the merged repo
 compares the ranks' saves directly.""",
     evidence="""`path`, `ranks seen saving it`, `writers` (how many ranks saved it), `world size`, `not
 rank 0`, `source`/`line`.""",
+    title="{writers} ranks saved the same checkpoint {path}",
     why="Every rank writes the same file at the same time: N times the I/O, and a torn checkpoint when the writes interleave. The ranks hold the same weights; one copy is enough.",
     fix="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier()",
 )

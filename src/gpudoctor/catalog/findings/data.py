@@ -18,6 +18,7 @@ SAMPLER_WITHOUT_SET_EPOCH = FindingKind(
 epoch number: `set_epoch()` was never called (or not with a new value) between epochs.""",
     evidence="""`epoch` (the value it kept), `iterations`, `num_replicas`, `dataset size`, `source`/`line`
 (the loop that iterated it), `rank` or `ranks`.""",
+    title="{sampler} iterated {iterations} times, always with epoch {epoch}: every epoch sees the same order",
     why="A shuffling DistributedSampler seeds its shuffle with seed + epoch; without set_epoch() the epoch stays the same, so the 'shuffle' repeats one permutation every epoch.",
     fix="sampler.set_epoch(epoch)   # first line of each epoch, before iterating the DataLoader",
 )
@@ -35,6 +36,11 @@ reported when the loader's workers are started with `spawn` or `forkserver` in a
     evidence="""`num_workers`, `persistent_workers`, `workers start with` (the start method),
 `epochs`, `first batch after iter(loader), s` (one per epoch), `total start-up, s`,
 `source`/`line` (the loop), `rank`/`ranks`.""",
+    title={
+        "spawned-rank": "DataLoader workers re-created every epoch in a spawned rank: {startup_s:.2f} s of start-up per epoch",
+        "start-method": "DataLoader workers re-created every epoch in workers started with '{method}': "
+        "{startup_s:.2f} s of start-up per epoch",
+    },
     why="Without persistent_workers, every epoch starts num_workers new processes that must rebuild the dataset; in a spawned rank that is paid again each epoch before the first batch.",
     fix={
         "lightning": "DataLoader(..., num_workers={workers}, persistent_workers=True)   or Trainer(strategy=\"ddp\") instead of \"ddp_spawn\"",

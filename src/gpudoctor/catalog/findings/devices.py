@@ -6,6 +6,8 @@ from gpudoctor.catalog.kind import FindingKind
 from gpudoctor.core.findings import Severity
 
 AREA = "devices"
+# The title of a module called with its input on another device, whichever side the fix moves.
+_CALLED_APART = "{label} has its parameters on {mine} but was called with input on {theirs}"
 EMITTED_BY = "[`gpudoctor run`](../commands/run.md), `gpudoctor.watch()`"
 
 
@@ -27,6 +29,14 @@ parameters/buffers` (the device of each of its own parameters and buffers), `inp
 device of each tensor passed to it), `tensors in the failing frame` (the tensors of the
 innermost line of your code), `model` (how many parameters of the whole model are on each
 device), `source` and `line` (your line of code), `rank` under several ranks.""",
+    title={
+        "module-split": "{label} has its own parameters/buffers on several devices: {devices}",
+        "meta": _CALLED_APART,
+        "module-apart": _CALLED_APART,
+        "input-apart": _CALLED_APART,
+        "tensor-apart": "a tensor {where} is on {odd_device} while the rest is on {device}: {tensors}",
+        "unknown": "an op {where} mixed tensors on {devices}",
+    },
     why="An op needs all its tensors on one device. Modules move in place with .to(), but tensor.to() returns a new tensor, and tensors made in forward() without device= stay on the CPU.",
     fix={
         "module-split": "{module}.to(\"{device}\")   # modules move in place; every parameter and buffer goes along",
@@ -50,6 +60,7 @@ buffers) — seen at the call, before any op failed. When the same module then f
     evidence="""`module` (qualified name and class), `parameters on` (the device of its first parameter or
 buffer), the input by its position or keyword (`input`, `input #2`, `mask`) with its
 device, `source` and `line`.""",
+    title="{label} was called with {input} on {device}, but its parameters are on {module_device}",
     why="The first op that combines them raises 'Expected all tensors to be on the same device' (or, if the module moves the input itself, every call pays a copy).",
     checked="""`gpudoctor run` wraps `nn.Module.__call__` for a short window only: from the start until a
 few passes over every module have gone by with nothing new, again after every

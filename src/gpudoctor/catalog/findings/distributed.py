@@ -25,6 +25,10 @@ GPUs`, `current device` (or the `device_id` given to `init_process_group`), `che
 Without CUDA (a CPU-only machine, a CPU build) nothing is read and nothing is reported.
 One GPU per rank through `CUDA_VISIBLE_DEVICES` (each rank sees its own GPU as `cuda:0`) is
 fine.""",
+    title={
+        "wrong-device": "rank {rank} runs NCCL on cuda:{device}, not on its LOCAL_RANK cuda:{local_rank}",
+        "ranks-share-gpu": "rank {rank} has LOCAL_RANK {local_rank} but only {count} GPU(s) are visible: ranks share a GPU",
+    },
     why="NCCL needs one GPU per rank. Without torch.cuda.set_device(local_rank) every rank works on cuda:0: they share one GPU ('Duplicate GPU detected') or leave the others idle.",
     fix={
         "wrong-device": "torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))   # before init_process_group(\"nccl\")",
