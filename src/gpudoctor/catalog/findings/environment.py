@@ -12,6 +12,7 @@ EMITTED_BY = "[`gpudoctor check`](../commands/check.md)"
 DISTRIBUTED_ENV_INCOMPLETE = FindingKind(
     id="distributed-env-incomplete",
     title={
+        "check": "Some launcher variables are set but not {missing}",
         "join": "RANK={rank} WORLD_SIZE={world} are set but not {missing}: no job to join",
         "slurm": "SLURM_PROCID={rank} SLURM_NTASKS={world} are set but not {missing}, and no srun step's node list and job id to derive them from: no job to join",
     },
