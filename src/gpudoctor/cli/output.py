@@ -26,7 +26,7 @@ MarkdownOpt = typer.Option(False, "--markdown", help="Print a Markdown report to
 StrictOpt = typer.Option(False, "--strict", help="Also fail (exit 1) on warnings.")
 HtmlOpt = typer.Option(
     None, "--html", metavar="FILE",
-    help="Also write a self-contained HTML page with charts to FILE (needs: pip install 'gpudoctor[html]').",
+    help="Also write a self-contained HTML page with charts to FILE (needs the html extra, matplotlib).",
 )
 # A test hook, hidden from --help: the only way to inject a fault (GPUDOCTOR_FAULT from the
 # environment is ignored, launch/rank.adopt_fault); said first in the report when it acts.

@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         html: Optional[str] = typer.Option(
             None, "--html", metavar="FILE",
             help="With --nproc: also write a self-contained HTML page (each rank's step phases, the findings) to FILE "
-            "(needs: pip install 'gpudoctor[html]').",
+            "(needs the html extra, matplotlib).",
         ),
     ) -> None:
         """Run a script under the doctor: device-mismatch errors explained, DDP pitfalls caught at run time.
