@@ -78,17 +78,17 @@ def pairs_svg(pairs: Sequence[dict[str, Any]], nproc: int, bytes_each: int | Non
     """`--bisect`: every pair's all-reduce time as a cell of an nproc x nproc heat map
     (symmetric; the diagonal and pairs not timed are blank). The time shown is the one
     the verdict compares (`held_us`: the faster of the pair's two passes)."""
-    import numpy as np  # matplotlib's own dependency
-
-    grid = np.full((nproc, nproc), np.nan)
+    nan = float("nan")  # a cell not timed: drawn in the colour map's "bad" colour, transparent
+    grid = [[nan] * nproc for _ in range(nproc)]
     for p in pairs:
         a, b = p["ranks"]
         if 0 <= a < nproc and 0 <= b < nproc:
-            grid[a, b] = grid[b, a] = p.get("held_us", p.get("us"))
+            grid[a][b] = grid[b][a] = float(p.get("held_us", p["us"]))
+    finite = [v for row in grid for v in row if math.isfinite(v)]
     side = min(2.5 + 0.45 * nproc, 9.0)
     fig = _figure(side + 1.2, side)
     ax = fig.add_subplot()
-    image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", origin="upper")
+    image = ax.imshow(grid, cmap="viridis", origin="upper")
     fig.colorbar(image, ax=ax, label="µs per all-reduce" + (f" of {_size_label(bytes_each)}" if bytes_each else ""))
     ticks = range(nproc) if nproc <= 16 else range(0, nproc, max(1, nproc // 16))
     ax.set_xticks(list(ticks))
@@ -96,13 +96,12 @@ def pairs_svg(pairs: Sequence[dict[str, Any]], nproc: int, bytes_each: int | Non
     ax.set_xlabel("rank")
     ax.set_ylabel("rank")
     if nproc <= 12:  # room for the numbers in the cells
-        finite = grid[np.isfinite(grid)]
-        middle = (finite.min() + finite.max()) / 2 if finite.size else 0
+        middle = (min(finite) + max(finite)) / 2 if finite else 0.0
         for a in range(nproc):
             for b in range(nproc):
-                if math.isfinite(grid[a, b]):
-                    colour = "black" if grid[a, b] > middle else "white"  # viridis: dark low, bright high
-                    ax.text(b, a, f"{grid[a, b]:.0f}", ha="center", va="center", fontsize="small", color=colour)
+                if math.isfinite(grid[a][b]):
+                    colour = "black" if grid[a][b] > middle else "white"  # viridis: dark low, bright high
+                    ax.text(b, a, f"{grid[a][b]:.0f}", ha="center", va="center", fontsize="small", color=colour)
     return _svg(fig, "pairs")
 
 
