@@ -9,6 +9,7 @@ import typer
 from gpudoctor.cli.output import (
     Heartbeat,
     FaultOpt,
+    HtmlOpt,
     JsonOpt,
     MarkdownOpt,
     StrictOpt,
@@ -16,6 +17,7 @@ from gpudoctor.cli.output import (
     emit,
     err,
     exit_if_quiet,
+    html_written,
     usage_error,
     waiting_notice,
 )
@@ -47,6 +49,7 @@ def register(app: typer.Typer) -> None:
             False, "--csv", help="Print the results as CSV on stdout (one line per size), the verdict on stderr."
         ),
         strict: bool = StrictOpt,
+        html: Optional[str] = HtmlOpt,
     ) -> None:
         """Benchmark and verify a collective across ranks: busbw, latency, #wrong, by rank."""
         from gpudoctor.commands.allreduce import run
@@ -61,10 +64,13 @@ def register(app: typer.Typer) -> None:
         )
         from gpudoctor.core.usage import UsageError
         from gpudoctor.launch.threads import threads_line
+        from gpudoctor.render.html_page import html_problem
 
         check_formats(json_out, markdown)
         if csv_out and (json_out or markdown):
             usage_error("choose one of --json, --markdown and --csv")
+        if html and (problem := html_problem(html)):
+            usage_error(problem)  # before the sweep, not after it
         options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect, fault)
         try:
             with Heartbeat("allreduce") as beat:
@@ -72,29 +78,30 @@ def register(app: typer.Typer) -> None:
         except UsageError as exc:
             usage_error(str(exc))
         exit_if_quiet(report, strict)
-        rows = report.data.get("results") or []
-        threads = threads_line(report.data.get("threads"))
-        summary = report.data.get("summary") or {}
-        per_node = report.data.get("per_node")  # across nodes only
-        if csv_out:
-            _emit_csv(report, rows, summary, strict, per_node)
-        average = average_line(summary)
-        emit(
-            report,
-            json_out=json_out,
-            markdown=markdown,
-            strict=strict,
-            rich_extra=lambda: [
-                *([results_table(rows, report_heading(report)), *_lines(average)] if rows else []),
-                *([node_table(per_node)] if per_node else []),
-                *([threads] if threads else []),
-            ],
-            markdown_sections=lambda: [
-                *([results_markdown(rows, report_heading(report), summary)] if rows else []),
-                *([node_markdown(per_node)] if per_node else []),
-                *([threads] if threads else []),
-            ],
-        )
+        with html_written(html, "gpudoctor allreduce", report, strict):  # the page first: emit leaves
+            rows = report.data.get("results") or []
+            threads = threads_line(report.data.get("threads"))
+            summary = report.data.get("summary") or {}
+            per_node = report.data.get("per_node")  # across nodes only
+            if csv_out:
+                _emit_csv(report, rows, summary, strict, per_node)
+            average = average_line(summary)
+            emit(
+                report,
+                json_out=json_out,
+                markdown=markdown,
+                strict=strict,
+                rich_extra=lambda: [
+                    *([results_table(rows, report_heading(report)), *_lines(average)] if rows else []),
+                    *([node_table(per_node)] if per_node else []),
+                    *([threads] if threads else []),
+                ],
+                markdown_sections=lambda: [
+                    *([results_markdown(rows, report_heading(report), summary)] if rows else []),
+                    *([node_markdown(per_node)] if per_node else []),
+                    *([threads] if threads else []),
+                ],
+            )
 
 
 def _lines(text: str) -> list:

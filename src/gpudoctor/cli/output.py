@@ -3,6 +3,7 @@ turning a Report into output and its exit code (cli/exit_code.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -23,6 +24,10 @@ err = make_console(stderr=True)
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout (schema: docs/json.md).")
 MarkdownOpt = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a bug report.")
 StrictOpt = typer.Option(False, "--strict", help="Also fail (exit 1) on warnings.")
+HtmlOpt = typer.Option(
+    None, "--html", metavar="FILE",
+    help="Also write a self-contained HTML page with charts to FILE (needs the html extra, matplotlib).",
+)
 # A test hook, hidden from --help: the only way to inject a fault (GPUDOCTOR_FAULT from the
 # environment is ignored, launch/rank.adopt_fault); said first in the report when it acts.
 FaultOpt = typer.Option(None, "--fault", metavar="RANK:KIND,...", hidden=True, help="Inject a fault on purpose (tests).")
@@ -48,6 +53,26 @@ def exit_if_quiet(report: Report, strict: bool) -> None:
         if report.said:
             print(report.said, file=sys.stderr)
         raise typer.Exit(report_exit(report, strict) if report.code is None else report.code)
+
+
+@contextlib.contextmanager
+def html_written(path: str | None, title: str, report: Report, strict: bool):
+    """`--html FILE`: the page is written first (the output that follows ends in an
+    Exit); when it could not be, a line on stderr and the exit is at least 1."""
+    from gpudoctor.render.html_page import Part, write_page
+
+    problem = write_page(path, [Part(title, report)], title, strict=strict) if path else ""
+    if path and not problem:
+        from gpudoctor.render.escape import terminal
+
+        err.print(terminal(f"gpudoctor: HTML report written to {path}", one_line=True), markup=False, highlight=False)
+    try:
+        yield
+    except typer.Exit as done:
+        if not problem:
+            raise
+        err.print(problem, markup=False, highlight=False)
+        raise typer.Exit(max(done.exit_code, ExitCode.PROBLEM)) from None
 
 
 def check_formats(json_out: bool, markdown: bool) -> None:

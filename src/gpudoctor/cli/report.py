@@ -3,12 +3,12 @@ allreduce, a short train-smoke). Every step runs whatever the others do."""
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 import typer
 
 from gpudoctor.core.exit_code import ExitCode, steps_exit
-from gpudoctor.cli.output import Heartbeat, err
+from gpudoctor.cli.output import Heartbeat, HtmlOpt, err
 
 
 def register(app: typer.Typer) -> None:
@@ -18,6 +18,7 @@ def register(app: typer.Typer) -> None:
         nproc: int = typer.Option(2, "--nproc", min=1, max=256, help="Ranks for the allreduce and train-smoke steps."),
         timeout: float = typer.Option(120.0, "--timeout", min=1.0, help="Watchdog of each multi-rank step, in seconds."),
         skip: List[str] = typer.Option([], "--skip", metavar="STEP,...", help="Leave out steps: allreduce, train-smoke."),
+        html: Optional[str] = HtmlOpt,
     ) -> None:
         """Write one Markdown file for a bug report: facts, findings and figures of
         check, a short allreduce and a short train-smoke (exit 1 if any has a problem)."""
@@ -26,7 +27,7 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.commands.report.options import Options, validate
 
         skipped = tuple(dict.fromkeys(part.strip() for value in skip for part in value.split(",") if part.strip()))
-        options = validate(Options(output, nproc, timeout, skipped))  # fail now, not after a minute of steps
+        options = validate(Options(output, nproc, timeout, skipped, html=html))  # fail now, not after a minute of steps
         with Heartbeat("report") as beat:
 
             def step(name: str) -> None:
@@ -40,5 +41,10 @@ def register(app: typer.Typer) -> None:
         line = ", ".join(f"{r.name} {status(r)}" for r in written.results)
         if options.skip:
             line += f"; skipped: {', '.join(options.skip)}"
+        if options.html and not written.html_error:
+            line += f"; HTML: {options.html}"
         print(f"Wrote {written.path}: {line}")
+        if written.html_error:
+            err.print(written.html_error, markup=False, highlight=False)
+            raise typer.Exit(ExitCode.PROBLEM)
         raise typer.Exit(steps_exit(written.results))

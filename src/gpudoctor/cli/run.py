@@ -62,6 +62,11 @@ def register(app: typer.Typer) -> None:
             help="Write each rank's step phases and collectives to FILE as a Chrome trace (open it in "
             "ui.perfetto.dev or chrome://tracing); under torchrun every rank writes FILE.rank<N>.json.",
         ),
+        html: Optional[str] = typer.Option(
+            None, "--html", metavar="FILE",
+            help="With --nproc: also write a self-contained HTML page (each rank's step phases, the findings) to FILE "
+            "(needs the html extra, matplotlib).",
+        ),
     ) -> None:
         """Run a script under the doctor: device-mismatch errors explained, DDP pitfalls caught at run time.
 
@@ -70,7 +75,7 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.commands import run as command
         from gpudoctor.commands.run.options import Options
 
-        options = Options(tuple(target or ()), nproc, json_file, strict, timeout, hang_timeout, trace)
+        options = Options(tuple(target or ()), nproc, json_file, strict, timeout, hang_timeout, trace, html=html)
         with StepsLine() as line:
             ended = command.run(options, progress=line.say, on_steps=line.update if line.live else None)
         if isinstance(ended, command.Exec):

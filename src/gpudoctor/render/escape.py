@@ -88,3 +88,11 @@ def md_block(text: str, indent: str = "") -> list[str]:
 
 def _longest_run(text: str, char: str) -> int:
     return max((len(run) for run in re.findall(re.escape(char) + "+", text)), default=0)
+
+
+def html_text(text: str) -> str:
+    """Text for an HTML element or a quoted attribute: shown as written (control
+    characters as their escapes, as on a terminal), never markup."""
+    import html
+
+    return html.escape(terminal(text), quote=True)

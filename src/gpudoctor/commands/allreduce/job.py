@@ -328,5 +328,6 @@ def _report(
     if per_node is not None:  # across nodes only
         data["per_node"] = per_node_json(per_node)
     if sweep.bisect:
-        data["bisect"] = [{"ranks": [p.a, p.b], "us": p.us, "repeat_us": p.repeat_us} for p in pairs]
+        # held_us: what the verdict compares (the faster pass), so a reader need not re-derive it
+        data["bisect"] = [{"ranks": [p.a, p.b], "us": p.us, "repeat_us": p.repeat_us, "held_us": p.held_us} for p in pairs]
     return Report(command="allreduce", findings=tuple(findings), data=data, interrupted=interrupted, stop_signal=stop_signal)

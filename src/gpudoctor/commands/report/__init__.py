@@ -26,6 +26,7 @@ class Written:
     path: str  # the file, ~ expanded
     results: list[StepResult]
     error: str = ""  # why the file could not be written after all ("" when it was)
+    html_error: str = ""  # the same for --html FILE
 
 
 def run(options: Options, *, progress: Callable[[str], None] | None = None) -> Written:
@@ -46,4 +47,9 @@ def run(options: Options, *, progress: Callable[[str], None] | None = None) -> W
         write_output(target, document(results, skipped=skipped))
     except OSError as exc:
         return Written(target, results, output_error(target, exc))
+    if options.html:
+        from gpudoctor.render.html_page import Part, write_page
+
+        parts = [Part(f"gpudoctor {r.name}", r.report, r.error) for r in results]
+        return Written(target, results, html_error=write_page(options.html, parts, "gpudoctor report"))
     return Written(target, results)

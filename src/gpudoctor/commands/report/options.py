@@ -18,6 +18,7 @@ class Options:
     nproc: int = 2  # ranks of the allreduce and train-smoke steps
     timeout: float = 120.0  # watchdog of each multi-rank step, seconds
     skip: tuple[str, ...] = ()  # steps left out ("a,b" already split)
+    html: str | None = None  # also a self-contained HTML page of the steps (render/html_page.py)
 
 
 def validate(options: Options) -> Options:
@@ -30,4 +31,9 @@ def validate(options: Options) -> Options:
         check_writable(options.output)
     except FileRefused as exc:
         raise UsageError(f"--output {exc}") from None
+    if options.html:
+        from gpudoctor.render.html_page import html_problem
+
+        if problem := html_problem(options.html):
+            raise UsageError(problem)
     return options

@@ -140,6 +140,14 @@ def _ranks(options: Options, target, env: dict[str, str], say: Callable[[str], N
         if problem:
             say(problem + "\n")
             return Ended(report, done.status or ExitCode.PROBLEM)  # the report asked for is not there: not a success
+    if options.html:
+        from gpudoctor.render.html_page import Part, write_page
+
+        title = f"gpudoctor run --nproc {nproc} {target.describe()}"
+        problem = write_page(options.html, [Part(title, report)], title, strict=options.strict)
+        say((problem or f"gpudoctor run: HTML report written to {options.html}") + "\n")
+        if problem:
+            return Ended(report, done.status or ExitCode.PROBLEM)  # the page asked for is not there: not a success
     if done.timelines is not None:
         from gpudoctor.hooks.step_clock import write_trace
 

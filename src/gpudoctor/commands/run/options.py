@@ -24,6 +24,7 @@ class Options:
     timeout: float | None = None  # stop the script after this many seconds
     hang_timeout: float | None = None  # with --nproc: no collective progress for this long is a hang (0: never)
     trace: str | None = None  # a Chrome trace of the ranks' steps and collectives
+    html: str | None = None  # with --nproc: a self-contained HTML page of the merged report
 
 
 def validate(options: Options) -> Target:
@@ -44,6 +45,13 @@ def validate(options: Options) -> Target:
         check_target(target)
     except TargetError as exc:
         raise UsageError(str(exc)) from None
+    if options.html:
+        from gpudoctor.render.html_page import html_problem
+
+        if options.nproc is None:
+            raise UsageError("--html FILE needs --nproc N (the page draws the ranks' merged report; one process writes --json FILE)")
+        if problem := html_problem(options.html):
+            raise UsageError(problem)
     # Checked before the script runs: a report that cannot be written after an hour of
     # training is a CI failure nobody sees.
     for flag, path in (("--json", options.json_file), ("--trace", options.trace)):
