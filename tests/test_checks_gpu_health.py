@@ -135,9 +135,19 @@ def test_xid_findings_from_the_kernel_log():
     assert "Xid 48 on PCI:0000:07:00" in f.evidence and "Double Bit ECC" in f.evidence["Xid 48 on PCI:0000:07:00"]
     assert "Xid 79 on PCI:0000:b3:00.0" in f.evidence  # the three-line "fallen off the bus" without a number
     assert "drain the node" in f.fix and "reset it when idle" in f.fix
+    # The worst Xid (79 asks the most) leads: its meaning in the title, what it does in the why, its action first.
+    assert f.title.startswith("GPU PCI:0000:b3:00.0 reported Xid 79: GPU has fallen off the bus; also Xid 48 (Double Bit ECC Error) on PCI:0000:07:00, ")
+    assert f.why == ("Xid 79, GPU has fallen off the bus: a hardware fault; the rank on that GPU crashes or hangs, "
+                     "every other rank times out, and the GPU fails again until it is reseated or replaced.")
+    assert f.fix.startswith("drain the node (take it out") and "; Xid 48, 64, 119, 144, 145, 149: stop the jobs on this GPU" in f.fix
     app_only = tuple(e for e in events if e.xid == 13)
     [g] = check_xid_events(facts_with(gpu2_facts().nvml, KernelLogFacts("dmesg", app_only, ())))
     assert g.severity is Severity.WARN and "CUDA_LAUNCH_BLOCKING" in g.fix and g.evidence["Xid 13 on PCI:0000:cb:00"].count("3 time(s)")
+    assert g.title == "GPU PCI:0000:cb:00 reported Xid 13: Graphics Engine Exception (often an out-of-range access in a kernel)"
+    assert g.why == ("Xid 13, Graphics Engine Exception (often an out-of-range access in a kernel): the program on that GPU "
+                     "faulted, so its rank died with a CUDA error and the other ranks wait for it until their timeout; "
+                     "the GPU itself is usually fine.")
+    assert g.fix.startswith("the job that ran on this GPU faulted") and "Xid 13:" not in g.fix  # one Xid: its action alone
     assert check_xid_events(facts_with(gpu2_facts().nvml, KernelLogFacts("dmesg", (), ()))) == []
 
 

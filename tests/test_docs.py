@@ -26,7 +26,7 @@ NOT_CODE = ("catalog", "docs")  # the catalog itself, and the generator
 # and these few files were left for later. Every other file takes its `why`
 # from the catalog.
 OWN_WHY = ("knowledge/patterns/", "hang/", "commands/train_smoke/job.py", "linter/formats.py",
-           "knowledge/xid.py", "knowledge/unrecognised.py")
+           "knowledge/unrecognised.py")
 # The same for the `fix` (the command a user pastes): these still write their own.
 OWN_FIX = ("knowledge/patterns/", "hang/", "linter/", "commands/train_smoke/job.py")
 
@@ -68,15 +68,12 @@ NOT_FIELDS = {"evidence", "case", "fix_case", "severity", "no_why", "no_fix"}
 # and lint diagnostics are their own documented units, with their words beside their rule.
 OWN_FINDINGS = ("core/", "knowledge/story.py", "linter/")
 NOT_CONVERTED = (
-    "checks/gpu_health.py",
     "checks/visibility.py",
-    "commands/diagnose/nvidia_smi.py",
     "commands/train_smoke/job.py",
     "commands/train_smoke/verify.py",
     "hang/failures.py",
     "hang/folder.py",
     "hang/verdict.py",
-    "knowledge/xid.py",
     "launch/supervisor.py",
 )
 

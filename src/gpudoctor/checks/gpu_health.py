@@ -14,15 +14,29 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from gpudoctor.catalog.findings.gpu_health import (
+    GPU_CLOCKS_SLOWDOWN,
+    GPU_ECC_UNCORRECTABLE,
+    GPU_HEALTH_OK,
+    GPU_LOST,
+    GPU_NVLINK_DEGRADED,
+    GPU_PAGES_PENDING_RETIREMENT,
+    GPU_PCIE_LINK_DEGRADED,
+    GPU_PERSISTENCE_OFF,
+    GPU_POWER_CAPPED,
+    GPU_RESET_REQUIRED,
+    GPU_ROW_REMAP_FAILED,
+    GPU_ROW_REMAP_PENDING,
+    GPU_TEMPERATURE_HIGH,
+    KERNEL_LOG_UNREADABLE,
+)
 from gpudoctor.checks.wording import plural, shown
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge.xid import xid_findings
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.kernel_log import NOT_READ, KernelLogFacts
 from gpudoctor.probe.nvml import ALL_LINKS, LOST, GpuHealth, NvmlFacts, NvmlGpu
-from gpudoctor.catalog import fix, why
 
-AREA = "GPU health"
 # Clock event reasons that mean the hardware, not the workload, holds the clocks
 # down: HW Slowdown halves the clocks or more (nvml.h). SW Power Cap is a GPU at its
 # power limit under load, normal; Idle, Sync Boost and the settings ones are not faults.
@@ -59,44 +73,20 @@ def ecc_uncorrectable(gpus: Sequence[GpuLabel]) -> list[Finding]:
     bad = [(n, h) for n, h in gpus if _ints(h.ecc_volatile_uncorrected) and h.ecc_volatile_uncorrected > 0]  # type: ignore[operator]
     if not bad:
         return []
-    return [Finding(
-        "gpu-ecc-uncorrectable",
-        Severity.ERROR,
-        f"Uncorrectable ECC memory errors since the driver loaded on {_names(bad)}",
-        {n: f"volatile uncorrectable {h.ecc_volatile_uncorrected}, corrected {shown(h.ecc_volatile_corrected)}; "
-         f"lifetime uncorrectable {shown(h.ecc_aggregate_uncorrected)}" for n, h in bad},
-        "An uncorrectable error corrupts the data of the process that read it: the driver stops that process "
-        "(its rank dies, the others hang until their timeout), and the GPU is not trustworthy until it is reset.",
-        "nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER  # then drain the node and reset the GPU when idle: "
-        "sudo nvidia-smi -r -i <gpu> (ask the admin); replace it if the errors return",
-        area=AREA,
-    )]
-
-
-RECOVERY_FIX = {
-    "reset": "sudo nvidia-smi -r -i <gpu>  # when no process uses it (or reboot the node; ask the admin)",
-    "drain-and-reset": "drain the node (stop every job on it), then reset the GPU: sudo nvidia-smi -r -i <gpu> (ask the admin)",
-    "drain-p2p": "stop the jobs that use peer-to-peer (NCCL) on this GPU, then check again: gpudoctor check",
-    "node-reboot": "drain the node and reboot it (ask the admin)",
-    "system-reboot": "drain the node and reboot it (ask the admin)",
-}
+    evidence = {n: f"volatile uncorrectable {h.ecc_volatile_uncorrected}, corrected {shown(h.ecc_volatile_corrected)}; "
+                f"lifetime uncorrectable {shown(h.ecc_aggregate_uncorrected)}" for n, h in bad}
+    return [GPU_ECC_UNCORRECTABLE(evidence=evidence, gpus=_names(bad))]
 
 
 def recovery_needed(gpus: Sequence[GpuLabel]) -> list[Finding]:
     bad = [(n, h) for n, h in gpus if isinstance(h.recovery_action, str) and h.recovery_action != "none"]
     if not bad:
         return []
-    action = bad[0][1].recovery_action
-    return [Finding(
-        "gpu-reset-required",
-        Severity.ERROR,
-        f"The driver says {_names(bad)} need{'s' if len(bad) == 1 else ''} recovery: "
-        + ", ".join(sorted({str(h.recovery_action) for _, h in bad})),
-        {n: f"recovery action: {h.recovery_action}" for n, h in bad},
-        "After an unrecoverable fault the driver marks the GPU as needing a reset (or a reboot, or a drain): until "
-        "then new jobs on it fail or hang, and NVML may refuse to answer for it.",
-        RECOVERY_FIX.get(str(action), RECOVERY_FIX["reset"]),
-        area=AREA,
+    action = str(bad[0][1].recovery_action)  # the fix is the first GPU's action; one the kind has no fix for is a reset
+    return [GPU_RESET_REQUIRED(
+        evidence={n: f"recovery action: {h.recovery_action}" for n, h in bad},
+        fix_case=action if action in GPU_RESET_REQUIRED.texts("fix") else "reset",
+        gpus=_names(bad), needs="needs" if len(bad) == 1 else "need", actions=", ".join(sorted({str(h.recovery_action) for _, h in bad})),
     )]
 
 
@@ -108,17 +98,9 @@ def retired_pages_pending(gpus: Sequence[GpuLabel]) -> list[Finding]:
     bad = [(n, h) for n, h in gpus if h.retired_pending is True]
     if not bad:
         return []
-    return [Finding(
-        "gpu-pages-pending-retirement",
-        Severity.ERROR,
-        f"Memory pages wait for a GPU reset to be retired on {_names(bad)}",
-        {n: f"retired pages: single-bit {shown(h.retired_single_bit)}, double-bit {shown(h.retired_double_bit)}; "
-         "pending: yes" for n, h in bad},
-        "After a double-bit error the driver marks the page for retirement, but it is only taken out of use at the "
-        "next reset; until then new CUDA contexts on the GPU may be refused or land on the bad page.",
-        "sudo nvidia-smi -r -i <gpu>  # reset it when no process uses it (or reboot the node; ask the admin)",
-        area=AREA,
-    )]
+    evidence = {n: f"retired pages: single-bit {shown(h.retired_single_bit)}, double-bit {shown(h.retired_double_bit)}; "
+                "pending: yes" for n, h in bad}
+    return [GPU_PAGES_PENDING_RETIREMENT(evidence=evidence, gpus=_names(bad))]
 
 
 def row_remapping(gpus: Sequence[GpuLabel]) -> list[Finding]:
@@ -131,27 +113,9 @@ def row_remapping(gpus: Sequence[GpuLabel]) -> list[Finding]:
 
     out = []
     if failed:
-        out += [Finding(
-            "gpu-row-remap-failed",
-            Severity.ERROR,
-            f"Row remapping failed on {_names(failed)}: the GPU has no spare memory rows left",
-            {n: rows(h) for n, h in failed},
-            "The GPU could not replace a faulty memory row: memory errors on it will keep stopping jobs. NVIDIA "
-            "counts a remapping failure as grounds to replace the GPU.",
-            "drain the node and ask the admin to have the GPU replaced  # nvidia-smi -q -d ROW_REMAPPER shows it",
-            area=AREA,
-        )]
+        out.append(GPU_ROW_REMAP_FAILED(evidence={n: rows(h) for n, h in failed}, gpus=_names(failed)))
     if pending:
-        out += [Finding(
-            "gpu-row-remap-pending",
-            Severity.WARN,
-            f"A memory row remap waits for a GPU reset on {_names(pending)}",
-            {n: rows(h) for n, h in pending},
-            "An uncorrectable memory error was recorded and its row is replaced at the next GPU reset; until then "
-            "the affected memory is kept out of use and jobs keep running, but the same error can stop a job again.",
-            "sudo nvidia-smi -r -i <gpu>  # when no job uses it, or reboot the node (ask the admin)",
-            area=AREA,
-        )]
+        out.append(GPU_ROW_REMAP_PENDING(evidence={n: rows(h) for n, h in pending}, gpus=_names(pending)))
     return out
 
 
@@ -161,17 +125,11 @@ def clocks_slowdown(gpus: Sequence[GpuLabel]) -> list[Finding]:
     if not slow:
         return []
     hw = any(r.startswith("HW") for _, _, reasons in slow for r in reasons)
-    return [Finding(
-        "gpu-clocks-slowdown",
-        Severity.WARN,
-        f"Clocks held down by {'the hardware' if hw else 'heat'} on {_names([(n, h) for n, h, _ in slow])}: "
-        + ", ".join(sorted({r for _, _, rs in slow for r in rs})),
-        {n: f"active: {', '.join(h.clock_events)}; temperature {shown(h.temperature_c)} C (slowdown at "  # type: ignore[arg-type]
-            f"{shown(h.slowdown_c)} C); power {_watts(h.power_w)} of {_watts(h.power_limit_w)}" for n, h, _ in slow},
-        "HW Slowdown cuts the clocks by half or more (heat, the power supply's brake, or a power spike); a slowed "
-        "GPU makes its rank the straggler every other rank waits for at each all-reduce.",
-        "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER  # check airflow and power cables; ask the admin if it persists",
-        area=AREA,
+    evidence = {n: f"active: {', '.join(h.clock_events)}; temperature {shown(h.temperature_c)} C (slowdown at "  # type: ignore[arg-type]
+                f"{shown(h.slowdown_c)} C); power {_watts(h.power_w)} of {_watts(h.power_limit_w)}" for n, h, _ in slow}
+    return [GPU_CLOCKS_SLOWDOWN(
+        case="hardware" if hw else "heat", evidence=evidence,
+        gpus=_names([(n, h) for n, h, _ in slow]), reasons=", ".join(sorted({r for _, _, rs in slow for r in rs})),
     )]
 
 
@@ -192,17 +150,11 @@ def temperature(gpus: Sequence[GpuLabel]) -> list[Finding]:
     if not hot:
         return []
     critical = any(isinstance(h.shutdown_c, int) and h.temperature_c >= h.shutdown_c - HOT_MARGIN_C for _, h in hot)  # type: ignore[operator]
-    return [Finding(
-        "gpu-temperature-high",
-        Severity.ERROR if critical else Severity.WARN,
-        f"{_names(hot)} {'is' if len(hot) == 1 else 'are'} at the temperature where the GPU slows down"
-        + (" or shuts down" if critical else ""),
-        {n: f"{h.temperature_c} C; slowdown at {shown(h.slowdown_c)} C, shutdown at {shown(h.shutdown_c)} C, "
-            f"max operating {shown(h.max_operating_c)} C" for n, h in hot},
-        "At its max operating temperature, and more so at the slowdown threshold, the GPU lowers its clocks "
-        "(its rank becomes the straggler); at the shutdown threshold it turns off and the job dies.",
-        "nvidia-smi -q -d TEMPERATURE,PERFORMANCE  # check the fans and airflow of the node; ask the admin",
-        area=AREA,
+    evidence = {n: f"{h.temperature_c} C; slowdown at {shown(h.slowdown_c)} C, shutdown at {shown(h.shutdown_c)} C, "
+                f"max operating {shown(h.max_operating_c)} C" for n, h in hot}
+    return [GPU_TEMPERATURE_HIGH(
+        case="shutdown" if critical else "slowdown", evidence=evidence, severity=Severity.ERROR if critical else Severity.WARN,
+        gpus=_names(hot), are="is" if len(hot) == 1 else "are",
     )]
 
 
@@ -215,16 +167,9 @@ def power_cap(gpus: Sequence[GpuLabel]) -> list[Finding]:
     ]
     if not capped:
         return []
-    return [Finding(
-        "gpu-power-capped",
-        Severity.WARN,
-        f"Power limit set below the default on {_names(capped)}",
-        {n: f"limit {_watts(h.power_limit_w)} (default {_watts(h.default_power_limit_w)}); drawing {_watts(h.power_w)}" for n, h in capped},
-        "A lowered power limit lowers the clocks under load: that GPU's rank runs slower than the others and "
-        "every all-reduce waits for it.",
-        "nvidia-smi -q -d POWER  # ask the admin to restore it: sudo nvidia-smi -i <gpu> -pl <default watts>",
-        area=AREA,
-    )]
+    evidence = {n: f"limit {_watts(h.power_limit_w)} (default {_watts(h.default_power_limit_w)}); drawing {_watts(h.power_w)}"
+                for n, h in capped}
+    return [GPU_POWER_CAPPED(evidence=evidence, gpus=_names(capped))]
 
 
 def pcie_link(gpus: Sequence[GpuLabel]) -> list[Finding]:
@@ -239,22 +184,8 @@ def pcie_link(gpus: Sequence[GpuLabel]) -> list[Finding]:
         f"of x{shown(by_name[n].pcie_max_width)}; replays {shown(by_name[n].pcie_replays)}"
         for n in bad
     }
-    what = []
-    if narrow:
-        what.append("trained narrower than it can (" + _names(narrow) + ")")
-    if replays:
-        what.append(f"resending packets ({_names(replays)}: {PCIE_REPLAYS}+ replays)")
-    return [Finding(
-        "gpu-pcie-link-degraded",
-        Severity.WARN,
-        "PCIe link " + " and ".join(what),
-        evidence,
-        "A GPU whose PCIe link came up at x8 instead of x16 moves data to and from the host (and, without NVLink, "
-        "to the other GPUs) at half the speed; many replays mean a bad slot, riser or cable. The generation drops "
-        "at idle to save power, so only the width is judged.",
-        "nvidia-smi -q -d PCI  # a narrow link or many replays: ask the admin to reseat the GPU or its riser",
-        area=AREA,
-    )]
+    case = "narrow-and-replays" if narrow and replays else "narrow" if narrow else "replays"
+    return [GPU_PCIE_LINK_DEGRADED(case=case, evidence=evidence, narrow=_names(narrow), replays=_names(replays), limit=PCIE_REPLAYS)]
 
 
 def peers_expected(nvml: NvmlFacts) -> bool:
@@ -286,33 +217,14 @@ def nvlinks(gpus: Sequence[GpuLabel], peers: bool = True) -> list[Finding]:
             bad[n] = "; ".join(problems)
     if not bad:
         return []
-    return [Finding(
-        "gpu-nvlink-degraded",
-        Severity.WARN,
-        f"NVLink trouble on {', '.join(n.split(' (')[0] for n in bad)}",
-        bad,
-        "A link down makes NCCL send that GPU's traffic over fewer links or PCIe (all-reduce slows for every rank; "
-        "with every link down on an NVSwitch system, NCCL may hang); a link that needed recovery stalled its "
-        "traffic and may fail (Xid 74).",
-        "nvidia-smi nvlink -s; nvidia-smi nvlink -e  # then ask the admin to reset the GPUs or inspect the NVLink bridge / NVSwitch",
-        area=AREA,
-    )]
+    return [GPU_NVLINK_DEGRADED(evidence=bad, gpus=", ".join(n.split(" (")[0] for n in bad))]
 
 
 def persistence(gpus: Sequence[GpuLabel]) -> list[Finding]:
     off = [(n, h) for n, h in gpus if h.persistence_mode == "disabled"]
     if not off:
         return []
-    return [Finding(
-        "gpu-persistence-off",
-        Severity.INFO,
-        f"Persistence mode is off on {plural(len(off), 'GPU')}",
-        {n: "persistence mode disabled" for n, _ in off},
-        "Without persistence mode the driver tears the GPU's state down whenever no process uses it, so every "
-        "job start pays the initialisation again (seconds per GPU) and the ranks start unevenly.",
-        "sudo nvidia-smi -pm 1  # or run nvidia-persistenced (ask the admin)",
-        area=AREA,
-    )]
+    return [GPU_PERSISTENCE_OFF(evidence={n: "persistence mode disabled" for n, _ in off}, gpus=plural(len(off), "GPU"))]
 
 
 JUDGES: tuple[Judge, ...] = (
@@ -339,17 +251,10 @@ def lost_gpus(nvml: NvmlFacts) -> list[Finding]:
     lost = [u for u in nvml.unreachable if u.kind == LOST]
     if not lost:
         return []
-    return [Finding(
-        "gpu-lost",
-        Severity.ERROR,
-        f"NVML counts {shown(nvml.device_count)} GPUs but cannot reach "
-        + ", ".join(f"GPU {u.index} ({u.reason})" for u in lost),
-        {**{f"GPU {u.index}": f"nvmlDeviceGetHandleByIndex({u.index}): {u.reason}" for u in lost},
-         "NVML device count": shown(nvml.device_count)},
-        why("gpu-lost"),
-        fix("gpu-lost"),
-        area=AREA,
-    )]
+    evidence = {**{f"GPU {u.index}": f"nvmlDeviceGetHandleByIndex({u.index}): {u.reason}" for u in lost},
+                "NVML device count": shown(nvml.device_count)}
+    return [GPU_LOST(case="nvml", evidence=evidence, count=shown(nvml.device_count),
+                     lost=", ".join(f"GPU {u.index} ({u.reason})" for u in lost))]
 
 
 def check_gpu_health(facts: Facts) -> list[Finding]:
@@ -361,7 +266,7 @@ def check_gpu_health(facts: Facts) -> list[Finding]:
     if any(f.severity in (Severity.WARN, Severity.ERROR) for f in found):
         return found
     summary = {name: _summary(h) for name, h in gpus}
-    return [ok("gpu-health-ok", f"No memory errors, slowdowns or degraded links on {plural(len(gpus), 'GPU')}", AREA, **summary), *found]
+    return [GPU_HEALTH_OK(evidence=summary, gpus=plural(len(gpus), "GPU")), *found]
 
 
 def _summary(h: GpuHealth) -> str:
@@ -375,16 +280,8 @@ def check_xid_events(facts: Facts) -> list[Finding]:
     if not isinstance(log, KernelLogFacts):
         if not facts.nvml.gpus or log == NOT_READ:
             return []  # no GPU (nothing to say about its faults), or a snapshot that did not read the log
-        return [Finding(
-            id="kernel-log-unreadable",
-            severity=Severity.INFO,
-            title="Cannot read the kernel log, so GPU faults (Xid lines) of this boot are unknown",
-            evidence={"tried": log.reason},
-            why=why("kernel-log-unreadable"),
-            fix=fix("kernel-log-unreadable"),
-            area=AREA,
-        )]
-    return xid_findings(log.xids, log.source, AREA)
+        return [KERNEL_LOG_UNREADABLE(evidence={"tried": log.reason})]
+    return xid_findings(log.xids, log.source)
 
 
 CHECKS = (check_gpu_health, check_xid_events)

@@ -62,7 +62,8 @@ def check_driver(facts: Facts) -> list[Finding]:
         return [NVML_ERROR(case="init-failed", evidence=evidence, error=nv.error)]
     if pci:
         return [NVIDIA_DRIVER_MISSING(evidence=evidence, devices=plural(len(pci), "NVIDIA device"))]
-    return [NO_NVIDIA_GPU(case="no-driver", evidence=evidence, error=nv.error)]
+    # A CPU machine: nothing is wrong, nothing to do.
+    return [NO_NVIDIA_GPU(case="no-driver", evidence=evidence, no_why=True, no_fix=True, error=nv.error)]
 
 
 def check_display_adapters(facts: Facts) -> list[Finding]:

@@ -425,7 +425,7 @@ def check_set_after_init(facts: Facts) -> list[Finding]:
         "GPUs in a fresh process": shown(facts.torch.device_count),
     }
     if same_count and same_devices:
-        return [VISIBLE_DEVICES_SET_AFTER_INIT(case="same", evidence=evidence, severity=Severity.OK)]
+        return [VISIBLE_DEVICES_SET_AFTER_INIT(case="same", evidence=evidence, severity=Severity.OK, no_why=True, no_fix=True)]
     return [VISIBLE_DEVICES_SET_AFTER_INIT(
         case="changed", evidence=evidence, here=shown(here.device_count), fresh=shown(facts.torch.device_count),
         devices=here.cuda_visible_devices or "0",

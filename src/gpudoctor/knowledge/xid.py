@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from gpudoctor.catalog.findings.gpu_health import GPU_XID_ERRORS
 from gpudoctor.core.findings import Finding, Severity
 
 CATALOG = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
@@ -39,6 +40,19 @@ ACTIONS = {
     AFTERMATH: "nothing of its own: look at the Xid logged just before it",
     WATCH: "nothing now; if it repeats, have the GPU checked",
 }
+# What it does to a training job: the finding's why, after the Xid's meaning.
+CONSEQUENCES = {
+    APP: "the program on that GPU faulted, so its rank died with a CUDA error and the other ranks wait for it until "
+    "their timeout; the GPU itself is usually fine",
+    RESET: "the GPU is left in a state only a reset clears; the rank on it crashes or hangs, every other rank times out, "
+    "and new jobs on it fail until it is reset",
+    DRAIN: "a hardware fault; the rank on that GPU crashes or hangs, every other rank times out, and the GPU fails "
+    "again until it is reseated or replaced",
+    AFTERMATH: "logged while the driver cleaned up after an earlier error, not a cause of its own",
+    WATCH: "the hardware coped and jobs keep running; repeats point at a failing GPU",
+}
+# Which Xid leads the finding, among those of the worst severity: the one that asks the most.
+LEADS = (DRAIN, RESET, APP, WATCH, AFTERMATH)
 SEVERITY = {APP: Severity.WARN, RESET: Severity.ERROR, DRAIN: Severity.ERROR, AFTERMATH: Severity.INFO, WATCH: Severity.INFO}
 
 
@@ -168,8 +182,9 @@ def line_fields(xid: int, pci: str = "") -> dict:
     return out
 
 
-def xid_findings(events: Sequence[XidEvent], source: str, area: str = "GPU health") -> list[Finding]:
-    """One finding for the Xids of a log, worst first; [] when there are none."""
+def xid_findings(events: Sequence[XidEvent], source: str) -> list[Finding]:
+    """One finding for the Xids of a log, worst first; [] when there are none. Its title,
+    why and fix are the worst Xid's meaning, consequence and action; the others follow."""
     if not events:
         return []
     counts: dict[tuple[int, str], int] = {}
@@ -179,7 +194,6 @@ def xid_findings(events: Sequence[XidEvent], source: str, area: str = "GPU healt
         counts[key] = counts.get(key, 0) + 1
         first.setdefault(key, e)
     order = sorted(counts, key=lambda k: (-SEVERITY[kind_of(k[0]).action].rank, k))
-    worst = SEVERITY[kind_of(order[0][0]).action]
     evidence: dict = {"source": source}
     for xid, pci in order:
         kind = kind_of(xid)
@@ -187,26 +201,25 @@ def xid_findings(events: Sequence[XidEvent], source: str, area: str = "GPU healt
         evidence[f"Xid {xid}{where}"] = (
             f"{kind.meaning}; {counts[(xid, pci)]} time(s); first: {first[(xid, pci)].line}"
         )
-    actions = []
-    for xid, _ in order:
-        action = kind_of(xid).action
-        if action not in actions and action not in (AFTERMATH, WATCH):
-            actions.append(action)
-    names = ", ".join(dict.fromkeys(f"Xid {x} ({kind_of(x).meaning.split(' (')[0]})" for x, _ in order))
-    gpus = sorted({pci for _, pci in order if pci})
-    return [
-        Finding(
-            id="gpu-xid-errors",
-            severity=worst,
-            title=f"The NVIDIA driver logged GPU faults: {names}" + (f" on {', '.join(gpus)}" if gpus else ""),
-            evidence=evidence,
-            why="Xid lines are the driver's record of a GPU fault. A hardware one (fallen off the bus, uncorrectable "
-            "memory errors, NVLink, firmware) makes the rank on that GPU crash or hang and every other rank time out; "
-            "an application one is the faulting program's own error.",
-            fix="; ".join(ACTIONS[a] for a in actions) if actions else ACTIONS[WATCH],
-            area=area,
-        )
-    ]
+    xid, pci = min(order, key=lambda k: (-SEVERITY[kind_of(k[0]).action].rank, LEADS.index(kind_of(k[0]).action)))
+    rest = [k for k in order if k != (xid, pci)]
+    lead = kind_of(xid)
+    others = ", ".join(dict.fromkeys(
+        f"Xid {x} ({kind_of(x).meaning.split(' (')[0]})" + (f" on {p}" if p else "") for x, p in rest
+    ))
+    # The other Xids' actions, each once, but none for aftermath and corrected events.
+    actions: dict[str, list[str]] = {}
+    for x, _ in rest:
+        action = kind_of(x).action
+        if action != lead.action and action not in (AFTERMATH, WATCH):
+            actions.setdefault(action, []).append(str(x))
+    other_actions = "; ".join(f"Xid {', '.join(dict.fromkeys(xs))}: {ACTIONS[a]}" for a, xs in actions.items())
+    return [GPU_XID_ERRORS(
+        case="several" if rest else "one", fix_case="several" if actions else "one",
+        evidence=evidence, severity=SEVERITY[lead.action],
+        gpu=f"GPU {pci}" if pci else "A GPU", xid=xid, meaning=lead.meaning, consequence=CONSEQUENCES[lead.action],
+        action=ACTIONS[lead.action], others=others, other_actions=other_actions,
+    )]
 
 
 def pattern_fields(m: re.Match, _context: list[str]) -> dict:

@@ -87,9 +87,8 @@ NO_NVIDIA_GPU = FindingKind(
         "none-listed": "The NVIDIA driver is loaded but reports no GPU",
         "no-driver": "No NVIDIA driver or GPU on this machine ({error})",
     },
-    # Without a driver and an NVIDIA device (a CPU machine) there is nothing to explain or do.
-    why={"none-listed": "NVML works but lists no device: the GPUs are not passed into this container or VM, or they have fallen off the bus."},
-    fix={"none-listed": "nvidia-smi -L  # and check the container's --gpus / device list"},
+    why="NVML works but lists no device: the GPUs are not passed into this container or VM, or they have fallen off the bus.",
+    fix="nvidia-smi -L  # and check the container's --gpus / device list",
 )
 
 

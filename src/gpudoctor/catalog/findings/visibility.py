@@ -123,9 +123,8 @@ VISIBLE_DEVICES_SET_AFTER_INIT = FindingKind(
         "same": "This process sees the GPUs a fresh process would",
         "changed": "CUDA_VISIBLE_DEVICES was changed after CUDA was initialised: this process sees {here} GPUs, a fresh one {fresh}",
     },
-    # A process that sees what a fresh one would ("same": ok) has nothing to explain or do.
-    why={"changed": "CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises; setting os.environ afterwards has no effect on this process."},
-    fix={"changed": "CUDA_VISIBLE_DEVICES={devices} python train.py  # set it before the process starts"},
+    why="CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises; setting os.environ afterwards has no effect on this process.",
+    fix="CUDA_VISIBLE_DEVICES={devices} python train.py  # set it before the process starts",
 )
 
 

@@ -18,12 +18,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpudoctor.checks.gpu_health import AREA, health_findings
+from gpudoctor.catalog.findings.gpu_health import GPU_LOST, GPU_READING_FAILED
+from gpudoctor.checks.gpu_health import health_findings
 from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth, NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
-from gpudoctor.catalog import fix, why
 
 # Section and key names only nvidia-smi prints: a section pasted without its GPU header
 # counts only when its names hold one of these.
@@ -504,17 +504,7 @@ class NvidiaSmiReader:
         out = self._unread()
         if not names:
             return out
-        return [
-            Finding(
-                id="gpu-lost",
-                severity=Severity.ERROR,
-                title="nvidia-smi cannot reach " + ", ".join(names),
-                evidence=evidence | {"source": "pasted nvidia-smi output"},
-                why=why("gpu-lost"),
-                fix=fix("gpu-lost"),
-                area=AREA,
-            )
-        ] + out
+        return [GPU_LOST(case="nvidia-smi", evidence=evidence | {"source": "pasted nvidia-smi output"}, lost=", ".join(names))] + out
 
     def _unread(self) -> list[Finding]:
         """ERR! in the table: a reading nvidia-smi could not take. The GPU answered for
@@ -526,18 +516,10 @@ class NvidiaSmiReader:
                 continue
             every = ALL_READINGS <= set(g.unread)
             index = _index(g.name, self.gpus.index(g))
-            out.append(
-                Finding(
-                    id="gpu-reading-failed",
-                    severity=Severity.WARN if every else Severity.INFO,
-                    title=(f"nvidia-smi read none of {g.name}'s sensors (ERR! in " if every else f"nvidia-smi could not read {g.name}'s ")
-                    + ", ".join(g.unread) + (")" if every else " (ERR!); it answered for the rest"),
-                    evidence={"ERR!": list(g.unread), "source": "pasted nvidia-smi output"},
-                    why=why("gpu-reading-failed", "every") if every else why("gpu-reading-failed", "some"),
-                    fix=fix("gpu-reading-failed", index=index),
-                    area=AREA,
-                )
-            )
+            out.append(GPU_READING_FAILED(
+                case="every" if every else "some", evidence={"ERR!": list(g.unread), "source": "pasted nvidia-smi output"},
+                severity=Severity.WARN if every else Severity.INFO, gpu=g.name, readings=", ".join(g.unread), index=index,
+            ))
         return out
 
 
