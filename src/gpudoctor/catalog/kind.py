@@ -102,11 +102,14 @@ class FindingKind:
 def _fill(id: str, name: str, words: Words, case: str | None, fields: Mapping[str, Any]) -> str:
     """The text of `name` for `case`, its fields filled in. A kind with one text ignores
     the case (its other fields have cases); a kind with cases needs one named, and a
-    case its mapping leaves out has no text there (a passed check's case has no why)."""
+    case a why or fix mapping leaves out has no text there (a passed check's case has
+    no why); a title has a text for every case."""
     if isinstance(words, str):
         text = words
     elif case is None:
         raise KeyError(f"{id}'s {name} has cases: name one of {sorted(words)}")
+    elif name == "title":  # every report has a title: a case the title lacks is a mistake
+        text = words[case]
     else:
         text = words.get(case, "")
     return text.format(**fields) if text else ""
