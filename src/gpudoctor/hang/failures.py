@@ -76,7 +76,7 @@ def rank_finding(
     r: RankOutcome, result: LaunchResult, cause: RankOutcome | None, state: str, gpus: int | None = None
 ) -> Finding | None:
     """`cause`: the job's root-cause rank (verdict.root_cause); `state`: this rank's
-    state in the one vocabulary (verdict.STATES); `gpus`: CUDA devices this machine's
+    state in the one vocabulary (verdict.RankVerdict); `gpus`: CUDA devices this machine's
     torch sees (None: not known)."""
     note = _injected(r, result.faults)
     if r.state is ProcessState.SIGNALED:
