@@ -47,6 +47,33 @@ def spawn_grandchild(ctx, config):
     time.sleep(600)
 
 
+# A daemon the classic way: fork, setsid, fork again; the grandchild is in a session
+# and process group of its own, and a child of init (or the nearest subreaper).
+DAEMON = """
+import os, sys, time
+if os.fork():
+    os._exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+with open(sys.argv[1] + ".tmp", "w") as fh:
+    fh.write(str(os.getpid()))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(600)
+"""
+
+
+def double_fork_daemon(ctx, config):
+    """Start a daemon that leaves the rank's process group, then hang (or wait to be killed)."""
+    import subprocess
+    import sys
+
+    pidfile = os.path.join(config["dir"], f"daemon{ctx.rank}.pid")
+    subprocess.run([sys.executable, "-c", DAEMON, pidfile], check=True, timeout=60)
+    ctx.progress("daemonized", 1)
+    time.sleep(600)
+
+
 def cuda_on_one_rank(ctx, config):
     """Rank 1 asks for a GPU that is not there (CUDA_VISIBLE_DEVICES="" in its environment):
     a real failure whose message the knowledge base knows; rank 0 then loses its peer."""

@@ -69,9 +69,9 @@ NOT_FIELDS = {"evidence", "case", "fix_case", "severity", "no_why", "no_fix"}
 # and lint diagnostics are their own documented units, with their words beside their rule.
 OWN_FINDINGS = ("core/", "knowledge/story.py", "linter/")
 NOT_CONVERTED = (
-    "checks/visibility.py",
     "hang/failures.py",
     "hang/folder.py",
+    "hang/meeting_point.py",
     "hang/verdict.py",
     "launch/supervisor.py",
 )

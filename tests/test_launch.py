@@ -115,6 +115,71 @@ def test_grandchildren_of_a_hung_rank_are_killed_too(tmp_path):
     assert [p for p in pids if _alive(p)] == []  # by pid too, in case one lost its tag
 
 
+def _daemon_pids(folder, nproc: int, limit_s: float = 60.0) -> list[int]:
+    deadline = time.monotonic() + limit_s
+    while len(list(folder.glob("daemon*.pid"))) < nproc:
+        assert time.monotonic() < deadline, "the ranks never started their daemons"
+        time.sleep(0.1)
+    return [int((folder / f"daemon{r}.pid").read_text()) for r in range(nproc)]
+
+
+def _gone(pids: list[int], limit_s: float) -> list[int]:
+    """The pids still alive after up to limit_s."""
+    deadline = time.monotonic() + limit_s
+    while [p for p in pids if _alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
+def test_a_daemon_a_rank_double_forked_is_swept_when_the_job_ends(tmp_path):
+    tag = new_tag()
+    try:
+        result = run("double_fork_daemon", {"dir": str(tmp_path)}, 2, timeout=10, tag=tag)
+        assert result.timed_out
+        pids = _daemon_pids(tmp_path, 2, limit_s=0)
+        assert _gone(pids, 5.0) == []  # gone by the time launch returned, or at once after
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+
+
+DAEMON_DRIVER = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {here!r})
+    from gpudoctor.launch.supervisor import launch_function
+    launch_function("launch_targets:double_fork_daemon", {{"dir": {dir!r}}}, 2, timeout=300,
+                    env={{"PYTHONPATH": {rank_path!r}}})
+    """
+)
+
+
+def test_a_double_forked_daemon_is_swept_even_when_the_supervisor_is_sigkilled(tmp_path):
+    """Nothing runs in a SIGKILLed supervisor: its ranks die by PR_SET_PDEATHSIG, and the
+    daemon one of them left behind (its own session, a child of init) by the sweeper."""
+    tag = new_tag()
+    pids: list[int] = []
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DAEMON_DRIVER.format(here=HERE, rank_path=RANK_PATH, dir=str(tmp_path))],
+        env=dict(os.environ, **{TAG_ENV: tag}),
+    )
+    try:
+        pids += _daemon_pids(tmp_path, 2)
+        # Each left the job's session, so every rank's process group too (a group lives in one session).
+        assert all(os.getsid(p) != os.getsid(driver.pid) for p in pids)
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(timeout=30)
+        assert _gone(pids, 15.0) == []
+        assert leftovers(tag, settle_s=10) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+        for pid in pids:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if driver.poll() is None:
+            driver.kill()
+
+
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE

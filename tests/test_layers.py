@@ -101,6 +101,62 @@ def violations() -> list[str]:
     return out
 
 
+def module_edges() -> dict[str, set[str]]:
+    """Module -> the gpudoctor modules it imports, every import counted, lazy ones too.
+    `from pkg import mod` is an edge to the module pkg.mod, `from pkg import name` (a
+    name pkg/__init__.py defines) one to the package."""
+    paths = sorted(SRC.rglob("*.py"))
+    modules = {_module_name(path)[0] for path in paths}
+    edges: dict[str, set[str]] = collections.defaultdict(set)
+    for path in paths:
+        module, is_package = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                edges[module] |= {a.name for a in node.names if a.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                base = module.split(".")[: None if is_package else -1]
+                base = base[: len(base) - node.level + 1] if node.level else []
+                name = ".".join([*base, node.module] if node.module else base) if node.level else node.module or ""
+                for alias in node.names:
+                    target = f"{name}.{alias.name}"
+                    edges[module].add(target if target in modules else name)
+    return {m: {t for t in targets if t in modules} for m, targets in edges.items()}
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every circle of imports between modules of one package (package_of), each as the
+    modules of one strongly connected component, sorted (Tarjan's algorithm)."""
+    graph = {m: {t for t in targets if t != m and package_of(t) == package_of(m)} for m, targets in edges.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
 def picture() -> str:
     edges: dict[str, set[str]] = collections.defaultdict(set)
     for module, target, _ in imports():
@@ -165,8 +221,31 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     assert LAYER_OF[b] > LAYER_OF[a]
 
 
+def test_no_circle_of_imports_between_modules_of_one_package():
+    found = circles(module_edges())
+    assert found == [], "modules of one package importing each other in a circle:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_checker_sees_a_planted_circle():
+    """Not vacuous: the edges are the real ones, and a circle planted in them is found,
+    as is one closed through a lazy import (the one hang/verdict <-> hang/watch had)."""
+    edges = module_edges()
+    assert "gpudoctor.hang.watch" in edges["gpudoctor.hang.verdict"]
+    assert "gpudoctor.launch.rundir" in edges["gpudoctor.launch.supervisor"]  # `from gpudoctor.launch import rundir`
+    planted = {m: set(t) for m, t in edges.items()}
+    planted["gpudoctor.hang.watch"].add("gpudoctor.hang.verdict")
+    assert ["gpudoctor.hang.verdict", "gpudoctor.hang.watch"] in circles(planted)
+    three = {"a.p.x": {"a.p.y"}, "a.p.y": {"a.p.z"}, "a.p.z": {"a.p.x"}, "a.q.w": {"a.p.x"}}
+    assert circles(three) == [["a.p.x", "a.p.y", "a.p.z"]]
+    # Between packages it is the layering's to refuse, not this check's.
+    assert circles({"gpudoctor.hang.x": {"gpudoctor.launch.y"}, "gpudoctor.launch.y": {"gpudoctor.hang.x"}}) == []
+
+
 if __name__ == "__main__":
     print(picture())
     problems = violations()
     print(f"\n{len(problems)} import(s) against the layering")
     print("\n".join(problems))
+    found = circles(module_edges())
+    print(f"{len(found)} circle(s) of imports within a package")
+    print("\n".join(" <-> ".join(c) for c in found))

@@ -9,20 +9,7 @@ import pytest
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.hang.failures import launch_findings
-from gpudoctor.hang.verdict import (
-    FAILED,
-    FINISHED,
-    INTERRUPTED,
-    LOST_PEER,
-    NEVER_JOINED,
-    RUNNING,
-    STARTING,
-    STATES,
-    WAITING,
-    diagnose_job,
-    rank_records,
-    root_cause,
-)
+from gpudoctor.hang.verdict import STATES, RankVerdict, diagnose_job, rank_records, root_cause
 from gpudoctor.knowledge.collectives import CollectiveRecord, RankState, analyze
 from gpudoctor.launch.rundir import RankExit, RankTrace
 from gpudoctor.launch.supervisor import LaunchResult, RankOutcome
@@ -103,7 +90,7 @@ def test_rule_2_the_earliest_own_failure_not_a_victim_nor_a_later_crash():
     cause = root_cause(result, {})
     assert (cause.rank, cause.kind) == (1, "exit")
     d = diagnose_job(result, {}, [])
-    assert [r.state for r in d.ranks] == [LOST_PEER, FAILED, FAILED]
+    assert [r.state for r in d.ranks] == [RankVerdict.LOST_PEER, RankVerdict.FAILED, RankVerdict.FAILED]
     agree(d)
 
 
@@ -122,7 +109,7 @@ def test_rule_3_a_collective_finding_when_no_rank_failed_on_its_own():
     cause = root_cause(result, traces, found)
     assert cause.finding is found[0] and cause.rank == 0
     d = diagnose_job(result, traces, found)
-    assert [r.state for r in d.ranks] == [WAITING, FINISHED]
+    assert [r.state for r in d.ranks] == [RankVerdict.WAITING, RankVerdict.FINISHED]
     agree(d)
 
 
@@ -149,7 +136,7 @@ def test_rule_4_a_rank_not_in_a_collective_holds_up_one_that_waits_in_it():
     traces = {0: RankTrace(0, (rec(0, 1), rec(0, 2, state="started"))), 1: RankTrace(1, (rec(1, 1),))}
     result = job(outcome(0, "hung", step=1), outcome(1, "hung", step=1), timed_out=True)
     assert root_cause(result, traces).rank == 1
-    assert [r.state for r in rank_records(result, traces)] == [WAITING, RUNNING]
+    assert [r.state for r in rank_records(result, traces)] == [RankVerdict.WAITING, RankVerdict.RUNNING]
 
 
 # -- rule 5: no single rank
@@ -160,7 +147,7 @@ def test_rule_5_no_root_when_every_rank_finished_or_only_victims_failed():
     victims = job(outcome(0, "raised", 1, 1.0, tail=(GLOO_CLOSED,)), outcome(1, "raised", 1, 1.0, tail=(GLOO_CLOSED,)))
     assert root_cause(victims, {}) is None
     d = diagnose_job(victims, {}, [])
-    assert d.root_cause is None and [r.state for r in d.ranks] == [LOST_PEER, LOST_PEER]
+    assert d.root_cause is None and [r.state for r in d.ranks] == [RankVerdict.LOST_PEER, RankVerdict.LOST_PEER]
     agree(d)
 
 
@@ -170,18 +157,18 @@ def test_rule_5_no_root_when_every_rank_finished_or_only_victims_failed():
 @pytest.mark.parametrize(
     "process_state, victim_words, state",
     [
-        ("ok", (), FINISHED),
-        ("exited", (), FAILED),
-        ("signaled", (), FAILED),
-        ("raised", (), FAILED),
-        ("raised", (GLOO_CLOSED,), LOST_PEER),
-        ("stopped", (GLOO_CLOSED,), LOST_PEER),  # stopped after it printed its peer-loss error
-        ("stopped", (), RUNNING),
-        ("diagnosed", (), RUNNING),
-        ("hung", (), RUNNING),
-        ("nojoin", (), NEVER_JOINED),
-        ("starting", (), STARTING),
-        ("interrupted", (), INTERRUPTED),
+        ("ok", (), RankVerdict.FINISHED),
+        ("exited", (), RankVerdict.FAILED),
+        ("signaled", (), RankVerdict.FAILED),
+        ("raised", (), RankVerdict.FAILED),
+        ("raised", (GLOO_CLOSED,), RankVerdict.LOST_PEER),
+        ("stopped", (GLOO_CLOSED,), RankVerdict.LOST_PEER),  # stopped after it printed its peer-loss error
+        ("stopped", (), RankVerdict.RUNNING),
+        ("diagnosed", (), RankVerdict.RUNNING),
+        ("hung", (), RankVerdict.RUNNING),
+        ("nojoin", (), RankVerdict.NEVER_JOINED),
+        ("starting", (), RankVerdict.STARTING),
+        ("interrupted", (), RankVerdict.INTERRUPTED),
     ],
 )
 def test_every_process_state_is_one_state_of_the_vocabulary(process_state, victim_words, state):
@@ -193,13 +180,13 @@ def test_every_process_state_is_one_state_of_the_vocabulary(process_state, victi
 def test_a_rank_in_a_collective_when_stopped_is_waiting():
     traces = {0: RankTrace(0, (rec(0, 1), rec(0, 2, state="started")))}
     [record] = rank_records(job(outcome(0, "stopped")), traces)
-    assert record.state == WAITING and record.collective.seq == 2 and record.reached == 1
+    assert record.state == RankVerdict.WAITING and record.collective.seq == 2 and record.reached == 1
 
 
 def test_the_record_says_the_rank_s_own_error_once():
     traces = {0: RankTrace(0, (rec(0, 1),), exit=RankExit("exception", "ValueError", "bad batch", "/w/train.py:16", 1))}
     [record] = rank_records(job(outcome(0, "raised", 1, 1.0)), traces)
-    assert record.error == "ValueError: bad batch" and record.where == "/w/train.py:16" and record.state == FAILED
+    assert record.error == "ValueError: bad batch" and record.where == "/w/train.py:16" and record.state == RankVerdict.FAILED
 
 
 # -- collective-stall names the option of the command that stopped the job
@@ -232,8 +219,8 @@ def test_allreduce_and_train_smoke_ranks_get_their_own_timeout_in_a_real_stall()
         assert "raise --timeout" in stall.fix and "--hang-timeout" not in stall.fix
         assert "all_reduce #13" in stall.title, stall.title
         records = {r.rank: r for r in run.ranks}
-        assert records[0].state == WAITING and records[0].collective.seq == 13 and records[0].reached == 12
-        assert records[1].state == RUNNING and records[1].reached == 12
+        assert records[0].state == RankVerdict.WAITING and records[0].collective.seq == 13 and records[0].reached == 12
+        assert records[1].state == RankVerdict.RUNNING and records[1].reached == 12
         assert run.cause is not None and run.cause.rank == 1
         assert human_roots(run.findings) <= {1}
         assert [r["rank"] for r in run.ranks_json()] == [0, 1]
@@ -250,7 +237,7 @@ def test_diagnose_job_of_a_run_folder_read_back_lines_the_traces_up_itself():
     result = job(outcome(0, "diagnosed"), outcome(1, "diagnosed"))
     d = diagnose_job(result, traces)
     assert d.root_cause["kind"] == "collective-mismatch" and [f.id for f in d.findings] == ["collective-mismatch"]
-    assert [r.state for r in d.ranks] == [WAITING, WAITING]
+    assert [r.state for r in d.ranks] == [RankVerdict.WAITING, RankVerdict.WAITING]
     agree(d)
 
 
@@ -258,11 +245,11 @@ def test_a_victim_s_record_says_its_error_without_gloo_s_source_location():
     said = GLOO_CLOSED + ". This is typically caused by a remote worker crashing."
     traces = {0: RankTrace(0, (rec(0, 1),), exit=RankExit("exception", "RuntimeError", said))}
     [record] = rank_records(job(outcome(0, "raised", 1, 1.0)), traces)
-    assert record.state == LOST_PEER and record.error == "RuntimeError: Connection closed by peer [127.0.0.1]:40092"
+    assert record.state == RankVerdict.LOST_PEER and record.error == "RuntimeError: Connection closed by peer [127.0.0.1]:40092"
 
 
 def test_an_interrupted_job_has_no_root_cause_and_its_stopped_ranks_say_so():
     result = job(outcome(0, "exited", 3, 1.0), outcome(1, "interrupted"), interrupted=True)
     assert root_cause(result, {}) is None
     d = diagnose_job(result, {}, [])
-    assert d.root_cause is None and [r.state for r in d.ranks] == [FAILED, INTERRUPTED]
+    assert d.root_cause is None and [r.state for r in d.ranks] == [RankVerdict.FAILED, RankVerdict.INTERRUPTED]

@@ -13,6 +13,7 @@ typed facts. A field missing from an older snapshot becomes
 from __future__ import annotations
 
 import dataclasses
+import enum
 import types
 import typing
 from typing import Any, Union
@@ -68,6 +69,8 @@ def to_plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(value))
         return {name: to_plain(getattr(value, name)) for name in names}
+    if isinstance(value, enum.Enum):
+        return value.value
     if isinstance(value, dict):
         return {str(k): to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -124,6 +127,14 @@ def _read(tp: Any, data: Any, where: str) -> Any:
     return _read_scalar(tp, data, where)
 
 
+def _read_enum(tp: type[enum.Enum], data: Any, where: str) -> Any:
+    """A str Enum's member, from its word."""
+    try:
+        return tp(data)
+    except ValueError:
+        raise SnapshotError(f"{where}: {data!r} is not one of {[m.value for m in tp]}") from None
+
+
 def _read_key(tp: Any, key: Any, where: str) -> Any:
     """A mapping's key: JSON's are text; dict[int, ...] gets its numbers back."""
     if tp is int:
@@ -176,7 +187,10 @@ def _read_dataclass(tp: type, data: Any, where: str) -> Any:
 
 
 def _read_scalar(tp: Any, data: Any, where: str) -> Any:
-    """bool, int, float, str: exactly (a bool is not an int here; an int is a float)."""
+    """bool, int, float, str: exactly (a bool is not an int here; an int is a float);
+    a str Enum from its word."""
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return _read_enum(tp, data, where)
     if tp is bool:
         if isinstance(data, bool):
             return data

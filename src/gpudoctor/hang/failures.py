@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.hang.meaning import explained, readable_tail, signal_cause
-from gpudoctor.hang.verdict import LOST_PEER, lost_a_peer, rank_records, root_cause
+from gpudoctor.hang.verdict import RankVerdict, lost_a_peer, rank_records, root_cause
 from gpudoctor.launch.rank import FAULT_ENV
 from gpudoctor.launch.rundir import RankTrace
-from gpudoctor.launch.supervisor import LaunchResult, RankOutcome
+from gpudoctor.launch.supervisor import LaunchResult, ProcessState, RankOutcome
 
 AREA = "ranks"
 
@@ -50,7 +49,7 @@ STARTING_WALL_WHY = (
 
 def _evidence(r: RankOutcome, state: str, tail: int = 8) -> dict:
     ev: dict = {"rank": r.rank, "state": state, "last_stage": r.last_stage or "not started", "step": r.step}
-    if r.state in ("exited", "signaled", "raised"):  # not the signal gpudoctor itself sent
+    if r.state.failed_on_own():  # not the signal gpudoctor itself sent
         ev["exit_code"] = r.exitcode
         if r.signal:
             ev["signal"] = r.signal
@@ -70,17 +69,17 @@ def _injected(r: RankOutcome, fault: dict[int, str]) -> str:
 
 def segfaulted(result: LaunchResult) -> bool:
     """Whether a rank died of SIGSEGV: then the caller says how many GPUs the machine has."""
-    return any(r.state == "signaled" and r.signal == "SIGSEGV" for r in result.ranks)
+    return any(r.state is ProcessState.SIGNALED and r.signal == "SIGSEGV" for r in result.ranks)
 
 
 def rank_finding(
     r: RankOutcome, result: LaunchResult, cause: RankOutcome | None, state: str, gpus: int | None = None
 ) -> Finding | None:
     """`cause`: the job's root-cause rank (verdict.root_cause); `state`: this rank's
-    state in the one vocabulary (verdict.STATES); `gpus`: CUDA devices this machine's
+    state in the one vocabulary (verdict.RankVerdict); `gpus`: CUDA devices this machine's
     torch sees (None: not known)."""
     note = _injected(r, result.faults)
-    if r.state == "signaled":
+    if r.state is ProcessState.SIGNALED:
         why, fix = signal_cause(r.signal, gpus, r.stderr_path)
         return Finding(
             id="rank-crashed",
@@ -91,7 +90,7 @@ def rank_finding(
             fix=fix,
             area=AREA,
         )
-    if r.state == "exited":
+    if r.state is ProcessState.EXITED:
         return Finding(
             id="rank-crashed",
             severity=Severity.ERROR,
@@ -101,9 +100,9 @@ def rank_finding(
             fix=f"less {r.stderr_path}   # the rank's own output says why it exited",
             area=AREA,
         )
-    if r.state == "raised":
+    if r.state is ProcessState.RAISED:
         raised = r.error.type if r.error else None
-        victim = state == LOST_PEER and cause is not r
+        victim = state is RankVerdict.LOST_PEER and cause is not r
         return Finding(
             id="rank-raised",
             severity=Severity.WARN if victim else Severity.ERROR,
@@ -121,7 +120,7 @@ def rank_finding(
             fix=f"less {r.stderr_path}   # the traceback names the failing line",
             area=AREA,
         )
-    if r.state == "starting":
+    if r.state is ProcessState.STARTING:
         return Finding(
             id="rank-still-starting",
             severity=Severity.ERROR,
@@ -135,7 +134,7 @@ def rank_finding(
             fix="time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
             area=AREA,
         )
-    if r.state == "nojoin":
+    if r.state is ProcessState.NOJOIN:
         return Finding(
             id="rank-never-joined",
             severity=Severity.ERROR,
@@ -146,38 +145,9 @@ def rank_finding(
             "and that nothing before init_process_group blocks",
             area=AREA,
         )
-    if r.state == "hung":
-        waiting = r.last_stage == "rendezvous"
-        if waiting and all(x.last_stage == "rendezvous" for x in result.ranks):
-            return Finding(
-                id="rendezvous-hang",
-                severity=Severity.ERROR,
-                title=f"rank {r.rank} waited in the rendezvous for {result.timeout_s:g} s",
-                evidence=_evidence(r, state),
-                why=RENDEZVOUS_WHY,
-                fix="export MASTER_ADDR=<reachable ip> MASTER_PORT=<free port>; check NCCL_SOCKET_IFNAME with `ip -br addr`",
-                area=AREA,
-            )
-        if cause is not None and cause is not r:
-            return Finding(
-                id="rank-waiting",
-                severity=Severity.WARN,
-                title=f"rank {r.rank} was waiting for rank {cause.rank} at '{r.last_stage}' when the watchdog fired",
-                evidence=_evidence(r, state, tail=4),
-                why="A healthy rank blocked in a collective that a stuck peer never entered.",
-                fix=f"look at rank {cause.rank} first",
-                area=AREA,
-            )
-        return Finding(
-            id="rank-hung",
-            severity=Severity.ERROR,
-            title=f"rank {r.rank} was stuck after '{r.last_stage}' (step {r.step}) when the {result.timeout_s:g} s watchdog fired{note}",
-            evidence=_evidence(r, state, tail=16),
-            why=HANG_WHY,
-            fix=HANG_FIX,
-            area=AREA,
-        )
-    if r.state == "stopped":
+    if r.state is ProcessState.HUNG:
+        return _hung_finding(r, result, cause, state, note)
+    if r.state is ProcessState.STOPPED:
         return Finding(
             id="rank-stopped",
             severity=Severity.INFO,
@@ -186,6 +156,41 @@ def rank_finding(
             area=AREA,
         )
     return None
+
+
+def _hung_finding(r: RankOutcome, result: LaunchResult, cause: RankOutcome | None, state: str, note: str) -> Finding:
+    """A rank the watchdog stopped past the rendezvous: all in the rendezvous, one waiting
+    for the root-cause rank, or the stuck one."""
+    waiting = r.last_stage == "rendezvous"
+    if waiting and all(x.last_stage == "rendezvous" for x in result.ranks):
+        return Finding(
+            id="rendezvous-hang",
+            severity=Severity.ERROR,
+            title=f"rank {r.rank} waited in the rendezvous for {result.timeout_s:g} s",
+            evidence=_evidence(r, state),
+            why=RENDEZVOUS_WHY,
+            fix="export MASTER_ADDR=<reachable ip> MASTER_PORT=<free port>; check NCCL_SOCKET_IFNAME with `ip -br addr`",
+            area=AREA,
+        )
+    if cause is not None and cause is not r:
+        return Finding(
+            id="rank-waiting",
+            severity=Severity.WARN,
+            title=f"rank {r.rank} was waiting for rank {cause.rank} at '{r.last_stage}' when the watchdog fired",
+            evidence=_evidence(r, state, tail=4),
+            why="A healthy rank blocked in a collective that a stuck peer never entered.",
+            fix=f"look at rank {cause.rank} first",
+            area=AREA,
+        )
+    return Finding(
+        id="rank-hung",
+        severity=Severity.ERROR,
+        title=f"rank {r.rank} was stuck after '{r.last_stage}' (step {r.step}) when the {result.timeout_s:g} s watchdog fired{note}",
+        evidence=_evidence(r, state, tail=16),
+        why=HANG_WHY,
+        fix=HANG_FIX,
+        area=AREA,
+    )
 
 
 def launch_findings(
@@ -211,7 +216,7 @@ def launch_findings(
             )
         ]
     traces = traces or {}
-    if result.still_progressing and not any(r.state in ("exited", "signaled", "raised") for r in result.ranks):
+    if result.still_progressing and not any(r.state.failed_on_own() for r in result.ranks):
         return [out_of_time(result, traces)]
     found = root_cause(result, traces, collective)
     cause = next((r for r in result.ranks if found is not None and r.rank == found.rank), None)
@@ -271,48 +276,6 @@ def _done_words(result: LaunchResult, traces: Mapping[int, RankTrace]) -> str:
 def _more(timeout_s: float) -> str:
     """A longer --timeout to suggest: four times this one, rounded up to a minute."""
     return f"{max(60, int(-(-timeout_s * 4 // 60)) * 60)}"
-
-
-def port_held(stall: Finding, host: str, port: int, holders: Sequence, launcher_port: int = 0) -> Finding:
-    """A rendezvous that never completed, with its meeting point: the process that
-    holds the port when one is seen (probe/ports.PortHolder), else the address alone."""
-    ev = {**stall.evidence, "meeting point": f"{host}:{port}"}
-    if not holders:
-        ev["listening there now"] = "nobody (the ranks are gone; no other process holds the port)"
-        if launcher_port and port != launcher_port:
-            # The script replaced the launcher's MASTER_PORT: under gpudoctor run --nproc (and torchrun)
-            # the store is the launcher's, and no rank hosts one on the script's port.
-            ev["launcher's MASTER_PORT"] = launcher_port
-            return replace(
-                stall,
-                title=f"the script set MASTER_PORT={port} itself, replacing the launcher's ({launcher_port}): "
-                "nobody hosts a store there, so no rank got past init_process_group",
-                evidence=ev,
-                fix="keep the launcher's port: os.environ.setdefault(\"MASTER_PORT\", \"29500\") instead of "
-                "os.environ[\"MASTER_PORT\"] = ... (torchrun and gpudoctor run --nproc set it)",
-            )
-        return replace(stall, evidence=ev)
-    who = "; ".join(h.describe() for h in holders)
-    ev["held by"] = who
-    return Finding(
-        id="rendezvous-port-held",
-        severity=Severity.ERROR,
-        title=(
-            f"port {port} (the ranks' MASTER_PORT, {host}:{port}) is held by {who}, which is not this job: "
-            f"every rank waited in init_process_group for it to answer"
-        ),
-        evidence=ev,
-        why=(
-            "The ranks meet at MASTER_ADDR:MASTER_PORT. A process that is not the job's store listens on that "
-            "port and never answers, so init_process_group waits until its timeout; the network is not involved."
-        ),
-        fix=(
-            f"use a free port (unset MASTER_PORT under gpudoctor run --nproc: it picks one; or "
-            f"MASTER_PORT=$(python -c 'import socket; s=socket.socket(); s.bind((\"\", 0)); print(s.getsockname()[1])')), "
-            f"or stop what holds {port}: ss -ltnp 'sport = :{port}'"
-        ),
-        area=AREA,
-    )
 
 
 def joined_failure(

@@ -2,7 +2,7 @@
 the same verdict the live report gave. The supervisor kept how the job ended
 (outcome.json, launch/supervisor.write_outcome); the ranks kept their traces,
 stacks and logs beside it (launch/rundir.py names them all). Both go through the
-live path (watch.diagnose_run -> verdict.diagnose_job), so a folder read days
+live path (verdict.diagnose_run -> verdict.diagnose_job), so a folder read days
 later names the same root-cause rank, kind and first finding."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from gpudoctor.catalog import fix, why
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.hang.failures import launch_findings
-from gpudoctor.hang.verdict import JobDiagnosis, diagnose_job
-from gpudoctor.hang.watch import diagnose_run, job_traces, read_traces
+from gpudoctor.hang.verdict import JobDiagnosis, diagnose_job, diagnose_run
+from gpudoctor.hang.watch import job_traces, read_traces
 from gpudoctor.launch.rundir import OUTCOME_FILE
-from gpudoctor.launch.supervisor import LaunchResult, read_outcome
+from gpudoctor.launch.supervisor import LaunchResult, ProcessState, read_outcome
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def job_findings(result: LaunchResult, watch=None, gpus: int | None = None) -> t
     when --timeout fired (never in the job's collectives, it would be blamed for a
     stall it cannot be in). Interrupted, or stopped by the watchdog with no collective
     to line the ranks up on: one finding per failed rank, from the same root_cause."""
-    starting = result.timed_out and any(o.state == "starting" for o in result.ranks)
+    starting = result.timed_out and any(o.state is ProcessState.STARTING for o in result.ranks)
     if result.interrupted or starting:
         job = diagnose_job(result, job_traces(result), [], result.diagnosed, gpus)
     else:
@@ -61,26 +61,21 @@ def job_findings(result: LaunchResult, watch=None, gpus: int | None = None) -> t
     return job.findings, job
 
 
-# How a rank can have ended by itself, and what gpudoctor did to ranks (launch/supervisor.RankOutcome.state).
-ENDED_BADLY = ("exited", "signaled", "raised")
-STOPPED_BY_US = ("stopped", "diagnosed")
-
-
 def disagreements(result: LaunchResult) -> list[str]:
     """What in an outcome.json contradicts the rest of it (a damaged or crafted file:
     the supervisor never writes these), one plain sentence each; [] when it holds together."""
     out = []
     for r in result.ranks:
         # A rank stopped (or timed out) after it raised is real: it was slow to leave.
-        if r.error is not None and r.state == "ok":
+        if r.error is not None and r.state is ProcessState.OK:
             out.append(f"rank {r.rank} is recorded as finished but also raised {r.error.type}")
-        if r.state == "ok" and r.exitcode != 0:
+        if r.state is ProcessState.OK and r.exitcode != 0:
             out.append(f"rank {r.rank} is recorded as finished but exited with {r.exitcode}")
-        if r.state in ("exited", "raised") and r.exitcode == 0:
-            out.append(f"rank {r.rank} is recorded as {r.state!r} with exit code 0")
+        if r.state in (ProcessState.EXITED, ProcessState.RAISED) and r.exitcode == 0:
+            out.append(f"rank {r.rank} is recorded as {r.state.value!r} with exit code 0")
     why_stopped = result.timed_out or result.interrupted or result.diagnosed or result.output_closed
-    if not why_stopped and any(r.state in STOPPED_BY_US for r in result.ranks):
-        if not any(r.state in ENDED_BADLY for r in result.ranks):
+    if not why_stopped and any(r.state.stopped_by_us() for r in result.ranks):
+        if not any(r.state.failed_on_own() for r in result.ranks):
             out.append("ranks are recorded as stopped after another rank failed, but no rank failed")
     return out
 

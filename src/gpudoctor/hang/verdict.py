@@ -1,6 +1,6 @@
 """The one failure model of a job of ranks: how it ended -> one diagnosis.
 
-Here and nowhere else: the rank-state vocabulary (STATES), the words that say a
+Here and nowhere else: the rank-state vocabulary (RankVerdict), the words that say a
 rank lost its peer (PEER_LOSS), the one record of a rank (RankRecord, the JSON
 `ranks` list of every command) and the one rule that names the root cause
 (root_cause). The rank that failed first with its own error is the root cause;
@@ -18,28 +18,52 @@ import signal as signals
 from collections.abc import Mapping, Sequence
 import dataclasses
 from dataclasses import dataclass
+from enum import Enum
 
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, analyze, short_where, user_frame
 from gpudoctor.hang.meaning import explained, signal_cause
-from gpudoctor.hang.watch import rank_states
+from gpudoctor.hang.meeting_point import named_meeting_point
+from gpudoctor.hang.watch import STALL, CollectiveWatch, job_traces, rank_states, read_stages
 from gpudoctor.launch.rundir import RankTrace, fatal_path, stderr_path
-from gpudoctor.launch.supervisor import STUCK_STATES, LaunchResult, RankOutcome
+from gpudoctor.launch.supervisor import LaunchResult, ProcessState, RankOutcome
 
 AREA = "ranks"
 
-# The one vocabulary of a rank's state: every report and every JSON `ranks` list says
-# each rank's state with exactly one of these (docs/json.md). The supervisor's own
-# process states (launch/supervisor.py RankOutcome.state) stay inside the launcher.
-FINISHED = "finished"  # exited 0
-FAILED = "failed"  # ended with its own error: an exception, a non-zero exit, a signal
-LOST_PEER = "lost-peer"  # failed (or was failing) only because a peer was gone
-WAITING = "waiting"  # was stopped while blocked in a collective or the rendezvous
-RUNNING = "running"  # was stopped while not in a collective (its own work)
-STARTING = "starting"  # was stopped before it was up (Python, import torch)
-NEVER_JOINED = "never-joined"  # was stopped before it reached the rendezvous
-INTERRUPTED = "interrupted"  # stopped with the whole job by Ctrl-C / SIGTERM / SIGHUP
-STATES = (FINISHED, FAILED, LOST_PEER, WAITING, RUNNING, STARTING, NEVER_JOINED, INTERRUPTED)
+class RankVerdict(str, Enum):
+    """The one vocabulary of a rank's state: every report and every JSON `ranks` list
+    says each rank's state with exactly one of these (docs/json.md). Read from the
+    launcher's own process state (launch/supervisor.py ProcessState), the rank's words
+    and its trace (rank_state), once the job is over; every state is final:
+
+        ProcessState OK -------------------------------------------> FINISHED
+        INTERRUPTED (Ctrl-C, SIGTERM, SIGHUP) ---------------------> INTERRUPTED
+        its words say a peer was gone (it failed, or was stopped) -> LOST_PEER
+        EXITED, SIGNALED, RAISED (its own error) ------------------> FAILED
+        NOJOIN ----------------------------------------------------> NEVER_JOINED
+        STARTING --------------------------------------------------> STARTING
+        HUNG, DIAGNOSED, STOPPED: in a collective or the rendezvous -> WAITING
+                                  anywhere else (its own work) ----> RUNNING
+
+    A str: its value is the word the JSON and the text have always said."""
+
+    FINISHED = "finished"  # exited 0
+    FAILED = "failed"  # ended with its own error: an exception, a non-zero exit, a signal
+    LOST_PEER = "lost-peer"  # failed (or was failing) only because a peer was gone
+    WAITING = "waiting"  # was stopped while blocked in a collective or the rendezvous
+    RUNNING = "running"  # was stopped while not in a collective (its own work)
+    STARTING = "starting"  # was stopped before it was up (Python, import torch)
+    NEVER_JOINED = "never-joined"  # was stopped before it reached the rendezvous
+    INTERRUPTED = "interrupted"  # stopped with the whole job by Ctrl-C / SIGTERM / SIGHUP
+
+    def __str__(self) -> str:  # the word, in text as in JSON
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+STATES = tuple(RankVerdict)
 
 # How a rank words "my peer went away" (gloo, NCCL, the TCPStore, torch's watchdog):
 # the one list of them.
@@ -55,10 +79,6 @@ PEER_LOSS = (
     "communicator was aborted",
     "socket closed",
 )
-
-# The supervisor's states of a rank that ended by itself with an error.
-_ENDED_BADLY = ("exited", "signaled", "raised")
-
 
 @dataclass(frozen=True)
 class InCollective:
@@ -76,7 +96,7 @@ class RankRecord:
     command's JSON `ranks` list holds, as is (dataclasses.asdict)."""
 
     rank: int
-    state: str  # one of STATES
+    state: RankVerdict
     where: str | None  # the user's line it was at when it ended or was stopped
     collective: InCollective | None  # the call it was in, if any
     reached: int  # the number of its last completed collective (0: none)
@@ -93,10 +113,6 @@ class JobDiagnosis:
     ranks: tuple[RankRecord, ...]  # for --json (dataclasses.asdict each)
     cause_exitcode: int | None  # the raw exit code of the rank whose status the job takes (cli/exit_code decides)
     headline: str  # one line: what happened
-
-
-def _failed_on_own(o: RankOutcome) -> bool:
-    return o.state in _ENDED_BADLY
 
 
 def lost_a_peer(text: str) -> bool:
@@ -211,23 +227,24 @@ def _collective_json(trace: RankTrace | None) -> dict | None:
     return dataclasses.asdict(coll) if coll is not None else None
 
 
-def rank_state(o: RankOutcome, victim: bool, trace: RankTrace | None) -> str:
-    """The rank's state in the one vocabulary (STATES), from the supervisor's process
+def rank_state(o: RankOutcome, victim: bool, trace: RankTrace | None) -> RankVerdict:
+    """The rank's state in the one vocabulary (RankVerdict), from the supervisor's process
     state, whether its words say it lost a peer, and its trace (in a collective?)."""
-    if o.state == "ok":
-        return FINISHED
-    if o.state == "interrupted":
-        return INTERRUPTED
+    if o.state is ProcessState.OK:
+        return RankVerdict.FINISHED
+    if o.state is ProcessState.INTERRUPTED:
+        return RankVerdict.INTERRUPTED
     if victim:
-        return LOST_PEER
-    if _failed_on_own(o):
-        return FAILED
-    if o.state == "nojoin":
-        return NEVER_JOINED
-    if o.state == "starting":
-        return STARTING
+        return RankVerdict.LOST_PEER
+    if o.state.failed_on_own():
+        return RankVerdict.FAILED
+    if o.state is ProcessState.NOJOIN:
+        return RankVerdict.NEVER_JOINED
+    if o.state is ProcessState.STARTING:
+        return RankVerdict.STARTING
     # hung (the watchdog), diagnosed (the collective watch) or stopped (after a peer failed)
-    return WAITING if _in_collective(trace) is not None or o.last_stage == "rendezvous" else RUNNING
+    in_collective = _in_collective(trace) is not None or o.last_stage == "rendezvous"
+    return RankVerdict.WAITING if in_collective else RankVerdict.RUNNING
 
 
 def victims(result: LaunchResult, traces: Mapping[int, RankTrace]) -> set[int]:
@@ -236,7 +253,7 @@ def victims(result: LaunchResult, traces: Mapping[int, RankTrace]) -> set[int]:
     return {
         o.rank
         for o in result.ranks
-        if (_failed_on_own(o) or o.state == "stopped") and is_victim(o, traces.get(o.rank))
+        if (o.state.failed_on_own() or o.state is ProcessState.STOPPED) and is_victim(o, traces.get(o.rank))
     }
 
 
@@ -296,8 +313,7 @@ def root_cause(
     if result.interrupted:
         return None
     lost = victims(result, traces)
-    own = [o for o in result.ranks if _failed_on_own(o) and o.rank not in lost]
-    own.sort(key=lambda o: (o.ended_s if o.ended_s is not None else float("inf"), o.rank))
+    own = _own_failures(result, lost)
     coll = collective[0] if collective else None
     if coll is None and own:
         coll = _straggler(own[0], result, traces)
@@ -307,11 +323,16 @@ def root_cause(
         return Cause(own[0].rank, _how(own[0], traces.get(own[0].rank))[0])
     if result.ok or result.still_progressing:  # out of time while moving: no rank to blame
         return None
-    stuck = [o for o in result.ranks if o.state in STUCK_STATES and o.rank not in lost]
+    return _stuck_cause(result, traces, lost)
+
+
+def _stuck_cause(result: LaunchResult, traces: Mapping[int, RankTrace], lost: set[int]) -> Cause | None:
+    """root_cause's step 4: the stuck rank the others wait for, when the watchdog fired."""
+    stuck = [o for o in result.ranks if o.state.stuck() and o.rank not in lost]
     if not stuck:
         return None
     states = {o.rank: rank_state(o, False, traces.get(o.rank)) for o in stuck}
-    order = {NEVER_JOINED: 0, STARTING: 1, RUNNING: 2, WAITING: 3}
+    order = {RankVerdict.NEVER_JOINED: 0, RankVerdict.STARTING: 1, RankVerdict.RUNNING: 2, RankVerdict.WAITING: 3}
     first = min(stuck, key=lambda o: (order[states[o.rank]], o.step, o.rank))
     return Cause(first.rank, states[first.rank])
 
@@ -369,103 +390,135 @@ def diagnose_job(
     lost = victims(result, traces)
     records = rank_records(result, traces)
     cause = root_cause(result, traces, collective)
-    own = [o for o in result.ranks if _failed_on_own(o) and o.rank not in lost]
-    own.sort(key=lambda o: (o.ended_s if o.ended_s is not None else float("inf"), o.rank))
-    by_rank = {o.rank: o for o in result.ranks}
-    findings: list[Finding] = []
-    root: dict | None = None
-    cause_exitcode: int | None = None
+    own = _own_failures(result, lost)
     cause_rank = cause.rank if cause is not None else None
-
     if cause is not None and cause.finding is not None:
-        coll = cause.finding
-        findings.append(coll)
-        root = {
-            "rank": cause_rank,
-            "kind": coll.id,
-            "where": short_where(_where_of_finding(coll, cause_rank)) or None,
-            "description": coll.title,
-            "collective": _collective_json(traces.get(cause_rank)) if cause_rank is not None else None,
-        }
-        # A verdict from the traces is a problem found (1), whether gpudoctor stopped the job
-        # or gloo aborted a rank on it first; a stall is the watchdog's (124, ranks_exit).
-        if coll.id != "collective-stall":
-            cause_exitcode = 1
+        findings, root, cause_exitcode = _collective_root(cause.finding, cause_rank, traces)
     elif cause is not None and cause.kind in (EXCEPTION, EXIT, SIGNAL) and cause_rank is not None:
-        first = by_rank[cause_rank]
-        trace = traces.get(first.rank)
-        kind, words = _how(first, trace)
-        where = rank_where(first, trace)
-        at = f" at {short_where(where)}" if where else ""
-        ev: dict = {"rank": first.rank, "exit_code": first.exitcode}
-        if _signal_name(first):
-            ev["signal"] = _signal_name(first)
-        ev["collective"] = _collective_text(trace)
-        ev["log"] = first.stderr_path
-        why = (
-            "The first rank to fail with its own error is the root cause: its peers then lose "
-            "their connection to it and fail or wait in the next collective."
-        )
-        fix = _crash_fix(kind, first, where)
-        if kind == SIGNAL and _signal_name(first) != "SIGKILL":
-            # What the signal means on this machine (a segfault without GPUs is not CUDA's).
-            sig_why, sig_fix = signal_cause(_signal_name(first), gpus, first.stderr_path)
-            why, fix = f"{why} {sig_why}", f"{fix}; {sig_fix}"
-        cause_finding = Finding(
-            id="rank-raised" if kind == EXCEPTION else "rank-crashed",
-            severity=Severity.ERROR,
-            title=f"rank {first.rank} failed first: it {words}{at} ({_collective_text(trace)})",
-            evidence=ev,
-            why=why,
-            fix=fix,
-            area=AREA,
-        )
-        # What its error means, from the same knowledge base `diagnose` uses.
-        findings.append(explained(cause_finding, first))
-        exc_type, exc_message = _exception(first, trace)
-        root = {
-            "rank": first.rank,
-            "kind": kind,
-            "where": short_where(where) or None,
-            "description": words,
-            "type": exc_type,
-            "message": exc_message,
-            "exit_code": first.exitcode,
-            "signal": _signal_name(first) or None,
-            "collective": _collective_json(trace),
-            "reached": _reached(trace),
-        }
-        cause_exitcode = first.exitcode
-        for o in own:
-            if o.rank == first.rank:
-                continue
-            kind2, words2 = _how(o, traces.get(o.rank))
-            findings.append(
-                Finding(
-                    "rank-crashed" if kind2 != EXCEPTION else "rank-raised",
-                    Severity.ERROR,
-                    f"rank {o.rank} also failed: it {words2} ({_collective_text(traces.get(o.rank))})",
-                    {"log": o.stderr_path},
-                    area=AREA,
-                )
-            )
+        findings, root, cause_exitcode = _crash_root(result, traces, cause_rank, own, gpus)
     elif cause is not None and cause_rank is not None:
-        # The watchdog stopped the job and lining the traces up said nothing: the stuck
-        # rank (hang/failures.launch_findings words each rank's part for the report).
-        stuck = by_rank[cause_rank]
-        trace = traces.get(cause_rank)
-        root = {
-            "rank": cause_rank,
-            "kind": cause.kind,
-            "where": short_where(rank_where(stuck, trace)) or None,
-            "description": f"rank {cause_rank} was {cause.kind} when the {result.timeout_s:g} s watchdog fired",
-            "collective": _collective_json(trace),
-            "reached": _reached(trace),
-        }
+        findings, root, cause_exitcode = [], _stuck_root(result, traces, cause), None
     elif lost:
         first_victim = min((o for o in result.ranks if o.rank in lost), key=lambda o: (o.ended_s or 0, o.rank))
-        cause_exitcode = first_victim.exitcode
+        findings, root, cause_exitcode = [], None, first_victim.exitcode
+    else:
+        findings, root, cause_exitcode = [], None, None
+    findings += _bystanders(result, traces, lost, own, cause_rank)
+    if root is None:
+        headline = "every rank finished" if result.ok else "the job failed"
+    else:
+        headline = f"root cause: rank {root['rank']} ({root['kind']})"
+    return JobDiagnosis(tuple(findings), root, records, cause_exitcode, headline)
 
+
+def _own_failures(result: LaunchResult, lost: set[int]) -> list[RankOutcome]:
+    """The ranks that failed with their own error (not victims), earliest to end first."""
+    own = [o for o in result.ranks if o.state.failed_on_own() and o.rank not in lost]
+    own.sort(key=lambda o: (o.ended_s if o.ended_s is not None else float("inf"), o.rank))
+    return own
+
+
+def _collective_root(coll: Finding, cause_rank: int | None, traces: Mapping[int, RankTrace]) -> tuple[list[Finding], dict, int | None]:
+    """A collective finding is the root cause: (findings, root_cause, the job's exit status)."""
+    root = {
+        "rank": cause_rank,
+        "kind": coll.id,
+        "where": short_where(_where_of_finding(coll, cause_rank)) or None,
+        "description": coll.title,
+        "collective": _collective_json(traces.get(cause_rank)) if cause_rank is not None else None,
+    }
+    # A verdict from the traces is a problem found (1), whether gpudoctor stopped the job
+    # or gloo aborted a rank on it first; a stall is the watchdog's (124, ranks_exit).
+    return [coll], root, (1 if coll.id != "collective-stall" else None)
+
+
+def _crash_root(
+    result: LaunchResult, traces: Mapping[int, RankTrace], cause_rank: int, own: list[RankOutcome], gpus: int | None
+) -> tuple[list[Finding], dict, int | None]:
+    """The first rank to fail with its own error is the root cause: (findings, root_cause,
+    the job's exit status); the others that failed on their own, one line each."""
+    findings: list[Finding] = []
+    first = next(o for o in result.ranks if o.rank == cause_rank)
+    trace = traces.get(first.rank)
+    kind, words = _how(first, trace)
+    where = rank_where(first, trace)
+    at = f" at {short_where(where)}" if where else ""
+    ev: dict = {"rank": first.rank, "exit_code": first.exitcode}
+    if _signal_name(first):
+        ev["signal"] = _signal_name(first)
+    ev["collective"] = _collective_text(trace)
+    ev["log"] = first.stderr_path
+    why = (
+        "The first rank to fail with its own error is the root cause: its peers then lose "
+        "their connection to it and fail or wait in the next collective."
+    )
+    fix = _crash_fix(kind, first, where)
+    if kind == SIGNAL and _signal_name(first) != "SIGKILL":
+        # What the signal means on this machine (a segfault without GPUs is not CUDA's).
+        sig_why, sig_fix = signal_cause(_signal_name(first), gpus, first.stderr_path)
+        why, fix = f"{why} {sig_why}", f"{fix}; {sig_fix}"
+    cause_finding = Finding(
+        id="rank-raised" if kind == EXCEPTION else "rank-crashed",
+        severity=Severity.ERROR,
+        title=f"rank {first.rank} failed first: it {words}{at} ({_collective_text(trace)})",
+        evidence=ev,
+        why=why,
+        fix=fix,
+        area=AREA,
+    )
+    # What its error means, from the same knowledge base `diagnose` uses.
+    findings.append(explained(cause_finding, first))
+    exc_type, exc_message = _exception(first, trace)
+    root = {
+        "rank": first.rank,
+        "kind": kind,
+        "where": short_where(where) or None,
+        "description": words,
+        "type": exc_type,
+        "message": exc_message,
+        "exit_code": first.exitcode,
+        "signal": _signal_name(first) or None,
+        "collective": _collective_json(trace),
+        "reached": _reached(trace),
+    }
+    for o in own:
+        if o.rank == first.rank:
+            continue
+        kind2, words2 = _how(o, traces.get(o.rank))
+        findings.append(
+            Finding(
+                "rank-crashed" if kind2 != EXCEPTION else "rank-raised",
+                Severity.ERROR,
+                f"rank {o.rank} also failed: it {words2} ({_collective_text(traces.get(o.rank))})",
+                {"log": o.stderr_path},
+                area=AREA,
+            )
+        )
+    return findings, root, first.exitcode
+
+
+def _stuck_root(result: LaunchResult, traces: Mapping[int, RankTrace], cause: Cause) -> dict:
+    """The watchdog stopped the job and lining the traces up said nothing: the stuck
+    rank's root_cause (hang/failures.launch_findings words each rank's part for the report)."""
+    cause_rank = cause.rank
+    stuck = next(o for o in result.ranks if o.rank == cause_rank)
+    trace = traces.get(stuck.rank)
+    return {
+        "rank": cause_rank,
+        "kind": cause.kind,
+        "where": short_where(rank_where(stuck, trace)) or None,
+        "description": f"rank {cause_rank} was {cause.kind} when the {result.timeout_s:g} s watchdog fired",
+        "collective": _collective_json(trace),
+        "reached": _reached(trace),
+    }
+
+
+def _bystanders(
+    result: LaunchResult, traces: Mapping[int, RankTrace], lost: set[int], own: list[RankOutcome], cause_rank: int | None
+) -> list[Finding]:
+    """One line for each rank that failed because a peer was gone, or that gpudoctor
+    stopped after a rank failed."""
+    findings: list[Finding] = []
     for o in sorted(result.ranks, key=lambda o: o.rank):
         if o.rank in lost and o.rank != cause_rank:
             trace = traces.get(o.rank)
@@ -480,7 +533,7 @@ def diagnose_job(
                     area=AREA,
                 )
             )
-        elif o.state in ("stopped",) and own:
+        elif o.state is ProcessState.STOPPED and own:
             findings.append(
                 Finding(
                     "rank-stopped",
@@ -490,17 +543,30 @@ def diagnose_job(
                     area=AREA,
                 )
             )
+    return findings
 
-    if root is None:
-        headline = "every rank finished" if result.ok else "the job failed"
-    else:
-        headline = f"root cause: rank {root['rank']} ({root['kind']})"
-    return JobDiagnosis(tuple(findings), root, records, cause_exitcode, headline)
+
+def diagnose_run(result: LaunchResult, watch: CollectiveWatch | None = None, gpus: int | None = None) -> JobDiagnosis:
+    """After the job: every rank's trace, stacks and ending -> one JobDiagnosis."""
+    traces = job_traces(result)
+    # Ranks gpudoctor stopped were still running: only those that ended by themselves have ended.
+    ended = {o.rank: o.exitcode for o in result.ranks if o.state.ended_on_own()}
+    states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
+    reason = result.diagnosed
+    # The watch's own figure live; the one the supervisor kept in outcome.json afterwards.
+    stalled = (watch.stalled_s if watch is not None else result.stalled_s) if reason == STALL else None
+    limit = "--hang-timeout"
+    if result.timed_out and not reason:
+        # the --timeout watchdog: where every rank stood when it fired (no stall while still moving)
+        stalled = None if result.still_progressing else result.quiet_s()
+        limit = "--timeout"
+    found = named_meeting_point(result, analyze(states, stalled_s=stalled, limit=limit))
+    return diagnose_job(result, traces, found, reason, gpus)
 
 
 def _line_up(result: LaunchResult, traces: Mapping[int, RankTrace]) -> list[Finding]:
     """What lining the ranks' traces up says, as the run's own watch would have."""
-    ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", *_ENDED_BADLY)}
+    ended = {o.rank: o.exitcode for o in result.ranks if o.state.ended_on_own()}
     states = rank_states(traces, ended, {o.rank: o.last_stage for o in result.ranks})
     # A run folder read back: a stall there was the --timeout watchdog's (run's own
     # --hang-timeout stall is told by result.diagnosed, and needs no lining up again).

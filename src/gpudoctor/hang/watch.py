@@ -274,46 +274,6 @@ def job_traces(result) -> dict[int, run_folder.RankTrace]:
     return _with_dumped_stacks(result, read_traces(result.run_dir, len(result.ranks)))
 
 
-def diagnose_run(result, watch: CollectiveWatch | None = None, gpus: int | None = None):
-    """After the job: every rank's trace, stacks and ending -> one JobDiagnosis."""
-    from gpudoctor.knowledge.collectives import analyze
-    from gpudoctor.hang.verdict import diagnose_job
-
-    traces = job_traces(result)
-    # Ranks gpudoctor stopped were still running: only those that ended by themselves have ended.
-    ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
-    states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))
-    reason = result.diagnosed
-    # The watch's own figure live; the one the supervisor kept in outcome.json afterwards.
-    stalled = (watch.stalled_s if watch is not None else result.stalled_s) if reason == STALL else None
-    limit = "--hang-timeout"
-    if result.timed_out and not reason:
-        # the --timeout watchdog: where every rank stood when it fired (no stall while still moving)
-        stalled = None if result.still_progressing else result.quiet_s()
-        limit = "--timeout"
-    found = named_meeting_point(result, analyze(states, stalled_s=stalled, limit=limit))
-    return diagnose_job(result, traces, found, reason, gpus)
-
-
-def named_meeting_point(result, found: list) -> list:
-    """A rendezvous that never completed (rendezvous-hang): the address the ranks went
-    to (each left it in the run folder) and, when a process that is not one of the
-    job's ranks listens there, that process (rendezvous-port-held)."""
-    from gpudoctor.hang.failures import port_held
-    from gpudoctor.probe.ports import port_holders
-
-    if not any(f.id == "rendezvous-hang" for f in found):
-        return found
-    points = {a for a in (run_folder.read_rendezvous(result.run_dir, o.rank) for o in result.ranks) if a is not None}
-    if len(points) != 1:
-        return found
-    host, port = next(iter(points))
-    # The ranks are gone by now: whoever still listens on the port is not one of them.
-    holders = port_holders(port)
-    launcher = getattr(result, "store_port", 0)
-    return [port_held(f, host, port, holders, launcher) if f.id == "rendezvous-hang" else f for f in found]
-
-
 def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | None = None) -> list:
     """For the ranks of allreduce / train-smoke: what lining their traces up says
     when the job was stopped for a collective problem or by the watchdog (the
@@ -323,7 +283,7 @@ def collective_findings(result, traces: Mapping[int, run_folder.RankTrace] | Non
     if not (result.diagnosed or result.timed_out):
         return []
     traces = traces if traces is not None else job_traces(result)
-    ended = {o.rank: o.exitcode for o in result.ranks if o.state in ("ok", "exited", "signaled", "raised")}
+    ended = {o.rank: o.exitcode for o in result.ranks if o.state.ended_on_own()}
     stalled = result.quiet_s() if result.timed_out and not result.still_progressing else None
     # Their watchdog is the command's --timeout (they have no --hang-timeout).
     states = rank_states(traces, ended, read_stages(result.run_dir, len(result.ranks)))

@@ -32,6 +32,16 @@ def choose_backend(backend: str, device: str, ranks_per_host: int, cuda: CudaFac
     """(backend, device) to run: `auto` is NCCL on CUDA when every rank on this
     host can have its own GPU, else gloo on CPU. Impossible requests raise."""
     gpus = cuda.device_count if cuda.available else 0
+    _refuse_impossible(backend, device, ranks_per_host, cuda, gpus)
+    if backend == "nccl":
+        return "nccl", "cuda"
+    if backend == "gloo":
+        return "gloo", "cuda" if device == "cuda" else "cpu"
+    return _choose_auto(device, ranks_per_host, cuda, gpus)
+
+
+def _refuse_impossible(backend: str, device: str, ranks_per_host: int, cuda: CudaFacts, gpus: int) -> None:
+    """ImpossibleRequest for an explicit --backend nccl / --device cuda this machine cannot run."""
     why_no_cuda = (
         f"this torch {cuda.torch_version} is a CPU-only build".strip()
         if cuda.torch_cuda is None
@@ -51,10 +61,10 @@ def choose_backend(backend: str, device: str, ranks_per_host: int, cuda: CudaFac
                 f"--backend nccl needs one GPU per rank: {ranks_per_host} ranks on this host but {gpus} GPU(s) visible; "
                 f"use --nproc {gpus}, or --backend gloo --device cpu"
             )
-        return "nccl", "cuda"
-    if backend == "gloo":
-        return "gloo", "cuda" if device == "cuda" else "cpu"
-    # auto
+
+
+def _choose_auto(device: str, ranks_per_host: int, cuda: CudaFacts, gpus: int) -> tuple[str, str]:
+    """--backend auto: NCCL when every rank on this host has its own GPU, else gloo."""
     if device == "cpu":
         return "gloo", "cpu"
     if cuda.available and cuda.nccl and 0 < ranks_per_host <= gpus:

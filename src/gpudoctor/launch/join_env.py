@@ -82,6 +82,17 @@ def join_decision(facts: EnvironmentFacts, command: str, nproc_given: bool) -> J
         return JoinDecision(False, (_ignored(seen, f"{missing} is not set, so there is no job to join"),))
     if nproc_given and launcher == "env":
         return JoinDecision(False, (_ignored(seen, "--nproc was given: gpudoctor starts its own ranks"),))
+    rank, world, problems = _rank_numbers(v)
+    if problems or rank is None or world is None:
+        return JoinDecision(False, (_malformed(command, seen, problems, launcher),))
+    absent = [k for k in ("MASTER_ADDR", "MASTER_PORT") if k not in v]
+    if absent and world > 1:
+        return JoinDecision(False, (_incomplete(command, seen, absent, rank, world),))
+    return JoinDecision(True, tuple(master_findings(facts)) if world > 1 else ())
+
+
+def _rank_numbers(v: dict[str, str]) -> tuple[int | None, int | None, dict[str, str]]:
+    """(RANK, WORLD_SIZE, what is wrong with them and LOCAL_*: variable -> why)."""
     rank, world = _integer(v["RANK"], 0), _integer(v["WORLD_SIZE"], 1)
     problems: dict[str, str] = {}
     if rank is None:
@@ -93,12 +104,7 @@ def join_decision(facts: EnvironmentFacts, command: str, nproc_given: bool) -> J
     for name in ("LOCAL_RANK", "LOCAL_WORLD_SIZE"):
         if name in v and _integer(v[name], 0 if name == "LOCAL_RANK" else 1) is None:
             problems[name] = f"{v[name]!r} is not a number"
-    if problems or rank is None or world is None:
-        return JoinDecision(False, (_malformed(command, seen, problems, launcher),))
-    absent = [k for k in ("MASTER_ADDR", "MASTER_PORT") if k not in v]
-    if absent and world > 1:
-        return JoinDecision(False, (_incomplete(command, seen, absent, rank, world),))
-    return JoinDecision(True, tuple(master_findings(facts)) if world > 1 else ())
+    return rank, world, problems
 
 
 def _slurm_decision(v: dict[str, str], command: str) -> JoinDecision:

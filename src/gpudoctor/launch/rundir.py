@@ -49,6 +49,7 @@ BELOW_LAUNCH_ENV = ("GPUDOCTOR_MAX_SOURCE_BYTES", "GPUDOCTOR_MAX_FACTS_BYTES", "
 RUN_DIR_ENV = "GPUDOCTOR_RUN_DIR"  # the run folder, for every rank the supervisor starts
 FAULT_ENV = "GPUDOCTOR_FAULT"  # "1:crash,0:slow": faults ranks inject on purpose (launch/rank.py)
 STORE_FD_ENV = "GPUDOCTOR_STORE_FD"  # rank 0's listening socket for the job's store
+JOB_TAG_ENV = "GPUDOCTOR_JOB_TAG"  # the job's tag, inherited by each rank's descendants (launch/sweep.py)
 RUN_ENV = "GPUDOCTOR_RUN"  # the runtime hooks are wanted (hooks/session.py)
 RUN_JSON_ENV = "GPUDOCTOR_RUN_JSON"  # the top process writes the merged report there
 RUN_STRICT_ENV = "GPUDOCTOR_RUN_STRICT"  # a warning turns exit code 0 into 1
@@ -67,7 +68,7 @@ PROGRESS_EVERY_ENV = "GPUDOCTOR_PROGRESS_EVERY"  # seconds between a long run's 
 # job script), so that none acts without the flag that sets it. (FAULT_ENV: only `--fault`.)
 CHILD_ONLY_ENV = (
     RUN_ENV, RUN_JSON_ENV, RUN_STRICT_ENV, RUN_TIMEOUT_ENV, RUN_FRAGMENTS_ENV, RUN_SUPERVISED_ENV, RUN_TARGET_ENV,
-    RUN_TRACE_ENV, RUN_HANG_TIMEOUT_ENV, RUN_DIR_ENV, STORE_FD_ENV,
+    RUN_TRACE_ENV, RUN_HANG_TIMEOUT_ENV, RUN_DIR_ENV, STORE_FD_ENV, JOB_TAG_ENV,
 )  # fmt: skip
 
 

@@ -19,13 +19,15 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
 from gpudoctor.core.codec import decode, encode
 from gpudoctor.core.user_file import FileRefused, read_json, read_tail
-from gpudoctor.launch import lifeline, rundir, scratch, store
+from gpudoctor.launch import lifeline, rundir, scratch, store, sweep
 from gpudoctor.launch.contract import RankError, read_contract
 from gpudoctor.launch.threads import set_rank_threads, threads_data
 from gpudoctor.launch.rank import PRE_JOIN_STAGES, STARTING_STAGES, STARTUP_LIMIT_S, parse_faults, read_progress
@@ -41,17 +43,75 @@ PEER_GRACE_S = 3.0  # after a rank fails, how long its peers get to fail on thei
 TERM_GRACE_S = 3.0  # after SIGTERM, how long before SIGKILL
 KILL_WAIT_S = 10.0  # after SIGKILL, how long to wait for the kernel to reap a rank
 STACK_DUMP_S = 0.5  # after SIGUSR1, how long a hung rank gets to print its stacks
+SWEEP_WAIT_S = 5.0  # how long the job's sweep (launch/sweep.py) may take before its sweeper is killed
 TAIL_LINES = 20
 
 ProgressCallback = Callable[[int, str, int], None]
 
 
+class ProcessState(str, Enum):
+    """How the launcher saw one rank's process end (RankOutcome.state, kept in
+    outcome.json). The launcher's own words: reports say each rank's state in the
+    verdict's vocabulary instead (hang/verdict.py RankVerdict). Every state is final:
+
+        started --exit 0 ------------------------------------------> OK
+           |------exit != 0, its error file written ----------------> RAISED
+           |------exit != 0, no error file -------------------------> EXITED
+           |------killed by a signal gpudoctor did not send --------> SIGNALED
+           `------stopped by the supervisor (signal, deadline, SIGKILL), because
+                    the --timeout watchdog fired -------------------> HUNG (past the rendezvous)
+                                                                      NOJOIN (before it)
+                                                                      STARTING (Python, import torch)
+                                                                      RAISED (its error written: slow to leave)
+                    a peer failed, or our stdout's reader left -----> STOPPED
+                    the collective watch found a problem -----------> DIAGNOSED
+                    Ctrl-C, SIGTERM or SIGHUP reached the supervisor -> INTERRUPTED
+
+    A str: its value is the word outcome.json has always held, in text as in JSON."""
+
+    OK = "ok"
+    EXITED = "exited"
+    SIGNALED = "signaled"
+    RAISED = "raised"
+    HUNG = "hung"
+    NOJOIN = "nojoin"
+    STARTING = "starting"
+    STOPPED = "stopped"
+    DIAGNOSED = "diagnosed"
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:  # the word, in text as in JSON
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    def failed_on_own(self) -> bool:
+        """It ended by itself, with an error (not stopped by gpudoctor)."""
+        return self in _FAILED_ON_OWN
+
+    def ended_on_own(self) -> bool:
+        """It ended by itself, well or badly: its exit code is its own."""
+        return self is ProcessState.OK or self in _FAILED_ON_OWN
+
+    def stuck(self) -> bool:
+        """How a rank can be when the watchdog fires: hung after it joined, never came to
+        the rendezvous, or still starting (the machine too busy to import torch in time)."""
+        return self in _STUCK
+
+    def stopped_by_us(self) -> bool:
+        """Stopped by gpudoctor because of another rank or the collective watch."""
+        return self in (ProcessState.STOPPED, ProcessState.DIAGNOSED)
+
+
+_FAILED_ON_OWN = (ProcessState.EXITED, ProcessState.SIGNALED, ProcessState.RAISED)
+_STUCK = (ProcessState.HUNG, ProcessState.NOJOIN, ProcessState.STARTING)
+
+
 @dataclass(frozen=True)
 class RankOutcome:
     rank: int
-    # The launcher's own process state: ok | exited | signaled | raised | hung | nojoin | starting |
-    # stopped | diagnosed | interrupted. Internal: reports say hang/verdict.STATES instead.
-    state: str
+    state: ProcessState  # a plain word is read as its ProcessState
     exitcode: int | None
     signal: str | None
     last_stage: str
@@ -63,10 +123,8 @@ class RankOutcome:
     ended_s: float | None  # seconds after start when the process ended by itself
     threads: int | None = None  # torch.get_num_threads() as the rank reported it (rundir.write_threads)
 
-
-# How a rank can be when the watchdog fires: hung after it joined, never came to the
-# rendezvous, or still starting (the machine too busy to import torch in time).
-STUCK_STATES = ("hung", "nojoin", "starting")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "state", ProcessState(self.state))
 
 
 @dataclass(frozen=True)
@@ -99,7 +157,7 @@ class LaunchResult:
 
     @property
     def ok(self) -> bool:
-        return not self.timed_out and not self.interrupted and all(r.state == "ok" for r in self.ranks)
+        return not self.timed_out and not self.interrupted and all(r.state is ProcessState.OK for r in self.ranks)
 
     @property
     def still_progressing(self) -> bool:
@@ -252,178 +310,315 @@ def launch(
     and says when to stop the job (a mismatch, uneven work, a stall)."""
     if nproc < 1:
         raise ValueError("nproc must be >= 1")
-    run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
-    base_env = dict(os.environ)
-    base_env.update(env or {})
-    base_env.update(store.rank_env())
-    # One CPU thread per rank unless the user chose (as torchrun does): N ranks of
-    # all-core torch each would measure their own contention, not the job.
-    omp_threads, omp_set_by = set_rank_threads(base_env, nproc)
-    if own_store:
-        # Rank 0 hosts the store on this socket, bound to 127.0.0.1 here (launch/store.py).
-        held = store.listen_loopback()
-        listener: socket.socket | None = held
-        port = held.getsockname()[1]
-    else:  # rank 0's torch binds it, as env:// does
-        listener, port = None, store.free_port()
-        base_env.pop("TORCHELASTIC_USE_AGENT_STORE", None)
-    base_env.update(
-        MASTER_PORT=str(port),
-        WORLD_SIZE=str(nproc),
-        LOCAL_WORLD_SIZE=str(nproc),
-        GROUP_RANK="0",
-        TORCHELASTIC_RESTART_COUNT="0",
-        PYTHONUNBUFFERED="1",
-    )
-    base_env[rundir.RUN_DIR_ENV] = run_dir
-    stderr_paths = [rundir.stderr_path(run_dir, r) for r in range(nproc)]
-    procs: list[subprocess.Popen] = []
-    start = time.monotonic()
-    ended: dict[int, float] = {}
-    killed_as: dict[int, str] = {}
-    seen: dict[int, tuple[int, str]] = {}
-    timed_out = interrupted = output_closed = False
-    deadline, forgiven = timeout, 0.0
-    stop_signal = 0
-    diagnosed = ""
-    progress_done, progress_quiet, progress_window = 0, -1.0, 0.0
-    echoer = _Echo(stderr_paths, echo) if echo else None
-    exits: _Exits | None = None
-
-    def on_stop(signum, frame):
-        raise _Terminated(signum)
-
-    in_main_thread = _in_main_thread()
-    old_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *STOP_SIGNALS)}
-    if in_main_thread:
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, on_stop)
-    child_setup = lifeline.child_setup(os.getpid(), own_group=sys.version_info < (3, 11))
+    job = _Job(command, nproc, run_dir or tempfile.mkdtemp(prefix="gpudoctor-"), env, own_store, timeout)
+    job.echoer = _Echo(job.stderr_paths, echo) if echo else None
+    job.on_progress, job.watch = on_progress, watch
     try:
-        for rank in range(nproc):
-            rank_env = dict(base_env, RANK=str(rank), LOCAL_RANK=str(rank))
-            if rank == 0 and listener is not None:
-                rank_env[store.STORE_FD_ENV] = str(listener.fileno())
-            with open(stderr_paths[rank], "wb") as err, open(rundir.stdout_path(run_dir, rank), "wb") as out:
-                procs.append(
-                    subprocess.Popen(
-                        command,
-                        env=rank_env,
-                        stdin=subprocess.DEVNULL,
-                        stdout=None if echo else out,
-                        stderr=err,
-                        # Dies with us even when we are SIGKILLed (launch/lifeline.py).
-                        preexec_fn=child_setup if sys.platform != "win32" else None,
-                        # Own process group: a terminal's Ctrl-C reaches only us, and we can
-                        # signal each rank's whole process group (its DataLoader workers too).
-                        # Not its own session: on Linux a session is also a scheduler
-                        # autogroup, and on a busy machine ranks in separate autogroups
-                        # run their lockstep DDP steps ~20% slower (benchmarks/train_smoke_vs_bare.py).
-                        **_own_process_group(),
-                        pass_fds=(listener.fileno(),) if rank == 0 and listener is not None else (),
-                    )
-                )
-            if rank == 0 and listener is not None:
-                listener.close()  # rank 0 holds it now
-        first_failure: float | None = None
-        exits = _Exits(procs)
-        interval = POLL_S
-        startup = _Startup(run_dir, nproc) if startup_grace else None
-        while True:
-            now = time.monotonic() - start
-            if startup is not None:
-                forgiven = startup.seconds(now, ended)
-                deadline = timeout + forgiven
-            moved = False
-            for rank, proc in enumerate(procs):
-                if rank not in ended and proc.poll() is not None:
-                    ended[rank] = now
-                    moved = True
-                    if proc.returncode != 0 and first_failure is None:
-                        first_failure = now
-            if on_progress:
-                for rank in range(nproc):
-                    beat = read_progress(run_dir, rank)
-                    if beat != seen.get(rank):
-                        # A new stage is news; a step further in the same one (a training
-                        # heartbeat) is shown without speeding the polls up again.
-                        moved = moved or beat[1] != seen.get(rank, (0, ""))[1]
-                        seen[rank] = beat
-                        on_progress(rank, beat[1], beat[0])
-            if echoer and _stdout_gone():
-                # `run --nproc 2 ... | head -1`: the reader left, as a CLI's pipe does. The ranks
-                # writing there fail on it (EPIPE); that is not the job's failure, nor worth a word.
-                output_closed = True
-                _teardown(procs, ended, killed_as, "stopped")
-                break
-            if echoer:
-                moved = echoer.pump() or moved
-            if len(ended) == nproc:
-                break
-            if watch is not None:
-                diagnosed = watch.tick(now, {r: procs[r].returncode for r in ended}) or ""
-                if diagnosed:
-                    _teardown(procs, ended, killed_as, "diagnosed")
-                    break
-            if first_failure is not None and now - first_failure > PEER_GRACE_S:
-                _teardown(procs, ended, killed_as, "stopped")
-                break
-            if now > deadline:
-                timed_out = True
-                if watch is not None and hasattr(watch, "progress_at_stop"):
-                    progress_done, progress_quiet = watch.progress_at_stop(now)
-                    progress_window = watch.moving_window()
-                for rank, proc in enumerate(procs):
-                    if rank in ended:
-                        continue
-                    # Marked first: a rank that dies of the dump request (too early in its start
-                    # to have a handler for it) was still stopped by the watchdog, not crashed.
-                    killed_as[rank] = "timeout"
-                    if read_progress(run_dir, rank)[1]:  # "": no handler yet, SIGUSR1 would kill it
-                        _signal_group(proc, DUMP_STACKS)
-                time.sleep(STACK_DUMP_S)
-                _teardown(procs, ended, killed_as, "timeout")
-                break
-            interval = POLL_S if moved else min(POLL_MAX_S, interval * 2)
-            exits.wait([p for r, p in enumerate(procs) if r not in ended], min(interval, max(0.0, deadline - now)))
+        job.start(startup_grace)
+        job.wait()
     except (KeyboardInterrupt, _Terminated) as stop:
-        if in_main_thread:
-            for sig in old_handlers:
-                signal.signal(sig, _ignore)
-        interrupted = True
-        stop_signal = stop.signum if isinstance(stop, _Terminated) else int(signal.SIGINT)
-        _teardown(procs, ended, killed_as, "interrupted")
+        job.interrupt(stop.signum if isinstance(stop, _Terminated) else int(signal.SIGINT))
     finally:
-        if listener is not None:
-            listener.close()
-        # Whatever happened above, every rank's process group is gone when we return.
-        for proc in procs:
+        job.close()
+    result = job.result()
+    write_outcome(result)
+    return result
+
+
+# Why wait() ended the job (_Job._poll's answer).
+ALL_ENDED, OUTPUT_CLOSED, DIAGNOSED, PEER_FAILED, TIMED_OUT = "all-ended", "output-closed", "diagnosed", "peer-failed", "timed-out"
+
+
+class _Job:
+    """One supervised job, in the shape of torch elastic's PContext: start() registers
+    the stop signals and starts the ranks; wait() loops over _poll(), which says the
+    job is over only when every rank has ended, or one failed (after PEER_GRACE_S),
+    the collective watch or the watchdog fired, or our stdout's reader left; then
+    _terminate() stops the ranks still running (SIGTERM, TERM_GRACE_S, SIGKILL).
+    close() runs whatever happened: no rank, nor anything a rank started, is left."""
+
+    def __init__(self, command: list[str], nproc: int, run_dir: str, env: dict[str, str] | None, own_store: bool, timeout: float):
+        self.command, self.nproc, self.run_dir, self.timeout = command, nproc, run_dir, timeout
+        self.base_env = dict(os.environ)
+        self.base_env.update(env or {})
+        self.base_env.update(store.rank_env())
+        # One CPU thread per rank unless the user chose (as torchrun does): N ranks of
+        # all-core torch each would measure their own contention, not the job.
+        self.omp_threads, self.omp_set_by = set_rank_threads(self.base_env, nproc)
+        self.listener, self.port = _store_socket(self.base_env, own_store)
+        self.base_env.update(_job_env(nproc, self.port, run_dir))
+        self.stderr_paths = [rundir.stderr_path(run_dir, r) for r in range(nproc)]
+        self.procs: list[subprocess.Popen] = []
+        self.started_at = time.monotonic()
+        self.ended: dict[int, float] = {}  # rank -> seconds after start when it ended by itself
+        self.killed_as: dict[int, str] = {}  # rank -> why gpudoctor stopped it (a ProcessState, or TIMEOUT)
+        self.seen: dict[int, tuple[int, str]] = {}  # rank -> the heartbeat last handed to on_progress
+        self.first_failure: float | None = None
+        self.timed_out = self.interrupted = self.output_closed = False
+        self.deadline, self.forgiven = timeout, 0.0
+        self.stop_signal = 0
+        self.diagnosed = ""
+        self.progress: tuple[int, float, float] = (0, -1.0, 0.0)  # done, quiet s, window s (LaunchResult)
+        self.echoer: _Echo | None = None
+        self.on_progress: ProgressCallback | None = None
+        self.watch = None
+        self.exits: _Exits | None = None
+        self.startup: _Startup | None = None
+        self.sweeper: _Sweeper | None = None
+        self.in_main_thread = _in_main_thread()
+        self.old_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *STOP_SIGNALS)}
+
+    def start(self, startup_grace: bool) -> None:
+        """The stop signals turned into _Terminated, the sweeper, then every rank."""
+        if self.in_main_thread:
+            for sig in STOP_SIGNALS:
+                signal.signal(sig, _on_stop)
+        self.sweeper = _Sweeper.start(self.base_env[rundir.JOB_TAG_ENV])
+        child_setup = lifeline.child_setup(os.getpid(), own_group=sys.version_info < (3, 11))
+        for rank in range(self.nproc):
+            self.procs.append(self._start_rank(rank, child_setup))
+            if rank == 0 and self.listener is not None:
+                self.listener.close()  # rank 0 holds it now
+        self.exits = _Exits(self.procs)
+        self.startup = _Startup(self.run_dir, self.nproc) if startup_grace else None
+
+    def _start_rank(self, rank: int, child_setup: Callable[[], None]) -> subprocess.Popen:
+        rank_env = dict(self.base_env, RANK=str(rank), LOCAL_RANK=str(rank))
+        held = self.listener if rank == 0 else None
+        if held is not None:
+            rank_env[store.STORE_FD_ENV] = str(held.fileno())
+        with open(self.stderr_paths[rank], "wb") as err, open(rundir.stdout_path(self.run_dir, rank), "wb") as out:
+            return subprocess.Popen(
+                self.command,
+                env=rank_env,
+                stdin=subprocess.DEVNULL,
+                stdout=None if self.echoer else out,
+                stderr=err,
+                # Dies with us even when we are SIGKILLed (launch/lifeline.py).
+                preexec_fn=child_setup if sys.platform != "win32" else None,
+                # Own process group: a terminal's Ctrl-C reaches only us, and we can
+                # signal each rank's whole process group (its DataLoader workers too).
+                # Not its own session: on Linux a session is also a scheduler
+                # autogroup, and on a busy machine ranks in separate autogroups
+                # run their lockstep DDP steps ~20% slower (benchmarks/train_smoke_vs_bare.py).
+                **_own_process_group(),
+                pass_fds=(held.fileno(),) if held is not None else (),
+            )
+
+    def wait(self) -> None:
+        """Poll until _poll() says the job is over, then stop what still runs. Bounded:
+        _poll() says so at the latest at the deadline (the timeout, plus at most
+        STARTUP_LIMIT_S of start-up with startup_grace)."""
+        assert self.exits is not None
+        interval = POLL_S
+        while True:
+            now = time.monotonic() - self.started_at
+            why, moved = self._poll(now)
+            if why is not None:
+                self._end(why, now)
+                return
+            interval = POLL_S if moved else min(POLL_MAX_S, interval * 2)
+            live = [p for r, p in enumerate(self.procs) if r not in self.ended]
+            self.exits.wait(live, min(interval, max(0.0, self.deadline - now)))
+
+    def _poll(self, now: float) -> tuple[str | None, bool]:
+        """(why the job is over, or None; whether anything happened since the last poll)."""
+        if self.startup is not None:
+            self.forgiven = self.startup.seconds(now, self.ended)
+            self.deadline = self.timeout + self.forgiven
+        moved = self._note_exits(now)
+        moved = self._note_progress() or moved
+        if self.echoer and _stdout_gone():
+            # `run --nproc 2 ... | head -1`: the reader left, as a CLI's pipe does. The ranks
+            # writing there fail on it (EPIPE); that is not the job's failure, nor worth a word.
+            return OUTPUT_CLOSED, moved
+        if self.echoer:
+            moved = self.echoer.pump() or moved
+        if len(self.ended) == self.nproc:
+            return ALL_ENDED, moved
+        if self.watch is not None:
+            self.diagnosed = self.watch.tick(now, {r: self.procs[r].returncode for r in self.ended}) or ""
+            if self.diagnosed:
+                return DIAGNOSED, moved
+        if self.first_failure is not None and now - self.first_failure > PEER_GRACE_S:
+            return PEER_FAILED, moved
+        if now > self.deadline:
+            return TIMED_OUT, moved
+        return None, moved
+
+    def _note_exits(self, now: float) -> bool:
+        """Ranks that ended since the last poll, and when the first failed."""
+        moved = False
+        for rank, proc in enumerate(self.procs):
+            if rank not in self.ended and proc.poll() is not None:
+                self.ended[rank] = now
+                moved = True
+                if proc.returncode != 0 and self.first_failure is None:
+                    self.first_failure = now
+        return moved
+
+    def _note_progress(self) -> bool:
+        """Hand each rank's new heartbeat to on_progress. A new stage is news; a step further
+        in the same one (a training heartbeat) is shown without speeding the polls up again."""
+        if not self.on_progress:
+            return False
+        moved = False
+        for rank in range(self.nproc):
+            beat = read_progress(self.run_dir, rank)
+            if beat != self.seen.get(rank):
+                moved = moved or beat[1] != self.seen.get(rank, (0, ""))[1]
+                self.seen[rank] = beat
+                self.on_progress(rank, beat[1], beat[0])
+        return moved
+
+    def _end(self, why: str, now: float) -> None:
+        """Stop the ranks still running, as `why` says."""
+        if why == ALL_ENDED:
+            return
+        if why == TIMED_OUT:
+            self._time_out(now)
+            return
+        self.output_closed = why == OUTPUT_CLOSED
+        self._terminate(ProcessState.DIAGNOSED if why == DIAGNOSED else ProcessState.STOPPED)
+
+    def _time_out(self, now: float) -> None:
+        """The watchdog fired: where the work stood, every live rank's stacks, then stop."""
+        self.timed_out = True
+        if self.watch is not None and hasattr(self.watch, "progress_at_stop"):
+            done, quiet = self.watch.progress_at_stop(now)
+            self.progress = (done, quiet, self.watch.moving_window())
+        for rank, proc in enumerate(self.procs):
+            if rank in self.ended:
+                continue
+            # Marked first: a rank that dies of the dump request (too early in its start
+            # to have a handler for it) was still stopped by the watchdog, not crashed.
+            self.killed_as[rank] = TIMEOUT
+            if read_progress(self.run_dir, rank)[1]:  # "": no handler yet, SIGUSR1 would kill it
+                _signal_group(proc, DUMP_STACKS)
+        time.sleep(STACK_DUMP_S)
+        self._terminate(TIMEOUT)
+
+    def _terminate(self, reason: str) -> None:
+        """The death signal to every live rank's process group, TERM_GRACE_S to end, then SIGKILL."""
+        live = [(r, p) for r, p in enumerate(self.procs) if r not in self.ended and p.poll() is None]
+        for rank, proc in live:
+            self.killed_as[rank] = reason
+            _signal_group(proc, TERM)
+        deadline = time.monotonic() + TERM_GRACE_S
+        for rank, proc in live:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal_group(proc, KILL)
+                _reap(proc)
+
+    def interrupt(self, signum: int) -> None:
+        """Ctrl-C, SIGTERM or SIGHUP: a second one must not cut the clean-up short."""
+        if self.in_main_thread:
+            for sig in self.old_handlers:
+                signal.signal(sig, _ignore)
+        self.interrupted = True
+        self.stop_signal = signum
+        self._terminate(ProcessState.INTERRUPTED)
+
+    def close(self) -> None:
+        """Whatever happened: every rank's process group killed, then the sweep for
+        what left them (launch/sweep.py); the signal handlers back, the last output."""
+        if self.listener is not None:
+            self.listener.close()
+        for proc in self.procs:
             if proc.poll() is None:
                 _signal_group(proc, KILL)
                 _reap(proc)
             _signal_group(proc, KILL)  # stragglers of a rank that exited
+        if self.sweeper is not None:
+            self.sweeper.finish()
         # Once stopped by a signal the process is on its way out: the handlers stay
         # ignoring until the caller has printed its report and exited.
-        if in_main_thread and not interrupted:
-            for sig, handler in old_handlers.items():
+        if self.in_main_thread and not self.interrupted:
+            for sig, handler in self.old_handlers.items():
                 signal.signal(sig, handler)
-        if echoer and not output_closed:
-            echoer.pump(final=True)
-        if exits is not None:
-            exits.close()
-    outcomes = tuple(
-        _outcome(rank, procs[rank], run_dir, stderr_paths[rank], ended.get(rank), killed_as.get(rank))
-        for rank in range(len(procs))
-    )
-    faults = parse_faults(base_env.get(rundir.FAULT_ENV))
-    elapsed = time.monotonic() - start
-    stalled = float(getattr(watch, "stalled_s", 0.0) or 0.0) if diagnosed else 0.0
-    result = LaunchResult(
-        outcomes, timed_out, interrupted, elapsed, run_dir, timeout, faults, stop_signal, diagnosed, output_closed,
-        forgiven, stalled, progress_done, progress_quiet, progress_window, port, omp_threads, omp_set_by,
-    )
-    write_outcome(result)
-    return result
+        if self.echoer and not self.output_closed:
+            self.echoer.pump(final=True)
+        if self.exits is not None:
+            self.exits.close()
+
+    def result(self) -> LaunchResult:
+        outcomes = tuple(
+            _outcome(rank, proc, self.run_dir, self.stderr_paths[rank], self.ended.get(rank), self.killed_as.get(rank))
+            for rank, proc in enumerate(self.procs)
+        )
+        faults = parse_faults(self.base_env.get(rundir.FAULT_ENV))
+        stalled = float(getattr(self.watch, "stalled_s", 0.0) or 0.0) if self.diagnosed else 0.0
+        return LaunchResult(
+            outcomes, self.timed_out, self.interrupted, time.monotonic() - self.started_at, self.run_dir, self.timeout,
+            faults, self.stop_signal, self.diagnosed, self.output_closed, self.forgiven, stalled, *self.progress,
+            self.port, self.omp_threads, self.omp_set_by,
+        )
+
+
+def _on_stop(signum, frame):
+    raise _Terminated(signum)
+
+
+def _store_socket(base_env: dict[str, str], own_store: bool) -> tuple[socket.socket | None, int]:
+    """(the socket rank 0 hosts the store on, or None; the job's MASTER_PORT)."""
+    if own_store:
+        # Rank 0 hosts the store on this socket, bound to 127.0.0.1 here (launch/store.py).
+        held = store.listen_loopback()
+        return held, held.getsockname()[1]
+    base_env.pop("TORCHELASTIC_USE_AGENT_STORE", None)  # rank 0's torch binds it, as env:// does
+    return None, store.free_port()
+
+
+def _job_env(nproc: int, port: int, run_dir: str) -> dict[str, str]:
+    """What every rank's environment has in common, beyond the caller's."""
+    return {
+        "MASTER_PORT": str(port),
+        "WORLD_SIZE": str(nproc),
+        "LOCAL_WORLD_SIZE": str(nproc),
+        "GROUP_RANK": "0",
+        "TORCHELASTIC_RESTART_COUNT": "0",
+        "PYTHONUNBUFFERED": "1",
+        rundir.RUN_DIR_ENV: run_dir,
+        rundir.JOB_TAG_ENV: f"{os.getpid()}-{uuid.uuid4().hex}",
+    }
+
+
+class _Sweeper:
+    """The sweeper process (launch/sweep.py) of one job, and its lifeline: the write
+    end of a pipe that only this process holds. Closing it (or dying) starts the sweep."""
+
+    def __init__(self, proc: subprocess.Popen, lifeline_fd: int):
+        self.proc, self.lifeline_fd = proc, lifeline_fd
+
+    @classmethod
+    def start(cls, tag: str) -> _Sweeper | None:
+        """None where it cannot run (not Linux) or could not be started."""
+        if not sweep.available():
+            return None
+        read_end, write_end = os.pipe()  # neither inherited by the ranks (close_fds)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", sweep.__file__, f"{rundir.JOB_TAG_ENV}={tag}"],
+                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True,  # outside the terminal's process group: Ctrl-C is ours to handle
+            )  # fmt: skip
+        except OSError:
+            os.close(write_end)
+            return None
+        finally:
+            os.close(read_end)
+        return cls(proc, write_end)
+
+    def finish(self) -> None:
+        """Start the sweep and wait for it, SWEEP_WAIT_S at most."""
+        os.close(self.lifeline_fd)
+        try:
+            self.proc.wait(timeout=SWEEP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _reap(self.proc)
 
 
 def write_outcome(result: LaunchResult) -> None:
@@ -532,18 +727,20 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _teardown(procs, ended, killed_as, reason: str) -> None:
-    live = [(r, p) for r, p in enumerate(procs) if r not in ended and p.poll() is None]
-    for rank, proc in live:
-        killed_as[rank] = reason
-        _signal_group(proc, TERM)
-    deadline = time.monotonic() + TERM_GRACE_S
-    for rank, proc in live:
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            _signal_group(proc, KILL)
-            _reap(proc)
+# Why the supervisor stopped a rank when that is not yet its state: the watchdog fired
+# (_timed_out_state says how the rank was then).
+TIMEOUT = "timeout"
+
+
+def _timed_out_state(stage: str, raised: bool) -> ProcessState:
+    """A rank the --timeout watchdog stopped, by its last stage."""
+    if raised:
+        # It raised, then was slow to leave (a backend's teardown, a busy machine):
+        # its exception is the cause, not a hang.
+        return ProcessState.RAISED
+    if stage in STARTING_STAGES:
+        return ProcessState.STARTING
+    return ProcessState.NOJOIN if stage in PRE_JOIN_STAGES else ProcessState.HUNG
 
 
 def _reap(proc: subprocess.Popen) -> None:
@@ -560,22 +757,18 @@ def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcom
     step, stage = read_progress(run_dir, rank)
     error = read_contract(RankError, rundir.error_path(run_dir, rank))
     sig = signal.Signals(-rc).name if rc is not None and rc < 0 and -rc in signal.Signals._value2member_map_ else None
-    if killed_as == "timeout" and error:
-        # It raised, then was slow to leave (a backend's teardown, a busy machine):
-        # its exception is the cause, not a hang.
-        state = "raised"
-    elif killed_as == "timeout":
-        state = "starting" if stage in STARTING_STAGES else "nojoin" if stage in PRE_JOIN_STAGES else "hung"
+    if killed_as == TIMEOUT:
+        state = _timed_out_state(stage, error is not None)
     elif killed_as:
-        state = killed_as
+        state = ProcessState(killed_as)
     elif rc == 0:
-        state = "ok"
+        state = ProcessState.OK
     elif error:
-        state = "raised"
+        state = ProcessState.RAISED
     elif rc is not None and rc < 0:
-        state = "signaled"
+        state = ProcessState.SIGNALED
     else:
-        state = "exited"
+        state = ProcessState.EXITED
     return RankOutcome(
         rank=rank,
         state=state,
