@@ -311,11 +311,10 @@ SMOKE_NO_RESULT = FindingKind(
     summary="""Every rank of the reference job exited with code 0, yet at least one left no result for
 the verifications.""",
     evidence="`logs` (the run directory with each rank's stderr and stdout).",
-    more_why="""Something inside the rank ended it early and successfully (a `sys.exit(0)` in an import
-hook or a site customisation), so nothing can be verified.""",
-    more_fix="""Read the ranks' logs:
-
-```sh
-less <logs>/rank0.stderr
-```""",
+    title="a rank of the reference job exited without returning its results",
+    why="Every rank exited 0, yet one left no result file: something in the rank called sys.exit(0) early.",
+    # {stderr}: the ranks' stderr files, a glob
+    fix="ls {logs}; less {stderr}",
+    more_why="""It may be a `sys.exit(0)` in an import hook or a site customisation; nothing can be
+verified without the rank's result.""",
 )

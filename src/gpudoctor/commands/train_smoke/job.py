@@ -8,6 +8,7 @@ all-gather their facts, every rank builds the same Report, rank 0 prints it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -18,10 +19,12 @@ from gpudoctor.launch.scratch import FolderRefused, private_fallback, private_fo
 from gpudoctor.core.codec import to_plain
 from gpudoctor.probe.cuda import CudaFacts
 from gpudoctor.core.findings import Finding, Report, Severity
+from gpudoctor.catalog.findings.performance import DDP_VS_DP, DP_COMPARISON_NEEDS_GPUS
+from gpudoctor.catalog.findings.ranks import SMOKE_NO_RESULT
 from gpudoctor.commands.train_smoke.config import CHECKPOINT_NAME, SmokeConfig
 from gpudoctor.commands.train_smoke.result import PARTIAL, AllRanks, DataParallelRun, RankReport
 from gpudoctor.launch.contract import read_contract
-from gpudoctor.commands.train_smoke.verify import PERF, Verification, not_run, throughput, verify_all
+from gpudoctor.commands.train_smoke.verify import Verification, not_run, throughput, verify_all
 
 COMMAND = "train-smoke"
 JOB = "gpudoctor.commands.train_smoke.rank:run_rank"
@@ -137,15 +140,7 @@ def _partial_reports(run_dir: str | None, cfg: SmokeConfig) -> list[RankReport]:
 
 
 def _no_result(run_dir: str) -> Finding:
-    return Finding(
-        id="smoke-no-result",
-        severity=Severity.ERROR,
-        title="a rank of the reference job exited without returning its results",
-        evidence={"logs": run_dir},
-        why="Every rank exited 0, yet one left no result file: something in the rank called sys.exit(0) early.",
-        fix=f"ls {run_dir}; less {rundir.rank_file(run_dir, '*', rundir.STDERR)}",
-        area="ranks",
-    )
+    return SMOKE_NO_RESULT(evidence={"logs": run_dir}, logs=run_dir, stderr=rundir.rank_file(run_dir, "*", rundir.STDERR))
 
 
 def compare_dp(cfg: SmokeConfig, facts: CudaFacts | None, tp: dict, env=None) -> tuple[list[Finding], dict | None]:
@@ -155,45 +150,37 @@ def compare_dp(cfg: SmokeConfig, facts: CudaFacts | None, tp: dict, env=None) ->
         why_not = (
             f"it ran on {cfg.device}" if cfg.device != "cuda" else f"{gpus} GPU visible" if gpus < 2 else f"--nproc {cfg.nproc}"
         )
-        return [
-            Finding(
-                id="dp-comparison-needs-gpus",
-                severity=Severity.WARN,
-                title=f"--compare-dp needs 2 or more GPUs and --nproc ≥ 2 on CUDA: not run ({why_not})",
-                evidence={"device": cfg.device, "gpus_visible": gpus, "nproc": cfg.nproc},
-                why="nn.DataParallel splits each batch across the GPUs of one process; with one GPU or on CPU there is nothing to compare.",
-                fix="gpudoctor train-smoke --device cuda --nproc 2 --compare-dp   # on a machine with 2+ GPUs",
-                area=PERF,
-            )
-        ], None
+        evidence = {"device": cfg.device, "gpus_visible": gpus, "nproc": cfg.nproc}
+        return [DP_COMPARISON_NEEDS_GPUS(case="no-gpus", evidence=evidence, reason=why_not)], None
     from gpudoctor.hang.run_ranks import run_local as run_ranks
 
     run = run_ranks(DP_JOB, cfg.to_dict(), 1, timeout=cfg.timeout_s, env=env, result_type=DataParallelRun)
     if not run.result.ok or run.result.results[0] is None:
+        # the launcher's findings about the DataParallel run, as warnings of this comparison
         failed = [
-            Finding(id=f.id, severity=Severity.WARN, title=f"--compare-dp: {f.title}", evidence=f.evidence, why=f.why, fix=f.fix, area=PERF)
-            for f in run.findings
+            dataclasses.replace(f, severity=Severity.WARN, title=f"--compare-dp: {f.title}", area=DDP_VS_DP.area) for f in run.findings
         ]
         return failed, None
     run.discard_logs()
     dp: DataParallelRun = run.result.results[0]
     ddp_rate = tp["total"]["samples_per_s"]
     speedup = ddp_rate / dp.samples_per_s if dp.samples_per_s else None
-    compared = f" — DDP is {speedup:.2f}× DataParallel" if speedup is not None else ""
-    return [
-        Finding(
-            id="ddp-vs-dp",
-            severity=Severity.INFO,
-            title=(
-                f"DDP on {cfg.nproc} GPUs: {ddp_rate:.0f} samples/s; nn.DataParallel on {dp.gpus}: "
-                f"{dp.samples_per_s:.0f} samples/s{compared}"
-            ),
-            evidence={"ddp_samples_per_s": round(ddp_rate, 1), "dp_samples_per_s": round(dp.samples_per_s or 0.0, 1), "speedup": round(speedup, 3) if speedup is not None else None, "gpus": dp.gpus},
-            why="DataParallel runs one Python thread per GPU in one process, scatters every batch and gathers outputs on GPU 0; DDP overlaps the all-reduce with backward in one process per GPU.",
-            fix="model = DistributedDataParallel(model, device_ids=[local_rank])   # launched with torchrun --nproc-per-node N",
-            area=PERF,
-        )
-    ], {**to_plain(dp), "speedup": speedup}
+    evidence = {
+        "ddp_samples_per_s": round(ddp_rate, 1),
+        "dp_samples_per_s": round(dp.samples_per_s or 0.0, 1),
+        "speedup": round(speedup, 3) if speedup is not None else None,
+        "gpus": dp.gpus,
+    }
+    compared = DDP_VS_DP(
+        case="compared" if speedup is not None else "no-speed-up",
+        evidence=evidence,
+        nproc=cfg.nproc,
+        ddp=ddp_rate,
+        gpus=dp.gpus,
+        dp=dp.samples_per_s,
+        speedup=speedup,
+    )
+    return [compared], {**to_plain(dp), "speedup": speedup}
 
 
 def join_checkpoint_path(environ=None) -> str:
@@ -245,17 +232,7 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
     results = list(gathered.ranks)
     tail: list[Finding] = []
     if cfg.compare_dp:
-        tail = [
-            Finding(
-                id="dp-comparison-needs-gpus",
-                severity=Severity.WARN,
-                title="--compare-dp runs only under gpudoctor's own launcher, not inside a torchrun/SLURM job",
-                evidence={"joined_by": ctx.joined_by},
-                why="The DataParallel run is one process over all GPUs; inside a job that already holds one process per GPU it cannot run.",
-                fix=f"gpudoctor train-smoke --device cuda --nproc {ctx.local_world_size} --compare-dp",
-                area=PERF,
-            )
-        ]
+        tail = [DP_COMPARISON_NEEDS_GPUS(case="joined", evidence={"joined_by": ctx.joined_by}, nproc=ctx.local_world_size)]
     return joined.with_fleet(
         build_report(
             cfg,

@@ -17,14 +17,27 @@ from statistics import mean
 from typing import Any
 
 from gpudoctor.checks.wording import plural
-from gpudoctor.core.findings import Finding, Severity, ok
+from gpudoctor.core.findings import Finding
 from gpudoctor.launch import rundir
 from gpudoctor.commands.train_smoke.config import LEARNING_FACTOR, OUTPUT_TOLERANCE, SMOKE_FAULTS, SmokeConfig
 from gpudoctor.commands.train_smoke.result import RankReport
-from gpudoctor.catalog import fix, why
+from gpudoctor.catalog.findings.performance import DATALOADER_WORKER_STARTUP, SMOKE_THROUGHPUT
+from gpudoctor.catalog.findings.verifications import (
+    CHECKPOINT_MODULE_PREFIX,
+    CHECKPOINT_RELOAD_MISMATCH,
+    CHECKPOINT_WRITTEN_BY_MANY,
+    GRADIENT_AVERAGE_WRONG,
+    LOSS_NOT_FALLING,
+    RANKS_DIVERGED,
+    SAMPLER_ORDER_FIXED,
+    SAMPLER_SHARDS_WRONG,
+    SMOKE_CHECKPOINT,
+    SMOKE_GRADIENT_AVERAGING,
+    SMOKE_LEARNING,
+    SMOKE_SHARDING,
+    SMOKE_SYNC,
+)
 
-AREA = "verifications"
-PERF = "performance"
 NAMES = ("sharding", "learning", "synchronisation", "gradient-averaging", "checkpoint")
 
 
@@ -39,22 +52,23 @@ class Verification:
         return {"name": self.name, "passed": self.passed, "detail": self.detail}
 
 
-def _passed(name: str, detail: str, finding: Finding) -> Verification:
-    return Verification(name, True, detail, (finding,))
+def _detail(finding: Finding) -> str:
+    """A verification's detail: its finding's title after the name ("sharding: ...")."""
+    return finding.title.split(": ", 1)[-1]
+
+
+def _passed(name: str, finding: Finding) -> Verification:
+    return Verification(name, True, _detail(finding), (finding,))
 
 
 def _failed(name: str, findings: list[Finding]) -> Verification:
-    return Verification(name, False, "; ".join(f.title.split(": ", 1)[-1] for f in findings), tuple(findings))
+    return Verification(name, False, "; ".join(_detail(f) for f in findings), tuple(findings))
 
 
 def _injected(results: Sequence[RankReport]) -> dict:
     """Evidence naming a fault injected for this command, so a test run is never mistaken for a real bug."""
     spec = ",".join(f"{r.rank}:{r.fault}" for r in results if r.fault in SMOKE_FAULTS)
     return {"injected": f"{rundir.FAULT_ENV}={spec}"} if spec else {}
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.3g}"
 
 
 def _which(ranks: list[int]) -> str:
@@ -84,13 +98,7 @@ def verify_sharding(results: Sequence[RankReport]) -> Verification:
                 owners.setdefault(i, []).append(rank)
         shared = sorted(i for i, who in owners.items() if len(who) > 1)
         problems.append(
-            Finding(
-                id="sampler-shards-wrong",
-                severity=Severity.ERROR,
-                title=(
-                    f"sharding: the ranks' DistributedSampler shards are not a partition of the {n} samples "
-                    f"({len(shared)} shared, {len(missing)} missing, per-rank sizes {lengths})"
-                ),
+            SAMPLER_SHARDS_WRONG(
                 evidence={
                     "dataset_size": n,
                     "ranks": world,
@@ -103,43 +111,33 @@ def verify_sharding(results: Sequence[RankReport]) -> Verification:
                     **({"out_of_range": stray[:10]} if stray else {}),
                     **_injected(results),
                 },
-                why=why("sampler-shards-wrong"),
-                fix=fix("sampler-shards-wrong"),
-                area=AREA,
+                n=n,
+                shared=len(shared),
+                missing=len(missing),
+                lengths=lengths,
             )
         )
     fixed = [rank for rank, s in enumerate(shards) if len(s.epoch0) > 1 and s.epoch0 == s.epoch1]
     if fixed:
         problems.append(
-            Finding(
-                id="sampler-order-fixed",
-                severity=Severity.ERROR,
-                title=f"sharding: set_epoch(1) did not change the sample order of {_which(fixed)}",
+            SAMPLER_ORDER_FIXED(
                 evidence={"ranks": fixed, "first_indices_epoch0": list(shards[fixed[0]].epoch0[:8]), **_injected(results)},
-                why=why("sampler-order-fixed"),
-                fix=fix("sampler-order-fixed"),
-                area=AREA,
+                ranks=_which(fixed),
             )
         )
     if problems:
         return _failed(name, problems)
     repeats_without = all(s.unset0 == s.unset1 for s in shards)
-    pad_note = f" (+{padded} repeated to even out the shards)" if padded else ""
-    detail = (
-        f"{plural(world, 'rank')} × {lengths[0]} indices: disjoint, cover all {n}{pad_note}; set_epoch(1) reorders each shard"
-        + (", and without set_epoch epoch 1 repeats epoch 0's order" if repeats_without else "")
-    )
+    evidence = {"dataset_size": n, "samples_per_rank": lengths[0], "padding": padded, "order_repeats_without_set_epoch": repeats_without}
     return _passed(
         name,
-        detail,
-        ok(
-            "smoke-sharding",
-            f"sharding: {detail}",
-            AREA,
-            dataset_size=n,
-            samples_per_rank=lengths[0],
-            padding=padded,
-            order_repeats_without_set_epoch=repeats_without,
+        SMOKE_SHARDING(
+            case="repeats-without" if repeats_without else "reorders",
+            evidence=evidence,
+            ranks=plural(world, "rank"),
+            per_rank=lengths[0],
+            n=n,
+            padding=f" (+{padded} repeated to even out the shards)" if padded else "",
         ),
     )
 
@@ -160,23 +158,17 @@ def verify_learning(results: Sequence[RankReport], factor: float = LEARNING_FACT
     rank, initial, final, got = worst
     steps = results[0].throughput.steps
     if got >= factor:
-        detail = f"eval loss {_fmt(initial)} → {_fmt(final)} in {steps} steps: {_fmt(got)}× lower (≥ {factor:g}× required; the teacher's loss is 0)"
-        return _passed(name, detail, ok("smoke-learning", f"learning: {detail}", AREA, initial_loss=initial, final_loss=final, factor=got, required=factor))
+        evidence = {"initial_loss": initial, "final_loss": final, "factor": got, "required": factor}
+        return _passed(
+            name, SMOKE_LEARNING(evidence=evidence, initial=initial, final=final, steps=steps, factor=got, required=factor)
+        )
     rose = final > initial
-    blew_up = not math.isfinite(final)
+    case = "diverged" if not math.isfinite(final) else "rose" if rose else "fell"
     return _failed(
         name,
         [
-            Finding(
-                id="loss-not-falling",
-                severity=Severity.ERROR,
-                title=(
-                    f"learning: rank {rank}'s evaluation loss became {final} in {steps} steps (from {_fmt(initial)})"
-                    if blew_up
-                    else f"learning: rank {rank}'s evaluation loss {'rose' if rose else 'fell only'} "
-                    f"{_fmt(got if not rose else final / initial)}× ({_fmt(initial)} → {_fmt(final)}) in {steps} steps; "
-                    f"≥ {factor:g}× required"
-                ),
+            LOSS_NOT_FALLING(
+                case=case,
                 evidence={
                     "rank": rank,
                     "initial_loss": initial,
@@ -187,9 +179,13 @@ def verify_learning(results: Sequence[RankReport], factor: float = LEARNING_FACT
                     "per_rank_factor": {row[0]: round(row[3], 3) for row in rows},
                     **_injected(results),
                 },
-                why=why("loss-not-falling"),
-                fix=fix("loss-not-falling", steps=max(2 * steps, 200)),
-                area=AREA,
+                rank=rank,
+                initial=initial,
+                final=final,
+                steps=steps,
+                ratio=final / initial if rose else got,
+                required=factor,
+                more_steps=max(2 * steps, 200),
             )
         ],
     )
@@ -229,25 +225,22 @@ def verify_synchronisation(results: Sequence[RankReport]) -> Verification:
     spread = results[0].sync.spread
     worst = max(spread.values(), default=0.0)
     if not diverged and worst == 0.0:
-        detail = (
-            f"{plural(world, 'rank')} bit-identical at steps {', '.join(map(str, steps))} (sha256 of every parameter)"
-            if world > 1
-            else f"1 rank: digests taken at steps {', '.join(map(str, steps))}, nothing to compare"
+        return _passed(
+            name,
+            SMOKE_SYNC(
+                case="ranks" if world > 1 else "one-rank",
+                evidence={"sync_points": steps, "ranks": world},
+                ranks=plural(world, "rank"),
+                steps=", ".join(map(str, steps)),
+            ),
         )
-        return _passed(name, detail, ok("smoke-sync", f"synchronisation: {detail}", AREA, sync_points=steps, ranks=world))
     ranks = sorted(diverged) or [0]
-    where = f"from step {first_step}" if first_step is not None else "after training"
     gap = spread.get(first_param, worst) if first_param else worst
     return _failed(
         name,
         [
-            Finding(
-                id="ranks-diverged",
-                severity=Severity.ERROR,
-                title=(
-                    f"synchronisation: {_which(ranks)} {'holds' if len(ranks) == 1 else 'hold'} different parameters from the other ranks {where}; "
-                    f"first diverged parameter {first_param!r} on rank {first_rank}, max |difference| {gap:.3g}"
-                ),
+            RANKS_DIVERGED(
+                case="from-step" if first_step is not None else "after-training",
                 evidence={
                     "diverged_ranks": ranks,
                     "first_diverged_step": first_step,
@@ -258,9 +251,12 @@ def verify_synchronisation(results: Sequence[RankReport]) -> Verification:
                     "max_abs_difference_any_parameter": worst,
                     **_injected(results),
                 },
-                why=why("ranks-diverged"),
-                fix=fix("ranks-diverged"),
-                area=AREA,
+                ranks=_which(ranks),
+                hold="holds" if len(ranks) == 1 else "hold",
+                step=first_step,
+                param=first_param,
+                rank=first_rank,
+                difference=gap,
             )
         ],
     )
@@ -275,22 +271,21 @@ def verify_gradient_averaging(results: Sequence[RankReport]) -> Verification:
     world, batch = g.ranks, g.batch_per_rank
     rel, tol = g.relative_error, g.tolerance
     if rel <= tol:
-        detail = f"{plural(world, 'rank')} × batch {batch} == 1 process × batch {g.reference_batch}: relative error {rel:.2g} ≤ {tol:g}"
         return _passed(
             name,
-            detail,
-            ok("smoke-gradient-averaging", f"gradient-averaging: {detail}", AREA, relative_error=rel, tolerance=tol, max_abs_diff=g.max_abs_diff),
+            SMOKE_GRADIENT_AVERAGING(
+                evidence={"relative_error": rel, "tolerance": tol, "max_abs_diff": g.max_abs_diff},
+                ranks=plural(world, "rank"),
+                batch=batch,
+                reference=g.reference_batch,
+                error=rel,
+                tolerance=tol,
+            ),
         )
     return _failed(
         name,
         [
-            Finding(
-                id="gradient-average-wrong",
-                severity=Severity.ERROR,
-                title=(
-                    f"gradient-averaging: {world} ranks × batch {batch} moved the parameters differently from 1 process on "
-                    f"{g.reference_batch} samples: relative error {rel:.3g} > {tol:g} (worst: {g.worst_param!r})"
-                ),
+            GRADIENT_AVERAGE_WRONG(
                 evidence={
                     "relative_error": rel,
                     "tolerance": tol,
@@ -303,9 +298,12 @@ def verify_gradient_averaging(results: Sequence[RankReport]) -> Verification:
                     "checked_on": "rank 0",
                     **_injected(results),
                 },
-                why=why("gradient-average-wrong"),
-                fix=fix("gradient-average-wrong"),
-                area=AREA,
+                ranks=world,
+                batch=batch,
+                reference=g.reference_batch,
+                error=rel,
+                tolerance=tol,
+                param=g.worst_param,
             )
         ],
     )
@@ -325,13 +323,8 @@ def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
         others = sorted(rank for rank in extra if rank != 0)
         at_end = list(c0.keys_at_end)
         problems.append(
-            Finding(
-                id="checkpoint-written-by-many",
-                severity=Severity.ERROR,
-                title=(
-                    f"checkpoint: {_which(others or sorted(extra))} also wrote {path}"
-                    + ("; the file on disk is no longer the one rank 0 saved" if clobbered else "")
-                ),
+            CHECKPOINT_WRITTEN_BY_MANY(
+                case="overwritten" if clobbered else "also",
                 evidence={
                     "path": path,
                     "files_written_per_rank": writers,
@@ -341,49 +334,33 @@ def verify_checkpoint(results: Sequence[RankReport]) -> Verification:
                     **({"module_prefixed_at_end": sum(k.startswith("module.") for k in at_end)} if at_end else {}),
                     **_injected(results),
                 },
-                why=why("checkpoint-written-by-many"),
-                fix=fix("checkpoint-written-by-many"),
-                area=AREA,
+                ranks=_which(others or sorted(extra)),
+                path=path,
             )
         )
     prefixed = [k for k in keys if k.startswith("module.")]
     if prefixed:
         problems.append(
-            Finding(
-                id="checkpoint-module-prefix",
-                severity=Severity.ERROR,
-                title=f"checkpoint: {len(prefixed)} of {len(keys)} saved keys start with 'module.' (the DDP wrapper was saved)",
-                evidence={"path": path, "prefixed_keys": prefixed[:6], **_injected(results)},
-                why=why("checkpoint-module-prefix"),
-                fix=fix("checkpoint-module-prefix"),
-                area=AREA,
+            CHECKPOINT_MODULE_PREFIX(
+                evidence={"path": path, "prefixed_keys": prefixed[:6], **_injected(results)}, prefixed=len(prefixed), keys=len(keys)
             )
         )
     diff = c0.output_max_diff
     load_error = c0.load_error
     if load_error or diff is None or diff > OUTPUT_TOLERANCE:
         problems.append(
-            Finding(
-                id="checkpoint-reload-mismatch",
-                severity=Severity.ERROR,
-                title=(
-                    f"checkpoint: reloading {path} into the plain model failed: {load_error}"
-                    if load_error or diff is None
-                    else f"checkpoint: the reloaded model's outputs differ from the live model's by {diff:.3g} > {OUTPUT_TOLERANCE:g}"
-                ),
+            CHECKPOINT_RELOAD_MISMATCH(
+                case="load-failed" if load_error or diff is None else "outputs-differ",
                 evidence={"path": path, "load_error": load_error, "output_max_diff": diff, "tolerance": OUTPUT_TOLERANCE, **_injected(results)},
-                why=why("checkpoint-reload-mismatch"),
-                fix=fix("checkpoint-reload-mismatch"),
-                area=AREA,
+                path=path,
+                error=load_error,
+                diff=diff,
+                tolerance=OUTPUT_TOLERANCE,
             )
         )
     if problems:
         return _failed(name, problems)
-    detail = (
-        f"only rank 0 wrote model.module.state_dict() ({len(keys)} keys, no 'module.' prefix); "
-        f"it reloads into the plain model with the same outputs (max difference {diff:g})"
-    )
-    return _passed(name, detail, ok("smoke-checkpoint", f"checkpoint: {detail}", AREA, path=path, keys=len(keys), output_max_diff=diff))
+    return _passed(name, SMOKE_CHECKPOINT(evidence={"path": path, "keys": len(keys), "output_max_diff": diff}, keys=len(keys), diff=diff))
 
 
 # ---------------------------------------------------------------- workers
@@ -397,17 +374,7 @@ def verify_workers(results: Sequence[RankReport]) -> Verification | None:
     on_first = mean(m.on.startup_s[0] for m in measured)
     later = [s for m in measured for s in m.on.startup_s[1:]]
     on_later = mean(later) if later else on_first
-    epochs = measured[0].epochs
-    detail = (
-        f"{w} spawned worker{'s' if w != 1 else ''} per rank: {off:.2f} s to the first batch of every epoch with persistent_workers=False; "
-        f"with persistent_workers=True {on_first:.2f} s once, then {on_later:.3f} s per epoch "
-        f"(saves {max(0.0, off - on_later):.2f} s per epoch per rank; persistent_workers=False timed over "
-        f"{epochs} epoch{'s' if epochs != 1 else ''}, True over the training loop's first and one more)"
-    )
-    finding = Finding(
-        id="dataloader-worker-startup",
-        severity=Severity.INFO,
-        title=f"dataloader-workers: {detail}",
+    finding = DATALOADER_WORKER_STARTUP(
         evidence={
             "num_workers": w,
             "start_method": measured[0].start_method,
@@ -416,11 +383,15 @@ def verify_workers(results: Sequence[RankReport]) -> Verification | None:
             "startup_s_persistent_on_later": round(on_later, 4),
             "epoch_s_persistent_off": round(mean(s for m in measured for s in m.off.epoch_s), 4),
         },
-        why=why("dataloader-worker-startup"),
-        fix=fix("dataloader-worker-startup", workers=w),
-        area=PERF,
+        spawned=plural(w, "spawned worker"),
+        off=off,
+        on_first=on_first,
+        on_later=on_later,
+        saves=max(0.0, off - on_later),
+        epochs=plural(measured[0].epochs, "epoch"),
+        workers=w,
     )
-    return Verification("dataloader-workers", True, detail, (finding,))
+    return _passed("dataloader-workers", finding)
 
 
 # ---------------------------------------------------------------- throughput
@@ -459,20 +430,16 @@ def throughput(results: Sequence[RankReport]) -> dict:
 
 def verify_throughput(tp: dict, device: str) -> Verification:
     total = tp["total"]
-    detail = (
-        f"{total['steps_per_s']:.1f} steps/s, {total['samples_per_s']:.0f} samples/s in total "
-        f"({plural(total['ranks'], 'rank')} × batch {total['batch_per_rank']} on {device}); per rank "
-        + ", ".join(f"{r['steps_per_s']:.1f}" for r in tp["per_rank"])
-        + " steps/s"
+    finding = SMOKE_THROUGHPUT(
+        evidence={"steps_per_s": round(total["steps_per_s"], 2), "samples_per_s": round(total["samples_per_s"], 1)},
+        steps_per_s=total["steps_per_s"],
+        samples_per_s=total["samples_per_s"],
+        ranks=plural(total["ranks"], "rank"),
+        batch=total["batch_per_rank"],
+        device=device,
+        per_rank=", ".join(f"{r['steps_per_s']:.1f}" for r in tp["per_rank"]),
     )
-    finding = ok(
-        "smoke-throughput",
-        f"throughput: {detail}",
-        PERF,
-        steps_per_s=round(total["steps_per_s"], 2),
-        samples_per_s=round(total["samples_per_s"], 1),
-    )
-    return Verification("throughput", True, detail, (finding,))
+    return _passed("throughput", finding)
 
 
 def verify_all(results: Sequence[RankReport], cfg: SmokeConfig, workers_not_run: str = "") -> list[Verification]:
