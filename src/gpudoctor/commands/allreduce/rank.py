@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from gpudoctor.commands.allreduce.bisect import PairTime, measure_pairs
 from gpudoctor.commands.allreduce.bandwidth import Row, exact_value_range, format_size, make_row, planned_sizes
+from gpudoctor.commands.allreduce.options import Sweep
 from gpudoctor.core.codec import decode, encode
 from gpudoctor.launch import rundir
 from gpudoctor.probe.links import RankPlace
@@ -181,20 +182,20 @@ def _cuda_times(coll: _Collective, dist, iters: int, torch) -> list[float]:
     return [start.elapsed_time(end) * 1e3 for start, end in events]
 
 
-def run_rank(ctx, config: dict, on_row: Callable[[Row], None] | None = None) -> SweepResult | None:
-    """The whole sweep as one rank. config: backend, device, op, dtype, sizes
-    (requested bytes), iters, warmup, pg_timeout_s. Rank 0 returns every row."""
+def run_rank(ctx, sweep: Sweep, on_row: Callable[[Row], None] | None = None) -> SweepResult | None:
+    """The whole sweep as one rank (its nproc is the job's; the world size is read
+    from the process group). Rank 0 returns every row."""
     import torch
 
-    op, dtype_name = config["op"], config["dtype"]
-    iters, warmup = int(config["iters"]), int(config["warmup"])
-    on_cuda = config["device"] == "cuda"
+    op, dtype_name = sweep.op, sweep.dtype
+    iters, warmup = sweep.iters, sweep.warmup
+    on_cuda = sweep.device == "cuda"
     device = ctx.cuda_device() if on_cuda else torch.device("cpu")
-    dist = ctx.init_process_group(config["backend"], timeout_s=config["pg_timeout_s"])
+    dist = ctx.init_process_group(sweep.backend, timeout_s=sweep.pg_timeout_s)
     rank, world = dist.get_rank(), dist.get_world_size()
     rows_path = os.path.join(ctx.run_dir, ROWS_FILE) if ctx.run_dir and rank == 0 else None
     rows: list[Row] = []
-    plan = planned_sizes(op, [int(s) for s in config["sizes"]], dtype_name, world)
+    plan = planned_sizes(op, list(sweep.sizes), dtype_name, world)
     for index, (nbytes, count) in enumerate(plan):
         stage = size_stage(op, nbytes)
         # Before the heartbeat: a rank that hangs here is seen behind its peers.
@@ -227,7 +228,7 @@ def run_rank(ctx, config: dict, on_row: Callable[[Row], None] | None = None) -> 
                 on_row(row)
         del coll
     pairs: tuple[PairTime, ...] = ()
-    if config.get("bisect") and world > 1:
+    if sweep.bisect and world > 1:
         ctx.progress("bisect", len(plan) + 1)
         slow, peers = _bisect_fault(ctx.fault)
         pairs = tuple(measure_pairs(torch, dist, rank, world, device, getattr(torch, dtype_name), slow, peers))

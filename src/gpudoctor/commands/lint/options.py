@@ -11,8 +11,10 @@ from gpudoctor.core.usage import MissingPathError, UsageError
 FORMATS = ("text", "json", "sarif", "github")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
+    """Its defaults are the CLI's flags' and the Python API's (cli/lint.py, api.lint)."""
+
     paths: tuple[str, ...] = ()
     select: tuple[str, ...] = ()  # rule ids ("a,b" already split)
     ignore: tuple[str, ...] = ()
