@@ -93,8 +93,9 @@ def tiled(torch, period_values, start: int, length: int, dtype, device):
 class _Collective:
     """Buffers and calls of one op at one size, with the expected result."""
 
-    def __init__(self, torch, dist, op: str, count: int, rank: int, world: int, dtype_name: str, device):
+    def __init__(self, torch, dist, op: str, count: int, rank: int, world: int, dtype_name: str, device, *, delay_s: float = 0.0):
         self.torch, self.dist, self.op = torch, dist, op
+        self.delay_s = delay_s  # slept before each call: the `slow` fault's straggler
         self.rank, self.world = rank, world
         dtype = getattr(torch, dtype_name)
         self.dtype, self.dtype_name, self.device = dtype, dtype_name, device
@@ -118,6 +119,8 @@ class _Collective:
         self._scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
 
     def call(self) -> None:
+        if self.delay_s:
+            time.sleep(self.delay_s)
         if self.op == "all_reduce":
             self.dist.all_reduce(self.output)
         elif self.op == "all_gather":
@@ -201,9 +204,8 @@ def run_rank(ctx, sweep: Sweep, on_row: Callable[[Row], None] | None = None) -> 
         # Before the heartbeat: a rank that hangs here is seen behind its peers.
         ctx.fault_point(stage)
         ctx.progress(stage, index + 1)
-        coll = _Collective(torch, dist, op, count, rank, world, dtype_name, device)
-        if ctx.fault == FAULT_SLOW:
-            coll.call = _slowed(coll.call)  # type: ignore[method-assign]
+        delay_s = SLOW_FAULT_S if ctx.fault == FAULT_SLOW else 0.0
+        coll = _Collective(torch, dist, op, count, rank, world, dtype_name, device, delay_s=delay_s)
         coll.reset()
         coll.call()
         if ctx.fault == FAULT_WRONG:
@@ -248,14 +250,6 @@ def _bisect_fault(fault: str | None) -> tuple[float, frozenset[int] | None]:
     if fault and fault.startswith(FAULT_SLOW_LINK) and peer.isdigit():
         return SLOW_FAULT_S, frozenset({int(peer)})
     return 0.0, None
-
-
-def _slowed(call: Callable[[], None]) -> Callable[[], None]:
-    def slowed() -> None:
-        time.sleep(SLOW_FAULT_S)
-        call()
-
-    return slowed
 
 
 def read_row(line: str) -> Row:
