@@ -22,7 +22,10 @@ def test_a_failing_nccl_run_is_narrowed_down_to_gloo_and_the_log_is_kept(monkeyp
     notes = []
     # The plan would refuse NCCL here; a Sweep built by hand runs it anyway, so the
     # ranks fail the way NCCL ranks fail on a broken machine: every rank raises.
-    sweep = Sweep("nccl", "cuda", 2, "all_reduce", "float32", (4096, 65536), 2, 1, 30.0)
+    sweep = Sweep(
+        backend="nccl", device="cuda", nproc=2, op="all_reduce", dtype="float32", sizes=(4096, 65536), iters=2, warmup=1,
+        timeout_s=30.0, pg_timeout_s=30.0,
+    )
     try:
         outcome = run_local(sweep, Hooks(on_note=notes.append))
         ids = [f.id for f in outcome.report.findings]

@@ -9,6 +9,7 @@ from gpudoctor.commands.allreduce.options import (
     check_options,
     plan_sweep,
 )
+from gpudoctor.launch.contract import read_config, write_config
 from gpudoctor.probe.cuda import CudaFacts
 
 CPU_BUILD = CudaFacts(False, 0, False, None, "2.13.0+cpu")
@@ -71,22 +72,16 @@ def test_join_mode_uses_the_jobs_world_and_checks_gpus_per_host():
         plan_sweep(Options(backend="nccl"), TWO_GPUS, world=8, ranks_per_host=4)
 
 
-def test_config_is_what_the_rank_reads():
-    sweep = plan_sweep(Options(sizes="4K", op="broadcast", dtype="bfloat16", iters=3, warmup=0), CPU_BUILD)
-    config = sweep.config(pg_timeout_s=99)
-    assert config == {
-        "backend": "gloo",
-        "device": "cpu",
-        "op": "broadcast",
-        "dtype": "bfloat16",
-        "sizes": [4096],
-        "iters": 3,
-        "warmup": 0,
-        "pg_timeout_s": 99,
-        "bisect": False,
-    }
+def test_the_sweep_is_what_the_rank_reads_back_through_the_codec(tmp_path):
+    sweep = plan_sweep(Options(sizes="4K", op="broadcast", dtype="bfloat16", iters=3, warmup=0, timeout=99), CPU_BUILD)
+    assert (sweep.backend, sweep.device, sweep.op, sweep.dtype, sweep.sizes) == ("gloo", "cpu", "broadcast", "bfloat16", (4096,))
+    assert (sweep.iters, sweep.warmup, sweep.timeout_s, sweep.pg_timeout_s, sweep.bisect) == (3, 0, 99.0, 99.0, False)
     assert sweep.planned() == [(4096, 2048)]
-    assert plan_sweep(Options(bisect=True), CPU_BUILD).config(pg_timeout_s=1)["bisect"] is True
+    # launch_function writes it, launch/child.py reads it back as the same typed object
+    path = str(tmp_path / "config.json")
+    config_type = write_config(path, sweep.with_changes(bisect=True))
+    assert config_type == "gpudoctor.commands.allreduce.options:Sweep"
+    assert read_config(path, config_type) == sweep.with_changes(bisect=True)
 
 
 def test_sizes_that_run_as_another_size_are_announced():

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 def test_dataparallel_job_runs_as_one_supervised_rank_and_learns():
     cfg = SmokeConfig(nproc=2, device="cpu", steps=60)
-    result = launch_function("gpudoctor.commands.train_smoke.dp:run_dp", cfg.to_dict(), 1, timeout=60, result_type=DataParallelRun)
+    result = launch_function("gpudoctor.commands.train_smoke.dp:run_dp", cfg, 1, timeout=60, result_type=DataParallelRun)
     assert result.ok, launch_findings(result)
     dp = result.results[0]
     assert dp.gpus == 0 and dp.steps == 60 and dp.global_batch == 128

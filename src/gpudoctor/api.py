@@ -11,7 +11,8 @@ Report shows itself as Markdown in Jupyter. Documented in docs/api.md.
 Nothing is printed and nothing exits. An argument of the wrong type raises TypeError,
 a bad value ValueError (the CLI's usage errors, naming its flags), a missing path
 FileNotFoundError. Importing this module is cheap:
-every command imports what it needs (torch too) when called.
+every command imports what it needs (torch too) when called. The defaults are the
+commands' own (each command's options.py), which the CLI's flags read too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ from typing import Any, Union
 
 # What a Report shows beyond its findings, as `--markdown` shows it (commands/__init__.py).
 from gpudoctor.commands import BY_COMMAND, markdown, markdown_sections  # noqa: F401 - re-exported
+from gpudoctor.commands.allreduce.options import DEFAULT_CPU_NPROC
+from gpudoctor.commands.allreduce.options import Options as AllreduceOptions
+from gpudoctor.commands.check.options import Options as CheckOptions
+from gpudoctor.commands.lint.options import Options as LintOptions
+from gpudoctor.commands.train_smoke.options import DEFAULT_NPROC
+from gpudoctor.commands.train_smoke.options import Options as SmokeOptions
 from gpudoctor.core.findings import Report
 
 StrPath = Union[str, "os.PathLike[str]"]
@@ -81,24 +88,27 @@ def _ids(flag: str, value: Any) -> list[str]:
     return [part.strip() for v in items for part in v.split(",") if part.strip()]
 
 
-def check(*, visible: str | None = None, facts: StrPath | None = None) -> Report:
+def check(*, visible: str | None = CheckOptions.visible, facts: StrPath | None = None) -> Report:
     """`gpudoctor check`: probe this machine (or read a snapshot saved with
     `gpudoctor check --json`) and run every check. `visible` shows what torch
     would see with CUDA_VISIBLE_DEVICES set to it."""
     from gpudoctor.commands.check import run
-    from gpudoctor.commands.check.options import Options
 
     if visible is not None:
         _word("--visible", visible)
-    snapshots = (_path("--facts", facts),) if facts is not None else ()
-    return _shown(run(Options(snapshots, visible)))  # the CLI's door: its checks (UsageError, a ValueError) and its run
+    snapshots = (_path("--facts", facts),) if facts is not None else CheckOptions.facts
+    return _shown(run(CheckOptions(facts=snapshots, visible=visible)))  # the CLI's door: its checks (UsageError, a ValueError) and its run
 
 
-def lint(paths: StrPath | Iterable[StrPath], *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Report:
+def lint(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    select: Iterable[str] = LintOptions.select,
+    ignore: Iterable[str] = LintOptions.ignore,
+) -> Report:
     """`gpudoctor lint`: one finding per diagnostic (id = the rule, evidence =
     path, line, col); `report.data["diagnostics"]` has them as `--json` does."""
     from gpudoctor.commands import lint as command
-    from gpudoctor.commands.lint.options import Options
 
     if isinstance(paths, (str, os.PathLike)):
         names = [_path("path", paths)]
@@ -110,7 +120,9 @@ def lint(paths: StrPath | Iterable[StrPath], *, select: Iterable[str] = (), igno
                 raise
             raise TypeError(f"paths must be a path or a list of paths, got {type(paths).__name__}") from None
     # No pyproject.toml is read: a script's call says everything (config=False).
-    options = Options(tuple(names), tuple(_ids("--select", select)), tuple(_ids("--ignore", ignore)), config=False)
+    options = LintOptions(
+        paths=tuple(names), select=tuple(_ids("--select", select)), ignore=tuple(_ids("--ignore", ignore)), config=False
+    )
     return _shown(command.run(options))  # a UsageError (ValueError; FileNotFoundError for a missing path)
 
 
@@ -130,22 +142,21 @@ def diagnose(text: str | None = None, *, path: StrPath | None = None) -> Report:
 
 
 def allreduce(
-    nproc: int | None = 2,
+    nproc: int | None = DEFAULT_CPU_NPROC,  # the API's own: 2, not the CLI's None (one rank per GPU)
     *,
-    backend: str = "auto",
-    device: str = "auto",
-    sizes: str | None = None,
-    dtype: str = "float32",
-    op: str = "all_reduce",
-    iters: int = 20,
-    warmup: int = 5,
-    timeout: float = 300.0,
+    backend: str = AllreduceOptions.backend,
+    device: str = AllreduceOptions.device,
+    sizes: str | None = AllreduceOptions.sizes,
+    dtype: str = AllreduceOptions.dtype,
+    op: str = AllreduceOptions.op,
+    iters: int = AllreduceOptions.iters,
+    warmup: int = AllreduceOptions.warmup,
+    timeout: float = AllreduceOptions.timeout,
 ) -> Report:
     """`gpudoctor allreduce`: start `nproc` ranks on this machine (None: one per
     GPU, else 2), sweep `op` over `sizes` ("4K,1M"; default 4K to 64M), check every
     result and time it. `report.data["results"]` holds the rows (busbw, ...)."""
     from gpudoctor.commands.allreduce import run
-    from gpudoctor.commands.allreduce.options import Options
 
     if nproc is not None:
         _whole("--nproc", nproc)
@@ -154,27 +165,28 @@ def allreduce(
     if sizes is not None:
         _word("--sizes", sizes)
     _whole("--iters", iters), _whole("--warmup", warmup), _seconds("--timeout", timeout)
-    options = Options(nproc, backend, device, sizes, None, None, dtype, op, iters, warmup, timeout)
+    options = AllreduceOptions(
+        nproc=nproc, backend=backend, device=device, sizes=sizes, dtype=dtype, op=op, iters=iters, warmup=warmup, timeout=timeout
+    )
     return _shown(run(options))  # the CLI's door: its checks (UsageError, a ValueError) and its run
 
 
 def train_smoke(
-    nproc: int = 2,
+    nproc: int = DEFAULT_NPROC,  # the API's own: a number, not the CLI's None (a torchrun job's ranks)
     *,
-    backend: str = "auto",
-    device: str = "auto",
-    steps: int | None = None,
-    batch_size: int = 64,
-    num_workers: int = 0,
-    amp: bool = False,
-    timeout: float = 120.0,
-    save: StrPath | None = None,
+    backend: str = SmokeOptions.backend,
+    device: str = SmokeOptions.device,
+    steps: int | None = SmokeOptions.steps,
+    batch_size: int = SmokeOptions.batch_size,
+    num_workers: int = SmokeOptions.num_workers,
+    amp: bool = SmokeOptions.amp,
+    timeout: float = SmokeOptions.timeout,
+    save: StrPath | None = SmokeOptions.save,
 ) -> Report:
     """`gpudoctor train-smoke`: a small reference DDP job on `nproc` ranks, verified
     (sharding, learning, synchronisation, gradient averaging, checkpoint, throughput).
     `steps` None: 200, or the fewest the global batch needs; `save` keeps rank 0's checkpoint."""
     from gpudoctor.commands.train_smoke import run
-    from gpudoctor.commands.train_smoke.options import Options
 
     for flag, value in (("--nproc", nproc), ("--batch-size", batch_size), ("--num-workers", num_workers)):
         _whole(flag, value)
@@ -182,7 +194,10 @@ def train_smoke(
         _whole("--steps", steps)
     _word("--backend", backend), _word("--device", device), _switch("--amp", amp), _seconds("--timeout", timeout)
     where = _path("--save", save) if save is not None else None
-    options = Options(nproc, backend, device, steps, batch_size, num_workers, amp, where, timeout)
+    options = SmokeOptions(
+        nproc=nproc, backend=backend, device=device, steps=steps, batch_size=batch_size, num_workers=num_workers, amp=amp,
+        save=where, timeout=timeout,
+    )
     return _shown(run(options))  # the CLI's door: its checks (UsageError, a ValueError) and its run
 
 

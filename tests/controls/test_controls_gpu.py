@@ -274,7 +274,7 @@ class TestCompareDpBatch:
 
         def run() -> None:
             try:
-                run_dp(types.SimpleNamespace(progress=lambda *a: None), SmokeConfig(nproc=2, batch_size=4096, steps=5).to_dict())
+                run_dp(types.SimpleNamespace(progress=lambda *a: None), SmokeConfig(nproc=2, batch_size=4096, steps=5))
             except ValueError as exc:
                 done.append(str(exc))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import TypeGuard
 
 from gpudoctor.catalog.findings.gpu_health import (
     GPU_CLOCKS_SLOWDOWN,
@@ -61,8 +62,9 @@ def label(gpu: NvmlGpu) -> str:
     return f"GPU {gpu.index} ({shown(gpu.name)}, {shown(gpu.pci_bus_id)})"
 
 
-def _ints(*values: object) -> bool:
-    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+def _is_int(value: object) -> TypeGuard[int]:
+    """A reading NVML gave (a number), not an Unavailable; a bool is not one either."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _names(gpus: Sequence[GpuLabel]) -> str:
@@ -70,7 +72,7 @@ def _names(gpus: Sequence[GpuLabel]) -> str:
 
 
 def ecc_uncorrectable(gpus: Sequence[GpuLabel]) -> list[Finding]:
-    bad = [(n, h) for n, h in gpus if _ints(h.ecc_volatile_uncorrected) and h.ecc_volatile_uncorrected > 0]  # type: ignore[operator]
+    bad = [(n, h) for n, h in gpus if _is_int(h.ecc_volatile_uncorrected) and h.ecc_volatile_uncorrected > 0]
     if not bad:
         return []
     evidence = {n: f"volatile uncorrectable {h.ecc_volatile_uncorrected}, corrected {shown(h.ecc_volatile_corrected)}; "
@@ -149,7 +151,7 @@ def temperature(gpus: Sequence[GpuLabel]) -> list[Finding]:
     hot = [(n, h) for n, h in gpus if _hot(h)]
     if not hot:
         return []
-    critical = any(isinstance(h.shutdown_c, int) and h.temperature_c >= h.shutdown_c - HOT_MARGIN_C for _, h in hot)  # type: ignore[operator]
+    critical = any(_is_int(h.temperature_c) and _is_int(h.shutdown_c) and h.temperature_c >= h.shutdown_c - HOT_MARGIN_C for _, h in hot)
     evidence = {n: f"{h.temperature_c} C; slowdown at {shown(h.slowdown_c)} C, shutdown at {shown(h.shutdown_c)} C, "
                 f"max operating {shown(h.max_operating_c)} C" for n, h in hot}
     return [GPU_TEMPERATURE_HIGH(
@@ -173,8 +175,8 @@ def power_cap(gpus: Sequence[GpuLabel]) -> list[Finding]:
 
 
 def pcie_link(gpus: Sequence[GpuLabel]) -> list[Finding]:
-    narrow = [(n, h) for n, h in gpus if _ints(h.pcie_width, h.pcie_max_width) and h.pcie_width < h.pcie_max_width]  # type: ignore[operator]
-    replays = [(n, h) for n, h in gpus if _ints(h.pcie_replays) and h.pcie_replays >= PCIE_REPLAYS]  # type: ignore[operator]
+    narrow = [(n, h) for n, h in gpus if _is_int(h.pcie_width) and _is_int(h.pcie_max_width) and h.pcie_width < h.pcie_max_width]
+    replays = [(n, h) for n, h in gpus if _is_int(h.pcie_replays) and h.pcie_replays >= PCIE_REPLAYS]
     bad = list(dict.fromkeys([n for n, _ in narrow] + [n for n, _ in replays]))
     if not bad:
         return []
@@ -205,7 +207,7 @@ def nvlinks(gpus: Sequence[GpuLabel], peers: bool = True) -> list[Finding]:
             continue
         active = [link for link in h.nvlinks if link.active]
         down = [link.link for link in h.nvlinks if not link.active]
-        recovering = [link for link in h.nvlinks if _ints(link.recovery) and link.recovery > 0]  # type: ignore[operator]
+        recovering = [link for link in h.nvlinks if _is_int(link.recovery) and link.recovery > 0]
         problems = []
         if active and down:  # some links up, some down: a link failed
             problems.append(f"links {', '.join(map(str, down))} down, {len(active)} up")
@@ -316,8 +318,8 @@ def health_summary(facts: Facts) -> tuple[str, Severity] | None:
              for f in problems]
     xids = [f for f in (xid_findings(log.xids, log.source) if isinstance(log, KernelLogFacts) else [])
             if f.severity in (Severity.WARN, Severity.ERROR)]
-    if xids:
-        numbers = sorted({e.xid for e in log.xids})  # type: ignore[union-attr]
+    if xids and isinstance(log, KernelLogFacts):
+        numbers = sorted({e.xid for e in log.xids})
         parts.append("Xid " + ", ".join(map(str, numbers)))
     worst = max((f.severity for f in problems + xids), key=lambda s: s.rank, default=Severity.OK)
     return ("; ".join(parts) or "ok"), worst

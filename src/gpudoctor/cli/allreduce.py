@@ -6,6 +6,7 @@ from typing import NoReturn, Optional
 
 import typer
 
+from gpudoctor.commands.allreduce.options import DEFAULT_CPU_NPROC, Options
 from gpudoctor.cli.output import (
     Heartbeat,
     FaultOpt,
@@ -27,20 +28,20 @@ def register(app: typer.Typer) -> None:
     @app.command("allreduce")
     def allreduce(
         nproc: Optional[int] = typer.Option(
-            None, "--nproc", metavar="N", help="Ranks to start on this machine (default: one per GPU, else 2)."
+            Options.nproc, "--nproc", metavar="N", help=f"Ranks to start on this machine (default: one per GPU, else {DEFAULT_CPU_NPROC})."
         ),
-        backend: str = typer.Option("auto", "--backend", metavar="auto|nccl|gloo", help="auto: NCCL when every rank has a GPU, else gloo."),
-        device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Where the tensors live."),
-        sizes: Optional[str] = typer.Option(None, "--sizes", metavar="LIST", help="Sizes in bytes, e.g. 4K,1M,64M (default: 4K to 64M in steps of x4)."),
-        min_bytes: Optional[str] = typer.Option(None, "--min-bytes", metavar="SIZE", help="Sweep from SIZE, doubling (with --max-bytes)."),
-        max_bytes: Optional[str] = typer.Option(None, "--max-bytes", metavar="SIZE", help="Sweep up to SIZE."),
-        dtype: str = typer.Option("float32", "--dtype", metavar="DTYPE", help="float32, float16 or bfloat16."),
-        op: str = typer.Option("all_reduce", "--op", metavar="OP", help="all_reduce, all_gather, reduce_scatter or broadcast."),
-        iters: int = typer.Option(20, "--iters", metavar="K", help="Timed iterations per size (the median is shown)."),
-        warmup: int = typer.Option(5, "--warmup", metavar="W", help="Untimed iterations per size first."),
-        timeout: float = typer.Option(300.0, "--timeout", metavar="S", help="Watchdog: stop every rank after S seconds."),
+        backend: str = typer.Option(Options.backend, "--backend", metavar="auto|nccl|gloo", help="auto: NCCL when every rank has a GPU, else gloo."),
+        device: str = typer.Option(Options.device, "--device", metavar="auto|cpu|cuda", help="Where the tensors live."),
+        sizes: Optional[str] = typer.Option(Options.sizes, "--sizes", metavar="LIST", help="Sizes in bytes, e.g. 4K,1M,64M (default: 4K to 64M in steps of x4)."),
+        min_bytes: Optional[str] = typer.Option(Options.min_bytes, "--min-bytes", metavar="SIZE", help="Sweep from SIZE, doubling (with --max-bytes)."),
+        max_bytes: Optional[str] = typer.Option(Options.max_bytes, "--max-bytes", metavar="SIZE", help="Sweep up to SIZE."),
+        dtype: str = typer.Option(Options.dtype, "--dtype", metavar="DTYPE", help="float32, float16 or bfloat16."),
+        op: str = typer.Option(Options.op, "--op", metavar="OP", help="all_reduce, all_gather, reduce_scatter or broadcast."),
+        iters: int = typer.Option(Options.iters, "--iters", metavar="K", help="Timed iterations per size (the median is shown)."),
+        warmup: int = typer.Option(Options.warmup, "--warmup", metavar="W", help="Untimed iterations per size first."),
+        timeout: float = typer.Option(Options.timeout, "--timeout", metavar="S", help="Watchdog: stop every rank after S seconds."),
         bisect: bool = typer.Option(
-            False, "--bisect", help="After the sweep, time a 1M all-reduce in every pair of ranks to name a slow rank, node or link."
+            Options.bisect, "--bisect", help="After the sweep, time a 1M all-reduce in every pair of ranks to name a slow rank, node or link."
         ),
         fault: Optional[str] = FaultOpt,
         json_out: bool = JsonOpt,
@@ -71,7 +72,10 @@ def register(app: typer.Typer) -> None:
             usage_error("choose one of --json, --markdown and --csv")
         if html and (problem := html_problem(html)):
             usage_error(problem)  # before the sweep, not after it
-        options = Options(nproc, backend, device, sizes, min_bytes, max_bytes, dtype, op, iters, warmup, timeout, bisect, fault)
+        options = Options(
+            nproc=nproc, backend=backend, device=device, sizes=sizes, min_bytes=min_bytes, max_bytes=max_bytes, dtype=dtype,
+            op=op, iters=iters, warmup=warmup, timeout=timeout, bisect=bisect, fault=fault,
+        )
         try:
             with Heartbeat("allreduce") as beat:
                 report = run(options, progress=lambda sweep, shown: _display(sweep, shown, beat))

@@ -68,8 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=argv, prog_name="gpudoctor", standalone_mode=False)
     except (ClickUsageError, UsageError) as exc:
-        # click's UsageError.format_message(); the class is only known at run time (see above)
-        message = exc.format_message() if isinstance(exc, ClickUsageError) else str(exc)  # type: ignore[attr-defined]
+        message = exc.format_message() if isinstance(exc, ClickUsageError) else str(exc)  # type: ignore[attr-defined]  # click's UsageError: known at run time only
         print(f"gpudoctor: error: {terminal(message, one_line=True)}", file=sys.stderr)  # it may name a crafted file
         sys.exit(ExitCode.USAGE)
     except (typer.Abort, KeyboardInterrupt):

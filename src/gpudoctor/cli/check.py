@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from gpudoctor.commands.check.options import MIN_TIMEOUT_S, Options
 from gpudoctor.cli.output import (
     JsonOpt,
     MarkdownOpt,
@@ -32,11 +33,11 @@ def register(app: typer.Typer) -> None:
             "Give it once per node to compare the nodes of a job.",
         ),
         visible: Optional[str] = typer.Option(
-            None, "--visible", metavar="LIST", help="Show what torch would see with CUDA_VISIBLE_DEVICES=LIST (e.g. 1,0)."
+            Options.visible, "--visible", metavar="LIST", help="Show what torch would see with CUDA_VISIBLE_DEVICES=LIST (e.g. 1,0)."
         ),
         timeout: float = typer.Option(
-            180.0, "--timeout", metavar="S",
-            help="Under torchrun/srun: how long the ranks wait for each other's nodes (at least 1).",
+            Options.timeout, "--timeout", metavar="S",
+            help=f"Under torchrun/srun: how long the ranks wait for each other's nodes (at least {MIN_TIMEOUT_S:g}).",
         ),
         verbose: bool = typer.Option(False, "-v", "--verbose", help="Also show the evidence behind every passed check."),
         list_checks: bool = typer.Option(False, "--list-checks", help="List what check examines (each area's finding ids) and exit."),
@@ -46,12 +47,12 @@ def register(app: typer.Typer) -> None:
             _list_checks()
         check_formats(json_out, markdown)
         from gpudoctor.commands.check import run
-        from gpudoctor.commands.check.options import Options
         from gpudoctor.commands.check.result import CheckReport
         from gpudoctor.core.usage import UsageError
 
         try:
-            report = run(Options(tuple(facts_files or ()), visible, timeout), progress=waiting_notice("check"))
+            options = Options(facts=tuple(facts_files or ()), visible=visible, timeout=timeout)
+            report = run(options, progress=waiting_notice("check"))
         except UsageError as exc:
             usage_error(str(exc))
         exit_if_quiet(report, strict)

@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 
+from gpudoctor.commands.diagnose.options import Options
 from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats, emit
 
@@ -17,16 +18,15 @@ from gpudoctor.cli.output import JsonOpt, MarkdownOpt, StrictOpt, check_formats,
 def register(app: typer.Typer) -> None:
     @app.command("diagnose")
     def diagnose(
-        path: Optional[str] = typer.Argument(None, metavar="FILE|DIR|-", help="A log file, a job's run folder, or - to read a paste from stdin."),
+        path: Optional[str] = typer.Argument(Options.path, metavar="FILE|DIR|-", help="A log file, a job's run folder, or - to read a paste from stdin."),
         json_out: bool = JsonOpt,
         markdown: bool = MarkdownOpt,
         strict: bool = StrictOpt,
-        explain: Optional[str] = typer.Option(None, "--explain", metavar="ID", help="Print one failure pattern's page and exit."),
+        explain: Optional[str] = typer.Option(Options.explain, "--explain", metavar="ID", help="Print one failure pattern's page and exit."),
     ) -> None:
         """Read a training log and say what failed first, what it caused, and the fix (exit 1 if a problem is found)."""
         check_formats(json_out, markdown)
         from gpudoctor.commands import diagnose as command
-        from gpudoctor.commands.diagnose.options import Options
         from gpudoctor.commands.diagnose.view import markdown_sections, rich_header
 
         options = Options(path=path, explain=explain)

@@ -10,6 +10,7 @@ from typing import List, Optional
 
 import typer
 
+from gpudoctor.commands.lint.options import FORMATS, Options
 from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.cli.output import JsonOpt, emit
 
@@ -22,23 +23,23 @@ def register(app: typer.Typer) -> None:
             None, metavar="PATH...",
             help="Files or directories (every *.py and *.ipynb inside, hidden and virtualenv folders skipped).",
         ),
-        select: List[str] = typer.Option([], "--select", metavar="ID,...", help="Run only these rules."),
-        ignore: List[str] = typer.Option([], "--ignore", metavar="ID,...", help="Skip these rules."),
-        format: str = typer.Option("text", "--format", metavar="text|json|sarif|github", help="Output format."),
+        select: List[str] = typer.Option(list(Options.select), "--select", metavar="ID,...", help="Run only these rules."),
+        ignore: List[str] = typer.Option(list(Options.ignore), "--ignore", metavar="ID,...", help="Skip these rules."),
+        format: str = typer.Option(Options.format, "--format", metavar="|".join(FORMATS), help="Output format."),
         fail_on: Optional[str] = typer.Option(
-            None, "--fail-on", metavar="error|warning|never",
+            Options.fail_on, "--fail-on", metavar="error|warning|never",
             help="What makes the exit status 1: errors (the default), warnings too, or nothing.",
         ),
-        exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when diagnostics are found."),
-        no_config: bool = typer.Option(False, "--no-config", help="Ignore \\[tool.gpudoctor.lint] in pyproject.toml."),
+        exit_zero: bool = typer.Option(Options.exit_zero, "--exit-zero", help="Exit 0 even when diagnostics are found."),
+        no_config: bool = typer.Option(not Options.config, "--no-config", help="Ignore \\[tool.gpudoctor.lint] in pyproject.toml."),
         json_out: bool = JsonOpt,
         explain: Optional[str] = typer.Option(
-            None, "--explain", metavar="ID|all", help="Print a rule's page and exit (`all`, or no ID: list the rules).",
+            Options.explain, "--explain", metavar="ID|all", help="Print a rule's page and exit (`all`, or no ID: list the rules).",
         ),
     ) -> None:
         """Find distributed-training pitfalls in scripts and notebooks before they run (exit 1 on errors)."""
         from gpudoctor.commands import lint as command
-        from gpudoctor.commands.lint.options import Options, split_ids, validate
+        from gpudoctor.commands.lint.options import split_ids, validate
 
         options = validate(Options(
             paths=tuple(paths or ()), select=split_ids(select), ignore=split_ids(ignore), format=format, json=json_out,

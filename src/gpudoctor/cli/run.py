@@ -16,7 +16,9 @@ from typing import List, NoReturn, Optional
 
 import typer
 
+from gpudoctor.commands.run.options import Options
 from gpudoctor.cli.output import usage_error
+from gpudoctor.launch.capacity import MAX_LOCAL_RANKS
 
 RUN_CONTEXT = {
     # The script's own options pass through untouched: everything from the
@@ -34,29 +36,29 @@ def register(app: typer.Typer) -> None:
             None, metavar="SCRIPT [ARGS]... | -m MODULE [ARGS]...", help="What python would run, as python takes it."
         ),
         nproc: Optional[int] = typer.Option(
-            None, "--nproc", metavar="N", help="Start N ranks, 1 to 256 (gloo/NCCL env:// rendezvous on 127.0.0.1); their stdin is empty (/dev/null)."
+            Options.nproc, "--nproc", metavar="N", help=f"Start N ranks, 1 to {MAX_LOCAL_RANKS} (gloo/NCCL env:// rendezvous on 127.0.0.1); their stdin is empty (/dev/null)."
         ),
         json_file: Optional[str] = typer.Option(
-            None, "--json", metavar="FILE", help="Also write the findings as JSON to FILE (stdout stays the script's)."
+            Options.json_file, "--json", metavar="FILE", help="Also write the findings as JSON to FILE (stdout stays the script's)."
         ),
         strict: bool = typer.Option(
-            False, "--strict", help="Exit 1 when the script exits 0 but a warning or an error was found."
+            Options.strict, "--strict", help="Exit 1 when the script exits 0 but a warning or an error was found."
         ),
         timeout: Optional[float] = typer.Option(
-            None,
+            Options.timeout,
             "--timeout",
             metavar="S",
             help="Stop the script after S seconds, printing every thread's stack.",
         ),
         hang_timeout: Optional[float] = typer.Option(
-            None,
+            Options.hang_timeout,
             "--hang-timeout",
             metavar="S",
             help="With --nproc: when no rank makes collective progress for S seconds while one waits in a "
             "collective, show where every rank stands and stop the job (default 600; 0: never).",
         ),
         trace: Optional[str] = typer.Option(
-            None,
+            Options.trace,
             "--trace",
             metavar="FILE",
             help="Write each rank's step phases and collectives to FILE as a Chrome trace (open it in "
@@ -73,9 +75,11 @@ def register(app: typer.Typer) -> None:
         Findings go to stderr at exit, prefixed by rank; the exit code is the script's.
         """
         from gpudoctor.commands import run as command
-        from gpudoctor.commands.run.options import Options
 
-        options = Options(tuple(target or ()), nproc, json_file, strict, timeout, hang_timeout, trace, html=html)
+        options = Options(
+            target=tuple(target or ()), nproc=nproc, json_file=json_file, strict=strict, timeout=timeout,
+            hang_timeout=hang_timeout, trace=trace, html=html,
+        )
         with StepsLine() as line:
             ended = command.run(options, progress=line.say, on_steps=line.update if line.live else None)
         if isinstance(ended, command.Exec):

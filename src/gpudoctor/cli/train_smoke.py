@@ -8,6 +8,8 @@ from contextlib import contextmanager
 
 import typer
 
+from gpudoctor.commands.train_smoke.config import MIN_STEPS, REFERENCE_BATCH, SmokeConfig
+from gpudoctor.commands.train_smoke.options import DEFAULT_NPROC, MAX_WORKERS, MIN_TIMEOUT_S, Options
 from gpudoctor.cli.output import (
     Heartbeat,
     FaultOpt,
@@ -27,19 +29,25 @@ def register(app: typer.Typer) -> None:
     @app.command("train-smoke")
     def train_smoke(
         nproc: int | None = typer.Option(
-            None, "--nproc", help="Ranks to start on this machine, default 2 (ignored under torchrun)."
+            Options.nproc, "--nproc", help=f"Ranks to start on this machine, default {DEFAULT_NPROC} (ignored under torchrun)."
         ),
-        backend: str = typer.Option("auto", "--backend", help="auto | nccl | gloo (auto: NCCL when each rank has its own GPU)."),
-        device: str = typer.Option("auto", "--device", help="auto | cpu | cuda (auto: CUDA when available)."),
+        backend: str = typer.Option(Options.backend, "--backend", help="auto | nccl | gloo (auto: NCCL when each rank has its own GPU)."),
+        device: str = typer.Option(Options.device, "--device", help="auto | cpu | cuda (auto: CUDA when available)."),
         steps: int | None = typer.Option(
-            None, "--steps", help="Training steps per rank (default 200; at least 40, more for a global batch under 64)."
+            Options.steps, "--steps",
+            help=f"Training steps per rank (default {SmokeConfig.steps}; at least {MIN_STEPS}, more for a global batch under {REFERENCE_BATCH}).",
         ),
-        batch_size: int = typer.Option(64, "--batch-size", help="Batch size per rank."),
-        num_workers: int = typer.Option(0, "--num-workers", help="DataLoader workers per rank, 0 to 64 (spawn); >0 also measures their start-up."),
-        amp: bool = typer.Option(False, "--amp", help="Train under autocast (fp16 + GradScaler on CUDA, bf16 on CPU)."),
-        save: str | None = typer.Option(None, "--save", help="Keep rank 0's checkpoint at this path (default: a temporary file)."),
-        timeout: float = typer.Option(120.0, "--timeout", help="Seconds (at least 1) before hung ranks are stopped and reported."),
-        compare_dp: bool = typer.Option(False, "--compare-dp", help="Also run the job under nn.DataParallel (needs 2+ GPUs)."),
+        batch_size: int = typer.Option(Options.batch_size, "--batch-size", help="Batch size per rank."),
+        num_workers: int = typer.Option(
+            Options.num_workers, "--num-workers",
+            help=f"DataLoader workers per rank, 0 to {MAX_WORKERS} (spawn); >0 also measures their start-up.",
+        ),
+        amp: bool = typer.Option(Options.amp, "--amp", help="Train under autocast (fp16 + GradScaler on CUDA, bf16 on CPU)."),
+        save: str | None = typer.Option(Options.save, "--save", help="Keep rank 0's checkpoint at this path (default: a temporary file)."),
+        timeout: float = typer.Option(
+            Options.timeout, "--timeout", help=f"Seconds (at least {MIN_TIMEOUT_S:g}) before hung ranks are stopped and reported."
+        ),
+        compare_dp: bool = typer.Option(Options.compare_dp, "--compare-dp", help="Also run the job under nn.DataParallel (needs 2+ GPUs)."),
         fault: str | None = FaultOpt,
         json_out: bool = JsonOpt,
         markdown: bool = MarkdownOpt,
@@ -49,11 +57,13 @@ def register(app: typer.Typer) -> None:
         gradient averaging, checkpointing, DataLoader workers and throughput."""
         check_formats(json_out, markdown)
         from gpudoctor.commands.train_smoke import run
-        from gpudoctor.commands.train_smoke.options import Options
         from gpudoctor.commands.train_smoke.view import console_extra, markdown_sections
         from gpudoctor.core.usage import UsageError
 
-        options = Options(nproc, backend, device, steps, batch_size, num_workers, amp, save, timeout, compare_dp, fault)
+        options = Options(
+            nproc=nproc, backend=backend, device=device, steps=steps, batch_size=batch_size, num_workers=num_workers,
+            amp=amp, save=save, timeout=timeout, compare_dp=compare_dp, fault=fault,
+        )
         try:
             with Heartbeat("train-smoke") as beat:
                 report = run(options, progress=_Status(err.is_terminal and not json_out, beat))

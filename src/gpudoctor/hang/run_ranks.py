@@ -45,7 +45,7 @@ class LocalRun:
 
 def run_local(
     target: str,
-    config: dict,
+    config: Any,
     nproc: int,
     *,
     timeout: float,
@@ -55,7 +55,7 @@ def run_local(
     result_type: type | None = None,
 ) -> LocalRun:
     """Start `nproc` supervised ranks of `target` ("package.module:function",
-    called as fn(ctx, config)) on this host and wait for all of them. Each
+    called as fn(ctx, config), `config` the command's frozen dataclass) on this host and wait for all of them. Each
     rank's return value comes back as `result_type` (the frozen dataclass fn
     returns), through the one codec."""
     result = launch_function(

@@ -579,7 +579,7 @@ def _dump_fr_trace(*args):
     global _dump_fr_trace_fn
     if _dump_fr_trace_fn is None:
         # private, absent from torch's stubs: the Flight Recorder's in-process dump
-        from torch._C._distributed_c10d import _dump_fr_trace as fn  # type: ignore[attr-defined]
+        from torch._C._distributed_c10d import _dump_fr_trace as fn  # type: ignore[attr-defined]  # private, not in torch's stubs
 
         _dump_fr_trace_fn = fn
     return _dump_fr_trace_fn(*args)
@@ -781,9 +781,9 @@ def _wrap_p2p(tracker: Tracker) -> None:
         tracker.p2p_state(token, COMPLETED)
         return result
 
-    wait._gpudoctor = True  # type: ignore[attr-defined]
+    wait._gpudoctor = True  # type: ignore[attr-defined]  # our mark on the wrapper: wrapped once
     try:
-        work_type.wait = wait  # type: ignore[union-attr]
+        work_type.wait = wait  # type: ignore[union-attr]  # torch's Work class, wrapped at run time
     except (AttributeError, TypeError):  # a Work type that cannot be patched: sends are noted, not waited
         pass
 
@@ -866,8 +866,8 @@ def _mark_ddp(tracker: Tracker) -> None:
         tracker.mark()
         return original_backward(*args, **kwargs)
 
-    DDP.__init__ = ddp_init  # type: ignore[method-assign]
-    DDP.forward = ddp_forward  # type: ignore[method-assign]
+    DDP.__init__ = ddp_init  # type: ignore[method-assign]  # torch's own method, wrapped at run time
+    DDP.forward = ddp_forward  # type: ignore[method-assign]  # the same
     torch.autograd.backward = backward
 
 

@@ -217,8 +217,7 @@ def _prepare(target: Target) -> None:
 def _run(target: Target) -> None:
     main = sys.modules["__main__"]
     if target.kind == "module":
-        # what `python -m` itself runs; private, so typeshed does not list it
-        runpy._run_module_as_main(target.name, alter_argv=True)  # type: ignore[attr-defined]
+        runpy._run_module_as_main(target.name, alter_argv=True)  # type: ignore[attr-defined]  # what `python -m` runs: private, not in typeshed
         return
     path = os.path.abspath(target.name)
     if os.path.isdir(path) or not path.endswith((".py", ".pyw")) and zipfile.is_zipfile(path) or path.endswith(".pyc"):

@@ -169,7 +169,7 @@ def _hook_data(c: StepClock) -> None:
         finally:
             c.leave(DATA, t0, i0)
 
-    cls.__next__ = __next__  # type: ignore[method-assign]
+    cls.__next__ = __next__  # type: ignore[method-assign]  # the hook wraps torch's own method at run time
 
 
 def _hook_ddp(c: StepClock) -> None:
@@ -194,8 +194,8 @@ def _hook_ddp(c: StepClock) -> None:
         finally:
             c.leave(FORWARD, t0, i0)
 
-    DDP.__init__ = ddp_init  # type: ignore[method-assign]
-    DDP.forward = ddp_forward  # type: ignore[method-assign]
+    DDP.__init__ = ddp_init  # type: ignore[method-assign]  # the hook wraps torch's own method at run time
+    DDP.forward = ddp_forward  # type: ignore[method-assign]  # the same
     original_sync = getattr(DDP, "_sync_buffers", None)
     if original_sync is not None:
 
@@ -207,7 +207,7 @@ def _hook_ddp(c: StepClock) -> None:
             finally:
                 c.leave(COLLECTIVE, t0, i0, "DDP buffer broadcast")
 
-        DDP._sync_buffers = sync_buffers  # type: ignore[method-assign]
+        DDP._sync_buffers = sync_buffers  # type: ignore[method-assign]  # a private torch method, wrapped at run time
 
 
 def _hook_backward(c: StepClock) -> None:
@@ -302,7 +302,7 @@ def _hook_collectives(c: StepClock) -> None:
                 finally:
                     c.boundary(BY_COLLECTIVE, c.leave(COLLECTIVE, t0, i0, kind))
 
-            collective._gpudoctor_clock = True  # type: ignore[attr-defined]
+            collective._gpudoctor_clock = True  # type: ignore[attr-defined]  # our mark on torch's function: wrapped once
             return collective
 
         wrapped = make()

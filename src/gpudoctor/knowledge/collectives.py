@@ -893,7 +893,7 @@ def find_deadlock(ranks: Sequence[RankState]) -> Finding | None:
         case = "p2p"
     else:
         case = "collective"
-    ev: dict = {f"rank {s.rank}": calls[s.rank].call() for s in cycle if calls[s.rank] is not None}  # type: ignore[union-attr]
+    ev: dict = {f"rank {s.rank}": call.call() for s in cycle if (call := calls[s.rank]) is not None}
     ev["cycle"] = " -> ".join(f"rank {s.rank}" for s in [*cycle, cycle[0]])
     ev["root cause"] = f"rank {_odd_one_out(ranks, cycle).rank}"
     return COLLECTIVE_DEADLOCK(case=case, evidence=ev, waits="; ".join(parts), lines=lines)

@@ -1,7 +1,7 @@
 """Entry point of a rank started by `launch_function`:
-`python -m gpudoctor.launch.child package.module:function`.
+`python -m gpudoctor.launch.child package.module:function SETUP CONFIG_TYPE`.
 
-Runs fn(ctx, config) and leaves the outcome in the run directory: the return
+Runs fn(ctx, config), `config` read back as CONFIG_TYPE (launch/contract.py), and leaves the outcome in the run directory: the return
 value (a frozen dataclass, or None for nothing) as rank<N>.result.json, or the
 exception as rank<N>.error.json (the idea of torch elastic's @record: the parent
 learns why a child died from a file, not by parsing its stderr).
@@ -10,7 +10,6 @@ learns why a child died from a file, not by parsing its stderr).
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 import time
@@ -18,7 +17,7 @@ import traceback
 from dataclasses import is_dataclass
 
 from gpudoctor.launch import rundir, store
-from gpudoctor.launch.contract import RankError, write_contract
+from gpudoctor.launch.contract import RankError, read_config, write_contract
 from gpudoctor.launch.rank import STAGE_IMPORTED, STAGE_STARTED, answer_stack_signal, join_context
 
 SLOW_START_S = 10.0  # the `slowstart` fault (rundir.FAULT_ENV = "0:slowstart")
@@ -47,8 +46,7 @@ def main(argv: list[str]) -> int:
     run_dir = ctx.run_dir
     ctx.progress(STAGE_STARTED, 0)
     module_name, _, func_name = argv[0].partition(":")
-    with open(rundir.config_path(run_dir)) as fh:
-        config = json.load(fh)
+    config = read_config(rundir.config_path(run_dir), argv[2] if len(argv) > 2 else "")
     if ctx.fault == "slowstart":  # a rank whose start-up crawls, as importing torch does on a busy machine
         time.sleep(SLOW_START_S)
     _rank_setup(argv[1] if len(argv) > 1 else "", ctx)

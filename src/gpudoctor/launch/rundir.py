@@ -365,10 +365,11 @@ def trace_from_payload(
     """A rank's published trace (the JSON of rank<N>.collectives.json, or of its store key)."""
     published = None
     said = unread if unread is not None else []
-    body = payload.get("data") if isinstance(payload, dict) else None  # the codec's envelope
+    envelope = payload if isinstance(payload, dict) else {}  # the codec's
+    body = envelope.get("data")
     if isinstance(body, dict) and isinstance(body.get("records"), list) and len(body["records"]) > MAX_RECORDS:
         skipped = len(body["records"]) - MAX_RECORDS
-        payload = {**payload, "data": {**body, "records": body["records"][-MAX_RECORDS:]}}  # type: ignore[dict-item]
+        payload = {**envelope, "data": {**body, "records": body["records"][-MAX_RECORDS:]}}
         said.append((os.path.basename(trace_path("", rank)), f"read its last {MAX_RECORDS:,} collectives ({skipped:,} before them skipped)"))
     if payload is not None:
         try:

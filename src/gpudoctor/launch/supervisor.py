@@ -28,7 +28,7 @@ from typing import Any
 from gpudoctor.core.codec import decode, encode
 from gpudoctor.core.user_file import FileRefused, read_json, read_tail
 from gpudoctor.launch import lifeline, rundir, scratch, store, sweep
-from gpudoctor.launch.contract import RankError, read_contract
+from gpudoctor.launch.contract import RankError, read_contract, write_config
 from gpudoctor.launch.threads import set_rank_threads, threads_data
 from gpudoctor.launch.rank import PRE_JOIN_STAGES, STARTING_STAGES, STARTUP_LIMIT_S, parse_faults, read_progress
 
@@ -787,7 +787,7 @@ def _outcome(rank, proc, run_dir, stderr_path, ended_s, killed_as) -> RankOutcom
 
 def launch_function(
     target: str,
-    config: dict,
+    config: Any,
     nproc: int,
     *,
     timeout: float = 300.0,
@@ -799,6 +799,8 @@ def launch_function(
     rank_setup: str = "",
 ) -> LaunchResult:
     """Run `fn(ctx, config)` (target "package.module:function") on every rank.
+    `config`: the rank's options, a frozen dataclass each rank gets back as it is
+    (launch/contract.write_config; a test's tiny function may take a plain dict).
     `run_dir`: an existing empty folder for the run's files (default: a new temp one),
     for a caller that reads what ranks write there while they run.
     `watch_factory(run_dir, nproc)`: the collective watch to run beside the ranks.
@@ -806,9 +808,8 @@ def launch_function(
     back as it (None where the rank returned nothing, or something else).
     `rank_setup`: "module:function" each rank calls with its context before it imports torch."""
     run_dir = run_dir or tempfile.mkdtemp(prefix="gpudoctor-")
-    with open(rundir.config_path(run_dir), "w") as fh:
-        json.dump(config, fh)
-    command = [sys.executable, "-m", "gpudoctor.launch.child", target, rank_setup]
+    config_type = write_config(rundir.config_path(run_dir), config)  # the typed options, through the codec
+    command = [sys.executable, "-m", "gpudoctor.launch.child", target, rank_setup, config_type]
     watch = watch_factory(run_dir, nproc) if watch_factory else None
     result = launch(
         command, nproc, timeout=timeout, env=env, on_progress=on_progress, run_dir=run_dir, watch=watch, own_store=True,

@@ -187,7 +187,7 @@ def argparse_default(file: FileModel, dest: str) -> ast.expr | None:
     there is none, or several."""
     key = ("argparse-defaults", file.tree)
     table = file.memo.get(key)
-    if table is None:
+    if not isinstance(table, dict):  # (file.memo holds objects; this key only this table)
         found: dict[str, list[ast.expr | None]] = {}
         for call in file.calls:
             if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
@@ -200,7 +200,7 @@ def argparse_default(file: FileModel, dest: str) -> ast.expr | None:
             if name:
                 found.setdefault(name, []).append(keyword(call, "default"))
         table = file.memo[key] = found
-    defaults = table.get(dest, [])  # type: ignore[attr-defined]
+    defaults = table.get(dest, [])
     return defaults[0] if len(defaults) == 1 else None
 
 

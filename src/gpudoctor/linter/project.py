@@ -376,10 +376,9 @@ class Project:
             if folder is None:
                 folder = self._folders[origin.path] = os.path.dirname(origin.path)
             key = (folder, name)
-        found = self._resolved.get(key, False)
-        if found is False:
-            found = self._resolved[key] = self._resolve(origin, name)
-        return found  # type: ignore[return-value]
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(origin, name)
+        return self._resolved[key]
 
     def _resolve(self, origin: ModuleFacts, name: str) -> tuple[ModuleFacts, str] | None:
         if name.startswith("."):

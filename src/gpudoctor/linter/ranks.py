@@ -170,7 +170,7 @@ def _known_ints(file: FileModel, node: ast.AST) -> list[object] | None:
     name = node.id if isinstance(node, ast.Name) else node.attr
     key = ("constants", file.tree)
     table = file.memo.get(key)
-    if table is None:
+    if not isinstance(table, dict):  # (file.memo holds objects; this key only this table)
         consts: dict[str, list[list[object] | None]] = {}
         scopes = [file.tree.body] + [c.body for c in ast.walk(file.tree) if type(c) is ast.ClassDef]
         for body in scopes:
@@ -178,7 +178,7 @@ def _known_ints(file: FileModel, node: ast.AST) -> list[object] | None:
                 if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
                     consts.setdefault(stmt.targets[0].id, []).append(_ints(stmt.value))
         table = file.memo[key] = consts
-    values = table.get(name, [])  # type: ignore[attr-defined]
+    values = table.get(name, [])
     if len(values) == 1:
         return values[0]
     # `MAIN_PROCESS_RANK` set elsewhere (a base class, another module): no guess
@@ -471,10 +471,10 @@ def collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:
     """Function or method -> a collective it makes on every rank that calls
     it (directly, or through the file's own functions it calls)."""
     key = ("reach", file.tree)
-    if key not in file.memo:
-        file.memo[key] = _collective_reach(file)
-    # memo values are typed object; this key only ever holds _collective_reach's dict
-    return file.memo[key]  # type: ignore[return-value]
+    found = file.memo.get(key)
+    if not isinstance(found, dict):  # (file.memo holds objects; this key only _collective_reach's dict)
+        found = file.memo[key] = _collective_reach(file)
+    return found
 
 
 def _collective_reach(file: FileModel) -> dict[ast.AST, tuple[ast.Call, str]]:

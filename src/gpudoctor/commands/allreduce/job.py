@@ -108,9 +108,9 @@ def _supervised(sweep: Sweep, hooks: Hooks, env: dict[str, str], timeout_s: floa
         if rank == 0:
             follower.poll()
 
-    config = sweep.config(pg_timeout_s=timeout_s + PG_TIMEOUT_MARGIN_S)
+    ranks_sweep = sweep.with_changes(pg_timeout_s=timeout_s + PG_TIMEOUT_MARGIN_S)
     run = run_ranks(
-        TARGET, config, sweep.nproc, timeout=timeout_s, env=env, on_progress=on_progress, run_dir=run_dir, result_type=SweepResult
+        TARGET, ranks_sweep, sweep.nproc, timeout=timeout_s, env=env, on_progress=on_progress, run_dir=run_dir, result_type=SweepResult
     )
     follower.poll()
     first: SweepResult | None = run.result.ranks[0].result if run.result.ranks else None
@@ -235,12 +235,11 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
         rows.append(row)
         hooks.on_row(row)
 
-    # No supervisor here: the process group's own timeout is the watchdog.
-    config = sweep.config(pg_timeout_s=sweep.timeout_s)
+    # No supervisor here: the process group's own timeout (plan_sweep's pg_timeout_s) is the watchdog.
     joined = run_as_rank(
         ctx,
         run_rank,
-        config,
+        sweep,
         on_row=on_row if ctx.rank == 0 else None,
         progress=lambda: f" after {len(rows)} of {len(sweep.planned())} size(s)",
         fix=JOINED_FIX,

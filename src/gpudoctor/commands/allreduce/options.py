@@ -38,8 +38,11 @@ MAX_SIZE_BYTES = 16 << 30
 PlanError = UsageError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Sweep:
+    """What the ranks run: the options checked, the backend and device chosen. The
+    job hands it to every rank as it is (run_rank's `sweep`), through the codec."""
+
     backend: str  # nccl | gloo
     device: str  # cuda | cpu
     nproc: int  # ranks to start (local mode) or the job's world size (join mode)
@@ -49,6 +52,9 @@ class Sweep:
     iters: int
     warmup: int
     timeout_s: float
+    # The ranks' process-group timeout: timeout_s in a torchrun/SLURM job (no supervisor
+    # there); a local job sets it a margin past its own watchdog (job.PG_TIMEOUT_MARGIN_S).
+    pg_timeout_s: float
     bisect: bool = False  # then measure every pair of ranks (allreduce/bisect.py)
 
     def planned(self) -> list[tuple[int, int]]:
@@ -71,27 +77,14 @@ class Sweep:
                 )
         return lines
 
-    def config(self, pg_timeout_s: float) -> dict:
-        """What run_rank reads."""
-        return {
-            "backend": self.backend,
-            "device": self.device,
-            "op": self.op,
-            "dtype": self.dtype,
-            "sizes": list(self.sizes),
-            "iters": self.iters,
-            "warmup": self.warmup,
-            "pg_timeout_s": pg_timeout_s,
-            "bisect": self.bisect,
-        }
-
     def with_changes(self, **changes) -> "Sweep":
         return replace(self, **changes)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
-    """The command line as typed (strings where the user types words)."""
+    """The command line as typed (strings where the user types words). Its defaults
+    are the CLI's flags' and the Python API's (cli/allreduce.py, api.allreduce)."""
 
     nproc: int | None = None
     backend: str = "auto"
@@ -160,4 +153,7 @@ def plan_sweep(o: Options, cuda: CudaFacts, world: int | None = None, ranks_per_
         nproc = o.nproc if o.nproc is not None else default_nproc(backend, device, cuda)
         world = ranks_per_host = nproc
     chosen_backend, chosen_device = choose_backend(backend, device, ranks_per_host or world, cuda)
-    return Sweep(chosen_backend, chosen_device, world, op, dtype, sizes, o.iters, o.warmup, float(o.timeout), o.bisect)
+    return Sweep(
+        backend=chosen_backend, device=chosen_device, nproc=world, op=op, dtype=dtype, sizes=sizes, iters=o.iters,
+        warmup=o.warmup, timeout_s=float(o.timeout), pg_timeout_s=float(o.timeout), bisect=o.bisect,
+    )

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from gpudoctor.commands.allreduce.bisect import PairTime, bisect_bytes, measure_pairs
 from gpudoctor.commands.allreduce.bandwidth import Row, exact_value_range, format_size, make_row, planned_sizes
 from gpudoctor.commands.allreduce.per_node import PerNode, measure_nodes
+from gpudoctor.commands.allreduce.options import Sweep
 from gpudoctor.core.codec import decode, encode
 from gpudoctor.launch import rundir
 from gpudoctor.probe.links import RankPlace
@@ -94,8 +95,9 @@ def tiled(torch, period_values, start: int, length: int, dtype, device):
 class _Collective:
     """Buffers and calls of one op at one size, with the expected result."""
 
-    def __init__(self, torch, dist, op: str, count: int, rank: int, world: int, dtype_name: str, device):
+    def __init__(self, torch, dist, op: str, count: int, rank: int, world: int, dtype_name: str, device, *, delay_s: float = 0.0):
         self.torch, self.dist, self.op = torch, dist, op
+        self.delay_s = delay_s  # slept before each call: the `slow` fault's straggler
         self.rank, self.world = rank, world
         dtype = getattr(torch, dtype_name)
         self.dtype, self.dtype_name, self.device = dtype, dtype_name, device
@@ -119,6 +121,8 @@ class _Collective:
         self._scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
 
     def call(self) -> None:
+        if self.delay_s:
+            time.sleep(self.delay_s)
         if self.op == "all_reduce":
             self.dist.all_reduce(self.output)
         elif self.op == "all_gather":
@@ -183,28 +187,27 @@ def _cuda_times(coll: _Collective, dist, iters: int, torch) -> list[float]:
     return [start.elapsed_time(end) * 1e3 for start, end in events]
 
 
-def run_rank(ctx, config: dict, on_row: Callable[[Row], None] | None = None) -> SweepResult | None:
-    """The whole sweep as one rank. config: backend, device, op, dtype, sizes
-    (requested bytes), iters, warmup, pg_timeout_s. Rank 0 returns every row."""
+def run_rank(ctx, sweep: Sweep, on_row: Callable[[Row], None] | None = None) -> SweepResult | None:
+    """The whole sweep as one rank (its nproc is the job's; the world size is read
+    from the process group). Rank 0 returns every row."""
     import torch
 
-    op, dtype_name = config["op"], config["dtype"]
-    iters, warmup = int(config["iters"]), int(config["warmup"])
-    on_cuda = config["device"] == "cuda"
+    op, dtype_name = sweep.op, sweep.dtype
+    iters, warmup = sweep.iters, sweep.warmup
+    on_cuda = sweep.device == "cuda"
     device = ctx.cuda_device() if on_cuda else torch.device("cpu")
-    dist = ctx.init_process_group(config["backend"], timeout_s=config["pg_timeout_s"])
+    dist = ctx.init_process_group(sweep.backend, timeout_s=sweep.pg_timeout_s)
     rank, world = dist.get_rank(), dist.get_world_size()
     rows_path = os.path.join(ctx.run_dir, ROWS_FILE) if ctx.run_dir and rank == 0 else None
     rows: list[Row] = []
-    plan = planned_sizes(op, [int(s) for s in config["sizes"]], dtype_name, world)
+    plan = planned_sizes(op, list(sweep.sizes), dtype_name, world)
     for index, (nbytes, count) in enumerate(plan):
         stage = size_stage(op, nbytes)
         # Before the heartbeat: a rank that hangs here is seen behind its peers.
         ctx.fault_point(stage)
         ctx.progress(stage, index + 1)
-        coll = _Collective(torch, dist, op, count, rank, world, dtype_name, device)
-        if ctx.fault == FAULT_SLOW:
-            coll.call = _slowed(coll.call)  # type: ignore[method-assign]
+        delay_s = SLOW_FAULT_S if ctx.fault == FAULT_SLOW else 0.0
+        coll = _Collective(torch, dist, op, count, rank, world, dtype_name, device, delay_s=delay_s)
         coll.reset()
         coll.call()
         if ctx.fault == FAULT_WRONG:
@@ -229,7 +232,7 @@ def run_rank(ctx, config: dict, on_row: Callable[[Row], None] | None = None) -> 
                 on_row(row)
         del coll
     pairs: tuple[PairTime, ...] = ()
-    if config.get("bisect") and world > 1:
+    if sweep.bisect and world > 1:
         ctx.progress("bisect", len(plan) + 1)
         slow, peers = _bisect_fault(ctx.fault)
         pairs = tuple(measure_pairs(torch, dist, rank, world, device, getattr(torch, dtype_name), slow, peers))
@@ -254,14 +257,6 @@ def _bisect_fault(fault: str | None) -> tuple[float, frozenset[int] | None]:
     if fault and fault.startswith(FAULT_SLOW_LINK) and peer.isdigit():
         return SLOW_FAULT_S, frozenset({int(peer)})
     return 0.0, None
-
-
-def _slowed(call: Callable[[], None]) -> Callable[[], None]:
-    def slowed() -> None:
-        time.sleep(SLOW_FAULT_S)
-        call()
-
-    return slowed
 
 
 def read_row(line: str) -> Row:

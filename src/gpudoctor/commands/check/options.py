@@ -10,8 +10,10 @@ from gpudoctor.core.usage import UsageError
 MIN_TIMEOUT_S = 1.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
+    """Its defaults are the CLI's flags' and the Python API's (cli/check.py, api.check)."""
+
     facts: tuple[str, ...] = ()  # snapshots saved with `check --json`, one per node; () probes this machine
     visible: str | None = None  # probe as if CUDA_VISIBLE_DEVICES were this
     timeout: float = 180.0  # in a torchrun/SLURM job: how long the ranks wait for each other's nodes

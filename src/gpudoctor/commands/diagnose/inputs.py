@@ -3,6 +3,7 @@ Bad input is an `InputError` with one line to show (the CLI turns it into exit 2
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 from dataclasses import dataclass
@@ -57,14 +58,14 @@ def compression_of(head: bytes) -> str:
     return next((name for magic, name in MAGIC if head.startswith(magic)), "")
 
 
-def open_log(path: str) -> BinaryIO:
+def open_log(path: str) -> BinaryIO | Salvaged:
     """A log file opened for streaming: a regular file only (user_file.open_regular), its
     bytes decompressed as they are read when it is gzip, bzip2, xz or zstd. NotReadable
     for zstd without a zstd module; FileRefused for what is no regular file."""
     return decompressed(open_regular(path))
 
 
-def decompressed(raw: BinaryIO) -> BinaryIO:
+def decompressed(raw: BinaryIO) -> BinaryIO | Salvaged:
     """`raw` (a buffered stream: a file, standard input), decompressed as it is read when
     its first bytes say it is compressed, else itself."""
     try:
@@ -75,25 +76,23 @@ def decompressed(raw: BinaryIO) -> BinaryIO:
         if kind == "gzip":
             import gzip
 
-            return Salvaged(gzip.GzipFile(fileobj=raw))  # type: ignore[return-value]
+            return Salvaged(gzip.GzipFile(fileobj=raw))
         if kind == "bzip2":
             import bz2
 
-            return Salvaged(bz2.BZ2File(raw))  # type: ignore[return-value]
+            return Salvaged(bz2.BZ2File(raw))
         if kind == "xz":
             import lzma
 
-            return Salvaged(lzma.LZMAFile(raw))  # type: ignore[return-value]
-        try:  # Python 3.14's standard library, or the zstandard package
-            from compression import zstd  # type: ignore[import-not-found]
-
-            return zstd.ZstdFile(raw)  # type: ignore[no-any-return, unused-ignore]
+            return Salvaged(lzma.LZMAFile(raw))
+        # Python 3.14's standard library, or the zstandard package: neither is there for every
+        # Python the type checker reads this for, so each is imported by name.
+        try:
+            return importlib.import_module("compression.zstd").ZstdFile(raw)
         except ImportError:
             pass
         try:
-            import zstandard  # type: ignore[import-not-found]
-
-            return zstandard.ZstdDecompressor().stream_reader(raw)  # type: ignore[no-any-return, unused-ignore]
+            return importlib.import_module("zstandard").ZstdDecompressor().stream_reader(raw)
         except ImportError:
             raise NotReadable(
                 "zstd-compressed, and this Python has no zstd module (Python 3.14 has one; or pip install zstandard): "
@@ -118,7 +117,7 @@ class Salvaged:
     # log is "read only in part", as for a damaged archive.
     LIMIT = 1 << 30
 
-    def __init__(self, stream: io.BufferedIOBase) -> None:
+    def __init__(self, stream: io.BufferedIOBase | BinaryIO) -> None:
         self.stream = stream
         self.error: DamagedArchive | None = None
         self.total = 0

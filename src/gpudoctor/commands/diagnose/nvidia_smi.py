@@ -187,9 +187,9 @@ class PastedGpu:
         p = self.pcie
         if "current gen" in p:
             f["pcie_gen"] = p["current gen"]
-        maxes = [p[k] for k in ("max gen", "device max", "host max") if isinstance(p.get(k), int)]
-        if maxes:
-            f["pcie_max_gen"] = p["max gen"] if isinstance(p.get("max gen"), int) else min(maxes)  # type: ignore[type-var]
+        maxes = [gen for k in ("max gen", "device max", "host max") if isinstance(gen := p.get(k), int)]
+        if maxes:  # the card's own "max gen" when given, else the lower of the device's and the host's
+            f["pcie_max_gen"] = maxes[0] if isinstance(p.get("max gen"), int) else min(maxes)
         for key, target in (("current width", "pcie_width"), ("max width", "pcie_max_width")):
             if key in p:
                 f[target] = p[key]

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from gpudoctor.core.usage import UsageError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
+    """Its defaults are the CLI's flags' and the Python API's (cli/diagnose.py, api.diagnose)."""
+
     path: str | None = None  # a log file, a run folder, or "-" for standard input
     text: bytes | None = None  # the log itself (the API's text=)
     explain: str | None = None  # a pattern id: its page instead of a diagnosis

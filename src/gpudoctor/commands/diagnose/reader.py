@@ -9,7 +9,7 @@ lines around a trigger are decoded and matched against the patterns.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import BinaryIO, Optional
+from typing import Optional, Protocol
 
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.launch import rundir
@@ -22,6 +22,12 @@ LONG_LINE = 64 << 10  # what of a longer line is decoded: its head and its tail
 
 class BinaryInput(ValueError):
     """The input is not a text log."""
+
+
+class ByteSource(Protocol):
+    """What a log is read from: a file, standard input, a decompressing stream (inputs.Salvaged)."""
+
+    def read(self, n: int, /) -> bytes: ...
 
 
 def max_line() -> int:
@@ -41,7 +47,7 @@ class EndOnce:
     more typing, so a pasted log would need Ctrl-D two or three times. A buffered
     stream's read(n) returns less than n only at the end: remember that end."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: ByteSource) -> None:
         import io
 
         self.stream = stream
@@ -85,7 +91,7 @@ def utf16_without_bom(head: bytes) -> str:
 class Utf16ToUtf8:
     """PowerShell's `>` writes UTF-16 (with a BOM): read it as the UTF-8 the scanner expects."""
 
-    def __init__(self, stream: BinaryIO, head: bytes, encoding: str = "utf-16") -> None:
+    def __init__(self, stream: EndOnce, head: bytes, encoding: str = "utf-16") -> None:
         import codecs
 
         self.decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
@@ -105,7 +111,7 @@ class Normalised:
     lines (`paste.py`). Every reader of the log (the scanner, the nvidia-smi reader) reads this.
     Line prefixes, quoting, ANSI and HTML escapes are peeled per line (`knowledge.lines`)."""
 
-    def __init__(self, stream: BinaryIO, also: Optional[Callable[[bytes], None]] = None) -> None:
+    def __init__(self, stream: ByteSource, also: Optional[Callable[[bytes], None]] = None) -> None:
         """`also`: told every block that is read (the nvidia-smi reader)."""
         from gpudoctor.commands.diagnose.paste import Unwrapped, wrap_width
 
@@ -113,10 +119,10 @@ class Normalised:
         head = source.read(BLOCK)
         reader: EndOnce | Utf16ToUtf8 | Unwrapped = source
         if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            reader = Utf16ToUtf8(source, head)  # type: ignore[arg-type]
+            reader = Utf16ToUtf8(source, head)
             head = reader.read(BLOCK)
         elif utf16_without_bom(head):
-            reader = Utf16ToUtf8(source, head, utf16_without_bom(head))  # type: ignore[arg-type]
+            reader = Utf16ToUtf8(source, head, utf16_without_bom(head))
             head = reader.read(BLOCK)
         elif head[:3] == b"\xef\xbb\xbf":
             head = head[3:]
@@ -161,7 +167,7 @@ class Normalised:
             out += part
 
 
-def scan(stream: BinaryIO | Normalised, diagnosis: Diagnosis, source: str = "") -> int:
+def scan(stream: ByteSource | Normalised, diagnosis: Diagnosis, source: str = "") -> int:
     """Feed every candidate line of `stream` to `diagnosis`; returns the number of lines."""
     carry = b""
     base_line = 0  # lines before the current buffer

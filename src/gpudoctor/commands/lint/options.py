@@ -4,6 +4,7 @@ linted. The check also settles what the project's [tool.gpudoctor.lint] adds."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from gpudoctor.core.usage import MissingPathError, UsageError
@@ -11,8 +12,10 @@ from gpudoctor.core.usage import MissingPathError, UsageError
 FORMATS = ("text", "json", "sarif", "github")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
+    """Its defaults are the CLI's flags' and the Python API's (cli/lint.py, api.lint)."""
+
     paths: tuple[str, ...] = ()
     select: tuple[str, ...] = ()  # rule ids ("a,b" already split)
     ignore: tuple[str, ...] = ()
@@ -27,9 +30,9 @@ class Options:
     exclude: tuple[str, ...] = ()
 
 
-def split_ids(values: object) -> tuple[str, ...]:
+def split_ids(values: Iterable[str]) -> tuple[str, ...]:
     """`--select a,b --select c` -> (a, b, c)."""
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())  # type: ignore[attr-defined]
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
 def validate(options: Options) -> Options:

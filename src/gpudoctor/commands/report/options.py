@@ -10,10 +10,13 @@ from gpudoctor.commands.report.steps import STEP_NAMES
 from gpudoctor.core.usage import UsageError
 
 SKIPPABLE = STEP_NAMES[1:]
+MIN_TIMEOUT_S = 1.0  # the CLI's --timeout refuses less
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
+    """Its defaults are the CLI's flags' (cli/report.py)."""
+
     output: str = "gpudoctor-report.md"
     nproc: int = 2  # ranks of the allreduce and train-smoke steps
     timeout: float = 120.0  # watchdog of each multi-rank step, seconds

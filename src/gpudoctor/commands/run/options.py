@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 MIN_TIMEOUT_S = 0.1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
+    """Its defaults are the CLI's flags' (cli/run.py)."""
+
     target: tuple[str, ...] = ()  # SCRIPT ARGS... or -m MODULE ARGS..., as python takes them
     nproc: int | None = None  # None: this process becomes the script (exec)
     json_file: str | None = None  # also write the findings there

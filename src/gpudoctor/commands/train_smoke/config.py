@@ -7,7 +7,7 @@ rebuild any sample from the seed, and the loss has a known floor (0).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 # What the verifications promise, stated in the report.
 LEARNING_FACTOR = 10.0  # the evaluation loss must fall at least this many times
@@ -36,9 +36,10 @@ FAULT_HANGWORKERS = "hangworkers"
 CHECKPOINT_NAME = "train-smoke.pt"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SmokeConfig:
-    """Everything a rank needs; travels to the ranks as a JSON dict."""
+    """Everything a rank needs; the ranks get it as it is (run_rank's `cfg`), through
+    the codec. Its defaults are the command's (options.py, the CLI's flags, the API)."""
 
     nproc: int = 2
     backend: str = "gloo"  # resolved: "gloo" | "nccl"
@@ -60,14 +61,6 @@ class SmokeConfig:
     eval_size: int = 1024
     worker_epochs: int = 2  # at most, epochs timed with persistent_workers off (train_smoke/workers.py)
     gather: bool = False  # join mode: ranks all-gather their results (no supervisor to collect them)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "SmokeConfig":
-        names = cls.__dataclass_fields__.keys()
-        return cls(**{k: v for k, v in d.items() if k in names})
 
     @property
     def global_batch(self) -> int:

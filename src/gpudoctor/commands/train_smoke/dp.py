@@ -15,12 +15,11 @@ from gpudoctor.commands.train_smoke.rank import amp_context, amp_setup, make_dat
 from gpudoctor.commands.train_smoke.result import DataParallelRun
 
 
-def run_dp(ctx, config: dict) -> DataParallelRun:
+def run_dp(ctx, cfg: SmokeConfig) -> DataParallelRun:
     import torch
     import torch.nn.functional as F
     from torch.utils.data import DataLoader, RandomSampler, TensorDataset
 
-    cfg = SmokeConfig.from_dict(config)
     if problem := no_full_batch(cfg.global_batch, cfg.dataset_size):
         raise ValueError(problem)  # options.py refuses it first; never loop on an empty loader
     gpus = min(cfg.nproc, torch.cuda.device_count()) if cfg.device == "cuda" else 0

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from gpudoctor.launch import rundir
 from gpudoctor.launch.scratch import FolderRefused, private_fallback, private_folder, shared_path, temp_folder_refused
@@ -83,10 +84,10 @@ def run_local(
     keep = bool(cfg.checkpoint_path)
     scratch = None if keep else tempfile.mkdtemp(prefix="gpudoctor-smoke-")
     if scratch:
-        cfg = SmokeConfig.from_dict({**cfg.to_dict(), "checkpoint_path": os.path.join(scratch, CHECKPOINT_NAME)})
+        cfg = replace(cfg, checkpoint_path=os.path.join(scratch, CHECKPOINT_NAME))
     try:
         run = run_ranks(
-            JOB, cfg.to_dict(), cfg.nproc, timeout=cfg.timeout_s, env=env, on_progress=on_progress, result_type=RankReport
+            JOB, cfg, cfg.nproc, timeout=cfg.timeout_s, env=env, on_progress=on_progress, result_type=RankReport
         )
     finally:
         if scratch:
@@ -154,7 +155,7 @@ def compare_dp(cfg: SmokeConfig, facts: CudaFacts | None, tp: dict, env=None) ->
         return [DP_COMPARISON_NEEDS_GPUS(case="no-gpus", evidence=evidence, reason=why_not)], None
     from gpudoctor.hang.run_ranks import run_local as run_ranks
 
-    run = run_ranks(DP_JOB, cfg.to_dict(), 1, timeout=cfg.timeout_s, env=env, result_type=DataParallelRun)
+    run = run_ranks(DP_JOB, cfg, 1, timeout=cfg.timeout_s, env=env, result_type=DataParallelRun)
     if not run.result.ok or run.result.results[0] is None:
         # the launcher's findings about the DataParallel run, as warnings of this comparison
         failed = [
@@ -213,12 +214,12 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
         path = cfg.checkpoint_path
     else:
         path, refused = _checkpoint_folder(join_checkpoint_path())
-    cfg = SmokeConfig.from_dict({**cfg.to_dict(), "checkpoint_path": path, "gather": True, "nproc": ctx.world_size})
+    cfg = replace(cfg, checkpoint_path=path, gather=True, nproc=ctx.world_size)
     try:
         joined = run_as_rank(
             ctx,
             run_rank,
-            cfg.to_dict(),
+            cfg,
             fix=f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's launcher names the failing rank",
         )
     finally:

@@ -14,25 +14,27 @@ from gpudoctor.core.user_file import FileRefused, check_writable
 from gpudoctor.launch.backend import BACKENDS, DEVICES, one_of
 from gpudoctor.launch.capacity import nproc_problem
 
-DEFAULT_NPROC = 2
+DEFAULT_NPROC = SmokeConfig.nproc
 MAX_WORKERS = 64
 MIN_TIMEOUT_S = 1.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
-    """The command line as typed; None where the default depends on the rest."""
+    """The command line as typed; None where the default depends on the rest. Its
+    defaults are the CLI's flags' and the Python API's (cli/train_smoke.py,
+    api.train_smoke); those of the job itself are SmokeConfig's."""
 
-    nproc: int | None = None  # ranks to start here (default 2); ignored in a torchrun/SLURM job
+    nproc: int | None = None  # ranks to start here (default DEFAULT_NPROC); ignored in a torchrun/SLURM job
     backend: str = "auto"
     device: str = "auto"
-    steps: int | None = None  # default: 200, or the fewest the global batch needs
-    batch_size: int = 64
-    num_workers: int = 0
-    amp: bool = False
+    steps: int | None = None  # default: SmokeConfig.steps, or the fewest the global batch needs
+    batch_size: int = SmokeConfig.batch_size
+    num_workers: int = SmokeConfig.num_workers
+    amp: bool = SmokeConfig.amp
     save: str | None = None  # keep rank 0's checkpoint here (a directory gets train-smoke.pt)
-    timeout: float = 120.0
-    compare_dp: bool = False
+    timeout: float = SmokeConfig.timeout_s
+    compare_dp: bool = SmokeConfig.compare_dp
     fault: str | None = None  # hidden --fault SPEC: a test hook (launch/rank.adopt_fault)
 
 

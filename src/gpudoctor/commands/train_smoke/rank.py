@@ -11,7 +11,7 @@ verifications need, gathered outside the timed training loop.
                   on the concatenated batch, DataLoader worker start-up
 
 Started by the launcher (`launch_function("gpudoctor.commands.train_smoke.rank:run_rank", ...)`)
-or in-process as one rank of a torchrun/SLURM job (config["gather"]: the ranks
+or in-process as one rank of a torchrun/SLURM job (cfg.gather: the ranks
 all-gather their results so every rank holds all of them).
 """
 
@@ -106,11 +106,10 @@ class _Trained:
     first_batch_s: float  # the wait for the first batch, before the clock: DataLoader workers start there
 
 
-def run_rank(ctx, config: dict) -> RankReport | AllRanks:
-    """This rank's report; with config["gather"] every rank's (AllRanks)."""
+def run_rank(ctx, cfg: SmokeConfig) -> RankReport | AllRanks:
+    """This rank's report; with cfg.gather every rank's (AllRanks)."""
     import torch
 
-    cfg = SmokeConfig.from_dict(config)
     on_cuda = cfg.device == "cuda"
     device = ctx.cuda_device() if on_cuda else torch.device("cpu")
     if not on_cuda:
