@@ -147,8 +147,8 @@ def check_gpus_for_ranks(nodes: Sequence[NodeFacts]) -> list[Finding]:
     if not short:
         return []
     fewest = min(n.torch_gpus for n in short if isinstance(n.torch_gpus, int))
-    runs = "; ".join(f"{where([n])} runs {len(n.ranks)} ranks on {plural(n.torch_gpus, 'GPU')}"  # type: ignore[arg-type]
-                     for n in short)
+    runs = "; ".join(f"{where([n])} runs {len(n.ranks)} ranks on {plural(n.torch_gpus, 'GPU')}"
+                     for n in short if isinstance(n.torch_gpus, int))  # all of them: `short` kept only ints
     evidence = {n.name: {"ranks": len(n.ranks), "GPUs torch sees": n.torch_gpus} for n in short}
     return [FLEET_GPUS_FEWER_THAN_RANKS(evidence=evidence, runs=runs, nproc=max(fewest, 1), nodes=", ".join(n.name for n in short))]
 

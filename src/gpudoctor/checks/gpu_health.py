@@ -127,7 +127,8 @@ def clocks_slowdown(gpus: Sequence[GpuLabel]) -> list[Finding]:
     if not slow:
         return []
     hw = any(r.startswith("HW") for _, _, reasons in slow for r in reasons)
-    evidence = {n: f"active: {', '.join(h.clock_events)}; temperature {shown(h.temperature_c)} C (slowdown at "  # type: ignore[arg-type]
+    # every active reason, not only the slowdowns (`slow` holds GPUs whose clock_events is a tuple)
+    evidence = {n: f"active: {', '.join(h.clock_events if isinstance(h.clock_events, tuple) else ())}; temperature {shown(h.temperature_c)} C (slowdown at "
                 f"{shown(h.slowdown_c)} C); power {_watts(h.power_w)} of {_watts(h.power_limit_w)}" for n, h, _ in slow}
     return [GPU_CLOCKS_SLOWDOWN(
         case="hardware" if hw else "heat", evidence=evidence,

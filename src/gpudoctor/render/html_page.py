@@ -124,7 +124,7 @@ def _bandwidth(report: Report) -> list[str]:
         finding, gbps = published
         ev = finding.evidence
         label = f"published: {gbps:g} GB/s"
-        out.append(busbw_svg(data["results"], float(gbps), label))  # type: ignore[arg-type]
+        out.append(busbw_svg(data["results"], float(gbps) if isinstance(gbps, (int, float)) else None, label))
         note = (
             f"Published figure: {format_value(ev.get('published run', ''))} ({format_value(ev.get('conditions', ''))}; "
             f"source {format_value(ev.get('source', ''))}). This run reached {format_value(ev.get('busbw compared (GB/s)', '?'))} GB/s "
