@@ -472,3 +472,174 @@ class TestNvmlDriverMismatch:
 
     def test_sibling_the_mismatch(self):
         assert head_id("Failed to initialize NVML: Driver/library version mismatch\n") == "nvml-driver-mismatch"
+
+
+class TestSlurmTimeLimit:
+    def test_control_the_time_limit_printed_at_submission_is_healthy(self):
+        assert "slurm-time-limit" not in ids("#SBATCH --time=24:00:00\nsrun: job 123456 queued and waiting for resources\nstep 1 loss 0.5\n")
+
+    def test_sibling_a_preemption_is_not_the_time_limit(self):
+        log = "slurmstepd: error: *** JOB 37361369 ON learnfair5146 CANCELLED AT 2021-03-15T18:00:46 DUE TO PREEMPTION ***\n"
+        assert head_id(log) == "slurm-preempted"
+
+    def test_sibling_the_time_limit(self):
+        log = "slurmstepd: error: *** JOB 494583 ON node1 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***\n"
+        assert head_id(log) == "slurm-time-limit"
+
+
+class TestSlurmPreempted:
+    def test_control_the_time_limit_is_not_a_preemption(self):
+        log = "slurmstepd: error: *** JOB 494583 ON node1 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***\n"
+        assert head_id(log) != "slurm-preempted"
+
+    def test_sibling_a_requeue(self):
+        log = "slurmstepd: error: *** STEP 608.0 ON SERVER_NAME CANCELLED AT 2022-08-12T02:06:12 DUE TO JOB REQUEUE ***\n"
+        assert head_id(log) == "slurm-preempted"
+
+
+class TestCudaNoGpusVisible:
+    def test_control_no_driver_is_its_own_verdict(self):
+        log = ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed "
+               "a driver from http://www.nvidia.com/Download/index.aspx\n")
+        assert head_id(log) == "cuda-no-driver"
+
+    def test_sibling_no_gpu_visible(self):
+        assert head_id(TB + "RuntimeError: No CUDA GPUs are available\n") == "cuda-no-gpus-visible"
+
+
+class TestCudaNoDriver:
+    def test_control_no_gpus_visible_is_not_a_missing_driver(self):
+        assert head_id("RuntimeError: CUDA error: no CUDA-capable device is detected\n") != "cuda-no-driver"
+
+    def test_sibling_no_driver(self):
+        log = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver\n"
+        assert head_id(log) == "cuda-no-driver"
+
+
+class TestCudaLibraryMissing:
+    def test_control_a_missing_opengl_library_is_not_cuda(self):
+        assert head_id("ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n") != "cuda-library-missing"
+
+    def test_control_torchvisions_image_extension_warning(self):
+        log = ("/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: "
+               "libtorch_cuda_cu.so: cannot open shared object file: No such file or directory\n")
+        assert "cuda-library-missing" not in ids(log)
+
+    def test_sibling_the_cuda_runtime_missing(self):
+        log = "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+        assert head_id(log) == "cuda-library-missing"
+
+
+class TestLauncherSigbus:
+    def test_control_a_worker_bus_error_names_shared_memory(self):
+        log = ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+               "  traceback : Signal 7 (SIGBUS) received by PID 4242\n")
+        assert head_id(log) == "dataloader-shm-bus-error"
+
+    def test_sibling_sigbus_alone(self):
+        assert head_id("  traceback : Signal 7 (SIGBUS) received by PID 4242\n") == "launcher-sigbus"
+
+
+class TestLauncherSigabrt:
+    def test_control_sigbus_is_not_an_abort(self):
+        assert "launcher-sigabrt" not in ids("  traceback : Signal 7 (SIGBUS) received by PID 4242\n")
+
+    def test_sibling_an_ecc_error_behind_the_abort_leads(self):
+        log = ("RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+               "  traceback : Signal 6 (SIGABRT) received by PID 80746\n")
+        assert head_id(log) == "cuda-ecc-error" and "launcher-sigabrt" in ids(log)
+
+
+class TestNvidiaXid:
+    def test_control_an_nvrm_version_line_is_healthy(self):
+        log = "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
+        assert "nvidia-xid" not in ids(log)
+
+    def test_sibling_a_gpu_fallen_off_the_bus(self):
+        assert head_id("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n") == "nvidia-xid"
+
+
+class TestCudaEccError:
+    def test_control_an_illegal_access_is_not_ecc(self):
+        assert head_id("RuntimeError: CUDA error: an illegal memory access was encountered\n") != "cuda-ecc-error"
+
+    def test_sibling_the_uncorrectable_ecc_error(self):
+        assert head_id("RuntimeError: CUDA error: uncorrectable ECC error encountered\n") == "cuda-ecc-error"
+
+
+class TestRendezvousConnectionFailed:
+    def test_control_a_rendezvous_timeout_is_not_a_failed_connection(self):
+        assert "rendezvous-connection-failed" not in ids("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n")
+
+    def test_sibling_the_store_connection_failing(self):
+        log = ("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
+               "failed. See inner exception for details.\n")
+        assert "rendezvous-connection-failed" in ids(log)
+
+
+class TestNcclDuplicateGpu:
+    def test_control_distinct_devices_in_nccl_info(self):
+        log = "".join(f"node1:100:100 [{r}] NCCL INFO Init COMPLETE comm 0x5 rank {r} nranks 2 cudaDev {r} busId {r}000\n" for r in range(2))
+        assert "nccl-duplicate-gpu" not in ids(log)
+
+    def test_sibling_two_ranks_on_one_gpu(self):
+        log = "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000\n"
+        assert head_id(log) == "nccl-duplicate-gpu"
+
+
+class TestStoreHostUnresolvable:
+    def test_control_a_family_warning_is_not_a_name_lookup(self):
+        log = ("[W socket.cpp:697] [c10d] The client socket has failed to connect to [localhost]:29500 "
+               "(errno: 97 - Address family not supported by protocol).\n")
+        assert "store-host-unresolvable" not in ids(log)
+
+    def test_sibling_the_master_name_unknown(self):
+        log = ("[W socket.cpp:601] [c10d] The IPv4 network addresses of (gpu-master, 29500) cannot be retrieved "
+               "(gai error: -2 - Name or service not known).\n")
+        assert "store-host-unresolvable" in ids(log)
+
+
+class TestNcclSocketConnect:
+    def test_control_a_retry_that_is_still_retrying(self):
+        assert head_id("worker:101542:101934 [0] NCCL INFO Call to connect returned Connection timed out, retrying\n") == "-"
+
+    def test_sibling_no_route_is_its_own_verdict(self):
+        log = "ps-8:795:822 [0] include/socket.h:409 NCCL WARN Net : Connect to 192.168.1.9<54263> failed : No route to host\n"
+        assert head_id(log) == "network-no-route"
+
+    def test_sibling_connect_failed(self):
+        log = "gpu-bql-144-103:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out\n"
+        assert head_id(log) == "nccl-socket-connect"
+
+
+class TestNetworkNoRoute:
+    def test_control_a_retry_not_yet_exhausted(self):
+        log = ("zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (26/34) "
+               "after sleep for 2600 msec\n")
+        assert "network-no-route" not in ids(log)
+
+    def test_sibling_the_last_retry(self):
+        log = ("zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) "
+               "after sleep for 3400 msec\n")
+        assert "network-no-route" in ids(log)
+
+
+class TestDdpWrapperAttribute:
+    def test_control_a_users_own_class_missing_an_attribute(self):
+        log = TB + "AttributeError: 'Config' object has no attribute 'lr'\n"
+        assert head_id(log) == "python-exception"
+
+    def test_sibling_the_ddp_wrapper_hiding_the_method(self):
+        assert head_id(TB + "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'\n") == "ddp-wrapper-attribute"
+
+
+class TestPythonException:
+    def test_control_a_user_warning_is_no_exception(self):
+        assert head_id("UserWarning: this is only a warning: nothing failed\n") == "-"
+
+    def test_sibling_an_nccl_error_is_nccls_not_pythons(self):
+        assert head_id("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid argument\n") != "python-exception"
+
+    def test_sibling_a_missing_data_file(self):
+        log = TB + "FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'\n"
+        assert head_id(log) == "python-exception"
