@@ -1,0 +1,645 @@
+"""Controls and siblings for the diagnose patterns a user meets most (issue 34's method):
+for each pattern id, the healthy or look-alike log text that must not get it
+(test_control_*), and the nearest real failure line that needs another pattern and
+gets its own (test_sibling_*). The lines are real ones, as users paste them (the
+patterns' own sources and tests/fixtures/log_sample/dev/); each runs through the
+whole of `diagnose`, not only the regex."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from gpudoctor.core.findings import Severity
+
+TB = 'Traceback (most recent call last):\n  File "/home/u/train.py", line 88, in <module>\n'
+
+
+def ids(text: str) -> list[str]:
+    return [f.id for f in api.diagnose(text).findings]
+
+
+def head_id(text: str) -> str:
+    """The first error diagnose gives (the cause it leads with), or "-"."""
+    found = [f for f in api.diagnose(text).findings if f.severity is Severity.ERROR]
+    return found[0].id if found else "-"
+
+
+class TestCudaOom:
+    def test_control_a_memory_report_line_is_no_oom(self):
+        log = "step 200 | loss 1.83 | max_memory_allocated 45.97 GiB of 47.50 GiB | 3.1 it/s\n"
+        assert "cuda-oom" not in ids(log)
+
+    def test_control_host_memory_killer_is_not_the_gpus_memory(self):
+        log = ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1234567.batch. "
+               "Some of your processes may have been killed by the cgroup out-of-memory handler.\n")
+        assert head_id(log) == "host-oom-killer"
+
+    def test_sibling_other_ranks_filling_gpu0_is_its_own_verdict(self):
+        log = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 79.18 GiB "
+               "of which 41.00 MiB is free. Process 568053 has 50.74 GiB memory in use. Process 568050 has 14.72 GiB memory in use. "
+               "Process 568055 has 13.66 GiB memory in use.\n")
+        assert head_id(log) == "cuda-oom-gpu0-other-ranks"
+
+    def test_sibling_one_process_out_of_its_own_memory(self):
+        log = ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 1 has a total capacity of "
+               "47.50 GiB of which 1.52 GiB is free. Including non-PyTorch memory, this process has 45.97 GiB memory in use.\n")
+        assert head_id(log) == "cuda-oom"
+
+
+class TestHostOomKiller:
+    def test_control_a_gpu_oom_is_not_the_hosts_killer(self):
+        assert head_id("RuntimeError: CUDA error: out of memory\n") == "cuda-oom"
+
+    def test_sibling_the_kernels_oom_killer_line(self):
+        log = "Out of memory: Killed process 12345 (python) total-vm:98765432kB, anon-rss:65432100kB, file-rss:0kB, shmem-rss:0kB\n"
+        assert head_id(log) == "host-oom-killer"
+
+
+class TestNcclWatchdogTimeout:
+    def test_control_the_watchdogs_frame_in_a_backtrace_is_no_timeout(self):
+        log = "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x1554e9e1871c in /x/libtorch_cuda.so)\n"
+        assert "nccl-watchdog-timeout" not in ids(log)
+
+    def test_control_a_timeout_setting_printed_at_start_is_no_timeout(self):
+        log = "INFO: init_process_group(backend='nccl', timeout=timedelta(seconds=1800))\nstep 1 loss 2.3\n"
+        assert "nccl-watchdog-timeout" not in ids(log)
+
+    def test_sibling_the_watchdog_catching_a_collective(self):
+        log = ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: "
+               "WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) "
+               "ran for 600060 milliseconds before timing out.\n")
+        assert "nccl-watchdog-timeout" in ids(log)
+
+    def test_sibling_a_gloo_collective_timeout_is_gloos(self):
+        log = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete\n"
+        got = ids(log)
+        assert "nccl-watchdog-timeout" not in got and "gloo-collective-timeout" in got
+
+
+class TestCudaIllegalMemoryAccess:
+    def test_control_a_device_side_assert_is_its_own_verdict(self):
+        assert head_id("RuntimeError: CUDA error: device-side assert triggered\n") == "cuda-device-assert"
+
+    def test_sibling_the_illegal_access_of_the_old_runtime(self):
+        assert head_id("RuntimeError: cuda runtime error (700) : an illegal memory access was encountered\n") == "cuda-illegal-memory-access"
+
+
+class TestCudaDeviceAssert:
+    def test_control_an_illegal_memory_access_is_not_an_assert(self):
+        assert head_id("RuntimeError: CUDA error: an illegal memory access was encountered\n") != "cuda-device-assert"
+
+    def test_sibling_the_assert_itself(self):
+        assert head_id("RuntimeError: CUDA error: device-side assert triggered\n") == "cuda-device-assert"
+
+
+class TestCudaNoKernelImage:
+    def test_control_a_gpu_named_at_startup_is_healthy(self):
+        log = "Using device: NVIDIA RTX A6000 (sm_86), torch 2.3.0+cu121\nepoch 1 loss 0.9\n"
+        assert "cuda-no-kernel-image" not in ids(log)
+
+    def test_sibling_an_old_driver_is_not_a_missing_kernel(self):
+        log = "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n"
+        assert head_id(log) == "cuda-driver-too-old"
+
+    def test_sibling_the_missing_kernel_image(self):
+        assert head_id("RuntimeError: CUDA error: no kernel image is available for execution on the device\n") == "cuda-no-kernel-image"
+
+
+class TestCudaDriverTooOld:
+    def test_control_a_driver_banner_is_healthy(self):
+        log = "| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n"
+        assert "cuda-driver-too-old" not in ids(log)
+
+    def test_sibling_a_driver_library_mismatch_is_its_own_verdict(self):
+        assert head_id("Failed to initialize NVML: Driver/library version mismatch\n") == "nvml-driver-mismatch"
+
+    def test_sibling_torch_refusing_the_old_driver(self):
+        log = ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by "
+               "downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx\n")
+        assert head_id(log) == "cuda-driver-too-old"
+
+
+class TestCudaTorchCpuBuild:
+    def test_control_a_cpu_run_that_says_so_is_healthy(self):
+        log = "torch 2.3.0+cpu, CUDA available: False, training on cpu\nepoch 1 loss 0.5\n"
+        assert "cuda-torch-cpu-build" not in ids(log)
+
+    def test_sibling_no_gpu_visible_is_not_a_cpu_build(self):
+        log = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver\n"
+        assert head_id(log) not in ("cuda-torch-cpu-build", "-")
+
+    def test_sibling_torch_without_cuda(self):
+        assert head_id(TB + "AssertionError: Torch not compiled with CUDA enabled\n") == "cuda-torch-cpu-build"
+
+
+class TestCudaInvalidDeviceOrdinal:
+    def test_control_set_device_in_a_healthy_log(self):
+        assert "cuda-invalid-device-ordinal" not in ids("rank 3: torch.cuda.set_device(3), device cuda:3\nstep 1 loss 1.0\n")
+
+    def test_sibling_the_ordinal_error(self):
+        assert head_id("RuntimeError: CUDA error: invalid device ordinal\n") == "cuda-invalid-device-ordinal"
+
+
+class TestCudaForkReinit:
+    def test_control_spawn_start_method_in_a_healthy_log(self):
+        log = "INFO: multiprocessing start method: spawn\nepoch 1 loss 0.4\n"
+        assert "cuda-fork-reinit" not in ids(log)
+
+    def test_sibling_spawn_without_a_main_guard_is_its_own_verdict(self):
+        log = ("RuntimeError: An attempt has been made to start a new process before the current process has finished "
+               "its bootstrapping phase.\n")
+        assert head_id(log) == "spawn-main-guard"
+
+    def test_sibling_cuda_in_a_forked_child(self):
+        log = ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
+               "you must use the 'spawn' start method\n")
+        assert head_id(log) == "cuda-fork-reinit"
+
+
+class TestDdpUnusedParameters:
+    def test_control_the_harmless_find_unused_warning_is_no_error(self):
+        log = ("[W reducer.cpp:1300] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find "
+               "any unused parameters in the forward pass. This flag results in an extra traversal of the autograd graph "
+               "every iteration, which can adversely affect performance.\n")
+        assert head_id(log) == "-" and "ddp-unused-parameters" not in ids(log)
+
+    def test_sibling_marked_ready_twice_is_its_own_verdict(self):
+        log = ("RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following "
+               "reasons: 1) Use of a module parameter outside the `forward` function.\n")
+        assert head_id(log) == "ddp-marked-ready-twice"
+
+    def test_sibling_the_reduction_not_finished(self):
+        log = ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error "
+               "indicates that your module has parameters that were not used in producing loss.\n")
+        assert head_id(log) == "ddp-unused-parameters"
+
+
+class TestDdpFindUnusedNotNeeded:
+    def test_control_the_unused_parameter_error_is_not_the_warning(self):
+        log = ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error "
+               "indicates that your module has parameters that were not used in producing loss.\n")
+        assert "ddp-find-unused-not-needed" not in ids(log)
+
+    def test_sibling_the_warning_itself(self):
+        log = ("[W reducer.cpp:1300] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find "
+               "any unused parameters in the forward pass.\n")
+        assert "ddp-find-unused-not-needed" in ids(log)
+
+
+class TestDdpDeviceMismatch:
+    def test_control_devices_listed_in_a_healthy_log(self):
+        log = "model on cuda:0, batch on cuda:0\nstep 1 loss 0.7\n"
+        assert "ddp-device-mismatch" not in ids(log)
+
+    def test_sibling_a_model_left_on_the_cpu(self):
+        log = ("RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same\n")
+        assert head_id(log) == "ddp-device-mismatch"
+
+
+class TestDataloaderWorkerKilled:
+    def test_control_a_bus_error_is_shared_memory(self):
+        log = ("RuntimeError: DataLoader worker (pid 7579) is killed by signal: Bus error. It is possible that dataloader's "
+               "workers are out of shared memory. Please try to raise your shared memory limit.\n")
+        assert head_id(log) == "dataloader-shm-bus-error"
+
+    def test_sibling_a_worker_killed_by_sigkill(self):
+        assert head_id("RuntimeError: DataLoader worker (pid 30001) is killed by signal: Killed.\n") == "dataloader-worker-killed"
+
+
+class TestDataloaderShmBusError:
+    def test_control_a_worker_killed_by_sigkill_is_not_shared_memory(self):
+        assert head_id("RuntimeError: DataLoader worker (pid 30001) is killed by signal: Killed.\n") != "dataloader-shm-bus-error"
+
+    def test_sibling_the_bus_error_in_a_worker(self):
+        log = "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+        assert head_id(log) == "dataloader-shm-bus-error"
+
+
+class TestShmNoSpace:
+    def test_control_a_full_disk_is_not_shared_memory(self):
+        assert head_id("OSError: [Errno 28] No space left on device\n") == "disk-full"
+
+    def test_sibling_torch_writing_its_shared_file(self):
+        log = "RuntimeError: unable to write to file </torch_18692_1954506624>: No space left on device (28)\n"
+        assert head_id(log) == "shm-no-space"
+
+
+class TestDiskFull:
+    def test_control_shared_memory_full_is_not_the_disk(self):
+        log = "RuntimeError: unable to write to file </torch_18692_1954506624>: No space left on device (28)\n"
+        assert head_id(log) != "disk-full"
+
+    def test_sibling_too_many_open_files_is_its_own_errno(self):
+        assert head_id("OSError: [Errno 24] Too many open files\n") == "too-many-open-files"
+
+    def test_sibling_the_disk_full_errno(self):
+        assert head_id(TB + "OSError: [Errno 28] No space left on device\n") == "disk-full"
+
+
+class TestTooManyOpenFiles:
+    def test_control_a_ulimit_line_printed_at_start_is_healthy(self):
+        assert "too-many-open-files" not in ids("open files                      (-n) 1024\nstep 1 loss 0.2\n")
+
+    def test_sibling_the_errno_24(self):
+        assert head_id("OSError: [Errno 24] Too many open files\n") == "too-many-open-files"
+
+
+class TestStoreAddressInUse:
+    def test_control_the_store_listening_is_healthy(self):
+        log = "INFO:torch.distributed.distributed_c10d:Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 2 nodes.\n"
+        assert head_id(log) == "-"
+
+    def test_sibling_a_client_that_cannot_reach_the_store_is_a_connect_timeout(self):
+        log = ("TimeoutError: The client socket has timed out after 1800s while trying to connect to (127.0.0.1, 48391).\n")
+        assert head_id(log) == "store-connect-timeout"
+
+    def test_sibling_the_port_already_bound(self):
+        log = ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed "
+               "to bind to [::]:29500 (errno: 98 - Address already in use). The server socket has failed to bind to "
+               "0.0.0.0:29500 (errno: 98 - Address already in use).\n")
+        assert head_id(log) == "store-address-in-use"
+
+
+class TestStoreConnectTimeout:
+    def test_control_a_family_not_supported_retry_is_no_timeout(self):
+        log = ("[W socket.cpp:697] [c10d] The client socket has failed to connect to [localhost]:29500 "
+               "(errno: 97 - Address family not supported by protocol).\nstep 1 loss 0.3\n")
+        assert "store-connect-timeout" not in ids(log)
+
+    def test_sibling_the_client_timing_out(self):
+        log = ("[E616 02:08:15.931416442 socket.cpp:1023] [c10d] The client socket has timed out after 600000ms while trying "
+               "to connect to (172.17.0.9, 50437).\n")
+        assert head_id(log) == "store-connect-timeout"
+
+
+class TestRendezvousTimeout:
+    def test_control_a_connection_error_is_not_a_timeout(self):
+        log = "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed.\n"
+        assert "rendezvous-timeout" not in ids(log)
+
+    def test_sibling_the_rendezvous_timing_out(self):
+        assert "rendezvous-timeout" in ids(TB + "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n")
+
+
+class TestLauncherEnvMissing:
+    def test_control_the_variables_printed_in_a_healthy_log(self):
+        log = "MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 RANK=0 WORLD_SIZE=2\nstep 1 loss 0.9\n"
+        assert "launcher-env-missing" not in ids(log)
+
+    def test_sibling_rank_not_set(self):
+        log = ("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, "
+               "but not set\n")
+        assert head_id(log) == "launcher-env-missing"
+
+
+class TestPgNotInitialized:
+    def test_control_the_pg_not_destroyed_warning_at_exit_is_harmless(self):
+        log = ("[rank0]:[W530 08:34:35.154236112 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been "
+               "destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call "
+               "destroy_process_group to ensure that any pending NCCL operations have finished in this process.\n")
+        assert head_id(log) == "-" and "pg-not-destroyed" in ids(log)
+
+    def test_sibling_the_group_never_initialised(self):
+        log = TB + "RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.\n"
+        assert head_id(log) == "pg-not-initialized"
+
+
+class TestPgNotDestroyed:
+    def test_control_a_group_never_initialised_is_an_error_not_this_notice(self):
+        log = "RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.\n"
+        assert "pg-not-destroyed" not in ids(log)
+
+    def test_sibling_the_exit_warning(self):
+        log = ("[rank0]:[W530 08:34:35.154236112 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been "
+               "destroyed before we destruct ProcessGroupNCCL.\n")
+        [f] = [f for f in api.diagnose(log).findings if f.id == "pg-not-destroyed"]
+        assert f.severity is Severity.INFO
+
+
+class TestLauncherOmpThreads:
+    def test_control_the_user_setting_the_variable_is_not_the_banner(self):
+        assert "launcher-omp-threads" not in ids("export OMP_NUM_THREADS=8\nstep 1 loss 0.5\n")
+
+    def test_sibling_torchruns_banner_is_harmless(self):
+        log = ("W0219 12:09:28.313000 140145133409408 torch/distributed/run.py:757] Setting OMP_NUM_THREADS environment variable "
+               "for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable "
+               "for optimal performance in your application as needed.\n")
+        [f] = [f for f in api.diagnose(log).findings if f.id == "launcher-omp-threads"]
+        assert f.severity is Severity.INFO and head_id(log) == "-"
+
+
+class TestLauncherDeprecatedLaunch:
+    def test_control_torchrun_itself_is_not_deprecated(self):
+        assert "launcher-deprecated-launch" not in ids("+ torchrun --nproc_per_node=2 train.py\nstep 1 loss 0.5\n")
+
+    def test_sibling_the_launch_deprecation_is_a_warning_not_the_failure(self):
+        log = ("/usr/local/lib/python3.10/dist-packages/torch/distributed/launch.py:183: FutureWarning: The module "
+               "torch.distributed.launch is deprecated\n")
+        assert "launcher-deprecated-launch" in ids(log) and head_id(log) == "-"
+
+
+class TestLauncherSigkill:
+    def test_control_exitcode_minus_one_is_no_sigkill(self):
+        assert "launcher-sigkill" not in ids("exitcode  : -1 (pid: 123)\n")
+
+    def test_sibling_the_oom_killer_explains_the_sigkill(self):
+        log = ("Out of memory: Killed process 2630 (python) total-vm:98765432kB, anon-rss:65432100kB, file-rss:0kB, shmem-rss:0kB\n"
+               "E0325 20:57:27.620000 2606 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed "
+               "(exitcode: -9) local_rank: 5 (pid: 2630) of binary: /root/miniconda3/bin/python\n")
+        assert head_id(log) == "host-oom-killer"
+
+    def test_sibling_signal_9_alone(self):
+        assert head_id("  traceback : Signal 9 (SIGKILL) received by PID 14750\n") == "launcher-sigkill"
+
+
+class TestTorchrunChildFailed:
+    def test_control_a_worker_group_that_finished_is_healthy(self):
+        log = "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished. Waiting 300 seconds for other agents to finish.\n"
+        assert head_id(log) == "-"
+
+    def test_sibling_the_cause_above_leads(self):
+        log = (TB + "RuntimeError: CUDA error: invalid device ordinal\n"
+               "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n")
+        got = ids(log)
+        assert head_id(log) == "cuda-invalid-device-ordinal" and "torchrun-child-failed" in got
+
+
+class TestNcclUnhandledSystemError:
+    def test_control_nccl_version_line_is_healthy(self):
+        assert head_id("NCCL version 2.18.1+cuda12.1\nstep 1 loss 0.5\n") == "-"
+
+    def test_sibling_an_unhandled_cuda_error_is_its_own(self):
+        log = ("RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, "
+               "unhandled cuda error, NCCL version 2.14.3\n")
+        assert head_id(log) == "nccl-unhandled-cuda-error"
+
+    def test_sibling_the_system_error(self):
+        log = ("RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+               "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n")
+        assert head_id(log) == "nccl-unhandled-system-error"
+
+
+class TestNcclUnhandledCudaError:
+    def test_control_the_system_error_is_not_a_cuda_error(self):
+        log = "RuntimeError: NCCL Error 2: unhandled system error\n"
+        assert head_id(log) != "nccl-unhandled-cuda-error"
+
+    def test_sibling_an_oom_behind_it_leads(self):
+        log = ("RuntimeError: CUDA error: out of memory\n"
+               "RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, "
+               "unhandled cuda error, NCCL version 2.14.3\n")
+        assert head_id(log) == "cuda-oom"
+
+
+class TestNcclInvalidUsage:
+    def test_control_a_remote_error_is_not_invalid_usage(self):
+        log = ("torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+               "remote process exited or there was a network error, NCCL version 2.21.5\n")
+        assert head_id(log) != "nccl-invalid-usage"
+
+    def test_sibling_the_invalid_usage(self):
+        log = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, invalid "
+               "usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.20.5\n")
+        assert head_id(log) == "nccl-invalid-usage"
+
+
+class TestNcclRemoteError:
+    def test_control_invalid_usage_is_not_a_remote_error(self):
+        log = "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+        assert "nccl-remote-error" not in ids(log)
+
+    def test_sibling_a_peer_crash_explains_the_remote_error(self):
+        log = ("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+               "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+               "remote process exited or there was a network error, NCCL version 2.21.5\n")
+        assert head_id(log) == "cuda-illegal-memory-access" and "nccl-remote-error" in ids(log)
+
+
+class TestNcclSocketIfname:
+    def test_control_nccl_choosing_its_interface_is_healthy(self):
+        log = "node1:1958:1958 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\nnode1:1958:1958 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+        assert "nccl-socket-ifname" not in ids(log)
+
+    def test_sibling_no_interface_found(self):
+        assert head_id("node1:1958:1958 [3] NCCL WARN Bootstrap : no socket interface found\n") == "nccl-socket-ifname"
+
+
+class TestNcclPeerClosed:
+    def test_control_nccl_info_connection_lines_are_healthy(self):
+        log = "node1:183006:183181 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/CUMEM/read\n"
+        assert "nccl-peer-closed" not in ids(log)
+
+    def test_sibling_a_peer_that_closed(self):
+        log = ("a100-st-p4d24xlarge-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer "
+               "a100-st-p4d24xlarge-22.pcluster<47861>\n")
+        assert "nccl-peer-closed" in ids(log)
+
+
+class TestGlooPeerClosed:
+    def test_control_the_store_closing_at_a_normal_exit_is_harmless(self):
+        log = ("[W TCPStore.cpp:106] [c10d] recvValue failed on SocketImpl(fd=3, addr=[localhost]:29500): "
+               "Connection reset by peer\n")
+        assert "gloo-peer-closed" not in ids(log)
+
+    def test_sibling_gloos_pair_closed(self):
+        log = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [172.28.0.12]:14004\n"
+        assert "gloo-peer-closed" in ids(log)
+
+
+class TestCudaDevicesBusy:
+    def test_control_invalid_ordinal_is_not_busy(self):
+        assert head_id("RuntimeError: CUDA error: invalid device ordinal\n") != "cuda-devices-busy"
+
+    def test_sibling_the_busy_devices(self):
+        assert head_id("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable\n") == "cuda-devices-busy"
+
+
+class TestStateDictMismatch:
+    def test_control_a_corrupt_checkpoint_is_its_own_verdict(self):
+        assert head_id("RuntimeError: storage has wrong size: expected -4669315570785868528 got 512\n") == "checkpoint-corrupt"
+
+    def test_sibling_the_state_dict_that_does_not_fit(self):
+        log = "RuntimeError: Error(s) in loading state_dict for DTNet:\n\tMissing key(s) in state_dict: \"fc.weight\".\n"
+        assert head_id(log) == "state-dict-mismatch"
+
+
+class TestNvmlDriverMismatch:
+    def test_control_a_healthy_smi_banner(self):
+        log = "| NVIDIA-SMI 525.85.12    Driver Version: 525.85.12    CUDA Version: 12.0     |\n"
+        assert "nvml-driver-mismatch" not in ids(log)
+
+    def test_sibling_no_devices_found_is_the_gpu_lost(self):
+        assert head_id("$ nvidia-smi\nNo devices were found\n") != "nvml-driver-mismatch"
+
+    def test_sibling_the_mismatch(self):
+        assert head_id("Failed to initialize NVML: Driver/library version mismatch\n") == "nvml-driver-mismatch"
+
+
+class TestSlurmTimeLimit:
+    def test_control_the_time_limit_printed_at_submission_is_healthy(self):
+        assert "slurm-time-limit" not in ids("#SBATCH --time=24:00:00\nsrun: job 123456 queued and waiting for resources\nstep 1 loss 0.5\n")
+
+    def test_sibling_a_preemption_is_not_the_time_limit(self):
+        log = "slurmstepd: error: *** JOB 37361369 ON learnfair5146 CANCELLED AT 2021-03-15T18:00:46 DUE TO PREEMPTION ***\n"
+        assert head_id(log) == "slurm-preempted"
+
+    def test_sibling_the_time_limit(self):
+        log = "slurmstepd: error: *** JOB 494583 ON node1 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***\n"
+        assert head_id(log) == "slurm-time-limit"
+
+
+class TestSlurmPreempted:
+    def test_control_the_time_limit_is_not_a_preemption(self):
+        log = "slurmstepd: error: *** JOB 494583 ON node1 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***\n"
+        assert head_id(log) != "slurm-preempted"
+
+    def test_sibling_a_requeue(self):
+        log = "slurmstepd: error: *** STEP 608.0 ON SERVER_NAME CANCELLED AT 2022-08-12T02:06:12 DUE TO JOB REQUEUE ***\n"
+        assert head_id(log) == "slurm-preempted"
+
+
+class TestCudaNoGpusVisible:
+    def test_control_no_driver_is_its_own_verdict(self):
+        log = ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed "
+               "a driver from http://www.nvidia.com/Download/index.aspx\n")
+        assert head_id(log) == "cuda-no-driver"
+
+    def test_sibling_no_gpu_visible(self):
+        assert head_id(TB + "RuntimeError: No CUDA GPUs are available\n") == "cuda-no-gpus-visible"
+
+
+class TestCudaNoDriver:
+    def test_control_no_gpus_visible_is_not_a_missing_driver(self):
+        assert head_id("RuntimeError: CUDA error: no CUDA-capable device is detected\n") != "cuda-no-driver"
+
+    def test_sibling_no_driver(self):
+        log = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver\n"
+        assert head_id(log) == "cuda-no-driver"
+
+
+class TestCudaLibraryMissing:
+    def test_control_a_missing_opengl_library_is_not_cuda(self):
+        assert head_id("ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n") != "cuda-library-missing"
+
+    def test_control_torchvisions_image_extension_warning(self):
+        log = ("/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: "
+               "libtorch_cuda_cu.so: cannot open shared object file: No such file or directory\n")
+        assert "cuda-library-missing" not in ids(log)
+
+    def test_sibling_the_cuda_runtime_missing(self):
+        log = "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+        assert head_id(log) == "cuda-library-missing"
+
+
+class TestLauncherSigbus:
+    def test_control_a_worker_bus_error_names_shared_memory(self):
+        log = ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+               "  traceback : Signal 7 (SIGBUS) received by PID 4242\n")
+        assert head_id(log) == "dataloader-shm-bus-error"
+
+    def test_sibling_sigbus_alone(self):
+        assert head_id("  traceback : Signal 7 (SIGBUS) received by PID 4242\n") == "launcher-sigbus"
+
+
+class TestLauncherSigabrt:
+    def test_control_sigbus_is_not_an_abort(self):
+        assert "launcher-sigabrt" not in ids("  traceback : Signal 7 (SIGBUS) received by PID 4242\n")
+
+    def test_sibling_an_ecc_error_behind_the_abort_leads(self):
+        log = ("RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+               "  traceback : Signal 6 (SIGABRT) received by PID 80746\n")
+        assert head_id(log) == "cuda-ecc-error" and "launcher-sigabrt" in ids(log)
+
+
+class TestNvidiaXid:
+    def test_control_an_nvrm_version_line_is_healthy(self):
+        log = "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
+        assert "nvidia-xid" not in ids(log)
+
+    def test_sibling_a_gpu_fallen_off_the_bus(self):
+        assert head_id("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n") == "nvidia-xid"
+
+
+class TestCudaEccError:
+    def test_control_an_illegal_access_is_not_ecc(self):
+        assert head_id("RuntimeError: CUDA error: an illegal memory access was encountered\n") != "cuda-ecc-error"
+
+    def test_sibling_the_uncorrectable_ecc_error(self):
+        assert head_id("RuntimeError: CUDA error: uncorrectable ECC error encountered\n") == "cuda-ecc-error"
+
+
+class TestRendezvousConnectionFailed:
+    def test_control_a_rendezvous_timeout_is_not_a_failed_connection(self):
+        assert "rendezvous-connection-failed" not in ids("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n")
+
+    def test_sibling_the_store_connection_failing(self):
+        log = ("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
+               "failed. See inner exception for details.\n")
+        assert "rendezvous-connection-failed" in ids(log)
+
+
+class TestNcclDuplicateGpu:
+    def test_control_distinct_devices_in_nccl_info(self):
+        log = "".join(f"node1:100:100 [{r}] NCCL INFO Init COMPLETE comm 0x5 rank {r} nranks 2 cudaDev {r} busId {r}000\n" for r in range(2))
+        assert "nccl-duplicate-gpu" not in ids(log)
+
+    def test_sibling_two_ranks_on_one_gpu(self):
+        log = "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000\n"
+        assert head_id(log) == "nccl-duplicate-gpu"
+
+
+class TestStoreHostUnresolvable:
+    def test_control_a_family_warning_is_not_a_name_lookup(self):
+        log = ("[W socket.cpp:697] [c10d] The client socket has failed to connect to [localhost]:29500 "
+               "(errno: 97 - Address family not supported by protocol).\n")
+        assert "store-host-unresolvable" not in ids(log)
+
+    def test_sibling_the_master_name_unknown(self):
+        log = ("[W socket.cpp:601] [c10d] The IPv4 network addresses of (gpu-master, 29500) cannot be retrieved "
+               "(gai error: -2 - Name or service not known).\n")
+        assert "store-host-unresolvable" in ids(log)
+
+
+class TestNcclSocketConnect:
+    def test_control_a_retry_that_is_still_retrying(self):
+        assert head_id("worker:101542:101934 [0] NCCL INFO Call to connect returned Connection timed out, retrying\n") == "-"
+
+    def test_sibling_no_route_is_its_own_verdict(self):
+        log = "ps-8:795:822 [0] include/socket.h:409 NCCL WARN Net : Connect to 192.168.1.9<54263> failed : No route to host\n"
+        assert head_id(log) == "network-no-route"
+
+    def test_sibling_connect_failed(self):
+        log = "gpu-bql-144-103:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out\n"
+        assert head_id(log) == "nccl-socket-connect"
+
+
+class TestNetworkNoRoute:
+    def test_control_a_retry_not_yet_exhausted(self):
+        log = ("zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (26/34) "
+               "after sleep for 2600 msec\n")
+        assert "network-no-route" not in ids(log)
+
+    def test_sibling_the_last_retry(self):
+        log = ("zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) "
+               "after sleep for 3400 msec\n")
+        assert "network-no-route" in ids(log)
+
+
+class TestDdpWrapperAttribute:
+    def test_control_a_users_own_class_missing_an_attribute(self):
+        log = TB + "AttributeError: 'Config' object has no attribute 'lr'\n"
+        assert head_id(log) == "python-exception"
+
+    def test_sibling_the_ddp_wrapper_hiding_the_method(self):
+        assert head_id(TB + "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'\n") == "ddp-wrapper-attribute"
+
+
+class TestPythonException:
+    def test_control_a_user_warning_is_no_exception(self):
+        assert head_id("UserWarning: this is only a warning: nothing failed\n") == "-"
+
+    def test_sibling_an_nccl_error_is_nccls_not_pythons(self):
+        assert head_id("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid argument\n") != "python-exception"
+
+    def test_sibling_a_missing_data_file(self):
+        log = TB + "FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'\n"
+        assert head_id(log) == "python-exception"
