@@ -345,8 +345,6 @@ class TestSaveAllRanks:
         """
         assert self.rule not in rules(code)
 
-    @pytest.mark.xfail(strict=True, reason="false verdict: the rule's own docstring names an early "
-                       "`if rank != 0: return` as a guard, yet a save after one is flagged")
     def test_control_guarded_by_an_early_return(self):
         code = """
             import torch

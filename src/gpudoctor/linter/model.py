@@ -715,6 +715,8 @@ class FileModel:
         child = node
         for anc in self.ancestors(node):
             if isinstance(anc, (*FUNCTIONS, ast.ClassDef)):
+                # an early exit at the top of the function still decides: `if rank != 0: return`
+                yield from self._early_exits(anc, child)
                 return
             if isinstance(anc, (ast.If, ast.While, ast.IfExp)):
                 if child is not anc.test:
@@ -726,14 +728,17 @@ class FileModel:
                     yield value
             elif isinstance(anc, ast.comprehension):
                 yield from anc.ifs
-            # earlier early-exit statements in the same block
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(anc, field, None)
-                if type(block) is list and child in block:
-                    for stmt in block[: block.index(child)]:
-                        if type(stmt) is ast.If and self._exits(stmt.body):
-                            yield stmt.test
+            yield from self._early_exits(anc, child)
             child = anc
+
+    def _early_exits(self, anc: ast.AST, child: ast.AST) -> Iterator[ast.expr]:
+        """The tests of earlier early-exit statements in the block of `anc` that holds `child`."""
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(anc, field, None)
+            if type(block) is list and child in block:
+                for stmt in block[: block.index(child)]:
+                    if type(stmt) is ast.If and self._exits(stmt.body):
+                        yield stmt.test
 
     @staticmethod
     def _exits(block: list[ast.stmt]) -> bool:
