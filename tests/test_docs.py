@@ -22,14 +22,14 @@ SRC = ROOT / "src" / "gpudoctor"
 DOCS = ROOT / "docs"
 NOT_CODE = ("catalog", "docs")  # the catalog itself, and the generator
 # Code that still writes its own `why` text: each failure pattern is its own
-# documented unit (knowledge/patterns/), the hang diagnosis is being rewritten,
+# documented unit (knowledge/patterns/), hang/meaning.py rewords a rank's finding (a full disk, a pattern),
 # and these few files were left for later. Every other file takes its `why`
 # from the catalog.
-OWN_WHY = ("knowledge/patterns/", "hang/", "linter/formats.py",
+OWN_WHY = ("knowledge/patterns/", "hang/meaning.py", "linter/formats.py",
            "knowledge/unrecognised.py")
 # The same for the `fix` (the command a user pastes): these still write their own
 # (train_smoke/job.py: only joined-rank-failed's, which hang/failures.py's kind will hold).
-OWN_FIX = ("knowledge/patterns/", "hang/", "linter/", "commands/train_smoke/job.py")
+OWN_FIX = ("knowledge/patterns/", "hang/meaning.py", "linter/", "commands/train_smoke/job.py")
 
 
 def code_files() -> list[tuple[str, ast.Module]]:
@@ -68,13 +68,7 @@ NOT_FIELDS = {"evidence", "case", "fix_case", "severity", "no_why", "no_fix"}
 # only shrinks. Failure patterns (knowledge/patterns/, knowledge/story.py's pattern findings)
 # and lint diagnostics are their own documented units, with their words beside their rule.
 OWN_FINDINGS = ("core/", "knowledge/story.py", "linter/")
-NOT_CONVERTED = (
-    "hang/failures.py",
-    "hang/folder.py",
-    "hang/meeting_point.py",
-    "hang/verdict.py",
-    "launch/supervisor.py",
-)
+NOT_CONVERTED: tuple[str, ...] = ()
 
 
 def kind_calls() -> list[tuple[str, int, FindingKind, ast.Call]]:

@@ -6,46 +6,26 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
+from gpudoctor.catalog.findings.gpudoctor import FAULT_INJECTED
+from gpudoctor.catalog.findings.ranks import (
+    JOINED_RANK_FAILED,
+    LAUNCH_INTERRUPTED,
+    RANK_CRASHED,
+    RANK_HUNG,
+    RANK_NEVER_JOINED,
+    RANK_RAISED,
+    RANK_STILL_STARTING,
+    RANK_STOPPED,
+    RANK_WAITING,
+    RENDEZVOUS_HANG,
+    TIMEOUT_STILL_PROGRESSING,
+)
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.hang.meaning import explained, readable_tail, signal_cause
 from gpudoctor.hang.verdict import RankVerdict, lost_a_peer, rank_records, root_cause
 from gpudoctor.launch.rank import FAULT_ENV
 from gpudoctor.launch.rundir import RankTrace
 from gpudoctor.launch.supervisor import LaunchResult, ProcessState, RankOutcome
-
-AREA = "ranks"
-
-HANG_WHY = (
-    "A rank that stops making progress blocks every peer at the next collective: "
-    "a deadlock in its own code, a collective the other ranks never call, or a broken transport."
-)
-HANG_FIX = (
-    "read the stack in stderr_tail (dumped just before the rank was stopped) for the line it is stuck on; "
-    "if it is only slow, raise --timeout; on GPUs rerun with NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 to rule out P2P"
-)
-NOJOIN_WHY = (
-    "The rank never reached the rendezvous, so its peers wait in init_process_group until the timeout: "
-    "it is stuck or slow before init (imports, data loading), or cannot reach MASTER_ADDR:MASTER_PORT."
-)
-RENDEZVOUS_WHY = (
-    "Every rank reached init_process_group and none got past it: the rendezvous itself is broken "
-    "(MASTER_ADDR unreachable, a firewall, a port in use, NCCL_SOCKET_IFNAME naming a missing interface)."
-)
-
-
-STARTING_WHY = (
-    "The rank had not got past its start-up: the interpreter and `import torch` (tens of seconds on a busy "
-    "machine, minutes from a slow network file system). Start-up does not count against the watchdog up to "
-    "5 minutes; past that, something on this machine is making the import crawl (CPU, disk, a lock)."
-)
-
-
-STARTING_WALL_WHY = (
-    "The rank had not got past its start-up: the interpreter and `import torch` (seconds, tens of seconds on a "
-    "busy machine). This --timeout counts wall-clock time from the start, start-up included: it was shorter than "
-    "the import takes here."
-)
-
 
 def _evidence(r: RankOutcome, state: str, tail: int = 8) -> dict:
     ev: dict = {"rank": r.rank, "state": state, "last_stage": r.last_stage or "not started", "step": r.step}
@@ -80,81 +60,39 @@ def rank_finding(
     torch sees (None: not known)."""
     note = _injected(r, result.faults)
     if r.state is ProcessState.SIGNALED:
-        why, fix = signal_cause(r.signal, gpus, r.stderr_path)
-        return Finding(
-            id="rank-crashed",
-            severity=Severity.ERROR,
-            title=f"rank {r.rank} crashed: killed by {r.signal} after '{r.last_stage}'{note}",
-            evidence=_evidence(r, state),
-            why=why,
-            fix=fix,
-            area=AREA,
-        )
+        meaning, action = signal_cause(r.signal, gpus, r.stderr_path)
+        return RANK_CRASHED(
+            case="signal", evidence=_evidence(r, state), rank=r.rank, signal=r.signal, stage=r.last_stage, note=note,
+            meaning=meaning, action=action,
+        )  # fmt: skip
     if r.state is ProcessState.EXITED:
-        return Finding(
-            id="rank-crashed",
-            severity=Severity.ERROR,
-            title=f"rank {r.rank} exited with code {r.exitcode} after '{r.last_stage}'{note}",
-            evidence=_evidence(r, state),
-            why="The rank's process ended with a non-zero exit code; its peers cannot finish without it.",
-            fix=f"less {r.stderr_path}   # the rank's own output says why it exited",
-            area=AREA,
+        return RANK_CRASHED(
+            case="exited", evidence=_evidence(r, state), rank=r.rank, code=r.exitcode, stage=r.last_stage, note=note, log=r.stderr_path
         )
     if r.state is ProcessState.RAISED:
         raised = r.error.type if r.error else None
-        victim = state is RankVerdict.LOST_PEER and cause is not r
-        return Finding(
-            id="rank-raised",
-            severity=Severity.WARN if victim else Severity.ERROR,
-            title=(
-                f"rank {r.rank} lost its peer mid-collective ({raised or 'error'})"
-                if victim
-                else f"rank {r.rank} raised {raised or 'an exception'} at '{r.last_stage}'{note}"
-            ),
-            evidence=_evidence(r, state),
-            why=(
-                "This rank failed only because another rank went away: look at the root-cause rank."
-                if victim
-                else "An exception in one rank ends its process; the others then fail or hang at the next collective."
-            ),
-            fix=f"less {r.stderr_path}   # the traceback names the failing line",
-            area=AREA,
-        )
+        if state is RankVerdict.LOST_PEER and cause is not r:  # a victim: a warning that points at the root cause
+            return RANK_RAISED(
+                case="victim", severity=Severity.WARN, evidence=_evidence(r, state), rank=r.rank, raised=raised or "error", log=r.stderr_path
+            )
+        return RANK_RAISED(
+            case="raised", evidence=_evidence(r, state), rank=r.rank, raised=raised or "an exception", stage=r.last_stage, note=note,
+            log=r.stderr_path,
+        )  # fmt: skip
     if r.state is ProcessState.STARTING:
-        return Finding(
-            id="rank-still-starting",
-            severity=Severity.ERROR,
-            title=f"rank {r.rank} was still starting (Python, import torch) when the watchdog fired "
-            + (f"({result.startup_s:.0f} s of start-up, then {result.timeout_s:g} s)" if result.startup_s else f"after {result.timeout_s:g} s")
-            + note,
+        # Start-up is forgiven only where the launcher was asked to (allreduce, train-smoke):
+        # `run --timeout` is wall-clock time from the start, the import included.
+        return RANK_STILL_STARTING(
+            case="forgiven" if result.startup_s else "wall-clock",
             evidence={**_evidence(r, state), "startup_s": round(result.startup_s, 1), "timeout_s": result.timeout_s},
-            # Start-up is forgiven only where the launcher was asked to (allreduce, train-smoke):
-            # `run --timeout` is wall-clock time from the start, the import included.
-            why=STARTING_WHY if result.startup_s else STARTING_WALL_WHY,
-            fix="time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
-            area=AREA,
-        )
+            rank=r.rank, startup=result.startup_s, timeout=result.timeout_s, note=note,
+        )  # fmt: skip
     if r.state is ProcessState.NOJOIN:
-        return Finding(
-            id="rank-never-joined",
-            severity=Severity.ERROR,
-            title=f"rank {r.rank} never joined the rendezvous within {result.timeout_s:g} s{note}",
-            evidence=_evidence(r, state),
-            why=NOJOIN_WHY,
-            fix="check MASTER_ADDR/MASTER_PORT are reachable from every node (nc -zv $MASTER_ADDR $MASTER_PORT), "
-            "and that nothing before init_process_group blocks",
-            area=AREA,
-        )
+        return RANK_NEVER_JOINED(evidence=_evidence(r, state), rank=r.rank, timeout=result.timeout_s, note=note)
     if r.state is ProcessState.HUNG:
         return _hung_finding(r, result, cause, state, note)
     if r.state is ProcessState.STOPPED:
-        return Finding(
-            id="rank-stopped",
-            severity=Severity.INFO,
-            title=f"rank {r.rank} was stopped by gpudoctor after another rank failed",
-            evidence=_evidence(r, state, tail=4),
-            area=AREA,
-        )
+        return RANK_STOPPED(case="after-peer", evidence=_evidence(r, state, tail=4), rank=r.rank)
     return None
 
 
@@ -163,33 +101,11 @@ def _hung_finding(r: RankOutcome, result: LaunchResult, cause: RankOutcome | Non
     for the root-cause rank, or the stuck one."""
     waiting = r.last_stage == "rendezvous"
     if waiting and all(x.last_stage == "rendezvous" for x in result.ranks):
-        return Finding(
-            id="rendezvous-hang",
-            severity=Severity.ERROR,
-            title=f"rank {r.rank} waited in the rendezvous for {result.timeout_s:g} s",
-            evidence=_evidence(r, state),
-            why=RENDEZVOUS_WHY,
-            fix="export MASTER_ADDR=<reachable ip> MASTER_PORT=<free port>; check NCCL_SOCKET_IFNAME with `ip -br addr`",
-            area=AREA,
-        )
+        return RENDEZVOUS_HANG(case="watchdog", evidence=_evidence(r, state), rank=r.rank, timeout=result.timeout_s)
     if cause is not None and cause is not r:
-        return Finding(
-            id="rank-waiting",
-            severity=Severity.WARN,
-            title=f"rank {r.rank} was waiting for rank {cause.rank} at '{r.last_stage}' when the watchdog fired",
-            evidence=_evidence(r, state, tail=4),
-            why="A healthy rank blocked in a collective that a stuck peer never entered.",
-            fix=f"look at rank {cause.rank} first",
-            area=AREA,
-        )
-    return Finding(
-        id="rank-hung",
-        severity=Severity.ERROR,
-        title=f"rank {r.rank} was stuck after '{r.last_stage}' (step {r.step}) when the {result.timeout_s:g} s watchdog fired{note}",
-        evidence=_evidence(r, state, tail=16),
-        why=HANG_WHY,
-        fix=HANG_FIX,
-        area=AREA,
+        return RANK_WAITING(evidence=_evidence(r, state, tail=4), rank=r.rank, cause=cause.rank, stage=r.last_stage)
+    return RANK_HUNG(
+        evidence=_evidence(r, state, tail=16), rank=r.rank, stage=r.last_stage, step=r.step, timeout=result.timeout_s, note=note
     )
 
 
@@ -204,17 +120,8 @@ def launch_findings(
     `traces`: the ranks' collective traces, when read (where each rank was); `collective`:
     what lining them up found (it may name the root cause)."""
     if result.interrupted:
-        return [
-            Finding(
-                id="launch-interrupted",
-                severity=Severity.ERROR,
-                title=f"interrupted after {result.elapsed_s:.1f} s: all {len(result.ranks)} ranks were stopped",
-                evidence={"ranks": len(result.ranks), "logs": result.run_dir},
-                why="Ctrl-C or SIGTERM reached gpudoctor; it stopped every rank and left no process behind.",
-                fix="rerun the same command when ready",
-                area=AREA,
-            )
-        ]
+        ev = {"ranks": len(result.ranks), "logs": result.run_dir}
+        return [LAUNCH_INTERRUPTED(evidence=ev, elapsed=result.elapsed_s, ranks=len(result.ranks))]
     traces = traces or {}
     if result.still_progressing and not any(r.state.failed_on_own() for r in result.ranks):
         return [out_of_time(result, traces)]
@@ -229,7 +136,6 @@ def launch_findings(
 def out_of_time(result: LaunchResult, traces: Mapping[int, RankTrace]) -> Finding:
     """The --timeout watchdog stopped ranks that were still completing work: out of
     time, not hung (LaunchResult.still_progressing)."""
-    from gpudoctor.catalog import fix, why
     from gpudoctor.hang.verdict import rank_records
 
     ev: dict = {
@@ -242,19 +148,10 @@ def out_of_time(result: LaunchResult, traces: Mapping[int, RankTrace]) -> Findin
         where = f" (at {rec.where})" if rec.where else ""
         ev[f"rank {rec.rank}"] = f"completed collective #{rec.reached}, step {_step(result, rec.rank)}{where}"
     ev["logs"] = result.run_dir
-    done = _done_words(result, traces)
-    return Finding(
-        id="timeout-still-progressing",
-        severity=Severity.WARN,
-        title=(
-            f"ran out of time after {done}, still progressing: the {result.timeout_s:g} s --timeout fired "
-            f"{result.progress_quiet_s:.1f} s after the ranks' last collective call or step"
-        ),
-        evidence=ev,
-        why=why("timeout-still-progressing", timeout=result.timeout_s),
-        fix=fix("timeout-still-progressing", rerun=f"give it more time: rerun with --timeout {_more(result.timeout_s)}"),
-        area=AREA,
-    )
+    return TIMEOUT_STILL_PROGRESSING(
+        evidence=ev, done=_done_words(result, traces), timeout=result.timeout_s, quiet=result.progress_quiet_s,
+        more=_more(result.timeout_s),
+    )  # fmt: skip
 
 
 def _step(result: LaunchResult, rank: int) -> int:
@@ -305,10 +202,7 @@ def joined_failure(
         name, ranks = gone
         on = f" (rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))})" if ranks else ""
         what = f"{what.split(' (')[0]}: node {name}{on}"
-    return Finding(
-        id="joined-rank-failed",
-        severity=Severity.ERROR,
-        title=f"rank {ctx.rank} of the {ctx.joined_by} job {what}{progress}",
+    return JOINED_RANK_FAILED(
         evidence={
             "rank": ctx.rank,
             "world_size": ctx.world_size,
@@ -319,11 +213,8 @@ def joined_failure(
             **({"diagnosis": known[0].id, "meaning": known[0].title} if known else {}),
             "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-1500:],
         },
-        why="Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "
-        "crashed, hung or never joined shows here as a timeout or a closed connection.",
-        fix=fix,
-        area=AREA,
-    )
+        rank=ctx.rank, launcher=ctx.joined_by, what=what, progress=progress, fix=fix,
+    )  # fmt: skip
 
 
 def peer_node(text: str, peers: Sequence[tuple[str, str, tuple[int, ...]]]) -> tuple[str, tuple[int, ...]] | None:
@@ -365,17 +256,9 @@ def host_name(address: str, timeout_s: float = 2.0) -> str:
 def fault_findings(spec: str | None, ignored: str) -> list[Finding]:
     """First in a report: a fault injected on purpose (`--fault`), or one the
     environment asked for and that was not acted on."""
-    from gpudoctor.catalog import fix, why
-
     out = []
     if spec:
-        out.append(Finding(
-            id="fault-injected", severity=Severity.INFO, title=f"a fault was injected on purpose (--fault {spec}): the findings below are about it",
-            evidence={"fault": spec}, why=why("fault-injected"), fix=fix("fault-injected"), area="gpudoctor",
-        ))  # fmt: skip
+        out.append(FAULT_INJECTED(case="flag", evidence={"fault": spec}, spec=spec))
     if ignored:
-        out.append(Finding(
-            id="fault-injected", severity=Severity.INFO, title=f"{FAULT_ENV}={ignored} in the environment was ignored: only --fault injects a fault",
-            evidence={"ignored": f"{FAULT_ENV}={ignored}"}, why=why("fault-injected"), fix=fix("fault-injected"), area="gpudoctor",
-        ))  # fmt: skip
+        out.append(FAULT_INJECTED(case="ignored", evidence={"ignored": f"{FAULT_ENV}={ignored}"}, spec=ignored))
     return out

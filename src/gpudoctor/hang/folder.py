@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpudoctor.catalog import fix, why
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog.findings.diagnose import RUN_FOLDER_INCONSISTENT
+from gpudoctor.core.findings import Finding
 from gpudoctor.hang.failures import launch_findings
 from gpudoctor.hang.verdict import JobDiagnosis, diagnose_job, diagnose_run
 from gpudoctor.hang.watch import job_traces, read_traces
@@ -81,12 +81,4 @@ def disagreements(result: LaunchResult) -> list[str]:
 
 
 def inconsistent(disagree: list[str]) -> Finding:
-    return Finding(
-        id="run-folder-inconsistent",
-        severity=Severity.ERROR,
-        title=f"the run folder's {OUTCOME_FILE} contradicts itself: {disagree[0]}",
-        evidence={OUTCOME_FILE: disagree},
-        why=why("run-folder-inconsistent"),
-        fix=fix("run-folder-inconsistent"),
-        area="diagnose",
-    )
+    return RUN_FOLDER_INCONSISTENT(evidence={OUTCOME_FILE: disagree}, file=OUTCOME_FILE, contradiction=disagree[0])

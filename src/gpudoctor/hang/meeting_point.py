@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog.findings.ranks import RENDEZVOUS_HANG, RENDEZVOUS_PORT_HELD
+from gpudoctor.core.findings import Finding
 from gpudoctor.launch.rundir import read_rendezvous
-
-AREA = "ranks"
 
 
 def named_meeting_point(result, found: list) -> list:
@@ -41,33 +40,9 @@ def port_held(stall: Finding, host: str, port: int, holders: Sequence, launcher_
             # The script replaced the launcher's MASTER_PORT: under gpudoctor run --nproc (and torchrun)
             # the store is the launcher's, and no rank hosts one on the script's port.
             ev["launcher's MASTER_PORT"] = launcher_port
-            return replace(
-                stall,
-                title=f"the script set MASTER_PORT={port} itself, replacing the launcher's ({launcher_port}): "
-                "nobody hosts a store there, so no rank got past init_process_group",
-                evidence=ev,
-                fix="keep the launcher's port: os.environ.setdefault(\"MASTER_PORT\", \"29500\") instead of "
-                "os.environ[\"MASTER_PORT\"] = ... (torchrun and gpudoctor run --nproc set it)",
-            )
+            # In the stall's area, as knowledge/collectives.py reports it.
+            return replace(RENDEZVOUS_HANG(case="launcher-port", evidence=ev, port=port, launcher=launcher_port), area=stall.area)
         return replace(stall, evidence=ev)
     who = "; ".join(h.describe() for h in holders)
     ev["held by"] = who
-    return Finding(
-        id="rendezvous-port-held",
-        severity=Severity.ERROR,
-        title=(
-            f"port {port} (the ranks' MASTER_PORT, {host}:{port}) is held by {who}, which is not this job: "
-            f"every rank waited in init_process_group for it to answer"
-        ),
-        evidence=ev,
-        why=(
-            "The ranks meet at MASTER_ADDR:MASTER_PORT. A process that is not the job's store listens on that "
-            "port and never answers, so init_process_group waits until its timeout; the network is not involved."
-        ),
-        fix=(
-            f"use a free port (unset MASTER_PORT under gpudoctor run --nproc: it picks one; or "
-            f"MASTER_PORT=$(python -c 'import socket; s=socket.socket(); s.bind((\"\", 0)); print(s.getsockname()[1])')), "
-            f"or stop what holds {port}: ss -ltnp 'sport = :{port}'"
-        ),
-        area=AREA,
-    )
+    return RENDEZVOUS_PORT_HELD(evidence=ev, port=port, host=host, who=who)

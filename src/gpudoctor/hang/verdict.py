@@ -20,7 +20,9 @@ import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 
-from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.catalog.findings.collectives import COLLECTIVE_STALL
+from gpudoctor.catalog.findings.ranks import RANK_CRASHED, RANK_PEER_LOST, RANK_RAISED, RANK_STOPPED
+from gpudoctor.core.findings import Finding
 from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, analyze, short_where, user_frame
 from gpudoctor.hang.meaning import explained, signal_cause
 from gpudoctor.hang.meeting_point import named_meeting_point
@@ -28,7 +30,6 @@ from gpudoctor.hang.watch import STALL, CollectiveWatch, job_traces, rank_states
 from gpudoctor.launch.rundir import RankTrace, fatal_path, stderr_path
 from gpudoctor.launch.supervisor import LaunchResult, ProcessState, RankOutcome
 
-AREA = "ranks"
 
 class RankVerdict(str, Enum):
     """The one vocabulary of a rank's state: every report and every JSON `ranks` list
@@ -448,24 +449,7 @@ def _crash_root(
         ev["signal"] = _signal_name(first)
     ev["collective"] = _collective_text(trace)
     ev["log"] = first.stderr_path
-    why = (
-        "The first rank to fail with its own error is the root cause: its peers then lose "
-        "their connection to it and fail or wait in the next collective."
-    )
-    fix = _crash_fix(kind, first, where)
-    if kind == SIGNAL and _signal_name(first) != "SIGKILL":
-        # What the signal means on this machine (a segfault without GPUs is not CUDA's).
-        sig_why, sig_fix = signal_cause(_signal_name(first), gpus, first.stderr_path)
-        why, fix = f"{why} {sig_why}", f"{fix}; {sig_fix}"
-    cause_finding = Finding(
-        id="rank-raised" if kind == EXCEPTION else "rank-crashed",
-        severity=Severity.ERROR,
-        title=f"rank {first.rank} failed first: it {words}{at} ({_collective_text(trace)})",
-        evidence=ev,
-        why=why,
-        fix=fix,
-        area=AREA,
-    )
+    cause_finding = _first_failure(kind, first, where, gpus, ev, f"{words}{at}", _collective_text(trace))
     # What its error means, from the same knowledge base `diagnose` uses.
     findings.append(explained(cause_finding, first))
     exc_type, exc_message = _exception(first, trace)
@@ -485,15 +469,8 @@ def _crash_root(
         if o.rank == first.rank:
             continue
         kind2, words2 = _how(o, traces.get(o.rank))
-        findings.append(
-            Finding(
-                "rank-crashed" if kind2 != EXCEPTION else "rank-raised",
-                Severity.ERROR,
-                f"rank {o.rank} also failed: it {words2} ({_collective_text(traces.get(o.rank))})",
-                {"log": o.stderr_path},
-                area=AREA,
-            )
-        )
+        also = RANK_RAISED if kind2 == EXCEPTION else RANK_CRASHED
+        findings.append(also(case="also", evidence={"log": o.stderr_path}, rank=o.rank, how=words2, collective=_collective_text(traces.get(o.rank))))
     return findings, root, first.exitcode
 
 
@@ -524,24 +501,15 @@ def _bystanders(
             trace = traces.get(o.rank)
             words = _victim_words(o, trace)
             crashed = own[0].rank if own else cause_rank
-            gone = f"rank {crashed}" if crashed is not None and crashed != o.rank else "a peer"
+            named = crashed is not None and crashed != o.rank
             findings.append(
-                Finding(
-                    "rank-peer-lost",
-                    Severity.INFO,
-                    f"rank {o.rank} failed because {gone} was gone ({_collective_text(trace)}): {_short(words)}",
-                    area=AREA,
+                RANK_PEER_LOST(
+                    case="named" if named else "unnamed", rank=o.rank, gone=crashed, collective=_collective_text(trace), error=_short(words)
                 )
             )
         elif o.state is ProcessState.STOPPED and own:
             findings.append(
-                Finding(
-                    "rank-stopped",
-                    Severity.INFO,
-                    f"rank {o.rank} was stopped by gpudoctor after rank {own[0].rank} failed "
-                    f"({_collective_text(traces.get(o.rank))})",
-                    area=AREA,
-                )
+                RANK_STOPPED(case="after-rank", rank=o.rank, first=own[0].rank, collective=_collective_text(traces.get(o.rank)))
             )
     return findings
 
@@ -592,16 +560,13 @@ def _straggler(first: RankOutcome, result: LaunchResult, traces: Mapping[int, Ra
     there = rank_where(next((o for o in result.ranks if o.rank == rank), first), traces.get(rank))
     at = f" at {short_where(there)}" if there else ""
     barrier = rank_where(first, trace)
-    title = (
-        f"rank {rank} never reached the monitored_barrier"
-        + (f" at {short_where(barrier)}" if barrier else "")
-        + f" that rank {first.rank} waited in (it raised: {_short(m.group(0), 80)})"
-        + (f"; rank {rank} was{at}" if at else "")
-    )
     ev = {f"rank {rank}": f"did not reach the barrier{at}", f"rank {first.rank}": f"raised at {short_where(barrier) or 'its barrier'}",
           "root cause": f"rank {rank}"}  # fmt: skip
-    fix = f"look at rank {rank}: what it does instead of reaching the barrier (its log: {stderr_path(os.path.dirname(first.stderr_path), rank)})"
-    return Finding("collective-stall", Severity.ERROR, title, ev, "monitored_barrier names the ranks that did not arrive within its timeout.", fix, "collectives")
+    return COLLECTIVE_STALL(
+        case="monitored" if there else "monitored-unseen", fix_case="monitored", evidence=ev, rank=rank,
+        at=f" at {short_where(barrier)}" if barrier else "", waiter=first.rank, raised=_short(m.group(0), 80),
+        there=short_where(there), log=stderr_path(os.path.dirname(first.stderr_path), rank),
+    )  # fmt: skip
 
 
 def _exception(o: RankOutcome, trace: RankTrace | None) -> tuple[str | None, str | None]:
@@ -633,14 +598,26 @@ def _short(words: str, limit: int = 160) -> str:
     return words if len(words) <= limit else words[: limit - 1] + "…"
 
 
-def _crash_fix(kind: str, o: RankOutcome, where: str) -> str:
-    at = short_where(where) if where else f"the rank's log ({o.stderr_path})"
-    if kind == "exception":
-        return f"fix the error at {at}; the traceback is in {o.stderr_path}"
-    if kind == "signal" and _signal_name(o) == "SIGKILL":
-        return "killed from outside, most often by the kernel's OOM killer: dmesg -T | grep -i -E 'killed process|out of memory'"
-    if kind == "signal":
-        return f"a native crash: read the Python stack in {os.path.basename(fatal_path('', o.rank))} in the run folder, then `python -m gpudoctor check`"
-    if not where:
-        return f"the rank chose to exit with {o.exitcode}: read what it printed before, in its log ({o.stderr_path})"
-    return f"the rank chose to exit with {o.exitcode} at {at}: read its log ({o.stderr_path})"
+def _first_failure(kind: str, o: RankOutcome, where: str, gpus: int | None, ev: dict, how: str, collective: str) -> Finding:
+    """The rank that failed first: its kind, case and fix by how it failed. A signal other
+    than SIGKILL adds what it means on this machine (a segfault without GPUs is not CUDA's)."""
+    r = o.rank
+    at_line = short_where(where) if where else ""
+    if kind == EXCEPTION:
+        fix_case = "first" if where else "first-unplaced"
+        return RANK_RAISED(
+            case="first", fix_case=fix_case, evidence=ev, rank=r, how=how, collective=collective, at_line=at_line, log=o.stderr_path
+        )
+    if kind == SIGNAL and _signal_name(o) == "SIGKILL":
+        return RANK_CRASHED(case="first-killed", evidence=ev, rank=r, how=how, collective=collective)
+    if kind == SIGNAL:
+        meaning, action = signal_cause(_signal_name(o), gpus, o.stderr_path)
+        fatal = os.path.basename(fatal_path("", o.rank))
+        return RANK_CRASHED(
+            case="first-signal", evidence=ev, rank=r, how=how, collective=collective, meaning=meaning, action=action, fatal=fatal
+        )
+    fix_case = "first-exit" if where else "first-exit-unplaced"
+    return RANK_CRASHED(
+        case="first-exit", fix_case=fix_case, evidence=ev, rank=r, how=how, collective=collective, code=o.exitcode, at_line=at_line,
+        log=o.stderr_path,
+    )  # fmt: skip

@@ -147,6 +147,9 @@ dist.barrier()          # outside the `if`: every rank reaches it
 )
 
 
+_MONITORED_WHY = "monitored_barrier names the ranks that did not arrive within its timeout."
+
+
 COLLECTIVE_STALL = FindingKind(
     id="collective-stall",
     severity=Severity.ERROR,
@@ -169,6 +172,10 @@ stack dump is in the run folder (`rank<N>.stacks.txt`) with its trace
     title={
         "held-up": "rank {rank} holds the others up: {positions} — no collective progress for {seconds:.0f} s when {limit} stopped the job",
         "transport": "every rank waits in collective #{seq} for {seconds:.0f} s: {positions}",
+        # hang/verdict.py: a rank's monitored_barrier raised, naming the rank that never came
+        "monitored": "rank {rank} never reached the monitored_barrier{at} that rank {waiter} waited in "
+        "(it raised: {raised}); rank {rank} was at {there}",
+        "monitored-unseen": "rank {rank} never reached the monitored_barrier{at} that rank {waiter} waited in (it raised: {raised})",
         "process-groups": "the ranks wait in collectives of different process groups: {waits}",
         "call": "the ranks wait in different collectives: {waits}",
         "collective-number": "the ranks wait in different collectives: {waits} — they count their calls differently: "
@@ -177,6 +184,8 @@ stack dump is in the run folder (`rank<N>.stacks.txt`) with its trace
     why={
         "held-up": "The ranks that wait in a collective cannot go on until every rank of the group calls it; "
         "the rank that is not in it holds them all up.",
+        "monitored": _MONITORED_WHY,
+        "monitored-unseen": _MONITORED_WHY,
         "transport": "All ranks are inside the same collective, with the same kind, shapes and dtypes, and none completes: "
         "the transport between them is stuck.",
         "process-groups": _APART_WHY,
@@ -188,6 +197,7 @@ stack dump is in the run folder (`rank<N>.stacks.txt`) with its trace
         "if it skips the collective, call it on every rank",
         "held-up-unseen": "look at rank {rank}: its stacks are in the run folder, not in {what}; if that work is legitimately "
         "long, raise {limit}; if it skips the collective, call it on every rank",
+        "monitored": "look at rank {rank}: what it does instead of reaching the barrier (its log: {log})",
         "transport": "rerun with NCCL_DEBUG=INFO (GPUs) or GLOO_DEBUG; on GPUs try NCCL_P2P_DISABLE=1 and check the network",
         "process-groups": "every member of a group must make its collectives, in the same order relative to the other groups' "
         "({lines}): a rank that is not in a group must not call them, and every rank must create every group",

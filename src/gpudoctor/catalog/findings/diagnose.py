@@ -63,6 +63,7 @@ also raised an exception, a rank recorded as finished with a non-zero exit code,
 it was damaged or edited. The verdict drawn from the rest of the folder is listed after this one,
 and the folder is never reported healthy.""",
     evidence="`outcome.json`: each contradiction, in words.",
+    title="the run folder's {file} contradicts itself: {contradiction}",
     why="A verdict drawn from files that disagree can name the wrong rank, or call a failed job healthy.",
     fix="diagnose the ranks' own logs (gpudoctor diagnose DIR/rank1.stderr), or rerun the job for a folder written whole",
 )

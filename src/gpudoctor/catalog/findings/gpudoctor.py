@@ -19,6 +19,10 @@ FAULT_INJECTED = FindingKind(
 inherited from a shell or a job script is dropped before any rank starts, and said here, so that
 no variable can fake a hardware verdict.""",
     evidence="`fault` (the flag's value) or `ignored` (the variable that was not acted on).",
+    title={
+        "flag": "a fault was injected on purpose (--fault {spec}): the findings below are about it",
+        "ignored": "GPUDOCTOR_FAULT={spec} in the environment was ignored: only --fault injects a fault",
+    },
     why="A fault injected on purpose makes the report describe that fault, not the machine.",
     fix="for a verdict on the machine itself, run without --fault (and unset GPUDOCTOR_FAULT)",
 )
