@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from gpudoctor.catalog import fix, why
 from gpudoctor.catalog.findings import AREAS, FINDINGS
 from gpudoctor.catalog.kind import FindingKind, kinds_in
 from gpudoctor.core.findings import Severity
@@ -161,20 +160,6 @@ def unused_cases(calls) -> list[str]:
     return out
 
 
-def lookup_calls(name: str = "why") -> list[tuple[str, int, ast.Call]]:
-    """Every catalog lookup `why(...)` (or `fix(...)`) in the code: (file, line, call)."""
-    return [(rel, node.lineno, node) for rel, tree in CODE for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name]
-
-
-def why_calls() -> list[tuple[str, int, ast.Call]]:
-    return lookup_calls("why")
-
-
-def fix_calls() -> list[tuple[str, int, ast.Call]]:
-    return lookup_calls("fix")
-
-
 def written_whys(skip: tuple[str, ...] = OWN_WHY, name: str = "why") -> list[str]:
     """`why=` (or `fix=`) given a text written in place: a string, an f-string, or
     a sum of strings. For a fix, an empty string (no fix to give) is not a text."""
@@ -211,8 +196,7 @@ def test_every_finding_id_is_in_the_catalog():
 
 
 def test_every_kind_is_a_finding_the_code_reports():
-    lookups = {c.args[0].value for name in ("why", "fix") for _, _, c in lookup_calls(name) if c.args and isinstance(c.args[0], ast.Constant)}
-    unused = sorted(set(FINDINGS) - finding_ids() - kind_ids() - lookups)
+    unused = sorted(set(FINDINGS) - finding_ids() - kind_ids())
     assert unused == [], f"no code reports these ids any more: remove their kinds, then run {COMMAND}: {unused}"
 
 
@@ -312,48 +296,10 @@ def test_the_written_why_scan_finds_them():
         CODE.pop()
 
 
-def _wrong_lookups(calls: list[tuple[str, int, ast.Call]], one: str, cases: str) -> list[str]:
-    """The lookups whose id, case or fields do not match the entry's `one` text or its `cases`."""
-    wrong = []
-    for rel, line, call in calls:
-        where = f"{rel}:{line}"
-        args = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
-        if not args or not isinstance(args[0], str) or len(args) > 2 or None in args:
-            wrong.append(f"{where}: the id and the case must be written as strings")
-            continue
-        entry = FINDINGS.get(args[0])
-        if entry is None:
-            wrong.append(f"{where}: no catalog entry {args[0]!r}")
-            continue
-        case = args[1] if len(args) == 2 else None
-        text = entry.texts(one).get(case if case is not None else "")
-        if not text:
-            wrong.append(f"{where}: {args[0]!r} has no " + (f"case {case!r}" if case else f"single `{one}` (it has cases)"))
-            continue
-        fields = {name for _, name, _, _ in string.Formatter().parse(text) if name}
-        given = {k.arg for k in call.keywords}
-        if fields != given:
-            wrong.append(f"{where}: {args[0]!r} {case or ''} fills {sorted(given)}, its text has {sorted(fields)}")
-    return wrong
-
-
-def test_every_why_lookup_names_an_entry_its_case_and_its_fields():
-    calls = why_calls()
-    assert _wrong_lookups(calls, "why", "") == []
-
-
-def test_every_fix_lookup_names_an_entry_its_case_and_its_fields():
-    calls = fix_calls()
-    assert _wrong_lookups(calls, "fix", "") == []
-
-
 def _unused(name: str) -> list[str]:
     """The texts of the kinds (`why` or `fix`, each case) that no code asks for: by a kind
-    call naming its case (or any case, chosen at run time), or a transitional lookup."""
+    call naming its case (or any case, chosen at run time)."""
     used: set[tuple[str, object]] = set()
-    for _, _, call in lookup_calls(name):
-        args = [a.value for a in call.args if isinstance(a, ast.Constant)]
-        used.add((args[0], args[1] if len(args) > 1 else ""))
     for _, _, k, call in kind_calls():
         kw = {a.arg: a.value for a in call.keywords}
         off = kw.get(f"no_{name}")
@@ -375,25 +321,6 @@ def test_every_sentence_in_the_catalog_is_used():
 
 def test_every_fix_in_the_catalog_is_used():
     assert _unused("fix") == [], "no code gives these fixes any more: remove them from the catalog"
-
-
-def test_a_missing_entry_or_case_fails_loudly():
-    assert why("visible-devices-invalid", "repeated").startswith("CUDA treats a list that names a GPU twice")
-    assert why("fleet-socket-ifname-missing", backend="NCCL", var="NCCL_SOCKET_IFNAME").startswith(
-        "NCCL binds to the interfaces NCCL_SOCKET_IFNAME names;")
-    with pytest.raises(KeyError):
-        why("no-such-finding")
-    with pytest.raises(KeyError):
-        why("visible-devices-invalid", "no-such-case")
-    with pytest.raises(KeyError):
-        why("visible-devices-invalid")  # it has cases: one must be named
-    with pytest.raises(KeyError):
-        why("fleet-socket-ifname-missing")  # its fields are not filled in
-    assert fix("visible-devices-invalid", "list-gpus", indices="0,1") == "export CUDA_VISIBLE_DEVICES=0,1"
-    with pytest.raises(KeyError):
-        fix("visible-devices-invalid")  # it has fix cases: one must be named
-    with pytest.raises(KeyError):
-        fix("mig-enabled")  # its fields are not filled in
 
 
 def test_every_kind_says_why_and_how_to_fix():

@@ -15,24 +15,3 @@ def kind(id: str) -> FindingKind:
 
     return FINDINGS[id]
 
-
-def why(id: str, case: str | None = None, **fields: object) -> str:
-    """Transitional: the runtime `why` of finding `id` until its emitter calls the kind."""
-    text = kind(id).texts("why")
-    if not text:
-        raise KeyError(f"{id} has no why")
-    key = case if case is not None else ""
-    if key not in text:
-        raise KeyError(f"{id} has cases, name one of {sorted(text)}" if case is None else f"{id} has no case {case!r}")
-    return text[key].format(**fields)
-
-
-def fix(id: str, case: str | None = None, **fields: object) -> str:
-    """Transitional: the runtime `fix` of finding `id` until its emitter calls the kind."""
-    text = kind(id).texts("fix")
-    if not text:
-        raise KeyError(f"{id} has no fix")
-    key = case if case is not None else ""
-    if key not in text:
-        raise KeyError(f"{id} has cases, name one of {sorted(text)}" if case is None else f"{id} has no case {case!r}")
-    return text[key].format(**fields)
