@@ -348,3 +348,90 @@ class TestLogInconclusive:
     def test_sibling_a_hangs_nccl_info_log_is_not_healthy(self):
         text = "".join(f"node1:123:456 [{r}] NCCL INFO Channel 00/02 : 0 1\n" for r in range(2))
         assert [f.id for f in api.diagnose(text).findings] == ["log-inconclusive"]
+
+
+class TestRayNodeDead:
+    """ray-node-dead: Ray's head stopped hearing from a node's raylet (issue 35, worker-died family)."""
+
+    def test_control_rays_hint_list_about_heartbeats_is_not_a_lost_node(self):
+        assert head_id("        (2) raylet has lagging heartbeats due to slow network or busy workload.\n") != "ray-node-dead"
+
+    def test_control_a_node_joining_the_cluster_is_healthy(self):
+        log = "2023-02-24 04:10:02,112 INFO worker.py:1538 -- Connected to Ray cluster. View the dashboard at 127.0.0.1:8265\n"
+        assert errors(log) == []
+
+    def test_sibling_the_node_marked_dead_is_the_cause_of_the_actor_that_died_on_it(self):
+        log = ("2022-02-15 16:53:52,096\tWARNING worker.py:1462 -- The node with node id: 8f205b12 and ip: 10.128.0.103 has been "
+               "marked dead because the detector has missed too many heartbeats from it.\n"
+               "(BackendExecutor pid=5126, ip=10.128.0.32) 2022-02-15 16:53:52,097\tERROR utils.py:42 -- The actor died "
+               "unexpectedly before finishing this task.\n")
+        found = errors(log)
+        assert [f.id for f in found] == ["ray-node-dead"] and "raylet.out" in found[0].fix
+        [dead] = [f for f in api.diagnose(log).findings if f.id == "ray-worker-died"]
+        assert dead.evidence["consequence_of"] == "ray-node-dead"
+
+    def test_sibling_a_raylet_terminated_names_its_node(self):
+        found = errors("2023-02-24 04:30:19,237 WARNING worker.py:1851 -- Raylet is terminated: ip=192.168.207.5, id=abc3bf. "
+                       "Termination is unexpected. Possible reasons include: (1) SIGKILL by the user or system OOM killer\n")
+        assert found[0].id == "ray-node-dead" and found[0].evidence["node_ip"] == "192.168.207.5"
+
+
+class TestRayWorkerDied:
+    """ray-worker-died: a Ray worker/actor ended without a Python error; its own log holds the cause."""
+
+    def test_control_a_task_that_raised_keeps_its_own_error(self):
+        log = ("ray.exceptions.RayTaskError(RuntimeError): ray::WorkerDict.actor_rollout_init_model() (pid=1234, ip=10.0.0.1)\n"
+               "RuntimeError: CUDA error: unspecified launch failure\n")
+        ids = [f.id for f in errors(log)]
+        assert "ray-worker-died" not in ids and ids[0] == "cuda-launch-failure"
+
+    def test_control_an_actor_asked_to_exit_is_healthy(self):
+        assert head_id("(TrainTrainable pid=4411) Actor exited normally: ray.actor.exit_actor() was called\n") != "ray-worker-died"
+
+    def test_sibling_a_worker_killed_by_a_system_error(self):
+        found = errors("(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot "
+                       "the problem, check the logs for the dead worker. Lease ID: 040000004df2 Worker ID: cd7df849\n")
+        assert found[0].id == "ray-worker-died" and "python-core-worker" in found[0].fix
+
+    def test_sibling_the_host_oom_killer_explains_the_dead_worker(self):
+        log = ("[Mon Jan  6 10:00:00 2025] Out of memory: Killed process 90836 (ray::ActorMode) total-vm:900000000kB\n"
+               "ray.exceptions.RayTaskError(ActorDiedError): ray::ActorModelRayActor.fit() (pid=90836, ip=10.47.0.60)\n")
+        assert [f.id for f in errors(log)] == ["host-oom-killer"]
+        [dead] = [f for f in api.diagnose(log).findings if f.id == "ray-worker-died"]
+        assert dead.evidence["consequence_of"] == "host-oom-killer"
+
+
+class TestSshAuthFailed:
+    """ssh-auth-failed: a multi-node launcher's ssh login to another node was refused."""
+
+    def test_control_the_same_launcher_failing_on_localhost_for_another_reason(self):
+        log = ("Error: failed to run torchrun --nproc_per_node=2 --nnodes=2 --node_rank=0 train.py on 127.0.0.1, "
+               "is localhost: True, exception: I/O operation on closed file\n")
+        assert head_id(log) != "ssh-auth-failed"
+
+    def test_control_a_file_permission_error_is_not_ssh(self):
+        assert head_id("PermissionError: [Errno 13] Permission denied: '/data/ckpt/latest'\n") != "ssh-auth-failed"
+
+    def test_sibling_deepspeeds_passwordless_ssh_check_keeps_its_own_verdict(self):
+        log = "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100 hostname' returned non-zero exit status 255.\n"
+        assert head_id(log) == "deepspeed-host-unreachable-ssh"
+
+    def test_sibling_colossalai_run_refused_by_the_other_host(self):
+        found = errors("Error: failed to run torchrun --nproc_per_node=4 --nnodes=2 --node_rank=1 train.py on gpu-1648, "
+                       "is localhost: False, exception: No authentication methods available\n")
+        assert found[0].id == "ssh-auth-failed" and found[0].evidence["host"] == "gpu-1648"
+
+    def test_sibling_a_key_paramiko_cannot_read(self):
+        found = errors("Error: failed to run torchrun pretrain.py on 192.168.1.12, is localhost: False, exception: not a valid RSA private key file\n")
+        assert found[0].id == "ssh-auth-failed" and "-m PEM" in found[0].fix
+
+
+class TestCudaOomFix:
+    """cuda-oom's fix names the distributed remedies (sharding, offload, shorter sequences) too."""
+
+    def test_control_host_memory_is_not_a_gpu_oom(self):
+        assert head_id("[Mon Jan  6 10:00:00 2025] Out of memory: Killed process 4242 (python) total-vm:90000000kB\n") == "host-oom-killer"
+
+    def test_sibling_a_gpu_oom_gets_the_sharding_and_offload_fix(self):
+        found = errors("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 25.00 GiB. GPU 0 has a total capacity of 23.65 GiB\n")
+        assert found[0].id == "cuda-oom" and "ZeRO-3" in found[0].fix and "offload" in found[0].fix

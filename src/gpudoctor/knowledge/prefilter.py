@@ -103,6 +103,8 @@ TRIGGERS = (
     "mpirun ",
     "primary job",
     "raylet is terminated",
+    "marked dead",
+    "raylet connection closed",
     "%20",  # a line copied out of a URL (lines.strip decodes it)
 )
 DIGITS = b"0123456789"

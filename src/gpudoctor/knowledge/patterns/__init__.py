@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, cuda, dataloader, ddp, frameworks, gloo, launcher, launchers, nccl, network, platform, python, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, cuda, dataloader, ddp, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -11,6 +11,7 @@ ALL: tuple[Pattern, ...] = (
     *frameworks.PATTERNS,
     *network.PATTERNS,
     *launchers.PATTERNS,
+    *ray.PATTERNS,
     *nccl.PATTERNS,
     *timeouts.PATTERNS[:-1],
     *cuda.PATTERNS,

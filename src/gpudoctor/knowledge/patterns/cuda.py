@@ -50,7 +50,7 @@ PATTERNS = [
         ("out of memory", "OutOfMemoryError"),
         why="""The batch, the model or the activations do not fit on this GPU, or another process (another rank
         on the same GPU, a leftover job) holds part of its memory.""",
-        fix="nvidia-smi   # free the GPU of other processes; then lower the per-GPU batch size, use gradient accumulation / activation checkpointing, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        fix="nvidia-smi   # free the GPU of other processes; then lower the per-GPU batch size or the sequence length, use gradient accumulation / activation checkpointing, shard the model and optimizer state across the GPUs (ZeRO-3, FSDP) or offload them to CPU memory, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
         examples=[
             ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 1 has a total capacity of 47.50 GiB of which 1.52 GiB is free. Including non-PyTorch memory, this process has 45.97 GiB memory in use.", "modelscope/ms-swift#2044"),
             ("RuntimeError: CUDA error: out of memory", "MIC-DKFZ/nnUNet#593"),

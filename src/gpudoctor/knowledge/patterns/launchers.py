@@ -28,6 +28,42 @@ PATTERNS = [
         fields=groups,
     ),
     pattern(
+        "ssh-auth-failed",
+        "launcher",
+        CAUSE,
+        E,
+        "a multi-node launcher could not log in to another node over ssh",
+        r"(?:on (?P<host>[\w.\-]+), is localhost: \w+, exception: )?"
+        r"(?:No authentication methods available|not a valid (?:RSA|DSA|EC|OPENSSH) private key file"
+        r"|Permission denied \((?:publickey|gssapi)[^)]*\))",
+        ("No authentication methods available", "private key file", "Permission denied ("),
+        why="""Launchers that start the other nodes' ranks themselves (colossalai run, DeepSpeed's pdsh runner,
+        mpirun, accelerate's multinode launcher) log in to each host of the hostfile over ssh without a
+        password. That login failed: no key this user can offer is authorised on that host (no
+        ~/.ssh/authorized_keys entry, a key only root or another user has), or the private key is in a format
+        the launcher's ssh library cannot read (paramiko, used by colossalai run, reads only PEM keys, not the
+        OPENSSH format that newer ssh-keygen writes). The ranks of that node never start.""",
+        fix="from the launching node, as the same user: ssh -o PasswordAuthentication=no HOST hostname   # must print the name; else ssh-copy-id HOST; for paramiko-based launchers (colossalai run) use a PEM key: ssh-keygen -p -m PEM -f ~/.ssh/id_rsa",
+        examples=[
+            (
+                "Error: failed to run torchrun --nproc_per_node=4 --nnodes=2 --node_rank=1 --rdzv_backend=c10d --rdzv_endpoint=ip:29501 --rdzv_id=colossalai-default-job train.py --strategy colossalai_zero2 on gpu-1648, is localhost: False, exception: No authentication methods available",
+                "hpcaitech/ColossalAI#3066",
+            ),
+            (
+                "Error: failed to run torchrun --nproc_per_node=2 --nnodes=2 --node_rank=1 --master_addr=192.168.1.11 --master_port=29508 pretrain.py on 192.168.1.12, is localhost: False, exception: not a valid RSA private key file",
+                "hpcaitech/ColossalAI#5213",
+            ),
+            ("10.0.0.2: user@10.0.0.2: Permission denied (publickey,gssapi-keyex,gssapi-with-mic).", "OpenSSH's refusal as pdsh prefixes it (DeepSpeed multi-node threads)"),
+        ],
+        not_examples=[
+            # the same launcher failing on the local host for another reason: not an ssh login
+            "Error: failed to run torchrun --nproc_per_node=2 --nnodes=2 --node_rank=0 train.py on 127.0.0.1, is localhost: True, exception: I/O operation on closed file",
+            # a file the job cannot open: permission, not ssh
+            "PermissionError: [Errno 13] Permission denied: '/data/ckpt/latest'",
+        ],
+        fields=groups,
+    ),
+    pattern(
         "deepspeed-cuda-home-missing",
         "launcher",
         CAUSE,
