@@ -83,7 +83,7 @@ def kind_calls() -> list[tuple[str, int, FindingKind, ast.Call]]:
 
 
 def kind_ids() -> set[str]:
-    """The ids the code reports through kinds: named, called, or looked up with kind("id")."""
+    """The ids the code reports through kinds: named, called, or looked up with kind_of("id")."""
     ids = set()
     for _, tree in CODE:
         for node in ast.walk(tree):
@@ -93,7 +93,7 @@ def kind_ids() -> set[str]:
                 ids.add(KIND_NAMES[node.attr].id)
             elif isinstance(node, ast.alias) and node.name in KIND_NAMES:
                 ids.add(KIND_NAMES[node.name].id)
-            elif isinstance(node, ast.Call) and _called(node) == "kind" and node.args and isinstance(node.args[0], ast.Constant):
+            elif isinstance(node, ast.Call) and _called(node) == "kind_of" and node.args and isinstance(node.args[0], ast.Constant):
                 ids.add(node.args[0].value)
     return ids
 

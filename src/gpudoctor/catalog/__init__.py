@@ -9,7 +9,7 @@ from __future__ import annotations
 from gpudoctor.catalog.kind import FindingKind
 
 
-def kind(id: str) -> FindingKind:
+def kind_of(id: str) -> FindingKind:
     """The kind of finding `id`, for an emitter that picks the id at run time."""
     from gpudoctor.catalog.findings import FINDINGS
 
