@@ -28,7 +28,7 @@ OWN_WHY = ("knowledge/patterns/", "hang/meaning.py", "linter/formats.py",
            "knowledge/unrecognised.py")
 # The same for the `fix` (the command a user pastes): these still write their own
 # (train_smoke/job.py: only joined-rank-failed's, which hang/failures.py's kind will hold).
-OWN_FIX = ("knowledge/patterns/", "hang/meaning.py", "linter/", "commands/train_smoke/job.py")
+OWN_FIX = ("knowledge/patterns/", "hang/meaning.py", "linter/")
 
 
 def code_files() -> list[tuple[str, ast.Module]]:

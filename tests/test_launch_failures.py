@@ -34,9 +34,9 @@ def test_a_joined_rank_that_only_lost_its_peer_says_so():
 
     from gpudoctor.hang.failures import joined_failure
 
-    ctx = SimpleNamespace(rank=0, world_size=2, joined_by="torchrun")
+    ctx = SimpleNamespace(rank=0, world_size=2, local_world_size=1, joined_by="torchrun")
     try:  # the text torch's gloo raises when the peer's process is gone
         raise RuntimeError("[../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [172.28.0.12]:14004")
     except RuntimeError as exc:
-        f = joined_failure(ctx, exc, "", "look at the other ranks' logs")
+        f = joined_failure(ctx, exc, "", "check")
     assert "lost a peer" in f.title and f.evidence["diagnosis"] == "gloo-peer-closed"

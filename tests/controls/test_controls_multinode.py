@@ -15,7 +15,7 @@ def ctx() -> RankContext:
 
 class TestJoinedRankFailed:
     def test_control_an_error_that_names_no_address_names_no_node(self):
-        finding = joined_failure(ctx(), RuntimeError("Connection reset by peer"), "", "fix", PEERS)
+        finding = joined_failure(ctx(), RuntimeError("Connection reset by peer"), "", "check", PEERS)
         assert "node" not in finding.evidence
         assert finding.title.startswith("rank 0 of the torchrun job lost a peer (a rank crashed?)")
 
@@ -23,13 +23,13 @@ class TestJoinedRankFailed:
         assert peer_node(CLOSED.replace("10.0.0.2", "10.9.9.9"), PEERS) is None
 
     def test_sibling_the_lost_peers_address_names_its_node_and_ranks(self):
-        finding = joined_failure(ctx(), RuntimeError(CLOSED), " after 1 of 3 size(s)", "fix", PEERS)
+        finding = joined_failure(ctx(), RuntimeError(CLOSED), " after 1 of 3 size(s)", "allreduce", PEERS)
         assert finding.title == "rank 0 of the torchrun job lost a peer: node node-b (ranks 2, 3) after 1 of 3 size(s)"
         assert finding.evidence["node ranks"] == [2, 3]
 
     def test_sibling_a_timeout_naming_a_node_says_timed_out_not_crashed(self):
         error = RuntimeError("Timed out waiting 30000ms for recv operation to complete from [10.0.0.3]:1234")
-        finding = joined_failure(ctx(), error, "", "fix", PEERS)
+        finding = joined_failure(ctx(), error, "", "check", PEERS)
         assert "timed out waiting for a peer: node node-c (ranks 4, 5)" in finding.title
 
     def test_sibling_two_nodes_named_is_not_decided(self):

@@ -176,7 +176,7 @@ def _more(timeout_s: float) -> str:
 
 
 def joined_failure(
-    ctx, exc: BaseException, progress: str, fix: str, peers: Sequence[tuple[str, str, tuple[int, ...]]] = ()
+    ctx, exc: BaseException, progress: str, command: str, peers: Sequence[tuple[str, str, tuple[int, ...]]] = ()
 ) -> Finding:
     """Rank 0 of a torchrun/SLURM job failed: it sees only its own side, so say
     what its error most likely means about the peers it cannot see. `peers`:
@@ -213,7 +213,7 @@ def joined_failure(
             **({"diagnosis": known[0].id, "meaning": known[0].title} if known else {}),
             "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-1500:],
         },
-        rank=ctx.rank, launcher=ctx.joined_by, what=what, progress=progress, fix=fix,
+        fix_case=command, rank=ctx.rank, launcher=ctx.joined_by, what=what, progress=progress, nproc=ctx.local_world_size,
     )  # fmt: skip
 
 

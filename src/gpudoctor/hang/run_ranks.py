@@ -116,14 +116,15 @@ def run_joined(
     ctx: RankContext,
     rank_fn: Callable[..., Any],
     *args: Any,
-    fix: str,
+    command: str,
     progress: Callable[[], str] = lambda: "",
     **kwargs: Any,
 ) -> JoinedRun:
     """Run rank_fn(ctx, *args, **kwargs) in this process. No supervisor here: the
     process group's own timeout is the watchdog. Another rank's exception
     propagates (the launcher reports its traceback); rank 0's becomes a finding,
-    with `progress()` saying how far it got and `fix` what to run instead."""
+    with `progress()` saying how far it got and `command` (allreduce, check, train-smoke) naming
+    what to run instead (the kind's fix case)."""
     if ctx.joined_by == "slurm":
         export_slurm_env(ctx)
     # On several nodes, compare them first thing after the rendezvous (another NCCL,
@@ -139,7 +140,7 @@ def run_joined(
     except Exception as exc:  # noqa: BLE001 - rank 0's failure is its report
         if ctx.rank != 0:
             raise
-        failure = joined_failure(ctx, exc, progress(), fix, other_nodes(ctx, comparison.result))
+        failure = joined_failure(ctx, exc, progress(), command, other_nodes(ctx, comparison.result))
         return JoinedRun(failure=failure, raised=type(exc).__name__, fleet=comparison.result)
 
 

@@ -46,7 +46,7 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
     from contextlib import nullcontext
     from dataclasses import replace
 
-    from gpudoctor.commands.allreduce.job import JOINED_FIX, Hooks, run_joined, run_local
+    from gpudoctor.commands.allreduce.job import Hooks, run_joined, run_local
     from gpudoctor.commands.allreduce.options import check_options, plan_sweep
     from gpudoctor.core.exit_code import ExitCode
     from gpudoctor.core.findings import Report
@@ -97,7 +97,7 @@ def run(options: "Options", *, progress: "Callable[[Sweep, bool], Display] | Non
                 joined = run_joined(ctx, sweep, hooks if shown else None)
         except Exception as exc:  # a rank other than 0 (rank 0's failure is its report): rank 0 reports the job
             said = f"gpudoctor: rank {ctx.rank} failed: {type(exc).__name__}: {exc}"
-            return QuietReport(COMMAND, (joined_failure(ctx, exc, "", JOINED_FIX),), said=said, code=ExitCode.PROBLEM)
+            return QuietReport(COMMAND, (joined_failure(ctx, exc, "", "allreduce"),), said=said, code=ExitCode.PROBLEM)
         if joined is None:
             return QuietReport(COMMAND, ())
         outcome = joined

@@ -42,10 +42,6 @@ RERUN_TIMEOUT_S = 60.0  # each narrowing rerun is one size with a few iterations
 RERUN_ITERS = 5
 PG_TIMEOUT_MARGIN_S = 60.0  # locally the supervisor's watchdog must fire before gloo's/NCCL's own
 NARROWING_LOG = rundir.NARROWING_LOG
-JOINED_FIX = (
-    "read the launcher's output for the first rank that failed (torchrun prints its exit code and "
-    "traceback), or run `gpudoctor allreduce --nproc N` on one node to have every rank supervised"
-)
 
 
 def _noop(*_args) -> None:
@@ -242,7 +238,7 @@ def run_joined(ctx, sweep: Sweep, hooks: Hooks | None = None) -> JobOutcome | No
         sweep,
         on_row=on_row if ctx.rank == 0 else None,
         progress=lambda: f" after {len(rows)} of {len(sweep.planned())} size(s)",
-        fix=JOINED_FIX,
+        command="allreduce",
     )
     devices = joined.value.devices if joined.value is not None else None
     findings: list[Finding] = [joined.failure] if joined.failure else []

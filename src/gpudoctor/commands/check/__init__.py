@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from gpudoctor.core.findings import Report
 
 COMMAND = "check"
-JOINED_FIX = "read the launcher's output for the first rank that failed, or run `gpudoctor check` on each node"
 
 
 def run(options: "Options", *, progress: Callable[[Any], None] | None = None) -> "Report":
@@ -113,7 +112,7 @@ def _check_joined(ctx, options: "Options", progress) -> "Report":
             f"gpudoctor: rank {ctx.rank}: the ranks of this {ctx.joined_by} job could not compare their nodes "
             f"within {options.timeout:.0f} s: {describe_error(exc)}"
         )
-        failed = joined_failure(ctx, exc, " while comparing the nodes", JOINED_FIX)
+        failed = joined_failure(ctx, exc, " while comparing the nodes", "check")
         return QuietReport(COMMAND, (failed,), said=said, code=ExitCode.PROBLEM)
     if nodes is None:
         return QuietReport(COMMAND, ())  # not rank 0: rank 0 reports

@@ -220,7 +220,7 @@ def run_joined(ctx, cfg: SmokeConfig) -> Report:
             ctx,
             run_rank,
             cfg,
-            fix=f"gpudoctor train-smoke --nproc {ctx.local_world_size}   # the same job under gpudoctor's launcher names the failing rank",
+            command="train-smoke",
         )
     finally:
         if not keep and (ctx.rank == 0 or refused):  # refused: the folder is this rank's own
