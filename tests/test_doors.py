@@ -65,20 +65,20 @@ CASES = [
     (["lint", "loop.py"], lambda: gpudoctor.lint("loop.py"), "symbolic link loop", True),
     (["lint", "ok.py", "--select", "nope"], lambda: gpudoctor.lint("ok.py", select="nope"), "unknown rule id 'nope' (known: ", False),
     (["lint", "ok.py", "--ignore", "dataparallel,nope"], lambda: gpudoctor.lint("ok.py", ignore=["dataparallel", "nope"]), "unknown rule id 'nope'", False),
-    (["lint", "ok.py", "--format", "xml"], lambda: lint_door.run(LintOptions(("ok.py",), format="xml")), "unknown format 'xml'", False),
-    (["lint", "ok.py", "--fail-on", "info"], lambda: lint_door.run(LintOptions(("ok.py",), fail_on="info")), "unknown --fail-on 'info'", False),
-    (["lint", "ok.py", "--json", "--format", "sarif"], lambda: lint_door.run(LintOptions(("ok.py",), json=True, format="sarif")), "choose one of --json and --format", False),
+    (["lint", "ok.py", "--format", "xml"], lambda: lint_door.run(LintOptions(paths=("ok.py",), format="xml")), "unknown format 'xml'", False),
+    (["lint", "ok.py", "--fail-on", "info"], lambda: lint_door.run(LintOptions(paths=("ok.py",), fail_on="info")), "unknown --fail-on 'info'", False),
+    (["lint", "ok.py", "--json", "--format", "sarif"], lambda: lint_door.run(LintOptions(paths=("ok.py",), json=True, format="sarif")), "choose one of --json and --format", False),
     (["lint", "--explain", "nope"], lambda: lint_door.explain(LintOptions(explain="nope")), "unknown rule id 'nope'", False),
     # run (no API function: its door's check)
     (["run"], lambda: run_validate(RunOptions()), "give a script to run", False),
-    (["run", "--strict", "-m"], lambda: run_validate(RunOptions(("-m",), strict=True)), "-m needs a module name", False),
-    (["run", "no/such.py"], lambda: run_validate(RunOptions(("no/such.py",))), "no/such.py", False),
-    (["run", "--nproc", "0", "ok.py"], lambda: run_validate(RunOptions(("ok.py",), nproc=0)), "--nproc must be between 1 and", False),
-    (["run", "--nproc", "100000", "ok.py"], lambda: run_validate(RunOptions(("ok.py",), nproc=100000)), "--nproc", False),
-    (["run", "--timeout", "0", "ok.py"], lambda: run_validate(RunOptions(("ok.py",), timeout=0.0)), "--timeout 0: must be at least 0.1", False),
-    (["run", "--hang-timeout", "-1", "ok.py"], lambda: run_validate(RunOptions(("ok.py",), hang_timeout=-1.0)), "--hang-timeout -1", False),
-    (["run", "--json", "no/dir/r.json", "ok.py"], lambda: run_validate(RunOptions(("ok.py",), json_file="no/dir/r.json")), "--json no/dir/r.json", False),
-    (["run", "--trace", "nothing", "ok.py"], lambda: run_validate(RunOptions(("ok.py",), trace="nothing")), "--trace nothing", False),
+    (["run", "--strict", "-m"], lambda: run_validate(RunOptions(target=("-m",), strict=True)), "-m needs a module name", False),
+    (["run", "no/such.py"], lambda: run_validate(RunOptions(target=("no/such.py",))), "no/such.py", False),
+    (["run", "--nproc", "0", "ok.py"], lambda: run_validate(RunOptions(target=("ok.py",), nproc=0)), "--nproc must be between 1 and", False),
+    (["run", "--nproc", "100000", "ok.py"], lambda: run_validate(RunOptions(target=("ok.py",), nproc=100000)), "--nproc", False),
+    (["run", "--timeout", "0", "ok.py"], lambda: run_validate(RunOptions(target=("ok.py",), timeout=0.0)), "--timeout 0: must be at least 0.1", False),
+    (["run", "--hang-timeout", "-1", "ok.py"], lambda: run_validate(RunOptions(target=("ok.py",), hang_timeout=-1.0)), "--hang-timeout -1", False),
+    (["run", "--json", "no/dir/r.json", "ok.py"], lambda: run_validate(RunOptions(target=("ok.py",), json_file="no/dir/r.json")), "--json no/dir/r.json", False),
+    (["run", "--trace", "nothing", "ok.py"], lambda: run_validate(RunOptions(target=("ok.py",), trace="nothing")), "--trace nothing", False),
 ]
 
 
@@ -102,7 +102,7 @@ def test_a_config_error_is_the_same_line_from_the_cli_and_the_door(here, monkeyp
     assert proc.returncode == 2 and "unknown rule id 'no-such-rule' in " in proc.stderr
     monkeypatch.chdir(here / "project")  # undone after the test: the worker runs other tests next
     with pytest.raises(UsageError) as info:
-        lint_door.run(LintOptions(("ok.py",)))
+        lint_door.run(LintOptions(paths=("ok.py",)))
     assert proc.stderr == f"gpudoctor: error: {info.value}\n"
     assert gpudoctor.lint("ok.py").ok  # the API's call says everything: no pyproject.toml read
 
@@ -122,7 +122,7 @@ def test_run_for_one_process_is_an_exec_for_the_cli_to_carry_out(here):
     from gpudoctor.commands import run as run_door
     from gpudoctor.hooks import session
 
-    plan = run_door.run(RunOptions(("ok.py", "--lr", "1"), strict=True, timeout=5.0, json_file="r.json"))
+    plan = run_door.run(RunOptions(target=("ok.py", "--lr", "1"), strict=True, timeout=5.0, json_file="r.json"))
     assert isinstance(plan, run_door.Exec)
     assert plan.argv == (sys.executable, "-m", "gpudoctor.hooks.main", "ok.py", "--lr", "1")
     assert plan.env[session.ENV_ON] == "1" and plan.env[session.ENV_STRICT] == "1"
