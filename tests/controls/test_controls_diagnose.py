@@ -349,6 +349,28 @@ class TestLogInconclusive:
         text = "".join(f"node1:123:456 [{r}] NCCL INFO Channel 00/02 : 0 1\n" for r in range(2))
         assert [f.id for f in api.diagnose(text).findings] == ["log-inconclusive"]
 
+    BARRIER_GUESS = ("[rank1]:[W427 17:25:37.358470470 ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 1]  using GPU 1 to "
+                     "perform barrier as devices used by this process are currently unknown. This can potentially cause a hang "
+                     "if this rank to GPU mapping is incorrect.\n")
+
+    def test_control_a_warning_in_a_log_that_ends_well_stays_healthy_with_warnings(self):
+        report = api.diagnose(self.BARRIER_GUESS + self.STEPS + "Training completed. Do not forget to share your model!\n")
+        assert report.ok and "log-inconclusive" not in [f.id for f in report.findings]
+
+    def test_sibling_warnings_alone_in_a_log_cut_before_its_end_do_not_decide(self):
+        # the warnings a run prints while it starts are in the log of a run that then fails, cut before the error
+        report = api.diagnose(self.BARRIER_GUESS + self.STEPS)
+        assert not report.ok and [f.id for f in report.findings] == ["barrier-unknown-device", "log-inconclusive"]
+
+    def test_control_pytests_passed_verdict_shows_an_end(self):
+        report = api.diagnose("tests/test_dist.py::test_allreduce[2] PASSED                              [100%]\n")
+        assert report.ok and "PASSED" in report.findings[0].evidence["ended"]
+
+    def test_sibling_the_launchers_defaults_notice_says_passed_but_shows_no_end(self):
+        text = ("The following values were not passed to `accelerate launch` and had defaults used instead:\n"
+                "\t`--num_processes` was set to a value of `1`\n" + self.STEPS)
+        assert [f.id for f in api.diagnose(text).findings] == ["log-inconclusive"]
+
 
 class TestRayNodeDead:
     """ray-node-dead: Ray's head stopped hearing from a node's raylet (issue 35, worker-died family)."""
@@ -435,3 +457,44 @@ class TestCudaOomFix:
     def test_sibling_a_gpu_oom_gets_the_sharding_and_offload_fix(self):
         found = errors("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 25.00 GiB. GPU 0 has a total capacity of 23.65 GiB\n")
         assert found[0].id == "cuda-oom" and "ZeRO-3" in found[0].fix and "offload" in found[0].fix
+
+
+COLOSSAL_RUN = "Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --node_rank=0 {addr} train.py on 127.0.0.1, is localhost: True, exception: {exc}\n"
+
+
+class TestLauncherMasterAddrEmpty:
+    """launcher-master-addr-empty: the torchrun command a launcher built has no master address or port."""
+
+    def test_control_the_same_command_with_both_set_is_not_this(self):
+        log = COLOSSAL_RUN.format(addr="--master_addr=10.0.0.1 --master_port=29500", exc="I/O operation on closed file")
+        assert "launcher-master-addr-empty" not in [f.id for f in errors(log)]
+
+    def test_control_torchruns_flag_in_two_words_is_not_empty(self):
+        assert head_id("torchrun --nproc_per_node 8 --master_addr 10.0.0.1 --master_port 29500 train.py\n") != "launcher-master-addr-empty"
+
+    def test_sibling_an_ssh_refusal_on_the_same_wrapper_keeps_its_own_verdict(self):
+        log = COLOSSAL_RUN.format(addr="--master_addr=10.0.0.1 --master_port=29500", exc="No authentication methods available")
+        assert head_id(log) == "ssh-auth-failed"
+
+    def test_sibling_the_empty_address_is_named_beside_the_stores_error(self):
+        log = "RuntimeError: Stop_waiting response is expected\n" + COLOSSAL_RUN.format(addr="--master_addr= --master_port=", exc="x")
+        [found] = [f for f in errors(log) if f.id == "launcher-master-addr-empty"]
+        assert found.evidence["empty"] == "addr" and "MASTER_ADDR" in found.fix
+
+
+class TestLauncherEnvNotExportable:
+    """launcher-env-not-exportable: the shell a launcher runs refused one variable's export; torchrun never started."""
+
+    def test_control_a_python_identifier_error_is_not_the_shells_export(self):
+        assert head_id("SyntaxError: invalid syntax. Perhaps you forgot a comma? 'train-set' is not a valid identifier\n") != "launcher-env-not-exportable"
+
+    def test_control_an_export_that_worked_is_healthy(self):
+        assert errors("export NCCL_DEBUG=INFO\nstep 1 loss 0.5\n") == []
+
+    def test_sibling_a_missing_command_in_the_same_shell_keeps_its_own_verdict(self):
+        assert head_id("/bin/sh: 1: torchrun: not found\n") == "launcher-not-found"
+
+    def test_sibling_colossalai_runs_export_refused(self):
+        found = errors("/bin/bash: line 0: export: `=/usr/bin/supervisord': not a valid identifier " + COLOSSAL_RUN.format(addr="", exc="x"))
+        assert found[0].id == "launcher-env-not-exportable" and found[0].evidence["name"] == "=/usr/bin/supervisord"
+        assert "env | grep" in found[0].fix

@@ -60,8 +60,12 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     data["lines"] = d.lines
     if d.unwrapped_at:
         data["unwrapped_at"] = d.unwrapped_at  # a hard-wrapped paste: its lines were joined back (line numbers count joined lines)
-    if not any(f.severity in (Severity.ERROR, Severity.WARN) for f in findings):
-        findings.append(no_failure(d, smi, target.kind == "folder"))
+    if not any(f.severity is Severity.ERROR for f in findings):
+        answer = no_failure(d, smi, target.kind == "folder")
+        # warnings alone (a barrier's guessed GPU, a deprecated launcher) are no failure, but no
+        # end either: a log cut before its error holds them too, so it still does not decide
+        if answer.id == LOG_INCONCLUSIVE.id or not any(f.severity is Severity.WARN for f in findings):
+            findings.append(answer)
     findings += last
     return Report("diagnose", tuple(findings), data)
 

@@ -121,4 +121,60 @@ PATTERNS = [
         not_examples=["Building extension module fused_adam..."],
         fields=groups,
     ),
+    pattern(
+        "launcher-master-addr-empty",
+        "launcher",
+        CAUSE,
+        E,
+        "the launcher built a torchrun command with an empty --master_addr / --master_port",
+        r"--master[_-](?P<empty>addr|port)=(?=\s|$)",
+        ("--master_addr=", "--master-addr=", "--master_port=", "--master-port="),
+        why="""A launcher that writes the torchrun command for each node (colossalai run, a SLURM or
+        Kubernetes script) filled --master_addr or --master_port from a variable that was unset or empty,
+        so the ranks have no master address to meet at: the store's handshake then fails with an error
+        that does not name the address (colossalai's 'Stop_waiting response is expected', a connect
+        timeout, a refused connection).""",
+        fix="give the launcher the master address and port explicitly (colossalai run --host HOST1,HOST2 --master_addr HOST1 --master_port 29500; in a script: export MASTER_ADDR=$(hostname -i) MASTER_PORT=29500 before it builds the command), then check the printed torchrun command shows both",
+        examples=[
+            (
+                "Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --node_rank=0 --master_addr= --master_port= vit_train_demo.py --plugin hybrid_parallel on 127.0.0.1, is localhos",
+                "hpcaitech/ColossalAI#5890",
+            ),
+        ],
+        not_examples=[
+            # the same wrapper with both set: the failure is elsewhere
+            "Error: failed to run torchrun --nproc_per_node=8 --nnodes=2 --node_rank=0 --master_addr=192.168.0.64 --master_port=29500 benchmark.py on 192.168.0.64, is localhost: True, exception: I/O operation on closed file",
+            # torchrun's own flag given in two words: not empty
+            "torchrun --nproc_per_node 8 --master_addr 10.0.0.1 --master_port 29500 train.py",
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "launcher-env-not-exportable",
+        "launcher",
+        CAUSE,
+        E,
+        "the launcher's shell refused to export an environment variable to the ranks",
+        r"export: [`'](?P<name>[^'`]*)': not a valid identifier",
+        ("not a valid identifier",),
+        why="""Launchers that start the ranks through a shell command (colossalai run copies the whole
+        environment as `export NAME="value" ...` before torchrun; DeepSpeed's pdsh/mpi runners export
+        .deepspeed_env and the NCCL_/PYTHON variables) hand every environment variable to the shell. One of
+        them has a name the shell cannot export (empty, or holding '=', '-', '.' or a space), so the shell
+        stops there and torchrun never starts: no rank ran.""",
+        fix="find the variable: env | grep -v -E '^[A-Za-z_][A-Za-z0-9_]*=' ; unset it (or start the job from a clean shell: env -i bash -l), or run torchrun directly on each node, which does not re-export the environment",
+        examples=[
+            (
+                "/bin/bash: line 0: export: `=/usr/bin/supervisord': not a valid identifier Error: failed to run torchrun --nproc_per_node=1 --nnodes=1 --node_rank=0 --rdzv_backend=c10d",
+                "hpcaitech/ColossalAI#3638",
+            ),
+        ],
+        not_examples=[
+            # a Python error about an identifier: not the shell's export
+            "SyntaxError: invalid syntax. Perhaps you forgot a comma? 'train-set' is not a valid identifier",
+            # an export that worked
+            "export NCCL_DEBUG=INFO",
+        ],
+        fields=groups,
+    ),
 ]
