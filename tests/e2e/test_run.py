@@ -200,17 +200,19 @@ def test_timeout_prints_the_stack_stops_the_script_and_its_children():
 
 @pytest.mark.slow
 def test_sampler_without_set_epoch_in_ranks_started_by_mp_spawn(tmp_path):
+    # One spawned job, two loops: the broken one, then the fixed one on a sampler of its
+    # own (--then-fixed). Each rank has one warning, the broken loop's; none for the fixed.
     out = tmp_path / "report.json"
-    d = doctor("--json", str(out), script("sampler_no_set_epoch.py"))
+    d = doctor("--json", str(out), script("sampler_no_set_epoch.py"), "--then-fixed")
     assert d.returncode == 0, d.stderr
     assert "rank 0: epochs differ: False" in d.stdout
+    assert "rank 0 with set_epoch: epochs differ: True" in d.stdout
     for rank in (0, 1):
-        assert f"[rank {rank}]   ! DistributedSampler iterated 2 times, always with epoch 0" in d.stderr
+        assert d.stderr.count(f"[rank {rank}]   ! DistributedSampler iterated 2 times, always with epoch 0") == 1
+        assert f"[rank {rank}] gpudoctor run: 0 error(s), 1 warning(s) in tests/scripts/sampler_no_set_epoch.py" in d.stderr
+    assert d.stderr.count("[sampler-without-set-epoch]") == 2  # one per rank: nothing from the fixed loop
     [f] = findings(out)["findings"]
     assert f["id"] == "sampler-without-set-epoch" and f["evidence"]["ranks"] == [0, 1]
-    fixed = doctor(script("sampler_no_set_epoch.py"), "--set-epoch")
-    assert fixed.returncode == 0 and "sampler-without-set-epoch" not in fixed.stderr
-    assert "epochs differ: True" in fixed.stdout
 
 
 @pytest.mark.slow
