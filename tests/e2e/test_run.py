@@ -308,15 +308,17 @@ def test_workers_restarted_every_epoch_in_a_spawned_rank():
 
 @pytest.mark.slow
 def test_saving_on_every_rank(tmp_path):
+    # One spawned job saves both ways (--then-fixed): every rank the DDP state_dict to
+    # checkpoint.pt, then rank 0 the module's to fixed.pt. Findings for the first, none for the second.
     out = tmp_path / "report.json"
-    d = doctor("--json", str(out), script("save_every_rank.py"), str(tmp_path))
+    d = doctor("--json", str(out), script("save_every_rank.py"), str(tmp_path), "--then-fixed")
     assert d.returncode == 0, d.stderr
     ids = sorted(f["id"] for f in findings(out)["findings"])
     assert ids == ["checkpoint-ddp-wrapper", "checkpoint-every-rank"]
+    assert {f["evidence"]["path"] for f in findings(out)["findings"]} == {str(tmp_path / "checkpoint.pt")}
+    assert (tmp_path / "fixed.pt").is_file()
     every = next(f for f in findings(out)["findings"] if f["id"] == "checkpoint-every-rank")
     assert every["evidence"]["ranks seen saving it"] == [0, 1]
-    fixed = doctor("--json", str(out), script("save_every_rank.py"), str(tmp_path), "--rank0-only")
-    assert fixed.returncode == 0 and findings(out)["findings"] == []
 
 
 @pytest.mark.slow
