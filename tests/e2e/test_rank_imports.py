@@ -41,10 +41,23 @@ def _supervisor_side(modules):
 
 
 def test_run_nproc_ranks_import_neither_rich_nor_the_supervisor(tmp_path):
-    # The script leaves a finding on each rank; the ranks hand it over and the one merged report shows it.
-    r, ranks = _ranks_modules(tmp_path, "run", "--nproc", "2", os.path.join("tests", "scripts", "sampler_no_set_epoch.py"))
+    # The script leaves a finding on each rank; the ranks hand it over and the one merged
+    # report shows it. This job is also run's test of that merge (it was a second job).
+    out = tmp_path / "report.json"
+    script = os.path.join("tests", "scripts", "sampler_no_set_epoch.py")
+    r, ranks = _ranks_modules(tmp_path, "run", "--nproc", "2", "--json", str(out), script)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stderr.count("! DistributedSampler iterated 2 times") == 1, r.stderr[-3000:]
+    assert sorted(r.stdout.splitlines()) == ["rank 0: epochs differ: False", "rank 1: epochs differ: False"]
+    # One merged report: the finding both ranks raised, once, with both ranks; no rank prints its own.
+    assert r.stderr.count("DistributedSampler iterated 2 times") == 1, r.stderr[-3000:]
+    assert "\n  ! DistributedSampler iterated 2 times" in r.stderr and "      ranks: 0, 1\n" in r.stderr
+    assert not [line for line in r.stderr.splitlines() if line.startswith("[rank ") and "gpudoctor run" in line]
+    assert "gpudoctor run: 2 rank(s) of tests/scripts/sampler_no_set_epoch.py: 0 error(s), 1 warning(s)" in r.stderr
+    with open(out) as fh:
+        report = json.load(fh)
+    assert [f["id"] for f in report["findings"]] == ["sampler-without-set-epoch"]
+    assert report["findings"][0]["evidence"]["ranks"] == [0, 1]
+    assert [p["state"] for p in report["processes"]] == [x["state"] for x in report["ranks"]] == ["finished"] * 2
     assert sorted(rank["rank"] for rank in ranks) == ["0", "1"]
     for rank in ranks:
         assert "gpudoctor.hooks.runner" in rank["modules"] and "gpudoctor.hooks.checks" in rank["modules"]
