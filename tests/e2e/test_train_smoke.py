@@ -242,7 +242,10 @@ def test_watchdog_during_the_worker_measurement_still_shows_the_verifications_do
     r, report = as_json("--timeout", "30", "--num-workers", "1", *STEPS, fault="1:hangworkers", tag=tag, timeout=240)
     try:
         assert r.returncode == 124, r.stdout[-3000:]
-        assert [f["id"] for f in report["findings"][:2]] == ["fault-injected", "rank-hung"]
+        assert report["ok"] is False
+        # rank-hung; on a machine so loaded that rank 0's last step falls inside the watchdog's moving
+        # window, "ran out of time, still progressing" (not hung, not finished: 124 all the same)
+        assert [f["id"] for f in report["findings"][:2]] in (["fault-injected", "rank-hung"], ["fault-injected", "timeout-still-progressing"])
         done = states(report)
         assert done == {
             "sharding": True,

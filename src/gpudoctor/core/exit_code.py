@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from gpudoctor.core.findings import Report, Severity
+from gpudoctor.core.findings import UNFINISHED, Report, Severity
 
 
 class ExitCode(IntEnum):
@@ -45,7 +45,7 @@ def report_exit(report: Report, strict: bool = False) -> ExitCode:
     when it is the watchdog's); an interrupted launch says so whatever it found."""
     if report.interrupted:
         return stopped_exit(report.stop_signal)
-    if any(f.id in WATCHDOG_FINDINGS and f.severity is Severity.ERROR for f in report.findings):
+    if any(f.id in WATCHDOG_FINDINGS and f.severity is Severity.ERROR or f.id in UNFINISHED for f in report.findings):
         return ExitCode.TIMEOUT
     return ExitCode.PROBLEM if report.failed(strict) else ExitCode.OK
 

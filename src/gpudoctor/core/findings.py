@@ -70,6 +70,9 @@ SCHEMA_VERSION = 1
 # log with no failure that does not show its run ending either (diagnose). Not errors: a
 # problem is not found, but the run is not shown healthy; exit 1, "ok": false.
 UNDECIDED = frozenset({"log-inconclusive"})
+# A run the --timeout watchdog stopped while it was still moving: not hung, but not finished
+# either, so never healthy; it exits 124 as timeout(1) would (core/exit_code.py), "ok": false.
+UNFINISHED = frozenset({"timeout-still-progressing"})
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ class Report:
 
     def failed(self, strict: bool = False) -> bool:
         limit = Severity.WARN if strict else Severity.ERROR
-        return self.worst().rank >= limit.rank or any(f.id in UNDECIDED for f in self.findings)
+        return self.worst().rank >= limit.rank or any(f.id in UNDECIDED or f.id in UNFINISHED for f in self.findings)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.text import Text
 
-from gpudoctor.core.findings import UNDECIDED, Finding, Report, Severity
+from gpudoctor.core.findings import UNDECIDED, UNFINISHED, Finding, Report, Severity
 from gpudoctor.render.escape import Shown
 from gpudoctor.render.finding_text import MARKS, finding_pieces
 
@@ -45,6 +45,9 @@ def summary(report: Report) -> str:
 def verdict(report: Report, strict: bool = False) -> Text:
     c = report.counts()
     summary_text = summary(report)
+    if not c["error"] and any(f.id in UNFINISHED for f in report.findings):
+        # stopped while still moving: not a hang, and not a finished, healthy run either
+        return Text(f"! {report.command}: ran out of time, not finished — {summary_text}", style="bold yellow")
     if report.failed(strict) and not c["error"] and any(f.id in UNDECIDED for f in report.findings):
         # no problem found, and no sign of health either: exit 1, said as what it is
         return Text(f"? {report.command}: not decided (no failure shown, no end shown) — {summary_text}", style="bold yellow")

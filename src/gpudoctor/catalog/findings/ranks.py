@@ -157,6 +157,7 @@ NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 gpudoctor allreduce --nproc 2   # does it pas
 TIMEOUT_STILL_PROGRESSING = FindingKind(
     id="timeout-still-progressing",
     severity=Severity.WARN,
+    when="exit 124, \"ok\": false: not finished, never healthy",
     area=AREA,
     emitted_by="[`gpudoctor run --nproc`](../commands/run.md) (`--timeout`), [`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke` (every command whose `--timeout` stops its ranks)",
     summary="""The whole-run `--timeout` fired while the ranks were still completing collectives or
