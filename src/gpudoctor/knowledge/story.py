@@ -479,7 +479,10 @@ class Diagnosis:
         ev["first_line"] = seen.first.line
         if seen.first.source:
             ev["source"] = seen.first.source
-        if where and p is not UNRECOGNISED:  # its title already says where
+        culprit = str(seen.first.fields.get("culprit_rank", ""))
+        if culprit.isdigit():  # the line names the rank that failed: the rank that printed it is only the reporter
+            title += f" — rank {culprit}" + (f" (reported by {where})" if where else "")
+        elif where and p is not UNRECOGNISED:  # its title already says where
             title += f" — {where}"
         if seen.ranks:
             ev["ranks"] = sorted(seen.ranks)

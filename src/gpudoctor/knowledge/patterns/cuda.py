@@ -296,7 +296,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a CUDA kernel's index check failed: a label >= num_classes or an index >= the table size",
-        r"Assertion `(?P<condition>(?:t|cur_target) >= 0 && (?:t|cur_target) < n_classes|srcIndex < srcSelectDimSize|index out of bounds[^`]*|idx_dim >= 0 && idx_dim < index_size[^`]*|input_val >= zero && input_val <= one)` failed",
+        r"Assertion `(?P<condition>(?:t|cur_target) >= 0 && (?:t|cur_target) < n_classes|srcIndex < srcSelectDimSize|(?:-sizes\[i\] <= index && index < sizes\[i\] && \x22)?index out of bounds[^`]*|idx_dim >= 0 && idx_dim < index_size[^`]*|input_val >= zero && input_val <= one)` failed",
         ("Assertion `",),
         why="""The assertion each thread of the kernel prints names the check: `t < n_classes` is a target class
         label outside [0, num_classes) in a cross-entropy/NLL loss (a mask with 255, labels starting at 1);
@@ -306,8 +306,12 @@ PATTERNS = [
         examples=[
             ("../aten/src/ATen/native/cuda/NLLLoss2d.cu:103: nll_loss2d_forward_kernel: block: [5,0,0], thread: [996,0,0] Assertion `t >= 0 && t < n_classes` failed.", "milesial/Pytorch-UNet#375"),
             ("/pytorch/aten/src/ATen/native/cuda/Indexing.cu:702: indexSelectLargeIndex: block: [268,0,0], thread: [32,0,0] Assertion `srcIndex < srcSelectDimSize` failed.", "CUDA kernel assertion quoted in embedding index issues"),
+            ('../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [22,0,0], thread: [64,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.', "NVIDIA/Megatron-LM#881"),
         ],
-        not_examples=["RuntimeError: CUDA error: device-side assert triggered"],
+        not_examples=[
+            "RuntimeError: CUDA error: device-side assert triggered",
+            "/pytorch/aten/src/ATen/native/cuda/MultinomialKernel.cu:112: binarySearchForMultinomial: block: [0,0,0], thread: [0,0,0] Assertion `cumdist[size - 1] > static_cast<scalar_t>(0)` failed.",
+        ],
         fields=groups,
     ),
     pattern(

@@ -37,7 +37,9 @@ PATTERNS = [
         CAUSE,
         E,
         "the store's port is below 1024: binding it needs root (errno 13, permission denied)",
-        r"failed to bind to \S+:(?P<port>\d+) \(errno: 13\b|bind.{0,80}\[Errno 13\] Permission denied",
+        # only a port below 1024: errno 13 on a higher one is a security policy (SELinux, a container's
+        # profile, a raised ip_unprivileged_port_start), not a privileged port
+        r"failed to bind to \S+:(?P<port>\d{1,3}|10[01]\d|102[0-3]) \(errno: 13\b|bind.{0,80}\[Errno 13\] Permission denied",
         ("errno: 13", "Errno 13"),
         why="""Ports below 1024 are privileged on Linux. MASTER_PORT (or --master_port) was set to one, often by a
         script that picks $RANDOM without an offset, so rank 0 cannot start the store. The port is not in use:
@@ -47,7 +49,10 @@ PATTERNS = [
             ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:98 (errno: 13 - Permission denied). The server socket has failed to bind to 0.0.0.0:98 (errno: 13 - Permission denied).", "KimMeen/Time-LLM#158"),
             ("[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:97 (errno: 13 - Permission denied).", "KimMeen/Time-LLM#20"),
         ],
-        not_examples=["The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)."],
+        not_examples=[
+            "The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+            "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:29500 (errno: 13 - Permission denied).",
+        ],
         fields=groups,
     ),
     pattern(

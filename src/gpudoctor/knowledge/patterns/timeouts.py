@@ -218,7 +218,9 @@ PATTERNS = [
         CAUSE,
         E,
         "the rendezvous port is already in use (EADDRINUSE)",
-        r"(?:failed to (?:bind to|listen on) \S+:(?P<port>\d+) \(errno: 98|failed to listen on any local network address\.? ?(?:port: (?P<port2>\d+))?|EADDRINUSE|[Aa]ddress already in use)",
+        # "failed to listen on any local network address" ends every refused bind: it is "in use" only when
+        # the line gives no other errno (13 on a high port is a security policy, not a second job)
+        r"(?:failed to (?:bind to|listen on) \S+:(?P<port>\d+) \(errno: 98|failed to listen on any local network address(?!.*(?:\(errno: |code: -)(?!98\b)\d)\.? ?(?:port: (?P<port2>\d+))?|EADDRINUSE|[Aa]ddress already in use)",
         ("EADDRINUSE", "already in use", "failed to listen", "failed to bind"),
         why="""Rank 0 starts the store on MASTER_PORT (29500 by default) and another process already listens
         there: a second job on the same machine, or a previous run that has not exited.""",
@@ -227,6 +229,9 @@ PATTERNS = [
             ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use). The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use).", "showlab/Tune-A-Video#90"),
             ("RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use.", "om-ai-lab/VLM-R1#289"),
             ("[W socket.cpp:401] [c10d] The server socket has failed to listen on [::]:47531 (errno: 98 - Address already in use).", "pytorch/pytorch#85604"),
+        ],
+        not_examples=[
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:29500 (errno: 13 - Permission denied). The server socket has failed to bind to 0.0.0.0:29500 (errno: 13 - Permission denied).",
         ],
         # "failed to listen on any local network address" also ends a bind refused for another reason
         after=("store-port-privileged", "windows-port-forbidden"),
