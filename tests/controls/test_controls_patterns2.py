@@ -445,6 +445,12 @@ class TestMonitoredBarrierRankLate:
 
 
 class TestStoreWaitingForClients:
+    def test_control_a_barrier_timing_out_with_more_workers_than_the_world_is_no_missing_rank(self):
+        # powersgd-21 in the corpus: world_size=2, worker_count=4 (a second init on top of the launcher's)
+        log = ("Timed out initializing process group in store based barrier on rank: 0, for key: store_based_barrier_key:1 "
+               "(world_size=2, worker_count=4, timeout=0:02:00)\n")
+        assert "store-waiting-for-clients" not in ids(log) and head_id(log) == "store-barrier-extra-ranks"
+
     def test_control_a_barrier_still_waiting_has_not_timed_out(self):
         got = ids(BARRIER.format(world=8, count=1))
         assert "store-waiting-for-clients" not in got and "store-barrier-waiting" in got
@@ -1115,6 +1121,14 @@ class TestTorchrunRootCause:
 
 
 class TestLauncherChildExit:
+    def test_control_a_tool_the_job_ran_failing_is_no_training_process(self):
+        log = "subprocess.CalledProcessError: Command '['nvidia-smi']' returned non-zero exit status 9.\n"
+        assert "launcher-child-exit" not in ids(log)
+
+    def test_sibling_ninja_failing_is_the_extension_build(self):
+        log = "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
+        assert head_id(log) == "extension-build-failed"
+
     def test_control_the_raise_line_in_the_traceback(self):
         log = "    raise subprocess.CalledProcessError(returncode=process.returncode,\n"
         assert "launcher-child-exit" not in ids(log)

@@ -240,6 +240,11 @@ class Diagnosis:
                 return BY_ID["cuda-oom-gpu0-other-ranks"]
         if p.id == "store-barrier-waiting" and int(values.get("joined", 0)) > int(values.get("world_size", 0)):
             return BY_ID["store-barrier-extra-ranks"]
+        if p.id == "store-waiting-for-clients":
+            # the barrier timing out with more arrivals than world_size: not a rank missing, a second launch in the store
+            joined, expected = values.get("joined2") or values.get("joined"), values.get("expected2") or values.get("expected")
+            if joined and expected and int(joined) > int(expected):
+                return BY_ID["store-barrier-extra-ranks"]
         if p.id == "library-api-mismatch":
             # only an error raised inside a library is about two libraries; in the user's code (or with
             # no traceback to say where) it is the user's exception

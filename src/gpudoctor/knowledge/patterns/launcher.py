@@ -282,7 +282,10 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a launcher (mp.spawn, accelerate, deepspeed, a wrapper script) reports that a training process failed",
-        r"subprocess\.CalledProcessError: Command .* returned non-zero exit status (?P<code>-?\d+)|\] exits with return code = (?P<code2>-?\d+)"
+        # a CalledProcessError is a launcher's report only when the command it ran is a training process
+        # (ninja building an extension, nvidia-smi or git failing are not a rank that failed)
+        r"subprocess\.CalledProcessError: Command .*?(?:python|torchrun|accelerate|deepspeed|srun|mpirun|\.py\b|\.sh\b).* returned non-zero exit status (?P<code>-?\d+)"
+        r"|\] exits with return code = (?P<code2>-?\d+)"
         r"|ProcessExitedException: process (?P<rank_a>\d+) terminated with (?:signal (?P<signal>SIG\w+)|exit code (?P<code3>-?\d+))"
         r"|-- Process (?P<rank_b>\d+) terminated with the following error:",
         ("CalledProcessError", "exits with return code", "ProcessExitedException", "terminated with the following error"),
@@ -293,6 +296,10 @@ PATTERNS = [
             ("subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py', '--config', 'a.yaml']' returned non-zero exit status 1.", "accelerate launch's failure report (Python subprocess text)"),
             ("[2025-06-26 16:48:28,490] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = 1", "DeepSpeed launcher text (cf. snowflakedb/ArcticTraining#219)"),
             ("torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 1", "torch.multiprocessing.spawn error text"),
+        ],
+        not_examples=[
+            "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+            "subprocess.CalledProcessError: Command '['nvidia-smi']' returned non-zero exit status 9.",
         ],
         after=("*",),
         fields=groups,

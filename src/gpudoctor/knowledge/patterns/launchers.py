@@ -107,8 +107,9 @@ PATTERNS = [
         CAUSE,
         E,
         "a CUDA extension failed to compile just in time (DeepSpeed ops, other torch C++/CUDA extensions)",
-        r"Error building extension '(?P<extension>[\w.]+)'",
-        ("Error building extension",),
+        # torch.utils.cpp_extension's ninja run failing is the same build, often the last line of a cut paste
+        r"Error building extension '(?P<extension>[\w.]+)'|CalledProcessError: Command '\['ninja', '-v'(?:, '-j', '\d+')?\]' returned non-zero exit status",
+        ("Error building extension", "'ninja'"),
         why="""DeepSpeed (and other libraries) compile their CUDA ops with ninja and nvcc at first use. That fails when
         nvcc is missing or its CUDA version differs from torch.version.cuda, when the host compiler is too new
         for that nvcc, or when a stale build sits in ~/.cache/torch_extensions. The compiler's own error is in
@@ -117,6 +118,7 @@ PATTERNS = [
         examples=[
             ("RuntimeError: Error building extension 'fused_adam'", "deepspeedai/DeepSpeed#629"),
             ("[BUG] RuntimeError: Error building extension 'fused_adam' Loading extension module fused_adam", "deepspeedai/DeepSpeed#5623"),
+            ("subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.", "torch.utils.cpp_extension's build failure text (the line before 'Error building extension')"),
         ],
         not_examples=["Building extension module fused_adam..."],
         fields=groups,
