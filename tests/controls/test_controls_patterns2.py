@@ -622,6 +622,24 @@ class TestCollectiveFingerprintMismatch:
     def test_sibling_nccls_own_mismatch_warning(self):
         assert head_id("n136-081-017:201800:201850 [2] NCCL WARN NET/IB : collective mismatch error\n") == "nccl-collective-mismatch"
 
+    MISMATCH = ("RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: CollectiveFingerPrint("
+                "SequenceNumber={s0}, OpType={op0}, TensorShape={sh0}, TensorDtypes=Float), but Rank 1 is running collective: "
+                "CollectiveFingerPrint(SequenceNumber={s1}, OpType={op1}, TensorShape={sh1}, TensorDtypes=Float).\n")
+
+    def test_sibling_a_shape_mismatch_says_shape_not_another_op(self):
+        # produced-collective-shape-mismatch in the corpus: both ranks all_reduce, [2] against [3]
+        log = self.MISMATCH.format(s0=0, op0="ALLREDUCE", sh0="[2]", s1=0, op1="ALLREDUCE", sh1="[3]")
+        assert "the shape: rank 0 [2], rank 1 [3]" in finding(log, "collective-fingerprint-mismatch").title
+
+    def test_sibling_another_op_says_op(self):
+        log = self.MISMATCH.format(s0=5, op0="ALLREDUCE", sh0="[4]", s1=5, op1="BROADCAST", sh1="[4]")
+        assert "the op: rank 0 runs ALLREDUCE, rank 1 BROADCAST" in finding(log, "collective-fingerprint-mismatch").title
+
+    def test_sibling_a_rank_ahead_says_position(self):
+        log = ("RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint("
+               "SequenceNumber=1OpType=BARRIER), but Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=0OpType=BARRIER).\n")
+        assert "the position: rank 1 is at collective #1, rank 2 at #0" in finding(log, "collective-fingerprint-mismatch").title
+
 
 class TestNcclCudaFailure:
     def test_control_peer_access_is_its_own_cuda_failure(self):

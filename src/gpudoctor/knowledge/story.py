@@ -484,6 +484,8 @@ class Diagnosis:
         ev["first_line"] = seen.first.line
         if seen.first.source:
             ev["source"] = seen.first.source
+        if seen.first.fields.get("diverged"):  # what the two collective fingerprints differ in
+            title += f" — they differ in {seen.first.fields['diverged']}"
         culprit = str(seen.first.fields.get("culprit_rank", ""))
         if culprit.isdigit():  # the line names the rank that failed: the rank that printed it is only the reporter
             title += f" — rank {culprit}" + (f" (reported by {where})" if where else "")

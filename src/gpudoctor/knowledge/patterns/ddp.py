@@ -1,9 +1,33 @@
 """DistributedDataParallel and c10d usage errors."""
 
+import re
+
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
+
+# The parts of a CollectiveFingerPrint, in the order that says most about what diverged, and how
+# each reads ("SequenceNumber=1OpType=BARRIER": older torch prints no comma between them).
+FINGERPRINT = (
+    (re.compile(r"OpType=([A-Z_]+)"), "the op: rank {a} runs {va}, rank {b} {vb}"),
+    (re.compile(r"SequenceNumber=(\d+)"), "the position: rank {a} is at collective #{va}, rank {b} at #{vb}"),
+    (re.compile(r"TensorShape=(\[[^\]]*\])"), "the shape: rank {a} {va}, rank {b} {vb}"),
+    (re.compile(r"TensorDtypes=(\w+)"), "the dtype: rank {a} {va}, rank {b} {vb}"),
+)
+
+
+def fingerprint_fields(m, _context):
+    """The two fingerprints compared: `diverged` says which part differs (another op, another
+    position in the sequence, another shape or dtype), the first that does."""
+    out = groups(m, _context)
+    a, b = out.get("fingerprint_a", ""), out.get("fingerprint_b", "")
+    for rx, words in FINGERPRINT:
+        va, vb = rx.search(a), rx.search(b)
+        if va and vb and va.group(1) != vb.group(1):
+            out["diverged"] = words.format(a=out["rank_a"], b=out["rank_b"], va=va.group(1), vb=vb.group(1))
+            break
+    return out
 
 PATTERNS = [
     pattern(
@@ -126,7 +150,7 @@ PATTERNS = [
             ("[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16), but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[51123456], TensorDtypes=BFloat16).", "modelscope/ms-swift#9443 (abridged)"),
             ("RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=1OpType=BARRIER), but Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=0OpType=BARRIER).", "pytorch/pytorch#148976"),
         ],
-        fields=groups,
+        fields=fingerprint_fields,
     ),
     pattern(
         "ddp-model-mismatch",
