@@ -1106,6 +1106,12 @@ class TestLauncherTerminated:
         log = "slurmstepd: error: *** JOB 1234567 ON gpu-node-03 CANCELLED AT 2024-03-01T10:00:00 DUE TO TIME LIMIT ***\n"
         assert head_id(log) == "slurm-time-limit"
 
+    def test_sibling_the_time_limit_that_sent_the_signal_leads_whatever_the_order(self):
+        log = ("W1123 10:56:51.729000 27016 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, shutting down workers\n"
+               "slurmstepd: error: *** JOB 1234567 ON gpu-node-03 CANCELLED AT 2024-03-01T10:00:00 DUE TO TIME LIMIT ***\n")
+        assert head_id(log) == "slurm-time-limit"
+        assert finding(log, "launcher-terminated").evidence.get("consequence_of") == "slurm-time-limit"
+
     def test_sibling_the_agent_killed_with_sigterm(self):
         log = "torch.distributed.elastic.multiprocessing.api.SignalException: Process 27016 got signal: 15\n"
         assert head_id(log) == "launcher-terminated"

@@ -206,6 +206,7 @@ PATTERNS = [
             ("W1123 10:56:51.729000 27016 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, shutting down workers", "a torchrun run stopped with SIGTERM (recorded for this project)"),
             ("torch.distributed.elastic.multiprocessing.api.SignalException: Process 27016 got signal: 15", "a torchrun run stopped with SIGTERM (recorded for this project)"),
         ],
+        after=("slurm-time-limit", "slurm-preempted"),  # the scheduler's own line says why it sent the signal
         fields=groups,
     ),
     pattern(
