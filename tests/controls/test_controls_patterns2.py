@@ -267,7 +267,7 @@ class TestDdpModelOnCpu:
 class TestNcclTensorNotCuda:
     def test_control_the_same_error_from_ddps_constructor_is_the_model(self):
         log = TestDdpModelOnCpu.CONSTRUCTOR + "RuntimeError: Tensors must be CUDA and dense\n"
-        assert head_id(log) != "nccl-tensor-not-cuda"
+        assert "nccl-tensor-not-cuda" not in ids(log) and head_id(log) == "ddp-model-on-cpu"
 
     def test_sibling_a_tensor_on_the_wrong_gpu(self):
         log = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
