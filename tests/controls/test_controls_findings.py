@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from facts_cases import by_id, cpu_facts, gpu2_facts, ids, torch_sees, vary, visible, with_env
+from facts_cases import GPU2_SNAPSHOT, by_id, cpu_facts, gpu2_facts, ids, torch_sees, vary, visible, with_env
 from gpudoctor.checks import run_checks
 from gpudoctor.checks.backends import check_backends
 from gpudoctor.checks.environment import check_launch_env, check_transports_disabled
@@ -716,6 +716,31 @@ class TestNcclIbDisabled:
     def test_sibling_disabled(self):
         [f] = check_transports_disabled(with_env(gpu2_facts(), NCCL_IB_DISABLE="1"))
         assert f.id == "nccl-ib-disabled" and f.severity is Severity.INFO
+
+
+# --- one node (issue 34's edge case) ---------------------------------------------------------------
+
+
+class TestFleetConsistentOneNode:
+    """One node has nothing to agree with: `check` gives it the node's own report."""
+
+    verdict = "fleet-consistent"
+
+    def run(self, *snapshots):
+        from gpudoctor.commands.check import run
+        from gpudoctor.commands.check.options import Options
+
+        return run(Options(facts=tuple(str(p) for p in snapshots))).findings
+
+    def test_control_one_snapshot_is_a_node_report(self):
+        got = ids(self.run(GPU2_SNAPSHOT))
+        assert not [i for i in got if i.startswith("fleet-")] and "nvidia-driver" in got
+
+    def test_sibling_two_nodes_that_agree(self, tmp_path):
+        other = tmp_path / "node-b.json"
+        other.write_text(GPU2_SNAPSHOT.read_text())
+        f = by_id(self.run(GPU2_SNAPSHOT, other), "fleet-consistent")
+        assert f.title.startswith("2 nodes agree on torch")
 
 
 # --- a check that fails ---------------------------------------------------------------------
