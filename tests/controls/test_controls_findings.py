@@ -592,6 +592,10 @@ class TestDistributedUnavailable:
         facts = vary(cpu_facts(), "torch", failed("import-failed", "ImportError: torch._C", None))
         assert check_backends(facts) == []
 
+    def test_control_is_available_not_read_is_not_false(self):
+        facts = vary(cpu_facts(), "torch.distributed", Unavailable("could not be queried: RuntimeError"))
+        assert check_backends(facts) == []
+
     def test_sibling_a_build_without_distributed(self):
         [f] = check_backends(vary(cpu_facts(), "torch.distributed", False))
         assert f.id == "distributed-unavailable" and f.severity is Severity.ERROR
@@ -640,9 +644,28 @@ class TestShmSize:
     def test_control_size_not_read(self):
         assert shm(Unavailable("no /dev/shm")) == []
 
+    def test_control_a_large_one_that_stale_files_fill(self):
+        facts = vary(vary(cpu_facts(), "system.shm_total_bytes", 16 * GIB), "system.shm_free_bytes", 5 * MIB)
+        assert "shm-size" not in ids(check_shm(facts))
+
+    def test_control_at_the_floor_with_a_little_in_use_is_not_full(self):
+        facts = vary(vary(cpu_facts(), "system.shm_total_bytes", GIB), "system.shm_free_bytes", GIB - 64 * 1024)
+        assert ids(check_shm(facts)) == ["shm-size"]
+
     def test_sibling_exactly_the_floor(self):
-        [f] = shm(GIB)
+        facts = vary(vary(cpu_facts(), "system.shm_total_bytes", GIB), "system.shm_free_bytes", GIB)
+        [f] = check_shm(facts)
         assert f.id == "shm-size" and f.severity is Severity.OK
+
+    def test_sibling_full_is_a_warning_that_says_full_not_small(self):
+        facts = vary(vary(cpu_facts(), "system.shm_total_bytes", 16 * GIB), "system.shm_free_bytes", 5 * MIB)
+        [f] = check_shm(facts)
+        assert f.id == "shm-too-small" and f.severity is Severity.WARN
+        assert "only 5 MiB is free" in f.title and "--shm-size" not in f.fix and "/dev/shm" in f.fix
+
+    def test_sibling_free_space_not_read_judges_the_size(self):
+        facts = vary(vary(cpu_facts(), "system.shm_total_bytes", 16 * GIB), "system.shm_free_bytes", Unavailable("statvfs failed"))
+        assert ids(check_shm(facts)) == ["shm-size"]
 
 
 def open_files(soft, hard):
