@@ -271,6 +271,63 @@ class TestRankStillStartingRun:
         assert rc == 124 and "import torch" not in f["title"], f
 
 
+SAMPLERS = """from torch.utils.data.distributed import DistributedSampler
+
+data = list(range(8))
+fixed = DistributedSampler(data, num_replicas=2, rank=0, shuffle=False)
+for epoch in range(2):
+    list(fixed)
+stepped = DistributedSampler(data, num_replicas=2, rank=0, shuffle=True)
+for epoch in range(2):
+    stepped.set_epoch(epoch)
+    list(stepped)
+forgot = DistributedSampler(data, num_replicas=2, rank=0, shuffle=True)
+for epoch in range(2):
+    list(forgot)
+"""
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory):
+    """`gpudoctor run` on SAMPLERS, once: its findings."""
+    import subprocess
+    import sys
+
+    folder = tmp_path_factory.mktemp("samplers")
+    (folder / "job.py").write_text(SAMPLERS)
+    out = folder / "report.json"
+    cmd = [sys.executable, "-m", "gpudoctor", "run", "--json", str(out), str(folder / "job.py")]
+    subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **rank_env()})
+    return json.loads(out.read_text())["findings"]
+
+
+@pytest.mark.slow
+class TestSamplerWithoutSetEpoch:
+    """One script with three samplers, each iterated for two epochs: the hook
+    (hooks/data.py) sees which of them repeat one shuffled order."""
+
+    def lines(self, findings) -> list[int]:
+        return [int(f["evidence"]["source"].rsplit(":", 1)[1]) for f in findings if f["id"] == "sampler-without-set-epoch"]
+
+    def test_control_a_sampler_that_does_not_shuffle(self, findings):
+        assert 6 not in self.lines(findings)
+
+    def test_control_set_epoch_before_every_epoch(self, findings):
+        assert 10 not in self.lines(findings)
+
+    def test_sibling_a_shuffling_sampler_without_set_epoch(self, findings):
+        assert self.lines(findings) == [13] and [f["id"] for f in findings] == ["sampler-without-set-epoch"]
+        assert findings[0]["severity"] == "warn" and "set_epoch" in findings[0]["fix"]
+
+    def test_sibling_seen_on_two_ranks_is_one_finding(self):
+        from gpudoctor.hooks.checks import runtime_findings
+        from gpudoctor.hooks.facts import SamplerEpochRepeat
+
+        seen = [SamplerEpochRepeat(r, "DistributedSampler", 0, 3, 2, 100) for r in (0, 1)]
+        [f] = runtime_findings(seen)
+        assert f.id == "sampler-without-set-epoch" and f.evidence["ranks"] == [0, 1]
+
+
 # --- the rendezvous of a joined job -------------------------------------------------------------
 
 
