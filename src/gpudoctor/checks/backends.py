@@ -14,6 +14,7 @@ from gpudoctor.catalog.findings.backends import (
 )
 from gpudoctor.checks.platform import WINDOWS, family
 from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.core.unavailable import Unavailable
 from gpudoctor.probe.facts import Facts
 
 
@@ -26,8 +27,8 @@ def _cuda_devices(facts: Facts) -> int:
 
 def check_backends(facts: Facts) -> list[Finding]:
     t = facts.torch
-    if not t.imported:
-        return []
+    if not t.imported or isinstance(t.distributed, Unavailable):
+        return []  # not read: nothing says whether this build has torch.distributed
     if t.distributed is not True or not isinstance(t.backends, dict):
         return [DISTRIBUTED_UNAVAILABLE(evidence={"torch": str(t.version), "torch.distributed.is_available()": str(t.distributed)})]
     have = t.backends

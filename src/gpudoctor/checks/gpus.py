@@ -77,11 +77,18 @@ def check_display_adapters(facts: Facts) -> list[Finding]:
     return [NON_NVIDIA_DISPLAY_ADAPTER(evidence=evidence, adapters=plural(len(others), "non-NVIDIA display adapter"))]
 
 
-def _busy(gpu: NvmlGpu) -> bool:
+def _jobs(gpu: NvmlGpu) -> list:
+    """The compute processes on a GPU: another job. A graphics process (the display
+    server, a desktop's compositor on a workstation's GPU) is not one: it counts only
+    through the memory it holds, and is never named as a pid to kill."""
     procs = gpu.processes if isinstance(gpu.processes, tuple) else ()
+    return [p for p in procs if p.kind == "compute"]
+
+
+def _busy(gpu: NvmlGpu) -> bool:
     used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
     heavy = isinstance(used, int) and isinstance(total, int) and total > 0 and used > BUSY_SHARE * total
-    return bool(procs) or heavy
+    return bool(_jobs(gpu)) or heavy
 
 
 def _process_line(p) -> str:
@@ -102,7 +109,7 @@ def check_memory_in_use(facts: Facts) -> list[Finding]:
             f"{size(g.memory_used_bytes)} used of {size(g.memory_total_bytes)}"
             + ("".join("\n" + _process_line(p) for p in procs) if procs else "")
         )
-    pids = sorted({p.pid for g in busy for p in (g.processes if isinstance(g.processes, tuple) else ())})
+    pids = sorted({p.pid for g in busy for p in _jobs(g)})
     return [GPU_MEMORY_IN_USE(
         evidence=evidence, fix_case="kill" if pids else "look", gpus=plural(len(busy), "GPU"),
         used=", ".join(f"GPU {g.index} ({size(g.memory_used_bytes)})" for g in busy), pids=" ".join(str(p) for p in pids),
@@ -147,14 +154,24 @@ def check_p2p(facts: Facts) -> list[Finding]:
     links = facts.nvml.links
     if not links:
         return []
-    broken = [link for link in links if link.p2p_read != "ok"]
+    # NVML's "unknown" (or no answer at all: an old driver, some VMs) says nothing either way:
+    # such a pair is neither working nor missing P2P.
+    decided = [link for link in links if isinstance(link.p2p_read, str) and link.p2p_read != "unknown"]
+    broken = [link for link in decided if link.p2p_read != "ok"]
     evidence = {
         f"GPU {link.a} <-> GPU {link.b}": f"P2P {shown(link.p2p_read)}, topology {shown(link.topology)}, "
         f"NVLinks {shown(link.nvlinks)}"
         for link in links
     }
+    if not decided:
+        return []
     if not broken:
-        pairs = f"GPU {links[0].a} and GPU {links[0].b}" if len(links) == 1 else f"all {len(links)} GPU pairs"
+        if len(decided) < len(links):
+            pairs = f"{plural(len(decided), 'GPU pair')} of {len(links)} (NVML gave no P2P status for the others)"
+        elif len(links) == 1:
+            pairs = f"GPU {links[0].a} and GPU {links[0].b}"
+        else:
+            pairs = f"all {len(links)} GPU pairs"
         return [P2P_OK(evidence=evidence, pairs=pairs)]
     pairs = ", ".join(f"GPU {link.a} and {link.b} ({shown(link.p2p_read)})" for link in broken)
     return [P2P_UNAVAILABLE(evidence=evidence, pairs=pairs)]

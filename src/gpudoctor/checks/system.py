@@ -45,6 +45,8 @@ def check_cpus(facts: Facts) -> list[Finding]:
 
 def check_ram(facts: Facts) -> list[Finding]:
     s = facts.system
+    if not isinstance(s.ram_total_bytes, int):
+        return []  # not read: no "ok" line about a memory nobody measured
     total, available = size(s.ram_total_bytes), size(s.ram_available_bytes)
     return [RAM_SIZE(evidence={"total": total, "available": available}, total=total, available=available)]
 
@@ -55,9 +57,14 @@ def check_shm(facts: Facts) -> list[Finding]:
                 "container": list(facts.system.container) or "no"}
     if not isinstance(total, int):
         return []
-    if total >= SHM_MIN_BYTES:
-        return [SHM_SIZE(evidence=evidence, size=size(total))]
-    return [SHM_TOO_SMALL(evidence=evidence, size=size(total))]
+    if total < SHM_MIN_BYTES:
+        return [SHM_TOO_SMALL(case="small", evidence=evidence, size=size(total))]
+    free = facts.system.shm_free_bytes
+    # Large enough, but mostly held by files left there: less than the floor free and more
+    # than half in use (a /dev/shm at the floor always has a little in use: not "full").
+    if isinstance(free, int) and free < SHM_MIN_BYTES and total - free > total // 2:
+        return [SHM_TOO_SMALL(case="full", evidence=evidence, size=size(total), free=size(free))]
+    return [SHM_SIZE(evidence=evidence, size=size(total))]
 
 
 def check_open_files(facts: Facts) -> list[Finding]:

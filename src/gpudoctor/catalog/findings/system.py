@@ -103,9 +103,18 @@ SHM_TOO_SMALL = FindingKind(
     severity=Severity.WARN,
     area=AREA,
     emitted_by=EMITTED_BY,
-    summary="`/dev/shm` is smaller than 1 GiB (Docker's default is 64 MiB).",
+    summary="`/dev/shm` is smaller than 1 GiB (Docker's default is 64 MiB), or is large enough but has less than 1 GiB free when `check` looks.",
     evidence="`/dev/shm size`, `/dev/shm free`, `container`.",
-    title="/dev/shm is only {size}: DataLoader workers will run out of shared memory",
-    why="Workers pass each batch to the main process through shared memory; a small /dev/shm (Docker's default is 64 MiB) ends in 'Bus error' or 'DataLoader worker ... killed'. NCCL also uses it between ranks.",
-    fix="docker run --shm-size=16g ...  # or --ipc=host; on a host: sudo mount -o remount,size=16G /dev/shm",
+    title={
+        "small": "/dev/shm is only {size}: DataLoader workers will run out of shared memory",
+        "full": "/dev/shm is {size} but only {free} is free: DataLoader workers may run out of shared memory",
+    },
+    why={
+        "small": "Workers pass each batch to the main process through shared memory; a small /dev/shm (Docker's default is 64 MiB) ends in 'Bus error' or 'DataLoader worker ... killed'. NCCL also uses it between ranks.",
+        "full": "Workers pass each batch to the main process through shared memory, and get only what is free: files left there (by another job, or a crashed run's NCCL segments and shared tensors) hold the rest. Seen now: whether they are still there when your job runs decides it.",
+    },
+    fix={
+        "small": "docker run --shm-size=16g ...  # or --ipc=host; on a host: sudo mount -o remount,size=16G /dev/shm",
+        "full": "ls -la /dev/shm  # remove what your stale jobs left (rm /dev/shm/<file>), then: gpudoctor check",
+    },
 )

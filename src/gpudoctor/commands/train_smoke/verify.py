@@ -18,6 +18,7 @@ from typing import Any
 
 from gpudoctor.checks.wording import plural
 from gpudoctor.core.findings import Finding
+from gpudoctor.hooks.checks import LOADER_STARTUP_FLOOR_S
 from gpudoctor.launch import rundir
 from gpudoctor.commands.train_smoke.config import LEARNING_FACTOR, OUTPUT_TOLERANCE, SMOKE_FAULTS, SmokeConfig
 from gpudoctor.commands.train_smoke.result import RankReport
@@ -374,7 +375,10 @@ def verify_workers(results: Sequence[RankReport]) -> Verification | None:
     on_first = mean(m.on.startup_s[0] for m in measured)
     later = [s for m in measured for s in m.on.startup_s[1:]]
     on_later = mean(later) if later else on_first
+    saves = max(0.0, off - on_later)
     finding = DATALOADER_WORKER_STARTUP(
+        # persistent workers that save less than this change nothing worth a fix
+        no_fix=saves < LOADER_STARTUP_FLOOR_S,
         evidence={
             "num_workers": w,
             "start_method": measured[0].start_method,
@@ -387,7 +391,7 @@ def verify_workers(results: Sequence[RankReport]) -> Verification | None:
         off=off,
         on_first=on_first,
         on_later=on_later,
-        saves=max(0.0, off - on_later),
+        saves=saves,
         epochs=plural(measured[0].epochs, "epoch"),
         workers=w,
     )
@@ -430,6 +434,8 @@ def throughput(results: Sequence[RankReport]) -> dict:
 
 def verify_throughput(tp: dict, device: str) -> Verification:
     total = tp["total"]
+    if total["steps_per_s"] is None:  # the loop took no time the clock could see: no rate to state
+        return Verification("throughput", None, "not measured: the timed loop took no measurable time")
     finding = SMOKE_THROUGHPUT(
         evidence={"steps_per_s": round(total["steps_per_s"], 2), "samples_per_s": round(total["samples_per_s"], 1)},
         steps_per_s=total["steps_per_s"],
@@ -437,7 +443,7 @@ def verify_throughput(tp: dict, device: str) -> Verification:
         ranks=plural(total["ranks"], "rank"),
         batch=total["batch_per_rank"],
         device=device,
-        per_rank=", ".join(f"{r['steps_per_s']:.1f}" for r in tp["per_rank"]),
+        per_rank=", ".join("?" if r["steps_per_s"] is None else f"{r['steps_per_s']:.1f}" for r in tp["per_rank"]),
     )
     return _passed("throughput", finding)
 
