@@ -918,3 +918,32 @@ class TestCheckpointDdpWrapper:
         got = runtime_findings([save(rank=r, ddp_wrapper="obj", ddp_kind="wrapper") for r in (0, 1)])
         assert sorted(ids(got)) == ["checkpoint-ddp-wrapper", "checkpoint-every-rank"]
 
+
+
+class TestRanksOutnumberCores:
+    """launch/capacity.crowded: four ranks per usable core is the line."""
+
+    def test_control_just_under_four_ranks_per_core_is_not_crowded(self):
+        from gpudoctor.launch.capacity import crowded
+
+        assert crowded("run", 7, 2) is None
+        assert crowded("allreduce", 3, 1) is None
+
+    def test_control_one_rank_per_core_is_not_crowded(self):
+        from gpudoctor.launch.capacity import crowded
+
+        assert crowded("train-smoke", 16, 16) is None
+
+    def test_sibling_four_per_core_is_the_warning_with_its_figures(self):
+        from gpudoctor.launch.capacity import crowded
+
+        found = crowded("run", 8, 2)
+        assert found is not None and found.id == "ranks-outnumber-cores"
+        assert found.severity is Severity.WARN
+        assert found.evidence["ranks"] == 8 and found.evidence["usable cores"] == 2
+
+    def test_sibling_more_ranks_than_the_limit_is_a_usage_error_not_crowding(self):
+        from gpudoctor.launch.capacity import nproc_problem
+
+        assert nproc_problem(10000) == "--nproc must be between 1 and 256 (got 10000)"
+        assert nproc_problem(0) == "--nproc must be between 1 and 256 (got 0)"

@@ -166,8 +166,10 @@ def _done_words(result: LaunchResult, traces: Mapping[int, RankTrace]) -> str:
     steps = [max(0, r.step) for r in result.ranks]
     if any(reached.values()):
         at = ", ".join(f"rank {r} at #{n}" for r, n in sorted(reached.items()))
-        return f"{max(reached.values())} collectives ({at})"
-    return f"{max(steps)} steps"
+        most = max(reached.values())
+        return f"{most} collective{'' if most == 1 else 's'} ({at})"
+    done = max(steps)
+    return f"{done} step" if done == 1 else f"{done} steps"
 
 
 def _more(timeout_s: float) -> str:
