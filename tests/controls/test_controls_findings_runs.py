@@ -260,8 +260,6 @@ class TestRankStillStartingRun:
         rc, report = self.run(tmp_path, "print('done')\n", "60")
         assert rc == 0 and report["findings"] == []
 
-    @pytest.mark.xfail(strict=True, reason="run's rank publishes 'imported' only when the script imports torch: a script "
-                       "busy before `import torch` is reported as 'still starting (Python, import torch)' (hang/failures.py)")
     def test_sibling_a_script_busy_before_importing_torch_is_not_starting(self, tmp_path):
         marker = tmp_path / "running"
         rc, report = self.run(tmp_path, f"open({str(marker)!r}, 'w').close()\nimport time\ntime.sleep(60)\n", "4")

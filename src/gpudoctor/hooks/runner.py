@@ -344,6 +344,8 @@ def main(argv: list[str]) -> NoReturn:
         _start_watchdog(float(timeout), target.describe())
 
     _prepare(target)
+    if session.role == RANK:
+        _script_starts()
     status: int
     interrupted = False
     uncaught: BaseException | None = None
@@ -380,3 +382,16 @@ def main(argv: list[str]) -> NoReturn:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     sys.exit(status)
+
+
+def _script_starts() -> None:
+    """Tell the supervisor the user's script now runs: from here a rank busy before (or
+    without) `import torch` is running its own code, not starting. Never raises."""
+    try:
+        from gpudoctor.launch.rank import STAGE_SCRIPT, join_context
+
+        ctx = join_context()
+        if ctx is not None:
+            ctx.progress(STAGE_SCRIPT, 0)
+    except Exception:  # noqa: BLE001 - a progress file must not stop the user's script
+        pass

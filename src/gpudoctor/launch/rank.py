@@ -19,13 +19,16 @@ from gpudoctor.launch.scratch import write_file
 
 # Stages every rank passes through, in order; later stages are command-specific.
 STAGE_STARTED = "started"  # the process is up: Python, then `import torch`
+STAGE_SCRIPT = "script"  # `run`: the user's script runs (torch maybe not imported yet)
 STAGE_IMPORTED = "imported"  # torch is imported: the rank's own code runs
 STAGE_RENDEZVOUS = "rendezvous"
 STAGE_JOINED = "joined"
 # A rank in these is still starting: on a busy machine importing torch alone takes
 # seconds. It is neither hung nor missing from the rendezvous, only slow to start.
 STARTING_STAGES = ("", STAGE_STARTED)
-PRE_JOIN_STAGES = (*STARTING_STAGES, STAGE_IMPORTED)
+# A script busy with its own work before `import torch` has started: it is running,
+# not starting, and its peers (if any) wait for it as for one that imported torch.
+PRE_JOIN_STAGES = (*STARTING_STAGES, STAGE_SCRIPT, STAGE_IMPORTED)
 # With startup_grace, the time until every rank has started (Python up, torch imported)
 # is not counted against the watchdog, up to this much: on a busy machine the import
 # alone takes tens of seconds, and a rank that is importing is not hung. Here, not in

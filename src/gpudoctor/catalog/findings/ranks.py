@@ -220,7 +220,7 @@ RANK_NEVER_JOINED = FindingKind(
     emitted_by=EMITTED_BY,
     summary="""The watchdog fired and this rank had not reached the rendezvous
 (`init_process_group`): its peers were waiting for it there.""",
-    evidence="`rank`, `state: nojoin`, `last_stage` (`imported`: torch was imported, the rank's own code ran), `stderr_tail`, `log`.",
+    evidence="`rank`, `state: nojoin`, `last_stage` (`script`: the script ran, before or without `import torch`; `imported`: torch was imported, the rank's own code ran), `stderr_tail`, `log`.",
     title="rank {rank} never joined the rendezvous within {timeout:g} s{note}",
     why="The rank never reached the rendezvous, so its peers wait in init_process_group until the timeout: "
     "it is stuck or slow before init (imports, data loading), or cannot reach MASTER_ADDR:MASTER_PORT.",
