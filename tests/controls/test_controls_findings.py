@@ -901,6 +901,48 @@ class TestCheckpointEveryRank:
         [f] = runtime_findings([save(rank=0, writers=4, world_size=4)])
         assert f.id == "checkpoint-every-rank" and f.evidence["writers"] == 4
 
+    def test_control_each_nodes_rank_0_saving_its_node_local_copy(self):
+        # local rank 0 of node a and of node b (global ranks 0 and 2), /scratch on each node's own disk
+        local = [save(rank=0, world_size=4, path="/scratch/ckpt.pt", scope="node-a"),
+                 save(rank=2, world_size=4, path="/scratch/ckpt.pt", scope="node-b")]  # fmt: skip
+        assert runtime_findings(local) == []
+
+    def test_sibling_two_ranks_of_one_node_on_its_local_disk(self):
+        [f] = runtime_findings([save(rank=r, world_size=4, path="/scratch/ckpt.pt", scope="node-a") for r in (0, 1)])
+        assert f.id == "checkpoint-every-rank" and "node-a" in f.evidence["node"]
+
+    def test_sibling_two_nodes_on_a_network_file_system_clash(self):
+        shared = [save(rank=0, world_size=4, path="/nfs/ckpt.pt", scope=""), save(rank=2, world_size=4, path="/nfs/ckpt.pt", scope="")]
+        [f] = runtime_findings(shared)
+        assert f.id == "checkpoint-every-rank" and f.evidence["ranks seen saving it"] == [0, 2]
+
+
+class TestCheckpointSaveScope:
+    """hooks/checkpoint.save_scope: which paths are one file for every node."""
+
+    verdict = "checkpoint-every-rank"
+    MOUNTS = ("overlay / overlay rw,relatime 0 0\n"
+              "10.0.0.5:/export/home /home nfs4 rw,vers=4.2 0 0\n"
+              "/dev/nvme0n1p1 /scratch ext4 rw 0 0\n"
+              "lustre@tcp:/fs /lustre/my\\040data lustre rw 0 0\n")  # fmt: skip
+
+    def test_control_a_node_local_disk_is_this_nodes(self):
+        from gpudoctor.hooks.checkpoint import save_scope
+
+        assert save_scope("/scratch/run/ckpt.pt", self.MOUNTS, "node-a") == "node-a"
+        assert save_scope("/tmp/ckpt.pt", self.MOUNTS, "node-a") == "node-a"  # the overlay root
+
+    def test_sibling_a_network_file_system_is_every_nodes(self):
+        from gpudoctor.hooks.checkpoint import save_scope
+
+        assert save_scope("/home/u/ckpt.pt", self.MOUNTS, "node-a") == ""
+        assert save_scope("/lustre/my data/ckpt.pt", self.MOUNTS, "node-a") == ""
+
+    def test_sibling_unknown_mounts_are_judged_shared(self):
+        from gpudoctor.hooks.checkpoint import save_scope
+
+        assert save_scope("/scratch/ckpt.pt", "", "node-a") == ""
+
 
 class TestCheckpointDdpWrapper:
     def test_control_the_inner_modules_state_dict(self):

@@ -61,8 +61,50 @@ def find_ddp(obj: Any) -> tuple[str, str, str | None] | None:
     return None
 
 
-def _writers(path: str) -> int | None:
-    """How many ranks have saved this path so far, counted in the process group's store."""
+# File systems one path names the same file on every node. On any other (ext4, xfs,
+# tmpfs, overlay) the path is node-local: the same name on two nodes is two files.
+NETWORK_FS = frozenset({
+    "nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "smbfs", "ceph", "fuse.ceph", "glusterfs",
+    "fuse.glusterfs", "fuse.sshfs", "9p", "virtiofs", "wekafs", "fuse.juicefs", "juicefs", "panfs", "orangefs",
+    "fuse.gcsfuse", "fuse.s3fs", "fuse.mountpoint-s3", "fuse.rclone", "fuse.blobfuse2", "afs", "ocfs2", "gfs2",
+})  # fmt: skip
+
+
+def fs_type(path: str, mounts: str) -> str:
+    """The file system type of the mount holding `path`, from /proc/mounts text ("" unknown)."""
+    best, kind = "", ""
+    for line in mounts.splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        point = parts[1].replace("\\040", " ")
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, parts[2]
+    return kind
+
+
+def save_scope(path: str, mounts: str, host: str) -> str:
+    """Who shares this path: "" every node (a network file system, or unknown: judged as
+    shared), else `host` alone (a node-local disk)."""
+    kind = fs_type(path, mounts)
+    return "" if not kind or kind in NETWORK_FS else host
+
+
+def _scope(path: str) -> str:
+    import socket
+
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+            mounts = f.read(1 << 20)
+    except OSError:
+        return ""
+    return save_scope(path, mounts, socket.gethostname())
+
+
+def _writers(path: str, scope: str) -> int | None:
+    """How many ranks have saved this path (on this node, for a node-local one) so far,
+    counted in the process group's store."""
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() <= 1:
@@ -70,7 +112,7 @@ def _writers(path: str) -> int | None:
     store = dist.distributed_c10d._get_default_store()
     first_time = path not in _saved_here
     _saved_here.add(path)
-    return int(store.add(_KEY + path, 1 if first_time else 0))
+    return int(store.add(f"{_KEY}{scope}:{path}", 1 if first_time else 0))
 
 
 def note_save(obj: Any, f: Any) -> None:
@@ -80,9 +122,10 @@ def note_save(obj: Any, f: Any) -> None:
     ddp = find_ddp(obj)
     world = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
     writers = None
+    scope = _scope(path) if path is not None and world > 1 else ""
     if path is not None and world > 1:
         try:
-            writers = _writers(path)
+            writers = _writers(path, scope)
         except Exception:  # noqa: BLE001 - no store: the merged report still compares ranks
             writers = None
     if ddp is None and world <= 1:
@@ -97,6 +140,7 @@ def note_save(obj: Any, f: Any) -> None:
             example_key=ddp[2] if ddp else None,
             writers=writers,
             source=caller_source(skip=2),
+            scope=scope,
         )
     )
 

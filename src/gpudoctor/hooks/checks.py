@@ -274,7 +274,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
         evidence.update(_source(s.source))
         case = "wrapper" if s.ddp_kind == "wrapper" else "state-dict"
         out.append(CHECKPOINT_DDP_WRAPPER(case=case, evidence=evidence, to=f" to {s.path}" if s.path else ""))
-    for group in _grouped((s for s in saves if s.path and s.world_size > 1), lambda s: s.path):
+    for group in _grouped((s for s in saves if s.path and s.world_size > 1), lambda s: (s.scope, s.path)):
         ranks = sorted({s.rank for s in group if s.rank is not None})
         writers = max([len(ranks)] + [s.writers or 0 for s in group])
         if writers < 2:
@@ -290,6 +290,7 @@ def checkpoint_findings(facts: Iterable[CheckpointSave]) -> list[Finding]:
                     "ranks seen saving it": ranks,
                     "writers": writers,
                     "world size": s.world_size,
+                    **({"node": f"{s.scope} (a node-local disk: ranks on this node only)"} if s.scope else {}),
                     **({"not rank 0": others} if others else {}),
                     **_source(s.source),
                 },

@@ -96,6 +96,9 @@ class CheckpointSave:
     example_key: str | None  # a "module."-prefixed key of that state_dict
     writers: int | None  # how many ranks have saved this path (from the process group's store), None unknown
     source: Source | None = None
+    # Where the path is one file for every rank: "" (a network file system, or not known),
+    # else this host's name (a node-local disk: each node's rank 0 saving its own copy is no clash).
+    scope: str = ""
 
 
 @dataclass(frozen=True)

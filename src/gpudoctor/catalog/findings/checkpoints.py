@@ -36,9 +36,12 @@ CHECKPOINT_EVERY_RANK = FindingKind(
     summary="""Several ranks called `torch.save` for the same path. Each rank counts its saves of a path
 in the process group's own store, so the rank that saves second knows at once (under
 torchrun, `--nproc` or `mp.spawn`); with `--nproc` or `mp.spawn` the merged report also
-compares the ranks' saves directly.""",
-    evidence="""`path`, `ranks seen saving it`, `writers` (how many ranks saved it), `world size`, `not
-rank 0`, `source`/`line`.""",
+compares the ranks' saves directly. A path on a node-local disk (ext4, xfs, tmpfs, a
+container's overlay: read from `/proc/self/mounts`) is counted per node, so each node's local
+rank 0 saving its own copy is no clash; on a network file system (NFS, Lustre, GPFS, ...) or
+where the mount cannot be read, one path is one file for every node.""",
+    evidence="""`path`, `ranks seen saving it`, `writers` (how many ranks saved it), `world size`, `node`
+(a node-local path: the node whose ranks clashed), `not rank 0`, `source`/`line`.""",
     title="{writers} ranks saved the same checkpoint {path}",
     why="Every rank writes the same file at the same time: N times the I/O, and a torn checkpoint when the writes interleave. The ranks hold the same weights; one copy is enough.",
     fix="if dist.get_rank() == 0: torch.save(model.module.state_dict(), path)   # then dist.barrier()",
