@@ -526,3 +526,18 @@ class TestUnreadableFile:
         src = tmp_path / "train.py"
         src.write_bytes(b"print 'caf\xc3\xa9'\n")
         assert lint_ids(src) == ["syntax-error"]
+
+
+class TestRankExceptionOnce:
+    """An error file's exception is said once: by a pattern, by the failure detector
+    (unrecognised-failure), or, where neither reads it, as the rank's own exception."""
+
+    verdict = "rank-exception"
+
+    def test_control_a_bare_exception_name_is_not_said_twice(self, tmp_path):
+        error_file(tmp_path / "1" / "error.json", "ShardError")
+        assert folder_ids(tmp_path) == ["unrecognised-failure"]
+
+    def test_sibling_plain_words_no_detector_reads_are_the_ranks_exception(self, tmp_path):
+        error_file(tmp_path / "1" / "error.json", "gave up after 3 retries", "")
+        assert folder_ids(tmp_path) == ["rank-exception"]

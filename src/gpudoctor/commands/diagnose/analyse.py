@@ -269,9 +269,9 @@ def diagnose_folder(path: str, d: Diagnosis, data: dict) -> tuple[list[Finding],
     first = run_folder.first_failure(errors)
     for err in sorted(errors, key=lambda e: (e is not first, e.timestamp or 0)):
         d.default_rank = err.rank
-        before = d.hits
+        before = (d.hits, d.signs.count)
         d.feed([err.message, *err.callstack.splitlines()], os.path.relpath(err.path, path))
-        if d.hits == before:
+        if (d.hits, d.signs.count) == before:  # neither a pattern nor the failure detector read it: the rank's own words
             extra.append(rank_exception(err, path, err is first))
     d.default_rank = None
     if traces:
