@@ -236,9 +236,10 @@ def read_source(
         if model.assumed:
             d = _on_assumed_imports(d, model.assumed)
         if repaired is not None:
-            d = _on_repaired(d, repaired)
-            if d is None:
+            read = _on_repaired(d, repaired)
+            if read is None:
                 continue
+            d = read
         if {d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()):
             continue
         if hit.query is None:

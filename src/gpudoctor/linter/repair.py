@@ -100,7 +100,7 @@ class _Text:
     inserted: set[int] = field(default_factory=set)
     cut: int = 0  # code lines blanked by the steps that cut code
     shift: dict[int, int] = field(default_factory=dict)
-    steps: list[str] = field(default_factory=list)
+    steps: dict[str, set[int]] = field(default_factory=dict)  # what was done -> the lines, in order of doing
     removed: list[str] = field(default_factory=list)
 
     def source(self) -> str:
@@ -123,7 +123,7 @@ class _Text:
         return True
 
     def say(self, step: str, numbers: Iterable[int]) -> None:
-        self.steps.append(f"{step} ({_lines(numbers)})")
+        self.steps.setdefault(step, set()).update(numbers)
 
 
 def repair(text: str) -> Repair | None:
@@ -151,7 +151,8 @@ def repair(text: str) -> Repair | None:
         if state.header:
             ast.increment_lineno(tree, -1)  # the function's line is line 0: the user's lines keep their numbers
         return Repair("\n".join(state.lines), tree, tuple(sorted(state.changed)), state.header, frozenset(state.inserted),
-                      dict(state.shift), tuple(state.steps), "\n".join(state.removed))
+                      dict(state.shift), tuple(f"{step} ({_lines(lines)})" for step, lines in state.steps.items()),
+                      "\n".join(state.removed))
     return None
 
 
@@ -233,7 +234,7 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
     first = next((n for n, text in enumerate(state.lines, 1) if _is_code(text)), 0)
     if msg == "unexpected indent" and line == first and not state.header:
         state.header = True
-        state.steps.append(f"an indented snippet read as a function's body (from line {first})")
+        state.say("an indented snippet read as a function's body, from its first line of code", [first])
         return True
     if not _is_code(state.lines[line - 1]):  # Python points past the end, or at a blank line
         line = max((n for n in range(1, line + 1) if _is_code(state.lines[n - 1])), default=line)
@@ -263,7 +264,7 @@ def _complete_header(state: _Text, msg: str, line: int) -> bool:
             state.lines[n - 1] = f"{code} pass{rest}"
             state.inserted.add(n)
             state.changed.add(n)
-            state.steps.append(f"`pass` added to a body cut off (line {n})")
+            state.say("`pass` added to a body cut off", [n])
             return True
     return False
 
