@@ -179,6 +179,25 @@ def test_notebook_magics_and_shell_lines_are_blanked():
     assert fixed.changed == (1, 2, 4)
 
 
+def test_a_pasted_traceback_is_blanked_to_its_exception_line():
+    fixed = read("""
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+
+        Traceback (most recent call last):
+          File "train.py", line 2, in <module>
+            dist.init_process_group("nccl")
+
+          File "/site-packages/torch/distributed/c10d.py", line 900, in init_process_group
+            store, rank, world_size = next(rendezvous_iterator)
+        RuntimeError: The server socket has failed to listen on any local network address.
+        print("after the log")
+    """)
+    assert fixed.changed == (4, 5, 6, 8, 9, 10)
+    assert fixed.steps == ("a pasted traceback blanked (lines 4-6, 8-10)",)
+    assert calls(fixed) == [(2, "dist.init_process_group"), (11, "print")]
+
+
 def test_an_ellipsis_line_is_blanked():
     fixed = read("""
         import torch.nn as nn

@@ -12,6 +12,8 @@ does not parse:
   spaces and the printed output lines are blanked;
 - lines that all begin with their own number (`12 | x = 1`): the numbers go;
 - notebook magics and shell lines (`%timeit ...`, `!pip install ...`) are blanked;
+- a traceback pasted with the code, from `Traceback (most recent call last):` to
+  the exception's line, is blanked;
 - a snippet whose first line of code is indented (the body of something not
   pasted) is read as the body of a function, its lines and columns unchanged;
 - a statement still open at the end of the text (an unclosed bracket or
@@ -37,6 +39,7 @@ import tokenize
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from gpudoctor.linter.source import LINE_BREAK
 
@@ -53,6 +56,7 @@ PYTHON_FENCES = {"", "py", "python", "python3", "py3", "pycon", "ipython", "ipyt
 PROMPT = re.compile(r"^(>>>|\.\.\.)(?: |$)|^In \[\d*\]: ?|^\s+\.\.\.: ?")
 NUMBERED = re.compile(r"^\s*(\d+)(?: ?[|:.)] ?| |$)")
 MAGIC = re.compile(r"^\s*(?:%%?[A-Za-z]|![^=])")
+TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 ELLIPSIS = re.compile(r"^\s*(?:\.\s?){3,}\s*$|^\s*…+\s*$")
 HEADER_LINE = re.compile(r"\bon line (\d+)\b")
 # The names a fix writes: `x.set_epoch(`, `map_location=`, `__name__`.
@@ -77,9 +81,12 @@ class Repair:
         the user may have done the fix there, so a rule that saw it missing cannot tell."""
         code = fix.split("  #", 1)[0]
         names = {n for m in FIX_NAME.finditer(code) for n in m.groups() if n}
-        kept = set(re.findall(r"\w+", self.text))
-        cut = set(re.findall(r"\w+", self.removed))
-        return bool((names - kept) & cut)
+        return bool(names & self._only_cut)
+
+    @cached_property
+    def _only_cut(self) -> frozenset[str]:
+        """The words of the blanked lines that the lines read do not have."""
+        return frozenset(re.findall(r"\w+", self.removed)) - frozenset(re.findall(r"\w+", self.text))
 
     def note(self) -> str:
         """How a diagnostic of the repaired reading says so."""
@@ -94,7 +101,7 @@ class _Text:
     """The text being repaired: its lines (never more, never fewer) and what was done."""
 
     lines: list[str]
-    code_lines: int
+    code_lines: int = 0
     header: bool = False
     changed: set[int] = field(default_factory=set)
     inserted: set[int] = field(default_factory=set)
@@ -132,9 +139,10 @@ def repair(text: str) -> Repair | None:
     lines = LINE_BREAK.split(text)
     if len(lines) > MAX_LINES or "\x00" in text:
         return None
-    state = _Text(list(lines), sum(map(_is_code, lines)))
-    for step in (_fences, _prompts, _numbers, _magics):
+    state = _Text(list(lines))
+    for step in (_fences, _prompts, _numbers, _magics, _tracebacks):
         step(state)
+    state.code_lines = sum(map(_is_code, state.lines))  # what the bound on cutting code counts
     for _ in range(MAX_ATTEMPTS):
         try:
             with warnings.catch_warnings():
@@ -219,6 +227,25 @@ def _magics(state: _Text) -> None:
     magic = [n for n, line in enumerate(state.lines, 1) if MAGIC.match(line)]
     if magic:
         state.blank(magic, "notebook magics and shell lines blanked", counts=False)
+
+
+def _tracebacks(state: _Text) -> None:
+    """A traceback pasted with the code: from its first line to the exception's line."""
+    found: list[int] = []
+    n = 1
+    while n <= len(state.lines):
+        if not TRACEBACK.match(state.lines[n - 1]):
+            n += 1
+            continue
+        indent = _indent(state.lines[n - 1])
+        end = n + 1
+        # its frames are indented under it; the exception's own line is not
+        while end <= len(state.lines) and (not state.lines[end - 1].strip() or _indent(state.lines[end - 1]) > indent):
+            end += 1
+        found += range(n, min(end, len(state.lines)) + 1)
+        n = end + 1
+    if found:
+        state.blank(found, "a pasted traceback blanked", counts=False)
 
 
 # One step for what Python still refuses, chosen from its error.
@@ -306,9 +333,11 @@ def _layout(lines: list[str]) -> _Layout:
                 start = None
             elif start is None and tok.type not in skip:
                 start = tok.start[0]
-    except tokenize.TokenError as exc:  # the end of the text inside a bracket or a string
+    except tokenize.TokenError as exc:  # an unclosed bracket or string
         where = exc.args[1][0] if len(exc.args) > 1 and isinstance(exc.args[1], tuple) else len(lines)
-        at_end = str(exc.args[0]).startswith("EOF")
+        # at the end of the text ("EOF in multi-line ..."), or (Python 3.12's tokenizer stops at
+        # an unterminated string) on the last line of code
+        at_end = "EOF" in str(exc.args[0]) or not any(_is_code(line) for line in lines[where:])
         return _Layout(spans, start if start is not None else where, at_end, where, comments)
     except (SyntaxError, ValueError, RecursionError) as exc:  # a bad indent or token mid-text
         where = getattr(exc, "lineno", None) or len(lines)
