@@ -134,6 +134,22 @@ def test_markdown_keeps_the_python_fences_only():
     assert not fixed.text.splitlines()[10].strip()  # the log's fence is not Python
 
 
+def test_a_python_file_with_fenced_examples_in_its_docstring_keeps_its_code():
+    fixed = read('''
+        """Train. Example:
+
+        ```python
+        train(model)
+        ```
+        """
+        import torch.nn as nn
+        model = nn.DataParallel(m)
+        print "done"
+    ''')
+    assert fixed.changed == (9,)
+    assert calls(fixed) == [(8, "nn.DataParallel")]
+
+
 def test_a_repl_transcript_loses_its_prompts_and_output():
     fixed = read("""
         >>> import torch.nn as nn

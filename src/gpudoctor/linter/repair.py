@@ -167,8 +167,13 @@ def repair(text: str) -> Repair | None:
 # The shapes of a paste, undone before the first parse (each only where its shape is seen).
 
 def _fences(state: _Text) -> None:
-    """Markdown: keep what is inside Python code fences, blank the rest."""
+    """Markdown: keep what is inside Python code fences, blank the rest. Only a text
+    that begins as markdown does (a fence, or a line of prose that is not Python):
+    a Python file whose docstrings hold fenced examples keeps its code."""
     if not any(FENCE.match(line) for line in state.lines):
+        return
+    first = next((line.strip() for line in state.lines if line.strip()), "")
+    if not FENCE.match(first) and (first[:1] in "#'\"@" or _parses(first)):
         return
     inside = False
     python = False
@@ -362,6 +367,16 @@ def _block(lines: list[str], start: int, end: int) -> list[int]:
 def _opens_block(line: str, comment: int | None) -> bool:
     code = line[:comment] if comment is not None else line
     return code.rstrip().endswith(":")
+
+
+def _parses(line: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(line)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _indent(line: str) -> int:
