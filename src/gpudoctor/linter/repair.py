@@ -158,9 +158,9 @@ def repair(text: str) -> Repair | None:
             return None  # it needed no repair: not ours to read
         if state.header:
             ast.increment_lineno(tree, -1)  # the function's line is line 0: the user's lines keep their numbers
-        return Repair("\n".join(state.lines), tree, tuple(sorted(state.changed)), state.header, frozenset(state.inserted),
-                      dict(state.shift), tuple(f"{step} ({_lines(lines)})" for step, lines in state.steps.items()),
-                      "\n".join(state.removed))
+        steps = tuple(f"{step} ({_lines(lines)})" for step, lines in state.steps.items())
+        return Repair("\n".join(state.lines), tree, tuple(sorted(state.changed)), state.header,
+                      frozenset(state.inserted), dict(state.shift), steps, "\n".join(state.removed))
     return None
 
 
@@ -271,7 +271,8 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
     if not _is_code(state.lines[line - 1]):  # Python points past the end, or at a blank line
         line = max((n for n in range(1, line + 1) if _is_code(state.lines[n - 1])), default=line)
     if msg == "unexpected indent" or msg.startswith("unindent does not match"):
-        return state.blank(_block(state.lines, line, line), "a line at an indentation its block does not have blanked, with its block")
+        step = "a line at an indentation its block does not have blanked, with its block"
+        return state.blank(_block(state.lines, line, line), step)
     layout = _layout(state.lines)
     start, end, open_at_end = layout.statement(line, count)
     if open_at_end:
