@@ -21,10 +21,10 @@ from gpudoctor.linter.notebook import MAX_CELLS, NotNotebook, Notebook, cell_lin
 from gpudoctor.linter.project import ModuleFacts, Project, Query, module_facts
 from gpudoctor.linter.rule import ERROR, WARNING, Diagnostic, Hit, Rule
 from gpudoctor.linter.rules import ALL, BY_ID, CHECKS
-from gpudoctor.linter.source import ALL_RULES, decode, suppressions
+from gpudoctor.linter.repair import Repair, repair
+from gpudoctor.linter.source import ALL_RULES, LINE_BREAK, decode, suppressions
 from gpudoctor.core.user_file import PARSE_CAP, SOURCE_CAP, FileRefused, cap, read_capped, regular_stat
 
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
 LINE_REF = re.compile(r"\bline (\d+)\b")
 SKIPPED_DIRS = {"__pycache__", "site-packages", "node_modules", "venv", ".ipynb_checkpoints"}
 SUFFIXES = (".py", ".ipynb")
@@ -172,6 +172,8 @@ def read_source(
         if "unreadable-file" not in ids:
             return FileResult(())
         return FileResult((_file_problem(path, 1, 1, "unreadable-file", f"skipped, not linted: {too_many}"),))
+    repaired: Repair | None = None
+    said: tuple[Diagnostic, ...] = ()  # the file's own problem, reported with the rules' diagnostics
     try:
         if parsed is not None:  # (a notebook: its cells were parsed to see which are Python)
             tree = parsed
@@ -180,10 +182,18 @@ def read_source(
                 warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to print
                 tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
-        if "syntax-error" not in ids:
-            return FileResult(())
         problem = f"not valid {PYTHON}: {exc.msg}"
-        return FileResult((_file_problem(path, exc.lineno or 1, exc.offset or 1, "syntax-error", problem),))
+        # A pasted snippet (cut off, fenced, prompted): the rules read it repaired, if it can be.
+        checks = any(r.id not in ("syntax-error", "unreadable-file") for r in rules)
+        repaired = repair(text) if checks and not path.endswith(".ipynb") else None
+        if repaired is None:
+            if "syntax-error" not in ids:
+                return FileResult(())
+            return FileResult((_file_problem(path, exc.lineno or 1, exc.offset or 1, "syntax-error", problem),))
+        tree, text = repaired.tree, repaired.text
+        if "syntax-error" in ids:
+            problem += f"; the other rules read it repaired: {'; '.join(repaired.steps)}"
+            said = (_file_problem(path, exc.lineno or 1, exc.offset or 1, "syntax-error", problem),)
     except MemoryError:  # not the file's fault: say what happened, not "not valid Python: "
         if "unreadable-file" not in ids:
             return FileResult(())
@@ -206,7 +216,7 @@ def read_source(
             raise
         facts = ModuleFacts(path)
     if model is None:
-        return FileResult((), (), facts, deferred)
+        return FileResult(said, (), facts, deferred)
     hits: list[tuple[Rule, Hit]] = []
     for rule in relevant:
         try:
@@ -216,15 +226,20 @@ def read_source(
                 raise
             continue  # this rule cannot follow this file: say nothing rather than guess
     if not hits:
-        return FileResult((), (), facts, deferred)
+        return FileResult(said, (), facts, deferred)
     lines = LINE_BREAK.split(text)  # as ast counts lines (not str.splitlines, which splits on \f too)
     suppressed = suppressions(text)
-    done: set[Diagnostic] = set()
+    done: set[Diagnostic] = set(said)
     pending: list[tuple[Diagnostic, Query]] = []
     for rule, hit in hits:
         d = _diagnostic(path, rule, hit, lines)
         if model.assumed:
             d = _on_assumed_imports(d, model.assumed)
+        if repaired is not None:
+            read = _on_repaired(d, repaired)
+            if read is None:
+                continue
+            d = read
         if {d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()):
             continue
         if hit.query is None:
@@ -323,6 +338,19 @@ def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str]) -> Diagnostic:
     snippet) was read with their usual imports: say so, and claim no certainty."""
     imports = ", ".join(f"`{_import_line(name, module)}`" for name, module in sorted(assumed.items()))
     return replace(d, severity=WARNING, message=f"{d.message} (read assuming {imports}: the file does not import it)")
+
+
+def _on_repaired(d: Diagnostic, repaired: Repair) -> Diagnostic | None:
+    """A diagnostic of a snippet read after repair: the reading is not the program
+    Python would run (lines were cut or completed), so it claims no certainty.
+    None, not reported, where repair may have made it: it points at or names a line
+    repair wrote on (`pass`; line 0, the function a snippet is read in), or the
+    lines repair blanked name what its fix would add."""
+    said = {d.line, *(int(n) for n in LINE_REF.findall(d.message))}
+    if min(said) < 1 or said & repaired.inserted or repaired.may_hold_fix(d.fix):
+        return None
+    col = d.col + repaired.shift.get(d.line, 0)
+    return replace(d, col=col, severity=WARNING, message=f"{d.message} ({repaired.note()})")
 
 
 def _import_line(name: str, module: str) -> str:

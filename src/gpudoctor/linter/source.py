@@ -13,6 +13,8 @@ from dataclasses import dataclass
 SUPPRESSION = re.compile(r"#\s*gpudoctor:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
 MENTION = re.compile("gpudoctor", re.IGNORECASE)
 ALL_RULES = "*"
+# Lines as ast counts them (not str.splitlines, which splits on \f too).
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,20 @@ from gpudoctor.linter.rule import ERROR, Hit, Rule
 
 
 class SyntaxErrorRule(Rule):
-    """The file is not valid Python, so no other rule could look at it.
+    """The file is not valid Python: Python would refuse to run it.
 
     Reported by the linter itself (with Python's own message and position)
     rather than by a check; linting goes on with the other files.
+
+    A snippet pasted into a question (cut off mid-statement, in markdown
+    fences, with `>>>` prompts or line numbers, taken from inside a function)
+    is repaired in a few bounded steps so that the other rules can read the
+    rest: this diagnostic then lists what was repaired, and each of theirs
+    ends with `(read after repairing lines ... of a snippet that is not valid
+    Python)` and is at most a warning. The syntax error itself stays an error:
+    whatever the rules read, the file as written does not run. A file that
+    cannot be repaired within the bounds gets this diagnostic only. See
+    `docs/commands/lint.md`, "Snippets that are not valid Python".
     """
 
     id = "syntax-error"

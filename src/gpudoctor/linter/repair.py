@@ -1,0 +1,404 @@
+"""Reading a pasted snippet that is not valid Python, so that lint's rules can
+look at the rest of it.
+
+A help-thread paste is often cut off mid-statement, wrapped in markdown
+fences, copied from a REPL or an editor with line numbers, or taken from the
+middle of a function. When `ast.parse` refuses such a text, `repair` undoes
+those shapes and then, one bounded step at a time, cuts or blanks what still
+does not parse:
+
+- markdown: the fence lines and the prose outside ```python blocks are blanked;
+- a REPL or IPython transcript: the prompts (`>>> `, `... `, `In [3]: `) become
+  spaces and the printed output lines are blanked;
+- lines that all begin with their own number (`12 | x = 1`): the numbers go;
+- notebook magics and shell lines (`%timeit ...`, `!pip install ...`) are blanked;
+- a traceback pasted with the code, from `Traceback (most recent call last):` to
+  the exception's line, is blanked;
+- a snippet whose first line of code is indented (the body of something not
+  pasted) is read as the body of a function, its lines and columns unchanged;
+- a statement still open at the end of the text (an unclosed bracket or
+  string, a `\\` continuation) is cut, from its first line to the end;
+- a compound statement whose body was cut off (`if __name__ == "__main__":`
+  as the last line) gets `pass` after its `:`, on the same line;
+- any other statement Python refuses (`load_path = [YOUR CHECKPOINT]`, `…`, a
+  line one space too deep) is blanked, with the block it opens.
+
+Line numbers never move: a line is blanked or completed in place, never
+deleted or inserted, so every diagnostic points at the user's own line.
+Bounded: at most MAX_ATTEMPTS parses, texts of at most MAX_LINES lines, and
+the steps may blank at most a third of the code lines (MAX_CUT_SHARE); past a
+bound there is no repair and the file stays a `syntax-error` only. Never raises.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from gpudoctor.linter.source import LINE_BREAK
+
+MAX_ATTEMPTS = 20  # parses, the first one included
+MAX_LINES = 3000  # a longer file is not a paste: it is not repaired
+MAX_CUT_SHARE = 1 / 3  # of the code lines: at most this many may be blanked by the steps that cut code
+MIN_CUT = 3  # ... but a short snippet may always lose this many
+# The function an indented snippet is read inside: a line above line 1, never shown.
+SNIPPET_FUNCTION = "_gpudoctor_snippet_"
+HEADER = f"def {SNIPPET_FUNCTION}():\n"
+
+FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+-]*)")
+PYTHON_FENCES = {"", "py", "python", "python3", "py3", "pycon", "ipython", "ipython3"}
+PROMPT = re.compile(r"^(>>>|\.\.\.)(?: |$)|^In \[\d*\]: ?|^\s+\.\.\.: ?")
+NUMBERED = re.compile(r"^\s*(\d+)(?: ?[|:.)] ?| |$)")
+MAGIC = re.compile(r"^\s*(?:%%?[A-Za-z]|![^=])")
+TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+ELLIPSIS = re.compile(r"^\s*(?:\.\s?){3,}\s*$|^\s*…+\s*$")
+HEADER_LINE = re.compile(r"\bon line (\d+)\b")
+# The names a fix writes: `x.set_epoch(`, `map_location=`, `__name__`.
+FIX_NAME = re.compile(r"\.(\w+)|(\w+)\s*\(|\b(\w+)=(?!=)|(__\w+__)")
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A tree for a text Python refused, and what was done to get it."""
+
+    text: str  # the lines read: as many as the file's, repaired ones blanked or completed
+    tree: ast.Module  # positions in the file's own lines (and columns, after `shift`)
+    changed: tuple[int, ...]  # lines repair blanked, stripped or completed (1-based, sorted)
+    indented: bool  # read as the body of a function (the text's first line of code is indented)
+    inserted: frozenset[int]  # lines repair wrote code on (`pass`): no rule may fire there
+    shift: dict[int, int]  # characters cut from a line's start (its line number): add to a column
+    steps: tuple[str, ...]  # what was done, in words, in order
+    removed: str = ""  # the text of the lines blanked, as the file had it
+
+    def may_hold_fix(self, fix: str) -> bool:
+        """The text repair blanked names what `fix` would add and the rest does not:
+        the user may have done the fix there, so a rule that saw it missing cannot tell."""
+        code = fix.split("  #", 1)[0]
+        names = {n for m in FIX_NAME.finditer(code) for n in m.groups() if n}
+        return bool(names & self._only_cut)
+
+    @cached_property
+    def _only_cut(self) -> frozenset[str]:
+        """The words of the blanked lines that the lines read do not have."""
+        return frozenset(re.findall(r"\w+", self.removed)) - frozenset(re.findall(r"\w+", self.text))
+
+    def note(self) -> str:
+        """How a diagnostic of the repaired reading says so."""
+        how = "read as a function's body" if self.indented else "read"
+        if not self.changed:
+            return f"{how}: a snippet that is not valid Python as it stands"
+        return f"{how} after repairing {_lines(self.changed)} of a snippet that is not valid Python"
+
+
+@dataclass
+class _Text:
+    """The text being repaired: its lines (never more, never fewer) and what was done."""
+
+    lines: list[str]
+    code_lines: int = 0
+    header: bool = False
+    changed: set[int] = field(default_factory=set)
+    inserted: set[int] = field(default_factory=set)
+    cut: int = 0  # code lines blanked by the steps that cut code
+    shift: dict[int, int] = field(default_factory=dict)
+    steps: dict[str, set[int]] = field(default_factory=dict)  # what was done -> the lines, in order of doing
+    removed: list[str] = field(default_factory=list)
+
+    def source(self) -> str:
+        return (HEADER if self.header else "") + "\n".join(self.lines)
+
+    def blank(self, numbers: Iterable[int], step: str, counts: bool = True) -> bool:
+        """Blank lines (1-based); False when that blanks nothing or passes the bound."""
+        done = [n for n in numbers if self.lines[n - 1].strip()]
+        if not done:
+            return False
+        if counts:
+            self.cut += sum(_is_code(self.lines[n - 1]) for n in done)
+            if self.cut > max(MIN_CUT, int(self.code_lines * MAX_CUT_SHARE)):
+                return False
+        for n in done:
+            self.removed.append(self.lines[n - 1])
+            self.lines[n - 1] = ""
+            self.changed.add(n)
+        self.say(step, done)
+        return True
+
+    def say(self, step: str, numbers: Iterable[int]) -> None:
+        self.steps.setdefault(step, set()).update(numbers)
+
+
+def repair(text: str) -> Repair | None:
+    """The text read after repairs, or None when it needs none, cannot be
+    repaired within the bounds, or is not a snippet's size."""
+    lines = LINE_BREAK.split(text)
+    if len(lines) > MAX_LINES or "\x00" in text:
+        return None
+    state = _Text(list(lines))
+    for step in (_fences, _prompts, _numbers, _magics, _tracebacks):
+        step(state)
+    state.code_lines = sum(map(_is_code, state.lines))  # what the bound on cutting code counts
+    for _ in range(MAX_ATTEMPTS):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(state.source())
+        except SyntaxError as exc:
+            if not _next_step(state, exc):
+                return None
+            continue
+        except (ValueError, RecursionError, MemoryError):
+            return None
+        if not state.changed and not state.header:
+            return None  # it needed no repair: not ours to read
+        if state.header:
+            ast.increment_lineno(tree, -1)  # the function's line is line 0: the user's lines keep their numbers
+        steps = tuple(f"{step} ({_lines(lines)})" for step, lines in state.steps.items())
+        return Repair("\n".join(state.lines), tree, tuple(sorted(state.changed)), state.header,
+                      frozenset(state.inserted), dict(state.shift), steps, "\n".join(state.removed))
+    return None
+
+
+# The shapes of a paste, undone before the first parse (each only where its shape is seen).
+
+def _fences(state: _Text) -> None:
+    """Markdown: keep what is inside Python code fences, blank the rest. Only a text
+    that begins as markdown does (a fence, or a line of prose that is not Python):
+    a Python file whose docstrings hold fenced examples keeps its code."""
+    if not any(FENCE.match(line) for line in state.lines):
+        return
+    first = next((line.strip() for line in state.lines if line.strip()), "")
+    if not FENCE.match(first) and (first[:1] in "#'\"@" or _parses(first)):
+        return
+    inside = False
+    python = False
+    outside: list[int] = []
+    for n, line in enumerate(state.lines, 1):
+        fence = FENCE.match(line)
+        if fence:
+            if inside:
+                inside = False
+            else:
+                inside, python = True, fence.group(2).lower() in PYTHON_FENCES
+            outside.append(n)
+        elif not (inside and python):
+            outside.append(n)
+    state.blank(outside, "markdown fences and the text outside them blanked", counts=False)
+
+
+def _prompts(state: _Text) -> None:
+    """A REPL or IPython transcript: prompts become spaces, output lines are blanked."""
+    first = next((line for line in state.lines if _is_code(line)), "")
+    if not (first.startswith(">>>") or first.startswith("In [")):
+        return
+    output: list[int] = []
+    prompted: list[int] = []
+    for n, line in enumerate(state.lines, 1):
+        prompt = PROMPT.match(line)
+        if prompt:
+            state.lines[n - 1] = " " * prompt.end() + line[prompt.end():]
+            prompted.append(n)
+            state.changed.add(n)
+        elif line.strip():
+            output.append(n)
+    state.say("REPL prompts read as spaces", prompted)
+    if output:
+        state.blank(output, "REPL output blanked", counts=False)
+
+
+def _numbers(state: _Text) -> None:
+    """An editor's or a pager's line numbers in front of every line: cut them."""
+    matches = [(n, NUMBERED.match(line)) for n, line in enumerate(state.lines, 1) if line.strip()]
+    numbered = [(n, m) for n, m in matches if m is not None]
+    if len(numbered) < 2 or len(numbered) * 3 < len(matches) * 2:
+        return
+    offsets = {int(m.group(1)) - n for n, m in numbered}
+    if len(offsets) != 1:  # not counting with the lines: numbers that are code
+        return
+    for n, m in numbered:
+        state.lines[n - 1] = state.lines[n - 1][m.end():]
+        state.shift[n] = m.end()
+        state.changed.add(n)
+    state.say("line numbers cut", [n for n, _ in numbered])
+
+
+def _magics(state: _Text) -> None:
+    """Notebook magics (`%timeit`, `%%time`) and shell lines (`!pip install`)."""
+    magic = [n for n, line in enumerate(state.lines, 1) if MAGIC.match(line)]
+    if magic:
+        state.blank(magic, "notebook magics and shell lines blanked", counts=False)
+
+
+def _tracebacks(state: _Text) -> None:
+    """A traceback pasted with the code: from its first line to the exception's line."""
+    found: list[int] = []
+    n = 1
+    while n <= len(state.lines):
+        if not TRACEBACK.match(state.lines[n - 1]):
+            n += 1
+            continue
+        indent = _indent(state.lines[n - 1])
+        end = n + 1
+        # its frames are indented under it; the exception's own line is not
+        while end <= len(state.lines) and (not state.lines[end - 1].strip() or _indent(state.lines[end - 1]) > indent):
+            end += 1
+        found += range(n, min(end, len(state.lines)) + 1)
+        n = end + 1
+    if found:
+        state.blank(found, "a pasted traceback blanked", counts=False)
+
+
+# One step for what Python still refuses, chosen from its error.
+
+def _next_step(state: _Text, exc: SyntaxError) -> bool:
+    if exc.lineno is None:
+        return False
+    count = len(state.lines)
+    line = min(max(exc.lineno - (1 if state.header else 0), 1), count)
+    msg = exc.msg or ""
+    if msg.startswith("expected an indented block"):
+        return _complete_header(state, msg, line)
+    first = next((n for n, text in enumerate(state.lines, 1) if _is_code(text)), 0)
+    if msg == "unexpected indent" and line == first and not state.header:
+        state.header = True
+        state.say("an indented snippet read as a function's body, from its first line of code", [first])
+        return True
+    if not _is_code(state.lines[line - 1]):  # Python points past the end, or at a blank line
+        line = max((n for n in range(1, line + 1) if _is_code(state.lines[n - 1])), default=line)
+    if msg == "unexpected indent" or msg.startswith("unindent does not match"):
+        step = "a line at an indentation its block does not have blanked, with its block"
+        return state.blank(_block(state.lines, line, line), step)
+    layout = _layout(state.lines)
+    start, end, open_at_end = layout.statement(line, count)
+    if open_at_end:
+        return state.blank(range(start, count + 1), "an unfinished statement at the end cut")
+    if _opens_block(state.lines[end - 1], layout.comments.get(end)):
+        end = _block(state.lines, start, end)[-1]
+    if all(ELLIPSIS.match(state.lines[n - 1]) or not state.lines[n - 1].strip() for n in range(start, end + 1)):
+        return state.blank(range(start, end + 1), "an ellipsis line blanked")
+    return state.blank(range(start, end + 1), "a statement Python refuses blanked")
+
+
+def _complete_header(state: _Text, msg: str, line: int) -> bool:
+    """`if __name__ == "__main__":` with its body cut off: `pass` after the `:`."""
+    said = HEADER_LINE.search(msg)
+    start = min(int(said.group(1)) - (1 if state.header else 0), line) if said else line
+    layout = _layout(state.lines)
+    for n in range(max(start, 1), line + 1):
+        comment = layout.comments.get(n)
+        code = state.lines[n - 1][:comment].rstrip() if comment is not None else state.lines[n - 1].rstrip()
+        if code.endswith(":") and n not in state.inserted:
+            rest = state.lines[n - 1][len(code):]
+            state.lines[n - 1] = f"{code} pass{rest}"
+            state.inserted.add(n)
+            state.changed.add(n)
+            state.say("`pass` added to a body cut off", [n])
+            return True
+    return False
+
+
+@dataclass
+class _Layout:
+    """Where the logical lines (statements) of a text start and end, as far as it tokenizes."""
+
+    spans: list[tuple[int, int]]
+    open_from: int | None  # a statement still open where tokenizing stopped
+    open_at_end: bool  # ... and it stopped at the end of the text (an unclosed bracket or string)
+    stopped: int  # the line where tokenizing stopped (0: it did not)
+    comments: dict[int, int]  # line -> the column where its comment starts
+
+    def statement(self, line: int, count: int) -> tuple[int, int, bool]:
+        """The first and last line of the statement holding `line`, and whether it runs off the end."""
+        for start, end in self.spans:
+            if start <= line <= end:
+                return start, end, False
+        if self.open_from is not None and self.open_from <= line:
+            if self.open_at_end:
+                return self.open_from, count, True
+            return self.open_from, max(line, self.stopped), False
+        return line, line, False
+
+
+def _layout(lines: list[str]) -> _Layout:
+    spans: list[tuple[int, int]] = []
+    comments: dict[int, int] = {}
+    start: int | None = None
+    skip = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if tok.type == tokenize.COMMENT:
+                comments[tok.start[0]] = tok.start[1]
+            if tok.type == tokenize.NEWLINE:
+                if start is not None:
+                    spans.append((start, tok.start[0]))
+                start = None
+            elif start is None and tok.type not in skip:
+                start = tok.start[0]
+    except tokenize.TokenError as exc:  # an unclosed bracket or string
+        where = exc.args[1][0] if len(exc.args) > 1 and isinstance(exc.args[1], tuple) else len(lines)
+        # at the end of the text ("EOF in multi-line ..."), or (Python 3.12's tokenizer stops at
+        # an unterminated string) on the last line of code
+        at_end = "EOF" in str(exc.args[0]) or not any(_is_code(line) for line in lines[where:])
+        return _Layout(spans, start if start is not None else where, at_end, where, comments)
+    except (SyntaxError, ValueError, RecursionError) as exc:  # a bad indent or token mid-text
+        where = getattr(exc, "lineno", None) or len(lines)
+        return _Layout(spans, start if start is not None else where, False, where, comments)
+    return _Layout(spans, None, False, 0, comments)
+
+
+def _block(lines: list[str], start: int, end: int) -> list[int]:
+    """Lines start..end and the lines indented deeper than line `start` that follow them."""
+    indent = _indent(lines[start - 1])
+    last = end
+    for n in range(end + 1, len(lines) + 1):
+        text = lines[n - 1]
+        if not _is_code(text):
+            continue
+        if _indent(text) <= indent:
+            break
+        last = n
+    return list(range(start, last + 1))
+
+
+def _opens_block(line: str, comment: int | None) -> bool:
+    code = line[:comment] if comment is not None else line
+    return code.rstrip().endswith(":")
+
+
+def _parses(line: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(line)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _is_code(line: str) -> bool:
+    text = line.strip()
+    return bool(text) and not text.startswith("#")
+
+
+def _lines(numbers: Iterable[int]) -> str:
+    """`line 4`, `lines 3, 24-26`: ranges joined, at most 6 shown."""
+    ordered = sorted(set(numbers))
+    runs: list[tuple[int, int]] = []
+    for n in ordered:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    shown = [f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:6]]
+    more = f" and {len(runs) - 6} more" if len(runs) > 6 else ""
+    word = "line" if len(ordered) == 1 else "lines"
+    return f"{word} {', '.join(shown)}{more}"
