@@ -65,6 +65,56 @@ def test_origins_use_the_last_assignment_before_the_use():
     assert [ast.unparse(o) for o in m.origins(ddp.args[0])] == ["Net()"]
 
 
+def test_origins_take_every_arm_of_an_if_chain_that_assigns():
+    m = model("""
+        if cuda_ok:
+            backend = "nccl"
+        elif has_mpi:
+            backend = "mpi"
+        else:
+            backend = "gloo"
+        init(backend)
+        if flag:
+            backend = "ucc"
+            inner(backend)
+    """)
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "init").args[0])] == ["'nccl'", "'mpi'", "'gloo'"]
+    # inside the arm that assigns it, the arm's own value is the one
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "inner").args[0])] == ["'ucc'"]
+
+
+def test_origins_keep_the_parameter_when_only_a_branch_rebinds_it():
+    m = model("""
+        def wrap(model, ddp):
+            if ddp:
+                model = DDP(model)
+            model.encode(x)
+            try:
+                out = run(model)
+            except RuntimeError:
+                out = None
+            use(out)
+    """)
+    encode = call_at(m, "model.encode")
+    origins = m.origins(encode.func.value)
+    assert Param(origins[0].function, "model") == origins[0] and ast.unparse(origins[1]) == "DDP(model)"
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "use").args[0])] == ["run(model)", "None"]
+
+
+def test_origins_drop_the_parameter_when_every_arm_rebinds_it():
+    # diffusers' log_validation (the mature-repository control): the prepared model
+    # passed in never reaches the call, both arms replace it
+    m = model("""
+        def log_validation(vae, final):
+            if not final:
+                vae = unwrap(vae)
+            else:
+                vae = load(path)
+            vae(targets)
+    """)
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "vae").func)] == ["unwrap(vae)", "load(path)"]
+
+
 def test_origins_follow_parameters_returns_and_self_attributes():
     m = model("""
         def build(ds):

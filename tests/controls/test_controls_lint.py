@@ -170,6 +170,36 @@ class TestHardcodedMasterPort:
         assert found(code, self.rule) == [(5, "warning")]
         assert "read assuming `import os`" in messages(code, self.rule)[0]
 
+    def test_control_mpi_job_across_nodes_keeps_one_fixed_port(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup_ddp():
+                os.environ["MASTER_ADDR"] = os.environ["HEAD_NODE"]
+                os.environ["MASTER_PORT"] = "8889"
+                dist.init_process_group("nccl", rank=int(os.environ["OMPI_COMM_WORLD_RANK"]),
+                                        world_size=int(os.environ["OMPI_COMM_WORLD_SIZE"]))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_mpi_job_on_localhost_is_one_machine(self):
+        # issue 41's sample (dev2 e061): mpirun's variables, but MASTER_ADDR is 127.0.0.1
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup_ddp():
+                master_addr = '127.0.0.1'
+                master_port = '8889'
+                os.environ['MASTER_ADDR'] = master_addr
+                os.environ['MASTER_PORT'] = master_port
+                dist.init_process_group("nccl", rank=int(os.environ["OMPI_COMM_WORLD_RANK"]),
+                                        world_size=int(os.environ["OMPI_COMM_WORLD_SIZE"]))
+        """
+        assert found(code, self.rule) == [(8, "warning")]
+        assert "master_port = '8889'" in messages(code, self.rule)[0]
+
     def test_sibling_the_same_file_with_its_import_has_no_note(self):
         code = """
             import os
@@ -429,6 +459,47 @@ class TestRankFromLocalRank:
         assert "int(os.environ['LOCAL_RANK'])" in messages(code, self.rule)[0]
 
 
+    def test_control_rank_preferred_over_local_rank_in_an_if_chain(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                if "RANK" in os.environ:
+                    rank = int(os.environ["RANK"])
+                else:
+                    rank = 0
+                setup(rank, int(os.environ.get("WORLD_SIZE", 1)))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_local_rank_chosen_in_an_if_chain_and_passed_down(self):
+        # issue 41's sample (dev d050): LOCAL_RANK wins under torchrun, two calls down
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            def main(rank, world_size):
+                setup(rank, world_size)
+
+            if __name__ == "__main__":
+                if "LOCAL_RANK" in os.environ:
+                    rank = int(os.environ["LOCAL_RANK"])
+                elif "RANK" in os.environ:
+                    rank = int(os.environ["RANK"])
+                else:
+                    rank = 0
+                main(rank, int(os.environ.get("WORLD_SIZE", 1)))
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
+
 class TestDeviceFromGlobalRank:
     rule = "device-from-global-rank"
 
@@ -534,6 +605,49 @@ class TestWrapperMethodCall:
             model.train_model(train_df)
         """
         assert found(code, self.rule) == [(5, "error")]
+
+    def test_control_self_attribute_through_module_is_silent(self):
+        code = """
+            import torch.nn as nn
+
+            class Parallel:
+                def __init__(self, m, device_ids):
+                    self.m = nn.DataParallel(m, device_ids)
+
+                def step(self, batch):
+                    return self.m.module.step(batch)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_self_attribute_wrapped_on_one_path_only_is_silent(self):
+        code = """
+            import torch.nn as nn
+
+            class Parallel:
+                def __init__(self, m, device_ids):
+                    self.m = m
+                    if len(device_ids) > 1:
+                        self.m = nn.DataParallel(m, device_ids)
+
+                def step(self, batch):
+                    return self.m.step(batch)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_self_attribute_holding_the_wrapper(self):
+        # issue 41's sample (dev2 e028): a class keeps the DataParallel wrapper as self.m
+        code = """
+            import torch.nn as nn
+
+            class Parallel:
+                def __init__(self, m, device_ids):
+                    self.m = nn.DataParallel(m, device_ids)
+
+                def step(self, batch):
+                    return self.m.step(batch)
+        """
+        assert found(code, self.rule) == [(8, "error")]
+        assert "self.m.module" in messages(code, self.rule)[0]
 
     def test_control_wrapper_chosen_in_an_elif_is_not_every_value(self):
         # DeepSpeedExamples' BingBertSquad: apex DDP in one arm, DataParallel in the other

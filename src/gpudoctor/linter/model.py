@@ -412,8 +412,8 @@ class FileModel:
             if bindings:
                 if first:
                     before = [b for b in bindings if b.pos <= use]
-                    return [before[-1]] if before else list(bindings)
-                return [bindings[-1]]
+                    return self._reaching(before, name, scope) if before else list(bindings)
+                return self._reaching(bindings, name, scope)
             if isinstance(scope, FUNCTIONS):
                 args = scope.args
                 for arg in args.posonlyargs + args.args + args.kwonlyargs:
@@ -425,6 +425,68 @@ class FileModel:
             scope = self.scope(scope)
             while type(scope) is ast.ClassDef:  # methods do not see class-body names
                 scope = self.scope(scope)
+
+    def _reaching(self, bindings: list[Binding], use: ast.Name, scope: ast.AST) -> list[Binding | Param]:
+        """The bindings (in source order, the last ones) that may reach `use`:
+        the last, and the ones before it while it sits in a branch the use is
+        not in (`if a: rank = x` / `elif b: rank = y` / `else: rank = 0`),
+        until one runs on every path to the use (or an `if` whose every arm
+        binds the name); the function's parameter of that name too when no
+        binding does (`def f(model): if ddp: model = DDP(model)`)."""
+        out: list[Binding | Param] = []
+        around_use: set[tuple[int, str]] | None = None
+        covered: dict[int, set[str]] = {}
+
+        def reaches_use(stmt: ast.AST) -> bool:
+            """`stmt` runs on every path to the use: no arm around it that is
+            not around the use, or an `if` around it whose arms all bind."""
+            nonlocal around_use
+            arms = self._arms(stmt)
+            if not arms:
+                return True
+            if around_use is None:
+                around_use = {(id(node), side) for node, side in self._arms(use, stop_at_scope=False)}
+            if around_use.issuperset((id(node), side) for node, side in arms):
+                return True  # the use is in the same arms: this binding is the one there
+            node, side = arms[0]
+            if type(node) is not ast.If or not node.orelse:
+                return False
+            sides = covered.setdefault(id(node), set())
+            sides.add(side)
+            return len(sides) == 2 and reaches_use(node)  # both arms bind: as if the `if` did
+
+        for binding in reversed(bindings):
+            out.append(binding)
+            if reaches_use(self.statement(binding.value)):
+                break
+        else:
+            if isinstance(scope, FUNCTIONS):
+                args = scope.args
+                if any(a.arg == use.id for a in args.posonlyargs + args.args + args.kwonlyargs):
+                    out.append(Param(scope, use.id))
+        out.reverse()
+        return out
+
+    def _arms(self, node: ast.AST, stop_at_scope: bool = True) -> tuple[tuple[ast.AST, str], ...]:
+        """The conditional blocks around `node`, innermost first: each `if`
+        arm (the `if` and "body" / "orelse"), `except` block and `case`;
+        within its scope, or up to the module."""
+        key = ("arms" if stop_at_scope else "arms-all", node)
+        found = self.memo.get(key)
+        if isinstance(found, tuple):
+            return found
+        arms: list[tuple[ast.AST, str]] = []
+        child = node
+        for up in self.ancestors(node):
+            if stop_at_scope and isinstance(up, SCOPES):
+                break
+            if type(up) is ast.If and child is not up.test:
+                arms.append((up, "body" if child in up.body else "orelse"))
+            elif type(up) in (ast.ExceptHandler, ast.match_case):
+                arms.append((up, ""))
+            child = up
+        self.memo[key] = out = tuple(arms)
+        return out
 
     def origins(self, expr: ast.AST | None, _depth: int = 0) -> list[object]:
         """Where the value of `expr` may come from: expressions the file

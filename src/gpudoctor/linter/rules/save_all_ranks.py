@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import ast
 
-from gpudoctor.linter.idioms import TORCH, is_distributed_program
+from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, is_distributed_program
 from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
@@ -101,9 +101,7 @@ class SaveAllRanks(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "save" in text and any(
-            n in text for n in ("init_process_group", "DistributedDataParallel", "spawn", "start_processes")
-        )
+        return "save" in text and any(n in text for n in DISTRIBUTED_NEEDLES)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]

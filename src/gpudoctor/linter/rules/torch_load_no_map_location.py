@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, is_distributed_program
+from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, is_distributed_program
 from gpudoctor.linter.model import FileModel, keyword
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
@@ -58,8 +58,7 @@ class TorchLoadNoMapLocation(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "load(" in text and ("DistributedDataParallel" in text or "init_process_group" in text
-                                    or "spawn" in text)
+        return "load(" in text and any(n in text for n in DISTRIBUTED_NEEDLES)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         loads = [c for c in file.calls_to("load", TORCH) if file.qualname(c.func) == "torch.load"]
