@@ -14,7 +14,10 @@ from gpudoctor.linter.rule import Hit, Rule
 class SaveAllRanks(Rule):
     """`torch.save` in a distributed script without a rank-0 guard: every
     process writes the same file at the same time, which wastes I/O and can
-    leave a corrupt checkpoint when the writes interleave.
+    leave a corrupt checkpoint when the writes interleave. A distributed
+    script starts a process group (itself, or through a helper it imports:
+    timm's `utils.init_distributed_device(args)`, `deepspeed.init_distributed()`),
+    spawns workers or wraps a model in DDP.
 
     A guard is a test on the rank (`if rank == 0:`, `if dist.get_rank() == 0`,
     `if args.local_rank in (-1, 0)`, `accelerator.is_main_process`, an early

@@ -17,7 +17,9 @@ class TorchLoadNoMapLocation(Rule):
     when `load_state_dict` keeps the loaded tensors.
 
     Flagged: `torch.load(path)` with no `map_location` (keyword or second
-    argument) in a file that starts a process group, spawns workers or uses
+    argument) in a file that starts a process group (itself, or through a
+    helper it imports: `deepspeed.init_distributed()`, timm's
+    `init_distributed_device`), spawns workers or uses
     DistributedDataParallel, where every rank runs it (not under a test on
     the rank), nor when the other arm of the `if` around it loads with a
     `map_location` (that arm is the one-process path). Asked for by issue 41's sample of user scripts (pytorch/examples'
