@@ -409,6 +409,32 @@ class TestTorchLoadNoMapLocation:
         """
         assert found(code, self.rule) == []
 
+    def test_control_a_helper_never_called_here_keeps_the_benefit_of_the_doubt(self):
+        code = """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel
+
+            def load_pretrained(model, path):
+                model.load_state_dict(torch.load(path)["model"])
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_a_resume_helper_for_a_ddp_model_runs_on_every_rank(self):
+        # issue 41's sample (dev d065): the helper unwraps the DDP model itself
+        code = """
+            import torch
+            from torch.nn.parallel import DataParallel, DistributedDataParallel
+
+            def load(model, optimizer, path):
+                checkpoint = torch.load(path)
+                if isinstance(model, (DataParallel, DistributedDataParallel)):
+                    model.module.load_state_dict(checkpoint["model"])
+                else:
+                    model.load_state_dict(checkpoint["model"])
+                optimizer.load_state_dict(checkpoint["optimizer"])
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
 
 class TestRankFromLocalRank:
     """Issue 41 item 5: a rank read from the wrong variable on more than one node."""
