@@ -652,3 +652,13 @@ class TestMasterPortOutOfRange:
             dist.init_process_group("gloo", init_method="tcp://127.0.0.1:234567", rank=rank, world_size=2)
         """
         assert self.rule in rules(code)
+
+    def test_sibling_a_tcp_store_built_by_hand(self):
+        code = """
+            import torch.distributed as dist
+
+            store = dist.TCPStore("127.0.0.1", 295000, 2, True)
+            ok = dist.TCPStore("127.0.0.1", port=29500, world_size=2, is_master=True)
+        """
+        found = [(d.line, d.rule) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")]
+        assert found == [(3, self.rule)]

@@ -20,18 +20,19 @@ class MasterPortOutOfRange(Rule):
     TypeError from the store's constructor, which does not say why).
 
     Flagged: `MASTER_PORT` set (`os.environ[...] =`, `update`, `putenv`) to a
-    literal above 65535, written there or held by a name the file
-    sets to it, and `init_process_group(init_method="tcp://host:PORT")`
-    with such a port. A default (`setdefault`) is not flagged: a launcher's
-    port takes its place. Asked for by issue 41's sample (a DeepSpeed issue
-    and a PyTorch issue whose askers each typed a six-digit port).
+    literal above 65535, written there or held by a name the file sets to
+    it; `init_process_group(init_method="tcp://host:PORT")` and
+    `dist.TCPStore(host, PORT, ...)` with such a port. A default
+    (`setdefault`) is not flagged: a launcher's port takes its place. Asked
+    for by issue 41's sample (a DeepSpeed issue and a PyTorch issue whose
+    askers each typed a six-digit port).
     """
 
     id = "master-port-out-of-range"
     severity = ERROR  # a port above 65535 is refused by the store: every rank fails
     message = "the rendezvous port is above 65535: no TCP port is, and init_process_group fails on every rank"
     fix = 'os.environ["MASTER_PORT"] = "12355"  # 1024-65535, free on the master node'
-    needles = ("MASTER_PORT", "tcp://")
+    needles = ("MASTER_PORT", "tcp://", "TCPStore")
 
     VALID = (
         '''
@@ -72,6 +73,10 @@ class MasterPortOutOfRange(Rule):
             for port in self._url_ports(file, url):
                 yield Hit(call, message=f"init_method's port is {port}: no TCP port is above {HIGHEST_PORT}, "
                           "and init_process_group fails on every rank")
+        for call in file.calls_to("TCPStore", TORCH):  # TCPStore(host_name, port, world_size, is_master, ...)
+            for port in self._ports(file, keyword(call, "port", 1)):
+                yield Hit(call, message=f"the TCPStore's port is {port}: no TCP port is above {HIGHEST_PORT}, "
+                          "and the store cannot be made")
 
     @staticmethod
     def _ports(file: FileModel, value: ast.expr | None) -> list[int]:
