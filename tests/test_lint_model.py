@@ -115,6 +115,29 @@ def test_origins_drop_the_parameter_when_every_arm_rebinds_it():
     assert [ast.unparse(o) for o in m.origins(call_at(m, "vae").func)] == ["unwrap(vae)", "load(path)"]
 
 
+def test_self_attribute_read_in_another_method_is_what_the_assigning_method_leaves():
+    m = model("""
+        class Trainer:
+            def __init__(self, model, gpu, wrap):
+                self.model = model.to(gpu)
+                self.model = DDP(self.model)
+                self.opt = make(self.model)
+                if wrap:
+                    self.opt = Wrapped(self.opt)
+
+            def step(self, x):
+                use(self.model, self.opt)
+                self.model = self.model.module
+                keep(self.model)
+    """)
+    first, second = call_at(m, "use").args
+    assert [ast.unparse(o) for o in m.origins(first)] == ["DDP(self.model)"]
+    # the wrap under an `if` may not run: what was there before stays possible
+    assert [ast.unparse(o) for o in m.origins(second)] == ["make(self.model)", "Wrapped(self.opt)"]
+    # in the method that reassigns it, its own assignment before the use is the one
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "keep").args[0])] == ["self.model.module"]
+
+
 def test_origins_follow_parameters_returns_and_self_attributes():
     m = model("""
         def build(ds):

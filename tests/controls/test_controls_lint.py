@@ -675,6 +675,36 @@ class TestWrapperMethodCall:
         assert found(code, self.rule) == [(8, "error")]
         assert "self.m.module" in messages(code, self.rule)[0]
 
+    def test_control_trainer_wrapping_only_when_distributed_is_silent(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            class Trainer:
+                def __init__(self, model, gpu_id, distributed):
+                    self.model = model.to(gpu_id)
+                    if distributed:
+                        self.model = DDP(self.model, device_ids=[gpu_id])
+
+                def _run_batch(self, source):
+                    return self.model.encode(source)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_trainer_that_rewraps_its_model_in_init(self):
+        # pytorch/examples' multigpu Trainer shape, copied into many user scripts
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            class Trainer:
+                def __init__(self, model, gpu_id):
+                    self.model = model.to(gpu_id)
+                    self.model = DDP(self.model, device_ids=[gpu_id])
+
+                def _run_batch(self, source):
+                    return self.model.encode(source)
+        """
+        assert found(code, self.rule) == [(9, "error")]
+
     def test_control_wrapper_chosen_in_an_elif_is_not_every_value(self):
         # DeepSpeedExamples' BingBertSquad: apex DDP in one arm, DataParallel in the other
         code = """

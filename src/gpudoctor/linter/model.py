@@ -427,13 +427,25 @@ class FileModel:
                 scope = self.scope(scope)
 
     def _reaching(self, bindings: list[Binding], use: ast.Name, scope: ast.AST) -> list[Binding | Param]:
-        """The bindings (in source order, the last ones) that may reach `use`:
-        the last, and the ones before it while it sits in a branch the use is
-        not in (`if a: rank = x` / `elif b: rank = y` / `else: rank = 0`),
-        until one runs on every path to the use (or an `if` whose every arm
-        binds the name); the function's parameter of that name too when no
-        binding does (`def f(model): if ddp: model = DDP(model)`)."""
-        out: list[Binding | Param] = []
+        """`_last_bindings` of a name, and the function's parameter of that
+        name when no binding covers every path to the use (`def f(model):
+        if ddp: model = DDP(model)`)."""
+        found, covered = self._last_bindings(bindings, use)
+        out: list[Binding | Param] = list(found)
+        if not covered and isinstance(scope, FUNCTIONS):
+            args = scope.args
+            if any(a.arg == use.id for a in args.posonlyargs + args.args + args.kwonlyargs):
+                out.insert(0, Param(scope, use.id))
+        return out
+
+    def _last_bindings(self, bindings: list[Binding], use: ast.AST | None) -> tuple[list[Binding], bool]:
+        """The bindings (in source order, the last ones) that may reach `use`
+        (None: the end of their function): the last, and the ones before it
+        while it sits in a branch the use is not in (`if a: rank = x` / `elif
+        b: rank = y` / `else: rank = 0`), until one runs on every path to the
+        use (or an `if` whose every arm binds). The flag says whether one
+        does."""
+        out: list[Binding] = []
         around_use: set[tuple[int, str]] | None = None
         covered: dict[int, set[str]] = {}
 
@@ -445,7 +457,8 @@ class FileModel:
             if not arms:
                 return True
             if around_use is None:
-                around_use = {(id(node), side) for node, side in self._arms(use, stop_at_scope=False)}
+                around_use = set() if use is None else {
+                    (id(node), side) for node, side in self._arms(use, stop_at_scope=False)}
             if around_use.issuperset((id(node), side) for node, side in arms):
                 return True  # the use is in the same arms: this binding is the one there
             node, side = arms[0]
@@ -455,16 +468,38 @@ class FileModel:
             sides.add(side)
             return len(sides) == 2 and reaches_use(node)  # both arms bind: as if the `if` did
 
+        done = False
         for binding in reversed(bindings):
             out.append(binding)
             if reaches_use(self.statement(binding.value)):
+                done = True
                 break
-        else:
-            if isinstance(scope, FUNCTIONS):
-                args = scope.args
-                if any(a.arg == use.id for a in args.posonlyargs + args.args + args.kwonlyargs):
-                    out.append(Param(scope, use.id))
         out.reverse()
+        return out, done
+
+    def attribute_bindings(self, cls: ast.ClassDef, use: ast.Attribute) -> list[Binding]:
+        """The assignments of `self.<attr>` that may give `use` its value: in
+        the use's own method, the ones before it that reach it; from every
+        other method, the ones that reach that method's end (`self.model =
+        model.to(gpu)` then `self.model = DDP(self.model)` in `__init__` leave
+        the DDP wrapper)."""
+        bindings = self.attributes.get((cls, use.attr), [])
+        if len(bindings) < 2:
+            return list(bindings)
+        by_function: dict[ast.AST | None, list[Binding]] = {}
+        for b in bindings:
+            by_function.setdefault(self.function(b.value), []).append(b)
+        here = self.function(use)
+        out: list[Binding] = []
+        own = [b for b in by_function.get(here, []) if b.pos <= position(use)]
+        if own:
+            found, covered = self._last_bindings(own, use)
+            if covered:
+                return found
+            out += found
+        for func, items in by_function.items():
+            if func is not here:
+                out += self._last_bindings(items, None)[0]
         return out
 
     def _arms(self, node: ast.AST, stop_at_scope: bool = True) -> tuple[tuple[ast.AST, str], ...]:
@@ -507,7 +542,7 @@ class FileModel:
         if isinstance(expr, ast.Attribute):
             cls = self.method_class(expr)
             if cls is not None:
-                bindings = self.attributes.get((cls, expr.attr))
+                bindings = self.attribute_bindings(cls, expr)
                 if bindings:
                     out = []
                     for b in bindings:
