@@ -522,6 +522,29 @@ class TestTensorToUnassigned:
         """
         assert self.rule in rules(code)
 
+    def test_control_a_tuple_of_moves_assigned_back(self):
+        code = """
+            from torch.utils.data import DataLoader
+
+            for X, y in DataLoader(dataset, batch_size=32):
+                X, y = X.to(rank), y.to(rank)
+                model.to(rank), ema.to(rank)  # modules: moved in place
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_a_tuple_of_moves_as_a_statement_is_one_report(self):
+        # issue 41's sample (dev2 e037): `X.to(rank), y.to(rank)` in personal DDP notes
+        code = """
+            from torch.utils.data import DataLoader
+
+            for X, y in DataLoader(dataset, batch_size=32):
+                X.to(rank), y.to(rank)
+                out = ddp_model(X)
+        """
+        found = [(d.line, d.fix) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+                 if d.rule == self.rule]
+        assert found == [(4, "X, y = X.to(rank), y.to(rank)")]
+
 
 class TestLightningDeprecatedArgs:
     rule = "lightning-deprecated-args"

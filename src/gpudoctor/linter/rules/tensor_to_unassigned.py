@@ -23,7 +23,8 @@ class TensorToUnassigned(Rule):
 
     Modules *are* moved in place (`model.to(device)` is fine), so only values
     known to be tensors are flagged: built by a torch factory (`torch.zeros`,
-    `torch.tensor`, ...) or unpacked from a DataLoader batch.
+    `torch.tensor`, ...) or unpacked from a DataLoader batch. A tuple of such
+    calls written as a statement (`x.to(rank), y.to(rank)`) throws both away.
     """
 
     id = "tensor-to-unassigned"
@@ -63,6 +64,13 @@ class TensorToUnassigned(Rule):
             labels.cuda(non_blocking=True)  # flagged
             loss = model(inputs, labels)
         ''',
+        '''
+        from torch.utils.data import DataLoader
+
+        for X, y in DataLoader(dataset, batch_size=32):
+            X.to(rank), y.to(rank)  # flagged
+            out = ddp_model(X)
+        ''',
     )
 
     def relevant(self, text: str) -> bool:
@@ -82,12 +90,26 @@ class TensorToUnassigned(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         for call in file.calls:
             func = call.func
-            if type(func) is not ast.Attribute or func.attr not in METHODS or type(file.parent.get(call)) is not ast.Expr:
+            if type(func) is not ast.Attribute or func.attr not in METHODS:
                 continue
-            if is_tensor(file, func.value):
+            up = file.parent.get(call)
+            if type(up) is ast.Expr and is_tensor(file, func.value):
                 target = source(func.value)
                 yield Hit(
                     call,
                     message=f"the result of {target}.{func.attr}() is discarded: tensors are not moved in place",
                     fix=f"{target} = {source(call)}",
                 )
+            elif type(up) is ast.Tuple and type(file.parent.get(up)) is ast.Expr and up.elts[0] is call:
+                # `x.to(rank), y.to(rank)` as a statement: one report for the line
+                moved: list[tuple[str, str]] = []  # (the tensor, the call)
+                for e in up.elts:
+                    if type(e) is ast.Call and type(e.func) is ast.Attribute and e.func.attr in METHODS \
+                            and is_tensor(file, e.func.value):
+                        moved.append((source(e.func.value), source(e)))
+                if moved:
+                    yield Hit(
+                        call,
+                        message=f"the results of {source(up)} are discarded: tensors are not moved in place",
+                        fix=f"{', '.join(t for t, _ in moved)} = {', '.join(c for _, c in moved)}",
+                    )
