@@ -545,6 +545,29 @@ class TestTensorToUnassigned:
                  if d.rule == self.rule]
         assert found == [(4, "X, y = X.to(rank), y.to(rank)")]
 
+    def test_control_moves_of_names_no_model_takes(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            ddp_model = DDP(model, device_ids=[rank])
+            teacher.to(rank), ema.to(rank)
+            out = ddp_model(X)
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_the_ddp_models_input_moved_in_a_dropped_tuple(self):
+        # issue 41's sample (dev2 e037): notes whose X and y come from lines left out
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            ddp_model = DDP(model, device_ids=[rank])
+            X.to(rank), y.to(rank)
+            out = ddp_model(X)
+        """
+        found = [(d.line, d.fix) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+                 if d.rule == self.rule]
+        assert found == [(4, "X = X.to(rank)")]
+
 
 class TestLightningDeprecatedArgs:
     rule = "lightning-deprecated-args"
