@@ -65,6 +65,79 @@ def test_origins_use_the_last_assignment_before_the_use():
     assert [ast.unparse(o) for o in m.origins(ddp.args[0])] == ["Net()"]
 
 
+def test_origins_take_every_arm_of_an_if_chain_that_assigns():
+    m = model("""
+        if cuda_ok:
+            backend = "nccl"
+        elif has_mpi:
+            backend = "mpi"
+        else:
+            backend = "gloo"
+        init(backend)
+        if flag:
+            backend = "ucc"
+            inner(backend)
+    """)
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "init").args[0])] == ["'nccl'", "'mpi'", "'gloo'"]
+    # inside the arm that assigns it, the arm's own value is the one
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "inner").args[0])] == ["'ucc'"]
+
+
+def test_origins_keep_the_parameter_when_only_a_branch_rebinds_it():
+    m = model("""
+        def wrap(model, ddp):
+            if ddp:
+                model = DDP(model)
+            model.encode(x)
+            try:
+                out = run(model)
+            except RuntimeError:
+                out = None
+            use(out)
+    """)
+    encode = call_at(m, "model.encode")
+    origins = m.origins(encode.func.value)
+    assert Param(origins[0].function, "model") == origins[0] and ast.unparse(origins[1]) == "DDP(model)"
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "use").args[0])] == ["run(model)", "None"]
+
+
+def test_origins_drop_the_parameter_when_every_arm_rebinds_it():
+    # diffusers' log_validation (the mature-repository control): the prepared model
+    # passed in never reaches the call, both arms replace it
+    m = model("""
+        def log_validation(vae, final):
+            if not final:
+                vae = unwrap(vae)
+            else:
+                vae = load(path)
+            vae(targets)
+    """)
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "vae").func)] == ["unwrap(vae)", "load(path)"]
+
+
+def test_self_attribute_read_in_another_method_is_what_the_assigning_method_leaves():
+    m = model("""
+        class Trainer:
+            def __init__(self, model, gpu, wrap):
+                self.model = model.to(gpu)
+                self.model = DDP(self.model)
+                self.opt = make(self.model)
+                if wrap:
+                    self.opt = Wrapped(self.opt)
+
+            def step(self, x):
+                use(self.model, self.opt)
+                self.model = self.model.module
+                keep(self.model)
+    """)
+    first, second = call_at(m, "use").args
+    assert [ast.unparse(o) for o in m.origins(first)] == ["DDP(self.model)"]
+    # the wrap under an `if` may not run: what was there before stays possible
+    assert [ast.unparse(o) for o in m.origins(second)] == ["make(self.model)", "Wrapped(self.opt)"]
+    # in the method that reassigns it, its own assignment before the use is the one
+    assert [ast.unparse(o) for o in m.origins(call_at(m, "keep").args[0])] == ["self.model.module"]
+
+
 def test_origins_follow_parameters_returns_and_self_attributes():
     m = model("""
         def build(ds):

@@ -170,6 +170,36 @@ class TestHardcodedMasterPort:
         assert found(code, self.rule) == [(5, "warning")]
         assert "read assuming `import os`" in messages(code, self.rule)[0]
 
+    def test_control_mpi_job_across_nodes_keeps_one_fixed_port(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup_ddp():
+                os.environ["MASTER_ADDR"] = os.environ["HEAD_NODE"]
+                os.environ["MASTER_PORT"] = "8889"
+                dist.init_process_group("nccl", rank=int(os.environ["OMPI_COMM_WORLD_RANK"]),
+                                        world_size=int(os.environ["OMPI_COMM_WORLD_SIZE"]))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_mpi_job_on_localhost_is_one_machine(self):
+        # issue 41's sample (dev2 e061): mpirun's variables, but MASTER_ADDR is 127.0.0.1
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup_ddp():
+                master_addr = '127.0.0.1'
+                master_port = '8889'
+                os.environ['MASTER_ADDR'] = master_addr
+                os.environ['MASTER_PORT'] = master_port
+                dist.init_process_group("nccl", rank=int(os.environ["OMPI_COMM_WORLD_RANK"]),
+                                        world_size=int(os.environ["OMPI_COMM_WORLD_SIZE"]))
+        """
+        assert found(code, self.rule) == [(8, "warning")]
+        assert "master_port = '8889'" in messages(code, self.rule)[0]
+
     def test_sibling_the_same_file_with_its_import_has_no_note(self):
         code = """
             import os
@@ -379,6 +409,32 @@ class TestTorchLoadNoMapLocation:
         """
         assert found(code, self.rule) == []
 
+    def test_control_a_helper_never_called_here_keeps_the_benefit_of_the_doubt(self):
+        code = """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel
+
+            def load_pretrained(model, path):
+                model.load_state_dict(torch.load(path)["model"])
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_a_resume_helper_for_a_ddp_model_runs_on_every_rank(self):
+        # issue 41's sample (dev d065): the helper unwraps the DDP model itself
+        code = """
+            import torch
+            from torch.nn.parallel import DataParallel, DistributedDataParallel
+
+            def load(model, optimizer, path):
+                checkpoint = torch.load(path)
+                if isinstance(model, (DataParallel, DistributedDataParallel)):
+                    model.module.load_state_dict(checkpoint["model"])
+                else:
+                    model.load_state_dict(checkpoint["model"])
+                optimizer.load_state_dict(checkpoint["optimizer"])
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
 
 class TestRankFromLocalRank:
     """Issue 41 item 5: a rank read from the wrong variable on more than one node."""
@@ -427,6 +483,47 @@ class TestRankFromLocalRank:
         """
         assert found(code, self.rule) == [(5, "warning")]
         assert "int(os.environ['LOCAL_RANK'])" in messages(code, self.rule)[0]
+
+
+    def test_control_rank_preferred_over_local_rank_in_an_if_chain(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                if "RANK" in os.environ:
+                    rank = int(os.environ["RANK"])
+                else:
+                    rank = 0
+                setup(rank, int(os.environ.get("WORLD_SIZE", 1)))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_local_rank_chosen_in_an_if_chain_and_passed_down(self):
+        # issue 41's sample (dev d050): LOCAL_RANK wins under torchrun, two calls down
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            def main(rank, world_size):
+                setup(rank, world_size)
+
+            if __name__ == "__main__":
+                if "LOCAL_RANK" in os.environ:
+                    rank = int(os.environ["LOCAL_RANK"])
+                elif "RANK" in os.environ:
+                    rank = int(os.environ["RANK"])
+                else:
+                    rank = 0
+                main(rank, int(os.environ.get("WORLD_SIZE", 1)))
+        """
+        assert found(code, self.rule) == [(5, "warning")]
 
 
 class TestDeviceFromGlobalRank:
@@ -534,6 +631,79 @@ class TestWrapperMethodCall:
             model.train_model(train_df)
         """
         assert found(code, self.rule) == [(5, "error")]
+
+    def test_control_self_attribute_through_module_is_silent(self):
+        code = """
+            import torch.nn as nn
+
+            class Parallel:
+                def __init__(self, m, device_ids):
+                    self.m = nn.DataParallel(m, device_ids)
+
+                def step(self, batch):
+                    return self.m.module.step(batch)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_self_attribute_wrapped_on_one_path_only_is_silent(self):
+        code = """
+            import torch.nn as nn
+
+            class Parallel:
+                def __init__(self, m, device_ids):
+                    self.m = m
+                    if len(device_ids) > 1:
+                        self.m = nn.DataParallel(m, device_ids)
+
+                def step(self, batch):
+                    return self.m.step(batch)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_self_attribute_holding_the_wrapper(self):
+        # issue 41's sample (dev2 e028): a class keeps the DataParallel wrapper as self.m
+        code = """
+            import torch.nn as nn
+
+            class Parallel:
+                def __init__(self, m, device_ids):
+                    self.m = nn.DataParallel(m, device_ids)
+
+                def step(self, batch):
+                    return self.m.step(batch)
+        """
+        assert found(code, self.rule) == [(8, "error")]
+        assert "self.m.module" in messages(code, self.rule)[0]
+
+    def test_control_trainer_wrapping_only_when_distributed_is_silent(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            class Trainer:
+                def __init__(self, model, gpu_id, distributed):
+                    self.model = model.to(gpu_id)
+                    if distributed:
+                        self.model = DDP(self.model, device_ids=[gpu_id])
+
+                def _run_batch(self, source):
+                    return self.model.encode(source)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_trainer_that_rewraps_its_model_in_init(self):
+        # pytorch/examples' multigpu Trainer shape, copied into many user scripts
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            class Trainer:
+                def __init__(self, model, gpu_id):
+                    self.model = model.to(gpu_id)
+                    self.model = DDP(self.model, device_ids=[gpu_id])
+
+                def _run_batch(self, source):
+                    return self.model.encode(source)
+        """
+        assert found(code, self.rule) == [(9, "error")]
 
     def test_control_wrapper_chosen_in_an_elif_is_not_every_value(self):
         # DeepSpeedExamples' BingBertSquad: apex DDP in one arm, DataParallel in the other

@@ -1,4 +1,5 @@
-"""Controls and siblings for the lint rules issue 41 did not touch (issue 34's method):
+"""Controls and siblings for the lint rules issue 41 did not touch, and the rules its
+sample of user scripts asked for (issue 34's method):
 for each rule, the healthy program that looks most like the failure must not get it
 (test_control_*), and the nearest program that needs another rule gets that rule,
 not this one (test_sibling_*). Each program is real code, linted by the real engine."""
@@ -381,6 +382,29 @@ class TestSaveAllRanks:
         """
         assert self.rule in rules(code)
 
+    def test_control_guarded_save_after_an_imported_init_helper(self):
+        code = """
+            import torch
+            from timm import utils
+
+            device = utils.init_distributed_device(args)
+            if utils.is_primary(args):
+                torch.save(model.state_dict(), "ckpt.pt")
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_unguarded_save_after_an_imported_init_helper(self):
+        # issue 41's sample (dev2 e065): timm's helper starts the process group
+        code = """
+            import torch
+            from timm import utils
+
+            device = utils.init_distributed_device(args)
+            model = torch.load("run/checkpoint.pth", map_location="cpu")
+            torch.save(model.state_dict(), "checkpoint.pth")
+        """
+        assert self.rule in rules(code)
+
 
 class TestSpawnNoMainGuard:
     rule = "spawn-no-main-guard"
@@ -411,6 +435,27 @@ class TestSpawnNoMainGuard:
                 mp.spawn(worker, args=(2,), nprocs=2)
 
             main()
+        """
+        assert self.rule in rules(code)
+
+    def test_control_excerpt_without_imports_or_the_spawned_function(self):
+        # issue 41's sample (dev2 e085): an asker's lines, the guard not among them
+        code = """
+            args = parser.parse_args()
+            args.world_size = args.number_gpus * args.nodes
+            torch.multiprocessing.spawn(train_function, nprocs=args.number_gpus, args=(args,))
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_the_same_lines_with_imports_and_the_function(self):
+        code = """
+            import torch
+
+            def train_function(rank, args):
+                ...
+
+            args = parser.parse_args()
+            torch.multiprocessing.spawn(train_function, nprocs=args.number_gpus, args=(args,))
         """
         assert self.rule in rules(code)
 
@@ -477,6 +522,52 @@ class TestTensorToUnassigned:
         """
         assert self.rule in rules(code)
 
+    def test_control_a_tuple_of_moves_assigned_back(self):
+        code = """
+            from torch.utils.data import DataLoader
+
+            for X, y in DataLoader(dataset, batch_size=32):
+                X, y = X.to(rank), y.to(rank)
+                model.to(rank), ema.to(rank)  # modules: moved in place
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_a_tuple_of_moves_as_a_statement_is_one_report(self):
+        # issue 41's sample (dev2 e037): `X.to(rank), y.to(rank)` in personal DDP notes
+        code = """
+            from torch.utils.data import DataLoader
+
+            for X, y in DataLoader(dataset, batch_size=32):
+                X.to(rank), y.to(rank)
+                out = ddp_model(X)
+        """
+        found = [(d.line, d.fix) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+                 if d.rule == self.rule]
+        assert found == [(4, "X, y = X.to(rank), y.to(rank)")]
+
+    def test_control_moves_of_names_no_model_takes(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            ddp_model = DDP(model, device_ids=[rank])
+            teacher.to(rank), ema.to(rank)
+            out = ddp_model(X)
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_the_ddp_models_input_moved_in_a_dropped_tuple(self):
+        # issue 41's sample (dev2 e037): notes whose X and y come from lines left out
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            ddp_model = DDP(model, device_ids=[rank])
+            X.to(rank), y.to(rank)
+            out = ddp_model(X)
+        """
+        found = [(d.line, d.fix) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+                 if d.rule == self.rule]
+        assert found == [(4, "X = X.to(rank)")]
+
 
 class TestLightningDeprecatedArgs:
     rule = "lightning-deprecated-args"
@@ -514,3 +605,106 @@ class TestSyntaxError:
 
     def test_sibling_a_python_2_print(self):
         assert rules('print "hello"\n') == [self.rule]
+
+
+class TestDeprecatedReduceOp:
+    rule = "deprecated-reduce-op"
+
+    def test_control_the_current_spelling(self):
+        code = """
+            import torch.distributed as dist
+
+            def average_gradients(model):
+                size = float(dist.get_world_size())
+                for param in model.parameters():
+                    dist.all_reduce(param.grad.data, op=dist.ReduceOp.SUM)
+                    param.grad.data /= size
+        """
+        assert self.rule not in rules(code)
+
+    def test_control_a_reduce_op_of_another_object(self):
+        code = """
+            import torch.distributed as dist
+
+            def sync(t, args):
+                dist.all_reduce(t, op=args.reduce_op)
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_the_old_spelling_under_a_rank_test_gets_both(self):
+        code = """
+            import torch.distributed as dist
+
+            def report(t):
+                if dist.get_rank() == 0:
+                    dist.all_reduce(t, op=dist.reduce_op.SUM)
+        """
+        assert {self.rule, "collective-under-rank-condition"} <= set(rules(code))
+
+    def test_sibling_a_pasted_skeleton_that_rebinds_dist(self):
+        # issue 41's sample (dev2 e076): `dist = None` in the skeleton, the tutorial's spelling kept
+        code = """
+            def average_gradients(model):
+                dist = None
+                for param in model.parameters():
+                    dist.all_reduce(param.grad.data, op=dist.reduce_op.SUM)
+        """
+        assert self.rule in rules(code)
+
+
+class TestMasterPortOutOfRange:
+    rule = "master-port-out-of-range"
+
+    def test_control_the_highest_port(self):
+        code = """
+            import os
+
+            os.environ["MASTER_ADDR"] = "localhost"
+            os.environ["MASTER_PORT"] = "65535"
+        """
+        assert rules(code) == ["hardcoded-master-port"]
+
+    def test_control_a_default_the_launcher_replaces(self):
+        code = """
+            import os
+
+            os.environ.setdefault("MASTER_PORT", "123478")
+        """
+        assert self.rule not in rules(code)
+
+    def test_control_a_port_the_file_does_not_fix(self):
+        code = """
+            import os
+
+            port = args.port if args.port else 123478
+            os.environ["MASTER_PORT"] = str(port)
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_a_digit_too_many_is_an_error(self):
+        code = """
+            import os
+
+            os.environ["MASTER_ADDR"] = "localhost"
+            os.environ["MASTER_PORT"] = "123478"
+        """
+        found = {(d.rule, d.severity) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")}
+        assert found == {(self.rule, "error"), ("hardcoded-master-port", "warning")}
+
+    def test_sibling_in_a_tcp_init_method(self):
+        code = """
+            import torch.distributed as dist
+
+            dist.init_process_group("gloo", init_method="tcp://127.0.0.1:234567", rank=rank, world_size=2)
+        """
+        assert self.rule in rules(code)
+
+    def test_sibling_a_tcp_store_built_by_hand(self):
+        code = """
+            import torch.distributed as dist
+
+            store = dist.TCPStore("127.0.0.1", 295000, 2, True)
+            ok = dist.TCPStore("127.0.0.1", port=29500, world_size=2, is_master=True)
+        """
+        found = [(d.line, d.rule) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")]
+        assert found == [(3, self.rule)]

@@ -5,6 +5,7 @@ to `os.environ`."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.model import ITERATION_WRAPPERS, Element, FileModel, constant, keyword, terminal_name
@@ -85,14 +86,28 @@ def wrapper_kind(file: FileModel, node: object) -> str:
     return ""
 
 
+# A helper from a library or another module that starts the process group:
+# timm's `utils.init_distributed_device(args)`, DeiT's and MAE's
+# `utils.init_distributed_mode(args)`, `setup_ddp()`, `ddp_setup(rank, n)`.
+DIST_INIT_HELPER = re.compile(r"^(?:init|setup|initialize)_(?:distributed|dist|ddp)(?:_[a-z]+)?$"
+                              r"|^(?:ddp|dist|distributed)_(?:init|setup)$")
+# Text a file that starts a process group contains (a cheap test before parsing).
+DISTRIBUTED_NEEDLES = ("init_process_group", "DistributedDataParallel", "spawn", "start_processes", "init_dist",
+                       "setup_dist", "initialize_dist", "_ddp", "ddp_init", "ddp_setup", "dist_init", "dist_setup",
+                       "distributed_init", "distributed_setup")
+
+
 def is_distributed_program(file: FileModel) -> bool:
-    """The file starts a process group, spawns workers or wraps a model in DDP:
-    every statement at its top runs once per rank."""
+    """The file starts a process group (itself, or through a helper it
+    imports), spawns workers or wraps a model in DDP: every statement at its
+    top runs once per rank."""
     for call in file.calls:
         if file.is_call_to(call, "init_process_group", TORCH) or file.is_spawn(call):
             return True
         if file.is_call_to(call, "DistributedDataParallel", TORCH):
             return True
+        if DIST_INIT_HELPER.match(terminal_name(call.func)) and not file.callees(call):
+            return True  # (a helper this file defines is read above: its own init_process_group)
     return False
 
 

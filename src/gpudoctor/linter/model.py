@@ -412,8 +412,8 @@ class FileModel:
             if bindings:
                 if first:
                     before = [b for b in bindings if b.pos <= use]
-                    return [before[-1]] if before else list(bindings)
-                return [bindings[-1]]
+                    return self._reaching(before, name, scope) if before else list(bindings)
+                return self._reaching(bindings, name, scope)
             if isinstance(scope, FUNCTIONS):
                 args = scope.args
                 for arg in args.posonlyargs + args.args + args.kwonlyargs:
@@ -425,6 +425,103 @@ class FileModel:
             scope = self.scope(scope)
             while type(scope) is ast.ClassDef:  # methods do not see class-body names
                 scope = self.scope(scope)
+
+    def _reaching(self, bindings: list[Binding], use: ast.Name, scope: ast.AST) -> list[Binding | Param]:
+        """`_last_bindings` of a name, and the function's parameter of that
+        name when no binding covers every path to the use (`def f(model):
+        if ddp: model = DDP(model)`)."""
+        found, covered = self._last_bindings(bindings, use)
+        out: list[Binding | Param] = list(found)
+        if not covered and isinstance(scope, FUNCTIONS):
+            args = scope.args
+            if any(a.arg == use.id for a in args.posonlyargs + args.args + args.kwonlyargs):
+                out.insert(0, Param(scope, use.id))
+        return out
+
+    def _last_bindings(self, bindings: list[Binding], use: ast.AST | None) -> tuple[list[Binding], bool]:
+        """The bindings (in source order, the last ones) that may reach `use`
+        (None: the end of their function): the last, and the ones before it
+        while it sits in a branch the use is not in (`if a: rank = x` / `elif
+        b: rank = y` / `else: rank = 0`), until one runs on every path to the
+        use (or an `if` whose every arm binds). The flag says whether one
+        does."""
+        out: list[Binding] = []
+        around_use: set[tuple[int, str]] | None = None
+        covered: dict[int, set[str]] = {}
+
+        def reaches_use(stmt: ast.AST) -> bool:
+            """`stmt` runs on every path to the use: no arm around it that is
+            not around the use, or an `if` around it whose arms all bind."""
+            nonlocal around_use
+            arms = self._arms(stmt)
+            if not arms:
+                return True
+            if around_use is None:
+                around_use = set() if use is None else {
+                    (id(node), side) for node, side in self._arms(use, stop_at_scope=False)}
+            if around_use.issuperset((id(node), side) for node, side in arms):
+                return True  # the use is in the same arms: this binding is the one there
+            node, side = arms[0]
+            if type(node) is not ast.If or not node.orelse:
+                return False
+            sides = covered.setdefault(id(node), set())
+            sides.add(side)
+            return len(sides) == 2 and reaches_use(node)  # both arms bind: as if the `if` did
+
+        done = False
+        for binding in reversed(bindings):
+            out.append(binding)
+            if reaches_use(self.statement(binding.value)):
+                done = True
+                break
+        out.reverse()
+        return out, done
+
+    def attribute_bindings(self, cls: ast.ClassDef, use: ast.Attribute) -> list[Binding]:
+        """The assignments of `self.<attr>` that may give `use` its value: in
+        the use's own method, the ones before it that reach it; from every
+        other method, the ones that reach that method's end (`self.model =
+        model.to(gpu)` then `self.model = DDP(self.model)` in `__init__` leave
+        the DDP wrapper)."""
+        bindings = self.attributes.get((cls, use.attr), [])
+        if len(bindings) < 2:
+            return list(bindings)
+        by_function: dict[ast.AST | None, list[Binding]] = {}
+        for b in bindings:
+            by_function.setdefault(self.function(b.value), []).append(b)
+        here = self.function(use)
+        out: list[Binding] = []
+        own = [b for b in by_function.get(here, []) if b.pos <= position(use)]
+        if own:
+            found, covered = self._last_bindings(own, use)
+            if covered:
+                return found
+            out += found
+        for func, items in by_function.items():
+            if func is not here:
+                out += self._last_bindings(items, None)[0]
+        return out
+
+    def _arms(self, node: ast.AST, stop_at_scope: bool = True) -> tuple[tuple[ast.AST, str], ...]:
+        """The conditional blocks around `node`, innermost first: each `if`
+        arm (the `if` and "body" / "orelse"), `except` block and `case`;
+        within its scope, or up to the module."""
+        key = ("arms" if stop_at_scope else "arms-all", node)
+        found = self.memo.get(key)
+        if isinstance(found, tuple):
+            return found
+        arms: list[tuple[ast.AST, str]] = []
+        child = node
+        for up in self.ancestors(node):
+            if stop_at_scope and isinstance(up, SCOPES):
+                break
+            if type(up) is ast.If and child is not up.test:
+                arms.append((up, "body" if child in up.body else "orelse"))
+            elif type(up) in (ast.ExceptHandler, ast.match_case):
+                arms.append((up, ""))
+            child = up
+        self.memo[key] = out = tuple(arms)
+        return out
 
     def origins(self, expr: ast.AST | None, _depth: int = 0) -> list[object]:
         """Where the value of `expr` may come from: expressions the file
@@ -445,7 +542,7 @@ class FileModel:
         if isinstance(expr, ast.Attribute):
             cls = self.method_class(expr)
             if cls is not None:
-                bindings = self.attributes.get((cls, expr.attr))
+                bindings = self.attribute_bindings(cls, expr)
                 if bindings:
                     out = []
                     for b in bindings:

@@ -8,9 +8,11 @@ from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesL
 from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
+from gpudoctor.linter.rules.deprecated_reduce_op import DeprecatedReduceOp
 from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
+from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
@@ -54,6 +56,8 @@ CHECKS: tuple[Rule, ...] = (
     RankFromLocalRank(),
     DeviceFromGlobalRank(),
     WrapperMethodCall(),
+    DeprecatedReduceOp(),
+    MasterPortOutOfRange(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

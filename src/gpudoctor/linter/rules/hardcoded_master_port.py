@@ -8,6 +8,8 @@ from gpudoctor.linter.model import FileModel, constant, terminal_name
 
 # A program run by SLURM or MPI across nodes: every node must use the same port.
 MULTI_NODE = ("SLURM_", "OMPI_COMM_WORLD", "PMI_RANK", "MPI.COMM_WORLD")
+# ... unless MASTER_ADDR is this machine: then the job is one node (issue 41's sample: mpirun on one host).
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
 from gpudoctor.linter.rule import Hit, Rule
 
 
@@ -25,7 +27,8 @@ class HardcodedMasterPort(Rule):
     os.environ:`, a default), and a write in the branch of a SLURM / MPI
     launch (`if "SLURM_PROCID" in os.environ:`) or, unconditional, in a
     function that reads their variables: the nodes must agree on one fixed
-    port. A port written from a
+    port (unless the same function sets MASTER_ADDR to localhost: one node
+    then, and the next job there collides). A port written from a
     constant dict of the file (`CONFIG["port"]`) counts as a literal.
     """
 
@@ -101,13 +104,29 @@ class HardcodedMasterPort(Rule):
             tests = list(file.conditions(node))
             if any(constant(sub) == "MASTER_PORT" for test in tests for sub in ast.walk(test)):
                 continue  # a default: the environment decides
-            if any(word in ast.unparse(test) for test in tests for word in MULTI_NODE):
+            one_machine = self._loopback_address(file, node)
+            if not one_machine and any(word in ast.unparse(test) for test in tests for word in MULTI_NODE):
                 continue  # the SLURM / MPI branch: the nodes must agree on one port
-            if not tests and self._multi_node_scope(file, node):
+            if not one_machine and not tests and self._multi_node_scope(file, node):
                 continue  # a program SLURM / MPI starts (it reads their variables unconditionally)
             if value is not None and self._literal(file, value):
-                yield Hit(node, message=f"MASTER_PORT is set to the literal {ast.unparse(value)}: the next job on "
+                shown = ast.unparse(value)
+                if type(value) is ast.Name:  # `master_port = '8889'` earlier: show the literal too
+                    literals = [ast.unparse(o) for o in file.origins(value) if type(o) is ast.Constant]
+                    shown = f"{shown} = {literals[0]}" if len(literals) == 1 else shown
+                yield Hit(node, message=f"MASTER_PORT is set to the literal {shown}: the next job on "
                           "this host collides with it")
+
+    @staticmethod
+    def _loopback_address(file: FileModel, node: ast.AST) -> bool:
+        """The same function (or module) sets MASTER_ADDR to this machine's
+        loopback address: every rank runs here, whatever launched them."""
+        scope = file.function(node)
+        for write, value in env_writes(file, "MASTER_ADDR", include_defaults=False):
+            if file.function(write) is scope and value is not None and any(
+                    constant(o, str) in LOOPBACK for o in file.origins(value)):
+                return True
+        return False
 
     @staticmethod
     def _multi_node_scope(file: FileModel, node: ast.AST) -> bool:

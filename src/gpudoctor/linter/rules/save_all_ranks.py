@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import ast
 
-from gpudoctor.linter.idioms import TORCH, is_distributed_program
+from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, is_distributed_program
 from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
@@ -14,7 +14,10 @@ from gpudoctor.linter.rule import Hit, Rule
 class SaveAllRanks(Rule):
     """`torch.save` in a distributed script without a rank-0 guard: every
     process writes the same file at the same time, which wastes I/O and can
-    leave a corrupt checkpoint when the writes interleave.
+    leave a corrupt checkpoint when the writes interleave. A distributed
+    script starts a process group (itself, or through a helper it imports:
+    timm's `utils.init_distributed_device(args)`, `deepspeed.init_distributed()`),
+    spawns workers or wraps a model in DDP.
 
     A guard is a test on the rank (`if rank == 0:`, `if dist.get_rank() == 0`,
     `if args.local_rank in (-1, 0)`, `accelerator.is_main_process`, an early
@@ -101,9 +104,7 @@ class SaveAllRanks(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "save" in text and any(
-            n in text for n in ("init_process_group", "DistributedDataParallel", "spawn", "start_processes")
-        )
+        return "save" in text and any(n in text for n in DISTRIBUTED_NEEDLES)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]

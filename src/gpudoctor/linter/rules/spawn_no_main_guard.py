@@ -16,7 +16,9 @@ class SpawnNoMainGuard(Rule):
 
     Flagged at the module-level statement that reaches the spawn: the call
     itself, or a call of the same file's function that (through other
-    functions) calls it.
+    functions) calls it. Not flagged: a snippet without its imports that
+    spawns a function it never defines nor imports (an excerpt: the guard
+    may be in the lines left out).
     """
 
     id = "spawn-no-main-guard"
@@ -74,6 +76,8 @@ class SpawnNoMainGuard(Rule):
         for call in file.calls:
             if not file.is_spawn(call) or constant(keyword(call, "start_method")) == "fork":
                 continue
+            if self._excerpt(file, call):
+                continue
             for entry in self._unguarded_entries(file, call, set()):
                 if entry in reported:
                     continue
@@ -87,6 +91,18 @@ class SpawnNoMainGuard(Rule):
                         'import time, outside `if __name__ == "__main__":`',
                         fix=f'if __name__ == "__main__": {ast.unparse(file.statement(entry)).splitlines()[0]}',
                     )
+
+    @staticmethod
+    def _excerpt(file: FileModel, call: ast.Call) -> bool:
+        """A pasted excerpt: the file leaves out its imports (it is read with
+        the usual ones) and the spawned function is a name it neither
+        defines, binds nor imports. The lines around, the guard among them,
+        are not shown (issue 41's sample: an asker's two snippets joined)."""
+        target = keyword(call, "fn", 0)
+        return (bool(file.assumed) and type(target) is ast.Name and file.lookup(target) is None
+                and not file.find_def(target)
+                and target.id not in file.imports and target.id not in file.relative_imports
+                and not file.star_imports)
 
     def _unguarded_entries(self, file: FileModel, node: ast.Call, seen: set) -> list[ast.Call]:
         """The module-level calls that run `node` on import without the guard."""

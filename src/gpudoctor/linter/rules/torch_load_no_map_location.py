@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, is_distributed_program
+from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, is_distributed_program
 from gpudoctor.linter.model import FileModel, keyword
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
@@ -17,10 +17,14 @@ class TorchLoadNoMapLocation(Rule):
     when `load_state_dict` keeps the loaded tensors.
 
     Flagged: `torch.load(path)` with no `map_location` (keyword or second
-    argument) in a file that starts a process group, spawns workers or uses
+    argument) in a file that starts a process group (itself, or through a
+    helper it imports: `deepspeed.init_distributed()`, timm's
+    `init_distributed_device`), spawns workers or uses
     DistributedDataParallel, where every rank runs it (not under a test on
     the rank), nor when the other arm of the `if` around it loads with a
-    `map_location` (that arm is the one-process path). Asked for by issue 41's sample of user scripts (pytorch/examples'
+    `map_location` (that arm is the one-process path). A function the file
+    never calls is given the benefit of the doubt, unless it handles a
+    DistributedDataParallel model itself (a resume helper: every rank loads). Asked for by issue 41's sample of user scripts (pytorch/examples'
     multigpu_torchrun.py and dcgan, a checkpoint helper). A warning: a
     checkpoint saved from the CPU loads where it should.
     """
@@ -58,8 +62,7 @@ class TorchLoadNoMapLocation(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "load(" in text and ("DistributedDataParallel" in text or "init_process_group" in text
-                                    or "spawn" in text)
+        return "load(" in text and any(n in text for n in DISTRIBUTED_NEEDLES)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         loads = [c for c in file.calls_to("load", TORCH) if file.qualname(c.func) == "torch.load"]
@@ -69,11 +72,28 @@ class TorchLoadNoMapLocation(Rule):
         for call in loads:
             if keyword(call, "map_location", 1) is not None or any(k.arg is None for k in call.keywords):
                 continue  # (`**kwargs` may carry it)
-            if file.rank_guarded(call) or any(is_rank_condition(file, t) for t in file.conditions(call)):
+            if self._ddp_load_helper(file, call):
+                guarded = any(file.is_rank_test(t) for t in file.conditions(call))
+            else:  # (a function the file never calls is given the benefit of the doubt)
+                guarded = file.rank_guarded(call)
+            if guarded or any(is_rank_condition(file, t) for t in file.conditions(call)):
                 continue  # one rank loads: the others do not crowd its GPU
             if self._mapped_in_other_arm(file, call):
                 continue  # `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`
             yield Hit(call)
+
+    @staticmethod
+    def _ddp_load_helper(file: FileModel, call: ast.Call) -> bool:
+        """The load is in a function the file never calls that handles a
+        DistributedDataParallel model itself (`isinstance(model, DDP)`,
+        `DistributedDataParallel(...)`): loading into a DDP model is every
+        rank's work (DDP copies rank 0's weights only when it is built), so
+        its callers, wherever they are, run it on every rank."""
+        func = file.function(call)
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or file.entry_sites(func):
+            return False
+        return any(isinstance(n, (ast.Name, ast.Attribute)) and type(n.ctx) is ast.Load
+                   and (file.qualname(n) or "").endswith("DistributedDataParallel") for n in ast.walk(func))
 
     @staticmethod
     def _mapped_in_other_arm(file: FileModel, call: ast.Call) -> bool:

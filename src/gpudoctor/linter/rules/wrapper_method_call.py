@@ -64,7 +64,10 @@ class WrapperMethodCall(Rule):
             node.attr for node in ast.walk(file.tree)
             if type(node) is ast.Attribute and type(node.ctx) is not ast.Load}
         for node in ast.walk(file.tree):
-            if type(node) is not ast.Attribute or type(node.ctx) is not ast.Load or type(node.value) is not ast.Name:
+            if type(node) is not ast.Attribute or type(node.ctx) is not ast.Load:
+                continue
+            # `ddp_model.generate`, or `self.m.step` with `self.m = nn.DataParallel(m)` in a method
+            if type(node.value) is not ast.Name and file.method_class(node.value) is None:
                 continue
             if node.attr in WRAPPER_NAMES or node.attr in assigned or node.attr.startswith("_"):
                 continue
@@ -72,9 +75,10 @@ class WrapperMethodCall(Rule):
             if len(kinds) != 1 or "" in kinds:
                 continue
             kind = kinds.pop()
-            yield Hit(node, message=f"{node.value.id} is a {kind} wrapper: it has no `{node.attr}` "
-                      f"(AttributeError); the model's attributes live on {node.value.id}.module",
-                      fix=f"{node.value.id}.module.{node.attr}")
+            holder = ast.unparse(node.value)
+            yield Hit(node, message=f"{holder} is a {kind} wrapper: it has no `{node.attr}` "
+                      f"(AttributeError); the model's attributes live on {holder}.module",
+                      fix=f"{holder}.module.{node.attr}")
 
     def _kinds(self, file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> set[str]:
         """The wrapper each value of `value` is ("" for anything else), through
