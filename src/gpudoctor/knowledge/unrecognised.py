@@ -13,6 +13,7 @@ from typing import Optional
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS
+from gpudoctor.knowledge.patterns import BY_ID
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import search_url, signature
 from gpudoctor.knowledge.signs import KIND, Sign
@@ -37,6 +38,13 @@ connections) are usually consequences of the first failure."""
 
 DISTRIBUTED = re.compile(r"distributed|c10d|nccl|gloo|rendezvous|elastic|ProcessGroup|barrier", re.IGNORECASE)
 CUDA = re.compile(r"cuda|cudnn|cublas|device-side|GPU", re.IGNORECASE)
+# An error about an API's shape (an attribute or an argument an object lacks): the class rule that
+# tells it when the traceback shows a library raised it; without a traceback it is only a likelihood.
+API_SHAPE = BY_ID["library-api-mismatch"].regex
+API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library raised it (not your code), means two installed "
+                  "packages do not go together: one calls the other as another version of it worked: `pip show` the packages "
+                  "in the traceback, upgrade the one that raised (or pin it to the version the caller requires) and search its "
+                  "issues for the message")
 
 
 def unrecognised_why(sign: Optional[Sign]) -> str:
@@ -54,7 +62,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         else:
             out = (f"this log holds no traceback for {exception or 'this exception'}: keep each rank's whole output (torchrun --tee 3 "
                    "--log-dir DIR, srun --output=%t.log) to see where it was raised")
-        if CUDA.search(message):
+        if API_SHAPE.search(f"{exception}: {message}"):
+            out += API_SHAPE_STEP
+        elif CUDA.search(message):
             out += "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(message):
             out += "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL and NCCL_DEBUG=INFO (gloo: check GLOO_SOCKET_IFNAME and that the address is not a loopback one)"

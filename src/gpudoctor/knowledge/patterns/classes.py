@@ -250,4 +250,44 @@ PATTERNS = [
             "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
         ],
     ),
+    pattern(
+        "system-library-too-old",
+        "platform",
+        CAUSE,
+        E,
+        "a prebuilt binary needs a newer system C library or C++ runtime than this machine loads",
+        r"(?P<library>\S*lib(?:c|m|pthread|dl|rt|stdc\+\+)[\w.\-]*\.so[.\d]*): version `(?P<symbol>(?P<runtime>GLIBC|GLIBCXX|CXXABI)_[\d.]+)' not found"
+        r"(?: \(required by (?P<binary>[^)]+)\))?",
+        ("' not found",),
+        why="""The dynamic loader refused a compiled file (a wheel's extension module such as a fused optimizer kernel, a
+        library it links, or a binary) because it was built against a newer version of a system library than the one
+        loaded here. GLIBC_x.y: the operating system's C library is older than the one of the machine the wheel was
+        built on (an older distribution, or an old container image); a newer glibc cannot be installed into an
+        environment. GLIBCXX_x.y / CXXABI_x.y: the C++ runtime (libstdc++) loaded first is older than the compiler's
+        that built the file: usually the system's /usr/lib copy is found before the newer one of the conda
+        environment, or the extension was compiled with a newer gcc than the one whose runtime runs it.""",
+        fix="""GLIBC: build the package on this machine instead of using the prebuilt wheel (pip install --no-binary PACKAGE
+        PACKAGE, or the project's build-from-source steps, e.g. compiling its CUDA kernels at install), install a release built
+        for an older glibc (manylinux2014), or run in a container with a newer OS; `ldd --version` shows the glibc here.
+        GLIBCXX/CXXABI: load a newer libstdc++ first: `conda install -c conda-forge libstdcxx-ng` and
+        `export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH`, or rebuild the extension with this machine's compiler;
+        `strings LIBRARY | grep GLIBCXX_` lists what a libstdc++ provides""".replace("\n        ", " "),
+        examples=[
+            (
+                "ImportError: /lib64/libm.so.6: version `GLIBC_2.29' not found (required by /root/anaconda3/envs/colos/lib/python3.9/site-packages/colossalai/_C/fused_optim.cpython-39-x86_64-linux-gnu.so)",
+                "hpcaitech/ColossalAI#2402 (a prebuilt fused_optim kernel on CentOS 7)",
+            ),
+            (
+                "ImportError: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so)",
+                "the C++ runtime form, as conda environments on an older system print it",
+            ),
+            ("OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found", "a binary built on a newer distribution"),
+            ("/usr/lib64/libstdc++.so.6: version `CXXABI_1.3.11' not found (required by /home/u/.cache/torch_extensions/py310_cu118/fused_adam/fused_adam.so)", "a JIT-built extension run with an older libstdc++"),
+        ],
+        not_examples=[
+            "ldd (GNU libc) 2.35",  # the user checking their glibc: healthy
+            "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",  # a missing library: another story
+            "FileNotFoundError: [Errno 2] No such file or directory: 'config.json' not found",
+        ],
+    ),
 ]

@@ -283,17 +283,27 @@ PATTERNS = [
         E,
         "a launcher (mp.spawn, accelerate, deepspeed, a wrapper script) reports that a training process failed",
         r"subprocess\.CalledProcessError: Command .* returned non-zero exit status (?P<code>-?\d+)|\] exits with return code = (?P<code2>-?\d+)"
-        r"|ProcessExitedException: process (?P<rank_a>\d+) terminated with (?:signal (?P<signal>SIG\w+)|exit code (?P<code3>-?\d+))"
+        # mp.spawn: ProcessExitedException since torch 1.9, a bare Exception before
+        r"|(?:ProcessExitedException|^Exception): process (?P<rank_a>\d+) terminated with (?:signal (?P<signal>SIG\w+)|exit code (?P<code3>-?\d+))"
         r"|-- Process (?P<rank_b>\d+) terminated with the following error:",
-        ("CalledProcessError", "exits with return code", "ProcessExitedException", "terminated with the following error"),
-        why="""The launcher only reports that the process it started failed; the process's own error is
-        printed before this line.""",
-        fix="read the first error above this line (the training process's own traceback)",
+        ("CalledProcessError", "exits with return code", "ProcessExitedException", "terminated with the following error", "terminated with exit code", "terminated with signal"),
+        why="""The launcher only reports that the process it started failed (its exit status); the process's own
+        error is printed by that process: before this line when it shares the launcher's terminal, else in its own
+        output (a rank's log file, another node's console).""",
+        fix="""read the failing rank's own error: the first traceback or fatal message before this line; when the log holds
+        none, keep every rank's output (torchrun --log-dir DIR --tee 3, whose Root Cause block names the rank's error_file;
+        srun --output=%t.log) and diagnose that""".replace("\n        ", " "),
         examples=[
             ("subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py', '--config', 'a.yaml']' returned non-zero exit status 1.", "accelerate launch's failure report (Python subprocess text)"),
             ("[2025-06-26 16:48:28,490] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = 1", "DeepSpeed launcher text (cf. snowflakedb/ArcticTraining#219)"),
             ("torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 1", "torch.multiprocessing.spawn error text"),
+            ("Exception: process 1 terminated with exit code 1", "pytorch/pytorch#62403 (mp.spawn before torch 1.9)"),
+            (
+                "    raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command '['torchrun', '--nnodes', '1', '--node_rank', '0', '--nproc_per_node', '2', '--master_addr', '127.0.0.1', '--master_port', '38587', '/LLaMA-Factory/src/llamafactory/launcher.py', 'config/qwen_vl.yaml']' returned non-zero exit status 1.",
+                "hiyouga/LlamaFactory#9073 (llamafactory-cli's torchrun; the paste lost the line break after the source line)",
+            ),
         ],
+        not_examples=["[INFO] process 1 terminated with exit code 0", "subprocess.CalledProcessError"],
         after=("*",),
         fields=groups,
     ),
