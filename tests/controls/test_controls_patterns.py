@@ -643,3 +643,198 @@ class TestPythonException:
     def test_sibling_a_missing_data_file(self):
         log = TB + "FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'\n"
         assert head_id(log) == "python-exception"
+
+
+# -- class rules of issue 35 item 4 (families of the sampled corpus) -----------------------------
+
+ZERO3_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "/root/miniconda3/envs/open/lib/python3.11/site-packages/deepspeed/runtime/zero/parameter_offload.py", line 351, in _end_of_forward_hook\n'
+    "    self.get_param_coordinator(training=False).reset_step()\n"
+    '  File "/root/miniconda3/envs/open/lib/python3.11/site-packages/deepspeed/runtime/zero/partitioned_param_coordinator.py", line 204, in reset_step\n'
+    '    raise RuntimeError(f"still have inflight params "\n'
+)
+
+
+class TestZero3RanksDiverged:
+    def test_control_deepspeeds_own_zero3_start_up_lines(self):
+        log = ("[2024-06-03 10:01:02,003] [INFO] [partition_parameters.py:345:__exit__] finished initializing model - "
+               "num_params = 723, num_elems = 70.55B\n"
+               "[2024-06-03 10:01:05,120] [INFO] [config.py:1000:print]   zero_optimization_stage ...... 3\n")
+        assert "zero3-ranks-diverged" not in ids(log)
+
+    def test_control_a_users_own_check_that_ranks_agree(self):
+        log = TB + "AssertionError: rank0 and rank2 disagree on the number of batches\n"
+        assert "zero3-ranks-diverged" not in ids(log)
+
+    def test_sibling_the_trace_check_failing(self):
+        log = ("RuntimeError: disagreement between rank0 and rank2: rank0: [-4866073977605047075, -4957833660337767236, "
+               "4361942804416314505], rank2: [2, 3, 4, 6, 34, 7, 8, 10]\n")
+        assert head_id(log) == "zero3-ranks-diverged"
+
+    def test_sibling_inflight_params_at_the_end_of_a_forward(self):
+        log = ZERO3_FRAMES + ("RuntimeError: still have inflight params [{'id': 723, 'status': 'AVAILABLE', 'numel': 4194304, "
+                              "'ds_numel': 4194304, 'shape': (512, 8192), 'ds_shape': (512, 8192)\n")
+        assert head_id(log) == "zero3-ranks-diverged"
+
+    def test_sibling_zero3s_grads_on_two_devices_is_a_device_mismatch(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/usr/lib/python3/dist-packages/deepspeed/runtime/zero/stage3.py", line 2117, in unscale_and_clip_grads\n'
+               "    self.fp32_partitioned_groups_flat[sub_group_id].grad.mul_(1. / combined_scale)\n"
+               "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!\n")
+        assert head_id(log) not in ("zero3-ranks-diverged", "-")
+
+
+class TestCudaPeerMappingsExhausted:
+    def test_control_nccl_using_p2p_is_healthy(self):
+        log = "node1:2201:2290 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\nstep 10 loss 1.92\n"
+        assert "cuda-peer-mappings-exhausted" not in ids(log)
+
+    def test_sibling_peer_access_unsupported_is_its_own_verdict(self):
+        log = "RuntimeError: CUDA error: peer access is not supported between these two devices\n"
+        assert head_id(log) == "cuda-peer-access-unsupported"
+
+    def test_sibling_the_cuda_error_with_torchs_advice_under_it(self):
+        log = ("RuntimeError: CUDA error: peer mapping resources exhausted\n"
+               "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+               "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n")
+        assert head_id(log) == "cuda-peer-mappings-exhausted"
+
+
+class TestSystemLibraryTooOld:
+    def test_control_the_user_checking_their_glibc(self):
+        log = "$ ldd --version\nldd (GNU libc) 2.28\n$ strings /lib64/libc.so.6 | grep GLIBC_2.2\nGLIBC_2.27\nGLIBC_2.28\n"
+        assert "system-library-too-old" not in ids(log)
+
+    def test_control_an_optional_kernel_that_falls_back(self):
+        log = ("UserWarning: Failed to load the fused Adam kernel: /lib64/libm.so.6: version `GLIBC_2.29' not found; "
+               "using the PyTorch implementation\n")
+        assert "system-library-too-old" not in ids(log)
+
+    def test_sibling_a_missing_cuda_library_is_its_own_verdict(self):
+        log = "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+        assert head_id(log) == "cuda-library-missing"
+
+    def test_sibling_a_prebuilt_extension_needing_a_newer_glibc(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/root/anaconda3/envs/colos/lib/python3.9/site-packages/colossalai/kernel/__init__.py", line 4, in <module>\n'
+               "    from colossalai._C import fused_optim\n"
+               "ImportError: /lib64/libm.so.6: version `GLIBC_2.29' not found (required by "
+               "/root/anaconda3/envs/colos/lib/python3.9/site-packages/colossalai/_C/fused_optim.cpython-39-x86_64-linux-gnu.so)\n")
+        assert head_id(log) == "system-library-too-old"
+
+    def test_sibling_an_older_libstdcxx_loaded_first(self):
+        log = ("ImportError: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found "
+               "(required by /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so)\n")
+        assert head_id(log) == "system-library-too-old"
+
+
+NCCL_ID_FRAMES = (
+    "[rank2]: frame #4: c10d::TCPStore::get(std::string const&) + 0x7a (0x7fdfeab5883a in /x/torch/lib/libtorch_cpu.so)\n"
+    "[rank2]: frame #5: c10d::PrefixStore::get(std::string const&) + 0x31 (0x7fdfeab08bc1 in /x/torch/lib/libtorch_cpu.so)\n"
+    "[rank2]: frame #9: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, std::string const&, int) + 0xaf "
+    "(0x7fdfb0e29b8f in /x/torch/lib/libtorch_cuda.so)\n"
+    "[rank2]: frame #10: c10d::ProcessGroupNCCL::getNCCLComm(std::string const&, c10::Device&, c10d::OpType, int, bool) + 0xfbd "
+    "(0x7fdfb0e35b2d in /x/torch/lib/libtorch_cuda.so)\n"
+)
+
+
+class TestNcclUniqueIdExchangeFailed:
+    def test_control_a_store_get_frame_of_another_call(self):
+        log = ("[rank1]: frame #4: c10d::TCPStore::get(std::string const&) + 0x7a (0x7fdfeab5883a in /x/torch/lib/libtorch_cpu.so)\n"
+               "[rank1]: frame #5: c10d::PrefixStore::get(std::string const&) + 0x31 (0x7fdfeab08bc1 in /x/torch/lib/libtorch_cpu.so)\n")
+        assert "nccl-unique-id-exchange-failed" not in ids(log)
+
+    def test_sibling_the_full_message_says_socket_timeout(self):
+        log = ("torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via "
+               "c10d key-value store by key '0', but store->get('0') got error: Socket Timeout\n")
+        assert head_id(log) == "store-socket-timeout"
+
+    def test_sibling_only_the_backtrace_of_the_get(self):
+        assert head_id(NCCL_ID_FRAMES) == "nccl-unique-id-exchange-failed"
+
+    def test_sibling_rank_0s_own_error_heads_the_story(self):
+        log = "[rank0]: " + TB.replace("\n", "\n[rank0]: ", 2) + "[rank0]: KeyError: 'input_ids'\n" + NCCL_ID_FRAMES
+        assert head_id(log) == "python-exception"
+
+
+class TestLauncherChildExitReports:
+    verdict = "launcher-child-exit"
+
+    def test_control_the_spawned_processs_own_error_heads_the_story(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 119, in join\n'
+               "    raise Exception(msg)\n"
+               "Exception: \n\n"
+               "-- Process 0 terminated with the following error:\n"
+               "Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 20, in _wrap\n'
+               "    fn(i, *args)\n"
+               '  File "/home/u/train.py", line 41, in main\n'
+               "    batch = data['input_ids']\n"
+               "KeyError: 'input_ids'\n")
+        assert head_id(log) == "python-exception"
+
+    def test_sibling_old_torchs_spawn_report_alone(self):
+        assert head_id("Exception: process 1 terminated with exit code 1\n") == "launcher-child-exit"
+
+    def test_sibling_mp_spawn_wrapping_a_launchers_subprocess(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 119, in join\n'
+               "    raise Exception(msg)\n"
+               "Exception: \n\n"
+               "-- Process 0 terminated with the following error:\n"
+               "Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.7/site-packages/torchelastic/distributed/launch.py", line 401, in wrapper_fn\n'
+               "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)\n"
+               "subprocess.CalledProcessError: Command '['/opt/conda/bin/python', '-u', '/workspace/script.py']' returned non-zero exit status 1.\n")
+        assert head_id(log) == "launcher-child-exit"
+
+    def test_sibling_the_exception_glued_to_its_source_line(self):
+        log = ("    raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command '['torchrun', '--nnodes', '1', "
+               "'--nproc_per_node', '2', '/LLaMA-Factory/src/llamafactory/launcher.py', 'config/qwen_vl.yaml']' returned non-zero exit status 1.\n")
+        found = api.diagnose(log).findings
+        assert found[0].id == "launcher-child-exit" and "failing rank's own error" in found[0].fix
+
+
+WATCHDOG = ("[E ProcessGroupNCCL.cpp:587] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, "
+            "Timeout(ms)=1800000) ran for 1802157 milliseconds before timing out.\n")
+
+
+class TestNcclWatchdogTimeoutSurfacing:
+    verdict = "nccl-watchdog-timeout"
+
+    def test_control_a_real_error_in_user_code_still_heads(self):
+        log = WATCHDOG + TB + "KeyError: 'input_ids'\n"
+        assert head_id(log) == "python-exception"
+
+    def test_sibling_the_timed_out_ranks_cut_traceback(self):
+        log = (WATCHDOG + "Traceback (most recent call last):\n"
+               ' File "scripts/training_test.py", line 172, in <module>\n   main(args)\n'
+               ' File "/anaconda/envs/t/lib/python3.8/site-packages/tqdm/std.py", line 1168, in __iter__\n')
+        assert head_id(log) == "nccl-watchdog-timeout"
+
+    def test_sibling_the_nccl_error_the_aborted_communicator_raises(self):
+        log = (WATCHDOG + TB + '  File "/opt/conda/lib/python3.7/site-packages/torch/autograd/__init__.py", line 149, in backward\n'
+               "    allow_unreachable=True, accumulate_grad=True)\n"
+               "RuntimeError: NCCL error in: /opt/conda/conda-b\n")
+        assert head_id(log) == "nccl-watchdog-timeout"
+
+
+class TestUnrecognisedFailureApiShape:
+    verdict = "unrecognised-failure"
+
+    def test_control_an_error_that_is_no_api_shape_gets_no_version_advice(self):
+        found = api.diagnose("KeyError: 'input_ids'\n").findings
+        assert found[0].id == "unrecognised-failure" and "do not go together" not in found[0].fix
+
+    def test_sibling_an_api_shape_error_without_its_traceback(self):
+        found = api.diagnose("AttributeError: 'AdamW' object has no attribute 'train'\n").findings
+        assert found[0].id == "unrecognised-failure" and "do not go together" in found[0].fix
+
+    def test_sibling_with_the_librarys_frame_it_is_the_class_rule(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line 562, in multi_gpu_launcher\n'
+               '    if getattr(args, "same_network"):\n'
+               "AttributeError: 'Namespace' object has no attribute 'same_network'\n")
+        assert head_id(log) == "library-api-mismatch"

@@ -256,14 +256,15 @@ PATTERNS = [
         CAUSE,
         E,
         "a prebuilt binary needs a newer system C library or C++ runtime than this machine loads",
-        r"(?P<library>\S*lib(?:c|m|pthread|dl|rt|stdc\+\+)[\w.\-]*\.so[.\d]*): version `(?P<symbol>(?P<runtime>GLIBC|GLIBCXX|CXXABI)_[\d.]+)' not found"
+        # a warning that an optional extension did not load (and a fallback runs) is not the failure
+        r"^(?!.*(?i:warning\b|\bwarn\b)).*?(?P<library>(?<!\S)\S*lib(?:c|m|pthread|dl|rt|stdc\+\+|gcc_s)[\w.\-]*\.so[.\d]*): version `(?P<symbol>(?P<runtime>GLIBC|GLIBCXX|CXXABI|GCC)_[\d.]+)' not found"
         r"(?: \(required by (?P<binary>[^)]+)\))?",
         ("' not found",),
         why="""The dynamic loader refused a compiled file (a wheel's extension module such as a fused optimizer kernel, a
         library it links, or a binary) because it was built against a newer version of a system library than the one
         loaded here. GLIBC_x.y: the operating system's C library is older than the one of the machine the wheel was
         built on (an older distribution, or an old container image); a newer glibc cannot be installed into an
-        environment. GLIBCXX_x.y / CXXABI_x.y: the C++ runtime (libstdc++) loaded first is older than the compiler's
+        environment. GLIBCXX_x.y / CXXABI_x.y (libgcc_s: GCC_x.y): the C++ runtime (libstdc++) loaded first is older than the compiler's
         that built the file: usually the system's /usr/lib copy is found before the newer one of the conda
         environment, or the extension was compiled with a newer gcc than the one whose runtime runs it.""",
         fix="""GLIBC: build the package on this machine instead of using the prebuilt wheel (pip install --no-binary PACKAGE
@@ -286,6 +287,7 @@ PATTERNS = [
         ],
         not_examples=[
             "ldd (GNU libc) 2.35",  # the user checking their glibc: healthy
+            "UserWarning: Failed to load the fused Adam kernel: /lib64/libm.so.6: version `GLIBC_2.29' not found; using the PyTorch implementation",
             "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",  # a missing library: another story
             "FileNotFoundError: [Errno 2] No such file or directory: 'config.json' not found",
         ],
