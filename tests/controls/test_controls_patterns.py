@@ -838,3 +838,52 @@ class TestUnrecognisedFailureApiShape:
                '    if getattr(args, "same_network"):\n'
                "AttributeError: 'Namespace' object has no attribute 'same_network'\n")
         assert head_id(log) == "library-api-mismatch"
+
+
+class TestSettingsCombinationRefused:
+    def test_control_a_fallback_warning_is_no_refusal(self):
+        log = "UserWarning: fused=True is not supported with foreach=True; falling back to the for-loop implementation\nstep 1 loss 2.1\n"
+        assert "settings-combination-refused" not in ids(log)
+
+    def test_sibling_bf16_on_an_old_gpu_is_its_own_verdict(self):
+        log = ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has "
+               "compute capability 7.5.\n")
+        assert head_id(log) == "bf16-unsupported-gpu"
+
+    def test_sibling_a_recipe_refusing_an_option_without_fsdp(self):
+        log = ('[rank1]:   File "/home/u/torchtune/recipes/full_finetune_distributed.py", line 184, in __init__\n'
+               "[rank1]:     raise ValueError(\n"
+               "[rank1]: ValueError: ``minimize_all_reduces`` is not supported without FSDP\n")
+        assert head_id(log) == "settings-combination-refused"
+
+    def test_sibling_an_engine_refusing_an_option_a_trainer_passed(self):
+        log = "(TaskRunner pid=79449) ValueError: `disable_mm_preprocessor_cache` is only supported for multimodal models.\n"
+        assert head_id(log) == "settings-combination-refused"
+
+
+class TestLauncherHostfileMalformed:
+    def test_control_the_runner_reading_a_good_hostfile(self):
+        log = ("[2023-06-01 10:00:00,000] [INFO] [runner.py:607:main] Using IP address of 10.0.0.1 for node worker-0\n"
+               "[2023-06-01 10:00:00,001] [INFO] [multinode_runner.py:70:get_cmd] Running on the following workers: worker-0,worker-1\n")
+        assert "launcher-hostfile-malformed" not in ids(log)
+
+    def test_sibling_a_host_the_launcher_cannot_reach_is_its_own_verdict(self):
+        log = ("subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100 hostname' "
+               "returned non-zero exit status 255.\n")
+        assert head_id(log) == "deepspeed-host-unreachable-ssh"
+
+    def test_sibling_a_misspelt_slots(self):
+        log = "ValueError: Hostfile contains a bad entry: {line}, unable to proceed with launching\n"
+        found = api.diagnose(log).findings
+        assert found[0].id == "launcher-hostfile-malformed" and "slots=N" in found[0].fix
+
+
+class TestPgNotInitializedOldWording:
+    verdict = "pg-not-initialized"
+
+    def test_control_a_process_group_that_started(self):
+        log = "INFO: process group initialized: backend=nccl, world_size=8\nstep 1 loss 2.0\n"
+        assert "pg-not-initialized" not in ids(log)
+
+    def test_sibling_torch_04s_ddp_without_a_process_group(self):
+        assert head_id("AssertionError: collective only supported in process-group mode\n") == "pg-not-initialized"

@@ -87,6 +87,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             where += f", called from your code at {mine.path}:{mine.line}: check what that call passes and the library's version"
         elif last is not None and last.user() and not cut:
             where += " (your code): the message says what it expected"
+        elif last is not None and last.user():
+            where += " (your code)"
         if cut:
             where += "; the exception line itself was cut from the paste: the full output names it"
         extra = ""

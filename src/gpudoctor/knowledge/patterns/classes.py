@@ -292,4 +292,30 @@ PATTERNS = [
             "FileNotFoundError: [Errno 2] No such file or directory: 'config.json' not found",
         ],
     ),
+    pattern(
+        "settings-combination-refused",
+        "launcher",
+        CAUSE,
+        E,
+        "the program refused a setting in this combination: the message names it and what it needs",
+        r"^(?!.*(?i:warning\b|\bwarn\b)).*?(?:^|[\s\"'(\[])(?:[A-Za-z_]\w*\.)*(?P<exception>ValueError|NotImplementedError|AssertionError|RuntimeError|\w*Config\w*Error|MisconfigurationException): "
+        r"(?P<message>.*?\b(?:is|are) (?:not supported|only supported|not compatible|incompatible|not allowed) (?:with|without|for|when|unless|together with)\b.*)",
+        ("not supported", "only supported", "not compatible", "incompatible", "not allowed"),
+        why="""A check of the program's configuration refused it: one setting (the message names it) is accepted only with
+        or without another (a parallelism strategy such as FSDP, a model kind, a backend). Nothing ran wrong yet: the
+        combination is not one the code supports. A setting the user did not write is set by a package that builds
+        the configuration for another one (a trainer passing an option to an inference engine), for a version of it
+        that accepted the setting.""",
+        fix="""change the setting the message names to a combination it supports (in the config file, the recipe or trainer
+        arguments, or the command line), or turn on what it requires; if no config of yours sets it, the package that calls the
+        refusing one set it for another version of it: compare their versions (`pip show`) with the caller's requirements""".replace("\n        ", " "),
+        examples=[
+            ("[rank1]: ValueError: ``minimize_all_reduces`` is not supported without FSDP", "meta-pytorch/torchtune#2415 (the recipe config without FSDP)"),
+            ("(TaskRunner pid=79449) ValueError: `disable_mm_preprocessor_cache` is only supported for multimodal models.", "verl-project/verl#1469 (verl's option refused by a newer vLLM)"),
+        ],
+        not_examples=[
+            "UserWarning: fused=True is not supported with foreach=True; falling back to the for-loop implementation",
+            "INFO: flash attention is not supported for this GPU, using sdpa instead",
+        ],
+    ),
 ]

@@ -99,8 +99,9 @@ PATTERNS = [
         CAUSE,
         E,
         "a distributed call ran before init_process_group",
-        r"Default process group (?:has not been|is not) initialized",
-        ("has not been initialized", "group is not initialized"),
+        # torch 0.4's DistributedDataParallel said it as "collective only supported in process-group mode"
+        r"Default process group (?:has not been|is not) initialized|collective only supported in process-group mode",
+        ("has not been initialized", "group is not initialized", "process-group mode"),
         why="""DDP, SyncBatchNorm or a collective was used in a process that never called init_process_group:
         the script was started with plain python instead of torchrun, or a distributed-only layer (SyncBN) runs
         in single-GPU mode.""",
@@ -108,7 +109,9 @@ PATTERNS = [
         examples=[
             ("RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.", "zai-org/ChatGLM-6B#1295"),
             ("AssertionError: Default process group is not initialized", "open-mmlab/mmsegmentation#81 (older torch wording)"),
+            ("AssertionError: collective only supported in process-group mode", "pytorch/pytorch#7092 (DistributedDataParallel in torch 0.4)"),
         ],
+        not_examples=["INFO: process group initialized: backend=nccl, world_size=8"],
     ),
     pattern(
         "collective-fingerprint-mismatch",
