@@ -887,3 +887,28 @@ class TestPgNotInitializedOldWording:
 
     def test_sibling_torch_04s_ddp_without_a_process_group(self):
         assert head_id("AssertionError: collective only supported in process-group mode\n") == "pg-not-initialized"
+
+
+class TestUnrecognisedFailureLauncherFrames:
+    verdict = "unrecognised-failure"
+
+    def test_control_a_cut_traceback_in_the_users_code_is_theirs(self):
+        log = ('Traceback (most recent call last):\n  File "nlp_example.py", line 193, in <module>\n    main()\n'
+               '  File "nlp_example.py", line 100, in training_function\n    raise Val\n')
+        fix = api.diagnose(log).findings[0].fix
+        assert "(your code)" in fix and "torchrun's own" not in fix
+
+    def test_sibling_a_cut_traceback_in_torchruns_console_script(self):
+        log = ("I0213 12:07:20.087000 870572 torch/distributed/elastic/agent/server/api.py:677] [default] Rendezvous'ing worker group\n"
+               "Traceback (most recent call last):\n"
+               '  File "/home/u/.pyenv/versions/venv311/bin/torchrun", line 8, in <module>\n    sys.exit(main())\n')
+        fix = api.diagnose(log).findings[0].fix
+        assert "torchrun's own" in fix and "RendezvousClosedError" in fix and "(your code)" not in fix
+
+    def test_sibling_a_cut_traceback_in_the_etcd_rendezvous(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/x/lib/python3.9/site-packages/torch/distributed/elastic/agent/server/api.py", line 538, in _rendezvous\n'
+               "    store, group_rank, group_world_size = spec.rdzv_handler.next_rendezvous()\n"
+               '  File "/x/lib/python3.9/site-packages/torch/distributed/elastic/rendezvous/etcd_rendezvous.py", line 152, in next_rendezvous\n')
+        found = api.diagnose(log).findings
+        assert found[0].id == "unrecognised-failure" and "torchrun's own" in found[0].fix

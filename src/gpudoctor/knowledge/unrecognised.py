@@ -38,6 +38,14 @@ connections) are usually consequences of the first failure."""
 
 DISTRIBUTED = re.compile(r"distributed|c10d|nccl|gloo|rendezvous|elastic|ProcessGroup|barrier", re.IGNORECASE)
 CUDA = re.compile(r"cuda|cudnn|cublas|device-side|GPU", re.IGNORECASE)
+# torchrun's own code (its elastic agent and rendezvous): a traceback that ends there is the launcher's, not a rank's.
+AGENT_FRAME = re.compile(r"(?:torch/distributed|torchelastic)/(?:elastic/)?(?:agent|rendezvous)/|torch/distributed/(?:run|launcher/api)\.py$|/bin/torchrun$")
+AGENT_STEP = ("; these frames are torchrun's own (its elastic agent), not a rank's. What the agent raises there: "
+              "ChildFailedError when a worker failed (that worker's error is earlier in its output, or in the error_file of "
+              "torchrun's Root Cause block), RendezvousClosedError when another node's agent closed the rendezvous (it failed, "
+              "used up --max-restarts or was stopped), RendezvousTimeoutError when not every node joined in time (a host name "
+              "or --rdzv-endpoint another node cannot reach), or a lost c10d store (the node that hosted it went away); the "
+              "full exception line says which, the other nodes' torchrun output says why")
 # An error about an API's shape (an attribute or an argument an object lacks): the class rule that
 # tells it when the traceback shows a library raised it; without a traceback it is only a likelihood.
 API_SHAPE = BY_ID["library-api-mismatch"].regex
@@ -92,7 +100,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         if cut:
             where += "; the exception line itself was cut from the paste: the full output names it"
         extra = ""
-        if CUDA.search(text) and not cut:
+        if cut and last is not None and AGENT_FRAME.search(last.path.replace("\\", "/")):
+            extra = AGENT_STEP  # torchrun's own traceback: what its agent raises there is known
+        elif CUDA.search(text) and not cut:
             extra = "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(text + " " + paths):
             extra = "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL (checks every collective's shapes and order) and NCCL_DEBUG=INFO"
