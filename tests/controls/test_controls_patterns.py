@@ -912,3 +912,29 @@ class TestUnrecognisedFailureLauncherFrames:
                '  File "/x/lib/python3.9/site-packages/torch/distributed/elastic/rendezvous/etcd_rendezvous.py", line 152, in next_rendezvous\n')
         found = api.diagnose(log).findings
         assert found[0].id == "unrecognised-failure" and "torchrun's own" in found[0].fix
+
+
+class TestNcclPeerClosedOldWording:
+    verdict = "nccl-peer-closed"
+
+    def test_control_a_connect_retry_is_no_lost_peer(self):
+        log = "node0:13571:13600 [0] NCCL INFO Call to connect returned Connection refused, retrying\nstep 1 loss 2.0\n"
+        assert "nccl-peer-closed" not in ids(log)
+
+    def test_sibling_nccl_before_2_12_not_naming_the_peer(self):
+        log = ("Genc-A100-VM:36759:36970 [0] include/socket.h:421 NCCL WARN Call to recv failed : Connection reset by peer\n"
+               "Genc-A100-VM:36759:36970 [0] NCCL INFO transport/net_ib.cc:593 -> 2\n")
+        assert head_id(log) == "nccl-peer-closed"
+
+
+class TestDdpDeviceMismatchOldWording:
+    verdict = "ddp-device-mismatch"
+
+    def test_control_a_device_printed_at_start(self):
+        log = "(BackendExecutor pid=5631) Moving model to device: cuda:1\n(BackendExecutor pid=5631) epoch 0 loss 0.71\n"
+        assert "ddp-device-mismatch" not in ids(log)
+
+    def test_sibling_torch_1x_naming_two_device_numbers(self):
+        log = ("(BackendExecutor pid=5631) RuntimeError: Expected tensor for 'out' to have the same device as tensor for argument #2 "
+               "'mat1'; but device 1 does not equal 3 (while checking arguments for addmm)\n")
+        assert head_id(log) == "ddp-device-mismatch"
