@@ -938,3 +938,23 @@ class TestDdpDeviceMismatchOldWording:
         log = ("(BackendExecutor pid=5631) RuntimeError: Expected tensor for 'out' to have the same device as tensor for argument #2 "
                "'mat1'; but device 1 does not equal 3 (while checking arguments for addmm)\n")
         assert head_id(log) == "ddp-device-mismatch"
+
+
+class TestSpawnUnpicklableObject:
+    def test_control_a_deep_copy_that_cannot_pickle_state(self):
+        log = TB + "TypeError: cannot pickle 'generator' object\n"
+        assert "spawn-unpicklable-object" not in ids(log)
+
+    def test_sibling_a_spawn_outside_the_main_guard_is_its_own_verdict(self):
+        log = ("RuntimeError: An attempt has been made to start a new process before the current process has finished its "
+               "bootstrapping phase.\n")
+        assert head_id(log) == "spawn-main-guard"
+
+    def test_sibling_a_librarys_local_hook_sent_to_a_worker(self):
+        log = "AttributeError: Can't get local object 'AutoModelForCausalLMWithValueHead.post_init.<locals>.set_device_hook'\n"
+        assert head_id(log) == "spawn-unpicklable-object"
+
+    def test_sibling_a_lambda_given_to_mp_spawn(self):
+        log = ("_pickle.PicklingError: Can't pickle <function <lambda> at 0x7f3a2c1d0e50>: attribute lookup <lambda> on "
+               "__main__ failed\n")
+        assert head_id(log) == "spawn-unpicklable-object"

@@ -318,4 +318,39 @@ PATTERNS = [
             "INFO: flash attention is not supported for this GPU, using sdpa instead",
         ],
     ),
+    pattern(
+        "spawn-unpicklable-object",
+        "launcher",
+        CAUSE,
+        E,
+        "an object sent to a spawned process cannot be pickled (a function defined inside another, or a lambda)",
+        r"Can't (?:pickle|get) local object '(?P<qualname>[^']+)'|PicklingError: Can't pickle (?P<function><function [^>]+>): attribute lookup",
+        ("local object", "Can't pickle"),
+        why="""The spawn start method (the only one on Windows, the default on macOS, and mp.spawn's everywhere) starts each new
+        process empty and sends it what it needs by pickling: the function it runs, its arguments, a DataLoader worker's
+        dataset and collate_fn, a model with its hooks. Pickle stores a function by its importable name, so a function
+        defined inside another function (`<locals>` in its name) or a lambda cannot be sent. When the name is the
+        user's, their code defines it there; when it is a library's (a hook a model class installs in its own method),
+        that version of the library cannot be used with spawn.""",
+        fix="""define the function at module level (functools.partial(top_level_fn, ...) for its arguments) instead of inside
+        another function or as a lambda; for DataLoader workers, a top-level collate_fn or num_workers=0; on Linux,
+        multiprocessing_context="fork" when nothing in the parent uses CUDA yet; when the local object is a library's (its
+        name is a class of that library), install the version of it that the calling project pins (reinstall it) or run without
+        worker processes""".replace("\n        ", " "),
+        examples=[
+            (
+                "AttributeError: Can't get local object 'AutoModelForCausalLMWithValueHead.post_init.<locals>.set_device_hook'",
+                "hiyouga/LlamaFactory#7232 (trl's value-head hook, reward training on Windows; reinstalling trl fixed it)",
+            ),
+            ("AttributeError: Can't pickle local object 'main.<locals>.collate'", "a collate_fn defined in main() with DataLoader workers under spawn"),
+            (
+                "_pickle.PicklingError: Can't pickle <function <lambda> at 0x7f3a2c1d0e50>: attribute lookup <lambda> on __main__ failed",
+                "a lambda passed to mp.spawn's arguments",
+            ),
+        ],
+        not_examples=[
+            "TypeError: cannot pickle 'generator' object",  # a deep copy of state: another story
+            "INFO: using the spawn start method for DataLoader workers",
+        ],
+    ),
 ]
