@@ -324,7 +324,7 @@ PATTERNS = [
         CAUSE,
         E,
         "an object sent to a spawned process cannot be pickled (a function defined inside another, or a lambda)",
-        r"Can't (?:pickle|get) local object '(?P<qualname>[^']+)'|PicklingError: Can't pickle (?P<function><function [^>]+>): attribute lookup",
+        r"Can't (?:pickle|get) local object '(?P<qualname>[^']+)'|PicklingError: Can't pickle (?P<function><function .+?>): attribute lookup",
         ("local object", "Can't pickle"),
         why="""The spawn start method (the only one on Windows, the default on macOS, and mp.spawn's everywhere) starts each new
         process empty and sends it what it needs by pickling: the function it runs, its arguments, a DataLoader worker's
