@@ -958,3 +958,21 @@ class TestSpawnUnpicklableObject:
         log = ("_pickle.PicklingError: Can't pickle <function <lambda> at 0x7f3a2c1d0e50>: attribute lookup <lambda> on "
                "__main__ failed\n")
         assert head_id(log) == "spawn-unpicklable-object"
+
+
+class TestStoreSocketTimeoutOldWording:
+    verdict = "store-socket-timeout"
+
+    def test_control_a_timeout_setting_is_no_timeout(self):
+        log = "INFO: Wait timeout for the store set to 300 s\nstep 1 loss 2.0\n"
+        assert "store-socket-timeout" not in ids(log)
+
+    def test_sibling_a_gloo_collective_timing_out_is_gloos(self):
+        log = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete\n"
+        assert head_id(log) == "gloo-collective-timeout"
+
+    def test_sibling_torch_10s_file_store_waiting_for_the_other_rank(self):
+        log = (TB + "    dist.init_process_group(rank=0, backend='gloo', init_method='file:///shared/gloo_file', world_size=2)\n"
+               "RuntimeError: Wait timeout\n")
+        found = api.diagnose(log).findings
+        assert found[0].id == "store-socket-timeout" and "file://" in found[0].why

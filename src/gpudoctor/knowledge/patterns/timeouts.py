@@ -129,16 +129,21 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a rank timed out waiting for a key in the c10d store",
-        r"(?:store->get\('?(?P<key>[^')]*)'?\) got error: Socket Timeout|DistStoreError: (?:Socket Timeout|wait timeout after (?P<ms>\d+)ms)|RuntimeError: Socket Timeout|wait timeout after \d+ms, keys: )",
-        ("Socket Timeout", "wait timeout after"),
+        r"(?:store->get\('?(?P<key>[^')]*)'?\) got error: Socket Timeout|DistStoreError: (?:Socket Timeout|wait timeout after (?P<ms>\d+)ms)|RuntimeError: Socket Timeout|wait timeout after \d+ms, keys: "
+        # torch 1.0's store (a file:// or tcp:// init_method) said only this
+        r"|RuntimeError: Wait timeout$)",
+        ("Socket Timeout", "wait timeout after", "Wait timeout"),
         why="""Ranks exchange setup data (the NCCL unique id, barriers) through the store. The key never arrived:
         the rank that should write it (often rank 0) crashed, is still busy before that point (loading or
-        preprocessing a dataset on one rank only), or the ranks disagree about world size.""",
+        preprocessing a dataset on one rank only), or the ranks disagree about world size. With init_method='file://...'
+        the store is a file that every rank must see: a folder shared between the machines (not a local copy), and
+        no file left from an earlier run.""",
         fix="look at rank 0's log at that moment; move slow one-rank work (dataset preprocessing) before init_process_group or raise timeout= in init_process_group",
         examples=[
             ("torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout", "bytedance/HLLM#20"),
             ("torch.distributed.DistStoreError: Socket Timeout", "hiyouga/LlamaFactory#6154"),
             ("torch.distributed.DistStoreError: wait timeout after 600000ms, keys: /default_pg/0//cuda//0", "vllm-project/vllm#12526"),
+            ("RuntimeError: Wait timeout", "pytorch/pytorch#13583 (a gloo group through a file:// store on a shared folder, torch 1.0)"),
         ],
         after=("*",),
         fields=groups,
