@@ -976,3 +976,19 @@ class TestStoreSocketTimeoutOldWording:
                "RuntimeError: Wait timeout\n")
         found = api.diagnose(log).findings
         assert found[0].id == "store-socket-timeout" and "file://" in found[0].why
+
+
+class TestGlooDeviceSetupFailed:
+    def test_control_gloo_connected_is_healthy(self):
+        log = "[Gloo] Rank 0 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1\nepoch 0 loss 0.9\n"
+        assert "gloo-device-setup-failed" not in ids(log)
+
+    def test_sibling_an_interface_name_that_does_not_exist(self):
+        log = ("RuntimeError: [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+               "Unable to find address for: ib0\n")
+        assert head_id(log) == "gloo-no-address"
+
+    def test_sibling_a_socket_call_failing_in_the_set_up(self):
+        log = ("terminate called after throwing an instance of 'gloo::EnforceNotMet'\n"
+               "  what():  [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:281] rv != -1. -1\n")
+        assert head_id(log) == "gloo-device-setup-failed"
