@@ -992,3 +992,31 @@ class TestGlooDeviceSetupFailed:
         log = ("terminate called after throwing an instance of 'gloo::EnforceNotMet'\n"
                "  what():  [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:281] rv != -1. -1\n")
         assert head_id(log) == "gloo-device-setup-failed"
+
+
+class TestRankUsageError:
+    def test_control_a_rank_that_raised_exits_1(self):
+        log = "Root Cause (first observed failure):\n[0]:\n  time      : 2023-03-16_22:39:06\n  rank      : 1 (local_rank: 1)\n  exitcode  : 1 (pid: 37881)\n"
+        assert "rank-usage-error" not in ids(log)
+
+    def test_sibling_the_refusal_itself_in_the_log_is_the_local_rank_verdict(self):
+        log = "train.py: error: unrecognized arguments: --local-rank=1\n  exitcode  : 2 (pid: 37881)\n"
+        assert head_id(log) == "launcher-local-rank-arg"
+
+    def test_sibling_torchruns_block_with_exit_status_2(self):
+        log = ("Root Cause (first observed failure):\n[1]:\n  time      : 2023-03-16_22:39:06\n  host      : node-01\n"
+               "  rank      : 1 (local_rank: 1)\n  exitcode  : 2 (pid: 37881)\n  error_file: <N/A>\n")
+        assert head_id(log) == "rank-usage-error"
+
+
+class TestScriptArgumentsRefused:
+    def test_control_the_usage_line_of_help(self):
+        log = "usage: train.py [-h] [--output_dir OUTPUT_DIR] [--batch-size BATCH_SIZE]\n"
+        assert "script-arguments-refused" not in ids(log)
+
+    def test_sibling_a_launcher_refusing_its_own_flag_is_its_own_verdict(self):
+        assert head_id("torchrun: error: unrecognized arguments: --nproc-per-node=1\n") == "launcher-argument-unknown"
+
+    def test_sibling_a_required_argument_pushed_out_by_the_launcher(self):
+        found = api.diagnose("train.py: error: the following arguments are required: --output_dir/--output-dir\n").findings
+        assert found[0].id == "script-arguments-refused" and "python train.py --help" in found[0].fix

@@ -35,7 +35,7 @@ NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
-NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted")
+NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A collective that timed out ends the waiting rank: its watchdog aborts the communicator and the rank's
 # next call raises. The Python traceback that rank prints then, cut in a paste or ending in torch's

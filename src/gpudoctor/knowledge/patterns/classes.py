@@ -353,4 +353,31 @@ PATTERNS = [
             "INFO: using the spawn start method for DataLoader workers",
         ],
     ),
+    pattern(
+        "script-arguments-refused",
+        "launcher",
+        CAUSE,
+        E,
+        "the training script's argument parser refused its command line",
+        r"^(?P<prog>[\w.\-]+(?:\.py)?): error: (?P<problem>the following arguments are required: (?P<required>.+)|unrecognized arguments: (?P<unknown>.+)"
+        r"|argument (?P<argument>\S+): (?P<detail>.+)|ambiguous option: .+|one of the arguments .+ is required|expected one argument)",
+        ("error: the following arguments", "error: unrecognized arguments", "error: argument", "error: ambiguous option", "error: one of the arguments", "expected one argument"),
+        why="""argparse stopped the script before any training ran: an argument it requires is missing, one it does not know
+        was given, or a value has the wrong form. Under a launcher the command line is not only the user's: deepspeed
+        inserts --local_rank=N before the script's own arguments and `python -m torch.distributed.launch` adds
+        --local-rank=N, which moves a positional argument (a YAML config path that the script expects first) out of place
+        or adds a flag the parser does not know.""",
+        fix="""give PROG the arguments its parser expects (`python PROG --help` lists them); a config file the script expects as its
+        first argument: start it with torchrun, which adds nothing to the command line, or pass every option as a flag;
+        --local-rank/--local_rank refused: read int(os.environ["LOCAL_RANK"]) or accept both spellings""".replace("\n        ", " "),
+        examples=[
+            ("train.py: error: the following arguments are required: --output_dir/--output-dir", "hiyouga/LlamaFactory#6075 (deepspeed's --local_rank=0 before the YAML path)"),
+            ("main.py: error: argument --batch-size: invalid int value: '32,'", "argparse's message for a malformed value"),
+        ],
+        not_examples=[
+            "usage: train.py [-h] [--output_dir OUTPUT_DIR]",  # the usage line alone: printed by --help too
+            "error: the following files would be overwritten by checkout:",
+        ],
+        after=("launcher-local-rank-arg",),
+    ),
 ]

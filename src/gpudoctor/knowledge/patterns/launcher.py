@@ -175,6 +175,31 @@ PATTERNS = [
         ],
     ),
     pattern(
+        "rank-usage-error",
+        "launcher",
+        CAUSE,
+        E,
+        "a rank exited with status 2: its command line was refused (argparse's exit status)",
+        # the Root Cause block and deepspeed's launcher (both run a Python script; torchrun's agent line stays torchrun-child-failed)
+        r"exitcode\s*:\s*2 \(pid|exits with return code = 2$",
+        ("exitcode", "return code = 2"),
+        why="""A Python process that fails with an exception exits with status 1, and one killed by a signal with a
+        negative code; status 2 is the one Python's argparse uses when it refuses the command line (an unknown or
+        missing argument), before any training ran. Under `python -m torch.distributed.launch` of torch 2.0 and later
+        every rank is given --local-rank=N (with a dash), which a script that only knows --local_rank refuses; a
+        launcher that inserts its own arguments (deepspeed's --local_rank=N before a YAML config path) does the same.
+        The rank's own `usage:` and `error:` lines name the argument.""",
+        fix="""read the failing rank's first lines (its `error:` line names the argument); for --local-rank: start with torchrun and
+        read int(os.environ["LOCAL_RANK"]), or accept both spellings: parser.add_argument("--local-rank", "--local_rank",
+        type=int); otherwise pass the script's own arguments as its parser expects them""".replace("\n        ", " "),
+        examples=[
+            ("  exitcode  : 2 (pid: 37881)", "huggingface/pytorch-image-models#1742 (torch 2.0's launch passing --local-rank)"),
+            ("[2024-05-10 08:00:01,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0', 'config.yaml'] exits with return code = 2", "hiyouga/LlamaFactory#6075 (deepspeed's --local_rank before the YAML path)"),
+        ],
+        not_examples=["  exitcode  : 1 (pid: 37881)", "  exitcode  : 12 (pid: 37881)"],
+        after=("launcher-local-rank-arg", "launcher-argument-unknown"),  # the refusal itself, named
+    ),
+    pattern(
         "launcher-sigabrt",
         "launcher",
         CONSEQUENCE,
