@@ -1020,3 +1020,23 @@ class TestScriptArgumentsRefused:
     def test_sibling_a_required_argument_pushed_out_by_the_launcher(self):
         found = api.diagnose("train.py: error: the following arguments are required: --output_dir/--output-dir\n").findings
         assert found[0].id == "script-arguments-refused" and "python train.py --help" in found[0].fix
+
+
+class TestNcclSocketIfnameQuoted:
+    verdict = "nccl-socket-ifname"
+
+    def test_control_nccl_bootstrapping_on_an_interface(self):
+        log = "node1:1958:1958 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\nstep 1 loss 2.0\n"
+        assert "nccl-socket-ifname" not in ids(log)
+
+    def test_sibling_invalid_usage_alone_is_its_own_verdict(self):
+        log = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, invalid usage "
+               "(run with NCCL_DEBUG=WARN for details), NCCL version 2.20.5\n")
+        assert head_id(log) == "nccl-invalid-usage"
+
+    def test_sibling_the_last_error_line_of_a_double_spaced_paste(self):
+        log = ("nexpected error: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2897, invalid "
+               "usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.27.3\n\n"
+               "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n\nLast error:\n\n"
+               "Bootstrap : no socket interface found\n\n")
+        assert head_id(log) == "nccl-socket-ifname"

@@ -88,6 +88,7 @@ PATTERNS = [
         bootstrap from.""",
         fix="ip -br addr   # then: export NCCL_SOCKET_IFNAME=<interface that carries the node's IP> (or unset it)",
         examples=[
+            ("Bootstrap : no socket interface found", "NVIDIA-NeMo/Speech#15019 (the 'Last error:' line under ncclInvalidUsage, as torch quotes it)"),
             ("[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)", "NVIDIA/nccl#1837"),
             ("node1:1958:1958 [3] NCCL WARN Bootstrap : no socket interface found", "marin-community/marin#6940"),
             ("include/socket.h:344 WARN Socket creation failed : Address family not supported by protocol", "NVIDIA/nccl#210 (old NCCL: no usable IP interface)"),
