@@ -29,6 +29,9 @@ LIBRARY_FRAMES = {
     "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/process.py": ("python", None),
     "<frozen importlib._bootstrap>": ("python", None),
     "C:\\Python310\\Lib\\subprocess.py": ("python", None),
+    # a package's console script: the launcher's own entry point, not the user's code
+    "/usr/local/google/home/kiuk/.pyenv/versions/venv311/bin/torchrun": ("torch", "pytorch/pytorch"),
+    "C:\\Users\\me\\anaconda3\\Scripts\\accelerate.exe": ("accelerate", "huggingface/accelerate"),
 }
 
 USER_FRAMES = [
@@ -38,6 +41,7 @@ USER_FRAMES = [
     "/root/LLaMA-Factory/src/train.py",
     "/home/u/work/deepspeed/train.py",  # a folder of the user's only named like a library
     "<ipython-input-3-4f2b1c>",  # a notebook cell
+    "/home/me/bin/train.py",  # a script of the user's in a bin/ folder
     "/tmp/ipykernel_12/3456.py",
 ]
 

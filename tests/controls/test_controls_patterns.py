@@ -643,3 +643,400 @@ class TestPythonException:
     def test_sibling_a_missing_data_file(self):
         log = TB + "FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'\n"
         assert head_id(log) == "python-exception"
+
+
+# -- class rules of issue 35 item 4 (families of the sampled corpus) -----------------------------
+
+ZERO3_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "/root/miniconda3/envs/open/lib/python3.11/site-packages/deepspeed/runtime/zero/parameter_offload.py", line 351, in _end_of_forward_hook\n'
+    "    self.get_param_coordinator(training=False).reset_step()\n"
+    '  File "/root/miniconda3/envs/open/lib/python3.11/site-packages/deepspeed/runtime/zero/partitioned_param_coordinator.py", line 204, in reset_step\n'
+    '    raise RuntimeError(f"still have inflight params "\n'
+)
+
+
+class TestZero3RanksDiverged:
+    def test_control_deepspeeds_own_zero3_start_up_lines(self):
+        log = ("[2024-06-03 10:01:02,003] [INFO] [partition_parameters.py:345:__exit__] finished initializing model - "
+               "num_params = 723, num_elems = 70.55B\n"
+               "[2024-06-03 10:01:05,120] [INFO] [config.py:1000:print]   zero_optimization_stage ...... 3\n")
+        assert "zero3-ranks-diverged" not in ids(log)
+
+    def test_control_a_users_own_check_that_ranks_agree(self):
+        log = TB + "AssertionError: rank0 and rank2 disagree on the number of batches\n"
+        assert "zero3-ranks-diverged" not in ids(log)
+
+    def test_sibling_the_trace_check_failing(self):
+        log = ("RuntimeError: disagreement between rank0 and rank2: rank0: [-4866073977605047075, -4957833660337767236, "
+               "4361942804416314505], rank2: [2, 3, 4, 6, 34, 7, 8, 10]\n")
+        assert head_id(log) == "zero3-ranks-diverged"
+
+    def test_sibling_inflight_params_at_the_end_of_a_forward(self):
+        log = ZERO3_FRAMES + ("RuntimeError: still have inflight params [{'id': 723, 'status': 'AVAILABLE', 'numel': 4194304, "
+                              "'ds_numel': 4194304, 'shape': (512, 8192), 'ds_shape': (512, 8192)\n")
+        assert head_id(log) == "zero3-ranks-diverged"
+
+    def test_sibling_zero3s_grads_on_two_devices_is_a_device_mismatch(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/usr/lib/python3/dist-packages/deepspeed/runtime/zero/stage3.py", line 2117, in unscale_and_clip_grads\n'
+               "    self.fp32_partitioned_groups_flat[sub_group_id].grad.mul_(1. / combined_scale)\n"
+               "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!\n")
+        assert head_id(log) not in ("zero3-ranks-diverged", "-")
+
+
+class TestCudaPeerMappingsExhausted:
+    def test_control_nccl_using_p2p_is_healthy(self):
+        log = "node1:2201:2290 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\nstep 10 loss 1.92\n"
+        assert "cuda-peer-mappings-exhausted" not in ids(log)
+
+    def test_sibling_peer_access_unsupported_is_its_own_verdict(self):
+        log = "RuntimeError: CUDA error: peer access is not supported between these two devices\n"
+        assert head_id(log) == "cuda-peer-access-unsupported"
+
+    def test_sibling_the_cuda_error_with_torchs_advice_under_it(self):
+        log = ("RuntimeError: CUDA error: peer mapping resources exhausted\n"
+               "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+               "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n")
+        assert head_id(log) == "cuda-peer-mappings-exhausted"
+
+
+class TestSystemLibraryTooOld:
+    def test_control_the_user_checking_their_glibc(self):
+        log = "$ ldd --version\nldd (GNU libc) 2.28\n$ strings /lib64/libc.so.6 | grep GLIBC_2.2\nGLIBC_2.27\nGLIBC_2.28\n"
+        assert "system-library-too-old" not in ids(log)
+
+    def test_control_an_optional_kernel_that_falls_back(self):
+        log = ("UserWarning: Failed to load the fused Adam kernel: /lib64/libm.so.6: version `GLIBC_2.29' not found; "
+               "using the PyTorch implementation\n")
+        assert "system-library-too-old" not in ids(log)
+
+    def test_sibling_a_missing_cuda_library_is_its_own_verdict(self):
+        log = "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+        assert head_id(log) == "cuda-library-missing"
+
+    def test_sibling_a_prebuilt_extension_needing_a_newer_glibc(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/root/anaconda3/envs/colos/lib/python3.9/site-packages/colossalai/kernel/__init__.py", line 4, in <module>\n'
+               "    from colossalai._C import fused_optim\n"
+               "ImportError: /lib64/libm.so.6: version `GLIBC_2.29' not found (required by "
+               "/root/anaconda3/envs/colos/lib/python3.9/site-packages/colossalai/_C/fused_optim.cpython-39-x86_64-linux-gnu.so)\n")
+        assert head_id(log) == "system-library-too-old"
+
+    def test_sibling_an_older_libstdcxx_loaded_first(self):
+        log = ("ImportError: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found "
+               "(required by /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so)\n")
+        assert head_id(log) == "system-library-too-old"
+
+
+NCCL_ID_FRAMES = (
+    "[rank2]: frame #4: c10d::TCPStore::get(std::string const&) + 0x7a (0x7fdfeab5883a in /x/torch/lib/libtorch_cpu.so)\n"
+    "[rank2]: frame #5: c10d::PrefixStore::get(std::string const&) + 0x31 (0x7fdfeab08bc1 in /x/torch/lib/libtorch_cpu.so)\n"
+    "[rank2]: frame #9: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, std::string const&, int) + 0xaf "
+    "(0x7fdfb0e29b8f in /x/torch/lib/libtorch_cuda.so)\n"
+    "[rank2]: frame #10: c10d::ProcessGroupNCCL::getNCCLComm(std::string const&, c10::Device&, c10d::OpType, int, bool) + 0xfbd "
+    "(0x7fdfb0e35b2d in /x/torch/lib/libtorch_cuda.so)\n"
+)
+
+
+class TestNcclUniqueIdExchangeFailed:
+    def test_control_a_store_get_frame_of_another_call(self):
+        log = ("[rank1]: frame #4: c10d::TCPStore::get(std::string const&) + 0x7a (0x7fdfeab5883a in /x/torch/lib/libtorch_cpu.so)\n"
+               "[rank1]: frame #5: c10d::PrefixStore::get(std::string const&) + 0x31 (0x7fdfeab08bc1 in /x/torch/lib/libtorch_cpu.so)\n")
+        assert "nccl-unique-id-exchange-failed" not in ids(log)
+
+    def test_sibling_the_full_message_says_socket_timeout(self):
+        log = ("torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via "
+               "c10d key-value store by key '0', but store->get('0') got error: Socket Timeout\n")
+        assert head_id(log) == "store-socket-timeout"
+
+    def test_sibling_only_the_backtrace_of_the_get(self):
+        assert head_id(NCCL_ID_FRAMES) == "nccl-unique-id-exchange-failed"
+
+    def test_sibling_rank_0s_own_error_heads_the_story(self):
+        log = "[rank0]: " + TB.replace("\n", "\n[rank0]: ", 2) + "[rank0]: KeyError: 'input_ids'\n" + NCCL_ID_FRAMES
+        assert head_id(log) == "python-exception"
+
+
+class TestLauncherChildExitReports:
+    verdict = "launcher-child-exit"
+
+    def test_control_the_spawned_processs_own_error_heads_the_story(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 119, in join\n'
+               "    raise Exception(msg)\n"
+               "Exception: \n\n"
+               "-- Process 0 terminated with the following error:\n"
+               "Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 20, in _wrap\n'
+               "    fn(i, *args)\n"
+               '  File "/home/u/train.py", line 41, in main\n'
+               "    batch = data['input_ids']\n"
+               "KeyError: 'input_ids'\n")
+        assert head_id(log) == "python-exception"
+
+    def test_sibling_old_torchs_spawn_report_alone(self):
+        assert head_id("Exception: process 1 terminated with exit code 1\n") == "launcher-child-exit"
+
+    def test_sibling_mp_spawn_wrapping_a_launchers_subprocess(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 119, in join\n'
+               "    raise Exception(msg)\n"
+               "Exception: \n\n"
+               "-- Process 0 terminated with the following error:\n"
+               "Traceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.7/site-packages/torchelastic/distributed/launch.py", line 401, in wrapper_fn\n'
+               "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)\n"
+               "subprocess.CalledProcessError: Command '['/opt/conda/bin/python', '-u', '/workspace/script.py']' returned non-zero exit status 1.\n")
+        assert head_id(log) == "launcher-child-exit"
+
+    def test_sibling_the_exception_glued_to_its_source_line(self):
+        log = ("    raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command '['torchrun', '--nnodes', '1', "
+               "'--nproc_per_node', '2', '/LLaMA-Factory/src/llamafactory/launcher.py', 'config/qwen_vl.yaml']' returned non-zero exit status 1.\n")
+        found = api.diagnose(log).findings
+        assert found[0].id == "launcher-child-exit" and "failing rank's own error" in found[0].fix
+
+
+WATCHDOG = ("[E ProcessGroupNCCL.cpp:587] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, "
+            "Timeout(ms)=1800000) ran for 1802157 milliseconds before timing out.\n")
+
+
+class TestNcclWatchdogTimeoutSurfacing:
+    verdict = "nccl-watchdog-timeout"
+
+    def test_control_a_real_error_in_user_code_still_heads(self):
+        log = WATCHDOG + TB + "KeyError: 'input_ids'\n"
+        assert head_id(log) == "python-exception"
+
+    def test_sibling_the_timed_out_ranks_cut_traceback(self):
+        log = (WATCHDOG + "Traceback (most recent call last):\n"
+               ' File "scripts/training_test.py", line 172, in <module>\n   main(args)\n'
+               ' File "/anaconda/envs/t/lib/python3.8/site-packages/tqdm/std.py", line 1168, in __iter__\n')
+        assert head_id(log) == "nccl-watchdog-timeout"
+
+    def test_sibling_the_nccl_error_the_aborted_communicator_raises(self):
+        log = (WATCHDOG + TB + '  File "/opt/conda/lib/python3.7/site-packages/torch/autograd/__init__.py", line 149, in backward\n'
+               "    allow_unreachable=True, accumulate_grad=True)\n"
+               "RuntimeError: NCCL error in: /opt/conda/conda-b\n")
+        assert head_id(log) == "nccl-watchdog-timeout"
+
+
+class TestUnrecognisedFailureApiShape:
+    verdict = "unrecognised-failure"
+
+    def test_control_an_error_that_is_no_api_shape_gets_no_version_advice(self):
+        found = api.diagnose("KeyError: 'input_ids'\n").findings
+        assert found[0].id == "unrecognised-failure" and "do not go together" not in found[0].fix
+
+    def test_sibling_an_api_shape_error_without_its_traceback(self):
+        found = api.diagnose("AttributeError: 'AdamW' object has no attribute 'train'\n").findings
+        assert found[0].id == "unrecognised-failure" and "do not go together" in found[0].fix
+
+    def test_sibling_with_the_librarys_frame_it_is_the_class_rule(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line 562, in multi_gpu_launcher\n'
+               '    if getattr(args, "same_network"):\n'
+               "AttributeError: 'Namespace' object has no attribute 'same_network'\n")
+        assert head_id(log) == "library-api-mismatch"
+
+
+class TestSettingsCombinationRefused:
+    def test_control_a_fallback_warning_is_no_refusal(self):
+        log = "UserWarning: fused=True is not supported with foreach=True; falling back to the for-loop implementation\nstep 1 loss 2.1\n"
+        assert "settings-combination-refused" not in ids(log)
+
+    def test_sibling_bf16_on_an_old_gpu_is_its_own_verdict(self):
+        log = ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has "
+               "compute capability 7.5.\n")
+        assert head_id(log) == "bf16-unsupported-gpu"
+
+    def test_sibling_a_recipe_refusing_an_option_without_fsdp(self):
+        log = ('[rank1]:   File "/home/u/torchtune/recipes/full_finetune_distributed.py", line 184, in __init__\n'
+               "[rank1]:     raise ValueError(\n"
+               "[rank1]: ValueError: ``minimize_all_reduces`` is not supported without FSDP\n")
+        assert head_id(log) == "settings-combination-refused"
+
+    def test_sibling_an_engine_refusing_an_option_a_trainer_passed(self):
+        log = "(TaskRunner pid=79449) ValueError: `disable_mm_preprocessor_cache` is only supported for multimodal models.\n"
+        assert head_id(log) == "settings-combination-refused"
+
+
+class TestLauncherHostfileMalformed:
+    def test_control_the_runner_reading_a_good_hostfile(self):
+        log = ("[2023-06-01 10:00:00,000] [INFO] [runner.py:607:main] Using IP address of 10.0.0.1 for node worker-0\n"
+               "[2023-06-01 10:00:00,001] [INFO] [multinode_runner.py:70:get_cmd] Running on the following workers: worker-0,worker-1\n")
+        assert "launcher-hostfile-malformed" not in ids(log)
+
+    def test_sibling_a_host_the_launcher_cannot_reach_is_its_own_verdict(self):
+        log = ("subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100 hostname' "
+               "returned non-zero exit status 255.\n")
+        assert head_id(log) == "deepspeed-host-unreachable-ssh"
+
+    def test_sibling_a_misspelt_slots(self):
+        log = "ValueError: Hostfile contains a bad entry: {line}, unable to proceed with launching\n"
+        found = api.diagnose(log).findings
+        assert found[0].id == "launcher-hostfile-malformed" and "slots=N" in found[0].fix
+
+
+class TestPgNotInitializedOldWording:
+    verdict = "pg-not-initialized"
+
+    def test_control_a_process_group_that_started(self):
+        log = "INFO: process group initialized: backend=nccl, world_size=8\nstep 1 loss 2.0\n"
+        assert "pg-not-initialized" not in ids(log)
+
+    def test_sibling_torch_04s_ddp_without_a_process_group(self):
+        assert head_id("AssertionError: collective only supported in process-group mode\n") == "pg-not-initialized"
+
+
+class TestUnrecognisedFailureLauncherFrames:
+    verdict = "unrecognised-failure"
+
+    def test_control_a_cut_traceback_in_the_users_code_is_theirs(self):
+        log = ('Traceback (most recent call last):\n  File "nlp_example.py", line 193, in <module>\n    main()\n'
+               '  File "nlp_example.py", line 100, in training_function\n    raise Val\n')
+        fix = api.diagnose(log).findings[0].fix
+        assert "(your code)" in fix and "torchrun's own" not in fix
+
+    def test_sibling_a_cut_traceback_in_torchruns_console_script(self):
+        log = ("I0213 12:07:20.087000 870572 torch/distributed/elastic/agent/server/api.py:677] [default] Rendezvous'ing worker group\n"
+               "Traceback (most recent call last):\n"
+               '  File "/home/u/.pyenv/versions/venv311/bin/torchrun", line 8, in <module>\n    sys.exit(main())\n')
+        fix = api.diagnose(log).findings[0].fix
+        assert "torchrun's own" in fix and "RendezvousClosedError" in fix and "(your code)" not in fix
+
+    def test_sibling_a_cut_traceback_in_the_etcd_rendezvous(self):
+        log = ("Traceback (most recent call last):\n"
+               '  File "/x/lib/python3.9/site-packages/torch/distributed/elastic/agent/server/api.py", line 538, in _rendezvous\n'
+               "    store, group_rank, group_world_size = spec.rdzv_handler.next_rendezvous()\n"
+               '  File "/x/lib/python3.9/site-packages/torch/distributed/elastic/rendezvous/etcd_rendezvous.py", line 152, in next_rendezvous\n')
+        found = api.diagnose(log).findings
+        assert found[0].id == "unrecognised-failure" and "torchrun's own" in found[0].fix
+
+
+class TestNcclPeerClosedOldWording:
+    verdict = "nccl-peer-closed"
+
+    def test_control_a_connect_retry_is_no_lost_peer(self):
+        log = "node0:13571:13600 [0] NCCL INFO Call to connect returned Connection refused, retrying\nstep 1 loss 2.0\n"
+        assert "nccl-peer-closed" not in ids(log)
+
+    def test_sibling_nccl_before_2_12_not_naming_the_peer(self):
+        log = ("Genc-A100-VM:36759:36970 [0] include/socket.h:421 NCCL WARN Call to recv failed : Connection reset by peer\n"
+               "Genc-A100-VM:36759:36970 [0] NCCL INFO transport/net_ib.cc:593 -> 2\n")
+        assert head_id(log) == "nccl-peer-closed"
+
+
+class TestDdpDeviceMismatchOldWording:
+    verdict = "ddp-device-mismatch"
+
+    def test_control_a_device_printed_at_start(self):
+        log = "(BackendExecutor pid=5631) Moving model to device: cuda:1\n(BackendExecutor pid=5631) epoch 0 loss 0.71\n"
+        assert "ddp-device-mismatch" not in ids(log)
+
+    def test_sibling_torch_1x_naming_two_device_numbers(self):
+        log = ("(BackendExecutor pid=5631) RuntimeError: Expected tensor for 'out' to have the same device as tensor for argument #2 "
+               "'mat1'; but device 1 does not equal 3 (while checking arguments for addmm)\n")
+        assert head_id(log) == "ddp-device-mismatch"
+
+
+class TestSpawnUnpicklableObject:
+    def test_control_a_deep_copy_that_cannot_pickle_state(self):
+        log = TB + "TypeError: cannot pickle 'generator' object\n"
+        assert "spawn-unpicklable-object" not in ids(log)
+
+    def test_sibling_a_spawn_outside_the_main_guard_is_its_own_verdict(self):
+        log = ("RuntimeError: An attempt has been made to start a new process before the current process has finished its "
+               "bootstrapping phase.\n")
+        assert head_id(log) == "spawn-main-guard"
+
+    def test_sibling_a_librarys_local_hook_sent_to_a_worker(self):
+        log = "AttributeError: Can't get local object 'AutoModelForCausalLMWithValueHead.post_init.<locals>.set_device_hook'\n"
+        assert head_id(log) == "spawn-unpicklable-object"
+
+    def test_sibling_a_lambda_given_to_mp_spawn(self):
+        log = ("_pickle.PicklingError: Can't pickle <function <lambda> at 0x7f3a2c1d0e50>: attribute lookup <lambda> on "
+               "__main__ failed\n")
+        assert head_id(log) == "spawn-unpicklable-object"
+
+
+class TestStoreSocketTimeoutOldWording:
+    verdict = "store-socket-timeout"
+
+    def test_control_a_timeout_setting_is_no_timeout(self):
+        log = "INFO: Wait timeout for the store set to 300 s\nstep 1 loss 2.0\n"
+        assert "store-socket-timeout" not in ids(log)
+
+    def test_sibling_a_gloo_collective_timing_out_is_gloos(self):
+        log = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete\n"
+        assert head_id(log) == "gloo-collective-timeout"
+
+    def test_sibling_torch_10s_file_store_waiting_for_the_other_rank(self):
+        log = (TB + "    dist.init_process_group(rank=0, backend='gloo', init_method='file:///shared/gloo_file', world_size=2)\n"
+               "RuntimeError: Wait timeout\n")
+        found = api.diagnose(log).findings
+        assert found[0].id == "store-socket-timeout" and "file://" in found[0].why
+
+
+class TestGlooDeviceSetupFailed:
+    def test_control_gloo_connected_is_healthy(self):
+        log = "[Gloo] Rank 0 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1\nepoch 0 loss 0.9\n"
+        assert "gloo-device-setup-failed" not in ids(log)
+
+    def test_sibling_an_interface_name_that_does_not_exist(self):
+        log = ("RuntimeError: [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+               "Unable to find address for: ib0\n")
+        assert head_id(log) == "gloo-no-address"
+
+    def test_sibling_a_socket_call_failing_in_the_set_up(self):
+        log = ("terminate called after throwing an instance of 'gloo::EnforceNotMet'\n"
+               "  what():  [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:281] rv != -1. -1\n")
+        assert head_id(log) == "gloo-device-setup-failed"
+
+
+class TestRankUsageError:
+    def test_control_a_rank_that_raised_exits_1(self):
+        log = "Root Cause (first observed failure):\n[0]:\n  time      : 2023-03-16_22:39:06\n  rank      : 1 (local_rank: 1)\n  exitcode  : 1 (pid: 37881)\n"
+        assert "rank-usage-error" not in ids(log)
+
+    def test_sibling_the_refusal_itself_in_the_log_is_the_local_rank_verdict(self):
+        log = "train.py: error: unrecognized arguments: --local-rank=1\n  exitcode  : 2 (pid: 37881)\n"
+        assert head_id(log) == "launcher-local-rank-arg"
+
+    def test_sibling_torchruns_block_with_exit_status_2(self):
+        log = ("Root Cause (first observed failure):\n[1]:\n  time      : 2023-03-16_22:39:06\n  host      : node-01\n"
+               "  rank      : 1 (local_rank: 1)\n  exitcode  : 2 (pid: 37881)\n  error_file: <N/A>\n")
+        assert head_id(log) == "rank-usage-error"
+
+
+class TestScriptArgumentsRefused:
+    def test_control_the_usage_line_of_help(self):
+        log = "usage: train.py [-h] [--output_dir OUTPUT_DIR] [--batch-size BATCH_SIZE]\n"
+        assert "script-arguments-refused" not in ids(log)
+
+    def test_sibling_a_launcher_refusing_its_own_flag_is_its_own_verdict(self):
+        assert head_id("torchrun: error: unrecognized arguments: --nproc-per-node=1\n") == "launcher-argument-unknown"
+
+    def test_sibling_a_required_argument_pushed_out_by_the_launcher(self):
+        found = api.diagnose("train.py: error: the following arguments are required: --output_dir/--output-dir\n").findings
+        assert found[0].id == "script-arguments-refused" and "python train.py --help" in found[0].fix
+
+
+class TestNcclSocketIfnameQuoted:
+    verdict = "nccl-socket-ifname"
+
+    def test_control_nccl_bootstrapping_on_an_interface(self):
+        log = "node1:1958:1958 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\nstep 1 loss 2.0\n"
+        assert "nccl-socket-ifname" not in ids(log)
+
+    def test_sibling_invalid_usage_alone_is_its_own_verdict(self):
+        log = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, invalid usage "
+               "(run with NCCL_DEBUG=WARN for details), NCCL version 2.20.5\n")
+        assert head_id(log) == "nccl-invalid-usage"
+
+    def test_sibling_the_last_error_line_of_a_double_spaced_paste(self):
+        log = ("nexpected error: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2897, invalid "
+               "usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.27.3\n\n"
+               "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n\nLast error:\n\n"
+               "Bootstrap : no socket interface found\n\n")
+        assert head_id(log) == "nccl-socket-ifname"

@@ -78,6 +78,10 @@ USER_PSEUDO = re.compile(r"^<(?:ipython-input|stdin|console)|[/\\]ipykernel_\d+[
 SEP = re.compile(r"[/\\]+")
 # torch's own tree is torch's wherever it lies (a source build, a copied wheel).
 ANYWHERE = {"torch"}
+# A package's console script in an environment's bin/ (Scripts\ on Windows): the launcher's own frame.
+CONSOLE_SCRIPTS = {"torchrun": "torch", "deepspeed": "deepspeed", "accelerate": "accelerate", "llamafactory-cli": "llamafactory",
+                   "colossalai": "colossalai", "tune": "torchtune", "ray": "ray", "trl": "trl", "lightning": "lightning"}
+CONSOLE_SCRIPT = re.compile(r"[/\\](?:bin|Scripts)[/\\](?P<name>[\w.\-]+?)(?:-script\.py|\.exe)?$")
 
 
 def package_of(path: str) -> Optional[str]:
@@ -95,6 +99,9 @@ def package_of(path: str) -> Optional[str]:
     if m is not None:
         name = m.group("name").replace("-", "_")
         return "torch" if name == "pytorch" else name
+    script = CONSOLE_SCRIPT.search(path)
+    if script is not None and script.group("name") in CONSOLE_SCRIPTS:
+        return CONSOLE_SCRIPTS[script.group("name")]
     if STDLIB.search(path) or path.startswith("<"):
         return "python"
     parts = [p for p in SEP.split(path) if p]

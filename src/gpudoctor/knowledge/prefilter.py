@@ -82,6 +82,7 @@ TRIGGERS = (
     "fallen off the bus",
     "process down",
     "driver on your system",
+    "no socket interface",  # NCCL's "Last error:" line as torch quotes it: "Bootstrap : no socket interface found"
     # the failure detector's lines without any word above: a traceback's frames whose header was
     # cut, torch's C++ backtrace, rich's boxed frames, a shell's "not found", Ray's dead workers
     'file "',

@@ -16,7 +16,7 @@ in the user's own code (the only case in which "fix your code" is the right answ
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -114,6 +114,8 @@ TOLD = "<told>"  # a wrapper whose worker's exception follows it: told through t
 ORIGINAL = "Original Traceback (most recent call last)"  # a DataLoader worker's or a DataParallel replica's, re-raised
 # torch re-raising a worker's exception: "Caught RuntimeError in DataLoader worker process 2." / "... in replica 0 on device 0."
 CAUGHT = re.compile(r"^Caught \w+ in (?:DataLoader worker process \d+|replica \d+ on device \d+)")
+# mp.spawn's join re-raising a process's traceback (torch >= 1.9, and before)
+SPAWN_REPORTS = ("ProcessRaisedException", "Exception")
 # Ray's wrapper of a worker's exception ("ray.exceptions.RayTaskError(RuntimeError)"): the worker's own follows
 RAY_WRAPPER = re.compile(r"^(?:ray\.exceptions\.)?Ray\w*Error\((?P<inner>\w+)\)$")
 # torch's C++ backtrace line: "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /x/libtorch_cuda.so)"
@@ -283,7 +285,8 @@ class Signs:
         traceback whose exception line it is, nor the C++ backtrace printed under it)."""
         self.explained_at[msg.rank] = line
         for s in reversed(self.signs):
-            if (s.line == line and s.kind != "exception") or (s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank):
+            # an exception line without a rank prefix claims its traceback whatever rank that was given (mp.spawn's process)
+            if (s.line == line and s.kind != "exception") or (s.kind == "exception" and s.text == msg.text and msg.rank in (s.where.rank, None)):
                 s.claimed = s.claimed or pattern_id
                 head = s.block or s
                 for t in self.signs:  # the rest of its C++ report: terminate called / what() / c10 stack
@@ -407,12 +410,16 @@ class Signs:
             return  # part of a C++ report already read or explained, or of a warning's backtrace
         self.add(Sign("cppframes", KIND["cppframes"], msg.text[:300], line, source, msg, time_of(raw), text=msg.text))
 
-    def see_source(self, msg: LogLine, raw: str, line: int, source: str) -> None:
+    def see_source(self, msg: LogLine, raw: str, line: int, source: str) -> Optional[LogLine]:
         """A line of quoted source with the exception glued to it (a paste that lost a line break:
-        `raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command ...`)."""
+        `raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command ...`):
+        the exception's own text, for the patterns to read, or None."""
         m = GLUED.search(msg.text)
-        if m is not None:
-            self.add(Sign("exception", m.group("cls"), m.group("message")[:300], line, source, msg, time_of(raw), [], text=msg.text, cut=True))
+        if m is None:
+            return None
+        glued = LogLine(msg.text[m.start("cls") :], msg.rank, msg.local_rank, msg.node)
+        self.add(Sign("exception", m.group("cls"), m.group("message")[:300], line, source, glued, time_of(raw), [], text=glued.text, cut=True))
+        return glued
 
     def spawn_rank(self, msg: LogLine) -> LogLine:
         """A traceback mp.spawn prints after "-- Process N terminated" is rank N's."""
@@ -458,12 +465,13 @@ class Signs:
                 chained = self.chained_cause(after[i + 1 : i + 4])
                 sign = Sign("exception", cls, message[:300], line, source, head, time_of(raw), frames, text=text)
                 sign.remedy = remedy_in([(line + 1 + i, text), *continued(head, line + 1 + i, after[i + 1 : i + 1 + MESSAGE_LINES])])
-                if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank == head.rank:
+                # mp.spawn's report has no rank; the traceback it announces is given the spawned process's
+                if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank in (head.rank, None):
                     previous = self.signs[-1]
                     if previous.cause == "<next>":  # this traceback was raised from the previous one
-                        previous.cause = TOLD if wrapper(previous.what, previous.message) else ""
+                        previous.cause = TOLD if wrapper(previous.what, previous.message, previous.frames) else ""
                         sign.cause = previous.what
-                if chained or wrapper(cls, message):
+                if chained or wrapper(cls, message, frames):
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
                 self.add(sign)
                 return
@@ -506,7 +514,8 @@ class Signs:
         An exception chained into a later one is told through the later one (`cause`)."""
         live = [s for s in self.signs if s.cause not in ("<next>", TOLD) and not s.claimed]
         if not live:  # the exception it was chained into is not in the log (cut): it is the failure itself
-            live = [s for s in self.signs if not s.claimed]
+            # (a wrapper told through its worker's exception is not: that one was read, and explained)
+            live = [s for s in self.signs if not s.claimed and s.cause != TOLD]
         if not live:
             return None
         return min(live, key=lambda s: (-s.strength, s.source, s.line))
@@ -523,10 +532,15 @@ class Signs:
         return next((s for s in found if s.cause != TOLD), found[0] if found else None)
 
 
-def wrapper(cls: str, message: str) -> bool:
+def wrapper(cls: str, message: str, frames: Sequence[Frame] = ()) -> bool:
     """An exception that re-raises another process's: Ray's RayTaskError(X), torch's 'Caught X in
-    DataLoader worker process N' (its worker's traceback follows as 'Original Traceback')."""
-    return RAY_WRAPPER.match(cls) is not None or CAUGHT.match(message) is not None
+    DataLoader worker process N' (its worker's traceback follows as 'Original Traceback'), and
+    mp.spawn's join re-raising a process's error ('-- Process N terminated with the following error:'
+    and that process's traceback follow: ProcessRaisedException, a bare Exception before torch 1.9)."""
+    if RAY_WRAPPER.match(cls) is not None or CAUGHT.match(message) is not None:
+        return True
+    return (cls.rsplit(".", 1)[-1] in SPAWN_REPORTS and bool(frames)
+            and frames[-1].path.replace("\\", "/").endswith("torch/multiprocessing/spawn.py"))
 
 
 def continued(head: LogLine, line: int, after: list[str]) -> list[tuple[int, str]]:

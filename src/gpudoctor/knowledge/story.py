@@ -35,8 +35,13 @@ NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
-NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted")
+NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
+# A collective that timed out ends the waiting rank: its watchdog aborts the communicator and the rank's
+# next call raises. The Python traceback that rank prints then, cut in a paste or ending in torch's
+# NCCL error, is the timeout surfacing, not a failure of its own.
+COLLECTIVE_TIMEOUTS = ("nccl-watchdog-timeout", "nccl-timeout-dump-signal", "gloo-collective-timeout")
+SURFACED = re.compile(r"NCCL error|Watchdog caught|DistBackendError|ProcessGroupNCCL")
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
 EVIDENCE_CHARS = 300
 
@@ -163,9 +168,12 @@ class Diagnosis:
             if msg.rank is not None:
                 self.all_ranks.add(msg.rank)
             if msg.is_source():
-                self.signs.see_source(msg, raw, line, source)
-                continue
-            self.signs.see(msg, raw, line, source, following)
+                glued = self.signs.see_source(msg, raw, line, source)
+                if glued is None:
+                    continue
+                msg = glued  # the exception glued to the source line is read as its own line
+            else:
+                self.signs.see(msg, raw, line, source, following)
             for p, m in self.matches(msg.text):
                 context: list[str] = []
                 if p.context_after and following is not None:
@@ -302,6 +310,8 @@ class Diagnosis:
             sign = self.signs.exception(generic.first.fields.get("exception", ""), generic.first.where.rank)
             if sign is None or not sign.users_code_failed():
                 del told["python-exception"]
+                if sign is not None and any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):
+                    return  # the timed-out rank's NCCL error: the timeout tells it
                 first = Hit(generic.first.line, generic.first.source, generic.first.where, {**generic.first.fields, "sign": sign})
                 told[UNRECOGNISED.id] = Seen(UNRECOGNISED, generic.order, first, generic.count, generic.samples, generic.ranks, generic.nodes, generic.by_rank)
             return
@@ -311,6 +321,8 @@ class Diagnosis:
             return
         if any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG:
             return  # an exit code the launcher's own findings already tell: no second story
+        if any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):
+            return  # the timed-out rank's own Python stack as the watchdog took it down: the timeout tells it
         if sign.users_code_failed():  # an exception no pattern knows, raised in the user's own code: the catch-all
             catch_all = BY_ID["python-exception"]
             hit = Hit(sign.line, sign.source, sign.where, {"exception": sign.what, "message": sign.message}, sign.time)
@@ -554,6 +566,14 @@ class Diagnosis:
             if missing and len(missing) < world:
                 out["ranks_not_reporting"] = missing
         return out
+
+
+def timeout_surfacing(sign: Sign) -> bool:
+    """A traceback that says nothing of its own beside a collective timeout: its exception line cut
+    (or only its header kept), or torch's NCCL error that the aborted communicator raises."""
+    if sign.kind == "tbheader":
+        return True
+    return sign.kind == "exception" and (sign.cut or SURFACED.search(f"{sign.what}: {sign.message}") is not None)
 
 
 def sign_evidence(sign: Sign) -> dict:

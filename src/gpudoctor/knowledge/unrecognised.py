@@ -13,6 +13,7 @@ from typing import Optional
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS
+from gpudoctor.knowledge.patterns import BY_ID
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import search_url, signature
 from gpudoctor.knowledge.signs import KIND, Sign
@@ -37,6 +38,21 @@ connections) are usually consequences of the first failure."""
 
 DISTRIBUTED = re.compile(r"distributed|c10d|nccl|gloo|rendezvous|elastic|ProcessGroup|barrier", re.IGNORECASE)
 CUDA = re.compile(r"cuda|cudnn|cublas|device-side|GPU", re.IGNORECASE)
+# torchrun's own code (its elastic agent and rendezvous): a traceback that ends there is the launcher's, not a rank's.
+AGENT_FRAME = re.compile(r"(?:torch/distributed|torchelastic)/(?:elastic/)?(?:agent|rendezvous)/|torch/distributed/(?:run|launcher/api)\.py$|/bin/torchrun$")
+AGENT_STEP = ("; these frames are torchrun's own (its elastic agent), not a rank's. What the agent raises there: "
+              "ChildFailedError when a worker failed (that worker's error is earlier in its output, or in the error_file of "
+              "torchrun's Root Cause block), RendezvousClosedError when another node's agent closed the rendezvous (it failed, "
+              "used up --max-restarts or was stopped), RendezvousTimeoutError when not every node joined in time (a host name "
+              "or --rdzv-endpoint another node cannot reach), or a lost c10d store (the node that hosted it went away); the "
+              "full exception line says which, the other nodes' torchrun output says why")
+# An error about an API's shape (an attribute or an argument an object lacks): the class rule that
+# tells it when the traceback shows a library raised it; without a traceback it is only a likelihood.
+API_SHAPE = BY_ID["library-api-mismatch"].regex
+API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library raised it (not your code), means two installed "
+                  "packages do not go together: one calls the other as another version of it worked: `pip show` the packages "
+                  "in the traceback, upgrade the one that raised (or pin it to the version the caller requires) and search its "
+                  "issues for the message")
 
 
 def unrecognised_why(sign: Optional[Sign]) -> str:
@@ -54,7 +70,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         else:
             out = (f"this log holds no traceback for {exception or 'this exception'}: keep each rank's whole output (torchrun --tee 3 "
                    "--log-dir DIR, srun --output=%t.log) to see where it was raised")
-        if CUDA.search(message):
+        if API_SHAPE.search(f"{exception}: {message}"):
+            out += API_SHAPE_STEP
+        elif CUDA.search(message):
             out += "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(message):
             out += "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL and NCCL_DEBUG=INFO (gloo: check GLOO_SOCKET_IFNAME and that the address is not a loopback one)"
@@ -77,10 +95,14 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             where += f", called from your code at {mine.path}:{mine.line}: check what that call passes and the library's version"
         elif last is not None and last.user() and not cut:
             where += " (your code): the message says what it expected"
+        elif last is not None and last.user():
+            where += " (your code)"
         if cut:
             where += "; the exception line itself was cut from the paste: the full output names it"
         extra = ""
-        if CUDA.search(text) and not cut:
+        if cut and last is not None and AGENT_FRAME.search(last.path.replace("\\", "/")):
+            extra = AGENT_STEP  # torchrun's own traceback: what its agent raises there is known
+        elif CUDA.search(text) and not cut:
             extra = "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(text + " " + paths):
             extra = "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL (checks every collective's shapes and order) and NCCL_DEBUG=INFO"

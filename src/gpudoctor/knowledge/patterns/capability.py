@@ -101,6 +101,30 @@ PATTERNS = [
         not_examples=["NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"],
     ),
     pattern(
+        "cuda-peer-mappings-exhausted",
+        "nccl",
+        CAUSE,
+        E,
+        "a GPU ran out of peer mappings: more GPUs (or processes) talk peer-to-peer than it can map",
+        r"peer mapping resources exhausted|cudaErrorTooManyPeers",
+        ("peer mapping resources exhausted", "TooManyPeers"),
+        why="""CUDA's cudaErrorTooManyPeers: enabling peer-to-peer access needs a hardware mapping per peer, and a GPU has
+        only a few (8 on most PCIe systems). A job that makes every GPU of a large node a peer of every other (more
+        than 9 GPUs in one process group, NCCL or a model split with device_map over all of them), or that starts more
+        processes than the node has GPUs, so that several share a GPU and each maps the others, runs out.""",
+        fix="""start one process per GPU and no more: num_processes in the accelerate config (`accelerate config`, then
+        `accelerate test`), --nproc_per_node for torchrun, equal to the GPUs the job uses (nvidia-smi -L); on a node with more than
+        8 GPUs, restrict the job to 8 (CUDA_VISIBLE_DEVICES) or export NCCL_P2P_DISABLE=1 so NCCL goes through host memory""".replace("\n        ", " "),
+        examples=[
+            ("RuntimeError: CUDA error: peer mapping resources exhausted", "hiyouga/LlamaFactory#1213 (num_processes: 10 in the accelerate config)"),
+            ("NCCL WARN Cuda failure 'peer mapping resources exhausted'", "NCCL's report of the same CUDA error"),
+        ],
+        not_examples=[
+            "RuntimeError: CUDA error: peer access is not supported between these two devices",  # its own pattern
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+        ],
+    ),
+    pattern(
         "nccl-two-libraries",
         "platform",
         CAUSE,

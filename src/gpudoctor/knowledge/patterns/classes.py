@@ -250,4 +250,134 @@ PATTERNS = [
             "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
         ],
     ),
+    pattern(
+        "system-library-too-old",
+        "platform",
+        CAUSE,
+        E,
+        "a prebuilt binary needs a newer system C library or C++ runtime than this machine loads",
+        # a warning that an optional extension did not load (and a fallback runs) is not the failure
+        r"^(?!.*(?i:warning\b|\bwarn\b)).*?(?P<library>(?<!\S)\S*lib(?:c|m|pthread|dl|rt|stdc\+\+|gcc_s)[\w.\-]*\.so[.\d]*): version `(?P<symbol>(?P<runtime>GLIBC|GLIBCXX|CXXABI|GCC)_[\d.]+)' not found"
+        r"(?: \(required by (?P<binary>[^)]+)\))?",
+        ("' not found",),
+        why="""The dynamic loader refused a compiled file (a wheel's extension module such as a fused optimizer kernel, a
+        library it links, or a binary) because it was built against a newer version of a system library than the one
+        loaded here. GLIBC_x.y: the operating system's C library is older than the one of the machine the wheel was
+        built on (an older distribution, or an old container image); a newer glibc cannot be installed into an
+        environment. GLIBCXX_x.y / CXXABI_x.y (libgcc_s: GCC_x.y): the C++ runtime (libstdc++) loaded first is older than the compiler's
+        that built the file: usually the system's /usr/lib copy is found before the newer one of the conda
+        environment, or the extension was compiled with a newer gcc than the one whose runtime runs it.""",
+        fix="""GLIBC: build the package on this machine instead of using the prebuilt wheel (pip install --no-binary PACKAGE
+        PACKAGE, or the project's build-from-source steps, e.g. compiling its CUDA kernels at install), install a release built
+        for an older glibc (manylinux2014), or run in a container with a newer OS; `ldd --version` shows the glibc here.
+        GLIBCXX/CXXABI: load a newer libstdc++ first: `conda install -c conda-forge libstdcxx-ng` and
+        `export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH`, or rebuild the extension with this machine's compiler;
+        `strings LIBRARY | grep GLIBCXX_` lists what a libstdc++ provides""".replace("\n        ", " "),
+        examples=[
+            (
+                "ImportError: /lib64/libm.so.6: version `GLIBC_2.29' not found (required by /root/anaconda3/envs/colos/lib/python3.9/site-packages/colossalai/_C/fused_optim.cpython-39-x86_64-linux-gnu.so)",
+                "hpcaitech/ColossalAI#2402 (a prebuilt fused_optim kernel on CentOS 7)",
+            ),
+            (
+                "ImportError: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so)",
+                "the C++ runtime form, as conda environments on an older system print it",
+            ),
+            ("OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found", "a binary built on a newer distribution"),
+            ("/usr/lib64/libstdc++.so.6: version `CXXABI_1.3.11' not found (required by /home/u/.cache/torch_extensions/py310_cu118/fused_adam/fused_adam.so)", "a JIT-built extension run with an older libstdc++"),
+        ],
+        not_examples=[
+            "ldd (GNU libc) 2.35",  # the user checking their glibc: healthy
+            "UserWarning: Failed to load the fused Adam kernel: /lib64/libm.so.6: version `GLIBC_2.29' not found; using the PyTorch implementation",
+            "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",  # a missing library: another story
+            "FileNotFoundError: [Errno 2] No such file or directory: 'config.json' not found",
+        ],
+    ),
+    pattern(
+        "settings-combination-refused",
+        "launcher",
+        CAUSE,
+        E,
+        "the program refused a setting in this combination: the message names it and what it needs",
+        r"^(?!.*(?i:warning\b|\bwarn\b)).*?(?:^|[\s\"'(\[])(?:[A-Za-z_]\w*\.)*(?P<exception>ValueError|NotImplementedError|AssertionError|RuntimeError|\w*Config\w*Error|MisconfigurationException): "
+        r"(?P<message>.*?\b(?:is|are) (?:not supported|only supported|not compatible|incompatible|not allowed) (?:with|without|for|when|unless|together with)\b.*)",
+        ("not supported", "only supported", "not compatible", "incompatible", "not allowed"),
+        why="""A check of the program's configuration refused it: one setting (the message names it) is accepted only with
+        or without another (a parallelism strategy such as FSDP, a model kind, a backend). Nothing ran wrong yet: the
+        combination is not one the code supports. A setting the user did not write is set by a package that builds
+        the configuration for another one (a trainer passing an option to an inference engine), for a version of it
+        that accepted the setting.""",
+        fix="""change the setting the message names to a combination it supports (in the config file, the recipe or trainer
+        arguments, or the command line), or turn on what it requires; if no config of yours sets it, the package that calls the
+        refusing one set it for another version of it: compare their versions (`pip show`) with the caller's requirements""".replace("\n        ", " "),
+        examples=[
+            ("[rank1]: ValueError: ``minimize_all_reduces`` is not supported without FSDP", "meta-pytorch/torchtune#2415 (the recipe config without FSDP)"),
+            ("(TaskRunner pid=79449) ValueError: `disable_mm_preprocessor_cache` is only supported for multimodal models.", "verl-project/verl#1469 (verl's option refused by a newer vLLM)"),
+        ],
+        not_examples=[
+            "UserWarning: fused=True is not supported with foreach=True; falling back to the for-loop implementation",
+            "INFO: flash attention is not supported for this GPU, using sdpa instead",
+        ],
+    ),
+    pattern(
+        "spawn-unpicklable-object",
+        "launcher",
+        CAUSE,
+        E,
+        "an object sent to a spawned process cannot be pickled (a function defined inside another, or a lambda)",
+        r"Can't (?:pickle|get) local object '(?P<qualname>[^']+)'|PicklingError: Can't pickle (?P<function><function .+?>): attribute lookup",
+        ("local object", "Can't pickle"),
+        why="""The spawn start method (the only one on Windows, the default on macOS, and mp.spawn's everywhere) starts each new
+        process empty and sends it what it needs by pickling: the function it runs, its arguments, a DataLoader worker's
+        dataset and collate_fn, a model with its hooks. Pickle stores a function by its importable name, so a function
+        defined inside another function (`<locals>` in its name) or a lambda cannot be sent. When the name is the
+        user's, their code defines it there; when it is a library's (a hook a model class installs in its own method),
+        that version of the library cannot be used with spawn.""",
+        fix="""define the function at module level (functools.partial(top_level_fn, ...) for its arguments) instead of inside
+        another function or as a lambda; for DataLoader workers, a top-level collate_fn or num_workers=0; on Linux,
+        multiprocessing_context="fork" when nothing in the parent uses CUDA yet; when the local object is a library's (its
+        name is a class of that library), install the version of it that the calling project pins (reinstall it) or run without
+        worker processes""".replace("\n        ", " "),
+        examples=[
+            (
+                "AttributeError: Can't get local object 'AutoModelForCausalLMWithValueHead.post_init.<locals>.set_device_hook'",
+                "hiyouga/LlamaFactory#7232 (trl's value-head hook, reward training on Windows; reinstalling trl fixed it)",
+            ),
+            ("AttributeError: Can't pickle local object 'main.<locals>.collate'", "a collate_fn defined in main() with DataLoader workers under spawn"),
+            (
+                "_pickle.PicklingError: Can't pickle <function <lambda> at 0x7f3a2c1d0e50>: attribute lookup <lambda> on __main__ failed",
+                "a lambda passed to mp.spawn's arguments",
+            ),
+        ],
+        not_examples=[
+            "TypeError: cannot pickle 'generator' object",  # a deep copy of state: another story
+            "INFO: using the spawn start method for DataLoader workers",
+        ],
+    ),
+    pattern(
+        "script-arguments-refused",
+        "launcher",
+        CAUSE,
+        E,
+        "the training script's argument parser refused its command line",
+        r"^(?P<prog>[\w.\-]+(?:\.py)?): error: (?P<problem>the following arguments are required: (?P<required>.+)|unrecognized arguments: (?P<unknown>.+)"
+        r"|argument (?P<argument>\S+): (?P<detail>.+)|ambiguous option: .+|one of the arguments .+ is required|expected one argument)",
+        ("error: the following arguments", "error: unrecognized arguments", "error: argument", "error: ambiguous option", "error: one of the arguments", "expected one argument"),
+        why="""argparse stopped the script before any training ran: an argument it requires is missing, one it does not know
+        was given, or a value has the wrong form. Under a launcher the command line is not only the user's: deepspeed
+        inserts --local_rank=N before the script's own arguments and `python -m torch.distributed.launch` adds
+        --local-rank=N, which moves a positional argument (a YAML config path that the script expects first) out of place
+        or adds a flag the parser does not know.""",
+        fix="""give PROG the arguments its parser expects (`python PROG --help` lists them); a config file the script expects as its
+        first argument: start it with torchrun, which adds nothing to the command line, or pass every option as a flag;
+        --local-rank/--local_rank refused: read int(os.environ["LOCAL_RANK"]) or accept both spellings""".replace("\n        ", " "),
+        examples=[
+            ("train.py: error: the following arguments are required: --output_dir/--output-dir", "hiyouga/LlamaFactory#6075 (deepspeed's --local_rank=0 before the YAML path)"),
+            ("main.py: error: argument --batch-size: invalid int value: '32,'", "argparse's message for a malformed value"),
+        ],
+        not_examples=[
+            "usage: train.py [-h] [--output_dir OUTPUT_DIR]",  # the usage line alone: printed by --help too
+            "error: the following files would be overwritten by checkout:",
+        ],
+        after=("launcher-local-rank-arg",),
+    ),
 ]

@@ -88,16 +88,24 @@ PATTERNS = [
         "tensors of one operation are on different devices",
         r"Expected all tensors to be on the same device, but found at least two devices, (?P<device_a>[\w:]+) and (?P<device_b>[\w:]+)"
         r"|Input type \((?P<input_type>[\w.]+)\) and weight type \((?P<weight_type>[\w.]+)\) should be the same"
-        r"|expected device (?P<expected>[\w:]+) but got (?P<got>[\w:]+)|is on CPU, but expected it to be on GPU",
+        r"|expected device (?P<expected>[\w:]+) but got (?P<got>[\w:]+)|is on CPU, but expected it to be on GPU"
+        # torch before 1.10: "Expected tensor for 'out' to have the same device as tensor for argument #2 'mat1'; but device 1 does not equal 3"
+        r"|Expected tensor for (?:argument #\d+ )?'\w+' to have the same device as tensor for argument #\d+ '\w+'; but device (?P<device_old_a>\d+) does not equal (?P<device_old_b>\d+)",
         ("same device", "should be the same", "expected device", "expected it to be on GPU"),
         why="""An input, a buffer or a tensor created inside forward is on another device than the model: a
         .to(device) whose result was not assigned, a tensor created without device=, or every rank defaulting
         to cuda:0.""",
-        fix="create tensors with device=x.device, assign the result of .to(); gpudoctor run names the module and operands",
+        fix="""create tensors with device=x.device, assign the result of .to(); gpudoctor run names the module and operands; two GPUs
+        in one rank (cuda:1 and cuda:3): give each rank its own GPU before building the model, torch.cuda.set_device(local_rank), and
+        move the data there (Ray Train: ray.train.torch.get_device() and prepare_model)""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!", "modelscope/ms-swift#2044"),
             ("RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same", "public mmfewshot notes (torch conv error text)"),
             ("RuntimeError: Function AddmmBackward returned an invalid gradient at index 1 - expected device cuda:1 but got cuda:0", "torch autograd error text"),
+            (
+                "(BackendExecutor pid=5631) RuntimeError: Expected tensor for 'out' to have the same device as tensor for argument #2 'mat1'; but device 1 does not equal 3 (while checking arguments for addmm)",
+                "ray-project/ray#30063 (a Ray Train worker, torch 1.x wording)",
+            ),
         ],
         fields=groups,
     ),
@@ -123,8 +131,9 @@ PATTERNS = [
         CAUSE,
         E,
         "a distributed call ran before init_process_group",
-        r"Default process group (?:has not been|is not) initialized",
-        ("has not been initialized", "group is not initialized"),
+        # torch 0.4's DistributedDataParallel said it as "collective only supported in process-group mode"
+        r"Default process group (?:has not been|is not) initialized|collective only supported in process-group mode",
+        ("has not been initialized", "group is not initialized", "process-group mode"),
         why="""DDP, SyncBatchNorm or a collective was used in a process that never called init_process_group:
         the script was started with plain python instead of torchrun, or a distributed-only layer (SyncBN) runs
         in single-GPU mode.""",
@@ -132,7 +141,9 @@ PATTERNS = [
         examples=[
             ("RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.", "zai-org/ChatGLM-6B#1295"),
             ("AssertionError: Default process group is not initialized", "open-mmlab/mmsegmentation#81 (older torch wording)"),
+            ("AssertionError: collective only supported in process-group mode", "pytorch/pytorch#7092 (DistributedDataParallel in torch 0.4)"),
         ],
+        not_examples=["INFO: process group initialized: backend=nccl, world_size=8"],
     ),
     pattern(
         "collective-fingerprint-mismatch",

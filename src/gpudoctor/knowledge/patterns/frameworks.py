@@ -225,4 +225,48 @@ PATTERNS = [
         not_examples=['  File "/home/me/train.py", line 40, in sync_metrics'],
         refines="nccl-tensor-not-cuda",  # when the traceback runs through DistributedDataParallel.__init__
     ),
+    pattern(
+        "zero3-ranks-diverged",
+        "ddp",
+        CAUSE,
+        E,
+        "ZeRO-3 fetched parameters out of step: the modules run differ between ranks or from the recorded order",
+        # deepspeed/runtime/zero/utils.py assert_ints_same_as_other_ranks, and the coordinator's reset_step
+        r"disagreement between rank0 and rank(?P<other_rank>\d+)|still have inflight params",
+        ("disagreement between rank0", "still have inflight params"),
+        why="""Under ZeRO stage 3 every rank gathers each parameter just before its module runs, and DeepSpeed
+        records the order of the modules in the first step, checks it is the same on every rank and prefetches by
+        it afterwards. Here a rank ran other modules, or in another order: 'disagreement between rank0 and rankN'
+        is that check failing, 'still have inflight params' a forward that did not use parameters the recorded
+        order made it prefetch. The usual reasons: a forward that depends on the data (MoE routing, a branch or a
+        loop over the input, a skipped layer), generation or evaluation run on some ranks only or with another
+        length per rank, a model switched between train and eval paths that take other modules, and, in some
+        DeepSpeed releases, a coordinator bug that a maintainer answers with another DeepSpeed version.""",
+        fix="""run the same modules in the same order on every rank in each step: evaluate and generate on all ranks (not
+        `if rank == 0`), pad batches to one length; for a mixture-of-experts block, mark it a ZeRO-3 leaf so all its
+        experts are gathered together (`deepspeed.utils.set_z3_leaf_modules(model, [MoEBlockClass])`); a forward that depends
+        on the data otherwise: ZeRO-2, which gathers no parameters in the forward; if the forward is
+        the same on every rank, try another DeepSpeed version (`pip install -U deepspeed`), as the DeepSpeed issues on this
+        message do""".replace("\n        ", " "),
+        examples=[
+            (
+                "RuntimeError: disagreement between rank0 and rank2: rank0: [-4866073977605047075, -4957833660337767236, 4361942804416314505, ... 4356172371969948135], ",
+                "Lightning-AI/pytorch-lightning#19096 (deepspeed_stage_3 on 8 GPUs)",
+            ),
+            (
+                "RuntimeError: still have inflight params [{'id': 723, 'status': 'AVAILABLE', 'numel': 4194304, 'ds_numel': 4194304, 'shape': (512, 8192), 'ds_shape': (512, 8192)",
+                "OpenRLHF/OpenRLHF#312 (llama3 70b on 3 nodes; the maintainer: try other deepspeed versions)",
+            ),
+            (
+                "RuntimeError: still have inflight params [{'id': 1060, 'status': 'AVAILABLE', 'numel': 65536, 'ds_numel': 65536, 'shape': (1024, 64, 1, 1)",
+                "Haochen-Wang409/ross3d#8 (raised from stage3.py backward)",
+            ),
+        ],
+        not_examples=[
+            # the check passing prints nothing; a user's own assertion names other words
+            "AssertionError: rank0 and rank2 disagree on the number of batches",
+            "[INFO] [partition_parameters.py:345:__exit__] finished initializing model - num_params = 291, num_elems = 6.74B",
+        ],
+        fields=groups,
+    ),
 ]

@@ -42,6 +42,28 @@ PATTERNS = [
         fields=groups,
     ),
     pattern(
+        "gloo-device-setup-failed",
+        "gloo",
+        CAUSE,
+        E,
+        "gloo could not set up its TCP device on this machine's address",
+        # any other check of gloo's TCP device set-up: the two above name the address it looked for
+        r"enforce fail at \S*gloo/transport/tcp/device\.cc:\d+\] (?P<check>.+)",
+        ("transport/tcp/device.cc",),
+        why="""Before any collective, gloo's TCP transport picks this process's address (the interface GLOO_SOCKET_IFNAME
+        names, else the address the hostname resolves to) and creates and binds a socket on it. One check of that
+        set-up failed (the condition after 'enforce fail' is the one, `rv != -1` a socket call that returned an
+        error): the hostname resolves to an address that is not this machine's (a stale /etc/hosts line, a cloned VM's
+        name), or the interface gloo took is not one the other nodes reach.""",
+        fix="""getent hosts $(hostname) and ip -br addr on each node: the hostname must resolve to an address of that node;
+        export GLOO_SOCKET_IFNAME=<interface that carries the node's IP> on every node (one name, e.g. ens5)""".replace("\n        ", " "),
+        examples=[
+            ("  what():  [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:281] rv != -1. -1", "pytorch/pytorch#30375 (two VMs, torch 1.3)"),
+        ],
+        not_examples=["[enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 8 vs 4"],
+        fields=groups,
+    ),
+    pattern(
         "gloo-loopback-fallback",
         "gloo",
         CAUSE,

@@ -175,6 +175,31 @@ PATTERNS = [
         ],
     ),
     pattern(
+        "rank-usage-error",
+        "launcher",
+        CAUSE,
+        E,
+        "a rank exited with status 2: its command line was refused (argparse's exit status)",
+        # the Root Cause block and deepspeed's launcher (both run a Python script; torchrun's agent line stays torchrun-child-failed)
+        r"exitcode\s*:\s*2 \(pid|exits with return code = 2$",
+        ("exitcode", "return code = 2"),
+        why="""A Python process that fails with an exception exits with status 1, and one killed by a signal with a
+        negative code; status 2 is the one Python's argparse uses when it refuses the command line (an unknown or
+        missing argument), before any training ran. Under `python -m torch.distributed.launch` of torch 2.0 and later
+        every rank is given --local-rank=N (with a dash), which a script that only knows --local_rank refuses; a
+        launcher that inserts its own arguments (deepspeed's --local_rank=N before a YAML config path) does the same.
+        The rank's own `usage:` and `error:` lines name the argument.""",
+        fix="""read the failing rank's first lines (its `error:` line names the argument); for --local-rank: start with torchrun and
+        read int(os.environ["LOCAL_RANK"]), or accept both spellings: parser.add_argument("--local-rank", "--local_rank",
+        type=int); otherwise pass the script's own arguments as its parser expects them""".replace("\n        ", " "),
+        examples=[
+            ("  exitcode  : 2 (pid: 37881)", "huggingface/pytorch-image-models#1742 (torch 2.0's launch passing --local-rank)"),
+            ("[2024-05-10 08:00:01,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0', 'config.yaml'] exits with return code = 2", "hiyouga/LlamaFactory#6075 (deepspeed's --local_rank before the YAML path)"),
+        ],
+        not_examples=["  exitcode  : 1 (pid: 37881)", "  exitcode  : 12 (pid: 37881)"],
+        after=("launcher-local-rank-arg", "launcher-argument-unknown"),  # the refusal itself, named
+    ),
+    pattern(
         "launcher-sigabrt",
         "launcher",
         CONSEQUENCE,
@@ -287,20 +312,31 @@ PATTERNS = [
         # (ninja building an extension, nvidia-smi or git failing are not a rank that failed)
         r"subprocess\.CalledProcessError: Command .*?(?:python|torchrun|accelerate|deepspeed|srun|mpirun|\.py\b|\.sh\b).* returned non-zero exit status (?P<code>-?\d+)"
         r"|\] exits with return code = (?P<code2>-?\d+)"
-        r"|ProcessExitedException: process (?P<rank_a>\d+) terminated with (?:signal (?P<signal>SIG\w+)|exit code (?P<code3>-?\d+))"
+        # mp.spawn: ProcessExitedException since torch 1.9, a bare Exception before
+        r"|(?:ProcessExitedException|^Exception): process (?P<rank_a>\d+) terminated with (?:signal (?P<signal>SIG\w+)|exit code (?P<code3>-?\d+))"
         r"|-- Process (?P<rank_b>\d+) terminated with the following error:",
-        ("CalledProcessError", "exits with return code", "ProcessExitedException", "terminated with the following error"),
-        why="""The launcher only reports that the process it started failed; the process's own error is
-        printed before this line.""",
-        fix="read the first error above this line (the training process's own traceback)",
+        ("CalledProcessError", "exits with return code", "ProcessExitedException", "terminated with the following error", "terminated with exit code", "terminated with signal"),
+        why="""The launcher only reports that the process it started failed (its exit status); the process's own
+        error is printed by that process: before this line when it shares the launcher's terminal, else in its own
+        output (a rank's log file, another node's console).""",
+        fix="""read the failing rank's own error: the first traceback or fatal message before this line; when the log holds
+        none, keep every rank's output (torchrun --log-dir DIR --tee 3, whose Root Cause block names the rank's error_file;
+        srun --output=%t.log) and diagnose that""".replace("\n        ", " "),
         examples=[
             ("subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py', '--config', 'a.yaml']' returned non-zero exit status 1.", "accelerate launch's failure report (Python subprocess text)"),
             ("[2025-06-26 16:48:28,490] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = 1", "DeepSpeed launcher text (cf. snowflakedb/ArcticTraining#219)"),
             ("torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 1", "torch.multiprocessing.spawn error text"),
+            ("Exception: process 1 terminated with exit code 1", "pytorch/pytorch#62403 (mp.spawn before torch 1.9)"),
+            (
+                "    raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command '['torchrun', '--nnodes', '1', '--node_rank', '0', '--nproc_per_node', '2', '--master_addr', '127.0.0.1', '--master_port', '38587', '/LLaMA-Factory/src/llamafactory/launcher.py', 'config/qwen_vl.yaml']' returned non-zero exit status 1.",
+                "hiyouga/LlamaFactory#9073 (llamafactory-cli's torchrun; the paste lost the line break after the source line)",
+            ),
         ],
         not_examples=[
             "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
             "subprocess.CalledProcessError: Command '['nvidia-smi']' returned non-zero exit status 9.",
+            "[INFO] process 1 terminated with exit code 0",
+            "subprocess.CalledProcessError",
         ],
         after=("*",),
         fields=groups,

@@ -179,4 +179,29 @@ PATTERNS = [
         ],
         fields=groups,
     ),
+    pattern(
+        "launcher-hostfile-malformed",
+        "launcher",
+        CAUSE,
+        E,
+        "the launcher's hostfile has a line it cannot read",
+        r"Hostfile contains (?:a bad entry: (?P<entry>.*?), unable|multiple entries for (?:host: )?(?P<host>[^\s,.]+))"
+        r"|Hostfile is empty or not formatted correctly|Hostfile is not formatted correctly|Invalid entry in hostfile: (?P<invalid>.+?)\.?$",
+        ("Hostfile contains", "Hostfile is", "Invalid entry in hostfile"),
+        why="""DeepSpeed's launcher (and the launchers modelled on it) reads the hostfile line by line as `HOSTNAME slots=N`
+        (a `#` comment or a blank line is skipped) and stops at the first line of another shape: a misspelt `slots=`, a
+        missing space, a colon or a tab-separated count, a host listed twice, or a file with no host at all. Some DeepSpeed
+        releases print the literal text '{line}' instead of the bad line.""",
+        fix="""write every line of the hostfile (deepspeed --hostfile, default /job/hostfile) as `HOSTNAME slots=N` with N the GPUs
+        to use there, one line per host, e.g. `worker-0 slots=8`; check it with `grep -nvE '^\\s*(#|$)|^\\S+\\s+slots=[0-9]+' HOSTFILE`,
+        which prints the lines the launcher refuses""".replace("\n        ", " "),
+        examples=[
+            ("ValueError: Hostfile contains a bad entry: {line}, unable to proceed with launching", "deepspeedai/DeepSpeed#3669 ('lots=8' for 'slots=8'; this release does not name the line)"),
+            ("ValueError: Hostfile contains a bad entry: worker-1 lots=8, unable to proceed with launching", "deepspeed/launcher/runner.py _parse_hostfile's message"),
+            ("ValueError: Hostfile contains multiple entries for worker-0, unable to proceed with launching", "deepspeed/launcher/runner.py _parse_hostfile's message"),
+            ("ValueError: Hostfile is empty or not formatted correctly, unable to proceed with launching.", "deepspeed/launcher/runner.py _parse_hostfile's message"),
+        ],
+        not_examples=["[INFO] [runner.py:607:main] Using IP address of 10.0.0.1 for node worker-0", "worker-0 slots=8"],
+        fields=groups,
+    ),
 ]

@@ -88,6 +88,7 @@ PATTERNS = [
         bootstrap from.""",
         fix="ip -br addr   # then: export NCCL_SOCKET_IFNAME=<interface that carries the node's IP> (or unset it)",
         examples=[
+            ("Bootstrap : no socket interface found", "NVIDIA-NeMo/Speech#15019 (the 'Last error:' line under ncclInvalidUsage, as torch quotes it)"),
             ("[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)", "NVIDIA/nccl#1837"),
             ("node1:1958:1958 [3] NCCL WARN Bootstrap : no socket interface found", "marin-community/marin#6940"),
             ("include/socket.h:344 WARN Socket creation failed : Address family not supported by protocol", "NVIDIA/nccl#210 (old NCCL: no usable IP interface)"),
@@ -309,7 +310,8 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "NCCL lost its connection to another rank",
-        r"Connection closed by remote peer|Call to recv from \S+ failed ?: (?:Broken pipe|Connection reset by peer)|socketProgress\w*: .*(?:Connection reset by peer|Broken pipe)",
+        # NCCL before 2.12 did not name the peer: "Call to recv failed : Connection reset by peer"
+        r"Connection closed by remote peer|Call to recv (?:from \S+ )?failed ?: (?:Broken pipe|Connection reset by peer)|socketProgress\w*: .*(?:Connection reset by peer|Broken pipe)",
         ("remote peer", "Call to recv", "socketProgress"),
         why="""The other end of an NCCL connection went away: that rank crashed, was killed (OOM killer,
         scheduler), or its node dropped off the network. This rank only reports the loss.""",
@@ -318,7 +320,9 @@ PATTERNS = [
             ("a100-st-p4d24xlarge-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer a100-st-p4d24xlarge-22.pcluster<47861>", "NVIDIA/nccl#795"),
             ("a100-st-p4d24xlarge-22:183006:183220 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe", "NVIDIA/nccl#795"),
             ("node0:13571:13600 [0] NCCL WARN socketProgress: Connection closed by remote peer node2<42830>", "NVIDIA/nccl#1232"),
+            ("Genc-A100-VM:36759:36970 [0] include/socket.h:421 NCCL WARN Call to recv failed : Connection reset by peer", "huggingface/accelerate#609 (the IB transport's proxy thread)"),
         ],
+        not_examples=["node0:13571:13600 [0] NCCL INFO Call to connect returned Connection refused, retrying"],
         after=("*",),
     ),
     pattern(

@@ -31,9 +31,15 @@ PATTERNS = [
         ("Watchdog caught", "WorkNCCL::checkTimeout"),
         why="""The collective (OpType, SeqNum) did not finish within the process group timeout (10 min for NCCL
         by default). The ranks that report it were waiting; the culprit is a rank that crashed, hung before
-        the collective (data loading, a deadlock, a collective only some ranks call), or called a different
-        collective. A rank missing from these lines, or one with a lower SeqNum, is the one to look at.""",
-        fix="find the rank that never reached this SeqNum (missing from these lines, or the Flight Recorder dump: TORCH_FR_BUFFER_SIZE=2000) and look at what it was doing; only raise timeout= in init_process_group if a step is legitimately that slow",
+        the collective (data loading, a deadlock, a collective only some ranks call), called a different
+        collective, or was still busy with work the others did not do: preprocessing or caching a dataset on
+        one rank, evaluating or saving on rank 0 only, a rank with more batches at the end of an epoch (uneven
+        data). A rank missing from these lines, or one with a lower SeqNum, is the one to look at.""",
+        fix="""find the rank that never reached this SeqNum (missing from these lines, or the Flight Recorder dump: TORCH_FR_BUFFER_SIZE=2000)
+        and look at what it was doing; work only one rank does (dataset preprocessing, evaluation on rank 0): run it on every rank
+        or before init_process_group; uneven batches at the end of an epoch: give every rank the same number of batches
+        (DistributedSampler pads to it; an IterableDataset must do it itself); increase the timeout (timeout=timedelta(hours=2) in init_process_group, accelerate's
+        InitProcessGroupKwargs(timeout=...)) only for work that is legitimately that slow""".replace("\n        ", " "),
         examples=[
             ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.", "hiyouga/LlamaFactory#7396"),
             ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.", "OFA-Sys/OFA#271"),
@@ -123,16 +129,21 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a rank timed out waiting for a key in the c10d store",
-        r"(?:store->get\('?(?P<key>[^')]*)'?\) got error: Socket Timeout|DistStoreError: (?:Socket Timeout|wait timeout after (?P<ms>\d+)ms)|RuntimeError: Socket Timeout|wait timeout after \d+ms, keys: )",
-        ("Socket Timeout", "wait timeout after"),
+        r"(?:store->get\('?(?P<key>[^')]*)'?\) got error: Socket Timeout|DistStoreError: (?:Socket Timeout|wait timeout after (?P<ms>\d+)ms)|RuntimeError: Socket Timeout|wait timeout after \d+ms, keys: "
+        # torch 1.0's store (a file:// or tcp:// init_method) said only this
+        r"|RuntimeError: Wait timeout$)",
+        ("Socket Timeout", "wait timeout after", "Wait timeout"),
         why="""Ranks exchange setup data (the NCCL unique id, barriers) through the store. The key never arrived:
         the rank that should write it (often rank 0) crashed, is still busy before that point (loading or
-        preprocessing a dataset on one rank only), or the ranks disagree about world size.""",
+        preprocessing a dataset on one rank only), or the ranks disagree about world size. With init_method='file://...'
+        the store is a file that every rank must see: a folder shared between the machines (not a local copy), and
+        no file left from an earlier run.""",
         fix="look at rank 0's log at that moment; move slow one-rank work (dataset preprocessing) before init_process_group or raise timeout= in init_process_group",
         examples=[
             ("torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout", "bytedance/HLLM#20"),
             ("torch.distributed.DistStoreError: Socket Timeout", "hiyouga/LlamaFactory#6154"),
             ("torch.distributed.DistStoreError: wait timeout after 600000ms, keys: /default_pg/0//cuda//0", "vllm-project/vllm#12526"),
+            ("RuntimeError: Wait timeout", "pytorch/pytorch#13583 (a gloo group through a file:// store on a shared folder, torch 1.0)"),
         ],
         after=("*",),
         fields=groups,
@@ -155,6 +166,37 @@ PATTERNS = [
         ],
         # with no failure in the log, it is the heartbeat monitor noticing rank 0's store close at exit
         after=("*", "store-closed-at-exit"),
+    ),
+    pattern(
+        "nccl-unique-id-exchange-failed",
+        "timeout",
+        CONSEQUENCE,
+        E,
+        "a rank failed while fetching the NCCL unique id from rank 0 through the c10d store (the message itself is not in the log)",
+        # the C++ backtrace of the exception: TCPStore::get under broadcastUniqueNCCLID, the message cut
+        r"^frame #\d+: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID\(",
+        ("broadcastUniqueNCCLID",),
+        why="""When a process group first runs a collective on a GPU, rank 0 (of that group) creates the NCCL
+        communicator's unique id and writes it to the c10d store; every other rank waits for it in a store get. That get
+        failed on this rank: rank 0 never wrote the id in time (it crashed, was still busy with work the others skipped
+        such as preprocessing a dataset or evaluating on rank 0 only, or ran another collective first), or the store
+        itself went away with rank 0. The exception's own message (a Socket Timeout or a reset connection) was cut from
+        this log.""",
+        fix="""read rank 0's output at that moment: its error, or the one-rank work it was doing (move dataset preprocessing
+        before init_process_group or behind a barrier every rank reaches, raise timeout= in init_process_group if that work is
+        legitimately long); the full message of this rank's exception says which: 'Socket Timeout' (rank 0 late) or 'Connection
+        reset' (rank 0 gone)""".replace("\n        ", " "),
+        examples=[
+            (
+                "frame #9: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, std::string const&, int) + 0xaf (0x7fdfb0e29b8f in /home/user/enter/envs/train/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
+                "hiyouga/LlamaFactory#5769 (rank 2, under TCPStore::get)",
+            ),
+        ],
+        not_examples=[
+            "frame #4: c10d::TCPStore::get(std::string const&) + 0x7a (0x7fdfeab5883a in /x/torch/lib/libtorch_cpu.so)",  # a store get of any key
+            "NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>",
+        ],
+        after=("*",),
     ),
     pattern(
         "store-closed-at-exit",
