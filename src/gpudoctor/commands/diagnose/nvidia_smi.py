@@ -19,10 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpudoctor.catalog.findings.gpu_health import GPU_LOST, GPU_READING_FAILED
+from gpudoctor.checks.gpu_activity import GpuActivity, ProcessUse, activity_findings
 from gpudoctor.checks.gpu_health import health_findings
 from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth, NvmlGpu
+from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, NOT_SHOWN, GpuHealth, NvLinkHealth, NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
 
 # Section and key names only nvidia-smi prints: a section pasted without its GPU header
@@ -43,7 +44,7 @@ TRIGGERS = (
 # nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
 NO_DEVICES = "No devices were found"
 ANCHORS = (b"    : ", b"MiB /", b"Unable to ", NO_DEVICES.encode())
-PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</")
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:")
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
@@ -76,16 +77,30 @@ GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-
 KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
 # The table's two lines per GPU (drivers before and after 525 space them differently)
 TABLE_1 = re.compile(
-    r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off)\s+\|\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f:.]+)\s+\S+\s+\|\s+(?P<ecc>\S+)\s+\|"
+    r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off)\s+\|\s+(?P<bus>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f:.]+)\s+\S+\s+\|\s+(?P<ecc>\S+)\s+\|"
 )
 TABLE_2 = re.compile(
     r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+C|ERR!|N/A)\s+(?P<perf>\S+)\s+(?:\S+\s+)?(?P<use>\S+)\s*/\s*(?P<cap>\S+)\s+\|"
 )
 # The table's readings of a GPU (its second line), by TABLE_2's group names
 TABLE_READINGS = (("fan", "fan"), ("temperature", "temp"), ("performance state", "perf"), ("power draw", "use"), ("power cap", "cap"))
-# ERR! in every one of these is a GPU that answers nothing, though nvidia-smi still holds it
-# (the fan is left out: GPUs without a fan show N/A there)
-ALL_READINGS = {"temperature", "performance state", "power draw"}
+# ERR! in both sensors and in one of the row's other readings is a GPU that answers nothing,
+# though nvidia-smi still holds it (the fan is left out: GPUs without a fan show N/A there; a
+# faulted GPU may still show a stale power figure, as in dcgm-exporter#46's "1W / N/A" row)
+ALL_READINGS = {"temperature", "performance state"}
+ROW_READINGS = {"power draw", "utilisation", "memory"}
+# The table's memory and utilisation columns, on the same line as TABLE_2's readings
+# ("Unknown Error" or ERR! where the driver could not read the GPU's memory)
+TABLE_USE = re.compile(
+    r"\|\s*(?:(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|(?P<mem_err>Unknown Error|ERR!))\s*\|\s*(?P<util>\d+%|ERR!|N/A)\s"
+)
+# The process list under the table: "GPU [GI CI] PID Type Name Memory" per row (drivers from
+# 470 add the GI and CI columns), or its one line when there is none
+TABLE_PROCESS = re.compile(
+    r"^\|\s+(?P<gpu>\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(?P<pid>\d+)\s+(?P<type>C\+G|M\+C|C|G|M)\s+"
+    r"(?P<name>.*?)\s+(?P<mib>\d+MiB|N/A)\s*\|$"
+)
+NO_PROCESSES = "No running processes found"
 TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
 TABLE_MIG = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>Enabled|Disabled|N/A)\s+\|\s*$")
 COMPUTE_MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread", "Prohibited": "Prohibited"}
@@ -170,6 +185,8 @@ class PastedGpu:
     compute_mode: str = ""  # as NVML names it: "Default", "Exclusive_Process", ...; "" when not shown
     mig_mode: str = ""  # "enabled" / "disabled"; "" when not shown
     all_links_down: bool = False  # "Unable to retrieve NVLink information as all links are inActive"
+    index: int | None = None  # nvidia-smi's index, from the table's first line
+    use: dict[str, int] = field(default_factory=dict)  # the table's "utilisation" %, "memory used" / "memory total" MiB
 
     def health(self) -> GpuHealth:
         f = dict(self.fields)
@@ -214,6 +231,9 @@ class NvidiaSmiReader:
         self.parsed_to = -1  # where the last parsed stretch ended, in the input
         self.carry = b""
         self.no_devices = ""  # nvidia-smi's "No devices were found" line, when the input has one
+        # the table's process list: None until its "Processes:" header is read; then (GPU index, pid, name, MiB)
+        self.processes: list[tuple[int, int, str, int | None]] | None = None
+        self.in_processes = False  # the lines being read are the process list's
 
     # -- input -------------------------------------------------------------
     def feed(self, chunk: bytes) -> None:
@@ -248,6 +268,7 @@ class NvidiaSmiReader:
         for a, b in windows(data, end, anchors, start):
             if base + a > self.parsed_to:  # not where the last stretch ended: a new stretch of the log
                 self.current, self.path, self.table_gpu, self.xml = None, [], None, []
+                self.in_processes = False
             self.parsed_to = base + b
             for raw in data[a:b].decode("utf-8", errors="replace").splitlines():
                 self.line(raw)
@@ -264,6 +285,8 @@ class NvidiaSmiReader:
         if text.startswith("|"):
             self._table(text)
             return
+        if not text.startswith("+"):
+            self.in_processes = False  # the process list ends where the table's lines do
         stripped = text.lstrip()
         indent = len(text) - len(stripped)
         if self._nvlink(stripped) or (stripped.startswith("<") and self._xml(stripped)):
@@ -355,10 +378,13 @@ class NvidiaSmiReader:
         return g
 
     def _table(self, text: str) -> None:
+        if self._process_line(text):
+            return
         m = TABLE_1.match(text)
         if m:
             g = self._gpu(m["bus"])
             g.name = f"GPU {m['index']} ({m['name'].strip()}, {m['bus']})"
+            g.index = int(m["index"])
             g.fields["persistence_mode"] = "enabled" if m["persist"] == "On" else "disabled"
             ecc = m["ecc"]
             if ecc.isdigit():
@@ -369,6 +395,11 @@ class NvidiaSmiReader:
         if m2 and self.table_gpu is not None:
             g, self.table_gpu = self.table_gpu, None
             g.unread = tuple(what for what, key in TABLE_READINGS if m2[key] == "ERR!")
+            use = TABLE_USE.search(text, m2.end() - 1)
+            if use:
+                g.unread += tuple(what for what, bad in (("memory", use["mem_err"]), ("utilisation", use["util"] == "ERR!")) if bad)
+                g.use = {k: int(v) for k, v in (("memory used", use["used"]), ("memory total", use["total"]),
+                                                   ("utilisation", use["util"].rstrip("%"))) if v and v.isdigit()}
             g.fields["temperature_c"] = _int(m2["temp"].rstrip("C"))
             g.fields["power_w"] = _float(m2["use"].rstrip("W"))
             g.fields["power_limit_w"] = _float(m2["cap"].rstrip("W"))
@@ -381,6 +412,27 @@ class NvidiaSmiReader:
         if m3 and self.table_mig is not None:
             self.table_mig.mig_mode = m3["mig"].lower() if m3["mig"] != "N/A" else ""
         self.table_mig = None
+
+    def _process_line(self, text: str) -> bool:
+        """A line of the process list under the table; False when it is not one. A new list
+        (`nvidia-smi -l` prints one per snapshot) replaces the last."""
+        body = text.strip("| ").strip()
+        if body.startswith("Processes:"):
+            self.processes, self.in_processes = [], True
+            return True
+        if not self.in_processes or self.processes is None:
+            return False
+        if body.startswith(NO_PROCESSES):
+            return True
+        m = TABLE_PROCESS.match(text)
+        if m:
+            mib = m["mib"].removesuffix("MiB")
+            self.processes.append((int(m["gpu"]), int(m["pid"]), m["name"].strip(), int(mib) if mib.isdigit() else None))
+            return True
+        if TABLE_1.match(text):  # the next snapshot's table
+            self.in_processes = False
+            return False
+        return True  # the list's own header and rules
 
     def _leaf(self, path: list[str], key: str, value: str) -> None:
         if "requires reset" in value.lower() and self.current is not None:
@@ -470,15 +522,35 @@ class NvidiaSmiReader:
         g.ecc[key] = g.ecc.get(key, 0) + n
 
     # -- what it says --------------------------------------------------------
+    @property
+    def snapshot(self) -> bool:
+        """The input holds a GPU tool's snapshot: GPUs, or nvidia-smi's process list alone."""
+        return bool(self.gpus) or self.processes is not None
+
     def findings(self) -> list[Finding]:
         self.feed(b"")
         out = self._lost()
         judged = [(g.name, g.health()) for g in self.gpus if not g.lost]
         # NVLinks need another GPU to reach: the paste shows one, or numbers a GPU past 0
         peers = len(self.gpus) > 1 or any(_index(g.name, i) > 0 for i, g in enumerate(self.gpus))
-        found = health_findings(judged, peers) + self._modes()
+        found = health_findings(judged, peers) + self._modes() + self._activity()
         out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
         return out
+
+    def _activity(self) -> list[Finding]:
+        """What the table's rows show the GPUs doing (checks/gpu_activity.py)."""
+        rows = [g for g in self.gpus if g.index is not None and g.use and not g.lost]
+        gpus = [
+            GpuActivity(label=g.name, index=g.index or 0, power_w=g.fields.get("power_w", NOT_SHOWN),
+                        power_cap_w=g.fields.get("power_limit_w", NOT_SHOWN),
+                        **{key: g.use[name] for key, name in (("utilisation_pct", "utilisation"), ("memory_used_mib", "memory used"),
+                                                               ("memory_total_mib", "memory total")) if name in g.use})
+            for g in rows
+        ]
+        processes = NOT_SHOWN if self.processes is None else [
+            ProcessUse(gpu, pid, name, NOT_SHOWN if mib is None else mib) for gpu, pid, name, mib in self.processes
+        ]
+        return activity_findings(gpus, processes)
 
     def _modes(self) -> list[Finding]:
         """MIG and compute mode, judged as `check` judges NVML's (checks/gpus.py)."""
@@ -514,7 +586,7 @@ class NvidiaSmiReader:
         for g in self.gpus:
             if not g.unread or g.lost:
                 continue
-            every = ALL_READINGS <= set(g.unread)
+            every = ALL_READINGS <= set(g.unread) and bool(ROW_READINGS & set(g.unread))
             index = _index(g.name, self.gpus.index(g))
             out.append(GPU_READING_FAILED(
                 case="every" if every else "some", evidence={"ERR!": list(g.unread), "source": "pasted nvidia-smi output"},
