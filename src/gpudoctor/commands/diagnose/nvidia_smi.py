@@ -44,7 +44,7 @@ TRIGGERS = (
 # nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
 NO_DEVICES = "No devices were found"
 ANCHORS = (b"    : ", b"MiB /", b"Unable to ", NO_DEVICES.encode())
-PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:")
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version")
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
@@ -101,6 +101,15 @@ TABLE_PROCESS = re.compile(
     r"(?P<name>.*?)\s+(?P<mib>\d+MiB|N/A)\s*\|$"
 )
 NO_PROCESSES = "No running processes found"
+# A GPU tool's other snapshots, counted (not judged) so that an input made of them is a
+# snapshot, not a run's log cut short: `nvidia-smi topo -m`'s header and rows, a row of
+# `nvidia-smi --query-gpu=... --format=csv` (two or more fields with nvidia-smi's units),
+# the table's driver line
+TOPO_ROW = re.compile(r"^(?:GPU\d+|NIC\d+|mlx5_\d+)(?:\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX|SOC|PHB))+\b")
+TOPO_HEADER = re.compile(r"^GPU0(?:\s+(?:GPU|NIC|mlx5_)\d+)*\s+CPU Affinity")
+QUERY_ROW = re.compile(r"^[^,|]+(?:,\s*(?:\d+(?:\.\d+)?\s*(?:%|MiB|W|C)|N/A|\[N/A\]|[^,|]*))+$")
+QUERY_UNIT = re.compile(r",\s*\d+(?:\.\d+)?\s*(?:%|MiB|W)(?=\s*(?:,|$))")
+DRIVER_LINE = re.compile(r"Driver Version:\s*[\d.]+\s+CUDA Version:\s*[\d.]+")
 TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
 TABLE_MIG = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>Enabled|Disabled|N/A)\s+\|\s*$")
 COMPUTE_MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread", "Prohibited": "Prohibited"}
@@ -234,6 +243,7 @@ class NvidiaSmiReader:
         # the table's process list: None until its "Processes:" header is read; then (GPU index, pid, name, MiB)
         self.processes: list[tuple[int, int, str, int | None]] | None = None
         self.in_processes = False  # the lines being read are the process list's
+        self.tool_lines = 0  # lines of a GPU tool's other snapshots (TOPO_ROW, QUERY_ROW, DRIVER_LINE)
 
     # -- input -------------------------------------------------------------
     def feed(self, chunk: bytes) -> None:
@@ -281,6 +291,8 @@ class NvidiaSmiReader:
         lost = LOST.search(text)
         if lost:
             self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
+            return
+        if self._other_snapshot(text.strip().strip("`").strip()):
             return
         if text.startswith("|"):
             self._table(text)
@@ -413,6 +425,15 @@ class NvidiaSmiReader:
             self.table_mig.mig_mode = m3["mig"].lower() if m3["mig"] != "N/A" else ""
         self.table_mig = None
 
+    def _other_snapshot(self, text: str) -> bool:
+        """A line of `nvidia-smi topo -m`, of a --query-gpu CSV or the driver line: counted only."""
+        if TOPO_HEADER.match(text) or TOPO_ROW.match(text) or DRIVER_LINE.search(text) and not text.startswith("|") or (
+            len(QUERY_UNIT.findall(text)) >= 2 and QUERY_ROW.match(text)
+        ):
+            self.tool_lines += 1
+            return not text.startswith("|")
+        return False
+
     def _process_line(self, text: str) -> bool:
         """A line of the process list under the table; False when it is not one. A new list
         (`nvidia-smi -l` prints one per snapshot) replaces the last."""
@@ -522,10 +543,10 @@ class NvidiaSmiReader:
         g.ecc[key] = g.ecc.get(key, 0) + n
 
     # -- what it says --------------------------------------------------------
-    @property
-    def snapshot(self) -> bool:
-        """The input holds a GPU tool's snapshot: GPUs, or nvidia-smi's process list alone."""
-        return bool(self.gpus) or self.processes is not None
+    def snapshot(self, lines: int) -> bool:
+        """The input (`lines` long) is a GPU tool's snapshot: GPUs or nvidia-smi's process list
+        read from it, or its other forms (topo -m, a --query-gpu CSV) on half its lines or more."""
+        return bool(self.gpus) or self.processes is not None or 0 < lines <= 2 * self.tool_lines
 
     def findings(self) -> list[Finding]:
         self.feed(b"")
