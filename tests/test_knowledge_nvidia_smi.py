@@ -112,3 +112,39 @@ def test_compute_and_mig_mode_are_judged_as_check_judges_them():
     assert [g.mig_mode for g in read(table).gpus] == ["disabled", ""]  # the paste ends before GPU 1's MIG line
     enabled = table.replace("|             Disabled |", "|              Enabled |")
     assert [f.id for f in read(enabled).findings()] == ["mig-enabled"]
+
+
+TOPO = """\
+        GPU0    GPU1    GPU2    GPU3    CPU Affinity    NUMA Affinity
+GPU0     X      PIX     NODE    NODE    0-23,48-71      0
+GPU1    PIX      X      NODE    NODE    0-23,48-71      0
+GPU2    NODE    NODE     X      PIX     0-23,48-71      0
+GPU3    NODE    NODE    PIX      X      0-23,48-71      0
+"""
+QUERY = "NVIDIA A100-SXM4-80GB, 98 %, 41 %, 81920 MiB, 61234 MiB\nNVIDIA A100-SXM4-80GB, 97 %, 40 %, 81920 MiB, 61230 MiB\n"
+CUT_LOG = """\
+[rank0]: Driver Version: 535.104.05   CUDA Version: 12.2
+[rank0]:[W305 10:12:41] loading checkpoint shards: 50%
+[rank0]: step 1/1000 loss 2.31
+[rank1]: step 1/1000 loss 2.30
+"""
+
+
+@pytest.mark.parametrize("text", [TOPO, QUERY, "```Driver Version: 570.133.20     CUDA Version: 12.8```\n"], ids=["topo-m", "query-csv", "driver-line"])
+def test_a_gpu_tools_snapshot_with_no_signature_is_healthy(text):
+    # a snapshot is not a run's log cut short: nothing in it fails, so it is healthy (exit 0)
+    report = api.diagnose(text)
+    assert report.ok and "log-inconclusive" not in {f.id for f in report.findings}
+
+
+def test_a_cut_log_that_quotes_a_driver_line_is_still_not_decided():
+    # the sibling: one tool line in a run's log cut before its end does not make it a snapshot
+    report = api.diagnose(CUT_LOG)
+    assert not report.ok and "log-inconclusive" in {f.id for f in report.findings}
+
+
+def test_the_table_reads_memory_utilisation_and_the_process_list():
+    reader = read(case("instructlab-2341-a100-table"))
+    assert reader.gpus[0].use == {"memory used": 1, "memory total": 40960, "utilisation": 0} and reader.gpus[0].index == 0
+    listed = read("| Processes:  |\n|    0   N/A  N/A     31794      C   Unknown Error       5371MiB |\n")
+    assert listed.processes == [(0, 31794, "Unknown Error", 5371)] and listed.snapshot(2)
