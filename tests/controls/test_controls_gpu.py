@@ -599,3 +599,36 @@ class TestGpuReadingFailedRow:
         f = diagnosed(text)["gpu-reading-failed"]
         assert f.severity is Severity.INFO and f.evidence["ERR!"] == ["power draw"]
         assert cli_exit(text, tmp_path)[0] == 0
+
+
+class TestGpuRowRemapPendingPasted:
+    verdict = "gpu-row-remap-pending"  # the hardware warning `check` gives, in a pasted snapshot
+
+    REMAP = """\
+GPU 00000000:07:00.0
+    Product Name                          : NVIDIA A100-SXM4-80GB
+    Remapped Rows
+        Correctable Error                 : 0
+        Uncorrectable Error               : {unc}
+        Pending                           : {pending}
+        Remapping Failure Occurred        : No
+"""
+
+    def test_sibling_a_pasted_remap_waiting_for_a_reset_is_not_healthy(self, tmp_path):
+        text = self.REMAP.format(unc=2, pending="Yes")
+        assert diagnosed(text)["gpu-row-remap-pending"].severity is Severity.WARN
+        code, answer = cli_exit(text, tmp_path)
+        assert code == 1 and answer["ok"] is False
+
+    def test_control_rows_remapped_and_applied_are_healthy(self, tmp_path):
+        text = self.REMAP.format(unc=2, pending="No")
+        assert "gpu-row-remap-pending" not in diagnosed(text)
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_control_check_keeps_a_hardware_warning_at_exit_0(self):
+        # the same warning from `check` on a live node: a warning, not a failed check
+        from gpudoctor.catalog.findings.gpu_health import GPU_ROW_REMAP_PENDING
+        from gpudoctor.core.findings import Report
+
+        f = GPU_ROW_REMAP_PENDING(evidence={"GPU 0": "pending"}, gpus="GPU 0")
+        assert Report("check", (f,)).ok and not Report("diagnose", (f,)).ok
