@@ -632,3 +632,51 @@ GPU 00000000:07:00.0
 
         f = GPU_ROW_REMAP_PENDING(evidence={"GPU 0": "pending"}, gpus="GPU 0")
         assert Report("check", (f,)).ok and not Report("diagnose", (f,)).ok
+
+
+# gpustat -P (the same readings as nvidia-smi's table, one line per GPU; its MB are MiB)
+GPUSTAT = """\
+node17               Tue Jul  5 16:37:34 2022  450.102.04
+[0] Tesla V100-SXM2-32GB | 44'C, {u0:>3} %, {w0:>3} / 300 W |  4890 / 32510 MB | alice(4880M)
+[1] Tesla V100-SXM2-32GB | 36'C, {u1:>3} %, {w1:>3} / 300 W |  4860 / 32510 MB | {owner1}(4850M)
+"""
+
+
+class TestGpuRankIdleGpustat:
+    verdict = "gpu-rank-idle"  # the same reading from gpustat, whose process list names the owner
+
+    def test_sibling_gpustat_one_rank_spinning_the_other_idle(self, tmp_path):
+        text = GPUSTAT.format(u0=100, w0=71, u1=0, w1=58, owner1="alice")
+        found = diagnosed(text)
+        assert found["gpu-rank-idle"].severity is Severity.WARN and found["gpu-collective-spin"].severity is Severity.WARN
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_the_idle_gpu_is_another_users(self, tmp_path):
+        text = GPUSTAT.format(u0=98, w0=281, u1=0, w1=58, owner1="bob")
+        assert "gpu-rank-idle" not in diagnosed(text)
+        assert cli_exit(text, tmp_path)[0] == 0
+
+
+class TestGpuProcessOnEveryGpu:
+    def test_sibling_every_ddp_rank_holds_a_context_on_every_gpu(self, tmp_path):
+        procs = [(0, 4411, "python", 20110), (0, 4412, "python", 503), (1, 4412, "python", 20108), (1, 4411, "python", 503)]
+        text = smi([(97, 330, 20613), (96, 328, 20611)], procs)
+        f = diagnosed(text)["gpu-process-on-every-gpu"]
+        assert f.severity is Severity.WARN and "2 entries, up to 503 MiB" in f.title and f.fix.startswith("torch.cuda.set_device(local_rank)")
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_sibling_gpustat_entries_with_no_memory_yet(self, tmp_path):
+        # Lightning#4828: each of 6 ddp processes also listed with 0 MiB on every other GPU
+        text = sample("lightning-4828-gpustat-every-process-on-every-gpu")
+        f = diagnosed(text)["gpu-process-on-every-gpu"]
+        assert f.severity is Severity.WARN and "35 entries with 0 MiB" in f.title and "no memory yet" in f.why
+        assert "gpu-rank-idle" not in diagnosed(text)  # GPU 6, idle, is another user's (aaa)
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_dataparallel_is_one_process_on_every_gpu(self):
+        text = smi([(97, 330, 20613), (96, 328, 12611)], [(0, 4411, "python", 20610), (1, 4411, "python", 12608)])
+        assert "gpu-process-on-every-gpu" not in diagnosed(text)
+
+    def test_control_each_ddp_rank_on_its_own_gpu(self):
+        text = smi([(97, 330, 20613), (96, 328, 20611)], [(0, 4411, "python", 20610), (1, 4412, "python", 20608)])
+        assert "gpu-process-on-every-gpu" not in diagnosed(text)

@@ -16,6 +16,7 @@ from gpudoctor.catalog.findings.gpu_health import (
     GPU_COLLECTIVE_SPIN,
     GPU_MEMORY_UNEVEN,
     GPU_MEMORY_WITHOUT_PROCESS,
+    GPU_PROCESS_ON_EVERY_GPU,
     GPU_RANK_IDLE,
     GPU_UNUSED,
 )
@@ -115,15 +116,28 @@ def collective_spin(gpus: Sequence[GpuActivity]) -> list[Finding]:
     return out
 
 
-def rank_idle(gpus: Sequence[GpuActivity]) -> list[Finding]:
+def _owners(processes: Sequence[ProcessUse] | Unavailable, gpu: GpuActivity) -> set[str]:
+    """The names (commands or users) of the processes listed on a GPU that hold memory; empty when none are shown."""
+    if isinstance(processes, Unavailable):
+        return set()
+    return {p.name for p in processes if p.gpu == gpu.index and (_num(p.memory_mib) or 0) >= EMPTY_MIB}
+
+
+def _same_job(a: GpuActivity, b: GpuActivity, processes: Sequence[ProcessUse] | Unavailable) -> bool:
+    """Memory within SAME_JOB of each other, and no process list that names different owners."""
+    close = abs((_mem(a) or 0) - (_mem(b) or 0)) <= SAME_JOB * max(_mem(a) or 0, _mem(b) or 0)
+    owners_a, owners_b = _owners(processes, a), _owners(processes, b)
+    return close and (not owners_a or not owners_b or bool(owners_a & owners_b))
+
+
+def rank_idle(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN) -> list[Finding]:
     """An idle GPU holding the same memory (one job) as a GPU that works."""
     held = [g for g in gpus if (_mem(g) or 0) >= JOB_MIB and _util(g) is not None]
     busy = [g for g in held if (_util(g) or 0) >= WORKING_PCT]
-    idle = [g for g in held if (_util(g) or 0) <= IDLE_PCT
-            and any(abs((_mem(g) or 0) - (_mem(b) or 0)) <= SAME_JOB * max(_mem(g) or 0, _mem(b) or 0) for b in busy)]
+    idle = [g for g in held if (_util(g) or 0) <= IDLE_PCT and any(_same_job(g, b, processes) for b in busy)]
     if not idle:
         return []
-    peers = [b for b in busy if any(abs((_mem(i) or 0) - (_mem(b) or 0)) <= SAME_JOB * max(_mem(i) or 0, _mem(b) or 0) for i in idle)]
+    peers = [b for b in busy if any(_same_job(i, b, processes) for i in idle)]
     one, many = len(idle) == 1, len(peers) == 1
     return [GPU_RANK_IDLE(
         evidence={_short(g): _figures(g) for g in idle + peers},
@@ -186,6 +200,41 @@ def memory_without_process(gpus: Sequence[GpuActivity], processes: Sequence[Proc
     )]
 
 
+def process_on_every_gpu(processes: Sequence[ProcessUse] | Unavailable) -> list[Finding]:
+    """Processes of one job listed on GPUs not their own: a pid on several GPUs (two or more
+    such pids), or, where no pid is shown (gpustat), one owner listed twice or more on several GPUs."""
+    if isinstance(processes, Unavailable):
+        return []
+    extras: list[ProcessUse] = []  # the entries on a GPU that is not the process's own (its largest)
+    spread: dict[tuple[object, ...], list[ProcessUse]] = {}
+    for p in processes:
+        if p.pid:
+            spread.setdefault(("pid", p.pid), []).append(p)
+        else:  # gpustat: one key per owner and GPU
+            spread.setdefault(("owner", p.name, p.gpu), []).append(p)
+    groups = list(spread.items())
+    by_pid = [entries for key, entries in groups if key[0] == "pid" and len({e.gpu for e in entries}) > 1]
+    by_owner = [entries for key, entries in groups if key[0] == "owner" and len(entries) > 1]
+    if len(by_pid) >= 2:
+        for entries in by_pid:
+            own = max(entries, key=lambda e: _num(e.memory_mib) or 0)
+            extras += [e for e in entries if e is not own]
+    elif len({entries[0].gpu for entries in by_owner}) >= 2:
+        for entries in by_owner:
+            own = max(entries, key=lambda e: _num(e.memory_mib) or 0)
+            extras += [e for e in entries if e is not own]
+    if not extras:
+        return []
+    held = max(_num(e.memory_mib) or 0 for e in extras)
+    memory = held >= EMPTY_MIB
+    gpus = sorted({p.gpu for p in processes})
+    evidence = {f"GPU {i}": [f"{p.name}{f' (pid {p.pid})' if p.pid else ''}: {p.memory_mib} MiB" for p in processes if p.gpu == i] for i in gpus}
+    return [GPU_PROCESS_ON_EVERY_GPU(
+        case="memory" if memory else "empty", evidence=evidence,
+        gpus=", ".join(f"GPU {i}" for i in gpus), extra=f"{len(extras)} entries, up to {held:.0f} MiB" if memory else f"{len(extras)} entries with {held:.0f} MiB{' or less' if held else ''}",
+    )]
+
+
 def activity_findings(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN) -> list[Finding]:
-    return (collective_spin(gpus) + rank_idle(gpus) + unused(gpus) + memory_uneven(gpus)
-            + memory_without_process(gpus, processes))
+    return (collective_spin(gpus) + rank_idle(gpus, processes) + unused(gpus) + memory_uneven(gpus)
+            + memory_without_process(gpus, processes) + process_on_every_gpu(processes))

@@ -400,3 +400,27 @@ snapshot cut before its process list is not judged.""",
     },
     fix="sudo fuser -v /dev/nvidia*  # on the host: the processes that hold the GPUs; kill the leftover ones (kill -9 <pid>), or reset the idle GPU: sudo nvidia-smi -r -i <gpu>",
 )
+
+
+GPU_PROCESS_ON_EVERY_GPU = FindingKind(
+    id="gpu-process-on-every-gpu",
+    severity=Severity.WARN,
+    when="exit 1: the snapshot shows the ranks' device selection is wrong, whether or not the extra entries hold memory yet",
+    area=AREA,
+    emitted_by=SNAPSHOT + ", gpustat",
+    summary="""The process list shows the processes of one job on other GPUs than their own: two or
+more processes (pids) each listed on several GPUs, or (gpustat, which names users, not pids) one
+owner listed more than once on several GPUs. Each rank of a DDP job should use one GPU; an entry on
+another GPU is a CUDA context that rank created there. One process on every GPU (DataParallel, a
+model split across GPUs) is not this finding.""",
+    evidence="Per GPU: the processes listed on it and their memory.",
+    title={
+        "memory": "The job's processes are listed on every GPU ({gpus}), {extra} on GPUs not their own: every rank opened every GPU",
+        "empty": "The job's processes are listed on every GPU ({gpus}): {extra} on GPUs not their own, every rank opened every GPU",
+    },
+    why={
+        "memory": "A rank listed on another GPU created a CUDA context there: it did not call torch.cuda.set_device(local_rank) before its first CUDA call, or code touched every device (torch.cuda.empty_cache, a barrier without device_ids, a tensor moved to 'cuda' without an index). Each context takes hundreds of MiB, most of them on GPU 0, which runs out of memory first.",
+        "empty": "A rank listed on another GPU opened it (no set_device before its first CUDA call, or code that touches every device). These entries hold no memory yet, but the ranks' device selection is wrong: once a rank allocates there (a barrier, empty_cache, a tensor sent to 'cuda'), each entry becomes a context of hundreds of MiB, most of them on GPU 0.",
+    },
+    fix="torch.cuda.set_device(local_rank)  # first thing in each rank, before any CUDA call; or start each rank with CUDA_VISIBLE_DEVICES=<its GPU>",
+)

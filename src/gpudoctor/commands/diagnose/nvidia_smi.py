@@ -44,7 +44,7 @@ TRIGGERS = (
 # nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
 NO_DEVICES = "No devices were found"
 ANCHORS = (b"    : ", b"MiB /", b"Unable to ", NO_DEVICES.encode())
-PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version")
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,")
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
@@ -101,6 +101,13 @@ TABLE_PROCESS = re.compile(
     r"(?P<name>.*?)\s+(?P<mib>\d+MiB|N/A)\s*\|$"
 )
 NO_PROCESSES = "No running processes found"
+# gpustat's line per GPU (also pasted as a Markdown table): "[0] GeForce GTX 1080 Ti | 64'C, 100 %
+# [, 71 / 300 W] | 11025 / 11178 MB | user(11021M) ..." (its MB are MiB, as nvidia-smi's)
+GPUSTAT = re.compile(
+    r"^\|?\s*\[(?P<index>\d+)\]\s*(?P<name>[^|]+?)\s*\|\s*(?P<temp>\d+)'C,\s*(?P<util>\d+)\s*%"
+    r"(?:,\s*(?P<w>\d+)\s*/\s*(?P<cap>\d+)\s*W)?\s*\|\s*(?P<used>\d+)\s*/\s*(?P<total>\d+)\s*MB\s*\|(?P<procs>.*)$"
+)
+GPUSTAT_PROCESS = re.compile(r"(?P<who>[^\s()|]+)\((?P<mib>\d+)M\)")
 # A GPU tool's other snapshots, counted (not judged) so that an input made of them is a
 # snapshot, not a run's log cut short: `nvidia-smi topo -m`'s header and rows, a row of
 # `nvidia-smi --query-gpu=... --format=csv` (two or more fields with nvidia-smi's units),
@@ -292,7 +299,7 @@ class NvidiaSmiReader:
         if lost:
             self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
             return
-        if self._other_snapshot(text.strip().strip("`").strip()):
+        if self._other_snapshot(text.strip().strip("`").strip()) or self._gpustat(text.strip()):
             return
         if text.startswith("|"):
             self._table(text)
@@ -424,6 +431,26 @@ class NvidiaSmiReader:
         if m3 and self.table_mig is not None:
             self.table_mig.mig_mode = m3["mig"].lower() if m3["mig"] != "N/A" else ""
         self.table_mig = None
+
+    def _gpustat(self, text: str) -> bool:
+        """A GPU's line of gpustat: its readings and its processes (user or command, and MiB)."""
+        m = GPUSTAT.match(text)
+        if m is None:
+            return False
+        g = self._gpu(f"#{m['index']}")
+        g.name, g.index = f"GPU {m['index']} ({m['name'].strip()})", int(m["index"])
+        g.use = {"utilisation": int(m["util"]), "memory used": int(m["used"]), "memory total": int(m["total"])}
+        g.fields["temperature_c"] = int(m["temp"])
+        if m["w"]:
+            g.fields["power_w"], g.fields["power_limit_w"] = float(m["w"]), float(m["cap"])
+        if self.processes is None:
+            self.processes = []
+        self.processes = [p for p in self.processes if p[0] != g.index]  # a later snapshot replaces the GPU's list
+        pid = re.compile(r"/(\d+)$")
+        for who in GPUSTAT_PROCESS.finditer(m["procs"]):
+            name, number = who["who"], pid.search(who["who"])
+            self.processes.append((g.index, int(number.group(1)) if number else 0, pid.sub("", name), int(who["mib"])))
+        return True
 
     def _other_snapshot(self, text: str) -> bool:
         """A line of `nvidia-smi topo -m`, of a --query-gpu CSV or the driver line: counted only."""
