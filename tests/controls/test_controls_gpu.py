@@ -680,3 +680,55 @@ class TestGpuProcessOnEveryGpu:
     def test_control_each_ddp_rank_on_its_own_gpu(self):
         text = smi([(97, 330, 20613), (96, 328, 20611)], [(0, 4411, "python", 20610), (1, 4412, "python", 20608)])
         assert "gpu-process-on-every-gpu" not in diagnosed(text)
+
+
+DCGM_DIAG = """\
+$ dcgmi diag -r 2
+Successfully ran diagnostic for group.
++---------------------------+------------------------------------------------+
+| Diagnostic                | Result                                         |
++===========================+================================================+
+|-----  Deployment  --------+------------------------------------------------|
+| Denylist                  | Pass                                           |
+| NVML Library              | Pass                                           |
+| Persistence Mode          | Pass                                           |
+| Page Retirement/Row Remap | {remap:<47}|
+{warning}+-----  Integration  -------+------------------------------------------------+
+| PCIe                      | Pass - All                                     |
++-----  Hardware  ----------+------------------------------------------------+
+| GPU Memory                | {memory:<47}|
++---------------------------+------------------------------------------------+
+"""
+DCGM_WARNING = """\
+| Warning                   | GPU 3 had uncorrectable memory errors and row  |
+|                           | remapping failed.                              |
+"""
+DCGM_HEALTH = """\
++---------------------------+----------------------------------------------------------+
+| Health Monitor Report                                                                |
++===========================+==========================================================+
+| Overall Health            | Warning                                                  |
+| GPU ID: 0                 | Warning                                                  |
+|                           | PCIe system: Warning - Detected more than 8 PCIe replays |
++---------------------------+----------------------------------------------------------+
+"""
+
+
+class TestGpuDcgmFailed:
+    def test_sibling_a_failed_dcgmi_diag_test_is_an_error(self, tmp_path):
+        text = DCGM_DIAG.format(remap="Fail", warning=DCGM_WARNING, memory="Fail - GPU: 3")
+        f = diagnosed(text)["gpu-dcgm-failed"]
+        assert f.severity is Severity.ERROR and f.title == "dcgmi diag failed on this node: Page Retirement/Row Remap; GPU Memory"
+        assert f.evidence["warnings"] == ["GPU 3 had uncorrectable memory errors and row remapping failed."]
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_every_test_passed_is_a_healthy_snapshot(self, tmp_path):
+        text = DCGM_DIAG.format(remap="Pass", warning="", memory="Pass - All")
+        found = diagnosed(text)
+        assert "gpu-dcgm-failed" not in found and "log-inconclusive" not in found
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_sibling_dcgmi_health_warning_is_a_warning_and_not_healthy(self, tmp_path):
+        f = diagnosed(DCGM_HEALTH)["gpu-dcgm-failed"]
+        assert f.severity is Severity.WARN and f.title.startswith("dcgmi health reports Warning: GPU ID")
+        assert cli_exit(DCGM_HEALTH, tmp_path)[0] == 1

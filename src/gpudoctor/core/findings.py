@@ -81,7 +81,7 @@ UNFINISHED = frozenset({"timeout-still-progressing"})
 # decide, exit 0; in `check` the hardware warnings keep warn's exit 0.
 SNAPSHOT_FAULTS = frozenset({
     "gpu-collective-spin", "gpu-rank-idle", "gpu-memory-uneven", "gpu-memory-without-process", "gpu-process-on-every-gpu",
-    "gpu-reading-failed",
+    "gpu-reading-failed", "gpu-dcgm-failed",
     "gpu-row-remap-pending", "gpu-clocks-slowdown", "gpu-temperature-high", "gpu-pcie-link-degraded", "gpu-nvlink-degraded",
 })
 

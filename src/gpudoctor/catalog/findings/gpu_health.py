@@ -424,3 +424,26 @@ model split across GPUs) is not this finding.""",
     },
     fix="torch.cuda.set_device(local_rank)  # first thing in each rank, before any CUDA call; or start each rank with CUDA_VISIBLE_DEVICES=<its GPU>",
 )
+
+
+GPU_DCGM_FAILED = FindingKind(
+    id="gpu-dcgm-failed",
+    severity=Severity.ERROR,
+    also=(Severity.WARN,),
+    when="error for a test `dcgmi diag` failed or `dcgmi health` *Failure*; warn for `dcgmi health` *Warning*",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `dcgmi diag` or `dcgmi health -c`)",
+    summary="""A pasted DCGM report gives its own verdict: a `dcgmi diag` test that reads *Fail* (the
+report's *Warning* lines say which GPU and why), or `dcgmi health -c`'s *Overall Health: Failure*
+(`error`) or *Warning* (`warn`). Tests that pass or are skipped are not reported.""",
+    evidence="`failed`: each failed test (or health system) and its result; `warnings`: DCGM's own lines.",
+    title={
+        "diag": "dcgmi diag failed on this node: {tests}",
+        "health": "dcgmi health reports {overall}: {tests}",
+    },
+    why={
+        "diag": "DCGM ran its own tests on the GPUs and these failed: its verdict on the hardware, not a guess from symptoms. A job on a failing GPU crashes, hangs or runs slow.",
+        "health": "DCGM's health watches (memory, PCIe, NVLink, thermal, power, driver) flagged the GPUs: the lines below it say which GPU and what it saw.",
+    },
+    fix="dcgmi diag -r 3  # read its Warning lines: they name the GPU and the fault; drain the node and ask the admin to reset, reseat or replace that GPU",
+)
