@@ -490,6 +490,37 @@ class TestGpuCollectiveSpin:
         assert cli_exit(text, tmp_path)[0] == 0
 
 
+SMI_Q = """\
+GPU 00000000:53:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    FB Memory Usage
+        Total                             : 81559 MiB
+        Used                              : 55217 MiB
+    Utilization
+        Gpu                               : 100 %
+        Memory                            : {mem_util} %
+    GPU Power Readings
+        Power Draw                        : {watts} W
+        Current Power Limit               : 700.00 W
+        Default Power Limit               : 700.00 W
+"""
+
+
+class TestGpuCollectiveSpinReport:
+    verdict = "gpu-collective-spin"  # the same reading from `nvidia-smi -q`
+
+    def test_sibling_the_q_report_of_a_spinning_h100(self, tmp_path):
+        text = SMI_Q.format(mem_util=0, watts="116.32")
+        f = diagnosed(text)["gpu-collective-spin"]
+        assert f.severity is Severity.WARN and f.evidence["GPU 00000000:53:00.0"] == "100 %, 116.32 W of 700 W, 55217 MiB of 81559 MiB"
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_the_q_report_of_a_training_h100(self, tmp_path):
+        text = SMI_Q.format(mem_util=38, watts="612.80")
+        assert "gpu-collective-spin" not in diagnosed(text)
+        assert cli_exit(text, tmp_path)[0] == 0
+
+
 class TestGpuRankIdle:
     def test_sibling_one_v100_at_100_percent_the_other_at_0_with_the_same_memory(self, tmp_path):
         # DeepSpeed#2069: after the script freezes, GPU 0 at 100 % and GPU 1 at 0 %, both ~4.9 GB

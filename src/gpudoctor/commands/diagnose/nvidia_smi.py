@@ -561,6 +561,7 @@ class NvidiaSmiReader:
                 g.fields[target2] = _int(value)
         elif where in ("power readings", "gpu power readings"):
             target3 = {"power draw": "power_w", "average power draw": "power_w", "enforced power limit": "power_limit_w",
+                      "current power limit": "power_limit_w",  # drivers from 530 call the enforced limit so
                        "default power limit": "default_power_limit_w"}.get(k)
             if target3 and (target3 != "power_w" or "power_w" not in g.fields):
                 g.fields[target3] = _float(value)
@@ -578,6 +579,10 @@ class NvidiaSmiReader:
         elif k == "gpu recovery action":
             v = _value(value)
             g.fields["recovery_action"] = v.lower().replace(" ", "-") if isinstance(v, str) else v
+        elif where == "utilization" and k == "gpu" and isinstance(n := _int(value), int):
+            g.use["utilisation"] = n  # the same readings as the table's, for checks/gpu_activity.py
+        elif where == "fb memory usage" and k in ("used", "total") and isinstance(n := _int(value), int):
+            g.use[f"memory {k}"] = n
         elif k == "replays since reset":
             g.fields["pcie_replays"] = _int(value)
         elif k == "remapped rows":  # "Remapped Rows : N/A" on GPUs without row remapping
@@ -634,9 +639,10 @@ class NvidiaSmiReader:
 
     def _activity(self) -> list[Finding]:
         """What the table's rows show the GPUs doing (checks/gpu_activity.py)."""
-        rows = [g for g in self.gpus if g.index is not None and g.use and not g.lost]
+        rows = [g for g in self.gpus if g.use and not g.lost]
         gpus = [
-            GpuActivity(label=g.name, index=g.index or 0, power_w=g.fields.get("power_w", NOT_SHOWN),
+            GpuActivity(label=g.name, index=_index(g.name, self.gpus.index(g)) if g.index is None else g.index,
+                        power_w=g.fields.get("power_w", NOT_SHOWN),
                         power_cap_w=g.fields.get("power_limit_w", NOT_SHOWN),
                         **{key: g.use[name] for key, name in (("utilisation_pct", "utilisation"), ("memory_used_mib", "memory used"),
                                                                ("memory_total_mib", "memory total")) if name in g.use})
