@@ -148,3 +148,19 @@ def test_the_table_reads_memory_utilisation_and_the_process_list():
     assert reader.gpus[0].use == {"memory used": 1, "memory total": 40960, "utilisation": 0} and reader.gpus[0].index == 0
     listed = read("| Processes:  |\n|    0   N/A  N/A     31794      C   Unknown Error       5371MiB |\n")
     assert listed.processes == [(0, 31794, "Unknown Error", 5371)] and listed.snapshot(2)
+
+
+WINDOWS_TABLE = """\
+| GPU  Name                     TCC/WDDM  | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|=========================================+======================+======================|
+|   0  NVIDIA GeForce RTX 3060 ...  WDDM  | 00000000:01:00.0 Off |                  N/A |
+| N/A   46C    P8              10W /  80W |    113MiB /  6144MiB |      0%      Default |
++-----------------------------------------+----------------------+----------------------+
+"""
+
+
+def test_windows_prints_its_driver_model_where_persistence_would_be():
+    g = read(WINDOWS_TABLE).gpus[0]
+    assert g.use == {"memory used": 113, "memory total": 6144, "utilisation": 0} and "persistence_mode" not in g.fields
+    assert api.diagnose(WINDOWS_TABLE).ok

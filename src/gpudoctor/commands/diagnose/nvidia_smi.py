@@ -78,7 +78,7 @@ GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-
 KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
 # The table's two lines per GPU (drivers before and after 525 space them differently)
 TABLE_1 = re.compile(
-    r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off)\s+\|\s+(?P<bus>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f:.]+)\s+\S+\s+\|\s+(?P<ecc>\S+)\s+\|"
+    r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off|WDDM|TCC)\s+\|\s+(?P<bus>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f:.]+)\s+\S+\s+\|\s+(?P<ecc>\S+)\s+\|"
 )
 TABLE_2 = re.compile(
     r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+C|ERR!|N/A)\s+(?P<perf>\S+)\s+(?:\S+\s+)?(?P<use>\S+)\s*/\s*(?P<cap>\S+)\s+\|"
@@ -413,7 +413,8 @@ class NvidiaSmiReader:
             g = self._gpu(m["bus"])
             g.name = f"GPU {m['index']} ({m['name'].strip()}, {m['bus']})"
             g.index = int(m["index"])
-            g.fields["persistence_mode"] = "enabled" if m["persist"] == "On" else "disabled"
+            if m["persist"] in ("On", "Off"):  # Windows prints its driver model there instead (WDDM, TCC)
+                g.fields["persistence_mode"] = "enabled" if m["persist"] == "On" else "disabled"
             ecc = m["ecc"]
             if ecc.isdigit():
                 g.ecc["volatile uncorrected"] = int(ecc)
