@@ -506,6 +506,21 @@ GPU 00000000:53:00.0
 """
 
 
+class TestGpuCollectiveSpinSmallCard:
+    verdict = "gpu-collective-spin"  # a card whose idle draw is a large share of its cap
+
+    def test_sibling_t4s_at_100_percent_on_59_percent_of_70_w_is_info(self, tmp_path):
+        # accelerate#233: stuck at the start, the T4s at 100 % on 40-41 W of 70 W: not decided by this alone
+        text = sample("accelerate-233-nvidia-smi-t4-100pct-stuck-start")
+        f = diagnosed(text)["gpu-collective-spin"]
+        assert f.severity is Severity.INFO and "57-59 %" in f.title and "py-spy dump" in f.fix
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_control_t4s_training_at_their_cap(self):
+        text = sample("accelerate-233-nvidia-smi-t4-100pct-stuck-start").replace("41W /  70W", "70W /  70W").replace("40W /  70W", "69W /  70W")
+        assert "gpu-collective-spin" not in diagnosed(text)
+
+
 class TestGpuCollectiveSpinReport:
     verdict = "gpu-collective-spin"  # the same reading from `nvidia-smi -q`
 

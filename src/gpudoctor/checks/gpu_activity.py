@@ -27,10 +27,11 @@ from gpudoctor.probe.nvml import NOT_SHOWN
 # NCCL's waiting kernel counts as 100 % utilisation; a GPU that computes at full
 # utilisation draws 60-100 % of its cap, one that spins about what it draws idle in P0
 # (V100 ~70 of 300 W, H100 ~120 of 700 W). The nearest healthy paste we hold, GTX 1080 Ti
-# training at 100 % on 79-90 of 250 W (32-36 %), sits in the info band.
+# training at 100 % on 79-90 of 250 W (32-36 %), sits in the info band; so does a small card
+# whose idle draw is a large share of its cap (a T4 idles near 30 of 70 W).
 BUSY_PCT = 90
 SPIN_SHARE = 0.30  # under this share of the cap at BUSY_PCT: spinning (warn)
-LIGHT_SHARE = 0.50  # under this: light kernels or spinning, not decided (info)
+LIGHT_SHARE = 0.60  # under this: light kernels or spinning, not decided (info)
 WORKING_PCT = 50  # a GPU that works
 IDLE_PCT = 5  # a GPU that does not
 JOB_MIB = 1024  # a rank's memory: weights and activations, more than a bare CUDA context

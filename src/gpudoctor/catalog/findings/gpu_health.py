@@ -291,7 +291,7 @@ GPU_COLLECTIVE_SPIN = FindingKind(
     id="gpu-collective-spin",
     severity=Severity.WARN,
     also=(Severity.INFO,),
-    when="warn (exit 1) for a GPU at 90 % utilisation or more that draws under 30 % of its power cap; info from 30 to 50 %",
+    when="warn (exit 1) for a GPU at 90 % utilisation or more that draws under 30 % of its power cap; info from 30 to 60 %",
     area=AREA,
     emitted_by=SNAPSHOT,
     summary="""GPUs at 90 % utilisation or more that draw a small share of their power cap. NCCL waits
@@ -299,7 +299,7 @@ for a peer with a kernel that polls a flag in memory: nvidia-smi counts that ker
 utilisation, yet the GPU draws little more than at idle (a V100 about 70 W of 300 W, an H100
 about 120 W of 700 W: 17-25 %). A GPU that computes at full utilisation draws most of its cap
 (60-100 %). Below 30 % of the cap the snapshot shows ranks spinning in a collective (`warn`);
-from 30 to 50 % it may be light kernels as well (`info`). A GPU at 0 % is idle, not spinning.""",
+from 30 to 60 % it may be light kernels as well, or a small card whose idle draw is a large share of its cap (`info`). A GPU at 0 % is idle, not spinning.""",
     evidence="Per GPU: its utilisation, power draw and cap, and memory used.",
     title={
         "likely": "{gpus} at {util} utilisation but drawing only {share} of the power cap: ranks spinning in a collective",
