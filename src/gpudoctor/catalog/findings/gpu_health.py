@@ -1,6 +1,8 @@
 """Findings in the area "GPU health": memory errors, slowdowns, links and Xid faults,
 read from NVML and the kernel log by `check`, and from a pasted `nvidia-smi` /
-kernel log by `diagnose` (checks/gpu_health.py, commands/diagnose/nvidia_smi.py, knowledge/xid.py)."""
+kernel log by `diagnose` (checks/gpu_health.py, commands/diagnose/nvidia_smi.py, knowledge/xid.py);
+what a pasted snapshot shows GPUs doing (checks/gpu_activity.py) and a pasted DCGM report
+(commands/diagnose/dcgmi.py)."""
 
 from __future__ import annotations
 

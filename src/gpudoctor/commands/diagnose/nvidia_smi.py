@@ -7,6 +7,11 @@ same thing. Also what nvidia-smi prints instead of a GPU when the GPU is gone
 ("Unable to determine the device handle for GPU ...: GPU is lost", "No devices were
 found"). ERR! in a field of the table is a reading that failed, not a lost GPU.
 
+What the table (and `-q`, and gpustat's lines) shows the GPUs doing, their utilisation,
+memory, power and process list, is judged by checks/gpu_activity.py; a pasted `dcgmi` report
+by dcgmi.py. `nvidia-smi topo -m`, a `--query-gpu` CSV and the driver line are only counted:
+an input made of them is a snapshot (healthy when nothing in it fires), not a log cut short.
+
 `NvidiaSmiReader` is fed the input's bytes as `diagnose` streams them (`tee`
 wraps the stream) and parses only the lines around a few anchors (ANCHORS), so a
 training log costs three `bytes.find` per block.
@@ -18,7 +23,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpudoctor.catalog.findings.gpu_health import GPU_DCGM_FAILED, GPU_LOST, GPU_READING_FAILED
+from gpudoctor.catalog.findings.gpu_health import GPU_LOST, GPU_READING_FAILED
+from gpudoctor.commands.diagnose.dcgmi import ANCHORS as DCGM_ANCHORS, DcgmReport
 from gpudoctor.checks.gpu_activity import GpuActivity, ProcessUse, activity_findings
 from gpudoctor.checks.gpu_health import health_findings
 from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
@@ -44,8 +50,7 @@ TRIGGERS = (
 # nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
 NO_DEVICES = "No devices were found"
 ANCHORS = (b"    : ", b"MiB /", b"Unable to ", NO_DEVICES.encode())
-PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,",
-                           b"| Diagnostic ", b"Health Monitor Report")
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,") + DCGM_ANCHORS
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
@@ -109,12 +114,6 @@ GPUSTAT = re.compile(
     r"(?:,\s*(?P<w>\d+)\s*/\s*(?P<cap>\d+)\s*W)?\s*\|\s*(?P<used>\d+)\s*/\s*(?P<total>\d+)\s*MB\s*\|(?P<procs>.*)$"
 )
 GPUSTAT_PROCESS = re.compile(r"(?P<who>[^\s()|]+)\((?P<mib>\d+)M\)")
-# `dcgmi diag`'s rows ("| GPU Memory | Fail - GPU: 3 |", then "| Warning | GPU 3 ... |") and
-# `dcgmi health -c`'s ("| Overall Health | Warning |"), read once the report's header is seen
-DCGM_HEADER = re.compile(r"^\|\s*(?:Diagnostic\s*\|\s*Result|Health Monitor Report)\b")
-DCGM_ROW = re.compile(r"^\|\s*(?P<test>[A-Za-z][^|]*?)\s*\|\s*(?P<result>Fail(?:ure)?|Warning|Warn|Pass|Skip|Healthy)\b(?P<rest>[^|]*)")
-DCGM_WARNING = re.compile(r"^\|\s*(?:Warning|Error)\s*\|\s*(?P<text>[^|]+)")
-DCGM_MORE = re.compile(r"^\|\s*\|\s*(?P<text>[^|]+)")
 # A GPU tool's other snapshots, counted (not judged) so that an input made of them is a
 # snapshot, not a run's log cut short: `nvidia-smi topo -m`'s header and rows, a row of
 # `nvidia-smi --query-gpu=... --format=csv` (two or more fields with nvidia-smi's units),
@@ -258,8 +257,7 @@ class NvidiaSmiReader:
         self.processes: list[tuple[int, int, str, int | None]] | None = None
         self.in_processes = False  # the lines being read are the process list's
         self.tool_lines = 0  # lines of a GPU tool's other snapshots (TOPO_ROW, QUERY_ROW, DRIVER_LINE)
-        self.dcgm: dict[str, list[str]] | None = None  # a dcgmi report: "failed" / "warned" rows and its "warnings"
-        self.last_dcgm_warning = False  # the last dcgmi row read was a Warning (its text may wrap onto the next)
+        self.dcgm = DcgmReport()  # a pasted `dcgmi diag` / `dcgmi health -c`
 
     # -- input -------------------------------------------------------------
     def feed(self, chunk: bytes) -> None:
@@ -308,7 +306,7 @@ class NvidiaSmiReader:
         if lost:
             self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
             return
-        if self._other_snapshot(text.strip().strip("`").strip()) or self._gpustat(text.strip()) or self._dcgm(text.strip()):
+        if self._other_snapshot(text.strip().strip("`").strip()) or self._gpustat(text.strip()) or self.dcgm.line(text.strip()):
             return
         if text.startswith("|"):
             self._table(text)
@@ -441,30 +439,6 @@ class NvidiaSmiReader:
         if m3 and self.table_mig is not None:
             self.table_mig.mig_mode = m3["mig"].lower() if m3["mig"] != "N/A" else ""
         self.table_mig = None
-
-    def _dcgm(self, text: str) -> bool:
-        """A row of a `dcgmi diag` / `dcgmi health -c` report; False when it is not one."""
-        if DCGM_HEADER.match(text):
-            self.dcgm = self.dcgm or {"failed": [], "warned": [], "warnings": []}
-            return True
-        if self.dcgm is None or not text.startswith("|"):
-            return False
-        note = DCGM_WARNING.match(text)
-        if note:
-            self.dcgm["warnings"].append(note["text"].strip())
-            self.last_dcgm_warning = True
-            return True
-        m = DCGM_ROW.match(text)
-        if m is None:
-            more = DCGM_MORE.match(text)
-            if more and self.dcgm["warnings"] and self.last_dcgm_warning:  # a warning wrapped onto the next row
-                self.dcgm["warnings"][-1] += " " + more["text"].strip()
-            return True  # the report's rules and metadata
-        self.last_dcgm_warning = False
-        result = m["result"]
-        if result.startswith("Fail") or result.startswith("Warn"):
-            self.dcgm["failed" if result.startswith("Fail") else "warned"].append(f"{m['test']}: {result}{m['rest'].rstrip()}")
-        return True
 
     def _gpustat(self, text: str) -> bool:
         """A GPU's line of gpustat: its readings and its processes (user or command, and MiB)."""
@@ -612,7 +586,7 @@ class NvidiaSmiReader:
     def snapshot(self, lines: int) -> bool:
         """The input (`lines` long) is a GPU tool's snapshot: GPUs or nvidia-smi's process list
         read from it, or its other forms (topo -m, a --query-gpu CSV) on half its lines or more."""
-        return bool(self.gpus) or self.processes is not None or self.dcgm is not None or 0 < lines <= 2 * self.tool_lines
+        return bool(self.gpus) or self.processes is not None or self.dcgm.seen or 0 < lines <= 2 * self.tool_lines
 
     def findings(self) -> list[Finding]:
         self.feed(b"")
@@ -622,21 +596,8 @@ class NvidiaSmiReader:
         peers = len(self.gpus) > 1 or any(_index(g.name, i) > 0 for i, g in enumerate(self.gpus))
         found = health_findings(judged, peers) + self._modes() + self._activity()
         out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
-        out += self._dcgm_findings()
+        out += self.dcgm.findings()
         return out
-
-    def _dcgm_findings(self) -> list[Finding]:
-        """DCGM's own verdict: a failed test is an error, a health warning a warning."""
-        if not self.dcgm or not (self.dcgm["failed"] or self.dcgm["warned"]):
-            return []
-        failed, warned = self.dcgm["failed"], self.dcgm["warned"]
-        health = any(row.lower().startswith("overall health") for row in failed + warned)
-        rows = [r for r in failed + warned if not r.lower().startswith("overall health")] or failed + warned
-        return [GPU_DCGM_FAILED(
-            case="health" if health else "diag", severity=Severity.ERROR if failed else Severity.WARN,
-            evidence={"failed": failed + warned, "warnings": self.dcgm["warnings"][:8], "source": "pasted dcgmi output"},
-            tests="; ".join(r.split(":")[0] for r in rows[:6]), overall="Failure" if failed else "Warning",
-        )]
 
     def _activity(self) -> list[Finding]:
         """What the table's rows show the GPUs doing (checks/gpu_activity.py)."""
