@@ -120,7 +120,7 @@ GPUSTAT_PROCESS = re.compile(r"(?P<who>[^\s()|]+)\((?P<mib>\d+)M\)")
 # the table's driver line
 TOPO_ROW = re.compile(r"^(?:GPU\d+|NIC\d+|mlx5_\d+)(?:\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX|SOC|PHB))+\b")
 TOPO_HEADER = re.compile(r"^GPU0(?:\s+(?:GPU|NIC|mlx5_)\d+)*\s+CPU Affinity")
-QUERY_ROW = re.compile(r"^[^,|]+(?:,\s*(?:\d+(?:\.\d+)?\s*(?:%|MiB|W|C)|N/A|\[N/A\]|[^,|]*))+$")
+QUERY_ROW = re.compile(r"^[^,|]+(?:,[^,|]*)+$")  # comma-separated, no table rule; QUERY_UNIT counts the units
 QUERY_UNIT = re.compile(r",\s*\d+(?:\.\d+)?\s*(?:%|MiB|W)(?=\s*(?:,|$))")
 DRIVER_LINE = re.compile(r"Driver Version:\s*[\d.]+\s+CUDA Version:\s*[\d.]+")
 TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
