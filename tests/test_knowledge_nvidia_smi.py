@@ -130,7 +130,28 @@ CUT_LOG = """\
 """
 
 
-@pytest.mark.parametrize("text", [TOPO, QUERY, "```Driver Version: 570.133.20     CUDA Version: 12.8```\n"], ids=["topo-m", "query-csv", "driver-line"])
+NCCL_TOPO_DUMP = """\
+<system version="1">
+  <cpu numaid="0" affinity="00000000,0000ffff" arch="x86_64" vendor="AuthenticAMD" familyid="23" modelid="49">
+    <pci busid="0000:07:00.0" class="0x030200" vendor="0x10de" device="0x20b0" link_speed="16.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="80" rank="0" gdr="1">
+        <nvlink target="0000:c7:00.0" count="2" tclass="0x068000"/>
+      </gpu>
+    </pci>
+  </cpu>
+</system>
+"""
+LSPCI_TREE_PASTE = """\
+ +-[0000:3a]-+-00.0-[3b-3f]----00.0-[3c-3f]--+-00.0-[3d]----00.0  NVIDIA Corporation GV100GL [Tesla V100 PCIe 32GB]
+ |           |                               +-04.0-[3e]----00.0  NVIDIA Corporation GV100GL [Tesla V100 PCIe 32GB]
+ |           |                               \\-08.0-[3f]----00.0  Mellanox Technologies MT27800 Family [ConnectX-5]
+"""
+
+
+@pytest.mark.parametrize(
+    "text", [TOPO, QUERY, "```Driver Version: 570.133.20     CUDA Version: 12.8```\n", NCCL_TOPO_DUMP, LSPCI_TREE_PASTE],
+    ids=["topo-m", "query-csv", "driver-line", "nccl-topo-dump", "lspci-tree"],
+)
 def test_a_gpu_tools_snapshot_with_no_signature_is_healthy(text):
     # a snapshot is not a run's log cut short: nothing in it fails, so it is healthy (exit 0)
     report = api.diagnose(text)

@@ -50,7 +50,7 @@ TRIGGERS = (
 # nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
 NO_DEVICES = "No devices were found"
 ANCHORS = (b"    : ", b"MiB /", b"Unable to ", NO_DEVICES.encode())
-PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,") + DCGM_ANCHORS
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,", b"]----") + DCGM_ANCHORS
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
@@ -117,11 +117,14 @@ GPUSTAT_PROCESS = re.compile(r"(?P<who>[^\s()|]+)\((?P<mib>\d+)M\)")
 # A GPU tool's other snapshots, counted (not judged) so that an input made of them is a
 # snapshot, not a run's log cut short: `nvidia-smi topo -m`'s header and rows, a row of
 # `nvidia-smi --query-gpu=... --format=csv` (two or more fields with nvidia-smi's units),
-# the table's driver line
+# the table's driver line, NCCL's topology dump, lspci's tree
 TOPO_ROW = re.compile(r"^(?:GPU\d+|NIC\d+|mlx5_\d+)(?:\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX|SOC|PHB))+\b")
 TOPO_HEADER = re.compile(r"^GPU0(?:\s+(?:GPU|NIC|mlx5_)\d+)*\s+CPU Affinity")
 QUERY_ROW = re.compile(r"^[^,|]+(?:,[^,|]*)+$")  # comma-separated, no table rule; QUERY_UNIT counts the units
 QUERY_UNIT = re.compile(r",\s*\d+(?:\.\d+)?\s*(?:%|MiB|W)(?=\s*(?:,|$))")
+# NCCL's topology and graph dumps (NCCL_TOPO_DUMP_FILE, NCCL_GRAPH_DUMP_FILE) and `lspci -tv`'s tree
+NCCL_TOPO = re.compile(r"^</?(?:system|cpu|pci|gpu|nvlink|nic|net|graphs?|channel|c2c|pcilink)\b[^<>]*>$")
+LSPCI_TREE = re.compile(r"^[\s|]*[+\\]-(?:[0-9a-f]{2}\.[0-7]|\[[0-9a-f:]+\])")
 DRIVER_LINE = re.compile(r"Driver Version:\s*[\d.]+\s+CUDA Version:\s*[\d.]+")
 TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
 TABLE_MIG = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>Enabled|Disabled|N/A)\s+\|\s*$")
@@ -462,11 +465,13 @@ class NvidiaSmiReader:
 
     def _other_snapshot(self, text: str) -> bool:
         """A line of `nvidia-smi topo -m`, of a --query-gpu CSV or the driver line: counted only."""
-        if TOPO_HEADER.match(text) or TOPO_ROW.match(text) or DRIVER_LINE.search(text) and not text.startswith("|") or (
+        if TOPO_HEADER.match(text) or TOPO_ROW.match(text) or NCCL_TOPO.match(text) or LSPCI_TREE.match(text) or (
+            DRIVER_LINE.search(text) and not text.startswith("|")
+        ) or (
             len(QUERY_UNIT.findall(text)) >= 2 and QUERY_ROW.match(text)
         ):
             self.tool_lines += 1
-            return not text.startswith("|")
+            return not text.startswith(("|", "<"))  # a table row or a tag is still read by _table or _xml
         return False
 
     def _process_line(self, text: str) -> bool:
