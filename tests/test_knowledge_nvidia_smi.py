@@ -112,3 +112,76 @@ def test_compute_and_mig_mode_are_judged_as_check_judges_them():
     assert [g.mig_mode for g in read(table).gpus] == ["disabled", ""]  # the paste ends before GPU 1's MIG line
     enabled = table.replace("|             Disabled |", "|              Enabled |")
     assert [f.id for f in read(enabled).findings()] == ["mig-enabled"]
+
+
+TOPO = """\
+        GPU0    GPU1    GPU2    GPU3    CPU Affinity    NUMA Affinity
+GPU0     X      PIX     NODE    NODE    0-23,48-71      0
+GPU1    PIX      X      NODE    NODE    0-23,48-71      0
+GPU2    NODE    NODE     X      PIX     0-23,48-71      0
+GPU3    NODE    NODE    PIX      X      0-23,48-71      0
+"""
+QUERY = "NVIDIA A100-SXM4-80GB, 98 %, 41 %, 81920 MiB, 61234 MiB\nNVIDIA A100-SXM4-80GB, 97 %, 40 %, 81920 MiB, 61230 MiB\n"
+CUT_LOG = """\
+[rank0]: Driver Version: 535.104.05   CUDA Version: 12.2
+[rank0]:[W305 10:12:41] loading checkpoint shards: 50%
+[rank0]: step 1/1000 loss 2.31
+[rank1]: step 1/1000 loss 2.30
+"""
+
+
+NCCL_TOPO_DUMP = """\
+<system version="1">
+  <cpu numaid="0" affinity="00000000,0000ffff" arch="x86_64" vendor="AuthenticAMD" familyid="23" modelid="49">
+    <pci busid="0000:07:00.0" class="0x030200" vendor="0x10de" device="0x20b0" link_speed="16.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="80" rank="0" gdr="1">
+        <nvlink target="0000:c7:00.0" count="2" tclass="0x068000"/>
+      </gpu>
+    </pci>
+  </cpu>
+</system>
+"""
+LSPCI_TREE_PASTE = """\
+ +-[0000:3a]-+-00.0-[3b-3f]----00.0-[3c-3f]--+-00.0-[3d]----00.0  NVIDIA Corporation GV100GL [Tesla V100 PCIe 32GB]
+ |           |                               +-04.0-[3e]----00.0  NVIDIA Corporation GV100GL [Tesla V100 PCIe 32GB]
+ |           |                               \\-08.0-[3f]----00.0  Mellanox Technologies MT27800 Family [ConnectX-5]
+"""
+
+
+@pytest.mark.parametrize(
+    "text", [TOPO, QUERY, "```Driver Version: 570.133.20     CUDA Version: 12.8```\n", NCCL_TOPO_DUMP, LSPCI_TREE_PASTE],
+    ids=["topo-m", "query-csv", "driver-line", "nccl-topo-dump", "lspci-tree"],
+)
+def test_a_gpu_tools_snapshot_with_no_signature_is_healthy(text):
+    # a snapshot is not a run's log cut short: nothing in it fails, so it is healthy (exit 0)
+    report = api.diagnose(text)
+    assert report.ok and "log-inconclusive" not in {f.id for f in report.findings}
+
+
+def test_a_cut_log_that_quotes_a_driver_line_is_still_not_decided():
+    # the sibling: one tool line in a run's log cut before its end does not make it a snapshot
+    report = api.diagnose(CUT_LOG)
+    assert not report.ok and "log-inconclusive" in {f.id for f in report.findings}
+
+
+def test_the_table_reads_memory_utilisation_and_the_process_list():
+    reader = read(case("instructlab-2341-a100-table"))
+    assert reader.gpus[0].use == {"memory used": 1, "memory total": 40960, "utilisation": 0} and reader.gpus[0].index == 0
+    listed = read("| Processes:  |\n|    0   N/A  N/A     31794      C   Unknown Error       5371MiB |\n")
+    assert listed.processes == [(0, 31794, "Unknown Error", 5371)] and listed.snapshot(2)
+
+
+WINDOWS_TABLE = """\
+| GPU  Name                     TCC/WDDM  | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|=========================================+======================+======================|
+|   0  NVIDIA GeForce RTX 3060 ...  WDDM  | 00000000:01:00.0 Off |                  N/A |
+| N/A   46C    P8              10W /  80W |    113MiB /  6144MiB |      0%      Default |
++-----------------------------------------+----------------------+----------------------+
+"""
+
+
+def test_windows_prints_its_driver_model_where_persistence_would_be():
+    g = read(WINDOWS_TABLE).gpus[0]
+    assert g.use == {"memory used": 113, "memory total": 6144, "utilisation": 0} and "persistence_mode" not in g.fields
+    assert api.diagnose(WINDOWS_TABLE).ok

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+import subprocess
 import sys
 import threading
 import types
+from pathlib import Path
 
 import pytest
 
 from facts_cases import gpu2_facts, ids, with_env
 from recorded_nvml import from_recording, recorded
+from gpudoctor import api
 from gpudoctor.checks.gpu_health import check_gpu_health, health_summary
 from gpudoctor.checks.gpus import check_mig
 from gpudoctor.commands.allreduce.bandwidth import make_row, summarize
@@ -389,3 +393,388 @@ class TestGpuNvlinkDegradedPasted:
     def test_sibling_gpu_2_of_a_board(self):
         # leptonai/gpud#1085's paste: GPU 2 of a B200 board, every link down
         assert "gpu-nvlink-degraded" in self._ids(self.B200_ALL_DOWN.format(i=2))
+
+
+# --- what one nvidia-smi snapshot shows GPUs doing (checks/gpu_activity.py) -----------------
+# Real pastes from the sampled corpus (tests/fixtures/log_sample/dev, each with its thread on
+# line 1) and tables written here in nvidia-smi 535's layout, one reading away from them. Each
+# goes through the whole `diagnose`: the API, and the CLI for its exit code.
+
+SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "log_sample" / "dev"
+
+SMI_HEAD = """\
+Tue Mar  5 10:12:41 2024
++---------------------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-----------------------------------------+----------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|                                         |                      |               MIG M. |
+|=========================================+======================+======================|
+"""
+SMI_GPU = """\
+|   {i}  NVIDIA A100-SXM4-80GB          On  | 00000000:{bus}:00.0 Off |                    0 |
+| N/A   {temp}C    P0             {w}W / 400W |  {used:>5}MiB / 81920MiB |    {util:>3}%      Default |
+|                                         |                      |             Disabled |
++-----------------------------------------+----------------------+----------------------+
+"""
+SMI_PROCESSES = """
++---------------------------------------------------------------------------------------+
+| Processes:                                                                            |
+|  GPU   GI   CI        PID   Type   Process name                            GPU Memory |
+|        ID   ID                                                             Usage      |
+|=======================================================================================|
+{rows}+---------------------------------------------------------------------------------------+
+"""
+SMI_PROCESS = "|    {gpu}   N/A  N/A    {pid:>7}      C   {name:<40}{mib:>7}MiB |\n"
+BUSES = ("07", "0B", "48", "4C")
+
+
+def smi(rows: list[tuple[int, int, int]], processes: list[tuple[int, int, str, int]] | None = None, none_found: bool = False) -> str:
+    """A table of A100-80GB GPUs, one (util %, watts, MiB used) per GPU; then its process list
+    (gpu, pid, name, MiB), or "No running processes found"."""
+    text = SMI_HEAD + "".join(
+        SMI_GPU.format(i=i, bus=BUSES[i], temp=33 + util // 4, w=w, used=used, util=util) for i, (util, w, used) in enumerate(rows)
+    )
+    if processes is not None or none_found:
+        body = "".join(SMI_PROCESS.format(gpu=g, pid=p, name=n, mib=m) for g, p, n, m in processes or [])
+        text += SMI_PROCESSES.format(rows=body or "|  No running processes found                                                           |\n")
+    return text
+
+
+def sample(case_id: str) -> str:
+    return (SAMPLE / f"{case_id}.log").read_text(encoding="utf-8")
+
+
+def diagnosed(text: str) -> dict[str, object]:
+    """api.diagnose of a paste: finding id -> the finding (the last of an id)."""
+    return {f.id: f for f in api.diagnose(text).findings}
+
+
+def cli_exit(text: str, tmp_path) -> tuple[int, dict]:
+    """`gpudoctor diagnose FILE --json` in its own process: its exit code and its answer."""
+    path = tmp_path / "paste.txt"
+    path.write_text(text, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "gpudoctor", "diagnose", str(path), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    return run.returncode, json.loads(run.stdout)
+
+
+class TestGpuCollectiveSpin:
+    def test_sibling_h100s_at_100_percent_on_a_sixth_of_their_cap(self, tmp_path):
+        # DeepSpeed#6524: training stops; both H100s at 100 % on 116 and 121 W of 700 W
+        text = sample("deepspeed-6524-nvidia-smi-h100-100pct-stuck")
+        f = diagnosed(text)["gpu-collective-spin"]
+        assert f.severity is Severity.WARN and f.title.startswith("GPU 0, GPU 1 at 100 % utilisation but drawing only 17 % ")
+        assert f.evidence["GPU 0"] == "100 %, 116 W of 700 W, 55217 MiB of 81559 MiB" and "py-spy dump" in f.fix
+        code, answer = cli_exit(text, tmp_path)
+        assert code == 1 and answer["ok"] is False
+
+    def test_control_a_training_gpu_at_100_percent_on_80_percent_of_its_cap(self, tmp_path):
+        text = smi([(100, 320, 61234), (100, 318, 61230)])
+        found = diagnosed(text)
+        assert "gpu-collective-spin" not in found and "gpu-rank-idle" not in found
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_sibling_idle_gpus_at_low_power_are_neither_spinning_nor_a_rank_gone(self, tmp_path):
+        text = smi([(0, 61, 4308), (0, 60, 4332)])  # DeepSpeed#2816's shape: loaded, idle
+        found = diagnosed(text)
+        assert not {"gpu-collective-spin", "gpu-rank-idle", "gpu-unused"} & set(found)
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_sibling_a_third_of_the_cap_is_info_that_says_it_does_not_decide(self, tmp_path):
+        # Lightning#2065: GTX 1080 Ti training at 100 % on 79-90 W of 250 W (the thread: slow, not hung)
+        text = sample("lightning-2065-nvidia-smi-1080ti-full-util")
+        f = diagnosed(text)["gpu-collective-spin"]
+        assert f.severity is Severity.INFO and "32-36 %" in f.title and "does not tell them apart" in f.why
+        assert cli_exit(text, tmp_path)[0] == 0
+
+
+SMI_Q = """\
+GPU 00000000:53:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    FB Memory Usage
+        Total                             : 81559 MiB
+        Used                              : 55217 MiB
+    Utilization
+        Gpu                               : 100 %
+        Memory                            : {mem_util} %
+    GPU Power Readings
+        Power Draw                        : {watts} W
+        Current Power Limit               : 700.00 W
+        Default Power Limit               : 700.00 W
+"""
+
+
+class TestGpuCollectiveSpinSmallCard:
+    verdict = "gpu-collective-spin"  # a card whose idle draw is a large share of its cap
+
+    def test_sibling_t4s_at_100_percent_on_59_percent_of_70_w_is_info(self, tmp_path):
+        # accelerate#233: stuck at the start, the T4s at 100 % on 40-41 W of 70 W: not decided by this alone
+        text = sample("accelerate-233-nvidia-smi-t4-100pct-stuck-start")
+        f = diagnosed(text)["gpu-collective-spin"]
+        assert f.severity is Severity.INFO and "57-59 %" in f.title and "py-spy dump" in f.fix
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_control_t4s_training_at_their_cap(self):
+        text = sample("accelerate-233-nvidia-smi-t4-100pct-stuck-start").replace("41W /  70W", "70W /  70W").replace("40W /  70W", "69W /  70W")
+        assert "gpu-collective-spin" not in diagnosed(text)
+
+
+class TestGpuCollectiveSpinReport:
+    verdict = "gpu-collective-spin"  # the same reading from `nvidia-smi -q`
+
+    def test_sibling_the_q_report_of_a_spinning_h100(self, tmp_path):
+        text = SMI_Q.format(mem_util=0, watts="116.32")
+        f = diagnosed(text)["gpu-collective-spin"]
+        assert f.severity is Severity.WARN and f.evidence["GPU 00000000:53:00.0"] == "100 %, 116.32 W of 700 W, 55217 MiB of 81559 MiB"
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_the_q_report_of_a_training_h100(self, tmp_path):
+        text = SMI_Q.format(mem_util=38, watts="612.80")
+        assert "gpu-collective-spin" not in diagnosed(text)
+        assert cli_exit(text, tmp_path)[0] == 0
+
+
+class TestGpuRankIdle:
+    def test_sibling_one_v100_at_100_percent_the_other_at_0_with_the_same_memory(self, tmp_path):
+        # DeepSpeed#2069: after the script freezes, GPU 0 at 100 % and GPU 1 at 0 %, both ~4.9 GB
+        text = sample("deepspeed-2069-nvidia-smi-frozen-one-gpu-busy")
+        f = diagnosed(text)["gpu-rank-idle"]
+        assert f.severity is Severity.WARN and f.title.startswith("GPU 1 holds the same memory as GPU 0 (one job) but is idle")
+        assert f.evidence["GPU 1"] == "0 %, 58 W of 300 W, 4860 MiB of 32510 MiB" and "hang" in f.why
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_every_rank_busy_with_the_same_memory(self):
+        assert "gpu-rank-idle" not in diagnosed(smi([(97, 330, 40112), (95, 326, 40098)]))
+
+    def test_control_an_idle_gpu_holding_another_jobs_memory(self):
+        # GPU 1 holds 2 GB (another, idle notebook), GPU 0 trains with 40 GB: not one job
+        found = diagnosed(smi([(98, 335, 40112), (0, 62, 2048)]))
+        assert "gpu-rank-idle" not in found and "gpu-unused" not in found
+
+
+class TestGpuUnused:
+    def test_sibling_one_gpu_works_the_other_holds_nothing(self, tmp_path):
+        # DeepSpeed#721: StyleGAN2 uses GPU 0 (70 %, 12.8 GB); GPU 1 at 0 % holds 3 MiB
+        text = sample("deepspeed-721-nvidia-smi-second-v100-idle")
+        f = diagnosed(text)["gpu-unused"]
+        assert f.severity is Severity.INFO and f.title == "Only GPU 0 of the 2 GPUs shown works; GPU 1 holds no memory (no process uses it)"
+        assert "torchrun --nproc_per_node 2" in f.fix and "meant for one GPU" in f.why
+        assert cli_exit(text, tmp_path)[0] == 0  # one job on one GPU by design looks the same
+
+    def test_control_both_gpus_work(self):
+        assert "gpu-unused" not in diagnosed(smi([(91, 301, 30112), (88, 297, 30090)]))
+
+    def test_control_an_idle_gpu_with_the_jobs_memory_is_a_rank_not_an_unused_gpu(self):
+        found = diagnosed(smi([(100, 330, 30112), (0, 70, 30090)]))
+        assert "gpu-unused" not in found and found["gpu-rank-idle"].severity is Severity.WARN
+
+
+class TestGpuMemoryUneven:
+    def test_sibling_the_first_v100_full_the_second_at_half(self, tmp_path):
+        # transformers#13986: `python train.py` on 2 GPUs (DataParallel): 32.2 GB on GPU 5, 16.1 GB on GPU 6
+        text = sample("transformers-13986-nvidia-smi-uneven-memory")
+        f = diagnosed(text)["gpu-memory-uneven"]
+        assert f.severity is Severity.WARN and f.title.startswith("GPU 5 is full (32212 of 32510 MiB) while GPU 6")
+        assert "DataParallel" in f.why and f.fix.startswith("torchrun --nproc_per_node")
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_ddp_ranks_hold_the_same_memory(self, tmp_path):
+        text = smi([(100, 390, 79012), (100, 388, 79001), (99, 385, 78990), (100, 391, 79020)])
+        assert "gpu-memory-uneven" not in diagnosed(text)
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_sibling_uneven_but_with_room_is_info(self, tmp_path):
+        text = smi([(100, 330, 40112), (100, 326, 20098)])
+        f = diagnosed(text)["gpu-memory-uneven"]
+        assert f.severity is Severity.INFO and f.title.startswith("GPU 0 holds 2.0x the memory of GPU 1")
+        assert cli_exit(text, tmp_path)[0] == 0
+
+
+class TestGpuMemoryWithoutProcess:
+    def test_sibling_processes_nvidia_smi_cannot_name_hold_memory(self, tmp_path):
+        # the shape of apache/mxnet#4242: killed trainers listed as "Unknown Error", still holding memory
+        text = smi([(0, 64, 5371), (97, 330, 20112)], [(0, 31794, "Unknown Error", 5371), (1, 7653, "python", 20110)])
+        f = diagnosed(text)["gpu-memory-without-process"]
+        assert f.severity is Severity.WARN and f.title == "Processes nvidia-smi cannot name (Unknown Error) hold memory on GPU 0"
+        assert f.evidence["GPU 0"] == ["pid 31794: Unknown Error, 5371 MiB"] and "zombie" in f.why and "fuser" in f.fix
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_sibling_memory_on_a_gpu_the_list_shows_no_process_for(self):
+        text = smi([(97, 330, 20112), (0, 62, 18020)], [(0, 4411, "python train.py", 20110)])
+        f = diagnosed(text)["gpu-memory-without-process"]
+        assert f.severity is Severity.WARN and f.title == "GPU 1 holds memory that no listed process holds"
+
+    def test_control_every_gpus_memory_has_its_process(self, tmp_path):
+        text = smi([(97, 330, 20112), (96, 328, 20110)], [(0, 4411, "python", 20110), (1, 4412, "python", 20108)])
+        assert "gpu-memory-without-process" not in diagnosed(text)
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_control_a_table_cut_before_its_process_list_is_not_judged(self):
+        assert "gpu-memory-without-process" not in diagnosed(smi([(0, 64, 797), (0, 62, 773)]))
+
+    def test_sibling_no_running_processes_found_does_not_decide(self, tmp_path):
+        # Ray#32725's shape: ~800 MiB held on idle GPUs; in a container the list hides every process
+        text = smi([(0, 64, 797), (0, 62, 773)], none_found=True)
+        f = diagnosed(text)["gpu-memory-without-process"]
+        assert f.severity is Severity.INFO and f.title == "nvidia-smi lists no process, yet GPU 0, GPU 1 hold memory"
+        assert cli_exit(text, tmp_path)[0] == 0
+
+
+class TestGpuReadingFailedRow:
+    verdict = "gpu-reading-failed"  # a whole row of ERR! against one field
+
+    ROW = """\
++-------------------------------+----------------------+----------------------+
+|   7  NVIDIA A100 80G...  On   | 00000000:D6:00.0 Off |                 ERR! |
+|{row}|      0MiB / 80994MiB |    ERR!      Default |
+|                               |                      |                 ERR! |
++-------------------------------+----------------------+----------------------+
+"""
+
+    def test_sibling_err_across_the_row_is_a_warning_and_not_healthy(self, tmp_path):
+        # NVIDIA/dcgm-exporter#46: GPU 7's row, ERR! in fan, temperature, performance and utilisation
+        text = self.ROW.format(row="ERR!  ERR! ERR!      1W /  N/A ")
+        f = diagnosed(text)["gpu-reading-failed"]
+        assert f.severity is Severity.WARN and f.evidence["ERR!"] == ["fan", "temperature", "performance state", "utilisation"]
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_one_field_read_err(self, tmp_path):
+        text = self.ROW.format(row=" 35%   41C    P0   ERR! /  300W ").replace("ERR!      Default", "  0%      Default")
+        f = diagnosed(text)["gpu-reading-failed"]
+        assert f.severity is Severity.INFO and f.evidence["ERR!"] == ["power draw"]
+        assert cli_exit(text, tmp_path)[0] == 0
+
+
+class TestGpuRowRemapPendingPasted:
+    verdict = "gpu-row-remap-pending"  # the hardware warning `check` gives, in a pasted snapshot
+
+    REMAP = """\
+GPU 00000000:07:00.0
+    Product Name                          : NVIDIA A100-SXM4-80GB
+    Remapped Rows
+        Correctable Error                 : 0
+        Uncorrectable Error               : {unc}
+        Pending                           : {pending}
+        Remapping Failure Occurred        : No
+"""
+
+    def test_sibling_a_pasted_remap_waiting_for_a_reset_is_not_healthy(self, tmp_path):
+        text = self.REMAP.format(unc=2, pending="Yes")
+        assert diagnosed(text)["gpu-row-remap-pending"].severity is Severity.WARN
+        code, answer = cli_exit(text, tmp_path)
+        assert code == 1 and answer["ok"] is False
+
+    def test_control_rows_remapped_and_applied_are_healthy(self, tmp_path):
+        text = self.REMAP.format(unc=2, pending="No")
+        assert "gpu-row-remap-pending" not in diagnosed(text)
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_control_check_keeps_a_hardware_warning_at_exit_0(self):
+        # the same warning from `check` on a live node: a warning, not a failed check
+        from gpudoctor.catalog.findings.gpu_health import GPU_ROW_REMAP_PENDING
+        from gpudoctor.core.findings import Report
+
+        f = GPU_ROW_REMAP_PENDING(evidence={"GPU 0": "pending"}, gpus="GPU 0")
+        assert Report("check", (f,)).ok and not Report("diagnose", (f,)).ok
+
+
+# gpustat -P (the same readings as nvidia-smi's table, one line per GPU; its MB are MiB)
+GPUSTAT = """\
+node17               Tue Jul  5 16:37:34 2022  450.102.04
+[0] Tesla V100-SXM2-32GB | 44'C, {u0:>3} %, {w0:>3} / 300 W |  4890 / 32510 MB | alice(4880M)
+[1] Tesla V100-SXM2-32GB | 36'C, {u1:>3} %, {w1:>3} / 300 W |  4860 / 32510 MB | {owner1}(4850M)
+"""
+
+
+class TestGpuRankIdleGpustat:
+    verdict = "gpu-rank-idle"  # the same reading from gpustat, whose process list names the owner
+
+    def test_sibling_gpustat_one_rank_spinning_the_other_idle(self, tmp_path):
+        text = GPUSTAT.format(u0=100, w0=71, u1=0, w1=58, owner1="alice")
+        found = diagnosed(text)
+        assert found["gpu-rank-idle"].severity is Severity.WARN and found["gpu-collective-spin"].severity is Severity.WARN
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_the_idle_gpu_is_another_users(self, tmp_path):
+        text = GPUSTAT.format(u0=98, w0=281, u1=0, w1=58, owner1="bob")
+        assert "gpu-rank-idle" not in diagnosed(text)
+        assert cli_exit(text, tmp_path)[0] == 0
+
+
+class TestGpuProcessOnEveryGpu:
+    def test_sibling_every_ddp_rank_holds_a_context_on_every_gpu(self, tmp_path):
+        procs = [(0, 4411, "python", 20110), (0, 4412, "python", 503), (1, 4412, "python", 20108), (1, 4411, "python", 503)]
+        text = smi([(97, 330, 20613), (96, 328, 20611)], procs)
+        f = diagnosed(text)["gpu-process-on-every-gpu"]
+        assert f.severity is Severity.WARN and "2 entries, up to 503 MiB" in f.title and f.fix.startswith("torch.cuda.set_device(local_rank)")
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_sibling_gpustat_entries_with_no_memory_yet(self, tmp_path):
+        # Lightning#4828: each of 6 ddp processes also listed with 0 MiB on every other GPU
+        text = sample("lightning-4828-gpustat-every-process-on-every-gpu")
+        f = diagnosed(text)["gpu-process-on-every-gpu"]
+        assert f.severity is Severity.WARN and "35 entries with 0 MiB" in f.title and "no memory yet" in f.why
+        assert "gpu-rank-idle" not in diagnosed(text)  # GPU 6, idle, is another user's (aaa)
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_dataparallel_is_one_process_on_every_gpu(self):
+        text = smi([(97, 330, 20613), (96, 328, 12611)], [(0, 4411, "python", 20610), (1, 4411, "python", 12608)])
+        assert "gpu-process-on-every-gpu" not in diagnosed(text)
+
+    def test_control_each_ddp_rank_on_its_own_gpu(self):
+        text = smi([(97, 330, 20613), (96, 328, 20611)], [(0, 4411, "python", 20610), (1, 4412, "python", 20608)])
+        assert "gpu-process-on-every-gpu" not in diagnosed(text)
+
+
+DCGM_DIAG = """\
+$ dcgmi diag -r 2
+Successfully ran diagnostic for group.
++---------------------------+------------------------------------------------+
+| Diagnostic                | Result                                         |
++===========================+================================================+
+|-----  Deployment  --------+------------------------------------------------|
+| Denylist                  | Pass                                           |
+| NVML Library              | Pass                                           |
+| Persistence Mode          | Pass                                           |
+| Page Retirement/Row Remap | {remap:<47}|
+{warning}+-----  Integration  -------+------------------------------------------------+
+| PCIe                      | Pass - All                                     |
++-----  Hardware  ----------+------------------------------------------------+
+| GPU Memory                | {memory:<47}|
++---------------------------+------------------------------------------------+
+"""
+DCGM_WARNING = """\
+| Warning                   | GPU 3 had uncorrectable memory errors and row  |
+|                           | remapping failed.                              |
+"""
+DCGM_HEALTH = """\
++---------------------------+----------------------------------------------------------+
+| Health Monitor Report                                                                |
++===========================+==========================================================+
+| Overall Health            | Warning                                                  |
+| GPU ID: 0                 | Warning                                                  |
+|                           | PCIe system: Warning - Detected more than 8 PCIe replays |
++---------------------------+----------------------------------------------------------+
+"""
+
+
+class TestGpuDcgmFailed:
+    def test_sibling_a_failed_dcgmi_diag_test_is_an_error(self, tmp_path):
+        text = DCGM_DIAG.format(remap="Fail", warning=DCGM_WARNING, memory="Fail - GPU: 3")
+        f = diagnosed(text)["gpu-dcgm-failed"]
+        assert f.severity is Severity.ERROR and f.title == "dcgmi diag failed on this node: Page Retirement/Row Remap; GPU Memory"
+        assert f.evidence["warnings"] == ["GPU 3 had uncorrectable memory errors and row remapping failed."]
+        assert cli_exit(text, tmp_path)[0] == 1
+
+    def test_control_every_test_passed_is_a_healthy_snapshot(self, tmp_path):
+        text = DCGM_DIAG.format(remap="Pass", warning="", memory="Pass - All")
+        found = diagnosed(text)
+        assert "gpu-dcgm-failed" not in found and "log-inconclusive" not in found
+        assert cli_exit(text, tmp_path)[0] == 0
+
+    def test_sibling_dcgmi_health_warning_is_a_warning_and_not_healthy(self, tmp_path):
+        f = diagnosed(DCGM_HEALTH)["gpu-dcgm-failed"]
+        assert f.severity is Severity.WARN and f.title.startswith("dcgmi health reports Warning: GPU ID")
+        assert cli_exit(DCGM_HEALTH, tmp_path)[0] == 1

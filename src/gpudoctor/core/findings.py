@@ -73,6 +73,17 @@ UNDECIDED = frozenset({"log-inconclusive"})
 # A run the --timeout watchdog stopped while it was still moving: not hung, but not finished
 # either, so never healthy; it exits 124 as timeout(1) would (core/exit_code.py), "ok": false.
 UNFINISHED = frozenset({"timeout-still-progressing"})
+# What a GPU tool's snapshot pasted to `diagnose` shows that makes a fault likely, though a
+# snapshot cannot prove it (checks/gpu_activity.py: ranks spinning in a collective, a rank idle
+# beside its peers; a GPU row nvidia-smi could not read at all; the hardware warnings `check`
+# also gives, a row remap waiting for a reset, clocks held down): as warnings in `diagnose` they
+# mean the snapshot is not healthy, so exit 1, "ok": false. Their info cases, which do not
+# decide, exit 0; in `check` the hardware warnings keep warn's exit 0.
+SNAPSHOT_FAULTS = frozenset({
+    "gpu-collective-spin", "gpu-rank-idle", "gpu-memory-uneven", "gpu-memory-without-process", "gpu-process-on-every-gpu",
+    "gpu-reading-failed", "gpu-dcgm-failed",
+    "gpu-row-remap-pending", "gpu-clocks-slowdown", "gpu-temperature-high", "gpu-pcie-link-degraded", "gpu-nvlink-degraded",
+})
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,12 @@ class Report:
 
     def failed(self, strict: bool = False) -> bool:
         limit = Severity.WARN if strict else Severity.ERROR
-        return self.worst().rank >= limit.rank or any(f.id in UNDECIDED or f.id in UNFINISHED for f in self.findings)
+        return self.worst().rank >= limit.rank or any(
+            f.id in UNDECIDED or f.id in UNFINISHED or self._snapshot_fault(f) for f in self.findings
+        )
+
+    def _snapshot_fault(self, f: Finding) -> bool:
+        return self.command == "diagnose" and f.id in SNAPSHOT_FAULTS and f.severity is Severity.WARN
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}

@@ -1,6 +1,8 @@
 """Findings in the area "GPU health": memory errors, slowdowns, links and Xid faults,
 read from NVML and the kernel log by `check`, and from a pasted `nvidia-smi` /
-kernel log by `diagnose` (checks/gpu_health.py, commands/diagnose/nvidia_smi.py, knowledge/xid.py)."""
+kernel log by `diagnose` (checks/gpu_health.py, commands/diagnose/nvidia_smi.py, knowledge/xid.py);
+what a pasted snapshot shows GPUs doing (checks/gpu_activity.py) and a pasted DCGM report
+(commands/diagnose/dcgmi.py)."""
 
 from __future__ import annotations
 
@@ -279,4 +281,171 @@ that answers nothing, which may be lost: `nvidia-smi -q` and the kernel log deci
         "every": "Every reading of this GPU failed, though nvidia-smi still holds it: it may have fallen off the bus. nvidia-smi -q and the kernel log (Xid 79) decide whether it is lost.",
     },
     fix="nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
+)
+
+
+# What one nvidia-smi snapshot shows GPUs doing (checks/gpu_activity.py). A snapshot is
+# not a run's log: these readings are what it can say about a job, each with its margin.
+SNAPSHOT = "[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi` table)"
+
+
+GPU_COLLECTIVE_SPIN = FindingKind(
+    id="gpu-collective-spin",
+    severity=Severity.WARN,
+    also=(Severity.INFO,),
+    when="warn (exit 1) for a GPU at 90 % utilisation or more that draws under 30 % of its power cap; info from 30 to 60 %",
+    area=AREA,
+    emitted_by=SNAPSHOT,
+    summary="""GPUs at 90 % utilisation or more that draw a small share of their power cap. NCCL waits
+for a peer with a kernel that polls a flag in memory: nvidia-smi counts that kernel as 100 %
+utilisation, yet the GPU draws little more than at idle (a V100 about 70 W of 300 W, an H100
+about 120 W of 700 W: 17-25 %). A GPU that computes at full utilisation draws most of its cap
+(60-100 %). Below 30 % of the cap the snapshot shows ranks spinning in a collective (`warn`);
+from 30 to 60 % it may be light kernels as well, or a small card whose idle draw is a large share of its cap (`info`). A GPU at 0 % is idle, not spinning.""",
+    evidence="Per GPU: its utilisation, power draw and cap, and memory used.",
+    title={
+        "likely": "{gpus} at {util} utilisation but drawing only {share} of the power cap: ranks spinning in a collective",
+        "maybe": "{gpus} at {util} utilisation drawing only {share} of the power cap: light kernels, or ranks waiting in a collective",
+    },
+    why={
+        "likely": "NCCL's kernel that waits for a peer counts as 100 % utilisation while it draws about what an idle GPU draws; a GPU that computes draws most of its cap. These ranks are stuck in a collective (all-reduce, broadcast, barrier) that another rank never joined: the job hangs until NCCL's timeout.",
+        "maybe": "A GPU that computes at full utilisation usually draws most of its cap; this much less is either small kernels (a small model, a data-bound loop) or ranks waiting in a collective for a peer. One snapshot does not tell them apart.",
+    },
+    fix="py-spy dump --pid <pid of each rank>  # the stacks name the collective each rank waits in; a rank elsewhere (or gone) is the one the others wait for. A hang's log: gpudoctor diagnose train.log",
+)
+
+
+GPU_RANK_IDLE = FindingKind(
+    id="gpu-rank-idle",
+    severity=Severity.WARN,
+    when="exit 1: the snapshot is not called healthy",
+    area=AREA,
+    emitted_by=SNAPSHOT,
+    summary="""Two GPUs hold the same memory (within 10 %, at least 1 GiB each: the ranks of one
+job) while one works (50 % utilisation or more) and the other is idle (5 % or less). The ranks of
+a data-parallel job compute in step, and a rank waiting for its peers in a collective shows 100 %
+(NCCL's waiting kernel): a rank at 0 % is not in any GPU work at all: it waits on the CPU (a data
+loader, a file, a lock), or its process is gone while its memory is still held. GPUs that are all
+idle, or that hold different memory (different jobs), are not this finding.""",
+    evidence="Per GPU: utilisation and memory used, for the idle GPUs and the busy ones of the same job.",
+    title="{idle} {holds} the same memory as {busy} (one job) but {are} idle while {busy} {works}: a rank stopped outside the GPU",
+    why="The ranks of one job work in step, and a rank waiting in a collective still shows NCCL's kernel at 100 %. A rank at 0 % with its memory held is stuck on the CPU side (data loading, I/O, a deadlock) or its process died: its peers hang in the next collective until NCCL's timeout.",
+    fix="py-spy dump --pid <pid on the idle GPU>  # where it stopped; nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv shows whether its process still exists",
+)
+
+
+GPU_UNUSED = FindingKind(
+    id="gpu-unused",
+    severity=Severity.INFO,
+    area=AREA,
+    emitted_by=SNAPSHOT,
+    summary="""A GPU works (50 % or more) while other GPUs shown are idle and hold no memory (under
+100 MiB: no process has a CUDA context there). One job on one GPU by design looks the same, so
+the snapshot does not decide: the launch command does (one process started with `python
+train.py` where `torchrun --nproc_per_node` was meant, or `CUDA_VISIBLE_DEVICES` naming one GPU).""",
+    evidence="Per GPU: utilisation and memory used.",
+    title="Only {busy} of the {count} GPUs shown {works}; {idle} {holds} no memory (no process uses {them})",
+    why="No process has a CUDA context on {idle}. If the job was meant to use every GPU, it started one process (python train.py runs one; DataParallel, device_map or a launcher spreads the work) or CUDA_VISIBLE_DEVICES hid the rest; if it was meant for one GPU, this is as it should be.",
+    fix="torchrun --nproc_per_node {count} train.py  # one process per GPU; check CUDA_VISIBLE_DEVICES and the launch command first (gpudoctor check shows what the job can see)",
+)
+
+
+GPU_MEMORY_UNEVEN = FindingKind(
+    id="gpu-memory-uneven",
+    severity=Severity.WARN,
+    also=(Severity.INFO,),
+    when="warn (exit 1) when the fullest GPU is 95 % full or more; info otherwise",
+    area=AREA,
+    emitted_by=SNAPSHOT,
+    summary="""Among GPUs that all work (50 % or more), one holds 1.5 times the memory of another or
+more. DataParallel gathers every replica's outputs and keeps the model's master copy on its first
+device, and ranks that never call `torch.cuda.set_device` put a context on GPU 0: both load one GPU
+more than the rest. At 95 % full or more that GPU is at the edge of an out-of-memory error
+(`warn`); below, it is uneven but fits (`info`). Pipeline or model parallelism split memory
+unevenly by design.""",
+    evidence="Per GPU: memory used and total, utilisation.",
+    title={
+        "full": "{big} is full ({used}) while {others} of the same work {hold} {ratio}x less: uneven memory, the first GPU runs out",
+        "fits": "{big} holds {ratio}x the memory of {others} ({used}): uneven memory across the GPUs that work",
+    },
+    why={
+        "full": "One GPU holds far more than the others that work beside it: DataParallel's first device (it gathers the outputs and holds the master weights) or extra CUDA contexts of the other ranks on GPU 0. That GPU is full: more GPUs or a larger batch run it out of memory while the others have room.",
+        "fits": "One GPU holds far more than the others that work beside it: DataParallel's first device, extra contexts of the other ranks on GPU 0, or a pipeline's first stage (uneven by design).",
+    },
+    fix="torchrun --nproc_per_node <gpus> train.py  # DistributedDataParallel keeps the ranks even (Trainer and accelerate use it under a distributed launch); in your own DDP code call torch.cuda.set_device(local_rank) before any CUDA work",
+)
+
+
+GPU_MEMORY_WITHOUT_PROCESS = FindingKind(
+    id="gpu-memory-without-process",
+    severity=Severity.WARN,
+    also=(Severity.INFO,),
+    when="warn (exit 1) when nvidia-smi lists processes but none for the memory, or names a holder *Unknown Error*; info when it lists no process at all",
+    area=AREA,
+    emitted_by=SNAPSHOT,
+    summary="""nvidia-smi's process list is shown and GPU memory (100 MiB or more) is held by no process
+it can name: a process named *Unknown Error* (one that exited but whose memory the driver has not
+freed, a zombie, or one outside this PID namespace), or a GPU with memory and no process while the
+list shows processes on other GPUs (`warn`). When the list says *No running processes found* on
+every GPU, a container's own processes are hidden the same way, so it does not decide (`info`). A
+snapshot cut before its process list is not judged.""",
+    evidence="Per GPU: memory used and the processes listed on it.",
+    title={
+        "unnamed": "Processes nvidia-smi cannot name (Unknown Error) hold memory on {gpus}",
+        "unlisted": "{gpus} {hold} memory that no listed process holds",
+        "none-listed": "nvidia-smi lists no process, yet {gpus} {hold} memory",
+    },
+    why={
+        "unnamed": "A process nvidia-smi cannot name has exited (a zombie whose memory the driver has not freed) or lives outside this PID namespace (another container's process): its memory is taken from the next job, which runs out of memory or shares the GPU with another process.",
+        "unlisted": "nvidia-smi lists processes on the other GPUs, so it sees this PID namespace: memory held here without a process is another container's job or memory left behind by a killed process. The next job on the GPU runs out of memory or shares it.",
+        "none-listed": "Either the processes live in another PID namespace (inside a container nvidia-smi lists none, yours included) or they were killed and left their memory behind. On the host, memory with no process is leaked.",
+    },
+    fix="sudo fuser -v /dev/nvidia*  # on the host: the processes that hold the GPUs; kill the leftover ones (kill -9 <pid>), or reset the idle GPU: sudo nvidia-smi -r -i <gpu>",
+)
+
+
+GPU_PROCESS_ON_EVERY_GPU = FindingKind(
+    id="gpu-process-on-every-gpu",
+    severity=Severity.WARN,
+    when="exit 1: the snapshot shows the ranks' device selection is wrong, whether or not the extra entries hold memory yet",
+    area=AREA,
+    emitted_by=SNAPSHOT + ", gpustat",
+    summary="""The process list shows the processes of one job on other GPUs than their own: two or
+more processes (pids) each listed on several GPUs, or (gpustat, which names users, not pids) one
+owner listed more than once on several GPUs. Each rank of a DDP job should use one GPU; an entry on
+another GPU is a CUDA context that rank created there. One process on every GPU (DataParallel, a
+model split across GPUs) is not this finding.""",
+    evidence="Per GPU: the processes listed on it and their memory.",
+    title={
+        "memory": "The job's processes are listed on every GPU ({gpus}), {extra} on GPUs not their own: every rank opened every GPU",
+        "empty": "The job's processes are listed on every GPU ({gpus}): {extra} on GPUs not their own, every rank opened every GPU",
+    },
+    why={
+        "memory": "A rank listed on another GPU created a CUDA context there: it did not call torch.cuda.set_device(local_rank) before its first CUDA call, or code touched every device (torch.cuda.empty_cache, a barrier without device_ids, a tensor moved to 'cuda' without an index). Each context takes hundreds of MiB, most of them on GPU 0, which runs out of memory first.",
+        "empty": "A rank listed on another GPU opened it (no set_device before its first CUDA call, or code that touches every device). These entries hold no memory yet, but the ranks' device selection is wrong: once a rank allocates there (a barrier, empty_cache, a tensor sent to 'cuda'), each entry becomes a context of hundreds of MiB, most of them on GPU 0.",
+    },
+    fix="torch.cuda.set_device(local_rank)  # first thing in each rank, before any CUDA call; or start each rank with CUDA_VISIBLE_DEVICES=<its GPU>",
+)
+
+
+GPU_DCGM_FAILED = FindingKind(
+    id="gpu-dcgm-failed",
+    severity=Severity.ERROR,
+    also=(Severity.WARN,),
+    when="error for a test `dcgmi diag` failed or `dcgmi health` *Failure*; warn for `dcgmi health` *Warning*",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `dcgmi diag` or `dcgmi health -c`)",
+    summary="""A pasted DCGM report gives its own verdict: a `dcgmi diag` test that reads *Fail* (the
+report's *Warning* lines say which GPU and why), or `dcgmi health -c`'s *Overall Health: Failure*
+(`error`) or *Warning* (`warn`). Tests that pass or are skipped are not reported.""",
+    evidence="`failed`: each failed test (or health system) and its result; `warnings`: DCGM's own lines.",
+    title={
+        "diag": "dcgmi diag failed on this node: {tests}",
+        "health": "dcgmi health reports {overall}: {tests}",
+    },
+    why={
+        "diag": "DCGM ran its own tests on the GPUs and these failed: its verdict on the hardware, not a guess from symptoms. A job on a failing GPU crashes, hangs or runs slow.",
+        "health": "DCGM's health watches (memory, PCIe, NVLink, thermal, power, driver) flagged the GPUs: the lines below it say which GPU and what it saw.",
+    },
+    fix="dcgmi diag -r 3  # read its Warning lines: they name the GPU and the fault; drain the node and ask the admin to reset, reseat or replace that GPU",
 )

@@ -74,7 +74,7 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     """No failure in the input: healthy only when it also shows the run ending well (or
     is a GPU tool's whole output); otherwise it does not decide, and says what would."""
     ended = d.ended
-    if folder or ended or smi.gpus:
+    if folder or ended or smi.snapshot(d.lines):
         shown = {"ended": ended} if ended else {}
         return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)
     return LOG_INCONCLUSIVE(evidence={"lines": d.lines}, lines=d.lines)

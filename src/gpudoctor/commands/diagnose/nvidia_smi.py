@@ -7,6 +7,11 @@ same thing. Also what nvidia-smi prints instead of a GPU when the GPU is gone
 ("Unable to determine the device handle for GPU ...: GPU is lost", "No devices were
 found"). ERR! in a field of the table is a reading that failed, not a lost GPU.
 
+What the table (and `-q`, and gpustat's lines) shows the GPUs doing, their utilisation,
+memory, power and process list, is judged by checks/gpu_activity.py; a pasted `dcgmi` report
+by dcgmi.py. `nvidia-smi topo -m`, a `--query-gpu` CSV and the driver line are only counted:
+an input made of them is a snapshot (healthy when nothing in it fires), not a log cut short.
+
 `NvidiaSmiReader` is fed the input's bytes as `diagnose` streams them (`tee`
 wraps the stream) and parses only the lines around a few anchors (ANCHORS), so a
 training log costs three `bytes.find` per block.
@@ -19,10 +24,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpudoctor.catalog.findings.gpu_health import GPU_LOST, GPU_READING_FAILED
+from gpudoctor.commands.diagnose.dcgmi import ANCHORS as DCGM_ANCHORS, DcgmReport
+from gpudoctor.checks.gpu_activity import GpuActivity, ProcessUse, activity_findings
 from gpudoctor.checks.gpu_health import health_findings
 from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, GpuHealth, NvLinkHealth, NvmlGpu
+from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, NOT_SHOWN, GpuHealth, NvLinkHealth, NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
 
 # Section and key names only nvidia-smi prints: a section pasted without its GPU header
@@ -43,7 +50,7 @@ TRIGGERS = (
 # nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
 NO_DEVICES = "No devices were found"
 ANCHORS = (b"    : ", b"MiB /", b"Unable to ", NO_DEVICES.encode())
-PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</")
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,", b"]----") + DCGM_ANCHORS
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
@@ -76,16 +83,49 @@ GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-
 KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
 # The table's two lines per GPU (drivers before and after 525 space them differently)
 TABLE_1 = re.compile(
-    r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off)\s+\|\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f:.]+)\s+\S+\s+\|\s+(?P<ecc>\S+)\s+\|"
+    r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off|WDDM|TCC)\s+\|\s+(?P<bus>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f:.]+)\s+\S+\s+\|\s+(?P<ecc>\S+)\s+\|"
 )
 TABLE_2 = re.compile(
     r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\d+C|ERR!|N/A)\s+(?P<perf>\S+)\s+(?:\S+\s+)?(?P<use>\S+)\s*/\s*(?P<cap>\S+)\s+\|"
 )
 # The table's readings of a GPU (its second line), by TABLE_2's group names
 TABLE_READINGS = (("fan", "fan"), ("temperature", "temp"), ("performance state", "perf"), ("power draw", "use"), ("power cap", "cap"))
-# ERR! in every one of these is a GPU that answers nothing, though nvidia-smi still holds it
-# (the fan is left out: GPUs without a fan show N/A there)
-ALL_READINGS = {"temperature", "performance state", "power draw"}
+# ERR! in both sensors and in one of the row's other readings is a GPU that answers nothing,
+# though nvidia-smi still holds it (the fan is left out: GPUs without a fan show N/A there; a
+# faulted GPU may still show a stale power figure, as in dcgm-exporter#46's "1W / N/A" row)
+ALL_READINGS = {"temperature", "performance state"}
+ROW_READINGS = {"power draw", "utilisation", "memory"}
+# The table's memory and utilisation columns, on the same line as TABLE_2's readings
+# ("Unknown Error" or ERR! where the driver could not read the GPU's memory)
+TABLE_USE = re.compile(
+    r"\|\s*(?:(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|(?P<mem_err>Unknown Error|ERR!))\s*\|\s*(?P<util>\d+%|ERR!|N/A)\s"
+)
+# The process list under the table: "GPU [GI CI] PID Type Name Memory" per row (drivers from
+# 470 add the GI and CI columns), or its one line when there is none
+TABLE_PROCESS = re.compile(
+    r"^\|\s+(?P<gpu>\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(?P<pid>\d+)\s+(?P<type>C\+G|M\+C|C|G|M)\s+"
+    r"(?P<name>.*?)\s+(?P<mib>\d+MiB|N/A)\s*\|$"
+)
+NO_PROCESSES = "No running processes found"
+# gpustat's line per GPU (also pasted as a Markdown table): "[0] GeForce GTX 1080 Ti | 64'C, 100 %
+# [, 71 / 300 W] | 11025 / 11178 MB | user(11021M) ..." (its MB are MiB, as nvidia-smi's)
+GPUSTAT = re.compile(
+    r"^\|?\s*\[(?P<index>\d+)\]\s*(?P<name>[^|]+?)\s*\|\s*(?P<temp>\d+)'C,\s*(?P<util>\d+)\s*%"
+    r"(?:,\s*(?P<w>\d+)\s*/\s*(?P<cap>\d+)\s*W)?\s*\|\s*(?P<used>\d+)\s*/\s*(?P<total>\d+)\s*MB\s*\|(?P<procs>.*)$"
+)
+GPUSTAT_PROCESS = re.compile(r"(?P<who>[^\s()|]+)\((?P<mib>\d+)M\)")
+# A GPU tool's other snapshots, counted (not judged) so that an input made of them is a
+# snapshot, not a run's log cut short: `nvidia-smi topo -m`'s header and rows, a row of
+# `nvidia-smi --query-gpu=... --format=csv` (two or more fields with nvidia-smi's units),
+# the table's driver line, NCCL's topology dump, lspci's tree
+TOPO_ROW = re.compile(r"^(?:GPU\d+|NIC\d+|mlx5_\d+)(?:\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX|SOC|PHB))+\b")
+TOPO_HEADER = re.compile(r"^GPU0(?:\s+(?:GPU|NIC|mlx5_)\d+)*\s+CPU Affinity")
+QUERY_ROW = re.compile(r"^[^,|]+(?:,[^,|]*)+$")  # comma-separated, no table rule; QUERY_UNIT counts the units
+QUERY_UNIT = re.compile(r",\s*\d+(?:\.\d+)?\s*(?:%|MiB|W)(?=\s*(?:,|$))")
+# NCCL's topology and graph dumps (NCCL_TOPO_DUMP_FILE, NCCL_GRAPH_DUMP_FILE) and `lspci -tv`'s tree
+NCCL_TOPO = re.compile(r"^</?(?:system|cpu|pci|gpu|nvlink|nic|net|graphs?|channel|c2c|pcilink)\b[^<>]*>$")
+LSPCI_TREE = re.compile(r"^[\s|]*[+\\]-(?:[0-9a-f]{2}\.[0-7]|\[[0-9a-f:]+\])")
+DRIVER_LINE = re.compile(r"Driver Version:\s*[\d.]+\s+CUDA Version:\s*[\d.]+")
 TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
 TABLE_MIG = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>Enabled|Disabled|N/A)\s+\|\s*$")
 COMPUTE_MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread", "Prohibited": "Prohibited"}
@@ -170,6 +210,8 @@ class PastedGpu:
     compute_mode: str = ""  # as NVML names it: "Default", "Exclusive_Process", ...; "" when not shown
     mig_mode: str = ""  # "enabled" / "disabled"; "" when not shown
     all_links_down: bool = False  # "Unable to retrieve NVLink information as all links are inActive"
+    index: int | None = None  # nvidia-smi's index, from the table's first line
+    use: dict[str, int] = field(default_factory=dict)  # the table's "utilisation" %, "memory used" / "memory total" MiB
 
     def health(self) -> GpuHealth:
         f = dict(self.fields)
@@ -214,6 +256,11 @@ class NvidiaSmiReader:
         self.parsed_to = -1  # where the last parsed stretch ended, in the input
         self.carry = b""
         self.no_devices = ""  # nvidia-smi's "No devices were found" line, when the input has one
+        # the table's process list: None until its "Processes:" header is read; then (GPU index, pid, name, MiB)
+        self.processes: list[tuple[int, int, str, int | None]] | None = None
+        self.in_processes = False  # the lines being read are the process list's
+        self.tool_lines = 0  # lines of a GPU tool's other snapshots (TOPO_ROW, QUERY_ROW, DRIVER_LINE)
+        self.dcgm = DcgmReport()  # a pasted `dcgmi diag` / `dcgmi health -c`
 
     # -- input -------------------------------------------------------------
     def feed(self, chunk: bytes) -> None:
@@ -248,6 +295,7 @@ class NvidiaSmiReader:
         for a, b in windows(data, end, anchors, start):
             if base + a > self.parsed_to:  # not where the last stretch ended: a new stretch of the log
                 self.current, self.path, self.table_gpu, self.xml = None, [], None, []
+                self.in_processes = False
             self.parsed_to = base + b
             for raw in data[a:b].decode("utf-8", errors="replace").splitlines():
                 self.line(raw)
@@ -261,9 +309,13 @@ class NvidiaSmiReader:
         if lost:
             self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
             return
+        if self._other_snapshot(text.strip().strip("`").strip()) or self._gpustat(text.strip()) or self.dcgm.line(text.strip()):
+            return
         if text.startswith("|"):
             self._table(text)
             return
+        if not text.startswith("+"):
+            self.in_processes = False  # the process list ends where the table's lines do
         stripped = text.lstrip()
         indent = len(text) - len(stripped)
         if self._nvlink(stripped) or (stripped.startswith("<") and self._xml(stripped)):
@@ -355,11 +407,15 @@ class NvidiaSmiReader:
         return g
 
     def _table(self, text: str) -> None:
+        if self._process_line(text):
+            return
         m = TABLE_1.match(text)
         if m:
             g = self._gpu(m["bus"])
             g.name = f"GPU {m['index']} ({m['name'].strip()}, {m['bus']})"
-            g.fields["persistence_mode"] = "enabled" if m["persist"] == "On" else "disabled"
+            g.index = int(m["index"])
+            if m["persist"] in ("On", "Off"):  # Windows prints its driver model there instead (WDDM, TCC)
+                g.fields["persistence_mode"] = "enabled" if m["persist"] == "On" else "disabled"
             ecc = m["ecc"]
             if ecc.isdigit():
                 g.ecc["volatile uncorrected"] = int(ecc)
@@ -369,6 +425,11 @@ class NvidiaSmiReader:
         if m2 and self.table_gpu is not None:
             g, self.table_gpu = self.table_gpu, None
             g.unread = tuple(what for what, key in TABLE_READINGS if m2[key] == "ERR!")
+            use = TABLE_USE.search(text, m2.end() - 1)
+            if use:
+                g.unread += tuple(what for what, bad in (("memory", use["mem_err"]), ("utilisation", use["util"] == "ERR!")) if bad)
+                g.use = {k: int(v) for k, v in (("memory used", use["used"]), ("memory total", use["total"]),
+                                                   ("utilisation", use["util"].rstrip("%"))) if v and v.isdigit()}
             g.fields["temperature_c"] = _int(m2["temp"].rstrip("C"))
             g.fields["power_w"] = _float(m2["use"].rstrip("W"))
             g.fields["power_limit_w"] = _float(m2["cap"].rstrip("W"))
@@ -381,6 +442,58 @@ class NvidiaSmiReader:
         if m3 and self.table_mig is not None:
             self.table_mig.mig_mode = m3["mig"].lower() if m3["mig"] != "N/A" else ""
         self.table_mig = None
+
+    def _gpustat(self, text: str) -> bool:
+        """A GPU's line of gpustat: its readings and its processes (user or command, and MiB)."""
+        m = GPUSTAT.match(text)
+        if m is None:
+            return False
+        g = self._gpu(f"#{m['index']}")
+        g.name, g.index = f"GPU {m['index']} ({m['name'].strip()})", int(m["index"])
+        g.use = {"utilisation": int(m["util"]), "memory used": int(m["used"]), "memory total": int(m["total"])}
+        g.fields["temperature_c"] = int(m["temp"])
+        if m["w"]:
+            g.fields["power_w"], g.fields["power_limit_w"] = float(m["w"]), float(m["cap"])
+        if self.processes is None:
+            self.processes = []
+        self.processes = [p for p in self.processes if p[0] != g.index]  # a later snapshot replaces the GPU's list
+        pid = re.compile(r"/(\d+)$")
+        for who in GPUSTAT_PROCESS.finditer(m["procs"]):
+            name, number = who["who"], pid.search(who["who"])
+            self.processes.append((g.index, int(number.group(1)) if number else 0, pid.sub("", name), int(who["mib"])))
+        return True
+
+    def _other_snapshot(self, text: str) -> bool:
+        """A line of `nvidia-smi topo -m`, of a --query-gpu CSV or the driver line: counted only."""
+        if TOPO_HEADER.match(text) or TOPO_ROW.match(text) or NCCL_TOPO.match(text) or LSPCI_TREE.match(text) or (
+            DRIVER_LINE.search(text) and not text.startswith("|")
+        ) or (
+            len(QUERY_UNIT.findall(text)) >= 2 and QUERY_ROW.match(text)
+        ):
+            self.tool_lines += 1
+            return not text.startswith(("|", "<"))  # a table row or a tag is still read by _table or _xml
+        return False
+
+    def _process_line(self, text: str) -> bool:
+        """A line of the process list under the table; False when it is not one. A new list
+        (`nvidia-smi -l` prints one per snapshot) replaces the last."""
+        body = text.strip("| ").strip()
+        if body.startswith("Processes:"):
+            self.processes, self.in_processes = [], True
+            return True
+        if not self.in_processes or self.processes is None:
+            return False
+        if body.startswith(NO_PROCESSES):
+            return True
+        m = TABLE_PROCESS.match(text)
+        if m:
+            mib = m["mib"].removesuffix("MiB")
+            self.processes.append((int(m["gpu"]), int(m["pid"]), m["name"].strip(), int(mib) if mib.isdigit() else None))
+            return True
+        if TABLE_1.match(text):  # the next snapshot's table
+            self.in_processes = False
+            return False
+        return True  # the list's own header and rules
 
     def _leaf(self, path: list[str], key: str, value: str) -> None:
         if "requires reset" in value.lower() and self.current is not None:
@@ -428,6 +541,7 @@ class NvidiaSmiReader:
                 g.fields[target2] = _int(value)
         elif where in ("power readings", "gpu power readings"):
             target3 = {"power draw": "power_w", "average power draw": "power_w", "enforced power limit": "power_limit_w",
+                      "current power limit": "power_limit_w",  # drivers from 530 call the enforced limit so
                        "default power limit": "default_power_limit_w"}.get(k)
             if target3 and (target3 != "power_w" or "power_w" not in g.fields):
                 g.fields[target3] = _float(value)
@@ -445,6 +559,10 @@ class NvidiaSmiReader:
         elif k == "gpu recovery action":
             v = _value(value)
             g.fields["recovery_action"] = v.lower().replace(" ", "-") if isinstance(v, str) else v
+        elif where == "utilization" and k == "gpu" and isinstance(n := _int(value), int):
+            g.use["utilisation"] = n  # the same readings as the table's, for checks/gpu_activity.py
+        elif where == "fb memory usage" and k in ("used", "total") and isinstance(n := _int(value), int):
+            g.use[f"memory {k}"] = n
         elif k == "replays since reset":
             g.fields["pcie_replays"] = _int(value)
         elif k == "remapped rows":  # "Remapped Rows : N/A" on GPUs without row remapping
@@ -470,15 +588,37 @@ class NvidiaSmiReader:
         g.ecc[key] = g.ecc.get(key, 0) + n
 
     # -- what it says --------------------------------------------------------
+    def snapshot(self, lines: int) -> bool:
+        """The input (`lines` long) is a GPU tool's snapshot: GPUs or nvidia-smi's process list
+        read from it, or its other forms (topo -m, a --query-gpu CSV) on half its lines or more."""
+        return bool(self.gpus) or self.processes is not None or self.dcgm.seen or 0 < lines <= 2 * self.tool_lines
+
     def findings(self) -> list[Finding]:
         self.feed(b"")
         out = self._lost()
         judged = [(g.name, g.health()) for g in self.gpus if not g.lost]
         # NVLinks need another GPU to reach: the paste shows one, or numbers a GPU past 0
         peers = len(self.gpus) > 1 or any(_index(g.name, i) > 0 for i, g in enumerate(self.gpus))
-        found = health_findings(judged, peers) + self._modes()
+        found = health_findings(judged, peers) + self._modes() + self._activity()
         out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
+        out += self.dcgm.findings()
         return out
+
+    def _activity(self) -> list[Finding]:
+        """What the table's rows show the GPUs doing (checks/gpu_activity.py)."""
+        rows = [g for g in self.gpus if g.use and not g.lost]
+        gpus = [
+            GpuActivity(label=g.name, index=_index(g.name, self.gpus.index(g)) if g.index is None else g.index,
+                        power_w=g.fields.get("power_w", NOT_SHOWN),
+                        power_cap_w=g.fields.get("power_limit_w", NOT_SHOWN),
+                        **{key: g.use[name] for key, name in (("utilisation_pct", "utilisation"), ("memory_used_mib", "memory used"),
+                                                               ("memory_total_mib", "memory total")) if name in g.use})
+            for g in rows
+        ]
+        processes = NOT_SHOWN if self.processes is None else [
+            ProcessUse(gpu, pid, name, NOT_SHOWN if mib is None else mib) for gpu, pid, name, mib in self.processes
+        ]
+        return activity_findings(gpus, processes)
 
     def _modes(self) -> list[Finding]:
         """MIG and compute mode, judged as `check` judges NVML's (checks/gpus.py)."""
@@ -514,7 +654,7 @@ class NvidiaSmiReader:
         for g in self.gpus:
             if not g.unread or g.lost:
                 continue
-            every = ALL_READINGS <= set(g.unread)
+            every = ALL_READINGS <= set(g.unread) and bool(ROW_READINGS & set(g.unread))
             index = _index(g.name, self.gpus.index(g))
             out.append(GPU_READING_FAILED(
                 case="every" if every else "some", evidence={"ERR!": list(g.unread), "source": "pasted nvidia-smi output"},
