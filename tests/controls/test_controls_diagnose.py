@@ -335,9 +335,17 @@ class TestLogInconclusive:
         assert [f.id for f in report.findings] == ["log-no-failure"] and report.ok
         assert "Training completed" in report.findings[0].evidence["ended"]
 
-    def test_control_a_gpu_tools_whole_output_is_healthy(self):
-        topo = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-31\nGPU1\tNV4\t X \t0-31\n\nLegend:\n\n  X    = Self\n"
-        assert api.diagnose(topo).ok
+    TOPO = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-31\nGPU1\tNV4\t X \t0-31\n\nLegend:\n\n  X    = Self\n"
+
+    def test_control_a_gpu_tools_output_beside_a_run_that_ended_well_is_healthy(self):
+        report = api.diagnose(self.TOPO + self.STEPS + "Training completed.\n")
+        assert [f.id for f in report.findings] == ["log-no-failure"] and report.ok
+
+    def test_sibling_a_gpu_tools_whole_output_alone_shows_the_gpus_not_the_job(self):
+        report = api.diagnose(self.TOPO)
+        [f] = report.findings
+        assert f.id == "log-inconclusive" and f.severity.value == "warn" and not report.ok
+        assert "shows the GPUs, not the job" in f.title and f.evidence["tool"] == "Legend:"
 
     def test_sibling_the_same_steps_cut_before_an_end_do_not_decide(self):
         report = api.diagnose(self.STEPS)

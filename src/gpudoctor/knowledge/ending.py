@@ -1,7 +1,8 @@
 """Whether a log shows its run ending well: the evidence `diagnose` needs before it
 calls a log without any failure healthy. A log cut before its end and the log of a
 hang (the last lines are set-up: NCCL INFO, a banner, a step) show no failure
-either; only an end, or a GPU tool's complete output, tells them apart."""
+either; only an end tells them apart. A GPU tool's output is complete in itself but
+shows no run's end (`Tail.tool` names it)."""
 
 from __future__ import annotations
 
@@ -62,9 +63,8 @@ class Tail:
         return both
 
     def ended(self) -> str:
-        """The line that shows the run ended well ('' when none does), or the tool's."""
-        if self.tool:
-            return self.tool
+        """The line that shows the run ended well ('' when none does). A GPU tool's
+        output (self.tool) is whole, but it is no run's end: it shows the GPUs, not the job."""
         m = None
         for m in ENDED.finditer(self.data.decode("utf-8", "replace")):
             pass

@@ -121,6 +121,7 @@ class Diagnosis:
         self.hits = 0
         self.unwrapped_at = 0  # the width a hard-wrapped paste was joined back from (0: it was not wrapped)
         self.ended = ""  # the line that shows the run ended well (knowledge/ending.py), set by the reader
+        self.tool = ""  # the first line of a GPU tool's output in the input (knowledge/ending.py), set by the reader
         self.all_ranks: set[int] = set()
         self.sources: list[str] = []
         # the rank a whole input belongs to (a per-rank log file), for lines that do not say

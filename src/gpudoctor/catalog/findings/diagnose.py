@@ -16,16 +16,30 @@ LOG_INCONCLUSIVE = FindingKind(
     when="exit 1: not healthy",
     area=AREA,
     emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste",
-    summary="""No line of the log shows a failure, and none shows the run ending well either (an exit
-status 0, a finished training, a test that passed, nccl-tests' average bus bandwidth, a GPU tool's
-whole output). A log cut before its end and the log of a hang, whose last lines are set-up
-(NCCL INFO, a banner, a step), look exactly like this, so `diagnose` does not call it healthy: it
-exits 1 and says what would decide it. `diagnose` calls a log healthy (`log-no-failure`) only
-when it shows no failure and does show an end.""",
-    evidence="`lines`: how many lines were read.",
-    title="no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
-    why="No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
-    fix="tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
+    summary="""No line of the input shows a failure, and none shows the run ending well either (an exit
+status 0, a finished training, a test that passed, nccl-tests' average bus bandwidth). A log cut
+before its end and the log of a hang, whose last lines are set-up (NCCL INFO, a banner, a step),
+look exactly like this, so `diagnose` does not call it healthy: it exits 1 and says what would
+decide it. A GPU tool's output (an `nvidia-smi` table or `-q` report, `topo -m`, `dcgmi`,
+`ibstatus`) with no fault in it gets the same answer (case `snapshot`): it shows the GPUs at one
+moment, not the job, and a hang, a crash or a wrong setting leave it unchanged; the readings that
+do show a fault (a GPU lost, ranks spinning in a collective, memory held with no process) are
+their own findings. `diagnose` calls an input healthy (`log-no-failure`) only when it shows no
+failure and does show the run's end.""",
+    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line.",
+    # "log": a run's output without an end; "snapshot": a GPU tool's output, no fault in it
+    title={
+        "log": "no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
+        "snapshot": "no GPU fault in this GPU tool's output ({lines} line(s)), but it shows the GPUs, not the job: it does not decide whether the run was healthy",
+    },
+    why={
+        "log": "No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
+        "snapshot": "Every GPU in it answered and no field shows a fault, and no reading (utilisation against power, memory against processes) shows ranks stuck; but the snapshot is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves such a table unchanged.",
+    },
+    fix={
+        "log": "tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
+        "snapshot": "gpudoctor diagnose train.log   # the job's own output decides it; gpudoctor check   # the GPUs, driver and torch as the job sees them",
+    },
 )
 
 

@@ -13,7 +13,7 @@ from gpudoctor.commands.diagnose.inputs import InputError, NotReadable, Target, 
 from gpudoctor.commands.diagnose.reader import BinaryInput, Normalised, scan
 from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
-from gpudoctor.core.findings import Finding, Report, Severity
+from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import Tail
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.launch.rundir import OUTCOME_FILE
@@ -63,21 +63,27 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     if not any(f.severity is Severity.ERROR for f in findings):
         answer = no_failure(d, smi, target.kind == "folder")
         # warnings alone (a barrier's guessed GPU, a deprecated launcher) are no failure, but no
-        # end either: a log cut before its error holds them too, so it still does not decide
-        if answer.id == LOG_INCONCLUSIVE.id or not any(f.severity is Severity.WARN for f in findings):
+        # end either: a log cut before its error holds them too, so it still does not decide;
+        # a snapshot whose readings show a fault has its answer in them (exit 1 all the same)
+        read_a_fault = any(f.id in SNAPSHOT_FAULTS and f.severity is Severity.WARN for f in findings)
+        if answer.id == LOG_INCONCLUSIVE.id and not read_a_fault or not any(f.severity is Severity.WARN for f in findings):
             findings.append(answer)
     findings += last
     return Report("diagnose", tuple(findings), data)
 
 
 def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
-    """No failure in the input: healthy only when it also shows the run ending well (or
-    is a GPU tool's whole output); otherwise it does not decide, and says what would."""
+    """No failure in the input: healthy only when it also shows the run ending well;
+    otherwise it does not decide, and says what would. A GPU tool's output with no
+    fault in it does not decide either: it shows the GPUs, not the job."""
     ended = d.ended
-    if folder or ended or smi.snapshot(d.lines):
+    if folder or ended:
         shown = {"ended": ended} if ended else {}
         return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)
-    return LOG_INCONCLUSIVE(evidence={"lines": d.lines}, lines=d.lines)
+    if d.tool or smi.snapshot(d.lines):
+        shown = {"tool": d.tool} if d.tool else {}
+        return LOG_INCONCLUSIVE(case="snapshot", evidence={"lines": d.lines, **shown}, lines=d.lines)
+    return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines}, lines=d.lines)
 
 
 READ_ERRORS = (OSError, EOFError, ValueError)
@@ -139,7 +145,7 @@ def read_log(
     if lines == 0:
         raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
     d, smi = second_reading(source, d, smi)
-    d.ended = tail.ended()
+    d.ended, d.tool = tail.ended(), tail.tool
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 
