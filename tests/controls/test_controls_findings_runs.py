@@ -266,7 +266,8 @@ class TestRankStillStartingRun:
         if not marker.exists():
             pytest.skip("the machine is too slow: the script had not started within 4 s")
         [f] = report["findings"]
-        assert rc == 124 and "import torch" not in f["title"], f
+        assert rc == 124 and "(Python, import torch)" not in f["title"], f
+        assert "its script was still running" in f["title"] and f["evidence"]["last_stage"] == "script", f
 
 
 SAMPLERS = """from torch.utils.data.distributed import DistributedSampler

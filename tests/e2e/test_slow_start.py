@@ -50,7 +50,7 @@ def test_a_rank_still_importing_when_the_timeout_fires_is_starting(tmp_path):
         "--timeout", "8",
     )  # fmt: skip
     assert r.returncode == 124, r.stderr
-    assert "[rank-still-starting]" in r.stderr and "rank 1 was still starting" in r.stderr, r.stderr
+    assert "[rank-still-starting]" in r.stderr and "rank 1 had not imported torch" in r.stderr, r.stderr
     for wrong in ("[rank-never-joined]", "[rank-hung]", "[rank-crashed]", "[rendezvous-hang]"):
         assert wrong not in r.stderr, r.stderr
 

@@ -23,7 +23,7 @@ from gpudoctor.catalog.findings.ranks import (
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.hang.meaning import explained, readable_tail, signal_cause
 from gpudoctor.hang.verdict import RankVerdict, lost_a_peer, rank_records, root_cause
-from gpudoctor.launch.rank import FAULT_ENV
+from gpudoctor.launch.rank import FAULT_ENV, STAGE_SCRIPT
 from gpudoctor.launch.rundir import RankTrace
 from gpudoctor.launch.supervisor import LaunchResult, ProcessState, RankOutcome
 
@@ -82,8 +82,9 @@ def rank_finding(
     if r.state is ProcessState.STARTING:
         # Start-up is forgiven only where the launcher was asked to (allreduce, train-smoke):
         # `run --timeout` is wall-clock time from the start, the import included.
+        wall = "script" if r.last_stage == STAGE_SCRIPT else "wall-clock"  # its script runs, torch not imported yet
         return RANK_STILL_STARTING(
-            case="forgiven" if result.startup_s else "wall-clock",
+            case="forgiven" if result.startup_s else wall,
             evidence={**_evidence(r, state), "startup_s": round(result.startup_s, 1), "timeout_s": result.timeout_s},
             rank=r.rank, startup=result.startup_s, timeout=result.timeout_s, note=note,
         )  # fmt: skip

@@ -25,10 +25,11 @@ STAGE_RENDEZVOUS = "rendezvous"
 STAGE_JOINED = "joined"
 # A rank in these is still starting: on a busy machine importing torch alone takes
 # seconds. It is neither hung nor missing from the rendezvous, only slow to start.
-STARTING_STAGES = ("", STAGE_STARTED)
-# A script busy with its own work before `import torch` has started: it is running,
-# not starting, and its peers (if any) wait for it as for one that imported torch.
-PRE_JOIN_STAGES = (*STARTING_STAGES, STAGE_SCRIPT, STAGE_IMPORTED)
+STARTING_STAGES = ("", STAGE_STARTED, STAGE_SCRIPT)
+# (STAGE_SCRIPT counts as starting for the watchdogs: the code before `import torch`
+# and a crawling import are not told apart by the stage; the finding words it by the
+# stage it saw, hang/failures.py.)
+PRE_JOIN_STAGES = (*STARTING_STAGES, STAGE_IMPORTED)
 # With startup_grace, the time until every rank has started (Python up, torch imported)
 # is not counted against the watchdog, up to this much: on a busy machine the import
 # alone takes tens of seconds, and a rank that is importing is not hung. Here, not in

@@ -184,13 +184,15 @@ RANK_STILL_STARTING = FindingKind(
     summary="""The watchdog fired while this rank was still starting: its interpreter was coming up
 or importing torch. For `allreduce` and `train-smoke` the watchdog counts from when every rank has
 started, forgiving up to 5 minutes of start-up; `run --timeout` is wall-clock time.""",
-    evidence="`rank`, `state: starting`, `last_stage` (`not started` or `started`), `startup_s`, `timeout_s`, `stderr_tail`, `log`.",
+    evidence="`rank`, `state: starting`, `last_stage` (`not started`, `started`, or `script`: under `run`, the script runs but has not imported torch), `startup_s`, `timeout_s`, `stderr_tail`, `log`.",
     # "forgiven": the watchdog counts from when every rank has started (allreduce, train-smoke);
     # "wall-clock": `run --timeout`, counted from the start, the import included.
     title={
         "forgiven": "rank {rank} was still starting (Python, import torch) when the watchdog fired "
         "({startup:.0f} s of start-up, then {timeout:g} s){note}",
         "wall-clock": "rank {rank} was still starting (Python, import torch) when the watchdog fired after {timeout:g} s{note}",
+        "script": "rank {rank} had not imported torch when the watchdog fired after {timeout:g} s: its script was still running "
+        "the code before `import torch` (or a slow import there){note}",
     },
     why={
         "forgiven": "The rank had not got past its start-up: the interpreter and `import torch` (tens of seconds on a busy "
@@ -199,8 +201,15 @@ started, forgiving up to 5 minutes of start-up; `run --timeout` is wall-clock ti
         "wall-clock": "The rank had not got past its start-up: the interpreter and `import torch` (seconds, tens of seconds on a "
         "busy machine). This --timeout counts wall-clock time from the start, start-up included: it was shorter than "
         "the import takes here.",
+        "script": "The rank's script had started but had not yet imported torch: its own code before the import (reading "
+        "data, a download, a sleep) or an import it makes there was still running; its stack (stderr_tail) shows which. "
+        "This --timeout counts wall-clock time from the start, that code included.",
     },
-    fix="time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
+    fix={
+        "forgiven": "time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
+        "wall-clock": "time python -c 'import torch'   # how long the import takes here; then give the command a longer --timeout",
+        "script": "read the rank's stack (stderr_tail, or its log): the line it was on before import torch; if that work is meant to take long, give the command a longer --timeout",
+    },
     more_why="""A rank that is importing torch is neither hung nor missing from the rendezvous: it is
 slow to start. On a busy machine (other jobs on the same cores) the import alone takes tens of
 seconds; from a slow network file system, minutes.""",
@@ -220,7 +229,7 @@ RANK_NEVER_JOINED = FindingKind(
     emitted_by=EMITTED_BY,
     summary="""The watchdog fired and this rank had not reached the rendezvous
 (`init_process_group`): its peers were waiting for it there.""",
-    evidence="`rank`, `state: nojoin`, `last_stage` (`script`: the script ran, before or without `import torch`; `imported`: torch was imported, the rank's own code ran), `stderr_tail`, `log`.",
+    evidence="`rank`, `state: nojoin`, `last_stage` (`imported`: torch was imported, the rank's own code ran), `stderr_tail`, `log`.",
     title="rank {rank} never joined the rendezvous within {timeout:g} s{note}",
     why="The rank never reached the rendezvous, so its peers wait in init_process_group until the timeout: "
     "it is stuck or slow before init (imports, data loading), or cannot reach MASTER_ADDR:MASTER_PORT.",

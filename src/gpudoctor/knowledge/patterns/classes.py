@@ -289,7 +289,7 @@ PATTERNS = [
             "ldd (GNU libc) 2.35",  # the user checking their glibc: healthy
             "UserWarning: Failed to load the fused Adam kernel: /lib64/libm.so.6: version `GLIBC_2.29' not found; using the PyTorch implementation",
             "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",  # a missing library: another story
-            "FileNotFoundError: [Errno 2] No such file or directory: 'config.json' not found",
+            "FileNotFoundError: [Errno 2] No such file or directory: 'train.yaml' not found",
         ],
     ),
     pattern(
