@@ -214,8 +214,10 @@ def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
             proc.wait()
 
 
-def test_num_workers_4_keeps_its_worker_measurement_within_its_budget():
-    # The documented example. Its worker measurement is bounded (train_smoke/workers.py):
+def test_num_workers_keeps_its_worker_measurement_within_its_budget():
+    # The documented example (--num-workers 4) with two workers: every worker is a spawned
+    # process importing torch, so four cost the suite ~30 CPU-seconds more for the same
+    # bound. The worker measurement is bounded (train_smoke/workers.py):
     # another persistent_workers=False epoch only while the last one's time fits in
     # BUDGET_SHARE of --timeout. Judged from the run's own figures, not the wall clock, so
     # a busy machine (everything slower) and a fast one get the same verdict; the watchdog
@@ -224,12 +226,12 @@ def test_num_workers_4_keeps_its_worker_measurement_within_its_budget():
     from gpudoctor.commands.train_smoke.workers import BUDGET_SHARE
 
     timeout = 900
-    r, report = as_json("--nproc", "2", "--num-workers", "4", "--timeout", str(timeout), timeout=timeout + 60)
+    r, report = as_json("--nproc", "2", "--num-workers", "2", "--timeout", str(timeout), timeout=timeout + 60)
     assert r.returncode == 0, r.stdout[-3000:]
     assert all(states(report).values()) and "dataloader-workers" in states(report)
     finding = next(f for f in report["findings"] if f["id"] == "dataloader-worker-startup")
     ev = finding["evidence"]
-    assert ev["num_workers"] == 4
+    assert ev["num_workers"] == 2
     assert ev["startup_s_persistent_off"] > ev["startup_s_persistent_on_later"]
     epochs = int(finding["title"].split("timed over ")[1].split()[0])
     assert 1 <= epochs <= SmokeConfig().worker_epochs
