@@ -763,6 +763,22 @@ class TestIommuFault:
         assert head_id(log) == "iommu-fault"
 
 
+class TestIommuFaultDevice:
+    """A fault whose line names no GPU driver: which device it is decides, so a warning that says how to tell."""
+
+    def test_control_a_gpu_drivers_own_fault_is_the_gpus(self):
+        log = "amdgpu 0000:03:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0010 address=0x64a7f000 flags=0x0000]\n"
+        assert "iommu-fault-device" not in ids(log) and head_id(log) == "iommu-fault"
+
+    def test_control_the_iommu_enabled_at_boot(self):
+        assert "iommu-fault-device" not in ids("[    0.000000] DMAR: IOMMU enabled\n")
+
+    def test_sibling_a_fault_of_a_device_named_by_address_only_is_a_warning(self):
+        log = "DMAR: [DMA Read] Request device [3b:00.0] PASID ffffffff fault addr 7f8a0000 [fault reason 06] PTE Read access is not set\n"
+        [f] = [f for f in api.diagnose(log).findings if f.id == "iommu-fault-device"]
+        assert f.severity is Severity.WARN and "lspci -s" in f.fix and head_id(log) == "-"
+
+
 class TestGlooCollectiveTimeout:
     def test_control_the_gloo_timeout_setting_printed_at_start(self):
         log = "init_process_group(backend='gloo', timeout=timedelta(seconds=1800))\nstep 1 loss 1.0\n"

@@ -408,8 +408,9 @@ PATTERNS = [
         "nccl",
         CAUSE,
         E,
-        "the IOMMU blocked a device's memory access (GPU peer-to-peer through ACS/IOMMU)",
-        r"IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)|DMAR: DRHD: handling fault",
+        "the IOMMU blocked a GPU's memory access (GPU peer-to-peer through ACS/IOMMU)",
+        # a GPU's own driver names the faulting device: another device's fault is iommu-fault-device's
+        r"\b(?:nvidia|amdgpu|nouveau)\b.*(?:IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)|DMAR: DRHD: handling fault)",
         ("IO_PAGE_FAULT", "DMAR"),
         why="""With the IOMMU (VT-d / AMD-Vi) or PCIe ACS enabled, GPU-to-GPU peer-to-peer traffic is redirected
         through the root complex and blocked or faulted; NCCL then hangs in its first collective over P2P.""",
@@ -417,6 +418,25 @@ PATTERNS = [
         examples=[
             ("amdgpu 0000:03:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0010 address=0x64a7f000 flags=0x0000]", "kernel AMD-Vi report quoted in a public ROCm issue (search: 'Event logged [IO_PAGE_FAULT')"),
         ],
+    ),
+    pattern(
+        "iommu-fault-device",
+        "nccl",
+        CAUSE,
+        W,
+        "the IOMMU blocked a device's memory access (which device: its PCI address)",
+        r"IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)|DMAR: DRHD: handling fault",
+        ("IO_PAGE_FAULT", "DMAR"),
+        why="""The IOMMU (VT-d / AMD-Vi) refused a device's DMA. The line names the device by its PCI address, not by
+        its kind: when it is a GPU (or the NIC NCCL uses), peer-to-peer traffic through ACS/IOMMU is being blocked and
+        NCCL hangs in its first collective over P2P; when it is another device (a disk controller, a USB or network
+        card), it is that device's driver's problem, not the training job's.""",
+        fix="lspci -s 0000:BB:DD.F   # the PCI address in the line: is it a GPU or the NIC NCCL uses? If so: NCCL_P2P_DISABLE=1 to confirm, then iommu=pt (or disable ACS)",
+        examples=[
+            ("DMAR: [DMA Read] Request device [3b:00.0] PASID ffffffff fault addr 7f8a0000 [fault reason 06] PTE Read access is not set", "Intel VT-d fault report format (kernel dmar.c)"),
+            ("AMD-Vi: Event logged [IO_PAGE_FAULT device=81:00.0 domain=0x0000 address=0x00000000fef00000 flags=0x0020]", "AMD-Vi fault report format (kernel amd_iommu)"),
+        ],
+        not_examples=["[    0.000000] DMAR: IOMMU enabled", "DMAR: Host address width 46"],
     ),
     pattern(
         "nccl-error",
