@@ -452,12 +452,43 @@ def diagnosed(text: str) -> dict[str, object]:
 
 
 def cli_exit(text: str, tmp_path) -> tuple[int, dict]:
+    """`gpudoctor diagnose FILE --json`'s exit code and answer, computed in this process
+    (the same report and report_exit the CLI uses; TestSnapshotCliExit runs the CLI itself
+    on a control and a sibling, so the dozens of readings here need no process each)."""
+    from gpudoctor.core.exit_code import report_exit
+
+    path = tmp_path / "paste.txt"
+    path.write_text(text, encoding="utf-8")
+    report = api.diagnose(str(path))
+    return int(report_exit(report)), json.loads(json.dumps(report.to_dict(), default=str))
+
+
+def cli_exit_in_a_process(text: str, tmp_path) -> tuple[int, dict]:
     """`gpudoctor diagnose FILE --json` in its own process: its exit code and its answer."""
     path = tmp_path / "paste.txt"
     path.write_text(text, encoding="utf-8")
     run = subprocess.run([sys.executable, "-m", "gpudoctor", "diagnose", str(path), "--json"],
                          capture_output=True, text=True, timeout=120)
     return run.returncode, json.loads(run.stdout)
+
+
+class TestSnapshotCliExit:
+    """The CLI in its own process agrees with cli_exit on a snapshot's two answers."""
+
+    verdict = "gpu-collective-spin"
+
+    def test_control_a_snapshot_with_no_fault_exits_1_undecided(self, tmp_path):
+        text = sample("deepspeed-6524-nvidia-smi-h100-100pct-stuck").replace(" 116W / 700W", " 600W / 700W").replace(" 121W / 700W", " 610W / 700W")
+        code, answer = cli_exit_in_a_process(text, tmp_path)
+        loud = {f["id"] for f in answer["findings"] if f["severity"] in ("warn", "error")}
+        assert code == 1 and answer["ok"] is False and loud == {"log-inconclusive"}
+        assert cli_exit(text, tmp_path)[0] == code
+
+    def test_sibling_ranks_spinning_exit_1_with_the_reading(self, tmp_path):
+        text = sample("deepspeed-6524-nvidia-smi-h100-100pct-stuck")
+        code, answer = cli_exit_in_a_process(text, tmp_path)
+        assert code == 1 and "gpu-collective-spin" in {f["id"] for f in answer["findings"]}
+        assert cli_exit(text, tmp_path)[0] == 1
 
 
 def undecided(text: str, tmp_path) -> bool:
