@@ -315,14 +315,12 @@ def main(argv: list[str]) -> NoReturn:
         session.fragments_dir = os.path.join(tempfile.gettempdir(), f"gpudoctor-run-{secrets.token_hex(8)}")
         os.environ[ENV_FRAGMENTS] = session.fragments_dir
     if session.role == RANK:
-        from gpudoctor.launch.rank import STAGE_STARTED, answer_stack_signal, join_context
+        from gpudoctor.launch.rank import STAGE_STARTED, answer_stack_signal
 
         answer_stack_signal()  # the supervisor's --timeout asks for stacks with SIGUSR1
         # Before the script imports torch (hooks/process_group.py would import it now):
         # from here to STAGE_IMPORTED the rank is starting, not hung.
-        ctx = join_context()
-        if ctx is not None:
-            ctx.progress(STAGE_STARTED, 0)
+        _reached(STAGE_STARTED)
     from gpudoctor.hang.tracer import joined_rank, prepare_environment
 
     if session.role == RANK or joined_rank() is not None:
@@ -345,7 +343,9 @@ def main(argv: list[str]) -> NoReturn:
 
     _prepare(target)
     if session.role == RANK:
-        _script_starts()
+        from gpudoctor.launch.rank import STAGE_SCRIPT
+
+        _reached(STAGE_SCRIPT)  # the script runs: what the rank is doing before `import torch` is its own code
     status: int
     interrupted = False
     uncaught: BaseException | None = None
@@ -384,14 +384,13 @@ def main(argv: list[str]) -> NoReturn:
     sys.exit(status)
 
 
-def _script_starts() -> None:
-    """Tell the supervisor the user's script now runs: from here a rank busy before (or
-    without) `import torch` is running its own code, not starting. Never raises."""
+def _reached(stage: str) -> None:
+    """Tell the supervisor this rank reached `stage` (its progress file). Never raises."""
     try:
-        from gpudoctor.launch.rank import STAGE_SCRIPT, join_context
+        from gpudoctor.launch.rank import join_context
 
         ctx = join_context()
         if ctx is not None:
-            ctx.progress(STAGE_SCRIPT, 0)
+            ctx.progress(stage, 0)
     except Exception:  # noqa: BLE001 - a progress file must not stop the user's script
         pass

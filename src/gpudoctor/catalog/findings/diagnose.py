@@ -34,7 +34,7 @@ failure and does show the run's end.""",
     },
     why={
         "log": "No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
-        "snapshot": "Every GPU in it answered and no field shows a fault, and no reading (utilisation against power, memory against processes) shows ranks stuck; but the snapshot is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves such a table unchanged.",
+        "snapshot": "Nothing in it shows a GPU fault (no GPU lost, no field unreadable), and no reading (utilisation against power, memory against processes) shows ranks stuck; but the output is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves it unchanged.",
     },
     fix={
         "log": "tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
