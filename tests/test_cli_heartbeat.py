@@ -37,3 +37,13 @@ def test_a_failing_status_still_gives_the_time(monkeypatch, capfd):
         time.sleep(0.3)
     err = capfd.readouterr().err
     assert "gpudoctor report: still running, " in err and "Traceback" not in err
+
+
+def test_train_smoke_counts_steps_only_while_training():
+    # one H200 (tests/fixtures/gpu_truth/h200/smoke.out) printed "rank 0 at finished 105" for a 100-step job:
+    # the counter runs on past the last step through the stages after training
+    from gpudoctor.cli.train_smoke import stage_words
+
+    assert stage_words(0, "train", 40) == "rank 0 at train, step 40"
+    assert stage_words(0, "finished", 105) == "rank 0 finished"
+    assert stage_words(1, "gradient-check", 103) == "rank 1 at gradient-check"

@@ -7,7 +7,7 @@ per-node figures are the multi-node tier's recorded ones (tests/test_allreduce_p
 
 from __future__ import annotations
 
-from gpudoctor.commands.allreduce.bandwidth import summarize
+from gpudoctor.commands.allreduce.bandwidth import make_row, summarize
 from gpudoctor.commands.allreduce.bisect import PairTime
 from gpudoctor.commands.allreduce.per_node import PerNode, node_findings
 from gpudoctor.commands.allreduce.verify import (
@@ -158,3 +158,32 @@ class TestNcclNarrowingInconclusive:
     def test_sibling_every_rerun_failed_says_what_would_decide(self):
         f = _narrowed(False, False, False)
         assert f.id == "nccl-narrowing-inconclusive" and len(f.evidence["reruns"]) == 3 and f.fix
+
+
+# One H200, `allreduce --nproc 1 --device cuda` (tests/fixtures/gpu_truth/h200/ar1.out, ar-rs.out):
+# an in-place all_reduce of 4K, 64M and 1G each took ~110 µs, i.e. NCCL moved nothing.
+H200_ONE_RANK_ALL_REDUCE = [(4096, 114.46), (67108864, 110.62), (1073741824, 107.65)]
+H200_ONE_RANK_REDUCE_SCATTER = [(1 << 20, 69.4), (256 << 20, 129.1)]
+
+
+def _h200_rows(op, sizes, dtype="float32"):
+    width = 2 if dtype == "bfloat16" else 4
+    return [make_row(op, nbytes, nbytes // width, dtype, 1, [0], [[t] * 10]) for nbytes, t in sizes]
+
+
+class TestAllreduceBandwidthOneRankInPlace:
+    """`allreduce-bandwidth` case one-rank-in-place: no bandwidth from a call that moved nothing."""
+
+    def test_control_one_rank_all_reduce_states_no_bandwidth(self):
+        [f] = check_bandwidth(summarize(_h200_rows("all_reduce", H200_ONE_RANK_ALL_REDUCE), 3), 1)
+        assert "no bandwidth is measured" in f.title and "GB/s" not in f.title
+        assert "peak_algbw_gbps" not in f.evidence and "a call costs 114.5 µs at 4K" in f.title
+
+    def test_sibling_one_rank_reduce_scatter_copies_so_its_algbw_stands(self):
+        [f] = check_bandwidth(summarize(_h200_rows("reduce_scatter", H200_ONE_RANK_REDUCE_SCATTER, "bfloat16"), 2), 1)
+        assert "peak algbw 2079" in f.title
+        assert f.evidence["peak_algbw_gbps"] > 2000
+
+    def test_sibling_two_ranks_all_reduce_report_busbw(self):
+        [f] = check_bandwidth(summarize(rows_with([[0, 0], [0, 0]]), 2), 2)
+        assert "peak busbw" in f.title

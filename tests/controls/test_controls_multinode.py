@@ -34,3 +34,24 @@ class TestJoinedRankFailed:
 
     def test_sibling_two_nodes_named_is_not_decided(self):
         assert peer_node("peers 10.0.0.2 and 10.0.0.3 both closed", PEERS) is None
+
+
+# What rank 0 raised on one H200 under `CUDA_VISIBLE_DEVICES=0 torchrun --nproc-per-node 2 -m gpudoctor allreduce`
+# (tests/fixtures/gpu_truth/h200/ar-dup.out): its own error names the cause.
+DUPLICATE_GPU = (
+    "NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, invalid usage (run with NCCL_DEBUG=WARN for "
+    "details), NCCL version 2.28.9\nncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+    "Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 60"
+)
+
+
+class TestJoinedRankFailedOwnCause:
+    def test_control_a_lost_peer_still_points_at_the_peers(self):
+        finding = joined_failure(ctx(), RuntimeError(CLOSED), "", "allreduce", PEERS)
+        assert "only sees its own side" in finding.why and "launcher's output" in finding.fix
+
+    def test_sibling_an_error_that_is_its_own_cause_gets_that_causes_why_and_fix(self):
+        finding = joined_failure(ctx(), RuntimeError(DUPLICATE_GPU), " after 0 of 1 size(s)", "allreduce", PEERS)
+        assert finding.evidence["diagnosis"] == "nccl-duplicate-gpu"
+        assert "own error decides it" in finding.why and "only sees its own side" not in finding.why
+        assert "launcher's output" not in finding.fix and finding.fix

@@ -121,10 +121,16 @@ def master_findings(env: EnvironmentFacts) -> list[Finding]:
     return findings
 
 
+# Set by NVIDIA's CUDA and NGC container images to say which NCCL the image installed;
+# NCCL never reads it (one H200 container had NCCL_VERSION=2.28.3-1 while torch ran its
+# own NCCL 2.28.9: tests/fixtures/gpu_truth/h200/check.out), so it is no launcher setting.
+IMAGE_LABELS = frozenset({"NCCL_VERSION"})
+
+
 def check_launch_env(facts: Facts) -> list[Finding]:
     env = facts.environment
     present = {k: env.get(k) for k in LAUNCH_VARS if env.get(k) is not None}
-    nccl = {k: v for k, v in env.variables.items() if k.startswith("NCCL_")}
+    nccl = {k: v for k, v in env.variables.items() if k.startswith("NCCL_") and k not in IMAGE_LABELS}
     slurm = {k: v for k, v in env.variables.items() if k in ("SLURM_JOB_ID", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")}
     evidence = {**present, **nccl, **slurm}
     if not evidence:

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 import typer
 
 from gpudoctor.commands.train_smoke.config import MIN_STEPS, REFERENCE_BATCH, SmokeConfig
+from gpudoctor.commands.train_smoke.rank import STAGE_TRAIN
 from gpudoctor.commands.train_smoke.options import DEFAULT_NPROC, MAX_WORKERS, MIN_TIMEOUT_S, Options
 from gpudoctor.cli.output import (
     Heartbeat,
@@ -80,6 +81,14 @@ def register(app: typer.Typer) -> None:
         )
 
 
+def stage_words(rank: int, stage: str, step: int) -> str:
+    """"rank 0 at train, step 40", "rank 1 finished": a rank's progress counter is a
+    step only while it trains (the stages after it count on past the last step)."""
+    if stage == "finished":
+        return f"rank {rank} finished"
+    return f"rank {rank} at {stage}" + (f", step {step}" if stage == STAGE_TRAIN and step > 0 else "")
+
+
 class _Status:
     """A status line on stderr while local ranks run (on a terminal, without --json);
     a joined rank 0 says there when it waits for its peers."""
@@ -100,7 +109,7 @@ class _Status:
 
             def on_stage(rank: int, stage: str, step: int) -> None:
                 if stage:
-                    at[0] = f"rank {rank} at {stage}" + (f" {step}" if step > 0 else "")
+                    at[0] = stage_words(rank, stage, step)
 
             yield on_stage
             return
@@ -108,6 +117,6 @@ class _Status:
 
             def on_progress(rank: int, stage: str, step: int) -> None:
                 if stage:
-                    status.update(f"train-smoke: rank {rank} at {stage} {step if step > 0 else ''}")
+                    status.update(f"train-smoke: {stage_words(rank, stage, step)}")
 
             yield on_progress

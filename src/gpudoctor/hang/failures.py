@@ -200,6 +200,8 @@ def joined_failure(
     else:
         what = f"raised {type(exc).__name__}"
     known = [m for m in explain_lines(said) if m.evidence.get("role") != "harmless"]
+    # an error that is itself a cause (NCCL's "Duplicate GPU detected") is not a peer's doing
+    own = known[0] if known and known[0].evidence.get("role") == "cause" and what.startswith("raised") else None
     gone = peer_node(text, peers)
     if gone is not None:
         name, ranks = gone
@@ -216,7 +218,9 @@ def joined_failure(
             **({"diagnosis": known[0].id, "meaning": known[0].title} if known else {}),
             "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-1500:],
         },
-        fix_case=command, rank=ctx.rank, launcher=ctx.joined_by, what=what, progress=progress, nproc=ctx.local_world_size,
+        case="own" if own else "peer", fix_case="own" if own else command, rank=ctx.rank, launcher=ctx.joined_by,
+        what=what, progress=progress, nproc=ctx.local_world_size, diagnosis=own.id if own else "",
+        meaning=own.title if own else "", own_why=own.why if own else "", own_fix=own.fix if own else "",
     )  # fmt: skip
 
 

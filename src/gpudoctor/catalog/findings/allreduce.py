@@ -13,6 +13,9 @@ ALLREDUCE_BANDWIDTH = FindingKind(
     id="allreduce-bandwidth",
     title={
         "one-rank": "one rank: no data crosses a link (busbw 0); peak algbw {algbw:.2f} GB/s, latency {lat:.1f} µs at {lat_at}{noisy}",
+        # one rank reducing in place: NCCL and gloo return at once, so size / time is
+        # no bandwidth at all (an H200 "reached" 9,975 GB/s at 1G, gpu_truth 2026-11-28)
+        "one-rank-in-place": "one rank, in place: nothing is sent or reduced, so no bandwidth is measured; a call costs {lat:.1f} µs at {lat_at}{noisy}",
         "ranks": "peak busbw {peak:.2f} GB/s at {at}; small-message latency {lat:.1f} µs at {lat_at}{noisy}",
     },
     severity=Severity.OK,
@@ -20,7 +23,9 @@ ALLREDUCE_BANDWIDTH = FindingKind(
     emitted_by=EMITTED_BY,
     summary="""The summary line: peak bus bandwidth (busbw) over the sweep and the size it was reached
 at, and small-message latency (the median time of the smallest size). With one rank,
-busbw is 0 (nothing crosses a link) and algbw is shown.""",
+busbw is 0 (nothing crosses a link) and algbw is shown for the ops that copy a buffer
+(all_gather, reduce_scatter); for all_reduce and broadcast, which one rank does in place
+without moving anything, only the cost of a call is.""",
     evidence="`peak_busbw_gbps`, `peak_busbw_bytes`, `peak_algbw_gbps`, `latency_us`, `latency_bytes`.",
     more_why="""busbw = algbw × the op's bus factor (2(n−1)/n for all-reduce), which compares with the
 link's speed whatever the number of ranks. Large messages show bandwidth, small ones

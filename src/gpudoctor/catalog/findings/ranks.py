@@ -23,14 +23,22 @@ peer that crashed, hung or never joined shows here as a timeout or a closed conn
 `diagnosis` and `meaning` when the exception matches a known failure pattern
 ([docs/patterns/](../patterns/)).""",
     title="rank {rank} of the {launcher} job {what}{progress}",
-    why="Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "
-    "crashed, hung or never joined shows here as a timeout or a closed connection.",
+    why={
+        "peer": "Under torchrun or SLURM each rank is its own process and rank 0 only sees its own side: a peer that "
+        "crashed, hung or never joined shows here as a timeout or a closed connection.",
+        # the error names its own cause (two ranks on one GPU): the peers are not the story
+        "own": "Rank {rank}'s own error decides it, whatever the other ranks did ({diagnosis}: {meaning}). {own_why}",
+    },
     fix={
+        "own": "{own_fix}",
         "allreduce": "read the launcher's output for the first rank that failed (torchrun prints its exit code and traceback), or run `gpudoctor allreduce --nproc N` on one node to have every rank supervised",
         "check": "read the launcher's output for the first rank that failed, or run `gpudoctor check` on each node",
         "train-smoke": "gpudoctor train-smoke --nproc {nproc}   # the same job under gpudoctor's launcher names the failing rank",
     },
-    more_why="The benchmark did not complete; the cause is usually on another rank or node.",
+    more_why="""The benchmark did not complete; the cause is usually on another rank or node. Where the
+exception is itself a known cause (a failure pattern whose role is *cause*, such as
+[`nccl-duplicate-gpu`](../patterns/nccl-duplicate-gpu.md)), the why and the fix are that
+pattern's: the rank's own error decides it.""",
     more_fix="""Read the launcher's output for the first rank that failed (torchrun prints each failed
 rank's exit code and traceback), or run the benchmark on one node with every rank
 supervised:

@@ -93,8 +93,13 @@ def check_bandwidth(summary: dict, world: int) -> list[Finding]:
     lat, lat_at = summary.get("latency_us"), summary["latency_bytes"]
     evidence = {k: v for k, v in summary.items() if k.startswith(("peak", "lat"))}
     noisy = " (noisy: see allreduce-latency-noisy)" if latency_noisy(summary) else ""
+    case = "ranks"
+    if world == 1:
+        case = "one-rank-in-place" if summary.get("placement") == "in-place" else "one-rank"
+    if case == "one-rank-in-place":
+        evidence.pop("peak_algbw_gbps", None)  # size / the cost of a call that moved nothing
     return [
-        ALLREDUCE_BANDWIDTH(case="one-rank" if world == 1 else "ranks", evidence=evidence, algbw=summary.get("peak_algbw_gbps", 0),
+        ALLREDUCE_BANDWIDTH(case=case, evidence=evidence, algbw=summary.get("peak_algbw_gbps", 0),
                             peak=peak, at=format_size(at), lat=lat, lat_at=format_size(lat_at), noisy=noisy)
     ]
 
