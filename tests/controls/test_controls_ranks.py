@@ -103,6 +103,29 @@ class TestRankPeerLost:
         assert "rank 0" in lost.title and "Connection closed by peer" in lost.title
 
 
+# One H200, `gpudoctor run --nproc 1` of an embedding indexed past its end, then all_reduce
+# (tests/fixtures/gpu_truth/h200-logs/run-assert.log): the exception, then the store closing.
+ASSERT_RAISED = RankExit("exception", "DistBackendError", "NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, "
+                         "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.28.9", "/tmp/gl/assert.py:4")
+STORE_CLOSING = (
+    "[rank0]:[W1128 21:43:47.061433858 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, addr=[localhost]:52614, "
+    "remote=[localhost]:23531): Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?",
+)
+
+
+class TestRankPeerLostOwnException:
+    def test_control_teardown_lines_after_its_own_exception_do_not_make_a_victim(self):
+        result = job(outcome(0, "raised", 1, 1.0, tail=STORE_CLOSING))
+        d = diagnose_job(result, {0: RankTrace(0, (), exit=ASSERT_RAISED)}, [])
+        assert "rank-peer-lost" not in [f.id for f in d.findings] and d.root_cause["rank"] == 0
+
+    def test_sibling_an_exception_that_says_the_peer_closed_is_a_victim(self):
+        closed = RankExit("exception", "RuntimeError", GLOO_CLOSED, "/w/train.py:20")
+        result = job(outcome(0, "exited", 2, 1.0), outcome(1, "raised", 1, 1.2))
+        d = diagnose_job(result, {1: RankTrace(1, (), exit=closed)}, [])
+        assert by(d.findings, "rank-peer-lost")
+
+
 class TestRankStopped:
     def test_control_a_rank_that_ended_on_its_own_is_not_stopped(self):
         result = job(outcome(0, "exited", 3, 1.0), outcome(1, "ok", 0, 0.5))

@@ -124,6 +124,13 @@ def lost_a_peer(text: str) -> bool:
 
 def is_victim(o: RankOutcome, trace: RankTrace | None) -> bool:
     """Failed only because a peer was gone (its error says so)."""
+    raised = trace.exit if trace and trace.exit and trace.exit.how == "exception" else None
+    if o.error is not None or raised is not None:
+        # Its exception says why it failed. Lines printed after it while the process
+        # tore down (the store it polled closing: "Connection was likely closed") are
+        # not why: one H200 rank that raised NCCL's "Cuda failure 'device-side assert
+        # triggered'" was called a peer's victim from them, alone in a world of one.
+        return lost_a_peer(" ".join([raised.message if raised else "", o.error.message if o.error else ""]))
     return lost_a_peer(
         " ".join(
             [

@@ -25,6 +25,9 @@ ENDED = re.compile(
     r"|Out of bounds values\s*:\s*0\s*OK"
     r"|\bsaving (?:the )?(?:final )?model (?:checkpoint )?to\b"
     r"|\bDestroying process group\b"
+    # NCCL tearing a communicator down after destroy_process_group(); a failed rank's
+    # communicator ends in "Abort COMPLETE" instead (ncclCommAbort)
+    r"|NCCL INFO comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*- Destroy COMPLETE"
     # pytest's and CUDA samples' verdict, in capitals only: "values were not passed to
     # `accelerate launch`" (a launcher's defaults notice at the start of a run) is no end
     r"|(?-i:\bPASSED\b)"

@@ -87,6 +87,8 @@ PATTERNS = [
         E,
         "tensors of one operation are on different devices",
         r"Expected all tensors to be on the same device, but found at least two devices, (?P<device_a>[\w:]+) and (?P<device_b>[\w:]+)"
+        # torch 2.11 names the operand: "but got mat1 is on cpu, different from other tensors on cuda:0"
+        r"|Expected all tensors to be on the same device, but got (?P<operand>\w+) is on (?P<device_c>[\w:]+), different from other tensors on (?P<device_d>[\w:]+)"
         r"|Input type \((?P<input_type>[\w.]+)\) and weight type \((?P<weight_type>[\w.]+)\) should be the same"
         r"|expected device (?P<expected>[\w:]+) but got (?P<got>[\w:]+)|is on CPU, but expected it to be on GPU"
         # torch before 1.10: "Expected tensor for 'out' to have the same device as tensor for argument #2 'mat1'; but device 1 does not equal 3"
@@ -100,6 +102,10 @@ PATTERNS = [
         move the data there (Ray Train: ray.train.torch.get_device() and prepare_model)""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!", "modelscope/ms-swift#2044"),
+            (
+                "[rank0]: RuntimeError: Expected all tensors to be on the same device, but got mat1 is on cpu, different from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
+                "gpudoctor gpu_truth, one H200, torch 2.11 (tests/fixtures/gpu_truth/h200-logs/mismatch.log)",
+            ),
             ("RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same", "public mmfewshot notes (torch conv error text)"),
             ("RuntimeError: Function AddmmBackward returned an invalid gradient at index 1 - expected device cuda:1 but got cuda:0", "torch autograd error text"),
             (
@@ -296,8 +302,8 @@ PATTERNS = [
         CAUSE,
         W,
         "barrier() had to guess each rank's GPU",
-        r"using (?:best-guess )?GPU (?P<gpu>\d+) to perform barrier|barrier\(\): using the device under current context|Guessing device ID based on global rank",
-        ("to perform barrier", "barrier(): using the device", "Guessing device ID"),
+        r"using (?:best-guess )?GPU (?P<gpu>\d+) to perform barrier|Guessing device ID based on global rank",
+        ("to perform barrier", "Guessing device ID"),
         why="""NCCL barrier() needs a GPU; the process had not told torch which one, so it guessed from the
         rank. If the guess is wrong (several ranks on one GPU), barrier hangs.""",
         fix='torch.cuda.set_device(local_rank); dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))',
@@ -305,5 +311,23 @@ PATTERNS = [
             ("[W ProcessGroupNCCL.cpp:1569] Rank 0 using best-guess GPU 0 to perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect.", "ProcessGroupNCCL warning text"),
         ],
         fields=groups,
+    ),
+    pattern(
+        # torch >= 2.4 words it this way: no guess from the rank, the current device is used
+        "barrier-current-device",
+        "ddp",
+        HARMLESS,
+        I,
+        "barrier() used the current CUDA device (safe when each rank called torch.cuda.set_device first)",
+        r"barrier\(\): using the device under current context",
+        ("barrier(): using the device",),
+        why="""Informational: init_process_group was not given device_id, so barrier() ran on the device
+        torch.cuda.current_device() names. With torch.cuda.set_device(local_rank) before it (as a healthy
+        job on one H200 showed) that is each rank's own GPU; without it every rank of a node is on cuda:0,
+        and the job then fails with a duplicate-GPU error or hangs, which the log shows separately.""",
+        fix='dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))   # silences it and binds the group to the GPU',
+        examples=[
+            ("/opt/torch/.venv/lib/python3.12/site-packages/torch/distributed/c10d_logger.py:83: UserWarning: barrier(): using the device under current context. You can specify `device_id` in `init_process_group` to mute this warning.", "gpudoctor gpu_truth, one H200, torch 2.11 (tests/fixtures/gpu_truth/h200-logs/ok-debug.log)"),
+        ],
     ),
 ]
