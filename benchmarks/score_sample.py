@@ -93,7 +93,10 @@ def score(case: dict, part: Path, python: str) -> Scored:
         out.verdict = "called-failed" if said_failed else "right"
         return out
     log_text = path.read_text(encoding="utf-8", errors="replace").lower()
-    keywords = [k.lower() for k in case.get("keywords") or []]
+    # heldout3's collector marked cases of unknown cause with the keyword "unrecognised";
+    # the id `unrecognised-failure` would then count as right: it is an honest
+    # "unrecognised", scored as such, never as a named cause
+    keywords = [k.lower() for k in case.get("keywords") or [] if k.lower() not in ("unrecognised", "unrecognized")]
     if not said_failed:
         out.verdict = "called-healthy"
     elif names_keyword(answer, keywords, log_text):
