@@ -119,3 +119,17 @@ def test_inline_code_opened_and_not_closed_on_the_line_is_peeled():
     # deepspeedai/DeepSpeed#5696: the paste opens an inline-code span and is cut inside it
     found, failed = headline(b"`RuntimeError: Mism\n")
     assert failed
+
+
+SAMPLE = Path(__file__).parent / "fixtures" / "log_sample" / "dev"
+# measured over every dev case with a verdict by benchmarks/paste_shapes.py (0.966 -> 0.986 kept):
+# a traceback's frames behind escaped quotes, and an nvidia-smi table behind a paste's own prefix
+SHAPED_SAMPLES = ["openrlhf-922-llmengine-no-model-executor", "transformers-13986-nvidia-smi-uneven-memory"]
+
+
+@pytest.mark.parametrize("name", SHAPED_SAMPLES)
+@pytest.mark.parametrize("shape", ["html-escaped", "html numeric entities", "quoted", "torch rank prefix", "ansi colours", "indented code block"])
+def test_a_sampled_logs_verdict_survives_its_paste_shape(name, shape):
+    text = (SAMPLE / f"{name}.log").read_text(encoding="utf-8")
+    plain = headline(text.encode())
+    assert plain[0] not in ("-", "log-inconclusive") and headline(SHAPES[shape](text).encode()) == plain

@@ -86,6 +86,11 @@ TRIGGERS = (
     # the failure detector's lines without any word above: a traceback's frames whose header was
     # cut, torch's C++ backtrace, rich's boxed frames, a shell's "not found", Ray's dead workers
     'file "',
+    # the same frame on a page that escaped its quotes (a paste from HTML: lines.strip
+    # decodes it before any pattern reads the line)
+    "file &quot;",
+    "file &#34;",
+    "file &#x22;",
     "frame #",
     "│ /",
     "not found",

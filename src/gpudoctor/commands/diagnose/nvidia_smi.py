@@ -31,6 +31,7 @@ from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, NOT_SHOWN, GpuHealth, NvLinkHealth, NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
+from gpudoctor.knowledge.lines import ENTITY, entity
 
 # Section and key names only nvidia-smi prints: a section pasted without its GPU header
 # counts only when its names hold one of these.
@@ -49,7 +50,7 @@ TRIGGERS = (
 # (TRIGGERS).
 # nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
 NO_DEVICES = "No devices were found"
-ANCHORS = (b"    : ", b"MiB /", b"Unable to ", NO_DEVICES.encode())
+ANCHORS = (b"    : ", b"MiB /", b"MiB &#", b"Unable to ", NO_DEVICES.encode())  # "&#x2F;": a page's escaped slash
 PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,", b"]----") + DCGM_ANCHORS
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
@@ -166,6 +167,23 @@ XML_REASONS = {  # clocks_throttle_reason_<x> / clocks_event_reason_<x>
     "hw_power_brake_slowdown": "HW Power Brake Slowdown", "sync_boost": "Sync Boost",
     "sw_thermal_slowdown": "SW Thermal Slowdown", "display_clocks_setting": "Display Clock Setting",
 }
+# The shape a paste puts around the tool's lines (tests/test_diagnose_pastes.py): colours, a
+# reply's "> " quoting, a launcher's rank prefix, a Markdown code block's indent before the table
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+PASTE_PREFIX = re.compile(r"^(?:> ?)+|^\[(?:rank|default)\d+\]: ?|^\d{1,4}: |^\(\w+ pid=\d+(?:, ip=[\d.]+)?\) ")
+
+
+def unshaped(text: str) -> str:
+    """A line of the tool's output as it printed it, from a line of a paste."""
+    if "\x1b" in text:
+        text = ANSI.sub("", text)
+    if "&" in text:
+        text = ENTITY.sub(entity, text)
+    text = PASTE_PREFIX.sub("", text, count=1)
+    stripped = text.lstrip()
+    return stripped if stripped[:1] == "|" or stripped[:2] == "+-" else text
+
+
 LOST = re.compile(r"Unable to determine the device handle for GPU\s*(?P<bus>[0-9A-Fa-f:.]+)?:?\s*(?P<why>.*)")
 CLOCK_NAMES = {name.lower(): name for name in CLOCK_EVENTS.values()}
 
@@ -301,7 +319,7 @@ class NvidiaSmiReader:
                 self.line(raw)
 
     def line(self, raw: str) -> None:
-        text = raw.rstrip().replace("\t", "    ")
+        text = unshaped(raw.rstrip().replace("\t", "    "))
         if NO_DEVICES in text and not text.lstrip().startswith("|"):
             self.no_devices = text.strip()
             return
