@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import sys
 from collections.abc import Iterator
 
@@ -28,20 +29,25 @@ class DistWithoutInit(Rule):
     raises "Default process group has not been initialized, please make
     sure to call init_process_group".
 
-    Two shapes are flagged, in a complete program (a pasted fragment whose
-    module or model is not imported or defined in the file is left alone,
-    and so is the top of a snippet read repaired).
-    At the top of a file, when nothing before the use could have started a
-    group (no `init_process_group`, `init_device_mesh`, launcher or init
-    helper runs before it, nor a same-file function that calls one; a helper
-    imported from another module could, so those files are left alone): an error when the file is run as a script (it has an
+    Flagged, in two shapes. `DistributedDataParallel(...)` or such a
+    `DistributedSampler` built at the top of a file before anything could
+    have started a group: no `init_process_group`, `init_device_mesh`,
+    launcher or init helper runs before it, nor a same-file function that
+    calls one (a helper imported from another module could, so such files
+    are left alone). An error when the file is run as a script (it has an
     `if __name__ == "__main__":` block), a warning otherwise (a module run
-    on import by a program that started the group first is fine). And in a
-    Horovod program (`hvd.init()`, no torch.distributed group started in
-    the file): Horovod does not start a torch.distributed group, so
-    `torch.distributed.get_world_size()` there raises; a warning (the group
-    may be started by another file). Calls under an `is_initialized()` /
-    `is_available()` test are not flagged. Asked for by issue 41's sample.
+    on import by a program that started the group first is fine). And a
+    torch.distributed call in a Horovod program (`hvd.init()`, no
+    torch.distributed group started in the file): Horovod does not start
+    one, so `torch.distributed.get_world_size()` there raises; a warning
+    (another file may start it).
+
+    Not flagged: calls under an `is_initialized()` / `is_available()` test;
+    a bare `get_rank()` or collective at the top of a file (pasted snippets
+    leave their setup out); a fragment (its module or model is not
+    imported or bound in the file, or it reads a name nothing binds before
+    the use, or it is a snippet read repaired). Asked for by issue 41's
+    samples (DDP built at import, a sampler with no group, Horovod helpers).
     """
 
     id = "dist-without-init"
@@ -108,6 +114,8 @@ class DistWithoutInit(Rule):
                           "process group, and nothing in this file starts one, so it raises",
                           fix="hvd.size() / hvd.rank() (or start a torch.distributed group too)")
                 return
+            if what.endswith("()"):
+                continue  # at the top of a file only DDP and the sampler: a bare get_rank() there is a snippet's
             if file.function(call) is None and not file.repaired and not self._may_start_before(file, call):
                 yield Hit(call, severity=ERROR if script else WARNING,
                           message=f"{what} needs a torch.distributed process group, and nothing in this file starts "
@@ -146,8 +154,17 @@ class DistWithoutInit(Rule):
         if type(root) is not ast.Name or root.id not in file.imports or root.id in file.assumed:
             return True
         first = call.args[0] if call.args else None
-        return (type(first) is ast.Name and not file.lookup(first) and not file.find_def(first)
-                and first.id not in file.imports)
+        if (type(first) is ast.Name and not file.lookup(first) and not file.find_def(first)
+                and first.id not in file.imports):
+            return True
+        if file.function(call) is not None:
+            return False
+        # at the top of the file: a name read before the use that nothing binds (`args`, `model`,
+        # `self`) says the lines around it were left out
+        known = set(dir(builtins)) | set(file.imports) | {"__name__", "__file__"}
+        return any(type(node) is ast.Name and type(node.ctx) is ast.Load and node.lineno <= call.lineno
+                   and node.id not in known and not file.defines(node.id) and file.function(node) is None
+                   for node in ast.walk(file.tree))
 
     @staticmethod
     def _starts(call: ast.Call) -> bool:
