@@ -49,3 +49,26 @@ def test_scorer_pairs_by_rule_and_line_and_counts_misses_and_false_alarms(tmp_pa
     assert result["rules"]["torch-load-no-map-location"] == {"tp": 0, "fp": 0, "fn": 1}
     assert result["unclaimed"] == ["a:8 no-such-rule-yet (error)"]
     assert result["not_scored"] == ["b:2 syntax-error"]
+
+
+def test_dev3_manifest_is_well_formed_and_points_at_real_lines():
+    part = ROOT / "tests" / "fixtures" / "lint_sample" / "dev3"
+    cases = json.loads((part / "manifest.json").read_text(encoding="utf-8"))
+    assert len(cases) >= 80 and len({c["id"] for c in cases}) == len(cases)
+    for case in cases:
+        lines = (part / case["file"]).read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith("# source: ") and lines[1].startswith("# restated")
+        for e in case["expected"]:
+            assert e["severity"] in ("error", "warning") and 1 <= e["line"] <= len(lines) and e["why"]
+
+
+def test_scorer_reads_a_readers_older_name_as_the_rule_that_claims_it(tmp_path):
+    (tmp_path / "a.py").write_text(
+        "# source: test\nimport torch.distributed as dist\n\ndist.broadcast_multigpu(tensors, src=0)\n")
+    (tmp_path / "manifest.json").write_text(json.dumps([
+        {"id": "a", "file": "a.py", "expected": [
+            {"line": 4, "pitfall": "multigpu-collective", "severity": "warning", "why": "removed in torch 2.2"}]}]))
+    result = scorer().score(tmp_path)
+    assert result["rules"]["removed-distributed-api"] == {"tp": 1, "fp": 0, "fn": 0}
+    assert result["renamed"] == ["a:4 multigpu-collective -> removed-distributed-api"]
+    assert result["unclaimed"] == []

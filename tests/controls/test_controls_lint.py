@@ -780,3 +780,241 @@ class TestTorchLoadOneProcessArm:
                 checkpoint = torch.load(args.resume + ".pt")
         """
         assert [line for line, _ in found(code, self.rule)] == [6, 8]
+
+
+class TestDistWithoutInit:
+    """Issue 41 lint v4 (dev3): a call that needs the default process group where none was started."""
+
+    rule = "dist-without-init"
+
+    def test_control_group_started_by_an_imported_helper_first(self):
+        code = """
+            import torch.distributed as dist
+            from utils import setup_everything
+
+            setup_everything()
+            rank = dist.get_rank()
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_guarded_by_is_initialized(self):
+        code = """
+            import torch.distributed as dist
+
+            RANK = dist.get_rank() if dist.is_initialized() else 0
+
+            def world():
+                if not dist.is_initialized():
+                    return 1
+                return dist.get_world_size()
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_same_file_setup_called_first(self):
+        code = """
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            import torch.nn as nn
+
+            def setup():
+                dist.init_process_group("gloo")
+
+            setup()
+            model = DDP(nn.Linear(4, 2))
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_pasted_fragment_without_imports(self):
+        code = """
+            model = torch.nn.parallel.DistributedDataParallel(model)
+            sampler = torch.utils.data.distributed.DistributedSampler(train_dataset)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_sampler_told_replicas_and_rank(self):
+        code = """
+            import torch
+            from torch.utils.data import DistributedSampler
+
+            dataset = torch.utils.data.TensorDataset(torch.zeros(8))
+            sampler = DistributedSampler(dataset, num_replicas=2, rank=0)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_helper_module_called_after_init_elsewhere(self):
+        code = """
+            import torch.distributed as dist
+
+            def get_rank():
+                return dist.get_rank()
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_module_level_ddp_in_a_script_is_an_error(self):
+        code = """
+            import torch.nn as nn
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def setup(rank, world_size):
+                dist.init_process_group("gloo", rank=rank, world_size=world_size)
+
+            model = nn.parallel.DistributedDataParallel(nn.Linear(4, 2))
+
+            if __name__ == "__main__":
+                mp.spawn(train, nprocs=2)
+        """
+        assert found(code, self.rule) == [(8, "error")]
+
+    def test_sibling_sampler_at_module_level_of_a_module_is_a_warning(self):
+        code = """
+            import torch
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            dataset = torch.utils.data.TensorDataset(torch.zeros(8))
+            sampler = DistributedSampler(dataset, num_replicas=5)
+            loader = DataLoader(dataset, sampler=sampler)
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
+    def test_sibling_horovod_program_asks_torch_distributed(self):
+        code = """
+            import torch
+            import horovod.torch as hvd
+
+            def init():
+                hvd.init()
+                torch.cuda.set_device(hvd.local_rank())
+
+            def world_size():
+                return torch.distributed.get_world_size()
+        """
+        assert found(code, self.rule) == [(9, "warning")]
+
+    def test_sibling_group_started_but_no_device_is_another_verdict(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            model = torch.nn.Linear(4, 2).cuda()
+            rank = dist.get_rank()
+        """
+        assert found(code, self.rule) == []
+        assert found(code, "nccl-no-set-device") != []
+
+
+class TestRemovedDistributedApi:
+    """Issue 41 lint v4 (dev3): torch.distributed APIs recent torch no longer has."""
+
+    rule = "removed-distributed-api"
+
+    def test_control_pipelining_and_plain_collectives(self):
+        code = """
+            import torch.distributed as dist
+            from torch.distributed.pipelining import pipeline, SplitPoint
+
+            def sync(model):
+                for p in model.parameters():
+                    dist.broadcast(p.data, src=0)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_own_method_named_like_the_old_api(self):
+        code = """
+            class Comm:
+                def all_reduce_multigpu(self, tensors):
+                    return sum(tensors)
+
+                def run(self, tensors):
+                    return self.all_reduce_multigpu(tensors)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_multigpu_collective_and_pipe_import(self):
+        code = """
+            import torch.distributed as dist
+            from torch.distributed.pipeline.sync import Pipe
+
+            dist.all_gather_multigpu(outputs, inputs)
+        """
+        assert found(code, self.rule) == [(2, "warning"), (4, "warning")]
+
+    def test_sibling_deprecated_reduce_op_is_its_own_verdict(self):
+        code = """
+            import torch.distributed as dist
+
+            dist.all_reduce(t, op=dist.reduce_op.SUM)
+        """
+        assert found(code, self.rule) == []
+        assert found(code, "deprecated-reduce-op") == [(3, "warning")]
+
+
+class TestDeviceFromGlobalRankAsDevice:
+    """Issue 41 lint v4 (dev3): the global rank used as a device, not only in set_device."""
+
+    verdict = "device-from-global-rank"
+    rule = "device-from-global-rank"
+
+    def test_control_local_rank_as_device(self):
+        code = """
+            import os
+            import torch
+
+            local_rank = int(os.environ["LOCAL_RANK"])
+            model = torch.nn.Linear(4, 2).to(local_rank)
+            device = torch.device("cuda", local_rank)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_spawn_index_as_device(self):
+        code = """
+            import torch
+            import torch.multiprocessing as mp
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def worker(rank, world_size):
+                model = DDP(torch.nn.Linear(4, 2).to(rank), device_ids=[rank])
+
+            if __name__ == "__main__":
+                mp.spawn(worker, args=(2,), nprocs=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_rank_modulo_device_count(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            rank = dist.get_rank()
+            device = torch.device("cuda", rank % torch.cuda.device_count())
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_rank_parameter_from_RANK_is_said_once(self):
+        code = """
+            import os
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def main(rank, world_size):
+                model = torch.nn.Linear(4, 2).to(rank)
+                ddp = DDP(model, device_ids=[rank])
+                x = torch.randn(2, 4).to(rank)
+
+            if __name__ == "__main__":
+                main(rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
+        """
+        assert found(code, self.rule) == [(6, "warning")]
+
+    def test_sibling_set_device_said_not_its_uses(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            rank = dist.get_rank()
+            torch.cuda.set_device(rank)
+            buf = torch.zeros(4, device=torch.device(f"cuda:{rank}"))
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+

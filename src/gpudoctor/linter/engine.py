@@ -207,6 +207,8 @@ def read_source(
     relevant = [r for r in rules if r.id not in deferred and r.relevant(text)
                 and r.id not in ("syntax-error", "unreadable-file")]
     model = FileModel(tree, text) if relevant else None
+    if model is not None:
+        model.repaired = repaired is not None
     try:
         facts = known if known is not None else module_facts(path, tree, text, model)
     except RecursionError:  # absurd nesting: this file adds nothing to the project

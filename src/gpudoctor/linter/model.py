@@ -270,6 +270,9 @@ class FileModel:
         del self._targets, self._defines
         self.assumed: dict[str, str] = self._assume_imports(tree, text)
         self.imports.update(self.assumed)
+        # Set by the engine when the file was not valid Python and is read repaired
+        # (a pasted snippet): its top-level layout may be the repair's, not the author's.
+        self.repaired = False
 
     def _assume_imports(self, tree: ast.Module, text: str) -> dict[str, str]:
         """The conventional names the file uses without binding them anywhere."""

@@ -10,6 +10,7 @@ from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
 from gpudoctor.linter.rules.deprecated_reduce_op import DeprecatedReduceOp
 from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
+from gpudoctor.linter.rules.dist_without_init import DistWithoutInit
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
 from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
@@ -18,6 +19,7 @@ from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
 from gpudoctor.linter.rules.output_device_list import OutputDeviceList
 from gpudoctor.linter.rules.rank_from_local_rank import RankFromLocalRank
+from gpudoctor.linter.rules.removed_distributed_api import RemovedDistributedApi
 from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismatch
 from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
@@ -58,6 +60,8 @@ CHECKS: tuple[Rule, ...] = (
     WrapperMethodCall(),
     DeprecatedReduceOp(),
     MasterPortOutOfRange(),
+    DistWithoutInit(),
+    RemovedDistributedApi(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

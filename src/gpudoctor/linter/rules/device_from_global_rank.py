@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import rank_kind
-from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.idioms import TORCH, rank_kind
+from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
 SETTERS = {"set_device", "set_device_index"}
+MOVERS = {"to", "cuda"}
 
 
 class DeviceFromGlobalRank(Rule):
@@ -17,16 +19,20 @@ class DeviceFromGlobalRank(Rule):
 
     Flagged: `torch.cuda.set_device(...)` / `torch.accelerator.set_device_index(...)`
     whose value comes (in this file) from `RANK`, `SLURM_PROCID` or
-    `dist.get_rank()`. `rank % torch.cuda.device_count()` and LOCAL_RANK are
-    not flagged, nor a spawned worker's index. Asked for by issue 41's sample.
-    A warning: the script may only ever run on one node.
+    `dist.get_rank()`; and, once a file (where no set_device is), the same value used as a
+    device: `.to(rank)`, `.cuda(rank)`, `torch.device("cuda", rank)`,
+    `torch.device(f"cuda:{rank}")`, DDP's `device_ids=[rank]` (following a
+    parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`).
+    `rank % torch.cuda.device_count()` and LOCAL_RANK are not flagged, nor a
+    spawned worker's index. Asked for by issue 41's samples. A warning: the
+    script may only ever run on one node.
     """
 
     id = "device-from-global-rank"
     message = "the GPU is chosen by the global rank: on a second node the index is past the GPUs there"
     fix = 'torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))'
     in_tests = False  # a test picks its devices and files for one machine on purpose
-    needles = ("set_device",)
+    needles = ("set_device", "RANK", "get_rank", "SLURM_PROCID")
 
     VALID = (
         '''
@@ -51,9 +57,23 @@ class DeviceFromGlobalRank(Rule):
         rank = dist.get_rank()
         torch.cuda.set_device(rank)  # flagged
         ''',
+        '''
+        import os
+        import torch
+        import torch.nn as nn
+        import torch.distributed as dist
+
+        def main(rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+            model = nn.Linear(10, 10).to(rank)  # flagged
+
+        if __name__ == "__main__":
+            main(rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
+        ''',
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        said = False  # the global rank as a device is said once a file: one cause, however many uses
         for call in file.calls:
             if terminal_name(call.func) not in SETTERS or not call.args:
                 continue
@@ -62,5 +82,38 @@ class DeviceFromGlobalRank(Rule):
                 continue
             kind, how = rank_kind(file, call.args[0])
             if kind == "global":
+                said = True
                 yield Hit(call, message=f"the GPU is chosen by the global rank ({how}): on a second node the index "
                           "is past the GPUs there (invalid device ordinal)")
+        for call in [] if said else file.calls:
+            value = self._device_value(file, call)
+            if value is None:
+                continue
+            kind, how = rank_kind(file, value)
+            if kind == "global":
+                yield Hit(call, message=f"the global rank ({how}) is used as a GPU index: on a second node the index "
+                          "is past the GPUs there (invalid device ordinal)",
+                          fix='local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)')
+                return
+
+    @staticmethod
+    def _device_value(file: FileModel, call: ast.Call) -> ast.expr | None:
+        """The value a call takes as a GPU index: `x.to(v)`, `x.cuda(v)`,
+        `torch.device("cuda", v)`, `torch.device(f"cuda:{v}")`, DDP's `device_ids=[v]`."""
+        func = call.func
+        if type(func) is ast.Attribute and func.attr in MOVERS:
+            value = call.args[0] if call.args else keyword(call, "device")
+            return value if type(value) in (ast.Name, ast.Attribute) else None
+        qualname = file.qualname(func) or ""
+        if qualname == "torch.device":
+            if len(call.args) == 2 and type(call.args[1]) in (ast.Name, ast.Attribute):
+                return call.args[1]
+            if len(call.args) == 1 and type(call.args[0]) is ast.JoinedStr:
+                parts = [v.value for v in call.args[0].values if type(v) is ast.FormattedValue]
+                return parts[0] if len(parts) == 1 and type(parts[0]) in (ast.Name, ast.Attribute) else None
+            return None
+        if file.is_call_to(call, "DistributedDataParallel", TORCH):
+            ids = keyword(call, "device_ids")
+            if type(ids) is ast.List and len(ids.elts) == 1 and type(ids.elts[0]) in (ast.Name, ast.Attribute):
+                return ids.elts[0]
+        return None

@@ -1,0 +1,201 @@
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import DIST_INIT_HELPER, TORCH
+from gpudoctor.linter.model import DEFS, MAIN_TEST, FileModel, keyword, terminal_name
+from gpudoctor.linter.ranks import TORCH_COLLECTIVES
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+
+# torch.distributed calls that ask the default process group.
+NEEDS_GROUP = TORCH_COLLECTIVES | {"get_rank", "get_world_size", "get_backend"}
+# Calls that start a torch.distributed process group (or may: a launcher's own init).
+STARTERS = {"init_process_group", "init_device_mesh", "init_rpc", "init_distributed", "initialize_distributed",
+            "launch_from_torch", "launch_from_slurm", "launch_from_openmpi", "init_dist"}
+# Packages whose calls never start a process group (the standard library is added below).
+INERT_ROOTS = {"numpy", "np", "pandas", "tqdm", "yaml", "matplotlib", "PIL", "horovod", "torchvision",
+               "sklearn", "scipy", "wandb", "tensorboard", "omegaconf", "hydra", "einops", "timm"}
+GUARDS = {"is_initialized", "is_available"}
+
+
+class DistWithoutInit(Rule):
+    """A call that needs torch.distributed's default process group
+    (`dist.get_rank()`, `dist.barrier()`, `all_reduce`, ...,
+    `DistributedDataParallel(model)`, a `DistributedSampler` not told its
+    `num_replicas` and `rank`) made where no process group exists: it
+    raises "Default process group has not been initialized, please make
+    sure to call init_process_group".
+
+    Flagged, in two shapes. `DistributedDataParallel(...)` or such a
+    `DistributedSampler` built at the top of a file before anything could
+    have started a group: no `init_process_group`, `init_device_mesh`,
+    launcher or init helper runs before it, nor a same-file function that
+    calls one (a helper imported from another module could, so such files
+    are left alone). An error when the file is run as a script (it has an
+    `if __name__ == "__main__":` block), a warning otherwise (a module run
+    on import by a program that started the group first is fine). And a
+    torch.distributed call in a Horovod program (`hvd.init()`, no
+    torch.distributed group started in the file): Horovod does not start
+    one, so `torch.distributed.get_world_size()` there raises; a warning
+    (another file may start it).
+
+    Not flagged: calls under an `is_initialized()` / `is_available()` test;
+    a bare `get_rank()` or collective at the top of a file (pasted snippets
+    leave their setup out); a fragment (its module or model is not
+    imported or bound in the file, or it reads a name nothing binds before
+    the use, or it is a snippet read repaired). Asked for by issue 41's
+    samples (DDP built at import, a sampler with no group, Horovod helpers).
+    """
+
+    id = "dist-without-init"
+    message = "this call needs a torch.distributed process group, and none is started before it"
+    fix = 'dist.init_process_group(backend="nccl")  # first; or pass DistributedSampler(num_replicas=..., rank=...)'
+    severity = ERROR
+    in_tests = False  # a test may run in a process its fixture already set up
+    needles = ("distributed", "DistributedDataParallel", "DistributedSampler")
+
+    VALID = (
+        '''
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+        ''',
+        '''
+        import torch.distributed as dist
+
+        def rank():
+            return dist.get_rank() if dist.is_initialized() else 0
+        ''',
+        '''
+        from torch.utils.data import DistributedSampler
+        from utils import setup_everything
+
+        setup_everything()
+        sampler = DistributedSampler(dataset)
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+        import torch.nn as nn
+        import torch.multiprocessing as mp
+
+        model = nn.parallel.DistributedDataParallel(nn.Linear(4, 2))  # flagged
+
+        if __name__ == "__main__":
+            mp.spawn(train, nprocs=2)
+        ''',
+        '''
+        import torch
+        import horovod.torch as hvd
+
+        hvd.init()
+
+        def world_size():
+            return torch.distributed.get_world_size()  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        starts = any(self._starts(call) for call in file.calls)
+        horovod = any(file.is_call_to(call, "init", ("horovod",)) for call in file.calls)
+        script = MAIN_TEST in file.text
+        for call in file.calls:
+            what = self._needs_group(file, call)
+            if not what or self._guarded(file, call) or self._fragment(file, call):
+                continue
+            if horovod and not starts and "torch.distributed" in (file.qualname(call.func) or ""):
+                yield Hit(call, severity=WARNING,
+                          message=f"{what} in a Horovod program: hvd.init() starts Horovod, not a torch.distributed "
+                          "process group, and nothing in this file starts one, so it raises",
+                          fix="hvd.size() / hvd.rank() (or start a torch.distributed group too)")
+                return
+            if what.endswith("()"):
+                continue  # at the top of a file only DDP and the sampler: a bare get_rank() there is a snippet's
+            if file.function(call) is None and not file.repaired and not self._may_start_before(file, call):
+                yield Hit(call, severity=ERROR if script else WARNING,
+                          message=f"{what} needs a torch.distributed process group, and nothing in this file starts "
+                          "one before it: it raises 'Default process group has not been initialized'"
+                          + ("" if script else " (unless a program that imports this file started one)"))
+                return  # the first one raises: the rest never run
+
+    @staticmethod
+    def _needs_group(file: FileModel, call: ast.Call) -> str:
+        qualname = file.qualname(call.func) or ""
+        name = terminal_name(call.func)
+        if qualname.startswith("torch.distributed.") and name in NEEDS_GROUP:
+            return f"{name}()"
+        if file.is_call_to(call, "DistributedDataParallel", TORCH):
+            return "DistributedDataParallel(...)"
+        if file.is_call_to(call, "DistributedSampler", TORCH):
+            told = [keyword(call, "num_replicas", 1), keyword(call, "rank", 2)]
+            if any(value is None for value in told) and not any(type(a) is ast.Starred for a in call.args) \
+                    and not any(k.arg is None for k in call.keywords):
+                return "DistributedSampler(...) without num_replicas= and rank="
+        return ""
+
+    @staticmethod
+    def _guarded(file: FileModel, call: ast.Call) -> bool:
+        tests = list(file.conditions(call))
+        return any(terminal_name(sub) in GUARDS for test in tests for sub in ast.walk(test)
+                   if type(sub) in (ast.Attribute, ast.Name))
+
+    @staticmethod
+    def _fragment(file: FileModel, call: ast.Call) -> bool:
+        """A pasted fragment, not a program: the call's module or the model /
+        dataset it is given is never imported or bound in the file."""
+        root = call.func
+        while type(root) is ast.Attribute:
+            root = root.value
+        if type(root) is not ast.Name or root.id not in file.imports or root.id in file.assumed:
+            return True
+        first = call.args[0] if call.args else None
+        if (type(first) is ast.Name and not file.lookup(first) and not file.find_def(first)
+                and first.id not in file.imports):
+            return True
+        if file.function(call) is not None:
+            return False
+        # at the top of the file: a name read before the use that nothing binds (`args`, `model`,
+        # `self`) says the lines around it were left out
+        known = set(dir(builtins)) | set(file.imports) | {"__name__", "__file__"}
+        return any(type(node) is ast.Name and type(node.ctx) is ast.Load and node.lineno <= call.lineno
+                   and node.id not in known and not file.defines(node.id) and file.function(node) is None
+                   for node in ast.walk(file.tree))
+
+    @staticmethod
+    def _starts(call: ast.Call) -> bool:
+        """The call starts a process group (a torch init, a launcher, an init helper)."""
+        name = terminal_name(call.func)
+        return name in STARTERS or bool(DIST_INIT_HELPER.match(name))
+
+    def _may_start_before(self, file: FileModel, use: ast.Call) -> bool:
+        """A top-level call before `use` could start a group: one to a helper
+        imported from another module, or to a same-file function that makes one."""
+        line = use.lineno
+        for call in file.calls:
+            if call.lineno >= line or file.function(call) is not None:
+                continue
+            if self._may_start(file, call, 0):
+                return True
+        return False
+
+    def _may_start(self, file: FileModel, call: ast.Call, depth: int) -> bool:
+        qualname = file.qualname(call.func)
+        if self._starts(call):
+            return True
+        if qualname is not None:
+            root = qualname.split(".", 1)[0]
+            return root not in TORCH and root not in INERT_ROOTS and root not in sys.stdlib_module_names
+        callees = file.callees(call)
+        if not callees or depth > 2:
+            return False  # a builtin, a method of a local object, a name the snippet never defines
+        for function, _ in callees:
+            if isinstance(function, DEFS):
+                inner = [c for c in file.calls if file.function(c) is function]
+                if any(self._may_start(file, c, depth + 1) for c in inner):
+                    return True
+        return False
