@@ -45,3 +45,11 @@ def _json_documents_match_their_schema(monkeypatch):
 def pytest_terminal_summary(terminalreporter):
     if validated["documents"]:
         terminalreporter.write_line(f"gpudoctor: {validated['documents']} --json documents validated against docs/schemas/")
+
+
+@pytest.fixture(scope="session")
+def doctor_jobs(tmp_path_factory):
+    """`gpudoctor run --nproc 2` jobs several tests read, each started once (tests/doctor_jobs.py)."""
+    from doctor_jobs import DoctorJobs
+
+    return DoctorJobs(tmp_path_factory.mktemp("doctor-jobs"))

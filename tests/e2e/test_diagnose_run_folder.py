@@ -28,17 +28,11 @@ def clean_env(tag, **extra):
     return env
 
 
-def live_run(tmp_path, script, *args, hang_timeout="30", options=()):
-    """`gpudoctor run --nproc 2 ... --json FILE`: (exit status, report)."""
-    tag = new_tag()
-    out = tmp_path / "live.json"
-    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", hang_timeout, *options, "--json", str(out)]
-    try:
-        r = subprocess.run([*cmd, script, *args], capture_output=True, text=True, timeout=150, cwd=ROOT, env=clean_env(tag))
-        assert leftovers(tag) == []
-    finally:
-        kill_all(leftovers(tag, settle_s=0))
-    return r.returncode, json.loads(out.read_text())
+def live_run(doctor_jobs, script, *args, hang_timeout="30", options=()):
+    """`gpudoctor run --nproc 2 ... --json FILE`: (exit status, report). The job is the one
+    tests/e2e/test_run_hangs.py asserts the live report of (tests/doctor_jobs.py): started once."""
+    job = doctor_jobs.run(script, *args, hang_timeout=hang_timeout, options=options)
+    return job.process.returncode, job.report
 
 
 def diagnose(folder):
@@ -68,15 +62,15 @@ def same_verdict_from_the_folder(live, folder=None):
     return later
 
 
-def test_a_collective_mismatch(tmp_path):
-    status, live = live_run(tmp_path, "tests/scripts/hang/mismatch_shape.py")
+def test_a_collective_mismatch(doctor_jobs):
+    status, live = live_run(doctor_jobs, "tests/scripts/hang/mismatch_shape.py")
     assert status == 1
     assert root(live) == (1, "collective-mismatch", "collective-mismatch")
     same_verdict_from_the_folder(live)
 
 
-def test_a_stall_stopped_by_the_hang_timeout(tmp_path):
-    status, live = live_run(tmp_path, "tests/scripts/hang/stuck_compute.py", hang_timeout="3")
+def test_a_stall_stopped_by_the_hang_timeout(doctor_jobs):
+    status, live = live_run(doctor_jobs, "tests/scripts/hang/stuck_compute.py", hang_timeout="3")
     assert status == 124  # the job's status: a stall; diagnose's: a problem found
     assert root(live) == (1, "collective-stall", "collective-stall")
     later = same_verdict_from_the_folder(live)
@@ -84,18 +78,18 @@ def test_a_stall_stopped_by_the_hang_timeout(tmp_path):
     assert later["findings"][0]["evidence"]["no progress for"] == live["findings"][0]["evidence"]["no progress for"]
 
 
-def test_a_stall_stopped_by_the_timeout_watchdog(tmp_path):
+def test_a_stall_stopped_by_the_timeout_watchdog(doctor_jobs):
     """--timeout, not --hang-timeout: the ranks' stacks come from the dump at the end of
     their logs, read again from the folder."""
-    status, live = live_run(tmp_path, "tests/scripts/hang/stuck_compute.py", hang_timeout="0", options=("--timeout", "15"))
+    status, live = live_run(doctor_jobs, "tests/scripts/hang/stuck_compute.py", hang_timeout="0", options=("--timeout", "15"))
     assert status == 124
     assert root(live)[0] == 1
     later = same_verdict_from_the_folder(live)
     assert later["findings"][0]["title"] == live["findings"][0]["title"]
 
 
-def test_a_rank_that_raises_and_the_folder_moved_elsewhere(tmp_path):
-    status, live = live_run(tmp_path, "tests/scripts/hang/one_rank_fails.py", "raise")
+def test_a_rank_that_raises_and_the_folder_moved_elsewhere(doctor_jobs, tmp_path):
+    status, live = live_run(doctor_jobs, "tests/scripts/hang/one_rank_fails.py", "raise")
     assert status == 1
     assert root(live) == (1, "exception", "rank-raised")
     moved = shutil.copytree(live["run_dir"], tmp_path / "sent-by-a-colleague")

@@ -127,15 +127,17 @@ def test_two_nodes_with_different_network_settings():
 
 
 @pytest.mark.slow
-def test_four_nodes_that_agree_exit_0_with_one_table():
-    agents = run_nodes([{"GPUDOCTOR_NODE_NAME": f"node-{i}"} for i in range(4)])
-    assert [a.returncode for a in agents] == [0, 0, 0, 0], agents[0].stderr[-2000:]
-    assert [a.stdout for a in agents[1:]] == ["", "", ""]
+def test_three_nodes_that_agree_exit_0_with_one_table():
+    # Three, not more: past the pair of the test above (its "both nodes"), each node one more is
+    # a torchrun agent and a rank importing torch, seconds of CPU apiece, for the same table.
+    agents = run_nodes([{"GPUDOCTOR_NODE_NAME": f"node-{i}"} for i in range(3)])
+    assert [a.returncode for a in agents] == [0, 0, 0], agents[0].stderr[-2000:]
+    assert [a.stdout for a in agents[1:]] == ["", ""]
     out = agents[0].stdout
-    assert "4 nodes" in out and all(f"node-{i}" in out for i in range(4))
+    assert "3 nodes" in out and all(f"node-{i}" in out for i in range(3))
     header = next(line for line in out.splitlines() if "ranks" in line)  # not cut to 80 columns in a log
     assert all(h in header for h in ("torch", "NCCL", "driver", "GPU model", "InfiniBand", "/dev/shm")), header
-    assert "4 nodes agree on torch, NCCL, driver" in " ".join(out.split())
+    assert "3 nodes agree on torch, NCCL, driver" in " ".join(out.split())
     assert "check: healthy" in out
 
 

@@ -2,7 +2,6 @@
 die the ways users' jobs do (tests/scripts/hang/), each bounded, none leaving a
 process behind."""
 
-import json
 import os
 import signal
 import subprocess
@@ -24,20 +23,11 @@ def script(name):
     return os.path.join("tests", "scripts", "hang", name)
 
 
-def doctor(tmp_path, name, *args, hang_timeout="30", timeout=150, options=()):
-    """Run the doctor on a script; returns (completed process, --json report)."""
-    tag = new_tag()
-    out = tmp_path / "report.json"
-    env = dict(os.environ, **{TAG_ENV: tag})
-    env.pop("GPUDOCTOR_RUN", None)
-    cmd = [sys.executable, "-m", "gpudoctor", "run", "--nproc", "2", "--hang-timeout", hang_timeout, *options]
-    cmd += ["--json", str(out), script(name), *args]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
-        assert leftovers(tag) == []
-    finally:
-        kill_all(leftovers(tag, settle_s=0))
-    report = json.loads(out.read_text())
+def doctor(doctor_jobs, name, *args, hang_timeout="30", timeout=150, options=()):
+    """The doctor on a script (a job shared with tests/e2e/test_diagnose_run_folder.py where
+    that reads the same one: tests/doctor_jobs.py); returns (completed process, --json report)."""
+    job = doctor_jobs.run(script(name), *args, hang_timeout=hang_timeout, options=options, timeout=timeout)
+    r, report = job.process, job.report
     # Every live case: the words and the JSON agree on the root rank, one state per rank.
     assert disagreements(report, report_part(r), 2) == [], r.stderr
     return r, report
@@ -48,9 +38,9 @@ def report_part(r):
     return "\n".join(line for line in r.stderr.splitlines() if not line.startswith("[rank "))
 
 
-def test_mismatched_kind_is_reported_live_with_both_lines(tmp_path):
+def test_mismatched_kind_is_reported_live_with_both_lines(doctor_jobs):
     start = time.monotonic()
-    r, report = doctor(tmp_path, "mismatch_kind.py")
+    r, report = doctor(doctor_jobs, "mismatch_kind.py")
     assert r.returncode == 1, r.stderr
     text = report_part(r)
     assert "collective #3 differs across ranks: rank 0 called all_reduce at tests/scripts/hang/mismatch_kind.py:11; " in text
@@ -66,8 +56,8 @@ def test_mismatched_kind_is_reported_live_with_both_lines(tmp_path):
     assert os.path.exists(os.path.join(run_dir, "rank1.collectives.json"))
 
 
-def test_mismatched_shape_names_each_rank_s_shape(tmp_path):
-    r, report = doctor(tmp_path, "mismatch_shape.py")
+def test_mismatched_shape_names_each_rank_s_shape(doctor_jobs):
+    r, report = doctor(doctor_jobs, "mismatch_shape.py")
     text = report_part(r)
     assert "collective #2 (all_reduce) has a different shape on each rank: rank 0 [4]; rank 1 [5]" in text, r.stderr
     assert "rank 0: all_reduce [4] float32 at tests/scripts/hang/mismatch_shape.py:8" in text
@@ -76,8 +66,8 @@ def test_mismatched_shape_names_each_rank_s_shape(tmp_path):
     assert report["root_cause"]["kind"] == "collective-mismatch"
 
 
-def test_barrier_only_rank_0_calls(tmp_path):
-    r, report = doctor(tmp_path, "barrier_rank0.py")
+def test_barrier_only_rank_0_calls(doctor_jobs):
+    r, report = doctor(doctor_jobs, "barrier_rank0.py")
     assert r.returncode == 1, r.stderr
     text = report_part(r)
     assert "rank 0 failed in barrier #4 at tests/scripts/hang/barrier_rank0.py:12, which rank 1 never called" in text
@@ -85,8 +75,8 @@ def test_barrier_only_rank_0_calls(tmp_path):
     assert report["root_cause"]["rank"] == 0 and report["root_cause"]["kind"] == "collective-missing"
 
 
-def test_skipped_collective(tmp_path):
-    r, report = doctor(tmp_path, "skipped_collective.py")
+def test_skipped_collective(doctor_jobs):
+    r, report = doctor(doctor_jobs, "skipped_collective.py")
     assert r.returncode == 1, r.stderr
     text = report_part(r)
     assert "collective #6 differs across ranks: rank 0 called all_reduce at tests/scripts/hang/skipped_collective.py:12" in text
@@ -94,8 +84,8 @@ def test_skipped_collective(tmp_path):
     assert "broadcast at tests/scripts/hang/skipped_collective.py:9: rank 0 3, rank 1 4" in text
 
 
-def test_stuck_rank_is_named_with_every_rank_s_place(tmp_path):
-    r, report = doctor(tmp_path, "stuck_compute.py", hang_timeout="3")
+def test_stuck_rank_is_named_with_every_rank_s_place(doctor_jobs):
+    r, report = doctor(doctor_jobs, "stuck_compute.py", hang_timeout="3")
     assert r.returncode == 124, r.stderr
     text = report_part(r)
     assert (
@@ -110,10 +100,10 @@ def test_stuck_rank_is_named_with_every_rank_s_place(tmp_path):
     assert "in load_next_shard" in stacks and "Thread MainThread" in stacks
 
 
-def test_timeout_watchdog_takes_stacks_instead_of_killing_the_ranks(tmp_path):
+def test_timeout_watchdog_takes_stacks_instead_of_killing_the_ranks(doctor_jobs):
     """`--timeout` (not --hang-timeout) asks the ranks for stacks with SIGUSR1: they
     print them, and the job is a timeout (124), not two ranks killed by SIGUSR1."""
-    r, report = doctor(tmp_path, "stuck_compute.py", hang_timeout="0", timeout=90, options=("--timeout", "15"))
+    r, report = doctor(doctor_jobs, "stuck_compute.py", hang_timeout="0", timeout=90, options=("--timeout", "15"))
     assert r.returncode == 124, r.stderr
     assert "SIGUSR1" not in r.stderr
     assert "[rank 1]   File" in r.stderr and "in load_next_shard" in r.stderr  # faulthandler's dump, echoed
@@ -122,9 +112,9 @@ def test_timeout_watchdog_takes_stacks_instead_of_killing_the_ranks(tmp_path):
     assert report["root_cause"]["rank"] == 1
 
 
-def test_send_send_cycle_is_a_deadlock_before_the_hang_timeout(tmp_path):
+def test_send_send_cycle_is_a_deadlock_before_the_hang_timeout(doctor_jobs):
     start = time.monotonic()
-    r, report = doctor(tmp_path, "send_send.py", hang_timeout="300")
+    r, report = doctor(doctor_jobs, "send_send.py", hang_timeout="300")
     assert r.returncode == 1, r.stderr
     text = report_part(r)
     assert (
@@ -141,26 +131,26 @@ def corpus_line(name, mark):
     return next(n for n, text in enumerate(open(path), 1) if f"# @{mark}" in text)
 
 
-def test_a_rank_that_destroyed_the_group_and_left_is_the_root_not_its_victim(tmp_path):
+def test_a_rank_that_destroyed_the_group_and_left_is_the_root_not_its_victim(doctor_jobs):
     name = "destroy_mid_training.py"
-    r, report = doctor(tmp_path, f"../../hang_corpus/{name}")
+    r, report = doctor(doctor_jobs, f"../../hang_corpus/{name}")
     assert r.returncode == 1, r.stderr
     at = f"tests/hang_corpus/{name}:{corpus_line(name, 'A')}"
     assert f"rank 1 called destroy_process_group() at {at} after 2 collectives and left" in report_part(r)
     assert report["root_cause"]["rank"] == 1 and report["root_cause"]["kind"] == "collective-missing"
 
 
-def test_a_dataloader_worker_s_exception_is_reported_at_the_worker_s_frame(tmp_path):
+def test_a_dataloader_worker_s_exception_is_reported_at_the_worker_s_frame(doctor_jobs):
     name = "dataloader_worker_keyerror.py"
-    r, report = doctor(tmp_path, f"../../hang_corpus/{name}")
+    r, report = doctor(doctor_jobs, f"../../hang_corpus/{name}")
     assert r.returncode == 1, r.stderr
     at = f"tests/hang_corpus/{name}:{corpus_line(name, 'A')}"
     assert f"rank 1 failed first: it raised KeyError: 6 at {at}" in report_part(r)
     assert report["root_cause"]["where"] == at and report["root_cause"]["message"] == "6"
 
 
-def test_uneven_batches(tmp_path):
-    r, report = doctor(tmp_path, "uneven_batches.py")
+def test_uneven_batches(doctor_jobs):
+    r, report = doctor(doctor_jobs, "uneven_batches.py")
     assert r.returncode == 1, r.stderr
     text = report_part(r)
     assert "uneven work: rank 0 left the loop after 3 all_reduce calls at tests/scripts/hang/uneven_batches.py:13 " in text
@@ -176,8 +166,8 @@ def test_uneven_batches(tmp_path):
         ("kill", 128 + signal.SIGKILL, "rank 1 failed first: it was killed by SIGKILL"),
     ],
 )
-def test_one_rank_fails_the_other_is_its_victim(tmp_path, how, status, first):
-    r, report = doctor(tmp_path, "one_rank_fails.py", how)
+def test_one_rank_fails_the_other_is_its_victim(doctor_jobs, how, status, first):
+    r, report = doctor(doctor_jobs, "one_rank_fails.py", how)
     assert r.returncode == status, r.stderr
     text = report_part(r)
     assert first in text and "(after collective #2)" in text
@@ -188,8 +178,8 @@ def test_one_rank_fails_the_other_is_its_victim(tmp_path, how, status, first):
     assert {x["rank"]: x["state"] for x in report["ranks"]}[0] in ("lost-peer", "waiting")
 
 
-def test_slow_but_moving_job_passes_untouched(tmp_path):
-    r, report = doctor(tmp_path, "slow_steps.py", "1.5", hang_timeout="8")  # steps of 1.5 s never stall
+def test_slow_but_moving_job_passes_untouched(doctor_jobs):
+    r, report = doctor(doctor_jobs, "slow_steps.py", "1.5", hang_timeout="8")  # steps of 1.5 s never stall
     assert r.returncode == 0, r.stderr
     # Both ranks share our stdout unbuffered: their lines may interleave mid-line.
     assert "rank 0 done: 8" in r.stdout and "rank 1 done: 8" in r.stdout
@@ -236,8 +226,8 @@ def test_under_torchrun_the_ranks_doctors_diagnose_over_the_job_s_store(tmp_path
     assert r.stderr.count("[collective-stall]") == 1  # one report, from one rank
 
 
-def test_a_rank_that_never_reaches_the_rendezvous_holds_the_others_up(tmp_path):
-    r, report = doctor(tmp_path, "late_join.py", hang_timeout="3")
+def test_a_rank_that_never_reaches_the_rendezvous_holds_the_others_up(doctor_jobs):
+    r, report = doctor(doctor_jobs, "late_join.py", hang_timeout="3")
     assert r.returncode == 124, r.stderr
     text = report_part(r)
     assert (
@@ -248,10 +238,10 @@ def test_a_rank_that_never_reaches_the_rendezvous_holds_the_others_up(tmp_path):
 
 
 @pytest.mark.parametrize("how", ["kill", "hang"])
-def test_a_rank_past_many_collectives_is_placed_at_its_true_last_one(tmp_path, how):
+def test_a_rank_past_many_collectives_is_placed_at_its_true_last_one(doctor_jobs, how):
     # 12 all-reduces: past the window of records a moving rank publishes, so a count read
     # from that window against another rank's full history would be wrong.
-    r, report = doctor(tmp_path, "many_then_fails.py", how, "12", hang_timeout="10")
+    r, report = doctor(doctor_jobs, "many_then_fails.py", how, "12", hang_timeout="10")
     text = report_part(r)
     ranks = {x["rank"]: x for x in report["ranks"]}
     assert report["root_cause"]["rank"] == 1 and ranks[1]["reached"] == 12 and ranks[0]["reached"] == 12

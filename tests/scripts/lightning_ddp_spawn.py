@@ -1,7 +1,9 @@
-"""Lightning's Trainer with strategy="ddp_spawn" on 2 CPU processes and a
+"""Lightning's Trainer with strategy="ddp_spawn" on one spawned CPU process and a
 DataLoader with workers: the pitfall Lightning warns about ("Dataloader
 (num_workers>0) and ddp_spawn do not mix well"). `--persistent` is the fix
-that keeps ddp_spawn; `strategy="ddp"` (torchrun-style processes) is the other."""
+that keeps ddp_spawn; `strategy="ddp"` (torchrun-style processes) is the other.
+One rank is enough: the pitfall is each rank's own (its workers re-created every epoch),
+and every spawned process here (rank, workers) imports Lightning, seconds apiece."""
 
 import argparse
 import warnings
@@ -35,7 +37,7 @@ def main():
     loader = DataLoader(data, batch_size=8, num_workers=1, persistent_workers=args.persistent)
     trainer = pl.Trainer(
         accelerator="cpu",
-        devices=2,
+        devices=1,  # still spawned: ddp_spawn starts its ranks with mp.spawn whatever their number
         strategy="ddp_spawn",
         max_epochs=2,
         logger=False,
