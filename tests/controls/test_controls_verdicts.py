@@ -292,3 +292,26 @@ class TestAllreduceBisect:
     def test_sibling_one_pair_has_nothing_to_compare_with(self):
         [f] = bisect_findings([PairTime(0, 1, 900.0, 950.0)], _places(("vm", "vm")), 65536)
         assert f.id == "allreduce-bisect" and f.severity is Severity.INFO and f.title.startswith("nothing to compare")
+
+
+# `allreduce --nproc 3 --sizes 4K --bisect --fault 1:slow` beside three busy loops on a 2-core host
+# (2026-11-28): rank 1 sleeps before each all-reduce, so 0-1 and 1-2 are slow; 0-2's two passes
+# disagreed 5x, lifting the noise floor to where 1-2 fell under the limit and 0-1 did not.
+LOADED_SLOW_RANK_3 = [PairTime(1, 2, 24950, 21645), PairTime(0, 2, 1558, 7400), PairTime(0, 1, 23741, 23418)]
+
+
+class TestAllreduceBisectUndecided:
+    """`allreduce-bisect` case undecided: a slow link is named only when its ranks' other pairs are fast."""
+
+    def test_control_a_slowed_link_whose_other_pairs_are_at_the_baseline_is_named(self):
+        assert _bisect(SLOWED_LINK).id == "allreduce-slow-link"
+
+    def test_sibling_a_slow_ranks_pair_lifted_under_the_limit_is_not_a_slow_link(self):
+        [f] = bisect_findings(LOADED_SLOW_RANK_3, _places(("vm",) * 3), 65536)
+        assert f.id == "allreduce-bisect" and "not decided" in f.title and "1-2 (21645 us)" in f.title
+        assert f.evidence["between"] == ["1-2: 24950 us, again 21645 us"] and "--iters" in f.fix
+
+    def test_sibling_the_same_pairs_with_a_quieter_floor_name_the_slow_rank(self):
+        quiet = [PairTime(1, 2, 24950, 21645), PairTime(0, 2, 1558, 1700), PairTime(0, 1, 23741, 23418)]
+        [f] = bisect_findings(quiet, _places(("vm",) * 3), 65536)
+        assert f.id == "allreduce-slow-rank" and f.evidence["ranks"] == [1]

@@ -92,14 +92,20 @@ def test_torchrun_rank_0_names_the_slow_rank_and_phase(tmp_path):
 def test_allreduce_bisect_names_the_slow_rank():
     cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "3", "--sizes", "4K", "--iters", "3",
            "--warmup", "1", "--bisect", "--json", "--fault", "1:slow"]
-    env_tag = new_tag()
-    full = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
-    full.update({TAG_ENV: env_tag})
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT, env=full)
-    finally:
-        kill_all(leftovers(env_tag, settle_s=0))
-    report = json.loads(r.stdout)
-    [slow] = [f for f in report["findings"] if f["id"].startswith("allreduce-slow") or f["id"] == "allreduce-bisect"]
+    # On a loaded host one run may not decide (the fast pair's jitter lifts the noise floor over a
+    # slow pair): then it must say so, never name a link or another rank; a second run decides.
+    for attempt in range(2):
+        env_tag = new_tag()
+        full = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
+        full.update({TAG_ENV: env_tag})
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT, env=full)
+        finally:
+            kill_all(leftovers(env_tag, settle_s=0))
+        report = json.loads(r.stdout)
+        [slow] = [f for f in report["findings"] if f["id"].startswith("allreduce-slow") or f["id"] == "allreduce-bisect"]
+        assert slow["id"] in ("allreduce-slow-rank", "allreduce-bisect"), slow["title"]
+        if slow["id"] == "allreduce-slow-rank" or attempt == 1:
+            break
     assert slow["id"] == "allreduce-slow-rank" and slow["evidence"]["ranks"] == [1], slow["title"]
     assert len(report["bisect"]) == 3  # every pair of 3 ranks

@@ -193,12 +193,23 @@ ALLREDUCE_BISECT = FindingKind(
     title={
         "nothing-to-compare": "nothing to compare: no pair of {ranks} ranks has another of its kind timed twice ({alone}); --bisect needs 3 ranks on one node, or 2 pairs across nodes",
         "within-noise": "no pair of {ranks} ranks stands out beyond the noise ({noise}): {kinds}",
+        "undecided": "pair {slowest} is slow, but {between} is neither slow nor fast ({noise}): a slow rank or a slow link, not decided",
+    },
+    why={
+        "undecided": "A slow link slows only the pairs across it and leaves the other pairs of its ranks at the baseline; "
+        "a slow rank slows every pair it is in. A pair between the two (above its kind's baseline and noise floor, "
+        "below the limit) fits both, as a busy host's noise does: naming a link would be a guess.",
+    },
+    fix={
+        "undecided": "gpudoctor allreduce --nproc {ranks} --bisect --iters 20   # on an idle host: more iterations narrow the noise floor",
     },
     summary="""No pair stands out beyond the noise: every pair, timed twice, stays within its kind's
 (inside a node, across nodes) baseline times the run's noise floor and the margin; the title
 says *no pair stands out beyond the noise (floor X%, margin 200%)*. Or there is nothing to
 compare: a kind of pair with one pair only (2 ranks; 2 nodes of one rank each) is its own
-baseline, and the title says so.""",
+baseline, and the title says so. Or the slow pairs point at a link, but another pair of the
+same ranks sits between fast and slow: a slow rank and a slow link both fit, and the title says
+*not decided* (a loaded host made one of a slow rank's pairs look fast enough).""",
     evidence="""`pairs` (measured), `kinds` (per kind of pair, `inside a node` / `across nodes` / `pairs`
 where hosts are unknown: `pairs`, `baseline us` (the fastest quarter of their times), `noise floor %`
 (the upper quartile of how far each pair's two passes disagree), `limit us`), `margin %`,

@@ -252,6 +252,20 @@ def bisect_findings(
         evidence = dict(evidence, ranks=slow_ranks, nodes=nodes)
         return [ALLREDUCE_SLOW_RANK(evidence=evidence, who=who, against=against, nodes=", ".join(nodes),
                                     ranks=", ".join(str(r) for r in slow_ranks))]
+    # A slow link leaves the other pairs of its ranks at the baseline; one between fast and slow
+    # fits a slow rank as well (a loaded host lifting the noise floor over one of its pairs).
+    touched = {r for p in slow for r in (p.a, p.b)}
+    between = [
+        p for k in judged for p in k.pairs
+        if p not in slow and (p.a in touched or p.b in touched) and p.held_us > max(k.limit_us / SLOW_FACTOR, k.base_us + SLOW_MIN_US)
+    ]
+    if between:
+        mid = between[0]
+        evidence = dict(evidence, between=[f"{p.a}-{p.b}: {p.us:.0f} us, again {p.repeat_us:.0f} us" for p in between])
+        return [ALLREDUCE_BISECT(
+            case="undecided", evidence=evidence, ranks=len(ranks), noise=noise(kinds),
+            slowest=f"{worst.a}-{worst.b} ({worst.held_us:.0f} us)", between=f"{mid.a}-{mid.b} ({mid.held_us:.0f} us)",
+        )]  # fmt: skip
     links = [f"rank {p.a} ({_host(hosts, p.a)}) - rank {p.b} ({_host(hosts, p.b)}): {p.held_us:.0f} us" for p in slow]
     slowest = f"rank {worst.a} ({_host(hosts, worst.a)}) - rank {worst.b} ({_host(hosts, worst.b)})"
     evidence = dict(evidence, links=links[:10])
