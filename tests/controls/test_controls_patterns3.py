@@ -155,3 +155,51 @@ class TestMpiRankFailed:
         log = ("An MPI communication peer process has unexpectedly disconnected.  This\n"
                "usually indicates a failure in the peer process (e.g., a crash or\n")
         assert head_id(log) == "mpi-rank-failed"
+
+
+# --- the GPU stack under the job: the scheduler, the components that hand out GPUs ----------
+
+
+class TestPodUnschedulable:
+    def test_control_one_node_refusing_while_another_takes_the_task(self):
+        log = ("I1009 06:42:18.755838       1 scheduler_helper.go:49] Predicates failed for task <default/lm-mpi-job-mpiworker-0> on node "
+               "<p40-3>: task default/lm-mpi-job-mpiworker-0 on node p40-3 fit failed: node(s) resource fit failed\n"
+               "I1009 06:42:18.755985       1 allocate.go:208] Binding Task <default/lm-mpi-job-mpiworker-0> to node <titanxp-4>\n")
+        assert "pod-unschedulable" not in ids(log)
+
+    def test_sibling_a_pod_pending_on_a_missing_host_path_is_not_the_scheduler(self):
+        log = ("  Warning  FailedMount  89s (x12 over 9m43s)  kubelet            MountVolume.SetUp failed for volume \"sharedfs\" : "
+               "hostPath type check failed: /mnt/data is not a directory\n")
+        assert "pod-unschedulable" not in ids(log)
+
+    def test_variant_a_gang_that_does_not_fit(self):
+        log = ("    Message:               1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable.\n"
+               "    Reason:                NotEnoughResources\n")
+        f = finding(log, "pod-unschedulable")
+        assert f.severity is Severity.ERROR and "minAvailable" in f.fix
+
+    def test_variant_no_node_with_free_gpus(self):
+        log = ("[map[type:PodScheduled lastProbeTime:<nil> lastTransitionTime:2018-02-26T21:58:32Z message:0/2 nodes are available: "
+               "1 PodToleratesNodeTaints, 2 Insufficient nvidia.com/gpu. reason:Unschedulable status:False]]\n")
+        assert finding(log, "pod-unschedulable").evidence.get("nodes") == "2"
+
+
+class TestDriverLibraryNotFound:
+    def test_control_the_plugin_finding_nvml(self):
+        log = ("I0525 19:15:11.423875       1 factory.go:48] Detected NVML platform: found NVML library\n"
+               "I0525 19:15:11.423930       1 factory.go:64] Using NVML manager\n")
+        assert "driver-library-not-found" not in ids(log)
+
+    def test_sibling_a_missing_cuda_runtime_library_is_its_own_verdict(self):
+        assert head_id("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n") == "cuda-library-missing"
+
+    def test_variant_the_dra_plugin_in_a_crash_loop(self):
+        log = ('Defaulted container "plugin" out of: plugin, init (init)\n'
+               'Error: failed to create device library: failed to locate driver libraries: error locating "libnvidia-ml.so.1"\n')
+        f = finding(log, "driver-library-not-found")
+        assert f.evidence.get("library") == "libnvidia-ml.so.1" and "ldconfig" in f.fix
+
+    def test_variant_the_container_runtime_hook(self):
+        log = ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: "
+               "no such file or directory: unknown\n")
+        assert head_id(log) == "driver-library-not-found"

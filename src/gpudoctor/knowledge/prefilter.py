@@ -88,6 +88,8 @@ TRIGGERS = (
     "open nvidia.ko",  # the kernel module's own reasons for not driving a GPU (dmesg)
     "nvrm: the nvidia",
     "bootstrap riscv",
+    "nodes are available",  # the scheduler's event for a pod no node takes
+    "unschedulable",
     # the failure detector's lines without any word above: a traceback's frames whose header was
     # cut, torch's C++ backtrace, rich's boxed frames, a shell's "not found", Ray's dead workers
     'file "',
