@@ -203,3 +203,36 @@ class TestDriverLibraryNotFound:
         log = ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: "
                "no such file or directory: unknown\n")
         assert head_id(log) == "driver-library-not-found"
+
+
+class TestGpuResetRefused:
+    def test_control_a_mig_configuration_applied(self):
+        log = ("DEBU[0000] Checking current MIG mode...                 \nDEBU[0000]   GPU 0: 0x20B510DE                          \n"
+               "DEBU[0000]     Asserting MIG mode: Enabled              \nDEBU[0000]     Current MIG mode: Enabled                \n"
+               "GPU 00000000:C1:00.0 was successfully reset.\n")
+        assert "gpu-reset-refused" not in ids(log)
+
+    def test_sibling_busy_devices_for_a_cuda_job_are_their_own_verdict(self):
+        assert head_id("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable\n") == "cuda-devices-busy"
+
+    def test_variant_mig_parted_reset_refused(self):
+        log = ("ERRO[0003]\nThe following GPUs could not be reset:\n  GPU 00000000:01:00.0: In use by another client\n"
+               "  GPU 00000000:47:00.0: In use by another client\n"
+               "FATA[0008] Error applying MIG configuration with hooks: error resetting all GPUs: exit status 255\n")
+        f = finding(log, "gpu-reset-refused")
+        assert f.severity is Severity.ERROR and "nvidia_drm" in f.fix
+
+
+class TestLauncherSigabrtUnderBash:
+    verdict = "launcher-sigabrt"
+
+    def test_control_a_killed_child_is_sigkill_not_an_abort(self):
+        assert head_id("run.sh: line 12: 48213 Killed                  python train.py\n") == "launcher-sigkill"
+
+    def test_sibling_a_segfault_under_bash(self):
+        assert head_id("run.sh: line 12: 48213 Segmentation fault      (core dumped) python train.py\n") == "launcher-sigsegv"
+
+    def test_variant_horovods_worker_aborted(self):
+        log = ("[0]<stderr>:bash: line 1:  3635 Aborted                 (core dumped) HOROVOD_HOSTNAME=elastic-test-worker-2 "
+               "HOROVOD_RANK=0 HOROVOD_SIZE=3 HOROVOD_LOCAL_RANK=0\n")
+        assert head_id(log) == "launcher-sigabrt"

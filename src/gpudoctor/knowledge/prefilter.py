@@ -90,6 +90,7 @@ TRIGGERS = (
     "bootstrap riscv",
     "nodes are available",  # the scheduler's event for a pod no node takes
     "unschedulable",
+    "in use by another",  # a GPU reset the driver refuses (MIG mode changes)
     # the failure detector's lines without any word above: a traceback's frames whose header was
     # cut, torch's C++ backtrace, rich's boxed frames, a shell's "not found", Ray's dead workers
     'file "',

@@ -74,4 +74,31 @@ PATTERNS = [
         ],
         fields=groups,
     ),
+    pattern(
+        "gpu-reset-refused",
+        "platform",
+        CAUSE,
+        E,
+        "a GPU reset (a MIG mode change, nvidia-smi --gpu-reset) was refused: a process or module still holds the GPU",
+        r"error resetting (?:all )?GPUs|GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d):? ?(?:is currently )?[Ii]n use by another (?:client|process)"
+        r"|MIG mode is in pending (?P<pending>enable|disable) state",
+        ("error resetting", "n use by another", "MIG mode is in pending"),
+        why="""Turning MIG mode on or off (on Ampere GPUs), and nvidia-smi --gpu-reset, need the GPU reset, and the driver refuses
+        while anything holds the GPU: a CUDA process, nvidia-persistenced, DCGM or its exporter, a device plugin, an X server,
+        or the nvidia_drm kernel module (loaded with a display stack, it keeps the GPU open). The new MIG mode then stays
+        pending, and MIG devices cannot be created, until a reset succeeds or the node reboots.""",
+        fix="""see who holds it: nvidia-smi --query-compute-apps=pid,name --format=csv; sudo lsof /dev/nvidia*; stop those (sudo rmmod
+        nvidia_drm, stop nvidia-persistenced / dcgm / the device plugin), apply the MIG configuration again, then start them again;
+        or reboot, which makes a pending MIG mode take effect""".replace("\n        ", " "),
+        examples=[
+            ("  GPU 00000000:01:00.0: In use by another client", "NVIDIA/mig-parted#181 (nvidia_drm loaded)"),
+            ("FATA[0008] Error applying MIG configuration with hooks: error resetting all GPUs: exit status 255", "NVIDIA/mig-parted#181"),
+            ("GPU 00000000:C1:00.0 is currently in use by another process.", "NVIDIA/gpu-operator#118 (nvidia-persistenced holding the GPU)"),
+        ],
+        not_examples=[
+            'time="2024-12-31T06:44:08Z" level=debug msg="    Asserting MIG mode: Enabled"',
+            "GPU 00000000:C1:00.0 was successfully reset.",
+        ],
+        fields=groups,
+    ),
 ]

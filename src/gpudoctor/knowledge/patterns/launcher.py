@@ -163,7 +163,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank crashed with a segmentation fault (exit code -11)",
-        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault \(core dumped\)|exits with return code = -11\b|terminated with signal SIGSEGV|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
+        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s+\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
         r"|Signal: Segmentation fault \(11\)|Caught signal 11 \(Segmentation fault",  # Open MPI's and UCX/MXM's signal reports
         ("-11", "SIGSEGV", "Segmentation fault"),
         why="""A native crash in C++/CUDA code: mismatched versions of torch, CUDA, NCCL or a compiled
@@ -175,6 +175,7 @@ PATTERNS = [
             ("Fatal Python error: Segmentation fault", "pytorch/pytorch#72086 (faulthandler's report of the crash, then the Python stack)"),
             ("[good:02773] Signal: Segmentation fault (11)", "horovod/horovod#786 (Open MPI's report of a rank's crash)"),
             ("[ava02:21329:1] Caught signal 11 (Segmentation fault)", "horovod/horovod#62 (MXM's report, inside MPI)"),
+            ("run.sh: line 12: 48213 Segmentation fault      (core dumped) python train.py", "bash's report of a child that crashed (its padding before '(core dumped)')"),
         ],
     ),
     pattern(
@@ -208,13 +209,18 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a rank aborted (SIGABRT, exit code -6)",
-        r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT",
-        ("-6", "SIGABRT"),
+        r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT"
+        r"|: line \d+: +\d+ Aborted\s",  # bash's report of a child that aborted (horovodrun's ranks run under bash -c)
+        ("-6", "SIGABRT", "Aborted"),
         why="""An abort: in distributed jobs usually the NCCL watchdog taking the process down after a
         collective timed out or failed, or an uncaught C++ exception.""",
         fix="look for the collective timeout or NCCL error reported before it in the same rank's output",
         examples=[
             ("  traceback : Signal 6 (SIGABRT) received by PID 80746", "torchrun root-cause block (signal name format)"),
+            (
+                "[0]<stderr>:bash: line 1:  3635 Aborted                 (core dumped) HOROVOD_HOSTNAME=elastic-test-worker-2 HOROVOD_RANK=0 HOROVOD_SIZE=3",
+                "horovod/horovod#2484 (an elastic worker's abort, as bash reports it)",
+            ),
         ],
         after=("*",),
     ),
