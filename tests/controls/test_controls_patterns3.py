@@ -236,3 +236,38 @@ class TestLauncherSigabrtUnderBash:
         log = ("[0]<stderr>:bash: line 1:  3635 Aborted                 (core dumped) HOROVOD_HOSTNAME=elastic-test-worker-2 "
                "HOROVOD_RANK=0 HOROVOD_SIZE=3 HOROVOD_LOCAL_RANK=0\n")
         assert head_id(log) == "launcher-sigabrt"
+
+
+class TestDataloaderWorkerExitedThread:
+    verdict = "dataloader-worker-exited"
+
+    def test_control_olmo_logging_its_steps(self):
+        log = ("[2024-08-18 12:26:53] INFO     [olmo.train:966, rank=0] [step=1/739328,epoch=0]\n    optim/total_grad_norm=9.355\n"
+               "    train/CrossEntropyLoss=11.35\n    System/Peak GPU Memory (MB)=42,083\n")
+        assert "dataloader-worker-exited" not in ids(log)
+
+    def test_sibling_a_worker_killed_by_a_signal_is_its_own_verdict(self):
+        assert head_id("RuntimeError: DataLoader worker (pid 39424) is killed by signal: Killed.\n") == "dataloader-worker-killed"
+
+    def test_variant_olmos_loader_thread_failed(self):
+        log = ("[2024-04-18 19:06:17] INFO     [olmo.train:816, rank=0] [step=75/739328]\n    train/CrossEntropyLoss=7.417\n"
+               "[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread data thread 3 failed\n")
+        f = finding(log, "dataloader-worker-exited")
+        assert f.evidence.get("thread") == "data thread 3" and "dataset" in f.why
+
+
+class TestMpiRankFailedCut:
+    verdict = "mpi-rank-failed"
+
+    def test_control_an_elastic_job_that_finished(self):
+        log = "[0]<stdout>:166/166 [==============================] - 3s 18ms/step - loss: 0.21\nsuccess count == 2 -> stop running\n"
+        assert "mpi-rank-failed" not in ids(log)
+
+    def test_sibling_a_rank_that_segfaulted_under_the_elastic_driver(self):
+        log = "[2]<stderr>:Signal: Segmentation fault (11)\nERROR:root:failure count == 3 -> stop running\n"
+        assert head_id(log) == "launcher-sigsegv"
+
+    def test_variant_horovodrun_summary_cut_mid_word(self):
+        log = ("ERROR:root:failure count == 3 -> stop running\nProcess 2 exit with status code 1.\n"
+               "RuntimeError: Horovod detected that one or more processes exited with non-zer\n")
+        assert head_id(log) == "mpi-rank-failed"

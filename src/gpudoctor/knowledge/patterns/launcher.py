@@ -234,8 +234,8 @@ PATTERNS = [
         # Open MPI's peer that went away, mpirun naming the rank and the signal that ended it, the non-zero exit summary
         r"Horovod has been shut down\. This was caused by an exception on one of the ranks|An MPI communication peer process has unexpectedly disconnected"
         r"|mpirun noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<node>\S+) exited on signal (?P<signal>\d+)"
-        r"|(?:Horovod|mpirun|prterun) detected that one or more processes exited with non-zero",
-        ("Horovod has been shut down", "peer process has unexpectedly disconnected", "mpirun noticed that process", "exited with non-zero"),
+        r"|(?:Horovod|mpirun|prterun) detected that one or more processes exited with non-(?:z|$)|failure count == \d+ -> stop running",
+        ("Horovod has been shut down", "peer process has unexpectedly disconnected", "mpirun noticed that process", "exited with non-", "-> stop running"),
         why="""mpirun and horovodrun stop every rank once one of them fails, and say so: Horovod shuts down its collectives after an
         exception on one rank (or a rank that left early), Open MPI reports the peer whose connection broke, and mpirun names the
         rank that ended and the signal that ended it. These lines are the consequence; the cause is that rank's first failure,
@@ -254,6 +254,7 @@ PATTERNS = [
             ("An MPI communication peer process has unexpectedly disconnected.  This", "horovod/horovod#1950 (Open MPI)"),
             ("mpirun noticed that process rank 7 with PID 0 on node HOSTNAME exited on signal 9 (Killed).", "horovod/horovod#469"),
             ("RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the job to be terminated.", "horovod/horovod#2835 (horovodrun's elastic driver)"),
+            ("ERROR:root:failure count == 3 -> stop running", "horovod/horovod#2835 (the elastic driver giving up after three failures)"),
         ],
         not_examples=[
             "[1,0]<stdout>:Epoch 0/100, Batch 16/29316",
