@@ -83,6 +83,14 @@ TRIGGERS = (
     "process down",
     "driver on your system",
     "no socket interface",  # NCCL's "Last error:" line as torch quotes it: "Bootstrap : no socket interface found"
+    "did not run successfully",  # pip's line for a package build that failed (its reason is in the lines above)
+    "mismatches the version",  # torch.utils.cpp_extension: the toolkit's CUDA is not the one torch was built with
+    "open nvidia.ko",  # the kernel module's own reasons for not driving a GPU (dmesg)
+    "nvrm: the nvidia",
+    "bootstrap riscv",
+    "nodes are available",  # the scheduler's event for a pod no node takes
+    "unschedulable",
+    "in use by another",  # a GPU reset the driver refuses (MIG mode changes)
     # the failure detector's lines without any word above: a traceback's frames whose header was
     # cut, torch's C++ backtrace, rich's boxed frames, a shell's "not found", Ray's dead workers
     'file "',

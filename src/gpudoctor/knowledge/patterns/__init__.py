@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, cuda, dataloader, ddp, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, cluster, cuda, dataloader, ddp, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -19,6 +19,7 @@ ALL: tuple[Pattern, ...] = (
     *dataloader.PATTERNS,
     *gloo.PATTERNS,
     *platform.PATTERNS,
+    *cluster.PATTERNS,
     *launcher.PATTERNS,
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *python.PATTERNS,  # last: only what no other pattern claims

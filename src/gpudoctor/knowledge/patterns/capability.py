@@ -55,13 +55,17 @@ PATTERNS = [
         CAUSE,
         E,
         "the library does not support a GPU this old (compute capability too low)",
-        r"GPUs? with compute capability (?:below|less than|<) (?P<needed>[\d.]+) (?:is|are) not supported|compute capability (?P<capability>[\d.]+) is (?:too old|not supported)",
-        ("compute capability below", "compute capability less than", "compute capability <", "is too old", "is not supported"),
+        r"GPUs? with compute capability (?:below|less than|<) (?P<needed>[\d.]+) (?:is|are) not supported|compute capability (?P<capability>[\d.]+) is (?:too old|not supported)"
+        r"|FlashAttention(?:Hopper)? only supports (?P<arch>Turing|Ampere|Hopper|Blackwell) GPUs or newer",
+        ("compute capability below", "compute capability less than", "compute capability <", "is too old", "is not supported", "GPUs or newer"),
         why="""The library (vLLM, FlashAttention, Triton kernels) only ships kernels for newer GPUs; a P100 (6.0)
-        or older cannot run it whatever the settings.""",
+        or older cannot run it whatever the settings. FlashAttention-2 needs an Ampere GPU (sm80) or newer, and
+        FlashAttention-3 (its hopper/ build) a Hopper one (sm90): on an older GPU use the version or attention backend
+        (sdpa) that supports it.""",
         fix="run on a GPU with the compute capability the library needs (nvidia-smi --query-gpu=name,compute_cap --format=csv), or use a version / backend that still supports yours",
         examples=[
             ("RuntimeError: GPUs with compute capability below 7.0 are not supported.", "vllm-project/vllm#1284"),
+            ("RuntimeError: FlashAttention only supports Hopper GPUs or newer.", "Dao-AILab/flash-attention#1481 (FlashAttention-3 on an A100)"),
         ],
         not_examples=["RuntimeError: CUDA error: operation not supported"],
         fields=groups,

@@ -102,18 +102,29 @@ PATTERNS = [
         CAUSE,
         E,
         "the NVIDIA driver cannot bring up the GPU (nvidia-smi and CUDA see none)",
-        r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|^No devices were found$|"
-        r"NVRM: .*(?P<init>RmInitAdapter|rm_init_adapter) failed|Failed to initialize NVML: (?P<nvml>Unknown Error|GPU access blocked by the operating system|Not Found)",
-        ("couldn't communicate with the NVIDIA driver", "No devices were found", "RmInitAdapter", "rm_init_adapter", "Failed to initialize NVML"),
+        r"NVIDIA[- ]SMI has failed because it (?:couldn't|could not) communicate with the NVIDIA driver|^No devices were found$|"
+        r"NVRM: .*(?P<init>RmInitAdapter|rm_init_adapter) failed|Failed to initialize NVML: (?P<nvml>Unknown Error|GPU access blocked by the operating system|Not Found)"
+        # the kernel module's own reasons, from dmesg: the open module refusing the GPU, a GSP that does not boot, a GPU this branch does not drive
+        r"|NVRM: Open nvidia\.ko is only ready for use on Data Center GPUs|NVRM:? kgspInitRm_IMPL: cannot bootstrap riscv/gsp"
+        r"|NVRM: The NVIDIA GPU (?P<bus>[0-9a-fA-F:.]+) \(PCI ID: (?P<pci_id>[0-9a-fA-F:]+)\)|NVRM: The NVIDIA probe routine (?:was not called|failed) for",
+        ("couldn't communicate with the NVIDIA driver", "could not communicate with the NVIDIA driver", "No devices were found", "RmInitAdapter",
+         "rm_init_adapter", "Failed to initialize NVML", "Open nvidia.ko", "bootstrap riscv/gsp", "The NVIDIA GPU", "probe routine"),
         why="""nvidia-smi (NVML) reaches no GPU: the kernel module is not loaded or was built for another kernel
         (a kernel update without the driver's DKMS rebuild), the driver failed to initialise the GPU (NVRM's
         RmInitAdapter failed: the PCIe link, the BIOS settings for large BARs such as Above 4G Decoding /
         Resizable BAR, power, or a failing card), or, in a container, the GPU device files are not passed in
-        (NVML's Unknown Error after the host reloaded its cgroups). Every CUDA job on the machine fails the same way.""",
+        (NVML's Unknown Error after the host reloaded its cgroups). With NVIDIA's open kernel modules the GPU must have a GSP
+        (Turing or newer; early releases drove only data-center GPUs unless NVreg_OpenRmEnableUnsupportedGpus=1 was set), so an
+        older GPU needs the proprietary driver, and a GSP that does not boot (cannot bootstrap riscv/gsp) points to firmware
+        files of another driver version; a GPU the driver branch does not support at all (a new card, or a legacy Kepler one)
+        is named by its PCI ID; and on a platform or kernel the driver does not support the module loads but reaches no GPU.
+        Every CUDA job on the machine fails the same way.""",
         fix="""lsmod | grep nvidia; sudo dmesg -T | grep -i -E 'NVRM|nvidia'; lspci -nn | grep -i nvidia; dkms status  # then
         reinstall the driver for the running kernel (or reboot into the kernel it was built for); an RmInitAdapter failure:
         check the BIOS (Above 4G Decoding, Resizable BAR), reseat the card and its power; in a container: restart it with
-        --gpus all""".replace("\n        ", " "),
+        --gpus all; an open-module message (Open nvidia.ko, GSP, 'not supported by open nvidia.ko'): install the proprietary
+        driver of the same version, or set NVreg_OpenRmEnableUnsupportedGpus=1 for a Turing or newer GeForce; a PCI ID the branch
+        does not support: install the driver branch that supports that GPU""".replace("\n        ", " "),
         examples=[
             ("No devices were found", "NVIDIA/open-gpu-kernel-modules#862 (nvidia-smi)"),
             ("Jul 01 22:55:07 gpu kernel: NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:884)", "NVIDIA/open-gpu-kernel-modules#862 (syslog)"),
@@ -122,10 +133,19 @@ PATTERNS = [
                 "nvidia-smi with no driver loaded",
             ),
             ("Failed to initialize NVML: Unknown Error", "NVIDIA/nvidia-container-toolkit#48 (a container after a cgroup reload)"),
+            ("[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs.", "NVIDIA/open-gpu-kernel-modules#230 (a GeForce)"),
+            ("[ 1157.046099] NVRM: The NVIDIA GPU 0000:af:00.0 (PCI ID: 10de:1db5)", "NVIDIA/open-gpu-kernel-modules#322 (a V100 has no GSP)"),
+            ("[  217.545142] NVRM kgspInitRm_IMPL: cannot bootstrap riscv/gsp: 0xffff", "NVIDIA/open-gpu-kernel-modules#433"),
+            (
+                "`NVIDIA SMI has failed because it could not communicate with the NVIDIA driver Make sure that the latest NVIDIA driver is installed and running.`",
+                "NVIDIA/open-gpu-kernel-modules#388 (an RK3588 board)",
+            ),
         ],
         not_examples=[
             "Failed to initialize NVML: Driver/library version mismatch",  # its own pattern: a reboot fixes it
             "No devices were found matching the filter",
+            "[    2.757687] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  530.41.03  Release Build  (archlinux-builder@archalien)",
+            "[   24.020428] nvidia-nvlink: Nvlink Core is being initialized, major device number 239",
         ],
         after=("nvidia-xid",),  # a GPU fault the driver logged (an Xid) is why it cannot bring the GPU up
     ),

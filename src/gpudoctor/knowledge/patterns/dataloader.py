@@ -139,18 +139,22 @@ PATTERNS = [
         "dataloader",
         CONSEQUENCE,
         E,
-        "a DataLoader worker exited unexpectedly",
-        r"DataLoader worker \(pid(?:\(s\))? (?P<pids>[\d, ]+)\) exited unexpectedly(?: with exit code (?P<exitcode>-?\d+))?",
-        ("exited unexpectedly",),
-        why="""The main process noticed a worker died. The reason is printed before: a bus error (shared
-        memory), the OOM killer, or an exception inside the dataset code.""",
-        fix="look for the worker's own error above (bus error, 'Killed', a traceback); to see it directly, run with num_workers=0",
+        "a data-loading worker (a DataLoader process, or a loader's background thread) ended unexpectedly",
+        r"DataLoader worker \(pid(?:\(s\))? (?P<pids>[\d, ]+)\) exited unexpectedly(?: with exit code (?P<exitcode>-?\d+))?"
+        r"|OLMoThreadError: generator thread (?P<thread>.+?) failed",  # OLMo's loader threads: the thread's exception, re-raised
+        ("exited unexpectedly", "OLMoThreadError"),
+        why="""The main process noticed a data-loading worker died. The reason is printed before or with it: a bus error (shared
+        memory), the OOM killer, or an exception inside the dataset code (a missing or unreadable data file, an I/O error on a
+        shared filesystem, a sample that does not parse). Loaders that read in background threads (OLMo's) re-raise the
+        thread's exception under their own name.""",
+        fix="look for the worker's own error above (bus error, 'Killed', a traceback, the thread's exception logged with it); to see it directly, run with num_workers=0 (no loader threads or processes)",
         examples=[
             ("RuntimeError: DataLoader worker (pid(s) 3216) exited unexpectedly", "THU-DA-6D-Pose-Group/GDR-Net#16"),
             (
                 "RuntimeError: DataLoader worker (pid 39424) exited unexpectedly with exit code 1. Details are lost due to multiprocessing. Rerunning with num_workers=0 may give better error trace.",
                 "YuanGongND/ast#112",
             ),
+            ("[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread data thread 3 failed", "allenai/OLMo#552"),
         ],
         after=("dataloader-shm-bus-error", "dataloader-worker-killed", "shm-no-space", "host-oom-killer", "launcher-sigkill"),
         fields=groups,

@@ -163,7 +163,8 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank crashed with a segmentation fault (exit code -11)",
-        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault \(core dumped\)|exits with return code = -11\b|terminated with signal SIGSEGV|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault",
+        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s+\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
+        r"|Signal: Segmentation fault \(11\)|Caught signal 11 \(Segmentation fault",  # Open MPI's and UCX/MXM's signal reports
         ("-11", "SIGSEGV", "Segmentation fault"),
         why="""A native crash in C++/CUDA code: mismatched versions of torch, CUDA, NCCL or a compiled
         extension, or a bug in a native library.""",
@@ -172,6 +173,9 @@ PATTERNS = [
             ("  traceback : Signal 11 (SIGSEGV) received by PID 5555", "torchrun root-cause block (signal name format)"),
             ("[2023-07-19 10:43:10,201] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'src/clip_fine_tune_deepspeed.py', '--local_rank=0'] exits with return code = -11", "deepspeedai/DeepSpeed#3989"),
             ("Fatal Python error: Segmentation fault", "pytorch/pytorch#72086 (faulthandler's report of the crash, then the Python stack)"),
+            ("[good:02773] Signal: Segmentation fault (11)", "horovod/horovod#786 (Open MPI's report of a rank's crash)"),
+            ("[ava02:21329:1] Caught signal 11 (Segmentation fault)", "horovod/horovod#62 (MXM's report, inside MPI)"),
+            ("run.sh: line 12: 48213 Segmentation fault      (core dumped) python train.py", "bash's report of a child that crashed (its padding before '(core dumped)')"),
         ],
     ),
     pattern(
@@ -205,15 +209,60 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a rank aborted (SIGABRT, exit code -6)",
-        r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT",
-        ("-6", "SIGABRT"),
+        r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT"
+        r"|: line \d+: +\d+ Aborted\s",  # bash's report of a child that aborted (horovodrun's ranks run under bash -c)
+        ("-6", "SIGABRT", "Aborted"),
         why="""An abort: in distributed jobs usually the NCCL watchdog taking the process down after a
         collective timed out or failed, or an uncaught C++ exception.""",
         fix="look for the collective timeout or NCCL error reported before it in the same rank's output",
         examples=[
             ("  traceback : Signal 6 (SIGABRT) received by PID 80746", "torchrun root-cause block (signal name format)"),
+            (
+                "[0]<stderr>:bash: line 1:  3635 Aborted                 (core dumped) HOROVOD_HOSTNAME=elastic-test-worker-2 HOROVOD_RANK=0 HOROVOD_SIZE=3",
+                "horovod/horovod#2484 (an elastic worker's abort, as bash reports it)",
+            ),
         ],
         after=("*",),
+    ),
+    pattern(
+        "mpi-rank-failed",
+        "launcher",
+        CONSEQUENCE,
+        E,
+        "the MPI launcher (mpirun, horovodrun) reports that a rank failed, and stops the job",
+        # one rule for the family of launcher reports that a rank ended: Horovod shutting down after one rank's exception,
+        # Open MPI's peer that went away, mpirun naming the rank and the signal that ended it, the non-zero exit summary
+        r"Horovod has been shut down\. This was caused by an exception on one of the ranks|An MPI communication peer process has unexpectedly disconnected"
+        r"|mpirun noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<node>\S+) exited on signal (?P<signal>\d+)"
+        r"|(?:Horovod|mpirun|prterun) detected that one or more processes exited with non-(?:z|$)|failure count == \d+ -> stop running",
+        ("Horovod has been shut down", "peer process has unexpectedly disconnected", "mpirun noticed that process", "exited with non-", "-> stop running"),
+        why="""mpirun and horovodrun stop every rank once one of them fails, and say so: Horovod shuts down its collectives after an
+        exception on one rank (or a rank that left early), Open MPI reports the peer whose connection broke, and mpirun names the
+        rank that ended and the signal that ended it. These lines are the consequence; the cause is that rank's first failure,
+        earlier in its own output. When a signal is named, it says how the rank ended: 9 (Killed) came from outside the process,
+        most often the kernel's OOM killer on a host out of RAM; 11 is a segmentation fault in native code; 6 an abort, often
+        after a collective error.""",
+        fix="""find the first failure: the earliest error or traceback in the output of the rank that failed (mpirun --tag-output, or
+        horovodrun's [1,N]<stderr> prefixes, show which rank printed what; a peer on another host has its own log there); for
+        signal 9: dmesg -T | grep -i -E 'killed process|out of memory' on that node, and lower host memory use; for signal 11:
+        rerun that rank with python -X faulthandler""".replace("\n        ", " "),
+        examples=[
+            (
+                "Fri Sep 25 16:52:57 2020[1]<stderr>:  (0) Unknown: Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or",
+                "horovod/horovod#2097",
+            ),
+            ("An MPI communication peer process has unexpectedly disconnected.  This", "horovod/horovod#1950 (Open MPI)"),
+            ("mpirun noticed that process rank 7 with PID 0 on node HOSTNAME exited on signal 9 (Killed).", "horovod/horovod#469"),
+            ("RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the job to be terminated.", "horovod/horovod#2835 (horovodrun's elastic driver)"),
+            ("ERROR:root:failure count == 3 -> stop running", "horovod/horovod#2835 (the elastic driver giving up after three failures)"),
+        ],
+        not_examples=[
+            "[1,0]<stdout>:Epoch 0/100, Batch 16/29316",
+            "c4140-01:147406:148900 [0] NCCL INFO NET : Using interface ib0:192.168.1.35<0>",
+            "Primary job  terminated normally, but 1 process returned",  # the summary's first line names no rank and no reason
+        ],
+        after=("*",),
+        fields=groups,
     ),
     pattern(
         "launcher-terminated",

@@ -106,21 +106,58 @@ PATTERNS = [
         "launcher",
         CAUSE,
         E,
-        "a CUDA extension failed to compile just in time (DeepSpeed ops, other torch C++/CUDA extensions)",
-        # torch.utils.cpp_extension's ninja run failing is the same build, often the last line of a cut paste
-        r"Error building extension '(?P<extension>[\w.]+)'|CalledProcessError: Command '\['ninja', '-v'(?:, '-j', '\d+')?\]' returned non-zero exit status",
-        ("Error building extension", "'ninja'"),
-        why="""DeepSpeed (and other libraries) compile their CUDA ops with ninja and nvcc at first use. That fails when
-        nvcc is missing or its CUDA version differs from torch.version.cuda, when the host compiler is too new
-        for that nvcc, or when a stale build sits in ~/.cache/torch_extensions. The compiler's own error is in
-        the lines above ("FAILED: ... .cuda.o").""",
-        fix="nvcc --version vs python -c 'import torch; print(torch.version.cuda)' must match; rm -rf ~/.cache/torch_extensions; or prebuild: DS_BUILD_FUSED_ADAM=1 pip install deepspeed --no-cache-dir",
+        "a package's C++/CUDA extension failed to build (a pip/uv install from source, or compiled at first use)",
+        # one rule for the family: torch.utils.cpp_extension's just-in-time build (DeepSpeed ops), pip's wheel build of a
+        # package with CUDA code (flash-attn, TransformerEngine, apex, horovod), the setup.py checks that stop such a build
+        # before it starts, and ninja's / setuptools' own failure lines (often the last line of a cut paste)
+        r"Error building extension '(?P<extension>[\w.]+)'|CalledProcessError: Command '\['ninja', '-v'(?:, '-j', '\d+')?\]' returned non-zero exit status"
+        r"|Failed building wheel for (?P<package>[\w.\-]+)|Building wheel for (?P<wheel>[\w.\-]+) \([\w.]+\) (?:\.\.\. error|did not run successfully)"
+        r"|python setup\.py (?P<step>bdist_wheel|egg_info|build_ext|develop|install) did not run successfully"
+        r"|(?P<requested>\w+) was requested, but nvcc was not found"
+        r"|The detected CUDA version \((?P<toolkit_cuda>[\d.]+)\) mismatches the version that was used to compile"
+        r"|is only supported on CUDA (?P<needs_cuda>[\d.]+) and above"
+        r"|^\s*FAILED: \S+\.(?:o|obj)\s*$|error: command '(?P<compiler>[^']*(?:nvcc|gcc|g\+\+|c\+\+|cl\.exe))' failed with exit (?:code|status) (?P<code>\d+)",
+        ("Error building extension", "'ninja'", "Failed building wheel", "Building wheel for", "did not run successfully", "nvcc was not found",
+         "The detected CUDA version", "and above", "FAILED: ", "failed with exit"),
+        why="""Packages with C++/CUDA code (DeepSpeed ops, flash-attn, TransformerEngine, apex, horovod, xformers) compile it with
+        nvcc and the host compiler: at first use (torch.utils.cpp_extension, ninja) or at install time, when pip or uv finds no
+        prebuilt wheel for this Python, torch and CUDA. The build fails when nvcc is missing (no CUDA toolkit, CUDA_HOME unset, a
+        runtime-only container image), when the toolkit's CUDA version differs from torch.version.cuda or is older than the
+        package needs, when the host compiler is too new or too old for that nvcc, when a header or library it builds against
+        (cuDNN, NCCL, MPI, Python.h) is not installed, when parallel compile jobs run out of host memory, or when a stale build
+        sits in ~/.cache/torch_extensions. The line shown names the reason when it is one of the package's own checks (nvcc not
+        found, a CUDA version mismatch); otherwise the compiler's first `error:` line, above ninja's `FAILED: ... .o` or in
+        `pip install -v` output, decides which.""",
+        fix="""nvcc --version, echo $CUDA_HOME and python -c 'import torch; print(torch.__version__, torch.version.cuda)' must agree: install
+        the CUDA toolkit of torch's CUDA version and point CUDA_HOME at it; better, install a prebuilt wheel made for your Python,
+        torch and CUDA (the package's release page, or a container that ships it); else rebuild verbosely with fewer jobs,
+        MAX_JOBS=4 pip install -v --no-build-isolation PACKAGE 2>&1 | tee build.log, and read the first `error:` line; for a build at
+        first use: rm -rf ~/.cache/torch_extensions, or prebuild it: DS_BUILD_FUSED_ADAM=1 pip install deepspeed --no-cache-dir""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: Error building extension 'fused_adam'", "deepspeedai/DeepSpeed#629"),
             ("[BUG] RuntimeError: Error building extension 'fused_adam' Loading extension module fused_adam", "deepspeedai/DeepSpeed#5623"),
             ("subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.", "torch.utils.cpp_extension's build failure text (the line before 'Error building extension')"),
+            ("  ERROR: Failed building wheel for transformer_engine", "NVIDIA/TransformerEngine#1284"),
+            (">   × python setup.py bdist_wheel did not run successfully.", "Dao-AILab/flash-attention#298 (quoted)"),
+            ("  × Building wheel for transformer_engine (pyproject.toml) did not run successfully.", "NVIDIA/TransformerEngine#654"),
+            (
+                "      RuntimeError: flash_attn was requested, but nvcc was not found.  Are you sure your environment has nvcc available?  "
+                "If you're installing within a container from https://hub.docker.com/r/pytorch/pytorch, only images whose names contain 'devel' will provide nvcc.",
+                "Dao-AILab/flash-attention#509",
+            ),
+            ("      The detected CUDA version (12.2) mismatches the version that was used to compile", "NVIDIA/TransformerEngine#553 (torch built with 11.7)"),
+            ("      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.", "Dao-AILab/flash-attention#597"),
+            ("FAILED: /test/flash-attention/hopper/build/temp.linux-x86_64-cpython-310/flash_fwd_hdim64_fp16_sm90.o", "Dao-AILab/flash-attention#1131 (ninja)"),
+            ("error: command '/usr/local/cuda/bin/nvcc' failed with exit code 255", "Dao-AILab/flash-attention#298 (title: setuptools' failure line)"),
         ],
-        not_examples=["Building extension module fused_adam..."],
+        not_examples=[
+            "Building extension module fused_adam...",
+            "  Building wheel for flash-attn (setup.py) ... done",
+            "Successfully built flash-attn",
+            "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",  # torch's warning when building without a visible GPU: builds still succeed
+            "      Could not find a recent CMake to build Transformer Engine. Attempting to install CMake 3.18 to a temporary location via pip.",
+            "FAILED tests/test_build.py::test_cuda - AssertionError",  # pytest's line, not ninja's
+        ],
         fields=groups,
     ),
     pattern(

@@ -1,0 +1,104 @@
+"""The GPU stack under a job: the scheduler that places its pods, and the components that hand a
+node's GPUs to containers (the container runtime's hook, device plugins, DRA, feature discovery).
+
+Their logs are pasted as often as the job's own: a pod that never started, a plugin that cannot
+find the driver. Each rule covers its family's variants (issue 35 item 4), with real lines of the
+sampled corpus (tests/fixtures/log_sample/dev3) and the look-alikes that mean something else.
+"""
+
+from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E = Severity.ERROR
+
+PATTERNS = [
+    pattern(
+        "pod-unschedulable",
+        "launcher",
+        CAUSE,
+        E,
+        "the scheduler found no node for the job's pods (not enough free GPUs, or no node it may use)",
+        # kube-scheduler's event (every node refused, each reason counted) and a gang scheduler's (Volcano, PodGroup)
+        r"\b0/(?P<nodes>\d+) nodes are available: (?P<reasons>.+)|(?P<tasks>\d+/\d+) tasks in gang unschedulable: (?P<gang>.+)",
+        ("nodes are available", "gang unschedulable"),
+        why="""The pod was never placed, so nothing of the job ran. The message lists, per reason, how many nodes refused it:
+        `Insufficient nvidia.com/gpu` means no node has that many free GPUs advertised, either because other pods hold them or
+        because the node advertises none (its device plugin is not running, or the GPUs are offered under another resource name,
+        such as MIG slices or shared GPUs); a taint, node selector or affinity the pod does not match removes nodes whatever they
+        hold; and a gang (a Volcano job or a PodGroup with minAvailable) waits until all its members fit at once
+        (NotEnoughResources), so a job asking for more GPUs than the queue or the cluster has free waits for ever.""",
+        fix="""kubectl describe node NODE | grep -A8 -E 'Allocatable|Allocated'   # does it advertise nvidia.com/gpu, and who holds them
+        (kubectl get pods -A -o wide --field-selector spec.nodeName=NODE); then lower the request (or minAvailable), free GPUs,
+        fix the device plugin on that node, or add the toleration / selector the node needs; for a gang: kubectl describe podgroup
+        and the queue's capacity""".replace("\n        ", " "),
+        examples=[
+            ("  Warning  Unschedulable  69s (x78789 over 26h)  volcano  1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable.", "volcano-sh/volcano#1094"),
+            ("[map[type:PodScheduled lastProbeTime:<nil> lastTransitionTime:2018-02-26T21:58:32Z message:0/2 nodes are available: 1 PodToleratesNodeTaints, 2 Insufficient nvidia.com/gpu. reason:Unschedulable status:False]]", "NVIDIA/k8s-device-plugin#36"),
+        ],
+        not_examples=[
+            # one node refusing the task while the scheduler goes on to bind it to another
+            "I1009 06:42:18.755838       1 scheduler_helper.go:49] Predicates failed for task <default/lm-mpi-job-mpiworker-0> on node <p40-3>: task default/lm-mpi-job-mpiworker-0 on node p40-3 fit failed: node(s) resource fit failed",
+            "  Normal  Scheduled  5s    default-scheduler  Successfully assigned default/gpu-pod to gpu-node-1",
+            "3/3 nodes are available for scheduling",
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "driver-library-not-found",
+        "platform",
+        CAUSE,
+        E,
+        "a GPU component cannot find the NVIDIA driver's user-space libraries (libnvidia-ml.so.1)",
+        r"(?:error locating|could not load NVML library:?|load library failed:) \"?(?P<library>lib(?:nvidia-ml|cuda)\.so\.1)\"?",
+        ("error locating", "could not load NVML library", "load library failed"),
+        why="""The driver's user-space libraries (libnvidia-ml.so.1 for NVML, libcuda.so.1) come with the NVIDIA driver on the
+        node. A component that runs in a container (the container runtime's hook, a Kubernetes device plugin or DRA plugin, GPU
+        feature discovery) looks for them under a driver root: / for a driver installed on the host, /run/nvidia/driver for the
+        GPU operator's driver container. It found none: no driver on this node (or it is still being installed), a driver root
+        that points at the other place, WSL2 (which keeps them in /usr/lib/wsl/lib), or only the versioned file
+        (libnvidia-ml.so.<version>) without the libnvidia-ml.so.1 link that ldconfig creates.""",
+        fix="""on the node: ldconfig -p | grep -E 'libnvidia-ml|libcuda'; ls -l /usr/lib/x86_64-linux-gnu/libnvidia-ml.so*   # run ldconfig
+        if only the versioned file is there; set the component's driver root to where the driver is (the GPU operator's
+        driver.enabled / hostPaths.driverInstallDir, a plugin's nvidiaDriverRoot); or install the driver, then restart the
+        component's pod""".replace("\n        ", " "),
+        examples=[
+            ('Error: failed to create device library: failed to locate driver libraries: error locating "libnvidia-ml.so.1"', "NVIDIA/k8s-dra-driver-gpu#65 (kubernetes-sigs/dra-driver-nvidia-gpu#65)"),
+            (
+                "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown",
+                "the container runtime hook's message (NVIDIA/nvidia-container-toolkit issues)",
+            ),
+        ],
+        not_examples=[
+            "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",  # a CUDA runtime library: its own verdict
+            "I0525 19:15:11.423875       1 factory.go:48] Detected NVML platform: found NVML library",
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "gpu-reset-refused",
+        "platform",
+        CAUSE,
+        E,
+        "a GPU reset (a MIG mode change, nvidia-smi --gpu-reset) was refused: a process or module still holds the GPU",
+        r"error resetting (?:all )?GPUs|GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d):? ?(?:is currently )?[Ii]n use by another (?:client|process)"
+        r"|MIG mode is in pending (?P<pending>enable|disable) state",
+        ("error resetting", "n use by another", "MIG mode is in pending"),
+        why="""Turning MIG mode on or off (on Ampere GPUs), and nvidia-smi --gpu-reset, need the GPU reset, and the driver refuses
+        while anything holds the GPU: a CUDA process, nvidia-persistenced, DCGM or its exporter, a device plugin, an X server,
+        or the nvidia_drm kernel module (loaded with a display stack, it keeps the GPU open). The new MIG mode then stays
+        pending, and MIG devices cannot be created, until a reset succeeds or the node reboots.""",
+        fix="""see who holds it: nvidia-smi --query-compute-apps=pid,name --format=csv; sudo lsof /dev/nvidia*; stop those (sudo rmmod
+        nvidia_drm, stop nvidia-persistenced / dcgm / the device plugin), apply the MIG configuration again, then start them again;
+        or reboot, which makes a pending MIG mode take effect""".replace("\n        ", " "),
+        examples=[
+            ("  GPU 00000000:01:00.0: In use by another client", "NVIDIA/mig-parted#181 (nvidia_drm loaded)"),
+            ("FATA[0008] Error applying MIG configuration with hooks: error resetting all GPUs: exit status 255", "NVIDIA/mig-parted#181"),
+            ("GPU 00000000:C1:00.0 is currently in use by another process.", "NVIDIA/gpu-operator#118 (nvidia-persistenced holding the GPU)"),
+        ],
+        not_examples=[
+            'time="2024-12-31T06:44:08Z" level=debug msg="    Asserting MIG mode: Enabled"',
+            "GPU 00000000:C1:00.0 was successfully reset.",
+        ],
+        fields=groups,
+    ),
+]
