@@ -1,4 +1,4 @@
-"""Controls and siblings for the verdicts a real GPU's logs changed (tests/fixtures/gpu_truth/h200-logs/:
+"""Controls and siblings for the verdicts a real GPU's logs changed, and the run-end markers beside them
 real torchrun jobs on one H200, torch 2.11, 2026-11-28; README in tests/fixtures/gpu_truth/)."""
 
 from __future__ import annotations
@@ -62,3 +62,18 @@ def test_every_failed_h200_jobs_log_names_its_cause():
                 "ifname": "nccl-socket-ifname", "mismatch": "ddp-device-mismatch"}
     got = {name: api.diagnose(path=LOGS / f"{name}.log").findings[0].id for name in expected}
     assert got == expected
+
+
+class TestLogEndsWithExitcodeZero:
+    """torch elastic's `exitcode: 0` ends a run; a Go struct's `ExitCode:0` does not."""
+
+    VOLCANO = ("E0224 06:16:07.968578       1 job_controller.go:325] Failed to get job by <Queue: , Job: default/podgroup-e6, "
+               "Task:, Event:, ExitCode:0, Action:, JobVersion: 0> from cache: failed to find job <default/podgroup-e6>\n")
+
+    def test_control_a_controllers_struct_field_is_no_end(self):
+        # tests/fixtures/log_sample/dev3/volcano-2701: a failed run, called healthy from this field
+        assert report_exit(api.diagnose(path=LOGS.parent.parent / "log_sample" / "dev3" / "volcano-2701-gpu-share-failed-find-gpu-id.log")) == 1
+        assert report_exit(api.diagnose("step 1 loss 0.5\n" + self.VOLCANO)) == 1
+
+    def test_sibling_torch_elastics_record_ends_the_run(self):
+        assert report_exit(api.diagnose("step 1 loss 0.5\nworker 0 finished, exitcode: 0\n")) == 0

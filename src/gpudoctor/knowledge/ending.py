@@ -13,7 +13,9 @@ TAIL_BYTES = 64 * 1024  # where an end is: the last lines of the input
 # Lines a run (or a tool) writes when it ends well, as the programs users paste print them.
 ENDED = re.compile(
     r"exit(?:ed)?(?: with)? (?:code|status)[ :=]*0\b(?![.\d])"
-    r"|exitcode\s*:\s*0\b"
+    # torch elastic's lower-case record; a Go struct's "ExitCode:0" (Volcano's job request, every
+    # line of a controller's log) is no end
+    r"|(?-i:exitcode)\s*:\s*0\b"
     r"|\btraining (?:is |was )?(?:complete|completed|finished|done)\b"
     r"|\bfinished training\b"
     r"|`?Trainer\.fit`? stopped"
