@@ -254,10 +254,14 @@ def bisect_findings(
                                     ranks=", ".join(str(r) for r in slow_ranks))]
     # A slow link leaves the other pairs of its ranks at the baseline; one between fast and slow
     # fits a slow rank as well (a loaded host lifting the noise floor over one of its pairs).
+    # "Between": above its kind's baseline and floor, and nearer the slow pairs than the fast ones
+    # (within SLOW_FACTOR of the fastest slow pair: a slow rank's pairs share its delay).
     touched = {r for p in slow for r in (p.a, p.b)}
+    least_slow = min(p.held_us for p in slow)
     between = [
         p for k in judged for p in k.pairs
-        if p not in slow and (p.a in touched or p.b in touched) and p.held_us > max(k.limit_us / SLOW_FACTOR, k.base_us + SLOW_MIN_US)
+        if p not in slow and (p.a in touched or p.b in touched)
+        and p.held_us > max(k.limit_us / SLOW_FACTOR, k.base_us + SLOW_MIN_US, least_slow / SLOW_FACTOR)
     ]
     if between:
         mid = between[0]
