@@ -506,3 +506,24 @@ class TestLauncherEnvNotExportable:
         found = errors("/bin/bash: line 0: export: `=/usr/bin/supervisord': not a valid identifier " + COLOSSAL_RUN.format(addr="", exc="x"))
         assert found[0].id == "launcher-env-not-exportable" and found[0].evidence["name"] == "=/usr/bin/supervisord"
         assert "env | grep" in found[0].fix
+
+
+class TestLogInconclusiveErrorsLogged:
+    """`log-inconclusive` case errors: lines logged at error level are shown, never called 'no failure'."""
+
+    def test_control_an_error_rate_in_a_progress_line_is_no_error_level(self):
+        report = api.diagnose("step 1 loss 0.3 error_rate 0.1\nINFO: validation found no ERROR rows\n")
+        [f] = report.findings
+        assert f.id == "log-inconclusive" and "no failure in these" in f.title and "error lines" not in f.evidence
+
+    def test_sibling_a_controllers_klog_error_lines_are_shown(self):
+        # tests/fixtures/log_sample/dev3/volcano-2701 (a GPU share that failed), its E-level lines
+        log = ("I0224 06:16:07.968531       1 job_controller.go:320] Try to handle request <Queue: , Job: default/pg-e6>\n"
+               "E0224 06:16:07.968578       1 job_controller.go:325] Failed to get job by <Queue: , Job: default/pg-e6> from cache\n")
+        [f] = api.diagnose(log).findings
+        assert f.id == "log-inconclusive" and "logged at error level" in f.title and "first: line 2" in f.title
+        assert f.evidence["error lines"][0].startswith("line 2: E0224")
+
+    def test_sibling_an_error_line_that_ends_the_run_is_a_failure_not_this(self):
+        log = "E1128 21:34:35.285000 931 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) local_rank: 0 (pid: 956) of binary: /usr/bin/python\n"
+        assert "log-inconclusive" not in [f.id for f in api.diagnose(log).findings]

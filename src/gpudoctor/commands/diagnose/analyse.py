@@ -83,6 +83,10 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     if d.tool or smi.snapshot(d.lines):
         shown = {"tool": d.tool} if d.tool else {}
         return LOG_INCONCLUSIVE(case="snapshot", evidence={"lines": d.lines, **shown}, lines=d.lines)
+    if d.error_lines:
+        said = [f"line {n}: {text}" for n, text in d.error_lines]
+        return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said}, lines=d.lines,
+                                count=d.error_count, first=d.error_lines[0][0])
     return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines}, lines=d.lines)
 
 

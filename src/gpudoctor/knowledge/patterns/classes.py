@@ -106,9 +106,11 @@ PATTERNS = [
         r"NVRM: .*(?P<init>RmInitAdapter|rm_init_adapter) failed|Failed to initialize NVML: (?P<nvml>Unknown Error|GPU access blocked by the operating system|Not Found)"
         # the kernel module's own reasons, from dmesg: the open module refusing the GPU, a GSP that does not boot, a GPU this branch does not drive
         r"|NVRM: Open nvidia\.ko is only ready for use on Data Center GPUs|NVRM:? kgspInitRm_IMPL: cannot bootstrap riscv/gsp"
-        r"|NVRM: The NVIDIA GPU (?P<bus>[0-9a-fA-F:.]+) \(PCI ID: (?P<pci_id>[0-9a-fA-F:]+)\)|NVRM: The NVIDIA probe routine (?:was not called|failed) for",
+        # the refusal is on the message's second line: its first ("The NVIDIA GPU ... (PCI ID: ...)") also heads
+        # "has fallen off the bus" (nvidia-xid's), and a failed probe follows either
+        r"|NVRM: installed in this system is not supported by|NVRM: The NVIDIA probe routine was not called for",
         ("couldn't communicate with the NVIDIA driver", "could not communicate with the NVIDIA driver", "No devices were found", "RmInitAdapter",
-         "rm_init_adapter", "Failed to initialize NVML", "Open nvidia.ko", "bootstrap riscv/gsp", "The NVIDIA GPU", "probe routine"),
+         "rm_init_adapter", "Failed to initialize NVML", "Open nvidia.ko", "bootstrap riscv/gsp", "is not supported by", "probe routine was not"),
         why="""nvidia-smi (NVML) reaches no GPU: the kernel module is not loaded or was built for another kernel
         (a kernel update without the driver's DKMS rebuild), the driver failed to initialise the GPU (NVRM's
         RmInitAdapter failed: the PCIe link, the BIOS settings for large BARs such as Above 4G Decoding /
@@ -134,7 +136,7 @@ PATTERNS = [
             ),
             ("Failed to initialize NVML: Unknown Error", "NVIDIA/nvidia-container-toolkit#48 (a container after a cgroup reload)"),
             ("[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs.", "NVIDIA/open-gpu-kernel-modules#230 (a GeForce)"),
-            ("[ 1157.046099] NVRM: The NVIDIA GPU 0000:af:00.0 (PCI ID: 10de:1db5)", "NVIDIA/open-gpu-kernel-modules#322 (a V100 has no GSP)"),
+            ("               NVRM: installed in this system is not supported by open", "NVIDIA/open-gpu-kernel-modules#322 (a V100 has no GSP)"),
             ("[  217.545142] NVRM kgspInitRm_IMPL: cannot bootstrap riscv/gsp: 0xffff", "NVIDIA/open-gpu-kernel-modules#433"),
             (
                 "`NVIDIA SMI has failed because it could not communicate with the NVIDIA driver Make sure that the latest NVIDIA driver is installed and running.`",
