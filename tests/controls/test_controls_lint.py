@@ -5,6 +5,7 @@ healthy program that looks most like the failure must not get the verdict
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 from gpudoctor.linter import engine
@@ -1191,6 +1192,14 @@ class TestNameNotImported:
             os.environ["MASTER_ADDR"] = "localhost"
         """
         assert found(code, self.rule) == []
+
+    def test_control_notebook_cell_above_its_import_cell_is_silent(self, tmp_path):
+        cells = [["import torch.distributed as dist\n"], ["world = torch.cuda.device_count()\n"], ["import torch\n"]]
+        notebook = tmp_path / "walkthrough.ipynb"
+        notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                                                   "execution_count": None, "source": source} for source in cells],
+                                        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+        assert [d for d in engine.lint_file(str(notebook)) if d.rule == self.rule] == []
 
     def test_sibling_whole_file_without_import_os_is_a_warning(self):
         code = """

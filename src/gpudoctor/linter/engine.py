@@ -209,6 +209,7 @@ def read_source(
     model = FileModel(tree, text) if relevant else None
     if model is not None:
         model.repaired = repaired is not None
+        model.notebook = path.endswith(".ipynb")
         if repaired is not None:
             model.repaired_from = 1 if repaired.indented or not repaired.changed else min(repaired.changed)
     try:

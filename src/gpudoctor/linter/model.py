@@ -275,6 +275,7 @@ class FileModel:
         # from the first line the repair touched on (1 when it read the whole as a body).
         self.repaired = False
         self.repaired_from = 0
+        self.notebook = False  # set by the engine: the joined code cells of a notebook
 
     def as_written_before(self, line: int) -> bool:
         """The lines above `line` are read as the file has them: it is valid Python,
