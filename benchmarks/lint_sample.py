@@ -42,6 +42,7 @@ ALIASES = {
     "ddp-without-init": "dist-without-init",  # dev: DDP built before any process group
     "multigpu-collective": "removed-distributed-api",  # dev3: all_gather_multigpu, broadcast_multigpu
     "removed-pipeline-sync": "removed-distributed-api",  # dev3: torch.distributed.pipeline.sync.Pipe
+    "init-without-master-addr": "master-addr-not-set",  # dev: mp.spawn workers on env:// with no MASTER_ADDR
 }
 
 

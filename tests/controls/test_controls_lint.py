@@ -5,6 +5,7 @@ healthy program that looks most like the failure must not get the verdict
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 from gpudoctor.linter import engine
@@ -1018,3 +1019,304 @@ class TestDeviceFromGlobalRankAsDevice:
         """
         assert found(code, self.rule) == [(5, "warning")]
 
+
+
+class TestDeviceFromGlobalRankModuloWorldSize:
+    """Issue 41 lint v4 (dev4): `rank % world_size` is the rank itself, not a local index."""
+
+    verdict = "device-from-global-rank"
+    rule = "device-from-global-rank"
+
+    def test_control_modulo_local_world_size_is_silent(self):
+        code = """
+            import os
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            local_world_size = int(os.environ["LOCAL_WORLD_SIZE"])
+            model = torch.nn.Linear(4, 2).to(dist.get_rank() % local_world_size)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_modulo_world_size_is_flagged(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def model_to_ddp(model):
+                rank = dist.get_rank()
+                world_size = dist.get_world_size()
+                model = model.to(rank % world_size)
+                return DDP(model, device_ids=[rank % world_size])
+        """
+        assert found(code, self.rule) == [(8, "warning")]
+
+
+class TestDistWithoutInitUnfollowedHelper:
+    """Issue 41 lint v4 (dev4, item 2): an imported call that says nothing of set-up is named, not believed."""
+
+    verdict = "dist-without-init"
+    rule = "dist-without-init"
+
+    def test_control_setup_like_helper_before_is_believed(self):
+        code = """
+            from torch.utils.data import DistributedSampler
+            import data_pre
+            from utils import setup_everything
+
+            train_dataset = data_pre.Data("train")
+            setup_everything()
+            sampler = DistributedSampler(train_dataset)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_snippet_repaired_above_the_use_is_silent(self):
+        code = """
+            from torch.utils.data import DistributedSampler
+            import data_pre
+
+            train_dataset = data_pre.Data("train",
+            sampler = DistributedSampler(train_dataset)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_data_helper_before_is_named_in_a_warning(self):
+        code = """
+            from torch.utils.data import DataLoader, DistributedSampler
+            import data_pre
+
+            train_dataset = data_pre.Data("train")
+            sampler = DistributedSampler(train_dataset)
+            loader = DataLoader(train_dataset, batch_size=32, sampler=sampler,
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+        assert "data_pre.Data(...)" in messages(code.replace("sampler=sampler,", "sampler=sampler)"), self.rule)[0]
+
+
+class TestRankHardcoded:
+    """Issue 41 lint v4 (dev2, dev3, dev4): a literal rank on a line every process runs."""
+
+    rule = "rank-hardcoded"
+
+    def test_control_one_process_group_is_silent(self):
+        code = """
+            import torch.distributed as dist
+
+            dist.init_process_group("gloo", init_method="tcp://127.0.0.1:23456", rank=0, world_size=1)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_hand_made_two_process_branches_are_silent(self):
+        code = """
+            import sys
+            import torch.distributed as dist
+
+            if sys.argv[1] == "master":
+                dist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=0, world_size=2)
+            else:
+                dist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=1, world_size=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_rank_from_the_spawn_index_is_silent(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank, world_size):
+                dist.init_process_group("gloo", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(worker, args=(4,), nprocs=4)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_literal_world_size_is_an_error(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            os.environ["MASTER_ADDR"] = "localhost"
+            dist.init_process_group(backend="nccl", init_method="env://", world_size=4, rank=0)
+        """
+        assert found(code, self.rule) == [(5, "error")]
+
+    def test_sibling_computed_world_size_is_a_warning(self):
+        code = """
+            import torch
+
+            if __name__ == "__main__":
+                world_size = torch.cuda.device_count()
+                torch.distributed.init_process_group("nccl", rank=0, world_size=world_size)
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+        assert "torch.cuda.device_count()" in messages(code, self.rule)[0]
+
+
+class TestNameNotImported:
+    """Issue 41 lint v4 (dev2, dev3, dev4): a module used and never imported, or used above its import."""
+
+    rule = "name-not-imported"
+
+    def test_control_excerpt_reading_other_unbound_names_is_silent(self):
+        code = """
+            import torch.distributed as dist
+
+            def setup(rank):
+                os.environ["MASTER_ADDR"] = args.addr
+                dist.init_process_group("gloo", rank=rank, world_size=args.world_size)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_import_below_a_function_that_runs_later_is_silent(self):
+        code = """
+            import torch
+
+            def main():
+                parser = argparse.ArgumentParser()
+                return parser.parse_args()
+
+            import argparse
+
+            if __name__ == "__main__":
+                main()
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_star_import_may_bind_it(self):
+        code = """
+            from common import *
+
+            os.environ["MASTER_ADDR"] = "localhost"
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_notebook_cell_above_its_import_cell_is_silent(self, tmp_path):
+        cells = [["import torch.distributed as dist\n"], ["world = torch.cuda.device_count()\n"], ["import torch\n"]]
+        notebook = tmp_path / "walkthrough.ipynb"
+        notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                                                   "execution_count": None, "source": source} for source in cells],
+                                        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+        assert [d for d in engine.lint_file(str(notebook)) if d.rule == self.rule] == []
+
+    def test_sibling_whole_file_without_import_os_is_a_warning(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            def setup():
+                local_rank = int(os.environ.get("LOCAL_RANK", 0))
+                torch.cuda.set_device(local_rank)
+                dist.init_process_group("nccl")
+                return local_rank
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
+    def test_sibling_module_level_use_above_its_import_is_an_error(self):
+        code = """
+            import torch.distributed as dist
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--rank", default=0)
+            args = parser.parse_args()
+            dist.init_process_group("gloo", init_method="tcp://127.0.0.1:23456", rank=args.rank, world_size=2)
+
+            import argparse
+        """
+        assert found(code, self.rule) == [(3, "error")]
+
+
+class TestMasterAddrNotSet:
+    """Issue 41 lint v4 (dev, dev4): spawned workers on env:// with no MASTER_ADDR anywhere."""
+
+    rule = "master-addr-not-set"
+
+    def test_control_worker_sets_the_address(self):
+        code = """
+            import os
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank, world_size):
+                os.environ["MASTER_ADDR"] = "localhost"
+                os.environ["MASTER_PORT"] = "29500"
+                dist.init_process_group("gloo", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(worker, args=(2,), nprocs=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_tcp_init_method(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank, world_size):
+                dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29500", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(worker, args=(2,), nprocs=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_torchrun_script_without_spawn(self):
+        code = """
+            import torch.distributed as dist
+
+            def main():
+                dist.init_process_group("nccl")
+
+            if __name__ == "__main__":
+                main()
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_spawned_env_init_is_a_warning(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def train(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+                torch.cuda.set_device(rank)
+
+            if __name__ == "__main__":
+                mp.spawn(train, args=(2,), nprocs=2)
+        """
+        assert found(code, self.rule) == [(6, "warning")]
+
+
+class TestTensorToUnassignedAfterCollective:
+    """Issue 41 lint v4 (dev4): `all_reduce(x); x.cpu()` waits for the collective; its result is not wanted."""
+
+    verdict = "tensor-to-unassigned"
+    rule = "tensor-to-unassigned"
+
+    def test_control_cpu_copy_right_after_a_collective_is_silent(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            def barrier():
+                x = torch.cuda.IntTensor([1])
+                dist.all_reduce(x)
+                x.cpu()
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_cpu_copy_of_another_tensor_is_flagged(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            def barrier():
+                x = torch.cuda.IntTensor([1])
+                y = torch.zeros(1)
+                dist.all_reduce(x)
+                y.cpu()
+        """
+        assert found(code, self.rule) == [(8, "warning")]

@@ -209,6 +209,9 @@ def read_source(
     model = FileModel(tree, text) if relevant else None
     if model is not None:
         model.repaired = repaired is not None
+        model.notebook = path.endswith(".ipynb")
+        if repaired is not None:
+            model.repaired_from = 1 if repaired.indented or not repaired.changed else min(repaired.changed)
     try:
         facts = known if known is not None else module_facts(path, tree, text, model)
     except RecursionError:  # absurd nesting: this file adds nothing to the project
@@ -235,7 +238,7 @@ def read_source(
     pending: list[tuple[Diagnostic, Query]] = []
     for rule, hit in hits:
         d = _diagnostic(path, rule, hit, lines)
-        if model.assumed:
+        if model.assumed and d.rule != "name-not-imported":  # that rule says what is missing itself
             d = _on_assumed_imports(d, model.assumed)
         if repaired is not None:
             read = _on_repaired(d, repaired)

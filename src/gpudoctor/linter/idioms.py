@@ -116,12 +116,17 @@ def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
     LOCAL_RANK / a `local_rank`, ("global", how) for RANK / `dist.get_rank()`,
     ("", "") when neither shows (a spawn index, a literal, an argument)."""
     if type(value) is ast.BinOp:
+        if type(value.op) is ast.Mod and is_world_size(file, value.right):
+            kind, how = rank_kind(file, value.left)  # `rank % world_size` is the rank itself: no rank reaches it
+            return kind, f"`{ast.unparse(value)[:60]}`, the rank itself" if kind else how
         return "", ""  # `rank % torch.cuda.device_count()`, `node * gpus + gpu`: computed on purpose
     # where the value comes from first: `local_rank = dist.get_rank()` is a global rank
     for origin in [o for o in file.origins(value) if o is not value] + [value]:
         if not isinstance(origin, ast.AST):
             continue
         if type(origin) is ast.BinOp:
+            if origin is not value and type(origin.op) is ast.Mod and is_world_size(file, origin.right):
+                return rank_kind(file, origin)  # `device = rank % world_size`
             continue  # computed: `local_rank + node_rank * gpus` is a global rank, `rank % n` a local one
         for sub in ast.walk(origin):
             text = constant(sub, str)
@@ -131,6 +136,20 @@ def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
                     type(sub) is ast.Call and terminal_name(sub.func) == "get_rank"):
                 return "global", f"`{ast.unparse(origin)[:60]}`"
     return "", ""
+
+
+def is_world_size(file: FileModel, value: ast.expr) -> bool:
+    """`value` holds the number of processes in the job, as its origins show:
+    `dist.get_world_size()`, WORLD_SIZE, a `world_size`. Not the GPUs of a node."""
+    for origin in [o for o in file.origins(value) if o is not value] + [value]:
+        if not isinstance(origin, ast.AST):
+            continue
+        for sub in ast.walk(origin):
+            if constant(sub, str) in ("WORLD_SIZE", "SLURM_NTASKS") or (
+                    type(sub) in (ast.Name, ast.Attribute) and terminal_name(sub) == "world_size") or (
+                    type(sub) is ast.Call and terminal_name(sub.func) == "get_world_size"):
+                return True
+    return False
 
 
 def is_torch_spawn_program(file: FileModel) -> bool:

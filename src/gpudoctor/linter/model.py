@@ -271,8 +271,16 @@ class FileModel:
         self.assumed: dict[str, str] = self._assume_imports(tree, text)
         self.imports.update(self.assumed)
         # Set by the engine when the file was not valid Python and is read repaired
-        # (a pasted snippet): its top-level layout may be the repair's, not the author's.
+        # (a pasted snippet): its top-level layout may be the repair's, not the author's,
+        # from the first line the repair touched on (1 when it read the whole as a body).
         self.repaired = False
+        self.repaired_from = 0
+        self.notebook = False  # set by the engine: the joined code cells of a notebook
+
+    def as_written_before(self, line: int) -> bool:
+        """The lines above `line` are read as the file has them: it is valid Python,
+        or its repair touched only later lines (a snippet cut off after the use)."""
+        return not self.repaired or (self.repaired_from > line)
 
     def _assume_imports(self, tree: ast.Module, text: str) -> dict[str, str]:
         """The conventional names the file uses without binding them anywhere."""

@@ -13,12 +13,15 @@ from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
 from gpudoctor.linter.rules.dist_without_init import DistWithoutInit
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
+from gpudoctor.linter.rules.master_addr_not_set import MasterAddrNotSet
 from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
+from gpudoctor.linter.rules.name_not_imported import NameNotImported
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
 from gpudoctor.linter.rules.output_device_list import OutputDeviceList
 from gpudoctor.linter.rules.rank_from_local_rank import RankFromLocalRank
+from gpudoctor.linter.rules.rank_hardcoded import RankHardcoded
 from gpudoctor.linter.rules.removed_distributed_api import RemovedDistributedApi
 from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismatch
 from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
@@ -62,6 +65,9 @@ CHECKS: tuple[Rule, ...] = (
     MasterPortOutOfRange(),
     DistWithoutInit(),
     RemovedDistributedApi(),
+    RankHardcoded(),
+    NameNotImported(),
+    MasterAddrNotSet(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

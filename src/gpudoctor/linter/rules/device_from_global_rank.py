@@ -24,8 +24,9 @@ class DeviceFromGlobalRank(Rule):
     `torch.device(f"cuda:{rank}")`, DDP's `device_ids=[rank]` (following a
     parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`).
     `rank % torch.cuda.device_count()` and LOCAL_RANK are not flagged, nor a
-    spawned worker's index. Asked for by issue 41's samples. A warning: the
-    script may only ever run on one node.
+    spawned worker's index; `rank % world_size` is (it is the rank itself: a
+    course answer's `model.to(rank % world_size)`, issue 41's dev4). Asked for
+    by issue 41's samples. A warning: the script may only ever run on one node.
     """
 
     id = "device-from-global-rank"
@@ -103,10 +104,10 @@ class DeviceFromGlobalRank(Rule):
         func = call.func
         if type(func) is ast.Attribute and func.attr in MOVERS:
             value = call.args[0] if call.args else keyword(call, "device")
-            return value if type(value) in (ast.Name, ast.Attribute) else None
+            return value if _index(value) else None
         qualname = file.qualname(func) or ""
         if qualname == "torch.device":
-            if len(call.args) == 2 and type(call.args[1]) in (ast.Name, ast.Attribute):
+            if len(call.args) == 2 and _index(call.args[1]):
                 return call.args[1]
             if len(call.args) == 1 and type(call.args[0]) is ast.JoinedStr:
                 parts = [v.value for v in call.args[0].values if type(v) is ast.FormattedValue]
@@ -114,6 +115,11 @@ class DeviceFromGlobalRank(Rule):
             return None
         if file.is_call_to(call, "DistributedDataParallel", TORCH):
             ids = keyword(call, "device_ids")
-            if type(ids) is ast.List and len(ids.elts) == 1 and type(ids.elts[0]) in (ast.Name, ast.Attribute):
+            if type(ids) is ast.List and len(ids.elts) == 1 and _index(ids.elts[0]):
                 return ids.elts[0]
         return None
+
+
+def _index(value: ast.expr | None) -> bool:
+    """A device index the rule can follow: a name, an attribute, or `rank % n`."""
+    return type(value) in (ast.Name, ast.Attribute) or (type(value) is ast.BinOp and type(value.op) is ast.Mod)

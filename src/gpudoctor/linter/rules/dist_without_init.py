@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 import sys
 from collections.abc import Iterator
 
@@ -19,6 +20,9 @@ STARTERS = {"init_process_group", "init_device_mesh", "init_rpc", "init_distribu
 INERT_ROOTS = {"numpy", "np", "pandas", "tqdm", "yaml", "matplotlib", "PIL", "horovod", "torchvision",
                "sklearn", "scipy", "wandb", "tensorboard", "omegaconf", "hydra", "einops", "timm"}
 GUARDS = {"is_initialized", "is_available"}
+# Words in a helper's name that say it may set a process (or a job) up.
+SETUP_WORD = re.compile(r"init|setup|set_up|dist|launch|ddp|parallel|env|start|prepare|config|world|rank|group|spawn"
+                        r"|main|run|accelerat|deepspeed|horovod|hvd|cluster|slurm|mpi|comm|backend|device")
 
 
 class DistWithoutInit(Rule):
@@ -42,11 +46,17 @@ class DistWithoutInit(Rule):
     one, so `torch.distributed.get_world_size()` there raises; a warning
     (another file may start it).
 
+    Where the only call before it that could start a group is imported from
+    another module and its name says nothing of set-up (`data_pre.Data(...)`,
+    `build_model()`), a warning that names the call it did not follow (issue
+    41, item 2: say less rather than nothing); a set-up-like name
+    (`setup_everything()`, `utils.init_distributed_mode(args)`) is believed.
+
     Not flagged: calls under an `is_initialized()` / `is_available()` test;
     a bare `get_rank()` or collective at the top of a file (pasted snippets
     leave their setup out); a fragment (its module or model is not
     imported or bound in the file, or it reads a name nothing binds before
-    the use, or it is a snippet read repaired). Asked for by issue 41's
+    the use, or it is a snippet whose repair touched a line before the use). Asked for by issue 41's
     samples (DDP built at import, a sampler with no group, Horovod helpers).
     """
 
@@ -116,12 +126,22 @@ class DistWithoutInit(Rule):
                 return
             if what.endswith("()"):
                 continue  # at the top of a file only DDP and the sampler: a bare get_rank() there is a snippet's
-            if file.function(call) is None and not file.repaired and not self._may_start_before(file, call):
+            if file.function(call) is not None or not file.as_written_before(call.lineno):
+                continue
+            before = self._starts_before(file, call)
+            if not before:
                 yield Hit(call, severity=ERROR if script else WARNING,
                           message=f"{what} needs a torch.distributed process group, and nothing in this file starts "
                           "one before it: it raises 'Default process group has not been initialized'"
                           + ("" if script else " (unless a program that imports this file started one)"))
                 return  # the first one raises: the rest never run
+            if all(self._unfollowed(file, c) for c in before):
+                yield Hit(call, severity=WARNING,
+                          message=f"{what} needs a torch.distributed process group, and nothing in this file starts "
+                          f"one before it; `{ast.unparse(before[0].func)}(...)` (line {before[0].lineno}) comes from another "
+                          "module and was not followed: unless it starts one, this raises 'Default process group "
+                          "has not been initialized'")
+                return
 
     @staticmethod
     def _needs_group(file: FileModel, call: ast.Call) -> str:
@@ -172,16 +192,21 @@ class DistWithoutInit(Rule):
         name = terminal_name(call.func)
         return name in STARTERS or bool(DIST_INIT_HELPER.match(name))
 
-    def _may_start_before(self, file: FileModel, use: ast.Call) -> bool:
-        """A top-level call before `use` could start a group: one to a helper
-        imported from another module, or to a same-file function that makes one."""
-        line = use.lineno
-        for call in file.calls:
-            if call.lineno >= line or file.function(call) is not None:
-                continue
-            if self._may_start(file, call, 0):
-                return True
-        return False
+    def _starts_before(self, file: FileModel, use: ast.Call) -> list[ast.Call]:
+        """The top-level calls before `use` that could start a group: ones to a
+        helper imported from another module, or to a same-file function that makes one."""
+        return [call for call in file.calls if call.lineno < use.lineno and file.function(call) is None
+                and self._may_start(file, call, 0)]
+
+    def _unfollowed(self, file: FileModel, call: ast.Call) -> bool:
+        """Only an imported call stands before the use, and nothing in its name says it
+        sets a process up (`data_pre.Data(...)`, `build_model()`): issue 41 (item 2) asks
+        lint to say what it could not follow rather than nothing. A set-up-like name
+        (`setup_everything()`, `utils.init(args)`) is believed."""
+        if self._starts(call) or file.qualname(call.func) is None:
+            return False
+        words = {ast.unparse(call.func).lower()} | {terminal_name(call.func).lower()}
+        return not any(SETUP_WORD.search(word) for word in words)
 
     def _may_start(self, file: FileModel, call: ast.Call, depth: int) -> bool:
         qualname = file.qualname(call.func)

@@ -11,6 +11,8 @@ from gpudoctor.linter.rule import Hit, Rule
 METHODS = ("to", "cuda", "cpu")
 METHOD_CALL = re.compile(r"\.(?:to|cuda|cpu)\(")
 # What may stand before the call on its line for it to be a statement.
+TORCH_COLLECTIVE = re.compile(r"^torch\.distributed\.(?:all_reduce|reduce|broadcast|all_gather\w*|reduce_scatter\w*"
+                              r"|all_to_all\w*|gather|scatter)$")
 STATEMENT_START = re.compile(r"[ \t]*[\w.\[\]]+")
 FACTORY_CALLS = tuple(f + "(" for f in sorted(TENSOR_FACTORIES))
 
@@ -26,7 +28,9 @@ class TensorToUnassigned(Rule):
     `torch.tensor`, ...) or unpacked from a DataLoader batch. A tuple of such
     calls written as a statement (`x.to(rank), y.to(rank)`) throws both away;
     there, a name given next to a DDP / DataParallel model (`ddp_model(x)`)
-    counts as a tensor too.
+    counts as a tensor too. Not flagged: `x.cpu()` right after a torch.distributed
+    collective on `x`, a known way to wait for it (the copy blocks until the GPU
+    work is done: a barrier written as `all_reduce(x); x.cpu()`, issue 41's dev4).
     """
 
     id = "tensor-to-unassigned"
@@ -96,7 +100,7 @@ class TensorToUnassigned(Rule):
             if type(func) is not ast.Attribute or func.attr not in METHODS:
                 continue
             up = file.parent.get(call)
-            if type(up) is ast.Expr and is_tensor(file, func.value):
+            if type(up) is ast.Expr and is_tensor(file, func.value) and not self._waits(file, up, func):
                 target = source(func.value)
                 yield Hit(
                     call,
@@ -118,6 +122,23 @@ class TensorToUnassigned(Rule):
                                  "tensors are not moved in place"),
                         fix=f"{', '.join(t for t, _ in moved)} = {', '.join(c for _, c in moved)}",
                     )
+
+    @staticmethod
+    def _waits(file: FileModel, statement: ast.Expr, func: ast.Attribute) -> bool:
+        """`x.cpu()` as the statement right after a torch.distributed collective on `x`:
+        the copy waits for the collective (a synchronisation), its result is not wanted."""
+        if func.attr != "cpu" or type(func.value) is not ast.Name:
+            return False
+        up = file.parent.get(statement)
+        block: list[ast.stmt] = next((getattr(up, f) for f in ("body", "orelse", "finalbody")
+                                      if statement in getattr(up, f, [])), [])
+        at = block.index(statement)
+        before = block[at - 1] if at > 0 else None
+        if type(before) is not ast.Expr or type(before.value) is not ast.Call:
+            return False
+        collective = before.value
+        return (TORCH_COLLECTIVE.match(file.qualname(collective.func) or "") is not None
+                and any(type(a) is ast.Name and a.id == func.value.id for a in collective.args[:1]))
 
     @staticmethod
     def _wrapper_input(file: FileModel, value: ast.expr, line: ast.Tuple) -> bool:

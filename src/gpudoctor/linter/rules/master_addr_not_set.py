@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import TORCH, env_writes
+from gpudoctor.linter.model import FileModel, constant, keyword
+from gpudoctor.linter.rule import Hit, Rule
+
+
+class MasterAddrNotSet(Rule):
+    """Workers started with `mp.spawn` call `init_process_group` with the
+    default `env://` rendezvous, and nothing sets `MASTER_ADDR` /
+    `MASTER_PORT`: unlike `torchrun`, `mp.spawn` sets neither, so every
+    worker fails with "ValueError: Error initializing torch.distributed using
+    env:// rendezvous: environment variable MASTER_ADDR expected, but not set".
+
+    Flagged: a file that spawns its workers itself (`mp.spawn`,
+    `start_processes`) and calls `init_process_group` without an
+    `init_method` (or with "env://") and without a `store`, where the file
+    never writes `MASTER_ADDR` (nor names it at all: read from a config, it may
+    be set). A warning: the shell that starts the script may export both.
+    Asked for by issue 41's samples (the DDP note's example as run in a
+    PyTorch issue; a spawned example with no address).
+    """
+
+    id = "master-addr-not-set"
+    message = "spawned workers start an env:// process group, and nothing sets MASTER_ADDR / MASTER_PORT"
+    fix = 'os.environ.setdefault("MASTER_ADDR", "localhost"); os.environ.setdefault("MASTER_PORT", "29500")'
+    in_tests = False  # a test's fixture sets the environment
+    needles = ("spawn", "start_processes")
+
+    def relevant(self, text: str) -> bool:
+        return "init_process_group" in text and "MASTER_ADDR" not in text and (
+            "spawn" in text or "start_processes" in text)
+
+    VALID = (
+        '''
+        import os
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def worker(rank, world_size):
+            os.environ["MASTER_ADDR"] = "localhost"
+            os.environ["MASTER_PORT"] = os.environ.get("MASTER_PORT", "29500")
+            dist.init_process_group("gloo", rank=rank, world_size=world_size)
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2,), nprocs=2)
+        ''',
+        '''
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def worker(rank, world_size, url):
+            dist.init_process_group("gloo", init_method=url, rank=rank, world_size=world_size)
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2, "tcp://127.0.0.1:29500"), nprocs=2)
+        ''',
+        '''
+        import torch.distributed as dist
+
+        def worker(rank, world_size):
+            dist.init_process_group("gloo", rank=rank, world_size=world_size)  # started by torchrun elsewhere
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def worker(rank, world_size):
+            dist.init_process_group("gloo", rank=rank, world_size=world_size)  # flagged
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2,), nprocs=2)
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        if not any(file.is_spawn(call) for call in file.calls):
+            return
+        if any(True for _ in env_writes(file, "MASTER_ADDR")):
+            return
+        for call in file.calls_to("init_process_group", TORCH):
+            if keyword(call, "store", 5) is not None or any(k.arg is None for k in call.keywords):
+                continue
+            method = keyword(call, "init_method", 1)
+            if method is not None and constant(method, str) != "env://":
+                continue  # a URL (tcp://, file://) or a value this file passes in
+            if method is None and self._positional_store(call):
+                continue
+            yield Hit(call, message="the workers mp.spawn starts call init_process_group with the env:// "
+                      "rendezvous, and nothing sets MASTER_ADDR / MASTER_PORT (mp.spawn, unlike torchrun, sets "
+                      "neither): ValueError 'environment variable MASTER_ADDR expected, but not set', unless the "
+                      "shell exports them")
+            return
+
+    @staticmethod
+    def _positional_store(call: ast.Call) -> bool:
+        return any(type(a) is ast.Starred for a in call.args)

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import TORCH, source
+from gpudoctor.linter.model import MAIN_TEST, FileModel, constant, keyword
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+
+
+class RankHardcoded(Rule):
+    """`init_process_group(rank=0, world_size=N)`: the rank written as a number
+    on a line every process runs. Each process started from it claims that same
+    rank, so the rendezvous never completes (a duplicate rank, or a wait for the
+    ranks nobody claims until the timeout); run as one process, it waits for the
+    N - 1 others that nothing starts.
+
+    Flagged: the `rank` argument of `init_process_group` that is a literal, or a
+    name this file sets only to a literal, where the `world_size` is not 1 and
+    the call runs unconditionally (inside `if __name__ == "__main__":` counts as
+    unconditional). An error when the world size is a literal above 1; a warning
+    when it is computed (`torch.cuda.device_count()`, `args.world_size`): with
+    one GPU, or one process, the job is right. A call under any other test
+    (`if args.master: ... rank=0 ... else: ... rank=1`) is a hand-made
+    two-process program and is left alone, as are test files. Asked for by issue
+    41's samples (a docs page's example, a course launcher, an all_gather
+    experiment: three parts, three times).
+    """
+
+    id = "rank-hardcoded"
+    severity = ERROR
+    message = "the rank is a literal on a line every process runs: each claims the same rank and the rendezvous hangs"
+    fix = 'dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))'
+    in_tests = False  # a test pins its ranks on purpose (one process, or threads)
+    needles = ("init_process_group",)
+
+    VALID = (
+        '''
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo", rank=0, world_size=1)
+        ''',
+        '''
+        import os
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
+        ''',
+        '''
+        import sys
+        import torch.distributed as dist
+
+        if sys.argv[1] == "master":
+            dist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=0, world_size=2)
+        else:
+            dist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=1, world_size=2)
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch.distributed as dist
+
+        dist.init_process_group(backend="nccl", init_method="env://", world_size=4, rank=0)  # flagged
+        ''',
+        '''
+        import torch
+
+        if __name__ == "__main__":
+            world_size = torch.cuda.device_count()
+            torch.distributed.init_process_group("nccl", rank=0, world_size=world_size)  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        for call in file.calls_to("init_process_group", TORCH):
+            rank = keyword(call, "rank", 4)
+            if rank is None or self._pinned(file, rank) is None or self._conditional(file, call):
+                continue
+            size_node = keyword(call, "world_size", 3)
+            if size_node is None:
+                continue  # WORLD_SIZE from the environment: one process there is a right job
+            sizes = {self._pinned(file, size_node)}
+            if sizes == {1}:
+                continue
+            pinned = self._pinned(file, rank)
+            if None not in sizes and all(isinstance(n, int) and n > 1 for n in sizes):
+                yield Hit(call, severity=ERROR,
+                          message=f"rank={pinned} with world_size={sizes.pop()} on a line every process runs: "
+                          f"each process claims rank {pinned} and the rendezvous never completes")
+            else:
+                origins = [o for o in file.origins(size_node) if isinstance(o, ast.AST)]
+                shown = source(origins[0]) if len(origins) == 1 else source(size_node)
+                yield Hit(call, severity=WARNING,
+                          message=f"rank={pinned} on a line every process runs, with world_size="
+                          f"`{shown}`: when that is above 1 each process claims rank {pinned} "
+                          "(or the one process waits for ranks nothing starts) and the rendezvous never completes")
+
+    @staticmethod
+    def _pinned(file: FileModel, node: ast.expr) -> int | None:
+        """The one integer `node` holds, as written here: a literal, or a name the
+        file sets only to the same literal."""
+        values = {constant(origin, int) if isinstance(origin, ast.AST) else None for origin in file.origins(node)}
+        if len(values) != 1:
+            return None
+        value = values.pop()
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @staticmethod
+    def _conditional(file: FileModel, call: ast.Call) -> bool:
+        """The call runs only under a test other than `__name__ == "__main__"`."""
+        for test in file.conditions(call):
+            if MAIN_TEST not in ast.unparse(test):
+                return True
+        return False
