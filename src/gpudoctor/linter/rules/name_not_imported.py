@@ -5,7 +5,7 @@ import builtins
 from collections.abc import Iterator
 
 from gpudoctor.linter.model import CONVENTIONAL, FileModel
-from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+from gpudoctor.linter.rule import WARNING, Hit, Rule
 
 IMPORTS = (ast.Import, ast.ImportFrom)
 KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__builtins__"}
@@ -19,13 +19,13 @@ class NameNotImported(Rule):
 
     Flagged, once per name: a conventional name (`os`, `torch`, `nn`, `dist`,
     `F`, `mp`, `DDP`) that the file uses and never binds (no import, assignment,
-    parameter or definition, and no `from x import *`), in a file that imports
-    other modules, is valid Python and reads no other name from nowhere (a snippet
+    parameter or definition, and no `from x import *`), in a whole program (a
+    module-level `if __name__ == "__main__":` block) that imports other modules, is valid Python and reads no other name from nowhere (a snippet
     with no imports, cut off mid-statement, or reading `args` or `model` unbound
     left more than one line out); a warning, since an excerpt may have dropped
     that one line. And a name used
-    at module level before the file's only imports of it (an error: that line
-    runs first). Asked for by issue 41's samples (six scripts over three parts:
+    at module level before the file's only imports of it (a warning too: that line
+    runs first, but a paste may have joined two pieces of a file out of order). Asked for by issue 41's samples (six scripts over three parts:
     `os.environ` for MASTER_ADDR with no `import os`, `torch` used but not
     imported, `argparse` used above its import). Not run on notebooks: their
     cells run in any order, and many are pages of snippets (on the mature
@@ -69,6 +69,9 @@ class NameNotImported(Rule):
         def setup(rank, world_size):
             os.environ["MASTER_ADDR"] = "localhost"  # flagged
             dist.init_process_group("gloo", rank=rank, world_size=world_size)
+
+        if __name__ == "__main__":
+            setup(0, 1)
         ''',
         '''
         import torch.distributed as dist
@@ -85,7 +88,7 @@ class NameNotImported(Rule):
         if not imports or file.star_imports or file.notebook:
             return  # a notebook's cells run in any order, and many are pages of snippets
         uses = [use for use in (self._first_use(file, name) for name in file.assumed) if use is not None]
-        if uses and not file.repaired and not (unbound(file.tree) - set(file.assumed)):
+        if uses and not file.repaired and has_main_block(file.tree) and not (unbound(file.tree) - set(file.assumed)):
             # one cause, said once: the import block lacks these (and nothing else is missing:
             # an excerpt that also reads `args` or `model` from nowhere left more than its imports out)
             first = min(uses, key=lambda n: (n.lineno, n.col_offset))
@@ -120,7 +123,7 @@ class NameNotImported(Rule):
                 continue
             if read.lineno < first_binding.get(read.id, 0):
                 said.add(read.id)
-                yield Hit(read, severity=ERROR,
+                yield Hit(read, severity=WARNING,
                           message=f"`{read.id}` is used here, at module level, before the file imports it "
                           f"(line {first_binding[read.id]}): NameError when this line runs",
                           fix=f"move the import of {read.id} to the top of the file")
@@ -138,6 +141,15 @@ def _import_line(name: str) -> str:
         return f"import {name}"
     parent, last = module.rsplit(".", 1)
     return f"import {module} as {name}" if last[0].islower() else f"from {parent} import {last} as {name}"
+
+
+def has_main_block(tree: ast.Module) -> bool:
+    """`if __name__ == "__main__":` at module level: a whole program, not an excerpt that may
+    have left its imports out (help threads paste the part they ask about)."""
+    return any(
+        type(node) is ast.If and any(type(sub) is ast.Constant and sub.value == "__main__" for sub in ast.walk(node.test))
+        for node in tree.body
+    )
 
 
 def unbound(tree: ast.AST) -> set[str]:
