@@ -83,6 +83,8 @@ TRIGGERS = (
     "process down",
     "driver on your system",
     "no socket interface",  # NCCL's "Last error:" line as torch quotes it: "Bootstrap : no socket interface found"
+    "libbitsandbytes",  # bitsandbytes' CUDA SETUP lines: the library it wants, falls back to or loaded
+    "unexpected happened",  # bitsandbytes' "CUDA SETUP: Something unexpected happened. Please compile from source"
     # the failure detector's lines without any word above: a traceback's frames whose header was
     # cut, torch's C++ backtrace, rich's boxed frames, a shell's "not found", Ray's dead workers
     'file "',
