@@ -114,3 +114,20 @@ class TestDaliPipelineOperatorFailed:
                '"num_shards_ > shard_id_" failed: num_shards needs to be greater than shard_id\n'
                "Current pipeline object is no longer valid.\n")
         assert head_id(log) == "dali-pipeline-operator-failed"
+
+
+class TestHostOomKillerKernelReport:
+    """The first line of the kernel's OOM report, as dmesg prints it (NVIDIA/DALI#585): a variant of host-oom-killer."""
+
+    verdict = "host-oom-killer"
+
+    def test_control_the_oom_killer_setting_is_no_event(self):
+        assert "host-oom-killer" not in ids("vm.oom_kill_allocating_task = 0\nvm.overcommit_memory = 0\n")
+
+    def test_sibling_the_gpus_own_oom(self):
+        assert head_id("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 280.00 MiB\n") == "cuda-oom"
+
+    def test_sibling_the_report_cut_after_its_first_lines(self):
+        log = ("[2612362.231458] python invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), order=0, oom_score_adj=829\n"
+               "[2612362.231483]  oom_kill_process+0x21c/0x430\n[2612362.231487]  mem_cgroup_out_of_memory+0x4b/0x80\n")
+        assert head_id(log) == "host-oom-killer"
