@@ -91,6 +91,8 @@ TRIGGERS = (
     "nodes are available",  # the scheduler's event for a pod no node takes
     "unschedulable",
     "in use by another",  # a GPU reset the driver refuses (MIG mode changes)
+    "libbitsandbytes",  # bitsandbytes' CUDA SETUP lines: the library it wants, falls back to or loaded
+    "unexpected happened",  # bitsandbytes' "CUDA SETUP: Something unexpected happened. Please compile from source"
     # the failure detector's lines without any word above: a traceback's frames whose header was
     # cut, torch's C++ backtrace, rich's boxed frames, a shell's "not found", Ray's dead workers
     'file "',

@@ -25,7 +25,7 @@ from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognis
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
 GATE = needle_gate(ALL)
 # A pattern whose lines are only progress when the other one is seen later.
-RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed"}
+RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed", "bitsandbytes-libcudart-not-found": "bitsandbytes-cuda-library-loaded"}
 MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
 DIGIT_BYTES = b"0123456789"
 # Lines whose numbers can change what they mean ("exit code 0" / "exit code 1"): never skipped as repeats.

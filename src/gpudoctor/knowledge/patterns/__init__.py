@@ -2,13 +2,14 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, cluster, cuda, dataloader, ddp, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, cluster, cuda, dataloader, ddp, families4, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
     # specific answers that generic patterns below would otherwise claim less precisely
     *capability.PATTERNS,
     *frameworks.PATTERNS,
+    *families4.PATTERNS,  # families of the fourth development sample (bitsandbytes, Streaming, DALI)
     *network.PATTERNS,
     *launchers.PATTERNS,
     *ray.PATTERNS,

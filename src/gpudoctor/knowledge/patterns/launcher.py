@@ -103,7 +103,7 @@ PATTERNS = [
         CAUSE,
         E,
         "the kernel's OOM killer killed a process (host RAM exhausted)",
-        r"Out of memory: Kill(?:ed)? process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom-kill(?:er)?:.*task_memcg|Some of (?:your processes|the step tasks) have been OOM Killed"
+        r"Out of memory: Kill(?:ed)? process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom-kill(?:er)?:.*task_memcg|(?P<process>[\w.\-]+) invoked oom-killer: gfp_mask=|Some of (?:your processes|the step tasks) have been OOM Killed"
         r"|srun: error: (?P<node>[\w.\-]+): tasks? (?P<task>[\d\-,]+): Out Of Memory",
         ("Out of memory: Kill", "oom-kill", "oom_kill", "OOM Killed", "Out Of Memory"),
         why="""Host memory ran out and the kernel (or the SLURM cgroup) killed a process: every rank loading the
@@ -113,7 +113,10 @@ PATTERNS = [
             ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1234567.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.", "SLURM slurmstepd message"),
             ("Out of memory: Killed process 12345 (python) total-vm:98765432kB, anon-rss:65432100kB, file-rss:0kB, shmem-rss:0kB", "kernel OOM killer message"),
             ("srun: error: nid001277: tasks 1-3: Out Of Memory", "chrisknewman/tusas#149"),
+            # the first line of the kernel's report (dmesg), often all that is pasted of it
+            ("[2612362.231458] python invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), order=0, oom_score_adj=829", "NVIDIA/DALI#585 (a container's memory cgroup)"),
         ],
+        not_examples=["vm.oom_kill_allocating_task = 0"],  # a sysctl setting, not an event
         fields=groups,
     ),
     pattern(
