@@ -81,5 +81,5 @@ def test_train_smoke_spinner_names_each_ranks_stage(tmp_path):
     code, screen = on_a_terminal(["train-smoke", "--nproc", "2", "--steps", "600"], tmp_path / "out")
     assert code == 0, (tmp_path / "out").read_text()[-2000:]
     assert "train-smoke: starting ranks" in screen, screen[-2000:]
-    assert re.search(r"train-smoke: rank [01] at train \d+", screen), screen[-2000:]
+    assert re.search(r"train-smoke: rank [01] at train, step \d+", screen), screen[-2000:]
     assert "train-smoke: rank" not in (tmp_path / "out").read_text()  # progress never reaches stdout
