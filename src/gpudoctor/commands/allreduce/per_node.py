@@ -22,7 +22,6 @@ disagree) and a stated margin beyond it. The rank side is `measure_nodes`.
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from dataclasses import dataclass
 
@@ -51,7 +50,8 @@ class NodeTimes:
 @dataclass(frozen=True)
 class PerNode:
     """What the ranks measured across nodes (rank 0's copy). `sends`: one per direction,
-    a = the sending node's leader, b = the receiving one's, us/repeat_us the median send."""
+    a = the sending node's leader, b = the receiving one's, us/repeat_us its best send
+    (`_send_us`) in each pass."""
 
     nbytes: int
     nodes: tuple[NodeTimes, ...]
@@ -134,7 +134,11 @@ def _assemble(times: list[list[float]], nodes: list[str], members: dict[str, tup
 
 
 def _send_us(torch, dist, buf, ack, peer: int, device) -> float:
-    """The median of BISECT_ITERS sends to `peer`, each up to its one-element reply."""
+    """The best of BISECT_ITERS sends to `peer`, each up to its one-element reply. The
+    best, not the median: a busy host only adds time to a send (a rank descheduled while
+    its peer waits), and on two cores it can do so to most sends of one direction in both
+    passes (a CI control once read 1.8 ms against 0.16 ms the other way); a slow or shaped
+    NIC slows every send, the best one too."""
     times = []
     for i in range(BISECT_ITERS + 1):  # the first is the warm-up: the pair's connection
         start = time.perf_counter()
@@ -144,7 +148,7 @@ def _send_us(torch, dist, buf, ack, peer: int, device) -> float:
             torch.cuda.synchronize(device)
         if i:
             times.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(times)
+    return min(times)
 
 
 def _receive(dist, buf, ack, peer: int) -> None:
