@@ -103,7 +103,7 @@ def test_stuck_rank_is_named_with_every_rank_s_place(doctor_jobs):
 def test_timeout_watchdog_takes_stacks_instead_of_killing_the_ranks(doctor_jobs):
     """`--timeout` (not --hang-timeout) asks the ranks for stacks with SIGUSR1: they
     print them, and the job is a timeout (124), not two ranks killed by SIGUSR1."""
-    r, report = doctor(doctor_jobs, "stuck_compute.py", hang_timeout="0", timeout=90, options=("--timeout", "15"))
+    r, report = doctor(doctor_jobs, "stuck_compute.py", hang_timeout="0", timeout=90, options=("--timeout", "30"))
     assert r.returncode == 124, r.stderr
     assert "SIGUSR1" not in r.stderr
     assert "[rank 1]   File" in r.stderr and "in load_next_shard" in r.stderr  # faulthandler's dump, echoed
