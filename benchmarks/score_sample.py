@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import run_timed  # noqa: E402
 
 UNRECOGNISED = "unrecognised-failure"
+UNDECIDED = "log-inconclusive"
 TIMEOUT_S = 30
 VERDICTS = ("right", "called-healthy", "unrecognised", "other", "called-failed", "crash")
 
@@ -118,6 +119,10 @@ def figures(rows: list[Scored]) -> dict:
         "keyword_right": right, "keyword_score": round(right / len(rows), 3) if rows else None,
         "failed_called_healthy": count["called-healthy"], "unrecognised": count["unrecognised"],
         "healthy_called_failed": count["called-failed"], "other": count["other"], "crash": count["crash"],
+        # of `other` and `healthy_called_failed`: the answer "the log does not decide" (an honest
+        # not-decided, exit 1, which is neither a named cause nor a failure claimed)
+        "failed_undecided": sum(r.verdict == "other" and r.headline == UNDECIDED for r in failed),
+        "healthy_undecided": sum(r.verdict == "called-failed" and r.headline == UNDECIDED for r in healthy),
     }
 
 
@@ -164,6 +169,8 @@ def main() -> None:
     print(head)
     print(line("TOTAL", result["total"]))
     print(line("gpu-tool output", result["gpu_tool"]))
+    total = result["total"]
+    print(f"not decided ({UNDECIDED}): {total['failed_undecided']} of the othr, {total['healthy_undecided']} of the h→f")
     for title in ("by_project", "by_family"):
         print(f"\n{title.replace('_', ' ')}:\n{head}")
         for name, f in result[title].items():
