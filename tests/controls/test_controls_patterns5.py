@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpudoctor import api
 from test_controls_patterns import TB, head_id, ids
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "log_sample" / "dev5"
@@ -189,3 +190,34 @@ class TestSlurmControllerUnreachable:
 
     def test_sibling_srun_without_a_configuration(self):
         assert head_id(case("internvideo-196-srun-no-slurm-config")) == "slurm-controller-unreachable"
+
+
+class TestTgiShardRaised:
+    def test_control_the_warmup_starting(self):
+        log = "2024-04-19T11:06:25.868590Z  INFO text_generation_launcher: Warming up model\n"
+        assert "tgi-shard-raised" not in ids(log)
+
+    def test_sibling_the_error_under_it_leads(self):
+        # huggingface/text-generation-inference#1067: 'Method Warmup encountered an error.' after the memory error
+        assert head_id(case("tgi-1067-awq-warmup-not-enough-memory-prefill")) == "inference-warmup-out-of-memory"
+
+    def test_sibling_the_warmup_error_cut_before_its_traceback(self):
+        assert head_id(case("tgi-1769-command-r-plus-warmup-error-cut")) == "tgi-shard-raised"
+
+    def test_sibling_the_json_log_of_a_failed_initialisation(self):
+        assert head_id(case("tgi-206-a10-quantize-json-init-error-cut")) == "tgi-shard-raised"
+
+
+class TestCliArgumentsRefused:
+    def test_control_the_launchers_args_dump_names_the_option(self):
+        log = ('2024-01-17T19:54:02.802403Z  INFO text_generation_launcher: Args { model_id: "bigscience/bloom-560m", '
+               "disable_custom_kernels: false, json_output: false, env: false }\n")
+        assert "cli-arguments-refused" not in ids(log)
+
+    def test_sibling_argparse_refusing_a_value(self):
+        assert head_id("main.py: error: argument --batch-size: invalid int value: '32,'\n") == "script-arguments-refused"
+
+    def test_sibling_the_boolean_from_the_environment(self):
+        found = [f for f in api.diagnose(case("tgi-1451-disable-custom-kernels-invalid-value")).findings]
+        assert found[0].id == "cli-arguments-refused"
+        assert found[0].evidence["possible"] == "true, false"  # the parser's own remedy, kept as evidence

@@ -1,8 +1,8 @@
 """Family rules found from the fifth development sample (tests/fixtures/log_sample/dev5, issue 35 item 4).
 
 Each rule covers one family of that sample's threads, whatever the variant of the message: a
-text-generation-inference model shard that died (the launcher's words for it, the router's, the signal),
-a process killed by SIGILL (a binary using CPU instructions the host lacks), a model that cannot be split
+text-generation-inference model shard that died (the launcher's words for it, the router's, the signal)
+or raised (in set-up, warm-up or a request), a launcher's clap parser refusing an argument, a process killed by SIGILL (a binary using CPU instructions the host lacks), a model that cannot be split
 evenly over its tensor-parallel shards, an inference server whose token budget does not fit the GPU memory
 left at warm-up, docker without the NVIDIA container runtime, a script that requires --local_rank when the
 launcher no longer passes it, an FSDP auto-wrap class the model does not have, a cuDNN failure, the server's
@@ -11,12 +11,26 @@ Their examples are real lines from those threads; their counter-examples are the
 something else.
 """
 
+import re
+
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, groups, pattern
 
 E, W = Severity.ERROR, Severity.WARN
 
 ILLEGAL_INSTRUCTION = "process-illegal-instruction"
+
+CLAP_HINT = re.compile(r"^\s*(?:\[possible values: (?P<possible>[^\]]+)\]|tip: (?P<tip>.+))$")
+
+
+def clap_fields(m: re.Match, context: list[str]) -> dict:
+    """The parser's own remedy, printed under its error line: the values it takes and its tip."""
+    out = groups(m, context)
+    for line in context:
+        hint = CLAP_HINT.match(line)
+        if hint:
+            out.update({k: v.strip() for k, v in hint.groupdict().items() if v and k not in out})
+    return out
 
 PATTERNS = [
     pattern(
@@ -87,6 +101,63 @@ PATTERNS = [
         ],
         after=("*",),
         fields=groups,
+    ),
+    pattern(
+        "tgi-shard-raised",
+        "launcher",
+        CONSEQUENCE,
+        E,
+        "a text-generation-inference shard raised an exception (in model set-up, warm-up or a request)",
+        r"Method (?P<method>Warmup|Prefill|Decode|FilterBatch|ClearCache|Info|Health) encountered an error|Error when initializing model",
+        ("encountered an error", "Error when initializing model"),
+        why="""The shard (the model process on one GPU) caught an exception and logged it before its traceback: 'Error when
+        initializing model' while it loaded the weights (a model, quantization or shard count it cannot load), 'Method
+        Warmup encountered an error' while it tried the token budget it was given (most often out of memory: the
+        prefill-token and total-token limits do not fit in the GPU memory the weights left), 'Method Prefill/Decode' while
+        it served a request (a long request that does not fit, a kernel error). The traceback after this line names the
+        error; a line it is cut before leaves only the phase.""",
+        fix="""read the traceback after this line (its last line is the error); at warm-up, lower --max-batch-prefill-tokens and
+        --max-total-tokens or add shards; at initialisation, check the model's architecture and --quantize against what this
+        version supports""".replace("\n        ", " "),
+        examples=[
+            ("2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: Method Warmup encountered an error.", "huggingface/text-generation-inference#1067"),
+            ("2024-06-17T14:22:46.490042Z ERROR text_generation_launcher: Method Prefill encountered an error.", "huggingface/text-generation-inference#2083 (Mixtral-8x22B, a long request)"),
+            ('{"timestamp":"2023-04-19T17:08:51.913366Z","level":"ERROR","fields":{"message":"Error when initializing model\\nTraceback (most recent call last):\\n  File \\"/opt/conda/bin/text-generation-server\\", line 8, in <module>', "huggingface/text-generation-inference#206 (JSON log output)"),
+        ],
+        not_examples=[
+            "2024-04-19T11:06:25.868590Z  INFO text_generation_launcher: Warming up model",
+            "ERROR: Exception in ASGI application",
+        ],
+        after=("*",),
+        fields=groups,
+    ),
+    pattern(
+        "cli-arguments-refused",
+        "launcher",
+        CAUSE,
+        E,
+        "a launcher's command-line parser (clap) refused an argument before anything ran",
+        r"^error: (?:invalid value '(?P<value>[^']*)' for '(?P<flag>[^']+)'|unexpected argument '(?P<unexpected>[^']+)' found"
+        r"|the following required arguments were not provided|a value is required for '(?P<needs_value>[^']+)' but none was supplied)",
+        ("error: invalid value", "error: unexpected argument", "error: the following required arguments", "error: a value is required"),
+        why="""Servers and launchers written in Rust (text-generation-launcher, text-embeddings-router and others) parse their
+        command line with clap, which stops at the first bad argument and says which one and why; the lines under it give
+        the values it takes ('[possible values: ...]') and a 'tip:'. These launchers also read each option from an
+        environment variable of the same name in capitals (--disable-custom-kernels from DISABLE_CUSTOM_KERNELS), so the
+        bad value may come from the environment (docker -e, a Kubernetes manifest) rather than the command line: a boolean
+        must be true or false in lower case.""",
+        fix="""use a value from the '[possible values: ...]' line (or the tip's); check the environment variables named like the
+        option (env | grep -i NAME) as well as the command line; PROG --help lists the options of this version""".replace("\n        ", " "),
+        examples=[
+            ("error: invalid value 'True' for '--disable-custom-kernels'", "huggingface/text-generation-inference#1451 (DISABLE_CUSTOM_KERNELS=True)"),
+            ("error: unexpected argument '--max-input-tokens' found", "clap's message for an option an older launcher does not have"),
+        ],
+        not_examples=[
+            "train.py: error: unrecognized arguments: --local-rank=0",  # argparse: the script's own parser
+            "error: invalid value for the option",
+        ],
+        context_after=3,
+        fields=clap_fields,
     ),
     pattern(
         "tensor-parallel-split-uneven",
