@@ -72,8 +72,10 @@ PATTERNS = [
         "a text-generation-inference model shard died (the server cannot serve without it)",
         r"[Ss]hard process was signaled to shutdown with signal (?P<signal>\d+)|Shard (?P<shard>\d+) (?P<how>failed to start|crashed)|"
         r"Error: (?P<error>ShardCannotStart|ShardFailed|WebserverFailed)\b|Webserver Crashed|"
-        r"Request failed during generation: Server error: (?P<router>error trying to connect|transport error)",
-        ("signaled to shutdown", "failed to start", "crashed", "Crashed", "ShardCannotStart", "ShardFailed", "WebserverFailed", "Server error: "),
+        r"Request failed during generation: Server error: (?P<router>error trying to connect|transport error)|"
+        r"(?:er)?ror trying to connect: No such file or directory \(os error 2\)",  # the router's half of a line a terminal cut
+        ("signaled to shutdown", "failed to start", "crashed", "Crashed", "ShardCannotStart", "ShardFailed", "WebserverFailed", "Server error: ",
+         "trying to connect: No such file"),
         why="""text-generation-inference runs one model process (a shard) per GPU under its launcher, and the router
         talks to them over a unix socket. A shard ended: before it was ready (failed to start, ShardCannotStart) or
         while serving (crashed; the router then cannot reach its socket: 'error trying to connect', 'transport
@@ -108,8 +110,9 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a text-generation-inference shard raised an exception (in model set-up, warm-up or a request)",
-        r"Method (?P<method>Warmup|Prefill|Decode|FilterBatch|ClearCache|Info|Health) encountered an error|Error when initializing model",
-        ("encountered an error", "Error when initializing model"),
+        r"Method (?P<method>Warmup|Prefill|Decode|FilterBatch|ClearCache|Info|Health) encoun(?:tered an error)?|Error when initializing model",
+        ("Method Warmup", "Method Prefill", "Method Decode", "Method FilterBatch", "Method ClearCache", "Method Info", "Method Health",
+         "Error when initializing model"),
         why="""The shard (the model process on one GPU) caught an exception and logged it before its traceback: 'Error when
         initializing model' while it loaded the weights (a model, quantization or shard count it cannot load), 'Method
         Warmup encountered an error' while it tried the token budget it was given (most often out of memory: the
@@ -122,6 +125,7 @@ PATTERNS = [
         examples=[
             ("2023-09-26T21:48:00.969072Z ERROR text_generation_launcher: Method Warmup encountered an error.", "huggingface/text-generation-inference#1067"),
             ("2024-06-17T14:22:46.490042Z ERROR text_generation_launcher: Method Prefill encountered an error.", "huggingface/text-generation-inference#2083 (Mixtral-8x22B, a long request)"),
+            ("2024-04-19T11:06:25.868590Z ERROR text_generation_launcher: Method Warmup encoun", "huggingface/text-generation-inference#1769, as a terminal 80 columns wide cuts it"),
             ('{"timestamp":"2023-04-19T17:08:51.913366Z","level":"ERROR","fields":{"message":"Error when initializing model\\nTraceback (most recent call last):\\n  File \\"/opt/conda/bin/text-generation-server\\", line 8, in <module>', "huggingface/text-generation-inference#206 (JSON log output)"),
         ],
         not_examples=[
@@ -165,7 +169,7 @@ PATTERNS = [
         CAUSE,
         E,
         "the model cannot be split evenly over this many tensor-parallel shards",
-        r"The choosen size (?P<size>\S+) is not compatible with sharding(?: on (?P<shards>\d+) shards)?|"
+        r"(?:The choosen size (?P<size>\S+) )?is not compatible with sharding(?: on (?P<shards>\d+) shards)?|"
         r"`?num_heads`? must be divisible by `?num_shards`?(?: \(got `num_heads`: (?P<heads>\d+) and `num_shards`: (?P<num_shards>\d+))?|"
         r"Total number of attention heads \((?P<attention_heads>\d+)\) must be divisible by tensor parallel size \((?P<tp>\d+)\)",
         ("not compatible with sharding", "must be divisible by"),
@@ -182,6 +186,7 @@ PATTERNS = [
             ("AssertionError: The choosen size 150 is not compatible with sharding on 4 shards", "huggingface/text-generation-inference#1441 (an AWQ checkpoint on 4 shards)"),
             ("ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 71 and `num_shards`: 2", "huggingface/text-generation-inference#1354 (falcon-7b on 2 GPUs)"),
             ('text-generation-inference-1  | [rank1]: │   276 │   │   ), f"The choosen size {size} is not compatible with sharding o │', "huggingface/text-generation-inference#3005 (a bnb-4bit checkpoint on 2 GPUs, rich traceback)"),
+            ("ize} is not compatible with sharding o │", "huggingface/text-generation-inference#3005, the rich box's line as a terminal 80 columns wide cuts it"),
             ("ValueError: Total number of attention heads (32) must be divisible by tensor parallel size (3).", "vLLM's config check (Qwen3-8B on 3 GPUs)"),
         ],
         not_examples=[
@@ -229,7 +234,7 @@ PATTERNS = [
         CAUSE,
         E,
         "docker cannot give the container GPUs: the NVIDIA container runtime is not set up",
-        r"could not select device driver \"(?P<driver>[^\"]*)\" with capabilities: \[\[gpu\]\]|"
+        r"could not select device driver \"(?P<driver>[^\"]*)\"|"
         r"unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia",
         ("could not select device driver", "invalid runtime name: nvidia", "Unknown runtime specified nvidia"),
         why="""`docker run --gpus ...` (or a compose file's GPU reservation, or --runtime=nvidia) asks the docker daemon for a
@@ -332,8 +337,8 @@ PATTERNS = [
         CAUSE,
         W,
         "text-generation-inference could not import its Flash Attention models (a slower fallback, or none, for this model)",
-        r"Could not import Flash Attention enabled models: (?P<reason>.+)",
-        ("Could not import Flash Attention enabled models",),
+        r"Could not import Flash Attention enabled(?: models: (?P<reason>.+))?",
+        ("Could not import Flash Attention enabled",),
         why="""Seen: the server could not import the model implementations that use Flash Attention (and with them its
         sharding and paged attention for most LLMs). The reason after the colon decides what it means: 'Flash Attention
         is not installed' on a local install means the server's own flash-attention build is missing (pip's flash-attn
