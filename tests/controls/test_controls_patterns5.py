@@ -221,3 +221,29 @@ class TestCliArgumentsRefused:
         found = [f for f in api.diagnose(case("tgi-1451-disable-custom-kernels-invalid-value")).findings]
         assert found[0].id == "cli-arguments-refused"
         assert found[0].evidence["possible"] == "true, false"  # the parser's own remedy, kept as evidence
+
+
+class TestTransformersModelTypeUnknown:
+    def test_control_a_datasets_key_error_is_not_the_model_type(self):
+        log = (TB + '  File "/x/lib/python3.10/site-packages/datasets/arrow_dataset.py", line 2807, in __getitem__\n'
+               "    return self._getitem(key)\nKeyError: 'input_ids'\n")
+        assert "transformers-model-type-unknown" not in ids(log)
+
+    def test_control_another_frame_of_the_same_module(self):
+        log = (TB + '  File "/usr/lib/python3.10/site-packages/transformers/models/auto/configuration_auto.py", line 1021, in from_pretrained\n'
+               "    config_class = CONFIG_MAPPING[config_dict[\"model_type\"]]\n")
+        assert "transformers-model-type-unknown" not in ids(log)
+
+    def test_sibling_a_model_id_that_is_not_on_the_hub(self):
+        log = (TB + '  File "/x/lib/python3.10/site-packages/transformers/models/auto/auto_factory.py", line 441, in from_pretrained\n'
+               "OSError: meta-llama/Llama-2-7b-hf is not a local folder and is not a valid model identifier listed on https://huggingface.co/models\n")
+        assert "transformers-model-type-unknown" not in ids(log)
+        assert head_id(log) == "unrecognised-failure"
+
+    def test_sibling_keyerror_llama_from_the_config_mapping(self):
+        found = [f for f in api.diagnose(case("alpaca-159-keyerror-llama-transformers")).findings]
+        assert found[0].id == "transformers-model-type-unknown"
+        assert found[0].evidence["model_type"] == "llama"
+
+    def test_sibling_the_same_in_a_notebook(self):
+        assert head_id(case("alpaca-23-keyerror-llama-notebook")) == "transformers-model-type-unknown"

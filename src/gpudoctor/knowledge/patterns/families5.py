@@ -5,7 +5,8 @@ text-generation-inference model shard that died (the launcher's words for it, th
 or raised (in set-up, warm-up or a request), a launcher's clap parser refusing an argument, a process killed by SIGILL (a binary using CPU instructions the host lacks), a model that cannot be split
 evenly over its tensor-parallel shards, an inference server whose token budget does not fit the GPU memory
 left at warm-up, docker without the NVIDIA container runtime, a script that requires --local_rank when the
-launcher no longer passes it, an FSDP auto-wrap class the model does not have, a cuDNN failure, the server's
+launcher no longer passes it, a transformers release that does not know the model's type, an FSDP auto-wrap class
+the model does not have, a cuDNN failure, the server's
 Flash Attention models that could not be imported, and a Slurm client that cannot reach its controller.
 Their examples are real lines from those threads; their counter-examples are the nearest lines that mean
 something else.
@@ -20,6 +21,7 @@ E, W = Severity.ERROR, Severity.WARN
 
 ILLEGAL_INSTRUCTION = "process-illegal-instruction"
 
+MODEL_TYPE_KEY = re.compile(r"^\s*KeyError: '([\w\-]+)'")
 CLAP_HINT = re.compile(r"^\s*(?:\[possible values: (?P<possible>[^\]]+)\]|tip: (?P<tip>.+))$")
 
 
@@ -279,6 +281,36 @@ PATTERNS = [
             "train.py: error: the following arguments are required: --output_dir/--output-dir",
         ],
         fields=groups,
+    ),
+    pattern(
+        "transformers-model-type-unknown",
+        "platform",
+        CAUSE,
+        E,
+        "the installed transformers does not know this model's type (too old for the model)",
+        r"has model type `(?P<model_type>[\w\-]+)` but Transformers does not recognize this architecture|"
+        r"models/auto/configuration_auto\.py(?:\"|\]\([^)]*\))?,? (?:line \d+, )?in __getitem__",
+        ("does not recognize this architecture", "configuration_auto.py"),
+        why="""transformers maps a checkpoint's config.json model_type (llama, mistral, qwen2, gemma3, ...) to the classes that
+        build it; a model_type it has no entry for stops from_pretrained / AutoConfig before any weight is read: newer
+        releases say so ('does not recognize this architecture'), older ones raise a bare KeyError with the type's name from
+        configuration_auto's mapping (this frame, the KeyError under it). The installed transformers predates the model
+        (the model came out after this release, or was then only in transformers' main branch), or the job runs another
+        Python environment than the one that was upgraded.""",
+        fix="""upgrade transformers in the environment the job runs (pip install -U transformers; a model newer than the latest
+        release: pip install git+https://github.com/huggingface/transformers), check with python -c "import transformers;
+        print(transformers.__version__)" from that environment; a model that ships its own code needs trust_remote_code=True""".replace("\n        ", " "),
+        examples=[
+            ('  File "/data/qbao775/miniconda3/envs/explanation/lib/python3.10/site-packages/t                                                                             ransformers/models/auto/configuration_auto.py", line 623, in __getitem__', "tatsu-lab/stanford_alpaca#159 (KeyError: 'llama' before LLaMA was released in transformers)"),
+            ("[/usr/local/lib/python3.9/dist-packages/transformers/models/auto/configuration_auto.py](https://localhost:8080/#) in __getitem__(self, key)", "tatsu-lab/stanford_alpaca#23 (a notebook's traceback)"),
+            ("ValueError: The checkpoint you are trying to load has model type `qwen2` but Transformers does not recognize this architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of date.", "transformers' message for an unknown model_type"),
+        ],
+        not_examples=[
+            '  File "/usr/lib/python3.10/site-packages/transformers/models/auto/configuration_auto.py", line 1021, in from_pretrained',
+            "KeyError: 'input_ids'",
+        ],
+        context_after=4,
+        fields=lambda m, ctx: {**groups(m, ctx), **next(({"model_type": k.group(1)} for k in map(MODEL_TYPE_KEY.search, ctx) if k), {})},
     ),
     pattern(
         "fsdp-wrap-class-not-found",
