@@ -93,6 +93,7 @@ TRIGGERS = (
     "in use by another",  # a GPU reset the driver refuses (MIG mode changes)
     "libbitsandbytes",  # bitsandbytes' CUDA SETUP lines: the library it wants, falls back to or loaded
     "unexpected happened",  # bitsandbytes' "CUDA SETUP: Something unexpected happened. Please compile from source"
+    "configuration_auto.py",  # transformers' model-type mapping: a notebook's frame line, which carries no other trigger
     # the failure detector's lines without any word above: a traceback's frames whose header was
     # cut, torch's C++ backtrace, rich's boxed frames, a shell's "not found", Ray's dead workers
     'file "',
