@@ -1536,6 +1536,17 @@ class TestNcclCpuTensor:
         """
         assert found(code, self.rule) == []
 
+    def test_control_cuda_typed_tensor(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            flag = torch.cuda.IntTensor([1])
+            dist.all_reduce(flag)
+        """
+        assert found(code, self.rule) == []
+
     def test_control_backend_chosen_at_run_time(self):
         code = """
             import torch
@@ -1627,3 +1638,53 @@ class TestDeviceIdsNotList:
         """
         assert found(code, self.rule) == []
         assert found(code, "output-device-list") == [(3, "error")]
+
+
+class TestDdpMultiDeviceIds:
+    """Issue 41 lint v4 (dev d003, d033): DDP given several devices for one process."""
+
+    rule = "ddp-multi-device-ids"
+
+    def test_control_one_device_per_process(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(model, device_ids=[local_rank], output_device=local_rank)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_dataparallel_takes_several_on_purpose(self):
+        code = """
+            import torch
+
+            net = torch.nn.DataParallel(net, device_ids=range(2))
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_range_of_one(self):
+        code = """
+            import torch
+
+            net = torch.nn.parallel.DistributedDataParallel(net, device_ids=list(range(1)))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_literal_range_is_an_error(self):
+        code = """
+            import torch
+
+            net = torch.nn.parallel.DistributedDataParallel(net, device_ids=range(2))
+        """
+        assert found(code, self.rule) == [(3, "error")]
+
+    def test_sibling_computed_range_is_a_warning(self):
+        code = """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def demo(local_world_size, local_rank):
+                n = torch.cuda.device_count() // local_world_size
+                device_ids = list(range(local_rank * n, (local_rank + 1) * n))
+                return DDP(model, device_ids)
+        """
+        assert found(code, self.rule) == [(7, "warning")]

@@ -7,6 +7,7 @@ from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnd
 from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesLate
 from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
+from gpudoctor.linter.rules.ddp_multi_device_ids import DdpMultiDeviceIds
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
 from gpudoctor.linter.rules.deprecated_reduce_op import DeprecatedReduceOp
 from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
@@ -72,6 +73,7 @@ CHECKS: tuple[Rule, ...] = (
     MasterAddrNotSet(),
     NcclCpuTensor(),
     DeviceIdsNotList(),
+    DdpMultiDeviceIds(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

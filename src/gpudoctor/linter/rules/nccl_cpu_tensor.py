@@ -104,8 +104,9 @@ class NcclCpuTensor(Rule):
         name = terminal_name(origin.func)
         if name not in TENSOR_FACTORIES or name in LIKE:
             return False
-        if not (file.qualname(origin.func) or "").startswith("torch."):
-            return False
+        qualname = file.qualname(origin.func) or ""
+        if not qualname.startswith("torch.") or qualname.startswith("torch.cuda."):
+            return False  # torch.cuda.FloatTensor([1]) is made on the GPU
         device = keyword(origin, "device")
         if device is None:
             return True
