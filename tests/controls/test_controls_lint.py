@@ -1336,3 +1336,355 @@ class TestTensorToUnassignedAfterCollective:
                 y.cpu()
         """
         assert found(code, self.rule) == [(8, "warning")]
+
+
+class TestMasterAddrNotSetSpawnReach:
+    """Issue 41 lint v4 (dev, dev5): only a set-up the spawned workers reach needs MASTER_ADDR from the file."""
+
+    verdict = "master-addr-not-set"
+    rule = "master-addr-not-set"
+
+    def test_control_helper_spawning_a_parameter_is_silent(self):
+        # dev5 n018: a helper module spawns whatever function its caller passes
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def setup(rank, world_size):
+                dist.init_process_group("gloo", rank=rank, world_size=world_size)
+
+            def spawn_multiprocessor(train_fn, world_size, *args):
+                mp.spawn(train_fn, args=(world_size, *args), nprocs=world_size, join=True)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_setup_no_worker_calls_is_silent(self):
+        # dev d017: setup() is never called; the spawned train is not this file's
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def setup(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(train, args=(2,), nprocs=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_setup_called_by_the_spawned_worker_is_a_warning(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def setup(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            def train(rank, world_size):
+                setup(rank, world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(train, args=(2,), nprocs=2)
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
+
+class TestRankFromLocalRankOneNode:
+    """Issue 41 lint v4 (dev5 n005): a world size of this machine's GPU count is one node."""
+
+    verdict = "rank-from-local-rank"
+    rule = "rank-from-local-rank"
+
+    def test_control_world_size_is_the_local_gpu_count(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            gpu_cnt = torch.cuda.device_count()
+            if gpu_cnt > 1:
+                dist.init_process_group("nccl", rank=args.local_rank, world_size=gpu_cnt)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_world_size_of_the_job_is_still_flagged(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            gpu_cnt = torch.cuda.device_count()
+            dist.init_process_group("nccl", rank=args.local_rank, world_size=args.nodes * gpu_cnt)
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
+
+class TestDeviceFromGlobalRankDeviceString:
+    """Issue 41 lint v4 (dev5 n024): the global rank spelled into a device string."""
+
+    verdict = "device-from-global-rank"
+    rule = "device-from-global-rank"
+
+    def test_control_local_rank_in_a_format_string(self):
+        code = """
+            import os
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            local_rank = int(os.environ["LOCAL_RANK"])
+            tensor = torch.tensor([1.0], device="cuda:{}".format(local_rank))
+            dist.all_reduce(tensor)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_rank_modulo_device_count_in_an_f_string(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            tensor = torch.ones(1, device=f"cuda:{dist.get_rank() % torch.cuda.device_count()}")
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_global_rank_in_a_format_string(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            tensor = torch.tensor([1.0], device="cuda:{}".format(dist.get_rank()))
+            dist.all_reduce(tensor)
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
+    def test_sibling_global_rank_in_a_percent_string(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            rank = dist.get_rank()
+            model = model.to("cuda:%d" % rank)
+        """
+        assert found(code, self.rule) == [(6, "warning")]
+
+
+class TestDistWithoutInitTopLevelCollective:
+    """Issue 41 lint v4 (dev5 n023): a collective at the top of a file that starts no group anywhere."""
+
+    verdict = "dist-without-init"
+    rule = "dist-without-init"
+
+    def test_control_snippet_of_a_loss_computed_elsewhere_is_silent(self):
+        # a pasted fragment: the tensor comes from lines left out
+        code = """
+            import torch.distributed as dist
+
+            loss = compute(batch)
+            dist.all_reduce(loss)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_file_that_starts_a_group_is_silent(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("gloo")
+            tensor = torch.randn(20, 10)
+            dist.all_reduce(tensor)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_study_file_with_no_group_is_a_warning(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            tensor = torch.randn(20, 10)
+            dist.all_reduce(tensor)
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
+
+class TestNcclCpuTensor:
+    """Issue 41 lint v4 (dev3 h025, dev5 n025): an NCCL collective of a tensor made on the CPU."""
+
+    rule = "nccl-cpu-tensor"
+
+    def test_control_tensor_moved_to_the_gpu(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            tensor = torch.tensor([1.0])
+            tensor = tensor.cuda()
+            dist.all_reduce(tensor)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_tensor_made_with_a_device(self):
+        code = """
+            import os
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            tensor = torch.ones(3, device=f"cuda:{os.environ['LOCAL_RANK']}")
+            dist.all_reduce(tensor)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_cuda_typed_tensor(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            flag = torch.cuda.IntTensor([1])
+            dist.all_reduce(flag)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_backend_chosen_at_run_time(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")
+            tensor = torch.tensor([1.0])
+            dist.all_reduce(tensor)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_default_device_set_to_cuda(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            torch.set_default_device("cuda")
+            dist.init_process_group("nccl")
+            tensor = torch.tensor([1.0])
+            dist.all_reduce(tensor)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_gloo_cpu_tensor_is_fine_but_nccl_is_an_error(self):
+        gloo = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="gloo")
+            tensor = torch.tensor([1.0])
+            dist.all_reduce(tensor)
+        """
+        assert found(gloo, self.rule) == []
+        assert found(gloo.replace('"gloo"', '"nccl"'), self.rule) == [(6, "error")]
+
+    def test_sibling_discarded_move_leaves_it_on_the_cpu(self):
+        # `.cuda()` whose result is dropped moves nothing: tensor-to-unassigned says so, and the collective still raises
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            tensor = torch.zeros(4)
+            tensor.cuda()
+            dist.broadcast(tensor, src=0)
+        """
+        assert found(code, self.rule) == [(7, "error")]
+        assert found(code, "tensor-to-unassigned") == [(6, "warning")]
+
+
+class TestDeviceIdsNotList:
+    """Issue 41 lint v4 (dev5 n053, n054): device_ids given one device instead of a list."""
+
+    rule = "device-ids-not-list"
+
+    def test_control_list_of_devices(self):
+        code = """
+            import torch
+
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model = torch.nn.DataParallel(model.to(device), device_ids=[0, 1], output_device=0)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_value_the_file_cannot_follow(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(model, device_ids=args.gpus)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_torch_device_is_an_error(self):
+        code = """
+            import torch
+            from torch.nn.parallel import DataParallel as DDP
+
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model = DDP(model.to(device), device_ids=device)
+        """
+        assert found(code, self.rule) == [(5, "error")]
+        assert found(code, "dataparallel") == [(5, "warning")]
+
+    def test_sibling_output_device_list_is_its_own_rule(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(model, device_ids=[local_rank], output_device=[local_rank])
+        """
+        assert found(code, self.rule) == []
+        assert found(code, "output-device-list") == [(3, "error")]
+
+
+class TestDdpMultiDeviceIds:
+    """Issue 41 lint v4 (dev d003, d033): DDP given several devices for one process."""
+
+    rule = "ddp-multi-device-ids"
+
+    def test_control_one_device_per_process(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(model, device_ids=[local_rank], output_device=local_rank)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_dataparallel_takes_several_on_purpose(self):
+        code = """
+            import torch
+
+            net = torch.nn.DataParallel(net, device_ids=range(2))
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_range_of_one(self):
+        code = """
+            import torch
+
+            net = torch.nn.parallel.DistributedDataParallel(net, device_ids=list(range(1)))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_literal_range_is_an_error(self):
+        code = """
+            import torch
+
+            net = torch.nn.parallel.DistributedDataParallel(net, device_ids=range(2))
+        """
+        assert found(code, self.rule) == [(3, "error")]
+
+    def test_sibling_computed_range_is_a_warning(self):
+        code = """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def demo(local_world_size, local_rank):
+                n = torch.cuda.device_count() // local_world_size
+                device_ids = list(range(local_rank * n, (local_rank + 1) * n))
+                return DDP(model, device_ids)
+        """
+        assert found(code, self.rule) == [(7, "warning")]

@@ -7,9 +7,11 @@ from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnd
 from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesLate
 from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
+from gpudoctor.linter.rules.ddp_multi_device_ids import DdpMultiDeviceIds
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
 from gpudoctor.linter.rules.deprecated_reduce_op import DeprecatedReduceOp
 from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
+from gpudoctor.linter.rules.device_ids_not_list import DeviceIdsNotList
 from gpudoctor.linter.rules.dist_without_init import DistWithoutInit
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
@@ -18,6 +20,7 @@ from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
 from gpudoctor.linter.rules.name_not_imported import NameNotImported
+from gpudoctor.linter.rules.nccl_cpu_tensor import NcclCpuTensor
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
 from gpudoctor.linter.rules.output_device_list import OutputDeviceList
 from gpudoctor.linter.rules.rank_from_local_rank import RankFromLocalRank
@@ -68,6 +71,9 @@ CHECKS: tuple[Rule, ...] = (
     RankHardcoded(),
     NameNotImported(),
     MasterAddrNotSet(),
+    NcclCpuTensor(),
+    DeviceIdsNotList(),
+    DdpMultiDeviceIds(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

@@ -21,7 +21,9 @@ class DeviceFromGlobalRank(Rule):
     whose value comes (in this file) from `RANK`, `SLURM_PROCID` or
     `dist.get_rank()`; and, once a file (where no set_device is), the same value used as a
     device: `.to(rank)`, `.cuda(rank)`, `torch.device("cuda", rank)`,
-    `torch.device(f"cuda:{rank}")`, DDP's `device_ids=[rank]` (following a
+    `torch.device(f"cuda:{rank}")`, a tensor made with `device="cuda:{}".format(rank)`
+    (any spelling of the index in a device string: f-string, `.format`, `%`; a
+    lesson's all_reduce, issue 41's dev5), DDP's `device_ids=[rank]` (following a
     parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`).
     `rank % torch.cuda.device_count()` and LOCAL_RANK are not flagged, nor a
     spawned worker's index; `rank % world_size` is (it is the rank itself: a
@@ -104,22 +106,42 @@ class DeviceFromGlobalRank(Rule):
         func = call.func
         if type(func) is ast.Attribute and func.attr in MOVERS:
             value = call.args[0] if call.args else keyword(call, "device")
-            return value if _index(value) else None
+            return value if _index(value) else _string_index(value)
         qualname = file.qualname(func) or ""
         if qualname == "torch.device":
             if len(call.args) == 2 and _index(call.args[1]):
                 return call.args[1]
-            if len(call.args) == 1 and type(call.args[0]) is ast.JoinedStr:
-                parts = [v.value for v in call.args[0].values if type(v) is ast.FormattedValue]
-                return parts[0] if len(parts) == 1 and type(parts[0]) in (ast.Name, ast.Attribute) else None
-            return None
+            return _string_index(call.args[0]) if len(call.args) == 1 else None
         if file.is_call_to(call, "DistributedDataParallel", TORCH):
             ids = keyword(call, "device_ids")
             if type(ids) is ast.List and len(ids.elts) == 1 and _index(ids.elts[0]):
                 return ids.elts[0]
+            return None
+        if qualname.startswith("torch."):  # a factory told where: torch.tensor(x, device="cuda:{}".format(rank))
+            return _string_index(keyword(call, "device"))
         return None
+
+
+def _string_index(value: ast.expr | None) -> ast.expr | None:
+    """The index spelled into a device string: `f"cuda:{v}"`, `"cuda:{}".format(v)`, `"cuda:%d" % v`."""
+    if type(value) is ast.JoinedStr:
+        parts = [v.value for v in value.values if type(v) is ast.FormattedValue]
+        head = value.values[0] if value.values else None
+        if len(parts) == 1 and type(head) is ast.Constant and str(head.value).startswith("cuda"):
+            return parts[0] if _index(parts[0]) or type(parts[0]) is ast.Call else None
+        return None
+    if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "format":
+        template = value.func.value
+        if type(template) is ast.Constant and str(template.value).startswith("cuda") and len(value.args) == 1:
+            return value.args[0]
+        return None
+    if type(value) is ast.BinOp and type(value.op) is ast.Mod and type(value.left) is ast.Constant \
+            and str(value.left.value).startswith("cuda") and type(value.right) is not ast.Tuple:
+        return value.right
+    return None
 
 
 def _index(value: ast.expr | None) -> bool:
     """A device index the rule can follow: a name, an attribute, or `rank % n`."""
-    return type(value) in (ast.Name, ast.Attribute) or (type(value) is ast.BinOp and type(value.op) is ast.Mod)
+    return type(value) in (ast.Name, ast.Attribute) or (
+        type(value) is ast.BinOp and type(value.op) is ast.Mod and type(value.left) is not ast.Constant)

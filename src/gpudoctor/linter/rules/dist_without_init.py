@@ -52,9 +52,12 @@ class DistWithoutInit(Rule):
     41, item 2: say less rather than nothing); a set-up-like name
     (`setup_everything()`, `utils.init_distributed_mode(args)`) is believed.
 
-    Not flagged: calls under an `is_initialized()` / `is_available()` test;
-    a bare `get_rank()` or collective at the top of a file (pasted snippets
-    leave their setup out); a fragment (its module or model is not
+    A bare `get_rank()` or collective at the top of a file is most often a pasted
+    snippet's (its setup left out): said, as a warning, only where nothing in the
+    file could start a group at all and the collective is given a tensor made in the file
+    (a study file's `dist.all_reduce(torch.randn(...))`, issue 41's dev5).
+
+    Not flagged: calls under an `is_initialized()` / `is_available()` test; a fragment (its module or model is not
     imported or bound in the file, or it reads a name nothing binds before
     the use, or it is a snippet whose repair touched a line before the use). Asked for by issue 41's
     samples (DDP built at import, a sampler with no group, Horovod helpers).
@@ -124,9 +127,17 @@ class DistWithoutInit(Rule):
                           "process group, and nothing in this file starts one, so it raises",
                           fix="hvd.size() / hvd.rank() (or start a torch.distributed group too)")
                 return
-            if what.endswith("()"):
-                continue  # at the top of a file only DDP and the sampler: a bare get_rank() there is a snippet's
             if file.function(call) is not None or not file.as_written_before(call.lineno):
+                continue
+            if what.endswith("()"):
+                # a bare get_rank() or collective at the top of a file is most often a pasted snippet's:
+                # said (a warning) only where the whole file starts nothing at all
+                if not starts and not self._starts_before(file, call) and self._complete(file, call):
+                    yield Hit(call, severity=WARNING,
+                              message=f"{what} at the top of a file that starts no torch.distributed process group "
+                              "anywhere: run as it is, it raises 'Default process group has not been initialized' "
+                              "(unless a program that imports this file started one)")
+                    return
                 continue
             before = self._starts_before(file, call)
             if not before:
@@ -185,6 +196,19 @@ class DistWithoutInit(Rule):
         return any(type(node) is ast.Name and type(node.ctx) is ast.Load and node.lineno <= call.lineno
                    and node.id not in known and not file.defines(node.id) and file.function(node) is None
                    for node in ast.walk(file.tree))
+
+    @staticmethod
+    def _complete(file: FileModel, call: ast.Call) -> bool:
+        """Every tensor the call is given is made in this file: `t = torch.ones(1); dist.all_reduce(t)`,
+        not a fragment's `dist.all_reduce(loss)` of a loss computed in lines left out."""
+        if not call.args:
+            return False  # a bare get_rank() / barrier(): nothing says the file is whole
+        for arg in call.args:
+            if type(arg) is ast.Name and not any(
+                    isinstance(o, ast.Call) and (file.qualname(o.func) or "").startswith("torch.")
+                    for o in file.origins(arg)):
+                return False
+        return True
 
     @staticmethod
     def _starts(call: ast.Call) -> bool:

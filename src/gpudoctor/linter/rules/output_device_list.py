@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, source
+from gpudoctor.linter.idioms import source, wrapper_kind
 from gpudoctor.linter.model import FileModel, keyword
 from gpudoctor.linter.rule import ERROR, Hit, Rule
 
@@ -51,10 +51,7 @@ class OutputDeviceList(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         for call in file.calls:
-            kind = ""
-            for name in ("DistributedDataParallel", "DataParallel"):
-                if file.is_call_to(call, name, TORCH):
-                    kind = name
+            kind = wrapper_kind(file, call)
             if not kind:
                 continue
             value = keyword(call, "output_device", 2)

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, rank_kind
-from gpudoctor.linter.model import FileModel, constant, keyword
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
 
@@ -16,7 +17,10 @@ class RankFromLocalRank(Rule):
     Flagged: the `rank` argument of `init_process_group` whose value comes
     (in this file) from `LOCAL_RANK` or a `local_rank`. A spawned worker's
     index, a value computed from the node rank, or a group whose store is a
-    local file (`init_method="file://..."`: one machine) is not flagged. Asked for
+    local file (`init_method="file://..."`: one machine) is not flagged, nor a
+    group whose `world_size` is this machine's GPU count (`torch.cuda.device_count()`):
+    the job is one node by construction, where the local rank is the rank (a
+    research trainer in issue 41's dev5 that the rule called wrong). Asked for
     by issue 41's sample (a two-node forum repro, a course script, a notebook).
     A warning: the script may only ever run on one node.
     """
@@ -45,6 +49,13 @@ class RankFromLocalRank(Rule):
         if __name__ == "__main__":
             mp.spawn(worker, args=(args,), nprocs=args.gpus)
         ''',
+        '''
+        import torch
+        import torch.distributed as dist
+
+        gpus = torch.cuda.device_count()
+        dist.init_process_group("nccl", rank=args.local_rank, world_size=gpus)
+        ''',
     )
     INVALID = (
         '''
@@ -65,7 +76,17 @@ class RankFromLocalRank(Rule):
             init = constant(keyword(call, "init_method", 1), str)
             if init is not None and init.startswith("file://"):
                 continue  # a FileStore on a local path: one machine
+            if self._one_node(file, keyword(call, "world_size")):
+                continue
             kind, how = rank_kind(file, value)
             if kind == "local":
                 yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}): on a second "
                           "node two processes claim each rank and the rendezvous hangs")
+
+    @staticmethod
+    def _one_node(file: FileModel, world_size: ast.expr | None) -> bool:
+        """The world size is this machine's GPU count: one node, by construction."""
+        if world_size is None:
+            return False
+        origins = [o for o in file.origins(world_size) if isinstance(o, ast.AST)] or [world_size]
+        return all(type(o) is ast.Call and terminal_name(o.func) == "device_count" for o in origins)

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import wrapper_kind
+from gpudoctor.linter.model import FileModel, keyword
+from gpudoctor.linter.rule import ERROR, Hit, Rule
+
+
+class DeviceIdsNotList(Rule):
+    """`device_ids` of DataParallel / DistributedDataParallel given one device
+    (a `torch.device`, a string, an int) instead of a list: both wrappers
+    iterate it (DataParallel) or take its length (DDP), so building the
+    wrapper raises ("'torch.device' object is not iterable", "object of type
+    'int' has no len()").
+
+    Flagged: `device_ids=` (or the second positional argument) whose every
+    value, as the file shows it, is a `torch.device(...)`, a string or an
+    integer literal. A list, a tuple, a `range`, a comprehension or a value
+    the file cannot follow is not flagged. An error: the value's type is in
+    the file. Asked for by issue 41's dev5 sample (a snippet naming
+    DataParallel "DDP" and passing it `device_ids=device`).
+    """
+
+    id = "device-ids-not-list"
+    severity = ERROR  # a certain crash or hang
+    message = "device_ids is given one device, not a list: the wrapper cannot be built"
+    fix = "DistributedDataParallel(model, device_ids=[local_rank])  # or leave device_ids out"
+    needles = ("device_ids", "DataParallel")
+
+    VALID = (
+        '''
+        import torch
+
+        device = torch.device("cuda:0")
+        model = torch.nn.DataParallel(model.to(device), device_ids=[0, 1])
+        ''',
+        '''
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(model, device_ids=[local_rank], output_device=local_rank)
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = torch.nn.DataParallel(model.to(device), device_ids=device)  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        for call in file.calls:
+            kind = wrapper_kind(file, call)
+            if not kind:
+                continue
+            value = keyword(call, "device_ids", 1)
+            if value is None:
+                continue
+            origins = file.origins(value)
+            singles = [o for o in origins if isinstance(o, ast.AST) and self._single(file, o)]
+            if origins and len(singles) == len(origins):
+                yield Hit(value, message=f"{kind}(device_ids={ast.unparse(value)[:40]}): device_ids takes a list of "
+                          f"devices, and `{ast.unparse(singles[0])[:50]}` is one device: building the wrapper raises",
+                          fix=f"device_ids=[{ast.unparse(value)[:40]}]" if kind == "DistributedDataParallel"
+                          else "leave device_ids out (every visible GPU) or give a list: device_ids=[0, 1]")
+
+    @staticmethod
+    def _single(file: FileModel, origin: ast.AST) -> bool:
+        """One device: `torch.device(...)`, a string or an int literal (not a bool)."""
+        if isinstance(origin, ast.Constant):
+            return type(origin.value) in (str, int)
+        return isinstance(origin, ast.Call) and file.qualname(origin.func) == "torch.device"
