@@ -25,7 +25,25 @@ class Evidence:
     not_examples: tuple[str, ...] = ()  # look alike, show no failure
 
 
-RULES = (
+# A logger's level, as the programs in these logs write it: Python's logging ("ERROR:root:",
+# "- ERROR -", "[ERROR]"), vLLM's "ERROR 09-25 06:40:46", Ray's "ERROR worker.py:123 --",
+# glog/klog/absl's "E0224 06:16:07.968578", logfmt's level=error. LEVEL_AT fills in the levels.
+LEVEL_AT = (
+    r"(?:^|(?<=[\s\]|:]))(?:{caps})(?::|\s+-\s|\s+\d\d-\d\d |\]|\s+\[[\w.]+:\d+|\s+[\w.\-]+\.(?:py|go|cc|cpp|h):\d+\]?\s)"
+    r"|[\[|]\s*(?:{caps})\s*[\]|]"
+    r"|(?:^|(?<=[\s\]):]))[{glog}]\d{{4}} \d\d:\d\d:\d\d\.\d+"
+    r"|\blevel=\"?(?:{lower})\b"
+)
+ERROR_LEVEL = re.compile(LEVEL_AT.format(caps="ERROR|CRITICAL|FATAL|PANIC", glog="EF", lower="error|fatal|critical|panic"))
+# The levels at which a program says it cannot go on (glog's F aborts the process after the line).
+FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fatal|critical|panic")
+# An error-level line that says the program is stopping: most error lines are errors a component
+# retries and survives (`log-inconclusive` shows them), these end it.
+ENDING = (r"(?=.*?\b(?i:exit(?:s|ing|ed)?\b(?! (?:normally|successfully|cleanly|gracefully))|abort(?:s|ing|ed)?\b|"
+          r"terminat(?:es|ing|ed)\b|shutting down|giving up|cannot continue|crash(?:ed|es)?\b|"
+          r"stopp(?:ing|ed) (?:the )?(?:training|job|run|worker|process)))")
+
+RULES: tuple[Evidence, ...] = (
     Evidence(
         "argparse",
         "a program refused its command line",
@@ -54,10 +72,11 @@ RULES = (
     Evidence(
         "clierror",
         "a launcher reported that the run failed",
-        r"(?:^|\s)Error: (?P<clierror>(?:failed to run|.*\b(?:failed|not found|no such|cannot|could not|invalid|refused|killed|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
+        r"(?:^|\s)Error: (?P<clierror>(?:failed to run|.*\b(?i:failed|not found|no such|cannot|could not|invalid|refused|killed|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
         2,
         (
             "Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --node_rank=0 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29500",  # colossalai run
+            "Error: Failed to setup head node.",  # ray up under SkyPilot (skypilot-org/skypilot#618)
         ),
         ("Error: 0.0123", "Error: 12.5% (top-1)"),  # a metric called "Error" in an evaluation print
     ),
@@ -149,11 +168,105 @@ RULES = (
     ),
 )
 
+# Rules read from the whole line as written (the level is a prefix `lines.strip` peels off).
+RULES += (
+    Evidence(
+        "fatallevel",
+        "a program logged a fatal error (its logger's CRITICAL / FATAL / PANIC level: it cannot go on)",
+        rf"(?P<fatallevel>(?:{FATAL_LEVEL})(?!\s*0\b)).*",
+        2,
+        (
+            "CRITICAL 03-29 08:10:03 [multiproc_executor.py:49] WorkerProc failed to start",  # vLLM, a worker that died at start
+            "2022-03-18 22:20:50,873 PANIC commands.py:724 -- Failed to setup head node.",  # ray up (skypilot-org/skypilot#618)
+            "F1127 12:00:00.123456 4242 nccl_utils.cc:88] Check failed: result == ncclSuccess",  # glog/absl: the process aborts after it
+            'time="2024-01-02T10:00:00Z" level=fatal msg="error starting plugin: failed to create NVML device"',
+            "[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread data thread 3 failed",
+        ),
+        ("--log-level CRITICAL", "logging.CRITICAL: 50", "log_level: FATAL", "FATAL: 0 tests", "F1 score 0.91 at epoch 3",
+         "*** MPI_ERRORS_ARE_FATAL (see the docs)"),
+    ),
+    Evidence(
+        "errorending",
+        "a program logged an error and said it is stopping",
+        rf"(?P<errorending>(?:{ERROR_LEVEL.pattern}){ENDING}).*",
+        2,
+        (
+            "(pid=81331) E0328 18:23:00.165781 81395 core_worker.cc:382] Raylet failed. Shutting down.",  # ray-project/ray#7788
+            "2023-05-02 10:11:12,001 - ERROR - Data loader crashed, aborting the epoch",
+            "[ERROR] worker 3 terminated: giving up after 3 restarts",
+        ),
+        ("[ERROR] 0 errors, exiting normally", "ERROR rate: 0.01 (training goes on)", "error_rate=0.0 exit_on_nan=True",
+         "[WARNING] job will be terminated if it runs past its time limit"),
+    ),
+)
+# Rules for what a scheduler, a cluster manager, Go or the interpreter itself says.
+RULES += (
+    Evidence(
+        "pyexec",
+        "Python could not start the program (the module or the script it was given)",
+        r"^(?:\S*[/\\])?python[\d.]*(?:\.exe)?: (?P<pyexec>Error while finding module specification for .+|can't open file .+|"
+        r"No module named .+|can't find '__main__' module in .+)",
+        3,
+        (
+            "/opt/amex/mlp-hub/mlpjhub/bin/python: Error while finding module specification for 'horovod.runner.task_fn' (ModuleNotFou",  # horovod/horovod#3769
+            "python: can't open file '/workspace/train.py': [Errno 2] No such file or directory",
+            "/usr/bin/python3: No module named torch.distributed.run",
+        ),
+        ("python: 3.10.12", "python: /usr/bin/python3 (the interpreter in use)"),
+    ),
+    Evidence(
+        "k8sevent",
+        "Kubernetes reported that a pod of the job failed (an event of type Warning)",
+        r"^\s*Warning\s+(?P<k8sevent>(?:Failed\w*|BackOff|Evicted|OOMKilling)\s+.+)",
+        2,
+        (
+            'Warning  FailedMount  89s (x12 over 9m43s)  kubelet            MountVolume.SetUp failed for volume "sharedfs" : hostPath type check failed: /mnt/data is not a directory',  # skypilot-org/skypilot#7925
+            "Warning  FailedScheduling  2m  default-scheduler  0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+            "Warning  BackOff  3m (x40 over 12m)  kubelet  Back-off restarting failed container",
+        ),
+        ("Normal   Scheduled  2m  default-scheduler  Successfully assigned default/trainer-0 to gpu-node-1",
+         "Warning: Permanently added 'gpu04,172.16.250.42' (ECDSA) to the list of known hosts."),
+    ),
+    Evidence(
+        "podstatus",
+        "a pod of the job is failing (kubectl's STATUS column)",
+        r"\s\d+/\d+\s+(?P<podstatus>CrashLoopBackOff|OOMKilled|Error|ImagePullBackOff|ErrImagePull|CreateContainer(?:Config)?Error|Init:(?:Error|CrashLoopBackOff))\s+\d+",
+        2,
+        ("nvidia-k8s-dra-driver-kubelet-plugin-xckkd         0/1     CrashLoopBackOff   6 (3m29s ago)   9m12s",  # NVIDIA/k8s-dra-driver-gpu#65
+         "pytorch-job-worker-1   0/1     OOMKilled   2          5m"),
+        ("pytorch-job-worker-1   1/1     Running   0          5m", "pytorch-job-worker-0   0/1     Completed   0          9m"),
+    ),
+    Evidence(
+        "jobstate",
+        "the scheduler or cluster manager says the job failed",
+        r"(?:\bterminal state|\b[Ss]tate|\b[Ss]tatus|JobState)\W{0,3}(?P<jobstate>FAILED(?:_[A-Z_]+)?|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL)\b(?!\s*[:=]\s*\d)",
+        2,
+        (
+            "Job 1 is already in terminal state FAILED_CONTROLLER. For more details, run: sky jobs logs --controller 1",  # skypilot-org/skypilot#5031
+            "JobId=4242 JobName=train JobState=FAILED Reason=NonZeroExitCode Dependency=(null)",  # scontrol show job
+            "State: OUT_OF_MEMORY (exit code 0)",  # seff
+        ),
+        ("JobState=RUNNING Reason=None", "status: FAILED: 0, SUCCEEDED: 4", "State: COMPLETED (exit code 0)"),
+    ),
+    Evidence(
+        "gopanic",
+        "a Go program panicked (a device plugin, an operator, a scheduler)",
+        r"^(?P<gopanic>panic: (?!(?:true|false|\d+|null|~)\s*$).+)",
+        3,
+        ("panic: runtime error: invalid memory address or nil pointer dereference",
+         "panic: failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND"),
+        ("panic: false", "panic: 0"),
+    ),
+)
+
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
-WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler")
-GATE = any_of(WORDS)
+WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: ", "python2: ", "python3.", "python.exe: ", "Warning ",
+         "CrashLoopBackOff", "OOMKilled", " Error ", "ImagePull", "ErrImage", "CreateContainer", "Init:", "FAILED", "OUT_OF_MEMORY",
+         "BOOT_FAIL", "NODE_FAIL", "panic: ", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler")
+# and glog's E/F lines, whose level is a letter before the date
+GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 
 
 def evidence_in(text: str) -> tuple[str, str] | None:

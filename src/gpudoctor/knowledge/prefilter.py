@@ -122,6 +122,15 @@ TRIGGERS = (
     "marked dead",
     "raylet connection closed",
     "%20",  # a line copied out of a URL (lines.strip decodes it)
+    # a logger's levels and the words of schedulers, cluster managers and the interpreter (evidence.py)
+    "critical",
+    "panic",
+    "backoff",
+    "evicted",
+    "out_of_memory",
+    "can't open file",
+    "no module named",
+    "__main__' module",
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

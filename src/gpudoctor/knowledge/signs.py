@@ -34,11 +34,15 @@ TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frame
 TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
-EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\([\w.]+\))?)(?::(?: (?P<message>.*))?)?$")
+EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\((?:[A-Za-z_]\w*\.)*[A-Z]\w*\))?)(?::(?: (?P<message>.*))?)?$")
+# An exception line without a message must name an exception: "StopIteration", "torch.OutOfMemoryError",
+# "KeyboardInterrupt", "RayTaskError(OSError)"; not a source line a frame quotes ("CLI(setup)",
+# "fire.Fire(do_cli)", "Path") nor a frame's first word cut by the paste ("File", "Fi").
+BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Interrupt|Exit|Iteration|Warning|Failure|Timeout|Fault|Abort|Killed)(?:\(\w+\))?$|^(?:[a-z_]\w*\.)+[A-Z]\w*$")
 # rich's traceback: "╭──── Traceback (most recent call last) ────╮", "│ /path/train.py:773 in <module> │", "╰───╯"
 BOX_TOP = "╭┌"
 BOX_BOTTOM = "╰└"
-RICH_FRAME = re.compile(r"^[│|]\s*(?P<path>\S+\.py):(?P<line>\d+) in (?P<func>\S+)")
+RICH_FRAME = re.compile(r"^[│|]\s*(?P<path>\S+\.py):(?P<line>\d+) in(?: (?P<func>\S+)|\s*$)")
 CARETS = re.compile(r"^[\^~ ]+$")
 CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
 # Exceptions that end a program without a failure.
@@ -394,6 +398,8 @@ class Signs:
         if line <= self.covered.get((source, msg.rank), -1) or self.tracebacks >= MAX_TRACEBACKS or following is None:
             return
         self.tracebacks += 1
+        if self.first_traceback is None:
+            self.first_traceback = line  # its frames are in the log: the user is never sent to find them
         head = LogLine(("╭ " if msg.text[:1] in "│|" else "") + "(a traceback whose header is not in the log)", msg.rank, msg.local_rank, msg.node)
         self.read_traceback(self.spawn_rank(head), raw, line - 1, source, [raw, *following(TRACEBACK_LINES)])
 
@@ -443,7 +449,7 @@ class Signs:
                 if boxed:
                     rm = RICH_FRAME.match(text)
                     if rm:
-                        frames.append(Frame(rm.group("path"), int(rm.group("line")), rm.group("func")))
+                        frames.append(Frame(rm.group("path"), int(rm.group("line")), rm.group("func") or ""))
                     boxed = text[:1] not in BOX_BOTTOM
                     continue
                 fm = FRAME.match(text)
@@ -455,7 +461,7 @@ class Signs:
                     self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
                     return
                 em = EXCEPTION_LINE.match(text) if frames or head.text[:1] in BOX_TOP else None
-                if em is None:
+                if em is None or em.group("message") is None and ":" not in text and BARE_EXCEPTION.search(em.group("cls")) is None:
                     continue  # the source line a frame quotes
                 cls = em.group("cls")
                 message = em.group("message") or ""
@@ -480,7 +486,7 @@ class Signs:
     def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:
         """No exception line: the paste (or the log) was cut, but an exception was raised (a traceback
         header alone says so too)."""
-        if not frames and head.text.startswith(TRACEBACK):  # weak: what else the log says comes first
+        if not frames and TRACEBACK in head.text:  # a header alone, plain or rich's box top (weak: what else the log says comes first)
             self.add(Sign("tbheader", KIND["tbheader"], "", line, source, head, time_of(raw), [], cut=True))
         if frames:
             sign = Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True)

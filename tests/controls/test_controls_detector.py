@@ -1,0 +1,201 @@
+"""Controls and siblings of the failure detector (issue 35 item 2: "did it fail?").
+
+Each class is one shape of evidence that a run failed, from a source that writes into these logs
+(loggers' levels, the interpreter, Kubernetes, schedulers, Go programs, Python's tracebacks):
+`test_control_*` is the healthy line that looks the same and must not count as a failure;
+`test_sibling_*` is the nearest line that needs its own verdict, and gets it. Real lines from the
+threads named; the healthy logs end as runs end, so that only the line under test decides."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from gpudoctor.core.exit_code import report_exit
+from gpudoctor.core.findings import Severity
+
+ENDED = "{'train_runtime': 812.4, 'train_loss': 0.412, 'epoch': 3.0}\ntraining completed\n"
+
+
+def errors(text: str):
+    return [f for f in api.diagnose(text).findings if f.severity is Severity.ERROR]
+
+
+def head(text: str) -> str:
+    found = errors(text)
+    return found[0].id if found else "-"
+
+
+def ids(text: str) -> list[str]:
+    return [f.id for f in api.diagnose(text).findings]
+
+
+class TestUnrecognisedFailureHealthyLookalikes:
+    """Lines that carry a failure's words in a healthy run: none of them is evidence."""
+
+    verdict = "unrecognised-failure-healthy-lookalikes"
+
+    def test_control_a_healthy_run_full_of_error_words_is_healthy(self):
+        log = (
+            "Error handling enabled: retries=3\n"
+            "validation: 0 errors, 0 failures\n"
+            "step 200 | loss 0.41 | error_rate=0.0 | grad_norm 1.2\n"
+            "[WARNING] [config.py:78:_sanity_check] DeepSpeedConfig: cpu_offload is deprecated and will be removed in a future version\n"
+            "logging level: CRITICAL (quiet)\n"
+            "--log-level FATAL\n"
+            "panic: false\n"
+            "JobState=RUNNING Reason=None\n"
+            + ENDED
+        )
+        report = api.diagnose(log)
+        assert [f.id for f in report.findings if f.severity is Severity.ERROR] == []
+        assert report_exit(report) == 0
+
+    def test_sibling_the_same_log_cut_by_a_fatal_line_failed(self):
+        log = "Error handling enabled: retries=3\nstep 200 | loss 0.41 | error_rate=0.0\nCRITICAL 03-29 08:10:03 [multiproc_executor.py:49] WorkerProc failed to start\n"
+        assert head(log) == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureFatalLevel:
+    """A logger's CRITICAL / FATAL / PANIC level (and glog's F) says the program cannot go on."""
+
+    def test_control_the_level_named_as_a_setting_is_no_failure(self):
+        log = "args: log_level=CRITICAL verbosity=FATAL\nlogging.CRITICAL: 50\nFATAL: 0 tests\n" + ENDED
+        assert errors(log) == []
+
+    def test_sibling_vllms_critical_line_is_a_failure(self):
+        # Qwen2.5-Omni thread: vLLM's worker start failed, the paste cut inside the line
+        found = errors("(VllmWorker rank=0 pid=4149980) INFO 03-29 08:10:01 [parallel_state.py:957] rank 0 in world size 4\n"
+                       "CRITICAL 03-29 08:10:03 [multiproc_executor\n")
+        assert found[0].id == "unrecognised-failure" and "CRITICAL" in found[0].title
+        assert "CRITICAL 03-29" in found[0].evidence["log"]
+
+    def test_sibling_glogs_fatal_line_is_a_failure(self):
+        found = errors("I1127 12:00:00.100000 4242 main.cc:10] starting\nF1127 12:00:00.123456 4242 nccl_utils.cc:88] Check failed: result == ncclSuccess\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+    def test_sibling_an_error_level_line_alone_stays_undecided(self):
+        # an error a component logs and survives: shown, but it does not decide (log-inconclusive)
+        log = 'E0902 20:48:24.809602       1 nonblockinggrpcserver.go:180] "handling stream failed" err="rpc error: code = Unimplemented"\n'
+        assert ids(log) == ["log-inconclusive"]
+
+
+class TestUnrecognisedFailureErrorEnding:
+    """An error-level line that says the program is stopping is a failure; one that exits normally is not."""
+
+    def test_control_an_error_count_exiting_normally_is_no_failure(self):
+        assert errors("[ERROR] 0 errors, exiting normally\n" + ENDED) == []
+
+    def test_sibling_an_error_that_aborts_is_a_failure(self):
+        found = errors("2023-05-02 10:11:12,001 - ERROR - data_server.py:88 - shard reader crashed, aborting the epoch\n")
+        assert found and found[0].id == "unrecognised-failure" and "stopping" in found[0].title
+
+    def test_sibling_a_raylet_that_shuts_the_worker_down_is_its_own_pattern(self):
+        # ray-project/ray#7788: the pattern that knows it names it
+        assert head("(pid=81331) E0328 18:23:00.165781 81395 core_worker.cc:382] Raylet failed. Shutting down.\n") == "ray-node-dead"
+
+
+class TestUnrecognisedFailurePythonCannotStart:
+    """Python's own line when it cannot run the module or script it was given."""
+
+    def test_control_the_interpreters_version_line_is_no_failure(self):
+        assert errors("python: 3.10.12\npython: /usr/bin/python3\n" + ENDED) == []
+
+    def test_sibling_a_module_spec_cut_before_its_reason_is_a_failure(self):
+        # horovod/horovod#3769: the paste ends inside the line
+        found = errors("/opt/amex/mlp-hub/mlpjhub/bin/python: Error while finding module specification for 'horovod.runner.task_fn' (ModuleNotFou\n")
+        assert found and found[0].id == "unrecognised-failure" and "Python could not start" in found[0].title
+
+    def test_sibling_the_whole_line_names_the_missing_module(self):
+        line = ("/root/anaconda3/envs/test/bin/python: Error while finding module specification for 'torch.distribute.launch' "
+                "(ModuleNotFoundError: No module named 'torch.distribute')\n")
+        assert head(line) == "module-not-found"
+
+
+class TestUnrecognisedFailureKubernetes:
+    """kubectl describe's Warning events and kubectl get's STATUS column."""
+
+    def test_control_normal_events_and_running_pods_are_no_failure(self):
+        log = ("Normal   Scheduled  2m  default-scheduler  Successfully assigned default/trainer-0 to gpu-node-1\n"
+               "pytorch-job-worker-1   1/1     Running   0          5m\n"
+               "pytorch-job-worker-0   0/1     Completed   0          9m\n"
+               "Warning: Permanently added 'gpu04,172.16.250.42' (ECDSA) to the list of known hosts.\n" + ENDED)
+        assert errors(log) == []
+
+    def test_sibling_a_failed_mount_event_is_a_failure(self):
+        # skypilot-org/skypilot#7925
+        found = errors('  Warning  FailedMount  89s (x12 over 9m43s)  kubelet            MountVolume.SetUp failed for volume "sharedfs" : hostPath type check failed: /mnt/data is not a directory\n')
+        assert found and found[0].id == "unrecognised-failure" and "FailedMount" in found[0].title
+
+    def test_sibling_a_pod_in_crashloopbackoff_is_a_failure(self):
+        found = errors("NAME                                         READY   STATUS             RESTARTS        AGE\n"
+                       "nvidia-k8s-dra-driver-kubelet-plugin-xckkd   0/1     CrashLoopBackOff   6 (3m29s ago)   9m12s\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureJobState:
+    """A scheduler's or a cluster manager's state of the job."""
+
+    def test_control_a_completed_or_running_job_is_no_failure(self):
+        log = "JobId=4242 JobName=train JobState=COMPLETED Reason=None\nstatus: FAILED: 0, SUCCEEDED: 4\n" + ENDED
+        assert errors(log) == []
+
+    def test_sibling_a_job_in_a_failed_state_is_a_failure(self):
+        # skypilot-org/skypilot#5031
+        found = errors("Job 1 is already in terminal state FAILED_CONTROLLER. For more details, run: sky jobs logs --controller 1\n")
+        assert found and found[0].id == "unrecognised-failure" and "FAILED_CONTROLLER" in found[0].title
+
+
+class TestUnrecognisedFailureGoPanic:
+    def test_control_a_panic_setting_is_no_failure(self):
+        assert errors("config:\npanic: false\nretries: 3\n" + ENDED) == []
+
+    def test_sibling_a_go_panic_is_a_failure(self):
+        found = errors("panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x1a2b3c]\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureLauncherError:
+    def test_control_a_metric_called_error_is_no_failure(self):
+        assert errors("Error: 0.0123\nTop-1 Error: 12.5%\n" + ENDED) == []
+
+    def test_sibling_a_capitalised_failed_is_a_launchers_failure(self):
+        # skypilot-org/skypilot#618: ray up's last line
+        found = errors("Error: Failed to setup head node.\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+SITE = "/opt/conda/lib/python3.10/site-packages"
+
+
+class TestUnrecognisedFailureExceptionLine:
+    """The line that ends a traceback is its exception, not the source line a frame quotes."""
+
+    def test_control_a_quoted_call_is_not_the_exception(self):
+        # Lightning-AI/lit-gpt#118 and axolotl-ai-cloud/axolotl#10: the paste ends on a frame's source line
+        for source in ("CLI(setup)", "fire.Fire(do_cli)", "File", "Fi"):
+            log = f'Traceback (most recent call last):\n  File "/home/u/lit-gpt/finetune/lora.py", line 271, in <module>\n    {source}\n'
+            found = errors(log)
+            assert found[0].id == "unrecognised-failure", source
+            assert "cut before its last line" in found[0].title and source + " " not in found[0].title, source
+
+    def test_sibling_a_ray_wrapper_with_its_class_is_the_exception(self):
+        log = (f'Traceback (most recent call last):\n  File "{SITE}/ray/_private/worker.py", line 906, in get_objects\n'
+               "ray.exceptions.RayTaskError(OSError)\n")
+        found = errors(log)
+        assert found and "RayTaskError(OSError)" in found[0].title
+
+    def test_sibling_a_bare_builtin_exception_is_the_exception(self):
+        log = 'Traceback (most recent call last):\n  File "/home/u/train.py", line 9, in <module>\n    next(it)\nStopIteration\n'
+        assert "StopIteration" in errors(log)[0].title
+
+
+class TestUnrecognisedFailureRichTraceback:
+    def test_control_a_rich_panel_that_is_no_traceback_is_no_failure(self):
+        log = "╭──────────────── Configuration ────────────────╮\n│ model: llama-7b                               │\n╰───────────────────────────────────────────────╯\n" + ENDED
+        assert errors(log) == []
+
+    def test_sibling_a_rich_traceback_cut_after_its_top_is_a_failure(self):
+        # lm-sys/FastChat#1070: the paste ends on the box's top and a frame whose function wrapped to the next line
+        log = ("╭─────────────────────────────── Traceback (most recent call last) ────────────────────────────────╮\n"
+               "│ /home/ubuntu/ChatGPT/FastChat/fastchat/train/train_mem.py:4 in\n")
+        found = errors(log)
+        assert found and found[0].id == "unrecognised-failure" and "train_mem.py:4" in found[0].title
