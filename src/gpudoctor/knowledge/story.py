@@ -546,7 +546,8 @@ class Diagnosis:
             fix = fix.replace("WHERE", f"{last.path}:{last.line}" + (f" in {last.func}" if last.func else "") if last else "not in this log")
         if sign is not None and "PACKAGES" in fix:
             # innermost first: the package that raised, then the one that called it
-            packages = [pkg for f in reversed(sign.frames) if (pkg := package_of(f.path)) not in (None, "python")]
+            # (what pip can show: not Python's own library, not a model's code from the Hub)
+            packages = [pkg for f in reversed(sign.frames) if (pkg := package_of(f.path)) not in (None, "python") and " " not in pkg]
             packages = list(dict.fromkeys(packages))
             if packages:
                 versions = " and ".join(f"the {pkg} version" for pkg in packages[:2])

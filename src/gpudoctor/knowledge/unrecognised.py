@@ -15,7 +15,7 @@ from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS
 from gpudoctor.knowledge.patterns import BY_ID
 from gpudoctor.knowledge.remedy import remedy_in
-from gpudoctor.knowledge.signature import search_url, signature
+from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
 from gpudoctor.knowledge.signs import KIND, Sign
 
 # Not in the registry (no line matches it): `Diagnosis` makes it from the signs of failure.
@@ -128,6 +128,7 @@ def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", l
     """What the failure's own message gives to go on: the remedy it states (quoted, with its
     line), whose code raised it, its signature and a search of the owning project's issues."""
     out: dict = {}
+    anywhere = False  # no project known: search every project's issues
     if sign is not None:
         remedy, what, said = sign.remedy, sign.what, sign.message
         project = sign.project()
@@ -135,24 +136,32 @@ def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", l
         if raised_by:
             out["raised_by"] = raised_by
         searchable = sign.kind in SEARCHABLE and not sign.cut
+        # raised in a library whose tracker is not known, or where no frame shows: any project's issues
+        anywhere = raised_by not in ("your code", "python")
         if sign.kind != "exception":
             what = ""  # the line itself is the signature
         elif said == sign.text or said == what:
             said = ""
+        last = sign.raised_in()
+        if sign.kind == "exception" and sign.cut and last is not None and raised_by not in ("", "your code", "python"):
+            # the message is cut: the threads that quote the same traceback end in the same frame
+            out["search"] = frame_search_url(project, last.path, last.func)
+            out["project"] = project or "GitHub"
+            out["searched_by"] = "frame"
     else:
         remedy = remedy_in([(line, f"{exception}: {message}")]) if line else None
         what, said = exception, message.rstrip()
         if said.endswith(('",', '"')) and said.count('"') % 2:  # quoted in an error file: "message": "ValueError: ...",
             said = said.rstrip(',').removesuffix('"')
         project = PROJECTS.get(exception.split(".", 1)[0], "") if "." in exception else ""
-        searchable = bool(exception)
+        searchable = anywhere = bool(exception)
     if remedy is not None:
         out["remedy"] = remedy.text
         out["remedy_line"] = remedy.line
     if searchable and (what or said):
         out["signature"] = signature(what, said)
-        if project:
-            out["project"] = project
+        if project or anywhere:
+            out["project"] = project or "GitHub"
             out["search"] = search_url(project, what, said)
     return out
 
@@ -161,8 +170,12 @@ def with_what_it_says(fix: str, said: dict) -> str:
     """The next step, led by the message's own remedy and followed by the issue search."""
     if "remedy" in said:
         fix = f'the message itself says: "{said["remedy"]}" (line {said["remedy_line"]}); {fix}'
-    if "search" in said:
-        fix += f"; this error in {said['project']}'s issues: {said['search']}"
+    if "search" not in said:
+        return fix
+    where = "the issues of every project on GitHub" if said["project"] == "GitHub" else f"{said['project']}'s issues"
+    if said.get("searched_by") == "frame":
+        return fix + f"; tracebacks that end in the same frame, in {where}: {said['search']}"
+    return fix + f"; this error in {where}: {said['search']}"
     return fix
 
 
