@@ -199,3 +199,62 @@ class TestUnrecognisedFailureRichTraceback:
                "│ /home/ubuntu/ChatGPT/FastChat/fastchat/train/train_mem.py:4 in\n")
         found = errors(log)
         assert found and found[0].id == "unrecognised-failure" and "train_mem.py:4" in found[0].title
+
+
+class TestUnrecognisedFailureCudaStatus:
+    """A CUDA library's, the driver API's or NVML's status code names a failure, never its success."""
+
+    def test_control_a_success_status_is_no_failure(self):
+        assert errors("cudnn status: CUDNN_STATUS_SUCCESS\ncudaGetLastError() = cudaSuccess\nNVML_SUCCESS\n" + ENDED) == []
+
+    def test_sibling_an_nvml_error_status_is_a_failure(self):
+        found = errors("nvmlInit failed: NVML_ERROR_DRIVER_NOT_LOADED\n")
+        assert found and found[0].id == "unrecognised-failure" and "NVML_ERROR_DRIVER_NOT_LOADED" in found[0].evidence["log"]
+
+
+class TestUnrecognisedFailurePytest:
+    """A test run's verdict: failed tests are a failure, a run whose tests all passed is not."""
+
+    def test_control_a_run_whose_tests_passed_is_no_failure(self):
+        log = "tests/test_distributed.py::test_allreduce PASSED\n===== 12 passed, 0 failed in 3.21s =====\n"
+        assert errors(log) == []
+
+    def test_sibling_a_run_with_a_failed_test_is_a_failure(self):
+        found = errors("tests/test_distributed.py::test_allreduce FAILED\n===== 1 failed, 12 passed in 3.21s =====\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailurePip:
+    """pip's fatal lines (an install the job needs that did not happen)."""
+
+    def test_control_the_resolvers_notice_is_no_failure(self):
+        log = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+               "This behaviour is the source of the following dependency conflicts.\nSuccessfully installed accelerate-0.30.1\n" + ENDED)
+        assert errors(log) == []
+
+    def test_sibling_a_version_that_does_not_exist_is_a_failure(self):
+        found = errors("ERROR: Could not find a version that satisfies the requirement torch==2.9.9 (from versions: 2.1.0, 2.1.1)\n"
+                       "ERROR: No matching distribution found for torch==2.9.9\n")
+        assert found and found[0].id == "unrecognised-failure" and "pip could not install" in found[0].title
+
+
+class TestUnrecognisedFailureNvrm:
+    """The kernel driver's NVRM lines: loading is no failure, an assertion or an Error! is."""
+
+    def test_control_the_driver_loading_is_no_failure(self):
+        log = "[    3.105245] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n" + ENDED
+        assert errors(log) == []
+
+    def test_sibling_a_chipset_setup_error_is_a_failure(self):
+        # NVIDIA/open-gpu-kernel-modules#489
+        found = errors("[    2.870841] NVRM objClInitPcieChipset: *** Chipset Setup Function Error!\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureLauncherExitStatus:
+    def test_control_an_exit_status_of_zero_is_no_failure(self):
+        assert errors("Process 0 exit with status code 0.\nProcess 1 exit with status code 0.\n" + ENDED) == []
+
+    def test_sibling_horovodruns_non_zero_status_is_a_failure(self):
+        found = errors("Process 1 exit with status code 1.\nTerminating remaining workers after failure of Process 1.\n")
+        assert found and found[0].id == "unrecognised-failure" and "exit code 1" in found[0].title

@@ -72,11 +72,12 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "clierror",
         "a launcher reported that the run failed",
-        r"(?:^|\s)Error: (?P<clierror>(?:failed to run|.*\b(?i:failed|not found|no such|cannot|could not|invalid|refused|killed|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
+        r"(?:^|\s)Error: (?P<clierror>(?:failed to run|.*\b(?i:failed|not found|no such|cannot|could not|unable|invalid|refused|killed|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
         2,
         (
             "Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --node_rank=0 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29500",  # colossalai run
             "Error: Failed to setup head node.",  # ray up under SkyPilot (skypilot-org/skypilot#618)
+            "Error: Unable to connect to the host engine",  # dcgmi without nv-hostengine running
         ),
         ("Error: 0.0123", "Error: 12.5% (top-1)"),  # a metric called "Error" in an evaluation print
     ),
@@ -239,12 +240,13 @@ RULES += (
     Evidence(
         "jobstate",
         "the scheduler or cluster manager says the job failed",
-        r"(?:\bterminal state|\b[Ss]tate|\b[Ss]tatus|JobState)\W{0,3}(?P<jobstate>FAILED(?:_[A-Z_]+)?|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL)\b(?!\s*[:=]\s*\d)",
+        r"(?:\bterminal state|\b[Ss]tate|\b[Ss]tatus(?: for job '[^']+')?|JobState)\W{0,3}(?P<jobstate>FAILED(?:_[A-Z_]+)?|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL)\b(?!\s*[:=]\s*\d)",
         2,
         (
             "Job 1 is already in terminal state FAILED_CONTROLLER. For more details, run: sky jobs logs --controller 1",  # skypilot-org/skypilot#5031
             "JobId=4242 JobName=train JobState=FAILED Reason=NonZeroExitCode Dependency=(null)",  # scontrol show job
             "State: OUT_OF_MEMORY (exit code 0)",  # seff
+            "Status for job 'raysubmit_JT3Mu3PvdFLcvw4f': FAILED",  # ray job submit
         ),
         ("JobState=RUNNING Reason=None", "status: FAILED: 0, SUCCEEDED: 4", "State: COMPLETED (exit code 0)"),
     ),
@@ -259,12 +261,46 @@ RULES += (
     ),
 )
 
+RULES += (
+    Evidence(
+        "pytest",
+        "a test run reported failed tests",
+        r"^(?P<pytest>(?:FAILED|ERROR) [\w./\\-]+\.py::\S+.*|=+ (?:\d+ (?:passed|skipped|deselected|warnings?|xfailed|xpassed), )*[1-9]\d* (?:failed|errors?)\b.*)",
+        2,
+        ("FAILED tests/test_distributed.py::test_allreduce[nccl] - RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219",
+         "===== 1 failed, 12 passed in 3.21s =====", "=========== 3 passed, 2 errors in 9.87s ===========",
+         "ERROR tests/test_fsdp.py::TestFSDP::test_wrap - torch.distributed.DistBackendError: NCCL error"),
+        ("===== 12 passed in 3.21s =====", "tests/test_distributed.py::test_allreduce PASSED", "===== 12 passed, 0 failed in 3.21s ====="),
+    ),
+    Evidence(
+        "pip",
+        "pip could not install what the job needs",
+        r"^(?:ERROR|error): (?P<pip>Failed building wheel for .+|Could not build wheels for .+|Could not find a version that satisfies .+|"
+        r"No matching distribution found for .+|ResolutionImpossible.*|Cannot install .+|subprocess-exited-with-error|"
+        r"metadata-generation-failed|legacy-install-failure|failed-wheel-build-for-install.*|Could not install packages .+)",
+        3,
+        ("ERROR: Could not find a version that satisfies the requirement torch==2.9.9 (from versions: 2.1.0, 2.1.1)",
+         "error: metadata-generation-failed", "ERROR: No matching distribution found for flash-attn==9.9"),
+        ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.",),
+    ),
+    Evidence(
+        "nvrm",
+        "the NVIDIA kernel driver reported an error (its NVRM lines)",
+        r"\bNVRM:? (?P<nvrm>.*(?:\*\*\* .*\b[Ee]rror\b.*|[Aa]ssertion failed.*|\bfailed!.*))",
+        2,
+        ("[    2.870841] NVRM objClInitPcieChipset: *** Chipset Setup Function Error!",  # NVIDIA/open-gpu-kernel-modules#489
+         "[  217.545140] NVRM nvAssertFailedNoLog: Assertion failed: status == NV_OK @ kernel_gsp_ga102.c:235"),
+        ("[    3.105245] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023",
+         "NVRM: GPU 0000:01:00.0: Persistence mode is enabled"),
+    ),
+)
+
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
 WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: ", "python2: ", "python3.", "python.exe: ", "Warning ",
          "CrashLoopBackOff", "OOMKilled", " Error ", "ImagePull", "ErrImage", "CreateContainer", "Init:", "FAILED", "OUT_OF_MEMORY",
-         "BOOT_FAIL", "NODE_FAIL", "panic: ", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler")
+         "BOOT_FAIL", "NODE_FAIL", "panic: ", "failed", "passed", "ERROR ", "NVRM", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 

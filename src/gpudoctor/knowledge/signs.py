@@ -79,12 +79,13 @@ OTHER_SIGNS = re.compile(
             r"(?:^|: |\d\s+)(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:\s*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
             r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
-            r"(?:exit(?:ed)? with (?:exit )?code|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
+            r"(?:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
             r"(?P<childfailed>[Cc]hildFailedError)",
             r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
             r"(?P<devassert>device-side assert(?:ion)? triggered)",
             r"CUDA error: (?P<cuda>.+)",
-            r"(?P<cudastatus>CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+|cudaError\w+)",
+            # a CUDA library's, the driver API's or NVML's status, never its success
+            r"(?P<cudastatus>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT|CURAND)_STATUS_(?!SUCCESS\b)[A-Z_]+|cudaError(?!_?Success\b)\w+|CUDA_ERROR_[A-Z_]+|NVML_ERROR_(?!SUCCESS\b)[A-Z_]+)",
             r"(?P<ncclerror>NCCL error\b.*|nccl\w+Error\b.*|ncclInternalError.*)",
             r"(?P<barrier>Waiting in store based barrier|store based barrier|\bchecked in\b)",
         ]
@@ -94,7 +95,7 @@ OTHER_SIGNS = re.compile(
 SIGN_WORDS = (
     "Fatal Python", "terminate called", "what():", "Signal ", "signal ", "SIG", "Segmentation fault", "Bus error", "Aborted",
     "Illegal instruction", "Floating point", "Killed", "srun: error", "exitcode", "exit", "return", "ChildFailedError",
-    "Assertion", "device-side assert", "CUDA error", "_STATUS_", "cudaError", "NCCL WARN", "NCCL error", "ncclInternalError",
+    "Assertion", "device-side assert", "CUDA error", "_STATUS_", "cudaError", "CUDA_ERROR_", "NVML_ERROR_", "NCCL WARN", "NCCL error", "ncclInternalError",
     "Error", "Exception", "gloo", "Gloo", "ERROR", "FATAL", "CRITICAL", "barrier", "checked in", "Exception raised from", "-- Process ",
 )
 SIGN_GATE = any_of(SIGN_WORDS)
