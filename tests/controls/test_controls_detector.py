@@ -258,3 +258,48 @@ class TestUnrecognisedFailureLauncherExitStatus:
     def test_sibling_horovodruns_non_zero_status_is_a_failure(self):
         found = errors("Process 1 exit with status code 1.\nTerminating remaining workers after failure of Process 1.\n")
         assert found and found[0].id == "unrecognised-failure" and "exit code 1" in found[0].title
+
+
+class TestUnrecognisedFailureCutByThePaste:
+    """A traceback cut by a terminal's width or a copy from the middle of a line is still one."""
+
+    def test_control_a_frame_mentioned_in_prose_is_no_failure(self):
+        log = 'see train.py", line 3, in main for the loop\nthe header reads "Traceback (most recent call last)" in docs\n' + ENDED
+        assert errors(log) == []
+
+    def test_sibling_a_header_cut_at_the_width_after_a_progress_bar_is_a_failure(self):
+        # hiyouga/LLaMA-Factory#3631, cut at 80 columns
+        log = " 15%|█▍        | 129/882 [40:17<3:41:05, 17.62s/it]Traceback (most recent call l\nast):\n"
+        found = errors(log)
+        assert found and found[0].id == "unrecognised-failure"
+
+    def test_sibling_frames_whose_heads_were_cut_are_read_as_frames(self):
+        # huggingface/trl#2791, cut at 80 columns: each frame's path goes on in the next line
+        log = (
+            '[rank0]:   File "/u/z/vision/Lib/anaconda3/envs/zq_torch/lib/python3.10/s\n'
+            'ite-packages/accelerate/utils/operations.py", line 819, in forward\n'
+            "[rank0]:     return model_forward(*args, **kwargs)\n"
+        )
+        found = errors(log)
+        assert found and found[0].id == "unrecognised-failure" and "operations.py:819" in found[0].title
+        assert found[0].evidence["raised_by"] == "accelerate"
+
+    def test_sibling_ipythons_header_after_the_class_is_not_a_cut_one(self):
+        # pytorch/pytorch#55763: IPython names the exception before "Traceback (most recent call last)"
+        log = ("ProcessExitedException                    Traceback (most recent call last)\n"
+               "<ipython-input-1-e1523c2c83af> in <module>\n")
+        found = errors(log)
+        assert found and "ProcessExitedException" in found[0].title
+
+
+class TestUnrecognisedFailureMarkdownInAPrefix:
+    """A launcher's prefix before a line a user had put in Markdown: the Markdown is peeled too."""
+
+    def test_control_glogs_stars_are_no_markdown(self):
+        # ray-project/ray#9752: "*** SIGBUS (@...)" keeps its stars and its pattern
+        log = "(pid=119) *** SIGBUS (@0x7f1ca25a2fe0) received by PID 119 (TID 0x7f23680c9740); stack trace: ***\n"
+        assert head(log) == "launcher-sigbus"
+
+    def test_sibling_inline_code_after_a_rank_prefix_is_the_message(self):
+        found = errors("[rank0]: `RuntimeError: Mismatch in shape: grad_output[0] has a shape of torch.Size([1, 8])`\n")
+        assert found and found[0].title.startswith("unrecognised failure: RuntimeError: Mismatch in shape")

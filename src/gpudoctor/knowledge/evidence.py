@@ -116,7 +116,7 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "errorfile",
         "torchrun's error handler printed a rank's error record",
-        r"^(?P<errorfile>ERROR:torch\.distributed\.elastic\.multiprocessing\.errors\.error_handler:)",
+        r"(?:^|(?<=[\s>\]:]))(?P<errorfile>ERROR:torch\.distributed\.elastic\.multiprocessing\.errors\.error_handler:)",
         2,
         ("ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{",),  # hpcaitech/ColossalAI#1779
         ("INFO:torch.distributed.elastic.multiprocessing.errors.error_handler: no error file defined",),

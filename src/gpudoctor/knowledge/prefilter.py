@@ -103,6 +103,10 @@ TRIGGERS = (
     "file &#x22;",
     "frame #",
     "│ /",
+    "│ &#x2f;",  # rich's frame on a page that escaped its slashes
+    "│ &#47;",
+    '.py", line ',  # a frame whose head the paste cut
+    "traceback (most rec",  # a header cut by the paste's width
     "not found",
     " died",
     "not a valid identifier",

@@ -33,6 +33,9 @@ TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frame
 
 TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
+# A frame whose head the paste cut (a terminal's wrap, a copy from the middle of a line):
+# 'ite-packages/accelerate/utils/operations.py", line 819, in forward'
+CUT_FRAME = re.compile(r'^(?P<path>[^\s"]*\.py)", line (?P<line>\d+), in (?P<func>[\w<>.]+)\s*$')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
 EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\((?:[A-Za-z_]\w*\.)*[A-Z]\w*\))?)(?::(?: (?P<message>.*))?)?$")
 # An exception line without a message must name an exception: "StopIteration", "torch.OutOfMemoryError",
@@ -186,9 +189,10 @@ class Frame:
     path: str
     line: int
     func: str = ""
+    cut: bool = False  # the paste cut the head of its path: whose code it is may not show
 
     def user(self) -> bool:
-        return not is_library(self.path)
+        return not self.cut and not is_library(self.path)
 
     def in_ddp_constructor(self) -> bool:
         return self.path.replace("\\", "/").endswith("parallel/distributed.py") and self.func in DDP_CONSTRUCTOR
@@ -222,7 +226,7 @@ class Sign:
         last = self.raised_in()
         if last is None:
             return ""
-        return "your code" if last.user() else package_of(last.path) or "a library"
+        return "your code" if last.user() else package_of(last.path) or ("" if last.cut else "a library")
 
     def project(self) -> str:
         """The GitHub project whose code raised this ('pytorch/pytorch'), or '' when it is the
@@ -304,7 +308,7 @@ class Signs:
             self.ignored_at[msg.rank] = line
             self.events += 1
             return
-        if text.endswith(GLUED_HEADER) and not text.startswith((TRACEBACK, ORIGINAL)):
+        if glued_header(text) and not text.startswith((TRACEBACK, ORIGINAL)):
             text = TRACEBACK + ":"  # a header glued to the end of a progress bar or a cut line ("...17.62s/it]Traceback (most recent call last):")
             msg = LogLine(text, msg.rank, msg.local_rank, msg.node)
         if text.startswith(TRACEBACK) or text.startswith(ORIGINAL) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, a worker's, or rich's boxed
@@ -317,7 +321,7 @@ class Signs:
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
-        if text[:6] == 'File "' or text[:1] in "│|" and RICH_FRAME.match(text):
+        if text[:6] == 'File "' or text[:1] in "│|" and RICH_FRAME.match(text) or '", line ' in text and CUT_FRAME.match(text):
             self.headless(msg, raw, line, source, following)
             return
         if text[:7] == "frame #" and CPP_FRAME.match(text):
@@ -453,9 +457,9 @@ class Signs:
                         frames.append(Frame(rm.group("path"), int(rm.group("line")), rm.group("func") or ""))
                     boxed = text[:1] not in BOX_BOTTOM
                     continue
-                fm = FRAME.match(text)
+                fm = FRAME.match(text) or CUT_FRAME.match(text)
                 if fm:
-                    frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or ""))
+                    frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or "", cut=fm.re is CUT_FRAME))
                     continue
                 if text.startswith(TRACEBACK):
                     self.covered[(source, head.rank)] = line + i
@@ -537,6 +541,15 @@ class Signs:
         found = [s for s in self.signs if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank))]
         # a wrapper that re-raised a worker's exception is told through the worker's (`TOLD`)
         return next((s for s in found if s.cause != TOLD), found[0] if found else None)
+
+
+def glued_header(text: str) -> bool:
+    """A line that ends in a traceback's header, whole or cut by the paste's width:
+    "...17.62s/it]Traceback (most recent call last):", "... 17.62s/it]Traceback (most recent call l"."""
+    at = text.rfind("Traceback (most rec")
+    tail = text[at:].rstrip()
+    # (the whole header without its colon is IPython's, after the exception's class: not cut)
+    return at >= 0 and (tail == GLUED_HEADER or GLUED_HEADER.startswith(tail) and tail != TRACEBACK)
 
 
 def wrapper(cls: str, message: str, frames: Sequence[Frame] = ()) -> bool:
