@@ -284,6 +284,11 @@ class TestUnrecognisedFailureCutByThePaste:
         assert found and found[0].id == "unrecognised-failure" and "operations.py:819" in found[0].title
         assert found[0].evidence["raised_by"] == "accelerate"
 
+    def test_sibling_torchruns_summary_with_its_link_cut_is_a_failure(self):
+        # hiyouga/LLaMA-Factory#7050 cut at 80 columns
+        found = errors("  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/er\nrors.html\n")
+        assert found and found[0].id == "unrecognised-failure"
+
     def test_sibling_ipythons_header_after_the_class_is_not_a_cut_one(self):
         # pytorch/pytorch#55763: IPython names the exception before "Traceback (most recent call last)"
         log = ("ProcessExitedException                    Traceback (most recent call last)\n"
@@ -300,6 +305,31 @@ class TestUnrecognisedFailureMarkdownInAPrefix:
         log = "(pid=119) *** SIGBUS (@0x7f1ca25a2fe0) received by PID 119 (TID 0x7f23680c9740); stack trace: ***\n"
         assert head(log) == "launcher-sigbus"
 
+    def test_sibling_inline_code_in_an_indented_block_is_the_message(self):
+        found = errors("    `RuntimeError: Mismatch in shape: grad_output[0] has a shape of torch.Size([1, 8])`\n")
+        assert found and found[0].title.startswith("unrecognised failure: RuntimeError: Mismatch in shape")
+
+    def test_sibling_a_coloured_error_record_is_a_failure(self):
+        # hpcaitech/ColossalAI#1779 in a terminal's colours
+        found = errors("\x1b[31mERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{\x1b[0m\n")
+        assert found and found[0].id == "unrecognised-failure"
+
     def test_sibling_inline_code_after_a_rank_prefix_is_the_message(self):
         found = errors("[rank0]: `RuntimeError: Mismatch in shape: grad_output[0] has a shape of torch.Size([1, 8])`\n")
         assert found and found[0].title.startswith("unrecognised failure: RuntimeError: Mismatch in shape")
+
+
+class TestUnrecognisedFailureKernelAssertionCut:
+    def test_control_a_kernel_launch_config_line_is_no_failure(self):
+        assert errors("launching IndexKernel with block: [22,0,0], thread: [64,0,0] grid ok\n" + ENDED) == []
+
+    def test_sibling_a_kernel_assertion_cut_before_failed_is_a_failure(self):
+        # NVIDIA/Megatron-LM#881 cut at 120 columns
+        log = "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [22,0,0], thread: [64,0,0] Assertion `-sizes[i] <= in\n"
+        found = errors(log)
+        assert found and "device-side assertion" in found[0].title
+
+    def test_sibling_the_whole_line_keeps_its_pattern(self):
+        log = ('../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [22,0,0], thread: [64,0,0] Assertion '
+               '`-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.\n')
+        assert head(log) == "cuda-index-out-of-range"

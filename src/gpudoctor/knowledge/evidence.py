@@ -132,10 +132,10 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "elastic",
         "torchrun's failure summary (a rank failed; its error is in its own output)",
-        r"^(?P<elastic>traceback) *: To enable traceback see: https://pytorch\.org/docs/stable/elastic/errors\.html",
+        r"^(?P<elastic>traceback) *: To enable traceback see: https?://\S*",
         2,
         ("traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",),
-        ("To enable traceback see the docs",),
+        ("To enable traceback see the docs",),  # (the link may be cut by the paste's width: "https://pytorch.org/docs/stable/elastic/er")
     ),
     Evidence(
         "raydied",

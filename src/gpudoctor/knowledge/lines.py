@@ -163,6 +163,8 @@ def strip(raw: str) -> LogLine:
 
 def unquoted(text: str) -> str:
     """The text without the Markdown that ends it (bold, a fence) or holds it as inline code."""
+    if text[:1] in " \t" and text.lstrip()[:1] == "`":
+        text = text.lstrip()  # inline code in an indented block
     if text[-1:] in "*`>\"":
         text = WRAP_TAIL.sub("", text)
     if len(text) > 2 and text[0] == "`" == text[-1] and text[1] != "`":  # `RuntimeError: ...` as inline code

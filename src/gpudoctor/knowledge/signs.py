@@ -23,7 +23,7 @@ from typing import Optional
 from gpudoctor.knowledge.evidence import RULES as EVIDENCE_RULES
 from gpudoctor.knowledge.evidence import evidence_in
 from gpudoctor.knowledge.libraries import PROJECTS, is_library, package_of, project_of
-from gpudoctor.knowledge.lines import LogLine, segments
+from gpudoctor.knowledge.lines import ANSI, LogLine, segments
 from gpudoctor.knowledge.pattern import any_of
 from gpudoctor.knowledge.remedy import Remedy, remedy_in
 
@@ -85,7 +85,8 @@ OTHER_SIGNS = re.compile(
             r"(?:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
             r"(?P<childfailed>[Cc]hildFailedError)",
             r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
-            r"(?P<devassert>device-side assert(?:ion)? triggered)",
+            # (and a kernel's assertion line cut before its "failed": "IndexKernel.cu:92: ... thread: [64,0,0] Assertion `-sizes[i] <= in")
+            r"(?P<devassert>device-side assert(?:ion)? triggered|block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion(?!.*\bfailed\b))",
             r"CUDA error: (?P<cuda>.+)",
             # a CUDA library's, the driver API's or NVML's status, never its success
             r"(?P<cudastatus>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT|CURAND)_STATUS_(?!SUCCESS\b)[A-Z_]+|cudaError(?!_?Success\b)\w+|CUDA_ERROR_[A-Z_]+|NVML_ERROR_(?!SUCCESS\b)[A-Z_]+)",
@@ -330,7 +331,8 @@ class Signs:
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
             # the line as written, when its prefix was the evidence (a logger's "ERROR:torch...error_handler:")
-            found = evidence_in(text) or (evidence_in(raw.strip()) if raw.strip() != text else None)
+            whole = (ANSI.sub("", raw) if "\x1b" in raw else raw).strip()
+            found = evidence_in(text) or (evidence_in(whole) if whole != text else None)
             if found is not None:
                 kind, value = found
                 self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", text[:300], line, source, msg, time_of(raw), text=text))
