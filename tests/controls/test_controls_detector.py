@@ -333,3 +333,132 @@ class TestUnrecognisedFailureKernelAssertionCut:
         log = ('../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [22,0,0], thread: [64,0,0] Assertion '
                '`-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.\n')
         assert head(log) == "cuda-index-out-of-range"
+
+
+class TestUnrecognisedFailurePanic:
+    """Go's and Rust's panics (device plugins, operators, tokenizers, installers)."""
+
+    def test_control_a_panic_setting_and_a_thread_start_are_no_failure(self):
+        assert errors("config:\npanic: false\nthread 'main' started\n" + ENDED) == []
+
+    def test_sibling_a_go_panic_is_a_failure(self):
+        found = errors("panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x1a2b3c]\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+    def test_sibling_a_rust_panic_is_a_failure(self):
+        found = errors("thread '<unnamed>' panicked at src/tokenizer/mod.rs:123:9:\nindex out of bounds: the len is 3 but the index is 7\n")
+        assert found and found[0].id == "unrecognised-failure" and "panicked" in found[0].title
+
+
+class TestUnrecognisedFailureGlibc:
+    def test_control_memory_words_of_a_healthy_run_are_no_failure(self):
+        assert errors("malloc: using jemalloc\nfree memory: 12 GiB\n" + ENDED) == []
+
+    def test_sibling_glibcs_double_free_is_a_failure(self):
+        found = errors("*** Error in `python': double free or corruption (!prev): 0x000055d5c1a7e2f0 ***\n")
+        assert found and found[0].id == "unrecognised-failure" and "C library" in found[0].title
+
+
+class TestUnrecognisedFailureMpi:
+    def test_control_mpiruns_normal_end_is_no_failure(self):
+        assert errors("Primary job terminated normally\n" + ENDED) == []
+
+    def test_sibling_mpi_abort_is_a_failure(self):
+        found = errors("MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD with errorcode 1.\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureSlurmStep:
+    def test_control_sruns_queue_lines_are_no_failure(self):
+        assert errors("srun: job 4242 queued and waiting for resources\nsrun: job 4242 has been allocated resources\n" + ENDED) == []
+
+    def test_sibling_a_node_failure_is_a_failure(self):
+        found = errors("srun: error: Node failure on gpu-12\n")
+        assert found and found[0].id == "unrecognised-failure" and "Slurm" in found[0].title
+
+
+class TestUnrecognisedFailureShellKill:
+    def test_control_a_job_that_is_done_is_no_failure(self):
+        assert errors("[1]    12345 done       python train.py\n" + ENDED) == []
+
+    def test_sibling_zshs_segmentation_fault_is_a_failure(self):
+        found = errors("zsh: segmentation fault  python train.py\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureBuild:
+    def test_control_nothing_to_build_is_no_failure(self):
+        assert errors("make: Nothing to be done for 'all'.\nninja: no work to do.\n" + ENDED) == []
+
+    def test_sibling_a_stopped_build_is_a_failure(self):
+        found = errors("[12/40] Building CUDA object csrc/flash_fwd.o\nninja: build stopped: subcommand failed.\n")
+        assert found and found[0].id in ("unrecognised-failure", "extension-build-failed")
+
+
+class TestUnrecognisedFailureContainer:
+    def test_control_a_pulled_image_is_no_failure(self):
+        assert errors("Status: Downloaded newer image for nvcr.io/nvidia/pytorch:24.01-py3\n" + ENDED) == []
+
+    def test_sibling_the_daemon_refusing_gpus_is_a_failure(self):
+        found = errors('docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n')
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureApt:
+    def test_control_an_apt_warning_is_no_failure(self):
+        log = "W: GPG error: https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64  InRelease: signatures couldn't be verified\n"
+        assert errors(log + ENDED) == []
+
+    def test_sibling_an_apt_error_is_a_failure(self):
+        found = errors("E: Unable to locate package libnccl2\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureCliError:
+    """uv's, cargo's and setuptools' `error: ...`; git's `fatal:` in a package build is noise."""
+
+    def test_control_gits_fatal_in_a_build_and_an_error_metric_are_no_failure(self):
+        log = "fatal: not a git repository (or any of the parent directories): .git\nerror: 0.0123\nerror: None\n" + ENDED
+        assert errors(log) == []
+
+    def test_sibling_uvs_failed_build_is_a_failure(self):
+        found = errors("  × Failed to build `flash-attn==2.7.2.post1`\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureKubernetesReason:
+    def test_control_a_restart_policy_is_no_failure(self):
+        assert errors("restartPolicy: OnFailure\nbackoffLimit: 4\n" + ENDED) == []
+
+    def test_sibling_a_job_past_its_backoff_limit_is_a_failure(self):
+        found = errors("Warning  BackoffLimitExceeded  job-controller  Job has reached the specified backoff limit\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureChainedMarker:
+    def test_control_a_chained_traceback_read_whole_has_one_story(self):
+        log = (
+            "Traceback (most recent call last):\n"
+            '  File "/home/u/train.py", line 3, in <module>\n'
+            "KeyError: 'input_ids'\n"
+            "\n"
+            "The above exception was the direct cause of the following exception:\n"
+            "\n"
+            "Traceback (most recent call last):\n"
+            '  File "/home/u/train.py", line 9, in <module>\n'
+            "ValueError: the batch has no input_ids\n"
+        )
+        assert [f.id for f in errors(log)] == ["python-exception"]  # no second, unrecognised failure for the marker
+
+    def test_sibling_the_marker_alone_shows_an_exception(self):
+        found = errors("The above exception was the direct cause of the following exception:\n")
+        assert found and found[0].id == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureBracketedGlog:
+    def test_control_a_bracketed_info_line_is_no_failure(self):
+        assert errors("[rank3]:[I1128 21:34:35.285000 931 ProcessGroupNCCL.cpp:1200] [PG 0 Rank 3] ProcessGroupNCCL initialized\n" + ENDED) == []
+
+    def test_sibling_a_bracketed_error_that_terminates_is_a_failure(self):
+        log = "[rank3]:[E1128 21:34:35.285000 931 ProcessGroupNCCL.cpp:1200] [PG 0 Rank 3] Process group watchdog thread terminated with exception\n"
+        assert errors(log)

@@ -31,7 +31,8 @@ class Evidence:
 LEVEL_AT = (
     r"(?:^|(?<=[\s\]|:]))(?:{caps})(?::|\s+-\s|\s+\d\d-\d\d |\]|\s+\[[\w.]+:\d+|\s+[\w.\-]+\.(?:py|go|cc|cpp|h):\d+\]?\s)"
     r"|[\[|]\s*(?:{caps})\s*[\]|]"
-    r"|(?:^|(?<=[\s\]):]))[{glog}]\d{{4}} \d\d:\d\d:\d\d\.\d+"
+    r"|(?:^|(?<=[\s\]):\[]))[{glog}]\d{{4}} \d\d:\d\d:\d\d\.\d+"
+    r"|^[\w.\-]+: (?:{caps}) (?=[A-Z])"
     r"|\blevel=\"?(?:{lower})\b"
 )
 ERROR_LEVEL = re.compile(LEVEL_AT.format(caps="ERROR|CRITICAL|FATAL|PANIC", glog="EF", lower="error|fatal|critical|panic"))
@@ -102,14 +103,17 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "mpirun",
         "mpirun reported a process that failed",
-        r"(?P<mpirun>mpirun detected that one or more processes exited with non-zero status|"
-        r"mpirun noticed that process rank \d+ with PID \d+ on node \S+ exited on signal \d+.*|"
+        r"(?P<mpirun>(?:mpirun|prterun|orterun) detected that one or more processes exited with non-zero status|"
+        r"(?:mpirun|prterun|orterun) noticed that process rank \d+ with PID \d+ on node \S+ exited on signal \d+.*|"
+        r"(?:mpirun|prterun|orterun) has exited due to process rank \d+.*|MPI_ABORT was invoked on rank \d+.*|"
         r"Primary job\s+terminated normally, but \d+ process(?:es)? returned)",
         2,
         (
             "mpirun detected that one or more processes exited with non-zero status, thus causing",  # NVIDIA/nccl#241
             "Primary job  terminated normally, but 1 process returned",
             "mpirun noticed that process rank 3 with PID 0 on node gpu07 exited on signal 9 (Killed).",
+            "prterun noticed that process rank 0 with PID 0 on node gpu1 exited on signal 9 (Killed).",  # Open MPI 5
+            "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD with errorcode 1.",
         ),
         ("mpirun detected that the job finished", "Primary job terminated normally"),
     ),
@@ -251,13 +255,93 @@ RULES += (
         ("JobState=RUNNING Reason=None", "status: FAILED: 0, SUCCEEDED: 4", "State: COMPLETED (exit code 0)"),
     ),
     Evidence(
-        "gopanic",
-        "a Go program panicked (a device plugin, an operator, a scheduler)",
-        r"^(?P<gopanic>panic: (?!(?:true|false|\d+|null|~)\s*$).+)",
+        "panic",
+        "a Go or Rust program panicked (a device plugin, an operator, a tokenizer, an installer)",
+        r"^(?P<panic>panic: (?!(?:true|false|\d+|null|~)\s*$).+|thread '[^']*' panicked at .+)",
         3,
         ("panic: runtime error: invalid memory address or nil pointer dereference",
-         "panic: failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND"),
-        ("panic: false", "panic: 0"),
+         "panic: failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND",
+         "thread '<unnamed>' panicked at src/tokenizer/mod.rs:123:9:"),
+        ("panic: false", "panic: 0", "thread 'main' started"),
+    ),
+    Evidence(
+        "glibc",
+        "the C library stopped the process (memory corruption found by glibc)",
+        r"(?P<glibc>\*\*\* (?:Error in [`'][^`']+'?: .+|stack smashing detected \*\*\*.*)|"
+        r"^(?:free|malloc|realloc|munmap_chunk|malloc_consolidate)\(\): .+|^double free or corruption.*|^corrupted (?:size|double-linked list).*)",
+        3,
+        ("*** Error in `python': double free or corruption (!prev): 0x000055d5c1a7e2f0 ***", "free(): invalid pointer",
+         "*** stack smashing detected ***: terminated", "corrupted size vs. prev_size"),
+        ("malloc: using jemalloc", "free memory: 12 GiB"),
+    ),
+    Evidence(
+        "slurm",
+        "Slurm reported that the job step failed",
+        r"(?P<slurm>srun: error: (?:Node failure on .+|.*\b(?:[Tt]ask \d+ launch failed|Unable to (?:allocate|create step|launch).*|Job step aborted).*)|"
+        r"^Job step aborted: .+|slurmstepd: error: .+)",
+        2,
+        ("srun: error: Node failure on gpu-12", "Job step aborted: Waiting up to 32 seconds for job step to finish.",
+         "slurmstepd: error: execve(): train.sh: Permission denied"),
+        ("srun: job 4242 queued and waiting for resources", "srun: job 4242 has been allocated resources"),
+    ),
+    Evidence(
+        "shellkill",
+        "the shell reported the program killed by a signal",
+        r"^(?:(?:zsh|bash|sh|fish): |\[\d+\]\s*[+-]?\s*\d+\s+)(?P<shellkill>(?:segmentation fault|bus error|abort(?:ed)?|killed|illegal hardware instruction|floating point exception)\b.*)",
+        3,
+        ("zsh: segmentation fault  python train.py", "[1]    12345 killed     python train.py", "zsh: bus error  torchrun --nproc_per_node 8 train.py"),
+        ("[1]    12345 done       python train.py", "zsh: command not found: nvidia-smi"),
+    ),
+    Evidence(
+        "build",
+        "a build the job needs failed (make, ninja, cmake)",
+        r"(?P<build>^make(?:\[\d+\])?: \*\*\* .*\bError \d+.*|^ninja: build stopped: .+|^CMake Error\b.*|^FAILED: \S+\.(?:o|so|obj)\b.*)",
+        2,
+        ("make: *** [Makefile:12: all] Error 2", "ninja: build stopped: subcommand failed.",
+         "CMake Error at CMakeLists.txt:12 (find_package):", "FAILED: /test/flash-attention/hopper/build/temp.linux-x86_64-cpython-310/flash_fwd_hdim64_fp16_sm90.o"),
+        ("make: Nothing to be done for 'all'.", "ninja: no work to do."),
+    ),
+    Evidence(
+        "container",
+        "the container runtime could not start the job's container",
+        r"(?P<container>Error response from daemon: .+|OCI runtime (?:create|exec|start) failed.*)",
+        3,
+        ('docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
+         'OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "nvidia-smi": executable file not found in $PATH: unknown'),
+        ("Status: Downloaded newer image for nvcr.io/nvidia/pytorch:24.01-py3",),
+    ),
+    Evidence(
+        "apt",
+        "apt could not install what the job needs",
+        r"^E: (?P<apt>.+)",
+        2,
+        ("E: Unable to locate package libnccl2", "E: Package 'cuda-toolkit-12-4' has no installation candidate"),
+        ("W: GPG error: https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64  InRelease: The following signatures couldn't be verified",),
+    ),
+    Evidence(
+        "cli",
+        "a command-line tool reported an error it stopped on (uv, cargo, setuptools)",
+        r"^(?:error: |\s*× )(?P<cli>(?!None\b|False\b|0\b)[A-Z].+)",
+        2,
+        ("error: Failed to download distribution due to network timeout. Try increasing UV_HTTP_TIMEOUT (current value: 30s).",
+         "  × Failed to build `flash-attn==2.7.2.post1`"),
+        ("error: None", "error: 0.0123", "fatal: not a git repository (or any of the parent directories): .git"),
+    ),
+    Evidence(
+        "k8sreason",
+        "Kubernetes' reason for a container or a job that failed",
+        r"\b(?P<k8sreason>BackoffLimitExceeded|DeadlineExceeded|CrashLoopBackOff|OOMKilled|ContainerCannotRun|CreateContainerConfigError)\b",
+        2,
+        ("pod failed: BackoffLimitExceeded", "      Reason:       OOMKilled"),
+        ("restartPolicy: OnFailure", "backoffLimit: 4"),
+    ),
+    Evidence(
+        "chained",
+        "a Python exception raised while handling another (the traceback around it is cut)",
+        r"^(?P<chained>The above exception was the direct cause of the following exception:|During handling of the above exception, another exception occurred:)$",
+        2,
+        ("The above exception was the direct cause of the following exception:",),
+        ("see the above exception for the direct cause",),
     ),
 )
 
@@ -300,7 +384,10 @@ BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
 WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: ", "python2: ", "python3.", "python.exe: ", "Warning ",
          "CrashLoopBackOff", "OOMKilled", " Error ", "ImagePull", "ErrImage", "CreateContainer", "Init:", "FAILED", "OUT_OF_MEMORY",
-         "BOOT_FAIL", "NODE_FAIL", "panic: ", "failed", "passed", "ERROR ", "NVRM", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler")
+         "BOOT_FAIL", "NODE_FAIL", "panic: ", "panicked at", "failed", "passed", "ERROR ", "NVRM", "*** ", "(): ", "double free", "corrupted ",
+         "srun: error", "Job step aborted", "slurmstepd: error", "fault", "bus error", "abort", "killed", "illegal hardware", "make", "ninja: ",
+         "CMake Error", "FAILED: ", "Error response from daemon", "OCI runtime", "E: ", "×", "BackoffLimitExceeded", "DeadlineExceeded",
+         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 
@@ -312,5 +399,5 @@ def evidence_in(text: str) -> tuple[str, str] | None:
     m = REGEX.search(text)
     if m is None:
         return None
-    kind = next(r.kind for r in RULES if m.group(r.kind) is not None)
-    return kind, m.group(kind)
+    kind = next((r.kind for r in RULES if m.group(r.kind) is not None), None)
+    return (kind, m.group(kind)) if kind else None

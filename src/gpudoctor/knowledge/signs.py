@@ -82,7 +82,7 @@ OTHER_SIGNS = re.compile(
             r"(?:^|: |\d\s+)(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:\s*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
             r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
-            r"(?:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
+            r"(?i:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
             r"(?P<childfailed>[Cc]hildFailedError)",
             r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
             # (and a kernel's assertion line cut before its "failed": "IndexKernel.cu:92: ... thread: [64,0,0] Assertion `-sizes[i] <= in")
@@ -98,7 +98,7 @@ OTHER_SIGNS = re.compile(
 # Literal words one of which every sign's line holds: the combined search runs only on those lines.
 SIGN_WORDS = (
     "Fatal Python", "terminate called", "what():", "Signal ", "signal ", "SIG", "Segmentation fault", "Bus error", "Aborted",
-    "Illegal instruction", "Floating point", "Killed", "srun: error", "exitcode", "exit", "return", "ChildFailedError",
+    "Illegal instruction", "Floating point", "Killed", "srun: error", "exitcode", "exit", "Exit", "EXIT", "return", "ChildFailedError",
     "Assertion", "device-side assert", "CUDA error", "_STATUS_", "cudaError", "CUDA_ERROR_", "NVML_ERROR_", "NCCL WARN", "NCCL error", "ncclInternalError",
     "Error", "Exception", "gloo", "Gloo", "ERROR", "FATAL", "CRITICAL", "barrier", "checked in", "Exception raised from", "-- Process ",
 )
@@ -333,8 +333,8 @@ class Signs:
             # the line as written, when its prefix was the evidence (a logger's "ERROR:torch...error_handler:")
             whole = (ANSI.sub("", raw) if "\x1b" in raw else raw).strip()
             found = evidence_in(text) or (evidence_in(whole) if whole != text else None)
-            if found is not None:
-                kind, value = found
+            if found is not None and not (found[0] == "chained" and line <= self.covered.get((source, msg.rank), -1)):
+                kind, value = found  # (a chained exception's marker inside a traceback read whole: that traceback tells it)
                 self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", text[:300], line, source, msg, time_of(raw), text=text))
             return
         kind = first_group(m)
