@@ -131,3 +131,29 @@ def test_a_models_code_from_the_hub_is_not_the_users():
     )
     f = unrecognised(log)
     assert f.evidence["raised_by"] == "chatglm-6b (the model's code from the Hub)"
+
+
+def test_a_header_cut_off_says_what_the_log_holds_not_that_the_ranks_output_is_missing():
+    # hiyouga/LLaMA-Factory#4200: the paste ends on the header
+    f = unrecognised("06/11/2024 08:00:16 - INFO - llamafactory.cli - Initializing distributed tasks\nTraceback (most recent call last):\n")
+    assert f.fix.startswith("line 2 is a traceback's header") and "own output is not here" not in f.fix
+
+
+def test_an_exception_without_frames_points_at_the_traceback_the_log_holds():
+    # unslothai/unsloth#4360: IPython's frames, then the bare exception class far below
+    log = (
+        "Traceback (most recent call last):\n"
+        "  Cell In[3], line 1\n"
+        "----> 1 from unsloth import FastLanguageModel\n"
+        + "".join(f"  noise {i}\n" for i in range(5))
+        + "NotImplementedError\n"
+    )
+    f = unrecognised(log)
+    assert "read the traceback that starts at line 1" in f.fix and "keep each rank's whole output" not in f.fix
+
+
+def test_a_tools_own_error_is_searched_by_its_words():
+    f = unrecognised("E: Unable to locate package libnccl2\n")
+    assert f.evidence["signature"] == "Unable to locate package libnccl2"
+    assert f.evidence["search"] == "https://github.com/search?type=issues&q=%22Unable+to+locate+package+libnccl2%22"
+    assert f.fix.startswith("line 1 is the tool's own error")

@@ -335,7 +335,8 @@ class Signs:
             found = evidence_in(text) or (evidence_in(whole) if whole != text else None)
             if found is not None and not (found[0] == "chained" and line <= self.covered.get((source, msg.rank), -1)):
                 kind, value = found  # (a chained exception's marker inside a traceback read whole: that traceback tells it)
-                self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", text[:300], line, source, msg, time_of(raw), text=text))
+                # its message is what the rule read (the tool's own words, without its "E: " or "× ")
+                self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", value[:300], line, source, msg, time_of(raw), text=text))
             return
         kind = first_group(m)
         value = m.group(kind) or ""
