@@ -44,6 +44,9 @@ LIBRARY_FRAMES = {
     # projects whose tracker is not known, laid out as packages: a GitHub archive, the src/ layout
     "D:\\gc\\ultralytics-main\\ultralytics\\nn\\tasks.py": ("ultralytics", None),
     "/root/nanotron/src/nanotron/config/config.py": ("nanotron", None),
+    # code a library generates and runs (unslothai/unsloth#4360, torch inductor's kernels)
+    "c:\\Users\\User\\Desktop\\Training\\unsloth_compiled_cache\\UnslothSFTTrainer.py": ("unsloth", None),
+    "/tmp/torchinductor_root/ab/cabc123.py": ("torch", "pytorch/pytorch"),
 }
 
 USER_FRAMES = [

@@ -462,3 +462,44 @@ class TestUnrecognisedFailureBracketedGlog:
     def test_sibling_a_bracketed_error_that_terminates_is_a_failure(self):
         log = "[rank3]:[E1128 21:34:35.285000 931 ProcessGroupNCCL.cpp:1200] [PG 0 Rank 3] Process group watchdog thread terminated with exception\n"
         assert errors(log)
+
+
+class TestUnrecognisedFailureIpythonTraceback:
+    """IPython's and Jupyter's tracebacks: the class in the header, frames as `File ...:N, in f(...)` and `Cell In[N], line M`."""
+
+    def test_control_a_notebooks_cell_output_is_no_failure(self):
+        log = "Cell In[3], line 1 ran in 2.1s\nFile saved: /home/u/out.py:12, in a moment\n" + ENDED
+        assert errors(log) == []
+
+    def test_sibling_a_notebook_traceback_cut_before_its_message_names_its_class_and_cell(self):
+        # unslothai/unsloth#3150: the paste ends inside the library's frame
+        log = (
+            "---------------------------------------------------------------------------\n"
+            "RuntimeError                              Traceback (most recent call last)\n"
+            "Cell In[18], line 14\n"
+            "     13 )\n"
+            "---> 14 trainer.train()\n"
+            "\n"
+            "File /venv/main/lib/python3.12/site-packages/transformers/trainer.py:2238, in Trainer.train(self, resume_from_checkpoint)\n"
+            "   2237 else:\n"
+            "-> 2238     return inner_training_loop(\n"
+        )
+        found = errors(log)
+        assert found[0].id == "unrecognised-failure"
+        assert found[0].title.startswith("unrecognised failure: RuntimeError (the traceback is cut before its message)")
+        assert found[0].evidence["raised_by"] == "transformers" and found[0].evidence["your_frame"] == "<ipython-input-18>:14 in <cell>"
+
+    def test_sibling_an_old_ipython_traceback_takes_its_line_from_the_arrow(self):
+        # pytorch/pytorch#55763
+        log = (
+            "ProcessExitedException                    Traceback (most recent call last)\n"
+            "<ipython-input-1-e1523c2c83af> in <module>\n"
+            "     35 if __name__==\"__main__\":\n"
+            "---> 36     main()\n"
+            "\n"
+            "~/.local/lib/python3.8/site-packages/torch/multiprocessing/spawn.py in join(self, timeout)\n"
+            "--> 188     while not context.join():\n"
+        )
+        found = errors(log)
+        assert found[0].title.startswith("unrecognised failure: ProcessExitedException (the traceback is cut before its message)")
+        assert found[0].evidence["raised_in"] == "~/.local/lib/python3.8/site-packages/torch/multiprocessing/spawn.py:188 in join"

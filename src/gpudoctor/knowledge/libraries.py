@@ -79,6 +79,8 @@ STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^/usr/lib/python\d|[/\\]L
 PIP_BUILD = re.compile(r"[/\\]pip-install-\w+[/\\](?P<name>[A-Za-z][\w.\-]*?)_[0-9a-f]{32}[/\\]|[/\\]pip-(?:req-)?build-\w+[/\\]")
 # The code a model brings from the Hugging Face Hub (trust_remote_code): the model's, not the user's
 HUB_CODE = re.compile(r"[/\\]transformers_modules[/\\](?P<model>[^/\\]+)[/\\]")
+# Code a library writes and runs: torch inductor's and triton's caches, unsloth's compiled trainers
+GENERATED = re.compile(r"[/\\](?:(?P<inductor>torchinductor_[^/\\]+)|\.triton[/\\](?P<triton>cache)|(?P<name>[a-z]\w*?)_compiled_cache)[/\\]")
 # Ray ships the job's working directory to each node: the path after it is the job's own layout
 RAY_WORKING_DIR = re.compile(r"^.*?[/\\]runtime_resources[/\\](?:working_dir|py_modules)_files[/\\]_ray_pkg_[0-9a-f]+[/\\]")
 EGG = re.compile(r"^[\w.\-]+\.egg$")
@@ -111,6 +113,9 @@ def package_of(path: str) -> Optional[str]:
     m = PIP_BUILD.search(path)
     if m is not None:
         return module_name((m.group("name") or "the package pip is building").replace("-", "_"))
+    m = GENERATED.search(path)
+    if m is not None:
+        return "torch" if m.group("inductor") else "triton" if m.group("triton") else m.group("name")
     m = HUB_CODE.search(path)
     if m is not None:
         return f"{m.group('model')} (the model's code from the Hub)"

@@ -35,6 +35,14 @@ TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
 # A frame whose head the paste cut (a terminal's wrap, a copy from the middle of a line):
 # 'ite-packages/accelerate/utils/operations.py", line 819, in forward'
+# IPython's and Jupyter's frames: "File ~/x/trainer.py:2238, in Trainer.train(self, ...)" (IPython 8, also as a
+# VS Code link "File [~/x.py:323](https://...)"), "Cell In[18], line 14", and the old "~/x/spawn.py in spawn(fn, ...)" /
+# "<ipython-input-1-e15> in <module>" whose line is the "---> 30" arrow under it.
+IPYTHON_FRAME = re.compile(r"^File \[?(?P<path>[^\s\[\]]+?\.py):(?P<line>\d+)\]?(?:\([^)]*\))?(?:, in (?P<func>[\w.<>]+))?")
+CELL_FRAME = re.compile(r"^Cell In ?\[(?P<cell>\d+)\], \[?line (?P<line>\d+)")
+OLD_IPYTHON_FRAME = re.compile(r"^(?P<path>\S+\.py|<ipython-input-[\w-]+>) in (?P<func>[\w<>.]+)\(?")
+IPYTHON_ARROW = re.compile(r"^-+> \[?(?P<line>\d+)")
+IPYTHON_HEADER = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s+Traceback \(most recent call last\)")
 CUT_FRAME = re.compile(r'^(?P<path>[^\s"]*\.py)", line (?P<line>\d+), in (?P<func>[\w<>.]+)\s*$')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
 EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\((?:[A-Za-z_]\w*\.)*[A-Z]\w*\))?)(?::(?: (?P<message>.*))?)?$")
@@ -312,7 +320,8 @@ class Signs:
         if glued_header(text) and not text.startswith((TRACEBACK, ORIGINAL)):
             text = TRACEBACK + ":"  # a header glued to the end of a progress bar or a cut line ("...17.62s/it]Traceback (most recent call last):")
             msg = LogLine(text, msg.rank, msg.local_rank, msg.node)
-        if text.startswith(TRACEBACK) or text.startswith(ORIGINAL) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, a worker's, or rich's boxed
+        if (text.startswith(TRACEBACK) or text.startswith(ORIGINAL) or text[:1] in BOX_TOP and TRACEBACK in text  # plain, a worker's, or rich's boxed
+                or "Traceback (most" in text and IPYTHON_HEADER.match(text)):  # or IPython's, after the exception's class
             self.tracebacks += 1
             if self.first_traceback is None:
                 self.first_traceback = line
@@ -444,6 +453,7 @@ class Signs:
     def read_traceback(self, head: LogLine, raw: str, line: int, source: str, after: list[str]) -> None:
         frames: list[Frame] = []
         boxed = head.text[:1] in BOX_TOP  # rich draws the frames in a box; the exception line follows it
+        ipython = IPYTHON_HEADER.match(head.text) is not None  # IPython's frames and its numbered source lines
         self.covered[(source, head.rank)] = line + len(after)  # its frames are not read again as a traceback of their own
         for i, nxt in enumerate(after):
             for seg in segments(nxt):
@@ -464,6 +474,12 @@ class Signs:
                 if fm:
                     frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or "", cut=fm.re is CUT_FRAME))
                     continue
+                if ipython:
+                    frame = ipython_frame(text, frames)
+                    if frame is not None:
+                        frames.append(frame)
+                    if frame is not None or text[:1] in "-[" or text[:1].isdigit():
+                        continue  # a frame, or the source lines IPython prints under it
                 if text.startswith(TRACEBACK):
                     self.covered[(source, head.rank)] = line + i
                     self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
@@ -497,7 +513,9 @@ class Signs:
         if not frames and TRACEBACK in head.text:  # a header alone, plain or rich's box top (weak: what else the log says comes first)
             self.add(Sign("tbheader", KIND["tbheader"], "", line, source, head, time_of(raw), [], cut=True))
         if frames:
-            sign = Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True)
+            named = IPYTHON_HEADER.match(head.text)  # IPython named the class in its header
+            what = f"{named.group('cls')} (the traceback is cut before its message)" if named else "an exception (the traceback is cut before its last line)"
+            sign = Sign("exception", what, "", line, source, head, time_of(raw), frames, cut=True)
             previous = self.signs[-1] if self.signs else None
             if previous is not None and previous.cause == "<next>" and previous.where.rank == head.rank and previous.line < line:
                 inner = RAY_WRAPPER.match(previous.what)
@@ -544,6 +562,23 @@ class Signs:
         found = [s for s in self.signs if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank))]
         # a wrapper that re-raised a worker's exception is told through the worker's (`TOLD`)
         return next((s for s in found if s.cause != TOLD), found[0] if found else None)
+
+
+def ipython_frame(text: str, frames: list[Frame]) -> Optional[Frame]:
+    """One of IPython's frames (a new one), or None; an arrow line gives the frame above it its line."""
+    m = IPYTHON_FRAME.match(text)
+    if m:
+        return Frame(m.group("path"), int(m.group("line")), m.group("func") or "")
+    m = CELL_FRAME.match(text)
+    if m:
+        return Frame(f"<ipython-input-{m.group('cell')}>", int(m.group("line")), "<cell>")
+    m = OLD_IPYTHON_FRAME.match(text)
+    if m:
+        return Frame(m.group("path"), 0, m.group("func"))
+    m = IPYTHON_ARROW.match(text)
+    if m and frames and frames[-1].line == 0:
+        frames[-1].line = int(m.group("line"))
+    return None
 
 
 def glued_header(text: str) -> bool:

@@ -12,7 +12,7 @@ from typing import Optional
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
-from gpudoctor.knowledge.libraries import PROJECTS
+from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO
 from gpudoctor.knowledge.patterns import BY_ID
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
@@ -79,7 +79,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         return out
     text = f"{sign.what} {sign.message}"
     paths = " ".join(f.path for f in sign.frames[-3:])
-    if sign.kind == "exception" and sign.what.endswith(("ProcessExitedException", "ProcessRaisedException")) and "Traceback" in sign.text:
+    notebook = "Traceback" in sign.text or any(USER_PSEUDO.search(f.path) for f in sign.frames)
+    if sign.kind == "exception" and sign.what.split(" ", 1)[0].endswith(("ProcessExitedException", "ProcessRaisedException")) and notebook:
         # an IPython traceback: mp.spawn was started from a notebook
         return ("mp.spawn re-imports the function it runs in each new process, which a notebook cannot provide: move the "
                 "function into a .py module and import it, or run the training as a script (torchrun train.py)")
