@@ -503,3 +503,24 @@ class TestUnrecognisedFailureIpythonTraceback:
         found = errors(log)
         assert found[0].title.startswith("unrecognised failure: ProcessExitedException (the traceback is cut before its message)")
         assert found[0].evidence["raised_in"] == "~/.local/lib/python3.8/site-packages/torch/multiprocessing/spawn.py:188 in join"
+
+
+class TestUnrecognisedFailurePytestRaisedAt:
+    """pytest reports an exception as `E   Class: message` lines and `path.py:N: Class`: that is where it was raised."""
+
+    def test_control_a_source_location_in_a_log_line_is_no_failure(self):
+        assert errors("loaded config from conf/base.py:12: DefaultConfig\n" + ENDED) == []
+
+    def test_sibling_pytests_location_line_is_the_raising_frame(self):
+        # Lightning-AI/pytorch-lightning#749
+        log = (
+            "        raise AttributeError(\"'{}' object has no attribute '{}'\".format(\n"
+            ">           type(self).__name__, name))\n"
+            "E       AttributeError: 'LightningDataParallel' object has no attribute 'get_tqdm_dict'\n"
+            "\n"
+            "../../envs/pl3/lib/python3.6/site-packages/torch/nn/modules/module.py:576: AttributeError\n"
+        )
+        found = errors(log)
+        assert found[0].id == "unrecognised-failure" and found[0].evidence["raised_by"] == "torch"
+        assert found[0].evidence["raised_in"].endswith("torch/nn/modules/module.py:576")
+        assert "holds no traceback" not in found[0].fix

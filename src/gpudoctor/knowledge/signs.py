@@ -42,6 +42,9 @@ IPYTHON_FRAME = re.compile(r"^File \[?(?P<path>[^\s\[\]]+?\.py):(?P<line>\d+)\]?
 CELL_FRAME = re.compile(r"^Cell In ?\[(?P<cell>\d+)\], \[?line (?P<line>\d+)")
 OLD_IPYTHON_FRAME = re.compile(r"^(?P<path>\S+\.py|<ipython-input-[\w-]+>) in (?P<func>[\w<>.]+)\(?")
 IPYTHON_ARROW = re.compile(r"^-+> \[?(?P<line>\d+)")
+# pytest's report of an exception: its "E   KeyError: 'x'" lines, then where it was raised, "path/module.py:576: KeyError"
+PYTEST_E = re.compile(r"^E\s+(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*): (?P<message>.*)$")
+PYTEST_WHERE = re.compile(r"^(?P<path>\S+\.py):(?P<line>\d+): (?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)$")
 IPYTHON_HEADER = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s+Traceback \(most recent call last\)")
 CUT_FRAME = re.compile(r'^(?P<path>[^\s"]*\.py)", line (?P<line>\d+), in (?P<func>[\w<>.]+)\s*$')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
@@ -297,6 +300,7 @@ class Signs:
         self.explained_at: dict[Optional[int], int] = {}  # rank -> the last line a pattern explained
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
+        self.pytest_said: dict[Optional[int], LogLine] = {}  # rank -> pytest's last "E   Class: message" line
 
     def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
@@ -333,6 +337,11 @@ class Signs:
             return
         if text[:6] == 'File "' or text[:1] in "│|" and RICH_FRAME.match(text) or '", line ' in text and CUT_FRAME.match(text):
             self.headless(msg, raw, line, source, following)
+            return
+        if text[:2] == "E " and PYTEST_E.match(text):
+            self.pytest_said[msg.rank] = msg  # the exception pytest reports; where it was raised follows
+        elif text[-5:].rstrip().endswith(("Error", "Exception")) and ".py:" in text and (m := PYTEST_WHERE.match(text)):
+            self.pytest_raised(m, msg, raw, line, source)
             return
         if text[:7] == "frame #" and CPP_FRAME.match(text):
             self.cpp_frames(msg, raw, line, source)
@@ -443,6 +452,15 @@ class Signs:
         glued = LogLine(msg.text[m.start("cls") :], msg.rank, msg.local_rank, msg.node)
         self.add(Sign("exception", m.group("cls"), m.group("message")[:300], line, source, glued, time_of(raw), [], text=glued.text, cut=True))
         return glued
+
+    def pytest_raised(self, m: re.Match, msg: LogLine, raw: str, line: int, source: str) -> None:
+        """pytest's "path.py:576: AttributeError": where the exception of its "E   AttributeError: ..." line was raised."""
+        said = self.pytest_said.get(msg.rank)
+        em = PYTEST_E.match(said.text) if said is not None else None
+        message = em.group("message") if em is not None and em.group("cls") == m.group("cls") else ""
+        where = said if said is not None and message else msg
+        frame = Frame(m.group("path"), int(m.group("line")))
+        self.add(Sign("exception", m.group("cls"), message[:300], line, source, where, time_of(raw), [frame], text=where.text))
 
     def spawn_rank(self, msg: LogLine) -> LogLine:
         """A traceback mp.spawn prints after "-- Process N terminated" is rank N's."""
