@@ -524,3 +524,13 @@ class TestUnrecognisedFailurePytestRaisedAt:
         assert found[0].id == "unrecognised-failure" and found[0].evidence["raised_by"] == "torch"
         assert found[0].evidence["raised_in"].endswith("torch/nn/modules/module.py:576")
         assert "holds no traceback" not in found[0].fix
+
+
+class TestUnrecognisedFailureRayWorkerRegistration:
+    def test_control_a_worker_that_registered_is_no_failure(self):
+        assert errors("Registered worker 2ea0a7ae to Raylet.\n" + ENDED) == []
+
+    def test_sibling_a_worker_the_raylet_refused_is_a_failure(self):
+        # ray-project/ray#21226
+        found = errors("Failed to register worker 2ea0a7ae0dcfec5f2917ed1d37227bb2190a87c16f85aa3f859cd7ef to Raylet. \nInvalid: Invalid: Unknown worker\n")
+        assert found and found[0].id == "unrecognised-failure"

@@ -144,7 +144,7 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "raydied",
         "a Ray worker or actor died",
-        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Ray processes died\b.*|Raylet is terminated\b.*|Exception raised in creation task: .+|Error processing event\b.*)",
+        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Ray processes died\b.*|Raylet is terminated\b.*|Exception raised in creation task: .+|Error processing event\b.*|Failed to register worker \S+ to Raylet\b.*)",
         2,
         (
             "A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.",
@@ -152,8 +152,9 @@ RULES: tuple[Evidence, ...] = (
             "2023-03-02 21:37:21,268\tERROR trial_runner.py:1062 -- Trial TorchTrainer_63ebb_00000: Error processing event.",
             "2020-01-23 19:31:13,975 ERROR scripts.py:410 -- Ray processes died unexpectedly",
             "2023-02-24 04:30:19,237 WARNING worker.py:1851 -- Raylet is terminated: ip=192.168.207.5, id=abc3bfd",  # ray-project/ray#31119
+            "Failed to register worker 2ea0a7ae0dcfec5f2917ed1d37227bb2190a87c16f85aa3f859cd7ef to Raylet.",  # ray-project/ray#21226
         ),
-        ("The actor is alive", "A worker started on node 10.0.0.5"),
+        ("The actor is alive", "A worker started on node 10.0.0.5", "Registered worker 2ea0a7ae to Raylet."),
     ),
     Evidence(
         "hydra",
@@ -387,7 +388,7 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: 
          "BOOT_FAIL", "NODE_FAIL", "panic: ", "panicked at", "failed", "passed", "ERROR ", "NVRM", "*** ", "(): ", "double free", "corrupted ",
          "srun: error", "Job step aborted", "slurmstepd: error", "fault", "bus error", "abort", "killed", "illegal hardware", "make", "ninja: ",
          "CMake Error", "FAILED: ", "Error response from daemon", "OCI runtime", "E: ", "×", "BackoffLimitExceeded", "DeadlineExceeded",
-         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler")
+         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 
