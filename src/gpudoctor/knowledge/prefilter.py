@@ -106,7 +106,6 @@ TRIGGERS = (
     "│ &#x2f;",  # rich's frame on a page that escaped its slashes
     "│ &#47;",
     '.py", line ',  # a frame whose head the paste cut
-    "traceback (most rec",  # a header cut by the paste's width
     "not found",
     " died",
     "not a valid identifier",
@@ -135,26 +134,18 @@ TRIGGERS = (
     "can't open file",
     "no module named",
     "__main__' module",
-    "panicked at",
     "double free",
     "corrupted ",
-    "(): ",
-    "stack smashing",
-    "job step aborted",
     "ninja: build stopped",
     "make: ***",
     "make[",
-    "cmake error",
-    "from daemon",
-    "oci runtime",
-    "e: ",
+    "e: unable",  # apt's E: lines (its others hold "error", "fail" or "not found")
+    "e: package",
+    "e: could not",
     "×",
     "backofflimitexceeded",
     "deadlineexceeded",
     "containercannotrun",
-    "createcontainerconfigerror",
-    "the above exception",
-    "during handling of the above",
     "illegal hardware",
 )
 DIGITS = b"0123456789"
