@@ -95,3 +95,65 @@ def test_a_cuda_error_quotes_the_advice_on_its_next_line():
     report = api.diagnose(log)
     text = " ".join(f.fix + " " + str(f.evidence.get("remedy", "")) for f in report.findings)
     assert "CUDA_LAUNCH_BLOCKING=1" in text
+
+
+def test_an_exception_with_no_frame_and_no_known_project_searches_every_project():
+    # deepspeedai/DeepSpeed#4440: the paste is the exception line alone
+    f = unrecognised("RecursionError: maximum recursion depth exceeded while calling a Python object\n")
+    assert f.evidence["search"] == "https://github.com/search?type=issues&q=%22maximum+recursion+depth+exceeded+while+calling+a+Python+object%22"
+    assert "every project on GitHub" in f.fix
+
+
+def test_a_traceback_cut_in_a_library_searches_the_frame_it_ends_in():
+    # deepspeedai/DeepSpeed#3775: rich's frames, the message cut
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n'
+        f'  File "{SITE}/deepspeed/runtime/zero/stage3.py", line 2086, in backward\n'
+    )
+    f = unrecognised(log)
+    assert f.evidence["search"] == "https://github.com/deepspeedai/DeepSpeed/issues?q=is%3Aissue+%22stage3.py%22+%22in+backward%22"
+    assert "tracebacks that end in the same frame" in f.fix and "signature" not in f.evidence
+
+
+def test_a_traceback_cut_in_the_users_code_searches_nothing():
+    f = unrecognised('Traceback (most recent call last):\n  File "/home/u/train.py", line 40, in <module>\n')
+    assert "search" not in f.evidence
+
+
+def test_a_models_code_from_the_hub_is_not_the_users():
+    # THUDM/ChatGLM-6B#137: the error is raised in the model's remote code
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/api.py", line 20, in <module>\n'
+        '  File "/home/user/.cache/huggingface/modules/transformers_modules/chatglm-6b/modeling_chatglm.py", line 218, in forward\n'
+        "TypeError: 'NoneType' object is not subscriptable\n"
+    )
+    f = unrecognised(log)
+    assert f.evidence["raised_by"] == "chatglm-6b (the model's code from the Hub)"
+
+
+def test_a_header_cut_off_says_what_the_log_holds_not_that_the_ranks_output_is_missing():
+    # hiyouga/LLaMA-Factory#4200: the paste ends on the header
+    f = unrecognised("06/11/2024 08:00:16 - INFO - llamafactory.cli - Initializing distributed tasks\nTraceback (most recent call last):\n")
+    assert f.fix.startswith("line 2 is a traceback's header") and "own output is not here" not in f.fix
+
+
+def test_an_exception_without_frames_points_at_the_traceback_the_log_holds():
+    # unslothai/unsloth#4360: IPython's frames, then the bare exception class far below
+    log = (
+        "Traceback (most recent call last):\n"
+        "  Cell In[3], line 1\n"
+        "----> 1 from unsloth import FastLanguageModel\n"
+        + "".join(f"  noise {i}\n" for i in range(5))
+        + "NotImplementedError\n"
+    )
+    f = unrecognised(log)
+    assert "read the traceback that starts at line 1" in f.fix and "keep each rank's whole output" not in f.fix
+
+
+def test_a_tools_own_error_is_searched_by_its_words():
+    f = unrecognised("E: Unable to locate package libnccl2\n")
+    assert f.evidence["signature"] == "Unable to locate package libnccl2"
+    assert f.evidence["search"] == "https://github.com/search?type=issues&q=%22Unable+to+locate+package+libnccl2%22"
+    assert f.fix.startswith("line 1 is the tool's own error")

@@ -32,6 +32,21 @@ LIBRARY_FRAMES = {
     # a package's console script: the launcher's own entry point, not the user's code
     "/usr/local/google/home/kiuk/.pyenv/versions/venv311/bin/torchrun": ("torch", "pytorch/pytorch"),
     "C:\\Users\\me\\anaconda3\\Scripts\\accelerate.exe": ("accelerate", "huggingface/accelerate"),
+    # Windows' standard library in lower case, under the Python install or a conda base
+    "C:\\Users\\Wix\\AppData\\Local\\Programs\\Python\\Python310\\lib\\runpy.py": ("python", None),
+    "C:\\Users\\me\\anaconda3\\lib\\multiprocessing\\spawn.py": ("python", None),
+    # a package pip is building from source (Dao-AILab/flash-attention#1593)
+    "D:\\temp\\pip-install-9l0jfy0s\\flash-attn_efe67f713cf64f329687681b653f0629\\setup.py": ("flash_attn", "Dao-AILab/flash-attention"),
+    # a model's own code from the Hub (trust_remote_code): no GitHub tracker
+    "/home/user/.cache/huggingface/modules/transformers_modules/chatglm-6b/modeling_chatglm.py": ("chatglm-6b (the model's code from the Hub)", None),
+    # Ray's copy of the job's working directory: the job's layout after it (here verl's checkout)
+    "/tmp/ray/session_2026-06-16_03-36-07_007828_538/runtime_resources/working_dir_files/_ray_pkg_2e91fb31ce61be30/verl/trainer/ppo/ray_trainer.py": ("verl", "volcengine/verl"),
+    # projects whose tracker is not known, laid out as packages: a GitHub archive, the src/ layout
+    "D:\\gc\\ultralytics-main\\ultralytics\\nn\\tasks.py": ("ultralytics", None),
+    "/root/nanotron/src/nanotron/config/config.py": ("nanotron", None),
+    # code a library generates and runs (unslothai/unsloth#4360, torch inductor's kernels)
+    "c:\\Users\\User\\Desktop\\Training\\unsloth_compiled_cache\\UnslothSFTTrainer.py": ("unsloth", None),
+    "/tmp/torchinductor_root/ab/cabc123.py": ("torch", "pytorch/pytorch"),
 }
 
 USER_FRAMES = [
@@ -43,6 +58,10 @@ USER_FRAMES = [
     "<ipython-input-3-4f2b1c>",  # a notebook cell
     "/home/me/bin/train.py",  # a script of the user's in a bin/ folder
     "/tmp/ipykernel_12/3456.py",
+    "/tmp/ray/session_x/runtime_resources/working_dir_files/_ray_pkg_2e91fb31ce61be30/train.py",  # the job's own script, shipped by Ray
+    "/home/me/yolo-main/train.py",  # the entry script of an unpacked archive is what the user runs
+    "/home/me/myproj/src/utils.py",  # a src/ folder that holds no package of the project's name
+    "D:\\myproj\\lib\\utils.py",  # a lib folder of the user's, not Python's
 ]
 
 

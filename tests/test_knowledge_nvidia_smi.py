@@ -192,3 +192,11 @@ def test_windows_prints_its_driver_model_where_persistence_would_be():
     g = read(WINDOWS_TABLE).gpus[0]
     assert g.use == {"memory used": 113, "memory total": 6144, "utilisation": 0} and "persistence_mode" not in g.fields
     assert {f.id for f in api.diagnose(WINDOWS_TABLE).findings if f.severity.value in ("warn", "error")} == {"log-inconclusive"}
+
+
+def test_a_lost_gpu_in_lower_case_names_its_bus_without_the_colon():
+    # NVIDIA/open-gpu-kernel-modules#246: nvidia-smi's line as that driver printed it
+    from gpudoctor import api
+
+    [f] = [f for f in api.diagnose("Unable to determine the device handle for gpu 0000:01:00.0: Not Found\n").findings if f.id == "gpu-lost"]
+    assert f.title.endswith("GPU 0000:01:00.0") and f.evidence["GPU 0000:01:00.0"] == "Unable to determine the device handle: Not Found"

@@ -50,3 +50,8 @@ def test_advice_over_two_lines_is_read_on_and_keeps_its_first_line():
     found = remedy_in(lines)
     assert found is not None and found.line == 7
     assert "find_unused_parameters=True" in found.text
+
+
+def test_a_plea_for_patience_is_no_remedy():
+    # unslothai/unsloth#724: "... so we have to prioritize. Please understand!"
+    assert advice("RuntimeError: Unsloth currently does not work on multi GPU setups. Please understand!") == ""

@@ -37,3 +37,18 @@ def test_the_search_is_the_message_phrase_in_the_projects_issues():
 def test_a_message_without_words_searches_the_exception():
     url = search_url("huggingface/transformers", "StopIteration", "")
     assert parse_qs(urlsplit(url).query)["q"] == ['is:issue "StopIteration"']
+
+
+def test_with_no_project_the_search_is_every_projects_issues():
+    url = search_url("", "RecursionError", "maximum recursion depth exceeded while calling a Python object")
+    parts = urlsplit(url)
+    assert (parts.netloc, parts.path) == ("github.com", "/search")
+    assert parse_qs(parts.query) == {"type": ["issues"], "q": ['"maximum recursion depth exceeded while calling a Python object"']}
+
+
+def test_a_frame_search_names_the_file_and_the_function_not_the_line():
+    from gpudoctor.knowledge.signature import frame_search_url
+
+    url = frame_search_url("deepspeedai/DeepSpeed", "C:\\envs\\ds\\Lib\\site-packages\\deepspeed\\runtime\\zero\\stage3.py", "backward")
+    assert parse_qs(urlsplit(url).query)["q"] == ['is:issue "stage3.py" "in backward"']
+    assert parse_qs(urlsplit(frame_search_url("x/y", "/a/b.py", "<module>")).query)["q"] == ['is:issue "b.py"']

@@ -25,7 +25,26 @@ class Evidence:
     not_examples: tuple[str, ...] = ()  # look alike, show no failure
 
 
-RULES = (
+# A logger's level, as the programs in these logs write it: Python's logging ("ERROR:root:",
+# "- ERROR -", "[ERROR]"), vLLM's "ERROR 09-25 06:40:46", Ray's "ERROR worker.py:123 --",
+# glog/klog/absl's "E0224 06:16:07.968578", logfmt's level=error. LEVEL_AT fills in the levels.
+LEVEL_AT = (
+    r"(?:^|(?<=[\s\]|:]))(?:{caps})(?::|\s+-\s|\s+\d\d-\d\d |\]|\s+\[[\w.]+:\d+|\s+[\w.\-]+\.(?:py|go|cc|cpp|h):\d+\]?\s)"
+    r"|[\[|]\s*(?:{caps})\s*[\]|]"
+    r"|(?:^|(?<=[\s\]):\[]))[{glog}]\d{{4}} \d\d:\d\d:\d\d\.\d+"
+    r"|^[\w.\-]+: (?:{caps}) (?=[A-Z])"
+    r"|\blevel=\"?(?:{lower})\b"
+)
+ERROR_LEVEL = re.compile(LEVEL_AT.format(caps="ERROR|CRITICAL|FATAL|PANIC", glog="EF", lower="error|fatal|critical|panic"))
+# The levels at which a program says it cannot go on (glog's F aborts the process after the line).
+FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fatal|critical|panic")
+# An error-level line that says the program is stopping: most error lines are errors a component
+# retries and survives (`log-inconclusive` shows them), these end it.
+ENDING = (r"(?=.*?\b(?i:exit(?:s|ing|ed)?\b(?! (?:normally|successfully|cleanly|gracefully))|abort(?:s|ing|ed)?\b|"
+          r"terminat(?:es|ing|ed)\b|shutting down|giving up|cannot continue|crash(?:ed|es)?\b|"
+          r"stopp(?:ing|ed) (?:the )?(?:training|job|run|worker|process)))")
+
+RULES: tuple[Evidence, ...] = (
     Evidence(
         "argparse",
         "a program refused its command line",
@@ -54,10 +73,12 @@ RULES = (
     Evidence(
         "clierror",
         "a launcher reported that the run failed",
-        r"(?:^|\s)Error: (?P<clierror>(?:failed to run|.*\b(?:failed|not found|no such|cannot|could not|invalid|refused|killed|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
+        r"(?:^|\s)Error: (?P<clierror>(?:failed to run|.*\b(?i:failed|not found|no such|cannot|could not|unable|invalid|refused|killed|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
         2,
         (
             "Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --node_rank=0 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29500",  # colossalai run
+            "Error: Failed to setup head node.",  # ray up under SkyPilot (skypilot-org/skypilot#618)
+            "Error: Unable to connect to the host engine",  # dcgmi without nv-hostengine running
         ),
         ("Error: 0.0123", "Error: 12.5% (top-1)"),  # a metric called "Error" in an evaluation print
     ),
@@ -82,21 +103,24 @@ RULES = (
     Evidence(
         "mpirun",
         "mpirun reported a process that failed",
-        r"(?P<mpirun>mpirun detected that one or more processes exited with non-zero status|"
-        r"mpirun noticed that process rank \d+ with PID \d+ on node \S+ exited on signal \d+.*|"
+        r"(?P<mpirun>(?:mpirun|prterun|orterun) detected that one or more processes exited with non-zero status|"
+        r"(?:mpirun|prterun|orterun) noticed that process rank \d+ with PID \d+ on node \S+ exited on signal \d+.*|"
+        r"(?:mpirun|prterun|orterun) has exited due to process rank \d+.*|MPI_ABORT was invoked on rank \d+.*|"
         r"Primary job\s+terminated normally, but \d+ process(?:es)? returned)",
         2,
         (
             "mpirun detected that one or more processes exited with non-zero status, thus causing",  # NVIDIA/nccl#241
             "Primary job  terminated normally, but 1 process returned",
             "mpirun noticed that process rank 3 with PID 0 on node gpu07 exited on signal 9 (Killed).",
+            "prterun noticed that process rank 0 with PID 0 on node gpu1 exited on signal 9 (Killed).",  # Open MPI 5
+            "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD with errorcode 1.",
         ),
         ("mpirun detected that the job finished", "Primary job terminated normally"),
     ),
     Evidence(
         "errorfile",
         "torchrun's error handler printed a rank's error record",
-        r"^(?P<errorfile>ERROR:torch\.distributed\.elastic\.multiprocessing\.errors\.error_handler:)",
+        r"(?:^|(?<=[\s>\]:]))(?P<errorfile>ERROR:torch\.distributed\.elastic\.multiprocessing\.errors\.error_handler:)",
         2,
         ("ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{",),  # hpcaitech/ColossalAI#1779
         ("INFO:torch.distributed.elastic.multiprocessing.errors.error_handler: no error file defined",),
@@ -112,15 +136,15 @@ RULES = (
     Evidence(
         "elastic",
         "torchrun's failure summary (a rank failed; its error is in its own output)",
-        r"^(?P<elastic>traceback) *: To enable traceback see: https://pytorch\.org/docs/stable/elastic/errors\.html",
+        r"^(?P<elastic>traceback) *: To enable traceback see: https?://\S*",
         2,
         ("traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",),
-        ("To enable traceback see the docs",),
+        ("To enable traceback see the docs",),  # (the link may be cut by the paste's width: "https://pytorch.org/docs/stable/elastic/er")
     ),
     Evidence(
         "raydied",
         "a Ray worker or actor died",
-        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Ray processes died\b.*|Raylet is terminated\b.*|Exception raised in creation task: .+|Error processing event\b.*)",
+        r"(?P<raydied>(?:A|The) (?:worker|actor) died\b.*|Ray processes died\b.*|Raylet is terminated\b.*|Exception raised in creation task: .+|Error processing event\b.*|Failed to register worker \S+ to Raylet\b.*)",
         2,
         (
             "A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.",
@@ -128,8 +152,9 @@ RULES = (
             "2023-03-02 21:37:21,268\tERROR trial_runner.py:1062 -- Trial TorchTrainer_63ebb_00000: Error processing event.",
             "2020-01-23 19:31:13,975 ERROR scripts.py:410 -- Ray processes died unexpectedly",
             "2023-02-24 04:30:19,237 WARNING worker.py:1851 -- Raylet is terminated: ip=192.168.207.5, id=abc3bfd",  # ray-project/ray#31119
+            "Failed to register worker 2ea0a7ae0dcfec5f2917ed1d37227bb2190a87c16f85aa3f859cd7ef to Raylet.",  # ray-project/ray#21226
         ),
-        ("The actor is alive", "A worker started on node 10.0.0.5"),
+        ("The actor is alive", "A worker started on node 10.0.0.5", "Registered worker 2ea0a7ae to Raylet."),
     ),
     Evidence(
         "hydra",
@@ -149,11 +174,223 @@ RULES = (
     ),
 )
 
+# Rules read from the whole line as written (the level is a prefix `lines.strip` peels off).
+RULES += (
+    Evidence(
+        "fatallevel",
+        "a program logged a fatal error (its logger's CRITICAL / FATAL / PANIC level: it cannot go on)",
+        rf"(?P<fatallevel>(?:{FATAL_LEVEL})(?!\s*0\b)).*",
+        2,
+        (
+            "CRITICAL 03-29 08:10:03 [multiproc_executor.py:49] WorkerProc failed to start",  # vLLM, a worker that died at start
+            "2022-03-18 22:20:50,873 PANIC commands.py:724 -- Failed to setup head node.",  # ray up (skypilot-org/skypilot#618)
+            "F1127 12:00:00.123456 4242 nccl_utils.cc:88] Check failed: result == ncclSuccess",  # glog/absl: the process aborts after it
+            'time="2024-01-02T10:00:00Z" level=fatal msg="error starting plugin: failed to create NVML device"',
+            "[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread data thread 3 failed",
+        ),
+        ("--log-level CRITICAL", "logging.CRITICAL: 50", "log_level: FATAL", "FATAL: 0 tests", "F1 score 0.91 at epoch 3",
+         "*** MPI_ERRORS_ARE_FATAL (see the docs)"),
+    ),
+    Evidence(
+        "errorending",
+        "a program logged an error and said it is stopping",
+        rf"(?P<errorending>(?:{ERROR_LEVEL.pattern}){ENDING}).*",
+        2,
+        (
+            "(pid=81331) E0328 18:23:00.165781 81395 core_worker.cc:382] Raylet failed. Shutting down.",  # ray-project/ray#7788
+            "2023-05-02 10:11:12,001 - ERROR - Data loader crashed, aborting the epoch",
+            "[ERROR] worker 3 terminated: giving up after 3 restarts",
+        ),
+        ("[ERROR] 0 errors, exiting normally", "ERROR rate: 0.01 (training goes on)", "error_rate=0.0 exit_on_nan=True",
+         "[WARNING] job will be terminated if it runs past its time limit"),
+    ),
+)
+# Rules for what a scheduler, a cluster manager, Go or the interpreter itself says.
+RULES += (
+    Evidence(
+        "pyexec",
+        "Python could not start the program (the module or the script it was given)",
+        r"^(?:\S*[/\\])?python[\d.]*(?:\.exe)?: (?P<pyexec>Error while finding module specification for .+|can't open file .+|"
+        r"No module named .+|can't find '__main__' module in .+)",
+        3,
+        (
+            "/opt/amex/mlp-hub/mlpjhub/bin/python: Error while finding module specification for 'horovod.runner.task_fn' (ModuleNotFou",  # horovod/horovod#3769
+            "python: can't open file '/workspace/train.py': [Errno 2] No such file or directory",
+            "/usr/bin/python3: No module named torch.distributed.run",
+        ),
+        ("python: 3.10.12", "python: /usr/bin/python3 (the interpreter in use)"),
+    ),
+    Evidence(
+        "k8sevent",
+        "Kubernetes reported that a pod of the job failed (an event of type Warning)",
+        r"^\s*Warning\s+(?P<k8sevent>(?:Failed\w*|BackOff|Evicted|OOMKilling)\s+.+)",
+        2,
+        (
+            'Warning  FailedMount  89s (x12 over 9m43s)  kubelet            MountVolume.SetUp failed for volume "sharedfs" : hostPath type check failed: /mnt/data is not a directory',  # skypilot-org/skypilot#7925
+            "Warning  FailedScheduling  2m  default-scheduler  0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+            "Warning  BackOff  3m (x40 over 12m)  kubelet  Back-off restarting failed container",
+        ),
+        ("Normal   Scheduled  2m  default-scheduler  Successfully assigned default/trainer-0 to gpu-node-1",
+         "Warning: Permanently added 'gpu04,172.16.250.42' (ECDSA) to the list of known hosts."),
+    ),
+    Evidence(
+        "podstatus",
+        "a pod of the job is failing (kubectl's STATUS column)",
+        r"\s\d+/\d+\s+(?P<podstatus>CrashLoopBackOff|OOMKilled|Error|ImagePullBackOff|ErrImagePull|CreateContainer(?:Config)?Error|Init:(?:Error|CrashLoopBackOff))\s+\d+",
+        2,
+        ("nvidia-k8s-dra-driver-kubelet-plugin-xckkd         0/1     CrashLoopBackOff   6 (3m29s ago)   9m12s",  # NVIDIA/k8s-dra-driver-gpu#65
+         "pytorch-job-worker-1   0/1     OOMKilled   2          5m"),
+        ("pytorch-job-worker-1   1/1     Running   0          5m", "pytorch-job-worker-0   0/1     Completed   0          9m"),
+    ),
+    Evidence(
+        "jobstate",
+        "the scheduler or cluster manager says the job failed",
+        r"(?:\bterminal state|\b[Ss]tate|\b[Ss]tatus(?: for job '[^']+')?|JobState)\W{0,3}(?P<jobstate>FAILED(?:_[A-Z_]+)?|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL)\b(?!\s*[:=]\s*\d)",
+        2,
+        (
+            "Job 1 is already in terminal state FAILED_CONTROLLER. For more details, run: sky jobs logs --controller 1",  # skypilot-org/skypilot#5031
+            "JobId=4242 JobName=train JobState=FAILED Reason=NonZeroExitCode Dependency=(null)",  # scontrol show job
+            "State: OUT_OF_MEMORY (exit code 0)",  # seff
+            "Status for job 'raysubmit_JT3Mu3PvdFLcvw4f': FAILED",  # ray job submit
+        ),
+        ("JobState=RUNNING Reason=None", "status: FAILED: 0, SUCCEEDED: 4", "State: COMPLETED (exit code 0)"),
+    ),
+    Evidence(
+        "panic",
+        "a Go or Rust program panicked (a device plugin, an operator, a tokenizer, an installer)",
+        r"^(?P<panic>panic: (?!(?:true|false|\d+|null|~)\s*$).+|thread '[^']*' panicked at .+)",
+        3,
+        ("panic: runtime error: invalid memory address or nil pointer dereference",
+         "panic: failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND",
+         "thread '<unnamed>' panicked at src/tokenizer/mod.rs:123:9:"),
+        ("panic: false", "panic: 0", "thread 'main' started"),
+    ),
+    Evidence(
+        "glibc",
+        "the C library stopped the process (memory corruption found by glibc)",
+        r"(?P<glibc>\*\*\* (?:Error in [`'][^`']+'?: .+|stack smashing detected \*\*\*.*)|"
+        r"^(?:free|malloc|realloc|munmap_chunk|malloc_consolidate)\(\): .+|^double free or corruption.*|^corrupted (?:size|double-linked list).*)",
+        3,
+        ("*** Error in `python': double free or corruption (!prev): 0x000055d5c1a7e2f0 ***", "free(): invalid pointer",
+         "*** stack smashing detected ***: terminated", "corrupted size vs. prev_size"),
+        ("malloc: using jemalloc", "free memory: 12 GiB"),
+    ),
+    Evidence(
+        "slurm",
+        "Slurm reported that the job step failed",
+        r"(?P<slurm>srun: error: (?:Node failure on .+|.*\b(?:[Tt]ask \d+ launch failed|Unable to (?:allocate|create step|launch).*|Job step aborted).*)|"
+        r"^Job step aborted: .+|slurmstepd: error: .+)",
+        2,
+        ("srun: error: Node failure on gpu-12", "Job step aborted: Waiting up to 32 seconds for job step to finish.",
+         "slurmstepd: error: execve(): train.sh: Permission denied"),
+        ("srun: job 4242 queued and waiting for resources", "srun: job 4242 has been allocated resources"),
+    ),
+    Evidence(
+        "shellkill",
+        "the shell reported the program killed by a signal",
+        r"^(?:(?:zsh|bash|sh|fish): |\[\d+\]\s*[+-]?\s*\d+\s+)(?P<shellkill>(?:segmentation fault|bus error|abort(?:ed)?|killed|illegal hardware instruction|floating point exception)\b.*)",
+        3,
+        ("zsh: segmentation fault  python train.py", "[1]    12345 killed     python train.py", "zsh: bus error  torchrun --nproc_per_node 8 train.py"),
+        ("[1]    12345 done       python train.py", "zsh: command not found: nvidia-smi"),
+    ),
+    Evidence(
+        "build",
+        "a build the job needs failed (make, ninja, cmake)",
+        r"(?P<build>^make(?:\[\d+\])?: \*\*\* .*\bError \d+.*|^ninja: build stopped: .+|^CMake Error\b.*|^FAILED: \S+\.(?:o|so|obj)\b.*)",
+        2,
+        ("make: *** [Makefile:12: all] Error 2", "ninja: build stopped: subcommand failed.",
+         "CMake Error at CMakeLists.txt:12 (find_package):", "FAILED: /test/flash-attention/hopper/build/temp.linux-x86_64-cpython-310/flash_fwd_hdim64_fp16_sm90.o"),
+        ("make: Nothing to be done for 'all'.", "ninja: no work to do."),
+    ),
+    Evidence(
+        "container",
+        "the container runtime could not start the job's container",
+        r"(?P<container>Error response from daemon: .+|OCI runtime (?:create|exec|start) failed.*)",
+        3,
+        ('docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
+         'OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "nvidia-smi": executable file not found in $PATH: unknown'),
+        ("Status: Downloaded newer image for nvcr.io/nvidia/pytorch:24.01-py3",),
+    ),
+    Evidence(
+        "apt",
+        "apt could not install what the job needs",
+        r"^E: (?P<apt>.+)",
+        2,
+        ("E: Unable to locate package libnccl2", "E: Package 'cuda-toolkit-12-4' has no installation candidate"),
+        ("W: GPG error: https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64  InRelease: The following signatures couldn't be verified",),
+    ),
+    Evidence(
+        "cli",
+        "a command-line tool reported an error it stopped on (uv, cargo, setuptools)",
+        r"^(?:error: |\s*× )(?P<cli>(?!None\b|False\b|0\b)[A-Z].+)",
+        2,
+        ("error: Failed to download distribution due to network timeout. Try increasing UV_HTTP_TIMEOUT (current value: 30s).",
+         "  × Failed to build `flash-attn==2.7.2.post1`"),
+        ("error: None", "error: 0.0123", "fatal: not a git repository (or any of the parent directories): .git"),
+    ),
+    Evidence(
+        "k8sreason",
+        "Kubernetes' reason for a container or a job that failed",
+        r"\b(?P<k8sreason>BackoffLimitExceeded|DeadlineExceeded|CrashLoopBackOff|OOMKilled|ContainerCannotRun|CreateContainerConfigError)\b",
+        2,
+        ("pod failed: BackoffLimitExceeded", "      Reason:       OOMKilled"),
+        ("restartPolicy: OnFailure", "backoffLimit: 4"),
+    ),
+    Evidence(
+        "chained",
+        "a Python exception raised while handling another (the traceback around it is cut)",
+        r"^(?P<chained>The above exception was the direct cause of the following exception:|During handling of the above exception, another exception occurred:)$",
+        2,
+        ("The above exception was the direct cause of the following exception:",),
+        ("see the above exception for the direct cause",),
+    ),
+)
+
+RULES += (
+    Evidence(
+        "pytest",
+        "a test run reported failed tests",
+        r"^(?P<pytest>(?:FAILED|ERROR) [\w./\\-]+\.py::\S+.*|=+ (?:\d+ (?:passed|skipped|deselected|warnings?|xfailed|xpassed), )*[1-9]\d* (?:failed|errors?)\b.*)",
+        2,
+        ("FAILED tests/test_distributed.py::test_allreduce[nccl] - RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219",
+         "===== 1 failed, 12 passed in 3.21s =====", "=========== 3 passed, 2 errors in 9.87s ===========",
+         "ERROR tests/test_fsdp.py::TestFSDP::test_wrap - torch.distributed.DistBackendError: NCCL error"),
+        ("===== 12 passed in 3.21s =====", "tests/test_distributed.py::test_allreduce PASSED", "===== 12 passed, 0 failed in 3.21s ====="),
+    ),
+    Evidence(
+        "pip",
+        "pip could not install what the job needs",
+        r"^(?:ERROR|error): (?P<pip>Failed building wheel for .+|Could not build wheels for .+|Could not find a version that satisfies .+|"
+        r"No matching distribution found for .+|ResolutionImpossible.*|Cannot install .+|subprocess-exited-with-error|"
+        r"metadata-generation-failed|legacy-install-failure|failed-wheel-build-for-install.*|Could not install packages .+)",
+        3,
+        ("ERROR: Could not find a version that satisfies the requirement torch==2.9.9 (from versions: 2.1.0, 2.1.1)",
+         "error: metadata-generation-failed", "ERROR: No matching distribution found for flash-attn==9.9"),
+        ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.",),
+    ),
+    Evidence(
+        "nvrm",
+        "the NVIDIA kernel driver reported an error (its NVRM lines)",
+        r"\bNVRM:? (?P<nvrm>.*(?:\*\*\* .*\b[Ee]rror\b.*|[Aa]ssertion failed.*|\bfailed!.*))",
+        2,
+        ("[    2.870841] NVRM objClInitPcieChipset: *** Chipset Setup Function Error!",  # NVIDIA/open-gpu-kernel-modules#489
+         "[  217.545140] NVRM nvAssertFailedNoLog: Assertion failed: status == NV_OK @ kernel_gsp_ga102.c:235"),
+        ("[    3.105245] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023",
+         "NVRM: GPU 0000:01:00.0: Persistence mode is enabled"),
+    ),
+)
+
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
-WORDS = ("error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler")
-GATE = any_of(WORDS)
+WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: ", "python2: ", "python3.", "python.exe: ", "Warning ",
+         "CrashLoopBackOff", "OOMKilled", " Error ", "ImagePull", "ErrImage", "CreateContainer", "Init:", "FAILED", "OUT_OF_MEMORY",
+         "BOOT_FAIL", "NODE_FAIL", "panic: ", "panicked at", "failed", "passed", "ERROR ", "NVRM", "*** ", "(): ", "double free", "corrupted ",
+         "srun: error", "Job step aborted", "slurmstepd: error", "fault", "bus error", "abort", "killed", "illegal hardware", "make", "ninja: ",
+         "CMake Error", "FAILED: ", "Error response from daemon", "OCI runtime", "E: ", "×", "BackoffLimitExceeded", "DeadlineExceeded",
+         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker")
+# and glog's E/F lines, whose level is a letter before the date
+GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 
 
 def evidence_in(text: str) -> tuple[str, str] | None:
@@ -163,5 +400,5 @@ def evidence_in(text: str) -> tuple[str, str] | None:
     m = REGEX.search(text)
     if m is None:
         return None
-    kind = next(r.kind for r in RULES if m.group(r.kind) is not None)
-    return kind, m.group(kind)
+    kind = next((r.kind for r in RULES if m.group(r.kind) is not None), None)
+    return (kind, m.group(kind)) if kind else None

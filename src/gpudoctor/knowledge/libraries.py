@@ -72,7 +72,17 @@ INSTALLED = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]")
 # A conda package cache: /opt/conda/pkgs/pytorch-2.1.0-py3.10_cuda12.1_0/...
 CONDA_PKGS = re.compile(r"[/\\]pkgs[/\\](?P<name>[A-Za-z][\w.]*?)-\d[^/\\]*[/\\]")
 # Python's own library (the standard library, wherever Python lives).
-STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^/usr/lib/python\d|[/\\]Lib[/\\]|^<frozen |^<(?:string|built-in)>$")
+# On Windows the library folder is `lib` as often as `Lib`, right under the Python install, a conda base or an environment.
+STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^/usr/lib/python\d|[/\\]Lib[/\\]|^<frozen |^<(?:string|built-in)>$"
+                    r"|(?i:[/\\](?:python\d*|(?:ana|mini)conda\d*|miniforge\d*|mambaforge|\.?venv|envs[/\\][^/\\]+)\\lib\\)")
+# A package pip is building (`pip install` from source): pip-install-XXXX/flash-attn_<32 hex>/setup.py, pip-req-build-XXXX/setup.py
+PIP_BUILD = re.compile(r"[/\\]pip-install-\w+[/\\](?P<name>[A-Za-z][\w.\-]*?)_[0-9a-f]{32}[/\\]|[/\\]pip-(?:req-)?build-\w+[/\\]")
+# The code a model brings from the Hugging Face Hub (trust_remote_code): the model's, not the user's
+HUB_CODE = re.compile(r"[/\\]transformers_modules[/\\](?P<model>[^/\\]+)[/\\]")
+# Code a library writes and runs: torch inductor's and triton's caches, unsloth's compiled trainers
+GENERATED = re.compile(r"[/\\](?:(?P<inductor>torchinductor_[^/\\]+)|\.triton[/\\](?P<triton>cache)|(?P<name>[a-z]\w*?)_compiled_cache)[/\\]")
+# Ray ships the job's working directory to each node: the path after it is the job's own layout
+RAY_WORKING_DIR = re.compile(r"^.*?[/\\]runtime_resources[/\\](?:working_dir|py_modules)_files[/\\]_ray_pkg_[0-9a-f]+[/\\]")
 EGG = re.compile(r"^[\w.\-]+\.egg$")
 USER_PSEUDO = re.compile(r"^<(?:ipython-input|stdin|console)|[/\\]ipykernel_\d+[/\\]")
 SEP = re.compile(r"[/\\]+")
@@ -89,6 +99,7 @@ def package_of(path: str) -> Optional[str]:
     standard library), or None for the user's own code."""
     if USER_PSEUDO.search(path):
         return None
+    path = RAY_WORKING_DIR.sub("", path)
     m = INSTALLED.search(path)
     if m is not None:
         parts = [p for p in SEP.split(path[m.end():]) if p]
@@ -99,6 +110,15 @@ def package_of(path: str) -> Optional[str]:
     if m is not None:
         name = m.group("name").replace("-", "_")
         return "torch" if name == "pytorch" else name
+    m = PIP_BUILD.search(path)
+    if m is not None:
+        return module_name((m.group("name") or "the package pip is building").replace("-", "_"))
+    m = GENERATED.search(path)
+    if m is not None:
+        return "torch" if m.group("inductor") else "triton" if m.group("triton") else m.group("name")
+    m = HUB_CODE.search(path)
+    if m is not None:
+        return f"{m.group('model')} (the model's code from the Hub)"
     script = CONSOLE_SCRIPT.search(path)
     if script is not None and script.group("name") in CONSOLE_SCRIPTS:
         return CONSOLE_SCRIPTS[script.group("name")]
@@ -112,6 +132,22 @@ def package_of(path: str) -> Optional[str]:
             return module_name(parts[i + 1])
         if part in PROJECTS and (part in ANYWHERE or checkout(parts, i)):
             return part
+    return packaged_checkout(parts)
+
+
+def packaged_checkout(parts: list[str]) -> Optional[str]:
+    """A project whose tracker is not known, laid out as a package: a GitHub archive unpacked
+    (ultralytics-main/ultralytics/nn/tasks.py) or the src/ layout of an installable project
+    (nanotron/src/nanotron/config/config.py). Its code is that package's, not the user's."""
+    for i in range(1, len(parts) - 1):
+        name, parent = parts[i], parts[i - 1]
+        flat = re.sub(r"[^a-z0-9]", "", name.lower())
+        if not flat or not name.isidentifier():
+            continue
+        if re.fullmatch(rf"{re.escape(name)}[-_.](?:main|master|\d[\w.]*)", parent, re.IGNORECASE):
+            return name
+        if parent == "src" and i >= 2 and re.sub(r"[^a-z0-9]", "", parts[i - 2].lower()).startswith(flat):
+            return name
     return None
 
 

@@ -125,12 +125,7 @@ def strip(raw: str) -> LogLine:
         text = BARE_ANSI.sub("", text)
     if text[:1] in WRAPPED or text[:2] == "  " and text.lstrip()[:1] in WRAPPED:
         text = WRAP_HEAD.sub("", text)
-    if text[-1:] in "*`>\"":
-        text = WRAP_TAIL.sub("", text)
-    if len(text) > 2 and text[0] == "`" == text[-1] and text[1] != "`":  # `RuntimeError: ...` as inline code
-        text = text[1:-1]
-    elif len(text) > 1 and text[0] == "`" and text[1] not in "` ":  # inline code opened on this line, closed on a later one (or cut)
-        text = text[1:]
+    text = unquoted(text)
     if "&" in text:
         text = ENTITY.sub(entity, text)
     if "%20" in text and " " not in text.strip():  # a line copied out of a URL: every space written %20
@@ -153,6 +148,8 @@ def strip(raw: str) -> LogLine:
         if g.get("node") and node is None:
             node = g["node"]
         text = text[m.end() :]
+    if text[:1] in "`<" or text[:2] == "**" and text[2:3] != "*":  # Markdown inside a launcher's prefix: "[rank0]: `RuntimeError: ...`"
+        text = unquoted(WRAP_HEAD.sub("", text))  # (glog's "*** SIGBUS" is no Markdown)
     if rank is None and "ank" in text:
         m = IN_TEXT_RANK.search(text)
         if m:
@@ -162,6 +159,19 @@ def strip(raw: str) -> LogLine:
         if m:
             local_rank = int(m.group("local_rank") or m.group("arg"))
     return LogLine(text.strip(), rank, local_rank, node)
+
+
+def unquoted(text: str) -> str:
+    """The text without the Markdown that ends it (bold, a fence) or holds it as inline code."""
+    if text[:1] in " \t" and text.lstrip()[:1] == "`":
+        text = text.lstrip()  # inline code in an indented block
+    if text[-1:] in "*`>\"":
+        text = WRAP_TAIL.sub("", text)
+    if len(text) > 2 and text[0] == "`" == text[-1] and text[1] != "`":  # `RuntimeError: ...` as inline code
+        return text[1:-1]
+    if len(text) > 1 and text[0] == "`" and text[1] not in "` ":  # inline code opened on this line, closed on a later one (or cut)
+        return text[1:]
+    return text
 
 
 def segments(raw: str) -> list[LogLine]:

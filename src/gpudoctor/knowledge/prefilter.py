@@ -104,6 +104,9 @@ TRIGGERS = (
     "file &#x22;",
     "frame #",
     "│ /",
+    "│ &#x2f;",  # rich's frame on a page that escaped its slashes
+    "│ &#47;",
+    '.py", line ',  # a frame whose head the paste cut
     "not found",
     " died",
     "not a valid identifier",
@@ -123,6 +126,28 @@ TRIGGERS = (
     "marked dead",
     "raylet connection closed",
     "%20",  # a line copied out of a URL (lines.strip decodes it)
+    # a logger's levels and the words of schedulers, cluster managers and the interpreter (evidence.py)
+    "critical",
+    "panic",
+    "backoff",
+    "evicted",
+    "out_of_memory",
+    "can't open file",
+    "no module named",
+    "__main__' module",
+    "double free",
+    "corrupted ",
+    "ninja: build stopped",
+    "make: ***",
+    "make[",
+    "e: unable",  # apt's E: lines (its others hold "error", "fail" or "not found")
+    "e: package",
+    "e: could not",
+    "×",
+    "backofflimitexceeded",
+    "deadlineexceeded",
+    "containercannotrun",
+    "illegal hardware",
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

@@ -40,11 +40,24 @@ def phrase(sig_message: str) -> str:
 
 
 def search_url(project: str, what: str, message: str) -> str:
-    """https://github.com/OWNER/REPO/issues?q=… for this error, open and closed issues."""
+    """https://github.com/OWNER/REPO/issues?q=… for this error, open and closed issues; with no
+    project (the code that raised it is not known, or its tracker is not), every project's issues."""
     sig = signature("", message).lstrip(": ")
     words = phrase(sig)
     short = what.rsplit(".", 1)[-1]
     if len(words.split()) < 2:
         words = short if not words else f"{short} {words}"
-    query = 'is:issue "' + re.sub(r"[\"'`]", "", words) + '"'
-    return f"https://github.com/{project}/issues?q={quote_plus(query)}"
+    return issues(project, '"' + re.sub(r"[\"'`]", "", words) + '"')
+
+
+def frame_search_url(project: str, path: str, func: str) -> str:
+    """A search for a traceback cut before its message, by the frame it ends in: the threads that
+    quote the same traceback name the same file and function (its line moves between versions)."""
+    name = re.split(r"[/\\]", path)[-1]
+    return issues(project, f'"{name}"' + (f' "in {func}"' if func and func.isidentifier() else ""))
+
+
+def issues(project: str, query: str) -> str:
+    if project:
+        return f"https://github.com/{project}/issues?q={quote_plus('is:issue ' + query)}"
+    return f"https://github.com/search?type=issues&q={quote_plus(query)}"

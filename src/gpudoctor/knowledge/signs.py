@@ -23,7 +23,7 @@ from typing import Optional
 from gpudoctor.knowledge.evidence import RULES as EVIDENCE_RULES
 from gpudoctor.knowledge.evidence import evidence_in
 from gpudoctor.knowledge.libraries import PROJECTS, is_library, package_of, project_of
-from gpudoctor.knowledge.lines import LogLine, segments
+from gpudoctor.knowledge.lines import ANSI, LogLine, segments
 from gpudoctor.knowledge.pattern import any_of
 from gpudoctor.knowledge.remedy import Remedy, remedy_in
 
@@ -33,12 +33,30 @@ TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frame
 
 TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
+# A frame whose head the paste cut (a terminal's wrap, a copy from the middle of a line):
+# 'ite-packages/accelerate/utils/operations.py", line 819, in forward'
+# IPython's and Jupyter's frames: "File ~/x/trainer.py:2238, in Trainer.train(self, ...)" (IPython 8, also as a
+# VS Code link "File [~/x.py:323](https://...)"), "Cell In[18], line 14", and the old "~/x/spawn.py in spawn(fn, ...)" /
+# "<ipython-input-1-e15> in <module>" whose line is the "---> 30" arrow under it.
+IPYTHON_FRAME = re.compile(r"^File \[?(?P<path>[^\s\[\]]+?\.py):(?P<line>\d+)\]?(?:\([^)]*\))?(?:, in (?P<func>[\w.<>]+))?")
+CELL_FRAME = re.compile(r"^Cell In ?\[(?P<cell>\d+)\], \[?line (?P<line>\d+)")
+OLD_IPYTHON_FRAME = re.compile(r"^(?P<path>\S+\.py|<ipython-input-[\w-]+>) in (?P<func>[\w<>.]+)\(?")
+IPYTHON_ARROW = re.compile(r"^-+> \[?(?P<line>\d+)")
+# pytest's report of an exception: its "E   KeyError: 'x'" lines, then where it was raised, "path/module.py:576: KeyError"
+PYTEST_E = re.compile(r"^E\s+(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*): (?P<message>.*)$")
+PYTEST_WHERE = re.compile(r"^(?P<path>\S+\.py):(?P<line>\d+): (?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)$")
+IPYTHON_HEADER = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s+Traceback \(most recent call last\)")
+CUT_FRAME = re.compile(r'^(?P<path>[^\s"]*\.py)", line (?P<line>\d+), in (?P<func>[\w<>.]+)\s*$')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
-EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\([\w.]+\))?)(?::(?: (?P<message>.*))?)?$")
+EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\((?:[A-Za-z_]\w*\.)*[A-Z]\w*\))?)(?::(?: (?P<message>.*))?)?$")
+# An exception line without a message must name an exception: "StopIteration", "torch.OutOfMemoryError",
+# "KeyboardInterrupt", "RayTaskError(OSError)"; not a source line a frame quotes ("CLI(setup)",
+# "fire.Fire(do_cli)", "Path") nor a frame's first word cut by the paste ("File", "Fi").
+BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Interrupt|Exit|Iteration|Warning|Failure|Timeout|Fault|Abort|Killed)(?:\(\w+\))?$|^(?:[a-z_]\w*\.)+[A-Z]\w*$")
 # rich's traceback: "╭──── Traceback (most recent call last) ────╮", "│ /path/train.py:773 in <module> │", "╰───╯"
 BOX_TOP = "╭┌"
 BOX_BOTTOM = "╰└"
-RICH_FRAME = re.compile(r"^[│|]\s*(?P<path>\S+\.py):(?P<line>\d+) in (?P<func>\S+)")
+RICH_FRAME = re.compile(r"^[│|]\s*(?P<path>\S+\.py):(?P<line>\d+) in(?: (?P<func>\S+)|\s*$)")
 CARETS = re.compile(r"^[\^~ ]+$")
 CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
 # Exceptions that end a program without a failure.
@@ -75,12 +93,14 @@ OTHER_SIGNS = re.compile(
             r"(?:^|: |\d\s+)(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:\s*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
             r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
-            r"(?:exit(?:ed)? with (?:exit )?code|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
+            r"(?i:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
             r"(?P<childfailed>[Cc]hildFailedError)",
             r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
-            r"(?P<devassert>device-side assert(?:ion)? triggered)",
+            # (and a kernel's assertion line cut before its "failed": "IndexKernel.cu:92: ... thread: [64,0,0] Assertion `-sizes[i] <= in")
+            r"(?P<devassert>device-side assert(?:ion)? triggered|block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion(?!.*\bfailed\b))",
             r"CUDA error: (?P<cuda>.+)",
-            r"(?P<cudastatus>CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+|cudaError\w+)",
+            # a CUDA library's, the driver API's or NVML's status, never its success
+            r"(?P<cudastatus>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT|CURAND)_STATUS_(?!SUCCESS\b)[A-Z_]+|cudaError(?!_?Success\b)\w+|CUDA_ERROR_[A-Z_]+|NVML_ERROR_(?!SUCCESS\b)[A-Z_]+)",
             r"(?P<ncclerror>NCCL error\b.*|nccl\w+Error\b.*|ncclInternalError.*)",
             r"(?P<barrier>Waiting in store based barrier|store based barrier|\bchecked in\b)",
         ]
@@ -89,8 +109,8 @@ OTHER_SIGNS = re.compile(
 # Literal words one of which every sign's line holds: the combined search runs only on those lines.
 SIGN_WORDS = (
     "Fatal Python", "terminate called", "what():", "Signal ", "signal ", "SIG", "Segmentation fault", "Bus error", "Aborted",
-    "Illegal instruction", "Floating point", "Killed", "srun: error", "exitcode", "exit", "return", "ChildFailedError",
-    "Assertion", "device-side assert", "CUDA error", "_STATUS_", "cudaError", "NCCL WARN", "NCCL error", "ncclInternalError",
+    "Illegal instruction", "Floating point", "Killed", "srun: error", "exitcode", "exit", "Exit", "EXIT", "return", "ChildFailedError",
+    "Assertion", "device-side assert", "CUDA error", "_STATUS_", "cudaError", "CUDA_ERROR_", "NVML_ERROR_", "NCCL WARN", "NCCL error", "ncclInternalError",
     "Error", "Exception", "gloo", "Gloo", "ERROR", "FATAL", "CRITICAL", "barrier", "checked in", "Exception raised from", "-- Process ",
 )
 SIGN_GATE = any_of(SIGN_WORDS)
@@ -181,9 +201,10 @@ class Frame:
     path: str
     line: int
     func: str = ""
+    cut: bool = False  # the paste cut the head of its path: whose code it is may not show
 
     def user(self) -> bool:
-        return not is_library(self.path)
+        return not self.cut and not is_library(self.path)
 
     def in_ddp_constructor(self) -> bool:
         return self.path.replace("\\", "/").endswith("parallel/distributed.py") and self.func in DDP_CONSTRUCTOR
@@ -217,7 +238,7 @@ class Sign:
         last = self.raised_in()
         if last is None:
             return ""
-        return "your code" if last.user() else package_of(last.path) or "a library"
+        return "your code" if last.user() else package_of(last.path) or ("" if last.cut else "a library")
 
     def project(self) -> str:
         """The GitHub project whose code raised this ('pytorch/pytorch'), or '' when it is the
@@ -279,6 +300,7 @@ class Signs:
         self.explained_at: dict[Optional[int], int] = {}  # rank -> the last line a pattern explained
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
+        self.pytest_said: dict[Optional[int], LogLine] = {}  # rank -> pytest's last "E   Class: message" line
 
     def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
@@ -299,10 +321,11 @@ class Signs:
             self.ignored_at[msg.rank] = line
             self.events += 1
             return
-        if text.endswith(GLUED_HEADER) and not text.startswith((TRACEBACK, ORIGINAL)):
+        if glued_header(text) and not text.startswith((TRACEBACK, ORIGINAL)):
             text = TRACEBACK + ":"  # a header glued to the end of a progress bar or a cut line ("...17.62s/it]Traceback (most recent call last):")
             msg = LogLine(text, msg.rank, msg.local_rank, msg.node)
-        if text.startswith(TRACEBACK) or text.startswith(ORIGINAL) or text[:1] in BOX_TOP and TRACEBACK in text:  # plain, a worker's, or rich's boxed
+        if (text.startswith(TRACEBACK) or text.startswith(ORIGINAL) or text[:1] in BOX_TOP and TRACEBACK in text  # plain, a worker's, or rich's boxed
+                or "Traceback (most" in text and IPYTHON_HEADER.match(text)):  # or IPython's, after the exception's class
             self.tracebacks += 1
             if self.first_traceback is None:
                 self.first_traceback = line
@@ -312,8 +335,13 @@ class Signs:
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
-        if text[:6] == 'File "' or text[:1] in "│|" and RICH_FRAME.match(text):
+        if text[:6] == 'File "' or text[:1] in "│|" and RICH_FRAME.match(text) or '", line ' in text and CUT_FRAME.match(text):
             self.headless(msg, raw, line, source, following)
+            return
+        if text[:2] == "E " and PYTEST_E.match(text):
+            self.pytest_said[msg.rank] = msg  # the exception pytest reports; where it was raised follows
+        elif text[-5:].rstrip().endswith(("Error", "Exception")) and ".py:" in text and (m := PYTEST_WHERE.match(text)):
+            self.pytest_raised(m, msg, raw, line, source)
             return
         if text[:7] == "frame #" and CPP_FRAME.match(text):
             self.cpp_frames(msg, raw, line, source)
@@ -321,10 +349,12 @@ class Signs:
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
             # the line as written, when its prefix was the evidence (a logger's "ERROR:torch...error_handler:")
-            found = evidence_in(text) or (evidence_in(raw.strip()) if raw.strip() != text else None)
-            if found is not None:
-                kind, value = found
-                self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", text[:300], line, source, msg, time_of(raw), text=text))
+            whole = (ANSI.sub("", raw) if "\x1b" in raw else raw).strip()
+            found = evidence_in(text) or (evidence_in(whole) if whole != text else None)
+            if found is not None and not (found[0] == "chained" and line <= self.covered.get((source, msg.rank), -1)):
+                kind, value = found  # (a chained exception's marker inside a traceback read whole: that traceback tells it)
+                # its message is what the rule read (the tool's own words, without its "E: " or "× ")
+                self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", value[:300], line, source, msg, time_of(raw), text=text))
             return
         kind = first_group(m)
         value = m.group(kind) or ""
@@ -394,6 +424,8 @@ class Signs:
         if line <= self.covered.get((source, msg.rank), -1) or self.tracebacks >= MAX_TRACEBACKS or following is None:
             return
         self.tracebacks += 1
+        if self.first_traceback is None:
+            self.first_traceback = line  # its frames are in the log: the user is never sent to find them
         head = LogLine(("╭ " if msg.text[:1] in "│|" else "") + "(a traceback whose header is not in the log)", msg.rank, msg.local_rank, msg.node)
         self.read_traceback(self.spawn_rank(head), raw, line - 1, source, [raw, *following(TRACEBACK_LINES)])
 
@@ -421,6 +453,15 @@ class Signs:
         self.add(Sign("exception", m.group("cls"), m.group("message")[:300], line, source, glued, time_of(raw), [], text=glued.text, cut=True))
         return glued
 
+    def pytest_raised(self, m: re.Match, msg: LogLine, raw: str, line: int, source: str) -> None:
+        """pytest's "path.py:576: AttributeError": where the exception of its "E   AttributeError: ..." line was raised."""
+        said = self.pytest_said.get(msg.rank)
+        em = PYTEST_E.match(said.text) if said is not None else None
+        message = em.group("message") if em is not None and em.group("cls") == m.group("cls") else ""
+        where = said if said is not None and message else msg
+        frame = Frame(m.group("path"), int(m.group("line")))
+        self.add(Sign("exception", m.group("cls"), message[:300], line, source, where, time_of(raw), [frame], text=where.text))
+
     def spawn_rank(self, msg: LogLine) -> LogLine:
         """A traceback mp.spawn prints after "-- Process N terminated" is rank N's."""
         if msg.rank is None and self.spawned is not None:
@@ -430,6 +471,7 @@ class Signs:
     def read_traceback(self, head: LogLine, raw: str, line: int, source: str, after: list[str]) -> None:
         frames: list[Frame] = []
         boxed = head.text[:1] in BOX_TOP  # rich draws the frames in a box; the exception line follows it
+        ipython = IPYTHON_HEADER.match(head.text) is not None  # IPython's frames and its numbered source lines
         self.covered[(source, head.rank)] = line + len(after)  # its frames are not read again as a traceback of their own
         for i, nxt in enumerate(after):
             for seg in segments(nxt):
@@ -443,19 +485,25 @@ class Signs:
                 if boxed:
                     rm = RICH_FRAME.match(text)
                     if rm:
-                        frames.append(Frame(rm.group("path"), int(rm.group("line")), rm.group("func")))
+                        frames.append(Frame(rm.group("path"), int(rm.group("line")), rm.group("func") or ""))
                     boxed = text[:1] not in BOX_BOTTOM
                     continue
-                fm = FRAME.match(text)
+                fm = FRAME.match(text) or CUT_FRAME.match(text)
                 if fm:
-                    frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or ""))
+                    frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or "", cut=fm.re is CUT_FRAME))
                     continue
+                if ipython:
+                    frame = ipython_frame(text, frames)
+                    if frame is not None:
+                        frames.append(frame)
+                    if frame is not None or text[:1] in "-[" or text[:1].isdigit():
+                        continue  # a frame, or the source lines IPython prints under it
                 if text.startswith(TRACEBACK):
                     self.covered[(source, head.rank)] = line + i
                     self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
                     return
                 em = EXCEPTION_LINE.match(text) if frames or head.text[:1] in BOX_TOP else None
-                if em is None:
+                if em is None or em.group("message") is None and ":" not in text and BARE_EXCEPTION.search(em.group("cls")) is None:
                     continue  # the source line a frame quotes
                 cls = em.group("cls")
                 message = em.group("message") or ""
@@ -480,10 +528,12 @@ class Signs:
     def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:
         """No exception line: the paste (or the log) was cut, but an exception was raised (a traceback
         header alone says so too)."""
-        if not frames and head.text.startswith(TRACEBACK):  # weak: what else the log says comes first
+        if not frames and TRACEBACK in head.text:  # a header alone, plain or rich's box top (weak: what else the log says comes first)
             self.add(Sign("tbheader", KIND["tbheader"], "", line, source, head, time_of(raw), [], cut=True))
         if frames:
-            sign = Sign("exception", "an exception (the traceback is cut before its last line)", "", line, source, head, time_of(raw), frames, cut=True)
+            named = IPYTHON_HEADER.match(head.text)  # IPython named the class in its header
+            what = f"{named.group('cls')} (the traceback is cut before its message)" if named else "an exception (the traceback is cut before its last line)"
+            sign = Sign("exception", what, "", line, source, head, time_of(raw), frames, cut=True)
             previous = self.signs[-1] if self.signs else None
             if previous is not None and previous.cause == "<next>" and previous.where.rank == head.rank and previous.line < line:
                 inner = RAY_WRAPPER.match(previous.what)
@@ -530,6 +580,32 @@ class Signs:
         found = [s for s in self.signs if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank))]
         # a wrapper that re-raised a worker's exception is told through the worker's (`TOLD`)
         return next((s for s in found if s.cause != TOLD), found[0] if found else None)
+
+
+def ipython_frame(text: str, frames: list[Frame]) -> Optional[Frame]:
+    """One of IPython's frames (a new one), or None; an arrow line gives the frame above it its line."""
+    m = IPYTHON_FRAME.match(text)
+    if m:
+        return Frame(m.group("path"), int(m.group("line")), m.group("func") or "")
+    m = CELL_FRAME.match(text)
+    if m:
+        return Frame(f"<ipython-input-{m.group('cell')}>", int(m.group("line")), "<cell>")
+    m = OLD_IPYTHON_FRAME.match(text)
+    if m:
+        return Frame(m.group("path"), 0, m.group("func"))
+    m = IPYTHON_ARROW.match(text)
+    if m and frames and frames[-1].line == 0:
+        frames[-1].line = int(m.group("line"))
+    return None
+
+
+def glued_header(text: str) -> bool:
+    """A line that ends in a traceback's header, whole or cut by the paste's width:
+    "...17.62s/it]Traceback (most recent call last):", "... 17.62s/it]Traceback (most recent call l"."""
+    at = text.rfind("Traceback (most rec")
+    tail = text[at:].rstrip()
+    # (the whole header without its colon is IPython's, after the exception's class: not cut)
+    return at >= 0 and (tail == GLUED_HEADER or GLUED_HEADER.startswith(tail) and tail != TRACEBACK)
 
 
 def wrapper(cls: str, message: str, frames: Sequence[Frame] = ()) -> bool:

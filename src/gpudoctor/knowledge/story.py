@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
@@ -109,15 +110,6 @@ class Seen:
             self.samples.append(hit)
 
 
-# A logger's error level, as the programs in these logs write it: Python's logging ("ERROR:root:",
-# "- ERROR -", "[ERROR]"), vLLM's "ERROR 09-25 06:40:46", glog/klog's "E0224 06:16:07.968578",
-# logfmt's level=error, and the same at CRITICAL / FATAL.
-ERROR_LEVEL = re.compile(
-    r"(?:^|[\s\]|:])(?:ERROR|CRITICAL|FATAL)(?::|\s+-\s|\s+\d\d-\d\d |\])"
-    r"|[\[|]\s*(?:ERROR|CRITICAL|FATAL)\s*[\]|]"
-    r"|(?:^|\]:?\s?)[EF]\d{4} \d\d:\d\d:\d\d\.\d+"
-    r"|\blevel=(?:error|fatal|critical)\b"
-)
 ERROR_LINES_KEPT = 3
 
 
@@ -554,7 +546,8 @@ class Diagnosis:
             fix = fix.replace("WHERE", f"{last.path}:{last.line}" + (f" in {last.func}" if last.func else "") if last else "not in this log")
         if sign is not None and "PACKAGES" in fix:
             # innermost first: the package that raised, then the one that called it
-            packages = [pkg for f in reversed(sign.frames) if (pkg := package_of(f.path)) not in (None, "python")]
+            # (what pip can show: not Python's own library, not a model's code from the Hub)
+            packages = [pkg for f in reversed(sign.frames) if (pkg := package_of(f.path)) not in (None, "python") and " " not in pkg]
             packages = list(dict.fromkeys(packages))
             if packages:
                 versions = " and ".join(f"the {pkg} version" for pkg in packages[:2])

@@ -12,10 +12,10 @@ from typing import Optional
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
-from gpudoctor.knowledge.libraries import PROJECTS
+from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO
 from gpudoctor.knowledge.patterns import BY_ID
 from gpudoctor.knowledge.remedy import remedy_in
-from gpudoctor.knowledge.signature import search_url, signature
+from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
 from gpudoctor.knowledge.signs import KIND, Sign
 
 # Not in the registry (no line matches it): `Diagnosis` makes it from the signs of failure.
@@ -79,14 +79,17 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         return out
     text = f"{sign.what} {sign.message}"
     paths = " ".join(f.path for f in sign.frames[-3:])
-    if sign.kind == "exception" and sign.what.endswith(("ProcessExitedException", "ProcessRaisedException")) and "Traceback" in sign.text:
+    notebook = "Traceback" in sign.text or any(USER_PSEUDO.search(f.path) for f in sign.frames)
+    if sign.kind == "exception" and sign.what.split(" ", 1)[0].endswith(("ProcessExitedException", "ProcessRaisedException")) and notebook:
         # an IPython traceback: mp.spawn was started from a notebook
         return ("mp.spawn re-imports the function it runs in each new process, which a notebook cannot provide: move the "
                 "function into a .py module and import it, or run the training as a script (torchrun train.py)")
     if sign.kind == "exception":
         last, mine = sign.raised_in(), sign.user_frame()
         cut = sign.cut
-        if last is None:
+        if last is None and traceback_at is not None and traceback_at != sign.line:
+            where = f"read the traceback that starts at line {traceback_at} of this log: its last frames say where it was raised"
+        elif last is None:
             where = ("the log does not show where it was raised: keep each rank's whole output (torchrun --log-dir DIR --tee 3, "
                      "srun --output=%t.log) and read the traceback above the exception")
         else:
@@ -109,10 +112,14 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         return where + extra
     if sign.kind == "c10" and CUDA.search(sign.what):
         return next_step_for("cudastatus")
+    if sign.kind in CUT_HERE:
+        return CUT_HERE[sign.kind].format(line=sign.line)
+    if sign.kind in OWN_WORDS:
+        return OWN_WORDS[sign.kind].format(line=sign.line)
     if sign.kind == "stopped":
         return ("the process was stopped by a signal, which launchers send to the other ranks after one failed: find the rank "
                 "that failed first (its own output, or torchrun's Root Cause block) and read its error")
-    if sign.kind in ("signame", "glogsig", "shellsig", "fatal", "caught"):
+    if sign.kind in ("signame", "glogsig", "shellsig", "shellkill", "glibc", "fatal", "caught"):
         if "Killed" in sign.what or "SIGKILL" in sign.what:
             return "a SIGKILL is usually the host's OOM killer or the scheduler: check `dmesg -T | grep -i oom` and `sacct -j JOBID -o JobID,MaxRSS,State`"
         return ("a native crash: rerun with PYTHONFAULTHANDLER=1 (the Python stack of every thread at the crash) and "
@@ -120,14 +127,49 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     return next_step_for(sign.kind)
 
 
+# Signs that are the failing process's own output, cut by the paste: what the log holds, and what is missing.
+CUT_HERE = {
+    "tbheader": ("line {line} is a traceback's header and the log ends (or goes on with other output) before its frames and its "
+                 "exception: an exception was raised there; the lines that followed it in the full output name it"),
+    "frames": ("line {line} holds a traceback pasted as one line (its frames run together): its last `File ...` is where the "
+               "exception was raised; the exception's own line is not in it"),
+    "cppframes": ("line {line} is torch's C++ backtrace of an exception whose message (the lines before `frame #0`) is not in the "
+                  "log; rerun with TORCH_SHOW_CPP_STACKTRACES=1 and NCCL_DEBUG=INFO if it came from a collective"),
+    "chained": ("line {line} says an exception was raised while another was handled, but neither traceback is in the log: "
+                "the lines around it in the full output name both"),
+}
+# Lines where a program, a tool or a cluster manager says in its own words what it could not do:
+# what to read next, by who wrote the line (evidence.py's rules).
+TOOL_STEP = ("line {line} is the tool's own error, and the words after it say what it could not do (a package, a version, a "
+             "path, a toolkit): fix that and run the step again; the search below finds others who hit it")
+CLUSTER_STEP = ("the scheduler or cluster manager says the job failed: its own record of the job says why (sacct -j JOBID -o "
+                "JobID,State,ExitCode,MaxRSS; kubectl describe pod POD and kubectl logs POD --previous; sky jobs logs --controller; "
+                "ray job logs JOB), and each rank's output shows the first error")
+OWN_WORDS = {
+    "pyexec": ("the interpreter at line {line} could not run the module or the script it was given: check the path, and that the "
+               "package is installed for that interpreter (`python -m pip show PACKAGE` with the same python)"),
+    "pip": TOOL_STEP, "apt": TOOL_STEP, "build": TOOL_STEP, "cli": TOOL_STEP, "container": TOOL_STEP,
+    "fatallevel": ("line {line} is the program's own last word: its logger says it cannot go on, and the lines it logged just "
+                   "before say why"),
+    "errorending": "line {line} is the program saying it stops after an error: the lines it logged just before say why",
+    "k8sevent": CLUSTER_STEP, "podstatus": CLUSTER_STEP, "k8sreason": CLUSTER_STEP, "jobstate": CLUSTER_STEP, "slurm": CLUSTER_STEP,
+    "panic": ("a Go or Rust program panicked at line {line}: the panic's message and the stack printed after it (goroutines, "
+              "or RUST_BACKTRACE=1) say where; search the program's issues for the message"),
+    "nvrm": ("the NVIDIA kernel driver logged an error at line {line}: `dmesg -T | grep -i -E 'NVRM|Xid'` around that time, the "
+             "driver version against the GPU (open or proprietary kernel modules) and `nvidia-smi` say whether the GPU is usable"),
+    "pytest": ("a test run failed: each failing test's own section (its `E   ` lines) says why; rerun one alone with "
+               "`pytest -x -q TEST` to read it whole"),
+}
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
-SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo"}
+SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
+              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "glibc", "nvrm"}
 
 
 def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", line: int = 0) -> dict:
     """What the failure's own message gives to go on: the remedy it states (quoted, with its
     line), whose code raised it, its signature and a search of the owning project's issues."""
     out: dict = {}
+    anywhere = False  # no project known: search every project's issues
     if sign is not None:
         remedy, what, said = sign.remedy, sign.what, sign.message
         project = sign.project()
@@ -135,24 +177,32 @@ def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", l
         if raised_by:
             out["raised_by"] = raised_by
         searchable = sign.kind in SEARCHABLE and not sign.cut
+        # raised in a library whose tracker is not known, or where no frame shows: any project's issues
+        anywhere = raised_by not in ("your code", "python")
         if sign.kind != "exception":
             what = ""  # the line itself is the signature
         elif said == sign.text or said == what:
             said = ""
+        last = sign.raised_in()
+        if sign.kind == "exception" and sign.cut and last is not None and raised_by not in ("", "your code", "python"):
+            # the message is cut: the threads that quote the same traceback end in the same frame
+            out["search"] = frame_search_url(project, last.path, last.func)
+            out["project"] = project or "GitHub"
+            out["searched_by"] = "frame"
     else:
         remedy = remedy_in([(line, f"{exception}: {message}")]) if line else None
         what, said = exception, message.rstrip()
         if said.endswith(('",', '"')) and said.count('"') % 2:  # quoted in an error file: "message": "ValueError: ...",
             said = said.rstrip(',').removesuffix('"')
         project = PROJECTS.get(exception.split(".", 1)[0], "") if "." in exception else ""
-        searchable = bool(exception)
+        searchable = anywhere = bool(exception)
     if remedy is not None:
         out["remedy"] = remedy.text
         out["remedy_line"] = remedy.line
     if searchable and (what or said):
         out["signature"] = signature(what, said)
-        if project:
-            out["project"] = project
+        if project or anywhere:
+            out["project"] = project or "GitHub"
             out["search"] = search_url(project, what, said)
     return out
 
@@ -161,8 +211,12 @@ def with_what_it_says(fix: str, said: dict) -> str:
     """The next step, led by the message's own remedy and followed by the issue search."""
     if "remedy" in said:
         fix = f'the message itself says: "{said["remedy"]}" (line {said["remedy_line"]}); {fix}'
-    if "search" in said:
-        fix += f"; this error in {said['project']}'s issues: {said['search']}"
+    if "search" not in said:
+        return fix
+    where = "the issues of every project on GitHub" if said["project"] == "GitHub" else f"{said['project']}'s issues"
+    if said.get("searched_by") == "frame":
+        return fix + f"; tracebacks that end in the same frame, in {where}: {said['search']}"
+    return fix + f"; this error in {where}: {said['search']}"
     return fix
 
 
