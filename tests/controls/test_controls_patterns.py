@@ -33,6 +33,15 @@ class TestCudaOom:
                "Some of your processes may have been killed by the cgroup out-of-memory handler.\n")
         assert head_id(log) == "host-oom-killer"
 
+    def test_control_a_java_heap_out_of_memory_is_no_gpu(self):
+        # the class name alone is Java's too (a data tool's JVM beside the job); torch's is torch.[cuda.]OutOfMemoryError
+        log = ('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space\n'
+               "\tat java.util.Arrays.copyOf(Arrays.java:3332)\n")
+        assert "cuda-oom" not in ids(log)
+
+    def test_sibling_torchs_class_name_alone_is_the_gpus(self):
+        assert head_id("torch.cuda.OutOfMemoryError\n") == "cuda-oom"
+
     def test_sibling_other_ranks_filling_gpu0_is_its_own_verdict(self):
         log = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 79.18 GiB "
                "of which 41.00 MiB is free. Process 568053 has 50.74 GiB memory in use. Process 568050 has 14.72 GiB memory in use. "

@@ -46,7 +46,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a GPU ran out of memory",
-        r"CUDA out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?|CUDA error: out of memory|OutOfMemoryError",
+        r"CUDA out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?|CUDA error: out of memory|torch\.(?:cuda\.)?OutOfMemoryError",
         ("out of memory", "OutOfMemoryError"),
         why="""The batch, the model or the activations do not fit on this GPU, or another process (another rank
         on the same GPU, a leftover job) holds part of its memory.""",
