@@ -524,6 +524,18 @@ class TestLogInconclusiveErrorsLogged:
         assert f.id == "log-inconclusive" and "logged at error level" in f.title and "first: line 2" in f.title
         assert f.evidence["error lines"][0].startswith("line 2: E0224")
 
+    def test_sibling_a_timestamped_level_then_the_loggers_name_is_shown(self):
+        # logging's "%(asctime)s %(levelname)s %(name)s: %(message)s" and its "[name]" form
+        for line in ("2024-05-01 10:00:00,123 ERROR trainer: could not save checkpoint to /ckpt: disk quota exceeded\n",
+                     "2024-05-01 10:00:00 ERROR [data.loader] shard 12 unreadable, skipped\n"):
+            [f] = api.diagnose("step 1 loss 2.3\n" + line + "step 2 loss 2.2\n").findings
+            assert f.id == "log-inconclusive" and "logged at error level" in f.title and "first: line 2" in f.title, line
+
+    def test_control_a_capitalised_phrase_after_a_time_stamp_is_no_level(self):
+        report = api.diagnose("10:00:01 ERROR Handling: enabled (TORCH_NCCL_ASYNC_ERROR_HANDLING=1)\nstep 1 loss 2.3\n")
+        [f] = report.findings
+        assert f.id == "log-inconclusive" and "error lines" not in f.evidence
+
     def test_sibling_an_error_line_that_ends_the_run_is_a_failure_not_this(self):
         log = "E1128 21:34:35.285000 931 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) local_rank: 0 (pid: 956) of binary: /usr/bin/python\n"
         assert "log-inconclusive" not in [f.id for f in api.diagnose(log).findings]

@@ -33,6 +33,10 @@ LEVEL_AT = (
     r"|[\[|]\s*(?:{caps})\s*[\]|]"
     r"|(?:^|(?<=[\s\]):\[]))[{glog}]\d{{4}} \d\d:\d\d:\d\d\.\d+"
     r"|^[\w.\-]+: (?:{caps}) (?=[A-Z])"
+    # "%(asctime)s %(levelname)s %(name)s: %(message)s" and "... %(levelname)s [%(name)s] ...": the
+    # level after a time stamp, then the logger's name (a lower-case dotted name, so a capitalised
+    # phrase such as "ERROR Handling:" is not one)
+    r"|(?<=\d )(?:{caps})\s+(?:[a-z_][\w.\-]*:|\[[a-z_][\w.\-]*\])\s"
     r"|\blevel=\"?(?:{lower})\b"
 )
 ERROR_LEVEL = re.compile(LEVEL_AT.format(caps="ERROR|CRITICAL|FATAL|PANIC", glog="EF", lower="error|fatal|critical|panic"))
