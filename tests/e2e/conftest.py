@@ -50,6 +50,10 @@ def pytest_terminal_summary(terminalreporter):
 @pytest.fixture(scope="session")
 def doctor_jobs(tmp_path_factory):
     """`gpudoctor run --nproc 2` jobs several tests read, each started once (tests/doctor_jobs.py)."""
+    import os
+
     from doctor_jobs import DoctorJobs
 
-    return DoctorJobs(tmp_path_factory.mktemp("doctor-jobs"))
+    # xdist gives each worker a basetemp of its own inside the session's: the jobs are shared there
+    shared = tmp_path_factory.getbasetemp().parent / "doctor-jobs" if os.environ.get("PYTEST_XDIST_WORKER") else None
+    return DoctorJobs(tmp_path_factory.mktemp("doctor-jobs"), shared)

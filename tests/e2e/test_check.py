@@ -42,10 +42,18 @@ cpu_only = pytest.mark.skipif(_has_driver(), reason="describes a machine without
 
 
 @pytest.fixture(scope="module")
-def json_run() -> dict:
-    r = run("--json")
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+def piped_json_run() -> subprocess.CompletedProcess:
+    """`gpudoctor check --json | python -m json.tool`: the pipe test_json_pipes_through_json_tool
+    is about, and the document the other tests read (json.tool prints what it parsed), one run."""
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    pipeline = f'set -o pipefail; "{sys.executable}" -m gpudoctor check --json | "{sys.executable}" -m json.tool'
+    return subprocess.run(["bash", "-c", pipeline], capture_output=True, text=True, timeout=180, env=env)
+
+
+@pytest.fixture(scope="module")
+def json_run(piped_json_run) -> dict:
+    assert piped_json_run.returncode == 0, piped_json_run.stderr
+    return json.loads(piped_json_run.stdout)
 
 
 @cpu_only
@@ -71,12 +79,9 @@ def test_json_parses_and_carries_the_facts(json_run):
     assert facts.torch.status == "ok"
 
 
-def test_json_pipes_through_json_tool():
-    r = subprocess.run(
-        f'"{sys.executable}" -m gpudoctor check --json | "{sys.executable}" -m json.tool',
-        shell=True, capture_output=True, text=True, timeout=180,
-    )
-    assert r.returncode == 0 and r.stdout.lstrip().startswith("{")
+def test_json_pipes_through_json_tool(piped_json_run):
+    r = piped_json_run
+    assert r.returncode == 0 and r.stdout.lstrip().startswith("{"), r.stderr
 
 
 def test_markdown_has_versions_gpus_findings():

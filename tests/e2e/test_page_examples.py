@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -169,19 +170,26 @@ def _shell(command: str, cwd: Path, timeout: float) -> subprocess.CompletedProce
     return subprocess.run(["bash", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-# The same command run by more than one test here (README's and check.md's `gpudoctor check`,
-# the CPU sample of check.md): it reads and writes nothing in its folder, so it runs once
-# (a `check` is seconds of CPU: it imports torch in a child process) and each test reads it.
-_ONCE = ("gpudoctor check",)
-_ran_once: dict[str, subprocess.CompletedProcess] = {}
+# The same command run by more than one test here: README's and check.md's `gpudoctor check`
+# and the CPU sample of check.md; `gpudoctor check --json > facts.json`, an example of its own,
+# the one `--facts facts.json` runs after, and the file docs/json.md's example is compared with.
+# Each reads nothing and writes only its own folder, so it runs once (a `check` is seconds of
+# CPU: it imports torch in a child process) and each test reads it, with the files it wrote.
+_ONCE = ("gpudoctor check", "gpudoctor check --json > facts.json")
+_ran_once: dict[str, tuple[subprocess.CompletedProcess, Path]] = {}
 
 
 def _shell_once(command: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess:
     if command not in _ONCE:
         return _shell(command, cwd, timeout)
     if command not in _ran_once:
-        _ran_once[command] = _shell(command, cwd, timeout)
-    return _ran_once[command]
+        _ran_once[command] = (_shell(command, cwd, timeout), cwd)
+    r, ran_in = _ran_once[command]
+    if ran_in != cwd:
+        for written in ran_in.iterdir():  # (examples/ and tests/ are _shell's links to folders)
+            if written.is_file():
+                shutil.copyfile(written, cwd / written.name)
+    return r
 
 
 @pytest.mark.slow
@@ -190,7 +198,7 @@ def test_example_does_what_the_page_says(key, tmp_path):
     line, shown = examples()[key]
     expect = RUN[key]
     if expect.before:
-        assert _shell(expect.before, tmp_path, expect.timeout).returncode == 0
+        assert _shell_once(expect.before, tmp_path, expect.timeout).returncode == 0
     r = _shell_once(_without_comment(line), tmp_path, expect.timeout)
     exits = expect.exit if isinstance(expect.exit, tuple) else (expect.exit,)
     assert r.returncode in exits, f"{key}: exit {r.returncode}\n{r.stderr[-2000:]}"
@@ -241,8 +249,9 @@ def test_json_page_example_finding_is_what_check_prints(tmp_path):
     page = (ROOT / "docs" / "json.md").read_text()
     # Abridged on the page (no facts): read as it is, not checked against the schema (conftest.py).
     example = json.JSONDecoder().decode(page.split("```json\n", 1)[1].split("```", 1)[0])
-    r = _shell("gpudoctor check --json", tmp_path, 120)
-    actual = json.loads(r.stdout)
+    r = _shell_once("gpudoctor check --json > facts.json", tmp_path, 120)  # check.md's example: its file
+    assert r.returncode == 0, r.stderr
+    actual = json.loads((tmp_path / "facts.json").read_text())
     assert set(example) <= set(actual)
     [shown] = example["findings"]
     [real] = [f for f in actual["findings"] if f["id"] == shown["id"]]

@@ -17,15 +17,25 @@ def torch_import_finding(error: str) -> Finding:
     return torch_import_failed(error, python=sys.executable, PYTHONPATH=os.environ.get("PYTHONPATH"))
 
 
-def import_error_behind(cuda: CudaFacts, ranks_failed: bool) -> str | None:
+def import_error_behind(cuda: CudaFacts, ranks_failed: bool, data: dict) -> str | None:
     """A quick probe (probe_cuda(quick=True)) read a CPU build's files without importing
     torch. When the ranks then failed, the import itself is asked: a torch that cannot
-    be imported is what explains their failure."""
-    if cuda.imported or not ranks_failed:
+    be imported is what explains their failure. Not when a rank imported it (`data`, the
+    report's: torch_ran_in_a_rank): then asking costs this process the import, seconds
+    after every failed job and every Ctrl-C, to learn what the rank already showed."""
+    if cuda.imported or not ranks_failed or torch_ran_in_a_rank(data):
         return None
     from gpudoctor.probe.cuda import probe_cuda
 
     return probe_cuda().import_error
+
+
+def torch_ran_in_a_rank(data: dict) -> bool:
+    """Whether a rank reported the threads its torch runs with (the report's `threads`,
+    launch/threads.py): a rank writes them only once `import torch` has worked in it
+    (launch/rundir.py write_threads)."""
+    threads = data.get("threads") or {}
+    return any(n is not None for n in threads.get("per_rank") or ())
 
 
 def torch_broken(command: str, cuda: CudaFacts) -> Report | None:
@@ -36,7 +46,8 @@ def torch_broken(command: str, cuda: CudaFacts) -> Report | None:
 
 
 def ranks_lacked_torch(command: str, cuda: CudaFacts, report: Report) -> Report | None:
-    """The Report that replaces the ranks' when they failed for want of an importable torch."""
-    failed = any(f.severity is Severity.ERROR for f in report.findings)
-    error = import_error_behind(cuda, failed)
+    """The Report that replaces the ranks' when they failed for want of an importable torch.
+    Ranks stopped by Ctrl-C (SIGTERM, SIGHUP) did not fail: the import is not asked then."""
+    failed = not report.interrupted and any(f.severity is Severity.ERROR for f in report.findings)
+    error = import_error_behind(cuda, failed, report.data)
     return None if error is None else Report(command, (torch_import_finding(error),))

@@ -117,7 +117,7 @@ def _ranks(options: Options, target, env: dict[str, str], say: Callable[[str], N
         return Ended(done.report, done.status)  # `| head -1`: the reader has what it wanted
     report = done.report
     printed: list = []  # findings already said
-    if import_error := import_error_behind(cuda, done.status != 0):
+    if import_error := import_error_behind(cuda, done.status != 0 and not done.interrupted, done.report.data):
         # The ranks failed, and the torch this process skipped importing is why.
         broken = torch_import_finding(import_error)
         say(findings_text([broken], "gpudoctor run: this torch cannot be imported"))

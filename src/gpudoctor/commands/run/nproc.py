@@ -30,6 +30,7 @@ class RanksRun:
     steps: StepVerdict | None = None  # where each rank's step time went (knowledge/stragglers.py)
     timelines: dict[int, list] | None = None  # each rank's trace slices, with --trace
     output_closed: bool = False  # stdout's reader left (`| head -1`): leave quietly, as a CLI does
+    interrupted: bool = False  # stopped by Ctrl-C, SIGTERM or SIGHUP: the ranks did not fail of themselves
 
 
 def _stderr_line(rank: int, line: str) -> None:
@@ -134,4 +135,5 @@ def run_ranks(
         shutil.rmtree(run_dir, ignore_errors=True)
         for p in (*processes, *data["ranks"]):
             p.pop("log")
-    return RanksRun(report, status, run_dir, kept=not result.ok, steps=steps, timelines=timelines)
+    return RanksRun(report, status, run_dir, kept=not result.ok, steps=steps, timelines=timelines,
+                    interrupted=result.interrupted)  # fmt: skip
