@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +85,27 @@ def answer_stack_signal() -> None:
         faulthandler.enable()
     if hasattr(faulthandler, "register"):  # not on Windows (no SIGUSR1 there either)
         faulthandler.register(signal.SIGUSR1, all_threads=True)
+        # a process started under held_stack_signal() begins with SIGUSR1 blocked: it may
+        # come now (a request that arrived meanwhile is answered here)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+
+
+@contextmanager
+def held_stack_signal() -> Iterator[None]:
+    """Around the start of a rank's own children (DataLoader workers under spawn): SIGUSR1
+    blocked in this thread, so the children begin with it blocked (the mask survives fork
+    and exec) until answer_stack_signal() sets their handler and unblocks it. Without it, the
+    watchdog's request to the process group killed a worker still importing (SIGUSR1's
+    default action), and the rank failed of "worker exited unexpectedly" instead of being
+    shown where it stood. The rank's own request waits here and is answered on the way out."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no SIGUSR1, nothing to hold
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def progress_path(run_dir: str, rank: int) -> str:

@@ -35,6 +35,7 @@ from gpudoctor.commands.train_smoke.config import (
     SmokeConfig,
 )
 from gpudoctor.launch.contract import write_contract
+from gpudoctor.launch.rank import held_stack_signal
 from gpudoctor.commands.train_smoke.workers import worker_init, worker_startup
 from gpudoctor.commands.train_smoke.result import (
     PARTIAL,
@@ -226,7 +227,8 @@ def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
     # cost measured on its own (dataloader-workers). With num_workers=0 that fetch takes
     # well under a millisecond.
     fetch = time.perf_counter()
-    epoch_iter = iter(setup.loader)
+    with held_stack_signal():  # the workers start here
+        epoch_iter = iter(setup.loader)
     batches = itertools.chain([next(epoch_iter)], epoch_iter)
     start = time.perf_counter()
     first_batch_s = start - fetch
@@ -257,7 +259,8 @@ def _train(torch, ctx, cfg: SmokeConfig, setup: _Setup) -> _Trained:
         epoch += 1
         if step < cfg.steps:
             sampler.set_epoch(epoch)
-            batches = iter(setup.loader)
+            with held_stack_signal():
+                batches = iter(setup.loader)
     del batches, epoch_iter
     if on_cuda:
         torch.cuda.synchronize()

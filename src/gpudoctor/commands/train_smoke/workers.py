@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 
 from gpudoctor.commands.train_smoke.result import EpochTimes, WorkerStartup
-from gpudoctor.launch.rank import answer_stack_signal
+from gpudoctor.launch.rank import answer_stack_signal, held_stack_signal
 
 START_METHOD = "spawn"
 BUDGET_SHARE = 0.25  # of --timeout: what the measurement may spend before it stops starting epochs
@@ -39,7 +39,8 @@ def _timed_epoch(loader, sampler, epoch: int) -> tuple[float, float]:
     """(time to the first batch, time of the whole epoch)."""
     sampler.set_epoch(epoch)
     start = time.perf_counter()
-    batches = iter(loader)
+    with held_stack_signal():  # a non-persistent loader starts its workers here, every epoch
+        batches = iter(loader)
     next(batches, None)  # the first batch waits for the workers to come up
     first = time.perf_counter()
     for _ in batches:
