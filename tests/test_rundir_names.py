@@ -32,7 +32,9 @@ ALLOWED = {
     "launch/rank.py": "start-up path",
     "hooks/main.py": "start-up path",
 }
-PROSE = "catalog/"  # the findings' text for users: it names variables and files, it does not use them
+# the findings' text for users, and the patterns' (why/fix about the user's own files, e.g. a
+# transformers checkpoint's config.json): they name variables and files, they do not use them
+PROSE = ("catalog/", "knowledge/patterns/")
 
 
 def literals(tree: ast.AST):
