@@ -86,6 +86,18 @@ def wrapper_kind(file: FileModel, node: object) -> str:
     return ""
 
 
+def wrapper_arguments(file: FileModel, name: str, position: int) -> Iterator[tuple[str, ast.expr, list]]:
+    """(kind, value, its origins) for each DataParallel / DistributedDataParallel the file
+    builds with argument `name` (or positional `position`): what the device rules judge."""
+    for call in file.calls:
+        kind = wrapper_kind(file, call)
+        if not kind:
+            continue
+        value = keyword(call, name, position)
+        if value is not None:
+            yield kind, value, file.origins(value)
+
+
 # A helper from a library or another module that starts the process group:
 # timm's `utils.init_distributed_device(args)`, DeiT's and MAE's
 # `utils.init_distributed_mode(args)`, `setup_ddp()`, `ddp_setup(rank, n)`.

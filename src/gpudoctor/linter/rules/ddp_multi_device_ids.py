@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.idioms import wrapper_arguments
+from gpudoctor.linter.model import FileModel, constant, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
@@ -51,13 +51,10 @@ class DdpMultiDeviceIds(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        for call in file.calls:
-            if wrapper_kind(file, call) != "DistributedDataParallel":
+        for kind, value, found in wrapper_arguments(file, "device_ids", 1):
+            if kind != "DistributedDataParallel":
                 continue
-            value = keyword(call, "device_ids", 1)
-            if value is None:
-                continue
-            origins = [o for o in file.origins(value) if isinstance(o, ast.AST)]
+            origins = [o for o in found if isinstance(o, ast.AST)]
             counts = [self._count(o) for o in origins]
             if not origins or any(c is None for c in counts):
                 continue

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import FileModel, keyword
+from gpudoctor.linter.idioms import wrapper_arguments
+from gpudoctor.linter.model import FileModel
 from gpudoctor.linter.rule import ERROR, Hit, Rule
 
 
@@ -52,14 +52,7 @@ class DeviceIdsNotList(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        for call in file.calls:
-            kind = wrapper_kind(file, call)
-            if not kind:
-                continue
-            value = keyword(call, "device_ids", 1)
-            if value is None:
-                continue
-            origins = file.origins(value)
+        for kind, value, origins in wrapper_arguments(file, "device_ids", 1):
             singles = [o for o in origins if isinstance(o, ast.AST) and self._single(file, o)]
             if origins and len(singles) == len(origins):
                 yield Hit(value, message=f"{kind}(device_ids={ast.unparse(value)[:40]}): device_ids takes a list of "

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import source, wrapper_kind
-from gpudoctor.linter.model import FileModel, keyword
+from gpudoctor.linter.idioms import source, wrapper_arguments
+from gpudoctor.linter.model import FileModel
 from gpudoctor.linter.rule import ERROR, Hit, Rule
 
 
@@ -50,14 +50,7 @@ class OutputDeviceList(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        for call in file.calls:
-            kind = wrapper_kind(file, call)
-            if not kind:
-                continue
-            value = keyword(call, "output_device", 2)
-            if value is None:
-                continue
-            origins = file.origins(value)
+        for kind, value, origins in wrapper_arguments(file, "output_device", 2):
             lists = [o for o in origins if isinstance(o, (ast.List, ast.Tuple))]
             if origins and len(lists) == len(origins):
                 first = lists[0].elts[0] if lists[0].elts else None
