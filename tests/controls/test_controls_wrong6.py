@@ -135,3 +135,36 @@ class TestUnrecognisedFailureFatalSignalExit:
         found = api.diagnose(case("dev4", "internvl-553-lora-exitcode-8-sigfpe")).findings
         assert found[0].id == "unrecognised-failure" and "SIGFPE" in found[0].title
         assert found[1].id == "torchrun-child-failed" and found[1].evidence.get("consequence_of") == "unrecognised-failure"
+
+
+class TestUnrecognisedFailureHandledFallback:
+    """A warning that a component caught an exception and fell back: the traceback it prints was handled."""
+
+    verdict = "unrecognised-failure"
+
+    # huggingface/optimum#1439: ORTModule could not export to ONNX and training went on in PyTorch
+    WARNING = (
+        "2023-10-26 09:46:58,557 orttraining [WARNING] - Fallback to PyTorch due to exception <class "
+        "'onnxruntime.training.ortmodule._fallback_exceptions.ORTModuleONNXModelException'> was triggered. Report this issue "
+        "with a minimal repro at https://www.github.com/microsoft/onnxruntime. See details below:\n\n"
+        "RuntimeError: There was an error while exporting the PyTorch model to ONNX: \n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.9/site-packages/onnxruntime/training/ortmodule/_utils.py", line 325, in get_exception_as_string\n'
+        "    raise exception\n"
+        '  File "/opt/conda/lib/python3.9/site-packages/torch/onnx/utils.py", line 506, in export\n'
+        "    _export(\n"
+    )
+
+    def test_control_the_caught_exports_traceback_is_no_failure(self):
+        report = api.diagnose(self.WARNING + STEPS)
+        assert not [f for f in report.findings if f.severity.value == "error"]
+        assert case("dev4", "optimum-pr1439-ort-zero3-fallback-to-pytorch-warning").count("Fallback to PyTorch") == 1
+        assert "unrecognised-failure" not in ids(case("dev4", "optimum-pr1439-ort-zero3-fallback-to-pytorch-warning"))
+
+    def test_sibling_a_crash_after_the_fallback_is_still_a_failure(self):
+        log = self.WARNING + STEPS + TB + "RuntimeError: the exported graph has no output named 'loss'\n"
+        assert head_id(log) in ("unrecognised-failure", "python-exception")
+
+    def test_sibling_a_fallback_at_error_level_is_no_warning(self):
+        log = self.WARNING.replace("[WARNING]", "[ERROR]") + STEPS
+        assert head_id(log) == "unrecognised-failure"

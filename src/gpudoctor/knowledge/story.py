@@ -191,6 +191,8 @@ class Diagnosis:
             else:
                 self.signs.see(msg, raw, line, source, following)
             for p, m in self.matches(msg.text):
+                if p.id in GENERIC_FINDINGS and self.signs.handled(msg.rank, line):
+                    continue  # an exception a fallback warning said was caught: it names no failure
                 context: list[str] = []
                 if p.context_after and following is not None:
                     context = [seg.text for raw_next in following(p.context_after) for seg in segments(raw_next)]
