@@ -191,6 +191,15 @@ CPP_REPORT = ("terminate", "terminate_bare", "what", "c10", "c10watchdog")
 CPP_REPORT_LINES = 6
 STORE_IO = {"recvBytes", "sendBytes", "recvValue", "doWait", "doGet", "get"}
 STRONG = 3  # a sign at least this strong is a failure of its own, not only an exit status
+# A warning that a component caught an exception and went on another way ("[WARNING] - Fallback to PyTorch
+# due to exception <class '...ORTModuleONNXModelException'> was triggered. ... See details below:"): the
+# exception and traceback it prints next were handled. Only at warning level: at error level, or a traceback
+# further on, the run may still have failed.
+FALLBACK = re.compile(
+    r"(?:\bWARN(?:ING)?\b|^W\d{4} ).{0,120}?\b(?:[Ff]allback|[Ff]all(?:ing)? back) to \S+ (?:due to|because of|after) (?:an? )?(?:exception|error)\b"
+)
+HANDLED_LINES = 4  # how far after the warning its exception or traceback starts (a blank line, the message, a blank line)
+HANDLED = "<handled>"  # the claim on a sign of an exception a fallback warning caught
 DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
 TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\d:\d\d)|^\[?(\d\d:\d\d:\d\d)")
 SIGNALS = {"1": "SIGHUP", "2": "SIGINT", "4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "9": "SIGKILL", "11": "SIGSEGV", "15": "SIGTERM"}
@@ -301,6 +310,7 @@ class Signs:
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
         self.pytest_said: dict[Optional[int], LogLine] = {}  # rank -> pytest's last "E   Class: message" line
+        self.fallback_at: dict[Optional[int], int] = {}  # rank -> line of its last fallback warning (FALLBACK)
 
     def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
@@ -319,6 +329,10 @@ class Signs:
         text = msg.text
         if text.startswith("Exception ignored in"):
             self.ignored_at[msg.rank] = line
+            self.events += 1
+            return
+        if "back to" in text and FALLBACK.search(text):
+            self.fallback_at[msg.rank] = line
             self.events += 1
             return
         if glued_header(text) and not text.startswith((TRACEBACK, ORIGINAL)):
@@ -546,9 +560,15 @@ class Signs:
     def chained_cause(lines: list[str]) -> bool:
         return any(marker in seg.text for raw in lines for seg in segments(raw) for marker in CHAINED)
 
+    def handled(self, rank: Optional[int], line: int) -> bool:
+        """The line starts an exception that a fallback warning just before it said was caught."""
+        return 0 < line - self.fallback_at.get(rank, -HANDLED_LINES - 1) <= HANDLED_LINES
+
     def add(self, sign: Sign) -> None:
         self.events += 1
         self.count += 1
+        if self.handled(sign.where.rank, sign.line):
+            sign.claimed = sign.claimed or HANDLED
         if len(self.signs) < KEEP:
             self.signs.append(sign)
             return

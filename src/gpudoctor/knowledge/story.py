@@ -25,6 +25,9 @@ from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognis
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
 GATE = needle_gate(ALL)
+# Signals whose death says what failed (an arithmetic fault, an instruction this CPU lacks) and that no
+# pattern of SIGNAL_EXITCODES tells; a stop signal (SIGTERM) or SIGKILL/SIGABRT say only that a rank was ended.
+SELF_TELLING = re.compile(r"\((?:SIGFPE|SIGILL)\)$")
 # A pattern whose lines are only progress when the other one is seen later.
 RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed", "bitsandbytes-libcudart-not-found": "bitsandbytes-cuda-library-loaded"}
 MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
@@ -188,6 +191,8 @@ class Diagnosis:
             else:
                 self.signs.see(msg, raw, line, source, following)
             for p, m in self.matches(msg.text):
+                if p.id in GENERIC_FINDINGS and self.signs.handled(msg.rank, line):
+                    continue  # an exception a fallback warning said was caught: it names no failure
                 context: list[str] = []
                 if p.context_after and following is not None:
                     context = [seg.text for raw_next in following(p.context_after) for seg in segments(raw_next)]
@@ -330,9 +335,11 @@ class Diagnosis:
             return
         explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in told.values())
         sign = self.signs.headline()
+        if not explained and (sign is None or sign.strength < STRONG):
+            sign = self.fatal_signal_exit() or sign
         if sign is None or explained:
             return
-        if any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG:
+        if any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG and not self.fatal_signal_exit():
             return  # an exit code the launcher's own findings already tell: no second story
         if any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):
             return  # the timed-out rank's own Python stack as the watchdog took it down: the timeout tells it
@@ -347,6 +354,12 @@ class Diagnosis:
         seen = Seen(UNRECOGNISED, -1, hit)  # the failure the log shows comes before what it caused
         seen.add(hit)
         told[UNRECOGNISED.id] = seen
+
+    def fatal_signal_exit(self) -> Optional[Sign]:
+        """A launcher's report that a worker died of a signal that is itself the failure (SIGFPE, SIGILL:
+        'exitcode: -8'), which no pattern of its own tells: the line a launcher summary claimed shows
+        the failure, so the answer names it rather than 'its cause is not in this log'."""
+        return next((s for s in self.signs.signs if s.kind in ("exitcode", "exit") and SELF_TELLING.search(s.what)), None)
 
     def ordered(self) -> list[tuple[Seen, Optional[Seen]]]:
         """(what was seen, what explains it) in the order to tell it."""

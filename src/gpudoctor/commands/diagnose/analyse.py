@@ -67,9 +67,19 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
         # a snapshot whose readings show a fault has its answer in them (exit 1 all the same)
         read_a_fault = any(f.id in SNAPSHOT_FAULTS and f.severity is Severity.WARN for f in findings)
         if answer.id == LOG_INCONCLUSIVE.id and not read_a_fault or not any(f.severity is Severity.WARN for f in findings):
-            findings.append(answer)
+            findings.insert(verdict_place(findings), answer)
     findings += last
     return Report("diagnose", tuple(findings), data)
+
+
+def verdict_place(findings: list[Finding]) -> int:
+    """Where the answer for a log with no error goes: before the first notice (a harmless line, an
+    info reading), so that the answer leads and torchrun's OMP_NUM_THREADS notice never reads as
+    the headline of a cut log; after the warnings, which may be what the run suffered."""
+    for i, f in enumerate(findings):
+        if f.severity.rank < Severity.WARN.rank or f.evidence.get("role") == "harmless":
+            return i
+    return len(findings)
 
 
 def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:

@@ -21,6 +21,25 @@ def oom_fields(m, _context):
 
 PATTERNS = [
     pattern(
+        "cuda-alloc-size-impossible",
+        "cuda",
+        CAUSE,
+        E,
+        "a tensor asked the GPU for more than 1 EB: its size is a wrong number, not a memory shortage",
+        # torch's caching allocator refuses any request of 1 EiB or more with this OutOfMemoryError before it
+        # tries the GPU: no GPU has that memory, so the size itself is wrong
+        r"out of memory\. Tried to allocate more than 1EB memory",
+        ("more than 1EB",),
+        why="""No GPU has an exabyte: torch refuses the request before it looks at free memory. The size came
+        from a wrong number, a length or shape read from a bad config or input, a negative size turned into a
+        huge unsigned one, or a value that differs on this device, so a smaller batch or another GPU does not help.""",
+        fix="print the shape or length the raising line allocates (the frame named in the traceback) and where it comes from; fix that value, e.g. a sequence length from the config, the tokenizer or another device",
+        examples=[
+            ("OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory.", "zai-org/ChatGLM-6B#790 (torch.arange(seq_len) in the rotary embedding)"),
+        ],
+        not_examples=["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 79.18 GiB of which 41.00 MiB is free."],
+    ),
+    pattern(
         "cuda-oom-gpu0-other-ranks",
         "cuda",
         CAUSE,

@@ -89,7 +89,9 @@ PATTERNS = [
         r"Expected all tensors to be on the same device, but found at least two devices, (?P<device_a>[\w:]+) and (?P<device_b>[\w:]+)"
         # torch 2.11 names the operand: "but got mat1 is on cpu, different from other tensors on cuda:0"
         r"|Expected all tensors to be on the same device, but got (?P<operand>\w+) is on (?P<device_c>[\w:]+), different from other tensors on (?P<device_d>[\w:]+)"
-        r"|Input type \((?P<input_type>[\w.]+)\) and weight type \((?P<weight_type>[\w.]+)\) should be the same"
+        # cuDNN's conv names the devices in the types: only types on two devices are this fault (torch.cuda.HalfTensor
+        # with torch.cuda.FloatTensor is a dtype mismatch on one GPU)
+        r"|Input type \((?P<input_type>torch\.(?P<input_on>cuda\.|mps\.)?\w+)\) and weight type \((?P<weight_type>torch\.(?(input_on)(?!(?P=input_on))|(?:cuda|mps)\.)[\w.]+)\) should be the same"
         r"|expected device (?P<expected>[\w:]+) but got (?P<got>[\w:]+)|is on CPU, but expected it to be on GPU"
         # torch before 1.10: "Expected tensor for 'out' to have the same device as tensor for argument #2 'mat1'; but device 1 does not equal 3"
         r"|Expected tensor for (?:argument #\d+ )?'\w+' to have the same device as tensor for argument #\d+ '\w+'; but device (?P<device_old_a>\d+) does not equal (?P<device_old_b>\d+)",
@@ -113,6 +115,8 @@ PATTERNS = [
                 "ray-project/ray#30063 (a Ray Train worker, torch 1.x wording)",
             ),
         ],
+        # one GPU, two dtypes (ultralytics/yolov5#475: DataParallel with half inputs)
+        not_examples=["RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same"],
         fields=groups,
     ),
     pattern(

@@ -366,8 +366,10 @@ PATTERNS = [
         r"|\] exits with return code = (?P<code2>-?\d+)"
         # mp.spawn: ProcessExitedException since torch 1.9, a bare Exception before
         r"|(?:ProcessExitedException|^Exception): process (?P<rank_a>\d+) terminated with (?:signal (?P<signal>SIG\w+)|exit code (?P<code3>-?\d+))"
-        r"|-- Process (?P<rank_b>\d+) terminated with the following error:",
-        ("CalledProcessError", "exits with return code", "ProcessExitedException", "terminated with the following error", "terminated with exit code", "terminated with signal"),
+        r"|-- Process (?P<rank_b>\d+) terminated with the following error:"
+        # a pipeline script's own report that the step it ran failed (DeepSpeed-Chat's train.py raises it)
+        r"|^(?:\w+\.)*\w*(?:Error|Exception): .{0,80}\bexited with non-zero (?:exit )?status (?P<code4>[1-9]\d*)",
+        ("CalledProcessError", "exits with return code", "ProcessExitedException", "terminated with the following error", "terminated with exit code", "terminated with signal", "exited with non-zero"),
         why="""The launcher only reports that the process it started failed (its exit status); the process's own
         error is printed by that process: before this line when it shares the launcher's terminal, else in its own
         output (a rank's log file, another node's console).""",
@@ -383,11 +385,13 @@ PATTERNS = [
                 "    raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command '['torchrun', '--nnodes', '1', '--node_rank', '0', '--nproc_per_node', '2', '--master_addr', '127.0.0.1', '--master_port', '38587', '/LLaMA-Factory/src/llamafactory/launcher.py', 'config/qwen_vl.yaml']' returned non-zero exit status 1.",
                 "hiyouga/LlamaFactory#9073 (llamafactory-cli's torchrun; the paste lost the line break after the source line)",
             ),
+            ("RuntimeError: Step 1 exited with non-zero status 1", "deepspeedai/DeepSpeedExamples#437 (DeepSpeed-Chat's train.py; the step's own error is in its training.log)"),
         ],
         not_examples=[
             "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
             "subprocess.CalledProcessError: Command '['nvidia-smi']' returned non-zero exit status 9.",
             "[INFO] process 1 terminated with exit code 0",
+            "Step 1 exited with non-zero status 1",  # a script's own progress line, not an exception it raised
             "subprocess.CalledProcessError",
         ],
         after=("*",),
