@@ -78,6 +78,14 @@ class TestExtensionUndefinedSymbol:
     def test_the_windows_wording(self):
         assert head_id(DLL_PROCEDURE) == "extension-undefined-symbol"
 
+    def test_a_terminals_cut_inside_the_path_is_read_joined(self):
+        # the rest of the cut line alone ("3d/_C.cpython-310-...so: undefined symbol: ...") is not claimed:
+        # the paste is read again with its cut lines joined, and the whole line decides
+        text = case("pytorch3d-1608-undefined-symbol-compute-contiguous")
+        wrapped = "\n".join(line[i : i + 80] for line in text.split("\n") for i in range(0, max(len(line), 1), 80))
+        assert "ImportError: /home/fwj/anaconda3/envs/pyfwj/lib/python3.10/site-packages/pytorch\n" in wrapped
+        assert head_id(wrapped) == "extension-undefined-symbol"
+
 
 class TestLauncherChildExitCut:
     """launcher-child-exit for accelerate's report as pasted in the sample: cut before its exit

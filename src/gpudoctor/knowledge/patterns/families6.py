@@ -42,9 +42,10 @@ PATTERNS = [
         CAUSE,
         E,
         "a compiled extension does not fit the torch it is loaded into (undefined symbol: built for another version)",
-        # Linux: ImportError/OSError, or the bare loader message a wrapper re-raised on its own line
-        # (transformers' 'Failed to import ... because of the following error'); NCCL's symbols have their own rule
-        r"(?:(?:ImportError|OSError): |^\s*)(?P<library>\S*?\.(?:so|pyd)(?:\.[\d.]+)?): undefined symbol: (?P<symbol>(?!nccl)\S+)"
+        # Linux: ImportError/OSError, or the bare loader message a wrapper re-raised on its own line, an absolute
+        # path (transformers' 'Failed to import ... because of the following error'); not the rest of a line a
+        # terminal cut inside the path: that paste is read again joined. NCCL's symbols have their own rule
+        r"(?:(?:ImportError|OSError): |^\s*(?=/))(?P<library>\S*?\.(?:so|pyd)(?:\.[\d.]+)?): undefined symbol: (?P<symbol>(?!nccl)\S+)"
         # Windows: the same mismatch, as the DLL loader words it (a missing DLL is 'module could not be found')
         r"|ImportError: DLL load failed(?: while importing (?P<module>\w+))?: The specified procedure could not be found"
         r"|OSError: \[WinError 127\] The specified procedure could not be found",
