@@ -363,6 +363,11 @@ PATTERNS = [
         # a CalledProcessError is a launcher's report only when the command it ran is a training process
         # (ninja building an extension, nvidia-smi or git failing are not a rank that failed)
         r"subprocess\.CalledProcessError: Command .*?(?:python|torchrun|accelerate|deepspeed|srun|mpirun|\.py\b|\.sh\b).* returned non-zero exit status (?P<code>-?\d+)"
+        # the same report cut before its exit status (a rich traceback's box, a terminal): the command is a Python
+        # interpreter; and the launcher's raise line as a rich traceback box prints it (accelerate's simple_launcher;
+        # a plain traceback's source lines are code, not messages, and are not read)
+        r"|^(?:subprocess\.)?CalledProcessError: Command '\['[^']*python[\w.]*'(?!.* returned non-zero exit status)"
+        r"|raise subprocess\.CalledProcessError\(returncode=process\.returncode, cmd=cmd\)"
         r"|\] exits with return code = (?P<code2>-?\d+)"
         # mp.spawn: ProcessExitedException since torch 1.9, a bare Exception before
         r"|(?:ProcessExitedException|^Exception): process (?P<rank_a>\d+) terminated with (?:signal (?P<signal>SIG\w+)|exit code (?P<code3>-?\d+))"
@@ -378,6 +383,9 @@ PATTERNS = [
         srun --output=%t.log) and diagnose that""".replace("\n        ", " "),
         examples=[
             ("subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py', '--config', 'a.yaml']' returned non-zero exit status 1.", "accelerate launch's failure report (Python subprocess text)"),
+            ("subprocess.CalledProcessError: Command '['E:\\\\kohya_ss\\\\venv\\\\Scripts\\\\python.exe', 'E:\\\\kohya_ss/sd-scripts/sdxl_train_network.py', '--bucket_no_upscale', '--", "bmaltais/kohya_ss#2284 (accelerate launch's report, cut before its exit status)"),
+            ("CalledProcessError: Command '['C:\\\\Users\\\\umutc\\\\OneDrive\\\\Kohya\\\\kohya_ss\\\\venv\\\\Scripts\\\\python.exe',```", "bmaltais/kohya_ss#1324 (a rich traceback's last line)"),
+            ("│ ❱ 580 │   │   │   raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)    │", "bmaltais/kohya_ss#1324 (accelerate's simple_launcher in a rich traceback box: its raise line)"),
             ("[2025-06-26 16:48:28,490] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = 1", "DeepSpeed launcher text (cf. snowflakedb/ArcticTraining#219)"),
             ("torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 1", "torch.multiprocessing.spawn error text"),
             ("Exception: process 1 terminated with exit code 1", "pytorch/pytorch#62403 (mp.spawn before torch 1.9)"),
@@ -393,6 +401,8 @@ PATTERNS = [
             "[INFO] process 1 terminated with exit code 0",
             "Step 1 exited with non-zero status 1",  # a script's own progress line, not an exception it raised
             "subprocess.CalledProcessError",
+            "subprocess.CalledProcessError: Command '['ninja', '-v', '-j', '8']",  # an extension's build, cut
+            "    raise CalledProcessError(retcode, process.args,",  # subprocess.run's own raise: any command
         ],
         after=("*",),
         fields=groups,
