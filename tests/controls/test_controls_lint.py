@@ -1099,6 +1099,31 @@ class TestDeviceFromGlobalRankAsDevice:
 
 
 
+class TestDeviceFromGlobalRankFsdpDeviceId:
+    """Issue 41 lint v4 (dev6 r022): FSDP's device_id given the global rank."""
+
+    rule = "device-from-global-rank"
+    PROGRAM = """
+        import os
+        import torch.distributed as dist
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+        dist.init_process_group("nccl")
+        device = {device}
+        model = FSDP(build_model(), device_id=device)
+    """
+
+    def test_control_local_rank_as_fsdp_device_id(self):
+        assert found(self.PROGRAM.format(device='int(os.environ["LOCAL_RANK"])'), self.rule) == []
+        assert found(self.PROGRAM.format(device="dist.get_rank() % 8"), self.rule) == []
+
+    def test_sibling_global_rank_as_fsdp_device_id(self):
+        code = self.PROGRAM.format(device="dist.get_rank()")
+        assert found(code, self.rule) == [(7, "warning")]
+        [d] = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert "device_id=" in d.fix
+
+
 class TestDeviceFromGlobalRankModuloWorldSize:
     """Issue 41 lint v4 (dev4): `rank % world_size` is the rank itself, not a local index."""
 
