@@ -415,7 +415,9 @@ class TestCollectiveUnderRankCondition:
 
     def test_sibling_attribute_set_only_on_rank_zero_splits_the_ranks(self):
         # dev6 r047: an ignite metric whose all_gather ran only where rank 0's evaluator exists
-        assert found(self.EVALUATOR.format(other="None"), self.rule) == [(13, "error")]
+        code = self.EVALUATOR.format(other="None")
+        assert found(code, self.rule) == [(13, "error")]
+        assert "only under `idist.get_rank() == 0` at line 6" in messages(code, self.rule)[0]
 
 
 class TestTorchLoadNoMapLocation:

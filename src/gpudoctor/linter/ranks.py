@@ -316,12 +316,18 @@ def _set_on_some_ranks(file: FileModel, found: Sequence[Binding | Param], _depth
 
 def _rank_arm(file: FileModel, node: ast.AST, _depth: int) -> tuple[int, str] | None:
     """(the `if` on the rank around `node`, "body" or "orelse"), the innermost."""
+    found = _rank_if(file, node, _depth)
+    if found is None:
+        return None
+    return id(found), "body" if any(node is n for stmt in found.body for n in ast.walk(stmt)) else "orelse"
+
+
+def _rank_if(file: FileModel, node: ast.AST, _depth: int) -> ast.If | None:
+    """The innermost `if` around `node` in its function, when its test is on the rank."""
     child = node
     for anc in file.ancestors(node):
         if type(anc) is ast.If and child is not anc.test:
-            if is_rank_condition(file, anc.test, _depth + 1):
-                return id(anc), "body" if child in anc.body else "orelse"
-            return None  # under another test first: it may not run even there
+            return anc if is_rank_condition(file, anc.test, _depth + 1) else None  # another test first: None
         if isinstance(anc, (*FUNCTIONS, ast.ClassDef)):
             return None
         child = anc
@@ -738,4 +744,8 @@ def depends_on(file: FileModel, branch: Branch) -> str:
     for value in values:
         if isinstance(value, ast.expr) and is_rank_condition(file, value):
             return f"{out}; `{name}` = `{source(value)}` at line {value.lineno}"
+    for value in values:  # a value held only on some ranks: `self._eval = build()` under `if rank == 0:`
+        held = _rank_if(file, value, 0) if isinstance(value, ast.expr) and not _falsy(value) else None
+        if held is not None and isinstance(value, ast.expr):
+            return f"{out}; `{name}` is set (line {value.lineno}) only under `{source(held.test)}` at line {held.lineno}"
     return out
