@@ -363,6 +363,62 @@ class TestCollectiveUnderRankCondition:
         """
         assert [s for _, s in found(code, self.rule)] == ["warning"]
 
+    def test_control_gather_made_before_the_rank_return_is_silent(self):
+        code = """
+            import torch.distributed as dist
+
+            def log_metrics(metrics, rank):
+                gathered = [None] * dist.get_world_size()
+                dist.all_gather_object(gathered, metrics)
+                if rank != 0:
+                    return
+                print(gathered)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_gather_after_a_rank_raise_names_the_exit_not_a_branch(self):
+        # Issue 41 item 3: the call is not in the branch, so "moved out of the
+        # branch" would change nothing; the exit is what must be shared.
+        code = """
+            import torch.distributed as dist
+
+            def log_metrics(metrics, rank):
+                if rank == 1:
+                    raise RuntimeError("bad shard")
+                gathered = [None] * dist.get_world_size()
+                dist.all_gather_object(gathered, metrics)
+        """
+        assert found(code, self.rule) == [(7, "error")]
+        [d] = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert "do not raise at line 5" in d.message
+        assert "outside the branch" not in d.fix and "before line 5" in d.fix
+
+    EVALUATOR = """
+        import ignite.distributed as idist
+        import torch
+
+        class Metric:
+            def __init__(self, cfg):
+                if idist.get_rank() == 0:
+                    self._eval = build_eval(cfg)
+                else:
+                    self._eval = {other}
+
+            def update(self, preds):
+                if self._eval:
+                    preds = [idist.all_gather(p) for p in preds]
+                    self._eval.update(preds)
+    """
+
+    def test_control_attribute_set_on_every_rank_is_silent(self):
+        assert found(self.EVALUATOR.format(other="NullEval()"), self.rule) == []
+
+    def test_sibling_attribute_set_only_on_rank_zero_splits_the_ranks(self):
+        # dev6 r047: an ignite metric whose all_gather ran only where rank 0's evaluator exists
+        code = self.EVALUATOR.format(other="None")
+        assert found(code, self.rule) == [(13, "error")]
+        assert "only under `idist.get_rank() == 0` at line 6" in messages(code, self.rule)[0]
+
 
 class TestTorchLoadNoMapLocation:
     """Issue 41 item 5, asked for by the sample (multigpu_torchrun.py, dcgan)."""
@@ -932,6 +988,30 @@ class TestRemovedDistributedApi:
         """
         assert found(code, self.rule) == []
 
+    def test_control_current_fsdp_policy_and_own_function_of_the_old_name(self):
+        code = """
+            import functools
+            from torch.distributed.fsdp.wrap import size_based_auto_wrap_policy
+
+            def default_auto_wrap_policy(module, recurse, nonwrapped_numel):
+                return nonwrapped_numel > 1e6
+
+            policy = functools.partial(size_based_auto_wrap_policy, min_num_params=1e6)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_renamed_fsdp_policy_import(self):
+        # dev6 r009: a notes file's FSDP snippet
+        code = """
+            from torch.distributed.fsdp.wrap import (
+                default_auto_wrap_policy,
+            )
+            import torch.distributed.fsdp.wrap as wrap
+
+            policy = wrap.default_auto_wrap_policy
+        """
+        assert found(code, self.rule) == [(1, "warning"), (6, "warning")]
+
     def test_sibling_multigpu_collective_and_pipe_import(self):
         code = """
             import torch.distributed as dist
@@ -1019,6 +1099,31 @@ class TestDeviceFromGlobalRankAsDevice:
         """
         assert found(code, self.rule) == [(5, "warning")]
 
+
+
+class TestDeviceFromGlobalRankFsdpDeviceId:
+    """Issue 41 lint v4 (dev6 r022): FSDP's device_id given the global rank."""
+
+    rule = "device-from-global-rank"
+    PROGRAM = """
+        import os
+        import torch.distributed as dist
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+        dist.init_process_group("nccl")
+        device = {device}
+        model = FSDP(build_model(), device_id=device)
+    """
+
+    def test_control_local_rank_as_fsdp_device_id(self):
+        assert found(self.PROGRAM.format(device='int(os.environ["LOCAL_RANK"])'), self.rule) == []
+        assert found(self.PROGRAM.format(device="dist.get_rank() % 8"), self.rule) == []
+
+    def test_sibling_global_rank_as_fsdp_device_id(self):
+        code = self.PROGRAM.format(device="dist.get_rank()")
+        assert found(code, self.rule) == [(7, "warning")]
+        [d] = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert "device_id=" in d.fix
 
 
 class TestDeviceFromGlobalRankModuloWorldSize:
@@ -1153,6 +1258,30 @@ class TestRankHardcoded:
         """
         assert found(code, self.rule) == [(5, "warning")]
         assert "torch.cuda.device_count()" in messages(code, self.rule)[0]
+
+    def test_sibling_own_rendezvous_run_by_hand_is_a_warning(self):
+        # dev6 r061 (and dev3 h057): rank 1's and rank 0's files of one experiment
+        code = """
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl", init_method="file:///tmp/rendezvous", world_size=2, rank=1)
+            dist.barrier()
+        """
+        assert found(code, self.rule) == [(3, "warning")]
+        assert "its own copy of this file" in messages(code, self.rule)[0]
+
+    def test_sibling_own_rendezvous_in_a_file_that_spawns_stays_an_error(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(i):
+                dist.init_process_group("gloo", init_method="tcp://127.0.0.1:23456", world_size=2, rank=0)
+
+            if __name__ == "__main__":
+                mp.spawn(worker, nprocs=2)
+        """
+        assert found(code, self.rule) == [(5, "error")]
 
 
 class TestNameNotImported:

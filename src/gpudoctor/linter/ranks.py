@@ -34,7 +34,10 @@ ACCELERATE_COLLECTIVES = {"wait_for_everyone", "gather", "gather_for_metrics", "
 # Lightning's Fabric / Strategy methods that communicate.
 LIGHTNING_COLLECTIVES = {"barrier", "all_reduce", "all_gather", "broadcast", "reduce"}
 XLA_COLLECTIVES = {"rendezvous", "all_reduce", "mesh_reduce", "all_gather", "reduce_scatter", "all_to_all"}
-ALL_COLLECTIVES = TORCH_COLLECTIVES | ACCELERATE_COLLECTIVES | LIGHTNING_COLLECTIVES | XLA_COLLECTIVES | {"log"}
+# pytorch-ignite's ignite.distributed (`idist`) functions that communicate.
+IGNITE_COLLECTIVES = {"barrier", "all_reduce", "all_gather", "broadcast"}
+ALL_COLLECTIVES = (TORCH_COLLECTIVES | ACCELERATE_COLLECTIVES | LIGHTNING_COLLECTIVES | XLA_COLLECTIVES
+                   | IGNITE_COLLECTIVES | {"log"})
 
 # A variable or attribute holding this process's rank.
 RANK_NAME = re.compile(r"^(?:[A-Za-z0-9]*_)*rank(?:_?(?:id|idx|index|num|no))?$|^(?:local_)?process_index$|^ordinal$",
@@ -277,8 +280,58 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
             and isinstance(b.value, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call))
             and is_rank_condition(file, b.value, _depth + 1)
             for b in found
-        )
+        ) or _set_on_some_ranks(file, found, _depth)
     return False
+
+
+def _falsy(node: ast.AST) -> bool:
+    """`None`, `False`, `0`, `""`: a value an `if x:` test reads as false."""
+    return type(node) is ast.Constant and not node.value
+
+
+def _set_on_some_ranks(file: FileModel, found: Sequence[Binding | Param], _depth: int) -> bool:
+    """A name or attribute tested for truth that holds something only on some
+    ranks: `self.evaluator = build() if rank == 0 else None`, or `= None` by
+    default and `= build()` under one arm of a rank test. Then `if
+    self.evaluator:` splits the ranks as the rank test did (issue 41's dev6:
+    an ignite metric whose gather ran only where rank 0's evaluator exists)."""
+    values = [b for b in found if not isinstance(b, Param) and b.kind == "value" and not b.path]
+    if not values or len(values) != len(found):
+        return False
+    truthy = [b for b in values if not _falsy(b.value)]
+    if len(truthy) == 1 and type(truthy[0].value) is ast.IfExp:
+        cond = truthy[0].value
+        if _falsy(cond.body) != _falsy(cond.orelse) and is_rank_condition(file, cond.test, _depth + 1):
+            return all(_falsy(b.value) for b in values if b is not truthy[0])
+    if not truthy or len(truthy) == len(values):
+        return False
+    arms = set()
+    for b in truthy:
+        arm = _rank_arm(file, b.value, _depth)
+        if arm is None:
+            return False
+        arms.add(arm)
+    return len(arms) == 1  # every real value under the same arm of one rank test
+
+
+def _rank_arm(file: FileModel, node: ast.AST, _depth: int) -> tuple[int, str] | None:
+    """(the `if` on the rank around `node`, "body" or "orelse"), the innermost."""
+    found = _rank_if(file, node, _depth)
+    if found is None:
+        return None
+    return id(found), "body" if any(node is n for stmt in found.body for n in ast.walk(stmt)) else "orelse"
+
+
+def _rank_if(file: FileModel, node: ast.AST, _depth: int) -> ast.If | None:
+    """The innermost `if` around `node` in its function, when its test is on the rank."""
+    child = node
+    for anc in file.ancestors(node):
+        if type(anc) is ast.If and child is not anc.test:
+            return anc if is_rank_condition(file, anc.test, _depth + 1) else None  # another test first: None
+        if isinstance(anc, (*FUNCTIONS, ast.ClassDef)):
+            return None
+        child = anc
+    return None
 
 
 def attribute_values(file: FileModel, attr: str) -> list[ast.AST]:
@@ -360,6 +413,8 @@ def _collective_name(file: FileModel, call: ast.Call, func: ast.expr, name: str)
             return name
         if root == "torch_xla" and name in XLA_COLLECTIVES:
             return f"xm.{name}"
+        if qn.startswith("ignite.distributed.") and name in IGNITE_COLLECTIVES:
+            return f"idist.{name}"
         if root in ("torch", "accelerate", "torch_xla", "lightning", "pytorch_lightning"):
             return ""
     if type(func) is not ast.Attribute:
@@ -383,10 +438,14 @@ class Branch:
     """Where the ranks part: `test` (a rank condition) decides whether the
     node runs. `other` is what the ranks that do not take this path run
     instead: the opposite arm of the `if`, or the block an early `return` /
-    `continue` under the test runs."""
+    `continue` under the test runs. `exit` is that early exit (`return`,
+    `raise`, `break`, `continue`) when the node comes after it rather than
+    under the test: the node is not in the branch, the exit is what splits
+    the ranks."""
 
     test: ast.expr
     other: tuple[ast.AST, ...]
+    exit: ast.stmt | None = None
 
     @property
     def line(self) -> int:
@@ -404,7 +463,7 @@ def rank_branch(file: FileModel, node: ast.AST) -> Branch | None:
             if type(block) is list and child in block:
                 for stmt in reversed(block[: block.index(child)]):
                     if type(stmt) is ast.If and file._exits(stmt.body) and is_rank_condition(file, stmt.test):
-                        return Branch(stmt.test, tuple(stmt.body))
+                        return Branch(stmt.test, tuple(stmt.body), exit=stmt.body[-1])
         if isinstance(anc, (*FUNCTIONS, ast.ClassDef)):
             return None
         if isinstance(anc, (ast.If, ast.IfExp, ast.While)):
@@ -685,4 +744,8 @@ def depends_on(file: FileModel, branch: Branch) -> str:
     for value in values:
         if isinstance(value, ast.expr) and is_rank_condition(file, value):
             return f"{out}; `{name}` = `{source(value)}` at line {value.lineno}"
+    for value in values:  # a value held only on some ranks: `self._eval = build()` under `if rank == 0:`
+        held = _rank_if(file, value, 0) if isinstance(value, ast.expr) and not _falsy(value) else None
+        if held is not None and isinstance(value, ast.expr):
+            return f"{out}; `{name}` is set (line {value.lineno}) only under `{source(held.test)}` at line {held.lineno}"
     return out

@@ -49,7 +49,13 @@ class CollectiveUnderRankCondition(Rule):
     function of the project called in the branch. Collectives are
     torch.distributed's (and `new_group`), accelerate's `wait_for_everyone` /
     `gather` / `reduce`, Lightning's `strategy.barrier` / `self.all_gather` /
-    `self.log(sync_dist=True)`, torch_xla's `rendezvous`.
+    `self.log(sync_dist=True)`, torch_xla's `rendezvous`, ignite's
+    `idist.all_gather` / `all_reduce` / `broadcast` / `barrier`. A test on a
+    value that only some ranks hold counts as a rank test: `if self.evaluator:`
+    where the attribute is built only under `if rank == 0:` (None elsewhere).
+    After an early exit (`if rank == 1: raise`), the message names the exit
+    and the fix shares the decision (or moves the call above the exit):
+    moving the call out of a branch it is not in would change nothing.
 
     Not flagged: tests every rank answers alike (`if dist.is_initialized()`,
     `if world_size > 1`, `if args.local_rank != -1`); `dist.broadcast(t,
@@ -203,12 +209,14 @@ class CollectiveUnderRankCondition(Rule):
         for call, name, branch in found:
             if makes_collective(file, branch.other, reach) or self._paired(file, call, name, branch, found):
                 continue
-            yield Hit(
-                call,
-                message=f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): the other "
-                "ranks never call it and the job hangs",
-                fix=f"{source(call)}  # moved out of the branch at line {branch.line}: every rank calls it",
-            )
+            if branch.exit is not None:
+                message = (f"{name}() is reached only by the ranks that do not {_word(branch.exit)} at line "
+                           f"{branch.exit.lineno} (it depends on {depends_on(file, branch)}): the ranks that left "
+                           "never call it and the others wait in it: the job hangs")
+            else:
+                message = (f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): the other "
+                           "ranks never call it and the job hangs")
+            yield Hit(call, message=message, fix=self._fix(call, branch))
         imported = set(file.imports) | set(file.relative_imports)
         # Names a call must have to reach a collective of this file: its
         # functions and methods that make one, and its classes (their `__init__`).
@@ -311,11 +319,22 @@ class CollectiveUnderRankCondition(Rule):
 
     @staticmethod
     def _through(file: FileModel, callee: str, what: str, branch: Branch) -> str:
+        if branch.exit is not None:
+            return (f"{callee}() reaches {what} and is reached only by the ranks that do not {_word(branch.exit)} "
+                    f"at line {branch.exit.lineno} (it depends on {depends_on(file, branch)}): the ranks that left "
+                    "never make it and the job hangs")
         return (f"{callee}() reaches {what} and runs only on some ranks (it depends on {depends_on(file, branch)}): "
                 "the other ranks never make it and the job hangs")
 
     @staticmethod
     def _fix(call: ast.Call, branch: Branch) -> str:
+        if branch.exit is not None:
+            # The call is not in the branch: moving it changes nothing. The
+            # ranks must leave together, or all make the call before leaving.
+            word = _word(branch.exit)
+            return (f"stop = torch.tensor(int({source(branch.test)})); dist.all_reduce(stop, op=dist.ReduceOp.MAX)  "
+                    f"# then `if stop: {word}` on every rank, or make {source(call.func)}() before line "
+                    f"{branch.exit.lineno}")
         return f"{source(call)}  # called by every rank, outside the branch at line {branch.line}"
 
     @staticmethod
@@ -365,6 +384,11 @@ class CollectiveUnderRankCondition(Rule):
         if base is None or file.lookup(func) is not None:
             return ""
         return ".".join([base] + list(reversed(attrs)))
+
+
+def _word(stmt: ast.stmt) -> str:
+    """The keyword of an early exit: `return`, `raise`, `break`, `continue`."""
+    return type(stmt).__name__.lower()
 
 
 def _writes_collective(text: str) -> bool:

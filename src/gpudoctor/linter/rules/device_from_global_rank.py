@@ -23,7 +23,8 @@ class DeviceFromGlobalRank(Rule):
     device: `.to(rank)`, `.cuda(rank)`, `torch.device("cuda", rank)`,
     `torch.device(f"cuda:{rank}")`, a tensor made with `device="cuda:{}".format(rank)`
     (any spelling of the index in a device string: f-string, `.format`, `%`; a
-    lesson's all_reduce, issue 41's dev5), DDP's `device_ids=[rank]` (following a
+    lesson's all_reduce, issue 41's dev5), DDP's `device_ids=[rank]`, FSDP's
+    `device_id=rank` (a research example's FSDP set-up, dev6) (following a
     parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`).
     `rank % torch.cuda.device_count()` and LOCAL_RANK are not flagged, nor a
     spawned worker's index; `rank % world_size` is (it is the rank itself: a
@@ -94,9 +95,11 @@ class DeviceFromGlobalRank(Rule):
                 continue
             kind, how = rank_kind(file, value)
             if kind == "global":
+                fsdp = file.is_call_to(call, "FullyShardedDataParallel", TORCH)
                 yield Hit(call, message=f"the global rank ({how}) is used as a GPU index: on a second node the index "
                           "is past the GPUs there (invalid device ordinal)",
-                          fix='local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)')
+                          fix='FSDP(model, device_id=int(os.environ["LOCAL_RANK"]))' if fsdp else
+                          'local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)')
                 return
 
     @staticmethod
@@ -117,6 +120,9 @@ class DeviceFromGlobalRank(Rule):
             if type(ids) is ast.List and len(ids.elts) == 1 and _index(ids.elts[0]):
                 return ids.elts[0]
             return None
+        if file.is_call_to(call, "FullyShardedDataParallel", TORCH):  # FSDP(model, device_id=rank)
+            device = keyword(call, "device_id")
+            return device if _index(device) else None
         if qualname.startswith("torch."):  # a factory told where: torch.tensor(x, device="cuda:{}".format(rank))
             return _string_index(keyword(call, "device"))
         return None

@@ -22,7 +22,12 @@ class RankHardcoded(Rule):
     when it is computed (`torch.cuda.device_count()`, `args.world_size`): with
     one GPU, or one process, the job is right. A call under any other test
     (`if args.master: ... rank=0 ... else: ... rank=1`) is a hand-made
-    two-process program and is left alone, as are test files. Asked for by issue
+    two-process program and is left alone, as are test files. Where the call
+    names its own rendezvous (`init_method="file://..."` or `"tcp://..."`)
+    and nothing in the file starts processes (no spawn, no launcher
+    variables), a warning: one file per rank, each started by hand, is a
+    right program (issue 41's dev6 found rank 0's and rank 1's files of one
+    experiment). Asked for by issue
     41's samples (a docs page's example, a course launcher, an all_gather
     experiment: three parts, three times).
     """
@@ -83,7 +88,18 @@ class RankHardcoded(Rule):
             if sizes == {1}:
                 continue
             pinned = self._pinned(file, rank)
-            if None not in sizes and all(isinstance(n, int) and n > 1 for n in sizes):
+            own = self._own_rendezvous(file, call)
+            if own is not None and None not in sizes:
+                # A rendezvous the file names itself and nothing here starting
+                # copies of it: one file per rank, each run by hand (rank 1's
+                # file elsewhere), is a right program (issue 41's dev6: the
+                # repository holds both files). Said, not asserted.
+                yield Hit(call, severity=WARNING,
+                          message=f"rank={pinned} with world_size={sizes.pop()} and a rendezvous of its own "
+                          f"(`{own}`): right only if each rank runs its own copy of this file with its own rank; "
+                          f"run as several copies of this file, every process claims rank {pinned} and the "
+                          "rendezvous never completes")
+            elif None not in sizes and all(isinstance(n, int) and n > 1 for n in sizes):
                 yield Hit(call, severity=ERROR,
                           message=f"rank={pinned} with world_size={sizes.pop()} on a line every process runs: "
                           f"each process claims rank {pinned} and the rendezvous never completes")
@@ -94,6 +110,20 @@ class RankHardcoded(Rule):
                           message=f"rank={pinned} on a line every process runs, with world_size="
                           f"`{shown}`: when that is above 1 each process claims rank {pinned} "
                           "(or the one process waits for ranks nothing starts) and the rendezvous never completes")
+
+    @staticmethod
+    def _own_rendezvous(file: FileModel, call: ast.Call) -> str | None:
+        """The `file://` / `tcp://` address the call is given, where nothing in
+        the file starts processes (spawn, Process, a launcher's variables):
+        then every copy of the file is started by hand, perhaps one per rank."""
+        method = keyword(call, "init_method", 1)
+        value = constant(method, str) if method is not None else None
+        if not isinstance(value, str) or not value.startswith(("file://", "tcp://")):
+            return None
+        text = file.text
+        if any(word in text for word in ("spawn(", "Process(", "start_processes(", "LOCAL_RANK", '"RANK"', "'RANK'")):
+            return None
+        return value if len(value) <= 40 else value[:37] + "..."
 
     @staticmethod
     def _pinned(file: FileModel, node: ast.expr) -> int | None:
