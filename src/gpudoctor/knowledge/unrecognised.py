@@ -38,6 +38,7 @@ connections) are usually consequences of the first failure."""
 
 DISTRIBUTED = re.compile(r"distributed|c10d|nccl|gloo|rendezvous|elastic|ProcessGroup|barrier", re.IGNORECASE)
 CUDA = re.compile(r"cuda|cudnn|cublas|device-side|GPU", re.IGNORECASE)
+CUDA_WORDS = re.compile(r"\b(?:cuda|cudnn|cublas|cufft|curand|cusparse|nvml)\b|device-side assert", re.IGNORECASE)  # a message about CUDA itself, not a name holding "gpu"
 # torchrun's own code (its elastic agent and rendezvous): a traceback that ends there is the launcher's, not a rank's.
 AGENT_FRAME = re.compile(r"(?:torch/distributed|torchelastic)/(?:elastic/)?(?:agent|rendezvous)/|torch/distributed/(?:run|launcher/api)\.py$|/bin/torchrun$")
 AGENT_STEP = ("; these frames are torchrun's own (its elastic agent), not a rank's. What the agent raises there: "
@@ -61,10 +62,18 @@ CLASSES = tuple(p for p in ALL if p.refines == "python-exception")
 JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
 JAVA_STEP = ("it is a Java exception: the `at package.Class.method(File.java:N)` lines under it are its stack, innermost first, "
              "and a `Caused by:` below them names the exception underneath, the one to read first")
-# The family an unrecognised failure belongs to, by the kind of its sign (a plain Python exception is not the launcher's).
-KIND_FAMILY = {"ncclwarn": "nccl", "ncclerror": "nccl", "gloo": "gloo", "cuda": "cuda", "cudastatus": "cuda", "devassert": "cuda",
-               "exitcode": "launcher", "exit": "launcher", "childfailed": "launcher", "stopped": "launcher", "srun_what": "launcher",
-               "spawned": "launcher", "pyexec": "launcher", "barrier": "launcher", "barrierdone": "launcher"}
+# The family an unrecognised failure belongs to, by who wrote its sign: a plain Python exception is
+# Python's, not the launcher's; a C++ report or a signal is the process's own ("native"); a launcher's,
+# a scheduler's or a cluster manager's report is the launcher's; an install or build step is the platform's.
+KIND_FAMILY = {
+    **dict.fromkeys(("exception", "bare", "ipython", "tbheader", "frames", "chained", "thread", "hydra", "fatal", "pytest", "pyspy"), "python"),
+    **dict.fromkeys(("ncclwarn", "ncclerror", "c10watchdog"), "nccl"),
+    **dict.fromkeys(("cuda", "cudastatus", "devassert", "nvrm"), "cuda"),
+    "gloo": "gloo",
+    **dict.fromkeys(("terminate", "terminate_bare", "what", "c10", "cppframes", "signame", "glogsig", "shellsig", "shellkill", "caught", "glibc", "assertion"), "native"),
+    **dict.fromkeys(("exitcode", "exit", "childfailed", "stopped", "srun_what", "spawned", "pyexec", "barrier", "barrierdone", "elastic", "errorfile",
+                     "dslaunch", "mpirun", "raydied", "clierror", "argparse", "notfound", "k8sevent", "podstatus", "jobstate", "slurm", "k8sreason"), "launcher"),
+}
 
 
 def message_class(sign: Optional[Sign], exception: str = "", message: str = "") -> Optional[Pattern]:
@@ -90,18 +99,15 @@ def is_java(sign: Optional[Sign], exception: str = "") -> bool:
 
 def family_of(sign: Optional[Sign], exception: str = "", message: str = "") -> str:
     """What part of the stack failed, as far as the failure's own line tells."""
-    if sign is not None and sign.kind in KIND_FAMILY:
-        return KIND_FAMILY[sign.kind]
-    text = f"{sign.what} {sign.message}" if sign is not None else f"{exception} {message}"
     if is_java(sign, exception):
         return "java"
-    if sign is not None and sign.kind not in ("exception", "bare", "ipython", "tbheader", "frames", "chained"):
-        return KIND_FAMILY.get(sign.kind, "platform")
-    if CUDA.search(text):
-        return "cuda"
-    if DISTRIBUTED.search(text):
-        return "nccl" if "nccl" in text.lower() else "launcher"
-    return "python"
+    family = KIND_FAMILY.get(sign.kind, "platform") if sign is not None else "python"
+    if family not in ("python", "native"):
+        return family
+    text = f"{sign.what} {sign.message}" if sign is not None else f"{exception} {message}"
+    if "nccl" in text.lower():
+        return "nccl"
+    return "cuda" if CUDA_WORDS.search(text) else family
 
 
 def unrecognised_why(sign: Optional[Sign]) -> str:
