@@ -190,3 +190,49 @@ class TestStateDictMismatch:
         log = (TB + "RuntimeError: Error(s) in loading state_dict for ResNet:\n"
                "\tsize mismatch for fc.weight: copying a param with shape torch.Size([1000, 2048]) from checkpoint, the shape in current model is torch.Size([10, 2048]).\n")
         assert head_id(log) == "state-dict-mismatch"
+
+
+class TestCudaToolkitMissing:
+    def test_control_setting_cuda_home_is_no_failure(self):
+        assert "cuda-toolkit-missing" not in ids("export CUDA_HOME=/usr/local/cuda-12.1\nnvcc: NVIDIA (R) Cuda compiler driver\n")
+
+    def test_control_torchs_note_at_build_time(self):
+        # torch's note when it builds with no GPU visible: the build goes on
+        assert "cuda-toolkit-missing" not in ids("No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n")
+
+    def test_sibling_the_launcher_not_found_is_the_environment(self):
+        # hiyouga/LlamaFactory#5217: the job's launcher, not a compiler
+        assert head_id("/bin/sh: 1: torchrun: not found\n") == "launcher-not-found"
+
+    def test_sibling_setup_pys_cuda_home(self):
+        # NVIDIA/flownet2-pytorch#218
+        log = (TB + f'  File "{SITE}/torch/utils/cpp_extension.py", line 1252, in _join_cuda_home\n'
+               "    raise EnvironmentError('CUDA_HOME environment variable is not set. '\n"
+               "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n")
+        assert head_id(log) == "cuda-toolkit-missing"
+
+    def test_sibling_apexs_nvcc_check(self):
+        # microsoft/Swin-Transformer#101: apex's setup.py runs CUDA_HOME/bin/nvcc -V
+        assert head_id(TB + "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'\n") == "cuda-toolkit-missing"
+
+
+class TestPathNotFound:
+    def test_control_nccls_optional_plugin(self):
+        # NVIDIA/nccl#1121 (a healthy start): NCCL looks for a network plugin and goes on without it
+        line = "ps-SYS-420GP-TNR:1697708:1697708 [1] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory\n"
+        assert "path-not-found" not in ids(line)
+
+    def test_control_the_user_listing_a_folder(self):
+        # aws-samples/amazon-eks-machine-learning-with-terraform-and-kubeflow#93: the user's own ls
+        line = "ls: cannot access '/efs/home/nxd-llama2-7b-ptl/checkpoints/epoch=0-step=100-v2.ckpt': No such file or directory\n"
+        assert "path-not-found" not in ids(line)
+
+    def test_sibling_a_checkpoint_not_saved(self):
+        # alirezasalemi7/DEDR-MM-FiD#4
+        line = "FileNotFoundError: [Errno 2] No such file or directory: '/home/DEDR-MM-FiD/checkpoint/Training_ET/checkpoint/latest/optimizer.pth.tar'\n"
+        report = api.diagnose(TB + line)
+        assert report.findings[0].id == "path-not-found"
+        assert report.findings[0].evidence["path"].endswith("optimizer.pth.tar")
+
+    def test_sibling_the_compiler_missing_is_the_toolkit(self):
+        assert head_id(TB + "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'\n") == "cuda-toolkit-missing"

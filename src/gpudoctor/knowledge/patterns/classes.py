@@ -565,6 +565,63 @@ PATTERNS = [
         not_examples=["RuntimeError: CUDA error: invalid device ordinal", "Number of GPUs: 4"],
     ),
     pattern(
+        "cuda-toolkit-missing",
+        "cuda",
+        CAUSE,
+        E,
+        "building a CUDA extension needs the CUDA toolkit (nvcc, CUDA_HOME), and it is not found",
+        r"CUDA_HOME environment variable is not set|No such file or directory: '(?P<nvcc>[^']*/bin/nvcc)'|"
+        r"^(?:/bin/(?:ba|da)?sh|sh|bash)(?:: line \d+)?: (?:\d+: )?(?P<command>(?:\S*/)?nvcc): (?:command )?not found",
+        ("CUDA_HOME environment variable", "/bin/nvcc'", "nvcc: not found", "nvcc: command not found"),
+        why="""A package compiles CUDA code at install or at first use (torch.utils.cpp_extension: a setup.py's CUDAExtension, a
+        just-in-time op), which needs NVIDIA's compiler nvcc from the CUDA toolkit. The driver and the CUDA runtime inside
+        the torch wheel are not the toolkit: the machine (or the container, e.g. a -runtime image instead of a -devel one)
+        has no toolkit, or it is not where CUDA_HOME (or /usr/local/cuda) points, so torch finds no nvcc.""",
+        fix="""`which nvcc; echo $CUDA_HOME; python -c "import torch; print(torch.version.cuda)"`: install the CUDA toolkit of
+        torch's CUDA version (conda install -c nvidia cuda-toolkit=X.Y, the distribution's package, or a -devel container image)
+        and export CUDA_HOME=/usr/local/cuda-X.Y (the folder with bin/nvcc) before the build; or install a prebuilt wheel of the
+        package made for your torch and CUDA, which needs no compiler""".replace("\n        ", " "),
+        examples=[
+            ("OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.", "NVIDIA/flownet2-pytorch#218 (setup.py's CUDAExtension)"),
+            ("      OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.", "OpenBMB/CPM-Live#244 (pip's build of bmtrain)"),
+            ("FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'", "microsoft/Swin-Transformer#101 (apex's setup.py runs CUDA_HOME/bin/nvcc -V)"),
+            ("/bin/sh: 1: nvcc: not found", "a JIT build in a container without the toolkit"),
+        ],
+        not_examples=[
+            "export CUDA_HOME=/usr/local/cuda-12.1",
+            "nvcc: NVIDIA (R) Cuda compiler driver",
+            "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",  # torch's note when no GPU is visible at build time
+        ],
+    ),
+    pattern(
+        "path-not-found",
+        "platform",
+        CAUSE,
+        E,
+        "a file or folder the job opens does not exist at that path (on the machine and in the folder the process ran in)",
+        r"^(?!.*(?i:\bwarn(?:ing)?\b)).*?(?:FileNotFoundError|IOError|OSError): (?:\[Errno 2\] )?No such file or directory: ['\"](?P<path>[^'\"]+)['\"]",
+        ("No such file or directory: ",),
+        why="""The process asked for a path that does not exist where it looked. A relative path is resolved against the process's
+        working directory, which a launcher, a scheduler's job, a Ray worker or a container sets, often not the folder the
+        command was typed in; a path on one node's local disk does not exist on the other nodes (only shared storage is seen
+        by every rank); a file that another rank or an earlier step was to write first (a checkpoint, a cache, a log folder)
+        is not there yet or was written under another name; or the path in the configuration is misspelt.""",
+        fix="""check the path the message names on the node the failing rank ran on (`ls -l PATH` there, in the job's working directory):
+        use an absolute path on storage every node sees, create the folder before the ranks use it (os.makedirs(path,
+        exist_ok=True) on every node, or on rank 0 then dist.barrier()), let one rank write a file before the others read it (a
+        barrier between), and correct the path or the name in the configuration""".replace("\n        ", " "),
+        examples=[
+            ("FileNotFoundError: [Errno 2] No such file or directory: '/home/DEDR-MM-FiD/checkpoint/Training_ET/checkpoint/latest/optimizer.pth.tar'", "alirezasalemi7/DEDR-MM-FiD#4 (a checkpoint not saved)"),
+            ("FileNotFoundError: [Errno 2] No such file or directory: 'logs/openml__arrhythmia__5_2022.09.16_20:21:07/checkpoint_best.pth'", "naszilla/tabzilla#33 (a relative path)"),
+            ("FileNotFoundError: [Errno 2] No such file or directory: '/tmp/models/checkpoint_13.pt'", "usnistgov/alignn#8"),
+        ],
+        not_examples=[
+            "libnccl-net.so: cannot open shared object file: No such file or directory",  # NCCL looking for an optional plugin
+            "ls: cannot access '/efs/home/nxd-llama2-7b-ptl/checkpoints/epoch=0-step=100-v2.ckpt': No such file or directory",  # the user looking
+            "[WARNING] could not read /tmp/cache/index.json: No such file or directory: '/tmp/cache/index.json', rebuilding it",
+        ],
+    ),
+    pattern(
         "spawn-unpicklable-object",
         "launcher",
         CAUSE,

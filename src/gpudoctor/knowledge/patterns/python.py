@@ -45,7 +45,7 @@ PATTERNS = [
         exception points at the install, the GPU or the launcher, it is reported as `unrecognised-failure`.""",
         fix="read the traceback just above this line: the frame that raised, in your own code, is the line to fix",
         examples=[
-            ("FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'", "Python exception text"),
+            ("ZeroDivisionError: division by zero", "Python exception text"),
             ("[rank3]: KeyError: 'input_ids'", "Python exception text"),
             ("trainer-pod-0 | IndexError: list index out of range", "Python exception text behind an unknown log prefix"),
             ('    "message": "ValueError: the dataset has 0 samples",', "a torchrun error file (error.json) pasted as text"),
