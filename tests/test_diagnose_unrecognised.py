@@ -197,3 +197,12 @@ def test_the_class_of_a_library_assert_leads_the_next_step():
     assert f.evidence["class"] == "assertion-states-condition"
     assert f.fix.startswith("a message of the class assertion-states-condition")
     assert "what decides it" in f.why.lower()
+
+
+def test_a_cluster_managers_own_line_gives_its_remedy():
+    # skypilot-org/skypilot#5031: the job's state, and the command that shows its record
+    log = ("$ sky jobs logs 1\n"
+           "Job 1 is already in terminal state FAILED_CONTROLLER. For more details, run: sky jobs logs --controller 1\n")
+    f = unrecognised(log)
+    assert f.evidence["remedy"] == "run: sky jobs logs --controller 1" and f.evidence["remedy_line"] == 2
+    assert f.fix.startswith('the message itself says: "run: sky jobs logs --controller 1" (line 2)')

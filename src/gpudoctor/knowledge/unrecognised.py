@@ -247,6 +247,9 @@ def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", l
     anywhere = False  # no project known: search every project's issues
     if sign is not None:
         remedy, what, said = sign.remedy, sign.what, sign.message
+        if remedy is None and sign.kind in OWN_WORDS and sign.text:
+            # a tool's, a scheduler's or a logger's own line is read for advice as an exception's message is
+            remedy = remedy_in([(sign.line, sign.text)])
         project = sign.project()
         raised_by = sign.raised_by()
         if raised_by:
