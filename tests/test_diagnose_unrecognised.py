@@ -157,3 +157,52 @@ def test_a_tools_own_error_is_searched_by_its_words():
     assert f.evidence["signature"] == "Unable to locate package libnccl2"
     assert f.evidence["search"] == "https://github.com/search?type=issues&q=%22Unable+to+locate+package+libnccl2%22"
     assert f.fix.startswith("line 1 is the tool's own error")
+
+
+def test_a_plain_python_exception_is_of_the_python_family():
+    f = unrecognised(REMEDY_LOG.replace("RuntimeError: The fused kernel", "ValueError: The fused kernel"))
+    assert f.evidence["family"] == "python"
+
+
+def test_a_cuda_error_is_of_the_cuda_family():
+    f = unrecognised(REMEDY_LOG.replace("The fused kernel has no variant", "CUDA error: the fused kernel has no variant"))
+    assert f.evidence["family"] == "cuda"
+
+
+# a JVM's uncaught exception, as a Spark driver prints it: its stack is the `at` lines below it
+JAVA_LOG = (
+    'Exception in thread "main" java.lang.IllegalStateException: Cannot call methods on a stopped SparkContext.\n'
+    "\tat org.apache.spark.SparkContext.assertNotStopped(SparkContext.scala:118)\n"
+    "\tat org.apache.spark.SparkContext.defaultParallelism(SparkContext.scala:2358)\n"
+)
+
+
+def test_a_java_stack_trace_is_not_called_a_python_exception():
+    f = unrecognised(JAVA_LOG)
+    assert "Python" not in f.why
+    assert f.evidence["family"] == "java"
+    assert f.title.startswith("unrecognised failure: java.lang.IllegalStateException")
+
+
+def test_a_java_stack_trace_is_read_where_it_is():
+    # never send the user to look for a stack the log holds
+    f = unrecognised(JAVA_LOG)
+    assert "Caused by:" in f.fix and "holds no traceback" not in f.fix
+
+
+def test_the_class_of_a_library_assert_leads_the_next_step():
+    log = REMEDY_LOG.replace("RuntimeError: The fused kernel has no variant for head size 320. Please switch attn_implementation to sdpa.",
+                             "AssertionError: zero stage 2 requires an optimizer")
+    f = unrecognised(log)
+    assert f.evidence["class"] == "assertion-states-condition"
+    assert f.fix.startswith("a message of the class assertion-states-condition")
+    assert "what decides it" in f.why.lower()
+
+
+def test_a_cluster_managers_own_line_gives_its_remedy():
+    # skypilot-org/skypilot#5031: the job's state, and the command that shows its record
+    log = ("$ sky jobs logs 1\n"
+           "Job 1 is already in terminal state FAILED_CONTROLLER. For more details, run: sky jobs logs --controller 1\n")
+    f = unrecognised(log)
+    assert f.evidence["remedy"] == "run: sky jobs logs --controller 1" and f.evidence["remedy_line"] == 2
+    assert f.fix.startswith('the message itself says: "run: sky jobs logs --controller 1" (line 2)')

@@ -17,6 +17,9 @@ SAYS = {
         "Please install flash_attn with pip install flash-attn --no-build-isolation",
     "NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1": "run with NCCL_DEBUG=INFO for details",
     "export NCCL_P2P_DISABLE=1": "export NCCL_P2P_DISABLE=1",
+    # skypilot-org/skypilot#5031: the command that shows the job's record
+    "Job 1 is already in terminal state FAILED_CONTROLLER. For more details, run: sky jobs logs --controller 1":
+        "run: sky jobs logs --controller 1",
     "For more information, see https://github.com/pytorch/pytorch/issues/1234 for details.": "see https://github.com/pytorch/pytorch/issues/1234 for details",
     "The easiest method is to set these DeepSpeed config values to 'auto'.": "The easiest method is to set these DeepSpeed config values to 'auto'",
     "You can set the environment variable TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.":
@@ -29,6 +32,10 @@ SAYS_NOTHING = [
     "See above for the error.",  # names nothing to do
     "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
     "Please note that this is a warning",
+    # unslothai/unsloth#724: a clause about a beta version, not a step to take
+    "We do have a separate beta version, which you can contact us about! Thank you for your understanding",
+    # skypilot-org/skypilot#3706: a step of the shell command the error quotes
+    "sky.exceptions.CommandError: Command docker exec sky_container /bin/bash -c 'bash --login -c -i '\"'\"'source ~/.bashrc; export OMP_NUM_THREADS=1 PYTHONWARNINGS=ignore && (sudo apt-get update",
 ]
 
 

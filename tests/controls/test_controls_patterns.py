@@ -649,9 +649,13 @@ class TestPythonException:
     def test_sibling_an_nccl_error_is_nccls_not_pythons(self):
         assert head_id("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid argument\n") != "python-exception"
 
-    def test_sibling_a_missing_data_file(self):
+    def test_sibling_a_missing_data_file_is_the_path_class(self):
+        # a path the job opens that does not exist: its class rule names the path and why (classes.py path-not-found)
         log = TB + "FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'\n"
-        assert head_id(log) == "python-exception"
+        assert head_id(log) == "path-not-found"
+
+    def test_sibling_a_key_missing_in_the_users_data(self):
+        assert head_id(TB + "KeyError: 'input_ids'\n") == "python-exception"
 
 
 # -- class rules of issue 35 item 4 (families of the sampled corpus) -----------------------------

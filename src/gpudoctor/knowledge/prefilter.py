@@ -148,6 +148,10 @@ TRIGGERS = (
     "deadlineexceeded",
     "containercannotrun",
     "illegal hardware",
+    # classes of messages (patterns/classes.py) whose lines hold none of the words above
+    "cannot import name",
+    "size mismatch for",
+    "gated repo",
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

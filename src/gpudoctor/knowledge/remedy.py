@@ -35,7 +35,12 @@ ADVICE = re.compile(
 BARE_VERB = re.compile(r"^(?:set|use|pass|install|upgrade|reinstall|update|specify|ensure|make sure|check|call|run|rerun|re-run|refer to|see|visit|read|add|downgrade|report)\b", re.IGNORECASE)
 CONCRETE = re.compile(r"https?://|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|`[^`]+`|\w=\S|--\w|\b\w+\(\)|\w+\.\w+\(|pip install|conda install")
 LINK_AFTER = re.compile(r"\s*(?:the )?(?:docs? |documentation )?(?:at |on |in )?<?https?://")
-SENTENCE_START = re.compile(r"(?:^|[.!?;:]\s+|\(\s*|\n)$")
+# "For more details, run: sky jobs logs ..." starts its advice as a sentence does
+SENTENCE_START = re.compile(r"(?:^|[.!?;:]\s+|\(\s*|\n|\bfor (?:more |further )?(?:details|information|info)[,:]?\s+(?:please\s+)?)$", re.IGNORECASE)
+# Not advice to the reader: a clause about something else ("a beta, which you can contact us about"),
+# or a step of a shell command the message quotes ("bash -c '... ; export X=1 && apt-get ...'").
+RELATIVE = re.compile(r"\b(?:which|that|who|whom|whose)\s+$", re.IGNORECASE)
+IN_COMMAND = re.compile(r"(?:[;|&'\"]|&&)\s*$")
 # Where the advice ends: the end of its sentence (not a dot inside a name, a version or a URL).
 END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.!?](?=\s|$)|\s+\(?(?=Traceback\b)|$")
 MAX = 300
@@ -65,6 +70,9 @@ def advice(text: str, first: int = -1) -> str:
         if 0 <= first <= m.start():
             break
         head = m.group(0)
+        before = text[: m.start()]
+        if RELATIVE.search(before) or (head.lower().startswith("export") and IN_COMMAND.search(before)):
+            continue
         if BARE_VERB.match(head) and not SENTENCE_START.search(text[: m.start()]) and not LINK_AFTER.match(text, m.end()):
             continue  # "failed to set up ...", "cannot use ..." mid-sentence: not advice
         rest = text[m.start() :]

@@ -13,7 +13,7 @@ from typing import Optional
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO
-from gpudoctor.knowledge.patterns import BY_ID
+from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
 from gpudoctor.knowledge.signs import KIND, Sign
@@ -38,6 +38,7 @@ connections) are usually consequences of the first failure."""
 
 DISTRIBUTED = re.compile(r"distributed|c10d|nccl|gloo|rendezvous|elastic|ProcessGroup|barrier", re.IGNORECASE)
 CUDA = re.compile(r"cuda|cudnn|cublas|device-side|GPU", re.IGNORECASE)
+CUDA_WORDS = re.compile(r"\b(?:cuda|cudnn|cublas|cufft|curand|cusparse|nvml)\b|device-side assert", re.IGNORECASE)  # a message about CUDA itself, not a name holding "gpu"
 # torchrun's own code (its elastic agent and rendezvous): a traceback that ends there is the launcher's, not a rank's.
 AGENT_FRAME = re.compile(r"(?:torch/distributed|torchelastic)/(?:elastic/)?(?:agent|rendezvous)/|torch/distributed/(?:run|launcher/api)\.py$|/bin/torchrun$")
 AGENT_STEP = ("; these frames are torchrun's own (its elastic agent), not a rank's. What the agent raises there: "
@@ -53,11 +54,75 @@ API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library
                   "packages do not go together: one calls the other as another version of it worked: `pip show` the packages "
                   "in the traceback, upgrade the one that raised (or pin it to the version the caller requires) and search its "
                   "issues for the message")
+# Classes of messages whose usual causes are known though the line does not decide which one holds
+# (knowledge/patterns/classes.py, the rules that refine the catch-all): they never claim a line; the
+# unrecognised answer names the class, what it usually means and what decides it.
+CLASSES = tuple(p for p in ALL if p.refines == "python-exception")
+# A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.
+JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
+JAVA_STEP = ("it is a Java exception: the `at package.Class.method(File.java:N)` lines under it are its stack, innermost first, "
+             "and a `Caused by:` below them names the exception underneath, the one to read first")
+# The family an unrecognised failure belongs to, by who wrote its sign: a plain Python exception is
+# Python's, not the launcher's; a C++ report or a signal is the process's own ("native"); a launcher's,
+# a scheduler's or a cluster manager's report is the launcher's; an install or build step is the platform's.
+KIND_FAMILY = {
+    **dict.fromkeys(("exception", "bare", "ipython", "tbheader", "frames", "chained", "thread", "hydra", "fatal", "pytest", "pyspy"), "python"),
+    **dict.fromkeys(("ncclwarn", "ncclerror", "c10watchdog"), "nccl"),
+    **dict.fromkeys(("cuda", "cudastatus", "devassert", "nvrm"), "cuda"),
+    "gloo": "gloo",
+    **dict.fromkeys(("terminate", "terminate_bare", "what", "c10", "cppframes", "signame", "glogsig", "shellsig", "shellkill", "caught", "glibc", "assertion"), "native"),
+    **dict.fromkeys(("exitcode", "exit", "childfailed", "stopped", "srun_what", "spawned", "pyexec", "barrier", "barrierdone", "elastic", "errorfile",
+                     "dslaunch", "mpirun", "raydied", "clierror", "argparse", "notfound", "k8sevent", "podstatus", "jobstate", "slurm", "k8sreason"), "launcher"),
+}
+
+
+def message_class(sign: Optional[Sign], exception: str = "", message: str = "") -> Optional[Pattern]:
+    """The class of message this failure belongs to, when one of CLASSES covers it."""
+    if sign is not None:
+        if sign.kind != "exception" or sign.cut:
+            return None
+        exception, message = sign.what, sign.message
+    if not exception:
+        return None
+    text = f"{exception.rsplit('(', 1)[-1].rstrip(')')}: {message}"  # RayTaskError(AssertionError): the inner class
+    return next((p for p in CLASSES if p.regex.search(text)), None)
+
+
+def class_step(known: Pattern) -> str:
+    """A class's own next step, led by its name (its page: gpudoctor diagnose --explain ID)."""
+    return f"a message of the class {known.id} ({known.title}): {known.fix}"
+
+
+def is_java(sign: Optional[Sign], exception: str = "") -> bool:
+    return bool(JAVA.match(sign.what if sign is not None else exception))
+
+
+def family_of(sign: Optional[Sign], exception: str = "", message: str = "") -> str:
+    """What part of the stack failed, as far as the failure's own line tells."""
+    if is_java(sign, exception):
+        return "java"
+    family = KIND_FAMILY.get(sign.kind, "platform") if sign is not None else "python"
+    if family not in ("python", "native"):
+        return family
+    text = f"{sign.what} {sign.message}" if sign is not None else f"{exception} {message}"
+    if "nccl" in text.lower():
+        return "nccl"
+    return "cuda" if CUDA_WORDS.search(text) else family
 
 
 def unrecognised_why(sign: Optional[Sign]) -> str:
-    what = "a Python exception" if sign is None or sign.kind == "exception" else KIND.get(sign.kind, sign.kind)
-    return " ".join(WHY.format(what=what).split())
+    # without a sign only the exception's own line was read: whose runtime raised it (Python, a JVM) is not known
+    if sign is None:
+        what = "an exception"
+    elif is_java(sign):
+        what = "a Java exception"
+    else:
+        what = "a Python exception" if sign.kind == "exception" else KIND.get(sign.kind, sign.kind)
+    out = " ".join(WHY.format(what=what).split())
+    known = message_class(sign)
+    if known is not None:
+        out += f" It is of a known class, {known.id} ({known.title}): {known.why}"
+    return out
 
 
 def next_step(sign: Optional[Sign], exception: str = "", message: str = "", traceback_at: Optional[int] = None) -> str:
@@ -65,12 +130,17 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     `traceback_at`: the line of the first traceback in the log, when a log holds one
     (the user is never sent to look for a traceback that is in the log)."""
     if sign is None:
-        if traceback_at is not None:
+        if is_java(None, exception):
+            out = JAVA_STEP
+        elif traceback_at is not None:
             out = f"read the traceback that starts at line {traceback_at} of this log: its last frames say where {exception or 'the exception'} was raised"
         else:
             out = (f"this log holds no traceback for {exception or 'this exception'}: keep each rank's whole output (torchrun --tee 3 "
                    "--log-dir DIR, srun --output=%t.log) to see where it was raised")
-        if API_SHAPE.search(f"{exception}: {message}"):
+        known = message_class(None, exception, message)
+        if known is not None:
+            out = f"{class_step(known)}; {out}"
+        elif API_SHAPE.search(f"{exception}: {message}"):
             out += API_SHAPE_STEP
         elif CUDA.search(message):
             out += "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
@@ -87,7 +157,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     if sign.kind == "exception":
         last, mine = sign.raised_in(), sign.user_frame()
         cut = sign.cut
-        if last is None and traceback_at is not None and traceback_at != sign.line:
+        if last is None and is_java(sign):
+            where = JAVA_STEP
+        elif last is None and traceback_at is not None and traceback_at != sign.line:
             where = f"read the traceback that starts at line {traceback_at} of this log: its last frames say where it was raised"
         elif last is None:
             where = ("the log does not show where it was raised: keep each rank's whole output (torchrun --log-dir DIR --tee 3, "
@@ -103,6 +175,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         if cut:
             where += "; the exception line itself was cut from the paste: the full output names it"
         extra = ""
+        known = message_class(sign)
+        if known is not None:
+            where = f"{class_step(known)}; {where}"
         if cut and last is not None and AGENT_FRAME.search(last.path.replace("\\", "/")):
             extra = AGENT_STEP  # torchrun's own traceback: what its agent raises there is known
         elif CUDA.search(text) and not cut:
@@ -172,6 +247,9 @@ def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", l
     anywhere = False  # no project known: search every project's issues
     if sign is not None:
         remedy, what, said = sign.remedy, sign.what, sign.message
+        if remedy is None and sign.kind in OWN_WORDS and sign.text:
+            # a tool's, a scheduler's or a logger's own line is read for advice as an exception's message is
+            remedy = remedy_in([(sign.line, sign.text)])
         project = sign.project()
         raised_by = sign.raised_by()
         if raised_by:
@@ -196,6 +274,10 @@ def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", l
             said = said.rstrip(',').removesuffix('"')
         project = PROJECTS.get(exception.split(".", 1)[0], "") if "." in exception else ""
         searchable = anywhere = bool(exception)
+    out["family"] = family_of(sign, exception, message)
+    known = message_class(sign, exception, message)
+    if known is not None:
+        out["class"] = known.id
     if remedy is not None:
         out["remedy"] = remedy.text
         out["remedy_line"] = remedy.line

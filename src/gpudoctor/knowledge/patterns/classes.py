@@ -11,6 +11,7 @@ from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, pattern
 
 E = Severity.ERROR
+W = Severity.WARN
 LAUNCHERS = r"torchrun|deepspeed|accelerate|srun|mpirun|mpiexec|python3?|llamafactory-cli|colossalai|ray|tune|trl|axolotl|composer|nemo|pdsh"
 
 PATTERNS = [
@@ -338,6 +339,286 @@ PATTERNS = [
         not_examples=[
             "UserWarning: fused=True is not supported with foreach=True; falling back to the for-loop implementation",
             "INFO: flash attention is not supported for this GPU, using sdpa instead",
+        ],
+    ),
+    pattern(
+        "assertion-states-condition",
+        "platform",
+        CAUSE,
+        W,
+        "an assert refused what it was given: its message states the condition that was false",
+        # a sentence, not a bare value: at least three words after the class (specific asserts are claimed by their own patterns first)
+        r"^(?!.*(?i:warning\b|\bwarn\b)).*?(?:^|[\s\"'(\[`])(?:[A-Za-z_]\w*\.)*AssertionError: (?!can only (?:test|join) a child process)(?P<condition>\S+(?: +\S+){2,}.*?)[`\"]*$",
+        ("AssertionError: ",),
+        why="""An `assert` stopped the run: the code checked a condition its author requires (a shape or a size, a setting,
+        a combination of options, a value that must be set) and it was false; the message is that condition in the author's
+        words. The line alone does not decide whose the mistake is: the input or the configuration may break the condition
+        (yours to change), or the code asserts something it should handle, an unsupported combination in the installed
+        version or a bug fixed in a later release. What decides it: whether your configuration, command line or data sets
+        what the message names, and whose code the traceback's last frame is.""",
+        fix="""make the condition true: find what the message names (a setting, a size, an option) in your configuration,
+        command line or input and change it to what the message requires (pad or reshape an input to the size it asks
+        for; set the option it says is required); if nothing of yours sets it, the package whose frame asserted (the
+        traceback's last frame) does not support this combination in the installed version: compare its version with what the
+        calling project requires, upgrade it, and search its issues for the message""".replace("\n        ", " "),
+        examples=[
+            ("AssertionError: zero stage 2 requires an optimizer", "huggingface/trl#825 (DPOTrainer prepared its reference model without an optimizer)"),
+            (
+                "AssertionError: FP8 execution requires 2D input matrices with height divisible by 8 and width divisible by 16, but got tensor with dims=[1, 256]",
+                "NVIDIA/TransformerEngine#1571 (a [1, 256] input to an FP8 te.Linear)",
+            ),
+            ("[rank4]: AssertionError: SM100 forward with head_dim=256 does not support aux_tensors", "Dao-AILab/flash-attention#2635 (an unsupported head_dim in that release)"),
+            ("AssertionError: You must have a training stage starting at 1 in the config's data_stages", "huggingface/nanotron#121 (the example config)"),
+            ("AssertionError: cpu_request should not be None", "skypilot-org/skypilot#7142 (a SkyPilot bug on relaunch)"),
+        ],
+        refines="python-exception",  # the unrecognised answer names it (knowledge/unrecognised.py): the line does not decide whose mistake it is
+        not_examples=[
+            "AssertionError",  # a bare assert: nothing stated
+            "AssertionError: 0",
+            "[WARNING] AssertionError: checkpoint tag mismatch, using the latest one",  # a logged and handled assert
+            "AssertionError: can only test a child process",  # harmless at exit: its own pattern
+        ],
+    ),
+    pattern(
+        "none-value-used",
+        "platform",
+        CAUSE,
+        W,
+        "a value the code uses is None (an optional import, a setting or a result that was never set)",
+        r"^(?!.*(?i:warning\b|\bwarn\b)).*?(?:^|[\s\"'(\[])(?P<exception>AttributeError|TypeError): (?P<message>'NoneType' object "
+        r"(?:has no attribute '(?P<attribute>\w+)|is not (?P<use>subscriptable|callable|iterable))|argument of type 'NoneType' is not iterable)",
+        ("'NoneType' object", "type 'NoneType'"),
+        why="""The code used a name whose value is None as if it were set: an optional package's import that failed quietly
+        and left a placeholder (`try: from apex import amp` / `except ImportError: amp = None`: the package is not installed,
+        or its compiled part did not load), a configuration entry or argument that was never given (`config.get(...)` of a
+        missing key), a function that returned nothing, or a cache or an output that another part of the code did not fill
+        (a model's output without a loss when no labels were passed; a shared object used by two threads at once). The line
+        names only the attribute or the use; the traceback's last frame names the expression that was None, and an import
+        warning earlier in the log says when it is an optional package that is not installed.""",
+        fix="""read the expression at the traceback's last frame: the name before the attribute or the [ ] is the one that is None;
+        if it is a module or a kernel from an optional import (amp, a fused op), install that package in the job's environment
+        (look for its ImportError or 'not installed' warning earlier in the log); if it is a setting, give it in the
+        configuration or the command line; if it is a result, check what produced it returns a value for this input""".replace("\n        ", " "),
+        examples=[
+            ("AttributeError: 'NoneType' object has no attribute 'initialize'", "microsoft/Swin-Transformer#17 (apex not installed: amp stayed None)"),
+            ("AttributeError: 'NoneType' object has no attribute 'get’", "axolotl-ai-cloud/axolotl#871 (DeepSpeed ZeRO-2 config)"),
+            ("TypeError: 'NoneType' object is not subscriptable", "zai-org/ChatGLM-6B#137 (a rotary cache read by concurrent requests)"),
+        ],
+        refines="python-exception",  # the unrecognised answer names it: the line does not say which name was None
+        not_examples=[
+            "AttributeError: 'AdamW' object has no attribute 'train'",  # an API's shape: library-api-mismatch
+            "TypeError: 'int' object is not subscriptable",
+            "WARNING: AttributeError: 'NoneType' object has no attribute 'close' ignored at shutdown",
+        ],
+    ),
+    pattern(
+        "sampling-probabilities-invalid",
+        "cuda",
+        CAUSE,
+        W,
+        "text generation sampled from probabilities that hold inf or nan (the logits overflowed or the weights are broken)",
+        r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
+        ("probability tensor contains",),
+        why="""torch.multinomial, which draws the next token when generation samples (do_sample), refused the probabilities
+        because some are inf or nan. The model's logits were not finite: in float16 the activations of many models
+        overflow (65504 is float16's largest value), most often with a model trained in bfloat16, split over several GPUs or
+        quantised; weights that did not load whole (a checkpoint of another model or version, a failed merge of adapters)
+        give the same; and a sampling setting can make them invalid (a temperature of 0 or near it, a repetition penalty on
+        bad logits). The line does not say which: running the same prompt in bfloat16 or float32, and greedy decoding
+        (do_sample=False), decide it.""",
+        fix="""load the model in bfloat16 (torch_dtype=torch.bfloat16) or float32 instead of float16, on a GPU that supports it;
+        check that the weights loaded whole (no 'weights not initialized' or missing-keys warning above), and that temperature
+        is > 0 when sampling (or use do_sample=False); compare with one GPU and without quantisation to find which part breaks
+        the logits""".replace("\n        ", " "),
+        examples=[
+            ("RuntimeError: probability tensor contains either `inf`, `nan` or element < 0", "qwopqwop200/GPTQ-for-LLaMa#36 (a 4-bit model's generate)"),
+            ("RuntimeError: probability tensor contains either inf, nan or element < 0", "Baichuan2 on two RTX 3090 in float16 with device_map='auto' (baichuan-inc/Baichuan2#292)"),
+        ],
+        refines="python-exception",  # the unrecognised answer names it: overflow, weights or settings, the line does not say
+        not_examples=["NaN or Inf found in input tensor.", "RuntimeError: Function 'Log1PBackward0' returned nan values in its 0th output."],
+    ),
+    pattern(
+        "import-name-missing",
+        "platform",
+        CAUSE,
+        E,
+        "a package imports a name that the installed version of another package does not have",
+        r"^(?!.*(?i:\bwarn(?:ing)?\b)).*?cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'(?! \(most likely due to a circular import\))"
+        r"(?P<location> \(unknown location\))?",
+        ("cannot import name",),
+        why="""The module exists, but the installed version of its package has no such name: the code that imports it was
+        written for another version of that package (the name was added in a later release, or removed or moved in the
+        installed one). Two installed packages do not go together, or a script needs a version its environment does not
+        have. '(unknown location)' after the module means Python found a folder of that name instead of the package (a
+        folder in the working directory shadowing it, or an install that was half removed).""",
+        fix="""`pip show` the package of that module and the one that imports it, and install versions that go together: the
+        importing project's requirements name the version it needs (upgrade the package for a name it does not have yet, pin
+        an older one for a name it removed); '(unknown location)': rename or remove the folder of the same name in the working
+        directory, or reinstall the package (pip install --force-reinstall)""".replace("\n        ", " "),
+        examples=[
+            (
+                "ImportError: cannot import name 'TrainingArguments' from 'transformers' (/lustre06/project/6005433/takfa/UW/ue/lib/python3.7/site-packages/transformers/__init__.py)",
+                "huggingface/transformers#18269",
+            ),
+            (
+                "ImportError: cannot import name 'SAVE_STATE_WARNING' from 'torch.optim.lr_scheduler' (/net/vaosl01/opt/NFS/su0/anaconda3/envs/scatr/lib/python3.7/site-packages/torch/optim/lr_scheduler.py)",
+                "yang-zhang/lightning-language-modeling#2 (an older transformers with a newer torch)",
+            ),
+            ("ImportError: cannot import name 'DTensor' from 'torch.distributed.tensor'", "huggingface/transformers#38973 (transformers newer than torch)"),
+            ("ImportError: cannot import name 'Trainer' from 'transformers' (unknown location)", "chz816/tas#3"),
+            ("cannot import name 'DTensor' from 'torch.distributed.tensor' `", "QwenLM/Qwen3-VL#867 (the second line of transformers' 'Failed to import' message)"),
+        ],
+        not_examples=[
+            "ImportError: cannot import name 'utils' from partially initialized module 'train' (most likely due to a circular import) (/home/u/train.py)",
+            "ModuleNotFoundError: No module named 'transformers'",  # no package at all: module-not-found
+            "WARNING: cannot import name 'FusedLayerNorm' from 'apex.normalization', using the PyTorch implementation",
+        ],
+    ),
+    pattern(
+        "hub-unreachable",
+        "platform",
+        CAUSE,
+        E,
+        "the job could not download from the Hugging Face Hub and the file is not in the local cache",
+        r"We couldn't connect to '?https://huggingface\.co/?'? to load (?:this file|the files)|"
+        r"(?P<status>429) Client Error: Too Many Requests for url: https://huggingface\.co|"
+        r"LocalEntryNotFoundError: (?:An error happened while trying to locate the file on the Hub|Cannot find the requested files in the (?:disk )?cache)",
+        ("couldn't connect to", "Too Many Requests", "LocalEntryNotFoundError"),
+        why="""A model, tokenizer or dataset was named by its Hub id, not found in the local cache (~/.cache/huggingface, or
+        HF_HOME), and the download failed: the machine (often a cluster's compute node, or a container) has no internet
+        access or needs a proxy, HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set while the cache lacks a file, or the Hub
+        refused the requests (429: too many at once, e.g. every rank and DataLoader worker downloading the same files).""",
+        fix="""download the files once where the network works (`huggingface-cli download REPO_ID`, or snapshot_download) into the
+        cache the job uses (the same HF_HOME on every node, or a shared folder), then run with HF_HUB_OFFLINE=1; or pass the local
+        folder's path instead of the Hub id; behind a proxy set HTTPS_PROXY; for 429, download on one rank first (the others wait
+        at a barrier) and log in (`huggingface-cli login`) for a higher rate limit""".replace("\n        ", " "),
+        examples=[
+            (
+                "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached files and it looks like decapoda-research/llama-7b-hf is not the path to a directory containing a file named config.json.",
+                "facebookresearch/bitsandbytes#34",
+            ),
+            ("OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files.", "aistudynow/Comfyui-HunyuanFoley#6"),
+            ("OSError: We couldn't connect to 'https://huggingface.co/' to load this file, couldn't find it in the cached files and it looks like bert-base-uncased is not the path to a directory containing a file named config.json.", "yanivw12/gs2mesh#21"),
+        ],
+        not_examples=[
+            # huggingface_hub's retry: it goes on (the failure, if any, is a later line)
+            "HTTP Error 429 thrown while requesting HEAD https://huggingface.co/facebook/opt-350m/resolve/main/generation_config.json",
+            "Checkout your internet connection or see how to run the library in offline mode at 'https://huggingface.co/docs/transformers/installation#offline-mode'.",
+        ],
+    ),
+    pattern(
+        "hub-access-refused",
+        "platform",
+        CAUSE,
+        E,
+        "the Hugging Face Hub refused the repository: it is gated or private and no accepted token was sent, or its id is wrong",
+        r"(?P<error>GatedRepoError|RepositoryNotFoundError): 40[134] Client Error|Cannot access gated repo for url https://huggingface\.co/|"
+        r"You are trying to access a gated repo|401 Client Error: Unauthorized for url: https://huggingface\.co/|"
+        r"Repository Not Found for url: https://huggingface\.co/|is not a local folder and is not a valid model identifier listed on 'https://huggingface\.co/models'",
+        ("Client Error", "gated repo", "Repository Not Found", "not a valid model identifier"),
+        why="""The Hub answered the download with 401/403/404: the repository is gated (its licence must be accepted on its page
+        with the same account) or private, and the request carried no token, or one without access; the Hub answers
+        'Repository Not Found' for a private or gated repository it will not show, and for an id that does not exist (a
+        typo, a renamed or removed model). On a cluster the token saved by `huggingface-cli login` on the login node is not
+        seen by jobs whose HF_HOME or home directory differs.""",
+        fix="""check the id on https://huggingface.co/REPO_ID; accept the model's licence there, then make the token visible to
+        every rank: `huggingface-cli login` as the user and on the HF_HOME the job uses, or export HF_TOKEN=hf_... in the job's
+        environment (a token with read access to gated repos); or download the files once and pass the local folder""".replace("\n        ", " "),
+        examples=[
+            (
+                "huggingface_hub.utils._errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-661471eb-38c6ceb05c22031f04f730f7;54f54e0f-18d7-4cbf-a882-a291b1abd4b4)",
+                "kyegomez/NeoSapiens#3 (meta-llama/Llama-2-7b)",
+            ),
+            ("Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-hf/resolve/main/config.json.", "zhaoxlpku/DASC7606-A3#1"),
+            ("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/main/tokenizer_config.json", "hyperonym/basaran#289"),
+            (" OSError: You are trying to access a gated repo.", "zhaoxlpku/DASC7606-A3#1"),
+        ],
+        not_examples=[
+            "[WARNING] [axolotl.scripts.check_user_token:358] [PID:441] [RANK:0] Error verifying HuggingFace token. Remember to log in using `huggingface-cli login`",
+            "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://wandb.ai/api",
+        ],
+    ),
+    pattern(
+        "gpus-fewer-than-asked",
+        "cuda",
+        CAUSE,
+        E,
+        "the job asks for more GPUs (or a higher GPU index) than the process sees",
+        r"Not enough CUDA devices to support n_devices (?P<asked>\d+)|"
+        r"The requested device for (?P<engine>\w+) \((?P<device>cuda:\d+)\) is not available",
+        ("Not enough CUDA devices", "The requested device for"),
+        why="""The configuration names more GPUs than this process can see: a tensor- or pipeline-parallel size, a number of shards or
+        devices, or a device index for a second engine (an inference engine beside the training) beyond the last GPU. The
+        process sees only the GPUs of CUDA_VISIBLE_DEVICES (a launcher or a scheduler sets it, often to one GPU per rank),
+        so a count that is right for the machine can be too high for the process.""",
+        fix="""count what the process sees: `CUDA_VISIBLE_DEVICES=... python -c "import torch; print(torch.cuda.device_count())"` in the
+        job's environment; then ask for no more: lower the parallel size or the device count, name a device index below that
+        count (cuda:0 on a single GPU), give the process more GPUs (CUDA_VISIBLE_DEVICES, the scheduler's --gpus), or share one
+        GPU between the two engines (vLLM: gpu_memory_utilization below 1 for the one beside training)""".replace("\n        ", " "),
+        examples=[
+            ("AssertionError: Not enough CUDA devices to support n_devices 2", "JoshEngels/MultiDimensionalFeatures#4 (transformer_lens on one GPU)"),
+            (
+                "ValueError: The requested device for vllm (cuda:1) is not available. You are likely using vLLM without restricting the number of GPUs for training.",
+                "huggingface/trl#2826 (GRPO with vLLM on a single GPU)",
+            ),
+        ],
+        not_examples=["RuntimeError: CUDA error: invalid device ordinal", "Number of GPUs: 4"],
+    ),
+    pattern(
+        "cuda-toolkit-missing",
+        "cuda",
+        CAUSE,
+        E,
+        "building a CUDA extension needs the CUDA toolkit (nvcc, CUDA_HOME), and it is not found",
+        r"CUDA_HOME environment variable is not set|No such file or directory: '(?P<nvcc>[^']*/bin/nvcc)'|"
+        r"^(?:/bin/(?:ba|da)?sh|sh|bash)(?:: line \d+)?: (?:\d+: )?(?P<command>(?:\S*/)?nvcc): (?:command )?not found",
+        ("CUDA_HOME environment variable", "/bin/nvcc'", "nvcc: not found", "nvcc: command not found"),
+        why="""A package compiles CUDA code at install or at first use (torch.utils.cpp_extension: a setup.py's CUDAExtension, a
+        just-in-time op), which needs NVIDIA's compiler nvcc from the CUDA toolkit. The driver and the CUDA runtime inside
+        the torch wheel are not the toolkit: the machine (or the container, e.g. a -runtime image instead of a -devel one)
+        has no toolkit, or it is not where CUDA_HOME (or /usr/local/cuda) points, so torch finds no nvcc.""",
+        fix="""`which nvcc; echo $CUDA_HOME; python -c "import torch; print(torch.version.cuda)"`: install the CUDA toolkit of
+        torch's CUDA version (conda install -c nvidia cuda-toolkit=X.Y, the distribution's package, or a -devel container image)
+        and export CUDA_HOME=/usr/local/cuda-X.Y (the folder with bin/nvcc) before the build; or install a prebuilt wheel of the
+        package made for your torch and CUDA, which needs no compiler""".replace("\n        ", " "),
+        examples=[
+            ("OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.", "NVIDIA/flownet2-pytorch#218 (setup.py's CUDAExtension)"),
+            ("      OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.", "OpenBMB/CPM-Live#244 (pip's build of bmtrain)"),
+            ("FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'", "microsoft/Swin-Transformer#101 (apex's setup.py runs CUDA_HOME/bin/nvcc -V)"),
+            ("/bin/sh: 1: nvcc: not found", "a JIT build in a container without the toolkit"),
+        ],
+        not_examples=[
+            "export CUDA_HOME=/usr/local/cuda-12.1",
+            "nvcc: NVIDIA (R) Cuda compiler driver",
+            "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",  # torch's note when no GPU is visible at build time
+        ],
+    ),
+    pattern(
+        "path-not-found",
+        "platform",
+        CAUSE,
+        E,
+        "a file or folder the job opens does not exist at that path (on the machine and in the folder the process ran in)",
+        r"^(?!.*(?i:\bwarn(?:ing)?\b)).*?(?:FileNotFoundError|IOError|OSError): (?:\[Errno 2\] )?No such file or directory: ['\"](?P<path>[^'\"]+)['\"]",
+        ("No such file or directory: ",),
+        why="""The process asked for a path that does not exist where it looked. A relative path is resolved against the process's
+        working directory, which a launcher, a scheduler's job, a Ray worker or a container sets, often not the folder the
+        command was typed in; a path on one node's local disk does not exist on the other nodes (only shared storage is seen
+        by every rank); a file that another rank or an earlier step was to write first (a checkpoint, a cache, a log folder)
+        is not there yet or was written under another name; or the path in the configuration is misspelt.""",
+        fix="""check the path the message names on the node the failing rank ran on (`ls -l PATH` there, in the job's working directory):
+        use an absolute path on storage every node sees, create the folder before the ranks use it (os.makedirs(path,
+        exist_ok=True) on every node, or on rank 0 then dist.barrier()), let one rank write a file before the others read it (a
+        barrier between), and correct the path or the name in the configuration""".replace("\n        ", " "),
+        examples=[
+            ("FileNotFoundError: [Errno 2] No such file or directory: '/home/DEDR-MM-FiD/checkpoint/Training_ET/checkpoint/latest/optimizer.pth.tar'", "alirezasalemi7/DEDR-MM-FiD#4 (a checkpoint not saved)"),
+            ("FileNotFoundError: [Errno 2] No such file or directory: 'logs/openml__arrhythmia__5_2022.09.16_20:21:07/checkpoint_best.pth'", "naszilla/tabzilla#33 (a relative path)"),
+            ("FileNotFoundError: [Errno 2] No such file or directory: '/tmp/models/checkpoint_13.pt'", "usnistgov/alignn#8"),
+        ],
+        not_examples=[
+            "libnccl-net.so: cannot open shared object file: No such file or directory",  # NCCL looking for an optional plugin
+            "ls: cannot access '/efs/home/nxd-llama2-7b-ptl/checkpoints/epoch=0-step=100-v2.ckpt': No such file or directory",  # the user looking
+            "[WARNING] could not read /tmp/cache/index.json: No such file or directory: '/tmp/cache/index.json', rebuilding it",
         ],
     ),
     pattern(

@@ -210,16 +210,25 @@ PATTERNS = [
         "ddp",
         CAUSE,
         E,
-        "the checkpoint's keys do not match the model",
-        r"Error\(s\) in loading state_dict for (?P<model>\w+)",
-        ("loading state_dict",),
-        why="""load_state_dict found missing or unexpected keys. The most common distributed cause: a checkpoint
-        saved from the DDP/DataParallel wrapper has every key prefixed with 'module.' (or loaded into a
-        wrapper, the other way round).""",
-        fix="torch.save(model.module.state_dict(), path)  # or strip it: {k.removeprefix('module.'): v for k, v in sd.items()}",
+        "the checkpoint's keys do not match the model (missing, unexpected or differently shaped tensors)",
+        r"Error\(s\) in loading state_dict for (?P<model>\w+)|size mismatch for (?P<tensor>[\w.]+): copying a param with shape",
+        ("loading state_dict", "size mismatch for"),
+        why="""load_state_dict compared the checkpoint's tensors with the model's, by name and shape, and they differ. Names that
+        differ only by a leading 'module.' come from a checkpoint saved from the DDP/DataParallel wrapper (or loaded into a
+        wrapper, the other way round); '_orig_mod.' from a torch.compile'd model; '_fsdp_wrapped_module.' or
+        '_checkpoint_wrapped_module.' from FSDP or activation-checkpoint wrappers. Other names or shapes mean another model
+        than the one built: another configuration (size, vocabulary, number of classes or layers), another version of the
+        model's code, or a checkpoint of a different tensor-parallel split.""",
+        fix="""compare the first missing and unexpected keys: a 'module.' prefix: torch.save(model.module.state_dict(), path), or strip it:
+        {k.removeprefix('module.'): v for k, v in sd.items()} ('_orig_mod.' the same way, or save before torch.compile); other
+        names or shapes: build the model with the configuration and code version the checkpoint was saved with, or load with
+        strict=False only for the heads you mean to train anew""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: Error(s) in loading state_dict for DTNet:", "aks2203/deep-thinking#5"),
+            ("RuntimeError: Error(s) in loading state_dict for DataParallel:", "choyingw/SynergyNet#6 (a checkpoint's extra keys)"),
+            ("\tsize mismatch for fc.weight: copying a param with shape torch.Size([1000, 2048]) from checkpoint, the shape in current model is torch.Size([10, 2048]).", "torch's message for a head of another size"),
         ],
+        not_examples=["RuntimeError: storage has wrong size: expected 512 got 65536", "_IncompatibleKeys(missing_keys=[], unexpected_keys=[])"],
         context_after=2,
         fields=lambda m, ctx: {**groups(m, ctx), "module_prefix": any('"module.' in line for line in ctx)},
     ),

@@ -3,6 +3,8 @@
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
 
+JVM = r"(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)"  # the package roots of JVM exceptions users paste
+
 PATTERNS = [
     pattern(
         "exception-ignored-at-exit",
@@ -32,7 +34,9 @@ PATTERNS = [
         "a rank raised an exception",
         # the last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ..."; not the
         # torch.distributed wrappers (DistBackendError & co report another rank's failure)
-        r"(?:^|[\s\"'(\[])(?:[A-Za-z_][\w]*\.)*(?P<exception>(?!Dist\w*Error|ConnectionResetError|BrokenPipeError)[A-Z]\w*(?:Error|Exception)): (?P<message>.+)",
+        # a JVM exception keeps its package (java.lang.IllegalStateException): it says the failure is not Python's
+        r"(?:^|[\s\"'(\[])(?:(?!" + JVM + r"\.)[A-Za-z_][\w]*\.)*(?P<exception>(?:" + JVM + r"\.(?:[a-z_]\w*\.)*)?"
+        r"(?!Dist\w*Error|ConnectionResetError|BrokenPipeError)[A-Z]\w*(?:Error|Exception)): (?P<message>.+)",
         ("Error: ", "Exception: "),
         why="""An exception that is not one of the known distributed failures, raised in the user's own code
         (the traceback's last frame is theirs) with nothing pointing at the environment: a bug or bad input
@@ -41,10 +45,11 @@ PATTERNS = [
         exception points at the install, the GPU or the launcher, it is reported as `unrecognised-failure`.""",
         fix="read the traceback just above this line: the frame that raised, in your own code, is the line to fix",
         examples=[
-            ("FileNotFoundError: [Errno 2] No such file or directory: '/data/train/shard-00017.parquet'", "Python exception text"),
+            ("ZeroDivisionError: division by zero", "Python exception text"),
             ("[rank3]: KeyError: 'input_ids'", "Python exception text"),
             ("trainer-pod-0 | IndexError: list index out of range", "Python exception text behind an unknown log prefix"),
             ('    "message": "ValueError: the dataset has 0 samples",', "a torchrun error file (error.json) pasted as text"),
+            ('Exception in thread "main" java.lang.IllegalStateException: Cannot call methods on a stopped SparkContext.', "a JVM's uncaught exception (Spark)"),
         ],
         not_examples=[
             "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid argument",
