@@ -135,6 +135,7 @@ def test_a_sampled_logs_verdict_survives_its_paste_shape(name, shape):
     assert plain[0] not in ("-", "log-inconclusive") and headline(SHAPES[shape](text).encode()) == plain
 
 
+SAMPLE5 = Path(__file__).parent / "fixtures" / "log_sample" / "dev5"
 SAMPLE6 = Path(__file__).parent / "fixtures" / "log_sample" / "dev6"
 # measured over every dev6 case with a verdict by benchmarks/paste_shapes.py (890 -> 896 of 896 kept):
 # ImportError/OSError `undefined symbol` lines cut inside a word before its colon (`symbo` `l: _ZN`,
@@ -212,3 +213,13 @@ def test_control_a_reply_quoting_its_traceback_is_not_a_cut_before_the_quote_mar
     assert cut_through('  File "/x/y/z.py", line 1, in <module', ">()")
     text = (Path(__file__).parent / "fixtures" / "log_sample" / "dev4" / "internvl-553-lora-exitcode-8-sigfpe.log").read_text(encoding="utf-8")
     assert headline(SHAPES["quoted"](text).encode()) == headline(text.encode())
+
+
+def test_a_short_paste_with_a_real_line_as_long_as_the_window_is_still_joined_where_cut():
+    # TGI#563 from an 80-column terminal: the OOM message is cut four times, and the launcher's
+    # `Shutting down shards` line is a whole line of exactly 80 characters with a dated line under it
+    text = (SAMPLE5 / "tgi-563-unable-to-warmup-exceed-allowed-memory.log").read_text(encoding="utf-8")
+    wrapped = cut_at(text, 80)
+    assert "Shutting down shards\n2023-07-07T17:55:44" in wrapped
+    assert report(wrapped.encode()).data.get("unwrapped_at") == 80
+    assert headline(wrapped.encode()) == headline(text.encode()) == ("inference-warmup-out-of-memory", True)

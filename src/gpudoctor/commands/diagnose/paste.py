@@ -95,7 +95,9 @@ def short_wrap_width(text: bytes) -> int:
     if len(lines) > SHORT or not MIN_WIDTH <= width <= MAX_WIDTH or wrap_width(text):
         return 0
     full = [i for i, n in enumerate(lengths) if n == width]
-    return width if all(i + 1 < len(lines) and cut_through(lines[i], lines[i + 1]) for i in full) else 0
+    # a real line as long as the window (one that a dated line or a record follows) stays as it is
+    cut = [i for i in full if i + 1 < len(lines) and not ends(lines[i], lines[i + 1])]
+    return width if cut and all(cut_through(lines[i], lines[i + 1]) for i in cut) else 0
 
 
 def cut_through(line: str, after: str) -> bool:
@@ -129,13 +131,15 @@ def start(line: str) -> str:
 
 
 def joined(m: re.Match[bytes]) -> bytes:
-    """A line of the width and the next one, joined; or left apart when the next line opens with
-    its time, or opens a record of its own (`AssertionError: ...`, `[rank0]:`) and the cut falls
-    between two words, not inside one: a real line that happened to be as long as the window."""
-    line, after = m.group(1).decode("utf-8", "replace"), m.group(2).decode("utf-8", "replace")
-    if DATED.match(after) or (RECORD_START.match(after) is not None and CUT.match(line[-1:] + after[:1]) is None):
-        return m.group(0)
-    return m.group(1)
+    """A line of the width and the next one, joined; left apart where the line `ends` there."""
+    return m.group(0) if ends(m.group(1).decode("utf-8", "replace"), m.group(2).decode("utf-8", "replace")) else m.group(1)
+
+
+def ends(line: str, after: str) -> bool:
+    """`line`, as long as the window, is a whole line that happened to be that long: `after` opens
+    with its time, or opens a record of its own (`AssertionError: ...`, `[rank0]:`) and the two
+    meet between words, not inside one."""
+    return DATED.match(after) is not None or (RECORD_START.match(after) is not None and CUT.match(line[-1:] + after[:1]) is None)
 
 
 class Unwrapped:
