@@ -133,3 +133,93 @@ def test_a_sampled_logs_verdict_survives_its_paste_shape(name, shape):
     text = (SAMPLE / f"{name}.log").read_text(encoding="utf-8")
     plain = headline(text.encode())
     assert plain[0] not in ("-", "log-inconclusive") and headline(SHAPES[shape](text).encode()) == plain
+
+
+SAMPLE5 = Path(__file__).parent / "fixtures" / "log_sample" / "dev5"
+SAMPLE6 = Path(__file__).parent / "fixtures" / "log_sample" / "dev6"
+# measured over every dev6 case with a verdict by benchmarks/paste_shapes.py (890 -> 896 of 896 kept):
+# ImportError/OSError `undefined symbol` lines cut inside a word before its colon (`symbo` `l: _ZN`,
+# `x86` `_64-linux-gnu.so: `, `.so` `: undefined`), a `<module` cut before its `>`, a path with
+# `ü` in it (a width is counted in characters, not bytes), and accelerate's rich traceback box
+WRAPPED_SAMPLES = [
+    ("pytorch3d-33-local-build-undefined-symbol", 80),
+    ("pytorch3d-562-colab-undefined-symbol", 80),
+    ("pytorch3d-1921-undefined-symbol-exception-ptr", 80),
+    ("pytorch3d-1967-undefined-symbol-warning-warn", 80),
+    ("pytorch3d-1967-undefined-symbol-warning-warn", 120),
+    ("kohya-1324-windows-calledprocesserror-only", 80),
+]
+
+
+@pytest.mark.parametrize("name,width", WRAPPED_SAMPLES)
+def test_a_sampled_paste_wrapped_at_a_terminals_width_keeps_its_verdict(name, width):
+    text = (SAMPLE6 / f"{name}.log").read_text(encoding="utf-8")
+    plain = headline(text.encode())
+    wrapped = cut_at(text, width).encode()
+    assert plain[0] not in ("-", "log-inconclusive", "unrecognised-failure")
+    assert headline(wrapped) == plain
+    assert report(wrapped).data.get("unwrapped_at") == width
+
+
+def test_a_rich_box_row_cut_at_the_width_is_joined_back():
+    # accelerate's traceback box, 100 columns wide, copied from an 80-column terminal: each row's
+    # first piece lacks the closing side, the rest of it lacks the opening one
+    from gpudoctor.commands.diagnose.paste import cut_through
+
+    row = "│ " + "x" * 96 + " │"
+    assert cut_through(row[:80], row[80:])
+    padded = "│   583" + " " * 92 + "│"
+    assert cut_through(padded[:80], padded[80:])
+    # two whole rows of an 80-column box are two lines
+    assert not cut_through("│ " + "y" * 76 + " │", "│ " + "z" * 76 + " │")
+
+
+def test_control_two_real_lines_whose_first_is_exactly_the_width_stay_apart():
+    # skypilot#7142 as printed: its `View logs:` line is 120 characters (with a `⨯` of three
+    # bytes), and the AssertionError under it is a line of its own; read as a paste wrapped at
+    # 120 columns, the two must not be joined into `...provision.logAssertionError: ...`
+    text = (Path(__file__).parent / "fixtures" / "log_sample" / "dev3" / "skypilot-7142-k8s-cpu-request-none-assert.log").read_text(encoding="utf-8")
+    assert max(len(line) for line in text.split("\n")) == 195
+    assert "provision.log\nAssertionError" in cut_at(text, 120)
+    wrapped = cut_at(text, 120).encode()
+    assert report(wrapped).data.get("unwrapped_at") == 120  # the paste is wrapped ...
+    assert headline(wrapped) == headline(text.encode()) == ("unrecognised-failure", True)  # ... and that line stays apart
+
+
+def test_control_a_real_line_of_exactly_80_columns_and_the_timestamped_line_under_it_stay_apart():
+    # deepspeed#5799: `... in eval_and_save_model` is a whole line of 80 characters, cut inside
+    # no word; the next opens with its time. Joined, the traceback would lose a frame's line.
+    from gpudoctor.commands.diagnose.paste import Unwrapped, cut_through
+
+    text = (SAMPLE / "deepspeed-5799-disagreement-timestamped-traceback.log").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    i = next(i for i, line in enumerate(lines) if len(line) == 80 and line.endswith("eval_and_save_model"))
+    assert lines[i + 1].startswith("2024-07-24 08:45:13")
+    assert not cut_through(lines[i], lines[i + 1])
+    wrapped = cut_at(text, 80).encode()
+    reader, out = Unwrapped(io.BytesIO(b""), wrapped, 80), b""
+    while part := reader.read(1 << 16):
+        out += part
+    assert (lines[i] + "\n" + lines[i + 1]).encode() in out
+    assert headline(wrapped) == headline(text.encode())
+
+
+def test_control_a_reply_quoting_its_traceback_is_not_a_cut_before_the_quote_marker():
+    # internvl#553 quoted in a reply: `.../bin/python` is a whole line; the `> Traceback` under it
+    # opens a quoted line, not the `>` that a cut `<module` goes on with
+    from gpudoctor.commands.diagnose.paste import cut_through
+
+    assert not cut_through("> " + "a" * 66 + "/bin/python", "> Traceback (most recent call last):")
+    assert cut_through('  File "/x/y/z.py", line 1, in <module', ">()")
+    text = (Path(__file__).parent / "fixtures" / "log_sample" / "dev4" / "internvl-553-lora-exitcode-8-sigfpe.log").read_text(encoding="utf-8")
+    assert headline(SHAPES["quoted"](text).encode()) == headline(text.encode())
+
+
+def test_a_short_paste_with_a_real_line_as_long_as_the_window_is_still_joined_where_cut():
+    # TGI#563 from an 80-column terminal: the OOM message is cut four times, and the launcher's
+    # `Shutting down shards` line is a whole line of exactly 80 characters with a dated line under it
+    text = (SAMPLE5 / "tgi-563-unable-to-warmup-exceed-allowed-memory.log").read_text(encoding="utf-8")
+    wrapped = cut_at(text, 80)
+    assert "Shutting down shards\n2023-07-07T17:55:44" in wrapped
+    assert report(wrapped.encode()).data.get("unwrapped_at") == 80
+    assert headline(wrapped.encode()) == headline(text.encode()) == ("inference-warmup-out-of-memory", True)

@@ -166,7 +166,7 @@ def read_log(
 def second_reading(source: Normalised, d: Diagnosis, smi: NvidiaSmiReader) -> tuple[Diagnosis, NvidiaSmiReader]:
     """A short paste whose long lines look cut at a window's width is read again with them joined,
     when the paste as it is names no known failure: the joined reading is taken when it names one
-    (a failure the paste already showed, or one on a line the joining made whole)."""
+    on a line the joining made whole (two real lines put together make no known failure)."""
     if recognised(d) or (joined := source.second_reading()) is None:
         return d, smi
     import io
@@ -175,19 +175,21 @@ def second_reading(source: Normalised, d: Diagnosis, smi: NvidiaSmiReader) -> tu
     scan(Normalised(io.BytesIO(joined), smi2.feed), d2, "")
     if not recognised(d2):
         return d, smi
-    if not any(f.severity is Severity.ERROR for f in d.findings()) and not made_by_joining(d2, joined, source.whole or b""):
-        return d, smi  # a reading with no failure becomes one only on a line the joining made whole
+    if not made_by_joining(d2, joined, source.whole or b""):
+        return d, smi
     d2.unwrapped_at = source.short_width
     return d2, smi2
 
 
 def made_by_joining(d: Diagnosis, joined: bytes, paste: bytes) -> bool:
     """An error of `d` is on a line of the joined reading longer than any line of the paste."""
-    lines = joined.split(b"\n")
-    longest = max((len(x.rstrip(b"\r")) for x in paste.split(b"\n")), default=0)
+    from gpudoctor.commands.diagnose.paste import text_lines
+
+    lines = text_lines(joined)
+    longest = max(map(len, text_lines(paste)), default=0)
     for f in d.findings():
         n = f.evidence.get("first_line")
-        if f.severity is Severity.ERROR and isinstance(n, int) and 0 < n <= len(lines) and len(lines[n - 1].rstrip(b"\r")) > longest:
+        if f.severity is Severity.ERROR and isinstance(n, int) and 0 < n <= len(lines) and len(lines[n - 1]) > longest:
             return True
     return False
 
