@@ -370,6 +370,29 @@ class TestLogInconclusive:
         report = api.diagnose(self.BARRIER_GUESS + self.STEPS)
         assert not report.ok and [f.id for f in report.findings] == ["barrier-unknown-device", "log-inconclusive"]
 
+    # torchvision prepares MNIST before the job starts ("Processing...", "Done!"); a pod's log
+    # cut while NCCL sets up (kubeflow/pytorch-operator#202) holds that "Done!" and no end
+    MNIST_READY = "Extracting ../data/MNIST/raw/t10k-labels-idx1-ubyte.gz\n8192it [00:00, 314226.62it/s]\nProcessing...\nDone!\n"
+    NCCL_SET_UP = ("master-0:1:1 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0> [1]eth0:192.168.4.230<0>\n"
+                   "master-0:1:1 [0] NCCL INFO NET/Plu\n")
+
+    def test_control_a_datasets_done_before_nccl_sets_up_is_no_end(self):
+        report = api.diagnose("Using distributed PyTorch with nccl backend\n" + self.MNIST_READY + self.NCCL_SET_UP)
+        assert [f.id for f in report.findings] == ["log-inconclusive"] and not report.ok
+
+    def test_control_a_bare_done_with_steps_after_it_is_no_end(self):
+        assert [f.id for f in api.diagnose(self.MNIST_READY + self.STEPS).findings] == ["log-inconclusive"]
+
+    def test_sibling_a_bare_done_as_the_last_line_is_an_end(self):
+        report = api.diagnose(self.STEPS + "Done!\n")
+        assert [f.id for f in report.findings] == ["log-no-failure"] and report.ok
+
+    def test_sibling_an_end_then_nccls_teardown_is_still_an_end(self):
+        text = (self.STEPS + "Training completed.\n"
+                "node1:12:34 [0] NCCL INFO comm 0x55d0c2a0 rank 0 nranks 2 cudaDev 0 busId 1000 - Destroy COMPLETE\n")
+        report = api.diagnose(text)
+        assert [f.id for f in report.findings] == ["log-no-failure"] and report.ok
+
     def test_control_pytests_passed_verdict_shows_an_end(self):
         report = api.diagnose("tests/test_dist.py::test_allreduce[2] PASSED                              [100%]\n")
         assert report.ok and "PASSED" in report.findings[0].evidence["ended"]

@@ -36,6 +36,19 @@ ENDED = re.compile(
     r"|^\s*(?:Done|DONE|Finished)[.!]?\s*$",
     re.IGNORECASE | re.MULTILINE,
 )
+# A bare "Done!" is some stage's end as often as the run's (torchvision prints "Processing...
+# Done!" when it has prepared MNIST, before training starts): it is the run's end only as one of
+# the input's last lines.
+BARE_END = re.compile(r"^\s*(?:Done|DONE|Finished)[.!]?\s*$")
+BARE_END_LAST = 3  # non-blank lines, the bare end's own included
+# Set-up a run prints while it starts (NCCL's transport and communicator set-up): after an end,
+# it shows that the run went on, so the "end" was not the run's (a hang's log or one cut while
+# starting holds such lines last).
+GOING_ON = re.compile(
+    r"NCCL INFO (?:NET/|Bootstrap|Channel \d|Connected all|Using network|Trees|Ring \d|Setting affinity|cudaDriverVersion"
+    r"|comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*Init COMPLETE)|^\s*NCCL version \d",
+    re.MULTILINE,
+)
 # A GPU tool's whole output (nvidia-smi topo -m's legend, ibstatus): complete in itself.
 # nvidia-smi's table or -q report, its topology legend, ibstatus: a GPU tool's output
 # (judged by what it holds, not by an end), as a paste, cut or not.
@@ -81,4 +94,11 @@ class Tail:
         text = self.data.decode("utf-8", "replace")
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
-        return text[start : end if end >= 0 else len(text)].strip()[:200]
+        end = end if end >= 0 else len(text)
+        after = text[end:]
+        if GOING_ON.search(after):
+            return ""
+        line = text[start:end]
+        if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
+            return ""
+        return line.strip()[:200]
