@@ -89,9 +89,10 @@ def leave(code: int) -> None:
     and the final collections over their objects cost ~0.5 CPU-s a rank, a sixth
     of a short job's (benchmarks/rank_exit.py), and decide nothing: the rank's
     result or error is written by then."""
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()  # as Python's exit does; a rank that never ends is the watchdog's
+    # Python's own first step of its exit: the thread-exit hooks (a ThreadPoolExecutor
+    # told to stop), then every non-daemon thread joined. A rank that never ends there
+    # is the watchdog's, as under a plain exit.
+    threading._shutdown()  # type: ignore[attr-defined]
     gc.freeze()  # what the exit handlers collect, if they do, is not torch's objects
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
