@@ -82,16 +82,6 @@ def test_default_run_passes_every_verification_and_json_matches_rich_output(tmp_
     assert [p.name for p in tmp_path.iterdir()] == ["train-smoke.pt"]  # no probe file left behind
 
 
-def test_one_rank_passes_and_compare_dp_on_cpu_says_it_needs_gpus():
-    r, report = as_json("--nproc", "1", "--compare-dp", *STEPS)
-    assert r.returncode == 0, r.stdout[-3000:]
-    assert all(states(report).values())
-    assert report["throughput"]["total"]["ranks"] == 1
-    warn = [f for f in report["findings"] if f["severity"] == "warn"]
-    assert [f["id"] for f in warn] == ["dp-comparison-needs-gpus"]
-    assert "2 or more GPUs" in warn[0]["title"]
-
-
 @pytest.mark.parametrize(
     "fault, failed, finding",
     [
@@ -201,29 +191,57 @@ def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
             proc.wait()
 
 
-def test_dataloader_workers_under_spawn_are_measured_within_their_budget():
-    # One job for what were two (one rank with one worker; two ranks with two): the documented
-    # example (--num-workers 4) with two workers, on one rank. Every worker is a spawned process
-    # importing torch (six a rank: two per epoch, three epochs), so each one more costs the suite
-    # CPU-seconds for the same claims. A second rank measures the same again: how the ranks'
-    # figures are merged is tests/test_smoke_verify.py's (verify_workers), and workers on each
-    # of two ranks run in test_watchdog_during_the_worker_measurement_still_shows_the_verifications_done.
+WORKERS_TIMEOUT = 900  # the watchdog of the one-rank job below, far off: it is not what is tested
+
+
+@pytest.fixture(scope="module")
+def one_rank_job():
+    """One job read by two tests (they were two jobs of one rank each): --compare-dp, which on
+    CPU is a warning and starts nothing, and one DataLoader worker, measured. Each rank and
+    each spawned worker imports torch (seconds of CPU apiece): a second one-rank job measured
+    nothing the first did not. Returns the process; each test parses its JSON itself (the
+    schema check, tests/e2e/conftest.py, is a test's fixture)."""
+    from gpudoctor.commands.train_smoke.config import MIN_STEPS
+
+    args = ["--nproc", "1", "--compare-dp", "--num-workers", "1", "--steps", str(MIN_STEPS), "--timeout", str(WORKERS_TIMEOUT)]
+    return run("--json", *args, timeout=WORKERS_TIMEOUT + 60)
+
+
+def test_one_rank_passes_and_compare_dp_on_cpu_says_it_needs_gpus(one_rank_job):
+    r = one_rank_job
+    assert r.returncode == 0, r.stdout[-3000:]
+    report = json.loads(r.stdout)
+    assert all(states(report).values())
+    assert report["throughput"]["total"]["ranks"] == 1
+    warn = [f for f in report["findings"] if f["severity"] == "warn"]
+    assert [f["id"] for f in warn] == ["dp-comparison-needs-gpus"]
+    assert "2 or more GPUs" in warn[0]["title"]
+
+
+def test_dataloader_workers_under_spawn_are_measured_within_their_budget(one_rank_job):
+    # One rank, one worker (the documented example is --num-workers 4): every worker is a
+    # spawned process importing torch, one for the training loop's persistent loader and one
+    # per timed persistent_workers=False epoch, so each one more a rank costs the suite
+    # CPU-seconds for the same claims. A second rank or worker measures the same again: how
+    # the ranks' figures are merged is tests/test_smoke_verify.py's (verify_workers), and
+    # workers on each of two ranks run in
+    # test_watchdog_during_the_worker_measurement_still_shows_the_verifications_done.
     # The worker measurement is bounded (train_smoke/workers.py): another
     # persistent_workers=False epoch only while the last one's time fits in BUDGET_SHARE of
     # --timeout. Judged from the run's own figures, not the wall clock, so a busy machine
     # (everything slower) and a fast one get the same verdict; the watchdog is set far off
     # (under load each spawned worker takes seconds), it is not what is tested.
-    from gpudoctor.commands.train_smoke.config import MIN_STEPS, SmokeConfig
+    from gpudoctor.commands.train_smoke.config import SmokeConfig
     from gpudoctor.commands.train_smoke.workers import BUDGET_SHARE
 
-    timeout = 900
-    r, report = as_json("--nproc", "1", "--num-workers", "2", "--steps", str(MIN_STEPS), "--timeout", str(timeout),
-                        timeout=timeout + 60)  # fmt: skip
+    timeout = WORKERS_TIMEOUT
+    r = one_rank_job
     assert r.returncode == 0, r.stdout[-3000:]
+    report = json.loads(r.stdout)
     assert all(states(report).values()) and states(report)["dataloader-workers"] is True
     finding = next(f for f in report["findings"] if f["id"] == "dataloader-worker-startup")
     ev = finding["evidence"]
-    assert ev["start_method"] == "spawn" and ev["num_workers"] == 2
+    assert ev["start_method"] == "spawn" and ev["num_workers"] == 1
     # A spawned worker imports torch: far slower than a batch from live persistent workers.
     assert ev["startup_s_persistent_off"] > 5 * ev["startup_s_persistent_on_later"]
     epochs = int(finding["title"].split("timed over ")[1].split()[0])
