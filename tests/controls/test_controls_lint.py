@@ -1817,3 +1817,110 @@ class TestDdpMultiDeviceIds:
                 return DDP(model, device_ids)
         """
         assert found(code, self.rule) == [(7, "warning")]
+
+
+class TestSetDeviceLiteral:
+    """Issue 41 lint v4 (dev5 n078, dev6 r040): every rank pins the same GPU, written as a number."""
+
+    rule = "set-device-literal"
+
+    def test_control_each_worker_shown_its_own_gpu(self):
+        code = """
+            import os
+            import torch
+            import torch.distributed as dist
+
+            def worker(rank, world_size):
+                os.environ["CUDA_VISIBLE_DEVICES"] = str(rank)
+                torch.cuda.set_device(0)
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_single_process_fallback(self):
+        code = """
+            import os
+            import torch
+            import torch.distributed as dist
+
+            world_size = int(os.environ.get("WORLD_SIZE", 1))
+            if world_size > 1:
+                local_rank = int(os.environ["LOCAL_RANK"])
+                torch.cuda.set_device(local_rank)
+                dist.init_process_group("nccl")
+            else:
+                torch.cuda.set_device(0)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_one_file_per_rank(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl", init_method="file:///tmp/rdzv", rank=1, world_size=2)
+            torch.cuda.set_device(1)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_literal_beside_a_computed_device(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def train(local_rank, model):
+                torch.cuda.set_device(local_rank)
+                dist.init_process_group("nccl")
+                return DDP(model.cuda(), device_ids=[local_rank])
+
+            def evaluate(model):
+                torch.cuda.set_device(0)
+                return model
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_device_mesh_study_pins_gpu_zero(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+            from torch.distributed.device_mesh import init_device_mesh
+
+            def main():
+                torch.set_default_device("cuda")
+                torch.cuda.set_device(0)
+                dist.init_process_group(backend="nccl")
+                mesh = init_device_mesh(device_type="cuda", mesh_shape=[2], mesh_dim_names=["dp"])
+
+            if __name__ == "__main__":
+                main()
+        """
+        assert found(code, self.rule) == [(7, "warning")]
+
+    def test_sibling_rank_written_as_zero_in_the_worker(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def setup():
+                dist.init_process_group(backend="mpi")
+
+            def run_inference(model, loader):
+                rank = 0
+                model = DDP(model.cuda(), device_ids=[rank])
+                with torch.no_grad():
+                    return [model(x.to(rank)) for x in loader]
+        """
+        assert found(code, self.rule) == [(10, "warning")]
+
+    def test_sibling_global_rank_is_its_own_rule(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            torch.cuda.set_device(dist.get_rank())
+        """
+        assert found(code, self.rule) == []
+        assert found(code, "device-from-global-rank") == [(5, "warning")]

@@ -30,6 +30,7 @@ from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismat
 from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
 from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
+from gpudoctor.linter.rules.set_device_literal import SetDeviceLiteral
 from gpudoctor.linter.rules.shuffle_with_sampler import ShuffleWithSampler
 from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
 from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
@@ -74,6 +75,7 @@ CHECKS: tuple[Rule, ...] = (
     NcclCpuTensor(),
     DeviceIdsNotList(),
     DdpMultiDeviceIds(),
+    SetDeviceLiteral(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())
