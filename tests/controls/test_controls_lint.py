@@ -1924,3 +1924,90 @@ class TestSetDeviceLiteral:
         """
         assert found(code, self.rule) == []
         assert found(code, "device-from-global-rank") == [(5, "warning")]
+
+
+class TestUnexpectedArgument:
+    """Issue 41 lint v4 (dev d001, dev2 e025): a torch entry point given an argument it does not take."""
+
+    rule = "unexpected-argument"
+
+    def test_control_apex_wrapper_of_the_same_name(self):
+        code = """
+            from apex.parallel import DistributedDataParallel as DDP
+
+            model = DDP(model, delay_allreduce=True)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_keyword_an_older_torch_took(self):
+        code = """
+            from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+            from torch.distributed.fsdp.wrap import size_based_auto_wrap_policy
+
+            model = FSDP(model, fsdp_auto_wrap_policy=size_based_auto_wrap_policy)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_module_init_through_a_mixin_or_spread(self):
+        code = """
+            import torch.nn as nn
+
+            class Mixin:
+                def __init__(self, config):
+                    self.config = config
+
+            class Net(Mixin, nn.Module):
+                def __init__(self, config):
+                    super().__init__(config)
+
+            class Head(nn.Module):
+                def __init__(self, **kwargs):
+                    super().__init__(**kwargs)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_project_sampler_with_its_own_parameters(self):
+        code = """
+            import torch.distributed as dist
+
+            class DistributedSampler:
+                def __init__(self, dataset, world_size, rank):
+                    self.dataset, self.world_size, self.rank = dataset, world_size, rank
+
+            sampler = DistributedSampler(dataset, world_size=dist.get_world_size(), rank=dist.get_rank())
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_misspelled_ddp_keyword_is_an_error(self):
+        code = """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel
+
+            torch.cuda.set_device(i)
+            torch.distributed.init_process_group(backend="nccl", world_size=4, init_method="env://")
+            model = DistributedDataParallel(model, devices_ids=[i], output_device=i)
+        """
+        assert found(code, self.rule) == [(6, "error")]
+        assert "device_ids" in messages(code, self.rule)[0]
+
+    def test_sibling_submodules_given_to_module_init(self):
+        code = """
+            import torch.nn as nn
+
+            class DistributedModel(nn.Module):
+                def __init__(self):
+                    super().__init__(
+                        embedding=nn.Embedding(1000, 10),
+                        rnn=nn.Linear(10, 10).cuda(0))
+        """
+        assert found(code, self.rule) == [(5, "error")]
+
+    def test_sibling_torch_sampler_given_world_size(self):
+        code = """
+            import torch.distributed as dist
+            from torch.utils.data.distributed import DistributedSampler
+
+            sampler = DistributedSampler(dataset, world_size=dist.get_world_size(), rank=dist.get_rank())
+        """
+        assert found(code, self.rule) == [(4, "error")]
+        assert "num_replicas" in messages(code, self.rule)[0]

@@ -37,6 +37,7 @@ from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
 from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
 from gpudoctor.linter.rules.tensor_to_unassigned import TensorToUnassigned
 from gpudoctor.linter.rules.torch_load_no_map_location import TorchLoadNoMapLocation
+from gpudoctor.linter.rules.unexpected_argument import UnexpectedArgument
 from gpudoctor.linter.rules.unreadable_file import UnreadableFile
 from gpudoctor.linter.rules.wrapper_method_call import WrapperMethodCall
 
@@ -76,6 +77,7 @@ CHECKS: tuple[Rule, ...] = (
     DeviceIdsNotList(),
     DdpMultiDeviceIds(),
     SetDeviceLiteral(),
+    UnexpectedArgument(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())
