@@ -1939,6 +1939,18 @@ class TestUnexpectedArgument:
         """
         assert found(code, self.rule) == []
 
+    def test_control_unimported_wrapper_with_its_own_keyword(self):
+        code = """
+            model = DistributedDataParallel(model, delay_allreduce=True)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_unimported_ddp_misspelled_is_a_warning(self):
+        code = """
+            model = DistributedDataParallel(model, devices_ids=[i], output_device=i)
+        """
+        assert found(code, self.rule) == [(1, "warning")]
+
     def test_control_keyword_an_older_torch_took(self):
         code = """
             from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
@@ -2011,3 +2023,60 @@ class TestUnexpectedArgument:
         """
         assert found(code, self.rule) == [(4, "error")]
         assert "num_replicas" in messages(code, self.rule)[0]
+
+
+class TestDdpForwardOnOneRankEmptyBatch:
+    """Issue 41 lint v4 (dev6 r068): a forward skipped by the ranks whose shard of an uneven set is empty."""
+
+    rule = "ddp-forward-on-one-rank"
+    HELPER = """
+        def sum_tensor(tensor):
+            rt = tensor.clone()
+            torch.distributed.all_reduce(rt, op=torch.distributed.ReduceOp.SUM)
+            return rt
+    """
+
+    def test_control_no_collective_after_the_forward(self):
+        code = """
+            import torch
+
+            def predict(input, model):
+                batch_size = input.size(0)
+                output = 0
+                if batch_size:
+                    with torch.no_grad():
+                        output = model(input)
+                return output
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_dummy_forward_on_the_empty_ranks(self):
+        code = """
+            import torch
+
+            def predict(input, model, dummy):
+                if len(input) > 0:
+                    output = model(input)
+                else:
+                    output = model(dummy) * 0
+                return sum_tensor(output.sum())
+        """ + self.HELPER
+        assert found(code, self.rule) == []
+
+    def test_sibling_forward_only_on_non_empty_batches(self):
+        code = """
+            import torch
+
+            def distributed_predict(input, target, model, criterion):
+                batch_size = input.size(0)
+                loss = valid = 0
+                if batch_size:
+                    with torch.no_grad():
+                        output = model(input)
+                        loss = criterion(output, target).data
+                    valid = 1
+                metrics = torch.tensor([batch_size, valid, loss]).float().cuda()
+                return sum_tensor(metrics)
+        """ + self.HELPER
+        assert found(code, self.rule) == [(8, "warning")]
+        assert "empty batch" in messages(code, self.rule)[0]

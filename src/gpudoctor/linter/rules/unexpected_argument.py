@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH
 from gpudoctor.linter.model import FileModel, terminal_name
-from gpudoctor.linter.rule import ERROR, Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # The keyword parameters of the distributed entry points, as torch 2.13 defines
 # them (inspect.signature). Only names no torch release took are flagged: a
@@ -43,7 +43,9 @@ class UnexpectedArgument(Rule):
     `DistributedDataParallel`, `DataParallel`, `FullyShardedDataParallel`,
     `DistributedSampler` or `init_process_group` (torch's, through any
     import alias) has never taken, with the nearest parameter name when the
-    keyword is a misspelling of one (`devices_ids` for `device_ids`); and
+    keyword is a misspelling of one (`devices_ids` for `device_ids`); where a
+    snippet calls the name bare, without importing it, only a misspelling of
+    one of its parameters, as a warning (apex has a DDP of its own); and
     `super().__init__(...)` given arguments in a class whose only base is
     `nn.Module` (and which does not set `call_super_init`): Module's
     initializer takes none (an old docs page built submodules that way).
@@ -86,9 +88,10 @@ class UnexpectedArgument(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         for call in file.calls:
-            name = next((n for n in PARAMETERS if self._torch_call(file, call, n)), None)
-            if name is not None:
-                yield from self._keywords(call, name)
+            name = next((n for n in PARAMETERS if file.is_call_to(call, n, TORCH)), None)
+            bare = next((n for n in PARAMETERS if self._bare_call(file, call, n)), None)
+            if name is not None or bare is not None:
+                yield from self._keywords(call, name or bare or "", bare=name is None)
             elif self._module_init_with_arguments(file, call):
                 given = [ast.unparse(a)[:30] for a in call.args] + [f"{k.arg}=" for k in call.keywords if k.arg]
                 yield Hit(call, message=f"nn.Module.__init__() is given {', '.join(given[:3])}: it takes no arguments "
@@ -96,25 +99,27 @@ class UnexpectedArgument(Rule):
                           fix="super().__init__(); self.embedding = nn.Embedding(1000, 10)")
 
     @staticmethod
-    def _torch_call(file: FileModel, call: ast.Call, name: str) -> bool:
-        """torch's `name` is called: imported from torch, or (in a snippet that imports
-        nothing by that name and star-imports nothing) written bare, as torch's docs write it."""
-        if file.is_call_to(call, name, TORCH):
-            return True
+    def _bare_call(file: FileModel, call: ast.Call, name: str) -> bool:
+        """`name` called bare in a snippet that neither imports nor defines it (nor
+        star-imports anything), as torch's docs write it: torch's, or apex's of the same name."""
         bare = type(call.func) is ast.Name and call.func.id == name and file.qualname(call.func) is None
         return bare and name not in file.imports and not file.defines(name) and not file.star_imports
 
     @staticmethod
-    def _keywords(call: ast.Call, name: str) -> Iterator[Hit]:
+    def _keywords(call: ast.Call, name: str, bare: bool) -> Iterator[Hit]:
         known = PARAMETERS[name]
         for kw in call.keywords:
             if kw.arg is None or kw.arg in known or kw.arg in OLDER.get(name, ()):
                 continue
             near = [MEANT[name][kw.arg]] if kw.arg in MEANT.get(name, {}) else \
                 difflib.get_close_matches(kw.arg, known, n=1, cutoff=0.8)
+            if bare and not near:
+                continue  # an unimported name's own keyword (apex's `delay_allreduce`): only a misspelling is said
             meant = f" (meant `{near[0]}`?)" if near else ""
-            yield Hit(kw.value, message=f"{name}() got an unexpected keyword argument `{kw.arg}`{meant}: TypeError on "
-                      "every rank", fix=f"{near[0]}=..." if near else f"the parameters of {name}: {', '.join(known[:6])}, ...")
+            yield Hit(kw.value, severity=WARNING if bare else ERROR,
+                      message=f"{name}() got an unexpected keyword argument `{kw.arg}`{meant}: TypeError on every rank"
+                      + (f" (the file does not import {name}: read as torch's)" if bare else ""),
+                      fix=f"{near[0]}=..." if near else f"the parameters of {name}: {', '.join(known[:6])}, ...")
 
     @staticmethod
     def _module_init_with_arguments(file: FileModel, call: ast.Call) -> bool:
@@ -126,8 +131,9 @@ class UnexpectedArgument(Rule):
             return False  # `super().__init__(**kwargs)`: what is spread is unseen
         if type(func.value) is not ast.Call or terminal_name(func.value.func) != "super":
             return False
-        func = file.function(call)
-        cls = file.parent.get(func) if func is not None else None
-        if type(cls) is not ast.ClassDef or len(cls.bases) != 1 or cls.keywords or (file.qualname(cls.bases[0]) or "") not in MODULE:
+        method = file.function(call)
+        cls = file.parent.get(method) if method is not None else None
+        if not isinstance(cls, ast.ClassDef) or len(cls.bases) != 1 or cls.keywords \
+                or (file.qualname(cls.bases[0]) or "") not in MODULE:
             return False
         return not any(type(s) in (ast.Assign, ast.AnnAssign) and "call_super_init" in ast.unparse(s) for s in cls.body)
