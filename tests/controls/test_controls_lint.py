@@ -1837,6 +1837,22 @@ class TestSetDeviceLiteral:
         """
         assert found(code, self.rule) == []
 
+    def test_control_ray_actor_given_one_gpu(self):
+        code = """
+            import os
+            import ray
+            import torch
+
+            @ray.remote(num_gpus=1)
+            class ParameterServer:
+                def __init__(self, env_vars):
+                    torch.cuda.set_device(torch.device("cuda", 0))
+                    for var in env_vars:
+                        os.environ[var] = str(env_vars[var])
+                    torch.distributed.init_process_group(backend="nccl", device_id=torch.device("cuda:0"))
+        """
+        assert found(code, self.rule) == []
+
     def test_control_single_process_fallback(self):
         code = """
             import os

@@ -26,8 +26,9 @@ class SetDeviceLiteral(Rule):
     name only ever assigned one: a worker's `rank = 0`). Not flagged: a choice
     under a condition (`if world_size == 1:`), a file where another of these
     calls takes a computed device (the literal is then a single-process
-    path), a file that writes CUDA_VISIBLE_DEVICES (each process then sees
-    its own GPU as 0), and `init_process_group` given a literal `rank=` or
+    path), a file that writes CUDA_VISIBLE_DEVICES or uses Ray (each process
+    then sees its own GPU as 0; Ray sets it for a `num_gpus=1` actor, as in
+    torchtune's parameter server, the mature-repository control), and `init_process_group` given a literal `rank=` or
     `world_size=1` (one file per rank, or one process). A warning: a launcher
     that gives each process its own CUDA_VISIBLE_DEVICES (SLURM's
     `--gpus-per-task=1`) makes GPU 0 right; the launch decides. Asked for by
@@ -76,8 +77,8 @@ class SetDeviceLiteral(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         if not is_distributed_program(file) or self._one_process_per_file(file):
             return
-        if any(True for _ in env_writes(file, "CUDA_VISIBLE_DEVICES")):
-            return  # each process is shown its own GPU, which it calls 0
+        if any(True for _ in env_writes(file, "CUDA_VISIBLE_DEVICES")) or self._ray(file):
+            return  # each process is shown its own GPU, which it calls 0 (Ray does this for its GPU actors)
         sites = [(call, value) for call in file.calls for value in [self._device_value(file, call)] if value is not None]
         literal = [(call, value, index) for call, value in sites for index in [self._literal_index(file, value)]
                    if index is not None]
@@ -113,6 +114,12 @@ class SetDeviceLiteral(Rule):
                 return None
             found.add(index)
         return found.pop() if len(found) == 1 else None
+
+    @staticmethod
+    def _ray(file: FileModel) -> bool:
+        """The file uses Ray, which gives each GPU task or actor (`@ray.remote(num_gpus=1)`) its own
+        CUDA_VISIBLE_DEVICES: GPU 0 is that process's own GPU."""
+        return any(module == "ray" or module.startswith("ray.") for module in file.imports.values())
 
     @staticmethod
     def _one_process_per_file(file: FileModel) -> bool:
