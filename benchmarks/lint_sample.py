@@ -43,6 +43,8 @@ ALIASES = {
     "multigpu-collective": "removed-distributed-api",  # dev3: all_gather_multigpu, broadcast_multigpu
     "removed-pipeline-sync": "removed-distributed-api",  # dev3: torch.distributed.pipeline.sync.Pipe
     "init-without-master-addr": "master-addr-not-set",  # dev: mp.spawn workers on env:// with no MASTER_ADDR
+    "unknown-ddp-kwarg": "unexpected-argument",  # dev: DDP(devices_ids=...)
+    "module-init-kwargs": "unexpected-argument",  # dev2: super().__init__(embedding=...) in an nn.Module
 }
 
 

@@ -1817,3 +1817,282 @@ class TestDdpMultiDeviceIds:
                 return DDP(model, device_ids)
         """
         assert found(code, self.rule) == [(7, "warning")]
+
+
+class TestSetDeviceLiteral:
+    """Issue 41 lint v4 (dev5 n078, dev6 r040): every rank pins the same GPU, written as a number."""
+
+    rule = "set-device-literal"
+
+    def test_control_each_worker_shown_its_own_gpu(self):
+        code = """
+            import os
+            import torch
+            import torch.distributed as dist
+
+            def worker(rank, world_size):
+                os.environ["CUDA_VISIBLE_DEVICES"] = str(rank)
+                torch.cuda.set_device(0)
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_ray_actor_given_one_gpu(self):
+        code = """
+            import os
+            import ray
+            import torch
+
+            @ray.remote(num_gpus=1)
+            class ParameterServer:
+                def __init__(self, env_vars):
+                    torch.cuda.set_device(torch.device("cuda", 0))
+                    for var in env_vars:
+                        os.environ[var] = str(env_vars[var])
+                    torch.distributed.init_process_group(backend="nccl", device_id=torch.device("cuda:0"))
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_single_process_fallback(self):
+        code = """
+            import os
+            import torch
+            import torch.distributed as dist
+
+            world_size = int(os.environ.get("WORLD_SIZE", 1))
+            if world_size > 1:
+                local_rank = int(os.environ["LOCAL_RANK"])
+                torch.cuda.set_device(local_rank)
+                dist.init_process_group("nccl")
+            else:
+                torch.cuda.set_device(0)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_one_file_per_rank(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl", init_method="file:///tmp/rdzv", rank=1, world_size=2)
+            torch.cuda.set_device(1)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_literal_beside_a_computed_device(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def train(local_rank, model):
+                torch.cuda.set_device(local_rank)
+                dist.init_process_group("nccl")
+                return DDP(model.cuda(), device_ids=[local_rank])
+
+            def evaluate(model):
+                torch.cuda.set_device(0)
+                return model
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_device_mesh_study_pins_gpu_zero(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+            from torch.distributed.device_mesh import init_device_mesh
+
+            def main():
+                torch.set_default_device("cuda")
+                torch.cuda.set_device(0)
+                dist.init_process_group(backend="nccl")
+                mesh = init_device_mesh(device_type="cuda", mesh_shape=[2], mesh_dim_names=["dp"])
+
+            if __name__ == "__main__":
+                main()
+        """
+        assert found(code, self.rule) == [(7, "warning")]
+
+    def test_sibling_rank_written_as_zero_in_the_worker(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def setup():
+                dist.init_process_group(backend="mpi")
+
+            def run_inference(model, loader):
+                rank = 0
+                model = DDP(model.cuda(), device_ids=[rank])
+                with torch.no_grad():
+                    return [model(x.to(rank)) for x in loader]
+        """
+        assert found(code, self.rule) == [(10, "warning")]
+
+    def test_sibling_global_rank_is_its_own_rule(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl")
+            torch.cuda.set_device(dist.get_rank())
+        """
+        assert found(code, self.rule) == []
+        assert found(code, "device-from-global-rank") == [(5, "warning")]
+
+
+class TestUnexpectedArgument:
+    """Issue 41 lint v4 (dev d001, dev2 e025): a torch entry point given an argument it does not take."""
+
+    rule = "unexpected-argument"
+
+    def test_control_apex_wrapper_of_the_same_name(self):
+        code = """
+            from apex.parallel import DistributedDataParallel as DDP
+
+            model = DDP(model, delay_allreduce=True)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_unimported_wrapper_with_its_own_keyword(self):
+        code = """
+            model = DistributedDataParallel(model, delay_allreduce=True)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_unimported_ddp_misspelled_is_a_warning(self):
+        code = """
+            model = DistributedDataParallel(model, devices_ids=[i], output_device=i)
+        """
+        assert found(code, self.rule) == [(1, "warning")]
+
+    def test_control_keyword_an_older_torch_took(self):
+        code = """
+            from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+            from torch.distributed.fsdp.wrap import size_based_auto_wrap_policy
+
+            model = FSDP(model, fsdp_auto_wrap_policy=size_based_auto_wrap_policy)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_module_init_through_a_mixin_or_spread(self):
+        code = """
+            import torch.nn as nn
+
+            class Mixin:
+                def __init__(self, config):
+                    self.config = config
+
+            class Net(Mixin, nn.Module):
+                def __init__(self, config):
+                    super().__init__(config)
+
+            class Head(nn.Module):
+                def __init__(self, **kwargs):
+                    super().__init__(**kwargs)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_project_sampler_with_its_own_parameters(self):
+        code = """
+            import torch.distributed as dist
+
+            class DistributedSampler:
+                def __init__(self, dataset, world_size, rank):
+                    self.dataset, self.world_size, self.rank = dataset, world_size, rank
+
+            sampler = DistributedSampler(dataset, world_size=dist.get_world_size(), rank=dist.get_rank())
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_misspelled_ddp_keyword_is_an_error(self):
+        code = """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel
+
+            torch.cuda.set_device(i)
+            torch.distributed.init_process_group(backend="nccl", world_size=4, init_method="env://")
+            model = DistributedDataParallel(model, devices_ids=[i], output_device=i)
+        """
+        assert found(code, self.rule) == [(6, "error")]
+        assert "device_ids" in messages(code, self.rule)[0]
+
+    def test_sibling_submodules_given_to_module_init(self):
+        code = """
+            import torch.nn as nn
+
+            class DistributedModel(nn.Module):
+                def __init__(self):
+                    super().__init__(
+                        embedding=nn.Embedding(1000, 10),
+                        rnn=nn.Linear(10, 10).cuda(0))
+        """
+        assert found(code, self.rule) == [(5, "error")]
+
+    def test_sibling_torch_sampler_given_world_size(self):
+        code = """
+            import torch.distributed as dist
+            from torch.utils.data.distributed import DistributedSampler
+
+            sampler = DistributedSampler(dataset, world_size=dist.get_world_size(), rank=dist.get_rank())
+        """
+        assert found(code, self.rule) == [(4, "error")]
+        assert "num_replicas" in messages(code, self.rule)[0]
+
+
+class TestDdpForwardOnOneRankEmptyBatch:
+    """Issue 41 lint v4 (dev6 r068): a forward skipped by the ranks whose shard of an uneven set is empty."""
+
+    rule = "ddp-forward-on-one-rank"
+    HELPER = """
+        def sum_tensor(tensor):
+            rt = tensor.clone()
+            torch.distributed.all_reduce(rt, op=torch.distributed.ReduceOp.SUM)
+            return rt
+    """
+
+    def test_control_no_collective_after_the_forward(self):
+        code = """
+            import torch
+
+            def predict(input, model):
+                batch_size = input.size(0)
+                output = 0
+                if batch_size:
+                    with torch.no_grad():
+                        output = model(input)
+                return output
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_dummy_forward_on_the_empty_ranks(self):
+        code = """
+            import torch
+
+            def predict(input, model, dummy):
+                if len(input) > 0:
+                    output = model(input)
+                else:
+                    output = model(dummy) * 0
+                return sum_tensor(output.sum())
+        """ + self.HELPER
+        assert found(code, self.rule) == []
+
+    def test_sibling_forward_only_on_non_empty_batches(self):
+        code = """
+            import torch
+
+            def distributed_predict(input, target, model, criterion):
+                batch_size = input.size(0)
+                loss = valid = 0
+                if batch_size:
+                    with torch.no_grad():
+                        output = model(input)
+                        loss = criterion(output, target).data
+                    valid = 1
+                metrics = torch.tensor([batch_size, valid, loss]).float().cuda()
+                return sum_tensor(metrics)
+        """ + self.HELPER
+        assert found(code, self.rule) == [(8, "warning")]
+        assert "empty batch" in messages(code, self.rule)[0]

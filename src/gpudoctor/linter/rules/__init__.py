@@ -30,12 +30,14 @@ from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismat
 from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
 from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
+from gpudoctor.linter.rules.set_device_literal import SetDeviceLiteral
 from gpudoctor.linter.rules.shuffle_with_sampler import ShuffleWithSampler
 from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
 from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
 from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
 from gpudoctor.linter.rules.tensor_to_unassigned import TensorToUnassigned
 from gpudoctor.linter.rules.torch_load_no_map_location import TorchLoadNoMapLocation
+from gpudoctor.linter.rules.unexpected_argument import UnexpectedArgument
 from gpudoctor.linter.rules.unreadable_file import UnreadableFile
 from gpudoctor.linter.rules.wrapper_method_call import WrapperMethodCall
 
@@ -74,6 +76,8 @@ CHECKS: tuple[Rule, ...] = (
     NcclCpuTensor(),
     DeviceIdsNotList(),
     DdpMultiDeviceIds(),
+    SetDeviceLiteral(),
+    UnexpectedArgument(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.buffers import HAS, NONE, buffers
 from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
-from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.model import FUNCTIONS, FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
-from gpudoctor.linter.ranks import Branch, depends_on, rank_branch
+from gpudoctor.linter.ranks import Branch, collective_reach, depends_on, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # Calls that may build a wrapped model (aliases and imports are checked too).
@@ -49,6 +49,16 @@ class DdpForwardOnOneRank(Rule):
     under `torch.no_grad()` too. A DDP model with no buffers, with
     `broadcast_buffers=False`, or whose module cannot be followed to its class
     is a warning that says what would make it hang.
+
+    Also a warning: a model a function is given, called only where the batch
+    is not empty (`if batch_size:` with `batch_size = input.size(0)`, `if
+    len(x) > 0:`, no forward in the other arm), in a function that then makes
+    a collective on every rank (its own, or a helper's: `sum_tensor(metrics)`).
+    The collective shows the function runs on every rank; with an uneven
+    evaluation set, the ranks with an empty shard skip the forward. Whether
+    that hangs depends on what the caller passes (DDP with buffers, FSDP),
+    which the function does not show (issue 41's dev6: a research repository's
+    `distributed_predict`).
     """
 
     id = "ddp-forward-on-one-rank"
@@ -59,6 +69,7 @@ class DdpForwardOnOneRank(Rule):
 
     def relevant(self, text: str) -> bool:
         return (any(n in text for n in self.needles) or ("accelerator" in text and ".prepare(" in text)
+                or (("size(0)" in text or "shape[0]" in text or "len(" in text) and "all_" in text)
                 or ("setup" in text and "abric" in text and _sharding_fabric(text))
                 or ("deepspeed" in text and _zero_3(text)))
 
@@ -187,6 +198,33 @@ class DdpForwardOnOneRank(Rule):
                 severity=severity,
             )
         yield from self._passed_on(file, wrapped)
+        yield from self._skipped_on_empty_batch(file)
+
+    @staticmethod
+    def _skipped_on_empty_batch(file: FileModel) -> Iterator[Hit]:
+        """`if batch_size: out = model(x)` in a function given the model, which then makes
+        a collective on every rank: the function runs on every rank (its collective says
+        so), and ranks whose shard of an uneven set is empty skip the forward. Whether that
+        hangs depends on what the caller passes (a DDP model with buffers, FSDP): a warning."""
+        for func, (collective, name) in collective_reach(file).items():
+            if not isinstance(func, FUNCTIONS):
+                continue
+            params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}
+            for call in ast.walk(func):
+                callee = call.func if type(call) is ast.Call else None
+                if type(callee) is not ast.Name or callee.id not in params or not MODEL_PARAM.search(callee.id):
+                    continue
+                test = _size_test(file, call, func, params - {callee.id})
+                if test is None or file.function(call) is not func:
+                    continue
+                yield Hit(call, severity=WARNING,
+                          message=f"{callee.id} is called only on ranks whose batch is not empty (`if {source(test)}`), "
+                          f"and this function then reaches {name} on every rank (line {collective.lineno}): if "
+                          f"{callee.id} is DDP with buffers (BatchNorm, broadcast_buffers on) or FSDP, the ranks with an "
+                          "empty batch skip its collective and the job hangs; an unwrapped module "
+                          f"({callee.id}.module) makes it local",
+                          fix=f"{callee.id}.module(x)  # or pad the set so every rank gets a batch (drop_last / a "
+                          "DistributedSampler that pads)")
 
     def _passed_on(self, file: FileModel, wrapped: set[str]) -> Iterator[Hit]:
         """A wrapped model given, under a rank test, to a function imported
@@ -324,6 +362,46 @@ class DdpForwardOnOneRank(Rule):
             return None
         found = [self._guard(file, site, seen) for site in sites]
         return found[0] if all(found) else None
+
+
+# A parameter that holds the model a function is given: `model`, `net`, `ddp_model`.
+MODEL_PARAM = re.compile(r"model|net$|^net", re.IGNORECASE)
+
+
+def _size_test(file: FileModel, call: ast.AST, func: ast.AST, data: set[str]) -> ast.expr | None:
+    """The test of an `if` around `call` (inside `func`) on the size of one of `data`'s
+    parameters: `if batch_size:` with `batch_size = input.size(0)`, `if len(x) > 0:`."""
+    child = call
+    for anc in file.ancestors(call):
+        if anc is func:
+            return None
+        if type(anc) is ast.If and child is not anc.test and any(child is s for s in anc.body):
+            operands = [anc.test] if type(anc.test) is not ast.Compare else [anc.test.left, *anc.test.comparators]
+            for operand in operands:
+                for origin in [operand, *file.origins(operand)]:
+                    if isinstance(origin, ast.AST) and _size_of(origin) in data:
+                        # (a rank with an empty batch that runs the forward on a dummy input in the other arm is fine)
+                        called = ast.unparse(call.func) if type(call) is ast.Call else ""
+                        other = any(type(c) is ast.Call and ast.unparse(c.func) == called
+                                    for stmt in anc.orelse for c in ast.walk(stmt))
+                        return None if other else anc.test
+        child = anc
+    return None
+
+
+def _size_of(node: ast.AST) -> str:
+    """The name whose batch size `node` reads: `x.size(0)`, `x.shape[0]`, `len(x)`, else ""."""
+    if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "size" \
+            and [constant(a) for a in node.args] == [0]:
+        node = node.func.value
+    elif type(node) is ast.Subscript and type(node.value) is ast.Attribute and node.value.attr == "shape" \
+            and constant(node.slice) == 0:
+        node = node.value.value
+    elif type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "len" and len(node.args) == 1:
+        node = node.args[0]
+    else:
+        return ""
+    return node.id if type(node) is ast.Name else ""
 
 
 @functools.lru_cache(maxsize=64)

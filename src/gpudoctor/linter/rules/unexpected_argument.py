@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import TORCH
+from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+
+# The keyword parameters of the distributed entry points, as torch 2.13 defines
+# them (inspect.signature). Only names no torch release took are flagged: a
+# parameter an older release had is a version question, not a typo.
+PARAMETERS = {
+    "DistributedDataParallel": (
+        "module", "device_ids", "output_device", "dim", "broadcast_buffers", "init_sync", "process_group",
+        "bucket_cap_mb", "find_unused_parameters", "check_reduction", "gradient_as_bucket_view", "static_graph",
+        "delay_all_reduce_named_params", "param_to_hook_all_reduce", "mixed_precision", "device_mesh",
+        "skip_all_reduce_unused_params", "bucket_cap_mb_list", "batched_grad_copy", "forward_sync_buffers"),
+    "DataParallel": ("module", "device_ids", "output_device", "dim"),
+    "FullyShardedDataParallel": (
+        "module", "process_group", "sharding_strategy", "cpu_offload", "auto_wrap_policy", "backward_prefetch",
+        "mixed_precision", "ignored_modules", "param_init_fn", "device_id", "sync_module_states", "forward_prefetch",
+        "limit_all_gathers", "use_orig_params", "ignored_states", "device_mesh"),
+    "DistributedSampler": ("dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last"),
+    "init_process_group": ("backend", "init_method", "timeout", "world_size", "rank", "store", "group_name",
+                           "pg_options", "device_id"),
+}
+# Keywords an older release took (torch 1.11's FSDP `fsdp_auto_wrap_policy`, renamed
+# `auto_wrap_policy` in 1.12): code written for that release ran; not flagged here.
+OLDER = {"FullyShardedDataParallel": {"fsdp_auto_wrap_policy"}}
+# What a keyword no release took usually meant, where the spelling does not show it.
+MEANT = {"DistributedSampler": {"world_size": "num_replicas"}}
+MODULE = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+
+
+class UnexpectedArgument(Rule):
+    """A torch distributed entry point, or `nn.Module.__init__`, given an
+    argument it does not take: the call raises TypeError ("got an unexpected
+    keyword argument") on every rank before training starts.
+
+    Flagged (an error: the signature decides): a keyword that
+    `DistributedDataParallel`, `DataParallel`, `FullyShardedDataParallel`,
+    `DistributedSampler` or `init_process_group` (torch's, through any
+    import alias) has never taken, with the nearest parameter name when the
+    keyword is a misspelling of one (`devices_ids` for `device_ids`); where a
+    snippet calls the name bare, without importing it, only a misspelling of
+    one of its parameters, as a warning (apex has a DDP of its own); and
+    `super().__init__(...)` given arguments in a class whose only base is
+    `nn.Module` (and which does not set `call_super_init`): Module's
+    initializer takes none (an old docs page built submodules that way).
+    Not flagged: `**kwargs` spread into the call, a keyword an older torch
+    took (FSDP's `fsdp_auto_wrap_policy`: a version question), other
+    projects' wrappers of the same name (apex's DDP). Asked for by issue 41's
+    samples (a PR review's `devices_ids=`, dev; a course file's
+    `super().__init__(embedding=...)`, dev2).
+    """
+
+    id = "unexpected-argument"
+    severity = ERROR  # a certain crash
+    message = "this call is given an argument it does not take: TypeError on every rank"
+    fix = "DistributedDataParallel(model, device_ids=[local_rank])  # the parameter names of the torch docs"
+    needles = ("DistributedDataParallel", "DataParallel", "DDP", "FSDP", "DistributedSampler", "init_process_group",
+               "__init__(")
+
+    VALID = (
+        '''
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(model, device_ids=[local_rank], output_device=local_rank, find_unused_parameters=True)
+        ''',
+        '''
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+        ''',
+    )
+    INVALID = (
+        '''
+        from torch.nn.parallel import DistributedDataParallel
+
+        model = DistributedDataParallel(model, devices_ids=[i], output_device=i)  # flagged
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        for call in file.calls:
+            name = next((n for n in PARAMETERS if file.is_call_to(call, n, TORCH)), None)
+            bare = next((n for n in PARAMETERS if self._bare_call(file, call, n)), None)
+            if name is not None or bare is not None:
+                yield from self._keywords(call, name or bare or "", bare=name is None)
+            elif self._module_init_with_arguments(file, call):
+                given = [ast.unparse(a)[:30] for a in call.args] + [f"{k.arg}=" for k in call.keywords if k.arg]
+                yield Hit(call, message=f"nn.Module.__init__() is given {', '.join(given[:3])}: it takes no arguments "
+                          "(TypeError when the model is built); assign submodules as attributes",
+                          fix="super().__init__(); self.embedding = nn.Embedding(1000, 10)")
+
+    @staticmethod
+    def _bare_call(file: FileModel, call: ast.Call, name: str) -> bool:
+        """`name` called bare in a snippet that neither imports nor defines it (nor
+        star-imports anything), as torch's docs write it: torch's, or apex's of the same name."""
+        bare = type(call.func) is ast.Name and call.func.id == name and file.qualname(call.func) is None
+        return bare and name not in file.imports and not file.defines(name) and not file.star_imports
+
+    @staticmethod
+    def _keywords(call: ast.Call, name: str, bare: bool) -> Iterator[Hit]:
+        known = PARAMETERS[name]
+        for kw in call.keywords:
+            if kw.arg is None or kw.arg in known or kw.arg in OLDER.get(name, ()):
+                continue
+            near = [MEANT[name][kw.arg]] if kw.arg in MEANT.get(name, {}) else \
+                difflib.get_close_matches(kw.arg, known, n=1, cutoff=0.8)
+            if bare and not near:
+                continue  # an unimported name's own keyword (apex's `delay_allreduce`): only a misspelling is said
+            meant = f" (meant `{near[0]}`?)" if near else ""
+            yield Hit(kw.value, severity=WARNING if bare else ERROR,
+                      message=f"{name}() got an unexpected keyword argument `{kw.arg}`{meant}: TypeError on every rank"
+                      + (f" (the file does not import {name}: read as torch's)" if bare else ""),
+                      fix=f"{near[0]}=..." if near else f"the parameters of {name}: {', '.join(known[:6])}, ...")
+
+    @staticmethod
+    def _module_init_with_arguments(file: FileModel, call: ast.Call) -> bool:
+        """`super().__init__(x)` / `super(Cls, self).__init__(k=x)` in a class whose only base is nn.Module."""
+        func = call.func
+        if type(func) is not ast.Attribute or func.attr != "__init__" or not (call.args or call.keywords):
+            return False
+        if any(k.arg is None for k in call.keywords) or any(type(a) is ast.Starred for a in call.args):
+            return False  # `super().__init__(**kwargs)`: what is spread is unseen
+        if type(func.value) is not ast.Call or terminal_name(func.value.func) != "super":
+            return False
+        method = file.function(call)
+        cls = file.parent.get(method) if method is not None else None
+        if not isinstance(cls, ast.ClassDef) or len(cls.bases) != 1 or cls.keywords \
+                or (file.qualname(cls.bases[0]) or "") not in MODULE:
+            return False
+        return not any(type(s) in (ast.Assign, ast.AnnAssign) and "call_super_init" in ast.unparse(s) for s in cls.body)
