@@ -152,6 +152,27 @@ TRIGGERS = (
     "cannot import name",
     "size mismatch for",
     "gated repo",
+    # numerics (patterns/families6.py): a run stopped on a non-finite loss, a logged loss that is nan, inf or
+    # Trainer's 0.0, and fp16's loss scaler skipping a step
+    "loss became",
+    "loss scale",
+    "stopping training",
+    "returned nan",
+    "returned inf",
+    "found nan in",
+    "found inf in",
+    "overflow",
+    ": nan",
+    ":nan",
+    "=nan",
+    "= nan",
+    ": inf",
+    ": -inf",
+    "=inf",
+    "= inf",
+    "': 0.0,",
+    '": 0.0,',
+    "train_loss",
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

@@ -88,6 +88,11 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
     return next((p for p in CLASSES if p.regex.search(text)), None)
 
 
+def class_why(known: Pattern) -> str:
+    """What a class's messages usually mean and what decides between its causes, added to a why."""
+    return f" It is of a known class, {known.id} ({known.title}): {known.why}"
+
+
 def class_step(known: Pattern) -> str:
     """A class's own next step, led by its name (its page: gpudoctor diagnose --explain ID)."""
     return f"a message of the class {known.id} ({known.title}): {known.fix}"
@@ -121,7 +126,7 @@ def unrecognised_why(sign: Optional[Sign]) -> str:
     out = " ".join(WHY.format(what=what).split())
     known = message_class(sign)
     if known is not None:
-        out += f" It is of a known class, {known.id} ({known.title}): {known.why}"
+        out += class_why(known)
     return out
 
 
