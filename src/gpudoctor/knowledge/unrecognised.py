@@ -56,7 +56,8 @@ API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library
                   "issues for the message")
 # Classes of messages whose usual causes are known though the line does not decide which one holds
 # (knowledge/patterns/classes.py, the rules that refine the catch-all): they never claim a line; the
-# unrecognised answer names the class, what it usually means and what decides it.
+# unrecognised answer names the class, what it usually means and what decides it, and so does the catch-all
+# (python-exception) when the user's own code raised it (knowledge/story.py): `message_class` decides for both.
 CLASSES = tuple(p for p in ALL if p.refines == "python-exception")
 # A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.
 JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
