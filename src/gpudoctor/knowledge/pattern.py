@@ -21,7 +21,7 @@ CONSEQUENCE = "consequence"  # what other ranks / the launcher print because som
 HARMLESS = "harmless"  # noise users worry about; safe to ignore (or only advice)
 ROLES = (CAUSE, CONSEQUENCE, HARMLESS)
 
-FAMILIES = ("nccl", "timeout", "cuda", "ddp", "launcher", "dataloader", "gloo", "platform")
+FAMILIES = ("nccl", "timeout", "cuda", "ddp", "launcher", "dataloader", "gloo", "platform", "numerics")
 
 
 @dataclass(frozen=True)

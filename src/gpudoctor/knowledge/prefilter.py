@@ -152,6 +152,18 @@ TRIGGERS = (
     "cannot import name",
     "size mismatch for",
     "gated repo",
+    # numerics (patterns/families6.py): a logged loss that is nan, inf or Trainer's 0.0, a script stopping on it,
+    # fp16's loss scaler skipping a step (the exceptions they raise hold "error"/"exception"/"assert"; each
+    # trigger costs a scan of every block, so one word covers every spelling of nan)
+    "stopping training",
+    "overflow",
+    "nan",
+    ": inf",
+    "=inf",
+    "= inf",
+    "': 0.0,",
+    '": 0.0,',
+    "train_loss",
 )
 DIGITS = b"0123456789"
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))

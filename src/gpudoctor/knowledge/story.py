@@ -20,7 +20,16 @@ from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
-from gpudoctor.knowledge.unrecognised import UNRECOGNISED, next_step, unrecognised_why, what_it_says, with_what_it_says
+from gpudoctor.knowledge.unrecognised import (
+    UNRECOGNISED,
+    class_step,
+    class_why,
+    message_class,
+    next_step,
+    unrecognised_why,
+    what_it_says,
+    with_what_it_says,
+)
 
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
@@ -489,6 +498,13 @@ class Diagnosis:
                 title += f" in your code at {frame.short()}"
                 fix = f"read the traceback: the line that raised is {frame.path}:{frame.line}" + (f" (in {frame.func})" if frame.func else "") + "; fix it there"
                 ev["raised_at"] = f"{frame.path}:{frame.line}"
+            # a class of message whose line does not decide its cause is the same class in the user's own code:
+            # its usual causes, what decides between them and its fix (the unrecognised answer names it the same way)
+            known = message_class(sign, seen.first.fields["exception"], seen.first.fields.get("message", ""))
+            if known is not None:
+                why += class_why(known)
+                fix = f"{class_step(known)}; {fix}"
+                ev["class"] = known.id
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)
         if p is UNRECOGNISED:

@@ -56,7 +56,8 @@ API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library
                   "issues for the message")
 # Classes of messages whose usual causes are known though the line does not decide which one holds
 # (knowledge/patterns/classes.py, the rules that refine the catch-all): they never claim a line; the
-# unrecognised answer names the class, what it usually means and what decides it.
+# unrecognised answer names the class, what it usually means and what decides it, and so does the catch-all
+# (python-exception) when the user's own code raised it (knowledge/story.py): `message_class` decides for both.
 CLASSES = tuple(p for p in ALL if p.refines == "python-exception")
 # A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.
 JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
@@ -86,6 +87,11 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
         return None
     text = f"{exception.rsplit('(', 1)[-1].rstrip(')')}: {message}"  # RayTaskError(AssertionError): the inner class
     return next((p for p in CLASSES if p.regex.search(text)), None)
+
+
+def class_why(known: Pattern) -> str:
+    """What a class's messages usually mean and what decides between its causes, added to a why."""
+    return f" It is of a known class, {known.id} ({known.title}): {known.why}"
 
 
 def class_step(known: Pattern) -> str:
@@ -121,7 +127,7 @@ def unrecognised_why(sign: Optional[Sign]) -> str:
     out = " ".join(WHY.format(what=what).split())
     known = message_class(sign)
     if known is not None:
-        out += f" It is of a known class, {known.id} ({known.title}): {known.why}"
+        out += class_why(known)
     return out
 
 

@@ -10,11 +10,37 @@ that is missing rather than mismatched, NCCL's own symbol, torchvision's harmles
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
 
 E = Severity.ERROR
+W = Severity.WARN
 
 EXTENSION_UNDEFINED_SYMBOL = "extension-undefined-symbol"
+TRAINING_STOPPED_NONFINITE = "training-stopped-nonfinite"
+LOSS_NOT_FINITE = "loss-not-finite"
+FP16_OVERFLOW_STEP_SKIPPED = "fp16-overflow-step-skipped"
+FP16_LOSS_SCALE_AT_MINIMUM = "fp16-loss-scale-at-minimum"
+# fp16's dynamic loss scale after an overflow, as DeepSpeed, apex and fairseq print it: above 1 the scaler is
+# still searching its range (SEARCHING), at 1 or below every step overflows (AT_MINIMUM)
+_SCALE_LINES = (
+    r"OVERFLOW! Rank \d+ Skipping step\. Attempted loss scale: \d+(?:\.\d+)?, reducing to {scale}"
+    r"|Gradient overflow\.\s+Skipping step, loss scaler \d+ reducing loss scale to {scale}"
+    r"|NOTE: (?:gradient )?overflow detected, (?:ignoring gradient, )?setting loss scale to: {scale}"
+)
+_AT_MOST_ONE = r"(?:0(?:\.\d+)?(?:e-\d+)?|1(?:\.0+)?)\b(?![.\d])"
+SEARCHING = _SCALE_LINES.format(scale=r"(?!" + _AT_MOST_ONE + r")\d") + r"|OVERFLOW! Rank \d+ Skipping step\. Attempted loss scale: \d+(?:\.\d+)?, but hysteresis is"
+AT_MINIMUM = _SCALE_LINES.format(scale=_AT_MOST_ONE)
+
+# The usual reasons a loss or its gradients leave the finite numbers, told once for the numerics rules.
+NONFINITE_WHY = """fp16 training of a model pretrained in bf16 (its activations exceed fp16's range of 65504), a
+        learning rate too high or no warm-up, no gradient clipping, an input or a label that breaks the loss (an
+        empty target, every label masked: a mean over no tokens is 0/0, a log of 0), or weights that are already
+        broken (a checkpoint saved after a nan step)."""
+NONFINITE_FIX = """train in bf16 instead of fp16 where the GPU has it (Ampere or newer: bf16=True, DeepSpeed "bf16":
+        {"enabled": true}), lower the learning rate or add warm-up, clip gradients (max_grad_norm=1.0), and check the
+        batch of the first non-finite step (no sample whose labels are all masked, no inf or nan in the inputs);
+        torch.autograd.set_detect_anomaly(True) names the operation whose backward first returns nan; restart
+        from a checkpoint saved before the first non-finite step"""
 
 # What a mangled C++ name says the extension was compiled against (Itanium mangling: c10 and at are torch's
 # namespaces, St is std::, __cxx11 is libstdc++'s C++11 ABI).
@@ -84,5 +110,131 @@ PATTERNS = [
             "/home/octopus/workdir/lib/python3.10/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: /home/octopus/workdir/lib/python3.10/site-packages/torchvision/image.so: undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationESs",
         ],
         fields=symbol_fields,
+    ),
+    pattern(
+        TRAINING_STOPPED_NONFINITE,
+        "numerics",
+        CAUSE,
+        E,
+        "training stopped because the loss or its gradients became nan or inf",
+        # detectron2's and fairseq's checks, the scripts that stop on a non-finite loss (DeiT, MAE and their
+        # descendants), DeepSpeed's loss scaler at its minimum, anomaly detection naming the backward that
+        # returned nan, Megatron-LM's check of the gradients before their all-reduce
+        r"FloatingPointError: (?P<check>Loss became infinite or NaN at iteration=(?P<iteration>\d+)|Minimum loss scale reached)"
+        r"|^(?!.*(?i:warn)).*?\bLoss is (?P<value>nan|inf|-inf|NaN|NAN), stopping training"
+        r"|Current loss scale already at minimum - cannot decrease scale anymore"
+        r"|Function '(?P<function>\w+)' returned (?P<bad>nan|inf) values in its \d+(?:st|nd|rd|th) output"
+        r"|found (?:NaN|Inf) in local (?:grad norm|forward loss)",
+        ("Loss became infinite", "Minimum loss scale reached", "stopping training", "already at minimum", "values in its", "found NaN in local", "found Inf in local"),
+        why="""The run stopped on a check for non-finite numbers: the loss (or the gradients of one operation, with
+        anomaly detection on) became nan or inf, and the framework ended the run rather than go on with weights that
+        nan would spoil; a DeepSpeed or fairseq fp16 run whose dynamic loss scale kept falling until its minimum is the
+        same failure, the gradients overflowing at every scale. The numbers went out of range; the usual reasons: """
+        + NONFINITE_WHY,
+        fix=NONFINITE_FIX.replace("\n        ", " "),
+        examples=[
+            ("FloatingPointError: Loss became infinite or NaN at iteration=0!", "gist-ailab/uoais#16 (detectron2: the first iteration's loss was 157)"),
+            ("FloatingPointError: Loss became infinite or NaN at iteration=1029!", "prannaykaul/lvc#20 (detectron2 on the user's own dataset)"),
+            ("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.", "yangjianxin1/Firefly#68 (fp16 full fine-tune of a 13B model; bf16 fixed it)"),
+            ("RuntimeError: Function 'Log1PBackward0' returned nan values in its 0th output.", "huggingface/trl#2564 (anomaly detection under DeepSpeed)"),
+            ("Loss is nan, stopping training", "the DeiT/MAE training loop's check (facebookresearch/deit, main_pretrain.py of MAE)"),
+        ],
+        not_examples=[
+            "logging_nan_inf_filter=True,",  # a TrainingArguments dump
+            "[WARNING] Loss is nan, stopping training is disabled: skipping this batch",
+            "NaN or Inf found in input tensor.",  # a check's print; the run goes on
+        ],
+    ),
+    pattern(
+        LOSS_NOT_FINITE,
+        "numerics",
+        CAUSE,
+        W,
+        "the logged loss is nan or inf (or, in Hugging Face Trainer's logs, exactly 0.0): training is diverging or learns nothing",
+        # a metrics record or a progress line whose loss is nan/inf: Trainer's dict ({'loss': nan}), Megatron's
+        # and mmengine's columns (lm loss: nan, loss: nan); Trainer's loss of exactly 0.0, which is what its
+        # nan filter (logging_nan_inf_filter, on by default) logs when every step's loss was nan
+        r"(?:^|[\s{,|(])['\"]?(?P<key>(?:[\w/]+[ _])?loss)['\"]?(?::|=| =) ?(?P<value>nan|NaN|-?inf)\b"
+        r"|['\"](?P<hf>(?:train_)?loss)['\"]: (?P<zero>0\.0),"
+        r"|^\s*(?P<summary>train_loss)\s+=\s+(?P<zero_summary>0\.0)\s*$",
+        (": nan", ":nan", "=nan", "= nan", ": NaN", ": inf", ": -inf", "=inf", "= inf", "': 0.0,", '": 0.0,', "train_loss"),
+        why="""The loss the run logs is not a finite number, yet the run goes on: each such step either updates the weights
+        with nan (every later step is nan too) or is skipped, and the model stops learning. Hugging Face's Trainer hides
+        it: with logging_nan_inf_filter (on by default) a nan or inf step adds nothing to the logged loss, so a run whose
+        every step is nan logs a loss of exactly 0.0 (and grad_norm nan). The line alone does not say which step went
+        first or why; the usual reasons: """
+        + NONFINITE_WHY
+        + """ What decides it: the first logged step that is not finite, and whether the run uses fp16.""",
+        fix=("find the first step whose loss is not finite (Trainer: logging_nan_inf_filter=False logs it as nan), then: "
+             + NONFINITE_FIX.replace("\n        ", " ")),
+        examples=[
+            ("{'loss': nan, 'grad_norm': nan, 'learning_rate': 1.9e-05, 'epoch': 0.01}", "Hugging Face Trainer's metrics record of a nan step"),
+            ("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 0.00012142857142857143, 'epoch': 0.0}", "SY-Xuan/Pink#6 (every step nan, logged as 0.0)"),
+            ("{'loss': 0.0, 'learning_rate': 3.0000000000000004e-08, 'epoch': 0.0}", "huggingface/accelerate#1763 (FSDP: 0.0 from the first step)"),
+            ("  train_loss               =        0.0", "hiyouga/LlamaFactory#4278 (Qwen2 LoRA in fp16)"),
+        ],
+        not_examples=[
+            "{'loss': 1.6747, 'learning_rate': 0.0001956204379562044, 'epoch': 0.1}",
+            "logging_nan_inf_filter=True,",
+            # mmengine under fp16: a skipped step's gradient norm is nan while the loss is finite, which is normal (JiaquanYe/TableMASTER-mmocr#32)
+            "Epoch [1][100/62598]\tlr: 1.000e-03, eta: 6 days, 15:22:46, time: 0.539, data_time: 0.051, memory: 7239, loss: 1.9091, grad_norm: nan",
+            " number of skipped iterations:   0 | number of nan iterations:   0 |",
+            "{'eval_loss': 0.0012, 'eval_runtime': 3.2}",
+        ],
+        after=(TRAINING_STOPPED_NONFINITE,),
+    ),
+    pattern(
+        FP16_OVERFLOW_STEP_SKIPPED,
+        "numerics",
+        HARMLESS,
+        Severity.INFO,
+        "fp16 dynamic loss scaling skipped a step whose gradients overflowed and lowered the scale (normal, above all at the start)",
+        # DeepSpeed's, apex's and fairseq's words; a scale brought down to 1 or below is no longer the scaler
+        # searching its range: every step overflows (fp16-loss-scale-at-minimum)
+        SEARCHING,
+        ("OVERFLOW!", "Gradient overflow", "overflow detected"),
+        why="""With fp16 and a dynamic loss scaler the loss is multiplied by a large scale (65536 or 2^32) so that small
+        gradients survive fp16; when the scaled gradients overflow, the scaler skips that step and halves the scale until it
+        fits. A run of these lines at the start, and one now and then later, is the scaler finding its range: training goes
+        on and is not harmed. It is a failure only when it never stops: the scale falls to its minimum (DeepSpeed then stops
+        with 'Current loss scale already at minimum') or the loss turns nan.""",
+        fix="nothing to do for a handful; if it repeats at every step or the scale keeps falling, train in bf16 or lower the learning rate",
+        examples=[
+            ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768", "DeepSpeed's fp16 loss scaler at the start of a run"),
+            ("[2023-07-20 10:01:02,345] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648", "DeepSpeed's loss scaler, newer releases"),
+            ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0", "apex amp's dynamic loss scaler"),
+            ("| WARNING | fairseq.trainer | NOTE: overflow detected, setting loss scale to: 64.0", "fairseq's fp16 trainer"),
+        ],
+        not_examples=[
+            "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing to 1",  # at the minimum: every step skipped
+            "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 1.0",
+            "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+        ],
+    ),
+    pattern(
+        FP16_LOSS_SCALE_AT_MINIMUM,
+        "numerics",
+        CAUSE,
+        W,
+        "fp16's dynamic loss scale has fallen to 1 or below: the gradients overflow at every scale and steps are skipped",
+        AT_MINIMUM,
+        ("OVERFLOW!", "Gradient overflow", "overflow detected"),
+        why="""The loss scaler halves its scale after every step whose gradients overflow fp16, and here it has come down to 1
+        (or below): the gradients overflow even unscaled, so each such step is skipped and the model does not learn.
+        DeepSpeed stops the run at its minimum scale ('Current loss scale already at minimum') unless told not to; apex and
+        fairseq go on lower. The numbers left fp16's range; the usual reasons: """
+        + NONFINITE_WHY,
+        fix=NONFINITE_FIX.replace("\n        ", " "),
+        examples=[
+            ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing to 1", "DeepSpeed's loss scaler at its minimum (min_loss_scale 1)"),
+            ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 0.5", "apex amp's dynamic loss scaler, below 1"),
+            ("| WARNING | fairseq.trainer | NOTE: overflow detected, setting loss scale to: 0.0001220703125", "fairseq's fp16 trainer before its 'Minimum loss scale reached'"),
+        ],
+        not_examples=[
+            "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",  # the scaler finding its range
+            "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 16384.0",
+            "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 2, reducing to 16",
+        ],
+        after=(TRAINING_STOPPED_NONFINITE,),
     ),
 ]

@@ -1,0 +1,171 @@
+"""Controls and siblings for issue 35's numerics rules (src/gpudoctor/knowledge/patterns/families6.py) and for the
+classes whose line does not decide the cause when the user's own code raised them (knowledge/story.py names them
+through knowledge/unrecognised.message_class, the one place that decides a class).
+
+Numerics: a run stopped on a non-finite loss (an error: the run ended there), a logged loss that is nan, inf or
+Trainer's 0.0 while the run goes on (a warning), fp16's loss scale down at 1 (a warning) and the scaler's normal
+search for its range at the start (harmless). Each log runs through the whole of `diagnose`; the lines are real
+ones from the threads named beside them."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from gpudoctor.core.exit_code import report_exit as exit_code
+from gpudoctor.core.findings import Severity
+from test_controls_classes6 import case
+from test_controls_patterns import TB, head_id, ids
+
+ENDED = "{'train_runtime': 512.3, 'train_samples_per_second': 3.1, 'train_loss': 1.2231, 'epoch': 1.0}\n"
+HF_STEPS = (
+    "{'loss': 2.1345, 'grad_norm': 3.52, 'learning_rate': 1.9e-05, 'epoch': 0.01}\n"
+    "{'loss': 1.8761, 'grad_norm': 2.11, 'learning_rate': 1.8e-05, 'epoch': 0.02}\n"
+)
+
+
+def finding(text: str, fid: str):
+    return next((f for f in api.diagnose(text).findings if f.id == fid), None)
+
+
+def users_traceback(code: str, line: str) -> str:
+    """A traceback that ends in the user's own script (its last frame is theirs)."""
+    return TB + f"    {code}\n{line}\n"
+
+
+class TestAssertionStatesConditionUsersCode:
+    verdict = "assertion-states-condition"
+
+    def test_control_a_bare_assert_in_the_users_code_keeps_the_generic_answer(self):
+        f = finding(users_traceback("assert len(batch) > 0", "AssertionError"), "python-exception")
+        assert f is not None and "class" not in f.evidence
+        assert "a message of the class" not in f.fix
+
+    def test_control_another_exception_of_the_users_keeps_the_generic_answer(self):
+        f = finding(users_traceback("x = batch['input_ids']", "KeyError: 'input_ids'"), "python-exception")
+        assert f is not None and "class" not in f.evidence
+
+    def test_sibling_the_users_own_assert_is_named_with_its_class(self):
+        # huggingface/trl#825's message, asserted by the user's script instead of DeepSpeed's engine
+        text = users_traceback("assert cfg.optimizer, 'zero stage 2 requires an optimizer'", "AssertionError: zero stage 2 requires an optimizer")
+        f = finding(text, "python-exception")
+        assert head_id(text) == "python-exception"  # still their code: the catch-all points at their line
+        assert f.evidence["class"] == "assertion-states-condition"
+        assert f.fix.startswith("a message of the class assertion-states-condition")
+        assert "/home/u/train.py:88" in f.fix  # the line that raised is still named
+        assert "It is of a known class, assertion-states-condition" in f.why
+
+
+class TestNoneValueUsedUsersCode:
+    verdict = "none-value-used"
+
+    def test_control_an_int_not_subscriptable_in_the_users_code(self):
+        f = finding(users_traceback("x = step[0]", "TypeError: 'int' object is not subscriptable"), "python-exception")
+        assert f is not None and "class" not in f.evidence
+
+    def test_sibling_a_none_in_the_users_code_is_named(self):
+        # zai-org/ChatGLM-6B#137's line, raised in the user's own module
+        f = finding(users_traceback("cos = self.cos_cached[:seq_len]", "TypeError: 'NoneType' object is not subscriptable"), "python-exception")
+        assert f.evidence["class"] == "none-value-used"
+        assert "a message of the class none-value-used" in f.fix
+
+
+class TestSamplingProbabilitiesInvalidUsersCode:
+    verdict = "sampling-probabilities-invalid"
+
+    def test_control_another_runtime_error_in_the_users_code(self):
+        f = finding(users_traceback("out = torch.cat(parts)", "RuntimeError: torch.cat(): expected a non-empty list of Tensors"), "python-exception")
+        assert f is not None and "class" not in f.evidence
+
+    def test_sibling_sampling_in_the_users_code_is_named(self):
+        # qwopqwop200/GPTQ-for-LLaMa#36's line, from torch.multinomial called in the user's own sampling loop
+        line = "RuntimeError: probability tensor contains either `inf`, `nan` or element < 0"
+        f = finding(users_traceback("next_token = torch.multinomial(probs, num_samples=1)", line), "python-exception")
+        assert f.evidence["class"] == "sampling-probabilities-invalid"
+
+
+class TestTrainingStoppedNonfinite:
+    def test_control_an_args_dump_names_the_nan_filter(self):
+        # hiyouga/LlamaFactory#1898: TrainingArguments printed at the start
+        assert "training-stopped-nonfinite" not in ids(case("dev", "llamafactory-1898-bf16-loss-zero-args-dump"))
+
+    def test_control_a_nan_check_that_only_prints(self):
+        # StarsfieldAI/R1-V#69: the check's print; the run goes on
+        assert "training-stopped-nonfinite" not in ids("NaN or Inf found in input tensor.\n")
+
+    def test_sibling_detectron2_stops_on_a_nan_loss(self):
+        # gist-ailab/uoais#16
+        log = ("[11/15 02:06:37 adet.trainer]: Starting training from iteration 0\n"
+               "FloatingPointError: Loss became infinite or NaN at iteration=0!\n"
+               "loss_dict = {'loss_cls': 157.09, 'loss_box_reg': nan}\n")
+        assert head_id(log) == "training-stopped-nonfinite"
+        assert exit_code(api.diagnose(log)) == 1
+
+    def test_sibling_deepspeeds_loss_scale_at_its_minimum(self):
+        # yangjianxin1/Firefly#68: fp16 full fine-tune; bf16 fixed it
+        log = ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing to 1\n"
+               "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.\n")
+        assert head_id(log) == "training-stopped-nonfinite"
+        assert "bf16" in finding(log, "training-stopped-nonfinite").fix
+
+    def test_sibling_anomaly_detection_in_the_users_backward(self):
+        # huggingface/trl#2564's message, raised under the user's own loss.backward()
+        log = users_traceback("loss.backward()", "RuntimeError: Function 'Log1PBackward0' returned nan values in its 0th output.")
+        assert head_id(log) == "training-stopped-nonfinite"
+
+
+class TestLossNotFinite:
+    def test_control_a_finite_loss_with_a_skipped_steps_nan_grad_norm(self):
+        # JiaquanYe/TableMASTER-mmocr#32: under fp16 a skipped step's grad_norm is nan while the loss is finite: normal
+        log = ("2021-11-22 01:30:54,321 - mmocr - INFO - Epoch [1][100/62598]\tlr: 1.000e-03, eta: 6 days, 15:22:46, time: 0.539, "
+               "data_time: 0.051, memory: 7239, loss_ce: 1.2757, loss: 1.9091, grad_norm: nan\n")
+        assert "loss-not-finite" not in ids(log)
+
+    def test_control_megatrons_count_of_nan_iterations(self):
+        log = (" iteration      100/   10000 | lm loss: 2.315604E+00 | loss scale: 65536.0 | grad norm: 1.234 | "
+               "number of skipped iterations:   0 | number of nan iterations:   0 |\n")
+        assert "loss-not-finite" not in ids(log)
+
+    def test_control_a_healthy_run_that_ended_stays_healthy(self):
+        report = api.diagnose(HF_STEPS + ENDED)
+        assert "loss-not-finite" not in [f.id for f in report.findings]
+        assert exit_code(report) == 0
+
+    def test_sibling_nan_steps_in_trainers_log(self):
+        log = HF_STEPS + "{'loss': nan, 'grad_norm': nan, 'learning_rate': 1.7e-05, 'epoch': 0.03}\n"
+        f = finding(log, "loss-not-finite")
+        assert f is not None and f.severity is Severity.WARN  # the run went on: the numbers say it diverges
+        assert exit_code(api.diagnose(log)) == 1  # no end shown: not healthy
+
+    def test_sibling_trainers_zero_loss_from_the_first_step(self):
+        # huggingface/accelerate#1763: FSDP, a loss of 0.0 from the first step
+        assert "loss-not-finite" in ids(case("dev", "accelerate-1763-fsdp-zero-loss-step0"))
+
+    def test_sibling_a_run_that_stopped_on_it_is_the_error(self):
+        log = HF_STEPS + "{'loss': nan, 'grad_norm': nan, 'learning_rate': 1.7e-05, 'epoch': 0.03}\nLoss is nan, stopping training\n"
+        assert head_id(log) == "training-stopped-nonfinite"
+
+
+class TestFp16OverflowStepSkipped:
+    def test_control_a_handful_at_the_start_is_no_failure(self):
+        log = ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\n"
+               "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 32768, reducing to 16384\n" + HF_STEPS + ENDED)
+        report = api.diagnose(log)
+        f = next(f for f in report.findings if f.id == "fp16-overflow-step-skipped")
+        assert f.evidence["role"] == "harmless" and exit_code(report) == 0
+
+    def test_sibling_the_scale_at_one_is_no_longer_the_search(self):
+        log = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 1.0\n"
+        assert "fp16-overflow-step-skipped" not in ids(log)
+        assert "fp16-loss-scale-at-minimum" in ids(log)
+
+
+class TestFp16LossScaleAtMinimum:
+    def test_control_the_scaler_searching_its_range(self):
+        assert "fp16-loss-scale-at-minimum" not in ids("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 2048, reducing to 1024\n")
+
+    def test_sibling_deepspeed_stopping_at_the_minimum_is_the_error(self):
+        log = ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing to 1\n"
+               "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.\n")
+        found = ids(log)
+        assert found[0] == "training-stopped-nonfinite"
+        f = finding(log, "fp16-loss-scale-at-minimum")
+        assert f.evidence.get("consequence_of") == "training-stopped-nonfinite"
