@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, cluster, cuda, dataloader, ddp, families4, families5, families6, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, cluster, cuda, dataloader, ddp, families4, families5, families6, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts, training
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -24,6 +24,7 @@ ALL: tuple[Pattern, ...] = (
     *platform.PATTERNS,
     *cluster.PATTERNS,
     *launcher.PATTERNS,
+    *training.PATTERNS,  # what a run's own progress lines show (a loss that turned NaN)
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *python.PATTERNS,  # last: only what no other pattern claims
 )
