@@ -339,6 +339,18 @@ RULES += (
         ("An error occurred: see the log above", "error: KeyError handling is on", "Error: 0.0123"),
     ),
     Evidence(
+        "invalid",
+        "a program refused a value it was given as not valid (a setting, an argument, a settings string)",
+        # the value in quotes, or its quote's end only when a GUI wrapped the value over two lines; not a value the
+        # program replaces and goes on ("..., using the default")
+        r"(?P<invalid>(?:'[^']{1,300}|^[^'\s]{1,300})' is not a valid (?:[\w-]+ ){0,3}[\w-]+\b(?!.*\b(?:using|falls? back|falling back|ignor\w*|defaults? to)\b).*)",
+        2,
+        ("warmup_init=False' is not a valid settings string.",  # kohya-ss/sd-scripts#1740 (the GUI wrapped the value)
+         "' scale_parameter=False relative_step=False warmup_init=False' is not a valid settings string.",
+         "'bf16-true' is not a valid precision setting"),
+        ("'auto' is not a valid device, using cuda:0 instead", "'x' is not a valid identifier, defaults to 'y'", "the string is not a valid path"),
+    ),
+    Evidence(
         "build",
         "a build the job needs failed (make, ninja, cmake)",
         r"(?P<build>^make(?:\[\d+\])?: \*\*\* .*\bError \d+.*|^ninja: build stopped: .+|^CMake Error\b.*|^FAILED: \S+\.(?:o|so|obj)\b.*)",
@@ -433,7 +445,7 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: 
          "BOOT_FAIL", "NODE_FAIL", "panic: ", "panicked at", "failed", "passed", "ERROR ", "NVRM", "*** ", "(): ", "double free", "corrupted ",
          "srun: error", "Job step aborted", "slurmstepd: error", "fault", "bus error", "abort", "killed", "illegal hardware", "make", "ninja: ",
          "CMake Error", "FAILED: ", "Error response from daemon", "OCI runtime", "E: ", "×", "BackoffLimitExceeded", "DeadlineExceeded",
-         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception")
+         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 

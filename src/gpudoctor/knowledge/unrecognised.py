@@ -229,6 +229,8 @@ OWN_WORDS = {
     "errorending": "line {line} is the program saying it stops after an error: the lines it logged just before say why",
     "errorraised": ("line {line} is the program's own error: the call it names failed (or asked for what the program does not do), "
                     "and its message says what to change (a setting, a supported choice, a version); the search below finds others who hit it"),
+    "invalid": ("line {line} is the program refusing a value it was given: the value it quotes is the one to correct (its "
+                "documentation or the message's next lines give the form it expects)"),
     "reported": ("line {line} is the program's own report of the exception it caught: its class and message say what failed; the "
                  "traceback it did not print is where it was raised (rerun without the program's try/except, or with its debug logging)"),
     "k8sevent": CLUSTER_STEP, "podstatus": CLUSTER_STEP, "k8sreason": CLUSTER_STEP, "jobstate": CLUSTER_STEP, "slurm": CLUSTER_STEP,
@@ -241,7 +243,7 @@ OWN_WORDS = {
 }
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
 SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
-              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "glibc", "nvrm", "errorraised", "reported"}
+              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "glibc", "nvrm", "errorraised", "reported", "invalid"}
 
 
 def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", line: int = 0) -> dict:
