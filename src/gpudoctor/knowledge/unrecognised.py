@@ -227,8 +227,8 @@ OWN_WORDS = {
     "fatallevel": ("line {line} is the program's own last word: its logger says it cannot go on, and the lines it logged just "
                    "before say why"),
     "errorending": "line {line} is the program saying it stops after an error: the lines it logged just before say why",
-    "errorraised": ("line {line} is the program's own error: the call it names failed (or asked for what the program does not do), "
-                    "and its message says what to change (a setting, a supported choice, a version); the search below finds others who hit it"),
+    "errorraised": ("line {line} is the program's own error: the call it names raised, and its message says what to change (a "
+                    "setting, a supported choice, a version); the search below finds others who hit it"),
     "invalid": ("line {line} is the program refusing a value it was given: the value it quotes is the one to correct (its "
                 "documentation or the message's next lines give the form it expects)"),
     "reported": ("line {line} is the program's own report of the exception it caught: its class and message say what failed; the "
