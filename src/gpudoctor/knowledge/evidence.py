@@ -29,7 +29,7 @@ class Evidence:
 # "- ERROR -", "[ERROR]"), vLLM's "ERROR 09-25 06:40:46", Ray's "ERROR worker.py:123 --",
 # glog/klog/absl's "E0224 06:16:07.968578", logfmt's level=error. LEVEL_AT fills in the levels.
 LEVEL_AT = (
-    r"(?:^|(?<=[\s\]|:]))(?:{caps})(?::|\s+-\s|\s+\d\d-\d\d |\]|\s+\[[\w.]+:\d+|\s+[\w.\-]+\.(?:py|go|cc|cpp|h):\d+\]?\s)"
+    r"(?:^|(?<=[\s\]|:]))(?:{caps})(?::|\s+-\s|\s+\d\d-\d\d |\s+\d{{4}}-\d\d-\d\d \d\d:\d\d|\]|\s+\[[\w.]+:\d+|\s+[\w.\-]+\.(?:py|go|cc|cpp|h):\d+\]?\s)"
     r"|[\[|]\s*(?:{caps})\s*[\]|]"
     r"|(?:^|(?<=[\s\]):\[]))[{glog}]\d{{4}} \d\d:\d\d:\d\d\.\d+"
     r"|^[\w.\-]+: (?:{caps}) (?=[A-Z])"
@@ -42,6 +42,12 @@ LEVEL_AT = (
 ERROR_LEVEL = re.compile(LEVEL_AT.format(caps="ERROR|CRITICAL|FATAL|PANIC", glog="EF", lower="error|fatal|critical|panic"))
 # The levels at which a program says it cannot go on (glog's F aborts the process after the line).
 FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fatal|critical|panic")
+# An error-level line whose message says a call of the program raised: the server's handler caught an
+# exception ("Exception calling application: ...", "Error in StreamActions: ..."). A component retrying a
+# connection says none of these, nor does a server refusing an optional request it does not implement
+# (kubernetes-sigs/dra-driver-nvidia-gpu#1423: "not supported by this driver", repeated while the driver works).
+# (the rule's group holds the message from those words on: its signature is the message, not the time stamp)
+RAISED = r"\b(?:[Ee]xception|[Ee]rror) (?:in|calling|while|during|when|raised)\b"
 # An error-level line that says the program is stopping: most error lines are errors a component
 # retries and survives (`log-inconclusive` shows them), these end it.
 ENDING = (r"(?=.*?\b(?i:exit(?:s|ing|ed)?\b(?! (?:normally|successfully|cleanly|gracefully))|abort(?:s|ing|ed)?\b|"
@@ -208,6 +214,21 @@ RULES += (
         ("[ERROR] 0 errors, exiting normally", "ERROR rate: 0.01 (training goes on)", "error_rate=0.0 exit_on_nan=True",
          "[WARNING] job will be terminated if it runs past its time limit"),
     ),
+    Evidence(
+        "errorraised",
+        "a program logged, at error level, that a call raised an exception",
+        rf"(?:{ERROR_LEVEL.pattern}).*?(?P<errorraised>{RAISED}.*)",
+        2,
+        (
+            "ERROR 2025-08-21 19:35:25 y_server.py:245 Error in StreamActions: Currently not implemented for PI0",  # huggingface/lerobot#1772
+            "ERROR 2025-10-29 05:30:24 /_server.py:636 Exception calling application: Policy type groot not supported. Supported policies: ['act', 'pi0']",  # huggingface/lerobot#2338
+            "2024-03-01 10:00:00,123 - ERROR - Exception in callback Trainer.step(): shapes do not match",
+        ),
+        ("ERROR 2025-08-21 19:35:25 y_server.py:245 Connection to the robot lost, retrying in 1 s",
+         "[WARNING] flash attention not supported on this GPU, using the math kernel",
+         "INFO 2025-08-21 19:35:25 y_server.py:191 Observation #0 has been filtered out",
+         'E0902 20:48:24.809602       1 nonblockinggrpcserver.go:180] "handling stream failed" err="rpc error: code = Unimplemented desc = device health reporting is not supported by this driver" logger="dra"'),
+    ),
 )
 # Rules for what a scheduler, a cluster manager, Go or the interpreter itself says.
 RULES += (
@@ -296,6 +317,39 @@ RULES += (
         3,
         ("zsh: segmentation fault  python train.py", "[1]    12345 killed     python train.py", "zsh: bus error  torchrun --nproc_per_node 8 train.py"),
         ("[1]    12345 done       python train.py", "zsh: command not found: nvidia-smi"),
+    ),
+    Evidence(
+        "fishkill",
+        "the fish shell reported the job killed by a signal",
+        r"(?:^|(?<=[\]\s]))fish: (?P<fishkill>(?:Job \d+, )?.{1,300}? terminated by signal\b.*)",
+        3,
+        ("fish: Job 1, 'python train.py' terminated by signal SIGSEGV (Address boundary error)",
+         "Stepping through eval batches:   0%|          | 0/1 [00:00<?, ?it/s]fish: Job 1, 'python lerobot/scripts/train.py…' terminated by signal",  # huggingface/lerobot#755
+         "fish: “torchrun --nproc_per_node 2 train.py” terminated by signal SIGKILL (Forced quit)"),
+        ("fish: Job 1, 'python train.py &' has ended", "fish: Unknown command: torchrun"),
+    ),
+    Evidence(
+        "reported",
+        "a program reported an exception it caught (its class and message, after its own words)",
+        r"(?:^|\s)(?:(?i:an? (?:unexpected |unhandled )?(?:error|exception) (?:has )?(?:occurred|occured|was raised|happened)|"
+        r"error|exception|failed)|报错|错误|异常|出错)\s*[:：]\s*(?P<reported>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*(?:[:：]|[–—-]\s)\s*\S.*)",
+        3,
+        ("An error occurred: UnboundLocalError – local variable 't7' referenced before assignment",  # Lightning-AI/lightning-thunder#368
+         "报错：AttributeError: 'list' object has no attribute 'to'",  # OpenBMB/MiniCPM-V#361
+         "Exception: ValueError - too many values to unpack"),
+        ("An error occurred: see the log above", "error: KeyError handling is on", "Error: 0.0123"),
+    ),
+    Evidence(
+        "invalid",
+        "a program refused a value it was given as not valid (a setting, an argument, a settings string)",
+        # the value in quotes, or its quote's end only when a GUI wrapped the value over two lines; not a value the
+        # program replaces and goes on ("..., using the default")
+        r"(?P<invalid>(?:'[^']{1,300}|^[^'\s]{1,300})' is not a valid (?:[\w-]+ ){0,3}[\w-]+\b(?!.*\b(?:using|falls? back|falling back|ignor\w*|defaults? to)\b).*)",
+        2,
+        ("warmup_init=False' is not a valid settings string.",  # kohya-ss/sd-scripts#1740 (the GUI wrapped the value)
+         "' scale_parameter=False relative_step=False warmup_init=False' is not a valid settings string.",
+         "'bf16-true' is not a valid precision setting"),
+        ("'auto' is not a valid device, using cuda:0 instead", "'x' is not a valid identifier, defaults to 'y'", "the string is not a valid path"),
     ),
     Evidence(
         "build",
@@ -392,7 +446,7 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: 
          "BOOT_FAIL", "NODE_FAIL", "panic: ", "panicked at", "failed", "passed", "ERROR ", "NVRM", "*** ", "(): ", "double free", "corrupted ",
          "srun: error", "Job step aborted", "slurmstepd: error", "fault", "bus error", "abort", "killed", "illegal hardware", "make", "ninja: ",
          "CMake Error", "FAILED: ", "Error response from daemon", "OCI runtime", "E: ", "×", "BackoffLimitExceeded", "DeadlineExceeded",
-         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker")
+         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 

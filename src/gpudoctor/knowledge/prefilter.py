@@ -49,6 +49,22 @@ TRIGGERS = (
     "no route",
     "refused",
     "not supported",
+    "is not a valid",  # a program refusing a value (evidence.py's "invalid")
+    "found from :",  # torch.compile's notice before the stack it found an op in (signs.NOTICE_STACK): its frames are no traceback
+    # a loss that turned NaN / Inf in a step line (patterns/training.py): nothing else in such a line says failure
+    "loss nan",
+    "loss: nan",
+    "loss=nan",
+    "loss = nan",
+    "loss': nan",
+    "loss\": nan",
+    "loss inf",
+    "loss: inf",
+    "loss=inf",
+    "loss = inf",
+    "loss': inf",
+    "loss: -nan",
+    "loss tensor(nan",
     "out of memory",
     "stopiteration",
     "undefined symbol",

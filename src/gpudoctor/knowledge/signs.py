@@ -198,6 +198,9 @@ STRONG = 3  # a sign at least this strong is a failure of its own, not only an e
 FALLBACK = re.compile(
     r"(?:\bWARN(?:ING)?\b|^W\d{4} ).{0,120}?\b(?:[Ff]allback|[Ff]all(?:ing)? back) to \S+ (?:due to|because of|after) (?:an? )?(?:exception|error)\b"
 )
+# torch.compile's notice of where it found what it could not compile or capture ("skipping cudagraphs due to
+# cpu device (cat). Found from :"), then that stack: a notice's frames, not a traceback (nothing was raised).
+NOTICE_STACK = re.compile(r"\bFound from ?:$")
 HANDLED_LINES = 4  # how far after the warning its exception or traceback starts (a blank line, the message, a blank line)
 HANDLED = "<handled>"  # the claim on a sign of an exception a fallback warning caught
 DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
@@ -333,6 +336,10 @@ class Signs:
             return
         if "back to" in text and FALLBACK.search(text):
             self.fallback_at[msg.rank] = line
+            self.events += 1
+            return
+        if text[-1:] == ":" and following is not None and NOTICE_STACK.search(text):
+            self.covered[(source, msg.rank)] = line + notice_stack_lines(following(TRACEBACK_LINES))
             self.events += 1
             return
         if glued_header(text) and not text.startswith((TRACEBACK, ORIGINAL)):
@@ -617,6 +624,18 @@ def ipython_frame(text: str, frames: list[Frame]) -> Optional[Frame]:
     if m and frames and frames[-1].line == 0:
         frames[-1].line = int(m.group("line"))
     return None
+
+
+def notice_stack_lines(after: list[str]) -> int:
+    """How many of these lines are the stack a notice prints (its frames and their source lines, indented),
+    up to the first line that is neither: a traceback after it is read as one."""
+    n = 0
+    for raw in after:
+        body = raw.strip()
+        if not body or not (raw[:1] in " \t" or body.startswith('File "')) or body.startswith(TRACEBACK):
+            break
+        n += 1
+    return n
 
 
 def glued_header(text: str) -> bool:

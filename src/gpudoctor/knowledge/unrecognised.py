@@ -200,7 +200,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     if sign.kind == "stopped":
         return ("the process was stopped by a signal, which launchers send to the other ranks after one failed: find the rank "
                 "that failed first (its own output, or torchrun's Root Cause block) and read its error")
-    if sign.kind in ("signame", "glogsig", "shellsig", "shellkill", "glibc", "fatal", "caught"):
+    if sign.kind in ("signame", "glogsig", "shellsig", "shellkill", "fishkill", "glibc", "fatal", "caught"):
         if "Killed" in sign.what or "SIGKILL" in sign.what:
             return "a SIGKILL is usually the host's OOM killer or the scheduler: check `dmesg -T | grep -i oom` and `sacct -j JOBID -o JobID,MaxRSS,State`"
         return ("a native crash: rerun with PYTHONFAULTHANDLER=1 (the Python stack of every thread at the crash) and "
@@ -233,6 +233,12 @@ OWN_WORDS = {
     "fatallevel": ("line {line} is the program's own last word: its logger says it cannot go on, and the lines it logged just "
                    "before say why"),
     "errorending": "line {line} is the program saying it stops after an error: the lines it logged just before say why",
+    "errorraised": ("line {line} is the program's own error: the call it names raised, and its message says what to change (a "
+                    "setting, a supported choice, a version); the search below finds others who hit it"),
+    "invalid": ("line {line} is the program refusing a value it was given: the value it quotes is the one to correct (its "
+                "documentation or the message's next lines give the form it expects)"),
+    "reported": ("line {line} is the program's own report of the exception it caught: its class and message say what failed; the "
+                 "traceback it did not print is where it was raised (rerun without the program's try/except, or with its debug logging)"),
     "k8sevent": CLUSTER_STEP, "podstatus": CLUSTER_STEP, "k8sreason": CLUSTER_STEP, "jobstate": CLUSTER_STEP, "slurm": CLUSTER_STEP,
     "panic": ("a Go or Rust program panicked at line {line}: the panic's message and the stack printed after it (goroutines, "
               "or RUST_BACKTRACE=1) say where; search the program's issues for the message"),
@@ -243,7 +249,7 @@ OWN_WORDS = {
 }
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
 SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
-              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "glibc", "nvrm"}
+              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "glibc", "nvrm", "errorraised", "reported", "invalid"}
 
 
 def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", line: int = 0) -> dict:

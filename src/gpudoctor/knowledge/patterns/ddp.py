@@ -144,10 +144,19 @@ PATTERNS = [
         # torch 0.4's DistributedDataParallel said it as "collective only supported in process-group mode"
         r"Default process group (?:has not been|is not) initialized|collective only supported in process-group mode",
         ("has not been initialized", "group is not initialized", "process-group mode"),
-        why="""DDP, SyncBatchNorm or a collective was used in a process that never called init_process_group:
-        the script was started with plain python instead of torchrun, or a distributed-only layer (SyncBN) runs
-        in single-GPU mode.""",
-        fix="torchrun --nproc-per-node=N train.py  # and call dist.init_process_group() first; single GPU: use BatchNorm instead of SyncBatchNorm",
+        # The line says only that no default group existed when the call ran, not why: a launcher in the log (torchrun)
+        # rules out "started with plain python", so the answer names every reading and what tells them apart.
+        why="""DDP, SyncBatchNorm or a collective ran in a process that had no default process group at that moment.
+        Either the group was never made on that path: the script was started with plain python instead of a launcher,
+        the code that decides whether to run distributed (an environment variable such as RANK, a config flag) skipped
+        init_process_group, or a distributed-only layer (SyncBatchNorm) runs in single-GPU mode; or it was already
+        gone: destroy_process_group ran, or the exit tore the group down before a last barrier or collective (an
+        atexit hook, a test helper's final barrier). The first torch.distributed call in the traceback is the one that
+        found no group.""",
+        fix="""make init_process_group run before that call on the path the traceback shows, and keep the group until the
+        last collective (destroy_process_group after the final barrier); started with plain python: torchrun
+        --nproc-per-node=N train.py; under torchrun, check the condition that turns distributed mode on (e.g.
+        int(os.environ.get("RANK", -1)) != -1); single GPU: use BatchNorm instead of SyncBatchNorm""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.", "zai-org/ChatGLM-6B#1295"),
             ("AssertionError: Default process group is not initialized", "open-mmlab/mmsegmentation#81 (older torch wording)"),

@@ -154,10 +154,10 @@ PATTERNS = [
         # a metrics record or a progress line whose loss is nan/inf: Trainer's dict ({'loss': nan}), Megatron's
         # and mmengine's columns (lm loss: nan, loss: nan); Trainer's loss of exactly 0.0, which is what its
         # nan filter (logging_nan_inf_filter, on by default) logs when every step's loss was nan
-        r"(?:^|[\s{,|(])['\"]?(?P<key>(?:[\w/]+[ _])?loss)['\"]?(?::|=| =) ?(?P<value>nan|NaN|-?inf)\b"
+        r"(?:^|[\s{,|(])['\"]?(?P<key>(?:[\w/]+[ _])?loss)['\"]?(?::|=| =|(?= )) ?(?P<value>nan|NaN|-?inf)\b"
         r"|['\"](?P<hf>(?:train_)?loss)['\"]: (?P<zero>0\.0),"
         r"|^\s*(?P<summary>train_loss)\s+=\s+(?P<zero_summary>0\.0)\s*$",
-        (": nan", ":nan", "=nan", "= nan", ": NaN", ": inf", ": -inf", "=inf", "= inf", "': 0.0,", '": 0.0,', "train_loss"),
+        (": nan", ":nan", "=nan", "= nan", ": NaN", ": inf", ": -inf", "=inf", "= inf", "loss nan", "loss inf", "loss NaN", "': 0.0,", '": 0.0,', "train_loss"),
         why="""The loss the run logs is not a finite number, yet the run goes on: each such step either updates the weights
         with nan (every later step is nan too) or is skipped, and the model stops learning. Hugging Face's Trainer hides
         it: with logging_nan_inf_filter (on by default) a nan or inf step adds nothing to the logged loss, so a run whose
@@ -169,6 +169,7 @@ PATTERNS = [
              + NONFINITE_FIX.replace("\n        ", " ")),
         examples=[
             ("{'loss': nan, 'grad_norm': nan, 'learning_rate': 1.9e-05, 'epoch': 0.01}", "Hugging Face Trainer's metrics record of a nan step"),
+            ("2023-03-22 09:32:52 iter 3010: loss nan, time 1019.95ms, mfu 14.12%", "karpathy/nanoGPT#215 (float16 on a V100)"),
             ("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 0.00012142857142857143, 'epoch': 0.0}", "SY-Xuan/Pink#6 (every step nan, logged as 0.0)"),
             ("{'loss': 0.0, 'learning_rate': 3.0000000000000004e-08, 'epoch': 0.0}", "huggingface/accelerate#1763 (FSDP: 0.0 from the first step)"),
             ("  train_loss               =        0.0", "hiyouga/LlamaFactory#4278 (Qwen2 LoRA in fp16)"),

@@ -35,7 +35,8 @@ PATTERNS = [
         # the last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ..."; not the
         # torch.distributed wrappers (DistBackendError & co report another rank's failure)
         # a JVM exception keeps its package (java.lang.IllegalStateException): it says the failure is not Python's
-        r"(?:^|[\s\"'(\[])(?:(?!" + JVM + r"\.)[A-Za-z_][\w]*\.)*(?P<exception>(?:" + JVM + r"\.(?:[a-z_]\w*\.)*)?"
+        # (or after a full-width colon or comma: a paste written in Chinese or Japanese, "报错：AttributeError: ...")
+        r"(?:^|[\s\"'(\[\uff1a\uff0c])(?:(?!" + JVM + r"\.)[A-Za-z_][\w]*\.)*(?P<exception>(?:" + JVM + r"\.(?:[a-z_]\w*\.)*)?"
         r"(?!Dist\w*Error|ConnectionResetError|BrokenPipeError)[A-Z]\w*(?:Error|Exception)): (?P<message>.+)",
         ("Error: ", "Exception: "),
         why="""An exception that is not one of the known distributed failures, raised in the user's own code
@@ -49,6 +50,7 @@ PATTERNS = [
             ("[rank3]: KeyError: 'input_ids'", "Python exception text"),
             ("trainer-pod-0 | IndexError: list index out of range", "Python exception text behind an unknown log prefix"),
             ('    "message": "ValueError: the dataset has 0 samples",', "a torchrun error file (error.json) pasted as text"),
+            ("报错：AttributeError: 'list' object has no attribute 'to'", "OpenBMB/MiniCPM-V#361 (the error quoted after a Chinese full-width colon)"),
             ('Exception in thread "main" java.lang.IllegalStateException: Cannot call methods on a stopped SparkContext.', "a JVM's uncaught exception (Spark)"),
         ],
         not_examples=[
