@@ -169,3 +169,22 @@ class TestFp16LossScaleAtMinimum:
         assert found[0] == "training-stopped-nonfinite"
         f = finding(log, "fp16-loss-scale-at-minimum")
         assert f.evidence.get("consequence_of") == "training-stopped-nonfinite"
+
+
+class TestLossNotFiniteStartValues:
+    """A best-so-far loss a run starts from (`best_loss = float("inf")`) or a settings dump is
+    printed before any step: no logged loss, so no divergence."""
+
+    verdict = "loss-not-finite"
+
+    def test_control_the_best_loss_a_run_starts_from(self):
+        for line in ("best_loss: inf\n", "Best val loss: inf, patience: 10\n", "  min_val_loss = inf\n",
+                     "{'best_loss': inf, 'lr': 0.1}\n", "Namespace(batch_size=32, epochs=100, lr=0.001, stop_loss=inf, seed=42)\n"):
+            assert "loss-not-finite" not in [f.id for f in api.diagnose(line).findings], line
+
+    def test_sibling_a_logged_validation_loss_of_inf(self):
+        assert [f.id for f in api.diagnose("epoch 3 | val_loss: inf | lr 3.0e-04\n").findings][0] == "loss-not-finite"
+
+    def test_sibling_nanogpts_step_line(self):
+        line = "2023-03-22 09:32:52 iter 3010: loss nan, time 1019.95ms, mfu 14.12%\n"
+        assert [f.id for f in api.diagnose(line).findings][0] == "loss-not-finite"

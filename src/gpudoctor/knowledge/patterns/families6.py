@@ -154,7 +154,11 @@ PATTERNS = [
         # a metrics record or a progress line whose loss is nan/inf: Trainer's dict ({'loss': nan}), Megatron's
         # and mmengine's columns (lm loss: nan, loss: nan); Trainer's loss of exactly 0.0, which is what its
         # nan filter (logging_nan_inf_filter, on by default) logs when every step's loss was nan
-        r"(?:^|[\s{,|(])['\"]?(?P<key>(?:[\w/]+[ _])?loss)['\"]?(?::|=| =|(?= )) ?(?P<value>nan|NaN|-?inf)\b"
+        # (not on a line with a best/min loss a run starts from, `best_loss = float("inf")` printed in a header,
+        # nor in a dump of the run's settings: argparse's Namespace(...), a dataclass's XArguments(...)/Config(...))
+        r"^(?!.*\b(?i:best|min|minimum|lowest|previous|initial)[ _](?:\w+[ _])?loss\b)(?!.*\b(?:Namespace|\w*Arguments|\w*Config)\()"
+        r"(?:.*?[\s{,|(])??['\"]?"
+        r"(?P<key>(?:[\w/]+[ _])?loss)['\"]?(?::|=| =|(?= )) ?(?P<value>nan|NaN|-?inf)\b"
         r"|['\"](?P<hf>(?:train_)?loss)['\"]: (?P<zero>0\.0),"
         r"|^\s*(?P<summary>train_loss)\s+=\s+(?P<zero_summary>0\.0)\s*$",
         (": nan", ":nan", "=nan", "= nan", ": NaN", ": inf", ": -inf", "=inf", "= inf", "loss nan", "loss inf", "loss NaN", "': 0.0,", '": 0.0,', "train_loss"),
@@ -181,6 +185,11 @@ PATTERNS = [
             "Epoch [1][100/62598]\tlr: 1.000e-03, eta: 6 days, 15:22:46, time: 0.539, data_time: 0.051, memory: 7239, loss: 1.9091, grad_norm: nan",
             " number of skipped iterations:   0 | number of nan iterations:   0 |",
             "{'eval_loss': 0.0012, 'eval_runtime': 3.2}",
+            # the value a run starts its best-so-far from, printed with its settings
+            "best_loss: inf",
+            "Best val loss: inf, patience: 10",
+            "  min_val_loss = inf",
+            "Namespace(batch_size=32, epochs=100, lr=0.001, stop_loss=inf, seed=42)",
         ],
         after=(TRAINING_STOPPED_NONFINITE,),
     ),
