@@ -7,17 +7,13 @@ that needs another verdict and gets its own. The lines are real ones from the sa
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
 
 from gpudoctor import api
+from test_controls_classes6 import case as sample_case
 from test_controls_patterns import TB, head_id, ids
 
-SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "log_sample" / "dev5"
-
-
-def case(name: str) -> str:
-    """A case of the sample as it was pasted (its `# source:` line included)."""
-    return (SAMPLE / f"{name}.log").read_text(encoding="utf-8")
+case = partial(sample_case, "dev5")  # a case of the sample as it was pasted
 
 
 # huggingface/text-generation-inference#2763: two shards start and become ready, warm-up begins

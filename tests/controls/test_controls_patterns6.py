@@ -8,17 +8,13 @@ through the whole of `diagnose`."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
 
 from gpudoctor import api
+from test_controls_classes6 import case as sample_case
 from test_controls_patterns import head_id, ids
 
-SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "log_sample" / "dev6"
-
-
-def case(name: str) -> str:
-    """A case of the sample as it was pasted (its `# source:` line included)."""
-    return (SAMPLE / f"{name}.log").read_text(encoding="utf-8")
+case = partial(sample_case, "dev6")  # a case of the sample as it was pasted
 
 
 # casperg92/MaSIF_colab#7: torchvision's optional image extension does not load; the notebook goes on
