@@ -6,6 +6,7 @@ from gpudoctor.linter.rule import Rule
 from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition
 from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesLate
 from gpudoctor.linter.rules.dataparallel import DataParallel
+from gpudoctor.linter.rules.dataparallel_unwrapped_at_once import DataparallelUnwrappedAtOnce
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.ddp_multi_device_ids import DdpMultiDeviceIds
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
@@ -17,6 +18,7 @@ from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
 from gpudoctor.linter.rules.master_addr_not_set import MasterAddrNotSet
 from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
+from gpudoctor.linter.rules.master_port_per_process import MasterPortPerProcess
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
 from gpudoctor.linter.rules.name_not_imported import NameNotImported
@@ -32,6 +34,7 @@ from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
 from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
 from gpudoctor.linter.rules.set_device_literal import SetDeviceLiteral
 from gpudoctor.linter.rules.shuffle_with_sampler import ShuffleWithSampler
+from gpudoctor.linter.rules.spawn_args_not_tuple import SpawnArgsNotTuple
 from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
 from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
 from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
@@ -78,6 +81,9 @@ CHECKS: tuple[Rule, ...] = (
     DdpMultiDeviceIds(),
     SetDeviceLiteral(),
     UnexpectedArgument(),
+    SpawnArgsNotTuple(),
+    DataparallelUnwrappedAtOnce(),
+    MasterPortPerProcess(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

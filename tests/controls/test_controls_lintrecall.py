@@ -1,0 +1,405 @@
+"""Controls and siblings for issue 41's recall work on the lint sample (dev … dev6,
+heldout3, heldout4): the shapes its readers found that a rule missed, and the rules
+their unclaimed pitfalls asked for. For each verdict, the healthy program that looks
+most like the failure must not get it (test_control_*), and the nearest program that
+needs another verdict gets that one (test_sibling_*). Real code, linted by the real engine."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoctor.linter import engine
+
+
+def found(code: str, rule: str, path: str = "train.py") -> list[tuple[int, str]]:
+    """(line, severity) of each diagnostic of `rule`."""
+    return [(d.line, d.severity) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), path)
+            if d.rule == rule]
+
+
+def rules(code: str, path: str = "train.py") -> set[str]:
+    return {d.rule for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), path)}
+
+
+class TestRankHardcodedInTheEnvironment:
+    """heldout3 m059, heldout4 q016 / q020: RANK pinned in os.environ beside a WORLD_SIZE above 1."""
+
+    verdict = "rank-hardcoded"
+    rule = "rank-hardcoded"
+
+    def test_control_setdefault_leaves_the_launchers_rank(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            os.environ.setdefault("RANK", "0")
+            os.environ.setdefault("WORLD_SIZE", "4")
+            dist.init_process_group("nccl")
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_one_process_world(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            os.environ["RANK"] = "0"
+            os.environ["WORLD_SIZE"] = "1"
+            dist.init_process_group("gloo")
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_rank_from_the_spawned_index(self):
+        code = """
+            import os
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank):
+                os.environ["RANK"] = str(rank)
+                os.environ["WORLD_SIZE"] = "4"
+                dist.init_process_group("nccl")
+
+            if __name__ == "__main__":
+                mp.spawn(worker, nprocs=4)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_per_rank_file_is_a_warning(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            os.environ["MASTER_ADDR"] = "127.0.0.1"
+            os.environ["RANK"] = "1"
+            os.environ["WORLD_SIZE"] = "2"
+            dist.init_process_group("nccl")
+        """
+        assert found(code, self.rule) == [(5, "warning")]
+
+    def test_sibling_pinned_in_a_spawned_program_is_an_error(self):
+        code = """
+            import os
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(index):
+                os.environ["RANK"] = "0"
+                os.environ["WORLD_SIZE"] = "4"
+                dist.init_process_group("nccl")
+
+            if __name__ == "__main__":
+                mp.spawn(worker, nprocs=4)
+        """
+        assert found(code, self.rule) == [(6, "error")]
+
+    def test_sibling_port_from_a_free_socket_is_its_own_rule(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                os.environ["RANK"] = str(rank)
+                os.environ["MASTER_PORT"] = str(find_free_port())
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        """
+        assert "master-port-per-process" in rules(code)
+        assert found(code, self.rule) == []
+
+
+class TestShuffleWithSamplerExpression:
+    """heldout4 q008: shuffle is the split test, the sampler a DistributedSampler built in the call."""
+
+    verdict = "shuffle-with-sampler"
+    rule = "shuffle-with-sampler"
+
+    def test_control_shuffle_tied_to_the_sampler(self):
+        code = """
+            import torch
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            sampler = DistributedSampler(dataset) if args.distributed else None
+            loader = DataLoader(dataset, shuffle=(sampler is None), sampler=sampler)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_sampler_that_may_be_none(self):
+        code = """
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            sampler = DistributedSampler(dataset) if args.distributed else None
+            loader = DataLoader(dataset, shuffle=args.shuffle, sampler=sampler)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_expression_with_a_certain_sampler_is_a_warning(self):
+        code = """
+            import torch
+
+            loader = torch.utils.data.DataLoader(
+                dataset,
+                shuffle=(args.split == "train"),
+                sampler=torch.utils.data.distributed.DistributedSampler(dataset),
+            )
+        """
+        assert found(code, self.rule) == [(3, "warning")]
+
+    def test_sibling_literal_true_stays_an_error(self):
+        code = """
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            loader = DataLoader(dataset, shuffle=True, sampler=DistributedSampler(dataset))
+        """
+        assert found(code, self.rule) == [(3, "error")]
+
+
+class TestNcclNoSetDeviceBarrier:
+    """dev4 k079: an NCCL group and a bare barrier, no device bound."""
+
+    verdict = "nccl-no-set-device"
+    rule = "nccl-no-set-device"
+
+    def test_control_barrier_names_its_device(self):
+        code = """
+            import os
+            import torch
+
+            rank = int(os.environ["LOCAL_RANK"])
+            torch.distributed.init_process_group(backend="nccl")
+            torch.distributed.barrier(device_ids=[rank])
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_gloo_barrier(self):
+        code = """
+            import torch
+
+            torch.distributed.init_process_group(backend="gloo")
+            torch.distributed.barrier()
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_bare_barrier_on_nccl(self):
+        code = """
+            import torch
+
+            if __name__ == "__main__":
+                torch.distributed.init_process_group(backend="nccl")
+                torch.distributed.barrier()
+        """
+        assert found(code, self.rule) == [(4, "warning")]
+
+
+class TestDistWithoutInitUncalledSetup:
+    """dev d017: a snippet defines setup() (init_process_group) and builds DDP at the top without calling it."""
+
+    verdict = "dist-without-init"
+    rule = "dist-without-init"
+
+    def test_control_setup_called_first(self):
+        code = """
+            import torch.nn as nn
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            setup(0, 1)
+            model = nn.parallel.DistributedDataParallel(MyModel())
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_fragment_without_its_own_setup(self):
+        code = """
+            import torch.nn as nn
+
+            model = MyModel()
+            model = nn.parallel.DistributedDataParallel(model)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_uncalled_setup_is_a_warning(self):
+        code = """
+            import torch.nn as nn
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            model = MyModel()
+            model = nn.parallel.DistributedDataParallel(model)
+        """
+        assert found(code, self.rule) == [(8, "warning")]
+
+
+class TestSpawnArgsNotTuple:
+    """heldout4 q004: mp.spawn(main, args=(cfg))."""
+
+    rule = "spawn-args-not-tuple"
+
+    def test_control_one_element_tuple(self):
+        code = """
+            import torch.multiprocessing as mp
+
+            def launch(cfg):
+                mp.spawn(main, nprocs=cfg.world_size, args=(cfg,))
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_a_name_holding_the_tuple(self):
+        code = """
+            import torch.multiprocessing as mp
+
+            def launch(cfg):
+                spawn_args = (cfg, 4)
+                mp.spawn(main, nprocs=4, args=spawn_args)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_parenthesised_name_is_a_warning(self):
+        code = """
+            import torch.multiprocessing as mp
+
+            def launch(cfg):
+                mp.spawn(main, nprocs=cfg.world_size, args=(cfg))
+        """
+        assert found(code, self.rule) == [(4, "warning")]
+
+    def test_sibling_parsed_namespace_is_an_error(self):
+        code = """
+            import argparse
+            import torch.multiprocessing as mp
+
+            if __name__ == "__main__":
+                args = argparse.ArgumentParser().parse_args()
+                mp.spawn(main, nprocs=2, args=(args))
+        """
+        assert found(code, self.rule) == [(6, "error")]
+
+    def test_sibling_no_guard_is_another_rule(self):
+        code = """
+            import torch.multiprocessing as mp
+
+            mp.spawn(main, nprocs=2, args=(4,))
+        """
+        assert "spawn-no-main-guard" in rules(code)
+        assert found(code, self.rule) == []
+
+
+class TestDataparallelUnwrappedAtOnce:
+    """heldout4 q027 / q028: DataParallel(model).module on one line."""
+
+    rule = "dataparallel-unwrapped-at-once"
+
+    def test_control_module_read_from_the_kept_wrapper(self):
+        code = """
+            import torch
+
+            model = torch.nn.DataParallel(model)
+            torch.save(model.module.state_dict(), "ckpt.pt")
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_discarded_wrapper(self):
+        code = """
+            import torch
+
+            model = torch.nn.DataParallel(model, device_ids=[0, 1]).module
+        """
+        assert found(code, self.rule) == [(3, "warning")]
+        assert "dataparallel" in rules(code)  # the wrapper itself keeps its own advice
+
+    def test_sibling_discarded_ddp_wrapper(self):
+        code = """
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(model, device_ids=[0]).module
+        """
+        assert found(code, self.rule) == [(3, "warning")]
+
+
+class TestMasterPortPerProcess:
+    """heldout3 m065, heldout4 q016: a free port picked in each rank's set-up."""
+
+    rule = "master-port-per-process"
+
+    def test_control_picked_once_in_the_parent(self):
+        code = """
+            import os
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                os.environ["MASTER_PORT"] = str(find_free_port())
+                mp.spawn(worker, args=(4,), nprocs=4)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_single_process_group(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup():
+                os.environ["MASTER_PORT"] = str(find_free_port())
+                dist.init_process_group("gloo", rank=0, world_size=1)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_picked_by_rank_zero(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                if rank == 0:
+                    os.environ["MASTER_PORT"] = str(find_free_port())
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_socket_port_beside_the_init_is_a_warning(self):
+        code = """
+            import os
+            import socket
+            import torch.distributed as dist
+
+            def setup_dist():
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.bind(("", 0))
+                port = s.getsockname()[1]
+                s.close()
+                os.environ["MASTER_PORT"] = str(port)
+                dist.init_process_group(backend="nccl", init_method="env://")
+        """
+        assert found(code, self.rule) == [(10, "warning")]
+
+    def test_sibling_in_the_spawned_worker_is_an_error(self):
+        code = """
+            import os
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank, world_size):
+                os.environ["MASTER_PORT"] = str(find_free_port())
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(worker, args=(4,), nprocs=4)
+        """
+        assert found(code, self.rule) == [(6, "error")]
+
+    def test_sibling_a_literal_port_is_another_rule(self):
+        code = """
+            import os
+            import torch.distributed as dist
+
+            def setup(rank, world_size):
+                os.environ["MASTER_PORT"] = "12355"
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        """
+        assert "hardcoded-master-port" in rules(code)
+        assert found(code, self.rule) == []
