@@ -403,3 +403,108 @@ class TestMasterPortPerProcess:
         """
         assert "hardcoded-master-port" in rules(code)
         assert found(code, self.rule) == []
+
+
+class TestCollectiveUnderRankConditionBareName:
+    """heldout4 q049: a snippet's bare gather_object(results) (its import left out) under is_main_process."""
+
+    verdict = "collective-under-rank-condition"
+    rule = "collective-under-rank-condition"
+
+    def test_control_a_function_of_the_same_name_defined_here(self):
+        code = """
+            def gather_object(items):
+                return [x for x in items]
+
+            if state.is_main_process:
+                results = gather_object(results)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_bare_call_outside_the_branch(self):
+        code = """
+            results = gather_object(results)
+            if state.is_main_process:
+                print(len(results))
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_bare_collective_under_the_main_process_test(self):
+        code = """
+            state.wait_for_everyone()
+            if state.is_main_process:
+                results = gather_object(results)
+        """
+        assert found(code, self.rule) == [(3, "error")]
+
+
+class TestInitWithoutRankUnderSpawn:
+    """heldout4 q017: a spawned worker calls init_process_group("nccl") with no rank, and nothing sets RANK."""
+
+    rule = "init-without-rank-under-spawn"
+
+    def test_control_rank_passed(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(worker, args=(2,), nprocs=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_rank_set_in_the_environment(self):
+        code = """
+            import os
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank):
+                os.environ["RANK"] = str(rank)
+                dist.init_process_group("nccl")
+
+            if __name__ == "__main__":
+                mp.spawn(worker, nprocs=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_torchrun_script_without_spawn(self):
+        code = """
+            import torch.distributed as dist
+
+            def main():
+                dist.init_process_group("nccl")
+
+            if __name__ == "__main__":
+                main()
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_worker_without_rank(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank):
+                dist.init_process_group("nccl")
+
+            if __name__ == "__main__":
+                mp.spawn(worker, nprocs=2, args=())
+        """
+        assert found(code, self.rule) == [(5, "error")]
+
+    def test_sibling_spawn_without_main_guard_is_another_rule(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def worker(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+            mp.spawn(worker, args=(2,), nprocs=2)
+        """
+        assert "spawn-no-main-guard" in rules(code)
+        assert found(code, self.rule) == []

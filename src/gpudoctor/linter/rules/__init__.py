@@ -15,6 +15,7 @@ from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
 from gpudoctor.linter.rules.device_ids_not_list import DeviceIdsNotList
 from gpudoctor.linter.rules.dist_without_init import DistWithoutInit
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
+from gpudoctor.linter.rules.init_without_rank_under_spawn import InitWithoutRankUnderSpawn
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
 from gpudoctor.linter.rules.master_addr_not_set import MasterAddrNotSet
 from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
@@ -84,6 +85,7 @@ CHECKS: tuple[Rule, ...] = (
     SpawnArgsNotTuple(),
     DataparallelUnwrappedAtOnce(),
     MasterPortPerProcess(),
+    InitWithoutRankUnderSpawn(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())
