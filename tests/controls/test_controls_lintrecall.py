@@ -508,3 +508,16 @@ class TestInitWithoutRankUnderSpawn:
         """
         assert "spawn-no-main-guard" in rules(code)
         assert found(code, self.rule) == []
+
+    def test_control_mpi_backend_takes_the_rank_from_mpi(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def main(rank, world_size):
+                dist.init_process_group(backend="mpi")
+
+            if __name__ == "__main__":
+                mp.spawn(main, args=(4,), nprocs=4)
+        """
+        assert found(code, self.rule) == []
