@@ -160,10 +160,10 @@ class RankHardcoded(Rule):
             return None
         if type(value) is ast.Call and isinstance(value.func, ast.Name) and value.func.id == "str" and len(value.args) == 1:
             value = value.args[0]
-        found = set()
+        found: set[int] = set()
         for origin in file.origins(value):
-            literal = constant(origin, (str, int)) if isinstance(origin, ast.AST) else None
-            if isinstance(literal, bool) or literal is None or not str(literal).strip().isdigit():
+            literal = constant(origin)
+            if not isinstance(literal, (str, int)) or isinstance(literal, bool) or not str(literal).strip().isdigit():
                 return None
             found.add(int(str(literal).strip()))
         return found.pop() if len(found) == 1 else None
