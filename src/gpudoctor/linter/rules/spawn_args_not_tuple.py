@@ -85,7 +85,8 @@ class SpawnArgsNotTuple(Rule):
                 continue
             shown = source(value)
             if self._one_object(file, value):
-                yield Hit(value, message=f"mp.spawn's args is `{shown}`, one object and not a tuple: each process "
+                written = f"({shown})" if self._parenthesised(file, value) else shown
+                yield Hit(value, message=f"mp.spawn's args is `{written}`, one object and not a tuple: each process "
                           f"runs fn(rank, *{shown}), which raises TypeError or passes the wrong arguments",
                           fix=f"args=({shown},)  # the comma makes the tuple")
             elif type(value) in (ast.Name, ast.Attribute) and self._parenthesised(file, value):
