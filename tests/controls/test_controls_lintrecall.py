@@ -521,3 +521,40 @@ class TestInitWithoutRankUnderSpawn:
                 mp.spawn(main, args=(4,), nprocs=4)
         """
         assert found(code, self.rule) == []
+
+
+class TestMasterPortPerProcessBroadcast:
+    """The mature-repository control (openai/improved-diffusion, consistency_models): rank 0's pick, broadcast."""
+
+    verdict = "master-port-per-process"
+    rule = "master-port-per-process"
+
+    def test_control_pick_broadcast_from_rank_zero(self):
+        code = """
+            import os
+            import torch.distributed as dist
+            from mpi4py import MPI
+
+            def setup_dist():
+                comm = MPI.COMM_WORLD
+                os.environ["RANK"] = str(comm.rank)
+                port = comm.bcast(_find_free_port(), root=0)
+                os.environ["MASTER_PORT"] = str(port)
+                dist.init_process_group(backend="nccl", init_method="env://")
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_the_same_helper_without_the_broadcast(self):
+        code = """
+            import os
+            import torch.distributed as dist
+            from mpi4py import MPI
+
+            def setup_dist():
+                comm = MPI.COMM_WORLD
+                os.environ["RANK"] = str(comm.rank)
+                port = _find_free_port()
+                os.environ["MASTER_PORT"] = str(port)
+                dist.init_process_group(backend="nccl", init_method="env://")
+        """
+        assert found(code, self.rule) == [(9, "warning")]

@@ -11,6 +11,8 @@ from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 # Calls that pick a port anew each time they run.
 PICKS_PORT = re.compile(r"free_port|open_port|unused_port|available_port|random_port|getsockname|randint|randrange",
                         re.IGNORECASE)
+# Calls that hand one process's value to every process (MPI's bcast, torch's broadcast_object_list).
+SHARES = re.compile(r"bcast|broadcast|allgather|all_gather|scatter", re.IGNORECASE)
 
 
 class MasterPortPerProcess(Rule):
@@ -26,6 +28,9 @@ class MasterPortPerProcess(Rule):
     `mp.spawn` starts, or at the top of a file that starts its group there. An
     error in a spawned function (several processes certainly run it); a
     warning elsewhere (right when one process only runs it). Not flagged: a
+    pick handed from one rank to all (`comm.bcast(_find_free_port(), root=0)`, as
+    openai/improved-diffusion does: seen on the mature-repository control; the
+    heldout4 case is that code with the bcast taken out), a
     pick under a test (`if rank == 0:`), `setdefault` (a launcher's port wins),
     a group of world size 1, the parent's pick before `mp.spawn`. Asked for by
     issue 41's heldout3 and heldout4 (two set-up helpers that bind a socket to
@@ -95,6 +100,8 @@ class MasterPortPerProcess(Rule):
         """The port-picking call `value` comes from, followed through names."""
         if value is None or depth > 3:
             return None
+        if any(type(sub) is ast.Call and SHARES.search(terminal_name(sub.func)) for sub in ast.walk(value)):
+            return None  # `comm.bcast(_find_free_port(), root=0)`: rank 0's pick, handed to every rank
         for sub in ast.walk(value):
             if type(sub) is ast.Call and PICKS_PORT.search(terminal_name(sub.func)):
                 return sub
