@@ -558,3 +558,132 @@ class TestMasterPortPerProcessBroadcast:
                 dist.init_process_group(backend="nccl", init_method="env://")
         """
         assert found(code, self.rule) == [(9, "warning")]
+
+
+class TestMpiBackendUnderSpawn:
+    """heldout4 q005: backend='mpi' in the function mp.spawn starts."""
+
+    rule = "mpi-backend-under-spawn"
+
+    def test_control_mpi_under_mpirun(self):
+        code = """
+            import torch.distributed as dist
+
+            def main():
+                dist.init_process_group(backend="mpi")
+
+            if __name__ == "__main__":
+                main()
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_spawned_gloo(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def main(rank, world_size):
+                dist.init_process_group(backend="gloo", rank=rank, world_size=world_size)
+
+            if __name__ == "__main__":
+                mp.spawn(main, args=(4,), nprocs=4)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_spawned_mpi(self):
+        code = """
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+            def main(rank, world_size):
+                dist.init_process_group(backend="mpi")
+
+            if __name__ == "__main__":
+                mp.spawn(main, args=(4,), nprocs=4)
+        """
+        assert found(code, self.rule) == [(5, "error")]
+        assert found(code, "init-without-rank-under-spawn") == []  # MPI's own mistake, said once
+
+
+class TestSamplerPassedAsShuffle:
+    """heldout3 m063: shuffle=sampler with no sampler= (ESPnet's loader)."""
+
+    rule = "sampler-passed-as-shuffle"
+
+    def test_control_sampler_given_as_sampler(self):
+        code = """
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            sampler = DistributedSampler(dataset) if distributed else None
+            loader = DataLoader(dataset, batch_size=1, shuffle=(sampler is None), sampler=sampler)
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_a_flag_named_shuffle(self):
+        code = """
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            shuffle = not distributed
+            loader = DataLoader(dataset, batch_size=1, shuffle=shuffle)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_sampler_as_shuffle(self):
+        code = """
+            import torch
+
+            if args.distributed:
+                sampler = torch.utils.data.distributed.DistributedSampler(train_dataset)
+            else:
+                sampler = None
+            loader = torch.utils.data.DataLoader(train_dataset, batch_size=1, shuffle=sampler)
+        """
+        assert found(code, self.rule) == [(7, "error")]
+
+    def test_sibling_sampler_as_shuffle_and_as_sampler_is_the_other_rule(self):
+        code = """
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            sampler = DistributedSampler(dataset)
+            loader = DataLoader(dataset, shuffle=True, sampler=sampler)
+        """
+        assert "shuffle-with-sampler" in rules(code)
+        assert found(code, self.rule) == []
+
+
+class TestEnvInitMethodWithAddress:
+    """dev3 h008: init_method="env://%s:%s" % (addr, port)."""
+
+    rule = "env-init-method-with-address"
+
+    def test_control_plain_env(self):
+        code = """
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl", init_method="env://")
+        """
+        assert found(code, self.rule) == []
+
+    def test_control_env_with_a_query(self):
+        code = """
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl", init_method="env://?use_libuv=0")
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_env_with_a_formatted_address(self):
+        code = """
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl", init_method="env://%s:%s" % (addr, port), rank=rank, world_size=2)
+        """
+        assert found(code, self.rule) == [(3, "warning")]
+
+    def test_control_tcp_with_its_address(self):
+        code = """
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl", init_method=f"tcp://{addr}:{port}", rank=rank, world_size=2)
+        """
+        assert found(code, self.rule) == []

@@ -14,6 +14,7 @@ from gpudoctor.linter.rules.deprecated_reduce_op import DeprecatedReduceOp
 from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
 from gpudoctor.linter.rules.device_ids_not_list import DeviceIdsNotList
 from gpudoctor.linter.rules.dist_without_init import DistWithoutInit
+from gpudoctor.linter.rules.env_init_method_with_address import EnvInitMethodWithAddress
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.linter.rules.init_without_rank_under_spawn import InitWithoutRankUnderSpawn
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
@@ -22,6 +23,7 @@ from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
 from gpudoctor.linter.rules.master_port_per_process import MasterPortPerProcess
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
+from gpudoctor.linter.rules.mpi_backend_under_spawn import MpiBackendUnderSpawn
 from gpudoctor.linter.rules.name_not_imported import NameNotImported
 from gpudoctor.linter.rules.nccl_cpu_tensor import NcclCpuTensor
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
@@ -31,6 +33,7 @@ from gpudoctor.linter.rules.rank_hardcoded import RankHardcoded
 from gpudoctor.linter.rules.removed_distributed_api import RemovedDistributedApi
 from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismatch
 from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
+from gpudoctor.linter.rules.sampler_passed_as_shuffle import SamplerPassedAsShuffle
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
 from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
 from gpudoctor.linter.rules.set_device_literal import SetDeviceLiteral
@@ -86,6 +89,9 @@ CHECKS: tuple[Rule, ...] = (
     DataparallelUnwrappedAtOnce(),
     MasterPortPerProcess(),
     InitWithoutRankUnderSpawn(),
+    MpiBackendUnderSpawn(),
+    SamplerPassedAsShuffle(),
+    EnvInitMethodWithAddress(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())
