@@ -443,7 +443,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a package imports a name that the installed version of another package does not have",
-        r"^(?!.*(?i:\bwarn(?:ing)?\b)).*?cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'(?! \(most likely due to a circular import\))"
+        r"^(?!.*(?:(?i:\bwarn(?:ing)?\b)|[A-Z]\w*Warning\b)).*?cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'(?! \(most likely due to a circular import\))"
         r"(?P<location> \(unknown location\))?",
         ("cannot import name",),
         why="""The module exists, but the installed version of its package has no such name: the code that imports it was
@@ -472,6 +472,8 @@ PATTERNS = [
             "ImportError: cannot import name 'utils' from partially initialized module 'train' (most likely due to a circular import) (/home/u/train.py)",
             "ModuleNotFoundError: No module named 'transformers'",  # no package at all: module-not-found
             "WARNING: cannot import name 'FusedLayerNorm' from 'apex.normalization', using the PyTorch implementation",
+            # a package's warning (a Python warning class) that it goes on without the name (facebookresearch/sam2's optional _C)
+            "/home/ubuntu/sam2/sam2/utils/misc.py:259: UserWarning: cannot import name '_C' from 'sam2' (/home/ubuntu/sam2/sam2/__init__.py)",
         ],
     ),
     pattern(

@@ -124,8 +124,11 @@ PATTERNS = [
         r"|^(?!.*(?i:warn)).*?\bLoss is (?P<value>nan|inf|-inf|NaN|NAN), stopping training"
         r"|Current loss scale already at minimum - cannot decrease scale anymore"
         r"|Function '(?P<function>\w+)' returned (?P<bad>nan|inf) values in its \d+(?:st|nd|rd|th) output"
-        r"|found (?:NaN|Inf) in local (?:grad norm|forward loss)",
-        ("Loss became infinite", "Minimum loss scale reached", "stopping training", "already at minimum", "values in its", "found NaN in local", "found Inf in local"),
+        r"|found (?:NaN|Inf) in local (?:grad norm|forward loss)"
+        # icefall's fp16 check of its grad scale (k2-fsa/icefall#1751); torch's clip_grad_norm_ with error_if_nonfinite=True
+        r"|(?P<grad_scale>grad_scale is too small, exiting)|is non-finite, so it cannot be clipped",
+        ("Loss became infinite", "Minimum loss scale reached", "stopping training", "already at minimum", "values in its", "found NaN in local", "found Inf in local",
+         "grad_scale is too small", "so it cannot be clipped"),
         why="""The run stopped on a check for non-finite numbers: the loss (or the gradients of one operation, with
         anomaly detection on) became nan or inf, and the framework ended the run rather than go on with weights that
         nan would spoil; a DeepSpeed or fairseq fp16 run whose dynamic loss scale kept falling until its minimum is the
@@ -138,6 +141,9 @@ PATTERNS = [
             ("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.", "yangjianxin1/Firefly#68 (fp16 full fine-tune of a 13B model; bf16 fixed it)"),
             ("RuntimeError: Function 'Log1PBackward0' returned nan values in its 0th output.", "huggingface/trl#2564 (anomaly detection under DeepSpeed)"),
             ("Loss is nan, stopping training", "the DeiT/MAE training loop's check (facebookresearch/deit, main_pretrain.py of MAE)"),
+            ("        grad_scale is too small, exiting: 1.4901161193847656e-08", "k2-fsa/icefall#1751 (fp16 zipformer training diverged)"),
+            ("RuntimeError: The total norm of order 2.0 for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this error and scale the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`",
+             "torch.nn.utils.clip_grad_norm_(error_if_nonfinite=True)'s error text"),
         ],
         not_examples=[
             "logging_nan_inf_filter=True,",  # a TrainingArguments dump

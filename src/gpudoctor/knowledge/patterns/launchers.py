@@ -116,9 +116,10 @@ PATTERNS = [
         r"|(?P<requested>\w+) was requested, but nvcc was not found"
         r"|The detected CUDA version \((?P<toolkit_cuda>[\d.]+)\) mismatches the version that was used to compile"
         r"|is only supported on CUDA (?P<needs_cuda>[\d.]+) and above"
+        r"|(?P<objects>Error compiling objects for extension)"
         r"|^\s*FAILED: \S+\.(?:o|obj)\s*$|error: command '(?P<compiler>[^']*(?:nvcc|gcc|g\+\+|c\+\+|cl\.exe))' failed with exit (?:code|status) (?P<code>\d+)",
         ("Error building extension", "'ninja'", "Failed building wheel", "Building wheel for", "did not run successfully", "nvcc was not found",
-         "The detected CUDA version", "and above", "FAILED: ", "failed with exit"),
+         "The detected CUDA version", "and above", "FAILED: ", "failed with exit", "Error compiling objects"),
         why="""Packages with C++/CUDA code (DeepSpeed ops, flash-attn, TransformerEngine, apex, horovod, xformers) compile it with
         nvcc and the host compiler: at first use (torch.utils.cpp_extension, ninja) or at install time, when pip or uv finds no
         prebuilt wheel for this Python, torch and CUDA. The build fails when nvcc is missing (no CUDA toolkit, CUDA_HOME unset, a
@@ -149,9 +150,11 @@ PATTERNS = [
             ("      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.", "Dao-AILab/flash-attention#597"),
             ("FAILED: /test/flash-attention/hopper/build/temp.linux-x86_64-cpython-310/flash_fwd_hdim64_fp16_sm90.o", "Dao-AILab/flash-attention#1131 (ninja)"),
             ("error: command '/usr/local/cuda/bin/nvcc' failed with exit code 255", "Dao-AILab/flash-attention#298 (title: setuptools' failure line)"),
+            ("RuntimeError: Error compiling objects for extension", "open-mmlab/mmcv#2612 (torch's ninja build of mmcv-full on Windows)"),
         ],
         not_examples=[
             "Building extension module fused_adam...",
+            "Compiling objects...",  # torch.utils.cpp_extension's progress line before the build starts
             "  Building wheel for flash-attn (setup.py) ... done",
             "Successfully built flash-attn",
             "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",  # torch's warning when building without a visible GPU: builds still succeed

@@ -1,0 +1,196 @@
+"""Controls and siblings for what the retired held-out part heldout5 (issue 35) showed diagnose misread or did not
+name, fixed by class: a package's compiled module that was never built, a CUDA extension without kernels for the
+GPU, a gradient norm that is not finite, a fp16 grad scale too small to go on, torch's ninja build failing, a shell's
+'Killed' glued to a progress bar, a Python warning saying it goes on without a name, and an nvidia-smi process list
+cut before its rows. One class per verdict: the look-alike that must not get it and the nearest line that needs
+another verdict. Lines are real ones (threads named beside them); each runs through `diagnose`."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from test_controls_patterns import TB, head_id, ids
+
+# facebookresearch/sam2#661 (a healthy run): the optional extension does not load and SAM 2 says it goes on
+SAM2_WARNING = (
+    "/home/ubuntu/sam2/sam2/utils/misc.py:259: UserWarning: cannot import name '_C' from 'sam2' (/home/ubuntu/sam2/sam2/__init__.py)\n"
+    "\n"
+    "Skipping the post-processing step due to the error above. You can still use SAM 2 and it's OK to ignore the error above, "
+    "although some post-processing functionality may be limited (which doesn't affect the results in most cases; see "
+    "https://github.com/facebookresearch/sam2/blob/main/INSTALL.md).\n"
+    "  pred_masks_gpu = fill_holes_in_mask_scores(\n"
+)
+# k2-fsa/icefall#695: k2's op, built for cuda11.7/torch1.13
+K2_TB = (
+    TB
+    + '  File "/asr/icefall/icefall/graph_compiler.py", line 139, in convert_transcript_to_fsa\n'
+    "    word_fsa = k2.linear_fsa(word_ids_list, self.device)\n"
+    '  File "/asr/miniconda3/envs/k2/lib/python3.9/site-packages/k2-1.22.dev20221117+cuda11.7.torch1.13.0-py3.9-linux-x86_64.egg/k2/fsa_algo.py", line 66, in linear_fsa\n'
+    "    ragged_arc = _k2.linear_fsa(labels, device)\n"
+)
+# icefall's progress line under fp16: its grad scale as it goes
+ICEFALL_STEP = ("2023-11-24 14:02:11,517 INFO [train.py:1034] (0/4) Epoch 1, batch 50, loss[loss=1.218, simple_loss=0.9031, pruned_loss=0.8622], "
+                "tot_loss[loss=1.352], batch size: 83, lr: 2.25e-02, grad_scale: 2.0\n")
+# espnet/espnet#4559
+ESPNET_NAN = "[f3d8bac11bcb] 2022-08-08 08:47:11,459 (trainer:647) WARNING: The grad norm is nan. Skipping updating the model.\n"
+# the nvidia-smi table of IDEA-Research/GroundingDINO#230 (Windows, WDDM), whose paste ends inside the process list's header
+SMI_HEAD = (
+    "+-----------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 528.24       Driver Version: 528.24       CUDA Version: 12.0     |\n"
+    "|-------------------------------+----------------------+----------------------+\n"
+    "| GPU  Name            TCC/WDDM | Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+    "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n"
+    "|                               |                      |               MIG M. |\n"
+    "|===============================+======================+======================|\n"
+    "|   0  NVIDIA GeForce ... WDDM  | 00000000:01:00.0  On |                  Off |\n"
+    "| 31%   30C    P8    14W / 450W |    916MiB / 24564MiB |      2%      Default |\n"
+    "|                               |                      |                  N/A |\n"
+    "+-------------------------------+----------------------+----------------------+\n"
+    "                                                                               \n"
+    "+-----------------------------------------------------------------------------+\n"
+    "| Processes:                                                                  |\n"
+)
+SMI_LIST_HEADER = "|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |\n"
+
+
+class TestExtensionNotBuilt:
+    verdict = "extension-not-built"
+
+    def test_control_a_package_warning_that_it_goes_on_without_its_module(self):
+        assert "extension-not-built" not in ids(SAM2_WARNING)
+        assert head_id(SAM2_WARNING) == "-"  # the healthy sam2 run: no error at all
+
+    def test_sibling_the_module_is_there_but_built_for_another_torch(self):
+        line = "ImportError: /opt/conda/lib/python3.10/site-packages/groundingdino/_C.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+        assert head_id(TB + line) == "extension-undefined-symbol"
+
+    def test_sibling_torchs_own_compiled_module_is_module_not_found(self):
+        assert head_id(TB + "ModuleNotFoundError: No module named 'torch._C'\n") == "module-not-found"
+
+    def test_sibling_a_plain_package_missing_is_module_not_found(self):
+        assert head_id(TB + "ModuleNotFoundError: No module named 'mmcv'\n") == "module-not-found"
+
+    def test_the_name_error_of_a_caught_import_and_the_missing_module(self):
+        # IDEA-Research/GroundingDINO#230; OpenMMLab's mmcv built without its ops
+        assert head_id("NameError: name '_C' is not defined\n") == "extension-not-built"
+        assert head_id(TB + "ModuleNotFoundError: No module named 'mmcv._ext'\n") == "extension-not-built"
+        assert head_id(TB + "ModuleNotFoundError: No module named 'selective_scan_cuda'\n") == "extension-not-built"
+
+
+class TestImportNameMissing:
+    verdict = "import-name-missing"
+
+    def test_control_a_python_warning_class_says_it_goes_on(self):
+        assert "import-name-missing" not in ids(SAM2_WARNING)
+
+    def test_sibling_the_compiled_module_of_a_package_is_not_built(self):
+        assert head_id(TB + "ImportError: cannot import name '_C' from 'groundingdino' (/home/user/GroundingDINO/groundingdino/__init__.py)\n") == "extension-not-built"
+
+    def test_a_name_the_installed_version_lacks_still_gets_it(self):
+        assert head_id(TB + "ImportError: cannot import name 'TrainingArguments' from 'transformers' (/opt/conda/lib/python3.10/site-packages/transformers/__init__.py)\n") == "import-name-missing"
+
+
+class TestExtensionKernelMissing:
+    verdict = "extension-kernel-missing"
+
+    def test_control_nvccs_notice_about_old_architectures(self):
+        log = "nvcc warning : The 'compute_35', 'compute_37', 'sm_35', and 'sm_37' architectures are deprecated, and may be removed in a future release (Use -Wno-deprecated-gpu-targets to suppress warning).\n"
+        assert "extension-kernel-missing" not in ids(log)
+
+    def test_sibling_torchs_own_kernels_are_cuda_no_kernel_image(self):
+        assert head_id(TB + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n") == "cuda-no-kernel-image"
+
+    def test_the_k2_op_without_its_symbol(self):
+        assert head_id(K2_TB + "RuntimeError: named symbol not found\n") == "extension-kernel-missing"
+        assert head_id(TB + "RuntimeError: CUDA error: invalid device function\n") == "extension-kernel-missing"
+
+
+class TestGradNormNotFinite:
+    verdict = "grad-norm-not-finite"
+
+    def test_control_mmengines_grad_norm_column_under_fp16(self):
+        # JiaquanYe/TableMASTER-mmocr#32: the scaler skipped the step, the loss is finite
+        log = "2021-09-07 18:22:01,001 - mmocr - INFO - Epoch [1][100/62598]\tlr: 1.000e-03, eta: 6 days, 15:22:46, time: 0.539, data_time: 0.051, memory: 7239, loss: 1.9091, grad_norm: nan\n"
+        assert "grad-norm-not-finite" not in ids(log)
+
+    def test_control_a_finite_grad_norm_reported(self):
+        assert "grad-norm-not-finite" not in ids("[host] 2022-08-08 08:47:11,459 (trainer:647) INFO: The grad norm is 3.2145. Clipping to 1.0\n")
+
+    def test_sibling_the_scaler_finding_its_range(self):
+        log = "[2023-07-20 10:01:02,345] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648\n"
+        assert "fp16-overflow-step-skipped" in ids(log) and "grad-norm-not-finite" not in ids(log)
+
+    def test_sibling_torchs_error_when_clipping_refuses_is_a_stopped_run(self):
+        line = ("RuntimeError: The total norm of order 2.0 for gradients from `parameters` is non-finite, so it cannot be clipped. "
+                "To disable this error and scale the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`\n")
+        assert head_id(TB + line) == "training-stopped-nonfinite"
+
+    def test_espnets_warning_is_named_not_called_undecided_only(self):
+        found = ids(ESPNET_NAN)
+        assert found[0] == "grad-norm-not-finite"
+        assert api.diagnose(ESPNET_NAN).findings[0].severity.value == "warn"  # the line alone does not decide a failure
+
+
+class TestTrainingStoppedNonfiniteGradScale:
+    verdict = "training-stopped-nonfinite"
+
+    def test_control_icefalls_grad_scale_in_its_progress_line(self):
+        assert "training-stopped-nonfinite" not in ids(ICEFALL_STEP * 3)
+
+    def test_sibling_a_nan_grad_norm_that_the_run_skips(self):
+        assert "training-stopped-nonfinite" not in ids(ICEFALL_STEP + ESPNET_NAN)
+
+    def test_icefalls_grad_scale_too_small(self):
+        # k2-fsa/icefall#1751
+        log = ICEFALL_STEP + TB + "RuntimeError: \n        grad_scale is too small, exiting: 1.4901161193847656e-08\n"
+        assert head_id(log) == "training-stopped-nonfinite"
+
+
+class TestExtensionBuildFailedCompilingObjects:
+    verdict = "extension-build-failed"
+
+    def test_control_torchs_progress_line_before_the_build(self):
+        log = ("Emitting ninja build file /home/u/.cache/torch_extensions/py310_cu118/fused_adam/build.ninja...\n"
+               "Building extension module fused_adam...\nCompiling objects...\n"
+               "Allowing ninja to set a default number of workers... (overridable by setting the environment variable MAX_JOBS=N)\n")
+        assert "extension-build-failed" not in ids(log)
+
+    def test_sibling_the_package_installed_without_its_module(self):
+        assert head_id(TB + "ModuleNotFoundError: No module named 'mmcv._ext'\n") == "extension-not-built"
+
+    def test_torchs_ninja_build_failing(self):
+        # open-mmlab/mmcv#2612
+        log = ('  File "D:\\Python\\Anaconda\\anaconda3\\envs\\mmlab\\lib\\site-packages\\torch\\utils\\cpp_extension.py", line 1682, in _run_ninja_build\n'
+               "    raise RuntimeError(message) from e\nRuntimeError: Error compiling objects for extension\n")
+        assert head_id(log) == "extension-build-failed"
+
+
+class TestLauncherSigkillOnProgressBar:
+    verdict = "launcher-sigkill"
+
+    def test_control_a_finished_progress_bar(self):
+        assert "launcher-sigkill" not in ids("Epoch 3: 100%|██████████| 4523/4523 [12:01<00:00, 6.27it/s]\n")
+
+    def test_sibling_a_segfault_glued_to_the_bar(self):
+        assert head_id("  0%|          | 0/4523 [00:02<?, ?it/s]Segmentation fault (core dumped)\n") == "launcher-sigsegv"
+
+    def test_killed_glued_to_the_bar_in_a_quoted_paste(self):
+        # WongKinYiu/yolov7#2001: the kill is the failure; a CUDA-init warning later in the paste does not lead
+        log = ('_"Starting training for 100 epochs...\n\n     Epoch   gpu_mem       box       obj       cls     total    labels  img_size\n'
+               '      0/99        0G   0.05292   0.02392    0.0392     0.116        19       640:   0%|Killed"_\n')
+        assert head_id(log) == "launcher-sigkill"
+        assert head_id("  3%|▎         | 12/400 [00:41<22:05,  3.42s/it]Killed\n") == "launcher-sigkill"
+
+
+class TestGpuMemoryWithoutProcess:
+    verdict = "gpu-memory-without-process"
+
+    def test_control_a_paste_cut_inside_the_process_list(self):
+        assert "gpu-memory-without-process" not in ids(SMI_HEAD + SMI_LIST_HEADER)
+
+    def test_sibling_the_whole_list_says_no_process_while_memory_is_held(self):
+        log = (SMI_HEAD + SMI_LIST_HEADER
+               + "|        ID   ID                                                   Usage      |\n"
+               + "|=============================================================================|\n"
+               + "|  No running processes found                                                 |\n"
+               + "+-----------------------------------------------------------------------------+\n")
+        assert "gpu-memory-without-process" in ids(log)
