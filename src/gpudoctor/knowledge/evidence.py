@@ -58,7 +58,7 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "argparse",
         "a program refused its command line",
-        r"^(?P<argparse>[\w.\-]+(?:\.py)?): error: (?!\d)(?:unrecognized arguments|the following arguments are required|argument |invalid choice|ambiguous option|one of the arguments|expected one argument)",
+        r"^(?:usage: .*?\] )?(?P<argparse>[\w.\-]+(?: [\w.\-]+){0,3}?(?:\.py)?): error: (?!\d)(?:unrecognized arguments|the following arguments are required|argument |invalid choice|ambiguous option|one of the arguments|expected one argument)",
         2,
         (
             "torchrun: error: unrecognized arguments: --nproc-per-node=1",  # torchtitan thread, old torchrun
@@ -177,9 +177,11 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "dslaunch",
         "DeepSpeed's launcher stopped the ranks after one failed",
-        r"\[ERROR\] \[launch\.py:\d+:(?P<dslaunch>sigkill_handler)\]",
+        # (its handler runs only when a rank exited with an error or the launcher was signalled; it logs the kills at INFO)
+        r"\[(?:ERROR|INFO)\] \[launch\.py:\d+:(?P<dslaunch>sigkill_handler)\]",
         2,
-        ("[2023-07-20 15:45:13,982] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', '--local_rank=1'] exits with return code = 1",),
+        ("[2023-07-20 15:45:13,982] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', '--local_rank=1'] exits with return code = 1",
+         "[2023-11-21 20:42:22,682] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 156890"),  # 01-ai/Yi#152 (host memory ran out)
         ("[2023-07-20 15:45:13,982] [INFO] [launch.py:163:main] dist_world_size=2",),
     ),
 )

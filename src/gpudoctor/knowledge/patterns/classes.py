@@ -664,7 +664,8 @@ PATTERNS = [
         CAUSE,
         E,
         "the training script's argument parser refused its command line",
-        r"^(?P<prog>[\w.\-]+(?:\.py)?): error: (?P<problem>the following arguments are required: (?P<required>.+)|unrecognized arguments: (?P<unknown>.+)"
+        # (a subcommand's parser names itself in words, "autotrain advanced cli"; a paste may glue its usage line before it)
+        r"^(?:usage: .*?\] )?(?P<prog>[\w.\-]+(?: [\w.\-]+){0,3}?(?:\.py)?): error: (?P<problem>the following arguments are required: (?P<required>.+)|unrecognized arguments: (?P<unknown>.+)"
         r"|argument (?P<argument>\S+): (?P<detail>.+)|ambiguous option: .+|one of the arguments .+ is required|expected one argument)",
         ("error: the following arguments", "error: unrecognized arguments", "error: argument", "error: ambiguous option", "error: one of the arguments", "expected one argument"),
         why="""argparse stopped the script before any training ran: an argument it requires is missing, one it does not know
@@ -678,6 +679,8 @@ PATTERNS = [
         examples=[
             ("train.py: error: the following arguments are required: --output_dir/--output-dir", "hiyouga/LlamaFactory#6075 (deepspeed's --local_rank=0 before the YAML path)"),
             ("main.py: error: argument --batch-size: invalid int value: '32,'", "argparse's message for a malformed value"),
+            ("usage: autotrain <command> [<args>] autotrain advanced cli: error: unrecognized arguments: --data_path . --use_peft --use_int4",
+             "huggingface/autotrain-advanced#157 (a subcommand's parser; the usage line glued before its error)"),
         ],
         not_examples=[
             "usage: train.py [-h] [--output_dir OUTPUT_DIR]",  # the usage line alone: printed by --help too
