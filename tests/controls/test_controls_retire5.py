@@ -322,3 +322,27 @@ class TestLossNotFiniteRunningAverage:
         line = ("I20250104 12:12:42 90 dinov2 helpers.py:102] Training  [   1250/2500000]  eta: 40 days, 13:22:08  lr: 0.0006 (0.0003)  "
                 "total_loss: 6.7223 (inf)  dino_local_crops_loss: 4.9698 (5.1138)  koleo_loss: 0.0315 (inf)  ibot_loss: 1.0857 (1.1301)\n")
         assert ids(line)[0] == "loss-not-finite"
+
+
+class TestWindowsLaunchFailed:
+    """Windows failing to start a command of the job (evidence 'winlaunch'): cmd.exe's 'not recognized', pip's and
+    setuptools' launcher shims whose Python is gone."""
+
+    verdict = "unrecognised-failure"
+
+    def test_control_the_words_in_advice(self):
+        assert "unrecognised-failure" not in ids("If torchrun says 'failed to create process.', reinstall it in this environment\n")
+
+    def test_sibling_a_posix_shell_not_finding_the_launcher(self):
+        assert head_id("bash: torchrun: command not found\n") == "launcher-not-found"
+
+    def test_the_three_windows_lines(self):
+        # meta-llama/llama#611; pip's distlib launcher; cmd.exe
+        assert unrecognised_kind("failed to create process.\n") == "winlaunch"
+        log = ("Fatal error in launcher: Unable to create process using '\"C:\\Users\\u\\miniconda3\\envs\\old\\python.exe\"  "
+               "\"C:\\Users\\u\\miniconda3\\envs\\new\\Scripts\\torchrun.exe\" ': The system cannot find the file specified.\n")
+        assert unrecognised_kind(log) == "winlaunch"
+        assert unrecognised_kind("'tensorboard' is not recognized as an internal or external command,\noperable program or batch file.\n") == "winlaunch"
+
+    def test_sibling_cmd_not_finding_a_launcher_is_launcher_not_found(self):
+        assert head_id("'torchrun' is not recognized as an internal or external command,\noperable program or batch file.\n") == "launcher-not-found"

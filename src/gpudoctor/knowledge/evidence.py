@@ -186,6 +186,23 @@ RULES: tuple[Evidence, ...] = (
     ),
 )
 
+# Windows could not start a command of the job: cmd.exe's own "not found", and the .exe shims pip and setuptools
+# write for console scripts (torchrun.exe, accelerate.exe) whose Python was moved, renamed or removed.
+RULES += (
+    Evidence(
+        "winlaunch",
+        "Windows could not start a command of the job (not on PATH, or its launcher points at a Python that is gone)",
+        r"^(?P<winlaunch>'[^']+' is not recognized as an internal or external command.*|Fatal error in launcher: .+|failed to create process\.)\s*$",
+        3,
+        (
+            "failed to create process.",  # meta-llama/llama#611 (torchrun.exe's setuptools shim)
+            "Fatal error in launcher: Unable to create process using '\"C:\\Users\\u\\miniconda3\\envs\\old\\python.exe\"  \"C:\\Users\\u\\miniconda3\\envs\\new\\Scripts\\torchrun.exe\" ': The system cannot find the file specified.",
+            "'torchrun' is not recognized as an internal or external command,",
+        ),
+        ("If torchrun says 'failed to create process.', reinstall it", "Creating process group with backend gloo"),
+    ),
+)
+
 # Rules read from the whole line as written (the level is a prefix `lines.strip` peels off).
 RULES += (
     Evidence(
@@ -448,7 +465,8 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: 
          "BOOT_FAIL", "NODE_FAIL", "panic: ", "panicked at", "failed", "passed", "ERROR ", "NVRM", "*** ", "(): ", "double free", "corrupted ",
          "srun: error", "Job step aborted", "slurmstepd: error", "fault", "bus error", "abort", "killed", "illegal hardware", "make", "ninja: ",
          "CMake Error", "FAILED: ", "Error response from daemon", "OCI runtime", "E: ", "×", "BackoffLimitExceeded", "DeadlineExceeded",
-         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid")
+         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid",
+         "failed to create process", "Fatal error in launcher", "is not recognized as an internal")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 

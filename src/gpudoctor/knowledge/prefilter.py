@@ -125,6 +125,7 @@ TRIGGERS = (
     "│ &#47;",
     '.py", line ',  # a frame whose head the paste cut
     "not found",
+    "not recognized as an internal",  # cmd.exe's own "not found" (evidence.py's "winlaunch")
     " died",
     "not a valid identifier",
     "permission denied",

@@ -56,18 +56,21 @@ PATTERNS = [
         CAUSE,
         E,
         "the shell that starts the job cannot find the launcher",
-        r"^(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?(?P<command>(?:\S*/)?(?:" + LAUNCHERS + r")): (?:command )?not found",
-        ("not found",),
+        # (and cmd.exe's words for it: "'torchrun' is not recognized as an internal or external command,")
+        r"^(?:(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?|')(?P<command>(?:\S*/)?(?:" + LAUNCHERS + r"))"
+        r"(?:: (?:command )?not found|(?:\.exe)?' is not recognized as an internal or external command)",
+        ("not found", "is not recognized as an internal"),
         why="""The command is not on the PATH of the shell that ran it: its environment was not activated
         there (a conda env or venv activated in another shell), `sudo` replaced the PATH with its own
         secure_path, or a remote node (ssh, pdsh, a scheduler's job) started a shell without the environment.""",
-        fix="""see which command the shell would run: `which COMMAND` in the same way the job starts (sudo: `sudo which COMMAND`);
+        fix="""see which command the shell would run: `which COMMAND` in the same way the job starts (sudo: `sudo which COMMAND`; Windows: `where COMMAND`);
         activate the conda env / venv in that shell, keep the PATH under sudo (`sudo env "PATH=$PATH" COMMAND ...`),
         or start it through the environment's Python: `python -m torch.distributed.run` for torchrun""".replace("\n        ", " "),
         examples=[
             ("/bin/sh: 1: torchrun: not found", "hiyouga/LlamaFactory#5217 (run under sudo)"),
             ("bash: deepspeed: command not found", "shell text when the env is not activated"),
             ("/bin/bash: line 1: srun: command not found", "a job script run off the cluster's login environment"),
+            ("'torchrun' is not recognized as an internal or external command,", "cmd.exe on Windows, the environment not activated"),
         ],
         not_examples=[
             "/bin/sh: 1: nvcc: not found",  # a compiler for an extension build: another story
