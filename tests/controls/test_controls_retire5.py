@@ -346,3 +346,46 @@ class TestWindowsLaunchFailed:
 
     def test_sibling_cmd_not_finding_a_launcher_is_launcher_not_found(self):
         assert head_id("'torchrun' is not recognized as an internal or external command,\noperable program or batch file.\n") == "launcher-not-found"
+
+
+class TestRunInterruptedCtrlC:
+    """The terminal's echo of Ctrl-C glued to the traceback it started (its KeyboardInterrupt line cut from the paste)."""
+
+    verdict = "run-interrupted"
+
+    def test_control_a_caret_c_in_prose(self):
+        assert "run-interrupted" not in ids("Press ^C to stop the server. Listening on 0.0.0.0:8080\n")
+
+    def test_sibling_a_traceback_after_a_progress_bar_is_an_exception(self):
+        log = ("  3%|▎         | 12/400 [00:41<22:05,  3.42s/it]Traceback (most recent call last):\n"
+               '  File "/home/u/train.py", line 12, in <module>\n    main()\nValueError: bad shape\n')
+        assert "run-interrupted" not in ids(log)
+
+    def test_a_stuck_dataloader_interrupted(self):
+        # open-mmlab/mmsegmentation#256: the fix names where it waited, read from the traceback in the log
+        log = ("2020-11-13 22:10:41,359 - mmseg - INFO - Loaded 500 images\n"
+               "[                                                  ] 0/500, elapsed: 0s, ETA:^CTraceback (most recent call last):\n"
+               '  File "tools/test.py", line 142, in <module>\n    main()\n'
+               '  File "/home1/u/anaconda3/envs/open-mmlab/lib/python3.7/site-packages/torch/utils/data/dataloader.py", line 761, in _try_get_data\n'
+               "    data = self._data_queue.get(timeout=timeout)\n")
+        found = api.diagnose(log).findings
+        assert found[0].id == "run-interrupted"
+        assert "dataloader.py:761" in found[0].fix and "not in this log" not in found[0].fix
+
+
+class TestPipCommandErroredOut:
+    """Old pip's failure line (before 21.3): pip's own error, not a rank's exit (evidence 'pip')."""
+
+    verdict = "unrecognised-failure"
+
+    def test_control_pip_installing(self):
+        log = "  Running setup.py develop for mmcv-full\nSuccessfully installed mmcv-full-1.4.1\n"
+        assert "unrecognised-failure" not in ids(log)
+
+    def test_sibling_a_rank_that_exited_with_status_one(self):
+        assert unrecognised_kind("Process 3 exited with status 1\n") == "exit"
+
+    def test_pips_line_is_its_own(self):
+        # open-mmlab/mmcv#1593
+        log = "> Installing collected packages: mmcv-full\n>   Running setup.py develop for mmcv-full\n>     ERROR: Command errored out with exit status 1:\n"
+        assert unrecognised_kind(log) == "pip"

@@ -50,7 +50,8 @@ FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fata
 RAISED = r"\b(?:[Ee]xception|[Ee]rror) (?:in|calling|while|during|when|raised)\b"
 # An error-level line that says the program is stopping: most error lines are errors a component
 # retries and survives (`log-inconclusive` shows them), these end it.
-ENDING = (r"(?=.*?\b(?i:exit(?:s|ing|ed)?\b(?! (?:normally|successfully|cleanly|gracefully))|abort(?:s|ing|ed)?\b|"
+# ("exit status N" names a status, it is no program saying it stops: old pip's "Command errored out with exit status 1")
+ENDING = (r"(?=.*?\b(?i:exit(?:s|ing|ed)?\b(?! (?:normally|successfully|cleanly|gracefully|status\b))|abort(?:s|ing|ed)?\b|"
           r"terminat(?:es|ing|ed)\b|shutting down|giving up|cannot continue|crash(?:ed|es)?\b|"
           r"stopp(?:ing|ed) (?:the )?(?:training|job|run|worker|process)))")
 
@@ -439,10 +440,13 @@ RULES += (
         "pip could not install what the job needs",
         r"^(?:ERROR|error): (?P<pip>Failed building wheel for .+|Could not build wheels for .+|Could not find a version that satisfies .+|"
         r"No matching distribution found for .+|ResolutionImpossible.*|Cannot install .+|subprocess-exited-with-error|"
-        r"metadata-generation-failed|legacy-install-failure|failed-wheel-build-for-install.*|Could not install packages .+)",
+        r"metadata-generation-failed|legacy-install-failure|failed-wheel-build-for-install.*|Could not install packages .+|"
+        # pip before 21.3: the build or install step of a package failed (its output follows: the compiler's error)
+        r"Command errored out with exit status \d+:?)",
         3,
         ("ERROR: Could not find a version that satisfies the requirement torch==2.9.9 (from versions: 2.1.0, 2.1.1)",
-         "error: metadata-generation-failed", "ERROR: No matching distribution found for flash-attn==9.9"),
+         "error: metadata-generation-failed", "ERROR: No matching distribution found for flash-attn==9.9",
+         "ERROR: Command errored out with exit status 1:"),  # open-mmlab/mmcv#1593 (setup.py develop of mmcv-full)
         ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.",),
     ),
     Evidence(

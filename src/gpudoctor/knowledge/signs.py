@@ -100,7 +100,7 @@ OTHER_SIGNS = re.compile(
             r"(?:^|: |\d\s+|(?<=[|\]]))(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:[\s\"'_*`]*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
             r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
-            r"(?i:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
+            r"(?i:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|(?<!errored out with )exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
             r"(?P<childfailed>[Cc]hildFailedError)",
             r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
             # (and a kernel's assertion line cut before its "failed": "IndexKernel.cu:92: ... thread: [64,0,0] Assertion `-sizes[i] <= in")

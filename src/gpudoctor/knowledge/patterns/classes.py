@@ -185,8 +185,9 @@ PATTERNS = [
         CAUSE,
         E,
         "the run was stopped from outside (Ctrl-C) before it finished",
-        r"^(?P<exception>KeyboardInterrupt)$",
-        ("KeyboardInterrupt",),
+        # (or the terminal's echo of Ctrl-C glued to the traceback it started, its last line cut from the paste)
+        r"^(?P<exception>KeyboardInterrupt)$|(?P<ctrl_c>\^C)(?=Traceback \(most recent call last\))",
+        ("KeyboardInterrupt", "^CTraceback"),
         why="""A KeyboardInterrupt is Python's answer to SIGINT: someone pressed Ctrl-C, or a launcher or a scheduler
         interrupted the process. The run did not finish. Its traceback shows where the process was at that moment: in
         a job stopped because it looked stuck, that is where it waited (a collective, a DataLoader worker's queue,
@@ -194,7 +195,10 @@ PATTERNS = [
         fix="""read where it was: the last frames of this traceback (WHERE); if the run was stuck, take every rank's stack while
         it hangs (py-spy dump --pid PID) and, for collectives, the Flight Recorder (TORCH_FR_BUFFER_SIZE=2000); a DataLoader
         worker's queue: rerun with num_workers=0 to see the error it hides""".replace("\n        ", " "),
-        examples=[("KeyboardInterrupt", "pytorch/pytorch#1355 (Ctrl-C on a DataLoader deadlock)")],
+        examples=[
+            ("KeyboardInterrupt", "pytorch/pytorch#1355 (Ctrl-C on a DataLoader deadlock)"),
+            ("[                                                  ] 0/500, elapsed: 0s, ETA:^CTraceback (most recent call last):", "open-mmlab/mmsegmentation#256 (a test run stuck on its DataLoader)"),
+        ],
         not_examples=["During handling of KeyboardInterrupt, the following happened", "Press Ctrl-C (KeyboardInterrupt) to stop"],
     ),
     pattern(
