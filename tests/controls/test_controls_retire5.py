@@ -389,3 +389,23 @@ class TestPipCommandErroredOut:
         # open-mmlab/mmcv#1593
         log = "> Installing collected packages: mmcv-full\n>   Running setup.py develop for mmcv-full\n>     ERROR: Command errored out with exit status 1:\n"
         assert unrecognised_kind(log) == "pip"
+
+
+class TestTestTimedOut:
+    verdict = "test-timed-out"
+
+    def test_control_pytest_timeouts_session_header(self):
+        log = ("============================= test session starts ==============================\n"
+               "platform linux -- Python 3.8.10, pytest-7.1.2, pluggy-1.0.0\nplugins: timeout-2.1.0\n"
+               "timeout: 300.0s\ntimeout method: signal\ntimeout func_only: False\n")
+        assert "test-timed-out" not in ids(log)
+
+    def test_sibling_a_test_failing_on_an_nccl_error(self):
+        line = "FAILED tests/test_distributed.py::test_allreduce[nccl] - RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219\n"
+        assert "test-timed-out" not in ids(line) and head_id(line) != "-"
+
+    def test_the_ci_test_that_hung(self):
+        # bigscience-workshop/Megatron-DeepSpeed#142
+        log = ("FAILED tests/test_model.py::MyTestCase::test_gpt - Failed: Timeout >300.0s\n"
+               "FAILED tests/test_training.py::MegDSTestTraining::test_training_all_0_base - ...\n")
+        assert head_id(log) == "test-timed-out"

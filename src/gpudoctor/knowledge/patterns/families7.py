@@ -1,10 +1,10 @@
 """Family rules found from the retired held-out part heldout5 (tests/fixtures/log_sample/heldout5, issue 35 item 4).
 
-Its threads (OpenMMLab, icefall/k2, GroundingDINO, espnet, mamba) showed three families that no rule named, each
-written by many packages in their own words: a package's compiled extension module that is not there at all (it was
-installed without being compiled: `_C`, `_ext`, `*_cuda`), a compiled CUDA extension whose kernels do not fit the GPU
-or the CUDA it runs on (the CUDA runtime's 'invalid device function' and 'named symbol not found'), and a training
-loop's own report that the gradient norm is not finite. Examples are real lines from those threads and their
+Its threads (OpenMMLab, icefall/k2, GroundingDINO, espnet, mamba, Megatron-DeepSpeed) showed four families that no rule
+named, each written by many packages in their own words: a package's compiled extension module that is not there at all
+(it was installed without being compiled: `_C`, `_ext`, `*_cuda`), a compiled CUDA extension whose kernels do not fit
+the GPU or the CUDA it runs on (the CUDA runtime's 'invalid device function' and 'named symbol not found'), a training
+loop's own report that the gradient norm is not finite, and a test stopped by pytest-timeout (a CI test that hung). Examples are real lines from those threads and their
 neighbours; counter-examples are the nearest lines that mean something else.
 """
 
@@ -18,6 +18,7 @@ W = Severity.WARN
 EXTENSION_NOT_BUILT = "extension-not-built"
 EXTENSION_KERNEL_MISSING = "extension-kernel-missing"
 GRAD_NORM_NOT_FINITE = "grad-norm-not-finite"
+TEST_TIMED_OUT = "test-timed-out"
 
 # A package's compiled module, as packages name it: `_C` (torchvision, detectron2, GroundingDINO, sam2, pytorch3d),
 # `_ext` (mmcv), `*_cuda` / `*_cuda_ext` / `*_C` (apex's amp_C and fused_layer_norm_cuda, mamba's selective_scan_cuda,
@@ -140,6 +141,35 @@ PATTERNS = [
             "The grad norm is 3.2145. Clipping to 1.0",
         ],
         after=(TRAINING_STOPPED_NONFINITE,),
+        fields=groups,
+    ),
+    pattern(
+        TEST_TIMED_OUT,
+        "timeout",
+        CAUSE,
+        E,
+        "a test ran past pytest-timeout's limit and was stopped: it hung (or is slower than the limit)",
+        # pytest-timeout's failure, in the test's section and in the short summary, and the header of the stacks it dumps
+        r"\bFailed: Timeout >(?P<seconds>\d+(?:\.\d+)?)s|^\+{5,} Timeout \+{5,}$",
+        ("Failed: Timeout >", "+ Timeout +"),
+        why="""pytest-timeout stops a test that runs longer than its --timeout. A distributed or GPU test that does is
+        usually hanging: ranks waiting in a collective or a rendezvous that never completes (a rank that did not start,
+        more ranks than the machine has GPUs, NCCL's peer-to-peer or InfiniBand transport on the CI machine), or a process
+        waiting for a child that died; less often the test is only slower there than the limit. With the thread method,
+        pytest-timeout prints every thread's stack under its '+++ Timeout +++' line: that stack says where it waited.""",
+        fix="""rerun the test alone with the stacks: pytest -x -q TEST --timeout 300 --timeout_method=thread (every thread's stack
+        at the timeout), with NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL when it runs collectives; if it passes on fewer GPUs
+        (CUDA_VISIBLE_DEVICES=0,1), compare what the ranks do at start-up""".replace("\n        ", " "),
+        examples=[
+            ("FAILED tests/test_model.py::MyTestCase::test_gpt - Failed: Timeout >300.0s", "bigscience-workshop/Megatron-DeepSpeed#142 (hangs at start-up with 4 GPUs, passes with 2)"),
+            ("E   Failed: Timeout >600.0s", "pytest-timeout's line in the failing test's section"),
+            ("+++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++", "pytest-timeout's header above the stacks it dumps (thread method)"),
+        ],
+        not_examples=[
+            "timeout: 300.0s",  # pytest-timeout's session header: the limit, no test stopped
+            "timeout method: signal",
+            "FAILED tests/test_distributed.py::test_allreduce[nccl] - RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219",
+        ],
         fields=groups,
     ),
 ]
