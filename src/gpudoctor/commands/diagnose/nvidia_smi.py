@@ -277,6 +277,9 @@ class NvidiaSmiReader:
         # the table's process list: None until its "Processes:" header is read; then (GPU index, pid, name, MiB)
         self.processes: list[tuple[int, int, str, int | None]] | None = None
         self.in_processes = False  # the lines being read are the process list's
+        # the list's header was read and neither a row, "No running processes found" nor its closing rule
+        # followed: a paste cut inside the list, which shows no process list rather than an empty one
+        self.processes_open = False
         self.tool_lines = 0  # lines of a GPU tool's other snapshots (TOPO_ROW, QUERY_ROW, DRIVER_LINE)
         self.dcgm = DcgmReport()  # a pasted `dcgmi diag` / `dcgmi health -c`
 
@@ -334,6 +337,8 @@ class NvidiaSmiReader:
             return
         if not text.startswith("+"):
             self.in_processes = False  # the process list ends where the table's lines do
+        elif self.in_processes:
+            self.processes_open = False  # its closing rule
         stripped = text.lstrip()
         indent = len(text) - len(stripped)
         if self._nvlink(stripped) or (stripped.startswith("<") and self._xml(stripped)):
@@ -497,14 +502,16 @@ class NvidiaSmiReader:
         (`nvidia-smi -l` prints one per snapshot) replaces the last."""
         body = text.strip("| ").strip()
         if body.startswith("Processes:"):
-            self.processes, self.in_processes = [], True
+            self.processes, self.in_processes, self.processes_open = [], True, True
             return True
         if not self.in_processes or self.processes is None:
             return False
         if body.startswith(NO_PROCESSES):
+            self.processes_open = False
             return True
         m = TABLE_PROCESS.match(text)
         if m:
+            self.processes_open = False
             mib = m["mib"].removesuffix("MiB")
             self.processes.append((int(m["gpu"]), int(m["pid"]), m["name"].strip(), int(mib) if mib.isdigit() else None))
             return True
@@ -633,7 +640,7 @@ class NvidiaSmiReader:
                                                                ("memory_total_mib", "memory total")) if name in g.use})
             for g in rows
         ]
-        processes = NOT_SHOWN if self.processes is None else [
+        processes = NOT_SHOWN if self.processes is None or (self.processes_open and not self.processes) else [
             ProcessUse(gpu, pid, name, NOT_SHOWN if mib is None else mib) for gpu, pid, name, mib in self.processes
         ]
         return activity_findings(gpus, processes)
