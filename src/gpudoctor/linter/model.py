@@ -41,7 +41,7 @@ ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "track"}
 # reports says so and is at most a warning (the engine sees to it).
 CONVENTIONAL = {"os": "os", "torch": "torch", "nn": "torch.nn", "dist": "torch.distributed",
                 "F": "torch.nn.functional", "mp": "torch.multiprocessing",
-                "DDP": "torch.nn.parallel.DistributedDataParallel"}
+                "DDP": "torch.nn.parallel.DistributedDataParallel", "DataParallel": "torch.nn.DataParallel"}
 
 # A test that mentions the process rank: `rank == 0`, `dist.get_rank() == 0`,
 # `args.local_rank in (-1, 0)`, `accelerator.is_main_process`, `trainer.is_global_zero`.

