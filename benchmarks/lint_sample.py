@@ -45,6 +45,7 @@ ALIASES = {
     "init-without-master-addr": "master-addr-not-set",  # dev: mp.spawn workers on env:// with no MASTER_ADDR
     "unknown-ddp-kwarg": "unexpected-argument",  # dev: DDP(devices_ids=...)
     "module-init-kwargs": "unexpected-argument",  # dev2: super().__init__(embedding=...) in an nn.Module
+    "dataparallel-unknown-kwarg": "unexpected-argument",  # heldout3: nn.DataParallel(net, devices=[...])
 }
 
 

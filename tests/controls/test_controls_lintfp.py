@@ -126,6 +126,17 @@ class TestDataparallel:
         """
         assert self.rule not in rules(code)
 
+    def test_control_a_dataparallel_the_file_defines(self):
+        # dev2 e028: a class of the file named DataParallel is not torch's
+        code = """
+            class DataParallel(Model):
+                def step(self):
+                    pass
+
+            model = DataParallel(net)
+        """
+        assert self.rule not in rules(code)
+
     def test_sibling_the_fallback_path_of_a_ddp_program(self):
         # dev4 k085, heldout3 m050, heldout4 q060: the path a run without a launcher takes
         code = """
@@ -139,6 +150,15 @@ class TestDataparallel:
         found = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
         assert [(d.line, d.severity) for d in found] == [(6, "warning")]
         assert "without a launcher" in found[0].message
+
+    def test_sibling_a_snippet_that_left_out_its_import(self):
+        # heldout3 m080: `DataParallel(model)` with no import: read as torch.nn's
+        code = """
+            model = DataParallel(model)
+        """
+        found = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert [d.severity for d in found] == ["warning"]
+        assert "`from torch.nn import DataParallel`" in found[0].message
 
     def test_sibling_a_wrapper_taken_apart_at_once_says_so(self):
         # heldout4 q027: `.module` of a fresh DataParallel is the bare model
@@ -185,3 +205,62 @@ class TestRankFromLocalRank:
             dist.init_process_group("nccl", rank=int(os.environ["LOCAL_RANK"]), world_size=16)
         """
         assert self.rule in rules(code)
+
+
+class TestLocalRankArg:
+    rule = "local-rank-arg"
+
+    def test_control_parsed_in_view_and_never_read(self):
+        # dev4 k079: the rank comes from the environment; args.rank is never read
+        code = """
+            import os
+            import argparse
+
+            if __name__ == "__main__":
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--local-rank", type=int, default=0, dest="rank")
+                args = parser.parse_args()
+                rank = int(os.environ.get("RANK", 0))
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_parser_returned_to_a_caller_not_in_the_file(self):
+        # heldout3 m069: parse_args() is returned; where local_rank is read is not in view
+        code = """
+            import argparse
+
+            def parse_args():
+                parse = argparse.ArgumentParser()
+                parse.add_argument("--local_rank", dest="local_rank", type=int, default=-1)
+                return parse.parse_args()
+        """
+        found = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert len(found) == 1 and "not in this file" in found[0].message
+
+    def test_sibling_a_one_line_excerpt(self):
+        # heldout4 q009: only the argument's line was posted
+        code = """
+            parser.add_argument("--local_rank", type=int, default=-1, help="For distributed training: local_rank")
+        """
+        assert self.rule in rules(code)
+
+
+class TestLightningDeprecatedArgs:
+    rule = "lightning-deprecated-args"
+
+    def test_control_pl_bound_to_another_module(self):
+        code = """
+            import mylib as pl
+
+            trainer = pl.Trainer(gpus=2)
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_a_snippet_that_left_out_import_pytorch_lightning_as_pl(self):
+        # heldout3 m038: the one-line Trainer(gpus=2) of a ControlNet thread
+        code = """
+            trainer = pl.Trainer(strategy="ddp", accelerator="gpu", gpus=2, precision=16)
+        """
+        found = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert [d.severity for d in found] == ["warning"]
+        assert "`import pytorch_lightning as pl`" in found[0].message
