@@ -16,7 +16,10 @@ does not parse:
   the exception's line, is blanked;
 - a snippet whose first line of code is indented (the body of something not
   pasted) is read as the body of a function, its lines and columns unchanged;
-- a statement still open at the end of the text (an unclosed bracket or
+- a call or literal still open at the end of the text after a whole
+  argument (its last line ends in a comma, a bracket or a string) gets its
+  brackets closed on that line, when the statement then parses;
+- any other statement still open at the end of the text (an unclosed bracket or
   string, a `\\` continuation) is cut, from its first line to the end;
 - a compound statement whose body was cut off (`if __name__ == "__main__":`
   as the last line) gets `pass` after its `:`, on the same line;
@@ -59,6 +62,9 @@ MAGIC = re.compile(r"^\s*(?:%%?[A-Za-z]|![^=])")
 TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 ELLIPSIS = re.compile(r"^\s*(?:\.\s?){3,}\s*$|^\s*…+\s*$")
 HEADER_LINE = re.compile(r"\bon line (\d+)\b")
+# A line that may end a cut-off call or literal: after a comma, a bracket or a string, not
+# after a name or a number, which the cut may have shortened (`set_device(loc`).
+CLOSABLE = re.compile(r"[,(\[{)\]}'\"]$")
 # The names a fix writes: `x.set_epoch(`, `map_location=`, `__name__`.
 FIX_NAME = re.compile(r"\.(\w+)|(\w+)\s*\(|\b(\w+)=(?!=)|(__\w+__)")
 
@@ -276,6 +282,8 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
     layout = _layout(state.lines)
     start, end, open_at_end = layout.statement(line, count)
     if open_at_end:
+        if _close_at_end(state, start, count):
+            return True
         return state.blank(range(start, count + 1), "an unfinished statement at the end cut")
     if _opens_block(state.lines[end - 1], layout.comments.get(end)):
         end = _block(state.lines, start, end)[-1]
@@ -300,6 +308,52 @@ def _complete_header(state: _Text, msg: str, line: int) -> bool:
             state.say("`pass` added to a body cut off", [n])
             return True
     return False
+
+
+def _close_at_end(state: _Text, start: int, count: int) -> bool:
+    """A call or literal cut off after a whole argument (`FSDP(model,\n device_id=rank,`):
+    its brackets closed on its last line, so that what was written is read. Not a
+    statement cut inside a string, a name or an operator: what it was going to be is
+    not known. Kept only when the statement then parses."""
+    last = max((n for n in range(start, count + 1) if _is_code(state.lines[n - 1])), default=0)
+    if not last or last in state.inserted:
+        return False
+    closers = _open_brackets(state.lines[start - 1:last])
+    if not closers:
+        return False
+    line = state.lines[last - 1]
+    comment = _layout(state.lines[last - 1:last]).comments.get(1)
+    code = (line[:comment] if comment is not None else line).rstrip()
+    if not CLOSABLE.search(code):
+        return False
+    before = state.lines[last - 1]
+    state.lines[last - 1] = code + closers + line[len(code):]
+    if not _parses("\n".join(state.lines[start - 1:count]).strip()):
+        state.lines[last - 1] = before
+        return False
+    state.changed.add(last)
+    state.inserted.add(last)
+    state.say("an unfinished statement at the end closed", [last])
+    return True
+
+
+def _open_brackets(lines: list[str]) -> str:
+    """The closing brackets the lines leave owed, innermost first ("" when a string is open)."""
+    stack: list[str] = []
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if tok.type == tokenize.OP and tok.string in pairs:
+                stack.append(pairs[tok.string])
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                if not stack or stack.pop() != tok.string:
+                    return ""
+    except tokenize.TokenError as exc:
+        if "string" in str(exc.args[0]):
+            return ""
+    except (SyntaxError, ValueError, RecursionError):
+        return ""
+    return "".join(reversed(stack))
 
 
 @dataclass
