@@ -264,3 +264,43 @@ class TestLightningDeprecatedArgs:
         found = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
         assert [d.severity for d in found] == ["warning"]
         assert "`import pytorch_lightning as pl`" in found[0].message
+
+
+class TestDeviceFromGlobalRank:
+    rule = "device-from-global-rank"
+
+    def test_control_a_spawned_workers_index(self):
+        # the parameter mp.spawn fills is the process index on this node
+        code = """
+            import torch
+            import torch.multiprocessing as mp
+
+            def worker(rank, world_size):
+                torch.cuda.set_device(rank)
+
+            if __name__ == "__main__":
+                mp.spawn(worker, args=(2,), nprocs=2)
+        """
+        assert self.rule not in rules(code)
+
+    def test_sibling_an_excerpt_that_never_assigns_rank_says_it_cannot_follow_it(self):
+        # heldout4 q002: the one line the thread quoted
+        code = """
+            torch.cuda.set_device(rank)
+        """
+        found = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert [d.severity for d in found] == ["warning"]
+        assert "never assigns" in found[0].message
+
+    def test_sibling_a_cut_fsdp_set_up_read_closed(self):
+        # dev6 r022: the excerpt ends inside the FSDP call, after device_id=global_rank,
+        code = """
+            import torch.distributed as dist
+            from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+            def train_init(model):
+                global_rank = dist.get_rank()
+                model = FSDP(module=model,
+                             device_id=global_rank,
+        """
+        assert self.rule in rules(code)

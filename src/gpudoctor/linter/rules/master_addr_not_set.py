@@ -72,6 +72,16 @@ class MasterAddrNotSet(Rule):
         def worker(rank, world_size):
             dist.init_process_group("gloo", rank=rank, world_size=world_size)  # started by torchrun elsewhere
         ''',
+        '''
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def worker(rank, world_size):
+            dist.init_process_group(backend="mpi")  # mpirun's processes know their rank and size
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2,), nprocs=2)
+        ''',
     )
     INVALID = (
         '''

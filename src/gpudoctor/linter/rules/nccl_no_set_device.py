@@ -80,6 +80,16 @@ class NcclNoSetDevice(Rule):
             dist.init_process_group("nccl", init_method=url, rank=rank, world_size=world_size)
             dist.barrier(device_ids=[rank])
         ''',
+        '''
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:
+            x = torch.ones(2, device="cuda:0")  # each rank's GPU named by hand
+        else:
+            x = torch.ones(2, device="cuda:1")
+        ''',
     )
     INVALID = (
         '''
