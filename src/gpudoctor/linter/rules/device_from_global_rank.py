@@ -122,7 +122,9 @@ class DeviceFromGlobalRank(Rule):
     def _unresolved_rank(file: FileModel, value: ast.expr) -> bool:
         """`set_device(rank)` in an excerpt that never assigns `rank` (nor takes it as a
         parameter): the name says rank, and the file cannot say which one."""
-        return type(value) is ast.Name and value.id in RANK_NAMES and file.lookup(value) is None
+        return (type(value) is ast.Name and value.id in RANK_NAMES and file.lookup(value) is None
+                and value.id not in file.imports and value.id not in file.relative_imports
+                and not file.star_imports)
 
     @staticmethod
     def _device_value(file: FileModel, call: ast.Call) -> ast.expr | None:
