@@ -47,6 +47,7 @@ ALIASES = {
     "module-init-kwargs": "unexpected-argument",  # dev2: super().__init__(embedding=...) in an nn.Module
     "rank-env-overwritten": "rank-hardcoded",  # dev: os.environ["RANK"] = "0" in a torchrun job
     "master-port-chosen-per-process": "master-port-per-process",  # heldout3: a free port picked beside the init
+    "dataparallel-unknown-kwarg": "unexpected-argument",  # heldout3: nn.DataParallel(net, devices=[...])
 }
 
 

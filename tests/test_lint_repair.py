@@ -35,12 +35,13 @@ def test_valid_python_needs_no_repair():
 
 
 def test_an_unfinished_call_at_the_end_is_cut_from_its_first_line():
+    # cut inside an argument: what it was going to be is not known
     fixed = read("""
         import torch.distributed as dist
         dist.init_process_group("nccl")
         model = build(
             layers=4,
-            width=128,
+            width=
     """)
     assert fixed.changed == (3, 4, 5)
     assert calls(fixed) == [(2, "dist.init_process_group")]
@@ -70,6 +71,29 @@ def test_a_call_cut_inside_its_arguments_is_never_closed():
     assert fixed.steps == ("an unfinished statement at the end cut (line 2)",)
 
 
+def test_a_call_cut_after_a_whole_argument_is_closed_on_its_last_line():
+    # issue 41's dev6: an FSDP set-up cut off after `device_id=global_rank,`
+    fixed = read("""
+        import torch.distributed as dist
+        rank = dist.get_rank()
+        model = FSDP(module=model,
+                     process_group=group,
+                     device_id=rank,
+    """)
+    assert fixed.changed == (5,) and fixed.inserted == frozenset({5})  # no rule fires on the line repair ended
+    assert calls(fixed) == [(2, "dist.get_rank"), (3, "FSDP")]
+    assert fixed.text.split("\n")[4].rstrip() == "             device_id=rank,)"
+    assert fixed.steps == ("an unfinished statement at the end closed (line 5)",)
+
+
+def test_a_call_cut_inside_a_name_is_cut_not_closed():
+    fixed = read("""
+        import torch
+        torch.cuda.set_device(loc
+    """)
+    assert fixed.steps == ("an unfinished statement at the end cut (line 2)",)
+
+
 def test_an_unterminated_string_at_the_end_is_cut():
     fixed = read("""
         import torch
@@ -84,7 +108,7 @@ def test_a_body_cut_off_after_its_colon_gets_pass_on_the_same_line():
 
         if __name__ == "__main__":  # start the workers
             mp.spawn(
-                train, args=(2,),
+                train, args=
     """)
     assert fixed.text.splitlines()[2] == 'if __name__ == "__main__": pass  # start the workers'
     assert fixed.inserted == {3}

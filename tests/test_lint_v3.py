@@ -151,14 +151,6 @@ SILENT = {
         parser.add_argument("--local_rank", type=int, default=-1)
         args = parser.parse_args()
         """,
-    "DataParallel as the fallback of a DDP program": """
-        import torch
-
-        if args.distributed:
-            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
-        else:
-            model = torch.nn.DataParallel(model).cuda()
-        """,
     "per-rank device named in the code": """
         import torch
         import torch.distributed as dist
@@ -246,6 +238,15 @@ REPORTED = {
             for step, (batch, extra) in enumerate(zip(prompts, others)):
                 train(batch)
         """, {(3, "sampler-no-set-epoch")}),
+    # issue 41 (v4): silence here dropped diagnostics readers judged right (k085, m050, q060)
+    "DataParallel as the fallback of a DDP program": ("""
+        import torch
+
+        if args.distributed:
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+        else:
+            model = torch.nn.DataParallel(model).cuda()
+        """, {(6, "dataparallel")}),
     "a parameter given a rank test by its caller": ("""
         import torch.distributed as dist
 

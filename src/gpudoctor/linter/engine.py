@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from gpudoctor.linter.model import FileModel, position
+from gpudoctor.linter.model import FileModel, import_line, position
 from gpudoctor.linter.notebook import MAX_CELLS, NotNotebook, Notebook, cell_line, file_position, read_notebook, without_cell
 from gpudoctor.linter.project import ModuleFacts, Project, Query, module_facts
 from gpudoctor.linter.rule import ERROR, WARNING, Diagnostic, Hit, Rule
@@ -341,7 +341,7 @@ def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic
 def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str]) -> Diagnostic:
     """A file that uses `nn` / `dist` / `os` ... without importing them (a pasted
     snippet) was read with their usual imports: say so, and claim no certainty."""
-    imports = ", ".join(f"`{_import_line(name, module)}`" for name, module in sorted(assumed.items()))
+    imports = ", ".join(f"`{import_line(name, module)}`" for name, module in sorted(assumed.items()))
     return replace(d, severity=WARNING, message=f"{d.message} (read assuming {imports}: the file does not import it)")
 
 
@@ -356,13 +356,6 @@ def _on_repaired(d: Diagnostic, repaired: Repair) -> Diagnostic | None:
         return None
     col = d.col + repaired.shift.get(d.line, 0)
     return replace(d, col=col, severity=WARNING, message=f"{d.message} ({repaired.note()})")
-
-
-def _import_line(name: str, module: str) -> str:
-    parent, _, last = module.rpartition(".")
-    if last[:1].isupper():  # a class: `from torch.nn.parallel import DistributedDataParallel as DDP`
-        return f"from {parent} import {last} as {name}"
-    return f"import {module}" if module == name else f"import {module} as {name}"
 
 
 def _not_linted(path: str, exc: OSError) -> str:

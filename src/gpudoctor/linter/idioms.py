@@ -13,6 +13,8 @@ from gpudoctor.linter.model import ITERATION_WRAPPERS, Element, FileModel, const
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
 LOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5}
 TORCH = ("torch",)
+# The argument torch.distributed.launch passes on every worker's command line (torchrun does not).
+LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
 
 # torch functions that return a new tensor (a sample: the common ones in scripts).
 TENSOR_FACTORIES = {

@@ -41,7 +41,18 @@ ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "track"}
 # reports says so and is at most a warning (the engine sees to it).
 CONVENTIONAL = {"os": "os", "torch": "torch", "nn": "torch.nn", "dist": "torch.distributed",
                 "F": "torch.nn.functional", "mp": "torch.multiprocessing",
-                "DDP": "torch.nn.parallel.DistributedDataParallel"}
+                "DDP": "torch.nn.parallel.DistributedDataParallel", "DataParallel": "torch.nn.DataParallel",
+                "pl": "pytorch_lightning"}
+
+
+def import_line(name: str, module: str) -> str:
+    """The import that binds `name` to `module`: `import torch.nn as nn`,
+    `from torch.nn import DataParallel`."""
+    parent, _, last = module.rpartition(".")
+    if last[:1].isupper():  # a class: `from torch.nn.parallel import DistributedDataParallel as DDP`
+        return f"from {parent} import {last}" + ("" if last == name else f" as {name}")
+    return f"import {module}" if module == name else f"import {module} as {name}"
+
 
 # A test that mentions the process rank: `rank == 0`, `dist.get_rank() == 0`,
 # `args.local_rank in (-1, 0)`, `accelerator.is_main_process`, `trainer.is_global_zero`.

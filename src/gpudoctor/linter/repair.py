@@ -16,7 +16,10 @@ does not parse:
   the exception's line, is blanked;
 - a snippet whose first line of code is indented (the body of something not
   pasted) is read as the body of a function, its lines and columns unchanged;
-- a statement still open at the end of the text (an unclosed bracket or
+- a call or literal still open at the end of the text after a whole
+  argument (its last line ends in a comma, a bracket or a string) gets its
+  brackets closed on that line, when the statement then parses;
+- any other statement still open at the end of the text (an unclosed bracket or
   string, a `\\` continuation) is closed after its last whole part where only
   brackets that are no call's arguments are open (`[all_gather(x) for x in` reads
   `[all_gather(x)]`), and otherwise cut, from its first line to the end;
@@ -63,6 +66,9 @@ MAGIC = re.compile(r"^\s*(?:%%?[A-Za-z]|![^=])")
 TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 ELLIPSIS = re.compile(r"^\s*(?:\.\s?){3,}\s*$|^\s*…+\s*$")
 HEADER_LINE = re.compile(r"\bon line (\d+)\b")
+# A line that may end a cut-off call or literal: after a comma, a bracket or a string, not
+# after a name or a number, which the cut may have shortened (`set_device(loc`).
+CLOSABLE = re.compile(r"[,(\[{)\]}'\"]$")
 # The names a fix writes: `x.set_epoch(`, `map_location=`, `__name__`.
 FIX_NAME = re.compile(r"\.(\w+)|(\w+)\s*\(|\b(\w+)=(?!=)|(__\w+__)")
 
@@ -280,7 +286,7 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
     layout = _layout(state.lines)
     start, end, open_at_end = layout.statement(line, count)
     if open_at_end:
-        if _close_at_end(state, start, count):
+        if _close_after_whole_argument(state, start, count) or _close_after_last_whole_part(state, start, count):
             return True
         return state.blank(range(start, count + 1), "an unfinished statement at the end cut")
     if _opens_block(state.lines[end - 1], layout.comments.get(end)):
@@ -288,51 +294,6 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
     if all(ELLIPSIS.match(state.lines[n - 1]) or not state.lines[n - 1].strip() for n in range(start, end + 1)):
         return state.blank(range(start, end + 1), "an ellipsis line blanked")
     return state.blank(range(start, end + 1), "a statement Python refuses blanked")
-
-
-def _close_at_end(state: _Text, start: int, count: int) -> bool:
-    """A statement cut off inside its brackets at the end of the text (`y = [all_gather(x) for x in`):
-    keep it up to its last whole part and close the brackets left open (`y = [all_gather(x)]`),
-    rather than lose every call it makes (issue 41's dev6: a gather cut mid-comprehension).
-    Tries the cut points from the end back, at most CLOSE_TRIES of them, and keeps the first
-    whose text parses; what it drops is kept in `removed` (a fix may have been there)."""
-    pairs = {"(": ")", "[": "]", "{": "}"}
-    tokens: list[tuple[tokenize.TokenInfo, str, bool]] = []  # each token, the closers open after it, a call's among them
-    stack: list[tuple[str, bool]] = []  # (closer, the bracket is a call's argument list)
-    previous: tokenize.TokenInfo | None = None
-    text = "\n".join(state.lines[start - 1:count]) + "\n"
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.OP and tok.string in pairs:
-                call = tok.string == "(" and previous is not None and (
-                    (previous.type == tokenize.NAME and not keyword.iskeyword(previous.string))
-                    or previous.string in (")", "]"))
-                stack.append((pairs[tok.string], call))
-            elif tok.type == tokenize.OP and tok.string in pairs.values() and stack:
-                stack.pop()
-            if tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.NEWLINE, tokenize.ENDMARKER):
-                tokens.append((tok, "".join(c for c, _ in reversed(stack)), any(call for _, call in stack)))
-                previous = tok
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        pass  # the unclosed bracket: what was read is what can be kept
-    saved = list(state.lines)
-    for tok, closers, in_call in list(reversed(tokens))[:CLOSE_TRIES]:
-        if not closers or in_call:
-            continue  # closing a call cut mid-arguments would make a call the user did not write
-        row, col = tok.end
-        last = start + row - 1
-        kept = state.lines[last - 1][:col] + closers
-        state.lines[last - 1] = kept
-        for n in range(last + 1, count + 1):
-            state.lines[n - 1] = ""
-        if _parses(state.source()):
-            state.removed += [saved[last - 1][col:]] + [saved[n - 1] for n in range(last + 1, count + 1)]
-            done = [last] + [n for n in range(last + 1, count + 1) if saved[n - 1].strip()]
-            state.changed.update(done)
-            state.say("an unfinished statement at the end closed after its last whole part", done)
-            return True
-        state.lines[:] = saved
-    return False
 
 
 def _complete_header(state: _Text, msg: str, line: int) -> bool:
@@ -351,6 +312,52 @@ def _complete_header(state: _Text, msg: str, line: int) -> bool:
             state.say("`pass` added to a body cut off", [n])
             return True
     return False
+
+
+def _close_after_whole_argument(state: _Text, start: int, count: int) -> bool:
+    """A call or literal cut off after a whole argument (`FSDP(model,\n device_id=rank,`):
+    its brackets closed on its last line, so that what was written is read. Not a
+    statement cut inside a string, a name or an operator: what it was going to be is
+    not known. Kept only when the statement then parses."""
+    last = max((n for n in range(start, count + 1) if _is_code(state.lines[n - 1])), default=0)
+    if not last or last in state.inserted:
+        return False
+    closers = _open_brackets(state.lines[start - 1:last])
+    if not closers:
+        return False
+    line = state.lines[last - 1]
+    comment = _layout(state.lines[last - 1:last]).comments.get(1)
+    code = (line[:comment] if comment is not None else line).rstrip()
+    if not CLOSABLE.search(code):
+        return False
+    before = state.lines[last - 1]
+    state.lines[last - 1] = code + closers + line[len(code):]
+    if not _parses("\n".join(state.lines[start - 1:count]).strip()):
+        state.lines[last - 1] = before
+        return False
+    state.changed.add(last)
+    state.inserted.add(last)
+    state.say("an unfinished statement at the end closed", [last])
+    return True
+
+
+def _open_brackets(lines: list[str]) -> str:
+    """The closing brackets the lines leave owed, innermost first ("" when a string is open)."""
+    stack: list[str] = []
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if tok.type == tokenize.OP and tok.string in pairs:
+                stack.append(pairs[tok.string])
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                if not stack or stack.pop() != tok.string:
+                    return ""
+    except tokenize.TokenError as exc:
+        if "string" in str(exc.args[0]):
+            return ""
+    except (SyntaxError, ValueError, RecursionError):
+        return ""
+    return "".join(reversed(stack))
 
 
 @dataclass
@@ -453,3 +460,48 @@ def _lines(numbers: Iterable[int]) -> str:
     more = f" and {len(runs) - 6} more" if len(runs) > 6 else ""
     word = "line" if len(ordered) == 1 else "lines"
     return f"{word} {', '.join(shown)}{more}"
+
+
+def _close_after_last_whole_part(state: _Text, start: int, count: int) -> bool:
+    """A statement cut off inside its brackets at the end of the text (`y = [all_gather(x) for x in`):
+    keep it up to its last whole part and close the brackets left open (`y = [all_gather(x)]`),
+    rather than lose every call it makes (issue 41's dev6: a gather cut mid-comprehension).
+    Tries the cut points from the end back, at most CLOSE_TRIES of them, and keeps the first
+    whose text parses; what it drops is kept in `removed` (a fix may have been there)."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    tokens: list[tuple[tokenize.TokenInfo, str, bool]] = []  # each token, the closers open after it, a call's among them
+    stack: list[tuple[str, bool]] = []  # (closer, the bracket is a call's argument list)
+    previous: tokenize.TokenInfo | None = None
+    text = "\n".join(state.lines[start - 1:count]) + "\n"
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.OP and tok.string in pairs:
+                call = tok.string == "(" and previous is not None and (
+                    (previous.type == tokenize.NAME and not keyword.iskeyword(previous.string))
+                    or previous.string in (")", "]"))
+                stack.append((pairs[tok.string], call))
+            elif tok.type == tokenize.OP and tok.string in pairs.values() and stack:
+                stack.pop()
+            if tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.NEWLINE, tokenize.ENDMARKER):
+                tokens.append((tok, "".join(c for c, _ in reversed(stack)), any(call for _, call in stack)))
+                previous = tok
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass  # the unclosed bracket: what was read is what can be kept
+    saved = list(state.lines)
+    for tok, closers, in_call in list(reversed(tokens))[:CLOSE_TRIES]:
+        if not closers or in_call:
+            continue  # closing a call cut mid-arguments would make a call the user did not write
+        row, col = tok.end
+        last = start + row - 1
+        kept = state.lines[last - 1][:col] + closers
+        state.lines[last - 1] = kept
+        for n in range(last + 1, count + 1):
+            state.lines[n - 1] = ""
+        if _parses(state.source()):
+            state.removed += [saved[last - 1][col:]] + [saved[n - 1] for n in range(last + 1, count + 1)]
+            done = [last] + [n for n in range(last + 1, count + 1) if saved[n - 1].strip()]
+            state.changed.update(done)
+            state.say("an unfinished statement at the end closed after its last whole part", done)
+            return True
+        state.lines[:] = saved
+    return False

@@ -9,6 +9,8 @@ from gpudoctor.linter.rule import Hit, Rule
 
 SETTERS = {"set_device", "set_device_index"}
 MOVERS = {"to", "cuda"}
+# Names that say "the rank" without saying which (a local rank says so: `local_rank`, `gpu`).
+RANK_NAMES = {"rank", "global_rank"}
 
 
 class DeviceFromGlobalRank(Rule):
@@ -28,7 +30,10 @@ class DeviceFromGlobalRank(Rule):
     parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`).
     `rank % torch.cuda.device_count()` and LOCAL_RANK are not flagged, nor a
     spawned worker's index; `rank % world_size` is (it is the rank itself: a
-    course answer's `model.to(rank % world_size)`, issue 41's dev4). Asked for
+    course answer's `model.to(rank % world_size)`, issue 41's dev4). Where an
+    excerpt calls `set_device(rank)` and never assigns `rank` (nor takes it as a
+    parameter), the warning says that where it comes from cannot be followed
+    (a one-line quote in heldout4 whose thread was this fault). Asked for
     by issue 41's samples. A warning: the script may only ever run on one node.
     """
 
@@ -62,6 +67,11 @@ class DeviceFromGlobalRank(Rule):
         torch.cuda.set_device(rank)  # flagged
         ''',
         '''
+        import torch
+
+        torch.cuda.set_device(rank)  # flagged: `rank` is never assigned here, which one it is cannot be followed
+        ''',
+        '''
         import os
         import torch
         import torch.nn as nn
@@ -89,6 +99,12 @@ class DeviceFromGlobalRank(Rule):
                 said = True
                 yield Hit(call, message=f"the GPU is chosen by the global rank ({how}): on a second node the index "
                           "is past the GPUs there (invalid device ordinal)")
+            elif self._unresolved_rank(file, call.args[0]):
+                said = True
+                name = ast.unparse(call.args[0])
+                yield Hit(call, message=f"the GPU is chosen by `{name}`, which this file never assigns, so "
+                          f"where it comes from cannot be followed: if `{name}` is the global rank, on a second node "
+                          "the index is past the GPUs there (invalid device ordinal)")
         for call in [] if said else file.calls:
             value = self._device_value(file, call)
             if value is None:
@@ -101,6 +117,14 @@ class DeviceFromGlobalRank(Rule):
                           fix='FSDP(model, device_id=int(os.environ["LOCAL_RANK"]))' if fsdp else
                           'local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)')
                 return
+
+    @staticmethod
+    def _unresolved_rank(file: FileModel, value: ast.expr) -> bool:
+        """`set_device(rank)` in an excerpt that never assigns `rank` (nor takes it as a
+        parameter): the name says rank, and the file cannot say which one."""
+        return (type(value) is ast.Name and value.id in RANK_NAMES and file.lookup(value) is None
+                and value.id not in file.imports and value.id not in file.relative_imports
+                and not file.star_imports)
 
     @staticmethod
     def _device_value(file: FileModel, call: ast.Call) -> ast.expr | None:

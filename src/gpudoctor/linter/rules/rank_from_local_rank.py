@@ -7,6 +7,10 @@ from gpudoctor.linter.idioms import TORCH, rank_kind
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
+# The most GPUs one machine usually holds (a DGX node): a job written for a
+# fixed world no larger is written for one host.
+ONE_NODE_GPUS = 8
+
 
 class RankFromLocalRank(Rule):
     """`init_process_group(rank=...)` given the *local* rank (LOCAL_RANK,
@@ -20,7 +24,10 @@ class RankFromLocalRank(Rule):
     local file (`init_method="file://..."`: one machine) is not flagged, nor a
     group whose `world_size` is this machine's GPU count (`torch.cuda.device_count()`):
     the job is one node by construction, where the local rank is the rank (a
-    research trainer in issue 41's dev5 that the rule called wrong). Asked for
+    research trainer in issue 41's dev5 that the rule called wrong), nor one
+    whose `world_size` is a literal one machine's GPUs can hold (at most 8:
+    `world_size=2`, a script written for the two GPUs of one host; dev6's
+    debug script). Asked for
     by issue 41's sample (a two-node forum repro, a course script, a notebook).
     A warning: the script may only ever run on one node.
     """
@@ -56,6 +63,11 @@ class RankFromLocalRank(Rule):
         gpus = torch.cuda.device_count()
         dist.init_process_group("nccl", rank=args.local_rank, world_size=gpus)
         ''',
+        '''
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl", rank=args.local_rank, world_size=2)  # the two GPUs of one host
+        ''',
     )
     INVALID = (
         '''
@@ -85,8 +97,12 @@ class RankFromLocalRank(Rule):
 
     @staticmethod
     def _one_node(file: FileModel, world_size: ast.expr | None) -> bool:
-        """The world size is this machine's GPU count: one node, by construction."""
+        """The world size is this machine's GPU count, or a literal one machine
+        holds: one node, by construction."""
         if world_size is None:
             return False
+        size = constant(world_size, int)
+        if size is not None and 0 < size <= ONE_NODE_GPUS:
+            return True
         origins = [o for o in file.origins(world_size) if isinstance(o, ast.AST)] or [world_size]
         return all(type(o) is ast.Call and terminal_name(o.func) == "device_count" for o in origins)
