@@ -146,7 +146,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank died of SIGBUS (exit code -7): shared memory exhausted",
-        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: \(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@",
+        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: \(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|died with <Signals\.SIGBUS: 7>|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@",
         ("-7", "SIGBUS", "Bus error"),
         why="""SIGBUS in a training process almost always means /dev/shm is full (DataLoader workers, NCCL).""",
         fix="docker run --shm-size=16g ... (or --ipc=host); df -h /dev/shm",
@@ -166,7 +166,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank crashed with a segmentation fault (exit code -11)",
-        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s+\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
+        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s+\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|died with <Signals\.SIGSEGV: 11>|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
         r"|Signal: Segmentation fault \(11\)|Caught signal 11 \(Segmentation fault",  # Open MPI's and UCX/MXM's signal reports
         ("-11", "SIGSEGV", "Segmentation fault"),
         why="""A native crash in C++/CUDA code: mismatched versions of torch, CUDA, NCCL or a compiled
@@ -212,7 +212,7 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a rank aborted (SIGABRT, exit code -6)",
-        r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT"
+        r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT|died with <Signals\.SIGABRT: 6>"
         r"|: line \d+: +\d+ Aborted\s",  # bash's report of a child that aborted (horovodrun's ranks run under bash -c)
         ("-6", "SIGABRT", "Aborted"),
         why="""An abort: in distributed jobs usually the NCCL watchdog taking the process down after a
@@ -413,8 +413,9 @@ PATTERNS = [
         CONSEQUENCE,
         E,  # the agent sends these only when a worker failed or the job was interrupted: the run did not finish
         "torchrun stopped the other workers after one failed",
-        r"Sending process (?P<pid>\d+) closing signal SIG(?:TERM|KILL)",
-        ("closing signal",),
+        # SubprocessContext says "Sending process N closing signal", MultiprocessContext "Closing process N via signal"
+        r"(?:Sending|Closing) process (?P<pid>\d+) (?:closing|via) signal SIG(?:TERM|KILL)",
+        ("closing signal", "via signal"),
         why="""After one worker failed, torchrun terminates the others. These workers did not fail on their own.""",
         fix="nothing to do about these; look at the worker that failed first",
         examples=[

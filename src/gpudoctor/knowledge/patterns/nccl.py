@@ -271,7 +271,7 @@ PATTERNS = [
         CAUSE,
         E,
         "NCCL reported an internal error",
-        r"internal error - please report this issue to the NCCL developers|ncclInternalError|NCCL (?:error(?: in: \S+?)?[,:]|Error \d+:) internal error",
+        r"internal error - please report this issue to the NCCL developers|ncclInternalError|NCCL (?:error(?: in: \S+?)?[,:]|Error \d+:|failure \S+:\d+ ') ?internal error",
         ("internal error", "ncclInternalError"),
         why="""Despite the wording, usually not an NCCL bug: different NCCL versions on different nodes, a bad
         NCCL_SOCKET_IFNAME, /dev/shm too small, or a peer that died during setup.""",
@@ -291,7 +291,7 @@ PATTERNS = [
         CAUSE,
         E,
         "NCCL rejected how it was called (invalid usage)",
-        r"ncclInvalidUsage|NCCL (?:error(?: in: \S+?)?[,:]|Error \d+:) invalid usage",
+        r"ncclInvalidUsage|NCCL (?:error(?: in: \S+?)?[,:]|Error \d+:|failure \S+:\d+ ') ?invalid usage",
         ("invalid usage", "ncclInvalidUsage"),
         why="""NCCL refused the call: most often two ranks on one GPU (see 'Duplicate GPU detected'), a
         communicator used after it was aborted, or mismatched ranks/world size.""",
@@ -387,7 +387,7 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "ProcessGroupNCCL is taking the process down after a failed collective",
-        r"Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process down|Exception \(either an error or timeout\) detected by watchdog at work: (?P<work>\d+)|failure detected by watchdog at work sequence id: (?P<work2>\d+)|NCCL watchdog thread terminated with exception(?!.*Watchdog caught collective operation timeout)|Timeout at NCCL work: (?P<work3>\d+)|terminate called after throwing an instance of 'c10::DistBackendError'",
+        r"Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process down|Exception \(either an error or timeout\) detected by watchdog at work: (?P<work>\d+)|failure detected by watchdog at work sequence id: (?P<work2>\d+)|(?:NCCL|Process group) watchdog thread terminated with exception(?!.*(?:Watchdog caught collective operation timeout|CUDA error: ))|Timeout at NCCL work: (?P<work3>\d+)|terminate called after throwing an instance of 'c10::DistBackendError'",
         ("NCCL operations have failed", "taking the entire process down", "detected by watchdog", "watchdog thread terminated", "Timeout at NCCL work", "DistBackendError"),
         why="""After a collective failed or timed out, torch aborts the process on purpose because the GPU data
         may be corrupt. The failure it reacts to is reported just before.""",

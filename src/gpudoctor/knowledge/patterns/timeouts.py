@@ -25,10 +25,12 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a collective timed out: this rank waited for a peer that never joined it",
-        r"Watchdog caught collective operation timeout: (?P<work>Work\w+\((?:[^()]|\(\w+\))*\)?)(?: ran for (?P<ran_ms>\d+) milliseconds)?"
+        # torch 1.8-1.9 in blocking-wait mode said "[Rank N] Caught collective operation timeout for work: WorkNCCL(...)";
+        # a paste cut or wrapped after "timeout:" still names the failure without the work
+        r"(?:Watchdog caught|\] Caught) collective operation timeout(?:(?: for work)?: (?P<work>Work\w+\((?:[^()]|\(\w+\))*\)?)(?: ran for (?P<ran_ms>\d+) milliseconds)?)?"
         # the watchdog's C++ backtrace names the timeout check when the message itself is cut (jpata/particleflow#390)
         r"|^frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\(",
-        ("Watchdog caught", "WorkNCCL::checkTimeout"),
+        ("Watchdog caught", "Caught collective operation timeout", "WorkNCCL::checkTimeout"),
         why="""The collective (OpType, SeqNum) did not finish within the process group timeout (10 min for NCCL
         by default). The ranks that report it were waiting; the culprit is a rank that crashed, hung before
         the collective (data loading, a deadlock, a collective only some ranks call), called a different
