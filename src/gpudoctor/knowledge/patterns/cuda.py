@@ -171,10 +171,14 @@ PATTERNS = [
         CAUSE,
         E,
         "the NVIDIA driver is older than the CUDA version torch was built for",
-        r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)|CUDA driver version is insufficient for CUDA runtime version",
-        ("driver on your system is too old", "driver version is insufficient"),
+        # a kernel's PTX built by a newer CUDA than the driver knows (CUDA 11.1+) is the same shortfall, found at JIT time
+        r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)|CUDA driver version is insufficient for CUDA runtime version"
+        r"|the provided PTX was compiled with an unsupported toolchain",
+        ("driver on your system is too old", "driver version is insufficient", "unsupported toolchain"),
         why="""Each CUDA release needs a minimum driver. torch was built with a newer CUDA than this driver
-        supports, so CUDA cannot initialise and torch.cuda.is_available() is False.""",
+        supports, so CUDA cannot initialise and torch.cuda.is_available() is False; or a kernel's PTX (a
+        compiled extension, Triton, a library's wheel) was built by a newer CUDA toolkit than the driver can
+        compile ('unsupported toolchain').""",
         fix="nvidia-smi   # compare 'CUDA Version' with torch.version.cuda; update the driver or install the torch wheel for an older CUDA",
         examples=[
             ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx", "torch's CUDA init error, as quoted in public issues"),
@@ -318,7 +322,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a CUDA kernel's index check failed: a label >= num_classes or an index >= the table size",
-        r"Assertion `(?P<condition>(?:t|cur_target) >= 0 && (?:t|cur_target) < n_classes|srcIndex < srcSelectDimSize|(?:-sizes\[i\] <= index && index < sizes\[i\] && \x22)?index out of bounds[^`]*|idx_dim >= 0 && idx_dim < index_size[^`]*|input_val >= zero && input_val <= one)` failed",
+        r"Assertion `(?P<condition>(?:t|cur_target) >= 0 && (?:t|cur_target) < n_classes|srcIndex < srcSelectDimSize|(?:-sizes\[i\] <= index && index < sizes\[i\] && \x22|index >= -sizes\[i\] && index < sizes\[i\] && \x22)?index out of bounds[^`]*|idx_dim >= 0 && idx_dim < index_size[^`]*|input_val >= zero && input_val <= one|input >= 0\. && input <= 1\.)` failed",
         ("Assertion `",),
         why="""The assertion each thread of the kernel prints names the check: `t < n_classes` is a target class
         label outside [0, num_classes) in a cross-entropy/NLL loss (a mask with 255, labels starting at 1);
@@ -374,8 +378,9 @@ PATTERNS = [
         CAUSE,
         E,
         "cuBLAS could not start on this GPU",
-        r"CUBLAS_STATUS_(?:NOT_INITIALIZED|ALLOC_FAILED)",
-        ("CUBLAS_STATUS",),
+        # THC (torch <= 1.4) said the same two statuses in words
+        r"CUBLAS_STATUS_(?:NOT_INITIALIZED|ALLOC_FAILED)|cublas runtime error : (?:resource allocation failed|library not initialized)",
+        ("CUBLAS_STATUS", "cublas runtime error"),
         why="""cuBLAS needs GPU memory for its workspace when it first runs; the GPU was already full (often
         another rank on the same GPU) or the process is on the wrong device.""",
         fix="nvidia-smi   # one rank per GPU (torch.cuda.set_device(local_rank)), free memory, then retry",

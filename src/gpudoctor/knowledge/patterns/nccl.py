@@ -211,7 +211,8 @@ PATTERNS = [
         CAUSE,
         E,
         "a CUDA call made by NCCL failed",
-        r"(?:NCCL WARN )?Cuda failure '(?P<reason>[^']+)'",
+        # CUDACHECK (runtime API) prints the reason; CUCHECK (driver API, NCCL 2.12+) the error's number first
+        r"(?:NCCL WARN )?Cuda failure (?:\d+ )?'(?P<reason>[^']+)'",
         ("Cuda failure",),
         why="""NCCL reports the CUDA error of one of its own calls: 'out of memory' (the GPU is full), 'peer
         access is not supported' or 'invalid argument' in P2P/shared-memory setup (GPU topology, IOMMU, or

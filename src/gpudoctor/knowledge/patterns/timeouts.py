@@ -156,8 +156,10 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "the connection to the c10d store was lost (the process hosting it went away)",
-        r"(?:recvValue|sendBytes) failed on SocketImpl|DistNetworkError: (?:Connection reset by peer|Broken pipe)|TCPStore\.cpp:\d+\].*(?:Connection reset by peer|Broken pipe)|store->get\('[^']*'\) got error: (?:Connection reset by peer|Broken pipe)",
-        ("recvValue failed", "sendBytes failed", "DistNetworkError", "TCPStore", "store->get"),
+        r"(?:recvValue|sendBytes) failed on SocketImpl|DistNetworkError: (?:Connection reset by peer|Broken pipe)|TCPStore\.cpp:\d+\].*(?:Connection reset by peer|Broken pipe)|store->get\('[^']*'\) got error: (?:Connection reset by peer|Broken pipe)"
+        # the libuv TCPStore client (torch 2.4+) words a closed connection itself
+        r"|Failed to (?:recv, got|send, sent) 0 bytes\. Connection was likely closed",
+        ("recvValue failed", "sendBytes failed", "DistNetworkError", "TCPStore", "store->get", "Connection was likely closed"),
         why="""The store lives in rank 0's process (or torchrun's agent on the first node). Its connection was
         reset: that process exited or crashed, so the other ranks lose it too.""",
         fix="look at rank 0 (or the first node's torchrun) for the failure that ended it",
