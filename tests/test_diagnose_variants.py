@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from gpudoctor.knowledge.lines import strip
-from gpudoctor.knowledge.patterns import ALL
+from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.prefilter import has_trigger
 
 # (pattern id, the release or the way of running that prints it, the real line, where it comes from)
@@ -75,6 +75,16 @@ RENDERINGS = [
     ("nccl-process-teardown", "torch 2.6+",
      "[rank3]:[E710 18:00:32.426302794 ProcessGroupNCCL.cpp:2395] [PG ID 0 PG GUID 0(default_pg) Rank 3]  failure detected by watchdog at work sequence id: 59958 PG status: last enqueued work: 59998, last completed work: 59957",
      "a public thread's log (code corpus)"),
+    # --- the watchdog's own heartbeat (torch 2.2+): its wording changed after one release
+    ("nccl-heartbeat-stuck", "torch 2.2",
+     "[rank25]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 25] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2",
+     "a Megatron training log (code corpus)"),
+    ("nccl-heartbeat-stuck", "torch 2.3+",
+     "[rank1]:[E1111 17:10:53] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",
+     "a public project's bug note (code corpus)"),
+    ("nccl-heartbeat-stuck", "torch 2.x on Intel GPUs (ProcessGroupXCCL)",
+     "[rank0]:[E ProcessGroupXCCL.cpp:412] [PG 0 Rank 0] ProcessGroupXCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+     "ProcessGroupXCCL's heartbeat monitor, same format string (code corpus)"),
     # --- the caching allocator's out-of-memory message
     ("cuda-oom", "torch 1.x (RuntimeError, '(GPU 0; ... total capacity')",
      "RuntimeError: CUDA out of memory. Tried to allocate 54.00 MiB (GPU 0; 9.78 GiB total capacity; 9.53 GiB already allocated; 28.31 MiB free; 9.54 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
@@ -196,6 +206,21 @@ RENDERINGS = [
     ("store-address-in-use", "torch 2.2+ (libuv: the error's name)",
      "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
      "torch 2.13's libtorch_cpu.so format strings"),
+    ("store-waiting-for-clients", "torch 1.8-1.13 (store based barrier)",
+     "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)",
+     "torch/distributed/distributed_c10d.py _store_based_barrier (1.8-1.13)"),
+    ("store-waiting-for-clients", "torch 2.0 (store based barrier, num_workers_joined)",
+     "RuntimeError: Timed out initializing process group in store based barrier on rank 3, for key: store_based_barrier_key:1 (world_size=4, num_workers_joined=3, timeout=0:30:00)",
+     "torch 2.0 distributed_c10d.py _store_based_barrier"),
+    ("store-waiting-for-clients", "torch 2.1+ (the TCPStore's own wait)",
+     "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+     "torch 2.1+ TCPStore server"),
+    ("rendezvous-connection-failed", "torch 1.10+ (c10d rendezvous)",
+     "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. See inner exception for details.",
+     "torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py"),
+    ("rendezvous-connection-failed", "torch 1.9+ (the error's class only)",
+     "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError",
+     "torch/distributed/elastic/rendezvous/api.py"),
     # --- the elastic agent and its summary
     ("torchrun-child-failed", "torch 1.9-2.0 (logging's default format)",
      "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1234) of binary: /usr/bin/python3",
@@ -233,6 +258,19 @@ RENDERINGS = [
     ("launcher-deprecated-launch", "torch 1.10+",
      "FutureWarning: The module torch.distributed.launch is deprecated",
      "torch 2.13 torch/distributed/launch.py"),
+    # --- a rank that exited with an error, as each launcher says it
+    ("launcher-child-exit", "torch.distributed.launch 1.x",
+     "subprocess.CalledProcessError: Command '['/home/anaconda3/envs/py37_torch1.6/bin/python', '-u', './tools/train.py', '--local_rank=1']' returned non-zero exit status 1.",
+     "log_sample heldout5/mmsegmentation-938-dist-train-calledprocesserror"),
+    ("launcher-child-exit", "torch.multiprocessing.spawn 1.x",
+     "Exception: process 1 terminated with exit code 1",
+     "log_sample dev/pytorch-62403-ddp-example-process1-exit1"),
+    ("launcher-child-exit", "torch.multiprocessing.spawn 1.9+",
+     "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with exit code 1",
+     "torch/multiprocessing/spawn.py ProcessExitedException"),
+    ("launcher-child-exit", "torch.multiprocessing.spawn, the child's traceback header",
+     "-- Process 0 terminated with the following error:",
+     "log_sample dev/lightning-3029-torchelastic-worker-group-failed"),
     # --- a rank killed by a signal, as each launcher says it
     ("launcher-sigkill", "torchrun 1.9+ summary",
      "  exitcode  : -9 (pid: 1669)",
@@ -430,6 +468,10 @@ CONTROLS = [
     ("cuda-index-out-of-range", "Assertion `model is not None` failed"),
     ("nccl-cuda-failure", "node0:13571:13571 [0] NCCL INFO cudaDriverVersion 12020"),
     ("store-connection-lost", "[I TCPStore.cpp:1100] [c10d] recv of 0 bytes: the client closed its connection after the job finished"),
+    ("nccl-heartbeat-stuck", "[I ProcessGroupNCCL.cpp:852] [PG 0 Rank 0] ProcessGroupNCCL initialization options: TORCH_NCCL_ENABLE_MONITORING: 1, TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC: 480"),
+    ("store-waiting-for-clients", "INFO:torch.distributed.distributed_c10d:Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes."),
+    ("rendezvous-connection-failed", "I1120 10:00:00.000000 140 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1146] The node 'n1_1_0' has joined round 0 of the c10d rendezvous 'none' as rank 0 in a world of size 2."),
+    ("launcher-child-exit", "[INFO] process 1 terminated with exit code 0"),
     ("cublas-init-failed", "cuBLAS workspace config: CUBLAS_WORKSPACE_CONFIG=:4096:8"),
 ]
 
@@ -462,3 +504,21 @@ def test_every_pattern_in_the_table_has_a_control_and_several_renderings():
     # torchrun's OMP_NUM_THREADS notice is worded the same in every release that prints it
     assert all(sum(p == i for p, *_ in RENDERINGS) >= 2 for i in ids - {"launcher-omp-threads"})
     assert all(src for *_, src in RENDERINGS)
+
+
+@pytest.mark.parametrize(
+    "line,gpu,total",
+    [
+        ("RuntimeError: CUDA out of memory. Tried to allocate 54.00 MiB (GPU 0; 9.78 GiB total capacity; 9.53 GiB already allocated; 28.31 MiB free; 9.54 GiB reserved in total by PyTorch)", "0", None),
+        ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 108.00 MiB. GPU 0 has a total capacty of 7.75 GiB of which 93.25 MiB is free.", "0", "7.75 GiB"),
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 1 has a total capacity of 31.37 GiB of which 14.38 MiB is free.", "1", "31.37 GiB"),
+    ],
+    ids=["torch-1.x", "torch-2.1-capacty", "torch-2.2+"],
+)
+def test_oom_evidence_names_the_gpu_in_every_wording(line, gpu, total):
+    # the GPU and its size are the evidence the finding shows: 2.1's misspelt 'capacty' must not lose them
+    p = BY_ID["cuda-oom"]
+    m = p.match(strip(line).text)
+    fields = p.fields(m, []) if p.fields else {}
+    assert (fields.get("gpu") or fields.get("gpu_old")) == gpu
+    assert fields.get("total") == total

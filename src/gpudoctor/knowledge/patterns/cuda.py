@@ -45,7 +45,7 @@ PATTERNS = [
         CAUSE,
         E,
         "GPU 0 ran out of memory because several processes share it",
-        r"CUDA out of memory\. Tried to allocate (?P<requested>[\d.]+ \w+)\. GPU (?P<gpu>0) has a total capacit?y of (?P<total>[\d.]+ \w+).*Process \d+ has [\d.]+ \w+ memory in use.*Process \d+ has [\d.]+ \w+ memory in use",
+        r"CUDA out of memory\. Tried to allocate (?P<requested>[\d.]+ \w+)\. GPU (?P<gpu>0) has a total capaci?ty of (?P<total>[\d.]+ \w+).*Process \d+ has [\d.]+ \w+ memory in use.*Process \d+ has [\d.]+ \w+ memory in use",
         ("out of memory",),
         why="""More than one process holds memory on GPU 0: the other ranks created a CUDA context there (a
         tensor or torch.load without map_location, torch.cuda calls before set_device, or no set_device at all),
@@ -67,8 +67,9 @@ PATTERNS = [
         "a GPU ran out of memory",
         # the allocator's message in every release: "(GPU 0; ... total capacity" (1.x), "total capacty" (2.1's typo),
         # "HIP" on ROCm builds; the driver API's words with expandable segments (2.1+) and THC's before 1.5
-        r"(?:CUDA|HIP) out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capacit?y of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?"
-        r"|CUDA (?:driver )?error: out of memory|cuda runtime error \(2\) : out of memory|torch\.(?:cuda\.)?OutOfMemoryError",
+        r"(?:CUDA|HIP) out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capaci?ty of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?"
+        # the exception's name (torch 1.13+) only when the allocator's message is not on the line: that one has the numbers
+        r"|CUDA (?:driver )?error: out of memory|cuda runtime error \(2\) : out of memory|torch\.(?:cuda\.)?OutOfMemoryError(?!.*(?:CUDA|HIP) out of memory)",
         ("out of memory", "OutOfMemoryError"),
         why="""The batch, the model or the activations do not fit on this GPU, or another process (another rank
         on the same GPU, a leftover job) holds part of its memory.""",
