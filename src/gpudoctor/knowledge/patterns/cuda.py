@@ -155,8 +155,11 @@ PATTERNS = [
         CAUSE,
         E,
         "this torch build has no kernels for this GPU's compute capability (architecture)",
-        r"no kernel image is available for execution on the device|with CUDA capability (?P<capability>sm_\d+) is not compatible with the current PyTorch installation",
-        ("no kernel image", "is not compatible with the current PyTorch"),
+        r"no kernel image is available for execution on the device|with CUDA capability (?P<capability>sm_\d+) is not compatible with the current PyTorch installation"
+        # torch's warning for a GPU below the build's minimum (1.x-2.x), and its wording since the CC table (2.8+);
+        # not its "Found GPU0 ... capability" line alone: a GPU one minor version past the build's runs (GB10's 12.1)
+        r"|PyTorch no longer supports this GPU because it is too old|Your installed torch==(?P<torch>\S+) does not include kernels for this GPU",
+        ("no kernel image", "is not compatible with the current PyTorch", "no longer supports this GPU", "kernels for this GPU"),
         why="""torch (or a CUDA extension) was compiled for other compute capabilities than this GPU's
         (torch.cuda.get_arch_list()): a too-new GPU with an old wheel, or an old GPU dropped by a new wheel.""",
         fix="pip install torch --index-url https://download.pytorch.org/whl/cu128   # a wheel whose arch list includes your GPU; rebuild custom CUDA extensions",

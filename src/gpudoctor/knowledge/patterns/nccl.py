@@ -137,7 +137,8 @@ PATTERNS = [
         CAUSE,
         E,
         "a network transfer (InfiniBand/RoCE/EFA) failed or the port reported an error",
-        r"NET/IBP?\s*:\s*Got completion (?:from peer (?P<peer>\S+) )?with (?:error (?P<status>\d+)|status=(?P<status2>\d+))"
+        # NCCL <= 2.18 "with error 12, opcode 0"; 2.19+ "with status=12 opcode=0"; 2.27+ names it "status=IBV_WC_RETRY_EXC_ERR(12)"
+        r"NET/IBP?(?:/GIN)?\s*:\s*Got completion (?:from peer (?P<peer>\S+) )?with (?:error (?P<status>\d+)|status=(?:(?P<status_name>IBV_WC_\w+)\()?(?P<status2>\d+))"
         r"|NET/IB ?: .*Got async event ?: (?P<event>.+)|NET/OFI .*completed with error",
         ("Got completion", "Got async event", "NET/OFI"),
         why="""The network reported a failed transfer. Error 12 (retry exceeded) means packets to the peer were
