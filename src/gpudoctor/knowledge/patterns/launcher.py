@@ -273,7 +273,8 @@ PATTERNS = [
         CAUSE,
         E,
         "the launcher itself was stopped by a signal (scheduler, time limit, Ctrl-C, kill)",
-        r"Received (?P<signal>\d+) death signal, shutting down workers|SignalException: Process \d+ got signal: (?P<signal2>\d+)",
+        # the agent logs the signal with "%s": Python 3.11+ prints an IntEnum as its number, 3.10 and older as "Signals.SIGTERM"
+        r"Received (?:(?P<signal>\d+)|Signals\.(?P<signal_name>SIG[A-Z]+)) death signal, shutting down workers|SignalException: Process \d+ got signal: (?P<signal2>\d+)",
         ("death signal", "SignalException"),
         why="""torchrun received SIGTERM (15), SIGINT (2) or SIGHUP (1) from outside and stopped every worker:
         a scheduler preempting or timing out the job, a closed terminal, or someone's kill. The workers did
