@@ -103,9 +103,10 @@ PATTERNS = [
         CAUSE,
         E,
         "the kernel's OOM killer killed a process (host RAM exhausted)",
-        r"Out of memory: Kill(?:ed)? process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom-kill(?:er)?:.*task_memcg|(?P<process>[\w.\-]+) invoked oom-killer: gfp_mask=|Some of (?:your processes|the step tasks) have been OOM Killed"
+        # the kernel says "Memory cgroup out of memory" for a container's or a job's cgroup limit (Docker, Kubernetes, SLURM)
+        r"(?:Out|Memory cgroup out) of memory: Kill(?:ed)? process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom-kill(?:er)?:.*task_memcg|(?P<process>[\w.\-]+) invoked oom-killer: gfp_mask=|Some of (?:your processes|the step tasks) have been OOM Killed"
         r"|srun: error: (?P<node>[\w.\-]+): tasks? (?P<task>[\d\-,]+): Out Of Memory",
-        ("Out of memory: Kill", "oom-kill", "oom_kill", "OOM Killed", "Out Of Memory"),
+        ("Out of memory: Kill", "out of memory: Kill", "oom-kill", "oom_kill", "OOM Killed", "Out Of Memory"),
         why="""Host memory ran out and the kernel (or the SLURM cgroup) killed a process: every rank loading the
         whole dataset or checkpoint, too many DataLoader workers, or pinned-memory buffers.""",
         fix="free -g; dmesg -T | grep -i 'killed process'   # load checkpoints with mmap/map_location='cpu' once, fewer workers, or ask SLURM for more --mem",

@@ -212,12 +212,14 @@ PATTERNS = [
         CAUSE,
         E,
         "a CUDA call made by NCCL failed",
-        # CUDACHECK (runtime API) prints the reason; CUCHECK (driver API, NCCL 2.12+) the error's number first
-        r"(?:NCCL WARN )?Cuda failure (?:\d+ )?'(?P<reason>[^']+)'",
+        # CUDACHECK (runtime API) prints the reason; CUCHECK (driver API, NCCL 2.12+) the error's number first.
+        # A kernel fault CUDA's own patterns name (illegal access, launch failure, device assert) is theirs: it
+        # happened on the GPU, NCCL only saw it first
+        r"(?:NCCL WARN )?Cuda failure (?:\d+ )?'(?P<reason>(?!an illegal memory access|unspecified launch failure|device-side assert)[^']+)'",
         ("Cuda failure",),
         why="""NCCL reports the CUDA error of one of its own calls: 'out of memory' (the GPU is full), 'peer
         access is not supported' or 'invalid argument' in P2P/shared-memory setup (GPU topology, IOMMU, or
-        /dev/shm), 'an illegal memory access' (often a crash elsewhere on the GPU).""",
+        /dev/shm).""",
         fix="read the reason in quotes; to rule out P2P and shared memory: NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 (slower, for diagnosis)",
         examples=[
             ("[1] misc/shmutils.cc:103 NCCL WARN Cuda failure 'invalid argument'", "NVIDIA/nccl#1518"),
