@@ -6,6 +6,10 @@ elastic agent's logger, an NCCL error with or without its version suffix). Each 
 as one release (or one way of running it) prints it, with where it comes from; the pattern must
 claim every row, through the same matcher and prefilter the diagnosis uses. Each control is the
 healthy line that looks most like the failure: the pattern must not claim it.
+
+Where a row comes from: "log_sample <part>/<case>" is copied from the sampled corpus, "(code corpus)" from a
+public log or thread quoted in a repository; a source file or format string (torch's, NCCL's) is the line as
+that release renders it (the numbers, hosts and pids in such a row are illustrative).
 """
 
 from __future__ import annotations
