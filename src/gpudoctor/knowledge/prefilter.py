@@ -101,6 +101,9 @@ TRIGGERS = (
     "no socket interface",  # NCCL's "Last error:" line as torch quotes it: "Bootstrap : no socket interface found"
     "did not run successfully",  # pip's line for a package build that failed (its reason is in the lines above)
     "mismatches the version",  # torch.utils.cpp_extension: the toolkit's CUDA is not the one torch was built with
+    "launch is deprecated",
+    "no longer supports this gpu",  # torch's warning for a GPU older than its build supports (no level word on its line)
+    "kernels for this gpu",  # torch 1.9 printed torch.distributed.launch's deprecation through logger.warn, with no level word
     "open nvidia.ko",  # the kernel module's own reasons for not driving a GPU (dmesg)
     "nvrm: the nvidia",
     "bootstrap riscv",

@@ -45,7 +45,7 @@ PATTERNS = [
         CAUSE,
         E,
         "GPU 0 ran out of memory because several processes share it",
-        r"CUDA out of memory\. Tried to allocate (?P<requested>[\d.]+ \w+)\. GPU (?P<gpu>0) has a total capacity of (?P<total>[\d.]+ \w+).*Process \d+ has [\d.]+ \w+ memory in use.*Process \d+ has [\d.]+ \w+ memory in use",
+        r"CUDA out of memory\. Tried to allocate (?P<requested>[\d.]+ \w+)\. GPU (?P<gpu>0) has a total capaci?ty of (?P<total>[\d.]+ \w+).*Process \d+ has [\d.]+ \w+ memory in use.*Process \d+ has [\d.]+ \w+ memory in use",
         ("out of memory",),
         why="""More than one process holds memory on GPU 0: the other ranks created a CUDA context there (a
         tensor or torch.load without map_location, torch.cuda calls before set_device, or no set_device at all),
@@ -65,7 +65,11 @@ PATTERNS = [
         CAUSE,
         E,
         "a GPU ran out of memory",
-        r"CUDA out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?|CUDA error: out of memory|torch\.(?:cuda\.)?OutOfMemoryError",
+        # the allocator's message in every release: "(GPU 0; ... total capacity" (1.x), "total capacty" (2.1's typo),
+        # "HIP" on ROCm builds; the driver API's words with expandable segments (2.1+) and THC's before 1.5
+        r"(?:CUDA|HIP) out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capaci?ty of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?"
+        # the exception's name (torch 1.13+) only when the allocator's message is not on the line: that one has the numbers
+        r"|CUDA (?:driver )?error: out of memory|cuda runtime error \(2\) : out of memory|torch\.(?:cuda\.)?OutOfMemoryError(?!.*(?:CUDA|HIP) out of memory)",
         ("out of memory", "OutOfMemoryError"),
         why="""The batch, the model or the activations do not fit on this GPU, or another process (another rank
         on the same GPU, a leftover job) holds part of its memory.""",
@@ -151,8 +155,11 @@ PATTERNS = [
         CAUSE,
         E,
         "this torch build has no kernels for this GPU's compute capability (architecture)",
-        r"no kernel image is available for execution on the device|with CUDA capability (?P<capability>sm_\d+) is not compatible with the current PyTorch installation",
-        ("no kernel image", "is not compatible with the current PyTorch"),
+        r"no kernel image is available for execution on the device|with CUDA capability (?P<capability>sm_\d+) is not compatible with the current PyTorch installation"
+        # torch's warning for a GPU below the build's minimum (1.x-2.x), and its wording since the CC table (2.8+);
+        # not its "Found GPU0 ... capability" line alone: a GPU one minor version past the build's runs (GB10's 12.1)
+        r"|PyTorch no longer supports this GPU because it is too old|Your installed torch==(?P<torch>\S+) does not include kernels for this GPU",
+        ("no kernel image", "is not compatible with the current PyTorch", "no longer supports this GPU", "kernels for this GPU"),
         why="""torch (or a CUDA extension) was compiled for other compute capabilities than this GPU's
         (torch.cuda.get_arch_list()): a too-new GPU with an old wheel, or an old GPU dropped by a new wheel.""",
         fix="pip install torch --index-url https://download.pytorch.org/whl/cu128   # a wheel whose arch list includes your GPU; rebuild custom CUDA extensions",
@@ -168,10 +175,14 @@ PATTERNS = [
         CAUSE,
         E,
         "the NVIDIA driver is older than the CUDA version torch was built for",
-        r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)|CUDA driver version is insufficient for CUDA runtime version",
-        ("driver on your system is too old", "driver version is insufficient"),
+        # a kernel's PTX built by a newer CUDA than the driver knows (CUDA 11.1+) is the same shortfall, found at JIT time
+        r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)|CUDA driver version is insufficient for CUDA runtime version"
+        r"|the provided PTX was compiled with an unsupported toolchain",
+        ("driver on your system is too old", "driver version is insufficient", "unsupported toolchain"),
         why="""Each CUDA release needs a minimum driver. torch was built with a newer CUDA than this driver
-        supports, so CUDA cannot initialise and torch.cuda.is_available() is False.""",
+        supports, so CUDA cannot initialise and torch.cuda.is_available() is False; or a kernel's PTX (a
+        compiled extension, Triton, a library's wheel) was built by a newer CUDA toolkit than the driver can
+        compile ('unsupported toolchain').""",
         fix="nvidia-smi   # compare 'CUDA Version' with torch.version.cuda; update the driver or install the torch wheel for an older CUDA",
         examples=[
             ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx", "torch's CUDA init error, as quoted in public issues"),
@@ -315,7 +326,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a CUDA kernel's index check failed: a label >= num_classes or an index >= the table size",
-        r"Assertion `(?P<condition>(?:t|cur_target) >= 0 && (?:t|cur_target) < n_classes|srcIndex < srcSelectDimSize|(?:-sizes\[i\] <= index && index < sizes\[i\] && \x22)?index out of bounds[^`]*|idx_dim >= 0 && idx_dim < index_size[^`]*|input_val >= zero && input_val <= one)` failed",
+        r"Assertion `(?P<condition>(?:t|cur_target) >= 0 && (?:t|cur_target) < n_classes|srcIndex < srcSelectDimSize|(?:-sizes\[i\] <= index && index < sizes\[i\] && \x22|index >= -sizes\[i\] && index < sizes\[i\] && \x22)?index out of bounds[^`]*|idx_dim >= 0 && idx_dim < index_size[^`]*|input_val >= zero && input_val <= one|input >= 0\. && input <= 1\.)` failed",
         ("Assertion `",),
         why="""The assertion each thread of the kernel prints names the check: `t < n_classes` is a target class
         label outside [0, num_classes) in a cross-entropy/NLL loss (a mask with 255, labels starting at 1);
@@ -371,8 +382,9 @@ PATTERNS = [
         CAUSE,
         E,
         "cuBLAS could not start on this GPU",
-        r"CUBLAS_STATUS_(?:NOT_INITIALIZED|ALLOC_FAILED)",
-        ("CUBLAS_STATUS",),
+        # THC (torch <= 1.4) said the same two statuses in words
+        r"CUBLAS_STATUS_(?:NOT_INITIALIZED|ALLOC_FAILED)|cublas runtime error : (?:resource allocation failed|library not initialized)",
+        ("CUBLAS_STATUS", "cublas runtime error"),
         why="""cuBLAS needs GPU memory for its workspace when it first runs; the GPU was already full (often
         another rank on the same GPU) or the process is on the wrong device.""",
         fix="nvidia-smi   # one rank per GPU (torch.cuda.set_device(local_rank)), free memory, then retry",

@@ -342,10 +342,12 @@ PATTERNS = [
         CAUSE,
         E,
         "cuDNN failed to run a convolution or normalisation",
-        r"(?P<op>GET|FIND) was unable to find an engine to execute this computation|cuDNN error: (?P<status>CUDNN_STATUS_\w+)",
-        ("unable to find an engine", "cuDNN error: CUDNN_STATUS_"),
+        # torch 1.13+ (cuDNN v8 API) says it finds no engine; torch 1.8-1.12 said it found no valid algorithm
+        r"(?P<op>GET|FIND) was unable to find an engine to execute this computation|Unable to find a valid cuDNN algorithm to run convolution"
+        r"|cuDNN error: (?P<status>CUDNN_STATUS_\w+)",
+        ("unable to find an engine", "valid cuDNN algorithm", "cuDNN error: CUDNN_STATUS_"),
         why="""cuDNN (the library torch uses for convolutions, RNNs and some normalisations) refused the call. 'Unable to find an
-        engine' and CUDNN_STATUS_NOT_SUPPORTED: the cuDNN in this environment has no kernel for this layer's shape, dtype
+        engine' (torch 1.8-1.12: 'no valid cuDNN algorithm') and CUDNN_STATUS_NOT_SUPPORTED: the cuDNN in this environment has no kernel for this layer's shape, dtype
         and GPU (a cuDNN build that does not match the torch/CUDA build, or one older than the GPU), or the workspace it
         needs does not fit in the GPU memory left. CUDNN_STATUS_NOT_INITIALIZED and CUDNN_STATUS_INTERNAL_ERROR:
         usually cuDNN could not allocate GPU memory for its handle (the GPU was already full) or the driver and cuDNN do

@@ -103,9 +103,10 @@ PATTERNS = [
         CAUSE,
         E,
         "the kernel's OOM killer killed a process (host RAM exhausted)",
-        r"Out of memory: Kill(?:ed)? process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom-kill(?:er)?:.*task_memcg|(?P<process>[\w.\-]+) invoked oom-killer: gfp_mask=|Some of (?:your processes|the step tasks) have been OOM Killed"
+        # the kernel says "Memory cgroup out of memory" for a container's or a job's cgroup limit (Docker, Kubernetes, SLURM)
+        r"(?:Out|Memory cgroup out) of memory: Kill(?:ed)? process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom-kill(?:er)?:.*task_memcg|(?P<process>[\w.\-]+) invoked oom-killer: gfp_mask=|Some of (?:your processes|the step tasks) have been OOM Killed"
         r"|srun: error: (?P<node>[\w.\-]+): tasks? (?P<task>[\d\-,]+): Out Of Memory",
-        ("Out of memory: Kill", "oom-kill", "oom_kill", "OOM Killed", "Out Of Memory"),
+        ("Out of memory: Kill", "out of memory: Kill", "oom-kill", "oom_kill", "OOM Killed", "Out Of Memory"),
         why="""Host memory ran out and the kernel (or the SLURM cgroup) killed a process: every rank loading the
         whole dataset or checkpoint, too many DataLoader workers, or pinned-memory buffers.""",
         fix="free -g; dmesg -T | grep -i 'killed process'   # load checkpoints with mmap/map_location='cpu' once, fewer workers, or ask SLURM for more --mem",
@@ -147,7 +148,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank died of SIGBUS (exit code -7): shared memory exhausted",
-        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: \(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@",
+        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: \(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|died with <Signals\.SIGBUS: 7>|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@",
         ("-7", "SIGBUS", "Bus error"),
         why="""SIGBUS in a training process almost always means /dev/shm is full (DataLoader workers, NCCL).""",
         fix="docker run --shm-size=16g ... (or --ipc=host); df -h /dev/shm",
@@ -167,7 +168,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank crashed with a segmentation fault (exit code -11)",
-        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s+\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
+        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s+\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|died with <Signals\.SIGSEGV: 11>|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
         r"|Signal: Segmentation fault \(11\)|Caught signal 11 \(Segmentation fault",  # Open MPI's and UCX/MXM's signal reports
         ("-11", "SIGSEGV", "Segmentation fault"),
         why="""A native crash in C++/CUDA code: mismatched versions of torch, CUDA, NCCL or a compiled
@@ -213,7 +214,7 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a rank aborted (SIGABRT, exit code -6)",
-        r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT"
+        r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT|died with <Signals\.SIGABRT: 6>"
         r"|: line \d+: +\d+ Aborted\s",  # bash's report of a child that aborted (horovodrun's ranks run under bash -c)
         ("-6", "SIGABRT", "Aborted"),
         why="""An abort: in distributed jobs usually the NCCL watchdog taking the process down after a
@@ -274,7 +275,8 @@ PATTERNS = [
         CAUSE,
         E,
         "the launcher itself was stopped by a signal (scheduler, time limit, Ctrl-C, kill)",
-        r"Received (?P<signal>\d+) death signal, shutting down workers|SignalException: Process \d+ got signal: (?P<signal2>\d+)",
+        # the agent logs the signal with "%s": Python 3.11+ prints an IntEnum as its number, 3.10 and older as "Signals.SIGTERM"
+        r"Received (?:(?P<signal>\d+)|Signals\.(?P<signal_name>SIG[A-Z]+)) death signal, shutting down workers|SignalException: Process \d+ got signal: (?P<signal2>\d+)",
         ("death signal", "SignalException"),
         why="""torchrun received SIGTERM (15), SIGINT (2) or SIGHUP (1) from outside and stopped every worker:
         a scheduler preempting or timing out the job, a closed terminal, or someone's kill. The workers did
@@ -414,8 +416,9 @@ PATTERNS = [
         CONSEQUENCE,
         E,  # the agent sends these only when a worker failed or the job was interrupted: the run did not finish
         "torchrun stopped the other workers after one failed",
-        r"Sending process (?P<pid>\d+) closing signal SIG(?:TERM|KILL)",
-        ("closing signal",),
+        # SubprocessContext says "Sending process N closing signal", MultiprocessContext "Closing process N via signal"
+        r"(?:Sending|Closing) process (?P<pid>\d+) (?:closing|via) signal SIG(?:TERM|KILL)",
+        ("closing signal", "via signal"),
         why="""After one worker failed, torchrun terminates the others. These workers did not fail on their own.""",
         fix="nothing to do about these; look at the worker that failed first",
         examples=[

@@ -137,7 +137,8 @@ PATTERNS = [
         CAUSE,
         E,
         "a network transfer (InfiniBand/RoCE/EFA) failed or the port reported an error",
-        r"NET/IBP?\s*:\s*Got completion (?:from peer (?P<peer>\S+) )?with (?:error (?P<status>\d+)|status=(?P<status2>\d+))"
+        # NCCL <= 2.18 "with error 12, opcode 0"; 2.19+ "with status=12 opcode=0"; 2.27+ names it "status=IBV_WC_RETRY_EXC_ERR(12)"
+        r"NET/IBP?(?:/GIN)?\s*:\s*Got completion (?:from peer (?P<peer>\S+) )?with (?:error (?P<status>\d+)|status=(?:(?P<status_name>IBV_WC_\w+)\()?(?P<status2>\d+))"
         r"|NET/IB ?: .*Got async event ?: (?P<event>.+)|NET/OFI .*completed with error",
         ("Got completion", "Got async event", "NET/OFI"),
         why="""The network reported a failed transfer. Error 12 (retry exceeded) means packets to the peer were
@@ -211,11 +212,14 @@ PATTERNS = [
         CAUSE,
         E,
         "a CUDA call made by NCCL failed",
-        r"(?:NCCL WARN )?Cuda failure '(?P<reason>[^']+)'",
+        # CUDACHECK (runtime API) prints the reason; CUCHECK (driver API, NCCL 2.12+) the error's number first.
+        # A kernel fault CUDA's own patterns name (illegal access, launch failure, device assert) is theirs: it
+        # happened on the GPU, NCCL only saw it first
+        r"(?:NCCL WARN )?Cuda failure (?:\d+ )?'(?P<reason>(?!an illegal memory access|unspecified launch failure|device-side assert)[^']+)'",
         ("Cuda failure",),
         why="""NCCL reports the CUDA error of one of its own calls: 'out of memory' (the GPU is full), 'peer
         access is not supported' or 'invalid argument' in P2P/shared-memory setup (GPU topology, IOMMU, or
-        /dev/shm), 'an illegal memory access' (often a crash elsewhere on the GPU).""",
+        /dev/shm).""",
         fix="read the reason in quotes; to rule out P2P and shared memory: NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 (slower, for diagnosis)",
         examples=[
             ("[1] misc/shmutils.cc:103 NCCL WARN Cuda failure 'invalid argument'", "NVIDIA/nccl#1518"),
@@ -271,7 +275,7 @@ PATTERNS = [
         CAUSE,
         E,
         "NCCL reported an internal error",
-        r"internal error - please report this issue to the NCCL developers|ncclInternalError|NCCL (?:error(?: in: \S+?)?[,:]|Error \d+:) internal error",
+        r"internal error - please report this issue to the NCCL developers|ncclInternalError|NCCL (?:error(?: in: \S+?)?[,:]|Error \d+:|failure \S+:\d+ ') ?internal error",
         ("internal error", "ncclInternalError"),
         why="""Despite the wording, usually not an NCCL bug: different NCCL versions on different nodes, a bad
         NCCL_SOCKET_IFNAME, /dev/shm too small, or a peer that died during setup.""",
@@ -291,7 +295,7 @@ PATTERNS = [
         CAUSE,
         E,
         "NCCL rejected how it was called (invalid usage)",
-        r"ncclInvalidUsage|NCCL (?:error(?: in: \S+?)?[,:]|Error \d+:) invalid usage",
+        r"ncclInvalidUsage|NCCL (?:error(?: in: \S+?)?[,:]|Error \d+:|failure \S+:\d+ ') ?invalid usage",
         ("invalid usage", "ncclInvalidUsage"),
         why="""NCCL refused the call: most often two ranks on one GPU (see 'Duplicate GPU detected'), a
         communicator used after it was aborted, or mismatched ranks/world size.""",
@@ -387,7 +391,7 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "ProcessGroupNCCL is taking the process down after a failed collective",
-        r"Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process down|Exception \(either an error or timeout\) detected by watchdog at work: (?P<work>\d+)|failure detected by watchdog at work sequence id: (?P<work2>\d+)|NCCL watchdog thread terminated with exception(?!.*Watchdog caught collective operation timeout)|Timeout at NCCL work: (?P<work3>\d+)|terminate called after throwing an instance of 'c10::DistBackendError'",
+        r"Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process down|Exception \(either an error or timeout\) detected by watchdog at work: (?P<work>\d+)|failure detected by watchdog at work sequence id: (?P<work2>\d+)|(?:NCCL|Process group) watchdog thread terminated with exception(?!.*(?:Watchdog caught collective operation timeout|CUDA error: ))|Timeout at NCCL work: (?P<work3>\d+)|terminate called after throwing an instance of 'c10::DistBackendError'",
         ("NCCL operations have failed", "taking the entire process down", "detected by watchdog", "watchdog thread terminated", "Timeout at NCCL work", "DistBackendError"),
         why="""After a collective failed or timed out, torch aborts the process on purpose because the GPU data
         may be corrupt. The failure it reacts to is reported just before.""",

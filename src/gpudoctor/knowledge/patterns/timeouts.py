@@ -25,10 +25,12 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "a collective timed out: this rank waited for a peer that never joined it",
-        r"Watchdog caught collective operation timeout: (?P<work>Work\w+\((?:[^()]|\(\w+\))*\)?)(?: ran for (?P<ran_ms>\d+) milliseconds)?"
+        # torch 1.8-1.9 in blocking-wait mode said "[Rank N] Caught collective operation timeout for work: WorkNCCL(...)";
+        # a paste cut or wrapped after "timeout:" still names the failure without the work
+        r"(?:Watchdog caught|\] Caught) collective operation timeout(?:(?: for work)?: (?P<work>Work\w+\((?:[^()]|\(\w+\))*\)?)(?: ran for (?P<ran_ms>\d+) milliseconds)?)?"
         # the watchdog's C++ backtrace names the timeout check when the message itself is cut (jpata/particleflow#390)
         r"|^frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\(",
-        ("Watchdog caught", "WorkNCCL::checkTimeout"),
+        ("Watchdog caught", "Caught collective operation timeout", "WorkNCCL::checkTimeout"),
         why="""The collective (OpType, SeqNum) did not finish within the process group timeout (10 min for NCCL
         by default). The ranks that report it were waiting; the culprit is a rank that crashed, hung before
         the collective (data loading, a deadlock, a collective only some ranks call), called a different
@@ -154,8 +156,10 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "the connection to the c10d store was lost (the process hosting it went away)",
-        r"(?:recvValue|sendBytes) failed on SocketImpl|DistNetworkError: (?:Connection reset by peer|Broken pipe)|TCPStore\.cpp:\d+\].*(?:Connection reset by peer|Broken pipe)|store->get\('[^']*'\) got error: (?:Connection reset by peer|Broken pipe)",
-        ("recvValue failed", "sendBytes failed", "DistNetworkError", "TCPStore", "store->get"),
+        r"(?:recvValue|sendBytes) failed on SocketImpl|DistNetworkError: (?:Connection reset by peer|Broken pipe)|TCPStore\.cpp:\d+\].*(?:Connection reset by peer|Broken pipe)|store->get\('[^']*'\) got error: (?:Connection reset by peer|Broken pipe)"
+        # the libuv TCPStore client (torch 2.4+) words a closed connection itself
+        r"|Failed to (?:recv, got|send, sent) 0 bytes\. Connection was likely closed",
+        ("recvValue failed", "sendBytes failed", "DistNetworkError", "TCPStore", "store->get", "Connection was likely closed"),
         why="""The store lives in rank 0's process (or torchrun's agent on the first node). Its connection was
         reset: that process exited or crashed, so the other ranks lose it too.""",
         fix="look at rank 0 (or the first node's torchrun) for the failure that ended it",
