@@ -97,9 +97,12 @@ TABLE_READINGS = (("fan", "fan"), ("temperature", "temp"), ("performance state",
 ALL_READINGS = {"temperature", "performance state"}
 ROW_READINGS = {"power draw", "utilisation", "memory"}
 # The table's memory and utilisation columns, on the same line as TABLE_2's readings
-# ("Unknown Error" or ERR! where the driver could not read the GPU's memory)
+# ("Unknown Error" or ERR! where the driver could not read the GPU's memory; "Not Supported" or
+# N/A where the GPU has no memory of its own to count: unified memory (GB10, Grace), MIG, vGPU.
+# That is an unknown value, not a failure, and the utilisation beside it is still read)
 TABLE_USE = re.compile(
-    r"\|\s*(?:(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|(?P<mem_err>Unknown Error|ERR!))\s*\|\s*(?P<util>\d+%|ERR!|N/A)\s"
+    r"\|\s*(?:(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|(?P<mem_err>Unknown Error|ERR!)|(?:Not Supported|\[?N/A\]?)(?:\s*/\s*\S+)?)"
+    r"\s*\|\s*(?P<util>\d+%|ERR!|N/A)\s"
 )
 # The process list under the table: "GPU [GI CI] PID Type Name Memory" per row (drivers from
 # 470 add the GI and CI columns), or its one line when there is none
@@ -277,6 +280,9 @@ class NvidiaSmiReader:
         # the table's process list: None until its "Processes:" header is read; then (GPU index, pid, name, MiB)
         self.processes: list[tuple[int, int, str, int | None]] | None = None
         self.in_processes = False  # the lines being read are the process list's
+        # the process list was read to its end ("No running processes found", or its closing rule):
+        # a list cut in the paste names no process that is not there
+        self.listed = False
         self.tool_lines = 0  # lines of a GPU tool's other snapshots (TOPO_ROW, QUERY_ROW, DRIVER_LINE)
         self.dcgm = DcgmReport()  # a pasted `dcgmi diag` / `dcgmi health -c`
 
@@ -334,6 +340,8 @@ class NvidiaSmiReader:
             return
         if not text.startswith("+"):
             self.in_processes = False  # the process list ends where the table's lines do
+        elif self.in_processes:
+            self.listed = True  # its closing rule
         stripped = text.lstrip()
         indent = len(text) - len(stripped)
         if self._nvlink(stripped) or (stripped.startswith("<") and self._xml(stripped)):
@@ -474,6 +482,7 @@ class NvidiaSmiReader:
             g.fields["power_w"], g.fields["power_limit_w"] = float(m["w"]), float(m["cap"])
         if self.processes is None:
             self.processes = []
+        self.listed = True  # gpustat lists a GPU's processes on the GPU's own line
         self.processes = [p for p in self.processes if p[0] != g.index]  # a later snapshot replaces the GPU's list
         pid = re.compile(r"/(\d+)$")
         for who in GPUSTAT_PROCESS.finditer(m["procs"]):
@@ -497,11 +506,12 @@ class NvidiaSmiReader:
         (`nvidia-smi -l` prints one per snapshot) replaces the last."""
         body = text.strip("| ").strip()
         if body.startswith("Processes:"):
-            self.processes, self.in_processes = [], True
+            self.processes, self.in_processes, self.listed = [], True, False
             return True
         if not self.in_processes or self.processes is None:
             return False
         if body.startswith(NO_PROCESSES):
+            self.listed = True
             return True
         m = TABLE_PROCESS.match(text)
         if m:
@@ -633,7 +643,7 @@ class NvidiaSmiReader:
                                                                ("memory_total_mib", "memory total")) if name in g.use})
             for g in rows
         ]
-        processes = NOT_SHOWN if self.processes is None else [
+        processes = NOT_SHOWN if self.processes is None or not self.listed else [
             ProcessUse(gpu, pid, name, NOT_SHOWN if mib is None else mib) for gpu, pid, name, mib in self.processes
         ]
         return activity_findings(gpus, processes)
