@@ -38,6 +38,9 @@ LEVEL_AT = (
     # phrase such as "ERROR Handling:" is not one)
     r"|(?<=\d )(?:{caps})\s+(?:[a-z_][\w.\-]*:|\[[a-z_][\w.\-]*\])\s"
     r"|\blevel=\"?(?:{lower})\b"
+    # an RFC 3339 time (its zone, Z or an offset, says so) then the level: Rust's tracing, Go's zap and logrus
+    # text ("2023-05-30T10:39:23.156417Z ERROR HTTP request{...}: text_generation_router: ...")
+    r"|\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s+(?:{caps})\s"
 )
 ERROR_LEVEL = re.compile(LEVEL_AT.format(caps="ERROR|CRITICAL|FATAL|PANIC", glog="EF", lower="error|fatal|critical|panic"))
 # The levels at which a program says it cannot go on (glog's F aborts the process after the line).
@@ -58,12 +61,14 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "argparse",
         "a program refused its command line",
-        r"^(?P<argparse>[\w.\-]+(?:\.py)?): error: (?!\d)(?:unrecognized arguments|the following arguments are required|argument |invalid choice|ambiguous option|one of the arguments|expected one argument)",
+        # (a sub-command's parser names itself with the command: "autotrain advanced cli: error: ...")
+        r"^(?P<argparse>[\w.\-]+(?:\.py)?(?: [\w.\-]+){0,3}): error: (?!\d)(?:unrecognized arguments|the following arguments are required|argument |invalid choice|ambiguous option|one of the arguments|expected one argument)",
         2,
         (
             "torchrun: error: unrecognized arguments: --nproc-per-node=1",  # torchtitan thread, old torchrun
             "train.py: error: the following arguments are required: --data",
             "launch.py: error: argument --local_rank: invalid int value: '0,1'",
+            "autotrain advanced cli: error: unrecognized arguments: --data_path . --use_peft --use_int4",  # huggingface/autotrain-advanced#157
         ),
         ("srun: error: Unable to allocate resources: Requested node configuration is not available",),  # srun's own rule
     ),
@@ -79,6 +84,17 @@ RULES: tuple[Evidence, ...] = (
             "/bin/bash: line 0: export: `=/usr/bin/supervisord': not a valid identifier Error: failed to run torchrun --nproc_per_node=1",  # colossalai run
         ),
         ("NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory",),
+    ),
+    Evidence(
+        "createprocess",
+        "Windows could not start the program behind a command (its launcher .exe)",
+        # pip's and distlib's launchers (Scripts\\torchrun.exe, accelerate.exe) start the Python they were installed
+        # with; moved or deleted, they print one of these lines and nothing runs
+        r"^(?P<createprocess>failed to create process\.|Fatal error in launcher: Unable to create process using .*)$",
+        3,
+        ("failed to create process.",  # meta-llama/llama#611: torchrun on Windows
+         "Fatal error in launcher: Unable to create process using '\"c:\\python27\\python.exe\"  \"C:\\Python27\\Scripts\\pip.exe\" ': The system cannot find the file specified."),
+        ("WARNING: failed to create process group for gloo, falling back to the default group",),
     ),
     Evidence(
         "clierror",

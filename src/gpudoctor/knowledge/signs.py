@@ -45,7 +45,9 @@ IPYTHON_ARROW = re.compile(r"^-+> \[?(?P<line>\d+)")
 # pytest's report of an exception: its "E   KeyError: 'x'" lines, then where it was raised, "path/module.py:576: KeyError"
 PYTEST_E = re.compile(r"^E\s+(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*): (?P<message>.*)$")
 PYTEST_WHERE = re.compile(r"^(?P<path>\S+\.py):(?P<line>\d+): (?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)$")
-IPYTHON_HEADER = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s+Traceback \(most recent call last\)")
+# (a paste that collapsed IPython's padding glues the class to it: "RuntimeErrorTraceback (most recent call last)")
+IPYTHON_GAP = r"(?:\s+|(?<=Error|ption|rrupt)(?=Traceback \(most recent call last\)$))"
+IPYTHON_HEADER = re.compile(rf"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*){IPYTHON_GAP}Traceback \(most recent call last\)")
 CUT_FRAME = re.compile(r'^(?P<path>[^\s"]*\.py)", line (?P<line>\d+), in (?P<func>[\w<>.]+)\s*$')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
 EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\((?:[A-Za-z_]\w*\.)*[A-Z]\w*\))?)(?::(?: (?P<message>.*))?)?$")
@@ -84,7 +86,7 @@ OTHER_SIGNS = re.compile(
             r"Signal (?P<signum>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID",
             r"Caught signal (?P<caughtnum>\d+) \((?P<caught>[^):]+)",
             r"^Exception raised from (?P<c10>\w+) at ",
-            r"^(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s+Traceback \(most recent call last\)",
+            rf"^(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*){IPYTHON_GAP}Traceback \(most recent call last\)",
             r"(?P<barrierdone>Completed store-based barrier)",
             r"^(?P<bare>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))$",
             r"-- Process (?P<spawned>\d+) terminated with the following error",
