@@ -94,7 +94,7 @@ RULES: tuple[Evidence, ...] = (
         3,
         ("failed to create process.",  # meta-llama/llama#611: torchrun on Windows
          "Fatal error in launcher: Unable to create process using '\"c:\\python27\\python.exe\"  \"C:\\Python27\\Scripts\\pip.exe\" ': The system cannot find the file specified."),
-        ("WARNING: failed to create process group for gloo, falling back to the default group",),
+        ("warning: failed to create process pool for tokenization, falling back to one process",),
     ),
     Evidence(
         "clierror",
