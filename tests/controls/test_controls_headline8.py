@@ -90,6 +90,27 @@ class TestPythonExceptionSideWarning:
         assert head(text) == "launcher-master-addr-empty"
 
 
+# bmaltais/kohya_ss#2163: torch's 10049 warning, then the traceback, cut inside init_process_group
+KOHYA = case("dev6", "kohya-2163-windows-master-addr-10049")
+
+
+class TestWindowsAddressInvalidLeads:
+    """A connection attempt torch survives when the next address works: it leads only when the job fails at
+    once, in a traceback that does not say what failed."""
+
+    verdict = "windows-address-invalid"
+
+    def test_sibling_the_failed_attempt_then_a_cut_traceback_leads(self):
+        assert head(KOHYA) == "windows-address-invalid"
+        assert found(KOHYA)["windows-address-invalid"].severity is Severity.ERROR
+
+    def test_control_the_attempt_then_training_then_a_later_failure_does_not_lead(self):
+        warning, traceback = KOHYA.split("\n", 2)[1], KOHYA.split("\n", 2)[2]
+        steps = "".join(f"steps: {i}%| {i}/100 [00:{i:02d}<01:00, 1.20it/s, loss=0.{i}]\n" for i in range(10, 20))
+        text = warning + "\n" + steps + traceback
+        assert head(text) == "unrecognised-failure" and found(text)["windows-address-invalid"].severity is Severity.WARN
+
+
 # -- 3. an exception line glued to another record --------------------------------------------------
 
 # karpathy/nanoGPT#545, rank 0's traceback as torchrun printed it

@@ -56,6 +56,11 @@ AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"
 COLLECTIVE_TIMEOUTS = ("nccl-watchdog-timeout", "nccl-timeout-dump-signal", "gloo-collective-timeout")
 SURFACED = re.compile(r"NCCL error|Watchdog caught|DistBackendError|ProcessGroupNCCL")
 WATCHDOG_STACK = "C++ exception raised from checkTimeout"  # signs' words for the watchdog's timeout check
+# A failed connection attempt torch survives when the next address works (the pattern says so); a traceback
+# that starts within SURFACING_LINES after it and is cut before it says what failed is that attempt failing
+# the job (bmaltais/kohya_ss#2163: WinError 10049, then a traceback cut inside init_process_group).
+CONNECTION_ATTEMPTS = ("windows-address-invalid",)
+SURFACING_LINES = 5
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
 EVIDENCE_CHARS = 300
 
@@ -315,6 +320,8 @@ class Diagnosis:
     # -- the story -----------------------------------------------------------
     def explained_by(self, seen: Seen) -> Optional[Seen]:
         """The pattern in this log that explains `seen`, if any."""
+        if seen.pattern is UNRECOGNISED:
+            return self.attempt_before(seen)
         for after in seen.pattern.after:
             if after == "*":
                 causes = [s for s in self.seen.values() if s.pattern.role == CAUSE and s is not seen and s.pattern.severity is Severity.ERROR]
@@ -323,6 +330,17 @@ class Diagnosis:
                     return min(causes, key=lambda s: s.order)
             elif after in self.seen and after != seen.pattern.id:
                 return self.seen[after]
+        return None
+
+    def attempt_before(self, seen: Seen) -> Optional[Seen]:
+        """The failed connection attempt just before a traceback that does not say what failed (CONNECTION_ATTEMPTS)."""
+        sign = seen.first.fields.get("sign")
+        if not isinstance(sign, Sign) or not sign.cut:
+            return None
+        for pid in CONNECTION_ATTEMPTS:
+            attempt = self.told.get(pid)
+            if attempt is not None and attempt.first.source == seen.first.source and 0 < seen.first.line - attempt.first.line <= SURFACING_LINES:
+                return attempt
         return None
 
     @property
