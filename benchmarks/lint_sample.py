@@ -45,6 +45,8 @@ ALIASES = {
     "init-without-master-addr": "master-addr-not-set",  # dev: mp.spawn workers on env:// with no MASTER_ADDR
     "unknown-ddp-kwarg": "unexpected-argument",  # dev: DDP(devices_ids=...)
     "module-init-kwargs": "unexpected-argument",  # dev2: super().__init__(embedding=...) in an nn.Module
+    "rank-env-overwritten": "rank-hardcoded",  # dev: os.environ["RANK"] = "0" in a torchrun job
+    "master-port-chosen-per-process": "master-port-per-process",  # heldout3: a free port picked beside the init
 }
 
 
@@ -100,7 +102,10 @@ def score(part: Path) -> dict:
         found = by_file.get(os.path.normpath(case["file"]), [])
         not_scored += [f"{case['id']}:{d['line']} {d['rule']}" for d in found if d["rule"] in NOT_SCORED]
         found = [d for d in found if d["rule"] not in NOT_SCORED]
-        claimed = [e for e in case["expected"] if e["pitfall"] in rules]
+        # counted apart on both sides: a reader's "not valid Python" is no more scored than lint's
+        not_scored += [f"{case['id']}:{e['line']} {e['pitfall']} (reader)"
+                       for e in case["expected"] if e["pitfall"] in NOT_SCORED]
+        claimed = [e for e in case["expected"] if e["pitfall"] in rules and e["pitfall"] not in NOT_SCORED]
         unclaimed += [f"{case['id']}:{e['line']} {e['pitfall']} ({e['severity']})"
                       for e in case["expected"] if e["pitfall"] not in rules]
         for exp, diag in match(claimed, found):

@@ -48,6 +48,28 @@ def test_an_unfinished_call_at_the_end_is_cut_from_its_first_line():
     assert fixed.note() == "read after repairing lines 3-5 of a snippet that is not valid Python"
 
 
+def test_an_unfinished_comprehension_at_the_end_is_closed_after_its_whole_call():
+    fixed = read("""
+        import ignite.distributed as idist
+        if flag:
+            y = [idist.all_gather(x) for x in
+    """)
+    assert calls(fixed) == [(3, "idist.all_gather")]  # the call the user wrote stays, on its line
+    assert fixed.changed == (3,)
+    assert fixed.steps == ("an unfinished statement at the end closed after its last whole part (line 3)",)
+    assert "for x in" in fixed.removed
+
+
+def test_a_call_cut_inside_its_arguments_is_never_closed():
+    # `spawn(fn, args=(wo` closed as `args=(wo)` would be a call, and an argument, the user did not write
+    fixed = read("""
+        import torch.multiprocessing as mp
+        mp.spawn(fn, args=(wo
+    """)
+    assert calls(fixed) == []
+    assert fixed.steps == ("an unfinished statement at the end cut (line 2)",)
+
+
 def test_an_unterminated_string_at_the_end_is_cut():
     fixed = read("""
         import torch

@@ -72,3 +72,14 @@ def test_scorer_reads_a_readers_older_name_as_the_rule_that_claims_it(tmp_path):
     assert result["rules"]["removed-distributed-api"] == {"tp": 1, "fp": 0, "fn": 0}
     assert result["renamed"] == ["a:4 multigpu-collective -> removed-distributed-api"]
     assert result["unclaimed"] == []
+
+
+def test_scorer_counts_a_readers_syntax_error_apart_like_lints(tmp_path):
+    # lint's syntax-error is never scored, so a reader's could never be matched: it used to count as a miss
+    (tmp_path / "b.py").write_text("# source: test\nx = (\n")
+    (tmp_path / "manifest.json").write_text(json.dumps([
+        {"id": "b", "file": "b.py", "expected": [
+            {"line": 2, "pitfall": "syntax-error", "severity": "error", "why": "cut off"}]}]))
+    result = scorer().score(tmp_path)
+    assert "syntax-error" not in result["rules"] and result["misses"] == []
+    assert result["not_scored"] == ["b:2 syntax-error", "b:2 syntax-error (reader)"]

@@ -53,7 +53,8 @@ FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fata
 RAISED = r"\b(?:[Ee]xception|[Ee]rror) (?:in|calling|while|during|when|raised)\b"
 # An error-level line that says the program is stopping: most error lines are errors a component
 # retries and survives (`log-inconclusive` shows them), these end it.
-ENDING = (r"(?=.*?\b(?i:exit(?:s|ing|ed)?\b(?! (?:normally|successfully|cleanly|gracefully))|abort(?:s|ing|ed)?\b|"
+# ("exit status N" names a status, it is no program saying it stops: old pip's "Command errored out with exit status 1")
+ENDING = (r"(?=.*?\b(?i:exit(?:s|ing|ed)?\b(?! (?:normally|successfully|cleanly|gracefully|status\b))|abort(?:s|ing|ed)?\b|"
           r"terminat(?:es|ing|ed)\b|shutting down|giving up|cannot continue|crash(?:ed|es)?\b|"
           r"stopp(?:ing|ed) (?:the )?(?:training|job|run|worker|process)))")
 
@@ -61,14 +62,12 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "argparse",
         "a program refused its command line",
-        # (a sub-command's parser names itself with the command: "autotrain advanced cli: error: ...")
-        r"^(?P<argparse>[\w.\-]+(?:\.py)?(?: [\w.\-]+){0,3}): error: (?!\d)(?:unrecognized arguments|the following arguments are required|argument |invalid choice|ambiguous option|one of the arguments|expected one argument)",
+        r"^(?:usage: .*?\] )?(?P<argparse>[\w.\-]+(?: [\w.\-]+){0,3}?(?:\.py)?): error: (?!\d)(?:unrecognized arguments|the following arguments are required|argument |invalid choice|ambiguous option|one of the arguments|expected one argument)",
         2,
         (
             "torchrun: error: unrecognized arguments: --nproc-per-node=1",  # torchtitan thread, old torchrun
             "train.py: error: the following arguments are required: --data",
             "launch.py: error: argument --local_rank: invalid int value: '0,1'",
-            "autotrain advanced cli: error: unrecognized arguments: --data_path . --use_peft --use_int4",  # huggingface/autotrain-advanced#157
         ),
         ("srun: error: Unable to allocate resources: Requested node configuration is not available",),  # srun's own rule
     ),
@@ -84,17 +83,6 @@ RULES: tuple[Evidence, ...] = (
             "/bin/bash: line 0: export: `=/usr/bin/supervisord': not a valid identifier Error: failed to run torchrun --nproc_per_node=1",  # colossalai run
         ),
         ("NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory",),
-    ),
-    Evidence(
-        "createprocess",
-        "Windows could not start the program behind a command (its launcher .exe)",
-        # pip's and distlib's launchers (Scripts\\torchrun.exe, accelerate.exe) start the Python they were installed
-        # with; moved or deleted, they print one of these lines and nothing runs
-        r"^(?P<createprocess>failed to create process\.|Fatal error in launcher: Unable to create process using .*)$",
-        3,
-        ("failed to create process.",  # meta-llama/llama#611: torchrun on Windows
-         "Fatal error in launcher: Unable to create process using '\"c:\\python27\\python.exe\"  \"C:\\Python27\\Scripts\\pip.exe\" ': The system cannot find the file specified."),
-        ("warning: failed to create process pool for tokenization, falling back to one process",),
     ),
     Evidence(
         "clierror",
@@ -193,10 +181,29 @@ RULES: tuple[Evidence, ...] = (
     Evidence(
         "dslaunch",
         "DeepSpeed's launcher stopped the ranks after one failed",
-        r"\[ERROR\] \[launch\.py:\d+:(?P<dslaunch>sigkill_handler)\]",
+        # (its handler runs only when a rank exited with an error or the launcher was signalled; it logs the kills at INFO)
+        r"\[(?:ERROR|INFO)\] \[launch\.py:\d+:(?P<dslaunch>sigkill_handler)\]",
         2,
-        ("[2023-07-20 15:45:13,982] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', '--local_rank=1'] exits with return code = 1",),
+        ("[2023-07-20 15:45:13,982] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', '--local_rank=1'] exits with return code = 1",
+         "[2023-11-21 20:42:22,682] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 156890"),  # 01-ai/Yi#152 (host memory ran out)
         ("[2023-07-20 15:45:13,982] [INFO] [launch.py:163:main] dist_world_size=2",),
+    ),
+)
+
+# Windows could not start a command of the job: cmd.exe's own "not found", and the .exe shims pip and setuptools
+# write for console scripts (torchrun.exe, accelerate.exe) whose Python was moved, renamed or removed.
+RULES += (
+    Evidence(
+        "winlaunch",
+        "Windows could not start a command of the job (not on PATH, or its launcher points at a Python that is gone)",
+        r"^(?P<winlaunch>'[^']+' is not recognized as an internal or external command.*|Fatal error in launcher: .+|failed to create process\.)\s*$",
+        3,
+        (
+            "failed to create process.",  # meta-llama/llama#611 (torchrun.exe's setuptools shim)
+            "Fatal error in launcher: Unable to create process using '\"C:\\Users\\u\\miniconda3\\envs\\old\\python.exe\"  \"C:\\Users\\u\\miniconda3\\envs\\new\\Scripts\\torchrun.exe\" ': The system cannot find the file specified.",
+            "'torchrun' is not recognized as an internal or external command,",
+        ),
+        ("If torchrun says 'failed to create process.', reinstall it", "Creating process group with backend gloo"),
     ),
 )
 
@@ -436,10 +443,13 @@ RULES += (
         "pip could not install what the job needs",
         r"^(?:ERROR|error): (?P<pip>Failed building wheel for .+|Could not build wheels for .+|Could not find a version that satisfies .+|"
         r"No matching distribution found for .+|ResolutionImpossible.*|Cannot install .+|subprocess-exited-with-error|"
-        r"metadata-generation-failed|legacy-install-failure|failed-wheel-build-for-install.*|Could not install packages .+)",
+        r"metadata-generation-failed|legacy-install-failure|failed-wheel-build-for-install.*|Could not install packages .+|"
+        # pip before 21.3: the build or install step of a package failed (its output follows: the compiler's error)
+        r"Command errored out with exit status \d+:?)",
         3,
         ("ERROR: Could not find a version that satisfies the requirement torch==2.9.9 (from versions: 2.1.0, 2.1.1)",
-         "error: metadata-generation-failed", "ERROR: No matching distribution found for flash-attn==9.9"),
+         "error: metadata-generation-failed", "ERROR: No matching distribution found for flash-attn==9.9",
+         "ERROR: Command errored out with exit status 1:"),  # open-mmlab/mmcv#1593 (setup.py develop of mmcv-full)
         ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.",),
     ),
     Evidence(
@@ -462,7 +472,8 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: 
          "BOOT_FAIL", "NODE_FAIL", "panic: ", "panicked at", "failed", "passed", "ERROR ", "NVRM", "*** ", "(): ", "double free", "corrupted ",
          "srun: error", "Job step aborted", "slurmstepd: error", "fault", "bus error", "abort", "killed", "illegal hardware", "make", "ninja: ",
          "CMake Error", "FAILED: ", "Error response from daemon", "OCI runtime", "E: ", "×", "BackoffLimitExceeded", "DeadlineExceeded",
-         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid", "create process")
+         "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid",
+         "failed to create process", "Fatal error in launcher", "is not recognized as an internal")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 

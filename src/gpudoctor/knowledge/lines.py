@@ -182,8 +182,6 @@ def unquoted(text: str) -> str:
 GLUED_RECORD = re.compile(
     r"(?:/(?:s|it)(?:,[^\[\]]*)?\]\s*|[\])])(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::\s|$))"
     r"|(?<=[^\s\]:])\s*(?=\[(?:rank|default)\d+\]:)"
-    # argparse's usage glued to its error: "usage: autotrain <command> [<args>] autotrain advanced cli: error: ..."
-    r"|^usage: .+?\s(?=(?:[\w.\-]+ ){0,3}[\w.\-]+: error: )"
 )
 GLUED_WORDS = ("Error", "Exception", "Interrupt", "Exit", "Failure")
 
@@ -196,7 +194,7 @@ def segments(raw: str) -> list[LogLine]:
     parts = [p for p in raw.split("\r") if p.strip()] if "\r" in raw else [raw]
     out = []
     for part in parts:
-        if any(word in part for word in GLUED_WORDS) or part.find("[rank", 1) > 0 or part.find("[default", 1) > 0 or part.startswith("usage: "):
+        if any(word in part for word in GLUED_WORDS) or part.find("[rank", 1) > 0 or part.find("[default", 1) > 0:
             out += glued(part)
         else:
             out.append(strip(part))

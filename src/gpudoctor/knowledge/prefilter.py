@@ -120,10 +120,12 @@ TRIGGERS = (
     "file &#x22;",
     "frame #",
     "│ /",
+    "│ ❱",  # rich's running line under a frame whose path is a Windows one ("│ C:\\...\\train.py:873 in <module>")
     "│ &#x2f;",  # rich's frame on a page that escaped its slashes
     "│ &#47;",
     '.py", line ',  # a frame whose head the paste cut
     "not found",
+    "not recognized as an internal",  # cmd.exe's own "not found" (evidence.py's "winlaunch")
     " died",
     "not a valid identifier",
     "permission denied",
@@ -177,6 +179,7 @@ TRIGGERS = (
     ": inf",
     "=inf",
     "= inf",
+    " (inf)",  # MetricLogger's running average (DINOv2, DeiT, MAE): "total_loss: 6.7223 (inf)"
     "': 0.0,",
     '": 0.0,',
     "train_loss",

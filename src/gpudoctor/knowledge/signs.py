@@ -45,9 +45,8 @@ IPYTHON_ARROW = re.compile(r"^-+> \[?(?P<line>\d+)")
 # pytest's report of an exception: its "E   KeyError: 'x'" lines, then where it was raised, "path/module.py:576: KeyError"
 PYTEST_E = re.compile(r"^E\s+(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*): (?P<message>.*)$")
 PYTEST_WHERE = re.compile(r"^(?P<path>\S+\.py):(?P<line>\d+): (?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)$")
-# (a paste that collapsed IPython's padding glues the class to it: "RuntimeErrorTraceback (most recent call last)")
-IPYTHON_GAP = r"(?:\s+|(?<=Error|ption|rrupt)(?=Traceback \(most recent call last\)$))"
-IPYTHON_HEADER = re.compile(rf"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*){IPYTHON_GAP}Traceback \(most recent call last\)")
+# (a notebook's copy may lose the spaces between them: "RuntimeErrorTraceback (most recent call last)")
+IPYTHON_HEADER = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*Traceback \(most recent call last\)")
 CUT_FRAME = re.compile(r'^(?P<path>[^\s"]*\.py)", line (?P<line>\d+), in (?P<func>[\w<>.]+)\s*$')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
 EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\((?:[A-Za-z_]\w*\.)*[A-Z]\w*\))?)(?::(?: (?P<message>.*))?)?$")
@@ -58,7 +57,11 @@ BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Interrupt|Exit|Iteration|Warnin
 # rich's traceback: "╭──── Traceback (most recent call last) ────╮", "│ /path/train.py:773 in <module> │", "╰───╯"
 BOX_TOP = "╭┌"
 BOX_BOTTOM = "╰└"
-RICH_FRAME = re.compile(r"^[│|]\s*(?P<path>\S+\.py):(?P<line>\d+) in(?: (?P<func>\S+)|\s*$)")
+# (a Windows path may hold spaces: "│ C:\\SD Kohya\\kohya_ss\\train_network.py:873 in <module>")
+RICH_FRAME = re.compile(r"^[│|]\s*(?P<path>(?:[A-Za-z]:\\[^:│]*?|\S+)\.py):(?P<line>\d+) in(?: (?P<func>\S+)|\s*$)")
+# rich's mark of the line a frame was running ("│ ❱ 873 │   train(args)"): a frame's excerpt, where the
+# path line above it holds no other word the prefilter knows (a Windows drive path)
+RICH_RUNNING = "│ ❱"
 CARETS = re.compile(r"^[\^~ ]+$")
 CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
 # Exceptions that end a program without a failure.
@@ -86,16 +89,18 @@ OTHER_SIGNS = re.compile(
             r"Signal (?P<signum>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID",
             r"Caught signal (?P<caughtnum>\d+) \((?P<caught>[^):]+)",
             r"^Exception raised from (?P<c10>\w+) at ",
-            rf"^(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*){IPYTHON_GAP}Traceback \(most recent call last\)",
+            r"^(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*Traceback \(most recent call last\)",
             r"(?P<barrierdone>Completed store-based barrier)",
             r"^(?P<bare>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))$",
             r"-- Process (?P<spawned>\d+) terminated with the following error",
             r"\*\*\* (?P<glogsig>SIG[A-Z]+) (?:\(@|received)",
-            # the shell's report of a killed child: "Segmentation fault (core dumped)", "line 3: 123 Killed  python train.py"
-            r"(?:^|: |\d\s+)(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:\s*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
+            # the shell's report of a killed child: "Segmentation fault (core dumped)", "line 3: 123 Killed  python train.py",
+            # or glued to the progress bar the child was drawing ("0%|Killed", "[00:03<?, ?it/s]Killed"), a paste's
+            # quote or emphasis marks after it
+            r"(?:^|: |\d\s+|(?<=[|\]]))(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:[\s\"'_*`]*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
             r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
-            r"(?i:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
+            r"(?i:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|(?<!errored out with )exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
             r"(?P<childfailed>[Cc]hildFailedError)",
             r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
             # (and a kernel's assertion line cut before its "failed": "IndexKernel.cu:92: ... thread: [64,0,0] Assertion `-sizes[i] <= in")
@@ -344,7 +349,11 @@ class Signs:
             self.covered[(source, msg.rank)] = line + notice_stack_lines(following(TRACEBACK_LINES))
             self.events += 1
             return
-        if glued_header(text) and not text.startswith((TRACEBACK, ORIGINAL)):
+        box = text.find("╭", 1)
+        if box > 0 and TRACEBACK in text[box:]:
+            text = text[box:]  # rich's boxed header glued to the end of a progress bar ("...?it/s]╭──── Traceback (most recent call last) ────╮")
+            msg = LogLine(text, msg.rank, msg.local_rank, msg.node)
+        elif glued_header(text) and not text.startswith((TRACEBACK, ORIGINAL)):
             text = TRACEBACK + ":"  # a header glued to the end of a progress bar or a cut line ("...17.62s/it]Traceback (most recent call last):")
             msg = LogLine(text, msg.rank, msg.local_rank, msg.node)
         if (text.startswith(TRACEBACK) or text.startswith(ORIGINAL) or text[:1] in BOX_TOP and TRACEBACK in text  # plain, a worker's, or rich's boxed
@@ -358,7 +367,8 @@ class Signs:
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
-        if text[:6] == 'File "' or text[:1] in "│|" and RICH_FRAME.match(text) or '", line ' in text and CUT_FRAME.match(text):
+        if (text[:6] == 'File "' or text[:1] in "│|" and (RICH_FRAME.match(text) or text.startswith(RICH_RUNNING))
+                or '", line ' in text and CUT_FRAME.match(text)):
             self.headless(msg, raw, line, source, following)
             return
         if text[:2] == "E " and PYTEST_E.match(text):

@@ -619,7 +619,10 @@ class Diagnosis:
 
     def sign_of(self, seen: Seen) -> Optional[Sign]:
         exc = seen.first.fields.get("exception")
-        return self.signs.exception(exc, seen.first.where.rank) if exc else None
+        if exc:
+            return self.signs.exception(exc, seen.first.where.rank)
+        # a traceback the matched line starts (Ctrl-C's ^C glued to its header): that traceback's, cut or not
+        return next((s for s in self.signs.signs if s.kind == "exception" and s.line == seen.first.line), None)
 
     def watchdog_suspects(self, seen: Seen) -> dict:
         """Which ranks did not report the timeout, or were at an earlier SeqNum."""

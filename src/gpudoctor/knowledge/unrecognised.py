@@ -244,6 +244,9 @@ OWN_WORDS = {
               "or RUST_BACKTRACE=1) say where; search the program's issues for the message"),
     "nvrm": ("the NVIDIA kernel driver logged an error at line {line}: `dmesg -T | grep -i -E 'NVRM|Xid'` around that time, the "
              "driver version against the GPU (open or proprietary kernel modules) and `nvidia-smi` say whether the GPU is usable"),
+    "winlaunch": ("line {line} is Windows failing to start a command: `where COMMAND` shows which one runs; a launcher .exe (torchrun, "
+                  "accelerate) made for a Python that was moved or removed: reinstall the package in the active environment (python -m pip "
+                  "install --force-reinstall PACKAGE), or start it through the interpreter instead (python -m torch.distributed.run ...)"),
     "pytest": ("a test run failed: each failing test's own section (its `E   ` lines) says why; rerun one alone with "
                "`pytest -x -q TEST` to read it whole"),
 }

@@ -417,6 +417,12 @@ def _collective_name(file: FileModel, call: ast.Call, func: ast.expr, name: str)
             return f"idist.{name}"
         if root in ("torch", "accelerate", "torch_xla", "lightning", "pytorch_lightning"):
             return ""
+    if type(func) is ast.Name and qn is None and ("_" in name or name == "barrier") and name in TORCH_COLLECTIVES \
+            and func.id not in file.imports and not file.defines(func.id):
+        # a pasted snippet's bare `gather_object(results)`, its import left out: a name this
+        # distinctive, neither imported nor defined here, is torch's or accelerate's collective
+        # (issue 41's heldout4: accelerate's gather_object under `state.is_main_process`)
+        return name
     if type(func) is not ast.Attribute:
         return ""
     receiver = terminal_name(func.value).lower()

@@ -17,7 +17,9 @@ does not parse:
 - a snippet whose first line of code is indented (the body of something not
   pasted) is read as the body of a function, its lines and columns unchanged;
 - a statement still open at the end of the text (an unclosed bracket or
-  string, a `\\` continuation) is cut, from its first line to the end;
+  string, a `\\` continuation) is closed after its last whole part where only
+  brackets that are no call's arguments are open (`[all_gather(x) for x in` reads
+  `[all_gather(x)]`), and otherwise cut, from its first line to the end;
 - a compound statement whose body was cut off (`if __name__ == "__main__":`
   as the last line) gets `pass` after its `:`, on the same line;
 - any other statement Python refuses (`load_path = [YOUR CHECKPOINT]`, `…`, a
@@ -25,7 +27,7 @@ does not parse:
 
 Line numbers never move: a line is blanked or completed in place, never
 deleted or inserted, so every diagnostic points at the user's own line.
-Bounded: at most MAX_ATTEMPTS parses, texts of at most MAX_LINES lines, and
+Bounded: at most MAX_ATTEMPTS steps (each may try CLOSE_TRIES closings), texts of at most MAX_LINES lines, and
 the steps may blank at most a third of the code lines (MAX_CUT_SHARE); past a
 bound there is no repair and the file stays a `syntax-error` only. Never raises.
 """
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import io
+import keyword
 import re
 import tokenize
 import warnings
@@ -47,6 +50,7 @@ MAX_ATTEMPTS = 20  # parses, the first one included
 MAX_LINES = 3000  # a longer file is not a paste: it is not repaired
 MAX_CUT_SHARE = 1 / 3  # of the code lines: at most this many may be blanked by the steps that cut code
 MIN_CUT = 3  # ... but a short snippet may always lose this many
+CLOSE_TRIES = 12  # cut points tried, from the end back, to close an unfinished last statement
 # The function an indented snippet is read inside: a line above line 1, never shown.
 SNIPPET_FUNCTION = "_gpudoctor_snippet_"
 HEADER = f"def {SNIPPET_FUNCTION}():\n"
@@ -276,12 +280,59 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
     layout = _layout(state.lines)
     start, end, open_at_end = layout.statement(line, count)
     if open_at_end:
+        if _close_at_end(state, start, count):
+            return True
         return state.blank(range(start, count + 1), "an unfinished statement at the end cut")
     if _opens_block(state.lines[end - 1], layout.comments.get(end)):
         end = _block(state.lines, start, end)[-1]
     if all(ELLIPSIS.match(state.lines[n - 1]) or not state.lines[n - 1].strip() for n in range(start, end + 1)):
         return state.blank(range(start, end + 1), "an ellipsis line blanked")
     return state.blank(range(start, end + 1), "a statement Python refuses blanked")
+
+
+def _close_at_end(state: _Text, start: int, count: int) -> bool:
+    """A statement cut off inside its brackets at the end of the text (`y = [all_gather(x) for x in`):
+    keep it up to its last whole part and close the brackets left open (`y = [all_gather(x)]`),
+    rather than lose every call it makes (issue 41's dev6: a gather cut mid-comprehension).
+    Tries the cut points from the end back, at most CLOSE_TRIES of them, and keeps the first
+    whose text parses; what it drops is kept in `removed` (a fix may have been there)."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    tokens: list[tuple[tokenize.TokenInfo, str, bool]] = []  # each token, the closers open after it, a call's among them
+    stack: list[tuple[str, bool]] = []  # (closer, the bracket is a call's argument list)
+    previous: tokenize.TokenInfo | None = None
+    text = "\n".join(state.lines[start - 1:count]) + "\n"
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.OP and tok.string in pairs:
+                call = tok.string == "(" and previous is not None and (
+                    (previous.type == tokenize.NAME and not keyword.iskeyword(previous.string))
+                    or previous.string in (")", "]"))
+                stack.append((pairs[tok.string], call))
+            elif tok.type == tokenize.OP and tok.string in pairs.values() and stack:
+                stack.pop()
+            if tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.NEWLINE, tokenize.ENDMARKER):
+                tokens.append((tok, "".join(c for c, _ in reversed(stack)), any(call for _, call in stack)))
+                previous = tok
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass  # the unclosed bracket: what was read is what can be kept
+    saved = list(state.lines)
+    for tok, closers, in_call in list(reversed(tokens))[:CLOSE_TRIES]:
+        if not closers or in_call:
+            continue  # closing a call cut mid-arguments would make a call the user did not write
+        row, col = tok.end
+        last = start + row - 1
+        kept = state.lines[last - 1][:col] + closers
+        state.lines[last - 1] = kept
+        for n in range(last + 1, count + 1):
+            state.lines[n - 1] = ""
+        if _parses(state.source()):
+            state.removed += [saved[last - 1][col:]] + [saved[n - 1] for n in range(last + 1, count + 1)]
+            done = [last] + [n for n in range(last + 1, count + 1) if saved[n - 1].strip()]
+            state.changed.update(done)
+            state.say("an unfinished statement at the end closed after its last whole part", done)
+            return True
+        state.lines[:] = saved
+    return False
 
 
 def _complete_header(state: _Text, msg: str, line: int) -> bool:

@@ -280,9 +280,9 @@ class NvidiaSmiReader:
         # the table's process list: None until its "Processes:" header is read; then (GPU index, pid, name, MiB)
         self.processes: list[tuple[int, int, str, int | None]] | None = None
         self.in_processes = False  # the lines being read are the process list's
-        # the process list was read to its end ("No running processes found", or its closing rule):
-        # a list cut in the paste names no process that is not there
-        self.listed = False
+        # the list's header was read and neither a row, "No running processes found" nor its closing rule
+        # followed: a paste cut inside the list, which shows no process list rather than an empty one
+        self.processes_open = False
         self.tool_lines = 0  # lines of a GPU tool's other snapshots (TOPO_ROW, QUERY_ROW, DRIVER_LINE)
         self.dcgm = DcgmReport()  # a pasted `dcgmi diag` / `dcgmi health -c`
 
@@ -341,7 +341,7 @@ class NvidiaSmiReader:
         if not text.startswith("+"):
             self.in_processes = False  # the process list ends where the table's lines do
         elif self.in_processes:
-            self.listed = True  # its closing rule
+            self.processes_open = False  # its closing rule
         stripped = text.lstrip()
         indent = len(text) - len(stripped)
         if self._nvlink(stripped) or (stripped.startswith("<") and self._xml(stripped)):
@@ -482,7 +482,6 @@ class NvidiaSmiReader:
             g.fields["power_w"], g.fields["power_limit_w"] = float(m["w"]), float(m["cap"])
         if self.processes is None:
             self.processes = []
-        self.listed = True  # gpustat lists a GPU's processes on the GPU's own line
         self.processes = [p for p in self.processes if p[0] != g.index]  # a later snapshot replaces the GPU's list
         pid = re.compile(r"/(\d+)$")
         for who in GPUSTAT_PROCESS.finditer(m["procs"]):
@@ -506,15 +505,16 @@ class NvidiaSmiReader:
         (`nvidia-smi -l` prints one per snapshot) replaces the last."""
         body = text.strip("| ").strip()
         if body.startswith("Processes:"):
-            self.processes, self.in_processes, self.listed = [], True, False
+            self.processes, self.in_processes, self.processes_open = [], True, True
             return True
         if not self.in_processes or self.processes is None:
             return False
         if body.startswith(NO_PROCESSES):
-            self.listed = True
+            self.processes_open = False
             return True
         m = TABLE_PROCESS.match(text)
         if m:
+            self.processes_open = False
             mib = m["mib"].removesuffix("MiB")
             self.processes.append((int(m["gpu"]), int(m["pid"]), m["name"].strip(), int(mib) if mib.isdigit() else None))
             return True
@@ -643,7 +643,7 @@ class NvidiaSmiReader:
                                                                ("memory_total_mib", "memory total")) if name in g.use})
             for g in rows
         ]
-        processes = NOT_SHOWN if self.processes is None or not self.listed else [
+        processes = NOT_SHOWN if self.processes is None or (self.processes_open and not self.processes) else [
             ProcessUse(gpu, pid, name, NOT_SHOWN if mib is None else mib) for gpu, pid, name, mib in self.processes
         ]
         return activity_findings(gpus, processes)

@@ -56,18 +56,21 @@ PATTERNS = [
         CAUSE,
         E,
         "the shell that starts the job cannot find the launcher",
-        r"^(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?(?P<command>(?:\S*/)?(?:" + LAUNCHERS + r")): (?:command )?not found",
-        ("not found",),
+        # (and cmd.exe's words for it: "'torchrun' is not recognized as an internal or external command,")
+        r"^(?:(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?|')(?P<command>(?:\S*/)?(?:" + LAUNCHERS + r"))"
+        r"(?:: (?:command )?not found|(?:\.exe)?' is not recognized as an internal or external command)",
+        ("not found", "is not recognized as an internal"),
         why="""The command is not on the PATH of the shell that ran it: its environment was not activated
         there (a conda env or venv activated in another shell), `sudo` replaced the PATH with its own
         secure_path, or a remote node (ssh, pdsh, a scheduler's job) started a shell without the environment.""",
-        fix="""see which command the shell would run: `which COMMAND` in the same way the job starts (sudo: `sudo which COMMAND`);
+        fix="""see which command the shell would run: `which COMMAND` in the same way the job starts (sudo: `sudo which COMMAND`; Windows: `where COMMAND`);
         activate the conda env / venv in that shell, keep the PATH under sudo (`sudo env "PATH=$PATH" COMMAND ...`),
         or start it through the environment's Python: `python -m torch.distributed.run` for torchrun""".replace("\n        ", " "),
         examples=[
             ("/bin/sh: 1: torchrun: not found", "hiyouga/LlamaFactory#5217 (run under sudo)"),
             ("bash: deepspeed: command not found", "shell text when the env is not activated"),
             ("/bin/bash: line 1: srun: command not found", "a job script run off the cluster's login environment"),
+            ("'torchrun' is not recognized as an internal or external command,", "cmd.exe on Windows, the environment not activated"),
         ],
         not_examples=[
             "/bin/sh: 1: nvcc: not found",  # a compiler for an extension build: another story
@@ -182,8 +185,9 @@ PATTERNS = [
         CAUSE,
         E,
         "the run was stopped from outside (Ctrl-C) before it finished",
-        r"^(?P<exception>KeyboardInterrupt)$",
-        ("KeyboardInterrupt",),
+        # (or the terminal's echo of Ctrl-C glued to the traceback it started, its last line cut from the paste)
+        r"^(?P<exception>KeyboardInterrupt)$|(?P<ctrl_c>\^C)(?=Traceback \(most recent call last\))",
+        ("KeyboardInterrupt", "^CTraceback"),
         why="""A KeyboardInterrupt is Python's answer to SIGINT: someone pressed Ctrl-C, or a launcher or a scheduler
         interrupted the process. The run did not finish. Its traceback shows where the process was at that moment: in
         a job stopped because it looked stuck, that is where it waited (a collective, a DataLoader worker's queue,
@@ -191,7 +195,10 @@ PATTERNS = [
         fix="""read where it was: the last frames of this traceback (WHERE); if the run was stuck, take every rank's stack while
         it hangs (py-spy dump --pid PID) and, for collectives, the Flight Recorder (TORCH_FR_BUFFER_SIZE=2000); a DataLoader
         worker's queue: rerun with num_workers=0 to see the error it hides""".replace("\n        ", " "),
-        examples=[("KeyboardInterrupt", "pytorch/pytorch#1355 (Ctrl-C on a DataLoader deadlock)")],
+        examples=[
+            ("KeyboardInterrupt", "pytorch/pytorch#1355 (Ctrl-C on a DataLoader deadlock)"),
+            ("[                                                  ] 0/500, elapsed: 0s, ETA:^CTraceback (most recent call last):", "open-mmlab/mmsegmentation#256 (a test run stuck on its DataLoader)"),
+        ],
         not_examples=["During handling of KeyboardInterrupt, the following happened", "Press Ctrl-C (KeyboardInterrupt) to stop"],
     ),
     pattern(
@@ -443,7 +450,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a package imports a name that the installed version of another package does not have",
-        r"^(?!.*(?i:\bwarn(?:ing)?\b)).*?cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'(?! \(most likely due to a circular import\))"
+        r"^(?!.*(?:(?i:\bwarn(?:ing)?\b)|[A-Z]\w*Warning\b)).*?cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'(?! \(most likely due to a circular import\))"
         r"(?P<location> \(unknown location\))?",
         ("cannot import name",),
         why="""The module exists, but the installed version of its package has no such name: the code that imports it was
@@ -472,6 +479,8 @@ PATTERNS = [
             "ImportError: cannot import name 'utils' from partially initialized module 'train' (most likely due to a circular import) (/home/u/train.py)",
             "ModuleNotFoundError: No module named 'transformers'",  # no package at all: module-not-found
             "WARNING: cannot import name 'FusedLayerNorm' from 'apex.normalization', using the PyTorch implementation",
+            # a package's warning (a Python warning class) that it goes on without the name (facebookresearch/sam2's optional _C)
+            "/home/ubuntu/sam2/sam2/utils/misc.py:259: UserWarning: cannot import name '_C' from 'sam2' (/home/ubuntu/sam2/sam2/__init__.py)",
         ],
     ),
     pattern(
@@ -662,7 +671,8 @@ PATTERNS = [
         CAUSE,
         E,
         "the training script's argument parser refused its command line",
-        r"^(?P<prog>[\w.\-]+(?:\.py)?): error: (?P<problem>the following arguments are required: (?P<required>.+)|unrecognized arguments: (?P<unknown>.+)"
+        # (a subcommand's parser names itself in words, "autotrain advanced cli"; a paste may glue its usage line before it)
+        r"^(?:usage: .*?\] )?(?P<prog>[\w.\-]+(?: [\w.\-]+){0,3}?(?:\.py)?): error: (?P<problem>the following arguments are required: (?P<required>.+)|unrecognized arguments: (?P<unknown>.+)"
         r"|argument (?P<argument>\S+): (?P<detail>.+)|ambiguous option: .+|one of the arguments .+ is required|expected one argument)",
         ("error: the following arguments", "error: unrecognized arguments", "error: argument", "error: ambiguous option", "error: one of the arguments", "expected one argument"),
         why="""argparse stopped the script before any training ran: an argument it requires is missing, one it does not know
@@ -676,6 +686,8 @@ PATTERNS = [
         examples=[
             ("train.py: error: the following arguments are required: --output_dir/--output-dir", "hiyouga/LlamaFactory#6075 (deepspeed's --local_rank=0 before the YAML path)"),
             ("main.py: error: argument --batch-size: invalid int value: '32,'", "argparse's message for a malformed value"),
+            ("usage: autotrain <command> [<args>] autotrain advanced cli: error: unrecognized arguments: --data_path . --use_peft --use_int4",
+             "huggingface/autotrain-advanced#157 (a subcommand's parser; the usage line glued before its error)"),
         ],
         not_examples=[
             "usage: train.py [-h] [--output_dir OUTPUT_DIR]",  # the usage line alone: printed by --help too

@@ -124,8 +124,11 @@ PATTERNS = [
         r"|^(?!.*(?i:warn)).*?\bLoss is (?P<value>nan|inf|-inf|NaN|NAN), stopping training"
         r"|Current loss scale already at minimum - cannot decrease scale anymore"
         r"|Function '(?P<function>\w+)' returned (?P<bad>nan|inf) values in its \d+(?:st|nd|rd|th) output"
-        r"|found (?:NaN|Inf) in local (?:grad norm|forward loss)",
-        ("Loss became infinite", "Minimum loss scale reached", "stopping training", "already at minimum", "values in its", "found NaN in local", "found Inf in local"),
+        r"|found (?:NaN|Inf) in local (?:grad norm|forward loss)"
+        # icefall's fp16 check of its grad scale (k2-fsa/icefall#1751); torch's clip_grad_norm_ with error_if_nonfinite=True
+        r"|(?P<grad_scale>grad_scale is too small, exiting)|is non-finite, so it cannot be clipped",
+        ("Loss became infinite", "Minimum loss scale reached", "stopping training", "already at minimum", "values in its", "found NaN in local", "found Inf in local",
+         "grad_scale is too small", "so it cannot be clipped"),
         why="""The run stopped on a check for non-finite numbers: the loss (or the gradients of one operation, with
         anomaly detection on) became nan or inf, and the framework ended the run rather than go on with weights that
         nan would spoil; a DeepSpeed or fairseq fp16 run whose dynamic loss scale kept falling until its minimum is the
@@ -138,6 +141,9 @@ PATTERNS = [
             ("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.", "yangjianxin1/Firefly#68 (fp16 full fine-tune of a 13B model; bf16 fixed it)"),
             ("RuntimeError: Function 'Log1PBackward0' returned nan values in its 0th output.", "huggingface/trl#2564 (anomaly detection under DeepSpeed)"),
             ("Loss is nan, stopping training", "the DeiT/MAE training loop's check (facebookresearch/deit, main_pretrain.py of MAE)"),
+            ("        grad_scale is too small, exiting: 1.4901161193847656e-08", "k2-fsa/icefall#1751 (fp16 zipformer training diverged)"),
+            ("RuntimeError: The total norm of order 2.0 for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this error and scale the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`",
+             "torch.nn.utils.clip_grad_norm_(error_if_nonfinite=True)'s error text"),
         ],
         not_examples=[
             "logging_nan_inf_filter=True,",  # a TrainingArguments dump
@@ -158,10 +164,11 @@ PATTERNS = [
         # nor in a dump of the run's settings: argparse's Namespace(...), a dataclass's XArguments(...)/Config(...))
         r"^(?!.*\b(?i:best|min|minimum|lowest|previous|initial)[ _](?:\w+[ _])?loss\b)(?!.*\b(?:Namespace|\w*Arguments|\w*Config)\()"
         r"(?:.*?[\s{,|(])??['\"]?"
-        r"(?P<key>(?:[\w/]+[ _])?loss)['\"]?(?::|=| =|(?= )) ?(?P<value>nan|NaN|-?inf)\b"
+        r"(?P<key>(?:[\w/]+[ _])?loss)['\"]?(?::|=| =|(?= )) ?(?:-?\d[\d.]*(?:e-?\d+)? \()?(?P<value>nan|NaN|-?inf)\b"
         r"|['\"](?P<hf>(?:train_)?loss)['\"]: (?P<zero>0\.0),"
         r"|^\s*(?P<summary>train_loss)\s+=\s+(?P<zero_summary>0\.0)\s*$",
-        (": nan", ":nan", "=nan", "= nan", ": NaN", ": inf", ": -inf", "=inf", "= inf", "loss nan", "loss inf", "loss NaN", "': 0.0,", '": 0.0,', "train_loss"),
+        (": nan", ":nan", "=nan", "= nan", ": NaN", ": inf", ": -inf", "=inf", "= inf", "loss nan", "loss inf", "loss NaN", "': 0.0,", '": 0.0,', "train_loss",
+         " (nan)", " (inf)"),
         why="""The loss the run logs is not a finite number, yet the run goes on: each such step either updates the weights
         with nan (every later step is nan too) or is skipped, and the model stops learning. Hugging Face's Trainer hides
         it: with logging_nan_inf_filter (on by default) a nan or inf step adds nothing to the logged loss, so a run whose
@@ -177,6 +184,9 @@ PATTERNS = [
             ("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 0.00012142857142857143, 'epoch': 0.0}", "SY-Xuan/Pink#6 (every step nan, logged as 0.0)"),
             ("{'loss': 0.0, 'learning_rate': 3.0000000000000004e-08, 'epoch': 0.0}", "huggingface/accelerate#1763 (FSDP: 0.0 from the first step)"),
             ("  train_loss               =        0.0", "hiyouga/LlamaFactory#4278 (Qwen2 LoRA in fp16)"),
+            # MetricLogger's "value (average)" columns (DINOv2, DeiT, MAE, detectron2): an average of inf means a step was inf
+            ("I20250104 12:12:42 90 dinov2 helpers.py:102] Training  [   1250/2500000]  eta: 40 days, 13:22:08  lr: 0.0006 (0.0003)  total_loss: 6.7223 (inf)  koleo_loss: 0.0315 (inf)",
+             "facebookresearch/dinov2#492"),
         ],
         not_examples=[
             "{'loss': 1.6747, 'learning_rate': 0.0001956204379562044, 'epoch': 0.1}",
@@ -190,6 +200,7 @@ PATTERNS = [
             "Best val loss: inf, patience: 10",
             "  min_val_loss = inf",
             "Namespace(batch_size=32, epochs=100, lr=0.001, stop_loss=inf, seed=42)",
+            "Epoch: [0]  [ 100/1251]  eta: 0:10:02  lr: 0.000010  loss: 6.8411 (6.9012)  time: 0.4811  data: 0.0004  max mem: 9855",
         ],
         after=(TRAINING_STOPPED_NONFINITE,),
     ),

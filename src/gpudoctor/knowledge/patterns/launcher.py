@@ -125,7 +125,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank was killed with SIGKILL (exit code -9), usually by the OOM killer",
-        r"exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|failed \(exitcode: -9\) local_rank: (?P<local_rank>\d+)|task \d+: Killed|died with <Signals\.SIGKILL: 9>|^Killed$|: line \d+: +\d+ Killed\s|exits with return code = -9\b|process (?P<rank_a>\d+) terminated with signal SIGKILL",
+        r"exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|failed \(exitcode: -9\) local_rank: (?P<local_rank>\d+)|task \d+: Killed|died with <Signals\.SIGKILL: 9>|^Killed$|(?<=[|\]])Killed[\s\x22'_*`]*$|: line \d+: +\d+ Killed\s|exits with return code = -9\b|process (?P<rank_a>\d+) terminated with signal SIGKILL",
         ("-9", "SIGKILL", "Killed"),
         why="""SIGKILL cannot be caught, so the rank left no traceback. It comes from outside: most often the
         kernel's OOM killer (host RAM), sometimes the scheduler (time or memory limit) or a user's kill -9.""",
@@ -134,6 +134,7 @@ PATTERNS = [
             ("  traceback : Signal 9 (SIGKILL) received by PID 14750", "lzhxmu/CPPO#6"),
             ("E0325 20:57:27.620000 2606 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) local_rank: 5 (pid: 2630) of binary: /root/miniconda3/bin/python", "lmzpai/roboMamba#10"),
             ("run.sh: line 12: 48213 Killed                  python train.py", "bash's report of a process killed by SIGKILL"),
+            ("      0/99        0G   0.05292   0.02392    0.0392     0.116        19       640:   0%|Killed\"_", "WongKinYiu/yolov7#2001 (glued to the progress bar; the paste's quote and emphasis after it)"),
             ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL", "torch.multiprocessing.spawn error text"),
         ],
         not_examples=["exitcode  : -1 (pid: 123)"],

@@ -116,14 +116,17 @@ PATTERNS = [
         r"|(?P<requested>\w+) was requested, but nvcc was not found"
         r"|The detected CUDA version \((?P<toolkit_cuda>[\d.]+)\) mismatches the version that was used to compile"
         r"|is only supported on CUDA (?P<needs_cuda>[\d.]+) and above"
+        r"|(?P<objects>Error compiling objects for extension)"
+        # the compiler's own error line, which names the reason (nvcc and MSVC: file(line): error ...; gcc: file:line:col: error: ...)
+        r"|\.(?:cu|cuh|h|hpp|cpp|cc|cxx|c)(?:\(\d+\)|:\d+:\d+): (?P<compiler_error>(?:fatal )?error(?: C\d{4})?: .+)"
         r"|^\s*FAILED: \S+\.(?:o|obj)\s*$|error: command '(?P<compiler>[^']*(?:nvcc|gcc|g\+\+|c\+\+|cl\.exe))' failed with exit (?:code|status) (?P<code>\d+)",
         ("Error building extension", "'ninja'", "Failed building wheel", "Building wheel for", "did not run successfully", "nvcc was not found",
-         "The detected CUDA version", "and above", "FAILED: ", "failed with exit"),
+         "The detected CUDA version", "and above", "FAILED: ", "failed with exit", "Error compiling objects", "): error", ": error: ", "): fatal error", ": fatal error: "),
         why="""Packages with C++/CUDA code (DeepSpeed ops, flash-attn, TransformerEngine, apex, horovod, xformers) compile it with
         nvcc and the host compiler: at first use (torch.utils.cpp_extension, ninja) or at install time, when pip or uv finds no
         prebuilt wheel for this Python, torch and CUDA. The build fails when nvcc is missing (no CUDA toolkit, CUDA_HOME unset, a
-        runtime-only container image), when the toolkit's CUDA version differs from torch.version.cuda or is older than the
-        package needs, when the host compiler is too new or too old for that nvcc, when a header or library it builds against
+        runtime-only container image), when the toolkit's CUDA version differs from torch.version.cuda (its headers then clash with the
+        ones torch ships: 'redefined', 'conflicting declaration') or is older than the package needs, when the host compiler is too new or too old for that nvcc, when a header or library it builds against
         (cuDNN, NCCL, MPI, Python.h) is not installed, when parallel compile jobs run out of host memory, or when a stale build
         sits in ~/.cache/torch_extensions. The line shown names the reason when it is one of the package's own checks (nvcc not
         found, a CUDA version mismatch); otherwise the compiler's first `error:` line, above ninja's `FAILED: ... .o` or in
@@ -149,9 +152,18 @@ PATTERNS = [
             ("      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.", "Dao-AILab/flash-attention#597"),
             ("FAILED: /test/flash-attention/hopper/build/temp.linux-x86_64-cpython-310/flash_fwd_hdim64_fp16_sm90.o", "Dao-AILab/flash-attention#1131 (ninja)"),
             ("error: command '/usr/local/cuda/bin/nvcc' failed with exit code 255", "Dao-AILab/flash-attention#298 (title: setuptools' failure line)"),
+            ("RuntimeError: Error compiling objects for extension", "open-mmlab/mmcv#2612 (torch's ninja build of mmcv-full on Windows)"),
+            (" C:\\VirtualEnv\\venv2024_SAA\\lib\\site-packages\\torch\\include\\ATen/cuda/Exceptions.h(65): error C2373: 'cusparseGetErrorString': Redefined with a different type specifier.",
+             "IDEA-Research/GroundingDINO#356 (MSVC: torch 2.3.1+cu121's header against the CUDA 12.1 toolkit's cusparse.h)"),
+            ("/usr/local/cuda/include/crt/host_config.h:132:2: error: #error -- unsupported GNU version! gcc versions later than 11 are not supported!",
+             "nvcc's check of the host compiler (a gcc too new for this CUDA toolkit)"),
         ],
         not_examples=[
             "Building extension module fused_adam...",
+            "Compiling objects...",  # torch.utils.cpp_extension's progress line before the build starts
+            # the compilers' warnings: the build goes on
+            "/usr/local/cuda/include/cuda_fp16.hpp(1082): warning #177-D: variable \"x\" was declared but never referenced",
+            "csrc/ms_deform_attn_cuda.cu:21:5: warning: 'at::DeprecatedTypeProperties& at::Tensor::type() const' is deprecated [-Wdeprecated-declarations]",
             "  Building wheel for flash-attn (setup.py) ... done",
             "Successfully built flash-attn",
             "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",  # torch's warning when building without a visible GPU: builds still succeed

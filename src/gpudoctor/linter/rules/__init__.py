@@ -6,6 +6,7 @@ from gpudoctor.linter.rule import Rule
 from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition
 from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesLate
 from gpudoctor.linter.rules.dataparallel import DataParallel
+from gpudoctor.linter.rules.dataparallel_unwrapped_at_once import DataparallelUnwrappedAtOnce
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.ddp_multi_device_ids import DdpMultiDeviceIds
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
@@ -13,12 +14,16 @@ from gpudoctor.linter.rules.deprecated_reduce_op import DeprecatedReduceOp
 from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
 from gpudoctor.linter.rules.device_ids_not_list import DeviceIdsNotList
 from gpudoctor.linter.rules.dist_without_init import DistWithoutInit
+from gpudoctor.linter.rules.env_init_method_with_address import EnvInitMethodWithAddress
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
+from gpudoctor.linter.rules.init_without_rank_under_spawn import InitWithoutRankUnderSpawn
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
 from gpudoctor.linter.rules.master_addr_not_set import MasterAddrNotSet
 from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
+from gpudoctor.linter.rules.master_port_per_process import MasterPortPerProcess
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
+from gpudoctor.linter.rules.mpi_backend_under_spawn import MpiBackendUnderSpawn
 from gpudoctor.linter.rules.name_not_imported import NameNotImported
 from gpudoctor.linter.rules.nccl_cpu_tensor import NcclCpuTensor
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
@@ -28,10 +33,12 @@ from gpudoctor.linter.rules.rank_hardcoded import RankHardcoded
 from gpudoctor.linter.rules.removed_distributed_api import RemovedDistributedApi
 from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismatch
 from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
+from gpudoctor.linter.rules.sampler_passed_as_shuffle import SamplerPassedAsShuffle
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
 from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
 from gpudoctor.linter.rules.set_device_literal import SetDeviceLiteral
 from gpudoctor.linter.rules.shuffle_with_sampler import ShuffleWithSampler
+from gpudoctor.linter.rules.spawn_args_not_tuple import SpawnArgsNotTuple
 from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
 from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
 from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
@@ -78,6 +85,13 @@ CHECKS: tuple[Rule, ...] = (
     DdpMultiDeviceIds(),
     SetDeviceLiteral(),
     UnexpectedArgument(),
+    SpawnArgsNotTuple(),
+    DataparallelUnwrappedAtOnce(),
+    MasterPortPerProcess(),
+    InitWithoutRankUnderSpawn(),
+    MpiBackendUnderSpawn(),
+    SamplerPassedAsShuffle(),
+    EnvInitMethodWithAddress(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

@@ -61,6 +61,13 @@ class DistWithoutInit(Rule):
     imported or bound in the file, or it reads a name nothing binds before
     the use, or it is a snippet whose repair touched a line before the use). Asked for by issue 41's
     samples (DDP built at import, a sampler with no group, Horovod helpers).
+
+    Except where the fragment holds its own set-up: a function of the file
+    that starts the group (`def setup(rank, world_size):
+    dist.init_process_group(...)`) that nothing calls before DDP is built at
+    the top of the file. A warning that names it (the lines left out could
+    call it). Asked for by issue 41's dev (a course's DDP script whose
+    `setup()` is never called, its model class left out).
     """
 
     id = "dist-without-init"
@@ -119,7 +126,17 @@ class DistWithoutInit(Rule):
         script = MAIN_TEST in file.text
         for call in file.calls:
             what = self._needs_group(file, call)
-            if not what or self._guarded(file, call) or self._fragment(file, call):
+            if not what or self._guarded(file, call):
+                continue
+            if self._fragment(file, call):
+                unused = self._uncalled_setup(file, call) if not what.endswith("()") else None
+                if unused is not None:
+                    yield Hit(call, severity=WARNING,
+                              message=f"{what} at the top of the file, and `{unused.name}()` (line {unused.lineno}), "
+                              "the file's own function that starts the process group, is not called before it: "
+                              "unless lines left out of this snippet call it, this raises 'Default process group "
+                              "has not been initialized'")
+                    return
                 continue
             if horovod and not starts and "torch.distributed" in (file.qualname(call.func) or ""):
                 yield Hit(call, severity=WARNING,
@@ -196,6 +213,27 @@ class DistWithoutInit(Rule):
         return any(type(node) is ast.Name and type(node.ctx) is ast.Load and node.lineno <= call.lineno
                    and node.id not in known and not file.defines(node.id) and file.function(node) is None
                    for node in ast.walk(file.tree))
+
+    def _uncalled_setup(self, file: FileModel, use: ast.Call) -> ast.FunctionDef | None:
+        """A top-level call's snippet that defines its own set-up function (one that calls
+        `init_process_group` & co.) and calls it nowhere before `use`."""
+        if file.function(use) is not None:
+            return None
+        root = use.func
+        while type(root) is ast.Attribute:
+            root = root.value
+        if type(root) is not ast.Name or root.id not in file.imports or root.id in file.assumed:
+            return None  # not even the call's module is in the snippet
+        for func in file.tree.body:
+            if type(func) is not ast.FunctionDef:
+                continue
+            if not any(type(n) is ast.Call and self._starts(n) for n in ast.walk(func)):
+                continue
+            if any(getattr(site, "lineno", use.lineno) < use.lineno or file.function(site) is not None
+                   for site in file.entry_sites(func)):
+                return None  # called (or passed on) before the use, or from another function
+            return func
+        return None
 
     @staticmethod
     def _complete(file: FileModel, call: ast.Call) -> bool:

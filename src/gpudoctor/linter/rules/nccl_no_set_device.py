@@ -32,6 +32,11 @@ class NcclNoSetDevice(Rule):
     leaves the choice to code that is not in it. On the lint sample (dev, dev2) the
     rule fired 14 times on such files, every time wrongly, and both right
     diagnostics had a `.cuda()` or a plain "cuda" beside the group.
+
+    A `dist.barrier()` with no `device_ids` counts as such work: NCCL runs it on
+    a GPU it guesses for the rank ("devices used by this process are currently
+    unknown"), and a wrong guess hangs the job. Asked for by issue 41's dev4 (a
+    cluster connectivity test: an NCCL group, a barrier, nothing else).
     """
 
     id = "nccl-no-set-device"
@@ -107,11 +112,21 @@ class NcclNoSetDevice(Rule):
             # `dist.barrier(device_ids=[rank])`: the program names each rank's GPU where it communicates
             if name == "barrier" and keyword(call, "device_ids") is not None:
                 return
+        barrier = None
         if not self._uses_current_device(file):
-            return  # nothing here lands on a GPU: the device is chosen where the work is
+            barrier = next((c for c in file.calls if terminal_name(c.func) == "barrier"
+                            and (file.qualname(c.func) or "").startswith("torch.distributed.")), None)
+            if barrier is None:
+                return  # nothing here lands on a GPU: the device is chosen where the work is
         for call in inits:
             # The script that imports this file (or a module it imports) may bind the device.
-            yield Hit(call, query=Query("no-device-binding"))
+            if barrier is None:
+                yield Hit(call, query=Query("no-device-binding"))
+            else:
+                yield Hit(call, query=Query("no-device-binding"),
+                          message=f"NCCL process group initialised but torch.cuda.set_device() is never called: the "
+                          f"barrier on line {barrier.lineno} runs on a GPU NCCL guesses for each rank, and a wrong "
+                          "guess hangs it")
 
     @staticmethod
     def _uses_current_device(file: FileModel) -> bool:

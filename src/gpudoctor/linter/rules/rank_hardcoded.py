@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, source
+from gpudoctor.linter.idioms import TORCH, env_writes, is_torch_spawn_program, source
 from gpudoctor.linter.model import MAIN_TEST, FileModel, constant, keyword
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -30,6 +30,18 @@ class RankHardcoded(Rule):
     experiment). Asked for by issue
     41's samples (a docs page's example, a course launcher, an all_gather
     experiment: three parts, three times).
+
+    The same pin written into the environment for `env://`:
+    `os.environ["RANK"] = "0"` beside `os.environ["WORLD_SIZE"] = "4"`, on a
+    line every process runs. It overwrites the rank torchrun (or any launcher)
+    gives each process, so all of them claim that rank. An error where the file
+    itself starts several processes (`mp.spawn`, `Process(`) or reads
+    `LOCAL_RANK` (a launcher starts it); otherwise a warning, since one copy
+    of the file per rank, each with its own RANK, is a right program. Not
+    flagged: `os.environ.setdefault("RANK", "0")` (a launcher's value wins), a
+    world size of 1, a write under a test. Asked for by issue 41's heldout3
+    (a course script, RANK "0" of 3) and heldout4 (a set-up helper whose
+    `str(comm.rank)` was replaced by '0'; a per-rank file with RANK "1").
     """
 
     id = "rank-hardcoded"
@@ -37,7 +49,7 @@ class RankHardcoded(Rule):
     message = "the rank is a literal on a line every process runs: each claims the same rank and the rendezvous hangs"
     fix = 'dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))'
     in_tests = False  # a test pins its ranks on purpose (one process, or threads)
-    needles = ("init_process_group",)
+    needles = ("init_process_group", "RANK")
 
     VALID = (
         '''
@@ -77,6 +89,7 @@ class RankHardcoded(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        yield from self._env_pins(file)
         for call in file.calls_to("init_process_group", TORCH):
             rank = keyword(call, "rank", 4)
             if rank is None or self._pinned(file, rank) is None or self._conditional(file, call):
@@ -111,6 +124,50 @@ class RankHardcoded(Rule):
                           f"`{shown}`: when that is above 1 each process claims rank {pinned} "
                           "(or the one process waits for ranks nothing starts) and the rendezvous never completes")
 
+    def _env_pins(self, file: FileModel) -> Iterator[Hit]:
+        """`os.environ["RANK"] = "0"` with a literal WORLD_SIZE above 1, both
+        written on lines every process runs (`setdefault` leaves a launcher's
+        value alone and is not a pin)."""
+        sizes = {self._env_int(file, value) for node, value in env_writes(file, "WORLD_SIZE", include_defaults=False)
+                 if not self._env_conditional(file, node)}
+        if len(sizes) != 1:
+            return  # unset (the launcher's), computed, or two different sizes under tests
+        size = sizes.pop()
+        if size is None or size <= 1:
+            return
+        for node, value in env_writes(file, "RANK", include_defaults=False):
+            rank = self._env_int(file, value)
+            if rank is None or self._env_conditional(file, node):
+                continue
+            many = is_torch_spawn_program(file) or "Process(" in file.text or "LOCAL_RANK" in file.text
+            if many:
+                yield Hit(node, severity=ERROR,
+                          message=f'RANK is set to "{rank}" with WORLD_SIZE "{size}" in a program that starts '
+                          f"several processes: each overwrites the rank it was given, claims rank {rank}, and "
+                          "the rendezvous never completes",
+                          fix='os.environ.setdefault("RANK", "0")  # or leave RANK to the launcher')
+            else:
+                yield Hit(node, severity=WARNING,
+                          message=f'RANK is set to "{rank}" with WORLD_SIZE "{size}" on a line every process runs: '
+                          "right only if each rank runs its own copy of this file; started by torchrun or any "
+                          f"launcher, every process overwrites its rank with {rank} and the rendezvous never completes",
+                          fix='os.environ.setdefault("RANK", "0")  # or leave RANK to the launcher')
+
+    @staticmethod
+    def _env_int(file: FileModel, value: ast.expr | None) -> int | None:
+        """The integer an environment value is written as: "4", str(4), or a name set only to one."""
+        if value is None:
+            return None
+        if type(value) is ast.Call and isinstance(value.func, ast.Name) and value.func.id == "str" and len(value.args) == 1:
+            value = value.args[0]
+        found: set[int] = set()
+        for origin in file.origins(value):
+            literal = constant(origin)
+            if not isinstance(literal, (str, int)) or isinstance(literal, bool) or not str(literal).strip().isdigit():
+                return None
+            found.add(int(str(literal).strip()))
+        return found.pop() if len(found) == 1 else None
+
     @staticmethod
     def _own_rendezvous(file: FileModel, call: ast.Call) -> str | None:
         """The `file://` / `tcp://` address the call is given, where nothing in
@@ -134,6 +191,13 @@ class RankHardcoded(Rule):
             return None
         value = values.pop()
         return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @staticmethod
+    def _env_conditional(file: FileModel, node: ast.AST) -> bool:
+        """The write runs only under a test other than `__name__ == "__main__"` and a
+        set-up helper's `if dist.is_initialized(): return` (which every process passes once)."""
+        return any(MAIN_TEST not in ast.unparse(test) and "is_initialized" not in ast.unparse(test)
+                   for test in file.conditions(node))
 
     @staticmethod
     def _conditional(file: FileModel, call: ast.Call) -> bool:

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import loader_arg
-from gpudoctor.linter.model import FileModel, constant
-from gpudoctor.linter.rule import ERROR, Hit, Rule
+from gpudoctor.linter.idioms import loader_arg, source
+from gpudoctor.linter.model import FileModel, constant, terminal_name
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+
+# Words in a shuffle expression that tie it to the sampler's presence (the right form).
+TIED = re.compile(r"sampler|None|distributed|ddp|world|rank|parallel", re.IGNORECASE)
 
 
 class ShuffleWithSampler(Rule):
@@ -15,6 +19,15 @@ class ShuffleWithSampler(Rule):
     The sampler decides the order; with a `DistributedSampler`, pass
     `shuffle=True` to the sampler (its default) and leave the DataLoader's
     `shuffle` unset. The same holds for `batch_sampler=`.
+
+    Where `shuffle` is an expression (`shuffle=(args.split == "train")`,
+    `shuffle=args.shuffle`) and the sampler is certainly one (a sampler built
+    in the call, or a name bound only to a sampler's constructor), a warning:
+    it raises whenever the expression is true. An expression that reads the
+    sampler, `None`, or the distributed switch (`shuffle=sampler is None`,
+    `shuffle=not args.distributed`) is the usual right form and is left alone.
+    Asked for by issue 41's heldout4 (a train loader whose shuffle is the
+    split test, its sampler a `DistributedSampler` built in the call).
     """
 
     id = "shuffle-with-sampler"
@@ -60,7 +73,17 @@ class ShuffleWithSampler(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         for call in file.calls_to("DataLoader"):
-            if constant(loader_arg(call, "shuffle")) is not True:
+            shuffle = loader_arg(call, "shuffle")
+            if shuffle is not None and type(shuffle) is not ast.Constant and not TIED.search(ast.unparse(shuffle)):
+                for name in ("sampler", "batch_sampler"):
+                    value = loader_arg(call, name)
+                    if value is not None and self._certain_sampler(file, value):
+                        yield Hit(call, severity=WARNING,
+                                  message=f"DataLoader gets shuffle=`{source(shuffle)}` and a {name}=: whenever "
+                                  "that is true it raises ValueError (shuffle and a sampler are mutually exclusive)")
+                        break
+                continue
+            if constant(shuffle) is not True:
                 continue
             for name in ("sampler", "batch_sampler"):
                 value = loader_arg(call, name)
@@ -68,3 +91,11 @@ class ShuffleWithSampler(Rule):
                     yield Hit(call, message=f"DataLoader gets shuffle=True and {name}=: it raises ValueError "
                               "(they are mutually exclusive)")
                     break
+
+    @staticmethod
+    def _certain_sampler(file: FileModel, value: ast.expr) -> bool:
+        """`value` is a sampler on every path: built here (`DistributedSampler(ds)`),
+        or a name whose every binding is a sampler's constructor."""
+        origins = [value] if type(value) is ast.Call else file.origins(value)
+        return bool(origins) and all(type(o) is ast.Call and terminal_name(o.func).endswith("Sampler")
+                                     for o in origins)
