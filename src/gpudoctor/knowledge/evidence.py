@@ -38,6 +38,9 @@ LEVEL_AT = (
     # phrase such as "ERROR Handling:" is not one)
     r"|(?<=\d )(?:{caps})\s+(?:[a-z_][\w.\-]*:|\[[a-z_][\w.\-]*\])\s"
     r"|\blevel=\"?(?:{lower})\b"
+    # an RFC 3339 time (its zone, Z or an offset, says so) then the level: Rust's tracing, Go's zap and logrus
+    # text ("2023-05-30T10:39:23.156417Z ERROR HTTP request{...}: text_generation_router: ...")
+    r"|\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s+(?:{caps})\s"
 )
 ERROR_LEVEL = re.compile(LEVEL_AT.format(caps="ERROR|CRITICAL|FATAL|PANIC", glog="EF", lower="error|fatal|critical|panic"))
 # The levels at which a program says it cannot go on (glog's F aborts the process after the line).

@@ -174,9 +174,48 @@ def unquoted(text: str) -> str:
     return text
 
 
+# Two records on one physical line, the line break between them lost in the paste: an exception's line
+# glued to the end of a progress bar ("... 50/51 [44:23<00:53, 53.27s/it]KeyError: 'x'") or of the source
+# line a traceback quotes ("....to(torch.float32)ValueError: ..."; a name right after a closing bracket is no
+# Python), or another rank's prefixed line glued to the end of one ("... using GPU 1[rank0]: KeyError: 'lr'").
+# Each match ends the first record; the next begins where it ends.
+GLUED_RECORD = re.compile(
+    r"(?:/(?:s|it)(?:,[^\[\]]*)?\]\s*|[\])])(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::\s|$))"
+    r"|(?<=[^\s\]:])\s*(?=\[(?:rank|default)\d+\]:)"
+)
+GLUED_WORDS = ("Error", "Exception", "Interrupt", "Exit", "Failure")
+
+
 def segments(raw: str) -> list[LogLine]:
     """A physical line -> its messages: tqdm and friends rewrite a line with bare
-    carriage returns, so one 'line' can hold many."""
+    carriage returns, so one 'line' can hold many; and a paste may lose the line
+    break between two records (GLUED_RECORD)."""
     raw = raw.rstrip("\r\n")
     parts = [p for p in raw.split("\r") if p.strip()] if "\r" in raw else [raw]
-    return [strip(p) for p in parts]
+    out = []
+    for part in parts:
+        if any(word in part for word in GLUED_WORDS) or part.find("[rank", 1) > 0 or part.find("[default", 1) > 0:
+            out += glued(part)
+        else:
+            out.append(strip(part))
+    return out
+
+
+def glued(part: str) -> list[LogLine]:
+    """The records of one segment, where a paste glued them together; a record with no
+    prefix of its own came from the same process as the one it is glued to."""
+    cuts = [m.end() for m in GLUED_RECORD.finditer(part) if 0 < m.end() < len(part)]
+    if not cuts:
+        return [strip(part)]
+    out: list[LogLine] = []
+    start = 0
+    for end in cuts + [len(part)]:
+        record = strip(part[start:end])
+        if not record.text and end < len(part):
+            continue  # only prefixes before it (a quote, Ray's or docker's): the same record goes on
+        start = end
+        if out and record.rank is None and record.local_rank is None and record.node is None:
+            first = out[0]
+            record = LogLine(record.text, first.rank, first.local_rank, first.node)
+        out.append(record)
+    return out

@@ -55,6 +55,12 @@ AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"
 # NCCL error, is the timeout surfacing, not a failure of its own.
 COLLECTIVE_TIMEOUTS = ("nccl-watchdog-timeout", "nccl-timeout-dump-signal", "gloo-collective-timeout")
 SURFACED = re.compile(r"NCCL error|Watchdog caught|DistBackendError|ProcessGroupNCCL")
+WATCHDOG_STACK = "C++ exception raised from checkTimeout"  # signs' words for the watchdog's timeout check
+# A failed connection attempt torch survives when the next address works (the pattern says so); a traceback
+# that starts within SURFACING_LINES after it and is cut before it says what failed is that attempt failing
+# the job (bmaltais/kohya_ss#2163: WinError 10049, then a traceback cut inside init_process_group).
+CONNECTION_ATTEMPTS = ("windows-address-invalid",)
+SURFACING_LINES = 5
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
 EVIDENCE_CHARS = 300
 
@@ -287,6 +293,10 @@ class Diagnosis:
             last = sign.raised_in() if sign is not None else None
             if last is None or last.user():
                 return BY_ID["python-exception"]
+        if p.id == "nccl-process-teardown" and values.get("work3"):
+            # "Timeout at NCCL work: N" is the watchdog saying the collective timed out (torch >= 2.4 prints it
+            # before, or instead of, "Watchdog caught collective operation timeout"): the timeout, not only the teardown
+            return BY_ID["nccl-watchdog-timeout"]
         if p.id == "nccl-tensor-not-cuda":
             sign = self.signs.exception_at(msg)
             if sign is not None and any(f.in_ddp_constructor() for f in sign.frames):
@@ -297,6 +307,12 @@ class Diagnosis:
         seen = self.recorded.get(p.id)
         if seen is None:
             seen = self.recorded[p.id] = Seen(p, self.hits, hit)
+        elif "SeqNum" in hit.fields and "SeqNum" not in seen.first.fields:
+            # the watchdog's line that names the collective (SeqNum, OpType, how long it ran) says more
+            # than the "Timeout at NCCL work" line before it: it is the one told
+            seen.first = hit
+            if hit.where.rank is not None:
+                seen.by_rank[hit.where.rank] = hit.fields
         seen.add(hit)
         self.hits += 1
         self.last = seen
@@ -304,6 +320,8 @@ class Diagnosis:
     # -- the story -----------------------------------------------------------
     def explained_by(self, seen: Seen) -> Optional[Seen]:
         """The pattern in this log that explains `seen`, if any."""
+        if seen.pattern is UNRECOGNISED:
+            return self.attempt_before(seen)
         for after in seen.pattern.after:
             if after == "*":
                 causes = [s for s in self.seen.values() if s.pattern.role == CAUSE and s is not seen and s.pattern.severity is Severity.ERROR]
@@ -312,6 +330,17 @@ class Diagnosis:
                     return min(causes, key=lambda s: s.order)
             elif after in self.seen and after != seen.pattern.id:
                 return self.seen[after]
+        return None
+
+    def attempt_before(self, seen: Seen) -> Optional[Seen]:
+        """The failed connection attempt just before a traceback that does not say what failed (CONNECTION_ATTEMPTS)."""
+        sign = seen.first.fields.get("sign")
+        if not isinstance(sign, Sign) or not sign.cut:
+            return None
+        for pid in CONNECTION_ATTEMPTS:
+            attempt = self.told.get(pid)
+            if attempt is not None and attempt.first.source == seen.first.source and 0 < seen.first.line - attempt.first.line <= SURFACING_LINES:
+                return attempt
         return None
 
     @property
@@ -373,9 +402,11 @@ class Diagnosis:
     def ordered(self) -> list[tuple[Seen, Optional[Seen]]]:
         """(what was seen, what explains it) in the order to tell it."""
         explain = {pid: self.explained_by(s) for pid, s in self.seen.items()}
+        # an error a pattern names leads the catch-alls beside it (an exception no pattern knows is most often
+        # what the named failure caused: the failure detector's own signs already give way to it, `settle`)
         roots = sorted(
             (s for s in self.seen.values() if s.pattern.role == CAUSE and explain[s.pattern.id] is None),
-            key=lambda s: (s.pattern.severity is not Severity.ERROR, s.order),
+            key=lambda s: (s.pattern.severity is not Severity.ERROR, s.pattern.id in GENERIC_FINDINGS, s.order),
         )
         out: list[tuple[Seen, Optional[Seen]]] = [(s, None) for s in roots]
         placed = {s.pattern.id for s in roots}
@@ -617,8 +648,8 @@ class Diagnosis:
 def timeout_surfacing(sign: Sign) -> bool:
     """A traceback that says nothing of its own beside a collective timeout: its exception line cut
     (or only its header kept), or torch's NCCL error that the aborted communicator raises."""
-    if sign.kind == "tbheader":
-        return True
+    if sign.kind == "tbheader" or sign.kind == "c10" and sign.what.startswith(WATCHDOG_STACK):
+        return True  # (the C++ stack torch prints under the watchdog's own timeout message is that message's)
     return sign.kind == "exception" and (sign.cut or SURFACED.search(f"{sign.what}: {sign.message}") is not None)
 
 

@@ -383,12 +383,17 @@ GPU_MEMORY_WITHOUT_PROCESS = FindingKind(
     when="warn (exit 1) when nvidia-smi lists processes but none for the memory, or names a holder *Unknown Error*; info when it lists no process at all",
     area=AREA,
     emitted_by=SNAPSHOT,
-    summary="""nvidia-smi's process list is shown and GPU memory (100 MiB or more) is held by no process
-it can name: a process named *Unknown Error* (one that exited but whose memory the driver has not
-freed, a zombie, or one outside this PID namespace), or a GPU with memory and no process while the
-list shows processes on other GPUs (`warn`). When the list says *No running processes found* on
-every GPU, a container's own processes are hidden the same way, so it does not decide (`info`). A
-snapshot cut before its process list is not judged.""",
+    summary="""nvidia-smi's process list is shown, read to its end, and GPU memory (100 MiB or more) is held
+by no process it can name: a process named *Unknown Error* (one that exited but whose memory the
+driver has not freed, a zombie, or one outside this PID namespace), or a GPU with memory and no
+process while the list shows processes on other GPUs (`warn`). When the list says *No running
+processes found* on every GPU it does not decide (`info`): inside a container nvidia-smi lists no
+process, the container's own included, and MIG instances, vGPU and the driver's own reservations
+hold memory that no process is listed for. A snapshot does not tell leaked memory from these; the
+host's process list does: memory held on an idle GPU while the host lists no process for it is
+leaked. A snapshot cut before or inside its process list is not judged, and memory shown as *Not
+Supported* or *N/A* (unified-memory GPUs such as GB10, MIG, vGPU) is an unknown value, held by no
+one as far as the snapshot says.""",
     evidence="Per GPU: memory used and the processes listed on it.",
     title={
         "unnamed": "Processes nvidia-smi cannot name (Unknown Error) hold memory on {gpus}",
@@ -397,10 +402,14 @@ snapshot cut before its process list is not judged.""",
     },
     why={
         "unnamed": "A process nvidia-smi cannot name has exited (a zombie whose memory the driver has not freed) or lives outside this PID namespace (another container's process): its memory is taken from the next job, which runs out of memory or shares the GPU with another process.",
-        "unlisted": "nvidia-smi lists processes on the other GPUs, so it sees this PID namespace: memory held here without a process is another container's job or memory left behind by a killed process. The next job on the GPU runs out of memory or shares it.",
-        "none-listed": "Either the processes live in another PID namespace (inside a container nvidia-smi lists none, yours included) or they were killed and left their memory behind. On the host, memory with no process is leaked.",
+        "unlisted": "nvidia-smi lists processes on the other GPUs but none for this memory: a process it cannot see holds it (another container's job), a MIG or vGPU instance reserves it, or a killed process left it behind. The snapshot does not tell which; the host's process list does. If it is a leftover, the next job on this GPU runs out of memory or shares it.",
+        "none-listed": "No process is listed on any GPU, which does not decide a leak: inside a container nvidia-smi lists none (yours included), and MIG instances, vGPU and the driver's reservations hold memory with no process listed. The memory is leaked only if the host's own process list shows nothing on the GPU while it stays held on an idle GPU.",
     },
-    fix="sudo fuser -v /dev/nvidia*  # on the host: the processes that hold the GPUs; kill the leftover ones (kill -9 <pid>), or reset the idle GPU: sudo nvidia-smi -r -i <gpu>",
+    fix={
+        "unnamed": "sudo fuser -v /dev/nvidia*  # on the host: the processes that hold the GPUs; kill the leftover ones (kill -9 <pid>), or reset the idle GPU: sudo nvidia-smi -r -i <gpu>",
+        "unlisted": "nvidia-smi --query-compute-apps=gpu_bus_id,pid,process_name,used_memory --format=csv; sudo fuser -v /dev/nvidia*   # on the host, not in a container: a process listed there holds the memory; only if none does while the GPU idles is it leaked (then: sudo nvidia-smi -r -i <gpu>)",
+        "none-listed": "nvidia-smi --query-compute-apps=gpu_bus_id,pid,process_name,used_memory --format=csv; sudo fuser -v /dev/nvidia*   # on the host, not in a container: they decide it; nothing to do when they list the holder (a job, MIG, vGPU) or the memory is freed when it ends",
+    },
 )
 
 

@@ -97,9 +97,12 @@ TABLE_READINGS = (("fan", "fan"), ("temperature", "temp"), ("performance state",
 ALL_READINGS = {"temperature", "performance state"}
 ROW_READINGS = {"power draw", "utilisation", "memory"}
 # The table's memory and utilisation columns, on the same line as TABLE_2's readings
-# ("Unknown Error" or ERR! where the driver could not read the GPU's memory)
+# ("Unknown Error" or ERR! where the driver could not read the GPU's memory; "Not Supported" or
+# N/A where the GPU has no memory of its own to count: unified memory (GB10, Grace), MIG, vGPU.
+# That is an unknown value, not a failure, and the utilisation beside it is still read)
 TABLE_USE = re.compile(
-    r"\|\s*(?:(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|(?P<mem_err>Unknown Error|ERR!))\s*\|\s*(?P<util>\d+%|ERR!|N/A)\s"
+    r"\|\s*(?:(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|(?P<mem_err>Unknown Error|ERR!)|(?:Not Supported|\[?N/A\]?)(?:\s*/\s*\S+)?)"
+    r"\s*\|\s*(?P<util>\d+%|ERR!|N/A)\s"
 )
 # The process list under the table: "GPU [GI CI] PID Type Name Memory" per row (drivers from
 # 470 add the GI and CI columns), or its one line when there is none
