@@ -58,7 +58,8 @@ API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library
 # (knowledge/patterns/classes.py, the rules that refine the catch-all): they never claim a line; the
 # unrecognised answer names the class, what it usually means and what decides it, and so does the catch-all
 # (python-exception) when the user's own code raised it (knowledge/story.py): `message_class` decides for both.
-CLASSES = tuple(p for p in ALL if p.refines == "python-exception")
+# A class that refines library-api-mismatch covers that class's lines when no library frame raised them.
+CLASSES = tuple(p for p in ALL if p.refines in ("python-exception", "library-api-mismatch"))
 # A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.
 JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
 JAVA_STEP = ("it is a Java exception: the `at package.Class.method(File.java:N)` lines under it are its stack, innermost first, "
@@ -94,9 +95,17 @@ def class_why(known: Pattern) -> str:
     return f" It is of a known class, {known.id} ({known.title}): {known.why}"
 
 
-def class_step(known: Pattern) -> str:
-    """A class's own next step, led by its name (its page: gpudoctor diagnose --explain ID)."""
-    return f"a message of the class {known.id} ({known.title}): {known.fix}"
+def class_step(known: Pattern, exception: str = "", message: str = "") -> str:
+    """A class's own next step, led by its name (its page: gpudoctor diagnose --explain ID), with the
+    names the message gives in place of the fix's upper-case placeholders (OWNER, ATTRIBUTE, ...)."""
+    fix = known.fix
+    m = known.regex.search(f"{exception.rsplit('(', 1)[-1].rstrip(')')}: {message}") if exception else None
+    if m is not None:
+        named = known.fields(m, []) if known.fields is not None else m.groupdict()
+        for name, value in named.items():
+            if value:
+                fix = re.sub(rf"\b{name.upper()}\b", lambda _: str(value), fix)
+    return f"a message of the class {known.id} ({known.title}): {fix}"
 
 
 def is_java(sign: Optional[Sign], exception: str = "") -> bool:
@@ -145,7 +154,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
                    "--log-dir DIR, srun --output=%t.log) to see where it was raised")
         known = message_class(None, exception, message)
         if known is not None:
-            out = f"{class_step(known)}; {out}"
+            out = f"{class_step(known, exception, message)}; {out}"
         elif API_SHAPE.search(f"{exception}: {message}"):
             out += API_SHAPE_STEP
         elif CUDA.search(message):
@@ -183,7 +192,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         extra = ""
         known = message_class(sign)
         if known is not None:
-            where = f"{class_step(known)}; {where}"
+            where = f"{class_step(known, sign.what, sign.message)}; {where}"
         if cut and last is not None and AGENT_FRAME.search(last.path.replace("\\", "/")):
             extra = AGENT_STEP  # torchrun's own traceback: what its agent raises there is known
         elif CUDA.search(text) and not cut:
