@@ -60,6 +60,8 @@ API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library
 # (python-exception) when the user's own code raised it (knowledge/story.py): `message_class` decides for both.
 # A class that refines library-api-mismatch covers that class's lines when no library frame raised them.
 CLASSES = tuple(p for p in ALL if p.refines in ("python-exception", "library-api-mismatch"))
+# Classes whose words are about a library's own code: named only when the traceback shows a library's frame raised it.
+RAISED_IN_A_LIBRARY = ("library-lookup-failed",)
 # A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.
 JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
 JAVA_STEP = ("it is a Java exception: the `at package.Class.method(File.java:N)` lines under it are its stack, innermost first, "
@@ -87,7 +89,9 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
     if not exception:
         return None
     text = f"{exception.rsplit('(', 1)[-1].rstrip(')')}: {message}"  # RayTaskError(AssertionError): the inner class
-    return next((p for p in CLASSES if p.regex.search(text)), None)
+    # a package's frame raised it (not your code, nor Python's own library: os.environ's KeyError is the caller's lookup)
+    in_a_library = sign is not None and sign.raised_by() not in ("", "your code", "python")
+    return next((p for p in CLASSES if p.regex.search(text) and (in_a_library or p.id not in RAISED_IN_A_LIBRARY)), None)
 
 
 def class_why(known: Pattern) -> str:

@@ -175,4 +175,34 @@ PATTERNS = [
             "    raise NotImplementedError",  # the raise statement in a traceback's source line
         ],
     ),
+    pattern(
+        "library-lookup-failed",
+        "platform",
+        CAUSE,
+        W,
+        "a library's own lookup failed: an index or a key it expected is not in what it was given (an input it does not handle, or its bug)",
+        EXCEPTION_START + r"(?P<exception>IndexError|KeyError): (?P<message>.+)",
+        ("IndexError: ", "KeyError: "),
+        why="""A library indexed a list, an array or a mapping that it built from what it was given (the model, its outputs,
+        the data, the configuration) and the entry it expected is not there; its own frame raised it, not your code. Usually
+        the input is one that this code path does not handle: a model architecture that it knows only some of (an inference
+        engine or a fused path written for a few model types), a model whose outputs hold no key it reads (no 'loss' when the
+        model is not made for that trainer or no labels were passed), a dataset, a shard list or a batch smaller than the
+        ranks and workers it is split over (one split is empty), a configuration entry of another version; or it is a bug of
+        that library, fixed in a later release. The key or the index in the message, the library's frame and your call into
+        it say which.""",
+        fix="""read the key or the index the message names against what your code passes at its last frame in the traceback: a model
+        type or an option the library does not list as supported: use one it supports or turn the option off; a missing output
+        key ('loss'): pass what produces it (labels) or use a model made for that trainer; an index past the end of a split:
+        fewer data-loader workers or ranks, or more samples per dataset; otherwise upgrade the library whose frame raised it
+        (`pip install -U PACKAGE`) and search its issues for the message""".replace("\n        ", " "),
+        examples=[
+            ("KeyError: 'loss'", "huggingface/transformers#12908 (Transformer-XL's outputs have no loss for the Trainer)"),
+            ("IndexError: index 2 is out of bounds for axis 0 with size 2", "NVIDIA/Megatron-Energon#145 (a small dataset split over more workers than it has shards)"),
+            ("IndexError: list index out of range", "deepspeedai/DeepSpeedExamples#456 (the hybrid engine has no containers for this model)"),
+            ("IndexError: pop from an empty deque", "huggingface/trl#1543 (ZeRO-3's parameter coordinator after its hooks were removed)"),
+        ],
+        refines="python-exception",  # named only when a library's frame raised it (knowledge/unrecognised.py): in your code it is yours
+        not_examples=["KeyError: 'MASTER_ADDR'", "[WARNING] KeyError: 'eval_loss' not in the metrics, skipping early stopping"],
+    ),
 ]
