@@ -54,16 +54,19 @@ PATTERNS = [
         install is broken or half removed; or the package was built without that part: a torch without NCCL (CPU, Windows
         and macOS builds) has no ProcessGroupNCCL, a torch without distributed support none of torch.distributed's
         functions, and an extension module that did not load leaves its names missing. A model wrapped in DataParallel or
-        DistributedDataParallel shows only the wrapper's attributes: its own methods are on `.module`. When the object is
+        DistributedDataParallel shows only the wrapper's attributes: its own methods are on `.module`. An object of a plain
+        type (a dict, a list, argparse's Namespace) means the code got another kind of value than it reads, or a setting it
+        never defined: often a bug of the package whose code makes the call, fixed in a later release. When the object is
         your own class, it is a name never set (in __init__) or misspelt. What decides it: whose the object or module is,
-        and the installed version of that package against the one the code requires.""",
+        whose code makes the call, and the installed versions against the ones the code requires.""",
         fix="""find the package OWNER comes from and compare its installed version with the one the calling code requires
         (`pip show PACKAGE`, the project's requirements file): install that version (`pip install "PACKAGE==VERSION"`, or `pip install -U PACKAGE` for an attribute
         added later); for a module, see what is imported: `python -c "import MODULE; print(MODULE.__file__)"`: a path in your
         working folder shadows the package (rename that file or folder), an empty or broken install needs `pip install
         --force-reinstall PACKAGE`; a torch without NCCL has no ProcessGroupNCCL: use the gloo backend there or guard the
         call on dist.is_nccl_available(); a wrapped model: model.module.ATTRIBUTE; your own class: set ATTRIBUTE before it is
-        used""".replace("\n        ", " "),
+        used; a package's code reading it from a plain value: upgrade that package (`pip install -U PACKAGE`) and search its
+        issues for the message""".replace("\n        ", " "),
         examples=[
             ("AttributeError: 'Fabric' object has no attribute 'init_module'", "Lightning-AI/lit-llama#302 (the installed lightning predates Fabric.init_module)"),
             ("AttributeError: 'Trainer' object has no attribute 'hf_deepspeed_config_orig'", "lm-sys/FastChat#1458 (a transformers older than FastChat's code)"),
