@@ -100,8 +100,11 @@ def test_the_catch_all_blames_the_users_code_only_when_their_frame_raised():
     first, _ = head(TB + "KeyError: 'input_ids'\n")
     assert first.id == "python-exception" and "/home/me/train.py:118" in first.fix
     # the same frame, but the message points at the environment: not "fix your code"
-    first, _ = head(TB + "RuntimeError: this op is not supported on your GPU's compute capability\n")
+    first, _ = head(TB + "RuntimeError: this op needs a compute capability of 8.0 or higher on your GPU\n")
     assert first.id == "unrecognised-failure"
+    # a message that says what it does not support is that class (knowledge/patterns/classes7.py), not the user's line
+    first, _ = head(TB + "RuntimeError: this op is not supported on your GPU's compute capability\n")
+    assert first.id == "feature-not-supported"
 
 
 def test_a_chained_exception_is_told_by_its_first_cause():

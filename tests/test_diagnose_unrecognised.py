@@ -140,13 +140,14 @@ def test_a_header_cut_off_says_what_the_log_holds_not_that_the_ranks_output_is_m
 
 
 def test_an_exception_without_frames_points_at_the_traceback_the_log_holds():
-    # unslothai/unsloth#4360: IPython's frames, then the bare exception class far below
+    # unslothai/unsloth#4360's shape: IPython's frames, then the bare exception class far below (there a
+    # NotImplementedError, which says what it is: feature-not-supported; a bare RuntimeError says nothing)
     log = (
         "Traceback (most recent call last):\n"
         "  Cell In[3], line 1\n"
         "----> 1 from unsloth import FastLanguageModel\n"
         + "".join(f"  noise {i}\n" for i in range(5))
-        + "NotImplementedError\n"
+        + "RuntimeError\n"
     )
     f = unrecognised(log)
     assert "read the traceback that starts at line 1" in f.fix and "keep each rank's whole output" not in f.fix

@@ -5,14 +5,17 @@ through knowledge/unrecognised.message_class, the one place that decides a class
 Numerics: a run stopped on a non-finite loss (an error: the run ended there), a logged loss that is nan, inf or
 Trainer's 0.0 while the run goes on (a warning), fp16's loss scale down at 1 (a warning) and the scaler's normal
 search for its range at the start (harmless). Each log runs through the whole of `diagnose`; the lines are real
-ones from the threads named beside them."""
+ones from the threads named beside them.
+
+The seventh round's classes of messages (src/gpudoctor/knowledge/patterns/classes7.py) have their controls and siblings
+at the end of this file."""
 
 from __future__ import annotations
 
 from gpudoctor import api
 from gpudoctor.core.exit_code import report_exit as exit_code
 from gpudoctor.core.findings import Severity
-from test_controls_classes6 import case
+from test_controls_classes6 import case, library_traceback, named_class
 from test_controls_patterns import TB, head_id, ids
 
 ENDED = "{'train_runtime': 512.3, 'train_samples_per_second': 3.1, 'train_loss': 1.2231, 'epoch': 1.0}\n"
@@ -188,3 +191,143 @@ class TestLossNotFiniteStartValues:
     def test_sibling_nanogpts_step_line(self):
         line = "2023-03-22 09:32:52 iter 3010: loss nan, time 1019.95ms, mfu 14.12%\n"
         assert [f.id for f in api.diagnose(line).findings][0] == "loss-not-finite"
+
+
+# --- the seventh round's classes of messages (src/gpudoctor/knowledge/patterns/classes7.py): an object or a module
+# without the attribute the code uses (named, not claimed), two tensors' shapes that do not fit (named, not claimed)
+# and a program refusing what it does not support or implement (claimed, an error). The sample's cases are the
+# development parts' logs as pasted; the other lines are real ones from the threads named beside them.
+
+
+class TestAttributeMissing:
+    verdict = "attribute-missing"
+
+    def test_control_a_none_value_is_its_own_class(self):
+        # axolotl-ai-cloud/axolotl#871: the object is None, not an API without the name
+        assert named_class("AttributeError: 'NoneType' object has no attribute 'get'\n") == "none-value-used"
+
+    def test_control_a_logged_missing_attribute_is_no_failure(self):
+        log = "[WARNING] model has no attribute 'generation_config', using the defaults\n"
+        assert "attribute-missing" not in ids(log)
+        assert named_class(log) == ""
+
+    def test_control_raised_in_a_librarys_frame_is_the_library_class(self):
+        # hiyouga/LlamaFactory#5647: transformers' Trainer calls an optimizer method the installed accelerate lacks
+        log = library_traceback("transformers/trainer.py", "AttributeError: 'AdamW' object has no attribute 'train'")
+        assert head_id(log) == "library-api-mismatch"
+        assert named_class(log) == ""
+
+    def test_sibling_the_samples_fabric_without_init_module_is_named(self):
+        # Lightning-AI/lit-llama#302: the installed lightning predates Fabric.init_module
+        f = finding(case("dev4", "litllama-302-fabric-no-init-module-rich-traceback"), "unrecognised-failure")
+        assert f is not None and f.evidence["class"] == "attribute-missing"
+        assert "the package Fabric comes from" in f.fix and "model.module.init_module" in f.fix
+
+    def test_sibling_a_module_without_a_name_names_its_package(self):
+        # Lightning-AI/lightning-thunder#512: a torch without NCCL has no ProcessGroupNCCL
+        f = finding("AttributeError: module 'torch.distributed' has no attribute 'ProcessGroupNCCL'\n", "unrecognised-failure")
+        assert f is not None and f.evidence["class"] == "attribute-missing"
+        assert "`pip show torch`" in f.fix and 'python -c "import torch.distributed; print(torch.distributed.__file__)"' in f.fix
+
+    def test_sibling_the_users_own_code_keeps_its_line_and_gets_the_class(self):
+        text = users_traceback("fabric.init_module()", "AttributeError: 'Fabric' object has no attribute 'init_module'")
+        f = finding(text, "python-exception")
+        assert head_id(text) == "python-exception" and f.evidence["class"] == "attribute-missing"
+        assert "/home/u/train.py:88" in f.fix
+
+    def test_sibling_the_ddp_wrapper_has_its_own_pattern(self):
+        text = users_traceback("model.generate(x)", "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'")
+        assert head_id(text) == "ddp-wrapper-attribute"
+
+
+class TestTensorShapeMismatch:
+    verdict = "tensor-shape-mismatch"
+
+    def test_control_a_broadcasting_warning_is_no_failure(self):
+        # torch's own warning for an MSE loss over [8] and [8, 1]: the run goes on
+        log = ("/opt/conda/lib/python3.10/site-packages/torch/nn/modules/loss.py:536: UserWarning: Using a target size (torch.Size([8])) "
+               "that is different to the input size (torch.Size([8, 1])). This will likely lead to incorrect results due to broadcasting.\n")
+        assert "tensor-shape-mismatch" not in ids(log) and named_class(log) == ""
+
+    def test_control_a_view_of_the_wrong_size_is_not_this_class(self):
+        log = library_traceback("transformers/models/llama/modeling_llama.py", "RuntimeError: shape '[8, 512]' is invalid for input of size 65536")
+        assert named_class(log) != "tensor-shape-mismatch"
+
+    def test_sibling_the_samples_zero3_partitioned_parameter_is_named(self):
+        # deepspeedai/DeepSpeed#4437: size 0, a ZeRO-3 parameter used outside its gather
+        f = finding(case("dev", "deepspeed-4437-stage3-backward-size-mismatch"), "unrecognised-failure")
+        assert f is not None and f.evidence["class"] == "tensor-shape-mismatch"
+        assert "GatheredParameters" in f.fix
+
+    def test_sibling_the_samples_dataparallel_gather_in_the_users_loss(self):
+        # mlfoundations/open_clip#45: the loss in the user's code gets DataParallel's gathered outputs
+        f = finding(case("dev", "openclip-45-dataparallel-size-mismatch"), "python-exception")
+        assert f is not None and f.evidence["class"] == "tensor-shape-mismatch" and "DataParallel" in f.why
+
+    def test_sibling_tensors_on_two_devices_have_their_own_pattern(self):
+        assert head_id("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1!\n") == "ddp-device-mismatch"
+
+
+class TestFeatureNotSupported:
+    def test_control_a_fallback_warning_is_no_failure(self):
+        log = "UserWarning: fused=True is not supported with foreach=True; falling back to the for-loop implementation\n"
+        assert "feature-not-supported" not in ids(log)
+
+    def test_control_a_notice_of_an_unimplemented_option_is_no_failure(self):
+        # Lightning-AI/lightning-thunder#2085: transformers' notice, printed while the run goes on
+        log = "Sliding Window Attention is enabled but not implemented for `sdpa`; unexpected results may be encountered.\n"
+        assert "feature-not-supported" not in ids(log)
+
+    def test_control_the_raise_statement_of_a_traceback_is_not_the_exception(self):
+        assert "feature-not-supported" not in ids("  File \"/x/site-packages/peft/utils/other.py\", line 90, in f\n    raise NotImplementedError\n")
+
+    def test_sibling_the_samples_policy_type_not_supported(self):
+        # huggingface/lerobot#2338: the policy server's supported list has no groot
+        assert head_id(case("heldout4", "lerobot-2338-async-groot-not-supported")) == "feature-not-supported"
+
+    def test_sibling_the_samples_single_gpu_library(self):
+        # unslothai/unsloth#724: the free version refuses to run when it sees more than one GPU
+        f = finding(case("dev3", "unsloth-724-does-not-work-multi-gpu"), "feature-not-supported")
+        assert f is not None and f.severity is Severity.ERROR and "CUDA_VISIBLE_DEVICES=0" in f.fix
+
+    def test_sibling_the_samples_bare_not_implemented_in_remote_code(self):
+        # yangjianxin1/Firefly#59: Baichuan-13B's remote code has no get_input_embeddings
+        assert head_id(case("dev6", "firefly-59-baichuan13b-get-input-embeddings")) == "feature-not-supported"
+
+    def test_sibling_a_setting_in_a_combination_is_the_settings_class(self):
+        # meta-pytorch/torchtune#2415
+        assert head_id("[rank1]: ValueError: ``minimize_all_reduces`` is not supported without FSDP\n") == "settings-combination-refused"
+
+    def test_sibling_an_operator_not_built_for_cuda_has_its_own_pattern(self):
+        line = "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend\n"
+        assert head_id(line) == "torchvision-cuda-mismatch"
+
+
+class TestLibraryLookupFailed:
+    verdict = "library-lookup-failed"
+
+    def test_control_the_users_own_lookup_keeps_its_line(self):
+        text = users_traceback("x = batch['input_ids']", "KeyError: 'input_ids'")
+        f = finding(text, "python-exception")
+        assert f is not None and "class" not in f.evidence and "/home/u/train.py:88" in f.fix
+
+    def test_control_pythons_own_mapping_is_the_callers_lookup(self):
+        # os.environ raises in Python's own library: the missing name is the caller's, not a package's bug
+        text = TB + '    p = os.environ["MY_DATA"]\n  File "/usr/lib/python3.10/os.py", line 680, in __getitem__\n    raise KeyError(key) from None\nKeyError: \'MY_DATA\'\n'
+        assert named_class(text) == ""
+
+    def test_control_no_traceback_does_not_say_whose_lookup_it_was(self):
+        assert named_class("IndexError: list index out of range\n") == ""
+
+    def test_sibling_the_samples_trainer_reading_loss_is_named(self):
+        # huggingface/transformers#12908: Transformer-XL's outputs hold no 'loss' for the Trainer
+        f = finding(case("dev", "transformers-12908-transfo-xl-keyerror-loss"), "unrecognised-failure")
+        assert f is not None and f.evidence["class"] == "library-lookup-failed" and "labels" in f.fix
+
+    def test_sibling_the_samples_small_dataset_split_is_named(self):
+        # NVIDIA/Megatron-Energon#145: the sharder indexes past its shard list
+        assert named_class(case("dev5", "energon-pr145-sharder-indexerror-few-samples")) == "library-lookup-failed"
+
+    def test_sibling_a_library_frame_with_another_class_gets_that_class(self):
+        log = library_traceback("transformers/trainer.py", "AttributeError: 'AdamW' object has no attribute 'train'")
+        assert head_id(log) == "library-api-mismatch"

@@ -55,10 +55,15 @@ class TestErrorLevelCallFailed:
         assert "unrecognised-failure" not in ids(line * 3)
 
     def test_sibling_the_server_handler_raised(self):
-        # huggingface/lerobot#2338 and #1772
-        log = LEROBOT_INFO + "ERROR 2025-10-29 05:30:24 /_server.py:636 Exception calling application: Policy type groot not supported. Supported policies: ['act', 'smolvla', 'diffusion', 'tdmpc', 'vqbet', 'pi0', 'pi05']\n"
+        # huggingface/lerobot#3861: the handler's exception, at error level
+        log = LEROBOT_INFO + "ERROR y_server.py:266 Error in StreamActions: stack expects a non-empty TensorList\n"
         assert unrecognised_kind(log) == "errorraised"
-        assert unrecognised_kind(LEROBOT_INFO + "ERROR 2025-08-21 19:35:25 y_server.py:245 Error in StreamActions: Currently not implemented for PI0\n") == "errorraised"
+
+    def test_sibling_a_handler_refusing_what_it_does_not_support_is_that_class(self):
+        # huggingface/lerobot#2338 and #1772: the message says what is not supported (knowledge/patterns/classes7.py)
+        log = LEROBOT_INFO + "ERROR 2025-10-29 05:30:24 /_server.py:636 Exception calling application: Policy type groot not supported. Supported policies: ['act', 'smolvla', 'diffusion', 'tdmpc', 'vqbet', 'pi0', 'pi05']\n"
+        assert head_id(log) == "feature-not-supported"
+        assert head_id(LEROBOT_INFO + "ERROR 2025-08-21 19:35:25 y_server.py:245 Error in StreamActions: Currently not implemented for PI0\n") == "feature-not-supported"
 
     def test_sibling_an_error_level_line_that_says_it_stops(self):
         assert unrecognised_kind("2023-05-02 10:11:12,001 - ERROR - Data loader crashed, aborting the epoch\n") == "errorending"

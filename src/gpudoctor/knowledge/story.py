@@ -534,7 +534,7 @@ class Diagnosis:
             known = message_class(sign, seen.first.fields["exception"], seen.first.fields.get("message", ""))
             if known is not None:
                 why += class_why(known)
-                fix = f"{class_step(known)}; {fix}"
+                fix = f"{class_step(known, seen.first.fields['exception'], seen.first.fields.get('message', ''))}; {fix}"
                 ev["class"] = known.id
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)

@@ -58,7 +58,10 @@ API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library
 # (knowledge/patterns/classes.py, the rules that refine the catch-all): they never claim a line; the
 # unrecognised answer names the class, what it usually means and what decides it, and so does the catch-all
 # (python-exception) when the user's own code raised it (knowledge/story.py): `message_class` decides for both.
-CLASSES = tuple(p for p in ALL if p.refines == "python-exception")
+# A class that refines library-api-mismatch covers that class's lines when no library frame raised them.
+CLASSES = tuple(p for p in ALL if p.refines in ("python-exception", "library-api-mismatch"))
+# Classes whose words are about a library's own code: named only when the traceback shows a library's frame raised it.
+RAISED_IN_A_LIBRARY = ("library-lookup-failed",)
 # A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.
 JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
 JAVA_STEP = ("it is a Java exception: the `at package.Class.method(File.java:N)` lines under it are its stack, innermost first, "
@@ -86,7 +89,9 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
     if not exception:
         return None
     text = f"{exception.rsplit('(', 1)[-1].rstrip(')')}: {message}"  # RayTaskError(AssertionError): the inner class
-    return next((p for p in CLASSES if p.regex.search(text)), None)
+    # a package's frame raised it (not your code, nor Python's own library: os.environ's KeyError is the caller's lookup)
+    in_a_library = sign is not None and sign.raised_by() not in ("", "your code", "python")
+    return next((p for p in CLASSES if p.regex.search(text) and (in_a_library or p.id not in RAISED_IN_A_LIBRARY)), None)
 
 
 def class_why(known: Pattern) -> str:
@@ -94,9 +99,17 @@ def class_why(known: Pattern) -> str:
     return f" It is of a known class, {known.id} ({known.title}): {known.why}"
 
 
-def class_step(known: Pattern) -> str:
-    """A class's own next step, led by its name (its page: gpudoctor diagnose --explain ID)."""
-    return f"a message of the class {known.id} ({known.title}): {known.fix}"
+def class_step(known: Pattern, exception: str = "", message: str = "") -> str:
+    """A class's own next step, led by its name (its page: gpudoctor diagnose --explain ID), with the
+    names the message gives in place of the fix's upper-case placeholders (OWNER, ATTRIBUTE, ...)."""
+    fix = known.fix
+    m = known.regex.search(f"{exception.rsplit('(', 1)[-1].rstrip(')')}: {message}") if exception else None
+    if m is not None:
+        named = known.fields(m, []) if known.fields is not None else m.groupdict()
+        for name, value in named.items():
+            if value:
+                fix = re.sub(rf"\b{name.upper()}\b", lambda _: str(value), fix)
+    return f"a message of the class {known.id} ({known.title}): {fix}"
 
 
 def is_java(sign: Optional[Sign], exception: str = "") -> bool:
@@ -145,7 +158,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
                    "--log-dir DIR, srun --output=%t.log) to see where it was raised")
         known = message_class(None, exception, message)
         if known is not None:
-            out = f"{class_step(known)}; {out}"
+            out = f"{class_step(known, exception, message)}; {out}"
         elif API_SHAPE.search(f"{exception}: {message}"):
             out += API_SHAPE_STEP
         elif CUDA.search(message):
@@ -183,7 +196,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         extra = ""
         known = message_class(sign)
         if known is not None:
-            where = f"{class_step(known)}; {where}"
+            where = f"{class_step(known, sign.what, sign.message)}; {where}"
         if cut and last is not None and AGENT_FRAME.search(last.path.replace("\\", "/")):
             extra = AGENT_STEP  # torchrun's own traceback: what its agent raises there is known
         elif CUDA.search(text) and not cut:

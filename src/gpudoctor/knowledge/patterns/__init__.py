@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -26,6 +26,7 @@ ALL: tuple[Pattern, ...] = (
     *cluster.PATTERNS,
     *launcher.PATTERNS,
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
+    *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes
     *python.PATTERNS,  # last: only what no other pattern claims
 )
 
