@@ -72,6 +72,24 @@ class TestWrapperMethodCall:
         """
         assert found(code, self.rule) == [(2, "warning")]
 
+    def test_sibling_nn_unimported_outside_a_torch_file_is_a_warning(self):
+        # `nn.Linear` alone could be flax.linen's or haiku's: `nn` stays open, and so the cap
+        code = """
+            net = nn.Linear(2, 2)
+            autoencoder = DDP(net, device_ids=[device])
+            z = autoencoder.encode_stage_2_inputs(batch)
+        """
+        assert found(code, self.rule) == [(3, "warning")]
+
+    def test_sibling_nn_unimported_in_a_torch_file_is_an_error(self):
+        code = """
+            import torch
+            net = nn.Linear(2, 2)
+            autoencoder = DDP(net, device_ids=[torch.cuda.current_device()])
+            z = autoencoder.encode_stage_2_inputs(batch)
+        """
+        assert found(code, self.rule) == [(4, "error")]
+
 
 class TestSpawnArgsNotTuple:
     """`mp` unimported is torch's where the file calls `mp.spawn` (the standard
