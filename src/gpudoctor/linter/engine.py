@@ -239,7 +239,7 @@ def read_source(
     for rule, hit in hits:
         d = _diagnostic(path, rule, hit, lines)
         if model.assumed and d.rule != "name-not-imported":  # that rule says what is missing itself
-            d = _on_assumed_imports(d, model.assumed)
+            d = _on_assumed_imports(d, model.assumed, certain=not model.assumed_open)
         if repaired is not None:
             read = _on_repaired(d, repaired)
             if read is None:
@@ -338,11 +338,13 @@ def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic
                       hit.severity or rule.severity)
 
 
-def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str]) -> Diagnostic:
+def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str], certain: bool) -> Diagnostic:
     """A file that uses `nn` / `dist` / `os` ... without importing them (a pasted
-    snippet) was read with their usual imports: say so, and claim no certainty."""
+    snippet) was read with their usual imports: say so, and claim no certainty
+    unless the file leaves each name one meaning (`certain`: model.ONE_MEANING)."""
     imports = ", ".join(f"`{import_line(name, module)}`" for name, module in sorted(assumed.items()))
-    return replace(d, severity=WARNING, message=f"{d.message} (read assuming {imports}: the file does not import it)")
+    return replace(d, severity=d.severity if certain else WARNING,
+                   message=f"{d.message} (read assuming {imports}: the file does not import it)")
 
 
 def _on_repaired(d: Diagnostic, repaired: Repair) -> Diagnostic | None:

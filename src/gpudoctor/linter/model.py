@@ -43,6 +43,18 @@ CONVENTIONAL = {"os": "os", "torch": "torch", "nn": "torch.nn", "dist": "torch.d
                 "F": "torch.nn.functional", "mp": "torch.multiprocessing",
                 "DDP": "torch.nn.parallel.DistributedDataParallel", "DataParallel": "torch.nn.DataParallel",
                 "pl": "pytorch_lightning"}
+# Which assumed names the file itself decides (the engine then lets an error stay
+# an error). `os` and `torch` mean nothing else. In a file that uses torch, `nn`,
+# `dist`, `DDP` and `DataParallel` left unimported are torch's; outside one, only
+# what torch's alone has decides: `nn.DataParallel`, `dist.init_process_group`,
+# `DDP(model, device_ids=...)`, `mp.spawn` (stdlib multiprocessing has no spawn,
+# and `import multiprocessing as mp` is common in torch files). `F` (pyspark's
+# functions) and `pl` (polars) stay open: another library's is as likely.
+ONE_MEANING = {"os", "torch"}
+TORCH_FILE_DECIDES = {"nn", "dist", "DDP", "DataParallel"}
+TORCH_ONLY_ATTRIBUTES = {"nn": {"DataParallel", "parallel"}, "dist": {"init_process_group"},
+                         "mp": {"spawn", "start_processes"}}
+TORCH_ONLY_KEYWORDS = {"DDP": {"device_ids", "output_device", "find_unused_parameters", "broadcast_buffers"}}
 
 
 def import_line(name: str, module: str) -> str:
@@ -280,6 +292,11 @@ class FileModel:
         self.for_loops.sort(key=position)
         del self._targets, self._defines
         self.assumed: dict[str, str] = self._assume_imports(tree, text)
+        # torch is imported, or `torch` is used unbound (it means nothing else)
+        self.uses_torch = "torch" in self.assumed or any(
+            module == "torch" or module.startswith("torch.") for module in self.imports.values())
+        # the assumed names whose meaning the file leaves open (at most a warning then)
+        self.assumed_open: set[str] = self._open_assumptions(tree) if self.assumed else set()
         self.imports.update(self.assumed)
         # Set by the engine when the file was not valid Python and is read repaired
         # (a pasted snippet): its top-level layout may be the repair's, not the author's,
@@ -306,6 +323,19 @@ class FileModel:
         params = {a.arg for node in ast.walk(tree) if isinstance(node, FUNCTIONS)
                   for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs} if used else set()
         return {n: CONVENTIONAL[n] for n in missing if n in used and n not in bound and n not in params}
+
+    def _open_assumptions(self, tree: ast.Module) -> set[str]:
+        """The assumed names that could be another library's (see ONE_MEANING)."""
+        shown: set[str] = set()  # names used in a way only torch's has
+        for node in ast.walk(tree):
+            if (type(node) is ast.Attribute and type(node.value) is ast.Name
+                    and node.attr in TORCH_ONLY_ATTRIBUTES.get(node.value.id, ())):
+                shown.add(node.value.id)
+            elif (type(node) is ast.Call and type(node.func) is ast.Name
+                  and any(k.arg in TORCH_ONLY_KEYWORDS.get(node.func.id, ()) for k in node.keywords)):
+                shown.add(node.func.id)
+        return {name for name in self.assumed if name not in ONE_MEANING and name not in shown
+                and not (self.uses_torch and name in TORCH_FILE_DECIDES)}
 
     def _bind(self, target: ast.AST, kind: str, value: ast.AST, path: tuple[int, ...], pos: tuple[int, int]) -> None:
         if isinstance(target, ast.Name):

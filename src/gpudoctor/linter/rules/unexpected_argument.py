@@ -45,7 +45,8 @@ class UnexpectedArgument(Rule):
     import alias) has never taken, with the nearest parameter name when the
     keyword is a misspelling of one (`devices_ids` for `device_ids`); where a
     snippet calls the name bare, without importing it, only a misspelling of
-    one of its parameters, as a warning (apex has a DDP of its own); and
+    one of its parameters, as a warning (apex has a DDP of its own) unless
+    the file uses torch and never mentions apex (then an error); and
     `super().__init__(...)` given arguments in a class whose only base is
     `nn.Module` (and which does not set `call_super_init`): Module's
     initializer takes none (an old docs page built submodules that way).
@@ -91,7 +92,9 @@ class UnexpectedArgument(Rule):
             name = next((n for n in PARAMETERS if file.is_call_to(call, n, TORCH)), None)
             bare = next((n for n in PARAMETERS if self._bare_call(file, call, n)), None)
             if name is not None or bare is not None:
-                yield from self._keywords(call, name or bare or "", bare=name is None)
+                # a bare name in a torch file that never mentions apex is torch's (apex's DDP is the other)
+                torchs = name is not None or (file.uses_torch and "apex" not in file.text)
+                yield from self._keywords(call, name or bare or "", bare=name is None, certain=torchs)
             elif self._module_init_with_arguments(file, call):
                 given = [ast.unparse(a)[:30] for a in call.args] + [f"{k.arg}=" for k in call.keywords if k.arg]
                 yield Hit(call, message=f"nn.Module.__init__() is given {', '.join(given[:3])}: it takes no arguments "
@@ -106,7 +109,7 @@ class UnexpectedArgument(Rule):
         return bare and name not in file.imports and not file.defines(name) and not file.star_imports
 
     @staticmethod
-    def _keywords(call: ast.Call, name: str, bare: bool) -> Iterator[Hit]:
+    def _keywords(call: ast.Call, name: str, bare: bool, certain: bool) -> Iterator[Hit]:
         known = PARAMETERS[name]
         for kw in call.keywords:
             if kw.arg is None or kw.arg in known or kw.arg in OLDER.get(name, ()):
@@ -116,7 +119,7 @@ class UnexpectedArgument(Rule):
             if bare and not near:
                 continue  # an unimported name's own keyword (apex's `delay_allreduce`): only a misspelling is said
             meant = f" (meant `{near[0]}`?)" if near else ""
-            yield Hit(kw.value, severity=WARNING if bare else ERROR,
+            yield Hit(kw.value, severity=ERROR if certain else WARNING,
                       message=f"{name}() got an unexpected keyword argument `{kw.arg}`{meant}: TypeError on every rank"
                       + (f" (the file does not import {name}: read as torch's)" if bare else ""),
                       fix=f"{near[0]}=..." if near else f"the parameters of {name}: {', '.join(known[:6])}, ...")
