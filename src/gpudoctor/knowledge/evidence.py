@@ -32,12 +32,18 @@ LEVEL_AT = (
     r"(?:^|(?<=[\s\]|:]))(?:{caps})(?::|\s+-\s|\s+\d\d-\d\d |\s+\d{{4}}-\d\d-\d\d \d\d:\d\d|\]|\s+\[[\w.]+:\d+|\s+[\w.\-]+\.(?:py|go|cc|cpp|h):\d+\]?\s)"
     r"|[\[|]\s*(?:{caps})\s*[\]|]"
     r"|(?:^|(?<=[\s\]):\[]))[{glog}]\d{{4}} \d\d:\d\d:\d\d\.\d+"
+    # a logger's level letter in brackets before a date: "[E 2024-05-01 10:00:00 trainer.py:12]" (c10's "[E file.cpp:N]"
+    # lines are the nccl and c10 patterns' to read: a cut one alone does not decide more than its log does)
+    r"|\[[{glog}] \d{{4}}-\d\d-\d\d[ T]\d\d:\d\d"
     r"|^[\w.\-]+: (?:{caps}) (?=[A-Z])"
     # "%(asctime)s %(levelname)s %(name)s: %(message)s" and "... %(levelname)s [%(name)s] ...": the
     # level after a time stamp, then the logger's name (a lower-case dotted name, so a capitalised
     # phrase such as "ERROR Handling:" is not one)
     r"|(?<=\d )(?:{caps})\s+(?:[a-z_][\w.\-]*:|\[[a-z_][\w.\-]*\])\s"
     r"|\blevel=\"?(?:{lower})\b"
+    # a JSON log record (structlog, zap, slog, tracing's json): an object with a message key and an error level
+    # (a config dump that only holds the word has no message key: {{"log_level": "error"}} is a setting)
+    r"|(?:^|(?<=[\s\]|:]))\{{(?=.*\"(?:msg|message|event)\"\s*:)(?=.*\"(?:level|severity|lvl)\"\s*:\s*\"(?:{lower}|{caps})\")"
     # an RFC 3339 time (its zone, Z or an offset, says so) then the level: Rust's tracing, Go's zap and logrus
     # text ("2023-05-30T10:39:23.156417Z ERROR HTTP request{...}: text_generation_router: ...")
     r"|\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s+(?:{caps})\s"
@@ -467,7 +473,7 @@ RULES += (
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
-WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", "python: ", "python3: ", "python2: ", "python3.", "python.exe: ", "Warning ",
+WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", '"level"', '"severity"', '"lvl"', "python: ", "python3: ", "python2: ", "python3.", "python.exe: ", "Warning ",
          "CrashLoopBackOff", "OOMKilled", " Error ", "ImagePull", "ErrImage", "CreateContainer", "Init:", "FAILED", "OUT_OF_MEMORY",
          "BOOT_FAIL", "NODE_FAIL", "panic: ", "panicked at", "failed", "passed", "ERROR ", "NVRM", "*** ", "(): ", "double free", "corrupted ",
          "srun: error", "Job step aborted", "slurmstepd: error", "fault", "bus error", "abort", "killed", "illegal hardware", "make", "ninja: ",

@@ -11,6 +11,7 @@ import re
 from typing import Optional
 
 from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO
 from gpudoctor.knowledge.patterns import ALL, BY_ID
@@ -80,8 +81,42 @@ KIND_FAMILY = {
 }
 
 
+# Signs that are an error-level log line which is itself the failure (evidence.py's rules): a program that
+# caught an exception logs its message (str(exc), without the class) after its logger's level.
+LOGGED = ("errorraised", "errorending", "fatallevel")
+# The exception classes such a message is read as: the classes' rules are about the message, and the
+# logger dropped the class. Not AssertionError (its rule reads any stated condition) nor the lookup
+# classes (any message): both would claim every logged line.
+LOGGED_AS = ("RuntimeError", "ValueError", "TypeError", "AttributeError")
+# An error-level line is the failure already (a sign): a program's "not supported" there is named too,
+# though feature-not-supported claims only the lines whose level its pattern reads.
+LOGGED_CLASSES = (*CLASSES, BY_ID["feature-not-supported"])
+# Where a logged message may start, after the level: past a logger's separators (": ", " - ", "] ").
+MESSAGE_START = re.compile(r"(?::|\s-|\])\s+")
+
+
+def logged_class(line: str) -> Optional[tuple[Pattern, str, str]]:
+    """The class of the message an error-level log line holds, when one of CLASSES covers it, with the
+    exception and the message it was read as (the fix's placeholders take the names they give)."""
+    level = ERROR_LEVEL.search(line)
+    said = line[level.end():] if level is not None else line  # the sign's line may have its level peeled (c10's "[E ...]")
+    starts = [0, *(m.end() for m in MESSAGE_START.finditer(said))][:12]
+    for p in LOGGED_CLASSES:
+        if p.id in RAISED_IN_A_LIBRARY:
+            continue
+        if p.regex.search(said):
+            return p, "", said
+        read_as = next(((name, said[at:]) for at in starts for name in LOGGED_AS if p.regex.search(f"{name}: {said[at:]}")), None)
+        if read_as is not None:
+            return p, *read_as
+    return None
+
+
 def message_class(sign: Optional[Sign], exception: str = "", message: str = "") -> Optional[Pattern]:
     """The class of message this failure belongs to, when one of CLASSES covers it."""
+    if sign is not None and sign.kind in LOGGED:
+        logged = logged_class(sign.text)
+        return logged[0] if logged is not None else None
     if sign is not None:
         if sign.kind != "exception" or sign.cut:
             return None
@@ -209,7 +244,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     if sign.kind in CUT_HERE:
         return CUT_HERE[sign.kind].format(line=sign.line)
     if sign.kind in OWN_WORDS:
-        return OWN_WORDS[sign.kind].format(line=sign.line)
+        out = OWN_WORDS[sign.kind].format(line=sign.line)
+        logged = logged_class(sign.text) if sign.kind in LOGGED else None
+        return f"{class_step(*logged)}; {out}" if logged is not None else out
     if sign.kind == "stopped":
         return ("the process was stopped by a signal, which launchers send to the other ranks after one failed: find the rank "
                 "that failed first (its own output, or torchrun's Root Cause block) and read its error")

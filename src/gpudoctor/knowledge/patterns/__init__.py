@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -19,6 +19,7 @@ ALL: tuple[Pattern, ...] = (
     *nccl.PATTERNS,
     *timeouts.PATTERNS[:-1],
     *cuda.PATTERNS,
+    *kernel8.PATTERNS,  # CUDA kernel faults no cuda pattern names (a misaligned address, an illegal instruction, a capture error)
     *ddp.PATTERNS,
     *dataloader.PATTERNS,
     *gloo.PATTERNS,

@@ -14,6 +14,7 @@ something else.
 """
 
 from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, pattern
 
 E = Severity.ERROR
@@ -144,7 +145,8 @@ PATTERNS = [
         # a bare NotImplementedError: a method its class leaves unimplemented (not the `raise` line of a traceback's source)
         r"|^(?:E\s+)?(?:[A-Za-z_]\w*\.)*(?P<bare>NotImplementedError):?\s*$"
         # a program's error-level report of a call that raised
-        r"|\bERROR\b.*?(?:Error in \w+|Exception calling application|Error \w+ing \w+): (?P<logged>.*?\bnot (?:yet )?(?:supported|implemented)\b.*))",
+        # (at any logger's error level: "ERROR ...", c10's "[E file.cpp:N]", a JSON record's "level": "error")
+        r"|(?:\bERROR\b|" + ERROR_LEVEL.pattern + r").*?(?:Error in \w+|Exception calling application|Error \w+ing \w+): (?P<logged>.*?\bnot (?:yet )?(?:supported|implemented)\b.*))",
         ("NotImplementedError", "not supported", "not implemented", "not yet supported", "not yet implemented", "does not support", "do not support",
          "does not work on", "does not work with", "doesn't support", "doesn't work"),
         why="""The program itself refused: the path it was asked to take (a model or a policy type, a data type, a platform or a
