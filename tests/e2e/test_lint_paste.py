@@ -26,8 +26,10 @@ def train(rank, world_size):
 if __name__ == "__main__":
     mp.spawn(train, args=(2,), nprocs=2)
 '''
-# The same script as pasted into a question: cut off inside the spawn call.
+# The same script as pasted into a question: cut off inside the spawn call, after a whole argument
+# (the repair closes the call on its last line) or inside one (the repair cannot know the rest: it cuts).
 CUT_OFF = COMPLETE.replace("    mp.spawn(train, args=(2,), nprocs=2)\n", "    mp.spawn(\n        train, args=(2,),\n")
+CUT_INSIDE = COMPLETE.replace("    mp.spawn(train, args=(2,), nprocs=2)\n", "    mp.spawn(\n        train, args=(2\n")
 
 
 def lint_json(*paths: Path) -> tuple[int, list[dict]]:
@@ -45,10 +47,23 @@ def test_a_cut_off_snippet_gets_its_pitfall_marked_repaired_and_its_syntax_error
     assert set(by_rule) == {"hardcoded-master-port", "syntax-error"}
     port, syntax = by_rule["hardcoded-master-port"], by_rule["syntax-error"]
     assert (port["line"], port["col"], port["severity"]) == (7, 5, "warning")
-    assert port["message"].endswith("(read after repairing lines 10-12 of a snippet that is not valid Python)")
+    assert port["message"].endswith("(read after repairing line 12 of a snippet that is not valid Python)")
     # Python's own error, where Python puts it, and what the other rules read instead
     assert (syntax["line"], syntax["severity"]) == (11, "error")
     assert syntax["message"].startswith("not valid Python 3.")
+    assert "an unfinished statement at the end closed (line 12)" in syntax["message"]
+
+
+def test_a_snippet_cut_inside_an_argument_is_cut_and_its_body_completed(tmp_path):
+    (tmp_path / "question.py").write_text(CUT_INSIDE)
+    code, found = lint_json(tmp_path / "question.py")
+    assert code == 1
+    by_rule = {d["rule"]: d for d in found}
+    assert set(by_rule) == {"hardcoded-master-port", "syntax-error"}
+    port, syntax = by_rule["hardcoded-master-port"], by_rule["syntax-error"]
+    assert (port["line"], port["col"], port["severity"]) == (7, 5, "warning")
+    assert port["message"].endswith("(read after repairing lines 10-12 of a snippet that is not valid Python)")
+    assert syntax["severity"] == "error"
     assert "an unfinished statement at the end cut (lines 11-12)" in syntax["message"]
     assert "`pass` added to a body cut off (line 10)" in syntax["message"]
 
