@@ -39,31 +39,29 @@ def lint_json(*paths: Path) -> tuple[int, list[dict]]:
     return proc.returncode, json.loads(proc.stdout)["diagnostics"]
 
 
-def test_a_cut_off_snippet_gets_its_pitfall_marked_repaired_and_its_syntax_error(tmp_path):
-    (tmp_path / "question.py").write_text(CUT_OFF)
+def repaired(tmp_path: Path, text: str, lines: str) -> dict:
+    """lint on a pasted snippet: its one pitfall is reported, marked as read after repairing `lines`,
+    beside Python's own syntax error; returns that syntax error."""
+    (tmp_path / "question.py").write_text(text)
     code, found = lint_json(tmp_path / "question.py")
     assert code == 1
     by_rule = {d["rule"]: d for d in found}
     assert set(by_rule) == {"hardcoded-master-port", "syntax-error"}
     port, syntax = by_rule["hardcoded-master-port"], by_rule["syntax-error"]
     assert (port["line"], port["col"], port["severity"]) == (7, 5, "warning")
-    assert port["message"].endswith("(read after repairing line 12 of a snippet that is not valid Python)")
-    # Python's own error, where Python puts it, and what the other rules read instead
-    assert (syntax["line"], syntax["severity"]) == (11, "error")
-    assert syntax["message"].startswith("not valid Python 3.")
+    assert port["message"].endswith(f"(read after repairing {lines} of a snippet that is not valid Python)")
+    assert syntax["severity"] == "error" and syntax["message"].startswith("not valid Python 3.")
+    return syntax
+
+
+def test_a_cut_off_snippet_gets_its_pitfall_marked_repaired_and_its_syntax_error(tmp_path):
+    syntax = repaired(tmp_path, CUT_OFF, "line 12")
+    assert syntax["line"] == 11  # Python's own error, where Python puts it, and what the other rules read instead
     assert "an unfinished statement at the end closed (line 12)" in syntax["message"]
 
 
 def test_a_snippet_cut_inside_an_argument_is_cut_and_its_body_completed(tmp_path):
-    (tmp_path / "question.py").write_text(CUT_INSIDE)
-    code, found = lint_json(tmp_path / "question.py")
-    assert code == 1
-    by_rule = {d["rule"]: d for d in found}
-    assert set(by_rule) == {"hardcoded-master-port", "syntax-error"}
-    port, syntax = by_rule["hardcoded-master-port"], by_rule["syntax-error"]
-    assert (port["line"], port["col"], port["severity"]) == (7, 5, "warning")
-    assert port["message"].endswith("(read after repairing lines 10-12 of a snippet that is not valid Python)")
-    assert syntax["severity"] == "error"
+    syntax = repaired(tmp_path, CUT_INSIDE, "lines 10-12")
     assert "an unfinished statement at the end cut (lines 11-12)" in syntax["message"]
     assert "`pass` added to a body cut off (line 10)" in syntax["message"]
 
