@@ -64,11 +64,13 @@ def test_nonzero_exit_is_reported_by_rank_with_its_code():
 @pytest.mark.parametrize(
     "fault, state, finding_id",
     [
+        # The launcher's own view of a crash (its signal, the stack it kept) and of a hang
+        # (the stack dumped on SIGUSR1). A rank that raises, one that never joins and a
+        # hang on rank 0 take the same paths; tests/e2e/test_allreduce.py runs all six
+        # faults through the command that users type and asserts the same (the root rank
+        # and state, one error and its peers as victims, bounded time, no orphans).
         ("1:crash", "signaled", "rank-crashed"),
-        ("1:raise", "raised", "rank-raised"),
         ("1:hang", "hung", "rank-hung"),
-        ("1:nojoin", "nojoin", "rank-never-joined"),
-        ("0:hang", "hung", "rank-hung"),
     ],
 )
 def test_fault_names_the_failing_rank_in_bounded_time_without_orphans(fault, state, finding_id):
