@@ -48,6 +48,7 @@ ALIASES = {
     "rank-env-overwritten": "rank-hardcoded",  # dev: os.environ["RANK"] = "0" in a torchrun job
     "master-port-chosen-per-process": "master-port-per-process",  # heldout3: a free port picked beside the init
     "dataparallel-unknown-kwarg": "unexpected-argument",  # heldout3: nn.DataParallel(net, devices=[...])
+    "ddp-without-device-ids": "ddp-no-device-ids",  # heldout4: MMDistributedDataParallel(model.cuda(), ...)
 }
 
 

@@ -9,6 +9,7 @@ from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.dataparallel_unwrapped_at_once import DataparallelUnwrappedAtOnce
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.ddp_multi_device_ids import DdpMultiDeviceIds
+from gpudoctor.linter.rules.ddp_no_device_ids import DdpNoDeviceIds
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
 from gpudoctor.linter.rules.deprecated_reduce_op import DeprecatedReduceOp
 from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
@@ -92,6 +93,7 @@ CHECKS: tuple[Rule, ...] = (
     MpiBackendUnderSpawn(),
     SamplerPassedAsShuffle(),
     EnvInitMethodWithAddress(),
+    DdpNoDeviceIds(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

@@ -11,8 +11,9 @@ from gpudoctor.linter.model import DEFS, MAIN_TEST, FileModel, keyword, terminal
 from gpudoctor.linter.ranks import TORCH_COLLECTIVES
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
-# torch.distributed calls that ask the default process group.
-NEEDS_GROUP = TORCH_COLLECTIVES | {"get_rank", "get_world_size", "get_backend"}
+# torch.distributed calls that ask the default process group (destroy_process_group()
+# with none raises "Process group cannot be None").
+NEEDS_GROUP = TORCH_COLLECTIVES | {"get_rank", "get_world_size", "get_backend", "destroy_process_group"}
 # Calls that start a torch.distributed process group (or may: a launcher's own init).
 STARTERS = {"init_process_group", "init_device_mesh", "init_rpc", "init_distributed", "initialize_distributed",
             "launch_from_torch", "launch_from_slurm", "launch_from_openmpi", "init_dist"}
@@ -20,6 +21,8 @@ STARTERS = {"init_process_group", "init_device_mesh", "init_rpc", "init_distribu
 INERT_ROOTS = {"numpy", "np", "pandas", "tqdm", "yaml", "matplotlib", "PIL", "horovod", "torchvision",
                "sklearn", "scipy", "wandb", "tensorboard", "omegaconf", "hydra", "einops", "timm"}
 GUARDS = {"is_initialized", "is_available"}
+# A project's own guard: `is_dist_avail_and_initialized()`, `dist_is_initialized()`.
+GUARD_HELPER = re.compile(r"initialized", re.IGNORECASE)
 # Words in a helper's name that say it may set a process (or a job) up.
 SETUP_WORD = re.compile(r"init|setup|set_up|dist|launch|ddp|parallel|env|start|prepare|config|world|rank|group|spawn"
                         r"|main|run|accelerat|deepspeed|horovod|hvd|cluster|slurm|mpi|comm|backend|device")
@@ -57,7 +60,19 @@ class DistWithoutInit(Rule):
     file could start a group at all and the collective is given a tensor made in the file
     (a study file's `dist.all_reduce(torch.randn(...))`, issue 41's dev5).
 
-    Not flagged: calls under an `is_initialized()` / `is_available()` test; a fragment (its module or model is not
+    Where the file itself tests for a group before the same call elsewhere
+    (`if dist.is_initialized(): dist.barrier()` on one line, a bare
+    `dist.barrier()` on another), the file says its code also runs without a
+    group, and the bare call raises there: a warning that names the guarded
+    line, in a fragment too, when nothing decides whether the bare one runs (no
+    test around it, no early return before it, and every call of its function
+    in the file is untested). Asked for by issue 41's heldout3 and heldout4 (a
+    thread's bare `destroy_process_group()` and LAVIS's bare evaluation
+    `barrier()`, each posted beside its guarded fix; both raised in a
+    one-process run).
+
+    Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
+    helper whose name says it, `is_dist_avail_and_initialized()`); a fragment (its module or model is not
     imported or bound in the file, or it reads a name nothing binds before
     the use, or it is a snippet whose repair touched a line before the use). Asked for by issue 41's
     samples (DDP built at import, a sampler with no group, Horovod helpers).
@@ -120,6 +135,10 @@ class DistWithoutInit(Rule):
         ''',
     )
 
+    def relevant(self, text: str) -> bool:
+        # a snippet that uses `dist.` unimported can still test for a group beside a bare call
+        return super().relevant(text) or ("dist." in text and "initialized" in text)
+
     def check(self, file: FileModel) -> Iterator[Hit]:
         starts = any(self._starts(call) for call in file.calls)
         horovod = any(file.is_call_to(call, "init", ("horovod",)) for call in file.calls)
@@ -127,6 +146,16 @@ class DistWithoutInit(Rule):
         for call in file.calls:
             what = self._needs_group(file, call)
             if not what or self._guarded(file, call):
+                continue
+            twin = self._guarded_twin(file, call) if what.endswith("()") else None
+            if twin is not None:
+                yield Hit(call, severity=WARNING,
+                          message=f"{what} with no test for a process group, while line {twin.lineno} runs the same "
+                          f"call only under one (`{ast.unparse(next(iter(file.conditions(twin))))[:60]}`): this code "
+                          "also runs without a group, and there this call raises "
+                          + ("('Process group cannot be None')" if what == "destroy_process_group()" else
+                             "('Default process group has not been initialized')"),
+                          fix=f"if dist.is_initialized(): dist.{what[:-2]}()  # as line {twin.lineno} does")
                 continue
             if self._fragment(file, call):
                 unused = self._uncalled_setup(file, call) if not what.endswith("()") else None
@@ -188,9 +217,38 @@ class DistWithoutInit(Rule):
 
     @staticmethod
     def _guarded(file: FileModel, call: ast.Call) -> bool:
-        tests = list(file.conditions(call))
-        return any(terminal_name(sub) in GUARDS for test in tests for sub in ast.walk(test)
-                   if type(sub) in (ast.Attribute, ast.Name))
+        return any(DistWithoutInit._is_guard(test) for test in file.conditions(call))
+
+    @staticmethod
+    def _is_guard(test: ast.expr) -> bool:
+        """The test asks whether a process group exists (`dist.is_initialized()`,
+        `is_dist_avail_and_initialized()`)."""
+        return any(terminal_name(sub) in GUARDS or bool(GUARD_HELPER.search(terminal_name(sub)))
+                   for sub in ast.walk(test) if type(sub) in (ast.Attribute, ast.Name))
+
+    def _guarded_twin(self, file: FileModel, call: ast.Call) -> ast.Call | None:
+        """Another call to the same torch.distributed function that the file runs only
+        under a test for a group, where nothing at all decides whether `call` runs:
+        no test around it or before it in its function, and no call of its function
+        in the file under a test."""
+        if list(file.conditions(call)):
+            return None
+        func = file.function(call)
+        if any(self._starts(c) and c.lineno < call.lineno and file.function(c) is func for c in file.calls):
+            return None  # `if not dist.is_initialized(): dist.init_process_group(...)` just before it
+        if func is not None:
+            for site in file.entry_sites(func):
+                if file.function(site) is not None or list(file.conditions(site)):
+                    return None  # called from elsewhere, or under a test: its caller may decide
+        name = terminal_name(call.func)
+        for other in file.calls:
+            if other is call or terminal_name(other.func) != name or other.lineno == call.lineno:
+                continue
+            if not (file.qualname(other.func) or "").startswith("torch.distributed."):
+                continue
+            if self._guarded(file, other):
+                return other
+        return None
 
     @staticmethod
     def _fragment(file: FileModel, call: ast.Call) -> bool:

@@ -1,0 +1,224 @@
+"""Controls and siblings for issue 41's lintB8 round on the lint sample (dev … dev6,
+heldout3 … heldout5): the misses and false alarms of the rules outside lintA8's list,
+and the rule the readers' unclaimed pitfalls asked for (ddp-no-device-ids). For each
+verdict, the healthy program that looks most like the failure must not get it
+(test_control_*), and the nearest program that needs another verdict gets that one
+(test_sibling_*). Real code, linted by the real engine."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoctor.linter import engine
+
+
+def found(code: str, rule: str, path: str = "train.py") -> list[tuple[int, str]]:
+    """(line, severity) of each diagnostic of `rule`."""
+    return [(d.line, d.severity) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), path)
+            if d.rule == rule]
+
+
+def rules(code: str, path: str = "train.py") -> set[str]:
+    return {d.rule for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), path)}
+
+
+class TestNcclNoSetDevice:
+    """heldout5 r039 (a "cuda" compared with a device's type places nothing) and dev4 k019
+    (a module moved by a bare .cuda() and wrapped without device_ids, beside per-rank devices)."""
+
+    verdict = "nccl-no-set-device"
+
+    def test_control_cuda_only_compared(self):
+        code = """
+            import sys
+            import torch.distributed as dist
+
+            def setup(rank, n_gpus, device):
+                dist.init_process_group(
+                    backend="gloo" if sys.platform == "win32" or device.type != "cuda" else "nccl",
+                    init_method="env://", world_size=n_gpus, rank=rank)
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_per_rank_devices_and_a_wrapper_told_its_device(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl", init_method="env://")
+            device = torch.device("cuda", args.local_rank)
+            net = Net().to(device)
+            net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[args.local_rank])
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_cuda_placed_beside_the_comparison(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            def setup(rank, n_gpus, device):
+                backend = "nccl" if device.type == "cuda" else "gloo"
+                dist.init_process_group(backend="nccl", world_size=n_gpus, rank=rank)
+                return torch.zeros(1, device="cuda")
+        """
+        assert found(code, self.verdict) == [(6, "warning")]
+
+    def test_sibling_bare_cuda_wrapped_beside_per_rank_devices(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend="nccl", init_method=args.init_method, rank=args.rank, world_size=2)
+            net = Net()
+            net = net.cuda()
+            net = torch.nn.parallel.DistributedDataParallel(net)
+            head = Head().to(torch.device("cuda", args.rank))
+        """
+        assert found(code, self.verdict) == [(7, "warning")]
+        assert "ddp-no-device-ids" not in rules(code)  # said once, by the rule of the NCCL group
+
+
+class TestDistWithoutInit:
+    """heldout3 m060, heldout4 q073: a bare call the file runs elsewhere only under a
+    test for a process group; dev2 e095: a helper that starts the group just before."""
+
+    verdict = "dist-without-init"
+
+    def test_control_group_started_before_in_the_same_function(self):
+        code = """
+            import torch.distributed as dist
+
+            def setup():
+                if not dist.is_initialized():
+                    dist.init_process_group(backend="nccl")
+                return dist.get_rank()
+
+            def get_rank():
+                return dist.get_rank() if dist.is_initialized() else 0
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_helper_called_under_a_test(self):
+        code = """
+            import torch.distributed as dist
+
+            def sync():
+                dist.barrier()
+
+            def finish(distributed):
+                if distributed:
+                    sync()
+                if dist.is_initialized():
+                    dist.barrier()
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_bare_call_under_another_test(self):
+        code = """
+            import torch.distributed as dist
+
+            def cleanup(args):
+                if args.distributed:
+                    dist.destroy_process_group()
+
+            def close():
+                if dist.is_initialized():
+                    dist.destroy_process_group()
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_bare_twin_of_a_guarded_call(self):
+        code = """
+            dist.destroy_process_group()
+            if dist.is_initialized():
+                dist.destroy_process_group()
+        """
+        assert found(code, self.verdict) == [(1, "warning")]
+
+    def test_sibling_project_guard_helper(self):
+        code = """
+            import torch.distributed as dist
+            from lavis.common.dist_utils import is_dist_avail_and_initialized
+
+            class Task:
+                def evaluation(self, model, loader):
+                    results = [model(x) for x in loader]
+                    dist.barrier()
+                    return results
+
+                def after(self):
+                    if is_dist_avail_and_initialized():
+                        dist.barrier()
+        """
+        assert found(code, self.verdict) == [(7, "warning")]
+
+
+class TestDdpNoDeviceIds:
+    """heldout4 q015 / q052, heldout5 r014: DDP built without device_ids around a module
+    on the current device, which nothing sets per rank; a rank read as a truth value."""
+
+    verdict = "ddp-no-device-ids"
+
+    def test_control_current_device_set_first(self):
+        code = """
+            import os
+            import torch
+            from mmcv.parallel import MMDistributedDataParallel
+
+            torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+            model = MMDistributedDataParallel(model.cuda(), find_unused_parameters=True)
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_device_ids_given(self):
+        code = """
+            from mmcv.parallel import MMDistributedDataParallel
+
+            model = MMDistributedDataParallel(model.cuda(), device_ids=[local_rank], find_unused_parameters=True)
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_module_moved_to_a_named_device(self):
+        code = """
+            import torch
+
+            model = torch.nn.parallel.DistributedDataParallel(model.cuda(local_rank))
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_rank_tested_against_none(self):
+        code = """
+            import torch
+
+            model = torch.nn.parallel.DistributedDataParallel(
+                model, device_ids=[args.gpu] if args.gpu is not None else None)
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_wrapped_on_the_current_device(self):
+        code = """
+            from mmcv.parallel import MMDistributedDataParallel
+
+            model = MMDistributedDataParallel(model.cuda())
+        """
+        assert found(code, self.verdict) == [(3, "warning")]
+
+    def test_sibling_rank_zero_gets_none(self):
+        code = """
+            import torch
+
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=(int(args.gpu_rank),) if args.rank else None)
+        """
+        assert found(code, self.verdict) == [(3, "warning")]
+
+    def test_sibling_own_nccl_group_is_the_other_rules(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group("nccl")
+            model = torch.nn.parallel.DistributedDataParallel(Net().cuda())
+        """
+        assert found(code, self.verdict) == []
+        assert found(code, "nccl-no-set-device") == [(4, "warning")]
