@@ -222,3 +222,60 @@ class TestDdpNoDeviceIds:
         """
         assert found(code, self.verdict) == []
         assert found(code, "nccl-no-set-device") == [(4, "warning")]
+
+
+class TestDistWithoutInitRunAtTheTop:
+    """dev d003, dev2 e018: DDP / a DistributedSampler built at the top of a file that
+    then runs its work there (an error); dev6 r009: a wrapper torch does not have there."""
+
+    verdict = "dist-without-init"
+
+    def test_control_module_imported_for_its_definitions_stays_a_warning(self):
+        code = """
+            import torch
+
+            net = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2).cuda())
+
+            def predict(x):
+                return net(x)
+        """
+        assert found(code, self.verdict) == [(3, "warning")]
+
+    def test_control_a_class_torch_does_not_have_there_stays_a_warning(self):
+        code = """
+            import torch
+            from torch.distributed.fsdp import DistributedDataParallel
+
+            model = DistributedDataParallel(torch.nn.Linear(4, 2))
+            for x in torch.rand(3, 4):
+                model(x)
+        """
+        assert found(code, self.verdict) == [(4, "warning")]
+
+    def test_sibling_wrapped_and_run_at_the_top(self):
+        code = """
+            import torch
+
+            net = torch.nn.Linear(128, 8).cuda()
+            if False:
+                net = torch.nn.DataParallel(net)
+            else:
+                net = torch.nn.parallel.DistributedDataParallel(net)
+
+            y = net.forward(torch.rand(8, 128).cuda())
+        """
+        assert found(code, self.verdict) == [(7, "error")]
+
+    def test_sibling_sampler_then_an_epoch_loop(self):
+        code = """
+            import torch
+            from torch.utils.data import DataLoader, DistributedSampler
+
+            dataset = torch.utils.data.TensorDataset(torch.rand(250, 32))
+            sampler = DistributedSampler(dataset, num_replicas=5)
+            loader = DataLoader(dataset, sampler=sampler)
+            for epoch in range(3):
+                for batch in loader:
+                    pass
+        """
+        assert found(code, self.verdict) == [(5, "error")]

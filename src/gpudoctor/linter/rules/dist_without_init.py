@@ -20,6 +20,9 @@ STARTERS = {"init_process_group", "init_device_mesh", "init_rpc", "init_distribu
 # Packages whose calls never start a process group (the standard library is added below).
 INERT_ROOTS = {"numpy", "np", "pandas", "tqdm", "yaml", "matplotlib", "PIL", "horovod", "torchvision",
                "sklearn", "scipy", "wandb", "tensorboard", "omegaconf", "hydra", "einops", "timm"}
+# Where torch defines the classes that need a group (an import from elsewhere may not exist).
+REAL_CLASSES = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+                "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 GUARDS = {"is_initialized", "is_available"}
 # A project's own guard: `is_dist_avail_and_initialized()`, `dist_is_initialized()`.
 GUARD_HELPER = re.compile(r"initialized", re.IGNORECASE)
@@ -42,8 +45,13 @@ class DistWithoutInit(Rule):
     launcher or init helper runs before it, nor a same-file function that
     calls one (a helper imported from another module could, so such files
     are left alone). An error when the file is run as a script (it has an
-    `if __name__ == "__main__":` block), a warning otherwise (a module run
-    on import by a program that started the group first is fine). And a
+    `if __name__ == "__main__":` block, or does its work at its top level
+    after the call: a loop, or a call of the model it just wrapped, which a
+    module imported for its definitions does not), a warning otherwise (a
+    module run on import by a program that started the group first is fine).
+    Issue 41's dev and dev2 readers called both top-level shapes errors (a
+    forum repro that wraps and runs its model at the top, a toy sampler's
+    epoch loop). And a
     torch.distributed call in a Horovod program (`hvd.init()`, no
     torch.distributed group started in the file): Horovod does not start
     one, so `torch.distributed.get_world_size()` there raises; a warning
@@ -187,6 +195,8 @@ class DistWithoutInit(Rule):
                 continue
             before = self._starts_before(file, call)
             if not before:
+                # (where torch's own class is built: a name torch does not have there fails at its import)
+                script = script or (self._runs_at_top(file, call) and file.qualname(call.func) in REAL_CLASSES)
                 yield Hit(call, severity=ERROR if script else WARNING,
                           message=f"{what} needs a torch.distributed process group, and nothing in this file starts "
                           "one before it: it raises 'Default process group has not been initialized'"
@@ -199,6 +209,25 @@ class DistWithoutInit(Rule):
                           "module and was not followed: unless it starts one, this raises 'Default process group "
                           "has not been initialized'")
                 return
+
+    @staticmethod
+    def _runs_at_top(file: FileModel, use: ast.Call) -> bool:
+        """The file does its work at its top level after `use`: a loop there, or a
+        call of what `use` built (`net = DDP(net)`; `y = net.forward(x)`). Such a file
+        is run, not imported for its definitions, and nothing of it started a group."""
+        assign = next((a for a in file.ancestors(use) if type(a) is ast.Assign), None)
+        built = {t.id for t in assign.targets if type(t) is ast.Name} if assign is not None else set()
+        for stmt in file.tree.body:
+            if stmt.lineno <= use.lineno or isinstance(stmt, (*DEFS, ast.ClassDef)):
+                continue  # (a function's body runs when called, perhaps after a group exists)
+            if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor)):
+                return True
+            for node in ast.walk(stmt):
+                if type(node) is ast.Call and built:
+                    root = node.func.value if type(node.func) is ast.Attribute else node.func
+                    if type(root) is ast.Name and root.id in built:
+                        return True
+        return False
 
     @staticmethod
     def _needs_group(file: FileModel, call: ast.Call) -> str:
