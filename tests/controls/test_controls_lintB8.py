@@ -279,3 +279,76 @@ class TestDistWithoutInitRunAtTheTop:
                     pass
         """
         assert found(code, self.verdict) == [(5, "error")]
+
+
+class TestLocalRankAsGlobalRank:
+    """heldout3 m054 (all_gather's list indexed by the local rank), dev3 h099 (a
+    reduce(dst=0) result read where the local GPU index is 0)."""
+
+    verdict = "local-rank-as-global-rank"
+
+    def test_control_slot_of_the_global_rank(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            def gather(z, cfg):
+                out = [torch.zeros_like(z) for _ in range(dist.get_world_size())]
+                dist.all_gather(out, z)
+                out[dist.get_rank()] = z
+                return torch.cat(out)
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_local_name_that_holds_the_global_rank(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            def gather(z):
+                local_rank = dist.get_rank()
+                out = [torch.zeros_like(z) for _ in range(dist.get_world_size())]
+                dist.all_gather(out, z)
+                out[local_rank] = z
+                return torch.cat(out)
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_all_reduce_read_by_the_local_index(self):
+        code = """
+            import torch.distributed as dist
+
+            def validate(loss, args):
+                dist.all_reduce(loss)
+                if args.gpu == 0:
+                    print(loss.item())
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_gathered_slot_by_local_rank(self):
+        code = """
+            import torch
+
+            if world_size > 1:
+                with torch.no_grad():
+                    all_z = [torch.zeros_like(z) for _ in range(world_size)]
+                    torch.distributed.all_gather(all_z, z)
+                all_z[cfg.local_rank] = z
+                z = torch.cat(all_z)
+        """
+        assert found(code, self.verdict) == [(7, "warning")]
+
+    def test_sibling_reduced_read_where_the_gpu_index_is_zero(self):
+        code = """
+            import torch.distributed as dist
+
+            def validate(model, loader, args):
+                total = 0
+                for x in loader:
+                    loss = model(x)
+                    dist.reduce(loss, 0, dist.ReduceOp.SUM)
+                    if args.gpu == 0:
+                        total += loss.item()
+                return total
+        """
+        assert found(code, self.verdict) == [(8, "warning")]

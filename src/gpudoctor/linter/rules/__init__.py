@@ -23,6 +23,7 @@ from gpudoctor.linter.rules.master_addr_not_set import MasterAddrNotSet
 from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
 from gpudoctor.linter.rules.master_port_per_process import MasterPortPerProcess
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
+from gpudoctor.linter.rules.local_rank_as_global_rank import LocalRankAsGlobalRank
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
 from gpudoctor.linter.rules.mpi_backend_under_spawn import MpiBackendUnderSpawn
 from gpudoctor.linter.rules.name_not_imported import NameNotImported
@@ -94,6 +95,7 @@ CHECKS: tuple[Rule, ...] = (
     SamplerPassedAsShuffle(),
     EnvInitMethodWithAddress(),
     DdpNoDeviceIds(),
+    LocalRankAsGlobalRank(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())
