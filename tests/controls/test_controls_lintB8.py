@@ -352,3 +352,67 @@ class TestLocalRankAsGlobalRank:
                 return total
         """
         assert found(code, self.verdict) == [(8, "warning")]
+
+
+class TestSaveAllRanksAfterALightningFit:
+    """heldout4 q045: a 4-device Lightning fit, then a torch.save every rank runs."""
+
+    verdict = "save-all-ranks"
+
+    def test_control_saved_on_global_zero(self):
+        code = """
+            import torch
+            import pytorch_lightning as pl
+
+            trainer = pl.Trainer(accelerator="gpu", devices=4)
+            trainer.fit(module, datamodule=data)
+            if trainer.is_global_zero:
+                torch.save(module.net, "model.pt")
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_spawn_strategy_returns_to_one_process(self):
+        code = """
+            import torch
+            import pytorch_lightning as pl
+
+            trainer = pl.Trainer(accelerator="gpu", devices=4, strategy="ddp_spawn")
+            trainer.fit(module, datamodule=data)
+            torch.save(module.net, "model.pt")
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_one_device(self):
+        code = """
+            import torch
+            import pytorch_lightning as pl
+
+            trainer = pl.Trainer(accelerator="gpu", devices=1)
+            trainer.fit(module, datamodule=data)
+            torch.save(module.net, "model.pt")
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_saved_by_every_rank(self):
+        code = """
+            import torch
+            import pytorch_lightning as pl
+
+            trainer = pl.Trainer(accelerator="gpu", devices=4, max_epochs=10)
+            trainer.fit(module, datamodule=data)
+            torch.save(module.net, "model.pt")
+        """
+        assert found(code, self.verdict) == [(6, "warning")]
+
+    def test_sibling_pasted_a_space_deep(self):
+        code = """
+            trainer = pl.Trainer(
+                 accelerator="gpu",
+                 devices=4,
+             )
+
+             trainer.fit(module, datamodule=data)
+             torch.save(module.net, "model.pt")
+        """
+        assert found(code, self.verdict) == [(7, "warning")]
+        assert "syntax-error" in rules(code)
