@@ -136,7 +136,9 @@ class TestDistWithoutInit:
         """
         assert found(code, self.verdict) == [(1, "warning")]
 
-    def test_sibling_project_guard_helper(self):
+    def test_control_whole_module_with_a_guarded_twin(self):
+        # a module that imports what it uses: its bare calls sit on paths that run with a group
+        # (the mature-repository control: 39 such, none a bug)
         code = """
             import torch.distributed as dist
             from lavis.common.dist_utils import is_dist_avail_and_initialized
@@ -151,7 +153,38 @@ class TestDistWithoutInit:
                     if is_dist_avail_and_initialized():
                         dist.barrier()
         """
-        assert found(code, self.verdict) == [(7, "warning")]
+        assert found(code, self.verdict) == []
+
+    def test_sibling_pasted_method_beside_its_guarded_fix(self):
+        code = """
+            def evaluation(self, model, data_loader):
+                results = []
+                for samples in data_loader:
+                    results.extend(self.valid_step(model=model, samples=samples))
+                dist.barrier()
+                return results
+            from lavis.common.dist_utils import is_dist_avail_and_initialized
+            if is_dist_avail_and_initialized():
+                dist.barrier()
+        """
+        assert found(code, self.verdict) == [(5, "warning")]
+
+    def test_sibling_pasted_helper_beside_its_own_guard(self):
+        code = """
+            def distributed():
+                try:
+                    return dist.is_available() and dist.is_initialized()
+                except Exception:
+                    return False
+            def _all_reduce_dict(d, device):
+                out = {}
+                for key, value in sorted(d.items()):
+                    t = torch.tensor([[value]]).to(device)
+                    torch.distributed.all_reduce(t)
+                    out[key] = t.item()
+                return out
+        """
+        assert found(code, self.verdict) == [(10, "warning")]
 
 
 class TestDdpNoDeviceIds:
