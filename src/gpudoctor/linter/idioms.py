@@ -143,13 +143,14 @@ def on_current_device(file: FileModel, call: ast.Call) -> ast.Call | None:
     module = keyword(call, "module", 0)
     if module is None:
         return None
-    if _to_current_device(module):
-        return module  # type: ignore[return-value]
+    if isinstance(module, ast.Call) and _to_current_device(module):
+        return module
     if type(module) is not ast.Name:
         return None
     origins = file.origins(module)
-    if origins and all(isinstance(o, ast.Call) and _to_current_device(o) for o in origins):
-        return origins[0]  # type: ignore[return-value]
+    moved = [o for o in origins if isinstance(o, ast.Call) and _to_current_device(o)]
+    if origins and len(moved) == len(origins):
+        return moved[0]
     for stmt in file.calls:  # `net.cuda()` as a statement: nn.Module.cuda() moves it in place
         if (stmt.lineno < call.lineno and _to_current_device(stmt) and type(stmt.func) is ast.Attribute
                 and type(stmt.func.value) is ast.Name and stmt.func.value.id == module.id
