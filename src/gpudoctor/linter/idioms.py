@@ -8,7 +8,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.model import ITERATION_WRAPPERS, Element, FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.model import (ITERATION_WRAPPERS, Element, FileModel, constant, has_star_kwargs, keyword,
+                                   terminal_name)
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
 LOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5}
@@ -86,6 +87,87 @@ def wrapper_kind(file: FileModel, node: object) -> str:
         if file.is_call_to(node, kind, TORCH):
             return kind
     return ""
+
+
+# Calls that set a process's current CUDA device.
+DEVICE_BINDER_CALLS = {"set_device", "set_device_index", "set_device_idx", "set_default_device"}
+
+
+def binds_current_device(file: FileModel) -> bool:
+    """The file sets each process's GPU where it could decide what `.cuda()` means:
+    `torch.cuda.set_device(...)` & co., a `with torch.cuda.device(...)`, a
+    `dist.barrier(device_ids=[rank])`, or `CUDA_VISIBLE_DEVICES` set per process."""
+    if "CUDA_VISIBLE_DEVICES" in file.text:
+        return True
+    for call in file.calls:
+        name = terminal_name(call.func)
+        if name in DEVICE_BINDER_CALLS or (name == "device" and file.qualname(call.func) == "torch.cuda.device"):
+            return True
+        # `dist.barrier(device_ids=[rank])`: the program names each rank's GPU where it communicates
+        if name == "barrier" and keyword(call, "device_ids") is not None:
+            return True
+    return False
+
+
+def nccl_group(file: FileModel, call: ast.Call) -> bool:
+    """An `init_process_group` call for an NCCL group that is not told its device (`device_id=`)."""
+    if keyword(call, "device_id") is not None:
+        return False
+    backend = keyword(call, "backend", 0)
+    if backend is None:
+        return False
+    for origin in file.origins(backend):
+        value = constant(origin, str)
+        if value is not None and "nccl" in value.lower():
+            return True
+        if type(origin) is ast.Attribute and origin.attr == "NCCL":  # dist.Backend.NCCL
+            return True
+    return False
+
+
+def is_ddp_wrapper(file: FileModel, call: ast.Call) -> bool:
+    """torch's DistributedDataParallel, or a subclass named after it
+    (mmcv's `MMDistributedDataParallel`) that takes the same arguments."""
+    return file.is_call_to(call, "DistributedDataParallel", TORCH) or (
+        terminal_name(call.func).endswith("DistributedDataParallel") and not file.callees(call))
+
+
+def on_current_device(file: FileModel, call: ast.Call) -> ast.Call | None:
+    """For a DDP wrapper given no `device_ids`: the `.cuda()` (no index) or
+    `.to("cuda")` that put the module it wraps on the process's current
+    device, passed directly or as the name it was assigned to (`net =
+    net.cuda()`, or a bare `net.cuda()` statement before the wrap); else None."""
+    if keyword(call, "device_ids", 1) is not None or has_star_kwargs(call) or \
+            any(type(a) is ast.Starred for a in call.args):
+        return None
+    module = keyword(call, "module", 0)
+    if module is None:
+        return None
+    if isinstance(module, ast.Call) and _to_current_device(module):
+        return module
+    if type(module) is not ast.Name:
+        return None
+    origins = file.origins(module)
+    moved = [o for o in origins if isinstance(o, ast.Call) and _to_current_device(o)]
+    if origins and len(moved) == len(origins):
+        return moved[0]
+    for stmt in file.calls:  # `net.cuda()` as a statement: nn.Module.cuda() moves it in place
+        if (stmt.lineno < call.lineno and _to_current_device(stmt) and type(stmt.func) is ast.Attribute
+                and type(stmt.func.value) is ast.Name and stmt.func.value.id == module.id
+                and type(file.parent.get(stmt)) is ast.Expr and file.function(stmt) is file.function(call)):
+            return stmt
+    return None
+
+
+def _to_current_device(node: ast.AST) -> bool:
+    """`x.cuda()` with no device, or `x.to("cuda")`."""
+    if type(node) is not ast.Call or type(node.func) is not ast.Attribute:
+        return False
+    if node.func.attr == "cuda":
+        return not node.args and not node.keywords
+    if node.func.attr == "to" and len(node.args) == 1 and not node.keywords:
+        return constant(node.args[0], str) == "cuda"
+    return False
 
 
 def wrapper_arguments(file: FileModel, name: str, position: int) -> Iterator[tuple[str, ast.expr, list]]:

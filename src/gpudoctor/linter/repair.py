@@ -25,8 +25,11 @@ does not parse:
   `[all_gather(x)]`), and otherwise cut, from its first line to the end;
 - a compound statement whose body was cut off (`if __name__ == "__main__":`
   as the last line) gets `pass` after its `:`, on the same line;
+- a statement one or two spaces deeper than the statement above it, which opens
+  no block (a paste's stray spaces), is moved left to stand with it, with the
+  lines indented under it (its columns shifted back in every diagnostic);
 - any other statement Python refuses (`load_path = [YOUR CHECKPOINT]`, `…`, a
-  line one space too deep) is blanked, with the block it opens.
+  line deeper than that) is blanked, with the block it opens.
 
 Line numbers never move: a line is blanked or completed in place, never
 deleted or inserted, so every diagnostic points at the user's own line.
@@ -53,6 +56,7 @@ MAX_ATTEMPTS = 20  # parses, the first one included
 MAX_LINES = 3000  # a longer file is not a paste: it is not repaired
 MAX_CUT_SHARE = 1 / 3  # of the code lines: at most this many may be blanked by the steps that cut code
 MIN_CUT = 3  # ... but a short snippet may always lose this many
+MAX_STRAY_INDENT = 2  # spaces a pasted statement may stand deeper than the one above and be re-aligned
 CLOSE_TRIES = 12  # cut points tried, from the end back, to close an unfinished last statement
 # The function an indented snippet is read inside: a line above line 1, never shown.
 SNIPPET_FUNCTION = "_gpudoctor_snippet_"
@@ -280,6 +284,8 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
         return True
     if not _is_code(state.lines[line - 1]):  # Python points past the end, or at a blank line
         line = max((n for n in range(1, line + 1) if _is_code(state.lines[n - 1])), default=line)
+    if msg == "unexpected indent" and _realign(state, line):
+        return True
     if msg == "unexpected indent" or msg.startswith("unindent does not match"):
         step = "a line at an indentation its block does not have blanked, with its block"
         return state.blank(_block(state.lines, line, line), step)
@@ -294,6 +300,31 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
     if all(ELLIPSIS.match(state.lines[n - 1]) or not state.lines[n - 1].strip() for n in range(start, end + 1)):
         return state.blank(range(start, end + 1), "an ellipsis line blanked")
     return state.blank(range(start, end + 1), "a statement Python refuses blanked")
+
+
+def _realign(state: _Text, line: int) -> bool:
+    """A statement one or two spaces deeper than the statement above it, which opens
+    no block (a paste's stray spaces: ` trainer.fit(...)` under `trainer = Trainer(...)`):
+    it and the lines indented under it move left by those spaces, as the statement
+    above stands. Deeper than that, it may be the body of a test left out of the
+    paste, and it is blanked as before."""
+    spans = [span for span in _layout(state.lines).spans if span[1] < line]
+    if not spans:
+        return False
+    start, end = spans[-1]
+    above = state.lines[start - 1]
+    excess = _indent(state.lines[line - 1]) - _indent(above)
+    if not 0 < excess <= MAX_STRAY_INDENT or _opens_block(state.lines[end - 1], None):
+        return False
+    block = [n for n in _block(state.lines, line, line) if state.lines[n - 1].strip()]
+    if any(state.lines[n - 1][:excess].strip() for n in block):
+        return False  # (a line of the block not indented that far: not one stray run)
+    for n in block:
+        state.lines[n - 1] = state.lines[n - 1][excess:]
+        state.shift[n] = state.shift.get(n, 0) + excess
+        state.changed.add(n)
+    state.say("a statement one or two spaces deeper than the one above re-aligned with it, with its block", block)
+    return True
 
 
 def _complete_header(state: _Text, msg: str, line: int) -> bool:

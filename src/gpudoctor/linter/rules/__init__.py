@@ -9,6 +9,7 @@ from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.dataparallel_unwrapped_at_once import DataparallelUnwrappedAtOnce
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.ddp_multi_device_ids import DdpMultiDeviceIds
+from gpudoctor.linter.rules.ddp_no_device_ids import DdpNoDeviceIds
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
 from gpudoctor.linter.rules.deprecated_reduce_op import DeprecatedReduceOp
 from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
@@ -22,6 +23,7 @@ from gpudoctor.linter.rules.master_addr_not_set import MasterAddrNotSet
 from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
 from gpudoctor.linter.rules.master_port_per_process import MasterPortPerProcess
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
+from gpudoctor.linter.rules.local_rank_as_global_rank import LocalRankAsGlobalRank
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
 from gpudoctor.linter.rules.mpi_backend_under_spawn import MpiBackendUnderSpawn
 from gpudoctor.linter.rules.name_not_imported import NameNotImported
@@ -92,6 +94,8 @@ CHECKS: tuple[Rule, ...] = (
     MpiBackendUnderSpawn(),
     SamplerPassedAsShuffle(),
     EnvInitMethodWithAddress(),
+    DdpNoDeviceIds(),
+    LocalRankAsGlobalRank(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

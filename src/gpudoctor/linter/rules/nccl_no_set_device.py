@@ -3,14 +3,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH
-from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.idioms import TORCH, binds_current_device, is_ddp_wrapper, nccl_group, on_current_device
+from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.project import Query, names_device_per_rank
 from gpudoctor.linter.ranks import rank_branch
 from gpudoctor.linter.rule import Hit, Rule
-
-# Ways to bind a process to its GPU.
-BINDERS = {"set_device", "set_device_index", "set_device_idx", "set_default_device"}
 
 
 class NcclNoSetDevice(Rule):
@@ -38,6 +35,16 @@ class NcclNoSetDevice(Rule):
     a GPU it guesses for the rank ("devices used by this process are currently
     unknown"), and a wrong guess hangs the job. Asked for by issue 41's dev4 (a
     cluster connectivity test: an NCCL group, a barrier, nothing else).
+
+    Where the file names each rank's GPU for its tensors (`torch.device("cuda",
+    rank)`) yet wraps, without `device_ids`, a module it moved with a bare
+    `.cuda()`, that wrapper is flagged: `.cuda()` follows the current device,
+    which nothing set (issue 41's dev4: study notes with a tcp:// set-up that
+    does this beside an env:// one that names its device).
+
+    A "cuda" compared with something (`device.type != "cuda"`) only asks where a
+    tensor is and counts as no such work (issue 41's heldout5: a backend chosen from
+    the device's type, nothing placed on a GPU in the excerpt).
 
     A "cuda:0" under a test of the rank (`if dist.get_rank() == 0:`) is rank 0's own
     GPU, named by hand beside the other ranks' "cuda:1", not every rank's.
@@ -87,6 +94,15 @@ class NcclNoSetDevice(Rule):
             dist.barrier(device_ids=[rank])
         ''',
         '''
+        import sys
+        import torch.distributed as dist
+
+        def setup(rank, n_gpus, device):
+            dist.init_process_group(
+                backend="gloo" if sys.platform == "win32" or device.type != "cuda" else "nccl",
+                init_method="env://", world_size=n_gpus, rank=rank)
+        ''',
+        '''
         import torch
         import torch.distributed as dist
 
@@ -98,6 +114,15 @@ class NcclNoSetDevice(Rule):
         ''',
     )
     INVALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group(backend="nccl", init_method=args.init_method, rank=args.rank, world_size=2)
+        net = Net().cuda()
+        net = torch.nn.parallel.DistributedDataParallel(net)  # flagged
+        head = Head().to(torch.device("cuda", args.rank))
+        ''',
         '''
         import torch.distributed as dist
 
@@ -116,16 +141,23 @@ class NcclNoSetDevice(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        inits = [c for c in file.calls_to("init_process_group", TORCH) if self._nccl(file, c)]
-        if not inits or "CUDA_VISIBLE_DEVICES" in file.text or names_device_per_rank(file.text):
-            return  # the program names each rank's GPU itself
-        for call in file.calls:
-            name = terminal_name(call.func)
-            if name in BINDERS or (name == "device" and file.qualname(call.func) == "torch.cuda.device"):
-                return
-            # `dist.barrier(device_ids=[rank])`: the program names each rank's GPU where it communicates
-            if name == "barrier" and keyword(call, "device_ids") is not None:
-                return
+        inits = [c for c in file.calls_to("init_process_group", TORCH) if nccl_group(file, c)]
+        if not inits or binds_current_device(file):
+            return  # the program sets each rank's GPU itself
+        if names_device_per_rank(file.text):
+            # each rank's GPU is named where tensors go; a module moved by `.cuda()` and
+            # wrapped without device_ids still lands on the current device, cuda:0
+            for call in file.calls:
+                placed = on_current_device(file, call) if is_ddp_wrapper(file, call) else None
+                if placed is not None:
+                    yield Hit(call, query=Query("no-device-binding"),
+                              message=f"the module wrapped here was put on the current device "
+                              f"(`{ast.unparse(placed)[:40]}`, line {placed.lineno}) and DDP is given no device_ids, "
+                              "but nothing sets each rank's current device (the per-rank devices this file names "
+                              "elsewhere do not): every rank's replica sits on cuda:0",
+                              fix="torch.cuda.set_device(local_rank)  # before .cuda(); and "
+                              "DistributedDataParallel(model, device_ids=[local_rank])")
+            return
         barrier = None
         if not self._uses_current_device(file):
             barrier = next((c for c in file.calls if terminal_name(c.func) == "barrier"
@@ -148,6 +180,10 @@ class NcclNoSetDevice(Rule):
         `.cuda()` with no index, or the device string "cuda" / "cuda:0"."""
         for node in ast.walk(file.tree):
             if type(node) is ast.Constant and node.value in ("cuda", "cuda:0"):
+                # `device.type != "cuda"` asks where something is; it puts nothing there
+                # (heldout5's ROCm report: the backend chosen from the device's type).
+                if type(file.parent.get(node)) is ast.Compare:
+                    continue
                 # `if rank == 0: ... "cuda:0"`, `if rank == 1: ... "cuda:1"`: each rank's
                 # GPU named by hand, not every rank on cuda:0 (heldout3's MONAI test).
                 if rank_branch(file, node) is None:
@@ -155,19 +191,4 @@ class NcclNoSetDevice(Rule):
             if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "cuda":
                 if not node.args and not node.keywords:
                     return True
-        return False
-
-    @staticmethod
-    def _nccl(file: FileModel, call: ast.Call) -> bool:
-        if keyword(call, "device_id") is not None:
-            return False
-        backend = keyword(call, "backend", 0)
-        if backend is None:
-            return False
-        for origin in file.origins(backend):
-            value = constant(origin, str)
-            if value is not None and "nccl" in value.lower():
-                return True
-            if type(origin) is ast.Attribute and origin.attr == "NCCL":  # dist.Backend.NCCL
-                return True
         return False

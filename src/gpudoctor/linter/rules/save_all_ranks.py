@@ -5,10 +5,13 @@ from collections.abc import Iterator
 import ast
 
 from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, is_distributed_program
-from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
 from gpudoctor.linter.rule import Hit, Rule
+
+# Where Lightning's Trainer comes from.
+LIGHTNING = ("pytorch_lightning", "lightning")
 
 
 class SaveAllRanks(Rule):
@@ -30,6 +33,13 @@ class SaveAllRanks(Rule):
     the file never calls, nor a save under a flag or predicate this file
     cannot resolve (`if args.save_logs:` set in another module): it may be
     a rank flag. A heuristic: a warning.
+
+    A Lightning script whose `Trainer` is given several devices (`devices=4`,
+    `gpus=2`) or a `ddp` strategy is distributed too: Lightning runs the script
+    once per device, so a `torch.save` after `trainer.fit(...)` runs on every
+    rank unless it tests `trainer.is_global_zero` (issue 41's heldout4: a
+    4-GPU fit whose saved module came out empty). `ddp_spawn` and
+    `ddp_notebook` are not: the rest of the script runs in one process.
     """
 
     id = "save-all-ranks"
@@ -104,11 +114,11 @@ class SaveAllRanks(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "save" in text and any(n in text for n in DISTRIBUTED_NEEDLES)
+        return "save" in text and (any(n in text for n in DISTRIBUTED_NEEDLES) or "Trainer(" in text)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
-        if not saves or not is_distributed_program(file):
+        if not saves or not (is_distributed_program(file) or self._lightning_ddp(file)):
             return
         for call in saves:
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
@@ -124,6 +134,27 @@ class SaveAllRanks(Rule):
                 yield Hit(call, query=Query("not-rank-guard", helper))
             elif not any(self._unresolved_flag(test) for test in tests):
                 yield Hit(call)  # (`if args.save_ckpt:` may be a rank flag set elsewhere: no guess)
+
+    @staticmethod
+    def _lightning_ddp(file: FileModel) -> bool:
+        """A Lightning `Trainer` told to use several devices (`devices=4`,
+        `gpus=2`, `devices=-1`) or a DDP strategy: Lightning starts the script
+        again for each device, so every line after `fit` runs on every rank.
+        ddp_spawn / ddp_notebook run the rest of the script in one process only."""
+        for call in file.calls:
+            if terminal_name(call.func) != "Trainer" or not (file.qualname(call.func) or "").startswith(LIGHTNING):
+                continue
+            strategy = keyword(call, "strategy")
+            named = constant(strategy, str) if strategy is not None else None
+            if named is not None and ("spawn" in named or "notebook" in named or "fork" in named):
+                continue
+            if named is not None and named.startswith("ddp"):
+                return True
+            for arg in ("devices", "gpus"):
+                count = constant(keyword(call, arg), int) if keyword(call, arg) is not None else None
+                if isinstance(count, int) and not isinstance(count, bool) and (count > 1 or count == -1):
+                    return True
+        return False
 
     @staticmethod
     def _per_rank(file: FileModel, arg: ast.expr) -> bool:

@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import rank_kind
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.rule import WARNING, Hit, Rule
+
+# Names that hold a process's index on its own node: `args.gpu` is the local GPU
+# index in the scripts that follow pytorch/examples' ImageNet launcher.
+LOCAL_NAMES = {"local_rank", "gpu", "gpu_id", "local_gpu"}
+
+
+class LocalRankAsGlobalRank(Rule):
+    """A process's index on its node (`local_rank`, `args.gpu`) used where a
+    collective means its rank in the whole job. `all_gather` fills its list in
+    global rank order, and `reduce(t, dst=0)` leaves the sum on global rank 0
+    only; on one node the two indices agree, so the script is right there, and
+    on a second node rank 8 (local 0) overwrites rank 0's slot, or reads its
+    own partial tensor as if it were the sum.
+
+    Flagged: the list given to `torch.distributed.all_gather` /
+    `all_gather_object` indexed, later in the same function, by a local index
+    (`all_z[cfg.local_rank] = z`); and a tensor reduced to `dst=0` read, later
+    in the same function, under a test that the local index is 0 (`if
+    args.gpu == 0: total += loss.item()`). A warning: a job on one node is
+    right. Asked for by issue 41's heldout3 (a metric-learning thread whose
+    8-GPU run scored lower) and dev3 (a validation loop that reads the reduced
+    loss where `args.gpu == 0`), and by item 5 (a rank read from the wrong
+    variable on more than one node).
+    """
+
+    id = "local-rank-as-global-rank"
+    severity = WARNING
+    message = "a local index used where the collective means the global rank: wrong on a second node"
+    fix = "use the global rank (dist.get_rank(), RANK) for the collective's order and its dst"
+    needles = ("all_gather", "reduce(")
+
+    VALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        def gather(z):
+            out = [torch.zeros_like(z) for _ in range(dist.get_world_size())]
+            dist.all_gather(out, z)
+            out[dist.get_rank()] = z
+            return torch.cat(out)
+        ''',
+        '''
+        import torch.distributed as dist
+
+        def validate(loss, args):
+            dist.reduce(loss, 0)
+            if args.rank == 0:
+                print(loss.item())
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch
+        import torch.distributed as dist
+
+        def gather(z, cfg):
+            out = [torch.zeros_like(z) for _ in range(dist.get_world_size())]
+            dist.all_gather(out, z)
+            out[cfg.local_rank] = z  # flagged
+            return torch.cat(out)
+        ''',
+        '''
+        import torch.distributed as dist
+
+        def validate(loss, args):
+            total = 0
+            dist.reduce(loss, 0, dist.ReduceOp.SUM)
+            if args.gpu == 0:  # flagged
+                total += loss.item()
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        for call in file.calls:
+            qualname = file.qualname(call.func) or ""
+            if not qualname.startswith("torch.distributed."):
+                continue
+            name = terminal_name(call.func)
+            if name in ("all_gather", "all_gather_object"):
+                yield from self._gathered_slot(file, call)
+            elif name == "reduce":
+                yield from self._reduced_read(file, call)
+
+    def _gathered_slot(self, file: FileModel, call: ast.Call) -> Iterator[Hit]:
+        out = keyword(call, "tensor_list", 0) if terminal_name(call.func) == "all_gather" \
+            else keyword(call, "object_list", 0)
+        if type(out) is not ast.Name:
+            return
+        for node in self._after(file, call):
+            if type(node) is ast.Subscript and type(node.value) is ast.Name and node.value.id == out.id:
+                how = self._local(file, node.slice)
+                if how:
+                    yield Hit(node, message=f"`{ast.unparse(node)[:50]}`: {terminal_name(call.func)} fills "
+                              f"`{out.id}` in global rank order, but the slot is chosen by {how}, an index on "
+                              "this node: right on one node; on a second node it is another rank's slot",
+                              fix=f"{out.id}[dist.get_rank()] = ...")
+                    return
+
+    def _reduced_read(self, file: FileModel, call: ast.Call) -> Iterator[Hit]:
+        tensor = keyword(call, "tensor", 0)
+        dst = keyword(call, "dst", 1)
+        if type(tensor) is not ast.Name or dst is None or constant(dst, int) != 0:
+            return
+        for node in self._after(file, call):
+            if type(node) is not ast.If or type(node.test) is not ast.Compare:
+                continue
+            test = node.test
+            if len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq or constant(test.comparators[0], int) != 0:
+                continue
+            how = self._local(file, test.left)
+            reads = any(type(n) is ast.Name and n.id == tensor.id for stmt in node.body for n in ast.walk(stmt))
+            if how and reads:
+                yield Hit(node.test, message=f"`{tensor.id}` is reduced to dst=0 (line {call.lineno}), global rank 0, "
+                          f"but read where {how} is 0, the first process of every node: right on one node; on a "
+                          f"second node its first process reads its own unreduced `{tensor.id}`",
+                          fix="if dist.get_rank() == 0:  # the rank reduce(dst=0) filled")
+                return
+
+    @staticmethod
+    def _after(file: FileModel, call: ast.Call) -> Iterator[ast.AST]:
+        """The nodes of the call's function (or module) below the call's line."""
+        scope = file.function(call) or file.tree
+        for node in ast.walk(scope):
+            if getattr(node, "lineno", 0) > call.lineno and file.function(node) is file.function(call):
+                yield node
+
+    @staticmethod
+    def _local(file: FileModel, value: ast.expr) -> str:
+        """How `value` shows a local index (`cfg.local_rank`, LOCAL_RANK, `args.gpu`), or ""."""
+        kind, how = rank_kind(file, value)
+        if kind:
+            return how if kind == "local" else ""  # (`local_rank = dist.get_rank()` holds the global rank)
+        if isinstance(value, (ast.Name, ast.Attribute)) and terminal_name(value) in LOCAL_NAMES:
+            return f"`{ast.unparse(value)}`"
+        return ""
