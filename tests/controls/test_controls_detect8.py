@@ -241,3 +241,37 @@ class TestTorchrunChildFailedLauncherOnly:
         found = head("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n")
         assert found is not None and found.id == "torchrun-child-failed"
         assert "-9 SIGKILL sent from outside" in found.why and "--redirects 3" in found.fix
+
+
+# canonical/inference-snaps#143: nvidia-smi on a DGX Spark (GB10, unified memory)
+GB10_TABLE = (
+    "+-----------------------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 580.95.05              Driver Version: 580.95.05      CUDA Version: 13.0     |\n"
+    "+-----------------------------------------+------------------------+----------------------+\n"
+    "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n"
+    "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |\n"
+    "|                                         |                        |               MIG M. |\n"
+    "|=========================================+========================+======================|\n"
+    "|   0  NVIDIA GB10                    Off |   0000000F:01:00.0 Off |                  N/A |\n"
+    "| N/A   41C    P0             11W /  N/A  | {memory}          |      0%      Default |\n"
+    "|                                         |                        |                  N/A |\n"
+    "+-----------------------------------------+------------------------+----------------------+\n"
+)
+
+
+class TestGpuReadingUnsupported:
+    """A memory column nvidia-smi fills with 'Not Supported' (a GPU that shares the host's memory): shown, no fault."""
+
+    def test_control_n_a_in_the_fan_and_power_cap_of_a_row_with_its_memory(self):
+        found = api.diagnose(GB10_TABLE.format(memory="  1024MiB /  98304MiB")).findings
+        assert "gpu-reading-unsupported" not in [f.id for f in found]
+
+    def test_sibling_not_supported_memory_is_shown_as_info_and_decides_nothing(self):
+        report = api.diagnose(GB10_TABLE.format(memory="Not Supported         "))
+        f = next(f for f in report.findings if f.id == "gpu-reading-unsupported")
+        assert f.severity is Severity.INFO and f.evidence["Not Supported"] == ["memory use"] and "mem_get_info" in f.fix
+        assert [g.id for g in report.findings if g.severity is not Severity.INFO] == ["log-inconclusive"]
+
+    def test_sibling_err_in_the_memory_column_is_a_failed_reading(self):
+        found = api.diagnose(GB10_TABLE.format(memory="ERR!                  ")).findings
+        assert "gpu-reading-failed" in [f.id for f in found] and "gpu-reading-unsupported" not in [f.id for f in found]
