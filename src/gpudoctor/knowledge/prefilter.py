@@ -123,9 +123,7 @@ TRIGGERS = (
     "file &#x22;",
     "frame #",
     ")[0x",  # a native stack's frame as glibc's backtrace_symbols writes it (signs.NATIVE_FRAME)
-    ".dll!",  # ... and as c10 writes it on Windows
-    ".pyd!",
-    ".exe!",
+    ".dll!",  # ... and as c10 writes it on Windows (one frame of a stack is enough: the rest are told with it)
     "│ /",
     "│ ❱",  # rich's running line under a frame whose path is a Windows one ("│ C:\\...\\train.py:873 in <module>")
     "│ &#x2f;",  # rich's frame on a page that escaped its slashes
