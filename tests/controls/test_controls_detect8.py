@@ -242,6 +242,13 @@ class TestTorchrunChildFailedLauncherOnly:
         assert found is not None and found.id == "torchrun-child-failed"
         assert "-9 SIGKILL sent from outside" in found.why and "--redirects 3" in found.fix
 
+    def test_sibling_a_signal_that_tells_the_failure_is_a_native_crash_not_a_summary(self):
+        # huggingface/open-r1#254's shape: local_rank 6 died of SIGFPE (-8), which no pattern of its own tells
+        found = head("E0301 10:05:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -8) "
+                     "local_rank: 6 (pid: 4242) of binary: /usr/bin/python\n")
+        assert found is not None and found.id == "unrecognised-failure" and "SIGFPE" in found.title
+        assert "PYTHONFAULTHANDLER=1" in found.fix and "Exit code 1" not in found.fix
+
 
 # canonical/inference-snaps#143: nvidia-smi on a DGX Spark (GB10, unified memory)
 GB10_TABLE = (

@@ -252,11 +252,11 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     if sign.kind == "stopped":
         return ("the process was stopped by a signal, which launchers send to the other ranks after one failed: find the rank "
                 "that failed first (its own output, or torchrun's Root Cause block) and read its error")
-    if sign.kind in LAUNCHER_SUMMARY_KINDS:
-        # only the launcher's summary: what its exit status decides, and the command that shows the rank's own error
-        code = EXIT_CODE.search(sign.what) if sign.kind != "exit" else None  # (a bare "exit code 1" may be any program's)
+    if sign.kind in LAUNCHER_SUMMARY_KINDS and "(SIG" not in sign.what:
+        # only torchrun's summary: what its exit status decides, and the command that shows the rank's own error
+        code = EXIT_CODE.search(sign.what)
         return launcher_only.step(code.group(1) if code else None, "<N/A>" if sign.kind == "elasticnofile" else None)
-    if sign.kind in ("signame", "glogsig", "shellsig", "shellkill", "fishkill", "glibc", "fatal", "caught", "nativeframes"):
+    if sign.kind in ("signame", "glogsig", "shellsig", "shellkill", "fishkill", "glibc", "fatal", "caught", "nativeframes") or "(SIG" in sign.what:
         if "Killed" in sign.what or "SIGKILL" in sign.what:
             return "a SIGKILL is usually the host's OOM killer or the scheduler: check `dmesg -T | grep -i oom` and `sacct -j JOBID -o JobID,MaxRSS,State`"
         return ("a native crash: rerun with PYTHONFAULTHANDLER=1 (the Python stack of every thread at the crash) and "
@@ -264,8 +264,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     return next_step_for(sign.kind)
 
 
-# Signs that are only a launcher's summary of a rank that failed (knowledge/launcher_only.py).
-LAUNCHER_SUMMARY_KINDS = ("childfailed", "elastic", "elasticnofile", "exitcode", "exit")
+# Signs that are only torchrun's summary of a rank that failed (knowledge/launcher_only.py); a bare "exit code 1"
+# ("exit") may be any program's, told by next_step_for.
+LAUNCHER_SUMMARY_KINDS = ("childfailed", "elastic", "elasticnofile", "exitcode")
 EXIT_CODE = re.compile(r"^exit code (-?\d+)")
 # Signs that are the failing process's own output, cut by the paste: what the log holds, and what is missing.
 CUT_HERE = {
