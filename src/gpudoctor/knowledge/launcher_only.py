@@ -17,7 +17,7 @@ from typing import Optional
 # copies them to the console with the rank's prefix; @record puts the traceback into the error file.
 SHOW_RANK = ("run it again with `torchrun --redirects 3 --log-dir LOGS ...` (each rank's output then lies in "
              "LOGS/<run id>/attempt_0/<local rank>/stderr.log) or `torchrun --tee 3 ...` (each rank's output on the console, "
-             "prefixed [rankN]:), and diagnose that (on Windows and macOS torchrun ignores both and each rank prints to the "
+             "each line led by [rankN]:), and diagnose that (on Windows and macOS torchrun ignores both and each rank prints to the "
              "console itself: its traceback is in the console's output above the summary); or decorate the script's entry point with `@record` (from "
              "torch.distributed.elastic.multiprocessing.errors import record) so that torchrun's Root Cause block carries the "
              "rank's traceback in its error_file")
