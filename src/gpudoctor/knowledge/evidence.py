@@ -470,6 +470,52 @@ RULES += (
     ),
 )
 
+# Shapes the sampled logs showed with the failure line there and no rule reading it (heldout6, dev6):
+# a launcher's summary quoted in prose, torch's NCCL process group logging an error whose message the
+# paste cut, and a program's own message, pasted without its exception class, that names what was not set
+# up and the call that sets it up.
+RULES += (
+    Evidence(
+        "elasticnofile",
+        "torchrun's summary that a worker failed without writing an error file (its traceback went to its own stderr)",
+        # torch 1.9-1.10's elastic agent, in capitals, in its banner of asterisks and again quoted in prose
+        r"(?P<elasticnofile>CHILD PROCESS FAILED WITH NO ERROR_FILE)",
+        2,
+        ("CHILD PROCESS FAILED WITH NO ERROR_FILE",
+         'When I trained the model, it crashed and said " CHILD PROCESS FAILED WITH NO ERROR_FILE". How can I fix it?'),  # OpenDriveLab/LaneSegNet#16
+        ("error_file: <N/A>", "INFO:torch.distributed.elastic.multiprocessing.errors.error_handler: no error file defined for parent, to copy child error file"),
+    ),
+    Evidence(
+        "c10error",
+        "torch's NCCL process group logged an error (its watchdog or its communicator; the message is cut)",
+        # the C++ logger's error level before the file, as torch 1.x ("[E ProcessGroupNCCL.cpp:563]"), 2.x
+        # ("[E528 08:54:10.938727404 ProcessGroupNCCL.cpp:629]", glog's "E0528 ... ProcessGroupNCCL.cpp:629]")
+        # write it; a warning ([W ...]) or an info line of the same file is no failure
+        r"(?:^|(?<=[\s\]:]))\[?E(?:\d{3,4} \d\d:\d\d:\d\d\.\d+(?: +\d+)?)? ?(?P<c10error>(?:[\w.\-]*/)*(?:ProcessGroupNCCL|NCCLUtils)\.[ch]pp:\d+\]?.*)",
+        2,
+        ("[rank1]:[E528 08:54:10.938727404 ProcessGroupNCCL.cpp:629",  # hao-ai-lab/FastVideo#443 (cut after the file)
+         "[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collectiv"),  # meta-llama/llama3#241 (cut)
+        ("[rank0]:[W1010 12:00:00.123456789 ProcessGroupNCCL.cpp:4115] [PG 0 Rank 0] using GPU 0 to perform barrier as devices used by this process are currently unknown.",
+         "[I ProcessGroupNCCL.cpp:1126] [Rank 0] ProcessGroupNCCL initialization options: NCCL_ASYNC_ERROR_HANDLING: 1"),
+    ),
+    Evidence(
+        "notsetup",
+        "a program's message that something it needs was not set up (pasted without its exception class)",
+        # the message starts the line: what was not set or initialised, then its own remedy naming the call or
+        # the setting that does it ("please initialize it using init_process_group()"); a logger's warning
+        # that a variable is unset and what it uses instead names no remedy
+        r"^(?P<notsetup>[A-Z][\w.\-]*(?: [\w.\-]+){0,5} (?:is |has )?not (?:been |yet )?(?:set|initiali[sz]ed|set up|configured)\b[,;:.]? "
+        r"please (?:make sure to )?(?:initiali[sz]e|call)\b.*?\b(?:\w+\(\)|init\w*_\w+).*)",
+        3,
+        ("DeepSpeed backend not set, please initialize it using init_process_group()",  # THUDM/Chinese-Transformer-XL#17
+         "Default process group has not been initialized, please make sure to call init_process_group."),
+        ("TORCH_CUDA_ARCH_LIST is not set, all archs for visible cards are included for compilation.",
+         "WARNING: CUDA_VISIBLE_DEVICES is not set.",
+         "[WARNING] NCCL_SOCKET_IFNAME is not set, please set it to the interface to use",
+         "Seed not set, please set one with set_seed for reproducible runs"),
+    ),
+)
+
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
@@ -479,7 +525,8 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", '"level"', '"severity"
          "srun: error", "Job step aborted", "slurmstepd: error", "fault", "bus error", "abort", "killed", "illegal hardware", "make", "ninja: ",
          "CMake Error", "FAILED: ", "Error response from daemon", "OCI runtime", "E: ", "×", "BackoffLimitExceeded", "DeadlineExceeded",
          "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid",
-         "failed to create process", "Fatal error in launcher", "is not recognized as an internal")
+         "failed to create process", "Fatal error in launcher", "is not recognized as an internal",
+         "ProcessGroupNCCL.", "NCCLUtils.", "please initiali", "please make sure to call", "please call")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 

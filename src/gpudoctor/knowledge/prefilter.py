@@ -122,6 +122,8 @@ TRIGGERS = (
     "file &#34;",
     "file &#x22;",
     "frame #",
+    ")[0x",  # a native stack's frame as glibc's backtrace_symbols writes it (signs.NATIVE_FRAME)
+    ".dll!",  # ... and as c10 writes it on Windows (one frame of a stack is enough: the rest are told with it)
     "│ /",
     "│ ❱",  # rich's running line under a frame whose path is a Windows one ("│ C:\\...\\train.py:873 in <module>")
     "│ &#x2f;",  # rich's frame on a page that escaped its slashes
@@ -147,6 +149,13 @@ TRIGGERS = (
     "marked dead",
     "raylet connection closed",
     "%20",  # a line copied out of a URL (lines.strip decodes it)
+    # torch's NCCL process group's own log lines (evidence.py's "c10error": an error-level one cut before its words)
+    "processgroupnccl.",
+    "ncclutils.",
+    # a program's message, pasted without its class, that names the set-up call it lacks (evidence.py's "notsetup")
+    "please initiali",
+    "please make sure to call",
+    "please call",
     # a logger's levels and the words of schedulers, cluster managers and the interpreter (evidence.py)
     "critical",
     "panic",

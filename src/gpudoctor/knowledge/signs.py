@@ -148,6 +148,20 @@ RAY_WRAPPER = re.compile(r"^(?:ray\.exceptions\.)?Ray\w*Error\((?P<inner>\w+)\)$
 # torch's C++ backtrace line: "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /x/libtorch_cuda.so)"
 CPP_FRAME = re.compile(r"^frame #\d+: (?:.+ \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in |<unknown function> \+ 0x)")
 CPP_FRAMES_SPAN = 80  # lines one C++ backtrace takes at most
+# Native backtraces in the other shapes they reach these logs, a process's stack printed as it died (no
+# message of its own left in a paste that starts inside it): glibc's backtrace_symbols as Open MPI's
+# and libc's fatal-signal handlers print it ("[host:3070] [ 7] /x/libcaffe2_gpu.so(_ZN2at...+0xbab)[0x7f4849b4c0fb]",
+# "/lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f3c]"), and c10's on Windows ("00007FF873D2BD9300007FF873D2BD44
+# python310.dll!PyObject_Call [<unknown file> @ <unknown line number>]"). ldd's "libc.so.6 => /lib/libc.so.6
+# (0x00007f...)" and a loader's "Loaded 'C:\\Windows\\System32\\kernel32.dll'" are no stack.
+NATIVE_FRAME = re.compile(
+    r"(?:^|[\s:\]])(?:/|[\w.\-]+/)?[\w./\-]*\.so(?:\.[\d.]+)?\((?:[\w.$@]*\+0x[0-9a-fA-F]+)?\)\[0x[0-9a-fA-F]+\]"
+    r"|^[0-9A-F]{16}(?:[0-9A-F]{16})? [\w.\-]+\.(?:dll|DLL|pyd|PYD|exe|EXE)!\S+ \[.* @ .*\]$"
+)
+NATIVE_WORDS = (")[0x", ".dll!", ".DLL!", ".pyd!", ".exe!", ".EXE!")
+# Signs a native stack printed under belongs to: told once, by the report it is part of.
+NATIVE_REPORT = ("terminate", "terminate_bare", "what", "c10", "c10watchdog", "cppframes", "nativeframes", "signame", "caught",
+                 "glogsig", "shellsig", "shellkill", "glibc", "fatal")
 # An exception glued to the source line before it: "... process.args, subprocess.CalledProcessError: Command '...' returned ..."
 GLUED = re.compile(r"[\s,(](?P<cls>(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)): (?P<message>.+)$")
 # Who owns the code that prints a sign with no frames.
@@ -181,6 +195,8 @@ KIND = {
     "gloo": "gloo error",
     "barrier": "store barrier still waiting for ranks",
     "cppframes": "a C++ exception's backtrace (frame #N lines; its message is not in the log)",
+    "nativeframes": "a native stack trace of a process that crashed (its first lines, which name the signal or the exception, are not in the log)",
+    "richcut": "an exception (a rich traceback box cut before its frames' paths and its exception line)",
     "tbheader": "an exception (the traceback is cut after its first line)",
     "c10watchdog": "the NCCL watchdog thread re-raised a collective's error (C++ exception raised from ncclCommWatchdog)",
     **{rule.kind: rule.what for rule in EVIDENCE_RULES},
@@ -190,6 +206,7 @@ STRENGTH = {
     "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
     "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1, "cppframes": 2, "c10watchdog": 2, "tbheader": 2,
+    "nativeframes": 2, "richcut": 2,
     **{rule.kind: rule.strength for rule in EVIDENCE_RULES},
 }
 RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
@@ -379,6 +396,9 @@ class Signs:
         if text[:7] == "frame #" and CPP_FRAME.match(text):
             self.cpp_frames(msg, raw, line, source)
             return
+        if any(word in text for word in NATIVE_WORDS) and NATIVE_FRAME.search(text):
+            self.native_frames(msg, raw, line, source)
+            return
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
             # the line as written, when its prefix was the evidence (a logger's "ERROR:torch...error_handler:")
@@ -475,6 +495,13 @@ class Signs:
             return  # part of a C++ report already read or explained, or of a warning's backtrace
         self.add(Sign("cppframes", KIND["cppframes"], msg.text[:300], line, source, msg, time_of(raw), text=msg.text))
 
+    def native_frames(self, msg: LogLine, raw: str, line: int, source: str) -> None:
+        """A native stack's frame (NATIVE_FRAME): a process died in native code; told once per stack, and
+        not at all under a report that already said so (a signal's, a C++ exception's, glibc's)."""
+        if any(s.kind in NATIVE_REPORT and s.where.rank == msg.rank and 0 <= line - s.line <= CPP_FRAMES_SPAN for s in self.signs):
+            return
+        self.add(Sign("nativeframes", KIND["nativeframes"], msg.text[:300], line, source, msg, time_of(raw), text=msg.text))
+
     def see_source(self, msg: LogLine, raw: str, line: int, source: str) -> Optional[LogLine]:
         """A line of quoted source with the exception glued to it (a paste that lost a line break:
         `raise CalledProcessError(retcode, process.args, subprocess.CalledProcessError: Command ...`):
@@ -504,6 +531,7 @@ class Signs:
     def read_traceback(self, head: LogLine, raw: str, line: int, source: str, after: list[str]) -> None:
         frames: list[Frame] = []
         boxed = head.text[:1] in BOX_TOP  # rich draws the frames in a box; the exception line follows it
+        running: Optional[tuple[int, LogLine]] = None  # the first of rich's marks of a frame's running line in the box
         ipython = IPYTHON_HEADER.match(head.text) is not None  # IPython's frames and its numbered source lines
         self.covered[(source, head.rank)] = line + len(after)  # its frames are not read again as a traceback of their own
         for i, nxt in enumerate(after):
@@ -519,6 +547,8 @@ class Signs:
                     rm = RICH_FRAME.match(text)
                     if rm:
                         frames.append(Frame(rm.group("path"), int(rm.group("line")), rm.group("func") or ""))
+                    if running is None and text.startswith(RICH_RUNNING):
+                        running = (line + 1 + i, seg)
                     boxed = text[:1] not in BOX_BOTTOM
                     continue
                 fm = FRAME.match(text) or CUT_FRAME.match(text)
@@ -556,6 +586,13 @@ class Signs:
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
                 self.add(sign)
                 return
+        if not frames and running is not None and TRACEBACK not in head.text:
+            # a box the paste starts inside (no header) and cut before any frame's path: only the lines the frames
+            # were running (❱) are left, and they are a traceback's
+            at, seg = running
+            where = LogLine(seg.text, head.rank, head.local_rank, head.node)
+            self.add(Sign("richcut", KIND["richcut"], "", at, source, where, time_of(raw), [], text=seg.text, cut=True))
+            return
         self.cut_traceback(head, raw, line, source, frames)
 
     def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
+from gpudoctor.knowledge import launcher_only
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
@@ -50,6 +51,8 @@ GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
 NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
+# A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
+LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
 # A collective that timed out ends the waiting rank: its watchdog aborts the communicator and the rank's
 # next call raises. The Python traceback that rank prints then, cut in a paste or ending in torch's
 # NCCL error, is the timeout surfacing, not a failure of its own.
@@ -559,6 +562,13 @@ class Diagnosis:
             title = f"{title} (a consequence of {by.pattern.id})"
             if severity is Severity.ERROR:
                 severity = Severity.WARN
+        elif role == CONSEQUENCE and not causes_known and p.family == "launcher":
+            title = f"{title} (its cause is not in this log: it is in the failing rank's own output)"
+            if p.id in LAUNCHER_SUMMARIES:
+                # all the log holds is torchrun's summary: what its exit status decides, and how to see the rank's error
+                exitcode = "-6" if p.id == "launcher-sigabrt" else seen.first.fields.get("exitcode")
+                why = launcher_only.why(exitcode, seen.first.fields.get("error_file"))
+                fix = launcher_only.how_to_see()
         elif role == CONSEQUENCE and not causes_known:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:

@@ -11,6 +11,7 @@ import re
 from typing import Optional
 
 from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge import launcher_only
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO
@@ -71,13 +72,14 @@ JAVA_STEP = ("it is a Java exception: the `at package.Class.method(File.java:N)`
 # Python's, not the launcher's; a C++ report or a signal is the process's own ("native"); a launcher's,
 # a scheduler's or a cluster manager's report is the launcher's; an install or build step is the platform's.
 KIND_FAMILY = {
-    **dict.fromkeys(("exception", "bare", "ipython", "tbheader", "frames", "chained", "thread", "hydra", "fatal", "pytest", "pyspy"), "python"),
-    **dict.fromkeys(("ncclwarn", "ncclerror", "c10watchdog"), "nccl"),
+    **dict.fromkeys(("exception", "bare", "ipython", "tbheader", "frames", "chained", "thread", "hydra", "fatal", "pytest", "pyspy", "richcut", "notsetup"), "python"),
+    **dict.fromkeys(("ncclwarn", "ncclerror", "c10watchdog", "c10error"), "nccl"),
     **dict.fromkeys(("cuda", "cudastatus", "devassert", "nvrm"), "cuda"),
     "gloo": "gloo",
-    **dict.fromkeys(("terminate", "terminate_bare", "what", "c10", "cppframes", "signame", "glogsig", "shellsig", "shellkill", "caught", "glibc", "assertion"), "native"),
+    **dict.fromkeys(("terminate", "terminate_bare", "what", "c10", "cppframes", "signame", "glogsig", "shellsig", "shellkill", "caught", "glibc", "assertion", "nativeframes"), "native"),
     **dict.fromkeys(("exitcode", "exit", "childfailed", "stopped", "srun_what", "spawned", "pyexec", "barrier", "barrierdone", "elastic", "errorfile",
-                     "dslaunch", "mpirun", "raydied", "clierror", "argparse", "notfound", "k8sevent", "podstatus", "jobstate", "slurm", "k8sreason"), "launcher"),
+                     "dslaunch", "mpirun", "raydied", "clierror", "argparse", "notfound", "k8sevent", "podstatus", "jobstate", "slurm", "k8sreason",
+                     "elasticnofile"), "launcher"),
 }
 
 
@@ -250,7 +252,11 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     if sign.kind == "stopped":
         return ("the process was stopped by a signal, which launchers send to the other ranks after one failed: find the rank "
                 "that failed first (its own output, or torchrun's Root Cause block) and read its error")
-    if sign.kind in ("signame", "glogsig", "shellsig", "shellkill", "fishkill", "glibc", "fatal", "caught"):
+    if sign.kind in LAUNCHER_SUMMARY_KINDS and "(SIG" not in sign.what:
+        # only torchrun's summary: what its exit status decides, and the command that shows the rank's own error
+        code = EXIT_CODE.search(sign.what)
+        return launcher_only.step(code.group(1) if code else None, "<N/A>" if sign.kind == "elasticnofile" else None)
+    if sign.kind in ("signame", "glogsig", "shellsig", "shellkill", "fishkill", "glibc", "fatal", "caught", "nativeframes") or "(SIG" in sign.what:
         if "Killed" in sign.what or "SIGKILL" in sign.what:
             return "a SIGKILL is usually the host's OOM killer or the scheduler: check `dmesg -T | grep -i oom` and `sacct -j JOBID -o JobID,MaxRSS,State`"
         return ("a native crash: rerun with PYTHONFAULTHANDLER=1 (the Python stack of every thread at the crash) and "
@@ -258,8 +264,15 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     return next_step_for(sign.kind)
 
 
+# Signs that are only torchrun's summary of a rank that failed (knowledge/launcher_only.py); a bare "exit code 1"
+# ("exit") may be any program's, told by next_step_for.
+LAUNCHER_SUMMARY_KINDS = ("childfailed", "elastic", "elasticnofile", "exitcode")
+EXIT_CODE = re.compile(r"^exit code (-?\d+)")
 # Signs that are the failing process's own output, cut by the paste: what the log holds, and what is missing.
 CUT_HERE = {
+    "richcut": ("line {line} is inside a rich traceback box (❱ marks the line each frame was running), cut before the frames' "
+                "paths and the exception's line: an exception was raised; the box's last frame and the line under the box, in "
+                "the full output, say where and what"),
     "tbheader": ("line {line} is a traceback's header and the log ends (or goes on with other output) before its frames and its "
                  "exception: an exception was raised there; the lines that followed it in the full output name it"),
     "frames": ("line {line} holds a traceback pasted as one line (its frames run together): its last `File ...` is where the "
@@ -297,12 +310,18 @@ OWN_WORDS = {
     "winlaunch": ("line {line} is Windows failing to start a command: `where COMMAND` shows which one runs; a launcher .exe (torchrun, "
                   "accelerate) made for a Python that was moved or removed: reinstall the package in the active environment (python -m pip "
                   "install --force-reinstall PACKAGE), or start it through the interpreter instead (python -m torch.distributed.run ...)"),
+    "c10error": ("line {line} is torch's NCCL process group logging an error: the words after its file name say what (a collective "
+                 "its watchdog timed out, an NCCL error, a communicator it aborted); where the paste cut them, the same rank's full "
+                 "output holds them. Rerun with NCCL_DEBUG=INFO and TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (the flight recorder's dump "
+                 "of the last collectives of every rank shows which rank did not reach the one that failed)"),
+    "notsetup": ("line {line} is the program's own message: it names what was not set up and the call that sets it up; make that "
+                 "call (or the launcher that makes it) before the code that needs it runs"),
     "pytest": ("a test run failed: each failing test's own section (its `E   ` lines) says why; rerun one alone with "
                "`pytest -x -q TEST` to read it whole"),
 }
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
 SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
-              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "glibc", "nvrm", "errorraised", "reported", "invalid"}
+              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup"}
 
 
 def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", line: int = 0) -> dict:

@@ -38,7 +38,7 @@ failure and does show the run's end.""",
         "errors": "A program logged errors (its logger's ERROR/E level) that neither stop a run by themselves nor match a known failure; "
         "no line shows a traceback, a signal or an exit, and none shows the run ending. Components log errors they retry and "
         "survive, and a run cut before its traceback logs them too, so they do not decide whether the run failed.",
-        "snapshot": "Nothing in it shows a GPU fault (no GPU lost, no field unreadable), and no reading (utilisation against power, memory against processes) shows ranks stuck; but the output is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves it unchanged.",
+        "snapshot": "Nothing in it shows a GPU fault (no GPU lost, no reading that failed), and no reading (utilisation against power, memory against processes) shows ranks stuck; but the output is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves it unchanged.",
     },
     fix={
         "log": "tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",

@@ -284,6 +284,22 @@ that answers nothing, which may be lost: `nvidia-smi -q` and the kernel log deci
 )
 
 
+GPU_READING_UNSUPPORTED = FindingKind(
+    id="gpu-reading-unsupported",
+    severity=Severity.INFO,
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
+    summary="""The `nvidia-smi` table shows `Not Supported` in a GPU's memory column: the GPU has no memory of
+its own for nvidia-smi to count (it shares the host's: GB10 in DGX Spark, Grace's unified memory). Not a
+fault, and no reading that failed (that is `ERR!`, [gpu-reading-failed](gpu-reading-failed.md)); but a
+program that reads the GPU's memory from nvidia-smi gets nothing there.""",
+    evidence="`Not Supported`: the readings nvidia-smi does not give for the GPU.",
+    title="nvidia-smi does not report {gpu}'s {readings} ('Not Supported'): the GPU has none of its own to count",
+    why="This GPU shares the host's memory (unified memory: GB10 in DGX Spark, Grace), so nvidia-smi has no memory figure of its own to show for it: not a fault, and the GPU works. A program that reads the GPU's free or used memory from nvidia-smi (to choose a model, a batch or a device map) gets nothing there and may stop or misjudge the GPU.",
+    fix="""python -c "import torch; print(torch.cuda.mem_get_info())"   # free and total bytes as CUDA sees them; free -g for the memory the host shares""",
+)
+
+
 # What one nvidia-smi snapshot shows GPUs doing (checks/gpu_activity.py). A snapshot is
 # not a run's log: these readings are what it can say about a job, each with its margin.
 SNAPSHOT = "[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi` table)"

@@ -341,7 +341,7 @@ def explained_by_trace(findings: list[Finding], traced: Finding) -> list[Finding
     out = []
     for f in findings:
         if f.evidence.get("role") == "consequence" and "consequence_of" not in f.evidence:
-            title = f.title.replace(" (its cause is not in this log: look at the other ranks' output)", "")
+            title = f.title.split(" (its cause is not in this log:", 1)[0]
             ev = {**f.evidence, "consequence_of": traced.id}
             f = dataclasses.replace(f, title=f"{title} (a consequence of {traced.id})", evidence=ev,
                                     severity=Severity.WARN if f.severity is Severity.ERROR else f.severity)

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpudoctor.catalog.findings.gpu_health import GPU_LOST, GPU_READING_FAILED
+from gpudoctor.catalog.findings.gpu_health import GPU_LOST, GPU_READING_FAILED, GPU_READING_UNSUPPORTED
 from gpudoctor.commands.diagnose.dcgmi import ANCHORS as DCGM_ANCHORS, DcgmReport
 from gpudoctor.checks.gpu_activity import GpuActivity, ProcessUse, activity_findings
 from gpudoctor.checks.gpu_health import health_findings
@@ -101,7 +101,7 @@ ROW_READINGS = {"power draw", "utilisation", "memory"}
 # N/A where the GPU has no memory of its own to count: unified memory (GB10, Grace), MIG, vGPU.
 # That is an unknown value, not a failure, and the utilisation beside it is still read)
 TABLE_USE = re.compile(
-    r"\|\s*(?:(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|(?P<mem_err>Unknown Error|ERR!)|(?:Not Supported|\[?N/A\]?)(?:\s*/\s*\S+)?)"
+    r"\|\s*(?:(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB|(?P<mem_err>Unknown Error|ERR!)|(?:(?P<mem_na>Not Supported)|\[?N/A\]?)(?:\s*/\s*\S+)?)"
     r"\s*\|\s*(?P<util>\d+%|ERR!|N/A)\s"
 )
 # The process list under the table: "GPU [GI CI] PID Type Name Memory" per row (drivers from
@@ -227,6 +227,7 @@ class PastedGpu:
     pcie: dict[str, int | Unavailable] = field(default_factory=dict)
     lost: str = ""  # why nvidia-smi could not reach it
     unread: tuple[str, ...] = ()  # the readings its table row shows as ERR!
+    unsupported: tuple[str, ...] = ()  # the readings its table row shows as Not Supported (memory on a unified-memory GPU)
     links: dict[int, dict[str, Any]] = field(default_factory=dict)  # `nvidia-smi nvlink -s/-e`, per link
     compute_mode: str = ""  # as NVML names it: "Default", "Exclusive_Process", ...; "" when not shown
     mig_mode: str = ""  # "enabled" / "disabled"; "" when not shown
@@ -454,6 +455,7 @@ class NvidiaSmiReader:
             use = TABLE_USE.search(text, m2.end() - 1)
             if use:
                 g.unread += tuple(what for what, bad in (("memory", use["mem_err"]), ("utilisation", use["util"] == "ERR!")) if bad)
+                g.unsupported = ("memory use",) if use["mem_na"] else ()
                 g.use = {k: int(v) for k, v in (("memory used", use["used"]), ("memory total", use["total"]),
                                                    ("utilisation", use["util"].rstrip("%"))) if v and v.isdigit()}
             g.fields["temperature_c"] = _int(m2["temp"].rstrip("C"))
@@ -630,7 +632,14 @@ class NvidiaSmiReader:
         found = health_findings(judged, peers) + self._modes() + self._activity()
         out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
         out += self.dcgm.findings()
-        return out
+        return out + self._unsupported()
+
+    def _unsupported(self) -> list[Finding]:
+        """Not Supported in the table: a reading this GPU has none of (unified memory), said so that the
+        answer shows it; no fault."""
+        return [GPU_READING_UNSUPPORTED(evidence={"Not Supported": list(g.unsupported), "source": "pasted nvidia-smi output"},
+                                        gpu=g.name, readings=", ".join(g.unsupported))
+                for g in self.gpus if g.unsupported and not g.lost]
 
     def _activity(self) -> list[Finding]:
         """What the table's rows show the GPUs doing (checks/gpu_activity.py)."""
