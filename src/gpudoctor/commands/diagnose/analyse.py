@@ -100,10 +100,10 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said}, lines=d.lines,
                                 count=d.error_count, first=d.error_lines[0][0])
     if d.mention_lines:
-        shown = lead_first(d.mention_lines)[:MENTIONS_KEPT]
-        said = [f"line {n}: {text}" for n, text in shown]
+        leads = lead_first(d.mention_lines)[:MENTIONS_KEPT]
+        said = [f"line {n}: {text}" for n, text in leads]
         return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said},
-                                lines=d.lines, count=d.mention_count, first=shown[0][0])
+                                lines=d.lines, count=d.mention_count, first=leads[0][0])
     return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines}, lines=d.lines)
 
 
