@@ -18,6 +18,8 @@ from gpudoctor.knowledge import launcher_only
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
+from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
+from gpudoctor.knowledge.mentions import speaks_of_error
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
@@ -151,6 +153,9 @@ class Diagnosis:
         # no failure the tool can name, but not "no line shows a failure" either
         self.error_lines: list[tuple[int, str]] = []
         self.error_count = 0
+        # (line, text) of the first lines that speak of an error in words no rule reads (knowledge/mentions.py)
+        self.mention_lines: list[tuple[int, str]] = []
+        self.mention_count = 0
         self.all_ranks: set[int] = set()
         self.sources: list[str] = []
         # the rank a whole input belongs to (a per-rank log file), for lines that do not say
@@ -179,10 +184,15 @@ class Diagnosis:
             return
         hits, events = self.hits, self.signs.events
         self.read_line(raw, line, source, following)
-        if self.hits == hits and self.signs.events == events and ERROR_LEVEL.search(raw):
-            self.error_count += 1
-            if len(self.error_lines) < ERROR_LINES_KEPT:
-                self.error_lines.append((line, raw.strip()[:200]))
+        if self.hits == hits and self.signs.events == events:
+            if ERROR_LEVEL.search(raw):
+                self.error_count += 1
+                if len(self.error_lines) < ERROR_LINES_KEPT:
+                    self.error_lines.append((line, raw.strip()[:200]))
+            elif speaks_of_error(raw):
+                self.mention_count += 1
+                if len(self.mention_lines) < MENTIONS_KEPT * 4:  # a few more, to show the program's own first
+                    self.mention_lines.append((line, raw.strip()[:200]))
         if self.signs.events != events:
             return  # not remembered: what the line said matters next time too
         if len(self.quiet) + len(self.noise) > MEMO:

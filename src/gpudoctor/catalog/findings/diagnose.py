@@ -26,23 +26,28 @@ moment, not the job, and a hang, a crash or a wrong setting leave it unchanged; 
 do show a fault (a GPU lost, ranks spinning in a collective, memory held with no process) are
 their own findings. `diagnose` calls an input healthy (`log-no-failure`) only when it shows no
 failure and does show the run's end.""",
-    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers.",
+    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): the first three lines that report an error or a failure in words no rule reads, with their numbers.",
     # "log": a run's output without an end; "snapshot": a GPU tool's output, no fault in it
     title={
         "log": "no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
         "snapshot": "no GPU fault in this GPU tool's output ({lines} line(s)), but it shows the GPUs, not the job: it does not decide whether the run was healthy",
         "errors": "{count} line(s) logged at error level, no failure gpudoctor can name, and nothing that shows the run ended: the log does not decide (first: line {first})",
+        "mentions": "{count} line(s) speak of an error gpudoctor cannot read, and nothing shows the run ended: the log does not decide whether one of them stopped it (first: line {first})",
     },
     why={
         "log": "No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
         "errors": "A program logged errors (its logger's ERROR/E level) that neither stop a run by themselves nor match a known failure; "
         "no line shows a traceback, a signal or an exit, and none shows the run ending. Components log errors they retry and "
         "survive, and a run cut before its traceback logs them too, so they do not decide whether the run failed.",
+        "mentions": "These lines report an error or a failure in words gpudoctor's rules do not read: an error quoted in prose, "
+        "another runtime's or framework's own format, a program's own message. gpudoctor cannot tell whether one of them ended "
+        "the run or was survived, and nothing shows the run ending, so the log does not decide; the lines are the lead.",
         "snapshot": "Nothing in it shows a GPU fault (no GPU lost, no reading that failed), and no reading (utilisation against power, memory against processes) shows ranks stuck; but the output is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves it unchanged.",
     },
     fix={
         "log": "tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
         "errors": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); or search the error line in the project's issue tracker",
+        "mentions": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); if a line above is the failure, its own words are the search: the program's docs or issue tracker",
         "snapshot": "gpudoctor diagnose train.log   # the job's own output decides it; gpudoctor check   # the GPUs, driver and torch as the job sees them",
     },
 )

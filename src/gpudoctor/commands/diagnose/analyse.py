@@ -16,6 +16,8 @@ from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import Tail
 from gpudoctor.knowledge.story import Diagnosis
+from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
+from gpudoctor.knowledge.mentions import lead_first
 from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
 from gpudoctor.catalog.findings.diagnose import (
@@ -97,6 +99,11 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         said = [f"line {n}: {text}" for n, text in d.error_lines]
         return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said}, lines=d.lines,
                                 count=d.error_count, first=d.error_lines[0][0])
+    if d.mention_lines:
+        leads = lead_first(d.mention_lines)[:MENTIONS_KEPT]
+        said = [f"line {n}: {text}" for n, text in leads]
+        return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said},
+                                lines=d.lines, count=d.mention_count, first=leads[0][0])
     return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines}, lines=d.lines)
 
 
