@@ -48,7 +48,8 @@ NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
-NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused")
+NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
+                "setup-refused-by-program")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A collective that timed out ends the waiting rank: its watchdog aborts the communicator and the rank's
 # next call raises. The Python traceback that rank prints then, cut in a paste or ending in torch's
@@ -600,6 +601,7 @@ class Diagnosis:
         fields = seen.first.fields
         fix = fix.replace("MODULE", str(fields.get("module", "MODULE"))).replace("COMMAND", str(fields.get("command", "COMMAND")).rsplit("/", 1)[-1])
         fix = fix.replace("PROG", str(fields.get("prog", "PROG")).split(" ", 1)[0])
+        fix = fix.replace("DIRECTIVE", str(fields.get("directive") or "do what the message asks"))
         sign = self.sign_of(seen)
         if "WHERE" in fix:
             last = sign.raised_in() if sign is not None else None
