@@ -601,7 +601,7 @@ class Diagnosis:
         fields = seen.first.fields
         fix = fix.replace("MODULE", str(fields.get("module", "MODULE"))).replace("COMMAND", str(fields.get("command", "COMMAND")).rsplit("/", 1)[-1])
         fix = fix.replace("PROG", str(fields.get("prog", "PROG")).split(" ", 1)[0])
-        fix = fix.replace("DIRECTIVE", str(fields.get("directive") or "do what the message asks"))
+        fix = fix.replace("DIRECTIVE", str(fields.get("directive") or "the message's own words"))
         sign = self.sign_of(seen)
         if "WHERE" in fix:
             last = sign.raised_in() if sign is not None else None

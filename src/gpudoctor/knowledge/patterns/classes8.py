@@ -67,7 +67,7 @@ def relay_names(m, _context: list[str]) -> dict:
         where = f"child process {out['process']} (its exit code {out['code']})"
     else:
         where = "a child process, whose traceback became this exception's message"
-    step = next(text for key, text in RELAY_STEPS.items() if key in out)
+    step = next(text for key, text in RELAY_STEPS.items() if key in out).replace("PID", out.get("pid", "PID"))
     return {**out, "where": where, "step": step}
 
 
@@ -80,7 +80,7 @@ def refusal_names(m, context: list[str]) -> dict:
     if not said and context:
         following = DIRECTIVE_LINE.match(context[0].strip())
         said = following.group("directive").strip().rstrip("`'\"") if following else ""
-    steps = [f'the message says: "{said[:240]}"'] if said else []
+    steps = [f'"{said[:240]}"'] if said else []
     key = out.get("key") or out.get("key2") or out.get("key3") or ""
     if key and out.get("mandatory"):
         steps.append(f"the config leaves {key} mandatory (???) and nothing gave it: set it on the command line ({key}=VALUE) or in the config file")
@@ -203,7 +203,7 @@ PATTERNS = [
         sets a key the config has, +key=value adds one it lacks, ++key=value sets or adds it; a single-process program that
         refuses several visible GPUs runs on one (CUDA_VISIBLE_DEVICES=0) or under its own multi-GPU launcher.""",
         # (DIRECTIVE: the message's own remedy, quoted, and for a config key the composer's rule; knowledge/story.py's named_fix)
-        fix="DIRECTIVE; then run the same command again",
+        fix="do what the message says, then run the same command again: DIRECTIVE",
         examples=[
             ("hydra.errors.ConfigCompositionException: Could not override 'lr'.", "facebookresearch/audiocraft#446 (dora grid binds a key the config lacks: +lr=0.01)"),
             ("`omegaconf.errors.MissingMandatoryValue: Missing mandatory value: channels`", "facebookresearch/audiocraft#477 (a required config value left unset)"),
