@@ -84,6 +84,13 @@ class TestSetupRefusedByProgram:
         assert "setup-refused-by-program" not in ids(
             "[WARNING] ValueError: 'wandb' not installed. Please install it with `pip install wandb` to log runs; logging to the console\n")
 
+    def test_control_an_exception_a_fallback_warning_said_was_caught(self):
+        log = ("[WARNING] Falling back to eager due to an exception:\n"
+               "ValueError: fused kernel unavailable for this shape. Please set `use_fused=False` to silence this.\n"
+               "{'loss': 1.2, 'epoch': 0.5}\n{'train_runtime': 512.3, 'train_loss': 1.2, 'epoch': 1.0}\n")
+        report = api.diagnose(log)
+        assert "setup-refused-by-program" not in [f.id for f in report.findings] and exit_code(report) == 0
+
     def test_control_the_raise_line_of_a_traceback_is_not_the_exception(self):
         assert "setup-refused-by-program" not in ids(TB + '    raise ValueError("Please set `MASTER_ADDR`")\n')
 

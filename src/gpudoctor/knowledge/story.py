@@ -47,6 +47,8 @@ NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
+# Patterns that read any exception's line: one a fallback warning just said was caught names no failure.
+READS_ANY_EXCEPTION = (*GENERIC_FINDINGS, "setup-refused-by-program")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
 NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
                 "setup-refused-by-program")
@@ -207,7 +209,7 @@ class Diagnosis:
             else:
                 self.signs.see(msg, raw, line, source, following)
             for p, m in self.matches(msg.text):
-                if p.id in GENERIC_FINDINGS and self.signs.handled(msg.rank, line):
+                if p.id in READS_ANY_EXCEPTION and self.signs.handled(msg.rank, line):
                     continue  # an exception a fallback warning said was caught: it names no failure
                 context: list[str] = []
                 if p.context_after and following is not None:
