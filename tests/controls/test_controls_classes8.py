@@ -1,7 +1,7 @@
 """Controls and siblings for the eighth round's classes of messages (src/gpudoctor/knowledge/patterns/classes8.py):
 an exception that relays another process's or worker's error (named, not claimed: the real error is under it), a
 program's own check that refused its set-up and says what to change (claimed, an error), and a value of another
-type or dtype than an operation takes (named, not claimed). The sample's cases are the readable parts' logs as
+type or dtype than an operation takes (claimed, an error: the message names what it refused and what it takes). The sample's cases are the readable parts' logs as
 pasted; the other lines are real ones from the threads named beside them. Each log runs through the whole of
 `diagnose`."""
 
@@ -131,26 +131,37 @@ class TestValueTypeRefused:
 
     def test_control_a_choice_logged_as_not_valid_is_no_failure(self):
         assert "value-type-refused" not in ids("UserWarning: Input type (float) is not a valid choice; using float32\n")
-        assert named_class("UserWarning: Input type (float) is not a valid choice; using float32\n") == ""
+
+    def test_control_a_logged_type_warning_is_no_failure(self):
+        line = "[WARNING] TypeError: Expected `model` to be of type `ThunderModule`, but got Sequential; compiling it first\n"
+        assert "value-type-refused" not in ids(line)
 
     def test_control_an_operand_type_error_is_not_this_class(self):
-        assert named_class(library_traceback("transformers/trainer.py", "TypeError: unsupported operand type(s) for +: 'int' and 'str'")) == ""
+        log = library_traceback("transformers/trainer.py", "TypeError: unsupported operand type(s) for +: 'int' and 'str'")
+        assert "value-type-refused" not in ids(log)
 
     def test_sibling_the_samples_half_input_into_a_float_model(self):
         # ultralytics/yolov5#475
-        f = finding(case("dev4", "yolov5-475-dp-half-float-input-type"), "unrecognised-failure")
-        assert f is not None and f.evidence["class"] == "value-type-refused"
+        log = case("dev4", "yolov5-475-dp-half-float-input-type")
+        assert head_id(log) == "value-type-refused"
+        f = finding(log, "value-type-refused")
         assert "(torch.cuda.FloatTensor) instead of torch.cuda.HalfTensor" in f.fix and "torch.autocast" in f.fix
 
     def test_sibling_the_samples_graph_objects_in_torchs_collate(self):
         # pyg-team/pytorch_geometric#8475: PyG Data objects need PyG's DataLoader
-        f = finding(case("heldout6", "pyg-8475-ddp-default-collate-data"), "unrecognised-failure")
-        assert f is not None and f.evidence["class"] == "value-type-refused" and "torch_geometric.loader.DataLoader" in f.fix
+        f = finding(case("heldout6", "pyg-8475-ddp-default-collate-data"), "value-type-refused")
+        assert f is not None and f.severity is Severity.ERROR and "torch_geometric.loader.DataLoader" in f.fix
+        assert "(tensors, numpy arrays, numbers, dicts or lists) instead of <class 'torch_geometric.data.data.Data'>" in f.fix
 
-    def test_sibling_the_users_own_call_keeps_its_line_and_gets_the_class(self):
+    def test_sibling_the_samples_executor_that_did_not_load(self):
+        # Lightning-AI/lightning-thunder#2243: a broken nvFuser install left the executor None
+        f = finding(case("heldout4", "thunder-2243-nvfuser-broken-executor-none"), "value-type-refused")
+        assert f is not None and "did not load" in f.fix
+
+    def test_sibling_the_users_own_call_names_its_line(self):
         text = TB + "    model = fsdp(model)\n[rank0]: TypeError: Expected `model` to be of type `thunder.core.module.ThunderModule`, but got Sequential\n"
-        f = finding(text, "python-exception")
-        assert f is not None and f.evidence["class"] == "value-type-refused" and "/home/u/train.py:88" in f.fix
+        assert head_id(text) == "value-type-refused"
+        assert "/home/u/train.py:88" in finding(text, "value-type-refused").fix
 
     def test_sibling_tensors_on_two_devices_have_their_own_pattern(self):
         line = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1!\n"

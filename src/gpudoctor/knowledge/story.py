@@ -51,7 +51,7 @@ GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 READS_ANY_EXCEPTION = (*GENERIC_FINDINGS, "setup-refused-by-program")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
 NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
-                "setup-refused-by-program")
+                "setup-refused-by-program", "value-type-refused")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A collective that timed out ends the waiting rank: its watchdog aborts the communicator and the rank's
 # next call raises. The Python traceback that rank prints then, cut in a paste or ending in torch's
@@ -604,6 +604,7 @@ class Diagnosis:
         fix = fix.replace("MODULE", str(fields.get("module", "MODULE"))).replace("COMMAND", str(fields.get("command", "COMMAND")).rsplit("/", 1)[-1])
         fix = fix.replace("PROG", str(fields.get("prog", "PROG")).split(" ", 1)[0])
         fix = fix.replace("DIRECTIVE", str(fields.get("directive") or "the message's own words"))
+        fix = re.sub(r"\b(EXPECTED|GOT|STEP)\b", lambda m: str(fields.get(m.group(1).lower(), m.group(1))), fix)
         sign = self.sign_of(seen)
         if "WHERE" in fix:
             last = sign.raised_in() if sign is not None else None

@@ -10,8 +10,8 @@ their failing message.
 - a program's own check that refused the set-up it was given and says what to change: a config
   composer (Hydra, OmegaConf) refusing a key, or a message that states its own remedy (claimed, an
   error: the program itself stopped there);
-- a value of another type or dtype than an operation takes, the message naming both (named, not
-  claimed: the line says what was passed, not which code passed it).
+- a value of another type or dtype than an operation takes, the message naming both (claimed, an
+  error: the line says what was refused and what was expected; the traceback says which call passed it).
 
 Their examples are real lines from the sampled threads; their counter-examples the nearest lines that
 mean something else.
@@ -117,7 +117,7 @@ def type_names(m, _context: list[str]) -> dict:
     out = {k.rstrip("2345"): v for k, v in m.groupdict().items() if v is not None}
     groups = m.groupdict()
     kind = ("batch" if groups.get("got3") else "instance" if groups.get("got4") else "valid" if groups.get("got5") else "dtype")
-    return {"expected": "what the operation takes", "got": "what was passed", **out, "step": TYPE_STEPS[kind]}
+    return {"expected": "what the operation takes", "got": "what was passed", **out, "step": TYPE_STEPS[kind]}  # (WHERE: story's named_fix)
 
 
 PATTERNS_RELAYED = [
@@ -239,13 +239,13 @@ PATTERNS_TYPES = [
         "value-type-refused",
         "platform",
         CAUSE,
-        W,
+        E,
         "an operation refused a value of another type or dtype than it takes (the message names both)",
-        EXCEPTION_START + r"(?:TypeError|ValueError|RuntimeError): (?P<message>"
+        r"^(?!.*(?i:\bwarn(?:ing)?\b)).*?" + EXCEPTION_START + r"(?P<exception>TypeError|ValueError|RuntimeError): (?P<message>"
         r"Input type \((?P<got>[\w.]+)\) and weight type \((?P<expected>[\w.]+)\) should be the same.*"
         r"|expected (?:scalar type|m1 and m2 to have the same dtype, but got:) (?P<expected2>\w+)(?: but found| !=) (?P<got2>\w+).*"
         r"|(?:mat1 and mat2|self and mat2) must have the same dtype.*"
-        r"|(?:[\w.]+: )?batch must contain [^;]+; found (?P<got3><class '[\w.]+'>|[^\s,;]+).*"
+        r"|(?:[\w.]+: )?batch must contain (?P<expected3>[^;]+); found (?P<got3><class '[\w.]+'>|[^\s,;]+).*"
         r"|Expected [`'\"]?(?P<what>\w+)[`'\"]? to be (?:of type|an instance of) [`'\"]?(?P<expected4>[\w.]+)[`'\"]?,? but got [`'\"]?(?P<got4>[\w.<>' ]+?)[`'\"]?\.?$"
         r"|An object of type (?P<got5><class '[\w.]+'>) is not a valid (?P<expected5>\w+)\b.*)",
         ("should be the same", "expected scalar type", "to have the same dtype", "must have the same dtype", "batch must contain", "to be of type",
@@ -257,11 +257,11 @@ PATTERNS_TYPES = [
         own DataLoader); a model or a module wrapped in another order or by another tool than the API expects (a compiled
         or jitted model where a plain one is wanted, or the reverse); or None where an optional component that did not
         load (an executor, an extension) was to be. The line names what was passed and what was expected, not which line
-        of code passed it: the traceback's last frame of your code does. What to pass instead: a dtype: cast the input to the
+        of code passed it: the traceback's frames do. What to pass instead: a dtype: cast the input to the
         weights' dtype or run under torch.autocast; a graph library's objects: its own DataLoader; a wrapped model: the
         wrapping order the API documents; None: install or enable the component that did not load.""",
         # (STEP: TYPE_STEPS's words for the check the line names: a dtype, a batch, an instance, a component)
-        fix="""pass what the operation expects (EXPECTED) instead of GOT, at the call in your code that the traceback names: STEP""",
+        fix="pass what the operation expects (EXPECTED) instead of GOT, at the call that passed it (the traceback's last frame: WHERE): STEP",
         examples=[
             ("RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same", "ultralytics/yolov5#475 (a half input into a float model under DataParallel)"),
             (
@@ -276,7 +276,6 @@ PATTERNS_TYPES = [
             ("RuntimeError: expected scalar type Half but found Float", "torch's dtype check in a matmul"),
         ],
         fields=type_names,
-        refines="python-exception",  # the unrecognised answer names it: the dtypes or types, not which code passed them
         not_examples=[
             "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1!",
             "UserWarning: Input type (float) is not a valid choice; using float32",
