@@ -46,6 +46,7 @@ class TestWorkerErrorRelayed:
         f = finding(case("heldout4", "lerobot-2488-dataloader-worker-decoding"), "unrecognised-failure")
         assert f is not None and f.evidence["class"] == "worker-error-relayed"
         assert "DataLoader worker process 0" in f.fix and "num_workers=0" in f.fix
+        assert "It is of a known class, worker-error-relayed" in f.why  # the exception's own line, no traceback sign: still named
 
     def test_sibling_a_ray_actors_error_names_its_log(self):
         # OpenRLHF/OpenRLHF#829: the actor's RuntimeError, relayed to the driver

@@ -551,7 +551,7 @@ class Diagnosis:
                 where = seen.first.where.where()
                 title += f" on {where}" if where else ""
             said = what_it_says(sign, exception, message, seen.first.line)
-            why = unrecognised_why(sign)
+            why = unrecognised_why(sign, exception, message)
             fix = with_what_it_says(next_step(sign, exception, message, self.signs.first_traceback), said)
             if sign is not None:
                 ev.update(sign_evidence(sign))
