@@ -113,11 +113,11 @@ TYPE_STEPS = {
 
 def type_names(m, _context: list[str]) -> dict:
     """What was passed and what was expected, as far as the message names them (the fix's GOT and EXPECTED),
-    and what to pass instead (STEP)."""
+    and what to pass instead (STEP); the fix's WHERE is the traceback's last frame (knowledge/story.py's named_fix)."""
     out = {k.rstrip("2345"): v for k, v in m.groupdict().items() if v is not None}
     groups = m.groupdict()
     kind = ("batch" if groups.get("got3") else "instance" if groups.get("got4") else "valid" if groups.get("got5") else "dtype")
-    return {"expected": "what the operation takes", "got": "what was passed", **out, "step": TYPE_STEPS[kind]}  # (WHERE: story's named_fix)
+    return {"expected": "what the operation takes", "got": "what was passed", **out, "step": TYPE_STEPS[kind]}
 
 
 PATTERNS_RELAYED = [
