@@ -50,8 +50,11 @@ NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
+# Patterns that read any exception's line: one a fallback warning just said was caught names no failure.
+READS_ANY_EXCEPTION = (*GENERIC_FINDINGS, "setup-refused-by-program")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
-NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused")
+NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
+                "setup-refused-by-program", "value-type-refused")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -219,7 +222,7 @@ class Diagnosis:
             else:
                 self.signs.see(msg, raw, line, source, following)
             for p, m in self.matches(msg.text):
-                if p.id in GENERIC_FINDINGS and self.signs.handled(msg.rank, line):
+                if p.id in READS_ANY_EXCEPTION and self.signs.handled(msg.rank, line):
                     continue  # an exception a fallback warning said was caught: it names no failure
                 context: list[str] = []
                 if p.context_after and following is not None:
@@ -561,7 +564,7 @@ class Diagnosis:
                 where = seen.first.where.where()
                 title += f" on {where}" if where else ""
             said = what_it_says(sign, exception, message, seen.first.line)
-            why = unrecognised_why(sign)
+            why = unrecognised_why(sign, exception, message)
             fix = with_what_it_says(next_step(sign, exception, message, self.signs.first_traceback), said)
             if sign is not None:
                 ev.update(sign_evidence(sign))
@@ -620,6 +623,8 @@ class Diagnosis:
         fields = seen.first.fields
         fix = fix.replace("MODULE", str(fields.get("module", "MODULE"))).replace("COMMAND", str(fields.get("command", "COMMAND")).rsplit("/", 1)[-1])
         fix = fix.replace("PROG", str(fields.get("prog", "PROG")).split(" ", 1)[0])
+        fix = fix.replace("DIRECTIVE", str(fields.get("directive") or "the message's own words"))
+        fix = re.sub(r"\b(EXPECTED|GOT|STEP)\b", lambda m: str(fields.get(m.group(1).lower(), m.group(1))), fix)
         sign = self.sign_of(seen)
         if "WHERE" in fix:
             last = sign.raised_in() if sign is not None else None

@@ -166,7 +166,7 @@ def family_of(sign: Optional[Sign], exception: str = "", message: str = "") -> s
     return "cuda" if CUDA_WORDS.search(text) else family
 
 
-def unrecognised_why(sign: Optional[Sign]) -> str:
+def unrecognised_why(sign: Optional[Sign], exception: str = "", message: str = "") -> str:
     # without a sign only the exception's own line was read: whose runtime raised it (Python, a JVM) is not known
     if sign is None:
         what = "an exception"
@@ -175,7 +175,7 @@ def unrecognised_why(sign: Optional[Sign]) -> str:
     else:
         what = "a Python exception" if sign.kind == "exception" else KIND.get(sign.kind, sign.kind)
     out = " ".join(WHY.format(what=what).split())
-    known = message_class(sign)
+    known = message_class(sign, exception, message)  # (without a sign, the exception's own line)
     if known is not None:
         out += class_why(known)
     return out
