@@ -26,12 +26,12 @@ def pytest_configure(config):
     controller does it before it starts the workers."""
     if hasattr(config, "workerinput"):
         return
-    # The test modules themselves have the same cost: pytest rewrites every one for its
-    # asserts and, under the variable, writes no cache either, so each of the three xdist
-    # workers rewrote all of them again at collection (~15 CPU-s each against ~9.5 with a
-    # cache: ~17 CPU-s a run). The workers and the processes the tests start (whose test
-    # helpers, tests/orphans.py and the like, were compiled in every child) inherit this
-    # environment; __pycache__ is git-ignored.
+    # The test modules have the same cost: pytest rewrites every one for its asserts and,
+    # under the variable, writes no cache, so each xdist worker rewrote all of them at
+    # every run (~15 CPU-s a worker against ~9.5 from a cache). With the variable gone
+    # the first run writes the cache (its workers, collecting at once, still rewrite) and
+    # every later run on the same checkout reads it; the processes the tests start
+    # inherit this environment too. __pycache__ is git-ignored.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     import compileall
 
