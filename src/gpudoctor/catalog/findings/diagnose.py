@@ -41,13 +41,14 @@ failure and does show the run's end.""",
         "survive, and a run cut before its traceback logs them too, so they do not decide whether the run failed.",
         "mentions": "These lines report an error or a failure in words gpudoctor's rules do not read: an error quoted in prose, "
         "another runtime's or framework's own format, a program's own message. gpudoctor cannot tell whether one of them ended "
-        "the run or was survived, and nothing shows the run ending, so the log does not decide; the lines are the lead.",
+        "the run or was survived, and nothing shows the run ending (a log cut before its end and a hang's log look the same), "
+        "so the log does not decide; the lines are the lead.",
         "snapshot": "Nothing in it shows a GPU fault (no GPU lost, no reading that failed), and no reading (utilisation against power, memory against processes) shows ranks stuck; but the output is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves it unchanged.",
     },
     fix={
         "log": "tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
         "errors": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); or search the error line in the project's issue tracker",
-        "mentions": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); if a line above is the failure, its own words are the search: the program's docs or issue tracker",
+        "mentions": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); if a line above is the failure, its own words are the search: the program's docs or issue tracker; a job that stopped moving: gpudoctor run --nproc N --hang-timeout 300",
         "snapshot": "gpudoctor diagnose train.log   # the job's own output decides it; gpudoctor check   # the GPUs, driver and torch as the job sees them",
     },
 )
