@@ -226,3 +226,32 @@ class TestHardcodedMasterPort:
                 os.environ["MASTER_PORT"] = "29500"
         """)
         assert found(text, self.rule) == [(6, "warning")]
+
+
+class TestLightningDeprecatedArgs:
+    rule = "lightning-deprecated-args"
+
+    def test_control_a_current_trainer_spread_over_lines(self):
+        text = code("""
+            import pytorch_lightning as pl
+
+            trainer = pl.Trainer(
+                max_epochs=500,
+                devices=2,
+                strategy="dp",
+            )
+        """)
+        assert found(text, self.rule) == []
+
+    def test_sibling_the_removed_argument_is_pointed_at_not_the_call(self):
+        # heldout5 r060: `gpus = 2` two lines below `pl.Trainer(`
+        text = code("""
+            import pytorch_lightning as pl
+
+            trainer = pl.Trainer(
+                max_epochs=500,
+                gpus=2,
+                distributed_backend="dp",
+            )
+        """)
+        assert found(text, self.rule) == [(5, "warning")]
