@@ -255,3 +255,28 @@ class TestLightningDeprecatedArgs:
             )
         """)
         assert found(text, self.rule) == [(5, "warning")]
+
+
+class TestWrapperMethodCallParameters:
+    """The `.module` reading followed into a function's parameter, and a guarded
+    `.module` read that says the file does not know either."""
+
+    verdict = "wrapper-method-call"
+    rule = "wrapper-method-call"
+
+    def test_control_module_read_under_a_hasattr_test(self):
+        text = code("""
+            def train(model, batch):
+                if hasattr(model, "module"):
+                    inner = model.module
+                return model.compute_loss(batch)
+        """)
+        assert found(text, self.rule) == []
+
+    def test_sibling_module_read_of_the_same_parameter_unguarded(self):
+        text = code("""
+            def train(model, batch):
+                head = model.module.head
+                return model.compute_loss(batch)
+        """)
+        assert found(text, self.rule) == [(3, "warning")]

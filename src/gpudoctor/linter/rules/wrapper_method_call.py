@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.model import FileModel, Param
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -190,6 +190,12 @@ def _excluded(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
     return bool(failed & held)
 
 
+def _type_test(test: ast.expr) -> bool:
+    """`hasattr(x, "module")`, `isinstance(x, DDP)`: a test of whether a value is a wrapper."""
+    return any(type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in ("hasattr", "isinstance")
+               for n in ast.walk(test))
+
+
 def _other_arms(file: FileModel, one: ast.AST, other: ast.AST) -> bool:
     """`one` and `other` sit in different arms of one `if` (`model.module.x if wrapped else
     model.x`, `if isinstance(unet, DDP): unet.module.c else: unet.c`): the file reads
@@ -212,11 +218,11 @@ def _arms(file: FileModel, node: ast.AST) -> list[tuple[ast.If | ast.IfExp, str]
 
 def _value_key(file: FileModel, name: ast.expr) -> tuple[str, tuple[int, ...]] | None:
     """What makes two reads of a name the same value: its spelling and the bindings that reach it
-    (none for a name the file never binds: a snippet's `model`)."""
+    (a parameter by its function; none for a name the file never binds: a snippet's `model`)."""
     if type(name) is not ast.Name:
         return None
     found = file.lookup(name)
-    return name.id, tuple(sorted(id(b) for b in found or ()))
+    return name.id, tuple(sorted(id(b.function) if isinstance(b, Param) else id(b) for b in found or ()))
 
 
 def _module_reads(file: FileModel) -> dict[tuple[str, tuple[int, ...]] | None, ast.Attribute]:
@@ -227,6 +233,8 @@ def _module_reads(file: FileModel) -> dict[tuple[str, tuple[int, ...]] | None, a
             stmt = file.statement(node)
             if type(stmt) is ast.Assign and any(type(t) is ast.Name and t.id == node.value.id for t in stmt.targets):
                 continue  # `model = model.module if ... else model`: from here on the name is the model
+            if any(_type_test(test) for test in file.conditions(node)):
+                continue  # `if hasattr(model, "module"):`: the file does not know either
             out.setdefault(_value_key(file, node.value), node)
     return out
 
