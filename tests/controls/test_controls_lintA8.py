@@ -258,8 +258,8 @@ class TestLightningDeprecatedArgs:
 
 
 class TestWrapperMethodCallParameters:
-    """The `.module` reading followed into a function's parameter, and a guarded
-    `.module` read that says the file does not know either."""
+    """The `.module` reading followed into a function's parameter, only under the
+    file's own test of a distributed run."""
 
     verdict = "wrapper-method-call"
     rule = "wrapper-method-call"
@@ -273,10 +273,64 @@ class TestWrapperMethodCallParameters:
         """)
         assert found(text, self.rule) == []
 
-    def test_sibling_module_read_of_the_same_parameter_unguarded(self):
+    def test_control_module_read_with_no_distributed_test(self):
+        # a DeepSpeed engine, a Megatron Float16Module: `.module` alone is no DDP wrapper
         text = code("""
             def train(model, batch):
                 head = model.module.head
                 return model.compute_loss(batch)
         """)
+        assert found(text, self.rule) == []
+
+    def test_sibling_module_read_of_the_same_parameter_when_distributed(self):
+        text = code("""
+            def train(model, batch, args):
+                head = model.module.head if args.distributed else model.head
+                return model.compute_loss(batch)
+        """)
         assert found(text, self.rule) == [(3, "warning")]
+
+
+class TestWrapperMethodCallMatureShapes:
+    """The mature repositories' shapes the warnings must leave alone."""
+
+    verdict = "wrapper-method-call"
+    rule = "wrapper-method-call"
+
+    def test_control_ddp_under_a_test_and_the_use_under_its_else(self):
+        # fairscale's test_fsdp_regnet: DDP when `ddp`, FSDP (with assert_state) otherwise
+        text = code("""
+            import torch
+
+            if ddp:
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+            else:
+                model = FSDP(model)
+            train(model)
+            if ddp:
+                model.module.cpu()
+            else:
+                model.assert_state(IDLE)
+        """)
+        assert found(text, self.rule) == []
+
+    def test_control_a_deepspeed_engine_read_as_module_when_distributed(self):
+        # DeepSpeedExamples' run_clm_no_trainer: the engine has .module, backward and step
+        text = code("""
+            import deepspeed
+
+            model, optimizer, _, _ = deepspeed.initialize(model=model, args=args)
+            model.backward(loss)
+            inner = model.module if args.local_rank != -1 else model
+        """)
+        assert found(text, self.rule) == []
+
+    def test_sibling_the_use_outside_the_ddp_test_is_a_warning(self):
+        text = code("""
+            import torch
+
+            if ddp:
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+            model.assert_state(IDLE)
+        """)
+        assert found(text, self.rule) == [(5, "warning")]

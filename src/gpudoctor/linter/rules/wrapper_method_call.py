@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -8,6 +9,8 @@ from gpudoctor.linter.idioms import wrapper_kind
 from gpudoctor.linter.model import FileModel, Param
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
+# A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
+DISTRIBUTED = re.compile(r"distributed|ddp|world_size|n_gpu|num_gpus|local_rank", re.IGNORECASE)
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 BRANCHES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.match_case)
 
@@ -39,11 +42,13 @@ class WrapperMethodCall(Rule):
     decide it: the name is a wrapper on one path only (`if distributed: model
     = DDP(model)`: that path raises), unless the use runs only where the
     file's own test excludes that path; or the file never shows the wrapping
-    but reads `.module` of the same name elsewhere (issue 41's heldout5: a
-    detector whose `model.rpn` broke distributed training, read as
-    `model.module` by the fix), unless that `.module` read sits in the other
-    arm of an `if` around the use (`unet.module.x if isinstance(unet, DDP)
-    else unet.x`) or rebinds the name (`model = model.module`).
+    but reads `.module` of the same name elsewhere under its own test of a
+    distributed run (`model.module if args.distributed else model`; issue
+    41's heldout5: a detector whose `model.rpn` broke distributed training),
+    unless that read sits in the other arm of an `if` around the use or
+    rebinds the name (`model = model.module`). A `.module` read alone says
+    nothing: import nodes, DeepSpeed engines and Megatron's Float16Module
+    have one too (23 such reads on the mature repositories).
     """
 
     id = "wrapper-method-call"
@@ -179,21 +184,17 @@ def _wrapping(file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> tup
 
 
 def _excluded(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
-    """The wrapper is built only where a test fails (`elif n_gpu > 1:` after `if local_rank != -1:`)
-    and the use runs only where the same test holds, or the two sit in different arms of one
+    """The wrapper is built only in one arm of a test (`elif n_gpu > 1:` after `if local_rank != -1:`)
+    and the use runs only in the other arm of the same test, or the two sit in different arms of one
     `if` (DeepSpeedExamples' BingBertSquad: apex's DDP, which has `disable_allreduce`, in the
     first arm)."""
     if _other_arms(file, origin, use):
         return True
-    failed = {ast.unparse(branch.test) for branch, arm in _arms(file, origin) if arm == "orelse"}
-    held = {ast.unparse(branch.test) for branch, arm in _arms(file, use) if arm == "body"}
-    return bool(failed & held)
-
-
-def _type_test(test: ast.expr) -> bool:
-    """`hasattr(x, "module")`, `isinstance(x, DDP)`: a test of whether a value is a wrapper."""
-    return any(type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in ("hasattr", "isinstance")
-               for n in ast.walk(test))
+    built = {(ast.unparse(branch.test), arm) for branch, arm in _arms(file, origin) if type(branch) is ast.If}
+    used = {(ast.unparse(branch.test), arm) for branch, arm in _arms(file, use) if type(branch) is ast.If}
+    # the same test, the other arm (fairscale's test_fsdp_regnet: DDP under `if ddp:`, FSDP's
+    # `assert_state` under a later `if ddp: ... else:`)
+    return any((test, "body" if arm == "orelse" else "orelse") in used for test, arm in built)
 
 
 def _other_arms(file: FileModel, one: ast.AST, other: ast.AST) -> bool:
@@ -228,13 +229,19 @@ def _value_key(file: FileModel, name: ast.expr) -> tuple[str, tuple[int, ...]] |
 def _module_reads(file: FileModel) -> dict[tuple[str, tuple[int, ...]] | None, ast.Attribute]:
     """`x.module` reads on a plain name, by the value they read: the file treats that value as a wrapper."""
     out: dict[tuple[str, tuple[int, ...]] | None, ast.Attribute] = {}
+    if "deepspeed" in file.text.lower():
+        return out  # a DeepSpeed engine has `.module` and `backward`/`step` of its own (DeepSpeedExamples)
     for node in ast.walk(file.tree):
         if type(node) is ast.Attribute and node.attr == "module" and type(node.value) is ast.Name:
             stmt = file.statement(node)
             if type(stmt) is ast.Assign and any(type(t) is ast.Name and t.id == node.value.id for t in stmt.targets):
                 continue  # `model = model.module if ... else model`: from here on the name is the model
-            if any(_type_test(test) for test in file.conditions(node)):
-                continue  # `if hasattr(model, "module"):`: the file does not know either
+            if node.value.id == "self" or not any(DISTRIBUTED.search(ast.unparse(branch.test))
+                                                   for branch, arm in _arms(file, node) if arm == "body"):
+                # only where the file's own test says "distributed" (`model.module if args.distributed
+                # else model`): `.module` alone is also an import node's, a DeepSpeed engine's, a
+                # Megatron Float16Module's (the mature repositories: 23 such reads, none a DDP wrapper)
+                continue
             out.setdefault(_value_key(file, node.value), node)
     return out
 
