@@ -334,3 +334,35 @@ class TestWrapperMethodCallMatureShapes:
             model.assert_state(IDLE)
         """)
         assert found(text, self.rule) == [(5, "warning")]
+
+    def test_control_a_file_that_tests_for_the_wrapper_itself(self):
+        # nanotron's trainer: `self.model.module if isinstance(self.model, DistributedDataParallel) else ...`
+        text = code("""
+            from torch.nn.parallel import DistributedDataParallel
+
+            class Trainer:
+                def __init__(self, model, make_ddp):
+                    if make_ddp:
+                        model = DistributedDataParallel(model)
+                    self.model = model
+                    self.unwrapped = self.model.module if isinstance(self.model, DistributedDataParallel) else self.model
+
+                def log(self):
+                    return self.unwrapped.get_flops()
+        """)
+        assert found(text, self.rule) == []
+
+    def test_control_a_wrapper_that_reaches_a_helper_from_one_call_site_of_two(self):
+        # fairscale's parity test: one closure, a DDP model and a sharded one
+        text = code("""
+            import torch
+
+            def closure(model, manual=False):
+                if manual:
+                    model.reduce()
+
+            ddp = torch.nn.parallel.DistributedDataParallel(net, device_ids=[rank])
+            closure(ddp)
+            closure(sharded, manual=True)
+        """)
+        assert found(text, self.rule) == []

@@ -11,6 +11,8 @@ from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
 DISTRIBUTED = re.compile(r"distributed|ddp|world_size|n_gpu|num_gpus|local_rank", re.IGNORECASE)
+# The file tests for the wrapper itself (`x.module if isinstance(x, DDP) else x`): it handles both paths.
+WRAPPER_TEST = re.compile(r"isinstance\([^)]*(DataParallel|DDP)|hasattr\([^)]*['\"]module['\"]")
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 BRANCHES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.match_case)
 
@@ -128,7 +130,7 @@ class WrapperMethodCall(Rule):
                           f"(AttributeError); the model's attributes live on {holder}.module", fix=fix)
                 continue
             # Not every value is a wrapper here: say which path makes it one, as a warning
-            wrapping = _wrapping(file, node.value, node, 0)
+            wrapping = None if WRAPPER_TEST.search(file.text) else _wrapping(file, node.value, node, 0)
             if wrapping is not None:
                 kind, where = wrapping
                 yield node, Hit(node, severity=WARNING, fix=fix, message=(
@@ -173,7 +175,7 @@ def _wrapping(file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> tup
         if not isinstance(o, ast.AST):
             continue
         kind = wrapper_kind(file, o)
-        if kind and not _excluded(file, o, use):
+        if kind and _nearby(file, o, use) and not _excluded(file, o, use):
             return kind, o.lineno  # type: ignore[attr-defined]
         if type(o) is ast.Call and type(o.func) is ast.Attribute and o.func.attr in ("to", "cuda") \
                 and type(o.func.value) is ast.Name:
@@ -181,6 +183,17 @@ def _wrapping(file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> tup
             if found is not None:
                 return found
     return None
+
+
+def _nearby(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
+    """The wrapper is built in the use's own function, or in a method of its class (`self.model`):
+    not a value that reaches a parameter from one of several call sites (fairscale's parity test
+    passes a DDP model and a sharded one to one closure, and only the sharded one reaches `reduce`)."""
+    if file.function(origin) is file.function(use):
+        return True
+    cls = file.method_class(use.value) if type(use) is ast.Attribute else None
+    builder = file.function(origin)
+    return cls is not None and builder is not None and file.parent.get(builder) is cls
 
 
 def _excluded(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
