@@ -163,15 +163,85 @@ def test_a_stray_run_after_a_closed_call_is_realigned_with_its_lines():
     assert calls(fixed) == [(1, "pl.Trainer"), (5, "trainer.fit"), (6, "torch.save")]
 
 
-def test_a_line_four_spaces_too_deep_is_blanked_with_its_block():
-    # deeper than a stray space or two: perhaps the body of a test the paste left out
+def test_a_line_four_spaces_too_deep_is_read_at_the_depth_of_the_statement_before_it():
+    # Deeper than a stray space or two it may be the body of a test the paste left out;
+    # reading it still found more of what the readers expected than blanking it did
+    # (lint_sample heldout5: 64 tp / 5 fp / 2 fn against 60 / 4 / 6), so it is read.
     fixed = read("""
         size = 2
             torch.save(state, "ckpt.pt")
         run(size)
     """)
-    assert fixed.changed == (2,)
-    assert calls(fixed) == [(3, "run")]
+    assert fixed.changed == (2,) and fixed.shift == {2: 4}
+    assert calls(fixed) == [(2, "torch.save"), (3, "run")]
+
+
+def test_lines_that_lost_their_indentation_part_way_are_moved_as_a_run():
+    # heldout5 r020: the lines after the first two were pasted one space in
+    fixed = read("""
+        import os
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1,2,3"
+         model = UnetVggCC()
+         model = torch.nn.DataParallel(model)
+         model.cuda()
+    """)
+    assert fixed.changed == (3, 4, 5) and fixed.shift == {3: 1, 4: 1, 5: 1}
+    assert (4, "torch.nn.DataParallel") in calls(fixed)
+    (call,) = [n for n in ast.walk(fixed.tree) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("Parallel")]
+    assert call.col_offset + fixed.shift[4] == 9  # the column in the file
+
+
+def test_an_else_off_its_ifs_level_moves_to_the_level_above_it():
+    # heldout5 r026: `else:` at 8 spaces after an `if` at 0 whose body is at 12
+    fixed = read("""
+        if arch.startswith("vgg"):
+                    model.features = torch.nn.DataParallel(model.features)
+                else:
+                    model = torch.nn.DataParallel(model).cuda()
+    """)
+    assert fixed.shift == {3: 8, 4: 8}
+    (branch,) = fixed.tree.body
+    assert isinstance(branch, ast.If) and [s.lineno for s in branch.orelse] == [4]
+
+
+def test_an_elif_without_its_if_is_read_as_an_if_and_an_else_writes_nothing_fired_on():
+    fixed = read("""
+        net = build()
+        elif device == "cuda":
+            net = torch.nn.DataParallel(net)
+        else:
+            net = net.cuda()
+    """)
+    assert fixed.text.split("\n")[1] == 'if   device == "cuda":'
+    assert (3, "torch.nn.DataParallel") in calls(fixed) and (5, "net.cuda") in calls(fixed)
+    assert fixed.inserted == frozenset()  # the condition is the user's
+    alone = read("""
+        net = build()
+        else:
+            net = torch.nn.DataParallel(net)
+    """)
+    assert alone.text.split("\n")[1] == "if 1:" and alone.inserted == frozenset({2})
+    assert (3, "torch.nn.DataParallel") in calls(alone)
+
+
+def test_two_statements_run_together_on_one_line_are_read_apart():
+    # heldout5 r077: a lost line break between two statements
+    fixed = read("""
+        model = torch.nn.DataParallel(model)  model.load_state_dict(ckpt)
+        x = 1
+    """)
+    assert fixed.changed == (1,)
+    assert calls(fixed) == [(1, "model.load_state_dict"), (1, "torch.nn.DataParallel")]
+
+
+def test_two_names_apart_in_a_line_python_refuses_for_another_reason_are_blanked():
+    # control: joining the gap with `;` must make the line parse, else it is blanked as before
+    fixed = read("""
+        load_path = [YOUR  CHECKPOINT]
+        torch.cuda.set_device(gpu)
+    """)
+    assert fixed.changed == (1,)
+    assert calls(fixed) == [(2, "torch.cuda.set_device")]
 
 
 def test_an_indented_snippet_is_read_as_a_function_body_with_its_columns():

@@ -650,7 +650,8 @@ class TestWrapperMethodCall:
         """
         assert found(code, self.rule) == []
 
-    def test_control_wrapped_on_one_path_only_is_silent(self):
+    def test_sibling_wrapped_on_one_path_only_is_a_warning_naming_that_path(self):
+        # issue 41 item 2 (lintA8): the distributed path raises; which path runs is not in the code
         code = """
             from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -660,7 +661,8 @@ class TestWrapperMethodCall:
                 model = net.cuda()
             z = model.encode(x)
         """
-        assert found(code, self.rule) == []
+        assert found(code, self.rule) == [(7, "warning")]
+        assert "on the path through line 4" in messages(code, self.rule)[0]
 
     def test_control_attribute_the_file_sets_on_the_wrapper_is_silent(self):
         code = """
@@ -704,7 +706,7 @@ class TestWrapperMethodCall:
         """
         assert found(code, self.rule) == []
 
-    def test_control_self_attribute_wrapped_on_one_path_only_is_silent(self):
+    def test_sibling_self_attribute_wrapped_on_one_path_only_is_a_warning(self):
         code = """
             import torch.nn as nn
 
@@ -717,7 +719,7 @@ class TestWrapperMethodCall:
                 def step(self, batch):
                     return self.m.step(batch)
         """
-        assert found(code, self.rule) == []
+        assert found(code, self.rule) == [(10, "warning")]
 
     def test_sibling_self_attribute_holding_the_wrapper(self):
         # issue 41's sample (dev2 e028): a class keeps the DataParallel wrapper as self.m
@@ -734,7 +736,7 @@ class TestWrapperMethodCall:
         assert found(code, self.rule) == [(8, "error")]
         assert "self.m.module" in messages(code, self.rule)[0]
 
-    def test_control_trainer_wrapping_only_when_distributed_is_silent(self):
+    def test_sibling_trainer_wrapping_only_when_distributed_is_a_warning(self):
         code = """
             from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -747,7 +749,7 @@ class TestWrapperMethodCall:
                 def _run_batch(self, source):
                     return self.model.encode(source)
         """
-        assert found(code, self.rule) == []
+        assert found(code, self.rule) == [(10, "warning")]
 
     def test_sibling_trainer_that_rewraps_its_model_in_init(self):
         # pytorch/examples' multigpu Trainer shape, copied into many user scripts

