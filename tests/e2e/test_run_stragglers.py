@@ -35,8 +35,12 @@ def stragglers(report):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
+    # The phases a slow rank can lose its time in are each placed by the step clock's own
+    # tests (tests/test_runtime_step_clock.py, tests/test_knowledge_stragglers.py); here one
+    # real job names its slow rank (3 ranks, backward: torchrun's test below takes forward
+    # on 2) and its balanced control names none.
     "nproc, slow_rank, phase",
-    [(2, 1, "data"), (3, 2, "backward"), (2, None, None)],
+    [(3, 2, "backward"), (2, None, None)],
 )
 def test_run_nproc_names_the_slow_rank_and_phase(tmp_path, nproc, slow_rank, phase):
     out, trace = tmp_path / "report.json", tmp_path / "trace.json"
