@@ -325,13 +325,21 @@ def _realign(state: _Text, line: int) -> bool:
     if not 0 < excess <= MAX_STRAY_INDENT or _opens_block(state.lines[end - 1], None):
         return False
     block = [n for n in _block(state.lines, line, line) if state.lines[n - 1].strip()]
-    if any(state.lines[n - 1][:excess].strip() for n in block):
+    if not _move_left(state, block, excess):
         return False  # (a line of the block not indented that far: not one stray run)
-    for n in block:
-        state.lines[n - 1] = state.lines[n - 1][excess:]
-        state.shift[n] = state.shift.get(n, 0) + excess
-        state.changed.add(n)
     state.say("a statement one or two spaces deeper than the one above re-aligned with it, with its block", block)
+    return True
+
+
+def _move_left(state: _Text, lines: list[int], by: int) -> bool:
+    """Move these lines `by` columns left, the columns given back through `shift`; none
+    is moved when one of them is not indented that far."""
+    if any(state.lines[n - 1][:by].strip() for n in lines):
+        return False
+    for n in lines:
+        state.lines[n - 1] = state.lines[n - 1][by:]
+        state.shift[n] = state.shift.get(n, 0) + by
+        state.changed.add(n)
     return True
 
 
@@ -364,12 +372,8 @@ def _shift_run(state: _Text, line: int, deeper: bool) -> bool:
             break
         run.append(n)
     run = [n for n in run if state.lines[n - 1].strip()]
-    if cut <= 0 or any(state.lines[n - 1][:cut].strip() for n in run):
+    if cut <= 0 or not _move_left(state, run, cut):
         return False
-    for n in run:
-        state.lines[n - 1] = state.lines[n - 1][cut:]
-        state.shift[n] = state.shift.get(n, 0) + cut
-        state.changed.add(n)
     state.say("lines at an indentation their block does not have moved to the block's", run)
     return True
 
