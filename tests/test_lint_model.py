@@ -262,3 +262,33 @@ def test_main_guard():
         b()
     """)
     assert m.under_main_guard(call_at(m, "a")) and not m.under_main_guard(call_at(m, "b"))
+
+
+def _chain(steps: int) -> str:
+    """`a = step(a, i)` `steps` times, where `step` returns its parameter on one
+    arm: each call site leads back to the one before it (the shape of a diffusers
+    pipeline's `prompt_embeds`, which took minutes to lint)."""
+    calls = "\n".join(f"    a = step(a, {i % 2})" for i in range(steps))
+    return (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n"
+        "def step(x, flag):\n    if flag:\n        x = x.to('cpu')\n    return x\n\n"
+        f"def main(a):\n{calls}\n    m = DDP(a)\n    m.weight.zero_()\n    return a.bias\n"
+    )
+
+
+def test_a_value_through_many_call_sites_is_followed_once_per_depth(monkeypatch):
+    from gpudoctor.linter.engine import lint_source
+
+    followed = []
+    inner = FileModel._origins
+    monkeypatch.setattr(FileModel, "_origins", lambda self, *a: followed.append(1) or inner(self, *a))
+    lint_source(_chain(12), "chain.py")
+    # once per (expression, depth): about 5 per step here; each path anew was thousands per step
+    assert 0 < len(followed) < 200, len(followed)
+
+
+def test_origins_list_each_origin_once():
+    m = model(_chain(4))
+    bias = next(n for n in ast.walk(m.tree) if type(n) is ast.Attribute and n.attr == "bias")
+    origins = m.origins(bias.value)
+    assert len(origins) == len({id(o) if isinstance(o, ast.AST) else o for o in origins}) > 1

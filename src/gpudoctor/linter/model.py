@@ -187,7 +187,7 @@ class FileModel:
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
         # Answers a rule computes once per file and asks many times (keyed by node).
-        self.memo: dict[tuple[str, ast.AST], object] = {}
+        self.memo: dict[tuple[object, ...], object] = {}
         # `from .dist_utils import barrier`: name -> ".dist_utils.barrier" (the
         # project resolves it; `qualname` never does, so no rule mistakes a
         # relative import for a library's name)
@@ -583,6 +583,20 @@ class FileModel:
             return []
         if _depth > DEPTH:
             return [expr]
+        # Kept per (expression, depth): a value that reaches a function through
+        # several call sites, each through several bindings, is otherwise
+        # followed once per path, and the paths multiply with each level (one
+        # 55 KB pipeline file took minutes). The depth is in the key because
+        # the same expression reached deeper is cut sooner.
+        # Each origin once: two paths to one value are one origin (a value
+        # reached through both arms and several call sites came back 100 times).
+        key = ("origins", expr, _depth)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = tuple(dict.fromkeys(self._origins(expr, _depth)))
+        return list(found)  # type: ignore[arg-type]
+
+    def _origins(self, expr: ast.AST, _depth: int) -> list[object]:
         if isinstance(expr, ast.Name):
             found = self.lookup(expr)
             if found is None:
