@@ -592,9 +592,9 @@ class FileModel:
         # reached through both arms and several call sites came back 100 times).
         key = ("origins", expr, _depth)
         found = self.memo.get(key)
-        if found is None:
+        if not isinstance(found, tuple):
             found = self.memo[key] = tuple(dict.fromkeys(self._origins(expr, _depth)))
-        return list(found)  # type: ignore[arg-type]
+        return list(found)
 
     def _origins(self, expr: ast.AST, _depth: int) -> list[object]:
         if isinstance(expr, ast.Name):
