@@ -5,8 +5,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
+from gpudoctor.linter.arms import arms, other_arms, value_key
 from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import FileModel, Param
+from gpudoctor.linter.model import FileModel
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
@@ -90,19 +91,25 @@ class WrapperMethodCall(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        # one diagnostic per statement and wrapper, naming each attribute read there
-        # (`(model.rpn, model.backbone)` is one mistake on one line, not two)
-        seen: dict[tuple[int, str], list[str]] = {}
-        hits: list[tuple[tuple[int, str], Hit]] = []
-        for node, hit in self._reads(file):
-            key = (node.lineno, ast.unparse(node.value))
-            if key in seen:
-                seen[key].append(node.attr)
+        # one diagnostic per run of statements and wrapper, naming each attribute read there:
+        # `(model.rpn, model.backbone)` is one mistake on one line, and so are
+        # `model.roi_heads.train()` and `model.backbone.eval()` on the next (heldout5 r043)
+        seen: dict[tuple[int, str, str], list[str]] = {}
+        hits: list[tuple[tuple[int, str, str], Hit]] = []
+        last: dict[tuple[int, str, str], ast.AST] = {}  # the latest statement of each run
+        for node, hit in sorted(self._reads(file), key=lambda pair: (pair[0].lineno, pair[0].col_offset)):
+            stmt = file.statement(node)
+            run = next((k for k, end in last.items() if k[1:] == (ast.unparse(node.value), hit.severity)
+                        and (end is stmt or _follows(file, end, stmt))), None)
+            if run is not None:
+                seen[run].append(node.attr)
+                last[run] = stmt
                 continue
-            seen[key] = [node.attr]
-            hits.append((key, hit))
-        for key, hit in hits:
-            names = seen[key]
+            run = (node.lineno, ast.unparse(node.value), hit.severity)
+            seen[run], last[run] = [node.attr], stmt
+            hits.append((run, hit))
+        for run, hit in hits:
+            names = seen[run]
             if len(names) > 1:
                 listed = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
                 hit = replace(hit, message=hit.message.replace(f"`{names[0]}`", listed))
@@ -138,9 +145,9 @@ class WrapperMethodCall(Rule):
                     f"`{node.attr}` (AttributeError, it lives on {holder}.module); lint cannot tell that "
                     "this line never runs on that path"))
                 continue
-            read = unwrapped.get(_value_key(file, node.value))
+            read = unwrapped.get(value_key(file, node.value))
             if read is not None and type(node.value) is ast.Name and read.lineno != node.lineno \
-                    and not _other_arms(file, read, node):
+                    and not other_arms(file, read, node):
                 yield node, Hit(node, severity=WARNING, fix=fix, message=(
                     f"the file reads {holder}.module (line {read.lineno}), so {holder} is a DDP / "
                     f"DataParallel wrapper there, and the same {holder} is read here: a wrapper has no "
@@ -201,42 +208,24 @@ def _excluded(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
     and the use runs only in the other arm of the same test, or the two sit in different arms of one
     `if` (DeepSpeedExamples' BingBertSquad: apex's DDP, which has `disable_allreduce`, in the
     first arm)."""
-    if _other_arms(file, origin, use):
+    if other_arms(file, origin, use):
         return True
-    built = {(ast.unparse(branch.test), arm) for branch, arm in _arms(file, origin) if type(branch) is ast.If}
-    used = {(ast.unparse(branch.test), arm) for branch, arm in _arms(file, use) if type(branch) is ast.If}
+    built = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, origin) if type(branch) is ast.If}
+    used = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, use) if type(branch) is ast.If}
     # the same test, the other arm (fairscale's test_fsdp_regnet: DDP under `if ddp:`, FSDP's
     # `assert_state` under a later `if ddp: ... else:`)
     return any((test, "body" if arm == "orelse" else "orelse") in used for test, arm in built)
 
 
-def _other_arms(file: FileModel, one: ast.AST, other: ast.AST) -> bool:
-    """`one` and `other` sit in different arms of one `if` (`model.module.x if wrapped else
-    model.x`, `if isinstance(unet, DDP): unet.module.c else: unet.c`): the file reads
-    `.module` only where its test says the wrapper is there (dev d083, heldout4 q018)."""
-    arms = {id(branch): arm for branch, arm in _arms(file, one)}
-    return any(id(branch) in arms and arms[id(branch)] != arm for branch, arm in _arms(file, other))
-
-
-def _arms(file: FileModel, node: ast.AST) -> list[tuple[ast.If | ast.IfExp, str]]:
-    """(the `if` / conditional expression, "body" or "orelse") for each branch around `node`."""
-    out: list[tuple[ast.If | ast.IfExp, str]] = []
-    child = node
-    for anc in file.ancestors(node):
-        if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
-            body = anc.body if isinstance(anc.body, list) else [anc.body]
-            out.append((anc, "body" if child in body else "orelse"))
-        child = anc
-    return out
-
-
-def _value_key(file: FileModel, name: ast.expr) -> tuple[str, tuple[int, ...]] | None:
-    """What makes two reads of a name the same value: its spelling and the bindings that reach it
-    (a parameter by its function; none for a name the file never binds: a snippet's `model`)."""
-    if type(name) is not ast.Name:
-        return None
-    found = file.lookup(name)
-    return name.id, tuple(sorted(id(b.function) if isinstance(b, Param) else id(b) for b in found or ()))
+def _follows(file: FileModel, first: ast.AST, then: ast.AST) -> bool:
+    """`then` is the statement right after `first` in the same block."""
+    block = file.parent.get(first)
+    for field in ("body", "orelse", "finalbody"):
+        body = getattr(block, field, None)
+        if isinstance(body, list) and first in body:
+            i = body.index(first)
+            return i + 1 < len(body) and body[i + 1] is then
+    return False
 
 
 def _module_reads(file: FileModel) -> dict[tuple[str, tuple[int, ...]] | None, ast.Attribute]:
@@ -250,12 +239,12 @@ def _module_reads(file: FileModel) -> dict[tuple[str, tuple[int, ...]] | None, a
             if type(stmt) is ast.Assign and any(type(t) is ast.Name and t.id == node.value.id for t in stmt.targets):
                 continue  # `model = model.module if ... else model`: from here on the name is the model
             if node.value.id == "self" or not any(DISTRIBUTED.search(ast.unparse(branch.test))
-                                                   for branch, arm in _arms(file, node) if arm == "body"):
+                                                   for branch, arm in arms(file, node) if arm == "body"):
                 # only where the file's own test says "distributed" (`model.module if args.distributed
                 # else model`): `.module` alone is also an import node's, a DeepSpeed engine's, a
                 # Megatron Float16Module's (the mature repositories: 23 such reads, none a DDP wrapper)
                 continue
-            out.setdefault(_value_key(file, node.value), node)
+            out.setdefault(value_key(file, node.value), node)
     return out
 
 
