@@ -195,6 +195,68 @@ class TestWrapperMethodCall:
         assert found(text, self.rule) == [(4, "error"), (6, "error")]
 
 
+class TestWrapperMethodCallThroughProjectClasses:
+    """Issue 41 item 3: the value followed to a class of the file."""
+
+    verdict = "wrapper-method-call"
+
+    def test_control_the_class_wraps_only_on_one_path(self):
+        text = code("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            class Trainer:
+                def __init__(self, net, rank, distributed):
+                    self.model = net
+                    if distributed:
+                        self.model = DDP(net, device_ids=[rank])
+
+            trainer = Trainer(net, rank, False)
+            z = trainer.model.encode(x)
+        """)
+        assert found(text, "wrapper-method-call") == []
+
+    def test_control_a_subclass_that_forwards_attributes(self):
+        text = code("""
+            from torch.nn.parallel import DistributedDataParallel
+
+            class ForwardingDDP(DistributedDataParallel):
+                def __getattr__(self, name):
+                    try:
+                        return super().__getattr__(name)
+                    except AttributeError:
+                        return getattr(self.module, name)
+
+            model = ForwardingDDP(net, device_ids=[rank])
+            z = model.encode(x)
+        """)
+        assert found(text, "wrapper-method-call") == []
+
+    def test_sibling_an_instance_attribute_set_to_the_wrapper_in_init(self):
+        text = code("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            class Trainer:
+                def __init__(self, net, rank):
+                    self.model = DDP(net.to(rank), device_ids=[rank])
+
+            trainer = Trainer(net, rank)
+            z = trainer.model.encode(x)
+        """)
+        assert found(text, "wrapper-method-call") == [(8, "error")]
+
+    def test_sibling_a_plain_subclass_of_ddp(self):
+        text = code("""
+            from torch.nn.parallel import DistributedDataParallel
+
+            class MyDDP(DistributedDataParallel):
+                pass
+
+            model = MyDDP(net, device_ids=[rank])
+            z = model.encode(x)
+        """)
+        assert found(text, "wrapper-method-call") == [(7, "error")]
+
+
 class TestDeviceFromGlobalRank:
     """One node by construction (world_size is the machine's GPU count): the global rank
     is the local rank."""

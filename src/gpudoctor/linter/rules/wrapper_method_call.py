@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from gpudoctor.linter.arms import arms, other_arms, value_key
 from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.model import Binding, FileModel
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
@@ -52,6 +52,16 @@ class WrapperMethodCall(Rule):
     rebinds the name (`model = model.module`). A `.module` read alone says
     nothing: import nodes, DeepSpeed engines and Megatron's Float16Module
     have one too (23 such reads on the mature repositories).
+
+    The value is followed to the file's own classes (issue 41 item 3):
+    `trainer.model.encode()` where `trainer = Trainer(...)` and only
+    `Trainer.__init__` sets `self.model`, outside any branch, to a wrapper;
+    and an instance of a class of the file that subclasses
+    DistributedDataParallel / DataParallel without giving the attribute a
+    meaning of its own (a method, a class attribute, or a `__getattr__` that
+    could forward it). Reads of one wrapper on consecutive statements are one
+    diagnostic naming every attribute (heldout5: `model.roi_heads.train()`
+    then `model.backbone.eval()`).
     """
 
     id = "wrapper-method-call"
@@ -123,8 +133,10 @@ class WrapperMethodCall(Rule):
         for node in ast.walk(file.tree):
             if type(node) is not ast.Attribute or type(node.ctx) is not ast.Load:
                 continue
-            # `ddp_model.generate`, or `self.m.step` with `self.m = nn.DataParallel(m)` in a method
-            if type(node.value) is not ast.Name and file.method_class(node.value) is None:
+            # `ddp_model.generate`, `self.m.step` with `self.m = nn.DataParallel(m)` in a method,
+            # or `trainer.model.encode` with `trainer = Trainer(...)` of the file's own class
+            if type(node.value) is not ast.Name and file.method_class(node.value) is None \
+                    and _instance_attribute(file, node.value) is None:
                 continue
             if node.attr in WRAPPER_NAMES or node.attr in assigned or node.attr.startswith("_"):
                 continue
@@ -158,18 +170,67 @@ class WrapperMethodCall(Rule):
         `model = model.cuda()`. A value assigned under a branch the use is not in
         (`elif n_gpu > 1: model = DataParallel(model)`) may not be the one there."""
         out: set[str] = set()
-        origins = file.origins(value)
+        built = _instance_attribute(file, value) if type(value) is ast.Attribute else None
+        origins = file.origins(value) if built is None else built
         if not origins or depth > 4:
             return {""}
         for o in origins:
-            if not isinstance(o, ast.AST) or not _always_before(file, o, use):
+            if not isinstance(o, ast.AST) or (built is None and not _always_before(file, o, use)):
                 return {""}
             if type(o) is ast.Call and type(o.func) is ast.Attribute and o.func.attr in ("to", "cuda") \
                     and type(o.func.value) is ast.Name and not wrapper_kind(file, o):
                 out |= self._kinds(file, o.func.value, o, depth + 1)
             else:
-                out.add(wrapper_kind(file, o))
+                out.add(wrapper_kind(file, o) or _project_wrapper(file, o, use))
         return out
+
+
+def _instance_attribute(file: FileModel, value: ast.expr) -> list[object] | None:
+    """For `trainer.model` where every value of `trainer` is an instance of one class of the
+    file (`trainer = Trainer(...)`): the values `__init__` leaves in `self.model`, when only
+    `__init__` sets it, outside any branch (issue 41 item 3: a value followed to a project
+    class). None when the file does not say that much."""
+    if type(value) is not ast.Attribute or type(value.value) is not ast.Name:
+        return None
+    classes = set()
+    for b in file.lookup(value.value) or [None]:
+        built = b.value if isinstance(b, Binding) and b.kind == "value" and not b.path else None
+        if type(built) is not ast.Call or type(built.func) is not ast.Name:
+            return None
+        classes |= {d for d in file.find_def(built.func) if type(d) is ast.ClassDef}
+    if len(classes) != 1:
+        return None
+    cls = classes.pop()
+    init = file.method(cls, "__init__")
+    bindings = file.attributes.get((cls, value.attr), [])
+    if init is None or not bindings or any(file.function(b.value) is not init for b in bindings):
+        return None
+    last = bindings[-1]
+    if file.statement(last.value) not in init.body or last.path or last.kind != "value":
+        return None
+    return file.origins(last.value)
+
+
+def _project_wrapper(file: FileModel, call: object, use: ast.AST) -> str:
+    """The wrapper a class of the file subclasses (`class MyDDP(DistributedDataParallel): ...`),
+    when the class gives the read attribute no meaning of its own (no such method or class
+    attribute, no `__getattr__` that could forward it); else ""."""
+    if type(call) is not ast.Call or type(call.func) is not ast.Name or type(use) is not ast.Attribute:
+        return ""
+    classes = [d for d in file.find_def(call.func) if type(d) is ast.ClassDef]
+    if len(classes) != 1:
+        return ""
+    cls = classes[0]
+    names = {t.id for stmt in cls.body if type(stmt) in (ast.Assign, ast.AnnAssign)
+             for t in (stmt.targets if type(stmt) is ast.Assign else [stmt.target]) if type(t) is ast.Name}
+    if use.attr in names or file.method(cls, use.attr) is not None or file.method(cls, "__getattr__") is not None:
+        return ""
+    for base in cls.bases:
+        for kind in ("DistributedDataParallel", "DataParallel"):
+            qualname = file.qualname(base) or ""
+            if qualname.startswith("torch.") and qualname.endswith("." + kind):
+                return kind
+    return ""
 
 
 def _wrapping(file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> tuple[str, int] | None:
