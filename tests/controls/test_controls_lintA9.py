@@ -231,6 +231,19 @@ class TestWrapperMethodCallThroughProjectClasses:
         """)
         assert found(text, "wrapper-method-call") == []
 
+    def test_control_a_subclass_with_a_mixin_that_may_define_it(self):
+        text = code("""
+            from torch.nn.parallel import DistributedDataParallel
+            from project.mixins import EncodeMixin
+
+            class MyDDP(EncodeMixin, DistributedDataParallel):
+                pass
+
+            model = MyDDP(net, device_ids=[rank])
+            z = model.encode(x)
+        """)
+        assert found(text, "wrapper-method-call") == []
+
     def test_sibling_an_instance_attribute_set_to_the_wrapper_in_init(self):
         text = code("""
             from torch.nn.parallel import DistributedDataParallel as DDP

@@ -221,6 +221,8 @@ def _project_wrapper(file: FileModel, call: object, use: ast.AST) -> str:
     if len(classes) != 1:
         return ""
     cls = classes[0]
+    if len(cls.bases) != 1 or cls.keywords:
+        return ""  # a mixin beside the wrapper may give the attribute a meaning
     names = {t.id for stmt in cls.body if type(stmt) in (ast.Assign, ast.AnnAssign)
              for t in (stmt.targets if type(stmt) is ast.Assign else [stmt.target]) if type(t) is ast.Name}
     if use.attr in names or file.method(cls, use.attr) is not None or file.method(cls, "__getattr__") is not None:
