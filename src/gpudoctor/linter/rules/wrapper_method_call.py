@@ -192,8 +192,11 @@ def _instance_attribute(file: FileModel, value: ast.expr) -> list[object] | None
     class). None when the file does not say that much."""
     if type(value) is not ast.Attribute or type(value.value) is not ast.Name:
         return None
+    found = file.lookup(value.value)
+    if not found:
+        return None
     classes = set()
-    for b in file.lookup(value.value) or [None]:
+    for b in found:
         built = b.value if isinstance(b, Binding) and b.kind == "value" and not b.path else None
         if type(built) is not ast.Call or type(built.func) is not ast.Name:
             return None
@@ -223,8 +226,8 @@ def _project_wrapper(file: FileModel, call: object, use: ast.AST) -> str:
     cls = classes[0]
     if len(cls.bases) != 1 or cls.keywords:
         return ""  # a mixin beside the wrapper may give the attribute a meaning
-    names = {t.id for stmt in cls.body if type(stmt) in (ast.Assign, ast.AnnAssign)
-             for t in (stmt.targets if type(stmt) is ast.Assign else [stmt.target]) if type(t) is ast.Name}
+    names = {t.id for stmt in cls.body if isinstance(stmt, ast.Assign) for t in stmt.targets if type(t) is ast.Name}
+    names |= {stmt.target.id for stmt in cls.body if isinstance(stmt, ast.AnnAssign) and type(stmt.target) is ast.Name}
     if use.attr in names or file.method(cls, use.attr) is not None or file.method(cls, "__getattr__") is not None:
         return ""
     for base in cls.bases:
