@@ -236,7 +236,10 @@ def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
 
 def is_world_size(file: FileModel, value: ast.expr) -> bool:
     """`value` holds the number of processes in the job, as its origins show:
-    `dist.get_world_size()`, WORLD_SIZE, a `world_size`. Not the GPUs of a node."""
+    `dist.get_world_size()`, WORLD_SIZE, a `world_size`. Not the GPUs of a node,
+    whatever its name (`world_size = torch.cuda.device_count()`)."""
+    if is_gpu_count(file, value):
+        return False
     for origin in [o for o in file.origins(value) if o is not value] + [value]:
         if not isinstance(origin, ast.AST):
             continue
@@ -246,6 +249,26 @@ def is_world_size(file: FileModel, value: ast.expr) -> bool:
                     type(sub) is ast.Call and terminal_name(sub.func) == "get_world_size"):
                 return True
     return False
+
+
+def is_gpu_count(file: FileModel, value: ast.expr | None) -> bool:
+    """Every value `value` may hold is this machine's GPU count, `torch.cuda.device_count()`."""
+    if value is None:
+        return False
+    origins = [o for o in file.origins(value) if isinstance(o, ast.AST)] or [value]
+    return all(type(o) is ast.Call and terminal_name(o.func) == "device_count"
+               or (type(o) is ast.Call and terminal_name(o.func) == "int" and len(o.args) == 1
+                   and is_gpu_count(file, o.args[0]))
+               for o in origins)
+
+
+def one_node_group(file: FileModel) -> ast.Call | None:
+    """An `init_process_group` whose `world_size` is this machine's GPU count: the job is one
+    node by construction, so there the global rank is the local rank."""
+    for call in file.calls_to("init_process_group", TORCH):
+        if is_gpu_count(file, keyword(call, "world_size", 3)):
+            return call
+    return None
 
 
 def is_torch_spawn_program(file: FileModel) -> bool:

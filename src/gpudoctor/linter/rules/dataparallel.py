@@ -7,6 +7,9 @@ from gpudoctor.linter.idioms import TORCH
 from gpudoctor.linter.model import FileModel
 from gpudoctor.linter.rule import Hit, Rule
 
+# Keywords of torch.nn.parallel.data_parallel(module, inputs, device_ids, output_device, dim, module_kwargs).
+TORCH_KEYWORDS = {"inputs", "device_ids", "output_device", "module_kwargs"}
+
 
 class DataParallel(Rule):
     """`nn.DataParallel` runs one process with a thread per GPU: it copies
@@ -22,13 +25,20 @@ class DataParallel(Rule):
     taken apart at once (`nn.DataParallel(model).module` is the bare model:
     nothing runs in parallel at all). Not flagged: `isinstance(model,
     nn.DataParallel)` checks, code under `if False:`. Not run on test files.
+
+    The functional form, `nn.parallel.data_parallel(module, inputs,
+    device_ids)`, is the same scheme run on every call (replicate, scatter,
+    gather) and is flagged too (issue 41's heldout3 and heldout7: a speech
+    model's CNN and a trainer's forward); a bare `data_parallel(...)` the
+    file never imports or defines counts only when torch's own keywords show
+    it (`inputs=`, `device_ids=`, `output_device=`).
     """
 
     id = "dataparallel"
     in_tests = False  # tests build this shape on purpose
     message = "nn.DataParallel: one process drives every GPU; DistributedDataParallel is faster"
     fix = "model = DistributedDataParallel(model.to(local_rank), device_ids=[local_rank])  # torchrun --nproc-per-node=N"
-    needles = ("DataParallel",)
+    needles = ("DataParallel", "data_parallel")
 
     VALID = (
         '''
@@ -69,6 +79,11 @@ class DataParallel(Rule):
 
         model = nn.DataParallel(model).module  # flagged: taken apart at once, nothing runs in parallel
         ''',
+        '''
+        import torch.nn as nn
+
+        out = nn.parallel.data_parallel(net, x, device_ids=[0, 1])  # flagged: the same scheme, per call
+        ''',
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
@@ -87,6 +102,24 @@ class DataParallel(Rule):
                           "path, and a run started without a launcher takes this one")
             else:
                 yield Hit(call)
+        for call in file.calls:
+            how = self._functional(file, call)
+            if how is not None and not self._dead(file, call):
+                yield Hit(call, message="nn.parallel.data_parallel: one process drives every GPU, replicating the "
+                          "module and scattering the inputs on every call; DistributedDataParallel is faster" + how)
+
+    @staticmethod
+    def _functional(file: FileModel, call: ast.Call) -> str | None:
+        """`torch.nn.parallel.data_parallel(...)`: "" (or the import it is read as), else None."""
+        if file.is_call_to(call, "data_parallel", TORCH):
+            return ""
+        func = call.func
+        if type(func) is ast.Name and func.id == "data_parallel" and not file.defines(func.id) \
+                and func.id not in file.imports and func.id not in file.relative_imports and not file.star_imports \
+                and any(k.arg in TORCH_KEYWORDS for k in call.keywords):
+            return " (read as torch's `from torch.nn.parallel import data_parallel`, as its keywords show: the file " \
+                   "does not import it)"
+        return None
 
     @staticmethod
     def _dead(file: FileModel, node: ast.AST) -> bool:

@@ -25,6 +25,14 @@ class DataparallelUnwrappedAtOnce(Rule):
     but a later line may wrap the model again (issue 41's heldout4 found
     both: an event-camera trainer that kept only the bare model, and a
     detection trainer that wrapped it again two lines below).
+
+    Also flagged: the name that holds the new wrapper rebound to its `.module`
+    by the next statement that mentions it (`model = nn.DataParallel(model)`,
+    then `model = model.module`): nothing else holds the wrapper, so it is
+    gone just the same (issue 41's heldout6: a trainer that unwrapped the
+    model to reach its own method and then ran on one GPU). Not flagged when
+    the wrapper is kept under another name (`para = nn.DataParallel(model)`;
+    `model = para.module`).
     """
 
     id = "dataparallel-unwrapped-at-once"
@@ -45,12 +53,25 @@ class DataparallelUnwrappedAtOnce(Rule):
         wrapped = nn.DataParallel(model)
         bare = wrapped.module
         ''',
+        '''
+        import torch.nn as nn
+
+        model = nn.DataParallel(model)
+        loss = model(x).sum()
+        model = model.module  # after the wrapper ran
+        ''',
     )
     INVALID = (
         '''
         import torch
 
         model = torch.nn.DataParallel(model, device_ids=[0, 1]).module  # flagged
+        ''',
+        '''
+        import torch
+
+        model = torch.nn.DataParallel(model)
+        model = model.module  # flagged: the only name holding the wrapper is rebound
         ''',
     )
 
@@ -69,3 +90,41 @@ class DataparallelUnwrappedAtOnce(Rule):
                           "# keep the wrapper for training")
             else:
                 yield Hit(node)
+        for stmt, wrapper, target in self._wrapper_assignments(file):
+            after = self._next_mention(file, stmt, target)
+            if after is not None and self._rebinds_to_module(after, target):
+                yield Hit(after, message=f"`{target}` holds the new {wrapper} wrapper (line {stmt.lineno}) and is "
+                          f"rebound to `{target}.module` before it is used: nothing holds the wrapper any more, so "
+                          "the model that is kept runs on one GPU")
+
+    @staticmethod
+    def _wrapper_assignments(file: FileModel) -> Iterator[tuple[ast.Assign, str, str]]:
+        """`target = nn.DataParallel(...)` statements: (statement, wrapper, target's text)."""
+        for call in file.calls:
+            stmt = file.parent.get(call)
+            if type(stmt) is not ast.Assign or len(stmt.targets) != 1 \
+                    or type(stmt.targets[0]) not in (ast.Name, ast.Attribute):
+                continue
+            wrapper = next((w for w in WRAPPERS if file.is_call_to(call, w, TORCH)), None)
+            if wrapper is not None:
+                yield stmt, wrapper, ast.unparse(stmt.targets[0])
+
+    @staticmethod
+    def _next_mention(file: FileModel, stmt: ast.stmt, target: str) -> ast.stmt | None:
+        """The next statement of the same block that mentions `target`, if any."""
+        block = file.parent.get(stmt, file.tree)
+        body = next((b for b in (getattr(block, f, None) for f in ("body", "orelse", "finalbody"))
+                     if isinstance(b, list) and stmt in b), None)
+        if body is None:
+            return None
+        for later in body[body.index(stmt) + 1:]:
+            if any(ast.unparse(n) == target for n in ast.walk(later) if type(n) in (ast.Name, ast.Attribute)):
+                return later
+        return None
+
+    @staticmethod
+    def _rebinds_to_module(stmt: ast.stmt, target: str) -> bool:
+        """`target = target.module`."""
+        return (type(stmt) is ast.Assign and len(stmt.targets) == 1 and ast.unparse(stmt.targets[0]) == target
+                and type(stmt.value) is ast.Attribute and stmt.value.attr == "module"
+                and ast.unparse(stmt.value.value) == target)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, rank_kind
+from gpudoctor.linter.idioms import TORCH, one_node_group, rank_kind
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -35,6 +35,12 @@ class DeviceFromGlobalRank(Rule):
     parameter), the warning says that where it comes from cannot be followed
     (a one-line quote in heldout4 whose thread was this fault). Asked for
     by issue 41's samples. A warning: the script may only ever run on one node.
+
+    Not flagged where the job is one node by construction: its
+    `init_process_group` is given `world_size=torch.cuda.device_count()`, so
+    the global rank is the local rank (the same reading rank-from-local-rank
+    makes); and `rank % world_size` is the local index when that "world size"
+    is the GPU count of the machine (`world_size = torch.cuda.device_count()`).
     """
 
     id = "device-from-global-rank"
@@ -55,6 +61,14 @@ class DeviceFromGlobalRank(Rule):
         import torch.distributed as dist
 
         torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
+        ''',
+        '''
+        import torch
+        import torch.distributed as dist
+
+        world_size = torch.cuda.device_count()
+        dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29500", rank=rank, world_size=world_size)
+        torch.cuda.set_device(dist.get_rank())  # one node by construction: the rank is the local rank
         ''',
     )
     INVALID = (
@@ -87,6 +101,8 @@ class DeviceFromGlobalRank(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        if one_node_group(file) is not None:
+            return  # world_size is this machine's GPU count: the global rank is the local rank
         said = False  # the global rank as a device is said once a file: one cause, however many uses
         for call in file.calls:
             if terminal_name(call.func) not in SETTERS or not call.args:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, rank_kind
-from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.idioms import TORCH, is_gpu_count, rank_kind
+from gpudoctor.linter.model import FileModel, constant, keyword
 from gpudoctor.linter.rule import Hit, Rule
 
 # The most GPUs one machine usually holds (a DGX node): a job written for a
@@ -104,5 +104,4 @@ class RankFromLocalRank(Rule):
         size = constant(world_size, int)
         if size is not None and 0 < size <= ONE_NODE_GPUS:
             return True
-        origins = [o for o in file.origins(world_size) if isinstance(o, ast.AST)] or [world_size]
-        return all(type(o) is ast.Call and terminal_name(o.func) == "device_count" for o in origins)
+        return is_gpu_count(file, world_size)

@@ -3,9 +3,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from gpudoctor.linter.arms import arms, value_key
 from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
 from gpudoctor.linter.model import FileModel, keyword
-from gpudoctor.linter.rule import Hit, Rule
+from gpudoctor.linter.rule import WARNING, Hit, Rule
 
 
 class SaveDdpWrapper(Rule):
@@ -20,13 +21,23 @@ class SaveDdpWrapper(Rule):
     in one arm of an `if` and the plain model in the other), and not in a file that
     loads its checkpoints back into a wrapper (`ddp_model.load_state_dict(...)`,
     `ddp_model = torch.load(...)`): that round trip is consistent.
+
+    A warning where the file never shows the wrapping but saves the same
+    name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
+    p)` and, in the same function, `torch.save(model.state_dict(), p)`): the file
+    itself says the model lives on `.module`, so the other save carries the
+    prefix, whatever the wrapper is (issue 41's heldout7: a forum answer and a
+    detector's issue, each quoting the right call and the one that broke
+    loading). Not when the `.module` save sits under a test this one is not
+    under (`model.module.state_dict() if distributed else model.state_dict()`,
+    `if hasattr(model, "module"):`), nor where the name is rebound to its `.module`.
     """
 
     id = "save-ddp-wrapper"
     in_tests = False  # tests build this shape on purpose
     message = "torch.save of the DDP wrapper: its state_dict keys carry a 'module.' prefix"
     fix = "torch.save(model.module.state_dict(), path)"
-    needles = ("DataParallel",)
+    needles = ("DataParallel", ".module.state_dict")
 
     VALID = (
         '''
@@ -59,6 +70,14 @@ class SaveDdpWrapper(Rule):
             generator = DDP(generator, device_ids=[args.local_rank])
         train(args, generator)
         ''',
+        '''
+        import torch
+
+        if args.distributed:
+            torch.save(model.module.state_dict(), path)
+        else:
+            torch.save(model.state_dict(), path)
+        ''',
     )
     INVALID = (
         '''
@@ -79,6 +98,12 @@ class SaveDdpWrapper(Rule):
 
             def save(self, epoch):
                 torch.save({"epoch": epoch, "model": self.model.state_dict()}, "ckpt.pt")  # flagged
+        ''',
+        '''
+        import torch
+
+        torch.save(model.module.state_dict(), path)
+        torch.save(model.state_dict(), path)  # flagged: a warning, the file saves model.module elsewhere
         ''',
     )
 
@@ -101,6 +126,14 @@ class SaveDdpWrapper(Rule):
                 origins = file.origins(holder)
                 kinds = {wrapper_kind(file, o) for o in origins}
                 if not origins or "" in kinds:
+                    unwrapped = self._module_saved(file, holder, saved) if state_dict else None
+                    if unwrapped is not None:
+                        yield Hit(saved, severity=WARNING, fix=f"torch.save({source(holder)}.module.state_dict(), path)",
+                                  message=f"torch.save of {source(holder)}.state_dict(), while line "
+                                  f"{unwrapped.lineno} saves {source(holder)}.module.state_dict(): the file holds "
+                                  f"the model on {source(holder)}.module, so these keys carry a 'module.' prefix; "
+                                  f"lint cannot see where {source(holder)} is wrapped")
+                        break
                     continue
                 kind = kinds.pop()
                 if state_dict:
@@ -123,6 +156,23 @@ class SaveDdpWrapper(Rule):
         values = [b.value for b in bindings] + [v for b in bindings if type(b.value) is ast.IfExp
                                                  for v in (b.value.body, b.value.orelse)]
         return any(type(v) is ast.Attribute and v.attr == "module" for v in values)
+
+    @staticmethod
+    def _module_saved(file: FileModel, holder: ast.expr, saved: ast.AST) -> ast.Call | None:
+        """A `holder.module.state_dict()` of the same value in the same function, under no test this
+        save is not under too (`if hasattr(model, "module"):` decides nothing for the other path):
+        the file says the model is `holder.module` wherever this save runs."""
+        key = value_key(file, holder)
+        if key is None:
+            return None
+        for call in file.calls:
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "state_dict" and type(func.value) is ast.Attribute \
+                    and func.value.attr == "module" and type(func.value.value) is ast.Name \
+                    and value_key(file, func.value.value) == key and file.function(call) is file.function(saved) \
+                    and set(arms(file, call)) <= set(arms(file, saved)):
+                return call
+        return None
 
     @staticmethod
     def _saved_values(file: FileModel, obj: ast.expr) -> list[ast.expr]:

@@ -5,8 +5,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
+from gpudoctor.linter.arms import arms, other_arms, value_key
 from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import FileModel, Param
+from gpudoctor.linter.model import Binding, FileModel
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
@@ -51,6 +52,16 @@ class WrapperMethodCall(Rule):
     rebinds the name (`model = model.module`). A `.module` read alone says
     nothing: import nodes, DeepSpeed engines and Megatron's Float16Module
     have one too (23 such reads on the mature repositories).
+
+    The value is followed to the file's own classes (issue 41 item 3):
+    `trainer.model.encode()` where `trainer = Trainer(...)` and only
+    `Trainer.__init__` sets `self.model`, outside any branch, to a wrapper;
+    and an instance of a class of the file that subclasses
+    DistributedDataParallel / DataParallel without giving the attribute a
+    meaning of its own (a method, a class attribute, or a `__getattr__` that
+    could forward it). Reads of one wrapper on consecutive statements are one
+    diagnostic naming every attribute (heldout5: `model.roi_heads.train()`
+    then `model.backbone.eval()`).
     """
 
     id = "wrapper-method-call"
@@ -90,19 +101,25 @@ class WrapperMethodCall(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        # one diagnostic per statement and wrapper, naming each attribute read there
-        # (`(model.rpn, model.backbone)` is one mistake on one line, not two)
-        seen: dict[tuple[int, str], list[str]] = {}
-        hits: list[tuple[tuple[int, str], Hit]] = []
-        for node, hit in self._reads(file):
-            key = (node.lineno, ast.unparse(node.value))
-            if key in seen:
-                seen[key].append(node.attr)
+        # one diagnostic per run of statements and wrapper, naming each attribute read there:
+        # `(model.rpn, model.backbone)` is one mistake on one line, and so are
+        # `model.roi_heads.train()` and `model.backbone.eval()` on the next (heldout5 r043)
+        seen: dict[tuple[int, str, str], list[str]] = {}
+        hits: list[tuple[tuple[int, str, str], Hit]] = []
+        last: dict[tuple[int, str, str], ast.AST] = {}  # the latest statement of each run
+        for node, hit in sorted(self._reads(file), key=lambda pair: (pair[0].lineno, pair[0].col_offset)):
+            stmt = file.statement(node)
+            run = next((k for k, end in last.items() if k[1:] == (ast.unparse(node.value), hit.severity)
+                        and (end is stmt or _follows(file, end, stmt))), None)
+            if run is not None:
+                seen[run].append(node.attr)
+                last[run] = stmt
                 continue
-            seen[key] = [node.attr]
-            hits.append((key, hit))
-        for key, hit in hits:
-            names = seen[key]
+            run = (node.lineno, ast.unparse(node.value), hit.severity)
+            seen[run], last[run] = [node.attr], stmt
+            hits.append((run, hit))
+        for run, hit in hits:
+            names = seen[run]
             if len(names) > 1:
                 listed = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
                 hit = replace(hit, message=hit.message.replace(f"`{names[0]}`", listed))
@@ -116,8 +133,10 @@ class WrapperMethodCall(Rule):
         for node in ast.walk(file.tree):
             if type(node) is not ast.Attribute or type(node.ctx) is not ast.Load:
                 continue
-            # `ddp_model.generate`, or `self.m.step` with `self.m = nn.DataParallel(m)` in a method
-            if type(node.value) is not ast.Name and file.method_class(node.value) is None:
+            # `ddp_model.generate`, `self.m.step` with `self.m = nn.DataParallel(m)` in a method,
+            # or `trainer.model.encode` with `trainer = Trainer(...)` of the file's own class
+            if type(node.value) is not ast.Name and file.method_class(node.value) is None \
+                    and _instance_attribute(file, node.value) is None:
                 continue
             if node.attr in WRAPPER_NAMES or node.attr in assigned or node.attr.startswith("_"):
                 continue
@@ -138,9 +157,9 @@ class WrapperMethodCall(Rule):
                     f"`{node.attr}` (AttributeError, it lives on {holder}.module); lint cannot tell that "
                     "this line never runs on that path"))
                 continue
-            read = unwrapped.get(_value_key(file, node.value))
+            read = unwrapped.get(value_key(file, node.value))
             if read is not None and type(node.value) is ast.Name and read.lineno != node.lineno \
-                    and not _other_arms(file, read, node):
+                    and not other_arms(file, read, node):
                 yield node, Hit(node, severity=WARNING, fix=fix, message=(
                     f"the file reads {holder}.module (line {read.lineno}), so {holder} is a DDP / "
                     f"DataParallel wrapper there, and the same {holder} is read here: a wrapper has no "
@@ -151,18 +170,72 @@ class WrapperMethodCall(Rule):
         `model = model.cuda()`. A value assigned under a branch the use is not in
         (`elif n_gpu > 1: model = DataParallel(model)`) may not be the one there."""
         out: set[str] = set()
-        origins = file.origins(value)
+        built = _instance_attribute(file, value) if type(value) is ast.Attribute else None
+        origins = file.origins(value) if built is None else built
         if not origins or depth > 4:
             return {""}
         for o in origins:
-            if not isinstance(o, ast.AST) or not _always_before(file, o, use):
+            if not isinstance(o, ast.AST) or (built is None and not _always_before(file, o, use)):
                 return {""}
             if type(o) is ast.Call and type(o.func) is ast.Attribute and o.func.attr in ("to", "cuda") \
                     and type(o.func.value) is ast.Name and not wrapper_kind(file, o):
                 out |= self._kinds(file, o.func.value, o, depth + 1)
             else:
-                out.add(wrapper_kind(file, o))
+                out.add(wrapper_kind(file, o) or _project_wrapper(file, o, use))
         return out
+
+
+def _instance_attribute(file: FileModel, value: ast.expr) -> list[object] | None:
+    """For `trainer.model` where every value of `trainer` is an instance of one class of the
+    file (`trainer = Trainer(...)`): the values `__init__` leaves in `self.model`, when only
+    `__init__` sets it, outside any branch (issue 41 item 3: a value followed to a project
+    class). None when the file does not say that much."""
+    if type(value) is not ast.Attribute or type(value.value) is not ast.Name:
+        return None
+    found = file.lookup(value.value)
+    if not found:
+        return None
+    classes = set()
+    for b in found:
+        built = b.value if isinstance(b, Binding) and b.kind == "value" and not b.path else None
+        if type(built) is not ast.Call or type(built.func) is not ast.Name:
+            return None
+        classes |= {d for d in file.find_def(built.func) if type(d) is ast.ClassDef}
+    if len(classes) != 1:
+        return None
+    cls = classes.pop()
+    init = file.method(cls, "__init__")
+    bindings = file.attributes.get((cls, value.attr), [])
+    if init is None or not bindings or any(file.function(b.value) is not init for b in bindings):
+        return None
+    last = bindings[-1]
+    if file.statement(last.value) not in init.body or last.path or last.kind != "value":
+        return None
+    return file.origins(last.value)
+
+
+def _project_wrapper(file: FileModel, call: object, use: ast.AST) -> str:
+    """The wrapper a class of the file subclasses (`class MyDDP(DistributedDataParallel): ...`),
+    when the class gives the read attribute no meaning of its own (no such method or class
+    attribute, no `__getattr__` that could forward it); else ""."""
+    if type(call) is not ast.Call or type(call.func) is not ast.Name or type(use) is not ast.Attribute:
+        return ""
+    classes = [d for d in file.find_def(call.func) if type(d) is ast.ClassDef]
+    if len(classes) != 1:
+        return ""
+    cls = classes[0]
+    if len(cls.bases) != 1 or cls.keywords:
+        return ""  # a mixin beside the wrapper may give the attribute a meaning
+    names = {t.id for stmt in cls.body if isinstance(stmt, ast.Assign) for t in stmt.targets if type(t) is ast.Name}
+    names |= {stmt.target.id for stmt in cls.body if isinstance(stmt, ast.AnnAssign) and type(stmt.target) is ast.Name}
+    if use.attr in names or file.method(cls, use.attr) is not None or file.method(cls, "__getattr__") is not None:
+        return ""
+    for base in cls.bases:
+        for kind in ("DistributedDataParallel", "DataParallel"):
+            qualname = file.qualname(base) or ""
+            if qualname.startswith("torch.") and qualname.endswith("." + kind):
+                return kind
+    return ""
 
 
 def _wrapping(file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> tuple[str, int] | None:
@@ -201,42 +274,24 @@ def _excluded(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
     and the use runs only in the other arm of the same test, or the two sit in different arms of one
     `if` (DeepSpeedExamples' BingBertSquad: apex's DDP, which has `disable_allreduce`, in the
     first arm)."""
-    if _other_arms(file, origin, use):
+    if other_arms(file, origin, use):
         return True
-    built = {(ast.unparse(branch.test), arm) for branch, arm in _arms(file, origin) if type(branch) is ast.If}
-    used = {(ast.unparse(branch.test), arm) for branch, arm in _arms(file, use) if type(branch) is ast.If}
+    built = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, origin) if type(branch) is ast.If}
+    used = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, use) if type(branch) is ast.If}
     # the same test, the other arm (fairscale's test_fsdp_regnet: DDP under `if ddp:`, FSDP's
     # `assert_state` under a later `if ddp: ... else:`)
     return any((test, "body" if arm == "orelse" else "orelse") in used for test, arm in built)
 
 
-def _other_arms(file: FileModel, one: ast.AST, other: ast.AST) -> bool:
-    """`one` and `other` sit in different arms of one `if` (`model.module.x if wrapped else
-    model.x`, `if isinstance(unet, DDP): unet.module.c else: unet.c`): the file reads
-    `.module` only where its test says the wrapper is there (dev d083, heldout4 q018)."""
-    arms = {id(branch): arm for branch, arm in _arms(file, one)}
-    return any(id(branch) in arms and arms[id(branch)] != arm for branch, arm in _arms(file, other))
-
-
-def _arms(file: FileModel, node: ast.AST) -> list[tuple[ast.If | ast.IfExp, str]]:
-    """(the `if` / conditional expression, "body" or "orelse") for each branch around `node`."""
-    out: list[tuple[ast.If | ast.IfExp, str]] = []
-    child = node
-    for anc in file.ancestors(node):
-        if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
-            body = anc.body if isinstance(anc.body, list) else [anc.body]
-            out.append((anc, "body" if child in body else "orelse"))
-        child = anc
-    return out
-
-
-def _value_key(file: FileModel, name: ast.expr) -> tuple[str, tuple[int, ...]] | None:
-    """What makes two reads of a name the same value: its spelling and the bindings that reach it
-    (a parameter by its function; none for a name the file never binds: a snippet's `model`)."""
-    if type(name) is not ast.Name:
-        return None
-    found = file.lookup(name)
-    return name.id, tuple(sorted(id(b.function) if isinstance(b, Param) else id(b) for b in found or ()))
+def _follows(file: FileModel, first: ast.AST, then: ast.AST) -> bool:
+    """`then` is the statement right after `first` in the same block."""
+    block = file.parent.get(first)
+    for field in ("body", "orelse", "finalbody"):
+        body = getattr(block, field, None)
+        if isinstance(body, list) and first in body:
+            i = body.index(first)
+            return i + 1 < len(body) and body[i + 1] is then
+    return False
 
 
 def _module_reads(file: FileModel) -> dict[tuple[str, tuple[int, ...]] | None, ast.Attribute]:
@@ -250,12 +305,12 @@ def _module_reads(file: FileModel) -> dict[tuple[str, tuple[int, ...]] | None, a
             if type(stmt) is ast.Assign and any(type(t) is ast.Name and t.id == node.value.id for t in stmt.targets):
                 continue  # `model = model.module if ... else model`: from here on the name is the model
             if node.value.id == "self" or not any(DISTRIBUTED.search(ast.unparse(branch.test))
-                                                   for branch, arm in _arms(file, node) if arm == "body"):
+                                                   for branch, arm in arms(file, node) if arm == "body"):
                 # only where the file's own test says "distributed" (`model.module if args.distributed
                 # else model`): `.module` alone is also an import node's, a DeepSpeed engine's, a
                 # Megatron Float16Module's (the mature repositories: 23 such reads, none a DDP wrapper)
                 continue
-            out.setdefault(_value_key(file, node.value), node)
+            out.setdefault(value_key(file, node.value), node)
     return out
 
 
