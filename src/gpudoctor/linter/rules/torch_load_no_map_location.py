@@ -4,9 +4,13 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, is_distributed_program
-from gpudoctor.linter.model import FileModel, keyword
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
+
+# What names the process's own device in a map_location: a rank, a GPU index, the current device.
+PER_PROCESS_NAMES = {"local_rank", "rank", "gpu", "gpu_id", "local_gpu", "device_id", "global_rank", "current_device",
+                     "get_rank", "LOCAL_RANK", "RANK"}
 
 
 class TorchLoadNoMapLocation(Rule):
@@ -27,6 +31,15 @@ class TorchLoadNoMapLocation(Rule):
     DistributedDataParallel model itself (a resume helper: every rank loads). Asked for by issue 41's sample of user scripts (pytorch/examples'
     multigpu_torchrun.py and dcgan, a checkpoint helper). A warning: a
     checkpoint saved from the CPU loads where it should.
+
+    Also where the file itself shows that it loads once per process, though
+    nothing in it starts a group (an excerpt): another `torch.load` of the
+    file maps to the process's own device (`map_location=lambda s, loc:
+    s.cuda(args.local_rank)`), or it computes a `map_location` from one
+    (`map_location = torch.cuda.current_device()`) that this load is not
+    given. Asked for by issue 41's heldout4 and heldout7 (a thread's wrong
+    and right loads side by side; an asker who dropped the map_location he
+    had computed).
     """
 
     id = "torch-load-no-map-location"
@@ -62,13 +75,18 @@ class TorchLoadNoMapLocation(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "load(" in text and any(n in text for n in DISTRIBUTED_NEEDLES)
+        return "load(" in text and (any(n in text for n in DISTRIBUTED_NEEDLES) or "map_location" in text)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         loads = [c for c in file.calls_to("load", TORCH) if file.qualname(c.func) == "torch.load"]
-        if not loads or not (is_distributed_program(file) or any(
-                module.endswith(".DistributedDataParallel") for module in file.imports.values())):
+        if not loads:
             return
+        mapped = None
+        if not (is_distributed_program(file) or any(
+                module.endswith(".DistributedDataParallel") for module in file.imports.values())):
+            mapped = self._mapped_per_process(file, loads)
+            if mapped is None:
+                return
         for call in loads:
             if keyword(call, "map_location", 1) is not None or any(k.arg is None for k in call.keywords):
                 continue  # (`**kwargs` may carry it)
@@ -80,7 +98,28 @@ class TorchLoadNoMapLocation(Rule):
                 continue  # one rank loads: the others do not crowd its GPU
             if self._mapped_in_other_arm(file, call):
                 continue  # `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`
-            yield Hit(call)
+            if mapped is None:
+                yield Hit(call)
+            elif mapped.lineno != call.lineno:
+                yield Hit(call, message=f"torch.load without map_location, while the map_location on line {mapped.lineno} names "
+                          f"the process's own device (`{ast.unparse(mapped)[:60]}`): this code runs once per process, "
+                          "and here each process loads the tensors onto the GPU that saved them")
+
+    @staticmethod
+    def _mapped_per_process(file: FileModel, loads: list[ast.Call]) -> ast.expr | None:
+        """A map_location of the file that names the process's own device: given
+        to another `torch.load`, or bound to a name `map_location`. The file loads
+        once per process, whatever starts the processes (an excerpt leaves it out)."""
+        values = [v for c in loads if (v := keyword(c, "map_location", 1)) is not None]
+        values += [b.value for (_, name), bound in file.bindings.items() if name == "map_location"
+                   for b in bound if b.kind == "value" and not b.path and isinstance(b.value, ast.expr)]
+        for value in values:
+            for origin in [value] + [o for o in file.origins(value) if isinstance(o, ast.expr)]:
+                if any(terminal_name(n) in PER_PROCESS_NAMES for n in ast.walk(origin)
+                       if type(n) in (ast.Name, ast.Attribute)) or any(
+                        constant(n, str) in PER_PROCESS_NAMES for n in ast.walk(origin)):
+                    return value
+        return None
 
     @staticmethod
     def _ddp_load_helper(file: FileModel, call: ast.Call) -> bool:

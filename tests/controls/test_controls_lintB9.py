@@ -1,0 +1,98 @@
+"""Controls and siblings for issue 41's lintB9 round on the lint sample (dev … dev6,
+heldout3 … heldout7): the misses and false alarms of the rules outside lintA9's list,
+the snippet repair of pastes the page store mangled, and the rules the readers'
+unclaimed pitfalls asked for. For each verdict, the healthy program that looks most
+like the failure must not get it (test_control_*), and the nearest program that
+needs another verdict gets that one (test_sibling_*). Real code, linted by the real
+engine."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoctor.linter import engine
+
+
+def found(code: str, rule: str, path: str = "train.py") -> list[tuple[int, str]]:
+    """(line, severity) of each diagnostic of `rule`."""
+    return [(d.line, d.severity) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), path)
+            if d.rule == rule]
+
+
+def rules(code: str, path: str = "train.py") -> set[str]:
+    return {d.rule for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), path)}
+
+
+class TestTorchLoadNoMapLocation:
+    """heldout7 t009 (a post's wrong and right loads side by side, the right one mapped to
+    args.local_rank) and heldout4 q037 (a map_location computed from the current device,
+    then a load that is not given it): the file shows it loads once per process."""
+
+    verdict = "torch-load-no-map-location"
+
+    def test_control_every_load_mapped(self):
+        code = """
+            import torch
+
+            checkpoint = torch.load(pretrain_path, map_location=lambda s, loc: s.cuda(args.local_rank))
+            optimizer_state = torch.load(optim_path, map_location=f"cuda:{args.local_rank}")
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_other_load_mapped_to_the_cpu(self):
+        # "cpu" says nothing of processes: a one-process script may map one file and not another
+        code = """
+            import torch
+
+            weights = torch.load("weights.pt", map_location="cpu")
+            stats = torch.load("stats.pt")
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_wrong_and_right_load_side_by_side(self):
+        code = """
+            import torch
+
+            checkpoint = torch.load(pretrain_path)
+            checkpoint = torch.load(pretrain_path, map_location=lambda s, loc: s.cuda(args.local_rank))
+        """
+        assert found(code, self.verdict) == [(3, "warning")]
+
+    def test_sibling_map_location_computed_and_dropped(self):
+        code = """
+            import torch
+
+            map_location = torch.cuda.current_device()
+            checkpoint = torch.load(filename)
+        """
+        assert found(code, self.verdict) == [(4, "warning")]
+
+
+class TestLocalRankArg:
+    """heldout5 r008: `--local_rank` and `--local-rank` declared by two add_argument calls
+    are one argument, said once (the reader's one pitfall at the first)."""
+
+    verdict = "local-rank-arg"
+
+    def test_control_both_spellings_in_one_call_not_read(self):
+        code = """
+            import argparse
+
+            def get_args():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--local_rank", "--local-rank", type=int, default=-1)
+                return parser.parse_args()
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_both_spellings_in_two_calls_said_once(self):
+        code = """
+            import argparse
+
+            def get_args():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--local_rank", default=-1, type=int, help="local gpu index")
+                parser.add_argument("--local-rank", default=-1, type=int, help="local gpu index")
+                return parser.parse_args()
+        """
+        assert found(code, self.verdict) == [(5, "warning")]
