@@ -96,3 +96,82 @@ class TestLocalRankArg:
                 return parser.parse_args()
         """
         assert found(code, self.verdict) == [(5, "warning")]
+
+
+class TestDistWithoutInit:
+    """heldout6 s011: the group is started on one arm of an `if` (`deepspeed.init_distributed()`
+    under `else`), and `get_rank()` follows the `if` under no test: the other arm's path raises."""
+
+    verdict = "dist-without-init"
+
+    def test_control_started_on_both_arms(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            def main(args):
+                if args.local_rank == -1:
+                    dist.init_process_group("gloo")
+                else:
+                    torch.cuda.set_device(args.local_rank)
+                    dist.init_process_group("nccl")
+                args.global_rank = dist.get_rank()
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_started_unless_one_exists(self):
+        code = """
+            import torch.distributed as dist
+
+            def main(args):
+                if not dist.is_initialized():
+                    dist.init_process_group("nccl")
+                rank = dist.get_rank()
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_other_arm_leaves(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            def main(args):
+                if args.local_rank == -1:
+                    return train_one_gpu(args)
+                else:
+                    dist.init_process_group("nccl")
+                args.global_rank = dist.get_rank()
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_started_on_one_arm(self):
+        code = """
+            import torch
+            import deepspeed
+
+            def main(args):
+                if args.local_rank == -1:
+                    device = torch.device("cuda")
+                else:
+                    torch.cuda.set_device(args.local_rank)
+                    device = torch.device("cuda", args.local_rank)
+                    deepspeed.init_distributed()
+                args.global_rank = torch.distributed.get_rank()
+        """
+        assert found(code, self.verdict) == [(11, "warning")]
+
+    def test_sibling_guarded_use_after_one_arm_is_not_this(self):
+        # the same shape with the use under the rank test: no diagnostic (the rank test decides)
+        code = """
+            import torch
+            import deepspeed
+
+            def main(args):
+                if args.local_rank == -1:
+                    device = torch.device("cuda")
+                else:
+                    deepspeed.init_distributed()
+                if args.local_rank != -1:
+                    args.global_rank = torch.distributed.get_rank()
+        """
+        assert found(code, self.verdict) == []
