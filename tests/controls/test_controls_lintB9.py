@@ -175,3 +175,79 @@ class TestDistWithoutInit:
                     args.global_rank = torch.distributed.get_rank()
         """
         assert found(code, self.verdict) == []
+
+
+class TestSyntaxError:
+    """Pastes the page store mangled, read repaired so the other rules see the code:
+    heldout7 t010 (`def train:`, every `()` dropped), t035 (a page that lost all its
+    indentation, an `else:` among the flattened lines), heldout3 m028 (arguments elided
+    with `…`), heldout6 s010 (a `Compose([` whose `])` the paste lost)."""
+
+    verdict = "syntax-error"
+
+    def test_control_a_bracket_closed_on_its_own_lines_needs_no_repair(self):
+        code = """
+            import torch
+            transforms = torch.nn.Sequential(
+                torch.nn.Identity(),
+            )
+            model = torch.nn.DataParallel(model)
+        """
+        assert found(code, self.verdict) == []
+        assert found(code, "dataparallel") == [(5, "warning")]
+
+    def test_control_a_call_cut_after_its_first_line_is_not_closed(self):
+        # nothing of the call's arguments is shown past its opening line: what it was given is
+        # not known, so the rest is not read through a closing repair would have to invent
+        code = "import torch\nmodel = DDP(model,\n" + "".join(f"a{i} = {i}\n" for i in range(12))
+        diagnostics = engine.lint_source(code, "train.py")
+        assert [d.rule for d in diagnostics] == ["syntax-error"]
+        assert "repaired" not in diagnostics[0].message
+
+    def test_sibling_bracket_lost_before_the_next_statement(self):
+        code = """
+            import torch
+            model = torch.nn.DataParallel(model)
+            data_transforms = transforms.Compose([
+                transforms.Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5))
+            image_datasets = datasets.CIFAR10(root='../data', train=False, transform=data_transforms)
+            loader = torch.utils.data.DataLoader(image_datasets, batch_size=500)
+        """
+        assert found(code, self.verdict) == [(3, "error")]
+        assert found(code, "dataparallel") == [(2, "warning")]
+
+    def test_sibling_def_without_parentheses_and_flattened_bodies(self):
+        code = """
+            import torch
+            def train:
+            model = torch.nn.DataParallel(net)
+            for batch in loader:
+            loss = model(batch)
+        """
+        diagnostics = engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+        (syntax,) = [d for d in diagnostics if d.rule == self.verdict]
+        assert "a `def` without its parentheses read with them (line 2)" in syntax.message
+        assert found(code, "dataparallel") == [(3, "warning")]
+
+    def test_sibling_flattened_else_gets_its_body(self):
+        code = """
+            import torch
+            if rank >= 0:
+            indices = range(rank, total, world)
+            else:
+            indices = range(total)
+            model = torch.nn.DataParallel(net)
+        """
+        assert found(code, self.verdict) == [(3, "error")]
+        assert found(code, "dataparallel") == [(6, "warning")]
+
+    def test_sibling_ellipsis_character_read_as_ellipsis(self):
+        code = """
+            import torch
+            model = Net(…)
+            model = torch.nn.DataParallel(model, device_ids=[…])
+        """
+        diagnostics = engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+        (syntax,) = [d for d in diagnostics if d.rule == self.verdict]
+        assert "the ellipsis character read as `...` (lines 2-3)" in syntax.message
+        assert [(d.line, d.col) for d in diagnostics if d.rule == "dataparallel"] == [(3, 9)]
