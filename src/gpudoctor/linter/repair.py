@@ -479,9 +479,9 @@ def _close_before_next_statement(state: _Text, start: int, count: int) -> bool:
     """A bracket left open mid-text (`transforms.Compose([` whose `])` the paste
     lost), where a later line at the statement's own indentation or less starts a new
     statement (`name = ...`, `for ...:`, `import ...`): the brackets are closed at the end
-    of the last code line before it (a line of its own after the opening one), when
-    the statement then parses, so that the rest
-    of the file is read rather than cut (heldout6 s010: a DataParallel above such a
+    of the last code line before it (a line of its own after the opening one, ending
+    after a whole part), when the statement then parses, so that the rest of the file
+    is read rather than cut (heldout6 s010: a DataParallel above such a
     line was lost with the whole file). Lines never move: the closers go on that line."""
     indent = _indent(state.lines[start - 1])
     nxt = next((n for n in range(start + 1, count + 1) if _is_code(state.lines[n - 1])
@@ -491,21 +491,7 @@ def _close_before_next_statement(state: _Text, start: int, count: int) -> bool:
     last = max((n for n in range(start, nxt) if _is_code(state.lines[n - 1])), default=0)
     if last <= start:
         return False  # (`x = foo(1,` and then other statements: what the call was given is not shown)
-    closers = _open_brackets(state.lines[start - 1:last])
-    if not closers:
-        return False
-    line = state.lines[last - 1]
-    comment = _layout(state.lines[last - 1:last]).comments.get(1)
-    code = (line[:comment] if comment is not None else line).rstrip()
-    before = state.lines[last - 1]
-    state.lines[last - 1] = code + closers + line[len(code):]
-    if not _parses("\n".join(state.lines[start - 1:last]).strip()):
-        state.lines[last - 1] = before
-        return False
-    state.changed.add(last)
-    state.inserted.add(last)
-    state.say("a bracket left open before the next statement closed", [last])
-    return True
+    return _close_on(state, start, last, last, "a bracket left open before the next statement closed")
 
 
 def _close_after_whole_argument(state: _Text, start: int, count: int) -> bool:
@@ -516,6 +502,13 @@ def _close_after_whole_argument(state: _Text, start: int, count: int) -> bool:
     last = max((n for n in range(start, count + 1) if _is_code(state.lines[n - 1])), default=0)
     if not last or last in state.inserted:
         return False
+    return _close_on(state, start, last, count, "an unfinished statement at the end closed")
+
+
+def _close_on(state: _Text, start: int, last: int, end: int, step: str) -> bool:
+    """The brackets the statement from `start` leaves open by line `last` closed at the
+    end of that line's code, when it ends after a whole part (a comma, a bracket, a
+    string) and lines start..end then parse."""
     closers = _open_brackets(state.lines[start - 1:last])
     if not closers:
         return False
@@ -524,14 +517,13 @@ def _close_after_whole_argument(state: _Text, start: int, count: int) -> bool:
     code = (line[:comment] if comment is not None else line).rstrip()
     if not CLOSABLE.search(code):
         return False
-    before = state.lines[last - 1]
     state.lines[last - 1] = code + closers + line[len(code):]
-    if not _parses("\n".join(state.lines[start - 1:count]).strip()):
-        state.lines[last - 1] = before
+    if not _parses("\n".join(state.lines[start - 1:end]).strip()):
+        state.lines[last - 1] = line
         return False
     state.changed.add(last)
     state.inserted.add(last)
-    state.say("an unfinished statement at the end closed", [last])
+    state.say(step, [last])
     return True
 
 
