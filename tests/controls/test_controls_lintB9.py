@@ -251,3 +251,51 @@ class TestSyntaxError:
         (syntax,) = [d for d in diagnostics if d.rule == self.verdict]
         assert "the ellipsis character read as `...` (lines 2-3)" in syntax.message
         assert [(d.line, d.col) for d in diagnostics if d.rule == "dataparallel"] == [(3, 9)]
+
+
+class TestLightningDeprecatedArgs:
+    """A pasted Trainer line without its imports, given arguments only Lightning's Trainer
+    ever took, and the DDP plugins Lightning renamed to strategies (held-out recall 4/0/4:
+    the readable parts show no miss, so the widening is by the arguments' owner alone)."""
+
+    verdict = "lightning-deprecated-args"
+
+    def test_control_another_librarys_trainer(self):
+        code = """
+            from transformers import Trainer
+
+            trainer = Trainer(model=model, args=training_args, train_dataset=train)
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_unimported_trainer_with_current_arguments(self):
+        code = """
+            trainer = Trainer(accelerator="gpu", devices=4, strategy="ddp", max_epochs=10)
+            trainer.fit(model)
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_a_strategy_built(self):
+        code = """
+            from lightning.pytorch.strategies import DDPStrategy
+            import lightning as L
+
+            trainer = L.Trainer(devices=2, strategy=DDPStrategy(find_unused_parameters=False))
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_unimported_trainer_with_gpus(self):
+        code = """
+            trainer = Trainer(gpus=4, max_epochs=10, distributed_backend="ddp")
+            trainer.fit(model)
+        """
+        assert found(code, self.verdict) == [(1, "warning")]
+
+    def test_sibling_ddp_plugin(self):
+        code = """
+            from pytorch_lightning.plugins import DDPPlugin
+            import pytorch_lightning as pl
+
+            trainer = pl.Trainer(devices=2, accelerator="gpu", plugins=DDPPlugin(find_unused_parameters=False))
+        """
+        assert found(code, self.verdict) == [(4, "warning")]
