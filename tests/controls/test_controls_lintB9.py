@@ -299,3 +299,38 @@ class TestLightningDeprecatedArgs:
             trainer = pl.Trainer(devices=2, accelerator="gpu", plugins=DDPPlugin(find_unused_parameters=False))
         """
         assert found(code, self.verdict) == [(4, "warning")]
+
+
+class TestDeprecatedLaunch:
+    """heldout3 m002: a launcher script whose command string is cut off at the end of the
+    paste (`python -m torch.distributed.launch ... run.py --ro`): the string is closed where
+    the text ends and read, rather than blanked with its lines."""
+
+    verdict = "deprecated-launch"
+
+    def test_control_torchrun_command_cut_off(self):
+        code = '''
+            import os
+            for lr in (1e-4, 5e-5):
+                cmd = "torchrun --nproc_per_node 2 \\
+                       run.py --lr {} --ro'''
+        assert found(code, self.verdict) == []
+
+    def test_control_a_quote_left_open_mid_text_is_not_closed_at_the_end(self):
+        code = '''
+            import os
+            cmd = "python -m torch.distributed.launch --nproc_per_node 2 run.py
+            os.system(cmd)
+            print("started")
+        '''
+        diagnostics = engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+        assert not any("a string cut off at the end closed" in d.message for d in diagnostics)
+
+    def test_sibling_launch_command_cut_off(self):
+        code = '''
+            import os
+            for lr in (1e-4, 5e-5):
+                cmd = "CUDA_VISIBLE_DEVICES='2,3' \\
+                       python -m torch.distributed.launch --nproc_per_node 2 --master_port 1289 \\
+                       run.py --ro'''
+        assert found(code, self.verdict) == [(4, "warning")]

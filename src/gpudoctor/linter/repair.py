@@ -26,6 +26,8 @@ does not parse:
 - a bracket left open mid-text, before a line that starts a new statement at
   the open statement's indentation (a paste that lost a `])`), is closed at the
   end of the last line before it, when the statement then parses;
+- a string cut off at the end of the text (`cmd = "python -m ... run.py --ro`) is
+  closed there, with the brackets around it, when that parses;
 - the ellipsis character (`Accelerator(…)`) is read as `...`, and a `def` whose
   parentheses a page dropped (`def train:`) is read with them;
 - a compound statement whose body was cut off (`if __name__ == "__main__":`
@@ -85,6 +87,10 @@ CLOSABLE = re.compile(r"[,(\[{)\]}'\"]$")
 DEF_NO_PARENS = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)\s*:")
 # A line that starts a statement of its own: an assignment to a name, a loop, an import.
 NEW_STATEMENT = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_]\w*\s*)*=[^=]|(?:for|while|if|with|def|class|import|from)\b)")
+DETECTED = re.compile(r"\(detected at line (\d+)\)")
+# How a string cut off at the end of a paste may be closed: its quote, then the brackets around it.
+STRING_ENDS = ('"', "'", '"""', "'''")
+STRING_CLOSERS = ("", ")", "]", "}", "))", "])", ")]", ")))", "]))")
 # The names a fix writes: `x.set_epoch(`, `map_location=`, `__name__`.
 FIX_NAME = re.compile(r"\.(\w+)|(\w+)\s*\(|\b(\w+)=(?!=)|(__\w+__)")
 
@@ -311,12 +317,19 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
         return state.blank(_block(state.lines, line, line), step)
     layout = _layout(state.lines)
     start, end, open_at_end = layout.statement(line, count)
+    if msg.startswith("unterminated") and "string" in msg:
+        # (the tokenizer may not see it open: Python names where the string was found to run out)
+        detected = DETECTED.search(msg)
+        last_code = max((n for n in range(1, count + 1) if _is_code(state.lines[n - 1])), default=0)
+        if detected is None or int(detected.group(1)) - (1 if state.header else 0) >= last_code:
+            if _close_cut_string(state, start, count):
+                return True
     if not open_at_end and (_orphan_branch(state, start) or _split_run_together(state, start, end)):
         return True
     if open_at_end:
         if _close_after_whole_argument(state, start, count) or _close_after_last_whole_part(state, start, count):
             return True
-        if _close_before_next_statement(state, start, count):
+        if _close_before_next_statement(state, start, count) or _close_cut_string(state, start, count):
             return True
         return state.blank(range(start, count + 1), "an unfinished statement at the end cut")
     if _opens_block(state.lines[end - 1], layout.comments.get(end)):
@@ -492,6 +505,31 @@ def _close_before_next_statement(state: _Text, start: int, count: int) -> bool:
     if last <= start:
         return False  # (`x = foo(1,` and then other statements: what the call was given is not shown)
     return _close_on(state, start, last, last, "a bracket left open before the next statement closed")
+
+
+def _close_cut_string(state: _Text, start: int, count: int) -> bool:
+    """A statement cut off inside a string at the end of the text (`run_py = "python -m
+    torch.distributed.launch ... run.py --ro`): the string closed where the text ends, and
+    the brackets around it, when that parses. What the string holds is the user's, cut;
+    the code around it is read rather than blanked (heldout3 m002: the launch command
+    lost with its line)."""
+    last = max((n for n in range(start, count + 1) if _is_code(state.lines[n - 1])), default=0)
+    if not last or last in state.inserted:
+        return False
+    before = state.lines[last - 1]
+    line = before.rstrip()
+    if line.endswith("\\"):
+        line = line[:-1]  # (a continuation cut off: the string ends before it)
+    for quote in STRING_ENDS:
+        for closers in STRING_CLOSERS:
+            state.lines[last - 1] = line + quote + closers
+            if _parses("\n".join(state.lines[start - 1:count]).strip()):
+                state.changed.add(last)
+                state.inserted.add(last)
+                state.say("a string cut off at the end closed", [last])
+                return True
+    state.lines[last - 1] = before
+    return False
 
 
 def _close_after_whole_argument(state: _Text, start: int, count: int) -> bool:
