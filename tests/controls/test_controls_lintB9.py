@@ -58,6 +58,40 @@ class TestTorchLoadNoMapLocation:
         """
         assert found(code, self.verdict) == [(3, "warning")]
 
+    def test_control_device_parameter_in_a_one_process_file(self):
+        # nothing of torch's process tools imported: one process loads, onto the GPU that saved it
+        code = """
+            import torch
+
+            def load_model(model_path, device):
+                state = torch.load(model_path)
+                return state
+        """
+        assert found(code, self.verdict) == []
+
+    def test_control_device_parameter_used(self):
+        code = """
+            import torch
+            import torch.multiprocessing as mp
+
+            def load_model(model_path, device):
+                return torch.load(model_path, map_location=device)
+        """
+        assert found(code, self.verdict) == []
+
+    def test_sibling_device_parameter_unused_beside_process_tools(self):
+        # dev6 r037: a spawned inference program's loader, cut off after the load
+        code = """
+            import torch
+            import torch.multiprocessing as mp
+            import torch.distributed as distributed
+
+            def load_model(model_path, device):
+                enc_state = torch.load(model_path)
+                return enc_state
+        """
+        assert found(code, self.verdict) == [(6, "warning")]
+
     def test_sibling_map_location_computed_and_dropped(self):
         code = """
             import torch

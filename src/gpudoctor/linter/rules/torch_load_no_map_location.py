@@ -39,7 +39,11 @@ class TorchLoadNoMapLocation(Rule):
     (`map_location = torch.cuda.current_device()`) that this load is not
     given. Asked for by issue 41's heldout4 and heldout7 (a thread's wrong
     and right loads side by side; an asker who dropped the map_location he
-    had computed).
+    had computed). And in an excerpt that imports torch.distributed or
+    torch.multiprocessing but shows nothing that starts processes, a load in
+    a function given the process's device (`def load_model(path, device)`,
+    a `rank` or `gpu` parameter) that the load does not use (dev6: a spawned
+    inference program's loader, cut off after the load).
     """
 
     id = "torch-load-no-map-location"
@@ -75,22 +79,28 @@ class TorchLoadNoMapLocation(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "load(" in text and (any(n in text for n in DISTRIBUTED_NEEDLES) or "map_location" in text)
+        return "load(" in text and (any(n in text for n in DISTRIBUTED_NEEDLES) or "map_location" in text
+                                  or "torch.distributed" in text or "torch.multiprocessing" in text)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         loads = [c for c in file.calls_to("load", TORCH) if file.qualname(c.func) == "torch.load"]
         if not loads:
             return
-        mapped = None
-        if not (is_distributed_program(file) or any(
-                module.endswith(".DistributedDataParallel") for module in file.imports.values())):
-            mapped = self._mapped_per_process(file, loads)
-            if mapped is None:
-                return
+        distributed = is_distributed_program(file) or any(
+            module.endswith(".DistributedDataParallel") for module in file.imports.values())
+        mapped = None if distributed else self._mapped_per_process(file, loads)
+        # an excerpt that imports torch's process tools but shows nothing that starts them
+        helpers = not distributed and mapped is None and any(
+            module.startswith(("torch.distributed", "torch.multiprocessing")) for module in file.imports.values())
+        if not (distributed or mapped is not None or helpers):
+            return
         for call in loads:
             if keyword(call, "map_location", 1) is not None or any(k.arg is None for k in call.keywords):
                 continue  # (`**kwargs` may carry it)
-            if self._ddp_load_helper(file, call):
+            given = self._device_parameter(file, call) if helpers else None
+            if helpers and given is None:
+                continue
+            if given is not None or self._ddp_load_helper(file, call):
                 guarded = any(file.is_rank_test(t) for t in file.conditions(call))
             else:  # (a function the file never calls is given the benefit of the doubt)
                 guarded = file.rank_guarded(call)
@@ -98,7 +108,11 @@ class TorchLoadNoMapLocation(Rule):
                 continue  # one rank loads: the others do not crowd its GPU
             if self._mapped_in_other_arm(file, call):
                 continue  # `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`
-            if mapped is None:
+            if given is not None:
+                yield Hit(call, message=f"torch.load without map_location in a function given the process's device "
+                          f"(`{given}`) that the load does not use, in a file of torch's process tools: run once per "
+                          "process, each loads the tensors onto the GPU that saved them")
+            elif mapped is None:
                 yield Hit(call)
             elif mapped.lineno != call.lineno:
                 yield Hit(call, message=f"torch.load without map_location, while the map_location on line {mapped.lineno} names "
@@ -120,6 +134,18 @@ class TorchLoadNoMapLocation(Rule):
                         constant(n, str) in PER_PROCESS_NAMES for n in ast.walk(origin)):
                     return value
         return None
+
+    @staticmethod
+    def _device_parameter(file: FileModel, call: ast.Call) -> str | None:
+        """The parameter of the load's function that names the process's device
+        (`def load_model(path, device)`, `rank`, `gpu`), when the load does not use it."""
+        func = file.function(call)
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        names = [a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs
+                 if a.arg in PER_PROCESS_NAMES or a.arg == "device"]
+        used = {n.id for n in ast.walk(call) if type(n) is ast.Name}
+        return next((name for name in names if name not in used), None)
 
     @staticmethod
     def _ddp_load_helper(file: FileModel, call: ast.Call) -> bool:
