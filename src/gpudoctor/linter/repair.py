@@ -86,7 +86,8 @@ CLOSABLE = re.compile(r"[,(\[{)\]}'\"]$")
 # `def train:` (a page that dropped the parentheses of every call, a def's too).
 DEF_NO_PARENS = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)\s*:")
 # A line that starts a statement of its own: an assignment to a name, a loop, an import.
-NEW_STATEMENT = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_]\w*\s*)*=[^=]|(?:for|while|if|with|def|class|import|from)\b)")
+NEW_STATEMENT = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_]\w*\s*)*=[^=]"
+                           r"|(?:for|while|if|with|def|class|import|from)\b)")
 DETECTED = re.compile(r"\(detected at line (\d+)\)")
 # How a string cut off at the end of a paste may be closed: its quote, then the brackets around it.
 STRING_ENDS = ('"', "'", '"""', "'''")

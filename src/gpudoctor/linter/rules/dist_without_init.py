@@ -185,7 +185,7 @@ class DistWithoutInit(Rule):
             if one_arm is not None:
                 branch, test = one_arm
                 yield Hit(call, severity=WARNING,
-                          fix=f"if dist.is_initialized(): ...  # or start a group on both paths of line {branch.lineno}",
+                          fix=f"if dist.is_initialized(): ...  # or start a group on both arms of line {branch.lineno}",
                           message=f"{what} after the `if` on line {branch.lineno}, which starts the process group "
                           f"on one arm only: where `{test}`, no group exists and this call raises "
                           "'Default process group has not been initialized'")

@@ -142,7 +142,8 @@ class LightningDeprecatedArgs(Rule):
                     type(anc) is ast.keyword and anc.arg == "plugins" for anc in file.ancestors(call)):
                 continue
             args = ", ".join(ast.unparse(a) for a in [*call.args, *call.keywords])
-            yield Hit(call, message=f"{name} was renamed to a strategy in Lightning 1.5 and removed in 1.7 (ImportError)",
+            yield Hit(call, message=f"{name} was renamed to a strategy in Lightning 1.5 and removed in 1.7 "
+                      "(ImportError)",
                       fix=f"Trainer(strategy={PLUGINS[name]}({args}))  # from lightning.pytorch.strategies")
 
     @staticmethod

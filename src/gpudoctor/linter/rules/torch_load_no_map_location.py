@@ -115,8 +115,9 @@ class TorchLoadNoMapLocation(Rule):
             elif mapped is None:
                 yield Hit(call)
             elif mapped.lineno != call.lineno:
-                yield Hit(call, message=f"torch.load without map_location, while the map_location on line {mapped.lineno} names "
-                          f"the process's own device (`{ast.unparse(mapped)[:60]}`): this code runs once per process, "
+                yield Hit(call, message="torch.load without map_location, while the map_location on line "
+                          f"{mapped.lineno} names the process's own device (`{ast.unparse(mapped)[:60]}`): "
+                          "this code runs once per process, "
                           "and here each process loads the tensors onto the GPU that saved them")
 
     @staticmethod
