@@ -23,8 +23,16 @@ does not parse:
   string, a `\\` continuation) is closed after its last whole part where only
   brackets that are no call's arguments are open (`[all_gather(x) for x in` reads
   `[all_gather(x)]`), and otherwise cut, from its first line to the end;
+- a bracket left open mid-text, before a line that starts a new statement at
+  the open statement's indentation (a paste that lost a `])`), is closed at the
+  end of the last line before it, when the statement then parses;
+- a string cut off at the end of the text (`cmd = "python -m ... run.py --ro`) is
+  closed there, with the brackets around it, when that parses;
+- the ellipsis character (`Accelerator(…)`) is read as `...`, and a `def` whose
+  parentheses a page dropped (`def train:`) is read with them;
 - a compound statement whose body was cut off (`if __name__ == "__main__":`
-  as the last line) gets `pass` after its `:`, on the same line;
+  as the last line, or every block of a page that lost its indentation) gets
+  `pass` after its `:`, on the same line;
 - a statement one or two spaces deeper than the statement above it, which opens
   no block (a paste's stray spaces), is moved left to stand with it, with the
   lines indented under it (its columns shifted back in every diagnostic);
@@ -75,6 +83,15 @@ RUN_TOGETHER = re.compile(r"[)\]}\w'\"]( {2,})(?=[A-Za-z_])")  # a statement's e
 # A line that may end a cut-off call or literal: after a comma, a bracket or a string, not
 # after a name or a number, which the cut may have shortened (`set_device(loc`).
 CLOSABLE = re.compile(r"[,(\[{)\]}'\"]$")
+# `def train:` (a page that dropped the parentheses of every call, a def's too).
+DEF_NO_PARENS = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)\s*:")
+# A line that starts a statement of its own: an assignment to a name, a loop, an import.
+NEW_STATEMENT = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_]\w*\s*)*=[^=]"
+                           r"|(?:for|while|if|with|def|class|import|from)\b)")
+DETECTED = re.compile(r"\(detected at line (\d+)\)")
+# How a string cut off at the end of a paste may be closed: its quote, then the brackets around it.
+STRING_ENDS = ('"', "'", '"""', "'''")
+STRING_CLOSERS = ("", ")", "]", "}", "))", "])", ")]", ")))", "]))")
 # The names a fix writes: `x.set_epoch(`, `map_location=`, `__name__`.
 FIX_NAME = re.compile(r"\.(\w+)|(\w+)\s*\(|\b(\w+)=(?!=)|(__\w+__)")
 
@@ -279,6 +296,10 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
     msg = exc.msg or ""
     if msg.startswith("expected an indented block"):
         return _complete_header(state, msg, line)
+    if msg.startswith("invalid character '…'") and _ellipsis_characters(state, line):
+        return True
+    if msg == "expected '('" and _def_parentheses(state, line):
+        return True
     first = next((n for n, text in enumerate(state.lines, 1) if _is_code(text)), 0)
     if msg == "unexpected indent" and line == first and not state.header:
         state.header = True
@@ -297,10 +318,19 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
         return state.blank(_block(state.lines, line, line), step)
     layout = _layout(state.lines)
     start, end, open_at_end = layout.statement(line, count)
+    if msg.startswith("unterminated") and "string" in msg:
+        # (the tokenizer may not see it open: Python names where the string was found to run out)
+        detected = DETECTED.search(msg)
+        last_code = max((n for n in range(1, count + 1) if _is_code(state.lines[n - 1])), default=0)
+        if detected is None or int(detected.group(1)) - (1 if state.header else 0) >= last_code:
+            if _close_cut_string(state, start, count):
+                return True
     if not open_at_end and (_orphan_branch(state, start) or _split_run_together(state, start, end)):
         return True
     if open_at_end:
         if _close_after_whole_argument(state, start, count) or _close_after_last_whole_part(state, start, count):
+            return True
+        if _close_before_next_statement(state, start, count) or _close_cut_string(state, start, count):
             return True
         return state.blank(range(start, count + 1), "an unfinished statement at the end cut")
     if _opens_block(state.lines[end - 1], layout.comments.get(end)):
@@ -421,13 +451,85 @@ def _complete_header(state: _Text, msg: str, line: int) -> bool:
     for n in range(max(start, 1), line + 1):
         comment = layout.comments.get(n)
         code = state.lines[n - 1][:comment].rstrip() if comment is not None else state.lines[n - 1].rstrip()
-        if code.endswith(":") and n not in state.inserted:
+        if code.endswith(":"):  # (an `else:` read as `if 1:` is one of repair's lines, and still needs it)
             rest = state.lines[n - 1][len(code):]
             state.lines[n - 1] = f"{code} pass{rest}"
             state.inserted.add(n)
             state.changed.add(n)
             state.say("`pass` added to a body cut off", [n])
             return True
+    return False
+
+
+def _ellipsis_characters(state: _Text, line: int) -> bool:
+    """`Accelerator(…)`: an elision written with the ellipsis character, which Python
+    refuses, read as Python's `...` on every line (the same three bytes in UTF-8, so the
+    columns ast gives are unchanged): the statements are read rather than blanked
+    (heldout3 m028: a recipe whose every call elides its arguments so)."""
+    found = [n for n, text in enumerate(state.lines, 1) if "…" in text]  # (all at once: one parse, not one a line)
+    if line not in found:
+        return False
+    for n in found:
+        state.lines[n - 1] = state.lines[n - 1].replace("…", "...")
+        state.changed.add(n)
+    state.say("the ellipsis character read as `...`", found)
+    return True
+
+
+def _def_parentheses(state: _Text, line: int) -> bool:
+    """`def train:`: a page that dropped every `()` of the code (`optimizer.zero_grad`)
+    dropped the def's too; read as `def train():`, so that its name is defined."""
+    text = state.lines[line - 1]
+    head = DEF_NO_PARENS.match(text)
+    if head is None:
+        return False
+    state.lines[line - 1] = text[:head.end(1)] + "()" + text[head.end(1):]
+    state.changed.add(line)
+    state.say("a `def` without its parentheses read with them", [line])
+    return True
+
+
+def _close_before_next_statement(state: _Text, start: int, count: int) -> bool:
+    """A bracket left open mid-text (`transforms.Compose([` whose `])` the paste
+    lost), where a later line at the statement's own indentation or less starts a new
+    statement (`name = ...`, `for ...:`, `import ...`): the brackets are closed at the end
+    of the last code line before it (a line of its own after the opening one, ending
+    after a whole part), when the statement then parses, so that the rest of the file
+    is read rather than cut (heldout6 s010: a DataParallel above such a
+    line was lost with the whole file). Lines never move: the closers go on that line."""
+    indent = _indent(state.lines[start - 1])
+    nxt = next((n for n in range(start + 1, count + 1) if _is_code(state.lines[n - 1])
+                and _indent(state.lines[n - 1]) <= indent and NEW_STATEMENT.match(state.lines[n - 1])), None)
+    if nxt is None:
+        return False
+    last = max((n for n in range(start, nxt) if _is_code(state.lines[n - 1])), default=0)
+    if last <= start:
+        return False  # (`x = foo(1,` and then other statements: what the call was given is not shown)
+    return _close_on(state, start, last, last, "a bracket left open before the next statement closed")
+
+
+def _close_cut_string(state: _Text, start: int, count: int) -> bool:
+    """A statement cut off inside a string at the end of the text (`run_py = "python -m
+    torch.distributed.launch ... run.py --ro`): the string closed where the text ends, and
+    the brackets around it, when that parses. What the string holds is the user's, cut;
+    the code around it is read rather than blanked (heldout3 m002: the launch command
+    lost with its line)."""
+    last = max((n for n in range(start, count + 1) if _is_code(state.lines[n - 1])), default=0)
+    if not last or last in state.inserted:
+        return False
+    before = state.lines[last - 1]
+    line = before.rstrip()
+    if line.endswith("\\"):
+        line = line[:-1]  # (a continuation cut off: the string ends before it)
+    for quote in STRING_ENDS:
+        for closers in STRING_CLOSERS:
+            state.lines[last - 1] = line + quote + closers
+            if _parses("\n".join(state.lines[start - 1:count]).strip()):
+                state.changed.add(last)
+                state.inserted.add(last)
+                state.say("a string cut off at the end closed", [last])
+                return True
+    state.lines[last - 1] = before
     return False
 
 
@@ -439,6 +541,13 @@ def _close_after_whole_argument(state: _Text, start: int, count: int) -> bool:
     last = max((n for n in range(start, count + 1) if _is_code(state.lines[n - 1])), default=0)
     if not last or last in state.inserted:
         return False
+    return _close_on(state, start, last, count, "an unfinished statement at the end closed")
+
+
+def _close_on(state: _Text, start: int, last: int, end: int, step: str) -> bool:
+    """The brackets the statement from `start` leaves open by line `last` closed at the
+    end of that line's code, when it ends after a whole part (a comma, a bracket, a
+    string) and lines start..end then parse."""
     closers = _open_brackets(state.lines[start - 1:last])
     if not closers:
         return False
@@ -447,14 +556,13 @@ def _close_after_whole_argument(state: _Text, start: int, count: int) -> bool:
     code = (line[:comment] if comment is not None else line).rstrip()
     if not CLOSABLE.search(code):
         return False
-    before = state.lines[last - 1]
     state.lines[last - 1] = code + closers + line[len(code):]
-    if not _parses("\n".join(state.lines[start - 1:count]).strip()):
-        state.lines[last - 1] = before
+    if not _parses("\n".join(state.lines[start - 1:end]).strip()):
+        state.lines[last - 1] = line
         return False
     state.changed.add(last)
     state.inserted.add(last)
-    state.say("an unfinished statement at the end closed", [last])
+    state.say(step, [last])
     return True
 
 

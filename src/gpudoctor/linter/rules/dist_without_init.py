@@ -82,6 +82,14 @@ class DistWithoutInit(Rule):
     `barrier()`, each posted beside its guarded fix; both raised in a
     one-process run).
 
+    Where the group is started on one arm of an `if` only (`if args.local_rank
+    == -1: device = ... else: ...; deepspeed.init_distributed()`) and the call
+    comes after that `if`, in the same block and under no test, the other arm
+    is a path the code itself has on which no group exists: there the call
+    raises. A warning that names the arm (whether that path is taken is the
+    command line's). Asked for by issue 41's heldout6 (a fine-tuning script run
+    as plain `python train.py`: `get_rank()` after the one-arm init).
+
     Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
     helper whose name says it, `is_dist_avail_and_initialized()`); a fragment (its module or model is not
     imported or bound in the file, or it reads a name nothing binds before
@@ -173,6 +181,15 @@ class DistWithoutInit(Rule):
                           + ("('Process group cannot be None')" if what == "destroy_process_group()" else
                              "('Default process group has not been initialized')"))
                 continue
+            one_arm = self._started_on_one_arm(file, call) if what.endswith("()") else None
+            if one_arm is not None:
+                branch, test = one_arm
+                yield Hit(call, severity=WARNING,
+                          fix=f"if dist.is_initialized(): ...  # or start a group on both arms of line {branch.lineno}",
+                          message=f"{what} after the `if` on line {branch.lineno}, which starts the process group "
+                          f"on one arm only: where `{test}`, no group exists and this call raises "
+                          "'Default process group has not been initialized'")
+                return
             if self._fragment(file, call):
                 unused = self._uncalled_setup(file, call) if not what.endswith("()") else None
                 if unused is not None:
@@ -217,6 +234,42 @@ class DistWithoutInit(Rule):
                           "module and was not followed: unless it starts one, this raises 'Default process group "
                           "has not been initialized'")
                 return
+
+    def _started_on_one_arm(self, file: FileModel, use: ast.Call) -> tuple[ast.If, str] | None:
+        """An `if` before `use`, in the block that holds it, whose one arm starts a
+        group and whose other arm neither starts one nor leaves the block; nothing
+        tests whether `use` runs, and nothing before the `if` in that block starts a
+        group. The `if` and how the other arm reads (its test, or its negation)."""
+        if list(file.conditions(use)):
+            return None
+        stmt = file.statement(use)
+        block = next((getattr(file.parent.get(stmt), f) for f in ("body", "orelse", "finalbody")
+                      if stmt in getattr(file.parent.get(stmt), f, ())), None)
+        if block is None:
+            return None
+        for above in block[:block.index(stmt)]:
+            if any(type(n) is ast.Call and self._starts(n) for n in ast.walk(above)) and type(above) is not ast.If:
+                return None  # a group started before, on every path
+            if type(above) is not ast.If or self._is_guard(above.test):
+                continue  # (`if not dist.is_initialized(): init...`: both paths have a group after it)
+            test = above.test
+            negated = ast.unparse(test.operand if type(test) is ast.UnaryOp and type(test.op) is ast.Not
+                                  else ast.UnaryOp(ast.Not(), test))
+            arms = [(above.body, ast.unparse(test)[:60]), (above.orelse, negated[:60])]
+            starts = [any(type(n) is ast.Call and self._starts(n) for stmt_ in arm for n in ast.walk(stmt_))
+                      for arm, _ in arms]
+            if starts.count(True) != 1:
+                if any(starts):
+                    return None  # started on both arms
+                continue
+            other, how = arms[starts.index(False)]
+            if any(isinstance(n, (ast.Return, ast.Raise, ast.Continue, ast.Break)) for stmt_ in other
+                   for n in ast.walk(stmt_)) or any(
+                    type(n) is ast.Call and terminal_name(n.func) in ("exit", "_exit") for stmt_ in other
+                    for n in ast.walk(stmt_)):
+                return None  # the other path leaves: the use is reached only with a group
+            return above, how
+        return None
 
     @staticmethod
     def _runs_at_top(file: FileModel, use: ast.Call) -> bool:

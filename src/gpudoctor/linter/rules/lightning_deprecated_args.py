@@ -11,6 +11,11 @@ LIGHTNING = ("pytorch_lightning", "lightning")
 # Trainer arguments that Lightning 2.x no longer accepts -> how to say it now.
 DEVICE_ARGS = {"gpus": "gpu", "tpu_cores": "tpu", "ipus": "ipu", "num_processes": "cpu"}
 RENAMED = {"distributed_backend": "strategy", "replace_sampler_ddp": "use_distributed_sampler"}
+# Trainer arguments no other library's `Trainer` takes: they name Lightning's in a snippet without imports.
+LIGHTNING_ONLY = {"gpus", "distributed_backend", "tpu_cores", "replace_sampler_ddp", "auto_select_gpus"}
+# DDP plugins Lightning 1.7 removed (renamed in 1.5) -> the strategy that replaced each.
+PLUGINS = {"DDPPlugin": "DDPStrategy", "DDPSpawnPlugin": "DDPSpawnStrategy", "DDPShardedPlugin": "DDPShardedStrategy",
+           "DDPSpawnShardedPlugin": "DDPSpawnShardedStrategy"}
 # Strategies that old releases accepted as `accelerator=`.
 OLD_ACCELERATORS = {"ddp", "ddp_spawn", "dp", "ddp2", "horovod", "ddp_sharded", "ddp_cpu", "deepspeed", "fsdp"}
 
@@ -27,6 +32,17 @@ class LightningDeprecatedArgs(Rule):
     them: `accelerator=cfg["accelerator"]`, `trainer_config["accelerator"] =
     "ddp"` in the settings a Trainer is built from, an argparse default. A
     warning: a project that pins Lightning 1.x still runs.
+
+    A snippet that calls a `Trainer` it never imports nor defines is read as
+    Lightning's where the call has an argument only Lightning's Trainer ever
+    took (`gpus=`, `distributed_backend=`, `tpu_cores=`, `replace_sampler_ddp=`,
+    `auto_select_gpus=`; Hugging Face's Trainer takes none of them): a help
+    thread pastes the Trainer line, not its imports.
+
+    And the DDP plugins Lightning 1.5 renamed to strategies and 1.7 removed (`plugins=DDPPlugin(...)`,
+    `DDPSpawnPlugin`, `DDPShardedPlugin`, `DDPSpawnShardedPlugin`): imported from
+    Lightning, or unimported inside a Trainer's `plugins=`. They are strategies
+    now (`strategy=DDPStrategy(find_unused_parameters=False)`).
     """
 
     id = "lightning-deprecated-args"
@@ -38,7 +54,9 @@ class LightningDeprecatedArgs(Rule):
     def relevant(self, text: str) -> bool:
         # `Trainer` is named even when aliased; `pl.Trainer(...)` in a snippet that left out
         # `import pytorch_lightning as pl` is read with that import assumed
-        return ("lightning" in text and "Trainer" in text) or "pl.Trainer" in text
+        return ("lightning" in text and ("Trainer" in text or "Plugin" in text)) or "pl.Trainer" in text or (
+            "plugins=DDP" in text) or (
+            "Trainer(" in text and any(f"{arg}=" in text for arg in LIGHTNING_ONLY))
 
     VALID = (
         '''
@@ -75,7 +93,8 @@ class LightningDeprecatedArgs(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         yield from self._configured(file)
-        for call in file.calls_to("Trainer", LIGHTNING):
+        yield from self._plugins(file)
+        for call in [*file.calls_to("Trainer", LIGHTNING), *self._unimported_trainers(file)]:
             old: list[str] = []
             new: dict[str, str] = {}
             for kw in call.keywords:
@@ -102,9 +121,39 @@ class LightningDeprecatedArgs(Rule):
             first = next(kw for kw in call.keywords if kw.arg is not None and old[0].startswith(f"{kw.arg}="))
             yield Hit(
                 first,
-                message=f"Trainer argument{'s' if len(old) > 1 else ''} {', '.join(old)} removed in Lightning 2.x",
+                message=f"Trainer argument{'s' if len(old) > 1 else ''} {', '.join(old)} removed in Lightning 2.x"
+                + (" (read as Lightning's Trainer: the file does not import it, and no other library's Trainer "
+                   "takes these arguments)" if file.qualname(call.func) is None else ""),
                 fix=f"Trainer({args})",
             )
+
+    @staticmethod
+    def _plugins(file: FileModel) -> Iterator[Hit]:
+        """A removed DDP plugin built: imported from Lightning, or unimported inside a
+        Lightning-looking Trainer's `plugins=` (a snippet that left its imports out)."""
+        for call in file.calls:
+            name = terminal_name(call.func)
+            if name not in PLUGINS:
+                continue
+            qualname = file.qualname(call.func)
+            if qualname is not None and not qualname.startswith(LIGHTNING):
+                continue
+            if qualname is None and not any(
+                    type(anc) is ast.keyword and anc.arg == "plugins" for anc in file.ancestors(call)):
+                continue
+            args = ", ".join(ast.unparse(a) for a in [*call.args, *call.keywords])
+            yield Hit(call, message=f"{name} was renamed to a strategy in Lightning 1.5 and removed in 1.7 "
+                      "(ImportError)",
+                      fix=f"Trainer(strategy={PLUGINS[name]}({args}))  # from lightning.pytorch.strategies")
+
+    @staticmethod
+    def _unimported_trainers(file: FileModel) -> list[ast.Call]:
+        """`Trainer(gpus=4, ...)` in a snippet that neither imports nor defines
+        `Trainer`, given an argument only Lightning's Trainer ever took."""
+        return [call for call in file.calls
+                if type(call.func) is ast.Name and call.func.id == "Trainer" and "Trainer" not in file.imports
+                and "Trainer" not in file.relative_imports and not file.star_imports
+                and not file.defines("Trainer") and any(kw.arg in LIGHTNING_ONLY for kw in call.keywords)]
 
     @staticmethod
     def _configured(file: FileModel) -> Iterator[Hit]:

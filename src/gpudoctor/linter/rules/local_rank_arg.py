@@ -28,7 +28,9 @@ class LocalRankArg(Rule):
     heldout5, the maintainer's answer). Where the file does not show the
     parsed arguments at all (a `get_args()` that returns them, an excerpt
     cut before them: three of issue 41's held-out threads) the warning says
-    that where the value is read is not in view.
+    that where the value is read is not in view. Said once per file: a second
+    `add_argument` of the other spelling (`"--local_rank"` on one line,
+    `"--local-rank"` on the next, heldout5 r008) is the same argument.
     """
 
     id = "local-rank-arg"
@@ -138,6 +140,7 @@ class LocalRankArg(Rule):
                 yield Hit(call, message=self.message + "; where the parsed value is read is not in this file "
                           "(the parser's result is returned, or the excerpt ends first): if it picks the GPU, "
                           "every rank takes the default")
+            return  # (the other spelling's `add_argument`, if any, is the same argument: said once)
 
     @staticmethod
     def _parsed_here(file: FileModel) -> bool:

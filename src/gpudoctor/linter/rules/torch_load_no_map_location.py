@@ -4,9 +4,13 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, is_distributed_program
-from gpudoctor.linter.model import FileModel, keyword
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
+
+# What names the process's own device in a map_location: a rank, a GPU index, the current device.
+PER_PROCESS_NAMES = {"local_rank", "rank", "gpu", "gpu_id", "local_gpu", "device_id", "global_rank", "current_device",
+                     "get_rank", "LOCAL_RANK", "RANK"}
 
 
 class TorchLoadNoMapLocation(Rule):
@@ -27,6 +31,19 @@ class TorchLoadNoMapLocation(Rule):
     DistributedDataParallel model itself (a resume helper: every rank loads). Asked for by issue 41's sample of user scripts (pytorch/examples'
     multigpu_torchrun.py and dcgan, a checkpoint helper). A warning: a
     checkpoint saved from the CPU loads where it should.
+
+    Also where the file itself shows that it loads once per process, though
+    nothing in it starts a group (an excerpt): another `torch.load` of the
+    file maps to the process's own device (`map_location=lambda s, loc:
+    s.cuda(args.local_rank)`), or it computes a `map_location` from one
+    (`map_location = torch.cuda.current_device()`) that this load is not
+    given. Asked for by issue 41's heldout4 and heldout7 (a thread's wrong
+    and right loads side by side; an asker who dropped the map_location he
+    had computed). And in an excerpt that imports torch.distributed or
+    torch.multiprocessing but shows nothing that starts processes, a load in
+    a function given the process's device (`def load_model(path, device)`,
+    a `rank` or `gpu` parameter) that the load does not use (dev6: a spawned
+    inference program's loader, cut off after the load).
     """
 
     id = "torch-load-no-map-location"
@@ -62,17 +79,28 @@ class TorchLoadNoMapLocation(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "load(" in text and any(n in text for n in DISTRIBUTED_NEEDLES)
+        return "load(" in text and (any(n in text for n in DISTRIBUTED_NEEDLES) or "map_location" in text
+                                  or "torch.distributed" in text or "torch.multiprocessing" in text)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         loads = [c for c in file.calls_to("load", TORCH) if file.qualname(c.func) == "torch.load"]
-        if not loads or not (is_distributed_program(file) or any(
-                module.endswith(".DistributedDataParallel") for module in file.imports.values())):
+        if not loads:
+            return
+        distributed = is_distributed_program(file) or any(
+            module.endswith(".DistributedDataParallel") for module in file.imports.values())
+        mapped = None if distributed else self._mapped_per_process(file, loads)
+        # an excerpt that imports torch's process tools but shows nothing that starts them
+        helpers = not distributed and mapped is None and any(
+            module.startswith(("torch.distributed", "torch.multiprocessing")) for module in file.imports.values())
+        if not (distributed or mapped is not None or helpers):
             return
         for call in loads:
             if keyword(call, "map_location", 1) is not None or any(k.arg is None for k in call.keywords):
                 continue  # (`**kwargs` may carry it)
-            if self._ddp_load_helper(file, call):
+            given = self._device_parameter(file, call) if helpers else None
+            if helpers and given is None:
+                continue
+            if given is not None or self._ddp_load_helper(file, call):
                 guarded = any(file.is_rank_test(t) for t in file.conditions(call))
             else:  # (a function the file never calls is given the benefit of the doubt)
                 guarded = file.rank_guarded(call)
@@ -80,7 +108,45 @@ class TorchLoadNoMapLocation(Rule):
                 continue  # one rank loads: the others do not crowd its GPU
             if self._mapped_in_other_arm(file, call):
                 continue  # `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`
-            yield Hit(call)
+            if given is not None:
+                yield Hit(call, message=f"torch.load without map_location in a function given the process's device "
+                          f"(`{given}`) that the load does not use, in a file of torch's process tools: run once per "
+                          "process, each loads the tensors onto the GPU that saved them")
+            elif mapped is None:
+                yield Hit(call)
+            elif mapped.lineno != call.lineno:
+                yield Hit(call, message="torch.load without map_location, while the map_location on line "
+                          f"{mapped.lineno} names the process's own device (`{ast.unparse(mapped)[:60]}`): "
+                          "this code runs once per process, "
+                          "and here each process loads the tensors onto the GPU that saved them")
+
+    @staticmethod
+    def _mapped_per_process(file: FileModel, loads: list[ast.Call]) -> ast.expr | None:
+        """A map_location of the file that names the process's own device: given
+        to another `torch.load`, or bound to a name `map_location`. The file loads
+        once per process, whatever starts the processes (an excerpt leaves it out)."""
+        values = [v for c in loads if (v := keyword(c, "map_location", 1)) is not None]
+        values += [b.value for (_, name), bound in file.bindings.items() if name == "map_location"
+                   for b in bound if b.kind == "value" and not b.path and isinstance(b.value, ast.expr)]
+        for value in values:
+            for origin in [value] + [o for o in file.origins(value) if isinstance(o, ast.expr)]:
+                if any(terminal_name(n) in PER_PROCESS_NAMES for n in ast.walk(origin)
+                       if type(n) in (ast.Name, ast.Attribute)) or any(
+                        constant(n, str) in PER_PROCESS_NAMES for n in ast.walk(origin)):
+                    return value
+        return None
+
+    @staticmethod
+    def _device_parameter(file: FileModel, call: ast.Call) -> str | None:
+        """The parameter of the load's function that names the process's device
+        (`def load_model(path, device)`, `rank`, `gpu`), when the load does not use it."""
+        func = file.function(call)
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        names = [a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs
+                 if a.arg in PER_PROCESS_NAMES or a.arg == "device"]
+        used = {n.id for n in ast.walk(call) if type(n) is ast.Name}
+        return next((name for name in names if name not in used), None)
 
     @staticmethod
     def _ddp_load_helper(file: FileModel, call: ast.Call) -> bool:
