@@ -51,6 +51,8 @@ ALIASES = {
     "ddp-without-device-ids": "ddp-no-device-ids",  # heldout4: MMDistributedDataParallel(model.cuda(), ...)
     "local-rank-as-global-index": "local-rank-as-global-rank",  # heldout3: all_gather's list indexed by local_rank
     "rank0-check-by-local-index": "local-rank-as-global-rank",  # dev3: reduce(dst=0) read where args.gpu == 0
+    "ddp-single-process-multi-gpu": "ddp-no-device-ids",  # heldout3: one process, DDP with no device_ids over every GPU
+    "ddp-one-process-many-gpus": "ddp-no-device-ids",  # heldout6: world_size=1, DDP over all visible GPUs
 }
 
 
