@@ -22,6 +22,7 @@ from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import speaks_of_error
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
+from gpudoctor.knowledge.patterns.classes9 import setup_of
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
@@ -54,7 +55,7 @@ GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 READS_ANY_EXCEPTION = (*GENERIC_FINDINGS, "setup-refused-by-program")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
 NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
-                "setup-refused-by-program", "value-type-refused")
+                "setup-refused-by-program", "value-type-refused", "ddp-device-mismatch")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -313,6 +314,10 @@ class Diagnosis:
             # "Timeout at NCCL work: N" is the watchdog saying the collective timed out (torch >= 2.4 prints it
             # before, or instead of, "Watchdog caught collective operation timeout"): the timeout, not only the teardown
             return BY_ID["nccl-watchdog-timeout"]
+        if p.id == "ddp-device-mismatch" and values.get("gpus"):
+            # two GPUs in one operation: the set-up its traceback's frames show (knowledge/patterns/classes9.py)
+            sign = self.signs.exception_at(msg)
+            values.update(setup_of((f.path for f in sign.frames) if sign is not None else (), values["gpus"], msg.rank is not None))
         if p.id == "nccl-tensor-not-cuda":
             sign = self.signs.exception_at(msg)
             if sign is not None and any(f.in_ddp_constructor() for f in sign.frames):

@@ -1,0 +1,78 @@
+"""Controls and siblings for the ninth round's classes of messages (src/gpudoctor/knowledge/patterns/classes9.py):
+tensors of one operation on two GPUs in one process (every torch wording), whose fix is the set-up the
+traceback shows (a model split with device_map, nn.DataParallel's replicas, one process per GPU without its
+own device), or the three with how to tell them. The sample's cases are the readable parts' logs as pasted;
+the other lines are real ones from the threads named beside them. Each log runs through the whole of
+`diagnose`."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from gpudoctor.core.exit_code import report_exit as exit_code
+from gpudoctor.core.findings import Severity
+from test_controls_classes6 import SITE, case
+from test_controls_patterns import TB, head_id, ids
+
+TWO_GPUS = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:7!"
+
+
+def finding(text: str, fid: str):
+    return next((f for f in api.diagnose(text).findings if f.id == fid), None)
+
+
+def through(frame: str, line: str = TWO_GPUS) -> str:
+    """A traceback from the user's script through one library frame, ending in `line`."""
+    return TB + "    out = model(x)\n" + f'  File "{SITE}/{frame}", line 170, in forward\n' + "    return fn(*args)\n" + line + "\n"
+
+
+class TestDdpDeviceMismatch:
+    verdict = "ddp-device-mismatch"
+
+    def test_control_one_gpu_named_twice_is_no_mismatch_of_two_gpus(self):
+        # a device summary that names the same GPU for the input and the weights: a healthy run's print
+        log = ("input on cuda:0, weights on cuda:0; arguments are located on the same GPU\n"
+               "{'loss': 1.2, 'epoch': 0.5}\n{'train_runtime': 512.3, 'train_loss': 1.2, 'epoch': 1.0}\n")
+        report = api.diagnose(log)
+        assert "ddp-device-mismatch" not in [f.id for f in report.findings] and exit_code(report) == 0
+
+    def test_control_a_node_placement_note_is_no_mismatch(self):
+        assert "ddp-device-mismatch" not in ids("INFO: the model and its arguments are located on different nodes (pipeline stage 2)\nstep 1 loss 0.7\n")
+
+    def test_control_a_dtype_mismatch_on_one_gpu_is_not_this(self):
+        # ultralytics/yolov5#475: half input, float weights, both on the GPU
+        assert head_id(TB + "RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same\n") == "value-type-refused"
+
+    def test_sibling_the_th_ops_old_wording_is_read(self):
+        # switchablenorms/Sparse_SwitchNorm#3 (heldout7): a tensor made on GPU 0 inside DataParallel's replicas, torch <= 1.4
+        log = case("heldout7", "sparse-switchnorm-3-arguments-different-gpus")
+        assert head_id(log) == "ddp-device-mismatch"
+        f = finding(log, "ddp-device-mismatch")
+        assert f.severity is Severity.ERROR and "two GPUs met in one operation" in f.fix and "nn.DataParallel" in f.fix
+
+    def test_sibling_dataparallel_frames_pick_the_replicas_step(self):
+        # szq0214/MEAL-V2#24 (heldout7): the replica's traceback runs through parallel_apply
+        f = finding(case("heldout7", "meal-v2-24-dataparallel-replica-device-mismatch"), "ddp-device-mismatch")
+        assert f is not None and "GPU 1 and GPU 0 met in one operation; the traceback's frames show nn.DataParallel" in f.fix
+        assert "device_map" not in f.fix and "DistributedDataParallel" in f.fix
+
+    def test_sibling_accelerate_hooks_pick_the_split_model_step(self):
+        f = finding(through("accelerate/hooks.py"), "ddp-device-mismatch")
+        assert f is not None and "GPU 0 and GPU 7 met in one operation; the traceback's frames show a model split over the GPUs" in f.fix
+        assert "lm_head.weight.device" in f.fix and "nn.DataParallel" not in f.fix
+
+    def test_sibling_a_ranks_line_picks_its_own_gpu_step(self):
+        # a DDP rank that never selected its GPU: torchrun's rank prefix, no frame of a one-process set-up
+        f = finding("[rank1]: RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!\n",
+                    "ddp-device-mismatch")
+        assert f is not None and "a rank printed it: one process per GPU" in f.fix and "torch.cuda.set_device(local_rank)" in f.fix
+
+    def test_sibling_two_gpus_without_frames_names_the_three_set_ups(self):
+        # yuhuixu1993/qa-lora#17 (heldout7): a device_map model over 8 GPUs, frames of the model only
+        f = finding(case("heldout7", "qa-lora-17-device-mismatch-cuda0-cuda7"), "ddp-device-mismatch")
+        assert f is not None and "GPU 0 and GPU 7 met in one operation of one process" in f.fix
+        assert all(step in f.fix for step in ("device_map", "nn.DataParallel", "set_device"))
+
+    def test_sibling_the_cpu_and_a_gpu_keep_the_tensor_step(self):
+        f = finding("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!\n", "ddp-device-mismatch")
+        assert f is not None and f.fix.startswith("put the operation's tensors on one device: create tensors with device=x.device")
+        assert "met in one operation" not in f.fix
