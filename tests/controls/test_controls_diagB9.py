@@ -76,3 +76,45 @@ class TestDdpDeviceMismatch:
         f = finding("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!\n", "ddp-device-mismatch")
         assert f is not None and f.fix.startswith("put the operation's tensors on one device: create tensors with device=x.device")
         assert "met in one operation" not in f.fix
+
+
+def raised_in(frame: str, line: str) -> str:
+    """A traceback from the user's script whose innermost frame is `frame` (a path under site-packages), ending in `line`."""
+    return TB + "    engine.step()\n" + f'  File "{SITE}/{frame}", line 684, in get_first_param_index\n' + "    if partition_id in ids:\n" + line + "\n"
+
+
+class TestZeroOptimizerInternalError:
+    verdict = "zero-optimizer-internal-error"
+
+    def test_control_the_same_keyerror_in_the_users_code_is_theirs(self):
+        # a KeyError raised in the user's own script: the catch-all names their line, not ZeRO
+        assert "zero-optimizer-internal-error" not in ids(TB + "    x = groups[0]\nKeyError: 0\n")
+
+    def test_control_a_keyerror_in_deepspeeds_engine_is_not_zero_partitioning(self):
+        # deepspeed/runtime/engine.py reads the user's config: not ZeRO's own bookkeeping
+        assert "zero-optimizer-internal-error" not in ids(raised_in("deepspeed/runtime/engine.py", "KeyError: 'train_batch_size'"))
+
+    def test_control_a_user_folder_named_after_zero_is_not_deepspeeds(self):
+        log = TB + '  File "/home/u/DeepSpeedExamples/training/zero_stage3/train.py", line 12, in step\nKeyError: 0\n'
+        assert "zero-optimizer-internal-error" not in ids(log)
+
+    def test_sibling_an_oom_raised_in_zero_is_the_oom(self):
+        line = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB"
+        assert head_id(raised_in("deepspeed/runtime/zero/stage3.py", line)) == "cuda-oom"
+
+    def test_sibling_the_samples_zero_1_2_keyerror(self):
+        # cmnfriend/O-LoRA#3 (heldout7): KeyError: 0 in get_first_param_index at ZeRO 1/2 init
+        log = case("heldout7", "o-lora-3-zero2-keyerror-accelerate")
+        assert head_id(log) == "zero-optimizer-internal-error"
+        f = finding(log, "zero-optimizer-internal-error")
+        assert f.severity is Severity.ERROR and "stage_1_and_2.py:684 in get_first_param_index" in f.fix
+        assert "`pip install -U deepspeed`" in f.fix and f.evidence["zero"] == "DeepSpeed's ZeRO stage 1/2 optimizer"
+
+    def test_sibling_the_samples_colossalai_low_level_zero(self):
+        # hpcaitech/ColossalAI#2834 (dev): fp32 param and grad of different shapes in the low-level ZeRO optimizer
+        f = finding(case("dev", "colossalai-2834-zero2-lora-grad-shape-assert"), "zero-optimizer-internal-error")
+        assert f is not None and "`pip install -U colossalai`" in f.fix and "low_level_optim.py" in f.fix
+
+    def test_sibling_a_cut_traceback_in_zero_stays_unrecognised(self):
+        # hiyouga/LlamaFactory#3634 (dev): the exception line is cut: the frame alone says where, not what failed
+        assert head_id(case("dev", "llamafactory-3634-zero3-defragment-dtype-assert")) == "unrecognised-failure"

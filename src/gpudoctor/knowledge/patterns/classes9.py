@@ -17,7 +17,10 @@ counter-examples the nearest lines that mean something else.
 import re
 from typing import Iterable, Optional
 
-from gpudoctor.knowledge.pattern import groups
+from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E = Severity.ERROR
 
 # Two GPUs named by one device-mismatch line: "cuda:0 and cuda:7", "device 1 does not equal 0", the TH
 # ops' "arguments are located on different GPUs" (torch <= 1.4), an autograd "expected device cuda:1 but got cuda:0".
@@ -107,4 +110,79 @@ EXAMPLES = [
      "but device 1 does not equal 0 (while checking arguments for cudnn_convolution)", "ms-dot-k/AVSR#5 (nn.DataParallel on code written for one GPU)"),
     ("**RuntimeError: arguments are located on different GPUs at /pytorch/aten/src/THC/generic/THCTensorMathCompareT.cu:31**",
      "switchablenorms/Sparse_SwitchNorm#3 (a tensor made on GPU 0 inside DataParallel's replicas)"),
+]
+
+
+# -- an exception raised inside a ZeRO optimizer's own code ------------------------------------------------
+# The frames of ZeRO's partitioning and optimizer code, by what they are (the first that fits names it).
+ZERO_CODE = (
+    (re.compile(r"deepspeed[/\\]runtime[/\\]zero[/\\]stage_1_and_2\.py$"), "DeepSpeed's ZeRO stage 1/2 optimizer", "deepspeed"),
+    (re.compile(r"deepspeed[/\\]runtime[/\\]zero[/\\]"), "DeepSpeed's ZeRO stage 3 partitioning", "deepspeed"),
+    (re.compile(r"deepspeed[/\\]runtime[/\\]bf16_optimizer\.py$"), "DeepSpeed's bf16 optimizer (ZeRO stage 0/1)", "deepspeed"),
+    (re.compile(r"colossalai[/\\](?:zero|booster[/\\]plugin)[/\\].*(?:low_level|zero)"), "ColossalAI's ZeRO optimizer", "colossalai"),
+)
+# an exception's line, as the catch-all reads it
+EXCEPTION_LINE = r"(?:^|[\s\"'(\[`])(?:[A-Za-z_]\w*\.)*(?P<exception>[A-Z]\w*(?:Error|Exception)): (?P<message>.+)"
+# Exceptions that say something of their own wherever they are raised (the patterns and the other classes read them).
+NOT_ZERO_INTERNAL = ("KeyboardInterrupt", "OutOfMemoryError", "MemoryError", "ModuleNotFoundError", "ImportError", "NotImplementedError", "DistBackendError")
+
+
+def zero_internal(sign) -> dict:
+    """The evidence of an exception raised in ZeRO's own code (its traceback's innermost frame is ZeRO's
+    partitioning or optimizer), {} for any other: the exception, where and in what ZeRO raised it, and the
+    package to pin or upgrade (the fix's STEP)."""
+    last = sign.raised_in() if sign is not None and sign.kind == "exception" and not sign.cut else None
+    if last is None or sign.what.rsplit(".", 1)[-1] in NOT_ZERO_INTERNAL or "out of memory" in sign.message.lower():
+        return {}
+    path = last.path.replace("\\", "/")
+    found = next(((what, package) for rx, what, package in ZERO_CODE if rx.search(path)), None)
+    if found is None:
+        return {}
+    what, package = found
+    return {"exception": sign.what, "message": sign.message[:200], "zero": what, "function": last.func or "?", "package": package,
+            "step": (f"install the {package} version the training project pins, or upgrade it (`pip install -U {package}`): many of these "
+                     f"are fixed upstream; search {package}'s issues for {last.func or 'the function'} with the message")}
+
+
+PATTERNS_BY_FRAME = [
+    pattern(
+        "zero-optimizer-internal-error",
+        "launcher",
+        CAUSE,
+        E,
+        "ZeRO's own partitioning or optimizer code failed: its bookkeeping does not fit this model or set-up (or a bug of its version)",
+        # the exception's line (python-exception claims it); the traceback's innermost frame, ZeRO's own code, decides it
+        # (knowledge/story.py), so no line alone is this class and the unrecognised answer never names it from a message
+        EXCEPTION_LINE,
+        ("Error: ", "Exception: "),
+        why="""The exception was raised inside the ZeRO optimizer's own code, not in yours: its bookkeeping of which
+        parameters, gradients and partitions each rank holds (a partition index, a parameter id, the shape of a
+        flattened buffer, the prefetch queue of stage 3) does not fit the model and the set-up it was given. Its
+        message speaks of those internals, so it does not say what to change. What ZeRO is known not to handle: a model
+        whose trainable parameters changed after the engine was built, or frozen ones handed to the optimizer (LoRA or
+        QLoRA adapters, quantized 4/8-bit weights, a reference or reward model prepared a second time, a model prepared
+        without an optimizer at stage 2); parameters of mixed dtypes in one group (an fp32 head in a bf16 model); ranks
+        that run different code under stage 3 (generation, a branch taken on one rank, hooks added or removed), which
+        breaks its prefetch trace; a feature the installed version does not combine with this stage (a sequence-parallel
+        mode at stage 0, CPU offload at stage 1); and bugs of a release, fixed in a later one. What decides it: whether the
+        same job runs at another stage (stage 2 (zero2) against stage 3 (zero3), offload off), and whether the installed
+        version is the one the training project pins.""",
+        # (WHERE: the innermost frame; STEP: the package to pin or upgrade; knowledge/story.py's named_fix)
+        fix="""the error is ZeRO's own (raised at WHERE): run the same job at another ZeRO stage (2 instead of 3, or the
+        reverse) or without offload to see whether this stage handles your set-up; give the optimizer only trainable
+        parameters, in one dtype (filter on requires_grad, cast adapters and heads to the model's dtype), and prepare
+        each model once; STEP""".replace("\n        ", " "),
+        examples=[
+            ("KeyError: 0", "cmnfriend/O-LoRA#3 (raised in get_first_param_index, deepspeed/runtime/zero/stage_1_and_2.py, at ZeRO 1/2 init with a quantized LoRA model)"),
+            (
+                "AssertionError: fp32 param and grad have different shape torch.Size([279245825]) vs torch.Size([1025])",
+                "hpcaitech/ColossalAI#2834 (raised in colossalai/zero/sharded_optim/low_level_optim.py's step, LoRA under colossalai_zero2)",
+            ),
+            ("IndexError: pop from an empty deque", "huggingface/trl#1543 (raised in deepspeed/runtime/zero/partitioned_param_coordinator.py after the ZeRO-3 generation hooks were removed)"),
+        ],
+        # the same lines raised in the user's own code or in another library are not this class (the frame decides)
+        not_examples=["KeyboardInterrupt", "UserWarning: the grad and param shapes differ; the optimizer state is rebuilt"],
+        fields=groups,
+        refines="python-exception",  # the traceback's innermost frame decides it (knowledge/story.py), never one line
+    ),
 ]
