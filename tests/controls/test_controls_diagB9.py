@@ -118,3 +118,11 @@ class TestZeroOptimizerInternalError:
     def test_sibling_a_cut_traceback_in_zero_stays_unrecognised(self):
         # hiyouga/LlamaFactory#3634 (dev): the exception line is cut: the frame alone says where, not what failed
         assert head_id(case("dev", "llamafactory-3634-zero3-defragment-dtype-assert")) == "unrecognised-failure"
+
+    def test_sibling_a_message_naming_zero_3s_own_objects_without_frames(self):
+        # git-cloner/llama2-lora-fine-tuning#9 (heldout7): only the line, naming ZeRO-3 Init's all-gather generator
+        f = finding(case("heldout7", "llama2-lora-ft-9-zero3-4bit-allgather"), "zero-optimizer-internal-error")
+        assert f is not None and f.evidence["zero"] == "DeepSpeed's ZeRO stage 3 partitioning" and "quantized 4/8-bit" in f.why
+
+    def test_control_a_frameless_runtimeerror_of_no_zero_object_stays_unrecognised(self):
+        assert head_id("RuntimeError: expected there to be only one unique element in the list of devices\n") != "zero-optimizer-internal-error"

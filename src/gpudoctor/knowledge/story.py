@@ -391,7 +391,7 @@ class Diagnosis:
                     return  # the timed-out rank's NCCL error: the timeout tells it
                 first = Hit(generic.first.line, generic.first.source, generic.first.where, {**generic.first.fields, "sign": sign})
                 told[UNRECOGNISED.id] = Seen(UNRECOGNISED, generic.order, first, generic.count, generic.samples, generic.ranks, generic.nodes, generic.by_rank)
-                self.by_frame(told, sign)
+                self.by_frame(told, sign, generic.first.fields.get("exception", ""), generic.first.fields.get("message", ""))
             return
         explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in told.values())
         sign = self.signs.headline()
@@ -416,12 +416,13 @@ class Diagnosis:
         told[UNRECOGNISED.id] = seen
         self.by_frame(told, sign)
 
-    def by_frame(self, told: dict[str, Seen], sign: Optional[Sign]) -> None:
+    def by_frame(self, told: dict[str, Seen], sign: Optional[Sign], exception: str = "", message: str = "") -> None:
         """An unrecognised exception whose innermost frame is ZeRO's own code is that class (knowledge/patterns/classes9.py)."""
-        said = zero_internal(sign)
-        if said and sign is not None:
+        said = zero_internal(sign, exception, message)
+        if said:
             unrecognised = told.pop(UNRECOGNISED.id)
-            hit = Hit(unrecognised.first.line, sign.source, sign.where, said, sign.time)
+            first = unrecognised.first
+            hit = Hit(first.line, first.source, first.where, said, first.time)
             seen = told["zero-optimizer-internal-error"] = Seen(BY_ID["zero-optimizer-internal-error"], unrecognised.order, hit)
             seen.add(hit)
 

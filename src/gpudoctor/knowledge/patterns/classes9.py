@@ -127,21 +127,32 @@ EXCEPTION_LINE = r"(?:^|[\s\"'(\[`])(?:[A-Za-z_]\w*\.)*(?P<exception>[A-Z]\w*(?:
 NOT_ZERO_INTERNAL = ("KeyboardInterrupt", "OutOfMemoryError", "MemoryError", "ModuleNotFoundError", "ImportError", "NotImplementedError", "DistBackendError")
 
 
-def zero_internal(sign) -> dict:
+# A message without frames that names ZeRO stage 3's own objects (the generator of its Init's all-gather, a
+# parameter's partition status): git-cloner/llama2-lora-fine-tuning#9 pasted only that line.
+ZERO3_OBJECTS = re.compile(r"\bInit\._convert_to_deepspeed_param\b|\bZeroParamStatus\b|\bds_status\b")
+
+
+def zero_internal(sign, exception: str = "", message: str = "") -> dict:
     """The evidence of an exception raised in ZeRO's own code (its traceback's innermost frame is ZeRO's
-    partitioning or optimizer), {} for any other: the exception, where and in what ZeRO raised it, and the
-    package to pin or upgrade (the fix's STEP)."""
+    partitioning or optimizer, or, with no frame, its message names ZeRO stage 3's own objects), {} for any
+    other: the exception, where and in what ZeRO raised it, and the package to pin or upgrade (the fix's STEP)."""
+    if sign is not None and sign.kind == "exception" and not sign.cut:
+        exception, message = sign.what, sign.message
     last = sign.raised_in() if sign is not None and sign.kind == "exception" and not sign.cut else None
-    if last is None or sign.what.rsplit(".", 1)[-1] in NOT_ZERO_INTERNAL or "out of memory" in sign.message.lower():
+    if not exception or exception.rsplit(".", 1)[-1] in NOT_ZERO_INTERNAL or "out of memory" in message.lower():
         return {}
-    path = last.path.replace("\\", "/")
-    found = next(((what, package) for rx, what, package in ZERO_CODE if rx.search(path)), None)
+    if last is None:
+        found = ("DeepSpeed's ZeRO stage 3 partitioning", "deepspeed") if ZERO3_OBJECTS.search(message) else None
+    else:
+        path = last.path.replace("\\", "/")
+        found = next(((what, package) for rx, what, package in ZERO_CODE if rx.search(path)), None)
     if found is None:
         return {}
     what, package = found
-    return {"exception": sign.what, "message": sign.message[:200], "zero": what, "function": last.func or "?", "package": package,
+    function = last.func if last is not None and last.func else ""
+    return {"exception": exception, "message": message[:200], "zero": what, "function": function or "?", "package": package,
             "step": (f"install the {package} version the training project pins, or upgrade it (`pip install -U {package}`): many of these "
-                     f"are fixed upstream; search {package}'s issues for {last.func or 'the function'} with the message")}
+                     f"are fixed upstream; search {package}'s issues for {function or 'the message'}" + (" with the message" if function else ""))}
 
 
 PATTERNS_BY_FRAME = [
@@ -168,7 +179,7 @@ PATTERNS_BY_FRAME = [
         same job runs at another stage (stage 2 (zero2) against stage 3 (zero3), offload off), and whether the installed
         version is the one the training project pins.""",
         # (WHERE: the innermost frame; STEP: the package to pin or upgrade; knowledge/story.py's named_fix)
-        fix="""the error is ZeRO's own (raised at WHERE): run the same job at another ZeRO stage (2 instead of 3, or the
+        fix="""the error is ZeRO's own (the traceback's innermost frame: WHERE): run the same job at another ZeRO stage (2 instead of 3, or the
         reverse) or without offload to see whether this stage handles your set-up; give the optimizer only trainable
         parameters, in one dtype (filter on requires_grad, cast adapters and heads to the model's dtype), and prepare
         each model once; STEP""".replace("\n        ", " "),
