@@ -22,6 +22,7 @@ from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import speaks_of_error
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
+from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
@@ -54,7 +55,7 @@ GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 READS_ANY_EXCEPTION = (*GENERIC_FINDINGS, "setup-refused-by-program")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
 NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
-                "setup-refused-by-program", "value-type-refused")
+                "setup-refused-by-program", "value-type-refused", "ddp-device-mismatch", "zero-optimizer-internal-error")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -313,6 +314,10 @@ class Diagnosis:
             # "Timeout at NCCL work: N" is the watchdog saying the collective timed out (torch >= 2.4 prints it
             # before, or instead of, "Watchdog caught collective operation timeout"): the timeout, not only the teardown
             return BY_ID["nccl-watchdog-timeout"]
+        if p.id == "ddp-device-mismatch" and values.get("gpus"):
+            # two GPUs in one operation: the set-up its traceback's frames show (knowledge/patterns/classes9.py)
+            sign = self.signs.exception_at(msg)
+            values.update(setup_of((f.path for f in sign.frames) if sign is not None else (), values["gpus"], msg.rank is not None))
         if p.id == "nccl-tensor-not-cuda":
             sign = self.signs.exception_at(msg)
             if sign is not None and any(f.in_ddp_constructor() for f in sign.frames):
@@ -386,6 +391,7 @@ class Diagnosis:
                     return  # the timed-out rank's NCCL error: the timeout tells it
                 first = Hit(generic.first.line, generic.first.source, generic.first.where, {**generic.first.fields, "sign": sign})
                 told[UNRECOGNISED.id] = Seen(UNRECOGNISED, generic.order, first, generic.count, generic.samples, generic.ranks, generic.nodes, generic.by_rank)
+                self.by_frame(told, sign, generic.first.fields.get("exception", ""), generic.first.fields.get("message", ""))
             return
         explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in told.values())
         sign = self.signs.headline()
@@ -408,6 +414,17 @@ class Diagnosis:
         seen = Seen(UNRECOGNISED, -1, hit)  # the failure the log shows comes before what it caused
         seen.add(hit)
         told[UNRECOGNISED.id] = seen
+        self.by_frame(told, sign)
+
+    def by_frame(self, told: dict[str, Seen], sign: Optional[Sign], exception: str = "", message: str = "") -> None:
+        """An unrecognised exception whose innermost frame is ZeRO's own code is that class (knowledge/patterns/classes9.py)."""
+        said = zero_internal(sign, exception, message)
+        if said:
+            unrecognised = told.pop(UNRECOGNISED.id)
+            first = unrecognised.first
+            hit = Hit(first.line, first.source, first.where, said, first.time)
+            seen = told["zero-optimizer-internal-error"] = Seen(BY_ID["zero-optimizer-internal-error"], unrecognised.order, hit)
+            seen.add(hit)
 
     def fatal_signal_exit(self) -> Optional[Sign]:
         """A launcher's report that a worker died of a signal that is itself the failure (SIGFPE, SIGILL:

@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -31,6 +31,7 @@ ALL: tuple[Pattern, ...] = (
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes
     *classes8.PATTERNS,  # a program's own refusal that states its remedy: after every class that names its message
     *classes8.PATTERNS_TYPES,
+    *classes9.PATTERNS_BY_FRAME,  # decided by the traceback's innermost frame (knowledge/story.py), never by a line
     *python.PATTERNS,  # last: only what no other pattern claims
 )
 

@@ -4,6 +4,7 @@ import re
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
+from gpudoctor.knowledge.patterns import classes9
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
 
@@ -97,14 +98,19 @@ PATTERNS = [
         r"|Expected tensor for (?:argument #\d+ )?'\w+' to have the same device as tensor for argument #\d+ '\w+'; but device (?P<device_old_a>\d+) does not equal (?P<device_old_b>\d+)"
         # the TH ops of torch 1.5-1.7 (and torch <= 1.4's "backend CUDA ... backend CPU"), and indexing from 1.13
         r"|Expected object of (?:device type|backend) (?P<expected_type>\w+) but got (?:device type|backend) (?P<got_type>\w+)"
-        r"|indices should be either on cpu or on the same device as the indexed tensor \((?P<indexed_on>[\w:]+)\)",
-        ("same device", "should be the same", "expected device", "expected it to be on GPU", "but got device type", "but got backend"),
+        r"|indices should be either on cpu or on the same device as the indexed tensor \((?P<indexed_on>[\w:]+)\)"
+        r"|" + classes9.OLD_TWO_GPUS,
+        ("same device", "should be the same", "expected device", "expected it to be on GPU", "but got device type", "but got backend", "different GPUs"),
         why="""An input, a buffer or a tensor created inside forward is on another device than the model: a
         .to(device) whose result was not assigned, a tensor created without device=, or every rank defaulting
-        to cuda:0.""",
-        fix="""create tensors with device=x.device, assign the result of .to(); gpudoctor run names the module and operands; two GPUs
-        in one rank (cuda:1 and cuda:3): give each rank its own GPU before building the model, torch.cuda.set_device(local_rank), and
-        move the data there (Ray Train: ray.train.torch.get_device() and prepare_model)""".replace("\n        ", " "),
+        to cuda:0. Two GPUs in one operation mean one process holds tensors on both, and three set-ups do that: a
+        model split over the GPUs with device_map="auto" (model parallel: a tensor made or moved outside the
+        placement hooks meets a layer on another GPU), nn.DataParallel (a tensor pinned to GPU 0 while replica 1
+        runs on GPU 1; much code written for one GPU does not support DataParallel, and DistributedDataParallel runs
+        it unchanged), or one process per GPU that never selected its own (set_device). The traceback's frames
+        tell which: accelerate's hooks, torch/nn/parallel's data_parallel, a rank's prefix.""",
+        # (STEP: classes9's words for what the line names: one GPU and the CPU, or two GPUs and the set-ups that make it)
+        fix="put the operation's tensors on one device: STEP",
         examples=[
             ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!", "modelscope/ms-swift#2044"),
             (
@@ -117,10 +123,14 @@ PATTERNS = [
                 "(BackendExecutor pid=5631) RuntimeError: Expected tensor for 'out' to have the same device as tensor for argument #2 'mat1'; but device 1 does not equal 3 (while checking arguments for addmm)",
                 "ray-project/ray#30063 (a Ray Train worker, torch 1.x wording)",
             ),
+            *classes9.EXAMPLES,
         ],
-        # one GPU, two dtypes (ultralytics/yolov5#475: DataParallel with half inputs)
-        not_examples=["RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same"],
-        fields=groups,
+        # one GPU, two dtypes (ultralytics/yolov5#475: DataParallel with half inputs); "located on different" nodes, not GPUs
+        not_examples=[
+            "RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same",
+            "the model and its arguments are located on different nodes",
+        ],
+        fields=classes9.device_names,
     ),
     pattern(
         "ddp-device-ids-multi-device",
