@@ -292,6 +292,9 @@ CLUSTER_STEP = ("the scheduler or cluster manager says the job failed: its own r
 OWN_WORDS = {
     "pyexec": ("the interpreter at line {line} could not run the module or the script it was given: check the path, and that the "
                "package is installed for that interpreter (`python -m pip show PACKAGE` with the same python)"),
+    "clierror": ("line {line} is a program's own error line: the words after 'Error:' say what it could not do (a path, a host, a "
+                 "value, memory); where they say a launcher failed to run a command ('Error: failed to run torchrun ...'), the "
+                 "ranks' own output above it says why"),
     "pip": TOOL_STEP, "apt": TOOL_STEP, "build": TOOL_STEP, "cli": TOOL_STEP, "container": TOOL_STEP,
     "fatallevel": ("line {line} is the program's own last word: its logger says it cannot go on, and the lines it logged just "
                    "before say why"),
