@@ -144,6 +144,10 @@ class TestUnrecognisedFailure:
         assert found is not None and found.evidence["kind"] == "clierror"
         assert "rank's own output is not here" not in found.fix and "the words after 'Error:'" in found.fix
 
+    def test_control_a_launchers_failed_to_run_is_still_its_summary(self):
+        found = head("Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --rdzv_endpoint=127.0.0.1:29500\n")  # hpcaitech/ColossalAI#2441
+        assert found is not None and found.evidence["kind"] == "clierror" and "rank's own output is not here" in found.fix
+
 
 class TestCudaOom:
     """A C program's own wording of CUDA's out of memory (AlexeyAB/darknet#5301: "CUDA Error: out of memory")."""
