@@ -144,6 +144,15 @@ class TestUnrecognisedFailure:
         assert found is not None and found.evidence["kind"] == "clierror"
         assert "rank's own output is not here" not in found.fix and "the words after 'Error:'" in found.fix
 
+    def test_control_an_exit_status_alone_sends_to_the_ranks_output(self):
+        found = head("loading the model\ntrain.sh: exit code 1\n")
+        assert found is not None and "rank's own output is not here" in found.fix and "lines that speak of an error" not in found.evidence
+
+    def test_sibling_an_exit_status_after_the_programs_own_failure_line_shows_it(self):
+        found = head("loading the model\nTraining failed: the dataset folder is empty\ntrain.sh: exit code 1\n")
+        assert found is not None and listed(found) == ["line 2: Training failed: the dataset folder is empty"]
+        assert found.fix.startswith("read line 2 first") and "output is not here" not in found.fix
+
     def test_control_a_launchers_failed_to_run_is_still_its_summary(self):
         found = head("Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --rdzv_endpoint=127.0.0.1:29500\n")  # hpcaitech/ColossalAI#2441
         assert found is not None and found.evidence["kind"] == "clierror" and "rank's own output is not here" in found.fix

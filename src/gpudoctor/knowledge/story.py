@@ -594,6 +594,11 @@ class Diagnosis:
             said = what_it_says(sign, exception, message, seen.first.line)
             why = unrecognised_why(sign, exception, message)
             fix = with_what_it_says(next_step(sign, exception, message, self.signs.first_traceback), said)
+            if sign is not None and sign.kind in ONLY_EXITED and (earlier := self.spoken_before(sign.line)):
+                # a launcher's or a job runner's report that a process failed, with the process's own words above it:
+                # shown, never "the failing rank's own output is not here"
+                ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in earlier]
+                fix = lead_step(earlier[0][0]) + ALSO_EVERY_RANK
             if sign is not None:
                 ev.update(sign_evidence(sign))
             ev.update(said)
@@ -622,8 +627,7 @@ class Diagnosis:
             # rule reads are its lead (heldout7's Theano-MPI#5: "## python: can't open file ..." above mpirun's report)
             title = f"{title} (its cause is no line gpudoctor reads: the lines before it that speak of an error are the lead)"
             ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in earlier]
-            lead = (f"read line {earlier[0][0]} first (and the others listed): it speaks of an error before this report, and the "
-                    "failing rank's first error is most often the cause; ")
+            lead = lead_step(earlier[0][0])
             if p.id in LAUNCHER_SUMMARIES:
                 exitcode = "-6" if p.id == "launcher-sigabrt" else seen.first.fields.get("exitcode")
                 why = f"The launcher reports that a rank failed; the lines listed before it speak of an error. {launcher_only.reading(exitcode, seen.first.fields.get('error_file'))}"
@@ -723,6 +727,19 @@ class Diagnosis:
             if missing and len(missing) < world:
                 out["ranks_not_reporting"] = missing
         return out
+
+
+def lead_step(line: int) -> str:
+    """The next step's lead when lines before a launcher's report speak of an error (`Diagnosis.spoken_before`)."""
+    return (f"read line {line} first (and the others listed): it speaks of an error before this report, and the "
+            "failing rank's first error is most often the cause; ")
+
+
+# Signs that only say a process exited or failed (a launcher's, mpirun's, a shell's report), not what failed
+ONLY_EXITED = ("exit", "exitcode", "childfailed", "elastic", "elasticnofile", "mpirun", "dslaunch", "spawned", "srun_what", "stopped")
+# after the lead, for a report whose process gpudoctor cannot name: the rest of its output
+ALSO_EVERY_RANK = ("if it is not the cause, each rank's whole output is: diagnose every rank's log (torchrun --tee 3 --log-dir DIR, "
+                   "srun --output=%t.log) or the run folder")
 
 
 def short_timeout(seen: Seen) -> Optional[int]:
