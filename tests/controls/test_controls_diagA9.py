@@ -193,6 +193,7 @@ class TestNcclWatchdogTimeout:
         assert found is not None and found.evidence["timeout_ms"] == 1
         assert "only 1 ms" in found.title and "not in this log" not in found.title
         assert found.fix.startswith("set a realistic timeout")
+        assert api.diagnose(self.LINE.format(seq=1, ms=1, ran=90)).data["root_cause"]["timeout_ms"] == 1
 
     def test_sibling_one_of_the_first_collectives_points_at_the_link(self):
         found = head(self.LINE.format(seq=4, ms=600000, ran=600012))

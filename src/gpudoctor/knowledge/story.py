@@ -509,7 +509,9 @@ class Diagnosis:
             frame = sign.user_frame()
             if frame is not None:
                 out["frame"] = frame.short()
-        if head.pattern.role == CONSEQUENCE and (earlier := self.spoken_before(head.first.line)):
+        if short_timeout(head) is not None:
+            out["timeout_ms"] = short_timeout(head)  # the timeout it shows is the cause: no other rank's
+        elif head.pattern.role == CONSEQUENCE and (earlier := self.spoken_before(head.first.line)):
             out["lead"] = f"line {earlier[0][0]}"  # a line before it speaks of an error: the header points there
         block = self.seen.get("torchrun-root-cause")
         own = head.pattern.role == CAUSE and next((h.where.rank for h in head.samples if h.where.rank is not None), None)
