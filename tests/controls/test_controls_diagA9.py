@@ -106,6 +106,17 @@ class TestTorchrunRootCause:
     def test_control_the_summarys_own_lines_are_no_lead(self):
         assert "lines that speak of an error" not in led_by(self.SUMMARY, self.verdict).evidence
 
+    def test_control_a_persons_sentence_or_torchruns_own_frames_are_no_lead(self):
+        log = ("When I train model using multi-gpu, the error occurred.\n"  # yangyangyang127/CMID#11
+               "Traceback (most recent call last):\n"
+               '  File "/x/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 348, in wrapper\n'
+               "    return f(*args, **kwargs)\n"
+               '  File "/x/site-packages/torch/distributed/launcher/api.py", line 247, in launch_agent\n'
+               "    failures=result.failures,\n"
+               "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n") + self.SUMMARY  # Tai-Wang/Depth-from-Motion#13
+        for found in api.diagnose(log).findings:
+            assert "lines that speak of an error" not in found.evidence, found
+
     def test_sibling_a_ranks_line_above_the_summary_is_the_lead(self):
         found = led_by("Loading data from /data/train\nTraining failed: the dataset folder /data/train is empty\n" + self.SUMMARY, self.verdict)
         assert listed(found) == ["line 2: Training failed: the dataset folder /data/train is empty"]

@@ -56,6 +56,13 @@ NOT_A_REPORT = re.compile(
 # ("the job has been aborted", "process exited with a non-zero exit code"): after the lines that say what.
 ONLY_ENDED = re.compile(r"^(?!.*\b(?:not found|no such file|permission denied|cannot|can't|could not|unable|invalid|refused)\b)"
                         r".*\b(?:abort(?:ed|ing)?|terminat(?:ed|ing)|killed|exit(?:ed)? (?:code|status)|non-zero|exit code)\b", re.IGNORECASE)
+# Words that say what failed, beyond "an error" ("--> Error", "the error occurred" say only that one did).
+WHAT_FAILED = re.compile(
+    r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S"
+    r"|\b(?:not found|no such file|permission denied|can't|cannot|could not|couldn't|unable to|invalid|refused|out of memory)\b"
+    r"|\b(?:failed|error|fatal)\s*(?:to|with|while|:)\s*\S",
+    re.IGNORECASE,
+)
 # A program's exception line: its class and its message ("ValueError: Expected sequence of length 663").
 EXCEPTION_LINE = re.compile(r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S")
 KEPT = 3  # lines shown; the count says how many there were
@@ -76,6 +83,12 @@ def speaks_of_error(text: str) -> bool:
 def only_ended(text: str) -> bool:
     """The line says only that something ended (a launcher's report), not what failed."""
     return bool(ONLY_ENDED.search(text))
+
+
+def says_what_failed(text: str) -> bool:
+    """A program's line that says what failed (not a person's sentence, not only that something ended): the
+    lead a launcher's report of a failed rank points to (knowledge/story.py `spoken_before`)."""
+    return bool(WHAT_FAILED.search(text)) and not PROSE.search(text) and not only_ended(text)
 
 
 def hold(lines: list[tuple[int, str]], seen: tuple[int, str]) -> None:

@@ -641,6 +641,10 @@ class Signs:
             self.signs.append(sign)
 
     # -- what the log shows -------------------------------------------------
+    def in_traceback(self, source: str, line: int) -> bool:
+        """The line is one of a traceback read already (its frames and their source lines), on any rank of `source`."""
+        return any(line <= last for (src, _), last in self.covered.items() if src == source)
+
     def headline(self) -> Optional[Sign]:
         """The sign that says most about the failure; among equals, the first in the log.
         An exception chained into a later one is told through the later one (`cause`)."""

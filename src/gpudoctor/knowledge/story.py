@@ -19,7 +19,7 @@ from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
-from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, speaks_of_error
+from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, says_what_failed, speaks_of_error
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
@@ -212,7 +212,7 @@ class Diagnosis:
                 self.error_count += 1
                 if len(self.error_lines) < ERROR_LINES_KEPT:
                     self.error_lines.append((line, raw.strip()[:200]))
-            elif speaks_of_error(raw):
+            elif speaks_of_error(raw) and not self.signs.in_traceback(source, line):  # (a frame's path or source line)
                 self.mention_count += 1
                 hold(self.mention_lines, (line, raw.strip()[:200]))  # the first and the latest (mentions.lead_first picks)
         if self.signs.events != events:
@@ -465,9 +465,11 @@ class Diagnosis:
 
     def spoken_before(self, line: int) -> list[tuple[int, str]]:
         """The lines before `line` that speak of an error no rule read (a logger's error level, or words:
-        knowledge/mentions.py), the ones that decide most first; not those that only say something ended
-        (mpirun's "the job has been aborted" is its own report, not the rank's error)."""
-        before = [seen for seen in (*self.error_lines, *self.mention_lines) if seen[0] < line and not only_ended(seen[1])]
+        knowledge/mentions.py), the ones that decide most first; of the words, only a program's line that says what
+        failed: not one that only says something ended (mpirun's "the job has been aborted" is its own report), nor
+        a person's sentence ("When I train, the error occurred.")."""
+        before = [*(seen for seen in self.error_lines if seen[0] < line and not only_ended(seen[1])),
+                  *(seen for seen in self.mention_lines if seen[0] < line and says_what_failed(seen[1]))]
         return lead_first(before)[:MENTIONS_KEPT]
 
     def has_cause(self) -> bool:
