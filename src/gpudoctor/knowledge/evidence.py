@@ -64,6 +64,11 @@ ENDING = (r"(?=.*?\b(?i:exit(?:s|ing|ed)?\b(?! (?:normally|successfully|cleanly|
           r"terminat(?:es|ing|ed)\b|shutting down|giving up|cannot continue|crash(?:ed|es)?\b|"
           r"stopp(?:ing|ed) (?:the )?(?:training|job|run|worker|process)))")
 
+# An error line that says the program went on another way is no failure: slurmstepd's "couldn't chdir to
+# `/root/x': No such file or directory: going to /tmp instead" before every step of a job that then runs
+# (NVIDIA/deepops#1179). Read after a rule's own words, as a lookahead.
+GOES_ON = r"(?!.*\b(?:instead|falling back|falls? back|will retry|retrying|ignoring|skipping)\b)"
+
 RULES: tuple[Evidence, ...] = (
     Evidence(
         "argparse",
@@ -92,7 +97,9 @@ RULES: tuple[Evidence, ...] = (
     ),
     Evidence(
         "clierror",
-        "a launcher reported that the run failed",
+        # a launcher's "Error: failed to run ..." and any program's own "Error: ..." line (darknet's "CUDA Error:
+        # out of memory: Invalid argument"): what failed is in its words, not in a rank's output elsewhere
+        "a program reported an error it stopped on (its Error: line)",
         r"(?:^|\s)Error: (?P<clierror>(?:failed to run|.*\b(?i:failed|not found|no such|cannot|could not|unable|invalid|refused|killed|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
         2,
         (
@@ -333,11 +340,12 @@ RULES += (
         "slurm",
         "Slurm reported that the job step failed",
         r"(?P<slurm>srun: error: (?:Node failure on .+|.*\b(?:[Tt]ask \d+ launch failed|Unable to (?:allocate|create step|launch).*|Job step aborted).*)|"
-        r"^Job step aborted: .+|slurmstepd: error: .+)",
+        rf"^Job step aborted: .+|slurmstepd: error: {GOES_ON}.+)",
         2,
         ("srun: error: Node failure on gpu-12", "Job step aborted: Waiting up to 32 seconds for job step to finish.",
          "slurmstepd: error: execve(): train.sh: Permission denied"),
-        ("srun: job 4242 queued and waiting for resources", "srun: job 4242 has been allocated resources"),
+        ("srun: job 4242 queued and waiting for resources", "srun: job 4242 has been allocated resources",
+         "slurmstepd: error: couldn't chdir to `/root/burst-buffer': No such file or directory: going to /tmp instead"),
     ),
     Evidence(
         "shellkill",

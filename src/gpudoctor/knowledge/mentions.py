@@ -10,8 +10,17 @@ none (`log-inconclusive`, case `mentions`).
 
 What is left out is what speaks of errors without reporting one: a count that is zero
 ("0 errors", "failed: 0"), a metric (a training's "error 0.031", "error rate"), a line of
-code (`except Exception:`, `raise ValueError(...)`) and warnings, which a run survives far
-more often than not (the patterns read the warnings that matter).
+code (`except Exception:`, `raise ValueError(...)`, a `# comment`; not a Markdown heading's `## `, which a
+thread puts before a program's line) and warnings, which a run survives far
+more often than not (the patterns read the warnings that matter), lines logged at INFO or DEBUG
+level, and an error the program says it went on from ("... going to /tmp instead", "falling back").
+
+Which lines are shown, when there are more than KEPT: the ones that decide most. A program's
+exception line (`ValueError: ...`, even inside a person's sentence) before the program's other
+lines, and those before a person's sentences about them; within each, the later line first: a
+thread that pastes one error, then another after a change, ends with the one that stands
+(heldout7's qlora#96: the device-mismatch sentence first, the ValueError the user hit after
+fixing it last).
 """
 
 from __future__ import annotations
@@ -22,7 +31,9 @@ import re
 # never reaches the reader.
 SPEAKS = re.compile(
     r"\b(?:errors?|fail(?:ed|s|ure|ures)?|fatal|exceptions?|abort(?:ed|ing)?|killed|segmentation fault"
-    r"|timed out|refused|invalid)\b",
+    r"|timed out|refused|invalid|not found|no such file or directory|permission denied)\b"
+    # an exception's class, named in a person's sentence or a program's line ("`ValueError: Expected ...`")
+    r"|(?-i:\b[A-Z]\w*(?:Error|Exception)\b)",
     re.IGNORECASE,
 )
 NOT_A_REPORT = re.compile(
@@ -31,11 +42,31 @@ NOT_A_REPORT = re.compile(
     r"|\b(?:errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b(?![.\d])"
     r"|\berror\s*(?:rate|bar|metric|signal)\b"
     r"|\b(?:errors?|err)\s*[:=]?\s*[-+]?\d*\.\d+"  # a metric: "val error: 0.031"
-    r"|^\s*(?:except\b|raise\b|def\b|class\b|try:|if\b|elif\b|return\b|import\b|from\s+\S+\s+import\b|assert\b|#|//)"
-    r"|\bif\s+\w*(?:error|fail)",
+    r"|^\s*(?:except\b|raise\b|def\b|class\b|try:|if\b|elif\b|return\b|import\b|from\s+\S+\s+import\b|assert\b|#(?!#+ )|//)"
+    r"|\bif\s+\w*(?:error|fail)"
+    # torchrun's summary's own lines ("train.py FAILED", "Failures:"): the launcher's report, read by its patterns
+    r"|^\s*(?:\S+ (?-i:FAILED)|Failures:)\s*$"
+    # a line a logger wrote at INFO or DEBUG level ("NCCL INFO NET/Plugin: ... No such file or directory")
+    r"|(?-i:\b(?:INFO|DEBUG)\b)"
+    # an error the program says it went on from (slurmstepd's "couldn't chdir to ...: going to /tmp instead")
+    r"|\b(?:instead|falling back|falls? back|will retry|retrying|ignoring|skipping)\b",
     re.IGNORECASE,
 )
+# A line that says only that something ended, not what failed: a launcher's or a job runner's report
+# ("the job has been aborted", "process exited with a non-zero exit code"): after the lines that say what.
+ONLY_ENDED = re.compile(r"^(?!.*\b(?:not found|no such file|permission denied|cannot|can't|could not|unable|invalid|refused)\b)"
+                        r".*\b(?:abort(?:ed|ing)?|terminat(?:ed|ing)|killed|exit(?:ed)? (?:code|status)|non-zero|exit code)\b", re.IGNORECASE)
+# Words that say what failed, beyond "an error" ("--> Error", "the error occurred" say only that one did).
+WHAT_FAILED = re.compile(
+    r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S"
+    r"|\b(?:not found|no such file|permission denied|can't|cannot|could not|couldn't|unable to|invalid|refused|out of memory)\b"
+    r"|\b(?:failed|error|fatal)\s*(?:to|with|while|:)\s*\S",
+    re.IGNORECASE,
+)
+# A program's exception line: its class and its message ("ValueError: Expected sequence of length 663").
+EXCEPTION_LINE = re.compile(r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S")
 KEPT = 3  # lines shown; the count says how many there were
+HELD = KEPT * 4  # lines held while the log is read: the first half of them, and the latest ones
 # A person's sentence about the error ("When I train with 4 GPUs, an error occurs:") is true but
 # not the error itself: the program's own lines are shown before it.
 PROSE = re.compile(
@@ -49,6 +80,32 @@ def speaks_of_error(text: str) -> bool:
     return bool(SPEAKS.search(text)) and not NOT_A_REPORT.search(text)
 
 
+def only_ended(text: str) -> bool:
+    """The line says only that something ended (a launcher's report), not what failed."""
+    return bool(ONLY_ENDED.search(text))
+
+
+def says_what_failed(text: str) -> bool:
+    """A program's line that says what failed (not a person's sentence, not only that something ended): the
+    lead a launcher's report of a failed rank points to (knowledge/story.py `spoken_before`)."""
+    return bool(WHAT_FAILED.search(text)) and not PROSE.search(text) and not only_ended(text)
+
+
+def hold(lines: list[tuple[int, str]], seen: tuple[int, str]) -> None:
+    """Add a line to those held (at most HELD): past that, the first HELD // 2 stay and the
+    latest ones replace the others, so that the lines near the log's end are there to show."""
+    lines.append(seen)
+    if len(lines) > HELD:
+        del lines[HELD // 2]
+
+
 def lead_first(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """The program's own lines before a person's sentences about them, each group in log order."""
-    return sorted(lines, key=lambda seen: bool(PROSE.search(seen[1])))
+    """The lines in the order they decide (see the module's why): exception lines, then the
+    program's other lines (those that only say something ended after those that say what failed),
+    then a person's sentences; the later line first in each group."""
+    def rank(seen: tuple[int, str]) -> tuple[int, int]:
+        text = seen[1]
+        group = 0 if EXCEPTION_LINE.search(text) else 3 if PROSE.search(text) else 2 if ONLY_ENDED.search(text) else 1
+        return group, -seen[0]
+
+    return sorted(lines, key=rank)

@@ -105,7 +105,8 @@ OTHER_SIGNS = re.compile(
             r"Assertion (?P<assertion>`[^`]*`|.{1,200}?) failed",
             # (and a kernel's assertion line cut before its "failed": "IndexKernel.cu:92: ... thread: [64,0,0] Assertion `-sizes[i] <= in")
             r"(?P<devassert>device-side assert(?:ion)? triggered|block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion(?!.*\bfailed\b))",
-            r"CUDA error: (?P<cuda>.+)",
+            # (and C programs' own capitalised wording: darknet's "CUDA Error: out of memory", AlexeyAB/darknet#5301)
+            r"CUDA [Ee]rror: (?P<cuda>.+)",
             # a CUDA library's, the driver API's or NVML's status, never its success
             r"(?P<cudastatus>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT|CURAND)_STATUS_(?!SUCCESS\b)[A-Z_]+|cudaError(?!_?Success\b)\w+|CUDA_ERROR_[A-Z_]+|NVML_ERROR_(?!SUCCESS\b)[A-Z_]+)",
             r"(?P<ncclerror>NCCL error\b.*|nccl\w+Error\b.*|ncclInternalError.*)",
@@ -209,6 +210,7 @@ STRENGTH = {
     "nativeframes": 2, "richcut": 2,
     **{rule.kind: rule.strength for rule in EVIDENCE_RULES},
 }
+CUT_EXCEPTION_STRENGTH = 3  # a traceback cut before its exception line: below a CUDA error's or a C++ exception's line
 RANKS_WORD = re.compile(r"\b(?:ranks?|workers?|processes|nodes)\b", re.IGNORECASE)
 STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
 CPP_REPORT = ("terminate", "terminate_bare", "what", "c10", "c10watchdog")
@@ -292,6 +294,10 @@ class Sign:
 
     @property
     def strength(self) -> int:
+        if self.cut and self.kind == "exception":
+            # frames whose exception line the paste cut say where, not what: a line that says what failed
+            # outranks them (ComfyUI prints "CUDA error: operation not supported" above the frames, Comfy-Org/ComfyUI#4578)
+            return CUT_EXCEPTION_STRENGTH
         return STRENGTH.get(self.kind, 1)
 
     def raised_in(self) -> Optional[Frame]:
@@ -635,6 +641,10 @@ class Signs:
             self.signs.append(sign)
 
     # -- what the log shows -------------------------------------------------
+    def in_traceback(self, source: str, line: int) -> bool:
+        """The line is one of a traceback read already (its frames and their source lines), on any rank of `source`."""
+        return any(line <= last for (src, _), last in self.covered.items() if src == source)
+
     def headline(self) -> Optional[Sign]:
         """The sign that says most about the failure; among equals, the first in the log.
         An exception chained into a later one is told through the later one (`cause`)."""

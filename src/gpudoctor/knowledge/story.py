@@ -19,7 +19,7 @@ from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
-from gpudoctor.knowledge.mentions import speaks_of_error
+from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, says_what_failed, speaks_of_error
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
@@ -70,6 +70,26 @@ WATCHDOG_STACK = "C++ exception raised from checkTimeout"  # signs' words for th
 # the job (bmaltais/kohya_ss#2163: WinError 10049, then a traceback cut inside init_process_group).
 CONNECTION_ATTEMPTS = ("windows-address-invalid",)
 SURFACING_LINES = 5
+# A collective timeout shorter than a second is a setting that fails healthy ranks: NCCL's communicator set-up and a
+# first step take seconds (torch's defaults are 10 and 30 minutes).
+SHORT_TIMEOUT_MS = 1_000
+SHORT_TIMEOUT_WHY = ("The process group's collective timeout is set to {ms} ms: no collective, nor the communicator's set-up "
+                     "before the first one, finishes that fast, so the watchdog gives up on ranks that are healthy; that setting "
+                     "is the cause, whatever the peers were doing.")
+SHORT_TIMEOUT_FIX = ("set a realistic timeout: leave it to torch's default or pass timeout=timedelta(minutes=30) to init_process_group "
+                     "(or the program's own setting that passes it on; a value meant in seconds or minutes read as milliseconds is "
+                     "the usual slip)")
+# A watchdog timeout at one of the first collectives (SeqNum at most EARLY_SEQ: DDP's parameter broadcast, a barrier,
+# the first steps): no collective has gone through yet, so the link between the GPUs or the nodes is as likely a
+# cause as a peer still busy (PAI-Megatron-Patch#508: two nodes, SeqNum=4).
+EARLY_SEQ = 5
+EARLY_WHY = ("It timed out at SeqNum {seq}, one of the job's first collectives: none may have gone through yet, so besides a "
+             "rank still loading or preprocessing, the usual cause is the connection NCCL set up between the GPUs or the "
+             "nodes (an interface the other node cannot reach, an InfiniBand/RoCE port or GID setting, a firewall, peer-to-peer "
+             "between GPUs that hangs).")
+EARLY_FIX = ("rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET and check on every node the interface (NET/Socket, "
+             "NCCL_SOCKET_IFNAME) and the transport (NET/IB, P2P) each rank picked; nccl-tests' all_reduce_perf across the same "
+             "nodes shows whether the link works without the job (NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 tell which transport hangs)")
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
 EVIDENCE_CHARS = 300
 
@@ -193,10 +213,9 @@ class Diagnosis:
                 self.error_count += 1
                 if len(self.error_lines) < ERROR_LINES_KEPT:
                     self.error_lines.append((line, raw.strip()[:200]))
-            elif speaks_of_error(raw):
+            elif speaks_of_error(raw) and not self.signs.in_traceback(source, line):  # (a frame's path or source line)
                 self.mention_count += 1
-                if len(self.mention_lines) < MENTIONS_KEPT * 4:  # a few more, to show the program's own first
-                    self.mention_lines.append((line, raw.strip()[:200]))
+                hold(self.mention_lines, (line, raw.strip()[:200]))  # the first and the latest (mentions.lead_first picks)
         if self.signs.events != events:
             return  # not remembered: what the line said matters next time too
         if len(self.quiet) + len(self.noise) > MEMO:
@@ -461,6 +480,15 @@ class Diagnosis:
         out += sorted(((s, None) for s in self.seen.values() if s.pattern.id not in placed), key=lambda t: t[0].order)
         return out
 
+    def spoken_before(self, line: int) -> list[tuple[int, str]]:
+        """The lines before `line` that speak of an error no rule read (a logger's error level, or words:
+        knowledge/mentions.py), the ones that decide most first; of the words, only a program's line that says what
+        failed: not one that only says something ended (mpirun's "the job has been aborted" is its own report), nor
+        a person's sentence ("When I train, the error occurred.")."""
+        before = [*(seen for seen in self.error_lines if seen[0] < line and not only_ended(seen[1])),
+                  *(seen for seen in self.mention_lines if seen[0] < line and says_what_failed(seen[1]))]
+        return lead_first(before)[:MENTIONS_KEPT]
+
     def has_cause(self) -> bool:
         return any(s.pattern.role == CAUSE for s in self.seen.values())
 
@@ -500,6 +528,10 @@ class Diagnosis:
             frame = sign.user_frame()
             if frame is not None:
                 out["frame"] = frame.short()
+        if short_timeout(head) is not None:
+            out["timeout_ms"] = short_timeout(head)  # the timeout it shows is the cause: no other rank's
+        elif head.pattern.role == CONSEQUENCE and (earlier := self.spoken_before(head.first.line)):
+            out["lead"] = f"line {earlier[0][0]}"  # a line before it speaks of an error: the header points there
         block = self.seen.get("torchrun-root-cause")
         own = head.pattern.role == CAUSE and next((h.where.rank for h in head.samples if h.where.rank is not None), None)
         if str(head.first.fields.get("culprit_rank", "")).isdigit():
@@ -583,15 +615,46 @@ class Diagnosis:
             said = what_it_says(sign, exception, message, seen.first.line)
             why = unrecognised_why(sign, exception, message)
             fix = with_what_it_says(next_step(sign, exception, message, self.signs.first_traceback), said)
+            if sign is not None and sign.kind in ONLY_EXITED and (earlier := self.spoken_before(sign.line)):
+                # a launcher's or a job runner's report that a process failed, with the process's own words above it:
+                # shown, never "the failing rank's own output is not here"
+                ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in earlier]
+                fix = lead_step(earlier[0][0]) + ALSO_EVERY_RANK
             if sign is not None:
                 ev.update(sign_evidence(sign))
             ev.update(said)
+        short = short_timeout(seen)
+        if short is not None:
+            # the timeout the line shows is itself the cause: no collective (nor NCCL's set-up) ends that fast
+            ev["timeout_ms"] = short
+            title = f"{title} — its timeout is only {short} ms"
+            why = SHORT_TIMEOUT_WHY.format(ms=short) + " " + why
+            fix = SHORT_TIMEOUT_FIX + "; " + fix
+        elif p.id == "nccl-watchdog-timeout" and str(seen.first.fields.get("SeqNum", "")).isdigit() and int(seen.first.fields["SeqNum"]) <= EARLY_SEQ:
+            # one of the job's first collectives never went through: the connection is as likely as a slow peer
+            ev["early_collective"] = int(seen.first.fields["SeqNum"])
+            why += " " + EARLY_WHY.format(seq=seen.first.fields["SeqNum"])
+            fix = EARLY_FIX + "; " + fix
         if by is not None:
             role = ev["role"] = CONSEQUENCE
             ev["consequence_of"] = by.pattern.id
             title = f"{title} (a consequence of {by.pattern.id})"
             if severity is Severity.ERROR:
                 severity = Severity.WARN
+        elif short is not None:
+            pass  # its cause is the timeout it shows
+        elif role == CONSEQUENCE and not causes_known and (earlier := self.spoken_before(seen.first.line)):
+            # a consequence never denies a line that is there: the lines before it that speak of an error in words no
+            # rule reads are its lead (heldout7's Theano-MPI#5: "## python: can't open file ..." above mpirun's report)
+            title = f"{title} (its cause is no line gpudoctor reads: the lines before it that speak of an error are the lead)"
+            ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in earlier]
+            lead = lead_step(earlier[0][0])
+            if p.id in LAUNCHER_SUMMARIES:
+                exitcode = "-6" if p.id == "launcher-sigabrt" else seen.first.fields.get("exitcode")
+                why = f"The launcher reports that a rank failed; the lines listed before it speak of an error. {launcher_only.reading(exitcode, seen.first.fields.get('error_file'))}"
+                fix = lead + launcher_only.how_to_see()
+            else:
+                fix = lead + fix
         elif role == CONSEQUENCE and not causes_known and p.family == "launcher":
             title = f"{title} (its cause is not in this log: it is in the failing rank's own output)"
             if p.id in LAUNCHER_SUMMARIES:
@@ -685,6 +748,29 @@ class Diagnosis:
             if missing and len(missing) < world:
                 out["ranks_not_reporting"] = missing
         return out
+
+
+def lead_step(line: int) -> str:
+    """The next step's lead when lines before a launcher's report speak of an error (`Diagnosis.spoken_before`)."""
+    return (f"read line {line} first (and the others listed): it speaks of an error before this report, and the "
+            "failing rank's first error is most often the cause; ")
+
+
+# Signs that only say a process exited or failed (a launcher's, mpirun's, a shell's report), not what failed
+ONLY_EXITED = ("exit", "exitcode", "childfailed", "elastic", "elasticnofile", "mpirun", "dslaunch", "spawned", "srun_what", "stopped")
+# after the lead, for a report whose process gpudoctor cannot name: the rest of its output
+ALSO_EVERY_RANK = ("if it is not the cause, each rank's whole output is: diagnose every rank's log (torchrun --tee 3 --log-dir DIR, "
+                   "srun --output=%t.log) or the run folder")
+
+
+def short_timeout(seen: Seen) -> Optional[int]:
+    """The collective timeout a watchdog's or gloo's line shows, in ms, when it is set shorter than any real
+    collective may take (SHORT_TIMEOUT_MS): the setting is then the cause, not a peer (instructlab/training#520:
+    Timeout(ms)=1)."""
+    if seen.pattern.id not in ("nccl-watchdog-timeout", "gloo-collective-timeout"):
+        return None
+    value = str(seen.first.fields.get("Timeout(ms)") or seen.first.fields.get("timeout_ms") or "")
+    return int(value) if value.isdigit() and int(value) < SHORT_TIMEOUT_MS else None
 
 
 def timeout_surfacing(sign: Sign) -> bool:

@@ -246,6 +246,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         return next_step_for("cudastatus")
     if sign.kind in CUT_HERE:
         return CUT_HERE[sign.kind].format(line=sign.line)
+    if sign.kind == "clierror" and sign.message.lower().startswith("failed to run"):
+        return next_step_for(sign.kind)  # a launcher's own summary ("Error: failed to run torchrun ..."): the ranks' output is elsewhere
     if sign.kind in OWN_WORDS:
         out = OWN_WORDS[sign.kind].format(line=sign.line)
         logged = logged_class(sign.text) if sign.kind in LOGGED else None
@@ -293,6 +295,8 @@ CLUSTER_STEP = ("the scheduler or cluster manager says the job failed: its own r
 OWN_WORDS = {
     "pyexec": ("the interpreter at line {line} could not run the module or the script it was given: check the path, and that the "
                "package is installed for that interpreter (`python -m pip show PACKAGE` with the same python)"),
+    "clierror": ("line {line} is a program's own error line: the words after 'Error:' say what it could not do (a path, a host, a "
+                 "value, memory): fix that and run it again; the search below finds others who hit it"),
     "pip": TOOL_STEP, "apt": TOOL_STEP, "build": TOOL_STEP, "cli": TOOL_STEP, "container": TOOL_STEP,
     "fatallevel": ("line {line} is the program's own last word: its logger says it cannot go on, and the lines it logged just "
                    "before say why"),

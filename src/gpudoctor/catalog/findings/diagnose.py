@@ -26,7 +26,7 @@ moment, not the job, and a hang, a crash or a wrong setting leave it unchanged; 
 do show a fault (a GPU lost, ranks spinning in a collective, memory held with no process) are
 their own findings. `diagnose` calls an input healthy (`log-no-failure`) only when it shows no
 failure and does show the run's end.""",
-    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): the first three lines that report an error or a failure in words no rule reads, with their numbers.",
+    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each).",
     # "log": a run's output without an end; "snapshot": a GPU tool's output, no fault in it
     title={
         "log": "no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
