@@ -110,3 +110,33 @@ def test_a_trace_of_too_many_records_keeps_the_last_and_says_so(tmp_path):
     trace = rundir.read_trace(str(run), 0)
     assert len(trace.records) == rundir.MAX_RECORDS
     assert trace.unread == (("rank0.collectives.json", f"read its last {rundir.MAX_RECORDS:,} collectives (5 before them skipped)"),)
+
+
+def _record(seq: int, state: str) -> dict:
+    return {"rank": 1, "pg": "0", "seq": seq, "kind": "all_reduce", "input_shapes": [], "input_dtypes": [], "output_shapes": [],
+            "output_dtypes": [], "state": state, "where": "train.py:9", "function": "main", "time_ns": seq}  # fmt: skip
+
+
+@pytest.mark.parametrize("current_state, inside, reached", [("completed", None, 12), ("started", 12, 11)])
+def test_a_call_published_as_started_that_the_current_call_file_shows_returned_is_completed(tmp_path, current_state, inside, reached):
+    # A rank publishes its records every couple of seconds but writes its current call at every call:
+    # killed right after all_reduce #12 returned, its last publication still shows #12 started. The
+    # newer current-call file decides; its sibling, #12 still under way there, keeps the rank inside it.
+    from gpudoctor.hang import verdict
+
+    run = folder(tmp_path)
+    payload = {"schema": 1, "kind": "PublishedTrace", "data": {"rank": 1, "pid": 1, "flight_recorder": False, "time": 1.0,
+               "records": [_record(11, "completed"), _record(12, "started")]}}  # fmt: skip
+    (run / "rank1.collectives.json").write_text(json.dumps(payload))
+    current = rundir.decode(rundir.CollectiveRecord, {"schema": 1, "kind": "CollectiveRecord", "data": _record(12, "started")})
+    data = rundir.encode_current(current)
+    blob = bytearray(rundir.CURRENT_SIZE)
+    blob[: rundir.CURRENT_HEADER] = len(data).to_bytes(4, "little") + (
+        rundir.CURRENT_COMPLETED if current_state == "completed" else rundir.CURRENT_STARTED
+    )
+    blob[rundir.CURRENT_HEADER : rundir.CURRENT_HEADER + len(data)] = data
+    (run / "rank1.current").write_bytes(bytes(blob))
+    trace = rundir.read_trace(str(run), 1)
+    open_call = verdict._in_collective(trace)
+    assert (open_call.seq if open_call else None) == inside
+    assert verdict._reached(trace) == reached

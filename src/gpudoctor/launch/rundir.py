@@ -379,7 +379,7 @@ def trace_from_payload(
     stack = main_thread_stack(parse_stack_text(stacks)) if stacks else ()
     return RankTrace(
         rank=rank,
-        records=published.records if published else (),
+        records=_settled(published.records, current) if published else (),
         current=current,
         exit=published.exit if published else None,
         stack=stack,
@@ -387,6 +387,23 @@ def trace_from_payload(
         flight_recorder=published.flight_recorder if published else False,
         published=published.time if published else 0.0,
         unread=tuple(said),
+    )
+
+
+def _settled(records: tuple[CollectiveRecord, ...], current: CollectiveRecord | None) -> tuple[CollectiveRecord, ...]:
+    """The published records, with what the newer current-call file shows returned marked so.
+
+    Records are published every couple of seconds; the current call is written at every
+    call. A rank that returned from collective N of a group and died before its next
+    publication left N (and maybe earlier ones) published as started: calls of one group
+    complete in order, so every call of that group up to N has returned."""
+    if current is None or current.started or not current.numbered:
+        return records
+    return tuple(
+        dataclasses.replace(r, state="completed")
+        if r.started and r.numbered and r.pg == current.pg and r.seq <= current.seq
+        else r
+        for r in records
     )
 
 
