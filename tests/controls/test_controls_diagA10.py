@@ -189,3 +189,81 @@ class TestSpawnBadFileDescriptor:
         log = ("I got error: `bad value(s) in fds_to_keep`.\nstarting 8 processes for FSDP training\n"  # eric-mitchell/direct-preference-optimization#14
                "Traceback (most recent call last):\n" '  File "/d2/dpo/train.py", line 111, in <module>\n')
         assert head_id(log) == self.verdict
+
+
+class TestFsdpDeviceMismatch:
+    """FSDP's check of device_id against the rank's current device, as torch prints it and as a person retypes it."""
+
+    verdict = "fsdp-device-mismatch"
+
+    def test_control_a_sentence_about_devices(self):
+        log = "I wonder whether an inconsistent compute device setting matters on rank 3\n" + ENDED
+        assert self.verdict not in [f.id for f in api.diagnose(log).findings]
+
+    def test_sibling_the_message_retyped_in_prose(self):
+        log = ("i run the finetune.py without lora and use the fsdp ,but there is a error, fsdp/_init_utils.py,line889 inconsistent "
+               "compute device and'device_id ' on rank 3: cuda:0 vs cuda:3; i run the programmer in Single machine multi card\n")  # h2oai/h2ogpt#671
+        assert head_id(log) == self.verdict
+
+
+class TestPaddleMultiGpuCheckFailed:
+    verdict = "paddle-multi-gpu-check-failed"
+
+    def test_control_the_single_gpu_step_and_p2p_warnings(self):
+        log = ("PaddlePaddle works well on 1 GPU.\n"  # PaddlePaddle/PaddleOCR#9313
+               "W0307 10:05:35.871594 24496 parallel_executor.cc:666] Cannot enable P2P access from 0 to 1\n"
+               "PaddlePaddle is installed successfully! Let's start deep learning with PaddlePaddle now.\n")
+        assert self.verdict not in [f.id for f in api.diagnose(log).findings]
+
+    def test_sibling_the_check_on_two_gpus_failed(self):
+        log = "PaddlePaddle works well on 1 GPU.\nWARNING:root:PaddlePaddle meets some problem with 2 GPUs. This may be caused by:\n"
+        assert head_id(log) == self.verdict
+
+
+class TestPaddleLibraryVersionMismatch:
+    verdict = "paddle-library-version-mismatch"
+
+    def test_control_the_version_notice(self):
+        log = "W0307 10:05:31.753669 24496 gpu_resources.cc:91] device: 0, cuDNN Version: 8.0.\n" + ENDED
+        assert self.verdict not in [f.id for f in api.diagnose(log).findings]
+
+    def test_sibling_the_build_and_the_machine_differ(self):
+        log = ("W0808 20:36:32.951223 14459 gpu_resources.cc:217] WARNING: device: . The installed Paddle is compiled with CUDNN 8.2, but "
+               "CUDNN version in your machine is 8.0, which may cause serious incompatible bug.\n")  # PaddlePaddle/Paddle#56095
+        found = [f for f in api.diagnose(log).findings if f.id == self.verdict]
+        assert found and found[0].evidence["built"] == "8.2" and found[0].evidence["found"] == "8.0"
+
+
+class TestScriptArgumentsRefused:
+    """Paddle's launcher report after a trainer's own error: the trainer's error leads (PaddlePaddle/PaddleOCR#3327)."""
+
+    verdict = "script-arguments-refused"
+
+    def test_control_the_launchers_report_alone(self):
+        log = ("ERROR 2021-07-13 15:04:06,240 launch_utils.py:545] ABORT!!! Out of all 8 trainers, the trainer process with "
+               "rank=[0, 1, 2, 3, 4, 5, 6, 7] was aborted. Please check its log.\n")
+        assert api.diagnose(log).findings[0].id == "paddle-launch-trainer-failed"
+
+    def test_sibling_the_trainers_argparse_error_before_it(self):
+        log = ("train.py: error: unrecognized arguments: --gpus [2,3,4,6]\n"
+               "INFO 2021-07-13 15:04:06,240 launch_utils.py:307] terminate all the procs\n"
+               "ERROR 2021-07-13 15:04:06,240 launch_utils.py:545] ABORT!!! Out of all 8 trainers, the trainer process with "
+               "rank=[0, 1, 2, 3, 4, 5, 6, 7] was aborted. Please check its log.\n")
+        assert head_id(log) == self.verdict
+
+
+class TestLauncherSigsegv:
+    """The shell's report of a crashed process, with or without the space before "(core dumped)" (lmb-freiburg/demon#32):
+    it is the failure, not a traceback header the paste cut."""
+
+    verdict = "launcher-sigsegv"
+
+    def test_control_a_sentence_about_a_segmentation_fault(self):
+        log = "Is a segmentation fault (core dumped) expected when the dataset folder is missing?\n" + ENDED
+        assert healthy(log)
+
+    def test_sibling_the_report_without_its_space_after_a_cut_traceback(self):
+        log = ("When I run python training.py, an errror message showed up:\nTraceback (most recent call last):\n...\n"
+               "start iteration 0\nSegmentation fault(core dumped)\n")
+        assert head_id(log) == self.verdict
+        assert head_id("Bus error(core dumped)\n") == "launcher-sigbus"

@@ -97,7 +97,7 @@ OTHER_SIGNS = re.compile(
             # the shell's report of a killed child: "Segmentation fault (core dumped)", "line 3: 123 Killed  python train.py",
             # or glued to the progress bar the child was drawing ("0%|Killed", "[00:03<?, ?it/s]Killed"), a paste's
             # quote or emphasis marks after it
-            r"(?:^|: |\d\s+|(?<=[|\]]))(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:[\s\"'_*`]*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
+            r"(?:^|: |\d\s+|(?<=[|\]]))(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: ?\(core dumped\))?(?:[\s\"'_*`]*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
             r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
             r"(?i:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|(?<!errored out with )exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",

@@ -194,6 +194,61 @@ PATTERNS_EARLY = [
         not_examples=["There is no GPU to monitor on this node yet; waiting for the job to start", "GPU monitor: 2 GPUs found"],
     ),
     pattern(
+        "paddle-multi-gpu-check-failed",
+        "nccl",
+        CAUSE,
+        E,
+        "Paddle's installation check ran on one GPU but failed on several (NCCL missing or unusable, GPUs not visible or busy; Windows has no NCCL)",
+        # paddle.utils.run_check (2.x) and fluid.install_check.run_check (1.x)
+        r"PaddlePaddle meets some problem with (?P<gpus>\d+) GP|Your Paddle has some problem with multiple GPU"
+        r"|PaddlePaddle is installed successfully ONLY for single GPU",
+        ("meets some problem with", "some problem with multiple GPU", "ONLY for single GPU"),
+        why="""paddle.utils.run_check() runs a small program on one GPU, then on all visible GPUs together through NCCL. The
+        second step failed: NCCL is not installed or not found (Paddle's Linux wheels load the system's libnccl.so.2 and
+        need it installed; Paddle on Windows has no NCCL at all, so data-parallel training over several GPUs is not
+        supported there), fewer GPUs are visible than the check uses, or another process holds them. "Cannot enable P2P
+        access" warnings before it only say the GPUs do not talk peer to peer; they are not the failure. The line after
+        ("Original Error is: ...") or the spawned process's traceback says which.""",
+        fix="""on Windows: train on one GPU, or run Linux (WSL2 or a Linux machine) for several; on Linux: ldconfig -p | grep libnccl
+        (install libnccl2 matching the CUDA version Paddle was built for, or add its folder to LD_LIBRARY_PATH), check
+        nvidia-smi for other processes and CUDA_VISIBLE_DEVICES for the GPUs it lists, then rerun
+        `python -c "import paddle; paddle.utils.run_check()"`""".replace("\n        ", " "),
+        examples=[
+            ("WARNING:root:PaddlePaddle meets some problem with 2 GPUs. This may be caused by:",
+             "PaddlePaddle/PaddleOCR#9313 (Windows: no NCCL, the maintainers' answer)"),
+            ("[2024-04-09 16:04:43,870] [ WARNING] install_check.py:265 - PaddlePaddle meets some problem with 2 GPThis may be caused by:",
+             "PaddlePaddle/PaddleOCR#11901 (Linux, the spawned process exited with code 1)"),
+            ("2020-04-02 12:56:01,231-WARNING: Your Paddle has some problem with multiple GPU. This may be caused by:",
+             "PaddlePaddle/Paddle#23410 (fluid 1.7's run_check, NCCL error)"),
+        ],
+        not_examples=["PaddlePaddle works well on 1 GPU.", "PaddlePaddle is installed successfully! Let's start deep learning with PaddlePaddle now."],
+        fields=groups,
+    ),
+    pattern(
+        "paddle-library-version-mismatch",
+        "platform",
+        CAUSE,
+        W,
+        "Paddle was built with another cuDNN or CUDA version than the one this machine loads",
+        r"The installed Paddle is compiled with (?P<library>CUDNN|CUDA) (?P<built>[\d.]+), but (?:CUDNN|CUDA) version in your machine is (?P<found>[\d.]+)",
+        ("The installed Paddle is compiled with",),
+        why="""Paddle checks the cuDNN (or CUDA) library it loaded against the version it was built with and warns when they
+        differ: an older library than the build's may lack functions or behave differently ("may cause serious
+        incompatible bug"), so kernels can fail later, often only in some models or on some runs. It is a warning: a run
+        can work with it; when a run fails after it with a cuDNN or CUDA error, the mismatch is the first suspect.""",
+        fix="""install the cuDNN version Paddle was built with (or the paddlepaddle-gpu wheel built for the cuDNN/CUDA you have: the
+        post/cuXXX variants), and make sure the environment loads it first (LD_LIBRARY_PATH, conda's cudnn package); then
+        paddle.utils.run_check()""".replace("\n        ", " "),
+        examples=[
+            ("W0808 20:36:32.951223 14459 gpu_resources.cc:217] WARNING: device: . The installed Paddle is compiled with CUDNN 8.2, but CUDNN version in your machine is 8.0, which may cause serious incompatible bug. Please recompile or rein",
+             "PaddlePaddle/Paddle#56095 (a multi-GPU PaddleOCR run that then failed)"),
+            ("W0402 12:55:56.627372 30772 device_context.cc:271] WARNING: device: 0. The installed Paddle is compiled with CUDNN 7.6, but CUDNN version in your machine is 7.0, which may cause serious incompatible bug. Please recompile or reinstall Paddle with compatible CUDNN version.",
+             "PaddlePaddle/Paddle#23410"),
+        ],
+        not_examples=["W0307 10:05:31.753669 24496 gpu_resources.cc:91] device: 0, cuDNN Version: 8.0."],
+        fields=groups,
+    ),
+    pattern(
         "paddle-launch-trainer-failed",
         "launcher",
         CONSEQUENCE,
