@@ -267,3 +267,18 @@ class TestLauncherSigsegv:
                "start iteration 0\nSegmentation fault(core dumped)\n")
         assert head_id(log) == self.verdict
         assert head_id("Bus error(core dumped)\n") == "launcher-sigbus"
+
+
+class TestOnnxruntimeCudaProviderFailed:
+    verdict = "onnxruntime-cuda-provider-failed"
+
+    def test_control_the_providers_asked_for(self):
+        log = "Available providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']\n" + ENDED
+        assert self.verdict not in [f.id for f in api.diagnose(log).findings]
+
+    def test_sibling_the_provider_could_not_be_created(self):
+        log = ("2022-01-31 20:57:03.234399301 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:535 CreateExecutionProviderInstance] "
+               "Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/reference/execution-providers/"
+               "CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.\n")  # Lednik7/CLIP-ONNX#2
+        found = [f for f in api.diagnose(log).findings if f.id == self.verdict]
+        assert found and found[0].evidence["provider"] == "CUDA"

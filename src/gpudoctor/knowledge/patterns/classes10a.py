@@ -249,6 +249,30 @@ PATTERNS_EARLY = [
         fields=groups,
     ),
     pattern(
+        "onnxruntime-cuda-provider-failed",
+        "platform",
+        CAUSE,
+        W,
+        "onnxruntime could not create its CUDA execution provider: the model runs on the CPU (CUDA or cuDNN libraries missing or of another version)",
+        r"Failed to create (?P<provider>CUDA|TensorRT)ExecutionProvider",
+        ("ExecutionProvider",),
+        why="""onnxruntime-gpu loads its CUDA provider (libonnxruntime_providers_cuda.so) at session creation; it needs the CUDA
+        runtime, cuBLAS and cuDNN of the major versions that onnxruntime release was built for. When one of them is missing or
+        of another version it warns and falls back to the CPU provider, so inference or training that was meant for the GPU
+        runs on the CPU (slow, no GPU use) or fails later. Having onnxruntime and onnxruntime-gpu installed together also
+        leaves the CPU-only build in charge.""",
+        fix="""compare onnxruntime's CUDA/cuDNN requirements table (its docs, for the installed version: `pip show onnxruntime-gpu`) with
+        the libraries this environment loads (ldconfig -p | grep -E 'libcudnn|libcublas', or the nvidia-*-cu12 wheels torch
+        installed); install the onnxruntime-gpu build for that CUDA major version, uninstall the CPU-only onnxruntime package, and
+        check with `python -c "import onnxruntime as ort; print(ort.get_available_providers())"`""".replace("\n        ", " "),
+        examples=[
+            ("`2022-01-31 20:57:03.234399301 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:535 CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/reference/execution-providers/CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.`",
+             "Lednik7/CLIP-ONNX#2 (the provider's CUDA/cuDNN requirements not met)"),
+        ],
+        not_examples=["providers=['CUDAExecutionProvider', 'CPUExecutionProvider']", "Available providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']"],
+        fields=groups,
+    ),
+    pattern(
         "paddle-launch-trainer-failed",
         "launcher",
         CONSEQUENCE,
