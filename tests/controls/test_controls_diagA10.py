@@ -161,6 +161,12 @@ class TestPaddleLaunchTrainerFailed:
         found = api.diagnose(log).findings[0]
         assert found.id == self.verdict and "log/workerlog.3" in found.fix
 
+    def test_sibling_the_container_line_names_the_log_and_the_signal(self):
+        log = ("LAUNCH INFO 2022-10-25 15:17:31,067 Pod failed\nLAUNCH ERROR 2022-10-25 15:17:31,067 Container failed !!!\n"
+               "Container rank 0 status failed cmd ['/usr/bin/python3.8', '-u', 'train.py'] code -6 log log/default.fpwuxo.0.log\n")
+        found = api.diagnose(log).findings[0]  # PaddlePaddle/Paddle#47326
+        assert found.id == self.verdict and "log/default.fpwuxo.0.log" in found.fix and "SIGABRT" in found.fix
+
     def test_sibling_a_trainers_own_error_before_it_is_the_cause(self):
         log = ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle)`\n"
                "LAUNCH ERROR 2022-10-25 15:17:31,067 Container failed !!!\n")
@@ -282,3 +288,24 @@ class TestOnnxruntimeCudaProviderFailed:
                "CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.\n")  # Lednik7/CLIP-ONNX#2
         found = [f for f in api.diagnose(log).findings if f.id == self.verdict]
         assert found and found[0].evidence["provider"] == "CUDA"
+
+
+class TestNcclUnhandledSystemError:
+    """NCCL's result printed as its number by caffe2's CHECK (2 = ncclSystemError); and the system error explained by the
+    topology warning before it."""
+
+    verdict = "nccl-unhandled-system-error"
+
+    def test_control_a_successful_status(self):
+        log = "I0101 cuda_nccl_gpu.cc:24] status == ncclSuccess. 0 vs 0 checked\n" + ENDED
+        assert self.verdict not in [f.id for f in api.diagnose(log).findings]
+
+    def test_sibling_the_status_number_two(self):
+        log = ("[E net_dag.cc:188] Exception from operator chain starting at '' (type 'NCCLAllreduce'): caffe2::EnforceNotMet: "
+               "[enforce fail at cuda_nccl_gpu.cc:24] status == ncclSuccess. 2 vs 0.  Error at: /root/code\n")  # video-nonlocal-net#14
+        assert head_id(log) == self.verdict
+
+    def test_sibling_the_topology_warning_before_it_is_the_cause(self):
+        log = ("d13186ffee3a:57:75 [0] misc/topo.cc:22 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:02/../../0000:02:00.0\n"
+               "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled system error, NCCL version 2.4.8\n")
+        assert head_id(log) == "nccl-topology-sysfs"

@@ -62,10 +62,25 @@ def sysfs_path(m, context: list[str]) -> dict:
     return out
 
 
+CONTAINER_LINE = re.compile(r"^Container rank (?P<container>\d+) status failed cmd .*? code (?P<code>-?\d+) log (?P<log>\S+)")
+
+
+def trainer_fields(m, context: list[str]) -> dict:
+    """The report's fields; "LAUNCH ERROR ... Container failed" is followed by the line that names the container, its exit
+    code and its log: read from there when this line does not say them."""
+    out = groups(m, context)
+    if "log" not in out:
+        more = next((c for c in (CONTAINER_LINE.match(line.strip()) for line in context) if c), None)
+        if more is not None:
+            out.update(more.groupdict())
+    return {**out, "step": trainer_log(out)}
+
+
 def trainer_log(fields: dict) -> str:
     """Where the failed Paddle trainer's own output is (the fix's STEP)."""
     if fields.get("log"):
-        return f"{fields['log']} (the file the launcher names for container {fields.get('container', '?')})"
+        code = {"-6": ", exit code -6: SIGABRT", "-9": ", exit code -9: SIGKILL", "-11": ", exit code -11: SIGSEGV"}.get(fields.get("code", ""), "")
+        return f"{fields['log']} (the file the launcher names for container {fields.get('container', '?')}{code})"
     rank = (fields.get("rank") or "N").split(",")[0].strip()
     return f"log/workerlog.{rank} (Paddle < 2.2), or log/<job>.<pod>.{rank}.log (Paddle >= 2.2)"
 
@@ -302,7 +317,8 @@ PATTERNS_EARLY = [
             "LAUNCH INFO 2022-10-25 15:17:31,067 Pod failed",  # the launcher's INFO line before its ERROR one: not a report of its own
             "LAUNCH WARNING 2023-08-08 20:34:19,551 save gpu log failed",  # the launcher's GPU usage log (PaddlePaddle/Paddle#56095)
         ],
-        fields=lambda m, ctx: {**groups(m, ctx), "step": trainer_log(groups(m, ctx))},
+        context_after=2,
+        fields=trainer_fields,
     ),
 ]
 
