@@ -97,7 +97,7 @@ OTHER_SIGNS = re.compile(
             # the shell's report of a killed child: "Segmentation fault (core dumped)", "line 3: 123 Killed  python train.py",
             # or glued to the progress bar the child was drawing ("0%|Killed", "[00:03<?, ?it/s]Killed"), a paste's
             # quote or emphasis marks after it
-            r"(?:^|: |\d\s+|(?<=[|\]]))(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: \(core dumped\))?(?:[\s\"'_*`]*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
+            r"(?:^|: |\d\s+|(?<=[|\]]))(?P<shellsig>Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: ?\(core dumped\))?(?:[\s\"'_*`]*$|\s+(?=\S*python|torchrun|\S+\.py\b))",
             r"srun: error: (?P<srun_node>[\w.\-]+): tasks? (?P<srun_task>[\d,\-]+): (?P<srun_what>.+)",
             r"exitcode\s*:\s*(?P<exitcode>-?[1-9]\d*)",
             r"(?i:exit(?:ed)? with (?:exit |status )?code|exit(?:ed)? with status|(?<!errored out with )exit status|return(?:ed)? (?:non-zero exit status|code)|exit code)\s*[:=]?\s*(?P<exit>-?[1-9]\d*)",
@@ -144,6 +144,8 @@ ORIGINAL = "Original Traceback (most recent call last)"  # a DataLoader worker's
 CAUGHT = re.compile(r"^Caught \w+ in (?:DataLoader worker process \d+|replica \d+ on device \d+)")
 # mp.spawn's join re-raising a process's traceback (torch >= 1.9, and before)
 SPAWN_REPORTS = ("ProcessRaisedException", "Exception")
+# the functions a parent relays a child's failure from, raising a bare Exception (OpenNMT-py/OpenNMT-py#887)
+RELAY_HANDLERS = ("signal_handler", "error_handler")
 # Ray's wrapper of a worker's exception ("ray.exceptions.RayTaskError(RuntimeError)"): the worker's own follows
 RAY_WRAPPER = re.compile(r"^(?:ray\.exceptions\.)?Ray\w*Error\((?P<inner>\w+)\)$")
 # torch's C++ backtrace line: "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /x/libtorch_cuda.so)"
@@ -613,7 +615,7 @@ class Signs:
             previous = self.signs[-1] if self.signs else None
             if previous is not None and previous.cause == "<next>" and previous.where.rank == head.rank and previous.line < line:
                 inner = RAY_WRAPPER.match(previous.what)
-                previous.cause, sign.cause = (TOLD if wrapper(previous.what, previous.message) else ""), previous.what
+                previous.cause, sign.cause = (TOLD if wrapper(previous.what, previous.message, previous.frames) else ""), previous.what
                 if inner:  # Ray named the worker's exception class: that is what failed
                     sign.what = f"{inner.group('inner')} in a Ray worker (its traceback is cut before the message)"
             self.add(sign)
@@ -714,7 +716,10 @@ def wrapper(cls: str, message: str, frames: Sequence[Frame] = ()) -> bool:
     if RAY_WRAPPER.match(cls) is not None or CAUGHT.match(message) is not None:
         return True
     return (cls.rsplit(".", 1)[-1] in SPAWN_REPORTS and bool(frames)
-            and frames[-1].path.replace("\\", "/").endswith("torch/multiprocessing/spawn.py"))
+            and (frames[-1].path.replace("\\", "/").endswith("torch/multiprocessing/spawn.py")
+                 # a parent's signal handler that re-raises a child's traceback as its message (fairseq's and OpenNMT-py's
+                 # ErrorHandler: "-- Tracebacks above this line can probably be ignored --", then the child's)
+                 or frames[-1].func in RELAY_HANDLERS))
 
 
 def continued(head: LogLine, line: int, after: list[str]) -> list[tuple[int, str]]:

@@ -23,6 +23,7 @@ from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, says_what
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
+from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
@@ -55,7 +56,9 @@ GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 READS_ANY_EXCEPTION = (*GENERIC_FINDINGS, "setup-refused-by-program")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
 NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
-                "setup-refused-by-program", "value-type-refused", "ddp-device-mismatch", "zero-optimizer-internal-error")
+                "setup-refused-by-program", "value-type-refused", "ddp-device-mismatch", "zero-optimizer-internal-error",
+                # the tenth round's classes (knowledge/patterns/classes10a.py): the key, path, call, object or log the line names
+                "config-key-missing", "nccl-topology-sysfs", "cublas-execution-failed", "unpicklable-object", "paddle-launch-trainer-failed")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -328,6 +331,13 @@ class Diagnosis:
             sign = self.signs.exception_at(msg)
             last = sign.raised_in() if sign is not None else None
             if last is None or last.user():
+                return BY_ID["python-exception"]
+        if p.id == "ddp-wrapper-attribute":
+            # read by torch's own parallel code (an older DDP's constructor), not through the wrapper by the user's:
+            # no attribute of the user's model; the exception is the library's (knowledge/patterns/classes10a.py)
+            sign = self.signs.exception_at(msg)
+            if sign is not None and read_by_wrapper_itself((f.path, f.func) for f in sign.frames):
+                values.update(exception=sign.what, message=sign.message)
                 return BY_ID["python-exception"]
         if p.id == "nccl-process-teardown" and values.get("work3"):
             # "Timeout at NCCL work: N" is the watchdog saying the collective timed out (torch >= 2.4 prints it

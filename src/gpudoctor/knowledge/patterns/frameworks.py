@@ -156,8 +156,9 @@ PATTERNS = [
         CAUSE,
         E,
         "FSDP: this rank's current CUDA device is not the one its device_id names (set_device missing)",
-        r"Inconsistent compute device and `device_id` on rank (?P<rank>\d+): (?P<compute>\S+) vs (?P<device_id>[\w:]+)",
-        ("Inconsistent compute device",),
+        # (as a person retypes it too: lower case, other quotes, spaces: h2oai/h2ogpt#671)
+        r"[Ii]nconsistent compute device and ?[`']?device_id ?[`']? on rank (?P<rank>\d+): (?P<compute>\S+) vs (?P<device_id>[\w:]+)",
+        ("nconsistent compute device",),
         why="""FSDP computes on torch.cuda.current_device(); with device_id=cuda:N it expects the process to be on
         cuda:N as well. A rank that never called torch.cuda.set_device(local_rank) is still on cuda:0 (or a
         multi-node launch computed device_id from the global rank instead of the local one).""",
@@ -165,6 +166,8 @@ PATTERNS = [
         examples=[
             ("[rank4]: ValueError: Inconsistent compute device and `device_id` on rank 0: cuda:1 vs cuda:0", "huggingface/accelerate#2963"),
             ("ValueError: Inconsistent compute device and `device_id` on rank 0: hpu:0 vs hpu", "mila-iqia/milabench#298"),
+            ("i run the finetune.py without lora and use the fsdp ,but there is a error, fsdp/_init_utils.py,line889 inconsistent compute device "
+             "and'device_id ' on rank 3: cuda:0 vs cuda:3; i run the programmer in Single machine multi card", "h2oai/h2ogpt#671 (retyped in prose)"),
         ],
         not_examples=["ValueError: FSDP only supports single device modules but got params on {device(type='cuda', index=0), device(type='cpu')}"],
         fields=groups,

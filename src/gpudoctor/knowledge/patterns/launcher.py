@@ -148,7 +148,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank died of SIGBUS (exit code -7): shared memory exhausted",
-        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: \(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|died with <Signals\.SIGBUS: 7>|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@",
+        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: ?\(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|died with <Signals\.SIGBUS: 7>|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@",
         ("-7", "SIGBUS", "Bus error"),
         why="""SIGBUS in a training process almost always means /dev/shm is full (DataLoader workers, NCCL).""",
         fix="docker run --shm-size=16g ... (or --ipc=host); df -h /dev/shm",
@@ -168,7 +168,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank crashed with a segmentation fault (exit code -11)",
-        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s+\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|died with <Signals\.SIGSEGV: 11>|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
+        r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s*\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|died with <Signals\.SIGSEGV: 11>|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
         r"|Signal: Segmentation fault \(11\)|Caught signal 11 \(Segmentation fault",  # Open MPI's and UCX/MXM's signal reports
         ("-11", "SIGSEGV", "Segmentation fault"),
         why="""A native crash in C++/CUDA code: mismatched versions of torch, CUDA, NCCL or a compiled
@@ -181,6 +181,7 @@ PATTERNS = [
             ("[good:02773] Signal: Segmentation fault (11)", "horovod/horovod#786 (Open MPI's report of a rank's crash)"),
             ("[ava02:21329:1] Caught signal 11 (Segmentation fault)", "horovod/horovod#62 (MXM's report, inside MPI)"),
             ("run.sh: line 12: 48213 Segmentation fault      (core dumped) python train.py", "bash's report of a child that crashed (its padding before '(core dumped)')"),
+            ("Segmentation fault(core dumped)", "lmb-freiburg/demon#32 (the shell's report as the paste has it, without the space)"),
         ],
     ),
     pattern(

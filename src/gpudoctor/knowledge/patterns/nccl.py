@@ -234,8 +234,9 @@ PATTERNS = [
         CAUSE,
         E,
         "a CUDA call inside NCCL failed",
-        r"unhandled cuda error|ncclUnhandledCudaError",
-        ("unhandled cuda error", "ncclUnhandledCudaError"),
+        # (caffe2's CHECK prints NCCL's result as its number: 1 = ncclUnhandledCudaError, facebookresearch/video-nonlocal-net#14)
+        r"unhandled cuda error|ncclUnhandledCudaError|status == ncclSuccess\. 1 vs 0",
+        ("unhandled cuda error", "ncclUnhandledCudaError", "ncclSuccess. 1 vs"),
         why="""NCCL wraps the CUDA error of the call that failed; the actual CUDA error is in an earlier
         'NCCL WARN Cuda failure' line (rerun with NCCL_DEBUG=INFO). Common causes: two ranks on one GPU, a GPU
         out of memory, P2P not supported between the GPUs, or a driver/CUDA mismatch.""",
@@ -254,8 +255,8 @@ PATTERNS = [
         CAUSE,
         E,
         "NCCL failed on a system call (shared memory, sockets, InfiniBand)",
-        r"unhandled system error|ncclSystemError",
-        ("unhandled system error", "ncclSystemError"),
+        r"unhandled system error|ncclSystemError|status == ncclSuccess\. 2 vs 0",  # (2 = ncclSystemError, as caffe2's CHECK prints it)
+        ("unhandled system error", "ncclSystemError", "ncclSuccess. 2 vs"),
         why="""NCCL's generic 'a system call failed' error. The real failure is in an earlier NCCL WARN line:
         most often /dev/shm too small in a container, an unreachable peer or wrong network interface, or an
         InfiniBand setup failure.""",
@@ -264,8 +265,10 @@ PATTERNS = [
             ("RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1", "NVIDIA/nccl#1016"),
             ("RuntimeError: NCCL Error 2: unhandled system error", "NVIDIA/nccl#473"),
             ("ncclSystemError: System call (socket, malloc, munmap, etc) failed.", "NVIDIA/nccl#834"),
+            ("[E net_dag.cc:188] Exception from operator chain starting at '' (type 'NCCLAllreduce'): caffe2::EnforceNotMet: [enforce fail at cuda_nccl_gpu.cc:24] status == ncclSuccess. 2 vs 0.  Error at: /root/cod",
+             "facebookresearch/video-nonlocal-net#14 (caffe2's CHECK with NCCL's result as its number; NCCL not built in properly)"),
         ],
-        after=("nccl-shm-segment", "shm-no-space", "cuda-peer-access-unsupported", "network-no-route", "nccl-cuda-failure", "nccl-socket-ifname", "nccl-socket-connect", "nccl-ib-verbs", "gloo-no-address"),
+        after=("nccl-topology-sysfs", "nccl-shm-segment", "shm-no-space", "cuda-peer-access-unsupported", "network-no-route", "nccl-cuda-failure", "nccl-socket-ifname", "nccl-socket-connect", "nccl-ib-verbs", "gloo-no-address"),
         context_after=4,
         fields=last_error,
     ),
