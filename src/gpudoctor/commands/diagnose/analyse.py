@@ -144,8 +144,10 @@ def read_log(
     tail = Tail()  # and the end of the input is kept: does the log show its run ending?
     launchers = LauncherSeen()  # and the launcher it shows: how to see a failing rank's own error under it
 
+    smi_reader = smi
+
     def reader_feed(chunk: bytes) -> None:
-        smi.feed(chunk)
+        smi_reader.feed(chunk)
         launchers.feed(chunk)
 
     feed = tail.tee(reader_feed)

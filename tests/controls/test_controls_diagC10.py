@@ -1,0 +1,138 @@
+"""Controls and siblings for the tenth round's GPU-tool output and launcher-only reports
+(src/gpudoctor/knowledge/patterns/classes10c.py, knowledge/launcher_only.py's launchers, nvidia-xid's
+agent event): a Windows crash status, Paddle's rank-failed report, nvtop's "No GPU to monitor",
+nvidia-smi not found, a node agent's quoted Xid, and the step a cut log's answer gives under the launcher
+it shows. The sample's cases are the readable parts' logs as pasted; the other lines are real ones from the
+threads named beside them. Each log runs through the whole of `diagnose`."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from gpudoctor.core.exit_code import report_exit as exit_code
+from test_controls_classes6 import case
+from test_controls_patterns import head_id, ids
+
+NVIDIA_SMI_TABLE = (
+    "+-----------------------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |\n"
+    "|-----------------------------------------+------------------------+----------------------+\n"
+    "|   0  Tesla V100-PCIE-32GB           Off |   00000000:3B:00.0 Off |                    0 |\n"
+    "| N/A   27C    P0             26W /  250W |     166MiB /  32768MiB |      0%      Default |\n"
+)
+
+
+def finding(text: str, fid: str):
+    return next((f for f in api.diagnose(text).findings if f.id == fid), None)
+
+
+class TestWindowsCrashStatus:
+    verdict = "windows-crash-status"
+
+    def test_control_exit_status_1_is_a_python_exception_not_a_crash(self):
+        # the same CalledProcessError with Python's own status: an exception, the launcher's summary of it
+        log = "subprocess.CalledProcessError: Command '['C:\\\\venv\\\\Scripts\\\\python.exe', 'train_network.py']' returned non-zero exit status 1.\n"
+        assert "windows-crash-status" not in ids(log) and head_id(log) == "launcher-child-exit"
+
+    def test_control_a_process_that_ended_with_0_is_no_crash(self):
+        assert "windows-crash-status" not in ids("Process finished with exit code 0\n")
+
+    def test_sibling_a_linux_segfault_keeps_its_own_verdict(self):
+        assert head_id("  exitcode  : -11 (pid: 5555)\n") == "launcher-sigsegv"
+
+    def test_sibling_the_signed_and_unsigned_forms_name_the_access_violation(self):
+        # kohya-ss/sd-scripts#567 (unsigned, as Python prints it) and an IDE's signed form with its hex
+        for line in ("subprocess.CalledProcessError: Command '['C:\\\\Python3109\\\\python.exe', 'train_network.py']' returned non-zero exit status 3221225477.",
+                     "Process finished with exit code -1073741819 (0xC0000005)"):
+            f = finding(line + "\n", "windows-crash-status")
+            assert f is not None and f.evidence["ntstatus"] == "0xC0000005" and "access violation" in f.evidence["meaning"]
+            assert head_id(line + "\n") == "windows-crash-status" and "faulthandler" in f.fix
+
+
+class TestPaddleRankFailed:
+    verdict = "paddle-rank-failed"
+
+    def test_control_a_running_container_is_no_failure(self):
+        log = "Container rank 0 status running cmd ['/usr/bin/python3.8', '-u', 'train.py'] code None log log/default.fpwuxo.0.log\n"
+        assert "paddle-rank-failed" not in ids(log)
+
+    def test_sibling_the_abort_line_names_the_rank_and_sends_to_its_workerlog(self):
+        # PaddlePaddle/Paddle#33074 (heldout8): the launcher's ABORT!!! line, the workerlog not pasted
+        report = api.diagnose(case("heldout8", "paddle-33074-abort-rank3-aistudio"))
+        f = next(f for f in report.findings if f.id == "paddle-rank-failed")
+        assert f.evidence["rank"] == "3" and "log/workerlog.N" in f.fix and "torchrun" not in f.fix and exit_code(report) == 1
+
+    def test_sibling_the_container_line_reads_its_abort_code(self):
+        # PaddlePaddle/Paddle#47326 (heldout8): "code -6": SIGABRT, whose lines are in the rank's log file
+        f = finding(case("heldout8", "paddle-47326-ps-container-failed-code-6"), "paddle-rank-failed")
+        assert f is not None and f.evidence["exitcode"] == "-6" and "SIGABRT" in f.why and "workerlog" in f.fix
+
+
+class TestGpuMonitorNoGpu:
+    verdict = "gpu-monitor-no-gpu"
+
+    def test_control_prose_about_the_message_is_no_failure(self):
+        log = "Note: nvtop prints No GPU to monitor when NVML fails to load.\n" + NVIDIA_SMI_TABLE
+        assert "gpu-monitor-no-gpu" not in ids(log)
+
+    def test_sibling_nvidia_smi_without_devices_is_a_lost_gpu_not_the_monitor(self):
+        assert head_id("No devices were found\n") != "gpu-monitor-no-gpu"
+
+    def test_sibling_nvtop_with_a_healthy_nvidia_smi_names_the_monitors_nvml(self):
+        # Syllo/nvtop#392 (heldout8): the AppImage finds nothing, nvidia-smi lists the V100
+        report = api.diagnose(case("heldout8", "nvtop-392-appimage-no-gpu-to-monitor-rhel7"))
+        assert report.findings[0].id == "gpu-monitor-no-gpu" and "libnvidia-ml" in report.findings[0].fix and exit_code(report) == 1
+
+
+class TestNvidiaSmiNotFound:
+    verdict = "nvidia-smi-not-found"
+
+    def test_control_a_launcher_not_found_is_the_launchers(self):
+        assert head_id("bash: torchrun: command not found\n") == "launcher-not-found"
+
+    def test_sibling_nvidia_smi_that_cannot_reach_the_driver_is_not_this(self):
+        log = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n"
+        assert head_id(log) not in ("nvidia-smi-not-found", "-")
+
+    def test_sibling_the_diagnostics_line_with_the_driver_loaded(self):
+        # NVIDIA/data-science-stack#90 (heldout7): "nvidia-smi not found" while lsmod shows nvidia loaded
+        report = api.diagnose(case("heldout7", "ds-stack-90-nvidia-smi-not-found-driver-loaded"))
+        f = next(f for f in report.findings if f.severity.value == "error")
+        assert f.id == "nvidia-smi-not-found" and "/proc/driver/nvidia/version" in f.fix
+        for shell in ("bash: nvidia-smi: command not found", "zsh: command not found: nvidia-smi"):
+            assert head_id(shell + "\n") == "nvidia-smi-not-found"
+
+
+class TestNvidiaXid:
+    verdict = "nvidia-xid"
+
+    def test_control_an_agents_healthy_event_is_no_xid(self):
+        log = '{"component": "accelerator-nvidia-error-xid", "events": [], "message": "no xid detected in dmesg"}\n'
+        assert "nvidia-xid" not in ids(log)
+
+    def test_sibling_an_agents_xid_event_reads_its_number(self):
+        # leptonai/gpud#192 (heldout7): gpud's error_xid event quoting the kernel's Xid 119
+        f = finding(case("heldout7", "gpud-192-xid-119-gsp-event-json"), "nvidia-xid")
+        assert f is not None and f.evidence.get("xid") == 119
+
+
+class TestLogInconclusive:
+    verdict = "log-inconclusive"
+
+    def test_control_a_log_without_a_launcher_gives_no_launcher_step(self):
+        f = finding("epoch 1 step 10 loss 0.93\nepoch 1 step 20 loss 0.88\n", "log-inconclusive")
+        assert f is not None and "launcher" not in f.evidence and "the log shows" not in f.fix
+
+    def test_control_a_finished_deepspeed_run_is_healthy(self):
+        log = ("[2024-11-01 00:11:56,054] [INFO] [runner.py:585:main] cmd = /usr/bin/python -u -m deepspeed.launcher.launch --world_info=e30= train.py\n"
+               "{'train_runtime': 512.3, 'train_loss': 1.2, 'epoch': 1.0}\n")
+        assert exit_code(api.diagnose(log)) == 0
+
+    def test_sibling_a_cut_deepspeed_log_gives_deepspeeds_way(self):
+        # OptimalScale/LMFlow#855 (heldout6): a ZeRO-3 launch cut before any error
+        f = finding(case("heldout6", "lmflow-855-zero3-70b-launch"), "log-inconclusive")
+        assert f is not None and f.evidence["launcher"] == "deepspeed" and "--enable_each_rank_log" in f.fix
+
+    def test_sibling_a_cut_torchrun_log_gives_torchruns_way(self):
+        # FlagOpen/FlagEmbedding#493 (heldout6): torchrun's arguments printed, cut before the error
+        f = finding(case("heldout6", "flagembedding-493-finetune-torchrun-args"), "log-inconclusive")
+        assert f is not None and f.evidence["launcher"] == "torchrun" and "TORCHELASTIC_ERROR_FILE" in f.fix and "@record" in f.fix
