@@ -112,7 +112,12 @@ class TestNvidiaXid:
     def test_sibling_an_agents_xid_event_reads_its_number(self):
         # leptonai/gpud#192 (heldout7): gpud's error_xid event quoting the kernel's Xid 119
         f = finding(case("heldout7", "gpud-192-xid-119-gsp-event-json"), "nvidia-xid")
-        assert f is not None and f.evidence.get("xid") == 119
+        assert f is not None and f.evidence.get("xid") == 119 and "Xid 119, GSP RPC timeout" in f.title
+
+    def test_sibling_an_application_xid_says_the_gpu_is_fine_and_how_to_find_the_kernel(self):
+        # leptonai/gpud#46 (heldout7): Xid 13 first (an application's kernel fault), then Xid 109
+        f = finding(case("heldout7", "gpud-46-dmesg-xid-13-109"), "nvidia-xid")
+        assert f is not None and "Xid 13, Graphics Engine Exception" in f.title and "CUDA_LAUNCH_BLOCKING=1" in f.fix
 
 
 class TestLogInconclusive:

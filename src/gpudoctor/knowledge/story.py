@@ -604,6 +604,11 @@ class Diagnosis:
                 ev["class"] = known.id
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)
+        if p.id == "nvidia-xid" and seen.first.fields.get("meaning"):
+            # the Xid the line names decides what it means and what to do (knowledge/xid.py): said, not left to a table
+            fields = seen.first.fields
+            title = f"{title}: Xid {fields['xid']}, {fields['meaning']}"
+            fix = f"{fields['action']}; {fix}"
         if p is UNRECOGNISED:
             sign = seen.first.fields.get("sign")
             exception, message = seen.first.fields.get("exception", ""), seen.first.fields.get("message", "")
