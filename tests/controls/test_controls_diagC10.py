@@ -141,3 +141,19 @@ class TestLogInconclusive:
         # FlagOpen/FlagEmbedding#493 (heldout6): torchrun's arguments printed, cut before the error
         f = finding(case("heldout6", "flagembedding-493-finetune-torchrun-args"), "log-inconclusive")
         assert f is not None and f.evidence["launcher"] == "torchrun" and "TORCHELASTIC_ERROR_FILE" in f.fix and "@record" in f.fix
+
+
+class TestGpuDriverUnusable:
+    verdict = "gpu-driver-unusable"
+
+    def test_control_a_gpu_nvidia_smi_reaches_is_no_driver_failure(self):
+        assert "gpu-driver-unusable" not in ids(NVIDIA_SMI_TABLE)
+
+    def test_sibling_a_handle_refused_with_unknown_error_is_a_lost_gpu(self):
+        # jbhoosreddy/instanceloc#20 (heldout7): the GPU stopped answering after a jammed job
+        assert head_id(case("heldout7", "instanceloc-20-nvidia-smi-unknown-error-handle")) == "gpu-lost"
+
+    def test_sibling_a_handle_not_found_is_a_gpu_the_driver_never_brought_up(self):
+        # NVIDIA/open-gpu-kernel-modules#259 (dev3): the open module loads, nvidia-smi finds no handle ("Not Found")
+        report = api.diagnose(case("dev3", "open-gpu-kernel-modules-259-device-handle-not-found-centos7"))
+        assert [f.id for f in report.findings if f.severity.value == "error"] == ["gpu-driver-unusable"]

@@ -248,7 +248,8 @@ GPU_LOST = FindingKind(
 printed *Unable to determine the device handle for GPU ...* (often *GPU is lost*) for a GPU, or
 *No devices were found* (`diagnose`): the device itself does not answer. A handle refused with
 *Insufficient Permissions* is another job's GPU (a cgroup or container limits the devices) and is
-not this finding; `ERR!` in a field of nvidia-smi's table is a reading that failed,
+not this finding, nor is nvidia-smi's *Not Found*, a GPU the driver never brought up
+([gpu-driver-unusable](../patterns/gpu-driver-unusable.md)); `ERR!` in a field of nvidia-smi's table is a reading that failed,
 [gpu-reading-failed](gpu-reading-failed.md).""",
     evidence="Per GPU: NVML's index and its error (`check`), or what nvidia-smi said (`diagnose`); `GPUs NVML counts`; `nvidia-smi`: its *No devices were found* line.",
     title={

@@ -672,7 +672,8 @@ class NvidiaSmiReader:
     def _lost(self) -> list[Finding]:
         """gpu-lost only where nvidia-smi says the device itself is unreachable; ERR! in
         a reading of a GPU it reached is gpu-reading-failed (_unread)."""
-        lost = [g for g in self.gpus if g.lost]
+        # "Not Found": the driver never brought the GPU up (patterns/classes.py's gpu-driver-unusable reads that line), not a lost one
+        lost = [g for g in self.gpus if g.lost and g.lost.lower() != "not found"]
         evidence = {g.name: f"Unable to determine the device handle: {g.lost}" for g in lost}
         names = [g.name for g in lost]
         if self.no_devices:
