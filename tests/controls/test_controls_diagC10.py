@@ -157,3 +157,18 @@ class TestGpuDriverUnusable:
         # NVIDIA/open-gpu-kernel-modules#259 (dev3): the open module loads, nvidia-smi finds no handle ("Not Found")
         report = api.diagnose(case("dev3", "open-gpu-kernel-modules-259-device-handle-not-found-centos7"))
         assert [f.id for f in report.findings if f.severity.value == "error"] == ["gpu-driver-unusable"]
+
+
+class TestUnrecognisedFailure:
+    verdict = "unrecognised-failure"
+
+    def test_control_a_cut_traceback_without_a_launcher_gets_no_launcher_step(self):
+        # Firefly#51 (dev6): QLoRA's backward, cut before its exception, run as a plain script
+        f = finding(case("dev6", "firefly-51-bloom-qlora-backward-cut"), "unrecognised-failure")
+        # (its frames run through accelerate's Accelerator, a library, not accelerate's launcher)
+        assert f is not None and "the exception line itself was cut" in f.fix and "; the log shows " not in f.fix
+
+    def test_sibling_accelerates_cut_report_gives_accelerates_way(self):
+        # bmaltais/kohya_ss#1220 (dev6): accelerate launch's own traceback, cut in simple_launcher
+        f = finding(case("dev6", "kohya-1220-rich-calledprocesserror-only"), "unrecognised-failure")
+        assert f is not None and "the log shows accelerate launch" in f.fix and "accelerate launch --debug" in f.fix

@@ -115,9 +115,9 @@ LAUNCHERS = (
     ),
     Launcher(
         "torchrun",
-        (b"torchrun", b"torch.distributed.", b"torch/distributed/", b"torch\\distributed\\", b"ChildFailedError", b"elastic"),
+        (b"torchrun", b"torch.distributed.", b"torch/distributed/", b"torch\\distributed\\", b"ChildFailedError", b"elastic", b"Root Cause"),
         re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch|elastic)|torch[/\\]distributed[/\\](?:run|launch)\.py"
-                   r"|torch[/\\]distributed[/\\]elastic|ChildFailedError"),
+                   r"|torch[/\\]distributed[/\\]elastic|ChildFailedError|^Root Cause \(first observed failure\):", re.M),
         SHOW_RANK + "; TORCHELASTIC_ERROR_FILE is the file each worker's @record writes to"
         + RANK_ZERO_ONLY,
     ),

@@ -242,11 +242,15 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             extra = "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(text + " " + paths):
             extra = "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL (checks every collective's shapes and order) and NCCL_DEBUG=INFO"
+        if cut and launcher:
+            # the lines the paste lacks are a rank's own output: how the launcher the log shows keeps each rank's whole output
+            extra += f"; the log shows {launcher}: {launcher_only.launcher_step(launcher)}"
         return where + extra
     if sign.kind == "c10" and CUDA.search(sign.what):
         return next_step_for("cudastatus")
     if sign.kind in CUT_HERE:
-        return CUT_HERE[sign.kind].format(line=sign.line)
+        shown = f"; the log shows {launcher}: {launcher_only.launcher_step(launcher)}" if launcher else ""
+        return CUT_HERE[sign.kind].format(line=sign.line) + shown
     if sign.kind == "clierror" and sign.message.lower().startswith("failed to run"):
         return next_step_for(sign.kind)  # a launcher's own summary ("Error: failed to run torchrun ..."): the ranks' output is elsewhere
     if sign.kind in OWN_WORDS:
