@@ -172,3 +172,36 @@ class TestUnrecognisedFailure:
         # bmaltais/kohya_ss#1220 (dev6): accelerate launch's own traceback, cut in simple_launcher
         f = finding(case("dev6", "kohya-1220-rich-calledprocesserror-only"), "unrecognised-failure")
         assert f is not None and "the log shows accelerate launch" in f.fix and "accelerate launch --debug" in f.fix
+
+
+# p2pBandwidthLatencyTest's enabled latency matrix of two GeForce GPUs without peer access (they fall back to copies
+# through the host, as the test says): NVIDIA/nccl-tests#287 (https://github.com/NVIDIA/nccl-tests/issues/287)
+P2P_FALLBACK = """Device=0 CANNOT Access Peer Device=1
+P2P=Enabled Latency (P2P Writes) Matrix (us)
+   GPU     0      1 
+     0   2.09  12.76 
+     1  12.87   2.08 
+
+   CPU     0      1 
+     0   2.13   5.67 
+     1   5.64   2.20 
+"""
+
+
+class TestGpuP2pBroken:
+    verdict = "gpu-p2p-broken"
+
+    def test_control_gpus_without_peer_access_copy_through_the_host_in_microseconds(self):
+        report = api.diagnose(P2P_FALLBACK)
+        assert "gpu-p2p-broken" not in [f.id for f in report.findings] and report.findings[0].id == "log-inconclusive"
+
+    def test_control_the_disabled_matrix_is_not_judged(self):
+        # the same slow numbers under P2P=Disabled: copies through the host, which the test shows for comparison
+        log = "P2P=Disabled Latency Matrix (us)\n   GPU     0      1 \n     0   2.10  49206.83 \n     1  49206.75   2.08 \n"
+        assert "gpu-p2p-broken" not in ids(log)
+
+    def test_sibling_stalled_enabled_writes_are_broken_p2p(self):
+        # huggingface/transformers#20438 (dev): 8 GPUs whose enabled P2P writes take 49 ms; multi-GPU training hung
+        report = api.diagnose(case("dev", "transformers-20438-second-paste-p2p-latency-matrix"))
+        f = report.findings[0]
+        assert f.id == "gpu-p2p-broken" and "49,207 us" in f.title and "NCCL_P2P_DISABLE=1" in f.fix and exit_code(report) == 1
