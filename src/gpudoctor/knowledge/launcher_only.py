@@ -39,7 +39,8 @@ ABORT = ("Exit code -6 is SIGABRT: the process aborted itself, after an uncaught
          "failed or timed out; the last lines the rank wrote to its own stderr say which, and this log does not hold them")
 UNKNOWN_EXIT = "The launcher's summary says that a rank failed, not why: the rank's own error went to its own stderr, which this log does not hold"
 # where the summary's exit code is not in the log (a ChildFailedError line alone): what it would decide
-CODES = ("; the rank's exit code, in the summary's Root Cause block or its 'failed (exitcode: N)' line, says a little more: 1 "
+CODES = ("; the rank's exit code (torchrun's Root Cause block or its 'failed (exitcode: N)' line, deepspeed's 'exits with return "
+         "code = N', Paddle's 'code N') says a little more: 1 "
          "an uncaught Python exception, -9 SIGKILL sent from outside (most often the host's OOM killer), -11 a segmentation fault "
          "in native code, -6 an abort")
 
