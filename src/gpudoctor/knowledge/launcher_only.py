@@ -69,9 +69,10 @@ LAUNCHERS = (
         "paddle.distributed.launch",
         (b"paddle.distributed", b"LAUNCH ", b"launch_utils.py", b"workerlog"),
         re.compile(r"paddle\.distributed\.(?:launch|spawn|fleet)|^LAUNCH (?:INFO|ERROR|WARNING)\b|\blaunch_utils\.py:\d+\]|\bworkerlog\.\d", re.M),
-        "Paddle's launcher writes each rank's output to its own file, log/workerlog.N (the newer launcher: "
-        "log/<job id>.N.log; `python -m paddle.distributed.launch --log_dir LOGS ...` puts them in LOGS): "
-        "`tail -n 100 log/workerlog.*` shows the failing rank's first error (the launcher's console shows rank 0's output only)",
+        "Paddle's launcher writes each rank's output to its own file, log/workerlog.N (the newer launcher: the file its "
+        "'Container rank N status failed ... log FILE' line names; `python -m paddle.distributed.launch --log_dir LOGS ...` "
+        "puts them in LOGS): `tail -n 100 log/workerlog.*` shows the failing rank's first error (the console may show rank 0's "
+        "output only)",
     ),
     Launcher(
         "deepspeed",
@@ -102,9 +103,8 @@ LAUNCHERS = (
         "srun",
         (b"srun", b"slurmstepd", b"sbatch"),
         re.compile(r"\bsrun: |\bslurmstepd(?:-[\w.-]+)?: |\bsbatch\b"),
-        "`srun --label ...` leads each line with its task number and `#SBATCH --output=job-%j-%t.out` (or "
-        "`srun --output=job-%j-%t.out`) writes one file per task; `sacct -j JOBID -o JobID,State,ExitCode` names the "
-        "task that failed first",
+        "`srun --label ...` leads each line with its task number and `srun --output=job-%j-%t.out ...` writes one file "
+        "per task (%t: the task's rank); `sacct -j JOBID -o JobID,State,ExitCode` names the step that failed",
     ),
     Launcher(
         "torch.multiprocessing.spawn",
