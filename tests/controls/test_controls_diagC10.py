@@ -132,6 +132,11 @@ class TestLogInconclusive:
                "{'train_runtime': 512.3, 'train_loss': 1.2, 'epoch': 1.0}\n")
         assert exit_code(api.diagnose(log)) == 0
 
+    def test_control_pythons_own_spawn_frames_are_no_launcher(self):
+        # Megvii-BaseDetection/YOLOX#610 (heldout6): a spawned worker's frames in Python's multiprocessing/spawn.py
+        f = finding(case("heldout6", "yolox-610-error-at-end-of-training"), "unrecognised-failure")
+        assert f is not None and "; the log shows " not in f.fix
+
     def test_sibling_a_cut_deepspeed_log_gives_deepspeeds_way(self):
         # OptimalScale/LMFlow#855 (heldout6): a ZeRO-3 launch cut before any error
         f = finding(case("heldout6", "lmflow-855-zero3-70b-launch"), "log-inconclusive")

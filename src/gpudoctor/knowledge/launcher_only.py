@@ -109,7 +109,8 @@ LAUNCHERS = (
     Launcher(
         "torch.multiprocessing.spawn",
         (b"spawn", b"ProcessRaisedException", b"ProcessExitedException"),
-        re.compile(r"torch\.multiprocessing\.spawn|multiprocessing[/\\]spawn\.py|\bmp\.spawn\(|ProcessRaisedException|ProcessExitedException"),
+        # (torch's own spawn.py: Python's multiprocessing/spawn.py frames are any spawned child's, a DataLoader worker's too)
+        re.compile(r"torch\.multiprocessing\.spawn|torch[/\\]multiprocessing[/\\]spawn\.py|\bmp\.spawn\(|ProcessRaisedException|ProcessExitedException"),
         "mp.spawn prints the failing process's own traceback after `-- Process N terminated with the following error:`, "
         "at the end of the output (a process ended by a signal has none: mp.spawn names the signal); diagnose the "
         "output from that line to its end",
