@@ -210,3 +210,23 @@ class TestGpuP2pBroken:
         report = api.diagnose(case("dev", "transformers-20438-second-paste-p2p-latency-matrix"))
         f = report.findings[0]
         assert f.id == "gpu-p2p-broken" and "49,207 us" in f.title and "NCCL_P2P_DISABLE=1" in f.fix and exit_code(report) == 1
+
+
+class TestPythonException:
+    verdict = "python-exception"
+
+    def test_control_an_empty_exception_without_the_relay_marker_stays_the_failure(self):
+        log = ('Traceback (most recent call last):\n  File "/home/u/train.py", line 12, in <module>\n    main()\n'
+               '  File "/home/u/train.py", line 9, in main\n    raise Exception()\nException:\n\n'
+               'Traceback (most recent call last):\n  File "/home/u/eval.py", line 3, in <module>\n    run()\n')
+        f = api.diagnose(log).findings[0]
+        assert f.id == "python-exception" and "train.py:9" in f.title
+
+    def test_sibling_the_error_handlers_relay_is_told_through_the_childs_traceback(self):
+        # OpenNMT/OpenNMT-py#887 (heldout8): the parent's signal_handler re-raises the child's traceback under the marker;
+        # the child's is cut: the answer is that cut traceback, never "fix it there" at the parent's handler
+        log = case("heldout8", "opennmt-py-887-train-multi-child-exception")
+        f = api.diagnose(log).findings[0]
+        assert f.id == "unrecognised-failure" and "onmt/trainer.py:171" in f.title and "signal_handler" not in f.fix
+        whole = api.diagnose(log + "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn\n").findings[0]
+        assert "RuntimeError" in whole.title and "signal_handler" not in whole.fix
