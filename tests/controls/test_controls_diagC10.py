@@ -141,6 +141,12 @@ class TestLogInconclusive:
         # OptimalScale/LMFlow#855 (heldout6): a ZeRO-3 launch cut before any error
         f = finding(case("heldout6", "lmflow-855-zero3-70b-launch"), "log-inconclusive")
         assert f is not None and f.evidence["launcher"] == "deepspeed" and "--enable_each_rank_log" in f.fix
+        assert "NCCL_DEBUG=INFO (with TORCH_DISTRIBUTED_DEBUG=DETAIL)" in f.fix  # no NCCL line in it: a hang would not show where
+
+    def test_control_a_log_with_nccls_info_lines_is_not_told_to_set_nccl_debug(self):
+        # NVIDIA/nccl#224 (dev): a Horovod job under mpirun whose NCCL INFO lines show NCCL_DEBUG=INFO was already set
+        f = finding(case("dev", "nccl-224-horovod-hang-34-roce-devices-empty-oob"), "log-inconclusive")
+        assert f is not None and f.evidence["launcher"] == "mpirun" and "NCCL_DEBUG=INFO (with" not in f.fix
 
     def test_sibling_a_cut_torchrun_log_gives_torchruns_way(self):
         # FlagOpen/FlagEmbedding#493 (heldout6): torchrun's arguments printed, cut before the error

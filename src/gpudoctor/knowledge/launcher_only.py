@@ -133,8 +133,10 @@ class LauncherSeen:
 
     def __init__(self) -> None:
         self.names: set[str] = set()
+        self.nccl_info = False  # the input shows NCCL's INFO lines (NCCL_DEBUG=INFO was set)
 
     def feed(self, chunk: bytes) -> None:
+        self.nccl_info = self.nccl_info or b"NCCL INFO" in chunk
         if len(self.names) == len(LAUNCHERS) or not any(w in chunk for w in ALL_WORDS):
             return
         text: Optional[str] = None
@@ -148,6 +150,11 @@ class LauncherSeen:
     def launcher(self) -> str:
         """The most specific launcher seen ('' when none)."""
         return next((launcher.name for launcher in LAUNCHERS if launcher.name in self.names), "")
+
+
+# A cut log and a hang's log look alike: where the ranks' set-up is not in the log, what shows where they wait.
+NCCL_STEP = ("; if the run stopped moving rather than failed, NCCL_DEBUG=INFO (with TORCH_DISTRIBUTED_DEBUG=DETAIL) prints "
+             "each rank's communicator set-up and the collective it waits in")
 
 
 def launcher_step(name: str) -> str:

@@ -174,6 +174,7 @@ class Diagnosis:
         self.ended = ""  # the line that shows the run ended well (knowledge/ending.py), set by the reader
         self.tool = ""  # the first line of a GPU tool's output in the input (knowledge/ending.py), set by the reader
         self.launcher = ""  # the launcher the input shows (knowledge/launcher_only.py), set by the reader
+        self.nccl_info = False  # the input shows NCCL's INFO lines, set by the reader
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either
         self.error_lines: list[tuple[int, str]] = []

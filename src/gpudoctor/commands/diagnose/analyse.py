@@ -15,7 +15,7 @@ from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import Tail
-from gpudoctor.knowledge.launcher_only import LauncherSeen, launcher_step
+from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import lead_first
@@ -98,6 +98,8 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="snapshot", evidence={"lines": d.lines, **shown}, lines=d.lines)
     # the launcher the log shows: how it shows each rank's own first error, which a cut log lacks
     under = f"; the log shows {d.launcher}: where the ranks' own output is not all here, {launcher_step(d.launcher)}" if d.launcher else ""
+    if d.launcher and not d.nccl_info:
+        under += NCCL_STEP
     shown = {"launcher": d.launcher} if d.launcher else {}
     if d.error_lines:
         said = [f"line {n}: {text}" for n, text in d.error_lines]
@@ -178,7 +180,7 @@ def read_log(
     if lines == 0:
         raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
     d, smi = second_reading(source, d, smi)
-    d.ended, d.tool, d.launcher = tail.ended(), tail.tool, launchers.launcher()
+    d.ended, d.tool, d.launcher, d.nccl_info = tail.ended(), tail.tool, launchers.launcher(), launchers.nccl_info
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 
