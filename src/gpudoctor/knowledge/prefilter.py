@@ -81,6 +81,9 @@ TRIGGERS = (
     "paging file",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "no device found",
+    "no gpu to monitor",
+    "detected by dmesg",  # a node agent's event quoting the kernel's Xid (gpud), in a JSON line with no other trigger
+    "detected by kmsg",  # nvtop's only line when it cannot read NVML (patterns/classes10c.py)
     "got completion",
     "omp_num_threads",
     "redirects",

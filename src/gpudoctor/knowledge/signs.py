@@ -147,6 +147,10 @@ SPAWN_REPORTS = ("ProcessRaisedException", "Exception")
 # the functions a parent relays a child's failure from, raising a bare Exception (OpenNMT-py/OpenNMT-py#887)
 RELAY_HANDLERS = ("signal_handler", "error_handler")
 # Ray's wrapper of a worker's exception ("ray.exceptions.RayTaskError(RuntimeError)"): the worker's own follows
+# OpenNMT-py's and fairseq's ErrorHandler (and their forks'): the parent's signal handler raises Exception(msg), msg the
+# marker and then the child's traceback, so the tracebacks above the marker are the parent's, waiting (OpenNMT/OpenNMT-py#887:
+# https://github.com/OpenNMT/OpenNMT-py/issues/887)
+RELAY_MARKER = "Tracebacks above this line can probably"
 RAY_WRAPPER = re.compile(r"^(?:ray\.exceptions\.)?Ray\w*Error\((?P<inner>\w+)\)$")
 # torch's C++ backtrace line: "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /x/libtorch_cuda.so)"
 CPP_FRAME = re.compile(r"^frame #\d+: (?:.+ \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in |<unknown function> \+ 0x)")
@@ -582,6 +586,8 @@ class Signs:
                 if NOT_FAILURES.match(text) or cls in ("SystemExit",) and message.strip() in ("", "0", "None"):
                     return
                 chained = self.chained_cause(after[i + 1 : i + 4])
+                if not message.strip():  # a message that starts on the next lines: an error handler's relay marker there
+                    message = next((seg.text for raw in after[i + 1 : i + 4] for seg in segments(raw) if RELAY_MARKER in seg.text), message)
                 sign = Sign("exception", cls, message[:300], line, source, head, time_of(raw), frames, text=text)
                 sign.remedy = remedy_in([(line + 1 + i, text), *continued(head, line + 1 + i, after[i + 1 : i + 1 + MESSAGE_LINES])])
                 # mp.spawn's report has no rank; the traceback it announces is given the spawned process's
@@ -712,8 +718,10 @@ def wrapper(cls: str, message: str, frames: Sequence[Frame] = ()) -> bool:
     """An exception that re-raises another process's: Ray's RayTaskError(X), torch's 'Caught X in
     DataLoader worker process N' (its worker's traceback follows as 'Original Traceback'), and
     mp.spawn's join re-raising a process's error ('-- Process N terminated with the following error:'
-    and that process's traceback follow: ProcessRaisedException, a bare Exception before torch 1.9)."""
-    if RAY_WRAPPER.match(cls) is not None or CAUGHT.match(message) is not None:
+    and that process's traceback follow: ProcessRaisedException, a bare Exception before torch 1.9), and the
+    error handler of OpenNMT-py, fairseq and their forks re-raising a child's traceback in the parent's signal
+    handler (its message starts with RELAY_MARKER, the child's traceback under it)."""
+    if RAY_WRAPPER.match(cls) is not None or CAUGHT.match(message) is not None or RELAY_MARKER in message:
         return True
     return (cls.rsplit(".", 1)[-1] in SPAWN_REPORTS and bool(frames)
             and (frames[-1].path.replace("\\", "/").endswith("torch/multiprocessing/spawn.py")

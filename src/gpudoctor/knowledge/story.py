@@ -176,6 +176,8 @@ class Diagnosis:
         self.unwrapped_at = 0  # the width a hard-wrapped paste was joined back from (0: it was not wrapped)
         self.ended = ""  # the line that shows the run ended well (knowledge/ending.py), set by the reader
         self.tool = ""  # the first line of a GPU tool's output in the input (knowledge/ending.py), set by the reader
+        self.launcher = ""  # the launcher the input shows (knowledge/launcher_only.py), set by the reader
+        self.nccl_info = False  # the input shows NCCL's INFO lines, set by the reader
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either
         self.error_lines: list[tuple[int, str]] = []
@@ -613,6 +615,11 @@ class Diagnosis:
                 ev["class"] = known.id
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)
+        if p.id == "nvidia-xid" and seen.first.fields.get("meaning"):
+            # the Xid the line names decides what it means and what to do (knowledge/xid.py): said, not left to a table
+            fields = seen.first.fields
+            title = f"{title}: Xid {fields['xid']}, {fields['meaning']}"
+            fix = f"{fields['action']}; {fix}"
         if p is UNRECOGNISED:
             sign = seen.first.fields.get("sign")
             exception, message = seen.first.fields.get("exception", ""), seen.first.fields.get("message", "")
@@ -624,7 +631,7 @@ class Diagnosis:
                 title += f" on {where}" if where else ""
             said = what_it_says(sign, exception, message, seen.first.line)
             why = unrecognised_why(sign, exception, message)
-            fix = with_what_it_says(next_step(sign, exception, message, self.signs.first_traceback), said)
+            fix = with_what_it_says(next_step(sign, exception, message, self.signs.first_traceback, self.launcher), said)
             if sign is not None and sign.kind in ONLY_EXITED and (earlier := self.spoken_before(sign.line)):
                 # a launcher's or a job runner's report that a process failed, with the process's own words above it:
                 # shown, never "the failing rank's own output is not here"
@@ -662,7 +669,7 @@ class Diagnosis:
             if p.id in LAUNCHER_SUMMARIES:
                 exitcode = "-6" if p.id == "launcher-sigabrt" else seen.first.fields.get("exitcode")
                 why = f"The launcher reports that a rank failed; the lines listed before it speak of an error. {launcher_only.reading(exitcode, seen.first.fields.get('error_file'))}"
-                fix = lead + launcher_only.how_to_see()
+                fix = lead + launcher_only.how_to_see(self.launcher)
             else:
                 fix = lead + fix
         elif role == CONSEQUENCE and not causes_known and p.family == "launcher":
@@ -671,7 +678,11 @@ class Diagnosis:
                 # all the log holds is torchrun's summary: what its exit status decides, and how to see the rank's error
                 exitcode = "-6" if p.id == "launcher-sigabrt" else seen.first.fields.get("exitcode")
                 why = launcher_only.why(exitcode, seen.first.fields.get("error_file"))
-                fix = launcher_only.how_to_see()
+                fix = launcher_only.how_to_see(self.launcher)
+            elif self.launcher:
+                # another launcher's report (a CalledProcessError, deepspeed's return code, srun's task): its own
+                # first clause, then how the launcher the log shows keeps each rank's output
+                fix = f"{fix.split(';')[0]}; when the log holds none: {launcher_only.launcher_step(self.launcher)}"
         elif role == CONSEQUENCE and not causes_known:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:

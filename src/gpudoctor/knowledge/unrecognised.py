@@ -182,10 +182,11 @@ def unrecognised_why(sign: Optional[Sign], exception: str = "", message: str = "
     return out
 
 
-def next_step(sign: Optional[Sign], exception: str = "", message: str = "", traceback_at: Optional[int] = None) -> str:
+def next_step(sign: Optional[Sign], exception: str = "", message: str = "", traceback_at: Optional[int] = None, launcher: str = "") -> str:
     """What to look at next, and which debug variable adds what; true whatever the cause.
     `traceback_at`: the line of the first traceback in the log, when a log holds one
-    (the user is never sent to look for a traceback that is in the log)."""
+    (the user is never sent to look for a traceback that is in the log); `launcher`: the one the
+    log shows (knowledge/launcher_only.py), whose way of showing a rank's own error is the step."""
     if sign is None:
         if is_java(None, exception):
             out = JAVA_STEP
@@ -241,11 +242,15 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             extra = "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(text + " " + paths):
             extra = "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL (checks every collective's shapes and order) and NCCL_DEBUG=INFO"
+        if cut and launcher:
+            # the lines the paste lacks are a rank's own output: how the launcher the log shows keeps each rank's whole output
+            extra += f"; the log shows {launcher}: {launcher_only.launcher_step(launcher)}"
         return where + extra
     if sign.kind == "c10" and CUDA.search(sign.what):
         return next_step_for("cudastatus")
     if sign.kind in CUT_HERE:
-        return CUT_HERE[sign.kind].format(line=sign.line)
+        shown = f"; the log shows {launcher}: {launcher_only.launcher_step(launcher)}" if launcher else ""
+        return CUT_HERE[sign.kind].format(line=sign.line) + shown
     if sign.kind == "clierror" and sign.message.lower().startswith("failed to run"):
         return next_step_for(sign.kind)  # a launcher's own summary ("Error: failed to run torchrun ..."): the ranks' output is elsewhere
     if sign.kind in OWN_WORDS:
@@ -258,7 +263,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     if sign.kind in LAUNCHER_SUMMARY_KINDS and "(SIG" not in sign.what:
         # only torchrun's summary: what its exit status decides, and the command that shows the rank's own error
         code = EXIT_CODE.search(sign.what)
-        return launcher_only.step(code.group(1) if code else None, "<N/A>" if sign.kind == "elasticnofile" else None)
+        return launcher_only.step(code.group(1) if code else None, "<N/A>" if sign.kind == "elasticnofile" else None, launcher)
     if sign.kind in ("signame", "glogsig", "shellsig", "shellkill", "fishkill", "glibc", "fatal", "caught", "nativeframes") or "(SIG" in sign.what:
         if "Killed" in sign.what or "SIGKILL" in sign.what:
             return "a SIGKILL is usually the host's OOM killer or the scheduler: check `dmesg -T | grep -i oom` and `sacct -j JOBID -o JobID,MaxRSS,State`"

@@ -224,5 +224,5 @@ def xid_findings(events: Sequence[XidEvent], source: str) -> list[Finding]:
 
 def pattern_fields(m: re.Match, _context: list[str]) -> dict:
     """Evidence for the `nvidia-xid` log pattern: the Xid, its meaning and action."""
-    xid = m.groupdict().get("xid")
+    xid = m.groupdict().get("xid") or m.groupdict().get("agent_xid")  # the kernel's line, or an agent's event quoting it
     return line_fields(int(xid) if xid else 79, m.groupdict().get("pci") or "")

@@ -20,13 +20,14 @@ LOG_INCONCLUSIVE = FindingKind(
 status 0, a finished training, a test that passed, nccl-tests' average bus bandwidth). A log cut
 before its end and the log of a hang, whose last lines are set-up (NCCL INFO, a banner, a step),
 look exactly like this, so `diagnose` does not call it healthy: it exits 1 and says what would
-decide it. A GPU tool's output (an `nvidia-smi` table or `-q` report, `topo -m`, `dcgmi`,
+decide it; where the log shows its launcher (torchrun, DeepSpeed, accelerate, Paddle, mpirun, srun,
+mp.spawn), the fix adds how that launcher shows each rank's own first error (`under_launcher`). A GPU tool's output (an `nvidia-smi` table or `-q` report, `topo -m`, `dcgmi`,
 `ibstatus`) with no fault in it gets the same answer (case `snapshot`): it shows the GPUs at one
 moment, not the job, and a hang, a crash or a wrong setting leave it unchanged; the readings that
 do show a fault (a GPU lost, ranks spinning in a collective, memory held with no process) are
 their own findings. `diagnose` calls an input healthy (`log-no-failure`) only when it shows no
 failure and does show the run's end.""",
-    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each).",
+    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each); `launcher` (cases `log`, `errors`, `mentions`): the launcher the log shows, when it shows one.",
     # "log": a run's output without an end; "snapshot": a GPU tool's output, no fault in it
     title={
         "log": "no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
@@ -46,9 +47,9 @@ failure and does show the run's end.""",
         "snapshot": "Nothing in it shows a GPU fault (no GPU lost, no reading that failed), and no reading (utilisation against power, memory against processes) shows ranks stuck; but the output is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves it unchanged.",
     },
     fix={
-        "log": "tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300",
-        "errors": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); or search the error line in the project's issue tracker",
-        "mentions": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); if a line above is the failure, its own words are the search: the program's docs or issue tracker; a job that stopped moving: gpudoctor run --nproc N --hang-timeout 300",
+        "log": "tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300{under_launcher}",
+        "errors": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); or search the error line in the project's issue tracker{under_launcher}",
+        "mentions": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); if a line above is the failure, its own words are the search: the program's docs or issue tracker; a job that stopped moving: gpudoctor run --nproc N --hang-timeout 300{under_launcher}",
         "snapshot": "gpudoctor diagnose train.log   # the job's own output decides it; gpudoctor check   # the GPUs, driver and torch as the job sees them",
     },
 )

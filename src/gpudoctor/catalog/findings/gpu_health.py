@@ -248,7 +248,8 @@ GPU_LOST = FindingKind(
 printed *Unable to determine the device handle for GPU ...* (often *GPU is lost*) for a GPU, or
 *No devices were found* (`diagnose`): the device itself does not answer. A handle refused with
 *Insufficient Permissions* is another job's GPU (a cgroup or container limits the devices) and is
-not this finding; `ERR!` in a field of nvidia-smi's table is a reading that failed,
+not this finding, nor is nvidia-smi's *Not Found*, a GPU the driver never brought up
+([gpu-driver-unusable](../patterns/gpu-driver-unusable.md)); `ERR!` in a field of nvidia-smi's table is a reading that failed,
 [gpu-reading-failed](gpu-reading-failed.md).""",
     evidence="Per GPU: NVML's index and its error (`check`), or what nvidia-smi said (`diagnose`); `GPUs NVML counts`; `nvidia-smi`: its *No devices were found* line.",
     title={
@@ -474,3 +475,27 @@ report's *Warning* lines say which GPU and why), or `dcgmi health -c`'s *Overall
     },
     fix="dcgmi diag -r 3  # read its Warning lines: they name the GPU and the fault; drain the node and ask the admin to reset, reseat or replace that GPU",
 )
+
+
+GPU_P2P_BROKEN = FindingKind(
+    id="gpu-p2p-broken",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `p2pBandwidthLatencyTest`)",
+    summary="""A pasted `p2pBandwidthLatencyTest` (CUDA samples) whose *P2P=Enabled* matrices show peer traffic
+that stalls or barely flows: a median P2P write latency between two GPUs of a millisecond or more (it
+takes a few microseconds over NVLink, tens over PCIe), or enabled copies under 1 GB/s. The GPUs report
+peer access, but the PCIe fabric drops or delays their traffic: ACS on a PCIe switch or root port
+redirecting it through the root complex, the IOMMU (VT-d/AMD-Vi) translating it, or a VM's passthrough.
+Matrices that look healthy are not reported.""",
+    evidence="`matrices`: per enabled matrix read, the median between two GPUs (and a GPU to itself).",
+    title="GPU-to-GPU (P2P) traffic is broken on this machine: {reading}",
+    why=" ".join("""Peer-to-peer copies between the GPUs stall: the GPUs say P2P works, so NCCL and CUDA use it, and the traffic is
+lost or delayed in the PCIe fabric (ACS or the IOMMU in its path). Collectives between these GPUs then hang or crawl,
+while one GPU alone is fine.""".split()),
+    fix=" ".join("""NCCL_P2P_DISABLE=1   # for the job: NCCL copies through host memory instead; then fix the machine: disable ACS on
+the PCIe switches (setpci, or the BIOS's ACS/PCIe settings) and the IOMMU or set it to passthrough (iommu=pt, or
+intel_iommu=off / amd_iommu=off on the kernel command line); rerun p2pBandwidthLatencyTest: P2P=Enabled latency should be a
+few microseconds""".split()),
+)
+

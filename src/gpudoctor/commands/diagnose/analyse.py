@@ -15,6 +15,7 @@ from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import Tail
+from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import lead_first
@@ -95,16 +96,21 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     if d.tool or smi.snapshot(d.lines):
         shown = {"tool": d.tool} if d.tool else {}
         return LOG_INCONCLUSIVE(case="snapshot", evidence={"lines": d.lines, **shown}, lines=d.lines)
+    # the launcher the log shows: how it shows each rank's own first error, which a cut log lacks
+    under = f"; the log shows {d.launcher}: where the ranks' own output is not all here, {launcher_step(d.launcher)}" if d.launcher else ""
+    if d.launcher and not d.nccl_info:
+        under += NCCL_STEP
+    shown = {"launcher": d.launcher} if d.launcher else {}
     if d.error_lines:
         said = [f"line {n}: {text}" for n, text in d.error_lines]
-        return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said}, lines=d.lines,
-                                count=d.error_count, first=d.error_lines[0][0])
+        return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said, **shown}, lines=d.lines,
+                                count=d.error_count, first=d.error_lines[0][0], under_launcher=under)
     if d.mention_lines:
         leads = lead_first(d.mention_lines)[:MENTIONS_KEPT]
         said = [f"line {n}: {text}" for n, text in leads]
-        return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said},
-                                lines=d.lines, count=d.mention_count, first=leads[0][0])
-    return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines}, lines=d.lines)
+        return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said, **shown},
+                                lines=d.lines, count=d.mention_count, first=leads[0][0], under_launcher=under)
+    return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under)
 
 
 READ_ERRORS = (OSError, EOFError, ValueError)
@@ -138,7 +144,15 @@ def read_log(
     (and nvidia-smi reader) of the reading that explains the log (`second_reading`)."""
     smi = smi or NvidiaSmiReader()  # and the nvidia-smi reader sees every line too
     tail = Tail()  # and the end of the input is kept: does the log show its run ending?
-    feed = tail.tee(smi.feed)
+    launchers = LauncherSeen()  # and the launcher it shows: how to see a failing rank's own error under it
+
+    smi_reader = smi
+
+    def reader_feed(chunk: bytes) -> None:
+        smi_reader.feed(chunk)
+        launchers.feed(chunk)
+
+    feed = tail.tee(reader_feed)
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -166,7 +180,7 @@ def read_log(
     if lines == 0:
         raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
     d, smi = second_reading(source, d, smi)
-    d.ended, d.tool = tail.ended(), tail.tool
+    d.ended, d.tool, d.launcher, d.nccl_info = tail.ended(), tail.tool, launchers.launcher(), launchers.nccl_info
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 

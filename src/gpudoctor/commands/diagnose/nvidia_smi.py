@@ -9,7 +9,7 @@ found"). ERR! in a field of the table is a reading that failed, not a lost GPU.
 
 What the table (and `-q`, and gpustat's lines) shows the GPUs doing, their utilisation,
 memory, power and process list, is judged by checks/gpu_activity.py; a pasted `dcgmi` report
-by dcgmi.py. `nvidia-smi topo -m`, a `--query-gpu` CSV and the driver line are only counted:
+by dcgmi.py; a pasted p2pBandwidthLatencyTest by p2p_matrix.py. `nvidia-smi topo -m`, a `--query-gpu` CSV and the driver line are only counted:
 an input made of them is a snapshot (healthy when nothing in it fires), not a log cut short.
 
 `NvidiaSmiReader` is fed the input's bytes as `diagnose` streams them (`tee`
@@ -25,6 +25,7 @@ from typing import Any
 
 from gpudoctor.catalog.findings.gpu_health import GPU_LOST, GPU_READING_FAILED, GPU_READING_UNSUPPORTED
 from gpudoctor.commands.diagnose.dcgmi import ANCHORS as DCGM_ANCHORS, DcgmReport
+from gpudoctor.commands.diagnose.p2p_matrix import ANCHORS as P2P_ANCHORS, P2pMatrix
 from gpudoctor.checks.gpu_activity import GpuActivity, ProcessUse, activity_findings
 from gpudoctor.checks.gpu_health import health_findings
 from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
@@ -51,7 +52,7 @@ TRIGGERS = (
 # nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
 NO_DEVICES = "No devices were found"
 ANCHORS = (b"    : ", b"MiB /", b"MiB &#", b"Unable to ", NO_DEVICES.encode())  # "&#x2F;": a page's escaped slash
-PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,", b"]----") + DCGM_ANCHORS
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,", b"]----") + DCGM_ANCHORS + P2P_ANCHORS
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
@@ -286,6 +287,7 @@ class NvidiaSmiReader:
         self.processes_open = False
         self.tool_lines = 0  # lines of a GPU tool's other snapshots (TOPO_ROW, QUERY_ROW, DRIVER_LINE)
         self.dcgm = DcgmReport()  # a pasted `dcgmi diag` / `dcgmi health -c`
+        self.p2p = P2pMatrix()  # a pasted p2pBandwidthLatencyTest
 
     # -- input -------------------------------------------------------------
     def feed(self, chunk: bytes) -> None:
@@ -334,7 +336,7 @@ class NvidiaSmiReader:
         if lost:
             self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
             return
-        if self._other_snapshot(text.strip().strip("`").strip()) or self._gpustat(text.strip()) or self.dcgm.line(text.strip()):
+        if self._other_snapshot(text.strip().strip("`").strip()) or self._gpustat(text.strip()) or self.dcgm.line(text.strip()) or self.p2p.line(text):
             return
         if text.startswith("|"):
             self._table(text)
@@ -621,7 +623,7 @@ class NvidiaSmiReader:
     def snapshot(self, lines: int) -> bool:
         """The input (`lines` long) is a GPU tool's snapshot: GPUs or nvidia-smi's process list
         read from it, or its other forms (topo -m, a --query-gpu CSV) on half its lines or more."""
-        return bool(self.gpus) or self.processes is not None or self.dcgm.seen or 0 < lines <= 2 * self.tool_lines
+        return bool(self.gpus) or self.processes is not None or self.dcgm.seen or bool(self.p2p.off_diagonal) or 0 < lines <= 2 * self.tool_lines
 
     def findings(self) -> list[Finding]:
         self.feed(b"")
@@ -631,7 +633,7 @@ class NvidiaSmiReader:
         peers = len(self.gpus) > 1 or any(_index(g.name, i) > 0 for i, g in enumerate(self.gpus))
         found = health_findings(judged, peers) + self._modes() + self._activity()
         out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
-        out += self.dcgm.findings()
+        out += self.dcgm.findings() + self.p2p.findings()
         return out + self._unsupported()
 
     def _unsupported(self) -> list[Finding]:
@@ -672,7 +674,8 @@ class NvidiaSmiReader:
     def _lost(self) -> list[Finding]:
         """gpu-lost only where nvidia-smi says the device itself is unreachable; ERR! in
         a reading of a GPU it reached is gpu-reading-failed (_unread)."""
-        lost = [g for g in self.gpus if g.lost]
+        # "Not Found": the driver never brought the GPU up (patterns/classes.py's gpu-driver-unusable reads that line), not a lost one
+        lost = [g for g in self.gpus if g.lost and g.lost.lower() != "not found"]
         evidence = {g.name: f"Unable to determine the device handle: {g.lost}" for g in lost}
         names = [g.name for g in lost]
         if self.no_devices:

@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10c, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -13,6 +13,7 @@ ALL: tuple[Pattern, ...] = (
     *families5.PATTERNS,  # families of the fifth development sample (inference-server shards, SIGILL, tensor-parallel splits, ...)
     *families6.PATTERNS,  # families of the sixth development sample (a compiled extension built for another torch)
     *families7.PATTERNS,  # families of the retired held-out heldout5 (a compiled module not built, kernels for another GPU, a non-finite grad norm)
+    *classes10c.PATTERNS,  # the tenth round's launcher-only and GPU-tool lines (a Windows crash status before the launcher's summary of it)
     *network.PATTERNS,
     *launchers.PATTERNS,
     *ray.PATTERNS,

@@ -112,8 +112,10 @@ PATTERNS = [
         r"|NVRM: Open nvidia\.ko is only ready for use on Data Center GPUs|NVRM:? kgspInitRm_IMPL: cannot bootstrap riscv/gsp"
         # the refusal is on the message's second line: its first ("The NVIDIA GPU ... (PCI ID: ...)") also heads
         # "has fallen off the bus" (nvidia-xid's), and a failed probe follows either
-        r"|NVRM: installed in this system is not supported by|NVRM: The NVIDIA probe routine was not called for",
-        ("couldn't communicate with the NVIDIA driver", "could not communicate with the NVIDIA driver", "No devices were found", "RmInitAdapter",
+        r"|NVRM: installed in this system is not supported by|NVRM: The NVIDIA probe routine was not called for"
+        # nvidia-smi asking for a GPU the driver never brought up: "Not Found", not "GPU is lost" (gpu-lost's)
+        r"|Unable to determine the device handle for (?i:GPU)\s*[0-9A-Fa-f:.]*:\s*Not Found",
+        ("Not Found", "couldn't communicate with the NVIDIA driver", "could not communicate with the NVIDIA driver", "No devices were found", "RmInitAdapter",
          "rm_init_adapter", "Failed to initialize NVML", "Open nvidia.ko", "bootstrap riscv/gsp", "is not supported by", "probe routine was not"),
         why="""nvidia-smi (NVML) reaches no GPU: the kernel module is not loaded or was built for another kernel
         (a kernel update without the driver's DKMS rebuild), the driver failed to initialise the GPU (NVRM's
@@ -146,8 +148,11 @@ PATTERNS = [
                 "`NVIDIA SMI has failed because it could not communicate with the NVIDIA driver Make sure that the latest NVIDIA driver is installed and running.`",
                 "NVIDIA/open-gpu-kernel-modules#388 (an RK3588 board)",
             ),
+            ("Unable to determine the device handle for GPU 0000:D8:00.0: Not Found",
+             "NVIDIA/open-gpu-kernel-modules#259 (https://github.com/NVIDIA/open-gpu-kernel-modules/issues/259: the open module on CentOS 7)"),
         ],
         not_examples=[
+            "Unable to determine the device handle for GPU 0000:81:00.0: Unknown Error",  # a GPU that stopped answering: gpu-lost
             "Failed to initialize NVML: Driver/library version mismatch",  # its own pattern: a reboot fixes it
             "No devices were found matching the filter",
             "[    2.757687] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  530.41.03  Release Build  (archlinux-builder@archalien)",

@@ -277,8 +277,10 @@ PATTERNS = [
         CAUSE,
         E,
         "the NVIDIA driver logged a GPU fault (Xid)",
-        r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)|GPU has fallen off the bus|NVRM: fallen off the bus",
-        ("Xid", "fallen off the bus"),
+        r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)|GPU has fallen off the bus|NVRM: fallen off the bus"
+        # a node agent's event that quotes the kernel's Xid (gpud: "xid 119 detected by dmesg")
+        r"|\bxid (?P<agent_xid>\d+) detected by (?:dmesg|kmsg)\b",
+        ("Xid", "fallen off the bus", "detected by dmesg", "detected by kmsg"),
         why="""Xid lines come from the kernel driver: 79 (fallen off the bus) and 48/63/64/94/95 (memory errors)
         are hardware or power faults; 13/31/43 are usually an application fault on that GPU. A rank on that
         GPU then crashes or hangs and the others time out.""",
@@ -286,6 +288,7 @@ PATTERNS = [
         examples=[
             ("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "kernel driver message, as quoted in public cluster reports"),
             ("               NVRM: fallen off the bus and is not responding to commands.", "NVIDIA/NVSentinel#155"),
+            ('        "message": "xid 119 detected by dmesg (47 minutes ago)",', "leptonai/gpud#192 (https://github.com/leptonai/gpud/pull/192: gpud's error_xid event)"),
         ],
         fields=xid.pattern_fields,  # the Xid's meaning and action: knowledge/xid.py
     ),
