@@ -108,6 +108,11 @@ class Repair:
     shift: dict[int, int]  # characters cut from a line's start (its line number): add to a column
     steps: tuple[str, ...]  # what was done, in words, in order
     removed: str = ""  # the text of the lines blanked, as the file had it
+    # Every statement read as the paste wrote it, in the block it wrote it in: repair only
+    # undid the paste's wrapping (fences, prompts, line numbers, the indentation of a
+    # function's body) or completed what was cut off; no code line blanked, none moved to
+    # another block, no `else` read as an `if`.
+    faithful: bool = False
 
     def may_hold_fix(self, fix: str) -> bool:
         """The text repair blanked names what `fix` would add and the rest does not:
@@ -142,6 +147,7 @@ class _Text:
     shift: dict[int, int] = field(default_factory=dict)
     steps: dict[str, set[int]] = field(default_factory=dict)  # what was done -> the lines, in order of doing
     removed: list[str] = field(default_factory=list)
+    reshaped: bool = False  # a code line blanked, moved to another block, or an arm re-read
 
     def source(self) -> str:
         return (HEADER if self.header else "") + "\n".join(self.lines)
@@ -155,6 +161,7 @@ class _Text:
             self.cut += sum(_is_code(self.lines[n - 1]) for n in done)
             if self.cut > max(MIN_CUT, int(self.code_lines * MAX_CUT_SHARE)):
                 return False
+            self.reshaped = True
         for n in done:
             self.removed.append(self.lines[n - 1])
             self.lines[n - 1] = ""
@@ -193,7 +200,8 @@ def repair(text: str) -> Repair | None:
             ast.increment_lineno(tree, -1)  # the function's line is line 0: the user's lines keep their numbers
         steps = tuple(f"{step} ({_lines(lines)})" for step, lines in state.steps.items())
         return Repair("\n".join(state.lines), tree, tuple(sorted(state.changed)), state.header,
-                      frozenset(state.inserted), dict(state.shift), steps, "\n".join(state.removed))
+                      frozenset(state.inserted), dict(state.shift), steps, "\n".join(state.removed),
+                      faithful=not state.reshaped)
     return None
 
 
@@ -370,6 +378,7 @@ def _move_left(state: _Text, lines: list[int], by: int) -> bool:
         state.lines[n - 1] = state.lines[n - 1][by:]
         state.shift[n] = state.shift.get(n, 0) + by
         state.changed.add(n)
+    state.reshaped = True
     return True
 
 
@@ -420,6 +429,7 @@ def _orphan_branch(state: _Text, start: int) -> bool:
     word = head.group(1)
     state.lines[start - 1] = text[:head.start(1)] + ("if  " if word == "elif" else "if 1") + text[head.end(1):]
     state.changed.add(start)
+    state.reshaped = True
     if word == "else":
         state.inserted.add(start)
     state.say("an `elif` / `else` without its `if` read as an `if`", [start])

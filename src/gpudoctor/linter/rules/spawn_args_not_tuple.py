@@ -35,6 +35,7 @@ class SpawnArgsNotTuple(Rule):
 
     id = "spawn-args-not-tuple"
     severity = ERROR
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "mp.spawn's args is one value, not a tuple: each process is called as fn(rank, *args)"
     fix = "mp.spawn(main, args=(cfg,), nprocs=world_size)  # the comma makes the tuple"
     needles = ("spawn", "start_processes")

@@ -59,6 +59,7 @@ class UnexpectedArgument(Rule):
 
     id = "unexpected-argument"
     severity = ERROR  # a certain crash
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "this call is given an argument it does not take: TypeError on every rank"
     fix = "DistributedDataParallel(model, device_ids=[local_rank])  # the parameter names of the torch docs"
     needles = ("DistributedDataParallel", "DataParallel", "DDP", "FSDP", "DistributedSampler", "init_process_group",

@@ -1,0 +1,81 @@
+"""Controls and siblings for issue 41's lintA10 round (lint v4: recall on user scripts
+without losing precision), from the misses of every development part (dev … dev6,
+heldout3 … heldout8). For each widening, the real line (its source in a comment), the
+healthy program that looks most like it must not get it (test_control_*), and the
+nearest program that needs another verdict gets that one (test_sibling_*). Real code,
+linted by the real engine."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gpudoctor.linter import engine
+
+
+def found(code: str, rule: str, path: str = "train.py") -> list[tuple[int, str]]:
+    """(line, severity) of each diagnostic of `rule`."""
+    return [(d.line, d.severity) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), path)
+            if d.rule == rule]
+
+
+class TestFaithfulRepairKeepsLocalErrors:
+    """An indented paste read as a function's body (nothing cut, nothing moved) keeps the
+    errors of the rules whose evidence is the flagged call itself; any other repair, and
+    any rule that rests on what the file lacks, stays a warning there."""
+
+    # https://github.com/bamos/densenet.pytorch/issues/5 (heldout3 m013): `devices=` is no
+    # parameter of nn.DataParallel, whatever the lines above the paste were
+    DENSENET = """
+            if args.cuda:
+                net = net.cuda()
+                net = nn.DataParallel(net, devices=[0,1,2,3])
+    """
+
+    def test_sibling_indented_paste_keeps_the_certain_error(self):
+        assert found(self.DENSENET, "unexpected-argument") == [(3, "error")]
+
+    def test_control_the_right_keyword_in_the_same_paste_is_silent(self):
+        assert found(self.DENSENET.replace("devices=", "device_ids="), "unexpected-argument") == []
+
+    def test_sibling_a_paste_repair_cut_a_line_of_is_a_warning(self):
+        # a statement Python refuses is blanked: the reading is no longer the paste's
+        code = self.DENSENET + "            load_path = [YOUR CHECKPOINT]\n"
+        assert found(code, "unexpected-argument") == [(3, "warning")]
+
+    # https://github.com/espnet/espnet/pull/688 (heldout3 m063): the sampler given as shuffle=
+    ESPNET = """
+            if args.distributed:
+                sampler = torch.utils.data.distributed.DistributedSampler(train_dataset)
+            train_loader = torch.utils.data.DataLoader(
+                train_dataset, batch_size=1, shuffle=sampler, num_workers=args.n_iter_processes, pin_memory=True)
+    """
+
+    def test_sibling_sampler_passed_as_shuffle_in_an_indented_paste_is_an_error(self):
+        assert found(self.ESPNET, "sampler-passed-as-shuffle") == [(3, "error")]
+
+    def test_control_sampler_passed_as_sampler_is_silent(self):
+        assert found(self.ESPNET.replace("shuffle=sampler", "sampler=sampler"), "sampler-passed-as-shuffle") == []
+
+    def test_sibling_a_rule_resting_on_what_the_file_lacks_stays_a_warning(self):
+        # no process group in view: in an indented paste the lines above may start it
+        code = """
+                model = Net().cuda()
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])
+                sampler = torch.utils.data.distributed.DistributedSampler(dataset)
+        """
+        assert {sev for _, sev in found(code, "dist-without-init")} <= {"warning"}
+
+
+@pytest.mark.parametrize("step, faithful", [
+    ("    x = DDP(model)\n", True),  # read as a function's body
+    ("x = DDP(model,\n", True),  # a call cut after a whole argument, closed
+    ("x = 1\nload_path = [YOUR CHECKPOINT]\n", False),  # a statement blanked
+    ("else:\n    x = 1\n", False),  # an arm read as an `if`
+])
+def test_repair_says_whether_it_read_every_statement_as_written(step, faithful):
+    from gpudoctor.linter.repair import repair
+
+    fixed = repair(step)
+    assert fixed is not None and fixed.faithful is faithful
