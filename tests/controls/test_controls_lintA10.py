@@ -79,3 +79,39 @@ def test_repair_says_whether_it_read_every_statement_as_written(step, faithful):
 
     fixed = repair(step)
     assert fixed is not None and fixed.faithful is faithful
+
+
+class TestRankHardcodedUnderASizeTest:
+    """heldout8 u002: `if self.world_size > 1:` around `init_process_group(rank=0, ...)` is
+    not a hand-made rank branch but a test every process of a multi-process run passes."""
+
+    verdict = "rank-hardcoded"
+
+    # https://github.com/ashawkey/nerf2mesh/issues/50 (the asker's lines, in a method)
+    NERF2MESH = """
+        import torch
+        import torch.distributed as dist
+
+        class Trainer:
+            def __init__(self, model, local_rank):
+                model.to(self.device)
+                if self.world_size > 1:
+                    dist.init_process_group(backend='nccl',init_method='tcp://127.0.0.1:23456',rank=0, world_size=self.world_size)
+                    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+    """
+
+    def test_sibling_rank_literal_under_the_size_test_is_an_error(self):
+        assert found(self.NERF2MESH, self.verdict) == [(8, "error")]
+
+    def test_control_rank_from_the_process_under_the_same_test_is_silent(self):
+        assert found(self.NERF2MESH.replace("rank=0,", "rank=local_rank,"), self.verdict) == []
+
+    @pytest.mark.parametrize("test", ["self.world_size == 1", "self.world_size > 0", "args.master"])
+    def test_control_another_test_is_a_branch_lint_leaves_alone(self, test):
+        # size 1 (or any size), or a hand-made rank-0 branch: no verdict from the rank literal
+        assert found(self.NERF2MESH.replace("self.world_size > 1", test), self.verdict) == []
+
+    def test_sibling_the_call_in_the_else_arm_of_the_size_test_is_left_alone(self):
+        code = self.NERF2MESH.replace("if self.world_size > 1:\n", "if self.world_size > 1:\n                    pass\n"
+                                      "                else:\n")
+        assert found(code, self.verdict) == []
