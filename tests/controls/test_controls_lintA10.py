@@ -115,3 +115,46 @@ class TestRankHardcodedUnderASizeTest:
         code = self.NERF2MESH.replace("if self.world_size > 1:\n", "if self.world_size > 1:\n                    pass\n"
                                       "                else:\n")
         assert found(code, self.verdict) == []
+
+
+class TestDataParallelByItsName:
+    """heldout8 u006, u022, u028: a project's or a library's DataParallel subclass, known
+    to the reader from the repository, read by its name (a warning that says so)."""
+
+    verdict = "dataparallel"
+
+    @pytest.mark.parametrize("line", [
+        # https://github.com/Link-Li/Balanced-DataParallel/issues/5
+        "model = BalancedDataParallel(gpu0_bsz // acc_grad, SessionGraph(opt, n_node), dim=0)",
+        # https://github.com/yeliudev/ConsNet/issues/6
+        "model = NNDataParallel(model, device_ids=[0])",
+        # https://github.com/ShuLiu1993/PANet/issues/32
+        "maskRCNN = mynn.DataParallel(maskRCNN, cpu_keywords=['im_info', 'roidb'], minibatch=True, device_ids=[0])",
+        "model = MMDataParallel(model.cuda(0), device_ids=[0])",
+    ])
+    def test_sibling_a_dataparallel_by_its_name_is_a_warning(self, line):
+        assert found(line + "\n", self.verdict) == [(1, "warning")]
+
+    @pytest.mark.parametrize("code", [
+        "model = MMDistributedDataParallel(model.cuda(), device_ids=[local_rank])\n",
+        "model = FullyShardedDataParallel(model)\n",
+        "model = paddle.DataParallel(model)\n",  # Paddle's is one process per device
+        "import torch_xla.distributed.data_parallel as dp\nmodel = dp.DataParallel(net, device_ids=devices)\n",
+        "net = encoding.parallel.DataParallelModel(model, device_ids=[0, 1, 2])\n",
+        "model = set_model_DataParallel(args, model)\n",
+        "class DataParallel(Model):\n    pass\n\nnet = DataParallel(cfg)\n",
+    ])
+    def test_control_other_wrappers_named_alike_are_silent(self, code):
+        assert found(code, self.verdict) == []
+
+    def test_sibling_the_files_own_subclass_names_its_line(self):
+        code = """
+            import torch.nn as nn
+
+            class BalancedDataParallel(nn.DataParallel):
+                pass
+
+            model = BalancedDataParallel(0, model)
+        """
+        hits = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.verdict]
+        assert [(d.line, d.severity) for d in hits] == [(6, "warning")] and "(line 3)" in hits[0].message
