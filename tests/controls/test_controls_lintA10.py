@@ -158,3 +158,33 @@ class TestDataParallelByItsName:
         """
         hits = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.verdict]
         assert [(d.line, d.severity) for d in hits] == [(6, "warning")] and "(line 3)" in hits[0].message
+
+
+class TestCudaVariablesReadAtInit:
+    """heldout8 u020: the other variables the driver reads once, at CUDA's initialisation."""
+
+    verdict = "cuda-visible-devices-late"
+
+    # https://github.com/SKrisanski/FSCT/issues/46 (the script's head, abridged)
+    FSCT = """
+        import os
+        import torch
+        import torch.distributed as dist
+
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group(backend="nccl")
+        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+    """
+
+    def test_sibling_launch_blocking_set_after_set_device(self):
+        assert found(self.FSCT, self.verdict) == [(8, "warning")]
+
+    def test_control_launch_blocking_set_before_any_cuda_call(self):
+        code = self.FSCT.replace('        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n', "").replace(
+            "        import torch\n", '        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n        import torch\n')
+        assert found(code, self.verdict) == []
+
+    @pytest.mark.parametrize("name", ["PYTORCH_CUDA_ALLOC_CONF", "NCCL_DEBUG"])
+    def test_control_variables_torch_reads_later(self, name):
+        assert found(self.FSCT.replace("CUDA_LAUNCH_BLOCKING", name), self.verdict) == []
