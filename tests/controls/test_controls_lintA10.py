@@ -188,3 +188,23 @@ class TestCudaVariablesReadAtInit:
     @pytest.mark.parametrize("name", ["PYTORCH_CUDA_ALLOC_CONF", "NCCL_DEBUG"])
     def test_control_variables_torch_reads_later(self, name):
         assert found(self.FSCT.replace("CUDA_LAUNCH_BLOCKING", name), self.verdict) == []
+
+
+class TestTorchLoadMapLocationNone:
+    """`map_location=None` is torch.load's default: no map at all (every form of the load)."""
+
+    verdict = "torch-load-no-map-location"
+    # pytorch/examples' multigpu_torchrun.py (https://github.com/pytorch/examples/issues/1078), the load spelt out
+    CODE = """
+        import torch
+        from torch.distributed import init_process_group
+
+        init_process_group(backend="nccl")
+        snapshot = torch.load(snapshot_path, map_location=None)
+    """
+
+    def test_sibling_map_location_none_is_no_map(self):
+        assert found(self.CODE, self.verdict) == [(5, "warning")]
+
+    def test_control_a_map_to_the_cpu_is_silent(self):
+        assert found(self.CODE.replace("map_location=None", 'map_location="cpu"'), self.verdict) == []
