@@ -208,3 +208,31 @@ class TestTorchLoadMapLocationNone:
 
     def test_control_a_map_to_the_cpu_is_silent(self):
         assert found(self.CODE.replace("map_location=None", 'map_location="cpu"'), self.verdict) == []
+
+
+class TestSpawnArgsOfAnObjectWithAttributes:
+    """heldout4 q004: `args=(cfg)` where the same call reads `cfg.world_size`: a tuple has no
+    such attribute, so cfg is one object and `fn(rank, *cfg)` fails: an error."""
+
+    verdict = "spawn-args-not-tuple"
+    # https://github.com/guochengqian/PointNeXt/issues/8
+    POINTNEXT = """
+        import torch.multiprocessing as mp
+
+        mp.spawn(main, nprocs=cfg.world_size, args=(cfg))
+    """
+
+    def test_sibling_attributes_read_decide_it(self):
+        assert found(self.POINTNEXT, self.verdict) == [(3, "error")]
+
+    def test_control_the_one_element_tuple_is_silent(self):
+        assert found(self.POINTNEXT.replace("args=(cfg)", "args=(cfg,)"), self.verdict) == []
+
+    def test_sibling_nothing_said_of_the_name_stays_a_warning(self):
+        code = self.POINTNEXT.replace("nprocs=cfg.world_size", "nprocs=world_size")
+        assert found(code, self.verdict) == [(3, "warning")]
+
+    def test_control_a_name_bound_to_a_tuple_is_not_read_as_one_object(self):
+        code = self.POINTNEXT.replace("mp.spawn", "cfg = (a, b)\nmp.spawn").replace("nprocs=cfg.world_size",
+                                                                                   "nprocs=cfg.count(a)")
+        assert found(code, self.verdict) == [(4, "warning")]
