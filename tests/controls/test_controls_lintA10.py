@@ -236,3 +236,36 @@ class TestSpawnArgsOfAnObjectWithAttributes:
         code = self.POINTNEXT.replace("mp.spawn", "cfg = (a, b)\nmp.spawn").replace("nprocs=cfg.world_size",
                                                                                    "nprocs=cfg.count(a)")
         assert found(code, self.verdict) == [(4, "warning")]
+
+
+class TestSamplerHandedToAFunctionPerEpoch:
+    """The loader over a shuffling DistributedSampler handed to an imported function once per
+    epoch, and no set_epoch anywhere: a warning that names the call lint did not follow."""
+
+    verdict = "sampler-no-set-epoch"
+    # https://github.com/kan-bayashi/ParallelWaveGAN/issues/177 (the issue's example, before its fix)
+    WAVEGAN = """
+        from torch.utils.data import DataLoader
+        from torch.utils.data.distributed import DistributedSampler
+        from trainer import train
+
+        sampler = DistributedSampler(dataset) if is_distributed else None
+        loader = DataLoader(dataset, shuffle=(sampler is None), sampler=sampler)
+        for epoch in range(start_epoch, n_epochs):
+            train(loader)
+    """
+
+    def test_sibling_handed_to_an_imported_function_is_a_warning(self):
+        assert found(self.WAVEGAN, self.verdict) == [(5, "warning")]
+
+    def test_control_the_issues_fix_is_silent(self):
+        fixed = self.WAVEGAN.replace("            train(loader)",
+                                     "            if is_distributed:\n                sampler.set_epoch(epoch)\n"
+                                     "            train(loader)")
+        assert found(fixed, self.verdict) == []
+
+    @pytest.mark.parametrize("change", [("train(loader)", "evaluate(model, loader)"),  # evaluation: order moot
+                                        ("for epoch in range(start_epoch, n_epochs):", "if True:"),  # once
+                                        ("DistributedSampler(dataset)", "DistributedSampler(dataset, shuffle=False)")])
+    def test_control_no_epoch_order_to_lose(self, change):
+        assert found(self.WAVEGAN.replace(*change), self.verdict) == []
