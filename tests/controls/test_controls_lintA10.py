@@ -269,3 +269,29 @@ class TestSamplerHandedToAFunctionPerEpoch:
                                         ("DistributedSampler(dataset)", "DistributedSampler(dataset, shuffle=False)")])
     def test_control_no_epoch_order_to_lose(self, change):
         assert found(self.WAVEGAN.replace(*change), self.verdict) == []
+
+
+class TestSpawnUnexpectedArgument:
+    """torch.multiprocessing's spawn / start_processes given a keyword they never took."""
+
+    verdict = "unexpected-argument"
+    # https://github.com/pytorch/pytorch/issues/73902: "spawn() got an unexpected keyword argument 'kwargs'"
+    CODE = """
+        import torch
+
+        torch.multiprocessing.spawn(worker, nprocs=3, join=True, kwargs={"foo": "bar"})
+    """
+
+    def test_sibling_kwargs_given_to_spawn_is_an_error(self):
+        assert found(self.CODE, self.verdict) == [(3, "error")]
+
+    def test_control_the_arguments_passed_as_args_are_silent(self):
+        assert found(self.CODE.replace('kwargs={"foo": "bar"}', 'args=({"foo": "bar"},)'), self.verdict) == []
+
+    def test_control_elastics_start_processes_has_another_signature(self):
+        code = """
+            from torch.distributed.elastic.multiprocessing import start_processes
+
+            ctx = start_processes(name="trainer", entrypoint=main, args={0: ()}, envs={0: {}}, logs_specs=specs)
+        """
+        assert found(code, self.verdict) == []
