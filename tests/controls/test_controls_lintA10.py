@@ -41,7 +41,7 @@ class TestFaithfulRepairKeepsLocalErrors:
 
     def test_sibling_a_paste_repair_cut_a_line_of_is_a_warning(self):
         # a statement Python refuses is blanked: the reading is no longer the paste's
-        code = self.DENSENET + "            load_path = [YOUR CHECKPOINT]\n"
+        code = self.DENSENET + "            load_path = [YOUR CHECKPOINT] +\n"
         assert found(code, "unexpected-argument") == [(3, "warning")]
 
     # https://github.com/espnet/espnet/pull/688 (heldout3 m063): the sampler given as shuffle=
@@ -71,8 +71,9 @@ class TestFaithfulRepairKeepsLocalErrors:
 @pytest.mark.parametrize("step, faithful", [
     ("    x = DDP(model)\n", True),  # read as a function's body
     ("x = DDP(model,\n", True),  # a call cut after a whole argument, closed
-    ("x = 1\nload_path = [YOUR CHECKPOINT]\n", False),  # a statement blanked
+    ("x = 1\nload_path = [YOUR CHECKPOINT] +\n", False),  # a statement blanked
     ("else:\n    x = 1\n", False),  # an arm read as an `if`
+    ("x = 1\nload_path = [YOUR CHECKPOINT]\n", False),  # a placeholder read as a name
 ])
 def test_repair_says_whether_it_read_every_statement_as_written(step, faithful):
     from gpudoctor.linter.repair import repair
@@ -295,3 +296,31 @@ class TestSpawnUnexpectedArgument:
             ctx = start_processes(name="trainer", entrypoint=main, args={0: ()}, envs={0: {}}, logs_specs=specs)
         """
         assert found(code, self.verdict) == []
+
+
+class TestPlaceholderReadAsAName:
+    """heldout8 u015: a recipe whose argument is a placeholder (`{your net}`): the statement
+    is read with the placeholder as a name, not blanked, and says it was repaired."""
+
+    # https://github.com/znxlwm/UGATIT-pytorch/issues/25
+    RECIPE = "torch.nn.DataParallel({your net}).to(device)\n"
+
+    def test_sibling_the_wrapper_around_a_placeholder_is_read(self):
+        assert found(self.RECIPE, "dataparallel") == [(1, "warning")]
+        assert found(self.RECIPE, "syntax-error") == [(1, "error")]
+
+    @pytest.mark.parametrize("text, read", [
+        ("model = [YOUR MODEL]\n", "model = _YOUR_MODEL_"),
+        ("data = load(<path to data>)\n", "data = load(_path_to_data_)"),
+    ])
+    def test_a_placeholder_keeps_its_width(self, text, read):
+        from gpudoctor.linter.repair import repair
+
+        fixed = repair(text)
+        assert fixed is not None and fixed.text.split("\n")[0] == read
+
+    def test_control_a_set_of_one_name_is_python_and_no_placeholder(self):
+        from gpudoctor.linter.repair import repair
+
+        assert repair("names = {model}\n") is None
+        assert found("names = {model} +\n", "dataparallel") == []
