@@ -324,3 +324,33 @@ class TestPlaceholderReadAsAName:
 
         assert repair("names = {model}\n") is None
         assert found("names = {model} +\n", "dataparallel") == []
+
+
+class TestMatureRepositoryControls:
+    """The two shapes the widenings first said on the mature-repository control (dev split)."""
+
+    def test_control_launch_blocking_after_is_available_alone(self):
+        # huggingface/diffusers tests/testing_utils.py: enable_full_determinism() after a
+        # module-level torch.cuda.is_available(): whether CUDA read the variable then is not certain
+        code = """
+            import os
+            import torch
+
+            torch_device = "cuda" if torch.cuda.is_available() else "cpu"
+
+            def enable_full_determinism():
+                os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+                torch.use_deterministic_algorithms(True)
+        """
+        assert found(code, "cuda-visible-devices-late") == []
+        assert found(code.replace("CUDA_LAUNCH_BLOCKING", "CUDA_VISIBLE_DEVICES"), "cuda-visible-devices-late")
+
+    def test_control_torchs_own_name_through_a_star_import_is_no_subclass(self):
+        # huggingface/notebooks longform-qa: `from lfqa_utils import *`, then torch.nn.DataParallel
+        code = """
+            from lfqa_utils import *
+
+            model = torch.nn.DataParallel(model)
+        """
+        assert not any("subclass" in d.message for d in engine.lint_source(textwrap.dedent(code).lstrip("\\n"),
+                                                                            "train.py"))

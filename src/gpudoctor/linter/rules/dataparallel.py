@@ -174,6 +174,8 @@ class DataParallel(Rule):
         root = func
         while type(root) is ast.Attribute:
             root = root.value
+        if name == "DataParallel" and type(root) is ast.Name and root.id in ("torch", "nn"):
+            return None  # torch's own name, read through a star import (`torch` from `lfqa_utils`): not a subclass
         qualname = file.qualname(func)
         if qualname is not None:
             if qualname.split(".", 1)[0] in OTHER_FRAMEWORKS or qualname.startswith("torch."):
