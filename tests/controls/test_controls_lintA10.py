@@ -329,10 +329,9 @@ class TestPlaceholderReadAsAName:
 class TestMatureRepositoryControls:
     """The two shapes the widenings first said on the mature-repository control (dev split)."""
 
-    def test_control_launch_blocking_after_is_available_alone(self):
-        # huggingface/diffusers tests/testing_utils.py: enable_full_determinism() after a
-        # module-level torch.cuda.is_available(): whether CUDA read the variable then is not certain
-        code = """
+    # huggingface/diffusers tests/testing_utils.py: enable_full_determinism() after a
+    # module-level torch.cuda.is_available(): whether CUDA read the variable then is not certain
+    DETERMINISM = """
             import os
             import torch
 
@@ -341,9 +340,14 @@ class TestMatureRepositoryControls:
             def enable_full_determinism():
                 os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
                 torch.use_deterministic_algorithms(True)
-        """
-        assert found(code, "cuda-visible-devices-late") == []
-        assert found(code.replace("CUDA_LAUNCH_BLOCKING", "CUDA_VISIBLE_DEVICES"), "cuda-visible-devices-late")
+    """
+
+    def test_control_launch_blocking_after_is_available_alone(self):
+        assert found(self.DETERMINISM, "cuda-visible-devices-late") == []
+
+    def test_sibling_visible_devices_after_is_available_is_still_said(self):
+        code = self.DETERMINISM.replace("CUDA_LAUNCH_BLOCKING", "CUDA_VISIBLE_DEVICES")
+        assert found(code, "cuda-visible-devices-late") == [(7, "warning")]
 
     def test_control_torchs_own_name_through_a_star_import_is_no_subclass(self):
         # huggingface/notebooks longform-qa: `from lfqa_utils import *`, then torch.nn.DataParallel
