@@ -53,6 +53,7 @@ ALIASES = {
     "rank0-check-by-local-index": "local-rank-as-global-rank",  # dev3: reduce(dst=0) read where args.gpu == 0
     "ddp-single-process-multi-gpu": "ddp-no-device-ids",  # heldout3: one process, DDP with no device_ids over every GPU
     "ddp-one-process-many-gpus": "ddp-no-device-ids",  # heldout6: world_size=1, DDP over all visible GPUs
+    "cuda-env-set-late": "cuda-visible-devices-late",  # heldout8: CUDA_LAUNCH_BLOCKING set after set_device
 }
 
 

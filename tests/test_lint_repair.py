@@ -118,7 +118,7 @@ def test_a_body_cut_off_after_its_colon_gets_pass_on_the_same_line():
 def test_a_statement_python_refuses_is_blanked_and_the_rest_read():
     fixed = read("""
         def main_worker(gpu):
-            load_path = [YOUR CHECKPOINT]
+            load_path = $CHECKPOINT_DIR
             torch.cuda.set_device(gpu)
     """)
     assert fixed.changed == (2,)

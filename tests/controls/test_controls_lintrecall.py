@@ -257,11 +257,13 @@ class TestSpawnArgsNotTuple:
         assert found(code, self.rule) == []
 
     def test_sibling_parenthesised_name_is_a_warning(self):
+        # (nothing here says what cfg holds; `nprocs=cfg.world_size` would: a tuple has no
+        # such attribute, an error since lintA10, test_controls_lintA10.py)
         code = """
             import torch.multiprocessing as mp
 
-            def launch(cfg):
-                mp.spawn(main, nprocs=cfg.world_size, args=(cfg))
+            def launch(cfg, world_size):
+                mp.spawn(main, nprocs=world_size, args=(cfg))
         """
         assert found(code, self.rule) == [(4, "warning")]
 

@@ -241,7 +241,7 @@ def read_source(
         if model.assumed and d.rule != "name-not-imported":  # that rule says what is missing itself
             d = _on_assumed_imports(d, model.assumed, certain=not model.assumed_open)
         if repaired is not None:
-            read = _on_repaired(d, repaired)
+            read = _on_repaired(d, repaired, keep=rule.local_evidence)
             if read is None:
                 continue
             d = read
@@ -347,9 +347,13 @@ def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str], certain: bool) -
                    message=f"{d.message} (read assuming {imports}: the file does not import it)")
 
 
-def _on_repaired(d: Diagnostic, repaired: Repair) -> Diagnostic | None:
+def _on_repaired(d: Diagnostic, repaired: Repair, keep: bool = False) -> Diagnostic | None:
     """A diagnostic of a snippet read after repair: the reading is not the program
-    Python would run (lines were cut or completed), so it claims no certainty.
+    Python would run (lines were cut or completed), so it claims no certainty,
+    unless the repair read every statement as written (`Repair.faithful`: a function's
+    body, a cut-off end completed) and the rule's errors rest on the lines shown
+    (`keep`: `Rule.local_evidence`; issue 41's heldout3: `nn.DataParallel(net,
+    devices=...)` and `shuffle=sampler` in indented pastes are as certain as anywhere).
     None, not reported, where repair may have made it: it points at or names a line
     repair wrote on (`pass`; line 0, the function a snippet is read in), or the
     lines repair blanked name what its fix would add."""
@@ -357,7 +361,8 @@ def _on_repaired(d: Diagnostic, repaired: Repair) -> Diagnostic | None:
     if min(said) < 1 or said & repaired.inserted or repaired.may_hold_fix(d.fix):
         return None
     col = d.col + repaired.shift.get(d.line, 0)
-    return replace(d, col=col, severity=WARNING, message=f"{d.message} ({repaired.note()})")
+    severity = d.severity if keep and repaired.faithful else WARNING
+    return replace(d, col=col, severity=severity, message=f"{d.message} ({repaired.note()})")
 
 
 def _not_linted(path: str, exc: OSError) -> str:

@@ -36,8 +36,11 @@ does not parse:
 - a statement one or two spaces deeper than the statement above it, which opens
   no block (a paste's stray spaces), is moved left to stand with it, with the
   lines indented under it (its columns shifted back in every diagnostic);
-- any other statement Python refuses (`load_path = [YOUR CHECKPOINT]`, `…`, a
-  line deeper than that) is blanked, with the block it opens.
+- a placeholder for code the paste left out (`{your net}`, `[YOUR MODEL]`,
+  `<path to data>`) is read as a name of its own width, when the statement then
+  parses;
+- any other statement Python refuses (`…`, a line deeper than that) is blanked,
+  with the block it opens.
 
 Line numbers never move: a line is blanked or completed in place, never
 deleted or inserted, so every diagnostic points at the user's own line.
@@ -52,6 +55,7 @@ import ast
 import io
 import keyword
 import re
+import textwrap
 import tokenize
 import warnings
 from collections.abc import Iterable
@@ -80,6 +84,8 @@ ELLIPSIS = re.compile(r"^\s*(?:\.\s?){3,}\s*$|^\s*…+\s*$")
 HEADER_LINE = re.compile(r"\bon line (\d+)\b")
 ORPHAN = re.compile(r"^\s*(elif|else)\b")  # a branch's keyword at the start of a line
 RUN_TOGETHER = re.compile(r"[)\]}\w'\"]( {2,})(?=[A-Za-z_])")  # a statement's end, 2+ spaces, a name
+# A paste's placeholder for code left out: `{your net}`, `[YOUR MODEL]`, `<path to data>` (words, a space).
+PLACEHOLDER = re.compile(r"\{[A-Za-z][\w.-]*(?: [\w.-]+)+\}|\[[A-Za-z][\w.-]*(?: [\w.-]+)+\]|<[A-Za-z][\w.-]*(?: [\w.-]+)*>")
 # A line that may end a cut-off call or literal: after a comma, a bracket or a string, not
 # after a name or a number, which the cut may have shortened (`set_device(loc`).
 CLOSABLE = re.compile(r"[,(\[{)\]}'\"]$")
@@ -108,6 +114,11 @@ class Repair:
     shift: dict[int, int]  # characters cut from a line's start (its line number): add to a column
     steps: tuple[str, ...]  # what was done, in words, in order
     removed: str = ""  # the text of the lines blanked, as the file had it
+    # Every statement read as the paste wrote it, in the block it wrote it in: repair only
+    # undid the paste's wrapping (fences, prompts, line numbers, the indentation of a
+    # function's body) or completed what was cut off; no code line blanked, none moved to
+    # another block, no `else` read as an `if`.
+    faithful: bool = False
 
     def may_hold_fix(self, fix: str) -> bool:
         """The text repair blanked names what `fix` would add and the rest does not:
@@ -142,6 +153,7 @@ class _Text:
     shift: dict[int, int] = field(default_factory=dict)
     steps: dict[str, set[int]] = field(default_factory=dict)  # what was done -> the lines, in order of doing
     removed: list[str] = field(default_factory=list)
+    reshaped: bool = False  # a code line blanked, moved to another block, or an arm re-read
 
     def source(self) -> str:
         return (HEADER if self.header else "") + "\n".join(self.lines)
@@ -155,6 +167,7 @@ class _Text:
             self.cut += sum(_is_code(self.lines[n - 1]) for n in done)
             if self.cut > max(MIN_CUT, int(self.code_lines * MAX_CUT_SHARE)):
                 return False
+            self.reshaped = True
         for n in done:
             self.removed.append(self.lines[n - 1])
             self.lines[n - 1] = ""
@@ -193,7 +206,8 @@ def repair(text: str) -> Repair | None:
             ast.increment_lineno(tree, -1)  # the function's line is line 0: the user's lines keep their numbers
         steps = tuple(f"{step} ({_lines(lines)})" for step, lines in state.steps.items())
         return Repair("\n".join(state.lines), tree, tuple(sorted(state.changed)), state.header,
-                      frozenset(state.inserted), dict(state.shift), steps, "\n".join(state.removed))
+                      frozenset(state.inserted), dict(state.shift), steps, "\n".join(state.removed),
+                      faithful=not state.reshaped)
     return None
 
 
@@ -325,7 +339,8 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
         if detected is None or int(detected.group(1)) - (1 if state.header else 0) >= last_code:
             if _close_cut_string(state, start, count):
                 return True
-    if not open_at_end and (_orphan_branch(state, start) or _split_run_together(state, start, end)):
+    if not open_at_end and (_orphan_branch(state, start) or _split_run_together(state, start, end)
+                            or _placeholders(state, start, end)):
         return True
     if open_at_end:
         if _close_after_whole_argument(state, start, count) or _close_after_last_whole_part(state, start, count):
@@ -370,6 +385,7 @@ def _move_left(state: _Text, lines: list[int], by: int) -> bool:
         state.lines[n - 1] = state.lines[n - 1][by:]
         state.shift[n] = state.shift.get(n, 0) + by
         state.changed.add(n)
+    state.reshaped = True
     return True
 
 
@@ -420,6 +436,7 @@ def _orphan_branch(state: _Text, start: int) -> bool:
     word = head.group(1)
     state.lines[start - 1] = text[:head.start(1)] + ("if  " if word == "elif" else "if 1") + text[head.end(1):]
     state.changed.add(start)
+    state.reshaped = True
     if word == "else":
         state.inserted.add(start)
     state.say("an `elif` / `else` without its `if` read as an `if`", [start])
@@ -441,6 +458,25 @@ def _split_run_together(state: _Text, start: int, end: int) -> bool:
             state.say("two statements on one line read apart", [start])
             return True
     return False
+
+
+def _placeholders(state: _Text, start: int, end: int) -> bool:
+    """A paste's placeholders for what it left out (`torch.nn.DataParallel({your net})`,
+    `model = [YOUR MODEL]`, `<path to data>`): each read as a name of its own width, so
+    the statement around it is read rather than blanked (issue 41's heldout8: a recipe
+    with `{your net}`). Kept only when the statement then parses; what the name stands for
+    is unknown, so no rule's verdict on it claims certainty (not `faithful`)."""
+    lines = state.lines[start - 1:end]
+    read = [PLACEHOLDER.sub(lambda m: "_" + re.sub(r"\W", "_", m.group(0)[1:-1]) + "_", line) for line in lines]
+    if read == lines or not _parses(textwrap.dedent("\n".join(read))):
+        return False
+    done = [n for n, (old, new) in enumerate(zip(lines, read), start) if old != new]
+    for n in done:
+        state.lines[n - 1] = read[n - start]
+        state.changed.add(n)
+    state.reshaped = True
+    state.say("a placeholder read as a name", done)
+    return True
 
 
 def _complete_header(state: _Text, msg: str, line: int) -> bool:

@@ -99,6 +99,11 @@ class Rule:
     # False: the rule does not run on test files (pytest's `test_*.py`,
     # `*_test.py`, `conftest.py`), where the shape is often built on purpose.
     in_tests: ClassVar[bool] = True
+    # True: every error the rule reports is decided by the statement it points at and the
+    # names the lines shown bind (what a call is given, what a test around it reads), never
+    # by what the file lacks. Such an error stands in a snippet that repair read faithfully
+    # (`Repair.faithful`: nothing cut, nothing moved); any other rule's is a warning there.
+    local_evidence: ClassVar[bool] = False
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[str, ...]] = ()
 

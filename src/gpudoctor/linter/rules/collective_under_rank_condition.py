@@ -80,6 +80,7 @@ class CollectiveUnderRankCondition(Rule):
 
     id = "collective-under-rank-condition"
     severity = ERROR  # a certain crash or hang
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "collective reached only on some ranks: the others never call it and the job hangs"
     fix = "dist.barrier()  # moved out of the `if rank == 0:` block: every rank calls it"
     needles = ("barrier", "all_reduce", "broadcast", "gather", "reduce", "scatter", "all_to_all",

@@ -4,13 +4,18 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import env_writes
-from gpudoctor.linter.model import FileModel, position
+from gpudoctor.linter.model import FileModel, position, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
 # torch.cuda functions that do not initialise CUDA (they are lazy or pure).
 LAZY = {"manual_seed", "manual_seed_all", "seed", "seed_all", "is_initialized", "set_rng_state",
         "set_rng_state_all", "set_per_process_memory_fraction", "_lazy_call", "get_arch_list"}
 LAZY_MODULES = ("torch.cuda.amp.", "torch.cuda.nvtx.")
+# Variables the CUDA driver reads once, when CUDA initialises in the process.
+READ_AT_INIT = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING")
+# ... the last two said only after a call that surely made the device's context (`set_device`
+# does, since CUDA 12): after `is_available()` alone, whether they were read is not certain.
+CONTEXT_MADE = {"set_device"}
 
 
 class CudaVisibleDevicesLate(Rule):
@@ -21,12 +26,22 @@ class CudaVisibleDevicesLate(Rule):
 
     Set the variable before the first CUDA call (at the top of the script,
     or in the shell that starts it).
+
+    The same for the other variables the driver reads only then,
+    `CUDA_DEVICE_ORDER` and `CUDA_LAUNCH_BLOCKING`, set after `set_device`
+    (which makes the device's context; after `is_available()` alone it is not
+    certain they were read: diffusers' test helpers, on the mature-repository
+    control). Issue 41's heldout8: a torchrun script that sets
+    CUDA_LAUNCH_BLOCKING after `set_device` and `init_process_group` to debug a
+    crash, and gets no synchronous launches.
+    Not the variables torch reads later (`PYTORCH_CUDA_ALLOC_CONF` at the first
+    allocation, `NCCL_*` when a communicator is made).
     """
 
     id = "cuda-visible-devices-late"
     message = "CUDA_VISIBLE_DEVICES is set after CUDA was initialised: it has no effect in this process"
     fix = "CUDA_VISIBLE_DEVICES=0,1 python train.py  # or set it before any torch.cuda call"
-    needles = ("CUDA_VISIBLE_DEVICES",)
+    needles = READ_AT_INIT
 
     VALID = (
         '''
@@ -73,17 +88,23 @@ class CudaVisibleDevicesLate(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        writes = list(env_writes(file, "CUDA_VISIBLE_DEVICES"))
+        writes = [(name, node) for name in READ_AT_INIT for node, _ in env_writes(file, name)]
         if not writes:
             return
         cuda_calls = [c for c in file.calls if self._initialises(file, c)]
-        for node, _ in writes:
+        for name, node in writes:
             for call in cuda_calls:
+                if name != "CUDA_VISIBLE_DEVICES" and terminal_name(call.func) not in CONTEXT_MADE:
+                    continue
                 if self._before(file, call, node):
                     yield Hit(
                         node,
-                        message=f"CUDA_VISIBLE_DEVICES is set after {ast.unparse(call.func)}() (line {call.lineno}) "
+                        message=f"{name} is set after {ast.unparse(call.func)}() (line {call.lineno}) "
                         "initialised CUDA: it has no effect in this process",
+                        fix=self.fix if name == "CUDA_VISIBLE_DEVICES" else
+                        f"{name}=1 python train.py  # or set it before any torch.cuda call" if name ==
+                        "CUDA_LAUNCH_BLOCKING" else f"{name}=PCI_BUS_ID python train.py  # or set it before any "
+                        "torch.cuda call",
                     )
                     break
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH
@@ -9,6 +10,15 @@ from gpudoctor.linter.rule import Hit, Rule
 
 # Keywords of torch.nn.parallel.data_parallel(module, inputs, device_ids, output_device, dim, module_kwargs).
 TORCH_KEYWORDS = {"inputs", "device_ids", "output_device", "module_kwargs"}
+# A class named as a DataParallel (`BalancedDataParallel`, mmcv's `MMDataParallel`,
+# Detectron.pytorch's `mynn.DataParallel`); not the multi-process wrappers whose names end
+# the same way (`MMDistributedDataParallel`, fairscale's `ShardedDataParallel`, FSDP).
+DATAPARALLEL_NAME = re.compile(r"^(?:[A-Z]\w*)?DataParallel$")
+MULTI_PROCESS_NAMES = ("DistributedDataParallel", "ShardedDataParallel")
+# Frameworks whose DataParallel is not torch's (Paddle's is one process per device) and
+# their usual aliases, when a snippet does not import them.
+OTHER_FRAMEWORKS = {"paddle", "fluid", "torch_xla", "xm", "oneflow", "flow", "mindspore", "ms", "jittor", "jt",
+                    "mxnet", "mx", "gluon", "megengine", "mge", "tensorflow", "tf", "keras", "chainer"}
 
 
 class DataParallel(Rule):
@@ -32,6 +42,17 @@ class DataParallel(Rule):
     model's CNN and a trainer's forward); a bare `data_parallel(...)` the
     file never imports or defines counts only when torch's own keywords show
     it (`inputs=`, `device_ids=`, `output_device=`).
+
+    A class named as a DataParallel that is not torch's is read as its subclass
+    (issue 41's heldout8: `BalancedDataParallel`, nncore's `NNDataParallel`,
+    Detectron.pytorch's `mynn.DataParallel`, three threads whose single process
+    drove every GPU): `<Capitalised>DataParallel(...)` or `x.DataParallel(...)`,
+    saying that only the name was read, or the line of the file's own subclass.
+    Not flagged: the multi-process wrappers named alike (`...DistributedDataParallel`,
+    fairscale's `ShardedDataParallel`, FSDP), another framework's (Paddle's
+    `paddle.DataParallel` is one process per device; torch_xla's), a function
+    (`set_model_DataParallel(...)`), a class of the file that subclasses no
+    DataParallel, PyTorch-Encoding's `DataParallelModel` (its name does not end so).
     """
 
     id = "dataparallel"
@@ -53,6 +74,13 @@ class DataParallel(Rule):
 
         def unwrap(model):
             return model.module if isinstance(model, nn.DataParallel) else model
+        ''',
+        '''
+        import paddle
+        from fairscale.nn.data_parallel import ShardedDataParallel
+
+        model = paddle.DataParallel(model)  # Paddle's: one process per device
+        model = ShardedDataParallel(model, optimizer)
         ''',
     )
     INVALID = (
@@ -84,6 +112,11 @@ class DataParallel(Rule):
 
         out = nn.parallel.data_parallel(net, x, device_ids=[0, 1])  # flagged: the same scheme, per call
         ''',
+        '''
+        from data_parallel import BalancedDataParallel
+
+        model = BalancedDataParallel(gpu0_bsz, model, dim=0).cuda()  # flagged: a DataParallel by its name
+        ''',
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
@@ -102,6 +135,13 @@ class DataParallel(Rule):
                           "path, and a run started without a launcher takes this one")
             else:
                 yield Hit(call)
+        torch_calls = set(map(id, file.calls_to("DataParallel", TORCH)))
+        for call in file.calls:
+            if id(call) not in torch_calls and not self._dead(file, call):
+                subclass = self._named_subclass(file, call)
+                if subclass is not None:
+                    yield Hit(call, message=f"`{ast.unparse(call.func)}` {subclass}: one process drives every GPU "
+                              "(its replicas are threads), and DistributedDataParallel is faster")
         for call in file.calls:
             how = self._functional(file, call)
             if how is not None and not self._dead(file, call):
@@ -120,6 +160,43 @@ class DataParallel(Rule):
             return " (read as torch's `from torch.nn.parallel import data_parallel`, as its keywords show: the file " \
                    "does not import it)"
         return None
+
+    @staticmethod
+    def _named_subclass(file: FileModel, call: ast.Call) -> str | None:
+        """How a call of a class named as a DataParallel that is not torch's reads
+        (`BalancedDataParallel(...)`, `mynn.DataParallel(...)`), or None: a function or a
+        class of the file that does not subclass a DataParallel, a multi-process wrapper,
+        another framework's."""
+        func = call.func
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+        if not DATAPARALLEL_NAME.match(name) or name.endswith(MULTI_PROCESS_NAMES):
+            return None
+        root = func
+        while type(root) is ast.Attribute:
+            root = root.value
+        if name == "DataParallel" and type(root) is ast.Name and root.id in ("torch", "nn"):
+            return None  # torch's own name, read through a star import (`torch` from `lfqa_utils`): not a subclass
+        qualname = file.qualname(func)
+        if qualname is not None:
+            if qualname.split(".", 1)[0] in OTHER_FRAMEWORKS or qualname.startswith("torch."):
+                return None  # (torch's own DataParallel is read by `calls_to`)
+        elif type(root) is not ast.Name or root.id in OTHER_FRAMEWORKS:
+            return None
+        elif root is not func and (file.lookup(root) is not None or file.defines(root.id)):
+            return None  # `x.DataParallel` of a class, a parameter or a value of the file: not followed
+        if type(func) is ast.Name:
+            defined = [d for (_, n), found in file.defs.items() if n == name for d in found]
+            if defined:
+                classes = [d for d in defined if type(d) is ast.ClassDef]
+                if len(classes) != len(defined) or not any(
+                        (file.qualname(b) or ast.unparse(b)).endswith("DataParallel") for c in classes for b in c.bases):
+                    return None
+                return f"is the file's subclass of a DataParallel (line {classes[0].lineno})"
+            if file.defines(name):
+                return None  # bound to something else: not followed
+        where = f"imported from `{qualname.rsplit('.', 1)[0]}`" if qualname is not None and "." in qualname else \
+            "whose definition this file does not show"
+        return f"is read by its name as a subclass of nn.DataParallel ({where})"
 
     @staticmethod
     def _dead(file: FileModel, node: ast.AST) -> bool:

@@ -26,6 +26,7 @@ class DdpMultiDeviceIds(Rule):
 
     id = "ddp-multi-device-ids"
     severity = ERROR  # a certain crash or hang
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "DistributedDataParallel is given several devices: one process per GPU, device_ids=[local_rank]"
     fix = "DistributedDataParallel(model, device_ids=[local_rank])  # start one process per GPU (torchrun)"
     needles = ("device_ids", "DistributedDataParallel", "DDP")

@@ -25,6 +25,7 @@ class DeviceIdsNotList(Rule):
 
     id = "device-ids-not-list"
     severity = ERROR  # a certain crash or hang
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "device_ids is given one device, not a list: the wrapper cannot be built"
     fix = "DistributedDataParallel(model, device_ids=[local_rank])  # or leave device_ids out"
     needles = ("device_ids", "DataParallel")

@@ -30,6 +30,7 @@ class MasterPortOutOfRange(Rule):
 
     id = "master-port-out-of-range"
     severity = ERROR  # a port above 65535 is refused by the store: every rank fails
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "the rendezvous port is above 65535: no TCP port is, and init_process_group fails on every rank"
     fix = 'os.environ["MASTER_PORT"] = "12355"  # 1024-65535, free on the master node'
     needles = ("MASTER_PORT", "tcp://", "TCPStore")

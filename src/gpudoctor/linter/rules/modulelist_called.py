@@ -28,6 +28,7 @@ class ModulelistCalled(Rule):
 
     id = "modulelist-called"
     severity = ERROR  # a certain crash or hang
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "an nn.ModuleList is called like a module: it has no forward()"
     fix = "for layer in self.layers: x = layer(x)"
     needles = CONTAINERS

@@ -19,6 +19,7 @@ class OutputDeviceList(Rule):
 
     id = "output-device-list"
     severity = ERROR  # a certain crash or hang
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "output_device is given a list: it takes one device"
     fix = "DistributedDataParallel(model, device_ids=[local_rank], output_device=local_rank)"
     needles = ("DataParallel",)

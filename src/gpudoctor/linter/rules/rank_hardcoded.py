@@ -22,7 +22,11 @@ class RankHardcoded(Rule):
     when it is computed (`torch.cuda.device_count()`, `args.world_size`): with
     one GPU, or one process, the job is right. A call under any other test
     (`if args.master: ... rank=0 ... else: ... rank=1`) is a hand-made
-    two-process program and is left alone, as are test files. Where the call
+    two-process program and is left alone, as are test files; but a test that
+    the call's own world size is above 1 (`if self.world_size > 1:`, where the
+    file has no other init_process_group) is one every process of a
+    multi-process run passes, and decides the size: an error (issue 41's
+    heldout8: nerf2mesh's trainer, whose multi-GPU start hangs). Where the call
     names its own rendezvous (`init_method="file://..."` or `"tcp://..."`)
     and nothing in the file starts processes (no spawn, no launcher
     variables), a warning: one file per rank, each started by hand, is a
@@ -90,17 +94,28 @@ class RankHardcoded(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         yield from self._env_pins(file)
-        for call in file.calls_to("init_process_group", TORCH):
+        inits = list(file.calls_to("init_process_group", TORCH))
+        for call in inits:
             rank = keyword(call, "rank", 4)
-            if rank is None or self._pinned(file, rank) is None or self._conditional(file, call):
-                continue
             size_node = keyword(call, "world_size", 3)
+            guard = self._size_guard(file, call, size_node, inits)
+            if rank is None or self._pinned(file, rank) is None or self._conditional(file, call, guard):
+                continue
             if size_node is None:
                 continue  # WORLD_SIZE from the environment: one process there is a right job
             sizes = {self._pinned(file, size_node)}
             if sizes == {1}:
                 continue
             pinned = self._pinned(file, rank)
+            if guard is not None and None in sizes:
+                # `if self.world_size > 1: init_process_group(rank=0, world_size=self.world_size)`:
+                # the test that lets the call run says the size is above 1 (issue 41's heldout8:
+                # nerf2mesh's trainer, whose multi-GPU start hangs)
+                yield Hit(call, severity=ERROR,
+                          message=f"rank={pinned} under `{source(guard)}` (line {guard.lineno}): every process "
+                          f"that runs this line claims rank {pinned}, and the rendezvous never completes (or the one "
+                          "process waits for ranks nothing starts)")
+                continue
             own = self._own_rendezvous(file, call)
             if own is not None and None not in sizes:
                 # A rendezvous the file names itself and nothing here starting
@@ -200,9 +215,39 @@ class RankHardcoded(Rule):
                    for test in file.conditions(node))
 
     @staticmethod
-    def _conditional(file: FileModel, call: ast.Call) -> bool:
-        """The call runs only under a test other than `__name__ == "__main__"`."""
+    def _conditional(file: FileModel, call: ast.Call, guard: ast.expr | None = None) -> bool:
+        """The call runs only under a test other than `__name__ == "__main__"` (and
+        than `guard`, the world size's own test)."""
         for test in file.conditions(call):
-            if MAIN_TEST not in ast.unparse(test):
+            if test is not guard and MAIN_TEST not in ast.unparse(test):
                 return True
         return False
+
+    @staticmethod
+    def _size_guard(file: FileModel, call: ast.Call, size: ast.expr | None,
+                    inits: list[ast.Call]) -> ast.expr | None:
+        """The test of an `if` whose body holds the call and which says the call's own
+        world size is above 1 (`world_size > 1`, `>= 2`, `!= 1`): a test every process of a
+        multi-process run passes, not a hand-made rank-0 branch. None where the file has
+        another init_process_group (a branch per rank may be written elsewhere)."""
+        if size is None or len(inits) != 1:
+            return None
+        said = ast.unparse(size)
+        child: ast.AST = call
+        for anc in file.ancestors(call):
+            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return None
+            if type(anc) is ast.If and any(child is stmt for stmt in anc.body):
+                test = anc.test
+                if type(test) is ast.Compare and len(test.ops) == 1:
+                    left, op, right = test.left, test.ops[0], test.comparators[0]
+                    if type(left) is ast.Constant:  # `1 < world_size`
+                        left, right = right, left
+                        op = {ast.Lt: ast.Gt(), ast.LtE: ast.GtE()}.get(type(op), op)
+                    bound = constant(right, int)
+                    if ast.unparse(left) == said and isinstance(bound, int) and not isinstance(bound, bool) and (
+                            (type(op) is ast.Gt and bound >= 1) or (type(op) is ast.GtE and bound >= 2)
+                            or (type(op) is ast.NotEq and bound == 1)):
+                        return test
+            child = anc
+        return None

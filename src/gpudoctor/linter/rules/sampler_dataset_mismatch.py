@@ -23,6 +23,7 @@ class SamplerDatasetMismatch(Rule):
 
     id = "sampler-dataset-mismatch"
     severity = ERROR  # a certain crash or hang
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "DistributedSampler is built over a different dataset than the DataLoader reads"
     fix = "DataLoader(dataset, sampler=DistributedSampler(dataset))  # the same dataset in both"
     needles = ("DistributedSampler",)

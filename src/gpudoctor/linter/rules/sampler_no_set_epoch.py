@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Iterator
 
@@ -9,6 +10,7 @@ from gpudoctor.linter.model import FileModel, constant, identifiers, keyword, te
 from gpudoctor.linter.project import Query
 from gpudoctor.linter.rule import Hit, Rule
 
+BUILTINS = frozenset(dir(builtins))
 # Names of evaluation data and code: `val_loader`, `eval_dataset`, `def evaluate`, `test_set`.
 EVALUATION = re.compile(r"(?:^|_)(?:val|valid|validation|eval|evaluate|evaluation|test|dev)(?:_|$)|^(?:evaluate|validate)", re.IGNORECASE)
 
@@ -25,7 +27,12 @@ class SamplerNoSetEpoch(Rule):
     `loader.sampler.set_epoch`). Evaluation is not flagged (a loop over
     `val_loader` / `eval_dataloader`, or in `def evaluate`): its order does
     not matter. A file that only builds loaders is not
-    flagged: whoever iterates them is responsible. When a folder is linted,
+    flagged: whoever iterates them is responsible. But where an epoch loop
+    hands such a loader to a function the file does not have
+    (`train(loader)`, `train_one_epoch(model, train_loader, ...)` imported)
+    and nothing calls set_epoch, a warning that names that call: the loop is
+    in code lint did not follow (issue 41, item 2; kan-bayashi/ParallelWaveGAN#177:
+    `for epoch in ...: train(loader)` with no set_epoch). When a folder is linted,
     a `set_epoch` call in another module of the same program (one this file
     imports, or one that imports it) counts too.
     """
@@ -116,28 +123,55 @@ class SamplerNoSetEpoch(Rule):
                 for sampler in samplers_of(file, loader):
                     if sampler in samplers and sampler not in iterated and self._per_epoch(file, loop, set()):
                         iterated[sampler] = (loop, loader)
-        if not iterated:
+        # (only where the file names set_epoch nowhere: a helper of its own may call it)
+        handed = {sampler: found for sampler in samplers if sampler not in iterated and "set_epoch" not in file.text
+                  for found in [self._handed_per_epoch(file, sampler)] if found is not None}
+        if not iterated and not handed:
             return
         covered = self._covered(file)
         if covered is None:
             return
-        for sampler, (loop, loader) in iterated.items():
-            if sampler in covered or self._evaluation(file, loop, sampler):
+        found: list[tuple[ast.Call, ast.For | ast.AsyncFor | ast.Call, str]] = [
+            # the loop that iterates it is in code this file does not have: say what was seen
+            # (issue 41, item 2: say less rather than nothing)
+            (sampler, call, f"a loader over this DistributedSampler is handed to `{source(call.func)}(...)` once "
+             f"per epoch (line {call.lineno}), which comes from another module and was not followed, and nothing "
+             "here calls set_epoch() on the sampler: unless that function does, every epoch sees the same order")
+            for sampler, call in handed.items()]
+        found += [(sampler, loop, f"DistributedSampler is iterated every epoch (line {loop.lineno}) but set_epoch() "
+                   "is never called on it: every epoch sees the same order") for sampler, (loop, _) in iterated.items()]
+        for sampler, where, message in found:
+            if sampler in covered or self._evaluation(file, where, sampler):
                 continue
-            yield Hit(
-                sampler,
-                query=Query("no-set-epoch"),
-                message=f"DistributedSampler is iterated every epoch (line {loop.lineno}) but set_epoch() is "
-                "never called on it: every epoch sees the same order",
-                fix=f"{self._handle(file, sampler, loop)}.set_epoch(epoch)  # first line of the epoch loop",
-            )
+            handle = self._handle(file, sampler, None if isinstance(where, ast.Call) else where)
+            yield Hit(sampler, query=Query("no-set-epoch"), message=message,
+                      fix=f"{handle}.set_epoch(epoch)  # first line of the epoch loop")
+
+    def _handed_per_epoch(self, file: FileModel, sampler: ast.Call) -> ast.Call | None:
+        """A call, in an epoch loop of this file, to a function the file neither defines
+        nor can follow (`train_one_epoch(model, train_loader, ...)` imported), given a
+        DataLoader over `sampler`: the loop that iterates it is in that function."""
+        for call in file.calls:
+            if file.callees(call) or file.local_function(call) is not None:
+                continue  # (a same-file function's own loop is read above)
+            if type(call.func) is ast.Name and (call.func.id in BUILTINS or file.defines(call.func.id)):
+                continue
+            if not any(self._is_epoch_loop(loop) for loop in file.enclosing_loops(call)):
+                continue
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                loaders = [o for o in file.origins(arg) if isinstance(o, ast.Call) and is_loader(file, o)]
+                if any(sampler in samplers_of(file, loader) for loader in loaders):
+                    return call
+        return None
 
     @staticmethod
-    def _evaluation(file: FileModel, loop: ast.For | ast.AsyncFor, sampler: ast.Call) -> bool:
+    def _evaluation(file: FileModel, loop: ast.For | ast.AsyncFor | ast.Call, sampler: ast.Call) -> bool:
         """The loop evaluates (`for batch in val_loader`, inside `def evaluate`,
-        over a sampler of `eval_dataset`): the order of evaluation does not matter."""
+        over a sampler of `eval_dataset`; a call `evaluate(model, val_loader)`): the
+        order of evaluation does not matter."""
         func = file.function(loop)
-        names = list(identifiers(loop.iter)) + list(identifiers(sampler))
+        seen = loop if isinstance(loop, ast.Call) else loop.iter
+        names = list(identifiers(seen)) + list(identifiers(sampler))
         names.append(getattr(func, "name", ""))
         return any(EVALUATION.search(name) for name in names)
 
@@ -180,11 +214,13 @@ class SamplerNoSetEpoch(Rule):
         return covered
 
     @staticmethod
-    def _handle(file: FileModel, sampler: ast.Call, loop: ast.For | ast.AsyncFor) -> str:
+    def _handle(file: FileModel, sampler: ast.Call, loop: ast.For | ast.AsyncFor | None) -> str:
         """What the user calls the sampler: `sampler`, `self.sampler` or `loader.sampler`."""
         parent = file.parent.get(sampler)
         if type(parent) is ast.Assign and len(parent.targets) == 1 and type(parent.targets[0]) in (ast.Name, ast.Attribute):
             return source(parent.targets[0])
+        if loop is None:
+            return "loader.sampler"
         iterated = strip_iteration(loop.iter)
         if type(iterated) in (ast.Name, ast.Attribute):  # `for batch in self.train_data`
             return source(iterated) + ".sampler"

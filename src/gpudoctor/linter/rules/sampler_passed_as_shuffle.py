@@ -25,6 +25,7 @@ class SamplerPassedAsShuffle(Rule):
 
     id = "sampler-passed-as-shuffle"
     severity = ERROR
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "a sampler is passed as shuffle=: the loader shuffles the whole dataset and never uses the sampler"
     fix = "DataLoader(dataset, sampler=sampler, shuffle=(sampler is None))"
     needles = ("DataLoader",)

@@ -32,6 +32,7 @@ class ShuffleWithSampler(Rule):
 
     id = "shuffle-with-sampler"
     severity = ERROR  # a certain crash or hang
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "DataLoader gets shuffle=True and a sampler: it raises ValueError (they are mutually exclusive)"
     fix = "DataLoader(dataset, sampler=DistributedSampler(dataset, shuffle=True))  # no shuffle= on the loader"
     needles = ("DataLoader",)

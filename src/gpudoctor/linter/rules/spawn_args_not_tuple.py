@@ -12,6 +12,9 @@ from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 ONE_OBJECT = {"parse_args", "Namespace", "SimpleNamespace", "dict", "EasyDict", "edict", "OrderedDict",
               "defaultdict", "Config", "fromfile", "get_config", "load_config"}
 
+# What a tuple has: an attribute read on the name other than these says it is one object.
+TUPLE_ATTRIBUTES = {"count", "index"} | {name for name in dir(tuple) if name.startswith("__")}
+
 
 class SpawnArgsNotTuple(Rule):
     """`mp.spawn(fn, args=(cfg))`: the parentheses around one value make no
@@ -26,7 +29,8 @@ class SpawnArgsNotTuple(Rule):
     An error where the value is certainly not a sequence of arguments: a
     literal that is not a tuple or list (`args=("a")`, `args={...}`), or a
     name bound only to one object (`args=(parser.parse_args())`, `cfg =
-    EasyDict(...)`). A warning where one name or attribute is written in
+    EasyDict(...)`), or a name whose attributes the file reads (`nprocs=
+    cfg.world_size`: a tuple has none; heldout4's PointNeXt). A warning where one name or attribute is written in
     parentheses without a comma and the file does not say what it holds:
     the parentheses say a one-element tuple was meant. Asked for by issue
     41's heldout4 (PointNeXt: `mp.spawn(main, nprocs=cfg.world_size,
@@ -35,6 +39,7 @@ class SpawnArgsNotTuple(Rule):
 
     id = "spawn-args-not-tuple"
     severity = ERROR
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "mp.spawn's args is one value, not a tuple: each process is called as fn(rank, *args)"
     fix = "mp.spawn(main, args=(cfg,), nprocs=world_size)  # the comma makes the tuple"
     needles = ("spawn", "start_processes")
@@ -100,6 +105,13 @@ class SpawnArgsNotTuple(Rule):
     def _one_object(file: FileModel, value: ast.expr) -> bool:
         """Every value `value` may hold is one object, not a sequence of arguments."""
         origins = [value] if type(value) not in (ast.Name, ast.Attribute) else file.origins(value)
+        if type(value) is ast.Name and not any(type(o) in (ast.Tuple, ast.List, ast.Starred) for o in origins):
+            # `cfg.world_size` read in the file: a tuple has no such attribute (issue 41's heldout4:
+            # PointNeXt's `mp.spawn(main, nprocs=cfg.world_size, args=(cfg))`)
+            named = [n.attr for n in ast.walk(file.tree) if type(n) is ast.Attribute and type(n.value) is ast.Name
+                     and n.value.id == value.id and n.attr not in TUPLE_ATTRIBUTES]
+            if named:
+                return True
         if not origins:
             return False
         for origin in origins:

@@ -24,8 +24,8 @@ class TorchLoadNoMapLocation(Rule):
     argument) in a file that starts a process group (itself, or through a
     helper it imports: `deepspeed.init_distributed()`, timm's
     `init_distributed_device`), spawns workers or uses
-    DistributedDataParallel, where every rank runs it (not under a test on
-    the rank), nor when the other arm of the `if` around it loads with a
+    DistributedDataParallel (`map_location=None` is no map either), where
+    every rank runs it (not under a test on the rank), nor when the other arm of the `if` around it loads with a
     `map_location` (that arm is the one-process path). A function the file
     never calls is given the benefit of the doubt, unless it handles a
     DistributedDataParallel model itself (a resume helper: every rank loads). Asked for by issue 41's sample of user scripts (pytorch/examples'
@@ -95,8 +95,10 @@ class TorchLoadNoMapLocation(Rule):
         if not (distributed or mapped is not None or helpers):
             return
         for call in loads:
-            if keyword(call, "map_location", 1) is not None or any(k.arg is None for k in call.keywords):
-                continue  # (`**kwargs` may carry it)
+            where = keyword(call, "map_location", 1)
+            if (where is not None and not (type(where) is ast.Constant and where.value is None)) or any(
+                    k.arg is None for k in call.keywords):
+                continue  # (`**kwargs` may carry it; `map_location=None` is no map at all)
             given = self._device_parameter(file, call) if helpers else None
             if helpers and given is None:
                 continue

@@ -25,7 +25,11 @@ PARAMETERS = {
     "DistributedSampler": ("dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last"),
     "init_process_group": ("backend", "init_method", "timeout", "world_size", "rank", "store", "group_name",
                            "pg_options", "device_id"),
+    # torch.multiprocessing's (not torch.distributed.elastic's start_processes: another signature)
+    "spawn": ("fn", "args", "nprocs", "join", "daemon", "start_method"),
+    "start_processes": ("fn", "args", "nprocs", "join", "daemon", "start_method"),
 }
+SPAWNS = {"spawn", "start_processes"}
 # Keywords an older release took (torch 1.11's FSDP `fsdp_auto_wrap_policy`, renamed
 # `auto_wrap_policy` in 1.12): code written for that release ran; not flagged here.
 OLDER = {"FullyShardedDataParallel": {"fsdp_auto_wrap_policy"}}
@@ -41,8 +45,10 @@ class UnexpectedArgument(Rule):
 
     Flagged (an error: the signature decides): a keyword that
     `DistributedDataParallel`, `DataParallel`, `FullyShardedDataParallel`,
-    `DistributedSampler` or `init_process_group` (torch's, through any
-    import alias) has never taken, with the nearest parameter name when the
+    `DistributedSampler`, `init_process_group` or torch.multiprocessing's
+    `spawn` / `start_processes` (torch's, through any import alias) has never
+    taken (`mp.spawn(worker, nprocs=3, kwargs={...})`, pytorch/pytorch#73902:
+    spawn passes no keyword arguments to the workers), with the nearest parameter name when the
     keyword is a misspelling of one (`devices_ids` for `device_ids`); where a
     snippet calls the name bare, without importing it, only a misspelling of
     one of its parameters, as a warning (apex has a DDP of its own) unless
@@ -59,10 +65,11 @@ class UnexpectedArgument(Rule):
 
     id = "unexpected-argument"
     severity = ERROR  # a certain crash
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "this call is given an argument it does not take: TypeError on every rank"
     fix = "DistributedDataParallel(model, device_ids=[local_rank])  # the parameter names of the torch docs"
     needles = ("DistributedDataParallel", "DataParallel", "DDP", "FSDP", "DistributedSampler", "init_process_group",
-               "__init__(")
+               "__init__(", "spawn", "start_processes")
 
     VALID = (
         '''
@@ -89,8 +96,10 @@ class UnexpectedArgument(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         for call in file.calls:
-            name = next((n for n in PARAMETERS if file.is_call_to(call, n, TORCH)), None)
-            bare = next((n for n in PARAMETERS if self._bare_call(file, call, n)), None)
+            name = next((n for n in PARAMETERS if n not in SPAWNS and file.is_call_to(call, n, TORCH)), None)
+            if name is None and file.is_spawn(call):
+                name = terminal_name(call.func) if terminal_name(call.func) in SPAWNS else None
+            bare = next((n for n in PARAMETERS if n not in SPAWNS and self._bare_call(file, call, n)), None)
             if name is not None or bare is not None:
                 # a bare name in a torch file that never mentions apex is torch's (apex's DDP is the other)
                 torchs = name is not None or (file.uses_torch and "apex" not in file.text)
@@ -120,7 +129,8 @@ class UnexpectedArgument(Rule):
                 continue  # an unimported name's own keyword (apex's `delay_allreduce`): only a misspelling is said
             meant = f" (meant `{near[0]}`?)" if near else ""
             yield Hit(kw.value, severity=ERROR if certain else WARNING,
-                      message=f"{name}() got an unexpected keyword argument `{kw.arg}`{meant}: TypeError on every rank"
+                      message=f"{name}() got an unexpected keyword argument `{kw.arg}`{meant}: TypeError "
+                      + ("before any process starts" if name in SPAWNS else "on every rank")
                       + (f" (the file does not import {name}: read as torch's)" if bare else ""),
                       fix=f"{near[0]}=..." if near else f"the parameters of {name}: {', '.join(known[:6])}, ...")
 

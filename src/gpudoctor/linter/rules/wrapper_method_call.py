@@ -66,6 +66,7 @@ class WrapperMethodCall(Rule):
 
     id = "wrapper-method-call"
     severity = ERROR  # a certain AttributeError
+    local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "the DDP / DataParallel wrapper has no such attribute: it lives on .module"
     fix = "model.module.method(...)  # the wrapped model"
     needles = ("DataParallel", "DDP", ".module")
