@@ -63,9 +63,14 @@ def known_rules() -> set[str]:
 
 def run_lint(part: Path, files: list[str]) -> list[dict]:
     """One lint run over every case file; the diagnostics, path relative to PART_DIR."""
+    # lint runs inside PART_DIR (paths in the report are the manifest's); a relative PYTHONPATH
+    # (`PYTHONPATH=src`, the caller's checkout) would point nowhere there and silently run the
+    # installed gpudoctor instead, so it is made absolute first.
+    pythonpath = os.pathsep.join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    env = {**os.environ, "PYTHONPATH": pythonpath} if pythonpath else None
     proc = subprocess.run(
         [sys.executable, "-m", "gpudoctor", "lint", "--format", "json", "--no-config", "--exit-zero", *files],
-        cwd=part, capture_output=True, text=True, timeout=600)
+        cwd=part, capture_output=True, text=True, timeout=600, env=env)
     # exit 1 can still come with --exit-zero: a file that is not valid Python is never passed as checked
     if proc.returncode not in (0, 1) or not proc.stdout.strip():
         raise SystemExit(f"lint failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
