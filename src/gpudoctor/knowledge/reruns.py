@@ -1,0 +1,110 @@
+"""A paste of a terminal session: the commands the user typed at a shell prompt, and which
+failure an attempt run again afterwards made stale.
+
+Users paste what their terminal shows, prompts included: a command fails, they correct it
+(a typo, a flag's value) and run it again, and the paste goes on with what the second run
+printed. The first run's failure is then not the job's: it is an earlier attempt's
+(NVIDIA/nccl#719: `python -m torch.distribute.launch` fails with "No module named
+'torch.distribute'", and the same command with `torch.distributed` runs next, then the paste
+ends; huggingface/text-generation-inference#1451: `--disable-custom-kernels True` is refused,
+the command runs again after `export DISABLE_CUSTOM_KERNELS=true` and starts).
+
+`Prompts` reads every block of the input (as `ending.Tail` does) and keeps the commands typed at
+a prompt, with their line numbers. `rerun_after(line)` is the later command that runs the same
+command again as the one whose output holds `line` (a near-identical command line, or the same
+program and script), or None. Another command after a failure (`nvidia-smi`, `pip list`, `cat
+config.yaml`) is the user looking into it, not an attempt: it never makes a failure stale.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+# A command typed at a shell prompt, as terminals show it: `user@host:dir$ cmd` (bash's default,
+# with a conda/venv `(env) ` before it), `[user@host dir]$ cmd` (RHEL's), and a bare `$ cmd`.
+PROMPT = re.compile(
+    rb"^(?:\([\w.\-]{1,60}\) )?(?:[\w.\-]{1,40}@[\w.\-]{1,80}:[^\n$#]{0,200}[$#]|\[[\w.\-]{1,40}@[\w.\-]{1,80}[^\n\]]{0,200}\][$#]|\$) (?P<command>\S[^\n]*)$",
+    re.MULTILINE,
+)
+GATE = (b"$ ", b"# ")  # a block with neither holds no prompt (bare `# ` is no prompt: a comment, a heading)
+KEPT = 64  # commands remembered (the first and the latest): a log is not a terminal session
+# What precedes the program on a command line and says nothing of which command it is.
+ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
+WRAPPERS = ("sudo", "env", "nohup", "time", "exec")
+SAME_LINE = 0.8  # how alike two command lines are (difflib's ratio) to be one command run again
+
+
+@dataclass(frozen=True)
+class Command:
+    line: int
+    text: str
+
+    def words(self) -> list[str]:
+        """The command's words without the environment assignments and wrappers before the program."""
+        words = self.text.replace("\\", " ").split()
+        while words and (ASSIGNMENT.match(words[0]) or words[0] in WRAPPERS or words[0] == "export" and len(words) == 1):
+            words = words[1:]
+        return words
+
+    def runs_again(self, other: "Command") -> bool:
+        """`self`, typed later, runs `other` again: the same program and script (or subcommand), or
+        a command line nearly the same (one corrected word). A shell builtin that sets something
+        up (`export`, `cd`) runs nothing."""
+        mine, theirs = self.words(), other.words()
+        if not mine or not theirs or mine[0] in ("export", "cd", "source", ".", "set", "unset"):
+            return False
+        if mine[0].rsplit("/", 1)[-1] != theirs[0].rsplit("/", 1)[-1]:
+            return False
+        if len(mine) > 1 and len(theirs) > 1 and mine[1] == theirs[1] and not mine[1].startswith("-") and mine[1] != "-m":
+            return True
+        return difflib.SequenceMatcher(None, " ".join(mine)[:300], " ".join(theirs)[:300]).ratio() >= SAME_LINE
+
+
+class Prompts:
+    """The commands typed at a prompt in a stream, fed block by block (`feed`), with line numbers as
+    the scanner counts them (1-based, over the same normalised text)."""
+
+    def __init__(self) -> None:
+        self.commands: list[Command] = []
+        self.lines = 0  # newlines seen before the current block
+        self.partial = b""  # the unfinished last line of the previous block
+
+    def feed(self, chunk: bytes) -> None:
+        data = self.partial + chunk
+        cut = data.rfind(b"\n") + 1  # whole lines only; the rest waits for the next block
+        whole, self.partial = data[:cut], data[cut:]
+        if whole and any(g in whole for g in GATE):
+            for m in PROMPT.finditer(whole):
+                self.keep(Command(self.lines + whole.count(b"\n", 0, m.start()) + 1, m.group("command").decode("utf-8", "replace").strip()))
+        self.lines += whole.count(b"\n")
+
+    def end(self) -> None:
+        """The input ended: its last line, if it had no newline, is read too."""
+        if self.partial:
+            chunk, self.partial = self.partial + b"\n", b""
+            self.feed(chunk)
+
+    def keep(self, command: Command) -> None:
+        if len(self.commands) >= KEPT:
+            del self.commands[1]  # the first stays: the command a paste starts with
+        self.commands.append(command)
+
+    def tee(self, other):
+        def both(chunk: bytes) -> None:
+            other(chunk)
+            self.feed(chunk)
+
+        return both
+
+    def rerun_after(self, line: int) -> Optional[tuple[Command, Command]]:
+        """(the command whose output holds `line`, the later command that runs it again), or None:
+        no prompt before the line, or no later command that runs the same one again."""
+        before = [c for c in self.commands if c.line < line]
+        if not before:
+            return None
+        ran = before[-1]
+        again = next((c for c in self.commands if c.line > line and c.runs_again(ran)), None)
+        return (ran, again) if again is not None else None

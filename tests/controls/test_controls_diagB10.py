@@ -1,0 +1,67 @@
+"""Controls and siblings for the tenth round's "never confidently wrong" fixes on the older development parts
+(dev, dev3..dev6, heldout4..heldout6; /work/brief10/diagB10.md). Each log runs through the whole of `diagnose`;
+the sample's cases are the logs as pasted, the other lines real ones from the threads named beside them."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from gpudoctor.core.exit_code import report_exit as exit_code
+from gpudoctor.core.findings import Severity
+from test_controls_classes6 import case
+from test_controls_patterns import head_id
+
+# NVIDIA/nccl#719 (dev): a typo'd launch fails, the corrected command runs next (its output is the paste's rest)
+PROMPT = "(test) root@8pxb:~/stress_test/code# "
+TYPO = "NCCL_DEBUG=INFO python -m torch.distribute.launch --nnodes 2 --nproc_per_node=2 --node_rank=0 train.py --max_epochs=1 --fp16"
+FIXED = TYPO.replace("torch.distribute.launch", "torch.distributed.launch")
+NO_MODULE = ("/root/anaconda3/envs/test/bin/python: Error while finding module specification for 'torch.distribute.launch' "
+             "(ModuleNotFoundError: No module named 'torch.distribute')")
+DEPRECATED = ("/root/anaconda3/envs/test/lib/python3.8/site-packages/torch/distributed/launch.py:178: FutureWarning: The module "
+              "torch.distributed.launch is deprecated")
+# a failure of the rerun: a real NCCL line (ultralytics/ultralytics#7038, dev3)
+NO_SOCKET = "SGES-DT279:1234:1234 [0] bootstrap.cc:48 NCCL WARN Bootstrap : no socket interface found"
+
+
+def finding(text: str, fid: str):
+    return next((f for f in api.diagnose(text).findings if f.id == fid), None)
+
+
+class TestLogInconclusive:
+    """A failure in the output of a command the paste shows run again afterwards is an earlier attempt's."""
+
+    verdict = "log-inconclusive"
+
+    def test_sibling_a_corrected_command_run_again_makes_the_first_failure_stale(self):
+        report = api.diagnose(case("dev", "nccl-719-three-ib-nics-typo-then-launch"))
+        head = report.findings[0]
+        assert head.id == "log-inconclusive" and "earlier attempt" in head.title and exit_code(report) == 1
+        stale = finding(case("dev", "nccl-719-three-ib-nics-typo-then-launch"), "module-not-found")
+        assert stale is not None and stale.severity is Severity.INFO and stale.evidence["earlier_attempt"]["run_again_at"] == 5
+        assert report.data["root_cause"] is None
+
+    def test_sibling_the_same_command_after_an_export_is_a_rerun(self):
+        # huggingface/text-generation-inference#1451 (dev5): refused `--disable-custom-kernels True`, export, the same command again
+        report = api.diagnose(case("dev5", "tgi-1451-disable-custom-kernels-invalid-value"))
+        assert report.findings[0].id == "log-inconclusive" and "run again at line 11" in report.findings[0].title
+        assert not any(f.severity is Severity.ERROR for f in report.findings)
+
+    def test_sibling_a_rerun_that_fails_is_told_by_its_own_failure(self):
+        log = f"{PROMPT}{TYPO}\n{NO_MODULE}\n{PROMPT}{FIXED}\n{DEPRECATED}\n{NO_SOCKET}\n"
+        assert head_id(log) == "nccl-socket-ifname"
+        stale = finding(log, "module-not-found")
+        assert stale is not None and stale.severity is Severity.INFO
+
+    def test_control_a_command_that_looks_into_the_failure_is_no_rerun(self):
+        # nvidia-smi, pip list after a failure: the user looking into it, not an attempt
+        log = f"{PROMPT}{TYPO}\n{NO_MODULE}\n{PROMPT}nvidia-smi -L\nGPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5d8d9c1e)\n{PROMPT}pip list | grep torch\ntorch 1.12.0\n"
+        assert head_id(log) == "module-not-found"
+
+    def test_control_a_rerun_that_fails_the_same_way_keeps_the_failure(self):
+        log = f"{PROMPT}{TYPO}\n{NO_MODULE}\n{PROMPT}{TYPO}\n{NO_MODULE}\n"
+        report = api.diagnose(log)
+        assert head_id(log) == "module-not-found" and exit_code(report) == 1
+
+    def test_control_a_shell_comment_or_heading_is_no_prompt(self):
+        # `# ` starts a comment or a Markdown heading as often as root's bare prompt: never read as a command
+        log = f"# python -m torch.distribute.launch train.py\n{NO_MODULE}\n# python -m torch.distributed.launch train.py\n{DEPRECATED}\n"
+        assert head_id(log) == "module-not-found"
