@@ -65,3 +65,40 @@ class TestLogInconclusive:
         # `# ` starts a comment or a Markdown heading as often as root's bare prompt: never read as a command
         log = f"# python -m torch.distribute.launch train.py\n{NO_MODULE}\n# python -m torch.distributed.launch train.py\n{DEPRECATED}\n"
         assert head_id(log) == "module-not-found"
+
+
+# OpenPCDet/OpenPCDet#1151 (heldout8): the user's checkout run from tools/, its frames relative, its package's own datasets/ folder
+PCDET = "../pcdet/datasets/augmentor/database_sampler.py"
+EASYDICT = "AttributeError: 'EasyDict' object has no attribute 'BACKUP_DB_INFO'"
+
+
+def raised_in(path: str, line: str = EASYDICT) -> str:
+    return ('Traceback (most recent call last):\n  File "train.py", line 111, in main\n    train_set, train_loader, train_sampler = build_dataloader(\n'
+            f'  File "{path}", line 35, in __init__\n    for db_info_path in sampler_cfg.BACKUP_DB_INFO:\n{line}\n')
+
+
+class TestLibraryApiMismatch:
+    """A known library's name that projects also give a folder of their own is that library's only in its checkout's layout."""
+
+    verdict = "library-api-mismatch"
+
+    def test_control_a_projects_own_datasets_folder_is_not_hugging_faces(self):
+        report = api.diagnose(case("heldout8", "openpcdet-1151-easydict-backup-db-info"))
+        head = next(f for f in report.findings if f.severity is Severity.ERROR)
+        assert head.id == "python-exception" and "datasets" not in head.fix.replace(PCDET, "")
+
+    def test_control_a_datasets_subfolder_in_an_absolute_path_is_the_users(self):
+        assert head_id(raised_in("/home/u/detection/myproj/datasets/coco/loader.py")) == "python-exception"
+
+    def test_sibling_installed_datasets_is_the_library(self):
+        log = raised_in("/opt/conda/lib/python3.10/site-packages/datasets/arrow_dataset.py", "AttributeError: 'Dataset' object has no attribute 'to_tf_dataset'")
+        assert head_id(log) == "library-api-mismatch"
+
+    def test_sibling_an_editable_checkout_of_datasets_is_the_library(self):
+        log = raised_in("/home/u/datasets/src/datasets/arrow_dataset.py", "AttributeError: 'Dataset' object has no attribute 'to_tf_dataset'")
+        assert head_id(log) == "library-api-mismatch"
+
+    def test_sibling_a_checkout_two_folders_deep_is_still_the_library(self):
+        # megatron/core/x.py in a checkout not named after the project (the rule FOLDER_NAMES narrows)
+        log = raised_in("/workspace/code/megatron/core/transformer/attention.py", "AttributeError: 'TransformerConfig' object has no attribute 'rotary_base'")
+        assert head_id(log) == "library-api-mismatch"

@@ -151,14 +151,21 @@ def packaged_checkout(parts: list[str]) -> Optional[str]:
     return None
 
 
+# Known packages whose name projects also give a folder of their own (OpenPCDet's pcdet/datasets/, a repo's
+# datasets/coco/): only a checkout's own layout (src/datasets, or in a folder named after the project) is the library's.
+FOLDER_NAMES = {"datasets", "lightning"}
+
+
 def checkout(parts: list[str], i: int) -> bool:
     """parts[i] is a known package's name: a source checkout of it (an editable install) when it
     sits in a `src/` folder or in a folder named after the project (DeepSpeed/deepspeed,
     Megatron-LM/megatron), or holds the frame two folders deep (megatron/core/x.py); a folder of the
-    user's that is only called like a library (~/work/deepspeed/train.py) is not."""
+    user's that is only called like a library (~/work/deepspeed/train.py, ../pcdet/datasets/kitti/x.py:
+    FOLDER_NAMES) is not."""
     parent = parts[i - 1] if i > 0 else ""
     flat = re.sub(r"[^a-z0-9]", "", parent.lower())
-    return parent == "src" or (bool(flat) and flat.startswith(parts[i].replace("_", ""))) or len(parts) - i >= 3
+    named = parent == "src" or (bool(flat) and flat.startswith(parts[i].replace("_", "")))
+    return named or (len(parts) - i >= 3 and parts[i] not in FOLDER_NAMES)
 
 
 def module_name(part: str) -> str:
