@@ -102,3 +102,30 @@ class TestLibraryApiMismatch:
         # megatron/core/x.py in a checkout not named after the project (the rule FOLDER_NAMES narrows)
         log = raised_in("/workspace/code/megatron/core/transformer/attention.py", "AttributeError: 'TransformerConfig' object has no attribute 'rotary_base'")
         assert head_id(log) == "library-api-mismatch"
+
+
+# ultralytics/yolov5#9145: a checkpoint loaded through torch.hub; the raising frame is the repository torch.hub fetched
+HUB_TRACEBACK = (
+    'Traceback (most recent call last):\n'
+    '  File "C:\\Users\\xjera/.cache\\torch\\hub\\ultralytics_yolov5_master\\models\\common.py", line 331, in __init__\n'
+    '    model = attempt_load(weights if isinstance(weights, list) else w, device=device, inplace=True, fuse=fuse)\n'
+    '  File "C:\\Users\\xjera/.cache\\torch\\hub\\ultralytics_yolov5_master\\models\\experimental.py", line 80, in attempt_load\n'
+    "    ckpt = (ckpt.get('ema') or ckpt['model']).to(device).float()  # FP32 model\n"
+    "AttributeError: 'Tensor' object has no attribute 'get'\n"
+)
+
+
+class TestLibraryApiMismatchTorchHub:
+    """A repository torch.hub fetched is that repository's code, not torch's, wherever torch's cache lies."""
+
+    verdict = "library-api-mismatch"
+
+    def test_control_a_torch_hub_repository_is_not_blamed_on_torch(self):
+        f = finding(HUB_TRACEBACK, "library-api-mismatch")
+        assert f is not None and "pip install -U torch" not in f.fix and "pip show torch" not in f.fix
+
+    def test_sibling_torchs_own_frame_still_names_torch(self):
+        log = HUB_TRACEBACK.replace("C:\\Users\\xjera/.cache\\torch\\hub\\ultralytics_yolov5_master\\models\\experimental.py",
+                                    "C:\\Users\\xjera\\anaconda3\\Lib\\site-packages\\torch\\nn\\modules\\module.py")
+        f = finding(log, "library-api-mismatch")
+        assert f is not None and "pip show torch" in f.fix

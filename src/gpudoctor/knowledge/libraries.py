@@ -79,6 +79,8 @@ STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^/usr/lib/python\d|[/\\]L
 PIP_BUILD = re.compile(r"[/\\]pip-install-\w+[/\\](?P<name>[A-Za-z][\w.\-]*?)_[0-9a-f]{32}[/\\]|[/\\]pip-(?:req-)?build-\w+[/\\]")
 # The code a model brings from the Hugging Face Hub (trust_remote_code): the model's, not the user's
 HUB_CODE = re.compile(r"[/\\]transformers_modules[/\\](?P<model>[^/\\]+)[/\\]")
+# A repository torch.hub fetched and runs (torch.hub.load('ultralytics/yolov5', ...)): the repository's code, not torch's
+TORCH_HUB = re.compile(r"[/\\]torch[/\\]hub[/\\](?P<repo>(?!checkpoints[/\\])[^/\\]+)[/\\]")
 # Code a library writes and runs: torch inductor's and triton's caches, unsloth's compiled trainers
 GENERATED = re.compile(r"[/\\](?:(?P<inductor>torchinductor_[^/\\]+)|\.triton[/\\](?P<triton>cache)|(?P<name>[a-z]\w*?)_compiled_cache)[/\\]")
 # Ray ships the job's working directory to each node: the path after it is the job's own layout
@@ -119,6 +121,9 @@ def package_of(path: str) -> Optional[str]:
     m = HUB_CODE.search(path)
     if m is not None:
         return f"{m.group('model')} (the model's code from the Hub)"
+    m = TORCH_HUB.search(path)
+    if m is not None:
+        return f"{m.group('repo')} (a repository torch.hub fetched)"
     script = CONSOLE_SCRIPT.search(path)
     if script is not None and script.group("name") in CONSOLE_SCRIPTS:
         return CONSOLE_SCRIPTS[script.group("name")]
