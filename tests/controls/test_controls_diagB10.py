@@ -61,6 +61,26 @@ class TestLogInconclusive:
         report = api.diagnose(log)
         assert head_id(log) == "module-not-found" and exit_code(report) == 1
 
+    def test_control_installing_another_package_after_a_failed_build_is_no_rerun(self):
+        # state-spaces/mamba#223 (heldout5): the build fails; `pip install ninja` is a step towards a rerun, not one
+        build = ("Collecting mamba-ssm\n  Preparing metadata (setup.py) ... error\n  error: subprocess-exited-with-error\n  \n"
+                 "  × python setup.py egg_info did not run successfully.\n  │ exit code: 1\n")
+        log = f"$ pip install mamba-ssm\n{build}$ pip install ninja\nSuccessfully installed ninja-1.11.1.1\n"
+        assert head_id(log) == "extension-build-failed"
+        assert head_id(log.replace("$ pip install ninja", "$ pip install mamba-ssm --no-build-isolation")) == "-"
+
+    def test_sibling_a_powershell_prompt_run_again_is_a_rerun(self):
+        # a Windows paste (open-mmlab/mmpretrain#1942's prompt, heldout5): `(env) PS C:\dir> cmd`, the same command twice
+        prompt = "(openmmlab) PS D:\\mmpretrain\\train_flowers_demo> "
+        log = f"{prompt}{TYPO}\n{NO_MODULE}\n{prompt}{FIXED}\n{DEPRECATED}\n"
+        assert api.diagnose(log).findings[0].id == "log-inconclusive" and head_id(log) == "-"
+
+    def test_control_a_windows_warning_path_is_no_prompt(self):
+        # AUTOMATIC1111 venvs print `C:\...\x.py:35: FutureWarning`: a path, then `:` past the drive, never a prompt
+        warn = "C:\\new\\venv\\lib\\site-packages\\diffusers\\utils\\deprecation_utils.py:35: FutureWarning: It is deprecated to pass a pretrained model"
+        log = f"{PROMPT}{TYPO}\n{NO_MODULE}\n{warn}\n{warn}\n"
+        assert head_id(log) == "module-not-found"
+
     def test_control_a_shell_comment_or_heading_is_no_prompt(self):
         # `# ` starts a comment or a Markdown heading as often as root's bare prompt: never read as a command
         log = f"# python -m torch.distribute.launch train.py\n{NO_MODULE}\n# python -m torch.distributed.launch train.py\n{DEPRECATED}\n"

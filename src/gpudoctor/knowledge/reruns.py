@@ -24,12 +24,19 @@ from dataclasses import dataclass
 from typing import Optional
 
 # A command typed at a shell prompt, as terminals show it: `user@host:dir$ cmd` (bash's default,
-# with a conda/venv `(env) ` before it), `[user@host dir]$ cmd` (RHEL's), and a bare `$ cmd`.
+# with a conda/venv `(env) ` before it), `[user@host dir]$ cmd` (RHEL's), a bare `$ cmd`, PowerShell's
+# `PS C:\dir> cmd` and cmd.exe's `C:\dir>cmd` (a Windows path holds no `:` past its drive: a warning's
+# `C:\...\x.py:35: FutureWarning` is no prompt).
 PROMPT = re.compile(
-    rb"^(?:\([\w.\-]{1,60}\) )?(?:[\w.\-]{1,40}@[\w.\-]{1,80}:[^\n$#]{0,200}[$#]|\[[\w.\-]{1,40}@[\w.\-]{1,80}[^\n\]]{0,200}\][$#]|\$) (?P<command>\S[^\n]*)$",
+    rb"^(?:\([\w.\-]{1,60}\) )?(?:[\w.\-]{1,40}@[\w.\-]{1,80}:[^\n$#]{0,200}[$#] |\[[\w.\-]{1,40}@[\w.\-]{1,80}[^\n\]]{0,200}\][$#] |\$ "
+    rb"|PS [A-Za-z]:\\[^\n>:]{0,200}> |[A-Za-z]:\\[^\n>:]{0,200}>)(?P<command>\S[^\n]*)$",
     re.MULTILINE,
 )
-GATE = (b"$ ", b"# ")  # a block with neither holds no prompt (bare `# ` is no prompt: a comment, a heading)
+# The byte a prompt line holds right before its command (`$ `, `# `, or a Windows path's `\`): lines that hold
+# none are never matched. Single bytes, found with memchr: a log's blocks are mostly steps and warnings, and a
+# regex (or a two-byte search) over each whole block would cost more than the rest of the read.
+NEEDLES = (b"$", b"#", b"\\")
+CHECKS = 4096  # occurrences of a needle looked at per block, at most (a paste of a terminal session is short)
 KEPT = 64  # commands remembered (the first and the latest): a log is not a terminal session
 # What precedes the program on a command line and says nothing of which command it is.
 ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
@@ -45,21 +52,22 @@ class Command:
     def words(self) -> list[str]:
         """The command's words without the environment assignments and wrappers before the program."""
         words = self.text.replace("\\", " ").split()
-        while words and (ASSIGNMENT.match(words[0]) or words[0] in WRAPPERS or words[0] == "export" and len(words) == 1):
+        while words and (ASSIGNMENT.match(words[0]) or words[0] in WRAPPERS):
             words = words[1:]
         return words
 
     def runs_again(self, other: "Command") -> bool:
-        """`self`, typed later, runs `other` again: the same program and script (or subcommand), or
-        a command line nearly the same (one corrected word). A shell builtin that sets something
-        up (`export`, `cd`) runs nothing."""
+        """`self`, typed later, runs `other` again: the same program, subcommand and script (its first three
+        words that are no option), or a command line nearly the same (one corrected word). `pip install ninja`
+        after `pip install flash-attn` runs another command; a shell builtin that sets something up (`export`,
+        `cd`) runs nothing."""
         mine, theirs = self.words(), other.words()
         if not mine or not theirs or mine[0] in ("export", "cd", "source", ".", "set", "unset"):
             return False
         if mine[0].rsplit("/", 1)[-1] != theirs[0].rsplit("/", 1)[-1]:
             return False
-        if len(mine) > 1 and len(theirs) > 1 and mine[1] == theirs[1] and not mine[1].startswith("-") and mine[1] != "-m":
-            return True
+        if [w for w in mine if not w.startswith("-")][:3] == [w for w in theirs if not w.startswith("-")][:3]:
+            return True  # the same program, subcommand and script (pip install flash-attn, then with --no-build-isolation)
         return difflib.SequenceMatcher(None, " ".join(mine)[:300], " ".join(theirs)[:300]).ratio() >= SAME_LINE
 
 
@@ -76,10 +84,26 @@ class Prompts:
         data = self.partial + chunk
         cut = data.rfind(b"\n") + 1  # whole lines only; the rest waits for the next block
         whole, self.partial = data[:cut], data[cut:]
-        if whole and any(g in whole for g in GATE):
-            for m in PROMPT.finditer(whole):
-                self.keep(Command(self.lines + whole.count(b"\n", 0, m.start()) + 1, m.group("command").decode("utf-8", "replace").strip()))
+        for start in sorted(self.candidates(whole)):
+            m = PROMPT.match(whole, start)
+            if m is not None:
+                self.keep(Command(self.lines + whole.count(b"\n", 0, start) + 1, m.group("command").decode("utf-8", "replace").strip()))
         self.lines += whole.count(b"\n")
+
+    @staticmethod
+    def candidates(block: bytes) -> set[int]:
+        """The starts of the lines that hold a needle near their start ($ and # followed by a space)."""
+        starts: set[int] = set()
+        for needle in NEEDLES:
+            at, looked = block.find(needle), 0
+            while at != -1 and looked < CHECKS:
+                looked += 1
+                if needle == b"\\" or block[at + 1 : at + 2] == b" ":
+                    start = block.rfind(b"\n", 0, at) + 1
+                    if at - start <= 300:
+                        starts.add(start)
+                at = block.find(needle, at + 1)
+        return starts
 
     def end(self) -> None:
         """The input ended: its last line, if it had no newline, is read too."""
