@@ -81,6 +81,18 @@ class TestLogInconclusive:
         log = f"{PROMPT}{TYPO}\n{NO_MODULE}\n{warn}\n{warn}\n"
         assert head_id(log) == "module-not-found"
 
+    def test_control_the_same_launch_on_the_other_node_is_no_rerun(self):
+        # karpathy/nanoGPT#55 (heldout4) pastes both nodes' torchrun commands: --node_rank 0 and 1 are the job's two nodes
+        node0 = "$ torchrun --nproc_per_node=8 --nnodes=2 --node_rank=0 --master_addr=123.456.123.456 --master_port=1234 train.py"
+        log = f"{node0}\n{NO_SOCKET}\n{node0.replace('node_rank=0', 'node_rank=1')}\nstep 10 loss 1.23\n"
+        assert head_id(log) == "nccl-socket-ifname"
+
+    def test_control_the_same_command_on_another_host_is_no_rerun(self):
+        # user@host prompts of two machines: the command typed on the second node is its own launch
+        log = f"root@node1:~/code# {FIXED}\n{NO_SOCKET}\nroot@node2:~/code# {FIXED}\n{DEPRECATED}\n"
+        assert head_id(log) == "nccl-socket-ifname"
+        assert head_id(log.replace("root@node2", "root@node1")) == "-"  # the same host: the rerun
+
     def test_control_a_shell_comment_or_heading_is_no_prompt(self):
         # `# ` starts a comment or a Markdown heading as often as root's bare prompt: never read as a command
         log = f"# python -m torch.distribute.launch train.py\n{NO_MODULE}\n# python -m torch.distributed.launch train.py\n{DEPRECATED}\n"

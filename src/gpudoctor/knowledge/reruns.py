@@ -28,7 +28,7 @@ from typing import Optional
 # `PS C:\dir> cmd` and cmd.exe's `C:\dir>cmd` (a Windows path holds no `:` past its drive: a warning's
 # `C:\...\x.py:35: FutureWarning` is no prompt).
 PROMPT = re.compile(
-    rb"^(?:\([\w.\-]{1,60}\) )?(?:[\w.\-]{1,40}@[\w.\-]{1,80}:[^\n$#]{0,200}[$#] |\[[\w.\-]{1,40}@[\w.\-]{1,80}[^\n\]]{0,200}\][$#] |\$ "
+    rb"^(?:\([\w.\-]{1,60}\) )?(?:[\w.\-]{1,40}@(?P<host>[\w.\-]{1,80}):[^\n$#]{0,200}[$#] |\[[\w.\-]{1,40}@(?P<host2>[\w.\-]{1,80})[^\n\]]{0,200}\][$#] |\$ "
     rb"|PS [A-Za-z]:\\[^\n>:]{0,200}> |[A-Za-z]:\\[^\n>:]{0,200}>)(?P<command>\S[^\n]*)$",
     re.MULTILINE,
 )
@@ -42,12 +42,16 @@ KEPT = 64  # commands remembered (the first and the latest): a log is not a term
 ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
 WRAPPERS = ("sudo", "env", "nohup", "time", "exec")
 SAME_LINE = 0.8  # how alike two command lines are (difflib's ratio) to be one command run again
+# The node a launch command starts (torchrun's --node_rank, accelerate's --machine_rank, NODE_RANK=): the same command with
+# another node's rank is the job's other node, started beside it (karpathy/nanoGPT#55 pastes both), not a rerun.
+NODE_RANK = re.compile(r"(?:--node[_-]rank|--machine[_-]rank|\bNODE_RANK|\bMACHINE_RANK)[= ]+(\d+)")
 
 
 @dataclass(frozen=True)
 class Command:
     line: int
     text: str
+    host: str = ""  # the host its prompt names (user@host), '' when it names none
 
     def words(self) -> list[str]:
         """The command's words without the environment assignments and wrappers before the program."""
@@ -65,6 +69,11 @@ class Command:
         if not mine or not theirs or mine[0] in ("export", "cd", "source", ".", "set", "unset"):
             return False
         if mine[0].rsplit("/", 1)[-1] != theirs[0].rsplit("/", 1)[-1]:
+            return False
+        if self.host and other.host and self.host != other.host:
+            return False  # typed on another machine: the job's other node
+        ranks = NODE_RANK.search(self.text), NODE_RANK.search(other.text)
+        if ranks[0] is not None and ranks[1] is not None and ranks[0].group(1) != ranks[1].group(1):
             return False
         if [w for w in mine if not w.startswith("-")][:3] == [w for w in theirs if not w.startswith("-")][:3]:
             return True  # the same program, subcommand and script (pip install flash-attn, then with --no-build-isolation)
@@ -87,7 +96,8 @@ class Prompts:
         for start in sorted(self.candidates(whole)):
             m = PROMPT.match(whole, start)
             if m is not None:
-                self.keep(Command(self.lines + whole.count(b"\n", 0, start) + 1, m.group("command").decode("utf-8", "replace").strip()))
+                host = (m.group("host") or m.group("host2") or b"").decode("utf-8", "replace")
+                self.keep(Command(self.lines + whole.count(b"\n", 0, start) + 1, m.group("command").decode("utf-8", "replace").strip(), host))
         self.lines += whole.count(b"\n")
 
     @staticmethod
