@@ -37,6 +37,7 @@ PROMPT = re.compile(
 # regex (or a two-byte search) over each whole block would cost more than the rest of the read.
 NEEDLES = (b"$", b"#", b"\\")
 CHECKS = 4096  # occurrences of a needle looked at per block, at most (a paste of a terminal session is short)
+PARTIAL = 4096  # what of a line that runs past a block is kept: its head (a prompt and its command)
 KEPT = 64  # commands remembered (the first and the latest): a log is not a terminal session
 # What precedes the program on a command line and says nothing of which command it is.
 ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
@@ -90,29 +91,44 @@ class Prompts:
         self.partial = b""  # the unfinished last line of the previous block
 
     def feed(self, chunk: bytes) -> None:
-        data = self.partial + chunk
-        cut = data.rfind(b"\n") + 1  # whole lines only; the rest waits for the next block
-        whole, self.partial = data[:cut], data[cut:]
-        for start in sorted(self.candidates(whole)):
-            m = PROMPT.match(whole, start)
+        """A block of the input: its whole lines are read in place (a block is megabytes: never copied); the
+        unfinished last line waits for the next block (its head only: a prompt and its command start a line)."""
+        begin = 0
+        if self.partial:
+            nl = chunk.find(b"\n")
+            if nl == -1:
+                self.partial = (self.partial + chunk)[:PARTIAL]
+                return
+            head, self.partial = self.partial + chunk[: nl + 1], b""
+            self.read(head, 0, len(head))
+            begin = nl + 1
+        cut = chunk.rfind(b"\n") + 1
+        if cut > begin:
+            self.read(chunk, begin, cut)
+        self.partial = chunk[max(cut, begin) :][:PARTIAL]
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        """The whole lines block[begin:end]."""
+        for start in sorted(self.candidates(block, begin, end)):
+            m = PROMPT.match(block, start, end)
             if m is not None:
                 host = (m.group("host") or m.group("host2") or b"").decode("utf-8", "replace")
-                self.keep(Command(self.lines + whole.count(b"\n", 0, start) + 1, m.group("command").decode("utf-8", "replace").strip(), host))
-        self.lines += whole.count(b"\n")
+                self.keep(Command(self.lines + block.count(b"\n", begin, start) + 1, m.group("command").decode("utf-8", "replace").strip(), host))
+        self.lines += block.count(b"\n", begin, end)
 
     @staticmethod
-    def candidates(block: bytes) -> set[int]:
+    def candidates(block: bytes, begin: int, end: int) -> set[int]:
         """The starts of the lines that hold a needle near their start ($ and # followed by a space)."""
         starts: set[int] = set()
         for needle in NEEDLES:
-            at, looked = block.find(needle), 0
+            at, looked = block.find(needle, begin, end), 0
             while at != -1 and looked < CHECKS:
                 looked += 1
                 if needle == b"\\" or block[at + 1 : at + 2] == b" ":
-                    start = block.rfind(b"\n", 0, at) + 1
+                    start = block.rfind(b"\n", begin, at) + 1 or begin
                     if at - start <= 300:
                         starts.add(start)
-                at = block.find(needle, at + 1)
+                at = block.find(needle, at + 1, end)
         return starts
 
     def end(self) -> None:
