@@ -161,3 +161,24 @@ class TestLibraryApiMismatchTorchHub:
                                     "C:\\Users\\xjera\\anaconda3\\Lib\\site-packages\\torch\\nn\\modules\\module.py")
         f = finding(log, "library-api-mismatch")
         assert f is not None and "pip show torch" in f.fix
+
+
+class TestUnrecognisedFailure:
+    """pip's Windows launcher of a console script (Scripts\\NAME.exe\\__main__.py) is that package's frame, never the user's."""
+
+    verdict = "unrecognised-failure"
+
+    def test_control_the_launchers_frame_is_not_your_code(self):
+        # bmaltais/kohya_ss#1710 (dev6): a traceback cut in accelerate's launcher; the only frame outside site-packages is
+        # Scripts\accelerate.exe\__main__.py, accelerate's console script
+        report = api.diagnose(case("dev6", "kohya-1710-windows-3221225477-access-violation"))
+        head = next(f for f in report.findings if f.severity is Severity.ERROR)
+        assert head.id == "unrecognised-failure" and "your_frame" not in head.evidence
+        assert "frame" not in (report.data["root_cause"] or {})
+
+    def test_sibling_a_script_of_the_users_own_is_still_theirs(self):
+        # the same traceback with the user's own script as its outer frame: that frame is theirs
+        log = case("dev6", "kohya-1710-windows-3221225477-access-violation").replace(
+            "C:\\Users\\eee\\kohya\\kohya_ss\\venv\\Scripts\\accelerate.exe\\__main__.py", "C:\\Users\\eee\\kohya\\kohya_ss\\launch_train.py")
+        head = next(f for f in api.diagnose(log).findings if f.severity is Severity.ERROR)
+        assert head.evidence.get("your_frame", "").startswith("C:\\Users\\eee\\kohya\\kohya_ss\\launch_train.py")

@@ -94,6 +94,9 @@ ANYWHERE = {"torch"}
 CONSOLE_SCRIPTS = {"torchrun": "torch", "deepspeed": "deepspeed", "accelerate": "accelerate", "llamafactory-cli": "llamafactory",
                    "colossalai": "colossalai", "tune": "torchtune", "ray": "ray", "trl": "trl", "lightning": "lightning"}
 CONSOLE_SCRIPT = re.compile(r"[/\\](?:bin|Scripts)[/\\](?P<name>[\w.\-]+?)(?:-script\.py|\.exe)?$")
+# pip's Windows launcher of any package's console script (Scripts\accelerate.exe\__main__.py, Scripts\dora.exe\__main__.py):
+# never the user's own file, whatever the script's name
+PIP_LAUNCHER = re.compile(r"[/\\]Scripts[/\\](?P<name>[\w.\-]+?)\.exe[/\\]__main__\.py$", re.IGNORECASE)
 
 
 def package_of(path: str) -> Optional[str]:
@@ -124,6 +127,10 @@ def package_of(path: str) -> Optional[str]:
     m = TORCH_HUB.search(path)
     if m is not None:
         return f"{m.group('repo')} (a repository torch.hub fetched)"
+    launcher = PIP_LAUNCHER.search(path)
+    if launcher is not None:
+        name = launcher.group("name")
+        return CONSOLE_SCRIPTS.get(name, name.replace("-", "_"))
     script = CONSOLE_SCRIPT.search(path)
     if script is not None and script.group("name") in CONSOLE_SCRIPTS:
         return CONSOLE_SCRIPTS[script.group("name")]
