@@ -182,3 +182,16 @@ class TestUnrecognisedFailure:
             "C:\\Users\\eee\\kohya\\kohya_ss\\venv\\Scripts\\accelerate.exe\\__main__.py", "C:\\Users\\eee\\kohya\\kohya_ss\\launch_train.py")
         head = next(f for f in api.diagnose(log).findings if f.severity is Severity.ERROR)
         assert head.evidence.get("your_frame", "").startswith("C:\\Users\\eee\\kohya\\kohya_ss\\launch_train.py")
+
+    def test_control_an_environments_console_script_is_not_your_code(self):
+        # huggingface/text-generation-inference#1644 (dev5): the traceback starts in /opt/conda/bin/text-generation-server,
+        # the console script pip wrote, and is cut in the server's own frames: no frame of the user's is shown
+        report = api.diagnose(case("dev5", "tgi-1644-command-r-4-shard-traceback-cut"))
+        head = next(f for f in report.findings if f.severity is Severity.ERROR)
+        assert "your_frame" not in head.evidence and "your code" not in head.fix
+
+    def test_sibling_a_script_without_extension_in_your_own_bin_is_yours(self):
+        # ~/bin is a person's own folder, not an environment's: a script there is the user's
+        log = case("dev5", "tgi-1644-command-r-4-shard-traceback-cut").replace("/opt/conda/bin/text-generation-server", "/home/u/bin/serve")
+        head = next(f for f in api.diagnose(log).findings if f.severity is Severity.ERROR)
+        assert head.evidence.get("your_frame", "").startswith("/home/u/bin/serve")

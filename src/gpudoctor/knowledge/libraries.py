@@ -92,11 +92,17 @@ SEP = re.compile(r"[/\\]+")
 ANYWHERE = {"torch"}
 # A package's console script in an environment's bin/ (Scripts\ on Windows): the launcher's own frame.
 CONSOLE_SCRIPTS = {"torchrun": "torch", "deepspeed": "deepspeed", "accelerate": "accelerate", "llamafactory-cli": "llamafactory",
-                   "colossalai": "colossalai", "tune": "torchtune", "ray": "ray", "trl": "trl", "lightning": "lightning"}
+                   "colossalai": "colossalai", "tune": "torchtune", "ray": "ray", "trl": "trl", "lightning": "lightning",
+                   "horovodrun": "horovod", "lerobot-train": "lerobot", "text-generation-server": "text_generation_server"}
 CONSOLE_SCRIPT = re.compile(r"[/\\](?:bin|Scripts)[/\\](?P<name>[\w.\-]+?)(?:-script\.py|\.exe)?$")
 # pip's Windows launcher of any package's console script (Scripts\accelerate.exe\__main__.py, Scripts\dora.exe\__main__.py):
 # never the user's own file, whatever the script's name
 PIP_LAUNCHER = re.compile(r"[/\\]Scripts[/\\](?P<name>[\w.\-]+?)\.exe[/\\]__main__\.py$", re.IGNORECASE)
+# An environment's own bin/ (conda's, a venv's, pip --user's ~/.local/bin, /usr/local/bin, Homebrew's): a file there
+# without an extension is a package's console script (text-generation-server, lerobot-train, horovodrun), not a script of
+# the user's (which runs as train.py)
+ENV_BIN = re.compile(r"(?:[/\\](?:envs[/\\][^/\\]+|(?:ana|mini)conda\d*|miniforge\d*|mambaforge|conda|[\w.\-]*venv[\w.\-]*|\.local)|^/usr/local|^/opt/homebrew)"
+                     r"[/\\]bin[/\\](?P<name>[A-Za-z][\w\-]*)$")
 
 
 def package_of(path: str) -> Optional[str]:
@@ -134,6 +140,10 @@ def package_of(path: str) -> Optional[str]:
     script = CONSOLE_SCRIPT.search(path)
     if script is not None and script.group("name") in CONSOLE_SCRIPTS:
         return CONSOLE_SCRIPTS[script.group("name")]
+    script = ENV_BIN.search(path)
+    if script is not None:
+        name = script.group("name")
+        return CONSOLE_SCRIPTS.get(name) or (head if (head := name.split("-", 1)[0]) in PROJECTS else name.replace("-", "_"))
     if STDLIB.search(path) or path.startswith("<"):
         return "python"
     parts = [p for p in SEP.split(path) if p]
