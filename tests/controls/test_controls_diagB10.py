@@ -195,3 +195,13 @@ class TestUnrecognisedFailure:
         log = case("dev5", "tgi-1644-command-r-4-shard-traceback-cut").replace("/opt/conda/bin/text-generation-server", "/home/u/bin/serve")
         head = next(f for f in api.diagnose(log).findings if f.severity is Severity.ERROR)
         assert head.evidence.get("your_frame", "").startswith("/home/u/bin/serve")
+
+    def test_control_visual_studios_python_is_pythons_library(self):
+        # lucidrains/stylegan2-pytorch#164 (heldout8): Visual Studio's Python37_64\lib\runpy.py is Python's own library
+        report = api.diagnose(case("heldout8", "stylegan2-pytorch-164-windows-multi-gpus-traceback"))
+        assert not any("Python37_64" in str(f.evidence.get("your_frame", "")) for f in report.findings)
+
+    def test_sibling_a_users_folder_called_like_python_is_theirs(self):
+        from gpudoctor.knowledge.libraries import package_of
+
+        assert package_of("C:\\Users\\me\\python_projects\\lib\\train.py") is None

@@ -72,9 +72,10 @@ INSTALLED = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]")
 # A conda package cache: /opt/conda/pkgs/pytorch-2.1.0-py3.10_cuda12.1_0/...
 CONDA_PKGS = re.compile(r"[/\\]pkgs[/\\](?P<name>[A-Za-z][\w.]*?)-\d[^/\\]*[/\\]")
 # Python's own library (the standard library, wherever Python lives).
-# On Windows the library folder is `lib` as often as `Lib`, right under the Python install, a conda base or an environment.
+# On Windows the library folder is `lib` as often as `Lib`, right under the Python install (Visual Studio's is Python37_64),
+# a conda base or an environment.
 STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^/usr/lib/python\d|[/\\]Lib[/\\]|^<frozen |^<(?:string|built-in)>$"
-                    r"|(?i:[/\\](?:python\d*|(?:ana|mini)conda\d*|miniforge\d*|mambaforge|\.?venv|envs[/\\][^/\\]+)\\lib\\)")
+                    r"|(?i:[/\\](?:python\d*(?:[-_]\d+)?|(?:ana|mini)conda\d*|miniforge\d*|mambaforge|\.?venv|envs[/\\][^/\\]+)\\lib\\)")
 # A package pip is building (`pip install` from source): pip-install-XXXX/flash-attn_<32 hex>/setup.py, pip-req-build-XXXX/setup.py
 PIP_BUILD = re.compile(r"[/\\]pip-install-\w+[/\\](?P<name>[A-Za-z][\w.\-]*?)_[0-9a-f]{32}[/\\]|[/\\]pip-(?:req-)?build-\w+[/\\]")
 # The code a model brings from the Hugging Face Hub (trust_remote_code): the model's, not the user's
