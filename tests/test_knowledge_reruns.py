@@ -52,3 +52,21 @@ def test_the_same_commands_and_lines_whatever_the_blocks(size):
 )
 def test_runs_again(earlier, later, again):
     assert Command(9, later).runs_again(Command(1, earlier)) is again
+
+
+@pytest.mark.parametrize(
+    "line, command, host",
+    [
+        ("➜  skypilot git:(master) ✗ sky launch 1.yaml", "sky launch 1.yaml", ""),  # skypilot-org/skypilot#6177 (dev3), oh-my-zsh
+        ("(base) me@MacBook-Pro llama % torchrun --nproc_per_node 1 example.py", "torchrun --nproc_per_node 1 example.py", "MacBook-Pro"),
+        ("(openmmlab) PS D:\\mmpretrain\\train_flowers_demo> python -m torch.distributed.launch train.py", "python -m torch.distributed.launch train.py", ""),
+        ("[user@gpu01 ~]$ sbatch run.sh", "sbatch run.sh", "gpu01"),
+        # not prompts: a progress bar, a percentage, a comment, a warning's Windows path
+        (" 40%|████      | 4/10 [00:01<00:02]", None, None),
+        ("# python train.py", None, None),
+        ("C:\\venv\\lib\\site-packages\\x.py:35: FutureWarning: deprecated", None, None),
+    ],
+)
+def test_prompt_forms(line, command, host):
+    found = commands([line.encode() + b"\n"])
+    assert found == ([] if command is None else [(1, command, host)])

@@ -24,18 +24,19 @@ from dataclasses import dataclass
 from typing import Optional
 
 # A command typed at a shell prompt, as terminals show it: `user@host:dir$ cmd` (bash's default,
-# with a conda/venv `(env) ` before it), `[user@host dir]$ cmd` (RHEL's), a bare `$ cmd`, PowerShell's
-# `PS C:\dir> cmd` and cmd.exe's `C:\dir>cmd` (a Windows path holds no `:` past its drive: a warning's
-# `C:\...\x.py:35: FutureWarning` is no prompt).
+# with a conda/venv `(env) ` before it), `[user@host dir]$ cmd` (RHEL's), `user@host dir % cmd` (macOS zsh's),
+# `➜  dir git:(main) ✗ cmd` (oh-my-zsh's), a bare `$ cmd`, PowerShell's `PS C:\dir> cmd` and cmd.exe's
+# `C:\dir>cmd` (a Windows path holds no `:` past its drive: a warning's `C:\...\x.py:35: FutureWarning` is no prompt).
 PROMPT = re.compile(
-    rb"^(?:\([\w.\-]{1,60}\) )?(?:[\w.\-]{1,40}@(?P<host>[\w.\-]{1,80}):[^\n$#]{0,200}[$#] |\[[\w.\-]{1,40}@(?P<host2>[\w.\-]{1,80})[^\n\]]{0,200}\][$#] |\$ "
+    rb"^(?:\([\w.\-]{1,60}\) )?(?:[\w.\-]{1,40}@(?P<host>[\w.\-]{1,80}):[^\n$#]{0,200}[$#] |\[[\w.\-]{1,40}@(?P<host2>[\w.\-]{1,80})[^\n\]]{0,200}\][$#] "
+    rb"|[\w.\-]{1,40}@(?P<host3>[\w.\-]{1,80}) [^\n%@]{0,200}% |\xe2\x9e\x9c {1,2}\S{1,100}(?: git:\([^)\n]{0,100}\))?(?: \xe2\x9c\x97)? |\$ "
     rb"|PS [A-Za-z]:\\[^\n>:]{0,200}> |[A-Za-z]:\\[^\n>:]{0,200}>)(?P<command>\S[^\n]*)$",
     re.MULTILINE,
 )
-# The byte a prompt line holds right before its command (`$ `, `# `, or a Windows path's `\`): lines that hold
+# The byte a prompt line holds right before its command (`$ `, `# `, `% `, a Windows path's `\`, the first of `➜`): lines that hold
 # none are never matched. Single bytes, found with memchr: a log's blocks are mostly steps and warnings, and a
 # regex (or a two-byte search) over each whole block would cost more than the rest of the read.
-NEEDLES = (b"$", b"#", b"\\")
+NEEDLES = (b"$", b"#", b"%", b"\\", b"\xe2")
 CHECKS = 4096  # occurrences of a needle looked at per block, at most (a paste of a terminal session is short)
 PARTIAL = 4096  # what of a line that runs past a block is kept: its head (a prompt and its command)
 KEPT = 64  # commands remembered (the first and the latest): a log is not a terminal session
@@ -112,7 +113,7 @@ class Prompts:
         for start in sorted(self.candidates(block, begin, end)):
             m = PROMPT.match(block, start, end)
             if m is not None:
-                host = (m.group("host") or m.group("host2") or b"").decode("utf-8", "replace")
+                host = (m.group("host") or m.group("host2") or m.group("host3") or b"").decode("utf-8", "replace")
                 self.keep(Command(self.lines + block.count(b"\n", begin, start) + 1, m.group("command").decode("utf-8", "replace").strip(), host))
         self.lines += block.count(b"\n", begin, end)
 
@@ -124,7 +125,7 @@ class Prompts:
             at, looked = block.find(needle, begin, end), 0
             while at != -1 and looked < CHECKS:
                 looked += 1
-                if needle == b"\\" or block[at + 1 : at + 2] == b" ":
+                if needle == b"\\" or block[at + 1 : at + 2] == b" " or needle == b"\xe2" and block[at + 1 : at + 3] == b"\x9e\x9c":
                     start = block.rfind(b"\n", begin, at) + 1 or begin
                     if at - start <= 300:
                         starts.add(start)
