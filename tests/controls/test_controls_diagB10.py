@@ -205,3 +205,33 @@ class TestUnrecognisedFailure:
         from gpudoctor.knowledge.libraries import package_of
 
         assert package_of("C:\\Users\\me\\python_projects\\lib\\train.py") is None
+
+
+# pytorch/pytorch#23761: the DataLoader iterator's destructor raised at exit, and Python printed it under
+# "Exception ignored in" (it went on: the exit status is the program's)
+IGNORED = (
+    "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x000001F99F5CB9D8>\n"
+    "Traceback (most recent call last):\n"
+    '  File "C:\\Users\\Divyansh J\\Anaconda3\\envs\\pytorch\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 883, in __del__\n'
+    "    self._shutdown_workers()\n"
+    '  File "C:\\Users\\Divyansh J\\Anaconda3\\envs\\pytorch\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 860, in _shutdown_workers\n'
+    "    if self.workers_status[worker_id]:\n"
+    "IndexError: list index out of range\n"
+)
+ENDED = "{'train_runtime': 512.3, 'train_samples_per_second': 10.2, 'train_loss': 1.2, 'epoch': 3.0}\n"
+
+
+class TestExceptionIgnoredAtExit:
+    """A traceback Python printed under "Exception ignored in" is no failure, whatever its exception."""
+
+    def test_control_a_finished_run_with_an_ignored_exception_is_healthy(self):
+        report = api.diagnose(ENDED + IGNORED)
+        assert exit_code(report) == 0 and "exception-ignored-at-exit" in [f.id for f in report.findings]
+
+    def test_sibling_a_failure_after_it_is_the_failure(self):
+        log = IGNORED + 'Traceback (most recent call last):\n  File "/home/u/train.py", line 88, in <module>\n    main()\nValueError: labels out of range\n'
+        assert head_id(log) == "python-exception"
+
+    def test_sibling_a_failure_before_it_stays_the_cause(self):
+        log = 'Traceback (most recent call last):\n  File "/home/u/train.py", line 88, in <module>\n    main()\nValueError: labels out of range\n' + IGNORED
+        assert head_id(log) == "python-exception"
