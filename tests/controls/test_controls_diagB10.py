@@ -235,3 +235,31 @@ class TestExceptionIgnoredAtExit:
     def test_sibling_a_failure_before_it_stays_the_cause(self):
         log = 'Traceback (most recent call last):\n  File "/home/u/train.py", line 88, in <module>\n    main()\nValueError: labels out of range\n' + IGNORED
         assert head_id(log) == "python-exception"
+
+
+# wandb/wandb#4537: Lightning's progress bar goes on between W&B's logged server errors
+WANDB_RUN = (
+    "Epoch 0:   1%|▋         | 44/4943 [00:11<21:31,  3.79it/s, loss=7.11, v_num=z34s]\n"
+    "wandb: ERROR Error while calling W&B API: internal database error (<Response [500]>)\n"
+    "Epoch 0:   1%|▉         | 60/4943 [00:14<20:16,  4.01it/s, loss=6.37, v_num=z34s]\n"
+    "wandb: Network error (ReadTimeout), entering retry loop.\n"
+    "Epoch 0:   2%|█▎        | 83/4943 [00:19<18:58,  4.27it/s, loss=6.26, v_num=z34s]\n"
+)
+
+
+class TestWandbApiErrorRetried:
+    def test_control_a_run_that_goes_on_under_them_is_not_failed_by_them(self):
+        report = api.diagnose(WANDB_RUN + ENDED)
+        assert exit_code(report) == 0 and "wandb-api-error-retried" in [f.id for f in report.findings]
+
+    def test_sibling_wandb_init_giving_up_is_a_failure(self):
+        # wandb/wandb#10497: wandb.init raised; the traceback is the run's failure, whatever W&B logged before it
+        log = WANDB_RUN + (
+            'Traceback (most recent call last):\n  File "/home/u/train.py", line 138, in __init__\n    self.logger = wandb.init(\n'
+            '  File "/opt/conda/lib/python3.12/site-packages/wandb/sdk/wandb_init.py", line 1573, in init\n    wandb._sentry.reraise(e)\n'
+            "wandb.errors.errors.CommError: Error uploading run: returned error 404\n")
+        assert exit_code(api.diagnose(log)) == 1 and head_id(log) != "-"
+
+    def test_sibling_a_missing_api_key_is_not_this(self):
+        assert "wandb-api-error-retried" not in [f.id for f in api.diagnose(
+            "wandb: ERROR api_key not configured (no-tty). call wandb.login(key=[your_api_key])\n").findings]
