@@ -263,3 +263,25 @@ class TestWandbApiErrorRetried:
     def test_sibling_a_missing_api_key_is_not_this(self):
         assert "wandb-api-error-retried" not in [f.id for f in api.diagnose(
             "wandb: ERROR api_key not configured (no-tty). call wandb.login(key=[your_api_key])\n").findings]
+
+
+class TestStoreConnectRetrying:
+    """One address refusing the store client is a retry; the client giving up is the failure."""
+
+    def test_control_retries_then_training_is_no_failure(self):
+        # ofsoundof/GRL-Image-Restoration#27's retry line, then the run trains: the master's store came up
+        log = ("trainer/0 [1]:[W socket.cpp:558] [c10d] The client socket has failed to connect to [::ffff:0.0.0.5]:40323 "
+               "(errno: 110 - Connection timed out).\n" + WANDB_RUN.split("wandb")[0] + ENDED)
+        report = api.diagnose(log)
+        assert exit_code(report) == 0 and "store-connect-timeout" not in [f.id for f in report.findings]
+
+    def test_sibling_the_client_giving_up_is_the_failure(self):
+        # hpcaitech/Open-Sora#667: three retries, then "failed to connect to any network address of"
+        log = ("[W socket.cpp:697] [c10d] The client socket has failed to connect to 0.104.99.143:47389 (errno: 110 - Connection timed out).\n" * 3
+               + "[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (6841231, 47389).\n")
+        assert head_id(log) == "store-connect-timeout"
+
+    def test_sibling_a_retry_then_another_failure_is_told_by_that_failure(self):
+        log = ("[W socket.cpp:558] [c10d] The client socket has failed to connect to [node1]:29500 (errno: 111 - Connection refused).\n"
+               + NO_SOCKET + "\n")
+        assert head_id(log) == "nccl-socket-ifname"

@@ -389,13 +389,23 @@ class Signs:
             if self.ignored_at.get(msg.rank, -10) >= line - 2:
                 # Python reporting an exception it ignored (in a __del__, at exit): read whole, so that neither its frames
                 # nor its exception line are read again as a failure of their own, and claimed as handled
-                # (one cut before its exception line is not claimed: what follows the cut may be another traceback's frames)
+                # (one cut before its exception line is not: what follows the cut may be another traceback's frames, so
+                # only its header is passed over, and its lines are read as they come)
                 if self.tracebacks <= MAX_TRACEBACKS and following is not None:
+                    key, covered_before = (source, msg.rank), self.covered.get((source, msg.rank))
                     self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
-                    for sign in self.signs:
-                        if sign.line == line and sign.where.rank == msg.rank and sign.kind == "exception" and not sign.cut:
-                            sign.claimed = sign.claimed or HANDLED
-                            self.ignored_span[msg.rank] = (line, self.covered.get((source, msg.rank), line))
+                    made = next((sign for sign in self.signs if sign.line == line and sign.where.rank == msg.rank), None)
+                    if made is not None and made.kind == "exception" and not made.cut:
+                        made.claimed = made.claimed or HANDLED
+                        self.ignored_span[msg.rank] = (line, self.covered.get(key, line))
+                        return
+                    if made is not None:
+                        self.signs.remove(made)
+                        self.count -= 1
+                    if covered_before is None:
+                        self.covered.pop(key, None)
+                    else:
+                        self.covered[key] = covered_before
                 return
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
