@@ -214,9 +214,11 @@ class TestCliArgumentsRefused:
         assert head_id("main.py: error: argument --batch-size: invalid int value: '32,'\n") == "script-arguments-refused"
 
     def test_sibling_the_boolean_from_the_environment(self):
-        found = [f for f in api.diagnose(case("tgi-1451-disable-custom-kernels-invalid-value")).findings]
-        assert found[0].id == "cli-arguments-refused"
-        assert found[0].evidence["possible"] == "true, false"  # the parser's own remedy, kept as evidence
+        # the paste then runs the same command again after `export DISABLE_CUSTOM_KERNELS=true`: the refusal is that
+        # earlier attempt's (knowledge/reruns.py), still read, with the parser's own remedy kept as evidence
+        found = {f.id: f for f in api.diagnose(case("tgi-1451-disable-custom-kernels-invalid-value")).findings}
+        assert found["cli-arguments-refused"].evidence["possible"] == "true, false"
+        assert found["cli-arguments-refused"].evidence["earlier_attempt"]["run_again_at"] == 11
 
 
 class TestTransformersModelTypeUnknown:

@@ -72,13 +72,16 @@ INSTALLED = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]")
 # A conda package cache: /opt/conda/pkgs/pytorch-2.1.0-py3.10_cuda12.1_0/...
 CONDA_PKGS = re.compile(r"[/\\]pkgs[/\\](?P<name>[A-Za-z][\w.]*?)-\d[^/\\]*[/\\]")
 # Python's own library (the standard library, wherever Python lives).
-# On Windows the library folder is `lib` as often as `Lib`, right under the Python install, a conda base or an environment.
+# On Windows the library folder is `lib` as often as `Lib`, right under the Python install (Visual Studio's is Python37_64),
+# a conda base or an environment.
 STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^/usr/lib/python\d|[/\\]Lib[/\\]|^<frozen |^<(?:string|built-in)>$"
-                    r"|(?i:[/\\](?:python\d*|(?:ana|mini)conda\d*|miniforge\d*|mambaforge|\.?venv|envs[/\\][^/\\]+)\\lib\\)")
+                    r"|(?i:[/\\](?:python\d*(?:[-_]\d+)?|(?:ana|mini)conda\d*|miniforge\d*|mambaforge|\.?venv|envs[/\\][^/\\]+)\\lib\\)")
 # A package pip is building (`pip install` from source): pip-install-XXXX/flash-attn_<32 hex>/setup.py, pip-req-build-XXXX/setup.py
 PIP_BUILD = re.compile(r"[/\\]pip-install-\w+[/\\](?P<name>[A-Za-z][\w.\-]*?)_[0-9a-f]{32}[/\\]|[/\\]pip-(?:req-)?build-\w+[/\\]")
 # The code a model brings from the Hugging Face Hub (trust_remote_code): the model's, not the user's
 HUB_CODE = re.compile(r"[/\\]transformers_modules[/\\](?P<model>[^/\\]+)[/\\]")
+# A repository torch.hub fetched and runs (torch.hub.load('ultralytics/yolov5', ...)): the repository's code, not torch's
+TORCH_HUB = re.compile(r"[/\\]torch[/\\]hub[/\\](?P<repo>(?!checkpoints[/\\])[^/\\]+)[/\\]")
 # Code a library writes and runs: torch inductor's and triton's caches, unsloth's compiled trainers
 GENERATED = re.compile(r"[/\\](?:(?P<inductor>torchinductor_[^/\\]+)|\.triton[/\\](?P<triton>cache)|(?P<name>[a-z]\w*?)_compiled_cache)[/\\]")
 # Ray ships the job's working directory to each node: the path after it is the job's own layout
@@ -90,8 +93,17 @@ SEP = re.compile(r"[/\\]+")
 ANYWHERE = {"torch"}
 # A package's console script in an environment's bin/ (Scripts\ on Windows): the launcher's own frame.
 CONSOLE_SCRIPTS = {"torchrun": "torch", "deepspeed": "deepspeed", "accelerate": "accelerate", "llamafactory-cli": "llamafactory",
-                   "colossalai": "colossalai", "tune": "torchtune", "ray": "ray", "trl": "trl", "lightning": "lightning"}
+                   "colossalai": "colossalai", "tune": "torchtune", "ray": "ray", "trl": "trl", "lightning": "lightning",
+                   "horovodrun": "horovod", "lerobot-train": "lerobot", "text-generation-server": "text_generation_server"}
 CONSOLE_SCRIPT = re.compile(r"[/\\](?:bin|Scripts)[/\\](?P<name>[\w.\-]+?)(?:-script\.py|\.exe)?$")
+# pip's Windows launcher of any package's console script (Scripts\accelerate.exe\__main__.py, Scripts\dora.exe\__main__.py):
+# never the user's own file, whatever the script's name
+PIP_LAUNCHER = re.compile(r"[/\\]Scripts[/\\](?P<name>[\w.\-]+?)\.exe[/\\]__main__\.py$", re.IGNORECASE)
+# An environment's own bin/ (conda's, a venv's, pip --user's ~/.local/bin, /usr/local/bin, Homebrew's): a file there
+# without an extension is a package's console script (text-generation-server, lerobot-train, horovodrun), not a script of
+# the user's (which runs as train.py)
+ENV_BIN = re.compile(r"(?:[/\\](?:envs[/\\][^/\\]+|(?:ana|mini)conda\d*|miniforge\d*|mambaforge|conda|[\w.\-]*venv[\w.\-]*|\.local)|^/usr/local|^/opt/homebrew)"
+                     r"[/\\]bin[/\\](?P<name>[A-Za-z][\w\-]*)$")
 
 
 def package_of(path: str) -> Optional[str]:
@@ -119,9 +131,20 @@ def package_of(path: str) -> Optional[str]:
     m = HUB_CODE.search(path)
     if m is not None:
         return f"{m.group('model')} (the model's code from the Hub)"
+    m = TORCH_HUB.search(path)
+    if m is not None:
+        return f"{m.group('repo')} (a repository torch.hub fetched)"
+    launcher = PIP_LAUNCHER.search(path)
+    if launcher is not None:
+        name = launcher.group("name")
+        return CONSOLE_SCRIPTS.get(name, name.replace("-", "_"))
     script = CONSOLE_SCRIPT.search(path)
     if script is not None and script.group("name") in CONSOLE_SCRIPTS:
         return CONSOLE_SCRIPTS[script.group("name")]
+    script = ENV_BIN.search(path)
+    if script is not None:
+        name = script.group("name")
+        return CONSOLE_SCRIPTS.get(name) or (head if (head := name.split("-", 1)[0]) in PROJECTS else name.replace("-", "_"))
     if STDLIB.search(path) or path.startswith("<"):
         return "python"
     parts = [p for p in SEP.split(path) if p]
@@ -151,14 +174,21 @@ def packaged_checkout(parts: list[str]) -> Optional[str]:
     return None
 
 
+# Known packages whose name projects also give a folder of their own (OpenPCDet's pcdet/datasets/, a repo's
+# datasets/coco/): only a checkout's own layout (src/datasets, or in a folder named after the project) is the library's.
+FOLDER_NAMES = {"datasets", "lightning"}
+
+
 def checkout(parts: list[str], i: int) -> bool:
     """parts[i] is a known package's name: a source checkout of it (an editable install) when it
     sits in a `src/` folder or in a folder named after the project (DeepSpeed/deepspeed,
     Megatron-LM/megatron), or holds the frame two folders deep (megatron/core/x.py); a folder of the
-    user's that is only called like a library (~/work/deepspeed/train.py) is not."""
+    user's that is only called like a library (~/work/deepspeed/train.py, ../pcdet/datasets/kitti/x.py:
+    FOLDER_NAMES) is not."""
     parent = parts[i - 1] if i > 0 else ""
     flat = re.sub(r"[^a-z0-9]", "", parent.lower())
-    return parent == "src" or (bool(flat) and flat.startswith(parts[i].replace("_", ""))) or len(parts) - i >= 3
+    named = parent == "src" or (bool(flat) and flat.startswith(parts[i].replace("_", "")))
+    return named or (len(parts) - i >= 3 and parts[i] not in FOLDER_NAMES)
 
 
 def module_name(part: str) -> str:

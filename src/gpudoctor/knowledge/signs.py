@@ -347,6 +347,7 @@ class Signs:
         self.warned_frames_at: dict[Optional[int], int] = {}  # rank -> line of a warning's C++ backtrace
         self.explained_at: dict[Optional[int], int] = {}  # rank -> the last line a pattern explained
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
+        self.ignored_span: dict[Optional[int], tuple[int, int]] = {}  # rank -> (first, last) line of the traceback Python ignored
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
         self.pytest_said: dict[Optional[int], LogLine] = {}  # rank -> pytest's last "E   Class: message" line
         self.fallback_at: dict[Optional[int], int] = {}  # rank -> line of its last fallback warning (FALLBACK)
@@ -392,7 +393,26 @@ class Signs:
                 self.first_traceback = line
             self.events += 1
             if self.ignored_at.get(msg.rank, -10) >= line - 2:
-                return  # Python reporting an exception it ignored at exit: not a failure
+                # Python reporting an exception it ignored (in a __del__, at exit): read whole, so that neither its frames
+                # nor its exception line are read again as a failure of their own, and claimed as handled
+                # (one cut before its exception line is not: what follows the cut may be another traceback's frames, so
+                # only its header is passed over, and its lines are read as they come)
+                if self.tracebacks <= MAX_TRACEBACKS and following is not None:
+                    key, covered_before = (source, msg.rank), self.covered.get((source, msg.rank))
+                    self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
+                    made = next((sign for sign in self.signs if sign.line == line and sign.where.rank == msg.rank), None)
+                    if made is not None and made.kind == "exception" and not made.cut:
+                        made.claimed = made.claimed or HANDLED
+                        self.ignored_span[msg.rank] = (line, self.covered.get(key, line))
+                        return
+                    if made is not None:
+                        self.signs.remove(made)
+                        self.count -= 1
+                    if covered_before is None:
+                        self.covered.pop(key, None)
+                    else:
+                        self.covered[key] = covered_before
+                return
             if self.tracebacks <= MAX_TRACEBACKS and following is not None:
                 self.read_traceback(self.spawn_rank(msg), raw, line, source, following(TRACEBACK_LINES))
             return
@@ -631,8 +651,10 @@ class Signs:
         return any(marker in seg.text for raw in lines for seg in segments(raw) for marker in CHAINED)
 
     def handled(self, rank: Optional[int], line: int) -> bool:
-        """The line starts an exception that a fallback warning just before it said was caught."""
-        return 0 < line - self.fallback_at.get(rank, -HANDLED_LINES - 1) <= HANDLED_LINES
+        """The line starts an exception that a fallback warning just before it said was caught, or is one of a
+        traceback Python printed under "Exception ignored in" (it went on)."""
+        first, last = self.ignored_span.get(rank, (0, -1))
+        return 0 < line - self.fallback_at.get(rank, -HANDLED_LINES - 1) <= HANDLED_LINES or first <= line <= last
 
     def add(self, sign: Sign) -> None:
         self.events += 1

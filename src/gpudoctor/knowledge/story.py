@@ -24,6 +24,7 @@ from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, g
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
+from gpudoctor.knowledge.reruns import Command, Prompts
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
@@ -146,9 +147,11 @@ class Seen:
     ranks: set = field(default_factory=set)
     nodes: set = field(default_factory=set)
     by_rank: dict = field(default_factory=dict)  # rank -> fields of its first hit
+    last: int = 0  # the line of its last hit (in its source)
 
     def add(self, hit: Hit) -> None:
         self.count += 1
+        self.last = max(self.last, hit.line)
         r, n = hit.where.rank, hit.where.node
         new_rank = r is not None and r not in self.ranks
         if r is not None:
@@ -178,6 +181,7 @@ class Diagnosis:
         self.tool = ""  # the first line of a GPU tool's output in the input (knowledge/ending.py), set by the reader
         self.launcher = ""  # the launcher the input shows (knowledge/launcher_only.py), set by the reader
         self.nccl_info = False  # the input shows NCCL's INFO lines, set by the reader
+        self.prompts: Optional[Prompts] = None  # the commands typed at a shell prompt in the input (knowledge/reruns.py), set by the reader
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either
         self.error_lines: list[tuple[int, str]] = []
@@ -470,7 +474,7 @@ class Diagnosis:
         # what the named failure caused: the failure detector's own signs already give way to it, `settle`)
         roots = sorted(
             (s for s in self.seen.values() if s.pattern.role == CAUSE and explain[s.pattern.id] is None),
-            key=lambda s: (s.pattern.severity is not Severity.ERROR, s.pattern.id in GENERIC_FINDINGS, s.order),
+            key=lambda s: (self.stale(s) is not None, s.pattern.severity is not Severity.ERROR, s.pattern.id in GENERIC_FINDINGS, s.order),
         )
         out: list[tuple[Seen, Optional[Seen]]] = [(s, None) for s in roots]
         placed = {s.pattern.id for s in roots}
@@ -491,6 +495,14 @@ class Diagnosis:
         placed |= {s.pattern.id for s in orphans}
         out += sorted(((s, None) for s in self.seen.values() if s.pattern.id not in placed), key=lambda t: t[0].order)
         return out
+
+    def stale(self, seen: Seen) -> Optional[tuple[Command, Command]]:
+        """(the command, the later command that ran it again) when every line of `seen` is in the output of a
+        command the paste shows run again after it (knowledge/reruns.py): an earlier attempt's, not the job's."""
+        if self.prompts is None or seen.first.source:
+            return None
+        rerun = self.prompts.rerun_after(seen.first.line)
+        return rerun if rerun is not None and max(seen.last, seen.first.line) < rerun[1].line else None
 
     def spoken_before(self, line: int) -> list[tuple[int, str]]:
         """The lines before `line` that speak of an error no rule read (a logger's error level, or words:
@@ -687,6 +699,13 @@ class Diagnosis:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:
             ev["safe_to_ignore"] = p.id != "nccl-p2p-in-use"  # P2P is only shown when the job hung
+        rerun = self.stale(seen)
+        if rerun is not None:
+            # the output of a command the user ran again afterwards (corrected or not): that attempt's, not the job's
+            ran, again = rerun
+            severity = Severity.INFO
+            title = f"{title} (an earlier attempt: the command at line {ran.line} was run again at line {again.line})"
+            ev["earlier_attempt"] = {"command": ran.text[:200], "line": ran.line, "run_again_at": again.line, "again": again.text[:200]}
         where = seen.first.where.where()
         if len(seen.ranks) > 1:
             where = f"ranks {', '.join(str(r) for r in sorted(seen.ranks)[:8])}" + ("…" if len(seen.ranks) > 8 else "")

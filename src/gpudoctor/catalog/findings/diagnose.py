@@ -27,13 +27,14 @@ moment, not the job, and a hang, a crash or a wrong setting leave it unchanged; 
 do show a fault (a GPU lost, ranks spinning in a collective, memory held with no process) are
 their own findings. `diagnose` calls an input healthy (`log-no-failure`) only when it shows no
 failure and does show the run's end.""",
-    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each); `launcher` (cases `log`, `errors`, `mentions`): the launcher the log shows, when it shows one.",
+    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each); `launcher` (cases `log`, `errors`, `mentions`): the launcher the log shows, when it shows one; `earlier attempt` and `run again` (case `rerun`): the stale failure's finding and the command that ran again, with their lines.",
     # "log": a run's output without an end; "snapshot": a GPU tool's output, no fault in it
     title={
         "log": "no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
         "snapshot": "no GPU fault in this GPU tool's output ({lines} line(s)), but it shows the GPUs, not the job: it does not decide whether the run was healthy",
         "errors": "{count} line(s) logged at error level, no failure gpudoctor can name, and nothing that shows the run ended: the log does not decide (first: line {first})",
         "mentions": "{count} line(s) speak of an error gpudoctor cannot read, and nothing shows the run ended: the log does not decide whether one of them stopped it (first: line {first})",
+        "rerun": "the failure at line {first} is an earlier attempt's: the command at line {ran} was run again at line {again}, and nothing after that shows the rerun failing or ending: the log does not decide",
     },
     why={
         "log": "No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
@@ -45,12 +46,16 @@ failure and does show the run's end.""",
         "the run or was survived, and nothing shows the run ending (a log cut before its end and a hang's log look the same), "
         "so the log does not decide; the lines are the lead.",
         "snapshot": "Nothing in it shows a GPU fault (no GPU lost, no reading that failed), and no reading (utilisation against power, memory against processes) shows ranks stuck; but the output is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves it unchanged.",
+        "rerun": "The paste is a terminal session: the failure it shows is in the output of a command that the user then ran again "
+        "(corrected or not), and what the second run printed shows no failure and no end. The first run's failure is not the job's "
+        "(its finding is kept, as an earlier attempt's), and a paste cut while the rerun starts or hangs looks the same as one that went on well.",
     },
     fix={
         "log": "tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300{under_launcher}",
         "errors": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); or search the error line in the project's issue tracker{under_launcher}",
         "mentions": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); if a line above is the failure, its own words are the search: the program's docs or issue tracker; a job that stopped moving: gpudoctor run --nproc N --hang-timeout 300{under_launcher}",
         "snapshot": "gpudoctor diagnose train.log   # the job's own output decides it; gpudoctor check   # the GPUs, driver and torch as the job sees them",
+        "rerun": "COMMAND 2>&1 | tee rerun.log; echo \"exit status $?\" >> rerun.log; gpudoctor diagnose rerun.log   # the rerun's whole output and exit status decide it; a rerun that stops moving: gpudoctor run --nproc N --hang-timeout 300",
     },
 )
 

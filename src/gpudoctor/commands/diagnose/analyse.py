@@ -16,6 +16,7 @@ from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
+from gpudoctor.knowledge.reruns import Prompts
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import lead_first
@@ -90,6 +91,14 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     otherwise it does not decide, and says what would. A GPU tool's output with no
     fault in it does not decide either: it shows the GPUs, not the job."""
     ended = d.ended
+    stale = [f for f in d.findings() if "earlier_attempt" in f.evidence]
+    if stale and not folder:
+        # every failure shown was an earlier attempt's: what the command run again printed decides, and it shows none
+        # (nor is it healthy: the paste may end before the rerun's own failure or end)
+        attempt = stale[0].evidence["earlier_attempt"]
+        return LOG_INCONCLUSIVE(case="rerun", evidence={"lines": d.lines, "earlier attempt": f"line {stale[0].evidence.get('first_line')}: {stale[0].title}",
+                                                        "run again": f"line {attempt['run_again_at']}: {attempt['again']}"},
+                                lines=d.lines, first=stale[0].evidence.get("first_line"), ran=attempt["line"], again=attempt["run_again_at"])
     if folder or ended:
         shown = {"ended": ended} if ended else {}
         return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)
@@ -152,7 +161,8 @@ def read_log(
         smi_reader.feed(chunk)
         launchers.feed(chunk)
 
-    feed = tail.tee(reader_feed)
+    prompts = Prompts()  # and the commands typed at a shell prompt: a failure of an attempt run again is stale
+    feed = prompts.tee(tail.tee(reader_feed))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -179,8 +189,12 @@ def read_log(
         raise InputError(f"cannot read {what}: {reading_error(exc)}") from None
     if lines == 0:
         raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
+    first = d
     d, smi = second_reading(source, d, smi)
     d.ended, d.tool, d.launcher, d.nccl_info = tail.ended(), tail.tool, launchers.launcher(), launchers.nccl_info
+    if d is first:  # (a second reading numbers its joined lines otherwise)
+        prompts.end()
+        d.prompts = prompts
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 

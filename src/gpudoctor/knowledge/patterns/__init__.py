@@ -2,12 +2,13 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10c, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
     # specific answers that generic patterns below would otherwise claim less precisely
     *capability.PATTERNS,
+    *classes10b.PATTERNS,  # lines a run logs at error level and goes on from (a metrics logger's retried server errors)
     *frameworks.PATTERNS,
     *families4.PATTERNS,  # families of the fourth development sample (bitsandbytes, Streaming, DALI)
     *families5.PATTERNS,  # families of the fifth development sample (inference-server shards, SIGILL, tensor-parallel splits, ...)

@@ -243,7 +243,10 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank could not connect to the store at MASTER_ADDR:MASTER_PORT",
-        r"connect\(\) timed out\. Original timeout was (?P<timeout_ms>\d+) ms|client socket has (?:timed out after (?P<after>\S+) while trying to connect to \((?P<host>[^,]+), (?P<port>\d+)\)|failed to connect to (?:any network address of )?\[?(?P<host2>[^\]\s]+)\]?:(?P<port2>\d+) \(errno: (?P<errno>11[01]|111|113))|TCP client failed to connect/validate to host (?P<host3>\S+)",
+        # (not one address's refusal, "failed to connect to [host]:port (errno: 111 ...)": the client retries after it,
+        # store-connect-retrying; the client gives up with "any network address of (host, port)" or a timeout)
+        r"connect\(\) timed out\. Original timeout was (?P<timeout_ms>\d+) ms|client socket has (?:timed out after (?P<after>\S+) while trying to connect to \((?P<host>[^,]+), (?P<port>\d+)\)"
+        r"|failed to connect to any network address of (?:\((?P<host4>[^,\s]+), (?P<port4>\d+)\)|\[?(?P<host2>[^\]\s]+)\]?:(?P<port2>\d+)))|TCP client failed to connect/validate to host (?P<host3>\S+)",
         ("client socket", "TCP client failed", "connect() timed out"),
         why="""The store runs on MASTER_ADDR (rank 0's node). It was unreachable: the address is wrong or not
         reachable from this node (a private or container address), nothing listens there yet (rank 0 not started
@@ -253,9 +256,10 @@ PATTERNS = [
             ("[E616 02:08:15.931416442 socket.cpp:1023] [c10d] The client socket has timed out after 600000ms while trying to connect to (172.17.0.9, 50437).", "vllm-project/vllm#19670"),
             ("TimeoutError: The client socket has timed out after 1800s while trying to connect to (127.0.0.1, 48391).", "lllyasviel/ControlNet#382"),
             ("RuntimeError: connect() timed out. Original timeout was 60000 ms.", "pytorch/pytorch#67581"),
-            ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 (errno: 110 - Connection timed out).", "hiyouga/LlamaFactory#3715"),
+            ("[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (6841231, 47389).", "hpcaitech/Open-Sora#667"),
         ],
-        not_examples=["[W socket.cpp:697] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 97 - Address family not supported by protocol)."],
+        not_examples=["[W socket.cpp:697] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 97 - Address family not supported by protocol).",
+                      "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 (errno: 110 - Connection timed out)."],
         fields=groups,
     ),
     pattern(

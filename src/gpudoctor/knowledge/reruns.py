@@ -1,0 +1,161 @@
+"""A paste of a terminal session: the commands the user typed at a shell prompt, and which
+failure an attempt run again afterwards made stale.
+
+Users paste what their terminal shows, prompts included: a command fails, they correct it
+(a typo, a flag's value) and run it again, and the paste goes on with what the second run
+printed. The first run's failure is then not the job's: it is an earlier attempt's
+(NVIDIA/nccl#719: `python -m torch.distribute.launch` fails with "No module named
+'torch.distribute'", and the same command with `torch.distributed` runs next, then the paste
+ends; huggingface/text-generation-inference#1451: `--disable-custom-kernels True` is refused,
+the command runs again after `export DISABLE_CUSTOM_KERNELS=true` and starts).
+
+`Prompts` reads every block of the input (as `ending.Tail` does) and keeps the commands typed at
+a prompt, with their line numbers. `rerun_after(line)` is the later command that runs the same
+command again as the one whose output holds `line` (a near-identical command line, or the same
+program and script), or None. Another command after a failure (`nvidia-smi`, `pip list`, `cat
+config.yaml`) is the user looking into it, not an attempt: it never makes a failure stale.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+# A command typed at a shell prompt, as terminals show it: `user@host:dir$ cmd` (bash's default,
+# with a conda/venv `(env) ` before it), `[user@host dir]$ cmd` (RHEL's), `user@host dir % cmd` (macOS zsh's),
+# `➜  dir git:(main) ✗ cmd` (oh-my-zsh's), a bare `$ cmd`, PowerShell's `PS C:\dir> cmd` and cmd.exe's
+# `C:\dir>cmd` (a Windows path holds no `:` past its drive: a warning's `C:\...\x.py:35: FutureWarning` is no prompt).
+PROMPT = re.compile(
+    rb"^(?:\([\w.\-]{1,60}\) )?(?:[\w.\-]{1,40}@(?P<host>[\w.\-]{1,80}):[^\n$#]{0,200}[$#] |\[[\w.\-]{1,40}@(?P<host2>[\w.\-]{1,80})[^\n\]]{0,200}\][$#] "
+    rb"|[\w.\-]{1,40}@(?P<host3>[\w.\-]{1,80}) [^\n%@]{0,200}% |\xe2\x9e\x9c {1,2}\S{1,100}(?: git:\([^)\n]{0,100}\))?(?: \xe2\x9c\x97)? |\$ "
+    rb"|PS [A-Za-z]:\\[^\n>:]{0,200}> |[A-Za-z]:\\[^\n>:]{0,200}>)(?P<command>\S[^\n]*)$",
+    re.MULTILINE,
+)
+# The byte a prompt line holds right before its command (`$ `, `# `, `% `, a Windows path's `\`, the first of `➜`): lines that hold
+# none are never matched. Single bytes, found with memchr: a log's blocks are mostly steps and warnings, and a
+# regex (or a two-byte search) over each whole block would cost more than the rest of the read.
+NEEDLES = (b"$", b"#", b"%", b"\\", b"\xe2")
+CHECKS = 4096  # occurrences of a needle looked at per block, at most (a paste of a terminal session is short)
+PARTIAL = 4096  # what of a line that runs past a block is kept: its head (a prompt and its command)
+KEPT = 64  # commands remembered (the first and the latest): a log is not a terminal session
+# What precedes the program on a command line and says nothing of which command it is.
+ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
+WRAPPERS = ("sudo", "env", "nohup", "time", "exec")
+SAME_LINE = 0.8  # how alike two command lines are (difflib's ratio) to be one command run again
+# The node a launch command starts (torchrun's --node_rank, accelerate's --machine_rank, NODE_RANK=): the same command with
+# another node's rank is the job's other node, started beside it (karpathy/nanoGPT#55 pastes both), not a rerun.
+NODE_RANK = re.compile(r"(?:--node[_-]rank|--machine[_-]rank|\bNODE_RANK|\bMACHINE_RANK)[= ]+(\d+)")
+
+
+@dataclass(frozen=True)
+class Command:
+    line: int
+    text: str
+    host: str = ""  # the host its prompt names (user@host), '' when it names none
+
+    def words(self) -> list[str]:
+        """The command's words without the environment assignments and wrappers before the program."""
+        words = self.text.replace("\\", " ").split()
+        while words and (ASSIGNMENT.match(words[0]) or words[0] in WRAPPERS):
+            words = words[1:]
+        return words
+
+    def runs_again(self, other: "Command") -> bool:
+        """`self`, typed later, runs `other` again: the same program, subcommand and script (its first three
+        words that are no option), or a command line nearly the same (one corrected word). `pip install ninja`
+        after `pip install flash-attn` runs another command; a shell builtin that sets something up (`export`,
+        `cd`) runs nothing."""
+        mine, theirs = self.words(), other.words()
+        if not mine or not theirs or mine[0] in ("export", "cd", "source", ".", "set", "unset"):
+            return False
+        if mine[0].rsplit("/", 1)[-1] != theirs[0].rsplit("/", 1)[-1]:
+            return False
+        if self.host and other.host and self.host != other.host:
+            return False  # typed on another machine: the job's other node
+        ranks = NODE_RANK.search(self.text), NODE_RANK.search(other.text)
+        if ranks[0] is not None and ranks[1] is not None and ranks[0].group(1) != ranks[1].group(1):
+            return False
+        if [w for w in mine if not w.startswith("-")][:3] == [w for w in theirs if not w.startswith("-")][:3]:
+            return True  # the same program, subcommand and script (pip install flash-attn, then with --no-build-isolation)
+        return difflib.SequenceMatcher(None, " ".join(mine)[:300], " ".join(theirs)[:300]).ratio() >= SAME_LINE
+
+
+class Prompts:
+    """The commands typed at a prompt in a stream, fed block by block (`feed`), with line numbers as
+    the scanner counts them (1-based, over the same normalised text)."""
+
+    def __init__(self) -> None:
+        self.commands: list[Command] = []
+        self.lines = 0  # newlines seen before the current block
+        self.partial = b""  # the unfinished last line of the previous block
+
+    def feed(self, chunk: bytes) -> None:
+        """A block of the input: its whole lines are read in place (a block is megabytes: never copied); the
+        unfinished last line waits for the next block (its head only: a prompt and its command start a line)."""
+        begin = 0
+        if self.partial:
+            nl = chunk.find(b"\n")
+            if nl == -1:
+                self.partial = (self.partial + chunk)[:PARTIAL]
+                return
+            head, self.partial = self.partial + chunk[: nl + 1], b""
+            self.read(head, 0, len(head))
+            begin = nl + 1
+        cut = chunk.rfind(b"\n") + 1
+        if cut > begin:
+            self.read(chunk, begin, cut)
+        self.partial = chunk[max(cut, begin) :][:PARTIAL]
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        """The whole lines block[begin:end]."""
+        for start in sorted(self.candidates(block, begin, end)):
+            m = PROMPT.match(block, start, end)
+            if m is not None:
+                host = (m.group("host") or m.group("host2") or m.group("host3") or b"").decode("utf-8", "replace")
+                self.keep(Command(self.lines + block.count(b"\n", begin, start) + 1, m.group("command").decode("utf-8", "replace").strip(), host))
+        self.lines += block.count(b"\n", begin, end)
+
+    @staticmethod
+    def candidates(block: bytes, begin: int, end: int) -> set[int]:
+        """The starts of the lines that hold a needle near their start ($ and # followed by a space)."""
+        starts: set[int] = set()
+        for needle in NEEDLES:
+            at, looked = block.find(needle, begin, end), 0
+            while at != -1 and looked < CHECKS:
+                looked += 1
+                if needle == b"\\" or block[at + 1 : at + 2] == b" " or needle == b"\xe2" and block[at + 1 : at + 3] == b"\x9e\x9c":
+                    start = block.rfind(b"\n", begin, at) + 1 or begin
+                    if at - start <= 300:
+                        starts.add(start)
+                at = block.find(needle, at + 1, end)
+        return starts
+
+    def end(self) -> None:
+        """The input ended: its last line, if it had no newline, is read too."""
+        if self.partial:
+            chunk, self.partial = self.partial + b"\n", b""
+            self.feed(chunk)
+
+    def keep(self, command: Command) -> None:
+        if len(self.commands) >= KEPT:
+            del self.commands[1]  # the first stays: the command a paste starts with
+        self.commands.append(command)
+
+    def tee(self, other):
+        def both(chunk: bytes) -> None:
+            other(chunk)
+            self.feed(chunk)
+
+        return both
+
+    def rerun_after(self, line: int) -> Optional[tuple[Command, Command]]:
+        """(the command whose output holds `line`, the later command that runs it again), or None:
+        no prompt before the line, or no later command that runs the same one again."""
+        before = [c for c in self.commands if c.line < line]
+        if not before:
+            return None
+        ran = before[-1]
+        again = next((c for c in self.commands if c.line > line and c.runs_again(ran)), None)
+        return (ran, again) if again is not None else None
