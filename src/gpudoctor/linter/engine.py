@@ -348,8 +348,13 @@ def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str], certain: bool) -
 
 
 def _on_repaired(d: Diagnostic, repaired: Repair) -> Diagnostic | None:
-    """A diagnostic of a snippet read after repair: the reading is not the program
-    Python would run (lines were cut or completed), so it claims no certainty.
+    """A diagnostic of a snippet read after repair: where lines were cut, completed
+    or moved, the reading is not the program Python would run, so it claims no
+    certainty. A snippet only read as a function's body (its first line of code
+    indented: the body of something not pasted) has every line as the user wrote
+    it, each statement in the block its indentation puts it in: what the rules
+    decide from those lines keeps its severity (issue 41: `nn.DataParallel(net,
+    devices=[...])` in an indented paste raises TypeError wherever it is pasted).
     None, not reported, where repair may have made it: it points at or names a line
     repair wrote on (`pass`; line 0, the function a snippet is read in), or the
     lines repair blanked name what its fix would add."""
@@ -357,7 +362,9 @@ def _on_repaired(d: Diagnostic, repaired: Repair) -> Diagnostic | None:
     if min(said) < 1 or said & repaired.inserted or repaired.may_hold_fix(d.fix):
         return None
     col = d.col + repaired.shift.get(d.line, 0)
-    return replace(d, col=col, severity=WARNING, message=f"{d.message} ({repaired.note()})")
+    as_written = repaired.indented and not repaired.changed and not repaired.inserted and not repaired.shift
+    return replace(d, col=col, severity=d.severity if as_written else WARNING,
+                   message=f"{d.message} ({repaired.note()})")
 
 
 def _not_linted(path: str, exc: OSError) -> str:
