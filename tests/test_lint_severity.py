@@ -164,6 +164,45 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
         if __name__ == "__main__":
             mp.spawn(worker, nprocs=1)
         """),
+    # Issue 41 point 3: a stop decided on one rank (github.com/Lightning-AI/pytorch-lightning/issues/379,
+    # early stopping met on some ranks: "the training hangs"; github.com/talmolab/sleap-nn/pull/471,
+    # rank 0 leaves the loop on a stop command, the others wait in the next collective).
+    "while True, the only way out a break on rank 0": ("collective-under-rank-condition", 9, "error", """
+        import torch.distributed as dist
+
+        def train(rank, model, batches):
+            while True:
+                loss = model(next(batches)).sum()
+                loss.backward()
+                dist.all_reduce(loss)
+                if rank == 0 and loss.item() < 0.01:
+                    break
+        """),
+    "control: the decision broadcast, every rank breaks": ("collective-under-rank-condition", 11, None, """
+        import torch
+        import torch.distributed as dist
+
+        def train(rank, model, batches):
+            while True:
+                loss = model(next(batches)).sum()
+                loss.backward()
+                stop = torch.tensor(int(rank == 0 and loss.item() < 0.01))
+                dist.broadcast(stop, src=0)
+                if stop.item():
+                    break
+        """),
+    "sibling: the same break in a loop over the batches (it may be the last one)": (
+        "collective-under-rank-condition", 9, "warning", """
+        import torch.distributed as dist
+
+        def train(rank, model, batches):
+            for batch in batches:
+                loss = model(batch).sum()
+                loss.backward()
+                dist.all_reduce(loss)
+                if rank == 0 and loss.item() < 0.01:
+                    break
+        """),
     # heldout3 m013 (github.com/bamos/densenet.pytorch/issues/5): an indented paste that needs
     # no other repair is read line for line; its TypeError is certain.
     "an indented paste read as written keeps a certain error": ("unexpected-argument", 3, "error", """
