@@ -203,6 +203,49 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
                 if rank == 0 and loss.item() < 0.01:
                     break
         """),
+    # A DDP checkpoint loaded into the plain model: "Missing key(s) in state_dict" ... "Unexpected
+    # key(s): module.model.hidden_layers.0.weight" (github.com/pfnet/pfrl/pull/55;
+    # github.com/pytorch/pytorch/issues/3805: the wrapper adds the `module.` prefix).
+    "the wrapper's state_dict saved, then loaded into the plain model": ("save-ddp-wrapper", 12, "error", """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(rank):
+            model = ToyModel().to(rank)
+            ddp_model = DDP(model, device_ids=[rank])
+            if rank == 0:
+                torch.save(ddp_model.state_dict(), "ckpt.pt")
+
+        def evaluate():
+            model = ToyModel()
+            model.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))
+        """),
+    "control: loaded back into the wrapper (the tutorial's round trip)": ("save-ddp-wrapper", 9, None, """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(rank):
+            model = ToyModel().to(rank)
+            ddp_model = DDP(model, device_ids=[rank])
+            if rank == 0:
+                torch.save(ddp_model.state_dict(), "ckpt.pt")
+            ddp_model.load_state_dict(torch.load("ckpt.pt", map_location={"cuda:0": f"cuda:{rank}"}))
+        """),
+    "sibling: loaded into the plain model with strict=False (keys skipped, no raise)": (
+        "save-ddp-wrapper", 12, None, """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(rank):
+            model = ToyModel().to(rank)
+            ddp_model = DDP(model, device_ids=[rank])
+            if rank == 0:
+                torch.save(ddp_model.state_dict(), "ckpt.pt")
+
+        def evaluate():
+            model = ToyModel()
+            model.load_state_dict(torch.load("ckpt.pt"), strict=False)
+        """),
     # heldout3 m013 (github.com/bamos/densenet.pytorch/issues/5): an indented paste that needs
     # no other repair is read line for line; its TypeError is certain.
     "an indented paste read as written keeps a certain error": ("unexpected-argument", 3, "error", """
