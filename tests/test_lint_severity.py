@@ -246,6 +246,21 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
             model = ToyModel()
             model.load_state_dict(torch.load("ckpt.pt"), strict=False)
         """),
+    "sibling: the prefix stripped in place before the load": ("save-ddp-wrapper", 13, None, """
+        import torch
+        from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(rank):
+            ddp_model = DDP(ToyModel().to(rank), device_ids=[rank])
+            torch.save(ddp_model.state_dict(), "ckpt.pt")
+
+        def evaluate():
+            model = ToyModel()
+            state = torch.load("ckpt.pt")
+            consume_prefix_in_state_dict_if_present(state, "module.")
+            model.load_state_dict(state)
+        """),
     # heldout3 m013 (github.com/bamos/densenet.pytorch/issues/5): an indented paste that needs
     # no other repair is read line for line; its TypeError is certain.
     "an indented paste read as written keeps a certain error": ("unexpected-argument", 3, "error", """

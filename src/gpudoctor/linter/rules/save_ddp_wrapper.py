@@ -175,6 +175,8 @@ class SaveDdpWrapper(Rule):
             if strict is not None and not (type(strict) is ast.Constant and strict.value is True):
                 continue
             loaded = call.args[0]
+            if type(loaded) is ast.Name and self._touched(file, loaded):
+                continue  # `consume_prefix_in_state_dict_if_present(sd, "module.")`: the keys may be fixed
             origins = file.origins(loaded) if type(loaded) is ast.Name else [loaded]
             if len(origins) != 1 or type(origins[0]) is not ast.Call or file.qualname(origins[0].func) != "torch.load":
                 continue
@@ -186,6 +188,14 @@ class SaveDdpWrapper(Rule):
                       "from a DDP / DataParallel wrapper's state_dict: its keys carry a 'module.' prefix this "
                       "model's keys lack, so loading raises (\"Missing key(s) in state_dict\")",
                       fix="torch.save(model.module.state_dict(), path)  # when saving; or load into the wrapper")
+
+    @staticmethod
+    def _touched(file: FileModel, name: ast.Name) -> bool:
+        """The state dict's name is read anywhere in its function but in this load
+        (passed to a helper that strips the prefix in place, its keys rewritten)."""
+        scope = file.function(name)
+        return any(type(n) is ast.Name and n.id == name.id and n is not name and type(n.ctx) is ast.Load
+                   and file.function(n) is scope for n in ast.walk(scope or file.tree))
 
     @staticmethod
     def _same_path(path: ast.expr | None) -> str | None:
