@@ -1252,7 +1252,9 @@ class TestRankHardcoded:
         """
         assert found(code, self.rule) == [(5, "error")]
 
-    def test_sibling_computed_world_size_is_a_warning(self):
+    def test_sibling_the_gpu_count_as_world_size_is_an_error(self):
+        # one process per GPU, written by the file, all claiming rank 0: with more than one GPU
+        # no launch completes the rendezvous (lintB10, issue 41's dev4 and heldout3 readers)
         code = """
             import torch
 
@@ -1260,8 +1262,19 @@ class TestRankHardcoded:
                 world_size = torch.cuda.device_count()
                 torch.distributed.init_process_group("nccl", rank=0, world_size=world_size)
         """
-        assert found(code, self.rule) == [(5, "warning")]
+        assert found(code, self.rule) == [(5, "error")]
         assert "torch.cuda.device_count()" in messages(code, self.rule)[0]
+
+    def test_sibling_a_world_size_from_the_command_line_is_a_warning(self):
+        code = """
+            import argparse
+            import torch
+
+            if __name__ == "__main__":
+                args = argparse.ArgumentParser().parse_args()
+                torch.distributed.init_process_group("nccl", rank=0, world_size=args.world_size)
+        """
+        assert found(code, self.rule) == [(6, "warning")]
 
     def test_sibling_own_rendezvous_run_by_hand_is_a_warning(self):
         # dev6 r061 (and dev3 h057): rank 1's and rank 0's files of one experiment

@@ -361,7 +361,8 @@ def _on_repaired(d: Diagnostic, repaired: Repair, keep: bool = False) -> Diagnos
     if min(said) < 1 or said & repaired.inserted or repaired.may_hold_fix(d.fix):
         return None
     col = d.col + repaired.shift.get(d.line, 0)
-    severity = d.severity if keep and repaired.faithful else WARNING
+    as_written = repaired.indented and not repaired.changed and not repaired.inserted and not repaired.shift
+    severity = d.severity if keep and (repaired.faithful or as_written) else WARNING
     return replace(d, col=col, severity=severity, message=f"{d.message} ({repaired.note()})")
 
 

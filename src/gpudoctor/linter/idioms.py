@@ -304,6 +304,33 @@ def env_writes(file: FileModel, variable: str, include_defaults: bool = True) ->
                             yield call, v
 
 
+# Calls that pick a port anew each time they run.
+PICKS_PORT = re.compile(r"free_port|open_port|unused_port|available_port|random_port|getsockname|randint|randrange",
+                        re.IGNORECASE)
+# Calls that hand one process's value to every process (MPI's bcast, torch's broadcast_object_list).
+SHARES_VALUE = re.compile(r"bcast|broadcast|allgather|all_gather|scatter", re.IGNORECASE)
+
+
+def port_pick(file: FileModel, value: ast.expr | None, depth: int = 0) -> ast.Call | None:
+    """The port-picking call (`find_free_port()`, a socket's `getsockname()`) the
+    value comes from, followed through names; None when one rank's pick is handed
+    to every rank (`comm.bcast(_find_free_port(), root=0)`)."""
+    if value is None or depth > 3:
+        return None
+    if any(type(sub) is ast.Call and SHARES_VALUE.search(terminal_name(sub.func)) for sub in ast.walk(value)):
+        return None
+    for sub in ast.walk(value):
+        if type(sub) is ast.Call and PICKS_PORT.search(terminal_name(sub.func)):
+            return sub
+        if type(sub) is ast.Name and type(sub.ctx) is ast.Load:
+            for origin in file.origins(sub):
+                if isinstance(origin, ast.expr) and origin is not sub:
+                    found = port_pick(file, origin, depth + 1)
+                    if found is not None:
+                        return found
+    return None
+
+
 def source(node: ast.AST, limit: int = 60) -> str:
     """Short source text of an expression, for messages."""
     text = ast.unparse(node)

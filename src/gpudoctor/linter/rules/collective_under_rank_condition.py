@@ -75,7 +75,11 @@ class CollectiveUnderRankCondition(Rule):
     makes a collective (`if rank == 0 and val_loss > best: break` after
     `dist.all_reduce(loss)`): the ranks that stop leave the others waiting in
     that collective, unless it was the last iteration anyway. Decide on one
-    rank, then `dist.broadcast` the decision and break on every rank.
+    rank, then `dist.broadcast` the decision and break on every rank. An
+    error where the loop is `while True:` and that `break` (or `return`) is
+    its only way out: there is no last iteration, so the other ranks certainly
+    loop on into a collective the stopped ranks no longer make (issue 41,
+    point 3).
     """
 
     id = "collective-under-rank-condition"
@@ -270,14 +274,40 @@ class CollectiveUnderRankCondition(Rule):
                 continue
             collective, name = found
             word = "break" if type(brk) is ast.Break else "return"
+            fix = "stop = torch.tensor(int(should_stop)); dist.broadcast(stop, src=0)  # then `if stop: break` on every rank"
+            if self._only_way_out(file, loop, brk):
+                yield Hit(
+                    brk,
+                    message=f"{word} under a rank test ({depends_on(file, branch)}) is the only way out of this "
+                    f"`while True` loop: the other ranks never leave it, and wait in {name}() at line "
+                    f"{collective.lineno} for ranks that have stopped making it: the job hangs",
+                    fix=fix, severity=ERROR)
+                continue
             yield Hit(
                 brk,
                 message=f"{word} under a rank test ({depends_on(file, branch)}) takes only some ranks out of the "
                 f"loop; the others go on to {name}() at line {collective.lineno} and, unless this was the last "
                 "iteration, wait there: the job hangs",
-                fix="stop = torch.tensor(int(should_stop)); dist.broadcast(stop, src=0)  # then `if stop: break` on every rank",
+                fix=fix,
                 severity=WARNING,
             )
+
+    @staticmethod
+    def _only_way_out(file: FileModel, loop: ast.AST, stop: ast.AST) -> bool:
+        """`while True:` whose one exit is `stop`: the ranks that skip it loop on, with no
+        last iteration to end them (no other `break`, `return`, `raise` or exit call in it)."""
+        if type(loop) is not ast.While or type(loop.test) is not ast.Constant or loop.test.value not in (True, 1):
+            return False
+        for node in loop.body:
+            for sub in ast.walk(node):
+                if sub is stop:
+                    continue
+                if type(sub) in (ast.Return, ast.Raise) or (
+                        type(sub) is ast.Call and terminal_name(sub.func) in ("exit", "quit", "_exit", "abort")):
+                    return False
+                if type(sub) is ast.Break and next(file.enclosing_loops(sub), None) is loop:
+                    return False
+        return True
 
     @staticmethod
     def _every_iteration(file: FileModel, loop: ast.AST, reach: dict) -> tuple[ast.Call, str] | None:

@@ -1,19 +1,11 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, env_writes, source
-from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.idioms import TORCH, env_writes, port_pick, source
+from gpudoctor.linter.model import FileModel, constant, keyword
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
-
-# Calls that pick a port anew each time they run.
-PICKS_PORT = re.compile(r"free_port|open_port|unused_port|available_port|random_port|getsockname|randint|randrange",
-                        re.IGNORECASE)
-# Calls that hand one process's value to every process (MPI's bcast, torch's broadcast_object_list).
-SHARES = re.compile(r"bcast|broadcast|allgather|all_gather|scatter", re.IGNORECASE)
-
 
 class MasterPortPerProcess(Rule):
     """`os.environ["MASTER_PORT"] = str(find_free_port())` in the code each
@@ -26,8 +18,11 @@ class MasterPortPerProcess(Rule):
     a socket's `getsockname()`, `random.randint`) in a function that also calls
     `init_process_group` (each process runs its own set-up), in the function
     `mp.spawn` starts, or at the top of a file that starts its group there. An
-    error in a spawned function (several processes certainly run it); a
-    warning elsewhere (right when one process only runs it). Not flagged: a
+    error in a spawned function (several processes certainly run it), and where
+    the set-up writes a world size above 1 as a literal (`world_size=4`,
+    `os.environ["WORLD_SIZE"] = "4"`): copies of it pick ports of their own,
+    and no other program can know the one picked here (issue 41's heldout4); a
+    warning elsewhere (right when one process only runs it: a world size of 1). Not flagged: a
     pick handed from one rank to all (`comm.bcast(_find_free_port(), root=0)`, as
     openai/improved-diffusion does: seen on the mature-repository control; the
     heldout4 case is that code with the bcast taken out), a
@@ -79,7 +74,7 @@ class MasterPortPerProcess(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         for node, value in env_writes(file, "MASTER_PORT", include_defaults=False):
-            pick = self._pick(file, value)
+            pick = port_pick(file, value)
             if pick is None or any(file.is_rank_test(t) for t in file.conditions(node)):
                 continue
             func = file.function(node)
@@ -89,31 +84,43 @@ class MasterPortPerProcess(Rule):
             if func is not None and file.spawned(func):
                 yield Hit(node, message=f"MASTER_PORT is set from `{source(pick)}` in the function mp.spawn starts: "
                           "each process picks its own port and the ranks never meet at one address")
+            elif inits and self._size(file, func, inits) is not None:
+                # More than one process by the file's own word: copies of this set-up each pick
+                # their own port, and no other program can know the one this process picked
+                # (issue 41's heldout4: WORLD_SIZE "4" beside a socket bound to port 0).
+                yield Hit(node, message=f"MASTER_PORT is set from `{source(pick)}` beside init_process_group, with "
+                          f"a world size of {self._size(file, func, inits)}: every process that runs this set-up "
+                          "picks its own port, and no other process can know the one picked here: the ranks never "
+                          "meet at one address")
             elif inits:
                 yield Hit(node, severity=WARNING,
                           message=f"MASTER_PORT is set from `{source(pick)}` beside init_process_group: every "
                           "process that runs this set-up picks its own port, and the ranks never meet (right "
-                          "only if one process runs it)")
-
-    @staticmethod
-    def _pick(file: FileModel, value: ast.expr | None, depth: int = 0) -> ast.Call | None:
-        """The port-picking call `value` comes from, followed through names."""
-        if value is None or depth > 3:
-            return None
-        if any(type(sub) is ast.Call and SHARES.search(terminal_name(sub.func)) for sub in ast.walk(value)):
-            return None  # `comm.bcast(_find_free_port(), root=0)`: rank 0's pick, handed to every rank
-        for sub in ast.walk(value):
-            if type(sub) is ast.Call and PICKS_PORT.search(terminal_name(sub.func)):
-                return sub
-            if type(sub) is ast.Name and type(sub.ctx) is ast.Load:
-                for origin in file.origins(sub):
-                    if isinstance(origin, ast.expr) and origin is not sub:
-                        found = MasterPortPerProcess._pick(file, origin, depth + 1)
-                        if found is not None:
-                            return found
-        return None
+                          "only if one process runs it: a world size of 1)")
 
     @staticmethod
     def _single(file: FileModel, init: ast.Call) -> bool:
         size = keyword(init, "world_size", 3)
         return size is not None and any(constant(o, int) == 1 for o in file.origins(size) if isinstance(o, ast.AST))
+
+    @staticmethod
+    def _size(file: FileModel, func: ast.AST | None, inits: list[ast.Call]) -> int | None:
+        """The world size above 1 that the set-up writes as a literal: init_process_group's
+        `world_size=4`, or `os.environ["WORLD_SIZE"] = "4"` in the same function, run
+        under no test (but a set-up helper's `if dist.is_initialized(): return`, which
+        every process passes once)."""
+        found: set[object] = set()
+        for init in inits:
+            size = keyword(init, "world_size", 3)
+            if size is not None:
+                found.update(constant(o) if isinstance(o, ast.AST) else None for o in file.origins(size))
+        if not found:
+            for node, value in env_writes(file, "WORLD_SIZE", include_defaults=False):
+                tests = [t for t in file.conditions(node) if "is_initialized" not in ast.unparse(t)]
+                if file.function(node) is func and not tests and value is not None:
+                    found.update(constant(o) if isinstance(o, ast.AST) else None for o in file.origins(value))
+        if len(found) != 1:
+            return None
+        literal = found.pop()
+        text = str(literal).strip() if isinstance(literal, (int, str)) and not isinstance(literal, bool) else ""
+        return int(text) if text.isdigit() and int(text) > 1 else None

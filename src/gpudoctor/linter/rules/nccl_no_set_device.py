@@ -1,13 +1,20 @@
 from __future__ import annotations
 
 import ast
+import re
+import sys
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, binds_current_device, is_ddp_wrapper, nccl_group, on_current_device
-from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.idioms import (TORCH, binds_current_device, is_ddp_wrapper, is_gpu_count, nccl_group,
+                                    on_current_device)
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import Query, names_device_per_rank
 from gpudoctor.linter.ranks import rank_branch
-from gpudoctor.linter.rule import Hit, Rule
+from gpudoctor.linter.rule import ERROR, Hit, Rule
+
+# A function of another module whose name says it may set a rank's device up (`setup(rank)`,
+# `init_distributed_mode(args)`): where the worker calls one, its device may be chosen there.
+MAY_BIND = re.compile(r"init|setup|set_up|dist|device|rank|gpu|cuda|env|launch|prepare|ddp|parallel", re.IGNORECASE)
 
 
 class NcclNoSetDevice(Rule):
@@ -48,10 +55,25 @@ class NcclNoSetDevice(Rule):
 
     A "cuda:0" under a test of the rank (`if dist.get_rank() == 0:`) is rank 0's own
     GPU, named by hand beside the other ranks' "cuda:1", not every rank's.
+
+    A warning, since it depends on the launch: one process per machine (torchrun
+    --nproc_per_node 1 on each node) is right. An error where the file itself
+    starts several processes on one machine: the group is created in the function
+    `mp.spawn` (or `start_processes`) starts, directly or through functions of the
+    file, with `nprocs` a literal above 1 or `torch.cuda.device_count()`, and the
+    file calls no function of another module whose name says it may set a rank
+    up (`setup(rank)`, `init_distributed_mode(args)`). There every process puts
+    its work on cuda:0, and NCCL refuses the group's first collective ("Duplicate
+    GPU detected: rank 1 and rank 0 both on CUDA device ...", ncclInvalidUsage;
+    NCCL's init checks every peer's bus id) or, with CUDA_VISIBLE_DEVICES narrowed
+    by hand, the processes share one GPU. Asked for by issue 41 (errors said as
+    warnings on the held-out user scripts).
     """
 
     id = "nccl-no-set-device"
-    message = "NCCL process group initialised but torch.cuda.set_device() is never called: every rank uses cuda:0"
+    message = ("NCCL process group initialised but torch.cuda.set_device() is never called: every rank uses cuda:0; "
+               "started several to a machine (torchrun --nproc_per_node above 1, mp.spawn), NCCL stops the first "
+               "collective with 'Duplicate GPU detected' (one process per machine is right)")
     fix = 'torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group'
     needles = ("nccl",)
 
@@ -165,14 +187,52 @@ class NcclNoSetDevice(Rule):
             if barrier is None:
                 return  # nothing here lands on a GPU: the device is chosen where the work is
         for call in inits:
+            launch = self._several_processes(file, call)
+            if launch is not None:
+                yield Hit(call, severity=ERROR, query=Query("no-device-binding"),
+                          message=f"NCCL process group initialised in the processes mp.spawn starts (line "
+                          f"{launch[0].lineno}, {launch[1]}), and nothing sets each one's GPU: every process "
+                          "works on cuda:0, and NCCL stops the first collective with 'Duplicate GPU detected'")
             # The script that imports this file (or a module it imports) may bind the device.
-            if barrier is None:
+            elif barrier is None:
                 yield Hit(call, query=Query("no-device-binding"))
             else:
                 yield Hit(call, query=Query("no-device-binding"),
                           message=f"NCCL process group initialised but torch.cuda.set_device() is never called: the "
                           f"barrier on line {barrier.lineno} runs on a GPU NCCL guesses for each rank, and a wrong "
                           "guess hangs it")
+
+    @staticmethod
+    def _several_processes(file: FileModel, init: ast.Call) -> tuple[ast.Call, str] | None:
+        """The mp.spawn call that runs `init` (in its target, or in a function of this file
+        the target calls) in several processes of one machine, and how many; None where a
+        function of another module with a set-up name is called (it may choose the GPU)."""
+        for call in file.calls:
+            name = file.qualname(call.func)
+            root = (name or "").split(".", 1)[0]
+            if (name is not None and root not in TORCH and root not in sys.stdlib_module_names
+                    and MAY_BIND.search(terminal_name(call.func))):
+                return None
+        seen: set[ast.AST] = set()
+        frontier = [file.function(init)]
+        for _ in range(4):  # the target, and up to three same-file calls below it
+            callers: list[ast.AST | None] = []
+            for func in frontier:
+                if func is None or func in seen:
+                    continue
+                seen.add(func)
+                for ref in file.references.get(func, []):
+                    spawn = file.parent.get(ref)
+                    if type(spawn) is ast.Call and spawn.args and spawn.args[0] is ref and file.is_spawn(spawn):
+                        count = keyword(spawn, "nprocs", 2)
+                        many = constant(count, int) if count is not None else None
+                        if isinstance(many, int) and not isinstance(many, bool) and many > 1:
+                            return spawn, f"nprocs={many}"
+                        if count is not None and is_gpu_count(file, count):
+                            return spawn, "one per GPU"
+                callers += [file.function(c) for c, _ in file.call_sites.get(func, [])]
+            frontier = callers
+        return None
 
     @staticmethod
     def _uses_current_device(file: FileModel) -> bool:

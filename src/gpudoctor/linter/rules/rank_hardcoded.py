@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, env_writes, is_torch_spawn_program, source
+from gpudoctor.linter.idioms import TORCH, env_writes, is_gpu_count, is_torch_spawn_program, port_pick, source
 from gpudoctor.linter.model import MAIN_TEST, FileModel, constant, keyword
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -18,9 +18,12 @@ class RankHardcoded(Rule):
     Flagged: the `rank` argument of `init_process_group` that is a literal, or a
     name this file sets only to a literal, where the `world_size` is not 1 and
     the call runs unconditionally (inside `if __name__ == "__main__":` counts as
-    unconditional). An error when the world size is a literal above 1; a warning
-    when it is computed (`torch.cuda.device_count()`, `args.world_size`): with
-    one GPU, or one process, the job is right. A call under any other test
+    unconditional). An error when the world size is a literal above 1, or this
+    machine's GPU count (`world_size=torch.cuda.device_count()`: the file itself
+    says one process per GPU, and with more than one GPU no launch completes it,
+    since one process waits for ranks nothing starts and one per GPU all claim
+    the same rank; issue 41's dev4 and heldout3 readers); a warning when it is
+    otherwise computed (`args.world_size`): with one process the job is right. A call under any other test
     (`if args.master: ... rank=0 ... else: ... rank=1`) is a hand-made
     two-process program and is left alone, as are test files; but a test that
     the call's own world size is above 1 (`if self.world_size > 1:`, where the
@@ -40,7 +43,10 @@ class RankHardcoded(Rule):
     line every process runs. It overwrites the rank torchrun (or any launcher)
     gives each process, so all of them claim that rank. An error where the file
     itself starts several processes (`mp.spawn`, `Process(`) or reads
-    `LOCAL_RANK` (a launcher starts it); otherwise a warning, since one copy
+    `LOCAL_RANK` (a launcher starts it), or picks MASTER_PORT at run time
+    (`find_free_port()`, a socket bound to port 0): per-rank copies would each
+    pick a port of their own and nothing else can know this one, so no process
+    can join it (issue 41's heldout4); otherwise a warning, since one copy
     of the file per rank, each with its own RANK, is a right program. Not
     flagged: `os.environ.setdefault("RANK", "0")` (a launcher's value wins), a
     world size of 1, a write under a test. Asked for by issue 41's heldout3
@@ -131,6 +137,14 @@ class RankHardcoded(Rule):
                 yield Hit(call, severity=ERROR,
                           message=f"rank={pinned} with world_size={sizes.pop()} on a line every process runs: "
                           f"each process claims rank {pinned} and the rendezvous never completes")
+            elif own is None and self._gpu_count(file, size_node):
+                # One process per GPU, written by the file itself, and one rank for all of them: on
+                # a machine with more than one GPU no launch completes it (issue 41's dev4, heldout3).
+                yield Hit(call, severity=ERROR,
+                          message=f"rank={pinned} with world_size=`{source(size_node)}` (torch.cuda.device_count()) "
+                          "on a line every process runs: with more than one GPU no launch completes the "
+                          f"rendezvous: started once, the process waits for ranks nothing starts; started once per "
+                          f"GPU (torchrun, mp.spawn), every process claims rank {pinned}")
             else:
                 origins = [o for o in file.origins(size_node) if isinstance(o, ast.AST)]
                 shown = source(origins[0]) if len(origins) == 1 else source(size_node)
@@ -155,7 +169,18 @@ class RankHardcoded(Rule):
             if rank is None or self._env_conditional(file, node):
                 continue
             many = is_torch_spawn_program(file) or "Process(" in file.text or "LOCAL_RANK" in file.text
-            if many:
+            picked = next((n for n, v in env_writes(file, "MASTER_PORT", include_defaults=False)
+                           if isinstance(n, ast.expr) and port_pick(file, v) is not None
+                           and not any(file.is_rank_test(t) for t in file.conditions(n))), None)
+            if picked is not None and not many:
+                # Per-rank copies of the file would each pick a port of their own, and no other
+                # program can know the one picked here: nothing can join rank {rank} (heldout4).
+                yield Hit(node, severity=ERROR,
+                          message=f'RANK is set to "{rank}" with WORLD_SIZE "{size}", and MASTER_PORT is picked at '
+                          f"run time by this process (line {picked.lineno}): no other process can join it, so the "
+                          "rendezvous never completes, whether the file runs once or once per rank",
+                          fix='os.environ.setdefault("RANK", "0")  # or leave RANK to the launcher')
+            elif many:
                 yield Hit(node, severity=ERROR,
                           message=f'RANK is set to "{rank}" with WORLD_SIZE "{size}" in a program that starts '
                           f"several processes: each overwrites the rank it was given, claims rank {rank}, and "
@@ -182,6 +207,13 @@ class RankHardcoded(Rule):
                 return None
             found.add(int(str(literal).strip()))
         return found.pop() if len(found) == 1 else None
+
+    @staticmethod
+    def _gpu_count(file: FileModel, size: ast.expr) -> bool:
+        """The world size is `torch.cuda.device_count()` on every path the file
+        shows (a parameter's unseen callers or a name set elsewhere are not)."""
+        origins = file.origins(size)
+        return bool(origins) and all(isinstance(o, ast.AST) for o in origins) and is_gpu_count(file, size)
 
     @staticmethod
     def _own_rendezvous(file: FileModel, call: ast.Call) -> str | None:

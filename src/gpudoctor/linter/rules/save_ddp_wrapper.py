@@ -5,8 +5,8 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms, value_key
 from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
-from gpudoctor.linter.model import FileModel, keyword
-from gpudoctor.linter.rule import WARNING, Hit, Rule
+from gpudoctor.linter.model import FileModel, keyword, terminal_name
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
 class SaveDdpWrapper(Rule):
@@ -31,6 +31,14 @@ class SaveDdpWrapper(Rule):
     loading). Not when the `.module` save sits under a test this one is not
     under (`model.module.state_dict() if distributed else model.state_dict()`,
     `if hasattr(model, "module"):`), nor where the name is rebound to its `.module`.
+
+    An error at the load where the same file loads that checkpoint back into a model
+    that is no wrapper: `torch.save(ddp_model.state_dict(), "ckpt.pt")` and
+    `model.load_state_dict(torch.load("ckpt.pt"))` (the same path, as a literal or the
+    same name), `model` built plain here (or a wrapper's `.module`), `strict` not turned
+    off: every key has the 'module.' prefix the model's keys lack, and load_state_dict
+    raises "Missing key(s) in state_dict" (pytorch/pytorch#3805, pfnet/pfrl#55). Asked for
+    by issue 41 (errors said as warnings on the held-out user scripts).
     """
 
     id = "save-ddp-wrapper"
@@ -108,6 +116,7 @@ class SaveDdpWrapper(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        yield from self._loaded_bare(file)
         if self._loads_into_wrapper(file):
             return
         for call in file.calls_to("save", TORCH):
@@ -144,6 +153,70 @@ class SaveDdpWrapper(Rule):
                                "wrapper class, and its weights carry a 'module.' prefix")
                 yield Hit(saved, message=message, fix=f"torch.save({source(holder)}.module.state_dict(), path)")
                 break
+
+    def _loaded_bare(self, file: FileModel) -> Iterator[Hit]:
+        """`torch.save(ddp_model.state_dict(), P)` and, in the same file,
+        `model.load_state_dict(torch.load(P))` into a model that is no wrapper (built
+        plain, or the wrapper's `.module`), strict: every key has a 'module.' prefix
+        the model's keys lack, and load_state_dict raises."""
+        saved: dict[str, int] = {}
+        for call in file.calls_to("save", TORCH):
+            obj, path = keyword(call, "obj", 0), keyword(call, "f", 1)
+            if (type(obj) is ast.Call and type(obj.func) is ast.Attribute and obj.func.attr == "state_dict"
+                    and not obj.args and self._wrapped(file, obj.func.value) and self._same_path(path) is not None):
+                saved[self._same_path(path) or ""] = call.lineno
+        if not saved:
+            return
+        for call in file.calls:
+            func = call.func
+            if type(func) is not ast.Attribute or func.attr != "load_state_dict" or not call.args:
+                continue
+            strict = keyword(call, "strict", 1)
+            if strict is not None and not (type(strict) is ast.Constant and strict.value is True):
+                continue
+            loaded = call.args[0]
+            if type(loaded) is ast.Name and self._touched(file, loaded):
+                continue  # `consume_prefix_in_state_dict_if_present(sd, "module.")`: the keys may be fixed
+            origins = file.origins(loaded) if type(loaded) is ast.Name else [loaded]
+            if len(origins) != 1 or type(origins[0]) is not ast.Call or file.qualname(origins[0].func) != "torch.load":
+                continue
+            line = saved.get(self._same_path(keyword(origins[0], "f", 0)) or "\0")
+            if line is None or not self._plain(file, func.value):
+                continue
+            yield Hit(call, severity=ERROR,
+                      message=f"{source(func.value)}.load_state_dict() is given the checkpoint line {line} saved "
+                      "from a DDP / DataParallel wrapper's state_dict: its keys carry a 'module.' prefix this "
+                      "model's keys lack, so loading raises (\"Missing key(s) in state_dict\")",
+                      fix="torch.save(model.module.state_dict(), path)  # when saving; or load into the wrapper")
+
+    @staticmethod
+    def _touched(file: FileModel, name: ast.Name) -> bool:
+        """The state dict's name is read anywhere in its function but in this load
+        (passed to a helper that strips the prefix in place, its keys rewritten)."""
+        scope = file.function(name)
+        return any(type(n) is ast.Name and n.id == name.id and n is not name and type(n.ctx) is ast.Load
+                   and file.function(n) is scope for n in ast.walk(scope or file.tree))
+
+    @staticmethod
+    def _same_path(path: ast.expr | None) -> str | None:
+        """The path as written, where two writings of it are the same file: a string
+        literal, or a name or attribute (`CHECKPOINT_PATH`, `args.ckpt`)."""
+        if type(path) is ast.Constant and isinstance(path.value, str):
+            return repr(path.value)
+        if isinstance(path, (ast.Name, ast.Attribute)):
+            return ast.unparse(path)
+        return None
+
+    @staticmethod
+    def _plain(file: FileModel, holder: ast.expr) -> bool:
+        """The model is no wrapper: every value it may hold is built here and is not
+        DDP / DataParallel, or it is a wrapper's `.module`."""
+        if type(holder) is ast.Attribute and holder.attr == "module":
+            return SaveDdpWrapper._wrapped(file, holder.value)
+        origins = file.origins(holder)
+        return bool(origins) and all(type(o) is ast.Call and not wrapper_kind(file, o)
+                                     and terminal_name(o.func) not in ("load", "getattr")
+                                     for o in origins)
 
     @staticmethod
     def _unwrapped_elsewhere(file: FileModel, holder: ast.expr) -> bool:
