@@ -186,3 +186,47 @@ class TestFaulthandlerSignal:
     def test_control_a_fatal_error_that_is_no_signal(self):
         found = ids("Fatal Python error: init_fs_encoding: failed to get the Python codec of the filesystem encoding\n")
         assert not any(i.startswith("launcher-sig") for i in found)
+
+
+class TestShellStatusOfASignal:
+    """A shell's, docker's or a job runner's status 128 + N is signal N (knowledge/patterns/launcher.py SHELL_STATUS)."""
+
+    @pytest.mark.parametrize("line,verdict", [
+        ("sky.exceptions.CommandError: Command docker exec sky_container /bin/bash -c 'sudo apt-get update' failed with return code 137.",
+         "launcher-sigkill"),  # skypilot-org/skypilot#3706
+        ("comfyui-1 exited with code 139", "launcher-sigsegv"),  # YanWenKun/ComfyUI-Docker#68
+        ("error Command failed with exit code 139.", "launcher-sigsegv"),  # n4ze3m/dialoqbase#90
+    ])
+    def test_sibling_status_128_plus_the_signal(self, line, verdict):
+        assert head_id(line + "\n") == verdict
+
+    @pytest.mark.parametrize("line", ["Process finished with exit code 1370", "exit code 1: 137 samples were skipped"])
+    def test_control_a_status_that_is_no_signal(self, line):
+        assert not any(i in ("launcher-sigkill", "launcher-sigsegv") for i in ids(line + "\n"))
+
+
+class TestTaskRunnerFailedSeeLog:
+    verdict = "task-runner-failed-see-log"
+    # open-compass/opencompass#1040: the runner's line ends with "see", the task's log on the next line
+    LOCAL = ("04/11 09:19:49 - OpenCompass - ERROR - /x/opencompass/runners/local.py - _launch - 192 - task "
+             "OpenICLInfer[llama-2-7b/tydiqa-goldp_arabic] fail, see\n"
+             "./outputs/default/20240411_091943/logs/infer/llama-2-7b/tydiqa-goldp_arabic.out\n")
+
+    def test_sibling_the_tasks_log_is_the_step(self):
+        found = head(self.LOCAL)
+        assert found is not None and found.id == self.verdict and "tydiqa-goldp_arabic.out" in found.fix
+
+    def test_sibling_the_summarys_exit_code(self):
+        # open-compass/opencompass#696
+        log = ("12/13 01:45:41 - OpenCompass - ERROR - /workspace/opencompass-main/opencompass/runners/base.py - summarize - 63 - "
+               "OpenICLEval[mymodel_roberta/siqa] failed with code 127\n")
+        assert head_id(log) == self.verdict
+
+    def test_control_the_runners_launch_lines(self):
+        log = ("04/11 09:19:44 - OpenCompass - INFO - Partitioned into 4 tasks.\n"
+               "launch OpenICLInfer[llama-2-7b/tydiqa-goldp_arabic] on GPU 0\n" + ENDED)
+        assert healthy(log)
+
+    def test_sibling_the_tasks_own_traceback_when_pasted_is_the_cause(self):
+        log = self.LOCAL + TB + "ModuleNotFoundError: No module named 'transformers_stream_generator'\n"
+        assert head_id(log) == "module-not-found"

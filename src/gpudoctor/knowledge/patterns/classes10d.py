@@ -21,7 +21,9 @@ that mean something else.
 """
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+import re
+
+from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, groups, pattern
 
 E = Severity.ERROR
 
@@ -34,6 +36,21 @@ def package_step(m, context: list[str]) -> dict:
     name = out.get("package") or out.get("package2") or "the package"
     out["package"] = name.split("==")[0].split(">")[0].split("<")[0].strip(" .'\"")
     out["step"] = out["package"]
+    return out
+
+
+LOG_PATH = re.compile(r"^\s*(?P<task_log>\S+\.(?:out|log|err|txt))\s*$")
+
+
+def task_log(m, context: list[str]) -> dict:
+    """The failed task's own log: on the runner's line, or (OpenCompass's "fail, see" ends its line) on the next one."""
+    out = groups(m, context)
+    if not out.get("task_log"):
+        nxt = next((c for c in (LOG_PATH.match(line) for line in context[:1]) if c), None)
+        if nxt is not None:
+            out["task_log"] = nxt.group("task_log")
+    task = out.get("task") or out.get("task2") or "the task"
+    out["step"] = f"{out['task_log']} (the log of {task})" if out.get("task_log") else f"the log the runner keeps for {task} (its work/output folder: logs/<stage>/<model>/<dataset>.out)"
     return out
 
 
@@ -335,4 +352,38 @@ PATTERNS = [
         not_examples=["[INFO] [comm.py:637:init_distributed] cdb=None", "Initializing TorchBackend in DeepSpeed with backend nccl"],
         fields=groups,
     ),
+    pattern(
+        "task-runner-failed-see-log",
+        "launcher",
+        CONSEQUENCE,
+        E,
+        "a task runner reports that one of its tasks failed: the task's own error is in the task log it names, not in this log",
+        # OpenCompass's LocalRunner (runners/local.py _launch) and its summary (runners/base.py summarize); a runner of the same
+        # shape ("task NAME fail(ed), see PATH")
+        r"\btask (?P<task>\S+) fail(?:ed)?(?: with code (?P<code>-?\d+))?, see(?:\s+(?P<task_log>\S+\.(?:out|log|err|txt)))?\s*$"
+        r"|- summarize - \d+ - (?P<task2>\w+\[[^\]]*\]) failed with code (?P<code2>-?\d+)",
+        ("fail, see", "failed, see", "failed with code"),
+        why="""The runner starts each task (an inference or evaluation job, a shard of the work) as its own process and writes that
+        process's output to a file of its own; on the console it reports only that the task failed (and its exit code),
+        pointing at that file. The task's traceback, and so the cause, is in that file, not in the runner's output pasted
+        here. The same cause usually fails every task of the run (a model that does not load, a missing package, a GPU out
+        of memory), so the first task's log is the one to read. Exit code 127 is a command not found (the task's python or
+        its entry point).""",
+        fix="""read the failed task's own log: STEP; its last traceback is the cause: gpudoctor diagnose that file; rerun the run
+        with --debug (OpenCompass) to have the tasks print to the console instead""".replace("\n        ", " "),
+        examples=[
+            ("04/11 09:19:49 - OpenCompass - ERROR - /cluster/project/sachan/yilei/projects/opencompass/opencompass/runners/local.py - _launch - 192 - task OpenICLInfer[llama-2-7b/tydiqa-goldp_arabic,llama-2-7b/tydiqa-goldp_russian] fail, see",
+             "open-compass/opencompass#1040 (every OpenICLInfer task failed; the path of its .out on the next line)"),
+            ("12/13 01:45:41 - OpenCompass - ERROR - /workspace/opencompass-main/opencompass/runners/base.py - summarize - 63 - OpenICLEval[mymodel_roberta/siqa] failed with code 127",
+             "open-compass/opencompass#696 (the maintainer: check the output log in the outputs folder)"),
+        ],
+        not_examples=[
+            "launch OpenICLInfer[llama-2-7b/tydiqa-goldp_arabic] on GPU 0",
+            "04/11 09:19:44 - OpenCompass - INFO - Partitioned into 4 tasks.",
+            "task 3 failed, retrying (attempt 2/3)",
+        ],
+        context_after=1,
+        fields=task_log,
+    ),
 ]
+
