@@ -230,3 +230,18 @@ class TestTaskRunnerFailedSeeLog:
     def test_sibling_the_tasks_own_traceback_when_pasted_is_the_cause(self):
         log = self.LOCAL + TB + "ModuleNotFoundError: No module named 'transformers_stream_generator'\n"
         assert head_id(log) == "module-not-found"
+
+
+class TestLauncherNprocInvalid:
+    verdict = "launcher-nproc-invalid"
+
+    @pytest.mark.parametrize("value", ["GPUS=2", "--work-dir", ""])  # open-mmlab/mmdetection3d#2697, mmaction2#1476, zcablii/LSKNet#112
+    def test_sibling_the_wrappers_arguments_out_of_order(self, value):
+        log = TB + ('  File "/x/site-packages/torch/distributed/run.py", line 498, in determine_local_world_size\n'
+                    '    raise ValueError(f"Unsupported nproc_per_node value: {nproc_per_node}")\n'
+                    f"ValueError: Unsupported nproc_per_node value: {value}\n")
+        assert head_id(log) == self.verdict
+
+    def test_control_an_empty_int_elsewhere_is_not_it(self):
+        log = TB + "ValueError: invalid literal for int() with base 10: ''\n"
+        assert self.verdict not in ids(log)

@@ -385,5 +385,33 @@ PATTERNS = [
         context_after=1,
         fields=task_log,
     ),
+    pattern(
+        "launcher-nproc-invalid",
+        "launcher",
+        CAUSE,
+        E,
+        "torchrun (torch.distributed.launch) was given a --nproc_per_node that is not a number of processes",
+        # torch/distributed/run.py determine_local_world_size: int(nproc_per_node), else "cpu"/"gpu"/"auto", else this
+        r"Unsupported nproc_per_node value: ?(?P<value>.*)",
+        ("nproc_per_node",),
+        why="""The launcher reads --nproc_per_node as a number of processes per node (or cpu, gpu, auto) and got something else.
+        Almost always it was started by a project's wrapper script (tools/dist_train.sh CONFIG GPUS ..., run_dist.sh) whose
+        positional arguments were not given as it expects: the GPU count left out, so the variable is empty (the value
+        is '') or is the next argument (a path, --work-dir, GPUS=2); a script written for another order of arguments does
+        the same. Nothing ran yet.""",
+        fix="""give the wrapper its arguments in its own order, the number of GPUs where it reads it (e.g. bash tools/dist_train.sh
+        CONFIG 4 --work-dir DIR: read the script's GPUS=$2 / NGPUS line), or call torchrun yourself with --nproc_per_node=N
+        (or --nproc_per_node=gpu for every visible GPU)""".replace("\n        ", " "),
+        examples=[
+            ("ValueError: Unsupported nproc_per_node value: GPUS=2", "open-mmlab/mmdetection3d#2697"),
+            ("ValueError: Unsupported nproc_per_node value: --work-dir", "open-mmlab/mmaction2#1476 (the GPU count left out: the next option read as it)"),
+            ("ValueError: Unsupported nproc_per_node value: ", "zcablii/LSKNet#112 (dist_train.sh run with its placeholders: the count empty)"),
+        ],
+        not_examples=[
+            "torchrun --nproc_per_node=8 train.py",
+            "ValueError: invalid literal for int() with base 10: ''",  # alone: any int() of an empty string
+        ],
+        fields=groups,
+    ),
 ]
 
