@@ -245,3 +245,18 @@ class TestLauncherNprocInvalid:
     def test_control_an_empty_int_elsewhere_is_not_it(self):
         log = TB + "ValueError: invalid literal for int() with base 10: ''\n"
         assert self.verdict not in ids(log)
+
+
+class TestRsyncRemoteFailed:
+    verdict = "rsync-remote-failed"
+
+    def test_sibling_the_node_set_up_over_ssh_failed(self):
+        # skypilot-org/skypilot#618
+        log = ("rsync: connection unexpectedly closed (28 bytes received so far) [sender]\n"
+               "rsync error: unexplained error (code 255) at io.c(235) [sender=3.1.2]\n"
+               "2022-03-18 22:20:50,873 PANIC commands.py:724 -- Failed to setup head node.\n")
+        assert head_id(log) == self.verdict
+
+    def test_control_a_partial_transfer_is_not_a_connection_failure(self):
+        log = "rsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1338) [sender=3.2.7]\n"
+        assert self.verdict not in ids(log)

@@ -413,5 +413,31 @@ PATTERNS = [
         ],
         fields=groups,
     ),
+    pattern(
+        "rsync-remote-failed",
+        "launcher",
+        CAUSE,
+        E,
+        "rsync could not copy files to or from the remote node: its connection (over ssh) failed or closed",
+        # rsync's exit codes: 255 its remote shell (ssh) failed, 12 the protocol stream ended (the remote side went away)
+        r"rsync error: (?P<what>unexplained error|error in rsync protocol data stream) \(code (?P<code>255|12)\)",
+        ("rsync error: ",),
+        why="""A cluster launcher (ray up, sky launch, a job script) copies the code, keys and credentials to each node with rsync,
+        which runs over ssh. Code 255 is ssh itself failing: the node not reachable or not yet accepting ssh (a VM still
+        booting or restarting its sshd in its first minutes), the key or user refused, the host key changed; code 12 is the
+        remote side ending the transfer: no rsync installed on the node, a login shell on it that prints text into the
+        stream, or the node dropping the connection. "connection unexpectedly closed (N bytes received so far)" before it
+        is the same event. The set-up of that node fails, not the training.""",
+        fix="""test the same connection by hand, with the key and user the launcher uses: ssh -v -i KEY USER@NODE true (it shows
+        refused, timed out or denied), and `ssh USER@NODE which rsync`; a fresh VM: wait until it accepts ssh and relaunch
+        (sky launch / ray up again retries the set-up); install rsync in the node's image; remove what prints from the node's
+        ~/.bashrc for non-interactive shells""".replace("\n        ", " "),
+        examples=[
+            ("rsync error: unexplained error (code 255) at io.c(235) [sender=3.1.2]", "skypilot-org/skypilot#618 (ray up's head node set-up on a fresh Azure VM)"),
+            ("rsync error: error in rsync protocol data stream (code 12) at io.c(226) [sender=3.1.2]", "davidolrik/sublime-rsync-ssh#47 (the two ends' rsync did not agree)"),
+        ],
+        not_examples=["rsync -avz --progress ./ user@node:~/work", "sent 76 bytes  received 138 bytes  total size 9236", "rsync error: some files/attrs were not transferred (see previous errors) (code 23)"],
+        fields=groups,
+    ),
 ]
 
