@@ -227,7 +227,7 @@ PATTERNS = [
         E,
         "a rank aborted (SIGABRT, exit code -6)",
         r"exitcode\s*:\s*-6\b|Signal 6 \(SIGABRT\) received by PID|failed \(exitcode: -6\)|exits with return code = -6\b|terminated with signal SIGABRT|died with <Signals\.SIGABRT: 6>"
-        r"|: line \d+: +\d+ Aborted\s|Fatal Python error: Aborted\b",  # bash's report of a child that aborted (horovodrun's ranks run under bash -c)
+        r"|: line \d+: +\d+ Aborted\s",  # bash's report of a child that aborted (horovodrun's ranks run under bash -c)
         ("-6", "SIGABRT", "Aborted"),
         why="""An abort: in distributed jobs usually the NCCL watchdog taking the process down after a
         collective timed out or failed, or an uncaught C++ exception.""",
