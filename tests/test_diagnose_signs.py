@@ -54,8 +54,9 @@ CASES = {
     "slurm-preempted": ("slurmstepd: error: *** JOB 37361369 ON learnfair5146 CANCELLED AT 2021-03-15T18:00:46 DUE TO PREEMPTION ***\nsrun: error: learnfair5146: task 0: Terminated\n", "slurm-preempted"),
     # faulthandler's report of a segfault is the segfault family's (pytorch/pytorch#72086)
     "fatal-python-error-segfault": ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f2c (most recent call first):\n  File \"/usr/lib/python3/site-packages/torch/distributed/elastic/agent/server/api.py\", line 850 in _invoke_run\n", "launcher-sigsegv"),
+    "fatal-python-error-bus": ("Fatal Python error: Bus error\n\nCurrent thread 0x00007f2c (most recent call first):\n  File \"/usr/lib/python3/site-packages/torch/distributed/elastic/agent/server/api.py\", line 850 in _invoke_run\n", "launcher-sigbus"),
     # no pattern knows these: the structural reader still sees a failure
-    "fatal-python-error": ("Fatal Python error: Bus error\n\nCurrent thread 0x00007f2c (most recent call first):\n  File \"/usr/lib/python3/site-packages/torch/distributed/elastic/agent/server/api.py\", line 850 in _invoke_run\n", "unrecognised-failure"),
+    "fatal-python-error": ("Fatal Python error: PyThreadState_Get: the function must be called with the GIL held, but the GIL is released\n\nCurrent thread 0x00007f2c (most recent call first):\n  File \"/usr/lib/python3/site-packages/torch/distributed/elastic/agent/server/api.py\", line 850 in _invoke_run\n", "unrecognised-failure"),
     "terminate-called": ("terminate called after throwing an instance of 'std::runtime_error'\n  what():  something native went wrong\n", "unrecognised-failure"),
     "checked-in": ("[rank0]: rank 1 of 8 ranks has already checked in, waiting for the others\n", "unrecognised-failure"),
     "cut-traceback": ('[rank6]: Traceback (most recent call last):\n[rank6]:   File "/workspace/finetune.py", line 281, in <module>\n[rank6]:     train()\n', "unrecognised-failure"),

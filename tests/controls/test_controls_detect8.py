@@ -115,9 +115,15 @@ class TestUnrecognisedFailureNotSetUp:
         assert healthy(log)
 
     def test_sibling_the_bare_message_quotes_its_remedy(self):
-        log = "我已将模型进行切分，尝试使用单机两卡进行finetune，但是报如下错误：\nDeepSpeed backend not set, please initialize it using init_process_group()\n"
+        # a message of this shape no pattern knows: the detector's answer quotes its remedy
+        log = "Model not initialized, please call load() or train() first\n"
         found = unrecognised(log, "notsetup")
-        assert 'the message itself says: "please initialize it using init_process_group()"' in found.fix
+        assert 'the message itself says: "please call load() or train() first"' in found.fix
+
+    def test_sibling_deepspeeds_message_is_its_class_now(self):
+        # THUDM/Chinese-Transformer-XL#17: once told by this detector, now knowledge/patterns/classes10d.py's class
+        log = "我已将模型进行切分，尝试使用单机两卡进行finetune，但是报如下错误：\nDeepSpeed backend not set, please initialize it using init_process_group()\n"
+        assert head_id(log) == "deepspeed-comm-not-initialized"
 
     def test_sibling_torchs_message_with_its_class_is_its_pattern(self):
         log = TB + "ValueError: Default process group has not been initialized, please make sure to call init_process_group.\n"

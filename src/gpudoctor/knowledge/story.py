@@ -59,7 +59,9 @@ READS_ANY_EXCEPTION = (*GENERIC_FINDINGS, "setup-refused-by-program")
 NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
                 "setup-refused-by-program", "value-type-refused", "ddp-device-mismatch", "zero-optimizer-internal-error",
                 # the tenth round's classes (knowledge/patterns/classes10a.py): the key, path, call, object or log the line names
-                "config-key-missing", "nccl-topology-sysfs", "cublas-execution-failed", "unpicklable-object", "paddle-launch-trainer-failed")
+                "config-key-missing", "nccl-topology-sysfs", "cublas-execution-failed", "unpicklable-object", "paddle-launch-trainer-failed",
+                # knowledge/patterns/classes10d.py: the package whose metadata is missing, the failed task's own log
+                "package-metadata-missing", "task-runner-failed-see-log")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")

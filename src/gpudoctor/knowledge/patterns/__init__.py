@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -23,6 +23,7 @@ ALL: tuple[Pattern, ...] = (
     *cuda.PATTERNS,
     *kernel8.PATTERNS,  # CUDA kernel faults no cuda pattern names (a misaligned address, an illegal instruction, a capture error)
     *classes10a.PATTERNS_EARLY,  # tenth round: NCCL's /sys topology, cuBLAS execution and launch-shape failures, a GPU monitor, Paddle's launcher
+    *classes10d.PATTERNS_EARLY,  # tenth round (diagD10): the caching allocator's NVML assert is an out-of-memory report
     *ddp.PATTERNS,
     *dataloader.PATTERNS,
     *gloo.PATTERNS,
@@ -31,6 +32,7 @@ ALL: tuple[Pattern, ...] = (
     *launcher.PATTERNS,
     *classes8.PATTERNS_RELAYED,  # a relay names no line itself: first among the classes, so a relayed KeyError is the relay's
     *classes10a.PATTERNS,  # a config container's missing key before library-api-mismatch; unpicklable objects, bad fds at spawn
+    *classes10d.PATTERNS,  # host memory, recursion, package metadata, storage I/O, numerical checks, MPI init, k8s volumes, torch.compile, DeepSpeed comm
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes
     *classes8.PATTERNS,  # a program's own refusal that states its remedy: after every class that names its message

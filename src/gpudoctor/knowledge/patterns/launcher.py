@@ -34,6 +34,10 @@ def root_cause_fields(_m, context):
     return out
 
 
+# How a shell, docker (compose), a job runner or Python's subprocess reports a child's status: a child killed by signal N
+# has status 128 + N (137 = SIGKILL, 139 = SIGSEGV); "exit code -9" is the other convention (Python's), read above.
+SHELL_STATUS = r"(?i:\bexit(?:ed)?(?: with)? (?:code|status)|\breturn(?:ed)? (?:non-zero exit status|code)|\bexit code:?|\bexited \()\s*"
+
 PATTERNS = [
     pattern(
         "launcher-local-rank-arg",
@@ -126,8 +130,9 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank was killed with SIGKILL (exit code -9), usually by the OOM killer",
-        r"exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|failed \(exitcode: -9\) local_rank: (?P<local_rank>\d+)|task \d+: Killed|died with <Signals\.SIGKILL: 9>|^Killed$|(?<=[|\]])Killed[\s\x22'_*`]*$|: line \d+: +\d+ Killed\s|exits with return code = -9\b|process (?P<rank_a>\d+) terminated with signal SIGKILL",
-        ("-9", "SIGKILL", "Killed"),
+        r"exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|failed \(exitcode: -9\) local_rank: (?P<local_rank>\d+)|task \d+: Killed|died with <Signals\.SIGKILL: 9>|^Killed$|(?<=[|\]])Killed[\s\x22'_*`]*$|: line \d+: +\d+ Killed\s|exits with return code = -9\b|process (?P<rank_a>\d+) terminated with signal SIGKILL"
+        r"|" + SHELL_STATUS + r"137\b",  # 128 + 9: how a shell, docker or a job runner reports a child killed by SIGKILL
+        ("-9", "SIGKILL", "Killed", "137"),
         why="""SIGKILL cannot be caught, so the rank left no traceback. It comes from outside: most often the
         kernel's OOM killer (host RAM), sometimes the scheduler (time or memory limit) or a user's kill -9.""",
         fix="dmesg -T | grep -i -E 'killed process|out of memory'   # then lower host memory use: fewer DataLoader workers, load data lazily, map_location='cpu'",
@@ -137,6 +142,8 @@ PATTERNS = [
             ("run.sh: line 12: 48213 Killed                  python train.py", "bash's report of a process killed by SIGKILL"),
             ("      0/99        0G   0.05292   0.02392    0.0392     0.116        19       640:   0%|Killed\"_", "WongKinYiu/yolov7#2001 (glued to the progress bar; the paste's quote and emphasis after it)"),
             ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL", "torch.multiprocessing.spawn error text"),
+            ("sky.exceptions.CommandError: Command docker exec sky_container /bin/bash -c 'sudo apt-get update' failed with return code 137.",
+             "skypilot-org/skypilot#3706 (the docker set-up command killed: 137 = 128 + SIGKILL)"),
         ],
         not_examples=["exitcode  : -1 (pid: 123)"],
         after=("host-oom-killer",),  # the OOM killer's own line says who sent the SIGKILL
@@ -148,7 +155,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank died of SIGBUS (exit code -7): shared memory exhausted",
-        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: ?\(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|died with <Signals\.SIGBUS: 7>|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@",
+        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: ?\(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|died with <Signals\.SIGBUS: 7>|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@|Fatal Python error: Bus error",
         ("-7", "SIGBUS", "Bus error"),
         why="""SIGBUS in a training process almost always means /dev/shm is full (DataLoader workers, NCCL).""",
         fix="docker run --shm-size=16g ... (or --ipc=host); df -h /dev/shm",
@@ -158,6 +165,7 @@ PATTERNS = [
             ("[2023-07-20 08:33:12,002] [ERROR] [launch.py:321:sigkill_handler] ['/root/anaconda3/envs/deepspeed/bin/python', '-u', 'main.py', '--local_rank=3'] exits with return code = -7", "deepspeedai/DeepSpeed#4002"),
             ("srun: error: Orion-18-69: task 289: Bus error", "hafs-community/HAFS#101"),
             ("[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)", "NVIDIA/Megatron-LM#516 (UCX's signal report, inside NCCL)"),
+            ("2023-09-28 09:22:35 | ERROR | stderr | (RayWorker pid=3346) Fatal Python error: Bus error", "lm-sys/FastChat#2490 (faulthandler's report in a vLLM Ray worker on 2x T4)"),
         ],
         # the shared-memory failure printed before it is the same event, named
         after=("dataloader-shm-bus-error", "shm-no-space", "nccl-shm-segment"),
@@ -169,8 +177,9 @@ PATTERNS = [
         E,
         "a rank crashed with a segmentation fault (exit code -11)",
         r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s*\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|died with <Signals\.SIGSEGV: 11>|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
-        r"|Signal: Segmentation fault \(11\)|Caught signal 11 \(Segmentation fault",  # Open MPI's and UCX/MXM's signal reports
-        ("-11", "SIGSEGV", "Segmentation fault"),
+        r"|Signal: Segmentation fault \(11\)|Caught signal 11 \(Segmentation fault"  # Open MPI's and UCX/MXM's signal reports
+        r"|" + SHELL_STATUS + r"139\b",  # 128 + 11: a shell's, docker's or a job runner's report of a child that segfaulted
+        ("-11", "SIGSEGV", "Segmentation fault", "139"),
         why="""A native crash in C++/CUDA code: mismatched versions of torch, CUDA, NCCL or a compiled
         extension, or a bug in a native library.""",
         fix="python -X faulthandler train.py (or TORCH_SHOW_CPP_STACKTRACES=1) to see where; check torch/NCCL/extension versions match",
@@ -182,6 +191,8 @@ PATTERNS = [
             ("[ava02:21329:1] Caught signal 11 (Segmentation fault)", "horovod/horovod#62 (MXM's report, inside MPI)"),
             ("run.sh: line 12: 48213 Segmentation fault      (core dumped) python train.py", "bash's report of a child that crashed (its padding before '(core dumped)')"),
             ("Segmentation fault(core dumped)", "lmb-freiburg/demon#32 (the shell's report as the paste has it, without the space)"),
+            ("comfyui-1 exited with code 139", "YanWenKun/ComfyUI-Docker#68 (docker compose: 139 = 128 + SIGSEGV)"),
+            ("error Command failed with exit code 139.", "n4ze3m/dialoqbase#90 (yarn's report after the shell's 'Segmentation fault')"),
         ],
     ),
     pattern(
