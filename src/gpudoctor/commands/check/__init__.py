@@ -113,6 +113,8 @@ def _check_joined(ctx, options: "Options", progress) -> "Report":
             f"within {options.timeout:.0f} s: {describe_error(exc)}"
         )
         failed = joined_failure(ctx, exc, " while comparing the nodes", "check")
+        if ctx.rank == 0:  # the rank that reports: its failure is the report (--json too), as allreduce's
+            return Report(COMMAND, (failed,))
         return QuietReport(COMMAND, (failed,), said=said, code=ExitCode.PROBLEM)
     if nodes is None:
         return QuietReport(COMMAND, ())  # not rank 0: rank 0 reports
