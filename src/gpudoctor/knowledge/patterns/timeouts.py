@@ -274,7 +274,7 @@ PATTERNS = [
         ("EADDRINUSE", "already in use", "failed to listen", "failed to bind"),
         why="""Rank 0 starts the store on MASTER_PORT (29500 by default) and another process already listens
         there: a second job on the same machine, or a previous run that has not exited.""",
-        fix="ss -ltnp | grep 29500   # then give each job its own port: torchrun --master-port=$((20000 + RANDOM % 20000)) ... (or --standalone on one node)",
+        fix="ss -ltnp | grep \":${MASTER_PORT:-29500} \"   # the port named in the error; then give each job its own port: torchrun --master-port=$((20000 + RANDOM % 20000)) ... (or --standalone on one node)",
         examples=[
             ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use). The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use).", "showlab/Tune-A-Video#90"),
             ("RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use.", "om-ai-lab/VLM-R1#289"),
