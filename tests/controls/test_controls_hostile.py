@@ -13,9 +13,11 @@ torch = pytest.importorskip("torch")
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    # below the kernel's ephemeral range, free on every interface: an outgoing connection of a
+    # parallel test is never handed it in between (a port the kernel picked from that range can be)
+    from gpudoctor.launch.store import free_port as unused_port
+
+    return unused_port()
 
 
 class TestRendezvousStoreSilent:
