@@ -5,7 +5,6 @@ that no process is left behind."""
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
