@@ -26,6 +26,7 @@ from datetime import timedelta
 from gpudoctor.core.exit_code import ExitCode
 from gpudoctor.launch import rundir as run_folder
 from gpudoctor.launch import scratch
+from gpudoctor.hang.tracer import stop_at_exit
 from gpudoctor.hang.watch import STALL, CollectiveWatch
 
 POLL_S = 0.5
@@ -176,7 +177,10 @@ def start(tracker, rank: int, world: int, hang_timeout: float | None) -> None:
     tracker.on_tick = tick
     if rank in (0, world - 1):
         watch = StoreWatch(job, world, hang_timeout)
-        threading.Thread(target=_watch, args=(watch, job, rank), name="gpudoctor-watch", daemon=True).start()
+        stopping = threading.Event()
+        thread = threading.Thread(target=_watch, args=(watch, job, rank, stopping), name="gpudoctor-watch", daemon=True)
+        thread.start()
+        atexit.register(stop_at_exit, stopping, thread)
 
 
 def _ready() -> bool:
@@ -241,11 +245,11 @@ class OwnCalls:
         return self.key is not None and self.key[2] == "started" and still >= BACKED_S
 
 
-def _watch(watch: StoreWatch, job: JobStore, rank: int) -> None:
+def _watch(watch: StoreWatch, job: JobStore, rank: int, stopping: threading.Event | None = None) -> None:
     start_s = time.monotonic()
     own = OwnCalls(watch.run_dir, rank)
-    while True:
-        time.sleep(POLL_S)
+    stopping = stopping or threading.Event()
+    while not stopping.wait(POLL_S):
         if not _ready():
             continue
         now = time.monotonic() - start_s

@@ -200,6 +200,7 @@ class Tracker:
         self.run_dir = run_dir
         self.rank = rank
         self.pid = os.getpid()
+        self.stopping = threading.Event()  # set at exit: the publishing loop ends (stop_at_exit)
         self.exit: run_folder.RankExit | None = None
         self.history: deque[CollectiveRecord] = deque(maxlen=64)  # when the Flight Recorder is off
         # (group, number) -> (file:line, function, root, kind as the user called it, the error
@@ -551,8 +552,7 @@ class Tracker:
         self.publish(final=True)
 
     def loop(self) -> None:
-        while True:
-            time.sleep(PUBLISH_S)
+        while not self.stopping.wait(PUBLISH_S):
             try:
                 self.publish()
                 self.answer_stack_request()
@@ -687,8 +687,23 @@ def install(run_dir: str, rank: int, fatal_file: bool = True) -> Tracker | None:
             tracker.fatal = fatal
         except OSError:
             pass
-    threading.Thread(target=tracker.loop, name=THREAD_NAME, daemon=True).start()
+    thread = threading.Thread(target=tracker.loop, name=THREAD_NAME, daemon=True)
+    thread.start()
+    # Registered after _hook_exits' handler, so it runs first (atexit is last in, first out).
+    atexit.register(stop_at_exit, tracker.stopping, thread)
     return tracker
+
+
+STOP_JOIN_S = 2.0  # how long an ending process waits for one of its threads to leave a store call
+
+
+def stop_at_exit(stopping: threading.Event, thread: threading.Thread) -> None:
+    """End a daemon loop before the interpreter tears down: a thread still inside a
+    torch store call while the process exits can take the process down with
+    "terminate called without an active exception" (SIGABRT) after a clean run."""
+    stopping.set()
+    if thread is not threading.current_thread():
+        thread.join(STOP_JOIN_S)
 
 
 def _wrap_collectives(tracker: Tracker) -> None:
