@@ -302,6 +302,15 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
 
         import argparse
         """),
+    "sibling: the read in an annotation only (not evaluated under __future__ annotations)": (
+        "name-not-imported", 4, "warning", """
+        from __future__ import annotations
+        import torch.distributed as dist
+
+        args: argparse.Namespace = dist.get_rank()
+
+        import argparse
+        """),
     "sibling: the read inside a try whose handler may catch the NameError": ("name-not-imported", 4, "warning", """
         import torch.distributed as dist
 

@@ -150,8 +150,11 @@ class NameNotImported(Rule):
         exit), and no `try` with a handler (which may catch the NameError) holds it."""
         if list(file.conditions(node)):
             return False
-        if any(isinstance(anc, (ast.For, ast.AsyncFor, ast.While)) for anc in file.ancestors(node)):
-            return False  # a loop's body may run no time
+        for anc in file.ancestors(node):
+            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While, ast.GeneratorExp)):
+                return False  # a loop's body may run no time; a generator's items run when iterated
+            if type(anc) is ast.AnnAssign and any(sub is node for sub in ast.walk(anc.annotation)):
+                return False  # an annotation is not evaluated under `from __future__ import annotations`
         return not any(isinstance(anc, TRIES) and bool(getattr(anc, "handlers", ())) for anc in file.ancestors(node))
 
     @staticmethod
