@@ -311,6 +311,16 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
 
         import argparse
         """),
+    "sibling: the read in one case of a match (that case may not match)": ("name-not-imported", 6, "warning", """
+        import sys
+        import torch.distributed as dist
+
+        match sys.argv[1]:
+            case "train":
+                parser = argparse.ArgumentParser()
+
+        import argparse
+        """),
     "sibling: the read inside a try whose handler may catch the NameError": ("name-not-imported", 4, "warning", """
         import torch.distributed as dist
 

@@ -27,7 +27,7 @@ class NameNotImported(Rule):
     that one line (issue 41's readers called four such files warnings, one an error,
     and passed over two more). And a name used
     at module level before the file's only imports of it: an error where nothing decides
-    whether that line runs (no test, loop or `try` around it, no function declaring the
+    whether that line runs (no test, loop, `match` case or `try` around it, no function declaring the
     name `global`): the module raises there on every run (issue 41's dev4: study notes
     whose `argparse.ArgumentParser(...)` stands above `import argparse`); a warning under
     a test. Not in a
@@ -151,8 +151,8 @@ class NameNotImported(Rule):
         if list(file.conditions(node)):
             return False
         for anc in file.ancestors(node):
-            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While, ast.GeneratorExp)):
-                return False  # a loop's body may run no time; a generator's items run when iterated
+            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While, ast.GeneratorExp, ast.match_case)):
+                return False  # a loop's body may run no time; a generator's items run when iterated; a case may not match
             if type(anc) is ast.AnnAssign and any(sub is node for sub in ast.walk(anc.annotation)):
                 return False  # an annotation is not evaluated under `from __future__ import annotations`
         return not any(isinstance(anc, TRIES) and bool(getattr(anc, "handlers", ())) for anc in file.ancestors(node))
