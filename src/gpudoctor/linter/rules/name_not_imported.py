@@ -24,8 +24,8 @@ class NameNotImported(Rule):
     module-level `if __name__ == "__main__":` block) that imports other modules, is valid Python and reads no other name from nowhere (a snippet
     with no imports, cut off mid-statement, or reading `args` or `model` unbound
     left more than one line out); a warning, since an excerpt may have dropped
-    that one line (issue 41's readers called four such files warnings, one an error,
-    and passed over two more). And a name used
+    that one line (issue 41's readers called five such files warnings and one an error,
+    and passed over two: said as errors, the two became false errors). And a name used
     at module level before the file's only imports of it: an error where nothing decides
     whether that line runs (no test, loop, `match` case or `try` around it, no function declaring the
     name `global`): the module raises there on every run (issue 41's dev4: study notes
