@@ -152,7 +152,8 @@ class NameNotImported(Rule):
             return False
         for anc in file.ancestors(node):
             if isinstance(anc, (ast.For, ast.AsyncFor, ast.While, ast.GeneratorExp, ast.match_case)):
-                return False  # a loop's body may run no time; a generator's items run when iterated; a case may not match
+                # a loop's body may run no time, a generator's items run when iterated, a case may not match
+                return False
             if type(anc) is ast.AnnAssign and any(sub is node for sub in ast.walk(anc.annotation)):
                 return False  # an annotation is not evaluated under `from __future__ import annotations`
         return not any(isinstance(anc, TRIES) and bool(getattr(anc, "handlers", ())) for anc in file.ancestors(node))
