@@ -5,9 +5,10 @@ import builtins
 from collections.abc import Iterator
 
 from gpudoctor.linter.model import CONVENTIONAL, FileModel, import_line
-from gpudoctor.linter.rule import WARNING, Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 IMPORTS = (ast.Import, ast.ImportFrom)
+TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # (`try: ... except* E:` from Python 3.11)
 KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__builtins__"}
 
 
@@ -23,11 +24,15 @@ class NameNotImported(Rule):
     module-level `if __name__ == "__main__":` block) that imports other modules, is valid Python and reads no other name from nowhere (a snippet
     with no imports, cut off mid-statement, or reading `args` or `model` unbound
     left more than one line out); a warning, since an excerpt may have dropped
-    that one line. And a name used
-    at module level before the file's only imports of it (a warning too: that line
-    runs first, but a paste may have joined two pieces of a file out of order; not in a
-    pasted snippet lint had to repair, which is such pieces: heldout5's notebook cells
-    pasted with their imports last). Asked for by issue 41's samples (six scripts over three parts:
+    that one line (issue 41's readers called five such files warnings and one an error,
+    and passed over two: said as errors, the two became false errors). And a name used
+    at module level before the file's only imports of it: an error where nothing decides
+    whether that line runs (no test, loop, `match` case or `try` around it, no function declaring the
+    name `global`): the module raises there on every run (issue 41's dev4: study notes
+    whose `argparse.ArgumentParser(...)` stands above `import argparse`); a warning under
+    a test. Not in a
+    pasted snippet lint had to repair, which may be pieces of a file joined out of order
+    (heldout5's notebook cells pasted with their imports last). Asked for by issue 41's samples (six scripts over three parts:
     `os.environ` for MASTER_ADDR with no `import os`, `torch` used but not
     imported, `argparse` used above its import). Not run on notebooks: their
     cells run in any order, and many are pages of snippets (on the mature
@@ -36,6 +41,7 @@ class NameNotImported(Rule):
 
     id = "name-not-imported"
     message = "a module used here is never imported in this file: NameError when the line runs"
+    severity = ERROR
     fix = "import os  # at the top of the file, with the other imports"
     needles = ("import",)
 
@@ -122,16 +128,35 @@ class NameNotImported(Rule):
         for (_, name) in file.defs:
             first_binding.pop(name, None)  # a function or class of that name: scoping is not followed
         said: set[str] = set()
+        # (a function's `global argparse; import argparse`, called before the read, binds it)
+        declared_global = {name for n in ast.walk(file.tree) if type(n) is ast.Global for name in n.names}
         reads = [n for n in ast.walk(file.tree) if type(n) is ast.Name and type(n.ctx) is ast.Load]
         for read in sorted(reads, key=lambda n: (n.lineno, n.col_offset)):
             if read.id not in imported or read.id in said or file.function(read) is not None:
                 continue
             if read.lineno < first_binding.get(read.id, 0):
                 said.add(read.id)
-                yield Hit(read, severity=WARNING,
+                certain = self._always_runs(file, read) and read.id not in declared_global
+                yield Hit(read, severity=ERROR if certain else WARNING,
                           message=f"`{read.id}` is used here, at module level, before the file imports it "
-                          f"(line {first_binding[read.id]}): NameError when this line runs",
+                          f"(line {first_binding[read.id]}): NameError when this line runs"
+                          + (", and nothing decides whether it runs" if certain else ""),
                           fix=f"move the import of {read.id} to the top of the file")
+
+    @staticmethod
+    def _always_runs(file: FileModel, node: ast.AST) -> bool:
+        """`node` runs whenever the module does, before anything else could bind a name:
+        no test decides it (`if`, `while`, a conditional expression, `x and ...`, an earlier
+        exit), and no `try` with a handler (which may catch the NameError) holds it."""
+        if list(file.conditions(node)):
+            return False
+        for anc in file.ancestors(node):
+            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While, ast.GeneratorExp, ast.match_case)):
+                # a loop's body may run no time, a generator's items run when iterated, a case may not match
+                return False
+            if type(anc) is ast.AnnAssign and any(sub is node for sub in ast.walk(anc.annotation)):
+                return False  # an annotation is not evaluated under `from __future__ import annotations`
+        return not any(isinstance(anc, TRIES) and bool(getattr(anc, "handlers", ())) for anc in file.ancestors(node))
 
     @staticmethod
     def _first_use(file: FileModel, name: str) -> ast.Name | None:
