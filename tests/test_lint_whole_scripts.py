@@ -1,0 +1,175 @@
+"""lint on whole training scripts of course, tutorial and research repositories (issue 41's
+heldout9, retired to development): the shapes those files showed, each as a few of their own
+lines (source in the comment) beside its control (the healthy program most like it) and, where
+another verdict is near, its sibling. Each case: its rule, its line, the severity lint must give
+it (None: the rule is silent there)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gpudoctor.linter import engine
+
+CASES: dict[str, tuple[str, int, str | None, str]] = {
+    # github.com/chingi071/Pytorch_note ddp_example.py: an NCCL group, a barrier on it at once,
+    # and each rank's GPU named only for its tensors (`torch.device("cuda", args.local_rank)`).
+    "nccl: a bare barrier where only the tensors' GPUs are named": ("nccl-no-set-device", 5, "warning", """
+        import torch
+        import torch.distributed as dist
+
+        if __name__ == '__main__':
+            dist.init_process_group(backend='nccl')
+            dist.barrier()
+            device = torch.device("cuda", args.local_rank)
+            model = model.to(device)
+        """),
+    "control: the barrier told its device": ("nccl-no-set-device", 5, None, """
+        import torch
+        import torch.distributed as dist
+
+        if __name__ == '__main__':
+            dist.init_process_group(backend='nccl')
+            dist.barrier(device_ids=[args.local_rank])
+            device = torch.device("cuda", args.local_rank)
+            model = model.to(device)
+        """),
+    "sibling: no barrier, each rank's GPU named for its tensors": ("nccl-no-set-device", 5, None, """
+        import torch
+        import torch.distributed as dist
+
+        if __name__ == '__main__':
+            dist.init_process_group(backend='nccl')
+            device = torch.device("cuda", args.local_rank)
+            model = model.to(device)
+        """),
+    # github.com/naddeok96/FIM ddp_example.py: CUDA_VISIBLE_DEVICES set once, to two GPUs, in the
+    # parent before mp.spawn; each worker's model goes .to(rank), and a barrier ends the run.
+    "nccl: one CUDA_VISIBLE_DEVICES listing several GPUs for every process": ("nccl-no-set-device", 7, "warning", """
+        import os
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def train(rank, world_size):
+            dist.init_process_group(backend="nccl", init_method="env://", rank=rank, world_size=world_size)
+            model = Net().to(rank)
+            dist.barrier()
+
+        if __name__ == "__main__":
+            gpu_ids = "2, 6"
+            os.environ["CUDA_VISIBLE_DEVICES"] = gpu_ids
+            n_gpus = torch.cuda.device_count()
+            mp.spawn(train, args=(n_gpus,), nprocs=n_gpus, join=True)
+        """),
+    "sibling: the same spawn with .cuda() work on the current device is an error": ("nccl-no-set-device", 7, "error", """
+        import os
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def train(rank, world_size):
+            dist.init_process_group(backend="nccl", init_method="env://", rank=rank, world_size=world_size)
+            model = Net().cuda()
+            dist.barrier()
+
+        if __name__ == "__main__":
+            os.environ["CUDA_VISIBLE_DEVICES"] = "2, 6"
+            n_gpus = torch.cuda.device_count()
+            mp.spawn(train, args=(n_gpus,), nprocs=n_gpus, join=True)
+        """),
+    "control: CUDA_VISIBLE_DEVICES set per process": ("nccl-no-set-device", 8, None, """
+        import os
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def train(rank, world_size):
+            os.environ["CUDA_VISIBLE_DEVICES"] = str(rank)
+            dist.init_process_group(backend="nccl", init_method="env://", rank=rank, world_size=world_size)
+            model = Net().to(rank)
+            dist.barrier()
+        """),
+    # github.com/nikit91/ddp_demo ddp_example.py: the wrapper's state dict saved every ten epochs,
+    # loaded back into the wrapper only on `--resume`.
+    "save: a resume path loads the wrapper's checkpoint back": ("save-ddp-wrapper", 11, "warning", """
+        import torch
+
+        def main():
+            ddp_model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+            if resume == True:
+                map_location = {"cuda:0": "cuda:{}".format(local_rank)}
+                ddp_model.load_state_dict(torch.load(model_filepath, map_location=map_location))
+            for epoch in range(num_epochs):
+                if epoch % 10 == 0:
+                    if local_rank == 0:
+                        torch.save(ddp_model.state_dict(), model_filepath)
+        """),
+    # (the DDP tutorial's demo_checkpoint: saved, then read back at once by every rank)
+    "control: saved and read back at once into the wrapper": ("save-ddp-wrapper", 8, None, """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def demo_checkpoint(rank, world_size):
+            ddp_model = DDP(ToyModel().to(rank), device_ids=[rank])
+            if rank == 0:
+                torch.save(ddp_model.state_dict(), CHECKPOINT_PATH)
+            dist.barrier()
+            ddp_model.load_state_dict(torch.load(CHECKPOINT_PATH, map_location={"cuda:0": f"cuda:{rank}"}))
+        """),
+    # github.com/SurajBhar/gifs ddp_train.py: a checkpoint dict over several lines, said at the save
+    "save: a checkpoint dict spread over lines is said at torch.save": ("save-ddp-wrapper", 9, "warning", """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(rank, world_size):
+            net = DDP(net.to(rank), device_ids=[rank])
+            if len(checkpoints) > 0:
+                net.load_state_dict(torch.load(path, map_location=f"cuda:{rank}")["model_state_dict"])
+            if rank == 0:
+                torch.save(
+                    {
+                        "epoch": epoch,
+                        "model_state_dict": net.state_dict(),
+                    },
+                    path,
+                )
+        """),
+    # github.com/Superwan999/CV_detection ddp_train.py: the state dict taken into a name first
+    "save: the wrapper's state_dict saved through a name": ("save-ddp-wrapper", 10, "warning", """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        class Trainer:
+            def __init__(self, model, gpu_id):
+                self.model = DDP(model.to(gpu_id), device_ids=[gpu_id])
+
+            def _save_checkpoint(self, epoch_id):
+                ckp = self.model.state_dict()
+                torch.save(ckp, f"epoch_{epoch_id}.pth")
+        """),
+    "control: the wrapped model's state_dict saved through a name": ("save-ddp-wrapper", 10, None, """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        class Trainer:
+            def __init__(self, model, gpu_id):
+                self.model = DDP(model.to(gpu_id), device_ids=[gpu_id])
+
+            def _save_checkpoint(self, epoch_id):
+                ckp = self.model.module.state_dict()
+                torch.save(ckp, f"epoch_{epoch_id}.pth")
+        """),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_whole_script_shapes(name):
+    rule, line, severity, code = CASES[name]
+    text = textwrap.dedent(code).lstrip("\n")
+    found = [d for d in engine.lint_source(text, "train.py") if d.rule == rule and d.line == line]
+    assert [d.severity for d in found] == ([severity] if severity else []), [d.message for d in found]
+    if severity is None:  # a control is silent on every line, not only the one named
+        assert not [d for d in engine.lint_source(text, "train.py") if d.rule == rule]
