@@ -162,6 +162,71 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
                 ckp = self.model.module.state_dict()
                 torch.save(ckp, f"epoch_{epoch_id}.pth")
         """),
+    # github.com/Jmh0527/UAR ddp_train.py: --local_rank defaults to -1, the model goes
+    # .to(args.local_rank), and the closing note runs it with torchrun (no --local_rank passed).
+    "local rank: default -1 used as a device, the file run by torchrun": ("local-rank-arg", 11, "error", """
+        import argparse
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(args):
+            dist.init_process_group(backend='nccl')
+            model = Net().to(args.local_rank)  # Send the model to the local GPU
+            model = DDP(model, device_ids=[args.local_rank], output_device=args.local_rank)
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--local_rank', type=int, default=-1, help='Local rank for DDP')
+        main(parser.parse_args())
+
+        # torchrun --nproc_per_node=4 --master_port=12355 train.py --dataroot /path/to/imagenet
+        """),
+    "sibling: the same file run by torch.distributed.launch, which passes the flag": ("local-rank-arg", 11, "warning", """
+        import argparse
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(args):
+            dist.init_process_group(backend='nccl')
+            model = Net().to(args.local_rank)
+            model = DDP(model, device_ids=[args.local_rank], output_device=args.local_rank)
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--local_rank', type=int, default=-1)
+        main(parser.parse_args())
+
+        # torchrun --nproc_per_node=4 train.py, or python -m torch.distributed.launch --nproc_per_node=4 train.py
+        """),
+    "sibling: default -1 told apart before the device is used": ("local-rank-arg", 13, "warning", """
+        import argparse
+        import torch
+        import torch.distributed as dist
+
+        def main(args):
+            if args.local_rank != -1:
+                dist.init_process_group(backend='nccl')
+                model = Net().to(args.local_rank)
+            else:
+                model = Net().to("cuda")
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--local_rank', type=int, default=-1)
+        main(parser.parse_args())
+        # torchrun --nproc_per_node=4 train.py
+        """),
+    "control: the local rank read from the environment torchrun sets": ("local-rank-arg", 11, None, """
+        import argparse
+        import os
+        import torch.distributed as dist
+
+        def main(args):
+            dist.init_process_group(backend='nccl')
+            model = Net().to(args.local_rank)
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--local_rank', type=int, default=int(os.environ.get("LOCAL_RANK", -1)))
+        main(parser.parse_args())
+        # torchrun --nproc_per_node=4 train.py
+        """),
 }
 
 
