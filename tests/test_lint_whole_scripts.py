@@ -12,6 +12,30 @@ import pytest
 
 from gpudoctor.linter import engine
 
+# github.com/HansBug/torchrun_demos ddp_demo.py: main() reads LOCAL_RANK and RANK, and hands
+# one of them (HANDED) to train(), whose loader helper builds the sampler with it.
+THROUGH_CALLS = """
+        import os
+        from torch.utils.data.distributed import DistributedSampler
+
+        def get_data_loaders(rank, world_size, batch_size=128):
+            train_sampler = DistributedSampler(
+                train_dataset,
+                num_replicas=world_size,
+                rank=rank
+            )
+            return train_sampler
+
+        def train(rank, world_size):
+            sampler = get_data_loaders(rank, world_size)
+
+        def main():
+            local_rank = int(os.environ["LOCAL_RANK"])
+            world_size = int(os.environ["WORLD_SIZE"])
+            rank = int(os.environ["RANK"])
+            train(HANDED, world_size)
+        """
+
 CASES: dict[str, tuple[str, int, str | None, str]] = {
     # github.com/chingi071/Pytorch_note ddp_example.py: an NCCL group, a barrier on it at once,
     # and each rank's GPU named only for its tensors (`torch.device("cuda", args.local_rank)`).
@@ -226,6 +250,36 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         parser.add_argument('--local_rank', type=int, default=int(os.environ.get("LOCAL_RANK", -1)))
         main(parser.parse_args())
         # torchrun --nproc_per_node=4 train.py
+        """),
+    "local index: a sampler's rank through the file's own calls": (
+        "local-rank-as-global-rank", 5, "warning", THROUGH_CALLS.replace("HANDED", "local_rank")),
+    "control: the global rank handed on": (
+        "local-rank-as-global-rank", 5, None, THROUGH_CALLS.replace("HANDED", "rank")),
+    # github.com/AlanConstantine/ssr ddp_train.py: the project's loader told the local rank
+    # beside the job's world size.
+    "local index: a loader helper given rank=local_rank beside the world size": (
+        "local-rank-as-global-rank", 8, "warning", """
+        import torch.distributed as dist
+        from dataloader import get_dataloader
+
+        def main(args):
+            dl = get_dataloader(args.data_dir,
+                                batch_size=args.batch_size,
+                                sampler='distributed',
+                                rank=args.local_rank,
+                                world_size=dist.get_world_size())
+        """),
+    "sibling: the same helper given the node's GPU count (one node by construction)": (
+        "local-rank-as-global-rank", 8, None, """
+        import torch
+        from dataloader import get_dataloader
+
+        def main(args):
+            dl = get_dataloader(args.data_dir,
+                                batch_size=args.batch_size,
+                                sampler='distributed',
+                                rank=args.local_rank,
+                                world_size=torch.cuda.device_count())
         """),
 }
 
