@@ -36,6 +36,25 @@ THROUGH_CALLS = """
             train(HANDED, world_size)
         """
 
+# (nikit91/ddp_demo's shape: the model BUILD, the evaluation given GIVEN under a rank test)
+EVALUATE = """
+        import torch
+        import torchvision
+
+        def evaluate(model, device, test_loader):
+            model.eval()
+            with torch.no_grad():
+                for data in test_loader:
+                    outputs = model(data[0].to(device))
+
+        def main(local_rank):
+            model = BUILD.to(device)
+            ddp_model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+            for epoch in range(num_epochs):
+                if local_rank == 0:
+                    accuracy = evaluate(model=GIVEN, device=device, test_loader=test_loader)
+        """
+
 CASES: dict[str, tuple[str, int, str | None, str]] = {
     # github.com/chingi071/Pytorch_note ddp_example.py: an NCCL group, a barrier on it at once,
     # and each rank's GPU named only for its tensors (`torch.device("cuda", args.local_rank)`).
@@ -281,6 +300,17 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
                                 rank=args.local_rank,
                                 world_size=torch.cuda.device_count())
         """),
+    # github.com/nikit91/ddp_demo ddp_example.py: torchvision's ResNet-18 wrapped in DDP and
+    # evaluated every ten epochs by local rank 0 alone, through the file's evaluate().
+    "forward on one rank: torchvision's resnet18 evaluated through a function": (
+        "ddp-forward-on-one-rank", 15, "error", EVALUATE.replace("BUILD", "torchvision.models.resnet18(pretrained=False)")
+        .replace("GIVEN", "ddp_model")),
+    "control: the unwrapped module evaluated on rank 0": (
+        "ddp-forward-on-one-rank", 15, None, EVALUATE.replace("BUILD", "torchvision.models.resnet18(pretrained=False)")
+        .replace("GIVEN", "ddp_model.module")),
+    "sibling: a network lint cannot follow is a warning": (
+        "ddp-forward-on-one-rank", 15, "warning", EVALUATE.replace("BUILD", "torchvision.models.vit_b_16()")
+        .replace("GIVEN", "ddp_model")),
 }
 
 
