@@ -55,6 +55,21 @@ EVALUATE = """
                     accuracy = evaluate(model=GIVEN, device=device, test_loader=test_loader)
         """
 
+# (AlanConstantine/ssr's shape: the writer built where MADE, None elsewhere; the save where it exists)
+WRITER = """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.tensorboard import SummaryWriter
+
+        dist.init_process_group(backend='nccl')
+        MADE
+            writer = SummaryWriter(args.log_dir)
+        else:
+            writer = None
+        if writer is not None:
+            torch.save(model.module.state_dict(), "best.pt")
+        """
+
 CASES: dict[str, tuple[str, int, str | None, str]] = {
     # github.com/chingi071/Pytorch_note ddp_example.py: an NCCL group, a barrier on it at once,
     # and each rank's GPU named only for its tensors (`torch.device("cuda", args.local_rank)`).
@@ -311,6 +326,12 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
     "sibling: a network lint cannot follow is a warning": (
         "ddp-forward-on-one-rank", 15, "warning", EVALUATE.replace("BUILD", "torchvision.models.vit_b_16()")
         .replace("GIVEN", "ddp_model")),
+    # github.com/AlanConstantine/ssr ddp_train.py: the best checkpoint saved where the TensorBoard
+    # writer exists, and only local rank 0 (or a run without DDP) builds one.
+    "control: saved where an object only rank 0 built exists": ("save-all-ranks", 11, None, WRITER.replace(
+        "MADE", "if not distributed or args.local_rank == 0:")),
+    "sibling: the same test, the object built on every rank that asks for it": ("save-all-ranks", 11, "warning", WRITER.replace(
+        "MADE", "if args.use_tb:")),
 }
 
 
