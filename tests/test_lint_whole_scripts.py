@@ -332,6 +332,40 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         "MADE", "if not distributed or args.local_rank == 0:")),
     "sibling: the same test, the object built on every rank that asks for it": ("save-all-ranks", 11, "warning", WRITER.replace(
         "MADE", "if args.use_tb:")),
+    # github.com/TheFlash98/BDML-Assignment1 ddp_train.py: a LoRA fine-tune whose Trainer is
+    # told the device by hand.
+    "unexpected argument: transformers' Trainer given device=": ("unexpected-argument", 10, "error", """
+        from transformers import Trainer
+
+        def main(rank, world_size, args):
+            trainer = Trainer(
+                model=model,
+                tokenizer=tokenizer,
+                args=training_args,
+                train_dataset=train_dataset,
+                data_collator=data_collator,
+                device=rank,
+            )
+        """),
+    "control: the Trainer's own keywords, its old tokenizer= too": ("unexpected-argument", 10, None, """
+        from transformers import Trainer
+
+        def main(rank, world_size, args):
+            trainer = Trainer(
+                model=model,
+                tokenizer=tokenizer,
+                args=training_args,
+                train_dataset=train_dataset,
+                data_collator=data_collator,
+                compute_metrics=compute_metrics,
+            )
+        """),
+    "sibling: a Trainer of another library (Lightning's takes devices=)": ("unexpected-argument", 4, None, """
+        from lightning import Trainer
+
+        def main(rank, world_size, args):
+            trainer = Trainer(devices=4, accelerator="gpu")
+        """),
 }
 
 
