@@ -86,6 +86,25 @@ SETUP_FIRST = """
             pass
         """
 
+RESUMED = """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(rank, world_size):
+            net = DDP(net.to(rank), device_ids=[rank])
+            if len(checkpoints) > 0:
+                net.load_state_dict(torch.load(path, map_location=f"cuda:{rank}")["model_state_dict"])
+            if rank == 0:
+                torch.save(
+                    {
+                        "epoch": epoch,
+                        "model_state_dict": net.state_dict(),
+                        OPTIMIZER
+                    },
+                    path,
+                )
+        """
+
 CASES: dict[str, tuple[str, int, str | None, str]] = {
     # github.com/chingi071/Pytorch_note ddp_example.py: an NCCL group, a barrier on it at once,
     # and each rank's GPU named only for its tensors (`torch.device("cuda", args.local_rank)`).
@@ -193,24 +212,13 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
             dist.barrier()
             ddp_model.load_state_dict(torch.load(CHECKPOINT_PATH, map_location={"cuda:0": f"cuda:{rank}"}))
         """),
-    # github.com/SurajBhar/gifs ddp_train.py: a checkpoint dict over several lines, said at the save
-    "save: a checkpoint dict spread over lines is said at torch.save": ("save-ddp-wrapper", 9, "warning", """
-        import torch
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        def train(rank, world_size):
-            net = DDP(net.to(rank), device_ids=[rank])
-            if len(checkpoints) > 0:
-                net.load_state_dict(torch.load(path, map_location=f"cuda:{rank}")["model_state_dict"])
-            if rank == 0:
-                torch.save(
-                    {
-                        "epoch": epoch,
-                        "model_state_dict": net.state_dict(),
-                    },
-                    path,
-                )
-        """),
+    # (github.com/SurajBhar/gifs ddp_train.py's save, its optimizer state left out: the weights alone, said at torch.save)
+    "save: a checkpoint dict spread over lines is said at torch.save": (
+        "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", "")),
+    # (github.com/facebookresearch/barlowtwins main.py's shape: the training state saved for the
+    # resume path, which reads it back into the wrapper; the backbone is exported unwrapped)
+    "control: a resume checkpoint with the optimizer's state, read back by the resume path": (
+        "save-ddp-wrapper", 9, None, RESUMED.replace("OPTIMIZER", '"optimizer_state_dict": optimizer.state_dict(),')),
     # github.com/Superwan999/CV_detection ddp_train.py: the state dict taken into a name first
     "save: the wrapper's state_dict saved through a name": ("save-ddp-wrapper", 10, "warning", """
         import torch

@@ -25,8 +25,13 @@ class SaveDdpWrapper(Rule):
     book's save-then-load notes): that round trip is consistent. A load into the
     wrapper on another path (a resume under `if args.resume:`, in another method)
     reads the checkpoints of earlier runs, which evaluation and export read too:
-    the save is flagged, and the message names the resume (issue 41's heldout9:
-    five research and course scripts). A checkpoint dict spread over lines is
+    the save of the model's weights is flagged, and the message names the resume
+    (issue 41's heldout9: a course script's model file, a research trainer's
+    per-epoch weights). Not a checkpoint that bundles the training state (the
+    optimizer's or scheduler's state_dict beside the model's) and that the resume
+    path reads back: a resume checkpoint, whose one reader is that path (the
+    mature-repository control: barlowtwins and vicreg save one beside their
+    unwrapped backbone). A checkpoint dict spread over lines is
     said at its `torch.save`, and a state dict taken into a name first
     (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed.
 
@@ -135,7 +140,10 @@ class SaveDdpWrapper(Rule):
             obj = keyword(call, "obj", 0)
             if obj is None:
                 continue
-            for saved in self._saved_values(file, obj):
+            values = self._saved_values(file, obj)
+            if resumed is not None and self._training_state(values):
+                continue  # a resume checkpoint (model, optimizer, ...) that the resume path reads back
+            for saved in values:
                 if isinstance(saved, ast.Call) and isinstance(saved.func, ast.Attribute) and saved.func.attr == "state_dict":
                     state_dict, holder = True, saved.func.value
                 else:
@@ -301,6 +309,13 @@ class SaveDdpWrapper(Rule):
                         for b in others
                     ):
                         yield call
+
+    @staticmethod
+    def _training_state(values: list[ast.expr]) -> bool:
+        """The checkpoint bundles more training state than the model: another `.state_dict()`
+        (the optimizer's, the scheduler's) beside it, as a resume checkpoint does."""
+        return sum(1 for v in values if type(v) is ast.Call and type(v.func) is ast.Attribute
+                   and v.func.attr == "state_dict") > 1
 
     @staticmethod
     def _round_trip(file: FileModel, save: ast.Call, load: ast.Call) -> bool:
