@@ -105,6 +105,28 @@ RESUMED = """
                 )
         """
 
+# github.com/hiram36/build-nanogpt ddp_demo.py (the DDP tutorial's demos): the MASTER_* lines
+# commented out, each demo spawned through run_demo(demo_fn, ...); SET_UP is what setup() sets.
+TUTORIAL_DEMOS = """
+        import os
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def setup(rank, world_size):
+            SET_UP
+            dist.init_process_group("gloo", rank=rank, world_size=world_size)
+
+        def demo_basic(rank, world_size):
+            setup(rank, world_size)
+
+        def run_demo(demo_fn, world_size):
+            mp.spawn(demo_fn, args=(world_size,), nprocs=world_size, join=True)
+
+        if __name__ == "__main__":
+            run_demo(DEMO, torch.cuda.device_count())
+        """
+
 CASES: dict[str, tuple[str, int, str | None, str]] = {
     # github.com/chingi071/Pytorch_note ddp_example.py: an NCCL group, a barrier on it at once,
     # and each rank's GPU named only for its tensors (`torch.device("cuda", args.local_rank)`).
@@ -396,6 +418,12 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
     "sibling: the second name's line is not said again": ("name-not-imported", 4, None, SETUP_FIRST),
     "control: the imports first": ("name-not-imported", 9, None, "\n".join(
         SETUP_FIRST.strip("\n").splitlines()[8:] + SETUP_FIRST.strip("\n").splitlines()[:8])),
+    "master address: commented out, the demos spawned through a helper": ("master-addr-not-set", 8, "warning",
+        TUTORIAL_DEMOS.replace("SET_UP", "#os.environ['MASTER_ADDR'] = 'localhost'").replace("DEMO", "demo_basic")),
+    "control: the tutorial's setup sets the address": ("master-addr-not-set", 8, None,
+        TUTORIAL_DEMOS.replace("SET_UP", "os.environ['MASTER_ADDR'] = 'localhost'").replace("DEMO", "demo_basic")),
+    "sibling: the helper given a function of another module (its set-up not shown)": ("master-addr-not-set", 8, None,
+        TUTORIAL_DEMOS.replace("SET_UP", "pass").replace("DEMO", "trainer.main")),
 }
 
 
