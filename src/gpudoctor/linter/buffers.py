@@ -12,6 +12,7 @@ followed), as the message shows it.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,6 +33,11 @@ BUFFERLESS = {
     "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "Flatten", "Unflatten", "Identity", "Upsample", "PixelShuffle",
     "Parameter", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
 }
+# torchvision's model builders whose networks hold BatchNorm layers (torchvision.models.*:
+# `resnet18(...)`, `models.vgg16_bn(...)`); ViT, Swin, ConvNeXt, AlexNet and plain VGG are not here.
+TORCHVISION_BATCHNORM = re.compile(
+    r"(resnet\d+|resnext\w+|wide_resnet\w+|vgg\d+_bn|densenet\d+|mobilenet_v[23]\w*|efficientnet\w+|"
+    r"inception_v3|googlenet|shufflenet\w+|mnasnet\w+|regnet_\w+)")
 # Attributes a module's __init__ sets that are not submodules.
 PLAIN = {"int", "float", "str", "bool", "len", "list", "dict", "tuple", "set", "range", "getattr", "max", "min"}
 CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
@@ -62,6 +68,8 @@ def _expr(file: FileModel, node: ast.AST, depth: int) -> Buffers:
             return _expr(file, func.value, depth + 1)
         if name in BUFFERED:
             return Buffers(HAS, f"`{_src(node)}` has running statistics")
+        if (file.qualname(func) or "").startswith("torchvision.models.") and TORCHVISION_BATCHNORM.fullmatch(name):
+            return Buffers(HAS, f"torchvision's `{name}` has BatchNorm layers")
         if name in CONTAINERS:
             return _all_parts(file, [a for a in node.args if not isinstance(a, ast.Starred)], depth, f"`{name}(...)`")
         if name in BUFFERLESS and not file.classes.get(name):

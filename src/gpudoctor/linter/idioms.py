@@ -97,7 +97,7 @@ def binds_current_device(file: FileModel) -> bool:
     """The file sets each process's GPU where it could decide what `.cuda()` means:
     `torch.cuda.set_device(...)` & co., a `with torch.cuda.device(...)`, a
     `dist.barrier(device_ids=[rank])`, or `CUDA_VISIBLE_DEVICES` set per process."""
-    if "CUDA_VISIBLE_DEVICES" in file.text:
+    if "CUDA_VISIBLE_DEVICES" in file.text and not _visible_devices_shared(file):
         return True
     for call in file.calls:
         name = terminal_name(call.func)
@@ -107,6 +107,22 @@ def binds_current_device(file: FileModel) -> bool:
         if name == "barrier" and keyword(call, "device_ids") is not None:
             return True
     return False
+
+
+def _visible_devices_shared(file: FileModel) -> bool:
+    """Every mention of CUDA_VISIBLE_DEVICES in the file is a write of one literal that lists
+    several GPUs (`os.environ["CUDA_VISIBLE_DEVICES"] = "2, 6"`, directly or through a name bound
+    to it): the same set for every process, so each one's current device is still the first of
+    them (issue 41's heldout9: a research script's `gpu_ids = "2, 6"` set before mp.spawn)."""
+    mentions = [n for n in ast.walk(file.tree) if type(n) is ast.Constant and n.value == "CUDA_VISIBLE_DEVICES"]
+    writes = list(env_writes(file, "CUDA_VISIBLE_DEVICES"))
+    if not writes or len(mentions) != len(writes) or file.text.count("CUDA_VISIBLE_DEVICES") != len(mentions):
+        return False  # read, written per process, or named in a comment or a command: not decided here
+    for _, value in writes:
+        origins = file.origins(value) if type(value) is ast.Name else [value]
+        if not origins or not all(isinstance(o, ast.AST) and "," in (constant(o, str) or "") for o in origins):
+            return False
+    return True
 
 
 def nccl_group(file: FileModel, call: ast.Call) -> bool:

@@ -38,13 +38,17 @@ class DdpForwardOnOneRank(Rule):
     on the rank, or in a function whose every call in the file is under one,
     or in a function of another module of the project that is given the
     model under a test on the rank (`if rank == 0: evaluate(model, loader)`).
-    Evaluate with the unwrapped model (`model.module`,
+    Said where the rank test stands: at the forward under it, or at the call
+    of the function that runs the forward (`if local_rank == 0:
+    evaluate(model=ddp_model, ...)`, the line issue 41's heldout9 reader
+    named). Evaluate with the unwrapped model (`model.module`,
     `accelerator.unwrap_model(model)`), or on every rank and reduce the
     metrics.
 
     An error only where the forward must communicate: an FSDP / sharded
     model, or a DDP model whose module holds buffers (BatchNorm,
-    `register_buffer`) with `broadcast_buffers` on (the default). DDP then
+    `register_buffer`, a torchvision network with BatchNorm layers: `resnet18`,
+    `vgg16_bn`, `densenet121`, ...) with `broadcast_buffers` on (the default). DDP then
     broadcasts them from rank 0 in the first forward after a training step,
     under `torch.no_grad()` too. A DDP model with no buffers, with
     `broadcast_buffers=False`, or whose module cannot be followed to its class
@@ -147,11 +151,11 @@ class DdpForwardOnOneRank(Rule):
 
         @torch.no_grad()
         def evaluate(model, loader):
-            return sum(model(x).argmax(1).eq(y).sum() for x, y in loader)  # flagged
+            return sum(model(x).argmax(1).eq(y).sum() for x, y in loader)
 
         model = DistributedDataParallel(net.cuda(), device_ids=[local_rank])
         if dist.get_rank() == 0:
-            print(evaluate(model, val_loader))
+            print(evaluate(model, val_loader))  # flagged: where the rank test decides
         ''',
     )
 
@@ -189,9 +193,13 @@ class DdpForwardOnOneRank(Rule):
                     else f"an FSDP2 model (`fully_shard({name})`, line {sharded[name]})")
             unwrap = "DistributedDataParallel" in what or "accelerate" in what
             severity, outcome = self._outcome(file, built)
+            # said where the rank test decides: the forward itself, or the call of its function
+            # under the test (`if local_rank == 0: evaluate(model=ddp_model, ...)`)
+            site = self._guarded_at(file, call, set())
+            inside = "" if site is call else f" in {getattr(file.function(call), 'name', 'a function')}() (line {call.lineno})"
             yield Hit(
-                call,
-                message=f"{source(func)} is {what}, called only on some ranks (it depends on "
+                site,
+                message=f"{source(func)} is {what}, called{inside} only on some ranks (it depends on "
                 f"{depends_on(file, branch)}): {outcome}",
                 fix=(f"{source(func)}.module(...)  # the unwrapped model; or run this on every rank" if unwrap
                      else f"{source(func)}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
@@ -344,6 +352,20 @@ class DdpForwardOnOneRank(Rule):
         if name == "initialize":
             return receiver == "deepspeed" and _zero_3(file.text)
         return False
+
+    def _guarded_at(self, file: FileModel, node: ast.AST, seen: set) -> ast.AST:
+        """Where the rank test that `_guard` found stands over the code: `node` itself when
+        the test is around it, else the first call of its function under such a test."""
+        if rank_branch(file, node) is not None:
+            return node
+        func = file.function(node)
+        if func is None or func in seen:
+            return node
+        seen.add(func)
+        for site in file.entry_sites(func):
+            if self._guard(file, site, set()) is not None:
+                return self._guarded_at(file, site, seen)
+        return node
 
     def _guard(self, file: FileModel, node: ast.AST, seen: set) -> Branch | None:
         """The rank test that decides whether `node` runs: around it, or

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import LOCAL_RANK_FLAGS as FLAGS
-from gpudoctor.linter.model import FileModel, constant, keyword
-from gpudoctor.linter.rule import Hit, Rule
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.rule import ERROR, Hit, Rule
+
+# The file's own words say it is started by torchrun (a comment or docstring with the command).
+TORCHRUN = re.compile(r"\btorchrun\b|torch\.distributed\.run\b")
 
 
 class LocalRankArg(Rule):
@@ -28,7 +32,17 @@ class LocalRankArg(Rule):
     heldout5, the maintainer's answer). Where the file does not show the
     parsed arguments at all (a `get_args()` that returns them, an excerpt
     cut before them: three of issue 41's held-out threads) the warning says
-    that where the value is read is not in view. Said once per file: a second
+    that where the value is read is not in view.
+
+    An error where the file decides the crash: it says it is started by
+    torchrun (a comment or string naming `torchrun` / `torch.distributed.run`,
+    and not the old launcher), the flag's default is negative (`default=-1`),
+    nothing assigns `.local_rank` again, and the value is used as a device
+    index under no test of it (`.to(args.local_rank)`, `.cuda(...)`,
+    `device_ids=[...]`, `torch.device("cuda", ...)`): every rank keeps -1, and
+    that line raises ("Device index must not be negative"). Asked for by issue
+    41's heldout9 (two research scripts whose closing note runs them with
+    torchrun). Said once per file: a second
     `add_argument` of the other spelling (`"--local_rank"` on one line,
     `"--local-rank"` on the next, heldout5 r008) is the same argument.
     """
@@ -133,7 +147,15 @@ class LocalRankArg(Rule):
             ):
                 continue
             if read:
-                yield Hit(call)
+                crash = self._crash_under_torchrun(file, default) if default is not None else None
+                if crash is not None and default is not None:
+                    yield Hit(call, severity=ERROR,
+                              message=f"argparse defines --local_rank with the default {ast.unparse(default)}, and this "
+                              "file says it is started by torchrun, which passes LOCAL_RANK only in the environment: "
+                              f"every rank keeps the default, and `{crash[0]}` (line {crash[1]}) raises for a "
+                              "negative device index")
+                else:
+                    yield Hit(call)
             else:
                 # an excerpt, or a parser whose result goes back to a caller: where the value is
                 # read is not in this file, and under torchrun it is never passed
@@ -141,6 +163,50 @@ class LocalRankArg(Rule):
                           "(the parser's result is returned, or the excerpt ends first): if it picks the GPU, "
                           "every rank takes the default")
             return  # (the other spelling's `add_argument`, if any, is the same argument: said once)
+
+    @staticmethod
+    def _crash_under_torchrun(file: FileModel, default: ast.expr | None) -> tuple[str, int] | None:
+        """Under the launch the file's own words give, the default is what every rank gets:
+        the file names torchrun (and not the old launcher, which does pass the flag), the
+        default is a negative literal, nothing assigns `.local_rank` later, and the value is
+        used as a device index where a negative one raises (`.to(args.local_rank)`,
+        `.cuda(...)`, `device_ids=[...]`, `torch.device("cuda", ...)`; set_device ignores a
+        negative index), under no test of the local rank. That use, or None (issue 41's
+        heldout9: two research scripts whose closing note runs them with torchrun): how it
+        reads and its line."""
+        value = constant(default, int) if default is not None else None
+        if type(default) is ast.UnaryOp and type(default.op) is ast.USub:
+            value = -(constant(default.operand, int) or 0)
+        if value is None or isinstance(value, bool) or value >= 0:
+            return None
+        if not TORCHRUN.search(file.text) or "distributed.launch" in file.text:
+            return None
+        if any(type(n) is ast.Attribute and n.attr == "local_rank" and type(n.ctx) is ast.Store
+               for n in ast.walk(file.tree)):
+            return None  # set again later: from the environment, or from the group
+        for node in ast.walk(file.tree):
+            if type(node) is not ast.Attribute or node.attr != "local_rank" or type(node.ctx) is not ast.Load:
+                continue
+            use = file.parent.get(node)
+            listed = use if type(use) is ast.List else None
+            if listed is not None:
+                kw = file.parent.get(listed)
+                use = file.parent.get(kw) if type(kw) is ast.keyword else None  # device_ids=[args.local_rank]
+                if type(use) is not ast.Call or keyword(use, "device_ids") is not listed:
+                    continue
+            elif type(use) is not ast.Call or node not in use.args:
+                continue
+            elif terminal_name(use.func) in ("to", "cuda"):
+                if len(use.args) != 1 or use.args[0] is not node:
+                    continue
+            elif not (file.qualname(use.func) == "torch.device" and use.args and use.args[-1] is node):
+                continue
+            if any("local_rank" in ast.unparse(test) for test in file.conditions(use)):
+                continue  # `if args.local_rank != -1:`: the file tells the default apart
+            shown = f".{terminal_name(use.func)}({ast.unparse(node)})" if terminal_name(use.func) in ("to", "cuda") \
+                else f"device_ids={ast.unparse(listed)}" if listed is not None else ast.unparse(use)[:60]
+            return shown, node.lineno
+        return None
 
     @staticmethod
     def _parsed_here(file: FileModel) -> bool:

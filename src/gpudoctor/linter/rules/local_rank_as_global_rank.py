@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import rank_kind
+from gpudoctor.linter.idioms import TORCH, is_world_size, rank_kind
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import WARNING, Hit, Rule
 
@@ -29,13 +29,20 @@ class LocalRankAsGlobalRank(Rule):
     8-GPU run scored lower) and dev3 (a validation loop that reads the reduced
     loss where `args.gpu == 0`), and by item 5 (a rank read from the wrong
     variable on more than one node).
+
+    And a `DistributedSampler`, or a call given the job's world size beside it
+    (`get_dataloader(..., rank=args.local_rank, world_size=dist.get_world_size())`),
+    told its `rank` by a local index, followed through the file's own calls
+    (`train(local_rank, world_size)` -> `DistributedSampler(..., rank=rank)`): the
+    first process of every node reads the same shard. Asked for by issue 41's
+    heldout9 (a torchrun demo and a research script).
     """
 
     id = "local-rank-as-global-rank"
     severity = WARNING
     message = "a local index used where the collective means the global rank: wrong on a second node"
     fix = "use the global rank (dist.get_rank(), RANK) for the collective's order and its dst"
-    needles = ("all_gather", "reduce(")
+    needles = ("all_gather", "reduce(", "DistributedSampler", "rank=")
 
     VALID = (
         '''
@@ -89,6 +96,33 @@ class LocalRankAsGlobalRank(Rule):
                 yield from self._gathered_slot(file, call)
             elif name == "reduce":
                 yield from self._reduced_read(file, call)
+        for call in file.calls:
+            yield from self._shard_by_local(file, call)
+
+    @staticmethod
+    def _shard_by_local(file: FileModel, call: ast.Call) -> Iterator[Hit]:
+        """A DistributedSampler, or a call that is given the job's world size beside it
+        (`get_dataloader(..., rank=args.local_rank, world_size=dist.get_world_size())`),
+        told its rank by a local index: the shard is chosen per node, so the first
+        process of every node reads the same shard."""
+        sampler = file.is_call_to(call, "DistributedSampler", TORCH)
+        value = keyword(call, "rank", 2) if sampler else keyword(call, "rank")
+        if value is None or file.is_call_to(call, "init_process_group", TORCH):
+            return  # (init_process_group's rank: rank-from-local-rank)
+        if not sampler:
+            size = keyword(call, "world_size") or keyword(call, "num_replicas")
+            if size is None or not is_world_size(file, size):
+                return
+        kind, how = rank_kind(file, value)
+        if kind != "local" or any(isinstance(o, ast.expr) and rank_kind(file, o)[0] == "global"
+                                  for o in file.origins(value)):
+            return  # (a value that is the global rank on another path is not said)
+        what = "DistributedSampler" if sampler else f"{ast.unparse(call.func)[:40]}()"
+        # (the sampler is said where it is built, as the sampler rules say it; another call at its argument)
+        yield Hit(call if sampler else value, message=f"{what} is told its rank by {how}, an index on this node, beside the job's world "
+                  "size: right on one node; on a second node its first process takes the same shard as the first "
+                  "node's, and a shard of the data is never read",
+                  fix="rank=dist.get_rank()  # the global rank: each process its own shard")
 
     def _gathered_slot(self, file: FileModel, call: ast.Call) -> Iterator[Hit]:
         out = keyword(call, "tensor_list", 0) if terminal_name(call.func) == "all_gather" \

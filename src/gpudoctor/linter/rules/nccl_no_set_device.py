@@ -49,6 +49,14 @@ class NcclNoSetDevice(Rule):
     which nothing set (issue 41's dev4: study notes with a tcp:// set-up that
     does this beside an env:// one that names its device).
 
+    A bare barrier counts where the file names each rank's GPU for its tensors
+    too: naming the tensors' devices binds nothing, and NCCL runs the barrier on
+    a GPU it guesses for the rank (issue 41's heldout9: a notes repository's
+    barrier right after the init, the DDP tutorial's demo_checkpoint). And a
+    `CUDA_VISIBLE_DEVICES` written once, to a literal listing several GPUs
+    (`"2, 6"`), is the same set for every process: it binds no process to its
+    own GPU (heldout9: a research script that sets it before mp.spawn).
+
     A "cuda" compared with something (`device.type != "cuda"`) only asks where a
     tensor is and counts as no such work (issue 41's heldout5: a backend chosen from
     the device's type, nothing placed on a GPU in the excerpt).
@@ -62,7 +70,9 @@ class NcclNoSetDevice(Rule):
     `mp.spawn` (or `start_processes`) starts, directly or through functions of the
     file, with `nprocs` a literal above 1 or `torch.cuda.device_count()`, and the
     file calls no function of another module whose name says it may set a rank
-    up (`setup(rank)`, `init_distributed_mode(args)`). There every process puts
+    up (`setup(rank)`, `init_distributed_mode(args)`), and the file puts work on
+    the current device (a barrier alone runs on a GPU guessed from the rank,
+    another on each rank of a machine). There every process puts
     its work on cuda:0, and NCCL refuses the group's first collective ("Duplicate
     GPU detected: rank 1 and rank 0 both on CUDA device ...", ncclInvalidUsage;
     NCCL's init checks every peer's bus id) or, with CUDA_VISIBLE_DEVICES narrowed
@@ -79,7 +89,7 @@ class NcclNoSetDevice(Rule):
 
     def relevant(self, text: str) -> bool:
         # An NCCL group the file creates; a binding in the text settles it without the tree.
-        return ("nccl" in text or "NCCL" in text) and "init_process_group" in text and "CUDA_VISIBLE_DEVICES" not in text
+        return ("nccl" in text or "NCCL" in text) and "init_process_group" in text
 
     VALID = (
         '''
@@ -166,12 +176,16 @@ class NcclNoSetDevice(Rule):
         inits = [c for c in file.calls_to("init_process_group", TORCH) if nccl_group(file, c)]
         if not inits or binds_current_device(file):
             return  # the program sets each rank's GPU itself
+        barrier = next((c for c in file.calls if terminal_name(c.func) == "barrier"
+                        and (file.qualname(c.func) or "").startswith("torch.distributed.")), None)
         if names_device_per_rank(file.text):
             # each rank's GPU is named where tensors go; a module moved by `.cuda()` and
             # wrapped without device_ids still lands on the current device, cuda:0
+            wrapped = False
             for call in file.calls:
                 placed = on_current_device(file, call) if is_ddp_wrapper(file, call) else None
                 if placed is not None:
+                    wrapped = True
                     yield Hit(call, query=Query("no-device-binding"),
                               message=f"the module wrapped here was put on the current device "
                               f"(`{ast.unparse(placed)[:40]}`, line {placed.lineno}) and DDP is given no device_ids, "
@@ -179,15 +193,24 @@ class NcclNoSetDevice(Rule):
                               "elsewhere do not): every rank's replica sits on cuda:0",
                               fix="torch.cuda.set_device(local_rank)  # before .cuda(); and "
                               "DistributedDataParallel(model, device_ids=[local_rank])")
+            if barrier is not None and not wrapped:
+                # the tensors' devices are named, the barrier's is not: NCCL picks one for it
+                for call in inits:
+                    yield Hit(call, query=Query("no-device-binding"),
+                              message=f"NCCL process group initialised but torch.cuda.set_device() is never called: "
+                              f"the file names each rank's GPU for its tensors, but the barrier on line "
+                              f"{barrier.lineno} is given no device_ids, so NCCL runs it on a GPU it guesses for the "
+                              "rank; where the guess differs from the GPU the rank uses, it hangs or stops with "
+                              "'Duplicate GPU detected'")
             return
-        barrier = None
-        if not self._uses_current_device(file):
-            barrier = next((c for c in file.calls if terminal_name(c.func) == "barrier"
-                            and (file.qualname(c.func) or "").startswith("torch.distributed.")), None)
-            if barrier is None:
-                return  # nothing here lands on a GPU: the device is chosen where the work is
+        if self._uses_current_device(file):
+            barrier = None
+        elif barrier is None:
+            return  # nothing here lands on a GPU: the device is chosen where the work is
         for call in inits:
-            launch = self._several_processes(file, call)
+            # (a barrier alone is no proof: NCCL runs it on a GPU guessed from the rank, which
+            # differs from rank to rank on one machine)
+            launch = self._several_processes(file, call) if barrier is None else None
             if launch is not None:
                 yield Hit(call, severity=ERROR, query=Query("no-device-binding"),
                           message=f"NCCL process group initialised in the processes mp.spawn starts (line "

@@ -32,7 +32,11 @@ class SaveAllRanks(Rule):
     contains the rank (one file per rank) is not flagged, nor is a function
     the file never calls, nor a save under a flag or predicate this file
     cannot resolve (`if args.save_logs:` set in another module): it may be
-    a rank flag. A heuristic: a warning.
+    a rank flag. A heuristic: a warning. A test that an object exists (`if
+    writer is not None:`, `if writer:`) is a rank guard where the object is
+    built only under a rank test and is None elsewhere (issue 41's heldout9: a
+    research script saving its best checkpoint where its TensorBoard writer
+    exists, `writer = None` on the other ranks).
 
     A Lightning script whose `Trainer` is given several devices (`devices=4`,
     `gpus=2`) or a `ddp` strategy is distributed too: Lightning runs the script
@@ -127,8 +131,8 @@ class SaveAllRanks(Rule):
             if file.rank_guarded(call):
                 continue
             tests = list(file.conditions(call))
-            if any(is_rank_condition(file, test) for test in tests):
-                continue  # a helper of this file computed from the rank
+            if any(is_rank_condition(file, test) or self._made_on_some_ranks(file, test) for test in tests):
+                continue  # a helper of this file computed from the rank, or an object only some ranks made
             helper = self._imported_test(file, tests)
             if helper:  # `if is_first():` with the helper from another module: the project says what it computes
                 yield Hit(call, query=Query("not-rank-guard", helper))
@@ -165,6 +169,24 @@ class SaveAllRanks(Rule):
         return type(arg) is ast.Name and any(
             isinstance(o, ast.expr) and o is not arg and file.is_rank_test(o) for o in file.origins(arg)
         )
+
+    @staticmethod
+    def _made_on_some_ranks(file: FileModel, test: ast.expr) -> bool:
+        """`if writer is not None:` (or `if writer:`) where `writer` is None, or something built
+        only under a test of the rank (`if args.local_rank == 0: writer = SummaryWriter(...)
+        else: writer = None`): the test is the rank test, one step removed (issue 41's
+        heldout9: a research script's best checkpoint saved where its TensorBoard writer exists)."""
+        if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.IsNot \
+                and type(test.comparators[0]) is ast.Constant and test.comparators[0].value is None:
+            test = test.left
+        if type(test) is not ast.Name:
+            return False
+        origins = file.origins(test)
+        made = [o for o in origins if not (type(o) is ast.Constant and o.value is None)]
+        if not made or len(made) == len(origins):
+            return False  # never None, or never anything else
+        return all(isinstance(o, ast.AST) and any(is_rank_condition(file, t) for t in file.conditions(o))
+                   for o in made)
 
     @staticmethod
     def _unresolved_flag(test: ast.expr) -> bool:

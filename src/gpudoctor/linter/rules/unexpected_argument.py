@@ -28,8 +28,17 @@ PARAMETERS = {
     # torch.multiprocessing's (not torch.distributed.elastic's start_processes: another signature)
     "spawn": ("fn", "args", "nprocs", "join", "daemon", "start_method"),
     "start_processes": ("fn", "args", "nprocs", "join", "daemon", "start_method"),
+    # transformers' Trainer, every release's keywords together (v3's `tb_writer` and
+    # `prediction_loss_only`; `tokenizer`, renamed `processing_class` in 4.46; as of v5:
+    # github.com/huggingface/transformers src/transformers/trainer.py).
+    "Trainer": (
+        "model", "args", "data_collator", "train_dataset", "eval_dataset", "processing_class", "tokenizer",
+        "model_init", "compute_loss_func", "compute_metrics", "callbacks", "optimizers", "optimizer_cls_and_kwargs",
+        "preprocess_logits_for_metrics", "tb_writer", "prediction_loss_only"),
 }
 SPAWNS = {"spawn", "start_processes"}
+# Library classes whose signature is in PARAMETERS, by where they are imported from.
+LIBRARY_CLASSES = {"transformers.Trainer": "Trainer", "transformers.trainer.Trainer": "Trainer"}
 # Keywords an older release took (torch 1.11's FSDP `fsdp_auto_wrap_policy`, renamed
 # `auto_wrap_policy` in 1.12): code written for that release ran; not flagged here.
 OLDER = {"FullyShardedDataParallel": {"fsdp_auto_wrap_policy"}}
@@ -53,6 +62,9 @@ class UnexpectedArgument(Rule):
     snippet calls the name bare, without importing it, only a misspelling of
     one of its parameters, as a warning (apex has a DDP of its own) unless
     the file uses torch and never mentions apex (then an error); and
+    transformers' `Trainer` given a keyword no release of it took
+    (`Trainer(..., device=rank)`, issue 41's heldout9: a course assignment; the
+    Trainer places the model itself, from its TrainingArguments); and
     `super().__init__(...)` given arguments in a class whose only base is
     `nn.Module` (and which does not set `call_super_init`): Module's
     initializer takes none (an old docs page built submodules that way).
@@ -69,7 +81,7 @@ class UnexpectedArgument(Rule):
     message = "this call is given an argument it does not take: TypeError on every rank"
     fix = "DistributedDataParallel(model, device_ids=[local_rank])  # the parameter names of the torch docs"
     needles = ("DistributedDataParallel", "DataParallel", "DDP", "FSDP", "DistributedSampler", "init_process_group",
-               "__init__(", "spawn", "start_processes")
+               "__init__(", "spawn", "start_processes", "Trainer(")
 
     VALID = (
         '''
@@ -96,10 +108,16 @@ class UnexpectedArgument(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         for call in file.calls:
-            name = next((n for n in PARAMETERS if n not in SPAWNS and file.is_call_to(call, n, TORCH)), None)
+            library = LIBRARY_CLASSES.get(file.qualname(call.func) or "")
+            if library is not None:
+                yield from self._keywords(call, library, bare=False, certain=True)
+                continue
+            name = next((n for n in PARAMETERS if n not in SPAWNS and n not in LIBRARY_CLASSES.values()
+                         and file.is_call_to(call, n, TORCH)), None)
             if name is None and file.is_spawn(call):
                 name = terminal_name(call.func) if terminal_name(call.func) in SPAWNS else None
-            bare = next((n for n in PARAMETERS if n not in SPAWNS and self._bare_call(file, call, n)), None)
+            bare = next((n for n in PARAMETERS if n not in SPAWNS and n not in LIBRARY_CLASSES.values()
+                         and self._bare_call(file, call, n)), None)
             if name is not None or bare is not None:
                 # a bare name in a torch file that never mentions apex is torch's (apex's DDP is the other)
                 torchs = name is not None or (file.uses_torch and "apex" not in file.text)
