@@ -277,60 +277,6 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
                 net = nn.DataParallel(net, devices=[0, 1, 2, 3])
             out = [net(x) for x in
         """),
-    # dev4 k019 (github.com/fsong666/nn, torch_tutorials/distributed.py): study notes whose
-    # `argparse.ArgumentParser(...)` stands at module level above `import argparse`.
-    "a module read at the top of the file above its import": ("name-not-imported", 3, "error", """
-        import torch.distributed as dist
-
-        parser = argparse.ArgumentParser(description='PyTorch distributed training on cifar-10')
-        args = parser.parse_args()
-
-        import argparse
-        """),
-    "control: the import above the read": ("name-not-imported", 4, None, """
-        import argparse
-        import torch.distributed as dist
-
-        parser = argparse.ArgumentParser(description='PyTorch distributed training on cifar-10')
-        """),
-    "sibling: the read under a test (that path may not run)": ("name-not-imported", 5, "warning", """
-        import sys
-        import torch.distributed as dist
-
-        if len(sys.argv) > 1:
-            parser = argparse.ArgumentParser()
-
-        import argparse
-        """),
-    "sibling: the read in an annotation only (not evaluated under __future__ annotations)": (
-        "name-not-imported", 4, "warning", """
-        from __future__ import annotations
-        import torch.distributed as dist
-
-        args: argparse.Namespace = dist.get_rank()
-
-        import argparse
-        """),
-    "sibling: the read in one case of a match (that case may not match)": ("name-not-imported", 6, "warning", """
-        import sys
-        import torch.distributed as dist
-
-        match sys.argv[1]:
-            case "train":
-                parser = argparse.ArgumentParser()
-
-        import argparse
-        """),
-    "sibling: the read inside a try whose handler may catch the NameError": ("name-not-imported", 4, "warning", """
-        import torch.distributed as dist
-
-        try:
-            parser = argparse.ArgumentParser()
-        except NameError:
-            parser = None
-
-        import argparse
-        """),
 }
 
 

@@ -5,10 +5,9 @@ import builtins
 from collections.abc import Iterator
 
 from gpudoctor.linter.model import CONVENTIONAL, FileModel, import_line
-from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+from gpudoctor.linter.rule import WARNING, Hit, Rule
 
 IMPORTS = (ast.Import, ast.ImportFrom)
-TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # (`try: ... except* E:` from Python 3.11)
 KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__builtins__"}
 
 
@@ -24,16 +23,13 @@ class NameNotImported(Rule):
     module-level `if __name__ == "__main__":` block) that imports other modules, is valid Python and reads no other name from nowhere (a snippet
     with no imports, cut off mid-statement, or reading `args` or `model` unbound
     left more than one line out); a warning, since an excerpt may have dropped
-    that one line (issue 41's readers called five such files warnings and one an error,
-    and passed over two: said as errors, the two became false errors). And a name used
-    at module level before the file's only imports of it: an error, in a file that opens with
-    imports, where nothing decides whether that line runs (no test, loop, `match` case or `try` around it, no function declaring the
-    name `global`): the module raises there on every run (issue 41's dev4: study notes
-    whose `argparse.ArgumentParser(...)` stands above `import argparse`); a warning under
-    a test. Said once, at the first such line, naming every module used there and below
-    before its import: the first raises, and one move of the imports mends them all. Not in a
-    pasted snippet lint had to repair, which may be pieces of a file joined out of order
-    (heldout5's notebook cells pasted with their imports last). Asked for by issue 41's samples (six scripts over three parts:
+    that one line. And a name used
+    at module level before the file's only imports of it (a warning too: that line
+    runs first, but a paste may have joined two pieces of a file out of order; not in a
+    pasted snippet lint had to repair, which is such pieces: heldout5's notebook cells
+    pasted with their imports last). Said once, at the first such line, naming every module used
+    there and below before its import: the first raises, and one move of the imports mends them
+    all. Asked for by issue 41's samples (six scripts over three parts:
     `os.environ` for MASTER_ADDR with no `import os`, `torch` used but not
     imported, `argparse` used above its import). Not run on notebooks: their
     cells run in any order, and many are pages of snippets (on the mature
@@ -42,7 +38,6 @@ class NameNotImported(Rule):
 
     id = "name-not-imported"
     message = "a module used here is never imported in this file: NameError when the line runs"
-    severity = ERROR
     fix = "import os  # at the top of the file, with the other imports"
     needles = ("import",)
 
@@ -128,8 +123,6 @@ class NameNotImported(Rule):
                 first_binding[name] = min([first_binding[name]] + [b.pos[0] for b in bindings])
         for (_, name) in file.defs:
             first_binding.pop(name, None)  # a function or class of that name: scoping is not followed
-        # (a function's `global argparse; import argparse`, called before the read, binds it)
-        declared_global = {name for n in ast.walk(file.tree) if type(n) is ast.Global for name in n.names}
         # one diagnostic, at the first such read, naming every such module: the first raises and
         # the rest never run, and one fix mends them all (heldout9 u007: notes whose set-up block
         # reads `os` and `mp` above the script that imports them, one pitfall to its reader)
@@ -141,36 +134,15 @@ class NameNotImported(Rule):
             if read.lineno < first_binding.get(read.id, 0):
                 early[read.id] = read
         if early:
-            first_name, first = next(iter(early.items()))
-            # An error only in a file that opens as a script (imports, then the read): a read standing
-            # above every import is a piece pasted first, out of order (heldout9 u007's notes, a warning
-            # to their reader), not a file that raises on every run (dev4 k019, an error to its reader).
-            opens_as_script = any(node.lineno < first.lineno and file.function(node) is None for node in imports)
-            certain = opens_as_script and self._always_runs(file, first) and first_name not in declared_global
+            first = next(iter(early.values()))
             names = ", ".join(f"`{n}`" for n in early)
             lines = ", ".join(str(first_binding[n]) for n in early)
-            yield Hit(first, severity=ERROR if certain else WARNING,
+            yield Hit(first, severity=WARNING,
                       message=f"{names} {'is' if len(early) == 1 else 'are'} used here, at module level"
                       + ("" if len(early) == 1 else " (and below)")
                       + f", before the file imports {'it' if len(early) == 1 else 'them'} "
-                      f"(line{'' if len(early) == 1 else 's'} {lines}): NameError when this line runs"
-                      + (", and nothing decides whether it runs" if certain else ""),
+                      f"(line{'' if len(early) == 1 else 's'} {lines}): NameError when this line runs",
                       fix=f"move the import{'' if len(early) == 1 else 's'} of {', '.join(early)} to the top of the file")
-
-    @staticmethod
-    def _always_runs(file: FileModel, node: ast.AST) -> bool:
-        """`node` runs whenever the module does, before anything else could bind a name:
-        no test decides it (`if`, `while`, a conditional expression, `x and ...`, an earlier
-        exit), and no `try` with a handler (which may catch the NameError) holds it."""
-        if list(file.conditions(node)):
-            return False
-        for anc in file.ancestors(node):
-            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While, ast.GeneratorExp, ast.match_case)):
-                # a loop's body may run no time, a generator's items run when iterated, a case may not match
-                return False
-            if type(anc) is ast.AnnAssign and any(sub is node for sub in ast.walk(anc.annotation)):
-                return False  # an annotation is not evaluated under `from __future__ import annotations`
-        return not any(isinstance(anc, TRIES) and bool(getattr(anc, "handlers", ())) for anc in file.ancestors(node))
 
     @staticmethod
     def _first_use(file: FileModel, name: str) -> ast.Name | None:
