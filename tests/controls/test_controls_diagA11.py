@@ -164,7 +164,7 @@ class TestReplicaClasses:
         assert head_id(TB + line) == "ddp-device-mismatch"
 
     def test_sibling_replica_outputs_of_different_sizes(self):
-        line = "RuntimeError: Gather got an input of invalid size: got [16, 24, 9490], but expected [16, 16, 9490]\n"  # pytorch-tutorial
+        line = "RuntimeError: Gather got an input of invalid size: got [16, 24, 9490], but expected [16, 16, 9490]\n"  # sgrvinod/a-PyTorch-Tutorial-to-Image-Captioning#8
         found = head(TB + line)
         assert found is not None and found.id == "dataparallel-gather-size-mismatch" and "drop_last" in found.fix
 
@@ -186,3 +186,33 @@ class TestTorchCallArgumentsRefused:
 
     def test_control_an_unexpected_keyword_of_a_python_function(self):
         assert head_id(TB + "TypeError: chemprop_predict() got an unexpected keyword argument 'use_gpu'\n") != self.verdict
+
+
+class TestLossLogitsLabelsMismatch:
+    verdict = "loss-logits-labels-mismatch"
+
+    def test_sibling_the_model_has_another_number_of_classes(self):
+        line = "  (0) Invalid argument: logits and labels must be broadcastable: logits_size=[128,8631] labels_size=[128,501]\n"  # swghosh/DeepFace#2
+        found = head(line)
+        assert found is not None and found.id == self.verdict and "8631 classes, the labels have 501" in found.fix
+
+    def test_sibling_the_batch_differs_not_the_classes(self):
+        line = "InvalidArgumentError: logits and labels must be broadcastable: logits_size=[64,48] labels_size=[32,48]\n"  # tensorflow/models#6036
+        found = head(line)
+        assert found is not None and found.id == self.verdict and "the batch differs" in found.fix
+
+    def test_control_keras_shape_check_is_not_this_kernels_message(self):
+        assert head_id(TB + "ValueError: Shapes (None, 7) and (None, 8) are incompatible\n") != self.verdict
+
+
+class TestArgumentChoicesEmpty:
+    verdict = "argument-choices-empty"
+
+    def test_sibling_a_gpu_argument_with_no_gpu_to_offer(self):
+        line = "train.py: error: argument --gpu: invalid choice: 0 (choose from )\n"  # gfm-collab/chemprop-IR#3
+        found = head(line)
+        assert found is not None and found.id == self.verdict and "sees no CUDA GPU" in found.fix
+
+    def test_control_a_gpu_not_among_the_listed_ones_is_another_refusal(self):
+        line = "usage: train.py [-h] [--gpu {0,1,2,3}]\ntrain.py: error: argument --gpu: invalid choice: 4 (choose from 0, 1, 2, 3)\n"
+        assert head_id(line) != self.verdict

@@ -65,7 +65,8 @@ NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unk
                 # knowledge/patterns/classes10d.py: the package whose metadata is missing, the failed task's own log
                 "package-metadata-missing", "task-runner-failed-see-log",
                 # knowledge/patterns/classes11a.py: the class and its methods left abstract, the parameter a rendezvous lacks
-                "abstract-class-instantiated", "rendezvous-rank-missing", "torch-call-arguments-refused")
+                "abstract-class-instantiated", "rendezvous-rank-missing", "torch-call-arguments-refused",
+                "loss-logits-labels-mismatch", "argument-choices-empty")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")

@@ -60,6 +60,25 @@ def rendezvous_fields(m: re.Match, context: list[str]) -> dict:
     return out
 
 
+def empty_choices_step(arg: str, value: str) -> str:
+    """What the empty list of choices says, by the argument's name (the fix's STEP)."""
+    if not arg:
+        return f"the value {value} was refused: the program's list of choices for it is empty"
+    if re.search(r"gpu|device|cuda", arg, re.IGNORECASE):
+        return f"{arg} {value} was refused because the program lists no GPU: this process sees no CUDA GPU"
+    return f"{arg} {value} was refused because the program found nothing to offer for {arg}"
+
+
+def logits_labels_step(logits: str, labels: str) -> str:
+    """Which dimension differs, as the message's sizes say (the fix's STEP)."""
+    a, b = [x.strip() for x in logits.split(",")], [x.strip() for x in labels.split(",")]
+    if len(a) == len(b) == 2 and a[0] == b[0] and a[1] != b[1]:
+        return f"the model gives {a[1]} classes, the labels have {b[1]}"
+    if len(a) == len(b) == 2 and a[1] == b[1] and a[0] != b[0]:
+        return f"the logits have {a[0]} rows, the labels {b[0]}: the batch differs, not the classes"
+    return f"logits [{logits}] against labels [{labels}]"
+
+
 PATTERNS_FIRST = [
     pattern(
         "cuda-init-warning-driver-too-old",
@@ -250,7 +269,7 @@ PATTERNS = [
         joins no outputs""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: Gather got an input of invalid size: got [16, 24, 9490], but expected [16, 16, 9490]",
-             "yunjey/pytorch-tutorial (image captioning, DataParallel over several GPUs: captions decoded to different lengths)"),
+             "sgrvinod/a-PyTorch-Tutorial-to-Image-Captioning#8 (DataParallel over several GPUs: captions decoded to different lengths)"),
             ("RuntimeError: Gather got an input of invalid size: got [1, 230], but expected [1, 231] when running with 2 or more gpus", "pytorch/pytorch#44141"),
             ("ValueError: gather got an input of invalid size: got 10x110x29, but expected 10x226x29", "SeanNaren/deepspeech.pytorch#325 (torch 0.4's wording)"),
             ("RuntimeError: Gather got an input of invalid size: got [2, 3, 12, 256, 64], but expected [2, 4, 12, 256, 64] (gather at /opt/conda/conda-bld/pytorch_1544199946412/work/torch/csrc/cuda/comm.cpp:227)",
@@ -295,7 +314,70 @@ PATTERNS = [
         ],
         fields=lambda m, ctx: {**groups(m, ctx), "step": f"{m.group('function')}() got ({m.group('got').strip()})"},
     ),
+    pattern(
+        "argument-choices-empty",
+        "platform",
+        CAUSE,
+        E,
+        "the program offers no value at all for an argument: the list of choices it builds at run time is empty (for a GPU argument: it sees no CUDA GPU)",
+        # argparse's refusal with an empty list: choices=list(range(torch.cuda.device_count())) and the like
+        r"(?:argument (?P<arg>-{0,2}[\w-]+): )?invalid choice: '?(?P<value>[^'\s]*)'? \(choose from ?\)",
+        ("(choose from )", "(choose from)"),
+        why="""argparse refused the value because it is not among the argument's choices, and the list of choices is empty: the
+        program builds it when it starts, from what it finds on this machine, and found nothing. For a GPU argument (--gpu,
+        --device) the list is the GPUs torch sees (range(torch.cuda.device_count())), so an empty list means this process sees
+        no CUDA GPU: no NVIDIA driver or GPU, CUDA_VISIBLE_DEVICES set to nothing, or a torch built without CUDA (the CPU
+        wheel). For another argument it is what the program lists from a folder or a registry (models, datasets) and found
+        none of.""",
+        fix="""STEP; for a GPU argument: python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available(),
+        torch.cuda.device_count())"   # None or False: install the CUDA build of torch, or check the driver (nvidia-smi) and
+        CUDA_VISIBLE_DEVICES; on a machine without a GPU, leave the argument out to run on the CPU""".replace("\n        ", " "),
+        examples=[
+            ('I receive the following error: "train_and_plot_cv_models.py: error: argument --gpu: invalid choice: 0 (choose from )."',
+             "learningmatter-mit/Chem-prop-pred#3 (no CUDA GPU visible; the maintainer: run without the GPU flag)"),
+            ("`train.py: error: argument --gpu: invalid choice: 0 (choose from )`", "gfm-collab/chemprop-IR#3"),
+            ("invalid choice: 1 (choose from)", "chemprop/chemprop#141 (the maintainer: what the error looks like when no CUDA GPU is detected)"),
+        ],
+        not_examples=[
+            "train.py: error: argument --gpu: invalid choice: 4 (choose from 0, 1, 2, 3)",  # a GPU that is not there: the list says which are
+            "main.py: error: argument --gpus: invalid _gpus_allowed_type value: ''",
+        ],
+        fields=lambda m, ctx: {**groups(m, ctx), "step": empty_choices_step(m.group("arg") or "", m.group("value"))},
+    ),
+    pattern(
+        "loss-logits-labels-mismatch",
+        "numerics",
+        CAUSE,
+        E,
+        "the loss got logits and labels of different shapes: the model's number of classes (or its batch) is not the data's",
+        # TensorFlow's softmax cross-entropy kernel (xent_op.cc): "must be broadcastable" (1.5+), "must be same size" (before)
+        r"logits and labels must be (?:broadcastable|same size): logits_size=\[(?P<logits>[\d, ]+)\] labels_size=\[(?P<labels>[\d, ]+)\]",
+        ("logits and labels must be",),
+        why="""A softmax cross-entropy takes logits of shape [batch, classes] from the model and one-hot labels of the same shape
+        from the data. Here they differ. In the last dimension: the model's output layer has another number of classes than
+        the labels (a head built for one dataset, 1000 or 8631 classes, trained on another; a class count in the config that
+        is not the data's; a stray folder counted as a class by a directory loader). In the first: the model's output is not
+        one row per example (a reshape or flatten that folds the batch, a fixed batch size in the graph) or the labels were
+        batched differently. The sizes the message gives say which.""",
+        fix="""STEP; set the model's number of classes to the data's (the config's num_classes, the last Dense/Linear layer's
+        size) or remap the labels to the classes the model has; for a batch mismatch print the logits' and labels' shapes
+        after each reshape""".replace("\n        ", " "),
+        examples=[
+            ("  (0) Invalid argument: logits and labels must be broadcastable: logits_size=[128,8631] labels_size=[128,501]",
+             "swghosh/DeepFace#2 (a head for 8631 identities, labels for 501)"),
+            ("logits and labels must be broadcastable: logits_size=[32,8] labels_size=[32,7]",
+             "krishnaik06/Deep-Learning-Car-Brand#5 (a desktop.ini folder counted as an eighth class)"),
+            ("InvalidArgumentError: logits and labels must be broadcastable: logits_size=[64,48] labels_size=[32,48]", "tensorflow/models#6036 (a reshape that doubled the batch)"),
+            ("InvalidArgumentError (see above for traceback): logits and labels must be same size: logits_size=[9,2] labels_size=[10,2]", "perseus784/BvS#4 (TF 1.2's wording)"),
+        ],
+        not_examples=[
+            "logits and labels have the same shape: [128, 501]",
+            "ValueError: Shapes (None, 7) and (None, 8) are incompatible",
+        ],
+        fields=lambda m, ctx: {**groups(m, ctx), "step": logits_labels_step(m.group("logits"), m.group("labels"))},
+    ),
 ]
+
 
 
 
