@@ -74,6 +74,12 @@ class TestCudaInitWarningDriverTooOld:
         found = head(self.WARNING + "YOLOv5 v4.0-14-gb75c432 torch 1.7.1 CPU\n")
         assert found is not None and found.id == self.verdict and "CPU" in found.title
 
+    def test_sibling_an_error_the_log_speaks_of_but_does_not_show_is_named(self):
+        # chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning (the thread: a bug of predict.py)
+        log = "I receive errors when using a model trained with --features-generators morgan_binary to make predictions.\n" + self.WARNING
+        found = head(log)
+        assert found is not None and found.id == self.verdict and "may be the failure, not this" in found.title
+
     def test_sibling_a_later_failure_of_another_kind_is_the_cause(self):
         log = self.WARNING + TB + "ValueError: features_generators must be given for a model trained with them\n"
         assert head_id(log) == "python-exception"

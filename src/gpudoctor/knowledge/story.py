@@ -523,6 +523,10 @@ class Diagnosis:
                   *(seen for seen in self.mention_lines if seen[0] < line and says_what_failed(seen[1]))]
         return lead_first(before)[:MENTIONS_KEPT]
 
+    def only_cause(self, seen: Seen) -> bool:
+        """No other error-level cause is in the log than `seen`."""
+        return not any(s is not seen and s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in self.seen.values())
+
     def has_cause(self) -> bool:
         return any(s.pattern.role == CAUSE for s in self.seen.values())
 
@@ -709,6 +713,11 @@ class Diagnosis:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:
             ev["safe_to_ignore"] = p.id != "nccl-p2p-in-use"  # P2P is only shown when the job hung
+        if p.id in TOLD_AFTER_OTHER_CAUSES and by is None and self.only_cause(seen) and (spoken := sorted([*self.error_lines, *self.mention_lines])):
+            # the warning says the process had no GPU; an error the log speaks of but does not show may be the failure
+            # (chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning): said, never hidden behind it
+            ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in spoken[:MENTIONS_KEPT]]
+            title = f"{title}; the log also speaks of an error it does not show (line {spoken[0][0]}): that error may be the failure, not this"
         rerun = self.stale(seen)
         if rerun is not None:
             # the output of a command the user ran again afterwards (corrected or not): that attempt's, not the job's
