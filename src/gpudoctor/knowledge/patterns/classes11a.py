@@ -1,13 +1,20 @@
 """Rules for classes of messages of the eleventh round (issue 35, diagA11): the wrong, partly and honest answers on
 the retired held-out parts heldout10 (its first half) and heldout9, sorted by the class of their failing message.
 
-- torch's warning at CUDA initialisation that the driver is too old for this build: a warning, after which the
-  process goes on without CUDA (on the CPU); it is the failure only when the run then needs CUDA, which the error
-  that follows says (cuda-driver-too-old reads the error forms; a log whose failure is elsewhere is not this);
+- torch's warning at CUDA initialisation that the driver is too old for this build: the process has no GPU and goes on
+  on the CPU. That is decided (an error for a GPU run), but it is not why another failure happened: any other cause the
+  log shows is told first (TOLD_AFTER_OTHER_CAUSES), and an error the log speaks of without showing it is named beside
+  it (knowledge/story.py); cuda-driver-too-old keeps the error forms;
 - a class that cannot be instantiated because it leaves abstract methods unimplemented: the line that creates it is
   not the bug, the class is (a subclass written for another version of its base class, or a library mid-refactor);
 - a tcp:// or file:// rendezvous given no rank or world size: nothing passed them (no launcher set the rank the
   script reads, or the script never passes them);
+- the module copied to several GPUs from one process while not on device_ids[0]; DataParallel's replicas returning
+  outputs of different sizes to its gather;
+- a torch function whose installed forms take none of the arguments given (another torch version, or a type to
+  convert); triton of another release than the torch that drives it (torch.compile);
+- a loss whose logits and labels differ in shape (the model's classes or batch against the data's); an argument whose
+  choices, built at run time, are empty (for a GPU argument: no CUDA GPU visible);
 - a process started by spawn that read nothing from its parent (EOFError in spawn's _main): the parent failed to
   send it its work (a pickling error of its own, beside it) or died first; decided by the traceback's frame
   (knowledge/story.py), never by the line, which an empty file read by pickle prints as well.
@@ -23,7 +30,6 @@ from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
-W = Severity.WARN
 
 # Causes the line decides that are told after any other cause the log shows (knowledge/story.py's order): torch's warning
 # that this process has no GPU says why a run was slow or stopped for want of CUDA, not why another failure happened.
