@@ -71,11 +71,22 @@ PROJECTS = {
 INSTALLED = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]")
 # A conda package cache: /opt/conda/pkgs/pytorch-2.1.0-py3.10_cuda12.1_0/...
 CONDA_PKGS = re.compile(r"[/\\]pkgs[/\\](?P<name>[A-Za-z][\w.]*?)-\d[^/\\]*[/\\]")
+# The standard library's packages and modules a traceback passes through (threads, processes, pickling, imports, I/O).
+STDLIB_NAMES = ("multiprocessing", "concurrent", "asyncio", "importlib", "json", "logging", "email", "http", "urllib", "xml", "ctypes",
+                "unittest", "encodings", "collections", "distutils", "sqlite3", "xmlrpc", "tkinter", "threading", "subprocess", "runpy",
+                "pickle", "copy", "copyreg", "socket", "ssl", "queue", "shutil", "os", "argparse", "pathlib", "contextlib", "functools",
+                "typing", "inspect", "abc", "tempfile", "zipfile", "tarfile", "selectors", "weakref", "traceback", "warnings", "codecs",
+                "enum", "dataclasses", "linecache", "pdb", "bdb", "socketserver", "ntpath", "posixpath", "genericpath", "sre_compile",
+                "sre_parse", "gzip", "glob")
 # Python's own library (the standard library, wherever Python lives).
 # On Windows the library folder is `lib` as often as `Lib`, right under the Python install (Visual Studio's is Python37_64),
 # a conda base or an environment.
 STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^/usr/lib/python\d|[/\\]Lib[/\\]|^<frozen |^<(?:string|built-in)>$"
-                    r"|(?i:[/\\](?:python\d*(?:[-_]\d+)?|(?:ana|mini)conda\d*|miniforge\d*|mambaforge|\.?venv|envs[/\\][^/\\]+)\\lib\\)")
+                    r"|(?i:[/\\](?:python\d*(?:[-_]\d+)?|(?:ana|mini)conda\d*|miniforge\d*|mambaforge|\.?venv|envs[/\\][^/\\]+)\\lib\\)"
+                    # an environment folder of any name (E:\envs_1\python3.8_tensor\lib\multiprocessing\spawn.py): a Windows `lib\`
+                    # holding one of the standard library's packages or modules that tracebacks pass through (a project's own lib\
+                    # holds models\, utils\, datasets\, none of these)
+                    r"|\\lib\\(?:" + "|".join(STDLIB_NAMES) + r")(?:\\|\.py$)")
 # A package pip is building (`pip install` from source): pip-install-XXXX/flash-attn_<32 hex>/setup.py, pip-req-build-XXXX/setup.py
 PIP_BUILD = re.compile(r"[/\\]pip-install-\w+[/\\](?P<name>[A-Za-z][\w.\-]*?)_[0-9a-f]{32}[/\\]|[/\\]pip-(?:req-)?build-\w+[/\\]")
 # The code a model brings from the Hugging Face Hub (trust_remote_code): the model's, not the user's

@@ -24,6 +24,8 @@ from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, g
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
+from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
+from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
 from gpudoctor.knowledge.reruns import Command, Prompts
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
@@ -61,7 +63,10 @@ NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unk
                 # the tenth round's classes (knowledge/patterns/classes10a.py): the key, path, call, object or log the line names
                 "config-key-missing", "nccl-topology-sysfs", "cublas-execution-failed", "unpicklable-object", "paddle-launch-trainer-failed",
                 # knowledge/patterns/classes10d.py: the package whose metadata is missing, the failed task's own log
-                "package-metadata-missing", "task-runner-failed-see-log")
+                "package-metadata-missing", "task-runner-failed-see-log",
+                # knowledge/patterns/classes11a.py: the class and its methods left abstract, the parameter a rendezvous lacks
+                "abstract-class-instantiated", "rendezvous-rank-missing", "torch-call-arguments-refused",
+                "loss-logits-labels-mismatch", "argument-choices-empty")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -454,13 +459,15 @@ class Diagnosis:
         self.by_frame(told, sign)
 
     def by_frame(self, told: dict[str, Seen], sign: Optional[Sign], exception: str = "", message: str = "") -> None:
-        """An unrecognised exception whose innermost frame is ZeRO's own code is that class (knowledge/patterns/classes9.py)."""
+        """An unrecognised exception whose innermost frame is ZeRO's own code is that class (knowledge/patterns/classes9.py);
+        an EOFError in spawn's own _main is a child its parent sent nothing (knowledge/patterns/classes11a.py)."""
         said = zero_internal(sign, exception, message)
-        if said:
+        decided = ("zero-optimizer-internal-error", said) if said else frame_class11(sign, exception, message)
+        if decided:
             unrecognised = told.pop(UNRECOGNISED.id)
             first = unrecognised.first
-            hit = Hit(first.line, first.source, first.where, said, first.time)
-            seen = told["zero-optimizer-internal-error"] = Seen(BY_ID["zero-optimizer-internal-error"], unrecognised.order, hit)
+            hit = Hit(first.line, first.source, first.where, decided[1], first.time)
+            seen = told[decided[0]] = Seen(BY_ID[decided[0]], unrecognised.order, hit)
             seen.add(hit)
 
     def fatal_signal_exit(self) -> Optional[Sign]:
@@ -476,7 +483,8 @@ class Diagnosis:
         # what the named failure caused: the failure detector's own signs already give way to it, `settle`)
         roots = sorted(
             (s for s in self.seen.values() if s.pattern.role == CAUSE and explain[s.pattern.id] is None),
-            key=lambda s: (self.stale(s) is not None, s.pattern.severity is not Severity.ERROR, s.pattern.id in GENERIC_FINDINGS, s.order),
+            key=lambda s: (self.stale(s) is not None, s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
+                           s.pattern.id in GENERIC_FINDINGS, s.order),
         )
         out: list[tuple[Seen, Optional[Seen]]] = [(s, None) for s in roots]
         placed = {s.pattern.id for s in roots}
@@ -514,6 +522,10 @@ class Diagnosis:
         before = [*(seen for seen in self.error_lines if seen[0] < line and not only_ended(seen[1])),
                   *(seen for seen in self.mention_lines if seen[0] < line and says_what_failed(seen[1]))]
         return lead_first(before)[:MENTIONS_KEPT]
+
+    def only_cause(self, seen: Seen) -> bool:
+        """No other error-level cause is in the log than `seen`."""
+        return not any(s is not seen and s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in self.seen.values())
 
     def has_cause(self) -> bool:
         return any(s.pattern.role == CAUSE for s in self.seen.values())
@@ -701,6 +713,11 @@ class Diagnosis:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:
             ev["safe_to_ignore"] = p.id != "nccl-p2p-in-use"  # P2P is only shown when the job hung
+        if p.id in TOLD_AFTER_OTHER_CAUSES and by is None and self.only_cause(seen) and (spoken := sorted([*self.error_lines, *self.mention_lines])):
+            # the warning says the process had no GPU; an error the log speaks of but does not show may be the failure
+            # (chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning): said, never hidden behind it
+            ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in spoken[:MENTIONS_KEPT]]
+            title = f"{title}; the log also speaks of an error it does not show (line {spoken[0][0]}): that error may be the failure, not this"
         rerun = self.stale(seen)
         if rerun is not None:
             # the output of a command the user ran again afterwards (corrected or not): that attempt's, not the job's

@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -20,6 +20,7 @@ ALL: tuple[Pattern, ...] = (
     *ray.PATTERNS,
     *nccl.PATTERNS,
     *timeouts.PATTERNS[:-1],
+    *classes11a.PATTERNS_FIRST,  # eleventh round (diagA11): torch's warning at CUDA init (driver too old) before cuda's error forms
     *cuda.PATTERNS,
     *kernel8.PATTERNS,  # CUDA kernel faults no cuda pattern names (a misaligned address, an illegal instruction, a capture error)
     *classes10a.PATTERNS_EARLY,  # tenth round: NCCL's /sys topology, cuBLAS execution and launch-shape failures, a GPU monitor, Paddle's launcher
@@ -33,11 +34,13 @@ ALL: tuple[Pattern, ...] = (
     *classes8.PATTERNS_RELAYED,  # a relay names no line itself: first among the classes, so a relayed KeyError is the relay's
     *classes10a.PATTERNS,  # a config container's missing key before library-api-mismatch; unpicklable objects, bad fds at spawn
     *classes10d.PATTERNS,  # host memory, recursion, package metadata, storage I/O, numerical checks, MPI init, k8s volumes, torch.compile, DeepSpeed comm
+    *classes11a.PATTERNS,  # eleventh round (diagA11): an abstract class instantiated, a tcp:// or file:// rendezvous given no rank
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes
     *classes8.PATTERNS,  # a program's own refusal that states its remedy: after every class that names its message
     *classes8.PATTERNS_TYPES,
     *classes9.PATTERNS_BY_FRAME,  # decided by the traceback's innermost frame (knowledge/story.py), never by a line
+    *classes11a.PATTERNS_BY_FRAME,  # the same: a spawned child's EOFError in spawn's own _main
     *python.PATTERNS,  # last: only what no other pattern claims
 )
 

@@ -69,15 +69,20 @@ PATTERNS = [
         # "HIP" on ROCm builds; the driver API's words with expandable segments (2.1+) and THC's before 1.5
         r"(?:CUDA|HIP) out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capaci?ty of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?"
         # the exception's name (torch 1.13+) only when the allocator's message is not on the line: that one has the numbers
-        r"|CUDA (?:driver )?[Ee]rror: out of memory|cuda runtime error \(2\) : out of memory|torch\.(?:cuda\.)?OutOfMemoryError(?!.*(?:CUDA|HIP) out of memory)",
+        r"|CUDA (?:driver )?[Ee]rror: out of memory|cuda runtime error \(2\) : out of memory|torch\.(?:cuda\.)?OutOfMemoryError(?!.*(?:CUDA|HIP) out of memory)"
+        # a C++ program's own CHECK of a CUDA call (Caffe's CUDA_CHECK, glog): error 2 is cudaErrorMemoryAllocation
+        r"|Check failed: error == cudaSuccess \(2 vs\. 0\)\s+out of memory",
         ("out of memory", "OutOfMemoryError"),
         why="""The batch, the model or the activations do not fit on this GPU, or another process (another rank
         on the same GPU, a leftover job) holds part of its memory.""",
-        fix="nvidia-smi   # free the GPU of other processes; then lower the per-GPU batch size or the sequence length, use gradient accumulation / activation checkpointing, shard the model and optimizer state across the GPUs (ZeRO-3, FSDP) or offload them to CPU memory, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        # (the last step: a multi-GPU job started as one plain process fills GPU 0 while the others idle, openai/guided-diffusion#72)
+        fix="nvidia-smi   # free the GPU of other processes; then lower the per-GPU batch size or the sequence length, use gradient accumulation / activation checkpointing, shard the model and optimizer state across the GPUs (ZeRO-3, FSDP) or offload them to CPU memory, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; if nvidia-smi shows the other GPUs idle while this one is full, the job runs as one process: start one per GPU (torchrun --nproc_per_node=N, or mpiexec -n N for code launched with MPI)",
         examples=[
             ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 1 has a total capacity of 47.50 GiB of which 1.52 GiB is free. Including non-PyTorch memory, this process has 45.97 GiB memory in use.", "modelscope/ms-swift#2044"),
             ("RuntimeError: CUDA error: out of memory", "MIC-DKFZ/nnUNet#593"),
             ("CUDA Error: out of memory: Invalid argument", "AlexeyAB/darknet#5301 (darknet's own wording, multi-GPU training)"),
+            ("F0110 18:01:08.005344 19573 syncedmem.cpp:51] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+             "Cysu/dgd_person_reid#17 (Caffe's CUDA_CHECK in the cuDNN convolution's forward, even on one GPU)"),
         ],
         fields=oom_fields,
     ),
