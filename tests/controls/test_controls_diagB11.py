@@ -31,6 +31,9 @@ CONTROLS = [
     ("srun: error: Unable to allocate resources: Requested node configuration is not available\n", "slurm-auth-failed"),
     # BVLC/caffe#2114: peer access in the same CUDA check is no out-of-memory
     ("F0317 11:50:21.572767 29807 p2p_sync.cpp:142] Check failed: error == cudaSuccess (51 vs. 0)  peer access has not been enabled\n", "cuda-oom"),
+    # a field the GPU lacks, in healthy `nvidia-smi -q` output, is no refused command (wsl#7852's excerpt has its like)
+    ("==============NVSMI LOG==============\nDriver Version                            : 510.06\nAttached GPUs                             : 1\n"
+     "    MIG Mode\n        Current                           : [Not Supported]\n", "nvidia-smi-command-refused"),
     # ray's glog report of a bus error is not a segfault
     ("(pid=119) *** SIGBUS (@0x7f1ca25a2fe0) received by PID 119 (TID 0x7f23680c9740) from PID 18446744072138403808; stack trace: ***\n",
      "launcher-sigsegv"),
@@ -59,6 +62,11 @@ ANSWERS = [
     ("terminate called after throwing an instance of 'dmlc::Error'\n  what():  [15:00:54] /home/centos/mxnet/3rdparty/mshadow/mshadow/"
      "./stream_gpu-inl.h:217: Check failed: e == cudaSuccess: CUDA: out of memory", "cuda-oom"),
     ("F0110 18:01:08.005344 19573 syncedmem.cpp:51] Check failed: error == cudaSuccess (2 vs. 0)  out of memory", "cuda-oom"),
+    # nvidia-smi refusing its command line (cfregly/ai-performance-engineering#8, influxdata/telegraf#6573), and the driver
+    # refusing nvidia-smi, its sibling
+    ("The -i command line argument must be used in conjunction with -n or -p.", "nvidia-smi-command-refused"),
+    ("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.", "nvidia-smi-command-refused"),
+    ("Failed to initialize NVML: Driver/library version mismatch", "nvml-driver-mismatch"),
     # NVIDIA/caffe#76: another status in the same check keeps its own answer
     ("F1116 15:55:02.388101 30214 cudnn_conv_layer.cu:137] Check failed: error == cudaSuccess (77 vs. 0)  an illegal memory access was "
      "encountered", "cuda-illegal-memory-access"),
@@ -112,3 +120,10 @@ def test_control_a_launchers_exit_code_alone_decides_no_version_mismatch():
     found = head("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -11) local_rank: 0 (pid: 4242) of binary: /usr/bin/python\n")
     assert found is not None and found.id == "launcher-sigsegv" and "crashed_in" not in found.evidence
     assert "does not say which code" in found.why and "data paths" in found.fix
+
+
+def test_a_query_the_gpu_does_not_support_is_told_apart_from_a_wrong_command_line():
+    # keylase/nvidia-patch#89: nvidia-smi dmon on a GeForce GT 640
+    found = head("# nvidia-smi dmon\nNot supported on the device(s)\nFailed to process command line\n")
+    assert found is not None and found.id == "nvidia-smi-command-refused"
+    assert found.evidence["refused"] == "the query is not supported on this GPU"

@@ -10,7 +10,9 @@ sorted by the class of that message.
 - a cuBLAS call refused (CUBLAS_STATUS_INVALID_VALUE, NOT_SUPPORTED, ARCH_MISMATCH) and any failed cuSOLVER call
   (`cusolver error: CUSOLVER_STATUS_...`): the status names which of the library's failures it was;
 - Slurm's requests refused for want of authentication (MUNGE's socket missing, an invalid credential): srun or sbatch
-  never reached the scheduler, so no job ran.
+  never reached the scheduler, so no job ran;
+- nvidia-smi refusing the command it was given (arguments it does not combine, an option it does not know, a query the
+  GPU does not support): the tool's invocation failed, the GPU is not shown faulty.
 
 Their examples are real lines from public threads (thread in the source); their counter-examples the nearest lines
 that mean something else.
@@ -22,6 +24,14 @@ from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 E = Severity.ERROR
 # Errors that, when the log shows them, are what a library call only reported later (CUDA errors are asynchronous).
 REPORTED_LATE = ("cuda-device-assert", "cuda-index-out-of-range", "cuda-illegal-memory-access", "cuda-oom")
+
+
+def refusal(m, context: list[str]) -> dict:
+    """Which of nvidia-smi's refusals: the GPU does not support the query, or the command line is not one it takes."""
+    out = groups(m, context)
+    unsupported = m.group(0).startswith("Not supported") or any(line.strip().startswith("Not supported on the device") for line in context[:1])
+    out["refused"] = "the query is not supported on this GPU" if unsupported else "the command line's options are not a combination it takes"
+    return out
 
 
 def archs(m, context: list[str]) -> dict:
@@ -207,5 +217,43 @@ PATTERNS_EARLY = [
             "ssh: Permission denied (publickey,password).",
         ],
         fields=groups,
+    ),
+    pattern(
+        "nvidia-smi-command-refused",
+        "platform",
+        CAUSE,
+        E,
+        "nvidia-smi refused the command it was given (an option or combination it does not take, or a query this GPU does not support): the tool call failed, not the GPU",
+        r"^(?:ERROR: )?(?:Invalid combination of input arguments|Option (?P<option>\S+) is not recognized)\. Please run 'nvidia-smi -h'"
+        r"|^The (?P<flag>-[\w-]+) command line argument must be used in conjunction with (?P<needs>.+?)\.?$"
+        r"|^Not supported on the device\(s\)\s*$|^Failed to process command line\s*$",
+        ("nvidia-smi -h", "must be used in conjunction", "Not supported on the device", "Failed to process command line"),
+        why="""nvidia-smi parsed its command line and stopped before reading any GPU: an option it does not know (a
+        misspelling, or one an older or newer driver's nvidia-smi lacks: its options change between driver versions), a
+        combination it does not take (--format without a --query-..., -i with `topo -m`, which only combines it with -n or
+        -p), or a subcommand the GPU does not support ("Not supported on the device(s)": `dmon` and `pmon` read counters
+        that GeForce boards and older GPUs do not expose, then "Failed to process command line"). It says nothing about the
+        GPU's health or the job: the GPUs are as a plain `nvidia-smi` shows them. A script or a monitor that calls nvidia-smi
+        this way fails at that call on every machine with the same driver.""",
+        fix="""nvidia-smi -h   # the options this driver's nvidia-smi takes: fix the call (for a selective query: nvidia-smi
+        --query-gpu=index,name,utilization.gpu,memory.used --format=csv; `nvidia-smi topo -m` takes no -i: read the GPU's row, or
+        `nvidia-smi topo -p -i 0,1` for a pair); for a query the GPU does not support (dmon/pmon on a GeForce), read the same
+        counters with nvidia-smi --query-gpu=... -l 1, or a monitor built on NVML (nvitop, gpustat) that shows N/A for what the
+        board lacks""".replace("\n        ", " "),
+        examples=[
+            ("The -i command line argument must be used in conjunction with -n or -p.",
+             "cfregly/ai-performance-engineering#8 (nvidia-smi topo -m -i 0 in a NUMA topology script)"),
+            ("Not supported on the device(s)", "keylase/nvidia-patch#89 (nvidia-smi dmon and pmon on a GeForce GT 640)"),
+            ("Failed to process command line", "keylase/nvidia-patch#89"),
+            ("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.", "influxdata/telegraf#6573 (--format without a --query-gpu)"),
+            ("ERROR: Option noheader is not recognized. Please run 'nvidia-smi -h' for help.", "wilmerwang/GPUSitter#4"),
+        ],
+        not_examples=[
+            "    Pending                     : [Not Supported]",  # a field the GPU lacks, in healthy `nvidia-smi -q` output
+            "|  0  GeForce GT 640      Off  | 00000000:01:00.0 N/A |                  N/A |",
+            "Failed to initialize NVML: Driver/library version mismatch",  # the driver, not the command line: its own pattern
+        ],
+        fields=refusal,
+        context_after=1,
     ),
 ]
