@@ -10,6 +10,7 @@ import pytest
 from test_controls_detect8 import TB, head, head_id
 
 from gpudoctor import api
+from gpudoctor.knowledge.lines import strip
 
 
 def ids(text: str) -> list[str]:
@@ -127,3 +128,22 @@ def test_a_query_the_gpu_does_not_support_is_told_apart_from_a_wrong_command_lin
     found = head("# nvidia-smi dmon\nNot supported on the device(s)\nFailed to process command line\n")
     assert found is not None and found.id == "nvidia-smi-command-refused"
     assert found.evidence["refused"] == "the query is not supported on this GPU"
+
+
+# Jun-CEN/Open-World-Semantic-Segmentation#3: a traceback pasted as one inline-code span, closed after its exception's name
+SPAN_TB = ('`Traceback (most recent call last):\n  File "train_embedding.py", line 45, in train\n    loss, acc = segmentation_module(batch_data)\n'
+           '  File "/home/u/anomaly/lib/nn/parallel/data_parallel.py", line 84, in _async_copy_stream\n    assert type(inputs) in (tuple, list)\n')
+
+
+def test_sibling_the_span_closed_after_the_exception_is_its_last_line():
+    found = head(SPAN_TB + "AssertionError`\n")
+    assert found is not None and "AssertionError" in found.title and "cut" not in found.title
+
+
+def test_control_a_traceback_cut_inside_the_span_stays_cut():
+    found = head(SPAN_TB)
+    assert found is not None and found.id == "unrecognised-failure" and "cut" in found.title
+
+
+def test_control_inline_code_that_opens_and_closes_on_the_line_keeps_its_words():
+    assert strip("ValueError: Please ensure at least two are specified for `--gpu_ids`").text.endswith("`--gpu_ids`")
