@@ -35,6 +35,8 @@ CONTROLS = [
     # a field the GPU lacks, in healthy `nvidia-smi -q` output, is no refused command (wsl#7852's excerpt has its like)
     ("==============NVSMI LOG==============\nDriver Version                            : 510.06\nAttached GPUs                             : 1\n"
      "    MIG Mode\n        Current                           : [Not Supported]\n", "nvidia-smi-command-refused"),
+    # the training script's own YAML naming its GPUs is no launcher refusing them
+    ("train_batch_size: 1\nmixed_precision: fp16\ngpu_ids: all\n", "accelerate-multi-gpu-one-gpu"),
     # ray's glog report of a bus error is not a segfault
     ("(pid=119) *** SIGBUS (@0x7f1ca25a2fe0) received by PID 119 (TID 0x7f23680c9740) from PID 18446744072138403808; stack trace: ***\n",
      "launcher-sigsegv"),
@@ -68,6 +70,15 @@ ANSWERS = [
     ("The -i command line argument must be used in conjunction with -n or -p.", "nvidia-smi-command-refused"),
     ("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.", "nvidia-smi-command-refused"),
     ("Failed to initialize NVML: Driver/library version mismatch", "nvml-driver-mismatch"),
+    # a program driving Slurm without Slurm's commands (haoyi-duan/WorldScore#10, e2crawfo/auto_yolo#1); its siblings: the shell's
+    # own "command not found" and a job's file that is missing
+    ('RuntimeError: Could not detect "srun", are you indeed on a slurm cluster?', "slurm-commands-missing"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'sbatch': 'sbatch'", "slurm-commands-missing"),
+    ("/bin/bash: line 1: srun: command not found", "launcher-not-found"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'sbatch_logs/train.out'", "path-not-found"),
+    # showlab/Tune-A-Video#96: accelerate's MULTI_GPU configuration with one GPU id
+    ("ValueError: Less than two GPU ids were configured and tried to run on on multiple GPUs. Please ensure at least two are specified "
+     "for `--gpu_ids`, or use `--gpu_ids='all'`.", "accelerate-multi-gpu-one-gpu"),
     # NVIDIA/caffe#76: another status in the same check keeps its own answer
     ("F1116 15:55:02.388101 30214 cudnn_conv_layer.cu:137] Check failed: error == cudaSuccess (77 vs. 0)  an illegal memory access was "
      "encountered", "cuda-illegal-memory-access"),

@@ -11,6 +11,11 @@ sorted by the class of that message.
   (`cusolver error: CUSOLVER_STATUS_...`): the status names which of the library's failures it was;
 - Slurm's requests refused for want of authentication (MUNGE's socket missing, an invalid credential): srun or sbatch
   never reached the scheduler, so no job ran;
+- a program that drives Slurm (submitit, a job runner's subprocess) not finding Slurm's commands on this machine
+  (`Could not detect "srun"`, FileNotFoundError for 'sbatch'/'scontrol'): it runs where Slurm's client is not installed
+  or not on the PATH;
+- accelerate's launcher configured for several GPUs with fewer than two GPU ids (its `distributed_type: MULTI_GPU` with
+  one GPU in its own config file, which is not the training script's);
 - nvidia-smi refusing the command it was given (arguments it does not combine, an option it does not know, a query the
   GPU does not support): the tool's invocation failed, the GPU is not shown faulty.
 
@@ -255,5 +260,62 @@ PATTERNS_EARLY = [
         ],
         fields=refusal,
         context_after=1,
+    ),
+    pattern(
+        "slurm-commands-missing",
+        "launcher",
+        CAUSE,
+        E,
+        "a program that submits to Slurm cannot find Slurm's commands (srun, sbatch, scontrol) on this machine",
+        # submitit's own check, and Python's subprocess failing to start the command (the name it could not find)
+        r"Could not detect \"(?P<command>srun|sbatch)\", are you indeed on a slurm cluster"
+        r"|FileNotFoundError: \[Errno 2\] No such file or directory: '(?P<command2>srun|sbatch|scontrol|squeue|sinfo|salloc|scancel|sacct)'",
+        ("are you indeed on a slurm cluster", "No such file or directory: '"),
+        why="""The program (submitit, hydra's submitit launcher, a job runner) runs Slurm's command-line tools to submit or
+        manage its jobs, and the command is not on this machine's PATH: the program was started on a machine that is not a
+        Slurm cluster's login or compute node (a workstation, a cloud VM, a container without Slurm's client), or where
+        the cluster loads Slurm as a module that this shell has not loaded; compute nodes of some clusters also lack the
+        admin tools (scontrol) that login nodes have. No job was submitted.""",
+        fix="""which srun sbatch scontrol   # in the shell that starts the program: empty means Slurm's client is not here; run it on
+        the cluster's login node (module load slurm where the cluster uses modules), or pick the program's local mode instead
+        of Slurm (submitit: AutoExecutor(folder, cluster="local") or "debug"; the project's own --use_slurm False / launcher=local
+        option)""".replace("\n        ", " "),
+        examples=[
+            ('RuntimeError: Could not detect "srun", are you indeed on a slurm cluster?',
+             "haoyi-duan/WorldScore#10 (--use_slurm True); facebookresearch/phyre-fwd#3 (hydra's submitit launcher)"),
+            ("FileNotFoundError: [Errno 2] No such file or directory: 'sbatch': 'sbatch'", "e2crawfo/auto_yolo#1 (the demo submits with sbatch)"),
+            ("FileNotFoundError: [Errno 2] No such file or directory: 'scontrol'", "facebookincubator/submitit#1601 (requeue from a compute node without scontrol)"),
+        ],
+        not_examples=[
+            "FileNotFoundError: [Errno 2] No such file or directory: 'sbatch_logs/train.out'",  # a file of the job's: path-not-found
+            "/bin/bash: line 1: srun: command not found",  # the shell's own words: launcher-not-found
+        ],
+        fields=lambda m, ctx: {"command": m.group("command") or m.group("command2")},
+    ),
+    pattern(
+        "accelerate-multi-gpu-one-gpu",
+        "launcher",
+        CAUSE,
+        E,
+        "accelerate launch was configured to run on several GPUs but its configuration names fewer than two GPU ids",
+        r"Less than two GPU ids were configured and tried to run on on multiple GPUs",
+        ("Less than two GPU ids were configured",),
+        why="""accelerate launch reads its own configuration (the file `accelerate config` wrote, by default
+        ~/.cache/huggingface/accelerate/default_config.yaml, or the one --config_file names) before the script starts. There
+        distributed_type is MULTI_GPU (or --multi_gpu was passed) while gpu_ids (or --gpu_ids) lists a single GPU, so it
+        refuses to start: multi-GPU training needs at least two processes on two GPUs. This is accelerate's file, not the
+        training script's: a gpu_ids key in the script's own YAML does not reach accelerate. Nothing of the training ran.""",
+        fix="""accelerate env   # shows the configuration file accelerate used and its values; then either run on one GPU:
+        accelerate launch --num_processes 1 --gpu_ids 0 train.py (without --multi_gpu), or answer `accelerate config` again
+        (multi-GPU only with two or more GPUs), or in that file set gpu_ids: all (or two ids or more, with num_processes equal to
+        their count)""".replace("\n        ", " "),
+        examples=[
+            ("ValueError: Less than two GPU ids were configured and tried to run on on multiple GPUs. Please ensure at least two are specified for `--gpu_ids`, or use `--gpu_ids='all'`.",
+             "showlab/Tune-A-Video#96 (gpu_ids: all was in the training script's YAML); huggingface/accelerate#1316 (distributed_type: MULTI_GPU with gpu_ids: '0')"),
+        ],
+        not_examples=[
+            "accelerate launch --multi_gpu --num_processes 2 --gpu_ids 0,1 train.py",
+            "gpu_ids: all",  # the key in a training script's own YAML (showlab/Tune-A-Video#96's config)
+        ],
     ),
 ]
