@@ -37,6 +37,9 @@ CONTROLS = [
      "    MIG Mode\n        Current                           : [Not Supported]\n", "nvidia-smi-command-refused"),
     # the training script's own YAML naming its GPUs is no launcher refusing them
     ("train_batch_size: 1\nmixed_precision: fp16\ngpu_ids: all\n", "accelerate-multi-gpu-one-gpu"),
+    # a CUDA call's status in the same CHECK (heldout8's caffe-windows#184) and glog's info line are no native check of the code's own
+    ("F0204 18:10:50.435636 15168 math_functions.hpp:176] Check failed: error == cudaSuccess (30 vs. 0)  unknown error\n", "native-check-failed"),
+    ("I0602 18:15:13.552311 13690 solver.cpp:218] Iteration 100 (2.1 iter/s), loss = 0.53\n", "native-check-failed"),
     # ray's glog report of a bus error is not a segfault
     ("(pid=119) *** SIGBUS (@0x7f1ca25a2fe0) received by PID 119 (TID 0x7f23680c9740) from PID 18446744072138403808; stack trace: ***\n",
      "launcher-sigsegv"),
@@ -158,3 +161,14 @@ def test_control_a_traceback_cut_inside_the_span_stays_cut():
 
 def test_control_inline_code_that_opens_and_closes_on_the_line_keeps_its_words():
     assert strip("ValueError: Please ensure at least two are specified for `--gpu_ids`").text.endswith("`--gpu_ids`")
+
+
+@pytest.mark.parametrize("line,condition,values", [
+    ("F0602 18:15:13.552311 13690 decode_bbox_layer.cpp:110] Check failed: keep_num > 0 (0 vs. 0)", "keep_num > 0", "0 vs. 0"),  # zhaoweicai/cascade-rcnn#18
+    ("dgl._ffi.base.DGLError: [02:00:36] /opt/dgl/src/rpc/rpc.cc:484: Check failed: l_id < local_data_shape[0] (18446744073707713820 vs. 630098) : ",
+     "l_id < local_data_shape[0]", "18446744073707713820 vs. 630098"),  # dmlc/dgl#6868
+])
+def test_the_native_check_is_read_from_its_own_words_not_its_timestamp(line, condition, values):
+    found = head(line + "\n*** Check failure stack trace: ***\n")
+    assert found is not None and found.id == "native-check-failed"
+    assert (found.evidence["condition"], found.evidence["values"]) == (condition, values) and "message" not in found.evidence

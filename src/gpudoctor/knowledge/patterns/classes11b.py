@@ -16,6 +16,9 @@ sorted by the class of that message.
   or not on the PATH;
 - accelerate's launcher configured for several GPUs with fewer than two GPU ids (its `distributed_type: MULTI_GPU` with
   one GPU in its own config file, which is not the training script's);
+- a C++ CHECK of a native library or program (glog's and dmlc's `Check failed: <condition> (a vs. b)`) that is not a
+  CUDA call's status: the condition the code requires, its two sides and where, read from the line (the fatal line's
+  own words, not its timestamp);
 - nvidia-smi refusing the command it was given (arguments it does not combine, an option it does not know, a query the
   GPU does not support): the tool's invocation failed, the GPU is not shown faulty.
 
@@ -36,6 +39,14 @@ def refusal(m, context: list[str]) -> dict:
     out = groups(m, context)
     unsupported = m.group(0).startswith("Not supported") or any(line.strip().startswith("Not supported on the device") for line in context[:1])
     out["refused"] = "the query is not supported on this GPU" if unsupported else "the command line's options are not a combination it takes"
+    return out
+
+
+def check_fields(m, context: list[str]) -> dict:
+    """The failed check's condition, its two sides, where it is and the words after them."""
+    out = groups(m, context)
+    if "where" in out:
+        out["where"] = out["where"].rsplit("/", 1)[-1]
     return out
 
 
@@ -317,5 +328,42 @@ PATTERNS_EARLY = [
             "accelerate launch --multi_gpu --num_processes 2 --gpu_ids 0,1 train.py",
             "gpu_ids: all",  # the key in a training script's own YAML (showlab/Tune-A-Video#96's config)
         ],
+    ),
+    pattern(
+        "native-check-failed",
+        "platform",
+        CAUSE,
+        E,
+        "a CHECK in native (C++) code failed: a condition the code requires was false, and the process aborted",
+        # glog's "F0602 18:15:13.552311 13690 file.cpp:110] Check failed: ..." and dmlc's "[02:00:36] /path/file.cc:484: Check failed: ...";
+        # a CUDA/cuDNN/NCCL call's status is the cuda patterns' (or the unrecognised answer's CUDA status)
+        r"(?:(?P<where>[\w.\-/]+\.(?:cc|cpp|cu|cuh|h|hpp|c):\d+)\]?:? )?Check failed: (?!\w+ == (?:cuda|ncclS|CUDNN_STATUS_S|CUBLAS_STATUS_S)\w*uccess)"
+        r"(?P<condition>[^()]+?)(?: \((?P<values>[^()]*? vs\. [^()]*?)\)(?:\s*:?\s*(?P<message>\w.*?))?)?[\s:]*$",
+        ("Check failed: ",),
+        why="""A CHECK macro (glog's, used by Caffe, MXNet, DGL, Paddle and TensorFlow's C++) found a condition the code
+        requires false and aborted the process (SIGABRT, after "*** Check failure stack trace: ***"). The condition, its two
+        sides in parentheses (the values at the time) and the file and line say what failed: a count that must be positive
+        found 0 (the input produced nothing for that step: no boxes kept, an empty batch or label set), an index or id out of
+        range (a huge number such as 18446744073707713820 is a negative value wrapped around), a file descriptor of -1 (a
+        file that could not be opened: the words after the values name it). The line does not decide whose mistake it is: the
+        data, the model definition or the configuration (a prototxt, a yaml) may break the condition, or the native code may
+        assert something it should handle (a bug of that version).""",
+        fix="""read the condition against what reached that code: the file and line the check names, and the input or setting it
+        counts (the dataset's annotations, the thresholds and shapes in the model's configuration, the path after the values);
+        if nothing of yours breaks it, search the project's issues for the check's file and condition (a known bug of that
+        version); rerun on one GPU/process to see whether the multi-GPU split (a batch per GPU of 0 or 1) is what empties it""".replace("\n        ", " "),
+        examples=[
+            ("F0602 18:15:13.552311 13690 decode_bbox_layer.cpp:110] Check failed: keep_num > 0 (0 vs. 0)", "zhaoweicai/cascade-rcnn#18 (2 GPUs: both workers abort)"),
+            ("dgl._ffi.base.DGLError: [02:00:36] /opt/dgl/src/rpc/rpc.cc:484: Check failed: l_id < local_data_shape[0] (18446744073707713820 vs. 630098) : ",
+             "dmlc/dgl#6868 (distributed training: an id out of the partition's range)"),
+            ("F0110 18:01:18.770076 19640 io.cpp:52] Check failed: fd != -1 (-1 vs. -1) File not found: external/exp/snapshots/model.caffemodel",
+             "Cysu/dgd_person_reid#17 (a snapshot file that does not exist)"),
+        ],
+        not_examples=[
+            "F1116 15:55:02.388101 30214 cudnn_conv_layer.cu:137] Check failed: error == cudaSuccess (77 vs. 0)  an illegal memory access was encountered",
+            "F0204 18:10:50.435636 15168 math_functions.hpp:176] Check failed: error == cudaSuccess (30 vs. 0)  unknown error",
+            "I0602 18:15:13.552311 13690 solver.cpp:218] Iteration 100 (2.1 iter/s), loss = 0.53",
+        ],
+        fields=check_fields,
     ),
 ]
