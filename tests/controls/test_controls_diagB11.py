@@ -40,6 +40,9 @@ CONTROLS = [
     # a CUDA call's status in the same CHECK (heldout8's caffe-windows#184) and glog's info line are no native check of the code's own
     ("F0204 18:10:50.435636 15168 math_functions.hpp:176] Check failed: error == cudaSuccess (30 vs. 0)  unknown error\n", "native-check-failed"),
     ("I0602 18:15:13.552311 13690 solver.cpp:218] Iteration 100 (2.1 iter/s), loss = 0.53\n", "native-check-failed"),
+    # a dict's missing key is no archive's; weights that sum to zero are no empty dataset
+    (TB + "KeyError: 'part'\n", "npz-array-missing"),
+    (TB + "RuntimeError: invalid multinomial distribution (sum of probabilities <= 0)\n", "sampler-zero-samples"),
     # ray's glog report of a bus error is not a segfault
     ("(pid=119) *** SIGBUS (@0x7f1ca25a2fe0) received by PID 119 (TID 0x7f23680c9740) from PID 18446744072138403808; stack trace: ***\n",
      "launcher-sigsegv"),
@@ -82,6 +85,10 @@ ANSWERS = [
     # showlab/Tune-A-Video#96: accelerate's MULTI_GPU configuration with one GPU id
     ("ValueError: Less than two GPU ids were configured and tried to run on on multiple GPUs. Please ensure at least two are specified "
      "for `--gpu_ids`, or use `--gpu_ids='all'`.", "accelerate-multi-gpu-one-gpu"),
+    # an .npz without the array read (ouusan/some-papers#43), a sampler over an empty dataset (aqlaboratory/openfold#226, zhou13/lcnn#64)
+    ("KeyError: 'part is not a file in the archive'", "npz-array-missing"),
+    ("RuntimeError: cannot sample n_sample <= 0 samples", "sampler-zero-samples"),
+    ("ValueError: num_samples should be a positive integer value, but got num_samples=0", "sampler-zero-samples"),
     # NVIDIA/caffe#76: another status in the same check keeps its own answer
     ("F1116 15:55:02.388101 30214 cudnn_conv_layer.cu:137] Check failed: error == cudaSuccess (77 vs. 0)  an illegal memory access was "
      "encountered", "cuda-illegal-memory-access"),

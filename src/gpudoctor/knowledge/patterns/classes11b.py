@@ -19,6 +19,10 @@ sorted by the class of that message.
 - a C++ CHECK of a native library or program (glog's and dmlc's `Check failed: <condition> (a vs. b)`) that is not a
   CUDA call's status: the condition the code requires, its two sides and where, read from the line (the fatal line's
   own words, not its timestamp);
+- a .npz archive without the array the code reads (numpy's `KeyError: 'X is not a file in the archive'`): the data file
+  was written by another version or step of the preprocessing than the code expects;
+- torch.multinomial asked for zero samples (`cannot sample n_sample <= 0 samples`): a sampler drawing from an empty
+  dataset or weight list, most often a data path that matched no file;
 - nvidia-smi refusing the command it was given (arguments it does not combine, an option it does not know, a query the
   GPU does not support): the tool's invocation failed, the GPU is not shown faulty.
 
@@ -365,5 +369,61 @@ PATTERNS_EARLY = [
             "I0602 18:15:13.552311 13690 solver.cpp:218] Iteration 100 (2.1 iter/s), loss = 0.53",
         ],
         fields=check_fields,
+    ),
+    pattern(
+        "npz-array-missing",
+        "dataloader",
+        CAUSE,
+        E,
+        "the .npz archive the code loads has no array of the name it reads (KeyError: '... is not a file in the archive')",
+        r"KeyError: ['\"]?(?P<key>.+?) is not a file in the archive",
+        ("is not a file in the archive",),
+        why="""numpy.load of a .npz file returns an archive of named arrays, and the code read one by a name the archive does
+        not hold (numpy's own KeyError, raised in npyio's __getitem__). The file is not the one the code was written for: a
+        dataset file written by another version of the preprocessing script or downloaded from another release (the keys
+        changed), a file saved with np.savez(a, b) whose arrays are named arr_0, arr_1 while the code reads names (or the
+        reverse), a cache (cached latents, features) written by another version of the tool, or a truncated or half-written
+        file. `np.load(path).files` lists the names the archive has.""",
+        fix="""python -c "import numpy as np, sys; print(np.load(sys.argv[1]).files)" FILE.npz   # the names the archive holds; then
+        regenerate the file with the preprocessing step of the same version as the training code (or download the release the
+        code expects), delete a stale cache so the tool writes it again, or read the key the file has""".replace("\n        ", " "),
+        examples=[
+            ("KeyError: 'part is not a file in the archive'", "ouusan/some-papers#43 (the 3DPW training npz has no 'part' array)"),
+            ("KeyError: 'arr_1 is not a file in the archive'", "kentsommer/pytorch-value-iteration-networks#9"),
+            ("KeyError: 'arr_0 is not a file in the archive'", "derrian-distro/LoRA_Easy_Training_Scripts#144 (cached latents of another sd-scripts version)"),
+            ("KeyError: 'tr_col_mean is not a file in the archive'", "philipperemy/stock-volatility-google-trends#1 (the maintainer: the npz must be updated)"),
+        ],
+        not_examples=[
+            "KeyError: 'part'",  # a dict's key: the library-lookup classes
+            "zipfile.BadZipFile: File is not a zip file",  # a .npz that is not an archive at all
+        ],
+    ),
+    pattern(
+        "sampler-zero-samples",
+        "dataloader",
+        CAUSE,
+        E,
+        "a sampler was given zero samples to draw: the dataset (or its list of weights) it was built on is empty",
+        # RandomSampler's (shuffle=True) refusal of an empty dataset, and torch.multinomial's under a weighted sampler
+        r"num_samples should be a positive integer value, but got num_samples=0\b|cannot sample n_sample <= 0 samples",
+        ("num_samples=0", "cannot sample n_sample"),
+        why="""A DataLoader's sampler draws as many samples as its data holds: RandomSampler (shuffle=True) refuses a dataset of
+        length 0 ("num_samples should be a positive integer value, but got num_samples=0"), and torch.multinomial, under a
+        WeightedRandomSampler or a project's own sampler that mixes datasets by weight, refuses to draw 0 ("cannot sample
+        n_sample <= 0 samples"). The dataset or the list it draws from is empty: the data path matched no file (a typo in a
+        path or a glob, a folder of another layout, images of another extension than the dataset class looks for), a filter
+        or a split removed every entry, or the annotations list no sample. Nothing of the training ran.""",
+        fix="""check the data the loader is built from: ls the paths the configuration names (a typo or a wrong root gives an empty
+        dataset; the file extension the dataset class globs for); print(len(dataset)) before the DataLoader is made, and fail early
+        when it is 0""".replace("\n        ", " "),
+        examples=[
+            ("RuntimeError: cannot sample n_sample <= 0 samples", "aqlaboratory/openfold#226 (the maintainer: a typo in a path name)"),
+            ("ValueError: num_samples should be a positive integer value, but got num_samples=0",
+             "zhou13/lcnn#64 (the maintainer: the dataset is not set up); yichaojie/MobileNetV3#1 (images of another extension than .jpg)"),
+        ],
+        not_examples=[
+            "ValueError: num_samples should be a positive integer value, but got num_samples=-1",
+            "RuntimeError: invalid multinomial distribution (sum of probabilities <= 0)",
+        ],
     ),
 ]
