@@ -199,7 +199,7 @@ PATTERNS = [
         # diagB11: the why said "mismatched versions" as if the signal decided it, and the fix pointed only there (judged partly on
         # BVLC/caffe#2114, a solver indexing bug, and AHupuJR/EFNet#17, dataset paths left at their defaults): the signal says
         # only that native code touched memory it must not; the stack decides where, and versions are one cause of several
-        why="""The process was killed by SIGSEGV: native code (C/C++/CUDA host code: torch, a compiled extension, a
+        why="""A native crash: the process was killed by SIGSEGV, native code (C/C++/CUDA host code: torch, a compiled extension, a
         data-loading or image library, or the program's own native code) read or wrote memory it must not. The signal
         does not say which code or why; the native stack printed with the crash (faulthandler's Python stack, the frames
         after a '*** SIGSEGV ... stack trace' line) names where. Known causes: a compiled library or extension built against
