@@ -21,8 +21,8 @@ sorted by the class of that message.
   own words, not its timestamp);
 - a .npz archive without the array the code reads (numpy's `KeyError: 'X is not a file in the archive'`): the data file
   was written by another version or step of the preprocessing than the code expects;
-- torch.multinomial asked for zero samples (`cannot sample n_sample <= 0 samples`): a sampler drawing from an empty
-  dataset or weight list, most often a data path that matched no file;
+- a sampler given zero samples to draw (RandomSampler's `num_samples=0`, torch.multinomial's `cannot sample n_sample <= 0
+  samples`): an empty dataset or weight list, most often a data path that matched no file;
 - nvidia-smi refusing the command it was given (arguments it does not combine, an option it does not know, a query the
   GPU does not support): the tool's invocation failed, the GPU is not shown faulty.
 
@@ -41,7 +41,8 @@ REPORTED_LATE = ("cuda-device-assert", "cuda-index-out-of-range", "cuda-illegal-
 def refusal(m, context: list[str]) -> dict:
     """Which of nvidia-smi's refusals: the GPU does not support the query, or the command line is not one it takes."""
     out = groups(m, context)
-    unsupported = m.group(0).startswith("Not supported") or any(line.strip().startswith("Not supported on the device") for line in context[:1])
+    # ("Failed to process command line" follows either refusal: read alone, it says the command line was not taken)
+    unsupported = m.group(0).startswith("Not supported")
     out["refused"] = "the query is not supported on this GPU" if unsupported else "the command line's options are not a combination it takes"
     return out
 
@@ -55,7 +56,7 @@ def check_fields(m, context: list[str]) -> dict:
 
 
 def archs(m, context: list[str]) -> dict:
-    """The architectures the check accepts, as the GPU names users know them."""
+    """The architectures the check accepts (is_sm80, is_sm8x, ...), one by one."""
     out = groups(m, context)
     out["accepted"] = [a.strip() for a in out.pop("archs", "").split("||")]
     return out
@@ -274,7 +275,6 @@ PATTERNS_EARLY = [
             "Failed to initialize NVML: Driver/library version mismatch",  # the driver, not the command line: its own pattern
         ],
         fields=refusal,
-        context_after=1,
     ),
     pattern(
         "slurm-commands-missing",
