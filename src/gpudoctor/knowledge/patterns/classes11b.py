@@ -410,8 +410,8 @@ PATTERNS_EARLY = [
         why="""A DataLoader's sampler draws as many samples as its data holds: RandomSampler (shuffle=True) refuses a dataset of
         length 0 ("num_samples should be a positive integer value, but got num_samples=0"), and torch.multinomial, under a
         WeightedRandomSampler or a project's own sampler that mixes datasets by weight, refuses to draw 0 ("cannot sample
-        n_sample <= 0 samples"). The dataset or the list it draws from is empty: the data path matched no file (a typo in a
-        path or a glob, a folder of another layout, images of another extension than the dataset class looks for), a filter
+        n_sample <= 0 samples"). The dataset or the list it draws from is empty: the data path matched no file (a path typo,
+        a glob that matches nothing, a folder of another layout, images of another extension than the dataset class looks for), a filter
         or a split removed every entry, or the annotations list no sample. Nothing of the training ran.""",
         fix="""check the data the loader is built from: ls the paths the configuration names (a typo or a wrong root gives an empty
         dataset; the file extension the dataset class globs for); print(len(dataset)) before the DataLoader is made, and fail early
