@@ -171,6 +171,10 @@ def unquoted(text: str) -> str:
         return text[1:-1]
     if len(text) > 1 and text[0] == "`" and text[1] not in "` ":  # inline code opened on this line, closed on a later one (or cut)
         return text[1:]
+    if len(text) > 1 and text[-1] == "`" and text[-2] not in "` " and text.count("`") == 1:
+        # inline code opened on an earlier line, closed on this one: a traceback pasted as one `...` span ends "AssertionError`"
+        # (diagB11: Jun-CEN/Open-World-Semantic-Segmentation#3 read its exception's line as a cut traceback's)
+        return text[:-1]
     return text
 
 

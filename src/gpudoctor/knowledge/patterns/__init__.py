@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -25,6 +25,7 @@ ALL: tuple[Pattern, ...] = (
     *kernel8.PATTERNS,  # CUDA kernel faults no cuda pattern names (a misaligned address, an illegal instruction, a capture error)
     *classes10a.PATTERNS_EARLY,  # tenth round: NCCL's /sys topology, cuBLAS execution and launch-shape failures, a GPU monitor, Paddle's launcher
     *classes10d.PATTERNS_EARLY,  # tenth round (diagD10): the caching allocator's NVML assert is an out-of-memory report
+    *classes11b.PATTERNS_EARLY,  # eleventh round (diagB11): a kernel stopped for time, a GPU architecture check, cuBLAS/cuSOLVER refusals, Slurm's MUNGE
     *ddp.PATTERNS,
     *dataloader.PATTERNS,
     *gloo.PATTERNS,

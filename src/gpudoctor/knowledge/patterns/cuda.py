@@ -70,8 +70,8 @@ PATTERNS = [
         r"(?:CUDA|HIP) out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capaci?ty of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?"
         # the exception's name (torch 1.13+) only when the allocator's message is not on the line: that one has the numbers
         r"|CUDA (?:driver )?[Ee]rror: out of memory|cuda runtime error \(2\) : out of memory|torch\.(?:cuda\.)?OutOfMemoryError(?!.*(?:CUDA|HIP) out of memory)"
-        # a C++ program's own CHECK of a CUDA call (Caffe's CUDA_CHECK, glog): error 2 is cudaErrorMemoryAllocation
-        r"|Check failed: error == cudaSuccess \(2 vs\. 0\)\s+out of memory",
+        # a native framework's check of a CUDA call (Caffe's and MXNet's glog CHECK): cudaErrorMemoryAllocation is status 2
+        r"|Check failed: \w+ == cudaSuccess(?: \(2 vs\. 0\))?:?\s+(?:CUDA: )?out of memory",
         ("out of memory", "OutOfMemoryError"),
         why="""The batch, the model or the activations do not fit on this GPU, or another process (another rank
         on the same GPU, a leftover job) holds part of its memory.""",
@@ -83,6 +83,8 @@ PATTERNS = [
             ("CUDA Error: out of memory: Invalid argument", "AlexeyAB/darknet#5301 (darknet's own wording, multi-GPU training)"),
             ("F0110 18:01:08.005344 19573 syncedmem.cpp:51] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
              "Cysu/dgd_person_reid#17 (Caffe's CUDA_CHECK in the cuDNN convolution's forward, even on one GPU)"),
+            ("  what():  [15:00:54] /home/centos/mxnet/3rdparty/mshadow/mshadow/./stream_gpu-inl.h:217: Check failed: e == cudaSuccess: CUDA: out of memory",
+             "dmlc/gluon-cv#1575 (MXNet's check, under 'terminate called after throwing an instance of dmlc::Error')"),
         ],
         fields=oom_fields,
     ),

@@ -34,6 +34,21 @@ def root_cause_fields(_m, context):
     return out
 
 
+# glog's failure-signal handler (Caffe, MXNet, ...) lists the native frames after its "*** SIGSEGV ... stack trace: ***" line as
+# "    @           0x40d534 SolverContext::run()"; the first named one is where the crash happened (diagB11: BVLC/caffe#2114).
+NATIVE_FRAME = re.compile(r"^\s*@\s+0x[0-9a-f]+\s+(?P<frame>(?!\(unknown\))\S.*?)\s*$")
+
+
+def signal_fields(m, context: list[str]) -> dict:
+    """The match's fields, and the innermost named native frame when the crash report lists its stack."""
+    out = groups(m, context)
+    if "SIGSEGV (@" in m.group(0):
+        frame = next((f.group("frame") for f in (NATIVE_FRAME.match(line) for line in context) if f), None)
+        if frame:
+            out["crashed_in"] = frame[:200]
+    return out
+
+
 # How a shell, docker (compose), a job runner or Python's subprocess reports a child's status: a child killed by signal N
 # has status 128 + N (137 = SIGKILL, 139 = SIGSEGV); "exit code -9" is the other convention (Python's), read above.
 SHELL_STATUS = r"(?i:\bexit(?:ed)?(?: with)? (?:code|status)|\breturn(?:ed)? (?:non-zero exit status|code)|\bexit code:?|\bexited \()\s*"
@@ -178,11 +193,23 @@ PATTERNS = [
         "a rank crashed with a segmentation fault (exit code -11)",
         r"exitcode\s*:\s*-11\b|Signal 11 \(SIGSEGV\) received by PID|failed \(exitcode: -11\)|Segmentation fault\s*\(core dumped\)|: line \d+: +\d+ Segmentation fault\s|exits with return code = -11\b|terminated with signal SIGSEGV|died with <Signals\.SIGSEGV: 11>|srun: error: \S+: tasks? [\d\-,]+: Segmentation fault|Fatal Python error: Segmentation fault"
         r"|Signal: Segmentation fault \(11\)|Caught signal 11 \(Segmentation fault"  # Open MPI's and UCX/MXM's signal reports
+        r"|(?:^|\*+ )SIGSEGV \(@0x[0-9a-f]+\) received by PID"  # glog's failure-signal handler (the reader drops its "***"), its stack after it
         r"|" + SHELL_STATUS + r"139\b",  # 128 + 11: a shell's, docker's or a job runner's report of a child that segfaulted
         ("-11", "SIGSEGV", "Segmentation fault", "139"),
-        why="""A native crash in C++/CUDA code: mismatched versions of torch, CUDA, NCCL or a compiled
-        extension, or a bug in a native library.""",
-        fix="python -X faulthandler train.py (or TORCH_SHOW_CPP_STACKTRACES=1) to see where; check torch/NCCL/extension versions match",
+        # diagB11: the why said "mismatched versions" as if the signal decided it, and the fix pointed only there (judged partly on
+        # BVLC/caffe#2114, a solver indexing bug, and AHupuJR/EFNet#17, dataset paths left at their defaults): the signal says
+        # only that native code touched memory it must not; the stack decides where, and versions are one cause of several
+        why="""A native crash: the process was killed by SIGSEGV, native code (C/C++/CUDA host code: torch, a compiled extension, a
+        data-loading or image library, or the program's own native code) read or wrote memory it must not. The signal
+        does not say which code or why; the native stack printed with the crash (faulthandler's Python stack, the frames
+        after a '*** SIGSEGV ... stack trace' line) names where. Known causes: a compiled library or extension built against
+        another torch/CUDA/NCCL/Python than the one loaded; a native routine given input it does not check (a data file that
+        is missing, empty or corrupt where the configuration points, an empty array, an index past the end in native code);
+        a stack exhausted by deep recursion; a bug in the native code itself.""",
+        fix=("python -X faulthandler train.py (PYTHONFAULTHANDLER=1 under a launcher; gdb -ex r --args python train.py for the native frames) to see "
+             "where it crashed; the innermost frames decide: a library's or an extension's: reinstall it built for this torch/CUDA (pip list against "
+             "torch.__version__, torch.version.cuda); the program's own or its data loader's: check the input it read last (the data paths in the "
+             "configuration exist and hold what the loader expects; num_workers=0 shows a loader's crash in the main process)"),
         examples=[
             ("  traceback : Signal 11 (SIGSEGV) received by PID 5555", "torchrun root-cause block (signal name format)"),
             ("[2023-07-19 10:43:10,201] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'src/clip_fine_tune_deepspeed.py', '--local_rank=0'] exits with return code = -11", "deepspeedai/DeepSpeed#3989"),
@@ -193,7 +220,11 @@ PATTERNS = [
             ("Segmentation fault(core dumped)", "lmb-freiburg/demon#32 (the shell's report as the paste has it, without the space)"),
             ("comfyui-1 exited with code 139", "YanWenKun/ComfyUI-Docker#68 (docker compose: 139 = 128 + SIGSEGV)"),
             ("error Command failed with exit code 139.", "n4ze3m/dialoqbase#90 (yarn's report after the shell's 'Segmentation fault')"),
+            ("*** SIGSEGV (@0x30) received by PID 4086 (TID 0x7ffb40f6f720) from PID 48; stack trace: ***",
+             "BVLC/caffe#2114 (glog's report; the frame after it, SolverContext::run(), is the crash: a solver indexing bug)"),
         ],
+        context_after=8,
+        fields=signal_fields,
     ),
     pattern(
         "rank-usage-error",
