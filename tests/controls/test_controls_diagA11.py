@@ -88,6 +88,14 @@ class TestCudaInitWarningDriverTooOld:
         log = TB + "RuntimeError: The NVIDIA driver on your system is too old (found version 10010).\n"  # guo-pu/NanoDet-PyTorch#4
         assert head_id(log) == "cuda-driver-too-old"
 
+    def test_control_a_driver_version_in_a_run_that_uses_the_gpu(self):
+        # the healthy look-alike: the driver named, the GPU used, no warning from torch
+        log = ("NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4\n"
+               "YOLOv5 v4.0-14-gb75c432 torch 1.7.1 CUDA:0 (Tesla T4, 15109.75MB)\n"
+               "     Epoch   gpu_mem       box       obj       cls     total   targets  img_size\n"
+               "      0/299     3.21G   0.04582   0.02931   0.01672   0.09185        45       640\n")
+        assert head_id(log) != self.verdict
+
 
 class TestCaffeOutOfMemory:
     def test_sibling_caffes_cuda_check_of_an_allocation(self):
@@ -99,6 +107,13 @@ class TestCaffeOutOfMemory:
         log = ("F0823 15:26:47.114929 10445 math_functions.cu:79] Check failed: error == cudaSuccess (77 vs. 0)  "
                "an illegal memory access was encountered\n")  # NVIDIA/caffe#76
         assert head_id(log) not in ("cuda-oom", "-")
+
+    def test_control_caffes_memory_report_of_a_healthy_net(self):
+        # Caffe logs the memory a net needs at every start: not a failure
+        log = ("I0110 18:00:51.123456 19573 net.cpp:270] This network produces output loss\n"
+               "I0110 18:00:51.123999 19573 net.cpp:283] Network initialization done.\n"
+               "I0110 18:00:51.124001 19573 net.cpp:284] Memory required for data: 1089024\n")
+        assert head_id(log) != "cuda-oom"
 
 
 class TestAbstractClassInstantiated:

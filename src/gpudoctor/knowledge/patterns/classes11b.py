@@ -384,7 +384,7 @@ PATTERNS_EARLY = [
         changed), a file saved with np.savez(a, b) whose arrays are named arr_0, arr_1 while the code reads names (or the
         reverse), a cache (cached latents, features) written by another version of the tool, or a truncated or half-written
         file. `np.load(path).files` lists the names the archive has.""",
-        fix="""python -c "import numpy as np, sys; print(np.load(sys.argv[1]).files)" FILE.npz   # the names the archive holds; then
+        fix="""python -c "import sys, numpy; print(numpy.load(sys.argv[1]).files)" FILE.npz   # the names the archive holds; then
         regenerate the file with the preprocessing step of the same version as the training code (or download the release the
         code expects), delete a stale cache so the tool writes it again, or read the key the file has""".replace("\n        ", " "),
         examples=[
