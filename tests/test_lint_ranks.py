@@ -277,13 +277,13 @@ FORWARDS = {
         def estimate_loss():
             losses = torch.zeros(eval_iters)
             for k in range(eval_iters):
-                logits, loss = model(X, Y)  # hangs
+                logits, loss = model(X, Y)
                 losses[k] = loss.item()
             return losses.mean()
 
         while True:
             if iter_num % eval_interval == 0 and master_process:
-                print(estimate_loss())
+                print(estimate_loss())  # hangs
             logits, loss = model(X, Y)
             loss.backward()
         ''', True),
@@ -299,12 +299,12 @@ FORWARDS = {
 
             def _validate(self, x):
                 with torch.no_grad():
-                    return self.model(x)  # hangs
+                    return self.model(x)
 
             def train(self, epochs):
                 for epoch in range(epochs):
                     if self.gpu_id == 0:
-                        self._validate(self.val)
+                        self._validate(self.val)  # hangs
         ''', True),
     "accelerate-prepare": ('''
         from accelerate import Accelerator

@@ -38,6 +38,10 @@ class DdpForwardOnOneRank(Rule):
     on the rank, or in a function whose every call in the file is under one,
     or in a function of another module of the project that is given the
     model under a test on the rank (`if rank == 0: evaluate(model, loader)`).
+    One diagnostic per place the ranks part: the forwards under one rank
+    test are one (dev7 u049: four models in one rank-0 test pass), at the
+    first of them, or at the call of their function when the test is around
+    that call (`if rank == 0: validate(model, decoder, ...)`, dev7 u018).
     Evaluate with the unwrapped model (`model.module`,
     `accelerator.unwrap_model(model)`), or on every rank and reduce the
     metrics.
@@ -48,7 +52,11 @@ class DdpForwardOnOneRank(Rule):
     broadcasts them from rank 0 in the first forward after a training step,
     under `torch.no_grad()` too. A DDP model with no buffers, with
     `broadcast_buffers=False`, or whose module cannot be followed to its class
-    is a warning that says what would make it hang.
+    is a warning that says what would make it hang. Not flagged: a DDP model
+    with `broadcast_buffers=False` called under `torch.no_grad()` /
+    `inference_mode()` (a `with` or a decorator, around the forward or the
+    call of its function): no buffer to broadcast and no backward to follow,
+    the forward is local (dev7 u022's rank-0 `eval_training`).
 
     Also a warning: a model a function is given, called only where the batch
     is not empty (`if batch_size:` with `batch_size = input.size(0)`, `if
@@ -147,11 +155,11 @@ class DdpForwardOnOneRank(Rule):
 
         @torch.no_grad()
         def evaluate(model, loader):
-            return sum(model(x).argmax(1).eq(y).sum() for x, y in loader)  # flagged
+            return sum(model(x).argmax(1).eq(y).sum() for x, y in loader)
 
         model = DistributedDataParallel(net.cuda(), device_ids=[local_rank])
         if dist.get_rank() == 0:
-            print(evaluate(model, val_loader))
+            print(evaluate(model, val_loader))  # flagged: where the ranks part
         ''',
     )
 
@@ -168,6 +176,7 @@ class DdpForwardOnOneRank(Rule):
             if terminal_name(call.func) == "fully_shard" and call.args and type(call.args[0]) in (ast.Name, ast.Attribute)
         }
         wrapped |= set(sharded)
+        models: dict[tuple[int, int | None], list[tuple]] = {}
         for call in file.calls:
             name = terminal_name(call.func)
             if name not in wrapped and "model" not in name.lower() and "net" not in name.lower():
@@ -182,23 +191,50 @@ class DdpForwardOnOneRank(Rule):
             built = next((o for o in file.origins(func) if self._wrapped(file, o)), None)
             if built is None and not (name in sharded and call.lineno > sharded[name]):
                 continue
-            branch = self._guard(file, call, set())
-            if branch is None or self._also_in(branch.other, source(func)):
+            guarded = self._guard(file, call, set())
+            if guarded is None or self._also_in(guarded[0].other, source(func)):
                 continue  # (the other ranks run the same forward in the other arm)
+            branch, site = guarded
             what = (self._kind(file, built) if isinstance(built, ast.Call)
                     else f"an FSDP2 model (`fully_shard({name})`, line {sharded[name]})")
             unwrap = "DistributedDataParallel" in what or "accelerate" in what
             severity, outcome = self._outcome(file, built)
-            yield Hit(
-                call,
-                message=f"{source(func)} is {what}, called only on some ranks (it depends on "
-                f"{depends_on(file, branch)}): {outcome}",
-                fix=(f"{source(func)}.module(...)  # the unwrapped model; or run this on every rank" if unwrap
-                     else f"{source(func)}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
-                severity=severity,
-            )
+            if severity == WARNING and "broadcast_buffers=False" in outcome and _no_grad(file, call, site):
+                # no buffer broadcast, and under no_grad no backward follows: the forward is local
+                # (dev7 u022: a rank-0 eval_training under @torch.no_grad())
+                continue
+            # One diagnostic per place the ranks part: the rank-0 block, or the call of the
+            # function that runs the forwards under the rank test (dev7 u018: `if rank == 0:
+            # validate(rank, world_size, model, decoder, ...)`, u049: four models in one test pass)
+            key = (id(branch.test), id(site) if site is not call else None)
+            models.setdefault(key, []).append((call, source(func), what, unwrap, severity, outcome, branch, site))
+        for found in models.values():
+            yield self._one_diagnostic(file, found)
         yield from self._passed_on(file, wrapped)
         yield from self._skipped_on_empty_batch(file)
+
+    @staticmethod
+    def _one_diagnostic(file: FileModel, found: list[tuple]) -> Hit:
+        """The forwards under one rank test as one diagnostic: at the first forward when the
+        test is around it, at the call of its function when the test is around that call."""
+        call, called, what, unwrap, _, outcome, branch, site = found[0]
+        severity = ERROR if any(f[4] == ERROR for f in found) else WARNING
+        if severity == ERROR:
+            call, called, what, unwrap, _, outcome, branch, site = next(f for f in found if f[4] == ERROR)
+        names = list(dict.fromkeys(f[1] for f in found))
+        more = [n for n in names if n != called]
+        also = f" (and {', '.join(f'`{n}`' for n in more)}, called there too)" if more else ""
+        where = "called" if site is call else (
+            f"called in {terminal_name(site.func) if type(site) is ast.Call else 'a function'}() (line {call.lineno}), "
+            "which runs")
+        return Hit(
+            site,
+            message=f"{called} is {what}, {where} only on some ranks (it depends on "
+            f"{depends_on(file, branch)}){also}: {outcome}",
+            fix=(f"{called}.module(...)  # the unwrapped model; or run this on every rank" if unwrap
+                 else f"{called}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
+            severity=severity,
+        )
 
     @staticmethod
     def _skipped_on_empty_batch(file: FileModel) -> Iterator[Hit]:
@@ -243,9 +279,10 @@ class DdpForwardOnOneRank(Rule):
                 built = next((o for o in file.origins(value) if self._wrapped(file, o)), None)
                 if not isinstance(built, ast.Call):
                     continue
-                branch = self._guard(file, call, set())
-                if branch is None:
+                guarded = self._guard(file, call, set())
+                if guarded is None:
                     break
+                branch = guarded[0]
                 severity, outcome = self._outcome(file, built)
                 yield Hit(
                     call,
@@ -345,12 +382,12 @@ class DdpForwardOnOneRank(Rule):
             return receiver == "deepspeed" and _zero_3(file.text)
         return False
 
-    def _guard(self, file: FileModel, node: ast.AST, seen: set) -> Branch | None:
-        """The rank test that decides whether `node` runs: around it, or
-        around every call (in the file) of its function."""
+    def _guard(self, file: FileModel, node: ast.AST, seen: set) -> tuple[Branch, ast.AST] | None:
+        """The rank test that decides whether `node` runs, and the node it is
+        around: `node` itself, or (the first of) every call in the file of its function."""
         branch = rank_branch(file, node)
         if branch is not None:
-            return branch
+            return branch, node
         func = file.function(node)
         if func is None or func in seen:
             return None
@@ -363,6 +400,21 @@ class DdpForwardOnOneRank(Rule):
         found = [self._guard(file, site, seen) for site in sites]
         return found[0] if all(found) else None
 
+
+def _no_grad(file: FileModel, call: ast.AST, site: ast.AST) -> bool:
+    """`call` runs with grad off: inside `with torch.no_grad():` / `inference_mode()`, or in a
+    function decorated with either, or its function is called (at `site`) inside one."""
+    for node in (call, site):
+        for anc in file.ancestors(node):
+            if type(anc) in (ast.With, ast.AsyncWith) and any(
+                    NO_GRAD.search(ast.unparse(item.context_expr)) for item in anc.items):  # type: ignore[attr-defined]
+                return True
+            if isinstance(anc, FUNCTIONS) and any(NO_GRAD.search(ast.unparse(d)) for d in anc.decorator_list):
+                return True
+    return False
+
+
+NO_GRAD = re.compile(r"\b(no_grad|inference_mode)\b")
 
 # A parameter that holds the model a function is given: `model`, `net`, `ddp_model`.
 MODEL_PARAM = re.compile(r"model|net$|^net", re.IGNORECASE)
