@@ -409,7 +409,7 @@ def _no_grad(file: FileModel, call: ast.AST, site: ast.AST) -> bool:
             if type(anc) in (ast.With, ast.AsyncWith) and any(
                     NO_GRAD.search(ast.unparse(item.context_expr)) for item in anc.items):  # type: ignore[attr-defined]
                 return True
-            if isinstance(anc, FUNCTIONS) and any(NO_GRAD.search(ast.unparse(d)) for d in anc.decorator_list):
+            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(NO_GRAD.search(ast.unparse(d)) for d in anc.decorator_list):
                 return True
     return False
 
