@@ -83,6 +83,129 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
             if rank == 0:
                 eval_training(loader, model)
         """),
+    # dev7 u017 (github.com/FelixCaae/FGOVD main_ddp.py@bf332e9): the file tests for the wrapper
+    # itself and reads the attribute on the bare model only in the other arm.
+    "control: the bare model's attribute in the else of hasattr(model, 'module')": (
+        "wrapper-method-call", set(), """
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(model, device_ids=[rank], output_device=rank)
+        if hasattr(model, 'module'):
+            queries = model.module.text_embedder(inputs)
+        else:
+            queries = model.text_embedder(inputs)
+        """),
+    "sibling: the attribute read in the wrapper's own arm of the test": (
+        "wrapper-method-call", {(5, "error")}, """
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(model, device_ids=[rank], output_device=rank)
+        if hasattr(model, 'module'):
+            queries = model.text_embedder(inputs)
+        """),
+    # dev7 u020 (github.com/IFBigData/GRIT main_ddp.py@6eb25f2): `model.backbone` read at the top of
+    # the function, the DDP wrapper built twelve lines below (no loop brings it back).
+    "control: the attribute read before the wrapper is built": (
+        "wrapper-method-call", set(), """
+        import torch
+
+        def train_and_test_ddp(args, model, local_rank):
+            optimizer = torch.optim.Adam(model.backbone.parameters(), lr=args.lr)
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+            return optimizer
+        """),
+    "sibling: the same read after the wrapper is built": (
+        "wrapper-method-call", {(5, "error")}, """
+        import torch
+
+        def train_and_test_ddp(args, model, local_rank):
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+            optimizer = torch.optim.Adam(model.backbone.parameters(), lr=args.lr)
+            return optimizer
+        """),
+    # dev7 u024 (github.com/MyXPC/HCL_TMM2023 main_ddp.py@09dc04a): the reference is the unwrapped
+    # model on each wrapping path, the bare name only where nothing wrapped it; the bare name's
+    # attributes are read only in the `else` of `if args.gpus > 1 or args.distributed:`.
+    "control: the wrapped paths excluded by the file's own tests": (
+        "wrapper-method-call", set(), """
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(args, net1):
+            if args.distributed:
+                net1 = DDP(net1.cuda(), device_ids=[args.local_rank])
+            elif args.gpus > 1:
+                net1 = torch.nn.DataParallel(net1)
+            if args.distributed:
+                net1_ref = net1.module
+            elif args.gpus > 1:
+                net1_ref = net1.module
+            else:
+                net1_ref = net1
+            if args.gpus > 1 or args.distributed:
+                params = net1_ref.classifier_concat.parameters()
+            else:
+                params = net1.classifier_concat.parameters()
+            return params
+        """),
+    "sibling: the bare name's attribute read where it may be the wrapper": (
+        "wrapper-method-call", {(13, "warning")}, """
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(args, net1):
+            if args.distributed:
+                net1 = DDP(net1.cuda(), device_ids=[args.local_rank])
+            elif args.gpus > 1:
+                net1 = torch.nn.DataParallel(net1)
+            if args.distributed:
+                net1_ref = net1.module
+            else:
+                net1_ref = net1
+            if args.gpus > 1 or args.distributed:
+                params = net1_ref.classifier_concat.parameters()
+            return params
+        """),
+    # dev7 u012 (github.com/CVML-Detection/DETR-pytorch main_ddp.py@14147ce): the free port is
+    # picked once in the parent and handed to every spawned worker as an argument.
+    "control: MASTER_PORT from a parameter mp.spawn hands down": (
+        "master-port-per-process", set(), """
+        import os
+        import socket
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def find_free_port():
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(('', 0))
+            return str(s.getsockname()[1])
+
+        def main_worker(rank, world_size, master_addr, master_port):
+            os.environ['MASTER_ADDR'] = master_addr
+            os.environ['MASTER_PORT'] = master_port
+            dist.init_process_group(backend='nccl', rank=rank, world_size=world_size)
+
+        if __name__ == "__main__":
+            mp.spawn(main_worker, args=(4, 'localhost', find_free_port()), nprocs=4)
+        """),
+    "sibling: the spawned worker picks the port itself": (
+        "master-port-per-process", {(13, "error")}, """
+        import os
+        import socket
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def find_free_port():
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(('', 0))
+            return str(s.getsockname()[1])
+
+        def main_worker(rank, world_size, master_addr):
+            os.environ['MASTER_ADDR'] = master_addr
+            os.environ['MASTER_PORT'] = find_free_port()
+            dist.init_process_group(backend='nccl', rank=rank, world_size=world_size)
+
+        if __name__ == "__main__":
+            mp.spawn(main_worker, args=(4, 'localhost'), nprocs=4)
+        """),
 }
 
 
