@@ -186,27 +186,14 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         if __name__ == "__main__":
             mp.spawn(main_worker, args=(4, 'localhost', find_free_port()), nprocs=4)
         """),
-    "sibling: the spawned worker picks the port itself": (
-        "master-port-per-process", {(13, "error")}, """
-        import os
-        import socket
-        import torch.distributed as dist
-        import torch.multiprocessing as mp
-
-        def find_free_port():
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(('', 0))
-            return str(s.getsockname()[1])
-
-        def main_worker(rank, world_size, master_addr):
-            os.environ['MASTER_ADDR'] = master_addr
-            os.environ['MASTER_PORT'] = find_free_port()
-            dist.init_process_group(backend='nccl', rank=rank, world_size=world_size)
-
-        if __name__ == "__main__":
-            mp.spawn(main_worker, args=(4, 'localhost'), nprocs=4)
-        """),
+    # (the same program, the pick moved into the worker: the cases below the table)
 }
+
+
+CONTROL_PORT = CASES["control: MASTER_PORT from a parameter mp.spawn hands down"][2]
+CASES["sibling: the spawned worker picks the port itself"] = ("master-port-per-process", {(13, "error")}, (
+    CONTROL_PORT.replace("master_addr, master_port):", "master_addr):")
+    .replace("= master_port", "= find_free_port()").replace("'localhost', find_free_port())", "'localhost')")))
 
 
 @pytest.mark.parametrize("name", list(CASES))
