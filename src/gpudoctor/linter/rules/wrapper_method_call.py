@@ -169,7 +169,7 @@ class WrapperMethodCall(Rule):
                 continue
             read = unwrapped.get(value_key(file, node.value))
             if read is not None and type(node.value) is ast.Name and read.lineno != node.lineno \
-                    and not _excluded(file, read, node):
+                    and not other_arms(file, read, node) and not _in_or_else(file, read, node):
                 yield node, Hit(node, severity=WARNING, fix=fix, message=(
                     f"the file reads {holder}.module (line {read.lineno}), so {holder} is a DDP / "
                     f"DataParallel wrapper there, and the same {holder} is read here: a wrapper has no "
@@ -347,15 +347,26 @@ def _excluded(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
         return True
     built = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, origin) if type(branch) is ast.If}
     used = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, use) if type(branch) is ast.If}
-    # the `else` of `if a or b:` is the `else` of `if a:` and of `if b:` (dev7 u024: DDP under
-    # `if args.distributed:`, DataParallel under `elif args.gpus > 1:`, the bare model's use under
-    # the `else` of `if args.gpus > 1 or args.distributed:`)
-    used |= {(ast.unparse(operand), "orelse") for branch, arm in arms(file, use)
-             if type(branch) is ast.If and arm == "orelse" and type(branch.test) is ast.BoolOp
-             and type(branch.test.op) is ast.Or for operand in branch.test.values}
+    used |= _or_else(file, use)
     # the same test, the other arm (fairscale's test_fsdp_regnet: DDP under `if ddp:`, FSDP's
     # `assert_state` under a later `if ddp: ... else:`)
     return any((test, "body" if arm == "orelse" else "orelse") in used for test, arm in built)
+
+
+def _or_else(file: FileModel, use: ast.AST) -> set[tuple[str, str]]:
+    """The `else` of `if a or b:` is the `else` of `if a:` and of `if b:` (dev7 u024: DDP under
+    `if args.distributed:`, DataParallel under `elif args.gpus > 1:`, the bare model's use under
+    the `else` of `if args.gpus > 1 or args.distributed:`): (test, "orelse") for each operand."""
+    return {(ast.unparse(operand), "orelse") for branch, arm in arms(file, use)
+            if type(branch) is ast.If and arm == "orelse" and type(branch.test) is ast.BoolOp
+            and type(branch.test.op) is ast.Or for operand in branch.test.values}
+
+
+def _in_or_else(file: FileModel, read: ast.AST, use: ast.AST) -> bool:
+    """`read` (`net1.module` under `if args.distributed:`) runs only under a test whose `else`
+    the use is in, as one operand of `if a or b:` (dev7 u024)."""
+    tests = {ast.unparse(branch.test) for branch, arm in arms(file, read) if type(branch) is ast.If and arm == "body"}
+    return any((test, "orelse") in _or_else(file, use) for test in tests)
 
 
 def _follows(file: FileModel, first: ast.AST, then: ast.AST) -> bool:
