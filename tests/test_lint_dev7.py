@@ -187,9 +187,104 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
             mp.spawn(main_worker, args=(4, 'localhost', find_free_port()), nprocs=4)
         """),
     # (the same program, the pick moved into the worker: the cases below the table)
+    # dev7 u011 (github.com/ByUnal/mrl-clip-training-daquar main_ddp.py@f6a4f1c): after
+    # `mp.spawn(..., join=True)` the parent loads rank 0's checkpoint and saves the final model, once.
+    "control: the parent of mp.spawn loads and saves once": ("save-all-ranks", set(), """
+        import torch
+        import torch.multiprocessing as mp
+
+        def train_ddp(rank, world_size):
+            if rank == 0:
+                torch.save(model.state_dict(), 'final.pth')
+
+        def train_wrapper(world_size):
+            mp.spawn(train_ddp, args=(world_size,), nprocs=world_size, join=True)
+            checkpoint = torch.load('final.pth')
+            model.load_state_dict(checkpoint)
+            torch.save({'model_state_dict': model.state_dict()}, 'mrl_clip_vqa.pth')
+
+        if __name__ == "__main__":
+            train_wrapper(2)
+        """),
+    "sibling: the same save in the spawned worker, unguarded": ("save-all-ranks", {(5, "warning")}, """
+        import torch
+        import torch.multiprocessing as mp
+
+        def train_ddp(rank, world_size):
+            torch.save(model.state_dict(), 'final.pth')
+
+        def train_wrapper(world_size):
+            mp.spawn(train_ddp, args=(world_size,), nprocs=world_size, join=True)
+
+        if __name__ == "__main__":
+            train_wrapper(2)
+        """),
+    # dev7 u003 (github.com/Ahmedhasssan/IM_SNN-SpQuant_SNN main_ddp.py@7daefdd): the spawn index
+    # is the rank and the world size is the number of processes this one machine's spawn starts.
+    "control: rank from the spawn index, world size the spawn's nprocs": ("rank-from-local-rank", set(), """
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def main():
+            mp.spawn(main_worker, nprocs=args.nprocs, args=(args.nprocs, args))
+
+        def main_worker(local_rank, nprocs, args):
+            dist.init_process_group(backend='nccl', init_method='tcp://127.0.0.1:23457',
+                                    world_size=args.nprocs, rank=local_rank)
+        """),
+    "sibling: the same rank with a world size of several nodes": ("rank-from-local-rank", {(9, "warning")}, """
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def main():
+            mp.spawn(main_worker, nprocs=args.nprocs, args=(args.nprocs, args))
+
+        def main_worker(local_rank, nprocs, args):
+            dist.init_process_group(backend='nccl', init_method='tcp://10.0.0.1:23457',
+                                    world_size=args.nprocs * args.nodes, rank=local_rank)
+        """),
+    # dev7 u010 (github.com/BrianZCS/distributed_pytorch main_ddp.py@91638f7): a course exercise
+    # that runs one epoch, so the DistributedSampler's order never needs a new seed.
+    "control: one epoch as written (range(1))": ("sampler-no-set-epoch", set(), """
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        sampler = DistributedSampler(train_set)
+        train_loader = DataLoader(train_set, batch_size=64, sampler=sampler)
+        for epoch in range(1):
+            for x, y in train_loader:
+                step(x, y)
+        """),
+    # dev7 u035 (github.com/TrinityNeo99/Zoom-Transformer main_ddp.py@5e5f8c4): a DataLoader call over
+    # several lines: the error is said at its `shuffle=True`.
+    "shuffle=True beside a sampler: the error at the argument": ("shuffle-with-sampler", {(6, "error")}, """
+        import torch
+
+        train_sampler = torch.utils.data.distributed.DistributedSampler(train_dataset)
+        loader = torch.utils.data.DataLoader(
+            dataset=train_dataset,
+            shuffle=True,
+            sampler=train_sampler,
+            batch_size=32)
+        """),
+    "control: shuffle on the sampler, not on the loader": ("shuffle-with-sampler", set(), """
+        import torch
+
+        train_sampler = torch.utils.data.distributed.DistributedSampler(train_dataset, shuffle=True)
+        loader = torch.utils.data.DataLoader(
+            dataset=train_dataset,
+            sampler=train_sampler,
+            batch_size=32)
+        """),
 }
 
 
+CASES["control: the parent of mp.spawn loads once"] = (
+    "torch-load-no-map-location", set(), CASES["control: the parent of mp.spawn loads and saves once"][2])
+CASES["sibling: the load in the spawned worker"] = ("torch-load-no-map-location", {(5, "warning")}, (
+    CASES["sibling: the same save in the spawned worker, unguarded"][2].replace(
+        "torch.save(model.state_dict(), 'final.pth')", "model.load_state_dict(torch.load('final.pth'))")))
+CASES["sibling: the same loop over two epochs"] = ("sampler-no-set-epoch", {(3, "warning")}, (
+    CASES["control: one epoch as written (range(1))"][2].replace("range(1)", "range(2)")))
 CONTROL_PORT = CASES["control: MASTER_PORT from a parameter mp.spawn hands down"][2]
 CASES["sibling: the spawned worker picks the port itself"] = ("master-port-per-process", {(13, "error")}, (
     CONTROL_PORT.replace("master_addr, master_port):", "master_addr):")
