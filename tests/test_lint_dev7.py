@@ -187,6 +187,41 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
             mp.spawn(main_worker, args=(4, 'localhost', find_free_port()), nprocs=4)
         """),
     # (the same program, the pick moved into the worker: the cases below the table)
+    # dev7 u026 (github.com/NicholasKiefer/In-Time-Over-Parameterization main_ddp.py@188a5ca): every
+    # rank evaluates each epoch, then rank 0 alone reloads the best weights and evaluates the DDP model.
+    "a function run on every rank, and once more on rank 0 with the DDP model": (
+        "ddp-forward-on-one-rank", {(14, "warning")}, """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def evaluate(args, model, loader):
+            with torch.no_grad():
+                return sum(model(x).argmax(1).eq(y).sum() for x, y in loader)
+
+        def main(args, net):
+            model = DDP(net, device_ids=[args.local_rank])
+            for epoch in range(args.epochs):
+                acc_val = evaluate(args, model, valid_loader)
+            if args.rank == 0:
+                model.load_state_dict(torch.load("best.pt"))
+                acc_test = evaluate(args, model, test_loader)
+        """),
+    # dev7 u029 (github.com/PhilipBotros/diloco main_ddp.py@1a1fc6d): the spawned worker's first call
+    # is a set-up helper whose init_process_group gets no rank, and nothing sets RANK.
+    "init_process_group without a rank in a helper only the spawned worker calls": (
+        "init-without-rank-under-spawn", {(5, "error")}, """
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def setup():
+            dist.init_process_group(backend="nccl")
+
+        def train(rank, world_size):
+            setup()
+
+        if __name__ == "__main__":
+            mp.spawn(train, args=(2,), nprocs=2)
+        """),
     # dev7 u011 (github.com/ByUnal/mrl-clip-training-daquar main_ddp.py@f6a4f1c): after
     # `mp.spawn(..., join=True)` the parent loads rank 0's checkpoint and saves the final model, once.
     "control: the parent of mp.spawn loads and saves once": ("save-all-ranks", set(), """
@@ -285,6 +320,14 @@ CASES["sibling: the load in the spawned worker"] = ("torch-load-no-map-location"
         "torch.save(model.state_dict(), 'final.pth')", "model.load_state_dict(torch.load('final.pth'))")))
 CASES["sibling: the same loop over two epochs"] = ("sampler-no-set-epoch", {(3, "warning")}, (
     CASES["control: one epoch as written (range(1))"][2].replace("range(1)", "range(2)")))
+CASES["control: rank 0 evaluates the unwrapped model"] = ("ddp-forward-on-one-rank", set(), (
+    CASES["a function run on every rank, and once more on rank 0 with the DDP model"][2].replace(
+        "acc_test = evaluate(args, model, test_loader)", "acc_test = evaluate(args, model.module, test_loader)")))
+CASES["control: the helper hands the worker's rank on"] = ("init-without-rank-under-spawn", set(), (
+    CASES["init_process_group without a rank in a helper only the spawned worker calls"][2]
+    .replace("def setup():", "def setup(rank, world_size):")
+    .replace('backend="nccl")', 'backend="nccl", rank=rank, world_size=world_size)')
+    .replace("    setup()", "    setup(rank, world_size)")))
 CONTROL_PORT = CASES["control: MASTER_PORT from a parameter mp.spawn hands down"][2]
 CASES["sibling: the spawned worker picks the port itself"] = ("master-port-per-process", {(13, "error")}, (
     CONTROL_PORT.replace("master_addr, master_port):", "master_addr):")

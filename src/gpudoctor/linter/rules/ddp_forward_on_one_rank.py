@@ -398,7 +398,27 @@ class DdpForwardOnOneRank(Rule):
         if not sites:
             return None
         found = [self._guard(file, site, seen) for site in sites]
-        return found[0] if all(found) else None
+        if all(found):
+            return found[0]
+        # Called on every rank at one place and under a rank test at another (dev7 u026: every
+        # rank's `evaluate(args, model, ...)` each epoch, then `if args.rank == 0:` reloads the
+        # best weights and evaluates the DDP model once more): the guarded call is a forward of
+        # rank 0 alone when it hands the function the wrapped model itself.
+        return next((g for g, site in zip(found, sites) if g is not None and self._hands_wrapped(file, node, site)), None)
+
+    def _hands_wrapped(self, file: FileModel, forward: ast.AST, site: ast.AST) -> bool:
+        """`site` calls the function of `forward` (`model(x)`, `model` its parameter) with a
+        wrapped model for that parameter."""
+        func = file.function(forward)
+        callee = forward.func if type(forward) is ast.Call else None
+        if type(site) is not ast.Call or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                or type(callee) is not ast.Name:
+            return False
+        params = [a.arg for a in func.args.posonlyargs + func.args.args]
+        given = next((k.value for k in site.keywords if k.arg == callee.id), None)
+        if given is None and callee.id in params and params.index(callee.id) < len(site.args):
+            given = site.args[params.index(callee.id)]
+        return given is not None and any(self._wrapped(file, o) for o in file.origins(given))
 
 
 def _no_grad(file: FileModel, call: ast.AST, site: ast.AST) -> bool:
