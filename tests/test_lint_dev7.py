@@ -187,6 +187,20 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
             mp.spawn(main_worker, args=(4, 'localhost', find_free_port()), nprocs=4)
         """),
     # (the same program, the pick moved into the worker: the cases below the table)
+    # dev7 u025 (github.com/Niax23/Reaction-Reasoning-Network main_ddp.py@c8ed800): spawn passes the
+    # process index first, then four values, to a worker that takes four in all.
+    "mp.spawn's args do not fit the worker's parameters": ("unexpected-argument", {(9, "error")}, """
+        import torch.multiprocessing as torch_mp
+
+        def main_worker(worker_idx, args, log_dir, model_dir):
+            pass
+
+        if __name__ == "__main__":
+            torch_mp.spawn(
+                main_worker, nprocs=args.num_gpus,
+                args=(args, log_dir, model_dir, token_dir)
+            )
+        """),
     # dev7 u026 (github.com/NicholasKiefer/In-Time-Over-Parameterization main_ddp.py@188a5ca): every
     # rank evaluates each epoch, then rank 0 alone reloads the best weights and evaluates the DDP model.
     "a function run on every rank, and once more on rank 0 with the DDP model": (
@@ -328,6 +342,8 @@ CASES["control: the helper hands the worker's rank on"] = ("init-without-rank-un
     .replace("def setup():", "def setup(rank, world_size):")
     .replace('backend="nccl")', 'backend="nccl", rank=rank, world_size=world_size)')
     .replace("    setup()", "    setup(rank, world_size)")))
+CASES["control: the worker takes the index and every value of args"] = ("unexpected-argument", set(), (
+    CASES["mp.spawn's args do not fit the worker's parameters"][2].replace("log_dir, model_dir):", "log_dir, model_dir, token_dir):")))
 CONTROL_PORT = CASES["control: MASTER_PORT from a parameter mp.spawn hands down"][2]
 CASES["sibling: the spawned worker picks the port itself"] = ("master-port-per-process", {(13, "error")}, (
     CONTROL_PORT.replace("master_addr, master_port):", "master_addr):")

@@ -53,6 +53,10 @@ class UnexpectedArgument(Rule):
     snippet calls the name bare, without importing it, only a misspelling of
     one of its parameters, as a warning (apex has a DDP of its own) unless
     the file uses torch and never mentions apex (then an error); and
+    `mp.spawn(fn, args=(...))` whose literal `args` tuple, after the process
+    index spawn passes first, does not fit the parameters of `fn`, a plain
+    function of the file (issue 41's dev7: four values for a worker taking
+    three after the index); and
     `super().__init__(...)` given arguments in a class whose only base is
     `nn.Module` (and which does not set `call_super_init`): Module's
     initializer takes none (an old docs page built submodules that way).
@@ -104,6 +108,8 @@ class UnexpectedArgument(Rule):
                 # a bare name in a torch file that never mentions apex is torch's (apex's DDP is the other)
                 torchs = name is not None or (file.uses_torch and "apex" not in file.text)
                 yield from self._keywords(call, name or bare or "", bare=name is None, certain=torchs)
+                if name in SPAWNS:
+                    yield from self._spawned_arity(file, call)
             elif self._module_init_with_arguments(file, call):
                 given = [ast.unparse(a)[:30] for a in call.args] + [f"{k.arg}=" for k in call.keywords if k.arg]
                 yield Hit(call, message=f"nn.Module.__init__() is given {', '.join(given[:3])}: it takes no arguments "
@@ -133,6 +139,35 @@ class UnexpectedArgument(Rule):
                       + ("before any process starts" if name in SPAWNS else "on every rank")
                       + (f" (the file does not import {name}: read as torch's)" if bare else ""),
                       fix=f"{near[0]}=..." if near else f"the parameters of {name}: {', '.join(known[:6])}, ...")
+
+    @staticmethod
+    def _spawned_arity(file: FileModel, call: ast.Call) -> Iterator[Hit]:
+        """mp.spawn calls `fn(i, *args)`: with `args` a literal tuple and `fn` a plain function
+        of the file (no `*args`, no decorator), a count its parameters cannot take raises
+        TypeError in every worker (dev7 u025, Niax23/Reaction-Reasoning-Network: four values
+        for `main_worker(worker_idx, args, log_dir, model_dir)`)."""
+        fn = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "fn"), None)
+        given = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "args"), None)
+        if type(fn) is not ast.Name or type(given) is not ast.Tuple or any(type(e) is ast.Starred for e in given.elts):
+            return
+        defs = file.find_def(fn)
+        if len(defs) != 1 or type(defs[0]) is not ast.FunctionDef or defs[0].decorator_list or defs[0].args.vararg:
+            return
+        a = defs[0].args
+        positional = len(a.posonlyargs) + len(a.args)
+        required = positional - len(a.defaults)
+        passed = 1 + len(given.elts)  # the process index first
+        if required <= passed <= positional and all(d is not None for d in a.kw_defaults):
+            return
+        if passed > positional:
+            why = f"takes {positional} positional argument{'s' * (positional != 1)} but is given {passed}"
+        elif passed < required:
+            why = f"needs {required} positional arguments but is given {passed}"
+        else:
+            why = "has a keyword-only parameter without a default that spawn never passes"
+        yield Hit(given, message=f"mp.spawn calls {fn.id}(process index, *args): {fn.id}() {why} (the index and "
+                  f"{len(given.elts)} from args=): TypeError in every worker",
+                  fix=f"mp.spawn({fn.id}, args=(...), nprocs=...)  # args: the parameters after the index, in order")
 
     @staticmethod
     def _module_init_with_arguments(file: FileModel, call: ast.Call) -> bool:
