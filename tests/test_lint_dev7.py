@@ -187,6 +187,22 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
             mp.spawn(main_worker, args=(4, 'localhost', find_free_port()), nprocs=4)
         """),
     # (the same program, the pick moved into the worker: the cases below the table)
+    # dev7 u002 (github.com/AbdiMohammad/SNR-Adaptive-Bottlefit main_ddp.py@371958b): on resume the
+    # trainer calls its own `_load_snapshot(self)` with the snapshot's path.
+    "a method of the file's class called with an argument it does not take": (
+        "unexpected-argument", {(6, "error")}, """
+        import os
+
+        class Trainer:
+            def __init__(self, output_dir):
+                if os.path.exists(output_dir + "snapshot.pt"):
+                    self._load_snapshot(output_dir + "snapshot.pt")
+
+            def _load_snapshot(self):
+                self.epochs_run = 0
+
+        trainer = Trainer("out/")
+        """),
     # dev7 u025 (github.com/Niax23/Reaction-Reasoning-Network main_ddp.py@c8ed800): spawn passes the
     # process index first, then four values, to a worker that takes four in all.
     "mp.spawn's args do not fit the worker's parameters": ("unexpected-argument", {(9, "error")}, """
@@ -344,6 +360,13 @@ CASES["control: the helper hands the worker's rank on"] = ("init-without-rank-un
     .replace("    setup()", "    setup(rank, world_size)")))
 CASES["control: the worker takes the index and every value of args"] = ("unexpected-argument", set(), (
     CASES["mp.spawn's args do not fit the worker's parameters"][2].replace("log_dir, model_dir):", "log_dir, model_dir, token_dir):")))
+OWN_METHOD = CASES["a method of the file's class called with an argument it does not take"][2]
+CASES["control: the method takes the path"] = ("unexpected-argument", set(), OWN_METHOD.replace(
+    "def _load_snapshot(self):", "def _load_snapshot(self, path):"))
+CASES["sibling: the class is not built here (a subclass may override): a warning"] = (
+    "unexpected-argument", {(6, "warning")}, OWN_METHOD.replace('trainer = Trainer("out/")', ""))
+CASES["control: a stub a subclass fills in"] = ("unexpected-argument", set(), OWN_METHOD.replace(
+    "self.epochs_run = 0", "raise NotImplementedError").replace('trainer = Trainer("out/")', ""))
 CONTROL_PORT = CASES["control: MASTER_PORT from a parameter mp.spawn hands down"][2]
 CASES["sibling: the spawned worker picks the port itself"] = ("master-port-per-process", {(13, "error")}, (
     CONTROL_PORT.replace("master_addr, master_port):", "master_addr):")

@@ -53,6 +53,10 @@ class UnexpectedArgument(Rule):
     snippet calls the name bare, without importing it, only a misspelling of
     one of its parameters, as a warning (apex has a DDP of its own) unless
     the file uses torch and never mentions apex (then an error); and
+    a method of the file's own class called on `self` with more positional
+    arguments than it takes, or a keyword it does not have (`def
+    _load_snapshot(self)` called as `self._load_snapshot(path)`; a warning
+    where the file never builds the class: a subclass may override it);
     `mp.spawn(fn, args=(...))` whose literal `args` tuple, after the process
     index spawn passes first, does not fit the parameters of `fn`, a plain
     function of the file (issue 41's dev7: four values for a worker taking
@@ -110,6 +114,8 @@ class UnexpectedArgument(Rule):
                 yield from self._keywords(call, name or bare or "", bare=name is None, certain=torchs)
                 if name in SPAWNS:
                     yield from self._spawned_arity(file, call)
+            elif type(call.func) is ast.Attribute and file.method_class(call.func) is not None:
+                yield from self._own_method(file, call)
             elif self._module_init_with_arguments(file, call):
                 given = [ast.unparse(a)[:30] for a in call.args] + [f"{k.arg}=" for k in call.keywords if k.arg]
                 yield Hit(call, message=f"nn.Module.__init__() is given {', '.join(given[:3])}: it takes no arguments "
@@ -139,6 +145,37 @@ class UnexpectedArgument(Rule):
                       + ("before any process starts" if name in SPAWNS else "on every rank")
                       + (f" (the file does not import {name}: read as torch's)" if bare else ""),
                       fix=f"{near[0]}=..." if near else f"the parameters of {name}: {', '.join(known[:6])}, ...")
+
+    @staticmethod
+    def _own_method(file: FileModel, call: ast.Call) -> Iterator[Hit]:
+        """`self.load(path)` where the class defines `def load(self):`, a plain method (no
+        decorator, no `*args`/`**kwargs`, not a stub a subclass fills in) that takes fewer
+        positional arguments or not that keyword: TypeError when it runs (dev7 u002,
+        AbdiMohammad/SNR-Adaptive-Bottlefit: `self._load_snapshot(path)` on resume). An error
+        where the file builds the class itself (`Trainer(...)`: the instance is that class);
+        else a warning, since a subclass elsewhere may override the method."""
+        assert type(call.func) is ast.Attribute
+        cls = file.method_class(call.func)
+        method = file.method(cls, call.func.attr) if cls is not None else None
+        if cls is None or type(method) is not ast.FunctionDef or method.decorator_list or method.args.vararg \
+                or any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
+            return
+        body = [b for b in method.body if not (type(b) is ast.Expr and type(b.value) is ast.Constant)]
+        if not body or all(type(b) in (ast.Pass, ast.Raise) for b in body):
+            return  # a stub (`raise NotImplementedError`): the subclass's signature is the one that runs
+        a = method.args
+        params = [p.arg for p in a.posonlyargs + a.args][1:]  # after self
+        passed = len(call.args)
+        unknown = [k.arg for k in call.keywords if k.arg not in params + [k.arg for k in a.kwonlyargs]]
+        if passed <= len(params) and (not unknown or a.kwarg is not None):
+            return
+        why = (f"takes {len(params)} argument{'s' * (len(params) != 1)} after self but is given {passed}"
+               if passed > len(params) else f"has no parameter `{unknown[0]}`")
+        built = any(type(c.func) is ast.Name and c.func.id == cls.name for c in file.calls)
+        yield Hit(call, severity=ERROR if built else WARNING,
+                  message=f"{method.name}() (line {method.lineno}) {why}: TypeError when this line runs"
+                  + ("" if built else f" (unless a subclass of {cls.name} elsewhere overrides it)"),
+                  fix=f"def {method.name}(self, ...)  # or call it with the arguments it takes")
 
     @staticmethod
     def _spawned_arity(file: FileModel, call: ast.Call) -> Iterator[Hit]:
