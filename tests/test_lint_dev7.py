@@ -187,6 +187,19 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
             mp.spawn(main_worker, args=(4, 'localhost', find_free_port()), nprocs=4)
         """),
     # (the same program, the pick moved into the worker: the cases below the table)
+    # dev7 u017 (github.com/FelixCaae/FGOVD main_ddp.py@bf332e9): the loader's call spans six lines;
+    # the warning is said at its `num_workers=8`.
+    "spawned worker's DataLoader with workers: the warning at num_workers": ("spawn-num-workers", {(6, "warning")}, """
+        import torch
+        import torch.multiprocessing as mp
+
+        def main(rank, world_size):
+            train_dataloader = torch.utils.data.DataLoader(
+                dataset, batch_size=8, sampler=train_sampler, num_workers=8, pin_memory=True)
+
+        if __name__ == "__main__":
+            mp.spawn(main, args=(2,), nprocs=2)
+        """),
     # dev7 u002 (github.com/AbdiMohammad/SNR-Adaptive-Bottlefit main_ddp.py@371958b): on resume the
     # trainer calls its own `_load_snapshot(self)` with the snapshot's path.
     "a method of the file's class called with an argument it does not take": (
@@ -367,6 +380,9 @@ CASES["sibling: the class is not built here (a subclass may override): a warning
     "unexpected-argument", {(6, "warning")}, OWN_METHOD.replace('trainer = Trainer("out/")', ""))
 CASES["control: a stub a subclass fills in"] = ("unexpected-argument", set(), OWN_METHOD.replace(
     "self.epochs_run = 0", "raise NotImplementedError").replace('trainer = Trainer("out/")', ""))
+CASES["control: the spawned worker's loader keeps its workers"] = ("spawn-num-workers", set(), (
+    CASES["spawned worker's DataLoader with workers: the warning at num_workers"][2].replace(
+        "pin_memory=True)", "pin_memory=True, persistent_workers=True)")))
 CONTROL_PORT = CASES["control: MASTER_PORT from a parameter mp.spawn hands down"][2]
 CASES["sibling: the spawned worker picks the port itself"] = ("master-port-per-process", {(13, "error")}, (
     CONTROL_PORT.replace("master_addr, master_port):", "master_addr):")
