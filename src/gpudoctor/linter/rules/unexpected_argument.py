@@ -55,8 +55,9 @@ class UnexpectedArgument(Rule):
     the file uses torch and never mentions apex (then an error); and
     a method of the file's own class called on `self` with more positional
     arguments than it takes, or a keyword it does not have (`def
-    _load_snapshot(self)` called as `self._load_snapshot(path)`; a warning
-    where the file never builds the class: a subclass may override it);
+    _load_snapshot(self)` called as `self._load_snapshot(path)`), where the
+    file builds that class itself (else a subclass elsewhere may override the
+    method: diffusers' scheduler test base does);
     `mp.spawn(fn, args=(...))` whose literal `args` tuple, after the process
     index spawn passes first, does not fit the parameters of `fn`, a plain
     function of the file (issue 41's dev7: four values for a worker taking
@@ -151,9 +152,8 @@ class UnexpectedArgument(Rule):
         """`self.load(path)` where the class defines `def load(self):`, a plain method (no
         decorator, no `*args`/`**kwargs`, not a stub a subclass fills in) that takes fewer
         positional arguments or not that keyword: TypeError when it runs (dev7 u002,
-        AbdiMohammad/SNR-Adaptive-Bottlefit: `self._load_snapshot(path)` on resume). An error
-        where the file builds the class itself (`Trainer(...)`: the instance is that class);
-        else a warning, since a subclass elsewhere may override the method."""
+        AbdiMohammad/SNR-Adaptive-Bottlefit: `self._load_snapshot(path)` on resume). Only where
+        the file builds the class itself (`Trainer(...)`: the instance is that class)."""
         assert type(call.func) is ast.Attribute
         cls = file.method_class(call.func)
         method = file.method(cls, call.func.attr) if cls is not None else None
@@ -171,10 +171,13 @@ class UnexpectedArgument(Rule):
             return
         why = (f"takes {len(params)} argument{'s' * (len(params) != 1)} after self but is given {passed}"
                if passed > len(params) else f"has no parameter `{unknown[0]}`")
-        built = any(type(c.func) is ast.Name and c.func.id == cls.name for c in file.calls)
-        yield Hit(call, severity=ERROR if built else WARNING,
-                  message=f"{method.name}() (line {method.lineno}) {why}: TypeError when this line runs"
-                  + ("" if built else f" (unless a subclass of {cls.name} elsewhere overrides it)"),
+        if not any(type(c.func) is ast.Name and c.func.id == cls.name for c in file.calls):
+            # a class the file never builds is often a base whose subclasses elsewhere override the
+            # method with their own signature (diffusers' SchedulerCommonTest.dummy_model: 5 such
+            # calls on the mature repositories, every one fine): not said
+            return
+        yield Hit(call, message=f"{method.name}() (line {method.lineno}) {why}: TypeError when this line runs "
+                  f"on the {cls.name} this file builds",
                   fix=f"def {method.name}(self, ...)  # or call it with the arguments it takes")
 
     @staticmethod
