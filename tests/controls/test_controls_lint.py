@@ -68,8 +68,15 @@ class TestDdpForwardOnOneRank:
         assert got and all(severity == "warning" for _, severity in got)
         assert "holds no buffers" in messages(self.program("DDP(Plain().cuda(), device_ids=[0])"), self.rule)[0]
 
-    def test_control_broadcast_buffers_off_is_no_error(self):
+    def test_control_broadcast_buffers_off_under_no_grad_is_silent(self):
+        # no buffer broadcast, and no backward under no_grad: the forward makes no collective
+        # (issue 41's dev7 u022, a rank-0 evaluation under @torch.no_grad(), passed over by its reader)
         code = self.program("DDP(Normed().cuda(), device_ids=[0], broadcast_buffers=False)")
+        assert found(code, self.rule) == []
+
+    def test_sibling_broadcast_buffers_off_with_grad_on_is_a_warning(self):
+        code = self.program("DDP(Normed().cuda(), device_ids=[0], broadcast_buffers=False)").replace(
+            "        with torch.no_grad():\n            print(", "        if True:\n            print(")
         got = found(code, self.rule)
         assert got and all(severity == "warning" for _, severity in got)
         assert "broadcast_buffers=False" in messages(code, self.rule)[0]

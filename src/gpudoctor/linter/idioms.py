@@ -8,8 +8,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.model import (ITERATION_WRAPPERS, Element, FileModel, constant, has_star_kwargs, keyword,
-                                   terminal_name)
+from gpudoctor.linter.model import (ITERATION_WRAPPERS, MAIN_TEST, Element, FileModel, constant, has_star_kwargs,
+                                   keyword, terminal_name)
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
 LOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5}
@@ -426,3 +426,23 @@ def spread_keywords(file: FileModel, call: ast.Call) -> dict[str, ast.expr] | No
         else:
             return None
     return out
+
+
+def in_spawning_parent(file: FileModel, node: ast.AST) -> bool:
+    """`node` runs in the process that starts the ranks with mp.spawn, once: it sits in the
+    function that calls mp.spawn (not itself a spawned function), or beside that call under
+    the module's `if __name__ == "__main__":` (dev7 u011, ByUnal/mrl-clip-training-daquar:
+    the parent torch.loads rank 0's checkpoint after `mp.spawn(..., join=True)` and saves the
+    final model)."""
+    func = file.function(node)
+    if func is not None and file.spawned(func):
+        return False
+    for call in file.calls:
+        if not file.is_spawn(call) or file.function(call) is not func:
+            continue
+        if func is not None:
+            return True
+        main = [a for a in file.ancestors(call) if type(a) is ast.If and MAIN_TEST in ast.unparse(a.test)]
+        if main and any(a is main[0] for a in file.ancestors(node)):
+            return True
+    return False

@@ -38,10 +38,11 @@ class DdpForwardOnOneRank(Rule):
     on the rank, or in a function whose every call in the file is under one,
     or in a function of another module of the project that is given the
     model under a test on the rank (`if rank == 0: evaluate(model, loader)`).
-    Said where the rank test stands: at the forward under it, or at the call
-    of the function that runs the forward (`if local_rank == 0:
-    evaluate(model=ddp_model, ...)`, the line issue 41's heldout9 reader
-    named). Evaluate with the unwrapped model (`model.module`,
+    One diagnostic per place the ranks part: the forwards under one rank
+    test are one (dev7 u049: four models in one rank-0 test pass), at the
+    first of them, or at the call of their function when the test is around
+    that call (`if rank == 0: validate(model, decoder, ...)`, dev7 u018).
+    Evaluate with the unwrapped model (`model.module`,
     `accelerator.unwrap_model(model)`), or on every rank and reduce the
     metrics.
 
@@ -52,7 +53,11 @@ class DdpForwardOnOneRank(Rule):
     broadcasts them from rank 0 in the first forward after a training step,
     under `torch.no_grad()` too. A DDP model with no buffers, with
     `broadcast_buffers=False`, or whose module cannot be followed to its class
-    is a warning that says what would make it hang.
+    is a warning that says what would make it hang. Not flagged: a DDP model
+    with `broadcast_buffers=False` called under `torch.no_grad()` /
+    `inference_mode()` (a `with` or a decorator, around the forward or the
+    call of its function): no buffer to broadcast and no backward to follow,
+    the forward is local (dev7 u022's rank-0 `eval_training`).
 
     Also a warning: a model a function is given, called only where the batch
     is not empty (`if batch_size:` with `batch_size = input.size(0)`, `if
@@ -155,7 +160,7 @@ class DdpForwardOnOneRank(Rule):
 
         model = DistributedDataParallel(net.cuda(), device_ids=[local_rank])
         if dist.get_rank() == 0:
-            print(evaluate(model, val_loader))  # flagged: where the rank test decides
+            print(evaluate(model, val_loader))  # flagged: where the ranks part
         ''',
     )
 
@@ -172,6 +177,7 @@ class DdpForwardOnOneRank(Rule):
             if terminal_name(call.func) == "fully_shard" and call.args and type(call.args[0]) in (ast.Name, ast.Attribute)
         }
         wrapped |= set(sharded)
+        models: dict[tuple[int, int | None], list[tuple]] = {}
         for call in file.calls:
             name = terminal_name(call.func)
             if name not in wrapped and "model" not in name.lower() and "net" not in name.lower():
@@ -186,27 +192,50 @@ class DdpForwardOnOneRank(Rule):
             built = next((o for o in file.origins(func) if self._wrapped(file, o)), None)
             if built is None and not (name in sharded and call.lineno > sharded[name]):
                 continue
-            branch = self._guard(file, call, set())
-            if branch is None or self._also_in(branch.other, source(func)):
+            guarded = self._guard(file, call, set())
+            if guarded is None or self._also_in(guarded[0].other, source(func)):
                 continue  # (the other ranks run the same forward in the other arm)
+            branch, site = guarded
             what = (self._kind(file, built) if isinstance(built, ast.Call)
                     else f"an FSDP2 model (`fully_shard({name})`, line {sharded[name]})")
             unwrap = "DistributedDataParallel" in what or "accelerate" in what
             severity, outcome = self._outcome(file, built)
-            # said where the rank test decides: the forward itself, or the call of its function
-            # under the test (`if local_rank == 0: evaluate(model=ddp_model, ...)`)
-            site = self._guarded_at(file, call, set())
-            inside = "" if site is call else f" in {getattr(file.function(call), 'name', 'a function')}() (line {call.lineno})"
-            yield Hit(
-                site,
-                message=f"{source(func)} is {what}, called{inside} only on some ranks (it depends on "
-                f"{depends_on(file, branch)}): {outcome}",
-                fix=(f"{source(func)}.module(...)  # the unwrapped model; or run this on every rank" if unwrap
-                     else f"{source(func)}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
-                severity=severity,
-            )
+            if severity == WARNING and "broadcast_buffers=False" in outcome and _no_grad(file, call, site):
+                # no buffer broadcast, and under no_grad no backward follows: the forward is local
+                # (dev7 u022: a rank-0 eval_training under @torch.no_grad())
+                continue
+            # One diagnostic per place the ranks part: the rank-0 block, or the call of the
+            # function that runs the forwards under the rank test (dev7 u018: `if rank == 0:
+            # validate(rank, world_size, model, decoder, ...)`, u049: four models in one test pass)
+            key = (id(branch.test), id(site) if site is not call else None)
+            models.setdefault(key, []).append((call, source(func), what, unwrap, severity, outcome, branch, site))
+        for found in models.values():
+            yield self._one_diagnostic(file, found)
         yield from self._passed_on(file, wrapped)
         yield from self._skipped_on_empty_batch(file)
+
+    @staticmethod
+    def _one_diagnostic(file: FileModel, found: list[tuple]) -> Hit:
+        """The forwards under one rank test as one diagnostic: at the first forward when the
+        test is around it, at the call of its function when the test is around that call."""
+        call, called, what, unwrap, _, outcome, branch, site = found[0]
+        severity = ERROR if any(f[4] == ERROR for f in found) else WARNING
+        if severity == ERROR:
+            call, called, what, unwrap, _, outcome, branch, site = next(f for f in found if f[4] == ERROR)
+        names = list(dict.fromkeys(f[1] for f in found))
+        more = [n for n in names if n != called]
+        also = f" (and {', '.join(f'`{n}`' for n in more)}, called there too)" if more else ""
+        where = "called" if site is call else (
+            f"called in {terminal_name(site.func) if type(site) is ast.Call else 'a function'}() (line {call.lineno}), "
+            "which runs")
+        return Hit(
+            site,
+            message=f"{called} is {what}, {where} only on some ranks (it depends on "
+            f"{depends_on(file, branch)}){also}: {outcome}",
+            fix=(f"{called}.module(...)  # the unwrapped model; or run this on every rank" if unwrap
+                 else f"{called}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
+            severity=severity,
+        )
 
     @staticmethod
     def _skipped_on_empty_batch(file: FileModel) -> Iterator[Hit]:
@@ -251,9 +280,10 @@ class DdpForwardOnOneRank(Rule):
                 built = next((o for o in file.origins(value) if self._wrapped(file, o)), None)
                 if not isinstance(built, ast.Call):
                     continue
-                branch = self._guard(file, call, set())
-                if branch is None:
+                guarded = self._guard(file, call, set())
+                if guarded is None:
                     break
+                branch = guarded[0]
                 severity, outcome = self._outcome(file, built)
                 yield Hit(
                     call,
@@ -353,26 +383,12 @@ class DdpForwardOnOneRank(Rule):
             return receiver == "deepspeed" and _zero_3(file.text)
         return False
 
-    def _guarded_at(self, file: FileModel, node: ast.AST, seen: set) -> ast.AST:
-        """Where the rank test that `_guard` found stands over the code: `node` itself when
-        the test is around it, else the first call of its function under such a test."""
-        if rank_branch(file, node) is not None:
-            return node
-        func = file.function(node)
-        if func is None or func in seen:
-            return node
-        seen.add(func)
-        for site in file.entry_sites(func):
-            if self._guard(file, site, set()) is not None:
-                return self._guarded_at(file, site, seen)
-        return node
-
-    def _guard(self, file: FileModel, node: ast.AST, seen: set) -> Branch | None:
-        """The rank test that decides whether `node` runs: around it, or
-        around every call (in the file) of its function."""
+    def _guard(self, file: FileModel, node: ast.AST, seen: set) -> tuple[Branch, ast.AST] | None:
+        """The rank test that decides whether `node` runs, and the node it is
+        around: `node` itself, or (the first of) every call in the file of its function."""
         branch = rank_branch(file, node)
         if branch is not None:
-            return branch
+            return branch, node
         func = file.function(node)
         if func is None or func in seen:
             return None
@@ -383,8 +399,43 @@ class DdpForwardOnOneRank(Rule):
         if not sites:
             return None
         found = [self._guard(file, site, seen) for site in sites]
-        return found[0] if all(found) else None
+        if all(found):
+            return found[0]
+        # Called on every rank at one place and under a rank test at another (dev7 u026: every
+        # rank's `evaluate(args, model, ...)` each epoch, then `if args.rank == 0:` reloads the
+        # best weights and evaluates the DDP model once more): the guarded call is a forward of
+        # rank 0 alone when it hands the function the wrapped model itself.
+        return next((g for g, site in zip(found, sites) if g is not None and self._hands_wrapped(file, node, site)), None)
 
+    def _hands_wrapped(self, file: FileModel, forward: ast.AST, site: ast.AST) -> bool:
+        """`site` calls the function of `forward` (`model(x)`, `model` its parameter) with a
+        wrapped model for that parameter."""
+        func = file.function(forward)
+        callee = forward.func if type(forward) is ast.Call else None
+        if type(site) is not ast.Call or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                or type(callee) is not ast.Name:
+            return False
+        params = [a.arg for a in func.args.posonlyargs + func.args.args]
+        given = next((k.value for k in site.keywords if k.arg == callee.id), None)
+        if given is None and callee.id in params and params.index(callee.id) < len(site.args):
+            given = site.args[params.index(callee.id)]
+        return given is not None and any(self._wrapped(file, o) for o in file.origins(given))
+
+
+def _no_grad(file: FileModel, call: ast.AST, site: ast.AST) -> bool:
+    """`call` runs with grad off: inside `with torch.no_grad():` / `inference_mode()`, or in a
+    function decorated with either, or its function is called (at `site`) inside one."""
+    for node in (call, site):
+        for anc in file.ancestors(node):
+            if type(anc) in (ast.With, ast.AsyncWith) and any(
+                    NO_GRAD.search(ast.unparse(item.context_expr)) for item in anc.items):  # type: ignore[attr-defined]
+                return True
+            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(NO_GRAD.search(ast.unparse(d)) for d in anc.decorator_list):
+                return True
+    return False
+
+
+NO_GRAD = re.compile(r"\b(no_grad|inference_mode)\b")
 
 # A parameter that holds the model a function is given: `model`, `net`, `ddp_model`.
 MODEL_PARAM = re.compile(r"model|net$|^net", re.IGNORECASE)

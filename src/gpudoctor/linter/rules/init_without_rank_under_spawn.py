@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH
@@ -21,7 +22,9 @@ class InitWithoutRankUnderSpawn(Rule):
 
     Flagged where the file writes no `RANK` and passes nothing that could
     carry it (`**kwargs`, an `init_method` that is not a literal, a literal
-    URL with `rank=` in it). Not the `mpi` backend, which takes the rank from
+    URL with `rank=` in it), also in a set-up helper only the spawned
+    function calls (`def setup(): dist.init_process_group(backend="nccl")`,
+    called first thing in the worker: issue 41's dev7). Not the `mpi` backend, which takes the rank from
     MPI (issue 41's heldout4 has one: a different mistake). Asked for by issue 41's heldout4 (a worker that
     only calls `init_process_group("nccl")`, spawned on two processes).
     """
@@ -77,7 +80,8 @@ class InitWithoutRankUnderSpawn(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         for call in file.calls_to("init_process_group", TORCH):
             func = file.function(call)
-            if func is None or not file.spawned(func):
+            worker = _spawned_caller(file, func, set()) if func is not None else None
+            if worker is None:
                 continue
             if keyword(call, "rank", 4) is not None or keyword(call, "store", 5) is not None \
                     or any(k.arg is None for k in call.keywords):
@@ -90,7 +94,26 @@ class InitWithoutRankUnderSpawn(Rule):
                 url = constant(method, str)
                 if url is None or "rank=" in url:
                     continue  # a URL built at run time may carry the rank
-            name = getattr(func, "name", "the worker")
-            yield Hit(call, message=f"init_process_group gets no rank in `{name}`, the function mp.spawn starts, and "
+            name = getattr(worker, "name", "the worker")
+            how = "the function mp.spawn starts" if worker is func else \
+                f"the function mp.spawn starts (through `{getattr(func, 'name', 'a helper')}()`)"
+            yield Hit(call, message=f"init_process_group gets no rank in `{name}`, {how}, and "
                       "nothing in this file sets RANK: the env:// rendezvous raises 'environment variable RANK "
                       "expected, but not set' in every process")
+
+
+def _spawned_caller(file: FileModel, func: ast.AST, seen: set) -> ast.AST | None:
+    """The function mp.spawn starts that runs `func`: `func` itself, or the spawned
+    function every call of `func` in the file is in (through helpers), where `func` is
+    not passed on anywhere else; None otherwise."""
+    if file.spawned(func):
+        return func
+    if func in seen or file.references.get(func):
+        return None
+    seen.add(func)
+    sites = file.call_sites.get(func, [])
+    callers = {file.function(site) for site, _ in sites}
+    if not sites or len(callers) != 1 or None in callers:
+        return None
+    caller = callers.pop()
+    return _spawned_caller(file, caller, seen) if caller is not None else None

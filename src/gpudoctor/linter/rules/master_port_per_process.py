@@ -4,7 +4,7 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, env_writes, port_pick, source
-from gpudoctor.linter.model import FileModel, constant, keyword
+from gpudoctor.linter.model import Binding, FileModel, Param, constant, keyword
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 class MasterPortPerProcess(Rule):
@@ -27,7 +27,10 @@ class MasterPortPerProcess(Rule):
     openai/improved-diffusion does: seen on the mature-repository control; the
     heldout4 case is that code with the bcast taken out), a
     pick under a test (`if rank == 0:`), `setdefault` (a launcher's port wins),
-    a group of world size 1, the parent's pick before `mp.spawn`. Asked for by
+    a group of world size 1, the parent's pick before `mp.spawn`, also when the
+    spawned function writes it from its own parameter (`def main_worker(rank,
+    world_size, master_addr, master_port)`: mp.spawn handed every process the
+    same pick; issue 41's dev7). Asked for by
     issue 41's heldout3 and heldout4 (two set-up helpers that bind a socket to
     port 0 and export what they got).
     """
@@ -82,6 +85,8 @@ class MasterPortPerProcess(Rule):
             if any(self._single(file, c) for c in inits):
                 continue
             if func is not None and file.spawned(func):
+                if _handed_down(file, value, func):
+                    continue  # `def main_worker(rank, ..., master_port)`: the parent picked it once (dev7 u012)
                 yield Hit(node, message=f"MASTER_PORT is set from `{source(pick)}` in the function mp.spawn starts: "
                           "each process picks its own port and the ranks never meet at one address")
             elif inits and self._size(file, func, inits) is not None:
@@ -124,3 +129,20 @@ class MasterPortPerProcess(Rule):
         literal = found.pop()
         text = str(literal).strip() if isinstance(literal, (int, str)) and not isinstance(literal, bool) else ""
         return int(text) if text.isdigit() and int(text) > 1 else None
+
+
+def _handed_down(file: FileModel, value: ast.expr | None, func: ast.AST) -> bool:
+    """The port the spawned function writes is one of its own parameters (`def
+    main_worker(rank, world_size, opts, master_addr, master_port)`, through `port =
+    master_port` too): the parent picked it once and mp.spawn handed the same value to
+    every process (dev7 u012, CVML-Detection/DETR-pytorch)."""
+    names = [n for n in ast.walk(value) if type(n) is ast.Name] if value is not None else []
+    if not names:
+        return False
+    for name in names:
+        found = file.lookup(name) or []
+        if not found or not all(isinstance(b, Param) and b.function is func or
+                                isinstance(b, Binding) and b.kind == "value" and not b.path
+                                and _handed_down(file, b.value, func) for b in found):  # type: ignore[arg-type]
+            return False
+    return True

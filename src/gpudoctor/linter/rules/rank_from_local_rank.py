@@ -27,7 +27,11 @@ class RankFromLocalRank(Rule):
     research trainer in issue 41's dev5 that the rule called wrong), nor one
     whose `world_size` is a literal one machine's GPUs can hold (at most 8:
     `world_size=2`, a script written for the two GPUs of one host; dev6's
-    debug script). Asked for
+    debug script), nor one whose `world_size` is the number of processes the
+    file's mp.spawn starts, given to the spawned function whose index is the
+    rank (`mp.spawn(main_worker, nprocs=args.nprocs, ...)`, `def
+    main_worker(local_rank, ...)`, `world_size=args.nprocs`: the processes of
+    one machine are the whole world; issue 41's dev7). Asked for
     by issue 41's sample (a two-node forum repro, a course script, a notebook).
     A warning: the script may only ever run on one node.
     """
@@ -88,7 +92,7 @@ class RankFromLocalRank(Rule):
             init = constant(keyword(call, "init_method", 1), str)
             if init is not None and init.startswith("file://"):
                 continue  # a FileStore on a local path: one machine
-            if self._one_node(file, keyword(call, "world_size")):
+            if self._one_node(file, keyword(call, "world_size")) or _spawned_world(file, call):
                 continue
             kind, how = rank_kind(file, value)
             if kind == "local":
@@ -105,3 +109,31 @@ class RankFromLocalRank(Rule):
         if size is not None and 0 < size <= ONE_NODE_GPUS:
             return True
         return is_gpu_count(file, world_size)
+
+
+def _spawned_world(file: FileModel, init: ast.Call) -> bool:
+    """`init` runs in a function mp.spawn starts, its world size is the number of processes
+    that spawn starts (`world_size=args.nprocs` with `nprocs=args.nprocs`, or `args.world_size
+    = len(args.gpu_ids)` set beside `mp.spawn(run, nprocs=len(args.gpu_ids))`): the processes
+    of this one machine are the whole job, and the spawn index is the rank (dev7 u003
+    Ahmedhasssan/IM_SNN-SpQuant_SNN, u039 XYaoooo/DPT)."""
+    func = file.function(init)
+    size = keyword(init, "world_size", 3)
+    if func is None or size is None or not file.spawned(func):
+        return False
+    sizes = {ast.unparse(size)} | {ast.unparse(o) for o in file.origins(size) if isinstance(o, ast.AST)}
+    for ref in file.references.get(func, []):
+        spawn = file.parent.get(ref)
+        if type(spawn) is not ast.Call or not file.is_spawn(spawn):
+            continue
+        nprocs = keyword(spawn, "nprocs", 2)
+        if nprocs is None:
+            continue
+        counts = {ast.unparse(nprocs)} | {ast.unparse(o) for o in file.origins(nprocs) if isinstance(o, ast.AST)}
+        # `args.world_size = len(args.gpu_ids)` written in the spawning function before the spawn
+        written = {ast.unparse(stmt.value) for stmt in ast.walk(file.function(spawn) or file.tree)
+                   if type(stmt) is ast.Assign and stmt.lineno < spawn.lineno
+                   and any(ast.unparse(t) in sizes for t in stmt.targets)}
+        if counts & (sizes | written):
+            return True
+    return False

@@ -34,7 +34,9 @@ class SamplerNoSetEpoch(Rule):
     in code lint did not follow (issue 41, item 2; kan-bayashi/ParallelWaveGAN#177:
     `for epoch in ...: train(loader)` with no set_epoch). When a folder is linted,
     a `set_epoch` call in another module of the same program (one this file
-    imports, or one that imports it) counts too.
+    imports, or one that imports it) counts too. A loop the file makes run
+    once (`for epoch in range(1):`) is no epoch loop: one order, nothing to
+    reshuffle (issue 41's dev7).
     """
 
     id = "sampler-no-set-epoch"
@@ -177,6 +179,8 @@ class SamplerNoSetEpoch(Rule):
 
     @staticmethod
     def _is_epoch_loop(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+        if not isinstance(loop, ast.While) and _runs_once(loop.iter):
+            return False  # `for epoch in range(1):` (dev7 u010, a one-epoch exercise): one order, set_epoch is moot
         parts = [loop.target, loop.iter] if not isinstance(loop, ast.While) else [loop.test]
         return any("epoch" in name.lower() or name == "ep" for part in parts for name in identifiers(part))
 
@@ -225,3 +229,11 @@ class SamplerNoSetEpoch(Rule):
         if type(iterated) in (ast.Name, ast.Attribute):  # `for batch in self.train_data`
             return source(iterated) + ".sampler"
         return "loader.sampler"
+
+
+def _runs_once(iterable: ast.expr) -> bool:
+    """`range(1)` / `range(0, 1)` as written: a loop the file itself makes run once."""
+    if type(iterable) is not ast.Call or type(iterable.func) is not ast.Name or iterable.func.id != "range":
+        return False
+    bounds = [a.value if type(a) is ast.Constant else None for a in iterable.args]
+    return bounds in ([1], [0, 1])

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import ast
 
-from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, is_distributed_program
+from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent, is_distributed_program
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
@@ -20,7 +20,8 @@ class SaveAllRanks(Rule):
     leave a corrupt checkpoint when the writes interleave. A distributed
     script starts a process group (itself, or through a helper it imports:
     timm's `utils.init_distributed_device(args)`, `deepspeed.init_distributed()`),
-    spawns workers or wraps a model in DDP.
+    spawns workers or wraps a model in DDP. The process that calls mp.spawn
+    runs once: a save beside that call is not flagged (issue 41's dev7).
 
     A guard is a test on the rank (`if rank == 0:`, `if dist.get_rank() == 0`,
     `if args.local_rank in (-1, 0)`, `accelerator.is_main_process`, an early
@@ -128,8 +129,8 @@ class SaveAllRanks(Rule):
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
             if any(self._per_rank(file, arg) for arg in call.args[1:] + [kw.value for kw in call.keywords]):
                 continue
-            if file.rank_guarded(call):
-                continue
+            if file.rank_guarded(call) or in_spawning_parent(file, call):
+                continue  # (the parent of mp.spawn saves once: dev7 u011)
             tests = list(file.conditions(call))
             if any(is_rank_condition(file, test) or self._made_on_some_ranks(file, test) for test in tests):
                 continue  # a helper of this file computed from the rank, or an object only some ranks made

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, is_distributed_program
+from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent, is_distributed_program
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
@@ -25,7 +25,8 @@ class TorchLoadNoMapLocation(Rule):
     helper it imports: `deepspeed.init_distributed()`, timm's
     `init_distributed_device`), spawns workers or uses
     DistributedDataParallel (`map_location=None` is no map either), where
-    every rank runs it (not under a test on the rank), nor when the other arm of the `if` around it loads with a
+    every rank runs it (not under a test on the rank, nor in the process that
+    calls mp.spawn, which loads once: issue 41's dev7), nor when the other arm of the `if` around it loads with a
     `map_location` (that arm is the one-process path). A function the file
     never calls is given the benefit of the doubt, unless it handles a
     DistributedDataParallel model itself (a resume helper: every rank loads). Asked for by issue 41's sample of user scripts (pytorch/examples'
@@ -108,6 +109,8 @@ class TorchLoadNoMapLocation(Rule):
                 guarded = file.rank_guarded(call)
             if guarded or any(is_rank_condition(file, t) for t in file.conditions(call)):
                 continue  # one rank loads: the others do not crowd its GPU
+            if in_spawning_parent(file, call):
+                continue  # the parent of mp.spawn loads once (dev7 u011: rank 0's checkpoint after join)
             if self._mapped_in_other_arm(file, call):
                 continue  # `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`
             if given is not None:

@@ -64,7 +64,16 @@ class UnexpectedArgument(Rule):
     the file uses torch and never mentions apex (then an error); and
     transformers' `Trainer` given a keyword no release of it took
     (`Trainer(..., device=rank)`, issue 41's heldout9: a course assignment; the
-    Trainer places the model itself, from its TrainingArguments); and
+    Trainer places the model itself, from its TrainingArguments);
+    a method of the file's own class called on `self` with more positional
+    arguments than it takes, or a keyword it does not have (`def
+    _load_snapshot(self)` called as `self._load_snapshot(path)`), where the
+    file builds that class itself (else a subclass elsewhere may override the
+    method: diffusers' scheduler test base does);
+    `mp.spawn(fn, args=(...))` whose literal `args` tuple, after the process
+    index spawn passes first, does not fit the parameters of `fn`, a plain
+    function of the file (issue 41's dev7: four values for a worker taking
+    three after the index); and
     `super().__init__(...)` given arguments in a class whose only base is
     `nn.Module` (and which does not set `call_super_init`): Module's
     initializer takes none (an old docs page built submodules that way).
@@ -122,6 +131,10 @@ class UnexpectedArgument(Rule):
                 # a bare name in a torch file that never mentions apex is torch's (apex's DDP is the other)
                 torchs = name is not None or (file.uses_torch and "apex" not in file.text)
                 yield from self._keywords(call, name or bare or "", bare=name is None, certain=torchs)
+                if name in SPAWNS:
+                    yield from self._spawned_arity(file, call)
+            elif type(call.func) is ast.Attribute and file.method_class(call.func) is not None:
+                yield from self._own_method(file, call)
             elif self._module_init_with_arguments(file, call):
                 given = [ast.unparse(a)[:30] for a in call.args] + [f"{k.arg}=" for k in call.keywords if k.arg]
                 yield Hit(call, message=f"nn.Module.__init__() is given {', '.join(given[:3])}: it takes no arguments "
@@ -151,6 +164,68 @@ class UnexpectedArgument(Rule):
                       + ("before any process starts" if name in SPAWNS else "on every rank")
                       + (f" (the file does not import {name}: read as torch's)" if bare else ""),
                       fix=f"{near[0]}=..." if near else f"the parameters of {name}: {', '.join(known[:6])}, ...")
+
+    @staticmethod
+    def _own_method(file: FileModel, call: ast.Call) -> Iterator[Hit]:
+        """`self.load(path)` where the class defines `def load(self):`, a plain method (no
+        decorator, no `*args`/`**kwargs`, not a stub a subclass fills in) that takes fewer
+        positional arguments or not that keyword: TypeError when it runs (dev7 u002,
+        AbdiMohammad/SNR-Adaptive-Bottlefit: `self._load_snapshot(path)` on resume). Only where
+        the file builds the class itself (`Trainer(...)`: the instance is that class)."""
+        assert type(call.func) is ast.Attribute
+        cls = file.method_class(call.func)
+        method = file.method(cls, call.func.attr) if cls is not None else None
+        if cls is None or type(method) is not ast.FunctionDef or method.decorator_list or method.args.vararg \
+                or any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
+            return
+        body = [b for b in method.body if not (type(b) is ast.Expr and type(b.value) is ast.Constant)]
+        if not body or all(type(b) in (ast.Pass, ast.Raise) for b in body):
+            return  # a stub (`raise NotImplementedError`): the subclass's signature is the one that runs
+        a = method.args
+        params = [p.arg for p in a.posonlyargs + a.args][1:]  # after self
+        passed = len(call.args)
+        unknown = [k.arg for k in call.keywords if k.arg not in params + [k.arg for k in a.kwonlyargs]]
+        if passed <= len(params) and (not unknown or a.kwarg is not None):
+            return
+        why = (f"takes {len(params)} argument{'s' * (len(params) != 1)} after self but is given {passed}"
+               if passed > len(params) else f"has no parameter `{unknown[0]}`")
+        if not any(type(c.func) is ast.Name and c.func.id == cls.name for c in file.calls):
+            # a class the file never builds is often a base whose subclasses elsewhere override the
+            # method with their own signature (diffusers' SchedulerCommonTest.dummy_model: 5 such
+            # calls on the mature repositories, every one fine): not said
+            return
+        yield Hit(call, message=f"{method.name}() (line {method.lineno}) {why}: TypeError when this line runs "
+                  f"on the {cls.name} this file builds",
+                  fix=f"def {method.name}(self, ...)  # or call it with the arguments it takes")
+
+    @staticmethod
+    def _spawned_arity(file: FileModel, call: ast.Call) -> Iterator[Hit]:
+        """mp.spawn calls `fn(i, *args)`: with `args` a literal tuple and `fn` a plain function
+        of the file (no `*args`, no decorator), a count its parameters cannot take raises
+        TypeError in every worker (dev7 u025, Niax23/Reaction-Reasoning-Network: four values
+        for `main_worker(worker_idx, args, log_dir, model_dir)`)."""
+        fn = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "fn"), None)
+        given = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "args"), None)
+        if type(fn) is not ast.Name or type(given) is not ast.Tuple or any(type(e) is ast.Starred for e in given.elts):
+            return
+        defs = file.find_def(fn)
+        if len(defs) != 1 or type(defs[0]) is not ast.FunctionDef or defs[0].decorator_list or defs[0].args.vararg:
+            return
+        a = defs[0].args
+        positional = len(a.posonlyargs) + len(a.args)
+        required = positional - len(a.defaults)
+        passed = 1 + len(given.elts)  # the process index first
+        if required <= passed <= positional and all(d is not None for d in a.kw_defaults):
+            return
+        if passed > positional:
+            why = f"takes {positional} positional argument{'s' * (positional != 1)} but is given {passed}"
+        elif passed < required:
+            why = f"needs {required} positional arguments but is given {passed}"
+        else:
+            why = "has a keyword-only parameter without a default that spawn never passes"
+        yield Hit(given, message=f"mp.spawn calls {fn.id}(process index, *args): {fn.id}() {why} (the index and "
+                  f"{len(given.elts)} from args=): TypeError in every worker",
+                  fix=f"mp.spawn({fn.id}, args=(...), nprocs=...)  # args: the parameters after the index, in order")
 
     @staticmethod
     def _module_init_with_arguments(file: FileModel, call: ast.Call) -> bool:

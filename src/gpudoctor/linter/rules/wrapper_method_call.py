@@ -62,6 +62,13 @@ class WrapperMethodCall(Rule):
     could forward it). Reads of one wrapper on consecutive statements are one
     diagnostic naming every attribute (heldout5: `model.roi_heads.train()`
     then `model.backbone.eval()`).
+
+    Not flagged (issue 41's dev7): a read in the arm of the file's own
+    wrapper test that says the name is the bare model (`else` of `if
+    hasattr(model, 'module'):`); a wrapper built after the read in the same
+    function with no loop bringing it back; a path excluded by the file's
+    tests, followed through `ref = model` bindings and through `if a or b:`
+    (its `else` is the `else` of both).
     """
 
     id = "wrapper-method-call"
@@ -142,6 +149,8 @@ class WrapperMethodCall(Rule):
             if node.attr in WRAPPER_NAMES or node.attr in assigned or node.attr.startswith("_"):
                 continue
             holder = ast.unparse(node.value)
+            if _tested_bare(file, node, holder):
+                continue  # `if hasattr(model, 'module'): model.module.x  else: model.x` (dev7 u017)
             fix = f"{holder}.module.{node.attr}"
             kinds = self._kinds(file, node.value, node, 0)
             if len(kinds) == 1 and "" not in kinds:
@@ -160,7 +169,7 @@ class WrapperMethodCall(Rule):
                 continue
             read = unwrapped.get(value_key(file, node.value))
             if read is not None and type(node.value) is ast.Name and read.lineno != node.lineno \
-                    and not other_arms(file, read, node):
+                    and not other_arms(file, read, node) and not _in_or_else(file, read, node):
                 yield node, Hit(node, severity=WARNING, fix=fix, message=(
                     f"the file reads {holder}.module (line {read.lineno}), so {holder} is a DDP / "
                     f"DataParallel wrapper there, and the same {holder} is read here: a wrapper has no "
@@ -174,6 +183,9 @@ class WrapperMethodCall(Rule):
         built = _instance_attribute(file, value) if type(value) is ast.Attribute else None
         origins = file.origins(value) if built is None else built
         if not origins or depth > 4:
+            return {""}
+        origins = [o for o in origins if not _later(file, o, use)]
+        if not origins:
             return {""}
         for o in origins:
             if not isinstance(o, ast.AST) or (built is None and not _always_before(file, o, use)):
@@ -239,24 +251,80 @@ def _project_wrapper(file: FileModel, call: object, use: ast.AST) -> str:
     return ""
 
 
-def _wrapping(file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> tuple[str, int] | None:
+def _wrapping(file: FileModel, value: ast.expr, use: ast.AST, depth: int,
+              via: tuple[ast.AST, ...] = ()) -> tuple[str, int] | None:
     """A wrapper one of the values of `value` may be (`if distributed: model = DDP(model)`),
-    through `model = model.cuda()`, and the line that builds it; None when none is, or when
-    the use runs only where the file's own tests exclude that path."""
+    through `model = model.cuda()` and `ref = model`, and the line that builds it; None when
+    none is, or when the use (or a `ref = model` on the way, `via`) runs only where the file's
+    own tests exclude that path (dev7 u024: `else: net1_ref = net1` after `if args.distributed:
+    net1_ref = net1.module`)."""
     if depth > 4:
         return None
-    for o in file.origins(value):
-        if not isinstance(o, ast.AST):
+    for o in _origins_via(file, value, via):
+        if isinstance(o, tuple):  # `ref = model`: follow `model` from that binding
+            found = _wrapping(file, o[0], use, depth + 1, via + (o[1],))
+            if found is not None:
+                return found
+            continue
+        if not isinstance(o, ast.AST) or _later(file, o, use):
             continue
         kind = wrapper_kind(file, o)
-        if kind and _nearby(file, o, use) and not _excluded(file, o, use):
+        if kind and _nearby(file, o, use) and not any(_excluded(file, o, at) for at in (use, *via)):
             return kind, o.lineno  # type: ignore[attr-defined]
         if type(o) is ast.Call and type(o.func) is ast.Attribute and o.func.attr in ("to", "cuda") \
                 and type(o.func.value) is ast.Name:
-            found = _wrapping(file, o.func.value, use, depth + 1)
+            found = _wrapping(file, o.func.value, use, depth + 1, via)
             if found is not None:
                 return found
     return None
+
+
+def _origins_via(file: FileModel, value: ast.expr, via: tuple[ast.AST, ...]) -> list[object]:
+    """`file.origins(value)`, except that a binding `ref = other` (a plain name) comes back as
+    (other, the binding's value) so that the caller can ask where that binding runs."""
+    found = file.lookup(value) if type(value) is ast.Name else None
+    if not found:
+        return file.origins(value)
+    out: list[object] = []
+    for b in found:
+        if isinstance(b, Binding) and b.kind == "value" and not b.path and type(b.value) is ast.Name:
+            out.append((b.value, b.value))
+        elif isinstance(b, Binding) and b.kind == "value" and not b.path:
+            out += file.origins(b.value)
+        else:
+            return file.origins(value)
+    return out
+
+
+def _later(file: FileModel, origin: object, use: ast.AST) -> bool:
+    """`origin` is computed after `use`, in the same function, and no loop around `use` brings
+    it back before it (dev7 u020: `model.backbone` read at the top of a function that wraps the
+    model in DDP twelve lines below)."""
+    if not isinstance(origin, ast.AST) or file.function(origin) is not file.function(use):
+        return False
+    if (getattr(origin, "lineno", 0), getattr(origin, "col_offset", 0)) <= (
+            getattr(use, "lineno", 0), getattr(use, "col_offset", 0)):
+        return False
+    loops = {id(a) for a in file.ancestors(use) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))}
+    return not any(id(a) in loops for a in file.ancestors(origin))
+
+
+def _tested_bare(file: FileModel, use: ast.Attribute, holder: str) -> bool:
+    """`use` runs in the arm of the file's own wrapper test that says `holder` is the bare
+    model: the `else` of `if hasattr(model, 'module'):` / `if isinstance(model, DDP):`, or the
+    body of their negation (dev7 u017: `model.module.text_embedder(...)` else
+    `model.text_embedder(...)`)."""
+    for branch, arm in arms(file, use):
+        test, negated = branch.test, False
+        if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+            test, negated = test.operand, True
+        if type(test) is not ast.Call or type(test.func) is not ast.Name or len(test.args) != 2:
+            continue
+        if ast.unparse(test.args[0]) != holder or not WRAPPER_TEST.search(ast.unparse(test)):
+            continue
+        if arm == ("body" if negated else "orelse"):
+            return True
+    return False
 
 
 def _nearby(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
@@ -279,9 +347,26 @@ def _excluded(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
         return True
     built = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, origin) if type(branch) is ast.If}
     used = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, use) if type(branch) is ast.If}
+    used |= _or_else(file, use)
     # the same test, the other arm (fairscale's test_fsdp_regnet: DDP under `if ddp:`, FSDP's
     # `assert_state` under a later `if ddp: ... else:`)
     return any((test, "body" if arm == "orelse" else "orelse") in used for test, arm in built)
+
+
+def _or_else(file: FileModel, use: ast.AST) -> set[tuple[str, str]]:
+    """The `else` of `if a or b:` is the `else` of `if a:` and of `if b:` (dev7 u024: DDP under
+    `if args.distributed:`, DataParallel under `elif args.gpus > 1:`, the bare model's use under
+    the `else` of `if args.gpus > 1 or args.distributed:`): (test, "orelse") for each operand."""
+    return {(ast.unparse(operand), "orelse") for branch, arm in arms(file, use)
+            if type(branch) is ast.If and arm == "orelse" and type(branch.test) is ast.BoolOp
+            and type(branch.test.op) is ast.Or for operand in branch.test.values}
+
+
+def _in_or_else(file: FileModel, read: ast.AST, use: ast.AST) -> bool:
+    """`read` (`net1.module` under `if args.distributed:`) runs only under a test whose `else`
+    the use is in, as one operand of `if a or b:` (dev7 u024)."""
+    tests = {ast.unparse(branch.test) for branch, arm in arms(file, read) if type(branch) is ast.If and arm == "body"}
+    return any((test, "orelse") in _or_else(file, use) for test in tests)
 
 
 def _follows(file: FileModel, first: ast.AST, then: ast.AST) -> bool:
