@@ -383,9 +383,8 @@ class Publisher:
             except OSError:
                 pass  # the run folder is gone: the supervisor is done with us
 
-    def loop(self) -> None:
-        while True:
-            time.sleep(PUBLISH_S)
+    def loop(self, stopping: threading.Event) -> None:
+        while not stopping.wait(PUBLISH_S):
             try:
                 self.publish()
             except Exception:  # noqa: BLE001 - the publisher must outlive any one bad write
@@ -393,9 +392,14 @@ class Publisher:
 
 
 def start_publishing(c: StepClock, run_dir: str, send=None) -> Publisher:
+    from gpudoctor.hang.tracer import stop_at_exit
+
     publisher = Publisher(c, run_dir, send)
-    threading.Thread(target=publisher.loop, name=THREAD_NAME, daemon=True).start()
+    stopping = threading.Event()
+    thread = threading.Thread(target=publisher.loop, args=(stopping,), name=THREAD_NAME, daemon=True)
+    thread.start()
     atexit.register(lambda: publisher.publish(final=True))
+    atexit.register(stop_at_exit, stopping, thread)  # runs first: the loop ends before the final publication
     return publisher
 
 
