@@ -229,6 +229,42 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
         loader = DataLoader(train_set, batch_size=4, sampler=sampler)
         val_loader = DataLoader(val_set, batch_size=4, sampler=sampler)
         """),
+    # lint heldout10 u043 (a segmentation trainer, mp.spawn): the backend is nccl wherever CUDA is
+    # available, the epoch loss all-reduced as `torch.tensor(epoch_loss)`: "No backend type
+    # associated with device type cpu" on every GPU machine.
+    "NCCL chosen where CUDA is available, a CPU tensor all-reduced": ("nccl-cpu-tensor", 9, "error", """
+        import torch
+        import torch.distributed as dist
+
+        def setup(rank, world_size):
+            backend = "nccl" if torch.cuda.is_available() else "gloo"
+            dist.init_process_group(backend=backend, rank=rank, world_size=world_size)
+
+        def epoch_end(epoch_loss):
+            dist.all_reduce(torch.tensor(epoch_loss), op=dist.ReduceOp.SUM)
+        """),
+    "control: the same tensor made on the rank's GPU": ("nccl-cpu-tensor", 9, None, """
+        import torch
+        import torch.distributed as dist
+
+        def setup(rank, world_size):
+            backend = "nccl" if torch.cuda.is_available() else "gloo"
+            dist.init_process_group(backend=backend, rank=rank, world_size=world_size)
+
+        def epoch_end(epoch_loss):
+            dist.all_reduce(torch.tensor(epoch_loss, device="cuda"), op=dist.ReduceOp.SUM)
+        """),
+    "sibling: the backend from the command line (it may be gloo)": ("nccl-cpu-tensor", 9, None, """
+        import torch
+        import torch.distributed as dist
+
+        def setup(rank, world_size, args):
+            backend = "nccl" if args.use_nccl else "gloo"
+            dist.init_process_group(backend=backend, rank=rank, world_size=world_size)
+
+        def epoch_end(epoch_loss):
+            dist.all_reduce(torch.tensor(epoch_loss), op=dist.ReduceOp.SUM)
+        """),
     # Issue 41 point 3: a stop decided on one rank (github.com/Lightning-AI/pytorch-lightning/issues/379,
     # early stopping met on some ranks: "the training hangs"; github.com/talmolab/sleap-nn/pull/471,
     # rank 0 leaves the loop on a stop command, the others wait in the next collective).
