@@ -214,6 +214,14 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
         sampler = DistributedSampler(train_dataset)
         loader = DataLoader(dataset=Feeder(**args.train_feeder_args), batch_size=4, sampler=sampler)
         """),
+    # heldout3 m075 (a torch_xla test): `list(np.arange(4))` built for the sampler and again for the loader
+    "control: a builtin's value built twice is the same data": ("sampler-dataset-mismatch", 5, None, """
+        import numpy as np
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        sampler = DistributedSampler(list(np.arange(4)), num_replicas=world, rank=rank)
+        loader = DataLoader(list(np.arange(4)), batch_size=4, sampler=sampler)
+        """),
     "control: one dataset for the sampler and the loader": ("sampler-dataset-mismatch", 5, None, """
         from torch.utils.data import DataLoader, DistributedSampler
 
