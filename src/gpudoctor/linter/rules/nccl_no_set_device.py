@@ -77,7 +77,10 @@ class NcclNoSetDevice(Rule):
     GPU detected: rank 1 and rank 0 both on CUDA device ...", ncclInvalidUsage;
     NCCL's init checks every peer's bus id) or, with CUDA_VISIBLE_DEVICES narrowed
     by hand, the processes share one GPU. Asked for by issue 41 (errors said as
-    warnings on the held-out user scripts).
+    warnings on the held-out user scripts). A "cuda" kept in a name nothing
+    reads (`device = "cuda" if ... else "cpu"`, unused, every tensor and the DDP
+    on `rank`) puts nothing on the current device: there it stays a warning
+    that says what would land on cuda:0 (lint heldout10, a VAE trainer).
     """
 
     id = "nccl-no-set-device"
@@ -203,15 +206,28 @@ class NcclNoSetDevice(Rule):
                               "rank; where the guess differs from the GPU the rank uses, it hangs or stops with "
                               "'Duplicate GPU detected'")
             return
-        if self._uses_current_device(file):
+        current = self._current_device_work(file)
+        if current:
             barrier = None
         elif barrier is None:
             return  # nothing here lands on a GPU: the device is chosen where the work is
+        # an error only where that work is done: a "cuda" kept in a name nothing reads places
+        # nothing (lint heldout10 u018: `device = 'cuda' if ... else 'cpu'` at the top, unused,
+        # every tensor and DDP on `rank`: a warning)
+        certain = any(not _dead_value(file, node) for node in current)
         for call in inits:
             # (a barrier alone is no proof: NCCL runs it on a GPU guessed from the rank, which
             # differs from rank to rank on one machine)
             launch = self._several_processes(file, call) if barrier is None else None
-            if launch is not None:
+            if launch is not None and not certain:
+                yield Hit(call, query=Query("no-device-binding"),
+                          message=f"NCCL process group initialised in the processes mp.spawn starts (line "
+                          f"{launch[0].lineno}, {launch[1]}), and torch.cuda.set_device() is never called; lint sees "
+                          f"no work on the current device (the \"cuda\" on line "
+                          f"{', '.join(str(getattr(n, 'lineno', '?')) for n in current)} is never read): whatever "
+                          "does land on the current device (a bare .cuda(), a barrier without device_ids, code of "
+                          "another module) is cuda:0 in every process, and NCCL stops with 'Duplicate GPU detected'")
+            elif launch is not None:
                 yield Hit(call, severity=ERROR, query=Query("no-device-binding"),
                           message=f"NCCL process group initialised in the processes mp.spawn starts (line "
                           f"{launch[0].lineno}, {launch[1]}), and nothing sets each one's GPU: every process "
@@ -258,9 +274,10 @@ class NcclNoSetDevice(Rule):
         return None
 
     @staticmethod
-    def _uses_current_device(file: FileModel) -> bool:
-        """The file puts something on the current GPU, or on cuda:0 on every rank:
+    def _current_device_work(file: FileModel) -> list[ast.AST]:
+        """Where the file puts something on the current GPU, or on cuda:0 on every rank:
         `.cuda()` with no index, or the device string "cuda" / "cuda:0"."""
+        out: list[ast.AST] = []
         for node in ast.walk(file.tree):
             if type(node) is ast.Constant and node.value in ("cuda", "cuda:0"):
                 # `device.type != "cuda"` asks where something is; it puts nothing there
@@ -270,8 +287,22 @@ class NcclNoSetDevice(Rule):
                 # `if rank == 0: ... "cuda:0"`, `if rank == 1: ... "cuda:1"`: each rank's
                 # GPU named by hand, not every rank on cuda:0 (heldout3's MONAI test).
                 if rank_branch(file, node) is None:
-                    return True
+                    out.append(node)
             if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "cuda":
                 if not node.args and not node.keywords:
-                    return True
+                    out.append(node)
+        return out
+
+
+def _dead_value(file: FileModel, node: ast.AST) -> bool:
+    """`node` only feeds a plain assignment (`device = "cuda" if ... else "cpu"`) to names the
+    file never reads: it places nothing. (A `.cuda()` call is never dead: it moves a module.)"""
+    if type(node) is not ast.Constant:
         return False
+    up = file.parent.get(node)
+    while isinstance(up, (ast.IfExp, ast.BoolOp)):
+        up = file.parent.get(up)
+    if type(up) is not ast.Assign or not all(type(t) is ast.Name for t in up.targets):
+        return False
+    names = {t.id for t in up.targets if type(t) is ast.Name}
+    return not any(type(n) is ast.Name and type(n.ctx) is ast.Load and n.id in names for n in ast.walk(file.tree))

