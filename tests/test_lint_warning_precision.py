@@ -112,6 +112,20 @@ TRIED = """
             return size
         """
 
+# dev7 u023 (a course's ImageNet ResNet-50 adapted to DDP, main_ddp.py): the state dict is built
+# by the caller of the ImageNet example's save_checkpoint helper, which saves whatever it is given.
+HELPER = """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(net, rank, epoch):
+            model = DDP(net, device_ids=[rank])
+            STATE
+
+        def save_checkpoint(state, filename='checkpoint.pth.tar'):
+            torch.save(state, filename)
+        """
+
 CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
     "control: a local index that is the group's own rank: said once, at the group (u011)": (
         "local-rank-as-global-rank", set(), LOCAL_GROUP.replace("INIT", "init_method=url, rank=rank,")),
@@ -198,6 +212,12 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
                 torch.save(state, 'best.pth')
             torch.save(model.state_dict(), 'weights.pth')
         """),
+    "a state built for a save helper: said where the wrapper's state is taken": ("save-ddp-wrapper", {(6, "warning")},
+        HELPER.replace("STATE", "save_checkpoint({'epoch': epoch, 'state_dict': model.state_dict()})")),
+    "sibling: the checkpoint dict spread over the helper's own save: said at the save": (
+        "save-ddp-wrapper", {(9, "warning")}, HELPER.replace("STATE", "save_checkpoint(model)").replace(
+            "torch.save(state, filename)", "torch.save({'epoch': 1,\n                        'state_dict': state.state_dict()},\n"
+            "                       filename)")),
 }
 
 

@@ -36,7 +36,10 @@ class SaveDdpWrapper(Rule):
     said at its `torch.save`, and a state dict taken into a name first
     (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed. One
     checkpoint saved twice in a function (the last, then under `if save_best:`
-    the best) is one diagnostic at the first save, naming the others.
+    the best) is one diagnostic at the first save, naming the others. A state
+    built by the caller of a save helper (`save_checkpoint({'state_dict':
+    model.state_dict(), ...})`) is said where the wrapper's state is taken,
+    naming the helper's save: that save serves every caller.
 
     A warning where the file never shows the wrapping but saves the same
     name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
@@ -199,8 +202,14 @@ class SaveDdpWrapper(Rule):
                     message += (f"; this file's resume path loads it back into the wrapper (line {resumed.lineno}), "
                                 "which works, but the plain model (evaluation, export, a run without DDP) does not "
                                 "load it")
-                # at the call: a checkpoint dict spread over lines is one save (heldout9's resume scripts)
-                yield call, Hit(call if saved is not obj else saved, message=message,
+                # at the call: a checkpoint dict spread over lines is one save (heldout9's resume scripts);
+                # but a state handed to a save helper (`save_checkpoint({'state_dict': model.state_dict()})`,
+                # `def save_checkpoint(state, ...): torch.save(state, ...)`) is said where the wrapper's state
+                # is taken: the helper's save is every caller's (dev7 u003, u023)
+                elsewhere = saved is not obj and file.function(saved) is not file.function(call)
+                if elsewhere:
+                    message += f" (saved by the torch.save on line {call.lineno})"
+                yield call, Hit(saved if elsewhere or saved is obj else call, message=message,
                           fix=f"torch.save({source(holder)}.module.state_dict(), path)")
                 break
 
