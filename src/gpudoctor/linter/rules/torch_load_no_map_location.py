@@ -45,6 +45,12 @@ class TorchLoadNoMapLocation(Rule):
     a function given the process's device (`def load_model(path, device)`,
     a `rank` or `gpu` parameter) that the load does not use (dev6: a spawned
     inference program's loader, cut off after the load).
+
+    Not flagged: a load of training data rather than a checkpoint, in a method
+    of a `Dataset` class or bound to a name handed to a data loader or dataset
+    and never to `load_state_dict`: a preparation step writes data files,
+    usually from the CPU, so nothing shows a GPU in them (issue 41's dev7 and
+    heldout10: per-file graph loads, a translation dataset).
     """
 
     id = "torch-load-no-map-location"
@@ -113,6 +119,8 @@ class TorchLoadNoMapLocation(Rule):
                 continue  # the parent of mp.spawn loads once (dev7 u011: rank 0's checkpoint after join)
             if self._mapped_in_other_arm(file, call):
                 continue  # `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`
+            if self._loads_data(file, call):
+                continue  # a data file the dataset reads, not a checkpoint saved from a GPU
             if given is not None:
                 yield Hit(call, message=f"torch.load without map_location in a function given the process's device "
                           f"(`{given}`) that the load does not use, in a file of torch's process tools: run once per "
@@ -165,6 +173,40 @@ class TorchLoadNoMapLocation(Rule):
             return False
         return any(isinstance(n, (ast.Name, ast.Attribute)) and type(n.ctx) is ast.Load
                    and (file.qualname(n) or "").endswith("DistributedDataParallel") for n in ast.walk(func))
+
+    @staticmethod
+    def _loads_data(file: FileModel, call: ast.Call) -> bool:
+        """The load reads training data, not a checkpoint: it runs in a method of a
+        `Dataset` class (`class BilingualDataset(Dataset): ... data = torch.load(path)`),
+        or the name it is bound to is handed to a data loader or dataset
+        (`graphs = torch.load(files[i])`, `create_dataloader_ddp(graphs, ...)`), and
+        never to `load_state_dict`. Data files are written by a preparation step,
+        usually from the CPU, so nothing in the file shows a GPU in them (issue 41's
+        dev7 u018/u021, a graph model's per-file loads; heldout10 u031, a translation
+        dataset); a checkpoint's state is what a GPU saved."""
+        func = file.function(call)
+        cls = file.method_class(func) if func is not None else None
+        if cls is None and func is not None:
+            up = file.parent.get(func)
+            cls = up if type(up) is ast.ClassDef else None
+        if cls is not None and any(terminal_name(b).endswith("Dataset") for b in cls.bases
+                                   if isinstance(b, (ast.Name, ast.Attribute))):
+            return True
+        stmt = file.parent.get(call)
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
+            return False
+        name = stmt.targets[0].id
+        scope = func or file.tree
+        fed = False
+        for node in ast.walk(scope):
+            if type(node) is not ast.Call or not any(type(a) is ast.Name and a.id == name for a in node.args):
+                continue
+            called = terminal_name(node.func).lower()
+            if "load_state_dict" in called:
+                return False
+            if "loader" in called or "dataset" in called:
+                fed = True
+        return fed
 
     @staticmethod
     def _mapped_in_other_arm(file: FileModel, call: ast.Call) -> bool:

