@@ -223,6 +223,8 @@ PATTERNS = [
             ("*** SIGSEGV (@0x30) received by PID 4086 (TID 0x7ffb40f6f720) from PID 48; stack trace: ***",
              "BVLC/caffe#2114 (glog's report; the frame after it, SolverContext::run(), is the crash: a solver indexing bug)"),
         ],
+        # Caffe's data layer that read an empty list crashes in its set-up (patterns/classes12a.py): the empty list is the cause
+        after=("caffe-data-list-empty",),
         context_after=8,
         fields=signal_fields,
     ),
