@@ -138,3 +138,21 @@ class TestWidenedDeviceClasses:
         line = ("RuntimeError: Tensor for 'out' is on CPU, Tensor for argument #1 'self' is on CPU, but expected them to be on GPU "
                 "(while checking arguments for addmm)\n")
         assert head_id(TB + line) == "ddp-device-mismatch"
+
+
+class TestShellReportOfABusError:
+    """bash's report of a script's child killed by a signal pads the signal's name: the SIGBUS form read like the SIGSEGV one."""
+
+    def test_sibling_a_bus_error_in_the_job_report(self):
+        # salu133445/musegan#79: MuseGAN keeps its training data in shared memory (SharedArray), on Colab
+        line = ('**./scripts/run_train.sh: line 19:   879 Bus error               (core dumped) python3 "$DIR/../src/train.py" '
+                '--exp_dir "$1" --gpu "$gpu"**\n')
+        found = head("musegan.train        INFO     Running evaluation\n" + line)
+        assert found is not None and found.id == "launcher-sigbus" and "--shm-size" in found.fix
+
+    def test_sibling_a_segmentation_fault_in_the_same_report(self):
+        line = "./scripts/run_train.sh: line 19:   879 Segmentation fault      (core dumped) python3 train.py --gpu 0\n"
+        assert head_id(line) == "launcher-sigsegv"
+
+    def test_control_prose_that_names_a_bus_error_survived(self):
+        assert healthy("with --shm-size=16g the Bus error from last week is gone: line 19 of run_train.sh now passes\n" + ENDED)
