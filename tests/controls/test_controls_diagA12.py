@@ -156,3 +156,21 @@ class TestShellReportOfABusError:
 
     def test_control_prose_that_names_a_bus_error_survived(self):
         assert healthy("with --shm-size=16g the Bus error from last week is gone: line 19 of run_train.sh now passes\n" + ENDED)
+
+
+class TestLossInputTargetBatchMismatch:
+    verdict = "loss-input-target-batch-mismatch"
+
+    SIBLINGS = ["ValueError: Expected input batch_size (1216) to match target batch_size (1280)",  # gauthierdmn/question_generation#4
+                'I tried to train with multi GPU but I got error "expected batch size 34 target batch size 75" when I used 2 GPU?']  # WenbinLee/DN4#15
+
+    @pytest.mark.parametrize("line", SIBLINGS)
+    def test_sibling_predictions_and_targets_of_different_counts(self, line):
+        found = head(TB + line + "\n")
+        assert found is not None and found.id == self.verdict and "multiple of the number of GPUs" in found.fix
+
+    # BCE's own shape check names sizes, not counts; a config echo names batch sizes and fails nothing
+    @pytest.mark.parametrize("log", [TB + "ValueError: Target size (torch.Size([1, 1, 512, 512])) must be the same as input size (torch.Size([4, 1, 512, 512]))\n",
+                                     "batch size 32, target batch size 64 (gradient accumulation 2)\n" + ENDED])
+    def test_control_other_messages_about_sizes(self, log):
+        assert head_id(log) != self.verdict

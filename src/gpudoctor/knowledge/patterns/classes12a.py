@@ -8,6 +8,8 @@ held-out part heldout11 (its entries 1..57), sorted by the class of their failin
   frame, knowledge/story.py, never by the line, which any zip() of a non-iterable prints);
 - a module's forward() called without inputs it requires: under DataParallel, a GPU whose share of the batch is empty
   (a batch smaller than the number of GPUs, keyword arguments given) gets none;
+- a loss given predictions for N examples and targets for M ("Expected input batch_size (N) to match target batch_size (M)"):
+  the model's output is not one row per target (a reshape, a config for another layout, a batch split over GPUs);
 - TensorFlow's input queue closed with nothing in it (OutOfRangeError ... current size 0): the input pipeline read no
   example (no file found, an empty list file);
 - Caffe's data layer reading a list of 0 images or videos (Caffe then crashes in the layer's set-up);
@@ -126,6 +128,42 @@ PATTERNS = [
             "TypeError: __init__() missing 1 required positional argument: 'config'",
         ],
         fields=forward_missing_fields,  # the inputs missed, as evidence
+    ),
+    pattern(
+        "loss-input-target-batch-mismatch",
+        "numerics",
+        CAUSE,
+        E,
+        "the loss got predictions for one number of examples and targets for another: the model's output is not one row per target",
+        # torch's nll_loss / cross_entropy check (torch/nn/functional.py); the words as people retell them too ("expected batch size 34
+        # target batch size 75")
+        r"[Ee]xpected (?:input )?batch[_ ]size \(?(?P<input>\d+)\)?,? (?:to match )?target batch[_ ]size \(?(?P<target>\d+)\)?",
+        ("atch_size (", "atch size"),
+        why="""cross_entropy and nll_loss take predictions of shape [N, classes] (or [N, classes, ...]) and N targets. Here the
+        predictions' first dimension is another number than the targets'. A ratio between them points at a reshape: a
+        view(-1, X) whose X is not the class count folds the other dimensions into the batch (the input a multiple of the
+        target), or a sequence model's [batch, length, classes] flattened against targets of another length; a model built
+        for another dataset's layout (a class count or a number of inputs per example in the config) does the same. Under
+        nn.DataParallel each GPU's replica sees only its share of the batch, so a model that reshapes with the batch size of
+        the config (an episode or group size) rather than the tensor's own gives rows that do not match the targets, with
+        several GPUs only.""",
+        fix="""print the predictions' and the targets' shapes just before the loss; reshape with the tensor's own sizes (x.view(x.size(0),
+        -1), logits.view(-1, num_classes) with targets.view(-1)) and set the config's class count or layout to the data's;
+        with several GPUs (DataParallel): make the batch (and any episode or group size the model reshapes with) a multiple
+        of the number of GPUs, or confirm on one GPU (CUDA_VISIBLE_DEVICES=0)""".replace("\n        ", " "),
+        examples=[
+            ("ValueError: Expected input batch_size (1216) to match target batch_size (1280)",
+             "gauthierdmn/question_generation#4 (pred.view(-1, pred.size(2)) against question.view(-1) of another length)"),
+            ("ValueError: Expected input batch_size (128) to match target batch_size (64)", "qijiezhao/pseudo-3d-pytorch#28 (a view(-1, ...) that folds the frames into the batch)"),
+            ('I tried to train with multi GPU but I got error "expected batch size 34 target batch size 75" when I used 2 GPU?',
+             "WenbinLee/DN4#15 (the episode size must be a multiple of the GPUs)"),
+            ("ValueError: Expected input batch_size (1324) to match target batch_size (0).", "Google-Health/medgemma#12 (multi-GPU; one GPU ran)"),
+        ],
+        not_examples=[
+            "ValueError: Target size (torch.Size([1, 1, 512, 512])) must be the same as input size (torch.Size([4, 1, 512, 512]))",
+            "batch size 32, target batch size 64 (gradient accumulation 2)",
+        ],
+        fields=groups,
     ),
     pattern(
         "tf-input-queue-empty",
