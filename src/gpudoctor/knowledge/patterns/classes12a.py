@@ -75,8 +75,8 @@ PATTERNS_EARLY = [
         counts) run. Without apex in the traceback, the program's own all_gather or reduce_scatter was given output tensors of
         another shape than its input.""",
         fix="""use torch's own SyncBatchNorm instead of apex's (model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model), with
-        DistributedDataParallel), or install the torch and apex versions the project's install guide names (pip show torch
-        apex), or torch 1.7 or newer; for the program's own all_gather: allocate the outputs with the input's shape
+        DistributedDataParallel), or change the torch version: the torch and apex pair the project's install guide names
+        (pip show torch apex), or torch 1.7 or newer; for the program's own all_gather: allocate the outputs with the input's shape
         ([torch.empty_like(tensor) for _ in range(world_size)])""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: All tensor operands to scatter/gather must have the same size",
@@ -170,7 +170,7 @@ PATTERNS = [
         "dataloader",
         CAUSE,
         E,
-        "TensorFlow's input queue was closed with nothing in it: the input pipeline read no example (no input file found, an empty file list, or every record failed)",
+        "TensorFlow's input queue was closed with nothing in it: the input pipeline read no example, an empty dataset (no input file found, an empty file list, or every record failed)",
         # only the raised error (an OutOfRangeError that stopped the program) with an empty queue: the op kernel's W line
         # "Out of range: ... current size 0" is also printed at the normal end of an input limited by num_epochs
         r"OutOfRangeError(?: \(see above for traceback\))?: (?P<queue>\w*Queue) '(?P<name>[^']*)' is closed and has insufficient elements \(requested (?P<requested>\d+), current size 0\)",
