@@ -187,6 +187,7 @@ TRIGGERS = (
     "gated repo",
     "no gpu to monitor",  # nvtop finding no GPU (patterns/classes10a.py)
     "logits and labels must",  # a loss's logits and labels of different shapes (patterns/classes11a.py)
+    "a total of ",  # Caffe's data layer logging how many images its list held, 0 among them (patterns/classes12a.py)
     "must be used in conjunction",  # nvidia-smi refusing a flag without the one it needs (patterns/classes11b.py)
     # numerics (patterns/families6.py): a logged loss that is nan, inf or Trainer's 0.0, a script stopping on it,
     # fp16's loss scaler skipping a step (the exceptions they raise hold "error"/"exception"/"assert"; each

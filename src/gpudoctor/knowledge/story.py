@@ -26,6 +26,7 @@ from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
 from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
 from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
+from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.reruns import Command, Prompts
 from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
@@ -460,9 +461,10 @@ class Diagnosis:
 
     def by_frame(self, told: dict[str, Seen], sign: Optional[Sign], exception: str = "", message: str = "") -> None:
         """An unrecognised exception whose innermost frame is ZeRO's own code is that class (knowledge/patterns/classes9.py);
-        an EOFError in spawn's own _main is a child its parent sent nothing (knowledge/patterns/classes11a.py)."""
+        an EOFError in spawn's own _main is a child its parent sent nothing (knowledge/patterns/classes11a.py); zip() refusing
+        a value in DataParallel's own gather_map is a replica's non-tensor output (knowledge/patterns/classes12a.py)."""
         said = zero_internal(sign, exception, message)
-        decided = ("zero-optimizer-internal-error", said) if said else frame_class11(sign, exception, message)
+        decided = ("zero-optimizer-internal-error", said) if said else frame_class11(sign, exception, message) or frame_class12a(sign, exception, message)
         if decided:
             unrecognised = told.pop(UNRECOGNISED.id)
             first = unrecognised.first

@@ -15,7 +15,7 @@ from gpudoctor.knowledge import launcher_only
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO
-from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9
+from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
 from gpudoctor.knowledge.signs import KIND, Sign
@@ -62,7 +62,8 @@ API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library
 # (python-exception) when the user's own code raised it (knowledge/story.py): `message_class` decides for both.
 # A class that refines library-api-mismatch covers that class's lines when no library frame raised them.
 # (Not the classes the traceback's innermost frame decides, whatever the message: knowledge/patterns/classes9.py.)
-CLASSES = tuple(p for p in ALL if p.refines in ("python-exception", "library-api-mismatch") and p not in classes9.PATTERNS_BY_FRAME)
+CLASSES = tuple(p for p in ALL if p.refines in ("python-exception", "library-api-mismatch") and p not in classes9.PATTERNS_BY_FRAME
+                and p not in classes12a.PATTERNS_BY_FRAME)
 # Classes whose words are about a library's own code: named only when the traceback shows a library's frame raised it.
 RAISED_IN_A_LIBRARY = ("library-lookup-failed",)
 # A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.

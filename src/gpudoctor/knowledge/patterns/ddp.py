@@ -93,14 +93,14 @@ PATTERNS = [
         # cuDNN's conv names the devices in the types: only types on two devices are this fault (torch.cuda.HalfTensor
         # with torch.cuda.FloatTensor is a dtype mismatch on one GPU)
         r"|Input type \((?P<input_type>torch\.(?P<input_on>cuda\.|mps\.)?\w+)\) and weight type \((?P<weight_type>torch\.(?(input_on)(?!(?P=input_on))|(?:cuda|mps)\.)[\w.]+)\) should be the same"
-        r"|expected device (?P<expected>[\w:]+) but got (?P<got>[\w:]+)|is on CPU, but expected it to be on GPU"
+        r"|expected device (?P<expected>[\w:]+) but got (?P<got>[\w:]+)|is on CPU, but expected (?:it|them) to be on GPU"
         # torch before 1.10: "Expected tensor for 'out' to have the same device as tensor for argument #2 'mat1'; but device 1 does not equal 3"
         r"|Expected tensor for (?:argument #\d+ )?'\w+' to have the same device as tensor for argument #\d+ '\w+'; but device (?P<device_old_a>\d+) does not equal (?P<device_old_b>\d+)"
         # the TH ops of torch 1.5-1.7 (and torch <= 1.4's "backend CUDA ... backend CPU"), and indexing from 1.13
         r"|Expected object of (?:device type|backend) (?P<expected_type>\w+) but got (?:device type|backend) (?P<got_type>\w+)"
         r"|indices should be either on cpu or on the same device as the indexed tensor \((?P<indexed_on>[\w:]+)\)"
         r"|" + classes9.OLD_TWO_GPUS,
-        ("same device", "should be the same", "expected device", "expected it to be on GPU", "but got device type", "but got backend", "different GPUs"),
+        ("same device", "should be the same", "expected device", "to be on GPU", "but got device type", "but got backend", "different GPUs"),
         why="""An input, a buffer or a tensor created inside forward is on another device than the model: a
         .to(device) whose result was not assigned, a tensor created without device=, or every rank defaulting
         to cuda:0. Two GPUs in one operation mean one process holds tensors on both, and three set-ups do that: a
@@ -122,6 +122,10 @@ PATTERNS = [
             (
                 "(BackendExecutor pid=5631) RuntimeError: Expected tensor for 'out' to have the same device as tensor for argument #2 'mat1'; but device 1 does not equal 3 (while checking arguments for addmm)",
                 "ray-project/ray#30063 (a Ray Train worker, torch 1.x wording)",
+            ),
+            (
+                "`RuntimeError: Tensor for 'out' is on CPU, Tensor for argument #1 'self' is on CPU, but expected them to be on GPU (while checking arguments for addmm)`",
+                "adapter-hub/adapters#100 (torch 1.x's wording for several tensors: a bug of the library's master branch left a layer on the CPU)",
             ),
             *classes9.EXAMPLES,
         ],

@@ -33,8 +33,10 @@ PATTERNS = [
         CAUSE,
         E,
         "DataParallel: the model is not on device_ids[0] (the first GPU it was given)",
-        r"module must have its parameters and buffers on device (?P<expected>\S+) \(device_ids\[0\]\) but found one of them on device: (?P<found>\S+)",
-        ("(device_ids[0])",),
+        r"module must have its parameters and buffers on device (?P<expected>\S+) \(device_ids\[0\]\) but found one of them on device: (?P<found>\S+)"
+        # torch up to 1.0 checked nothing and failed in the broadcast that copies the model to the GPUs (nn/parallel/_functions.py)
+        r"|Broadcast function not implemented for (?P<cpu>CPU) tensors",
+        ("(device_ids[0])", "Broadcast function not implemented"),
         why="""nn.DataParallel replicates the model from device_ids[0] (by default cuda:0, the first visible GPU) to
         the others at every forward. A model moved to another GPU (model.to('cuda:1')) or left on the CPU breaks
         that; setting the current device does not change device_ids.""",
@@ -42,6 +44,9 @@ PATTERNS = [
         examples=[
             ("RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on device: cuda:1", "replicate/cog#971"),
             ("RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on device: cpu", "kennethwdk/MLCReID#5"),
+            ("TypeError: Broadcast function not implemented for CPU tensors",
+             "junyanz/pytorch-CycleGAN-and-pix2pix#252 (the .cuda(gpu_ids[0]) before DataParallel removed; torch 0.3)"),
+            ("TypeError: Broadcast function not implemented for CPU tensors", "pytorch/pytorch#17065 (nn.DataParallel(model) of a model on the CPU)"),
         ],
         not_examples=["RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"],
         fields=groups,

@@ -170,7 +170,8 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank died of SIGBUS (exit code -7): shared memory exhausted",
-        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: ?\(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|died with <Signals\.SIGBUS: 7>|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@|Fatal Python error: Bus error",
+        r"exitcode\s*:\s*-7\b|Signal 7 \(SIGBUS\) received by PID|failed \(exitcode: -7\)|^Bus error(?: ?\(core dumped\))?$|exits with return code = -7\b|terminated with signal SIGBUS|died with <Signals\.SIGBUS: 7>|srun: error: \S+: tasks? [\d\-,]+: Bus error|Caught signal 7 \(Bus error|\*\*\* SIGBUS \(@|Fatal Python error: Bus error"
+        r"|: line \d+: +\d+ Bus error\s",  # bash's report of a script's child, its signal name padded: "line 19:   879 Bus error      (core dumped) python3 ..."
         ("-7", "SIGBUS", "Bus error"),
         why="""SIGBUS in a training process almost always means /dev/shm is full (DataLoader workers, NCCL).""",
         fix="docker run --shm-size=16g ... (or --ipc=host); df -h /dev/shm",
@@ -181,6 +182,8 @@ PATTERNS = [
             ("srun: error: Orion-18-69: task 289: Bus error", "hafs-community/HAFS#101"),
             ("[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)", "NVIDIA/Megatron-LM#516 (UCX's signal report, inside NCCL)"),
             ("2023-09-28 09:22:35 | ERROR | stderr | (RayWorker pid=3346) Fatal Python error: Bus error", "lm-sys/FastChat#2490 (faulthandler's report in a vLLM Ray worker on 2x T4)"),
+            ('**./scripts/run_train.sh: line 19:   879 Bus error               (core dumped) python3 "$DIR/../src/train.py" --exp_dir "$1" --params "$1/params.yaml" --config "$1/config.yaml" --gpu "$gpu"**',
+             "salu133445/musegan#79 (on Colab; MuseGAN keeps its training data in shared memory, SharedArray)"),
         ],
         # the shared-memory failure printed before it is the same event, named
         after=("dataloader-shm-bus-error", "shm-no-space", "nccl-shm-segment"),
@@ -223,6 +226,8 @@ PATTERNS = [
             ("*** SIGSEGV (@0x30) received by PID 4086 (TID 0x7ffb40f6f720) from PID 48; stack trace: ***",
              "BVLC/caffe#2114 (glog's report; the frame after it, SolverContext::run(), is the crash: a solver indexing bug)"),
         ],
+        # Caffe's data layer that read an empty list crashes in its set-up (patterns/classes12a.py): the empty list is the cause
+        after=("caffe-data-list-empty",),
         context_after=8,
         fields=signal_fields,
     ),
