@@ -67,7 +67,9 @@ SETUP_FRAMES = (
 
 def two_gpus(fields: dict) -> Optional[str]:
     """The two GPUs the line names ("cuda:0 and cuda:7"), "two GPUs" when it names none, None when one side is not a GPU."""
-    if fields.get("old_gpus"):
+    # (torch < 1.10 checked that two CUDA tensors were on one GPU: its message names two GPUs even when a paste stops
+    # before their numbers)
+    if fields.get("old_gpus") or fields.get("old_same_gpu") and not fields.get("device_old_a"):
         return "two GPUs"
     for a, b in (("device_a", "device_b"), ("device_c", "device_d"), ("device_old_a", "device_old_b"), ("got", "expected")):
         x, y = fields.get(a, ""), fields.get(b, "")
@@ -81,6 +83,7 @@ def device_names(m, context: list[str]) -> dict:
     process's tensors on both (the traceback may pick one: `setup_of`), else the tensor left behind."""
     out = groups(m, context)
     gpus = two_gpus(out)
+    out.pop("old_same_gpu", None)  # (which wording it was: not evidence)
     if gpus is None:
         return {**out, "step": ONE_GPU_STEP}
     steps = "; or ".join(f"({n}) {text}" for n, text in enumerate(SETUP_STEPS.values(), 1))
