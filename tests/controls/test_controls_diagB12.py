@@ -129,3 +129,11 @@ class TestTorchScalarIndexed:
 
     def test_sibling_another_index_error_is_not_the_api_change(self):
         assert head_id(TB + "IndexError: index 0 is out of bounds for dimension 0 with size 0\n") != self.verdict
+
+
+def test_sibling_cutorchs_error_gets_torch7s_step_and_torchs_keeps_its_own():
+    # DmitryUlyanov/texture_nets#83 (Lua Torch7) beside switchablenorms/Sparse_SwitchNorm#3 (torch 0.4's THC, DataParallel)
+    lua = head(paste("InstanceNormalization.lua:50: arguments are located on different GPUs at", "stack traceback:"))
+    torch = head(TB + "RuntimeError: arguments are located on different GPUs at /pytorch/aten/src/THC/generic/THCTensorMathCompareT.cu:31\n")
+    assert lua is not None and "cutorch.setDevice" in lua.fix
+    assert torch is not None and torch.id == lua.id and "cutorch" not in torch.fix and "DataParallel" in torch.fix

@@ -57,6 +57,12 @@ SETUP_STEPS = {
 # One GPU and the CPU (or another device type): a tensor not moved at all.
 ONE_GPU_STEP = ("create tensors with device=x.device and assign the result of .to() (it is not in place); gpudoctor run names the module "
                 "and the operands")
+# Lua Torch7's cutorch says it after the Lua location of the call (DmitryUlyanov/texture_nets#83:
+# "InstanceNormalization.lua:50: arguments are located on different GPUs"): none of torch's set-ups, its own step
+LUA_LOCATION = re.compile(r"\.lua:\d+: $")
+LUA_STEP = ("in Lua Torch7 (cutorch) a tensor stays on the GPU that was current when it was created or loaded, and an "
+            "operation's tensors must all be on the current one: call cutorch.setDevice(n) before building or loading the model "
+            "and its inputs, and move what was made under another device with :cuda() after it")
 # The frames that show a set-up (paths as tracebacks print them, / or \).
 SETUP_FRAMES = (
     ("replicas", re.compile(r"torch[/\\]nn[/\\]parallel[/\\](?:data_parallel|parallel_apply|replicate|scatter_gather)\.py$")),
@@ -84,6 +90,8 @@ def device_names(m, context: list[str]) -> dict:
     out = groups(m, context)
     gpus = two_gpus(out)
     out.pop("old_same_gpu", None)  # (which wording it was: not evidence)
+    if out.get("old_gpus") and LUA_LOCATION.search(m.string[: m.start()]):
+        return {**out, "gpus": gpus, "step": LUA_STEP}
     if gpus is None:
         return {**out, "step": ONE_GPU_STEP}
     steps = "; or ".join(f"({n}) {text}" for n, text in enumerate(SETUP_STEPS.values(), 1))
