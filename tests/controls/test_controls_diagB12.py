@@ -137,3 +137,31 @@ def test_sibling_cutorchs_error_gets_torch7s_step_and_torchs_keeps_its_own():
     torch = head(TB + "RuntimeError: arguments are located on different GPUs at /pytorch/aten/src/THC/generic/THCTensorMathCompareT.cu:31\n")
     assert lua is not None and "cutorch.setDevice" in lua.fix
     assert torch is not None and torch.id == lua.id and "cutorch" not in torch.fix and "DataParallel" in torch.fix
+
+
+class TestExtensionCheckFailed:
+    verdict = "extension-check-failed"
+
+    @pytest.mark.parametrize("line,where,reason", [
+        # isl-org/StableViewSynthesis#9 (quoted in a sentence), erikwijmans/Pointnet2_PyTorch#112, pyg-team/pytorch_geometric#2795
+        ('But it raise error "RuntimeError: tgtidx.size(0) == 1 * nelems INTERNAL ASSERT FAILED at "generated/list_to_map_cuda.cpp":10, '
+         'please report a bug to PyTorch. nelems of tgtidx does not match"', "list_to_map_cuda.cpp:10", "nelems of tgtidx does not match"),
+        ("RuntimeError: false INTERNAL ASSERT FAILED at pointnet2_ops/_ext-src/src/sampling.cpp:83, please report a bug to PyTorch. "
+         "CPU not supported (furthest_point_sampling at pointnet2_ops/_ext-src/src/sampling.cpp:83)", "sampling.cpp:83", "CPU not supported"),
+        ('RuntimeError: INTERNAL ASSERT FAILED at "/home/travis/build/rusty1s/pytorch_spline_conv/csrc/cuda/weighting_cuda.cu":47, '
+         "please report a bug to PyTorch. Input mismatch", "weighting_cuda.cu:47", "Input mismatch"),
+    ])
+    def test_sibling_the_extensions_check_is_named(self, line, where, reason):
+        found = head(TB + line + "\n")
+        assert found is not None and found.id == self.verdict
+        assert found.evidence["where"] == where and found.evidence["reason"] == reason and where in found.fix
+
+    @pytest.mark.parametrize("line,verdict", [
+        # torch's own asserts are not an extension's (pytorch/pytorch#149822; the allocator's NVML assert keeps its answer)
+        ('RuntimeError: t == DeviceType::CUDA INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/impl/CUDAGuardImpl.h":28, please report a bug '
+         "to PyTorch.", "unrecognised-failure"),
+        ('RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":830, please report a bug to '
+         "PyTorch.", "cuda-oom-nvml-assert"),
+    ])
+    def test_control_torchs_own_asserts(self, line, verdict):
+        assert head_id(TB + line + "\n") == verdict != self.verdict

@@ -70,8 +70,8 @@ NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unk
                 # knowledge/patterns/classes11a.py: the class and its methods left abstract, the parameter a rendezvous lacks
                 "abstract-class-instantiated", "rendezvous-rank-missing", "torch-call-arguments-refused",
                 "loss-logits-labels-mismatch", "argument-choices-empty",
-                # knowledge/patterns/classes12b.py: the line that indexed a 0-dim tensor
-                "torch-scalar-indexed")
+                # knowledge/patterns/classes12b.py: the line that indexed a 0-dim tensor, the extension's failed check
+                "torch-scalar-indexed", "extension-check-failed")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")

@@ -4,7 +4,10 @@ retired held-out part heldout11 (its entries 58..113) whose failing line is a co
 - torch's runtime compiler (NVRTC: the TorchScript fuser, the jiterator, a library's JIT kernels) refusing the GPU
   architecture it was asked to compile for (`nvrtc: error: invalid value for --gpu-architecture (-arch)`): the NVRTC of
   the CUDA version torch was built with predates this GPU (an RTX 30xx, sm_86, before CUDA 11.1 or with torch 1.7.0; an
-  RTX 40xx, sm_89, or an H100, sm_90, before CUDA 11.8).
+  RTX 40xx, sm_89, or an H100, sm_90, before CUDA 11.8);
+- a compiled extension's own assert, written with torch's macro (`... INTERNAL ASSERT FAILED at "<the extension's file>":N,
+  please report a bug to PyTorch. <reason>`): the check and its reason are the extension's, not PyTorch's;
+- code written for PyTorch 0.3 indexing a 0-dim tensor (`IndexError: invalid index of a 0-dim tensor. Use tensor.item()`).
 
 (The other classes of the round widen existing rules: `AssertionError: Invalid device id` is read by
 cuda-invalid-device-ordinal, torch < 1.10's "expected them to be on GPU" and a pasted head of its "Expected tensor for
@@ -15,8 +18,10 @@ Their examples are real lines from public threads (thread in the source); their 
 that mean something else.
 """
 
+import re
+
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, pattern
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
 
@@ -55,7 +60,58 @@ PATTERNS_EARLY = [
     ),
 ]
 
+def extension_check(m, context: list[str]) -> dict:
+    """The failed check's condition (what follows the exception's class, not a sentence around it), the extension's
+    file (its name) and line, the reason it gives after torch's footer, and the fix's STEP that names them."""
+    out = groups(m, context)
+    out["where"] = re.split(r"[/\\]", out["where"])[-1] + ":" + out.pop("line")
+    condition = re.split(r"\b\w*(?:Error|Exception):(?: |$)", out.pop("condition", ""))[-1].strip(' "`')
+    out["condition"] = condition or "none printed"
+    out["reason"] = out.get("reason", "").strip().rstrip('".`') or "none given"
+    out["step"] = f"read the check at {out['where']} in the extension's source (condition: {out['condition']}; its reason: {out['reason']})"
+    return out
+
+
 PATTERNS = [
+    pattern(
+        "extension-check-failed",
+        "platform",
+        CAUSE,
+        E,
+        "a compiled extension's own check failed (not PyTorch's, whatever its footer says): the op was given inputs it does not accept",
+        # TORCH_INTERNAL_ASSERT / AT_ASSERTM in an extension's source: torch's footer, the extension's file; a path of
+        # torch's own source (aten/, c10/, torch/csrc/, caffe2/) is PyTorch's assert (classes10d reads the allocator's)
+        r"(?P<condition>.*?) ?INTERNAL ASSERT FAILED at \"?(?P<where>(?![^\"\s]*(?:\baten|\bc10|\bcaffe2|torch[/\\]csrc)[/\\])[^\"\s:]+)\"?:(?P<line>\d+), "
+        r"please report a bug to PyTorch\.\s*(?P<reason>[^(]*)",
+        ("INTERNAL ASSERT FAILED at",),
+        why="""An extension's C++/CUDA source (an op a project or a library compiles against torch: point-cloud sampling,
+        spline convolutions, a renderer's gather) checks its inputs with torch's own assert macro, which ends every message
+        with "please report a bug to PyTorch" whoever wrote the check. The file the line names is the extension's, not
+        torch's, so the check is the extension's and says what its op requires: the condition, and the reason after the
+        footer (inputs on the CPU where the op runs on the GPU only, sizes that do not match what it was written for: a
+        batch larger than one, a DataParallel replica given part of a batch, a tensor not contiguous), or an extension
+        built for another torch than the one installed.""",
+        fix="""STEP: give the op the inputs it
+        accepts (on the GPU, contiguous, the batch size and shapes it was written for: try batch size 1 / one GPU to confirm),
+        or rebuild/reinstall the extension for the installed torch; report it to the extension's project, not PyTorch's""".replace("\n        ", " "),
+        examples=[
+            ('RuntimeError: tgtidx.size(0) == 1 * nelems INTERNAL ASSERT FAILED at "generated/list_to_map_cuda.cpp":10, please report a bug to '
+             'PyTorch. nelems of tgtidx does not match"',
+             "isl-org/StableViewSynthesis#9 (the project's list_to_map op under DataParallel with a larger batch; one GPU, batch 1 works)"),
+            ("RuntimeError: false INTERNAL ASSERT FAILED at pointnet2_ops/_ext-src/src/sampling.cpp:83, please report a bug to PyTorch. "
+             "CPU not supported (furthest_point_sampling at pointnet2_ops/_ext-src/src/sampling.cpp:83)",
+             "erikwijmans/Pointnet2_PyTorch#112 (the op runs on CUDA tensors only)"),
+            ('RuntimeError: INTERNAL ASSERT FAILED at "/home/travis/build/rusty1s/pytorch_spline_conv/csrc/cuda/weighting_cuda.cu":47, please '
+             "report a bug to PyTorch. Input mismatch",
+             "pyg-team/pytorch_geometric#2795 (torch-spline-conv's weighting: sizes the op did not expect)"),
+        ],
+        not_examples=[
+            # torch's own asserts: a PyTorch bug or a device mix-up inside torch (pytorch/pytorch#149822, #54415)
+            'RuntimeError: t == DeviceType::CUDA INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/impl/CUDAGuardImpl.h":28, please report a bug to PyTorch.',
+            'RuntimeError: INTERNAL ASSERT FAILED at "/pytorch/aten/src/ATen/native/cuda/Reduce.cuh":896, please report a bug to PyTorch.',
+        ],
+        fields=extension_check,
+    ),
     pattern(
         "torch-scalar-indexed",
         "platform",
