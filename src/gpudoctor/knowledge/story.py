@@ -48,6 +48,9 @@ GATE = needle_gate(ALL)
 SELF_TELLING = re.compile(r"\((?:SIGFPE|SIGILL)\)$")
 # A pattern whose lines are only progress when the other one is seen later.
 RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed", "bitsandbytes-libcudart-not-found": "bitsandbytes-cuda-library-loaded"}
+# The location a runtime writes before its error's message: Lua's "InstanceNormalization.lua:50: " (its
+# `error()` with a position), a C program's "file.c:12: " (`Diagnosis.is_failure_line`)
+RUNTIME_LOCATION = re.compile(r"^[\w./\\\-]+\.\w{1,4}:\d+: (?=\S)")
 MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
 DIGIT_BYTES = b"0123456789"
 # Lines whose numbers can change what they mean ("exit code 0" / "exit code 1"): never skipped as repeats.
@@ -67,7 +70,9 @@ NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unk
                 "package-metadata-missing", "task-runner-failed-see-log",
                 # knowledge/patterns/classes11a.py: the class and its methods left abstract, the parameter a rendezvous lacks
                 "abstract-class-instantiated", "rendezvous-rank-missing", "torch-call-arguments-refused",
-                "loss-logits-labels-mismatch", "argument-choices-empty")
+                "loss-logits-labels-mismatch", "argument-choices-empty",
+                # knowledge/patterns/classes12b.py: the line that indexed a 0-dim tensor, the extension's failed check
+                "torch-scalar-indexed", "extension-check-failed")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -313,6 +318,24 @@ class Diagnosis:
             if p.role != CONSEQUENCE or len(found) == 2:
                 break
         return tuple(found)
+
+    def is_failure_line(self, raw: str) -> bool:
+        """Whether a line that holds no trigger word (knowledge/prefilter.py) is still a failure's own line, as a
+        paste shows it (issue 35): a known failure's message pasted without its exception's class, alone on its line
+        or as inline code (`Expected all tensors to be on the same device, ...`), or after the location another
+        runtime puts before its error (Lua's `InstanceNormalization.lua:50: arguments are located on different
+        GPUs`); or a logger's record at error level whose words hold none (glog's `E0228 04:58:23.710914 3021
+        ResourceManager.cpp:95] Cannot load from file ...`). A sentence that only mentions the message ("I used to
+        get Expected all tensors ... but now it works") does not open with it and is left as it was."""
+        if ERROR_LEVEL.search(raw):
+            return True
+        for msg in segments(raw):
+            text = RUNTIME_LOCATION.sub("", msg.text, count=1)
+            for p in self.first_matches(text):
+                m = p.regex.search(text)
+                if p.role == CAUSE and m is not None and m.start() == 0:
+                    return True
+        return False
 
     def feed(self, lines: Iterable[str], source: str = "") -> None:
         """Every line of a text (no prefilter: for short texts such as a rank's stderr)."""

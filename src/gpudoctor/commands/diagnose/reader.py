@@ -167,6 +167,21 @@ class Normalised:
             out += part
 
 
+def failure_lines_without_trigger(buf: bytes, end: int, candidates: set[int], diagnosis: Diagnosis) -> list[int]:
+    """Start offsets of the lines of a short paste, all of it in buf[:end], that the trigger words missed but
+    that are a failure's own line (`Diagnosis.is_failure_line`: a message pasted without its exception's class,
+    a Lua error, a glog error record). Only a paste is read line by line for them: a program's log holds the
+    class, the level word or the traceback that the triggers find."""
+    out, pos = [], 0
+    while pos < end:
+        nl = buf.find(b"\n", pos, end)
+        stop = end if nl == -1 else nl
+        if pos not in candidates and stop - pos <= LONG_LINE and diagnosis.is_failure_line(decode(buf[pos:stop])):
+            out.append(pos)
+        pos = stop + 1
+    return out
+
+
 def scan(stream: ByteSource | Normalised, diagnosis: Diagnosis, source: str = "") -> int:
     """Feed every candidate line of `stream` to `diagnosis`; returns the number of lines."""
     carry = b""
@@ -202,7 +217,10 @@ def scan(stream: ByteSource | Normalised, diagnosis: Diagnosis, source: str = ""
         low = buf[:end].lower()
         counted = 0
         line_no = base_line
-        for start in candidate_starts(low, end):
+        starts = candidate_starts(low, end)
+        if eof and base_line == 0 and end <= SHORT_PASTE:
+            starts = sorted({*starts, *failure_lines_without_trigger(buf, end, set(starts), diagnosis)})
+        for start in starts:
             line_no += buf.count(b"\n", counted, start)
             counted = start
             stop = buf.find(b"\n", start, end)

@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -27,6 +27,7 @@ ALL: tuple[Pattern, ...] = (
     *classes10d.PATTERNS_EARLY,  # tenth round (diagD10): the caching allocator's NVML assert is an out-of-memory report
     *classes11b.PATTERNS_EARLY,  # eleventh round (diagB11): a kernel stopped for time, a GPU architecture check, cuBLAS/cuSOLVER refusals, Slurm's MUNGE
     *classes12a.PATTERNS_EARLY,  # twelfth round (diagA12): torch 1.6's all_gather shape check (apex SyncBatchNorm), before a launcher's line quoting it
+    *classes12b.PATTERNS_EARLY,  # twelfth round (diagB12): NVRTC not knowing this GPU's architecture
     *ddp.PATTERNS,
     *dataloader.PATTERNS,
     *gloo.PATTERNS,
@@ -38,6 +39,7 @@ ALL: tuple[Pattern, ...] = (
     *classes10d.PATTERNS,  # host memory, recursion, package metadata, storage I/O, numerical checks, MPI init, k8s volumes, torch.compile, DeepSpeed comm
     *classes11a.PATTERNS,  # eleventh round (diagA11): an abstract class instantiated, a tcp:// or file:// rendezvous given no rank
     *classes12a.PATTERNS,  # twelfth round (diagA12): forward() without its inputs, an empty TF input queue or Caffe list, TFF's dataset reduce
+    *classes12b.PATTERNS,  # twelfth round (diagB12): a 0-dim tensor indexed by code older than the installed torch
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes
     *classes8.PATTERNS,  # a program's own refusal that states its remedy: after every class that names its message

@@ -57,6 +57,12 @@ SETUP_STEPS = {
 # One GPU and the CPU (or another device type): a tensor not moved at all.
 ONE_GPU_STEP = ("create tensors with device=x.device and assign the result of .to() (it is not in place); gpudoctor run names the module "
                 "and the operands")
+# Lua Torch7's cutorch says it after the Lua location of the call (DmitryUlyanov/texture_nets#83:
+# "InstanceNormalization.lua:50: arguments are located on different GPUs"): none of torch's set-ups, its own step
+LUA_LOCATION = re.compile(r"\.lua:\d+: $")
+LUA_STEP = ("in Lua Torch7 (cutorch) a tensor stays on the GPU that was current when it was created or loaded, and an "
+            "operation's tensors must all be on the current one: call cutorch.setDevice(n) before building or loading the model "
+            "and its inputs, and move what was made under another device with :cuda() after it")
 # The frames that show a set-up (paths as tracebacks print them, / or \).
 SETUP_FRAMES = (
     ("replicas", re.compile(r"torch[/\\]nn[/\\]parallel[/\\](?:data_parallel|parallel_apply|replicate|scatter_gather)\.py$")),
@@ -67,7 +73,9 @@ SETUP_FRAMES = (
 
 def two_gpus(fields: dict) -> Optional[str]:
     """The two GPUs the line names ("cuda:0 and cuda:7"), "two GPUs" when it names none, None when one side is not a GPU."""
-    if fields.get("old_gpus"):
+    # (torch < 1.10 checked that two CUDA tensors were on one GPU: its message names two GPUs even when a paste stops
+    # before their numbers)
+    if fields.get("old_gpus") or fields.get("old_same_gpu") and not fields.get("device_old_a"):
         return "two GPUs"
     for a, b in (("device_a", "device_b"), ("device_c", "device_d"), ("device_old_a", "device_old_b"), ("got", "expected")):
         x, y = fields.get(a, ""), fields.get(b, "")
@@ -81,6 +89,9 @@ def device_names(m, context: list[str]) -> dict:
     process's tensors on both (the traceback may pick one: `setup_of`), else the tensor left behind."""
     out = groups(m, context)
     gpus = two_gpus(out)
+    out.pop("old_same_gpu", None)  # (which wording it was: not evidence)
+    if out.get("old_gpus") and LUA_LOCATION.search(m.string[: m.start()]):
+        return {**out, "gpus": gpus, "step": LUA_STEP}
     if gpus is None:
         return {**out, "step": ONE_GPU_STEP}
     steps = "; or ".join(f"({n}) {text}" for n, text in enumerate(SETUP_STEPS.values(), 1))

@@ -95,7 +95,8 @@ PATTERNS = [
         r"|Input type \((?P<input_type>torch\.(?P<input_on>cuda\.|mps\.)?\w+)\) and weight type \((?P<weight_type>torch\.(?(input_on)(?!(?P=input_on))|(?:cuda|mps)\.)[\w.]+)\) should be the same"
         r"|expected device (?P<expected>[\w:]+) but got (?P<got>[\w:]+)|is on CPU, but expected (?:it|them) to be on GPU"
         # torch before 1.10: "Expected tensor for 'out' to have the same device as tensor for argument #2 'mat1'; but device 1 does not equal 3"
-        r"|Expected tensor for (?:argument #\d+ )?'\w+' to have the same device as tensor for argument #\d+ '\w+'; but device (?P<device_old_a>\d+) does not equal (?P<device_old_b>\d+)"
+        # (a paste may stop at the operands: torch-points3d/torch-points3d#347 quotes the head alone, which says as much)
+        r"|(?P<old_same_gpu>Expected tensor for (?:argument #\d+ )?'\w+' to have the same device as tensor for argument #\d+ '\w+')(?:; but device (?P<device_old_a>\d+) does not equal (?P<device_old_b>\d+))?"
         # the TH ops of torch 1.5-1.7 (and torch <= 1.4's "backend CUDA ... backend CPU"), and indexing from 1.13
         r"|Expected object of (?:device type|backend) (?P<expected_type>\w+) but got (?:device type|backend) (?P<got_type>\w+)"
         r"|indices should be either on cpu or on the same device as the indexed tensor \((?P<indexed_on>[\w:]+)\)"
@@ -118,6 +119,9 @@ PATTERNS = [
                 "gpudoctor gpu_truth, one H200, torch 2.11 (tests/fixtures/gpu_truth/h200-logs/mismatch.log)",
             ),
             ("RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same", "public mmfewshot notes (torch conv error text)"),
+            # torch < 1.10's checkSameGPU says "them" when both operands it checked are on the CPU (the op runs on a GPU)
+            ("RuntimeError: Tensor for 'out' is on CPU, Tensor for argument #1 'self' is on CPU, but expected them to be on GPU (while checking arguments for addmm)",
+             "adapter-hub/adapters#100 (a library version that left its tensors on the CPU)"),
             ("RuntimeError: Function AddmmBackward returned an invalid gradient at index 1 - expected device cuda:1 but got cuda:0", "torch autograd error text"),
             (
                 "(BackendExecutor pid=5631) RuntimeError: Expected tensor for 'out' to have the same device as tensor for argument #2 'mat1'; but device 1 does not equal 3 (while checking arguments for addmm)",
