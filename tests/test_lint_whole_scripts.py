@@ -195,6 +195,30 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
             n_gpus = torch.cuda.device_count()
             mp.spawn(train, args=(n_gpus,), nprocs=n_gpus, join=True)
         """),
+    # lint dev7 u011 (github.com/ByUnal/mrl-clip-training-daquar main_ddp.py): each spawned worker names
+    # its GPU for the model, then loads CLIP on "cuda:0"; nothing sets the current device
+    "nccl: per-rank devices named, but a model loaded on cuda:0 in every worker": ("nccl-no-set-device", 6, "warning", """
+        import clip
+        import torch
+        import torch.distributed as dist
+
+        def main(rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+            clip_model, clip_preprocess = clip.load("ViT-B/32", device="cuda:0", jit=False)
+            device = torch.device(f"cuda:{rank}")
+            model = Net().to(device)
+        """),
+    "control: per-rank devices named everywhere": ("nccl-no-set-device", 6, None, """
+        import clip
+        import torch
+        import torch.distributed as dist
+
+        def main(rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+            device = torch.device(f"cuda:{rank}")
+            clip_model, clip_preprocess = clip.load("ViT-B/32", device=device, jit=False)
+            model = Net().to(device)
+        """),
     "control: CUDA_VISIBLE_DEVICES set per process": ("nccl-no-set-device", 8, None, """
         import os
         import torch
@@ -261,7 +285,7 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
                 ckp = self.model.state_dict()
                 torch.save(ckp, f"epoch_{epoch_id}.pth")
         """),
-    # lint dev7 u015 (a DDP trainer): the checkpoint dict built in its own statement, said at the state dict
+    # lint dev7 u015 (github.com/Chiranjit680/Reversible-ViT main_ddp.py): the checkpoint dict built in its own statement, said at the state dict
     "save: a checkpoint dict bound to a name is said at the wrapper's state_dict": ("save-ddp-wrapper", 8, "warning", """
         import torch
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -275,8 +299,9 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
             }
             torch.save(checkpoint, f"ckp_epoch_{epoch}.pth")
         """),
-    # lint heldout10 u045 (a CycleGAN trainer, apex.parallel's DDP) and u040 (a builder that returns the
-    # DDP wrapper, then `.to(device)`); u019 (DETR's save_on_master, a helper of another module)
+    # lint heldout10 u045 (github.com/Ephemeral182/UWNR train_ddp.py: apex.parallel's DDP), u040
+    # (github.com/Ding-Zhong/OmniSAM train_ddp.py: a builder that returns the DDP wrapper, then `.to(device)`),
+    # u019 (github.com/Blaizzy/pytorch-ddp train_ddp.py: DETR's save_on_master, a helper of another module)
     "save: apex's DDP wrapper's state_dict": ("save-ddp-wrapper", 5, "warning", """
         import torch
         from apex.parallel import DistributedDataParallel as DDP
@@ -311,7 +336,7 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         if is_main_process:
             save_on_master(net.module.state_dict(), PATH)
         """),
-    # lint heldout10 u001 (a SAM trainer): DDP on the distributed path; every other path raises
+    # lint heldout10 u001 (github.com/0xIbra/RobustSAM train_ddp.py): DDP on the distributed path; every other path raises
     "save: the only path that goes on wraps the model": ("save-ddp-wrapper", 10, "warning", """
         import torch
 
