@@ -212,7 +212,9 @@ class NcclNoSetDevice(Rule):
             elif not wrapped:
                 # the tensors' devices are named, but something else still goes to the current device
                 use = self._on_current_device(file)
-                for call in inits if use is not None else ():
+                for call in inits:
+                    if use is None:
+                        break
                     yield Hit(call, query=Query("no-device-binding"),
                               message=f"NCCL process group initialised but torch.cuda.set_device() is never called: "
                               f"the file names each rank's GPU for its tensors, but line {use.lineno} "
