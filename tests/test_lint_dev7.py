@@ -370,6 +370,34 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
 
         main(get_args())
         """),
+    # dev7 u020 (github.com/IFBigData/GRIT main_ddp.py@6eb25f2): the device string built from the global
+    # rank first; dev7 u014 (github.com/ChingHuanChiu/Named-Entity-Recognition main_ddp.py@6e21f50):
+    # `.to(dist.get_rank())` where the tensor is used
+    "device string from the global rank, built into a name first": ("device-from-global-rank", {(6, "warning")}, """
+        import torch
+        import torch.distributed as dist
+
+        def varsize_tensor_all_gather(tensor):
+            cuda_device = f'cuda:{dist.get_rank()}'
+            size_tens = torch.tensor(
+                [tensor.shape[0]], dtype=torch.int64, device=cuda_device)
+        """),
+    "the global rank asked for where the tensor moves": ("device-from-global-rank", {(5, "warning")}, """
+        import torch.distributed as dist
+
+        def validate(y_val):
+            dist.init_process_group("nccl")
+            return gather_all(y_val.to(dist.get_rank()))
+        """),
+    "control: the device string from the local rank": ("device-from-global-rank", set(), """
+        import os
+        import torch
+
+        def varsize_tensor_all_gather(tensor):
+            cuda_device = f'cuda:{int(os.environ["LOCAL_RANK"])}'
+            size_tens = torch.tensor(
+                [tensor.shape[0]], dtype=torch.int64, device=cuda_device)
+        """),
     # dev7 u003 (github.com/Ahmedhasssan/IM_SNN-SpQuant_SNN main_ddp.py@7daefdd): the spawn index
     # is the rank and the world size is the number of processes this one machine's spawn starts.
     "control: rank from the spawn index, world size the spawn's nprocs": ("rank-from-local-rank", set(), """
