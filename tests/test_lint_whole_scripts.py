@@ -106,6 +106,22 @@ RESUMED = """
             EXPORT
         """
 
+# lint heldout10 u001 (github.com/0xIbra/RobustSAM train_ddp.py): `warnings.warn` in a whole program
+# that never imports warnings (IMPORT: the control's import)
+WARNS = """
+        import torch
+
+        def main_worker(gpu, opt):
+            opt.gpu = gpu
+            if opt.gpu is not None:
+                warnings.warn("You have chosen a specific GPU.")
+            torch.cuda.set_device(opt.gpu)
+
+        if __name__ == "__main__":
+            IMPORT
+            main_worker(0, object())
+        """
+
 # github.com/hiram36/build-nanogpt ddp_demo.py (the DDP tutorial's demos): the MASTER_* lines
 # commented out, each demo spawned through run_demo(demo_fn, ...); SET_UP is what setup() sets.
 TUTORIAL_DEMOS = """
@@ -521,31 +537,10 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
     # stands above the script that imports both: one mistake, said once at its first line.
     # lint heldout10 u001 (github.com/0xIbra/RobustSAM train_ddp.py): `warnings.warn` in a whole program
     # that never imports warnings
-    "a standard-library module read and never imported": ("name-not-imported", 6, "warning", """
-        import torch
-
-        def main_worker(gpu, opt):
-            opt.gpu = gpu
-            if opt.gpu is not None:
-                warnings.warn("You have chosen a specific GPU.")
-            torch.cuda.set_device(opt.gpu)
-
-        if __name__ == "__main__":
-            main_worker(0, object())
-        """),
-    "control: the same module bound in the file": ("name-not-imported", 6, None, """
-        import torch
-
-        def main_worker(gpu, opt):
-            opt.gpu = gpu
-            if opt.gpu is not None:
-                warnings.warn("You have chosen a specific GPU.")
-            torch.cuda.set_device(opt.gpu)
-
-        if __name__ == "__main__":
-            import warnings
-            main_worker(0, object())
-        """),
+    "a standard-library module read and never imported": ("name-not-imported", 6, "warning",
+                                                          WARNS.replace("IMPORT", "pass")),
+    "control: the same module bound in the file": ("name-not-imported", 6, None,
+                                                   WARNS.replace("IMPORT", "import warnings")),
     "names used above their imports: one diagnostic naming each": ("name-not-imported", 1, "warning", SETUP_FIRST),
     "sibling: the second name's line is not said again": ("name-not-imported", 4, None, SETUP_FIRST),
     "control: the imports first": ("name-not-imported", 9, None, "\n".join(
