@@ -122,6 +122,21 @@ WARNS = """
             main_worker(0, object())
         """
 
+# lint heldout10 u027 (github.com/Ced3-han/PepFlowww train_ddp.py): the training loader read through an
+# endless iterator, one `next()` per step, and set_epoch nowhere (SHUFFLE, WRAP: the variants)
+ENDLESS = """
+        from torch.utils.data import DataLoader, DistributedSampler
+        from utils.misc import inf_iterator
+
+        def main(config, local_rank):
+            train_sampler = DistributedSampler(train_dataset, SHUFFLE)
+            train_loader = DataLoader(train_dataset, batch_size=8, sampler=train_sampler)
+            train_iterator = WRAP(train_loader)
+            for it in range(1, config.train.max_iters + 1):
+                batch = next(train_iterator)
+                step(batch)
+        """
+
 # github.com/hiram36/build-nanogpt ddp_demo.py (the DDP tutorial's demos): the MASTER_* lines
 # commented out, each demo spawned through run_demo(demo_fn, ...); SET_UP is what setup() sets.
 TUTORIAL_DEMOS = """
@@ -541,6 +556,12 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
                                                           WARNS.replace("IMPORT", "pass")),
     "control: the same module bound in the file": ("name-not-imported", 6, None,
                                                    WARNS.replace("IMPORT", "import warnings")),
+    "sampler read through an endless iterator": ("sampler-no-set-epoch", 5, "warning",
+                                                  ENDLESS.replace("SHUFFLE", "shuffle=True").replace("WRAP", "inf_iterator")),
+    "control: the same iterator over a sampler that does not shuffle": (
+        "sampler-no-set-epoch", 5, None, ENDLESS.replace("SHUFFLE", "shuffle=False").replace("WRAP", "inf_iterator")),
+    "control: the loader read by next() once, not endlessly": (
+        "sampler-no-set-epoch", 5, None, ENDLESS.replace("SHUFFLE", "shuffle=True").replace("WRAP", "iter")),
     "names used above their imports: one diagnostic naming each": ("name-not-imported", 1, "warning", SETUP_FIRST),
     "sibling: the second name's line is not said again": ("name-not-imported", 4, None, SETUP_FIRST),
     "control: the imports first": ("name-not-imported", 9, None, "\n".join(
