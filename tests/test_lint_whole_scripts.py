@@ -137,6 +137,26 @@ ENDLESS = """
                 step(batch)
         """
 
+# lint heldout10 u009 (github.com/AIRC-KETI/ke-t5-downstreams train_ddp.py): absl declares the old
+# launcher's flag (DEFINE: the declaration), and the closing notes hold the launch commands, one per line
+ABSL = """
+        import torch
+        from absl import app
+        from absl import flags
+
+        DEFINE
+        FLAGS = flags.FLAGS
+
+        def main(_):
+            torch.cuda.set_device(FLAGS.local_rank)
+
+        if __name__ == "__main__":
+            app.run(main)
+
+        # python -m torch.distributed.launch --nproc_per_node=1 train_ddp.py --gin_file="train.gin"
+        # python -m torch.distributed.launch --nproc_per_node=2 train_ddp.py --gin_file="train.gin"
+        """
+
 # github.com/hiram36/build-nanogpt ddp_demo.py (the DDP tutorial's demos): the MASTER_* lines
 # commented out, each demo spawned through run_demo(demo_fn, ...); SET_UP is what setup() sets.
 TUTORIAL_DEMOS = """
@@ -562,6 +582,18 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         "sampler-no-set-epoch", 5, None, ENDLESS.replace("SHUFFLE", "shuffle=False").replace("WRAP", "inf_iterator")),
     "control: the loader read by next() once, not endlessly": (
         "sampler-no-set-epoch", 5, None, ENDLESS.replace("SHUFFLE", "shuffle=True").replace("WRAP", "iter")),
+    "local rank: absl's flag of the old launcher": ("local-rank-arg", 5, "warning", ABSL.replace(
+        "DEFINE", 'flags.DEFINE_integer("local_rank", 0, "local rank for disributed training.")')),
+    "control: absl's flag of another name": ("local-rank-arg", 5, None, ABSL.replace(
+        "DEFINE", 'flags.DEFINE_integer("gpu", 0, "gpu id to run")').replace("FLAGS.local_rank", "FLAGS.gpu")),
+    "launch commands in the notes of a script that takes the flag: said at the first": (
+        "deprecated-launch", 14, "warning", ABSL.replace(
+            "DEFINE", 'flags.DEFINE_integer("local_rank", 0, "local rank for disributed training.")')),
+    "sibling: the second command is not said again": ("deprecated-launch", 15, None, ABSL.replace(
+        "DEFINE", 'flags.DEFINE_integer("local_rank", 0, "local rank for disributed training.")')),
+    "control: the notes of a script that reads no flag of the old launcher": (
+        "deprecated-launch", 14, None, ABSL.replace(
+            "DEFINE", 'flags.DEFINE_integer("gpu", 0, "gpu id to run")').replace("FLAGS.local_rank", "FLAGS.gpu")),
     "names used above their imports: one diagnostic naming each": ("name-not-imported", 1, "warning", SETUP_FIRST),
     "sibling: the second name's line is not said again": ("name-not-imported", 4, None, SETUP_FIRST),
     "control: the imports first": ("name-not-imported", 9, None, "\n".join(
