@@ -157,6 +157,22 @@ ABSL = """
         # python -m torch.distributed.launch --nproc_per_node=2 train_ddp.py --gin_file="train.gin"
         """
 
+# lint heldout10 u019 (github.com/Blaizzy/pytorch-ddp train_ddp.py): init_distributed() calls set_device, and
+# the main block sets CUDA_VISIBLE_DEVICES after calling it (CALL: how the main block reaches it)
+LATE_VISIBLE = """
+        import os
+        import torch
+
+        def init_distributed():
+            local_rank = int(os.environ['LOCAL_RANK'])
+            torch.cuda.set_device(local_rank)
+
+        if __name__ == '__main__':
+            CALL
+            local_rank = int(os.environ['LOCAL_RANK'])
+            os.environ['CUDA_VISIBLE_DEVICES'] = str(local_rank)
+        """
+
 # github.com/hiram36/build-nanogpt ddp_demo.py (the DDP tutorial's demos): the MASTER_* lines
 # commented out, each demo spawned through run_demo(demo_fn, ...); SET_UP is what setup() sets.
 TUTORIAL_DEMOS = """
@@ -594,6 +610,10 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
     "control: the notes of a script that reads no flag of the old launcher": (
         "deprecated-launch", 14, None, ABSL.replace(
             "DEFINE", 'flags.DEFINE_integer("gpu", 0, "gpu id to run")').replace("FLAGS.local_rank", "FLAGS.gpu")),
+    "CUDA_VISIBLE_DEVICES set after a function that set the device": (
+        "cuda-visible-devices-late", 11, "warning", LATE_VISIBLE.replace("CALL", "init_distributed()")),
+    "control: that function called only on one path": ("cuda-visible-devices-late", 11, None, LATE_VISIBLE.replace(
+        "CALL", "if os.environ.get('DIST'): init_distributed()")),
     "names used above their imports: one diagnostic naming each": ("name-not-imported", 1, "warning", SETUP_FIRST),
     "sibling: the second name's line is not said again": ("name-not-imported", 4, None, SETUP_FIRST),
     "control: the imports first": ("name-not-imported", 9, None, "\n".join(
