@@ -86,6 +86,7 @@ SETUP_FIRST = """
             pass
         """
 
+OPTIMIZER_STATE = '"optimizer_state_dict": optimizer.state_dict(),'
 RESUMED = """
         import torch
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -171,6 +172,22 @@ LATE_VISIBLE = """
             CALL
             local_rank = int(os.environ['LOCAL_RANK'])
             os.environ['CUDA_VISIBLE_DEVICES'] = str(local_rank)
+        """
+
+# lint heldout10 u025 (github.com/CaptainKai/HE_MFR train_ddp.py, the ImageNet example's set-up): set_device
+# on the `cfg.gpu` arm, and on the other arm `model.cuda()` wrapped with no device_ids (OTHER: that arm's wrap)
+ARMS = """
+        import torch
+
+        def main_worker(gpu, ngpus_per_node, cfg):
+            if cfg.gpu is not None:
+                torch.cuda.set_device(cfg.gpu)
+                model.cuda(cfg.gpu)
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[cfg.gpu])
+            else:
+                model.cuda()
+                OTHER
+                classifier = torch.nn.parallel.DistributedDataParallel(classifier.cuda())
         """
 
 # github.com/hiram36/build-nanogpt ddp_demo.py (the DDP tutorial's demos): the MASTER_* lines
@@ -264,7 +281,8 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         """),
     # lint dev7 u011 (github.com/ByUnal/mrl-clip-training-daquar main_ddp.py): each spawned worker names
     # its GPU for the model, then loads CLIP on "cuda:0"; nothing sets the current device
-    "nccl: per-rank devices named, but a model loaded on cuda:0 in every worker": ("nccl-no-set-device", 6, "warning", """
+    "nccl: per-rank devices named, but a model loaded on cuda:0 in every worker": (
+        "nccl-no-set-device", 6, "warning", """
         import clip
         import torch
         import torch.distributed as dist
@@ -332,13 +350,12 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
     # (github.com/facebookresearch/barlowtwins main.py's shape: the training state saved for the
     # resume path, which reads it back into the wrapper; the backbone is exported unwrapped)
     "control: a resume checkpoint with the optimizer's state, read back by the resume path": (
-        "save-ddp-wrapper", 9, None, RESUMED.replace("OPTIMIZER", '"optimizer_state_dict": optimizer.state_dict(),')
+        "save-ddp-wrapper", 9, None, RESUMED.replace("OPTIMIZER", OPTIMIZER_STATE)
         .replace("EXPORT", 'torch.save(net.module.state_dict(), "final.pth")')),
     # (gifs ddp_train.py itself, heldout9 u044/u046: the same resume checkpoint is the only weights the
     # run leaves, nothing unwrapped is saved: every checkpoint carries the prefix)
     "sibling: the resume checkpoint is the run's only save": (
-        "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", '"optimizer_state_dict": optimizer.state_dict(),')
-        .replace("EXPORT", "")),
+        "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", OPTIMIZER_STATE).replace("EXPORT", "")),
     # github.com/Superwan999/CV_detection ddp_train.py: the state dict taken into a name first
     "save: the wrapper's state_dict saved through a name": ("save-ddp-wrapper", 10, "warning", """
         import torch
@@ -352,8 +369,10 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
                 ckp = self.model.state_dict()
                 torch.save(ckp, f"epoch_{epoch_id}.pth")
         """),
-    # lint dev7 u015 (github.com/Chiranjit680/Reversible-ViT main_ddp.py): the checkpoint dict built in its own statement, said at the state dict
-    "save: a checkpoint dict bound to a name is said at the wrapper's state_dict": ("save-ddp-wrapper", 8, "warning", """
+    # lint dev7 u015 (github.com/Chiranjit680/Reversible-ViT main_ddp.py): the checkpoint dict built in its own
+    # statement, said at the state dict
+    "save: a checkpoint dict bound to a name is said at the wrapper's state_dict": (
+        "save-ddp-wrapper", 8, "warning", """
         import torch
         from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -403,7 +422,8 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         if is_main_process:
             save_on_master(net.module.state_dict(), PATH)
         """),
-    # lint heldout10 u001 (github.com/0xIbra/RobustSAM train_ddp.py): DDP on the distributed path; every other path raises
+    # lint heldout10 u001 (github.com/0xIbra/RobustSAM train_ddp.py): DDP on the distributed path; every other
+    # path raises
     "save: the only path that goes on wraps the model": ("save-ddp-wrapper", 10, "warning", """
         import torch
 
@@ -592,8 +612,8 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
                                                           WARNS.replace("IMPORT", "pass")),
     "control: the same module bound in the file": ("name-not-imported", 6, None,
                                                    WARNS.replace("IMPORT", "import warnings")),
-    "sampler read through an endless iterator": ("sampler-no-set-epoch", 5, "warning",
-                                                  ENDLESS.replace("SHUFFLE", "shuffle=True").replace("WRAP", "inf_iterator")),
+    "sampler read through an endless iterator": (
+        "sampler-no-set-epoch", 5, "warning", ENDLESS.replace("SHUFFLE", "shuffle=True").replace("WRAP", "inf_iterator")),
     "control: the same iterator over a sampler that does not shuffle": (
         "sampler-no-set-epoch", 5, None, ENDLESS.replace("SHUFFLE", "shuffle=False").replace("WRAP", "inf_iterator")),
     "control: the loader read by next() once, not endlessly": (
@@ -614,6 +634,13 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         "cuda-visible-devices-late", 11, "warning", LATE_VISIBLE.replace("CALL", "init_distributed()")),
     "control: that function called only on one path": ("cuda-visible-devices-late", 11, None, LATE_VISIBLE.replace(
         "CALL", "if os.environ.get('DIST'): init_distributed()")),
+    "DDP with no device_ids on the arm that sets no device": ("ddp-no-device-ids", 10, "warning", ARMS.replace(
+        "OTHER", "model = torch.nn.parallel.DistributedDataParallel(model)")),
+    "sibling: its second wrapper is not said again": ("ddp-no-device-ids", 11, None, ARMS.replace(
+        "OTHER", "model = torch.nn.parallel.DistributedDataParallel(model)")),
+    "control: that arm names the device": ("ddp-no-device-ids", 10, None, ARMS.replace(
+        "OTHER", "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])").replace(
+        "classifier = torch.nn.parallel.DistributedDataParallel(classifier.cuda())", "pass")),
     "names used above their imports: one diagnostic naming each": ("name-not-imported", 1, "warning", SETUP_FIRST),
     "sibling: the second name's line is not said again": ("name-not-imported", 4, None, SETUP_FIRST),
     "control: the imports first": ("name-not-imported", 9, None, "\n".join(
