@@ -613,7 +613,8 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
     "control: the same module bound in the file": ("name-not-imported", 6, None,
                                                    WARNS.replace("IMPORT", "import warnings")),
     "sampler read through an endless iterator": (
-        "sampler-no-set-epoch", 5, "warning", ENDLESS.replace("SHUFFLE", "shuffle=True").replace("WRAP", "inf_iterator")),
+        "sampler-no-set-epoch", 5, "warning",
+        ENDLESS.replace("SHUFFLE", "shuffle=True").replace("WRAP", "inf_iterator")),
     "control: the same iterator over a sampler that does not shuffle": (
         "sampler-no-set-epoch", 5, None, ENDLESS.replace("SHUFFLE", "shuffle=False").replace("WRAP", "inf_iterator")),
     "control: the loader read by next() once, not endlessly": (
