@@ -354,6 +354,21 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         .replace("EXPORT", 'torch.save(net.module.state_dict(), "final.pth")')),
     # (gifs ddp_train.py itself, heldout9 u044/u046: the same resume checkpoint is the only weights the
     # run leaves, nothing unwrapped is saved: every checkpoint carries the prefix)
+    # (github.com/facebookresearch/barlowtwins evaluate.py: one resume file, rewritten in place and read back
+    # from the same path; nothing unwrapped saved)
+    "control: a resume checkpoint rewritten in place at the path the resume reads": (
+        "save-ddp-wrapper", 9, None, """
+        import torch
+
+        def main_worker(gpu, args):
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+            if (args.checkpoint_dir / 'checkpoint.pth').is_file():
+                ckpt = torch.load(args.checkpoint_dir / 'checkpoint.pth', map_location='cpu')
+                model.load_state_dict(ckpt['model'])
+            for epoch in range(start_epoch, args.epochs):
+                state = dict(epoch=epoch + 1, model=model.state_dict(), optimizer=optimizer.state_dict())
+                torch.save(state, args.checkpoint_dir / 'checkpoint.pth')
+        """),
     "sibling: the resume checkpoint is the run's only save": (
         "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", OPTIMIZER_STATE).replace("EXPORT", "")),
     # github.com/Superwan999/CV_detection ddp_train.py: the state dict taken into a name first

@@ -51,9 +51,12 @@ class SaveDdpWrapper(Rule):
     per-epoch weights). Not a checkpoint that bundles the training state (the
     optimizer's or scheduler's state_dict beside the model's) and that the resume
     path reads back, where the file also saves the unwrapped model
-    (`model.module.backbone.state_dict()`): a resume checkpoint, whose one reader
-    is that path (the mature-repository control: barlowtwins and vicreg save one
-    beside their unwrapped backbone); where nothing unwrapped is saved, that
+    (`model.module.backbone.state_dict()`), or where it is one file rewritten in
+    place at the path the resume reads (`args.checkpoint_dir / 'checkpoint.pth'`
+    both times): a resume checkpoint, whose one reader is that path (the
+    mature-repository control: barlowtwins and vicreg save one beside their
+    unwrapped backbone, and one in their evaluate.py); where nothing unwrapped is
+    saved and the checkpoints are a series (`f"ckpt_{epoch}.pt"`), that
     checkpoint is the only weights the run leaves, and it is flagged (lint
     heldout9/heldout10). A checkpoint dict spread over lines in the save is
     said at its `torch.save`; one built in its own statement, or passed to a save
@@ -179,12 +182,17 @@ class SaveDdpWrapper(Rule):
                    and file.qualname(call.func) != "torch.save" and not file.callees(call)
                    and file.local_function(call) is None]
         exported = any(".module" in ast.unparse(call.args[0] if call.args else call) for call in saves + helpers)
+        # ... or it is one file, rewritten in place, that a load of this file reads back from the same path
+        # (`torch.save(state, args.checkpoint_dir / 'checkpoint.pth')`: barlowtwins' and vicreg's evaluate.py)
+        loaded_from = {self._fixed_path(file, keyword(c, "f", 0)) for c in file.calls
+                       if file.qualname(c.func) == "torch.load"} - {None}
         for call in saves + helpers:
             obj = keyword(call, "obj", 0) if call in saves else call.args[0]
             if obj is None:
                 continue
             values = self._saved_values(file, obj)
-            if resumed is not None and self._training_state(values) and exported:
+            if resumed is not None and self._training_state(values) and (
+                    exported or self._fixed_path(file, keyword(call, "f", 1)) in loaded_from):
                 continue  # a resume checkpoint (model, optimizer, ...) that the resume path reads back
             for saved in values:
                 if isinstance(saved, ast.Call) and isinstance(saved.func, ast.Attribute) and saved.func.attr == "state_dict":
@@ -276,6 +284,22 @@ class SaveDdpWrapper(Rule):
         scope = file.function(name)
         return any(type(n) is ast.Name and n.id == name.id and n is not name and type(n.ctx) is ast.Load
                    and file.function(n) is scope for n in ast.walk(scope or file.tree))
+
+    @staticmethod
+    def _fixed_path(file: FileModel, path: ast.expr | None) -> str | None:
+        """The path as written, where every save writes the same file: literals, names and attributes
+        joined (`args.checkpoint_dir / 'checkpoint.pth'`), through a name bound once; None where it is
+        formatted from values (`f"ckpt_{epoch}.pt"`, `'%d.pt' % it`: one file per save)."""
+        if type(path) is ast.Name:
+            origins = file.origins(path)
+            if len(origins) != 1 or origins[0] is path or not isinstance(origins[0], ast.expr):
+                return None  # bound on several paths, or not in view
+            path = origins[0]
+        if path is None or any(type(n) is ast.JoinedStr or type(n) is ast.BinOp and type(n.op) is ast.Mod
+                               or type(n) is ast.Call and terminal_name(n.func) not in ("join", "Path")
+                               for n in ast.walk(path)):
+            return None
+        return ast.unparse(path)
 
     @staticmethod
     def _same_path(path: ast.expr | None) -> str | None:
