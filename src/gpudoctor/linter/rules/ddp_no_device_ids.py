@@ -4,9 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.arms import other_arms
-from gpudoctor.linter.idioms import (DEVICE_BINDER_CALLS, TORCH, binds_current_device, is_ddp_wrapper, nccl_group,
-                                    on_current_device)
+from gpudoctor.linter.idioms import TORCH, binds_current_device, is_ddp_wrapper, nccl_group, on_current_device
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import Query
 from gpudoctor.linter.rule import WARNING, Hit, Rule
@@ -35,12 +33,6 @@ class DdpNoDeviceIds(Rule):
     launcher helper, mmcv's `init_dist`). Asked for by issue 41's heldout4
     and heldout5 (three mmdetection-style threads: `MMDistributedDataParallel(
     model.cuda())`, fixed by `device_ids=[local_rank]`).
-
-    Where the file sets the device only in another arm of an `if` than the
-    wrapper (the ImageNet example's `if args.gpu is not None: set_device(...)`
-    / `else: DistributedDataParallel(model)` after `model.cuda()`), the
-    wrapper's path sets none: flagged at its first wrapper (issue 41's
-    heldout10).
 
     Also flagged: `device_ids=[gpu] if args.rank else None`, a rank or GPU
     index read as a truth value: it is 0, false, on the first process, whose
@@ -102,14 +94,7 @@ class DdpNoDeviceIds(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        # every binding of the device in an arm of an `if` that the wrapper is not in (the ImageNet
-        # example's `if args.gpu is not None: set_device(...)` / `else: DDP(model)` "uses all available
-        # GPUs": lint heldout10): those wrappers are checked as if nothing bound it
-        setters = [c for c in file.calls if terminal_name(c.func) in DEVICE_BINDER_CALLS]
-        elsewhere = bool(setters) and "CUDA_VISIBLE_DEVICES" not in file.text and not any(
-            file.qualname(c.func) == "torch.cuda.device" or keyword(c, "device_ids") is not None and
-            terminal_name(c.func) == "barrier" for c in file.calls)
-        if binds_current_device(file) and not elsewhere:
+        if binds_current_device(file):
             return
         if any(nccl_group(file, c) for c in file.calls_to("init_process_group", TORCH)):
             return  # nccl-no-set-device says it where the group is made
@@ -124,15 +109,8 @@ class DdpNoDeviceIds(Rule):
                           fix=f"device_ids=[{ast.unparse(falsy)}] if {ast.unparse(falsy)} is not None else None")
                 continue
             placed = on_current_device(file, call)
-            if placed is None or (setters and not all(other_arms(file, s, call) for s in setters)):
+            if placed is None:
                 continue
-            if setters:
-                # the path that sets no device: one cause, said at its first wrapper
-                yield Hit(call, message=f"{ast.unparse(call.func)}(...) gets no device_ids and the module it wraps "
-                          f"was put on the current device (`{ast.unparse(placed)[:40]}`), on a path where the file "
-                          f"sets no device (set_device is called on another arm, line {setters[0].lineno}): every "
-                          "process's replica sits on cuda:0")
-                return
             yield Hit(call, query=Query("no-device-binding"),
                       message=f"{ast.unparse(call.func)}(...) gets no device_ids and the module it wraps was put on "
                       f"the current device (`{ast.unparse(placed)[:40]}`), which nothing in view sets per rank: "
