@@ -297,6 +297,107 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         if __name__ == "__main__":
             train_wrapper(2)
         """),
+    # dev7 u035 (github.com/TrinityNeo99/Zoom-Transformer main_ddp.py@5e5f8c4): `if save_model:` where every
+    # call passes save_model=True; dev7 u041 (github.com/YujieLou/NeRF main_ddp.py@a484b32): an early return
+    # on a command-line option of the file; heldout10 u008 (github.com/AI-4-atmosphere-remote-sensing/
+    # cloud-phase-prediction train_ddp.py): `if hasattr(model, 'module'):`. Each is decided alike on every rank.
+    "save under a flag every call passes as a literal": ("save-all-ranks", {(8, "warning")}, """
+        import torch
+        import torch.distributed as dist
+
+        def train(model, epoch, save_model=True):
+            dist.all_reduce(loss)
+            if save_model:
+                state_dict = model.state_dict()
+                torch.save(state_dict, f"model-{epoch}.pt")
+
+        dist.init_process_group("nccl")
+        for epoch in range(10):
+            train(model, epoch, save_model=True)
+        """),
+    "save after an early return on a command-line option": ("save-all-ranks", {(11, "warning")}, """
+        import argparse
+        import torch
+        import torch.distributed as dist
+
+        def train():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--render_only", action='store_true', help='only test')
+            args = parser.parse_args()
+            if args.render_only:
+                return
+            torch.save({'model_state_dict': model.module.state_dict()}, path)
+
+        dist.init_process_group("nccl")
+        train()
+        """),
+    "save under a test of the model's type": ("save-all-ranks", {(7, "warning"), (9, "warning")}, """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        train_model(model)
+        if hasattr(model, 'module'):
+            torch.save(model.module.state_dict(), path + 'model.pth')
+        else:
+            torch.save(model.state_dict(), path + 'model.pth')
+        """),
+    "control: the same option set on rank 0 alone": ("save-all-ranks", set(), """
+        import argparse
+        import torch
+        import torch.distributed as dist
+
+        def train():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--save", action='store_true')
+            args = parser.parse_args()
+            args.save = dist.get_rank() == 0
+            if not args.save:
+                return
+            torch.save({'model_state_dict': model.module.state_dict()}, path)
+
+        dist.init_process_group("nccl")
+        train()
+        """),
+    "control: a flag no parser of this file defines": ("save-all-ranks", set(), """
+        import torch
+        import torch.distributed as dist
+
+        def main(args):
+            dist.init_process_group("nccl")
+            if args.save_ckpt:
+                torch.save(model.state_dict(), path)
+
+        main(get_args())
+        """),
+    # dev7 u020 (github.com/IFBigData/GRIT main_ddp.py@6eb25f2): the device string built from the global
+    # rank first; dev7 u014 (github.com/ChingHuanChiu/Named-Entity-Recognition main_ddp.py@6e21f50):
+    # `.to(dist.get_rank())` where the tensor is used
+    "device string from the global rank, built into a name first": ("device-from-global-rank", {(6, "warning")}, """
+        import torch
+        import torch.distributed as dist
+
+        def varsize_tensor_all_gather(tensor):
+            cuda_device = f'cuda:{dist.get_rank()}'
+            size_tens = torch.tensor(
+                [tensor.shape[0]], dtype=torch.int64, device=cuda_device)
+        """),
+    "the global rank asked for where the tensor moves": ("device-from-global-rank", {(5, "warning")}, """
+        import torch.distributed as dist
+
+        def validate(y_val):
+            dist.init_process_group("nccl")
+            return gather_all(y_val.to(dist.get_rank()))
+        """),
+    "control: the device string from the local rank": ("device-from-global-rank", set(), """
+        import os
+        import torch
+
+        def varsize_tensor_all_gather(tensor):
+            cuda_device = f'cuda:{int(os.environ["LOCAL_RANK"])}'
+            size_tens = torch.tensor(
+                [tensor.shape[0]], dtype=torch.int64, device=cuda_device)
+        """),
     # dev7 u003 (github.com/Ahmedhasssan/IM_SNN-SpQuant_SNN main_ddp.py@7daefdd): the spawn index
     # is the rank and the world size is the number of processes this one machine's spawn starts.
     "control: rank from the spawn index, world size the spawn's nprocs": ("rank-from-local-rank", set(), """

@@ -196,9 +196,11 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         parser.add_argument("--local_rank", type=int)
         # python -m torch.distributed.launch --nproc_per_node=4 train.py
         """),
-    # heldout10 u038: save_checkpoint saves one state dict, then again under `if save_best:`
-    "one checkpoint saved twice: one diagnostic at the first save; another save its own": (
-        "save-ddp-wrapper", {(9, "warning"), (12, "warning")}, """
+    # heldout10 u038: save_checkpoint saves one state dict, then again under `if save_best:`; a dict built in
+    # its own statement is said where the wrapper's state is taken (dev7's readers: u003, u015, u043), naming
+    # the other save
+    "one checkpoint saved twice: one diagnostic at its state dict; another save its own": (
+        "save-ddp-wrapper", {(6, "warning"), (12, "warning")}, """
         import torch
         from torch.nn.parallel import DistributedDataParallel as DDP
 

@@ -86,6 +86,7 @@ SETUP_FIRST = """
             pass
         """
 
+OPTIMIZER_STATE = '"optimizer_state_dict": optimizer.state_dict(),'
 RESUMED = """
         import torch
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -103,6 +104,91 @@ RESUMED = """
                     },
                     path,
                 )
+            EXPORT
+        """
+
+# lint heldout10 u001 (github.com/0xIbra/RobustSAM train_ddp.py): `warnings.warn` in a whole program
+# that never imports warnings (IMPORT: the control's import)
+WARNS = """
+        import torch
+
+        def main_worker(gpu, opt):
+            opt.gpu = gpu
+            if opt.gpu is not None:
+                warnings.warn("You have chosen a specific GPU.")
+            torch.cuda.set_device(opt.gpu)
+
+        if __name__ == "__main__":
+            IMPORT
+            main_worker(0, object())
+        """
+
+# lint heldout10 u027 (github.com/Ced3-han/PepFlowww train_ddp.py): the training loader read through an
+# endless iterator, one `next()` per step, and set_epoch nowhere (SHUFFLE, WRAP: the variants)
+ENDLESS = """
+        from torch.utils.data import DataLoader, DistributedSampler
+        from utils.misc import inf_iterator
+
+        def main(config, local_rank):
+            train_sampler = DistributedSampler(train_dataset, SHUFFLE)
+            train_loader = DataLoader(train_dataset, batch_size=8, sampler=train_sampler)
+            train_iterator = WRAP(train_loader)
+            for it in range(1, config.train.max_iters + 1):
+                batch = next(train_iterator)
+                step(batch)
+        """
+
+# lint heldout10 u009 (github.com/AIRC-KETI/ke-t5-downstreams train_ddp.py): absl declares the old
+# launcher's flag (DEFINE: the declaration), and the closing notes hold the launch commands, one per line
+ABSL = """
+        import torch
+        from absl import app
+        from absl import flags
+
+        DEFINE
+        FLAGS = flags.FLAGS
+
+        def main(_):
+            torch.cuda.set_device(FLAGS.local_rank)
+
+        if __name__ == "__main__":
+            app.run(main)
+
+        # python -m torch.distributed.launch --nproc_per_node=1 train_ddp.py --gin_file="train.gin"
+        # python -m torch.distributed.launch --nproc_per_node=2 train_ddp.py --gin_file="train.gin"
+        """
+
+# lint heldout10 u019 (github.com/Blaizzy/pytorch-ddp train_ddp.py): init_distributed() calls set_device, and
+# the main block sets CUDA_VISIBLE_DEVICES after calling it (CALL: how the main block reaches it)
+LATE_VISIBLE = """
+        import os
+        import torch
+
+        def init_distributed():
+            local_rank = int(os.environ['LOCAL_RANK'])
+            torch.cuda.set_device(local_rank)
+
+        if __name__ == '__main__':
+            CALL
+            local_rank = int(os.environ['LOCAL_RANK'])
+            os.environ['CUDA_VISIBLE_DEVICES'] = str(local_rank)
+        """
+
+# lint heldout10 u025 (github.com/CaptainKai/HE_MFR train_ddp.py, the ImageNet example's set-up): set_device
+# on the `cfg.gpu` arm, and on the other arm `model.cuda()` wrapped with no device_ids (OTHER: that arm's wrap);
+# the reader wants a warning there, left out (see the control)
+ARMS = """
+        import torch
+
+        def main_worker(gpu, ngpus_per_node, cfg):
+            if cfg.gpu is not None:
+                torch.cuda.set_device(cfg.gpu)
+                model.cuda(cfg.gpu)
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[cfg.gpu])
+            else:
+                model.cuda()
+                OTHER
+                classifier = torch.nn.parallel.DistributedDataParallel(classifier.cuda())
         """
 
 # github.com/hiram36/build-nanogpt ddp_demo.py (the DDP tutorial's demos): the MASTER_* lines
@@ -194,6 +280,31 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
             n_gpus = torch.cuda.device_count()
             mp.spawn(train, args=(n_gpus,), nprocs=n_gpus, join=True)
         """),
+    # lint dev7 u011 (github.com/ByUnal/mrl-clip-training-daquar main_ddp.py): each spawned worker names
+    # its GPU for the model, then loads CLIP on "cuda:0"; nothing sets the current device
+    "nccl: per-rank devices named, but a model loaded on cuda:0 in every worker": (
+        "nccl-no-set-device", 6, "warning", """
+        import clip
+        import torch
+        import torch.distributed as dist
+
+        def main(rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+            clip_model, clip_preprocess = clip.load("ViT-B/32", device="cuda:0", jit=False)
+            device = torch.device(f"cuda:{rank}")
+            model = Net().to(device)
+        """),
+    "control: per-rank devices named everywhere": ("nccl-no-set-device", 6, None, """
+        import clip
+        import torch
+        import torch.distributed as dist
+
+        def main(rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+            device = torch.device(f"cuda:{rank}")
+            clip_model, clip_preprocess = clip.load("ViT-B/32", device=device, jit=False)
+            model = Net().to(device)
+        """),
     "control: CUDA_VISIBLE_DEVICES set per process": ("nccl-no-set-device", 8, None, """
         import os
         import torch
@@ -236,11 +347,31 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         """),
     # (github.com/SurajBhar/gifs ddp_train.py's save, its optimizer state left out: the weights alone, said at torch.save)
     "save: a checkpoint dict spread over lines is said at torch.save": (
-        "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", "")),
+        "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", "").replace("EXPORT", "")),
     # (github.com/facebookresearch/barlowtwins main.py's shape: the training state saved for the
     # resume path, which reads it back into the wrapper; the backbone is exported unwrapped)
     "control: a resume checkpoint with the optimizer's state, read back by the resume path": (
-        "save-ddp-wrapper", 9, None, RESUMED.replace("OPTIMIZER", '"optimizer_state_dict": optimizer.state_dict(),')),
+        "save-ddp-wrapper", 9, None, RESUMED.replace("OPTIMIZER", OPTIMIZER_STATE)
+        .replace("EXPORT", 'torch.save(net.module.state_dict(), "final.pth")')),
+    # (gifs ddp_train.py itself, heldout9 u044/u046: the same resume checkpoint is the only weights the
+    # run leaves, nothing unwrapped is saved: every checkpoint carries the prefix)
+    # (github.com/facebookresearch/barlowtwins evaluate.py: one resume file, rewritten in place and read back
+    # from the same path; nothing unwrapped saved)
+    "control: a resume checkpoint rewritten in place at the path the resume reads": (
+        "save-ddp-wrapper", 9, None, """
+        import torch
+
+        def main_worker(gpu, args):
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+            if (args.checkpoint_dir / 'checkpoint.pth').is_file():
+                ckpt = torch.load(args.checkpoint_dir / 'checkpoint.pth', map_location='cpu')
+                model.load_state_dict(ckpt['model'])
+            for epoch in range(start_epoch, args.epochs):
+                state = dict(epoch=epoch + 1, model=model.state_dict(), optimizer=optimizer.state_dict())
+                torch.save(state, args.checkpoint_dir / 'checkpoint.pth')
+        """),
+    "sibling: the resume checkpoint is the run's only save": (
+        "save-ddp-wrapper", 9, "warning", RESUMED.replace("OPTIMIZER", OPTIMIZER_STATE).replace("EXPORT", "")),
     # github.com/Superwan999/CV_detection ddp_train.py: the state dict taken into a name first
     "save: the wrapper's state_dict saved through a name": ("save-ddp-wrapper", 10, "warning", """
         import torch
@@ -253,6 +384,83 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
             def _save_checkpoint(self, epoch_id):
                 ckp = self.model.state_dict()
                 torch.save(ckp, f"epoch_{epoch_id}.pth")
+        """),
+    # lint dev7 u015 (github.com/Chiranjit680/Reversible-ViT main_ddp.py): the checkpoint dict built in its own
+    # statement, said at the state dict
+    "save: a checkpoint dict bound to a name is said at the wrapper's state_dict": (
+        "save-ddp-wrapper", 8, "warning", """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(model, optimizer, local_rank):
+            model = DDP(model, device_ids=[local_rank])
+            checkpoint = {
+                'epoch': epoch,
+                'model_state_dict': model.state_dict(),
+                'optimizer_state_dict': optimizer.state_dict(),
+            }
+            torch.save(checkpoint, f"ckp_epoch_{epoch}.pth")
+        """),
+    # lint heldout10 u045 (github.com/Ephemeral182/UWNR train_ddp.py: apex.parallel's DDP), u040
+    # (github.com/Ding-Zhong/OmniSAM train_ddp.py: a builder that returns the DDP wrapper, then `.to(device)`),
+    # u019 (github.com/Blaizzy/pytorch-ddp train_ddp.py: DETR's save_on_master, a helper of another module)
+    "save: apex's DDP wrapper's state_dict": ("save-ddp-wrapper", 5, "warning", """
+        import torch
+        from apex.parallel import DistributedDataParallel as DDP
+
+        netG = DDP(netG, delay_allreduce=True)
+        torch.save({'G1': netG.state_dict()}, path)
+        """),
+    "save: a builder of this file returns the wrapper": ("save-ddp-wrapper", 9, "warning", """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def build(local_rank):
+            model = Net().to(local_rank)
+            return DDP(model, device_ids=[local_rank])
+
+        model = build(local_rank).to(device)
+        torch.save(model.state_dict(), "last.pth")
+        """),
+    "save: a save helper of another module given the wrapper's state_dict": ("save-ddp-wrapper", 6, "warning", """
+        import torch
+        from utils import save_on_master
+
+        net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[local_rank])
+        if is_main_process:
+            save_on_master(net.state_dict(), PATH)
+        """),
+    "control: the save helper given the wrapped model's state_dict": ("save-ddp-wrapper", 6, None, """
+        import torch
+        from utils import save_on_master
+
+        net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[local_rank])
+        if is_main_process:
+            save_on_master(net.module.state_dict(), PATH)
+        """),
+    # lint heldout10 u001 (github.com/0xIbra/RobustSAM train_ddp.py): DDP on the distributed path; every other
+    # path raises
+    "save: the only path that goes on wraps the model": ("save-ddp-wrapper", 10, "warning", """
+        import torch
+
+        def main_worker(gpu, opt):
+            if opt.distributed:
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+            elif opt.gpu is not None:
+                raise NotImplementedError("Only DistributedDataParallel is supported.")
+            else:
+                raise NotImplementedError("Only DistributedDataParallel is supported.")
+            torch.save(model.state_dict(), path)
+        """),
+    "control: the other path goes on with the plain model": ("save-ddp-wrapper", 8, None, """
+        import torch
+
+        def main_worker(gpu, opt):
+            if opt.distributed:
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+            else:
+                model = model.cuda()
+            torch.save(model.state_dict(), path)
         """),
     "control: the wrapped model's state_dict saved through a name": ("save-ddp-wrapper", 10, None, """
         import torch
@@ -414,6 +622,42 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
         """),
     # github.com/sword4869/learn_DL rebuild/多GPU/DataParallel.md: the notes' set-up block (os, mp)
     # stands above the script that imports both: one mistake, said once at its first line.
+    # lint heldout10 u001 (github.com/0xIbra/RobustSAM train_ddp.py): `warnings.warn` in a whole program
+    # that never imports warnings
+    "a standard-library module read and never imported": ("name-not-imported", 6, "warning",
+                                                          WARNS.replace("IMPORT", "pass")),
+    "control: the same module bound in the file": ("name-not-imported", 6, None,
+                                                   WARNS.replace("IMPORT", "import warnings")),
+    "sampler read through an endless iterator": (
+        "sampler-no-set-epoch", 5, "warning",
+        ENDLESS.replace("SHUFFLE", "shuffle=True").replace("WRAP", "inf_iterator")),
+    "control: the same iterator over a sampler that does not shuffle": (
+        "sampler-no-set-epoch", 5, None, ENDLESS.replace("SHUFFLE", "shuffle=False").replace("WRAP", "inf_iterator")),
+    "control: the loader read by next() once, not endlessly": (
+        "sampler-no-set-epoch", 5, None, ENDLESS.replace("SHUFFLE", "shuffle=True").replace("WRAP", "iter")),
+    "local rank: absl's flag of the old launcher": ("local-rank-arg", 5, "warning", ABSL.replace(
+        "DEFINE", 'flags.DEFINE_integer("local_rank", 0, "local rank for disributed training.")')),
+    "control: absl's flag of another name": ("local-rank-arg", 5, None, ABSL.replace(
+        "DEFINE", 'flags.DEFINE_integer("gpu", 0, "gpu id to run")').replace("FLAGS.local_rank", "FLAGS.gpu")),
+    "launch commands in the notes of a script that takes the flag: said at the first": (
+        "deprecated-launch", 14, "warning", ABSL.replace(
+            "DEFINE", 'flags.DEFINE_integer("local_rank", 0, "local rank for disributed training.")')),
+    "sibling: the second command is not said again": ("deprecated-launch", 15, None, ABSL.replace(
+        "DEFINE", 'flags.DEFINE_integer("local_rank", 0, "local rank for disributed training.")')),
+    "control: the notes of a script that reads no flag of the old launcher": (
+        "deprecated-launch", 14, None, ABSL.replace(
+            "DEFINE", 'flags.DEFINE_integer("gpu", 0, "gpu id to run")').replace("FLAGS.local_rank", "FLAGS.gpu")),
+    "CUDA_VISIBLE_DEVICES set after a function that set the device": (
+        "cuda-visible-devices-late", 11, "warning", LATE_VISIBLE.replace("CALL", "init_distributed()")),
+    "control: that function called only on one path": ("cuda-visible-devices-late", 11, None, LATE_VISIBLE.replace(
+        "CALL", "if os.environ.get('DIST'): init_distributed()")),
+    # (also facebookresearch/moco-v3 main_moco.py on the mature control: that arm is the one-process-per-node
+    # launch, where cuda:0 is each node's only process's GPU: no verdict from the wrapper alone)
+    "control: DDP with no device_ids on the arm that sets no device": ("ddp-no-device-ids", 10, None, ARMS.replace(
+        "OTHER", "model = torch.nn.parallel.DistributedDataParallel(model)")),
+    "sibling: the same wrap in a file that sets no device at all": ("ddp-no-device-ids", 10, "warning", ARMS.replace(
+        "OTHER", "model = torch.nn.parallel.DistributedDataParallel(model)").replace(
+        "torch.cuda.set_device(cfg.gpu)", "pass")),
     "names used above their imports: one diagnostic naming each": ("name-not-imported", 1, "warning", SETUP_FIRST),
     "sibling: the second name's line is not said again": ("name-not-imported", 4, None, SETUP_FIRST),
     "control: the imports first": ("name-not-imported", 9, None, "\n".join(

@@ -1700,12 +1700,27 @@ class TestNcclCpuTensor:
         """
         assert found(code, self.rule) == []
 
-    def test_control_backend_chosen_at_run_time(self):
+    def test_sibling_backend_nccl_wherever_cuda_is(self):
+        # "nccl" wherever CUDA is available: on the GPU machines the file is written for the group
+        # is NCCL's and the CPU tensor is refused there (lint heldout10 u043; lintA12 turned this
+        # former control into a sibling: a backend the file cannot see stays quiet, below)
         code = """
             import torch
             import torch.distributed as dist
 
             dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")
+            tensor = torch.tensor([1.0])
+            dist.all_reduce(tensor)
+        """
+        assert found(code, self.rule) == [(6, "error")]
+
+    def test_control_backend_chosen_at_run_time(self):
+        code = """
+            import os
+            import torch
+            import torch.distributed as dist
+
+            dist.init_process_group(backend=os.environ.get("BACKEND", "gloo"))
             tensor = torch.tensor([1.0])
             dist.all_reduce(tensor)
         """

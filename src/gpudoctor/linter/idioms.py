@@ -17,6 +17,19 @@ TORCH = ("torch",)
 # The argument torch.distributed.launch passes on every worker's command line (torchrun does not).
 LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
 
+
+def local_rank_flags(file: FileModel, call: ast.Call) -> set[str]:
+    """The spellings of the old launcher's flag this call declares: argparse's
+    `add_argument("--local_rank", ...)`, or absl's `flags.DEFINE_integer("local_rank", ...)`
+    (which parses `--local_rank` too: lint heldout10, a T5 fine-tuning script)."""
+    name = terminal_name(call.func)
+    if type(call.func) is ast.Attribute and name == "add_argument":
+        return {c for c in (constant(a, str) for a in call.args) if c in LOCAL_RANK_FLAGS}
+    if name.startswith("DEFINE_") and call.args and (file.qualname(call.func) or "").startswith("absl."):
+        flag = "--" + str(constant(call.args[0], str))
+        return {flag} & LOCAL_RANK_FLAGS
+    return set()
+
 # torch functions that return a new tensor (a sample: the common ones in scripts).
 TENSOR_FACTORIES = {
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint",

@@ -518,6 +518,10 @@ class FileModel:
                 return False
             sides = covered.setdefault(id(node), set())
             sides.add(side)
+            # an arm that ends in raise/return never reaches the use: `if distributed: model = DDP(model)`
+            # / `else: raise NotImplementedError(...)` (lint heldout10's MoCo-style trainers)
+            if self._leaves(node.orelse if side == "body" else node.body):
+                sides.add("orelse" if side == "body" else "body")
             return len(sides) == 2 and reaches_use(node)  # both arms bind: as if the `if` did
 
         done = False
@@ -902,6 +906,16 @@ class FileModel:
                 for stmt in block[: block.index(child)]:
                     if type(stmt) is ast.If and self._exits(stmt.body):
                         yield stmt.test
+
+    @staticmethod
+    def _leaves(block: list[ast.stmt]) -> bool:
+        """Every path through `block` ends in `raise` or `return` (an `elif` chain whose arms all do)."""
+        if not block:
+            return False
+        last = block[-1]
+        if type(last) is ast.If:
+            return FileModel._leaves(last.body) and FileModel._leaves(last.orelse)
+        return type(last) in (ast.Return, ast.Raise)
 
     @staticmethod
     def _exits(block: list[ast.stmt]) -> bool:

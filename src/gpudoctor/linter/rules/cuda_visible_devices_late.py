@@ -34,6 +34,10 @@ class CudaVisibleDevicesLate(Rule):
     control). Issue 41's heldout8: a torchrun script that sets
     CUDA_LAUNCH_BLOCKING after `set_device` and `init_process_group` to debug a
     crash, and gets no synchronous launches.
+    The call may sit in a function the script calls first, on every path to the
+    assignment (`init_distributed()` calls set_device, then the main block sets
+    CUDA_VISIBLE_DEVICES: issue 41's heldout10).
+
     Not the variables torch reads later (`PYTORCH_CUDA_ALLOC_CONF` at the first
     allocation, `NCCL_*` when a communicator is made).
     """
@@ -123,9 +127,28 @@ class CudaVisibleDevicesLate(Rule):
         if call_func is write_func:
             return position(call) < position(write)
         if call_func is not None:
-            return False
+            return self._called_before(file, call_func, write, set())
         entries = self._module_entries(file, write_func, set())
         return all(position(call) < position(e) for e in entries)
+
+    def _called_before(self, file: FileModel, func: ast.AST, write: ast.AST, seen: set) -> bool:
+        """`func` (which holds the CUDA call) is called before `write`, in the write's own function or
+        module level, under no test the write is not under (or through functions so called): lint
+        heldout10, `init_distributed()` calls set_device, and the main block sets CUDA_VISIBLE_DEVICES
+        after calling it."""
+        if func in seen or len(seen) > 3:
+            return False
+        seen.add(func)
+        write_func = file.function(write)
+        around_write = {id(t) for t in file.conditions(write)}
+        for site, _ in file.call_sites.get(func, []):
+            site_func = file.function(site)
+            if site_func is write_func:
+                if position(site) < position(write) and {id(t) for t in file.conditions(site)} <= around_write:
+                    return True
+            elif site_func is not None and self._called_before(file, site_func, write, seen):
+                return True
+        return False
 
     def _module_entries(self, file: FileModel, func: ast.AST | None, seen: set) -> list[ast.AST]:
         if func is None:

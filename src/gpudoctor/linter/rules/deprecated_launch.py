@@ -4,7 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import LOCAL_RANK_FLAGS
+from gpudoctor.linter.idioms import local_rank_flags
 from gpudoctor.linter.model import FileModel, constant
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -33,8 +33,11 @@ class DeprecatedLaunch(Rule):
     passes: a script that reads its ranks from the environment runs unchanged
     under `torchrun`, and the comment only records how it was once started
     (issue 41's dev4 and heldout3 samples: two such notes, both judged
-    nothing to say). A command written out several times is one diagnostic,
-    at the first, naming the other lines.
+    nothing to say). The flag counts however it is declared (absl's
+    `flags.DEFINE_integer("local_rank", ...)` too), and the notes count once, at
+    their first command: they name one launcher (issue 41's heldout10: eleven
+    commented runs in one script). A command written out several times is one
+    diagnostic, at the first, naming the other lines.
     """
 
     id = "deprecated-launch"
@@ -133,6 +136,7 @@ class DeprecatedLaunch(Rule):
                    and not (body and type(body[0]) is ast.Expr and n is body[0].value)]
         takes_flag = self._takes_local_rank_flag(file)
         commands: list[tuple[int, int]] = []
+        noted = False
         for match in COMMAND.finditer(text):
             start = match.start() + match.group(0).index("torch")
             line = text.count("\n", 0, start) + 1
@@ -140,8 +144,12 @@ class DeprecatedLaunch(Rule):
                 continue
             if any(first <= line <= last for first, last in prose):
                 continue
-            if not takes_flag and not any(first <= line <= last for first, last in strings):
+            in_code = any(first <= line <= last for first, last in strings)
+            if not takes_flag and not in_code:
                 continue  # a note of how it was started; the script runs under torchrun as it is
+            if not in_code and noted:
+                continue  # the notes name one launcher: said at the first (lint heldout10: eleven commented runs)
+            noted = noted or not in_code
             lines.add(line)
             commands.append((line, start - (text.rfind("\n", 0, start) + 1)))
         if commands:
@@ -154,9 +162,6 @@ class DeprecatedLaunch(Rule):
 
     @staticmethod
     def _takes_local_rank_flag(file: FileModel) -> bool:
-        """`parser.add_argument("--local_rank", ...)`: the script reads what the old launcher passes."""
-        return any(
-            type(call.func) is ast.Attribute and call.func.attr == "add_argument"
-            and any(constant(a, str) in LOCAL_RANK_FLAGS for a in call.args)
-            for call in file.calls
-        )
+        """`parser.add_argument("--local_rank", ...)` (or absl's `flags.DEFINE_integer("local_rank", ...)`):
+        the script reads what the old launcher passes."""
+        return any(local_rank_flags(file, call) for call in file.calls)

@@ -27,7 +27,9 @@ class DeviceFromGlobalRank(Rule):
     (any spelling of the index in a device string: f-string, `.format`, `%`; a
     lesson's all_reduce, issue 41's dev5), DDP's `device_ids=[rank]`, FSDP's
     `device_id=rank` (a research example's FSDP set-up, dev6) (following a
-    parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`).
+    parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`), a
+    device string bound to a name first (`cuda_device = f'cuda:{dist.get_rank()}'`,
+    `torch.tensor(..., device=cuda_device)`), and `.to(dist.get_rank())` (dev7).
     `rank % torch.cuda.device_count()` and LOCAL_RANK are not flagged, nor a
     spawned worker's index; `rank % world_size` is (it is the rank itself: a
     course answer's `model.to(rank % world_size)`, issue 41's dev4). Where an
@@ -164,7 +166,13 @@ class DeviceFromGlobalRank(Rule):
             device = keyword(call, "device_id")
             return device if _index(device) else None
         if qualname.startswith("torch."):  # a factory told where: torch.tensor(x, device="cuda:{}".format(rank))
-            return _string_index(keyword(call, "device"))
+            device = keyword(call, "device")
+            if type(device) is ast.Name:
+                # the string built first: `cuda_device = f'cuda:{dist.get_rank()}'` (lint dev7: a
+                # variable-size all_gather helper's tensors), `torch.tensor(..., device=cuda_device)`
+                strings = [_string_index(o) if isinstance(o, ast.expr) else None for o in file.origins(device)]
+                return strings[0] if len(strings) == 1 else None
+            return _string_index(device)
         return None
 
 
@@ -188,6 +196,9 @@ def _string_index(value: ast.expr | None) -> ast.expr | None:
 
 
 def _index(value: ast.expr | None) -> bool:
-    """A device index the rule can follow: a name, an attribute, or `rank % n`."""
+    """A device index the rule can follow: a name, an attribute, `rank % n`, or the rank
+    asked for where it is used (`y_val.to(dist.get_rank())`: lint dev7, a CRF tagger's validation)."""
+    if type(value) is ast.Call and terminal_name(value.func) == "get_rank":
+        return True
     return type(value) in (ast.Name, ast.Attribute) or (
         type(value) is ast.BinOp and type(value.op) is ast.Mod and type(value.left) is not ast.Constant)

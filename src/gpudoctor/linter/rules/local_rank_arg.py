@@ -5,6 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import LOCAL_RANK_FLAGS as FLAGS
+from gpudoctor.linter.idioms import local_rank_flags
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, Hit, Rule
 
@@ -19,6 +20,8 @@ class LocalRankArg(Rule):
 
     Under `torchrun` the argument is never given, so the script silently uses
     its default (often 0) on every process: all ranks pick the same GPU.
+    absl's `flags.DEFINE_integer("local_rank", ...)` declares the same flag
+    (a warning where `FLAGS.local_rank` is read: issue 41's heldout10).
 
     Not flagged, because the argument is then harmless: a file that reads
     `LOCAL_RANK` from the environment too (the default, or a later
@@ -51,7 +54,7 @@ class LocalRankArg(Rule):
     in_tests = False  # tests build this shape on purpose
     message = "argparse defines --local_rank: torchrun passes LOCAL_RANK in the environment"
     fix = 'local_rank = int(os.environ["LOCAL_RANK"])'
-    needles = tuple(sorted(FLAGS))  # the flag is written as a string literal
+    needles = (*sorted(FLAGS), "DEFINE_")  # the flag is written as a string literal (absl: without its dashes)
 
     VALID = (
         '''
@@ -130,9 +133,7 @@ class LocalRankArg(Rule):
         if not read and self._parsed_here(file):
             return  # the parsed arguments are in view and never read back: whatever a launcher passes goes unused
         for call in file.calls:
-            if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
-                continue
-            flags = {constant(a, str) for a in call.args} & FLAGS
+            flags = local_rank_flags(file, call)  # argparse's add_argument, absl's DEFINE_integer
             if not flags:
                 continue
             if flags == FLAGS and not read:
@@ -146,6 +147,14 @@ class LocalRankArg(Rule):
                 for sub in ast.walk(origin)
             ):
                 continue
+            if type(call.func) is ast.Attribute and call.func.attr != "add_argument":
+                default = keyword(call, "default", 1)  # absl: DEFINE_integer(name, default, help); no crash said
+                if not read:
+                    continue
+                yield Hit(call, message=f"absl defines the flag --{constant(call.args[0], str)}, which only "
+                          "torch.distributed.launch passes: under torchrun every rank keeps the default "
+                          f"{ast.unparse(default) if default is not None else ''}".rstrip())
+                return
             if read:
                 crash = self._crash_under_torchrun(file, default) if default is not None else None
                 if crash is not None and default is not None:

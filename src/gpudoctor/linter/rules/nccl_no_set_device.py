@@ -49,6 +49,13 @@ class NcclNoSetDevice(Rule):
     which nothing set (issue 41's dev4: study notes with a tcp:// set-up that
     does this beside an env:// one that names its device).
 
+    So does a placement that names no rank where the file names each rank's GPU
+    elsewhere: a bare `.cuda()`, `device="cuda:0"` / `.to("cuda")`, or
+    `torch.cuda.synchronize()` / `empty_cache()` with no device, outside a test
+    of the rank: that work, and a CUDA context, land on GPU 0 in every process
+    (lint dev7: a VQA trainer's `clip.load(..., device="cuda:0")` in each
+    spawned worker beside `torch.device(f"cuda:{rank}")`).
+
     A bare barrier counts where the file names each rank's GPU for its tensors
     too: naming the tensors' devices binds nothing, and NCCL runs the barrier on
     a GPU it guesses for the rank (issue 41's heldout9: a notes repository's
@@ -205,6 +212,17 @@ class NcclNoSetDevice(Rule):
                               f"{barrier.lineno} is given no device_ids, so NCCL runs it on a GPU it guesses for the "
                               "rank; where the guess differs from the GPU the rank uses, it hangs or stops with "
                               "'Duplicate GPU detected'")
+            elif not wrapped:
+                # the tensors' devices are named, but something else still goes to the current device
+                use = self._on_current_device(file)
+                for call in inits:
+                    if use is None:
+                        break
+                    yield Hit(call, query=Query("no-device-binding"),
+                              message=f"NCCL process group initialised but torch.cuda.set_device() is never called: "
+                              f"the file names each rank's GPU for its tensors, but line {use.lineno} "
+                              f"(`{ast.unparse(use)[:40]}`) works on the current device, which stays cuda:0 on "
+                              "every rank: every process puts that work (and a CUDA context) on GPU 0")
             return
         current = self._current_device_work(file)
         if current:
@@ -271,6 +289,30 @@ class NcclNoSetDevice(Rule):
                             return spawn, "one per GPU"
                 callers += [file.function(c) for c, _ in file.call_sites.get(func, [])]
             frontier = callers
+        return None
+
+    @staticmethod
+    def _on_current_device(file: FileModel) -> ast.Call | None:
+        """A call that works on the current device whatever the file names elsewhere: a bare
+        `.cuda()`, a placement on "cuda" / "cuda:0" (`.to("cuda:0")`, `device="cuda:0"`; not
+        `torch.device("cuda", rank)`), or `torch.cuda.synchronize()` / `empty_cache()` with no
+        device (lint dev7: a VQA trainer's `clip.load("ViT-B/32", device="cuda:0")` in each
+        spawned worker beside its `torch.device(f"cuda:{rank}")`; a pipeline trainer's
+        `torch.cuda.synchronize()`). Not under a test of the rank (rank 0's own GPU)."""
+        for call in file.calls:
+            func = call.func
+            name = terminal_name(func)
+            if name == "cuda" and type(func) is ast.Attribute and not call.args and not call.keywords:
+                pass
+            elif name in ("synchronize", "empty_cache") and not call.args and not call.keywords \
+                    and file.qualname(func) == f"torch.cuda.{name}":
+                pass
+            elif name in ("device", "Tensor") or not any(
+                    constant(v, str) in ("cuda", "cuda:0")
+                    for v in [*call.args, *(k.value for k in call.keywords if k.arg in (None, "device"))]):
+                continue
+            if rank_branch(file, call) is None:
+                return call
         return None
 
     @staticmethod

