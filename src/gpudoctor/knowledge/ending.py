@@ -49,6 +49,28 @@ GOING_ON = re.compile(
     r"|comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*Init COMPLETE)|^\s*NCCL version \d",
     re.MULTILINE,
 )
+# A save the run makes while it trains is no end: Hugging Face's Trainer saves every save_steps to
+# <output_dir>/checkpoint-<step> (newer releases stage it in tmp-checkpoint-<random> first), other loops to a folder
+# named by step, epoch or iteration; only the save to the output folder itself ends a run. A hang after a periodic save
+# (a collective at the next step, a rank still writing its shard) leaves such a line last
+# (huggingface/transformers#36076: "Saving model checkpoint to data/tmp-checkpoint-pe8ry7n_" at step 40 of 4500).
+PERIODIC_SAVE = re.compile(
+    r"\bsaving (?:the )?(?:final )?model (?:checkpoint )?to\s+\S*?"
+    r"(?:\b(?:tmp-)?checkpoint[-_]\w+|\b(?:global_)?(?:step|epoch|iter|iteration)[-_]?\d+)\S*\s*$",
+    re.IGNORECASE,
+)
+# A person's sentence that holds an end's words is no end: a question put to someone ("Have you successfully finished
+# the training with multiple gpu?", Deepfake-Detection#2, HongguLiu/Deepfake-Detection issue 2, heldout8) or an end
+# told with what went wrong after it ("Training was done on 4 GPUs but the loss never goes down"): the words after
+# the end's own say it is a report about a run, not the run's own last line.
+SPOKEN_AFTER_END = re.compile(r"\?|\b(?:but|however|though|although|except|yet)\b", re.IGNORECASE)
+# Warnings that say the run went on degraded: its loss or gradients not finite (it learned nothing from those steps),
+# or on a slower path than it was set up for (the CPU, a fallback kernel). A run that ends after them reached its
+# end, but not well: its end does not make it healthy, and the log does not decide whether what it produced is of use.
+DEGRADED_RUN = frozenset({
+    "loss-not-finite", "grad-norm-not-finite", "fp16-loss-scale-at-minimum", "sampling-probabilities-invalid",
+    "onnxruntime-cuda-provider-failed", "tgi-flash-attention-unavailable",
+})
 # A GPU tool's whole output (nvidia-smi topo -m's legend, ibstatus): complete in itself.
 # nvidia-smi's table or -q report, its topology legend, ibstatus: a GPU tool's output
 # (judged by what it holds, not by an end), as a paste, cut or not.
@@ -101,4 +123,6 @@ class Tail:
         line = text[start:end]
         if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
             return ""
+        if PERIODIC_SAVE.search(line) or SPOKEN_AFTER_END.search(text, m.end(), end):
+            return ""  # a save during the run, or a person's sentence about a run: neither is the run's end
         return line.strip()[:200]

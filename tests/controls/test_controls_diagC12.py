@@ -1,0 +1,109 @@
+"""Controls and siblings for the twelfth round's healthy verdict (issue 35, diagC12): exit 0 needs a line that shows
+the run ending well (knowledge/ending.py), and a line that only looks like one does not give it: a save the run makes
+while it trains (a checkpoint of a step), a person's sentence that holds an end's words (a question, an end told with
+what went wrong after it), an end reached after a warning that the run went on degraded (a loss not finite, the CPU
+for the GPU: commands/diagnose/analyse.py, catalog case `degraded`). Each dangerous sibling is beside the healthy log
+that looks most like it. The sample's cases are the parts' logs as pasted; the other lines are real ones from the
+threads named beside them. Each log runs through the whole of `diagnose`."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor import api
+from gpudoctor.core.exit_code import report_exit as exit_code
+from gpudoctor.knowledge.ending import Tail
+from test_controls_classes6 import case
+
+# huggingface/transformers' Trainer, as LlamaFactory and transformers threads paste it
+HF_PERIODIC_SAVE = (
+    " 10%|█         | 500/5000 [10:00<1:30:00,  1.20s/it]\n"
+    "[INFO|trainer.py:3410] 2024-08-23 12:22:35,576 >> Saving model checkpoint to saves/llama3/lora/sft/{folder}\n"
+    "[INFO|configuration_utils.py:472] 2024-08-23 12:22:35,580 >> Configuration saved in saves/llama3/lora/sft/{folder}/config.json\n"
+)
+HF_FINAL_SAVE = (
+    "100%|██████████| 5000/5000 [1:40:00<00:00,  1.20s/it]\n"
+    "Training completed. Do not forget to share your model on huggingface.co/models =)\n\n"
+    "[INFO|trainer.py:3410] 2024-08-23 14:22:35,576 >> Saving model checkpoint to saves/llama3/lora/sft\n"
+    "[INFO|configuration_utils.py:472] 2024-08-23 14:22:35,580 >> Configuration saved in saves/llama3/lora/sft/config.json\n"
+)
+TRAIN_RUNTIME = "{'train_runtime': 1250.5, 'train_samples_per_second': 3.2, 'train_steps_per_second': 0.4, 'train_loss': %s, 'epoch': 1.0}\n"
+
+
+def ended(text: str) -> str:
+    tail = Tail()
+    tail.feed(text.encode())
+    return tail.ended()
+
+
+def answer(text: str) -> tuple[int, list[str]]:
+    report = api.diagnose(text)
+    return int(exit_code(report)), [f.id for f in report.findings]
+
+
+class TestPeriodicSaveIsNoEnd:
+    verdict = "log-inconclusive"
+
+    def test_control_the_save_to_the_output_folder_after_training_ends_it(self):
+        assert answer(HF_FINAL_SAVE) == (0, ["log-no-failure"])
+        # the final save alone (its folder names no step) is the Trainer's own end too
+        assert ended(HF_FINAL_SAVE.split("\n", 3)[3])
+
+    @pytest.mark.parametrize("folder", ["checkpoint-500", "tmp-checkpoint-pe8ry7n_", "epoch_3", "global_step500"])
+    def test_sibling_a_hang_after_a_save_of_a_step_is_not_healthy(self, folder):
+        # a hang after a periodic save leaves that save last: the run was at a step, not at its end
+        code, found = answer(HF_PERIODIC_SAVE.format(folder=folder))
+        assert code == 1 and found[0] == "log-inconclusive"
+
+    def test_sibling_the_sample_case_cut_at_step_40_of_4500(self):
+        # huggingface/transformers#36076 (dev): a save at 1% of the run, the paste cut inside the save's own lines
+        code, found = answer(case("dev", "transformers-36076-after-fix-eval-save-tmp-checkpoint"))
+        assert code == 1 and found[0] == "log-inconclusive"
+
+
+class TestSpokenEndIsNoEnd:
+    verdict = "log-inconclusive"
+
+    def test_control_an_end_said_by_the_program_or_described_as_done_stays_an_end(self):
+        assert ended("Training completed. Do not forget to share your model on huggingface.co/models =)\n")
+        # soroushmehr/sampleRNN_ICLR2017#13 (heldout10, a healthy run): the description after the results
+        assert exit_code(api.diagnose(case("heldout10", "samplernn-13-classical-guitar-results"))) == 0
+
+    @pytest.mark.parametrize("line", [
+        # HongguLiu/Deepfake-Detection#2 (heldout8): a question put to the maintainer
+        "@HongguLiu Thanks for letting me know the testing case. I was talking about the training. I got the NCCL error. "
+        "Have you successfully finished the training with multiple gpu? if so, could you update your python requirements file",
+        # the same class told as a report with what went wrong after it
+        "Training was done on 4 A100 GPUs but the loss never goes down.",
+    ])
+    def test_sibling_a_persons_sentence_is_not_the_runs_end(self, line):
+        assert ended(line + "\n") == ""
+        assert answer(line + "\n")[0] == 1
+
+
+class TestDegradedEndIsNotHealthy:
+    verdict = "log-inconclusive"
+
+    def test_control_a_finite_loss_to_the_end_is_healthy(self):
+        log = "{'loss': 2.31, 'learning_rate': 2e-05, 'epoch': 0.5}\n" + TRAIN_RUNTIME % "2.1"
+        assert answer(log) == (0, ["log-no-failure"])
+
+    def test_control_a_warning_that_is_no_degradation_keeps_the_end(self):
+        # ProcessGroupNCCL's barrier guess: a possible hang's sign, and the run ended: not a degraded run
+        log = ("[W ProcessGroupNCCL.cpp:1569] Rank 0 using best-guess GPU 0 to perform barrier as devices used by this process are currently unknown. "
+               "This can potentially cause a hang if this rank to GPU mapping is incorrect.\n" + TRAIN_RUNTIME % "2.1")
+        assert exit_code(api.diagnose(log)) == 0
+
+    @pytest.mark.parametrize("warning, line", [
+        ("loss-not-finite", "{'loss': nan, 'grad_norm': nan, 'learning_rate': 1.9e-05, 'epoch': 0.01}"),  # Trainer's record of a nan step
+        ("grad-norm-not-finite", "[f3d8bac11bcb] 2022-08-08 08:47:11,459 (trainer:647) WARNING: The grad norm is nan. Skipping updating the model."),  # espnet/espnet#4559
+        ("onnxruntime-cuda-provider-failed", "2022-01-31 20:57:03.234399301 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:535 CreateExecutionProviderInstance] "
+         "Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/reference/execution-providers/CUDA-ExecutionProvider.html#requirements "
+         "to ensure all dependencies are met."),  # Lednik7/CLIP-ONNX#2
+    ])
+    def test_sibling_an_end_after_a_degrading_warning_is_not_healthy(self, warning, line):
+        report = api.diagnose(line + "\n" + TRAIN_RUNTIME % "nan")
+        answer = next(f for f in report.findings if f.id == "log-inconclusive")
+        assert exit_code(report) == 1 and report.findings[0].id == warning
+        assert answer.evidence["degraded"].endswith(warning) and "train_runtime" in answer.evidence["ended"]
+        assert f"--explain {warning}" in answer.fix
