@@ -107,3 +107,24 @@ class TestDegradedEndIsNotHealthy:
         assert exit_code(report) == 1 and report.findings[0].id == warning
         assert answer.evidence["degraded"].endswith(warning) and "train_runtime" in answer.evidence["ended"]
         assert f"--explain {warning}" in answer.fix
+
+
+class TestEndThenStillCounting:
+    verdict = "log-no-failure"
+
+    END = "Training completed. Do not forget to share your model on huggingface.co/models =)\n\n***** Running Evaluation *****\n  Num examples = 1000\n"
+
+    def test_control_a_stage_after_the_end_that_reaches_its_total_keeps_the_end(self):
+        # tqdm's carriage-return updates as a file keeps them: the last one is the bar at its total
+        log = self.END + "  3%|▎         | 4/125 [00:01<00:40,  2.98it/s]\r100%|██████████| 125/125 [00:41<00:00,  3.01it/s]\n"
+        assert ended(log) and answer(log) == (0, ["log-no-failure"])
+
+    @pytest.mark.parametrize("progress", [
+        # huggingface/transformers#36076's bar shape, stopped short of its total
+        "  1%|▉                                          | 40/4500 [07:21<4:45:21,  3.84s/it]",
+        # mmengine's counter (JiaquanYe/TableMASTER-mmocr#32's line)
+        "Epoch [1][100/62598]\tlr: 1.000e-03, eta: 6 days, 15:22:46, time: 0.539, data_time: 0.051, memory: 7239, loss: 1.9091",
+    ])
+    def test_sibling_an_end_the_run_went_on_from_is_not_its_end(self, progress):
+        log = self.END + progress + "\n"
+        assert ended(log) == "" and answer(log)[0] == 1

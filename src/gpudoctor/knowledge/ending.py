@@ -2,7 +2,9 @@
 calls a log without any failure healthy. A log cut before its end and the log of a
 hang (the last lines are set-up: NCCL INFO, a banner, a step) show no failure
 either; only an end tells them apart. A GPU tool's output is complete in itself but
-shows no run's end (`Tail.tool` names it)."""
+shows no run's end (`Tail.tool` names it). What only looks like an end is none: a save the
+run makes at a step, a person's sentence holding an end's words, an end the run went on
+from (set-up, a progress counter short of its total)."""
 
 from __future__ import annotations
 
@@ -71,6 +73,12 @@ DEGRADED_RUN = frozenset({
     "loss-not-finite", "grad-norm-not-finite", "fp16-loss-scale-at-minimum", "sampling-probabilities-invalid",
     "onnxruntime-cuda-provider-failed", "tgi-flash-attention-unavailable",
 })
+# A progress counter after an end that has not reached its total shows the run still counting steps when the log
+# stops: tqdm's bar ("40/4500 [07:21<4:45:21, 3.84s/it]", huggingface/transformers#36076), mmengine's
+# "Epoch [1][100/62598]", a "Step 1200/5000" line. The last counter after the end decides (a bar that reached its
+# total, an evaluation run to its end, leaves n = N last): a run that ended and then went on to a stage it did not
+# finish (an evaluation after training, the next step of a pipeline) did not end there.
+PROGRESS = re.compile(r"(?:\b(?:epoch|step|iter(?:ation)?|batch)\b[^\n\r]{0,40}?|\|\s*)\b(\d+)\s*/\s*(\d+)\b", re.IGNORECASE)
 # A GPU tool's whole output (nvidia-smi topo -m's legend, ibstatus): complete in itself.
 # nvidia-smi's table or -q report, its topology legend, ibstatus: a GPU tool's output
 # (judged by what it holds, not by an end), as a paste, cut or not.
@@ -118,7 +126,7 @@ class Tail:
         end = text.find("\n", m.end())
         end = end if end >= 0 else len(text)
         after = text[end:]
-        if GOING_ON.search(after):
+        if GOING_ON.search(after) or still_counting(after):
             return ""
         line = text[start:end]
         if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
@@ -126,3 +134,14 @@ class Tail:
         if PERIODIC_SAVE.search(line) or SPOKEN_AFTER_END.search(text, m.end(), end):
             return ""  # a save during the run, or a person's sentence about a run: neither is the run's end
         return line.strip()[:200]
+
+
+def still_counting(text: str) -> bool:
+    """The last progress counter in `text` stops short of its total (a run still counting its steps)."""
+    last = None
+    for last in PROGRESS.finditer(text):
+        pass
+    if last is None:
+        return False
+    done, total = int(last.group(1)), int(last.group(2))
+    return total > 1 and done < total
