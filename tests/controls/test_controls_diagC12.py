@@ -153,3 +153,20 @@ class TestCudaInitWarningBesideASpokenError:
         report = api.diagnose(log)
         assert exit_code(report) == 1 and report.findings[0].id == self.verdict
         assert next(f for f in report.findings if f.id == "log-inconclusive").evidence["degraded"].endswith(self.verdict)
+
+
+class TestEndOfAnEarlierCommand:
+    verdict = "log-no-failure"
+
+    # nccl-tests' own end (all_reduce_perf), as the "nccl-tests pass, training hangs" threads paste it first
+    NCCL_TESTS = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 20.5376 \n#\n\n"
+
+    @pytest.mark.parametrize("looked", ["$ echo $?\n0\n", "user@node1:~/nccl-tests$ nvidia-smi topo -m\n"])
+    def test_control_a_command_that_only_looks_keeps_the_end(self, looked):
+        assert ended(self.NCCL_TESTS + looked)
+
+    @pytest.mark.parametrize("prompt", ["$ ", "(venv) user@node1:~/proj$ ", "[user@node1 proj]$ "])
+    def test_sibling_a_job_started_after_the_end_is_what_the_log_shows_last(self, prompt):
+        # the end is the earlier command's (knowledge/reruns.py reads the same prompts): the job after it shows none
+        log = self.NCCL_TESTS + prompt + "torchrun --nproc_per_node=8 train.py --config cfg.yaml\n[rank0]: building model\n[rank0]: starting training\n"
+        assert ended(log) == "" and answer(log)[0] == 1

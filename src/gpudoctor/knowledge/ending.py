@@ -4,11 +4,13 @@ hang (the last lines are set-up: NCCL INFO, a banner, a step) show no failure
 either; only an end tells them apart. A GPU tool's output is complete in itself but
 shows no run's end (`Tail.tool` names it). What only looks like an end is none: a save the
 run makes at a step, a person's sentence holding an end's words, an end the run went on
-from (set-up, a progress counter short of its total)."""
+from (set-up, a progress counter short of its total, a job started at a prompt after it)."""
 
 from __future__ import annotations
 
 import re
+
+from gpudoctor.knowledge.reruns import PROMPT, Command
 
 TAIL_BYTES = 64 * 1024  # where an end is: the last lines of the input
 
@@ -79,6 +81,15 @@ DEGRADED_RUN = frozenset({
 # total, an evaluation run to its end, leaves n = N last): a run that ended and then went on to a stage it did not
 # finish (an evaluation after training, the next step of a pipeline) did not end there.
 PROGRESS = re.compile(r"(?:\b(?:epoch|step|iter(?:ation)?|batch)\b[^\n\r]{0,40}?|\|\s*)\b(\d+)\s*/\s*(\d+)\b", re.IGNORECASE)
+# A command typed at a shell prompt after an end runs another command: the end was the earlier command's, and what the
+# later one printed decides (knowledge/reruns.py reads the same prompts for a failure an attempt run again made stale:
+# NVIDIA/nccl#719, huggingface/text-generation-inference#1451). A command that only looks (at the GPUs, the files, the
+# packages, the exit status) runs no job: the end stays.
+LOOKING = frozenset({
+    "echo", "cat", "ls", "ll", "tail", "head", "less", "more", "grep", "nvidia-smi", "nvcc", "pip", "pip3", "conda", "env",
+    "printenv", "history", "which", "whereis", "cd", "export", "source", "exit", "clear", "date", "hostname", "uname", "df",
+    "du", "free", "ps", "top", "htop", "nvtop", "gpustat", "lsof", "dmesg", "git", "watch", "rm", "mv", "cp", "mkdir",
+})
 # A GPU tool's whole output (nvidia-smi topo -m's legend, ibstatus): complete in itself.
 # nvidia-smi's table or -q report, its topology legend, ibstatus: a GPU tool's output
 # (judged by what it holds, not by an end), as a paste, cut or not.
@@ -126,7 +137,7 @@ class Tail:
         end = text.find("\n", m.end())
         end = end if end >= 0 else len(text)
         after = text[end:]
-        if GOING_ON.search(after) or still_counting(after):
+        if GOING_ON.search(after) or still_counting(after) or ran_after(after):
             return ""
         line = text[start:end]
         if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
@@ -145,3 +156,13 @@ def still_counting(text: str) -> bool:
         return False
     done, total = int(last.group(1)), int(last.group(2))
     return total > 1 and done < total
+
+
+def ran_after(text: str) -> str:
+    """The first command typed at a prompt in `text` that runs something rather than looks ('' when none)."""
+    for m in PROMPT.finditer(text.encode("utf-8", "replace")):
+        command = Command(0, m.group("command").decode("utf-8", "replace").strip())
+        words = command.words()
+        if words and words[0].rsplit("/", 1)[-1] not in LOOKING:
+            return command.text
+    return ""
