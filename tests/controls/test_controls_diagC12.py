@@ -170,3 +170,19 @@ class TestEndOfAnEarlierCommand:
         # the end is the earlier command's (knowledge/reruns.py reads the same prompts): the job after it shows none
         log = self.NCCL_TESTS + prompt + "torchrun --nproc_per_node=8 train.py --config cfg.yaml\n[rank0]: building model\n[rank0]: starting training\n"
         assert ended(log) == "" and answer(log)[0] == 1
+
+
+class TestTestStartedAfterThePassed:
+    verdict = "log-no-failure"
+
+    PASSED = "test_schedule_multiproc.py::ScheduleTest::test_forward_only PASSED                                  [  2%]\n"
+
+    def test_control_a_session_whose_every_test_reported_ends(self):
+        log = self.PASSED + "test_schedule_multiproc.py::ScheduleTest::test_grad PASSED                                  [  5%]\n"
+        assert ended(log) and answer(log) == (0, ["log-no-failure"])
+
+    def test_sibling_a_test_started_with_no_outcome_is_still_running(self):
+        # intel/torch-xpu-ops#2649: the next test printed its runtime's warnings and never reported (a hang)
+        log = self.PASSED + ("test_schedule_multiproc.py::ScheduleTest::test_custom_function_callback 2025:12:25-00:54:39:1336928 |CCL_WARN| "
+                             "did not find MPI-launcher specific variables, switch to ATL/OFI, to force enable ATL/MPI set CCL_ATL_TRANSPORT=mpi\n")
+        assert ended(log) == "" and answer(log)[0] == 1

@@ -4,7 +4,8 @@ hang (the last lines are set-up: NCCL INFO, a banner, a step) show no failure
 either; only an end tells them apart. A GPU tool's output is complete in itself but
 shows no run's end (`Tail.tool` names it). What only looks like an end is none: a save the
 run makes at a step, a person's sentence holding an end's words, an end the run went on
-from (set-up, a progress counter short of its total, a job started at a prompt after it)."""
+from (set-up, a progress counter short of its total, a test with no outcome yet, a job started at a prompt
+after it)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,10 @@ DEGRADED_RUN = frozenset({
 # total, an evaluation run to its end, leaves n = N last): a run that ended and then went on to a stage it did not
 # finish (an evaluation after training, the next step of a pipeline) did not end there.
 PROGRESS = re.compile(r"(?:\b(?:epoch|step|iter(?:ation)?|batch)\b[^\n\r]{0,40}?|\|\s*)\b(\d+)\s*/\s*(\d+)\b", re.IGNORECASE)
+# A test pytest started after the last one that PASSED, with no outcome on its line: the session was still running it
+# (a distributed test that hangs in its collective; intel/torch-xpu-ops#2649: "test_schedule_multiproc.py::ScheduleTest::
+# test_custom_function_callback 2025:12:25-00:54:39:1336928 |CCL_WARN| ...", the test never reported).
+TEST_STARTED = re.compile(r"^\S+\.py::\S+(?![^\n]*\b(?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b)", re.MULTILINE)
 # A command typed at a shell prompt after an end runs another command: the end was the earlier command's, and what the
 # later one printed decides (knowledge/reruns.py reads the same prompts for a failure an attempt run again made stale:
 # NVIDIA/nccl#719, huggingface/text-generation-inference#1451). A command that only looks (at the GPUs, the files, the
@@ -137,7 +142,7 @@ class Tail:
         end = text.find("\n", m.end())
         end = end if end >= 0 else len(text)
         after = text[end:]
-        if GOING_ON.search(after) or still_counting(after) or ran_after(after):
+        if GOING_ON.search(after) or still_counting(after) or TEST_STARTED.search(after) or ran_after(after):
             return ""
         line = text[start:end]
         if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
