@@ -109,24 +109,33 @@ class TestDegradedEndIsNotHealthy:
         assert f"--explain {warning}" in answer.fix
 
 
-class TestEndThenStillCounting:
+class TestEndThenStillGoing:
     verdict = "log-no-failure"
 
     END = "Training completed. Do not forget to share your model on huggingface.co/models =)\n\n***** Running Evaluation *****\n  Num examples = 1000\n"
+    PASSED = "test_schedule_multiproc.py::ScheduleTest::test_forward_only PASSED                                  [  2%]\n"
 
-    def test_control_a_stage_after_the_end_that_reaches_its_total_keeps_the_end(self):
+    @pytest.mark.parametrize("first, then", [
         # tqdm's carriage-return updates as a file keeps them: the last one is the bar at its total
-        log = self.END + "  3%|▎         | 4/125 [00:01<00:40,  2.98it/s]\r100%|██████████| 125/125 [00:41<00:00,  3.01it/s]\n"
+        (END, "  3%|▎         | 4/125 [00:01<00:40,  2.98it/s]\r100%|██████████| 125/125 [00:41<00:00,  3.01it/s]"),
+        # a pytest session whose every test reported
+        (PASSED, "test_schedule_multiproc.py::ScheduleTest::test_grad PASSED                                  [  5%]"),
+    ])
+    def test_control_what_comes_after_the_end_and_finishes_keeps_it(self, first, then):
+        log = first + then + "\n"
         assert ended(log) and answer(log) == (0, ["log-no-failure"])
 
-    @pytest.mark.parametrize("progress", [
+    @pytest.mark.parametrize("first, then", [
         # huggingface/transformers#36076's bar shape, stopped short of its total
-        "  1%|▉                                          | 40/4500 [07:21<4:45:21,  3.84s/it]",
+        (END, "  1%|▉                                          | 40/4500 [07:21<4:45:21,  3.84s/it]"),
         # mmengine's counter (JiaquanYe/TableMASTER-mmocr#32's line)
-        "Epoch [1][100/62598]\tlr: 1.000e-03, eta: 6 days, 15:22:46, time: 0.539, data_time: 0.051, memory: 7239, loss: 1.9091",
+        (END, "Epoch [1][100/62598]\tlr: 1.000e-03, eta: 6 days, 15:22:46, time: 0.539, data_time: 0.051, memory: 7239, loss: 1.9091"),
+        # intel/torch-xpu-ops#2649: the next test printed its runtime's warnings and never reported (a hang)
+        (PASSED, "test_schedule_multiproc.py::ScheduleTest::test_custom_function_callback 2025:12:25-00:54:39:1336928 |CCL_WARN| "
+                 "did not find MPI-launcher specific variables, switch to ATL/OFI, to force enable ATL/MPI set CCL_ATL_TRANSPORT=mpi"),
     ])
-    def test_sibling_an_end_the_run_went_on_from_is_not_its_end(self, progress):
-        log = self.END + progress + "\n"
+    def test_sibling_an_end_the_run_went_on_from_is_not_its_end(self, first, then):
+        log = first + then + "\n"
         assert ended(log) == "" and answer(log)[0] == 1
 
 
@@ -169,20 +178,4 @@ class TestEndOfAnEarlierCommand:
     def test_sibling_a_job_started_after_the_end_is_what_the_log_shows_last(self, prompt):
         # the end is the earlier command's (knowledge/reruns.py reads the same prompts): the job after it shows none
         log = self.NCCL_TESTS + prompt + "torchrun --nproc_per_node=8 train.py --config cfg.yaml\n[rank0]: building model\n[rank0]: starting training\n"
-        assert ended(log) == "" and answer(log)[0] == 1
-
-
-class TestTestStartedAfterThePassed:
-    verdict = "log-no-failure"
-
-    PASSED = "test_schedule_multiproc.py::ScheduleTest::test_forward_only PASSED                                  [  2%]\n"
-
-    def test_control_a_session_whose_every_test_reported_ends(self):
-        log = self.PASSED + "test_schedule_multiproc.py::ScheduleTest::test_grad PASSED                                  [  5%]\n"
-        assert ended(log) and answer(log) == (0, ["log-no-failure"])
-
-    def test_sibling_a_test_started_with_no_outcome_is_still_running(self):
-        # intel/torch-xpu-ops#2649: the next test printed its runtime's warnings and never reported (a hang)
-        log = self.PASSED + ("test_schedule_multiproc.py::ScheduleTest::test_custom_function_callback 2025:12:25-00:54:39:1336928 |CCL_WARN| "
-                             "did not find MPI-launcher specific variables, switch to ATL/OFI, to force enable ATL/MPI set CCL_ATL_TRANSPORT=mpi\n")
         assert ended(log) == "" and answer(log)[0] == 1
