@@ -114,12 +114,17 @@ class TestEndThenStillGoing:
 
     END = "Training completed. Do not forget to share your model on huggingface.co/models =)\n\n***** Running Evaluation *****\n  Num examples = 1000\n"
     PASSED = "test_schedule_multiproc.py::ScheduleTest::test_forward_only PASSED                                  [  2%]\n"
+    # torch elastic's agent, as torch/distributed/elastic/agent/server/api.py logs it: its workers done, at its exit barrier
+    AGENT = ("INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished. Waiting 300 seconds for other agents to finish.\n"
+             "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish\n")
 
     @pytest.mark.parametrize("first, then", [
         # tqdm's carriage-return updates as a file keeps them: the last one is the bar at its total
         (END, "  3%|▎         | 4/125 [00:01<00:40,  2.98it/s]\r100%|██████████| 125/125 [00:41<00:00,  3.01it/s]"),
         # a pytest session whose every test reported
         (PASSED, "test_schedule_multiproc.py::ScheduleTest::test_grad PASSED                                  [  5%]"),
+        # the exit barrier passed: every node's agent is done
+        (AGENT, "INFO:torch.distributed.elastic.agent.server.api:Done waiting for other agents. Elapsed: 0.0006549358367919922 seconds"),
     ])
     def test_control_what_comes_after_the_end_and_finishes_keeps_it(self, first, then):
         log = first + then + "\n"
@@ -133,6 +138,8 @@ class TestEndThenStillGoing:
         # intel/torch-xpu-ops#2649: the next test printed its runtime's warnings and never reported (a hang)
         (PASSED, "test_schedule_multiproc.py::ScheduleTest::test_custom_function_callback 2025:12:25-00:54:39:1336928 |CCL_WARN| "
                  "did not find MPI-launcher specific variables, switch to ATL/OFI, to force enable ATL/MPI set CCL_ATL_TRANSPORT=mpi"),
+        # an agent whose workers finished, still waiting at its exit barrier for the other nodes (the log stops there)
+        (AGENT, ""),
     ])
     def test_sibling_an_end_the_run_went_on_from_is_not_its_end(self, first, then):
         log = first + then + "\n"

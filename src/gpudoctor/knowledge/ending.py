@@ -32,6 +32,8 @@ ENDED = re.compile(
     r"|Out of bounds values\s*:\s*0\s*OK"
     r"|\bsaving (?:the )?(?:final )?model (?:checkpoint )?to\b"
     r"|\bDestroying process group\b"
+    # torch elastic's agent once every node's workers are done (its exit barrier passed)
+    r"|\bDone waiting for other agents\b"
     # NCCL tearing a communicator down after destroy_process_group(); a failed rank's
     # communicator ends in "Abort COMPLETE" instead (ncclCommAbort)
     r"|NCCL INFO comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*- Destroy COMPLETE"
@@ -82,6 +84,11 @@ DEGRADED_RUN = frozenset({
 # total, an evaluation run to its end, leaves n = N last): a run that ended and then went on to a stage it did not
 # finish (an evaluation after training, the next step of a pipeline) did not end there.
 PROGRESS = re.compile(r"(?:\b(?:epoch|step|iter(?:ation)?|batch)\b[^\n\r]{0,40}?|\|\s*)\b(\d+)\s*/\s*(\d+)\b", re.IGNORECASE)
+# An end that goes on to say it waits is no end yet: torch elastic's agent logs "[default] worker group successfully
+# finished. Waiting 300 seconds for other agents to finish." and then waits at its exit barrier for the other nodes
+# (torch/distributed/elastic/agent/server/api.py; "Done waiting for other agents" when they are done, an ERROR with
+# a traceback when they are not): a log that stops there shows a job still waiting, not one that ended.
+WAITING_AFTER_END = re.compile(r"\bwaiting\b", re.IGNORECASE)
 # A test pytest started after the last one that PASSED, with no outcome on its line: the session was still running it
 # (a distributed test that hangs in its collective; intel/torch-xpu-ops#2649: "test_schedule_multiproc.py::ScheduleTest::
 # test_custom_function_callback 2025:12:25-00:54:39:1336928 |CCL_WARN| ...", the test never reported).
@@ -147,7 +154,7 @@ class Tail:
         line = text[start:end]
         if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
             return ""
-        if PERIODIC_SAVE.search(line) or SPOKEN_AFTER_END.search(text, m.end(), end):
+        if PERIODIC_SAVE.search(line) or SPOKEN_AFTER_END.search(text, m.end(), end) or WAITING_AFTER_END.search(text, m.end(), end):
             return ""  # a save during the run, or a person's sentence about a run: neither is the run's end
         return line.strip()[:200]
 
