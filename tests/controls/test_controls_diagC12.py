@@ -14,6 +14,7 @@ from gpudoctor import api
 from gpudoctor.core.exit_code import report_exit as exit_code
 from gpudoctor.knowledge.ending import Tail
 from test_controls_classes6 import case
+from test_controls_detect8 import head, head_id
 
 # huggingface/transformers' Trainer, as LlamaFactory and transformers threads paste it
 HF_PERIODIC_SAVE = (
@@ -186,3 +187,35 @@ class TestEndOfAnEarlierCommand:
         # the end is the earlier command's (knowledge/reruns.py reads the same prompts): the job after it shows none
         log = self.NCCL_TESTS + prompt + "torchrun --nproc_per_node=8 train.py --config cfg.yaml\n[rank0]: building model\n[rank0]: starting training\n"
         assert ended(log) == "" and answer(log)[0] == 1
+
+
+def module_call_traceback(caller: str, call: str, message: str) -> str:
+    """A traceback whose innermost frames are torch's Module call (torch 2.x's two, as tracebacks print them)."""
+    torch = "/home/u/miniconda3/envs/x/lib/python3.12/site-packages/torch/nn/modules/module.py"
+    return (f'Traceback (most recent call last):\n  File "/home/u/proj/train.py", line 71, in <module>\n    main()\n'
+            f'  File "{caller}", line 3801, in compute_loss\n    {call}\n'
+            f'  File "{torch}", line 1751, in _wrapped_call_impl\n    return self._call_impl(*args, **kwargs)\n'
+            f'  File "{torch}", line 1762, in _call_impl\n    return forward_call(*args, **kwargs)\n{message}\n')
+
+
+class TestArgumentsPassedThroughTheModuleCall:
+    verdict = "library-api-mismatch"
+
+    def test_control_an_argument_error_in_the_users_own_call_is_the_users(self):
+        log = 'Traceback (most recent call last):\n  File "/home/u/proj/train.py", line 9, in <module>\n    step(batch, training=True)\nTypeError: step() got an unexpected keyword argument \'training\'\n'
+        assert head_id(log) != self.verdict
+
+    def test_sibling_the_users_module_called_with_an_argument_its_forward_lacks_is_the_users(self):
+        # MhLiao/DB#288: structure/model.py passes training=True on through torch's Module call to a decoder whose
+        # forward takes none: not two libraries' versions (the answer named torch's version and said to upgrade it)
+        log = module_call_traceback("/home/jovyan/AISDK-dev/ocr/DB/structure/model.py", "return self.decoder(self.backbone(data), *args, **kwargs)",
+                                    "TypeError: forward() got an unexpected keyword argument 'training'")
+        found = head(log)
+        assert found is not None and found.id != self.verdict and "structure/model.py" in found.title
+
+    def test_sibling_a_library_that_calls_the_module_with_it_stays_the_library_class(self):
+        # huggingface/transformers#36074: the Trainer's compute_loss passes num_items_in_batch to a model whose forward
+        # (of another transformers release) lacks it: the rule must still fire past the Module call
+        log = module_call_traceback("/home/u/miniconda3/envs/x/lib/python3.12/site-packages/transformers/trainer.py", "outputs = model(**inputs)",
+                                    "TypeError: ModernBertModel.forward() got an unexpected keyword argument 'num_items_in_batch'")
+        assert head_id(log) == self.verdict

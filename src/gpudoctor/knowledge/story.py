@@ -27,7 +27,7 @@ from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
 from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
 from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
 from gpudoctor.knowledge.reruns import Command, Prompts
-from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
+from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
     class_step,
@@ -171,6 +171,23 @@ class Seen:
 
 
 ERROR_LINES_KEPT = 3
+
+
+
+# torch's Module call: it hands the caller's arguments on to forward() unchanged (`result = self.forward(*input,
+# **kwargs)`, torch 1.x; `return forward_call(*args, **kwargs)` in _call_impl, `return self._call_impl(*args, **kwargs)`
+# in _wrapped_call_impl, torch 2.x), so a call refused for its arguments was written by the frame that called the module
+MODULE_CALL = ("_call_impl", "_wrapped_call_impl", "__call__", "_slow_forward")
+
+
+def arguments_from(frames) -> Optional[Frame]:
+    """The frame whose call a "got an unexpected keyword argument" / "missing N required arguments" error is about:
+    the innermost one, past torch's Module call that only passes the arguments on (MhLiao/DB#288: the user's
+    structure/model.py passes training=True through two module calls to a decoder whose forward takes none)."""
+    frames = list(frames)
+    while len(frames) > 1 and frames[-1].func in MODULE_CALL and frames[-1].path.replace("\\", "/").endswith("torch/nn/modules/module.py"):
+        frames.pop()
+    return frames[-1] if frames else None
 
 
 class Diagnosis:
@@ -343,6 +360,8 @@ class Diagnosis:
             # no traceback to say where) it is the user's exception
             sign = self.signs.exception_at(msg)
             last = sign.raised_in() if sign is not None else None
+            if sign is not None and last is not None and values.get("callee"):
+                last = arguments_from(sign.frames)
             if last is None or last.user():
                 return BY_ID["python-exception"]
         if p.id == "ddp-wrapper-attribute":
