@@ -219,3 +219,16 @@ class TestArgumentsPassedThroughTheModuleCall:
         log = module_call_traceback("/home/u/miniconda3/envs/x/lib/python3.12/site-packages/transformers/trainer.py", "outputs = model(**inputs)",
                                     "TypeError: ModernBertModel.forward() got an unexpected keyword argument 'num_items_in_batch'")
         assert head_id(log) == self.verdict
+
+
+class TestDataparallelModuleNotOnFirstDevice:
+    verdict = "dataparallel-module-not-on-first-device"
+
+    def test_control_a_cpu_kernel_missing_for_a_dtype_is_not_dataparallel(self):
+        assert head_id("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'\n") != self.verdict
+
+    def test_sibling_older_torchs_broadcast_of_a_cpu_model_is_this(self):
+        # junyanz/pytorch-CycleGAN-and-pix2pix#252 (heldout11): the .cuda(gpu_ids[0]) line removed, DataParallel got a CPU
+        # model; judged partly as feature-not-supported (its fix did not say to move the model to the GPU)
+        found = head(case("heldout11", "cyclegan-252-broadcast-cpu-tensors"))
+        assert found is not None and found.id == self.verdict and "model.to('cuda:0')" in found.fix
