@@ -155,7 +155,7 @@ class Tail:
         if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
             return ""
         if PERIODIC_SAVE.search(line) or SPOKEN_AFTER_END.search(text, m.end(), end) or WAITING_AFTER_END.search(text, m.end(), end):
-            return ""  # a save during the run, or a person's sentence about a run: neither is the run's end
+            return ""  # a save during the run, a person's sentence about a run, an agent still waiting: none is the run's end
         return line.strip()[:200]
 
 
