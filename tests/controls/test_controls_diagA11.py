@@ -77,8 +77,11 @@ class TestCudaInitWarningDriverTooOld:
     def test_sibling_an_error_the_log_speaks_of_but_does_not_show_is_named(self):
         # chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning (the thread: a bug of predict.py)
         log = "I receive errors when using a model trained with --features-generators morgan_binary to make predictions.\n" + self.WARNING
-        found = head(log)
-        assert found is not None and found.id == self.verdict and "may be the failure, not this" in found.title
+        # (diagC12) a warning then, not the failure: the log does not decide, the spoken error is the lead
+        report = api.diagnose(log)
+        found = report.findings[0]
+        assert found.id == self.verdict and found.severity.value == "warn" and "may be the failure, not this" in found.title
+        assert head(log) is None and "log-inconclusive" in [f.id for f in report.findings]
 
     def test_sibling_a_later_failure_of_another_kind_is_the_cause(self):
         log = self.WARNING + TB + "ValueError: features_generators must be given for a model trained with them\n"

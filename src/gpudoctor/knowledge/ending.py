@@ -2,11 +2,16 @@
 calls a log without any failure healthy. A log cut before its end and the log of a
 hang (the last lines are set-up: NCCL INFO, a banner, a step) show no failure
 either; only an end tells them apart. A GPU tool's output is complete in itself but
-shows no run's end (`Tail.tool` names it)."""
+shows no run's end (`Tail.tool` names it). What only looks like an end is none: a save the
+run makes at a step, a person's sentence holding an end's words, an end the run went on
+from (set-up, a progress counter short of its total, a test with no outcome yet, a job started at a prompt
+after it)."""
 
 from __future__ import annotations
 
 import re
+
+from gpudoctor.knowledge.reruns import PROMPT, Command
 
 TAIL_BYTES = 64 * 1024  # where an end is: the last lines of the input
 
@@ -27,6 +32,8 @@ ENDED = re.compile(
     r"|Out of bounds values\s*:\s*0\s*OK"
     r"|\bsaving (?:the )?(?:final )?model (?:checkpoint )?to\b"
     r"|\bDestroying process group\b"
+    # torch elastic's agent once every node's workers are done (its exit barrier passed)
+    r"|\bDone waiting for other agents\b"
     # NCCL tearing a communicator down after destroy_process_group(); a failed rank's
     # communicator ends in "Abort COMPLETE" instead (ncclCommAbort)
     r"|NCCL INFO comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*- Destroy COMPLETE"
@@ -49,6 +56,52 @@ GOING_ON = re.compile(
     r"|comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*Init COMPLETE)|^\s*NCCL version \d",
     re.MULTILINE,
 )
+# A save the run makes while it trains is no end: Hugging Face's Trainer saves every save_steps to
+# <output_dir>/checkpoint-<step> (newer releases stage it in tmp-checkpoint-<random> first), other loops to a folder
+# named by step, epoch or iteration; only the save to the output folder itself ends a run. A hang after a periodic save
+# (a collective at the next step, a rank still writing its shard) leaves such a line last
+# (huggingface/transformers#36076: "Saving model checkpoint to data/tmp-checkpoint-pe8ry7n_" at step 40 of 4500).
+PERIODIC_SAVE = re.compile(
+    r"\bsaving (?:the )?(?:final )?model (?:checkpoint )?to\s+\S*?"
+    r"(?:\b(?:tmp-)?checkpoint[-_]\w+|\b(?:global_)?(?:step|epoch|iter|iteration)[-_]?\d+)\S*\s*$",
+    re.IGNORECASE,
+)
+# A person's sentence that holds an end's words is no end: a question put to someone ("Have you successfully finished
+# the training with multiple gpu?", Deepfake-Detection#2, HongguLiu/Deepfake-Detection issue 2, heldout8) or an end
+# told with what went wrong after it ("Training was done on 4 GPUs but the loss never goes down"): the words after
+# the end's own say it is a report about a run, not the run's own last line.
+SPOKEN_AFTER_END = re.compile(r"\?|\b(?:but|however|though|although|except|yet)\b", re.IGNORECASE)
+# Warnings that say the run went on degraded: its loss or gradients not finite (it learned nothing from those steps),
+# or on a slower path than it was set up for (the CPU, a fallback kernel). A run that ends after them reached its
+# end, but not well: its end does not make it healthy, and the log does not decide whether what it produced is of use.
+DEGRADED_RUN = frozenset({
+    "loss-not-finite", "grad-norm-not-finite", "fp16-loss-scale-at-minimum", "sampling-probabilities-invalid",
+    "onnxruntime-cuda-provider-failed", "tgi-flash-attention-unavailable", "cuda-init-warning-driver-too-old",
+})
+# A progress counter after an end that has not reached its total shows the run still counting steps when the log
+# stops: tqdm's bar ("40/4500 [07:21<4:45:21, 3.84s/it]", huggingface/transformers#36076), mmengine's
+# "Epoch [1][100/62598]", a "Step 1200/5000" line. The last counter after the end decides (a bar that reached its
+# total, an evaluation run to its end, leaves n = N last): a run that ended and then went on to a stage it did not
+# finish (an evaluation after training, the next step of a pipeline) did not end there.
+PROGRESS = re.compile(r"(?:\b(?:epoch|step|iter(?:ation)?|batch)\b[^\n\r]{0,40}?|\|\s*)\b(\d+)\s*/\s*(\d+)\b", re.IGNORECASE)
+# An end that goes on to say it waits is no end yet: torch elastic's agent logs "[default] worker group successfully
+# finished. Waiting 300 seconds for other agents to finish." and then waits at its exit barrier for the other nodes
+# (torch/distributed/elastic/agent/server/api.py; "Done waiting for other agents" when they are done, an ERROR with
+# a traceback when they are not): a log that stops there shows a job still waiting, not one that ended.
+WAITING_AFTER_END = re.compile(r"\bwaiting\b", re.IGNORECASE)
+# A test pytest started after the last one that PASSED, with no outcome on its line: the session was still running it
+# (a distributed test that hangs in its collective; intel/torch-xpu-ops#2649: "test_schedule_multiproc.py::ScheduleTest::
+# test_custom_function_callback 2025:12:25-00:54:39:1336928 |CCL_WARN| ...", the test never reported).
+TEST_STARTED = re.compile(r"^\S+\.py::\S+(?![^\n]*\b(?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b)", re.MULTILINE)
+# A command typed at a shell prompt after an end runs another command: the end was the earlier command's, and what the
+# later one printed decides (knowledge/reruns.py reads the same prompts for a failure an attempt run again made stale:
+# NVIDIA/nccl#719, huggingface/text-generation-inference#1451). A command that only looks (at the GPUs, the files, the
+# packages, the exit status) runs no job: the end stays.
+LOOKING = frozenset({
+    "echo", "cat", "ls", "ll", "tail", "head", "less", "more", "grep", "nvidia-smi", "nvcc", "pip", "pip3", "conda", "env",
+    "printenv", "history", "which", "whereis", "cd", "export", "source", "exit", "clear", "date", "hostname", "uname", "df",
+    "du", "free", "ps", "top", "htop", "nvtop", "gpustat", "lsof", "dmesg", "git", "watch", "rm", "mv", "cp", "mkdir",
+})
 # A GPU tool's whole output (nvidia-smi topo -m's legend, ibstatus): complete in itself.
 # nvidia-smi's table or -q report, its topology legend, ibstatus: a GPU tool's output
 # (judged by what it holds, not by an end), as a paste, cut or not.
@@ -96,9 +149,32 @@ class Tail:
         end = text.find("\n", m.end())
         end = end if end >= 0 else len(text)
         after = text[end:]
-        if GOING_ON.search(after):
+        if GOING_ON.search(after) or still_counting(after) or TEST_STARTED.search(after) or ran_after(after):
             return ""
         line = text[start:end]
         if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
             return ""
+        if PERIODIC_SAVE.search(line) or SPOKEN_AFTER_END.search(text, m.end(), end) or WAITING_AFTER_END.search(text, m.end(), end):
+            return ""  # a save during the run, a person's sentence about a run, an agent still waiting: none is the run's end
         return line.strip()[:200]
+
+
+def still_counting(text: str) -> bool:
+    """The last progress counter in `text` stops short of its total (a run still counting its steps)."""
+    last = None
+    for last in PROGRESS.finditer(text):
+        pass
+    if last is None:
+        return False
+    done, total = int(last.group(1)), int(last.group(2))
+    return total > 1 and done < total
+
+
+def ran_after(text: str) -> str:
+    """The first command typed at a prompt in `text` that runs something rather than looks ('' when none)."""
+    for m in PROMPT.finditer(text.encode("utf-8", "replace")):
+        command = Command(0, m.group("command").decode("utf-8", "replace").strip())
+        words = command.words()
+        if words and words[0].rsplit("/", 1)[-1] not in LOOKING:
+            return command.text
+    return ""

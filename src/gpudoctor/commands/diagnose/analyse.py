@@ -14,7 +14,7 @@ from gpudoctor.commands.diagnose.reader import BinaryInput, Normalised, scan
 from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
-from gpudoctor.knowledge.ending import Tail
+from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.reruns import Prompts
 from gpudoctor.knowledge.story import Diagnosis
@@ -99,6 +99,13 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="rerun", evidence={"lines": d.lines, "earlier attempt": f"line {stale[0].evidence.get('first_line')}: {stale[0].title}",
                                                         "run again": f"line {attempt['run_again_at']}: {attempt['again']}"},
                                 lines=d.lines, first=stale[0].evidence.get("first_line"), ran=attempt["line"], again=attempt["run_again_at"])
+    degraded = [f for f in d.findings() if f.id in DEGRADED_RUN and f.severity is Severity.WARN]
+    if ended and degraded and not folder:
+        # it reached its end, but its own lines say it went on degraded (a loss not finite, the CPU for the GPU): no
+        # healthy verdict (exit 0) for it; the warning leads, the end is shown
+        warned = degraded[0]
+        return LOG_INCONCLUSIVE(case="degraded", evidence={"lines": d.lines, "ended": ended, "degraded": f"line {warned.evidence.get('first_line')}: {warned.id}"},
+                                lines=d.lines, warning=warned.id, first=warned.evidence.get("first_line"))
     if folder or ended:
         shown = {"ended": ended} if ended else {}
         return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)

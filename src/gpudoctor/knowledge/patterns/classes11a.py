@@ -4,7 +4,8 @@ the retired held-out parts heldout10 (its first half) and heldout9, sorted by th
 - torch's warning at CUDA initialisation that the driver is too old for this build: the process has no GPU and goes on
   on the CPU. That is decided (an error for a GPU run), but it is not why another failure happened: any other cause the
   log shows is told first (TOLD_AFTER_OTHER_CAUSES), and an error the log speaks of without showing it is named beside
-  it (knowledge/story.py); cuda-driver-too-old keeps the error forms;
+  it, the warning then told as a warning and the log undecided (knowledge/story.py, diagC12); cuda-driver-too-old keeps
+  the error forms;
 - a class that cannot be instantiated because it leaves abstract methods unimplemented: the line that creates it is
   not the bug, the class is (a subclass written for another version of its base class, or a library mid-refactor);
 - a tcp:// or file:// rendezvous given no rank or world size: nothing passed them (no launcher set the rank the

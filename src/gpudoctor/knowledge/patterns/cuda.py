@@ -156,7 +156,7 @@ PATTERNS = [
         default of 4 GPUs, --gpus/--device/device_ids=[0,1,2,3] or range(n_GPUs) naming more GPUs than there are, which
         DataParallel checks first), a hard-coded cuda:1 on a 1-GPU machine, the global RANK used instead of LOCAL_RANK
         on a multi-node job, more ranks per node than GPUs, or CUDA_VISIBLE_DEVICES hiding GPUs.""",
-        fix='nvidia-smi -L   # the GPUs there are: name only those (0..N-1) in the run\'s GPU option or config (--gpus, --device, device_ids, '
+        fix='nvidia-smi -L   # the GPUs there are: name only those (0..N-1) in the run\'s GPU option or config (--device 0 1, --gpus, device_ids, '
             'n_GPUs); one process per GPU: torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) and --nproc-per-node <= torch.cuda.device_count()',
         examples=[
             ("RuntimeError: CUDA error: invalid device ordinal", "wdrink/PyDeepFakeDet#1"),

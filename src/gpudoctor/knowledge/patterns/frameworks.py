@@ -39,7 +39,8 @@ PATTERNS = [
         ("(device_ids[0])", "Broadcast function not implemented"),
         why="""nn.DataParallel replicates the model from device_ids[0] (by default cuda:0, the first visible GPU) to
         the others at every forward. A model moved to another GPU (model.to('cuda:1')) or left on the CPU breaks
-        that; setting the current device does not change device_ids.""",
+        that; setting the current device does not change device_ids. Older torch says it as its broadcast of the
+        parameters refusing CPU tensors: the model was never moved to the GPU before DataParallel wrapped it.""",
         fix="model.to('cuda:0') before nn.DataParallel(model) (or DataParallel(model, device_ids=[1, 2]) with model.to('cuda:1'); or CUDA_VISIBLE_DEVICES=1,2 so the GPUs are renumbered from 0)",
         examples=[
             ("RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on device: cuda:1", "replicate/cog#971"),
@@ -47,8 +48,10 @@ PATTERNS = [
             ("TypeError: Broadcast function not implemented for CPU tensors",
              "junyanz/pytorch-CycleGAN-and-pix2pix#252 (the .cuda(gpu_ids[0]) before DataParallel removed; torch 0.3)"),
             ("TypeError: Broadcast function not implemented for CPU tensors", "pytorch/pytorch#17065 (nn.DataParallel(model) of a model on the CPU)"),
+            ("AssertionError: Broadcast function not implemented for CPU tensors", "torch/nn/parallel/_functions.py Broadcast.forward's assert (torch 1.x+)"),
         ],
-        not_examples=["RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"],
+        not_examples=["RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+                      "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'"],  # a CPU kernel without a dtype: not DataParallel
         fields=groups,
     ),
     pattern(
