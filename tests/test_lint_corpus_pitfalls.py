@@ -143,15 +143,24 @@ CASES = {
     "wrapper called in the step": (
         BYPASS.replace("loss_obj = model.module.compute_loss(", "loss_obj = model.module.loss_from(model(")
         .replace('.to(local_rank))', '.to(local_rank)))').replace("STEP", "pass"), "ddp-forward-bypassed", set()),
+    # control: a helper of the file runs the wrapper's forward in the step
+    "wrapper called through a helper": (
+        BYPASS.replace("loss_obj = model.module.compute_loss(", "loss_obj = model.module.loss_from(forward(")
+        .replace('.to(local_rank))', '.to(local_rank)))').replace("STEP", "pass")
+        .replace("    optimizer, scheduler",
+                 "    def forward(x):\n                return model(x)\n            optimizer, scheduler"),
+        "ddp-forward-bypassed", set()),
     # control: DataParallel's .module (no all-reduce to miss; `dataparallel` speaks for it)
-    "DataParallel module": (BYPASS.replace("DDP(model, device_ids=[local_rank])", "torch.nn.DataParallel(model)")
-                            .replace("STEP", "pass"), "ddp-forward-bypassed", set()),
+    "DataParallel module": (
+        BYPASS.replace("DDP(model, device_ids=[local_rank])", "torch.nn.DataParallel(model)")
+        .replace("STEP", "pass"), "ddp-forward-bypassed", set()),
     # control: evaluation and saving through .module
     "no_grad forward and save": (BYPASS.replace("loss.backward()", "pass").replace(
         "STEP", "torch.save(model.module.state_dict(), 'ckpt.pt')"), "ddp-forward-bypassed", set()),
     # sibling: a wrapper on the distributed path only: a warning naming that path
-    "wrapper on one path": (BYPASS.replace("model = DDP(model", "if args.distributed:\n                model = DDP(model")
-                            .replace("STEP", "pass"), "ddp-forward-bypassed", {(12, "warning")}),
+    "wrapper on one path": (
+        BYPASS.replace("model = DDP(model", "if args.distributed:\n                model = DDP(model")
+        .replace("STEP", "pass"), "ddp-forward-bypassed", {(12, "warning")}),
     # mkdir-race-all-ranks
     "test then mkdir, timestamped makedirs": (
         WORK_DIR.replace("CREATE", "os.makedirs(current_work_dir)"), "mkdir-race-all-ranks",

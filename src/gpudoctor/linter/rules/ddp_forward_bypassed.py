@@ -45,8 +45,8 @@ class DdpForwardBypassed(Rule):
     `parameters`, `eval`, ...), for a save, a copy or an EMA update; a
     forward under `torch.no_grad()` / `inference_mode()` (evaluation); a
     step that also calls the wrapper (`out = model(x)`, then
-    `model.module.loss(out, y)`: DDP's forward ran) or hands the bare
-    wrapper to a helper; DataParallel's `.module` (no gradient all-reduce
+    `model.module.loss(out, y)`: DDP's forward ran), hands the bare
+    wrapper to a helper or calls a function of the file that calls it; DataParallel's `.module` (no gradient all-reduce
     to miss); a file that all-reduces `.grad` itself.
     """
 
@@ -175,9 +175,10 @@ class DdpForwardBypassed(Rule):
         return None
 
     @staticmethod
-    def _calls_wrapper(file: FileModel, step: ast.AST, holder: str) -> bool:
-        """`step` calls the wrapper (`model(x)`, `model.forward(x)`) or hands it to a call as is
-        (not the call that builds it)."""
+    def _calls_wrapper(file: FileModel, step: ast.AST, holder: str, depth: int = 0) -> bool:
+        """`step` calls the wrapper (`model(x)`, `model.forward(x)`), hands it to a call as is (not
+        the call that builds it), or calls a function of the file that does (`self._forward(batch)`
+        reading `self.model(batch)`)."""
         for node in ast.walk(step):
             if type(node) is not ast.Call or wrapper_kind(file, node):
                 continue
@@ -185,6 +186,9 @@ class DdpForwardBypassed(Rule):
             if target in (holder, f"{holder}.forward"):
                 return True
             if any(ast.unparse(a) == holder for a in [*node.args, *(k.value for k in node.keywords)]):
+                return True
+            callees = [callee for callee, _ in file.callees(node) if callee is not step] if depth < 2 else []
+            if any(DdpForwardBypassed._calls_wrapper(file, callee, holder, depth + 1) for callee in callees):
                 return True
         return False
 
