@@ -7,6 +7,7 @@ from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnd
 from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesLate
 from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.dataparallel_unwrapped_at_once import DataparallelUnwrappedAtOnce
+from gpudoctor.linter.rules.ddp_forward_bypassed import DdpForwardBypassed
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.ddp_multi_device_ids import DdpMultiDeviceIds
 from gpudoctor.linter.rules.ddp_no_device_ids import DdpNoDeviceIds
@@ -22,6 +23,7 @@ from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecated
 from gpudoctor.linter.rules.master_addr_not_set import MasterAddrNotSet
 from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
 from gpudoctor.linter.rules.master_port_per_process import MasterPortPerProcess
+from gpudoctor.linter.rules.mkdir_race_all_ranks import MkdirRaceAllRanks
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.local_rank_as_global_rank import LocalRankAsGlobalRank
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
@@ -96,6 +98,8 @@ CHECKS: tuple[Rule, ...] = (
     EnvInitMethodWithAddress(),
     DdpNoDeviceIds(),
     LocalRankAsGlobalRank(),
+    MkdirRaceAllRanks(),
+    DdpForwardBypassed(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

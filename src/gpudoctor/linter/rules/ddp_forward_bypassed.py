@@ -1,0 +1,238 @@
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import wrapper_kind
+from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+from gpudoctor.linter.rules.ddp_forward_on_one_rank import _no_grad
+from gpudoctor.linter.rules.wrapper_method_call import WRAPPER_NAMES, WrapperMethodCall, _wrapping
+
+# The file all-reduces gradients itself (`dist.all_reduce(p.grad)`): bypassing the wrapper is its design.
+MANUAL_SYNC = re.compile(r"all_reduce\([^)\n]*\.grad\b|all_reduce_coalesced\([^)\n]*grad")
+# What the wrapper's `.module` is handed to without a forward running: a copy, a save, a test of its type.
+NOT_A_FORWARD = frozenset({
+    "isinstance", "hasattr", "getattr", "setattr", "type", "id", "print", "len", "str", "repr", "deepcopy", "copy",
+    "save", "load_state_dict", "state_dict", "unwrap_model", "count_parameters", "update", "summary", "watch",
+})
+# Attributes read on `.module` that are no forward (nn.Module's own methods, less `forward`).
+MODULE_METHODS = WRAPPER_NAMES - {"forward"}
+
+
+class DdpForwardBypassed(Rule):
+    """The training loss comes from a forward of the DistributedDataParallel
+    wrapper's `.module` (`loss = model.module.compute_loss(x)`,
+    `model.module(x)`, a loss helper handed `model.module`), and the
+    wrapper itself is never called in that step: DDP prepares its gradient
+    all-reduce in its own `forward`, so `loss.backward()` fills each
+    rank's gradients without averaging them, and the replicas train apart
+    in silence. Asked for by issue 41's corpus (dev7 u031:
+    `loss_obj = model.module.compute_loss(input_ids, attention_mask)`;
+    heldout10 u028: `loss_dict, info_dict = model.module.get_loss(batch)`;
+    heldout10 u032: `forward_UnifiedVoice(self.model.module, ...)` in a
+    trainer's `_train_step`, whose losses its caller backpropagates).
+
+    An error where the file decides it: every value of the wrapper there is
+    a `DistributedDataParallel(...)`, and the value the forward returns
+    reaches a `.backward()` (or `accelerator.backward(...)`) in the same
+    function, or in a function of the file that calls it and takes what it
+    returns. A warning, naming the line, where the name is a DDP wrapper on
+    one path only (`if args.distributed: model = DDP(model)`).
+
+    Not flagged: `.module` read for nn.Module's own methods (`state_dict`,
+    `parameters`, `eval`, ...), for a save, a copy or an EMA update; a
+    forward under `torch.no_grad()` / `inference_mode()` (evaluation); a
+    step that also calls the wrapper (`out = model(x)`, then
+    `model.module.loss(out, y)`: DDP's forward ran), hands the bare
+    wrapper to a helper or calls a function of the file that calls it; DataParallel's `.module` (no gradient all-reduce
+    to miss); a file that all-reduces `.grad` itself.
+    """
+
+    id = "ddp-forward-bypassed"
+    severity = ERROR  # a certain silent divergence: no gradient is averaged
+    in_tests = False  # tests bypass the wrapper on purpose, to compare against a manual reduction (nanotron)
+    message = "the training forward runs on the DDP wrapper's .module: DDP never all-reduces the gradients"
+    fix = "loss = model(batch)  # call the DDP wrapper; put the loss computation in the module's forward"
+    needles = (".module",)
+
+    VALID = (
+        '''
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(net.cuda(), device_ids=[rank])
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        torch.save(model.module.state_dict(), "ckpt.pt")
+        with torch.no_grad():
+            val = model.module.compute_loss(x_val)
+        ''',
+        '''
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(net.cuda(), device_ids=[rank])
+        for x, y in loader:
+            out = model(x)
+            loss = model.module.loss_fn(out, y)  # the wrapper's forward ran
+            loss.backward()
+        ''',
+    )
+    INVALID = (
+        '''
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(net.cuda(), device_ids=[rank])
+        for batch in loader:
+            loss = model.module.compute_loss(batch)  # flagged
+            loss.backward()
+            optimizer.step()
+        ''',
+    )
+
+    def relevant(self, text: str) -> bool:
+        return ".module" in text and "DistributedDataParallel" in text
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        if MANUAL_SYNC.search(file.text):
+            return
+        kinds = WrapperMethodCall()
+        for node in ast.walk(file.tree):
+            if type(node) is not ast.Attribute or node.attr != "module" or type(node.ctx) is not ast.Load:
+                continue
+            if type(node.value) is not ast.Name and file.method_class(node.value) is None:
+                continue
+            call, what = self._forward(file, node)
+            if call is None or _no_grad(file, call, call):
+                continue
+            holder = ast.unparse(node.value)
+            backward = self._backward(file, call, holder)
+            if backward is None:
+                continue
+            found = kinds._kinds(file, node.value, node, 0)
+            severity = ""
+            if found == {"DistributedDataParallel"}:
+                seen = f"{holder} is a DistributedDataParallel wrapper"
+            elif found <= {"DistributedDataParallel", ""}:
+                path = _wrapping(file, node.value, node, 0)
+                if path is None or path[0] != "DistributedDataParallel":
+                    continue
+                seen = f"{holder} is a DistributedDataParallel wrapper on the path through line {path[1]}"
+                severity = WARNING
+            else:
+                continue
+            where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
+            tail = "" if not severity else "; lint cannot tell whether this step runs on that path"
+            yield Hit(call, severity=severity, message=(
+                f"{seen}, and the loss backpropagated at {where} comes from {what}, never through the wrapper: "
+                f"DDP's forward does not run, so its gradient all-reduce never fires and each rank trains "
+                f"its own diverging copy{tail}"),
+                fix=f"call {holder}(...) itself (a forward that returns the loss), not {holder}.module")
+
+    @staticmethod
+    def _forward(file: FileModel, node: ast.Attribute) -> tuple[ast.Call | None, str]:
+        """The call that runs a forward of `node` (`W.module`): `W.module(x)`,
+        `W.module.method(x)` (not one of nn.Module's own), or a helper handed `W.module`."""
+        holder = ast.unparse(node.value)
+        parent = file.parent.get(node)
+        if type(parent) is ast.Call and parent.func is node:
+            return parent, f"{holder}.module(...)"
+        if type(parent) is ast.Attribute and parent.attr not in MODULE_METHODS and not parent.attr.startswith("_"):
+            call = file.parent.get(parent)
+            if type(call) is ast.Call and call.func is parent:
+                return call, f"{holder}.module.{parent.attr}(...)"
+            return None, ""
+        if type(parent) is ast.Call and node in parent.args:
+            name = parent.func.attr if type(parent.func) is ast.Attribute else getattr(parent.func, "id", "")
+            if name and name not in NOT_A_FORWARD:
+                return parent, f"{name}({holder}.module, ...)"
+        return None, ""
+
+    def _backward(self, file: FileModel, call: ast.Call, holder: str) -> ast.Call | None:
+        """The `.backward()` the forward's value reaches: in its own function, or in a function of
+        the file that calls that one and takes what it returns. None where the step also calls the
+        wrapper itself or hands it on (DDP's forward may run there)."""
+        func = file.function(call) or file.tree  # (a script's loop at the module's top)
+        if self._calls_wrapper(file, _step(file, call, func), holder):
+            return None
+        tainted = _flow(func, {id(call)}, set())
+        found = _backward_in(func, tainted, {id(call)})
+        if found is not None:
+            return found
+        if not any(type(r) is ast.Return and r.value is not None and _mentions(r.value, tainted, {id(call)})
+                   for r in ast.walk(func)):
+            return None
+        for site, _ in file.call_sites.get(func, []):
+            caller = file.function(site) or file.tree
+            if self._calls_wrapper(file, _step(file, site, caller), holder):
+                continue
+            found = _backward_in(caller, _flow(caller, {id(site)}, set()), {id(site)})
+            if found is not None:
+                return found
+        return None
+
+    @staticmethod
+    def _calls_wrapper(file: FileModel, step: ast.AST, holder: str, depth: int = 0) -> bool:
+        """`step` calls the wrapper (`model(x)`, `model.forward(x)`), hands it to a call as is (not
+        the call that builds it), or calls a function of the file that does (`self._forward(batch)`
+        reading `self.model(batch)`)."""
+        for node in ast.walk(step):
+            if type(node) is not ast.Call or wrapper_kind(file, node):
+                continue
+            target = ast.unparse(node.func)
+            if target in (holder, f"{holder}.forward"):
+                return True
+            if any(ast.unparse(a) == holder for a in [*node.args, *(k.value for k in node.keywords)]):
+                return True
+            callees = [callee for callee, _ in file.callees(node) if callee is not step] if depth < 2 else []
+            if any(DdpForwardBypassed._calls_wrapper(file, callee, holder, depth + 1) for callee in callees):
+                return True
+        return False
+
+
+def _step(file: FileModel, node: ast.AST, func: ast.AST) -> ast.AST:
+    """The training step around `node`: its innermost loop within `func`, else `func`
+    (dev7 u031: the optimizer built from the wrapper before the loop is no forward)."""
+    return next(iter(file.enclosing_loops(node)), func)
+
+
+def _mentions(expr: ast.AST, names: set[str], nodes: set[int]) -> bool:
+    """`expr` reads one of `names` or contains one of `nodes`, other than through `.detach()` /
+    `.item()` (a value cut from the graph: no gradient flows from it)."""
+    if type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr in ("detach", "item"):
+        return False
+    if id(expr) in nodes or (type(expr) is ast.Name and type(expr.ctx) is ast.Load and expr.id in names):
+        return True
+    return any(_mentions(child, names, nodes) for child in ast.iter_child_nodes(expr))
+
+
+def _flow(func: ast.AST, nodes: set[int], names: set[str]) -> set[str]:
+    """The names in `func` bound, directly or through other bindings, from one of `nodes`."""
+    names = set(names)
+    assigns = [n for n in ast.walk(func) if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign)]
+    for _ in range(4):
+        before = len(names)
+        for stmt in assigns:
+            value = getattr(stmt, "value", None)
+            if value is None or not _mentions(value, names, nodes):
+                continue
+            targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target]  # type: ignore[attr-defined]
+            for target in targets:
+                names |= {n.id for n in ast.walk(target) if type(n) is ast.Name}
+        if len(names) == before:
+            break
+    return names
+
+
+def _backward_in(func: ast.AST, names: set[str], nodes: set[int]) -> ast.Call | None:
+    """A `x.backward()` (or `accelerator.backward(x)`, `scaler.scale(x).backward()`) in `func`
+    on a value that reads one of `names` or contains one of `nodes`."""
+    for node in ast.walk(func):
+        if type(node) is not ast.Call or type(node.func) is not ast.Attribute or node.func.attr != "backward":
+            continue
+        if _mentions(node.func.value, names, nodes) or any(_mentions(a, names, nodes) for a in node.args[:1]):
+            return node
+    return None
