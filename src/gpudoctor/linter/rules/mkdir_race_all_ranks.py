@@ -122,7 +122,7 @@ class MkdirRaceAllRanks(Rule):
                 continue  # the module's top: the parent made it before it spawned the ranks (dev7 u015)
             if any(is_rank_condition(file, test) or SaveAllRanks._made_on_some_ranks(file, test) for test in tests):
                 continue
-            if any(SaveAllRanks._unresolved_flag(test) for test in tests if not self._exists_test(test)):
+            if any(SaveAllRanks._unresolved_flag(file, test) for test in tests if not self._exists_test(test)):
                 continue  # (`if args.save:` may be a rank flag set elsewhere: no guess)
             name = file.call_name(call) or "os.makedirs"
             where = source(path)
