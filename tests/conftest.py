@@ -53,3 +53,13 @@ def _temp_dir_for_run_logs(tmp_path_factory):
         os.environ.pop("TMPDIR", None)
     else:
         os.environ["TMPDIR"] = saved_env
+
+
+@pytest.fixture(autouse=True)
+def _lint_rules_fail_loudly(monkeypatch):
+    """A lint rule that raises is silence to a user (the engine says nothing rather than
+    guess); in the tests it must fail, or a broken rule passes every test that expects no
+    diagnostic (the twelfth session: a helper's changed signature went unseen this way)."""
+    from gpudoctor.linter import engine
+
+    monkeypatch.setattr(engine, "RAISE_RULE_ERRORS", True)
