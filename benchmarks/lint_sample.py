@@ -77,6 +77,26 @@ def run_lint(part: Path, files: list[str]) -> list[dict]:
     return list(json.loads(proc.stdout)["diagnostics"])
 
 
+def rule_errors(part: Path, files: list[str]) -> list[str]:
+    """Each case file linted again in this process with rule exceptions raised: a user's run
+    swallows a rule's exception (that rule says nothing for the file), which would read here as
+    a miss, not as the bug it is."""
+    import traceback
+
+    from gpudoctor.linter import engine
+
+    engine.RAISE_RULE_ERRORS = True
+    broken = []
+    for name in files:
+        try:
+            engine.lint_files([str(part / name)])
+        except Exception as exc:  # the point is to list them, whatever they are
+            frames = [f for f in traceback.extract_tb(exc.__traceback__) if "gpudoctor" in f.filename]
+            where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+            broken.append(f"{name}: {type(exc).__name__} at {where}: {str(exc)[:100]}")
+    return broken
+
+
 def match(expected: list[dict], found: list[dict]) -> list[tuple[dict | None, dict | None]]:
     """Pair diagnostics with expected pitfalls of one case: same rule, nearest line within SLACK."""
     pairs: list[tuple[dict | None, dict | None]] = []
@@ -149,7 +169,7 @@ def score(part: Path) -> dict:
     return {"part": str(part), "cases": len(cases), "diagnostics": len(diagnostics), "rules": table,
             "severity": sev, "misses": misses, "false_alarms": false_alarms,
             "severity_mismatch": sev_mismatch, "unclaimed": unclaimed, "not_scored": not_scored,
-            "renamed": renamed}
+            "renamed": renamed, "rule_errors": rule_errors(part, [c["file"] for c in cases])}
 
 
 def show(r: dict) -> None:
@@ -168,7 +188,8 @@ def show(r: dict) -> None:
                        ("severity differs", "severity_mismatch"),
                        ("pitfalls no rule claims (lint could learn)", "unclaimed"),
                        ("reader's pitfall names read as the rule that claims them now", "renamed"),
-                       ("not scored (not valid Python)", "not_scored")):
+                       ("not scored (not valid Python)", "not_scored"),
+                       ("rule exceptions (a user's run hides them: that rule said nothing for the file)", "rule_errors")):
         print(f"{title}: {len(r[key])}")
         for line in r[key]:
             print(f"  {line}")
