@@ -239,11 +239,7 @@ class Diagnosis:
         a line that told nothing the last time is skipped, and a repeated harmless line is
         only counted."""
         key = raw.encode("utf-8", "surrogateescape").translate(None, DIGIT_BYTES)
-        if key in self.quiet:
-            return
-        again = self.noise.get(key)
-        if again is not None:
-            again.count += 1
+        if self.repeated(key):
             return
         hits, events = self.hits, self.signs.events
         self.read_line(raw, line, source, following)
@@ -266,6 +262,17 @@ class Diagnosis:
                 self.quiet.add(key)
         elif self.hits == hits + 1 and self.last.pattern.role == HARMLESS and len(self.last.samples) >= SAMPLES:
             self.noise[key] = self.last
+
+    def repeated(self, key: bytes) -> bool:
+        """Whether a line (its UTF-8 without digits: `key`) told nothing the last time, or is harmless noise
+        sampled enough (then counted): it is not read again. The scanner asks before it decodes a line."""
+        if key in self.quiet:
+            return True
+        again = self.noise.get(key)
+        if again is not None:
+            again.count += 1
+            return True
+        return False
 
     def read_line(self, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
         for msg in segments(raw):
