@@ -2,10 +2,12 @@
 
 Most lines of a training log are healthy and repeat with only their numbers changed
 (loss prints, progress bars, NCCL INFO lines). So a block is first reduced to its
-distinct lines with the digits taken out, and the trigger words are looked for in
-that (usually a small fraction of the block). Only a trigger found there is then
-searched in the whole block, to find the lines that hold it. Everything runs in C
-(bytes.lower / translate / split / set / find); Python only sees the candidate lines.
+distinct lines with the digits made 0 (`Digest`, once per block for all its readers:
+the scanner, the launcher, end and nvidia-smi readers ask it before they search the
+block), and the trigger words are looked for in that (usually a small fraction of the
+block). Only a trigger found there is then searched in the whole block, to find the
+lines that hold it. Everything runs in C (bytes.lower / translate / split / set / find);
+Python only sees the candidate lines.
 
 Every line a pattern or the structural reader (`signs`) reads contains a trigger: a
 test checks each pattern's examples against `has_trigger`.
@@ -350,6 +352,12 @@ def digest(block: bytes) -> Digest:
     if len(block) >= DIGEST_MIN:
         _last = (block, made)
     return made
+
+
+def forget() -> None:
+    """Let the last block go (the scanner, at the end of its input)."""
+    global _last
+    _last = None
 
 
 def may_hold(block: bytes, words: Sequence[bytes]) -> Sequence[bytes]:

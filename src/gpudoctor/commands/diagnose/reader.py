@@ -13,7 +13,7 @@ from typing import Optional, Protocol
 
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.launch import rundir
-from gpudoctor.knowledge.prefilter import DIGEST_MIN, DIGITS, Digest, candidate_starts, digest, triggers_in
+from gpudoctor.knowledge.prefilter import DIGEST_MIN, DIGITS, Digest, candidate_starts, digest, forget, triggers_in
 
 BLOCK = 8 << 20
 LOOKAHEAD = 64 << 10  # lines after a hit that a pattern may read as context
@@ -252,5 +252,6 @@ def scan(stream: ByteSource | Normalised, diagnosis: Diagnosis, source: str = ""
         carry = buf[end:]
         if eof and not carry:
             break
+    forget()
     diagnosis.lines += base_line
     return base_line
