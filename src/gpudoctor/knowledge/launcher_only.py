@@ -152,7 +152,7 @@ class LauncherSeen:
                 continue
             # each line the regex reads holds one of the words: only those lines are searched, and only the
             # block's digest of them where the regex reads no digit (a line repeated with other numbers is read once)
-            lines = lines_holding(digested.text, [w.translate(ZEROS) for w in words]) if BLIND[launcher.name] and digested.useful else lines_holding(chunk, words)
+            lines = lines_holding(digested.text, [w.translate(ZEROS) for w in words]) if BLIND[launcher.name] else lines_holding(chunk, words)
             if launcher.regex.search(lines.decode("utf-8", "replace")):
                 self.names.add(launcher.name)
 

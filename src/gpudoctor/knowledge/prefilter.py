@@ -242,33 +242,32 @@ class Digest:
 
     def __init__(self, block: bytes) -> None:
         self.text = b"\n".join(set(block.translate(ZEROS).split(b"\n")))
-        # a block whose lines hardly repeat (one endless line, every line its own) is as big as its digest: the
-        # digest is dropped (memory stays bounded) and every word may be in the block
-        self.useful = len(self.text) <= len(block) // 4 or len(block) < DIGEST_MIN
-        if not self.useful:
-            self.text = b""
-        self._bare = self._low = self._bare_low = b""
+        self.size = len(block)
+        self._bare: Optional[bytes] = None
         self._made = False
 
-    def _make(self) -> None:
-        self._bare = b"\n".join(set(self.text.translate(None, HEX).split(b"\n")))
-        self._low, self._bare_low = self.text.lower(), self._bare.lower()
-        self._made = True
+    def bare(self) -> bytes:
+        """`text` without hex digits ('' where `text` is as big as half its block: lines that hardly repeat, one
+        endless line; a second copy of them would hold memory and spare no search)."""
+        if not self._made:
+            if len(self.text) <= self.size // 2 or self.size < DIGEST_MIN:
+                self._bare = b"\n".join(set(self.text.translate(None, HEX).split(b"\n")))
+            self._made = True
+        return self._bare or b""
 
     def may_hold(self, words: Iterable[bytes], lower: bool = False) -> list[bytes]:
         """The words (none with a newline) that may be in the block: all that are, perhaps a few that are not.
         `lower`: words in lower case, for the block lower-cased."""
-        if not self.useful:
-            return list(words)
-        if not self._made:
-            self._make()
-        text, bare = (self._low, self._bare_low) if lower else (self.text, self._bare)
+        text, bare = self.text, self.bare()
+        if lower:
+            text, bare = text.lower(), bare.lower()
+        skip_bare = self._bare is None
         out = []
         for word in words:
             keys = KEYS.get(word)
             if keys is None:
                 keys = KEYS[word] = (word.translate(None, HEX), word.translate(ZEROS))
-            if keys[0] in bare and keys[1] in text:
+            if (skip_bare or keys[0] in bare) and keys[1] in text:
                 out.append(word)
         return out
 
