@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from gpudoctor.knowledge.evidence import ERROR_LEVEL, LEVEL_AT, RULES, error_level
 from gpudoctor.knowledge.launcher_only import BLIND, LAUNCHERS, LauncherSeen
 from gpudoctor.knowledge.prefilter import DIGEST_MIN, MANY, Digest, candidate_starts, digest, digit_blind, lines_holding
 
@@ -94,3 +95,39 @@ def test_a_launcher_is_seen_in_a_big_block_of_repeated_lines(line, seen):
     launchers.feed(chunk)
     assert (launchers.launcher() == "mpirun") is seen
     assert lines_holding(chunk, [b"<std"]) == line.rstrip(b"\n")
+
+
+def top_level_alternatives(pattern: str) -> list[str]:
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return out + [pattern[start:]]
+
+
+def test_each_error_level_alternative_holds_what_the_cheap_test_looks_for():
+    gates = ("{caps}", "level=", "(?:level|severity|lvl)", "[{glog}]\\d{{4}} ", "\\[[{glog}] ")
+    alternatives = top_level_alternatives(LEVEL_AT)
+    assert len(alternatives) > 5
+    for alternative in alternatives:
+        assert any(g in alternative for g in gates), alternative
+
+
+def test_error_level_agrees_with_the_regex():
+    lines = [x for rule in RULES for x in (*rule.examples, *rule.not_examples)] + [
+        "E0228 04:58:23.710914 3021 ResourceManager.cpp:95] Cannot load from file", "[E 2024-05-01 10:00:00 trainer.py:12] boom",
+        'time="2024-01-02T10:00:00Z" level=error msg="x"', '{"msg": "x", "level": "error"}', "2023-05-30T10:39:23.156417Z ERROR HTTP",
+        "[rank0]:[W1123 10:02:00.000000 48213 torch/nn/modules/module.py:1501] UserWarning: parameter is deprecated"]
+    for line in lines:
+        m, n = error_level(line), ERROR_LEVEL.search(line)
+        assert (m and m.span()) == (n and n.span()), line

@@ -15,7 +15,7 @@ from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge import launcher_only
-from gpudoctor.knowledge.evidence import ERROR_LEVEL
+from gpudoctor.knowledge.evidence import error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
@@ -244,7 +244,7 @@ class Diagnosis:
         hits, events = self.hits, self.signs.events
         self.read_line(raw, line, source, following)
         if self.hits == hits and self.signs.events == events:
-            if ERROR_LEVEL.search(raw):
+            if error_level(raw):
                 self.error_count += 1
                 if len(self.error_lines) < ERROR_LINES_KEPT:
                     self.error_lines.append((line, raw.strip()[:200]))
@@ -351,7 +351,7 @@ class Diagnosis:
         GPUs`); or a logger's record at error level whose words hold none (glog's `E0228 04:58:23.710914 3021
         ResourceManager.cpp:95] Cannot load from file ...`). A sentence that only mentions the message ("I used to
         get Expected all tensors ... but now it works") does not open with it and is left as it was."""
-        if ERROR_LEVEL.search(raw):
+        if error_level(raw):
             return True
         for msg in segments(raw):
             text = RUNTIME_LOCATION.sub("", msg.text, count=1)
