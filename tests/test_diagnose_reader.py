@@ -42,6 +42,24 @@ def test_line_numbers_survive_block_ends(small_blocks, before):
     assert d.lines == before + 51
 
 
+@pytest.mark.parametrize("cut", [1, 20, 35, 40, 44])
+def test_a_failure_line_cut_by_a_block_end_is_still_found(small_blocks, cut):
+    # the block's digest holds its lines; the line that runs across into the next block is digested apart
+    pad = "x" * (4096 - cut - len(HEALTHY) * 60 - 1) + "\n"
+    d = run((HEALTHY * 60 + pad + OOM + HEALTHY * 10).encode())
+    assert d.seen["cuda-oom"].first.line == 62
+
+
+def test_a_repeated_line_is_counted_as_before_it_is_decoded(small_blocks):
+    # a repeat that told nothing is skipped before decoding only when it is ASCII (bytes and text then agree)
+    warning = "[rank0]:[W socket.cpp:697] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99 - Cannot assign requested address).\n"
+    odd = "[rank0]: caf\u00e9 W\u00e4rning {} failed\n"
+    text = "".join(warning.replace("29500", str(29500 + i)) + odd.format(i) for i in range(40)) + OOM
+    streamed, fed = run(text.encode()), Diagnosis()
+    fed.feed(text.splitlines())
+    assert [f.to_dict() for f in streamed.findings()] == [f.to_dict() for f in fed.findings()]
+
+
 def test_context_after_a_match_is_read_across_a_block_end(small_blocks):
     # put the Root Cause block right before a block boundary
     pad = HEALTHY * ((4096 - 1024 - 60) // len(HEALTHY))

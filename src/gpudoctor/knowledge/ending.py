@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from gpudoctor.knowledge.prefilter import may_hold
 from gpudoctor.knowledge.reruns import PROMPT, Command
 
 TAIL_BYTES = 64 * 1024  # where an end is: the last lines of the input
@@ -123,11 +124,11 @@ class Tail:
         self.tool = ""  # the first line of a GPU tool's output seen anywhere in the input
 
     def feed(self, chunk: bytes) -> None:
-        if not self.tool and chunk and any(word in chunk for word in TOOL_WORDS):
+        if not self.tool and chunk and any(word in chunk for word in may_hold(chunk, TOOL_WORDS)):
             m = TOOL_OUTPUT.search(chunk.decode("utf-8", "replace"))
             if m:
                 self.tool = m.group(0).strip()
-        self.data = (self.data + chunk)[-TAIL_BYTES:]
+        self.data = (self.data + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]
 
     def tee(self, other):
         def both(chunk: bytes) -> None:

@@ -49,6 +49,20 @@ LEVEL_AT = (
     r"|\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s+(?:{caps})\s"
 )
 ERROR_LEVEL = re.compile(LEVEL_AT.format(caps="ERROR|CRITICAL|FATAL|PANIC", glog="EF", lower="error|fatal|critical|panic"))
+# What every ERROR_LEVEL match holds: a level's word, logfmt's level=, a JSON record's level key, or glog's level
+# letter before its date (each of LEVEL_AT's alternatives holds one; tests/test_knowledge_prefilter.py checks). The
+# regex tries a dozen alternatives at every place of a line: a line with none of these costs a few finds instead.
+LEVEL_WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", '"level"', '"severity"', '"lvl"')
+GLOG_LEVEL = re.compile(r"[EF]\d{4} |\[[EF] ")
+
+
+def error_level(text: str) -> re.Match[str] | None:
+    """ERROR_LEVEL.search(text), without the search for a line that cannot hold a level."""
+    if not any(word in text for word in LEVEL_WORDS) and GLOG_LEVEL.search(text) is None:
+        return None
+    return ERROR_LEVEL.search(text)
+
+
 # The levels at which a program says it cannot go on (glog's F aborts the process after the line).
 FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fatal|critical|panic")
 # An error-level line whose message says a call of the program raised: the server's handler caught an

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from gpudoctor.knowledge.prefilter import ZEROS, digest, digit_blind, lines_holding, may_hold
+
 # How to see a rank's own output next time: torchrun keeps each rank's stdout/stderr in files, or
 # copies them to the console with the rank's prefix; @record puts the traceback into the error file.
 SHOW_RANK = ("run it again with `torchrun --redirects 3 --log-dir LOGS ...` (each rank's output then lies in "
@@ -84,7 +86,7 @@ LAUNCHERS = (
     ),
     Launcher(
         "accelerate launch",
-        (b"accelerate",),
+        (b"accelerate", b"simple_launcher", b"multi_gpu_launcher", b"deepspeed_launcher"),
         re.compile(r"accelerate[/\\]commands[/\\]launch\.py|\baccelerate launch\b|accelerate_cli|\b(?:simple|multi_gpu|deepspeed)_launcher\b"),
         "accelerate launch prints every process to the same console: the first Traceback above its own is the failing "
         "process's; `accelerate launch --debug ...` prints torch.distributed's stack trace of the failure, and a multi-GPU "
@@ -94,7 +96,7 @@ LAUNCHERS = (
     ),
     Launcher(
         "mpirun",
-        (b"mpirun", b"horovodrun", b"Open MPI", b"prterun", b">:", b"<std"),
+        (b"mpirun", b"horovodrun", b"Open MPI", b"prterun", b"orterun", b">:", b"<std"),
         re.compile(r"\b(?:mpirun|horovodrun|prterun|orterun)\b|\bOpen MPI\b|\[\d+,\d+\]<std(?:out|err)>"),
         "`mpirun --tag-output ...` leads each line with [job,rank]<stderr> and `mpirun --output-filename LOGS ...` "
         "(`horovodrun --output-filename LOGS`) writes one file per rank: the failing rank's first error is in its own",
@@ -117,7 +119,8 @@ LAUNCHERS = (
     ),
     Launcher(
         "torchrun",
-        (b"torchrun", b"torch.distributed.", b"torch/distributed/", b"torch\\distributed\\", b"ChildFailedError", b"elastic", b"Root Cause"),
+        (b"torchrun", b"torch.distributed.", b"torch/distributed/", b"torch\\distributed\\", b"torch/distributed\\", b"torch\\distributed/",
+         b"ChildFailedError", b"elastic", b"Root Cause"),
         re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch|elastic)|torch[/\\]distributed[/\\](?:run|launch)\.py"
                    r"|torch[/\\]distributed[/\\]elastic|ChildFailedError|^Root Cause \(first observed failure\):", re.M),
         SHOW_RANK + "; TORCHELASTIC_ERROR_FILE is the file each worker's @record writes to"
@@ -125,6 +128,8 @@ LAUNCHERS = (
     ),
 )
 BY_NAME = {launcher.name: launcher for launcher in LAUNCHERS}
+BLIND = {launcher.name: digit_blind(launcher.regex) for launcher in LAUNCHERS}
+
 ALL_WORDS = tuple(dict.fromkeys(w for launcher in LAUNCHERS for w in launcher.words))
 
 
@@ -136,15 +141,19 @@ class LauncherSeen:
         self.nccl_info = False  # the input shows NCCL's INFO lines (NCCL_DEBUG=INFO was set)
 
     def feed(self, chunk: bytes) -> None:
-        self.nccl_info = self.nccl_info or b"NCCL INFO" in chunk
-        if len(self.names) == len(LAUNCHERS) or not any(w in chunk for w in ALL_WORDS):
+        self.nccl_info = self.nccl_info or bool(may_hold(chunk, (b"NCCL INFO",))) and b"NCCL INFO" in chunk
+        if len(self.names) == len(LAUNCHERS):
             return
-        text: Optional[str] = None
+        digested = digest(chunk)
+        present = {w for w in digested.may_hold(ALL_WORDS) if w in chunk}
         for launcher in LAUNCHERS:
-            if launcher.name in self.names or not any(w in chunk for w in launcher.words):
+            words = [w for w in launcher.words if w in present]
+            if launcher.name in self.names or not words:
                 continue
-            text = chunk.decode("utf-8", "replace") if text is None else text
-            if launcher.regex.search(text):
+            # each line the regex reads holds one of the words: only those lines are searched, and only the
+            # block's digest of them where the regex reads no digit (a line repeated with other numbers is read once)
+            lines = lines_holding(digested.text, [w.translate(ZEROS) for w in words]) if BLIND[launcher.name] else lines_holding(chunk, words)
+            if launcher.regex.search(lines.decode("utf-8", "replace")):
                 self.names.add(launcher.name)
 
     def launcher(self) -> str:

@@ -2,16 +2,30 @@
 
 Most lines of a training log are healthy and repeat with only their numbers changed
 (loss prints, progress bars, NCCL INFO lines). So a block is first reduced to its
-distinct lines with the digits taken out, and the trigger words are looked for in
-that (usually a small fraction of the block). Only a trigger found there is then
-searched in the whole block, to find the lines that hold it. Everything runs in C
-(bytes.lower / translate / split / set / find); Python only sees the candidate lines.
+distinct lines with the digits made 0 (`Digest`, once per block for all its readers:
+the scanner, the launcher, end and nvidia-smi readers ask it before they search the
+block), and the trigger words are looked for in that (usually a small fraction of the
+block). Only a trigger found there is then searched in the whole block, to find the
+lines that hold it. Everything runs in C (bytes.lower / translate / split / set / find);
+Python only sees the candidate lines.
 
 Every line a pattern or the structural reader (`signs`) reads contains a trigger: a
 test checks each pattern's examples against `has_trigger`.
 """
 
 from __future__ import annotations
+
+import itertools
+import operator
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any, Optional
+
+if sys.version_info >= (3, 11):
+    import re._parser as sre_parse
+else:  # pragma: no cover
+    import sre_parse
 
 # Lower-case words; longer is cheaper and more precise.
 TRIGGERS = (
@@ -204,6 +218,8 @@ TRIGGERS = (
     "train_loss",
 )
 DIGITS = b"0123456789"
+HEX = DIGITS + b"abcdefABCDEF"
+ZEROS = bytes.maketrans(DIGITS, b"0" * len(DIGITS))
 TRIGGER_BYTES = tuple(dict.fromkeys(t.encode() for t in TRIGGERS))
 # what each trigger looks like once the digits are out of the text
 TRIGGER_KEYS = tuple((t, t.translate(None, DIGITS)) for t in TRIGGER_BYTES)
@@ -214,20 +230,170 @@ def has_trigger(text: str) -> bool:
     return any(t in low for t in TRIGGERS)
 
 
-def candidate_starts(low: bytes, end: int) -> list[int]:
-    """Start offsets of the lines in low[:end] (a lower-cased block) that contain a trigger."""
-    view = low if end == len(low) else low[:end]
-    distinct = b"\n".join(set(view.translate(None, DIGITS).split(b"\n")))
-    starts: set[int] = set()
-    for trig, key in TRIGGER_KEYS:
-        if key not in distinct:
-            continue
-        pos = low.find(trig, 0, end)
+class Digest:
+    """A block of log reduced to its distinct lines with every digit made a 0 (`text`), and those again without
+    digits or hex letters (`bare`): the lines a log repeats with other numbers collapse (most of them: a number of
+    another length stays apart), and a checkpoint's hash, an address or a UUID no longer makes each line its own.
+    A word (no newline in it) that is in the block is in `text` with its digits made 0 and in `bare` without its hex
+    digits, so a word missing from either is not in the block: every reader of a block asks this first
+    (`may_hold`), and searches the block itself only for the words that pass (each search of a whole block costs
+    as much as all of this). A regex that cannot tell one digit from another (`digit_blind`) and reads one line
+    at a time finds a line in `text` when it finds one in the block (`lines_holding`)."""
+
+    def __init__(self, block: bytes) -> None:
+        self.text = b"\n".join(set(block.translate(ZEROS).split(b"\n")))
+        self.size = len(block)
+        self._bare: Optional[bytes] = None
+        self._made = False
+
+    def bare(self) -> bytes:
+        """`text` without hex digits ('' where `text` is as big as half its block: lines that hardly repeat, one
+        endless line; a second copy of them would hold memory and spare no search)."""
+        if not self._made:
+            if len(self.text) <= self.size // 2 or self.size < DIGEST_MIN:
+                self._bare = b"\n".join(set(self.text.translate(None, HEX).split(b"\n")))
+            self._made = True
+        return self._bare or b""
+
+    def may_hold(self, words: Iterable[bytes], lower: bool = False) -> list[bytes]:
+        """The words (none with a newline) that may be in the block: all that are, perhaps a few that are not.
+        `lower`: words in lower case, for the block lower-cased."""
+        text, bare = self.text, self.bare()
+        if lower:
+            text, bare = text.lower(), bare.lower()
+        skip_bare = self._bare is None
+        out = []
+        for word in words:
+            keys = KEYS.get(word)
+            if keys is None:
+                keys = KEYS[word] = (word.translate(None, HEX), word.translate(ZEROS))
+            if (skip_bare or keys[0] in bare) and keys[1] in text:
+                out.append(word)
+        return out
+
+
+def lines_holding(block: bytes, words: Iterable[bytes]) -> bytes:
+    """The distinct whole lines of `block` that hold one of the words (none with a newline), joined by newlines."""
+    lines: set[bytes] = set()
+    for word in words:
+        pos = block.find(word)
         while pos != -1:
+            start = block.rfind(b"\n", 0, pos) + 1
+            stop = block.find(b"\n", pos)
+            stop = len(block) if stop == -1 else stop
+            lines.add(block[start:stop])
+            pos = block.find(word, stop)
+    return b"\n".join(lines)
+
+
+def digit_blind(regex: re.Pattern) -> bool:
+    """Whether the regex matches a text exactly when it matches the text with each ASCII digit made a 0: it names
+    no digit (`\\d`, `\\w` and `[0-9]` treat them all alike; a literal 5, a class of some digits or a back-reference
+    may not). Unsure is no."""
+    try:
+        tree = sre_parse.parse(regex.pattern, regex.flags)
+    except Exception:  # (a private module: whatever it does in another Python)
+        return False
+    return _blind(tree)
+
+
+def _blind(items: Any) -> bool:  # (a SubPattern: iterable, though typeshed does not say so)
+    digits = range(ord("0"), ord("9") + 1)
+    for op, av in items:
+        name = str(op)
+        if name in ("LITERAL", "NOT_LITERAL"):
+            if av in digits:
+                return False
+        elif name == "IN":
+            for kind, arg in av:
+                kind = str(kind)
+                if kind == "LITERAL" and arg in digits:
+                    return False
+                if kind == "RANGE" and arg[0] <= digits[-1] and arg[1] >= digits[0] and not (arg[0] <= digits[0] and arg[1] >= digits[-1]):
+                    return False
+                if kind not in ("LITERAL", "RANGE", "CATEGORY", "NEGATE"):
+                    return False
+        elif name in ("AT", "ANY", "CATEGORY"):
+            continue
+        elif name == "SUBPATTERN":
+            if not _blind(av[-1]):
+                return False
+        elif name == "BRANCH":
+            if not all(_blind(branch) for branch in av[1]):
+                return False
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            if not _blind(av[2]):
+                return False
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            if not _blind(av[1]):
+                return False
+        elif name == "ATOMIC_GROUP":
+            if not _blind(av):
+                return False
+        else:  # a back-reference, a conditional group, anything new
+            return False
+    return True
+
+
+KEYS: dict[bytes, tuple[bytes, bytes]] = {}  # a word -> (without hex digits, with its digits made 0)
+MANY = 1000  # a trigger found on this many lines of a block: its lines are found by reading every line
+DIGEST_MIN = 1 << 20  # a block smaller than this is searched as it is
+_last: Optional[tuple[bytes, Digest]] = None  # the last big block digested: its readers (the tee, the scanner) share it
+
+
+def digest(block: bytes) -> Digest:
+    """The block's Digest, made once for all who read the same block (the same object: bytes cannot carry it)."""
+    global _last
+    last = _last
+    if last is not None and last[0] is block:
+        return last[1]
+    made = Digest(block)
+    if len(block) >= DIGEST_MIN:
+        _last = (block, made)
+    return made
+
+
+def forget() -> None:
+    """Let the last block go (the scanner, at the end of its input)."""
+    global _last
+    _last = None
+
+
+def may_hold(block: bytes, words: Sequence[bytes]) -> Sequence[bytes]:
+    """The words that may be in `block` (a cheap superset; all of them for a small block)."""
+    return digest(block).may_hold(words) if len(block) >= DIGEST_MIN else words
+
+
+def triggers_in(digests: Iterable[Digest]) -> list[bytes]:
+    """The triggers that may be in the blocks the digests were made of."""
+    found: set[bytes] = set()
+    for d in digests:
+        found.update(d.may_hold(TRIGGER_BYTES, lower=True))
+    return [t for t in TRIGGER_BYTES if t in found]
+
+
+def candidate_starts(low: bytes, end: int, triggers: Optional[Sequence[bytes]] = None) -> list[int]:
+    """Start offsets of the lines in low[:end] (a lower-cased block) that contain a trigger. `triggers`: those
+    that may be there (`triggers_in`, from the digests of the raw blocks), else found here."""
+    if triggers is None:  # (the block is lower-cased already: its digest is)
+        triggers = Digest(low if end == len(low) else low[:end]).may_hold(TRIGGER_BYTES)
+    starts: set[int] = set()
+    lines: Optional[list[bytes]] = None
+    offsets: list[int] = []
+    for trig in triggers:
+        pos, seen = low.find(trig, 0, end), 0
+        while pos != -1 and seen < MANY:
+            seen += 1
             line_start = low.rfind(b"\n", 0, pos) + 1
             starts.add(line_start)
             nl = low.find(b"\n", pos, end)
             if nl == -1:
                 break
             pos = low.find(trig, nl + 1, end)
+        else:
+            if pos != -1:  # a word on most lines (every line a warning): each line is asked once, in C's loops
+                if lines is None:
+                    lines = low[:end].split(b"\n")
+                    offsets = list(map(operator.add, itertools.accumulate(map(len, lines), initial=0), itertools.count()))
+                starts.update(itertools.compress(offsets, [trig in line for line in lines]))
     return sorted(starts)

@@ -15,7 +15,7 @@ from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge import launcher_only
-from gpudoctor.knowledge.evidence import ERROR_LEVEL
+from gpudoctor.knowledge.evidence import error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
@@ -239,16 +239,12 @@ class Diagnosis:
         a line that told nothing the last time is skipped, and a repeated harmless line is
         only counted."""
         key = raw.encode("utf-8", "surrogateescape").translate(None, DIGIT_BYTES)
-        if key in self.quiet:
-            return
-        again = self.noise.get(key)
-        if again is not None:
-            again.count += 1
+        if self.repeated(key):
             return
         hits, events = self.hits, self.signs.events
         self.read_line(raw, line, source, following)
         if self.hits == hits and self.signs.events == events:
-            if ERROR_LEVEL.search(raw):
+            if error_level(raw):
                 self.error_count += 1
                 if len(self.error_lines) < ERROR_LINES_KEPT:
                     self.error_lines.append((line, raw.strip()[:200]))
@@ -266,6 +262,17 @@ class Diagnosis:
                 self.quiet.add(key)
         elif self.hits == hits + 1 and self.last.pattern.role == HARMLESS and len(self.last.samples) >= SAMPLES:
             self.noise[key] = self.last
+
+    def repeated(self, key: bytes) -> bool:
+        """Whether a line (its UTF-8 without digits: `key`) told nothing the last time, or is harmless noise
+        sampled enough (then counted): it is not read again. The scanner asks before it decodes a line."""
+        if key in self.quiet:
+            return True
+        again = self.noise.get(key)
+        if again is not None:
+            again.count += 1
+            return True
+        return False
 
     def read_line(self, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
         for msg in segments(raw):
@@ -344,7 +351,7 @@ class Diagnosis:
         GPUs`); or a logger's record at error level whose words hold none (glog's `E0228 04:58:23.710914 3021
         ResourceManager.cpp:95] Cannot load from file ...`). A sentence that only mentions the message ("I used to
         get Expected all tensors ... but now it works") does not open with it and is left as it was."""
-        if ERROR_LEVEL.search(raw):
+        if error_level(raw):
             return True
         for msg in segments(raw):
             text = RUNTIME_LOCATION.sub("", msg.text, count=1)

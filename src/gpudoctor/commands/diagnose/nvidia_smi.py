@@ -33,6 +33,7 @@ from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.probe.nvml import ALL_LINKS, CLOCK_EVENTS, NOT_SHOWN, GpuHealth, NvLinkHealth, NvmlGpu
 from gpudoctor.core.unavailable import Unavailable
 from gpudoctor.knowledge.lines import ENTITY, entity
+from gpudoctor.knowledge.prefilter import may_hold
 
 # Section and key names only nvidia-smi prints: a section pasted without its GPU header
 # counts only when its names hold one of these.
@@ -61,7 +62,7 @@ BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a sect
 def windows(block: bytes, end: int, anchors: tuple[bytes, ...] = ANCHORS, begin: int = 0) -> list[tuple[int, int]]:
     """Line-aligned stretches of `block[begin:end]` around the anchors, merged."""
     spans = []
-    for anchor in anchors:
+    for anchor in may_hold(block, anchors):
         pos = block.find(anchor, begin, end)
         while pos != -1:
             spans.append((max(begin, pos - BEFORE), min(end, pos + AFTER)))

@@ -13,7 +13,7 @@ from typing import Optional, Protocol
 
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.launch import rundir
-from gpudoctor.knowledge.prefilter import candidate_starts
+from gpudoctor.knowledge.prefilter import DIGEST_MIN, DIGITS, Digest, candidate_starts, digest, forget, triggers_in
 
 BLOCK = 8 << 20
 LOOKAHEAD = 64 << 10  # lines after a hit that a pattern may read as context
@@ -214,17 +214,23 @@ def scan(stream: ByteSource | Normalised, diagnosis: Diagnosis, source: str = ""
                 # One enormous line (tqdm's bars, each ended by \r only): read it in pieces,
                 # all but the lookahead at a time, so that no more than a block of it is held.
                 end = max(buf.rfind(b"\r", 0, limit) + 1, limit // 2)
-        low = buf[:end].lower()
+        # the triggers the block may hold, from the digest its readers made of the chunk (and a small one of what
+        # this buffer holds besides: the carried lines and the line that runs across into the chunk)
+        # (a long line carried from the blocks before: no digest of it beside the block's own, as before)
+        joined = len(carry) + (chunk.find(b"\n") + 1 or len(chunk)) if chunk else len(buf)
+        triggers = triggers_in([digest(chunk), Digest(buf[:joined])] if chunk else [Digest(buf)]) if joined < DIGEST_MIN else None
         counted = 0
         line_no = base_line
-        starts = candidate_starts(low, end)
+        starts = candidate_starts(buf[:end].lower(), end, triggers) if triggers is None or triggers else []
         if eof and base_line == 0 and end <= SHORT_PASTE:
             starts = sorted({*starts, *failure_lines_without_trigger(buf, end, set(starts), diagnosis)})
         for start in starts:
-            line_no += buf.count(b"\n", counted, start)
-            counted = start
             stop = buf.find(b"\n", start, end)
             stop = end if stop == -1 else stop
+            if stop - start <= LONG_LINE and (line := buf[start:stop]).isascii() and diagnosis.repeated(line.translate(None, DIGITS)):
+                continue  # a repeat that told nothing (feed_line's own first question, asked before decoding: ASCII decodes to itself)
+            line_no += buf.count(b"\n", counted, start)
+            counted = start
             raw = line_text(buf, start, stop)
 
             def following(n: int, after: int = stop) -> list[str]:
@@ -246,5 +252,6 @@ def scan(stream: ByteSource | Normalised, diagnosis: Diagnosis, source: str = ""
         carry = buf[end:]
         if eof and not carry:
             break
+    forget()
     diagnosis.lines += base_line
     return base_line
