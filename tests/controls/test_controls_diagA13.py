@@ -104,3 +104,24 @@ class TestMemoryErrorWhichMemory:
     def test_control_pythons_own_words_are_the_hosts(self, line):
         assert head_id(TB + line + "\n") == "host-memory-exhausted"
 
+
+
+class TestLibraryCheckouts:
+    """A library run from a build tree or a source checkout raised it: not "your code, fix it there"."""
+
+    @pytest.mark.parametrize("frames,exception", [
+        # facebookresearch/DetectAndTrack#62: caffe2's Python package in a pytorch build tree
+        ('  File "tools/train_net.py", line 175, in net_trainer\n    workspace.RunNet(model.net.Proto().name)\n'
+         '  File "/home/vivian/HelloWorld/tracker/tools/pytorch/build/caffe2/python/workspace.py", line 180, in CallWithExceptionIntercept\n'
+         "    return func(*args, **kwargs)\n", "RuntimeError: [enforce fail at pybind_state.cc:1141] success. Error running net keypoint_rcnn"),
+        # Lightning-AI/lightning-thunder#448: thunder from its checkout, under torchrun
+        ('  File "test.py", line 20, in <module>\n  File "lightning-thunder/thunder/distributed/__init__.py", line 434, in fsdp_transform_module\n'
+         "    if p.device != device:\n", "UnboundLocalError: local variable 'p' referenced before assignment"),
+    ])
+    def test_sibling_a_library_checkouts_frame(self, frames, exception):
+        found = head(TB + frames + exception + "\n")
+        assert found is not None and found.id != "python-exception" and "fix it there" not in found.fix
+
+    def test_control_a_users_folder_named_like_the_library(self):
+        found = head(TB + '  File "/home/u/caffe2/train.py", line 12, in <module>\n' + "UnboundLocalError: local variable 'p' referenced before assignment\n")
+        assert found is not None and found.id == "python-exception" and "in your code" in found.title
