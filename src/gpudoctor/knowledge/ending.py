@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from gpudoctor.knowledge.evidence import LEVEL_AT
 from gpudoctor.knowledge.prefilter import may_hold
 from gpudoctor.knowledge.reruns import PROMPT, Command
 
@@ -41,7 +42,9 @@ ENDED = re.compile(
     # pytest's and CUDA samples' verdict, in capitals only: "values were not passed to
     # `accelerate launch`" (a launcher's defaults notice at the start of a run) is no end
     r"|(?-i:\bPASSED\b)"
-    r"|^\s*(?:Done|DONE|Finished)[.!]?\s*$",
+    # a bare end in its program's capitals only (BARE_END's words): a shell loop's lower-case `done` ("for i in {1..100};
+    # do ... & done; wait", Tencent-RoboticsX/lifelike-agility-and-play#10, a script quoted above the log) is no end
+    r"|(?-i:^\s*(?:Done|DONE|Finished)[.!]?\s*$)",
     re.IGNORECASE | re.MULTILINE,
 )
 # A bare "Done!" is some stage's end as often as the run's (torchvision prints "Processing...
@@ -49,6 +52,12 @@ ENDED = re.compile(
 # the input's last lines.
 BARE_END = re.compile(r"^\s*(?:Done|DONE|Finished)[.!]?\s*$")
 BARE_END_LAST = 3  # non-blank lines, the bare end's own included
+# One program message printed over and over after an end (its numbers aside): the run went on in a loop (a service
+# polling for a peer that never came, "[8638] learner_id(lrngrp0) hasn't request_learner_task.",
+# Tencent-RoboticsX/lifelike-agility-and-play#10), so the "end" was not the run's. A warning repeated at exit (every rank's
+# "process group has NOT been destroyed") is a run's shutdown, not a loop: warning-level lines do not count.
+LOOPING_LINES = 6  # the last non-blank lines after the end, all one message
+WARNING_LEVEL = re.compile(LEVEL_AT.format(caps="WARNING|WARN", glog="W", lower="warning|warn"))
 # Set-up a run prints while it starts (NCCL's transport and communicator set-up): after an end,
 # it shows that the run went on, so the "end" was not the run's (a hang's log or one cut while
 # starting holds such lines last).
@@ -150,7 +159,7 @@ class Tail:
         end = text.find("\n", m.end())
         end = end if end >= 0 else len(text)
         after = text[end:]
-        if GOING_ON.search(after) or still_counting(after) or TEST_STARTED.search(after) or ran_after(after):
+        if GOING_ON.search(after) or still_counting(after) or TEST_STARTED.search(after) or ran_after(after) or looping(after):
             return ""
         line = text[start:end]
         if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
@@ -169,6 +178,14 @@ def still_counting(text: str) -> bool:
         return False
     done, total = int(last.group(1)), int(last.group(2))
     return total > 1 and done < total
+
+
+def looping(text: str) -> bool:
+    """The last LOOPING_LINES non-blank lines of `text` are one message (digits aside) that is not a warning: a loop."""
+    last = [line.strip() for line in text.splitlines() if line.strip()][-LOOPING_LINES:]
+    if len(last) < LOOPING_LINES or WARNING_LEVEL.search(last[-1]):
+        return False
+    return len({re.sub(r"\d+", "#", line) for line in last}) == 1
 
 
 def ran_after(text: str) -> str:

@@ -26,6 +26,8 @@ PROJECTS = {
     "torch_xla": "pytorch/xla",
     "torchelastic": "pytorch/elastic",
     "functorch": "pytorch/pytorch",
+    "thunder": "Lightning-AI/lightning-thunder",  # a source checkout: lightning-thunder/thunder/distributed/__init__.py (Lightning-AI/lightning-thunder#448)
+    "caffe2": "pytorch/pytorch",  # its Python package, built in a pytorch checkout (pytorch/build/caffe2/python/workspace.py)
     "transformers": "huggingface/transformers",
     "accelerate": "huggingface/accelerate",
     "trl": "huggingface/trl",

@@ -92,6 +92,7 @@ TRIGGERS = (
     "inconsistent compute device",
     "not initialized",
     "(device_ids[0])",
+    "same device but",  # a device check that names both operands' devices, quoted without its exception (patterns/ddp.py)
     "paging file",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "no device found",

@@ -74,6 +74,10 @@ ENVIRONMENT_WORDS = re.compile(
     r"undefined symbol|cannot open shared object|\.so\b|DLL load failed|not supported|unsupported|is not available|"
     r"requires? (?:a |an )?(?:GPU|CUDA|torch|version|PyTorch|NCCL)|compute capability|\bsm_\d+|\bCUDA\b|\bcuda\b|\bGPU\b|"
     r"\bdriver\b|\bNCCL\b|\bgloo\b|\bbf16\b|bfloat16|\bfp16\b|\bhalf\b|unexpected keyword argument|"
+    # the rest of a call refused for its arguments: raised at the caller's line whoever's the callee is, so the caller's frame
+    # does not make it the user's bug (an installed package of another version gives it too: patterns/classes13a.py,
+    # benhenryL/Deblurring-3D-Gaussian-Splatting#14's "__new__() missing 2 required positional arguments")
+    r"required (?:positional|keyword-only) arguments?\b|positional arguments? but \d+ (?:were|was) given|multiple values for (?:keyword )?argument|"
     r"no attribute '(?:_?cuda|distributed|compile|float8|bfloat16)|module '[\w.]+' has no attribute|version|"
     r"MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_RANK|\bstrategy\b|\bdevices?=|accelerator",
     re.IGNORECASE,

@@ -66,6 +66,9 @@ CLASSES = tuple(p for p in ALL if p.refines in ("python-exception", "library-api
                 and p not in classes12a.PATTERNS_BY_FRAME)
 # Classes whose words are about a library's own code: named only when the traceback shows a library's frame raised it.
 RAISED_IN_A_LIBRARY = ("library-lookup-failed",)
+# Classes whose words are about the call your code makes: named only when the traceback shows your frame raised it (a line
+# alone, with no traceback, may be one library calling another: API_SHAPE_STEP's two packages that do not go together).
+RAISED_IN_YOUR_CODE = ("call-arguments-refused",)
 # A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.
 JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
 JAVA_STEP = ("it is a Java exception: the `at package.Class.method(File.java:N)` lines under it are its stack, innermost first, "
@@ -106,7 +109,7 @@ def logged_class(line: str) -> Optional[tuple[Pattern, str, str]]:
     said = line[level.end():] if level is not None else line  # the sign's line may have its level peeled (c10's "[E ...]")
     starts = [0, *(m.end() for m in MESSAGE_START.finditer(said))][:12]
     for p in LOGGED_CLASSES:
-        if p.id in RAISED_IN_A_LIBRARY:
+        if p.id in RAISED_IN_A_LIBRARY or p.id in RAISED_IN_YOUR_CODE:  # a logged line shows no frame
             continue
         if p.regex.search(said):
             return p, "", said
@@ -130,7 +133,9 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
     text = f"{exception.rsplit('(', 1)[-1].rstrip(')')}: {message}"  # RayTaskError(AssertionError): the inner class
     # a package's frame raised it (not your code, nor Python's own library: os.environ's KeyError is the caller's lookup)
     in_a_library = sign is not None and sign.raised_by() not in ("", "your code", "python")
-    return next((p for p in CLASSES if p.regex.search(text) and (in_a_library or p.id not in RAISED_IN_A_LIBRARY)), None)
+    in_your_code = sign is not None and sign.raised_by() == "your code"
+    return next((p for p in CLASSES if p.regex.search(text) and (in_a_library or p.id not in RAISED_IN_A_LIBRARY)
+                 and (in_your_code or p.id not in RAISED_IN_YOUR_CODE)), None)
 
 
 def class_why(known: Pattern) -> str:

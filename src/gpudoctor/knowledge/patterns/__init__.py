@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -42,6 +42,7 @@ ALL: tuple[Pattern, ...] = (
     *classes12b.PATTERNS,  # twelfth round (diagB12): a 0-dim tensor indexed by code older than the installed torch
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes
+    *classes13a.PATTERNS,  # thirteenth round (diagA13): a call refused for its arguments (named, never claimed)
     *classes8.PATTERNS,  # a program's own refusal that states its remedy: after every class that names its message
     *classes8.PATTERNS_TYPES,
     *classes9.PATTERNS_BY_FRAME,  # decided by the traceback's innermost frame (knowledge/story.py), never by a line

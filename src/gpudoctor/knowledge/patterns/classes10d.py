@@ -93,7 +93,44 @@ PATTERNS_EARLY = [
 ]
 
 
+# The words of a MemoryError that say the host refused the memory: Python's own (no message at all, pybind11's std::bad_alloc),
+# numpy's "Unable to allocate ... for an array", the C library's errno 12, or a message that names the host's memory.
+HOST_SAID = r"Unable to allocate|bad_alloc|bad allocation|[Cc]annot allocate memory|\bRAM\b|\bhost\b|\bCPU\b|\bswap\b|page file|paging file"
+
 PATTERNS = [
+    pattern(
+        "memory-error-own-message",
+        "platform",
+        CAUSE,
+        E,
+        "a MemoryError with a program's own message: the run ran out of memory, and which (host RAM or the GPU's) is in that message and the code that raised it, not in Python's class",
+        # a message of a library's own: none of the host's words (those are host-memory-exhausted's)
+        EXCEPTION_START + r"MemoryError: (?P<message>(?!.*(?:" + HOST_SAID + r"))\S.*)$",
+        ("MemoryError",),
+        why="""Python raises MemoryError itself when the host refuses memory, with no message (numpy's says "Unable to allocate
+        ... for an array"); torch reports the GPU's memory as "CUDA out of memory" (OutOfMemoryError) instead. A MemoryError
+        with a sentence of its own was raised by a program's code on purpose, and programs do that for either memory: a
+        library that checks whether a model fits where it will run raises it for the GPU's (pykeen's "The current model can't
+        be trained on this hardware with these parameters." when no batch size fits on the GPU), another for the host's. The
+        class says only that memory ran short; the message, the `raise MemoryError(...)` line above it and the device the run
+        was given say which.""",
+        fix="""read the message and the code that raised it (the `raise MemoryError(...)` line in the traceback): a run on a GPU
+        (device='cuda') that a library found too big for it is out of GPU memory: a smaller batch, a smaller model (fewer
+        embedding dimensions, layers or parameters), mixed precision, or a GPU with more memory (nvidia-smi during the run shows
+        its memory filling); if it is the host's RAM: watch it during the run (free -g), lower DataLoader num_workers, load data
+        lazily, raise the job's or container's memory limit""".replace("\n        ", " "),
+        examples=[
+            ("MemoryError: The current model can't be trained on this hardware with these parameters.",
+             "pykeen/pykeen#576 (RGCN on a 16 GB V100: the GPU's memory; the maintainer: reduce the embedding dimension)"),
+        ],
+        not_examples=[
+            "MemoryError",
+            "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 1.61 GiB for an array with shape (753, 536, 536) and data type float64",
+            "MemoryError: std::bad_alloc",
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+        ],
+        fields=groups,
+    ),
     pattern(
         "host-memory-exhausted",
         "platform",

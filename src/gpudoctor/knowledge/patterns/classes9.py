@@ -25,8 +25,10 @@ E = Severity.ERROR
 # Two GPUs named by one device-mismatch line: "cuda:0 and cuda:7", "device 1 does not equal 0", the TH
 # ops' "arguments are located on different GPUs" (torch <= 1.4), an autograd "expected device cuda:1 but got cuda:0".
 GPU = re.compile(r"^(?:cuda:)?\d+$")
-# the TH ops of torch <= 1.4: no devices named, two GPUs by its words
-OLD_TWO_GPUS = r"(?P<old_gpus>arguments are located on different GPUs)"
+# the TH ops of torch <= 1.4: no devices named, two GPUs by its words; THCUNN's checkGPU assertion says it of "weight/gradient/input
+# tensors" ("Assertion `THCTensor_(checkGPU)(state, 3, input, output, weight)' failed. Some of weight/gradient/input tensors are
+# located on different GPUs. Please move them to a single one.", Alibaba-MIIL/ASL#50: DataParallel without a GPU per process)
+OLD_TWO_GPUS = r"(?P<old_gpus>(?:arguments|tensors) are located on different GPUs)"
 
 # How each set-up puts one process's tensors on two GPUs, and what to change (the fix's STEP).
 SETUP_STEPS = {
@@ -77,7 +79,8 @@ def two_gpus(fields: dict) -> Optional[str]:
     # before their numbers)
     if fields.get("old_gpus") or fields.get("old_same_gpu") and not fields.get("device_old_a"):
         return "two GPUs"
-    for a, b in (("device_a", "device_b"), ("device_c", "device_d"), ("device_old_a", "device_old_b"), ("got", "expected")):
+    for a, b in (("device_a", "device_b"), ("device_c", "device_d"), ("device_old_a", "device_old_b"), ("got", "expected"),
+                 ("device_e", "device_f"), ("device_g", "device_h")):
         x, y = fields.get(a, ""), fields.get(b, "")
         if GPU.match(x) and GPU.match(y) and x.rsplit(":", 1)[-1] != y.rsplit(":", 1)[-1]:
             return f"GPU {x.rsplit(':', 1)[-1]} and GPU {y.rsplit(':', 1)[-1]}"
@@ -121,6 +124,11 @@ EXAMPLES = [
      "but device 1 does not equal 0 (while checking arguments for cudnn_convolution)", "ms-dot-k/AVSR#5 (nn.DataParallel on code written for one GPU)"),
     ("**RuntimeError: arguments are located on different GPUs at /pytorch/aten/src/THC/generic/THCTensorMathCompareT.cu:31**",
      "switchablenorms/Sparse_SwitchNorm#3 (a tensor made on GPU 0 inside DataParallel's replicas)"),
+    ("RuntimeError: Assertion `THCTensor_(checkGPU)(state, 3, input, output, weight)' failed. Some of weight/gradient/input tensors are "
+     "located on different GPUs. Please move them to a single one. at /pytorch/aten/src/THCUNN/generic/SpatialDepthwiseConvolution.cu:19",
+     "Alibaba-MIIL/ASL#50 (THCUNN's wording; the maintainer: the multi-GPU set-up is not initialised, one GPU per process)"),
+    ("(torchaudio) stft input and window must be on the same device but got self on cuda:1 and window on cuda:0",
+     "yeyupiaoling/VoiceprintRecognition-Pytorch#39 (multi-GPU training: the feature extractor's window left on GPU 0)"),
 ]
 
 

@@ -100,6 +100,11 @@ PATTERNS = [
         # the TH ops of torch 1.5-1.7 (and torch <= 1.4's "backend CUDA ... backend CPU"), and indexing from 1.13
         r"|Expected object of (?:device type|backend) (?P<expected_type>\w+) but got (?:device type|backend) (?P<got_type>\w+)"
         r"|indices should be either on cpu or on the same device as the indexed tensor \((?P<indexed_on>[\w:]+)\)"
+        # cuDNN's RNN ("Input and parameter tensors are not at the same device, found input tensor at cuda:1 and parameter tensor at
+        # cuda:0", aten/src/ATen/native/cudnn/RNN.cpp; its hidden-state twin), and the checks that name both operands' devices
+        # (stft's "must be on the same device but got self on cuda:1 and window on cuda:0")
+        r"|Input and (?:parameter|hidden) tensors are not at the same device, found input tensor at (?P<device_e>[\w:]+) and \w+ tensor at (?P<device_f>[\w:]+)"
+        r"|must be on the same device,? but got \w+ on (?P<device_g>[\w:]+) and \w+ on (?P<device_h>[\w:]+)"
         r"|" + classes9.OLD_TWO_GPUS,
         ("same device", "should be the same", "expected device", "to be on GPU", "but got device type", "but got backend", "different GPUs"),
         why="""An input, a buffer or a tensor created inside forward is on another device than the model: a
@@ -137,6 +142,7 @@ PATTERNS = [
         not_examples=[
             "RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same",
             "the model and its arguments are located on different nodes",
+            "RuntimeError: Expected all tensors to be on the same device, but it is not clear which one",  # no two devices named
         ],
         fields=classes9.device_names,
     ),
