@@ -146,6 +146,35 @@ PER_NODE = """
             model = DDP(model_init().cuda())
         """
 
+# lint dev7 u023 (a course's ImageNet ResNet-50 adapted to DDP, main_ddp.py): the ImageNet example's
+# save_checkpoint helper, called each epoch.
+SAVE_HELPER = """
+        import torch
+        import torch.distributed as dist
+
+        def main_worker(args):
+            dist.init_process_group(backend="nccl")
+            for epoch in range(args.epochs):
+                train(epoch)
+                GUARDsave_checkpoint({'epoch': epoch + 1, 'state_dict': model.module.state_dict()}, args.name)
+
+        def save_checkpoint(state, exp_name, filename='checkpoint.pth.tar'):
+            torch.save(state, exp_name + '/' + filename)
+
+        main_worker(parse_args())
+        """
+
+# github.com/Johann4DL/Virus-evolution-with-Hyena train_multi_gpu.py@952759c (lint heldout11 u056): the
+# single-process DataParallel model pickled whole at the end.
+PICKLED = """
+        import torch
+        import torch.nn as nn
+
+        model = nn.WRAPPER(FastaModel(config))
+        train(model)
+        torch.save(model, 'models/model_scripted.pt')
+        """
+
 CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
     "control: local rank as the rank where the file starts each GPU's process on the loopback": (
         "rank-from-local-rank", set(), PROCESS_PER_GPU.replace("HOST", "'127.0.0.1'").replace("CALLS", "pass")),
@@ -204,6 +233,14 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
     "sibling: the same save after the switch, on every rank": (
         "save-all-ranks", {(11, "warning")}, SWITCH_SAVE.replace(
             "ELSE", "torch.save({'g': generator.state_dict()}, f'{iter_idx}.pt')")),
+    "a save helper called on every rank: said at the call": (
+        "save-all-ranks", {(8, "warning")}, SAVE_HELPER.replace("GUARD", "")),
+    "control: the same helper called on rank 0": (
+        "save-all-ranks", set(), SAVE_HELPER.replace("GUARD", "if dist.get_rank() == 0: ")),
+    "control: a DataParallel model pickled whole loads wherever torch does": (
+        "save-ddp-wrapper", set(), PICKLED.replace("WRAPPER", "DataParallel")),
+    "sibling: a DDP model pickled whole needs a process group to load": (
+        "save-ddp-wrapper", {(6, "warning")}, PICKLED.replace("WRAPPER", "parallel.DistributedDataParallel")),
     "control: NCCL without set_device, one process per node": (
         "nccl-no-set-device", set(), PER_NODE.replace("SIZE", "args.nnodes")),
     "sibling: the same group over every process of the job": (

@@ -57,6 +57,12 @@ class SaveAllRanks(Rule):
     4-GPU fit whose saved module came out empty). `ddp_spawn` and
     `ddp_notebook` are not: the rest of the script runs in one process.
 
+    A save in the file's own save helper (a function named for saving: `def
+    save_checkpoint(state, is_best): torch.save(state, path)`) is said at the helper's first
+    call that runs on every rank, naming the save (lint dev7: a course's ImageNet trainer, a
+    skeleton-action trainer's `save_checkpoint` -> `save_states`): the helper serves every
+    caller, the call is the mistake.
+
     Not flagged either: a save in the arm of the file's distributed switch where the run is
     not distributed (the `else` of `if args.distributed:` / `if dist.is_initialized():`, the
     body of `if not args.distributed:`): one process runs there (lint heldout11: a GAN
@@ -124,10 +130,10 @@ class SaveAllRanks(Rule):
 
         def worker(rank, world_size):
             train(rank)
-            save_checkpoint()
+            save_checkpoint()  # flagged: the save helper's call, on every rank
 
         def save_checkpoint():
-            torch.save(model.state_dict(), "ckpt.pt")  # flagged
+            torch.save(model.state_dict(), "ckpt.pt")
 
         if __name__ == "__main__":
             mp.spawn(worker, args=(2,), nprocs=2)
@@ -141,6 +147,7 @@ class SaveAllRanks(Rule):
         saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
         if not saves or not (is_distributed_program(file) or self._lightning_ddp(file)):
             return
+        said: set[int] = set()
         for call in saves:
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
             if any(self._per_rank(file, arg) for arg in call.args[1:] + [kw.value for kw in call.keywords]):
@@ -156,7 +163,41 @@ class SaveAllRanks(Rule):
             if helper:  # `if is_first():` with the helper from another module: the project says what it computes
                 yield Hit(call, query=Query("not-rank-guard", helper))
             elif not any(self._unresolved_flag(file, test) for test in tests):
-                yield Hit(call)  # (`if args.save_ckpt:` may be a rank flag set elsewhere: no guess)
+                # (`if args.save_ckpt:` may be a rank flag set elsewhere: no guess)
+                site, helpers = self._helper_site(file, call)
+                if id(site) in said:
+                    continue
+                said.add(id(site))
+                if site is call:
+                    yield Hit(call)
+                else:
+                    inner = f" in {helpers[-1]}()" if len(helpers) > 1 else ""
+                    yield Hit(site, message=f"{helpers[0]}() runs on every rank from this call and writes with "
+                              f"torch.save (line {call.lineno}{inner}): all processes write the same file")
+
+    @staticmethod
+    def _helper_site(file: FileModel, call: ast.Call) -> tuple[ast.AST, list[str]]:
+        """Where a save made in the file's own save helper (`def save_checkpoint(state, ...):
+        torch.save(state, path)`, a function named for saving) runs on every rank: its first call
+        not under a rank test, followed up through helpers that call it (`save_checkpoint()` ->
+        `save_states()`); the call itself where it is not in such a helper. The helper serves
+        whoever calls it; the mistake is the call that runs on every rank (lint dev7: a course's
+        ImageNet `save_checkpoint({...}, is_best)` each epoch, a skeleton trainer's
+        `self.save_checkpoint(epoch + 1)`)."""
+        node: ast.AST = call
+        helpers: list[str] = []
+        for _ in range(3):
+            func = file.function(node)
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or "save" not in func.name.lower() \
+                    or file.references.get(func):
+                break
+            sites = sorted((c for c, _ in file.call_sites.get(func, []) if not file.rank_guarded(c)),
+                           key=lambda c: (c.lineno, c.col_offset))
+            if not sites:
+                break
+            helpers.insert(0, func.name)
+            node = sites[0]
+        return node, helpers
 
     @staticmethod
     def _lightning_ddp(file: FileModel) -> bool:
