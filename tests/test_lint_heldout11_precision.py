@@ -175,6 +175,27 @@ PICKLED = """
         torch.save(model, 'models/model_scripted.pt')
         """
 
+# github.com/imj2185/STAR distributed_train.py@325cef8: mp.spawn over every GPU, devices named by the
+# spawn index, no set_device; the barriers come after the DDP wrapper given device_ids=[rank].
+BARRIER = """
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+        from torch.nn.parallel import DistributedDataParallel
+
+        def run(rank, world_size):
+            dist.init_process_group('nccl', rank=rank, world_size=world_size)
+            BEFORE
+            model = DistributedDataParallel(Net().to(rank), device_ids=[rank])
+            for batch in loader:
+                loss = model(batch.to(rank)).sum()
+            dist.barrier()
+
+        if __name__ == '__main__':
+            world_size = torch.cuda.device_count()
+            mp.spawn(run, args=(world_size,), nprocs=world_size, join=True)
+        """
+
 CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
     "control: local rank as the rank where the file starts each GPU's process on the loopback": (
         "rank-from-local-rank", set(), PROCESS_PER_GPU.replace("HOST", "'127.0.0.1'").replace("CALLS", "pass")),
@@ -241,6 +262,10 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         "save-ddp-wrapper", set(), PICKLED.replace("WRAPPER", "DataParallel")),
     "sibling: a DDP model pickled whole needs a process group to load": (
         "save-ddp-wrapper", {(6, "warning")}, PICKLED.replace("WRAPPER", "parallel.DistributedDataParallel")),
+    "control: a bare barrier after the DDP wrapper given the rank's device": (
+        "nccl-no-set-device", set(), BARRIER.replace("BEFORE", "pass")),
+    "sibling: a bare barrier before any collective: NCCL guesses its device": (
+        "nccl-no-set-device", {(7, "warning")}, BARRIER.replace("BEFORE", "dist.barrier()")),
     "control: NCCL without set_device, one process per node": (
         "nccl-no-set-device", set(), PER_NODE.replace("SIZE", "args.nnodes")),
     "sibling: the same group over every process of the job": (
