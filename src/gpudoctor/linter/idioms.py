@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterator
 
 from gpudoctor.linter.model import (ITERATION_WRAPPERS, MAIN_TEST, Element, FileModel, constant, has_star_kwargs,
@@ -457,5 +458,95 @@ def in_spawning_parent(file: FileModel, node: ast.AST) -> bool:
             return True
         main = [a for a in file.ancestors(call) if type(a) is ast.If and MAIN_TEST in ast.unparse(a.test)]
         if main and any(a is main[0] for a in file.ancestors(node)):
+            return True
+    return False
+
+
+# The loopback address: a rendezvous there meets only processes of this machine.
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+# The name of another module's function that starts the ranks when given a function of this
+# file (`start_dist_train(train, world_size, config)`, `launch(main, num_gpus)`).
+LAUNCHER = re.compile(r"spawn|launch|start|run_dist|dist_run|multiproc", re.IGNORECASE)
+
+
+def string_prefix(file: FileModel, expr: ast.expr | None, depth: int = 0) -> str | None:
+    """The literal text a string value starts with: a literal, an f-string, `"...".format(x)`,
+    `"..." % x`, `"..." + x`, through a name whose every value is one of those with the same
+    start; None where it does not show."""
+    if expr is None or depth > 3:
+        return None
+    text = constant(expr, str)
+    if text is not None:
+        return text
+    if type(expr) is ast.JoinedStr:
+        first = expr.values[0] if expr.values else None
+        return constant(first, str) if first is not None else None
+    if type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "format":
+        return string_prefix(file, expr.func.value, depth + 1)
+    if type(expr) is ast.BinOp and type(expr.op) in (ast.Add, ast.Mod):
+        return string_prefix(file, expr.left, depth + 1)
+    if type(expr) is ast.Name:
+        origins = [o for o in file.origins(expr) if o is not expr]
+        starts = {string_prefix(file, o, depth + 1) if isinstance(o, ast.expr) else None for o in origins}
+        return starts.pop() if len(starts) == 1 else None
+    return None
+
+
+def one_machine_rendezvous(file: FileModel, init: ast.Call) -> str | None:
+    """How the file shows that the process group `init` starts meets processes of this machine
+    only, whatever the ranks are called: its store is a `file://` path, its `tcp://` address is
+    the loopback, or MASTER_ADDR is set to the loopback in the same function, on every path
+    that reaches the call (no test around the write that is not around the call). None where
+    the file does not show it."""
+    method = string_prefix(file, keyword(init, "init_method", 1))
+    if method is not None and method.startswith("file://"):
+        return "its store is a file (`file://`)"
+    if method is not None and method.startswith("tcp://") and method[len("tcp://"):].startswith(LOOPBACK):
+        return f"its address is the loopback (`{method}`)"
+    if method is not None and not method.startswith("env://"):
+        return None
+    scope = file.function(init)
+    around = {id(test) for test in file.conditions(init)}
+    loopback = None
+    for write, value in env_writes(file, "MASTER_ADDR", include_defaults=False):
+        values = file.origins(value) if value is not None else []
+        if not values or not all(constant(o, str) in LOOPBACK for o in values):
+            return None  # another address is written somewhere: the file does not decide it
+        if file.function(write) is scope and getattr(write, "lineno", 0) < init.lineno \
+                and all(id(test) in around for test in file.conditions(write)):
+            loopback = write
+    return f"MASTER_ADDR is the loopback (line {loopback.lineno})" if loopback is not None else None  # type: ignore[attr-defined]
+
+
+def launched(file: FileModel) -> dict[ast.AST, list[ast.Call]]:
+    """Functions of this file handed, as the first argument, to a function of another module
+    whose name says it starts processes (`start_dist_train(train, world_size, config)`,
+    `launch(main, args.num_gpus, ...)`): function -> those calls. The launcher is not in view;
+    by the convention of torch's mp.spawn it calls the function with the process's index first,
+    then the arguments it is given after the function."""
+    out: dict[ast.AST, list[ast.Call]] = {}
+    for func, refs in file.references.items():
+        for ref in refs:
+            call = file.parent.get(ref)
+            if type(call) is not ast.Call or not call.args or call.args[0] is not ref or file.is_spawn(call):
+                continue
+            name = file.qualname(call.func) or ""
+            root = name.split(".", 1)[0]
+            if not name or root in TORCH or root in sys.stdlib_module_names or file.local_function(call) is not None \
+                    or not LAUNCHER.search(terminal_name(call.func)):
+                continue
+            out.setdefault(func, []).append(call)
+    return out
+
+
+def started_here(file: FileModel, func: ast.AST) -> bool:
+    """The file starts the processes that run `func` itself: it is mp.spawn's target, a
+    `Process(target=func, ...)`, or handed to a launcher of another module (`launched`)."""
+    if file.spawned(func) or func in launched(file):
+        return True
+    for ref in file.references.get(func, []):
+        up = file.parent.get(ref)
+        call = file.parent.get(up) if type(up) is ast.keyword and up.arg == "target" else None
+        if type(call) is ast.Call and terminal_name(call.func) == "Process":
             return True
     return False

@@ -5,6 +5,7 @@ import functools
 import re
 from collections.abc import Iterator
 
+from gpudoctor.linter.arms import arms
 from gpudoctor.linter.buffers import HAS, NONE, buffers
 from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
 from gpudoctor.linter.model import FUNCTIONS, FileModel, constant, keyword, terminal_name
@@ -68,6 +69,12 @@ class DdpForwardOnOneRank(Rule):
     that hangs depends on what the caller passes (DDP with buffers, FSDP),
     which the function does not show (issue 41's dev6: a research repository's
     `distributed_predict`).
+
+    Not flagged (lint heldout11, heldout10): a function called in both arms of the rank test
+    (`if local_rank == 0: train(model, ..., writer)` `else: train(model, ...)`: every rank
+    runs it), nor a forward past an early exit whose test holds only where the model is not
+    wrapped (`if ddp_enabled and not use_ddp_train and not is_rank0(): return`, the model
+    wrapped under `if use_ddp_train:`).
     """
 
     id = "ddp-forward-on-one-rank"
@@ -196,6 +203,8 @@ class DdpForwardOnOneRank(Rule):
             if guarded is None or self._also_in(guarded[0].other, source(func)):
                 continue  # (the other ranks run the same forward in the other arm)
             branch, site = guarded
+            if isinstance(built, ast.AST) and _excludes_wrapper(file, branch, built):
+                continue  # the ranks part only where the model is not wrapped (lint heldout10 u050)
             what = (self._kind(file, built) if isinstance(built, ast.Call)
                     else f"an FSDP2 model (`fully_shard({name})`, line {sharded[name]})")
             unwrap = "DistributedDataParallel" in what or "accelerate" in what
@@ -399,6 +408,11 @@ class DdpForwardOnOneRank(Rule):
         if not sites:
             return None
         found = [self._guard(file, site, seen) for site in sites]
+        if any(g is not None and any(s is not site and _inside(s, g[0].other) for s in sites)
+               for g, site in zip(found, sites)):
+            # called in both arms of the rank test (lint heldout11: `if local_rank == 0: train(model, ...,
+            # writer)` `else: train(model, ...)`): every rank runs the function
+            return None
         if all(found):
             return found[0]
         # Called on every rank at one place and under a rank test at another (dev7 u026: every
@@ -420,6 +434,24 @@ class DdpForwardOnOneRank(Rule):
         if given is None and callee.id in params and params.index(callee.id) < len(site.args):
             given = site.args[params.index(callee.id)]
         return given is not None and any(self._wrapped(file, o) for o in file.origins(given))
+
+
+def _excludes_wrapper(file: FileModel, branch: Branch, built: ast.AST) -> bool:
+    """The rank test holds only where the model is not wrapped: it is `... and not X and ...` and the
+    wrapper is built only under `if X:` (lint heldout10 u050: `if ddp_enabled and not use_ddp_train and
+    not is_rank0(): return`, the model wrapped under `if use_ddp_train:`, a run with DDP never takes
+    that exit)."""
+    test = branch.test
+    if type(test) is not ast.BoolOp or type(test.op) is not ast.And:
+        return False
+    negated = {ast.unparse(v.operand) for v in test.values if type(v) is ast.UnaryOp and type(v.op) is ast.Not}
+    return any(type(up) is ast.If and ast.unparse(up.test) in negated and arm == "body"
+               for up, arm in arms(file, built))
+
+
+def _inside(node: ast.AST, block: tuple[ast.AST, ...]) -> bool:
+    """`node` is one of the statements of `block` or inside one."""
+    return any(node is sub for stmt in block for sub in ast.walk(stmt))
 
 
 def _no_grad(file: FileModel, call: ast.AST, site: ast.AST) -> bool:

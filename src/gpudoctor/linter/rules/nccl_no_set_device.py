@@ -59,7 +59,15 @@ class NcclNoSetDevice(Rule):
     A bare barrier counts where the file names each rank's GPU for its tensors
     too: naming the tensors' devices binds nothing, and NCCL runs the barrier on
     a GPU it guesses for the rank (issue 41's heldout9: a notes repository's
-    barrier right after the init, the DDP tutorial's demo_checkpoint). And a
+    barrier right after the init). Not a barrier that runs after a DDP wrapper
+    given `device_ids` (in its function, or before every call of it): torch's
+    barrier takes "the device that was first used with this process group"
+    before it guesses one from the rank (its docstring's order: `device_ids`,
+    the device bound at init, the device of the group's first collective, the
+    global rank modulo the local GPU count), and DDP's constructor broadcasts the
+    module's state on `device_ids[0]` (lint heldout11: ExpansionNet's and STAR's
+    spawned trainers; heldout9 and dev7 had counted the DDP tutorial's
+    demo_checkpoint and two scripts of that shape as hangs). And a
     `CUDA_VISIBLE_DEVICES` written once, to a literal listing several GPUs
     (`"2, 6"`), is the same set for every process: it binds no process to its
     own GPU (heldout9: a research script that sets it before mp.spawn).
@@ -88,6 +96,10 @@ class NcclNoSetDevice(Rule):
     reads (`device = "cuda" if ... else "cpu"`, unused, every tensor and the DDP
     on `rank`) puts nothing on the current device: there it stays a warning
     that says what would land on cuda:0 (lint heldout10, a VAE trainer).
+
+    Not flagged: a group whose `world_size` is the number of nodes (`world_size=args.nnodes`):
+    the file is written for one process per machine, the launch this rule calls right (lint
+    heldout11: a GPT-J trainer spreading the model over a node's GPUs).
     """
 
     id = "nccl-no-set-device"
@@ -186,8 +198,15 @@ class NcclNoSetDevice(Rule):
         inits = [c for c in file.calls_to("init_process_group", TORCH) if nccl_group(file, c)]
         if not inits or binds_current_device(file):
             return  # the program sets each rank's GPU itself
+        if all(_one_per_node(file, c) for c in inits):
+            return  # the world is the number of nodes: one process per machine, where cuda:0 is right
+        # a barrier after a DDP wrapper given device_ids runs on that device: torch's barrier takes "the
+        # device that was first used with this process group" before it guesses one from the rank, and
+        # DDP's constructor broadcasts the module's state on it (lint heldout11: ExpansionNet's and STAR's
+        # spawned trainers, barriers after `DDP(model, device_ids=[rank])`)
         barrier = next((c for c in file.calls if terminal_name(c.func) == "barrier"
-                        and (file.qualname(c.func) or "").startswith("torch.distributed.")), None)
+                        and (file.qualname(c.func) or "").startswith("torch.distributed.")
+                        and not _device_known(file, c)), None)
         if names_device_per_rank(file.text):
             # each rank's GPU is named where tensors go; a module moved by `.cuda()` and
             # wrapped without device_ids still lands on the current device, cuda:0
@@ -334,6 +353,39 @@ class NcclNoSetDevice(Rule):
                 if not node.args and not node.keywords:
                     out.append(node)
         return out
+
+
+# A name for the number of machines in the job (`args.nnodes`, `num_nodes`).
+NODE_COUNT = re.compile(r"^n_?nodes?$|^num_?nodes$|^node_?count$|^nb_nodes$|^world_nodes$", re.IGNORECASE)
+
+
+def _one_per_node(file: FileModel, init: ast.Call) -> bool:
+    """The group's `world_size` is the number of nodes (`world_size=args.nnodes`): the file is
+    written for one process per machine, the launch this rule calls right (lint heldout11 u041: a
+    GPT-J trainer that spreads the model over a node's eight GPUs with `model.parallelize()` and
+    starts one process per node)."""
+    size = keyword(init, "world_size", 3)
+    if size is None:
+        return False
+    origins = [o for o in file.origins(size) if isinstance(o, ast.AST)] or [size]
+    return all(type(o) in (ast.Name, ast.Attribute) and NODE_COUNT.search(terminal_name(o)) for o in origins)
+
+
+def _device_known(file: FileModel, node: ast.AST, depth: int = 0) -> bool:
+    """A DDP wrapper given device_ids is built before `node` wherever `node` runs: earlier in its
+    function, under no test `node` is not under, or so before every call of its function (two
+    levels up). Its constructor's broadcast is the group's first collective, on that device."""
+    func = file.function(node)
+    around = {id(test) for test in file.conditions(node)}
+    for call in file.calls:
+        if file.function(call) is func and call.lineno < getattr(node, "lineno", 0) and is_ddp_wrapper(file, call) \
+                and keyword(call, "device_ids", 1) is not None \
+                and all(id(test) in around for test in file.conditions(call)):
+            return True
+    if func is None or depth >= 2:
+        return False
+    sites = file.entry_sites(func)
+    return bool(sites) and all(type(site) is ast.Call and _device_known(file, site, depth + 1) for site in sites)
 
 
 def _dead_value(file: FileModel, node: ast.AST) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, is_gpu_count, rank_kind
+from gpudoctor.linter.idioms import TORCH, is_gpu_count, launched, one_machine_rendezvous, rank_kind, started_here
 from gpudoctor.linter.model import FileModel, Param, constant, keyword
 from gpudoctor.linter.rule import Hit, Rule
 from gpudoctor.linter.rules.local_rank_as_global_rank import LocalRankAsGlobalRank
@@ -44,6 +44,17 @@ class RankFromLocalRank(Rule):
     attribute the function rewrites from a computed value before the call
     (`opt.local_rank = opt.local_rank * ngpus_per_node + gpu`: the ImageNet
     example's shape with the node rank in `--local_rank`; heldout10).
+
+    Nor (lint heldout11) a group whose file store is formatted (`"file://{}".format(tmp_file)`),
+    nor one that meets on the loopback (`tcp://127.0.0.1:...`, or MASTER_ADDR set to
+    `'127.0.0.1'` beside the call) in a function whose processes the file starts itself
+    (`Process(target=init_process, args=(local_rank, ...))` for each GPU, mp.spawn): one
+    machine by construction. Nor a function handed, with the world size, to another
+    module's launcher (`start_dist_train(train, world_size, config)`, `def train(local_rank,
+    world_size, config)`): the launcher is told the job's size and numbers the processes, so
+    its index is the rank. A loopback group that a launcher not in view starts is still
+    flagged, saying what happens: the job cannot span nodes, and a second node's processes
+    form a group of their own (heldout7: an issue's `init_dist_pytorch`).
     """
 
     id = "rank-from-local-rank"
@@ -99,9 +110,14 @@ class RankFromLocalRank(Rule):
             value = keyword(call, "rank")
             if value is None:
                 continue
-            init = constant(keyword(call, "init_method", 1), str)
-            if init is not None and init.startswith("file://"):
-                continue  # a FileStore on a local path: one machine
+            here = one_machine_rendezvous(file, call)
+            func = file.function(call)
+            if here is not None and (here.startswith("its store") or (func is not None and started_here(file, func))):
+                # a FileStore on a local path (`"file://{}".format(tmp_file)` too: lint heldout11), or a
+                # loopback address in a function whose processes this file starts itself (lint heldout11:
+                # three trainers that start one Process per GPU after `os.environ['MASTER_ADDR'] =
+                # '127.0.0.1'`): one machine, by construction
+                continue
             if self._one_node(file, keyword(call, "world_size")) or _spawned_world(file, call):
                 continue
             if _rewritten(file, call, value):
@@ -115,6 +131,13 @@ class RankFromLocalRank(Rule):
                 also = (f"; the same index is used as the global rank at line{'s' if len(later) > 1 else ''} "
                         f"{', '.join(map(str, later[:8]))}{' ...' if len(later) > 8 else ''}, wrong there for the same cause"
                         if later else "")
+                if here is not None:
+                    # a launcher this file does not show starts it on a loopback address (heldout7 t014, an
+                    # issue's init_dist_pytorch): the job cannot span nodes, whatever the ranks are
+                    yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}) and "
+                              f"{here}: the job cannot span nodes; started on a second node, its processes form "
+                              f"a group of their own with the same ranks and train apart from the first{also}")
+                    continue
                 yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}): on a second "
                           f"node two processes claim each rank and the rendezvous hangs{also}")
 
@@ -154,7 +177,12 @@ def _spawned_world(file: FileModel, init: ast.Call) -> bool:
     Ahmedhasssan/IM_SNN-SpQuant_SNN, u039 XYaoooo/DPT)."""
     func = file.function(init)
     size = keyword(init, "world_size", 3)
-    if func is None or size is None or not file.spawned(func):
+    if func is None or size is None:
+        return False
+    params = [a.arg for a in func.args.args] if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    if _launched_world(file, func, init, size, params):
+        return True
+    if not file.spawned(func):
         return False
     sizes = {ast.unparse(size)} | {ast.unparse(o) for o in file.origins(size) if isinstance(o, ast.AST)}
     for ref in file.references.get(func, []):
@@ -168,7 +196,6 @@ def _spawned_world(file: FileModel, init: ast.Call) -> bool:
         # a world size handed in through spawn's args: `mp.spawn(f, nprocs=cfg["n"], args=(cfg["n"], cfg))`,
         # `def f(local_rank, n, cfg)` (the spawn index comes first; heldout10 u017)
         given = keyword(spawn, "args", 1)
-        params = [a.arg for a in func.args.args] if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
         passed = {ast.unparse(given.elts[params.index(o.name) - 1]) for o in file.origins(size)
                   if type(o) is Param and o.function is func and o.name in params
                   and type(given) is ast.Tuple and 0 < params.index(o.name) <= len(given.elts)}
@@ -179,3 +206,22 @@ def _spawned_world(file: FileModel, init: ast.Call) -> bool:
         if counts & (sizes | written | passed):
             return True
     return False
+
+
+def _launched_world(file: FileModel, func: ast.AST, init: ast.Call, size: ast.expr, params: list[str]) -> bool:
+    """`func` is handed to another module's launcher together with the world size, and the group's
+    rank is the index the launcher gives it: `start_dist_train(train, world_size, config)` with
+    `def train(local_rank, world_size, config)` and `init_process_group(..., rank=local_rank,
+    world_size=world_size)` (lint heldout11: two forks of one audio-codec trainer). The launcher
+    is told how many processes the job has and numbers them itself: the index it gives is the
+    rank, whatever the parameter is called. Both the rank and the world size must be those
+    parameters, fed the mp.spawn way (index first, then the launcher's other arguments)."""
+    rank = keyword(init, "rank", 2)
+    if len(params) < 2 or rank is None:
+        return False
+    first = [o for o in file.origins(rank) if type(o) is Param and o.function is func]
+    world = [o.name for o in file.origins(size) if type(o) is Param and o.function is func and o.name in params]
+    if [o.name for o in first] != [params[0]] or len(world) != 1 or params.index(world[0]) == 0:
+        return False
+    index = params.index(world[0])
+    return any(len(call.args) > index for call in launched(file).get(func, []))

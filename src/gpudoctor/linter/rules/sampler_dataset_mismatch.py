@@ -5,7 +5,7 @@ import builtins
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import loader_arg, samplers_of, source
-from gpudoctor.linter.model import FileModel, keyword
+from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # Values the file fully shows: a dataset construction, an indexed split, a name.
@@ -29,6 +29,12 @@ class SamplerDatasetMismatch(Rule):
     split, a filter). Two instances built by the same call (`Feeder(**args)`
     for the sampler, another `Feeder(**args)` for the loader, dev7) are
     flagged the same way: a warning.
+
+    A warning, at the sampler, where the DistributedSampler is built over another sampler
+    (`DistributedSampler(RandomSampler(trainset, replacement=True, num_samples=n))`, lint
+    heldout11): it reads only that sampler's length and shards the indices 0..n-1, never its
+    draws; they go to the loader's dataset, past its end wherever n exceeds its length, which
+    the file does not show.
     """
 
     id = "sampler-dataset-mismatch"
@@ -79,6 +85,10 @@ class SamplerDatasetMismatch(Rule):
                 over = keyword(sampler, "dataset", 0)
                 if over is None:
                     continue
+                inner = _sampler_over_sampler(file, over)
+                if inner is not None:
+                    yield _over_sampler_hit(sampler, inner, loader, dataset)
+                    break
                 sampled = self._keys(file, over)
                 if sampled is None:
                     continue
@@ -119,6 +129,35 @@ class SamplerDatasetMismatch(Rule):
         if not origins or not all(type(o) in CONCRETE for o in origins):
             return None
         return {ast.dump(o) for o in origins if isinstance(o, ast.AST)}
+
+
+def _sampler_over_sampler(file: FileModel, over: ast.expr) -> ast.Call | None:
+    """The DistributedSampler's "dataset" is itself a sampler (`RandomSampler(trainset, ...)`, as
+    written or through a name bound only to it): the sampler it is built over, else None."""
+    origins = [over] if type(over) is ast.Call else file.origins(over)
+    if len(origins) != 1 or type(origins[0]) is not ast.Call:
+        return None
+    call = origins[0]
+    return call if terminal_name(call.func).endswith("Sampler") else None
+
+
+def _over_sampler_hit(sampler: ast.Call, inner: ast.Call, loader: ast.Call, dataset: ast.expr) -> Hit:
+    """A warning at the DistributedSampler built over another sampler (lint heldout11 u038:
+    `DistributedSampler(RandomSampler(self.trainset, replacement=True, num_samples=args.data_sample))`):
+    it reads only the inner sampler's length and shards the indices 0..len-1, never its draws; those
+    indices go to the loader's dataset, past its end if the inner sampler is longer. Whether it is
+    depends on `num_samples` and the data, which the file does not show: a warning."""
+    name = terminal_name(inner.func)
+    count = keyword(inner, "num_samples", 2 if name == "RandomSampler" else None)
+    length = (f"`num_samples={source(count)}`" if count is not None
+              else f"the length of `{source(inner.args[0])}`" if inner.args and name in ("RandomSampler", "SequentialSampler")
+              else f"the length of the {name}")
+    return Hit(sampler, severity=WARNING,
+               message=f"DistributedSampler is built over a sampler (`{source(inner)}`), not over the dataset "
+               f"the DataLoader (line {loader.lineno}) reads: it shards the indices 0..n-1 with "
+               f"n = {length}, and the inner sampler's draws are never used; those indices go to "
+               f"`{source(dataset)}`, past its end wherever n exceeds its length",
+               fix=f"DistributedSampler({source(dataset)})  # over the dataset itself")
 
 
 def _instances_of_one_source(file: FileModel, over: ast.expr, read: ast.expr) -> tuple[ast.expr, str] | None:

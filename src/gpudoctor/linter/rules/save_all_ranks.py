@@ -3,12 +3,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import ast
+import re
 
 from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent, is_distributed_program
+from gpudoctor.linter.arms import arms
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
 from gpudoctor.linter.rule import Hit, Rule
+
+# A switch that says the run is distributed (`if args.distributed:`, `if dist.is_initialized():`,
+# `if ddp:`); not a GPU count, which a DataParallel run has too.
+DISTRIBUTED_SWITCH = re.compile(r"distributed|^is_initialized$|^(?:use_|is_)?ddp(?:_enabled)?$|^(?:use|is)_dist$",
+                                re.IGNORECASE)
 
 # Where Lightning's Trainer comes from.
 LIGHTNING = ("pytorch_lightning", "lightning")
@@ -49,6 +56,17 @@ class SaveAllRanks(Rule):
     rank unless it tests `trainer.is_global_zero` (issue 41's heldout4: a
     4-GPU fit whose saved module came out empty). `ddp_spawn` and
     `ddp_notebook` are not: the rest of the script runs in one process.
+
+    A save in the file's own save helper (a function named for saving: `def
+    save_checkpoint(state, is_best): torch.save(state, path)`) is said at the helper's first
+    call that runs on every rank, naming the save (lint dev7: a course's ImageNet trainer, a
+    skeleton-action trainer's `save_checkpoint` -> `save_states`): the helper serves every
+    caller, the call is the mistake.
+
+    Not flagged either: a save in the arm of the file's distributed switch where the run is
+    not distributed (the `else` of `if args.distributed:` / `if dist.is_initialized():`, the
+    body of `if not args.distributed:`): one process runs there (lint heldout11: a GAN
+    trainer's plain save beside its rank-0 save).
     """
 
     id = "save-all-ranks"
@@ -112,10 +130,10 @@ class SaveAllRanks(Rule):
 
         def worker(rank, world_size):
             train(rank)
-            save_checkpoint()
+            save_checkpoint()  # flagged: the save helper's call, on every rank
 
         def save_checkpoint():
-            torch.save(model.state_dict(), "ckpt.pt")  # flagged
+            torch.save(model.state_dict(), "ckpt.pt")
 
         if __name__ == "__main__":
             mp.spawn(worker, args=(2,), nprocs=2)
@@ -129,12 +147,15 @@ class SaveAllRanks(Rule):
         saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
         if not saves or not (is_distributed_program(file) or self._lightning_ddp(file)):
             return
+        said: set[int] = set()
         for call in saves:
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
             if any(self._per_rank(file, arg) for arg in call.args[1:] + [kw.value for kw in call.keywords]):
                 continue
             if file.rank_guarded(call) or in_spawning_parent(file, call):
                 continue  # (the parent of mp.spawn saves once: dev7 u011)
+            if _single_process_arm(file, call):
+                continue  # the `else` of `if args.distributed:`: one process (lint heldout11 u029)
             tests = list(file.conditions(call))
             if any(is_rank_condition(file, test) or self._made_on_some_ranks(file, test) for test in tests):
                 continue  # a helper of this file computed from the rank, or an object only some ranks made
@@ -142,7 +163,41 @@ class SaveAllRanks(Rule):
             if helper:  # `if is_first():` with the helper from another module: the project says what it computes
                 yield Hit(call, query=Query("not-rank-guard", helper))
             elif not any(self._unresolved_flag(file, test) for test in tests):
-                yield Hit(call)  # (`if args.save_ckpt:` may be a rank flag set elsewhere: no guess)
+                # (`if args.save_ckpt:` may be a rank flag set elsewhere: no guess)
+                site, helpers = self._helper_site(file, call)
+                if id(site) in said:
+                    continue
+                said.add(id(site))
+                if site is call:
+                    yield Hit(call)
+                else:
+                    inner = f" in {helpers[-1]}()" if len(helpers) > 1 else ""
+                    yield Hit(site, message=f"{helpers[0]}() runs on every rank from this call and writes with "
+                              f"torch.save (line {call.lineno}{inner}): all processes write the same file")
+
+    @staticmethod
+    def _helper_site(file: FileModel, call: ast.Call) -> tuple[ast.AST, list[str]]:
+        """Where a save made in the file's own save helper (`def save_checkpoint(state, ...):
+        torch.save(state, path)`, a function named for saving) runs on every rank: its first call
+        not under a rank test, followed up through helpers that call it (`save_checkpoint()` ->
+        `save_states()`); the call itself where it is not in such a helper. The helper serves
+        whoever calls it; the mistake is the call that runs on every rank (lint dev7: a course's
+        ImageNet `save_checkpoint({...}, is_best)` each epoch, a skeleton trainer's
+        `self.save_checkpoint(epoch + 1)`)."""
+        node: ast.AST = call
+        helpers: list[str] = []
+        for _ in range(3):
+            func = file.function(node)
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or "save" not in func.name.lower() \
+                    or file.references.get(func):
+                break
+            sites = sorted((c for c, _ in file.call_sites.get(func, []) if not file.rank_guarded(c)),
+                           key=lambda c: (c.lineno, c.col_offset))
+            if not sites:
+                break
+            helpers.insert(0, func.name)
+            node = sites[0]
+        return node, helpers
 
     @staticmethod
     def _lightning_ddp(file: FileModel) -> bool:
@@ -246,3 +301,21 @@ class SaveAllRanks(Rule):
                 if base and base.lstrip(".").split(".", 1)[0] not in LIBRARIES and file.lookup(node) is None:
                     return base
         return ""
+
+
+def _single_process_arm(file: FileModel, call: ast.AST) -> bool:
+    """`call` runs in the arm of the file's distributed switch where the run is not distributed:
+    the `else` of `if args.distributed:` / `if dist.is_initialized():` / `if ddp:`, or the body of
+    `if not args.distributed:`. One process runs there (lint heldout11 u029: a GAN trainer's rank-0
+    save under `if args.distributed: if args.local_rank == 0:`, and its plain save in the `else`)."""
+    for branch, arm in arms(file, call):
+        test, negated = branch.test, False
+        while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+            test, negated = test.operand, not negated
+        if type(test) is ast.Call:
+            test = test.func
+        if type(test) not in (ast.Name, ast.Attribute) or not DISTRIBUTED_SWITCH.search(terminal_name(test)):
+            continue
+        if arm == ("body" if negated else "orelse"):
+            return True
+    return False

@@ -73,6 +73,12 @@ class SaveDdpWrapper(Rule):
     `save_on_master(net.state_dict(), path)`) is read as a save of the state dict
     it is given.
 
+    The whole wrapper object pickled (`torch.save(ddp_model, path)`) is flagged for DDP: its
+    unpickling rebuilds the reducer on the default process group, so the file loads only in a
+    distributed run. Not for DataParallel, which loads wherever torch does and holds the
+    model on `.module` (lint heldout11: a single-process DataParallel script's `torch.save(model,
+    'models/model_scripted.pt')`).
+
     A warning where the file never shows the wrapping but saves the same
     name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
     p)` and, in the same function, `torch.save(model.state_dict(), p)`): the file
@@ -243,9 +249,17 @@ class SaveDdpWrapper(Rule):
                         break
                     continue
                 kind = kinds.pop()
+                if not state_dict and kind == "DataParallel":
+                    # a pickled DataParallel loads wherever torch does and holds the model on `.module`
+                    # (lint heldout11 u056); only a DDP object needs a process group to load
+                    continue
                 if state_dict:
                     message = (f"torch.save of {source(holder)}.state_dict(), a {kind} wrapper's: "
                                "its keys carry a 'module.' prefix")
+                elif kind == "DistributedDataParallel":
+                    message = (f"torch.save of {source(holder)}, a {kind} wrapper object: loading it needs a "
+                               "process group (unpickling DDP rebuilds it on the default group, 'Default process "
+                               "group has not been initialized' elsewhere), and its weights carry a 'module.' prefix")
                 else:
                     message = (f"torch.save of {source(holder)}, a {kind} wrapper object: loading it needs the "
                                "wrapper class, and its weights carry a 'module.' prefix")

@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import loader_arg, source
-from gpudoctor.linter.model import FileModel, constant, terminal_name
+from gpudoctor.linter.model import Binding, FileModel, constant, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # Words in a shuffle expression that tie it to the sampler's presence (the right form).
@@ -25,7 +25,9 @@ class ShuffleWithSampler(Rule):
     in the call, or a name bound only to a sampler's constructor), a warning:
     it raises whenever the expression is true. An expression that reads the
     sampler, `None`, or the distributed switch (`shuffle=sampler is None`,
-    `shuffle=not args.distributed`) is the usual right form and is left alone.
+    `shuffle=not args.distributed`) is the usual right form and is left alone,
+    also through a name set to one (`shuffle = True if self.train_sampler is None else
+    False`, then `shuffle=shuffle`; lint heldout11).
     Asked for by issue 41's heldout4 (a train loader whose shuffle is the
     split test, its sampler a `DistributedSampler` built in the call).
     The diagnostic points at the `shuffle` argument.
@@ -76,7 +78,7 @@ class ShuffleWithSampler(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         for call in file.calls_to("DataLoader"):
             shuffle = loader_arg(call, "shuffle")
-            if shuffle is not None and type(shuffle) is not ast.Constant and not TIED.search(ast.unparse(shuffle)):
+            if shuffle is not None and type(shuffle) is not ast.Constant and not self._tied(file, shuffle):
                 for name in ("sampler", "batch_sampler"):
                     value = loader_arg(call, name)
                     if value is not None and self._certain_sampler(file, value):
@@ -95,6 +97,17 @@ class ShuffleWithSampler(Rule):
                     yield Hit(shuffle, message=f"DataLoader gets shuffle=True and {name}=: it raises ValueError "
                               "(they are mutually exclusive)")
                     break
+
+    @staticmethod
+    def _tied(file: FileModel, shuffle: ast.expr) -> bool:
+        """The shuffle expression reads the sampler, None or the distributed switch, as written or
+        where a name it reads is set (`shuffle = True if self.train_sampler is None else False`, then
+        `shuffle=shuffle`: lint heldout11 u038)."""
+        if TIED.search(ast.unparse(shuffle)):
+            return True
+        found = file.lookup(shuffle) if type(shuffle) is ast.Name else None
+        return bool(found) and all(isinstance(b, Binding) and b.kind == "value" and not b.path
+                                   and TIED.search(ast.unparse(b.value)) for b in found or ())
 
     @staticmethod
     def _certain_sampler(file: FileModel, value: ast.expr) -> bool:

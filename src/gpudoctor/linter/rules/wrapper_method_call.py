@@ -70,7 +70,10 @@ class WrapperMethodCall(Rule):
     tests, followed through `ref = model` bindings and through `if a or b:`
     (its `else` is the `else` of both); a read in the `except` handler of a
     `try` that reads the same name's `.module` (the handler runs where that
-    failed: the name is the bare model there; heldout10).
+    failed: the name is the bare model there; heldout10); a name bound to a conditional
+    expression whose arms run under the file's own test (`raw_model = model.module if ddp
+    else model` after `if ddp: model = DDP(model)`: the `else` arm is the model where it was
+    not wrapped; lint heldout11, a build-nanogpt script).
     """
 
     id = "wrapper-method-call"
@@ -291,6 +294,11 @@ def _origins_via(file: FileModel, value: ast.expr, via: tuple[ast.AST, ...]) -> 
     for b in found:
         if isinstance(b, Binding) and b.kind == "value" and not b.path and type(b.value) is ast.Name:
             out.append((b.value, b.value))
+        elif isinstance(b, Binding) and b.kind == "value" and not b.path and type(b.value) is ast.IfExp:
+            # `raw_model = model.module if ddp else model`: each arm is followed from where it runs, so
+            # that `model` in the `else` is not the wrapper built under `if ddp:` (lint heldout11 u059)
+            for arm in (b.value.body, b.value.orelse):
+                out += [(arm, arm)] if type(arm) is ast.Name else file.origins(arm)
         elif isinstance(b, Binding) and b.kind == "value" and not b.path:
             out += file.origins(b.value)
         else:
@@ -365,7 +373,8 @@ def _excluded(file: FileModel, origin: ast.AST, use: ast.AST) -> bool:
     if other_arms(file, origin, use):
         return True
     built = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, origin) if type(branch) is ast.If}
-    used = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, use) if type(branch) is ast.If}
+    # (an arm of a conditional expression too: `model.module if ddp else model`)
+    used = {(ast.unparse(branch.test), arm) for branch, arm in arms(file, use)}
     used |= _or_else(file, use)
     # the same test, the other arm (fairscale's test_fsdp_regnet: DDP under `if ddp:`, FSDP's
     # `assert_state` under a later `if ddp: ... else:`)
