@@ -40,12 +40,11 @@ class TestUnfinishedReductionCut:
 
 class TestCheckpointZipHeader:
     verdict = "checkpoint-corrupt"
+    # tomassosorio/OCR_tablenet#7; unit8co/darts#2254 quotes the same words in a sentence
+    HEADER = "RuntimeError: [enforce fail at inline_container.cc:145] . PytorchStreamReader failed reading zip archive: invalid header or archive is corrupted"
 
     def test_sibling_the_invalid_header_wording(self):
-        # tomassosorio/OCR_tablenet#7; unit8co/darts#2254 quotes the same words in a sentence
-        line = ("RuntimeError: [enforce fail at inline_container.cc:145] . PytorchStreamReader failed reading zip archive: invalid header "
-                "or archive is corrupted\n")
-        found = head(TB + line)
+        found = head(f"{TB}{self.HEADER}\n")
         assert found is not None and found.id == self.verdict and "download it again" in found.fix
 
     def test_control_a_whole_archive_without_torchs_file(self):
@@ -102,11 +101,12 @@ class TestDisplayUnavailable:
 
     def test_sibling_the_rank_that_lost_it_before_the_launchers_report(self):
         # PANPEIWEN/Infrared-Small-Target-Detection-Segmentation-Framework#2: rank 0's Xlib exit, then torch.distributed.launch
-        log = ('XIO:  fatal IO error 0 (Success) on X server "localhost:12.0"\n'
-               "      after 48420 requests (48420 known processed) with 2336 events remaining.\n"
-               "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1675421 closing signal SIGTERM\n"
-               "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1675420) of binary: /home/u/bin/python\n")
-        found = api.diagnose(log).findings
+        found = api.diagnose("\n".join([
+            'XIO:  fatal IO error 0 (Success) on X server "localhost:12.0"',
+            "      after 48420 requests (48420 known processed) with 2336 events remaining.",
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1675421 closing signal SIGTERM",
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1675420) of binary: /home/u/bin/python",
+        ])).findings
         assert found[0].id == self.verdict and found[0].evidence.get("display") == "localhost:12.0"
 
     def test_control_an_opencv_built_without_a_gui(self):
