@@ -101,10 +101,10 @@ PATTERNS_EARLY = [
         E,
         "the program lost its X11 display, or has none: a window or an interactive plot was opened where no display is reachable",
         # Xlib's default I/O error handler prints this and exits the process; Tk and GTK refuse to start without a display
-        r"XIO:\s+fatal IO error \d+ \([^)]*\) on X server \"?(?P<display>[^\"\s]*)"
+        r"(?:XIO:\s+f|Gdk-Message: .*: F)atal IO error \d+ \([^)]*\) on X server \"?(?P<display>[^\"\s]*?)\.?(?:\"|\s|$)"
         r"|TclError: (?:no display name and no \$DISPLAY environment variable|couldn't connect to display \"?(?P<display2>[^\"\s]*))"
         r"|Gtk-WARNING \*\*:(?: [\d:.]+:)? cannot open display:? ?(?P<display3>\S*)|Can't initialize GTK backend in function 'cvInitSystem'",
-        ("fatal IO error", "no display name and no $DISPLAY", "couldn't connect to display", "cannot open display", "Can't initialize GTK backend"),
+        ("fatal IO error", "Fatal IO error", "no display name and no $DISPLAY", "couldn't connect to display", "cannot open display", "Can't initialize GTK backend"),
         why="""A plot shown in a window (matplotlib's interactive backend, plt.show(), cv2.imshow, a visualiser, TensorBoard's or
         a GUI toolkit's window) talks to an X server: the one DISPLAY names. Over SSH with X11 forwarding (ssh -X, DISPLAY
         localhost:10.0 and up) that display lives only as long as the SSH session and its forwarding; a job left running
@@ -119,6 +119,8 @@ PATTERNS_EARLY = [
              "PANPEIWEN/Infrared-Small-Target-Detection-Segmentation-Framework#2 (rank 0 of a torch.distributed.launch job; the launcher then stops rank 1); peterhpark/neuroclear#1"),
             ('XIO:  fatal IO error 25 (Inappropriate ioctl for device) on X server "localhost:10.0"',
              "mikemikezhu/FedILC#1 (matplotlib over SSH); jantic/DeOldify#323"),
+            ("Gdk-Message: 18:13:36.341: ESO Linux Addon Manager: Fatal IO error 11 (Resource temporarily unavailable) on X server :0.",
+             "Akselmo/ESOLinuxAddonManager#4 (GTK 3's handler: the same exit)"),
             ("_tkinter.TclError: no display name and no $DISPLAY environment variable",
              "laddng/LiPlate#1 (plt.figure with matplotlib's Tk backend); yinghualuowu/Python_VLPR#1 (on a server)"),
             ('_tkinter.TclError: couldn\'t connect to display ":0.0"', "scrtlabs/catalyst#39 (DISPLAY set to a display that is not there)"),
