@@ -513,7 +513,8 @@ class Diagnosis:
     def by_frame(self, told: dict[str, Seen], sign: Optional[Sign], exception: str = "", message: str = "") -> None:
         """An unrecognised exception whose innermost frame is ZeRO's own code is that class (knowledge/patterns/classes9.py);
         an EOFError in spawn's own _main is a child its parent sent nothing (knowledge/patterns/classes11a.py); zip() refusing
-        a value in DataParallel's own gather_map is a replica's non-tensor output (knowledge/patterns/classes12a.py)."""
+        a value in DataParallel's own gather_map is a replica's non-tensor output (knowledge/patterns/classes12a.py); a distributed
+        sampler's own assert is a dataset with fewer samples than ranks (knowledge/patterns/classes13b.py)."""
         said = zero_internal(sign, exception, message)
         decided = ("zero-optimizer-internal-error", said) if said else (
             frame_class11(sign, exception, message) or frame_class12a(sign, exception, message) or frame_class13b(sign, exception, message)
