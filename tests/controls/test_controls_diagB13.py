@@ -178,3 +178,22 @@ class TestGatheredScalarLoss:
         # a non-scalar loss of the program's own making (no DataParallel): not this class
         log = TB + '  File "/home/u/train.py", line 75, in train_epoch\n    loss.backward()\nRuntimeError: grad can be implicitly created only for scalar outputs\n'
         assert head_id(log) not in ("-", self.verdict)
+
+
+class TestPleaseInstallNamedPackage:
+    verdict = "setup-refused-by-program"
+
+    def test_sibling_a_check_that_names_the_package_to_install(self):
+        # ckkelvinchan/RealBasicVSR#11 (mmediting's check for PyAV), quoted in a sentence as the thread has it
+        found = head("when running 'mim train mmedit configs/x.py --gpus 3 --launcher pytorch', error occurred, "
+                     "AssertionError: Please install av to use video compression.\n")
+        assert found is not None and found.id == self.verdict and "Please install av" in found.fix
+
+    @pytest.mark.parametrize("log", [
+        # hpcaitech/Open-Sora#251: colossalai's warning; the run goes on with the unfused kernel
+        "/x/colossalai/shardformer/layer/normalization.py:45: UserWarning: Please install apex from source (https://github.com/NVIDIA/apex) "
+        "to use the fused layernorm kernel\n",
+        TB + "RuntimeError: the backend failed to load. Please install it again and retry\n",  # no package named
+    ])
+    def test_control_a_warning_or_a_message_that_names_nothing(self, log):
+        assert self.verdict not in ids(log)
