@@ -197,3 +197,26 @@ class TestPleaseInstallNamedPackage:
     ])
     def test_control_a_warning_or_a_message_that_names_nothing(self, log):
         assert self.verdict not in ids(log)
+
+
+class TestLoadFileNotSavedData:
+    verdict = "load-file-not-saved-data"
+    LOAD = TB + '  File "/x/site-packages/torch/serialization.py", line 920, in _legacy_load\n    magic_number = pickle_module.load(f, **pickle_load_args)\n'
+
+    @pytest.mark.parametrize("line,step", [
+        ("_pickle.UnpicklingError: invalid load key, 'v'.", "git lfs pull"),  # hhj1897/face_parsing#3
+        ("UnpicklingError: invalid load key, '<'.", "web page"),  # nengo/nengo#1692
+        ("_pickle.UnpicklingError: invalid load key, '\\x0a'.", "cut or corrupted"),  # Puzer/stylegan-encoder#29
+        # pytorch/pytorch#150998: torch 2.6's weights-only unpickler names the byte by its code (118: 'v')
+        ("Please file an issue with the following so that we can make `weights_only=True` compatible with your use case: "
+         "WeightsUnpickler error: Unsupported operand 118", "git lfs pull"),
+    ])
+    def test_sibling_what_the_first_byte_says_the_file_is(self, line, step):
+        found = head(self.LOAD + line + "\n")
+        assert found is not None and found.id == self.verdict and step in found.fix and "STEP" not in found.fix
+
+    def test_control_a_weights_only_refusal_of_a_healthy_files_class(self):
+        # voicepaw/so-vits-svc-fork#348: torch's weights-only load refusing a class the file holds; the file is fine
+        line = ("_pickle.UnpicklingError: Weights only load failed. Re-running `torch.load` with `weights_only` set to `False` will likely "
+                "succeed. WeightsUnpickler error: Unsupported class numpy.core.multiarray._reconstruct\n")
+        assert self.verdict not in ids(self.LOAD + line)

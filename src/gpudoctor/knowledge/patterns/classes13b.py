@@ -53,7 +53,58 @@ def container_fields(m: re.Match, context: list[str]) -> dict:
     return out
 
 
+# What the first byte of a file pickle refused says it is (the weights-only unpickler names it by its code: 118 'v', 60 '<').
+LOAD_KEY_STEPS = {
+    "v": "the file starts with 'v': it is a git-lfs pointer (\"version https://git-lfs.github.com/spec/v1\", a few hundred bytes) left where "
+         "the weights should be: git lfs install && git lfs pull in the clone (or download the file itself; a repository over its LFS "
+         "quota serves only pointers)",
+    "<": "the file starts with '<': it is a web page (HTML) saved in place of the file: the download link answered with a page (a "
+         "quota, sign-in or confirmation page, a 404): download the file itself again (the site's direct link, gdown for Google Drive)",
+}
+
+
+def load_key_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    key = out.get("key") or {"118": "v", "60": "<"}.get(out.get("operand", ""), "")
+    out["key"] = key
+    out["step"] = LOAD_KEY_STEPS.get(key) or (
+        f"the file starts with '{key}', a byte no pickle starts with: it was cut or corrupted in transfer, or is another format than the "
+        "loader reads: download or save it again and compare its size (or checksum) with the source's")
+    return out
+
+
 PATTERNS_EARLY = [
+    pattern(
+        "load-file-not-saved-data",
+        "platform",
+        CAUSE,
+        E,
+        "the file torch.load (or pickle) read is not the data that was saved: a git-lfs pointer, a web page, or a cut or corrupt download",
+        # pickle's refusal of the file's first byte; torch >= 2.6's weights-only unpickler says it by the byte's code
+        r"UnpicklingError: invalid load key, '(?P<key>\\x[0-9a-fA-F]{2}|[^']{1,2})'|WeightsUnpickler error: Unsupported operand (?P<operand>118|60)\b",
+        ("invalid load key", "Unsupported operand"),
+        why="""A checkpoint, a dataset or a model read with torch.load or pickle starts with the bytes pickle wrote; this file
+        starts with another. Its first byte says what it is: 'v' is a git-lfs pointer file ("version https://git-lfs..."),
+        which a clone made without git-lfs installed (or of a repository over its LFS bandwidth quota) leaves in place of
+        the weights; '<' is a web page, which a download link answered with instead of the file (a quota, sign-in or
+        confirmation page, a 404); any other byte a file cut or corrupted in transfer, or one in another format. The code
+        and the environment are fine: the file is not the one that was saved.""",
+        fix="""STEP; check with: head -c 200 FILE; ls -l FILE   # a pointer or a page is a few hundred bytes of text""".replace("\n        ", " "),
+        examples=[
+            ("_pickle.UnpicklingError: invalid load key, 'v'.",
+             "hhj1897/face_parsing#3 (the maintainer: download the weights with git-lfs, git lfs pull); Rose-STL-Lab/LIMO#3; svip-lab/PPGNet#2"),
+            ("UnpicklingError: invalid load key, '<'.", "nengo/nengo#1692 (a Google Drive download that did not complete); chsasank/ATIS.keras#4"),
+            ("_pickle.UnpicklingError: invalid load key, '\\x0a'.", "Puzer/stylegan-encoder#29 (a copied file); bagrii/address_extraction#1 (re-downloading fixed it)"),
+            ("Please file an issue with the following so that we can make `weights_only=True` compatible with your use case: WeightsUnpickler error: Unsupported operand 118",
+             "pytorch/pytorch#150998 (torch 2.6; the maintainer: the file is corrupted); OpenBMB/MiniCPM#185"),
+        ],
+        not_examples=[
+            # torch 2.6's weights-only load refusing a class a healthy file holds: another answer (weights_only=False for a trusted file)
+            "_pickle.UnpicklingError: Weights only load failed. Re-running `torch.load` with `weights_only` set to `False` will likely succeed. WeightsUnpickler error: Unsupported class numpy.core.multiarray._reconstruct",
+            "RuntimeError: Invalid magic number; corrupt file?",
+        ],
+        fields=load_key_fields,
+    ),
     pattern(
         "container-runtime-binary-missing",
         "platform",
