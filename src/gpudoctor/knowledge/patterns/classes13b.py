@@ -5,6 +5,8 @@ across projects.
 - a program of the container stack that the container runtime runs is not installed: the low-level runtime (runc, crun:
   "no runtime binary found from candidate list"), the NVIDIA runtime hook or the NVIDIA runtime itself ("executable file
   not found in $PATH", "stat ...: no such file or directory", "fork/exec ...: no such file or directory");
+- a file torch.load or pickle refused at its first byte ("invalid load key, 'v'", torch 2.6's "Unsupported operand 118"): not
+  the data that was saved but a git-lfs pointer ('v'), a web page ('<') or a cut download;
 - a process that lost its X display, or never had one (Xlib's "XIO: fatal IO error ... on X server", Tk's "no display
   name and no $DISPLAY environment variable", GTK's "cannot open display"): a plot or window opened from a job on a node
   without a reachable display;
@@ -13,8 +15,9 @@ across projects.
 - DataParallel's warning that it gathered scalars into a vector, before a failure where that vector is used as a scalar
   (backward, or a size mismatch in the loss): the model returns its loss, one scalar per replica.
 
-(Two classes of the round widen existing rules: DDP's unfinished-reduction message cut by the paste is read by
-ddp-unused-parameters, and the zip reader's "invalid header or archive is corrupted" by checkpoint-corrupt.)
+(Three classes of the round widen existing rules: DDP's unfinished-reduction message cut by the paste is read by
+ddp-unused-parameters, the zip reader's "invalid header or archive is corrupted" by checkpoint-corrupt, and a program's check
+that names the package to install ("Please install av to use video compression") by setup-refused-by-program.)
 
 Their examples are real lines from public threads (thread in the source); their counter-examples the nearest lines
 that mean something else.
