@@ -106,6 +106,13 @@ def pattern(
     )
 
 
+def head_of(message: str, shortest: int) -> str:
+    """A regex for a message a paste cut short: its first `shortest` characters or more, then the line's end (a quote or
+    backtick the paste closed it with allowed). A longer message that starts the same way is not a cut, and does not match."""
+    rest = "".join(f"(?:{re.escape(ch)}" for ch in message[shortest:]) + ")?" * len(message[shortest:])
+    return re.escape(message[:shortest]) + rest + r"""[\s`'"]*$"""
+
+
 def groups(m: re.Match, _context: list[str]) -> dict:
     """The default evidence: the regex's named groups that matched."""
     return {k: v for k, v in m.groupdict().items() if v is not None}

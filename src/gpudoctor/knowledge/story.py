@@ -27,6 +27,8 @@ from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
 from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
 from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
 from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
+from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
+from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.reruns import Command, Prompts
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
@@ -72,7 +74,9 @@ NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unk
                 "abstract-class-instantiated", "rendezvous-rank-missing", "torch-call-arguments-refused",
                 "loss-logits-labels-mismatch", "argument-choices-empty",
                 # knowledge/patterns/classes12b.py: the line that indexed a 0-dim tensor, the extension's failed check
-                "torch-scalar-indexed", "extension-check-failed")
+                "torch-scalar-indexed", "extension-check-failed",
+                # knowledge/patterns/classes13b.py: the program of the container stack that is missing, and what installs it; what a file's first byte says it is
+                "container-runtime-binary-missing", "load-file-not-saved-data")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -470,7 +474,12 @@ class Diagnosis:
         if self.settled_at == self.hits + self.signs.count:
             return
         self.settled_at = self.hits + self.signs.count
-        told = self.told = dict(self.recorded)
+        self.told = dict(self.recorded)
+        self.tell(self.told)
+        self.gathered_loss_used(self.told)
+
+    def tell(self, told: dict[str, Seen]) -> None:
+        """settle's story: what the patterns matched, with the signs that no pattern explained."""
         for waiting, done in RESOLVED_BY.items():
             if done in told:
                 told.pop(waiting, None)  # it was only progress
@@ -511,15 +520,44 @@ class Diagnosis:
     def by_frame(self, told: dict[str, Seen], sign: Optional[Sign], exception: str = "", message: str = "") -> None:
         """An unrecognised exception whose innermost frame is ZeRO's own code is that class (knowledge/patterns/classes9.py);
         an EOFError in spawn's own _main is a child its parent sent nothing (knowledge/patterns/classes11a.py); zip() refusing
-        a value in DataParallel's own gather_map is a replica's non-tensor output (knowledge/patterns/classes12a.py)."""
+        a value in DataParallel's own gather_map is a replica's non-tensor output (knowledge/patterns/classes12a.py); a distributed
+        sampler's own assert is a dataset with fewer samples than ranks (knowledge/patterns/classes13b.py)."""
         said = zero_internal(sign, exception, message)
-        decided = ("zero-optimizer-internal-error", said) if said else frame_class11(sign, exception, message) or frame_class12a(sign, exception, message)
+        decided = ("zero-optimizer-internal-error", said) if said else (
+            frame_class11(sign, exception, message) or frame_class12a(sign, exception, message) or frame_class13b(sign, exception, message)
+        )
         if decided:
             unrecognised = told.pop(UNRECOGNISED.id)
             first = unrecognised.first
             hit = Hit(first.line, first.source, first.where, decided[1], first.time)
             seen = told[decided[0]] = Seen(BY_ID[decided[0]], unrecognised.order, hit)
             seen.add(hit)
+
+    def gathered_loss_used(self, told: dict[str, Seen]) -> None:
+        """DataParallel's warning that it gathered scalars into a vector, then the first failure after it, in the same input,
+        where that vector is used as a scalar (backward's refusal, a size mismatch, a traceback cut inside backward): the
+        failure is that use (knowledge/patterns/classes13b.py). Without such a failure the warning stays a lead."""
+        warning = told.get("dataparallel-gathered-scalars")
+        if warning is None:
+            return
+        for pid in ("python-exception", UNRECOGNISED.id):
+            failure = told.get(pid)
+            if failure is None or failure.first.source != warning.first.source or failure.first.line <= warning.first.line:
+                continue
+            fields = failure.first.fields
+            sign = fields.get("sign")
+            if not isinstance(sign, Sign):
+                sign = self.signs.exception(fields.get("exception", ""), failure.first.where.rank) if fields.get("exception") else None
+            said = scalar_loss_gathered(sign, fields.get("exception", ""), fields.get("message", ""))
+            if not said:
+                continue
+            del told[pid]
+            told.pop(warning.pattern.id)
+            first = failure.first
+            hit = Hit(first.line, first.source, first.where, {**said, "warning_line": warning.first.line}, first.time)
+            seen = told["dataparallel-scalar-loss-gathered"] = Seen(BY_ID["dataparallel-scalar-loss-gathered"], failure.order, hit)
+            seen.add(hit)
+            return
 
     def fatal_signal_exit(self) -> Optional[Sign]:
         """A launcher's report that a worker died of a signal that is itself the failure (SIGFPE, SIGILL:

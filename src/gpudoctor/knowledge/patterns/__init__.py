@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -28,6 +28,7 @@ ALL: tuple[Pattern, ...] = (
     *classes11b.PATTERNS_EARLY,  # eleventh round (diagB11): a kernel stopped for time, a GPU architecture check, cuBLAS/cuSOLVER refusals, Slurm's MUNGE
     *classes12a.PATTERNS_EARLY,  # twelfth round (diagA12): torch 1.6's all_gather shape check (apex SyncBatchNorm), before a launcher's line quoting it
     *classes12b.PATTERNS_EARLY,  # twelfth round (diagB12): NVRTC not knowing this GPU's architecture
+    *classes13b.PATTERNS_EARLY,  # thirteenth round (diagB13): a program of the container stack not installed, a lost X display
     *ddp.PATTERNS,
     *dataloader.PATTERNS,
     *gloo.PATTERNS,
@@ -40,6 +41,7 @@ ALL: tuple[Pattern, ...] = (
     *classes11a.PATTERNS,  # eleventh round (diagA11): an abstract class instantiated, a tcp:// or file:// rendezvous given no rank
     *classes12a.PATTERNS,  # twelfth round (diagA12): forward() without its inputs, an empty TF input queue or Caffe list, TFF's dataset reduce
     *classes12b.PATTERNS,  # twelfth round (diagB12): a 0-dim tensor indexed by code older than the installed torch
+    *classes13b.PATTERNS,  # thirteenth round (diagB13): DataParallel's warning that it gathered scalars (a failure's lead, not one)
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes
     *classes13a.PATTERNS,  # thirteenth round (diagA13): a call refused for its arguments (named, never claimed)
@@ -48,6 +50,7 @@ ALL: tuple[Pattern, ...] = (
     *classes9.PATTERNS_BY_FRAME,  # decided by the traceback's innermost frame (knowledge/story.py), never by a line
     *classes11a.PATTERNS_BY_FRAME,  # the same: a spawned child's EOFError in spawn's own _main
     *classes12a.PATTERNS_BY_FRAME,  # the same: zip() refusing a replica's non-tensor output in DataParallel's own gather_map
+    *classes13b.PATTERNS_BY_FRAME,  # the same: a distributed sampler's own assert; a gathered scalar loss used (after DataParallel's warning)
     *python.PATTERNS,  # last: only what no other pattern claims
 )
 

@@ -212,20 +212,28 @@ PATTERNS = [
         CAUSE,
         E,
         "a checkpoint file is truncated or corrupt",
-        r"storage has wrong size: expected -?\d+ got \d+|PytorchStreamReader failed reading (?:zip archive: failed finding central directory|file \S+: (?:invalid header|file read failed))|"
+        r"storage has wrong size: expected -?\d+ got \d+|PytorchStreamReader failed reading (?:zip archive: (?:failed finding central directory|invalid header or archive is corrupted)|"
+        r"file \S+: (?:invalid header|file read failed))|"
         r"unexpected EOF, expected \d+ more bytes\. The file might be corrupted",
         ("storage has wrong size", "PytorchStreamReader failed reading", "The file might be corrupted"),
         why="""torch.load read a file that is not the whole checkpoint torch.save wrote: several ranks saved to the
         same path at once (every rank of a job runs the save unless it is guarded), the save was cut (the job was
         killed or the disk filled during it), or a rank loaded it before the writer finished. Each rank then
-        reads another mixture of the writes.""",
+        reads another mixture of the writes. A file downloaded (pretrained weights) or copied is the same when the
+        transfer was cut.""",
         fix="""save from one rank and let the others wait for it: `if dist.get_rank() == 0: torch.save(state, path)` then
         `dist.barrier()` before any rank loads it (Lightning and accelerate do this when you use their save); check the
-        disk's free space and the file size, and save again""".replace("\n        ", " "),
+        disk's free space and the file size, and save again; a downloaded file: download it again and compare its size (or
+        checksum) with the source's""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: storage has wrong size: expected -4669315570785868528 got 512", "pytorch/pytorch#12042 (8 ranks saving one path)"),
             ("RuntimeError: storage has wrong size: expected 512 got 65536", "NVIDIA/NeMo#130 (a 32-node run's checkpoint)"),
             ("RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory", "torch.load of a truncated file"),
+            # the zip's first header unreadable: a file that is not (all of) the archive torch.save wrote
+            ('"PytorchStreamReader failed reading zip archive: invalid header or archive is corrupted ".',
+             "unit8co/darts#2254 (a model trained on two GPUs, the script run once per GPU, both saving it)"),
+            ("RuntimeError: [enforce fail at inline_container.cc:145] . PytorchStreamReader failed reading zip archive: invalid header or archive is corrupted",
+             "tomassosorio/OCR_tablenet#7 (an uploaded checkpoint; the maintainer: download and upload it again); XPixelGroup/DiffBIR#95 (a corrupted alexnet .pth)"),
         ],
         not_examples=["RuntimeError: shape '[8, 512]' is invalid for input of size 65536", "size mismatch for fc.weight: copying a param with shape"],
     ),

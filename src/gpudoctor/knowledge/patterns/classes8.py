@@ -32,7 +32,9 @@ EXCEPTION_START = r"(?:^|[\s\"'(\[`])(?:[A-Za-z_]\w*\.)*"
 # backquotes or quotes, a variable, a flag, a key=value, a command, a script.
 DIRECTIVE_VERBS = r"(?:define|set|use|specify|pass|add|append|install|select|choose|restrict|export|provide|give)"
 DIRECTIVE = r"(?i:(?:(?:to|for|if you want to) [^.,;:`]{3,60}?,? )?(?:(?:please|you (?:can|should|must|need to)) )?" + DIRECTIVE_VERBS + r")\b"
-CONCRETE = r"(?:`[^`]+`|'[\w./-]+'|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\s--?[a-z][\w-]*|\+?[\w.]+=\S|pip install|\S+\.py\b)"
+# (a package the message asks to be installed, by its name: "Please install av to use video compression", ckkelvinchan/RealBasicVSR#11)
+CONCRETE = (r"(?:`[^`]+`|'[\w./-]+'|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\s--?[a-z][\w-]*|\+?[\w.]+=\S|pip install|\S+\.py\b"
+            r"|\b[Pp]lease install (?!it\b|them\b|the\b|this\b|that\b|an?\b)[A-Za-z][\w.-]*)")
 DIRECTIVE_LINE = re.compile(r"^\W*(?P<directive>" + DIRECTIVE + r".*" + CONCRETE + r".*)$")
 
 
@@ -221,12 +223,15 @@ PATTERNS = [
                 "OSError: /workspace/models/chatpjlm-0/v0.2.5/turbomind/triton_models/tokenizer does not appear to have a file named config.json. Checkout 'https://huggingface.co//workspace/models/chatpjlm-0/v0.2.5/turbomind/triton_models/tokenizer/None' for available files.",
                 "InternLM/lmdeploy#82 (a tokenizer folder without config.json)",
             ),
+            ("AssertionError: Please install av to use video compression.",
+             "ckkelvinchan/RealBasicVSR#11 (mim train mmedit ...: the package the check names, PyAV, is not installed)"),
         ],
         not_examples=[
             "RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at \"/pytorch/c10/cuda/CUDACachingAllocator.cpp\":1015, please report a bug to PyTorch.",
             "FutureWarning: `torch.cuda.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cuda', args...)` instead.",
             "RuntimeError: Error(s) in loading state_dict for Model: Missing key(s) in state_dict: \"fc.weight\".",
             "[WARNING] ValueError: 'wandb' not installed. Please install it with `pip install wandb` to log runs; logging to the console",
+            "RuntimeError: the backend failed to load. Please install it again and retry",  # no package named: nothing concrete to do
             "    raise ValueError(\"Please set `MASTER_ADDR`\")",  # a traceback's source line
         ],
         context_after=1,

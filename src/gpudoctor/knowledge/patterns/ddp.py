@@ -3,10 +3,13 @@
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, head_of, pattern
 from gpudoctor.knowledge.patterns import classes9
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
+
+# DDP's unfinished-reduction message, as far as a paste kept it ("Expected to have finish" and on)
+UNUSED_CUT = head_of("Expected to have finished reduction in the prior iteration before starting a new one", len("Expected to have finish"))
 
 # The parts of a CollectiveFingerPrint, in the order that says most about what diverged, and how
 # each reads ("SequenceNumber=1OpType=BARRIER": older torch prints no comma between them).
@@ -37,14 +40,22 @@ PATTERNS = [
         CAUSE,
         E,
         "DDP: some parameters did not get a gradient in the previous iteration",
-        r"Expected to have finished reduction in the prior iteration before starting a new one",
-        ("finished reduction",),
+        # the message, or its head where a paste cut it ("RuntimeError: Expected to have finish", open-mmlab/Amphion#45):
+        # no other message of torch's starts with these words
+        r"Expected to have finished reduction in the prior iteration before starting a new one|(?:Error: |^)" + UNUSED_CUT,
+        ("finished reduction", "Expected to have finish"),
         why="""DDP waits for a gradient of every parameter before it all-reduces. Some parameters were not used
         to compute the loss (an unused head, a branch taken only sometimes, outputs not in the loss), so the
         reduction never finished.""",
         fix="DistributedDataParallel(model, ..., find_unused_parameters=True)  # your other arguments as they are; or remove/freeze the unused parameters; TORCH_DISTRIBUTED_DEBUG=DETAIL names them",
         examples=[
             ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss.", "HamPerdredes/SOOD#33"),
+            ("RuntimeError: Expected to have finish", "open-mmlab/Amphion#45 (accelerate launch on GPUs 0,2; the paste ends there)"),
+            ("RuntimeError: Expected to have finished reduction in the prior", "a paste cut mid-sentence"),
+        ],
+        not_examples=[
+            "RuntimeError: Expected to have finishing touches applied before export",  # not a head of DDP's message
+            "Expected to have finished the epoch before saving; it is fine now",  # prose that only quotes the words
         ],
     ),
     pattern(
