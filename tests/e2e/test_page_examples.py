@@ -75,7 +75,7 @@ FAULT_EXIT_1 = Run(exit=1, shows=("allreduce-wrong-result",), timeout=180)
 RUN: dict[str, Run] = {
     "README.md: gpudoctor check": Run(),
     # warnings only: lint fails on errors unless --fail-on warning (its printed lines: test_readme_lint_output)
-    "README.md: gpudoctor lint examples/train_broken.py": Run(shows=("Found 8 diagnostics",)),
+    "README.md: gpudoctor lint examples/train_broken.py": Run(shows=("Found 7 diagnostics",)),
     "README.md: gpudoctor lint examples/train_fixed.py": Run(),
     "docs/commands/lint.md: gpudoctor lint examples/train_broken.py": Run(),  # the output under it compared
     "docs/commands/lint.md: gpudoctor lint examples/train_fixed.py": Run(),
