@@ -64,6 +64,51 @@ LEGALBERT = """
                 Process(target=init_process, args=(local_rank, config)).start()
         """
 
+# github.com/.../distributed_train.py (lint heldout11 u011): torchrun's variables first, then a SLURM branch;
+# one env:// init_process_group for both
+SLURM_FALLBACK = """
+        import os
+        import torch.distributed as dist
+
+        def setup_distributed():
+            if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+                rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+            elif "SLURM_PROCID" in os.environ:
+                rank, world_size = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
+                ADDRESS
+            dist.init_process_group(backend="nccl", rank=rank, world_size=world_size)
+        """
+
+# github.com/ywj55555/material distributed_train.py (lint heldout11 u045): torch comes through a star import
+STAR_TORCH = """
+        from materialNet import *
+        import torch.distributed as dist
+
+        if __name__ == "__main__":
+            torch.distributed.init_process_group(backend="nccl")
+            local_rank = RANK_FROM
+            torch.cuda.set_device(local_rank)
+        """
+
+# lint heldout11 u021 (a MobileFormer fine-tuning script): args.rank filled by init_distributed_mode, handed
+# to train_model, which wraps the model with it
+ARGS_RANK = """
+        import os
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train_model(model, rank=0):
+            return DDP(model, device_ids=[rank], output_device=rank)
+
+        def init_distributed_mode(args):
+            args.rank = int(os.environ[RANK_VARIABLE])
+            torch.distributed.init_process_group(backend="nccl", rank=args.rank, world_size=args.world_size)
+
+        def main(args):
+            init_distributed_mode(args)
+            train_model(model, rank=args.rank)
+        """
+
 CASES = {
     # lint heldout11 u030 (github.com/.../distributed_train.py): DDP(model, ...), then model = model.cuda()
     "save: the wrapper moved after wrapping is still the wrapper": ("save-ddp-wrapper", 6, "warning", """
@@ -131,6 +176,36 @@ CASES = {
             os.environ["MASTER_PORT"] = "29500"
             mp.spawn(train, nprocs=2)
         """),
+    "master address: a SLURM branch after torchrun's reuses the env:// rendezvous": ("master-addr-not-set", 10,
+        "warning", SLURM_FALLBACK.replace("ADDRESS", "pass")),
+    "control: the SLURM branch sets the address": ("master-addr-not-set", 10, None, SLURM_FALLBACK.replace(
+        "ADDRESS", "os.environ['MASTER_ADDR'] = hostlist[0]")),
+    # dev2 e054 (a gloo job started by srun): the job script exports the address
+    "sibling: a SLURM-only script": ("master-addr-not-set", 10, None, SLURM_FALLBACK.replace(
+        'if "RANK" in os.environ and "WORLD_SIZE" in os.environ:', "if False:").replace("ADDRESS", "pass")),
+    # github.com/.../distributed_train.py (lint heldout11 u020): the group's size asked of the group it starts
+    "group asked for in its own init_process_group's arguments": ("dist-without-init", 5, "error", """
+        import os
+        import torch.distributed as dist
+
+        def main(local_rank, world_size):
+            dist.init_process_group(backend="gloo", rank=local_rank, world_size=dist.get_world_size())
+        """),
+    "control: the size from the launcher's environment": ("dist-without-init", 5, None, """
+        import os
+        import torch.distributed as dist
+
+        def main(local_rank, world_size):
+            dist.init_process_group(backend="gloo", rank=local_rank, world_size=int(os.environ["WORLD_SIZE"]))
+        """),
+    "device: the global rank through a star import's torch": ("device-from-global-rank", 7, "warning",
+        STAR_TORCH.replace("RANK_FROM", "torch.distributed.get_rank()")),
+    "control: the local rank through a star import's torch": ("device-from-global-rank", 7, None,
+        STAR_TORCH.replace("RANK_FROM", 'int(os.environ["LOCAL_RANK"])')),
+    "device: a namespace's rank filled from RANK": ("device-from-global-rank", 6, "warning",
+        ARGS_RANK.replace("RANK_VARIABLE", '"RANK"')),
+    "control: the namespace's rank filled from LOCAL_RANK": ("device-from-global-rank", 6, None,
+        ARGS_RANK.replace("RANK_VARIABLE", '"LOCAL_RANK"')),
 }
 
 
