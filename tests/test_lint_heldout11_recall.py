@@ -109,6 +109,35 @@ ARGS_RANK = """
             train_model(model, rank=args.rank)
         """
 
+RANK_ZERO = """
+        import os
+        import torch
+        import torch.distributed as dist
+
+        def train(rank, cfg):
+            dist.init_process_group("nccl", rank=rank, world_size=cfg.world_size)
+            if rank == 0:
+                chkpt_dir = cfg.log_dir
+                os.makedirs(chkpt_dir)
+            open(os.path.join(chkpt_dir, "metrics.csv"), "w")
+
+        if __name__ == "__main__":
+            train(0, None)
+        """
+
+SPAWNED = """
+        import pickle
+        import torch.multiprocessing as mp
+
+        def main_worker(rank, args):
+            with open(token_dir, "wb") as f:
+                pickle.dump(args, f)
+
+        if __name__ == "__main__":
+            token_dir, args = "token.pkl", None
+            mp.spawn(main_worker, nprocs=2, args=(args,))
+        """
+
 CASES = {
     # lint heldout11 u030 (github.com/.../distributed_train.py): DDP(model, ...), then model = model.cuda()
     "save: the wrapper moved after wrapping is still the wrapper": ("save-ddp-wrapper", 6, "warning", """
@@ -206,6 +235,20 @@ CASES = {
         ARGS_RANK.replace("RANK_VARIABLE", '"RANK"')),
     "control: the namespace's rank filled from LOCAL_RANK": ("device-from-global-rank", 6, None,
         ARGS_RANK.replace("RANK_VARIABLE", '"LOCAL_RANK"')),
+    # github.com/.../distributed_train.py (lint heldout11 u019): the log folder made on rank 0 only
+    "undefined: a local bound on rank 0 only, read on every rank": ("undefined-name", 10, "error", RANK_ZERO),
+    "control: bound before the rank test": ("undefined-name", 10, None, RANK_ZERO.replace(
+        "    if rank == 0:\n", "    chkpt_dir = cfg.log_dir\n    if rank == 0:\n")),
+    # lint heldout10 u009: two tests that are each other's complement bind it
+    "sibling: bound under two rank tests": ("undefined-name", 10, None, RANK_ZERO.replace(
+        "open(", "if rank != 0:\n        chkpt_dir = cfg.log_dir\n    open(")),
+    # dev7 u025 (github.com/.../main_ddp.py): token_dir bound by the main block, read in the spawned worker
+    "undefined: a main-block name read in a spawned worker": ("undefined-name", 5, "error", SPAWNED),
+    "control: passed to the worker": ("undefined-name", 5, None, SPAWNED.replace(
+        "def main_worker(rank, args):", "def main_worker(rank, args, token_dir):").replace(
+        "args=(args,)", "args=(args, token_dir)")),
+    "sibling: the same function run by the parent": ("undefined-name", 5, None, SPAWNED.replace(
+        "mp.spawn(main_worker, nprocs=2, args=(args,))", "main_worker(0, args)")),
 }
 
 

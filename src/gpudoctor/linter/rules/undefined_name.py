@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms
-from gpudoctor.linter.model import CONVENTIONAL, FileModel
+from gpudoctor.linter.model import CONVENTIONAL, DEFS, FileModel
+from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
-from gpudoctor.linter.rules.name_not_imported import IMPORTS, has_main_block, unbound
+from gpudoctor.linter.rules.name_not_imported import IMPORTS, KNOWN, has_main_block, unbound
 
 # Python 2's builtins: a file that reads them is Python 2 code, another problem than a name left out.
 PYTHON2 = {"xrange", "unicode", "raw_input", "basestring", "long", "reduce", "file", "execfile", "reload",
@@ -40,7 +41,19 @@ class UndefinedName(Rule):
     test of constants only (`if True == 0:`), or a read in a function nothing in
     the file calls or passes on. An error where the line runs whenever its
     function does (or a rank test decides it: that rank raises); a warning where
-    another test decides it (`if args.weighted_loss:`), naming it. Said once, at the
+    another test decides it (`if args.weighted_loss:`), naming it.
+
+    Two more shapes of a name nothing gives a value where it is read. A function that
+    reads as a global a name no module-level statement binds (only another function's
+    local has that name: `adjust_learning_rate` reading main_worker's `train_loader`),
+    or that only the `if __name__ == "__main__":` block binds, in a function mp.spawn
+    runs: the children it starts import the file without running that block (lint
+    dev7's `token_dir`, heldout10's `ngpus_per_node`). And a local assigned only under
+    one rank test (`if rank == 0: chkpt_dir = ...`) and read after it, outside any rank
+    test: every other rank raises UnboundLocalError (lint heldout11); not where two
+    tests bind it (they may be each other's complement) or both arms do.
+
+    Said once, at the
     first such read, naming the other names and their lines (one cause: an import
     line or a helper the file lacks). Asked for by
     issue 41's whole-file samples (lint heldout9 to heldout11: `db`, `device`,
@@ -125,8 +138,13 @@ class UndefinedName(Rule):
         # excerpt's dropped import line
         missing = {n for n in missing if n not in sys.stdlib_module_names
                    and not all(type(file.parent.get(r)) is ast.Attribute for r in reads.get(n, []))}
-        if not missing or len(missing) > MOST:
-            return
+        if len(missing) <= MOST:
+            yield from self._nowhere(file, missing, reads)
+        yield from self._not_in_reach(file, reads)
+        yield from self._bound_on_some_ranks(file, reads)
+
+    def _nowhere(self, file: FileModel, missing: set[str], reads: dict[str, list[ast.Name]]) -> Iterator[Hit]:
+        """Names nothing in the file binds."""
         # one diagnostic, at the first such read, naming the other names and their lines: one cause
         # (the file lacks an import block's line or a helper), as its readers say it (lint heldout10's
         # `FastRCNNPredictor (and MaskRCNNPredictor, line 128)`)
@@ -154,7 +172,7 @@ class UndefinedName(Rule):
             if not file.entry_sites(func) and not self._method_of_used_class(file, func):
                 return None  # a function nothing here calls: not run by this program
             func = file.function(func)
-        deciding = [t for t in tests if not file.is_rank_test(t) and not self._main_guard(t)]
+        deciding = [t for t in tests if not is_rank_condition(file, t) and not self._main_guard(t)]
         handler = next((a for a in file.ancestors(read) if type(a) is ast.ExceptHandler), None)
         where = "NameError when this line runs"
         test: ast.expr | ast.ExceptHandler | None = deciding[0] if deciding else handler
@@ -179,3 +197,147 @@ class UndefinedName(Rule):
     @staticmethod
     def _fix(name: str) -> str:
         return f"from <module> import {name}  # or define {name} before this line"
+
+    def _not_in_reach(self, file: FileModel, reads: dict[str, list[ast.Name]]) -> Iterator[Hit]:
+        """A function reads as a global a name that no module-level statement binds (it is a local of
+        another function: lint heldout10 u049's `adjust_learning_rate` reads `train_loader`, which
+        only main_worker assigns), or that only the `if __name__ == "__main__":` block binds, in a
+        function mp.spawn runs: its children import the file without running that block (lint dev7
+        u025's `token_dir`, heldout10 u049's `ngpus_per_node`). NameError there."""
+        declared = {n for node in ast.walk(file.tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+        module_level, main_only = self._module_bindings(file)
+        found: list[tuple[Hit, ast.Name]] = []
+        names: set[str] = set()
+        for name, nodes in reads.items():
+            if name in declared or name in KNOWN or name in file.imports or name in file.relative_imports \
+                    or name in module_level or any(key[1] == name for key in file.defs) or name in {"self", "cls"}:
+                continue
+            for read in sorted(nodes, key=lambda r: (r.lineno, r.col_offset)):
+                func = file.function(read)
+                if func is None or self._bound_around(file, read, name):
+                    continue
+                if name not in main_only and file.lookup(read) is not None:
+                    continue
+                if name in main_only and not self._spawn_reached(file, func):
+                    continue  # run in the parent, after its main block bound the name
+                if name not in main_only and not self._bound_in_a_function(file, name):
+                    continue  # bound nowhere: `_nowhere`'s
+                hit = self._said(file, read)
+                if hit is not None:
+                    why = ("only the `if __name__ == \"__main__\":` block binds it, which the processes mp.spawn "
+                           "starts do not run (they import this file)" if name in main_only else
+                           "no module-level statement binds it (another function's local of that name is not "
+                           "this function's)")
+                    found.append((replace(hit, message=f"`{name}` is read here as a global, but {why}: "
+                                          + hit.message.split(": ", 1)[1]), read))
+                    names.add(name)
+                    break
+        if found and len(names) <= MOST:
+            found.sort(key=lambda pair: (pair[1].lineno, pair[1].col_offset))
+            first = found[0][0]
+            more = ", ".join(f"`{read.id}` on line {read.lineno}" for _, read in found[1:])
+            yield replace(first, message=first.message + (f"; so is {more}" if more else ""))
+
+    def _bound_on_some_ranks(self, file: FileModel, reads: dict[str, list[ast.Name]]) -> Iterator[Hit]:
+        """A function's local assigned only under a rank test (`if rank == 0: chkpt_dir = ...`) and read
+        after it on every rank: the other ranks raise UnboundLocalError (lint heldout11 u019)."""
+        for name, nodes in reads.items():
+            for read in sorted(nodes, key=lambda r: (r.lineno, r.col_offset)):
+                func = file.function(read)
+                if func is None or not isinstance(func, DEFS) or any(a.arg == name for a in self._params(func)):
+                    continue
+                bindings = [b for b in file.bindings.get((func, name), []) if b.pos <= (read.lineno, read.col_offset)]
+                if not bindings or any(type(t) is ast.Name and t.id == name for t in self._other_stores(file, func, name)):
+                    continue
+                tests: dict[int, tuple[ast.If | ast.IfExp, set[str]]] = {}
+                for b in bindings:
+                    arm = next(((branch, side) for branch, side in arms(file, file.statement(b.value))
+                                if is_rank_condition(file, branch.test)), None)
+                    if arm is None:
+                        tests = {}
+                        break
+                    tests.setdefault(id(arm[0]), (arm[0], set()))[1].add(arm[1])
+                if len(tests) != 1 or any(len(sides) == 2 for _, sides in tests.values()):
+                    continue  # bound on a path every rank takes, on both arms, or under two tests that may
+                    # be each other's complement (`if rank == 0 and d:` ... `if not d or rank != 0:`, heldout10 u009)
+                if any(is_rank_condition(file, branch.test) for branch, _ in arms(file, read)):
+                    continue  # read under a rank test too
+                branch = next(iter(tests.values()))[0]
+                hit = self._said(file, read)
+                if hit is not None:
+                    yield replace(hit, message=f"`{name}` is assigned only under `{ast.unparse(branch.test)[:50]}` "
+                                  f"(line {branch.lineno}) and read here on every rank: on the others it was never "
+                                  "assigned, UnboundLocalError", fix=f"{name} = ...  # before the `if`, on every rank")
+                break
+
+    @staticmethod
+    def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+        args = func.args
+        return args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]
+
+    @staticmethod
+    def _other_stores(file: FileModel, func: ast.AST, name: str) -> list[ast.AST]:
+        """Bindings of `name` in the function the model does not index as assignments (`with ... as`,
+        `except ... as`, an import, a walrus): any of them may bind it on the other ranks."""
+        out: list[ast.AST] = []
+        for node in ast.walk(func):
+            if type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Store and any(
+                    type(a) in (ast.withitem, ast.NamedExpr, ast.comprehension) for a in file.ancestors(node)):
+                out.append(node)
+            elif isinstance(node, IMPORTS) and any((a.asname or a.name).split(".")[0] == name for a in node.names):
+                out.append(ast.Name(id=name))
+            elif type(node) is ast.ExceptHandler and node.name == name:
+                out.append(ast.Name(id=name))
+            elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                out.append(ast.Name(id=name))
+        return out
+
+    @staticmethod
+    def _module_bindings(file: FileModel) -> tuple[set[str], set[str]]:
+        """Names a module-level statement binds outside the main block, and those only it binds."""
+        outside: set[str] = set()
+        main: set[str] = set()
+        for stmt in file.tree.body:
+            target = main if type(stmt) is ast.If and UndefinedName._main_guard(stmt.test) else outside
+            for node in ast.walk(stmt):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    if file.function(node) is None:
+                        target.add(node.name)
+                elif type(node) is ast.Name and type(node.ctx) is ast.Store and file.function(node) is None \
+                        and not any(type(a) is ast.ClassDef for a in file.ancestors(node)):
+                    target.add(node.id)
+                elif isinstance(node, IMPORTS) and file.function(node) is None:
+                    target.update((a.asname or a.name).split(".")[0] for a in node.names)
+                elif type(node) is ast.ExceptHandler and node.name and file.function(node) is None:
+                    target.add(node.name)
+        return outside, main - outside
+
+    @staticmethod
+    def _bound_in_a_function(file: FileModel, name: str) -> bool:
+        return any(scope is not file.tree and n == name for scope, n in file.bindings)
+
+    @staticmethod
+    def _bound_around(file: FileModel, read: ast.Name, name: str) -> bool:
+        """Some function around the read binds the name in a way the model does not index."""
+        func = file.function(read)
+        while func is not None:
+            if isinstance(func, (*DEFS, ast.Lambda)) and any(
+                    a.arg == name for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs
+                    + [a for a in (func.args.vararg, func.args.kwarg) if a]):
+                return True
+            if UndefinedName._other_stores(file, func, name):
+                return True
+            if any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in ast.walk(func)):
+                return True
+            func = file.function(func)
+        return False
+
+    @staticmethod
+    def _spawn_reached(file: FileModel, func: ast.AST, depth: int = 0) -> bool:
+        """mp.spawn runs `func`, or a function of this file that mp.spawn runs calls it."""
+        if file.spawned(func):
+            return True
+        if depth >= 3:
+            return False
+        return any(caller is not None and caller is not func and UndefinedName._spawn_reached(file, caller, depth + 1)
+                   for caller in (file.function(call) for call, _ in file.call_sites.get(func, [])))
