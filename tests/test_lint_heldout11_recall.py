@@ -161,6 +161,9 @@ CASES = {
     "control: the unwrapped model saved": ("save-ddp-wrapper", 10, None, NANOGPT.replace("SAVED", "raw_model")),
     "sibling: saved only where the same test says no DDP": ("save-ddp-wrapper", 10, None,
         NANOGPT.replace("if master_process and", "if not ddp and").replace("SAVED", "model")),
+    # lint heldout10 u009 (a gin-configured trainer): the save's test lets both launches through
+    "save: saved where either launch passes the test": ("save-ddp-wrapper", 10, "warning",
+        NANOGPT.replace("if master_process and", "if not ddp or master_process and").replace("SAVED", "model")),
     # lint heldout11 u031: the best and the periodic checkpoint, two dicts bound to one name: two diagnostics
     "save: two checkpoints built into one name": ("save-ddp-wrapper", 11, "warning", """
         import torch

@@ -324,10 +324,11 @@ class SaveDdpWrapper(Rule):
         said = {n for test in file.conditions(saved) for n in identifiers(test)}
         if said & {"module", "hasattr", "isinstance", "getattr", "DistributedDataParallel", "DataParallel", "DDP"}:
             return None
-        said = {n for test in file.conditions(saved) for n in SaveDdpWrapper._test_terms(test)}
+        said = {core for test in file.conditions(saved) for core in SaveDdpWrapper._conjuncts(test)}
         for wrap in wraps:
-            if said & {n for test in file.conditions(wrap) for n in SaveDdpWrapper._test_terms(test)}:
-                return None  # the save's path is decided by the test the wrapping is under
+            if said & {core for test in file.conditions(wrap) for core in SaveDdpWrapper._conjuncts(test)}:
+                return None  # the save's path is decided by the test the wrapping is under (`if not ddp:`);
+                # not by one that lets both through (`if local_rank == 0 or not distributed:`, heldout10 u009)
         for branch, arm in arms(file, saved):
             other = branch.orelse if arm == "body" else branch.body
             for node in ast.walk(ast.Module(body=other, type_ignores=[]) if isinstance(other, list) else other):
@@ -336,14 +337,16 @@ class SaveDdpWrapper(Rule):
         return wraps[0]
 
     @staticmethod
-    def _test_terms(test: ast.expr) -> set[str]:
-        """What a test reads, by its leaves: `args.distributed` and `options['distributed']` read
-        `distributed`, `ddp` reads `ddp` (not `args` or `options`, which every test of a script reads)."""
-        bases = {id(n.value) for n in ast.walk(test) if isinstance(n, (ast.Attribute, ast.Subscript))}
-        out = {n.id for n in ast.walk(test) if type(n) is ast.Name and id(n) not in bases}
-        out |= {n.attr for n in ast.walk(test) if type(n) is ast.Attribute}
-        out |= {n.slice.value for n in ast.walk(test)
-                if type(n) is ast.Subscript and type(n.slice) is ast.Constant and isinstance(n.slice.value, str)}
+    def _conjuncts(test: ast.expr) -> set[str]:
+        """The tests that must all hold for `test` to, `not` taken off, as written: `if not ddp and
+        master:` holds `ddp` and `master`; an `or` holds none of its parts alone."""
+        parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        out = set()
+        for part in parts:
+            while type(part) is ast.UnaryOp and type(part.op) is ast.Not:
+                part = part.operand
+            if not (type(part) is ast.BoolOp and type(part.op) is ast.Or):
+                out.add(ast.unparse(part))
         return out
 
     @staticmethod
