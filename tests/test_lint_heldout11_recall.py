@@ -138,6 +138,20 @@ SPAWNED = """
             mp.spawn(main_worker, nprocs=2, args=(args,))
         """
 
+LOADER = """
+        import torch
+        from datasets import load_dataset
+
+        class FineWebLoader:
+            def __init__(self, ddp_env, batch_size):
+                self.dataset = load_dataset("fineweb", split=f"train[{ddp_env.rank}%:]")
+                dataset = dataset.shuffle(seed=42)
+                self.batches = iter(dataset.batch(batch_size=batch_size))
+
+        if __name__ == "__main__":
+            FineWebLoader(None, 4)
+        """
+
 CASES = {
     # lint heldout11 u030 (github.com/.../distributed_train.py): DDP(model, ...), then model = model.cuda()
     "save: the wrapper moved after wrapping is still the wrapper": ("save-ddp-wrapper", 6, "warning", """
@@ -192,7 +206,7 @@ CASES = {
     "control: the name imported": ("undefined-name", 9, None, LEGALBERT.replace(
         "READER", "reader = Reader(db, config)").replace("import torch\n", "import torch\n        from data import db\n")),
     "sibling: read under a flag's test": ("undefined-name", 10, "warning", LEGALBERT.replace(
-        "READER", "if config.weighted:\n                w = w.to(device)")),
+        "READER", "if config.weighted:\n                w = config.w.to(device)")),
     "control: three names from nowhere (a template)": ("undefined-name", 9, None, LEGALBERT.replace(
         "READER", "reader = Reader(db, config, tokenizer, vocab)")),
     "control: a star import may bind it": ("undefined-name", 9, None, LEGALBERT.replace(
@@ -252,6 +266,13 @@ CASES = {
         "args=(args,)", "args=(args, token_dir)")),
     "sibling: the same function run by the parent": ("undefined-name", 5, None, SPAWNED.replace(
         "mp.spawn(main_worker, nprocs=2, args=(args,))", "main_worker(0, args)")),
+    # lint heldout10 u030 (a FineWeb data loader): the local `dataset` read one line above its assignment
+    "undefined: a local read before its assignment": ("undefined-name", 7, "error", LOADER),
+    "control: the attribute read": ("undefined-name", 7, None, LOADER.replace(
+        "dataset = dataset.shuffle", "dataset = self.dataset.shuffle")),
+    "sibling: read in a loop an earlier pass of which assigns it": ("undefined-name", 9, None, LOADER.replace(
+        "        dataset = dataset.shuffle(seed=42)", "        for _ in range(2):\n"
+        "            if _:\n                dataset.shuffle(seed=42)\n            dataset = self.dataset")),
 }
 
 

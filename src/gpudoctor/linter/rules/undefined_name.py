@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms
-from gpudoctor.linter.model import CONVENTIONAL, DEFS, FileModel
+from gpudoctor.linter.model import CONVENTIONAL, DEFS, LOOPS, FileModel
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.name_not_imported import IMPORTS, KNOWN, has_main_block, unbound
@@ -51,7 +51,10 @@ class UndefinedName(Rule):
     dev7's `token_dir`, heldout10's `ngpus_per_node`). And a local assigned only under
     one rank test (`if rank == 0: chkpt_dir = ...`) and read after it, outside any rank
     test: every other rank raises UnboundLocalError (lint heldout11); not where two
-    tests bind it (they may be each other's complement) or both arms do.
+    tests bind it (they may be each other's complement) or both arms do. And a
+    function's local read above every assignment of it, outside any loop (`dataset =
+    dataset.shuffle(...)` under `self.dataset = load_dataset(...)`, lint heldout10):
+    the assignment makes the name local to the whole function, UnboundLocalError.
 
     Said once, at the
     first such read, naming the other names and their lines (one cause: an import
@@ -142,6 +145,7 @@ class UndefinedName(Rule):
             yield from self._nowhere(file, missing, reads)
         yield from self._not_in_reach(file, reads)
         yield from self._bound_on_some_ranks(file, reads)
+        yield from self._read_before_assigned(file, reads)
 
     def _nowhere(self, file: FileModel, missing: set[str], reads: dict[str, list[ast.Name]]) -> Iterator[Hit]:
         """Names nothing in the file binds."""
@@ -268,6 +272,34 @@ class UndefinedName(Rule):
                     yield replace(hit, message=f"`{name}` is assigned only under `{ast.unparse(branch.test)[:50]}` "
                                   f"(line {branch.lineno}) and read here on every rank: on the others it was never "
                                   "assigned, UnboundLocalError", fix=f"{name} = ...  # before the `if`, on every rank")
+                break
+
+    def _read_before_assigned(self, file: FileModel, reads: dict[str, list[ast.Name]]) -> Iterator[Hit]:
+        """A function's local read above every assignment of it, outside any loop (`dataset =
+        dataset.shuffle(...)` below `self.dataset = load_dataset(...)`: lint heldout10 u030): an
+        assignment anywhere in a function makes the name local there, so the read raises
+        UnboundLocalError whatever the module binds."""
+        said = 0
+        for name, nodes in sorted(reads.items()):
+            for read in sorted(nodes, key=lambda r: (r.lineno, r.col_offset)):
+                func = file.function(read)
+                if not isinstance(func, DEFS) or any(a.arg == name for a in self._params(func)):
+                    continue
+                bindings = file.bindings.get((func, name), [])
+                if not bindings or any(b.pos <= (read.lineno, read.col_offset) for b in bindings) \
+                        or self._other_stores(file, func, name) or file.statement(read) in {
+                            file.statement(b.value) for b in bindings if b.kind != "value"}:
+                    continue
+                if any(isinstance(a, (*LOOPS, ast.comprehension, ast.Lambda)) for a in file.ancestors(read)
+                       if file.function(a) is func or a is func):
+                    continue  # an earlier pass of the loop may have bound it
+                hit = self._said(file, read)
+                if hit is not None and said < MOST:
+                    said += 1
+                    first = min(bindings, key=lambda b: b.pos)
+                    yield replace(hit, message=f"`{name}` is assigned in this function (line {first.pos[0]}), so it is "
+                                  "local here, and this read comes before any assignment: UnboundLocalError when the "
+                                  "line runs, whatever the module binds", fix=f"self.{name}  # or assign {name} first")
                 break
 
     @staticmethod
