@@ -222,7 +222,7 @@ class UndefinedName(Rule):
                     or name in module_level or any(key[1] == name for key in file.defs) or name in {"self", "cls"}:
                 continue
             for read in sorted(nodes, key=lambda r: (r.lineno, r.col_offset)):
-                func = file.function(read)
+                func = self._runs_in(file, read)
                 if func is None or self._bound_around(file, read, name):
                     continue
                 if name not in main_only and file.lookup(read) is not None:
@@ -274,9 +274,11 @@ class UndefinedName(Rule):
                 branch = next(iter(tests.values()))[0]
                 hit = self._said(file, read)
                 if hit is not None:
+                    runs = hit.message.split("NameError when this line runs", 1)[1]
                     yield replace(hit, message=f"`{name}` is assigned only under `{ast.unparse(branch.test)[:50]}` "
                                   f"(line {branch.lineno}) and read here on every rank: on the others it was never "
-                                  "assigned, UnboundLocalError", fix=f"{name} = ...  # before the `if`, on every rank")
+                                  f"assigned, UnboundLocalError{runs}",
+                                  fix=f"{name} = ...  # before the `if`, on every rank")
                 break
 
     def _read_before_assigned(self, file: FileModel, reads: dict[str, list[ast.Name]]) -> Iterator[Hit]:
@@ -290,6 +292,9 @@ class UndefinedName(Rule):
                 func = file.function(read)
                 if not isinstance(func, DEFS) or any(a.arg == name for a in self._params(func)):
                     continue
+                asserts = [a for a in file.ancestors(read) if isinstance(a, ast.Assert) and a.msg is not None]
+                if (func, name) in file.defs or any(read in ast.walk(a.msg) for a in asserts if a.msg is not None):
+                    continue  # a def of that name in the function; an assert's message, built only on failure
                 bindings = file.bindings.get((func, name), [])
                 if not bindings or any(b.pos <= (read.lineno, read.col_offset) for b in bindings) \
                         or self._other_stores(file, func, name) or file.statement(read) in {
@@ -306,6 +311,23 @@ class UndefinedName(Rule):
                                   "local here, and this read comes before any assignment: UnboundLocalError when the "
                                   "line runs, whatever the module binds", fix=f"self.{name}  # or assign {name} first")
                 break
+
+    @staticmethod
+    def _runs_in(file: FileModel, read: ast.Name) -> ast.AST | None:
+        """The function whose body evaluates `read`: a default, an annotation or a decorator of a
+        def is evaluated where the def stands (`max_tokens: int = DEFAULT_MAX_TOKENS` in a method
+        of a class whose body binds it; `@bindings.add(...)` on a nested def)."""
+        func = file.function(read)
+        while isinstance(func, (*DEFS, ast.Lambda)):
+            inside_body = any(a in func.body for a in file.ancestors(read)) if isinstance(func, DEFS) \
+                else any(a is func.body for a in [read, *file.ancestors(read)])
+            if inside_body:
+                return func
+            parent_class = file.parent.get(func)
+            if type(parent_class) is ast.ClassDef:
+                return None  # evaluated in the class body, whose names the rule does not follow
+            func = file.function(func)
+        return func
 
     @staticmethod
     def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
