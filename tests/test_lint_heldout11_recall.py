@@ -273,6 +273,25 @@ CASES = {
     "sibling: read in a loop an earlier pass of which assigns it": ("undefined-name", 9, None, LOADER.replace(
         "        dataset = dataset.shuffle(seed=42)", "        for _ in range(2):\n"
         "            if _:\n                dataset.shuffle(seed=42)\n            dataset = self.dataset")),
+    # the mature-repository control: allenai/OLMo scripts/prepare_memmap_dataset.py (a class attribute as a
+    # method's default), huggingface/trl scripts/generate_toolcall_dataset.py (a nested def rebound)
+    "control: a default evaluated in the class body, a nested def rebound": ("undefined-name", 6, None, """
+        import torch
+
+        class Config:
+            LIMIT = 512
+            def __init__(self, max_tokens: int = LIMIT):
+                self.max_tokens = max_tokens
+
+        def tools():
+            def control_light(room):
+                return room
+            control_light = torch.jit.ignore(control_light)
+            return control_light
+
+        if __name__ == "__main__":
+            tools()
+        """),
 }
 
 
