@@ -452,7 +452,9 @@ CASES: dict[str, tuple[str, int, str | None, str]] = {
                 raise NotImplementedError("Only DistributedDataParallel is supported.")
             torch.save(model.state_dict(), path)
         """),
-    "control: the other path goes on with the plain model": ("save-ddp-wrapper", 8, None, """
+    # (lint heldout11 u031, u039, u059: wrapped on one path, plain on the other, saved on both: the
+    # checkpoint's keys depend on the launch; said as such)
+    "sibling: the other path goes on with the plain model": ("save-ddp-wrapper", 8, "warning", """
         import torch
 
         def main_worker(gpu, opt):

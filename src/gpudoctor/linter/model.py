@@ -423,7 +423,9 @@ class FileModel:
             if alias is not None and _depth < 4:
                 base = self.qualname(alias, _depth + 1)
             elif self.star_imports and not self.defines(node.id):
-                base = f"{self.star_imports[0]}.{node.id}"
+                # `torch` and `os` through `from materialNet import *` are the modules that file imports
+                # (lint heldout11 u045: `torch.cuda.set_device(...)` read as `materialNet.torch.cuda...`)
+                base = node.id if node.id in ONE_MEANING else f"{self.star_imports[0]}.{node.id}"
         if base is None:
             return None
         parts.append(base)

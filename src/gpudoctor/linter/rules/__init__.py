@@ -48,6 +48,7 @@ from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
 from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
 from gpudoctor.linter.rules.tensor_to_unassigned import TensorToUnassigned
 from gpudoctor.linter.rules.torch_load_no_map_location import TorchLoadNoMapLocation
+from gpudoctor.linter.rules.undefined_name import UndefinedName
 from gpudoctor.linter.rules.unexpected_argument import UnexpectedArgument
 from gpudoctor.linter.rules.unreadable_file import UnreadableFile
 from gpudoctor.linter.rules.wrapper_method_call import WrapperMethodCall
@@ -83,6 +84,7 @@ CHECKS: tuple[Rule, ...] = (
     RemovedDistributedApi(),
     RankHardcoded(),
     NameNotImported(),
+    UndefinedName(),
     MasterAddrNotSet(),
     NcclCpuTensor(),
     DeviceIdsNotList(),

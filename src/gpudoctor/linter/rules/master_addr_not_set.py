@@ -4,7 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, env_writes
+from gpudoctor.linter.idioms import TORCH, argparse_default, env_writes
 from gpudoctor.linter.model import FileModel, constant, keyword
 from gpudoctor.linter.rule import Hit, Rule
 from gpudoctor.linter.rules.init_without_rank_under_spawn import InitWithoutRankUnderSpawn
@@ -48,6 +48,14 @@ class MasterAddrNotSet(Rule):
     Asked for by issue 41's samples (the DDP note's example as run in a
     PyTorch issue; a spawned example with no address).
 
+    Also flagged: a SLURM branch (the rank from `SLURM_PROCID`), after a test for
+    torchrun's variables (`if "RANK" in os.environ:`; a SLURM-only script's job
+    script exports the address, dev2), feeding an
+    `init_process_group` on the env:// rendezvous (no init_method, "env://", or an
+    option whose argparse default is "env://"), where nothing names MASTER_ADDR: srun
+    exports neither MASTER_ADDR nor MASTER_PORT (lint heldout11: two scripts' DeiT-style
+    `init_distributed_mode`).
+
     Not flagged either: a file that writes out the launcher it is started with
     (`# python -m torch.distributed.launch train.py --multiprocessing-distributed`,
     a `torchrun` command): that launcher exports MASTER_ADDR and MASTER_PORT, and
@@ -68,7 +76,7 @@ class MasterAddrNotSet(Rule):
         if any(name in text for name in MISSPELT):
             return True
         return "init_process_group" in text and (
-            "spawn" in text or "start_processes" in text)
+            "spawn" in text or "start_processes" in text or "SLURM_PROCID" in text)
 
     VALID = (
         '''
@@ -130,9 +138,11 @@ class MasterAddrNotSet(Rule):
         yield from self._misspelt(file)
         # named in the code (read from a config, passed on): it may be set; a commented-out
         # `# os.environ['MASTER_ADDR'] = ...` sets nothing (heldout9: the DDP tutorial's copy)
-        if any(constant(n, str) == "MASTER_ADDR" for n in ast.walk(file.tree)) \
-                or not any(file.is_spawn(call) for call in file.calls):
+        if any(constant(n, str) == "MASTER_ADDR" for n in ast.walk(file.tree)):
             return  # (MASTER_ADDRESS and the like: said above, or not this rule's)
+        if not any(file.is_spawn(call) for call in file.calls):
+            yield from self._slurm(file)
+            return
         if LAUNCHER.search(file.text):
             return  # the launcher the file is written for exports both; mp.spawn's workers inherit them
         # a call without a rank fails at RANK first, in every worker: one cause, said by that error
@@ -207,6 +217,44 @@ class MasterAddrNotSet(Rule):
                        and file.function(c) is callee for c in file.calls):
                     return True
         return False
+
+    def _slurm(self, file: FileModel) -> Iterator[Hit]:
+        """A branch that takes the rank from SLURM (`rank = int(os.environ["SLURM_PROCID"])`) and
+        an `init_process_group` on the env:// rendezvous (no init_method, "env://", or an argparse
+        option whose default is "env://"), where nothing names MASTER_ADDR: srun sets SLURM_PROCID
+        and SLURM_NTASKS, not MASTER_ADDR / MASTER_PORT, which torchrun would have (lint
+        heldout11 u011 and u021: the DeiT-style init_distributed_mode's SLURM branch)."""
+        branch = next((n for n in ast.walk(file.tree) if type(n) is ast.Subscript
+                       and constant(n.slice, str) == "SLURM_PROCID" and type(n.ctx) is ast.Load), None)
+        if branch is None or not self._torchrun_first(file):
+            return  # a SLURM-only script: its job script exports the address (dev2 e054)
+        for call in file.calls_to("init_process_group", TORCH):
+            if keyword(call, "store", 5) is not None or any(k.arg is None for k in call.keywords) \
+                    or self._positional_store(call) or self._mpi(file, call):
+                continue
+            method = keyword(call, "init_method", 1)
+            if method is not None and type(method) is ast.Attribute:
+                method = argparse_default(file, method.attr)  # `init_method=args.dist_url`
+                if method is None:
+                    continue
+            if method is not None and constant(method, str) != "env://":
+                continue
+            yield Hit(call, message=f"under SLURM (the rank comes from SLURM_PROCID, line {branch.lineno}) "
+                      "init_process_group uses the env:// rendezvous, and nothing here sets MASTER_ADDR / "
+                      "MASTER_PORT: srun exports neither (torchrun does), so it fails with 'environment variable "
+                      "MASTER_ADDR expected, but not set' unless the job script exports them",
+                      fix='os.environ.setdefault("MASTER_ADDR", first_host_of(os.environ["SLURM_NODELIST"]))  '
+                      '# and MASTER_PORT')
+            return
+
+    @staticmethod
+    def _torchrun_first(file: FileModel) -> bool:
+        """The file tests for torchrun's variables first (`if "RANK" in os.environ and ...`): the
+        env:// rendezvous works there because torchrun exports MASTER_ADDR, and the SLURM branch
+        after it reuses that call with nobody to export it. (A torchrun command in the file says
+        nothing of that branch: it runs under srun only.)"""
+        return any(type(n) is ast.Compare and len(n.ops) == 1 and type(n.ops[0]) is ast.In
+                   and constant(n.left, str) in ("RANK", "WORLD_SIZE", "LOCAL_RANK") for n in ast.walk(file.tree))
 
     @staticmethod
     def _mpi(file: FileModel, call: ast.Call) -> bool:

@@ -4,9 +4,9 @@ import ast
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpudoctor.linter.arms import arms, value_key
+from gpudoctor.linter.arms import arms, other_arms, value_key
 from gpudoctor.linter.idioms import TORCH, source, wrapper_kind as torch_wrapper_kind
-from gpudoctor.linter.model import FileModel, end_position, keyword, position, terminal_name
+from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
@@ -19,6 +19,13 @@ def wrapper_kind(file: FileModel, node: object, depth: int = 0) -> str:
     kind = torch_wrapper_kind(file, node)
     while not kind and type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda"):
         node = node.func.value
+    if not kind and depth < 3 and type(node) is ast.Name:
+        # `model = model.cuda()` after `model = DDP(model, ...)`: `.cuda()` returns the wrapper itself
+        # (lint heldout11 u030: github.com/.../distributed_train.py wraps, then moves the wrapper)
+        origins = [o for o in file.origins(node) if o is not node
+                   and not (isinstance(o, ast.AST) and other_arms(file, o, node))]
+        kinds = {wrapper_kind(file, o, depth + 1) for o in origins}
+        return kinds.pop() if origins and len(kinds) == 1 else ""
     if kind or type(node) is not ast.Call:
         return kind
     if file.is_call_to(node, "DistributedDataParallel", ("apex",)):
@@ -79,6 +86,20 @@ class SaveDdpWrapper(Rule):
     model on `.module` (lint heldout11: a single-process DataParallel script's `torch.save(model,
     'models/model_scripted.pt')`).
 
+    A warning too where the model is a wrapper on one path and the plain model on
+    another (`if ddp: model = DDP(model)`, then `torch.save(model.state_dict(), p)`)
+    and nothing unwraps it: the checkpoint's keys carry the prefix or not depending
+    on the launch, and one saved under one launch does not load under the other
+    (lint heldout11: build-nanogpt's `if ddp:`, a distillation script's
+    `if options['distributed']:`, a `set_model` returning DDP, DataParallel or the
+    model). Not where the save's own tests read the wrapping (`hasattr`,
+    `isinstance`) or a name of the test the wrapping is under (`if not ddp:`), where
+    the other arm of an `if` around it reads `.module`, where some path unwraps
+    (`m.module if isinstance(m, DDP) else m`), nor in a file that takes 'module.'
+    off the keys it loads (`k[7:]`, `k.replace("module.", "")`): its own loads read
+    either kind. A wrapper moved after wrapping (`model = model.cuda()`) is still
+    the wrapper.
+
     A warning where the file never shows the wrapping but saves the same
     name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
     p)` and, in the same function, `torch.save(model.state_dict(), p)`): the file
@@ -87,7 +108,11 @@ class SaveDdpWrapper(Rule):
     detector's issue, each quoting the right call and the one that broke
     loading). Not when the `.module` save sits under a test this one is not
     under (`model.module.state_dict() if distributed else model.state_dict()`,
-    `if hasattr(model, "module"):`), nor where the name is rebound to its `.module`.
+    `if hasattr(model, "module"):`), nor where the name is rebound to its `.module`. So is
+    one where the same function reads through `model.module` (`model.module.backbone.parameters()`)
+    under tests that say nothing of the wrapping (`if epoch == 0 and cfg.freeze:`) and outside a
+    `try` that catches the AttributeError: that read raises unless the model is a wrapper (lint
+    heldout11: a Kaggle template's Ctrl-C save beside its backbone freeze, in two repositories).
 
     An error at the load where the same file loads that checkpoint back into a model
     that is no wrapper: `torch.save(ddp_model.state_dict(), "ckpt.pt")` and
@@ -102,7 +127,7 @@ class SaveDdpWrapper(Rule):
     in_tests = False  # tests build this shape on purpose
     message = "torch.save of the DDP wrapper: its state_dict keys carry a 'module.' prefix"
     fix = "torch.save(model.module.state_dict(), path)"
-    needles = ("DataParallel", ".module.state_dict")
+    needles = ("DataParallel", ".module.")
 
     VALID = (
         '''
@@ -177,13 +202,15 @@ class SaveDdpWrapper(Rule):
         # One checkpoint saved twice (`torch.save(state, last)`, then under `if is_best:`
         # `torch.save(state, best)`) is one cause: said at the first save, naming the others
         # (heldout10 u038: lines 74 and 78).
-        first: dict[tuple[int, str], tuple[Hit, list[int]]] = {}
+        first: dict[tuple[int, str, tuple[int, ...]], tuple[Hit, list[int]]] = {}
         for call, hit in self._saves(file):
             obj = keyword(call, "obj", 0)
             if hit.severity or type(obj) is not ast.Name:
                 yield hit
                 continue
-            key = (id(file.function(call)), obj.id)
+            # the same checkpoint: the same values reach the name (two dicts built into one name,
+            # the best and the periodic checkpoint, are two: lint heldout11 u031 lines 141 and 152)
+            key = (id(file.function(call)), obj.id, tuple(id(o) for o in file.origins(obj)))
             if key in first:
                 first[key][1].append(call.lineno)
             else:
@@ -241,19 +268,32 @@ class SaveDdpWrapper(Rule):
                 if not origins or "" in kinds:
                     unwrapped = self._module_saved(file, holder, saved) if state_dict else None
                     if unwrapped is not None:
+                        what = ("saves " if type(unwrapped) is ast.Call else "reads ") + source(unwrapped)
                         yield call, Hit(saved, severity=WARNING, fix=f"torch.save({source(holder)}.module.state_dict(), path)",
                                   message=f"torch.save of {source(holder)}.state_dict(), while line "
-                                  f"{unwrapped.lineno} saves {source(holder)}.module.state_dict(): the file holds "
+                                  f"{unwrapped.lineno} {what}: the file holds "
                                   f"the model on {source(holder)}.module, so these keys carry a 'module.' prefix; "
                                   f"lint cannot see where {source(holder)} is wrapped")
                         break
-                    continue
-                kind = kinds.pop()
-                if not state_dict and kind == "DataParallel":
-                    # a pickled DataParallel loads wherever torch does and holds the model on `.module`
-                    # (lint heldout11 u056); only a DDP object needs a process group to load
-                    continue
-                if state_dict:
+                    wrap = self._wrapped_on_some_path(file, origins, saved) if state_dict else None
+                    if wrap is None:
+                        continue
+                    kind, fix = wrapper_kind(file, wrap), f"torch.save(getattr({source(holder)}, 'module', {source(holder)}).state_dict(), path)"
+                    message = (f"torch.save of {source(holder)}.state_dict(): {source(holder)} is a {kind} wrapper on "
+                               f"the path through line {wrap.lineno} and the plain model on another, and nothing "
+                               "unwraps it here: the checkpoint's keys carry a 'module.' prefix or not depending on "
+                               "how the script was launched, and one saved under one launch does not load under "
+                               "the other")
+                else:
+                    kind, fix = kinds.pop(), f"torch.save({source(holder)}.module.state_dict(), path)"
+                    message = ""
+                    if not state_dict and kind == "DataParallel":
+                        # a pickled DataParallel loads wherever torch does and holds the model on `.module`
+                        # (lint heldout11 u056); only a DDP object needs a process group to load
+                        continue
+                if message:
+                    pass
+                elif state_dict:
                     message = (f"torch.save of {source(holder)}.state_dict(), a {kind} wrapper's: "
                                "its keys carry a 'module.' prefix")
                 elif kind == "DistributedDataParallel":
@@ -278,9 +318,50 @@ class SaveDdpWrapper(Rule):
                 at = call if saved is not obj and (direct or self._inside(saved, call)) else saved
                 if at is saved and saved is not obj and file.function(saved) is not file.function(call):
                     message += f" (saved by the torch.save on line {call.lineno})"
-                yield call, Hit(at, message=message,
-                          fix=f"torch.save({source(holder)}.module.state_dict(), path)")
+                yield call, Hit(at, message=message, fix=fix)
                 break
+
+    @staticmethod
+    def _wrapped_on_some_path(file: FileModel, origins: list[object], saved: ast.AST) -> ast.Call | None:
+        """The wrapper call where the saved model is a DDP / DataParallel wrapper on one path and the
+        plain model on another (`if ddp: model = DDP(model)`, then `torch.save(model.state_dict(), p)`),
+        and the save is not on a path the file decides: not under a test that reads the wrapping
+        (`hasattr(model, "module")`, `isinstance(model, DDP)`) or a name of the test the wrapping is
+        under (`if not args.distributed:`), nor in an arm whose other arm reads `.module`
+        (lint heldout11: u031's `if options['distributed']:`, u039's DDP-or-DataParallel `set_model`,
+        u059's build-nanogpt `if ddp:`: github.com/karpathy/build-nanogpt train_gpt2.py's shape)."""
+        wraps = [o for o in origins if isinstance(o, ast.Call) and wrapper_kind(file, o)]
+        if not wraps or len(wraps) == len(origins) or SaveDdpWrapper._strips_prefix(file):
+            return None
+        if any(type(o) is ast.Attribute and o.attr == "module" for o in origins):
+            return None  # unwrapped on some path (`unwrap_ddp(v1)`: `m.module if isinstance(m, DDP) else m`)
+        said = {n for test in file.conditions(saved) for n in identifiers(test)}
+        if said & {"module", "hasattr", "isinstance", "getattr", "DistributedDataParallel", "DataParallel", "DDP"}:
+            return None
+        said = {core for test in file.conditions(saved) for core in SaveDdpWrapper._conjuncts(test)}
+        for wrap in wraps:
+            if said & {core for test in file.conditions(wrap) for core in SaveDdpWrapper._conjuncts(test)}:
+                return None  # the save's path is decided by the test the wrapping is under (`if not ddp:`);
+                # not by one that lets both through (`if local_rank == 0 or not distributed:`, heldout10 u009)
+        for branch, arm in arms(file, saved):
+            other = branch.orelse if arm == "body" else branch.body
+            for node in ast.walk(ast.Module(body=other, type_ignores=[]) if isinstance(other, list) else other):
+                if type(node) is ast.Attribute and node.attr == "module":
+                    return None  # `if ...: save(model.module.state_dict()) else: save(model.state_dict())`
+        return wraps[0]
+
+    @staticmethod
+    def _conjuncts(test: ast.expr) -> set[str]:
+        """The tests that must all hold for `test` to, `not` taken off, as written: `if not ddp and
+        master:` holds `ddp` and `master`; an `or` holds none of its parts alone."""
+        parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        out = set()
+        for part in parts:
+            while type(part) is ast.UnaryOp and type(part.op) is ast.Not:
+                part = part.operand
+            if not (type(part) is ast.BoolOp and type(part.op) is ast.Or):
+                out.add(ast.unparse(part))
+        return out
 
     @staticmethod
     def _inside(node: ast.AST, call: ast.Call) -> bool:
@@ -380,21 +461,70 @@ class SaveDdpWrapper(Rule):
         return any(type(v) is ast.Attribute and v.attr == "module" for v in values)
 
     @staticmethod
-    def _module_saved(file: FileModel, holder: ast.expr, saved: ast.AST) -> ast.Call | None:
+    def _module_saved(file: FileModel, holder: ast.expr, saved: ast.AST) -> ast.expr | None:
         """A `holder.module.state_dict()` of the same value in the same function, under no test this
         save is not under too (`if hasattr(model, "module"):` decides nothing for the other path):
-        the file says the model is `holder.module` wherever this save runs."""
+        the file says the model is `holder.module` wherever this save runs. Or a read through
+        `holder.module` (`model.module.backbone.parameters()`) in the same function whose own tests
+        say nothing of the wrapping (`if epoch == 0 and cfg.train.freeze_start_epoch:`), outside a
+        `try` that catches the AttributeError: it raises unless the model is a wrapper (lint
+        heldout11 u027 and u035, one Kaggle pipeline template in two repositories: the Ctrl-C save
+        of `model.state_dict()` beside `model.module.model.parameters()`)."""
         key = value_key(file, holder)
         if key is None:
             return None
-        for call in file.calls:
-            func = call.func
-            if type(func) is ast.Attribute and func.attr == "state_dict" and type(func.value) is ast.Attribute \
-                    and func.value.attr == "module" and type(func.value.value) is ast.Name \
-                    and value_key(file, func.value.value) == key and file.function(call) is file.function(saved) \
-                    and set(arms(file, call)) <= set(arms(file, saved)):
+        read: ast.expr | None = None
+        reads_count = not SaveDdpWrapper._strips_prefix(file)
+        around = set(arms(file, saved))
+        for node in ast.walk(file.function(saved) or file.tree):
+            if not (type(node) is ast.Attribute and node.attr == "module" and type(node.value) is ast.Name
+                    and value_key(file, node.value) == key and file.function(node) is file.function(saved)):
+                continue
+            outer = file.parent.get(node)
+            call = file.parent.get(outer) if type(outer) is ast.Attribute and outer.attr == "state_dict" else None
+            if type(call) is ast.Call and set(arms(file, call)) <= around:
                 return call
-        return None
+            if reads_count and read is None and type(outer) is ast.Attribute and outer.attr != "state_dict" \
+                    and not any(SaveDdpWrapper._about_wrapping(branch.test) for branch, _ in set(arms(file, node)) - around) \
+                    and not SaveDdpWrapper._attribute_error_caught(file, node):
+                read = outer
+        return read
+
+    @staticmethod
+    def _strips_prefix(file: FileModel) -> bool:
+        """The file takes the 'module.' prefix off the keys it loads (`k[7:]`, `k.replace("module.", "")`,
+        `consume_prefix_in_state_dict_if_present`): its own loads read either kind of checkpoint
+        (lint dev7 u004: a TSM trainer's resume and fine-tune paths strip it)."""
+        for node in ast.walk(file.tree):
+            if type(node) is ast.Constant and node.value in ("module.", "module"):
+                if type(file.parent.get(node)) is ast.Call:
+                    return True
+            elif type(node) is ast.Slice and type(node.lower) is ast.Constant and node.lower.value == 7 \
+                    and node.upper is None:
+                return True
+            elif type(node) is ast.Call and terminal_name(node.func) == "consume_prefix_in_state_dict_if_present":
+                return True
+        return False
+
+    @staticmethod
+    def _about_wrapping(test: ast.expr) -> bool:
+        """The test may decide whether the model is wrapped (a launch, a device, a rank, the wrapper)."""
+        words = ("module", "hasattr", "isinstance", "getattr", "distributed", "ddp", "parallel", "world",
+                 "gpu", "rank", "cuda", "device", "multi", "dp")
+        return any(word in name.lower() for name in identifiers(test) for word in words)
+
+    @staticmethod
+    def _attribute_error_caught(file: FileModel, node: ast.AST) -> bool:
+        """`node` runs in the body of a `try` whose handlers catch AttributeError (or everything)."""
+        child = node
+        for anc in file.ancestors(node):
+            if type(anc) is ast.Try and child in anc.body:
+                for handler in anc.handlers:
+                    names = set(identifiers(handler.type)) if handler.type is not None else {"BaseException"}
+                    if names & {"AttributeError", "Exception", "BaseException"}:
+                        return True
+            child = anc
+        return False
 
     @staticmethod
     def _saved_values(file: FileModel, obj: ast.expr) -> list[ast.expr]:
