@@ -309,3 +309,32 @@ def test_heldout11_shapes(name):
         assert found == []
     else:
         assert [s for n, s in found if n == line] == ([severity] if severity else []), found
+
+
+# github.com/facebookresearch/ijepa src/train.py@52c1ae9 (mature-repository control): the encoder is
+# wrapped in main with no test around it, and the save_checkpoint closure below reads the wrapper:
+# its keys always carry 'module.' (said as such), never "depending on the launch"; with the wrapping
+# under `if args.ddp:` they do depend on it.
+IJEPA = """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel
+
+        def main(args, encoder):
+            WRAP
+            def save_checkpoint(epoch):
+                torch.save({"encoder": encoder.state_dict(), "epoch": epoch}, args.path)
+
+            for epoch in range(args.epochs):
+                save_checkpoint(epoch)
+        """
+
+
+@pytest.mark.parametrize("wrap, path_dependent", [
+    ("encoder = DistributedDataParallel(encoder)", False),
+    ("if args.ddp: encoder = DistributedDataParallel(encoder)", True),
+])
+def test_save_after_an_unconditional_wrap_is_the_wrappers(wrap, path_dependent):
+    code = textwrap.dedent(IJEPA.replace("WRAP", wrap)).lstrip("\n")
+    found = [d.message for d in engine.lint_source(code, "train.py") if d.rule == "save-ddp-wrapper"]
+    assert len(found) == 1, found
+    assert ("depending on how the script was launched" in found[0]) is path_dependent, found

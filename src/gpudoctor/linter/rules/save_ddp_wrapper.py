@@ -97,8 +97,10 @@ class SaveDdpWrapper(Rule):
     the other arm of an `if` around it reads `.module`, where some path unwraps
     (`m.module if isinstance(m, DDP) else m`), nor in a file that takes 'module.'
     off the keys it loads (`k[7:]`, `k.replace("module.", "")`): its own loads read
-    either kind. A wrapper moved after wrapping (`model = model.cuda()`) is still
-    the wrapper.
+    either kind, nor where the wrapping runs whenever its function does, above the
+    save (a save closure defined after `encoder = DDP(encoder)`: always the wrapper's
+    keys). A wrapper moved after wrapping (`model = model.cuda()`) is still the
+    wrapper.
 
     A warning where the file never shows the wrapping but saves the same
     name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
@@ -335,6 +337,8 @@ class SaveDdpWrapper(Rule):
             return None
         if any(type(o) is ast.Attribute and o.attr == "module" for o in origins):
             return None  # unwrapped on some path (`unwrap_ddp(v1)`: `m.module if isinstance(m, DDP) else m`)
+        if SaveDdpWrapper._wrapped_before(file, wraps, saved):
+            return None
         said = {n for test in file.conditions(saved) for n in identifiers(test)}
         if said & {"module", "hasattr", "isinstance", "getattr", "DistributedDataParallel", "DataParallel", "DDP"}:
             return None
@@ -349,6 +353,25 @@ class SaveDdpWrapper(Rule):
                 if type(node) is ast.Attribute and node.attr == "module":
                     return None  # `if ...: save(model.module.state_dict()) else: save(model.state_dict())`
         return wraps[0]
+
+    @staticmethod
+    def _wrapped_before(file: FileModel, wraps: list[ast.Call], saved: ast.AST) -> bool:
+        """A wrapping that runs whenever its function does (no test, no loop around it), written
+        above the save in the save's own function or in one the save's function is nested in:
+        every read after it is the wrapper, whatever the name held before (github.com/
+        facebookresearch/ijepa src/train.py: `encoder = DistributedDataParallel(encoder)` in `main`,
+        then a `save_checkpoint` closure defined below it)."""
+        scopes = []
+        scope = file.function(saved)
+        while scope is not None:
+            scopes.append(scope)
+            scope = file.function(scope)
+        for wrap in wraps:
+            if (file.function(wrap) in scopes and wrap.lineno < saved.lineno
+                    and next(iter(file.conditions(wrap)), None) is None
+                    and next(iter(file.enclosing_loops(wrap)), None) is None):
+                return True
+        return False
 
     @staticmethod
     def _conjuncts(test: ast.expr) -> set[str]:
