@@ -367,7 +367,7 @@ class SaveDdpWrapper(Rule):
             scopes.append(scope)
             scope = file.function(scope)
         for wrap in wraps:
-            if (file.function(wrap) in scopes and wrap.lineno < saved.lineno
+            if (file.function(wrap) in scopes and wrap.lineno < getattr(saved, "lineno", 0)
                     and next(iter(file.conditions(wrap)), None) is None
                     and next(iter(file.enclosing_loops(wrap)), None) is None):
                 return True
