@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
+from gpudoctor.launch.supervisor import KILL_WAIT_S, SWEEP_WAIT_S, TERM_GRACE_S  # noqa: E402
+
 pytestmark = pytest.mark.slow
 
 FOREVER_SCRIPT = "import time\nwhile True:\n    time.sleep(0.1)\n"
@@ -28,11 +30,17 @@ COMMANDS = {
     "train-smoke": ["train-smoke", "--nproc", "2", "--steps", "1000000", "--json"],
     "run": ["run", "--nproc", "2", "{script}"],
 }
+# The supervisor's own bound on its clean-up (SIGTERM grace, each rank's SIGKILL reap,
+# the sweep), plus the report: on CI's two busy cores a deadline tighter than the bound
+# the product promises fails on slowness, not on a hang.
+CLEANUP_DEADLINE_S = TERM_GRACE_S + 2 * KILL_WAIT_S + SWEEP_WAIT_S + 30
 EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGKILL: -signal.SIGKILL}
 
 
 def _clean_env(tag: str, tmp_path) -> dict:
-    env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path)})
+    # PYTHONFAULTHANDLER: a doctor past its deadline is sent SIGABRT and prints
+    # every thread's stack, so a hang says where it is (_finish).
+    env = dict(os.environ, **{TAG_ENV: tag, "TMPDIR": str(tmp_path), "PYTHONFAULTHANDLER": "1"})
     for var in ("GPUDOCTOR_FAULT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID"):
         env.pop(var, None)
     return env
@@ -43,6 +51,20 @@ def _ranks_of(pid: int) -> list[psutil.Process]:
         return psutil.Process(pid).children()
     except psutil.NoSuchProcess:
         return []
+
+
+def _finish(proc: subprocess.Popen) -> tuple[str, str]:
+    """The doctor's output once it has exited; past the deadline, its threads' stacks in the failure."""
+    try:
+        return proc.communicate(timeout=CLEANUP_DEADLINE_S)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        raise AssertionError(f"the doctor was still running {CLEANUP_DEADLINE_S:g} s after the signal; its stacks:\n{err[-8000:]}")
 
 
 def start(command: str, tmp_path, tag: str) -> subprocess.Popen:
@@ -68,7 +90,7 @@ def test_a_signal_to_the_doctor_leaves_no_rank_behind(tmp_path, command, sig):
     try:
         ranks = _ranks_of(proc.pid)
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=30)
+        out, err = _finish(proc)
         assert proc.returncode == EXIT[sig], err
         if sig != signal.SIGKILL and command != "run":
             assert json.loads(out)["findings"][0]["id"] == "launch-interrupted"
@@ -86,7 +108,7 @@ def test_three_quick_ctrl_c_do_not_cut_the_clean_up_short(tmp_path):
     try:
         for _ in range(3):
             proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        out, err = _finish(proc)
         assert proc.returncode == 130, err
         assert json.loads(out)["findings"][0]["id"] == "launch-interrupted"
         assert "Traceback" not in err
