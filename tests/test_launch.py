@@ -268,3 +268,53 @@ def test_rank_0_s_store_port_is_free_and_outside_the_ports_the_kernel_hands_out(
         assert 20000 <= port < low and port not in TORCH_DEFAULT_PORTS
         with socket.socket() as s:
             s.bind(("127.0.0.1", port))  # free again once let go
+
+
+
+def _first_rank_signals_the_supervisor(monkeypatch, tmp_path, sig):
+    """The first rank, between fork and exec, signals the supervisor: the signal lands
+    while the supervisor is inside subprocess.Popen, waiting for that rank's exec."""
+    from gpudoctor.launch import lifeline
+
+    real, supervisor, flag = lifeline.child_setup, os.getpid(), str(tmp_path / "signalled")
+
+    def child_setup(parent_pid, *, own_group):
+        setup = real(parent_pid, own_group=own_group)
+
+        def setup_then_signal():
+            setup()
+            try:
+                os.close(os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))  # the first rank only
+            except FileExistsError:
+                return
+            os.kill(supervisor, sig)
+
+        return setup_then_signal
+
+    monkeypatch.setattr(lifeline, "child_setup", child_setup)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_while_the_ranks_start_stops_every_rank_it_started(monkeypatch, tmp_path, sig):
+    """Raised inside Popen, the signal would lose the rank being started (reported as
+    'all 0 ranks were stopped'): it is held until every started rank is known."""
+    _first_rank_signals_the_supervisor(monkeypatch, tmp_path, sig)
+    tag = new_tag()
+    try:
+        result = launch([sys.executable, "-c", "import time; time.sleep(60)"], 2, timeout=60, env={TAG_ENV: tag})
+        assert result.interrupted and result.stop_signal == sig
+        assert len(result.ranks) == 2
+        assert leftovers(tag) == []
+    finally:
+        kill_all(leftovers(tag, settle_s=0))
+
+
+def test_a_hangup_the_caller_ignores_stays_ignored_while_the_ranks_start(monkeypatch, tmp_path):
+    """nohup: SIGHUP is SIG_IGN before the job, so a hang-up during it is not a stop."""
+    _first_rank_signals_the_supervisor(monkeypatch, tmp_path, signal.SIGHUP)
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        result = launch([sys.executable, "-c", "pass"], 2, timeout=60, env={TAG_ENV: new_tag()})
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    assert not result.interrupted and result.ok

@@ -369,18 +369,22 @@ class _Job:
         self.old_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *STOP_SIGNALS)}
 
     def start(self, startup_grace: bool) -> None:
-        """The stop signals turned into _Terminated, the sweeper, then every rank."""
-        if self.in_main_thread:
-            for sig in STOP_SIGNALS:
-                signal.signal(sig, _on_stop)
-        self.sweeper = _Sweeper.start(self.base_env[rundir.JOB_TAG_ENV])
-        child_setup = lifeline.child_setup(os.getpid(), own_group=sys.version_info < (3, 11))
-        for rank in range(self.nproc):
-            self.procs.append(self._start_rank(rank, child_setup))
-            if rank == 0 and self.listener is not None:
-                self.listener.close()  # rank 0 holds it now
-        self.exits = _Exits(self.procs)
-        self.startup = _Startup(self.run_dir, self.nproc) if startup_grace else None
+        """The sweeper, then every rank, with a stop signal held back until each rank
+        started is in self.procs; then the stop signals turned into _Terminated (SIGINT
+        is a KeyboardInterrupt) and any held back raised."""
+        held = _HeldStop.install(self.old_handlers) if self.in_main_thread else None
+        try:
+            self.sweeper = _Sweeper.start(self.base_env[rundir.JOB_TAG_ENV])
+            child_setup = lifeline.child_setup(os.getpid(), own_group=sys.version_info < (3, 11))
+            for rank in range(self.nproc):
+                self.procs.append(self._start_rank(rank, child_setup))
+                if rank == 0 and self.listener is not None:
+                    self.listener.close()  # rank 0 holds it now
+            self.exits = _Exits(self.procs)
+            self.startup = _Startup(self.run_dir, self.nproc) if startup_grace else None
+        finally:
+            if held is not None:
+                held.release()
 
     def _start_rank(self, rank: int, child_setup: Callable[[], None]) -> subprocess.Popen:
         rank_env = dict(self.base_env, RANK=str(rank), LOCAL_RANK=str(rank))
@@ -559,6 +563,43 @@ class _Job:
 
 def _on_stop(signum, frame):
     raise _Terminated(signum)
+
+
+class _HeldStop:
+    """A stop signal (SIGINT, SIGTERM, SIGHUP) that arrives while the ranks are being
+    started is noted, not raised: raised inside subprocess.Popen it would lose a rank
+    already forked (its Popen never returned), so it could not be stopped or reported.
+    Released once every started rank is known: the first one noted is raised then.
+    A signal the caller ignores (SIG_IGN: nohup's SIGHUP, a background job's SIGINT)
+    stays ignored."""
+
+    def __init__(self, old_handlers: dict) -> None:
+        self.old_handlers = old_handlers
+        self.signum = 0
+
+    @classmethod
+    def install(cls, old_handlers: dict) -> _HeldStop:
+        held = cls(old_handlers)
+        for sig in held._stoppers():
+            signal.signal(sig, held._note)
+        return held
+
+    def _stoppers(self) -> list[int]:
+        """The signals held: not one the caller ignores, nor one whose handler Python cannot put back."""
+        return [sig for sig in (signal.SIGINT, *STOP_SIGNALS) if self.old_handlers.get(sig) not in (None, signal.SIG_IGN)]
+
+    def _note(self, signum, frame) -> None:
+        self.signum = self.signum or signum
+
+    def release(self) -> None:
+        """SIGINT's own handler back (Python's: a KeyboardInterrupt), SIGTERM/SIGHUP to
+        _Terminated; then the signal held, delivered as it would have been."""
+        for sig in self._stoppers():
+            signal.signal(sig, self.old_handlers[sig] if sig == signal.SIGINT else _on_stop)
+        if self.signum == signal.SIGINT:
+            signal.raise_signal(signal.SIGINT)
+        elif self.signum:
+            raise _Terminated(self.signum)
 
 
 def _store_socket(base_env: dict[str, str], own_store: bool) -> tuple[socket.socket | None, int]:
