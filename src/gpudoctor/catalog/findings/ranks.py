@@ -55,7 +55,9 @@ LAUNCH_INTERRUPTED = FindingKind(
     area=AREA,
     emitted_by="[`gpudoctor allreduce`](../commands/allreduce.md), `gpudoctor train-smoke`, `gpudoctor run` (every command that starts ranks); exit code 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP)",
     summary="""Ctrl-C (SIGINT), SIGTERM or SIGHUP (an ssh session dropping) reached gpudoctor while ranks were running. It stopped every
-rank (their whole process groups, so their own children too) before printing this.""",
+rank (their whole process groups, so their own children too) before printing this. A signal that arrives while the ranks
+are still being started is held until every rank started so far is known, so none is missed. A signal gpudoctor was
+started ignoring stays ignored: under `nohup`, a dropped session does not stop the job.""",
     evidence="`ranks` (how many were stopped), `logs` (the run folder with each rank's stderr).",
     title="interrupted after {elapsed:.1f} s: all {ranks} ranks were stopped",
     why="Ctrl-C or SIGTERM reached gpudoctor; it stopped every rank and left no process behind.",
