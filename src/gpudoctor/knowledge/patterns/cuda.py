@@ -260,14 +260,17 @@ PATTERNS = [
         CAUSE,
         E,
         "CUDA was initialised before a fork",
-        r"Cannot re-initialize CUDA in forked subprocess|CUDA error: initialization error|THCudaCheck FAIL .*error=3 : initialization error",
+        r"Cannot re-initialize CUDA in forked subprocess|CUDA error: initialization error|THCudaCheck FAIL .*error=3 : initialization error"
+        r"|cudaSuccess \|\| e == cudaErrorCudartUnloading CUDA: initialization error",  # MXNet's storage check
         ("re-initialize CUDA", "initialization error"),
         why="""A process that already used CUDA forked children (multiprocessing's default on Linux, DataLoader
         workers touching CUDA, Lightning's ddp_fork) and a child called CUDA. CUDA cannot run in a forked copy.""",
-        fix="torch.multiprocessing.set_start_method('spawn')  # or: no CUDA calls before the fork / inside DataLoader workers",
+        fix="torch.multiprocessing.set_start_method('spawn')  # (a Pool of any framework: multiprocessing.get_context('spawn').Pool); or: no CUDA calls before the fork / inside DataLoader workers",
         examples=[
             ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method", "facebookresearch/pycls#183"),
             ("RuntimeError: CUDA error: initialization error", "CUDA error text (seen in forked DataLoader workers)"),
+            ("mxnet.base.MXNetError: [19:18:11] src/storage/storage.cc:65: Check failed: e == cudaSuccess || e == cudaErrorCudartUnloading CUDA: initialization error",
+             "bengouyy/mxnet_mtcnn_face_detection#41 (the detector used from multiprocessing Pool workers)"),
             ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=3 : initialization error", "torch 1.x's text of it, from a DataLoader worker"),
         ],
     ),

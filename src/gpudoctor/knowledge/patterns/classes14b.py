@@ -1,0 +1,227 @@
+"""Rules for classes of messages of the fourteenth round (issue 35, diagB14): the honest "unrecognised" and "inconclusive"
+answers on the retired held-out part heldout13 whose log holds a line that decides the cause, in a class that recurs
+across projects.
+
+- Slurm could not start the step's program on a node: the node refused the launch ("Task launch for StepId failed on
+  node N: Job credential expired / Invalid job credential / Job prolog failed"), or slurmstepd found no program to run
+  ("execve(): PATH: No such file or directory", "Permission denied"): a node's clock, its MUNGE key, its prolog, or a
+  path that is not there on the node;
+- autograd's check of what a backward returned ("Function XBackward returned an invalid gradient at index I - got [..]
+  but expected shape compatible with [..]", "returned an incorrect number of gradients"): a custom autograd Function (a
+  compiled extension's) whose backward does not fit its inputs; Gaussian-splatting rasterizers are most of the reports;
+- "No rendezvous handler for env://" (or tcp://): the torch build has no rendezvous for the init_method's scheme (Windows
+  builds before torch 1.8 had only file://), or the scheme is misspelt.
+
+(Four classes of the round widen existing rules: torch 0.4's "rank is not set but it is required for env:// init method" is
+launcher-env-missing, MXNet's "CUDA: initialization error" is cuda-fork-reinit, dash's "train.sh: 1: srun: not found" is
+launcher-not-found (which says that srun exists only on a Slurm cluster), and a DataLoader worker's segmentation fault gets
+its own fix in dataloader-worker-killed.)
+
+Their examples are real lines from public threads (thread in the source); their counter-examples the nearest lines
+that mean something else.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E = Severity.ERROR
+
+# What a node's refusal to start a step says, and what fixes it (Slurm's FAQ: "Why are jobs allocated nodes and then unable
+# to initiate programs on some nodes?"; the credential carries the controller's time stamp and is signed with MUNGE).
+SLURM_REFUSALS = (
+    (re.compile(r"credential expired", re.I),
+     "the node's clock and the controller's disagree (the credential Slurm signs carries the controller's time; a node whose clock "
+     "is ahead or behind, typically after a reboot without NTP, rejects it as expired): the cluster's admins sync the clocks "
+     "(timedatectl / chronyc tracking on NODE and on the controller); meanwhile resubmit with --exclude=NODE"),
+    (re.compile(r"invalid job credential|credential.*(?:decode|verif)", re.I),
+     "the node cannot verify the credential: MUNGE on NODE does not share the controller's key, or is not running (the same "
+     "/etc/munge/munge.key on every node, munged restarted; the slurm user the same UID/GID everywhere): for the admins; "
+     "meanwhile resubmit with --exclude=NODE"),
+    (re.compile(r"prolog", re.I),
+     "the node's prolog script failed and Slurm drained it (sinfo -R shows the reason): the admins read slurmd's log on NODE; "
+     "meanwhile resubmit with --exclude=NODE"),
+)
+
+SLURM_SCRIPT = re.compile(r"/slurm_script$|/job\d+/")
+
+
+def slurm_step_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    node = out.get("node") or "<node>"
+    program = out.get("program", "")
+    reason = out.get("reason") or out.get("reason2") or out.get("reason3") or ""
+    out["reason"] = reason
+    if program:
+        if SLURM_SCRIPT.search(program):
+            step = ("the node lost the copy of the batch script that slurmd keeps in its spool folder (SlurmdSpoolDir, here "
+                    f"{program.rsplit('/', 1)[0]}): that folder was cleaned, is full or not writable on that node: the admins check the "
+                    "node's spool folder and file systems; meanwhile resubmit with --exclude=NODE")
+        elif "ermission" in reason:
+            step = (f"{program} is there but cannot be run: chmod +x it, or run it through its interpreter (srun python script.py, "
+                    "srun bash script.sh); a file system mounted noexec on the node refuses every program on it")
+        else:
+            step = (f"{program} is not at that path on the node (a file only on the login node, a command the node's PATH does not "
+                    "hold): give srun a path on a file system every node mounts (which PROGRAM on the node), or set up the "
+                    "environment in the batch script (module load, conda activate) before srun")
+    else:
+        step = next((s for rx, s in SLURM_REFUSALS if rx.search(reason)),
+                    "the node refused to start the step: slurmd's log on NODE says why (sinfo -R shows a drained node); the admins "
+                    "fix the node; meanwhile resubmit with --exclude=NODE")
+    step = step.replace("NODE", node).replace("PROGRAM", program.rsplit("/", 1)[-1] or "the program")
+    check = f"srun -N1 -w {node} hostname checks that node" if out.get("node") else "srun -N1 hostname checks a node"
+    out["step"] = f"{step}; then {check}"
+    return out
+
+
+# A Gaussian-splatting rasterizer's autograd Function (diff-gaussian-rasterization and its forks, 2DGS's surfel rasterizer).
+RASTERIZER = re.compile(r"Rasteriz", re.I)
+
+
+def gradient_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    function = out.get("function", "the function")
+    got, expected = out.get("got"), out.get("expected")
+    if got is not None and expected is not None:
+        said = f"its backward returned a gradient of shape [{got}] for input {out.get('index', '?')}, whose shape is [{expected}]"
+    elif out.get("detail"):
+        said = f"its backward returned a gradient for input {out.get('index', '?')} that does not fit it ({out['detail'].strip()})"
+    else:
+        said = f"its backward returned {out.get('got_n', '?')} gradients for {out.get('expected_n', '?')} inputs"
+    if RASTERIZER.search(function):
+        if got is not None and got.split(",")[0].strip() == "0":
+            step = ("no Gaussians are left (the first dimension, the number of Gaussians, is 0): the densification's pruning removed "
+                    "them all, or the scene started with none (an empty or unreadable initial point cloud); check the number of points "
+                    "at initialisation and the pruning thresholds for this dataset (graphdeco-inria/gaussian-splatting#482); a "
+                    "rasterizer of another version than the renderer calls (a version mismatch: the renderer's settings or arguments "
+                    "refused) can empty the scene the same way: install the repository's own rasterizer submodule")
+        else:
+            step = ("the installed rasterizer is not the one this renderer was written for (a version mismatch: another fork's "
+                    "diff-gaussian-rasterization, 2DGS's two scales against 3DGS's three, another SH degree or feature size, a batch "
+                    "of images where the rasterizer takes one): pip uninstall the rasterizer, then pip install the repository's own "
+                    "submodule (./submodules/...), and pass inputs of the shapes it takes")
+    elif out.get("expected_n"):
+        step = (f"its backward must return exactly {out['expected_n']} values, one per input of forward (None for each input that "
+                "needs no gradient, such as a flag or a size): add the missing Nones (or drop the extra ones); code written for an "
+                "older torch, which let a backward return fewer, is the usual source")
+    else:
+        step = (f"the backward of {function} (a custom autograd.Function: a compiled extension's or the project's own) does not "
+                "fit the inputs it was given: the extension is of another version than the code calling it (reinstall the version "
+                "the project pins, rebuilt for this torch), or the call passes inputs of other shapes than it handles (a batch "
+                "dimension, a feature size)")
+    return {**out, "step": f"{function}: {said}; {step}"}
+
+
+PATTERNS_EARLY = [
+    pattern(
+        "slurm-step-start-failed",
+        "launcher",
+        CAUSE,
+        E,
+        "Slurm could not start the job's program on a node: the node refused the launch, or the program is not there",
+        # srun's report of a node's slurmd refusing the step; slurmstepd's own when the program it was to run is not there
+        r"Task launch for (?:StepId=)?(?P<step_id>\S+) failed on node (?P<node>[^\s:]+): (?P<reason>.+?)\s*$"
+        r"|Application launch failed: (?P<reason2>.+?)\s*$"
+        r"|slurmstepd(?:-[\w.-]+)?: error: execve\(\): (?P<program>[^:]+): (?P<reason3>No such file or directory|Permission denied)",
+        ("Task launch for", "Application launch failed", "execve()"),
+        why="""srun (or sbatch, for the batch script) asks the slurmd daemon of each allocated node to start the step; slurmd
+        checks the step's credential (signed with MUNGE, stamped with the controller's time), runs the node's prolog, and
+        slurmstepd then execs the program. Here one of those steps failed on a node, before any of the job's code ran: a
+        credential the node's clock calls expired or its MUNGE cannot verify, a prolog that failed, or a program (the batch
+        script's copy in the node's spool folder, the command given to srun) that is not at its path there or cannot be
+        executed. The training code and the GPUs are not involved; the node, or the path, is.""",
+        fix="STEP",
+        examples=[
+            ("srun: error: Task launch for 36.0 failed on node cn131: Job credential expired",
+             "ai4d-iasc/trixie#58 (after a reboot; launching without the per-node srun worked)"),
+            ("srun: error: Task launch for 1443722.0 failed on node compute-0-1: Job credential expired",
+             "c3nl-neuraldynamics/c3nl_cluster#61 and #18 (the head node's clock out of sync with the compute nodes: ntpdate fixed it)"),
+            ("srun: error: Task launch for StepId=13.0 failed on node adas-ml-2: Invalid job credential", "NVIDIA/deepops#1179"),
+            ("srun: error: Task launch for 23.0 failed on node hpc: Job prolog failed", "mknoxnv/ubuntu-slurm#4 (the node drained, 'Prolog error')"),
+            ("slurmstepd: error: execve(): /tmp/slurmd/job2997814/slurm_script: No such file or directory",
+             "ArjunaCluster/ArjunaUsers#21 and #20 (node c002, a file-system problem of the node)"),
+            ("slurmstepd: error: execve(): mkdir: No such file or directory", "firelab/windninja#624"),
+        ],
+        not_examples=[
+            # the program ran and failed: its own output says why (a launcher-only line, another verdict)
+            "srun: error: compute-dy-t3small-1: task 0: Exited with exit code 1",
+            "slurmstepd: error: couldn't chdir to `/root/burst-buffer': No such file or directory: going to /tmp instead",  # it goes on
+            "srun: error: Unable to create step for job 10: Error generating job credential",  # the controller's side, before any node
+        ],
+        fields=slurm_step_fields,
+    ),
+    pattern(
+        "rendezvous-scheme-unsupported",
+        "platform",
+        CAUSE,
+        E,
+        "this torch build has no rendezvous for the init_method's scheme: env:// and tcp:// on a Windows build before torch 1.8, or a misspelt scheme",
+        # torch/distributed/rendezvous.py: the scheme of init_method (env:// by default and under a launcher) looked up among the registered handlers
+        r"No rendezvous handler for (?P<scheme>[\w+.-]*)://",
+        ("No rendezvous handler for",),
+        why="""init_process_group finds its peers through a rendezvous named by init_method's scheme: env:// (the default, and
+        what torch.distributed.launch, torchrun and Lightning's DDP use), tcp:// or file://. This torch has no handler for the
+        scheme it was given. torch's Windows builds before 1.8 registered only file:// (no TCP store on Windows), so any
+        launcher-started or default init fails there; on any system, a scheme that is misspelt (tcp// or a bare address) has
+        no handler either. Distributed training on Windows also has no NCCL: only gloo.""",
+        fix="""on Windows: one GPU needs no process group (run the script without the launcher, or Lightning's strategy/accelerator "dp" or
+        devices=1); for several, torch >= 1.8 with backend="gloo" (torch >= 2.4: set USE_LIBUV=0 if its store refuses), or
+        init_method="file:///C:/tmp/ddp_init" with backend="gloo"; or train on Linux or WSL2; elsewhere, spell the scheme:
+        init_method="tcp://HOST:PORT" or "env://\"""".replace("\n        ", " "),
+        examples=[
+            ("RuntimeError: No rendezvous handler for env://",
+             "pytorch/pytorch#53135 (win10); Lightning-AI/pytorch-lightning#5358 (Windows 10: accelerator dp worked); RangiLyu/nanodet#280 (win10, torch 1.7.1)"),
+            ("RuntimeError: No rendezvous handler for tcp://", "CAMMA-public/SelfSupSurg#6 (Windows)"),
+        ],
+        not_examples=[
+            "RuntimeError: Distributed package doesn't have NCCL built in",  # the backend, not the rendezvous (another verdict)
+            "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, but not set",
+        ],
+        fields=groups,
+    ),
+]
+
+PATTERNS = [
+    pattern(
+        "autograd-invalid-gradient",
+        "numerics",
+        CAUSE,
+        E,
+        "a custom autograd Function's backward returned gradients that do not fit its inputs (their shape, or their number)",
+        # torch/csrc/autograd/engine.cpp validate_outputs: every gradient a backward returns is checked against its input's metadata
+        r"[Ff]unction (?P<function>\w+) returned an (?:invalid gradient at index (?P<index>\d+) - "
+        r"(?:got \[(?P<got>[^\]]*)\] but expected shape compatible with \[(?P<expected>[^\]]*)\]|(?P<detail>expected .*))"
+        r"|incorrect number of gradients \(expected (?P<expected_n>\d+), got (?P<got_n>\d+)\))",
+        ("returned an invalid gradient", "returned an incorrect number of gradients"),
+        why="""Autograd checks what every backward returns against the inputs of its forward: one gradient per input, each of
+        that input's shape (or one that sums to it), dtype and device. Built-in operations always pass; this Function is a
+        custom one (torch.autograd.Function, usually the Python side of a compiled CUDA extension), and what it returned does
+        not fit. Its backward and
+        the inputs it was called with disagree: the extension is of another version than the code calling it, or the inputs
+        have shapes it does not handle. Gaussian-splatting rasterizers (diff-gaussian-rasterization and its forks,
+        _RasterizeGaussiansBackward) are most of these reports: a rasterizer of another fork than the renderer's, or a scene
+        with no Gaussians left, whose empty gradient loses the SH dimension.""",
+        fix="""STEP""",
+        examples=[
+            ("RuntimeError: Function _RasterizeGaussiansBackward returned an invalid gradient at index 2 - got [0, 0, 3] but expected shape compatible with [0, 16, 3]",
+             "hbb1/2d-gaussian-splatting#165 (always at step 9100 on a custom dataset; graphdeco-inria/gaussian-splatting#482); VITA-Group/FSGS#59; cvlab-kaist/RAIN-GS#17"),
+            ("RuntimeError: Function _RasterizeGaussiansBackward returned an invalid gradient at index 5 - got [231550, 2] but expected shape compatible with [231550, 3]",
+             "hbb1/2d-gaussian-splatting#43 (the maintainer: 2DGS takes two scales, not three)"),
+            ("RuntimeError: Function _RasterizeGaussiansBackward returned an invalid gradient at index 4 - got [4224, 256, 256] but expected shape compatible with [4224, 256]",
+             "ShijieZhou-UCLA/feature-3dgs#30 (the rasterizer ported to another project)"),
+            ("RuntimeError: function SignBackward returned an incorrect number of gradients (expected 2, got 1)",
+             "1zb/pytorch-image-comp-rnn#4 (the fix: return grad_output, None); huawei-noah/AdderNet#21; evanmy/sae#5"),
+        ],
+        not_examples=[
+            # the check of a tensor's own grad, not a backward's output (another verdict)
+            "RuntimeError: Mismatch in shape: grad_output[0] has a shape of torch.Size([2]) and output[0] has a shape of torch.Size([])",
+            "RuntimeError: grad can be implicitly created only for scalar outputs",
+            # torch <= 1.4's check of the gradient passed to tensor.backward(gradient=...): the caller's, no Function's (ngxbac/GAIN#2)
+            "RuntimeError: invalid gradient at index 0 - expected shape [] but got [10, 2]",
+        ],
+        fields=gradient_fields,
+    ),
+]

@@ -1,0 +1,148 @@
+"""Controls and siblings for diagB14 (issue 35: the retired heldout13's lines that decide a cause): the classes in
+knowledge/patterns/classes14b.py (Slurm could not start the step on a node, a rendezvous scheme this torch lacks, a custom
+autograd Function's backward that does not fit its inputs) and the existing rules they widen (torch 0.4's env:// words,
+MXNet's CUDA initialization error, dash's "srun: not found", a DataLoader worker's segfault, more ranks than GPUs).
+`test_control_*` is the look-alike input that must not get the verdict, `test_sibling_*` the nearest one that gets its
+own. Lines are real ones (threads named beside them)."""
+
+from __future__ import annotations
+
+import pytest
+from test_controls_detect8 import TB, head, head_id
+
+from gpudoctor import api
+
+
+def ids(text: str) -> list[str]:
+    return [f.id for f in api.diagnose(text).findings]
+
+
+class TestSlurmStepStartFailed:
+    verdict = "slurm-step-start-failed"
+
+    @pytest.mark.parametrize("line,step", [
+        ("srun: error: Task launch for 36.0 failed on node cn131: Job credential expired", "sync the clocks"),  # ai4d-iasc/trixie#58
+        ("srun: error: Task launch for StepId=13.0 failed on node adas-ml-2: Invalid job credential", "munge.key"),  # NVIDIA/deepops#1179
+        ("srun: error: Task launch for 23.0 failed on node hpc: Job prolog failed", "prolog"),  # mknoxnv/ubuntu-slurm#4
+        # ArjunaCluster/ArjunaUsers#21: the batch script's copy gone from the node's spool folder
+        ("slurmstepd: error: execve(): /tmp/slurmd/job2997814/slurm_script: No such file or directory", "spool folder"),
+        ("slurmstepd: error: execve(): mkdir: No such file or directory", "not at that path"),  # firelab/windninja#624
+    ])
+    def test_sibling_what_refused_the_step_and_what_fixes_it(self, line, step):
+        found = head(line + "\n")
+        assert found is not None and found.id == self.verdict and step in found.fix and "STEP" not in found.fix
+
+    def test_sibling_the_node_is_named(self):
+        found = head("srun: error: Task launch for 36.0 failed on node cn131: Job credential expired\n")
+        assert found is not None and found.evidence.get("node") == "cn131" and "--exclude=cn131" in found.fix
+
+    @pytest.mark.parametrize("log", [
+        # NVIDIA/deepops#1179: slurmstepd could not chdir and went on in /tmp
+        "slurmstepd: error: couldn't chdir to `/root/burst-buffer': No such file or directory: going to /tmp instead\n",
+        # pytorch/torchx#486: the program ran and failed; its own output says why
+        "srun: error: compute-dy-t3small-1: task 0: Exited with exit code 1\n",
+    ])
+    def test_control_a_step_that_started(self, log):
+        assert self.verdict not in ids(log)
+
+    def test_sibling_munge_on_the_submitting_node_keeps_its_own(self):
+        # LilyDaytoy/OpenPVSG#17: srun itself got no credential (no node was asked)
+        log = ('srun: error: Munge encode failed: Failed to access "/var/run/munge/munge.socket.2": No such file or directory\n'
+               "srun: error: slurm_send_node_msg: auth_g_create: REQUEST_RESOURCE_ALLOCATION has authentication error\n")
+        assert head_id(log) == "slurm-auth-failed"
+
+
+class TestRendezvousSchemeUnsupported:
+    verdict = "rendezvous-scheme-unsupported"
+    # pytorch/pytorch#53135 (win10): the frame and the line
+    FRAME = ('  File "C:\\Users\\k\\anaconda3\\envs\\e\\lib\\site-packages\\torch\\distributed\\rendezvous.py", line 82, in rendezvous\n'
+             '    raise RuntimeError("No rendezvous handler for {}://".format(result.scheme))\n')
+
+    @pytest.mark.parametrize("scheme", ["env", "tcp"])  # CAMMA-public/SelfSupSurg#6: tcp:// on Windows
+    def test_sibling_a_scheme_this_torch_lacks(self, scheme):
+        found = head(TB + self.FRAME + f"RuntimeError: No rendezvous handler for {scheme}://\n")
+        assert found is not None and found.id == self.verdict and 'backend="gloo"' in found.fix
+        assert found.evidence.get("scheme") == scheme
+
+    def test_sibling_quoted_in_a_sentence(self):
+        # NVlabs/Deep_Object_Pose#319: the error said in the user's own words
+        line = "When I use python -m torch.distributed.launch --nproc_per_node=1 train.py, I got RuntimeError: No rendezvous handler for env://\n"
+        assert head_id(line) == self.verdict
+
+    def test_sibling_the_backend_not_built_keeps_its_own(self):
+        assert head_id(TB + "RuntimeError: Distributed package doesn't have NCCL built in\n") == "backend-not-built"
+
+    def test_control_the_env_rendezvous_missing_its_variables(self):
+        # the handler exists and ran: the launcher's variables are missing (another verdict)
+        log = TB + "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, but not set\n"
+        assert head_id(log) == "launcher-env-missing"
+
+
+class TestAutogradInvalidGradient:
+    verdict = "autograd-invalid-gradient"
+    BACKWARD = ('  File "/home/u/envs/gs/lib/python3.9/site-packages/torch/autograd/__init__.py", line 200, in backward\n'
+                "    Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n")
+
+    @pytest.mark.parametrize("message,step", [
+        # hbb1/2d-gaussian-splatting#165, VITA-Group/FSGS#59: no Gaussians left
+        ("Function _RasterizeGaussiansBackward returned an invalid gradient at index 2 - got [0, 0, 3] but expected shape compatible "
+         "with [0, 16, 3]", "no Gaussians are left"),
+        # hbb1/2d-gaussian-splatting#43: 2DGS takes two scales
+        ("Function _RasterizeGaussiansBackward returned an invalid gradient at index 5 - got [231550, 2] but expected shape "
+         "compatible with [231550, 3]", "repository's own"),
+        # 1zb/pytorch-image-comp-rnn#4: a Function written for an older torch
+        ("function SignBackward returned an incorrect number of gradients (expected 2, got 1)", "exactly 2 values"),
+    ])
+    def test_sibling_what_the_backward_returned(self, message, step):
+        found = head(TB + self.BACKWARD + f"RuntimeError: {message}\n")
+        assert found is not None and found.id == self.verdict and step in found.fix and "STEP" not in found.fix
+
+    @pytest.mark.parametrize("line", [
+        # the shape check of the gradient given to tensor.backward(gradient=...): the caller's (ngxbac/GAIN#2)
+        "RuntimeError: invalid gradient at index 0 - expected shape [] but got [10, 2]\n",
+        "RuntimeError: Mismatch in shape: grad_output[0] has a shape of torch.Size([2]) and output[0] has a shape of torch.Size([])\n",
+    ])
+    def test_control_a_gradient_the_caller_passed(self, line):
+        assert self.verdict not in ids(TB + self.BACKWARD + line)
+
+
+class TestWidenedRules:
+    def test_sibling_torch_04s_env_words_are_the_launchers_variables(self):
+        # STVIR/pysot#60: train.py run in PyCharm, no launcher
+        line = ("RuntimeError: rank is not set but it is required for env:// init method at /opt/conda/conda-bld/pytorch_1524590031827/"
+                "work/torch/lib/THD/process_group/General.cpp:17\n")
+        found = head(line)
+        assert found is not None and found.id == "launcher-env-missing" and "torchrun" in found.fix
+
+    def test_control_a_rank_print(self):
+        assert "launcher-env-missing" not in ids("rank is not set yet, waiting for the launcher\nepoch 1 loss 0.3\n")
+
+    def test_sibling_mxnets_cuda_initialization_error_is_the_fork(self):
+        # bengouyy/mxnet_mtcnn_face_detection#41: the detector used from multiprocessing Pool workers
+        line = ("mxnet.base.MXNetError: [19:18:11] src/storage/storage.cc:65: Check failed: e == cudaSuccess || e == "
+                "cudaErrorCudartUnloading CUDA: initialization error\n")
+        found = head(line)
+        assert found is not None and found.id == "cuda-fork-reinit" and "spawn" in found.fix
+
+    def test_control_mxnets_out_of_memory_is_not_the_fork(self):
+        line = ("mxnet.base.MXNetError: [09:29:48] src/storage/./pooled_storage_manager.h:143: cudaMalloc failed: out of memory\n")
+        assert head_id(line) != "cuda-fork-reinit"
+
+    def test_sibling_dashs_srun_not_found_is_no_slurm_cluster(self):
+        # zhiyuanyou/SAFECount#16: quoted in a sentence, as the thread has it
+        found = head('When i sh train.sh, there are "train.sh: 1: srun: not found\n')
+        assert found is not None and found.id == "launcher-not-found" and "Slurm cluster" in found.fix
+
+    def test_control_a_scripts_missing_compiler_is_not_the_launcher(self):
+        assert "launcher-not-found" not in ids("build.sh: 4: nvcc: not found\n")
+
+    @pytest.mark.parametrize("signal,step", [("Segmentation fault", "num_workers=0"), ("Killed", "dmesg")])
+    def test_sibling_a_workers_signal_names_its_own_step(self, signal, step):
+        # Matrix-ASC/DeLA#12 (a segfault in the dataset's C++ grid subsampling); the OOM killer's Killed
+        found = head(TB + f"RuntimeError: DataLoader worker (pid 971351) is killed by signal: {signal}.\n")
+        assert found is not None and found.id == "dataloader-worker-killed" and step in found.fix
+
+    def test_sibling_duplicate_gpu_names_the_process_count(self):
+        # facebookresearch/ViewDiff#24: accelerate's 4 processes on a one-GPU machine
+        found = head("Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000\n")
+        assert found is not None and found.id == "nccl-duplicate-gpu" and "--num_processes" in found.fix
