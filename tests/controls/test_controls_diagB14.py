@@ -146,3 +146,42 @@ class TestWidenedRules:
         # facebookresearch/ViewDiff#24: accelerate's 4 processes on a one-GPU machine
         found = head("Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000\n")
         assert found is not None and found.id == "nccl-duplicate-gpu" and "--num_processes" in found.fix
+
+
+class TestTensorflowGpuNotVisible:
+    verdict = "tensorflow-gpu-not-visible"
+    KERAS = ("ValueError: To call `multi_gpu_model` with `gpus=2`, we expect the following devices to be available: ['/cpu:0', "
+             "'/gpu:0', '/gpu:1']. However this machine only has: {have}. Try reducing `gpus`.\n")
+
+    @pytest.mark.parametrize("have,step", [
+        ("[u'/cpu:0']", "no GPU devices"),  # fizyr/keras-retinanet#436
+        ("['/cpu:0', '/gpu:0']", "gpus=1"),  # deepfakes/faceswap#150 (one GPU)
+        ("['/device:CPU:0', '/device:GPU:0', '/device:GPU:1']", "Keras release made for this TensorFlow"),  # keras-team/keras#8220
+    ])
+    def test_sibling_the_devices_listed_decide_why(self, have, step):
+        found = head(TB + self.KERAS.format(have=have))
+        assert found is not None and found.id == self.verdict and step in found.fix and "STEP" not in found.fix
+
+    def test_sibling_tensorflows_placer_with_xla_devices_only(self):
+        # LiyaoTang/contrastBoundary#16: XLA_GPU is no GPU TensorFlow registered
+        line = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device for operation gpu_0/L2Loss: "
+                "{{node gpu_0/L2Loss}}was explicitly assigned to /device:GPU:0 but available devices are [ /job:localhost/replica:0/"
+                "task:0/device:CPU:0, /job:localhost/replica:0/task:0/device:XLA_GPU:0 ]. Make sure the device specification refers "
+                "to a valid device.\n")
+        found = head(TB + line)
+        assert found is not None and found.id == self.verdict and found.evidence.get("visible") == "0"
+
+    def test_control_an_op_without_a_gpu_kernel(self):
+        # tensorflow/models#4548: the GPU is registered; the operation has no GPU kernel (soft placement)
+        line = ("InvalidArgumentError (see above for traceback): Cannot assign a device for operation 'InceptionV4/Logits/Predictions': "
+                "Could not satisfy explicit device specification '/device:GPU:0' because no supported kernel for GPU devices is available.\n")
+        assert self.verdict not in ids(TB + line)
+
+
+def test_sibling_ddp_given_no_gpu_says_lightnings_gpus_count():
+    # ShannonAI/mrc-for-flat-nested-ner#128: --gpus="0" (GPU available: True, used: False), then DDP's device_ids [None]
+    log = ("GPU available: True, used: False\n" + TB +
+           "ValueError: DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-device GPU "
+           "modules or CPU modules, but got device_ids [None], output_device None, and module parameters {device(type='cpu')}.\n")
+    found = head(log)
+    assert found is not None and found.id == "ddp-device-ids-multi-device" and "gpus=1" in found.fix

@@ -10,12 +10,16 @@ across projects.
   but expected shape compatible with [..]", "returned an incorrect number of gradients"): a custom autograd Function (a
   compiled extension's) whose backward does not fit its inputs; Gaussian-splatting rasterizers are most of the reports;
 - "No rendezvous handler for env://" (or tcp://): the torch build has no rendezvous for the init_method's scheme (Windows
-  builds before torch 1.8 had only file://), or the scheme is misspelt.
+  builds before torch 1.8 had only file://), or the scheme is misspelt;
+- TensorFlow (and Keras's multi_gpu_model) asked for GPUs it has not registered; the devices it lists decide why: none (a
+  CPU-only TensorFlow, or CUDA libraries it could not load), fewer than asked, or the same GPUs under names this Keras does
+  not know (Keras and TensorFlow of releases that do not go together).
 
-(Four classes of the round widen existing rules: torch 0.4's "rank is not set but it is required for env:// init method" is
+(Classes of the round that widen existing rules: torch 0.4's "rank is not set but it is required for env:// init method" is
 launcher-env-missing, MXNet's "CUDA: initialization error" is cuda-fork-reinit, dash's "train.sh: 1: srun: not found" is
-launcher-not-found (which says that srun exists only on a Slurm cluster), and a DataLoader worker's segmentation fault gets
-its own fix in dataloader-worker-killed.)
+launcher-not-found (which says that srun exists only on a Slurm cluster), a DataLoader worker's segmentation fault gets its
+own fix in dataloader-worker-killed, more ranks than GPUs is in nccl-duplicate-gpu's fix, and DDP given device_ids [None]
+for a module on the CPU says that no GPU was given to the process (ddp-device-ids-multi-device's fix).)
 
 Their examples are real lines from public threads (thread in the source); their counter-examples the nearest lines
 that mean something else.
@@ -113,6 +117,36 @@ def gradient_fields(m: re.Match, context: list[str]) -> dict:
                 "the project pins, rebuilt for this torch), or the call passes inputs of other shapes than it handles (a batch "
                 "dimension, a feature size)")
     return {**out, "step": f"{function}: {said}; {step}"}
+
+
+# A device name as TensorFlow or Keras lists it: "/gpu:0", "/device:GPU:0", "/job:localhost/replica:0/task:0/device:GPU:0"; XLA_GPU
+# is XLA's view of a GPU TensorFlow itself did not register (its CUDA libraries did not load), not a GPU it can place ops on.
+TF_GPU = re.compile(r"(?<![\w_])(?:device:)?gpu:\d+", re.I)
+TF_LEGACY_NAMES = re.compile(r"'/(?:cpu|gpu):\d+'")
+
+
+def tf_devices_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    asked_list = out.get("expected", "")
+    have = out.get("available") or out.get("available2") or out.get("available3") or ""
+    asked = int(out["gpus"]) if out.get("gpus") else len(TF_GPU.findall(asked_list)) or 1
+    seen = len(TF_GPU.findall(have))
+    out.update(asked=str(asked), visible=str(seen))
+    if seen == 0:
+        step = ("TensorFlow registered no GPU devices at all (the devices it lists are CPU" + (" and XLA's" if "XLA_GPU" in have else "") + "): "
+                "a CPU-only TensorFlow (tensorflow-cpu, or a pip 'tensorflow' older than 1.15 without -gpu), or a GPU build whose "
+                "CUDA/cuDNN libraries it could not load (the 'Could not load dynamic library' lines at its start name them: each "
+                "TensorFlow release needs one CUDA and cuDNN version); check with python -c \"import tensorflow as tf; "
+                "print(tf.config.list_physical_devices('GPU'))\", and install the TensorFlow build and CUDA/cuDNN that go together")
+    elif seen < asked:
+        step = (f"{asked} GPUs were asked for and TensorFlow sees {seen}: ask for {seen} (gpus={seen}) or make the others visible "
+                "(CUDA_VISIBLE_DEVICES, the scheduler's GPU request, nvidia-smi -L)")
+    else:
+        step = (f"the {seen} GPUs are there, under names this Keras does not look for ({'/device:GPU:N' if not TF_LEGACY_NAMES.search(have) else 'no /cpu:0'}"
+                "): Keras and TensorFlow of releases that do not go together; install the Keras release made for this TensorFlow "
+                "(or use tf.keras, and tf.distribute.MirroredStrategy in place of multi_gpu_model)")
+    out["step"] = step
+    return out
 
 
 PATTERNS_EARLY = [
@@ -223,5 +257,44 @@ PATTERNS = [
             "RuntimeError: invalid gradient at index 0 - expected shape [] but got [10, 2]",
         ],
         fields=gradient_fields,
+    ),
+    pattern(
+        "tensorflow-gpu-not-visible",
+        "platform",
+        CAUSE,
+        E,
+        "TensorFlow (or Keras's multi_gpu_model) was asked for a GPU it has not registered: none, fewer than asked, or under other names",
+        # Keras's multi_gpu_model check; TensorFlow 1's placer and TensorFlow 2's: each lists the devices it has
+        r"To call `?multi_gpu_model`? with `?gpus=(?P<gpus>\d+)`?, we expect the following devices to be available: (?P<expected>\[[^\]]*\])\. "
+        r"However this machine only has: (?P<available>\[[^\]]*\])"
+        r"|Could not satisfy explicit device specification '(?P<spec>[^']*)' because no devices matching that specification are "
+        r"registered in this process; available devices: (?P<available2>.*)"
+        r"|was explicitly assigned to (?P<spec2>/device:GPU:\d+) but available devices are \[(?P<available3>[^\]]*)\]",
+        ("However this machine only has", "no devices matching that specification", "but available devices are"),
+        why="""TensorFlow places operations on the devices it registered when it started: the CPU, and each GPU whose CUDA and
+        cuDNN libraries it could load. Code that names a GPU (tf.device('/gpu:1'), Keras's multi_gpu_model(gpus=N), a
+        tower per GPU) fails when that GPU is not among them. The devices the message lists decide why: no GPU at all is a
+        TensorFlow without GPU support or one whose CUDA libraries did not load (XLA_GPU devices alone are that case), fewer
+        GPUs than asked is a machine, a CUDA_VISIBLE_DEVICES or a job with fewer, and the same GPUs under other names is a
+        Keras that reads device names of another TensorFlow release.""",
+        fix="STEP",
+        examples=[
+            ("ValueError: To call `multi_gpu_model` with `gpus=2`, we expect the following devices to be available: ['/cpu:0', '/gpu:0', '/gpu:1']. However this machine only has: [u'/cpu:0']. Try reducing `gpus`.",
+             "fizyr/keras-retinanet#436 (TensorFlow saw no GPU); deepfakes/faceswap#948 (two RTX 2080 Ti, cuDNN not found)"),
+            ("ValueError: To call multi_gpu_model with gpus=2, we expect the following devices to be available: ['/cpu:0', '/gpu:0', '/gpu:1']. However this machine only has: ['/cpu:0', '/gpu:0']. Try reducing gpus.",
+             "deepfakes/faceswap#150 (one GPU)"),
+            ("To call `multi_gpu_model` with `gpus=4`, we expect the following devices to be available: ['/cpu:0', '/gpu:0', '/gpu:1', '/gpu:2', '/gpu:3']. However this machine only has: ['/device:CPU:0', '/device:GPU:0', '/device:GPU:1', '/device:GPU:2', '/device:GPU:3']. Try reducing `gpus`.",
+             "keras-team/keras#8220 (TF 1.4's device names; fixed in Keras, #8213)"),
+            ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device to node 'gradients/ff_1/add_grad/BroadcastGradientArgs': Could not satisfy explicit device specification '/device:GPU:0' because no devices matching that specification are registered in this process; available devices: /job:localhost/replica:0/task:0/cpu:0",
+             "tensorflow/tensorflow#8093 (failed call to cuInit)"),
+            ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device for operation gpu_0/model/resnet_backbone/res1_input_conv/L2Loss: {{node gpu_0/model/resnet_backbone/res1_input_conv/L2Loss}}was explicitly assigned to /device:GPU:0 but available devices are [ /job:localhost/replica:0/task:0/device:CPU:0, /job:localhost/replica:0/task:0/device:XLA_CPU:0, /job:localhost/replica:0/task:0/device:XLA_GPU:0, /job:localhost/replica:0/task:0/device:XLA_GPU:1 ]. Make sure the device specification refers to a valid device.",
+             "LiyaoTang/contrastBoundary#16 (XLA_GPU only: the CUDA libraries of that TensorFlow were not loaded)"),
+        ],
+        not_examples=[
+            # the GPU is registered; the operation has no GPU kernel (soft placement, another verdict)
+            "InvalidArgumentError (see above for traceback): Cannot assign a device for operation 'InceptionV4/Logits/Predictions': Could not satisfy explicit device specification '/device:GPU:0' because no supported kernel for GPU devices is available.",
+            "2018-04-25 13:29:00.631243: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1030] Found device 0 with properties:",
+        ],
+        fields=tf_devices_fields,
     ),
 ]
