@@ -185,3 +185,26 @@ def test_sibling_ddp_given_no_gpu_says_lightnings_gpus_count():
            "modules or CPU modules, but got device_ids [None], output_device None, and module parameters {device(type='cpu')}.\n")
     found = head(log)
     assert found is not None and found.id == "ddp-device-ids-multi-device" and "gpus=1" in found.fix
+
+
+class TestMsvcCompilerNotFound:
+    verdict = "msvc-compiler-not-found"
+
+    @pytest.mark.parametrize("line", [
+        "subprocess.CalledProcessError: Command '['where', 'cl']' returned non-zero exit status 1.",  # Ree1s/IDM#4
+        "nvcc fatal   : Cannot find compiler 'cl.exe' in PATH",  # elda27/pydrr#6
+    ])
+    def test_sibling_no_msvc_where_an_extension_is_built(self, line):
+        found = head(TB + line + "\n")
+        assert found is not None and found.id == self.verdict and "Desktop development with C++" in found.fix
+
+    def test_sibling_cl_that_ran_and_failed_keeps_its_own(self):
+        # IDEA-Research/GroundingDINO#356: cl.exe was found and failed on the code
+        line = ("error: command 'C:\\\\Program Files (x86)\\\\Microsoft Visual Studio\\\\2022\\\\BuildTools\\\\VC\\\\Tools\\\\MSVC\\\\14.33.31629"
+                "\\\\bin\\\\HostX86\\\\x86\\\\cl.exe' failed with exit code 2\n")
+        assert head_id(line) not in ("-", self.verdict)
+
+    def test_control_torchs_warning_alone(self):
+        # setuptools may still find MSVC itself after torch's warning (NVIDIA/apex#521): not a failure alone
+        line = "UserWarning: Error checking compiler version for cl: [WinError 2] The system cannot find the file specified\n"
+        assert self.verdict not in ids(line)

@@ -11,6 +11,8 @@ across projects.
   compiled extension's) whose backward does not fit its inputs; Gaussian-splatting rasterizers are most of the reports;
 - "No rendezvous handler for env://" (or tcp://): the torch build has no rendezvous for the init_method's scheme (Windows
   builds before torch 1.8 had only file://), or the scheme is misspelt;
+- Windows' C/C++ compiler (MSVC's cl.exe) not installed or not on PATH where a C++/CUDA extension is built (torch's "where
+  cl" check, nvcc's "Cannot find compiler 'cl.exe' in PATH", setuptools' "Microsoft Visual C++ 14.0 or greater is required");
 - TensorFlow (and Keras's multi_gpu_model) asked for GPUs it has not registered; the devices it lists decide why: none (a
   CPU-only TensorFlow, or CUDA libraries it could not load), fewer than asked, or the same GPUs under names this Keras does
   not know (Keras and TensorFlow of releases that do not go together).
@@ -213,6 +215,44 @@ PATTERNS_EARLY = [
         not_examples=[
             "RuntimeError: Distributed package doesn't have NCCL built in",  # the backend, not the rendezvous (another verdict)
             "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, but not set",
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "msvc-compiler-not-found",
+        "platform",
+        CAUSE,
+        E,
+        "a C++/CUDA extension is built on Windows and the Microsoft C++ compiler (MSVC's cl.exe) is not installed or not on PATH",
+        # torch.utils.cpp_extension's own lookup (torch <= 1.x raised it); nvcc's host-compiler lookup; setuptools' MSVC lookup
+        r"Command '\[(?P<q>['\"])where(?P=q), (?P=q)cl(?P=q)\]' returned non-zero exit status"
+        r"|nvcc fatal\s*: Cannot find compiler 'cl\.exe' in PATH"
+        r"|Microsoft Visual C\+\+ (?P<version>[\d.]+) (?:or greater )?is required",
+        ("'where'", "Cannot find compiler 'cl.exe'", "Microsoft Visual C++"),
+        why="""On Windows a package's C++ or CUDA extension (built by pip, by setup.py, or at first use by torch's
+        cpp_extension load()) is compiled by MSVC, Microsoft's C++ compiler cl.exe, which nvcc also needs as its host
+        compiler for CUDA code. torch looks it up with `where cl`, nvcc and setuptools each their own way, and none found it:
+        Visual Studio's C++ build tools are not installed, or the shell is not one where they are set up (cl.exe is on PATH
+        only in a "x64 Native Tools" prompt or after vcvars64.bat). Nothing of the package is wrong; no extension builds on
+        this machine until MSVC is there.""",
+        fix="""install Visual Studio Build Tools with the "Desktop development with C++" workload (a release your CUDA toolkit supports:
+        nvcc names the newest MSVC it accepts), then build from an "x64 Native Tools Command Prompt for VS" (or after "vcvars64.bat") so
+        that `where cl` finds it; or install a prebuilt wheel of the package made for your Python, torch and CUDA, which needs no
+        compiler""".replace("\n        ", " "),
+        examples=[
+            ("subprocess.CalledProcessError: Command '['where', 'cl']' returned non-zero exit status 1.",
+             "Ree1s/IDM#4; HRNet/HRNet-Semantic-Segmentation#176 (installing the Visual C++ compiler, cl.exe on PATH, solved it); zhanghang1989/PyTorch-Encoding#157"),
+            ("nvcc fatal   : Cannot find compiler 'cl.exe' in PATH",
+             "elda27/pydrr#6 (the maintainer: put cl.exe, the MSVC compiler, on PATH); AlexeyAB/darknet#8584; IDEA-Research/GroundingDINO#49"),
+            ('> Microsoft Visual C++ 14.0 is required. Get it with "Build Tools for Visual Studio": https://visualstudio.microsoft.com/downloads/',
+             "NVIDIA/apex#938 (torch's 'Error checking compiler version for cl' before it: install Visual Studio's C++ tools first)"),
+        ],
+        not_examples=[
+            # cl.exe ran and failed on the code: another verdict (extension-build-failed reads what it said)
+            "error: command 'C:\\Program Files (x86)\\Microsoft Visual Studio\\2022\\BuildTools\\VC\\Tools\\MSVC\\14.33.31629\\bin\\HostX86\\x86\\cl.exe' failed with exit code 2",
+            # torch's warning before a build that setuptools may still find MSVC for: not a failure alone
+            "UserWarning: Error checking compiler version for cl: [WinError 2] The system cannot find the file specified",
+            "/bin/sh: 1: nvcc: not found",
         ],
         fields=groups,
     ),
