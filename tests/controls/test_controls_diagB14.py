@@ -208,3 +208,15 @@ class TestMsvcCompilerNotFound:
         # setuptools may still find MSVC itself after torch's warning (NVIDIA/apex#521): not a failure alone
         line = "UserWarning: Error checking compiler version for cl: [WinError 2] The system cannot find the file specified\n"
         assert self.verdict not in ids(line)
+
+
+@pytest.mark.parametrize("have,step", [
+    ("/job:localhost/replica:0/task:0/cpu:0", "no GPU devices"),  # tensorflow/tensorflow#8093 (cuInit failed)
+    ("/job:localhost/replica:0/task:0/device:CPU:0, /job:localhost/replica:0/task:0/device:GPU:0", "TensorFlow sees 1"),  # GPU:1 on one GPU
+])
+def test_sibling_tensorflows_placer_counts_the_gpu_it_was_pinned_to(have, step):
+    line = ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device to node 'x': Could not satisfy explicit "
+            f"device specification '/device:GPU:1' because no devices matching that specification are registered in this process; "
+            f"available devices: {have}\n")
+    found = head(TB + line)
+    assert found is not None and found.id == "tensorflow-gpu-not-visible" and step in found.fix

@@ -129,9 +129,13 @@ TF_LEGACY_NAMES = re.compile(r"'/(?:cpu|gpu):\d+'")
 
 def tf_devices_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
-    asked_list = out.get("expected", "")
     have = out.get("available") or out.get("available2") or out.get("available3") or ""
-    asked = int(out["gpus"]) if out.get("gpus") else len(TF_GPU.findall(asked_list)) or 1
+    keras = bool(out.get("gpus"))
+    if keras:
+        asked = int(out["gpus"])
+    else:  # the GPU the operation was pinned to: its index + 1 GPUs are needed
+        index = re.search(r"gpu:(\d+)", out.get("spec") or out.get("spec2") or "", re.I)
+        asked = int(index.group(1)) + 1 if index else 1
     seen = len(TF_GPU.findall(have))
     out.update(asked=str(asked), visible=str(seen))
     if seen == 0:
@@ -141,12 +145,16 @@ def tf_devices_fields(m: re.Match, context: list[str]) -> dict:
                 "TensorFlow release needs one CUDA and cuDNN version); check with python -c \"import tensorflow as tf; "
                 "print(tf.config.list_physical_devices('GPU'))\", and install the TensorFlow build and CUDA/cuDNN that go together")
     elif seen < asked:
-        step = (f"{asked} GPUs were asked for and TensorFlow sees {seen}: ask for {seen} (gpus={seen}) or make the others visible "
-                "(CUDA_VISIBLE_DEVICES, the scheduler's GPU request, nvidia-smi -L)")
-    else:
+        step = (f"{asked} GPUs are needed and TensorFlow sees {seen}: ask for {seen} (gpus={seen}, or devices up to GPU:{seen - 1}) or "
+                "make the others visible (CUDA_VISIBLE_DEVICES, the scheduler's GPU request, nvidia-smi -L)")
+    elif keras:
         step = (f"the {seen} GPUs are there, under names this Keras does not look for ({'/device:GPU:N' if not TF_LEGACY_NAMES.search(have) else 'no /cpu:0'}"
                 "): Keras and TensorFlow of releases that do not go together; install the Keras release made for this TensorFlow "
                 "(or use tf.keras, and tf.distribute.MirroredStrategy in place of multi_gpu_model)")
+    else:
+        step = ("the GPU is registered, under another name than the one the operation was pinned to (another /job:, /task: or "
+                "replica than this process's, as the devices listed show): pin it to a device as the list names it, or let "
+                "TensorFlow place it (tf.config.set_soft_device_placement(True), allow_soft_placement=True)")
     out["step"] = step
     return out
 
@@ -307,7 +315,7 @@ PATTERNS = [
         # Keras's multi_gpu_model check; TensorFlow 1's placer and TensorFlow 2's: each lists the devices it has
         r"To call `?multi_gpu_model`? with `?gpus=(?P<gpus>\d+)`?, we expect the following devices to be available: (?P<expected>\[[^\]]*\])\. "
         r"However this machine only has: (?P<available>\[[^\]]*\])"
-        r"|Could not satisfy explicit device specification '(?P<spec>[^']*)' because no devices matching that specification are "
+        r"|Could not satisfy explicit device specification '(?P<spec>[^']*(?i:gpu):\d+[^']*)' because no devices matching that specification are "
         r"registered in this process; available devices: (?P<available2>.*)"
         r"|was explicitly assigned to (?P<spec2>/device:GPU:\d+) but available devices are \[(?P<available3>[^\]]*)\]",
         ("However this machine only has", "no devices matching that specification", "but available devices are"),
