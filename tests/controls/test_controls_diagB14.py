@@ -220,3 +220,34 @@ def test_sibling_tensorflows_placer_counts_the_gpu_it_was_pinned_to(have, step):
             f"available devices: {have}\n")
     found = head(TB + line)
     assert found is not None and found.id == "tensorflow-gpu-not-visible" and step in found.fix
+
+
+class TestConvInputChannelsMismatch:
+    verdict = "conv-input-channels-mismatch"
+
+    @pytest.mark.parametrize("message,step", [
+        # pavancm/CONTRIQUE#19: grayscale images in the dataset
+        ("Given groups=1, weight of size [64, 3, 7, 7], expected input[1, 1, 224, 224] to have 3 channels, but got 1 channels instead",
+         "convert('RGB')"),
+        # CompVis/latent-diffusion#159: the inpainting config's mask channel
+        ("Given groups=1, weight of size [256, 7, 3, 3], expected input[4, 6, 64, 64] to have 7 channels, but got 6 channels instead",
+         "mask or conditioning channel"),
+        # tamarott/ASAPNet#10: torch 0.4's wording, the label channels of the dataset options
+        ("Given groups=1, weight of size 64 13 3 3, expected input[1, 3, 256, 256] to have 13 channels, but got 3 channels instead",
+         "configured input channels (13)"),
+        ("Given groups=1, weight of size [32, 3, 3, 3], expected input[1, 416, 416, 3] to have 3 channels, but got 416 channels instead",
+         "permute(0, 3, 1, 2)"),
+        ("Expected 4-dimensional input for 4-dimensional weight [64, 3, 7, 7], but got 3-dimensional input of size [3, 224, 224] instead",
+         "unsqueeze(0)"),
+    ])
+    def test_sibling_the_numbers_decide_the_step(self, message, step):
+        found = head(TB + f"RuntimeError: {message}\n")
+        assert found is not None and found.id == self.verdict and step in found.fix and "STEP" not in found.fix
+
+    def test_sibling_a_linear_layers_shapes_keep_their_class(self):
+        line = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 2048x10)\n"
+        assert self.verdict not in ids(TB + line)
+
+    def test_control_a_model_summary_that_prints_channels(self):
+        log = "Conv2d(3, 64, kernel_size=(7, 7)) expected input channels: 3, got images with 3 channels\nepoch 1 loss 0.41\n"
+        assert self.verdict not in ids(log)

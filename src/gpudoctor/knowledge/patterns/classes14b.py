@@ -11,6 +11,10 @@ across projects.
   compiled extension's) whose backward does not fit its inputs; Gaussian-splatting rasterizers are most of the reports;
 - "No rendezvous handler for env://" (or tcp://): the torch build has no rendezvous for the init_method's scheme (Windows
   builds before torch 1.8 had only file://), or the scheme is misspelt;
+- a convolution given input of other channels than its weight takes ("Given groups=1, weight of size [64, 3, 7, 7], expected
+  input[1, 1, 224, 224] to have 3 channels, but got 1 channels instead"), or an unbatched image ("Expected 4-dimensional input
+  for 4-dimensional weight"): the numbers decide grayscale or RGBA images into an RGB model, a channels-last image, a
+  missing batch dimension, or the model's configured input channels against the data's;
 - Windows' C/C++ compiler (MSVC's cl.exe) not installed or not on PATH where a C++/CUDA extension is built (torch's "where
   cl" check, nvcc's "Cannot find compiler 'cl.exe' in PATH", setuptools' "Microsoft Visual C++ 14.0 or greater is required");
 - TensorFlow (and Keras's multi_gpu_model) asked for GPUs it has not registered; the devices it lists decide why: none (a
@@ -119,6 +123,38 @@ def gradient_fields(m: re.Match, context: list[str]) -> dict:
                 "the project pins, rebuilt for this torch), or the call passes inputs of other shapes than it handles (a batch "
                 "dimension, a feature size)")
     return {**out, "step": f"{function}: {said}; {step}"}
+
+
+def conv_input_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    if out.get("dims"):
+        out["step"] = (f"the convolution takes {out['weight_dims']}-dimensional input (a batch: N first) and got a {out['dims']}-dimensional "
+                       "one (a single image or volume without its batch dimension): add it, x.unsqueeze(0) (or batch it through a "
+                       "DataLoader)")
+        return out
+    expected, got = int(out["expected"]), int(out["got"])
+    shape = [int(n) for n in re.findall(r"\d+", out.get("input", ""))]
+    if len(shape) >= 3 and shape[-1] == expected and shape[1] == got:
+        step = (f"the input is channels-last ({out.get('input')}: the {expected} channels are its last dimension): permute it to "
+                "channels-first, x.permute(0, 3, 1, 2) (torchvision's ToTensor does it for images), before the model")
+    elif (expected, got) == (3, 1):
+        step = ("one-channel (grayscale) images into a model for RGB: convert them as they are read, Image.open(p).convert('RGB') "
+                "(or x.repeat(1, 3, 1, 1)), or build the model with 1 input channel (and no RGB checkpoint for its first layer)")
+    elif (expected, got) == (1, 3):
+        step = ("RGB images into a model for one channel: convert them as they are read, Image.open(p).convert('L'), or build the "
+                "model with 3 input channels")
+    elif (expected, got) == (3, 4):
+        step = ("four-channel images (PNG with an alpha channel, RGBA) into a model for RGB: Image.open(p).convert('RGB') as they "
+                "are read")
+    elif got == 0:
+        step = "the input has no channels at all: the code that built it (a slice, an empty selection of channels) left none"
+    else:
+        step = (f"the model's configured input channels ({expected}) and what reaches the layer ({got}) differ: the data has other "
+                "channels than the config says (its input/label channel options, a mask or conditioning channel the model "
+                "concatenates to the image), the config changed one layer's channels and not its neighbour's, or the checkpoint "
+                f"was trained for {expected}-channel inputs: make the config's channel counts those of the data")
+    out["step"] = step
+    return out
 
 
 # A device name as TensorFlow or Keras lists it: "/gpu:0", "/device:GPU:0", "/job:localhost/replica:0/task:0/device:GPU:0"; XLA_GPU
@@ -305,6 +341,42 @@ PATTERNS = [
             "RuntimeError: invalid gradient at index 0 - expected shape [] but got [10, 2]",
         ],
         fields=gradient_fields,
+    ),
+    pattern(
+        "conv-input-channels-mismatch",
+        "platform",
+        CAUSE,
+        E,
+        "a convolution's input does not have the shape its weight takes: other conv input channels than the model's, or no batch dimension",
+        # ATen's check of a convolution's input against its weight (torch 0.4 printed the weight's size without brackets)
+        r"Given (?:groups|transposed)=\d+, weight of size \[?(?P<weight>[\d, ]+?)\]?, expected input\[(?P<input>[\d, ]+)\] "
+        r"to have (?P<expected>\d+) channels, but got (?P<got>\d+) channels instead"
+        r"|Expected (?P<weight_dims>\d+)-dimensional input for \d+-dimensional weight \[?[\d, ]+\]?, but got (?P<dims>\d+)-dimensional input",
+        ("channels, but got", "-dimensional input for"),
+        why="""A convolution's weight fixes how many channels its input has (weight [out, in/groups, k, k]) and that the input
+        comes in batches ([N, C, H, W]). The input that reached it has other channels, or no batch dimension. The numbers in the
+        message say which: one channel where three are expected is grayscale images into a model for RGB (four: RGBA images
+        with an alpha channel); the expected count in the input's last dimension is a channels-last image (H, W, C, as PIL,
+        OpenCV and NumPy give it); any other pair is the model's configured input channels (a config's input or label channel
+        options, a mask channel or conditioning an inpainting or conditional model concatenates) against what the data has, or
+        one layer's channels changed without its neighbour's. The training code is fine for the data it was written for.""",
+        fix="STEP",
+        examples=[
+            ("`RuntimeError: Given groups=1, weight of size 64 13 3 3, expected input[1, 3, 256, 256] to have 13 channels, but got 3 channels instead`",
+             "tamarott/ASAPNet#10 (a custom RGB-to-depth dataset; the model's label channels from its dataset options)"),
+            ("`RuntimeError: Given groups=1, weight of size [256, 7, 3, 3], expected input[4, 6, 64, 64] to have 7 channels, but got 6 channels instead`",
+             "CompVis/latent-diffusion#159 (the inpainting config: a 1-channel mask plus the image channels)"),
+            ("RuntimeError: Given groups=1, weight of size [64, 3, 7, 7], expected input[1, 1, 224, 224] to have 3 channels, but got 1 channels instead",
+             "pavancm/CONTRIQUE#19 (grayscale images in the dataset: replicate them over three channels); jacobgil/pytorch-grad-cam#141"),
+            ("RuntimeError: Given groups=1, weight of size [64, 1, 7, 7], expected input[5, 64, 70, 70] to have 1 channels, but got 64 channels instead",
+             "arnab39/cycleGAN-PyTorch#5 (one layer's input channels changed to 1 for grayscale)"),
+        ],
+        not_examples=[
+            # a linear layer's shapes: the tensor-shape-mismatch class (another verdict)
+            "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 2048x10)",
+            "RuntimeError: The size of tensor a (3) must match the size of tensor b (9) at non-singleton dimension 0",
+        ],
+        fields=conv_input_fields,
     ),
     pattern(
         "tensorflow-gpu-not-visible",
