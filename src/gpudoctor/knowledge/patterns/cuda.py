@@ -261,7 +261,7 @@ PATTERNS = [
         E,
         "CUDA was initialised before a fork",
         r"Cannot re-initialize CUDA in forked subprocess|CUDA error: initialization error|THCudaCheck FAIL .*error=3 : initialization error"
-        r"|cudaSuccess \|\| e == cudaErrorCudartUnloading CUDA: initialization error",  # MXNet's storage check
+        r"|\bCUDA: initialization error",  # MXNet's CUDA checks (its storage, its CUDA_CALL) word CUDA's error 3 so
         ("re-initialize CUDA", "initialization error"),
         why="""A process that already used CUDA forked children (multiprocessing's default on Linux, DataLoader
         workers touching CUDA, Lightning's ddp_fork) and a child called CUDA. CUDA cannot run in a forked copy.""",
