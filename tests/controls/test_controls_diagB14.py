@@ -251,3 +251,10 @@ class TestConvInputChannelsMismatch:
     def test_control_a_model_summary_that_prints_channels(self):
         log = "Conv2d(3, 64, kernel_size=(7, 7)) expected input channels: 3, got images with 3 channels\nepoch 1 loss 0.41\n"
         assert self.verdict not in ids(log)
+
+
+def test_sibling_an_extensions_illegal_access_names_the_device_guard():
+    # pytorch/extension-cpp#18: the extension's tensors on cuda:1, its kernels launched on the current device
+    found = head(TB + "RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at "
+                 "/opt/pytorch/aten/src/THC/generic/THCTensorCopy.cpp:70\n")
+    assert found is not None and found.id == "cuda-illegal-memory-access" and "device guard" in found.fix

@@ -320,11 +320,18 @@ PATTERNS = [
         r"an illegal memory access was encountered",
         ("illegal memory access",),
         why="""A kernel read or wrote out of bounds: a bug in a custom or third-party kernel, indices out of
-        range, or (rarely) a hardware fault. CUDA reports it asynchronously, so the Python line shown may not be
-        the one at fault.""",
-        fix=f"{LAUNCH_BLOCKING} python train.py   # the traceback then points at the failing kernel; check dmesg for Xid lines",
+        range, or (rarely) a hardware fault. A compiled extension's kernels that work on cuda:0 and fail on another GPU
+        (cuda:1, DataParallel's replicas, one process per GPU) are launched on the current device while their tensors
+        are on another: the extension sets no device guard. CUDA reports it asynchronously, so the Python line shown may
+        not be the one at fault.""",
+        fix=f"{LAUNCH_BLOCKING} python train.py   # the traceback then points at the failing kernel; check dmesg for Xid lines; "
+        # pytorch/extension-cpp#18: an extension's kernels on cuda:1 without setting the device
+        "an extension that fails only off cuda:0 needs its device set: torch.cuda.set_device(x.device) before calling it, or a device "
+        "guard in its C++ (const at::cuda::OptionalCUDAGuard device_guard(device_of(input));)",
         examples=[
             ("RuntimeError: CUDA error: an illegal memory access was encountered", "hpcaitech/Open-Sora#694"),
+            ("RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at /.../pytorch/aten/src/THC/generic/THCTensorCopy.cpp:70",
+             "pytorch/extension-cpp#18 (the extension's tensors on cuda:1; setting the CUDA device fixed it)"),
             ("RuntimeError: cuda runtime error (700) : an illegal memory access was encountered", "pytorch/pytorch#42077"),
         ],
     ),
