@@ -15,6 +15,9 @@ across projects.
   input[1, 1, 224, 224] to have 3 channels, but got 1 channels instead"), or an unbatched image ("Expected 4-dimensional input
   for 4-dimensional weight"): the numbers decide grayscale or RGBA images into an RGB model, a channels-last image, a
   missing batch dimension, or the model's configured input channels against the data's;
+- torch's scaled_dot_product_attention with no backend left for its inputs ("No available kernel.  Aborting execution."):
+  the code allowed only the fused kernels (a project's flash option, an sdpa_kernel context) and this GPU, dtype, mask or
+  shape is not theirs;
 - Windows' C/C++ compiler (MSVC's cl.exe) not installed or not on PATH where a C++/CUDA extension is built (torch's "where
   cl" check, nvcc's "Cannot find compiler 'cl.exe' in PATH", setuptools' "Microsoft Visual C++ 14.0 or greater is required");
 - TensorFlow (and Keras's multi_gpu_model) asked for GPUs it has not registered; the devices it lists decide why: none (a
@@ -377,6 +380,37 @@ PATTERNS = [
             "RuntimeError: The size of tensor a (3) must match the size of tensor b (9) at non-singleton dimension 0",
         ],
         fields=conv_input_fields,
+    ),
+    pattern(
+        "sdpa-no-available-kernel",
+        "cuda",
+        CAUSE,
+        E,
+        "scaled_dot_product_attention found no attention kernel it was allowed to use for these inputs (the code turned off the math fallback; flash attention does not take them)",
+        # aten/src/ATen/native/transformers/cuda/sdp_utils: every enabled backend refused the inputs, and the math backend was disabled
+        r"No available kernel\.\s+Aborting execution\.",
+        ("No available kernel",),
+        why="""torch.nn.functional.scaled_dot_product_attention picks one of its backends: flash attention, memory-efficient
+        attention, or the plain math kernel, which takes anything. Code that asks for the fused kernels only (a project's
+        flash=True or use_flash_attn option, a torch.backends.cuda.sdp_kernel / sdpa_kernel context with enable_math=False,
+        or a model's own settings for the GPU) leaves no kernel when the inputs do not fit them: a GPU flash attention does not
+        support (before Ampere: V100, T4, the GTX/RTX 20 series; torch's Windows builds have none), float32 inputs (flash takes
+        fp16/bf16), an attention mask, or inputs that are not 4-D. The warnings just before it ("Flash attention kernel not
+        used because: ...", "Memory efficient kernel not used because: ...") say which reason applied to each.""",
+        fix="""let it fall back: turn the project's flash option off (flash=False, use_flash_attn=False) or keep the math kernel enabled
+        (torch.backends.cuda.enable_math_sdp(True); with torch.nn.attention.sdpa_kernel list SDPBackend.MATH too); or give the fused
+        kernels what they take: fp16/bf16 inputs (autocast), no attn_mask (is_causal=True), 4-D (batch, heads, length, dim) tensors,
+        a GPU of compute capability 8.0 or newer for flash""".replace("\n        ", " "),
+        examples=[
+            ("RuntimeError: No available kernel.  Aborting execution.",
+             "lucidrains/MEGABYTE-pytorch#6 (the maintainer: set flash to False); facebookresearch/sam2#48 and #57 (relax the kernel settings "
+             "to allow other kernels than Flash Attention); lucidrains/x-transformers#143 (V100s; use_flash_attn=False worked)"),
+        ],
+        not_examples=[
+            # the warnings before it: which backend refused and why (a lead, not the failure)
+            "UserWarning: Flash attention kernel not used because: (Triggered internally at ../aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:661.)",
+            "RuntimeError: no kernel image is available for execution on the device",  # kernels not built for this GPU: another verdict
+        ],
     ),
     pattern(
         "tensorflow-gpu-not-visible",
