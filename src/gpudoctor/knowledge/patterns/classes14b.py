@@ -27,8 +27,9 @@ across projects.
 (Classes of the round that widen existing rules: torch 0.4's "rank is not set but it is required for env:// init method" is
 launcher-env-missing, MXNet's "CUDA: initialization error" is cuda-fork-reinit, dash's "train.sh: 1: srun: not found" is
 launcher-not-found (which says that srun exists only on a Slurm cluster), a DataLoader worker's segmentation fault gets its
-own fix in dataloader-worker-killed, more ranks than GPUs is in nccl-duplicate-gpu's fix, and DDP given device_ids [None]
-for a module on the CPU says that no GPU was given to the process (ddp-device-ids-multi-device's fix).)
+own fix in dataloader-worker-killed, more ranks than GPUs is in nccl-duplicate-gpu's fix, DDP given device_ids [None] for a
+module on the CPU says that no GPU was given to the process (ddp-device-ids-multi-device's fix), and an extension's illegal
+memory access off cuda:0 names its missing device guard (cuda-illegal-memory-access's fix).)
 
 Their examples are real lines from public threads (thread in the source); their counter-examples the nearest lines
 that mean something else.
