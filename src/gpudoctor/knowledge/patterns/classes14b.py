@@ -8,7 +8,7 @@ across projects.
   path that is not there on the node;
 - autograd's check of what a backward returned ("Function XBackward returned an invalid gradient at index I - got [..]
   but expected shape compatible with [..]", "returned an incorrect number of gradients"): a custom autograd Function (a
-  compiled extension's) whose backward does not fit its inputs; Gaussian-splatting rasterizers are most of the reports;
+  compiled extension's) whose backward does not fit its inputs; Gaussian splatting rasterizers are most of the reports;
 - "No rendezvous handler for env://" (or tcp://): the torch build has no rendezvous for the init_method's scheme (Windows
   builds before torch 1.8 had only file://), or the scheme is misspelt;
 - a convolution given input of other channels than its weight takes ("Given groups=1, weight of size [64, 3, 7, 7], expected
@@ -91,7 +91,7 @@ def slurm_step_fields(m: re.Match, context: list[str]) -> dict:
     return out
 
 
-# A Gaussian-splatting rasterizer's autograd Function (diff-gaussian-rasterization and its forks, 2DGS's surfel rasterizer).
+# A Gaussian splatting rasterizer's autograd Function (diff-gaussian-rasterization and its forks, 2DGS's surfel rasterizer).
 RASTERIZER = re.compile(r"Rasteriz", re.I)
 
 
@@ -323,7 +323,7 @@ PATTERNS = [
         custom one (torch.autograd.Function, usually the Python side of a compiled CUDA extension), and what it returned does
         not fit. Its backward and
         the inputs it was called with disagree: the extension is of another version than the code calling it, or the inputs
-        have shapes it does not handle. Gaussian-splatting rasterizers (diff-gaussian-rasterization and its forks,
+        have shapes it does not handle. Gaussian splatting rasterizers (diff-gaussian-rasterization and its forks,
         _RasterizeGaussiansBackward) are most of these reports: a rasterizer of another fork than the renderer's, or a scene
         with no Gaussians left, whose empty gradient loses the SH dimension.""",
         fix="""STEP""",

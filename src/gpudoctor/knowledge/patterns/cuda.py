@@ -264,7 +264,8 @@ PATTERNS = [
         r"|\bCUDA: initialization error",  # MXNet's CUDA checks (its storage, its CUDA_CALL) word CUDA's error 3 so
         ("re-initialize CUDA", "initialization error"),
         why="""A process that already used CUDA forked children (multiprocessing's default on Linux, DataLoader
-        workers touching CUDA, Lightning's ddp_fork) and a child called CUDA. CUDA cannot run in a forked copy.""",
+        workers touching CUDA, Lightning's ddp_fork, a multiprocessing Pool of MXNet or TensorFlow workers) and a child called
+        CUDA. CUDA cannot run in a forked copy: the child's first CUDA call fails with CUDA's initialization error (error 3).""",
         fix="torch.multiprocessing.set_start_method('spawn')  # (a Pool of any framework: multiprocessing.get_context('spawn').Pool); or: no CUDA calls before the fork / inside DataLoader workers",
         examples=[
             ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method", "facebookresearch/pycls#183"),
