@@ -149,8 +149,9 @@ class TestUnrecognisedFailure:
         assert report_exit(api.diagnose(log)) == 0
 
     def test_sibling_slurmstepd_that_could_not_start_the_step_is_a_failure(self):
+        # a failure, and now a named one: slurm-step-start-failed (knowledge/patterns/classes14b.py) says what to do
         found = head("slurmstepd: error: execve(): train.sh: Permission denied\n")
-        assert found is not None and found.evidence["kind"] == "slurm"
+        assert found is not None and found.id == "slurm-step-start-failed" and "chmod +x" in found.fix
 
     def test_sibling_a_programs_own_error_line_is_not_read_as_a_launchers_summary(self):
         found = head("Error: Unable to connect to the host engine\n")  # dcgmi without nv-hostengine

@@ -83,6 +83,8 @@ TRIGGERS = (
     "stopiteration",
     "undefined symbol",
     "your machine only has",
+    "this machine only has",  # Keras's multi_gpu_model check, quoted without its ValueError (patterns/classes14b.py)
+    "is required. get it with",  # setuptools' MSVC lookup on Windows, quoted without its "error:" (patterns/classes14b.py)
     "via ssh",
     "cuda_home",
     "train_batch_size is not equal",

@@ -76,7 +76,10 @@ NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unk
                 # knowledge/patterns/classes12b.py: the line that indexed a 0-dim tensor, the extension's failed check
                 "torch-scalar-indexed", "extension-check-failed",
                 # knowledge/patterns/classes13b.py: the program of the container stack that is missing, and what installs it; what a file's first byte says it is
-                "container-runtime-binary-missing", "load-file-not-saved-data")
+                "container-runtime-binary-missing", "load-file-not-saved-data",
+                # knowledge/patterns/classes14b.py: the node and what refused the step there; the Function and the gradient it returned
+                "slurm-step-start-failed", "autograd-invalid-gradient", "tensorflow-gpu-not-visible",
+                "conv-input-channels-mismatch")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")

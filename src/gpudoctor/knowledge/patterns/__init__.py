@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -29,6 +29,7 @@ ALL: tuple[Pattern, ...] = (
     *classes12a.PATTERNS_EARLY,  # twelfth round (diagA12): torch 1.6's all_gather shape check (apex SyncBatchNorm), before a launcher's line quoting it
     *classes12b.PATTERNS_EARLY,  # twelfth round (diagB12): NVRTC not knowing this GPU's architecture
     *classes13b.PATTERNS_EARLY,  # thirteenth round (diagB13): a program of the container stack not installed, a lost X display
+    *classes14b.PATTERNS_EARLY,  # fourteenth round (diagB14): Slurm could not start the step on a node; a rendezvous scheme this torch lacks
     *ddp.PATTERNS,
     *dataloader.PATTERNS,
     *gloo.PATTERNS,
@@ -42,6 +43,7 @@ ALL: tuple[Pattern, ...] = (
     *classes12a.PATTERNS,  # twelfth round (diagA12): forward() without its inputs, an empty TF input queue or Caffe list, TFF's dataset reduce
     *classes12b.PATTERNS,  # twelfth round (diagB12): a 0-dim tensor indexed by code older than the installed torch
     *classes13b.PATTERNS,  # thirteenth round (diagB13): DataParallel's warning that it gathered scalars (a failure's lead, not one)
+    *classes14b.PATTERNS,  # fourteenth round (diagB14): a custom autograd Function's backward that does not fit its inputs
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes
     *classes13a.PATTERNS,  # thirteenth round (diagA13): a call refused for its arguments (named, never claimed)

@@ -57,7 +57,9 @@ PATTERNS = [
         E,
         "the shell that starts the job cannot find the launcher",
         # (and cmd.exe's words for it: "'torchrun' is not recognized as an internal or external command,")
-        r"^(?:(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?|')(?P<command>(?:\S*/)?(?:" + LAUNCHERS + r"))"
+        r"(?:^(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?|^'"
+        # a script's name and line before it (dash: "train.sh: 1: srun: not found"), also quoted in a sentence
+        r"|(?:^|(?<=[\"'`]))[\w./-]+\.sh: (?:line )?\d+: )(?P<command>(?:\S*/)?(?:" + LAUNCHERS + r"))"
         r"(?:: (?:command )?not found|(?:\.exe)?' is not recognized as an internal or external command)",
         ("not found", "is not recognized as an internal"),
         why="""The command is not on the PATH of the shell that ran it: its environment was not activated
@@ -65,11 +67,14 @@ PATTERNS = [
         secure_path, or a remote node (ssh, pdsh, a scheduler's job) started a shell without the environment.""",
         fix="""see which command the shell would run: `which COMMAND` in the same way the job starts (sudo: `sudo which COMMAND`; Windows: `where COMMAND`);
         activate the conda env / venv in that shell, keep the PATH under sudo (`sudo env "PATH=$PATH" COMMAND ...`),
-        or start it through the environment's Python: `python -m torch.distributed.run` for torchrun""".replace("\n        ", " "),
+        or start it through the environment's Python: `python -m torch.distributed.run` for torchrun; srun and sbatch are no Python
+        package: they exist only on a Slurm cluster's nodes (off a cluster, start the job with torchrun, the project's script
+        that does not use srun)""".replace("\n        ", " "),
         examples=[
             ("/bin/sh: 1: torchrun: not found", "hiyouga/LlamaFactory#5217 (run under sudo)"),
             ("bash: deepspeed: command not found", "shell text when the env is not activated"),
             ("/bin/bash: line 1: srun: command not found", "a job script run off the cluster's login environment"),
+            ('When i sh train.sh, there are "train.sh: 1: srun: not found', "zhiyuanyou/SAFECount#16 (not on a Slurm cluster: the maintainer points at the torchrun script)"),
             ("'torchrun' is not recognized as an internal or external command,", "cmd.exe on Windows, the environment not activated"),
         ],
         not_examples=[

@@ -260,14 +260,18 @@ PATTERNS = [
         CAUSE,
         E,
         "CUDA was initialised before a fork",
-        r"Cannot re-initialize CUDA in forked subprocess|CUDA error: initialization error|THCudaCheck FAIL .*error=3 : initialization error",
+        r"Cannot re-initialize CUDA in forked subprocess|CUDA error: initialization error|THCudaCheck FAIL .*error=3 : initialization error"
+        r"|\bCUDA: initialization error",  # MXNet's CUDA checks (its storage, its CUDA_CALL) word CUDA's error 3 so
         ("re-initialize CUDA", "initialization error"),
         why="""A process that already used CUDA forked children (multiprocessing's default on Linux, DataLoader
-        workers touching CUDA, Lightning's ddp_fork) and a child called CUDA. CUDA cannot run in a forked copy.""",
-        fix="torch.multiprocessing.set_start_method('spawn')  # or: no CUDA calls before the fork / inside DataLoader workers",
+        workers touching CUDA, Lightning's ddp_fork, a multiprocessing Pool of MXNet or TensorFlow workers) and a child called
+        CUDA. CUDA cannot run in a forked copy: the child's first CUDA call fails with CUDA's initialization error (error 3).""",
+        fix="torch.multiprocessing.set_start_method('spawn')  # (a Pool of any framework: multiprocessing.get_context('spawn').Pool); or: no CUDA calls before the fork / inside DataLoader workers",
         examples=[
             ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method", "facebookresearch/pycls#183"),
             ("RuntimeError: CUDA error: initialization error", "CUDA error text (seen in forked DataLoader workers)"),
+            ("mxnet.base.MXNetError: [19:18:11] src/storage/storage.cc:65: Check failed: e == cudaSuccess || e == cudaErrorCudartUnloading CUDA: initialization error",
+             "bengouyy/mxnet_mtcnn_face_detection#41 (the detector used from multiprocessing Pool workers)"),
             ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=3 : initialization error", "torch 1.x's text of it, from a DataLoader worker"),
         ],
     ),
@@ -317,11 +321,18 @@ PATTERNS = [
         r"an illegal memory access was encountered",
         ("illegal memory access",),
         why="""A kernel read or wrote out of bounds: a bug in a custom or third-party kernel, indices out of
-        range, or (rarely) a hardware fault. CUDA reports it asynchronously, so the Python line shown may not be
-        the one at fault.""",
-        fix=f"{LAUNCH_BLOCKING} python train.py   # the traceback then points at the failing kernel; check dmesg for Xid lines",
+        range, or (rarely) a hardware fault. A compiled extension's kernels that work on cuda:0 and fail on another GPU
+        (cuda:1, DataParallel's replicas, one process per GPU) are launched on the current device while their tensors
+        are on another: the extension sets no device guard. CUDA reports it asynchronously, so the Python line shown may
+        not be the one at fault.""",
+        fix=f"{LAUNCH_BLOCKING} python train.py   # the traceback then points at the failing kernel; check dmesg for Xid lines; "
+        # pytorch/extension-cpp#18: an extension's kernels on cuda:1 without setting the device
+        "an extension that fails only off cuda:0 needs its device set: torch.cuda.set_device(x.device) before calling it, or a device "
+        "guard in its C++ (const at::cuda::OptionalCUDAGuard device_guard(device_of(input));)",
         examples=[
             ("RuntimeError: CUDA error: an illegal memory access was encountered", "hpcaitech/Open-Sora#694"),
+            ("RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at /.../pytorch/aten/src/THC/generic/THCTensorCopy.cpp:70",
+             "pytorch/extension-cpp#18 (the extension's tensors on cuda:1; setting the CUDA device fixed it)"),
             ("RuntimeError: cuda runtime error (700) : an illegal memory access was encountered", "pytorch/pytorch#42077"),
         ],
     ),

@@ -32,7 +32,10 @@ PATTERNS = [
         ("killed by signal", "segmentation fault encountered"),
         why="""'Killed' is almost always the kernel's OOM killer: the workers (each with a copy of the dataset)
         used up host RAM. A segmentation fault points at a native library in the dataset code.""",
-        fix="dmesg -T | grep -i 'killed process'   # then fewer num_workers, lazy dataset loading, or more RAM",
+        fix="""by the signal: Killed is the OOM killer (dmesg -T | grep -i 'killed process'; then fewer num_workers, lazy dataset loading, or
+        more RAM); a segmentation fault (or Aborted) is native code in the dataset's __getitem__ or collate_fn, not memory: run with
+        num_workers=0 so the crash happens in the main process with its frame (python -X faulthandler train.py), then fix what that
+        library is given for this dataset (a grid or voxel size, an image size, a file it cannot decode) or its version""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: DataLoader worker (pid 30001) is killed by signal: Killed.", "DataLoader error text (torch/utils/data/_utils/signal_handling.py)"),
             ("ERROR: Unexpected segmentation fault encountered in worker.", "DataLoader worker error text"),

@@ -167,7 +167,10 @@ PATTERNS = [
         ("device_ids",),
         why="""device_ids must name the one GPU a single-device module is on. It was given several devices, or
         the module is on CPU or spread over GPUs (model parallel), where device_ids must be None.""",
-        fix="model.to(local_rank); DistributedDataParallel(model, device_ids=[local_rank])  # multi-GPU modules: device_ids=None",
+        fix="model.to(local_rank); DistributedDataParallel(model, device_ids=[local_rank])  # multi-GPU modules: device_ids=None; "
+        # ShannonAI/mrc-for-flat-nested-ner#128: Lightning given --gpus="0" (GPU available: True, used: False), then DDP's device_ids [None]
+        "device_ids [None] with the module on the CPU: no GPU was given to this process (Lightning: gpus=0 or \"0\" is a count of zero GPUs, "
+        "its banner says 'GPU available: True, used: False': pass gpus=1 or devices=1, and no ddp backend on a one-GPU machine)",
         examples=[
             ("ValueError: device_ids can only be None or contain a single element.", "pytorch/examples#936 (raised as ValueError by DistributedDataParallel)"),
             ("ValueError: DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-device GPU modules or CPU modules, but got device_ids [3], output_device None, and module parameters {device(type='cpu')}.", "facebookresearch/detectron2#5146"),

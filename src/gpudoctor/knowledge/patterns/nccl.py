@@ -65,7 +65,9 @@ PATTERNS = [
         why="""NCCL needs one GPU per rank. Without torch.cuda.set_device(local_rank) before the first CUDA
         call every rank of a node uses cuda:0; a hard-coded device, CUDA_VISIBLE_DEVICES set to one GPU for
         all ranks, or more ranks than GPUs (--nproc-per-node) do the same.""",
-        fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group / model.cuda()',
+        fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group / model.cuda(); and no more ranks per node '
+            "than it has GPUs: --nproc-per-node (accelerate's --num_processes, a launch script's GPU count) = the number of GPUs (nvidia-smi -L), "
+            "1 on a one-GPU machine",
         examples=[
             (
                 "[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000",

@@ -111,8 +111,10 @@ PATTERNS = [
         CAUSE,
         E,
         "the distributed environment variables are not set (no launcher set them: plain python, or srun without the exports)",
-        r"environment variable (?P<var>RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK) expected, but not set|^KeyError: '(?P<key>LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)'",
-        ("expected, but not set", "KeyError: '"),
+        r"environment variable (?P<var>RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK) expected, but not set|^KeyError: '(?P<key>LOCAL_RANK|RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)'"
+        # torch 0.4's THD said it in its own words
+        r"|\b(?P<thd>rank|world_size) is not set but it is required for env:// init method",
+        ("expected, but not set", "KeyError: '", "is not set but it is required for env://"),
         why="""init_process_group's env:// rendezvous (the default) reads RANK, WORLD_SIZE, MASTER_ADDR and
         MASTER_PORT from the environment; torchrun sets them all. srun sets only its own SLURM_* variables:
         the batch script exports MASTER_ADDR and MASTER_PORT (and RANK, WORLD_SIZE from SLURM_PROCID,
@@ -122,6 +124,8 @@ PATTERNS = [
             ("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, but not set", "torch rendezvous error text, quoted in public notebooks and issues"),
             ("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable MASTER_ADDR expected, but not set", "torch rendezvous error text"),
             ("KeyError: 'LOCAL_RANK'", "the script read os.environ['LOCAL_RANK'] without a launcher"),
+            ("RuntimeError: rank is not set but it is required for env:// init method at /opt/conda/conda-bld/pytorch_1524590031827/work/torch/lib/THD/process_group/General.cpp:17",
+             "STVIR/pysot#60 (train.py run in PyCharm without the launcher; the code runs only distributed)"),
         ],
         fields=groups,
     ),
