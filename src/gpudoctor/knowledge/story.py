@@ -23,6 +23,7 @@ from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, says_what
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
+from gpudoctor.knowledge.patterns.launcher import stop_signal, stop_words
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
 from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
 from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
@@ -236,7 +237,8 @@ class Diagnosis:
         self.settled_at = -1  # self.hits when the signs were last turned into a Seen
 
     # -- input -------------------------------------------------------------
-    def feed_line(self, raw: str, line: int, source: str = "", following: Optional[Callable[[int], list[str]]] = None) -> None:
+    def feed_line(self, raw: str, line: int, source: str = "", following: Optional[Callable[[int], list[str]]] = None,
+                  preceding: Optional[Callable[[int], list[str]]] = None) -> None:
         """One physical line that may hold a failure (the caller's prefilter said so).
 
         A log repeats its lines with only the numbers changed (a warning per step, per rank):
@@ -246,7 +248,7 @@ class Diagnosis:
         if self.repeated(key):
             return
         hits, events = self.hits, self.signs.events
-        self.read_line(raw, line, source, following)
+        self.read_line(raw, line, source, following, preceding)
         if self.hits == hits and self.signs.events == events:
             if error_level(raw):
                 self.error_count += 1
@@ -278,7 +280,8 @@ class Diagnosis:
             return True
         return False
 
-    def read_line(self, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
+    def read_line(self, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]],
+                  preceding: Optional[Callable[[int], list[str]]] = None) -> None:
         for msg in segments(raw):
             if msg.rank is None and self.default_rank is not None:
                 msg = LogLine(msg.text, self.default_rank, msg.local_rank, msg.node)
@@ -298,6 +301,8 @@ class Diagnosis:
                 if p.context_after and following is not None:
                     context = [seg.text for raw_next in following(p.context_after) for seg in segments(raw_next)]
                 values = (p.fields or groups)(m, context)
+                if p.fields_before is not None and preceding is not None:
+                    values.update(p.fields_before(line, preceding(p.context_before)))
                 p = self.refine(p, values, msg)
                 where = msg
                 if p.id == "torchrun-root-cause" and values.get("rank", "").isdigit():
@@ -372,9 +377,12 @@ class Diagnosis:
         def after(i: int) -> Callable[[int], list[str]]:
             return lambda n: buffered[i + 1 : i + 1 + n]
 
+        def before(i: int) -> Callable[[int], list[str]]:
+            return lambda n: buffered[max(0, i - n) : i]
+
         for i, raw in enumerate(buffered):
             self.lines += 1
-            self.feed_line(raw, i + 1, source, after(i))
+            self.feed_line(raw, i + 1, source, after(i), before(i))
 
     def refine(self, p: Pattern, values: dict, msg: LogLine) -> Pattern:
         """What only the line's origin tells: an out-of-memory on GPU 0 reported by
@@ -730,6 +738,15 @@ class Diagnosis:
                 ev["class"] = known.id
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)
+        if p.id == "launcher-terminated":
+            # the signal's number says who most likely sent it and what to do; a Ctrl-C: where the run stood, from the
+            # latest signal line whose lines before it show the program's own (the first may be a paste's title)
+            stood = next((h.fields for h in sorted(seen.samples, key=lambda h: -h.line) if h.fields.get("stood_at")), {})
+            words = stop_words(stop_signal(seen.first.fields), stood)
+            if words is not None:
+                title, why, fix = words
+                if stop_signal(seen.first.fields) == "2" and stood:
+                    ev.update(stood_at_line=stood["stood_at_line"], stood_at=stood["stood_at"])
         if p.id == "nvidia-xid" and seen.first.fields.get("meaning"):
             # the Xid the line names decides what it means and what to do (knowledge/xid.py): said, not left to a table
             fields = seen.first.fields
@@ -835,7 +852,7 @@ class Diagnosis:
         if seen.nodes:
             ev["nodes"] = sorted(seen.nodes)
         ev["count"] = seen.count
-        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k != "sign"})
+        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k not in ("sign", "stood_at", "stood_at_line")})
         if p.id == "nccl-watchdog-timeout":
             ev.update(self.watchdog_suspects(seen))
         if p.id in ("nccl-watchdog-timeout", "nccl-heartbeat-stuck") and by is None and "nccl-p2p-in-use" in self.seen:

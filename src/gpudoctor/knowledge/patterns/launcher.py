@@ -1,6 +1,7 @@
 """torchrun / torch.distributed.launch, SLURM, the kernel's OOM killer, Lightning and mp.spawn."""
 
 import re
+from typing import Optional
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, groups, pattern
@@ -52,6 +53,84 @@ def signal_fields(m, context: list[str]) -> dict:
 # How a shell, docker (compose), a job runner or Python's subprocess reports a child's status: a child killed by signal N
 # has status 128 + N (137 = SIGKILL, 139 = SIGSEGV); "exit code -9" is the other convention (Python's), read above.
 SHELL_STATUS = r"(?i:\bexit(?:ed)?(?: with)? (?:code|status)|\breturn(?:ed)? (?:non-zero exit status|code)|\bexit code:?|\bexited \()\s*"
+
+# A stop signal sent to the launcher from outside decides who most likely sent it, and what to do: said by its number
+# (the agent's "Received N death signal", torch elastic's SignalException "got signal: N"; Python <= 3.10 prints the
+# enum's name, "Signals.SIGINT"). torch elastic's PContext installs its own handler for SIGTERM, SIGINT, SIGHUP and
+# SIGQUIT when it starts the workers (torch/distributed/elastic/multiprocessing/api.py), replacing the "ignore" nohup sets.
+STOP_NUMBERS = {"SIGHUP": "1", "SIGINT": "2", "SIGQUIT": "3", "SIGTERM": "15"}
+STOP_WORDS = {
+    "2": (
+        "torchrun was interrupted: SIGINT (Ctrl-C) stopped the launcher, and it stopped the workers",
+        """Signal 2 is SIGINT: Ctrl-C pressed in the terminal torchrun runs in, or a launcher, an IDE or a notebook passing a
+        stop on. The workers did not fail on their own: the run was interrupted. People interrupt a run that has stopped
+        moving (a collective waiting for a rank that never comes, a DataLoader worker, a deadlock) or that they want to
+        restart; STOOD. The log does not show whether it had stopped moving, nor where each rank waited: a stack of every
+        rank taken while it hangs does.""",
+        """if it had stopped moving: next time take each worker's stack while it hangs (py-spy dump --pid PID, for every
+        worker's pid), or run it under `gpudoctor run --timeout SECONDS -- ...` (it stops the script after SECONDS and prints
+        every thread's stack), with TORCH_DISTRIBUTED_DEBUG=DETAIL NCCL_DEBUG=INFO and the NCCL flight recorder
+        (TORCH_NCCL_TRACE_BUFFER_SIZE=2000) to see the collective each rank waits in; if it was stopped on purpose, nothing
+        failed""",
+    ),
+    "1": (
+        "torchrun was stopped by SIGHUP: the terminal or ssh session it ran in was closed",
+        """Signal 1 is SIGHUP, which the system sends to a terminal's processes when the terminal or the ssh session closes
+        (or the connection drops). The workers did not fail on their own. nohup does not keep torchrun running: when it
+        starts the workers, torch elastic installs its own handler for SIGHUP, replacing the "ignore" nohup set, so a
+        nohup'd torchrun still stops when the session ends.""",
+        """run it where closing the session does not reach it: inside tmux or screen (detach, then log out), or in a session of
+        its own: setsid nohup torchrun ... > train.log 2>&1 &; on a cluster, submit it as a batch job (sbatch)""",
+    ),
+    "15": (
+        "torchrun was stopped by SIGTERM from outside (a scheduler's cancel, pre-emption or time limit, a parent process, a kill)",
+        """Signal 15 is SIGTERM, the polite stop: a scheduler cancelling the job (scancel, its time limit, a pre-emption),
+        Kubernetes deleting or evicting the pod, a parent process or an orchestrator stopping it (often because another part
+        of the job failed), or someone's kill. The workers did not fail on their own; this log holds no line saying who
+        sent it.""",
+        """ask whoever runs torchrun: sacct -j JOBID -o JobID,State,ExitCode,Elapsed,Timelimit (TIMEOUT, PREEMPTED, CANCELLED by
+        whom), kubectl describe pod POD (its events: Evicted, Preempting, OOMKilled); a pipeline or orchestrator that starts
+        torchrun: its own log, for the failure that made it stop this one""",
+    ),
+}
+# A line the program wrote (a logger's record, a timestamp, a progress bar, a step's numbers), as opposed to the launcher's
+# own lines, a person's sentence or a paste's header: where the run stood when it was stopped.
+PROGRAM_MARK = re.compile(
+    r"^\W{0,3}\d{4}[-/]\d\d[-/]\d\d|\b\d\d:\d\d:\d\d\b|^[IWEF]\d{4} |\b(?:INFO|WARNING|WARN|DEBUG|NOTICE)\b|^\s*\[[^\]\s]+\]"
+    r"|\d+%\||\b(?:it/s|s/it)\b|(?i:\b(?:epoch|step|iter(?:ation)?|batch|loss)\b\W{0,3}\d)"
+)
+LAUNCHER_OWN = re.compile(r"torch[/\\.]distributed[/\\.]elastic|death signal|closing signal|via signal|SignalException|\^C|KeyboardInterrupt")
+STOOD_BACK = 30  # lines looked back
+
+
+def where_it_stood(line: int, before: list[str]) -> dict:
+    """The last line the program wrote before the launcher was stopped (`before`: the lines before `line`, nearest last)."""
+    for k, text in enumerate(reversed(before)):
+        text = text.strip()
+        if text and not LAUNCHER_OWN.search(text) and PROGRAM_MARK.search(text):
+            return {"stood_at_line": line - k - 1, "stood_at": text[:200]}
+    return {}
+
+
+def stop_signal(fields: dict) -> str:
+    """The stop signal's number a launcher-terminated line names ('' when it names none)."""
+    number = str(fields.get("signal") or fields.get("signal2") or "")
+    return number or STOP_NUMBERS.get(str(fields.get("signal_name") or ""), "")
+
+
+def stop_words(number: str, stood: Optional[dict] = None) -> Optional[tuple[str, str, str]]:
+    """(title, why, fix) for a launcher stopped by signal `number`, None for one this table does not know; for SIGINT,
+    where the run stood (`where_it_stood`'s fields), quoted."""
+    words = STOP_WORDS.get(number)
+    if words is None:
+        return None
+    title, why, fix = (" ".join(w.split()) for w in words)
+    if stood and stood.get("stood_at"):
+        at = f"the last line the program wrote before the signal is line {stood['stood_at_line']}: {stood['stood_at']!r}: that is where the run stood"
+    else:
+        at = "this log shows no line the program wrote before the signal, so where the run stood is not known"
+    return title, why.replace("STOOD", at), fix
+
 
 PATTERNS = [
     pattern(
@@ -322,20 +401,33 @@ PATTERNS = [
         "launcher",
         CAUSE,
         E,
-        "the launcher itself was stopped by a signal (scheduler, time limit, Ctrl-C, kill)",
+        "the launcher itself was stopped by a signal from outside (Ctrl-C, a closed terminal, a scheduler, a kill)",
         # the agent logs the signal with "%s": Python 3.11+ prints an IntEnum as its number, 3.10 and older as "Signals.SIGTERM"
         r"Received (?:(?P<signal>\d+)|Signals\.(?P<signal_name>SIG[A-Z]+)) death signal, shutting down workers|SignalException: Process \d+ got signal: (?P<signal2>\d+)",
         ("death signal", "SignalException"),
-        why="""torchrun received SIGTERM (15), SIGINT (2) or SIGHUP (1) from outside and stopped every worker:
-        a scheduler preempting or timing out the job, a closed terminal, or someone's kill. The workers did
-        not fail on their own.""",
-        fix="check the scheduler's record (sacct -j <job> / kubectl describe pod) for preemption or time limits; use nohup/tmux for interactive runs",
+        # the finding says what its own signal means (STOP_WORDS, told by knowledge/story.py): this is the page's summary
+        why="""torchrun received a stop signal from outside and stopped every worker; the workers did not fail on their own.
+        The signal's number says who most likely sent it: 2 (SIGINT) is Ctrl-C, by hand or passed on by an IDE or a launcher,
+        often pressed because the run had stopped moving; 1 (SIGHUP) is a closed terminal or ssh session (nohup does not
+        protect torchrun, whose agent installs its own SIGHUP handler); 15 (SIGTERM) is a scheduler's cancel, pre-emption or
+        time limit, a parent process or orchestrator stopping it, or someone's kill.""",
+        fix="""by the signal: SIGINT on a run that had stopped moving: take each worker's stack while it hangs (py-spy dump --pid PID;
+        gpudoctor run --timeout SECONDS); SIGHUP: run it in tmux/screen or `setsid nohup torchrun ... &`; SIGTERM: the
+        scheduler's record (sacct -j JOBID -o JobID,State,Elapsed,Timelimit / kubectl describe pod) or the parent process's
+        log""".replace("\n        ", " "),
         examples=[
             ("W1123 10:56:51.729000 27016 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, shutting down workers", "a torchrun run stopped with SIGTERM (recorded for this project)"),
             ("torch.distributed.elastic.multiprocessing.api.SignalException: Process 27016 got signal: 15", "a torchrun run stopped with SIGTERM (recorded for this project)"),
+            ("WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers",
+             "MCG-NJU/RTD-Action#31 (Ctrl-C on a DDP run stuck after 'Reducer buckets have been rebuilt')"),
+            ("Message: 'Received 1 death signal, shutting down workers'", "OpenMOSS/MOSS#237 (a run started with nohup, stopped when the session closed)"),
+            ("W1130 12:13:49.388000 124326 torch/distributed/elastic/agent/server/api.py:723] Received 15 death signal, shutting down workers",
+             "PrimeIntellect-ai/prime-rl#1360 (the trainer stopped by its orchestrator after another component crashed)"),
         ],
         after=("slurm-time-limit", "slurm-preempted"),  # the scheduler's own line says why it sent the signal
         fields=groups,
+        context_before=STOOD_BACK,
+        fields_before=where_it_stood,
     ),
     pattern(
         "slurm-time-limit",

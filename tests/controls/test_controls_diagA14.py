@@ -1,0 +1,61 @@
+"""diagA14 (issue 35; the retired heldout13's one confidently wrong answer, and launcher-only logs): each class test pairs a
+widened or new rule with its control (the look-alike that must keep its verdict) and its dangerous sibling (the nearest
+input that needs another). Real lines, threads beside them."""
+
+from __future__ import annotations
+
+import pytest
+from test_controls_detect8 import head, head_id
+
+from gpudoctor import api
+
+# MCG-NJU/RTD-Action#31: a DDP run that stopped moving after its first step, then Ctrl-C (the agent's words as torch 1.x logs them)
+STUCK = ("[2024-02-22 19:20:17,149][datasets.builder][WARNING] - Found cached dataset json (/root/.cache/huggingface/datasets/json)\n"
+         "[2024-02-22 19:20:22,163][torch.nn.parallel.distributed][INFO] - Reducer buckets have been rebuilt in this iteration.\n"
+         "\n"
+         "my run gets stuck here, after I interrupt it, it shows below\n"
+         "\n")
+AGENT = "WARNING:torch.distributed.elastic.agent.server.api:Received {n} death signal, shutting down workers\n"
+CLOSING = "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4797 closing signal SIG{name}\n"
+
+
+class TestStopSignalSaysWhoSentIt:
+    """launcher-terminated says what its own signal means: SIGINT a Ctrl-C (and where the run stood), SIGHUP a closed
+    session (nohup does not protect torchrun), SIGTERM a scheduler's or a parent's stop."""
+
+    def test_sibling_ctrl_c_on_a_stuck_run_says_where_it_stood(self):
+        found = head(STUCK + AGENT.format(n=2) + CLOSING.format(name="INT"))
+        assert found is not None and found.id == "launcher-terminated" and "SIGINT" in found.title
+        assert found.evidence["stood_at_line"] == 2 and "Reducer buckets" in found.evidence["stood_at"]
+        assert "did not fail on their own" in found.why and "py-spy dump" in found.fix and "nohup" not in found.fix
+
+    def test_control_ctrl_c_with_no_program_line_before_it_says_so(self):
+        found = head("my run gets stuck, after I interrupt it, it shows below\n" + AGENT.format(n="Signals.SIGINT"))
+        assert found is not None and "SIGINT" in found.title and "stood_at" not in found.evidence
+        assert "where the run stood is not known" in found.why
+
+    # OpenMOSS/MOSS#237: started with nohup, stopped after a while
+    def test_sibling_sighup_is_a_closed_session(self):
+        found = head("Message: 'Received 1 death signal, shutting down workers'\n")
+        assert found is not None and "SIGHUP" in found.title and "setsid" in found.fix and "tmux" in found.fix
+
+    # PrimeIntellect-ai/prime-rl#1360: the trainer stopped by its orchestrator after another component crashed
+    @pytest.mark.parametrize("line", [
+        "W1130 12:13:49.388000 124326 torch/distributed/elastic/agent/server/api.py:723] Received 15 death signal, shutting down workers\n",
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 27016 got signal: 15\n",
+    ])
+    def test_sibling_sigterm_is_a_stop_from_outside(self, line):
+        found = head(STUCK + line)
+        assert found is not None and "SIGTERM" in found.title and "sacct" in found.fix and "stood_at" not in found.evidence
+
+    def test_control_the_scheduler_that_cancelled_at_its_time_limit_still_leads(self):
+        log = (AGENT.format(n=15) + "slurmstepd: error: *** JOB 1234567 ON gpu-node-03 CANCELLED AT 2024-03-01T10:00:00 DUE TO TIME LIMIT ***\n")
+        assert head_id(log) == "slurm-time-limit"
+
+    def test_sibling_the_agent_stopping_the_others_after_a_worker_failed_is_a_consequence(self):
+        # hiyouga/LlamaFactory-like: a worker raised, torchrun sent SIGTERM to its peers; no death signal reached the agent
+        log = ("Traceback (most recent call last):\n  File \"/home/u/train.py\", line 88, in <module>\n"
+               "ValueError: the dataset has no column 'text'\n" + CLOSING.format(name="TERM") +
+               "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /usr/bin/python\n")
+        ids = [f.id for f in api.diagnose(log).findings]
+        assert "launcher-terminated" not in ids and head_id(log) != "launcher-terminated"
