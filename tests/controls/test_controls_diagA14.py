@@ -59,3 +59,50 @@ class TestStopSignalSaysWhoSentIt:
                "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /usr/bin/python\n")
         ids = [f.id for f in api.diagnose(log).findings]
         assert "launcher-terminated" not in ids and head_id(log) != "launcher-terminated"
+
+
+# E3SM-Project/scream#2188: Open MPI's summary of the first process that failed, all the log holds of it
+MPIEXEC = ("mpiexec detected that one or more processes exited with non-zero status, thus causing\n"
+           "the job to be terminated. The first process to do so was:\n\n"
+           "  Process name: [[1888,1],{rank}]\n  Exit code:    {code}\n"
+           "--------------------------------------------------------------------------\n")
+# horovod/horovod#469, Kay1794/Aware-of-the-history#2 (PID and node masked in the paste)
+NOTICED = "mpirun noticed that process rank {rank} with PID xxxxxx on node xxxxxxxx exited on signal {signal} ({name}).\n"
+
+
+class TestMpiLauncherOnly:
+    """mpirun's summary names the rank and how it ended: said by what that code or signal most often means, never as the cause."""
+
+    def test_sibling_the_first_failed_process_and_its_exit_code(self):
+        found = head(MPIEXEC.format(rank=0, code=1))
+        assert found is not None and found.id == "mpi-rank-failed" and found.evidence.get("culprit_rank") == "0"
+        assert "exit code 1" in found.why and "--output-filename" in found.fix
+
+    @pytest.mark.parametrize("signal,name,said", [("9", "Killed", "OOM killer"), ("2", "Interrupt", "Ctrl-C"), ("15", "Terminated", "SIGTERM")])
+    def test_sibling_the_signal_says_how_the_rank_ended(self, signal, name, said):
+        found = head(NOTICED.format(rank=1, signal=signal, name=name))
+        assert found is not None and found.id == "mpi-rank-failed" and said in found.why
+        assert found.evidence["role"] == "consequence"  # what the signal most often means, not a cause asserted
+
+    def test_control_the_oom_killers_own_line_decides_the_cause(self):
+        log = ("Out of memory: Killed process 12345 (python) total-vm:98765432kB, anon-rss:65432100kB, file-rss:0kB, shmem-rss:0kB\n"
+               + NOTICED.format(rank=1, signal=9, name="Killed"))
+        assert head_id(log) == "host-oom-killer"
+
+
+# THU-MIG/RepViT#65: torch.distributed.launch's own traceback, cut before its ChildFailedError, after the agent's summary
+AGENT_FAILED = ("[2024-05-28 14:04:28,584] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 2 "
+                "(pid: 60554) of binary: /opt/conda/bin/python\n")
+LAUNCHER_TB = ('Traceback (most recent call last):\n  File "/opt/conda/lib/python3.8/runpy.py", line 194, in _run_module_as_main\n'
+               "    return _run_code(code, main_globals, None,\n"
+               '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/launch.py", line 196, in <module>\n    main()\n')
+
+
+class TestLaunchersOwnTraceback:
+    def test_sibling_the_launchers_cut_traceback_is_its_summary(self):
+        found = head(AGENT_FAILED + LAUNCHER_TB)
+        assert found is not None and found.id == "torchrun-child-failed" and "Exit code 1" in found.why
+
+    def test_control_a_ranks_own_cut_traceback_stays_the_lead(self):
+        log = AGENT_FAILED + LAUNCHER_TB + '  File "/home/u/RepViT/main.py", line 412, in main\n    train_one_epoch(model)\n'
+        assert head_id(log) == "unrecognised-failure"

@@ -96,8 +96,8 @@ LAUNCHERS = (
     ),
     Launcher(
         "mpirun",
-        (b"mpirun", b"horovodrun", b"Open MPI", b"prterun", b"orterun", b">:", b"<std"),
-        re.compile(r"\b(?:mpirun|horovodrun|prterun|orterun)\b|\bOpen MPI\b|\[\d+,\d+\]<std(?:out|err)>"),
+        (b"mpirun", b"horovodrun", b"Open MPI", b"prterun", b"orterun", b"mpiexec", b">:", b"<std"),
+        re.compile(r"\b(?:mpirun|horovodrun|prterun|orterun|mpiexec)\b|\bOpen MPI\b|\[\d+,\d+\]<std(?:out|err)>"),
         "`mpirun --tag-output ...` leads each line with [job,rank]<stderr> and `mpirun --output-filename LOGS ...` "
         "(`horovodrun --output-filename LOGS`) writes one file per rank: the failing rank's first error is in its own",
     ),

@@ -23,7 +23,7 @@ from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, says_what
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
-from gpudoctor.knowledge.patterns.launcher import stop_signal, stop_words
+from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
 from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
 from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
@@ -512,6 +512,8 @@ class Diagnosis:
             return  # an exit code the launcher's own findings already tell: no second story
         if any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):
             return  # the timed-out rank's own Python stack as the watchdog took it down: the timeout tells it
+        if launchers_own_traceback(sign) and any(pid in told for pid in LAUNCHER_SUMMARIES):
+            return  # the launcher's own traceback, cut before its ChildFailedError: its summary of the failed rank tells it
         if sign.users_code_failed():  # an exception no pattern knows, raised in the user's own code: the catch-all
             catch_all = BY_ID["python-exception"]
             hit = Hit(sign.line, sign.source, sign.where, {"exception": sign.what, "message": sign.message}, sign.time)
@@ -738,6 +740,16 @@ class Diagnosis:
                 ev["class"] = known.id
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)
+        if p.id == "mpi-rank-failed" and seen.first.fields.get("signal") in MPI_SIGNALS:
+            # the signal mpirun names says how that rank ended (most often; the rank's own output decides)
+            fields = seen.first.fields
+            node = f" (on node {fields['node']})" if fields.get("node") else ""
+            why = f"mpirun names how rank {fields.get('rank', '?')}{node} ended: {MPI_SIGNALS[fields['signal']]}. {why}"
+        elif p.id == "mpi-rank-failed" and seen.first.fields.get("exitcode"):
+            # Open MPI's summary names the first process that failed and its exit code: what that code decides
+            fields = seen.first.fields
+            why = (f"mpirun names the first process that failed: rank {fields.get('rank', '?')}, exit code {fields['exitcode']}. "
+                   f"{mpi_exit(fields['exitcode'])} {why}")
         if p.id == "launcher-terminated":
             # the signal's number says who most likely sent it and what to do; a Ctrl-C: where the run stood, from the
             # latest signal line whose lines before it show the program's own (the first may be a paste's title)
@@ -939,6 +951,18 @@ def short_timeout(seen: Seen) -> Optional[int]:
         return None
     value = str(seen.first.fields.get("Timeout(ms)") or seen.first.fields.get("timeout_ms") or "")
     return int(value) if value.isdigit() and int(value) < SHORT_TIMEOUT_MS else None
+
+
+# The frames of torch's launcher itself (runpy, torch.distributed.launch/run, the elastic agent and its error handling):
+# a traceback made only of them is the launcher raising ChildFailedError after a worker failed (THU-MIG/RepViT#65: cut
+# at torch/distributed/launch.py's main(), after "failed (exitcode: 1) local_rank: 2").
+LAUNCHER_FRAME = re.compile(r"torch/distributed/(?:launch|run)\.py$|torch/distributed/(?:elastic|launcher)/|/runpy\.py$|<frozen runpy>|/bin/torchrun$")
+
+
+def launchers_own_traceback(sign: Sign) -> bool:
+    """A traceback cut before its exception whose every frame is torch's launcher's own."""
+    return (sign.kind == "exception" and sign.cut and bool(sign.frames)
+            and all(LAUNCHER_FRAME.search(f.path.replace("\\", "/")) for f in sign.frames))
 
 
 def timeout_surfacing(sign: Sign) -> bool:

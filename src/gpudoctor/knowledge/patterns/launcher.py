@@ -93,6 +93,53 @@ STOP_WORDS = {
         torchrun: its own log, for the failure that made it stop this one""",
     ),
 }
+# What the signal mpirun names ("mpirun noticed that process rank N ... exited on signal S (Name)") says of how that rank
+# ended: said as what it most often means, never as the cause (the rank's own output decides).
+MPI_SIGNALS = {
+    "1": "signal 1 (Hangup) is SIGHUP: the terminal or the ssh session mpirun ran in was closed; the rank did not fail on its own",
+    "2": "signal 2 (Interrupt) is SIGINT: a Ctrl-C, or mpirun passing on a stop it received; the rank did not fail on its own",
+    "6": "signal 6 (Aborted) is SIGABRT: the rank aborted itself (an uncaught C++ exception, a failed native check, MPI_Abort's "
+         "or NCCL's watchdog); its last lines of output say which",
+    "7": "signal 7 (Bus error) is SIGBUS: most often shared memory (/dev/shm) exhausted",
+    "9": "signal 9 (Killed) is SIGKILL, sent from outside the process: most often the kernel's OOM killer on a host out of "
+         "RAM (dmesg -T | grep -i -E 'killed process|out of memory' on that node decides), else the scheduler or a kill -9",
+    "11": "signal 11 (Segmentation fault) is SIGSEGV: native code in that rank touched memory it must not",
+    "15": "signal 15 (Terminated) is SIGTERM: a stop sent from outside (the scheduler's cancel or time limit, a kill), or "
+          "mpirun stopping the rank after another one failed",
+}
+
+
+# Open MPI's summary names the first process that failed on the lines after it: "  Process name: [[1888,1],0]" (the job,
+# then the rank) and "  Exit code:    1" (E3SM-Project/scream#2188).
+MPI_PROCESS = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(?P<rank>\d+)\]")
+MPI_EXIT_LINE = re.compile(r"^\s*Exit code:\s*(?P<exitcode>-?\d+)\s*$")
+
+# What the exit code Open MPI's summary names says (a rank under mpirun may be any program: Python, C++, Fortran).
+MPI_EXIT_1 = ("Exit code 1 is a program's own failure status: Python's for an exception nobody caught, a C, C++ or Fortran "
+              "program's exit(1) or error stop after its own message; that rank printed it last, in its own output, which this "
+              "log does not hold.")
+MPI_EXIT_OTHER = ("A non-zero exit code is the status the program chose when it gave up (signals are reported as 'exited on "
+                  "signal'); the rank's own last lines of output say why, and this log does not hold them.")
+
+
+def mpi_exit(code: str) -> str:
+    """What Open MPI's 'Exit code: N' says of the rank."""
+    return MPI_EXIT_1 if code == "1" else MPI_EXIT_OTHER
+
+
+def mpi_fields(m, context: list[str]) -> dict:
+    """The match's fields, and the first failed process's rank and exit code where Open MPI's summary lists them after it."""
+    out = groups(m, context)
+    for line in context:
+        for regex in (MPI_PROCESS, MPI_EXIT_LINE):
+            found = regex.match(line)
+            if found:
+                out = {**found.groupdict(), **out}
+    if str(out.get("rank", "")).isdigit():
+        out["culprit_rank"] = out["rank"]  # the line names the rank that failed, not the one that printed it
+    return out
+
+
 # A line the program wrote (a logger's record, a timestamp, a progress bar, a step's numbers), as opposed to the launcher's
 # own lines, a person's sentence or a paste's header: where the run stood when it was stopped.
 PROGRAM_MARK = re.compile(
@@ -365,8 +412,9 @@ PATTERNS = [
         # one rule for the family of launcher reports that a rank ended: Horovod shutting down after one rank's exception,
         # Open MPI's peer that went away, mpirun naming the rank and the signal that ended it, the non-zero exit summary
         r"Horovod has been shut down\. This was caused by an exception on one of the ranks|An MPI communication peer process has unexpectedly disconnected"
-        r"|mpirun noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<node>\S+) exited on signal (?P<signal>\d+)"
-        r"|(?:Horovod|mpirun|prterun) detected that one or more processes exited with non-(?:z|$)|failure count == \d+ -> stop running",
+        # (a paste may mask the PID and the node: "with PID xxxxxx on node xxxxxxxx", Kay1794/Aware-of-the-history#2)
+        r"|(?:mpirun|prterun) noticed that process rank (?P<rank>\d+)(?: with PID (?P<pid>\w+) on node (?P<node>\S+))? exited on signal (?P<signal>\d+)"
+        r"|(?:Horovod|mpirun|prterun|mpiexec) detected that one or more processes exited with non-(?:z|$)|failure count == \d+ -> stop running",
         ("Horovod has been shut down", "peer process has unexpectedly disconnected", "mpirun noticed that process", "exited with non-", "-> stop running"),
         why="""mpirun and horovodrun stop every rank once one of them fails, and say so: Horovod shuts down its collectives after an
         exception on one rank (or a rank that left early), Open MPI reports the peer whose connection broke, and mpirun names the
@@ -385,7 +433,10 @@ PATTERNS = [
             ),
             ("An MPI communication peer process has unexpectedly disconnected.  This", "horovod/horovod#1950 (Open MPI)"),
             ("mpirun noticed that process rank 7 with PID 0 on node HOSTNAME exited on signal 9 (Killed).", "horovod/horovod#469"),
+            ("mpirun noticed that process rank 1 with PID xxxxxx on node xxxxxxxx exited on signal 9 (Killed).", "Kay1794/Aware-of-the-history#2 (PID and node masked)"),
             ("RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the job to be terminated.", "horovod/horovod#2835 (horovodrun's elastic driver)"),
+            ("mpiexec detected that one or more processes exited with non-zero status, thus causing",
+             "E3SM-Project/scream#2188 (Open MPI's mpiexec; 'Process name: [[1888,1],0]' and 'Exit code: 1' follow)"),
             ("ERROR:root:failure count == 3 -> stop running", "horovod/horovod#2835 (the elastic driver giving up after three failures)"),
         ],
         not_examples=[
@@ -394,7 +445,8 @@ PATTERNS = [
             "Primary job  terminated normally, but 1 process returned",  # the summary's first line names no rank and no reason
         ],
         after=("*",),
-        fields=groups,
+        context_after=6,
+        fields=mpi_fields,
     ),
     pattern(
         "launcher-terminated",
