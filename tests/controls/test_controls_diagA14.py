@@ -5,7 +5,7 @@ input that needs another). Real lines, threads beside them."""
 from __future__ import annotations
 
 import pytest
-from test_controls_detect8 import head, head_id
+from test_controls_detect8 import LINK, ROOT_CAUSE, head, head_id
 
 from gpudoctor import api
 
@@ -102,6 +102,12 @@ class TestLaunchersOwnTraceback:
     def test_sibling_the_launchers_cut_traceback_is_its_summary(self):
         found = head(AGENT_FAILED + LAUNCHER_TB)
         assert found is not None and found.id == "torchrun-child-failed" and "Exit code 1" in found.why
+        assert "failed first: local rank 2, exit code 1" in found.why
+
+    def test_sibling_the_root_cause_block_names_rank_host_and_code(self):
+        found = head(ROOT_CAUSE.format(code=1, traceback=LINK))
+        assert found is not None and found.id == "torchrun-root-cause"
+        assert "failed first: rank 0 (local rank 0) on host DXHWVXX2VQ, exit code 1" in found.why and "@record" in found.fix
 
     def test_control_a_ranks_own_cut_traceback_stays_the_lead(self):
         log = AGENT_FAILED + LAUNCHER_TB + '  File "/home/u/RepViT/main.py", line 412, in main\n    train_one_epoch(model)\n'

@@ -183,6 +183,17 @@ def reading(exitcode: Optional[str], error_file: Optional[str] = None) -> str:
     return out + "."
 
 
+def first_failure(fields: dict) -> str:
+    """Which rank the summary names as the first that failed, and its exit code, as a sentence ('' when it names none):
+    torchrun's Root Cause block (rank, local_rank, host) or its agent's 'failed (exitcode: N) local_rank: K' line."""
+    rank, local, host, code = (str(fields.get(k) or "") for k in ("rank", "local_rank", "host", "exitcode"))
+    if not rank and not local:
+        return ""
+    who = f"rank {rank}" + (f" (local rank {local})" if local else "") if rank else f"local rank {local}"
+    who += (f" on host {host}" if host else "") + (f", exit code {code}" if code else "")
+    return f"The launcher names the rank that failed first: {who}. "
+
+
 def why(exitcode: Optional[str], error_file: Optional[str] = None) -> str:
     """A launcher summary's why when the log holds nothing of the failing rank's own output."""
     return f"The launcher reports that a rank failed; this log holds none of that rank's own output. {reading(exitcode, error_file)}"

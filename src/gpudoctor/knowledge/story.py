@@ -812,7 +812,8 @@ class Diagnosis:
             lead = lead_step(earlier[0][0])
             if p.id in LAUNCHER_SUMMARIES:
                 exitcode = "-6" if p.id == "launcher-sigabrt" else seen.first.fields.get("exitcode")
-                why = f"The launcher reports that a rank failed; the lines listed before it speak of an error. {launcher_only.reading(exitcode, seen.first.fields.get('error_file'))}"
+                why = (f"{launcher_only.first_failure(seen.first.fields)}The launcher reports that a rank failed; the lines listed before it "
+                       f"speak of an error. {launcher_only.reading(exitcode, seen.first.fields.get('error_file'))}")
                 fix = lead + launcher_only.how_to_see(self.launcher)
             else:
                 fix = lead + fix
@@ -821,7 +822,7 @@ class Diagnosis:
             if p.id in LAUNCHER_SUMMARIES:
                 # all the log holds is torchrun's summary: what its exit status decides, and how to see the rank's error
                 exitcode = "-6" if p.id == "launcher-sigabrt" else seen.first.fields.get("exitcode")
-                why = launcher_only.why(exitcode, seen.first.fields.get("error_file"))
+                why = launcher_only.first_failure(seen.first.fields) + launcher_only.why(exitcode, seen.first.fields.get("error_file"))
                 fix = launcher_only.how_to_see(self.launcher)
             elif self.launcher:
                 # another launcher's report (a CalledProcessError, deepspeed's return code, srun's task): its own
