@@ -112,3 +112,29 @@ class TestLaunchersOwnTraceback:
     def test_control_a_ranks_own_cut_traceback_stays_the_lead(self):
         log = AGENT_FAILED + LAUNCHER_TB + '  File "/home/u/RepViT/main.py", line 412, in main\n    train_one_epoch(model)\n'
         assert head_id(log) == "unrecognised-failure"
+
+
+class TestOtherLaunchersSummaries:
+    """deepspeed's, mp.spawn's and srun's reports alone: the status they name, by what it most often means."""
+
+    @pytest.mark.parametrize("line", [
+        # deepspeed's sigkill_handler (hiyouga/LlamaFactory#2444), mp.spawn before torch 1.9 (pytorch/pytorch#62403)
+        "[2024-02-20 10:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train_bash.py', '--stage', 'ppo'] exits with return code = 1",
+        "Exception: process 1 terminated with exit code 1",
+    ])
+    def test_sibling_a_python_launchers_status_1_is_an_uncaught_exception(self, line):
+        found = head(line + "\n")
+        assert found is not None and found.id == "launcher-child-exit" and "Exit code 1 is Python's status" in found.why
+
+    def test_sibling_an_srun_task_may_be_any_program(self):
+        # ComputationalRadiationPhysics/picongpu#198 (a C++ code's task)
+        found = head("srun: error: taurusi2031: tasks 10-11: Exited with exit code 1\n")
+        assert found is not None and found.id == "slurm-task-failed" and "task 10-11 on node taurusi2031" in found.why
+        assert "a program's own failure status" in found.why and "Python's status for" not in found.why
+
+    def test_sibling_an_srun_task_terminated_was_stopped_from_outside(self):
+        found = head("srun: error: gpu-node-03: task 5: Terminated\n")
+        assert found is not None and found.id == "slurm-task-failed" and "SIGTERM, a stop from outside" in found.why
+
+    def test_control_srun_saying_out_of_memory_decides_it(self):
+        assert head_id("srun: error: nid001277: tasks 1-3: Out Of Memory\nsrun: error: nid001277: task 0: Killed\n") == "host-oom-killer"

@@ -828,6 +828,8 @@ class Diagnosis:
                 # another launcher's report (a CalledProcessError, deepspeed's return code, srun's task): its own
                 # first clause, then how the launcher the log shows keeps each rank's output
                 fix = f"{fix.split(';')[0]}; when the log holds none: {launcher_only.launcher_step(self.launcher)}"
+            if p.id in ("launcher-child-exit", "slurm-task-failed"):
+                why = exit_said(seen) + why  # what the status it names most often means
         elif role == CONSEQUENCE and not causes_known:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:
@@ -929,6 +931,36 @@ class Diagnosis:
             if missing and len(missing) < world:
                 out["ranks_not_reporting"] = missing
         return out
+
+
+# A launcher that runs Python: its child's exit status 1 is Python's for an uncaught exception (deepspeed's and mp.spawn's
+# reports, a CalledProcessError whose command is an interpreter or a launcher of one)
+RUNS_PYTHON = re.compile(r"python|\.py\b|torchrun|accelerate|deepspeed|terminated with|exits with return code")
+SRUN_STATUS = re.compile(r"Exited with exit code (?P<code>\d+)")
+
+
+def exit_said(seen: Seen) -> str:
+    """What the exit status a launcher's or srun's report names says, most often (never the cause), as the why's lead:
+    1 from a Python launcher is an uncaught exception; srun's task may be any program (its code is that program's own
+    status); srun's 'Killed'/'Terminated' came from outside."""
+    fields = seen.first.fields
+    if seen.pattern.id == "slurm-task-failed":
+        how = str(fields.get("how", ""))
+        who = f"srun names task {fields.get('task', '?')} on node {fields.get('node', '?')}: "
+        if how == "Killed":
+            return who + ("killed (SIGKILL, sent from outside: most often the kernel's OOM killer or the job's memory limit; "
+                          "sacct -j JOBID -o JobID,State,MaxRSS,ExitCode decides). ")
+        if how == "Terminated":
+            return who + "terminated (SIGTERM, a stop from outside: scancel, the time limit, a pre-emption, or srun after another task failed). "
+        status = SRUN_STATUS.search(how)
+        return who + f"exit code {status.group('code')}. {mpi_exit(status.group('code'))} " if status else ""
+    code = next((str(fields[k]) for k in ("code", "code2", "code3", "code4") if fields.get(k)), "")
+    if not code:
+        return ""
+    rank = fields.get("rank_a") or fields.get("rank_b")
+    who = f"The launcher names process {rank}, exit code {code}. " if rank else f"The launcher names exit code {code}. "
+    reading = launcher_only.reading(code) if RUNS_PYTHON.search(seen.first.where.text) else mpi_exit(code)
+    return who + reading + " "
 
 
 def lead_step(line: int) -> str:
