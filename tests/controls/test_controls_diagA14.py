@@ -138,3 +138,16 @@ class TestOtherLaunchersSummaries:
 
     def test_control_srun_saying_out_of_memory_decides_it(self):
         assert head_id("srun: error: nid001277: tasks 1-3: Out Of Memory\nsrun: error: nid001277: task 0: Killed\n") == "host-oom-killer"
+
+
+class TestRankEndedByAStopSignal:
+    """A rank torchrun's Root Cause block shows ended by SIGTERM/SIGINT/SIGHUP was stopped from outside: no error of its own."""
+
+    @pytest.mark.parametrize("code,name", [(-15, "SIGTERM"), (-2, "SIGINT"), (-1, "SIGHUP")])
+    def test_sibling_a_stopped_rank_did_not_fail_on_its_own(self, code, name):
+        found = head(ROOT_CAUSE.format(code=code, traceback=f"Signal {-code} ({name}) received by PID 19555"))
+        assert found is not None and found.id == "torchrun-root-cause" and f"is {name}: the rank did not fail on its own" in found.why
+
+    def test_control_an_abort_keeps_its_reading(self):
+        found = head(ROOT_CAUSE.format(code=-6, traceback="Signal 6 (SIGABRT) received by PID 19555"))
+        assert found is not None and "did not fail on its own" not in found.why

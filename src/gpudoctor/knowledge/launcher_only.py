@@ -39,6 +39,12 @@ NO_ERROR_FILE = ("; the rank wrote no error file (torchrun's `error_file: <N/A>`
 ABORT = ("Exit code -6 is SIGABRT: the process aborted itself, after an uncaught C++ exception ('terminate called after "
          "throwing ...', 'what(): ...'), a failed check in native code, or the NCCL watchdog taking it down after a collective "
          "failed or timed out; the last lines the rank wrote to its own stderr say which, and this log does not hold them")
+# A rank ended by a stop signal (torchrun's exitcode -15/-2/-1, "Signal 15 (SIGTERM) received by PID") did not fail on its own.
+STOP_EXITS = {"-15": "SIGTERM", "-2": "SIGINT", "-1": "SIGHUP"}
+STOPPED = ("Exit code {code} is {name}: the rank did not fail on its own, it was stopped from outside — by torchrun passing on a "
+           "stop it received itself (its 'Received N death signal' line: Ctrl-C, a closed session, a scheduler's cancel or time "
+           "limit), by a framework's failure handling stopping every rank after another one failed, or by someone's kill; when "
+           "another rank or process failed first, that failure is the cause, and this rank's own output holds no error of its own")
 UNKNOWN_EXIT = "The launcher's summary says that a rank failed, not why: the rank's own error went to its own stderr, which this log does not hold"
 # where the summary's exit code is not in the log (a ChildFailedError line alone): what it would decide
 CODES = ("; the rank's exit code (torchrun's Root Cause block or its 'failed (exitcode: N)' line, deepspeed's 'exits with return "
@@ -175,7 +181,7 @@ def launcher_step(name: str) -> str:
 def reading(exitcode: Optional[str], error_file: Optional[str] = None) -> str:
     """What the summary's exit status decides (never more), as a sentence for a finding's why."""
     code = (exitcode or "").strip()
-    out = EXIT_1 if code == "1" else ABORT if code == "-6" else UNKNOWN_EXIT
+    out = EXIT_1 if code == "1" else ABORT if code == "-6" else STOPPED.format(code=code, name=STOP_EXITS[code]) if code in STOP_EXITS else UNKNOWN_EXIT
     if not code:
         out += CODES
     if code in ("", "1") and (error_file or "").strip() in ("<N/A>", "N/A"):  # (a signal leaves no error file whatever the script does)
