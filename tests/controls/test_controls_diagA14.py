@@ -29,8 +29,14 @@ class TestStopSignalSaysWhoSentIt:
         assert found.evidence["stood_at_line"] == 2 and "Reducer buckets" in found.evidence["stood_at"]
         assert "did not fail on their own" in found.why and "py-spy dump" in found.fix and "nohup" not in found.fix
 
-    def test_control_ctrl_c_with_no_program_line_before_it_says_so(self):
-        found = head("my run gets stuck, after I interrupt it, it shows below\n" + AGENT.format(n="Signals.SIGINT"))
+    @pytest.mark.parametrize("before", [
+        "my run gets stuck, after I interrupt it, it shows below\n",
+        # torchrun's own start-up banner is the launcher's line, not the program's
+        "WARNING:torch.distributed.run:\nSetting OMP_NUM_THREADS environment variable for each process to be 1 in default\n"
+        "W0219 12:09:28.313000 140145133409408 torch/distributed/run.py:757] Setting OMP_NUM_THREADS environment variable\n",
+    ])
+    def test_control_ctrl_c_with_no_program_line_before_it_says_so(self, before):
+        found = head(before + AGENT.format(n="Signals.SIGINT"))
         assert found is not None and "SIGINT" in found.title and "stood_at" not in found.evidence
         assert "where the run stood is not known" in found.why
 

@@ -146,7 +146,7 @@ PROGRAM_MARK = re.compile(
     r"^\W{0,3}\d{4}[-/]\d\d[-/]\d\d|\b\d\d:\d\d:\d\d\b|^[IWEF]\d{4} |\b(?:INFO|WARNING|WARN|DEBUG|NOTICE)\b|^\s*\[[^\]\s]+\]"
     r"|\d+%\||\b(?:it/s|s/it)\b|(?i:\b(?:epoch|step|iter(?:ation)?|batch|loss)\b\W{0,3}\d)"
 )
-LAUNCHER_OWN = re.compile(r"torch[/\\.]distributed[/\\.]elastic|death signal|closing signal|via signal|SignalException|\^C|KeyboardInterrupt")
+LAUNCHER_OWN = re.compile(r"torch[/\\.]distributed[/\\.](?:elastic|run\b|launch\b)|death signal|closing signal|via signal|SignalException|\^C|KeyboardInterrupt")
 STOOD_BACK = 30  # lines looked back
 
 
