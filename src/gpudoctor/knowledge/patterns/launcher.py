@@ -116,8 +116,8 @@ MPI_EXIT_LINE = re.compile(r"^\s*Exit code:\s*(?P<exitcode>-?\d+)\s*$")
 
 # What the exit code Open MPI's summary names says (a rank under mpirun may be any program: Python, C++, Fortran).
 MPI_EXIT_1 = ("Exit code 1 is a program's own failure status: Python's for an exception nobody caught, a C, C++ or Fortran "
-              "program's exit(1) or error stop after its own message; that process printed it last, in its own output, which this "
-              "log does not hold.")
+              "program's exit(1) or error stop after its own message; that process printed its error last in its own output: above "
+              "this summary when the ranks share the console (the lines before it, if the paste kept them), else in its own file.")
 MPI_EXIT_OTHER = ("A non-zero exit code is the status the program chose when it gave up (signals are reported as 'exited on "
                   "signal'); the rank's own last lines of output say why, and this log does not hold them.")
 
