@@ -512,8 +512,6 @@ class Diagnosis:
             return  # an exit code the launcher's own findings already tell: no second story
         if any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):
             return  # the timed-out rank's own Python stack as the watchdog took it down: the timeout tells it
-        if launchers_own_traceback(sign) and any(pid in told for pid in LAUNCHER_SUMMARIES):
-            return  # the launcher's own traceback, cut before its ChildFailedError: its summary of the failed rank tells it
         if sign.users_code_failed():  # an exception no pattern knows, raised in the user's own code: the catch-all
             catch_all = BY_ID["python-exception"]
             hit = Hit(sign.line, sign.source, sign.where, {"exception": sign.what, "message": sign.message}, sign.time)
@@ -984,18 +982,6 @@ def short_timeout(seen: Seen) -> Optional[int]:
         return None
     value = str(seen.first.fields.get("Timeout(ms)") or seen.first.fields.get("timeout_ms") or "")
     return int(value) if value.isdigit() and int(value) < SHORT_TIMEOUT_MS else None
-
-
-# The frames of torch's launcher itself (runpy, torch.distributed.launch/run, the elastic agent and its error handling):
-# a traceback made only of them is the launcher raising ChildFailedError after a worker failed (THU-MIG/RepViT#65: cut
-# at torch/distributed/launch.py's main(), after "failed (exitcode: 1) local_rank: 2").
-LAUNCHER_FRAME = re.compile(r"torch/distributed/(?:launch|run)\.py$|torch/distributed/(?:elastic|launcher)/|/runpy\.py$|<frozen runpy>|/bin/torchrun$")
-
-
-def launchers_own_traceback(sign: Sign) -> bool:
-    """A traceback cut before its exception whose every frame is torch's launcher's own."""
-    return (sign.kind == "exception" and sign.cut and bool(sign.frames)
-            and all(LAUNCHER_FRAME.search(f.path.replace("\\", "/")) for f in sign.frames))
 
 
 def timeout_surfacing(sign: Sign) -> bool:
