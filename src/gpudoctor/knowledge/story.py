@@ -23,13 +23,13 @@ from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, says_what
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
-from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
 from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
 from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
 from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
+from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.reruns import Command, Prompts
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
