@@ -5,7 +5,7 @@ DeepSpeed's and mp.spawn's exit reports say *that* a rank failed, not why: the r
 to the rank's own stderr, which the paste does not hold. The exit status decides a little more, and
 only that is said: 1 is Python's status for an exception nobody caught (its traceback is on the
 rank's stderr, and `error_file: <N/A>` says torchrun kept no copy of it), -6 an abort (a C++ exception,
-a native check, the NCCL watchdog). -9, -11 and -7 have patterns of their own that name their cause
+a native check, the NCCL watchdog), -15/-2/-1 a stop sent from outside (the rank did not fail on its own). -9, -11 and -7 have patterns of their own that name their cause
 (patterns/launcher.py), and 2 is `rank-usage-error`. The fix is how to see the rank's own error, in the words of the launcher the log shows (`LAUNCHERS`,
 recognised by `LauncherSeen` as the input streams by): torchrun's --log-dir/--tee and @record, DeepSpeed's
 --enable_each_rank_log, Paddle's workerlog files, mpirun's --output-filename, srun's --label. A log cut before
