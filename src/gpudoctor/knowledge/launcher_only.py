@@ -5,7 +5,7 @@ DeepSpeed's and mp.spawn's exit reports say *that* a rank failed, not why: the r
 to the rank's own stderr, which the paste does not hold. The exit status decides a little more, and
 only that is said: 1 is Python's status for an exception nobody caught (its traceback is on the
 rank's stderr, and `error_file: <N/A>` says torchrun kept no copy of it), -6 an abort (a C++ exception,
-a native check, the NCCL watchdog). -9, -11 and -7 have patterns of their own that name their cause
+a native check, the NCCL watchdog), -15/-2/-1 a stop sent from outside (the rank did not fail on its own). -9, -11 and -7 have patterns of their own that name their cause
 (patterns/launcher.py), and 2 is `rank-usage-error`. The fix is how to see the rank's own error, in the words of the launcher the log shows (`LAUNCHERS`,
 recognised by `LauncherSeen` as the input streams by): torchrun's --log-dir/--tee and @record, DeepSpeed's
 --enable_each_rank_log, Paddle's workerlog files, mpirun's --output-filename, srun's --label. A log cut before
@@ -39,6 +39,12 @@ NO_ERROR_FILE = ("; the rank wrote no error file (torchrun's `error_file: <N/A>`
 ABORT = ("Exit code -6 is SIGABRT: the process aborted itself, after an uncaught C++ exception ('terminate called after "
          "throwing ...', 'what(): ...'), a failed check in native code, or the NCCL watchdog taking it down after a collective "
          "failed or timed out; the last lines the rank wrote to its own stderr say which, and this log does not hold them")
+# A rank ended by a stop signal (torchrun's exitcode -15/-2/-1, "Signal 15 (SIGTERM) received by PID") did not fail on its own.
+STOP_EXITS = {"-15": "SIGTERM", "-2": "SIGINT", "-1": "SIGHUP"}
+STOPPED = ("Exit code {code} is {name}: the rank did not fail on its own, it was stopped from outside — by torchrun passing on a "
+           "stop it received itself (its 'Received N death signal' line: Ctrl-C, a closed session, a scheduler's cancel or time "
+           "limit), by a framework's failure handling stopping every rank after another one failed, or by someone's kill; when "
+           "another rank or process failed first, that failure is the cause, and this rank's own output holds no error of its own")
 UNKNOWN_EXIT = "The launcher's summary says that a rank failed, not why: the rank's own error went to its own stderr, which this log does not hold"
 # where the summary's exit code is not in the log (a ChildFailedError line alone): what it would decide
 CODES = ("; the rank's exit code (torchrun's Root Cause block or its 'failed (exitcode: N)' line, deepspeed's 'exits with return "
@@ -96,8 +102,8 @@ LAUNCHERS = (
     ),
     Launcher(
         "mpirun",
-        (b"mpirun", b"horovodrun", b"Open MPI", b"prterun", b"orterun", b">:", b"<std"),
-        re.compile(r"\b(?:mpirun|horovodrun|prterun|orterun)\b|\bOpen MPI\b|\[\d+,\d+\]<std(?:out|err)>"),
+        (b"mpirun", b"horovodrun", b"Open MPI", b"prterun", b"orterun", b"mpiexec", b">:", b"<std"),
+        re.compile(r"\b(?:mpirun|horovodrun|prterun|orterun|mpiexec)\b|\bOpen MPI\b|\[\d+,\d+\]<std(?:out|err)>"),
         "`mpirun --tag-output ...` leads each line with [job,rank]<stderr> and `mpirun --output-filename LOGS ...` "
         "(`horovodrun --output-filename LOGS`) writes one file per rank: the failing rank's first error is in its own",
     ),
@@ -175,12 +181,23 @@ def launcher_step(name: str) -> str:
 def reading(exitcode: Optional[str], error_file: Optional[str] = None) -> str:
     """What the summary's exit status decides (never more), as a sentence for a finding's why."""
     code = (exitcode or "").strip()
-    out = EXIT_1 if code == "1" else ABORT if code == "-6" else UNKNOWN_EXIT
+    out = EXIT_1 if code == "1" else ABORT if code == "-6" else STOPPED.format(code=code, name=STOP_EXITS[code]) if code in STOP_EXITS else UNKNOWN_EXIT
     if not code:
         out += CODES
     if code in ("", "1") and (error_file or "").strip() in ("<N/A>", "N/A"):  # (a signal leaves no error file whatever the script does)
         out += NO_ERROR_FILE
     return out + "."
+
+
+def first_failure(fields: dict) -> str:
+    """Which rank the summary names as the first that failed, and its exit code, as a sentence ('' when it names none):
+    torchrun's Root Cause block (rank, local_rank, host) or its agent's 'failed (exitcode: N) local_rank: K' line."""
+    rank, local, host, code = (str(fields.get(k) or "") for k in ("rank", "local_rank", "host", "exitcode"))
+    if not rank and not local:
+        return ""
+    who = f"rank {rank}" + (f" (local rank {local})" if local else "") if rank else f"local rank {local}"
+    who += (f" on host {host}" if host else "") + (f", exit code {code}" if code else "")
+    return f"The launcher names the rank that failed first: {who}. "
 
 
 def why(exitcode: Optional[str], error_file: Optional[str] = None) -> str:

@@ -55,6 +55,10 @@ class Pattern:
     context_after: int = 0
     # Turns the regex match (and the context lines) into evidence fields.
     fields: Optional[Callable[[re.Match, list[str]], dict]] = field(default=None, compare=False)
+    # Evidence from the lines before the match (at most `context_before` of them, the nearest last): what the
+    # program wrote before a launcher was stopped from outside, for instance (the line number of the match is given).
+    context_before: int = 0
+    fields_before: Optional[Callable[[int, list[str]], dict]] = field(default=None, compare=False)
     # A pattern that never claims a line itself: the diagnosis turns a line the pattern named
     # here claimed into this one when the traceback around it says so (its examples are that pattern's lines).
     refines: str = ""
@@ -85,6 +89,8 @@ def pattern(
     fields=None,
     flags: int = 0,
     refines: str = "",
+    context_before: int = 0,
+    fields_before=None,
 ) -> Pattern:
     """A table row, written compactly: examples as (line, source thread) pairs."""
     return Pattern(
@@ -103,6 +109,8 @@ def pattern(
         context_after=context_after,
         fields=fields,
         refines=refines,
+        context_before=context_before,
+        fields_before=fields_before,
     )
 
 

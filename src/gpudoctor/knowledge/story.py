@@ -29,6 +29,7 @@ from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
 from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
+from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.reruns import Command, Prompts
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
@@ -239,7 +240,8 @@ class Diagnosis:
         self.settled_at = -1  # self.hits when the signs were last turned into a Seen
 
     # -- input -------------------------------------------------------------
-    def feed_line(self, raw: str, line: int, source: str = "", following: Optional[Callable[[int], list[str]]] = None) -> None:
+    def feed_line(self, raw: str, line: int, source: str = "", following: Optional[Callable[[int], list[str]]] = None,
+                  preceding: Optional[Callable[[int], list[str]]] = None) -> None:
         """One physical line that may hold a failure (the caller's prefilter said so).
 
         A log repeats its lines with only the numbers changed (a warning per step, per rank):
@@ -249,7 +251,7 @@ class Diagnosis:
         if self.repeated(key):
             return
         hits, events = self.hits, self.signs.events
-        self.read_line(raw, line, source, following)
+        self.read_line(raw, line, source, following, preceding)
         if self.hits == hits and self.signs.events == events:
             if error_level(raw):
                 self.error_count += 1
@@ -281,7 +283,8 @@ class Diagnosis:
             return True
         return False
 
-    def read_line(self, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
+    def read_line(self, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]],
+                  preceding: Optional[Callable[[int], list[str]]] = None) -> None:
         for msg in segments(raw):
             if msg.rank is None and self.default_rank is not None:
                 msg = LogLine(msg.text, self.default_rank, msg.local_rank, msg.node)
@@ -301,6 +304,8 @@ class Diagnosis:
                 if p.context_after and following is not None:
                     context = [seg.text for raw_next in following(p.context_after) for seg in segments(raw_next)]
                 values = (p.fields or groups)(m, context)
+                if p.fields_before is not None and preceding is not None:
+                    values.update(p.fields_before(line, preceding(p.context_before)))
                 p = self.refine(p, values, msg)
                 where = msg
                 if p.id == "torchrun-root-cause" and values.get("rank", "").isdigit():
@@ -375,9 +380,12 @@ class Diagnosis:
         def after(i: int) -> Callable[[int], list[str]]:
             return lambda n: buffered[i + 1 : i + 1 + n]
 
+        def before(i: int) -> Callable[[int], list[str]]:
+            return lambda n: buffered[max(0, i - n) : i]
+
         for i, raw in enumerate(buffered):
             self.lines += 1
-            self.feed_line(raw, i + 1, source, after(i))
+            self.feed_line(raw, i + 1, source, after(i), before(i))
 
     def refine(self, p: Pattern, values: dict, msg: LogLine) -> Pattern:
         """What only the line's origin tells: an out-of-memory on GPU 0 reported by
@@ -733,6 +741,25 @@ class Diagnosis:
                 ev["class"] = known.id
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)
+        if p.id == "mpi-rank-failed" and seen.first.fields.get("signal") in MPI_SIGNALS:
+            # the signal mpirun names says how that rank ended (most often; the rank's own output decides)
+            fields = seen.first.fields
+            node = f" (on node {fields['node']})" if fields.get("node") else ""
+            why = f"mpirun names how rank {fields.get('rank', '?')}{node} ended: {MPI_SIGNALS[fields['signal']]}. {why}"
+        elif p.id == "mpi-rank-failed" and seen.first.fields.get("exitcode"):
+            # Open MPI's summary names the first process that failed and its exit code: what that code decides
+            fields = seen.first.fields
+            why = (f"mpirun names the first process that failed: rank {fields.get('rank', '?')}, exit code {fields['exitcode']}. "
+                   f"{mpi_exit(fields['exitcode'])} {why}")
+        if p.id == "launcher-terminated":
+            # the signal's number says who most likely sent it and what to do; a Ctrl-C: where the run stood, from the
+            # latest signal line whose lines before it show the program's own (the first may be a paste's title)
+            stood = next((h.fields for h in sorted(seen.samples, key=lambda h: -h.line) if h.fields.get("stood_at")), {})
+            words = stop_words(stop_signal(seen.first.fields), stood)
+            if words is not None:
+                title, why, fix = words
+                if stop_signal(seen.first.fields) == "2" and stood:
+                    ev.update(stood_at_line=stood["stood_at_line"], stood_at=stood["stood_at"])
         if p.id == "nvidia-xid" and seen.first.fields.get("meaning"):
             # the Xid the line names decides what it means and what to do (knowledge/xid.py): said, not left to a table
             fields = seen.first.fields
@@ -786,7 +813,8 @@ class Diagnosis:
             lead = lead_step(earlier[0][0])
             if p.id in LAUNCHER_SUMMARIES:
                 exitcode = "-6" if p.id == "launcher-sigabrt" else seen.first.fields.get("exitcode")
-                why = f"The launcher reports that a rank failed; the lines listed before it speak of an error. {launcher_only.reading(exitcode, seen.first.fields.get('error_file'))}"
+                why = (f"{launcher_only.first_failure(seen.first.fields)}The launcher reports that a rank failed; the lines listed before it "
+                       f"speak of an error. {launcher_only.reading(exitcode, seen.first.fields.get('error_file'))}")
                 fix = lead + launcher_only.how_to_see(self.launcher)
             else:
                 fix = lead + fix
@@ -795,12 +823,14 @@ class Diagnosis:
             if p.id in LAUNCHER_SUMMARIES:
                 # all the log holds is torchrun's summary: what its exit status decides, and how to see the rank's error
                 exitcode = "-6" if p.id == "launcher-sigabrt" else seen.first.fields.get("exitcode")
-                why = launcher_only.why(exitcode, seen.first.fields.get("error_file"))
+                why = launcher_only.first_failure(seen.first.fields) + launcher_only.why(exitcode, seen.first.fields.get("error_file"))
                 fix = launcher_only.how_to_see(self.launcher)
             elif self.launcher:
                 # another launcher's report (a CalledProcessError, deepspeed's return code, srun's task): its own
                 # first clause, then how the launcher the log shows keeps each rank's output
                 fix = f"{fix.split(';')[0]}; when the log holds none: {launcher_only.launcher_step(self.launcher)}"
+            if p.id in ("launcher-child-exit", "slurm-task-failed"):
+                why = exit_said(seen) + why  # what the status it names most often means
         elif role == CONSEQUENCE and not causes_known:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:
@@ -838,7 +868,7 @@ class Diagnosis:
         if seen.nodes:
             ev["nodes"] = sorted(seen.nodes)
         ev["count"] = seen.count
-        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k != "sign"})
+        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k not in ("sign", "stood_at", "stood_at_line")})
         if p.id == "nccl-watchdog-timeout":
             ev.update(self.watchdog_suspects(seen))
         if p.id in ("nccl-watchdog-timeout", "nccl-heartbeat-stuck") and by is None and "nccl-p2p-in-use" in self.seen:
@@ -902,6 +932,36 @@ class Diagnosis:
             if missing and len(missing) < world:
                 out["ranks_not_reporting"] = missing
         return out
+
+
+# A launcher that runs Python: its child's exit status 1 is Python's for an uncaught exception (deepspeed's and mp.spawn's
+# reports, a CalledProcessError whose command is an interpreter or a launcher of one)
+RUNS_PYTHON = re.compile(r"python|\.py\b|torchrun|accelerate|deepspeed|terminated with|exits with return code")
+SRUN_STATUS = re.compile(r"Exited with exit code (?P<code>\d+)")
+
+
+def exit_said(seen: Seen) -> str:
+    """What the exit status a launcher's or srun's report names says, most often (never the cause), as the why's lead:
+    1 from a Python launcher is an uncaught exception; srun's task may be any program (its code is that program's own
+    status); srun's 'Killed'/'Terminated' came from outside."""
+    fields = seen.first.fields
+    if seen.pattern.id == "slurm-task-failed":
+        how = str(fields.get("how", ""))
+        who = f"srun names task {fields.get('task', '?')} on node {fields.get('node', '?')}: "
+        if how == "Killed":
+            return who + ("killed (SIGKILL, sent from outside: most often the kernel's OOM killer or the job's memory limit; "
+                          "sacct -j JOBID -o JobID,State,MaxRSS,ExitCode decides). ")
+        if how == "Terminated":
+            return who + "terminated (SIGTERM, a stop from outside: scancel, the time limit, a pre-emption, or srun after another task failed). "
+        status = SRUN_STATUS.search(how)
+        return who + f"exit code {status.group('code')}. {mpi_exit(status.group('code'))} " if status else ""
+    code = next((str(fields[k]) for k in ("code", "code2", "code3", "code4") if fields.get(k)), "")
+    if not code:
+        return ""
+    rank = fields.get("rank_a") or fields.get("rank_b")
+    who = f"The launcher names process {rank}, exit code {code}. " if rank else f"The launcher names exit code {code}. "
+    reading = launcher_only.reading(code) if RUNS_PYTHON.search(seen.first.where.text) else mpi_exit(code)
+    return who + reading + " "
 
 
 def lead_step(line: int) -> str:

@@ -42,7 +42,8 @@ DISTRIBUTED = re.compile(r"distributed|c10d|nccl|gloo|rendezvous|elastic|Process
 CUDA = re.compile(r"cuda|cudnn|cublas|device-side|GPU", re.IGNORECASE)
 CUDA_WORDS = re.compile(r"\b(?:cuda|cudnn|cublas|cufft|curand|cusparse|nvml)\b|device-side assert", re.IGNORECASE)  # a message about CUDA itself, not a name holding "gpu"
 # torchrun's own code (its elastic agent and rendezvous): a traceback that ends there is the launcher's, not a rank's.
-AGENT_FRAME = re.compile(r"(?:torch/distributed|torchelastic)/(?:elastic/)?(?:agent|rendezvous)/|torch/distributed/(?:run|launcher/api)\.py$|/bin/torchrun$")
+# (torch.distributed.launch's main() runs torchrun's: THU-MIG/RepViT#65, its traceback cut at launch.py:196 after "failed (exitcode: 1)")
+AGENT_FRAME = re.compile(r"(?:torch/distributed|torchelastic)/(?:elastic/)?(?:agent|rendezvous)/|torch/distributed/(?:run|launch|launcher/api)\.py$|/bin/torchrun$")
 AGENT_STEP = ("; these frames are torchrun's own (its elastic agent), not a rank's. What the agent raises there: "
               "ChildFailedError when a worker failed (that worker's error is earlier in its output, or in the error_file of "
               "torchrun's Root Cause block), RendezvousClosedError when another node's agent closed the rendezvous (it failed, "

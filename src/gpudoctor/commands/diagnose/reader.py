@@ -244,7 +244,16 @@ def scan(stream: ByteSource | Normalised, diagnosis: Diagnosis, source: str = ""
                     pos = nl + 1
                 return out
 
-            diagnosis.feed_line(raw, line_no + 1, source, following)
+            def preceding(n: int, before: int = start) -> list[str]:
+                out: list[str] = []  # the lines of this block before the line, nearest last
+                pos = before
+                while len(out) < n and pos > 0:
+                    nl = buf.rfind(b"\n", 0, pos - 1)
+                    out.append(line_text(buf, nl + 1, pos - 1))
+                    pos = nl + 1
+                return out[::-1]
+
+            diagnosis.feed_line(raw, line_no + 1, source, following, preceding)
         total_here = buf.count(b"\n", 0, end)
         if end == len(buf) and buf and not buf.endswith(b"\n"):
             total_here += 1  # a last line without a newline

@@ -1,6 +1,7 @@
 """torchrun / torch.distributed.launch, SLURM, the kernel's OOM killer, Lightning and mp.spawn."""
 
 import re
+from typing import Optional
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, groups, pattern
@@ -52,6 +53,131 @@ def signal_fields(m, context: list[str]) -> dict:
 # How a shell, docker (compose), a job runner or Python's subprocess reports a child's status: a child killed by signal N
 # has status 128 + N (137 = SIGKILL, 139 = SIGSEGV); "exit code -9" is the other convention (Python's), read above.
 SHELL_STATUS = r"(?i:\bexit(?:ed)?(?: with)? (?:code|status)|\breturn(?:ed)? (?:non-zero exit status|code)|\bexit code:?|\bexited \()\s*"
+
+# A stop signal sent to the launcher from outside decides who most likely sent it, and what to do: said by its number
+# (the agent's "Received N death signal", torch elastic's SignalException "got signal: N"; Python <= 3.10 prints the
+# enum's name, "Signals.SIGINT"). torch elastic's PContext installs its own handler for SIGTERM, SIGINT, SIGHUP and
+# SIGQUIT when it starts the workers (torch/distributed/elastic/multiprocessing/api.py), replacing the "ignore" nohup sets.
+STOP_NUMBERS = {"SIGHUP": "1", "SIGINT": "2", "SIGQUIT": "3", "SIGTERM": "15"}
+STOP_WORDS = {
+    "2": (
+        "torchrun was interrupted: SIGINT (Ctrl-C) stopped the launcher, and it stopped the workers",
+        """Signal 2 is SIGINT: Ctrl-C pressed in the terminal torchrun runs in, or a launcher, an IDE or a notebook passing a
+        stop on. The workers did not fail on their own: the run was interrupted. People interrupt a run that has stopped
+        moving (a collective waiting for a rank that never comes, a DataLoader worker, a deadlock) or that they want to
+        restart; STOOD. The log does not show whether it had stopped moving, nor where each rank waited: a stack of every
+        rank taken while it hangs does.""",
+        """if it had stopped moving: next time take each worker's stack while it hangs (py-spy dump --pid PID, for every
+        worker's pid), or run it under `gpudoctor run --timeout SECONDS -- ...` (it stops the script after SECONDS and prints
+        every thread's stack), with TORCH_DISTRIBUTED_DEBUG=DETAIL NCCL_DEBUG=INFO and the NCCL flight recorder
+        (TORCH_NCCL_TRACE_BUFFER_SIZE=2000) to see the collective each rank waits in; if it was stopped on purpose, nothing
+        failed""",
+    ),
+    "1": (
+        "torchrun was stopped by SIGHUP: the terminal or ssh session it ran in was closed",
+        """Signal 1 is SIGHUP, which the system sends to a terminal's processes when the terminal or the ssh session closes
+        (or the connection drops). The workers did not fail on their own. nohup does not keep torchrun running: when it
+        starts the workers, torch elastic installs its own handler for SIGHUP, replacing the "ignore" nohup set, so a
+        nohup'd torchrun still stops when the session ends.""",
+        """run it where closing the session does not reach it: inside tmux or screen (detach, then log out), or in a session of
+        its own: setsid nohup torchrun ... > train.log 2>&1 &; on a cluster, submit it as a batch job (sbatch)""",
+    ),
+    "15": (
+        "torchrun was stopped by SIGTERM from outside (a scheduler's cancel, pre-emption or time limit, a parent process, a kill)",
+        """Signal 15 is SIGTERM, the polite stop: a scheduler cancelling the job (scancel, its time limit, a pre-emption),
+        Kubernetes deleting or evicting the pod, a parent process or an orchestrator stopping it (often because another part
+        of the job failed), or someone's kill. The workers did not fail on their own; this log holds no line saying who
+        sent it.""",
+        """ask whoever runs torchrun: sacct -j JOBID -o JobID,State,ExitCode,Elapsed,Timelimit (TIMEOUT, PREEMPTED, CANCELLED by
+        whom), kubectl describe pod POD (its events: Evicted, Preempting, OOMKilled); a pipeline or orchestrator that starts
+        torchrun: its own log, for the failure that made it stop this one""",
+    ),
+}
+# What the signal mpirun names ("mpirun noticed that process rank N ... exited on signal S (Name)") says of how that rank
+# ended: said as what it most often means, never as the cause (the rank's own output decides).
+MPI_SIGNALS = {
+    "1": "signal 1 (Hangup) is SIGHUP: the terminal or the ssh session mpirun ran in was closed; the rank did not fail on its own",
+    "2": "signal 2 (Interrupt) is SIGINT: a Ctrl-C, or mpirun passing on a stop it received; the rank did not fail on its own",
+    "6": "signal 6 (Aborted) is SIGABRT: the rank aborted itself (an uncaught C++ exception, a failed native check, MPI_Abort's "
+         "or NCCL's watchdog); its last lines of output say which",
+    "7": "signal 7 (Bus error) is SIGBUS: most often shared memory (/dev/shm) exhausted",
+    "9": "signal 9 (Killed) is SIGKILL, sent from outside the process: most often the kernel's OOM killer on a host out of "
+         "RAM (dmesg -T | grep -i -E 'killed process|out of memory' on that node decides), else the scheduler or a kill -9",
+    "11": "signal 11 (Segmentation fault) is SIGSEGV: native code in that rank touched memory it must not",
+    "15": "signal 15 (Terminated) is SIGTERM: a stop sent from outside (the scheduler's cancel or time limit, a kill), or "
+          "mpirun stopping the rank after another one failed",
+}
+
+
+# Open MPI's summary names the first process that failed on the lines after it: "  Process name: [[1888,1],0]" (the job,
+# then the rank) and "  Exit code:    1" (E3SM-Project/scream#2188).
+MPI_PROCESS = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(?P<rank>\d+)\]")
+MPI_EXIT_LINE = re.compile(r"^\s*Exit code:\s*(?P<exitcode>-?\d+)\s*$")
+
+# What the exit code Open MPI's summary names says (a rank under mpirun may be any program: Python, C++, Fortran).
+MPI_EXIT_1 = ("Exit code 1 is a program's own failure status: Python's for an exception nobody caught, a C, C++ or Fortran "
+              "program's exit(1) or error stop after its own message; that process printed its error last in its own output: above "
+              "this summary when the ranks share the console (the lines before it, if the paste kept them), else in its own file.")
+MPI_EXIT_OTHER = ("A non-zero exit code is the status the program chose when it gave up (signals are reported as 'exited on "
+                  "signal'); the rank's own last lines of output say why, and this log does not hold them.")
+
+
+def mpi_exit(code: str) -> str:
+    """What Open MPI's 'Exit code: N' says of the rank."""
+    return MPI_EXIT_1 if code == "1" else MPI_EXIT_OTHER
+
+
+def mpi_fields(m, context: list[str]) -> dict:
+    """The match's fields, and the first failed process's rank and exit code where Open MPI's summary lists them after it."""
+    out = groups(m, context)
+    for line in context:
+        for regex in (MPI_PROCESS, MPI_EXIT_LINE):
+            found = regex.match(line)
+            if found:
+                out = {**found.groupdict(), **out}
+    if str(out.get("rank", "")).isdigit():
+        out["culprit_rank"] = out["rank"]  # the line names the rank that failed, not the one that printed it
+    return out
+
+
+# A line the program wrote (a logger's record, a timestamp, a progress bar, a step's numbers), as opposed to the launcher's
+# own lines, a person's sentence or a paste's header: where the run stood when it was stopped.
+PROGRAM_MARK = re.compile(
+    r"^\W{0,3}\d{4}[-/]\d\d[-/]\d\d|\b\d\d:\d\d:\d\d\b|^[IWEF]\d{4} |\b(?:INFO|WARNING|WARN|DEBUG|NOTICE)\b|^\s*\[[^\]\s]+\]"
+    r"|\d+%\||\b(?:it/s|s/it)\b|(?i:\b(?:epoch|step|iter(?:ation)?|batch|loss)\b\W{0,3}\d)"
+)
+LAUNCHER_OWN = re.compile(r"torch[/\\.]distributed[/\\.](?:elastic|run\b|launch\b)|death signal|closing signal|via signal|SignalException|\^C|KeyboardInterrupt")
+STOOD_BACK = 30  # lines looked back
+
+
+def where_it_stood(line: int, before: list[str]) -> dict:
+    """The last line the program wrote before the launcher was stopped (`before`: the lines before `line`, nearest last)."""
+    for k, text in enumerate(reversed(before)):
+        text = text.strip()
+        if text and not LAUNCHER_OWN.search(text) and PROGRAM_MARK.search(text):
+            return {"stood_at_line": line - k - 1, "stood_at": text[:200]}
+    return {}
+
+
+def stop_signal(fields: dict) -> str:
+    """The stop signal's number a launcher-terminated line names ('' when it names none)."""
+    number = str(fields.get("signal") or fields.get("signal2") or "")
+    return number or STOP_NUMBERS.get(str(fields.get("signal_name") or ""), "")
+
+
+def stop_words(number: str, stood: Optional[dict] = None) -> Optional[tuple[str, str, str]]:
+    """(title, why, fix) for a launcher stopped by signal `number`, None for one this table does not know; for SIGINT,
+    where the run stood (`where_it_stood`'s fields), quoted."""
+    words = STOP_WORDS.get(number)
+    if words is None:
+        return None
+    title, why, fix = (" ".join(w.split()) for w in words)
+    if stood and stood.get("stood_at"):
+        at = f"the last line the program wrote before the signal is line {stood['stood_at_line']}: {stood['stood_at']!r}: that is where the run stood"
+    else:
+        at = "this log shows no line the program wrote before the signal, so where the run stood is not known"
+    return title, why.replace("STOOD", at), fix
+
 
 PATTERNS = [
     pattern(
@@ -286,8 +412,9 @@ PATTERNS = [
         # one rule for the family of launcher reports that a rank ended: Horovod shutting down after one rank's exception,
         # Open MPI's peer that went away, mpirun naming the rank and the signal that ended it, the non-zero exit summary
         r"Horovod has been shut down\. This was caused by an exception on one of the ranks|An MPI communication peer process has unexpectedly disconnected"
-        r"|mpirun noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<node>\S+) exited on signal (?P<signal>\d+)"
-        r"|(?:Horovod|mpirun|prterun) detected that one or more processes exited with non-(?:z|$)|failure count == \d+ -> stop running",
+        # (a paste may mask the PID and the node: "with PID xxxxxx on node xxxxxxxx", Kay1794/Aware-of-the-history#2)
+        r"|(?:mpirun|prterun) noticed that process rank (?P<rank>\d+)(?: with PID (?P<pid>\w+) on node (?P<node>\S+))? exited on signal (?P<signal>\d+)"
+        r"|(?:Horovod|mpirun|prterun|mpiexec) detected that one or more processes exited with non-(?:z|$)|failure count == \d+ -> stop running",
         ("Horovod has been shut down", "peer process has unexpectedly disconnected", "mpirun noticed that process", "exited with non-", "-> stop running"),
         why="""mpirun and horovodrun stop every rank once one of them fails, and say so: Horovod shuts down its collectives after an
         exception on one rank (or a rank that left early), Open MPI reports the peer whose connection broke, and mpirun names the
@@ -306,7 +433,10 @@ PATTERNS = [
             ),
             ("An MPI communication peer process has unexpectedly disconnected.  This", "horovod/horovod#1950 (Open MPI)"),
             ("mpirun noticed that process rank 7 with PID 0 on node HOSTNAME exited on signal 9 (Killed).", "horovod/horovod#469"),
+            ("mpirun noticed that process rank 1 with PID xxxxxx on node xxxxxxxx exited on signal 9 (Killed).", "Kay1794/Aware-of-the-history#2 (PID and node masked)"),
             ("RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the job to be terminated.", "horovod/horovod#2835 (horovodrun's elastic driver)"),
+            ("mpiexec detected that one or more processes exited with non-zero status, thus causing",
+             "E3SM-Project/scream#2188 (Open MPI's mpiexec; 'Process name: [[1888,1],0]' and 'Exit code: 1' follow)"),
             ("ERROR:root:failure count == 3 -> stop running", "horovod/horovod#2835 (the elastic driver giving up after three failures)"),
         ],
         not_examples=[
@@ -315,27 +445,41 @@ PATTERNS = [
             "Primary job  terminated normally, but 1 process returned",  # the summary's first line names no rank and no reason
         ],
         after=("*",),
-        fields=groups,
+        context_after=6,
+        fields=mpi_fields,
     ),
     pattern(
         "launcher-terminated",
         "launcher",
         CAUSE,
         E,
-        "the launcher itself was stopped by a signal (scheduler, time limit, Ctrl-C, kill)",
+        "the launcher itself was stopped by a signal from outside (Ctrl-C, a closed terminal, a scheduler, a kill)",
         # the agent logs the signal with "%s": Python 3.11+ prints an IntEnum as its number, 3.10 and older as "Signals.SIGTERM"
         r"Received (?:(?P<signal>\d+)|Signals\.(?P<signal_name>SIG[A-Z]+)) death signal, shutting down workers|SignalException: Process \d+ got signal: (?P<signal2>\d+)",
         ("death signal", "SignalException"),
-        why="""torchrun received SIGTERM (15), SIGINT (2) or SIGHUP (1) from outside and stopped every worker:
-        a scheduler preempting or timing out the job, a closed terminal, or someone's kill. The workers did
-        not fail on their own.""",
-        fix="check the scheduler's record (sacct -j <job> / kubectl describe pod) for preemption or time limits; use nohup/tmux for interactive runs",
+        # the finding says what its own signal means (STOP_WORDS, told by knowledge/story.py): this is the page's summary
+        why="""torchrun received a stop signal from outside and stopped every worker; the workers did not fail on their own.
+        The signal's number says who most likely sent it: 2 (SIGINT) is Ctrl-C, by hand or passed on by an IDE or a launcher,
+        often pressed because the run had stopped moving; 1 (SIGHUP) is a closed terminal or ssh session (nohup does not
+        protect torchrun, whose agent installs its own SIGHUP handler); 15 (SIGTERM) is a scheduler's cancel, pre-emption or
+        time limit, a parent process or orchestrator stopping it, or someone's kill.""",
+        fix="""by the signal: SIGINT on a run that had stopped moving: take each worker's stack while it hangs (py-spy dump --pid PID;
+        gpudoctor run --timeout SECONDS); SIGHUP: run it in tmux/screen or `setsid nohup torchrun ... &`; SIGTERM: the
+        scheduler's record (sacct -j JOBID -o JobID,State,Elapsed,Timelimit / kubectl describe pod) or the parent process's
+        log""".replace("\n        ", " "),
         examples=[
             ("W1123 10:56:51.729000 27016 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, shutting down workers", "a torchrun run stopped with SIGTERM (recorded for this project)"),
             ("torch.distributed.elastic.multiprocessing.api.SignalException: Process 27016 got signal: 15", "a torchrun run stopped with SIGTERM (recorded for this project)"),
+            ("WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers",
+             "MCG-NJU/RTD-Action#31 (Ctrl-C on a DDP run stuck after 'Reducer buckets have been rebuilt')"),
+            ("Message: 'Received 1 death signal, shutting down workers'", "OpenMOSS/MOSS#237 (a run started with nohup, stopped when the session closed)"),
+            ("W1130 12:13:49.388000 124326 torch/distributed/elastic/agent/server/api.py:723] Received 15 death signal, shutting down workers",
+             "PrimeIntellect-ai/prime-rl#1360 (the trainer stopped by its orchestrator after another component crashed)"),
         ],
         after=("slurm-time-limit", "slurm-preempted"),  # the scheduler's own line says why it sent the signal
         fields=groups,
+        context_before=STOOD_BACK,
+        fields_before=where_it_stood,
     ),
     pattern(
         "slurm-time-limit",
