@@ -1,0 +1,90 @@
+"""lint's recall on the shapes lint heldout12 missed (issue 41; 58 whole scripts of the
+`train_multi_gpu.py` and `train_dist.py` listings): each a few of the script's own lines (source in
+the comment), its control (the healthy program most like it) and, where another verdict is near,
+its sibling. Each case: its rule, its line, the severity lint must give it (None: the rule is
+silent there, on every line)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gpudoctor.linter import engine
+
+# github.com/TakakiFushimi/ghost-train train_multi_gpu.py (lint heldout12 u010): `nn` comes through
+# `from network.AEI_Net import *`; G wrapped on 2+ GPUs, then its state_dict saved
+GHOST = """
+        import torch
+        STAR
+
+        def train(G, args):
+            if torch.cuda.device_count() >= 2:
+                G = nn.DataParallel(G, device_ids=[0, 1])
+            for it in range(args.iters):
+                torch.save(G.state_dict(), "G_latest.pth")
+        """
+
+# github.com/CuiJiali-CV/pytorch-ddp train_ddp.py (lint heldout10 u033): DistributedDataParallel and dist
+# through `from ddp_utils import *`, the rank kept in a dict (`args = vars(parser.parse_args())`), the group
+# started in a helper the spawned worker calls with its own nprocs
+PYTORCH_DDP = """
+        from ddp_utils import *
+        from nets import _netG
+
+        def setup(address, local_rank, nprocs):
+            os.environ["MASTER_ADDR"] = address
+            torch.cuda.set_device(local_rank)
+            dist.init_process_group(backend="nccl", init_method="env://", world_size=SIZE, rank=local_rank)
+
+        def main(local_rank, nprocs, args):
+            setup(args["master_address"], local_rank, nprocs)
+            netG = DistributedDataParallel(_netG().cuda(local_rank), device_ids=[local_rank])
+            for ep in range(args["epochs"]):
+                if TEST:
+                    syn = netG(fix_z)
+
+        if __name__ == "__main__":
+            args = vars(parser.parse_args())
+            mp.spawn(main, nprocs=args["nprocs"], args=(args["nprocs"], args))
+        """
+
+STAR_DIST = """from mpi_utils import *
+
+
+def step(rank, x):
+    if rank == 0:
+        dist.all_reduce(x)
+    return x
+"""
+
+CASES = {
+    "a star import's nn.DataParallel is torch's": ("dataparallel", 6, "warning", GHOST.replace(
+        "STAR", "from network.AEI_Net import *")),
+    "and its state_dict saved is the wrapper's": ("save-ddp-wrapper", 8, "warning", GHOST.replace(
+        "STAR", "from network.AEI_Net import *")),
+    # the same star import in a torch file and in one that never mentions torch: only the first's `dist` is
+    # torch.distributed (mpi4py programs keep a communicator of their own under such names)
+    "a star import's dist in a torch file is torch.distributed": ("collective-under-rank-condition", 7, "error",
+                                                                  "import torch\n" + STAR_DIST),
+    "control: a star import's dist in a file without torch": ("collective-under-rank-condition", 6, None,
+                                                              STAR_DIST),
+    "a rank kept in a dict splits the ranks": ("ddp-forward-on-one-rank", 14, "warning", PYTORCH_DDP.replace(
+        "SIZE", "nprocs").replace("TEST", 'ep % args["vis_iter"] == 0 and args["local_rank"] == 0')),
+    "sibling: a dict's other key does not": ("ddp-forward-on-one-rank", 14, None, PYTORCH_DDP.replace(
+        "SIZE", "nprocs").replace("TEST", 'ep % args["vis_iter"] == 0 and args["visualise"] == 0')),
+    # the worker's own nprocs reaches the helper's init: one machine, the spawn index is the rank
+    "control: a helper started with the spawned worker's world size": ("rank-from-local-rank", 7, None,
+                                                                       PYTORCH_DDP.replace("SIZE", "nprocs")
+                                                                       .replace("TEST", "True")),
+    "sibling: a helper given a world size of its own": ("rank-from-local-rank", 7, "warning", PYTORCH_DDP.replace(
+        "SIZE", 'int(os.environ["WORLD_SIZE"])').replace("TEST", "True")),
+}
+
+
+@pytest.mark.parametrize("rule, line, severity, code", list(CASES.values()), ids=list(CASES))
+def test_heldout12_shapes(rule, line, severity, code):
+    source = textwrap.dedent(code).lstrip("\n")
+    found = [(d.line, d.severity) for d in engine.lint_source(source, "train.py") if d.rule == rule]
+    # the one diagnostic named; where none is (a control, a sibling with another verdict), none on any line
+    assert found == ([(line, severity)] if severity else []), found
