@@ -49,6 +49,37 @@ PYTORCH_DDP = """
             mp.spawn(main, nprocs=args["nprocs"], args=(args["nprocs"], args))
         """
 
+# github.com/Cecilia-xue/AGT train_dist.py (lint heldout12 u044, u045): the epoch function, from a star
+# import, is given the DDP model and hands it back; rank 0 saves it
+AGT = """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from engine import *
+
+        def train(rank, model, args):
+            model = DDP(model.to(rank), device_ids=[rank])
+            for epoch in range(args.epochs):
+                model, train_loss = STEP(model, train_loader, optimizer)
+                if rank == 0:
+                    torch.save(model.state_dict(), f"ckpt_{epoch}.pth")
+        """
+
+# lint heldout12 u004 (an audio codec trainer): `.module` saved under `if data_parallel and rank == 0:`, the
+# model itself in the else, which the wrapped ranks but 0 take too
+CODEC = """
+        import torch
+        import torch.distributed as dist
+
+        def train(config, model):
+            if config.data_parallel:
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[config.local_rank])
+            for epoch in range(config.epochs):
+                if TEST:
+                    torch.save(model.module.state_dict(), f"epoch{epoch}.pth")
+                else:
+                    torch.save(model.state_dict(), f"epoch{epoch}.pth")
+        """
+
 STAR_DIST = """from mpi_utils import *
 
 
@@ -79,6 +110,13 @@ CASES = {
                                                                        .replace("TEST", "True")),
     "sibling: a helper given a world size of its own": ("rank-from-local-rank", 7, "warning", PYTORCH_DDP.replace(
         "SIZE", 'int(os.environ["WORLD_SIZE"])').replace("TEST", "True")),
+    "a model handed back by the epoch function is the wrapper it was given": ("save-ddp-wrapper", 10, "warning",
+                                                                             AGT.replace("STEP", "train_one_epoch")),
+    "control: a function named as unwrapping it": ("save-ddp-wrapper", 10, None, AGT.replace("STEP", "unwrap_model")),
+    "the else of `if wrapped and rank == 0:` saves the wrapper too": ("save-ddp-wrapper", 11, "warning", CODEC.replace(
+        "TEST", "config.data_parallel and dist.get_rank() == 0")),
+    "control: the else of the wrapping's own test": ("save-ddp-wrapper", 11, None, CODEC.replace(
+        "TEST", "config.data_parallel")),
 }
 
 

