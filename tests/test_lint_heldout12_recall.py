@@ -80,6 +80,30 @@ CODEC = """
                     torch.save(model.state_dict(), f"epoch{epoch}.pth")
         """
 
+# github.com/.../train_dist.py (lint heldout12 u034, a translation trainer): the BLEU of the DDP model, by a
+# function of the project's metrics module, on rank 0 only
+BLEU = """
+        import torch.nn as nn
+        from src.utils.metrics import CALLED
+
+        def train(rank, model, val_data):
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+            if rank == 0:
+                score = CALLED(model, val_data)
+        """
+
+# lint heldout12 u028 (a ChatGLM fine-tuning script): accelerate's prepare hands back a model of its own
+PREPARED = """
+        from accelerate import Accelerator
+        from engine import train_one_epoch
+
+        accelerator = Accelerator()
+        model, optimizer = accelerator.prepare(model, optimizer)
+        model, loss = train_one_epoch(model, loader)
+        if accelerator.is_main_process:
+            out = model(batch)
+        """
+
 STAR_DIST = """from mpi_utils import *
 
 
@@ -117,6 +141,11 @@ CASES = {
         "TEST", "config.data_parallel and dist.get_rank() == 0")),
     "control: the else of the wrapping's own test": ("save-ddp-wrapper", 11, None, CODEC.replace(
         "TEST", "config.data_parallel")),
+    "an evaluation function not in view, given the DDP model on rank 0": ("ddp-forward-on-one-rank", 7, "warning",
+                                                                          BLEU.replace("CALLED", "calculate_bleu")),
+    "control: a function whose name says nothing of running it": ("ddp-forward-on-one-rank", 7, None,
+                                                                  BLEU.replace("CALLED", "log_summary")),
+    "sibling: a model a method hands back is that object's": ("ddp-forward-on-one-rank", 8, "error", PREPARED),
 }
 
 
@@ -126,3 +155,13 @@ def test_heldout12_shapes(rule, line, severity, code):
     found = [(d.line, d.severity) for d in engine.lint_source(source, "train.py") if d.rule == rule]
     # the one diagnostic named; where none is (a control, a sibling with another verdict), none on any line
     assert found == ([(line, severity)] if severity else []), found
+
+
+def test_an_evaluation_function_in_view_that_does_not_run_the_model(tmp_path):
+    """The project holds calculate_bleu and it never calls the model it is given: the project answers, and the
+    name-based warning for a function not in view is not said (nor the one the project would keep)."""
+    (tmp_path / "src" / "utils").mkdir(parents=True)
+    (tmp_path / "src" / "utils" / "metrics.py").write_text("def calculate_bleu(model, data):\n    return len(data)\n")
+    (tmp_path / "train.py").write_text(textwrap.dedent(BLEU.replace("CALLED", "calculate_bleu")).lstrip("\n"))
+    found = engine.lint_files([str(tmp_path / "train.py"), str(tmp_path / "src" / "utils" / "metrics.py")]).diagnostics
+    assert [d for d in found if d.rule == "ddp-forward-on-one-rank"] == []

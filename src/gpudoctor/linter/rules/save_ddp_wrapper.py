@@ -1,14 +1,12 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms, other_arms, value_key
-from gpudoctor.linter.idioms import TORCH, source, wrapper_kind as torch_wrapper_kind
+from gpudoctor.linter.idioms import TORCH, passed_through, source, wrapper_kind as torch_wrapper_kind
 from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
-from gpudoctor.linter.project import LIBRARIES
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
@@ -43,31 +41,6 @@ def wrapper_kind(file: FileModel, node: object, depth: int = 0) -> str:
         if origins and len(kinds) == 1 and node not in origins:
             return kinds.pop()
     return ""
-
-
-# A function whose name says it takes the model off its wrapper (`unwrap_model`, `de_parallel`).
-UNWRAPS = re.compile(r"unwrap|de_?parallel|module|bare|raw|single", re.IGNORECASE)
-
-
-def passed_through(file: FileModel, call: ast.Call) -> ast.Name | None:
-    """The model a call of a project function not in this file is given and whose result the same name
-    takes back (`model, train_loss, train_acc = train_one_epoch(model, ...)` from `from engine import *`:
-    lint heldout12 u044, u045): read as the model it was given, the idiom's meaning. Not a library's
-    function (its meaning is known), nor one whose name says it unwraps (`model = de_parallel(model)`)."""
-    if type(call) is not ast.Call or file.local_function(call) is not None or UNWRAPS.search(terminal_name(call.func)):
-        return None
-    qualname = file.qualname(call.func) or ""
-    if qualname.split(".", 1)[0] in LIBRARIES or qualname.startswith("torch"):
-        return None
-    target = file.parent.get(call)
-    if type(target) is not ast.Assign or len(target.targets) != 1:
-        return None
-    name = target.targets[0]
-    if isinstance(name, (ast.Tuple, ast.List)) and name.elts:  # the model comes first
-        name = name.elts[0]
-    if type(name) is not ast.Name:
-        return None
-    return next((a for a in call.args if type(a) is ast.Name and a.id == name.id), None)
 
 
 class SaveDdpWrapper(Rule):
