@@ -6,11 +6,13 @@ silent there, on every line)."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
 
 from gpudoctor.linter import engine
+from gpudoctor.linter.model import FileModel
 
 # github.com/TakakiFushimi/ghost-train train_multi_gpu.py (lint heldout12 u010): `nn` comes through
 # `from network.AEI_Net import *`; G wrapped on 2+ GPUs, then its state_dict saved
@@ -104,6 +106,39 @@ PREPARED = """
             out = model(batch)
         """
 
+# github.com/rosinality/stylegan2-pytorch train.py's shape (lint heldout12 u046, heldout11 u029 and u043): the
+# sampler from a helper, the loader read through an endless generator the file defines
+STYLEGAN = """
+        from torch.utils import data
+
+        def data_sampler(dataset, shuffle, distributed):
+            if distributed:
+                return data.distributed.DistributedSampler(dataset, shuffle=shuffle)
+            return data.RandomSampler(dataset)
+
+        def sample_data(loader):
+            LOOP
+                for batch in loader:
+                    yield batch
+
+        def train(args, loader):
+            loader = sample_data(loader)
+            for i in range(args.iter):
+                real_img = next(loader)
+
+        if __name__ == "__main__":
+            args.distributed = FLAG
+            sampler = data_sampler(dataset, shuffle=True, distributed=args.distributed)
+            train(args, data.DataLoader(dataset, batch_size=4, sampler=sampler))
+        """
+
+
+
+def stylegan(loop: str, flag: str) -> str:
+    """STYLEGAN with its generator's loop and its distributed flag."""
+    return STYLEGAN.replace("LOOP", loop).replace("FLAG", flag)
+
+
 STAR_DIST = """from mpi_utils import *
 
 
@@ -146,6 +181,12 @@ CASES = {
     "control: a function whose name says nothing of running it": ("ddp-forward-on-one-rank", 7, None,
                                                                   BLEU.replace("CALLED", "log_summary")),
     "sibling: a model a method hands back is that object's": ("ddp-forward-on-one-rank", 8, "error", PREPARED),
+    "a loader read through a generator that yields it forever": ("sampler-no-set-epoch", 5, "warning",
+                                                                 stylegan("while True:", "n_gpu > 1")),
+    "control: a generator that ends with the loader": ("sampler-no-set-epoch", 5, None, stylegan("if True:", "n_gpu > 1")),
+    # heldout11 u043: the fork set `args.distributed = False`; the DistributedSampler is never built
+    "control: the sampler's helper only ever told distributed=False": ("sampler-no-set-epoch", 5, None,
+                                                                       stylegan("while True:", "False")),
 }
 
 
@@ -165,3 +206,12 @@ def test_an_evaluation_function_in_view_that_does_not_run_the_model(tmp_path):
     (tmp_path / "train.py").write_text(textwrap.dedent(BLEU.replace("CALLED", "calculate_bleu")).lstrip("\n"))
     found = engine.lint_files([str(tmp_path / "train.py"), str(tmp_path / "src" / "utils" / "metrics.py")]).diagnostics
     assert [d for d in found if d.rule == "ddp-forward-on-one-rank"] == []
+
+
+def test_a_parameter_read_in_its_own_reassignment_is_the_callers_value():
+    """`loader = sample_data(loader)` in `def train(args, loader)`: the `loader` read on the right is the
+    parameter (what the call sites pass), not the value being assigned."""
+    code = "def train(loader):\n    loader = wrap(loader)\n\ntrain(DataLoader(ds))\n"
+    file = FileModel(ast.parse(code), code)
+    read = next(n for n in ast.walk(file.tree) if type(n) is ast.Call and ast.unparse(n) == "wrap(loader)").args[0]
+    assert [ast.unparse(o) for o in file.origins(read) if isinstance(o, ast.AST)] == ["DataLoader(ds)"]

