@@ -134,6 +134,26 @@ STYLEGAN = """
 
 
 
+# lint heldout12 u018 (a SAM fine-tuning script): mp.spawn's workers meet at `args.init_method`, whose argparse
+# default is env://, and nothing sets MASTER_ADDR
+SAM_SPAWN = """
+        import argparse
+        import torch
+        import torch.multiprocessing as mp
+
+        def main_worker(gpu, ngpus_per_node, args):
+            torch.cuda.set_device(gpu)
+            torch.distributed.init_process_group(backend="nccl", init_method=args.init_method, rank=gpu,
+                                                 world_size=ngpus_per_node)
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--init_method", type=str, default=DEFAULT)
+            args = parser.parse_args()
+            mp.spawn(main_worker, nprocs=2, args=(2, args))
+        """
+
+
 def stylegan(loop: str, flag: str) -> str:
     """STYLEGAN with its generator's loop and its distributed flag."""
     return STYLEGAN.replace("LOOP", loop).replace("FLAG", flag)
@@ -187,6 +207,10 @@ CASES = {
     # heldout11 u043: the fork set `args.distributed = False`; the DistributedSampler is never built
     "control: the sampler's helper only ever told distributed=False": ("sampler-no-set-epoch", 5, None,
                                                                        stylegan("while True:", "False")),
+    "spawned workers on an option whose default is env://": ("master-addr-not-set", 7, "warning",
+                                                            SAM_SPAWN.replace("DEFAULT", '"env://"')),
+    "control: an option whose default is a tcp:// address": ("master-addr-not-set", 7, None,
+                                                            SAM_SPAWN.replace("DEFAULT", '"tcp://127.0.0.1:23456"')),
 }
 
 
