@@ -154,6 +154,21 @@ SAM_SPAWN = """
         """
 
 
+# github.com/ZhikangNiu/encodec-pytorch's trainer as forked (lint heldout12 u016): the discriminator flag moved
+# to the CPU by hand and broadcast on the NCCL group
+ENCODEC = """
+        import random
+        import torch
+        import torch.distributed as dist
+
+        def train(config, local_rank):
+            dist.init_process_group(backend="nccl", init_method="env://")
+            flag = torch.BoolTensor([random.random() < config.p]).MOVE
+            if dist.is_initialized():
+                dist.broadcast(flag, 0)
+        """
+
+
 def stylegan(loop: str, flag: str) -> str:
     """STYLEGAN with its generator's loop and its distributed flag."""
     return STYLEGAN.replace("LOOP", loop).replace("FLAG", flag)
@@ -211,6 +226,9 @@ CASES = {
                                                             SAM_SPAWN.replace("DEFAULT", '"env://"')),
     "control: an option whose default is a tcp:// address": ("master-addr-not-set", 7, None,
                                                             SAM_SPAWN.replace("DEFAULT", '"tcp://127.0.0.1:23456"')),
+    "a tensor moved to the CPU by hand, broadcast on NCCL": ("nccl-cpu-tensor", 9, "error",
+                                                            ENCODEC.replace("MOVE", "cpu()")),
+    "control: the same flag moved to the GPU": ("nccl-cpu-tensor", 9, None, ENCODEC.replace("MOVE", "cuda()")),
 }
 
 
