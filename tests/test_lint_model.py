@@ -283,8 +283,9 @@ def test_a_value_through_many_call_sites_is_followed_once_per_depth(monkeypatch)
     inner = FileModel._origins
     monkeypatch.setattr(FileModel, "_origins", lambda self, *a: followed.append(1) or inner(self, *a))
     lint_source(_chain(12), "chain.py")
-    # once per (expression, depth): about 5 per step here; each path anew was thousands per step
-    assert 0 < len(followed) < 200, len(followed)
+    # once per (expression, depth): under 20 per step here, linear in the steps (a parameter read in its own
+    # reassignment, `x = x.to('cpu')`, leads to the call sites); each path anew was thousands per step
+    assert 0 < len(followed) < 250, len(followed)
 
 
 def test_origins_list_each_origin_once():

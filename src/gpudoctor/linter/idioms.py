@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.model import (ITERATION_WRAPPERS, MAIN_TEST, Element, FileModel, constant, has_star_kwargs,
                                    keyword, terminal_name)
+from gpudoctor.linter.project import LIBRARIES
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
 LOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5}
@@ -90,6 +91,44 @@ def _tensor_origin(file: FileModel, origin: object) -> bool:
         # (a parameter, `accelerator.prepare(...)`): the name says what it is.
         return terminal_name(iterable).lower().endswith("loader")
     return False
+
+
+# A function whose name says it wraps the model or takes it off its wrapper (`unwrap_model`, `de_parallel`,
+# `setup_ddp`): what it hands back is not the model it was given.
+REWRAPS = re.compile(r"wrap|parallel|module|bare|raw|single|prepare|setup|initiali|shard|compile|ddp|fsdp|distribut",
+                     re.IGNORECASE)
+
+
+def passed_through(file: FileModel, call: ast.Call) -> ast.Name | None:
+    """The model a call of a project function not in this file is given and whose result the same name
+    takes back (`model, train_loss, train_acc = train_one_epoch(model, ...)` from `from engine import *`:
+    lint heldout12 u044, u045): read as the model it was given, the idiom's meaning. Not a library's
+    function (its meaning is known), a method, nor one whose name says it wraps or unwraps
+    (`model = de_parallel(model)`, `model = setup_ddp(model)`)."""
+    if type(call) is not ast.Call or type(call.func) is not ast.Name or file.local_function(call) is not None \
+            or REWRAPS.search(call.func.id):
+        return None  # (a method, `accelerator.prepare(model)`, is an object's: its meaning is that object's)
+    qualname = file.qualname(call.func) or ""
+    if qualname.split(".", 1)[0] in LIBRARIES or qualname.startswith("torch"):
+        return None
+    target = file.parent.get(call)
+    if type(target) is not ast.Assign or len(target.targets) != 1:
+        return None
+    name = target.targets[0]
+    if isinstance(name, (ast.Tuple, ast.List)) and name.elts:  # the model comes first
+        name = name.elts[0]
+    if type(name) is not ast.Name:
+        return None
+    return next((a for a in call.args if type(a) is ast.Name and a.id == name.id), None)
+
+
+def handed_back(file: FileModel, origins: list[object]) -> list[object]:
+    """`origins` with each value a function hands back (`passed_through`) replaced by what it was given."""
+    out: list[object] = []
+    for origin in origins:
+        given = passed_through(file, origin) if isinstance(origin, ast.Call) else None
+        out += [o for o in file.origins(given) if o is not origin] if given is not None else [origin]
+    return out
 
 
 def wrapper_kind(file: FileModel, node: object) -> str:

@@ -78,7 +78,8 @@ class Query:
     description replaces `{reached}` in the message; "not-rank-guard": if
     the function or flag `name` is not computed from the rank;
     "calls-argument": if the function `name` calls the argument `arg` it is
-    given (a model's forward)."""
+    given (a model's forward); "not-in-view": if no module linted with the file
+    holds the function `name` (what it does is not in view)."""
 
     kind: str
     name: str = ""
@@ -490,6 +491,9 @@ class Project:
                 return None
             via = "".join(f" -> {name}()" for name in reached[3])
             return f"{via.removeprefix(' -> ') + ' -> ' if via else ''}{reached[0]}() at {os.path.basename(reached[1].path)}:{reached[2]}"
+        if query.kind == "not-in-view":
+            found = self.resolve(facts, query.name)
+            return "" if found is None or found[0].path == path or not found[1] else None
         if query.kind in ("not-rank-guard", "calls-argument"):
             found = self.resolve(facts, query.name)
             if found is None or found[0].path == path or not found[1]:

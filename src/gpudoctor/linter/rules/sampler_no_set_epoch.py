@@ -5,6 +5,7 @@ import builtins
 import re
 from collections.abc import Iterator
 
+from gpudoctor.linter.arms import arms
 from gpudoctor.linter.idioms import is_distributed_sampler, is_loader, samplers_of, source, strip_iteration
 from gpudoctor.linter.model import FileModel, constant, identifiers, keyword, terminal_name
 from gpudoctor.linter.project import Query
@@ -41,7 +42,12 @@ class SamplerNoSetEpoch(Rule):
     reshuffle (issue 41's dev7). A loader read through an endless iterator
     (`it = inf_iterator(loader)`, `cycle(loader)`, then `next(it)` per step) with
     no set_epoch anywhere in the file is flagged too: the iterator restarts the
-    loader on every pass, each an epoch nobody numbers (issue 41's heldout10).
+    loader on every pass, each an epoch nobody numbers (issue 41's heldout10); so is a
+    generator of the file that yields its loader's items under `while True:`, whatever its
+    name (stylegan2's `sample_data(loader)`: lint heldout12, heldout11). Not a sampler
+    built only under `if distributed:` in a helper every call of which is given a flag the
+    file only ever sets False (`args.distributed = False`: lint heldout11, a fork that turned
+    DDP off).
     """
 
     id = "sampler-no-set-epoch"
@@ -154,7 +160,7 @@ class SamplerNoSetEpoch(Rule):
         found += [(sampler, loop, f"DistributedSampler is iterated every epoch (line {loop.lineno}) but set_epoch() "
                    "is never called on it: every epoch sees the same order") for sampler, (loop, _) in iterated.items()]
         for sampler, where, message in found:
-            if sampler in covered or self._evaluation(file, where, sampler):
+            if sampler in covered or self._evaluation(file, where, sampler) or _never_built(file, sampler):
                 continue
             handle = self._handle(file, sampler, None if isinstance(where, ast.Call) else where)
             yield Hit(sampler, query=Query("no-set-epoch"), message=message,
@@ -187,7 +193,8 @@ class SamplerNoSetEpoch(Rule):
                 if type(c.func) is ast.Name and c.func.id == "next" and c.args}
         for call in file.calls:
             name = terminal_name(call.func).lower()
-            if not (set(name.split("_")) & ENDLESS or name.startswith(("infinite", "endless"))) or not call.args:
+            if not call.args or not (set(name.split("_")) & ENDLESS or name.startswith(("infinite", "endless"))
+                                     or _yields_forever(file, call)):
                 continue
             loaders = [o for o in file.origins(call.args[0]) if isinstance(o, ast.Call) and is_loader(file, o)]
             if not any(sampler in samplers_of(file, loader) for loader in loaders):
@@ -268,3 +275,35 @@ def _runs_once(iterable: ast.expr) -> bool:
         return False
     bounds = [a.value if type(a) is ast.Constant else None for a in iterable.args]
     return bounds in ([1], [0, 1])
+
+
+def _yields_forever(file: FileModel, call: ast.Call) -> bool:
+    """`call` calls a generator of this file that yields its first argument's items under `while True:`
+    (stylegan2's `def sample_data(loader): while True: for batch in loader: yield batch`, whatever it is
+    called: lint heldout12 u046)."""
+    func = file.local_function(call)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not func.args.args:
+        return False
+    first = func.args.args[0].arg
+    return any(type(loop) is ast.While and constant(loop.test) is True and any(
+        isinstance(inner, (ast.For, ast.AsyncFor)) and type(inner.iter) is ast.Name and inner.iter.id == first
+        and any(isinstance(y, (ast.Yield, ast.YieldFrom)) for y in ast.walk(inner))
+        for inner in ast.walk(loop)) for loop in ast.walk(func))
+
+
+def _never_built(file: FileModel, sampler: ast.Call) -> bool:
+    """The sampler is built only under `if distributed:` in a helper every call of which passes a flag the
+    file only ever sets False (`data_sampler(..., distributed=args.distributed)` after `args.distributed =
+    False`: lint heldout11 u043, a distillation fork of stylegan2 that turned DDP off)."""
+    for branch, arm in arms(file, sampler):
+        if arm != "body" or type(branch.test) is not ast.Name:
+            continue
+        values: list[object] = []
+        for origin in file.origins(branch.test):
+            if type(origin) is ast.Attribute and type(origin.value) is ast.Name and origin.value.id != "self":
+                values += file.object_attributes.get(origin.attr, []) or [origin]
+            else:
+                values.append(origin)
+        if values and all(type(v) is ast.Constant and not v.value for v in values):
+            return True
+    return False

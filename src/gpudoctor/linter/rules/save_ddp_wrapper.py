@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms, other_arms, value_key
-from gpudoctor.linter.idioms import TORCH, source, wrapper_kind as torch_wrapper_kind
+from gpudoctor.linter.idioms import TORCH, passed_through, source, wrapper_kind as torch_wrapper_kind
 from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -30,6 +30,11 @@ def wrapper_kind(file: FileModel, node: object, depth: int = 0) -> str:
         return kind
     if file.is_call_to(node, "DistributedDataParallel", ("apex",)):
         return "apex DistributedDataParallel"
+    given = passed_through(file, node)
+    if depth < 3 and given is not None:
+        origins = [o for o in file.origins(given) if o is not node]
+        kinds = {wrapper_kind(file, o, depth + 1) for o in origins}
+        return kinds.pop() if origins and len(kinds) == 1 else ""
     if depth < 3 and file.local_function(node) is not None:
         origins = file.origins(node)
         kinds = {wrapper_kind(file, o, depth + 1) for o in origins if o is not node}
@@ -100,7 +105,15 @@ class SaveDdpWrapper(Rule):
     either kind, nor where the wrapping runs whenever its function does, above the
     save (a save closure defined after `encoder = DDP(encoder)`: always the wrapper's
     keys). A wrapper moved after wrapping (`model = model.cuda()`) is still the
-    wrapper.
+    wrapper. The `else` of a test that joins the wrapping's test to another (`if
+    data_parallel and rank == 0:` saving `.module`) is no unwrapping: the wrapped
+    ranks but 0 take it (lint heldout12, an audio codec trainer).
+
+    A name a function of the project not defined here is given and takes back
+    (`model, train_loss = train_one_epoch(model, ...)` through `from engine import *`)
+    is read as the model it was given, and the message says so; not a function named
+    as unwrapping it (`unwrap_model`, `de_parallel`), nor a library's (lint heldout12:
+    one trainer in two repositories).
 
     A warning where the file never shows the wrapping but saves the same
     name's `.module.state_dict()` elsewhere (`torch.save(model.module.state_dict(),
@@ -305,6 +318,10 @@ class SaveDdpWrapper(Rule):
                 else:
                     message = (f"torch.save of {source(holder)}, a {kind} wrapper object: loading it needs the "
                                "wrapper class, and its weights carry a 'module.' prefix")
+                through = next((o for o in origins if isinstance(o, ast.Call) and passed_through(file, o)), None)
+                if through is not None:
+                    message += (f" (read through `{source(through.func)}(...)` on line {through.lineno}, not defined in "
+                                f"this file, as the model it is given back: if it returns another, this may not hold)")
                 if resumed is not None:
                     message += (f"; this file's resume path loads it back into the wrapper (line {resumed.lineno}), "
                                 "which works, but the plain model (evaluation, export, a run without DDP) does not "
@@ -342,12 +359,19 @@ class SaveDdpWrapper(Rule):
         said = {n for test in file.conditions(saved) for n in identifiers(test)}
         if said & {"module", "hasattr", "isinstance", "getattr", "DistributedDataParallel", "DataParallel", "DDP"}:
             return None
-        said = {core for test in file.conditions(saved) for core in SaveDdpWrapper._conjuncts(test)}
+        # the `else` of `if ddp and rank == 0:` holds on the wrapped ranks but 0 too: its parts decide
+        # nothing there (lint heldout12 u004: `.module` saved in the body, the wrapper in the else)
+        undecided = {id(branch.test) for branch, arm in arms(file, saved) if arm == "orelse"
+                     and type(branch.test) is ast.BoolOp and type(branch.test.op) is ast.And}
+        said = {core for test in file.conditions(saved) if id(test) not in undecided
+                for core in SaveDdpWrapper._conjuncts(test)}
         for wrap in wraps:
             if said & {core for test in file.conditions(wrap) for core in SaveDdpWrapper._conjuncts(test)}:
                 return None  # the save's path is decided by the test the wrapping is under (`if not ddp:`);
                 # not by one that lets both through (`if local_rank == 0 or not distributed:`, heldout10 u009)
         for branch, arm in arms(file, saved):
+            if id(branch.test) in undecided:
+                continue
             other = branch.orelse if arm == "body" else branch.body
             for node in ast.walk(ast.Module(body=other, type_ignores=[]) if isinstance(other, list) else other):
                 if type(node) is ast.Attribute and node.attr == "module":
