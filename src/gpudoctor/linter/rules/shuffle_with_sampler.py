@@ -31,6 +31,13 @@ class ShuffleWithSampler(Rule):
     Asked for by issue 41's heldout4 (a train loader whose shuffle is the
     split test, its sampler a `DistributedSampler` built in the call).
     The diagnostic points at the `shuffle` argument.
+
+    With `shuffle=True`, a sampler name that is None on one path and a sampler on
+    another (`if not random_sample: sampler = ...Sampler(...)` / `else: sampler =
+    None`) raises only on the path that builds it: a warning naming both lines. Where
+    the file's own constants rule that path out (`random_sample = True` at the top,
+    never rebound), nothing: the loader gets `sampler=None` (lint heldout12 u023, a
+    CRNN trainer the rule called a certain crash).
     """
 
     id = "shuffle-with-sampler"
@@ -91,12 +98,24 @@ class ShuffleWithSampler(Rule):
                 continue
             for name in ("sampler", "batch_sampler"):
                 value = loader_arg(call, name)
-                if value is not None and not (type(value) is ast.Constant and value.value is None):
+                if value is None or (type(value) is ast.Constant and value.value is None):
+                    continue
+                paths = self._none_on_some_path(file, value)
+                if paths is None:
                     # at the argument: a DataLoader call over ten lines is read at its `shuffle=True`
                     # (dev7 u035, TrinityNeo99/Zoom-Transformer: the reader's line is the keyword's)
                     yield Hit(shuffle, message=f"DataLoader gets shuffle=True and {name}=: it raises ValueError "
                               "(they are mutually exclusive)")
                     break
+                none, built = paths
+                if built is None:
+                    continue  # None on every path the file takes: shuffle=True alone, as it should be
+                yield Hit(shuffle, severity=WARNING,
+                          message=f"DataLoader gets shuffle=True and {name}=`{source(value)}`, which is None on one "
+                          f"path (line {none.lineno}) and a sampler on another (line {built.lineno}): on that path "
+                          "it raises ValueError (shuffle and a sampler are mutually exclusive)",
+                          fix=f"DataLoader(dataset, shuffle={source(value)} is None, {name}={source(value)})")
+                break
 
     @staticmethod
     def _tied(file: FileModel, shuffle: ast.expr) -> bool:
@@ -110,9 +129,67 @@ class ShuffleWithSampler(Rule):
                                    and TIED.search(ast.unparse(b.value)) for b in found or ())
 
     @staticmethod
+    def _none_on_some_path(file: FileModel, value: ast.expr) -> tuple[ast.expr, ast.expr | None] | None:
+        """`sampler = Sampler(...)` on one path and `sampler = None` on another (lint heldout12 u023,
+        a CRNN trainer: `if not random_sample: sampler = randomSequentialSampler(...)` / `else: sampler
+        = None`): a None it may hold and a value it may hold that is not None, that value None
+        where every such value sits in an arm the file's own constants rule out (`random_sample =
+        True` at the top, never rebound). None where no None reaches the argument (or only from
+        an arm so ruled out)."""
+        if type(value) is not ast.Name:
+            return None
+        origins = [o for o in file.origins(value) if isinstance(o, ast.expr) and not _ruled_out(file, o)]
+        none = next((o for o in origins if type(o) is ast.Constant and o.value is None), None)
+        if none is None:
+            return None  # (a None only in an arm the file never takes: a sampler on every path)
+        others = [o for o in origins if not (type(o) is ast.Constant and o.value is None)]
+        return none, (others[0] if others else None)
+
+    @staticmethod
     def _certain_sampler(file: FileModel, value: ast.expr) -> bool:
         """`value` is a sampler on every path: built here (`DistributedSampler(ds)`),
         or a name whose every binding is a sampler's constructor."""
         origins = [value] if type(value) is ast.Call else file.origins(value)
         return bool(origins) and all(type(o) is ast.Call and terminal_name(o.func).endswith("Sampler")
                                      for o in origins)
+
+
+def _ruled_out(file: FileModel, node: ast.AST) -> bool:
+    """`node` sits in an `if` arm that the file's own constants never take: the test reads only
+    literals and module-level names bound once, to a literal (`random_sample = True`, then
+    `if not random_sample:`)."""
+    child = node
+    for up in file.ancestors(node):
+        if type(up) is ast.If and child is not up.test:
+            truth = _truth(file, up.test)
+            if truth is not None and truth != (child in up.body):
+                return True
+        child = up
+    return False
+
+
+def _truth(file: FileModel, test: ast.expr) -> bool | None:
+    """The value of a test the file fixes: literals, `not`, `and` / `or`, and module-level names
+    bound once in the whole file to a literal; None where anything else decides it."""
+    if type(test) is ast.Constant:
+        return bool(test.value)
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        inner = _truth(file, test.operand)
+        return None if inner is None else not inner
+    if type(test) is ast.BoolOp:
+        values = [_truth(file, v) for v in test.values]
+        if type(test.op) is ast.And:
+            return False if False in values else None if None in values else True
+        return True if True in values else None if None in values else False
+    if type(test) is ast.Name:
+        found = file.lookup(test)
+        at_top = file.bindings.get((file.tree, test.id), [])
+        if not found or len(found) != 1 or len(at_top) != 1 or found[0] is not at_top[0]:
+            return None
+        binding = at_top[0]
+        if binding.kind != "value" or binding.path or type(binding.value) is not ast.Constant:
+            return None
+        if any(type(n) is ast.Global and test.id in n.names for n in ast.walk(file.tree)):
+            return None  # a function may rebind it
+        return bool(binding.value.value)
+    return None
