@@ -14,7 +14,7 @@ import pytest
 
 from gpudoctor.linter import engine
 
-# github.com/Holmeyoung/crnn-pytorch-style trainer, lint heldout12 u023 (train_multi_gpu.py):
+# github.com/dyzy41/ocr_code train_multi_gpu.py@12486be (lint heldout12 u023, a CRNN trainer):
 # `random_sample = True` at the top, the sampler built only `if not random_sample:`.
 SHUFFLE = """
         import torch
@@ -51,7 +51,7 @@ ONCE = """
             mp.spawn(worker, args=(args,), nprocs=2)
         """
 
-# github.com/cwx-worst-one style DiT trainer, lint heldout12 u017 (train_multi_gpu.py): the
+# github.com/bGuenes/sbi_model_comparison train_multi_gpu.py@7255bb5 (lint heldout12 u017): the
 # --gpus default comes from device_count(), then CUDA_VISIBLE_DEVICES is set before mp.spawn.
 VISIBLE = """
         import os
@@ -65,8 +65,8 @@ VISIBLE = """
             AFTER
         """
 
-# github.com/?/Dassl-based trainer, lint heldout12 u037 (train_dist.py): --local_rank taken, the
-# rank read from LOCAL_RANK, a truncated launch note after the help string.
+# github.com/Annusha/xmic train_dist.py@3f96c7c (lint heldout12 u037, a Dassl trainer): --local_rank
+# taken, the rank read from LOCAL_RANK, a truncated launch note after the help string.
 LAUNCH_NOTE = """
         import argparse
         import os
@@ -89,6 +89,24 @@ MISMATCH = """
             OTHER
             train_sampler = torch.utils.data.distributed.DistributedSampler(train_ds)
             return DataLoader(train_dataset, batch_size=8, sampler=train_sampler)
+        """
+
+# github.com/IDEA-XL/SubgDiff train_dist.py@890553e (lint heldout12 u056): the set-up call switched
+# off by `if 0 and ...`, DDP still built under the option, a resume load after it.
+SWITCHED_OFF = """
+        import torch
+
+        def setup_dist(args):
+            torch.distributed.init_process_group("nccl")
+
+        def main(args):
+            if TEST:
+                setup_dist(args)
+            model = Net().to(args.device)
+            if args.distribution:
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank])
+            ckpt = torch.load(args.resume)
+            model.load_state_dict(ckpt["model"])
         """
 
 CASES = {
@@ -122,6 +140,10 @@ CASES = {
     "sibling: the loader reads a second dataset the file builds": (
         "sampler-dataset-mismatch", {(8, "error")}, MISMATCH.replace(
             "OTHER", "train_dataset = LithosDataset(args.val_root)")),
+    "control: the group's set-up switched off by `if 0 and ...`: one process": (
+        "torch-load-no-map-location", set(), SWITCHED_OFF.replace("TEST", "0 and args.distribution")),
+    "sibling: the same set-up run under the option: every rank loads": (
+        "torch-load-no-map-location", {(12, "warning")}, SWITCHED_OFF.replace("TEST", "args.distribution")),
 }
 
 

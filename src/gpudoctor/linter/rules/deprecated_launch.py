@@ -139,7 +139,7 @@ class DeprecatedLaunch(Rule):
                    and not any(n.lineno == first for first, _ in prose)
                    and not (body and type(body[0]) is ast.Expr and n is body[0].value)]
         # (a script that also reads LOCAL_RANK from the environment runs unchanged under torchrun: the
-        # flag is accepted, not needed; lint heldout12 u037, a Dassl trainer with a truncated note beside it)
+        # flag is accepted, not needed; lint heldout12 u037, github.com/Annusha/xmic's Dassl trainer with a truncated note beside it)
         takes_flag = self._takes_local_rank_flag(file) and not self._reads_local_rank_env(file)
         commands: list[tuple[int, int]] = []
         noted = False

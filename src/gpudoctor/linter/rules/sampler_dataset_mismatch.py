@@ -143,7 +143,7 @@ def _typo(file: FileModel, over: ast.expr, read: ast.expr) -> bool:
     """The sampler's dataset is built in the file and the loader reads a name nothing in the file
     gives a value (no binding, definition or import, no `import *`, no builtin): that line raises
     NameError before any index is drawn, and the name is most likely the built one mistyped (lint
-    heldout12 u018, a SAM fine-tuning script: `train_ds = LithosDataset(...)`, its sampler over
+    heldout12 u018, github.com/cdforigua05/segment-anything-lithos: `train_ds = LithosDataset(...)`, its sampler over
     `train_ds`, the loader over `train_dataset`). Where neither is bound (a forum snippet's
     `train_set` and `val_set`), both are names of the code left out, and they differ."""
     if type(read) is not ast.Name or file.defines(read.id) or read.id in file.imports \

@@ -4,6 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from gpudoctor.linter.arms import ruled_out
 from gpudoctor.linter.idioms import loader_arg, source
 from gpudoctor.linter.model import Binding, FileModel, constant, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
@@ -131,14 +132,14 @@ class ShuffleWithSampler(Rule):
     @staticmethod
     def _none_on_some_path(file: FileModel, value: ast.expr) -> tuple[ast.expr, ast.expr | None] | None:
         """`sampler = Sampler(...)` on one path and `sampler = None` on another (lint heldout12 u023,
-        a CRNN trainer: `if not random_sample: sampler = randomSequentialSampler(...)` / `else: sampler
-        = None`): a None it may hold and a value it may hold that is not None, that value None
-        where every such value sits in an arm the file's own constants rule out (`random_sample =
-        True` at the top, never rebound). None where no None reaches the argument (or only from
-        an arm so ruled out)."""
+        github.com/dyzy41/ocr_code's CRNN trainer: `if not random_sample: sampler =
+        randomSequentialSampler(...)` / `else: sampler = None`): a None it may hold and a value it may
+        hold that is not None, that value None where every such value sits in an arm the file's own
+        constants rule out (`random_sample = True` at the top, never rebound). None where no None
+        reaches the argument (or only from an arm so ruled out)."""
         if type(value) is not ast.Name:
             return None
-        origins = [o for o in file.origins(value) if isinstance(o, ast.expr) and not _ruled_out(file, o)]
+        origins = [o for o in file.origins(value) if isinstance(o, ast.expr) and not ruled_out(file, o)]
         none = next((o for o in origins if type(o) is ast.Constant and o.value is None), None)
         if none is None:
             return None  # (a None only in an arm the file never takes: a sampler on every path)
@@ -153,43 +154,3 @@ class ShuffleWithSampler(Rule):
         return bool(origins) and all(type(o) is ast.Call and terminal_name(o.func).endswith("Sampler")
                                      for o in origins)
 
-
-def _ruled_out(file: FileModel, node: ast.AST) -> bool:
-    """`node` sits in an `if` arm that the file's own constants never take: the test reads only
-    literals and module-level names bound once, to a literal (`random_sample = True`, then
-    `if not random_sample:`)."""
-    child = node
-    for up in file.ancestors(node):
-        if type(up) is ast.If and child is not up.test:
-            truth = _truth(file, up.test)
-            if truth is not None and truth != (child in up.body):
-                return True
-        child = up
-    return False
-
-
-def _truth(file: FileModel, test: ast.expr) -> bool | None:
-    """The value of a test the file fixes: literals, `not`, `and` / `or`, and module-level names
-    bound once in the whole file to a literal; None where anything else decides it."""
-    if type(test) is ast.Constant:
-        return bool(test.value)
-    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-        inner = _truth(file, test.operand)
-        return None if inner is None else not inner
-    if type(test) is ast.BoolOp:
-        values = [_truth(file, v) for v in test.values]
-        if type(test.op) is ast.And:
-            return False if False in values else None if None in values else True
-        return True if True in values else None if None in values else False
-    if type(test) is ast.Name:
-        found = file.lookup(test)
-        at_top = file.bindings.get((file.tree, test.id), [])
-        if not found or len(found) != 1 or len(at_top) != 1 or found[0] is not at_top[0]:
-            return None
-        binding = at_top[0]
-        if binding.kind != "value" or binding.path or type(binding.value) is not ast.Constant:
-            return None
-        if any(type(n) is ast.Global and test.id in n.names for n in ast.walk(file.tree)):
-            return None  # a function may rebind it
-        return bool(binding.value.value)
-    return None

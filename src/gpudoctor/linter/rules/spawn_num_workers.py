@@ -166,8 +166,9 @@ READS = frozenset({"len", "print", "type", "isinstance", "id", "str", "repr"})
 def _read_once(file: FileModel, loader: ast.Call) -> bool:
     """The file shows every use of the loader, and none can run twice: it is bound to a local name
     (`test_loader = DataLoader(...)`) that is iterated, measured or handed to a function of this file
-    that does the same with it, and none of that sits in a loop (lint heldout12 u057, a Places365
-    trainer: the test loader built after training and read by one `test(model, test_loader, device)`).
+    that does the same with it, and none of that sits in a loop (lint heldout12 u057,
+    github.com/IvanBanny/Places-ResNet: the test loader built after training and read by one
+    `test(model, test_loader, device)`).
     False where a use is in a loop, is kept (returned, stored, put in a list), or goes to code lint does
     not see (a trainer object, an imported `train(...)`): that code may read it every epoch."""
     parent = file.parent.get(loader)
@@ -192,12 +193,11 @@ def _uses_once(file: FileModel, name: str, scope: ast.AST, value: ast.AST | None
             return False  # the name is bound again: another value (or more than one) is read here
         if next(file.enclosing_loops(use), None) is not None:
             return False
+        node: ast.AST = use
         up = file.parent.get(use)
-        if isinstance(up, (ast.For, ast.AsyncFor)) and up.iter is use:
-            continue
-        while type(up) is ast.Call and terminal_name(up.func) in ITERATION_WRAPPERS and up.args and up.args[0] is use:
-            use, up = up, file.parent.get(up)  # `enumerate(tqdm(loader))`
-        if isinstance(up, (ast.For, ast.AsyncFor)) and up.iter is use:
+        while type(up) is ast.Call and terminal_name(up.func) in ITERATION_WRAPPERS and up.args and up.args[0] is node:
+            node, up = up, file.parent.get(up)  # `enumerate(tqdm(loader))`
+        if isinstance(up, (ast.For, ast.AsyncFor)) and up.iter is node:
             continue
         if type(up) is ast.Call and type(up.func) is ast.Name and up.func.id in READS and not file.defines(up.func.id):
             continue
