@@ -121,9 +121,6 @@ CASES = {
     "sibling: the same loader read by that call every epoch": (
         "spawn-num-workers", {(11, "warning")}, ONCE.replace(
             "CALL", "for epoch in range(3):\n                test(model, test_loader)")),
-    # github.com/vukrosic/llm-research-4 distributed_train.py@5de5e7d (lint heldout11 u042): a `val_loader`
-    # built beside the train loader and never read
-    "control: a loader nothing reads": ("spawn-num-workers", set(), ONCE.replace("CALL", "pass")),
     "sibling: the loader handed to code lint does not see": (
         "spawn-num-workers", {(11, "warning")}, ONCE.replace("CALL", "trainer.test(model, test_loader)")),
     "control: set after device_count(), then the workers are spawned": (

@@ -24,10 +24,8 @@ class SpawnNumWorkers(Rule):
     Not a loader the file reads once: bound to a name that is iterated, measured
     or handed to a function of this file that does the same, none of it in a
     loop (lint heldout12: a test loader built after training and read by one
-    `test(model, test_loader)`), or never (a function's local nothing reads:
-    lint heldout11, a `val_loader` built and left unused); its workers start
-    once at most either way. A loader kept, returned or handed to code lint
-    does not see is still flagged.
+    `test(model, test_loader)`); its workers start once either way. A loader
+    kept, returned or handed to code lint does not see is still flagged.
 
     The diagnostic points at the `num_workers` argument where the call gives it.
     Keep the workers alive with `persistent_workers=True`, or start one
@@ -184,13 +182,10 @@ def _uses_once(file: FileModel, name: str, scope: ast.AST, value: ast.AST | None
     is one pass at most: see `_read_once`."""
     if depth > 2:
         return False
-    reads = [n for n in ast.walk(scope) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
-    uses = [n for n in reads if file.scope(n) is scope]
+    uses = [n for n in ast.walk(scope) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load
+            and file.scope(n) is scope]
     if not uses:
-        # a function's local that nothing reads is never iterated: no worker starts (lint heldout11 u042,
-        # github.com/vukrosic/llm-research-4: a `val_loader` built and left unused); one read elsewhere
-        # (a closure, another module) is not in view
-        return not reads and scope is not file.tree and type(scope) is not ast.ClassDef
+        return False  # nothing here reads it: whoever does is not in view
     for use in uses:
         found = file.lookup(use) or []
         if len(found) != 1 or (type(found[0]) is Binding) != (value is not None) or \
