@@ -153,3 +153,25 @@ def test_heldout12_precision_verdicts(name):
     text = textwrap.dedent(code).lstrip("\n")
     found = [d for d in engine.lint_source(text, "train.py") if d.rule == rule]
     assert {(d.line, d.severity) for d in found} == expected, [(d.line, d.severity, d.message) for d in found]
+
+
+# github.com/DuBianJun-007/PhyMeT train_dist.py@869fb76 (lint heldout12 u052), cut before its
+# `fit_one_epoch`: the epoch loop hands the loader to a function the file neither defines nor imports.
+HANDED = """
+        from torch.utils.data import DataLoader, DistributedSampler
+        IMPORT
+
+        def main(dataset):
+            sampler = DistributedSampler(dataset)
+            loader = DataLoader(dataset, sampler=sampler)
+            for epoch in range(10):
+                fit_one_epoch(model, loader)
+        """
+
+
+@pytest.mark.parametrize("imported, says", [("", "neither defined nor imported in this file"),
+                                             ("from engine import fit_one_epoch", "comes from another module")])
+def test_a_loader_handed_to_code_not_in_view_says_where_that_code_is(imported, says):
+    text = textwrap.dedent(HANDED.replace("IMPORT", imported)).lstrip("\n")
+    [d] = [d for d in engine.lint_source(text, "train.py") if d.rule == "sampler-no-set-epoch"]
+    assert says in d.message and d.severity == "warning", d.message

@@ -126,10 +126,11 @@ class CudaVisibleDevicesLate(Rule):
         """After the write, the same function (or module level) starts new programs, which inherit
         the environment and initialise CUDA themselves: mp.spawn / start_processes (the "spawn"
         method starts a fresh interpreter), `subprocess.*`, `os.system`, `os.exec*` / `os.spawn*`
-        (lint heldout12 u017, github.com/bGuenes/sbi_model_comparison, a trainer that sets CUDA_VISIBLE_DEVICES from --gpus, after
-        device_count() gave that option's default, right before mp.spawn; u030, a launcher that
-        sets it before `subprocess.run(["torchrun", ...])`, github.com/johnlockejrr/polyscriptor). Not `multiprocessing.Process` under
-        its default "fork": a forked child inherits the parent's CUDA state as it is."""
+        (lint heldout12 u017, github.com/bGuenes/sbi_model_comparison: a trainer that sets
+        CUDA_VISIBLE_DEVICES from --gpus, after device_count() gave that option's default, right
+        before mp.spawn; u030, github.com/johnlockejrr/polyscriptor: a launcher that sets it before
+        `subprocess.run(["torchrun", ...])`). Not `multiprocessing.Process` under its default
+        "fork": a forked child inherits the parent's CUDA state as it is."""
         scope = file.function(write)
         for call in file.calls:
             if file.function(call) is not scope or position(call) <= position(write):

@@ -34,7 +34,8 @@ class DeprecatedLaunch(Rule):
     under `torchrun`, and the comment only records how it was once started
     (issue 41's dev4 and heldout3 samples: two such notes, both judged
     nothing to say), and so does one that takes the flag but reads its local
-    rank from `LOCAL_RANK` in the environment all the same (lint heldout12). The flag counts however it is declared (absl's
+    rank from `LOCAL_RANK` in the environment all the same (lint heldout12).
+    The flag counts however it is declared (absl's
     `flags.DEFINE_integer("local_rank", ...)` too), and the notes count once, at
     their first command: they name one launcher (issue 41's heldout10: eleven
     commented runs in one script). A command written out several times is one
@@ -139,7 +140,8 @@ class DeprecatedLaunch(Rule):
                    and not any(n.lineno == first for first, _ in prose)
                    and not (body and type(body[0]) is ast.Expr and n is body[0].value)]
         # (a script that also reads LOCAL_RANK from the environment runs unchanged under torchrun: the
-        # flag is accepted, not needed; lint heldout12 u037, github.com/Annusha/xmic's Dassl trainer with a truncated note beside it)
+        # flag is accepted, not needed; lint heldout12 u037, github.com/Annusha/xmic's Dassl trainer with a
+        # truncated note beside it)
         takes_flag = self._takes_local_rank_flag(file) and not self._reads_local_rank_env(file)
         commands: list[tuple[int, int]] = []
         noted = False

@@ -111,10 +111,13 @@ class ShuffleWithSampler(Rule):
                 none, built = paths
                 if built is None:
                     continue  # None on every path the file takes: shuffle=True alone, as it should be
+                # (`sampler = DistributedSampler(ds) if distributed else None`: one line for both)
+                where = (f"and a sampler on another (line {none.lineno})" if none.lineno == built.lineno
+                         else f"(line {none.lineno}) and a sampler on another (line {built.lineno})")
                 yield Hit(shuffle, severity=WARNING,
                           message=f"DataLoader gets shuffle=True and {name}=`{source(value)}`, which is None on one "
-                          f"path (line {none.lineno}) and a sampler on another (line {built.lineno}): on that path "
-                          "it raises ValueError (shuffle and a sampler are mutually exclusive)",
+                          f"path {where}: on that path it raises ValueError (shuffle and a sampler are mutually "
+                          "exclusive)",
                           fix=f"DataLoader(dataset, shuffle={source(value)} is None, {name}={source(value)})")
                 break
 

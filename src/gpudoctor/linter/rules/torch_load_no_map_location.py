@@ -4,7 +4,8 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import ruled_out
-from gpudoctor.linter.idioms import DIST_INIT_HELPER, DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent, is_distributed_program
+from gpudoctor.linter.idioms import (DIST_INIT_HELPER, DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent,
+                                     is_distributed_program)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
@@ -143,7 +144,8 @@ class TorchLoadNoMapLocation(Rule):
     def _setup_switched_off(file: FileModel) -> bool:
         """The file starts its process group (init_process_group, a set-up helper by its name) only
         in code its own constants never run (`if 0 and args.distribution: setup_dist(...)`, lint
-        heldout12 u056, github.com/IDEA-XL/SubgDiff: an unfinished distributed path), and spawns nothing: as written, one process."""
+        heldout12 u056, github.com/IDEA-XL/SubgDiff: an unfinished distributed path), and spawns
+        nothing: as written, one process."""
         starts = [c for c in file.calls if file.is_spawn(c) or file.is_call_to(c, "init_process_group", TORCH)
                   or DIST_INIT_HELPER.match(terminal_name(c.func))]
         return bool(starts) and all(_never_runs(file, c, 0) for c in starts)
