@@ -9,9 +9,8 @@ import re
 import sys
 from collections.abc import Iterator
 
-from gpudoctor.linter.model import (ITERATION_WRAPPERS, MAIN_TEST, Element, FileModel, constant, has_star_kwargs,
+from gpudoctor.linter.model import (ITERATION_WRAPPERS, LIBRARIES, MAIN_TEST, Element, FileModel, constant, has_star_kwargs,
                                    keyword, terminal_name)
-from gpudoctor.linter.project import LIBRARIES
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
 LOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5}

@@ -21,6 +21,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeGuard, TypeVar, overload
 
+# Top-level modules that are libraries, not the project's own code: an import of one is not followed
+# into the project (linter/project.py), nor is a call into one taken for the project's function (idioms.py).
+LIBRARIES = {"torch", "os", "sys", "logging", "numpy", "np", "math", "time", "json", "random", "accelerate",
+             "transformers", "datasets", "lightning", "pytorch_lightning", "wandb", "tqdm", "argparse",
+             "torchvision", "shutil", "pathlib", "pickle", "copy", "functools", "itertools", "collections",
+             "typing", "dataclasses", "re", "subprocess", "warnings", "contextlib", "timm", "yaml", "torch_xla"}
+
 T = TypeVar("T")
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from gpudoctor.linter.model import DEFS, MAIN_TEST, FileModel, constant, terminal_name
+from gpudoctor.linter.model import DEFS, LIBRARIES, MAIN_TEST, FileModel, constant, terminal_name
 
 # Text that shows a file binds each process to its GPU.
 DEVICE_BINDERS = ("set_device", "CUDA_VISIBLE_DEVICES", "torch.cuda.device(", "set_default_device")
@@ -56,10 +56,6 @@ COLLECTIVE_NEEDLES = ("barrier", "all_reduce", "broadcast", "gather", "reduce", 
 # ... and imports one of these.
 COMMUNICATORS = ("torch.distributed", "accelerat", "torch_xla", "from torch import distributed")
 # Packages whose functions are never the project's own.
-LIBRARIES = {"torch", "os", "sys", "logging", "numpy", "np", "math", "time", "json", "random", "accelerate",
-             "transformers", "datasets", "lightning", "pytorch_lightning", "wandb", "tqdm", "argparse",
-             "torchvision", "shutil", "pathlib", "pickle", "copy", "functools", "itertools", "collections",
-             "typing", "dataclasses", "re", "subprocess", "warnings", "contextlib", "timm", "yaml", "torch_xla"}
 BLOCKS = {ast.If, ast.Try, ast.With, ast.ExceptHandler}
 # How many folders up a module name may start (`a.b.c.utils`).
 NAME_DEPTH = 6
