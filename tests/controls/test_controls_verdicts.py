@@ -5,6 +5,7 @@ verdicts): for each verdict id, the healthy input that looks most like the failu
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -19,7 +20,7 @@ from facts_cases import by_id, gpu2_facts, ids, vary, with_env
 from gpudoctor import api
 from gpudoctor.checks.fleet import check_fleet, fleet_columns
 from gpudoctor.checks.node import node_facts
-from gpudoctor.commands.allreduce.bisect import PairTime, bisect_findings
+from gpudoctor.commands.allreduce.bisect import PairTime, bisect_findings, suspects
 from gpudoctor.core.findings import Severity
 from gpudoctor.launch.join_env import join_decision
 from gpudoctor.probe.environment import probe_environment
@@ -315,3 +316,57 @@ class TestAllreduceBisectUndecided:
         quiet = [PairTime(1, 2, 24950, 21645), PairTime(0, 2, 1558, 1700), PairTime(0, 1, 23741, 23418)]
         [f] = bisect_findings(quiet, _places(("vm",) * 3), 65536)
         assert f.id == "allreduce-slow-rank" and f.evidence["ranks"] == [1]
+
+
+# An unshaped 3-node control on CI's two busy cores (tests/multinode, 2026-11-30): 1-2 was slow in
+# both of its passes, a few milliseconds apart, and was called a slow link. Its recheck, after a
+# pause, is what tells a burst of the host's other work from a link.
+CI_CONTROL_3 = {(1, 2): (2488.2, 1952.2), (0, 2): (499.4, 433.7), (0, 1): (551.9, 496.8)}
+HOSTS_3 = ("n0", "n1", "n2")
+
+
+def _rechecked(times, recheck):
+    return [PairTime(a, b, us, again, recheck.get((a, b), 0.0)) for (a, b), (us, again) in times.items()]
+
+
+class TestAllreduceBisectRecheck:
+    def test_the_ci_control_is_a_suspect_and_its_two_passes_alone_would_call_it_slow(self):
+        assert suspects(_pairs(CI_CONTROL_3)) == {(1, 2)}
+        [f] = bisect_findings(_pairs(CI_CONTROL_3), _places(HOSTS_3), 65536)
+        assert f.id == "allreduce-slow-link"  # why the recheck exists
+
+    def test_control_a_pair_fast_when_rechecked_is_not_slow_and_the_title_says_so(self):
+        [f] = bisect_findings(_rechecked(CI_CONTROL_3, {(1, 2): 471.0}), _places(HOSTS_3), 65536)
+        assert f.id == "allreduce-bisect" and f.severity is Severity.INFO
+        assert "1-2 was slow in both passes, not when rechecked" in f.title
+        assert f.evidence["rechecked"] == ["1-2: 2488 us, again 1952 us, rechecked 471 us"]
+
+    def test_sibling_a_pair_still_slow_when_rechecked_is_a_slow_link(self):
+        [f] = bisect_findings(_rechecked(CI_CONTROL_3, {(1, 2): 2100.0}), _places(HOSTS_3), 65536)
+        assert f.id == "allreduce-slow-link" and "rank 1 (n1) - rank 2 (n2)" in f.title
+        assert "rechecked 2100 us" in f.title
+
+    def test_a_recheck_never_makes_another_pair_slow(self):
+        # the yardsticks come from the two passes alone: a recheck that lowers a suspect far
+        # below everything else does not lower the baseline under the other pairs
+        times = {(0, 1): (1000.0, 1050.0), (2, 3): (2900.0, 3000.0), (0, 2): (3500.0, 3600.0), (0, 3): (3600.0, 3500.0),
+                 (1, 2): (3550.0, 3650.0), (1, 3): (3650.0, 3550.0)}  # fmt: skip
+        assert suspects(_pairs(times)) == {(0, 2), (0, 3), (1, 2), (1, 3)}  # above 3x the fastest; 2-3 is not
+        before = bisect_findings(_pairs(times), _places(("vm",) * 4), 65536)
+        # a baseline taken from the rechecked times (100 us) would put 2-3 (2900 us) over its limit
+        after = bisect_findings(_rechecked(times, dict.fromkeys(suspects(_pairs(times)), 100.0)), _places(("vm",) * 4), 65536)
+        assert before[0].id == "allreduce-bisect" and after[0].id == "allreduce-bisect"
+
+    @pytest.mark.parametrize("seed", range(40))
+    def test_every_pair_the_verdict_could_call_slow_is_a_suspect(self, seed):
+        # suspects() is what measure_pairs rechecks: it must hold every pair bisect_findings
+        # would call slow, whatever the kinds (hosts) the verdict groups them by
+        rng = random.Random(seed)
+        world = rng.choice([3, 4, 5, 6])
+        hosts = tuple(rng.choice("ab") for _ in range(world))
+        pairs = [PairTime(a, b, rng.choice([1, 3, 10, 40]) * rng.uniform(200, 2000), rng.uniform(200, 40000))
+                 for a, b in itertools.combinations(range(world), 2)]  # fmt: skip
+        slow = set()
+        for f in bisect_findings(pairs, _places(hosts), 65536):
+            slow |= {tuple(int(r) for r in s.split(":")[0].split("-")) for s in f.evidence.get("slow pairs", [])}
+        assert slow <= suspects(pairs)

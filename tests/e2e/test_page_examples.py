@@ -111,6 +111,7 @@ SKIP: dict[str, str] = {
     "docs/commands/allreduce.md: torchrun --standalone --nproc_per_node 8 -m gpudoctor allreduce": GPU,
     "docs/commands/allreduce.md: gpudoctor allreduce --nproc 4 --sizes 64K --bisect --fault 2:slow": f"{COVERED} tests/e2e/test_allreduce.py (4 ranks, a bisection: tens of seconds on 2 cores)",
     "docs/commands/allreduce.md: gpudoctor allreduce --nproc 4 --sizes 64K --bisect --fault 1:slowlink3": f"{COVERED} tests/controls/test_controls_verdicts.py and benchmarks/bisect_control.py (4 ranks, a bisection)",
+    "docs/commands/allreduce.md: gpudoctor allreduce --nproc 4 --sizes 64K --bisect --fault 1:hiccup3": f"{COVERED} tests/e2e/test_run_stragglers.py (3 ranks, hiccup2 beside slowlink2)",
     "docs/commands/allreduce.md: gpudoctor allreduce": f"{COVERED} tests/e2e/test_allreduce.py",
     "docs/commands/allreduce.md: gpudoctor allreduce --nproc 4 --sizes 256M --dtype bfloat16": "256 MB across 4 CPU ranks: minutes on 2 cores; meant for GPUs",
     "docs/commands/allreduce.md: gpudoctor allreduce --op all_gather --min-bytes 1K --max-bytes 64M": f"{COVERED} tests/test_allreduce_options.py for all_gather (a full sweep: a minute on 2 cores)",

@@ -324,5 +324,8 @@ def _report(
         data["per_node"] = per_node_json(per_node)
     if sweep.bisect:
         # held_us: what the verdict compares (the faster pass), so a reader need not re-derive it
-        data["bisect"] = [{"ranks": [p.a, p.b], "us": p.us, "repeat_us": p.repeat_us, "held_us": p.held_us} for p in pairs]
+        data["bisect"] = [
+            {"ranks": [p.a, p.b], "us": p.us, "repeat_us": p.repeat_us, "recheck_us": p.recheck_us or None, "held_us": p.held_us}
+            for p in pairs
+        ]
     return Report(command="allreduce", findings=tuple(findings), data=data, interrupted=interrupted, stop_signal=stop_signal)

@@ -42,6 +42,9 @@ SLOW_FAULT_S = 0.02
 # GPUDOCTOR_FAULT=<rank>:slowlink<peer>: that rank sleeps as long before each --bisect
 # all-reduce it does with <peer> only (one slow link, for testing --bisect).
 FAULT_SLOW_LINK = "slowlink"
+# GPUDOCTOR_FAULT=<rank>:hiccup<peer>: as slowlink, but only in the two passes, not in the
+# recheck (a burst of the host's other work that spans both passes: no slow link).
+FAULT_HICCUP = "hiccup"
 
 
 @dataclass(frozen=True)
@@ -234,8 +237,8 @@ def run_rank(ctx, sweep: Sweep, on_row: Callable[[Row], None] | None = None) -> 
     pairs: tuple[PairTime, ...] = ()
     if sweep.bisect and world > 1:
         ctx.progress("bisect", len(plan) + 1)
-        slow, peers = _bisect_fault(ctx.fault)
-        pairs = tuple(measure_pairs(torch, dist, rank, world, device, getattr(torch, dtype_name), slow, peers))
+        slow, peers, transient = _bisect_fault(ctx.fault)
+        pairs = tuple(measure_pairs(torch, dist, rank, world, device, getattr(torch, dtype_name), slow, peers, transient))
     devices = _devices(torch, dist, ctx, device, world)
     hosts = [place.host for place in devices]
     per_node = None
@@ -249,14 +252,16 @@ def run_rank(ctx, sweep: Sweep, on_row: Callable[[Row], None] | None = None) -> 
     return SweepResult(world, tuple(rows), devices, pairs, per_node)
 
 
-def _bisect_fault(fault: str | None) -> tuple[float, frozenset[int] | None]:
-    """The sleep before each bisect all-reduce, and with which peers (None: all)."""
+def _bisect_fault(fault: str | None) -> tuple[float, frozenset[int] | None, bool]:
+    """The sleep before each bisect all-reduce, with which peers (None: all), and
+    whether in the two passes only (not in the recheck)."""
     if fault == FAULT_SLOW:
-        return SLOW_FAULT_S, None
-    peer = (fault or "").removeprefix(FAULT_SLOW_LINK)
-    if fault and fault.startswith(FAULT_SLOW_LINK) and peer.isdigit():
-        return SLOW_FAULT_S, frozenset({int(peer)})
-    return 0.0, None
+        return SLOW_FAULT_S, None, False
+    for kind in (FAULT_SLOW_LINK, FAULT_HICCUP):
+        peer = (fault or "").removeprefix(kind)
+        if fault and fault.startswith(kind) and peer.isdigit():
+            return SLOW_FAULT_S, frozenset({int(peer)}), kind == FAULT_HICCUP
+    return 0.0, None, False
 
 
 def read_row(line: str) -> Row:
