@@ -49,6 +49,13 @@ class TestFailureStatusBesideAnEnd:
         assert found is not None and found.id == self.verdict and found.evidence["kind"] == "status"
         assert "[Failure]" in found.evidence["what"]
 
+    @pytest.mark.parametrize("line", ["vid2vid: failure", "Test vid2vid failed", "then I get this error once: Error using gpuArray"])
+    def test_sibling_a_failure_word_no_rule_reads_beside_an_end_is_undecided(self, line):
+        report = api.diagnose(f"{line}\n{SUCCEEDED}")
+        [found] = [f for f in report.findings if f.id in ("log-inconclusive", "log-no-failure")]
+        assert found.id == "log-inconclusive" and found.evidence["ended"].startswith("INFO:torch.distributed.elastic")
+        assert found.evidence["lines that speak of an error"][0] == f"line 1: {line}" and not healthy(f"{line}\n{SUCCEEDED}")
+
     @pytest.mark.parametrize("line", [
         "Tests: 12 passed, 0 failed", "failures: 0", "[OK] vid2vid_street.yaml", "FAILED: 0", "failed=0", "Failure rate: 0.01",
         "python train.py --max-failures 3 --ignore-failure",

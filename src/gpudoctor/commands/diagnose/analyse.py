@@ -106,6 +106,13 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         warned = degraded[0]
         return LOG_INCONCLUSIVE(case="degraded", evidence={"lines": d.lines, "ended": ended, "degraded": f"line {warned.evidence.get('first_line')}: {warned.id}"},
                                 lines=d.lines, warning=warned.id, first=warned.evidence.get("first_line"))
+    spoken = lead_first([*d.error_lines, *d.mention_lines])
+    if ended and spoken and not folder:
+        # an end beside lines that report a failure no rule reads: the end may be one part's (torch elastic's agent says its worker
+        # group SUCCEEDED while the script it ran reports a step [Failure], NVlabs/imaginaire#131): never healthy (exit 0) beside them
+        said = [f"line {n}: {text}" for n, text in spoken[:MENTIONS_KEPT]]
+        return LOG_INCONCLUSIVE(case="ended-but", evidence={"lines": d.lines, "ended": ended, "lines that speak of an error": said},
+                                lines=d.lines, count=d.error_count + d.mention_count, first=min(n for n, _ in spoken))
     if folder or ended:
         shown = {"ended": ended} if ended else {}
         return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)
