@@ -90,6 +90,12 @@ class TestTorchApiVersion:
         assert found is not None and found.id == self.verdict
         assert "added in torch" in found.fix and "torch.__version__" in found.fix
 
+    def test_sibling_an_internal_of_torchs_own_class_is_the_torch_version(self):
+        # ruotianluo/ImageCaptioning.pytorch#102: a prefetching loader reading torch 1.3's iterator internals on torch 1.2
+        found = head("AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute '_send_idx'")
+        assert found is not None and found.id == self.verdict and "torch.__version__" in found.fix
+        assert head_id("AttributeError: 'MyDataLoaderIter' object has no attribute '_send_idx'") != self.verdict
+
     @pytest.mark.parametrize(("line", "other"), [
         ("AttributeError: 'DistributedDataParallel' object has no attribute 'generate'", "ddp-wrapper-attribute"),
         ("AttributeError: 'DistributedDataParallel' object has no attribute '_backbone'", "ddp-wrapper-private-attribute"),

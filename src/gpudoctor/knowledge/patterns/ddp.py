@@ -65,11 +65,21 @@ def api_alternative(i: int, owner: str, names: dict[str, str]) -> str:
     return said + r" has no attribute '(?P<attribute%d>" % i + "|".join(sorted(map(re.escape, names), key=len, reverse=True)) + ")'"
 
 
-TORCH_API_REGEX = "|".join(api_alternative(i, owner, names) for i, (owner, names) in enumerate(TORCH_API.items()))
+# torch's own internal classes, which no user's code defines: any name missing from one is code written against another torch
+# release's internals (heldout10's cosypose#43: "'_DataLoaderIter' object has no attribute '_get_data'", the renamed iterator
+# of torch >= 1.2; imagecaptioning.pytorch#102: "'_MultiProcessingDataLoaderIter' object has no attribute '_send_idx'", which
+# torch 1.2 lacks and 1.3 has)
+TORCH_INTERNAL = ("_DataLoaderIter", "_MultiProcessingDataLoaderIter", "_SingleProcessDataLoaderIter", "_BaseDataLoaderIter")
+TORCH_API_REGEX = "|".join(api_alternative(i, owner, names) for i, (owner, names) in enumerate(TORCH_API.items())) + (
+    r"|'(?P<internal>" + "|".join(TORCH_INTERNAL) + r")' object has no attribute '(?P<internal_attribute>\w+)'")
 
 
 def torch_api_fields(m, _context):
     """The owner and the name torch lacks, and the release that added it: the step that decides (the installed version)."""
+    if m.group("internal"):
+        owner, name = m.group("internal"), m.group("internal_attribute")
+        return {"owner": owner, "attribute": name,
+                "step": f"{owner} (torch's own DataLoader internals) has no {name} in the installed torch: the code reads internals of another torch release"}
     i = next(i for i in range(len(TORCH_API)) if m.group(f"attribute{i}"))
     owner = list(TORCH_API)[i]
     name = m.group(f"attribute{i}")
@@ -297,9 +307,11 @@ PATTERNS = [
         TORCH_API_REGEX,
         ("has no attribute",),
         why="""The name is torch's own, not the model's: a method or an attribute of DistributedDataParallel, a function or a
-        module of torch, torch.distributed, torch.cuda or torch.nn. torch added it in a release (the fix names which), and the
-        installed torch does not have it: it is older than the code (a project's training script, or a library written
-        against a newer torch) requires. Reading it through `.module` does not help: the model never had it.""",
+        module of torch, torch.distributed, torch.cuda or torch.nn, or an internal of torch's own classes (the DataLoader's
+        iterators, which code that reaches into them reads by their private names). The installed torch does not have it: it
+        is another release than the code (a project's training script, or a library) was written for: older, for a name torch
+        added later (the fix names the release); older or newer, for an internal that torch renames between releases.
+        Reading it through `.module` does not help: the model never had it.""",
         fix=("STEP: compare `python -c \"import torch; print(torch.__version__)\"` with the version the project requires (its requirements "
              "or README) and install that one (`pip install -U torch`, with the CUDA build the GPUs need); or use code written for the installed torch"),
         examples=[
@@ -308,6 +320,8 @@ PATTERNS = [
             ("AttributeError: module 'torch' has no attribute 'compile'", "torch.compile is new in 2.0 (a torch 1.x installed)"),
             ("AttributeError: module 'torch.cuda' has no attribute 'is_bf16_supported'", "added in torch 1.10"),
             ("AttributeError: module 'torch.distributed' has no attribute 'all_gather_into_tensor'", "added in torch 1.13"),
+            ("AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute '_send_idx'",
+             "ruotianluo/ImageCaptioning.pytorch#102 (a prefetching loader reading torch 1.3's iterator internals on torch 1.2)"),
         ],
         not_examples=[
             "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'",  # the model's: ddp-wrapper-attribute
@@ -315,6 +329,7 @@ PATTERNS = [
             "AttributeError: module 'torch.distributed' has no attribute 'ProcessGroupNCCL'",  # a build without NCCL, not a release
             "AttributeError: module 'torchvision' has no attribute 'compile'",
             "AttributeError: 'MyModel' object has no attribute 'join'",
+            "AttributeError: 'MyDataLoaderIter' object has no attribute '_send_idx'",  # the user's own class
         ],
         fields=torch_api_fields,
     ),
