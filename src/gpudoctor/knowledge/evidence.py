@@ -479,7 +479,7 @@ RULES += (
         # the word quoted in code or a flag ('print("[FAILED]")', "--max-failures"), torchrun's own summary ("train.py
         # FAILED", read by the launcher patterns), a step the script goes on from (GOES_ON: "retrying", "skipping").
         rf"^(?P<status>(?:(?:.*?(?<=[\s>:|]))?\[\s*(?:FAILED|FAILURE|FAIL|Failed|Failure|Fail|✗|✘)\s*\](?!\s*[:=]?\s*0\b)"
-        r"|(?:✗|✘|❌)\s*(?!0\b)\w"
+        r"|(?:✗|✘|❌)\s*(?!0\b)\w|(?:FAILED|FAILURE|FAIL)[.!]?\s*$"
         r"|\S.*?(?:\s\.{2,}|:|\s-|::\S+)\s*(?:FAILED|FAILURE|FAIL|Failed|Failure)\s*(?:\[\s*\d+%\])?\s*$"
         rf"|(?:FAIL|ERROR): \w+ \([\w.]+\)\s*$|FAILED \((?:failures|errors)=[1-9]){GOES_ON}(?!.*\b(?i:optional|expected to fail|xfail)\b).*)",
         2,
@@ -487,6 +487,7 @@ RULES += (
             "# error : vid2vid_street.yaml >> /tmp/unit_test.log [Failure] in run test bash scripts/test_training.sh",  # NVlabs/imaginaire#131
             "[  FAILED  ] ProcessGroupNCCLTest.testAllreduce (1203 ms)",  # googletest, torch's c10d C++ tests
             "✗ vid2vid_street.yaml",
+            "FAILED",  # a script's own echo
             "vid2vid_street.yaml ... FAILED",
             "tests/test_distributed.py::test_allreduce FAILED                         [ 50%]",
             "test_allreduce (test_dist.DistTest) ... FAIL",
@@ -496,7 +497,7 @@ RULES += (
         ),
         (
             "[OK] vid2vid_street.yaml", "[  PASSED  ] 12 tests.", "[FAILED] 0", "FAILED (failures=0)", "FAILED: 0", "failed=0", "failures: 0",
-            'print("[FAILED]")', "--max-failures 3", "Failure rate: 0.01", "train.py FAILED", "Failures:",
+            'print("[FAILED]")', "--max-failures 3", "FAILED: 0 of 12", "PASSED", "Failure rate: 0.01", "train.py FAILED", "Failures:",
             "[FAILED] download of shard 3, retrying", "✗ apex (optional)", "✓ vid2vid_street.yaml",
             "➜  skypilot git:(master) ✗ sky launch 1.yaml", "✗ 0 failed", "test_bf16 ... expected failure",
             "test_allreduce (test_dist.DistTest) ... ok",
