@@ -83,12 +83,19 @@ class TestTorchApiVersion:
         STATIC_GRAPH,
         "AttributeError: module 'torch' has no attribute 'compile'",
         "AttributeError: module 'torch.cuda' has no attribute 'is_bf16_supported'",
-        "AttributeError: module 'torch.distributed' has no attribute 'all_gather_into_tensor'",
+        "AttributeError: module 'torch.distributed' has no attribute 'all_gather_into_tensor'",  # deepspeedai/Megatron-DeepSpeed#254
     ])
     def test_sibling_torchs_own_name_is_the_torch_version(self, line):
         found = head(line)
         assert found is not None and found.id == self.verdict
         assert "added in torch" in found.fix and "torch.__version__" in found.fix
+
+    def test_sibling_a_private_name_of_torchs_own_module_is_the_torch_version(self):
+        # NVIDIA/apex#1529: apex reading torch.distributed._all_gather_base on torch 1.7.1
+        assert head_id("AttributeError: module 'torch.distributed' has no attribute '_all_gather_base'") == self.verdict
+        # a torch without CUDA keeps its own answer; another package's private name is not torch's
+        assert head_id("AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'") == "cuda-torch-cpu-build"
+        assert head_id("AttributeError: module 'torchvision' has no attribute '_is_tracing'") != self.verdict
 
     def test_sibling_an_internal_of_torchs_own_class_is_the_torch_version(self):
         # ruotianluo/ImageCaptioning.pytorch#102: a prefetching loader reading torch 1.3's iterator internals on torch 1.2

@@ -71,15 +71,19 @@ def api_alternative(i: int, owner: str, names: dict[str, str]) -> str:
 # torch 1.2 lacks and 1.3 has)
 TORCH_INTERNAL = ("_DataLoaderIter", "_MultiProcessingDataLoaderIter", "_SingleProcessDataLoaderIter", "_BaseDataLoaderIter")
 TORCH_API_REGEX = "|".join(api_alternative(i, owner, names) for i, (owner, names) in enumerate(TORCH_API.items())) + (
-    r"|'(?P<internal>" + "|".join(TORCH_INTERNAL) + r")' object has no attribute '(?P<internal_attribute>\w+)'")
+    r"|'(?P<internal>" + "|".join(TORCH_INTERNAL) + r")' object has no attribute '(?P<internal_attribute>\w+)'"
+    # a private name of one of torch's own modules: torch's internals, which change between releases (NVIDIA/apex#1529:
+    # https://github.com/NVIDIA/apex/issues/1529, "module 'torch.distributed' has no attribute '_all_gather_base'" on torch 1.7.1)
+    r"|module '(?P<private_owner>torch(?:\.\w+)*)' has no attribute '(?P<private_attribute>_\w+)'")
 
 
 def torch_api_fields(m, _context):
     """The owner and the name torch lacks, and the release that added it: the step that decides (the installed version)."""
-    if m.group("internal"):
-        owner, name = m.group("internal"), m.group("internal_attribute")
+    if m.group("internal") or m.group("private_owner"):
+        owner, name = m.group("internal") or m.group("private_owner"), m.group("internal_attribute") or m.group("private_attribute")
+        whose = "torch's own DataLoader internals" if m.group("internal") else "a private name of torch's own"
         return {"owner": owner, "attribute": name,
-                "step": f"{owner} (torch's own DataLoader internals) has no {name} in the installed torch: the code reads internals of another torch release"}
+                "step": f"{owner} has no {name} in the installed torch ({whose}): the code reads internals of another torch release"}
     i = next(i for i in range(len(TORCH_API)) if m.group(f"attribute{i}"))
     owner = list(TORCH_API)[i]
     name = m.group(f"attribute{i}")
@@ -317,9 +321,11 @@ PATTERNS = [
         examples=[
             ("AttributeError: 'DistributedDataParallel' object has no attribute '_set_static_graph'",
              "JingyunLiang/VRT#22 (torch older than 1.9; the maintainer: upgrade PyTorch to at least 1.9.1)"),
-            ("AttributeError: module 'torch' has no attribute 'compile'", "torch.compile is new in 2.0 (a torch 1.x installed)"),
-            ("AttributeError: module 'torch.cuda' has no attribute 'is_bf16_supported'", "added in torch 1.10"),
-            ("AttributeError: module 'torch.distributed' has no attribute 'all_gather_into_tensor'", "added in torch 1.13"),
+            ("AttributeError: module 'torch' has no attribute 'compile'", "dropbox/hqq#15 (https://github.com/dropbox/hqq/issues/15; torch.compile is new in 2.0)"),
+            ("AttributeError: module 'torch.cuda' has no attribute 'is_bf16_supported'", "suno-ai/bark#40 (https://github.com/suno-ai/bark/issues/40; added in torch 1.10)"),
+            ("AttributeError: module 'torch.distributed' has no attribute 'all_gather_into_tensor'",
+             "deepspeedai/Megatron-DeepSpeed#254 (torch 1.12.1 lacks it, 1.13 has it)"),
+            ("AttributeError: module 'torch.distributed' has no attribute '_all_gather_base'", "NVIDIA/apex#1529 (a private name apex read on torch 1.7.1)"),
             ("AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute '_send_idx'",
              "ruotianluo/ImageCaptioning.pytorch#102 (a prefetching loader reading torch 1.3's iterator internals on torch 1.2)"),
         ],
@@ -330,6 +336,7 @@ PATTERNS = [
             "AttributeError: module 'torchvision' has no attribute 'compile'",
             "AttributeError: 'MyModel' object has no attribute 'join'",
             "AttributeError: 'MyDataLoaderIter' object has no attribute '_send_idx'",  # the user's own class
+            "AttributeError: module 'torchvision' has no attribute '_is_tracing'",  # another package's private name
         ],
         fields=torch_api_fields,
     ),
