@@ -2,7 +2,7 @@
 lines still speak of an error in words no rule reads. Its control: the lines that speak of errors
 without reporting one (zero counts, metrics, code, warnings) leave the plain case; its siblings: a
 logger's error level keeps case `errors`, a traceback is a failure, and a log that shows its end
-is healthy only when none of its words report an error (an end beside them is case `ended-but`, diagA15)."""
+well is healthy whatever its words."""
 
 from __future__ import annotations
 
@@ -34,14 +34,9 @@ class TestLogInconclusive:
         assert found.id == "log-inconclusive" and "lines that speak of an error" not in found.evidence
         assert report_exit(report) == 1  # still undecided: no end shown
 
-    def test_control_a_log_that_ends_well_with_words_that_report_no_error_is_healthy(self):
-        report, found = answer("checked 120 files: 0 errors, failed: 0\nerror rate 0.2% over the last epoch\n" + ENDED)
-        assert found.id == "log-no-failure" and report_exit(report) == 0
-
-    def test_sibling_an_error_spoken_beside_an_end_is_not_healthy(self):
+    def test_control_a_log_that_ends_well_is_healthy_whatever_it_says_of_errors(self):
         report, found = answer("then I get this error once: Error using gpuArray\n" + ENDED)
-        assert found.id == "log-inconclusive" and report_exit(report) == 1
-        assert found.title.startswith("a line shows an end") and found.evidence["ended"] == "training completed"
+        assert found.id == "log-no-failure" and report_exit(report) == 0
 
     def test_sibling_another_runtimes_error_is_shown_before_the_users_sentence(self):
         log = (

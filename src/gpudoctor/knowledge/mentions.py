@@ -93,6 +93,17 @@ def speaks_of_error(text: str) -> bool:
     return bool(SPEAKS.search(text)) and not NOT_A_REPORT.search(text)
 
 
+# A line that ends on its failure word, as a status does: "Test vid2vid failed", "vid2vid: failure", "then it crashed!", "an
+# error." Beside a run's end it keeps the run from being called healthy (commands/diagnose/analyse.py, case `ended-but`); a word
+# inside the line (a setting, a comment, prose that says the error is gone) does not.
+ENDS_FAILED = re.compile(r"\b(?:fail(?:ed|s|ure)?|errors?|crash(?:ed)?|abort(?:ed)?)\W*$", re.IGNORECASE)
+
+
+def ends_in_failure(text: str) -> bool:
+    """The line (a flag's name aside) ends on a failure word."""
+    return bool(ENDS_FAILED.search(FLAG.sub("", text) if "-" in text else text))
+
+
 def only_ended(text: str) -> bool:
     """The line says only that something ended (a launcher's report), not what failed."""
     return bool(ONLY_ENDED.search(text))
