@@ -311,8 +311,8 @@ PATTERNS = [
         TORCH_API_REGEX,
         ("has no attribute",),
         why="""The name is torch's own, not the model's: a method or an attribute of DistributedDataParallel, a function or a
-        module of torch, torch.distributed, torch.cuda or torch.nn, or an internal of torch's own classes (the DataLoader's
-        iterators, which code that reaches into them reads by their private names). The installed torch does not have it: it
+        module of torch, torch.distributed, torch.cuda or torch.nn, a private name of one of torch's modules, or an internal of
+        torch's own classes (the DataLoader's iterators, which code that reaches into them reads by their private names). The installed torch does not have it: it
         is another release than the code (a project's training script, or a library) was written for: older, for a name torch
         added later (the fix names the release); older or newer, for an internal that torch renames between releases.
         Reading it through `.module` does not help: the model never had it.""",
