@@ -93,7 +93,10 @@ PATTERNS = [
              "dmlc/gluon-cv#1575 (MXNet's check, under 'terminate called after throwing an instance of dmlc::Error')"),
             ("MemoryError: std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
              "GradientSpaces/WildGS-SLAM#60 (a CUDA extension's allocation on a 32 GB V100, wrapped as MemoryError)"),
-            ("RuntimeError: CUDA driver error: CUDA_ERROR_OUT_OF_MEMORY", "the driver API's status name"),
+            ("pygpu.gpuarray.GpuArrayException: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+             "ndrplz/dreyeve#23 (https://github.com/ndrplz/dreyeve/issues/23: the driver API's status, through Theano's gpuarray)"),
+            ("  what():  [10:44:35] src/engine/./threaded_engine.h:359: [10:44:35] src/storage/./pooled_storage_manager.h:107: cudaMalloc failed: out of memory",
+             "TuSimple/mx-maskrcnn#98 (MXNet's pooled storage manager, under terminate called after throwing dmlc::Error)"),
         ],
         not_examples=[
             "MemoryError: std::bad_alloc",  # a C++ allocation with no CUDA status: the host's (host-memory-exhausted)
