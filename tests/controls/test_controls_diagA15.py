@@ -135,6 +135,7 @@ class TestMemoryHostOrDevice:
         "MemoryError: std::bad_alloc: cudaErrorMemoryAllocation: out of memory",  # GradientSpaces/WildGS-SLAM#60
         "terminate called after throwing an instance of 'thrust::system::detail::bad_alloc'\n  what():  std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
         "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+        "pygpu.gpuarray.GpuArrayException: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY: out of memory",  # ndrplz/dreyeve#23
     ])
     def test_sibling_a_cuda_allocation_status_is_the_gpus(self, line):
         assert head_id(line) == "cuda-oom"
