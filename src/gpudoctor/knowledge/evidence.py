@@ -114,14 +114,15 @@ RULES: tuple[Evidence, ...] = (
         # a launcher's "Error: failed to run ..." and any program's own "Error: ..." line (darknet's "CUDA Error:
         # out of memory: Invalid argument"): what failed is in its words, not in a rank's output elsewhere
         "a program reported an error it stopped on (its Error: line)",
-        r"(?:^|\s)Error: (?P<clierror>(?:failed to run|.*\b(?i:failed|not found|no such|cannot|could not|unable|invalid|refused|killed|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
+        r"(?:^|\s)Error: (?!.*\b(?i:crash\w*|fail\w*|abort\w*|died|terminated|killed)(?: \w+)?\s*[:=]\s*0\b)(?P<clierror>(?:failed to run|.*\b(?i:failed|not found|no such|cannot|could not|unable|invalid|refused|killed|crash(?:ed|es)?|abort(?:ed)?|died|terminated|exit(?:ed)? (?:with )?(?:code|status))\b).*)",
         2,
         (
             "Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --node_rank=0 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29500",  # colossalai run
             "Error: Failed to setup head node.",  # ray up under SkyPilot (skypilot-org/skypilot#618)
             "Error: Unable to connect to the host engine",  # dcgmi without nv-hostengine running
+            "Error: training script crashed",  # a wrapper's words for the step it ran (issue 35, diagA15)
         ),
-        ("Error: 0.0123", "Error: 12.5% (top-1)"),  # a metric called "Error" in an evaluation print
+        ("Error: 0.0123", "Error: 12.5% (top-1)", "Error: none, crashed runs: 0"),  # a metric called "Error" in an evaluation print
     ),
     Evidence(
         "frames",
@@ -467,6 +468,42 @@ RULES += (
         ("===== 12 passed in 3.21s =====", "tests/test_distributed.py::test_allreduce PASSED", "===== 12 passed, 0 failed in 3.21s ====="),
     ),
     Evidence(
+        "status",
+        "a test harness or a script reported a step of the job failed (its status word)",
+        # A script's or a harness's status for a step it ran, in the words they print: a bracketed status
+        # ("... >> /tmp/unit_test.log [Failure]", NVlabs/imaginaire#131: https://github.com/NVlabs/imaginaire/issues/131;
+        # googletest's "[  FAILED  ] Suite.Test"), a cross mark before the step, the status last on the step's line
+        # ("vid2vid.yaml ... FAILED", pytest -v's "tests/x.py::test_a FAILED [ 50%]", unittest's "... FAIL"), unittest's
+        # report of a test and its summary. A launcher's "worker group ... SUCCEEDED" is its own workers' status, not the
+        # script's: the run is not healthy beside it. Not a status: a count of none ("[FAILED] 0", "FAILED (failures=0)"),
+        # the word quoted in code or a flag ('print("[FAILED]")', "--max-failures"), torchrun's own summary ("train.py
+        # FAILED", read by the launcher patterns), a step the script goes on from (GOES_ON: "retrying", "skipping").
+        rf"^(?P<status>(?:(?:.*?(?<=[\s>:|]))?\[\s*(?:FAILED|FAILURE|FAIL|Failed|Failure|Fail|✗|✘)\s*\](?!\s*[:=]?\s*0\b)"
+        r"|(?:✗|✘|❌)\s*(?!0\b)\w|(?:FAILED|FAILURE|FAIL)[.!]?\s*$"
+        r"|\S.*?(?:\s\.{2,}|:|\s-|::\S+)\s*(?:FAILED|FAILURE|FAIL|Failed|Failure)\s*(?:\[\s*\d+%\])?\s*$"
+        rf"|(?:FAIL|ERROR): \w+ \([\w.]+\)\s*$|FAILED \((?:failures|errors)=[1-9]){GOES_ON}(?!.*\b(?i:optional|expected to fail|xfail)\b).*)",
+        2,
+        (
+            "# error : vid2vid_street.yaml >> /tmp/unit_test.log [Failure] in run test bash scripts/test_training.sh",  # NVlabs/imaginaire#131
+            "[  FAILED  ] ProcessGroupNCCLTest.testAllreduce (1203 ms)",  # googletest, torch's c10d C++ tests
+            "✗ vid2vid_street.yaml",
+            "FAILED",  # a script's own echo
+            "vid2vid_street.yaml ... FAILED",
+            "tests/test_distributed.py::test_allreduce FAILED                         [ 50%]",
+            "test_allreduce (test_dist.DistTest) ... FAIL",
+            "FAIL: test_allreduce (test_dist.DistTest)",
+            "FAILED (failures=1, errors=2)",
+            "Status: Failed",
+        ),
+        (
+            "[OK] vid2vid_street.yaml", "[  PASSED  ] 12 tests.", "[FAILED] 0", "FAILED (failures=0)", "FAILED: 0", "failed=0", "failures: 0",
+            'print("[FAILED]")', "--max-failures 3", "FAILED: 0 of 12", "PASSED", "Failure rate: 0.01", "train.py FAILED", "Failures:",
+            "[FAILED] download of shard 3, retrying", "✗ apex (optional)", "✓ vid2vid_street.yaml",
+            "➜  skypilot git:(master) ✗ sky launch 1.yaml", "✗ 0 failed", "test_bf16 ... expected failure",
+            "test_allreduce (test_dist.DistTest) ... ok",
+        ),
+    ),
+    Evidence(
         "pip",
         "pip could not install what the job needs",
         r"^(?:ERROR|error): (?P<pip>Failed building wheel for .+|Could not build wheels for .+|Could not find a version that satisfies .+|"
@@ -548,7 +585,8 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", '"level"', '"severity"
          "CMake Error", "FAILED: ", "Error response from daemon", "OCI runtime", "E: ", "×", "BackoffLimitExceeded", "DeadlineExceeded",
          "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid",
          "failed to create process", "Fatal error in launcher", "is not recognized as an internal",
-         "ProcessGroupNCCL.", "NCCLUtils.", "please initiali", "please make sure to call", "please call")
+         "ProcessGroupNCCL.", "NCCLUtils.", "please initiali", "please make sure to call", "please call",
+         "FAIL", "Fail", "✗", "✘", "❌")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
 

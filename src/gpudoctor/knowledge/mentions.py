@@ -38,14 +38,20 @@ SPEAKS = re.compile(
 )
 NOT_A_REPORT = re.compile(
     r"warn"  # Warning:, WARN, UserWarning, FutureWarning: what a run survives
-    r"|\b(?:0|no|zero|without)\s+(?:errors?|failures?|exceptions?)\b"
+    r"|\b(?:0|no|zero|without)\s+(?:errors?|failures?|failed|exceptions?)\b"
     r"|\b(?:errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b(?![.\d])"
-    r"|\berror\s*(?:rate|bar|metric|signal)\b"
+    r"|\b(?:error|failure)\s*(?:rate|bar|metric|signal)\b"
+    # a test the suite expected to fail (unittest's "expected failure", pytest's xfail): the suite's own pass
+    r"|\bexpected failure\b|\bxfail(?:ed)?\b"
     r"|\b(?:errors?|err)\s*[:=]?\s*[-+]?\d*\.\d+"  # a metric: "val error: 0.031"
     r"|^\s*(?:except\b|raise\b|def\b|class\b|try:|if\b|elif\b|return\b|import\b|from\s+\S+\s+import\b|assert\b|#(?!#+ )|//)"
     r"|\bif\s+\w*(?:error|fail)"
     # torchrun's summary's own lines ("train.py FAILED", "Failures:"): the launcher's report, read by its patterns
     r"|^\s*(?:\S+ (?-i:FAILED)|Failures:)\s*$"
+    # a C++ exception's backtrace and its origin ("frame #0: c10::Error::Error(...)", "Exception raised from recvBytes at
+    # ..."): parts of a report the signs read by its shape, told by its message line (a store read after a peer left at exit
+    # is noise the store patterns tell, pytorch/torchft's heartbeat monitor)
+    r"|^\s*(?:frame #\d+: |Exception raised from \w+ at )"
     # a line a logger wrote at INFO or DEBUG level ("NCCL INFO NET/Plugin: ... No such file or directory")
     r"|(?-i:\b(?:INFO|DEBUG)\b)"
     # an error the program says it went on from (slurmstepd's "couldn't chdir to ...: going to /tmp instead")
@@ -75,9 +81,27 @@ PROSE = re.compile(
 )
 
 
+# A command-line flag whose name holds the word ("--max-failures 3", "--ignore-errors", "-fail-fast"): a setting, no report.
+FLAG = re.compile(r"(?<![\w-])--?[\w-]*(?i:fail|error|exception|abort)[\w-]*")
+
+
 def speaks_of_error(text: str) -> bool:
-    """Whether the line reports an error or a failure in words, by what it says (see the module's why)."""
+    """Whether the line reports an error or a failure in words, by what it says (see the module's why); the words inside a
+    flag's name are not read."""
+    if "-" in text:
+        text = FLAG.sub("", text)
     return bool(SPEAKS.search(text)) and not NOT_A_REPORT.search(text)
+
+
+# A line that ends on its failure word, as a status does: "Test vid2vid failed", "vid2vid: failure", "then it crashed!", "an
+# error." Beside a run's end it keeps the run from being called healthy (commands/diagnose/analyse.py, case `ended-but`); a word
+# inside the line (a setting, a comment, prose that says the error is gone) does not.
+ENDS_FAILED = re.compile(r"\b(?:fail(?:ed|s|ure)?|errors?|crash(?:ed)?|abort(?:ed)?)\W*$", re.IGNORECASE)
+
+
+def ends_in_failure(text: str) -> bool:
+    """The line (a flag's name aside) ends on a failure word."""
+    return bool(ENDS_FAILED.search(FLAG.sub("", text) if "-" in text else text))
 
 
 def only_ended(text: str) -> bool:

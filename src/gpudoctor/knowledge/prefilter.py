@@ -33,6 +33,9 @@ TRIGGERS = (
     "error",
     "errno",
     "fail",
+    "✗",  # a script's cross mark before a step that failed (evidence.py's "status")
+    "✘",
+    "❌",
     "warn",
     "exception",
     "traceback",

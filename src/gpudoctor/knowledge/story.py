@@ -65,7 +65,7 @@ GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
 # Patterns that read any exception's line: one a fallback warning just said was caught names no failure.
 READS_ANY_EXCEPTION = (*GENERIC_FINDINGS, "setup-refused-by-program")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
-NAMED_IN_FIX = ("module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
+NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-not-found", "launcher-not-found", "launcher-argument-unknown", "library-api-mismatch", "run-interrupted", "script-arguments-refused",
                 "setup-refused-by-program", "value-type-refused", "ddp-device-mismatch", "zero-optimizer-internal-error",
                 # the tenth round's classes (knowledge/patterns/classes10a.py): the key, path, call, object or log the line names
                 "config-key-missing", "nccl-topology-sysfs", "cublas-execution-failed", "unpicklable-object", "paddle-launch-trainer-failed",
@@ -410,7 +410,7 @@ class Diagnosis:
                 last = arguments_from(sign.frames)
             if last is None or last.user():
                 return BY_ID["python-exception"]
-        if p.id == "ddp-wrapper-attribute":
+        if p.id in ("ddp-wrapper-attribute", "ddp-wrapper-private-attribute"):
             # read by torch's own parallel code (an older DDP's constructor), not through the wrapper by the user's:
             # no attribute of the user's model; the exception is the library's (knowledge/patterns/classes10a.py)
             sign = self.signs.exception_at(msg)

@@ -84,7 +84,7 @@ KIND_FAMILY = {
     "gloo": "gloo",
     **dict.fromkeys(("terminate", "terminate_bare", "what", "c10", "cppframes", "signame", "glogsig", "shellsig", "shellkill", "caught", "glibc", "assertion", "nativeframes"), "native"),
     **dict.fromkeys(("exitcode", "exit", "childfailed", "stopped", "srun_what", "spawned", "pyexec", "barrier", "barrierdone", "elastic", "errorfile",
-                     "dslaunch", "mpirun", "raydied", "clierror", "argparse", "notfound", "k8sevent", "podstatus", "jobstate", "slurm", "k8sreason",
+                     "dslaunch", "mpirun", "raydied", "clierror", "status", "argparse", "notfound", "k8sevent", "podstatus", "jobstate", "slurm", "k8sreason",
                      "elasticnofile"), "launcher"),
 }
 
@@ -333,6 +333,9 @@ OWN_WORDS = {
                  "of the last collectives of every rank shows which rank did not reach the one that failed)"),
     "notsetup": ("line {line} is the program's own message: it names what was not set up and the call that sets it up; make that "
                  "call (or the launcher that makes it) before the code that needs it runs"),
+    "status": ("line {line} is a test harness's or a script's status for a step it ran (a launcher's SUCCEEDED elsewhere in the "
+               "log is only its own workers' status): that step's own output (its log file, the command the script ran, or the "
+               "failing test's section) says why; run the step alone to read it whole"),
     "pytest": ("a test run failed: each failing test's own section (its `E   ` lines) says why; rerun one alone with "
                "`pytest -x -q TEST` to read it whole"),
 }

@@ -27,8 +27,10 @@ moment, not the job, and a hang, a crash or a wrong setting leave it unchanged; 
 do show a fault (a GPU lost, ranks spinning in a collective, memory held with no process) are
 their own findings. `diagnose` calls an input healthy (`log-no-failure`) only when it shows no
 failure and does show the run's end; a run that ends after a warning that it went on degraded (its loss
-not finite, the CPU for the GPU) gets this answer too (case `degraded`): it ended, but not well.""",
-    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each); `launcher` (cases `log`, `errors`, `mentions`): the launcher the log shows, when it shows one; `earlier attempt` and `run again` (case `rerun`): the stale failure's finding and the command that ran again, with their lines; `ended` and `degraded` (case `degraded`): the line that shows the run's end, and the first warning that says it went on degraded (a loss or gradient not finite, the CPU or a fallback for the GPU), with its line.",
+not finite, the CPU for the GPU) gets this answer too (case `degraded`): it ended, but not well; so does a run that shows
+an end beside lines that end on a failure word no rule reads, as a step's status does ("Test vid2vid failed", case `ended-but`): the end may be only a part's (torch
+elastic's agent says SUCCEEDED of its own worker group while the script it ran reports a step `[Failure]`).""",
+    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each); `launcher` (cases `log`, `errors`, `mentions`): the launcher the log shows, when it shows one; `earlier attempt` and `run again` (case `rerun`): the stale failure's finding and the command that ran again, with their lines; `ended` and `degraded` (case `degraded`): the line that shows the run's end, and the first warning that says it went on degraded (a loss or gradient not finite, the CPU or a fallback for the GPU), with its line; `ended` and `lines that speak of an error` (case `ended-but`): the end, and three lines that end on a failure word (a status), with their numbers.",
     # "log": a run's output without an end; "snapshot": a GPU tool's output, no fault in it
     title={
         "log": "no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
@@ -37,6 +39,7 @@ not finite, the CPU for the GPU) gets this answer too (case `degraded`): it ende
         "mentions": "{count} line(s) speak of an error gpudoctor cannot read, and nothing shows the run ended: the log does not decide whether one of them stopped it (first: line {first})",
         "rerun": "the failure at line {first} is an earlier attempt's: the command at line {ran} was run again at line {again}, and nothing after that shows the rerun failing or ending: the log does not decide",
         "degraded": "the run reached its end, but went on degraded ({warning}, line {first}): not healthy, and the log does not decide whether what it produced is of use",
+        "ended-but": "a line shows an end, but {count} line(s) end on a failure word gpudoctor cannot read: not healthy, and the log does not decide whether one of them failed the job (first: line {first})",
     },
     why={
         "log": "No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
@@ -51,6 +54,10 @@ not finite, the CPU for the GPU) gets this answer too (case `degraded`): it ende
         "rerun": "The paste is a terminal session: the failure it shows is in the output of a command that the user then ran again "
         "(corrected or not), and what the second run printed shows no failure and no end. The first run's failure is not the job's "
         "(its finding is kept, as an earlier attempt's), and a paste cut while the rerun starts or hangs looks the same as one that went on well.",
+        "ended-but": "A line shows an end, but an end is often only one part's: a launcher's of its own worker group (torch elastic's "
+        "SUCCEEDED), a stage's or a test's; and other lines end on a failure word no rule reads, as a status does: a script's or a "
+        "harness's status for a step, a program's own message, an error logged and maybe survived. Whether one of them failed the "
+        "job is what the end does not say, so the run is not called healthy; the lines are the lead.",
         "degraded": "A line shows the run ending, but a warning before it says the run went on degraded: its loss or gradients were "
         "not finite (the steps after it learned nothing, or were skipped), or it ran on a slower path than it was set up for (the "
         "CPU, a fallback kernel). The run did not crash, so no error is named; it did not end well either, so it is not called "
@@ -62,6 +69,7 @@ not finite, the CPU for the GPU) gets this answer too (case `degraded`): it ende
         "mentions": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); if a line above is the failure, its own words are the search: the program's docs or issue tracker; a job that stopped moving: gpudoctor run --nproc N --hang-timeout 300{under_launcher}",
         "snapshot": "gpudoctor diagnose train.log   # the job's own output decides it; gpudoctor check   # the GPUs, driver and torch as the job sees them",
         "rerun": "COMMAND 2>&1 | tee rerun.log; echo \"exit status $?\" >> rerun.log; gpudoctor diagnose rerun.log   # the rerun's whole output and exit status decide it; a rerun that stops moving: gpudoctor run --nproc N --hang-timeout 300",
+        "ended-but": "read the lines above: a step a script or a harness reports failed is the failure, and that step's own output (its log, the command it ran) says why; the job's exit status decides whether it failed (echo $? after it)",
         "degraded": "gpudoctor diagnose --explain {warning}   # the warning's own fix; then check what the run left (evaluate the saved model, compare its speed with a run on the GPU) before trusting it",
     },
 )

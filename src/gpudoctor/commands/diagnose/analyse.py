@@ -17,9 +17,10 @@ from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.reruns import Prompts
+from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
-from gpudoctor.knowledge.mentions import lead_first
+from gpudoctor.knowledge.mentions import ends_in_failure, lead_first
 from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
 from gpudoctor.catalog.findings.diagnose import (
@@ -106,6 +107,15 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         warned = degraded[0]
         return LOG_INCONCLUSIVE(case="degraded", evidence={"lines": d.lines, "ended": ended, "degraded": f"line {warned.evidence.get('first_line')}: {warned.id}"},
                                 lines=d.lines, warning=warned.id, first=warned.evidence.get("first_line"))
+    handled = {sign.line for sign in d.signs.signs if sign.claimed == HANDLED}  # an exception a fallback warning said was caught
+    spoken = lead_first([seen for seen in (*d.error_lines, *d.mention_lines) if seen[0] not in handled and ends_in_failure(seen[1])])
+    if ended and spoken and not folder:
+        # an end beside lines that end on a failure word no rule reads (a step's status): the end may be one part's (torch elastic's
+        # agent says its worker group SUCCEEDED while the script it ran reports a step [Failure], NVlabs/imaginaire#131): never
+        # healthy (exit 0) beside them
+        said = [f"line {n}: {text}" for n, text in spoken[:MENTIONS_KEPT]]
+        return LOG_INCONCLUSIVE(case="ended-but", evidence={"lines": d.lines, "ended": ended, "lines that speak of an error": said},
+                                lines=d.lines, count=len(spoken), first=min(n for n, _ in spoken))
     if folder or ended:
         shown = {"ended": ended} if ended else {}
         return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)

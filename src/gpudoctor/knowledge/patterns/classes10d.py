@@ -96,6 +96,8 @@ PATTERNS_EARLY = [
 # The words of a MemoryError that say the host refused the memory: Python's own (no message at all, pybind11's std::bad_alloc),
 # numpy's "Unable to allocate ... for an array", the C library's errno 12, or a message that names the host's memory.
 HOST_SAID = r"Unable to allocate|bad_alloc|bad allocation|[Cc]annot allocate memory|\bRAM\b|\bhost\b|\bCPU\b|\bswap\b|page file|paging file"
+# The words that make a memory error the GPU's whatever wraps it: the CUDA runtime's or driver's allocation status.
+DEVICE_SAID = r"(?:cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUDA (?:error: )?out of memory|cudaMalloc)"
 
 PATTERNS = [
     pattern(
@@ -136,21 +138,29 @@ PATTERNS = [
         "platform",
         CAUSE,
         E,
-        "the process could not get host memory (RAM): Python's MemoryError, or torch's/numpy's CPU allocation refused",
-        r"(?:" + EXCEPTION_START + r"(?:_Array)?MemoryError(?:: (?P<message>\S.*))?$"
-        r"|DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes)",
-        ("MemoryError", "DefaultCPUAllocator"),
+        "the process could not get host memory (RAM): Python's MemoryError, torch's/numpy's CPU allocation, the OS's ENOMEM, or pinned (page-locked) host memory refused",
+        # (not a MemoryError that wraps the CUDA runtime's allocation status: the GPU's, cuda-oom's)
+        r"(?:" + EXCEPTION_START + r"(?:_Array)?MemoryError(?:: (?P<message>(?!.*" + DEVICE_SAID + r")\S.*))?$"
+        r"|DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes"
+        # pinned (page-locked) host memory the CUDA runtime could not get: the host's, though CUDA reports it
+        r"|(?P<pinned>(?:cudaHostAlloc|cudaMallocHost|CachingHostAllocator)\b.{0,200}?(?:out of memory|cudaErrorMemoryAllocation|failed).*"
+        r"|failed to alloc \d+ bytes on host: CUDA_ERROR_OUT_OF_MEMORY.*|could not allocate pinned host memory of size: \d+)"
+        # the OS refusing the process memory (ENOMEM), most often at fork() of DataLoader workers
+        r"|OSError: \[Errno 12\] (?P<enomem>Cannot allocate memory))",
+        ("MemoryError", "DefaultCPUAllocator", "cudaHostAlloc", "cudaMallocHost", "CachingHostAllocator", "bytes on host", "pinned host memory", "[Errno 12]"),
         why="""The request for memory was refused by the operating system, on the host, not on the GPU (a GPU's is a "CUDA out of
         memory" OutOfMemoryError): the process, with everything else on the machine, used up the RAM it may have (and on
         Windows the page file, which backs every allocation there). In training this is most often the same data held by
         many processes: each DataLoader worker or each rank on the node loading the whole dataset, a model loaded in full
         in every rank before sharding (a big checkpoint times 8 ranks), a container's or a job's memory limit (cgroup,
         SLURM --mem) below what all of them need; or one allocation far larger than intended (the size the message gives:
-        a wrong shape, an array built of the whole dataset).""",
+        a wrong shape, an array built of the whole dataset). Pinned memory (pin_memory=True, cudaHostAlloc, a framework's host
+        buffers for copies to the GPU) is host memory too, though the CUDA runtime reports its failure: page-locked memory is
+        limited by the RAM and by the container's or the user's locked-memory limit (ulimit -l), often far below the RAM.""",
         fix="""watch host memory during the run (free -g, top; on Windows the Task Manager's commit charge): lower DataLoader
         num_workers (each one copies what the dataset holds), load data lazily (memory-mapped files, a streaming dataset)
         instead of all at once, load the model once per node or straight to the GPU (low_cpu_mem_usage=True,
-        map_location), start fewer ranks per node; on Windows enlarge the page file; in a container or SLURM job, raise its
+        map_location), start fewer ranks per node; on Windows enlarge the page file; pinned memory: pin_memory=False, or raise ulimit -l (docker run --ulimit memlock=-1); in a container or SLURM job, raise its
         memory limit; a single huge allocation: check the shape in the message against what you meant""".replace("\n        ", " "),
         examples=[
             ("MemoryError", "ultralytics/ultralytics#9476 (Windows: dataloader workers re-importing ultralytics until RAM and page file ran out)"),
@@ -158,11 +168,16 @@ PATTERNS = [
              "MIC-DKFZ/nnUNet#2213"),
             ("RuntimeError: [enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator: can't allocate memory: you tried to allocate 116813856768 bytes. Error code 12 (Cannot allocate memory)",
              "JingyunLiang/VRT#49 (16 GB of RAM)"),
+            ("2024-10-22 09:22:17.233972: E tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 34359738368 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+             "talmolab/sleap#2001 (pinned host memory the CUDA driver could not page-lock: https://github.com/talmolab/sleap/issues/2001)"),
+            ("OSError: [Errno 12] Cannot allocate memory", "ClementPinard/FlowNetPytorch#85 (os.fork() of DataLoader workers as RAM filled up)"),
         ],
         not_examples=[
             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
             "    except MemoryError:",
             "OutOfMemoryError",
+            "MemoryError: std::bad_alloc: cudaErrorMemoryAllocation: out of memory",  # the GPU's (GradientSpaces/WildGS-SLAM#60)
+            "NCCL INFO init.cc:327 Cuda Host Alloc Size 4 pointer 0x7f2b32600200 seconds: cudaHostAlloc=6.2093e-05",
         ],
         fields=groups,
     ),

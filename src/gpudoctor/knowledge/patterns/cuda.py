@@ -71,8 +71,14 @@ PATTERNS = [
         # the exception's name (torch 1.13+) only when the allocator's message is not on the line: that one has the numbers
         r"|CUDA (?:driver )?[Ee]rror: out of memory|cuda runtime error \(2\) : out of memory|torch\.(?:cuda\.)?OutOfMemoryError(?!.*(?:CUDA|HIP) out of memory)"
         # a native framework's check of a CUDA call (Caffe's and MXNet's glog CHECK): cudaErrorMemoryAllocation is status 2
-        r"|Check failed: \w+ == cudaSuccess(?: \(2 vs\. 0\))?:?\s+(?:CUDA: )?out of memory",
-        ("out of memory", "OutOfMemoryError"),
+        r"|Check failed: \w+ == cudaSuccess(?: \(2 vs\. 0\))?:?\s+(?:CUDA: )?out of memory"
+        # the CUDA runtime's or driver's own allocation status, whatever wraps it (a C++ extension's std::bad_alloc that
+        # pybind11 turns into MemoryError, thrust's bad_alloc): the GPU's memory, unless the allocation was pinned host
+        # memory (cudaHostAlloc / cudaMallocHost: host-memory-exhausted reads those)
+        # (GradientSpaces/WildGS-SLAM#60: https://github.com/GradientSpaces/WildGS-SLAM/issues/60, a 32 GB V100 in distCUDA2)
+        r"|^(?!.*(?:[Hh]ost ?[Aa]lloc|MallocHost|[Pp]inned|pin.memory|bytes on host)).*?(?P<runtime>cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY"
+        r"|cudaMalloc(?:Async|Managed|Pitch|3D)?\b.{0,80}?\b(?:failed|out of memory))",
+        ("out of memory", "OutOfMemoryError", "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "cudaMalloc"),
         why="""The batch, the model or the activations do not fit on this GPU, or another process (another rank
         on the same GPU, a leftover job) holds part of its memory.""",
         # (the last step: a multi-GPU job started as one plain process fills GPU 0 while the others idle, openai/guided-diffusion#72)
@@ -85,6 +91,19 @@ PATTERNS = [
              "Cysu/dgd_person_reid#17 (Caffe's CUDA_CHECK in the cuDNN convolution's forward, even on one GPU)"),
             ("  what():  [15:00:54] /home/centos/mxnet/3rdparty/mshadow/mshadow/./stream_gpu-inl.h:217: Check failed: e == cudaSuccess: CUDA: out of memory",
              "dmlc/gluon-cv#1575 (MXNet's check, under 'terminate called after throwing an instance of dmlc::Error')"),
+            ("MemoryError: std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
+             "GradientSpaces/WildGS-SLAM#60 (a CUDA extension's allocation on a 32 GB V100, wrapped as MemoryError)"),
+            ("pygpu.gpuarray.GpuArrayException: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+             "ndrplz/dreyeve#23 (https://github.com/ndrplz/dreyeve/issues/23: the driver API's status, through Theano's gpuarray)"),
+            ("  what():  [10:44:35] src/engine/./threaded_engine.h:359: [10:44:35] src/storage/./pooled_storage_manager.h:107: cudaMalloc failed: out of memory",
+             "TuSimple/mx-maskrcnn#98 (MXNet's pooled storage manager, under terminate called after throwing dmlc::Error)"),
+        ],
+        not_examples=[
+            "MemoryError: std::bad_alloc",  # a C++ allocation with no CUDA status: the host's (host-memory-exhausted)
+            # pinned host memory the driver could not page-lock (talmolab/sleap#2001): the host's
+            "2024-10-22 09:22:17.233972: E tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 34359738368 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            "NCCL INFO init.cc:327 Cuda Host Alloc Size 4 pointer 0x7f2b32600200 seconds: cudaHostAlloc=6.2093e-05",
+            "[enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator: can't allocate memory: you tried to allocate 116813856768 bytes",
         ],
         fields=oom_fields,
     ),

@@ -33,6 +33,68 @@ def fingerprint_fields(m, _context):
             break
     return out
 
+
+# torch's own API, by owner, with the release that added it (or removed it): a name torch defines, missing from the
+# installed torch, says the torch is another version than the code was written for; the attribute is no model's, so
+# `.module` is not the answer (JingyunLiang/VRT#22: https://github.com/JingyunLiang/VRT/issues/22, "'DistributedDataParallel'
+# object has no attribute '_set_static_graph'", the maintainer: upgrade PyTorch to at least 1.9.1). Only names whose
+# release is known are here; another private `_name` read from the wrapper does not decide (ddp-wrapper-private-attribute).
+# per owner: "RELEASE name name; RELEASE name ..." (the release that added the names)
+TORCH_ADDED = {
+    "DistributedDataParallel": "1.2 no_sync; 1.7 join register_comm_hook; 1.9 _set_static_graph; 1.10 join_hook",
+    "torch": "1.9 inference_mode special; 1.10 autocast frombuffer concat isin; 1.12 set_float32_matmul_precision; 2.0 compile func "
+             "set_default_device; 2.1 float8_e4m3fn float8_e5m2 export compiler; 2.3 get_default_device uint16 uint32 uint64",
+    "torch.distributed": "1.9 monitored_barrier; 1.13 all_gather_into_tensor "
+                         "reduce_scatter_tensor; 2.0 get_global_rank get_group_rank; 2.2 init_device_mesh device_mesh",
+    "torch.cuda": "1.4 reset_peak_memory_stats memory_reserved max_memory_reserved; 1.6 amp; 1.8 set_per_process_memory_fraction; "
+                  "1.10 is_bf16_supported CUDAGraph graph make_graphed_callables; 1.13 OutOfMemoryError",
+    "torch.nn": "1.2 Flatten; 1.6 Hardswish; 1.7 SiLU Unflatten; 1.8 LazyLinear; 1.9 Mish; 2.4 RMSNorm",
+    "torch.nn.functional": "1.6 hardswish; 1.7 silu; 1.9 mish huber_loss; 2.0 scaled_dot_product_attention; 2.4 rms_norm",
+}
+TORCH_API: dict[str, dict[str, str]] = {
+    owner: {name: f"added in torch {release}" for group in added.split("; ") for release, *names in [group.split()] for name in names}
+    for owner, added in TORCH_ADDED.items()
+}
+
+
+def api_alternative(i: int, owner: str, names: dict[str, str]) -> str:
+    """The message torch gives for one owner's missing names: an object's ("'DistributedDataParallel' object has no
+    attribute ..."), a class's ("type object ..."), a module's ("module 'torch.cuda' has no attribute ...")."""
+    said = (r"module '(?P<owner%d>" % i + re.escape(owner) + r")'" if owner.startswith("torch") else
+            r"(?:'(?P<owner%d>" % i + re.escape(owner) + r")' object|type object '(?:torch\.nn\.parallel\.)?" + re.escape(owner) + "')")
+    return said + r" has no attribute '(?P<attribute%d>" % i + "|".join(sorted(map(re.escape, names), key=len, reverse=True)) + ")'"
+
+
+# torch's own internal classes, which no user's code defines: any name missing from one is code written against another torch
+# release's internals (heldout10's cosypose#43: "'_DataLoaderIter' object has no attribute '_get_data'", the renamed iterator
+# of torch >= 1.2; imagecaptioning.pytorch#102: "'_MultiProcessingDataLoaderIter' object has no attribute '_send_idx'", which
+# torch 1.2 lacks and 1.3 has)
+TORCH_INTERNAL = ("_DataLoaderIter", "_MultiProcessingDataLoaderIter", "_SingleProcessDataLoaderIter", "_BaseDataLoaderIter")
+TORCH_API_REGEX = "|".join(api_alternative(i, owner, names) for i, (owner, names) in enumerate(TORCH_API.items())) + (
+    r"|'(?P<internal>" + "|".join(TORCH_INTERNAL) + r")' object has no attribute '(?P<internal_attribute>\w+)'"
+    # a private name of one of torch's own modules: torch's internals, which change between releases (NVIDIA/apex#1529:
+    # https://github.com/NVIDIA/apex/issues/1529, "module 'torch.distributed' has no attribute '_all_gather_base'" on torch 1.7.1)
+    r"|module '(?P<private_owner>torch(?:\.\w+)*)' has no attribute '(?P<private_attribute>_\w+)'")
+
+
+def torch_api_fields(m, _context):
+    """The owner and the name torch lacks, and the release that added it: the step that decides (the installed version)."""
+    if m.group("internal") or m.group("private_owner"):
+        owner, name = m.group("internal") or m.group("private_owner"), m.group("internal_attribute") or m.group("private_attribute")
+        whose = "torch's own DataLoader internals" if m.group("internal") else "a private name of torch's own"
+        return {"owner": owner, "attribute": name,
+                "step": f"{owner} has no {name} in the installed torch ({whose}): the code reads internals of another torch release"}
+    i = next(i for i in range(len(TORCH_API)) if m.group(f"attribute{i}"))
+    owner = list(TORCH_API)[i]
+    name = m.group(f"attribute{i}")
+    when = TORCH_API[owner][name]
+    return {"owner": owner, "attribute": name, "torch_release": when, "step": f"{owner} has no {name} in the installed torch ({name} was {when})"}
+
+
+def private_attribute_fields(m, _context):
+    return {"attribute": m.group("attribute"), "step": m.group("attribute")}
+
+
 PATTERNS = [
     pattern(
         "ddp-unused-parameters",
@@ -239,6 +301,71 @@ PATTERNS = [
             ("RuntimeError: DDP expects same model across all ranks, but Rank 3 has 2247 params, while rank 0 has inconsistent 0 params.", "NJU-PCALab/STAR#44"),
         ],
         fields=groups,
+    ),
+    pattern(
+        "torch-api-version",
+        "platform",
+        CAUSE,
+        E,
+        "the installed PyTorch version lacks an API of torch's own that the code uses (the code was written for another torch release)",
+        TORCH_API_REGEX,
+        ("has no attribute",),
+        why="""The name is torch's own, not the model's: a method or an attribute of DistributedDataParallel, a function or a
+        module of torch, torch.distributed, torch.cuda or torch.nn, a private name of one of torch's modules, or an internal of
+        torch's own classes (the DataLoader's iterators, which code that reaches into them reads by their private names). The installed torch does not have it: it
+        is another release than the code (a project's training script, or a library) was written for: older, for a name torch
+        added later (the fix names the release); older or newer, for an internal that torch renames between releases.
+        Reading it through `.module` does not help: the model never had it.""",
+        fix=("STEP: compare `python -c \"import torch; print(torch.__version__)\"` with the version the project requires (its requirements "
+             "or README) and install that one (`pip install -U torch`, with the CUDA build the GPUs need); or use code written for the installed torch"),
+        examples=[
+            ("AttributeError: 'DistributedDataParallel' object has no attribute '_set_static_graph'",
+             "JingyunLiang/VRT#22 (torch older than 1.9; the maintainer: upgrade PyTorch to at least 1.9.1)"),
+            ("AttributeError: module 'torch' has no attribute 'compile'", "dropbox/hqq#15 (https://github.com/dropbox/hqq/issues/15; torch.compile is new in 2.0)"),
+            ("AttributeError: module 'torch.cuda' has no attribute 'is_bf16_supported'", "suno-ai/bark#40 (https://github.com/suno-ai/bark/issues/40; added in torch 1.10)"),
+            ("AttributeError: module 'torch.distributed' has no attribute 'all_gather_into_tensor'",
+             "deepspeedai/Megatron-DeepSpeed#254 (torch 1.12.1 lacks it, 1.13 has it)"),
+            ("AttributeError: module 'torch.distributed' has no attribute '_all_gather_base'", "NVIDIA/apex#1529 (a private name apex read on torch 1.7.1)"),
+            ("AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute '_send_idx'",
+             "ruotianluo/ImageCaptioning.pytorch#102 (a prefetching loader reading torch 1.3's iterator internals on torch 1.2)"),
+        ],
+        not_examples=[
+            "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'",  # the model's: ddp-wrapper-attribute
+            "AttributeError: 'DistributedDataParallel' object has no attribute '_backbone'",  # a private name torch does not define: undecided
+            "AttributeError: module 'torch.distributed' has no attribute 'ProcessGroupNCCL'",  # a build without NCCL, not a release
+            "AttributeError: module 'torchvision' has no attribute 'compile'",
+            "AttributeError: 'MyModel' object has no attribute 'join'",
+            "AttributeError: 'MyDataLoaderIter' object has no attribute '_send_idx'",  # the user's own class
+            "AttributeError: module 'torchvision' has no attribute '_is_tracing'",  # another package's private name
+        ],
+        fields=torch_api_fields,
+    ),
+    pattern(
+        "ddp-wrapper-private-attribute",
+        "ddp",
+        CAUSE,
+        E,
+        "a private attribute (_NAME) was read from the DDP wrapper: torch's own API of another torch version, or the model's own attribute (on .module); the message alone does not decide which",
+        r"'(?P<wrapper>DistributedDataParallel|DataParallel)' object has no attribute '(?P<attribute>_[^']+)'",
+        ("object has no attribute '_",),
+        why="""DistributedDataParallel wraps the model: it has torch's own attributes, many of them private (a leading
+        underscore), and forwards none of the model's except through `.module`. A private name read from it is one of two
+        things: torch's own internal API (a library or a training script written for another torch release calls it, and
+        the installed torch does not have it), or the model's own private attribute read through the wrapper. Whose the
+        name is decides: torch's (search torch's source for it, or the calling frame is a library's) means a torch version
+        mismatch; the model's (it is set in your model's __init__) means `.module`.""",
+        fix="""grep -rn "STEP" in your code and the model's: set in the model, read it as model.module.STEP (or keep a reference to
+        the unwrapped model); otherwise it is torch's: compare `python -c "import torch; print(torch.__version__)"` with the torch
+        the code requires and install that one""".replace("\n        ", " "),
+        examples=[
+            ("AttributeError: 'DistributedDataParallel' object has no attribute '_module_copies'",
+             "pytorch/examples#253 (the old DDP constructor; the thread points at the torch version)"),
+        ],
+        not_examples=[
+            "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'",
+            "AttributeError: 'DistributedDataParallel' object has no attribute '_set_static_graph'",  # torch's, release known: torch-api-version
+        ],
+        fields=private_attribute_fields,
     ),
     pattern(
         "ddp-wrapper-attribute",
