@@ -85,6 +85,9 @@ TRIGGERS = (
     "your machine only has",
     "this machine only has",  # Keras's multi_gpu_model check, quoted without its ValueError (patterns/classes14b.py)
     "is required. get it with",  # setuptools' MSVC lookup on Windows, quoted without its "error:" (patterns/classes14b.py)
+    "unable to launch the specified application",  # Open MPI's help text: the program not started on a node (patterns/classes15b.py)
+    "unable to find the specified executable",
+    "unless no samples are taken",  # numpy's choice, its ValueError on the line above (patterns/classes15b.py)
     "via ssh",
     "cuda_home",
     "train_batch_size is not equal",

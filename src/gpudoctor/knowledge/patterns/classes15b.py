@@ -1,0 +1,261 @@
+"""Rules for classes of messages of the fifteenth round (issue 35, diagB15): the honest "unrecognised" and "inconclusive"
+answers on the retired held-out part heldout14 whose log holds a line that decides the cause, in a class that recurs
+across projects.
+
+- code drew random samples from a population that is empty, or smaller than the draw (numpy's choice: "a must be greater
+  than 0 unless no samples are taken", "'a' cannot be empty unless no samples are taken"; Python's random.choice: "Cannot
+  choose from an empty sequence"; random.sample and choice without replacement asked for more than there is): a data path
+  that found no files, a filter that kept nothing, a count computed as 0;
+- torch's inference tensors used outside inference mode ("Inplace update to inference tensor outside InferenceMode is not
+  allowed", "Inference tensors cannot be saved for backward"): a tensor (a model's output, a buffer, a cache) made under
+  torch.inference_mode() (Lightning's evaluation loops, a decorated generate) reached training code or an in-place update;
+- TensorFlow could place an operation on no device it was pinned to though the GPU is there ("Cannot assign a device for
+  operation X: Could not satisfy explicit device specification '/device:GPU:0' because no supported kernel for GPU devices
+  is available", "... because the node was colocated with a group of nodes that required incompatible device"): the op
+  has no GPU kernel or must share a CPU op's device, and soft placement is off;
+- mpirun could not start the program it was given on a node ("mpirun was unable to launch the specified application as
+  it could not access or execute an executable", "... was unable to find the specified executable file", MPICH's "execvp
+  error on file"): a script started without its interpreter or without its executable bit, a program not on that node's
+  PATH, or a misspelt option mpirun took for the program.
+
+(Classes of the round that widen existing rules: detectron2's "Predicted boxes or scores contain Inf/NaN. Training has
+diverged." is training-stopped-nonfinite, whose fix now names a configuration written for more GPUs run on fewer; torch
+0.4's THCudaCheck "error=30 : unknown error" at CUDA's initialisation is cuda-init-unknown-error; docker's "could not select
+device driver" says that a run meant for the CPU passes no --gpus.)
+
+Their examples are real lines from public threads (thread in the source); their counter-examples the nearest lines
+that mean something else.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E = Severity.ERROR
+
+
+def empty_draw_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    if out.get("count"):
+        step = ("np.random.choice was given a count of 0 (or less) to draw from: the number the code computed before the call (the "
+                "size of a point cloud, of a mask's selection, len() of a list, an integer division such as N//10 of a small N) came "
+                "out 0: print it there and what it is computed from; the data it counts is not what the code was written for: empty "
+                "(a file that loaded no points, a filter that kept none), smaller than the division assumes, or of a size the code "
+                "does not handle (a much larger input whose count a limit or a setting turns to 0)")
+    elif out.get("larger"):
+        step = ("the draw asks for more items than there are (random.sample(k) or choice(replace=False) with k above len()): a "
+                "class, an identity or a split with fewer items than the sampler's k (its instances per class, the batch), or a "
+                "smaller dataset than the configuration assumes: print len() of what it draws from; lower k, or draw with "
+                "replacement where a group is small")
+    else:
+        step = ("the list or array it draws from is empty: most often a data folder or a glob that found no files (a wrong root "
+                "or split name in the configuration, another file extension, a drive the container or the job does not see), or a "
+                "filter that kept nothing (a class with no samples, a split with none): print(len(...)) of it before the draw and "
+                "ls the path the configuration names")
+    out["step"] = step
+    return out
+
+
+EXECUTABLE = re.compile(r"^\s*(?:>\s*)?Executable:\s*(?P<program>\S+)")
+NODE = re.compile(r"^\s*(?:>\s*)?Node:\s*(?P<node>\S+)")
+SCRIPT = re.compile(r"\.(?:py|sh|pl|rb|lua)$")
+
+
+def mpi_exec_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    for text in context[:10]:
+        ex, node = EXECUTABLE.match(text), NODE.match(text)
+        if ex and "program" not in out:
+            out["program"] = ex.group("program")
+        if node and "node" not in out:
+            out["node"] = node.group("node")
+    program = out.get("program", "")
+    where = f" on {out['node']}" if out.get("node") else ""
+    if SCRIPT.search(program):
+        interpreter = "bash" if program.endswith(".sh") else "python"
+        step = (f"{program} is a script: give mpirun its interpreter (mpirun -np N {interpreter} {program} ...), or make it "
+                f"executable (chmod +x {program}, with a #!/usr/bin/env {interpreter} first line); the path must exist{where} "
+                "(mpirun starts it in the same folder on every node)")
+    elif out.get("find") or out.get("execvp"):
+        step = (f"the program{' ' + program if program else ''} is not on the PATH mpirun's processes get{where}: give its full path "
+                "(mpirun ... $(which python) train.py), pass the environment (-x PATH -x LD_LIBRARY_PATH, or --prefix), or activate "
+                "the environment on every node; mpirun takes the first word it does not know for the program: a misspelt option "
+                "(-np2, --hostfile without its value) is read as one")
+    else:
+        step = (f"the program{' ' + program if program else ''} is there but cannot be run{where}: a file without its executable bit "
+                "(chmod +x, or start it through its interpreter: mpirun -np N python train.py), a path not on that node, or a "
+                "file system mounted noexec")
+    out["step"] = step
+    return out
+
+
+SOFT_PLACEMENT = ("allow soft placement, so that TensorFlow puts such operations on the CPU: TensorFlow 1 "
+                  "tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) (an Estimator: tf.estimator.RunConfig(session_config=...)); "
+                  "TensorFlow 2 tf.config.set_soft_device_placement(True); or pin only the operations that have GPU kernels (summaries and "
+                  "integer ops under tf.device('/cpu:0'))")
+
+
+def tf_placement_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    if out.get("colocated") is not None:
+        out["step"] = ("the operation must share a device with operations that can only run on the CPU (a TensorArray's or a "
+                       "variable's colocation group, ops created under tf.device('/cpu:0')) while it is pinned elsewhere: " + SOFT_PLACEMENT)
+    else:
+        out["step"] = ("the operation has no GPU kernel for its data type (int32 and string ops, summaries, some gradients) and "
+                       "is pinned to the GPU: " + SOFT_PLACEMENT)
+    return out
+
+
+PATTERNS = [
+    pattern(
+        "draw-from-empty-population",
+        "dataloader",
+        CAUSE,
+        E,
+        "code drew random samples from a population that is empty, or smaller than the draw (a data path that found nothing, a "
+        "filter that kept nothing, a count that came out 0)",
+        # numpy's Generator/RandomState.choice (its integer and array forms, and numpy before 1.17's words); Python's random module
+        r"(?P<count>\ba must be greater than 0 unless no samples are taken|(?:ValueError: |^)a must be greater than 0\s*$)"
+        r"|(?P<empty>'a' cannot be empty unless no samples are taken|\ba must be non-empty\b|Cannot choose from an empty sequence)"
+        r"|(?P<larger>(?:ValueError: |^)Sample larger than population\b|Cannot take a larger sample than population when 'replace=False')",
+        ("a must be greater than 0", "cannot be empty unless", "a must be non-empty", "Cannot choose from an empty sequence",
+         "Sample larger than population", "Cannot take a larger sample"),
+        why="""A random draw (np.random.choice, random.choice, random.sample) was made from nothing, or asked for more items
+        than there are. Training code draws from what its data gave: files a glob found, points a cloud holds, indices a mask
+        selects, the images of one class. The draw is where an empty input shows first; the cause is before it: a path that
+        points nowhere (a wrong root, split or extension; a mount the job does not see), a filter that kept nothing, or a size
+        computed from a smaller input than the code was written for. Nothing about GPUs or distribution is involved (though a
+        split of the data across ranks can leave one rank's share empty).""",
+        fix="STEP",
+        examples=[
+            ("ValueError: a must be greater than 0 unless no samples are taken",
+             "mabaorui/OnSurfacePrior#2 (np.random.choice(SP_NUM//10, ...) with SP_NUM 0 for a 2.5M-point cloud); YudongGuo/AD-NeRF#24 (coords_norect.shape[0] = 0)"),
+            ("ValueError: 'a' cannot be empty unless no samples are taken", "zhykoties/TimeSeries#8 (the array drawn from was empty for that split)"),
+            ("ValueError: Sample larger than population or is negative",
+             "zhangzjn/FReeNet#11 (random.sample in a Dataset's __getitem__); yxuansu/PlanGen#7 (random.sample of a batch from the training "
+             "indices); cbfinn/maml#63 (omniglot: a class with fewer images than the draw)"),
+            ("ValueError: Sample larger than population", "chiphuyen/stanford-tensorflow-tutorials#84 (Python 3.5's wording)"),
+            ("IndexError: Cannot choose from an empty sequence",
+             "ZYK100/MMN#2 (random.choice of a gallery file list that found no files); andabi/deep-voice-conversion#77 (wav_files empty: the data "
+             "path not set); CompVis/adaptive-style-transfer#27 (a content folder the docker container could not read)"),
+        ],
+        not_examples=[
+            "ValueError: num_samples should be a positive integer value, but got num_samples=0",  # a sampler over an empty dataset: sampler-zero-samples
+            "ValueError: probabilities do not sum to 1",  # choice's p, another verdict
+            "IndexError: list index out of range",
+            "        # a must be greater than 0 when replace=False",
+        ],
+        fields=empty_draw_fields,
+    ),
+    pattern(
+        "inference-tensor-outside-inference-mode",
+        "numerics",
+        CAUSE,
+        E,
+        "a tensor made under torch.inference_mode() was updated in place or used for autograd outside it",
+        # c10's checks of an inference tensor (TensorImpl, VariableTypeManual, SavedVariable), in torch >= 1.9
+        r"Inplace update to inference tensor outside InferenceMode is not allowed"
+        r"|Inference tensors (?:cannot|can't|can not) be saved for backward"
+        r"|Setting requires_grad=True on inference tensor outside InferenceMode is not allowed"
+        r"|Inference tensors do not track version counter"
+        r"|Cannot set version_counter for inference tensor",
+        ("nference tensor",),
+        why="""torch.inference_mode() (torch >= 1.9) marks every tensor made inside it as an inference tensor: no version
+        counter, no autograd. Outside inference mode such a tensor can be read, but not changed in place nor saved for a
+        backward pass. Code that made something under inference mode and used it later for training hits this: Lightning's
+        validation, test and predict loops run under inference_mode by default (Trainer(inference_mode=True)), so do functions
+        decorated @torch.inference_mode() (a generate, a pipeline, a hub model's forward); what leaks is a model's output, a
+        buffer created or updated there (BatchNorm's running stats, a rotary embedding's cos/sin cache, a KV cache) or a
+        tensor cached by a library between generation and training (RLHF trainers that generate then train).""",
+        fix="""clone the tensor where it leaves inference mode (x = x.clone(); a module's buffers: reload or rebuild the module outside
+        inference mode), or compute it under torch.no_grad() instead of torch.inference_mode() (Lightning: Trainer(inference_mode=False);
+        a function decorated @torch.inference_mode(): @torch.no_grad()); a library's cache made while generating and reused in
+        training (TRL/unsloth GRPO, PPO trainers): update the library, these are known and fixed there""".replace("\n        ", " "),
+        examples=[
+            ("RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update",
+             "lucidrains/gigagan-pytorch#36 (accelerate multi-GPU training: the generator's output updated in place)"),
+            ("RuntimeError: Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd.",
+             "unslothai/unsloth#2434 (GRPO on Qwen3: fixed in the library); ai4co/rl4co#272 (Lightning's training step); facebookresearch/dinov2#472 (a decorated forward)"),
+            ("RuntimeError:Inference tensors can't be saved for backward.To work around you can make a clone to get a normal tensor and use it in autograd",
+             "hiyouga/LlamaFactory#184 (PPO on Baichuan-13B: fixed by updating the code)"),
+        ],
+        not_examples=[
+            "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",  # no_grad: another verdict
+            "  inference_mode: true",  # a configuration dump
+            "UserWarning: torch.inference_mode is enabled; gradients will not be computed",
+        ],
+    ),
+    pattern(
+        "tf-op-no-gpu-placement",
+        "platform",
+        CAUSE,
+        E,
+        "TensorFlow cannot put an operation on the device it was pinned to (no GPU kernel for it, or its colocation group "
+        "needs the CPU) and soft placement is off",
+        # TensorFlow 1's and 2's placer, when the GPU is registered (not classes14b's "no devices matching that specification")
+        r"Cannot assign a device (?:for operation|to node) '?(?P<op>[^':\s]+)'?: Could not satisfy explicit device specification "
+        r"'(?P<spec>[^']*)' because (?:no supported kernel for GPU devices is available"
+        r"|the node (?:\{\{colocation_node [^}]*\}\} )?was (?P<colocated>colocated) with a group of nodes that required incompatible device)",
+        ("Could not satisfy explicit device specification",),
+        why="""TensorFlow places each operation on a device; code that pins operations (tf.device('/gpu:0'), a tower per GPU,
+        slim's and Estimator's multi-GPU replicas) makes that placement a requirement. Here the GPU is registered and
+        works, but this operation cannot run there: it has no GPU kernel for its data type (int32 and string operations,
+        summaries, some gradients), or it must share a device with operations that only have CPU kernels (a TensorArray's
+        gradient, a variable placed on the CPU). With soft placement off, TensorFlow stops instead of putting it on the CPU.""",
+        fix="STEP",
+        examples=[
+            ("InvalidArgumentError (see above for traceback): Cannot assign a device for operation 'InceptionV4/Logits/Predictions': Could not satisfy explicit device specification '/device:GPU:0' because no supported kernel for GPU devices is available.",
+             "tensorflow/models#4548 (slim's train_image_classifier)"),
+            ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device for operation 'InceptionV4/AuxLogits/Aux_logits/weights/Adam_1': Could not satisfy explicit device specification '/device:GPU:0' because no supported kernel for GPU devices is available.",
+             "tensorflow/models#5522"),
+            ("InvalidArgumentError: Cannot assign a device for operation 'gradients/map/while/map/while/TensorArrayWrite/TensorArrayWriteV3_grad/TensorArrayGrad/TensorArrayGradV3/f_acc': Could not satisfy explicit device specification '' because the node was colocated with a group of nodes that required incompatible device '/job:l",
+             "Breta01/handwriting-ocr#56 (the CTC word classifier's TensorArray gradient)"),
+        ],
+        not_examples=[
+            # the GPU is not registered at all (classes14b's tensorflow-gpu-not-visible)
+            "tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device to node 'gradients/ff_1/add_grad/BroadcastGradientArgs': Could not satisfy explicit device specification '/device:GPU:0' because no devices matching that specification are registered in this process; available devices: /job:localhost/replica:0/task:0/cpu:0",
+            "2018-04-25 13:29:00.631243: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1030] Found device 0 with properties:",
+        ],
+        fields=tf_placement_fields,
+    ),
+]
+
+PATTERNS_EARLY = [
+    pattern(
+        "mpirun-program-not-started",
+        "launcher",
+        CAUSE,
+        E,
+        "mpirun could not start the program it was given on a node: not found there, or not executable",
+        # Open MPI's (and its prterun's) help texts; MPICH/Intel MPI's Hydra proxy
+        r"(?:mpirun|mpiexec|orterun|prterun) was unable to launch the specified application as it could not access"
+        r"|(?:mpirun|mpiexec|orterun|prterun) was unable to (?P<find>find) the specified executable file"
+        r"|HYDU_create_process \([^)]*\): (?P<execvp>execvp) error on file (?P<program>\S+) \((?P<reason>[^)]+)\)",
+        ("was unable to launch the specified application", "was unable to find the specified executable", "execvp error on file"),
+        why="""mpirun starts one copy of the program it was given per rank, on every host of the job, before any of the
+        program's own code runs. Here it could not: the program is not at that path or on the PATH the remote processes get
+        (an environment activated only in the launching shell, a path that exists only on the launching node), or it is
+        there but cannot be executed (a Python or shell script without its executable bit or its #! line: mpirun runs the
+        file itself unless it is given the interpreter). Open MPI also takes the first word of the command line it does not
+        know for the program, so a misspelt option reads as a program not found. The training code and the GPUs are not
+        involved.""",
+        fix="STEP",
+        examples=[
+            ("mpirun was unable to launch the specified application as it could not access", "TRI-ML/dd3d#6 (Executable: ./script/train.py); fastpm/fastpm#101"),
+            ("mpirun was unable to find the specified executable file, and therefore", "QEF/q-e#32 (pw.x not on the PATH); JuliaParallel/MPI.jl#237 (julia not on the PATH)"),
+            ("mpiexec was unable to find the specified executable file, and therefore", "ComputationalRadiationPhysics/picongpu#1984 (Executable: LD_LIBRARY_PATH: a variable taken for the program)"),
+            ("[proxy:0:2@gpu-2-4.local] HYDU_create_process (./utils/launch/launch.c:69): execvp error on file 0 (No such file or directory)", "cBio/cbio-cluster#274"),
+        ],
+        not_examples=[
+            # the program ran and a rank failed: its own output says why (a launcher-only line)
+            "mpirun noticed that process rank 0 with PID 0 on node gpu01 exited on signal 9 (Killed).",
+            "Primary job  terminated normally, but 1 process returned",
+            "There are not enough slots available in the system to satisfy the 4",
+        ],
+        context_after=10,
+        fields=mpi_exec_fields,
+    ),
+]
