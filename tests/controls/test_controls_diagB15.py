@@ -96,6 +96,26 @@ class TestTfOpNoGpuPlacement:
         assert self.verdict not in ids(log)
 
 
+class TestTensorflowGpuLibrariesNotLoaded:
+    verdict = "tensorflow-gpu-libraries-not-loaded"
+    # JdeRobot/BehaviorMetrics#385: the libraries named on the lines before TensorFlow's summary
+    LOG = ("2022-07-10 15:08:09.276131: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+           "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory\n"
+           "2022-07-10 15:08:09.276917: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please "
+           "make sure the missing libraries mentioned above are installed properly if you would like to use GPU.\nSkipping registering GPU devices...\n")
+
+    def test_sibling_the_missing_libraries_are_named_and_the_run_is_not_failed(self):
+        report = api.diagnose(self.LOG + HEALTHY)
+        found = next((f for f in report.findings if f.id == self.verdict), None)
+        assert found is not None and "libcudnn.so.8" in found.fix and report.ok  # a warning: a CPU-only run that went on
+
+    def test_control_tensorflow_that_opened_its_libraries(self):
+        log = ("2020-05-19 23:00:45.870715: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] Successfully opened dynamic library libcudnn.so.7\n"
+               "2019-12-01 20:12:55.601941: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU set up on your machine.\n"
+               + HEALTHY)
+        assert self.verdict not in ids(log)
+
+
 class TestMpirunProgramNotStarted:
     verdict = "mpirun-program-not-started"
     # TRI-ML/dd3d#6: Open MPI's help text, the program and the node on the lines under it

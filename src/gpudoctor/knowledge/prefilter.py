@@ -88,6 +88,7 @@ TRIGGERS = (
     "unable to launch the specified application",  # Open MPI's help text: the program not started on a node (patterns/classes15b.py)
     "unable to find the specified executable",
     "unless no samples are taken",  # numpy's choice, its ValueError on the line above (patterns/classes15b.py)
+    "cannot dlopen some gpu libraries",  # TensorFlow's warning at level W, no level word (patterns/classes15b.py)
     "via ssh",
     "cuda_home",
     "train_batch_size is not equal",

@@ -34,7 +34,7 @@ import re
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
-E = Severity.ERROR
+E, W = Severity.ERROR, Severity.WARN
 
 
 def empty_draw_fields(m: re.Match, context: list[str]) -> dict:
@@ -109,7 +109,48 @@ def tf_placement_fields(m: re.Match, context: list[str]) -> dict:
     return out
 
 
+# TensorFlow's loader, one line per CUDA library it could not open ("Could not load dynamic library 'libcudnn.so.8'; dlerror: ...")
+NOT_LOADED = re.compile(r"Could not load dynamic library '(?P<library>[^']+)'")
+
+
+def libraries_not_loaded(line: int, before: list[str]) -> dict:
+    """The CUDA libraries TensorFlow names as not loaded in the lines before its summary (`before`: nearest last)."""
+    names = list(dict.fromkeys(m.group("library") for text in before if (m := NOT_LOADED.search(text))))
+    if not names:
+        return {"step": "the 'Could not load dynamic library' lines before it (not in this log) name the missing libraries"}
+    return {"libraries": ", ".join(names), "step": f"the libraries it could not load: {', '.join(names)}"}
+
+
 PATTERNS = [
+    pattern(
+        "tensorflow-gpu-libraries-not-loaded",
+        "platform",
+        CAUSE,
+        W,
+        "TensorFlow could not load its CUDA libraries and registered no GPU: it runs on the CPU only",
+        r"Cannot dlopen some GPU libraries\.",
+        ("Cannot dlopen some GPU libraries",),
+        why="""TensorFlow found the GPU but could not open the CUDA libraries it was built against (libcudart, libcublas,
+        libcudnn, ...: the 'Could not load dynamic library' lines before this one name them): it skips registering GPU devices
+        and runs every operation on the CPU. The run then goes on far slower (which looks like a hang in a multi-GPU job),
+        or fails where the code asks for a GPU. Each TensorFlow release is built for one CUDA and one cuDNN version; other
+        versions on the machine, or libraries off LD_LIBRARY_PATH, are not found.""",
+        fix="""STEP; install the CUDA and cuDNN versions this TensorFlow release was built for (TensorFlow's tested build
+        configurations; from 2.14 pip install tensorflow[and-cuda] brings them), or put their folder on LD_LIBRARY_PATH; check
+        with python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"""".replace("\n        ", " "),
+        examples=[
+            ("[1,0]<stderr>:2020-05-19 23:00:45.870726: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1598] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required libraries for your platform.",
+             "google/automl#427 (horovodrun -np 2: both processes then hung)"),
+            ("2022-07-10 15:08:09.276917: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required libraries for your platform.",
+             "JdeRobot/BehaviorMetrics#385 (libcusolver.so.11 and libcudnn.so.8 not found); tensorflow/tensorflow#60646 (TF 2.12: an empty GPU list)"),
+        ],
+        not_examples=[
+            "2020-05-19 23:00:45.870715: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] Successfully opened dynamic library libcudnn.so.7",
+            "2019-12-01 20:12:55.601941: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU set up on your machine.",
+        ],
+        context_before=40,
+        fields_before=libraries_not_loaded,
+    ),
     pattern(
         "draw-from-empty-population",
         "dataloader",
