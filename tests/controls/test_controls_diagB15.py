@@ -44,6 +44,25 @@ class TestDrawFromEmptyPopulation:
         assert self.verdict not in ids(log)
 
 
+class TestDatasetReportedEmpty:
+    verdict = "dataset-reported-empty"
+
+    def test_sibling_an_empty_count_before_a_cut_traceback_is_the_lead(self):
+        # ZFTurbo/Music-Source-Separation-Training#16: the count, then a traceback cut in the first epoch's loop
+        log = ("Loading songs data from cache: results/metadata_1.pkl. If you updated dataset remove metadata_1.pkl before training!\n"
+               "Found tracks in dataset: 0\n" + TestCutTraceback.CUT)
+        report = api.diagnose(log)
+        assert not report.ok and self.verdict in [f.id for f in report.findings]
+
+    @pytest.mark.parametrize("line", [
+        "  num reg images / 正則化画像の数: 0",  # kohya: no regularisation images, a healthy run (dev4/bitsandbytes-169)
+        "Found 0 corrupted images, skipping none",
+        "Found 12000 images belonging to 10 classes.",
+    ])
+    def test_control_counts_that_are_not_an_empty_dataset(self, line):
+        assert self.verdict not in ids(line + "\n" + HEALTHY)
+
+
 class TestInferenceTensorOutsideInferenceMode:
     verdict = "inference-tensor-outside-inference-mode"
 

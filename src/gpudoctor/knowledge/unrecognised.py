@@ -330,7 +330,8 @@ CUT_HERE = {
     "tbheader": ("line {line} is a traceback's header and the log ends (or goes on with other output) before its frames and its "
                  "exception: an exception was raised there; the lines that followed it in the full output name it"),
     "frames": ("line {line} holds a traceback pasted as one line (its frames run together): its last `File ...` is where the "
-               "exception was raised; the exception's own line is not in it"),
+               "exception was raised; the exception's own line is not in it: paste the traceback's last line from the full output "
+               "(the exception's class and message, `SomeError: ...`), which decides what failed"),
     "cppframes": ("line {line} is torch's C++ backtrace of an exception whose message (the lines before `frame #0`) is not in the "
                   "log; rerun with TORCH_SHOW_CPP_STACKTRACES=1 and NCCL_DEBUG=INFO if it came from a collective"),
     "chained": ("line {line} says an exception was raised while another was handled, but neither traceback is in the log: "

@@ -13,10 +13,19 @@ across projects.
   operation X: Could not satisfy explicit device specification '/device:GPU:0' because no supported kernel for GPU devices
   is available", "... because the node was colocated with a group of nodes that required incompatible device"): the op
   has no GPU kernel or must share a CPU op's device, and soft placement is off;
+- TensorFlow could not load its CUDA libraries ("Cannot dlopen some GPU libraries"): it registered no GPU and runs on the CPU
+  (a warning: a multi-GPU job then crawls or hangs; the libraries are named on the "Could not load dynamic library" lines
+  before it);
+- the program's own count of its data is 0 ("Found tracks in dataset: 0", "Number of clips in the dataset:0", Keras's "Found
+  0 images belonging to N classes."): a warning that leads an unexplained failure after it (a traceback cut in the first
+  epoch's loop);
 - mpirun could not start the program it was given on a node ("mpirun was unable to launch the specified application as
   it could not access or execute an executable", "... was unable to find the specified executable file", MPICH's "execvp
   error on file"): a script started without its interpreter or without its executable bit, a program not on that node's
   PATH, or a misspelt option mpirun took for the program.
+
+(What the unrecognised answer says of a traceback cut before its exception line (knowledge/unrecognised.py): its last
+frame's line in the log, the code it was running and whose code it is, and which lines of the full output to paste.)
 
 (Classes of the round that widen existing rules: detectron2's "Predicted boxes or scores contain Inf/NaN. Training has
 diverged." is training-stopped-nonfinite, whose fix now names a configuration written for more GPUs run on fewer; torch
@@ -150,6 +159,42 @@ PATTERNS = [
         ],
         context_before=40,
         fields_before=libraries_not_loaded,
+    ),
+    pattern(
+        "dataset-reported-empty",
+        "dataloader",
+        CAUSE,
+        W,
+        "the program reports that its data holds no items (0 images, tracks, clips or samples found): what it trains on is empty",
+        # a count the program prints as it loads its data; not a count of items it skipped or of a regularisation set (kohya's
+        # "num reg images: 0" is a healthy run's)
+        r"\b(?:found|loaded|number of|num)\b(?![^:=\n]*\b(?:reg|regularization|corrupt\w*|invalid|skipped|missing|duplicates?|bad)\b)"
+        r"[^:=\n]{0,40}?\b(?P<what>images?|samples?|files?|tracks?|clips?|videos?|examples?|items?|sequences?|scenes?|utterances?)\b"
+        r"[^:=\n0-9]{0,20}[:=]\s*0\b(?![.\d])"
+        r"|\b(?:found|loaded) 0 (?P<what2>images|samples|files|tracks|clips|videos|examples|items|sequences|scenes|utterances)\b",
+        ("ound", "oaded", "umber of", "num"),
+        why="""The program counted the items of its data as it loaded them and found none. Whatever fails after this line
+        (a sampler with nothing to draw, a loader that yields no batch, a division by the dataset's size, a traceback in
+        the first epoch's loop) follows from it: the data path, its layout or a cache of it does not give the program what
+        it looks for. A cached index of the data (a metadata or .pkl file written on an earlier run) keeps an empty count
+        after the data changed.""",
+        fix="""ls the folder the configuration names and compare it with the layout the program expects (the file extensions and
+        sub-folders it globs for, a split or class name); delete a cached index of the data (the metadata/.pkl file it says it
+        loaded) so that it is built again; print(len(dataset)) before training starts""".replace("\n        ", " "),
+        examples=[
+            ("Found tracks in dataset: 0", "ZFTurbo/Music-Source-Separation-Training#16 (metadata loaded from a cache; the traceback follows in the first epoch)"),
+            ("Number of clips in the dataset:0", "IkeaASM/IKEA_ASM_Dataset#12 (pose-only data: the sampler then got num_samples=0)"),
+            ("Found 0 images belonging to 24 classes.", "keras-team/keras#15575 (flow_from_directory: class folders found, no image read)"),
+            ("Found 0 images belonging to 106 classes.", "IBM/image-classification-using-cnn-and-keras#16 (the classes list not matching the folders)"),
+        ],
+        not_examples=[
+            "  num reg images / 正則化画像の数: 0",  # kohya: no regularisation images, a healthy run
+            "Found 0 corrupted images, skipping none",
+            "Found 12000 images belonging to 10 classes.",
+            "INFO Starting from step 0 (total_tokens=0, total_samples=0)",
+        ],
+        fields=groups,
+        flags=re.IGNORECASE,
     ),
     pattern(
         "draw-from-empty-population",
