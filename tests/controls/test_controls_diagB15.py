@@ -227,6 +227,11 @@ class TestCutTraceback:
         found = head(log)
         assert found is not None and "(the log ends inside that line)" in found.fix and "--tee 3" in found.fix
 
+    def test_control_another_programs_line_after_the_frame_is_not_its_code(self):
+        log = self.CUT.replace("    xys = torch.vstack((torch.mul(xs, depth), torch.mul(ys, depth), -depth))\n", "")
+        found = head(log)
+        assert found is not None and "running `" not in found.fix and "line 4 of this log" in found.fix
+
     def test_sibling_the_whole_traceback_is_read_not_called_cut(self):
         found = head(self.CUT.replace("I1030 10:00:00 other output\n", "RuntimeError: shape mismatch\n"))
         assert found is not None and "was cut from the paste" not in found.fix

@@ -606,7 +606,8 @@ class Signs:
                     return
                 em = EXCEPTION_LINE.match(text) if frames or head.text[:1] in BOX_TOP else None
                 if em is None or em.group("message") is None and ":" not in text and BARE_EXCEPTION.search(em.group("cls")) is None:
-                    if frames and not frames[-1].code and frames[-1].at and line + 1 + i - frames[-1].at <= 2:
+                    # (the line right under the frame, indented as Python prints it; not another program's line the paste interleaves)
+                    if frames and not frames[-1].code and line + i == frames[-1].at and ("  " + text.strip()) in nxt:
                         frames[-1].code = text.strip()[:160]  # the source line a frame quotes: what it was running
                         frames[-1].code_cut = i == len(after) - 1 and len(after) < TRACEBACK_LINES
                     continue  # the source line a frame quotes
