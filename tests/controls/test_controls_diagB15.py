@@ -44,6 +44,28 @@ class TestDrawFromEmptyPopulation:
         assert self.verdict not in ids(log)
 
 
+class TestArrayIndexedPastItsDimensions:
+    verdict = "array-indexed-past-its-dimensions"
+    # andabi/music-source-separation#1: the frame that indexes two axes
+    FRAME = '  File "/home/kelsey/music-source-separation/preprocess.py", line 36, in get_src1_src2_wav\n    return wav[:, 0], wav[:, 1]\n'
+
+    @pytest.mark.parametrize("line", [
+        "IndexError: too many indices for array",  # andabi/music-source-separation#1 (numpy before 1.19)
+        "IndexError: too many indices for array: array is 1-dimensional, but 2 were indexed",  # uzh-rpg/rpg_public_dronet#48
+        "IndexError: too many indices for tensor of dimension 1",  # torch's wording
+    ])
+    def test_sibling_each_wording(self, line):
+        found = head(TB + self.FRAME + line + "\n")
+        assert found is not None and found.id == self.verdict and "print(x.shape)" in found.fix
+
+    def test_sibling_an_index_past_the_end_is_not_this(self):
+        # a position past an axis's length: another failure (the catch-all reads it)
+        assert head_id(TB + self.FRAME + "IndexError: index 5 is out of bounds for axis 0 with size 5\n") != self.verdict
+
+    def test_control_a_healthy_log_that_indexes(self):
+        assert self.verdict not in ids("    left = wav[:, 0]  # too many indices for array if mono\n" + HEALTHY)
+
+
 class TestDatasetReportedEmpty:
     verdict = "dataset-reported-empty"
 

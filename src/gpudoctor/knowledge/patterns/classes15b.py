@@ -16,6 +16,9 @@ across projects.
 - TensorFlow could not load its CUDA libraries ("Cannot dlopen some GPU libraries"): it registered no GPU and runs on the CPU
   (a warning: a multi-GPU job then crawls or hangs; the libraries are named on the "Could not load dynamic library" lines
   before it);
+- an array or a tensor indexed with more axes than it has (numpy's "too many indices for array: array is 1-dimensional, but 2
+  were indexed", torch's "too many indices for tensor of dimension 1"): data of another shape than the code was written for
+  (mono audio, a grayscale image, a squeezed list of boxes) or a reading library's version that returns another shape;
 - the program's own count of its data is 0 ("Found tracks in dataset: 0", "Number of clips in the dataset:0", Keras's "Found
   0 images belonging to N classes."): a warning that leads an unexplained failure after it (a traceback cut in the first
   epoch's loop);
@@ -195,6 +198,39 @@ PATTERNS = [
         ],
         fields=groups,
         flags=re.IGNORECASE,
+    ),
+    pattern(
+        "array-indexed-past-its-dimensions",
+        "dataloader",
+        CAUSE,
+        E,
+        "code indexed an array or a tensor with more dimensions than it has (x[:, 0] on a 1-D array): the data has another "
+        "shape than the code was written for",
+        # numpy's IndexError (its words before and after numpy 1.19), torch's
+        r"IndexError: too many indices for array(?:: array is (?P<have>\d+)-dimensional, but (?P<indexed>\d+) were indexed)?"
+        r"|IndexError: too many indices for tensor of dimension (?P<have2>\d+)",
+        ("too many indices for",),
+        why="""The line of the traceback's last frame indexes more axes than the array has. The code was written for data of
+        another shape: stereo audio as (samples, 2) where the file or the reader gives mono (1-D), an RGB image (H, W, 3)
+        where it is grayscale (H, W), a list of boxes (N, 4) where a filter left one box or none and the result was
+        squeezed to 1-D. Either the input is not what the project expects, or the library that produced the array (an audio
+        or image reader, a detection post-process) returns another shape in the installed version than in the one the code
+        was written against.""",
+        fix="""print(x.shape) of the array the failing line indexes, and compare it with what the line expects; then fix what made it:
+        convert the input to the layout the project expects (an image to RGB, audio to the channel count it reads), keep a
+        dimension a filter or squeeze() drops (np.atleast_2d, reshape(-1, 4)), or install the version of the reading library the
+        project names (its README or requirements: a reader that changed the shape it returns)""".replace("\n        ", " "),
+        examples=[
+            ("IndexError: too many indices for array", "andabi/music-source-separation#1 (wav[:, 0] on what the installed librosa returned; the author used librosa 0.5.1)"),
+            ("IndexError: too many indices for array: array is 1-dimensional, but 2 were indexed",
+             "uzh-rpg/rpg_public_dronet#48 (match_idx[:, 0]); hpc203/nanodet-plus-opencv#2 (indices[:, 0] of OpenCV's NMSBoxes, 1-D in newer "
+             "OpenCV); AabyssZG/Raster-Terminator#1 ('array is 2-dimensional, but 3 were indexed': a grayscale image where RGB was expected)"),
+        ],
+        not_examples=[
+            "IndexError: index 5 is out of bounds for axis 0 with size 5",  # a position past the end, not an axis too many
+            "IndexError: list index out of range",
+        ],
+        fields=groups,
     ),
     pattern(
         "draw-from-empty-population",
