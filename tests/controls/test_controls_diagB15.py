@@ -66,6 +66,26 @@ class TestArrayIndexedPastItsDimensions:
         assert self.verdict not in ids("    left = wav[:, 0]  # too many indices for array if mono\n" + HEALTHY)
 
 
+class TestSyncbnReplicasNotConnected:
+    verdict = "syncbn-replicas-not-connected"
+    # wuhuikai/FastFCN#56 (heldout14): encoding's SyncBN frame, then the error
+    FRAME = ('  File "/home/u/anaconda3/lib/python3.6/site-packages/encoding/nn/syncbn.py", line 58, in forward\n'
+             "    mean, inv_std = self._slave_pipe.run_slave(_ChildMessage(xsum, xsqsum, N))\n")
+
+    def test_sibling_the_unconnected_replica(self):
+        found = head(TB + self.FRAME + "AttributeError: 'NoneType' object has no attribute 'run_slave'\n")
+        assert found is not None and found.id == self.verdict and "torch.nn.BatchNorm2d" in found.fix
+
+    def test_sibling_another_none_in_torchs_syncbatchnorm_is_not_this(self):
+        # pytorch/pytorch#49730: torch's own SyncBatchNorm with track_running_stats=False
+        log = TB + '  File "/x/lib/python3.8/site-packages/torch/nn/modules/_functions.py", line 12, in forward\n' \
+            "AttributeError: 'NoneType' object has no attribute 'dtype'\n"
+        assert head_id(log) != self.verdict
+
+    def test_control_the_frames_source_line_alone(self):
+        assert self.verdict not in ids("    mean, inv_std = self._slave_pipe.run_slave(_ChildMessage(xsum, xsqsum, N))\n" + HEALTHY)
+
+
 class TestDatasetReportedEmpty:
     verdict = "dataset-reported-empty"
 

@@ -19,6 +19,8 @@ across projects.
 - an array or a tensor indexed with more axes than it has (numpy's "too many indices for array: array is 1-dimensional, but 2
   were indexed", torch's "too many indices for tensor of dimension 1"): data of another shape than the code was written for
   (mono audio, a grayscale image, a squeezed list of boxes) or a reading library's version that returns another shape;
+- the synchronized BatchNorm of PyTorch-Encoding or sync_batchnorm run without the DataParallel that connects its replicas
+  ("'NoneType' object has no attribute 'run_slave'"): one GPU, or torch's plain DataParallel;
 - the program's own count of its data is 0 ("Found tracks in dataset: 0", "Number of clips in the dataset:0", Keras's "Found
   0 images belonging to N classes."): a warning that leads an unexplained failure after it (a traceback cut in the first
   epoch's loop);
@@ -231,6 +233,37 @@ PATTERNS = [
             "IndexError: list index out of range",
         ],
         fields=groups,
+    ),
+    pattern(
+        "syncbn-replicas-not-connected",
+        "ddp",
+        CAUSE,
+        E,
+        "a synchronized BatchNorm of the PyTorch-Encoding / sync_batchnorm kind ran without the DataParallel that connects its "
+        "replicas (one GPU, or torch's plain nn.DataParallel)",
+        # the slave pipe of encoding's (and vacancy's Synchronized-BatchNorm-PyTorch's) SyncBN, set only by their own replication callback
+        r"'NoneType' object has no attribute 'run_slave'",
+        ("run_slave",),
+        why="""Before torch 1.1 had nn.SyncBatchNorm, projects synchronized BatchNorm across DataParallel's replicas with
+        PyTorch-Encoding's encoding.nn (Sync)BatchNorm2d or the sync_batchnorm package: each replica sends its statistics to
+        the first through a pipe that the library's own DataParallel (encoding.parallel.DataParallelModel,
+        sync_batchnorm's DataParallelWithCallback or patch_replication_callback) connects as it copies the model. Run any
+        other way (on one GPU, where DataParallel makes no replicas, or under torch's plain nn.DataParallel or
+        DistributedDataParallel) the pipe was never connected and is None.""",
+        fix="""on one GPU: use torch.nn.BatchNorm2d in place of the synchronized one (the project's norm-layer option, or swap the
+        class); on several: wrap the model in the library's own DataParallel (encoding.parallel.DataParallelModel;
+        sync_batchnorm.DataParallelWithCallback, or patch_replication_callback(model) after nn.DataParallel), or move to
+        torch.nn.SyncBatchNorm with DistributedDataParallel (torch.nn.SyncBatchNorm.convert_sync_batchnorm(model), one process
+        per GPU under torchrun)""".replace("\n        ", " "),
+        examples=[
+            ("AttributeError: 'NoneType' object has no attribute 'run_slave'",
+             "zhanghang1989/PyTorch-Encoding#148 (one GPU: the maintainer's answer is torch.nn's BatchNorm); wuhuikai/FastFCN#10 "
+             "(CUDA_VISIBLE_DEVICES=0); wuhuikai/FastFCN#56 (the latest branch moved to torch's SyncBatchNorm)"),
+        ],
+        not_examples=[
+            "AttributeError: 'NoneType' object has no attribute 'dtype'",  # torch's SyncBatchNorm with track_running_stats=False (pytorch/pytorch#49730)
+            "    mean, inv_std = self._slave_pipe.run_slave(_ChildMessage(xsum, xsqsum, N))",  # the frame's source line
+        ],
     ),
     pattern(
         "draw-from-empty-population",
