@@ -286,6 +286,8 @@ def whose(frame: Frame) -> str:
     """Whose code a frame is, in words: your code, or the package it belongs to."""
     if frame.user():
         return "your code"
+    if frame.cut:
+        return "whose code the cut path does not show"
     pkg = package_of(frame.path)
     if pkg == "python":
         return "Python's own library"
