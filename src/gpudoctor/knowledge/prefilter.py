@@ -88,6 +88,16 @@ TRIGGERS = (
     "your machine only has",
     "this machine only has",  # Keras's multi_gpu_model check, quoted without its ValueError (patterns/classes14b.py)
     "is required. get it with",  # setuptools' MSVC lookup on Windows, quoted without its "error:" (patterns/classes14b.py)
+    "unable to launch the specified application",  # Open MPI's help text: the program not started on a node (patterns/classes15b.py)
+    "unable to find the specified executable",
+    "unless no samples are taken",  # numpy's choice, its ValueError on the line above (patterns/classes15b.py)
+    "cannot dlopen some gpu libraries",  # TensorFlow's warning at level W, no level word (patterns/classes15b.py)
+    # a program's count of its data, printed as it loads it, when it is 0 (patterns/classes15b.py's dataset-reported-empty)
+    "in dataset: 0",
+    "in the dataset:0",
+    "in the dataset: 0",
+    "found 0 ",
+    "loaded 0 ",
     "via ssh",
     "cuda_home",
     "train_batch_size is not equal",

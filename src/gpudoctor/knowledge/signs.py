@@ -250,6 +250,9 @@ class Frame:
     line: int
     func: str = ""
     cut: bool = False  # the paste cut the head of its path: whose code it is may not show
+    code: str = ""  # the source line the traceback quotes under it (what the frame was running), when the log has it
+    at: int = 0  # the log's line that holds the frame (1-based; 0 when not known)
+    code_cut: bool = False  # the log ends inside that source line
 
     def user(self) -> bool:
         return not self.cut and not is_library(self.path)
@@ -589,7 +592,7 @@ class Signs:
                     continue
                 fm = FRAME.match(text) or CUT_FRAME.match(text)
                 if fm:
-                    frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or "", cut=fm.re is CUT_FRAME))
+                    frames.append(Frame(fm.group("path"), int(fm.group("line")), fm.group("func") or "", cut=fm.re is CUT_FRAME, at=line + 1 + i))
                     continue
                 if ipython:
                     frame = ipython_frame(text, frames)
@@ -603,6 +606,10 @@ class Signs:
                     return
                 em = EXCEPTION_LINE.match(text) if frames or head.text[:1] in BOX_TOP else None
                 if em is None or em.group("message") is None and ":" not in text and BARE_EXCEPTION.search(em.group("cls")) is None:
+                    # (the line right under the frame, indented as Python prints it; not another program's line the paste interleaves)
+                    if frames and not frames[-1].code and line + i == frames[-1].at and ("  " + text.strip()) in nxt:
+                        frames[-1].code = text.strip()[:160]  # the source line a frame quotes: what it was running
+                        frames[-1].code_cut = i == len(after) - 1 and len(after) < TRACEBACK_LINES
                     continue  # the source line a frame quotes
                 cls = em.group("cls")
                 message = em.group("message") or ""

@@ -80,7 +80,10 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 "container-runtime-binary-missing", "load-file-not-saved-data",
                 # knowledge/patterns/classes14b.py: the node and what refused the step there; the Function and the gradient it returned
                 "slurm-step-start-failed", "autograd-invalid-gradient", "tensorflow-gpu-not-visible",
-                "conv-input-channels-mismatch")
+                "conv-input-channels-mismatch",
+                # knowledge/patterns/classes15b.py: what the draw was given, the program mpirun could not start and where, why TF could not place the op
+                "draw-from-empty-population", "mpirun-program-not-started", "tf-op-no-gpu-placement",
+                "tensorflow-gpu-libraries-not-loaded")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")

@@ -14,11 +14,11 @@ from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge import launcher_only
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
-from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO
+from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, package_of
 from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
-from gpudoctor.knowledge.signs import KIND, Sign
+from gpudoctor.knowledge.signs import KIND, Frame, Sign
 
 # Not in the registry (no line matches it): `Diagnosis` makes it from the signs of failure.
 UNRECOGNISED = Pattern(
@@ -229,16 +229,19 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         elif last is None:
             where = ("the log does not show where it was raised: keep each rank's whole output (torchrun --log-dir DIR --tee 3, "
                      "srun --output=%t.log) and read the traceback above the exception")
+        elif cut:
+            where = f"the last frame the log shows is {shown_frame(last)}"
         else:
-            where = f"{'the last frame the log shows is' if cut else 'it was raised in'} {last.path}:{last.line}"
+            where = f"it was raised in {last.path}:{last.line}"
         if last is not None and mine is not None and mine is not last:
-            where += f", called from your code at {mine.path}:{mine.line}: check what that call passes and the library's version"
+            called = f" (`{mine.code}`)" if cut and mine.code else ""
+            where += f", called from your code at {mine.path}:{mine.line}{called}: check what that call passes and the library's version"
         elif last is not None and last.user() and not cut:
             where += " (your code): the message says what it expected"
         elif last is not None and last.user():
             where += " (your code)"
         if cut:
-            where += "; the exception line itself was cut from the paste: the full output names it"
+            where += "; the exception line itself was cut from the paste: " + paste_step(last, sign, launcher)
         extra = ""
         known = message_class(sign)
         if known is not None:
@@ -279,6 +282,44 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     return next_step_for(sign.kind)
 
 
+def whose(frame: Frame) -> str:
+    """Whose code a frame is, in words: your code, or the package it belongs to."""
+    if frame.user():
+        return "your code"
+    if frame.cut:
+        return "whose code the cut path does not show"
+    pkg = package_of(frame.path)
+    if pkg == "python":
+        return "Python's own library"
+    return f"{pkg}'s code" if pkg else "a library's code"
+
+
+def shown_frame(frame: Frame) -> str:
+    """The last frame a cut traceback shows: where it is in the log, the file, line and function, the code it was running, whose."""
+    out = f"{frame.path}:{frame.line}" + (f" in {frame.func}" if frame.func else "")
+    if frame.at:
+        out += f" (line {frame.at} of this log)"
+    if frame.code:
+        out += f", running `{frame.code}`" + (" (the log ends inside that line)" if frame.code_cut else "")
+    return out + ("" if frame.user() else f" ({whose(frame)})")
+
+
+def paste_step(last: Optional[Frame], sign: Sign, launcher: str) -> str:
+    """What to paste to decide a traceback cut before its exception line: the lines after its last frame, and how to keep them."""
+    after = f"line {last.at} of this log" if last is not None and last.at else "its last frame"
+    out = (f"the lines that follow {after} in the full output, down to the traceback's last line (the exception's class and "
+           "message, `SomeError: ...`), decide what failed: paste them, or run gpudoctor diagnose on the whole output (where a "
+           "terminal or a notebook cut it: rerun as `python train.py 2>&1 | tee run.log`)")
+    if last is not None and last.code.endswith(".reraise()"):
+        out += ("; that frame re-raises an exception caught in a DataParallel replica or a DataLoader worker: the lines after it "
+                "name which (`Caught SomeError in replica 0 on device 0.` or `in DataLoader worker process 0.`) and hold its original "
+                "traceback, whose last frame is where it was raised")
+    if not launcher and sign.where.rank is not None:
+        out += ("; it is one rank's traceback: keep each rank's whole output (torchrun --tee 3 --log-dir DIR, whose Root Cause block "
+                "names each failed rank's error_file; srun --output=%t.log)")
+    return out
+
+
 # Signs that are only torchrun's summary of a rank that failed (knowledge/launcher_only.py); a bare "exit code 1"
 # ("exit") may be any program's, told by next_step_for.
 LAUNCHER_SUMMARY_KINDS = ("childfailed", "elastic", "elasticnofile", "exitcode")
@@ -291,7 +332,8 @@ CUT_HERE = {
     "tbheader": ("line {line} is a traceback's header and the log ends (or goes on with other output) before its frames and its "
                  "exception: an exception was raised there; the lines that followed it in the full output name it"),
     "frames": ("line {line} holds a traceback pasted as one line (its frames run together): its last `File ...` is where the "
-               "exception was raised; the exception's own line is not in it"),
+               "exception was raised; the exception's own line is not in it: paste the traceback's last line from the full output "
+               "(the exception's class and message, `SomeError: ...`), which decides what failed"),
     "cppframes": ("line {line} is torch's C++ backtrace of an exception whose message (the lines before `frame #0`) is not in the "
                   "log; rerun with TORCH_SHOW_CPP_STACKTRACES=1 and NCCL_DEBUG=INFO if it came from a collective"),
     "chained": ("line {line} says an exception was raised while another was handled, but neither traceback is in the log: "

@@ -190,7 +190,11 @@ and later errors on other ranks are usually its consequences.""",
     more_fix="""The finding's fix starts with the remedy the message itself states, when it states one
 (`the message itself says: "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" (line 12)`),
 then a next step that holds whatever the cause: the frame to read, and the debug variable that adds
-what is missing, and ends with the search of the owning project's issues, for example:
+what is missing, and ends with the search of the owning project's issues. A traceback cut before its
+exception line is named by the last frame the log shows (its line in the log, the code it was running,
+whose code it is: yours, or the package's) and the step says which lines of the full output decide it
+(those after that frame, down to the exception's own line; each rank's output where a launcher ran it).
+For example:
 
 ```sh
 CUDA_LAUNCH_BLOCKING=1 ...            # a CUDA error raised at the kernel that failed

@@ -400,8 +400,10 @@ PATTERNS = [
         CAUSE,
         E,
         "CUDA failed to initialise (CUDA unknown error)",
-        r"CUDA unknown error - this may be due to an incorrectly set up environment",
-        ("CUDA unknown error",),
+        r"CUDA unknown error - this may be due to an incorrectly set up environment"
+        # torch 0.4/1.x's check in THCGeneral (the state it sets up at CUDA's first use): cudaErrorUnknown (30; 999 from CUDA 10.1) (diagB15)
+        r"|THCudaCheck FAIL file=\S*THCGeneral\.c\w* line=\d+ error=(?:30|999) : unknown error",
+        ("CUDA unknown error", " : unknown error"),
         why="""The driver is installed but CUDA could not start: the nvidia_uvm kernel module is missing or in a
         bad state (often after suspend or a driver update), the /dev/nvidia* device files are missing in a
         container, or CUDA_VISIBLE_DEVICES was changed after CUDA started. torch then sees zero GPUs.""",
@@ -409,6 +411,8 @@ PATTERNS = [
         examples=[
             ("UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.", "pytorch/pytorch#159954"),
             ("RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.", "replicate/cog-svd#11"),
+            ("THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1533672544752/work/aten/src/THC/THCGeneral.cpp line=74 error=30 : unknown error",
+             "AbnerHqC/GaitSet#70 (torch 0.4 at self.encoder.cuda(), CUDA 9.0)"),
         ],
     ),
     pattern(

@@ -245,7 +245,9 @@ PATTERNS = [
         configured to use it or not restarted since, or this docker is another daemon (rootless docker, Docker Desktop's
         VM, snap's docker) than the one configured. The host's driver (nvidia-smi) can be fine: this is docker's side.""",
         fix="""install the NVIDIA Container Toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`;
-        check with `docker info | grep -i nvidia` and `docker run --rm --gpus all ubuntu nvidia-smi`""".replace("\n        ", " "),
+        check with `docker info | grep -i nvidia` and `docker run --rm --gpus all ubuntu nvidia-smi`; a run meant for the CPU (a host
+        without a GPU, a script's GPU option set to -1 or none) must not ask for GPUs: drop --gpus (and a compose file's GPU
+        reservation) for it (knaw-huc/loghi#18: a training script that passed --gpus all whatever its GPU option said)""".replace("\n        ", " "),
         examples=[
             ('docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].', "huggingface/text-generation-inference#1312"),
             ('**docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].', "huggingface/text-generation-inference#904 (nvidia-ctk 1.13.5 installed, docker not configured)"),

@@ -39,8 +39,10 @@ NONFINITE_WHY = """fp16 training of a model pretrained in bf16 (its activations 
 NONFINITE_FIX = """train in bf16 instead of fp16 where the GPU has it (Ampere or newer: bf16=True, DeepSpeed "bf16":
         {"enabled": true}), lower the learning rate or add warm-up, clip gradients (max_grad_norm=1.0), and check the
         batch of the first non-finite step (no sample whose labels are all masked, no inf or nan in the inputs);
-        torch.autograd.set_detect_anomaly(True) names the operation whose backward first returns nan; restart
-        from a checkpoint saved before the first non-finite step"""
+        torch.autograd.set_detect_anomaly(True) names the operation whose backward first returns nan; a configuration
+        written for more GPUs run on fewer (detectron2-style configs whose batch size is per GPU: the total batch shrinks
+        with the GPU count while the learning rate stays) needs its learning rate scaled with the total batch, or the GPU
+        count it was written for; restart from a checkpoint saved before the first non-finite step"""
 
 # What a mangled C++ name says the extension was compiled against (Itanium mangling: c10 and at are torch's
 # namespaces, St is std::, __cxx11 is libstdc++'s C++11 ABI).
@@ -126,9 +128,11 @@ PATTERNS = [
         r"|Function '(?P<function>\w+)' returned (?P<bad>nan|inf) values in its \d+(?:st|nd|rd|th) output"
         r"|found (?:NaN|Inf) in local (?:grad norm|forward loss)"
         # icefall's fp16 check of its grad scale (k2-fsa/icefall#1751); torch's clip_grad_norm_ with error_if_nonfinite=True
-        r"|(?P<grad_scale>grad_scale is too small, exiting)|is non-finite, so it cannot be clipped",
+        r"|(?P<grad_scale>grad_scale is too small, exiting)|is non-finite, so it cannot be clipped"
+        # detectron2's RPN check of its proposals (find_top_rpn_proposals): the model's outputs went non-finite (diagB15)
+        r"|FloatingPointError: Predicted boxes or scores contain Inf/NaN\. Training has diverged",
         ("Loss became infinite", "Minimum loss scale reached", "stopping training", "already at minimum", "values in its", "found NaN in local", "found Inf in local",
-         "grad_scale is too small", "so it cannot be clipped"),
+         "grad_scale is too small", "so it cannot be clipped", "Training has diverged"),
         why="""The run stopped on a check for non-finite numbers: the loss (or the gradients of one operation, with
         anomaly detection on) became nan or inf, and the framework ended the run rather than go on with weights that
         nan would spoil; a DeepSpeed or fairseq fp16 run whose dynamic loss scale kept falling until its minimum is the
@@ -138,6 +142,9 @@ PATTERNS = [
         examples=[
             ("FloatingPointError: Loss became infinite or NaN at iteration=0!", "gist-ailab/uoais#16 (detectron2: the first iteration's loss was 157)"),
             ("FloatingPointError: Loss became infinite or NaN at iteration=1029!", "prannaykaul/lvc#20 (detectron2 on the user's own dataset)"),
+            ("FloatingPointError: Predicted boxes or scores contain Inf/NaN. Training has diverged.",
+             "facebookresearch/Detic#22 (an 8-GPU config on one GPU: its batch size is per GPU); ucbdrive/few-shot-object-detection#206 "
+             "(lr 0.02 diverged, 0.001 trained); facebookresearch/detectron2#1545"),
             ("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.", "yangjianxin1/Firefly#68 (fp16 full fine-tune of a 13B model; bf16 fixed it)"),
             ("RuntimeError: Function 'Log1PBackward0' returned nan values in its 0th output.", "huggingface/trl#2564 (anomaly detection under DeepSpeed)"),
             ("Loss is nan, stopping training", "the DeiT/MAE training loop's check (facebookresearch/deit, main_pretrain.py of MAE)"),
