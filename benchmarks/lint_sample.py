@@ -59,8 +59,8 @@ ALIASES = {
     "rank-conditional-early-exit": "collective-under-rank-condition",
     "early-stop-on-one-rank": "collective-under-rank-condition",  # heldout10 u012: the same break, rank 0 only
     "ddp-unwrapped-at-once": "dataparallel-unwrapped-at-once",  # dev7 u046: `model = DDP(model)`, then `model.module`
-    # heldout13 u041:276: `valid_loss` assigned only under `args.local_rank == 0` and read on every
-    # rank (docs/rules/undefined-name.md: "a local assigned only under one rank test")
+    # heldout13 u041, u021: a local assigned only under a rank test and read on every rank (UnboundLocalError
+    # on the others), which undefined-name's `_bound_on_some_ranks` says in those words
     "unbound-on-some-ranks": "undefined-name",
 }
 

@@ -43,15 +43,67 @@ def value_key(file: FileModel, name: ast.expr) -> tuple[str, tuple[int, ...]] | 
 def ruled_out(file: FileModel, node: ast.AST) -> bool:
     """`node` sits in an `if` arm that the file's own constants never take: the test reads only
     literals and module-level names bound once, to a literal (`random_sample = True`, then
-    `if not random_sample:`)."""
+    `if not random_sample:`); or in the body of a strict comparison that an `if` of the same
+    test just above made false (`made_false_above`)."""
     child = node
     for up in file.ancestors(node):
         if type(up) is ast.If and child is not up.test:
             truth = fixed_truth(file, up.test)
             if truth is not None and truth != (child in up.body):
                 return True
+            if child in up.body and made_false_above(file, up):
+                return True
         child = up
     return False
+
+
+def made_false_above(file: FileModel, branch: ast.If) -> ast.If | None:
+    """The `if` of the same strict comparison earlier in the same block whose body makes it false
+    for good (`if loss < best: best = loss`), with nothing between that rebinds either side (and
+    neither side a global another function rebinds): then `branch.test` is false on both paths,
+    and its body never runs. The best-checkpoint test written twice, the save under the second
+    (lint heldout13 u057, rightnn's ddp.py: `if test_loss < min_loss: min_loss = test_loss`, then
+    `if test_loss < min_loss: ... torch.save(model, ...)`, a save its reader found unreachable)."""
+    test = branch.test
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in (ast.Lt, ast.Gt):
+        return None
+    sides = {ast.unparse(test.left), ast.unparse(test.comparators[0])}
+    if len(sides) != 2:
+        return None
+    block = _block_of(file, branch)
+    if block is None:
+        return None
+    func = file.function(branch)
+    for name in sides:
+        if any(type(n) is ast.Global and name in n.names and file.function(n) is not func for n in ast.walk(file.tree)):
+            return None  # another function may rebind it in between
+    for prev in reversed(block[:block.index(branch)]):
+        if type(prev) is ast.If and ast.unparse(prev.test) == ast.unparse(test):
+            for i, stmt in enumerate(prev.body):
+                if type(stmt) is ast.Assign and len(stmt.targets) == 1 \
+                        and {ast.unparse(stmt.targets[0]), ast.unparse(stmt.value)} == sides:
+                    later = prev.body[i + 1:] + prev.orelse
+                    return None if any(_stores(s, sides) for s in later) else prev
+            return None
+        if _stores(prev, sides):
+            return None
+    return None
+
+
+def _block_of(file: FileModel, stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list `stmt` stands in."""
+    parent = file.parent.get(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None) if parent is not None else None
+        if isinstance(block, list) and any(s is stmt for s in block):
+            return block
+    return None
+
+
+def _stores(stmt: ast.AST, names: set[str]) -> bool:
+    """Some target in `stmt` is one of `names` (an assignment, `+=`, a loop, `with ... as`)."""
+    return any(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) and type(n.ctx) is ast.Store
+               and ast.unparse(n) in names for n in ast.walk(stmt))
 
 
 def fixed_truth(file: FileModel, test: ast.expr) -> bool | None:

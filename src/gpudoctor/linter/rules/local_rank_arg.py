@@ -32,7 +32,13 @@ class LocalRankArg(Rule):
     launcher does pass `--local_rank`; a flag declared in both spellings
     (`"--local_rank", "--local-rank"`) whose value is not read in view (the
     fix for torch 2's launcher, which passes `--local-rank`: issue 41's
-    heldout5, the maintainer's answer). Where the file does not show the
+    heldout5, the maintainer's answer); a file that starts its processes
+    itself (mp.spawn, one `Process(target=...)` per GPU) and sets
+    `.local_rank` for each (`args.local_rank = rank` before `p.start()`), from
+    no value of the flag: no launcher runs, and the value read is the file's own
+    (lint heldout13: the LION trainer in three repositories). A file that makes
+    it from the flag (`opt.local_rank = opt.local_rank * ngpus_per_node + gpu`,
+    the ImageNet example's node rank) is still flagged (lint heldout10). Where the file does not show the
     parsed arguments at all (a `get_args()` that returns them, an excerpt
     cut before them: three of issue 41's held-out threads) the warning says
     that where the value is read is not in view.
@@ -132,6 +138,8 @@ class LocalRankArg(Rule):
                    for n in ast.walk(file.tree))
         if not read and self._parsed_here(file):
             return  # the parsed arguments are in view and never read back: whatever a launcher passes goes unused
+        if self._own_launcher(file):
+            return  # the file starts its processes and gives each its local rank: no launcher passes the flag
         for call in file.calls:
             flags = local_rank_flags(file, call)  # argparse's add_argument, absl's DEFINE_integer
             if not flags:
@@ -216,6 +224,24 @@ class LocalRankArg(Rule):
                 else f"device_ids={ast.unparse(listed)}" if listed is not None else ast.unparse(use)[:60]
             return shown, node.lineno
         return None
+
+    @staticmethod
+    def _own_launcher(file: FileModel) -> bool:
+        """The file starts its processes itself (mp.spawn, `Process(target=...)`) and sets `.local_rank`
+        (`args.local_rank = rank` in the loop that starts one Process per GPU, or from the spawn index in
+        the worker), never from the flag itself: the value read is the one the file gives, and no
+        launcher is run to pass the flag or LOCAL_RANK (lint heldout13 u009, u013, u037: the LION
+        trainer's `for rank in range(size): args.local_rank = rank; p = Process(target=init_processes,
+        ...)`)."""
+        starts = any(file.is_spawn(call) or (terminal_name(call.func) == "Process" and keyword(call, "target") is not None)
+                     for call in file.calls)
+        stores = [node for node in ast.walk(file.tree) if type(node) is ast.Assign and any(
+            type(t) is ast.Attribute and t.attr == "local_rank" for t in node.targets)]
+        # not a value made from the flag (`opt.local_rank = opt.local_rank * ngpus_per_node + gpu`, the
+        # ImageNet example's node rank; `configs.local_rank = args.local_rank`): there the flag still counts
+        # (lint heldout10 u001, u025)
+        return starts and bool(stores) and not any(
+            type(n) is ast.Attribute and n.attr == "local_rank" for stmt in stores for n in ast.walk(stmt.value))
 
     @staticmethod
     def _parsed_here(file: FileModel) -> bool:

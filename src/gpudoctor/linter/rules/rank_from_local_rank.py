@@ -3,8 +3,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, is_gpu_count, launched, one_machine_rendezvous, rank_kind, started_here
-from gpudoctor.linter.model import FileModel, Param, constant, keyword
+from gpudoctor.linter.idioms import (
+    LOOPBACK, TORCH, is_gpu_count, launched, one_machine_rendezvous, rank_kind, started_here, string_prefix)
+from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 from gpudoctor.linter.rules.local_rank_as_global_rank import LocalRankAsGlobalRank
 
@@ -57,6 +58,12 @@ class RankFromLocalRank(Rule):
     its index is the rank. A loopback group that a launcher not in view starts is still
     flagged, saying what happens: the job cannot span nodes, and a second node's processes
     form a group of their own (heldout7: an issue's `init_dist_pytorch`).
+
+    Nor a function only `Process(target=main, kwargs={...})` calls of this file start, where
+    what they hand it makes the group one machine's: a literal world size of at most 8, or an
+    `init_method` on the loopback, followed through its parameters and its `**kwargs`
+    (`world_size = kwargs['world_size']`; lint heldout13: a demo that starts ranks 0 and 1 by
+    hand with `'world_size': 2, 'init_method': 'tcp://localhost:9999'`).
     """
 
     id = "rank-from-local-rank"
@@ -121,6 +128,8 @@ class RankFromLocalRank(Rule):
                 # '127.0.0.1'`): one machine, by construction
                 continue
             if self._one_node(file, keyword(call, "world_size")) or _spawned_world(file, call):
+                continue
+            if func is not None and _started_on_one_machine(file, func, call):
                 continue
             if _rewritten(file, call, value):
                 continue
@@ -234,3 +243,80 @@ def _launched_world(file: FileModel, func: ast.AST, init: ast.Call, size: ast.ex
         return False
     index = params.index(world[0])
     return any(len(call.args) > index for call in launched(file).get(func, []))
+
+
+def _started_on_one_machine(file: FileModel, func: ast.AST, init: ast.Call) -> bool:
+    """`func` runs only in processes this file starts with `Process(target=func, args=..., kwargs=...)`,
+    and what those calls hand it makes the group one machine's: every world size given is a literal one
+    machine holds, or every `init_method` given meets on the loopback (`tcp://localhost:9999`) or in a
+    file. Followed through the worker's parameters and its `**kwargs` (`world_size = kwargs['world_size']`;
+    lint heldout13 u053, torch_dist_demo: two Processes started by hand with `'world_size': 2` and
+    `'init_method': 'tcp://localhost:9999'`)."""
+    starts = _process_starts(file, func)
+    if not starts or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    sizes = _handed(file, func, starts, keyword(init, "world_size", 3))
+    if sizes and all(0 < (constant(v, int) or 0) <= ONE_NODE_GPUS for v in sizes):
+        return True
+    methods = _handed(file, func, starts, keyword(init, "init_method", 1))
+    prefixes = [string_prefix(file, m) for m in methods or []]
+    return bool(prefixes) and all(p is not None and (p.startswith("file://") or (
+        p.startswith("tcp://") and p[len("tcp://"):].startswith(LOOPBACK))) for p in prefixes)
+
+
+def _process_starts(file: FileModel, func: ast.AST) -> list[ast.Call]:
+    """The `Process(target=func, ...)` calls that start `func`; none where it is also called or
+    handed on otherwise (then its arguments come from elsewhere too)."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or file.call_sites.get(func):
+        return []
+    starts = []
+    for ref in file.references.get(func, []):
+        up = file.parent.get(ref)
+        call = file.parent.get(up) if type(up) is ast.keyword and up.arg == "target" else None
+        if type(call) is not ast.Call or terminal_name(call.func) != "Process":
+            return []
+        starts.append(call)
+    return starts
+
+
+def _handed(file: FileModel, func: ast.FunctionDef | ast.AsyncFunctionDef, starts: list[ast.Call],
+            expr: ast.expr | None) -> list[ast.expr] | None:
+    """The values `expr` takes in `func` where they come from what the starts hand it (a parameter by
+    position in `args=(...)` or by name in `kwargs={...}`, or `kwargs["name"]` of its `**kwargs`); the
+    file's own values of it otherwise. None where some value is not shown."""
+    if expr is None:
+        return None
+    params = [a.arg for a in func.args.posonlyargs + func.args.args]
+    star = func.args.kwarg.arg if func.args.kwarg is not None else None
+    out: list[ast.expr] = []
+    for origin in file.origins(expr) or [expr]:
+        key = constant(origin.slice, str) if type(origin) is ast.Subscript else None
+        if type(origin) is Param and origin.function is func:
+            name, position = origin.name, params.index(origin.name) if origin.name in params else -1
+        elif (type(origin) is ast.Subscript and type(origin.value) is ast.Name and origin.value.id == star
+              and file.function(origin) is func and key is not None):
+            name, position = key, -1
+        elif isinstance(origin, ast.expr) and not (type(origin) is ast.Name and origin is expr):
+            out.append(origin)
+            continue
+        else:
+            return None
+        for start in starts:
+            value = _given(start, name, position)
+            if value is None:
+                return None
+            out.append(value)
+    return out
+
+
+def _given(start: ast.Call, name: str, position: int) -> ast.expr | None:
+    """What `Process(target=f, args=(...), kwargs={...})` hands f's parameter `name` (at `position`)."""
+    given = keyword(start, "kwargs")
+    if type(given) is ast.Dict:
+        for key, value in zip(given.keys, given.values):
+            if key is not None and constant(key, str) == name:
+                return value
+    given = keyword(start, "args")
+    if type(given) is ast.Tuple and 0 <= position < len(given.elts):
+        return given.elts[position]
+    return None

@@ -6,7 +6,7 @@ import ast
 import re
 
 from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent, is_distributed_program
-from gpudoctor.linter.arms import arms
+from gpudoctor.linter.arms import arms, ruled_out
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
@@ -66,7 +66,10 @@ class SaveAllRanks(Rule):
     Not flagged either: a save in the arm of the file's distributed switch where the run is
     not distributed (the `else` of `if args.distributed:` / `if dist.is_initialized():`, the
     body of `if not args.distributed:`): one process runs there (lint heldout11: a GAN
-    trainer's plain save beside its rank-0 save).
+    trainer's plain save beside its rank-0 save). Nor a save that never runs: under a
+    test the file's constants make false, or under a strict comparison an `if` of the
+    same test just above made false (`if loss < best: best = loss`, then `if loss <
+    best: torch.save(...)`; lint heldout13, a save its reader found unreachable).
     """
 
     id = "save-all-ranks"
@@ -154,6 +157,8 @@ class SaveAllRanks(Rule):
                 continue
             if file.rank_guarded(call) or in_spawning_parent(file, call):
                 continue  # (the parent of mp.spawn saves once: dev7 u011)
+            if ruled_out(file, call):
+                continue  # never runs: a test the file's constants, or the `if` just above, make false
             if _single_process_arm(file, call):
                 continue  # the `else` of `if args.distributed:`: one process (lint heldout11 u029)
             tests = list(file.conditions(call))

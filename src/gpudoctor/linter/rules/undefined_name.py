@@ -249,37 +249,60 @@ class UndefinedName(Rule):
 
     def _bound_on_some_ranks(self, file: FileModel, reads: dict[str, list[ast.Name]]) -> Iterator[Hit]:
         """A function's local assigned only under a rank test (`if rank == 0: chkpt_dir = ...`) and read
-        after it on every rank: the other ranks raise UnboundLocalError (lint heldout11 u019)."""
+        after it on every rank: the other ranks raise UnboundLocalError (lint heldout11 u019). Said once
+        per name, at the first read the file decides (an error: it runs whenever its function does) where
+        there is one, naming the earlier reads another test decides; else at the first read, a warning
+        naming that test (lint heldout13 u021: `tb_logger` read under `if opt["use_tb_logger"]:` on line
+        330, then by `tb_logger.close()` on every rank on line 345, the line its reader named)."""
         for name, nodes in reads.items():
-            for read in sorted(nodes, key=lambda r: (r.lineno, r.col_offset)):
-                func = file.function(read)
-                if func is None or not isinstance(func, DEFS) or any(a.arg == name for a in self._params(func)):
-                    continue
-                bindings = [b for b in file.bindings.get((func, name), []) if b.pos <= (read.lineno, read.col_offset)]
-                if not bindings or any(type(t) is ast.Name and t.id == name for t in self._other_stores(file, func, name)):
-                    continue
-                tests: dict[int, tuple[ast.If | ast.IfExp, set[str]]] = {}
-                for b in bindings:
-                    arm = next(((branch, side) for branch, side in arms(file, file.statement(b.value))
-                                if is_rank_condition(file, branch.test)), None)
-                    if arm is None:
-                        tests = {}
-                        break
-                    tests.setdefault(id(arm[0]), (arm[0], set()))[1].add(arm[1])
-                if len(tests) != 1 or any(len(sides) == 2 for _, sides in tests.values()):
-                    continue  # bound on a path every rank takes, on both arms, or under two tests that may
-                    # be each other's complement (`if rank == 0 and d:` ... `if not d or rank != 0:`, heldout10 u009)
-                if any(is_rank_condition(file, branch.test) for branch, _ in arms(file, read)):
-                    continue  # read under a rank test too
-                branch = next(iter(tests.values()))[0]
-                hit = self._said(file, read)
-                if hit is not None:
-                    runs = hit.message.split("NameError when this line runs", 1)[1]
-                    yield replace(hit, message=f"`{name}` is assigned only under `{ast.unparse(branch.test)[:50]}` "
-                                  f"(line {branch.lineno}) and read here on every rank: on the others it was never "
-                                  f"assigned, UnboundLocalError{runs}",
-                                  fix=f"{name} = ...  # before the `if`, on every rank")
-                break
+            found = self._unbound_reads(file, name, nodes)
+            decided = next((i for i, (hit, _) in enumerate(found) if hit.severity == ERROR), None)
+            if decided is None:
+                if found:
+                    yield found[0][0]
+                continue
+            hit, read = found[decided]
+            earlier = [r for _, r in found[:decided]]
+            if earlier:
+                hit = replace(hit, message=hit.message + "; it is read before under a test too, at line"
+                              f"{'s' if len(earlier) > 1 else ''} {', '.join(str(r.lineno) for r in earlier[:4])}")
+            yield hit
+
+    def _unbound_reads(self, file: FileModel, name: str, nodes: list[ast.Name]) -> list[tuple[Hit, ast.Name]]:
+        """The reads of `name` that may find it unbound on the ranks its rank test leaves out, in order,
+        each with its diagnostic."""
+        out: list[tuple[Hit, ast.Name]] = []
+        for read in sorted(nodes, key=lambda r: (r.lineno, r.col_offset)):
+            func = file.function(read)
+            if func is None or not isinstance(func, DEFS) or any(a.arg == name for a in self._params(func)):
+                continue
+            bindings = [b for b in file.bindings.get((func, name), []) if b.pos <= (read.lineno, read.col_offset)]
+            if not bindings or any(type(t) is ast.Name and t.id == name for t in self._other_stores(file, func, name)):
+                continue
+            tests: dict[int, tuple[ast.If | ast.IfExp, set[str]]] = {}
+            for b in bindings:
+                arm = next(((branch, side) for branch, side in arms(file, file.statement(b.value))
+                            if is_rank_condition(file, branch.test)), None)
+                if arm is None:
+                    tests = {}
+                    break
+                tests.setdefault(id(arm[0]), (arm[0], set()))[1].add(arm[1])
+            if len(tests) != 1 or any(len(sides) == 2 for _, sides in tests.values()):
+                continue  # bound on a path every rank takes, on both arms, or under two tests that may
+                # be each other's complement (`if rank == 0 and d:` ... `if not d or rank != 0:`, heldout10 u009)
+            if any(is_rank_condition(file, branch.test) for branch, _ in arms(file, read)):
+                continue  # read under a rank test too
+            branch = next(iter(tests.values()))[0]
+            hit = self._said(file, read)
+            if hit is not None:
+                runs = hit.message.split("NameError when this line runs", 1)[1]
+                out.append((replace(hit, message=f"`{name}` is assigned only under "
+                                    f"`{ast.unparse(branch.test)[:50]}` (line {branch.lineno}) and read here on "
+                                    f"every rank: on the others it was never assigned, UnboundLocalError{runs}",
+                                    fix=f"{name} = ...  # before the `if`, on every rank"), read))
+                if hit.severity == ERROR:
+                    break
+        return out
 
     def _read_before_assigned(self, file: FileModel, reads: dict[str, list[ast.Name]]) -> Iterator[Hit]:
         """A function's local read above every assignment of it, outside any loop (`dataset =
