@@ -1,0 +1,124 @@
+"""lint's recall on the shapes lint heldout13 missed (issue 41; 61 whole scripts of the `train_dist.py`
+and `ddp.py` listings): each a few of the script's own lines (source in the comment), its control (the
+healthy program most like it) and, where another verdict is near, its sibling. Each case: its rule, its
+line, the severity lint must give it (None: the rule is silent there, on every line)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gpudoctor.linter import engine
+
+# github.com/2aron-chen/Skunkworks ddp.py (lint heldout13 u048), a copy of the PyTorch DDP tutorial's old
+# multigpu.py: the spawned worker starts an NCCL group and moves the model with `.to(gpu_id)`; nothing
+# sets the current device (the tutorial's current multigpu.py calls torch.cuda.set_device(rank))
+MULTIGPU = """
+        import os
+        import torch
+        import torch.multiprocessing as mp
+        from torch.distributed import init_process_group
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(rank, world_size):
+            BIND
+            init_process_group(backend="nccl", rank=rank, world_size=world_size)
+            model = DDP(Net().to(rank), device_ids=[rank])
+
+        if __name__ == "__main__":
+            mp.spawn(main, args=(2,), nprocs=2)
+        """
+
+# the same model under torchrun: the launch, not in the file, may give each process its own GPU
+TORCHRUN = """
+        import os
+        import torch
+        from torch.distributed import init_process_group
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main():
+            rank = int(os.environ["LOCAL_RANK"])
+            init_process_group(backend="nccl")
+            model = DDP(Net().to(rank), device_ids=[rank])
+
+        if __name__ == "__main__":
+            main()
+        """
+
+# github.com/seba-1511/dist_tuto.pth-style trainer (lint heldout13 u038): `Process(target=init_processes)`,
+# whose `backend='nccl'` default no call site overrides; AlexNet moved with `.cuda(rank)`
+PROCESS = """
+        import torch.distributed as dist
+        from torch.multiprocessing import Process
+
+        def run(rank, size):
+            model = Net().cuda(rank)
+
+        def init_processes(rank, size, fn, backend=BACKEND):
+            dist.init_process_group(backend, rank=rank, world_size=size)
+            fn(rank, size)
+
+        if __name__ == "__main__":
+            for rank in range(2):
+                Process(target=init_processes, args=(rank, 2, run)).start()
+        """
+
+# github.com/cjw94103/AttentionGAN_reimpl train_dist.py (lint heldout13 u043): CUDA_VISIBLE_DEVICES set once
+# at the top, the same for every spawned process; the models moved by the spawn index
+PINNED = """
+        import os
+        VISIBLE
+        import torch
+        import torch.multiprocessing as mp
+
+        def main_worker(rank, world_size):
+            WORKER
+            torch.distributed.init_process_group("nccl", rank=rank, world_size=world_size)
+            G = torch.nn.parallel.DistributedDataParallel(Gen().to(rank), device_ids=[rank])
+
+        if __name__ == "__main__":
+            mp.spawn(main_worker, nprocs=torch.cuda.device_count(), args=(torch.cuda.device_count(),))
+        """
+
+# github.com/Kaustubh-CH/MLNeuronInverter train_dist.py (lint heldout13 u001, and u016 of the same lineage):
+# a SLURM launcher pins GPU 0 in the branch that starts the group
+SLURM = """
+        import os
+        import torch
+        import torch.distributed as dist
+
+        params = {"world_size": int(os.environ["WORLD_SIZE"])}
+        if params["world_size"] > 1:  # multi-GPU training
+            torch.cuda.set_device(0)
+            INIT
+        """
+
+CASES = {
+    "set_device(0) in the branch that starts the group": ("set-device-literal", 7, "warning",
+                                                          SLURM.replace("INIT", 'dist.init_process_group("nccl")')),
+    "sibling: the literal in a branch without the group's init": (
+        "set-device-literal", 7, None, SLURM.replace("INIT", "pass") + 'dist.init_process_group("nccl")\n'),
+    "spawned workers place the model by index, no current device": ("nccl-no-set-device", 9, "warning",
+                                                                    MULTIGPU.replace("BIND", "pass")),
+    "control: the worker sets its device": ("nccl-no-set-device", 9, None,
+                                            MULTIGPU.replace("BIND", "torch.cuda.set_device(rank)")),
+    "sibling: the same model under torchrun, the launch not in view": ("nccl-no-set-device", 9, None, TORCHRUN),
+    "Process target whose backend default is nccl": ("nccl-no-set-device", 8, "warning",
+                                                     PROCESS.replace("BACKEND", "'nccl'")),
+    "control: its default is gloo": ("nccl-no-set-device", 8, None, PROCESS.replace("BACKEND", "'gloo'")),
+    "one literal CUDA_VISIBLE_DEVICES for every process": ("nccl-no-set-device", 8, "warning",
+                                                           PINNED.replace("VISIBLE", 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"')
+                                                           .replace("WORKER", "pass")),
+    "control: each worker narrows it to its own GPU": ("nccl-no-set-device", 8, None,
+                                                      PINNED.replace("VISIBLE", "pass").replace(
+                                                          "WORKER", 'os.environ["CUDA_VISIBLE_DEVICES"] = str(rank)')),
+}
+
+
+@pytest.mark.parametrize("rule, line, severity, code", list(CASES.values()), ids=list(CASES))
+def test_heldout13_shapes(rule, line, severity, code):
+    source = textwrap.dedent(code).lstrip("\n")
+    found = [(d.line, d.severity) for d in engine.lint_source(source, "train.py") if d.rule == rule]
+    # the one diagnostic named; where none is (a control, a sibling with another verdict), none on any line
+    assert found == ([(line, severity)] if severity else []), found
