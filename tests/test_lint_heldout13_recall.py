@@ -94,7 +94,28 @@ SLURM = """
             INIT
         """
 
+# github.com/yamanishi/furusato_recommend-style trainer (lint heldout13 u061): the model's own epoch method
+# is handed the optimizer and run on the DDP wrapper's .module
+EPOCH = """
+        import torch.optim as optim
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(rank, model, loader):
+            ddp_model = DDP(model, device_ids=[rank])
+            optimizer = optim.Adam(ddp_model.parameters(), lr=1e-3)
+            for i in range(200):
+                CALL
+        """
+
 CASES = {
+    "the model's epoch method handed the optimizer, on .module": (
+        "ddp-forward-bypassed", 8, "error", EPOCH.replace("CALL", "loss = ddp_model.module.OneEpoch(optimizer, loader)")),
+    "the model's own train loop (not nn.Module.train) on .module": (
+        "ddp-forward-bypassed", 8, "error", EPOCH.replace("CALL", "ddp_model.module.train(loader, epochs=1)")),
+    "control: an evaluation method handed a loader": (
+        "ddp-forward-bypassed", 8, None, EPOCH.replace("CALL", "acc = ddp_model.module.evaluate(loader)")),
+    "control: nn.Module.train() on .module": (
+        "ddp-forward-bypassed", 8, None, EPOCH.replace("CALL", "ddp_model.module.train(True)")),
     "set_device(0) in the branch that starts the group": ("set-device-literal", 7, "warning",
                                                           SLURM.replace("INIT", 'dist.init_process_group("nccl")')),
     "sibling: the literal in a branch without the group's init": (
