@@ -107,7 +107,31 @@ EPOCH = """
                 CALL
         """
 
+# lint heldout13 u057 (a sand-water LSTM trainer): the epoch function reads the loader through `loop =
+# tqdm(enumerate(train_loader))`; nothing calls set_epoch
+TQDM = """
+        from torch.utils.data import DataLoader
+        from torch.utils.data.distributed import DistributedSampler
+        from tqdm import tqdm
+
+        def train(model, epoch):
+            loop = tqdm(enumerate(train_loader), total=len(train_loader))
+            for batch_idx, (seq, labels) in loop:
+                model(seq).sum().backward()
+
+        if __name__ == "__main__":
+            trainSampler = DistributedSampler(trainDataSet)
+            train_loader = DataLoader(dataset=trainDataSet, batch_size=64, sampler=trainSampler)
+            for epoch in range(1, 11):
+                EPOCH
+                train(model, epoch)
+        """
+
 CASES = {
+    "a loader read through a tqdm bound to a name, no set_epoch": (
+        "sampler-no-set-epoch", 11, "warning", TQDM.replace("EPOCH", "pass")),
+    "control: set_epoch at the top of the epoch": (
+        "sampler-no-set-epoch", 11, None, TQDM.replace("EPOCH", "trainSampler.set_epoch(epoch)")),
     "the model's epoch method handed the optimizer, on .module": (
         "ddp-forward-bypassed", 8, "error", EPOCH.replace("CALL", "loss = ddp_model.module.OneEpoch(optimizer, loader)")),
     "the model's own train loop (not nn.Module.train) on .module": (

@@ -27,7 +27,8 @@ class SamplerNoSetEpoch(Rule):
     False) is iterated once per epoch, in a loop nested in an epoch loop or
     in a function or method of the same file that an epoch loop calls, and
     the file never calls `set_epoch` on that sampler (directly or as
-    `loader.sampler.set_epoch`). Evaluation is not flagged (a loop over
+    `loader.sampler.set_epoch`); the loop may read the loader through a name bound to
+    its wrapper (`loop = tqdm(enumerate(train_loader))`, lint heldout13). Evaluation is not flagged (a loop over
     `val_loader` / `eval_dataloader`, or in `def evaluate`): its order does
     not matter. A file that only builds loaders is not
     flagged: whoever iterates them is responsible. But where an epoch loop
@@ -130,7 +131,7 @@ class SamplerNoSetEpoch(Rule):
             # `zip(prompt_loader, unsupervised_loader)`: each loader is iterated
             parts = (iterated_now.args if type(iterated_now) is ast.Call and terminal_name(iterated_now.func) == "zip"
                      else [iterated_now])
-            for loader in [o for part in parts for o in file.origins(strip_iteration(part))]:
+            for loader in [o for part in parts for o in _loaders_read(file, part)]:
                 if not isinstance(loader, ast.Call) or not is_loader(file, loader):
                     continue
                 for sampler in samplers_of(file, loader):
@@ -318,3 +319,17 @@ def _never_built(file: FileModel, sampler: ast.Call) -> bool:
         if values and all(type(v) is ast.Constant and not v.value for v in values):
             return True
     return False
+
+
+def _loaders_read(file: FileModel, part: ast.AST) -> list[object]:
+    """What a loop reads, as its origins show, through one name bound to a wrapper of it: `loop =
+    tqdm(enumerate(train_loader))`, then `for i, batch in loop:` reads train_loader (lint heldout13
+    u057: a sand-water LSTM trainer's epoch function)."""
+    out: list[object] = []
+    for origin in file.origins(strip_iteration(part)):
+        inner = strip_iteration(origin) if isinstance(origin, ast.Call) else None
+        if inner is not None and inner is not origin and type(inner) in (ast.Name, ast.Attribute):
+            out += file.origins(inner)
+        else:
+            out.append(origin)
+    return out
