@@ -152,6 +152,11 @@ CASES = {
     "Process target whose backend default is nccl": ("nccl-no-set-device", 8, "warning",
                                                      PROCESS.replace("BACKEND", "'nccl'")),
     "control: its default is gloo": ("nccl-no-set-device", 8, None, PROCESS.replace("BACKEND", "'gloo'")),
+    "Process workers on env:// with no MASTER_ADDR": ("master-addr-not-set", 8, "warning",
+                                                      PROCESS.replace("BACKEND", "'gloo'")),
+    "control: the parent sets MASTER_ADDR before starting them": (
+        "master-addr-not-set", 8, None, PROCESS.replace("BACKEND", "'gloo'").replace(
+            "for rank in range(2):", 'os.environ["MASTER_ADDR"] = "127.0.0.1"\n            for rank in range(2):')),
     "one literal CUDA_VISIBLE_DEVICES for every process": ("nccl-no-set-device", 8, "warning",
                                                            PINNED.replace("VISIBLE", 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"')
                                                            .replace("WORKER", "pass")),

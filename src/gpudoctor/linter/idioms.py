@@ -612,8 +612,11 @@ def launched(file: FileModel) -> dict[ast.AST, list[ast.Call]]:
 def started_here(file: FileModel, func: ast.AST) -> bool:
     """The file starts the processes that run `func` itself: it is mp.spawn's target, a
     `Process(target=func, ...)`, or handed to a launcher of another module (`launched`)."""
-    if file.spawned(func) or func in launched(file):
-        return True
+    return file.spawned(func) or func in launched(file) or process_target(file, func)
+
+
+def process_target(file: FileModel, func: ast.AST) -> bool:
+    """`func` is the target of a `multiprocessing.Process(target=func, ...)` of this file."""
     for ref in file.references.get(func, []):
         up = file.parent.get(ref)
         call = file.parent.get(up) if type(up) is ast.keyword and up.arg == "target" else None
