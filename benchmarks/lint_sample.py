@@ -59,6 +59,7 @@ ALIASES = {
     "rank-conditional-early-exit": "collective-under-rank-condition",
     "early-stop-on-one-rank": "collective-under-rank-condition",  # heldout10 u012: the same break, rank 0 only
     "ddp-unwrapped-at-once": "dataparallel-unwrapped-at-once",  # dev7 u046: `model = DDP(model)`, then `model.module`
+    "ddp-loader-without-distributed-sampler": "no-distributed-sampler",  # dev7 u012: shuffle=True, no sampler, in DDP mode
 }
 
 

@@ -127,7 +127,33 @@ TQDM = """
                 train(model, epoch)
         """
 
+# github.com/cjw94103/AttentionGAN_reimpl train_dist.py (lint heldout13 u043, u044): the spawned worker's
+# training loader shuffles the whole dataset and is handed to the project's train(); no DistributedSampler
+GAN = """
+        import torch
+        from torch.utils.data import DataLoader
+        from train_func import train
+
+        def main_worker(rank, world_size, args):
+            G = torch.nn.parallel.DistributedDataParallel(Gen().to(rank), device_ids=[rank])
+            LOADER
+            train(args, G, train_dataloader)
+        """
+
 CASES = {
+    "a DDP worker's loader shuffles the whole dataset": (
+        "no-distributed-sampler", 7, "warning",
+        GAN.replace("LOADER", "train_dataloader = DataLoader(ImageDataset(args.data_path), batch_size=4, shuffle=True)")),
+    "control: a DistributedSampler splits it": (
+        "no-distributed-sampler", 7, None,
+        GAN.replace("LOADER", "train_dataloader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds))")),
+    "control: the dataset is cut by rank": (
+        "no-distributed-sampler", 7, None,
+        GAN.replace("LOADER", "train_dataloader = DataLoader(Part(root, rank, world_size), batch_size=4, shuffle=True)")),
+    "sibling: the same loader on the single-process arm": (
+        "no-distributed-sampler", 8, None,
+        GAN.replace("LOADER", "if args.mode != 'ddp':\n"
+                    "                train_dataloader = DataLoader(ImageDataset(args.data_path), batch_size=4, shuffle=True)")),
     "a loader read through a tqdm bound to a name, no set_epoch": (
         "sampler-no-set-epoch", 11, "warning", TQDM.replace("EPOCH", "pass")),
     "control: set_epoch at the top of the epoch": (

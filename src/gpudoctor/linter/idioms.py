@@ -70,6 +70,20 @@ def strip_iteration(node: ast.AST) -> ast.AST:
     return node
 
 
+def iterated_origins(file: FileModel, expr: ast.AST) -> list[object]:
+    """What a loop over `expr` reads, as its origins show, through iteration wrappers and one name
+    bound to one: `loop = tqdm(enumerate(train_loader))`, then `for i, batch in loop:` reads
+    train_loader (lint heldout13 u057: a sand-water LSTM trainer's epoch function)."""
+    out: list[object] = []
+    for origin in file.origins(strip_iteration(expr)):
+        inner = strip_iteration(origin) if isinstance(origin, ast.Call) else None
+        if inner is not None and inner is not origin and type(inner) in (ast.Name, ast.Attribute):
+            out += file.origins(inner)
+        else:
+            out.append(origin)
+    return out
+
+
 def is_tensor(file: FileModel, node: ast.expr) -> bool:
     """`node` certainly holds a tensor: every value it may have is built by
     a torch factory or unpacked from a DataLoader's batch."""

@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms
-from gpudoctor.linter.idioms import is_distributed_sampler, is_loader, samplers_of, source, strip_iteration
+from gpudoctor.linter.idioms import (is_distributed_sampler, is_loader, iterated_origins, samplers_of, source,
+                                    strip_iteration)
 from gpudoctor.linter.model import FileModel, constant, identifiers, keyword, terminal_name
 from gpudoctor.linter.project import Query
 from gpudoctor.linter.rule import Hit, Rule
@@ -131,7 +132,7 @@ class SamplerNoSetEpoch(Rule):
             # `zip(prompt_loader, unsupervised_loader)`: each loader is iterated
             parts = (iterated_now.args if type(iterated_now) is ast.Call and terminal_name(iterated_now.func) == "zip"
                      else [iterated_now])
-            for loader in [o for part in parts for o in _loaders_read(file, part)]:
+            for loader in [o for part in parts for o in iterated_origins(file, part)]:
                 if not isinstance(loader, ast.Call) or not is_loader(file, loader):
                     continue
                 for sampler in samplers_of(file, loader):
@@ -319,17 +320,3 @@ def _never_built(file: FileModel, sampler: ast.Call) -> bool:
         if values and all(type(v) is ast.Constant and not v.value for v in values):
             return True
     return False
-
-
-def _loaders_read(file: FileModel, part: ast.AST) -> list[object]:
-    """What a loop reads, as its origins show, through one name bound to a wrapper of it: `loop =
-    tqdm(enumerate(train_loader))`, then `for i, batch in loop:` reads train_loader (lint heldout13
-    u057: a sand-water LSTM trainer's epoch function)."""
-    out: list[object] = []
-    for origin in file.origins(strip_iteration(part)):
-        inner = strip_iteration(origin) if isinstance(origin, ast.Call) else None
-        if inner is not None and inner is not origin and type(inner) in (ast.Name, ast.Attribute):
-            out += file.origins(inner)
-        else:
-            out.append(origin)
-    return out
