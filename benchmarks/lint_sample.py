@@ -60,6 +60,8 @@ ALIASES = {
     "early-stop-on-one-rank": "collective-under-rank-condition",  # heldout10 u012: the same break, rank 0 only
     "ddp-unwrapped-at-once": "dataparallel-unwrapped-at-once",  # dev7 u046: `model = DDP(model)`, then `model.module`
     "ddp-loader-without-distributed-sampler": "no-distributed-sampler",  # dev7 u012: shuffle=True, no sampler, in DDP mode
+    "no-gradient-sync-across-ranks": "no-gradient-sync",  # heldout13 u034: DataParallel in each process of a group
+    "model-not-wrapped-in-ddp": "no-gradient-sync",  # heldout11 u045: a group, a trained model, no DDP
 }
 
 

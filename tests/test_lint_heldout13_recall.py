@@ -140,7 +140,35 @@ GAN = """
             train(args, G, train_dataloader)
         """
 
+# github.com/zhanghang1989/PyTorch-Encoding-style ImageNet trainer (lint heldout13 u034): the DDP line is commented
+# out and each spawned process of the group wraps its model in DataParallel
+ENCODING = """
+        import torch
+        import torch.distributed as dist
+
+        def main_worker(gpu, args):
+            dist.init_process_group(backend="nccl", rank=gpu, world_size=args.world_size)
+            train_sampler = torch.utils.data.distributed.DistributedSampler(trainset)
+            WRAP
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for image, target in train_loader:
+                loss = criterion(model(image), target)
+                loss.backward()
+                optimizer.step()
+        """
+
 CASES = {
+    "each process of the group wraps its model in DataParallel": (
+        "no-gradient-sync", 7, "warning", ENCODING.replace("WRAP", "model = torch.nn.DataParallel(model, device_ids=[gpu])")),
+    "control: the model is wrapped in DDP": (
+        "no-gradient-sync", 7, None,
+        ENCODING.replace("WRAP", "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])")),
+    "control: the gradients all-reduced by hand": (
+        "no-gradient-sync", 7, None, ENCODING.replace("WRAP", "model = model.cuda(gpu)").replace(
+            "loss.backward()", "loss.backward()\n                for p in model.parameters():\n"
+            "                    dist.all_reduce(p.grad)")),
+    "control: a project helper is handed the model": (
+        "no-gradient-sync", 7, None, ENCODING.replace("WRAP", "model = wrap_ddp(model, gpu)")),
     "a DDP worker's loader shuffles the whole dataset": (
         "no-distributed-sampler", 7, "warning",
         GAN.replace("LOADER", "train_dataloader = DataLoader(ImageDataset(args.data_path), batch_size=4, shuffle=True)")),
