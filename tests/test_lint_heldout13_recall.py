@@ -192,6 +192,8 @@ CASES = {
         "ddp-forward-bypassed", 8, "error", EPOCH.replace("CALL", "ddp_model.module.train(loader, epochs=1)")),
     "control: an evaluation method handed a loader": (
         "ddp-forward-bypassed", 8, None, EPOCH.replace("CALL", "acc = ddp_model.module.evaluate(loader)")),
+    "control: a checkpoint helper handed .module and the optimizer": (
+        "ddp-forward-bypassed", 8, None, EPOCH.replace("CALL", "save_last_checkpoint(ddp_model.module, optimizer, i)")),
     "control: nn.Module.train() on .module": (
         "ddp-forward-bypassed", 8, None, EPOCH.replace("CALL", "ddp_model.module.train(True)")),
     "set_device(0) in the branch that starts the group": ("set-device-literal", 7, "warning",

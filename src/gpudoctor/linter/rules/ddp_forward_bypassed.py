@@ -253,6 +253,8 @@ def _backward_in(func: ast.AST, names: set[str], nodes: set[int]) -> ast.Call | 
 OPTIMIZER = re.compile(r"optim|^opt$", re.IGNORECASE)
 # ... and the name of a method that trains on a loader (not `evaluate(val_loader)`).
 TRAINS = re.compile(r"train|fit|epoch|learn", re.IGNORECASE)
+# ... and of one that only stores or restores the module's state.
+SAVES = re.compile(r"save|load|checkpoint|ckpt|export|restore", re.IGNORECASE)
 
 
 def _steps_inside(file: FileModel, call: ast.Call) -> ast.expr | None:
@@ -261,7 +263,11 @@ def _steps_inside(file: FileModel, call: ast.Call) -> ast.expr | None:
     loader (`model.module.train(train_loader, ...)`, lint heldout12 u017) whose origin is
     torch's optimizer or DataLoader, or whose name says so. The method backpropagates through
     the bare module: DDP's forward never ran."""
-    trains = bool(TRAINS.search(terminal_name(call.func)))
+    func = call.func
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Attribute or func.value.attr != "module" \
+            or SAVES.search(func.attr):
+        return None  # a helper handed `.module` (`save_checkpoint(model.module, optimizer)`): not its own step
+    trains = bool(TRAINS.search(func.attr))
     for arg in [*call.args, *(k.value for k in call.keywords)]:
         if type(arg) not in (ast.Name, ast.Attribute):
             continue
