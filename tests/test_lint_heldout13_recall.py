@@ -167,6 +167,10 @@ CASES = {
         "no-gradient-sync", 7, None, ENCODING.replace("WRAP", "model = model.cuda(gpu)").replace(
             "loss.backward()", "loss.backward()\n                for p in model.parameters():\n"
             "                    dist.all_reduce(p.grad)")),
+    # huggingface/peft tests/training/lora_tp.py: the model loaded tensor-parallel over the group's ranks
+    "control: a tensor-parallel model": (
+        "no-gradient-sync", 7, None, ENCODING.replace(
+            "WRAP", "model = AutoModel.from_pretrained(name, tp_plan='auto', tp_size=dist.get_world_size())")),
     "control: a project helper is handed the model": (
         "no-gradient-sync", 7, None, ENCODING.replace("WRAP", "model = wrap_ddp(model, gpu)")),
     "a DDP worker's loader shuffles the whole dataset": (

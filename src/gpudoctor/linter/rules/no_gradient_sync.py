@@ -14,6 +14,10 @@ from gpudoctor.linter.rule import Hit, Rule
 MAY_SYNC = re.compile(r"ddp|parallel|distributed|wrap|fsdp|shard|grad|initialize|prepare|trainer|sync|allreduce"
                       r"|all_reduce|reduce_scatter|hook|zero", re.IGNORECASE)
 
+# A model split over the ranks (tensor / pipeline parallel): its own collectives keep the shards in step
+# (peft's tests/training/lora_tp.py: `from_pretrained(..., tp_plan=..., tp_size=world_size)`, the control).
+SHARDED_MODEL = re.compile(r"tp_plan|tp_size|device_mesh|DeviceMesh|parallelize_module|tensor_parallel|"
+                           r"pipeline_parallel|distribute_tensor|DTensor")
 # nn.Module's, the optimizer's and torch's own calls that name gradients or syncing and average nothing.
 HARMLESS = {"zero_grad", "requires_grad_", "clip_grad_norm_", "clip_grad_value_", "no_grad", "enable_grad",
             "set_grad_enabled", "GradScaler", "convert_sync_batchnorm", "SyncBatchNorm", "synchronize",
@@ -44,7 +48,10 @@ class NoGradientSync(Rule):
     count as a sync). Asked for by lint heldout13's
     readers (an ImageNet trainer whose DDP line is commented out and replaced by
     `DataParallel(model, device_ids=[args.gpu])` in each spawned process) and
-    heldout10/11's (`model-not-wrapped-in-ddp`). A warning: code not in view
+    heldout10/11's (`model-not-wrapped-in-ddp`). Not where the model is split over
+    the ranks (tensor or pipeline parallel: `tp_plan=`, a device mesh,
+    `parallelize_module`; peft's LoRA tensor-parallel test, the mature-repository
+    control), whose own collectives keep the shards in step. A warning: code not in view
     (the model's own class) could still register gradient hooks.
     """
 
@@ -87,7 +94,7 @@ class NoGradientSync(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        if not any(True for _ in file.calls_to("init_process_group", TORCH)):
+        if not any(True for _ in file.calls_to("init_process_group", TORCH)) or SHARDED_MODEL.search(file.text):
             return
         backward = [c for c in file.calls if terminal_name(c.func).endswith("backward")]
         steps = [c for c in file.calls if terminal_name(c.func) == "step" and not c.args
