@@ -262,8 +262,10 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         "save-ddp-wrapper", set(), PICKLED.replace("WRAPPER", "DataParallel")),
     "sibling: a DDP model pickled whole needs a process group to load": (
         "save-ddp-wrapper", {(6, "warning")}, PICKLED.replace("WRAPPER", "parallel.DistributedDataParallel")),
+    # (the barrier is not called a hang here; since lint heldout13 the init gets the warning that spawned
+    # workers placing their work by index never set the current device, tests/test_lint_heldout13_recall.py)
     "control: a bare barrier after the DDP wrapper given the rank's device": (
-        "nccl-no-set-device", set(), BARRIER.replace("BEFORE", "pass")),
+        "nccl-no-set-device", {(7, "warning")}, BARRIER.replace("BEFORE", "pass")),
     "sibling: a bare barrier before any collective: NCCL guesses its device": (
         "nccl-no-set-device", {(7, "warning")}, BARRIER.replace("BEFORE", "dist.barrier()")),
     "control: NCCL without set_device, one process per node": (

@@ -9,8 +9,11 @@ import re
 import sys
 from collections.abc import Iterator
 
-from gpudoctor.linter.model import (ITERATION_WRAPPERS, LIBRARIES, MAIN_TEST, Element, FileModel, constant, has_star_kwargs,
-                                   keyword, terminal_name)
+from gpudoctor.linter.model import (ITERATION_WRAPPERS, LIBRARIES, MAIN_TEST, Element, FileModel, Param, constant,
+                                   has_star_kwargs, identifiers, keyword, terminal_name)
+
+# A word of a value that may differ from process to process (`str(local_rank)`, `gpu_ids[rank]`).
+_RANK_WORD = re.compile(r"rank|local|proc|worker|index|idx|^i$|^gpu$|^gpu_id$|^device_id$", re.IGNORECASE)
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)
 LOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5}
@@ -65,6 +68,20 @@ def strip_iteration(node: ast.AST) -> ast.AST:
     while type(node) is ast.Call and node.args and terminal_name(node.func) in ITERATION_WRAPPERS:
         node = node.args[0]
     return node
+
+
+def iterated_origins(file: FileModel, expr: ast.AST) -> list[object]:
+    """What a loop over `expr` reads, as its origins show, through iteration wrappers and one name
+    bound to one: `loop = tqdm(enumerate(train_loader))`, then `for i, batch in loop:` reads
+    train_loader (lint heldout13 u057: a sand-water LSTM trainer's epoch function)."""
+    out: list[object] = []
+    for origin in file.origins(strip_iteration(expr)):
+        inner = strip_iteration(origin) if isinstance(origin, ast.Call) else None
+        if inner is not None and inner is not origin and type(inner) in (ast.Name, ast.Attribute):
+            out += file.origins(inner)
+        else:
+            out.append(origin)
+    return out
 
 
 def is_tensor(file: FileModel, node: ast.expr) -> bool:
@@ -162,19 +179,31 @@ def binds_current_device(file: FileModel) -> bool:
 
 
 def _visible_devices_shared(file: FileModel) -> bool:
-    """Every mention of CUDA_VISIBLE_DEVICES in the file is a write of one literal that lists
-    several GPUs (`os.environ["CUDA_VISIBLE_DEVICES"] = "2, 6"`, directly or through a name bound
-    to it): the same set for every process, so each one's current device is still the first of
-    them (issue 41's heldout9: a research script's `gpu_ids = "2, 6"` set before mp.spawn)."""
+    """Every mention of CUDA_VISIBLE_DEVICES in the file's code is a write of a value that is the
+    same in every process: a literal (`"2, 6"`, `"1"`, directly or through a name bound to it), or
+    a value that names no rank written outside the workers (`os.environ[...] = args.gpus` in main,
+    before mp.spawn): each process's current device is still the first GPU of that set (issue
+    41's heldout9: a research script's `gpu_ids = "2, 6"` set before mp.spawn; lint heldout13: a
+    GAN trainer's `CUDA_VISIBLE_DEVICES = "1"` at the top; heldout12: `args.gpus` set in main)."""
     mentions = [n for n in ast.walk(file.tree) if type(n) is ast.Constant and n.value == "CUDA_VISIBLE_DEVICES"]
     writes = list(env_writes(file, "CUDA_VISIBLE_DEVICES"))
-    if not writes or len(mentions) != len(writes) or file.text.count("CUDA_VISIBLE_DEVICES") != len(mentions):
-        return False  # read, written per process, or named in a comment or a command: not decided here
-    for _, value in writes:
-        origins = file.origins(value) if type(value) is ast.Name else [value]
-        if not origins or not all(isinstance(o, ast.AST) and "," in (constant(o, str) or "") for o in origins):
-            return False
-    return True
+    in_code = sum(line.count("CUDA_VISIBLE_DEVICES") for line in file.text.splitlines()
+                  if not line.lstrip().startswith("#"))
+    if not writes or len(mentions) != len(writes) or in_code != len(mentions):
+        return False  # read, or named in a command or a message: not decided here
+    return all(value is not None and _same_in_every_process(file, node, value) for node, value in writes)
+
+
+def _same_in_every_process(file: FileModel, node: ast.AST, value: ast.expr) -> bool:
+    origins = file.origins(value) if type(value) is ast.Name else [value]
+    if origins and all(isinstance(o, ast.AST) and constant(o, str) is not None for o in origins):
+        return True  # a literal: one set for every process
+    func = file.function(node)
+    if func is not None and (file.spawned(func) or any(
+            type(file.parent.get(ref)) is ast.keyword and getattr(file.parent.get(ref), "arg", None) == "target"
+            for ref in file.references.get(func, []))):
+        return False  # written in each worker: may differ per process
+    return not any(_RANK_WORD.search(word) for word in identifiers(value))
 
 
 def nccl_group(file: FileModel, call: ast.Call) -> bool:
@@ -190,7 +219,24 @@ def nccl_group(file: FileModel, call: ast.Call) -> bool:
             return True
         if type(origin) is ast.Attribute and origin.attr == "NCCL":  # dist.Backend.NCCL
             return True
+        # `def init_processes(rank, size, fn, backend='nccl')` started by `Process(target=...)`:
+        # no call site shows the argument, the default is what runs (lint heldout13: the
+        # torch tutorial's hand-written all_reduce trainer)
+        if type(origin) is Param and "nccl" in (constant(_default(origin), str) or "").lower():
+            return True
     return False
+
+
+def _default(param: Param) -> ast.expr | None:
+    """The default value of `param` in its function's signature, or None."""
+    func = param.function
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    args = func.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    defaults = dict(zip(reversed(positional), reversed(args.defaults)))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return defaults.get(param.name)
 
 
 def is_ddp_wrapper(file: FileModel, call: ast.Call) -> bool:
@@ -580,8 +626,11 @@ def launched(file: FileModel) -> dict[ast.AST, list[ast.Call]]:
 def started_here(file: FileModel, func: ast.AST) -> bool:
     """The file starts the processes that run `func` itself: it is mp.spawn's target, a
     `Process(target=func, ...)`, or handed to a launcher of another module (`launched`)."""
-    if file.spawned(func) or func in launched(file):
-        return True
+    return file.spawned(func) or func in launched(file) or process_target(file, func)
+
+
+def process_target(file: FileModel, func: ast.AST) -> bool:
+    """`func` is the target of a `multiprocessing.Process(target=func, ...)` of this file."""
     for ref in file.references.get(func, []):
         up = file.parent.get(ref)
         call = file.parent.get(up) if type(up) is ast.keyword and up.arg == "target" else None

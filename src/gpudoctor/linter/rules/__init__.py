@@ -31,6 +31,8 @@ from gpudoctor.linter.rules.mpi_backend_under_spawn import MpiBackendUnderSpawn
 from gpudoctor.linter.rules.name_not_imported import NameNotImported
 from gpudoctor.linter.rules.nccl_cpu_tensor import NcclCpuTensor
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
+from gpudoctor.linter.rules.no_distributed_sampler import NoDistributedSampler
+from gpudoctor.linter.rules.no_gradient_sync import NoGradientSync
 from gpudoctor.linter.rules.output_device_list import OutputDeviceList
 from gpudoctor.linter.rules.rank_from_local_rank import RankFromLocalRank
 from gpudoctor.linter.rules.rank_hardcoded import RankHardcoded
@@ -102,6 +104,8 @@ CHECKS: tuple[Rule, ...] = (
     LocalRankAsGlobalRank(),
     MkdirRaceAllRanks(),
     DdpForwardBypassed(),
+    NoDistributedSampler(),
+    NoGradientSync(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import _no_grad
 from gpudoctor.linter.rules.wrapper_method_call import WRAPPER_NAMES, WrapperMethodCall, _wrapping
@@ -40,6 +40,11 @@ class DdpForwardBypassed(Rule):
     function, or in a function of the file that calls it and takes what it
     returns. A warning, naming the line, where the name is a DDP wrapper on
     one path only (`if args.distributed: model = DDP(model)`).
+
+    Also where the step runs inside the method of `.module` itself: it is handed an optimizer
+    (`ddp_model.module.OneEpoch(optimizer, user, pos, neg)`, lint heldout13 u061), or a method
+    named for training is handed a loader (`model.module.train(train_loader, val_data=...)`,
+    the model's own loop, not nn.Module's one-flag `train`: lint heldout12 u017).
 
     Not flagged: `.module` read for nn.Module's own methods (`state_dict`,
     `parameters`, `eval`, ...), for a save, a copy or an EMA update; a
@@ -109,7 +114,7 @@ class DdpForwardBypassed(Rule):
             if call is None or _no_grad(file, call, call):
                 continue
             holder = ast.unparse(node.value)
-            backward = self._backward(file, call, holder)
+            backward = self._backward(file, call, holder) or _steps_inside(file, call)
             if backward is None:
                 continue
             found = kinds._kinds(file, node.value, node, 0)
@@ -126,8 +131,10 @@ class DdpForwardBypassed(Rule):
                 continue
             where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
             tail = "" if not severity else "; lint cannot tell whether this step runs on that path"
+            step = (f"the loss backpropagated at {where} comes from {what}" if type(backward) is ast.Call else
+                    f"the training step runs inside {what}, handed `{ast.unparse(backward)[:40]}`")
             yield Hit(call, severity=severity, message=(
-                f"{seen}, and the loss backpropagated at {where} comes from {what}, never through the wrapper: "
+                f"{seen}, and {step}, never through the wrapper: "
                 f"DDP's forward does not run, so its gradient all-reduce never fires and each rank trains "
                 f"its own diverging copy{tail}"),
                 fix=f"call {holder}(...) itself (a forward that returns the loss), not {holder}.module")
@@ -140,6 +147,10 @@ class DdpForwardBypassed(Rule):
         parent = file.parent.get(node)
         if type(parent) is ast.Call and parent.func is node:
             return parent, f"{holder}.module(...)"
+        if type(parent) is ast.Attribute and parent.attr == "train":
+            call = file.parent.get(parent)
+            if isinstance(call, ast.Call) and call.func is parent and _own_train_loop(call):
+                return call, f"{holder}.module.train(...)"  # the model's own loop, not nn.Module.train
         if type(parent) is ast.Attribute and parent.attr not in MODULE_METHODS and not parent.attr.startswith("_"):
             call = file.parent.get(parent)
             if type(call) is ast.Call and call.func is parent:
@@ -236,3 +247,40 @@ def _backward_in(func: ast.AST, names: set[str], nodes: set[int]) -> ast.Call | 
         if _mentions(node.func.value, names, nodes) or any(_mentions(a, names, nodes) for a in node.args[:1]):
             return node
     return None
+
+
+# What a training step is handed: an optimizer it steps, a loader it iterates.
+OPTIMIZER = re.compile(r"optim|^opt$", re.IGNORECASE)
+# ... and the name of a method that trains on a loader (not `evaluate(val_loader)`).
+TRAINS = re.compile(r"train|fit|epoch|learn", re.IGNORECASE)
+# ... and of one that only stores or restores the module's state.
+SAVES = re.compile(r"save|load|checkpoint|ckpt|export|restore", re.IGNORECASE)
+
+
+def _steps_inside(file: FileModel, call: ast.Call) -> ast.expr | None:
+    """An argument that says the training step runs inside the called method of `.module`: an
+    optimizer (`model.module.OneEpoch(optimizer, user, pos, neg)`, lint heldout13 u061) or a
+    loader (`model.module.train(train_loader, ...)`, lint heldout12 u017) whose origin is
+    torch's optimizer or DataLoader, or whose name says so. The method backpropagates through
+    the bare module: DDP's forward never ran."""
+    func = call.func
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Attribute or func.value.attr != "module" \
+            or SAVES.search(func.attr):
+        return None  # a helper handed `.module` (`save_checkpoint(model.module, optimizer)`): not its own step
+    trains = bool(TRAINS.search(func.attr))
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        if type(arg) not in (ast.Name, ast.Attribute):
+            continue
+        made = [terminal_name(o.func) if not (file.qualname(o.func) or "").startswith("torch.optim.") else "optim"
+                for o in file.origins(arg) if type(o) is ast.Call]
+        if "optim" in made or OPTIMIZER.search(terminal_name(arg)):
+            return arg
+        if trains and ("DataLoader" in made or terminal_name(arg).endswith("loader")):
+            return arg
+    return None
+
+
+def _own_train_loop(call: ast.Call) -> bool:
+    """`model.module.train(train_loader, epochs=...)`: nn.Module.train takes one flag (`mode`); a
+    call with more, or with another keyword, is the model's own training method."""
+    return len(call.args) + len(call.keywords) > 1 or any(k.arg not in ("mode", None) for k in call.keywords)

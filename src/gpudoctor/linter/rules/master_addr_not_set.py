@@ -4,8 +4,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, argparse_default, env_writes
-from gpudoctor.linter.model import FileModel, constant, keyword
+from gpudoctor.linter.idioms import TORCH, argparse_default, env_writes, process_target
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 from gpudoctor.linter.rules.init_without_rank_under_spawn import InitWithoutRankUnderSpawn
 
@@ -26,7 +26,8 @@ class MasterAddrNotSet(Rule):
     worker fails with "ValueError: Error initializing torch.distributed using
     env:// rendezvous: environment variable MASTER_ADDR expected, but not set".
 
-    Flagged: a file that spawns its workers itself (`mp.spawn`,
+    Flagged: a file that spawns its workers itself (`mp.spawn`, `Process(target=...)` (lint
+    heldout13: the torch tutorial's `init_processes` started per rank),
     `start_processes`) and, in a function the spawn reaches (the spawned
     function or one it calls, in this file), calls `init_process_group` without an
     `init_method` (or with "env://", or an option whose argparse default is "env://")
@@ -71,13 +72,13 @@ class MasterAddrNotSet(Rule):
     message = "spawned workers start an env:// process group, and nothing sets MASTER_ADDR / MASTER_PORT"
     fix = 'os.environ.setdefault("MASTER_ADDR", "localhost"); os.environ.setdefault("MASTER_PORT", "29500")'
     in_tests = False  # a test's fixture sets the environment
-    needles = ("spawn", "start_processes")
+    needles = ("spawn", "start_processes", "Process(")
 
     def relevant(self, text: str) -> bool:
         if any(name in text for name in MISSPELT):
             return True
         return "init_process_group" in text and (
-            "spawn" in text or "start_processes" in text or "SLURM_PROCID" in text)
+            "spawn" in text or "start_processes" in text or "Process(" in text or "SLURM_PROCID" in text)
 
     VALID = (
         '''
@@ -141,7 +142,7 @@ class MasterAddrNotSet(Rule):
         # `# os.environ['MASTER_ADDR'] = ...` sets nothing (heldout9: the DDP tutorial's copy)
         if any(constant(n, str) == "MASTER_ADDR" for n in ast.walk(file.tree)):
             return  # (MASTER_ADDRESS and the like: said above, or not this rule's)
-        if not any(file.is_spawn(call) for call in file.calls):
+        if not any(file.is_spawn(call) or terminal_name(call.func) == "Process" for call in file.calls):
             yield from self._slurm(file)
             return
         if LAUNCHER.search(file.text):
@@ -166,9 +167,10 @@ class MasterAddrNotSet(Rule):
                 continue
             if self._mpi(file, call):
                 continue  # MPI's own launcher wires the processes: no env:// rendezvous
-            yield Hit(call, message="the workers mp.spawn starts call init_process_group with the env:// "
-                      f"rendezvous{option}, and nothing sets MASTER_ADDR / MASTER_PORT (mp.spawn, unlike torchrun, sets "
-                      "neither): ValueError 'environment variable MASTER_ADDR expected, but not set', unless the "
+            starter = "mp.spawn" if any(file.is_spawn(c) for c in file.calls) else "multiprocessing.Process"
+            yield Hit(call, message=f"the workers {starter} starts call init_process_group with the env:// "
+                      f"rendezvous{option}, and nothing sets MASTER_ADDR / MASTER_PORT ({starter}, unlike torchrun, "
+                      "sets neither): ValueError 'environment variable MASTER_ADDR expected, but not set', unless the "
                       "shell exports them")
             return
 
@@ -199,7 +201,7 @@ class MasterAddrNotSet(Rule):
                 if func is None or func in seen:
                     continue
                 seen.add(func)
-                if file.spawned(func) or MasterAddrNotSet._spawned_through(file, func):
+                if file.spawned(func) or process_target(file, func) or MasterAddrNotSet._spawned_through(file, func):
                     return True
                 callers += [file.function(site) for site, _ in file.call_sites.get(func, [])]
             frontier = callers

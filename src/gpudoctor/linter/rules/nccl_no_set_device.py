@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import (TORCH, binds_current_device, is_ddp_wrapper, is_gpu_count, nccl_group,
-                                    on_current_device)
+                                    on_current_device, started_here)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import Query, names_device_per_rank
 from gpudoctor.linter.ranks import rank_branch
@@ -96,6 +96,18 @@ class NcclNoSetDevice(Rule):
     reads (`device = "cuda" if ... else "cpu"`, unused, every tensor and the DDP
     on `rank`) puts nothing on the current device: there it stays a warning
     that says what would land on cuda:0 (lint heldout10, a VAE trainer).
+
+    Where the file starts its processes itself (mp.spawn, `Process(target=...)`, directly or
+    through a function of the file that spawns its argument) and puts their work on each one's
+    GPU by index (`.to(rank)`, `.cuda(gpu_id)`, `f"cuda:{rank}"`, `device_ids=[rank]`), with
+    nothing on the current device: a warning too. Each process's current device is still cuda:0,
+    so whatever uses it (a barrier without device_ids, `torch.cuda` calls with no device, a
+    library's `.cuda()`, `torch.load` of CUDA tensors) lands on GPU 0, a CUDA context per process
+    there; the PyTorch DDP tutorial's multigpu.py added `torch.cuda.set_device(rank)` for this.
+    Asked for by lint heldout9..13's readers on whole files (heldout13: six spawned or
+    `Process` trainers). Not where the file is launched from outside (torchrun, srun): the launch
+    may give each process its own GPU. A `backend="nccl"` default of the worker's parameter that
+    no call site overrides counts as NCCL (heldout13: the torch tutorial's `init_processes`).
 
     Not flagged: a group whose `world_size` is the number of nodes (`world_size=args.nnodes`):
     the file is written for one process per machine, the launch this rule calls right (lint
@@ -234,6 +246,8 @@ class NcclNoSetDevice(Rule):
             elif not wrapped:
                 # the tensors' devices are named, but something else still goes to the current device
                 use = self._on_current_device(file)
+                if use is None:
+                    yield from _placed_by_index_hits(file, inits)
                 for call in inits:
                     if use is None:
                         break
@@ -247,7 +261,10 @@ class NcclNoSetDevice(Rule):
         if current:
             barrier = None
         elif barrier is None:
-            return  # nothing here lands on a GPU: the device is chosen where the work is
+            # nothing here lands on the current device; where the file picks each rank's GPU by
+            # index for its work, it is the program that never sets the current device
+            yield from _placed_by_index_hits(file, inits)
+            return
         # an error only where that work is done: a "cuda" kept in a name nothing reads places
         # nothing (lint heldout10 u018: `device = 'cuda' if ... else 'cpu'` at the top, unused,
         # every tensor and DDP on `rank`: a warning)
@@ -400,3 +417,104 @@ def _dead_value(file: FileModel, node: ast.AST) -> bool:
         return False
     names = {t.id for t in up.targets if type(t) is ast.Name}
     return not any(type(n) is ast.Name and type(n.ctx) is ast.Load and n.id in names for n in ast.walk(file.tree))
+
+
+# A name that holds a rank's GPU index (`.to(rank)`, `.to(gpu_id)`, `.to(self.local_rank)`).
+INDEX_NAME = re.compile(r"rank|^gpu$|^gpus?_?(id|idx|index|num|no)$|^device_?(id|idx|index)$|^dev_?id$", re.IGNORECASE)
+
+
+def _placed_by_index(file: FileModel) -> ast.expr | None:
+    found = list(_index_placements(file))
+    return min(found, key=lambda n: (n.lineno, n.col_offset)) if found else None
+
+
+def _index_placements(file: FileModel) -> Iterator[ast.expr]:
+    """Where the file puts its work on a GPU it picks by an index that is not a literal: `.cuda(rank)`,
+    `.to(gpu_id)`, `torch.device("cuda", rank)`, `f"cuda:{rank}"` / `"cuda:" + str(rank)` /
+    `"cuda:{}".format(rank)` / `"cuda:%d" % rank`, `DistributedDataParallel(m, device_ids=[rank])`."""
+    for node in ast.walk(file.tree):
+        if type(node) is ast.Call:
+            name = terminal_name(node.func)
+            first = node.args[0] if node.args else None
+            if name == "cuda" and type(node.func) is ast.Attribute and first is not None \
+                    and type(first) is not ast.Constant:
+                yield node
+            if name == "to" and type(node.func) is ast.Attribute and type(first) in (ast.Name, ast.Attribute) \
+                    and first is not None and INDEX_NAME.search(terminal_name(first)):
+                yield node
+            if name == "device" and file.qualname(node.func) == "torch.device" and len(node.args) > 1 \
+                    and constant(node.args[0], str) == "cuda" and type(node.args[1]) is not ast.Constant:
+                yield node
+            if name == "format" and type(node.func) is ast.Attribute and node.args \
+                    and (constant(node.func.value, str) or "").startswith("cuda:{"):
+                yield node
+            ids = keyword(node, "device_ids", 1) if is_ddp_wrapper(file, node) else None
+            if type(ids) is ast.List and ids.elts and type(ids.elts[0]) is not ast.Constant:
+                yield node
+        elif type(node) is ast.JoinedStr and node.values and (constant(node.values[0], str) or "").startswith("cuda:") \
+                and any(type(v) is ast.FormattedValue for v in node.values):
+            yield node
+        elif type(node) is ast.BinOp and type(node.op) in (ast.Add, ast.Mod) \
+                and (constant(node.left, str) or "").startswith("cuda:") and type(node.right) is not ast.Constant:
+            yield node
+
+
+def _started_here(file: FileModel, init: ast.Call) -> bool:
+    """`init` runs in processes this file starts (`started_here`: mp.spawn's target, a
+    `Process(target=...)`, a launcher of another module), or in a function of the file that such a
+    target calls (up to three calls below it)."""
+    seen: set[ast.AST] = set()
+    frontier = [file.function(init)]
+    for _ in range(4):
+        callers: list[ast.AST | None] = []
+        for func in frontier:
+            if func is None or func in seen:
+                continue
+            seen.add(func)
+            if started_here(file, func):
+                return True
+            for ref in file.references.get(func, []):
+                holder = file.parent.get(ref)
+                if type(holder) is ast.Call and ref in holder.args and _spawns_parameter(
+                        file, holder, holder.args.index(ref)):
+                    return True  # `run_demo(demo_basic, world_size)`, which spawns its `demo_fn`
+            callers += [file.function(c) for c, _ in file.call_sites.get(func, [])]
+        frontier = callers
+    return False
+
+
+def _spawns_parameter(file: FileModel, call: ast.Call, index: int) -> bool:
+    """The function of this file that `call` calls gives its parameter at `index` to mp.spawn as the
+    target (the DDP tutorial's `run_demo(demo_fn, world_size)`)."""
+    func = file.local_function(call)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    positional = [a.arg for a in func.args.posonlyargs + func.args.args]
+    if index >= len(positional):
+        return False
+    name = positional[index]
+    return any(file.is_spawn(c) and c.args and type(c.args[0]) is ast.Name and c.args[0].id == name
+               and file.function(c) is func for c in file.calls)
+
+
+def _placed_by_index_hits(file: FileModel, inits: list[ast.Call]) -> Iterator[Hit]:
+    """A warning on each init where the file's work goes to each rank's GPU by index and nothing sets the
+    current device: what uses the current device (a barrier with no device_ids, `torch.cuda` calls with no
+    device, a library's `.cuda()`, a `torch.load` of CUDA tensors) lands on GPU 0 in every process. The
+    PyTorch DDP tutorial's multigpu.py, which moves the model with `.to(gpu_id)`, added
+    `torch.cuda.set_device(rank)` to its set-up for this
+    (https://github.com/pytorch/examples/blob/main/distributed/ddp-tutorial-series/multigpu.py); lint
+    heldout9..13 readers asked for it on whole training files (heldout13: a copy of the tutorial's old
+    multigpu.py, `model.to(gpu_id)`; two `Process` workers moving AlexNet with `.cuda(device)`)."""
+    placed = _placed_by_index(file)
+    if placed is None:
+        return
+    for call in inits:
+        if not _started_here(file, call):
+            continue  # launched from outside (torchrun, srun): the launch may give each process one GPU
+        yield Hit(call, query=Query("no-device-binding"),
+                  message=f"NCCL process group initialised but torch.cuda.set_device() is never called: the file "
+                  f"puts its work on each rank's GPU by index (line {placed.lineno}, `{ast.unparse(placed)[:40]}`), "
+                  "but every process's current device stays cuda:0: what uses it (a barrier without device_ids, "
+                  "torch.cuda calls with no device, a library's .cuda(), torch.load of CUDA tensors) lands on GPU 0, "
+                  "a CUDA context per process there")

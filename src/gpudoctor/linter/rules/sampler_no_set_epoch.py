@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms
-from gpudoctor.linter.idioms import is_distributed_sampler, is_loader, samplers_of, source, strip_iteration
+from gpudoctor.linter.idioms import (is_distributed_sampler, is_loader, iterated_origins, samplers_of, source,
+                                    strip_iteration)
 from gpudoctor.linter.model import FileModel, constant, identifiers, keyword, terminal_name
 from gpudoctor.linter.project import Query
 from gpudoctor.linter.rule import Hit, Rule
@@ -27,7 +28,8 @@ class SamplerNoSetEpoch(Rule):
     False) is iterated once per epoch, in a loop nested in an epoch loop or
     in a function or method of the same file that an epoch loop calls, and
     the file never calls `set_epoch` on that sampler (directly or as
-    `loader.sampler.set_epoch`). Evaluation is not flagged (a loop over
+    `loader.sampler.set_epoch`); the loop may read the loader through a name bound to
+    its wrapper (`loop = tqdm(enumerate(train_loader))`, lint heldout13). Evaluation is not flagged (a loop over
     `val_loader` / `eval_dataloader`, or in `def evaluate`): its order does
     not matter. A file that only builds loaders is not
     flagged: whoever iterates them is responsible. But where an epoch loop
@@ -130,7 +132,7 @@ class SamplerNoSetEpoch(Rule):
             # `zip(prompt_loader, unsupervised_loader)`: each loader is iterated
             parts = (iterated_now.args if type(iterated_now) is ast.Call and terminal_name(iterated_now.func) == "zip"
                      else [iterated_now])
-            for loader in [o for part in parts for o in file.origins(strip_iteration(part))]:
+            for loader in [o for part in parts for o in iterated_origins(file, part)]:
                 if not isinstance(loader, ast.Call) or not is_loader(file, loader):
                     continue
                 for sampler in samplers_of(file, loader):

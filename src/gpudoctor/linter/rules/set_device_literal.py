@@ -24,7 +24,9 @@ class SetDeviceLiteral(Rule):
     DDP's `device_ids=[N]` and FSDP's `device_id=N`, where N is, as the file
     shows it, a literal index (`0`, `"cuda:0"`, `torch.device("cuda", 0)`, or a
     name only ever assigned one: a worker's `rank = 0`). Not flagged: a choice
-    under a condition (`if world_size == 1:`), a file where another of these
+    under a condition (`if world_size == 1:`) unless the group's `init_process_group` is
+    under the same tests (`if world_size > 1: set_device(0); init_process_group(...)`: every
+    process of the group runs it; lint heldout13: two SLURM launchers of one lineage), a file where another of these
     calls takes a computed device (the literal is then a single-process
     path), a file that writes CUDA_VISIBLE_DEVICES or uses Ray (each process
     then sees its own GPU as 0; Ray sets it for a `num_gpus=1` actor, as in
@@ -84,8 +86,11 @@ class SetDeviceLiteral(Rule):
                    if index is not None]
         if not literal or len(literal) < len(sites):
             return  # another site takes a computed device: the literal one is a single-process path
+        # the tests around each init: a literal under them (and no others) runs in every process of the group
+        group_paths = [{id(t) for t in file.conditions(c)} for c in file.calls_to("init_process_group", TORCH)]
         for call, value, index in literal:
-            if next(file.conditions(call), None) is not None:
+            tests = {id(t) for t in file.conditions(call)}
+            if tests and not any(tests <= path for path in group_paths):
                 continue
             yield Hit(call, message=f"every rank picks GPU {index} (`{source(value)}`): the processes of a node "
                       "share one GPU (NCCL: 'Duplicate GPU detected'), unless the launcher gives each process its "
