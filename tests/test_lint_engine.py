@@ -105,7 +105,8 @@ def test_suppression_text_inside_a_string_does_not_count():
     assert [d.rule for d in engine.lint_source(text.encode(), "s.py")] == ["dataparallel"]
 
 
-# linux forks its workers; Windows and macOS spawn them (simulated here: spawn runs on Linux too).
+# linux forks its workers (forkserver beside other threads); Windows and macOS spawn them (simulated
+# here: spawn runs on Linux too).
 @pytest.mark.parametrize("platform", ["linux", "win32", "darwin"])
 def test_lint_files_in_parallel_matches_serial(tmp_path, platform):
     paths = []
@@ -116,7 +117,14 @@ def test_lint_files_in_parallel_matches_serial(tmp_path, platform):
     serial = engine.lint_files(paths, CHECKS, jobs=1)
     parallel = engine.lint_files(paths, CHECKS, jobs=2, platform=platform)
     assert serial == parallel and len(serial.diagnostics) == 3 and serial.files == 6
-    assert engine.start_method(platform) == ("fork" if platform == "linux" else "spawn")
+
+
+def test_workers_fork_only_from_a_process_of_one_thread():
+    # a forked worker inherits every lock another thread held at the fork (CI: a pool under
+    # pytest-xdist, whose execnet threads run beside the test, waited 300 s on one)
+    assert engine.start_method("linux", threads=1) == "fork"
+    assert engine.start_method("linux", threads=3) == "forkserver"
+    assert engine.start_method("win32", threads=1) == engine.start_method("darwin", threads=1) == "spawn"
 
 
 def result(*diagnostics):

@@ -67,6 +67,15 @@ def _finish(proc: subprocess.Popen) -> tuple[str, str]:
         raise AssertionError(f"the doctor was still running {CLEANUP_DEADLINE_S:g} s after the signal; its stacks:\n{err[-8000:]}")
 
 
+def _as_from_a_terminal() -> None:
+    """The doctor's stop signals as a shell at a terminal leaves them. Inherited dispositions
+    would leak the runner's: under `nohup` (or a background job) SIGHUP (SIGINT) is ignored,
+    and the supervisor rightly keeps an ignored signal ignored (tests/test_launch.py), so the
+    SIGHUP case waited out its deadline on a CI run started with nohup."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start(command: str, tmp_path, tag: str) -> subprocess.Popen:
     script = tmp_path / "forever.py"
     script.write_text(FOREVER_SCRIPT)
@@ -77,6 +86,7 @@ def start(command: str, tmp_path, tag: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_from_a_terminal,
     )
     wait_until(lambda: len(_ranks_of(proc.pid)) >= 2, 60, "the ranks never started", proc)
     return proc

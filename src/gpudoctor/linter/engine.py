@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import re
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -441,10 +442,15 @@ def _read_ids(args: tuple[str, tuple[str, ...]]) -> FileResult:
     return read_file(path, [BY_ID[i] for i in ids])
 
 
-def start_method(platform: str = sys.platform) -> str:
-    # fork is cheap and safe here (no threads) but exists on Linux only in practice:
-    # Windows has no fork, and macOS forks badly once system libraries started threads.
-    return "fork" if platform == "linux" else "spawn"
+def start_method(platform: str = sys.platform, threads: int | None = None) -> str:
+    """fork where it is cheap and safe: on Linux, in a process of one thread (the CLI). With
+    other threads running (the API in a Jupyter kernel, a test runner's), a forked worker can
+    inherit a lock one of them held and wait on it for ever (a pool under pytest-xdist hung so
+    on CI): forkserver forks from a clean single-threaded server instead. Windows has no fork,
+    and macOS forks badly once system libraries started threads: spawn."""
+    if platform != "linux":
+        return "spawn"
+    return "fork" if (threading.active_count() if threads is None else threads) == 1 else "forkserver"
 
 
 # Reading a file allocates a tree of thousands of nodes that all stay alive until the
