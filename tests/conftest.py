@@ -63,3 +63,20 @@ def _lint_rules_fail_loudly(monkeypatch):
     from gpudoctor.linter import engine
 
     monkeypatch.setattr(engine, "RAISE_RULE_ERRORS", True)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def _stop_signal_handlers_restored():
+    """A test that stops the supervisor in-process (tests/test_launch.py) leaves its handlers
+    ignoring, by design: a real doctor is on its way out then. In the test process they would
+    outlive the test: a multiprocessing pool forked later by the same xdist worker inherited
+    the ignoring SIGTERM handler, so the pool's terminate() waited 300 s on a worker that never
+    died (CI, twice, test_lint_files_in_parallel_matches_serial[linux])."""
+    saved = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    yield
+    for sig, handler in saved.items():
+        if handler is not None:
+            signal.signal(sig, handler)

@@ -11,6 +11,7 @@ import gc
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import threading
 import warnings
@@ -444,10 +445,10 @@ def _read_ids(args: tuple[str, tuple[str, ...]]) -> FileResult:
 
 def start_method(platform: str = sys.platform, threads: int | None = None) -> str:
     """fork where it is cheap and safe: on Linux, in a process of one thread (the CLI). With
-    other threads running (the API in a Jupyter kernel, a test runner's), a forked worker can
-    inherit a lock one of them held and wait on it for ever (a pool under pytest-xdist hung so
-    on CI): forkserver forks from a clean single-threaded server instead. Windows has no fork,
-    and macOS forks badly once system libraries started threads: spawn."""
+    other threads running (the API in a Jupyter kernel), a forked worker can inherit a lock
+    one of them held and wait on it for ever: forkserver forks from a clean single-threaded
+    server instead. Windows has no fork, and macOS forks badly once system libraries started
+    threads: spawn."""
     if platform != "linux":
         return "spawn"
     return "fork" if (threading.active_count() if threads is None else threads) == 1 else "forkserver"
@@ -462,6 +463,15 @@ GC_THRESHOLD = 50_000
 
 def _collect_rarely() -> None:
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def _worker_start() -> None:
+    """A pool worker: rare collections, and SIGTERM's default action back. A forked worker
+    inherits its parent's Python handlers, and the pool's terminate() stops its workers with
+    SIGTERM: a caller whose handler ignores or defers SIGTERM (a service, a supervisor that
+    was interrupted) would leave terminate() waiting on a worker that never dies."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # first: nothing before it can hold it up
+    _collect_rarely()
 
 
 @contextlib.contextmanager
@@ -490,7 +500,7 @@ def lint_files(
         ids = tuple(r.id for r in rules)
         context = multiprocessing.get_context(start_method(platform))
         chunk = max(1, min(32, len(files) // (jobs * 8)))
-        with context.Pool(jobs, initializer=_collect_rarely) as pool:
+        with context.Pool(jobs, initializer=_worker_start) as pool:
             results = list(pool.imap(_read_ids, [(p, ids) for p in files], chunksize=chunk))
     project = Project(r.facts for r in results if r.facts is not None)
     return LintResult(tuple(_settle(results, project)), len(files))
