@@ -8,6 +8,7 @@ lines around a trigger are decoded and matched against the patterns.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Optional, Protocol
 
@@ -105,6 +106,13 @@ class Utf16ToUtf8:
                 return text.encode("utf-8")
 
 
+# <br> written for a line break inside a physical line (diagB16: a log pasted through a page that joins its lines with
+# <br>): the text after it is a line of its own. A <br> that ends a line (an HTML page's own layout) says nothing.
+HTML_BREAK = re.compile(rb"<br\s*/?>(?:\r?\n)?", re.IGNORECASE)
+HTML_BREAK_INLINE = re.compile(rb"<br\s*/?>(?![ \t]*(?:\r?\n|$))", re.IGNORECASE)
+SAMPLE_BREAKS = 256 << 10
+
+
 class Normalised:
     """The input as the scanner reads it, normalised once on the way in: UTF-16 (with or without
     a BOM) and a UTF-8 BOM decoded to plain UTF-8, a hard-wrapped paste joined back into its
@@ -126,6 +134,10 @@ class Normalised:
             head = reader.read(BLOCK)
         elif head[:3] == b"\xef\xbb\xbf":
             head = head[3:]
+        # a page's <br> tags that stand for its line breaks (the text runs on after them on one line): lines again
+        self.breaks = HTML_BREAK_INLINE.search(head[:SAMPLE_BREAKS]) is not None
+        if self.breaks:
+            head = HTML_BREAK.sub(b"\n", head)
         self.width = wrap_width(head) if b"\x00" not in head[:8192] else 0
         if self.width:
             reader = Unwrapped(reader, head, self.width)
@@ -141,6 +153,8 @@ class Normalised:
             data, self.head = self.head, b""
         else:
             data = self.reader.read(n)
+            if self.breaks and data:
+                data = HTML_BREAK.sub(b"\n", data)
         self.total += len(data)
         if data and self.also is not None:
             self.also(data)
