@@ -54,6 +54,13 @@ class TestPastedMarkup:
                "Can anyone give me advice on how to solve this problem?\n")
         assert head_id(log) == "gloo-backend-refused"
 
+    def test_sibling_an_italic_message_that_states_its_remedy_is_quoted_as_the_fix(self):
+        # open-mmlab/mmtracking#138: the paste's italics and its run of spaces; the remedy quoted, one space
+        log = ("it gives me:\n_NotImplementedError: Please train `detector` and `reid` models first and"
+               "                 inference with Tracktor._\n")
+        found = head(log)
+        assert found is not None and "Please train `detector` and `reid` models first and inference with Tracktor" in found.fix
+
     def test_sibling_a_log_joined_by_br_tags_is_read_line_by_line(self):
         log = "<br>".join([TB.rstrip("\n").split("\n")[0], TB.rstrip("\n").split("\n")[1], "    lr = cfg['learning_rate']",
                            "KeyError: 'learning_rate'"])
@@ -74,6 +81,13 @@ class TestGlooBackendRefused:
     def test_sibling_each_wording_and_its_remedy(self, line, step):
         found = head(TB + line + "\n")
         assert found is not None and found.id == self.verdict and step in found.fix and "STEP" not in found.fix
+
+    def test_sibling_the_users_words_for_it_before_a_cut_traceback(self):
+        # Nerogar/OneTrainer#1122: the traceback is cut inside init_process_group; the report names the error
+        log = ("Since recent updates, activating multi GPU on Windows generates an error (unsupported gloo device) and training is stopped.\n"
+               + TB + "    torch.distributed.init_process_group(rank=rank, world_size=world_size, device_id=device, timeout=timeout,\n")
+        found = head(log)
+        assert found is not None and found.id == self.verdict and "device_id" in found.fix
 
     def test_sibling_gloo_without_the_interface_keeps_its_own(self):
         # Megvii-BaseDetection/YOLOX#139

@@ -47,7 +47,9 @@ def gloo_fields(m: re.Match, context: list[str]) -> dict:
         out["step"] = ("gloo could not make its network device for this machine's hostname or interface: the Windows wheels of torch "
                        "2.8 and 2.9 fail so (their libuv transport), as does a hostname that resolves to no usable address (a VPN's or "
                        "a virtual machine's adapter) or GLOO_SOCKET_IFNAME set to an address instead of an interface's name: unset "
-                       "GLOO_SOCKET_IFNAME or give it an interface name, set MASTER_ADDR=127.0.0.1 for one machine; one GPU needs no "
+                       "GLOO_SOCKET_IFNAME or give it an interface name, set MASTER_ADDR=127.0.0.1 for one machine; code that passes a GPU "
+                       "as init_process_group(device_id=...) asks gloo for a device per GPU: leave device_id out where the backend is "
+                       "gloo; one GPU needs no "
                        "process group (skip init_process_group); several GPUs on Windows: run under WSL2 or Linux (nccl), or with "
                        "another torch version")
     return out
@@ -128,7 +130,7 @@ PATTERNS = [
         "only NCCL takes, or a network device it cannot make on this machine",
         # torch.distributed's barrier() and friends (device_ids is NCCL's only), c10d's GlooDeviceFactory (Windows: libuv)
         r"Function argument (?P<argument>device_ids) not supported for the selected backend (?P<backend>\w+)"
-        r"|(?P<device>makeDevice(?:ForHostname|ForInterface)\(\): unsupported gloo device"
+        r"|(?P<device>(?:makeDevice(?:ForHostname|ForInterface)\(\): )?unsupported gloo device"
         r"|makeUVDevice\(\): interface or hostname can't be empty)",
         ("not supported for the selected backend", "unsupported gloo device", "interface or hostname can't be empty"),
         why="""torch.distributed runs collectives through a backend: NCCL on Linux GPUs, gloo on the CPU and everywhere NCCL is
@@ -143,7 +145,9 @@ PATTERNS = [
              "huawei-noah/Efficient-Computing#90 (Gold-YOLO on Windows: the answer: use DataParallel mode); meituan/YOLOv6#361 (the "
              "answer: set the backend to nccl)"),
             ("RuntimeError: makeDeviceForHostname(): unsupported gloo device",
-             "IAHispano/Applio#1019, RVC-Boss/GPT-SoVITS#2626, SystemPanic/vllm-windows#19 (Windows, torch 2.8); Nerogar/OneTrainer#1122"),
+             "IAHispano/Applio#1019, RVC-Boss/GPT-SoVITS#2626, SystemPanic/vllm-windows#19 (Windows, torch 2.8)"),
+            ("Since recent updates, activating multi GPU on Windows generates an error (unsupported gloo device) and training is stopped.",
+             "Nerogar/OneTrainer#1122 (init_process_group(..., device_id=device) on Windows' gloo; the traceback cut before its line)"),
             ("RuntimeError: GlooDeviceFactory::makeUVDevice(): interface or hostname can't be empty",
              "IAHispano/Applio#79 (Windows: the hostname the program passed)"),
         ],
