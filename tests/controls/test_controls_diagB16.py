@@ -12,6 +12,7 @@ import pytest
 from test_controls_detect8 import TB, head, head_id
 
 from gpudoctor import api
+from gpudoctor.commands.diagnose.reader import has_gutter
 from gpudoctor.knowledge.lines import segments, strip
 
 
@@ -39,6 +40,7 @@ class TestPastedMarkup:
         "**kwargs", "def forward(self, *args, **kwargs):", "__init__", "x = a * b", "ls data/*.jpg",
         "AttributeError: 'Foo' object has no attribute __len__", "_C._cuda_init()", "__main__.py: error: unrecognized arguments",
         "- torch 2.0.1", "9 0x000000000011f133 clone()  ???:0", "TypeError: forward() got an unexpected keyword argument 'x_'",
+        "ValueError: Unexpected key(s) in state_dict: model.*", "FileNotFoundError: no files match data/*",
     ])
     def test_control_stars_and_underscores_of_the_text_itself_are_kept(self, raw):
         assert strip(raw).text == raw
@@ -66,6 +68,21 @@ class TestPastedMarkup:
                            "KeyError: 'learning_rate'"])
         found = head(log + "\n")
         assert found is not None and "learning_rate" in str(found.evidence.get("log", ""))
+
+
+class TestViewerGutter:
+    LOG = ["Traceback (most recent call last):", '  File "/home/u/train.py", line 88, in <module>', "    lr = cfg['learning_rate']",
+           "KeyError: 'learning_rate'"]
+
+    def test_sibling_a_whole_paste_numbered_by_a_viewer_is_read_without_its_numbers(self):
+        numbered = "\n".join(f"{i + 1:>3} | {line}" for i, line in enumerate(self.LOG)) + "\n"
+        assert has_gutter(numbered.encode()) and head_id(numbered) == head_id("\n".join(self.LOG) + "\n") != "-"
+
+    def test_control_numbered_rows_among_a_logs_lines_are_no_gutter(self):
+        # a Lightning model summary's rows (dice-group/dice-embeddings#120) and srun's labels, in a log of other lines
+        log = ("  | Name     | Type    | Params\n0 | input_dp | Dropout | 0\n1 | loss     | BCELoss | 0\n"
+               "0: epoch 1 step 100 loss 0.532\n0: epoch 1 step 200 loss 0.511\nTraining finished.\n")
+        assert not has_gutter(log.encode())
 
 
 class TestGlooBackendRefused:

@@ -49,7 +49,7 @@ EMPHASIS = re.compile(f"^(?:{STARRED}|{UNDERSCORED})" + r"(?P<end>[.,:;!?]?)$")
 EMPHASIS_OPEN = re.compile(r"^(?:\*{1,3}|_{1,3})(?=(?:Traceback \(most recent call last\)|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt)\b))")
 # ... and closed on this one, opened on an earlier one: an exception's line ending in the closer ("...: x_", "...: x*")
 EXCEPTION_HEAD = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt)\b:")
-EMPHASIS_CLOSE = re.compile(r"(?<=[^\s*_\\])(?:\*{1,3}|_{1,3})$")
+EMPHASIS_CLOSE = re.compile(r"(?<=[^\s*_\\./])(?:\*{1,3}|_{1,3})$")  # not a glob's "model.*", "dir/*"
 DUNDER_END = re.compile(r"\b__\w+__$")  # a name's own underscores: "... attribute __len__"
 ENTITIES = {"&gt;": ">", "&lt;": "<", "&quot;": '"', "&#39;": "'", "&#x27;": "'", "&amp;": "&", "&nbsp;": " "}
 # named ones above, and numeric ones as HTML pages write any character (&#34; &#x2F;)
