@@ -30,7 +30,8 @@ class TestPastedMarkup:
         f"> _{MSG}_", f"> > *{MSG}*", f"[rank0]: _{MSG}_",  # quoted (nested), behind a launcher's prefix
         f"- {MSG}", f"* {MSG}", f"1. {MSG}", f"- *{MSG}*",  # a list's bullet
         f"| {MSG} |", f"  12 | {MSG}", f"12\t{MSG}",  # a one-cell table row, a viewer's line-number gutter
-        f"<em>{MSG}</em>", f"<li><code>{MSG}</code></li>", f"<tt>{MSG}</tt><br>",  # HTML
+        f"<em>{MSG}</em>", f"<li><code>{MSG}</code></li>", f"<tt>{MSG}</tt><br>", f"&gt; _{MSG}_",  # HTML
+        f"- `{MSG}`", f"> - **{MSG}**", f"<blockquote>{MSG}</blockquote>",
         f"{MSG}\r\n", f" 10%|#  | 1/10 [00:01<00:09]\r{MSG}\r",  # CRLF, a progress bar's carriage returns
     ])
     def test_sibling_the_message_under_the_markup_is_read(self, raw):

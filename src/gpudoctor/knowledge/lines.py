@@ -161,6 +161,8 @@ def strip(raw: str) -> LogLine:
     text = unquoted(text)
     if "&" in text:
         text = ENTITY.sub(entity, text)
+        if text[:1] in ">`<":  # markup a page escaped with the text: "&gt; _RuntimeError: ..._" is a quote
+            text = unquoted(unmarked(WRAP_HEAD.sub("", text)))
     if "%20" in text and " " not in text.strip():  # a line copied out of a URL: every space written %20
         text = URL_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
     rank = local_rank = None

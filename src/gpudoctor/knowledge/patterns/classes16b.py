@@ -166,7 +166,7 @@ PATTERNS = [
         "the container tool did not take the option that gives the container its GPUs (docker older than 19.03 has no --gpus; "
         "Singularity's --nv written after the image)",
         # docker's CLI (cobra) before 19.03; Singularity 2.x/3.x's action script given "--nv" as the command to exec
-        r"unknown flag: (?P<gpus>--gpus)\b"
+        r"unknown flag: (?P<gpus>--gpus)(?![\w-])"
         r"|(?:exec|\.singularity\.d/actions/\w+):(?: \d+:)? exec: (?P<nv>--nv(?:ccli)?|--rocm): (?:not found|No such file or directory)",
         ("unknown flag: --gpus", "exec: --nv", "exec: --rocm"),
         why="""A container gets GPUs only through its tool's option: docker run --gpus (docker 19.03 and later, with the NVIDIA
@@ -183,6 +183,7 @@ PATTERNS = [
         ],
         not_examples=[
             "unknown flag: --gpu-memory-utilization",  # a program's own option, not docker's
+            "Error: unknown flag: --gpus-per-task",
             'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',  # docker-gpu-runtime-missing
             "singularity exec --nv image.sif nvidia-smi",
         ],
