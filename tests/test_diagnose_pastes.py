@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,26 @@ SHAPES = {
     "html-escaped": html.escape,
     # a page that writes every quote and slash as a numeric entity
     "html numeric entities": lambda t: t.replace("&", "&#38;").replace('"', "&#34;").replace("'", "&#x27;").replace("/", "&#x2F;").replace(">", "&#62;"),
+    # (diagB16) Markdown emphasis around each message (meituan/YOLOv6#361 wrote its error `_RuntimeError: ... gloo_`),
+    # a list's bullet before it, a one-cell table row, a viewer's line-number gutter, HTML tags and <br> line breaks
+    "italic (underscores)": lambda t: emphasised(t, "_"),
+    "italic (stars)": lambda t: emphasised(t, "*"),
+    "bold (underscores)": lambda t: emphasised(t, "__"),
+    "bold italic": lambda t: emphasised(t, "***"),
+    "list bullets": lambda t: "\n".join(("- " + line) if RECORD.match(line) else line for line in t.split("\n")),
+    "table rows": lambda t: "\n".join(f"| {line} |" if line.strip() and "|" not in line else line for line in t.split("\n")),
+    "viewer line numbers": lambda t: "\n".join(f"{i + 1:>4} | {line}" for i, line in enumerate(t.split("\n"))),
+    "html tags and breaks": lambda t: "<br>".join(f"<code>{html.escape(line)}</code>" if RECORD.match(line) else html.escape(line) for line in t.split("\n")),
 }
+BOX = "|+\u2502\u2503\u2551\u256d\u2570\u250c\u2514"  # a table's rows, rich's traceback box: nobody writes them in italics
+RECORD = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b|Traceback \(")
+
+
+def emphasised(text: str, mark: str) -> str:
+    """Each message (a line not indented, with a space in it, not a row of a drawn box) in emphasis, as a chat or an issue
+    writes it."""
+    return "\n".join(f"{mark}{line.rstrip()}{mark}" if line[:1].strip() and line[:1] not in BOX and " " in line.strip() else line
+                     for line in text.split("\n"))
 ENCODINGS = {"utf-16 with a bom": lambda t: t.encode("utf-16"), "utf-8 with a bom": lambda t: b"\xef\xbb\xbf" + t.encode()}
 # real logs of different kinds: a traceback ending in an exception, NCCL lines, a GPU-tool paste
 LOGS = ["produced-raise-keyerror-rank1", "medsegdiff-27-unused-params", "returnn-1486-gpu-lost-pcie", "sglang-3820-nccl-no-route-to-host"]

@@ -20,8 +20,37 @@ BARE_ANSI = re.compile(r"^(?:\[\d{1,3}(?:;\d{1,3})*m)+\s?")  # ESC lost in a cop
 
 # A log pasted into Markdown or HTML: quoted ("> "), in bold ("**RuntimeError: ...**"), in a
 # <pre>/<code> block or a code fence, with HTML entities. Peeled before the launcher prefixes.
-WRAP_HEAD = re.compile(r"^(?:\s*(?:>+ ?(?!>)|\"?\*\*|```(?:[A-Za-z]+$)?|<(?:pre|code|details|summary|p|b|strong|span|div)\b[^>]*>))+")
-WRAP_TAIL = re.compile(r"(?:\*\*\"?|```|</(?:pre|code|details|summary|p|b|strong|span|div)>|<br\s*/?>)+\s*$")
+# (diagB16) also the inline and block tags a page or a chat writes a message in (<em>, <i>, <tt>, <kbd>, <samp>, a list's
+# <li>, a table's <td>, <blockquote>, a heading); not `<s>`, a tokenizer's start token in a language model's log.
+HTML_TAGS = r"pre|code|details|summary|p|b|strong|span|div|em|i|u|tt|kbd|samp|li|ul|ol|td|th|tr|blockquote|h[1-6]"
+# (A Python argument unpacked, **kwargs, is the line's own: no bold opens there.)
+WRAP_HEAD = re.compile(r"^(?:\s*(?:>+ ?(?!>)|\"?\*\*(?![a-z_]\w*(?:\s*[,)\]}:=]|$))|```(?:[A-Za-z]+$)?|<(?:" + HTML_TAGS + r")\b[^>]*>))+")
+WRAP_TAIL = re.compile(r"(?:\*\*\"?|```|</(?:" + HTML_TAGS + r")>|<br\s*/?>)+\s*$")
+# A line break a page wrote as <br> inside one physical line: each piece is a line of its own.
+HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+# What starts a record worth unwrapping from a list's bullet or a viewer's line-number gutter: a traceback's
+# head or frame, or an exception's or a warning's name (the text behind emphasis or inline code allowed).
+RECORD_HEAD = r"[*_`]{0,3}(?:Traceback \(most recent call last\)|File \"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit|Failure)\b)"
+# A Markdown list's bullet before such a record ("- RuntimeError: ...", "* Traceback ...", "1. KeyError: ...").
+# Only before a record: a list of prose or a YAML list keeps its dashes.
+BULLET = re.compile(r"^\s*(?:[-*+\u2022\u2023\u25e6]|\d{1,3}[.)])\s+(?=" + RECORD_HEAD + ")")
+# A gutter of line numbers a viewer (a CI page, an editor) copied with the text: "12 | ", "12\t", "12 \u2502 " (a
+# table's first column, "0 | model | ResNet", loses only its number). A number and spaces alone is no gutter one line
+# can tell (a gdb frame "9 0x00.. clone()", srun's "0: " label): those are left.
+GUTTER = re.compile(r"^ {0,8}\d{1,6}(?: ?[|\u2502] |\t)")
+# Markdown emphasis around a whole message: *...*, _..._, **...**, __...__, ***...*** (CommonMark: the opener is
+# followed and the closer preceded by a non-space). The text's own stars and underscores are left: a name
+# (__init__, **kwargs: no space inside), a product (a * b), a glob (*.py), glog's and glibc's "*** ... ***".
+STARRED = r"(?P<s>\*{1,3})(?=[^\s*])(?P<inner_s>(?=[^\n]*\s)[^\n]*?[^\s*\\])(?P=s)"  # the inner text holds a space
+UNDERSCORED = r"(?P<u>_{1,3})(?=[^\s_])(?P<inner_u>(?=[^\n]*\s)[^\n]*?[^\s_\\])(?P=u)"
+EMPHASIS = re.compile(f"^(?:{STARRED}|{UNDERSCORED})" + r"(?P<end>[.,:;!?]?)$")
+# Emphasis opened on this line and closed on a later one (an italic traceback): the opener before a record's head
+EMPHASIS_OPEN = re.compile(r"^(?:\*{1,3}|_{1,3})(?=(?:Traceback \(most recent call last\)|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt)\b))")
+# ... and closed on this one, opened on an earlier one: an exception's line ending in the closer ("...: x_", "...: x*")
+EXCEPTION_HEAD = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt)\b:")
+EMPHASIS_CLOSE = re.compile(r"(?<=[^\s*_\\./])(?:\*{1,3}|_{1,3})$")  # not a glob's "model.*", "dir/*"
+DUNDER_END = re.compile(r"\b__\w+__$")  # a name's own underscores: "... attribute __len__"
 ENTITIES = {"&gt;": ">", "&lt;": "<", "&quot;": '"', "&#39;": "'", "&#x27;": "'", "&amp;": "&", "&nbsp;": " "}
 # named ones above, and numeric ones as HTML pages write any character (&#34; &#x2F;)
 ENTITY = re.compile("|".join(ENTITIES) + r"|&#(?:\d{2,5}|x[0-9a-fA-F]{2,4});")
@@ -123,15 +152,22 @@ def strip(raw: str) -> LogLine:
     text = (ANSI.sub("", raw) if "\x1b" in raw else raw).rstrip("\r\n")
     if text[:1] == "[":
         text = BARE_ANSI.sub("", text)
+    if text[:1] in "*_":  # a whole line in emphasis first: "***(Actor pid=1) ...***" is no bold opened before a star
+        text = unemphasised(text)
     if text[:1] in WRAPPED or text[:2] == "  " and text.lstrip()[:1] in WRAPPED:
         text = WRAP_HEAD.sub("", text)
+    if text[:1] in MARKED or text[:2] == "  " and text.lstrip()[:1] in MARKED:
+        text = unmarked(text)
     text = unquoted(text)
     if "&" in text:
         text = ENTITY.sub(entity, text)
+        if text[:1] in ">`<":  # markup a page escaped with the text: "&gt; _RuntimeError: ..._" is a quote
+            text = unquoted(unmarked(WRAP_HEAD.sub("", text)))
     if "%20" in text and " " not in text.strip():  # a line copied out of a URL: every space written %20
         text = URL_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
     rank = local_rank = None
     node = None
+    piped = text.lstrip()[:2] == "| "  # a one-cell table row "| RuntimeError: ... |": its closing pipe goes too
     if text[:1] in " \t" and text.lstrip(" \t")[:1] in "[(":
         text = text.lstrip(" \t")  # an indented paste (a Markdown code block): the prefix is after the indent
     for _ in range(8):
@@ -150,6 +186,10 @@ def strip(raw: str) -> LogLine:
         text = text[m.end() :]
     if text[:1] in "`<" or text[:2] == "**" and text[2:3] != "*":  # Markdown inside a launcher's prefix: "[rank0]: `RuntimeError: ...`"
         text = unquoted(WRAP_HEAD.sub("", text))  # (glog's "*** SIGBUS" is no Markdown)
+    if piped and text[-1:] == "|" and text.count("|") == 1:
+        text = text[:-1].rstrip()
+    if text[:1] in "*_" or text[-1:] in "*_":  # emphasis inside a launcher's prefix: "[rank0]: _RuntimeError: ..._"
+        text = unemphasised(text)
     if rank is None and "ank" in text:
         m = IN_TEXT_RANK.search(text)
         if m:
@@ -159,6 +199,36 @@ def strip(raw: str) -> LogLine:
         if m:
             local_rank = int(m.group("local_rank") or m.group("arg"))
     return LogLine(text.strip(), rank, local_rank, node)
+
+
+MARKED = "*_-+0123456789\u2022\u2023\u25e6"  # what a line with a bullet, a gutter or emphasis starts with
+
+
+def unmarked(text: str) -> str:
+    """The text without a list's bullet, a viewer's line-number gutter or Markdown emphasis around it (diagB16: a paste
+    that writes its error in italics, `_RuntimeError: ... backend gloo_`, meituan/YOLOv6#361)."""
+    m = GUTTER.match(text) or BULLET.match(text)
+    if m:
+        text = text[m.end() :].lstrip()
+    return unemphasised(text)
+
+
+def unemphasised(text: str) -> str:
+    """The text without Markdown emphasis around it, or opened or closed on it (an italic span over several lines)."""
+    body = text.strip()
+    if body[:1] in "*_":
+        m = EMPHASIS.match(body)
+        if m:
+            return (m.group("inner_s") or m.group("inner_u")) + m.group("end")
+        m = EMPHASIS_OPEN.match(body)
+        if m:
+            body = body[m.end() :]
+            return body[: -len(c.group(0))] if (c := EMPHASIS_CLOSE.search(body)) and not DUNDER_END.search(body) else body
+    if body[-1:] in "*_" and EXCEPTION_HEAD.match(body) and not DUNDER_END.search(body):
+        c = EMPHASIS_CLOSE.search(body)
+        if c and body.count(c.group(0)[0]) % 2 == 1 or c and c.group(0)[0] == "_":
+            return body[: c.start()]
+    return text
 
 
 def unquoted(text: str) -> str:
@@ -196,6 +266,8 @@ def segments(raw: str) -> list[LogLine]:
     break between two records (GLUED_RECORD)."""
     raw = raw.rstrip("\r\n")
     parts = [p for p in raw.split("\r") if p.strip()] if "\r" in raw else [raw]
+    if "<br" in raw or "<BR" in raw:  # a page's line breaks inside one physical line (not its last one, WRAP_TAIL's)
+        parts = [q for p in parts for q in HTML_BREAK.split(p) if q.strip()]
     out = []
     for part in parts:
         if any(word in part for word in GLUED_WORDS) or part.find("[rank", 1) > 0 or part.find("[default", 1) > 0:

@@ -92,8 +92,13 @@ TRIGGERS = (
     "unable to find the specified executable",
     "unless no samples are taken",  # numpy's choice, its ValueError on the line above (patterns/classes15b.py)
     "cannot dlopen some gpu libraries",  # TensorFlow's warning at level W, no level word (patterns/classes15b.py)
+    "unknown flag: --gpus",  # docker before 19.03, its only line (patterns/classes16b.py)
+    "exec: --nv",  # Singularity given --nv after the image: its action script's line (patterns/classes16b.py)
+    "exec: --rocm",
     # a program's count of its data, printed as it loads it, when it is 0 (patterns/classes15b.py's dataset-reported-empty)
     "in dataset: 0",
+    "no image valid",  # (and "no image is valid": a program's check of its images, diagB16)
+    "no image is valid",
     "in the dataset:0",
     "in the dataset: 0",
     "found 0 ",

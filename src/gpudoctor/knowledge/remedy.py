@@ -80,7 +80,8 @@ def advice(text: str, first: int = -1) -> str:
         if text[: m.start()].rstrip().endswith("("):  # "(run with NCCL_DEBUG=INFO for details)"
             close = rest.find(")")
             end = END.search(rest[:close], len(head)) if close > 0 else end
-        said = rest[: end.start() if end else len(rest)].strip(" ,;:")
+        # (a run of spaces a paste left inside the sentence, mmtracking#138's "first and                 inference", is one space)
+        said = " ".join(rest[: end.start() if end else len(rest)].strip(" ,;:").split())
         if BARE_VERB.match(head) and CONCRETE.search(said) is None:
             continue  # "See above." / "Check the log": names nothing to do
         if len(said.split()) < 2:

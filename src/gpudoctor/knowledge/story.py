@@ -83,7 +83,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 "conv-input-channels-mismatch",
                 # knowledge/patterns/classes15b.py: what the draw was given, the program mpirun could not start and where, why TF could not place the op
                 "draw-from-empty-population", "mpirun-program-not-started", "tf-op-no-gpu-placement",
-                "tensorflow-gpu-libraries-not-loaded")
+                "tensorflow-gpu-libraries-not-loaded",
+                # knowledge/patterns/classes16b.py: the argument or the device gloo refused, the container option, the Python 2 name, the registry's missing type
+                "gloo-backend-refused", "container-gpu-option-unknown", "python2-code-under-python3", "component-not-in-registry")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")

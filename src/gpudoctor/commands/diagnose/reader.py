@@ -8,6 +8,7 @@ lines around a trigger are decoded and matched against the patterns.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Optional, Protocol
 
@@ -105,6 +106,26 @@ class Utf16ToUtf8:
                 return text.encode("utf-8")
 
 
+# <br> written for a line break inside a physical line (diagB16: a log pasted through a page that joins its lines with
+# <br>): the text after it is a line of its own. A <br> that ends a line (an HTML page's own layout) says nothing.
+HTML_BREAK = re.compile(rb"<br\s*/?>(?:\r?\n)?", re.IGNORECASE)
+HTML_BREAK_INLINE = re.compile(rb"<br\s*/?>(?![ \t]*(?:\r?\n|$))", re.IGNORECASE)
+SAMPLE_BREAKS = 256 << 10
+# A gutter of line numbers a viewer (a CI page, an editor) copied with every line ("  12 | text", "12\ttext"): taken off every
+# line before anything reads them (a GPU tool's table, read whole, as much as a message) when the head's lines carry numbers
+# that count up one by one, most of them (knowledge/lines.py's GUTTER takes it off a line alone).
+GUTTER_LINE = re.compile(rb"(?m)^ {0,8}(\d{1,6})(?: ?(?:\||\xe2\x94\x82) |\t)")
+GUTTER_SAMPLE = 200
+
+
+def has_gutter(head: bytes) -> bool:
+    """The head's lines (the first GUTTER_SAMPLE) are numbered by a viewer: most carry a gutter, counting up by one."""
+    lines = [line for line in head[: SAMPLE_BREAKS].split(b"\n")[:GUTTER_SAMPLE] if line.strip()]
+    numbers = [int(m.group(1)) for line in lines if (m := GUTTER_LINE.match(line))]
+    steps = sum(1 for a, b in zip(numbers, numbers[1:]) if b == a + 1)
+    return len(lines) >= 3 and len(numbers) >= 0.8 * len(lines) and steps >= 0.8 * (len(numbers) - 1)
+
+
 class Normalised:
     """The input as the scanner reads it, normalised once on the way in: UTF-16 (with or without
     a BOM) and a UTF-8 BOM decoded to plain UTF-8, a hard-wrapped paste joined back into its
@@ -126,6 +147,13 @@ class Normalised:
             head = reader.read(BLOCK)
         elif head[:3] == b"\xef\xbb\xbf":
             head = head[3:]
+        # a page's <br> tags that stand for its line breaks (the text runs on after them on one line): lines again
+        self.breaks = HTML_BREAK_INLINE.search(head[:SAMPLE_BREAKS]) is not None
+        if self.breaks:
+            head = HTML_BREAK.sub(b"\n", head)
+        self.gutter = has_gutter(head)
+        if self.gutter:
+            head = GUTTER_LINE.sub(b"", head)
         self.width = wrap_width(head) if b"\x00" not in head[:8192] else 0
         if self.width:
             reader = Unwrapped(reader, head, self.width)
@@ -141,6 +169,10 @@ class Normalised:
             data, self.head = self.head, b""
         else:
             data = self.reader.read(n)
+            if self.breaks and data:
+                data = HTML_BREAK.sub(b"\n", data)
+            if self.gutter and data:
+                data = GUTTER_LINE.sub(b"", data)
         self.total += len(data)
         if data and self.also is not None:
             self.also(data)

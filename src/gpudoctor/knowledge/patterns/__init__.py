@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, classes16b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -46,6 +46,7 @@ ALL: tuple[Pattern, ...] = (
     *classes13b.PATTERNS,  # thirteenth round (diagB13): DataParallel's warning that it gathered scalars (a failure's lead, not one)
     *classes14b.PATTERNS,  # fourteenth round (diagB14): a custom autograd Function's backward that does not fit its inputs
     *classes15b.PATTERNS,  # fifteenth round (diagB15): a draw from an empty population, inference tensors, a TF op no device takes
+    *classes16b.PATTERNS,  # sixteenth round (diagB16): gloo refusing NCCL's arguments or its device, a container's GPU option, Python 2 code, a registry lookup
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes
     *classes13a.PATTERNS,  # thirteenth round (diagA13): a call refused for its arguments (named, never claimed)

@@ -176,8 +176,10 @@ PATTERNS = [
         r"\b(?:found|loaded|number of|num)\b(?![^:=\n]*\b(?:reg|regularization|corrupt\w*|invalid|skipped|missing|duplicates?|bad)\b)"
         r"[^:=\n]{0,40}?\b(?P<what>images?|samples?|files?|tracks?|clips?|videos?|examples?|items?|sequences?|scenes?|utterances?)\b"
         r"[^:=\n0-9]{0,20}[:=]\s*0\b(?![.\d])"
-        r"|\b(?:found|loaded) 0 (?P<what2>images|samples|files|tracks|clips|videos|examples|items|sequences|scenes|utterances)\b",
-        ("ound", "oaded", "umber of", "num"),
+        r"|\b(?:found|loaded) 0 (?P<what2>images|samples|files|tracks|clips|videos|examples|items|sequences|scenes|utterances)\b"
+        # (diagB16) the program's own check of its inputs, that kept none: "ERROR: No image valid", "no image is valid"
+        r"|\bno (?P<what3>images?|samples?|files?|clips?|videos?) (?:is |are )?valid\b",
+        ("ound", "oaded", "umber of", "num", "valid"),
         why="""The program counted the items of its data as it loaded them and found none. Whatever fails after this line
         (a sampler with nothing to draw, a loader that yields no batch, a division by the dataset's size, a traceback in
         the first epoch's loop) follows from it: the data path, its layout or a cache of it does not give the program what
@@ -191,6 +193,9 @@ PATTERNS = [
             ("Number of clips in the dataset:0", "IkeaASM/IKEA_ASM_Dataset#12 (pose-only data: the sampler then got num_samples=0)"),
             ("Found 0 images belonging to 24 classes.", "keras-team/keras#15575 (flow_from_directory: class folders found, no image read)"),
             ("Found 0 images belonging to 106 classes.", "IBM/image-classification-using-cnn-and-keras#16 (the classes list not matching the folders)"),
+            ("[02-18 19:56:13] ERROR: No image valid", "yucornetto/MGMatting#39 (the images a second path names not found; DDP training went on)"),
+            ("[2018/12/13 09:22:03.125] WARNING (15628) datasets.common       : no image is valid",
+             "dong-x16/PortraitNet#14 (the dataset not prepared: the answer: prepare every dataset first)"),
         ],
         not_examples=[
             "  num reg images / 正則化画像の数: 0",  # kohya: no regularisation images, a healthy run

@@ -168,20 +168,21 @@ PATTERNS = [
         "a rank asked for a GPU index that does not exist",
         # CUDA's own error, and torch.cuda.get_device_properties' refusal (torch 1.x), which nn.DataParallel meets
         # first when its device_ids name a GPU the process does not see (_check_balance)
-        r"invalid device ordinal|AssertionError: Invalid device id\b",
-        ("invalid device ordinal", "Invalid device id"),
+        r"invalid device ordinal|AssertionError: [Ii]nvalid device id\b",
+        ("invalid device ordinal", "Invalid device id", "invalid device id"),
         why="""The device index is at least the number of GPUs this process sees (they are numbered from 0, and
         CUDA_VISIBLE_DEVICES renumbers the ones it leaves): a GPU list written for a bigger machine (a project's
         default of 4 GPUs, --gpus/--device/device_ids=[0,1,2,3] or range(n_GPUs) naming more GPUs than there are, which
         DataParallel checks first), a hard-coded cuda:1 on a 1-GPU machine, the global RANK used instead of LOCAL_RANK
         on a multi-node job, more ranks per node than GPUs, or CUDA_VISIBLE_DEVICES hiding GPUs.""",
         fix='nvidia-smi -L   # the GPUs there are: name only those (0..N-1) in the run\'s GPU option or config (--device 0 1, --gpus, device_ids, '
-            'n_GPUs); one process per GPU: torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) and --nproc-per-node <= torch.cuda.device_count()',
+            'n_GPUs, --gpu_ids 0 in the pix2pix/CycleGAN family of projects); one process per GPU: torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) and --nproc-per-node <= torch.cuda.device_count()',
         examples=[
             ("RuntimeError: CUDA error: invalid device ordinal", "wdrink/PyDeepFakeDet#1"),
             ("RuntimeError: CUDA error (10): invalid device ordinal", "open-mmlab/mmskeleton#55 (torchlight's occupy_gpu; the answer: choose the GPUs with --device)"),
             ("AssertionError: Invalid device id",
              "open-mmlab/mmskeleton#304 (a default config of 4 GPUs); frostinassiky/gtad#36, uber-research/UPSNet#91, daitao/SAN#45 (DataParallel's device_ids)"),
+            ("AssertionError: invalid device id", "ligoudaner377/font_translator_gan#5 (default gpu_ids 0,1 on a one-GPU machine; the maintainer: set gpu_ids to 0)"),
         ],
         not_examples=["HTTPException: 400 Invalid device ID"],  # a web API's refusal of a phone's id
     ),
