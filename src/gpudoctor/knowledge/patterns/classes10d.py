@@ -160,7 +160,7 @@ PATTERNS = [
         fix="""watch host memory during the run (free -g, top; on Windows the Task Manager's commit charge): lower DataLoader
         num_workers (each one copies what the dataset holds), load data lazily (memory-mapped files, a streaming dataset)
         instead of all at once, load the model once per node or straight to the GPU (low_cpu_mem_usage=True,
-        map_location), start fewer ranks per node; on Windows enlarge the page file; pinned memory: pin_memory=False, or raise ulimit -l (docker run --ulimit memlock=-1); in a container or SLURM job, raise its
+        map_location), start fewer ranks per node; on Windows enlarge the page file; pinned memory: pin_memory=False, or raise ulimit -l (a container: docker run --ulimit memlock=-1 --ipc=host, its locked and shared memory limits); in a container or SLURM job, raise its
         memory limit; a single huge allocation: check the shape in the message against what you meant""".replace("\n        ", " "),
         examples=[
             ("MemoryError", "ultralytics/ultralytics#9476 (Windows: dataloader workers re-importing ultralytics until RAM and page file ran out)"),
