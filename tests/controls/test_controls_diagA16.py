@@ -48,6 +48,14 @@ class TestWhoseNativeCheck:
         assert head_id(text) in ("unrecognised-failure", "python-exception")
         assert not any("extension" in f.title for f in errors(text))
 
+    @pytest.mark.parametrize("where,said", [
+        ("/pytorch/torch/lib/c10d/reducer.cpp", "PyTorch's own (reducer.cpp"),
+        ("reducer.cpp", "does not say whether the check is PyTorch's own or a compiled extension's"),
+    ])
+    def test_control_the_unrecognised_answer_says_whose_check_as_far_as_the_path_says(self, where, said):
+        [found] = errors(f'RuntimeError: grad.numel() == bucket_view.numel() INTERNAL ASSERT FAILED at "{where}":343{FOOTER}\n')
+        assert found.id == "unrecognised-failure" and said in found.fix
+
     @pytest.mark.parametrize("line", [
         "RuntimeError: false INTERNAL ASSERT FAILED at pointnet2_ops/_ext-src/src/sampling.cpp:83" + FOOTER + " CPU not supported",  # erikwijmans/Pointnet2_PyTorch#112
         'RuntimeError: x INTERNAL ASSERT FAILED at "/tmp/pip-req-build-x1/csrc/flash_attn/flash_api.cpp":12' + FOOTER,
