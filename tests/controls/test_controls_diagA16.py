@@ -78,6 +78,7 @@ class TestCodeIsNoOutput:
         f'msg = "{STORE_LINE}"\n',
         f'"""Retry when {STORE_LINE}."""\n',
         f"import os\n# modify if {STORE_LINE}\nos.environ['MASTER_PORT'] = '9994'\n",  # a comment among code
+        f"#!/bin/bash\n# pick another port if {STORE_LINE}\nexport MASTER_PORT=29501\n",  # a shell script's comment
         f"{TB[:-20]}    port = pick()  # was: {STORE_LINE}\nValueError: no free port\n",  # a traceback's quoted source line
     ])
     def test_control_code_is_not_the_error(self, text):
