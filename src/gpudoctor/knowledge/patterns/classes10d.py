@@ -154,8 +154,8 @@ PATTERNS = [
         many processes: each DataLoader worker or each rank on the node loading the whole dataset, a model loaded in full
         in every rank before sharding (a big checkpoint times 8 ranks), a container's or a job's memory limit (cgroup,
         SLURM --mem) below what all of them need; or one allocation far larger than intended (the size the message gives:
-        a wrong shape, an array built of the whole dataset). Pinned memory (pin_memory=True, cudaHostAlloc, a framework's host
-        buffers for copies to the GPU) is host memory too, though the CUDA runtime reports its failure: page-locked memory is
+        a wrong shape, an array built of the whole dataset). Pinned memory (pin_memory=True, which torch takes from its
+        caching host allocator, cudaHostAlloc, a framework's host buffers for copies to the GPU) is host memory too, though the CUDA runtime reports its failure: page-locked memory is
         limited by the RAM and by the container's or the user's locked-memory limit (ulimit -l), often far below the RAM.""",
         fix="""watch host memory during the run (free -g, top; on Windows the Task Manager's commit charge): lower DataLoader
         num_workers (each one copies what the dataset holds), load data lazily (memory-mapped files, a streaming dataset)
