@@ -218,3 +218,25 @@ def project_of(path: str) -> Optional[str]:
     library, or a package whose tracker is not known."""
     package = package_of(path)
     return PROJECTS.get(package) if package else None
+
+
+# Whose C++/CUDA source a native check names ("... INTERNAL ASSERT FAILED at "<path>":N", "Expected ... to be true" with its
+# file, "Check failed" at file:line): torch's own tree is aten/, c10/ (and c10d/), caffe2/, torch/csrc/, torch/lib/ (c10d
+# and THD before torch 1.8: pytorch/pytorch's torch/lib/c10d/reducer.cpp), THC/THCUNN; built at /pytorch/ (the official
+# wheels' build root), in a conda-bld pytorch_<stamp>/work/ or a pip build of pytorch, or relative to its build folder (../).
+# (TORCH_SOURCE is written to be used as a lookahead at a path's first character too: patterns/classes12b.py)
+TORCH_SOURCE = (r"[^\"\s]*?(?<![^/\\\"'\s])(?:aten|c10d?|caffe2|THC\w*|THD|torch[/\\](?:csrc|lib|include)|third_party[/\\](?:gloo|tensorpipe|kineto|fbgemm))[/\\]"
+                r"|/pytorch/|[^\"\s]*?[/\\](?:pytorch_\d+[/\\]work|pip-req-build-\w+[/\\](?:torch|aten|c10)|pytorch(?:-[\d.]+)?[/\\](?:torch|aten|c10))[/\\]")
+TORCH_NATIVE = re.compile(TORCH_SOURCE)
+
+
+def native_owner(path: str) -> Optional[str]:
+    """Whose native source file a check's message names: "torch" (PyTorch's own tree, wherever it was built), "extension"
+    (a file in any other tree: a project's csrc/, an installed extension's build path, a generated op), or None where the
+    path does not decide (a bare file name: torch's reducer.cpp and an extension's sampling.cpp look alike)."""
+    path = path.strip().strip("\"'`")
+    if TORCH_NATIVE.match(path):
+        return "torch"
+    if not SEP.search(path):
+        return None
+    return "extension"

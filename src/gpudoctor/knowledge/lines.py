@@ -114,6 +114,19 @@ PREFIX_GROUPS = {f"p{i}": [(f"{name}_{i}", name) for name in p.groupindex] for i
 # A traceback quotes the source line that raised: `raise RuntimeError(f"NCCL error: {e}")` is code,
 # not a message (the message itself follows on the exception's own line).
 SOURCE_LINE = re.compile(r"^(?:raise|return|assert|elif|if|except|print|warnings\.warn|log(?:ger)?\.\w+)\b[ (]")
+# Other lines that are code, not output, in a script or a shell session a thread pastes (bigcode-project/starcoder#86:
+# https://github.com/bigcode-project/starcoder/issues/86, `os.environ['MASTER_PORT'] = '9994' # modify if RuntimeError:
+# Address already in use` in the user's finetune.py was read as the store's error): a Python assignment of a literal or a
+# call (`x = "..."`, `os.environ['X'] = '1'`; a shell's `X=1 cmd` has no spaces and no subscript, and stays a command), a
+# call statement with a comment after it, a docstring's line, a shell's echo, export or #! line, an import, a def or a class line. Their words are what the program would
+# print or what its author wrote about it, not what this run printed.
+CODE_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*(?:\[[^\]]*\])+\s*|[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s+)[-+*/|]?=(?!=)\s*(?:[rbfu]{0,2}[\"'\[{(]|[A-Za-z_][\w.]*\()"
+    r"|^[A-Za-z_][\w.]*\(.*\)\s*#\s"
+    r"|^[rbfu]?(?:\"\"\"|\'\'\')"
+    r"|^echo\s+[\"'$\w-]|^export\s+[A-Za-z_]\w*=|^#!/"
+    r"|^(?:import\s+[\w.]+(?:\s+as\s+\w+)?\s*(?:#|$)|from\s+[\w.]+\s+import\s|def\s+\w+\s*\(|class\s+\w+\s*[(:])"
+)
 IN_TEXT_RANK = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]|(?<![\w-])rank(?:\s*:|=)\s*(?P<rank2>\d+)")
 IN_TEXT_LOCAL = re.compile(r"\blocal_rank: (?P<local_rank>\d+)|--local[_-]rank=(?P<arg>\d+)")
 
@@ -131,8 +144,8 @@ class LogLine:
     node: Optional[str] = None
 
     def is_source(self) -> bool:
-        """A line of Python source quoted by a traceback."""
-        return SOURCE_LINE.match(self.text) is not None
+        """A line of Python source quoted by a traceback, or of a script or shell session pasted (CODE_LINE)."""
+        return SOURCE_LINE.match(self.text) is not None or CODE_LINE.match(self.text) is not None
 
     def where(self) -> str:
         parts = []

@@ -133,3 +133,33 @@ def lead_first(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
         return group, -seen[0]
 
     return sorted(lines, key=rank)
+
+
+# A person's sentence that names an error without reporting one (Eli-YiLi/PMM#3: https://github.com/Eli-YiLi/PMM/issues/3,
+# the maintainer's "It seems not related to GPU, because GPU reports "CUDA out of memory" if batch size is too large." was
+# read as the GPU's out-of-memory, where the run's own line was a pinned host allocation's): a sentence (a person's words
+# around the name: PROSE's start, the first person, a question) that negates, asks or supposes ("not", "isn't", "if", "whether",
+# a question mark) and quotes no output (no "SomeError: ..." or "error: ..." with its message) is no evidence of that error.
+# A person's sentence that holds the program's line ("I don't know why I get RuntimeError: CUDA out of memory. Tried to
+# allocate ...") still is, and so is one that says it happened ("When I run on 4 GPUs I get CUDA out of memory").
+# (the first person singular only: a program's own message speaks to "you" and of "we", as DDP's "This error indicates that
+# your module has parameters that were not used ... If you already have done the above two steps" and ProcessGroupNCCL's
+# "we will try our best to dump the debug info" do; and a line a logger or a launcher prefixed is output, the caller's test)
+PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my)\b|^\W*(?i:it|that|there)\b")
+HEDGED = re.compile(r"\b(?:not|never|no longer|if|whether|unless|instead of|rather than)\b|n't\b", re.IGNORECASE)
+# a question whether it is that error ("Is this a CUDA out of memory error?"); not one that reports it ("why do I get ...?",
+# "I got error "expected batch size 34 target batch size 75" when I used 2 GPU?", hiyouga/LLaMA-Factory's thread in diagA12)
+ASKED = re.compile(r"^\W*(?:is|are|was|could|can|might|may|does|do|would|should)\b.*\?\W*$", re.IGNORECASE)
+QUOTED = re.compile(r"\"[^\"]*(?:\"|$)|`[^`]*(?:`|$)")
+OUTPUT_QUOTED = re.compile(r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S|\b(?i:error|failed)\s*:\s*\S")
+
+
+def said_in_prose(text: str, start: int = 0, end: int = 0) -> bool:
+    """The line is a person's sentence that negates, asks about or supposes an error it names (the name at text[start:end],
+    what a pattern matched), and quotes none of the program's output: no evidence that the run hit that error (it is read as
+    a line that speaks of one). The hedge is in the person's words around the name: not inside the name or a quote
+    ("srun: not found" is the error's own words)."""
+    if OUTPUT_QUOTED.search(text) or not (ASKED.search(text) or PROSE.search(text) or PERSON.search(text)):
+        return False
+    around = QUOTED.sub(" ", text[:start] + " " + text[end:])
+    return bool(ASKED.search(text) or HEDGED.search(around))

@@ -21,15 +21,17 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.knowledge.evidence import RULES as EVIDENCE_RULES
-from gpudoctor.knowledge.evidence import evidence_in
+from gpudoctor.knowledge.evidence import error_level, evidence_in
 from gpudoctor.knowledge.libraries import PROJECTS, is_library, package_of, project_of
 from gpudoctor.knowledge.lines import ANSI, LogLine, segments
+from gpudoctor.knowledge.mentions import speaks_of_error
 from gpudoctor.knowledge.pattern import any_of
 from gpudoctor.knowledge.remedy import Remedy, remedy_in
 
 KEEP = 16  # signs kept (the first ones); later ones are only counted
 MAX_TRACEBACKS = 200  # tracebacks read frame by frame; later ones are only counted
 TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frames and exception
+QUOTED_KEPT = 4096  # quoted source lines remembered (a long log repeats its tracebacks; past this, they are read as any line)
 
 TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
@@ -238,6 +240,18 @@ FALLBACK = re.compile(
 # cpu device (cat). Found from :"), then that stack: a notice's frames, not a traceback (nothing was raised).
 NOTICE_STACK = re.compile(r"\bFound from ?:$")
 HANDLED_LINES = 4  # how far after the warning its exception or traceback starts (a blank line, the message, a blank line)
+# The program's own progress after an exception (mozilla-ai/federated-finetuning#4:
+# https://github.com/mozilla-ai/federated-finetuning/issues/4, flwr logged a KeyError 'ray' and the simulation ran on):
+# a counter of epochs, steps, rounds or batches, a progress bar, a fallback, a run's good end. Two such lines of the same
+# process after the exception line, and no failure after it from any process, say the exception was handled.
+WENT_ON = re.compile(
+    r"\b(?:epoch|step|iter(?:ation)?|round|batch|episode)\b\W{0,3}\d+|\d+%\|"
+    r"|\b(?:training (?:is |was )?(?:complete|completed|finished|done)|finished training|successfully|fall(?:ing)? back|fallback)\b",
+    re.IGNORECASE,
+)
+WENT_ON_LINES = 2
+# A logger's error level just before a traceback's header on its line ("ERROR :     Traceback ...", flwr's format)
+LOGGED_AT = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL)\s*[:\]|-]?\s*$")
 HANDLED = "<handled>"  # the claim on a sign of an exception a fallback warning caught
 DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
 TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\d:\d\d)|^\[?(\d\d:\d\d:\d\d)")
@@ -351,6 +365,9 @@ class Signs:
         self.tracebacks = 0
         self.first_traceback: Optional[int] = None  # the line of the first traceback header
         self.covered: dict[tuple[str, Optional[int]], int] = {}  # (source, rank) -> last line of the traceback read last
+        # (source, line) of the source lines tracebacks quote under their frames: code, never a message the patterns read
+        # (`x = f()  # RuntimeError: CUDA out of memory here` is what the program ran, not what it printed)
+        self.quoted: set[tuple[str, int]] = set()
         self.warned_frames_at: dict[Optional[int], int] = {}  # rank -> line of a warning's C++ backtrace
         self.explained_at: dict[Optional[int], int] = {}  # rank -> the last line a pattern explained
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
@@ -358,6 +375,9 @@ class Signs:
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
         self.pytest_said: dict[Optional[int], LogLine] = {}  # rank -> pytest's last "E   Class: message" line
         self.fallback_at: dict[Optional[int], int] = {}  # rank -> line of its last fallback warning (FALLBACK)
+        self.went_on_span: dict[Optional[int], tuple[int, int]] = {}  # rank -> (first, last) line of a traceback it went on from
+        # (line, text, class) of those tracebacks' exception lines (handled_after), for the undecided answer to name
+        self.went_on: list[tuple[int, str, str]] = []
 
     def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
@@ -609,6 +629,8 @@ class Signs:
                     # (the line right under the frame, indented as Python prints it; not another program's line the paste interleaves)
                     if frames and not frames[-1].code and line + i == frames[-1].at and ("  " + text.strip()) in nxt:
                         frames[-1].code = text.strip()[:160]  # the source line a frame quotes: what it was running
+                        if len(self.quoted) < QUOTED_KEPT:
+                            self.quoted.add((source, line + 1 + i))
                         frames[-1].code_cut = i == len(after) - 1 and len(after) < TRACEBACK_LINES
                     continue  # the source line a frame quotes
                 cls = em.group("cls")
@@ -629,6 +651,11 @@ class Signs:
                         sign.cause = previous.what
                 if chained or wrapper(cls, message, frames):
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
+                elif handled_after(head, raw, after[i + 1 :]):
+                    sign.claimed = sign.claimed or HANDLED  # caught: the program logged it, or went on (WENT_ON)
+                    self.went_on_span[head.rank] = (line, line + 1 + i)
+                    if len(self.went_on) < KEEP:
+                        self.went_on.append((line + 1 + i, text[:200], cls))
                 self.add(sign)
                 return
         if not frames and running is not None and TRACEBACK not in head.text:
@@ -665,7 +692,9 @@ class Signs:
         """The line starts an exception that a fallback warning just before it said was caught, or is one of a
         traceback Python printed under "Exception ignored in" (it went on)."""
         first, last = self.ignored_span.get(rank, (0, -1))
-        return 0 < line - self.fallback_at.get(rank, -HANDLED_LINES - 1) <= HANDLED_LINES or first <= line <= last
+        went_first, went_last = self.went_on_span.get(rank, (0, -1))
+        return (0 < line - self.fallback_at.get(rank, -HANDLED_LINES - 1) <= HANDLED_LINES or first <= line <= last
+                or went_first <= line <= went_last)
 
     def add(self, sign: Sign) -> None:
         self.events += 1
@@ -682,6 +711,10 @@ class Signs:
             self.signs.append(sign)
 
     # -- what the log shows -------------------------------------------------
+    def is_quoted_source(self, source: str, line: int) -> bool:
+        """The line is the source line a traceback read already quotes under one of its frames."""
+        return (source, line) in self.quoted
+
     def in_traceback(self, source: str, line: int) -> bool:
         """The line is one of a traceback read already (its frames and their source lines), on any rank of `source`."""
         return any(line <= last for (src, _), last in self.covered.items() if src == source)
@@ -736,6 +769,29 @@ def notice_stack_lines(after: list[str]) -> int:
             break
         n += 1
     return n
+
+
+def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
+    """A traceback's exception the program caught, by what the log shows: no failure after the exception line from any
+    process (another exception or traceback, a line that reports an error: a launcher's, a signal's), and either the
+    program went on (WENT_ON_LINES lines of its own progress: the same rank's, or unprefixed ones where the traceback's
+    are) or a logger wrote the traceback at error level (its header carries the level: `ERROR :     Traceback ...`, a
+    program's `log(ERROR, traceback.format_exc())`, which caught it). Python prints an exception that ends the process
+    with a bare header, and the process prints nothing after it; another rank's progress (its own prefix) is no sign."""
+    progress = 0
+    for nxt in after:
+        for seg in segments(nxt):
+            text = seg.text
+            if not text:
+                continue
+            if TRACEBACK in text or EXCEPTION_LINE.match(text) and ":" in text or speaks_of_error(text):
+                return False
+            own = seg.rank == head.rank if head.rank is not None else seg.rank is None
+            if own and WENT_ON.search(text):
+                progress += 1
+    at = raw.find(TRACEBACK)
+    logged = at > 0 and (LOGGED_AT.search(raw[:at]) is not None or error_level(raw[:at]) is not None)
+    return progress >= WENT_ON_LINES or logged
 
 
 def glued_header(text: str) -> bool:

@@ -19,7 +19,7 @@ from gpudoctor.knowledge.evidence import error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
-from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, says_what_failed, speaks_of_error
+from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, said_in_prose, says_what_failed, speaks_of_error
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
@@ -209,6 +209,21 @@ def arguments_from(frames) -> Optional[Frame]:
     return frames[-1] if frames else None
 
 
+def bare(msg: LogLine, raw: str) -> bool:
+    """The line as a person writes it: no logger's, launcher's or rank's prefix was peeled from it (those are output)."""
+    return msg.rank is None and msg.local_rank is None and msg.node is None and raw.strip().endswith(msg.text) and len(raw.strip()) - len(msg.text) <= 4
+
+
+def commented_code(preceding: Optional[Callable[[int], list[str]]], following: Optional[Callable[[int], list[str]]]) -> bool:
+    """A "# ..." line is a comment in code, not a line some logger starts with "#" (a harness's "# error : ...", BuildKit's
+    "#12 ..."), when the nearest line before or after it that holds anything is code (lines.py CODE_LINE, SOURCE_LINE)."""
+    for near in (preceding(2)[::-1] if preceding is not None else [], following(2) if following is not None else []):
+        text = next((seg.text for raw in near for seg in segments(raw) if seg.text), "")
+        if text and LogLine(text).is_source():
+            return True
+    return False
+
+
 class Diagnosis:
     """Feed it lines (`feed` / `feed_line`), then ask for `findings()`."""
 
@@ -295,14 +310,19 @@ class Diagnosis:
                 msg = LogLine(msg.text, self.default_rank, msg.local_rank, msg.node)
             if msg.rank is not None:
                 self.all_ranks.add(msg.rank)
-            if msg.is_source():
+            if msg.text[:2] == "# " and commented_code(preceding, following):
+                continue  # a comment in a script the log pastes (lines.py CODE_LINE): what its author wrote, not output
+            if msg.is_source() or self.signs.is_quoted_source(source, line):
                 glued = self.signs.see_source(msg, raw, line, source)
                 if glued is None:
                     continue
                 msg = glued  # the exception glued to the source line is read as its own line
             else:
                 self.signs.see(msg, raw, line, source, following)
+            person = bare(msg, raw)
             for p, m in self.matches(msg.text):
+                if person and p.role != HARMLESS and said_in_prose(msg.text, m.start(), m.end()):
+                    continue  # a person's sentence that negates or asks about the error it names (mentions.py)
                 if p.id in READS_ANY_EXCEPTION and self.signs.handled(msg.rank, line):
                     continue  # an exception a fallback warning said was caught: it names no failure
                 context: list[str] = []

@@ -14,7 +14,7 @@ from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge import launcher_only
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
-from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, package_of
+from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, native_owner, package_of
 from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
@@ -189,6 +189,29 @@ def unrecognised_why(sign: Optional[Sign], exception: str = "", message: str = "
     return out
 
 
+# torch's assert macro ends every message with "please report a bug to PyTorch", whoever wrote the check: the file it names
+# says whose it is (libraries.native_owner; an extension's file is patterns/classes12b.py's extension-check-failed)
+NATIVE_ASSERT = re.compile(r"INTERNAL ASSERT FAILED at \"?(?P<path>[^\"\s:]+)\"?:\d+")
+
+
+def native_check_step(message: str) -> str:
+    """Whose C++ check failed, as far as the file its assert names decides (ModelTC/MQBench#128: c10d's reducer.cpp
+    under torch/lib/ was called an extension's): PyTorch's own, or not said."""
+    m = NATIVE_ASSERT.search(message) if "INTERNAL ASSERT" in message else None
+    if m is None:
+        return ""
+    name = re.split(r"[/\\]", m.group("path"))[-1]
+    owner = native_owner(m.group("path"))
+    if owner == "torch":
+        return (f"; the check that failed is PyTorch's own ({name}, in torch's source tree), not an extension's: torch's code met a "
+                "state or an input it does not expect; its condition and file are the search in pytorch/pytorch's issues (a known bug "
+                "of this version is fixed in a later one), and the call in your code that reached it (what it changed before) the lead")
+    if owner is None:
+        return (f"; the assert names {name} without its folder: the line does not say whether the check is PyTorch's own or a "
+                "compiled extension's (extensions use torch's assert and its footer too); the condition and the file name, searched, tell which")
+    return ""
+
+
 def next_step(sign: Optional[Sign], exception: str = "", message: str = "", traceback_at: Optional[int] = None, launcher: str = "") -> str:
     """What to look at next, and which debug variable adds what; true whatever the cause.
     `traceback_at`: the line of the first traceback in the log, when a log holds one
@@ -211,7 +234,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             out += "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(message):
             out += "; rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL and NCCL_DEBUG=INFO (gloo: check GLOO_SOCKET_IFNAME and that the address is not a loopback one)"
-        return out
+        return out + native_check_step(message)
     text = f"{sign.what} {sign.message}"
     paths = " ".join(f.path for f in sign.frames[-3:])
     notebook = "Traceback" in sign.text or any(USER_PSEUDO.search(f.path) for f in sign.frames)
@@ -255,7 +278,7 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         if cut and launcher:
             # the lines the paste lacks are a rank's own output: how the launcher the log shows keeps each rank's whole output
             extra += f"; the log shows {launcher}: {launcher_only.launcher_step(launcher)}"
-        return where + extra
+        return where + extra + native_check_step(sign.message)
     if sign.kind == "c10" and CUDA.search(sign.what):
         return next_step_for("cudastatus")
     if sign.kind in CUT_HERE:

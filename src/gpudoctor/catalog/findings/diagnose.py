@@ -29,8 +29,10 @@ their own findings. `diagnose` calls an input healthy (`log-no-failure`) only wh
 failure and does show the run's end; a run that ends after a warning that it went on degraded (its loss
 not finite, the CPU for the GPU) gets this answer too (case `degraded`): it ended, but not well; so does a run that shows
 an end beside lines that end on a failure word no rule reads, as a step's status does ("Test vid2vid failed", case `ended-but`): the end may be only a part's (torch
-elastic's agent says SUCCEEDED of its own worker group while the script it ran reports a step `[Failure]`).""",
-    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each); `launcher` (cases `log`, `errors`, `mentions`): the launcher the log shows, when it shows one; `earlier attempt` and `run again` (case `rerun`): the stale failure's finding and the command that ran again, with their lines; `ended` and `degraded` (case `degraded`): the line that shows the run's end, and the first warning that says it went on degraded (a loss or gradient not finite, the CPU or a fallback for the GPU), with its line; `ended` and `lines that speak of an error` (case `ended-but`): the end, and three lines that end on a failure word (a status), with their numbers.",
+elastic's agent says SUCCEEDED of its own worker group while the script it ran reports a step `[Failure]`); and so does an exception the
+program caught (case `handled`): a traceback a logger wrote, or one the same process went on after (its steps or rounds counted on), with
+no failure after it.""",
+    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each); `launcher` (cases `log`, `errors`, `mentions`): the launcher the log shows, when it shows one; `earlier attempt` and `run again` (case `rerun`): the stale failure's finding and the command that ran again, with their lines; `ended` and `degraded` (case `degraded`): the line that shows the run's end, and the first warning that says it went on degraded (a loss or gradient not finite, the CPU or a fallback for the GPU), with its line; `ended` and `lines that speak of an error` (case `ended-but`): the end, and three lines that end on a failure word (a status), with their numbers; `exception` (case `handled`): the caught exception's line, with its number, and `ended`, the end, when the log shows one.",
     # "log": a run's output without an end; "snapshot": a GPU tool's output, no fault in it
     title={
         "log": "no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
@@ -40,6 +42,7 @@ elastic's agent says SUCCEEDED of its own worker group while the script it ran r
         "rerun": "the failure at line {first} is an earlier attempt's: the command at line {ran} was run again at line {again}, and nothing after that shows the rerun failing or ending: the log does not decide",
         "degraded": "the run reached its end, but went on degraded ({warning}, line {first}): not healthy, and the log does not decide whether what it produced is of use",
         "ended-but": "a line shows an end, but {count} line(s) end on a failure word gpudoctor cannot read: not healthy, and the log does not decide whether one of them failed the job (first: line {first})",
+        "handled": "an exception ({exception}, line {first}) that the program caught: it logged it, or went on after it; no failure gpudoctor can name, and the log does not decide whether it cost the run anything",
     },
     why={
         "log": "No line shows a failure, and none shows the run ending: a log cut before its end and a hang's log (its last lines set-up or steps) look the same, so this text does not decide whether the run was healthy.",
@@ -58,6 +61,12 @@ elastic's agent says SUCCEEDED of its own worker group while the script it ran r
         "SUCCEEDED), a stage's or a test's; and other lines end on a failure word no rule reads, as a status does: a script's or a "
         "harness's status for a step, a program's own message, an error logged and maybe survived. Whether one of them failed the "
         "job is what the end does not say, so the run is not called healthy; the lines are the lead.",
+        "handled": "The program caught this exception: a logger wrote its traceback (a program's own `log(ERROR, traceback.format_exc())`), "
+        "or the same process went on after it (its steps, epochs or rounds counted on, a fallback, its end), and nothing after it "
+        "reports a failure. Python prints an exception that ends a process with a bare traceback, and the process prints nothing "
+        "after it; a caught one ends the run only if the program then gives up, and what it did without the thing that failed (a "
+        "backend, a file, a step it skipped) is what may matter. The log does not show either: it is not named an error of the "
+        "run, nor is the run called healthy.",
         "degraded": "A line shows the run ending, but a warning before it says the run went on degraded: its loss or gradients were "
         "not finite (the steps after it learned nothing, or were skipped), or it ran on a slower path than it was set up for (the "
         "CPU, a fallback kernel). The run did not crash, so no error is named; it did not end well either, so it is not called "
@@ -70,6 +79,7 @@ elastic's agent says SUCCEEDED of its own worker group while the script it ran r
         "snapshot": "gpudoctor diagnose train.log   # the job's own output decides it; gpudoctor check   # the GPUs, driver and torch as the job sees them",
         "rerun": "COMMAND 2>&1 | tee rerun.log; echo \"exit status $?\" >> rerun.log; gpudoctor diagnose rerun.log   # the rerun's whole output and exit status decide it; a rerun that stops moving: gpudoctor run --nproc N --hang-timeout 300",
         "ended-but": "read the lines above: a step a script or a harness reports failed is the failure, and that step's own output (its log, the command it ran) says why; the job's exit status decides whether it failed (echo $? after it)",
+        "handled": "read the exception at line {first} and the lines before it: a missing optional part (an extra not installed, a backend, a file) is installed or configured to silence it; the job's exit status decides whether the run failed (echo $? after it)",
         "degraded": "gpudoctor diagnose --explain {warning}   # the warning's own fix; then check what the run left (evaluate the saved model, compare its speed with a run on the GPU) before trusting it",
     },
 )

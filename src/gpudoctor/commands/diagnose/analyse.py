@@ -107,6 +107,13 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         warned = degraded[0]
         return LOG_INCONCLUSIVE(case="degraded", evidence={"lines": d.lines, "ended": ended, "degraded": f"line {warned.evidence.get('first_line')}: {warned.id}"},
                                 lines=d.lines, warning=warned.id, first=warned.evidence.get("first_line"))
+    if d.signs.went_on and not folder:
+        # an exception the program caught and went on from, or logged (knowledge/signs.py handled_after): no error of the
+        # run's by itself, and no healthy run either (exit 0) beside it; the exception leads
+        at, text, cls = d.signs.went_on[0]
+        shown = {"ended": ended} if ended else {}
+        return LOG_INCONCLUSIVE(case="handled", evidence={"lines": d.lines, "exception": f"line {at}: {text}", **shown},
+                                lines=d.lines, exception=cls, first=at)
     handled = {sign.line for sign in d.signs.signs if sign.claimed == HANDLED}  # an exception a fallback warning said was caught
     spoken = lead_first([seen for seen in (*d.error_lines, *d.mention_lines) if seen[0] not in handled and ends_in_failure(seen[1])])
     if ended and spoken and not folder:

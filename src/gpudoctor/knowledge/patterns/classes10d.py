@@ -154,13 +154,13 @@ PATTERNS = [
         many processes: each DataLoader worker or each rank on the node loading the whole dataset, a model loaded in full
         in every rank before sharding (a big checkpoint times 8 ranks), a container's or a job's memory limit (cgroup,
         SLURM --mem) below what all of them need; or one allocation far larger than intended (the size the message gives:
-        a wrong shape, an array built of the whole dataset). Pinned memory (pin_memory=True, cudaHostAlloc, a framework's host
-        buffers for copies to the GPU) is host memory too, though the CUDA runtime reports its failure: page-locked memory is
+        a wrong shape, an array built of the whole dataset). Pinned memory (pin_memory=True, which torch takes from its
+        caching host allocator, cudaHostAlloc, a framework's host buffers for copies to the GPU) is host memory too, though the CUDA runtime reports its failure: page-locked memory is
         limited by the RAM and by the container's or the user's locked-memory limit (ulimit -l), often far below the RAM.""",
         fix="""watch host memory during the run (free -g, top; on Windows the Task Manager's commit charge): lower DataLoader
         num_workers (each one copies what the dataset holds), load data lazily (memory-mapped files, a streaming dataset)
         instead of all at once, load the model once per node or straight to the GPU (low_cpu_mem_usage=True,
-        map_location), start fewer ranks per node; on Windows enlarge the page file; pinned memory: pin_memory=False, or raise ulimit -l (docker run --ulimit memlock=-1); in a container or SLURM job, raise its
+        map_location), start fewer ranks per node; on Windows enlarge the page file; pinned memory: pin_memory=False, or raise ulimit -l (a container: docker run --ulimit memlock=-1 --ipc=host, its locked and shared memory limits); in a container or SLURM job, raise its
         memory limit; a single huge allocation: check the shape in the message against what you meant""".replace("\n        ", " "),
         examples=[
             ("MemoryError", "ultralytics/ultralytics#9476 (Windows: dataloader workers re-importing ultralytics until RAM and page file ran out)"),

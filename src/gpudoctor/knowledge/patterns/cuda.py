@@ -70,6 +70,9 @@ PATTERNS = [
         r"(?:CUDA|HIP) out of memory\.?(?: Tried to allocate (?P<requested>[\d.]+ \w+))?(?:\. GPU (?P<gpu>\d+) has a total capaci?ty of (?P<total>[\d.]+ \w+)| \(GPU (?P<gpu_old>\d+);)?"
         # the exception's name (torch 1.13+) only when the allocator's message is not on the line: that one has the numbers
         r"|CUDA (?:driver )?[Ee]rror: out of memory|cuda runtime error \(2\) : out of memory|torch\.(?:cuda\.)?OutOfMemoryError(?!.*(?:CUDA|HIP) out of memory)"
+        # THC's check of its device allocation (torch <= 1.x: THCStorage, THCCachingAllocator; jiesutd/NCRFpp#121:
+        # https://github.com/jiesutd/NCRFpp/issues/121); its pinned host allocator's (THCCachingHostAllocator) is the host's
+        r"|THCudaCheck FAIL file=(?!\S*HostAllocator)\S+ line=\d+ error=2 : out of memory"
         # a native framework's check of a CUDA call (Caffe's and MXNet's glog CHECK): cudaErrorMemoryAllocation is status 2
         r"|Check failed: \w+ == cudaSuccess(?: \(2 vs\. 0\))?:?\s+(?:CUDA: )?out of memory"
         # the CUDA runtime's or driver's own allocation status, whatever wraps it (a C++ extension's std::bad_alloc that
@@ -97,9 +100,13 @@ PATTERNS = [
              "ndrplz/dreyeve#23 (https://github.com/ndrplz/dreyeve/issues/23: the driver API's status, through Theano's gpuarray)"),
             ("  what():  [10:44:35] src/engine/./threaded_engine.h:359: [10:44:35] src/storage/./pooled_storage_manager.h:107: cudaMalloc failed: out of memory",
              "TuSimple/mx-maskrcnn#98 (MXNet's pooled storage manager, under terminate called after throwing dmlc::Error)"),
+            ("THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=2 : out of memory",
+             "jiesutd/NCRFpp#121 (torch 0.3's THC check, before its RuntimeError: cuda runtime error (2))"),
         ],
         not_examples=[
             "MemoryError: std::bad_alloc",  # a C++ allocation with no CUDA status: the host's (host-memory-exhausted)
+            # THC's pinned host allocator (Eli-YiLi/PMM#3: docker's memory limit, the GPU was not full): the host's
+            "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=296 error=2 : out of memory",
             # pinned host memory the driver could not page-lock (talmolab/sleap#2001): the host's
             "2024-10-22 09:22:17.233972: E tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 34359738368 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
             "NCCL INFO init.cc:327 Cuda Host Alloc Size 4 pointer 0x7f2b32600200 seconds: cudaHostAlloc=6.2093e-05",

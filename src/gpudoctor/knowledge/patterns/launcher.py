@@ -352,8 +352,11 @@ PATTERNS = [
             ("*** SIGSEGV (@0x30) received by PID 4086 (TID 0x7ffb40f6f720) from PID 48; stack trace: ***",
              "BVLC/caffe#2114 (glog's report; the frame after it, SolverContext::run(), is the crash: a solver indexing bug)"),
         ],
-        # Caffe's data layer that read an empty list crashes in its set-up (patterns/classes12a.py): the empty list is the cause
-        after=("caffe-data-list-empty",),
+        # Caffe's data layer that read an empty list crashes in its set-up (patterns/classes12a.py): the empty list is the cause;
+        # host memory refused (a pinned allocation's "THCudaCheck FAIL file=.../THCCachingHostAllocator.cpp ... out of memory",
+        # then "Segmentation fault (core dumped)": Eli-YiLi/PMM#3, https://github.com/Eli-YiLi/PMM/issues/3, docker's memory
+        # limit) is the cause of the crash that follows: native code went on with the allocation it did not get
+        after=("caffe-data-list-empty", "host-memory-exhausted"),
         context_after=8,
         fields=signal_fields,
     ),
