@@ -16,7 +16,9 @@ BUILTINS = frozenset(dir(builtins))
 # Words of a helper that turns a loader into an endless iterator: `inf_iterator`, `cycle`, `infinite_loader`.
 ENDLESS = frozenset({"inf", "infinite", "endless", "forever", "cycle"})
 # Names of evaluation data and code: `val_loader`, `eval_dataset`, `def evaluate`, `test_set`.
-EVALUATION = re.compile(r"(?:^|_)(?:val|valid|validation|eval|evaluate|evaluation|test|dev)(?:_|$)|^(?:evaluate|validate)", re.IGNORECASE)
+# An analysis pass measures, it does not train (`analysis(..., analysis_loader, ...)`: lint heldout14).
+EVALUATION = re.compile(r"(?:^|_)(?:val|valid|validation|eval|evaluate|evaluation|test|dev|analysis)(?:_|$)"
+                        r"|^(?:evaluate|validate|analy[sz]e)", re.IGNORECASE)
 
 
 class SamplerNoSetEpoch(Rule):
@@ -30,12 +32,13 @@ class SamplerNoSetEpoch(Rule):
     the file never calls `set_epoch` on that sampler (directly or as
     `loader.sampler.set_epoch`); the loop may read the loader through a name bound to
     its wrapper (`loop = tqdm(enumerate(train_loader))`, lint heldout13). Evaluation is not flagged (a loop over
-    `val_loader` / `eval_dataloader`, or in `def evaluate`): its order does
-    not matter. A file that only builds loaders is not
+    `val_loader` / `eval_dataloader`, or in `def evaluate`), nor an analysis
+    pass (`analysis(..., analysis_loader, ...)`): its order does not matter. A file that only builds loaders is not
     flagged: whoever iterates them is responsible. But where an epoch loop
     hands such a loader to a function the file does not have
     (`train(loader)`, `train_one_epoch(model, train_loader, ...)` imported)
-    and nothing calls set_epoch, a warning that names that call: the loop is
+    and nothing calls set_epoch (a commented-out `#train_sampler.set_epoch(epoch)`
+    calls nothing: lint heldout14), a warning that names that call: the loop is
     in code lint did not follow (issue 41, item 2; kan-bayashi/ParallelWaveGAN#177:
     `for epoch in ...: train(loader)` with no set_epoch). When a folder is linted,
     a `set_epoch` call in another module of the same program (one this file
@@ -138,11 +141,13 @@ class SamplerNoSetEpoch(Rule):
                 for sampler in samplers_of(file, loader):
                     if sampler in samplers and sampler not in iterated and self._per_epoch(file, loop, set()):
                         iterated[sampler] = (loop, loader)
-        # (only where the file names set_epoch nowhere: a helper of its own may call it)
-        handed = {sampler: found for sampler in samplers if sampler not in iterated and "set_epoch" not in file.text
+        # (only where the file's code names set_epoch nowhere: a helper of its own may call it; a
+        # commented-out `#train_sampler.set_epoch(epoch)` calls nothing, lint heldout14)
+        named = any("set_epoch" in line.split("#", 1)[0] for line in file.text.splitlines())
+        handed = {sampler: found for sampler in samplers if sampler not in iterated and not named
                   for found in [self._handed_per_epoch(file, sampler)] if found is not None}
         endless = {sampler: found for sampler in samplers if sampler not in iterated and sampler not in handed
-                   and "set_epoch" not in file.text
+                   and not named
                    for found in [self._endless(file, sampler)] if found is not None}
         if not iterated and not handed and not endless:
             return
