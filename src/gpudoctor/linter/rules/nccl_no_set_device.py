@@ -108,7 +108,7 @@ class NcclNoSetDevice(Rule):
     Asked for by lint heldout9..13's readers on whole files (heldout13: six spawned or
     `Process` trainers). Not where the file is launched from outside (torchrun, srun): the launch
     may give each process its own GPU (lint heldout14's reader asked for a torchrun trainer that
-    picks GPU `LOCAL_RANK`; flagging that shape added one right warning there and nine that the
+    picks GPU `LOCAL_RANK`; flagging that shape added one right warning there and ten that the
     readers of dev..dev6 and heldout8 did not ask for, the PyTorch tutorial's multigpu_torchrun.py
     among them). A `backend="nccl"` default of the worker's parameter that no call site overrides
     counts as NCCL (heldout13: the torch tutorial's `init_processes`).
