@@ -156,7 +156,27 @@ PEEL = """
             samples = model.sample(prompt)
         """
 
+# github.com/IDEA-XL/SubgDiff train_dist.py (lint heldout12 u056): the distributed path is forced off
+# (`args.distribution = False`) and its set_epoch line commented out; the loader restarts endlessly
+SUBGDIFF = """
+        import torch
+        from torch.utils.data import DataLoader
+
+        def main(args):
+            FLAG
+            if args.distribution:
+                train_sampler = torch.utils.data.distributed.DistributedSampler(train_set)
+                train_iterator = inf_iterator(DataLoader(train_set, 32, shuffle=False, sampler=train_sampler))
+            for it in range(start_iter, max_iters + 1):
+                # train_sampler.set_epoch(it)
+                batch = next(train_iterator)
+        """
+
 CASES = {
+    "control: a sampler on a path the script forces off": (
+        "sampler-no-set-epoch", 7, None, SUBGDIFF.replace("FLAG", "args.distribution = False")),
+    "sibling: the same path left to the command line": (
+        "sampler-no-set-epoch", 7, "warning", SUBGDIFF.replace("FLAG", "pass")),
     "a DataParallel wrapper handed to a helper that returns its .module": (
         "dataparallel-unwrapped-at-once", 15, "warning", PEEL),
     "control: a helper that returns the wrapper": (

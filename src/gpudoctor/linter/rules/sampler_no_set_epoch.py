@@ -52,7 +52,8 @@ class SamplerNoSetEpoch(Rule):
     name (stylegan2's `sample_data(loader)`: lint heldout12, heldout11). Not a sampler
     built only under `if distributed:` in a helper every call of which is given a flag the
     file only ever sets False (`args.distributed = False`: lint heldout11, a fork that turned
-    DDP off).
+    DDP off), nor one built under `if args.distribution:` where the file sets that attribute only
+    to False (lint heldout12: an unfinished distributed path, its set_epoch line commented out).
     """
 
     id = "sampler-no-set-epoch"
@@ -314,7 +315,15 @@ def _never_built(file: FileModel, sampler: ast.Call) -> bool:
     file only ever sets False (`data_sampler(..., distributed=args.distributed)` after `args.distributed =
     False`: lint heldout11 u043, a distillation fork of stylegan2 that turned DDP off)."""
     for branch, arm in arms(file, sampler):
-        if arm != "body" or type(branch.test) is not ast.Name:
+        test = branch.test
+        if arm == "body" and type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id != "self":
+            # `if args.distribution:` after `args.distribution = False` (lint heldout12 u056: an unfinished
+            # distributed path whose flag the script forces off)
+            written = file.object_attributes.get(test.attr, [])
+            if written and all(type(v) is ast.Constant and not v.value for v in written):
+                return True
+            continue
+        if arm != "body" or type(test) is not ast.Name:
             continue
         values: list[object] = []
         for origin in file.origins(branch.test):
