@@ -17,6 +17,7 @@ from gpudoctor.linter.rules.device_from_global_rank import DeviceFromGlobalRank
 from gpudoctor.linter.rules.device_ids_not_list import DeviceIdsNotList
 from gpudoctor.linter.rules.dist_without_init import DistWithoutInit
 from gpudoctor.linter.rules.env_init_method_with_address import EnvInitMethodWithAddress
+from gpudoctor.linter.rules.hardcoded_init_method_address import HardcodedInitMethodAddress
 from gpudoctor.linter.rules.hardcoded_master_port import HardcodedMasterPort
 from gpudoctor.linter.rules.init_without_rank_under_spawn import InitWithoutRankUnderSpawn
 from gpudoctor.linter.rules.lightning_deprecated_args import LightningDeprecatedArgs
@@ -53,6 +54,7 @@ from gpudoctor.linter.rules.torch_load_no_map_location import TorchLoadNoMapLoca
 from gpudoctor.linter.rules.undefined_name import UndefinedName
 from gpudoctor.linter.rules.unexpected_argument import UnexpectedArgument
 from gpudoctor.linter.rules.unreadable_file import UnreadableFile
+from gpudoctor.linter.rules.world_size_hardcoded import WorldSizeHardcoded
 from gpudoctor.linter.rules.wrapper_method_call import WrapperMethodCall
 
 # Checks that look at a parsed file, in the order the issue lists them.
@@ -106,6 +108,8 @@ CHECKS: tuple[Rule, ...] = (
     DdpForwardBypassed(),
     NoDistributedSampler(),
     NoGradientSync(),
+    WorldSizeHardcoded(),
+    HardcodedInitMethodAddress(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import ast
 
 from gpudoctor.linter.idioms import TORCH
-from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
 WRAPPERS = ("DataParallel", "DistributedDataParallel")
@@ -33,6 +33,14 @@ class DataparallelUnwrappedAtOnce(Rule):
     model to reach its own method and then ran on one GPU). Not flagged when
     the wrapper is kept under another name (`para = nn.DataParallel(model)`;
     `model = para.module`).
+
+    And a wrapper handed straight to a function of the file that hands back its
+    argument's `.module` (`model = peel_model(DP(model, device_ids=[0, 1]))`, with
+    `def peel_model(model): if isinstance(model, DP): model = model.module; return
+    model`): the same discard, through a helper (lint heldout14: a Stable Diffusion
+    sampling script). Through DistributedDataParallel only where the file trains
+    (calls `.backward()`): a sampling program's ranks each run their own model on
+    their own GPU, which is what they want.
     """
 
     id = "dataparallel-unwrapped-at-once"
@@ -90,12 +98,41 @@ class DataparallelUnwrappedAtOnce(Rule):
                           "# keep the wrapper for training")
             else:
                 yield Hit(node)
+        yield from self._peeled_by_helper(file)
         for stmt, wrapper, target in self._wrapper_assignments(file):
             after = self._next_mention(file, stmt, target)
             if after is not None and self._rebinds_to_module(after, target):
                 yield Hit(after, message=f"`{target}` holds the new {wrapper} wrapper (line {stmt.lineno}) and is "
                           f"rebound to `{target}.module` before it is used: nothing holds the wrapper any more, so "
                           "the model that is kept runs on one GPU")
+
+    @staticmethod
+    def _peeled_by_helper(file: FileModel) -> Iterator[Hit]:
+        """`peel_model(DP(model, device_ids=[0, 1]))`, where `peel_model` is a function of the file that
+        hands back its argument's `.module` (`if isinstance(model, DP): model = model.module; return
+        model`): the wrapper is gone as soon as it is built (lint heldout14: a Stable Diffusion sampling
+        script's DP branch). Through DistributedDataParallel only where the file trains (it calls
+        `.backward()`): a sampling program's ranks each run their own model on their own GPU anyway."""
+        trains = any(terminal_name(c.func) == "backward" for c in file.calls)
+        for call in file.calls:
+            if not call.args or type(call.args[0]) is not ast.Call:
+                continue
+            inner = call.args[0]
+            wrapper = next((w for w in WRAPPERS if file.is_call_to(inner, w, TORCH)), None)
+            func = file.local_function(call) if wrapper is not None else None
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not func.args.args:
+                continue
+            if wrapper == "DistributedDataParallel" and not trains:
+                continue
+            name = func.args.args[0].arg
+            if not any(type(o) is ast.Attribute and o.attr == "module" and type(o.value) is ast.Name
+                       and o.value.id == name for r in file.returns(func) for o in file.origins(r)):
+                continue
+            kept = "trains alone on each rank, its gradients never averaged" \
+                if wrapper == "DistributedDataParallel" else "runs on one GPU"
+            yield Hit(call, message=f"`{func.name}()` hands back the {wrapper} wrapper's `.module` (line "
+                      f"{func.lineno}): the wrapper built here is discarded at once, and the model that is kept "
+                      f"{kept}")
 
     @staticmethod
     def _wrapper_assignments(file: FileModel) -> Iterator[tuple[ast.Assign, str, str]]:

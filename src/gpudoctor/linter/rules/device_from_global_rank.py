@@ -32,7 +32,9 @@ class DeviceFromGlobalRank(Rule):
     `torch.tensor(..., device=cuda_device)`), and `.to(dist.get_rank())` (dev7),
     and an attribute of a namespace the file fills from the global rank elsewhere
     (`train_model(..., rank=args.rank)` with `args.rank = int(os.environ["RANK"])` in
-    its init_distributed_mode: lint heldout11).
+    its init_distributed_mode: lint heldout11), and one the function rewrites with the global
+    rank on the way to the use, whatever its name says (`args.local_rank = dist.get_rank()`, then
+    `torch.device('cuda', args.local_rank)`: lint heldout14; not a rewrite in another arm).
     `rank % torch.cuda.device_count()` and LOCAL_RANK are not flagged, nor a
     spawned worker's index; `rank % world_size` is (it is the rank itself: a
     course answer's `model.to(rank % world_size)`, issue 41's dev4). Where an
@@ -130,7 +132,9 @@ class DeviceFromGlobalRank(Rule):
             value = self._device_value(file, call)
             if value is None:
                 continue
-            kind, how = rank_kind(file, value)
+            kind, how = self._reassigned_rank(file, value)
+            if not kind:
+                kind, how = rank_kind(file, value)
             if not kind:
                 kind, how = self._attribute_rank(file, value)
             if kind == "global":
@@ -158,6 +162,31 @@ class DeviceFromGlobalRank(Rule):
             if kinds and all(kind == "global" for kind, _ in kinds):
                 return "global", f"`{base}.{attr}`, set from {kinds[0][1]}"
         return "", ""
+
+    @staticmethod
+    def _reassigned_rank(file: FileModel, value: ast.expr) -> tuple[str, str]:
+        """The rank an attribute of a namespace holds where the function rewrites it just before, on
+        the way to the use (`args.local_rank = dist.get_rank()`, then `torch.device('cuda',
+        args.local_rank)`: lint heldout14, a CoFi trainer and its copy, whose attribute's name says
+        local while it holds the global rank). The last such assignment in the use's function, in a
+        block around the use, before it; ("", "") where there is none."""
+        if type(value) is not ast.Attribute or type(value.value) is not ast.Name or value.value.id == "self":
+            return "", ""
+        base, attr, func = value.value.id, value.attr, file.function(value)
+        around = set(map(id, file.ancestors(value)))
+        found: ast.Assign | None = None
+        for node in ast.walk(func or file.tree):
+            if type(node) is not ast.Assign or node.lineno >= value.lineno or file.function(node) is not func:
+                continue
+            if not any(type(t) is ast.Attribute and t.attr == attr and type(t.value) is ast.Name
+                       and t.value.id == base for t in node.targets):
+                continue
+            if _same_block_before(file, node, around) and (found is None or node.lineno > found.lineno):
+                found = node
+        if found is None:
+            return "", ""
+        kind, how = rank_kind(file, found.value)
+        return (kind, f"`{base}.{attr}`, set from {how} on line {found.lineno}") if kind else ("", "")
 
     @staticmethod
     def _unresolved_rank(file: FileModel, value: ast.expr) -> bool:
@@ -197,6 +226,17 @@ class DeviceFromGlobalRank(Rule):
                 return strings[0] if len(strings) == 1 else None
             return _string_index(device)
         return None
+
+
+def _same_block_before(file: FileModel, stmt: ast.stmt, around: set[int]) -> bool:
+    """`stmt` sits in a block that also holds, after it, a statement around the use (`around`: the
+    ids of the use's ancestors): it runs on the way to the use, not in a sibling arm."""
+    parent = file.parent.get(stmt)
+    for field in ("body", "orelse", "finalbody", "handlers"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and stmt in block:
+            return any(id(later) in around for later in block[block.index(stmt) + 1:])
+    return False
 
 
 def _string_index(value: ast.expr | None) -> ast.expr | None:

@@ -72,8 +72,9 @@ class NcclNoSetDevice(Rule):
     (`"2, 6"`), is the same set for every process: it binds no process to its
     own GPU (heldout9: a research script that sets it before mp.spawn).
 
-    A "cuda" compared with something (`device.type != "cuda"`) only asks where a
-    tensor is and counts as no such work (issue 41's heldout5: a backend chosen from
+    A "cuda" compared with something (`device.type != "cuda"`), or given as a kind of device
+    (`torch.autocast(device_type="cuda")`, lint heldout14), only asks where a tensor is or names a
+    kind, and counts as no such work (issue 41's heldout5: a backend chosen from
     the device's type, nothing placed on a GPU in the excerpt).
 
     A "cuda:0" under a test of the rank (`if dist.get_rank() == 0:`) is rank 0's own
@@ -106,8 +107,11 @@ class NcclNoSetDevice(Rule):
     there; the PyTorch DDP tutorial's multigpu.py added `torch.cuda.set_device(rank)` for this.
     Asked for by lint heldout9..13's readers on whole files (heldout13: six spawned or
     `Process` trainers). Not where the file is launched from outside (torchrun, srun): the launch
-    may give each process its own GPU. A `backend="nccl"` default of the worker's parameter that
-    no call site overrides counts as NCCL (heldout13: the torch tutorial's `init_processes`).
+    may give each process its own GPU (lint heldout14's reader asked for a torchrun trainer that
+    picks GPU `LOCAL_RANK`; flagging that shape added one right warning there and ten that the
+    readers of dev..dev6 and heldout8 did not ask for, the PyTorch tutorial's multigpu_torchrun.py
+    among them). A `backend="nccl"` default of the worker's parameter that no call site overrides
+    counts as NCCL (heldout13: the torch tutorial's `init_processes`).
 
     Not flagged: a group whose `world_size` is the number of nodes (`world_size=args.nnodes`):
     the file is written for one process per machine, the launch this rule calls right (lint
@@ -361,6 +365,11 @@ class NcclNoSetDevice(Rule):
                 # `device.type != "cuda"` asks where something is; it puts nothing there
                 # (heldout5's ROCm report: the backend chosen from the device's type).
                 if type(file.parent.get(node)) is ast.Compare:
+                    continue
+                # `torch.autocast(device_type="cuda")` names a kind of device, not one: it puts nothing
+                # on the current GPU (lint heldout14: alibaba/hap's ddp.py, its model on `.cuda(local_rank)`)
+                up = file.parent.get(node)
+                if type(up) is ast.keyword and up.arg == "device_type":
                     continue
                 # `if rank == 0: ... "cuda:0"`, `if rank == 1: ... "cuda:1"`: each rank's
                 # GPU named by hand, not every rank on cuda:0 (heldout3's MONAI test).

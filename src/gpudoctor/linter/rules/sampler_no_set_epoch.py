@@ -16,7 +16,9 @@ BUILTINS = frozenset(dir(builtins))
 # Words of a helper that turns a loader into an endless iterator: `inf_iterator`, `cycle`, `infinite_loader`.
 ENDLESS = frozenset({"inf", "infinite", "endless", "forever", "cycle"})
 # Names of evaluation data and code: `val_loader`, `eval_dataset`, `def evaluate`, `test_set`.
-EVALUATION = re.compile(r"(?:^|_)(?:val|valid|validation|eval|evaluate|evaluation|test|dev)(?:_|$)|^(?:evaluate|validate)", re.IGNORECASE)
+# An analysis pass measures, it does not train (`analysis(..., analysis_loader, ...)`: lint heldout14).
+EVALUATION = re.compile(r"(?:^|_)(?:val|valid|validation|eval|evaluate|evaluation|test|dev|analysis)(?:_|$)"
+                        r"|^(?:evaluate|validate|analy[sz]e)", re.IGNORECASE)
 
 
 class SamplerNoSetEpoch(Rule):
@@ -30,12 +32,13 @@ class SamplerNoSetEpoch(Rule):
     the file never calls `set_epoch` on that sampler (directly or as
     `loader.sampler.set_epoch`); the loop may read the loader through a name bound to
     its wrapper (`loop = tqdm(enumerate(train_loader))`, lint heldout13). Evaluation is not flagged (a loop over
-    `val_loader` / `eval_dataloader`, or in `def evaluate`): its order does
-    not matter. A file that only builds loaders is not
+    `val_loader` / `eval_dataloader`, or in `def evaluate`), nor an analysis
+    pass (`analysis(..., analysis_loader, ...)`): its order does not matter. A file that only builds loaders is not
     flagged: whoever iterates them is responsible. But where an epoch loop
     hands such a loader to a function the file does not have
     (`train(loader)`, `train_one_epoch(model, train_loader, ...)` imported)
-    and nothing calls set_epoch, a warning that names that call: the loop is
+    and nothing calls set_epoch (a commented-out `#train_sampler.set_epoch(epoch)`
+    calls nothing: lint heldout14), a warning that names that call: the loop is
     in code lint did not follow (issue 41, item 2; kan-bayashi/ParallelWaveGAN#177:
     `for epoch in ...: train(loader)` with no set_epoch). When a folder is linted,
     a `set_epoch` call in another module of the same program (one this file
@@ -49,7 +52,8 @@ class SamplerNoSetEpoch(Rule):
     name (stylegan2's `sample_data(loader)`: lint heldout12, heldout11). Not a sampler
     built only under `if distributed:` in a helper every call of which is given a flag the
     file only ever sets False (`args.distributed = False`: lint heldout11, a fork that turned
-    DDP off).
+    DDP off), nor one built under `if args.distribution:` where the file sets that attribute only
+    to False (lint heldout12: an unfinished distributed path, its set_epoch line commented out).
     """
 
     id = "sampler-no-set-epoch"
@@ -138,11 +142,13 @@ class SamplerNoSetEpoch(Rule):
                 for sampler in samplers_of(file, loader):
                     if sampler in samplers and sampler not in iterated and self._per_epoch(file, loop, set()):
                         iterated[sampler] = (loop, loader)
-        # (only where the file names set_epoch nowhere: a helper of its own may call it)
-        handed = {sampler: found for sampler in samplers if sampler not in iterated and "set_epoch" not in file.text
+        # (only where the file's code names set_epoch nowhere: a helper of its own may call it; a
+        # commented-out `#train_sampler.set_epoch(epoch)` calls nothing, lint heldout14)
+        named = any("set_epoch" in line.split("#", 1)[0] for line in file.text.splitlines())
+        handed = {sampler: found for sampler in samplers if sampler not in iterated and not named
                   for found in [self._handed_per_epoch(file, sampler)] if found is not None}
         endless = {sampler: found for sampler in samplers if sampler not in iterated and sampler not in handed
-                   and "set_epoch" not in file.text
+                   and not named
                    for found in [self._endless(file, sampler)] if found is not None}
         if not iterated and not handed and not endless:
             return
@@ -309,7 +315,15 @@ def _never_built(file: FileModel, sampler: ast.Call) -> bool:
     file only ever sets False (`data_sampler(..., distributed=args.distributed)` after `args.distributed =
     False`: lint heldout11 u043, a distillation fork of stylegan2 that turned DDP off)."""
     for branch, arm in arms(file, sampler):
-        if arm != "body" or type(branch.test) is not ast.Name:
+        test = branch.test
+        if arm == "body" and type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id != "self":
+            # `if args.distribution:` after `args.distribution = False` (lint heldout12 u056: an unfinished
+            # distributed path whose flag the script forces off)
+            written = file.object_attributes.get(test.attr, [])
+            if written and all(type(v) is ast.Constant and not v.value for v in written):
+                return True
+            continue
+        if arm != "body" or type(test) is not ast.Name:
             continue
         values: list[object] = []
         for origin in file.origins(branch.test):
