@@ -41,6 +41,16 @@ def code_files() -> list[tuple[str, ast.Module]]:
 
 
 CODE = code_files()
+_WALKED: dict[int, tuple[ast.Module, list[ast.AST]]] = {}
+
+
+def nodes(tree: ast.Module) -> list[ast.AST]:
+    """ast.walk(tree), walked once per tree: the scans below each read every node of
+    every source file, eight tests over again (the tree is kept with its nodes, so a
+    tree a test plants in CODE and drops again cannot leave its id to another)."""
+    if id(tree) not in _WALKED:
+        _WALKED[id(tree)] = (tree, list(ast.walk(tree)))
+    return _WALKED[id(tree)][1]
 
 
 def _called(node: ast.Call) -> str:
@@ -51,7 +61,7 @@ def finding_ids() -> set[str]:
     """The ids in Finding(id="x-y", ...), Finding("x-y", ...) and ok("x-y", ...)."""
     ids = set()
     for _, tree in CODE:
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             if isinstance(node, ast.Call) and _called(node) in ("Finding", "ok"):
                 arg = next((k.value for k in node.keywords if k.arg == "id"), node.args[0] if node.args else None)
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -74,7 +84,7 @@ def kind_calls() -> list[tuple[str, int, FindingKind, ast.Call]]:
     """Every call of a kind by its declared name (`GPU_LOST(...)`, `gpus.GPU_LOST(...)`)."""
     out = []
     for rel, tree in CODE:
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             if isinstance(node, ast.Call):
                 name = _called(node)
                 if name in KIND_NAMES:
@@ -86,7 +96,7 @@ def kind_ids() -> set[str]:
     """The ids the code reports through kinds: named, called, or looked up with kind_of("id")."""
     ids = set()
     for _, tree in CODE:
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             if isinstance(node, ast.Name) and node.id in KIND_NAMES:
                 ids.add(KIND_NAMES[node.id].id)
             elif isinstance(node, ast.Attribute) and node.attr in KIND_NAMES:
@@ -167,7 +177,7 @@ def written_whys(skip: tuple[str, ...] = OWN_WHY, name: str = "why") -> list[str
     for rel, tree in CODE:
         if rel.startswith(skip):
             continue
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             if isinstance(node, ast.keyword) and node.arg == name:
                 lookups = {id(n) for c in ast.walk(node.value) if isinstance(c, ast.Call) for n in ast.walk(c)}
                 if any(isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant) and isinstance(n.value, str) and (n.value or name == "why")
@@ -218,7 +228,7 @@ def test_the_kind_call_check_notices_a_wrong_call():
 
 def test_no_new_file_builds_its_own_findings():
     # A file converted to kind calls leaves NOT_CONVERTED; none may join it.
-    building = {rel for rel, tree in CODE for n in ast.walk(tree)
+    building = {rel for rel, tree in CODE for n in nodes(tree)
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("Finding", "ok")}
     assert sorted(building - set(NOT_CONVERTED) - {r for r in building if r.startswith(OWN_FINDINGS)}) == []
 
@@ -273,8 +283,9 @@ def test_no_emitter_writes_its_own_fix():
 
 
 def test_the_written_fix_scan_finds_them():
+    every = written_fixes(skip=())
     for own in OWN_FIX:
-        assert any(w.startswith(own) for w in written_fixes(skip=())), f"{own} takes its fix from the catalog now"
+        assert any(w.startswith(own) for w in every), f"{own} takes its fix from the catalog now"
     tree = ast.parse('Finding(id="a-b", fix="x"); Finding(id="a-b", fix=f"{n} x"); Finding(id="a-b", fix=fix("a-b")); '
                      'Finding(id="a-b", fix=fix("a-b") if n else "")')
     CODE.append(("checks/example.py", tree))
@@ -286,8 +297,9 @@ def test_the_written_fix_scan_finds_them():
 
 def test_the_written_why_scan_finds_them():
     # Each file let off still writes its own (else it must leave the list).
+    every = written_whys(skip=())
     for own in OWN_WHY:
-        assert any(w.startswith(own) for w in written_whys(skip=())), f"{own} takes its why from the catalog now"
+        assert any(w.startswith(own) for w in every), f"{own} takes its why from the catalog now"
     tree = ast.parse('Finding(id="a-b", why="x"); Finding(id="a-b", why=f"{n} x"); Finding(id="a-b", why=why("a-b"))')
     CODE.append(("checks/example.py", tree))
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import functools
 import pathlib
 
 SRC = pathlib.Path(__file__).resolve().parent.parent / "src" / "gpudoctor"
@@ -43,12 +44,23 @@ def _module_name(path: pathlib.Path) -> tuple[str, bool]:
     return ".".join(parts), is_package
 
 
+@functools.cache
+def _import_nodes() -> tuple[tuple[str, bool, tuple[ast.Import | ast.ImportFrom, ...]], ...]:
+    """(module, is_package, its import statements) for every source file, parsed once per
+    process: five tests read the same ~300 files (each parse of them all was ~1 CPU-s)."""
+    parsed = []
+    for path in sorted(SRC.rglob("*.py")):
+        module, is_package = _module_name(path)
+        tree = ast.parse(path.read_text(), str(path))
+        parsed.append((module, is_package, tuple(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))))
+    return tuple(parsed)
+
+
 def imports() -> list[tuple[str, str, int]]:
     """(importing module, imported gpudoctor module or name, line) for every import."""
     found = []
-    for path in sorted(SRC.rglob("*.py")):
-        module, is_package = _module_name(path)
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for module, is_package, nodes in _import_nodes():
+        for node in nodes:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -105,12 +117,11 @@ def module_edges() -> dict[str, set[str]]:
     """Module -> the gpudoctor modules it imports, every import counted, lazy ones too.
     `from pkg import mod` is an edge to the module pkg.mod, `from pkg import name` (a
     name pkg/__init__.py defines) one to the package."""
-    paths = sorted(SRC.rglob("*.py"))
-    modules = {_module_name(path)[0] for path in paths}
+    parsed = _import_nodes()
+    modules = {module for module, _, _ in parsed}
     edges: dict[str, set[str]] = collections.defaultdict(set)
-    for path in paths:
-        module, is_package = _module_name(path)
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for module, is_package, nodes in parsed:
+        for node in nodes:
             if isinstance(node, ast.Import):
                 edges[module] |= {a.name for a in node.names if a.name in modules}
             elif isinstance(node, ast.ImportFrom):
