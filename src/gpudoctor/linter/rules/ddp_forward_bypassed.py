@@ -46,6 +46,11 @@ class DdpForwardBypassed(Rule):
     named for training is handed a loader (`model.module.train(train_loader, val_data=...)`,
     the model's own loop, not nn.Module's one-flag `train`: lint heldout12 u017).
 
+    And where the wrapper is kept under another name and the step calls the module it wraps
+    (`ddp_net = DDP(my_net, device_ids=[rank])`, then `y_hat = my_net(x)` and `loss.backward()`,
+    lint heldout14 u050): the same bypass without `.module`. Not where the name is rebound to
+    the wrapper (`model = DDP(model)`), nor where that step calls the wrapper too.
+
     Not flagged: `.module` read for nn.Module's own methods (`state_dict`,
     `parameters`, `eval`, ...), for a save, a copy or an EMA update; a
     forward under `torch.no_grad()` / `inference_mode()` (evaluation); a
