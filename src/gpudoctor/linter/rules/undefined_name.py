@@ -47,7 +47,10 @@ class UndefinedName(Rule):
     local has that name: `adjust_learning_rate` reading main_worker's `train_loader`),
     or that only the `if __name__ == "__main__":` block binds, in a function mp.spawn
     runs: the children it starts import the file without running that block (lint
-    dev7's `token_dir`, heldout10's `ngpus_per_node`). And a local assigned only under
+    dev7's `token_dir`, heldout10's `ngpus_per_node`); or a module-level statement (the
+    main block) that reads a name only a function's parameters or locals have (`if __name__
+    == "__main__": train(rank, world_size, train_loader, ...)` where only train's parameters
+    are so named, lint heldout14 u016). And a local assigned only under
     one rank test (`if rank == 0: chkpt_dir = ...`) and read after it, outside any rank
     test: every other rank raises UnboundLocalError (lint heldout11); not where two
     tests bind it (they may be each other's complement) or both arms do. And a
