@@ -68,6 +68,10 @@ ALIASES = {
     # heldout14 u017: mp.spawn's `args=` tuple does not fit the worker's parameters, which
     # unexpected-argument's spawn arity check says (dev7 u025 was scored under that id)
     "spawn-args-mismatch": "unexpected-argument",
+    # heldout9 to heldout14: DDP given device_ids around a module still on the CPU (DDP's ValueError)
+    "ddp-wraps-module-before-to-device": "ddp-module-on-cpu",
+    "ddp-device-ids-on-cpu-module": "ddp-module-on-cpu",
+    "ddp-device-ids-module-on-cpu": "ddp-module-on-cpu",
 }
 
 

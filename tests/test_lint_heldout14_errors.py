@@ -61,7 +61,37 @@ BYPASS = """
                 optimizer.step()
         """
 
+# an ALBERT pretrainer (lint heldout11 u025) and a segmentation trainer (lint heldout10 u044): a
+# transformers / smp model built on the CPU, wrapped with device_ids=[local_rank] and never moved
+ON_CPU = """
+        import torch
+        from transformers import AlbertConfig, AlbertForMaskedLM
+
+        def train(local_rank):
+            torch.cuda.set_device(local_rank)
+            model = BUILD
+            MOVE
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+        """
+
 CASES = {
+    "on cpu: a library model wrapped with device_ids, never moved": (
+        "ddp-module-on-cpu", [(8, "error")], ON_CPU.replace("BUILD", "AlbertForMaskedLM(AlbertConfig())").replace(
+            "MOVE", "model.train()")),
+    "control: moved to the rank's GPU first": (
+        "ddp-module-on-cpu", [], ON_CPU.replace("BUILD", "AlbertForMaskedLM(AlbertConfig())").replace(
+            "MOVE", "model.to(local_rank)")),
+    "sibling: another module's builder, which may move it": (
+        "ddp-module-on-cpu", [], ON_CPU.replace("BUILD", "build_model(AlbertConfig())").replace(
+            "MOVE", "model.train()")),
+    # lint heldout12 u016 (an audio codec trainer): `model.cpu()` in place, then the wrap with device_ids
+    "on cpu: moved to the CPU in place before the wrap": (
+        "ddp-module-on-cpu", [(8, "error")], ON_CPU.replace("BUILD", "build_model(AlbertConfig())").replace(
+            "MOVE", "model.cpu()")),
+    "sibling: handed to a helper that may move it": (
+        "ddp-module-on-cpu", [], ON_CPU.replace("BUILD", "AlbertForMaskedLM(AlbertConfig())").replace(
+            "MOVE", "place(model, local_rank)")),
+
     "undefined: the main block passes names only a function's parameters have": (
         "undefined-name", [(10, "error")], MAIN_CALL.replace("BIND", "pass")),
     "control: the main block binds them": ("undefined-name", [], MAIN_CALL.replace(
