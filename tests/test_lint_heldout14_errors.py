@@ -74,24 +74,24 @@ ON_CPU = """
             model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
         """
 
+
+
+def on_cpu(build: str, move: str) -> str:
+    return ON_CPU.replace("BUILD", build).replace("MOVE", move)
+
+
 CASES = {
     "on cpu: a library model wrapped with device_ids, never moved": (
-        "ddp-module-on-cpu", [(8, "error")], ON_CPU.replace("BUILD", "AlbertForMaskedLM(AlbertConfig())").replace(
-            "MOVE", "model.train()")),
+        "ddp-module-on-cpu", [(8, "error")], on_cpu("AlbertForMaskedLM(AlbertConfig())", "model.train()")),
     "control: moved to the rank's GPU first": (
-        "ddp-module-on-cpu", [], ON_CPU.replace("BUILD", "AlbertForMaskedLM(AlbertConfig())").replace(
-            "MOVE", "model.to(local_rank)")),
+        "ddp-module-on-cpu", [], on_cpu("AlbertForMaskedLM(AlbertConfig())", "model.to(local_rank)")),
     "sibling: another module's builder, which may move it": (
-        "ddp-module-on-cpu", [], ON_CPU.replace("BUILD", "build_model(AlbertConfig())").replace(
-            "MOVE", "model.train()")),
+        "ddp-module-on-cpu", [], on_cpu("build_model(AlbertConfig())", "model.train()")),
     # lint heldout12 u016 (an audio codec trainer): `model.cpu()` in place, then the wrap with device_ids
     "on cpu: moved to the CPU in place before the wrap": (
-        "ddp-module-on-cpu", [(8, "error")], ON_CPU.replace("BUILD", "build_model(AlbertConfig())").replace(
-            "MOVE", "model.cpu()")),
+        "ddp-module-on-cpu", [(8, "error")], on_cpu("build_model(AlbertConfig())", "model.cpu()")),
     "sibling: handed to a helper that may move it": (
-        "ddp-module-on-cpu", [], ON_CPU.replace("BUILD", "AlbertForMaskedLM(AlbertConfig())").replace(
-            "MOVE", "place(model, local_rank)")),
-
+        "ddp-module-on-cpu", [], on_cpu("AlbertForMaskedLM(AlbertConfig())", "place(model, local_rank)")),
     "undefined: the main block passes names only a function's parameters have": (
         "undefined-name", [(10, "error")], MAIN_CALL.replace("BIND", "pass")),
     "control: the main block binds them": ("undefined-name", [], MAIN_CALL.replace(
@@ -114,18 +114,8 @@ CASES = {
             create_model(torch.nn.Module(), 4)
         """),
     # lint heldout9 u004 / dev d017 (a course assignment's notes): placeholders on three lines, a template
-    "control: a template's placeholders": ("undefined-name", [], """
-        import torch
-
-        def train(rank):
-            model = MyModel().to(rank)
-            loader = torch.utils.data.DataLoader(train_dataset)
-            for epoch in range(num_epochs):
-                pass
-
-        if __name__ == "__main__":
-            train(0)
-        """),
+    "control: a template's placeholders": ("undefined-name", [], WORKER.replace("LOADER", "DataLoader").replace(
+        "num_replicas=world_size", "num_replicas=replicas")),
     "bypassed: the forward runs on the module the wrapper holds": (
         "ddp-forward-bypassed", [(10, "error")],
         BYPASS.replace("WRAP", "ddp_net = DDP(my_net, device_ids=[rank])").replace("FORWARD", "my_net")),

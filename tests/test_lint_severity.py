@@ -353,23 +353,8 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
             ddp_model.load_state_dict(torch.load("ckpt.pt", map_location={"cuda:0": f"cuda:{rank}"}))
         """),
     "sibling: loaded into the plain model with strict=False (keys skipped, no raise)": (
-        "save-ddp-wrapper", 12, None, """
-        import torch
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        def train(rank):
-            model = ToyModel().to(rank)
-            ddp_model = DDP(model, device_ids=[rank])
-            if rank == 0:
-                torch.save(ddp_model.state_dict(), "ckpt.pt")
-
-        def evaluate():
-            model = ToyModel()
-            model.load_state_dict(torch.load("ckpt.pt"), strict=False)
-
-        class ToyModel(torch.nn.Module):
-            pass
-        """),
+        "save-ddp-wrapper", 12, None, LOADED_PLAIN.replace('torch.load("ckpt.pt", map_location="cpu"))',
+                                                           'torch.load("ckpt.pt"), strict=False)')),
     "sibling: the prefix stripped in place before the load": ("save-ddp-wrapper", 13, None, """
         import torch
         from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
