@@ -90,6 +90,13 @@ CASES = {
     # lint heldout12 u016 (an audio codec trainer): `model.cpu()` in place, then the wrap with device_ids
     "on cpu: moved to the CPU in place before the wrap": (
         "ddp-module-on-cpu", [(8, "error")], on_cpu("build_model(AlbertConfig())", "model.cpu()")),
+    # lint heldout8 u019 (github.com/JIA-Lab-research/PointGroup/issues/34): the wrapper moved after it is built
+    "sibling: no device_ids, the wrapper moved after it is built": (
+        "ddp-module-on-cpu", [(8, "warning")], on_cpu("AlbertForMaskedLM(AlbertConfig())", "pass").replace(
+            "DistributedDataParallel(model, device_ids=[local_rank])", "DistributedDataParallel(model).to(local_rank)")),
+    "control: no device_ids, the module moved before the wrap": (
+        "ddp-module-on-cpu", [], on_cpu("AlbertForMaskedLM(AlbertConfig())", "model.to(local_rank)").replace(
+            "DistributedDataParallel(model, device_ids=[local_rank])", "DistributedDataParallel(model)")),
     "sibling: handed to a helper that may move it": (
         "ddp-module-on-cpu", [], on_cpu("AlbertForMaskedLM(AlbertConfig())", "place(model, local_rank)")),
     "undefined: the main block passes names only a function's parameters have": (

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import wrapper_kind
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
-from gpudoctor.linter.rule import ERROR, Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # Libraries whose model constructors build on the CPU unless told a device (`device_map=`,
 # `device=`): torch's and torchvision's modules, Hugging Face transformers and peft,
@@ -44,13 +44,20 @@ class DdpModuleOnCpu(Rule):
     branch's quantized `from_pretrained`, lint heldout9 u047), nor an in-place
     `model.cpu()` statement followed through another call (lint heldout12 u016: not
     followed).
+
+    A warning: DDP built with no `device_ids` around a module nothing moved before,
+    and the wrapper moved to a device only after it (`DistributedDataParallel(model)
+    .to(device)`, or `model = DDP(model)` then `model.to(device)`: lint heldout8 u019, a
+    PointGroup issue; heldout9 u004, a course file): when DDP was built the parameters
+    were still on the CPU, unless code not shown moved them; with NCCL its first
+    broadcast of them raises, and DDP is never told the rank's device.
     """
 
     id = "ddp-module-on-cpu"
     severity = ERROR  # DDP's own ValueError, on every rank
     message = "DistributedDataParallel is given device_ids around a module still on the CPU: ValueError on every rank"
     fix = "model = DistributedDataParallel(model.to(local_rank), device_ids=[local_rank])"
-    needles = ("device_ids",)
+    needles = ("DistributedDataParallel", "DDP")
 
     VALID = (
         '''
@@ -91,7 +98,18 @@ class DdpModuleOnCpu(Rule):
                 continue
             ids = keyword(call, "device_ids", 1)
             module = keyword(call, "module", 0)
-            if ids is None or (type(ids) is ast.Constant and ids.value is None) or type(module) is not ast.Name:
+            if ids is None or (type(ids) is ast.Constant and ids.value is None):
+                moved = self._wrapper_moved(file, call, module)
+                if moved is not None:
+                    yield Hit(call, severity=WARNING, message=(
+                        f"DistributedDataParallel is built around {getattr(module, 'id', 'the module')} with no device_ids, "
+                        f"and the wrapper is moved to a device only after it (line {moved.lineno}): when DDP was "
+                        "built the parameters were still where the module was (the CPU, unless code not shown "
+                        "moved it); with NCCL its first broadcast of them raises, and DDP never learns the "
+                        "rank's device"),
+                        fix="model = DistributedDataParallel(model.to(local_rank), device_ids=[local_rank])")
+                continue
+            if type(module) is not ast.Name:
                 continue
             built = self._built_on_cpu(file, call, module)
             if built is None:
@@ -139,6 +157,37 @@ class DdpModuleOnCpu(Rule):
                     and node not in built:
                 return None  # handed to a call that may move it
         return min(built, key=lambda b: b.lineno)
+
+    @staticmethod
+    def _wrapper_moved(file: FileModel, call: ast.Call, module: ast.expr | None) -> ast.Call | None:
+        """`DDP(model).to(device)`, or `model = DDP(model)` then `model.to(device)` / `.cuda()` in the
+        same function, where nothing moved the module before the wrap (lint heldout8 u019, a
+        PointGroup issue's `DistributedDataParallel(model).to(device)`; heldout9 u004, a course
+        file's `model = DDP(model)` then `model.to(device)`): the move that places the model comes
+        after DDP was built. The move, or None."""
+        if type(module) is not ast.Name:
+            return None  # `DDP(model.cuda())`: moved in the call
+        scope = file.function(call)
+        if any(type(o) is ast.Call and type(o.func) is ast.Attribute and o.func.attr in MOVES
+               and not any(n is call for n in ast.walk(o)) for o in file.origins(module)):
+            return None
+        for node in ast.walk(scope or file.tree):
+            if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in MOVES \
+                    and type(node.func.value) is ast.Name and node.func.value.id == module.id \
+                    and file.function(node) is scope and node.lineno < call.lineno:
+                return None  # moved before the wrap
+        parent = file.parent.get(call)
+        if type(parent) is ast.Attribute and parent.attr in MOVES:
+            moved = file.parent.get(parent)
+            return moved if type(moved) is ast.Call else None
+        if type(parent) is not ast.Assign or len(parent.targets) != 1 or type(parent.targets[0]) is not ast.Name:
+            return None
+        held = parent.targets[0].id
+        later = [node for node in ast.walk(scope or file.tree)
+                 if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in MOVES
+                 and type(node.func.value) is ast.Name and node.func.value.id == held
+                 and file.function(node) is scope and node.lineno > call.lineno]
+        return min(later, key=lambda n: n.lineno) if later else None
 
     @staticmethod
     def _cpu_in_place(file: FileModel, name: ast.Name, before: ast.AST) -> ast.Call | None:
