@@ -90,6 +90,9 @@ CASES = {
     # lint heldout12 u016 (an audio codec trainer): `model.cpu()` in place, then the wrap with device_ids
     "on cpu: moved to the CPU in place before the wrap": (
         "ddp-module-on-cpu", [(8, "error")], on_cpu("build_model(AlbertConfig())", "model.cpu()")),
+    "on cpu: moved to the CPU, then through convert_sync_batchnorm": (
+        "ddp-module-on-cpu", [(9, "error")], on_cpu("build_model(AlbertConfig())", "model.cpu()\n            "
+                                                    "model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)")),
     # lint heldout8 u019 (github.com/JIA-Lab-research/PointGroup/issues/34): the wrapper moved after it is built
     "sibling: no device_ids, the wrapper moved after it is built": (
         "ddp-module-on-cpu", [(8, "warning")], on_cpu("AlbertForMaskedLM(AlbertConfig())", "pass").replace(

@@ -136,8 +136,8 @@ class DdpModuleOnCpu(Rule):
                 return None
             names |= {g.id for g in given}
             for g in given:
-                cpu = self._cpu_in_place(file, g, b)
-                built += [cpu] if cpu is not None else [o for o in file.origins(g) if isinstance(o, ast.Call)]
+                moved = self._cpu_in_place(file, g, b)
+                built += [moved] if moved is not None else [o for o in file.origins(g) if isinstance(o, ast.Call)]
         if cpu is not None:
             built = [cpu]
         first = min(b.lineno for b in built)
