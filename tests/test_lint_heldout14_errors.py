@@ -111,6 +111,8 @@ CASES = {
     "control: the class imported, the value built": ("undefined-name", [], WORKER.replace(
         "LOADER", "DataLoader").replace("import torch\n", "import torch\n        from torch.utils.data import DataLoader\n"
                                         ).replace("    dist.init", "    dataset = None\n            dist.init")),
+    "control: a relative star import may bind them": ("undefined-name", [], WORKER.replace(
+        "LOADER", "DataLoader").replace("import torch\n", "import torch\n        from .data import *\n")),
     # lint heldout10 u043 (a Mask R-CNN trainer): two torchvision classes one import line supplies
     "sibling: two classes read in one function are one cause": ("undefined-name", [(4, "error")], """
         import torch
