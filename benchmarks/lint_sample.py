@@ -65,6 +65,13 @@ ALIASES = {
     "ddp-loader-without-distributed-sampler": "no-distributed-sampler",  # dev7 u012: shuffle=True, no sampler, in DDP mode
     "no-gradient-sync-across-ranks": "no-gradient-sync",  # heldout13 u034: DataParallel in each process of a group
     "model-not-wrapped-in-ddp": "no-gradient-sync",  # heldout11 u045: a group, a trained model, no DDP
+    # heldout14 u017: mp.spawn's `args=` tuple does not fit the worker's parameters, which
+    # unexpected-argument's spawn arity check says (dev7 u025 was scored under that id)
+    "spawn-args-mismatch": "unexpected-argument",
+    # heldout9 to heldout14: DDP given device_ids around a module still on the CPU (DDP's ValueError)
+    "ddp-wraps-module-before-to-device": "ddp-module-on-cpu",
+    "ddp-device-ids-on-cpu-module": "ddp-module-on-cpu",
+    "ddp-device-ids-module-on-cpu": "ddp-module-on-cpu",
 }
 
 

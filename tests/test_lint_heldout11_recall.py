@@ -61,7 +61,7 @@ LEGALBERT = """
         if __name__ == "__main__":
             os.environ["KMP_WARNINGS"] = "0"
             for local_rank in range(2):
-                Process(target=init_process, args=(local_rank, config)).start()
+                Process(target=init_process, args=(local_rank, None)).start()
         """
 
 # github.com/.../distributed_train.py (lint heldout11 u011): torchrun's variables first, then a SLURM branch;
@@ -207,8 +207,12 @@ CASES = {
         "READER", "reader = Reader(db, config)").replace("import torch\n", "import torch\n        from data import db\n")),
     "sibling: read under a flag's test": ("undefined-name", 10, "warning", LEGALBERT.replace(
         "READER", "if config.weighted:\n                w = config.w.to(device)")),
-    "control: three names from nowhere (a template)": ("undefined-name", 9, None, LEGALBERT.replace(
+    # three names read from nowhere in one statement are one cause, as lint heldout14 u016's main block
+    # `train(rank, world_size, train_loader, test_loader, num_classes)`: that line raises
+    "undefined: three names from nowhere in one statement": ("undefined-name", 9, "error", LEGALBERT.replace(
         "READER", "reader = Reader(db, config, tokenizer, vocab)")),
+    "control: three names from nowhere on three lines (a template)": ("undefined-name", 9, None, LEGALBERT.replace(
+        "READER", "reader = Reader(db, config)\n            tok = encode_text(config)\n            v = vocab")),
     "control: a star import may bind it": ("undefined-name", 9, None, LEGALBERT.replace(
         "READER", "reader = Reader(db, config)").replace("import torch\n", "import torch\n        from data import *\n")),
     # the same file: `os` in the main block, which every start runs

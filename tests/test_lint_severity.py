@@ -12,6 +12,27 @@ import pytest
 
 from gpudoctor.linter import engine
 
+# A DDP checkpoint loaded into the plain model: "Missing key(s) in state_dict" ... "Unexpected
+# key(s): module.model.hidden_layers.0.weight" (github.com/pfnet/pfrl/pull/55;
+# github.com/pytorch/pytorch/issues/3805: the wrapper adds the `module.` prefix).
+LOADED_PLAIN = """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def train(rank):
+            model = ToyModel().to(rank)
+            ddp_model = DDP(model, device_ids=[rank])
+            if rank == 0:
+                torch.save(ddp_model.state_dict(), "ckpt.pt")
+
+        def evaluate():
+            model = ToyModel()
+            model.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))
+
+        class ToyModel(torch.nn.Module):
+            pass
+        """
+
 CASES: dict[str, tuple[str, int, str | None, str | None]] = {
     # dev4 k053 (github.com/vladargunov/mipt-distributed-learning, a course launcher):
     # rank=0 with world_size=torch.cuda.device_count(): one process waits for ranks nothing
@@ -312,23 +333,14 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
                 if rank == 0 and loss.item() < 0.01:
                     break
         """),
-    # A DDP checkpoint loaded into the plain model: "Missing key(s) in state_dict" ... "Unexpected
-    # key(s): module.model.hidden_layers.0.weight" (github.com/pfnet/pfrl/pull/55;
-    # github.com/pytorch/pytorch/issues/3805: the wrapper adds the `module.` prefix).
-    "the wrapper's state_dict saved, then loaded into the plain model": ("save-ddp-wrapper", 12, "error", """
-        import torch
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        def train(rank):
-            model = ToyModel().to(rank)
-            ddp_model = DDP(model, device_ids=[rank])
-            if rank == 0:
-                torch.save(ddp_model.state_dict(), "ckpt.pt")
-
-        def evaluate():
-            model = ToyModel()
-            model.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))
-        """),
+    # LOADED_PLAIN: a DDP checkpoint loaded into the plain model
+    "the wrapper's state_dict saved, then loaded into the plain model": ("save-ddp-wrapper", 12, "error",
+                                                                          LOADED_PLAIN),
+    # lint heldout14 u043 (daniellee6925/from_scratch ddp.py, a "Skeleton for using DDP"): the model
+    # loaded into is `MyModel()`, a class the file never defines: not seen to be plain (its save stays
+    # a warning); nor is `build_model(cfg)` of another module, which may return it wrapped
+    "sibling: loaded into a model whose class the file does not show": ("save-ddp-wrapper", 12, None, LOADED_PLAIN.replace(
+        "class ToyModel(torch.nn.Module):\n            pass\n", "").replace("ToyModel", "MyModel")),
     "control: loaded back into the wrapper (the tutorial's round trip)": ("save-ddp-wrapper", 9, None, """
         import torch
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -341,20 +353,8 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
             ddp_model.load_state_dict(torch.load("ckpt.pt", map_location={"cuda:0": f"cuda:{rank}"}))
         """),
     "sibling: loaded into the plain model with strict=False (keys skipped, no raise)": (
-        "save-ddp-wrapper", 12, None, """
-        import torch
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        def train(rank):
-            model = ToyModel().to(rank)
-            ddp_model = DDP(model, device_ids=[rank])
-            if rank == 0:
-                torch.save(ddp_model.state_dict(), "ckpt.pt")
-
-        def evaluate():
-            model = ToyModel()
-            model.load_state_dict(torch.load("ckpt.pt"), strict=False)
-        """),
+        "save-ddp-wrapper", 12, None, LOADED_PLAIN.replace('torch.load("ckpt.pt", map_location="cpu"))',
+                                                           'torch.load("ckpt.pt"), strict=False)')),
     "sibling: the prefix stripped in place before the load": ("save-ddp-wrapper", 13, None, """
         import torch
         from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
@@ -369,6 +369,9 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
             state = torch.load("ckpt.pt")
             consume_prefix_in_state_dict_if_present(state, "module.")
             model.load_state_dict(state)
+
+        class ToyModel(torch.nn.Module):
+            pass
         """),
     # heldout3 m013 (github.com/bamos/densenet.pytorch/issues/5): an indented paste that needs
     # no other repair is read line for line; its TypeError is certain.

@@ -9,6 +9,7 @@ from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.dataparallel_unwrapped_at_once import DataparallelUnwrappedAtOnce
 from gpudoctor.linter.rules.ddp_forward_bypassed import DdpForwardBypassed
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
+from gpudoctor.linter.rules.ddp_module_on_cpu import DdpModuleOnCpu
 from gpudoctor.linter.rules.ddp_multi_device_ids import DdpMultiDeviceIds
 from gpudoctor.linter.rules.ddp_no_device_ids import DdpNoDeviceIds
 from gpudoctor.linter.rules.deprecated_launch import DeprecatedLaunch
@@ -103,6 +104,7 @@ CHECKS: tuple[Rule, ...] = (
     SamplerPassedAsShuffle(),
     EnvInitMethodWithAddress(),
     DdpNoDeviceIds(),
+    DdpModuleOnCpu(),
     LocalRankAsGlobalRank(),
     MkdirRaceAllRanks(),
     DdpForwardBypassed(),

@@ -102,9 +102,11 @@ class DataparallelUnwrappedAtOnce(Rule):
         for stmt, wrapper, target in self._wrapper_assignments(file):
             after = self._next_mention(file, stmt, target)
             if after is not None and self._rebinds_to_module(after, target):
+                kept = ("trains alone on each rank, its gradients never averaged" if wrapper == "DistributedDataParallel"
+                        else "runs on one GPU")
                 yield Hit(after, message=f"`{target}` holds the new {wrapper} wrapper (line {stmt.lineno}) and is "
                           f"rebound to `{target}.module` before it is used: nothing holds the wrapper any more, so "
-                          "the model that is kept runs on one GPU")
+                          f"the model that is kept {kept}")
 
     @staticmethod
     def _peeled_by_helper(file: FileModel) -> Iterator[Hit]:

@@ -46,6 +46,11 @@ class DdpForwardBypassed(Rule):
     named for training is handed a loader (`model.module.train(train_loader, val_data=...)`,
     the model's own loop, not nn.Module's one-flag `train`: lint heldout12 u017).
 
+    And where the wrapper is kept under another name and the step calls the module it wraps
+    (`ddp_net = DDP(my_net, device_ids=[rank])`, then `y_hat = my_net(x)` and `loss.backward()`,
+    lint heldout14 u050): the same bypass without `.module`. Not where the name is rebound to
+    the wrapper (`model = DDP(model)`), nor where that step calls the wrapper too.
+
     Not flagged: `.module` read for nn.Module's own methods (`state_dict`,
     `parameters`, `eval`, ...), for a save, a copy or an EMA update; a
     forward under `torch.no_grad()` / `inference_mode()` (evaluation); a
@@ -99,11 +104,12 @@ class DdpForwardBypassed(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return ".module" in text and "DistributedDataParallel" in text
+        return "DistributedDataParallel" in text
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         if MANUAL_SYNC.search(file.text):
             return
+        yield from self._plain_module_called(file)
         kinds = WrapperMethodCall()
         for node in ast.walk(file.tree):
             if type(node) is not ast.Attribute or node.attr != "module" or type(node.ctx) is not ast.Load:
@@ -138,6 +144,41 @@ class DdpForwardBypassed(Rule):
                 f"DDP's forward does not run, so its gradient all-reduce never fires and each rank trains "
                 f"its own diverging copy{tail}"),
                 fix=f"call {holder}(...) itself (a forward that returns the loss), not {holder}.module")
+
+    def _plain_module_called(self, file: FileModel) -> Iterator[Hit]:
+        """`ddp_net = DDP(my_net, device_ids=[rank])`, then the step's `y_hat = my_net(x)` whose loss is
+        backpropagated, and `ddp_net` never called in that step (lint heldout14 u050,
+        KnurpsBram/pytorch_dataparallel_sandbox multi_gpu.py): the module the wrapper holds runs
+        its own forward, DDP's never does, so no gradient is all-reduced. Only where the wrapper is
+        kept under another name in the same function, and the module's name still holds the value
+        it was given (not rebound to the wrapper, `model = DDP(model)`)."""
+        for build in file.calls:
+            if wrapper_kind(file, build) != "DistributedDataParallel" or not build.args \
+                    or type(build.args[0]) is not ast.Name:
+                continue
+            module = build.args[0]
+            target = file.parent.get(build)
+            if type(target) is not ast.Assign or len(target.targets) != 1 or type(target.targets[0]) is not ast.Name \
+                    or target.targets[0].id == module.id:
+                continue
+            holder, scope = target.targets[0].id, file.function(build)
+            given = {id(o) for o in file.origins(module)}
+            for call in file.calls:
+                if type(call.func) is not ast.Name or call.func.id != module.id or file.function(call) is not scope \
+                        or (call.lineno, call.col_offset) <= (build.lineno, build.col_offset) \
+                        or {id(o) for o in file.origins(call.func)} != given or _no_grad(file, call, call):
+                    continue
+                backward = self._backward(file, call, holder)
+                if backward is None:
+                    continue
+                where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
+                yield Hit(call, message=(
+                    f"{module.id} is the module wrapped as {holder} = DistributedDataParallel({module.id}, ...) "
+                    f"(line {build.lineno}), and the loss backpropagated at {where} comes from {module.id}(...), "
+                    f"never through {holder}: DDP's forward does not run, so its gradient all-reduce never fires "
+                    "and each rank trains its own diverging copy"),
+                    fix=f"{holder}(...)  # call the DDP wrapper, not the module it wraps")
+                break
 
     @staticmethod
     def _forward(file: FileModel, node: ast.Attribute) -> tuple[ast.Call | None, str]:

@@ -146,7 +146,9 @@ class SaveDdpWrapper(Rule):
     An error at the load where the same file loads that checkpoint back into a model
     that is no wrapper: `torch.save(ddp_model.state_dict(), "ckpt.pt")` and
     `model.load_state_dict(torch.load("ckpt.pt"))` (the same path, as a literal or the
-    same name), `model` built plain here (or a wrapper's `.module`), `strict` not turned
+    same name), `model` built plain here (a class this file defines, a torch /
+    torchvision / timm model, or a wrapper's `.module`; not a name defined nowhere, as a
+    skeleton's `MyModel()`, nor another module's builder, which may wrap), `strict` not turned
     off: every key has the 'module.' prefix the model's keys lack, and load_state_dict
     raises "Missing key(s) in state_dict" (pytorch/pytorch#3805, pfnet/pfrl#55). Asked for
     by issue 41 (errors said as warnings on the held-out user scripts).
@@ -507,7 +509,20 @@ class SaveDdpWrapper(Rule):
         origins = file.origins(holder)
         return bool(origins) and all(type(o) is ast.Call and not wrapper_kind(file, o)
                                      and terminal_name(o.func) not in ("load", "getattr")
-                                     for o in origins)
+                                     and SaveDdpWrapper._seen_model(file, o) for o in origins)
+
+    @staticmethod
+    def _seen_model(file: FileModel, call: ast.Call) -> bool:
+        """The call builds a model whose class the file shows: a class this file defines, or a
+        library's model (torch, torchvision, timm), through `.to()` / `.cuda()`. A name the file
+        neither defines nor imports (`MyModel()` in a skeleton, lint heldout14 u043) or a builder
+        of another module (`build_model(cfg)`, which may return the model wrapped) is not seen."""
+        while type(call.func) is ast.Attribute and call.func.attr in ("to", "cuda") \
+                and type(call.func.value) is ast.Call:
+            call = call.func.value
+        if type(call.func) is ast.Name and any(type(d) is ast.ClassDef for d in file.find_def(call.func)):
+            return True
+        return (file.qualname(call.func) or "").split(".")[0] in ("torch", "torchvision", "timm")
 
     @staticmethod
     def _unwrapped_elsewhere(file: FileModel, holder: ast.expr) -> bool:
