@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from gpudoctor.linter.idioms import wrapper_kind
 from gpudoctor.linter.model import FileModel, terminal_name
@@ -110,6 +111,22 @@ class DdpForwardBypassed(Rule):
         if MANUAL_SYNC.search(file.text):
             return
         yield from self._plain_module_called(file)
+        # one diagnostic per loss: a step that runs five submodules through `model.module` and
+        # backpropagates once is one mistake, said once with its other lines (lint heldout15
+        # u031 gave six errors for one `loss_g.backward()`)
+        groups: dict[tuple[str, int, int], list[Hit]] = {}
+        for key, hit in self._module_forwards(file):
+            groups.setdefault(key, []).append(hit)
+        for hits in groups.values():
+            first, *rest = sorted(hits, key=lambda h: (getattr(h.node, "lineno", 0), getattr(h.node, "col_offset", 0)))
+            if rest:
+                lines = ", ".join(str(getattr(h.node, "lineno", "?")) for h in rest)
+                first = replace(first, message=f"{first.message} (the same at lines {lines})")
+            yield first
+
+    def _module_forwards(self, file: FileModel) -> Iterator[tuple[tuple[str, int, int], Hit]]:
+        """Each forward run through `W.module` whose loss is backpropagated, keyed by the wrapper
+        and the backward it feeds."""
         kinds = WrapperMethodCall()
         for node in ast.walk(file.tree):
             if type(node) is not ast.Attribute or node.attr != "module" or type(node.ctx) is not ast.Load:
@@ -139,7 +156,7 @@ class DdpForwardBypassed(Rule):
             tail = "" if not severity else "; lint cannot tell whether this step runs on that path"
             step = (f"the loss backpropagated at {where} comes from {what}" if type(backward) is ast.Call else
                     f"the training step runs inside {what}, handed `{ast.unparse(backward)[:40]}`")
-            yield Hit(call, severity=severity, message=(
+            yield (holder, backward.lineno, backward.col_offset), Hit(call, severity=severity, message=(
                 f"{seen}, and {step}, never through the wrapper: "
                 f"DDP's forward does not run, so its gradient all-reduce never fires and each rank trains "
                 f"its own diverging copy{tail}"),
