@@ -639,6 +639,13 @@ class Diagnosis:
         rerun = self.prompts.rerun_after(seen.first.line)
         return rerun if rerun is not None and max(seen.last, seen.first.line) < rerun[1].line else None
 
+    def other_setup(self, seen: Seen) -> Optional[tuple[int, str]]:
+        """(line, text) of the first sentence after every line of `seen` that says the output after it is a working
+        setup's (knowledge/reruns.py WORKING), or None."""
+        if self.prompts is None or seen.first.source:
+            return None
+        return self.prompts.working_after(max(seen.last, seen.first.line))
+
     def spoken_before(self, line: int) -> list[tuple[int, str]]:
         """The lines before `line` that speak of an error no rule read (a logger's error level, or words:
         knowledge/mentions.py), the ones that decide most first; of the words, only a program's line that says what
@@ -875,6 +882,12 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (an earlier attempt: the command at line {ran.line} was run again at line {again.line})"
             ev["earlier_attempt"] = {"command": ran.text[:200], "line": ran.line, "run_again_at": again.line, "again": again.text[:200]}
+        elif (working := self.other_setup(seen)) is not None:
+            # a person's sentence after it says the output that follows is a setup's that works (facebookresearch/phosa#29:
+            # the title quotes the failing machine's error, the paste is the working machine's run): not that run's failure
+            severity = Severity.INFO
+            title = f"{title} (another setup's: line {working[0]} says the output after it is a working run's)"
+            ev["other_setup"] = {"line": working[0], "said": working[1]}
         where = seen.first.where.where()
         if len(seen.ranks) > 1:
             where = f"ranks {', '.join(str(r) for r in sorted(seen.ranks)[:8])}" + ("…" if len(seen.ranks) > 8 else "")
