@@ -55,3 +55,36 @@ def test_sibling_a_failure_after_the_working_runs_sentence_is_the_failure():
     text = f"{TITLE}\nIn ubuntu 20.04 (working phosa) I see:\n{RUN}RuntimeError: CUDA error: an illegal memory access was encountered\n"
     found = head(text)
     assert found is not None and found.id != "cublas-execution-failed"
+
+
+# svishwa/crowdcount-cascaded-mtl#4 (https://github.com/svishwa/crowdcount-cascaded-mtl/issues/4): src/crowd_count.py,
+# imported as src.crowd_count, imports its sibling network.py by a bare name (fixed there by `from src import network`)
+def bare_import(caller: str, inner: str, code: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            f'  File "test.py", line 4, in <module>\n    {caller}\n'
+            f'  File "{inner}", line 5, in <module>\n    {code}\n'
+            "ModuleNotFoundError: No module named 'network'\n")
+
+
+def test_sibling_a_bare_import_inside_the_projects_package_names_the_relative_import():
+    found = head(bare_import("from src.crowd_count import CrowdCounter", "ROOT/crowdcount-cascaded-mtl/src/crowd_count.py", "import network"))
+    assert found is not None and found.id == "module-not-found" and found.evidence["bare_import"] == "src.network"
+    assert found.fix.startswith("ROOT/crowdcount-cascaded-mtl/src/crowd_count.py is imported as part of the package src")
+    assert "`from src import network`" in found.fix and "install the package into that environment" in found.fix
+
+
+@pytest.mark.parametrize("caller, inner, code", [
+    ("from crowd_count import CrowdCounter", "ROOT/crowdcount-cascaded-mtl/crowd_count.py", "import network"),  # a top-level module: no package
+    ("from src.crowd_count import CrowdCounter", "ROOT/crowdcount-cascaded-mtl/src/crowd_count.py", "from . import network"),  # relative already
+    ("from src.crowd_count import CrowdCounter", "/usr/lib/python3/dist-packages/src/crowd_count.py", "import network"),  # a library's file
+])
+def test_control_an_import_error_without_a_bare_sibling_import_keeps_the_install_fix(caller, inner, code):
+    found = head(bare_import(caller, inner, code))
+    assert found is not None and found.id == "module-not-found" and "bare_import" not in found.evidence
+    assert found.fix.startswith("see which Python the job runs")
+
+
+def test_sibling_a_ray_actor_that_died_names_the_gpu_it_was_not_given():
+    """real-stanford/flingbot#2: the actor died at its first CUDA call, created with num_gpus Ray counts as 0."""
+    found = head("ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.\n")
+    assert found is not None and found.id == "ray-worker-died" and "num_gpus=1" in found.fix and "dmesg" in found.fix
