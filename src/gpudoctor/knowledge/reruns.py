@@ -46,6 +46,17 @@ WRAPPERS = ("sudo", "env", "nohup", "time", "exec")
 SAME_LINE = 0.8  # how alike two command lines are (difflib's ratio) to be one command run again
 # The node a launch command starts (torchrun's --node_rank, accelerate's --machine_rank, NODE_RANK=): the same command with
 # another node's rank is the job's other node, started beside it (karpathy/nanoGPT#55 pastes both), not a rerun.
+# A person's sentence that says the output after it is a setup's that works: "In ubuntu 20.04 (working phosa) I see:", "it
+# produces the correct results. Here's how the output looks like:" (facebookresearch/phosa#29: the thread's title quotes the
+# failure of the other machine; the paste is the working one's). Present tense only: "it was working before", "it used to
+# produce the correct results" say the failing setup once worked, and its failure stays the job's.
+WORKING = re.compile(
+    rb"produces the (?:correct|expected|right) (?:results?|output)|\(working [\w.\-]{1,40}\)"
+    rb"|(?:here is|here's|this is) (?:the |my )?(?:output|log) (?:of|from|on) (?:the |my |a )?(?:working|successful) (?:run|machine|setup|environment|install)",
+    re.IGNORECASE,
+)
+WORKING_LINES = 2000  # lines of the input searched for such a sentence (a thread's paste is short; a job's log holds none)
+WORKING_KEPT = 4
 NODE_RANK = re.compile(r"(?:--node[_-]rank|--machine[_-]rank|\bNODE_RANK|\bMACHINE_RANK)[= ]+(\d+)")
 
 
@@ -90,6 +101,7 @@ class Prompts:
         self.commands: list[Command] = []
         self.lines = 0  # newlines seen before the current block
         self.partial = b""  # the unfinished last line of the previous block
+        self.working: list[tuple[int, str]] = []  # sentences that say the output after them is a working setup's (WORKING)
 
     def feed(self, chunk: bytes) -> None:
         """A block of the input: its whole lines are read in place (a block is megabytes: never copied); the
@@ -115,6 +127,14 @@ class Prompts:
             if m is not None:
                 host = (m.group("host") or m.group("host2") or m.group("host3") or b"").decode("utf-8", "replace")
                 self.keep(Command(self.lines + block.count(b"\n", begin, start) + 1, m.group("command").decode("utf-8", "replace").strip(), host))
+        if self.lines < WORKING_LINES and len(self.working) < WORKING_KEPT:
+            for w in WORKING.finditer(block, begin, end):
+                start = block.rfind(b"\n", begin, w.start()) + 1 or begin
+                stop = block.find(b"\n", w.end(), end)
+                text = block[start : stop if stop != -1 else end].decode("utf-8", "replace").strip()[:200]
+                self.working.append((self.lines + block.count(b"\n", begin, start) + 1, text))
+                if len(self.working) >= WORKING_KEPT:
+                    break
         self.lines += block.count(b"\n", begin, end)
 
     @staticmethod
@@ -131,6 +151,10 @@ class Prompts:
                         starts.add(start)
                 at = block.find(needle, at + 1, end)
         return starts
+
+    def working_after(self, line: int) -> Optional[tuple[int, str]]:
+        """The first sentence after `line` that says the output after it is a working setup's, or None."""
+        return next((w for w in self.working if w[0] > line), None)
 
     def end(self) -> None:
         """The input ended: its last line, if it had no newline, is read too."""

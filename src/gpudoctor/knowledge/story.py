@@ -29,6 +29,7 @@ from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
 from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
+from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.reruns import Command, Prompts
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
@@ -639,6 +640,13 @@ class Diagnosis:
         rerun = self.prompts.rerun_after(seen.first.line)
         return rerun if rerun is not None and max(seen.last, seen.first.line) < rerun[1].line else None
 
+    def other_setup(self, seen: Seen) -> Optional[tuple[int, str]]:
+        """(line, text) of the first sentence after every line of `seen` that says the output after it is a working
+        setup's (knowledge/reruns.py WORKING), or None."""
+        if self.prompts is None or seen.first.source:
+            return None
+        return self.prompts.working_after(max(seen.last, seen.first.line))
+
     def spoken_before(self, line: int) -> list[tuple[int, str]]:
         """The lines before `line` that speak of an error no rule read (a logger's error level, or words:
         knowledge/mentions.py), the ones that decide most first; of the words, only a program's line that says what
@@ -766,6 +774,16 @@ class Diagnosis:
                 ev["class"] = known.id
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)
+        if p.id == "module-not-found" and (sign := self.import_sign(seen)) is not None:
+            # the project's own file imports a sibling by a bare name inside a package: Python 2's implicit relative import
+            sibling = bare_sibling_import(sign.frames, str(seen.first.fields.get("module", "")))
+            if sibling is not None:
+                package, path = sibling
+                module = seen.first.fields["module"]
+                fix = (f"{path} is imported as part of the package {package} and imports {module} by a bare name: if {module}.py is "
+                       f"in {package}/ beside it (ls {package}/{module}.py), that is Python 2's implicit relative import, which Python 3 "
+                       f"removed: write `from {package} import {module}` (or `from . import {module}`) in that file; if it is not, {fix}")
+                ev["bare_import"] = f"{package}.{module}"
         if p.id == "mpi-rank-failed" and seen.first.fields.get("signal") in MPI_SIGNALS:
             # the signal mpirun names says how that rank ended (most often; the rank's own output decides)
             fields = seen.first.fields
@@ -875,6 +893,12 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (an earlier attempt: the command at line {ran.line} was run again at line {again.line})"
             ev["earlier_attempt"] = {"command": ran.text[:200], "line": ran.line, "run_again_at": again.line, "again": again.text[:200]}
+        elif (working := self.other_setup(seen)) is not None:
+            # a person's sentence after it says the output that follows is a setup's that works (facebookresearch/phosa#29:
+            # the title quotes the failing machine's error, the paste is the working machine's run): not that run's failure
+            severity = Severity.INFO
+            title = f"{title} (another setup's: line {working[0]} says the output after it is a working run's)"
+            ev["other_setup"] = {"line": working[0], "said": working[1]}
         where = seen.first.where.where()
         if len(seen.ranks) > 1:
             where = f"ranks {', '.join(str(r) for r in sorted(seen.ranks)[:8])}" + ("…" if len(seen.ranks) > 8 else "")
@@ -930,6 +954,11 @@ class Diagnosis:
                 fix = fix.replace("VERSIONS", versions).replace("PACKAGES", " ".join(packages)).replace("RAISER", packages[0])
         fix = fix.replace("VERSIONS", "the installed versions of the packages in the traceback").replace("PACKAGES", "PACKAGE ...")
         return fix.replace("RAISER", "the package that raised it")
+
+    def import_sign(self, seen: Seen) -> Optional[Sign]:
+        """The traceback of the import error `seen` matched: the latest ModuleNotFoundError/ImportError that starts at or before it."""
+        return next((s for s in reversed(self.signs.signs) if s.kind == "exception" and s.what in ("ModuleNotFoundError", "ImportError")
+                     and s.line <= seen.first.line), None)
 
     def sign_of(self, seen: Seen) -> Optional[Sign]:
         exc = seen.first.fields.get("exception")

@@ -100,6 +100,14 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="rerun", evidence={"lines": d.lines, "earlier attempt": f"line {stale[0].evidence.get('first_line')}: {stale[0].title}",
                                                         "run again": f"line {attempt['run_again_at']}: {attempt['again']}"},
                                 lines=d.lines, first=stale[0].evidence.get("first_line"), ran=attempt["line"], again=attempt["run_again_at"])
+    compared = [f for f in d.findings() if "other_setup" in f.evidence]
+    if compared and not folder:
+        # every failure shown stands before a sentence that says the output after it is a working setup's: that run shows
+        # none, but it is not the failing setup's either, and it may be cut: the log does not decide
+        said = compared[0].evidence["other_setup"]
+        return LOG_INCONCLUSIVE(case="compared", evidence={"lines": d.lines, "other setup's failure": f"line {compared[0].evidence.get('first_line')}: {compared[0].title}",
+                                                           "working run": f"line {said['line']}: {said['said']}"},
+                                lines=d.lines, first=compared[0].evidence.get("first_line"), said=said["line"])
     degraded = [f for f in d.findings() if f.id in DEGRADED_RUN and f.severity is Severity.WARN]
     if ended and degraded and not folder:
         # it reached its end, but its own lines say it went on degraded (a loss not finite, the CPU for the GPU): no

@@ -64,9 +64,13 @@ PATTERNS = [
         why="""A process Ray ran for the job (a task's worker, or an actor such as a training worker or a
         vLLM engine) ended without a Python exception: it was killed (the host's OOM killer when the node's
         RAM ran out, Ray's memory monitor, `ray stop`, the scheduler), it crashed in native code (a
-        segfault, a CUDA fault), or its node went away. The traceback the driver prints is Ray's report of
-        the loss, not the dead process's own error, which is only in that worker's log on its node.""",
-        fix=f"read the dead worker's own log on its node: {RAY_LOGS}python-core-worker-<worker id>*.log and worker-*.err (raylet.out says why it exited); check that node for the OOM killer: dmesg -T | grep -i -E 'killed process|out of memory', and give it more host memory or fewer workers",
+        segfault, a CUDA fault), or its node went away. An actor that runs CUDA code but holds no GPU in
+        Ray's count (created without `num_gpus`, or with a fraction of a GPU count Ray sees as 0) gets
+        `CUDA_VISIBLE_DEVICES` empty from Ray and dies at its first CUDA call, the GPU not found
+        (real-stanford/flingbot#2: `num_gpus=torch.cuda.device_count()/num_processes`). The traceback the
+        driver prints is Ray's report of the loss, not the dead process's own error, which is only in that
+        worker's log on its node.""",
+        fix=f"read the dead worker's own log on its node: {RAY_LOGS}python-core-worker-<worker id>*.log and worker-*.err (raylet.out says why it exited); check that node for the OOM killer: dmesg -T | grep -i -E 'killed process|out of memory', and give it more host memory or fewer workers; where the worker's log says no CUDA GPU was found, give the actor a GPU: ray.remote(num_gpus=1) (or a fraction of ray.cluster_resources()['GPU'] that is above 0)",
         examples=[
             (
                 "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. Lease ID: 040000004df23df1",
