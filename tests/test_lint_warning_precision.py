@@ -220,6 +220,30 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         "save-ddp-wrapper", {(9, "warning")}, HELPER.replace("STATE", "save_checkpoint(model)").replace(
             "torch.save(state, filename)", "torch.save({'epoch': 1,\n                        'state_dict': state.state_dict()},\n"
             "                       filename)")),
+    # lint heldout15 u017 (a CLTR-style train_distributed.py, torch.distributed.launch): the log folder of the
+    # `else` of `if args['distributed']:` is made by the one DataParallel process; the save folder after the `if`
+    # by every rank
+    "the single-process arm of a config dict's switch makes its folder once; after the if every rank": (
+        "mkdir-race-all-ranks", {(15, "warning")}, """
+        import os
+        import torch.distributed as dist
+        from torch import nn
+
+        def main(args, model):
+            if args['distributed']:
+                dist.init_process_group('nccl')
+                model = nn.parallel.DistributedDataParallel(model, device_ids=[args['local_rank']])
+            else:
+                model = nn.DataParallel(model, device_ids=[0])
+                path = './save_file/log_file/debug/'
+                if not os.path.exists(path):
+                    os.makedirs(path)
+            if not os.path.exists(args['save_path']):
+                os.makedirs(args['save_path'])
+
+        if __name__ == '__main__':
+            main({'distributed': True, 'local_rank': 0, 'save_path': 'out'}, nn.Linear(2, 2))
+        """),
 }
 
 

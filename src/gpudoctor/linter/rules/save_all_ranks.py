@@ -319,7 +319,15 @@ def _single_process_arm(file: FileModel, call: ast.AST) -> bool:
             test, negated = test.operand, not negated
         if type(test) is ast.Call:
             test = test.func
-        if type(test) not in (ast.Name, ast.Attribute) or not DISTRIBUTED_SWITCH.search(terminal_name(test)):
+        # `if args['distributed']:` reads the switch from a config dict (lint heldout15 u017, u047, u048:
+        # CLTR-style train_distributed.py, DataParallel and its log folder in the `else`)
+        if type(test) is ast.Subscript and type(test.slice) is ast.Constant and type(test.slice.value) is str:
+            name = test.slice.value
+        elif type(test) in (ast.Name, ast.Attribute):
+            name = terminal_name(test)
+        else:
+            continue
+        if not DISTRIBUTED_SWITCH.search(name):
             continue
         if arm == ("body" if negated else "orelse"):
             return True
