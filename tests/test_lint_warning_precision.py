@@ -126,6 +126,36 @@ HELPER = """
             torch.save(state, filename)
         """
 
+# lint heldout15 u009 (the PyTorch DDP tutorial's multigpu.py): the spawn target given as `fn=`
+TUTORIAL = """
+        import torch
+        import torch.multiprocessing as mp
+        from torch.distributed import init_process_group
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        class Trainer:
+            def __init__(self, model, gpu_id):
+                self.gpu_id = gpu_id
+                self.model = DDP(model.to(gpu_id), device_ids=[gpu_id])
+
+            def _save_checkpoint(self):
+                torch.save(self.model.module.state_dict(), "checkpoint.pt")
+
+            def train(self, max_epochs):
+                for epoch in range(max_epochs):
+                    if self.gpu_id == 0 and epoch % 10 == 0:
+                        self._save_checkpoint()
+
+        def main(rank, world_size):
+            init_process_group("nccl", rank=rank, world_size=world_size)
+            trainer = Trainer(torch.nn.Linear(2, 2), rank)
+            trainer.train(10)
+
+        if __name__ == "__main__":
+            mp.spawn(fn=main, args=(2,), nprocs=2)
+        """
+
+
 CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
     "control: a local index that is the group's own rank: said once, at the group (u011)": (
         "local-rank-as-global-rank", set(), LOCAL_GROUP.replace("INIT", "init_method=url, rank=rank,")),
@@ -244,6 +274,11 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         if __name__ == '__main__':
             main({'distributed': True, 'local_rank': 0, 'save_path': 'out'}, nn.Linear(2, 2))
         """),
+    # lint heldout15 u009 (the DDP tutorial's multigpu.py, annotated): `mp.spawn(fn=main, ...)` by keyword; the
+    # Trainer's gpu_id is main's spawn index, so `if self.gpu_id == 0` saves once; the sibling saves on every rank
+    "a spawn target passed as fn=: its first parameter is the rank": ("save-all-ranks", set(), TUTORIAL),
+    "sibling: the same save without the rank test": (
+        "save-all-ranks", {(17, "warning")}, TUTORIAL.replace("self.gpu_id == 0 and ", "")),
 }
 
 
