@@ -279,6 +279,31 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
     "a spawn target passed as fn=: its first parameter is the rank": ("save-all-ranks", set(), TUTORIAL),
     "sibling: the same save without the rank test": (
         "save-all-ranks", {(17, "warning")}, TUTORIAL.replace("self.gpu_id == 0 and ", "")),
+    # lint heldout15 u015 (github.com/AMeenakshi/SVDD2024 train_distributed.py@f613b3b): `if args.distributed:
+    # main_distributed(args) else: main(args)`: main()'s saves run in one process; the sibling,
+    # main_distributed's save without a rank test, on every rank
+    "a function entered only from the single-process arm saves once": ("save-all-ranks", {(9, "warning")}, """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main_distributed(args, model):
+            dist.init_process_group(backend='nccl')
+            model = DDP(model.cuda(args.local_rank), device_ids=[args.local_rank])
+            for epoch in range(args.epochs):
+                torch.save(model.module.state_dict(), f"model_{epoch}.pt")
+
+        def main(args, model):
+            for epoch in range(args.epochs):
+                torch.save(model.state_dict(), f"model_{epoch}.pt")
+
+        if __name__ == "__main__":
+            args, model = parse_args(), torch.nn.Linear(2, 2)
+            if args.distributed:
+                main_distributed(args, model)
+            else:
+                main(args, model)
+        """),
 }
 
 

@@ -308,7 +308,7 @@ class SaveAllRanks(Rule):
         return ""
 
 
-def _single_process_arm(file: FileModel, call: ast.AST) -> bool:
+def _single_process_arm(file: FileModel, call: ast.AST, _seen: set[ast.AST] | None = None) -> bool:
     """`call` runs in the arm of the file's distributed switch where the run is not distributed:
     the `else` of `if args.distributed:` / `if dist.is_initialized():` / `if ddp:`, or the body of
     `if not args.distributed:`. One process runs there (lint heldout11 u029: a GAN trainer's rank-0
@@ -331,4 +331,12 @@ def _single_process_arm(file: FileModel, call: ast.AST) -> bool:
             continue
         if arm == ("body" if negated else "orelse"):
             return True
-    return False
+    # or in a function that the file enters only from there: `if args.distributed: main_distributed(args)
+    # else: main(args)` (lint heldout15 u015: main()'s saves run in the one process of a plain run)
+    func = file.function(call)
+    seen = _seen if _seen is not None else set()
+    if func is None or func in seen:
+        return False
+    seen.add(func)
+    sites = file.entry_sites(func)
+    return bool(sites) and all(_single_process_arm(file, site, seen) for site in sites)
