@@ -323,3 +323,23 @@ def test_one_cause_names_its_other_lines():
     text = textwrap.dedent(LOCAL_GROUP.replace("INIT", "")).lstrip("\n")
     read = [d for d in engine.lint_source(text, "train.py") if d.rule == "local-rank-as-global-rank" and d.line == 15]
     assert len(read) == 1 and "`loss_tensor` (line 13), `total_tensor` (line 14)" in read[0].message
+
+
+def test_a_wrapper_ddp_on_one_path_and_dataparallel_on_another_is_named_ddp():
+    # lint heldout15 u017 (CLTR-style train_distributed.py): `model` is DDP under `if args['distributed']:` and
+    # DataParallel in the `else`; the saved state's wrapper is named the same in every run (it followed the
+    # string hashing of the run)
+    text = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        def main(args, model):
+            torch.distributed.init_process_group('nccl')
+            if args['distributed']:
+                model = nn.parallel.DistributedDataParallel(model, device_ids=[args['local_rank']])
+            else:
+                model = nn.DataParallel(model, device_ids=[0])
+            torch.save({'state_dict': model.state_dict()}, 'ckpt.pth')
+        """).lstrip("\n")
+    [found] = [d for d in engine.lint_source(text, "train.py") if d.rule == "save-ddp-wrapper"]
+    assert "a DistributedDataParallel wrapper's" in found.message
