@@ -61,7 +61,7 @@ def test_each_backward_is_its_own_diagnostic(body, lines):
 
 
 # `wrapper-method-call`: reads of model attributes on one wrapper in one function are one missing
-# `.module` (lint heldout15 u016, a CompressAI-style multi_gpu.py: `net.train_qualities`,
+# `.module` (lint heldout15 u016, github.com/AaronXueNF/ModulatedAtt train_distributed.py@be68996: `net.train_qualities`,
 # `net.lmbda[level]`, `net.aux_loss()` on `net = DDP(...)` gave five errors in two functions)
 READS = """
     import torch.distributed as dist
@@ -108,7 +108,7 @@ def test_another_function_keeps_its_own_diagnostic():
 
 
 # `collective-under-rank-condition`: collectives in one condition block are one mistake (lint
-# heldout15 u056, a speech-recognition train_distributed.py: `if args.local_rank == 0:` then two
+# heldout15 u056, github.com/ZihaoZhao/Pytorch-ASR-WaveNet train_distributed.py@b701738: `if args.local_rank == 0:` then two
 # `reduce_tensor(...)` calls, each reaching `dist.all_reduce`, gave two errors)
 BLOCK = """
     import torch.distributed as dist
@@ -150,3 +150,40 @@ def test_one_diagnostic_per_condition_block(body, lines):
     assert [d.line for d in found] == lines
     if body is ONE_IF:
         assert "the same condition at line 11" in found[0].message
+
+
+# `if rank == 0: evaluate(model, ...)` where evaluate() runs the DDP model and all-reduces: one hang,
+# said by collective-under-rank-condition as an error; ddp-forward-on-one-rank's "may hang" warning on
+# the same call adds nothing (lint heldout15 u012, github.com/22pilarskil/StockHeadlineAnalysis train_distributed.py@273fc88,
+# whose evaluate() calls `dist.all_reduce`); without the all-reduce the warning is the only word and stays
+EVALUATE = """
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def evaluate(model, x):
+        out = model(x)
+        REDUCE
+        return out
+
+    def worker(rank, world_size):
+        dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        torch.cuda.set_device(rank)
+        model = DDP(torch.nn.Linear(2, 2).cuda(rank), device_ids=[rank])
+        if rank == 0:
+            evaluate(model, torch.ones(2, 2).cuda(rank))
+
+    if __name__ == "__main__":
+        mp.spawn(worker, args=(2,), nprocs=2)
+    """
+
+
+@pytest.mark.parametrize("reduce, rules", [
+    ("dist.all_reduce(out)", {("collective-under-rank-condition", "error")}),
+    ("pass", {("ddp-forward-on-one-rank", "warning")}),     # sibling: no collective, the forward's own warning
+])
+def test_one_hang_at_one_call_is_said_once(reduce, rules):
+    source = textwrap.dedent(EVALUATE).lstrip("\n").replace("REDUCE", reduce)
+    found = {(d.rule, d.severity) for d in engine.lint_source(source, "train.py") if d.line == 16}
+    assert found == rules

@@ -126,7 +126,7 @@ HELPER = """
             torch.save(state, filename)
         """
 
-# lint heldout15 u009 (the PyTorch DDP tutorial's multigpu.py): the spawn target given as `fn=`
+# lint heldout15 u009 (github.com/wxc971231/ddp-tutorial-series multi_gpu.py@a3e8893): the spawn target given as `fn=`
 TUTORIAL = """
         import torch
         import torch.multiprocessing as mp
@@ -250,7 +250,7 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         "save-ddp-wrapper", {(9, "warning")}, HELPER.replace("STATE", "save_checkpoint(model)").replace(
             "torch.save(state, filename)", "torch.save({'epoch': 1,\n                        'state_dict': state.state_dict()},\n"
             "                       filename)")),
-    # lint heldout15 u017 (a CLTR-style train_distributed.py, torch.distributed.launch): the log folder of the
+    # lint heldout15 u017 (github.com/AgentVi/CLTR train_distributed.py@df33f0f, torch.distributed.launch): the log folder of the
     # `else` of `if args['distributed']:` is made by the one DataParallel process; the save folder after the `if`
     # by every rank
     "the single-process arm of a config dict's switch makes its folder once; after the if every rank": (
