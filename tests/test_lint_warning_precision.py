@@ -274,7 +274,7 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         if __name__ == '__main__':
             main({'distributed': True, 'local_rank': 0, 'save_path': 'out'}, nn.Linear(2, 2))
         """),
-    # lint heldout15 u009 (the DDP tutorial's multigpu.py, annotated): `mp.spawn(fn=main, ...)` by keyword; the
+    # lint heldout15 u009 (github.com/wxc971231/ddp-tutorial-series multi_gpu.py@a3e8893): `mp.spawn(fn=main, ...)` by keyword; the
     # Trainer's gpu_id is main's spawn index, so `if self.gpu_id == 0` saves once; the sibling saves on every rank
     "a spawn target passed as fn=: its first parameter is the rank": ("save-all-ranks", set(), TUTORIAL),
     "sibling: the same save without the rank test": (
@@ -304,6 +304,20 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
             else:
                 main(args, model)
         """),
+    # lint heldout15 u057 (github.com/Zilize/cs336-assign1 train_distributed.py@55d529a, torchrun + FSDP2): `TransformerLM(...)` over
+    # ten lines, then `.to(rank)` with rank = dist.get_rank(): said at the index (line 9), not where the model's
+    # call begins (line 6)
+    "the global rank as a device: said at the index": ("device-from-global-rank", {(9, "warning")}, """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        lm = torch.nn.Linear(
+            16,
+            16,
+        ).to(rank)
+        """),
 }
 
 
@@ -326,7 +340,7 @@ def test_one_cause_names_its_other_lines():
 
 
 def test_a_wrapper_ddp_on_one_path_and_dataparallel_on_another_is_named_ddp():
-    # lint heldout15 u017 (CLTR-style train_distributed.py): `model` is DDP under `if args['distributed']:` and
+    # lint heldout15 u017 (github.com/AgentVi/CLTR train_distributed.py@df33f0f): `model` is DDP under `if args['distributed']:` and
     # DataParallel in the `else`; the saved state's wrapper is named the same in every run (it followed the
     # string hashing of the run)
     text = textwrap.dedent("""

