@@ -318,6 +318,27 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
             16,
         ).to(rank)
         """),
+    # lint heldout15 u049 (github.com/Wang-hao-thu/Knowledge_Distillation_AD train_distributed.py@5200fe0, mmcv
+    # init_dist on one arm of `if launcher == None:`): the step's all_reduce inside the
+    # epoch and batch loops is the first use without a group, said there once (the barrier after the loop was)
+    "a group started on one arm: said at the first use, inside the loops": ("dist-without-init", {(12, "warning")}, """
+        import torch
+        import torch.distributed as dist
+        from mmcv.runner import init_dist
+
+        def train(config, launcher=None):
+            if launcher == None:
+                distributed = False
+            else:
+                init_dist(launcher)
+            for epoch in range(10):
+                for x in config["data"]:
+                    dist.all_reduce(x)
+            dist.barrier()
+
+        if __name__ == "__main__":
+            train({"data": []})
+        """),
 }
 
 
