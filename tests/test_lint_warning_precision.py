@@ -156,6 +156,20 @@ TUTORIAL = """
         """
 
 
+# lint heldout15 u057: a ten-line constructor ending in `.to(rank)`, rank the global rank
+GLOBAL_DEVICE = """
+        import torch
+        import torch.distributed as dist
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        lm = torch.nn.Linear(
+            16,
+            16,
+        ).to(rank)
+        """
+
 CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
     "control: a local index that is the group's own rank: said once, at the group (u011)": (
         "local-rank-as-global-rank", set(), LOCAL_GROUP.replace("INIT", "init_method=url, rank=rank,")),
@@ -305,19 +319,12 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
                 main(args, model)
         """),
     # lint heldout15 u057 (github.com/Zilize/cs336-assign1 train_distributed.py@55d529a, torchrun + FSDP2): `TransformerLM(...)` over
-    # ten lines, then `.to(rank)` with rank = dist.get_rank(): said at the index (line 9), not where the model's
-    # call begins (line 6)
-    "the global rank as a device: said at the index": ("device-from-global-rank", {(9, "warning")}, """
-        import torch
-        import torch.distributed as dist
-
-        dist.init_process_group("nccl")
-        rank = dist.get_rank()
-        lm = torch.nn.Linear(
-            16,
-            16,
-        ).to(rank)
-        """),
+    # ten lines, then `.to(rank)` with rank = dist.get_rank(): said at the index (line 10), not where the model's
+    # call begins (line 7); a constructor's `device_id=` (dev6 r022) is said at the constructor
+    "the global rank as a device: said at the index": ("device-from-global-rank", {(10, "warning")}, GLOBAL_DEVICE),
+    "sibling: a constructor's device_id= is said at the constructor": (
+        "device-from-global-rank", {(7, "warning")}, GLOBAL_DEVICE.replace("lm = torch.nn.Linear(", "sharded = FSDP(lm,")
+        .replace("            16,\n            16,\n        ).to(rank)", "                       device_id=rank)")),
     # lint heldout15 u049 (github.com/Wang-hao-thu/Knowledge_Distillation_AD train_distributed.py@5200fe0, mmcv
     # init_dist on one arm of `if launcher == None:`): the step's all_reduce inside the
     # epoch and batch loops is the first use without a group, said there once (the barrier after the loop was)
