@@ -126,6 +126,50 @@ HELPER = """
             torch.save(state, filename)
         """
 
+# lint heldout15 u009 (github.com/wxc971231/ddp-tutorial-series multi_gpu.py@a3e8893): the spawn target given as `fn=`
+TUTORIAL = """
+        import torch
+        import torch.multiprocessing as mp
+        from torch.distributed import init_process_group
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        class Trainer:
+            def __init__(self, model, gpu_id):
+                self.gpu_id = gpu_id
+                self.model = DDP(model.to(gpu_id), device_ids=[gpu_id])
+
+            def _save_checkpoint(self):
+                torch.save(self.model.module.state_dict(), "checkpoint.pt")
+
+            def train(self, max_epochs):
+                for epoch in range(max_epochs):
+                    if self.gpu_id == 0 and epoch % 10 == 0:
+                        self._save_checkpoint()
+
+        def main(rank, world_size):
+            init_process_group("nccl", rank=rank, world_size=world_size)
+            trainer = Trainer(torch.nn.Linear(2, 2), rank)
+            trainer.train(10)
+
+        if __name__ == "__main__":
+            mp.spawn(fn=main, args=(2,), nprocs=2)
+        """
+
+
+# lint heldout15 u057: a ten-line constructor ending in `.to(rank)`, rank the global rank
+GLOBAL_DEVICE = """
+        import torch
+        import torch.distributed as dist
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        lm = torch.nn.Linear(
+            16,
+            16,
+        ).to(rank)
+        """
+
 CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
     "control: a local index that is the group's own rank: said once, at the group (u011)": (
         "local-rank-as-global-rank", set(), LOCAL_GROUP.replace("INIT", "init_method=url, rank=rank,")),
@@ -220,6 +264,88 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
         "save-ddp-wrapper", {(9, "warning")}, HELPER.replace("STATE", "save_checkpoint(model)").replace(
             "torch.save(state, filename)", "torch.save({'epoch': 1,\n                        'state_dict': state.state_dict()},\n"
             "                       filename)")),
+    # lint heldout15 u017 (github.com/AgentVi/CLTR train_distributed.py@df33f0f, torch.distributed.launch): the log folder of the
+    # `else` of `if args['distributed']:` is made by the one DataParallel process; the save folder after the `if`
+    # by every rank
+    "the single-process arm of a config dict's switch makes its folder once; after the if every rank": (
+        "mkdir-race-all-ranks", {(15, "warning")}, """
+        import os
+        import torch.distributed as dist
+        from torch import nn
+
+        def main(args, model):
+            if args['distributed']:
+                dist.init_process_group('nccl')
+                model = nn.parallel.DistributedDataParallel(model, device_ids=[args['local_rank']])
+            else:
+                model = nn.DataParallel(model, device_ids=[0])
+                path = './save_file/log_file/debug/'
+                if not os.path.exists(path):
+                    os.makedirs(path)
+            if not os.path.exists(args['save_path']):
+                os.makedirs(args['save_path'])
+
+        if __name__ == '__main__':
+            main({'distributed': True, 'local_rank': 0, 'save_path': 'out'}, nn.Linear(2, 2))
+        """),
+    # lint heldout15 u009 (github.com/wxc971231/ddp-tutorial-series multi_gpu.py@a3e8893): `mp.spawn(fn=main, ...)` by keyword; the
+    # Trainer's gpu_id is main's spawn index, so `if self.gpu_id == 0` saves once; the sibling saves on every rank
+    "a spawn target passed as fn=: its first parameter is the rank": ("save-all-ranks", set(), TUTORIAL),
+    "sibling: the same save without the rank test": (
+        "save-all-ranks", {(17, "warning")}, TUTORIAL.replace("self.gpu_id == 0 and ", "")),
+    # lint heldout15 u015 (github.com/AMeenakshi/SVDD2024 train_distributed.py@f613b3b): `if args.distributed:
+    # main_distributed(args) else: main(args)`: main()'s saves run in one process; the sibling,
+    # main_distributed's save without a rank test, on every rank
+    "a function entered only from the single-process arm saves once": ("save-all-ranks", {(9, "warning")}, """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main_distributed(args, model):
+            dist.init_process_group(backend='nccl')
+            model = DDP(model.cuda(args.local_rank), device_ids=[args.local_rank])
+            for epoch in range(args.epochs):
+                torch.save(model.module.state_dict(), f"model_{epoch}.pt")
+
+        def main(args, model):
+            for epoch in range(args.epochs):
+                torch.save(model.state_dict(), f"model_{epoch}.pt")
+
+        if __name__ == "__main__":
+            args, model = parse_args(), torch.nn.Linear(2, 2)
+            if args.distributed:
+                main_distributed(args, model)
+            else:
+                main(args, model)
+        """),
+    # lint heldout15 u057 (github.com/Zilize/cs336-assign1 train_distributed.py@55d529a, torchrun + FSDP2): `TransformerLM(...)` over
+    # ten lines, then `.to(rank)` with rank = dist.get_rank(): said at the index (line 10), not where the model's
+    # call begins (line 7); a constructor's `device_id=` (dev6 r022) is said at the constructor
+    "the global rank as a device: said at the index": ("device-from-global-rank", {(10, "warning")}, GLOBAL_DEVICE),
+    "sibling: a constructor's device_id= is said at the constructor": (
+        "device-from-global-rank", {(7, "warning")}, GLOBAL_DEVICE.replace("lm = torch.nn.Linear(", "sharded = FSDP(lm,")
+        .replace("            16,\n            16,\n        ).to(rank)", "                       device_id=rank)")),
+    # lint heldout15 u049 (github.com/Wang-hao-thu/Knowledge_Distillation_AD train_distributed.py@5200fe0, mmcv
+    # init_dist on one arm of `if launcher == None:`): the step's all_reduce inside the
+    # epoch and batch loops is the first use without a group, said there once (the barrier after the loop was)
+    "a group started on one arm: said at the first use, inside the loops": ("dist-without-init", {(12, "warning")}, """
+        import torch
+        import torch.distributed as dist
+        from mmcv.runner import init_dist
+
+        def train(config, launcher=None):
+            if launcher == None:
+                distributed = False
+            else:
+                init_dist(launcher)
+            for epoch in range(10):
+                for x in config["data"]:
+                    dist.all_reduce(x)
+            dist.barrier()
+
+        if __name__ == "__main__":
+            train({"data": []})
+        """),
 }
 
 
@@ -239,3 +365,23 @@ def test_one_cause_names_its_other_lines():
     text = textwrap.dedent(LOCAL_GROUP.replace("INIT", "")).lstrip("\n")
     read = [d for d in engine.lint_source(text, "train.py") if d.rule == "local-rank-as-global-rank" and d.line == 15]
     assert len(read) == 1 and "`loss_tensor` (line 13), `total_tensor` (line 14)" in read[0].message
+
+
+def test_a_wrapper_ddp_on_one_path_and_dataparallel_on_another_is_named_ddp():
+    # lint heldout15 u017 (github.com/AgentVi/CLTR train_distributed.py@df33f0f): `model` is DDP under `if args['distributed']:` and
+    # DataParallel in the `else`; the saved state's wrapper is named the same in every run (it followed the
+    # string hashing of the run)
+    text = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        def main(args, model):
+            torch.distributed.init_process_group('nccl')
+            if args['distributed']:
+                model = nn.parallel.DistributedDataParallel(model, device_ids=[args['local_rank']])
+            else:
+                model = nn.DataParallel(model, device_ids=[0])
+            torch.save({'state_dict': model.state_dict()}, 'ckpt.pth')
+        """).lstrip("\n")
+    [found] = [d for d in engine.lint_source(text, "train.py") if d.rule == "save-ddp-wrapper"]
+    assert "a DistributedDataParallel wrapper's" in found.message

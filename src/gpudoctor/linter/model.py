@@ -896,6 +896,11 @@ class FileModel:
         """`func` is the target of torch's mp.spawn / start_processes."""
         for ref in self.references.get(func, []):
             call = self.parent.get(ref)
+            if type(call) is ast.keyword and call.arg == "fn":
+                # `mp.spawn(fn=main, args=(...), nprocs=n)` (lint heldout15 u009, the DDP tutorial's multigpu.py)
+                if type(self.parent.get(call)) is ast.Call and self.is_spawn(self.parent[call]):
+                    return True
+                continue
             if type(call) is ast.Call and call.args and call.args[0] is ref and self.is_spawn(call):
                 return True
         return False

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from gpudoctor.linter.idioms import source
 from gpudoctor.linter.model import FileModel, terminal_name
@@ -203,6 +204,27 @@ class CollectiveUnderRankCondition(Rule):
         return "rank" in text or "RANK" in text or "spawn(" in text or any(w in text for w in FLAG_WORDS)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        # one diagnostic per condition block: `if local_rank == 0: a = reduce(x); b = reduce(y)` is
+        # one mistake (the block runs on one rank), said once with its other lines (lint heldout15
+        # u056 gave two errors for one `if`); another condition, or the other arm, keeps its own
+        groups: dict[tuple[int, ...], list[Hit]] = {}
+        for key, hit in self._hits(file):
+            if key is None:
+                yield hit
+            else:
+                groups.setdefault(key, []).append(hit)
+        for hits in groups.values():
+            first, *rest = sorted(hits, key=lambda h: (getattr(h.node, "lineno", 0), getattr(h.node, "col_offset", 0)))
+            if rest:
+                lines = ", ".join(str(getattr(h.node, "lineno", "?")) for h in rest)
+                word = "lines" if len(rest) > 1 else "line"
+                first = replace(first, message=f"{first.message} (the same condition at {word} {lines})")
+            yield first
+
+    def _hits(self, file: FileModel) -> Iterator[tuple[tuple[int, ...] | None, Hit]]:
+        """Each call that makes a collective on some ranks only, keyed by the condition block
+        (the test, the arm, the early exit) that splits the ranks; None for a hit that still
+        waits on another file (its query)."""
         reach = collective_reach(file)
         found: list[tuple[ast.Call, str, Branch]] = []
         for call in file.calls:
@@ -221,7 +243,7 @@ class CollectiveUnderRankCondition(Rule):
             else:
                 message = (f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): the other "
                            "ranks never call it and the job hangs")
-            yield Hit(call, message=message, fix=self._fix(call, branch))
+            yield _block(branch), Hit(call, message=message, fix=self._fix(call, branch))
         imported = set(file.imports) | set(file.relative_imports)
         # Names a call must have to reach a collective of this file: its
         # functions and methods that make one, and its classes (their `__init__`).
@@ -247,16 +269,17 @@ class CollectiveUnderRankCondition(Rule):
             if reached is not None:
                 target, collective = reached
                 what = f"{collective}() at line {target.lineno}"
-                yield Hit(call, message=self._through(file, callee, what, branch), fix=self._fix(call, branch))
+                yield _block(branch), Hit(call, message=self._through(file, callee, what, branch),
+                                          fix=self._fix(call, branch))
             else:
-                yield Hit(
+                yield None, Hit(
                     call,
                     message=self._through(file, callee, "{reached}", branch),
                     fix=self._fix(call, branch),
                     query=Query("reaches-collective", self._import_name(file, call)),
                 )
         if "break" in file.text or "return" in file.text:
-            yield from self._stops(file, reach)
+            yield from ((None, hit) for hit in self._stops(file, reach))
 
     def _stops(self, file: FileModel, reach: dict) -> Iterator[Hit]:
         """`break` under a rank test in a loop that communicates every iteration."""
@@ -415,6 +438,11 @@ class CollectiveUnderRankCondition(Rule):
         if base is None or file.lookup(func) is not None:
             return ""
         return ".".join([base] + list(reversed(attrs)))
+
+
+def _block(branch: Branch) -> tuple[int, ...]:
+    """The condition block a branch stands for: its test, the early exit, the other ranks' arm."""
+    return (id(branch.test), id(branch.exit), *map(id, branch.other))
 
 
 def _word(stmt: ast.stmt) -> str:

@@ -12,6 +12,7 @@ from gpudoctor.linter.model import FUNCTIONS, FileModel, constant, keyword, term
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import Branch, collective_reach, depends_on, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition
 
 # Calls that may build a wrapped model (aliases and imports are checked too).
 BUILDERS = {"DistributedDataParallel", "FullyShardedDataParallel", "to", "cuda", "prepare", "fully_shard",
@@ -225,8 +226,19 @@ class DdpForwardOnOneRank(Rule):
             # validate(rank, world_size, model, decoder, ...)`, u049: four models in one test pass)
             key = (id(branch.test), id(site) if site is not call else None)
             models.setdefault(key, []).append((call, source(func), what, unwrap, severity, outcome, branch, site))
+        hangs: set[int] | None = None
         for found in models.values():
-            yield self._one_diagnostic(file, found)
+            hit = self._one_diagnostic(file, found)
+            if hit.severity == WARNING and type(hit.node) is ast.Call and hit.node is not found[0][0]:
+                # the call under the rank test reaches a collective: collective-under-rank-condition
+                # says the hang, as an error, at this call; a warning that it may hang adds nothing
+                # (lint heldout15 u012: `if rank == 0: evaluate(model, ...)`, evaluate all-reduces)
+                if hangs is None:
+                    hangs = {id(h.node) for _, h in CollectiveUnderRankCondition()._hits(file)
+                             if not h.severity and h.query is None}
+                if id(hit.node) in hangs:
+                    continue
+            yield hit
         yield from self._passed_on(file, wrapped)
         yield from self._skipped_on_empty_batch(file)
 

