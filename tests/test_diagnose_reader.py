@@ -115,3 +115,35 @@ def test_the_error_at_the_end_of_an_endless_line_is_found():
     bar = " 10%|#   | 1/10 [00:01<00:09]" * 20000
     d = run((HEALTHY + bar + " RuntimeError: CUDA error: an illegal memory access was encountered\n" + HEALTHY).encode())
     assert d.seen["cuda-illegal-memory-access"].first.line == 2 and d.lines == 3
+
+
+def count_reads(monkeypatch) -> list[int]:
+    reads: list[int] = []
+    real = Diagnosis.read_line
+
+    def read_line(self, raw, line, *args, **kwargs):
+        reads.append(line)
+        return real(self, raw, line, *args, **kwargs)
+
+    monkeypatch.setattr(Diagnosis, "read_line", read_line)
+    return reads
+
+
+def test_a_repeated_error_line_that_told_nothing_is_read_once_and_still_counted(monkeypatch):
+    # a data-preparation loop's own message, 20,931 times in a committed nohup.out (dev7w ajh011-chgcnn): each was
+    # read with every pattern (ten seconds for 1 MB); the words after "Error" are not a number, so the repeats say
+    # the same and are counted, not read
+    reads = count_reads(monkeypatch)
+    text = "".join(f"Error with mp-{1000 + 7 * i}, confirm existence\n" for i in range(3000))
+    d = run(text.encode())
+    assert len(reads) == 1
+    assert d.mention_count + d.error_count == 3000
+
+
+@pytest.mark.parametrize("line", ["worker 3 exited with exit code {}", "NCCL error {}: unhandled system error",
+                                  "[Errno {}] No such file or directory", "process got signal: {}"])
+def test_sibling_a_number_right_after_exit_error_errno_or_signal_is_read_each_time(monkeypatch, line):
+    # "exit code 0" told nothing, "exit code 1" may: such lines are never skipped as repeats
+    reads = count_reads(monkeypatch)
+    run("".join(line.format(n) + "\n" for n in range(5)).encode())
+    assert len(reads) == 5

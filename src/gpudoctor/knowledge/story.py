@@ -58,7 +58,12 @@ RUNTIME_LOCATION = re.compile(r"^[\w./\\\-]+\.\w{1,4}:\d+: (?=\S)")
 MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
 DIGIT_BYTES = b"0123456789"
 # Lines whose numbers can change what they mean ("exit code 0" / "exit code 1"): never skipped as repeats.
-NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_size", "worker_count", "retr", "attempt")
+# A line whose number after one of these words may change what it says ("exit code 0" told nothing, "exit code 1"
+# will): it is read again each time. Only a number right after the word counts: "Error with mp-1111434, confirm
+# existence", written 20,000 times by a data-preparation loop, says the same each time, and reading each (every
+# pattern on each line) made a 1 MB log take ten seconds.
+NUMBERS_MATTER = re.compile(r"(?:exit|code|status|errno|signal|error|world_size|worker_count|retr|attempt)\w*\W{0,5}[-+]?\d",
+                            re.IGNORECASE)
 
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
@@ -254,7 +259,9 @@ class Diagnosis:
         self.default_rank: Optional[int] = None
         # signs of failure read from the log's shape (tracebacks, signals, exits), whatever the patterns know
         self.signs = Signs()
-        self.quiet: set[bytes] = set()  # raw lines, without their digits, that told nothing
+        # raw lines, without their digits, that told nothing -> what each repeat still counts for
+        # ("error": a line at error level no rule read, "mention": one that speaks of an error, "": nothing)
+        self.quiet: dict[bytes, str] = {}
         self.noise: dict[bytes, Seen] = {}  # raw lines, without digits, of harmless noise already sampled
         self.last: Seen  # the pattern seen last (set by record)
         self.known: dict[str, tuple[Pattern, ...]] = {}  # text -> the patterns it matched
@@ -273,13 +280,16 @@ class Diagnosis:
             return
         hits, events = self.hits, self.signs.events
         self.read_line(raw, line, source, following, preceding)
+        counted = ""
         if self.hits == hits and self.signs.events == events:
             if error_level(raw):
                 self.error_count += 1
+                counted = "error"
                 if len(self.error_lines) < ERROR_LINES_KEPT:
                     self.error_lines.append((line, raw.strip()[:200]))
             elif speaks_of_error(raw) and not self.signs.in_traceback(source, line):  # (a frame's path or source line)
                 self.mention_count += 1
+                counted = "mention"
                 hold(self.mention_lines, (line, raw.strip()[:200]))  # the first and the latest (mentions.lead_first picks)
         if self.signs.events != events:
             return  # not remembered: what the line said matters next time too
@@ -287,16 +297,20 @@ class Diagnosis:
             self.quiet.clear()
             self.noise.clear()
         if self.hits == hits:
-            low = raw.lower()
-            if not any(word in low for word in NUMBERS_MATTER):  # "exit code 0" told nothing, "exit code 1" will
-                self.quiet.add(key)
+            if not NUMBERS_MATTER.search(raw):  # "exit code 0" told nothing, "exit code 1" will
+                self.quiet[key] = counted
         elif self.hits == hits + 1 and self.last.pattern.role == HARMLESS and len(self.last.samples) >= SAMPLES:
             self.noise[key] = self.last
 
     def repeated(self, key: bytes) -> bool:
         """Whether a line (its UTF-8 without digits: `key`) told nothing the last time, or is harmless noise
         sampled enough (then counted): it is not read again. The scanner asks before it decodes a line."""
-        if key in self.quiet:
+        counted = self.quiet.get(key)
+        if counted is not None:
+            if counted == "error":  # (still counted: "N lines at error level")
+                self.error_count += 1
+            elif counted == "mention":
+                self.mention_count += 1
             return True
         again = self.noise.get(key)
         if again is not None:
