@@ -147,3 +147,27 @@ def test_sibling_a_number_right_after_exit_error_errno_or_signal_is_read_each_ti
     reads = count_reads(monkeypatch)
     run("".join(line.format(n) + "\n" for n in range(5)).encode())
     assert len(reads) == 5
+
+
+OOM_TRACEBACK = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    step()\n"
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n")
+
+
+@pytest.mark.parametrize("zeros_at", ["start", "middle"])
+def test_a_log_with_a_stretch_of_nul_bytes_is_read_without_them(small_blocks, zeros_at):
+    # `> nohup.out` under a running job: it writes on at its old offset, so the file starts with that many zeros
+    # (many blocks of them here); a node that crashed mid-write leaves a zero-filled block inside
+    log = HEALTHY * 50 + OOM_TRACEBACK
+    data = (b"\x00" * (3 << 20) + log.encode()) if zeros_at == "start" else (log[:600].encode() + b"\x00" * 20000 + log[600:].encode())
+    assert "cuda-oom" in run(data).seen
+
+
+@pytest.mark.parametrize("blob", [bytes(range(256)) * 40, b"\x7fELF\x02\x01\x01" + b"\x00" * 9 + bytes(range(1, 32)) * 300,
+                                  b"\x00" * 100000 + bytes(range(256)) * 40])
+def test_sibling_a_binary_file_with_nul_bytes_is_still_refused(blob):
+    with pytest.raises(BinaryInput):
+        run(blob)
+
+
+def test_sibling_nothing_but_zeros_is_an_empty_log():
+    assert run(b"\x00" * 100000).lines == 0

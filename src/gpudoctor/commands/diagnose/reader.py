@@ -106,6 +106,35 @@ class Utf16ToUtf8:
                 return text.encode("utf-8")
 
 
+# bytes that text does not hold (tab, newline, form feed, carriage return and ESC are text's own)
+CONTROL = bytes(c for c in range(1, 32) if c not in b"\t\n\x0b\x0c\r\x1b") + b"\x7f"
+
+
+def looks_like_text(sample: bytes) -> bool:
+    """Bytes that are a log's: UTF-8 (a cut character at the ends aside), hardly any control byte."""
+    if not sample:
+        return False
+    controls = len(sample) - len(sample.translate(None, CONTROL))
+    bad = sample.decode("utf-8", errors="replace")[1:-1].count("\ufffd")
+    return controls <= 0.01 * len(sample) and bad <= 0.01 * len(sample)
+
+
+class WithoutNul:
+    """A log with stretches of NUL bytes in it, read without them. A job that keeps writing to a file someone emptied
+    (`> nohup.out`, `truncate`, a log rotated under a running job) writes at its old offset, so the file starts with that
+    many zeros; a node that crashed mid-write leaves zero-filled blocks. The text around them is the log."""
+
+    def __init__(self, stream: EndOnce, head: bytes) -> None:
+        self.stream, self.head = stream, head
+
+    def read(self, n: int) -> bytes:
+        while True:  # b"" only at the end: a block of zeros alone is read through
+            raw, self.head = (self.head, b"") if self.head else (self.stream.read(n), b"")
+            out = raw.replace(b"\x00", b"")
+            if out or not raw:
+                return out
+
+
 # <br> written for a line break inside a physical line (diagB16: a log pasted through a page that joins its lines with
 # <br>): the text after it is a line of its own. A <br> that ends a line (an HTML page's own layout) says nothing.
 HTML_BREAK = re.compile(rb"<br\s*/?>(?:\r?\n)?", re.IGNORECASE)
@@ -138,7 +167,7 @@ class Normalised:
 
         source = EndOnce(stream)
         head = source.read(BLOCK)
-        reader: EndOnce | Utf16ToUtf8 | Unwrapped = source
+        reader: EndOnce | Utf16ToUtf8 | WithoutNul | Unwrapped = source
         if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
             reader = Utf16ToUtf8(source, head)
             head = reader.read(BLOCK)
@@ -147,6 +176,11 @@ class Normalised:
             head = reader.read(BLOCK)
         elif head[:3] == b"\xef\xbb\xbf":
             head = head[3:]
+        elif b"\x00" in head[:8192] and (looks_like_text(head.replace(b"\x00", b"")[:65536]) or not head.strip(b"\x00")):
+            reader = WithoutNul(source, head)
+            head = reader.read(BLOCK)
+            if head and not looks_like_text(head[:65536]):
+                raise BinaryInput("binary file")  # (zeros, then bytes that are not a log's either; zeros alone: an empty log)
         # a page's <br> tags that stand for its line breaks (the text runs on after them on one line): lines again
         self.breaks = HTML_BREAK_INLINE.search(head[:SAMPLE_BREAKS]) is not None
         if self.breaks:
