@@ -47,7 +47,7 @@ ALL: tuple[Pattern, ...] = (
     *classes13b.PATTERNS,  # thirteenth round (diagB13): DataParallel's warning that it gathered scalars (a failure's lead, not one)
     *classes14b.PATTERNS,  # fourteenth round (diagB14): a custom autograd Function's backward that does not fit its inputs
     *classes15b.PATTERNS,  # fifteenth round (diagB15): a draw from an empty population, inference tensors, a TF op no device takes
-    *classes17b.PATTERNS,  # seventeenth round (diagB17): old torch's THC 'invalid argument' it printed and went on from
+    *classes17b.PATTERNS,  # seventeenth round (diagB17): a program's probe that found no GPU (after the messages that quote it)
     *classes16b.PATTERNS,  # sixteenth round (diagB16): gloo refusing NCCL's arguments or its device, a container's GPU option, Python 2 code, a registry lookup
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes

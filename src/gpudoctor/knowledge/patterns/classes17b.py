@@ -17,10 +17,10 @@ leave-one-part-out count, in the round's report), so that a rule is one that tra
   "Number of GPUs: 0", a program's "No GPU found" (dev3, heldout5, heldout16): this process has no GPU; the line does not
   say why (a CPU build of torch, the driver, a container or a scheduler that gave no GPU, a GPU not NVIDIA's), and the fix
   is the checks that decide it. A warning: a run meant for the CPU prints the same.
-- old torch's "THCudaCheck FAIL file=.../THCGeneral.cpp line=N error=11 : invalid argument": the line torch 1.0 and 1.1
-  print and go on from (pytorch/pytorch#15797); its dangerous sibling, "RuntimeError: cuda runtime error (11) : invalid
-  argument at .../THCGeneral.cpp:N", is the failure, and is not this rule's (nor is "invalid argument" in CUDA_ERRORS: it
-  names no fault).
+- not a rule: old torch's "THCudaCheck FAIL file=.../THCGeneral.cpp line=N error=11 : invalid argument", the line torch
+  1.0 and 1.1 print and go on from (pytorch/pytorch#15797; heldout8's ignite#464), is why "invalid argument" is not in
+  CUDA_ERRORS: CUDA's catch-all for a refused argument names no fault (its raised form, "RuntimeError: cuda runtime error
+  (11) : invalid argument at ...", is read as the exception it is). One part holds it: left, as the round's report says.
 
 (The round's fourth class is no line: an nvidia-smi snapshot whose every GPU is idle and holds no job's memory,
 checks/gpu_activity.py's `gpu-not-used`.)
@@ -34,11 +34,10 @@ from __future__ import annotations
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
 W = Severity.WARN
-N = Severity.INFO
 
 # CUDA's table of errors (cudaGetErrorString / cuGetErrorString), as (message, the runtime's name, what it means, what to
 # do). `same` names the pattern that claims the message when it is whole and in a wrapper it reads: this rule then sees
@@ -276,32 +275,6 @@ PATTERNS = [
             "torch.cuda.device_count(): 0.5",
             "No GPU to monitor.",  # nvtop's: gpu-monitor-no-gpu
             "RuntimeError: No CUDA GPUs are available",  # torch's error: cuda-no-gpus-visible
-        ],
-    ),
-    pattern(
-        "thc-invalid-argument-printed",
-        "cuda",
-        HARMLESS,
-        N,
-        "old torch's THCudaCheck print of an 'invalid argument' that it went on from (torch 1.0/1.1 on a newer GPU or CUDA)",
-        # THCudaCheckWarn's print, not the RuntimeError that THError raises ("cuda runtime error (11) : invalid argument at ...")
-        r"^(?!.*RuntimeError).*THCudaCheck FAIL file=\S*THCGeneral\.cp*\w* line=\d+ error=11 : invalid argument",
-        ("THCudaCheck FAIL",),
-        why="""torch 1.0 and 1.1 (the THC code) print this line when a CUDA call that sets up the GPU (its cache and
-        cuDNN settings) is refused on GPUs or CUDA versions newer than that torch knew (Turing GPUs with CUDA 10), and go
-        on: the line is printed, not raised. When the run fails, the failure is another line: a "RuntimeError: cuda runtime
-        error (11) : invalid argument at ...THCGeneral.cpp" raised after it (the same refusal, now fatal), or a
-        traceback's own message.""",
-        fix="nothing for this line; where a RuntimeError follows it, install a torch built for the installed CUDA (pytorch/pytorch#15797: torch 1.0.1 or newer on CUDA 10)",
-        examples=[
-            ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=11 : invalid argument",
-             "pytorch/pytorch#15797; pytorch/ignite#464 ('Start training' follows it); uber-research/UPSNet#45 ('the model can still run normally')"),
-            ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=11 : invalid argument",
-             "MVIG-SJTU/AlphaPose#752 (printed twice while the video's frames go on to 100 %)"),
-        ],
-        not_examples=[
-            "RuntimeError: cuda runtime error (11) : invalid argument at /pytorch/aten/src/THC/THCGeneral.cpp:663",  # raised: the failure
-            "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCTensorCopy.cu line=102 error=77 : an illegal memory access was encountered",
         ],
     ),
 ]
