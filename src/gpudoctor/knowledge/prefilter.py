@@ -95,6 +95,13 @@ TRIGGERS = (
     "unknown flag: --gpus",  # docker before 19.03, its only line (patterns/classes16b.py)
     "exec: --nv",  # Singularity given --nv after the image: its action script's line (patterns/classes16b.py)
     "exec: --rocm",
+    "cuda.is_available()",  # a program's probe printed: no GPU in this process (patterns/classes17b.py)
+    "device_count()",
+    "number of gpus: 0",
+    "no gpu found",
+    "no gpu detected",
+    "no gpus found",
+    "no gpus detected",
     # a program's count of its data, printed as it loads it, when it is 0 (patterns/classes15b.py's dataset-reported-empty)
     "in dataset: 0",
     "no image valid",  # (and "no image is valid": a program's check of its images, diagB16)

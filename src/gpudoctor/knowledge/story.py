@@ -91,7 +91,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 "draw-from-empty-population", "mpirun-program-not-started", "tf-op-no-gpu-placement",
                 "tensorflow-gpu-libraries-not-loaded",
                 # knowledge/patterns/classes16b.py: the argument or the device gloo refused, the container option, the Python 2 name, the registry's missing type
-                "gloo-backend-refused", "container-gpu-option-unknown", "python2-code-under-python3", "component-not-in-registry")
+                "gloo-backend-refused", "container-gpu-option-unknown", "python2-code-under-python3", "component-not-in-registry",
+                # knowledge/patterns/classes17b.py: CUDA's error as its table names it, what it means and what to do
+                "cuda-runtime-error")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -822,6 +824,9 @@ class Diagnosis:
             fields = seen.first.fields
             title = f"{title}: Xid {fields['xid']}, {fields['meaning']}"
             fix = f"{fields['action']}; {fix}"
+        if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
+            # the message read by CUDA's table (knowledge/patterns/classes17b.py): which error it is, in CUDA's words
+            title = f"{title}: {seen.first.fields['error']}, {seen.first.fields['message']}"
         if p is UNRECOGNISED:
             sign = seen.first.fields.get("sign")
             exception, message = seen.first.fields.get("exception", ""), seen.first.fields.get("message", "")

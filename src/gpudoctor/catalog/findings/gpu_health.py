@@ -499,3 +499,23 @@ intel_iommu=off / amd_iommu=off on the kernel command line); rerun p2pBandwidthL
 few microseconds""".split()),
 )
 
+
+
+GPU_NOT_USED = FindingKind(
+    id="gpu-not-used",
+    severity=Severity.INFO,
+    area=AREA,
+    emitted_by=SNAPSHOT,
+    summary="""Every GPU the snapshot shows is idle (5 % utilisation or less) and none holds a job's memory (under 1 GiB:
+no weights or activations, at most a bare CUDA context or a display's). A GPU a job trains on shows its kernels at work
+or, between them, the job's memory; here no GPU shows either, so at the moment of the snapshot no job is using them: the
+program runs on the CPU (a CPU-only torch, a device left at `cpu`, a program built or started without its GPU option, a
+GPU the program cannot see) or it had not started or had already ended. One snapshot does not tell these apart, and a
+snapshot pasted to show the machine (an issue's environment section) looks the same, so it is info: what decides is a
+snapshot taken while the job runs and the job's own view of CUDA. GPUs that hold a job's memory while idle are not this
+finding (a job between steps, or waiting), nor is one idle GPU beside a busy one (`gpu-unused`).""",
+    evidence="Per GPU: utilisation and memory used.",
+    title="GPU not used: {gpus} {are} idle and {hold} no job's memory (no job computes on {them} in this snapshot)",
+    why="A job that uses a GPU keeps its weights and activations there (1 GiB or more) and shows utilisation while it computes; {gpus} {show} neither. If the snapshot was taken while the job ran, the job is not on the GPU: it runs on the CPU (a torch built without CUDA, a model or a device left at 'cpu', a program built or started without its GPU option) or cannot see the GPU (CUDA_VISIBLE_DEVICES, a container without it, a driver torch cannot use). If the job was not running, the snapshot says nothing about it.",
+    fix="take the snapshot while the job runs (watch -n 1 nvidia-smi): if its process never appears, run in the job's own environment python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\" and check the program's GPU option and where it puts the model (.to('cuda'))",
+)
