@@ -459,7 +459,7 @@ def cli_exit(text: str, tmp_path) -> tuple[int, dict]:
 
     path = tmp_path / "paste.txt"
     path.write_text(text, encoding="utf-8")
-    report = api.diagnose(str(path))
+    report = api.diagnose(path=path)
     return int(report_exit(report)), json.loads(json.dumps(report.to_dict(), default=str))
 
 
