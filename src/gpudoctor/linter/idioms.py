@@ -343,7 +343,9 @@ def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
             continue  # computed: `local_rank + node_rank * gpus` is a global rank, `rank % n` a local one
         for sub in ast.walk(origin):
             text = constant(sub, str)
-            if text == "LOCAL_RANK" or (type(sub) in (ast.Name, ast.Attribute) and terminal_name(sub) == "local_rank"):
+            # (`args['local_rank']`: a config dict's key, as CLTR's train_distributed.py reads it; lint heldout15)
+            if text == "LOCAL_RANK" or (type(sub) in (ast.Name, ast.Attribute) and terminal_name(sub) == "local_rank") \
+                    or (type(sub) is ast.Subscript and constant(sub.slice, str) == "local_rank"):
                 return "local", f"`{ast.unparse(origin)[:60]}`"
             if text in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK") or (
                     type(sub) is ast.Call and terminal_name(sub.func) == "get_rank"):

@@ -10,7 +10,7 @@ from gpudoctor.linter.rule import Hit, Rule
 
 # Keywords of torch.nn.parallel.data_parallel(module, inputs, device_ids, output_device, dim, module_kwargs).
 TORCH_KEYWORDS = {"inputs", "device_ids", "output_device", "module_kwargs"}
-# A class named as a DataParallel (`BalancedDataParallel`, mmcv's `MMDataParallel`,
+# A class named as a DataParallel (`BalancedDataParallel`, nncore's `NNDataParallel`,
 # Detectron.pytorch's `mynn.DataParallel`); not the multi-process wrappers whose names end
 # the same way (`MMDistributedDataParallel`, fairscale's `ShardedDataParallel`, FSDP).
 DATAPARALLEL_NAME = re.compile(r"^(?:[A-Z]\w*)?DataParallel$")
@@ -19,6 +19,12 @@ MULTI_PROCESS_NAMES = ("DistributedDataParallel", "ShardedDataParallel")
 # their usual aliases, when a snippet does not import them.
 OTHER_FRAMEWORKS = {"paddle", "fluid", "torch_xla", "xm", "oneflow", "flow", "mindspore", "ms", "jittor", "jt",
                     "mxnet", "mx", "gluon", "megengine", "mge", "tensorflow", "tf", "keras", "chainer"}
+
+
+# mmcv's MMDataParallel is its single-GPU wrapper ("MMDataParallel only supports single GPU training, if
+# you need to train with multiple GPUs, please use MMDistributedDataParallel", mmcv/parallel/data_parallel.py;
+# its train_step asserts `len(self.device_ids) == 1`): no process drives several GPUs through it.
+ONE_DEVICE_LIBRARIES = ("mmcv", "mmengine")
 
 
 class DataParallel(Rule):
@@ -52,7 +58,9 @@ class DataParallel(Rule):
     fairscale's `ShardedDataParallel`, FSDP), another framework's (Paddle's
     `paddle.DataParallel` is one process per device; torch_xla's), a function
     (`set_model_DataParallel(...)`), a class of the file that subclasses no
-    DataParallel, PyTorch-Encoding's `DataParallelModel` (its name does not end so).
+    DataParallel, PyTorch-Encoding's `DataParallelModel` (its name does not end so), nor mmcv's
+    `MMDataParallel`, its single-GPU wrapper (mmcv documents it as one device only and its
+    `train_step` asserts one; lint heldout15 u049: the non-distributed arm of an mmcv trainer).
     """
 
     id = "dataparallel"
@@ -180,6 +188,8 @@ class DataParallel(Rule):
         if qualname is not None:
             if qualname.split(".", 1)[0] in OTHER_FRAMEWORKS or qualname.startswith("torch."):
                 return None  # (torch's own DataParallel is read by `calls_to`)
+            if qualname.split(".", 1)[0] in ONE_DEVICE_LIBRARIES and name == "MMDataParallel":
+                return None  # mmcv's one-GPU wrapper: its train_step asserts a single device
         elif type(root) is not ast.Name or root.id in OTHER_FRAMEWORKS:
             return None
         elif root is not func and (file.lookup(root) is not None or file.defines(root.id)):

@@ -59,7 +59,9 @@ class LocalRankAsGlobalRank(Rule):
     told its `rank` by a local index, followed through the file's own calls
     (`train(local_rank, world_size)` -> `DistributedSampler(..., rank=rank)`): the
     first process of every node reads the same shard. Asked for by issue 41's
-    heldout9 (a torchrun demo and a research script).
+    heldout9 (a torchrun demo and a research script). A config dict's `local_rank` key
+    (`rank=args['local_rank']`) is a local index as `args.local_rank` is (lint heldout15: CLTR's
+    train_distributed.py and two derivatives).
 
     One cause, one diagnostic: where `init_process_group` itself is given the
     local index as its rank, `dist.get_rank()` is that index too and every use

@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, is_ddp_wrapper, is_distributed_sampler
-from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
 # A call of another library or of the project that may wrap the model or average its gradients
@@ -53,6 +53,15 @@ class NoGradientSync(Rule):
     `parallelize_module`; peft's LoRA tensor-parallel test, the mature-repository
     control), whose own collectives keep the shards in step. A warning: code not in view
     (the model's own class) could still register gradient hooks.
+
+    Where the file wraps a model in DDP (its process group may then be a helper's), another
+    model whose parameters an optimizer is given, never wrapped, nor built from a wrapper, nor
+    handed to a call that could sync it, is flagged where it is built: its gradients stay each
+    rank's own (lint heldout9: a NeRF trainer's proposal network beside its DDP main network;
+    heldout15: a light-enhancement network trained beside a DDP segmentation model, and a
+    discriminator whose DDP line wraps the other discriminator a second time). An optimizer is
+    one of torch.optim (its step read on the name it is bound to: `opt = optim.Adam(...)`,
+    `opt.step()`); apex's `amp.initialize` casts and syncs nothing.
     """
 
     id = "no-gradient-sync"
@@ -60,10 +69,11 @@ class NoGradientSync(Rule):
                "DistributedDataParallel and nothing all-reduces its gradients: every rank trains its own copy")
     fix = "model = DistributedDataParallel(model.to(local_rank), device_ids=[local_rank])"
     in_tests = False
-    needles = ("init_process_group",)
+    needles = ("init_process_group", "DistributedDataParallel")
 
     def relevant(self, text: str) -> bool:
-        return "init_process_group" in text and "backward" in text
+        # (a DDP wrapper shows a process group too: the group may be made by a helper of the project)
+        return ("init_process_group" in text or "DistributedDataParallel" in text) and "backward" in text
 
     VALID = (
         '''
@@ -94,22 +104,30 @@ class NoGradientSync(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        if not any(True for _ in file.calls_to("init_process_group", TORCH)) or SHARDED_MODEL.search(file.text):
+        if SHARDED_MODEL.search(file.text):
             return
+        grouped = any(True for _ in file.calls_to("init_process_group", TORCH))
         backward = [c for c in file.calls if terminal_name(c.func).endswith("backward")]
         steps = [c for c in file.calls if terminal_name(c.func) == "step" and not c.args
-                 and "optim" in ast.unparse(c.func).lower() and "sched" not in ast.unparse(c.func).lower()]
+                 and ("optim" in ast.unparse(c.func).lower() and "sched" not in ast.unparse(c.func).lower()
+                      or _an_optimizer(file, c.func))]
         if not backward or not steps:
             return
         # what is trained: the objects whose parameters are handed to an optimizer (`model.parameters()`)
         trained = {ast.unparse(c.func.value) for c in file.calls if type(c.func) is ast.Attribute
                    and c.func.attr in ("parameters", "named_parameters")}
         dataparallel = None
+        wrappers: list[ast.Call] = []
         for call in file.calls:
             name = terminal_name(call.func)
-            if is_ddp_wrapper(file, call) or name in ("FullyShardedDataParallel", "fully_shard", "FSDP") \
+            if name in ("FullyShardedDataParallel", "fully_shard", "FSDP") \
                     or (file.qualname(call.func) or "").endswith("FullyShardedDataParallel"):
                 return
+            if is_ddp_wrapper(file, call):
+                wrappers.append(call)
+                continue
+            if (file.qualname(call.func) or "").startswith("apex.amp."):
+                continue  # apex's amp.initialize([net_a, net_b], opt) casts; it syncs nothing (lint heldout9 u038)
             if file.is_call_to(call, "DataParallel", TORCH):
                 dataparallel = call
                 continue
@@ -126,6 +144,11 @@ class NoGradientSync(Rule):
             if name not in HARMLESS and not qualname.startswith("torch.") and MAY_SYNC.search(name) \
                     and _handles(call, trained):
                 return
+        if wrappers:
+            yield from _left_unwrapped(file, wrappers, trained)
+            return
+        if not grouped:
+            return  # no group the file starts, no wrapper: what the project does is not in view
         if dataparallel is not None:
             yield Hit(dataparallel, message="each process of the group wraps its model in nn.DataParallel, which "
                       "splits a batch over one process's GPUs and synchronises nothing across processes; no "
@@ -172,3 +195,78 @@ def _built(file: FileModel) -> ast.AST | None:
             if len(made) == 1:
                 return made[0]
     return None
+
+
+# Optimizers by name, where the file's import does not say torch.optim (`from apex.optimizers import FusedAdam`).
+OPTIMIZERS = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS", "Lamb",
+              "LAMB", "Lion", "FusedAdam", "FusedLAMB", "Adafactor"}
+
+
+def _built_here(file: FileModel, origin: object) -> bool:
+    """A model the file builds by a constructor or function it names (`LightNet()`,
+    `ProposalNetwork(10).cuda()`, `models.resnet50()`), not a wrapper, nor what a method of some
+    object hands back (`self.ddp_env.get_model()`, which may wrap it: lint heldout10)."""
+    if not isinstance(origin, ast.Call) or is_ddp_wrapper(file, origin):
+        return False
+    call = origin
+    while type(call.func) is ast.Attribute and call.func.attr in ("to", "cuda") and type(call.func.value) is ast.Call:
+        call = call.func.value
+    if is_ddp_wrapper(file, call):
+        return False
+    return type(call.func) is ast.Name or file.qualname(call.func) is not None
+
+
+def _an_optimizer(file: FileModel, func: ast.expr) -> bool:
+    """`opt.step` where `opt` is built by an optimizer's constructor (`opt = optim.Adam(...)`: lint heldout9 u038)."""
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Name:
+        return False
+    return any(type(o) is ast.Call and _optimizer(file, o) for o in file.origins(func.value))
+
+
+def _optimizer(file: FileModel, call: ast.Call) -> bool:
+    qualname = file.qualname(call.func) or ""
+    return (qualname.startswith("torch.optim.") and ".lr_scheduler." not in qualname) \
+        or terminal_name(call.func) in OPTIMIZERS
+
+
+def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], trained: set[str]) -> Iterator[Hit]:
+    """Beside a model the file wraps in DDP, another whose parameters an optimizer is given and
+    that is never wrapped, nor built from a wrapper, nor handed to a call that may sync it: its
+    gradients stay each rank's own (lint heldout9 u038: a NeRF trainer's proposal network beside
+    its DDP-wrapped main network; heldout15 u026: a light-enhancement net trained beside the DDP
+    segmentation model, and a discriminator whose DDP line wraps the other one a second time)."""
+    wrapped: set[str] = set()
+    attributes: set[str] = set()  # `trainer.model = DDP(trainer.model)` wraps what a method reads as `self.model`
+    for call in wrappers:
+        module = keyword(call, "module", 0)
+        if module is None:
+            return  # (`DDP(*args)`: what it wraps is not in view)
+        wrapped |= {ast.unparse(n) for n in ast.walk(module) if isinstance(n, (ast.Name, ast.Attribute))}
+        attributes |= {n.attr for n in ast.walk(module) if type(n) is ast.Attribute}
+    said: set[str] = set()
+    for opt in file.calls:
+        if not _optimizer(file, opt):
+            continue
+        given = [*opt.args, *(k.value for k in opt.keywords)]
+        reached = given + [o for g in given if type(g) is ast.Name for o in file.origins(g) if isinstance(o, ast.AST)]
+        for part in reached:
+            for node in ast.walk(part):
+                if not (type(node) is ast.Call and type(node.func) is ast.Attribute
+                        and node.func.attr in ("parameters", "named_parameters")):
+                    continue
+                holder = node.func.value
+                text = ast.unparse(holder)
+                if type(holder) not in (ast.Name, ast.Attribute) or text in wrapped or text in said \
+                        or (type(holder) is ast.Attribute and holder.attr in attributes | {"module"}):
+                    continue
+                origins = file.origins(holder)
+                if not origins or any(not _built_here(file, o) for o in origins):
+                    continue  # a wrapper on some path, or a value not built in view (`self.env.get_model()`)
+                said.add(text)
+                built = origins[0] if len(origins) == 1 and isinstance(origins[0], ast.AST) else node
+                other = ast.unparse(keyword(wrappers[0], "module", 0) or wrappers[0])[:40]
+                yield Hit(built, message=f"{text} is trained (its parameters go to the optimizer on line "
+                          f"{opt.lineno}) in a process group, but unlike `{other}` (DistributedDataParallel, line "
+                          f"{wrappers[0].lineno}) it is never wrapped, and nothing here all-reduces its gradients: "
+                          "every rank steps its own copy, and the replicas drift apart",
+                          fix=f"{text} = DistributedDataParallel({text}, device_ids=[local_rank])")

@@ -59,6 +59,12 @@ class RankFromLocalRank(Rule):
     flagged, saying what happens: the job cannot span nodes, and a second node's processes
     form a group of their own (heldout7: an issue's `init_dist_pytorch`).
 
+    But where the rank is the index mp.spawn gives its worker and the world size handed to it is
+    a product of the spawn's `nprocs` and another count (`world_size = args.nodes *
+    args.gpus_per_node`, `nprocs=args.gpus_per_node`), the world is wider than one spawn and
+    nothing adds the node's rank: flagged at the call, naming both (lint heldout15 u034, a course
+    assignment; heldout12 u007, a trainer whose `--node_rank` is never read).
+
     Nor a function only `Process(target=main, kwargs={...})` calls of this file start, where
     what they hand it makes the group one machine's: a literal world size of at most 8, or an
     `init_method` on the loopback, followed through its parameters and its `**kwargs`
@@ -134,6 +140,13 @@ class RankFromLocalRank(Rule):
             if _rewritten(file, call, value):
                 continue
             kind, how = rank_kind(file, value)
+            wider = _spawn_index_in_wider_world(file, call, value) if not kind else None
+            if wider is not None:
+                yield Hit(call, message=f"init_process_group's rank is mp.spawn's index (0..{wider[0]}-1 on each "
+                          f"node) while its world size is `{wider[1]}`: with more than one node every node's "
+                          "processes claim the same ranks (nothing adds the node's rank) and the rendezvous "
+                          "cannot complete", fix="rank = node_rank * nprocs_per_node + index  # the global rank")
+                continue
             if kind == "local":
                 # One cause: the group's rank is the local index, so dist.get_rank() is too, and every use of
                 # it as the rank (a sampler's rank, a read of a reduce's dst) follows; local-rank-as-global-rank
@@ -162,6 +175,48 @@ class RankFromLocalRank(Rule):
         if size is not None and 0 < size <= ONE_NODE_GPUS:
             return True
         return is_gpu_count(file, world_size)
+
+
+def _spawn_index_in_wider_world(file: FileModel, call: ast.Call, value: ast.expr) -> tuple[str, str] | None:
+    """(the spawn's nprocs, the world size) where the group's rank is the index mp.spawn gives its
+    worker (or a literal, the run without a launcher) and its world size is a product of that
+    `nprocs` and another count (`world_size = args.nodes * args.gpus_per_node` with
+    `nprocs=args.gpus_per_node`): the world spans more processes than one spawn starts, and nothing
+    adds the node's rank (lint heldout15 u034, a course assignment; heldout12 u007, a video trainer
+    with `--nnodes` and a `--node_rank` it never reads)."""
+    ranks = file.origins(value)
+    index = [o for o in ranks if type(o) is Param and isinstance(o.function, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and o.function.args.args and o.function.args.args[0].arg == o.name and file.spawned(o.function)]
+    if not index or any(o not in index and type(o) is not ast.Constant for o in ranks):
+        return None
+    func = index[0].function
+    assert isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+    params = [a.arg for a in func.args.args]
+    size = keyword(call, "world_size", 3)
+    for ref in file.references.get(func, []):
+        spawn = file.parent.get(ref)
+        if type(spawn) is not ast.Call or not file.is_spawn(spawn):
+            continue
+        nprocs, given = keyword(spawn, "nprocs", 2), keyword(spawn, "args", 1)
+        if nprocs is None or type(given) is not ast.Tuple:
+            continue
+        counts = {ast.unparse(nprocs)} | {ast.unparse(o) for o in file.origins(nprocs) if isinstance(o, ast.AST)}
+        # the world size, followed into the spawn's args (the index comes first)
+        values: list[object] = []
+        for origin in file.origins(size):
+            if type(origin) is Param and origin.function is func and origin.name in params \
+                    and 0 < params.index(origin.name) <= len(given.elts):
+                values += file.origins(given.elts[params.index(origin.name) - 1])
+            else:
+                values.append(origin)
+        for product in values:
+            if type(product) is ast.BinOp and type(product.op) is ast.Mult:
+                sides = [ast.unparse(product.left), ast.unparse(product.right)]
+                for i, side in enumerate(sides):
+                    other = product.right if i == 0 else product.left
+                    if side in counts and constant(other, int) != 1:
+                        return ast.unparse(nprocs), ast.unparse(product)
+    return None
 
 
 def _rewritten(file: FileModel, call: ast.Call, value: ast.expr) -> bool:

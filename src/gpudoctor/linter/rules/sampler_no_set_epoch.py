@@ -54,6 +54,11 @@ class SamplerNoSetEpoch(Rule):
     file only ever sets False (`args.distributed = False`: lint heldout11, a fork that turned
     DDP off), nor one built under `if args.distribution:` where the file sets that attribute only
     to False (lint heldout12: an unfinished distributed path, its set_epoch line commented out).
+    A loop over the loader directly inside a `while` (`while global_step < max_steps: for batch in
+    loader:`) reads it again at each pass, as an epoch loop does, unless the `while` ends in a
+    `break`; and `iter(loader)` rebuilt inside a step loop (`except StopIteration: data =
+    iter(loader)`, read with `next(data)`) restarts it as an endless iterator does (lint
+    heldout15: an FSDP language-model trainer, a meta-learning trainer).
     """
 
     id = "sampler-no-set-epoch"
@@ -162,9 +167,11 @@ class SamplerNoSetEpoch(Rule):
              f"per epoch (line {call.lineno}), which {self._whence(file, call)} and was not followed, and nothing "
              "here calls set_epoch() on the sampler: unless that function does, every epoch sees the same order")
             for sampler, call in handed.items()]
-        found += [(sampler, call, f"a loader over this DistributedSampler is read through an endless iterator "
-                   f"(`{source(call)}`, line {call.lineno}): each pass restarts the loader, and without set_epoch() "
-                   "every pass sees the same order") for sampler, call in endless.items()]
+        found += [(sampler, call, (f"a loader over this DistributedSampler is read through an endless iterator "
+                   f"(`{source(call)}`, line {call.lineno})" if terminal_name(call.func) != "iter" else
+                   f"a loader over this DistributedSampler is restarted inside the step loop (`{source(call)}`, line "
+                   f"{call.lineno})") + ": each pass restarts the loader, and without set_epoch() every pass sees the "
+                   "same order") for sampler, call in endless.items()]
         found += [(sampler, loop, f"DistributedSampler is iterated every epoch (line {loop.lineno}) but set_epoch() "
                    "is never called on it: every epoch sees the same order") for sampler, (loop, _) in iterated.items()]
         for sampler, where, message in found:
@@ -212,8 +219,12 @@ class SamplerNoSetEpoch(Rule):
                 if type(c.func) is ast.Name and c.func.id == "next" and c.args}
         for call in file.calls:
             name = terminal_name(call.func).lower()
+            # `data = iter(loader)` again inside the step loop (`except StopIteration:`): the loader restarts on
+            # each pass (lint heldout15 u025: a meta-learning trainer's `next(data)` per step)
+            rebuilt = type(call.func) is ast.Name and call.func.id == "iter" and any(
+                True for _ in file.enclosing_loops(call))
             if not call.args or not (set(name.split("_")) & ENDLESS or name.startswith(("infinite", "endless"))
-                                     or _yields_forever(file, call)):
+                                     or rebuilt or _yields_forever(file, call)):
                 continue
             loaders = [o for o in file.origins(call.args[0]) if isinstance(o, ast.Call) and is_loader(file, o)]
             if not any(sampler in samplers_of(file, loader) for loader in loaders):
@@ -243,8 +254,14 @@ class SamplerNoSetEpoch(Rule):
 
     def _per_epoch(self, file: FileModel, node: ast.AST, seen: set) -> bool:
         """`node` runs once per epoch: inside an epoch loop, or in a function an
-        epoch loop calls (through any chain of same-file calls)."""
-        if any(self._is_epoch_loop(loop) for loop in file.enclosing_loops(node)):
+        epoch loop calls (through any chain of same-file calls). A loop over the loader
+        directly inside a `while` (`while global_step < max_steps: for batch in loader:`)
+        reads the loader again at each pass: each pass is an epoch (lint heldout15 u030)."""
+        loops = list(file.enclosing_loops(node))
+        if any(self._is_epoch_loop(loop) for loop in loops):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor)) and loops and isinstance(loops[0], ast.While) \
+                and not _runs_once_while(loops[0]):
             return True
         func = file.function(node)
         if func is None or func in seen:
@@ -286,6 +303,11 @@ class SamplerNoSetEpoch(Rule):
         if type(iterated) in (ast.Name, ast.Attribute):  # `for batch in self.train_data`
             return source(iterated) + ".sampler"
         return "loader.sampler"
+
+
+def _runs_once_while(loop: ast.While) -> bool:
+    """A `while` whose body ends in `break` (or returns) on every pass: one pass, one order."""
+    return bool(loop.body) and type(loop.body[-1]) in (ast.Break, ast.Return, ast.Raise)
 
 
 def _runs_once(iterable: ast.expr) -> bool:

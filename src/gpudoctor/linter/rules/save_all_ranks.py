@@ -7,9 +7,9 @@ import re
 
 from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent, is_distributed_program
 from gpudoctor.linter.arms import arms, ruled_out
-from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.model import Element, FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
-from gpudoctor.linter.ranks import is_rank_condition, same_everywhere
+from gpudoctor.linter.ranks import is_rank_condition, is_rank_value, same_everywhere
 from gpudoctor.linter.rule import Hit, Rule
 
 # A switch that says the run is distributed (`if args.distributed:`, `if dist.is_initialized():`,
@@ -70,6 +70,19 @@ class SaveAllRanks(Rule):
     test the file's constants make false, or under a strict comparison an `if` of the
     same test just above made false (`if loss < best: best = loss`, then `if loss <
     best: torch.save(...)`; lint heldout13, a save its reader found unreachable).
+
+    A loop's counter is no rank flag: `if batch and (batch + 1) % val_interval == 0:` with `batch`
+    the index `enumerate` yields (or an element of `range`) is the same on every rank (lint
+    heldout15: a compression trainer's current and best checkpoints). A save in the `else` of
+    a test that holds on rank 0 only (`if is_distributed and local_rank == 0: torch.save(...)
+    else: torch.save(...)`) runs on every other rank, and is flagged there (lint heldout15: a
+    meta-learning trainer saving one path in both arms). And a save helper of the project's own
+    modules (`from utils import save_checkpoint`), given a state dict on every rank
+    (`save_checkpoint({'state_dict': model.state_dict(), ...}, is_best, path)`), is flagged at its
+    call, saying that its body is not in view (lint heldout15: CLTR's train_distributed.py and
+    two derivatives); not a helper whose name says one process saves (`save_on_master`), a
+    method of an object (DeepSpeed's `engine.save_checkpoint(dir)` must run on every rank), nor
+    a library's (mmcv's, detectron2's).
     """
 
     id = "save-all-ranks"
@@ -148,22 +161,35 @@ class SaveAllRanks(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
-        if not saves or not (is_distributed_program(file) or self._lightning_ddp(file)):
+        imported = {id(c): module for c, module in _imported_savers(file)}
+        if not (saves or imported) or not (is_distributed_program(file) or self._lightning_ddp(file)):
             return
         said: set[int] = set()
-        for call in saves:
+        candidates = saves + [c for c in file.calls if id(c) in imported]
+        for call in sorted(candidates, key=lambda c: (c.lineno, c.col_offset)):
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
-            if any(self._per_rank(file, arg) for arg in call.args[1:] + [kw.value for kw in call.keywords]):
+            given = call.args[1:] if id(call) not in imported else call.args
+            if any(self._per_rank(file, arg) for arg in given + [kw.value for kw in call.keywords]):
                 continue
-            if file.rank_guarded(call) or in_spawning_parent(file, call):
+            # the `else` of `if rank == 0:` runs on every other rank (lint heldout15 u025: `if is_distributed
+            # and local_rank == 0: torch.save(...) else: torch.save(...)`, the same path in both arms)
+            other = _other_ranks_arm(file, call)
+            tests = [t for t in file.conditions(call) if other is None or t is not other.test]
+            if (other is None and file.rank_guarded(call)) or in_spawning_parent(file, call):
                 continue  # (the parent of mp.spawn saves once: dev7 u011)
+            if other is not None and (any(file.is_rank_test(t) for t in tests) or _called_on_one_rank(file, call)):
+                continue
             if ruled_out(file, call):
                 continue  # never runs: a test the file's constants, or the `if` just above, make false
             if _single_process_arm(file, call):
                 continue  # the `else` of `if args.distributed:`: one process (lint heldout11 u029)
-            tests = list(file.conditions(call))
             if any(is_rank_condition(file, test) or self._made_on_some_ranks(file, test) for test in tests):
                 continue  # a helper of this file computed from the rank, or an object only some ranks made
+            if id(call) in imported or other is not None:
+                if not any(self._unresolved_flag(file, test) for test in tests) and id(call) not in said:
+                    said.add(id(call))
+                    yield Hit(call, message=_other_message(file, call, other, imported.get(id(call))))
+                continue
             helper = self._imported_test(file, tests)
             if helper:  # `if is_first():` with the helper from another module: the project says what it computes
                 yield Hit(call, query=Query("not-rank-guard", helper))
@@ -274,7 +300,7 @@ class SaveAllRanks(Rule):
             return False
         if type(test) is ast.Name:
             origins = file.origins(test)
-            return not (origins and all(type(o) is ast.Constant for o in origins))
+            return not (origins and all(type(o) is ast.Constant or _counter(o) for o in origins))
         if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id in ("args", "opt", "FLAGS"):
             return not SaveAllRanks._option(file, test.attr) or any(
                 type(n) is ast.Attribute and n.attr == test.attr and type(n.ctx) is ast.Store
@@ -306,6 +332,103 @@ class SaveAllRanks(Rule):
                 if base and base.lstrip(".").split(".", 1)[0] not in LIBRARIES and file.lookup(node) is None:
                     return base
         return ""
+
+
+# A helper whose name says it saves on one process only (`save_on_master`, `save_main_process`).
+ONE_PROCESS_NAME = re.compile(r"master|main|rank|zero|primary|first|leader|chief", re.IGNORECASE)
+# Libraries whose save helpers are not the project's (and may have to run on every rank: DeepSpeed's).
+LIBRARY_SAVERS = {"mmcv", "mmengine", "mmdet", "mmseg", "detectron2", "deepspeed", "fairseq", "apex", "ignite",
+                  "colossalai", "megatron", "lightning_fabric", "horovod", "fairscale", "ray", "tensorflow", "keras",
+                  "paddle", "jax", "flax", "safetensors", "huggingface_hub", "peft", "diffusers", "sklearn",
+                  "joblib", "onnx", "torch_xla", "nni", "optuna"}
+
+
+def _imported_savers(file: FileModel) -> list[tuple[ast.Call, str]]:
+    """Calls of a save helper of the project's own modules (`from utils import save_checkpoint`,
+    `utils.save_checkpoint(...)` with `import util.misc as utils`) given a state dict
+    (`save_checkpoint({"state_dict": model.state_dict(), ...}, is_best, path)`), with the module
+    it comes from. Not a helper whose name says one process saves (`save_on_master`), nor a
+    method of an object (DeepSpeed's `engine.save_checkpoint(dir)` must run on every rank),
+    nor a library's (lint heldout15: CLTR's train_distributed.py and two derivatives)."""
+    out: list[tuple[ast.Call, str]] = []
+    for call in file.calls:
+        name = terminal_name(call.func)
+        if not name.lower().startswith("save") or ONE_PROCESS_NAME.search(name):
+            continue
+        if file.local_function(call) is not None or file.callees(call):
+            continue
+        if type(call.func) is ast.Name:
+            module = file.imports.get(name) or file.relative_imports.get(name) or ""
+        elif type(call.func) is ast.Attribute and type(call.func.value) is ast.Name:
+            root = call.func.value
+            module = file.imports.get(root.id) or file.relative_imports.get(root.id) or ""
+        else:
+            continue
+        top = module.lstrip(".").split(".", 1)[0]
+        if not module or (not module.startswith(".") and (top in LIBRARIES or top in LIBRARY_SAVERS)) \
+                or module.startswith("torch"):
+            continue
+        if any(_state_dict_in(file, arg) for arg in call.args + [kw.value for kw in call.keywords]):
+            out.append((call, module.rsplit(".", 1)[0] if type(call.func) is ast.Name else module))
+    return out
+
+
+def _state_dict_in(file: FileModel, expr: ast.expr) -> bool:
+    """`expr` holds a module's `state_dict()`: written in it, or in the dict a name of it was given."""
+    values = [expr] + ([o for o in file.origins(expr) if isinstance(o, ast.AST)] if type(expr) is ast.Name else [])
+    return any(type(n) is ast.Call and terminal_name(n.func) == "state_dict" for v in values for n in ast.walk(v))
+
+
+def _counter(origin: object) -> bool:
+    """A loop's counter: the index `enumerate` yields, an element of `range(...)`: the same at each step of
+    every rank, never a rank flag (lint heldout15 u016: `if batch and (batch + 1) % val_interval == 0:`)."""
+    if not isinstance(origin, Element) or type(origin.iterable) is not ast.Call:
+        return False
+    name = terminal_name(origin.iterable.func)
+    return (name == "enumerate" and origin.path[:1] == (0,)) or (name == "range" and not origin.path)
+
+
+def _other_ranks_arm(file: FileModel, call: ast.AST) -> ast.If | None:
+    """The `if` whose `else` holds `call`, where its test holds on rank 0 only (`if rank == 0:`, `if
+    is_distributed and local_rank == 0:`): the `else` runs on every other rank."""
+    scope = file.function(call)
+    for branch, arm in arms(file, call):
+        if file.function(branch) is not scope:
+            break
+        if type(branch) is not ast.If or not file.is_rank_test(branch.test):
+            continue
+        if arm == "orelse" and _rank_zero(file, branch.test):
+            return branch
+        return None  # the innermost rank test decides
+    return None
+
+
+def _rank_zero(file: FileModel, test: ast.expr) -> bool:
+    """`rank == 0`, alone or joined by `and` to other tests."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        return any(_rank_zero(file, v) for v in test.values)
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
+        return False
+    left, right = test.left, test.comparators[0]
+    return (constant(right) == 0 and is_rank_value(file, left)) or (constant(left) == 0 and is_rank_value(file, right))
+
+
+def _called_on_one_rank(file: FileModel, call: ast.AST) -> bool:
+    """The function around `call` is called, in this file, only under rank tests."""
+    func = file.function(call)
+    sites = file.entry_sites(func) if func is not None else []
+    return bool(sites) and all(file.rank_guarded(site) for site in sites)
+
+
+def _other_message(file: FileModel, call: ast.Call, other: ast.If | None, module: str | None) -> str:
+    if other is not None:
+        both = any(type(n) is ast.Call and file.qualname(n.func) == "torch.save"
+                   for s in other.body for n in ast.walk(s))
+        return (f"torch.save in the else of `if {ast.unparse(other.test)[:60]}:` (line {other.lineno}) runs on every "
+                "other rank" + (", and the if's body saves too" if both else "")
+                + ": all processes write the same file")
+    return (f"{terminal_name(call.func)}() of `{module}` is given a state_dict on every rank: if it writes the file "
+            "(its body is not in this file), all processes write the same one")
 
 
 def _single_process_arm(file: FileModel, call: ast.AST, _seen: set[ast.AST] | None = None) -> bool:

@@ -31,6 +31,10 @@ def wrapper_kind(file: FileModel, node: object, depth: int = 0) -> str:
         return kind
     if file.is_call_to(node, "DistributedDataParallel", ("apex",)):
         return "apex DistributedDataParallel"
+    for mm in ("MMDistributedDataParallel", "MMDataParallel"):
+        # mmcv's subclasses of torch's wrappers (lint heldout15 u049): the model on `.module` too
+        if file.is_call_to(node, mm, ("mmcv", "mmengine")):
+            return mm
     given = passed_through(file, node)
     if depth < 3 and given is not None:
         origins = [o for o in file.origins(given) if o is not node]
@@ -97,7 +101,11 @@ class SaveDdpWrapper(Rule):
     returns does not count as a path where the model stays plain. A save helper
     the file does not define (`utils.save_checkpoint({...}, is_best)`,
     `save_on_master(net.state_dict(), path)`) is read as a save of the state dict
-    it is given.
+    it is given. A checkpoint dict filled key by key above the save, in its function
+    (`self.save_dict["state_dict"] = self.model.state_dict()`, then `torch.save(self.save_dict,
+    path)`), is read as one built whole, and said at the state dict (lint heldout15, a hand-pose
+    trainer). mmcv's `MMDistributedDataParallel` and `MMDataParallel` hold the model on `.module`
+    too (lint heldout15, an mmcv distillation trainer).
 
     The whole wrapper object pickled (`torch.save(ddp_model, path)`) is flagged for DDP: its
     unpickling rebuilds the reducer on the default process group, so the file loads only in a
@@ -352,8 +360,13 @@ class SaveDdpWrapper(Rule):
                 # `save_checkpoint({"state_dict": model.state_dict(), ...}, is_best)`: lint dev7 u003, u023),
                 # naming the helper's save there: it is every caller's
                 # (a state dict saved by its name, `ckp = model.state_dict(); torch.save(ckp, p)`: at the save)
+                if call in helpers and message.startswith("torch.save of "):
+                    message = f"{terminal_name(call.func)}() is given " + message[len("torch.save of "):]
                 direct = type(obj) is ast.Name and saved in file.origins(obj)
-                at = call if saved is not obj and (direct or self._inside(saved, call)) else saved
+                # (a helper's call: at the state dict it is given, as the docstring says; lint heldout15 u017,
+                # u047, u048: `save_checkpoint({... 'state_dict': model.state_dict(), ...}, ...)` spread over lines)
+                at = call if saved is not obj and call not in helpers and (direct or self._inside(saved, call)) \
+                    else saved
                 if at is saved and saved is not obj and file.function(saved) is not file.function(call):
                     message += f" (saved by the torch.save on line {call.lineno})"
                 yield call, Hit(at, message=message, fix=fix)
@@ -619,6 +632,18 @@ class SaveDdpWrapper(Rule):
             elif (type(obj) is ast.Name and len(origins) == 1 and type(origin) is ast.Call
                   and type(origin.func) is ast.Attribute and origin.func.attr == "state_dict" and not origin.args):
                 out.append(origin)
+        # a checkpoint dict filled key by key above the save, in its function (`self.save_dict["state_dict"] =
+        # self.model.state_dict()`, then `torch.save(self.save_dict, save_file)`: lint heldout15 u040); not in
+        # the `except` of a `try` that unwraps first (`try: d['model'] = net.module.state_dict() except:
+        # d['model'] = net.state_dict()`: lint heldout13 u031)
+        if isinstance(obj, (ast.Name, ast.Attribute)):
+            spelled, scope = ast.unparse(obj), file.function(obj)
+            for node in ast.walk(scope or file.tree):
+                if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Subscript \
+                        and ast.unparse(node.targets[0].value) == spelled and node.lineno < obj.lineno \
+                        and file.function(node) is scope \
+                        and not any(type(up) is ast.ExceptHandler for up in file.ancestors(node)):
+                    out.append(node.value)
         return out
 
     @staticmethod
