@@ -74,7 +74,7 @@ class TestEarlierRun:
         report = api.diagnose(FIRST_RUN + SECOND_RUN + LAST_RUN_ENDS)
         assert not [f for f in report.findings if f.severity is Severity.ERROR]
         answer = next(f for f in report.findings if f.id == "log-inconclusive")
-        assert answer.evidence["started again"].startswith("line 16:")
+        assert answer.evidence["started again"].startswith("line 16,")
         assert answer.evidence["ended"].startswith("line 25:")
         earlier = next(f for f in report.findings if f.id == "python-exception")
         assert earlier.severity is Severity.INFO and earlier.evidence["earlier_run"]["started_again_at"] == 16

@@ -229,6 +229,7 @@ class Openings(WholeLines):
     def __init__(self) -> None:
         super().__init__()
         self.needles: dict[bytes, list[int]] = {}  # an opening's literal -> the lines it stands on (its own first)
+        self.texts: dict[bytes, str] = {}  # an opening's literal -> its whole line, as it first stood
         self.dropped: set[bytes] = set()  # openings printed over and over: no run's start
         self.scanned = 0  # lines of the input looked at for openings
 
@@ -244,6 +245,7 @@ class Openings(WholeLines):
                 needle = max(DIGITS.split(line.strip()), key=len)
                 if len(needle) >= OPENING_MIN and needle not in self.needles and needle not in self.dropped:
                     self.needles[needle] = []
+                    self.texts[needle] = line.decode("utf-8", "replace").strip()[:200]
             at = stop + 1
         found: list[tuple[int, bytes]] = []
         for needle in list(self.needles):
@@ -276,5 +278,5 @@ class Openings(WholeLines):
                 continue
             again = next((n for n in seen if n > last), None)
             if again is not None and (best is None or again < best[0]):
-                best = (again, needle.decode("utf-8", "replace").strip()[:200])
+                best = (again, self.texts[needle])
         return best
