@@ -90,6 +90,19 @@ class TestEarlierRun:
         assert found and found[0] != "cuda-oom"
         assert api.diagnose(DS_BANNER + OOM + DS_BANNER + SECOND_RUN.removeprefix(DS_BANNER)).data["root_cause"]["line"] > 10
 
+    def test_sibling_another_ranks_traceback_is_no_restart(self):
+        # every rank prints the same lines: rank 1's frame after rank 0's failure is no new run (heldout4's
+        # https://github.com/karpathy/nanoGPT/issues/545)
+        text = ("using fused AdamW: True\ncompiling the model... (takes a ~minute)\n" * 2
+                + '[rank0]: Traceback (most recent call last):\n[rank0]:   File "/home/zoe/nanoGPT/train.py", line 253, in <module>\n'
+                "[rank0]: AttributeError: module 'wandb' has no attribute 'init'\n"
+                '[rank1]: Traceback (most recent call last):\n[rank1]:   File "/home/zoe/nanoGPT/train.py", line 306, in <module>\n'
+                "[rank1]: torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                "[rank1]: RuntimeError: Triton Error [CUDA]: invalid device context\n")
+        report = api.diagnose(text)
+        assert [f for f in report.findings if f.severity is Severity.ERROR]
+        assert not [f for f in report.findings if "earlier_run" in f.evidence]
+
     def test_sibling_a_line_the_run_repeats_is_no_restart(self):
         # a line printed at every evaluation stands again after the failure: the same run went on, not a new one
         assert "cuda-oom" in errors(COCO_SETUP * 3 + OOM + COCO_SETUP + "Training complete\n")

@@ -219,7 +219,10 @@ OPENING_LINES = 20
 OPENING_SCAN = 400  # lines of the input read for them, at most
 OPENING_MIN = 16  # characters of a line's longest stretch without digits: shorter ones say too little to be one program's
 OPENING_REPEATS = 16
-NOT_OPENING = re.compile(rb"error|exception|interrupt|traceback|fail|fatal|killed|abort|^\s|^File \"", re.IGNORECASE)
+# (a traceback's frames and the source lines they quote; a rank's own line: every rank prints the same opening, one
+# before another's failure and one after it, heldout4's karpathy/nanoGPT#545)
+NOT_OPENING = re.compile(rb"error|exception|interrupt|traceback|fail|fatal|killed|abort|File \"|^\s|^\[?(?:rank|default)?\d+\]?:",
+                         re.IGNORECASE)
 DIGITS = re.compile(rb"\d+")
 
 

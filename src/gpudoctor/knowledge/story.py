@@ -677,6 +677,7 @@ class Diagnosis:
             return None
         decided = self.ended_line > restart[0] or any(
             other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and other.first.line > restart[0] and not other.first.source
+            and self.explained_by(other) is not seen  # (not what the failure itself caused)
             for other in self.seen.values())
         return restart if decided else None
 
