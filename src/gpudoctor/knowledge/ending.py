@@ -23,8 +23,21 @@ ENDED = re.compile(
     # torch elastic's lower-case record; a Go struct's "ExitCode:0" (Volcano's job request, every
     # line of a controller's log) is no end
     r"|(?-i:exitcode)\s*:\s*0\b"
-    r"|\btraining (?:is |was )?(?:complete|completed|finished|done)\b"
-    r"|\bfinished training\b"
+    # the whole job's own words: its training, a hyper-parameter search (Optuna's "OPTIMIZATION COMPLETE"), a
+    # fine-tuning ("Completed training with lowest loss: ... reached at EPOCH: 229", dev7w:
+    # https://github.com/AlessandroCesaTs/Street_View_Generator/blob/aba9dad20f9f9e4afc3069f7495428723fb3a176/train.out; Optuna's:
+    # https://github.com/YahavFrei/ViT-vs-CNN-medical-imaging/blob/486b4989ae9e2bc68288524086b47500c22e9386/logs/nohup.out)
+    r"|\b(?:training|optimi[sz]ation|fine-?tuning) (?:is |was )?(?:complete|completed|finished|done)\b"
+    r"|\b(?:finished|completed) training\b"
+    # a server's clean shutdown, in uvicorn's words (vLLM's and FastAPI's server): it was stopped, and stopped cleanly
+    # ("INFO:     Application shutdown complete.", dev7w:
+    # https://github.com/ColorDavid/ARPO/blob/26f964e23098c2c4b5aed83abe390b223773ef55/logs/nohup.out); one that fails to start says
+    # "Application startup failed. Exiting." instead
+    r"|\bApplication shutdown complete\b"
+    # Horovod's synthetic benchmark's last line ("Total img/sec on 2 GPU(s): 817.6 +-158.8", dev7w:
+    # https://github.com/BFTrainer/BFTrainer/blob/c18e382e6608228c2384e14e9bc8740b4b698f36/stdout.txt), as nccl-tests' average bus
+    # bandwidth below
+    r"|\bTotal img/sec on \d+ \w+\(s\)"
     r"|`?Trainer\.fit`? stopped"
     r"|['\"]train_runtime['\"]"
     r"|\ball (?:\d+ )?tests? passed\b"
@@ -131,6 +144,7 @@ class Tail:
     def __init__(self) -> None:
         self.data = b""
         self.tool = ""  # the first line of a GPU tool's output seen anywhere in the input
+        self.newlines = 0  # in the whole stream: the line an end stands at is counted back from it
 
     def feed(self, chunk: bytes) -> None:
         if not self.tool and chunk and any(word in chunk for word in may_hold(chunk, TOOL_WORDS)):
@@ -138,6 +152,7 @@ class Tail:
             if m:
                 self.tool = m.group(0).strip()
         self.data = (self.data + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]
+        self.newlines += chunk.count(b"\n")
 
     def tee(self, other):
         def both(chunk: bytes) -> None:
@@ -149,24 +164,29 @@ class Tail:
     def ended(self) -> str:
         """The line that shows the run ended well ('' when none does). A GPU tool's
         output (self.tool) is whole, but it is no run's end: it shows the GPUs, not the job."""
+        return self.end()[0]
+
+    def end(self) -> tuple[str, int]:
+        """(the line that shows the run ended well, its line number, 1-based as the scanner counts lines), or ('', 0)."""
         m = None
         for m in ENDED.finditer(self.data.decode("utf-8", "replace")):
             pass
         if m is None:
-            return ""
+            return "", 0
         text = self.data.decode("utf-8", "replace")
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
         end = end if end >= 0 else len(text)
         after = text[end:]
         if GOING_ON.search(after) or still_counting(after) or TEST_STARTED.search(after) or ran_after(after) or looping(after):
-            return ""
+            return "", 0
         line = text[start:end]
         if BARE_END.match(line) and sum(1 for rest in after.splitlines() if rest.strip()) >= BARE_END_LAST:
-            return ""
+            return "", 0
         if PERIODIC_SAVE.search(line) or SPOKEN_AFTER_END.search(text, m.end(), end) or WAITING_AFTER_END.search(text, m.end(), end):
-            return ""  # a save during the run, a person's sentence about a run, an agent still waiting: none is the run's end
-        return line.strip()[:200]
+            return "", 0  # a save during the run, a person's sentence about a run, an agent still waiting: none is the run's end
+        # counted back from the stream's newlines: `after` starts with the end's own newline, if it has one
+        return line.strip()[:200], self.newlines + 1 - after.count("\n")
 
 
 def still_counting(text: str) -> bool:

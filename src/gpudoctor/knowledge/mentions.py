@@ -55,7 +55,13 @@ NOT_A_REPORT = re.compile(
     # a line a logger wrote at INFO or DEBUG level ("NCCL INFO NET/Plugin: ... No such file or directory")
     r"|(?-i:\b(?:INFO|DEBUG)\b)"
     # an error the program says it went on from (slurmstepd's "couldn't chdir to ...: going to /tmp instead")
-    r"|\b(?:instead|falling back|falls? back|will retry|retrying|ignoring|skipping)\b",
+    r"|\b(?:instead|falling back|falls? back|will retry|retrying|ignoring|skipping)\b"
+    # an error foretold, not reported: what would happen if the run went on that way (transformers' tokenizer: "Token indices
+    # sequence length is longer than the specified maximum sequence length for this model (278528 > 131072). Running this
+    # sequence through the model will result in indexing errors", dev7w:
+    # https://github.com/ColorDavid/ARPO/blob/26f964e23098c2c4b5aed83abe390b223773ef55/logs/nohup.out); the run's own report
+    # of the error, when it came, is its own line
+    r"|\b(?:will|would|may|might|could|can) (?:\w+ )?(?:result in|lead to|cause)\b",
     re.IGNORECASE,
 )
 # A line that says only that something ended, not what failed: a launcher's or a job runner's report

@@ -93,19 +93,17 @@ class Command:
         return difflib.SequenceMatcher(None, " ".join(mine)[:300], " ".join(theirs)[:300]).ratio() >= SAME_LINE
 
 
-class Prompts:
-    """The commands typed at a prompt in a stream, fed block by block (`feed`), with line numbers as
-    the scanner counts them (1-based, over the same normalised text)."""
+class WholeLines:
+    """A stream read by whole lines as its blocks go by (`feed`, or `tee` around a reader's callback), with line numbers
+    as the scanner counts them (1-based, over the same normalised text); `read` is what a reader does with them."""
 
     def __init__(self) -> None:
-        self.commands: list[Command] = []
         self.lines = 0  # newlines seen before the current block
         self.partial = b""  # the unfinished last line of the previous block
-        self.working: list[tuple[int, str]] = []  # sentences that say the output after them is a working setup's (WORKING)
 
     def feed(self, chunk: bytes) -> None:
         """A block of the input: its whole lines are read in place (a block is megabytes: never copied); the
-        unfinished last line waits for the next block (its head only: a prompt and its command start a line)."""
+        unfinished last line waits for the next block (its head only: what the readers look for starts a line)."""
         begin = 0
         if self.partial:
             nl = chunk.find(b"\n")
@@ -119,6 +117,32 @@ class Prompts:
         if cut > begin:
             self.read(chunk, begin, cut)
         self.partial = chunk[max(cut, begin) :][:PARTIAL]
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        """The whole lines block[begin:end] (and self.lines counted past them)."""
+        self.lines += block.count(b"\n", begin, end)
+
+    def end(self) -> None:
+        """The input ended: its last line, if it had no newline, is read too."""
+        if self.partial:
+            chunk, self.partial = self.partial + b"\n", b""
+            self.feed(chunk)
+
+    def tee(self, other):
+        def both(chunk: bytes) -> None:
+            other(chunk)
+            self.feed(chunk)
+
+        return both
+
+
+class Prompts(WholeLines):
+    """The commands typed at a prompt in a stream, fed block by block (`feed`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commands: list[Command] = []
+        self.working: list[tuple[int, str]] = []  # sentences that say the output after them is a working setup's (WORKING)
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         """The whole lines block[begin:end]."""
@@ -165,23 +189,10 @@ class Prompts:
         """The first sentence after `line` that says the output after it is a working setup's, or None."""
         return next((w for w in self.working if w[0] > line), None)
 
-    def end(self) -> None:
-        """The input ended: its last line, if it had no newline, is read too."""
-        if self.partial:
-            chunk, self.partial = self.partial + b"\n", b""
-            self.feed(chunk)
-
     def keep(self, command: Command) -> None:
         if len(self.commands) >= KEPT:
             del self.commands[1]  # the first stays: the command a paste starts with
         self.commands.append(command)
-
-    def tee(self, other):
-        def both(chunk: bytes) -> None:
-            other(chunk)
-            self.feed(chunk)
-
-        return both
 
     def rerun_after(self, line: int) -> Optional[tuple[Command, Command]]:
         """(the command whose output holds `line`, the later command that runs it again), or None:
@@ -192,3 +203,83 @@ class Prompts:
         ran = before[-1]
         again = next((c for c in self.commands if c.line > line and c.runs_again(ran)), None)
         return (ran, again) if again is not None else None
+
+
+# A log that several runs were appended to (`nohup python train.py >> nohup.out` run again, issue 35's whole logs): a run
+# fails, and the program is started again in the same file. Its opening lines (a banner, the settings it prints, a
+# library's set-up notice) then stand again after the failure: the program started anew, and the failure before it is
+# an earlier run's (dev7w: "Setting ds_accelerator to cuda (auto detect)" and DeepSpeed's cache warning stand again after a
+# ValueError, then the run trains and ends,
+# https://github.com/LIU-Hao-2002/GRPO_project/blob/0983847ee400603cbf7402314a94e1caa816bb02/logs/nohup.out).
+# `Openings` keeps the input's first OPENING_LINES lines that say no failure, each by its longest stretch without
+# digits (a literal found with memchr in every block, never a regex over the whole input), and where each stands again.
+# A line a run prints over and over (a step's line, an evaluation's set-up) is no opening: past OPENING_REPEATS
+# occurrences it is dropped, and one seen more than once before a failure starts no new run after it (`restart_after`).
+OPENING_LINES = 20
+OPENING_SCAN = 400  # lines of the input read for them, at most
+OPENING_MIN = 16  # characters of a line's longest stretch without digits: shorter ones say too little to be one program's
+OPENING_REPEATS = 16
+# (a traceback's frames and the source lines they quote; a rank's own line: every rank prints the same opening, one
+# before another's failure and one after it, heldout4's karpathy/nanoGPT#545)
+NOT_OPENING = re.compile(rb"error|exception|interrupt|traceback|fail|fatal|killed|abort|File \"|^\s|^\[?(?:rank|default)?\d+\]?:",
+                         re.IGNORECASE)
+DIGITS = re.compile(rb"\d+")
+
+
+class Openings(WholeLines):
+    """The input's opening lines and the lines where they stand again, fed block by block (`feed`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.needles: dict[bytes, list[int]] = {}  # an opening's literal -> the lines it stands on (its own first)
+        self.texts: dict[bytes, str] = {}  # an opening's literal -> its whole line, as it first stood
+        self.dropped: set[bytes] = set()  # openings printed over and over: no run's start
+        self.scanned = 0  # lines of the input looked at for openings
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        """The whole lines block[begin:end]: openings taken from the input's first lines, then every opening found."""
+        at = begin
+        while self.scanned < OPENING_SCAN and len(self.needles) + len(self.dropped) < OPENING_LINES and at < end:
+            nl = block.find(b"\n", at, end)
+            stop = nl if nl != -1 else end
+            line = block[at:stop].rstrip(b"\r")
+            self.scanned += 1
+            if line.strip() and not line.startswith(b"#") and NOT_OPENING.search(line) is None:
+                needle = max(DIGITS.split(line.strip()), key=len)
+                if len(needle) >= OPENING_MIN and needle not in self.needles and needle not in self.dropped:
+                    self.needles[needle] = []
+                    self.texts[needle] = line.decode("utf-8", "replace").strip()[:200]
+            at = stop + 1
+        found: list[tuple[int, bytes]] = []
+        for needle in list(self.needles):
+            pos, n = block.find(needle, begin, end), 0
+            while pos != -1 and n <= OPENING_REPEATS:  # (past that it is dropped: a line the run repeats)
+                found.append((pos, needle))
+                n += 1
+                pos = block.find(needle, pos + len(needle), end)
+        counted, number = begin, self.lines + 1
+        for pos, needle in sorted(found):
+            if needle in self.dropped:
+                continue
+            number += block.count(b"\n", counted, pos)
+            counted = pos
+            seen = self.needles[needle]
+            if not seen or seen[-1] != number:
+                seen.append(number)
+            if len(seen) > OPENING_REPEATS:
+                del self.needles[needle]
+                self.dropped.add(needle)
+        self.lines += block.count(b"\n", begin, end)
+
+    def restart_after(self, first: int, last: int) -> Optional[tuple[int, str]]:
+        """(line, opening) of the first opening that stands again after line `last`, having stood before it (the start of
+        the run that failed) and at most once before line `first` (a program's start printed again, not a line its run
+        repeats), or None."""
+        best: Optional[tuple[int, str]] = None
+        for needle, seen in self.needles.items():
+            if sum(1 for n in seen if n < first) > 1 or not any(n < last for n in seen):
+                continue
+            again = next((n for n in seen if n > last), None)
+            if again is not None and (best is None or again < best[0]):
+                best = (again, self.texts[needle])
+        return best

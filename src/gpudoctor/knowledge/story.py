@@ -31,7 +31,7 @@ from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
-from gpudoctor.knowledge.reruns import Command, Prompts
+from gpudoctor.knowledge.reruns import Command, Openings, Prompts
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
@@ -58,11 +58,12 @@ RUNTIME_LOCATION = re.compile(r"^[\w./\\\-]+\.\w{1,4}:\d+: (?=\S)")
 MEMO = 20000  # texts remembered (then forgotten all at once): bounded memory on any log
 DIGIT_BYTES = b"0123456789"
 # Lines whose numbers can change what they mean ("exit code 0" / "exit code 1"): never skipped as repeats.
-# A line whose number after one of these words may change what it says ("exit code 0" told nothing, "exit code 1"
-# will): it is read again each time. Only a number right after the word counts: "Error with mp-1111434, confirm
-# existence", written 20,000 times by a data-preparation loop, says the same each time, and reading each (every
-# pattern on each line) made a 1 MB log take ten seconds.
-NUMBERS_MATTER = re.compile(r"(?:exit|code|status|errno|signal|error|world_size|worker_count|retr|attempt)\w*\W{0,5}[-+]?\d",
+NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_size", "worker_count", "retr", "attempt")
+# ... when a number stands by the word (at most one short word between: "exit status was 256", "error 2", "errno=28").
+# A program's line that holds the word with its numbers elsewhere (20,931 lines of "Error with mp-1184945, confirm
+# existence", dev7w: https://github.com/ajh011/chgcnn/blob/08da27d61b640187ee5f09f18a40a2e23dbfa7ef/logs/nohup.out) is read
+# once, then skipped as the repeat it is: read line by line, it took diagnose 43 s on that 1 MB log.
+NUMBER_BY_WORD = re.compile(r"(?:exit|code|status|errno|signal|error|world_size|worker_count|retr|attempt)\w*(?:\W{1,3}[a-z]{1,5})?\W{0,3}\d",
                             re.IGNORECASE)
 
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
@@ -248,6 +249,8 @@ class Diagnosis:
         self.launcher = ""  # the launcher the input shows (knowledge/launcher_only.py), set by the reader
         self.nccl_info = False  # the input shows NCCL's INFO lines, set by the reader
         self.prompts: Optional[Prompts] = None  # the commands typed at a shell prompt in the input (knowledge/reruns.py), set by the reader
+        self.openings: Optional[Openings] = None  # the input's opening lines and where they stand again (knowledge/reruns.py), set by the reader
+        self.ended_line = 0  # the line of `ended`, set by the reader
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either
         self.error_lines: list[tuple[int, str]] = []
@@ -261,9 +264,8 @@ class Diagnosis:
         self.default_rank: Optional[int] = None
         # signs of failure read from the log's shape (tracebacks, signals, exits), whatever the patterns know
         self.signs = Signs()
-        # raw lines, without their digits, that told nothing -> what each repeat still counts for
-        # ("error": a line at error level no rule read, "mention": one that speaks of an error, "": nothing)
-        self.quiet: dict[bytes, str] = {}
+        self.quiet: set[bytes] = set()  # raw lines, without their digits, that told nothing
+        self.quiet_said: dict[bytes, str] = {}  # of those, the ones that speak of an error ("error", "mention"): counted again
         self.noise: dict[bytes, Seen] = {}  # raw lines, without digits, of harmless noise already sampled
         self.last: Seen  # the pattern seen last (set by record)
         self.known: dict[str, tuple[Pattern, ...]] = {}  # text -> the patterns it matched
@@ -278,42 +280,49 @@ class Diagnosis:
         a line that told nothing the last time is skipped, and a repeated harmless line is
         only counted."""
         key = raw.encode("utf-8", "surrogateescape").translate(None, DIGIT_BYTES)
+        said = self.quiet_said.get(key)
+        if said is not None:  # a line that speaks of an error, repeated with other numbers: counted and held, not read again
+            self.count_said(said, raw, line, source)
+            return
         if self.repeated(key):
             return
         hits, events = self.hits, self.signs.events
         self.read_line(raw, line, source, following, preceding)
-        counted = ""
+        said = ""
         if self.hits == hits and self.signs.events == events:
-            if error_level(raw):
-                self.error_count += 1
-                counted = "error"
-                if len(self.error_lines) < ERROR_LINES_KEPT:
-                    self.error_lines.append((line, raw.strip()[:200]))
-            elif speaks_of_error(raw) and not self.signs.in_traceback(source, line):  # (a frame's path or source line)
-                self.mention_count += 1
-                counted = "mention"
-                hold(self.mention_lines, (line, raw.strip()[:200]))  # the first and the latest (mentions.lead_first picks)
+            said = "error" if error_level(raw) else "mention" if speaks_of_error(raw) else ""
+            self.count_said(said, raw, line, source)
         if self.signs.events != events:
             return  # not remembered: what the line said matters next time too
         if len(self.quiet) + len(self.noise) > MEMO:
             self.quiet.clear()
+            self.quiet_said.clear()
             self.noise.clear()
         if self.hits == hits:
-            if not NUMBERS_MATTER.search(raw):  # "exit code 0" told nothing, "exit code 1" will
-                self.quiet[key] = counted
+            low = raw.lower()
+            if not any(word in low for word in NUMBERS_MATTER) or NUMBER_BY_WORD.search(raw) is None:  # "exit code 0" told nothing, "exit code 1" will
+                self.quiet.add(key)
+                if said:
+                    self.quiet_said[key] = said
         elif self.hits == hits + 1 and self.last.pattern.role == HARMLESS and len(self.last.samples) >= SAMPLES:
             self.noise[key] = self.last
+
+    def count_said(self, said: str, raw: str, line: int, source: str) -> None:
+        """A line no rule read that is logged at error level (`said` "error") or speaks of an error ("mention"): counted, and
+        held to be shown."""
+        if said == "error":
+            self.error_count += 1
+            if len(self.error_lines) < ERROR_LINES_KEPT:
+                self.error_lines.append((line, raw.strip()[:200]))
+        elif said == "mention" and not self.signs.in_traceback(source, line):  # (a frame's path or source line)
+            self.mention_count += 1
+            hold(self.mention_lines, (line, raw.strip()[:200]))  # the first and the latest (mentions.lead_first picks)
 
     def repeated(self, key: bytes) -> bool:
         """Whether a line (its UTF-8 without digits: `key`) told nothing the last time, or is harmless noise
         sampled enough (then counted): it is not read again. The scanner asks before it decodes a line."""
-        counted = self.quiet.get(key)
-        if counted is not None:
-            if counted == "error":  # (still counted: "N lines at error level")
-                self.error_count += 1
-            elif counted == "mention":
-                self.mention_count += 1
-            return True
+        if key in self.quiet:
+            return key not in self.quiet_said  # (one that speaks of an error is counted: feed_line)
         again = self.noise.get(key)
         if again is not None:
             again.count += 1
@@ -625,7 +634,7 @@ class Diagnosis:
         # what the named failure caused: the failure detector's own signs already give way to it, `settle`)
         roots = sorted(
             (s for s in self.seen.values() if s.pattern.role == CAUSE and explain[s.pattern.id] is None),
-            key=lambda s: (self.stale(s) is not None, s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
+            key=lambda s: (self.stale(s) is not None or self.earlier_run(s) is not None, s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
                            s.pattern.id in GENERIC_FINDINGS, s.order),
         )
         out: list[tuple[Seen, Optional[Seen]]] = [(s, None) for s in roots]
@@ -655,6 +664,24 @@ class Diagnosis:
             return None
         rerun = self.prompts.rerun_after(seen.first.line)
         return rerun if rerun is not None and max(seen.last, seen.first.line) < rerun[1].line else None
+
+    def earlier_run(self, seen: Seen) -> Optional[tuple[int, str]]:
+        """(line, opening) where the program started again after every line of `seen`, when what came after that start
+        decides the log (a failure of the later run's own, or its end): `seen` is an earlier run's, in a log that several
+        runs were appended to (knowledge/reruns.py Openings), or None. A restart that is followed by nothing that decides
+        (a run that starts again and is cut: a CUDA out-of-memory, then the same set-up again, and the log stops, dev7w:
+        https://github.com/chengziHome/detection/blob/8bafff43c1722ddc6620af083f33a500c5051d1b/nohup.log) leaves the
+        failure the log's answer."""
+        if self.openings is None or seen.first.source or seen.pattern.severity is not Severity.ERROR:
+            return None
+        restart = self.openings.restart_after(seen.first.line, max(seen.last, seen.first.line))
+        if restart is None:
+            return None
+        decided = self.ended_line > restart[0] or any(
+            other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and other.first.line > restart[0] and not other.first.source
+            and self.explained_by(other) is not seen  # (not what the failure itself caused)
+            for other in self.seen.values())
+        return restart if decided else None
 
     def other_setup(self, seen: Seen) -> Optional[tuple[int, str]]:
         """(line, text) of the first sentence after every line of `seen` that says the output after it is a working
@@ -912,6 +939,11 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (an earlier attempt: the command at line {ran.line} was run again at line {again.line})"
             ev["earlier_attempt"] = {"command": ran.text[:200], "line": ran.line, "run_again_at": again.line, "again": again.text[:200]}
+        elif (restart := self.earlier_run(seen)) is not None:
+            # a log several runs were appended to: the program started again after it, and the later run decides
+            severity = Severity.INFO
+            title = f"{title} (an earlier run's: the program started again at line {restart[0]})"
+            ev["earlier_run"] = {"started_again_at": restart[0], "opening": restart[1]}
         elif (working := self.other_setup(seen)) is not None:
             # a person's sentence after it says the output that follows is a setup's that works (facebookresearch/phosa#29:
             # the title quotes the failing machine's error, the paste is the working machine's run): not that run's failure

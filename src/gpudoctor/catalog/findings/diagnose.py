@@ -31,8 +31,10 @@ not finite, the CPU for the GPU) gets this answer too (case `degraded`): it ende
 an end beside lines that end on a failure word no rule reads, as a step's status does ("Test vid2vid failed", case `ended-but`): the end may be only a part's (torch
 elastic's agent says SUCCEEDED of its own worker group while the script it ran reports a step `[Failure]`); and so does an exception the
 program caught (case `handled`): a traceback a logger wrote, or one the same process went on after (its steps or rounds counted on), with
-no failure after it.""",
-    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each); `launcher` (cases `log`, `errors`, `mentions`): the launcher the log shows, when it shows one; `earlier attempt` and `run again` (case `rerun`): the stale failure's finding and the command that ran again, with their lines; `other setup's failure` and `working run` (case `compared`): the failure's finding and the sentence that says the output after it is a working setup's, with their lines; `ended` and `degraded` (case `degraded`): the line that shows the run's end, and the first warning that says it went on degraded (a loss or gradient not finite, the CPU or a fallback for the GPU), with its line; `ended` and `lines that speak of an error` (case `ended-but`): the end, and three lines that end on a failure word (a status), with their numbers; `exception` (case `handled`): the caught exception's line, with its number, and `ended`, the end, when the log shows one.",
+no failure after it. A log that several runs were appended to (`>> nohup.out` run again) whose failures all stand before
+the program's opening lines stand again, and whose later run shows no failure, gets it too (case `restarted`): the failure
+is an earlier run's, and is kept as such.""",
+    evidence="`lines`: how many lines were read; `tool` (case `snapshot`): the tool's first line; `error lines` (case `errors`): the first three lines logged at error level, with their numbers; `lines that speak of an error` (case `mentions`): three lines that report an error or a failure in words no rule reads, with their numbers, the ones that decide most first (an exception's line, then a program's other lines, then a person's sentences; the latest first in each); `launcher` (cases `log`, `errors`, `mentions`): the launcher the log shows, when it shows one; `earlier attempt` and `run again` (case `rerun`): the stale failure's finding and the command that ran again, with their lines; `other setup's failure` and `working run` (case `compared`): the failure's finding and the sentence that says the output after it is a working setup's, with their lines; `ended` and `degraded` (case `degraded`): the line that shows the run's end, and the first warning that says it went on degraded (a loss or gradient not finite, the CPU or a fallback for the GPU), with its line; `ended` and `lines that speak of an error` (case `ended-but`): the end, and three lines that end on a failure word (a status), with their numbers; `exception` (case `handled`): the caught exception's line, with its number, and `ended`, the end, when the log shows one; `earlier run`, `started again` and `ended` (case `restarted`): the earlier run's failure, the opening line that stands again (where the program started anew), and the later run's end when it shows one, with their lines.",
     # "log": a run's output without an end; "snapshot": a GPU tool's output, no fault in it
     title={
         "log": "no failure in these {lines} line(s), and nothing that shows the run ended: the log does not decide",
@@ -43,6 +45,7 @@ no failure after it.""",
         "compared": "the failure at line {first} is another setup's: line {said} says the output after it is a working run's, and that output shows no failure and no end: the log does not decide",
         "degraded": "the run reached its end, but went on degraded ({warning}, line {first}): not healthy, and the log does not decide whether what it produced is of use",
         "ended-but": "a line shows an end, but {count} line(s) end on a failure word gpudoctor cannot read: not healthy, and the log does not decide whether one of them failed the job (first: line {first})",
+        "restarted": "the failure at line {first} is an earlier run's: the program started again at line {again} (its opening lines stand again), and that run shows no failure; {end}: the log does not decide",
         "handled": "an exception ({exception}, line {first}) that the program caught: it logged it, or went on after it; no failure gpudoctor can name, and the log does not decide whether it cost the run anything",
     },
     why={
@@ -72,6 +75,11 @@ no failure after it.""",
         "after it; a caught one ends the run only if the program then gives up, and what it did without the thing that failed (a "
         "backend, a file, a step it skipped) is what may matter. The log does not show either: it is not named an error of the "
         "run, nor is the run called healthy.",
+        "restarted": "The file holds more than one run: lines the program printed as it started stand again after the failure "
+        "(a banner, its settings, a library's set-up notice), so the program was started anew after it (`>> nohup.out` run "
+        "again, a job requeued), and what the later run printed shows no failure. The failure is an earlier run's, not the "
+        "later one's (its finding is kept, as an earlier run's); the later run's own lines are all that speak of it, and a "
+        "restart read from repeated lines is not the job's exit status: the log does not decide that the job is healthy.",
         "degraded": "A line shows the run ending, but a warning before it says the run went on degraded: its loss or gradients were "
         "not finite (the steps after it learned nothing, or were skipped), or it ran on a slower path than it was set up for (the "
         "CPU, a fallback kernel). The run did not crash, so no error is named; it did not end well either, so it is not called "
@@ -85,6 +93,7 @@ no failure after it.""",
         "rerun": "COMMAND 2>&1 | tee rerun.log; echo \"exit status $?\" >> rerun.log; gpudoctor diagnose rerun.log   # the rerun's whole output and exit status decide it; a rerun that stops moving: gpudoctor run --nproc N --hang-timeout 300",
         "compared": "python train.py 2>&1 | tee failing.log; gpudoctor diagnose failing.log   # on the failing setup: its whole output decides it; then compare the two setups' versions (gpudoctor check on each)",
         "ended-but": "read the lines above: a step a script or a harness reports failed is the failure, and that step's own output (its log, the command it ran) says why; the job's exit status decides whether it failed (echo $? after it)",
+        "restarted": "read the earlier run's failure at line {first} if it may come back (its own finding is listed); the later run's exit status decides it (echo $? after it); write each run to its own file (python train.py > run-$(date +%s).log 2>&1) so that one run's failure is not read as another's",
         "handled": "read the exception at line {first} and the lines before it: a missing optional part (an extra not installed, a backend, a file) is installed or configured to silence it; the job's exit status decides whether the run failed (echo $? after it)",
         "degraded": "gpudoctor diagnose --explain {warning}   # the warning's own fix; then check what the run left (evaluate the saved model, compare its speed with a run on the GPU) before trusting it",
     },

@@ -16,7 +16,7 @@ from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
-from gpudoctor.knowledge.reruns import Prompts
+from gpudoctor.knowledge.reruns import Openings, Prompts
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
@@ -100,6 +100,17 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="rerun", evidence={"lines": d.lines, "earlier attempt": f"line {stale[0].evidence.get('first_line')}: {stale[0].title}",
                                                         "run again": f"line {attempt['run_again_at']}: {attempt['again']}"},
                                 lines=d.lines, first=stale[0].evidence.get("first_line"), ran=attempt["line"], again=attempt["run_again_at"])
+    restarted = [f for f in d.findings() if "earlier_run" in f.evidence]
+    if restarted and not folder:
+        # every failure shown is an earlier run's: the program started again after it (a log several runs were appended
+        # to), and the later run shows none; it ended, or another of its lines decides (a warning): never healthy (exit 0)
+        # beside a failure the same file holds, and not that failure's error either
+        again = restarted[0].evidence["earlier_run"]
+        shown = {"ended": f"line {d.ended_line}: {ended}"} if ended else {}
+        return LOG_INCONCLUSIVE(case="restarted", evidence={"lines": d.lines, "earlier run": f"line {restarted[0].evidence.get('first_line')}: {restarted[0].title}",
+                                                            "started again": f"line {again['started_again_at']}, a line an earlier run opened with: {again['opening']}", **shown},
+                                lines=d.lines, first=restarted[0].evidence.get("first_line"), again=again["started_again_at"],
+                                end=f"it ends (line {d.ended_line})" if ended else "it shows no end")
     compared = [f for f in d.findings() if "other_setup" in f.evidence]
     if compared and not folder:
         # every failure shown stands before a sentence that says the output after it is a working setup's: that run shows
@@ -194,7 +205,8 @@ def read_log(
         launchers.feed(chunk)
 
     prompts = Prompts()  # and the commands typed at a shell prompt: a failure of an attempt run again is stale
-    feed = prompts.tee(tail.tee(reader_feed))
+    openings = Openings()  # and the input's opening lines standing again: a failure before a run started anew is an earlier run's
+    feed = openings.tee(prompts.tee(tail.tee(reader_feed)))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -223,10 +235,12 @@ def read_log(
         raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
     first = d
     d, smi = second_reading(source, d, smi)
-    d.ended, d.tool, d.launcher, d.nccl_info = tail.ended(), tail.tool, launchers.launcher(), launchers.nccl_info
+    (d.ended, d.ended_line), d.tool, d.launcher, d.nccl_info = tail.end(), tail.tool, launchers.launcher(), launchers.nccl_info
     if d is first:  # (a second reading numbers its joined lines otherwise)
         prompts.end()
         d.prompts = prompts
+        openings.end()
+        d.openings = openings
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 

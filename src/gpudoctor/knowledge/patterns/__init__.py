@@ -4,6 +4,8 @@ matches a line claims it, so specific patterns come before generic ones)."""
 from gpudoctor.knowledge.pattern import Pattern
 from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, classes16b, classes17b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
+from gpudoctor.knowledge.patterns import tensorrt
+
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
     # specific answers that generic patterns below would otherwise claim less precisely
@@ -36,6 +38,7 @@ ALL: tuple[Pattern, ...] = (
     *dataloader.PATTERNS,
     *gloo.PATTERNS,
     *platform.PATTERNS,
+    *tensorrt.PATTERNS,  # seventeenth round (diagA17): a TensorRT tool's own FAILED status
     *cluster.PATTERNS,
     *launcher.PATTERNS,
     *classes8.PATTERNS_RELAYED,  # a relay names no line itself: first among the classes, so a relayed KeyError is the relay's

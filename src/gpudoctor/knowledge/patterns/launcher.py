@@ -500,6 +500,68 @@ PATTERNS = [
         ],
     ),
     pattern(
+        "slurm-job-cancelled",
+        "launcher",
+        CAUSE,
+        E,
+        "Slurm cancelled the job (scancel: a user, a script or an administrator; the line names no limit)",
+        # slurmstepd's own line, with or without its node after a dash ("slurmstepd-sasquatch:"), when it names no reason:
+        # a time limit, a pre-emption, a requeue or a node failure says "DUE TO ..." before the closing stars, and has its own
+        # pattern (slurm-time-limit here, slurm-preempted in network.py)
+        r"\*\*\* (?P<what>JOB|STEP) (?P<job>[\w.+\-]+) ON (?P<node>[\w.\-]+) CANCELLED AT (?P<at>\d{4}-\d\d-\d\dT[\d:]+)(?![\d:]|\s+DUE TO)",
+        ("CANCELLED AT",),
+        why="""Slurm's step daemon says that the job (or one step of it) was cancelled, and it sent the job's processes
+        SIGTERM, then SIGKILL. With no "DUE TO" reason on the line, the cancel came from scancel: the user, a script or a
+        workflow manager, or an administrator; a time limit, a pre-emption and a node failure name themselves. The program did
+        not fail on its own: the lines before this one show what it was doing when it was stopped (still making progress,
+        or stuck, which is why jobs are cancelled by hand).""",
+        fix=('sacct -j JOBID -o JobID,State,ExitCode,Elapsed,Timelimit   # "CANCELLED by UID" names who cancelled it; a job that '
+             "had stopped moving before the cancel: run it under gpudoctor run --nproc N --hang-timeout 300 to see where each rank waits"),
+        examples=[
+            # dev7w, after epoch 46 of 100: https://github.com/And1210/IDCycleGAN/blob/fb5812d3eceabc0030b23dd1773c0bb7faa6e61e/train.out
+            ("slurmstepd-sasquatch: error: *** JOB 11863 ON sasquatch CANCELLED AT 2022-05-22T12:41:13 ***", "And1210/IDCycleGAN train.out"),
+            # dev7w, one step of the job: https://github.com/FalsoMoralista/FGDCC/blob/968907008f0b8460b85a7a965d70c09af0596861/logs/nohup.out
+            ("slurmstepd: error: *** STEP 2556.0 ON hgx CANCELLED AT 2024-07-07T23:27:27 ***", "FalsoMoralista/FGDCC logs/nohup.out"),
+        ],
+        not_examples=[
+            "slurmstepd: error: *** JOB 123456 ON gpu-node-01 CANCELLED AT 2024-03-01T12:00:00 DUE TO TIME LIMIT ***",
+            "slurmstepd: error: *** JOB 37361369 ON learnfair5146 CANCELLED AT 2021-03-15T18:00:46 DUE TO PREEMPTION ***",
+        ],
+        # srun cancels the step itself once a task has failed, and people cancel a job that stopped moving after a rank's
+        # failure: beside another failure, the cancel is its consequence
+        after=("*",),
+        fields=groups,
+    ),
+    pattern(
+        "batch-job-vanished",
+        "launcher",
+        CAUSE,
+        E,
+        "the batch system's job disappeared before it finished (Kaldi's queue.pl / slurm.pl / queue.py): killed at a limit, or its machine went down",
+        # Kaldi's job wrappers (utils/parallel/queue.pl for SGE, slurm.pl, queue.py for OAR) poll the scheduler for a job
+        # whose done-file never came: the scheduler no longer knows it, so it was killed or its node was lost; the wrapper
+        # then exits 1
+        r"(?P<wrapper>[\w.\-]+\.(?:pl|py)): Error, unfinished job no longer exists(?:, log is in (?P<log>[^\s,]+))?",
+        ("unfinished job no longer exists",),
+        why="""The job wrapper submitted the job to the batch system (SGE's qsub, Slurm's sbatch, OAR) and waited for the file
+        the job writes when it finishes; the file never came, and the scheduler no longer knows the job: it was killed (a
+        time or memory limit, a user's or an administrator's delete) or the machine it ran on shut down or froze. The
+        job's own log (named on the line, with its last line) shows how far it got; the scheduler's accounting says why it
+        ended.""",
+        fix=("tail -n 50 exp/log/train.1.log   # the job's own log, named on the line: a traceback there is the failure; else ask "
+             "the scheduler why it ended: qacct -j JOBID (SGE: failed, exit_status, maxvmem) or sacct -j JOBID -o "
+             "JobID,State,ExitCode,Elapsed,Timelimit; a time limit: more jobs (--nj) or a longer limit (queue.conf), then run the stage again"),
+        examples=[
+            # dev7w: https://github.com/didadida-r/tf-cnn/blob/8cc39bdace55630a999607c19091dce2342281a9/nohup.log
+            ("queue.pl: Error, unfinished job no longer exists, log is in sge.log, last line is 'validation loss at step 100: "
+             "6.896654, the acc is: 0.045006', syncfile is ./q/sync/done.10355, return status of qstat was 256", "didadida-r/tf-cnn nohup.log"),
+            # Kaldi's OAR wrapper prints the same words after its two stars
+            ("**queue.py: Error, unfinished job no longer exists, log is in exp/log/train.*.log, last line is , return status of oarstat was 1",
+             "Kaldi's queue.py (OAR)"),
+        ],
+        fields=groups,
+    ),
+    pattern(
         "slurm-task-failed",
         "launcher",
         CONSEQUENCE,
