@@ -8,7 +8,7 @@ from dataclasses import replace
 from gpudoctor.linter.idioms import source
 from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
-from gpudoctor.linter.ranks import (ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective,
+from gpudoctor.linter.ranks import (ALL_COLLECTIVES, FSDP_GATHERS, Branch, collective_name, collective_reach, makes_collective,
                                   depends_on, over_own_group, rank_branch)
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -71,6 +71,14 @@ class CollectiveUnderRankCondition(Rule):
     the function and line that communicate. A collective reached through an
     attribute built from a class of the file (`self.meter = Meter()`, then
     `self.meter.sync()`) is followed too.
+
+    An FSDP model's `state_dict()` is a collective too (its full state dict, the default, all-gathers
+    the shards from every rank, also with `FullStateDictConfig(rank0_only=True)`): taken under
+    `if is_main():` to save a checkpoint, it hangs (lint heldout15 u020, u030), where the model is
+    `FSDP(...)` on every path a multi-process run takes and the file picks no sharded or local
+    state-dict type. The same test written twice around the same call in one function (each stage's
+    save and the final one) is one mistake, said once, and no turn-taking: "rank 0 first" pairs
+    opposite tests only.
 
     A warning: a `break` under a rank test in a loop whose every iteration
     makes a collective (`if rank == 0 and val_loss > best: break` after
@@ -199,8 +207,8 @@ class CollectiveUnderRankCondition(Rule):
     def deferred(self, text: str) -> bool:
         # No collective written here: only a call into the project can make
         # one, and only where a rank word shows a test may split the ranks.
-        if _writes_collective(text) or "sync_dist" in text:
-            return False
+        if _writes_collective(text) or "sync_dist" in text or ("FullyShardedDataParallel" in text and "state_dict(" in text):
+            return False  # (an FSDP model's state dict gathers: FSDP_GATHERS)
         return "rank" in text or "RANK" in text or "spawn(" in text or any(w in text for w in FLAG_WORDS)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
@@ -243,6 +251,14 @@ class CollectiveUnderRankCondition(Rule):
             else:
                 message = (f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): the other "
                            "ranks never call it and the job hangs")
+            if terminal_name(call.func) in FSDP_GATHERS:
+                # (lint heldout15 u020, u030: a checkpoint of an FSDP model taken under `if is_main():`)
+                message = message.replace(f"{name}() ", f"{name}() of an FSDP model (its full state dict "
+                                          "all-gathers the shards from every rank) ", 1)
+                fix = (f"state = {name}()  # on every rank (FullStateDictConfig(rank0_only=True) keeps the result "
+                       "on rank 0); only the torch.save under the rank test")
+                yield _same_call(file, call, branch), Hit(call, message=message, fix=fix)
+                continue
             yield _block(branch), Hit(call, message=message, fix=self._fix(call, branch))
         imported = set(file.imports) | set(file.relative_imports)
         # Names a call must have to reach a collective of this file: its
@@ -409,9 +425,11 @@ class CollectiveUnderRankCondition(Rule):
         """The same collective under another rank test in the same function:
         the ranks take turns (rank 0 first, then the others)."""
         func = file.function(call)
+        # (the same test written twice is no turn-taking: `if is_main(): torch.save(model.state_dict())` after
+        # each stage and at the end, lint heldout15 u020)
         return any(
             other is not call and other_name == name and other_branch.test is not branch.test
-            and file.function(other) is func
+            and file.function(other) is func and source(other_branch.test) != source(branch.test)
             for other, other_name, other_branch in found
         )
 
@@ -443,6 +461,14 @@ class CollectiveUnderRankCondition(Rule):
 def _block(branch: Branch) -> tuple[int, ...]:
     """The condition block a branch stands for: its test, the early exit, the other ranks' arm."""
     return (id(branch.test), id(branch.exit), *map(id, branch.other))
+
+
+def _same_call(file: FileModel, call: ast.Call, branch: Branch) -> tuple[int, ...]:
+    """A checkpoint's gather written again under the same test in the same function (each stage's
+    save and the final save, both `if is_main(): torch.save(model.state_dict(), ...)`, lint heldout15
+    u020): one mistake, said once, naming the other line."""
+    scope = file.function(call)
+    return (-1, id(scope) if scope is not None else 0, hash(source(call.func)), hash(source(branch.test)))
 
 
 def _word(stmt: ast.stmt) -> str:

@@ -36,7 +36,8 @@ class WrapperMethodCall(Rule):
     object has no attribute ...").
 
     Flagged, an error: an attribute, not one nn.Module or the wrapper has and
-    not one the file sets on the wrapper, read on a name whose every value at
+    not one the file sets where it may land on the wrapper (a plain `nn.Module` class's own
+    `self.mask_decoder = ...` does not: lint heldout11 u054), read on a name whose every value at
     that point is a `DistributedDataParallel(...)` / `DataParallel(...)`
     (through `.to()` / `.cuda()`). Asked for by issue 41's sample (four
     threads: MONAI, XPhoneBERT, simpletransformers, DiffCSE).
@@ -151,9 +152,12 @@ class WrapperMethodCall(Rule):
             yield hit
 
     def _reads(self, file: FileModel) -> Iterator[tuple[ast.Attribute, Hit]]:
+        # attributes the file sets where they may land on a wrapper; not a plain model class's own
+        # `self.mask_decoder = mask_decoder` (lint heldout11 u054: CellSAM's submodule, read through the
+        # DDP wrapper as `cellsam_model.mask_decoder`)
         assigned = {
             node.attr for node in ast.walk(file.tree)
-            if type(node) is ast.Attribute and type(node.ctx) is not ast.Load}
+            if type(node) is ast.Attribute and type(node.ctx) is not ast.Load and not _model_own(file, node)}
         unwrapped = _module_reads(file)
         for node in ast.walk(file.tree):
             if type(node) is not ast.Attribute or type(node.ctx) is not ast.Load:
@@ -213,6 +217,15 @@ class WrapperMethodCall(Rule):
             else:
                 out.add(wrapper_kind(file, o) or _project_wrapper(file, o, use))
         return out
+
+
+def _model_own(file: FileModel, target: ast.Attribute) -> bool:
+    """`self.x = ...` in a method of a class of the file whose bases are plain modules (`nn.Module`),
+    not a wrapper or another class of the file that may be one: x is the model's, never the wrapper's."""
+    cls = file.method_class(target)
+    if cls is None:
+        return False
+    return bool(cls.bases) and all(ast.unparse(b) in ("nn.Module", "torch.nn.Module", "Module") for b in cls.bases)
 
 
 def _instance_attribute(file: FileModel, value: ast.expr) -> list[object] | None:
