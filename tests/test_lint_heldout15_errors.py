@@ -81,6 +81,7 @@ TOKENIZER = """
             TEST
                 if rank == 0:
                     load_data("pretrain")
+            dist.barrier()
         """
 
 # github.com/ZeoZagart/TF_QA train_distributed.py (u054): a module-level script wraps the model as
@@ -228,3 +229,10 @@ def test_heldout15_errors(rule, expected, code):
     found = [(d.line, d.severity) for d in engine.lint_source(source, "train.py") if d.rule == rule]
     assert found == expected, found
 
+
+def test_one_collective_more_than_the_others():
+    # (u020:216) the other ranks make the same barrier right after the branch: not "they never make it"
+    source = textwrap.dedent(TOKENIZER.replace("TEST", "if True:")).lstrip("\n")
+    found = [d for d in engine.lint_source(source, "train.py") if d.rule == "collective-under-rank-condition"]
+    assert [(d.line, d.severity) for d in found] == [(12, "error")], found
+    assert "dist.barrier() at line 13, after the branch, pairs with it" in found[0].message

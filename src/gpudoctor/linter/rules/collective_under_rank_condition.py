@@ -249,8 +249,8 @@ class CollectiveUnderRankCondition(Rule):
                            f"{branch.exit.lineno} (it depends on {depends_on(file, branch)}): the ranks that left "
                            "never call it and the others wait in it: the job hangs")
             else:
-                message = (f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): the other "
-                           "ranks never call it and the job hangs")
+                message = (f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): "
+                           + _others_do(file, branch, name, "never call it"))
             if terminal_name(call.func) in FSDP_GATHERS:
                 # (lint heldout15 u020, u030: a checkpoint of an FSDP model taken under `if is_main():`)
                 message = message.replace(f"{name}() ", f"{name}() of an FSDP model (its full state dict "
@@ -394,7 +394,7 @@ class CollectiveUnderRankCondition(Rule):
                     f"at line {branch.exit.lineno} (it depends on {depends_on(file, branch)}): the ranks that left "
                     "never make it and the job hangs")
         return (f"{callee}() reaches {what} and runs only on some ranks (it depends on {depends_on(file, branch)}): "
-                "the other ranks never make it and the job hangs")
+                + _others_do(file, branch, what.split("()", 1)[0], "never make it"))
 
     @staticmethod
     def _fix(call: ast.Call, branch: Branch) -> str:
@@ -469,6 +469,38 @@ def _same_call(file: FileModel, call: ast.Call, branch: Branch) -> tuple[int, ..
     u020): one mistake, said once, naming the other line."""
     scope = file.function(call)
     return (-1, id(scope) if scope is not None else 0, hash(source(call.func)), hash(source(branch.test)))
+
+
+def _others_do(file: FileModel, branch: Branch, name: str, never: str) -> str:
+    """What the ranks that skip the branch do: never make the collective (they wait elsewhere), or make
+    the same one just after the branch, every rank (`if dist.is_initialized(): dist.barrier()` below
+    the `if is_main():` whose helper ends in a barrier, lint heldout15 u020): theirs pairs with the one
+    in the branch, and the ranks in it make one more than the others, so the later collectives pair
+    wrongly."""
+    same = _after_branch(file, branch, name)
+    if same is None:
+        return f"the other ranks {never} and the job hangs"
+    return (f"the other ranks' {name}() at line {same.lineno}, after the branch, pairs with it, so these ranks make "
+            f"one {name}() more than the others: every later collective pairs wrongly and the job hangs")
+
+
+def _after_branch(file: FileModel, branch: Branch, name: str) -> ast.Call | None:
+    """The first call after the rank branch (below its `if`, or below a block around it, in the same
+    function) that makes the collective `name` on every rank."""
+    node: ast.AST | None = file.parent.get(branch.test)
+    scope = file.function(branch.test)
+    while node is not None and node is not scope and not isinstance(node, ast.Module):
+        up = file.parent.get(node)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(up, field, None)
+            if type(block) is list and node in block:
+                for stmt in block[block.index(node) + 1:]:
+                    for sub in ast.walk(stmt):
+                        if type(sub) is ast.Call and collective_name(file, sub) == name \
+                                and rank_branch(file, sub) is None:
+                            return sub
+        node = up
+    return None
 
 
 def _word(stmt: ast.stmt) -> str:
