@@ -16,6 +16,8 @@ CPU_BUILDERS = ("torch", "torchvision", "transformers", "peft", "timm", "segment
 PLACING = frozenset({"device", "device_map", "quantization_config", "load_in_8bit", "load_in_4bit"})
 # A module's own methods that move it (in place: nn.Module.to returns self).
 MOVES = frozenset({"to", "cuda", "to_empty", "xpu", "mtia", "ipu"})
+# How many values `_followed` visits before it gives a module up as not followed.
+VISITS = 64
 # What makes every new module start on a GPU, or builds it there.
 DEFAULT_DEVICE = ("set_default_device", "set_default_tensor_type", "set_default_dtype_and_device")
 
@@ -192,11 +194,14 @@ class DdpModuleOnCpu(Rule):
         if not found or len(found) > 4:
             return None
         first = min(found, key=lambda b: b.lineno)
-        names = list(dict.fromkeys(steps))
+        names = [n for n in dict.fromkeys(steps) if n]
         return first, (f", through {', '.join(names[:3])}" if names else "")
 
     def _back(self, file: FileModel, expr: ast.AST, use: ast.AST, depth: int, steps: list[str]) -> list[ast.Call] | None:
-        if depth > 6:
+        # (`steps` also counts the values visited: a file whose values fan out through many call sites
+        # is given up on, not walked for minutes)
+        steps.append("")
+        if depth > 6 or len(steps) > VISITS:
             return None
         if type(expr) is ast.Call:
             callee = file.local_function(expr)
