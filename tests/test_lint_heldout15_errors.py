@@ -154,6 +154,20 @@ UNWRAPPED = """
             AFTER
         """
 
+# github.com/hubaditya/GPT-2 distributed_train.py (lint heldout11 u059): wrapped only under the launch's own
+# environment test, and `model.config` read through the wrapper when a checkpoint is saved
+LAUNCHED = """
+        import os
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        ddp = TEST
+        model = torch.nn.Linear(4, 4)
+        if ddp:
+            model = DDP(model, device_ids=[int(os.environ["LOCAL_RANK"])])
+        checkpoint = {"model": model.state_dict(), "config": model.config}
+        """
+
 
 def helper(keep: str = "model", ret: str = "return model, optimizer") -> str:
     return HELPER.replace("KEEP", keep).replace("RETURN", ret)
@@ -220,6 +234,10 @@ CASES = {
     "sibling: wrapped again below, a warning": (
         "dataparallel-unwrapped-at-once", [(6, "warning")], UNWRAPPED.replace(
             "AFTER", "model = DDP(model, device_ids=[rank])\n            opt = torch.optim.SGD(model.parameters())")),
+    "wrapper: on the path of the distributed launch itself (RANK set by torchrun)": (
+        "wrapper-method-call", [(9, "error")], LAUNCHED.replace("TEST", 'int(os.getenv("RANK", -1)) != -1')),
+    "sibling: on a path a setting of its own picks, a warning": (
+        "wrapper-method-call", [(9, "warning")], LAUNCHED.replace("TEST", "bool(os.getenv('USE_DDP'))")),
 }
 
 
