@@ -168,6 +168,20 @@ LAUNCHED = """
         checkpoint = {"model": model.state_dict(), "config": model.config}
         """
 
+# github.com/GitMonsters/octotetrahedral-agi train_distributed.py (u030:289): the GPU chosen by the global
+# rank, in a file whose docstring launches it on two nodes
+NODES = '''
+        """Train.
+
+          torchrun NNODES--nproc_per_node=4 train_distributed.py
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        torch.cuda.set_device(dist.get_rank())
+        '''
+
 
 def helper(keep: str = "model", ret: str = "return model, optimizer") -> str:
     return HELPER.replace("KEEP", keep).replace("RETURN", ret)
@@ -238,6 +252,10 @@ CASES = {
         "wrapper-method-call", [(9, "error")], LAUNCHED.replace("TEST", 'int(os.getenv("RANK", -1)) != -1')),
     "sibling: on a path a setting of its own picks, a warning": (
         "wrapper-method-call", [(9, "warning")], LAUNCHED.replace("TEST", "bool(os.getenv('USE_DDP'))")),
+    "device: the global rank, and the file's own launch line starts two nodes": (
+        "device-from-global-rank", [(9, "error")], NODES.replace("NNODES", "--nnodes=2 ")),
+    "sibling: the file's own launch line is one node, a warning": (
+        "device-from-global-rank", [(9, "warning")], NODES.replace("NNODES", "--nnodes=1 ")),
 }
 
 
