@@ -425,11 +425,13 @@ class CollectiveUnderRankCondition(Rule):
         """The same collective under another rank test in the same function:
         the ranks take turns (rank 0 first, then the others)."""
         func = file.function(call)
-        # (the same test written twice is no turn-taking: `if is_main(): torch.save(model.state_dict())` after
-        # each stage and at the end, lint heldout15 u020)
+        # (the same test written twice around the call is no turn-taking: `if is_main():
+        # torch.save(model.state_dict())` after each stage and at the end, lint heldout15 u020; past an
+        # early exit under it, as before: Megatron-DeepSpeed's rank 0 raises, the others' barrier, twice)
         return any(
             other is not call and other_name == name and other_branch.test is not branch.test
-            and file.function(other) is func and source(other_branch.test) != source(branch.test)
+            and file.function(other) is func
+            and (source(other_branch.test) != source(branch.test) or branch.exit is not None)
             for other, other_name, other_branch in found
         )
 
