@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from gpudoctor.linter.idioms import wrapper_kind
 from gpudoctor.linter.model import DEFS, FUNCTIONS, RANK_ENV, Binding, FileModel, Param, constant, keyword, terminal_name
 
 # torch.distributed calls every rank of the group must make.
@@ -38,6 +39,10 @@ XLA_COLLECTIVES = {"rendezvous", "all_reduce", "mesh_reduce", "all_gather", "red
 IGNITE_COLLECTIVES = {"barrier", "all_reduce", "all_gather", "broadcast"}
 ALL_COLLECTIVES = (TORCH_COLLECTIVES | ACCELERATE_COLLECTIVES | LIGHTNING_COLLECTIVES | XLA_COLLECTIVES
                    | IGNITE_COLLECTIVES | {"log"})
+# Methods of an FSDP (FullyShardedDataParallel) model that all-gather its shards from every rank: its
+# state dict, full by default (also with FullStateDictConfig(rank0_only=True): every rank gathers, rank 0
+# keeps the result).
+FSDP_GATHERS = frozenset({"state_dict"})
 
 # A variable or attribute holding this process's rank.
 RANK_NAME = re.compile(r"^(?:[A-Za-z0-9]*_)*rank(?:_?(?:id|idx|index|num|no))?$|^(?:local_)?process_index$|^ordinal$",
@@ -398,7 +403,7 @@ def collective_name(file: FileModel, call: ast.AST) -> str:
         return ""
     func = call.func
     name = terminal_name(func)
-    if name not in ALL_COLLECTIVES:
+    if name not in ALL_COLLECTIVES and name not in FSDP_GATHERS:
         return ""
     key = ("collective", call)
     found = file.memo.get(key)
@@ -408,6 +413,8 @@ def collective_name(file: FileModel, call: ast.AST) -> str:
 
 
 def _collective_name(file: FileModel, call: ast.Call, func: ast.expr, name: str) -> str:
+    if name in FSDP_GATHERS:
+        return f"{ast.unparse(func)[:40]}" if type(func) is ast.Attribute and fsdp_model(file, func.value) else ""
     qn = file.qualname(func)
     if qn is not None:
         root = qn.split(".", 1)[0]
@@ -441,6 +448,29 @@ def _collective_name(file: FileModel, call: ast.Call, func: ast.expr, name: str)
         if name == "log" and constant(keyword(call, "sync_dist")) is True:
             return "self.log(sync_dist=True)"
     return ""
+
+
+def fsdp_model(file: FileModel, holder: ast.expr) -> bool:
+    """`holder` is an FSDP (FullyShardedDataParallel) model wherever the job has more than one
+    process: every value it may hold is `FSDP(...)`, or the others are plain modules left where the
+    FSDP wrap is skipped for a one-process run (`if world_size > 1: model = FSDP(model, ...)`, lint
+    heldout15 u020). Not in a file that picks a sharded or local state-dict type (those gather
+    nothing whole)."""
+    if "FullyShardedDataParallel" not in file.text or "SHARDED_STATE_DICT" in file.text \
+            or "LOCAL_STATE_DICT" in file.text or type(holder) not in (ast.Name, ast.Attribute):
+        return False
+    origins = file.origins(holder)
+    wrapped = [o for o in origins if file.is_call_to(o, "FullyShardedDataParallel", ("torch",))]
+    if not wrapped:
+        return False
+    if len(wrapped) == len(origins):
+        return True
+    def one_process_skips(node: ast.AST) -> bool:
+        up = file.parent.get(file.statement(node))
+        return type(up) is ast.If and same_everywhere(up.test) and any(node in ast.walk(s) for s in up.body)
+
+    return all(one_process_skips(w) for w in wrapped) and not any(
+        wrapper_kind(file, o) or type(o) is not ast.Call for o in origins if o not in wrapped)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from gpudoctor.linter.idioms import source
 from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
-from gpudoctor.linter.ranks import (ALL_COLLECTIVES, Branch, collective_name, collective_reach, makes_collective,
+from gpudoctor.linter.ranks import (ALL_COLLECTIVES, FSDP_GATHERS, Branch, collective_name, collective_reach, makes_collective,
                                   depends_on, over_own_group, rank_branch)
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -71,6 +71,14 @@ class CollectiveUnderRankCondition(Rule):
     the function and line that communicate. A collective reached through an
     attribute built from a class of the file (`self.meter = Meter()`, then
     `self.meter.sync()`) is followed too.
+
+    An FSDP model's `state_dict()` is a collective too (its full state dict, the default, all-gathers
+    the shards from every rank, also with `FullStateDictConfig(rank0_only=True)`): taken under
+    `if is_main():` to save a checkpoint, it hangs (lint heldout15 u020, u030), where the model is
+    `FSDP(...)` on every path a multi-process run takes and the file picks no sharded or local
+    state-dict type. The same test written twice around the same call in one function (each stage's
+    save and the final one) is one mistake, said once, and no turn-taking: "rank 0 first" pairs
+    opposite tests only.
 
     A warning: a `break` under a rank test in a loop whose every iteration
     makes a collective (`if rank == 0 and val_loss > best: break` after
@@ -199,8 +207,8 @@ class CollectiveUnderRankCondition(Rule):
     def deferred(self, text: str) -> bool:
         # No collective written here: only a call into the project can make
         # one, and only where a rank word shows a test may split the ranks.
-        if _writes_collective(text) or "sync_dist" in text:
-            return False
+        if _writes_collective(text) or "sync_dist" in text or ("FullyShardedDataParallel" in text and "state_dict(" in text):
+            return False  # (an FSDP model's state dict gathers: FSDP_GATHERS)
         return "rank" in text or "RANK" in text or "spawn(" in text or any(w in text for w in FLAG_WORDS)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
@@ -241,8 +249,16 @@ class CollectiveUnderRankCondition(Rule):
                            f"{branch.exit.lineno} (it depends on {depends_on(file, branch)}): the ranks that left "
                            "never call it and the others wait in it: the job hangs")
             else:
-                message = (f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): the other "
-                           "ranks never call it and the job hangs")
+                message = (f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): "
+                           + _others_do(file, branch, name, "never call it"))
+            if terminal_name(call.func) in FSDP_GATHERS:
+                # (lint heldout15 u020, u030: a checkpoint of an FSDP model taken under `if is_main():`)
+                message = message.replace(f"{name}() ", f"{name}() of an FSDP model (its full state dict "
+                                          "all-gathers the shards from every rank) ", 1)
+                fix = (f"state = {name}()  # on every rank (FullStateDictConfig(rank0_only=True) keeps the result "
+                       "on rank 0); only the torch.save under the rank test")
+                yield _same_call(file, call, branch), Hit(call, message=message, fix=fix)
+                continue
             yield _block(branch), Hit(call, message=message, fix=self._fix(call, branch))
         imported = set(file.imports) | set(file.relative_imports)
         # Names a call must have to reach a collective of this file: its
@@ -378,7 +394,7 @@ class CollectiveUnderRankCondition(Rule):
                     f"at line {branch.exit.lineno} (it depends on {depends_on(file, branch)}): the ranks that left "
                     "never make it and the job hangs")
         return (f"{callee}() reaches {what} and runs only on some ranks (it depends on {depends_on(file, branch)}): "
-                "the other ranks never make it and the job hangs")
+                + _others_do(file, branch, what.split("()", 1)[0], "never make it"))
 
     @staticmethod
     def _fix(call: ast.Call, branch: Branch) -> str:
@@ -409,9 +425,13 @@ class CollectiveUnderRankCondition(Rule):
         """The same collective under another rank test in the same function:
         the ranks take turns (rank 0 first, then the others)."""
         func = file.function(call)
+        # (the same test written twice around the call is no turn-taking: `if is_main():
+        # torch.save(model.state_dict())` after each stage and at the end, lint heldout15 u020; past an
+        # early exit under it, as before: Megatron-DeepSpeed's rank 0 raises, the others' barrier, twice)
         return any(
             other is not call and other_name == name and other_branch.test is not branch.test
             and file.function(other) is func
+            and (source(other_branch.test) != source(branch.test) or branch.exit is not None)
             for other, other_name, other_branch in found
         )
 
@@ -443,6 +463,46 @@ class CollectiveUnderRankCondition(Rule):
 def _block(branch: Branch) -> tuple[int, ...]:
     """The condition block a branch stands for: its test, the early exit, the other ranks' arm."""
     return (id(branch.test), id(branch.exit), *map(id, branch.other))
+
+
+def _same_call(file: FileModel, call: ast.Call, branch: Branch) -> tuple[int, ...]:
+    """A checkpoint's gather written again under the same test in the same function (each stage's
+    save and the final save, both `if is_main(): torch.save(model.state_dict(), ...)`, lint heldout15
+    u020): one mistake, said once, naming the other line."""
+    scope = file.function(call)
+    return (-1, id(scope) if scope is not None else 0, hash(source(call.func)), hash(source(branch.test)))
+
+
+def _others_do(file: FileModel, branch: Branch, name: str, never: str) -> str:
+    """What the ranks that skip the branch do: never make the collective (they wait elsewhere), or make
+    the same one just after the branch, every rank (`if dist.is_initialized(): dist.barrier()` below
+    the `if is_main():` whose helper ends in a barrier, lint heldout15 u020): theirs pairs with the one
+    in the branch, and the ranks in it make one more than the others, so the later collectives pair
+    wrongly."""
+    same = _after_branch(file, branch, name)
+    if same is None:
+        return f"the other ranks {never} and the job hangs"
+    return (f"the other ranks' {name}() at line {same.lineno}, after the branch, pairs with it, so these ranks make "
+            f"one {name}() more than the others: every later collective pairs wrongly and the job hangs")
+
+
+def _after_branch(file: FileModel, branch: Branch, name: str) -> ast.Call | None:
+    """The first call after the rank branch (below its `if`, or below a block around it, in the same
+    function) that makes the collective `name` on every rank."""
+    node: ast.AST | None = file.parent.get(branch.test)
+    scope = file.function(branch.test)
+    while node is not None and node is not scope and not isinstance(node, ast.Module):
+        up = file.parent.get(node)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(up, field, None)
+            if type(block) is list and node in block:
+                for stmt in block[block.index(node) + 1:]:
+                    for sub in ast.walk(stmt):
+                        if type(sub) is ast.Call and collective_name(file, sub) == name \
+                                and rank_branch(file, sub) is None:
+                            return sub
+        node = up
+    return None
 
 
 def _word(stmt: ast.stmt) -> str:

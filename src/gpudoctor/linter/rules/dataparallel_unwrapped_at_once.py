@@ -1,14 +1,17 @@
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import ast
 
 from gpudoctor.linter.idioms import TORCH
 from gpudoctor.linter.model import FileModel, terminal_name
-from gpudoctor.linter.rule import Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 WRAPPERS = ("DataParallel", "DistributedDataParallel")
+# Calls that say the program trains: a backward pass, an optimizer, a trainer or a training loop.
+TRAINS = re.compile(r"^backward$|optim|^(?:Adam|AdamW|SGD|RMSprop|Adagrad|LBFGS)$|Trainer$|^train(?:_\w+)?$|^fit$")
 
 
 class DataparallelUnwrappedAtOnce(Rule):
@@ -24,7 +27,10 @@ class DataparallelUnwrappedAtOnce(Rule):
     `state_dict`, calling its own methods). A warning: the line is certain,
     but a later line may wrap the model again (issue 41's heldout4 found
     both: an event-camera trainer that kept only the bare model, and a
-    detection trainer that wrapped it again two lines below).
+    detection trainer that wrapped it again two lines below). An error with
+    DistributedDataParallel where nothing below wraps the module again and the file trains
+    (backward, an optimizer, a trainer): each rank trains its own copy (lint heldout12 u001,
+    dev7 u046: `model = model.module` right after the wrap).
 
     Also flagged: the name that holds the new wrapper rebound to its `.module`
     by the next statement that mentions it (`model = nn.DataParallel(model)`,
@@ -92,7 +98,8 @@ class DataparallelUnwrappedAtOnce(Rule):
             if wrapper is None:
                 continue
             if wrapper == "DistributedDataParallel":
-                yield Hit(node, message="the DistributedDataParallel wrapper is built and discarded at once "
+                yield Hit(node, severity=self._severity(file, file.statement(node), call),
+                          message="the DistributedDataParallel wrapper is built and discarded at once "
                           "(`.module`): the model that is kept trains alone on each rank, its gradients never "
                           "averaged", fix="model = DistributedDataParallel(model, device_ids=[local_rank])  "
                           "# keep the wrapper for training")
@@ -104,9 +111,28 @@ class DataparallelUnwrappedAtOnce(Rule):
             if after is not None and self._rebinds_to_module(after, target):
                 kept = ("trains alone on each rank, its gradients never averaged" if wrapper == "DistributedDataParallel"
                         else "runs on one GPU")
-                yield Hit(after, message=f"`{target}` holds the new {wrapper} wrapper (line {stmt.lineno}) and is "
+                wrap = stmt.value if isinstance(stmt.value, ast.Call) else None
+                severity = self._severity(file, after, wrap) if wrapper == "DistributedDataParallel" and wrap else WARNING
+                yield Hit(after, severity=severity, message=f"`{target}` holds the new {wrapper} wrapper (line {stmt.lineno}) and is "
                           f"rebound to `{target}.module` before it is used: nothing holds the wrapper any more, so "
                           f"the model that is kept {kept}")
+
+    @staticmethod
+    def _severity(file: FileModel, stmt: ast.AST, wrap: ast.Call) -> str:
+        """An error where the DDP wrapper is gone for good and the file trains: nothing below in the
+        function wraps the module again, and the file backpropagates, builds an optimizer or hands
+        the model to a trainer (lint heldout12 u001: `model = model.module` right after the wrap, then
+        `make_optimizer(model.parameters(), ...)`; dev7 u046: the same before `Trainer(...)`). Each rank
+        then trains its own copy. Else a warning: a later line may wrap it again, or the program only
+        samples (each rank running its own model is what it wants)."""
+        module = wrap.args[0] if wrap.args else None
+        scope = file.function(stmt)
+        rewrapped = any(
+            file.is_call_to(c, "DistributedDataParallel", TORCH) and c.args and module is not None
+            and ast.unparse(c.args[0]) in (ast.unparse(module), "model") and c.lineno > stmt.lineno  # type: ignore[attr-defined]
+            and file.function(c) is scope for c in file.calls)
+        trains = any(TRAINS.search(terminal_name(c.func)) for c in file.calls)
+        return ERROR if trains and not rewrapped else WARNING
 
     @staticmethod
     def _peeled_by_helper(file: FileModel) -> Iterator[Hit]:

@@ -50,7 +50,14 @@ class DdpForwardBypassed(Rule):
     And where the wrapper is kept under another name and the step calls the module it wraps
     (`ddp_net = DDP(my_net, device_ids=[rank])`, then `y_hat = my_net(x)` and `loss.backward()`,
     lint heldout14 u050): the same bypass without `.module`. Not where the name is rebound to
-    the wrapper (`model = DDP(model)`), nor where that step calls the wrapper too.
+    the wrapper (`model = DDP(model)`), nor where that step calls the wrapper too. A script that
+    wraps at its top and trains in a function it calls below (`model_parallel =
+    DistributedDataParallel(model)`, then `train()` running `model(...)`: lint heldout15 u054) is
+    the same.
+
+    One diagnostic per wrapper and training step (its loop, else its function), naming the other
+    lines: a GAN step that runs the generator and the discriminator through `model.module` and
+    backpropagates two losses is one bypassed wrapper (lint heldout15 u031).
 
     Not flagged: `.module` read for nn.Module's own methods (`state_dict`,
     `parameters`, `eval`, ...), for a save, a copy or an EMA update; a
@@ -111,10 +118,11 @@ class DdpForwardBypassed(Rule):
         if MANUAL_SYNC.search(file.text):
             return
         yield from self._plain_module_called(file)
-        # one diagnostic per loss: a step that runs five submodules through `model.module` and
-        # backpropagates once is one mistake, said once with its other lines (lint heldout15
-        # u031 gave six errors for one `loss_g.backward()`)
-        groups: dict[tuple[str, int, int], list[Hit]] = {}
+        # one diagnostic per wrapper and step: a step that runs five submodules through `model.module`
+        # is one mistake, said once with its other lines, also where it backpropagates two losses
+        # (lint heldout15 u031: the generator's `loss_g.backward()` and the discriminator's
+        # `loss_d.backward()` in one loop, six errors and then two for one bypassed wrapper)
+        groups: dict[tuple[str, int], list[Hit]] = {}
         for key, hit in self._module_forwards(file):
             groups.setdefault(key, []).append(hit)
         for hits in groups.values():
@@ -124,9 +132,9 @@ class DdpForwardBypassed(Rule):
                 first = replace(first, message=f"{first.message} (the same at lines {lines})")
             yield first
 
-    def _module_forwards(self, file: FileModel) -> Iterator[tuple[tuple[str, int, int], Hit]]:
+    def _module_forwards(self, file: FileModel) -> Iterator[tuple[tuple[str, int], Hit]]:
         """Each forward run through `W.module` whose loss is backpropagated, keyed by the wrapper
-        and the backward it feeds."""
+        and the step (the innermost loop, else the function) it runs in."""
         kinds = WrapperMethodCall()
         for node in ast.walk(file.tree):
             if type(node) is not ast.Attribute or node.attr != "module" or type(node.ctx) is not ast.Load:
@@ -156,7 +164,8 @@ class DdpForwardBypassed(Rule):
             tail = "" if not severity else "; lint cannot tell whether this step runs on that path"
             step = (f"the loss backpropagated at {where} comes from {what}" if type(backward) is ast.Call else
                     f"the training step runs inside {what}, handed `{ast.unparse(backward)[:40]}`")
-            yield (holder, backward.lineno, backward.col_offset), Hit(call, severity=severity, message=(
+            loop = _step(file, call, file.function(call) or file.tree)
+            yield (holder, id(loop)), Hit(call, severity=severity, message=(
                 f"{seen}, and {step}, never through the wrapper: "
                 f"DDP's forward does not run, so its gradient all-reduce never fires and each rank trains "
                 f"its own diverging copy{tail}"),
@@ -181,8 +190,8 @@ class DdpForwardBypassed(Rule):
             holder, scope = target.targets[0].id, file.function(build)
             given = {id(o) for o in file.origins(module)}
             for call in file.calls:
-                if type(call.func) is not ast.Name or call.func.id != module.id or file.function(call) is not scope \
-                        or (call.lineno, call.col_offset) <= (build.lineno, build.col_offset) \
+                if type(call.func) is not ast.Name or call.func.id != module.id \
+                        or not self._after(file, call, build, scope) \
                         or {id(o) for o in file.origins(call.func)} != given or _no_grad(file, call, call):
                     continue
                 backward = self._backward(file, call, holder)
@@ -196,6 +205,21 @@ class DdpForwardBypassed(Rule):
                     "and each rank trains its own diverging copy"),
                     fix=f"{holder}(...)  # call the DDP wrapper, not the module it wraps")
                 break
+
+    @staticmethod
+    def _after(file: FileModel, call: ast.Call, build: ast.Call, scope: ast.AST | None) -> bool:
+        """`call` runs after the wrap `build`: below it in the same function, or, for a wrap at the
+        top of a script, in a function whose every call in the file is a module-level statement
+        below the wrap (lint heldout15 u054: `model_parallel = DistributedDataParallel(model)` at
+        the top, then `train()` at the end runs `model(...)`)."""
+        func = file.function(call)
+        if func is scope:
+            return (call.lineno, call.col_offset) > (build.lineno, build.col_offset)
+        if scope is not None or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                or file.function(func) is not None or file.references.get(func):
+            return False
+        sites = file.call_sites.get(func, [])
+        return bool(sites) and all(file.function(site) is None and site.lineno > build.lineno for site, _ in sites)
 
     @staticmethod
     def _forward(file: FileModel, node: ast.Attribute) -> tuple[ast.Call | None, str]:

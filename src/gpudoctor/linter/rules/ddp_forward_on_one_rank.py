@@ -40,7 +40,9 @@ class DdpForwardOnOneRank(Rule):
     on the rank, or in a function whose every call in the file is under one,
     or in a function of another module of the project that is given the
     model under a test on the rank (`if rank == 0: evaluate(model, loader)`).
-    One diagnostic per place the ranks part: the forwards under one rank
+    A sharded model's `generate(...)` runs its forward too (lint heldout15 u020: an FSDP GPT's
+    sample generated under `if is_main():`); a DDP wrapper has no `generate`
+    (wrapper-method-call's AttributeError). One diagnostic per place the ranks part: the forwards under one rank
     test are one (dev7 u049: four models in one rank-0 test pass), at the
     first of them, or at the call of their function when the test is around
     that call (`if rank == 0: validate(model, decoder, ...)`, dev7 u018).
@@ -140,8 +142,8 @@ class DdpForwardOnOneRank(Rule):
         fabric.launch()
         model = fabric.setup_module(model)
         if fabric.global_rank == 0:
-            sample = model.generate(prompt)
-            print(model(prompt))  # flagged
+            sample = model.generate(prompt)  # flagged: generate runs the sharded forward
+            print(model(prompt))
         ''',
         '''
         import torch.distributed as dist
@@ -194,21 +196,28 @@ class DdpForwardOnOneRank(Rule):
         wrapped |= set(sharded)
         models: dict[tuple[int, int | None], list[tuple]] = {}
         for call in file.calls:
-            name = terminal_name(call.func)
-            if name not in wrapped and "model" not in name.lower() and "net" not in name.lower():
-                continue
             func = call.func
-            if type(func) is ast.Attribute and func.attr == "forward":
+            # `model.generate(...)` on a sharded model runs its forward (lint heldout15 u020: FSDP's
+            # generate on the main rank alone); on a DDP wrapper it is wrapper-method-call's AttributeError
+            generate = type(func) is ast.Attribute and func.attr == "generate"
+            if type(func) is ast.Attribute and func.attr in ("forward", "generate"):
                 func = func.value
             elif type(func) not in (ast.Name, ast.Attribute):
+                continue
+            name = terminal_name(func)
+            if name not in wrapped and "model" not in name.lower() and "net" not in name.lower():
                 continue
             if type(func) is ast.Attribute and file.method_class(func) is None:
                 continue  # `self.model(...)` follows; `a.b.model(...)` cannot be followed
             built = next((o for o in handed_back(file, file.origins(func)) if self._wrapped(file, o)), None)
             if built is None and not (name in sharded and call.lineno > sharded[name]):
                 continue
+            if generate and isinstance(built, ast.Call) and (
+                    wrapper_kind(file, built) or terminal_name(built.func) == "prepare"):
+                continue  # a DDP wrapper (or accelerate's, DDP by default) has no generate: not a forward
+            shown = source(call.func) if generate else source(func)
             guarded = self._guard(file, call, set())
-            if guarded is None or self._also_in(guarded[0].other, source(func)):
+            if guarded is None or self._also_in(guarded[0].other, shown):
                 continue  # (the other ranks run the same forward in the other arm)
             branch, site = guarded
             if isinstance(built, ast.AST) and _excludes_wrapper(file, branch, built):
@@ -225,7 +234,7 @@ class DdpForwardOnOneRank(Rule):
             # function that runs the forwards under the rank test (dev7 u018: `if rank == 0:
             # validate(rank, world_size, model, decoder, ...)`, u049: four models in one test pass)
             key = (id(branch.test), id(site) if site is not call else None)
-            models.setdefault(key, []).append((call, source(func), what, unwrap, severity, outcome, branch, site))
+            models.setdefault(key, []).append((call, shown, what, unwrap, severity, outcome, branch, site))
         hangs: set[int] | None = None
         for found in models.values():
             hit = self._one_diagnostic(file, found)
@@ -256,9 +265,12 @@ class DdpForwardOnOneRank(Rule):
         where = "called" if site is call else (
             f"called in {terminal_name(site.func) if type(site) is ast.Call else 'a function'}() (line {call.lineno}), "
             "which runs")
+        subject = f"{called} is {what}, {where}"
+        if called.endswith(".generate"):
+            subject = f"{called[:-len('.generate')]} is {what}, and its generate() runs its forward, {where}"
         return Hit(
             site,
-            message=f"{called} is {what}, {where} only on some ranks (it depends on "
+            message=f"{subject} only on some ranks (it depends on "
             f"{depends_on(file, branch)}){also}: {outcome}",
             fix=(f"{called}.module(...)  # the unwrapped model; or run this on every rank" if unwrap
                  else f"{called}(...)  # on every rank (a sharded model gathers its parameters in forward)"),

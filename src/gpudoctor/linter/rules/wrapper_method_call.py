@@ -36,7 +36,8 @@ class WrapperMethodCall(Rule):
     object has no attribute ...").
 
     Flagged, an error: an attribute, not one nn.Module or the wrapper has and
-    not one the file sets on the wrapper, read on a name whose every value at
+    not one the file sets where it may land on the wrapper (a plain `nn.Module` class's own
+    `self.mask_decoder = ...` does not: lint heldout11 u054), read on a name whose every value at
     that point is a `DistributedDataParallel(...)` / `DataParallel(...)`
     (through `.to()` / `.cuda()`). Asked for by issue 41's sample (four
     threads: MONAI, XPhoneBERT, simpletransformers, DiffCSE).
@@ -44,7 +45,10 @@ class WrapperMethodCall(Rule):
     A warning, saying what lint could not follow, where the code does not
     decide it: the name is a wrapper on one path only (`if distributed: model
     = DDP(model)`: that path raises), unless the use runs only where the
-    file's own test excludes that path; or the file never shows the wrapping
+    file's own test excludes that path (an error where that test is the
+    launch environment itself, `ddp = int(os.getenv("RANK", -1)) != -1`:
+    run as the DDP program it is, under torchrun, the line raises; lint
+    heldout11 u059); or the file never shows the wrapping
     but reads `.module` of the same name elsewhere under its own test of a
     distributed run (`model.module if args.distributed else model`; issue
     41's heldout5: a detector whose `model.rpn` broke distributed training),
@@ -151,9 +155,12 @@ class WrapperMethodCall(Rule):
             yield hit
 
     def _reads(self, file: FileModel) -> Iterator[tuple[ast.Attribute, Hit]]:
+        # attributes the file sets where they may land on a wrapper; not a plain model class's own
+        # `self.mask_decoder = mask_decoder` (lint heldout11 u054: CellSAM's submodule, read through the
+        # DDP wrapper as `cellsam_model.mask_decoder`)
         assigned = {
             node.attr for node in ast.walk(file.tree)
-            if type(node) is ast.Attribute and type(node.ctx) is not ast.Load}
+            if type(node) is ast.Attribute and type(node.ctx) is not ast.Load and not _model_own(file, node)}
         unwrapped = _module_reads(file)
         for node in ast.walk(file.tree):
             if type(node) is not ast.Attribute or type(node.ctx) is not ast.Load:
@@ -179,6 +186,16 @@ class WrapperMethodCall(Rule):
             wrapping = None if WRAPPER_TEST.search(file.text) else _wrapping(file, node.value, node, 0)
             if wrapping is not None:
                 kind, where = wrapping
+                launch = _launched(file, where)
+                if launch is not None:
+                    # the wrapping path is the distributed launch itself (lint heldout11 u059, a build-nanogpt
+                    # script: `ddp = int(os.getenv("RANK", -1)) != -1`, `if ddp: model = DDP(...)`, then
+                    # `'config': model.config` in the checkpoint): run as the DDP program it is, it raises
+                    yield node, Hit(node, fix=fix, message=(
+                        f"{holder} is a {kind} wrapper whenever the job is launched distributed ({launch}; wrapped "
+                        f"at line {where}): there it has no `{node.attr}` (AttributeError, it lives on "
+                        f"{holder}.module)"))
+                    continue
                 yield node, Hit(node, severity=WARNING, fix=fix, message=(
                     f"{holder} is a {kind} wrapper on the path through line {where}: there it has no "
                     f"`{node.attr}` (AttributeError, it lives on {holder}.module); lint cannot tell that "
@@ -213,6 +230,40 @@ class WrapperMethodCall(Rule):
             else:
                 out.add(wrapper_kind(file, o) or _project_wrapper(file, o, use))
         return out
+
+
+# A test of the launcher's environment: torchrun (and torch.distributed.launch, SLURM wrappers that
+# export it) sets RANK / LOCAL_RANK / WORLD_SIZE; a plain `python train.py` does not.
+LAUNCH_ENV = re.compile(r"""(?:environ|getenv)\b[^\n]*?['"](?:RANK|LOCAL_RANK|WORLD_SIZE)['"]""")
+
+
+def _launched(file: FileModel, line: int) -> str | None:
+    """The wrapper built on `line` is built under a test of the launch environment (`if ddp:` with `ddp =
+    int(os.getenv("RANK", -1)) != -1`, or `if "RANK" in os.environ:`): the test, as the message says it;
+    else None."""
+    wrap = next((c for c in file.calls if c.lineno == line and wrapper_kind(file, c)), None)
+    up = file.parent.get(file.statement(wrap)) if wrap is not None else None
+    if type(up) is not ast.If or wrap is None or not any(wrap is n for s in up.body for n in ast.walk(s)):
+        return None
+    test = up.test
+    said = f"`{ast.unparse(test)[:40]}`, line {test.lineno}"
+    if LAUNCH_ENV.search(ast.unparse(test)):
+        return said
+    if type(test) is ast.Name:
+        for b in file.lookup(test) or []:
+            if isinstance(b, Binding) and b.kind == "value" and not b.path and LAUNCH_ENV.search(ast.unparse(b.value)) \
+                    and len(file.lookup(test) or []) == 1:
+                return f"{said}; `{test.id}` = `{ast.unparse(b.value)[:50]}`"
+    return None
+
+
+def _model_own(file: FileModel, target: ast.Attribute) -> bool:
+    """`self.x = ...` in a method of a class of the file whose bases are plain modules (`nn.Module`),
+    not a wrapper or another class of the file that may be one: x is the model's, never the wrapper's."""
+    cls = file.method_class(target)
+    if cls is None:
+        return False
+    return bool(cls.bases) and all(ast.unparse(b) in ("nn.Module", "torch.nn.Module", "Module") for b in cls.bases)
 
 
 def _instance_attribute(file: FileModel, value: ast.expr) -> list[object] | None:
