@@ -221,7 +221,7 @@ class TestForetoldError:
     """A line that foretells an error ("will result in indexing errors") reports none: beside an end, the run is healthy
     (https://github.com/ColorDavid/ARPO/blob/26f964e23098c2c4b5aed83abe390b223773ef55/logs/nohup.out, dev7w)."""
 
-    def test_the_forecast_does_not_keep_an_ended_run_from_healthy(self):
+    def test_control_the_forecast_does_not_keep_an_ended_run_from_healthy(self):
         assert verdict(PROGRESS + TOKENIZER + "\n" + "Training complete\n").id == "log-no-failure"
 
     def test_sibling_the_error_reported_keeps_it_undecided(self):
