@@ -89,21 +89,35 @@ def utf16_without_bom(head: bytes) -> str:
     return ""
 
 
-class Utf16ToUtf8:
+class Rewritten:
+    """The stream (its head already read) with each block rewritten by `convert`; b"" only at the end, even where a
+    block rewrites to nothing (a read that ends inside a character, a block of zeros)."""
+
+    def __init__(self, stream: EndOnce, head: bytes) -> None:
+        self.stream, self.head = stream, head
+
+    def convert(self, raw: bytes) -> bytes:
+        raise NotImplementedError
+
+    def read(self, n: int) -> bytes:
+        while True:
+            raw, self.head = (self.head, b"") if self.head else (self.stream.read(n), b"")
+            out = self.convert(raw)
+            if out or not raw:
+                return out
+
+
+class Utf16ToUtf8(Rewritten):
     """PowerShell's `>` writes UTF-16 (with a BOM): read it as the UTF-8 the scanner expects."""
 
     def __init__(self, stream: EndOnce, head: bytes, encoding: str = "utf-16") -> None:
         import codecs
 
+        super().__init__(stream, head)
         self.decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
-        self.stream, self.head = stream, head
 
-    def read(self, n: int) -> bytes:
-        while True:  # b"" only at the end, even when a read ends inside a character
-            raw, self.head = (self.head, b"") if self.head else (self.stream.read(n), b"")
-            text = self.decoder.decode(raw, final=not raw)
-            if text or not raw:
-                return text.encode("utf-8")
+    def convert(self, raw: bytes) -> bytes:
+        return self.decoder.decode(raw, final=not raw).encode("utf-8")
 
 
 # bytes that text does not hold (tab, newline, form feed, carriage return and ESC are text's own)
@@ -119,20 +133,13 @@ def looks_like_text(sample: bytes) -> bool:
     return controls <= 0.01 * len(sample) and bad <= 0.01 * len(sample)
 
 
-class WithoutNul:
+class WithoutNul(Rewritten):
     """A log with stretches of NUL bytes in it, read without them. A job that keeps writing to a file someone emptied
     (`> nohup.out`, `truncate`, a log rotated under a running job) writes at its old offset, so the file starts with that
     many zeros; a node that crashed mid-write leaves zero-filled blocks. The text around them is the log."""
 
-    def __init__(self, stream: EndOnce, head: bytes) -> None:
-        self.stream, self.head = stream, head
-
-    def read(self, n: int) -> bytes:
-        while True:  # b"" only at the end: a block of zeros alone is read through
-            raw, self.head = (self.head, b"") if self.head else (self.stream.read(n), b"")
-            out = raw.replace(b"\x00", b"")
-            if out or not raw:
-                return out
+    def convert(self, raw: bytes) -> bytes:
+        return raw.replace(b"\x00", b"")
 
 
 # <br> written for a line break inside a physical line (diagB16: a log pasted through a page that joins its lines with
