@@ -60,6 +60,32 @@ ENDED = re.compile(
     r"|(?-i:^\s*(?:Done|DONE|Finished)[.!]?\s*$)",
     re.IGNORECASE | re.MULTILINE,
 )
+# What a program prints as its very last lines when it is done, in words that mean "done" only there (LAST_LINES): a
+# time summary ("--- Total Execution Time: 3.5772s ---", "Total script time in hours minutes seconds:  00:00:08",
+# "Finish train TripletLoss_MSWC_EN_500CS_100SPC in 11176.58 seconds", "INFO:root:End Time: 2018-10-31 15:19", "Cost
+# time: 249.45"), a stage's "complete" ("Sampling and analysis complete.", "INFO:root:Complete Evaluation", "classify
+# over!"), a logger's record that says only "Done" ("09-06 15:04:16 - INFO - __main__ - Done"), the same in Chinese
+# ("训练完成。" training complete, "预训练任务圆满结束 (总耗时: 1.46 小时)" the pre-training task ended), and wandb's lines
+# when a run is finished ("wandb: Find logs at: wandb/run-.../logs", "wandb: Synced 5 W&B file(s)"). heldout17w/dev7w:
+# https://github.com/40uf411/SliceGAN/blob/9ecae700562aad2b7279de300ae1581d8a4939e1/output.log and the others in
+# tests/controls/test_controls_diagA18.py, each with its source.
+# Earlier in a log each of them is a stage's or an epoch's (an evaluation "complete" after every epoch, an epoch's time):
+# only among the last LAST_LINES non-blank lines, and never with a counter short of its total after it.
+LAST_ENDED = re.compile(
+    r"(?P<time>\b(?:total|overall|whole|elapsed|execution|script|end|cost) (?:[a-z]+ ){0,3}?time\b(?! per)|\btime (?:elapsed|cost|taken)\b"
+    r"|\bfinish(?:ed)? (?:train(?:ing)?|run(?:ning)?|job|script|experiments?|all)\b.{0,80}? in [\d.:]+ ?(?:s|sec|secs|seconds|mins?|minutes|h|hours)\b)"
+    r"|\b(?:evaluation|inference|sampling|testing|analysis|prediction|generation|classify|classification|pre-?training|experiments?)"
+    r"(?: and \w+)? (?:is |was |has been )?(?:complete|completed|finished|done|over)\b|\bcomplete (?:evaluation|training|testing)\b"
+    r"|(?-i:\b(?:INFO|info)\b).{0,80}?(?:\s[-:|\]]|\]) ?(?:Done|DONE|Finished|All done|Completed?)[.!]?\s*$"
+    r"|训练(?:完成|结束)|(?:任务|程序|运行)\S{0,4}(?:完成|结束)"
+    r"|wandb(?:\x1b\[[\d;]*m)?: (?:Find logs at:|Synced \d+ W&B file)",
+    re.IGNORECASE,
+)
+LAST_LINES = 3
+# A time among a record's other fields is a measurement, not the run's summary: Megatron's "iteration 3/ 286102 | ...
+# | elapsed time per iteration (ms): 37143.0 | ...", a benchmark's "use_te: False, bs: 10240, ..., cost_time: 0.716ms"
+# (dev3, TransformerEngine#445), a trainer's JSON record with "elapsed_time" (dev, LLaMA-Factory#774).
+FIELDS = re.compile(r", |\||=")
 # A bare "Done!" is some stage's end as often as the run's (torchvision prints "Processing...
 # Done!" when it has prepared MNIST, before training starts): it is the run's end only as one of
 # the input's last lines.
@@ -168,12 +194,14 @@ class Tail:
 
     def end(self) -> tuple[str, int]:
         """(the line that shows the run ended well, its line number, 1-based as the scanner counts lines), or ('', 0)."""
+        text = self.data.decode("utf-8", "replace")
         m = None
-        for m in ENDED.finditer(self.data.decode("utf-8", "replace")):
+        for m in ENDED.finditer(text):
             pass
         if m is None:
+            m = last_lines_end(text)
+        if m is None:
             return "", 0
-        text = self.data.decode("utf-8", "replace")
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
         end = end if end >= 0 else len(text)
@@ -187,6 +215,24 @@ class Tail:
             return "", 0  # a save during the run, a person's sentence about a run, an agent still waiting: none is the run's end
         # counted back from the stream's newlines: `after` starts with the end's own newline, if it has one
         return line.strip()[:200], self.newlines + 1 - after.count("\n")
+
+
+def last_lines_end(text: str) -> "re.Match[str] | None":
+    """The LAST_ENDED match among the last LAST_LINES non-blank lines of `text`, the last one, or None."""
+    at, lines = len(text), 0
+    while at > 0 and lines < LAST_LINES:
+        start = text.rfind("\n", 0, at - 1) + 1
+        if text[start:at].strip():
+            lines += 1
+        at = start
+    found = None
+    for m in LAST_ENDED.finditer(text, at):
+        start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
+        line = text[start : end if end != -1 else len(text)]
+        if still_counting(line) or m.group("time") and FIELDS.search(line):
+            continue  # a counter short of its total on the line itself; a time among a record's fields
+        found = m
+    return found
 
 
 def still_counting(text: str) -> bool:

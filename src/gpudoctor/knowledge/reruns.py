@@ -219,6 +219,13 @@ OPENING_LINES = 20
 OPENING_SCAN = 400  # lines of the input read for them, at most
 OPENING_MIN = 16  # characters of a line's longest stretch without digits: shorter ones say too little to be one program's
 OPENING_REPEATS = 16
+# An opening printed at every start of a log many runs were appended to (heldout17w: a Lightning-Hydra template's
+# "Enforcing tags! <cfg.extras.enforce_tags=True>" at each of 90 starts,
+# https://github.com/AnudeepReddy-Katta/cifar10/blob/a8a89bd9e212779939624c9d899d57747c5eeca2/train.log) is kept up to
+# OPENING_KEPT occurrences: past OPENING_REPEATS it is no start by itself (`restart_after(repeated=True)` asks more of it).
+OPENING_KEPT = 512
+REPEATED_STARTS = 3  # openings looked at for a start printed at every run's start: the log's first ones
+LOGGED_FRAME = re.compile(r"\]\s{2,}\S|\^{3,}")
 # (a traceback's frames and the source lines they quote; a rank's own line: every rank prints the same opening, one
 # before another's failure and one after it, heldout4's karpathy/nanoGPT#545)
 NOT_OPENING = re.compile(rb"error|exception|interrupt|traceback|fail|fatal|killed|abort|File \"|^\s|^\[?(?:rank|default)?\d+\]?:",
@@ -233,7 +240,8 @@ class Openings(WholeLines):
         super().__init__()
         self.needles: dict[bytes, list[int]] = {}  # an opening's literal -> the lines it stands on (its own first)
         self.texts: dict[bytes, str] = {}  # an opening's literal -> its whole line, as it first stood
-        self.dropped: set[bytes] = set()  # openings printed over and over: no run's start
+        self.dropped: set[bytes] = set()  # openings printed past OPENING_KEPT times: no run's start
+        self.often: set[bytes] = set()  # openings printed past OPENING_REPEATS times: a start only as `repeated`
         self.scanned = 0  # lines of the input looked at for openings
 
     def read(self, block: bytes, begin: int, end: int) -> None:
@@ -253,7 +261,7 @@ class Openings(WholeLines):
         found: list[tuple[int, bytes]] = []
         for needle in list(self.needles):
             pos, n = block.find(needle, begin, end), 0
-            while pos != -1 and n <= OPENING_REPEATS:  # (past that it is dropped: a line the run repeats)
+            while pos != -1 and n <= OPENING_KEPT:  # (past that it is dropped: a line the run repeats)
                 found.append((pos, needle))
                 n += 1
                 pos = block.find(needle, pos + len(needle), end)
@@ -267,17 +275,28 @@ class Openings(WholeLines):
             if not seen or seen[-1] != number:
                 seen.append(number)
             if len(seen) > OPENING_REPEATS:
+                self.often.add(needle)
+            if len(seen) > OPENING_KEPT:
                 del self.needles[needle]
                 self.dropped.add(needle)
         self.lines += block.count(b"\n", begin, end)
 
-    def restart_after(self, first: int, last: int) -> Optional[tuple[int, str]]:
+    def starts(self) -> list[tuple[bytes, list[int]]]:
+        """The first REPEATED_STARTS openings, by where they first stood, that are neither a logger's prefix the next line
+        holds too nor a traceback a logger wrote under its prefix (torch._dynamo's "W0530 ... convert_frame.py:1233]
+        guarded_code = compile_inner(...)", every line of each of its WON'T CONVERT tracebacks,
+        https://github.com/AkramjitS/gpt-lab-diffusion/blob/0dff6e1bc406ca0f8d347dfcfe7e89e3928a724a/train.log)."""
+        return [(needle, seen) for needle, seen in self.needles.items()
+                if not LOGGED_FRAME.search(self.texts[needle]) and not (len(seen) > 1 and seen[1] == seen[0] + 1)][:REPEATED_STARTS]
+
+    def restart_after(self, first: int, last: int, repeated: bool = False) -> Optional[tuple[int, str]]:
         """(line, opening) of the first opening that stands again after line `last`, having stood before it (the start of
         the run that failed) and at most once before line `first` (a program's start printed again, not a line its run
-        repeats), or None."""
+        repeats), or None. `repeated`: also an opening that stood more often before (at each start of a log many runs
+        were appended to, or a line one run repeats: the caller asks for more, knowledge/story.py `earlier_run`)."""
         best: Optional[tuple[int, str]] = None
-        for needle, seen in self.needles.items():
-            if sum(1 for n in seen if n < first) > 1 or not any(n < last for n in seen):
+        for needle, seen in (self.needles.items() if not repeated else self.starts()):
+            if not repeated and (needle in self.often or sum(1 for n in seen if n < first) > 1) or not any(n < last for n in seen):
                 continue
             again = next((n for n in seen if n > last), None)
             if again is not None and (best is None or again < best[0]):

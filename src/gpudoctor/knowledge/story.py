@@ -31,6 +31,7 @@ from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
+from gpudoctor.knowledge.progress import Progress
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
@@ -50,6 +51,10 @@ GATE = needle_gate(ALL)
 # Signals whose death says what failed (an arithmetic fault, an instruction this CPU lacks) and that no
 # pattern of SIGNAL_EXITCODES tells; a stop signal (SIGTERM) or SIGKILL/SIGABRT say only that a rank was ended.
 SELF_TELLING = re.compile(r"\((?:SIGFPE|SIGILL)\)$")
+# Launchers that start more than one process (knowledge/launcher_only.py's names): one rank's progress after another's
+# failure is no sign that the job went on.
+MULTI_PROCESS_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate launch", "mpirun", "torch.multiprocessing.spawn",
+                                     "paddle.distributed.launch"})
 # A pattern whose lines are only progress when the other one is seen later.
 RESOLVED_BY = {"store-barrier-waiting": "store-barrier-completed", "bitsandbytes-libcudart-not-found": "bitsandbytes-cuda-library-loaded"}
 # The location a runtime writes before its error's message: Lua's "InstanceNormalization.lua:50: " (its
@@ -250,6 +255,8 @@ class Diagnosis:
         self.nccl_info = False  # the input shows NCCL's INFO lines, set by the reader
         self.prompts: Optional[Prompts] = None  # the commands typed at a shell prompt in the input (knowledge/reruns.py), set by the reader
         self.openings: Optional[Openings] = None  # the input's opening lines and where they stand again (knowledge/reruns.py), set by the reader
+        self.progress: Optional[Progress] = None  # the run's progress, fallback and stage lines (knowledge/progress.py), set by the reader
+        self.went_on_said: tuple[int, dict] = (-1, {})  # `went_on`'s answers, per finding id, while the story stands
         self.ended_line = 0  # the line of `ended`, set by the reader
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either
@@ -634,7 +641,7 @@ class Diagnosis:
         # what the named failure caused: the failure detector's own signs already give way to it, `settle`)
         roots = sorted(
             (s for s in self.seen.values() if s.pattern.role == CAUSE and explain[s.pattern.id] is None),
-            key=lambda s: (self.stale(s) is not None or self.earlier_run(s) is not None, s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
+            key=lambda s: (self.past(s), s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
                            s.pattern.id in GENERIC_FINDINGS, s.order),
         )
         out: list[tuple[Seen, Optional[Seen]]] = [(s, None) for s in roots]
@@ -665,19 +672,81 @@ class Diagnosis:
         rerun = self.prompts.rerun_after(seen.first.line)
         return rerun if rerun is not None and max(seen.last, seen.first.line) < rerun[1].line else None
 
+    def past(self, seen: Seen) -> bool:
+        """`seen` is not the run's end: an earlier attempt's, an earlier run's, or one the job went on past."""
+        return self.stale(seen) is not None or self.earlier_run(seen) is not None or self.went_on(seen) is not None
+
+    def many_processes(self, seen: Seen) -> bool:
+        """The log is written by more than one process (ranks, or a launcher that starts them): progress after one
+        process's failure may be another's, still running while the failed one is gone (a hang to come)."""
+        return bool(seen.ranks) or len(self.all_ranks) > 1 or self.launcher in MULTI_PROCESS_LAUNCHERS
+
+    def failure_lines(self) -> list[tuple[int, int]]:
+        """(first, last) line of every error-level failure of the log's own lines (not a rank file's)."""
+        return [(s.first.line, max(s.last, s.first.line)) for s in self.seen.values()
+                if s.pattern.severity is Severity.ERROR and not s.first.source]
+
+    def went_on(self, seen: Seen) -> Optional[tuple[int, str, str]]:
+        """(line, text, how) of what shows that the job went on past `seen` (knowledge/progress.py), or None:
+        `how` "fallback", a library's own fallback right after it and no failure after that (JAX's CUDA plugin fails
+        to load, then "Falling back to cpu."); `how` "progress", progress lines of one kind after the log's last
+        failure, their numbers moving, in a log one process writes (a run restarted after an out-of-memory trains on;
+        torch.compile's tracebacks, then the steps go on). A failure with nothing after it, or only set-up, stays the
+        run's: a traceback at the end is the run's end."""
+        if self.progress is None or seen.first.source or seen.pattern.severity is not Severity.ERROR:
+            return None
+        told = self.hits + self.signs.count  # (asked for every finding, more than once: kept while the log's story stands)
+        if self.went_on_said[0] != told:
+            self.went_on_said = (told, {})
+        if seen.pattern.id not in self.went_on_said[1]:
+            self.went_on_said[1][seen.pattern.id] = self.progress_past(seen)
+        return self.went_on_said[1][seen.pattern.id]
+
+    def progress_past(self, seen: Seen) -> Optional[tuple[int, str, str]]:
+        """`went_on`, worked out."""
+        assert self.progress is not None
+        failures = self.failure_lines()
+        last = max(seen.last, seen.first.line)
+        fallback = self.progress.fallback_after(seen.first.line)
+        if (fallback is not None and self.progress.raised <= fallback[2]
+                and not any(last < first <= fallback[2] or first > fallback[0] for first, _ in failures)):
+            return (fallback[0], fallback[1], "fallback")
+        if self.many_processes(seen):
+            return None
+        final = max([last, self.progress.raised, *(end for _, end in failures)])
+        progress = self.progress.after(final)
+        return (progress[0], progress[1], "progress") if progress is not None else None
+
+    def moved_after(self, line: int) -> bool:
+        """After `line` (a run's start) and after the input's last exception, a run got somewhere (a progress line or a
+        stage it starts, knowledge/progress.py): the log does not end in a failure."""
+        return self.progress is not None and self.progress.moved_after(max(line, self.progress.raised)) is not None
+
     def earlier_run(self, seen: Seen) -> Optional[tuple[int, str]]:
         """(line, opening) where the program started again after every line of `seen`, when what came after that start
         decides the log (a failure of the later run's own, or its end): `seen` is an earlier run's, in a log that several
-        runs were appended to (knowledge/reruns.py Openings), or None. A restart that is followed by nothing that decides
+        runs were appended to (knowledge/reruns.py Openings), or None. What decides: the later run got somewhere after
+        the log's last exception (a progress line, a stage it starts: `moved_after`), its end, or a failure of its own.
+        Where one process writes the log and no progress after the last failure says it already (`went_on`), an opening
+        printed at every start is one too (`restart_after(repeated=True)`), when the later run got somewhere. A restart
+        that is followed by nothing that decides
         (a run that starts again and is cut: a CUDA out-of-memory, then the same set-up again, and the log stops, dev7w:
         https://github.com/chengziHome/detection/blob/8bafff43c1722ddc6620af083f33a500c5051d1b/nohup.log) leaves the
         failure the log's answer."""
         if self.openings is None or seen.first.source or seen.pattern.severity is not Severity.ERROR:
             return None
         restart = self.openings.restart_after(seen.first.line, max(seen.last, seen.first.line))
+        if restart is None and not self.many_processes(seen) and self.went_on(seen) is None:
+            # an opening the log printed at every earlier start too (a Hydra run started again and again, an OOM restarted
+            # from its checkpoint, heldout17w): a start, where one process writes the log and the later run got somewhere
+            restart = self.openings.restart_after(seen.first.line, max(seen.last, seen.first.line), repeated=True)
+            if restart is not None and not self.moved_after(restart[0]):
+                return None
         if restart is None:
             return None
-        decided = self.ended_line > restart[0] or any(
+        # (where more than one process writes the log, a later line of progress may be another node's or rank's)
+        moved = not self.many_processes(seen) and self.moved_after(restart[0])
+        decided = moved or self.ended_line > restart[0] or any(
             other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and other.first.line > restart[0] and not other.first.source
             and self.explained_by(other) is not seen  # (not what the failure itself caused)
             for other in self.seen.values())
@@ -787,7 +856,8 @@ class Diagnosis:
         head_is_cause = bool(story) and story[0][0].pattern.role == CAUSE
         # a warning that explains an error is itself an error: it made the job fail
         # (noise that explains an error, like the store closing at exit, stays noise)
-        fatal = {by.pattern.id for s, by in story if by is not None and s.pattern.severity is Severity.ERROR and by.pattern.role != HARMLESS}
+        fatal = {by.pattern.id for s, by in story if by is not None and s.pattern.severity is Severity.ERROR and by.pattern.role != HARMLESS
+                 and not self.past(s)}
         hang = bool(story) and story[0][0].pattern.id in ("nccl-watchdog-timeout", "nccl-heartbeat-stuck")
         if not hang:  # P2P in use is only worth saying when the job hung
             story = [(s, by) for s, by in story if s.pattern.id != "nccl-p2p-in-use"]
@@ -944,6 +1014,12 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (an earlier run's: the program started again at line {restart[0]})"
             ev["earlier_run"] = {"started_again_at": restart[0], "opening": restart[1]}
+        elif (went := self.went_on(seen)) is not None:
+            # the job went on past it: a library's fallback, or progress after the log's last failure (knowledge/progress.py)
+            severity = Severity.INFO
+            shown = "a fallback" if went[2] == "fallback" else "progress"
+            title = f"{title} (the job went on past it: {shown} at line {went[0]})"
+            ev["went_on"] = {"at": went[0], "line": went[1], "how": went[2]}
         elif (working := self.other_setup(seen)) is not None:
             # a person's sentence after it says the output that follows is a setup's that works (facebookresearch/phosa#29:
             # the title quotes the failing machine's error, the paste is the working machine's run): not that run's failure

@@ -16,6 +16,7 @@ from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
+from gpudoctor.knowledge.progress import Progress
 from gpudoctor.knowledge.reruns import Openings, Prompts
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import Diagnosis
@@ -110,6 +111,17 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="restarted", evidence={"lines": d.lines, "earlier run": f"line {restarted[0].evidence.get('first_line')}: {restarted[0].title}",
                                                             "started again": f"line {again['started_again_at']}, a line an earlier run opened with: {again['opening']}", **shown},
                                 lines=d.lines, first=restarted[0].evidence.get("first_line"), again=again["started_again_at"],
+                                end=f"it ends (line {d.ended_line})" if ended else "it shows no end")
+    went = [f for f in d.findings() if "went_on" in f.evidence]
+    if went and not folder:
+        # every failure shown is one the job went on past (a library's fallback, progress after the last failure): not
+        # the run's end, and not healthy either (exit 0) beside a failure the log holds
+        on = went[-1].evidence["went_on"]
+        shown = {"ended": f"line {d.ended_line}: {ended}"} if ended else {}
+        how = "a fallback" if on["how"] == "fallback" else "progress"
+        return LOG_INCONCLUSIVE(case="went-on", evidence={"lines": d.lines, "failure": f"line {went[-1].evidence.get('first_line')}: {went[-1].title}",
+                                                          "went on": f"line {on['at']}: {on['line']}", **shown},
+                                lines=d.lines, first=went[-1].evidence.get("first_line"), how=how, at=on["at"],
                                 end=f"it ends (line {d.ended_line})" if ended else "it shows no end")
     compared = [f for f in d.findings() if "other_setup" in f.evidence]
     if compared and not folder:
@@ -206,7 +218,8 @@ def read_log(
 
     prompts = Prompts()  # and the commands typed at a shell prompt: a failure of an attempt run again is stale
     openings = Openings()  # and the input's opening lines standing again: a failure before a run started anew is an earlier run's
-    feed = openings.tee(prompts.tee(tail.tee(reader_feed)))
+    progress = Progress()  # and the run's progress: a failure the job went on past is not the run's end
+    feed = progress.tee(openings.tee(prompts.tee(tail.tee(reader_feed))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -241,6 +254,8 @@ def read_log(
         d.prompts = prompts
         openings.end()
         d.openings = openings
+        progress.end()
+        d.progress = progress
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 

@@ -1,0 +1,163 @@
+"""A run's own progress lines, and what shows that a job went on past a failure it printed.
+
+A whole log (issue 35: `nohup.out`, `train.log` committed to a repository) is often more than one run: a run fails, the
+program is started again in the same file, and the last run trains (heldout17w: Hydra/Lightning runs started again,
+OOM restarts from a checkpoint, a relaunch after `No module named torch`). And a library prints a traceback it survives
+(torch.compile falling back to eager, a JAX CUDA plugin that fails to load, then the CPU). In both, the failure is not
+the run's end: the log goes on past it. What counts as "went on" (knowledge/story.py `Diagnosis.went_on`):
+
+- **progress after the log's last failure**: at least PROGRESS_AFTER lines of one kind (the same line, its numbers
+  aside: an epoch's, a step's, an episode's, a loss's, a progress bar's) after the failure, with their numbers moving,
+  and no failure after the first of them. A process that ends in a traceback prints nothing after it; progress after it
+  is the same process going on (the error was survived) or a later run's (started again). Only where one process
+  writes the log: where it shows ranks or a multi-process launcher, another rank's progress after one rank's failure is
+  a hang to come, not a run that went on;
+- **a library's own fallback** right after the failure ("Falling back to cpu."), and no failure after it;
+- **a later run's start** (knowledge/reruns.py `Openings`: the log's opening lines stand again after the failure)
+  followed by that run's progress or a stage it starts (`STAGE`: "Starting training!").
+
+`Progress` keeps, per kind of progress line, its last occurrences (line and numbers), the fallback lines and the stage
+lines, fed block by block as `Openings` is (whole lines, the scanner's numbering).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Optional
+
+from gpudoctor.knowledge.reruns import WholeLines
+
+# A line a run prints as it works: a counter of epochs, steps, iterations, batches, episodes, rounds or passes with its
+# number, a progress bar (tqdm's "45%|", Keras's "1/1 [====="), or a metric with its value (a loss, an accuracy, a
+# reward). heldout17w's: "epoch=0 i=335/530 total_loss=1.70953 ..." (a TTS run restarted from its checkpoint after a CUDA
+# out-of-memory, https://github.com/CISC-867/Project/blob/c9f4fba9e7024fee815f6c4b7ae41e79716bd175/train.log),
+# "EP:601 | TD Error [114.9, 37.7] | ALoss [370.3, 318.9] | ep_r -54" (a TD3 run relaunched after `No module named
+# torch`, https://github.com/360ZMEM/USV-AUV-colab/blob/0320209cc6ad99bd3d0d94983b6822b569a5d6cc/output.log),
+# "step:7151/20000 train_loss:6.580660e-02 train_time:31848444ms" (after torch.compile's WON'T CONVERT tracebacks,
+# https://github.com/AkramjitS/gpt-lab-diffusion/blob/0dff6e1bc406ca0f8d347dfcfe7e89e3928a724a/train.log).
+WORDS = (b"epoch", b"episode", b"ep:", b"ep ", b"step", b"iter", b"batch", b"round", b"pass", b"loss", b"acc", b"reward", b"%|", b" [=")
+PROGRESS = re.compile(
+    r"\b(?:epoch|episode|ep|step|iter(?:ation)?|batch|round|pass|update)s?\b\W{0,3}\d"
+    r"|\d%\||\d+/\d+ \[[=>.]"
+    r"|(?:\b|_)(?:loss|acc(?:uracy)?|reward)\w*\W{0,3}[-+]?\d",
+    re.IGNORECASE,
+)
+# A number, with its sign, decimals and exponent: what a progress line's kind leaves out.
+NUMBER = re.compile(rb"[-+]?\d[\d.,]*(?:e[-+]?\d+)?", re.IGNORECASE)
+SPACES = re.compile(rb"\s+")
+KIND_CHARS = 64  # of a progress line without its numbers: its kind
+KINDS = 2000  # kinds of progress line remembered (a log with more varied lines counts the first only)
+KEPT = 8  # last occurrences kept per kind, with their numbers (the latest decide: progress after the last failure)
+PROGRESS_AFTER = 3  # lines of one kind after the failure, their numbers moving: the job went on
+# Lines that hold a progress word but are no run's progress: a traceback's frames and the source lines they quote
+# (indented), a quoted path, a run summary printed at exit (wandb's), a shell's or a launcher's report.
+NOT_PROGRESS = re.compile(rb"^\s|File \"|^(?:\x1b\[[\d;]*m)?wandb(?:\x1b\[[\d;]*m)?:|Traceback|Error:|error:", re.IGNORECASE)
+# A library saying it goes on another way after an error it printed: JAX's "An NVIDIA GPU may be present on this
+# machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu." right after its CUDA plugin's traceback
+# (https://github.com/ChenJiakaiCam/Kondo_Lattice/blob/6d9b67d2306e0162e952c18004e28ad3a56a17a5/train.log), torch's
+# "falling back to eager", onnxruntime's "Falling back to ['CPUExecutionProvider']".
+FALLBACK = re.compile(rb"(?i)\bfall(?:s|ing)?[ -]?back to\b|\bfallback to\b")
+FALLBACK_LINES = 4  # how far after the exception's line the fallback stands (a blank line, an info line between)
+# The exception's line a fallback follows: Python's "RuntimeError: Unable to load cuSPARSE. Is it installed?"
+RAISED = re.compile(rb"(?:[\w.]+\.)?[a-z]\w*(?:error|exception)\b")  # (on a lowered line)
+# A stage the program says it starts: "Starting training!", "Start training...", "Begin testing" (the
+# Lightning-Hydra template's lines after a run was started again,
+# https://github.com/AronnePiperno/fewshot/blob/a1d4a3688e7b9fe21cdd432695b169b04b963890/train.log).
+STAGE = re.compile(
+    rb"(?i)\b(?:start(?:ing|ed|s)?|begin(?:ning|s)?)\W{1,3}(?:the |to )?(?:model )?"
+    rb"(?:train(?:ing)?|test(?:ing)?|eval(?:uation|uating)?|validat(?:ion|ing)|fit(?:ting)?|inference|epoch)\b"
+)
+MARKS_KEPT = 64
+# A traceback's header or an exception's line at the start of a line: the last one in the input is where its last
+# failure may stand even when the story folds it into an earlier one (the same exception raised again at every start,
+# dev7w: https://github.com/yejing97/clf_stroke/blob/ab6bfa4838191e40e13910748cf6ad1fdf883265/logs/nohup.out); nothing after it is "past" the log's failures.
+TRACED = re.compile(rb"Traceback \(most recent call last\)|(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b:")  # (matched at a line's start)
+
+
+@dataclass
+class Kind:
+    """One kind of progress line (its words, its numbers aside): its last occurrences (line, its numbers, its text)."""
+
+    last: deque = field(default_factory=lambda: deque(maxlen=KEPT))
+
+
+class Progress(WholeLines):
+    """The progress lines, fallback lines and stage lines of a stream, fed block by block (`feed`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kinds: dict[bytes, Kind] = {}
+        self.fallbacks: deque = deque(maxlen=MARKS_KEPT)  # (line, text, the line of the exception just before it or 0)
+        self.stages: deque = deque(maxlen=MARKS_KEPT)  # (line, text)
+        self.raised = 0  # the line of the input's last traceback header or exception line (TRACED)
+        self.exception_at = 0  # the line of the last exception's line (RAISED): what a fallback right after it follows
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        """The whole lines block[begin:end], one by one: a few substring tests on each (a block is megabytes, and a regex
+        of many words over all of it cost more than the rest of the read), the regexes on the lines that pass them."""
+        lowered = block[begin:end].lower().split(b"\n")[:-1]  # (block[begin:end] ends with a newline)
+        at = begin
+        for i, low in enumerate(lowered):
+            here, at, number = at, at + len(low) + 1, self.lines + 1 + i
+            words = any(w in low for w in WORDS)
+            if not (words or b"back" in low or b"start" in low or b"begin" in low or b"error" in low or b"exception" in low
+                    or b"traceback" in low):
+                continue
+            line = block[here : here + len(low)].rstrip(b"\r")
+            if words:
+                self.progress_line(line, number)
+            if (b"error" in low or b"exception" in low) and RAISED.match(low) is not None:
+                self.exception_at = number
+            if b"back" in low and FALLBACK.search(line) is not None:
+                raised = self.exception_at if 0 < number - self.exception_at <= FALLBACK_LINES else 0
+                self.fallbacks.append((number, line.decode("utf-8", "replace").strip()[:200], raised))
+            if (b"start" in low or b"begin" in low) and STAGE.search(line) is not None:
+                self.stages.append((number, line.decode("utf-8", "replace").strip()[:200]))
+            if TRACED.match(line) is not None:
+                self.raised = number
+        self.lines += block.count(b"\n", begin, end)
+
+    def progress_line(self, line: bytes, number: int) -> None:
+        if NOT_PROGRESS.search(line) is not None:
+            return
+        text = line.decode("utf-8", "replace")
+        if PROGRESS.search(text) is None:
+            return
+        kind = SPACES.sub(b" ", NUMBER.sub(b"#", line)).strip()[:KIND_CHARS]
+        seen = self.kinds.get(kind)
+        if seen is None:
+            if len(self.kinds) >= KINDS:
+                return
+            seen = self.kinds[kind] = Kind()
+        seen.last.append((number, b" ".join(NUMBER.findall(line))[:200], text.strip()[:200]))
+
+    def after(self, line: int) -> Optional[tuple[int, str]]:
+        """(line, text) of a progress line after `line` whose kind stands PROGRESS_AFTER or more times after it, their
+        numbers moving (not one line repeated as it was), or None. Of each kind its last KEPT lines are looked at: the
+        line given is the first of those after `line`."""
+        best: Optional[tuple[int, str]] = None
+        for kind in self.kinds.values():
+            later = [(n, numbers, text) for n, numbers, text in kind.last if n > line]
+            if len(later) < PROGRESS_AFTER or len({numbers for _, numbers, _ in later}) < 2:
+                continue
+            if best is None or later[0][0] < best[0]:
+                best = (later[0][0], later[0][2])
+        return best
+
+    def fallback_after(self, first: int) -> Optional[tuple[int, str, int]]:
+        """(line, text, exception's line) of the first library fallback that stands right after an exception's line
+        printed at or after line `first` (the failure's), or None."""
+        return next(((n, text, raised) for n, text, raised in self.fallbacks if raised >= first > 0), None)
+
+    def moved_after(self, line: int) -> Optional[tuple[int, str]]:
+        """(line, text) of the first progress line or stage line after `line` (a run that started again got somewhere),
+        or None."""
+        found = [(n, text) for n, text in self.stages if n > line][:1]
+        for kind in self.kinds.values():
+            later = next(((n, text) for n, _, text in kind.last if n > line), None)
+            if later is not None:
+                found.append(later)
+        return min(found) if found else None
+
