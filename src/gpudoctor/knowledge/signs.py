@@ -355,6 +355,17 @@ class Sign:
         return out
 
 
+def as_written(raw: str, text: str) -> str:
+    """The segment of a physical line that `text` was read from, as written (prefix kept).
+    A tqdm line rewritten by bare carriage returns holds many segments: reading the whole
+    line again for each of them was quadratic (a 28 KB line of 1,033 bar updates took
+    minutes), and would give every segment the evidence of another."""
+    whole = ANSI.sub("", raw) if "\x1b" in raw else raw
+    if "\r" in whole.strip():
+        whole = next((piece for piece in whole.split("\r") if text in piece), text)
+    return whole.strip()
+
+
 class Signs:
     """Feed it the stripped candidate lines (`see`); it keeps the first signs of failure."""
 
@@ -461,7 +472,7 @@ class Signs:
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
             # the line as written, when its prefix was the evidence (a logger's "ERROR:torch...error_handler:")
-            whole = (ANSI.sub("", raw) if "\x1b" in raw else raw).strip()
+            whole = as_written(raw, text)
             found = evidence_in(text) or (evidence_in(whole) if whole != text else None)
             if found is not None and not (found[0] == "chained" and line <= self.covered.get((source, msg.rank), -1)):
                 kind, value = found  # (a chained exception's marker inside a traceback read whole: that traceback tells it)
