@@ -276,5 +276,9 @@ def test_a_carriage_return_line_is_read_segment_by_segment_as_written():
     raw = bar + "\rERROR:root:no space left on device while writing ckpt.pt" + bar + "\n"
     assert as_written(raw, "0/1000 [00:00<01:30, 6.6it/s]").startswith("40%|")
     assert as_written(raw, "no space left on device while writing ckpt.pt") == "ERROR:root:no space left on device while writing ckpt.pt"
+    # a paste that lost its line breaks: the record with its own prefix, not its neighbours
+    glued = "".join(f"[rank{i % 4}]: epoch 1 step {i} loss 0.5 " for i in range(100))
+    record = "epoch 1 step 50 loss 0.5"
+    assert as_written(glued, record).endswith(record) and len(as_written(glued, record)) <= len(record) + 200
     # an ordinary line is the line as written, prefix included (the sibling: unchanged behaviour)
     assert as_written("[rank0]: ERROR:torch.distributed: boom\n", "boom") == "[rank0]: ERROR:torch.distributed: boom"

@@ -355,15 +355,26 @@ class Sign:
         return out
 
 
+# How much of a physical line before a message is read again with it: a logger's, a
+# timestamp's or a rank's prefix ("2024-05-01 10:00:00,123 - root - ERROR - ", "ERROR:torch...:").
+PREFIX_WIDTH = 200
+
+
 def as_written(raw: str, text: str) -> str:
-    """The segment of a physical line that `text` was read from, as written (prefix kept).
-    A tqdm line rewritten by bare carriage returns holds many segments: reading the whole
-    line again for each of them was quadratic (a 28 KB line of 1,033 bar updates took
-    minutes), and would give every segment the evidence of another."""
+    """The message `text` as written: with the prefix it was read without, and nothing else
+    of its physical line. A tqdm line rewritten by bare carriage returns, or a paste that
+    lost its line breaks, holds many messages; reading the whole line again for each of
+    them gave every message the evidence of another and cost time quadratic in the line's
+    length (a 28 KB Slurm output of 1,033 bar updates took 128 s, 86 KB of glued records
+    300 s)."""
     whole = ANSI.sub("", raw) if "\x1b" in raw else raw
     if "\r" in whole.strip():
         whole = next((piece for piece in whole.split("\r") if text in piece), text)
-    return whole.strip()
+    whole = whole.strip()
+    if len(whole) > len(text) + PREFIX_WIDTH:
+        at = whole.find(text)
+        whole = whole[max(0, at - PREFIX_WIDTH): at + len(text)] if at >= 0 else text
+    return whole
 
 
 class Signs:
