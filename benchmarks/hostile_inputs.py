@@ -318,6 +318,16 @@ def issue39_cases(tmp: Path) -> list[Case]:
     many = tmp / "many.py"
     many.write_text("x = 1\n" * 800_000)
     out.append(Case("bounds (issue 39)", "lint: 800,000 one-line statements", ["lint", str(many)], expect_codes=(1,), answer_s=20))
+    # one physical line that holds many messages: a tqdm bar rewritten by bare \r with an
+    # error among its updates, and records a paste glued together (each message was read
+    # again with its whole line: quadratic, minutes for 30-90 KB)
+    bar = "".join(f"\r 40%|####      | {i}/9000 [00:{i % 60:02d}<01:30, 6.6it/s, loss=0.{i % 97:02d}]" for i in range(18000))
+    (tmp / "cr-bar.log").write_text("start\n" + bar + "\rRuntimeError: CUDA error: out of memory\n")
+    out.append(Case("bounds (issue 39)", "one line of 18,000 tqdm updates, then the error", ["diagnose", str(tmp / "cr-bar.log")],
+                    expect_codes=(1,), must_say="cuda-oom", answer_s=30))  # fmt: skip
+    glued = "".join(f"[rank{i % 4}]: epoch 1 step {i} loss 0.{i % 97:02d} Error count 0 " for i in range(20000))
+    (tmp / "glued.log").write_text("start\n" + glued + "\n")
+    out.append(Case("bounds (issue 39)", "20,000 records glued on one line", ["diagnose", str(tmp / "glued.log")], expect_codes=(1,), answer_s=30))
     port = 29000 + os.getpid() % 1000
     joined = {"RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
     out.append(Case("bounds (issue 39)", "joined rank, a silent listener on MASTER_PORT, --timeout 5", ["allreduce", "--timeout", "5"],

@@ -263,3 +263,22 @@ def test_an_attribute_missing_from_a_module_points_at_the_version_not_the_code()
 def not_failed(report) -> bool:
     """Not called failed: no error (a log that shows no end either is inconclusive, not an error)."""
     return not any(f.severity is Severity.ERROR for f in report.findings)
+
+
+def test_a_carriage_return_line_is_read_segment_by_segment_as_written():
+    """A tqdm line rewritten by bare \\r holds many messages: each is read again as written
+    (its own prefix kept) and never as the whole line, which gave every bar update the
+    evidence of another segment and cost time quadratic in the line's length (a 28 KB
+    Slurm output of 1,033 bar updates took minutes)."""
+    from gpudoctor.knowledge.signs import as_written
+
+    bar = "".join(f"\r 40%|####      | {i}/1000 [00:{i % 60:02d}<01:30, 6.6it/s]" for i in range(50))
+    raw = bar + "\rERROR:root:no space left on device while writing ckpt.pt" + bar + "\n"
+    assert as_written(raw, "0/1000 [00:00<01:30, 6.6it/s]").startswith("40%|")
+    assert as_written(raw, "no space left on device while writing ckpt.pt") == "ERROR:root:no space left on device while writing ckpt.pt"
+    # a paste that lost its line breaks: the record with its own prefix, not its neighbours
+    glued = "".join(f"[rank{i % 4}]: epoch 1 step {i} loss 0.5 " for i in range(100))
+    record = "epoch 1 step 50 loss 0.5"
+    assert as_written(glued, record).endswith(record) and len(as_written(glued, record)) <= len(record) + 200
+    # an ordinary line is the line as written, prefix included (the sibling: unchanged behaviour)
+    assert as_written("[rank0]: ERROR:torch.distributed: boom\n", "boom") == "[rank0]: ERROR:torch.distributed: boom"

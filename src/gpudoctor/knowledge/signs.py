@@ -355,6 +355,28 @@ class Sign:
         return out
 
 
+# How much of a physical line before a message is read again with it: a logger's, a
+# timestamp's or a rank's prefix ("2024-05-01 10:00:00,123 - root - ERROR - ", "ERROR:torch...:").
+PREFIX_WIDTH = 200
+
+
+def as_written(raw: str, text: str) -> str:
+    """The message `text` as written: with the prefix it was read without, and nothing else
+    of its physical line. A tqdm line rewritten by bare carriage returns, or a paste that
+    lost its line breaks, holds many messages; reading the whole line again for each of
+    them gave every message the evidence of another and cost time quadratic in the line's
+    length (a 28 KB Slurm output of 1,033 bar updates took 128 s, 86 KB of glued records
+    300 s)."""
+    whole = ANSI.sub("", raw) if "\x1b" in raw else raw
+    if "\r" in whole.strip():
+        whole = next((piece for piece in whole.split("\r") if text in piece), text)
+    whole = whole.strip()
+    if len(whole) > len(text) + PREFIX_WIDTH:
+        at = whole.find(text)
+        whole = whole[max(0, at - PREFIX_WIDTH): at + len(text)] if at >= 0 else text
+    return whole
+
+
 class Signs:
     """Feed it the stripped candidate lines (`see`); it keeps the first signs of failure."""
 
@@ -461,7 +483,7 @@ class Signs:
         m = (OTHER_SIGNS.search(text) or LATE_SIGNS.match(text)) if SIGN_GATE.search(text) else None
         if m is None or m.lastgroup is None:
             # the line as written, when its prefix was the evidence (a logger's "ERROR:torch...error_handler:")
-            whole = (ANSI.sub("", raw) if "\x1b" in raw else raw).strip()
+            whole = as_written(raw, text)
             found = evidence_in(text) or (evidence_in(whole) if whole != text else None)
             if found is not None and not (found[0] == "chained" and line <= self.covered.get((source, msg.rank), -1)):
                 kind, value = found  # (a chained exception's marker inside a traceback read whole: that traceback tells it)
