@@ -57,7 +57,7 @@ ENDED = re.compile(
     r"|(?-i:\bPASSED\b)"
     # a bare end in its program's capitals only (BARE_END's words): a shell loop's lower-case `done` ("for i in {1..100};
     # do ... & done; wait", Tencent-RoboticsX/lifelike-agility-and-play#10, a script quoted above the log) is no end
-    r"|(?-i:^\s*(?:Done|DONE|Finished)[.!]?\s*$)",
+    r"|(?-i:^\s*(?:Done|DONE|Finished|End|END)[.!]?\s*$)",
     re.IGNORECASE | re.MULTILINE,
 )
 # What a program prints as its very last lines when it is done, in words that mean "done" only there (LAST_LINES): a
@@ -76,7 +76,12 @@ LAST_ENDED = re.compile(
     r"|\bfinish(?:ed)? (?:train(?:ing)?|run(?:ning)?|job|script|experiments?|all)\b.{0,80}? in [\d.:]+ ?(?:s|sec|secs|seconds|mins?|minutes|h|hours)\b)"
     r"|\b(?:evaluation|inference|sampling|testing|analysis|prediction|generation|classify|classification|pre-?training|experiments?)"
     r"(?: and \w+)? (?:is |was |has been )?(?:complete|completed|finished|done|over)\b|\bcomplete (?:evaluation|training|testing)\b"
-    r"|(?-i:\b(?:INFO|info)\b).{0,80}?(?:\s[-:|\]]|\]) ?(?:Done|DONE|Finished|All done|Completed?)[.!]?\s*$"
+    # a stage's gerund ("Solving done ...", Caffe's solver at its last iteration), everything ("All enabled phases completed.")
+    # (not any gerund: vLLM's "Graph capturing finished in 33 secs" is one step of its start, dev's OpenRLHF#951)
+    r"|\b(?:solving|training|testing|evaluating|fitting|optimi[sz]ing) (?:is |was )?(?:done|complete|completed|finished)\b"
+    r"|\ball (?:[\w-]+ ){0,3}?(?:done|complete|completed|finished)\b"
+    # (a bare "Completed" is none: torch's store-based barrier logs "Rank 0: Completed store-based barrier ...", heldout16)
+    r"|(?-i:\b(?:INFO|info)\b).{0,80}?\s?(?:[-:|\]]) ?(?:Done|DONE|Finished|All done)[.!]?\s*$"
     r"|训练(?:完成|结束)|(?:任务|程序|运行)\S{0,4}(?:完成|结束)"
     r"|wandb(?:\x1b\[[\d;]*m)?: (?:Find logs at:|Synced \d+ W&B file)",
     re.IGNORECASE,
@@ -86,10 +91,11 @@ LAST_LINES = 3
 # | elapsed time per iteration (ms): 37143.0 | ...", a benchmark's "use_te: False, bs: 10240, ..., cost_time: 0.716ms"
 # (dev3, TransformerEngine#445), a trainer's JSON record with "elapsed_time" (dev, LLaMA-Factory#774).
 FIELDS = re.compile(r", |\||=")
+FIELDS_AT_MOST = 1  # separators from the time's words to the line's end ("Total time = 94.22s" has one)
 # A bare "Done!" is some stage's end as often as the run's (torchvision prints "Processing...
 # Done!" when it has prepared MNIST, before training starts): it is the run's end only as one of
 # the input's last lines.
-BARE_END = re.compile(r"^\s*(?:Done|DONE|Finished)[.!]?\s*$")
+BARE_END = re.compile(r"^\s*(?:Done|DONE|Finished|End|END)[.!]?\s*$")
 BARE_END_LAST = 3  # non-blank lines, the bare end's own included
 # One program message printed over and over after an end (its numbers aside): the run went on in a loop (a service
 # polling for a peer that never came, "[8638] learner_id(lrngrp0) hasn't request_learner_task.",
@@ -229,7 +235,7 @@ def last_lines_end(text: str) -> "re.Match[str] | None":
     for m in LAST_ENDED.finditer(text, at):
         start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
         line = text[start : end if end != -1 else len(text)]
-        if still_counting(line) or m.group("time") and FIELDS.search(line):
+        if still_counting(line) or m.group("time") and len(FIELDS.findall(text, m.start(), start + len(line))) > FIELDS_AT_MOST:
             continue  # a counter short of its total on the line itself; a time among a record's fields
         found = m
     return found
