@@ -44,11 +44,11 @@ PROGRESS = re.compile(
     r"|(?:\b|_)(?:loss|acc(?:uracy)?|reward)\w*\W{0,3}[-+]?\d",
     re.IGNORECASE,
 )
-# A number, with its sign, decimals and exponent: what a progress line's kind leaves out.
-NUMBER = re.compile(rb"[-+]?\d[\d.,]*(?:e[-+]?\d+)?", re.IGNORECASE)
-SPACES = re.compile(rb"\s+")
-KIND_CHARS = 64  # of a progress line without its numbers: its kind
+DIGITS = b"0123456789"  # what a line's kind leaves out: the same line with other numbers is the same kind
+KIND_CHARS = 64  # of a line without its digits: its kind
 KINDS = 2000  # kinds of progress line remembered (a log with more varied lines counts the first only)
+SLICE = 1 << 20  # bytes of a block read at a time
+PLAIN = 8192  # kinds of line remembered as nothing (then forgotten all at once: bounded memory on any log)
 KEPT = 8  # last occurrences kept per kind, with their numbers (the latest decide: progress after the last failure)
 PROGRESS_AFTER = 3  # lines of one kind after the failure, their numbers moving: the job went on
 # Lines that hold a progress word but are no run's progress: a traceback's frames and the source lines they quote
@@ -78,7 +78,7 @@ TRACED = re.compile(rb"Traceback \(most recent call last\)|(?:[\w.]+\.)?[A-Z]\w*
 
 @dataclass
 class Kind:
-    """One kind of progress line (its words, its numbers aside): its last occurrences (line, its numbers, its text)."""
+    """One kind of progress line (its words, its numbers aside): its last occurrences (line, its bytes)."""
 
     last: deque = field(default_factory=lambda: deque(maxlen=KEPT))
 
@@ -88,63 +88,78 @@ class Progress(WholeLines):
 
     def __init__(self) -> None:
         super().__init__()
-        self.kinds: dict[bytes, Kind] = {}
+        self.kinds: dict[bytes, Kind] = {}  # a line's kind (lowered, without digits) -> its last occurrences
+        self.plain: set[bytes] = set()  # kinds of line that are neither progress nor a mark
         self.fallbacks: deque = deque(maxlen=MARKS_KEPT)  # (line, text, the line of the exception just before it or 0)
         self.stages: deque = deque(maxlen=MARKS_KEPT)  # (line, text)
         self.raised = 0  # the line of the input's last traceback header or exception line (TRACED)
         self.exception_at = 0  # the line of the last exception's line (RAISED): what a fallback right after it follows
 
     def read(self, block: bytes, begin: int, end: int) -> None:
-        """The whole lines block[begin:end], one by one: a few substring tests on each (a block is megabytes, and a regex
-        of many words over all of it cost more than the rest of the read), the regexes on the lines that pass them."""
+        """The whole lines block[begin:end], a slice of about SLICE bytes at a time (its lowered copy and its lines are
+        what this reader holds)."""
+        while begin < end:
+            cut = block.rfind(b"\n", begin, min(begin + SLICE, end)) + 1 if begin + SLICE < end else end
+            cut = cut if cut > begin else block.find(b"\n", begin, end) + 1 or end
+            self.read_slice(block, begin, cut)
+            begin = cut
+
+    def read_slice(self, block: bytes, begin: int, end: int) -> None:
+        """The whole lines block[begin:end], one by one: each line's kind (its bytes without digits, lowered) looked up
+        first (a long log is the same few kinds of line over and over: a progress line's kind is known, and so is one that
+        is nothing), a few substring tests on a new one, the regexes on those that pass them."""
         lowered = block[begin:end].lower().split(b"\n")[:-1]  # (block[begin:end] ends with a newline)
         at = begin
         for i, low in enumerate(lowered):
-            here, at, number = at, at + len(low) + 1, self.lines + 1 + i
-            words = any(w in low for w in WORDS)
-            if not (words or b"back" in low or b"start" in low or b"begin" in low or b"error" in low or b"exception" in low
-                    or b"traceback" in low):
+            here, at = at, at + len(low) + 1
+            key = low.translate(None, DIGITS)[:KIND_CHARS]
+            kind = self.kinds.get(key)
+            if kind is not None:
+                kind.last.append((self.lines + 1 + i, block[here : here + len(low)]))
                 continue
-            line = block[here : here + len(low)].rstrip(b"\r")
-            if words:
-                self.progress_line(line, number)
-            if (b"error" in low or b"exception" in low) and RAISED.match(low) is not None:
+            if key in self.plain:
+                continue
+            words = any(w in low for w in WORDS)
+            marks = (b"back" in low, b"start" in low or b"begin" in low, b"error" in low or b"exception" in low or b"traceback" in low)
+            if not (words or any(marks)):
+                self.remember_plain(key)
+                continue
+            number, line = self.lines + 1 + i, block[here : here + len(low)].rstrip(b"\r")
+            progress = words and NOT_PROGRESS.search(line) is None and PROGRESS.search(line.decode("utf-8", "replace")) is not None
+            if progress and len(self.kinds) < KINDS:
+                self.kinds[key] = Kind()
+                self.kinds[key].last.append((number, line))
+            elif not any(marks):
+                self.remember_plain(key)
+            if marks[2] and RAISED.match(low) is not None:
                 self.exception_at = number
-            if b"back" in low and FALLBACK.search(line) is not None:
+            if marks[0] and FALLBACK.search(line) is not None:
                 raised = self.exception_at if 0 < number - self.exception_at <= FALLBACK_LINES else 0
-                self.fallbacks.append((number, line.decode("utf-8", "replace").strip()[:200], raised))
-            if (b"start" in low or b"begin" in low) and STAGE.search(line) is not None:
-                self.stages.append((number, line.decode("utf-8", "replace").strip()[:200]))
-            if TRACED.match(line) is not None:
+                self.fallbacks.append((number, shown(line), raised))
+            if marks[1] and STAGE.search(line) is not None:
+                self.stages.append((number, shown(line)))
+            if marks[2] and TRACED.match(line) is not None:
                 self.raised = number
         self.lines += block.count(b"\n", begin, end)
 
-    def progress_line(self, line: bytes, number: int) -> None:
-        if NOT_PROGRESS.search(line) is not None:
-            return
-        text = line.decode("utf-8", "replace")
-        if PROGRESS.search(text) is None:
-            return
-        kind = SPACES.sub(b" ", NUMBER.sub(b"#", line)).strip()[:KIND_CHARS]
-        seen = self.kinds.get(kind)
-        if seen is None:
-            if len(self.kinds) >= KINDS:
-                return
-            seen = self.kinds[kind] = Kind()
-        seen.last.append((number, b" ".join(NUMBER.findall(line))[:200], text.strip()[:200]))
+    def remember_plain(self, key: bytes) -> None:
+        """A kind of line that is neither progress nor a mark: not looked at again (PLAIN kinds at most, then forgotten)."""
+        if len(self.plain) >= PLAIN:
+            self.plain.clear()
+        self.plain.add(key)
 
     def after(self, line: int) -> Optional[tuple[int, str]]:
         """(line, text) of a progress line after `line` whose kind stands PROGRESS_AFTER or more times after it, their
         numbers moving (not one line repeated as it was), or None. Of each kind its last KEPT lines are looked at: the
         line given is the first of those after `line`."""
-        best: Optional[tuple[int, str]] = None
+        best: Optional[tuple[int, bytes]] = None
         for kind in self.kinds.values():
-            later = [(n, numbers, text) for n, numbers, text in kind.last if n > line]
-            if len(later) < PROGRESS_AFTER or len({numbers for _, numbers, _ in later}) < 2:
+            later = [(n, text) for n, text in kind.last if n > line]
+            if len(later) < PROGRESS_AFTER or len({text for _, text in later}) < 2:
                 continue
             if best is None or later[0][0] < best[0]:
-                best = (later[0][0], later[0][2])
-        return best
+                best = later[0]
+        return (best[0], shown(best[1])) if best is not None else None
 
     def fallback_after(self, first: int) -> Optional[tuple[int, str, int]]:
         """(line, text, exception's line) of the first library fallback that stands right after an exception's line
@@ -156,8 +171,12 @@ class Progress(WholeLines):
         or None."""
         found = [(n, text) for n, text in self.stages if n > line][:1]
         for kind in self.kinds.values():
-            later = next(((n, text) for n, _, text in kind.last if n > line), None)
+            later = next(((n, shown(text)) for n, text in kind.last if n > line), None)
             if later is not None:
                 found.append(later)
         return min(found) if found else None
 
+
+
+def shown(line: bytes) -> str:
+    return line.decode("utf-8", "replace").strip()[:200]
