@@ -111,6 +111,13 @@ CASES = {
         "dist-without-init", 8, None, FCOS.replace("ELSE", 'else:\n                raise SystemExit("use torchrun")')),
     "sibling: the other path starts its own group": (
         "dist-without-init", 8, None, FCOS.replace("ELSE", 'else:\n                dist.init_process_group("gloo")')),
+    "a choice of rendezvous inside the flag's `if`: the flag still decides (lint heldout12 u033)": (
+        "dist-without-init", 8, "warning", FCOS.replace("ELSE", "pass").replace(
+            '                dist.init_process_group(backend="nccl", init_method="env://")',
+            '                if args.dist_url.startswith("tcp://"):\n'
+            '                    dist.init_process_group("nccl", init_method=args.dist_url)\n'
+            '                else:\n'
+            '                    dist.init_process_group(backend="nccl", init_method="env://")')),
     "a helper that returns without a group, and its caller asks the group's size": (
         "dist-without-init", 16, "warning", DEIT.replace("USE", "num_tasks = dist.get_world_size()")),
     "control: the caller tests the flag the helper resets": (

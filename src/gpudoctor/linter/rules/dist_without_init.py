@@ -116,7 +116,9 @@ class DistWithoutInit(Rule):
     itself (lint heldout10..15's readers passed over four, dev7's asked for two).
     Not an `if` that tests the rank (`if args.local_rank == -1:`, the same-block
     shape above), nor an `if`/`elif` chain that starts a group in several arms (a
-    choice of rendezvous, not a fallback). Asked for by lint heldout16's readers
+    choice of rendezvous, not a fallback; an `if` around the whole chain may still
+    be one: `if config.distributed.data_parallel:`, lint heldout12's reader).
+    Asked for by lint heldout16's readers
     (LESA's and FCOS's dist_train.py: `dist.all_reduce` in `train()` and `val()`
     after `if args.distributed: dist.init_process_group(...)`; a single-GPU
     fallback whose `train_epoch` calls `dist.get_rank()`) and heldout12's
@@ -350,14 +352,22 @@ class DistWithoutInit(Rule):
                 continue
             func = file.function(start)
             child: ast.AST = start
+            chain: ast.If | None = None  # the first `if` of an `if`/`elif` chain read as one start
             for anc in file.ancestors(start):
                 if anc is func or isinstance(anc, ast.ClassDef):
                     break
+                if chain is not None:
+                    child, chain = anc, (None if anc is chain else chain)
+                    continue
                 if type(anc) is ast.If and child is not anc.test:
                     if self._is_guard(anc.test) or file.is_rank_test(anc.test):
                         break
-                    if self._chain_starts(file, anc) > 1:
-                        break  # `if tcp: init(...) elif env: init(...)`: a choice of ways to start, not a fallback
+                    head = self._chain_head(file, anc)
+                    if self._chain_starts(file, head) > 1:
+                        # `if tcp: init(...) elif env: init(...)`: a choice of ways to start, not a fallback; the
+                        # chain is one start, which an `if` around it may still make one path's only
+                        child, chain = anc, (None if head is anc else head)
+                        continue
                     other = anc.orelse if child in anc.body else anc.body
                     if any(type(n) is ast.Call and self._starts_here(file, n) for stmt in other for n in ast.walk(stmt)):
                         break
@@ -389,11 +399,16 @@ class DistWithoutInit(Rule):
                             for site, _ in file.call_sites.get(func, [])]
         return out
 
-    def _chain_starts(self, file: FileModel, branch: ast.If) -> int:
-        """How many arms of the `if`/`elif` chain that holds `branch` start a group."""
+    @staticmethod
+    def _chain_head(file: FileModel, branch: ast.If) -> ast.If:
+        """The first `if` of the `if`/`elif` chain that holds `branch`."""
         head = branch
         while type(file.parent.get(head)) is ast.If and file.parent[head].orelse == [head]:  # type: ignore[attr-defined]
             head = file.parent[head]  # type: ignore[assignment]
+        return head
+
+    def _chain_starts(self, file: FileModel, head: ast.If) -> int:
+        """How many arms of the `if`/`elif` chain that `head` begins start a group."""
         arms, node = [], head
         while True:
             arms.append(node.body)
