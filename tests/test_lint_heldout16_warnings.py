@@ -123,6 +123,9 @@ CASES = {
     "control: the caller tests the flag the helper resets": (
         "dist-without-init", 17, None,
         DEIT.replace("USE", "if args.distributed:\n                    num_tasks = dist.get_world_size()")),
+    "control: a function that answers a question before its start (axolotl's is_main_process, v3 control)": (
+        "dist-without-init", 16, None, DEIT.replace("USE", "num_tasks = dist.get_world_size()").replace(
+            "                return\n", "                return False\n")),
     "sibling: the helper returns early only where a group exists": (
         "dist-without-init", 16, None, DEIT.replace("USE", "num_tasks = dist.get_world_size()").replace(
             'if "RANK" in os.environ and "WORLD_SIZE" in os.environ:', "if not dist.is_initialized():")),

@@ -103,8 +103,10 @@ class DistWithoutInit(Rule):
     Where the file itself has a path with no group and such a call is reached on
     it: the group is started on one arm of an `if` whose other arm neither starts
     one nor leaves (`if args.distributed: dist.init_process_group(...)`), or by a
-    function of the file that returns before it starts one (DeiT's
-    `init_distributed_mode`: `else: args.distributed = False; return`), and the
+    function of the file that gives up (a bare `return`) before it starts one
+    (DeiT's `init_distributed_mode`: `else: args.distributed = False; return`;
+    not a function that answers, `return os.environ.get(...) == "0"`: axolotl's
+    `is_main_process` on the mature-repository control), and the
     call comes after that `if` (or after the function's call), or in a function
     called from there, under no test that may decide whether a group exists (a
     test for one, a rank test, the path's own flag, a name of the distributed
@@ -388,11 +390,13 @@ class DistWithoutInit(Rule):
                             out += [(site, said) for site, _ in file.call_sites.get(func, [])]
                     break
                 child = anc
-            if isinstance(func, DEFS):
+            if isinstance(func, DEFS) and self._starts(start):
                 # `if "RANK" in os.environ: ... else: args.distributed = False; return` before its init (DeiT's
-                # init_distributed_mode): the function returns without a group, and its callers go on
-                early = next((n for n in ast.walk(func) if type(n) is ast.Return and n.lineno < start.lineno
-                              and file.function(n) is func and not any(
+                # init_distributed_mode): the set-up function gives up without a group, and its callers go on.
+                # A bare `return` only: a function that answers a question (`return os.environ.get(...) == "0"`
+                # in axolotl's is_main_process, on the mature-repository control) is not a set-up that gave up
+                early = next((n for n in ast.walk(func) if type(n) is ast.Return and n.value is None
+                              and n.lineno < start.lineno and file.function(n) is func and not any(
                                   self._is_guard(t) for t in file.conditions(n))), None)
                 if early is not None:
                     out += [(site, f"`{func.name}()` returns on line {early.lineno}, before it starts the group")
