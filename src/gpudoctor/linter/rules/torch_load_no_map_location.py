@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import ruled_out
@@ -13,6 +14,13 @@ from gpudoctor.linter.rule import Hit, Rule
 # What names the process's own device in a map_location: a rank, a GPU index, the current device.
 PER_PROCESS_NAMES = {"local_rank", "rank", "gpu", "gpu_id", "local_gpu", "device_id", "global_rank", "current_device",
                      "get_rank", "LOCAL_RANK", "RANK"}
+
+
+# Names that say a load holds data or a vocabulary (`dataset`, `opt.data`, `dicts`), and words that say
+# a checkpoint (a path or a name with them is a checkpoint whatever else it says).
+DATA_WORD = re.compile(r"(?:^|_)(?:data|dataset|datasets|vocab|vocabs|dicts|corpus|cache)(?:_|$)", re.IGNORECASE)
+CHECKPOINT_WORD = re.compile(r"ckpt|checkpoint|model|weight|state|snapshot|optim|resume|pretrain|best|last|latest"
+                             r"|epoch|\.pth|\.bin", re.IGNORECASE)
 
 
 class TorchLoadNoMapLocation(Rule):
@@ -52,7 +60,12 @@ class TorchLoadNoMapLocation(Rule):
     of a `Dataset` class or bound to a name handed to a data loader or dataset
     and never to `load_state_dict`: a preparation step writes data files,
     usually from the CPU, so nothing shows a GPU in them (issue 41's dev7 and
-    heldout10: per-file graph loads, a translation dataset). Nor a file whose
+    heldout10: per-file graph loads, a translation dataset). So is a load whose
+    name or path says data (`dataset, _ = torch.load(cache_path)`, `dicts =
+    torch.load(opt.data + ".dict.pt")`) where neither says a checkpoint
+    (`ckpt`, `model`, `state`, `best`, `.pth`, ...) and nothing hands it to
+    `load_state_dict` (lint heldout16: NMTGMinor's data and vocabulary files,
+    torchvision's reference trainer's cached dataset). Nor a file whose
     process group is started only in code its own constants never run (`if 0 and
     args.distribution: setup_dist(...)`) and that spawns nothing: as written it
     runs as one process, whatever it wraps (lint heldout12: an unfinished
@@ -210,10 +223,23 @@ class TorchLoadNoMapLocation(Rule):
                                    if isinstance(b, (ast.Name, ast.Attribute))):
             return True
         stmt = file.parent.get(call)
-        if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1:
             return False
-        name = stmt.targets[0].id
+        target = stmt.targets[0]
+        if type(target) is ast.Tuple and target.elts:
+            target = target.elts[0]  # `dataset, _ = torch.load(cache_path)`: a cached dataset and its folder
+        if type(target) is not ast.Name:
+            return False
+        name = target.id
         scope = func or file.tree
+        if CHECKPOINT_WORD.search(name) or any(CHECKPOINT_WORD.search(text) for n in ast.walk(call)
+                                               if (text := constant(n, str)) is not None):
+            return False
+        if (DATA_WORD.search(name) or any(DATA_WORD.search(terminal_name(n)) for arg in call.args[:1]
+                                          for n in ast.walk(arg) if type(n) in (ast.Name, ast.Attribute))) \
+                and not any(type(n) is ast.Call and "load_state_dict" in terminal_name(n.func)
+                            and any(type(a) is ast.Name and a.id == name for a in n.args) for n in ast.walk(scope)):
+            return True  # `dataset, _ = torch.load(cache_path)`, `dicts = torch.load(opt.data + ".dict.pt")`
         fed = False
         for node in ast.walk(scope):
             if type(node) is not ast.Call or not any(type(a) is ast.Name and a.id == name for a in node.args):
