@@ -1,0 +1,86 @@
+"""Controls and siblings for diagB18 (issue 35, the retired heldout17's issue-index logs): failure lines of other
+runtimes than Python that the excerpt held and diagnose did not read (a Lua interpreter's error line, tsl's fatal line
+after its time stamp, a script's own `$0: line N:` error), and two shapes of a thread's history read as its failure (an
+error the reporter's next words say is gone since, or did not stop the job; a line of a pasted code snippet read as a
+program's opening line standing again). `test_control_*` is the look-alike input that must not get the verdict,
+`test_sibling_*` the nearest one that gets its own. Lines are real ones (threads named beside them)."""
+
+from __future__ import annotations
+
+import pytest
+from test_controls_detect8 import ENDED, errors, head, head_id, healthy
+
+from gpudoctor import api
+from gpudoctor.core.findings import Severity
+
+
+def verdict(text: str):
+    [found] = [f for f in api.diagnose(text).findings if f.id in ("log-inconclusive", "log-no-failure")] or [None]
+    return found
+
+
+def kind_of(text: str) -> str:
+    found = head(text)
+    return found.evidence.get("kind", "") if found is not None and found.id == "unrecognised-failure" else "-"
+
+
+# https://github.com/alncat/opusDSD/issues/10 (heldout17): the title quotes the error the reporter had first
+OPUS_TITLE = "# RuntimeError: Expected size for first two dimensions of batch2 tensor to be: [104, 2] but got: [104, 3].\n\n"
+OPUS_GONE = "Many thanks for your quick response. Now, I do not have that error anymore, so it worked!\n"
+OPUS_NEXT = "However, a new error happened. This was the command:\n\n2024-02-26 13:27:46     image will be downsampled to 0.33 of original size 320\n  0%|\n"
+# https://github.com/brownvc/ganimorph/issues/15 (heldout17): an ImportError fixed by another tensorpack, then a hang
+GANI = ("i saw your code changes for tensorpack. You write its for tensorpack==0.8.9, but then i get the error:\n"
+        "ImportError: cannot import name 'MovingAverageSummary'\n\n"
+        "If i install tensorpack==0.9.4  it works. (with tensorflow 1.13)\n\n-----------\n"
+        "But with multi-gpu it is not faster than with one gpu ?\n")
+# https://github.com/LiYingwei/EarthVQA/issues/15 (heldout17): the run's own failure, then the thread's resolution
+EARTH = ("launch.py: error: argument --master_port: invalid int value: 'train_lovedav2_seg.py'\n\n"
+         "Could you please kindly remind me how to fix it?\nThanks.\n\n"
+         "This problem is solved:\nI modify the  --master_port $RANDOM as -- master_port=1234.\nthe training code can run.\n")
+# https://github.com/cyanysc/video-super-resolution/issues/7 (heldout11): the run's traceback, the fix, "solved! But other errors"
+VSR = ('Traceback (most recent call last):\n  File "train.py", line 74, in main\n    solver.train(train_dataset)\n'
+       '  File "C:\\Users\\csy\\Documents\\video-super-resolution-master\\solver.py", line 101, in _epoch_step\n    running_loss += loss.data[0]\n'
+       "IndexError: invalid index of a 0-dim tensor. Use tensor.item() to convert a 0-dim tensor to a Python number\n\n"
+       "I guess you are using new PyTorch version. As the error says, you may change loss.data[0] to loss.item() to fix the problem.\n\n"
+       "Yes, the problem is solved! Thank you!\nBut other errors appeared...\n\n-------YOUR SETTINGS_________\nContructing dataset...\nTraining...\n")
+# https://github.com/openpathsampling/openpathsampling/issues/857 (heldout17): an error the reporter says did not kill the job
+OPS = ("This starts off with a few errors:\n> FileNotFoundError: [Errno 2] No such file or directory: './initial_frame.trr'\n\n"
+       "Though they don't seem to do kill the job.\nLater on, though, there are errors regarding reading a trr file:\n\n"
+       '>   File "mdtraj/formats/xtc/trr.pyx", line 722, in mdtraj.formats.trr.TRRTrajectoryFile.seek\n'
+       "> OSError: TRR Seek out of bounds: given absolute position: 3\n")
+
+
+class TestSaidFixed:
+    verdict = "log-inconclusive"
+
+    @pytest.mark.parametrize("text", [
+        OPUS_TITLE + "mgrageraz · comment · 2024-02-26\nHi @alncat !\n" + OPUS_GONE + OPUS_NEXT,
+        GANI,
+    ])
+    def test_sibling_an_error_said_gone_before_another_problem_is_history(self, text):
+        assert head(text) is None and not healthy(text)
+        found = verdict(text)
+        assert found.id == "log-inconclusive" and "is history" in found.title and found.evidence["said fixed"]
+        demoted = [f for f in api.diagnose(text).findings if f.id == "unrecognised-failure"]
+        assert demoted and demoted[0].severity is Severity.INFO and demoted[0].evidence["said_fixed"]["says"] == "gone"
+
+    def test_sibling_an_error_said_not_to_stop_the_job_gives_way_to_the_later_one(self):
+        found = head(OPS)
+        assert found is not None and found.id == "unrecognised-failure" and found.evidence["first_line"] == 8
+        assert next(f for f in api.diagnose(OPS).findings if f.id == "path-not-found").severity is Severity.INFO
+
+    @pytest.mark.parametrize("text", [
+        EARTH,  # the thread's resolution of the run's own failure: it stays the failure
+        VSR,  # the run's own traceback, fixed, then other errors not shown: that run's failure stays
+        OPUS_TITLE + OPUS_GONE,  # gone, and no other problem spoken of: a resolution too
+        OPUS_TITLE + "Is that error gone now? However, a new error happened.\n",  # a question
+        OPUS_TITLE + "I do not have that error anymore on the CPU, but on the GPU it fails.\n",  # another setup works
+        OPUS_TITLE + "I did not have that error anymore, but then it came back again.\n",
+        GANI.replace("If i install tensorpack==0.9.4  it works.", "If i use one GPU it works."),  # no change of a package
+    ])
+    def test_control_an_error_not_said_gone_stays_the_failure(self, text):
+        assert head_id(text) != "-"
+
+    def test_control_an_error_said_gone_long_before_is_not_this_one(self):
+        text = "ImportError: cannot import name 'MovingAverageSummary'\n" + "step 1 loss 0.5\n" * 12 + GANI.split("\n\n", 1)[1]
+        assert head_id(text) == "unrecognised-failure"
