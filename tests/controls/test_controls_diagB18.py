@@ -84,3 +84,33 @@ class TestSaidFixed:
     def test_control_an_error_said_gone_long_before_is_not_this_one(self):
         text = "ImportError: cannot import name 'MovingAverageSummary'\n" + "step 1 loss 0.5\n" * 12 + GANI.split("\n\n", 1)[1]
         assert head_id(text) == "unrecognised-failure"
+
+
+# https://github.com/Oneflow-Inc/oneflow/issues/8668 (heldout17): the failing snippet, its traceback, the working snippet
+SNIPPET = ("```python\nimport oneflow\n\na = oneflow.randn(2, 2)\nb = oneflow.tensor([[1, 2], [1, 2]])\nc = oneflow.add(a, b)\n```\n\n"
+           "```\ncpu:0 cpu:1\nTraceback (most recent call last):\n  File \"/path/to/test.py\", line 7, in <module>\n    c = oneflow.add(a, b)\n"
+           "RuntimeError: Check failed: *default_device == *input_device Expected all tensors to be on the same device, but found at "
+           "least two devices, cpu:0 (positional 0) and cpu:1 (positional 1)!\n```\n\n")
+WORKING = "The code below runs fine:\n\n```python\nimport oneflow\n\na = oneflow.randn(2, 2)\nb = oneflow.randn(2, 2)\nc = oneflow.add(a, b)\n```\n"
+
+
+class TestDdpDeviceMismatch:
+    verdict = "ddp-device-mismatch"
+
+    def test_sibling_oneflows_words_with_each_operands_place_are_read(self):
+        found = head(SNIPPET)
+        assert found is not None and found.id == "ddp-device-mismatch" and (found.evidence["device_a"], found.evidence["device_b"]) == ("cpu:0", "cpu:1")
+
+    def test_control_a_snippet_line_pasted_again_is_no_new_run(self):
+        found = head(SNIPPET + WORKING)  # (a = oneflow.randn(2, 2) stands in both snippets)
+        assert found is not None and found.id == "ddp-device-mismatch" and found.severity is Severity.ERROR
+        assert "earlier_run" not in found.evidence
+
+    def test_sibling_a_programs_opening_printed_again_is_a_new_run(self):
+        opening = "Loading the training configuration from configs/train.yaml\n"
+        text = opening + SNIPPET.split("```\n\n", 1)[1].replace("```\n\n", "") + opening + ENDED
+        found = next(f for f in api.diagnose(text).findings if f.id == "ddp-device-mismatch")
+        assert found.severity is Severity.INFO and "earlier_run" in found.evidence
+
+    def test_control_a_native_check_without_the_devices_stays_a_native_check(self):
+        assert head_id("RuntimeError: Check failed: *default_device == *input_device Expected\n") == "native-check-failed"
