@@ -114,3 +114,41 @@ class TestDdpDeviceMismatch:
 
     def test_control_a_native_check_without_the_devices_stays_a_native_check(self):
         assert head_id("RuntimeError: Check failed: *default_device == *input_device Expected\n") == "native-check-failed"
+
+
+class TestUnrecognisedFailure:
+    verdict = "unrecognised-failure"
+
+    @pytest.mark.parametrize("text,kind", [
+        # https://github.com/jcjohnson/neural-style/issues/360 (heldout17)
+        ("/home/ubuntu/torch/install/bin/luajit: neural-style/neural_style.lua:403: attempt to call field 'GPU' (a nil value)\n"
+         "stack traceback:\n\tneural-style/neural_style.lua:403: in function 'setup_multi_gpu'\n", "lua"),
+        # https://github.com/OpenNMT/OpenNMT/issues/134 (heldout17), quoted
+        ("> /root/torch/install/bin/luajit: /root/torch/install/share/lua/5.1/nn/THNN.lua:109: bad argument #3 to 'v' (cannot convert "
+         "'struct THLongTensor *' to 'struct THCudaTensor *')\n> stack traceback:\n", "lua"),
+        # https://github.com/jcjohnson/fast-neural-style/issues/152 (heldout14): a container raises the module's error again
+        ("`/home/prime/torch/install/bin/luajit: /home/prime/torch/install/share/lua/5.1/nn/Container.lua:67: `\n"
+         "`In 17 module of nn.Sequential:`\n", "luarethrown"),
+        # https://github.com/google-deepmind/mujoco_playground/issues/113 (heldout17): XLA's fatal line after tsl's time stamp
+        ("0: reward=317.351\n2025-04-23 20:35:34.618070: F external/xla/xla/service/gpu/autotuning/gemm_fusion_autotuner.cc:1099] "
+         "Non-OK-status: executable.status()\nStatus: INTERNAL: ptxas exited with non-zero error code 139, output:\n", "fatallevel"),
+        # a script's own error line (heldout10's simplescaling/s1#106, heldout15's chuckcho/video-caffe#53, heldout17w's set -u)
+        ("root@715f15d607ae:/nika-7b# bash train/launch.sh\ntrain/launch.sh: line 5: log/sft_20250321-170440.txt: No such file or directory\n", "notfound"),
+        ("examples/c3d_ucf101/train_ucf101.sh: line 5: train: command not found\n", "notfound"),
+        ("/data/lzm/DrugRecommend/src/models/baseline/run_deepspeed.sh: line 9: PYTHONPATH: unbound variable\n", "notfound"),
+    ])
+    def test_sibling_another_runtimes_error_line_is_read(self, text, kind):
+        assert kind_of(text) == kind
+
+    @pytest.mark.parametrize("text", [
+        "/home/ubuntu/torch/install/bin/luajit: LuaJIT 2.1.0-beta1 -- Copyright (C) 2005-2015 Mike Pall.\n" + ENDED,
+        "\t/home/prime/torch/install/share/lua/5.1/nn/THNN.lua:109: in function 'MSECriterion_updateOutput'\n" + ENDED,
+        # TensorFlow's start-up E lines, printed on every healthy start (heldout16's sign-language-to-text#11)
+        "2024-02-08 12:18:41.130207: E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:9261] Unable to register cuDNN factory: "
+        "Attempting to register factory for plugin cuDNN when one has already been registered\n" + ENDED,
+        "2025-04-23 20:35:34.618070: I external/xla/xla/service/service.cc:152] XLA service initialized for platform CUDA\n" + ENDED,
+        "see the script: line 9: it sets PYTHONPATH\n" + ENDED,
+        "export PYTHONPATH=${PYTHONPATH:-}  # avoids 'unbound variable' under set -u\n" + ENDED,
+    ])
+    def test_control_a_look_alike_line_is_no_failure(self, text):
+        assert not errors(text) and healthy(text)
