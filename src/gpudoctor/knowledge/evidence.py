@@ -633,7 +633,7 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", '"level"', '"severity"
          "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid",
          "failed to create process", "Fatal error in launcher", "is not recognized as an internal",
          "ProcessGroupNCCL.", "NCCLUtils.", "please initiali", "please make sure to call", "please call",
-         "luajit: ", "lua: ", "th: ", "lua5.", ": line ",
+         "luajit: ", "lua: ", ".lua:", "unbound variable",
          "FAIL", "Fail", "✗", "✘", "❌")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:|\d: F \S")  # (and tsl's F after its time stamp)
