@@ -152,3 +152,24 @@ class TestUnrecognisedFailure:
     ])
     def test_control_a_look_alike_line_is_no_failure(self, text):
         assert not errors(text) and healthy(text)
+
+
+# https://github.com/toru34/zhou_acl_2017/issues/3 (heldout17): the title quotes the ImportError, then the terminal session
+ZHOU_RUN = ("[root@A01-R04-I220-11 zhou_acl_2017]# python3 train.py --n_epochs 20 --gpu 0\nTraceback (most recent call last):\n"
+            '  File "train.py", line 35, in main\n    import _gdynet as dy # Use gpu\nImportError: No module named \'_gdynet\'\n\n'
+            "Please set `--gpu -1` for cpu. I've fixed readme.\n\n"
+            "[root@A01-R04-I220-11 zhou_acl_2017]# python3 train.py --n_epochs 20 --gpu -1\n[dynet] initializing CUDA\n"
+            "CUDA failure in cudaGetDeviceCount(&nDevices)\nno CUDA-capable device is detected\n")
+
+
+class TestModuleNotFound:
+    verdict = "module-not-found"
+
+    def test_control_a_typed_command_standing_again_is_no_programs_opening(self):
+        found = {f.id: f for f in api.diagnose("# ImportError: No module named '_gdynet'\n\n" + ZHOU_RUN).findings}
+        assert found["module-not-found"].severity is Severity.ERROR and "earlier_run" not in found["module-not-found"].evidence
+
+    def test_sibling_the_same_command_run_again_after_its_failure_is_an_earlier_attempt(self):
+        found = {f.id: f for f in api.diagnose(ZHOU_RUN).findings}  # (a prompt before the failure: knowledge/reruns.py Prompts)
+        assert found["module-not-found"].severity is Severity.INFO and "earlier_attempt" in found["module-not-found"].evidence
+        assert head_id(ZHOU_RUN) == "cuda-no-gpus-visible"

@@ -258,8 +258,8 @@ class Openings(WholeLines):
             if fence is not None:
                 self.in_fence = not self.in_fence
                 self.in_source = self.in_fence and fence.group("lang").lower() in SOURCE_LANGUAGES
-            elif self.in_source:
-                pass  # a line of pasted source: no opening
+            elif self.in_source or PROMPT.match(line) is not None:
+                pass  # a line of pasted source, or a command typed at a prompt (whether it runs the job again is `Prompts`')
             elif line.strip() and not line.startswith(b"#") and NOT_OPENING.search(line) is None:
                 needle = max(DIGITS.split(line.strip()), key=len)
                 if len(needle) >= OPENING_MIN and needle not in self.needles and needle not in self.dropped:
