@@ -63,8 +63,13 @@ def error_level(text: str) -> re.Match[str] | None:
     return ERROR_LEVEL.search(text)
 
 
-# The levels at which a program says it cannot go on (glog's F aborts the process after the line).
-FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fatal|critical|panic")
+# The levels at which a program says it cannot go on (glog's F aborts the process after the line). TensorFlow's, XLA's and
+# JAX's logger (tsl, absl's format after a date) writes the same level letter after its time stamp: "2025-04-23
+# 20:35:34.618070: F external/xla/xla/service/gpu/autotuning/gemm_fusion_autotuner.cc:1099] Non-OK-status: ..."
+# (google-deepmind/mujoco_playground#113); its E lines are not read as errors here: TensorFlow prints them on every start
+# ("Unable to register cuDNN factory", heldout11 and heldout16's healthy runs).
+FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fatal|critical|panic") + (
+    r"|(?<=\d\d:\d\d:\d\d\.\d{6}: )F [\w.\-/]+\.(?:cc|cpp|cu|h|hpp):\d+\] .*")  # (its file and message with it: the line's own words)
 # An error-level line whose message says a call of the program raised: the server's handler caught an
 # exception ("Exception calling application: ...", "Error in StreamActions: ..."). A component retrying a
 # connection says none of these, nor does a server refusing an optional request it does not implement
@@ -98,16 +103,27 @@ RULES: tuple[Evidence, ...] = (
     ),
     Evidence(
         "notfound",
-        "the shell could not run a command of the job",
-        r"^(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?: (?:\d+: )?(?P<notfound>.+?: (?:(?:command )?not found|not a valid identifier|No such file or directory|Permission denied|syntax error\b).*)",
+        "the shell stopped a command or a script of the job (a command or a file not found, a variable not set under set -u)",
+        # (the shell's own name, or the script's: bash reports an error of a script as "$0: line N: ...", whether the script
+        # is the job's launch script or one it sources; "unbound variable" is a script under set -u reading a variable never
+        # set, which stops it there: heldout10's launch.sh, heldout15's train_ucf101.sh and Singularity's action script,
+        # heldout17w's run_deepspeed.sh sourcing conda.sh)
+        r"^(?:(?:/bin/(?:ba|z|da)?sh|bash|sh|zsh)(?:: line \d+)?|[^\s:]+: line \d+): (?:\d+: )?(?P<notfound>.+?: (?:(?:command )?not found|not a valid identifier|No such file or directory|Permission denied|syntax error\b|unbound variable).*)",
         3,
         (
             "/bin/sh: 1: torchrun: not found",
             "bash: deepspeed: command not found",
             "/bin/bash: line 1: srun: command not found",
             "/bin/bash: line 0: export: `=/usr/bin/supervisord': not a valid identifier Error: failed to run torchrun --nproc_per_node=1",  # colossalai run
+            # https://github.com/simplescaling/s1/issues/106 (heldout10): the launch script's log folder does not exist
+            "train/launch.sh: line 5: log/sft_20250321-170440.txt: No such file or directory",
+            "examples/c3d_ucf101/train_ucf101.sh: line 5: train: command not found",  # https://github.com/chuckcho/video-caffe/issues/53 (heldout15)
+            # heldout17w: a DeepSpeed launch script under set -u (https://github.com/2Elian/Drug-Recommend, nohup.log)
+            "/data/lzm/DrugRecommend/src/models/baseline/run_deepspeed.sh: line 9: PYTHONPATH: unbound variable",
         ),
-        ("NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory",),
+        ("NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory",
+         "see the script: line 9: it sets PYTHONPATH",  # prose: no script's path before the line number
+         "export PYTHONPATH=${PYTHONPATH:-}  # avoids 'unbound variable' under set -u"),
     ),
     Evidence(
         "clierror",
@@ -340,6 +356,37 @@ RULES += (
          "panic: failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND",
          "thread '<unnamed>' panicked at src/tokenizer/mod.rs:123:9:"),
         ("panic: false", "panic: 0", "thread 'main' started"),
+    ),
+    Evidence(
+        "lua",
+        # Lua's stand-alone interpreters (lua, luajit, Torch7's th) print an uncaught error as "<interpreter>: <chunk>:<line>:
+        # <message>", then "stack traceback:", and exit 1: the script stopped there. The message may go on over the next lines
+        # (Torch7's nn.Container rethrows as "Container.lua:67: \nIn 3 module of nn.Sequential:\n<the module's error>").
+        "the Lua interpreter stopped the script on an error (Torch7's luajit or th, lua)",
+        r"^(?:\S*[/\\])?(?:luajit|lua(?:5\.[1-4]|jit)?|th)(?:\.exe)?: (?P<lua>(?:\S*?\.lua|\[string \"[^\"]*\"\]):\d+: *\S.*|cannot open \S+.*)",
+        3,
+        (
+            "/home/ubuntu/torch/install/bin/luajit: neural-style/neural_style.lua:403: attempt to call field 'GPU' (a nil value)",  # https://github.com/jcjohnson/neural-style/issues/360 (heldout17)
+            # https://github.com/OpenNMT/OpenNMT/issues/179 (heldout17)
+            "/home/phong/torch/install/bin/lua: /home/phong/torch/install/share/lua/5.2/nn/Linear.lua:66: cublas runtime error : an internal operation failed at /home/phong/torch/extra/cutorch/lib/THC/THCBlas.cu:246",
+            "lua: train.lua:12: module 'cutorch' not found:",
+        ),
+        ("/home/ubuntu/torch/install/bin/luajit: LuaJIT 2.1.0-beta1 -- Copyright (C) 2005-2015 Mike Pall.",
+         "\t/home/prime/torch/install/share/lua/5.1/nn/THNN.lua:109: in function 'MSECriterion_updateOutput'",  # a frame of its traceback
+         "th> require 'cutorch'",
+         "/home/prime/torch/install/bin/luajit: /home/prime/torch/install/share/lua/5.1/nn/Container.lua:67: "),  # "luarethrown"'s
+    ),
+    Evidence(
+        "luarethrown",
+        # Torch7's nn containers catch a module's error and raise it again with the module's place: the interpreter's line
+        # then ends at the container's file and line, and the module's own error follows ("In 17 module of nn.Sequential:",
+        # then "THNN.lua:109: inconsistent tensor size at ...")
+        "the Lua interpreter stopped the script on an error a Torch7 container raised again (the module's own error is on the next lines)",
+        r"^(?:\S*[/\\])?(?:luajit|lua(?:5\.[1-4]|jit)?|th)(?:\.exe)?: (?P<luarethrown>\S*?\.lua:\d+:)\s*$",
+        3,
+        ("/home/prime/torch/install/bin/luajit: /home/prime/torch/install/share/lua/5.1/nn/Container.lua:67: ",  # https://github.com/jcjohnson/fast-neural-style/issues/152 (heldout14)
+         "/media/ubuntu/JetsonSSD/torch/install/bin/luajit: ...u/JetsonSSD/torch/install/share/lua/5.1/nn/Container.lua:67:"),  # https://github.com/facebookarchive/MIXER/issues/1 (heldout17)
+        ("/home/ubuntu/torch/install/bin/luajit: neural-style/neural_style.lua:403: attempt to call field 'GPU' (a nil value)",),
     ),
     Evidence(
         "glibc",
@@ -586,9 +633,10 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", '"level"', '"severity"
          "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid",
          "failed to create process", "Fatal error in launcher", "is not recognized as an internal",
          "ProcessGroupNCCL.", "NCCLUtils.", "please initiali", "please make sure to call", "please call",
+         "luajit: ", "lua: ", ".lua:", "unbound variable",
          "FAIL", "Fail", "✗", "✘", "❌")
 # and glog's E/F lines, whose level is a letter before the date
-GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:")
+GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:|\d: F \S")  # (and tsl's F after its time stamp)
 
 
 def evidence_in(text: str) -> tuple[str, str] | None:

@@ -204,6 +204,11 @@ TRIGGERS = (
     # a logger's levels and the words of schedulers, cluster managers and the interpreter (evidence.py)
     "critical",
     "panic",
+    "luajit: ",  # Lua's interpreters' error line (evidence.py's "lua"): "bin/luajit: x.lua:403: attempt to call field 'GPU' (a nil value)"
+    "lua: ",
+    ".lua:",  # (and Torch7's th, whose name alone is in too many words: its line names the chunk, x.lua:N:)
+    ": f ",  # tsl's (TensorFlow, XLA, JAX) fatal line: "2025-04-23 20:35:34.618070: F external/xla/...cc:1099] Non-OK-status: ..."
+    "unbound variable",  # a script under set -u (evidence.py's "notfound")
     "backoff",
     "evicted",
     "out_of_memory",

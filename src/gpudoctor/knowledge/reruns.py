@@ -228,6 +228,14 @@ REPEATED_STARTS = 3  # openings looked at for a start printed at every run's sta
 LOGGED_FRAME = re.compile(r"\]\s{2,}\S|\^{3,}")
 # (a traceback's frames and the source lines they quote; a rank's own line: every rank prints the same opening, one
 # before another's failure and one after it, heldout4's karpathy/nanoGPT#545)
+# A Markdown code fence that names a programming language (```python): what it holds is the source the reporter pasted, not
+# what a run printed, and its lines are no opening: a line of a snippet pasted again further on (the working variant of
+# the code, Oneflow-Inc/oneflow#8668: "a = oneflow.randn(2, 2)" in the failing snippet and again in the working one) starts
+# no run. A fence with no language, or a shell's (```bash, ```console), may hold a run's output: its lines stay read.
+CODE_FENCE = re.compile(rb"^\s*(?:>\s*)?```\s*(?P<lang>[\w+#.\-]*)")
+SOURCE_LANGUAGES = frozenset((b"python", b"py", b"python3", b"ipython", b"julia", b"jl", b"lua", b"c", b"cpp", b"c++", b"cxx", b"cuda",
+                              b"java", b"scala", b"go", b"rust", b"rs", b"js", b"javascript", b"ts", b"typescript", b"r", b"matlab",
+                              b"yaml", b"yml", b"json", b"toml", b"ini", b"cfg", b"dockerfile", b"diff"))
 NOT_OPENING = re.compile(rb"error|exception|interrupt|traceback|fail|fatal|killed|abort|File \"|^\s|^\[?(?:rank|default)?\d+\]?:",
                          re.IGNORECASE)
 DIGITS = re.compile(rb"\d+")
@@ -243,6 +251,8 @@ class Openings(WholeLines):
         self.dropped: set[bytes] = set()  # openings printed past OPENING_KEPT times: no run's start
         self.often: set[bytes] = set()  # openings printed past OPENING_REPEATS times: a start only as `repeated`
         self.scanned = 0  # lines of the input looked at for openings
+        self.in_source = False  # the scan is inside a code fence that names a language (CODE_FENCE)
+        self.in_fence = False
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         """The whole lines block[begin:end]: openings taken from the input's first lines, then every opening found."""
@@ -252,7 +262,13 @@ class Openings(WholeLines):
             stop = nl if nl != -1 else end
             line = block[at:stop].rstrip(b"\r")
             self.scanned += 1
-            if line.strip() and not line.startswith(b"#") and NOT_OPENING.search(line) is None:
+            fence = CODE_FENCE.match(line) if line.count(b"```") == 1 else None  # (```x``` on one line is inline code)
+            if fence is not None:
+                self.in_fence = not self.in_fence
+                self.in_source = self.in_fence and fence.group("lang").lower() in SOURCE_LANGUAGES
+            elif self.in_source or PROMPT.match(line) is not None:
+                pass  # a line of pasted source, or a command typed at a prompt (whether it runs the job again is `Prompts`')
+            elif line.strip() and not line.startswith(b"#") and NOT_OPENING.search(line) is None:
                 needle = max(DIGITS.split(line.strip()), key=len)
                 if len(needle) >= OPENING_MIN and needle not in self.needles and needle not in self.dropped:
                     self.needles[needle] = []

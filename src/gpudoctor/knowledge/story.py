@@ -33,6 +33,7 @@ from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import Progress
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
+from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
@@ -257,6 +258,7 @@ class Diagnosis:
         self.openings: Optional[Openings] = None  # the input's opening lines and where they stand again (knowledge/reruns.py), set by the reader
         self.progress: Optional[Progress] = None  # the run's progress, fallback and stage lines (knowledge/progress.py), set by the reader
         self.went_on_said: tuple[int, dict] = (-1, {})  # `went_on`'s answers, per finding id, while the story stands
+        self.said_fixed: Optional[SaidFixed] = None  # sentences that say an error before them was fixed or survived (knowledge/said_fixed.py), set by the reader
         self.ended_line = 0  # the line of `ended`, set by the reader
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either
@@ -510,7 +512,8 @@ class Diagnosis:
             return self.attempt_before(seen)
         for after in seen.pattern.after:
             if after == "*":
-                causes = [s for s in self.seen.values() if s.pattern.role == CAUSE and s is not seen and s.pattern.severity is Severity.ERROR]
+                causes = [s for s in self.seen.values() if s.pattern.role == CAUSE and s is not seen and s.pattern.severity is Severity.ERROR
+                          and self.fixed_before(s) is None]  # (not an error the text says is gone or did not stop the job)
                 causes = [s for s in causes if not any(a != "*" and a in self.seen for a in s.pattern.after)]
                 if causes:
                     return min(causes, key=lambda s: s.order)
@@ -641,7 +644,7 @@ class Diagnosis:
         # what the named failure caused: the failure detector's own signs already give way to it, `settle`)
         roots = sorted(
             (s for s in self.seen.values() if s.pattern.role == CAUSE and explain[s.pattern.id] is None),
-            key=lambda s: (self.past(s), s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
+            key=lambda s: (self.past(s) or self.fixed_before(s) is not None, s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
                            s.pattern.id in GENERIC_FINDINGS, s.order),
         )
         out: list[tuple[Seen, Optional[Seen]]] = [(s, None) for s in roots]
@@ -758,6 +761,26 @@ class Diagnosis:
         if self.prompts is None or seen.first.source:
             return None
         return self.prompts.working_after(max(seen.last, seen.first.line))
+
+    def fixed_before(self, seen: Seen) -> Optional[tuple[int, str, str]]:
+        """(line, text) of a person's sentence right after every line of `seen` that says that error is gone since or did
+        not stop the job (knowledge/said_fixed.py), or None: the error is the thread's history, not the run's failure."""
+        if self.said_fixed is None or seen.first.source:
+            return None
+        said = self.said_fixed.after(max(seen.last, seen.first.line))
+        if said is not None and said[2] == "gone" and self.printed_traceback(seen):
+            # the run's own traceback, then the thread's fix of it ("the problem is solved! But other errors appeared",
+            # cyanysc/video-super-resolution#7): that run's failure stays; history is an error quoted alone (a title, a line
+            # in prose: alncat/opusDSD#10, brownvc/ganimorph#15)
+            return None
+        return said
+
+    def printed_traceback(self, seen: Seen) -> bool:
+        """`seen`'s first line ends a traceback the log shows (its frames), not an error line quoted alone."""
+        sign = seen.first.fields.get("sign")
+        if not isinstance(sign, Sign):
+            sign = self.sign_of(seen)  # (a traceback's sign stands at its header's line)
+        return sign is not None and bool(sign.frames) and sign.line <= seen.first.line
 
     def spoken_before(self, line: int) -> list[tuple[int, str]]:
         """The lines before `line` that speak of an error no rule read (a logger's error level, or words:
@@ -1026,6 +1049,12 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (another setup's: line {working[0]} says the output after it is a working run's)"
             ev["other_setup"] = {"line": working[0], "said": working[1]}
+        elif (fixed := self.fixed_before(seen)) is not None:
+            # the reporter's next words say this error is gone since (a change they name) or did not stop the job
+            # (alncat/opusDSD#10, brownvc/ganimorph#15, openpathsampling/openpathsampling#857): history, not the failure
+            severity = Severity.INFO
+            title = f"{title} (line {fixed[0]} says " + ("it is gone since)" if fixed[2] == "gone" else "it did not stop the job)")
+            ev["said_fixed"] = {"line": fixed[0], "said": fixed[1], "says": fixed[2]}
         where = seen.first.where.where()
         if len(seen.ranks) > 1:
             where = f"ranks {', '.join(str(r) for r in sorted(seen.ranks)[:8])}" + ("…" if len(seen.ranks) > 8 else "")

@@ -385,6 +385,13 @@ OWN_WORDS = {
     "reported": ("line {line} is the program's own report of the exception it caught: its class and message say what failed; the "
                  "traceback it did not print is where it was raised (rerun without the program's try/except, or with its debug logging)"),
     "k8sevent": CLUSTER_STEP, "podstatus": CLUSTER_STEP, "k8sreason": CLUSTER_STEP, "jobstate": CLUSTER_STEP, "slurm": CLUSTER_STEP,
+    "lua": ("line {line} is the Lua interpreter's error that stopped the script: the file and line before the message say where, "
+            "the message what failed (a field or method that is nil: the installed package lacks what the code calls, an older or "
+            "newer version than the code was written for, or a variable never set; the next lines, when the message goes on); the "
+            "stack traceback under it names the calls that led there; search the project's issues for the message"),
+    "luarethrown": ("line {line} is the Lua interpreter's error that stopped the script, raised again by a Torch7 container: the "
+                    "module's own error is on the lines right after it (\"In N module of nn.Sequential:\", then the module's file, line "
+                    "and message), and that message says what failed; the stack traceback under it names the calls that led there"),
     "panic": ("a Go or Rust program panicked at line {line}: the panic's message and the stack printed after it (goroutines, "
               "or RUST_BACKTRACE=1) say where; search the program's issues for the message"),
     "nvrm": ("the NVIDIA kernel driver logged an error at line {line}: `dmesg -T | grep -i -E 'NVRM|Xid'` around that time, the "
@@ -406,7 +413,7 @@ OWN_WORDS = {
 }
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
 SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
-              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup"}
+              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "lua", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup"}
 
 
 def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", line: int = 0) -> dict:

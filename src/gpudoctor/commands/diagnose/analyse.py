@@ -18,6 +18,7 @@ from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.progress import Progress
 from gpudoctor.knowledge.reruns import Openings, Prompts
+from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import Diagnosis
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
@@ -131,6 +132,19 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="compared", evidence={"lines": d.lines, "other setup's failure": f"line {compared[0].evidence.get('first_line')}: {compared[0].title}",
                                                            "working run": f"line {said['line']}: {said['said']}"},
                                 lines=d.lines, first=compared[0].evidence.get("first_line"), said=said["line"])
+    fixed = [f for f in d.findings() if "said_fixed" in f.evidence]
+    if fixed and not folder:
+        # every failure shown is one the reporter's next words say is gone since or did not stop the job: what is left
+        # shows no failure gpudoctor reads, and may be cut: the log does not decide
+        said = fixed[0].evidence["said_fixed"]
+        later = [f"line {n}: {text}" for n, text in lead_first([m for m in (*d.error_lines, *d.mention_lines) if m[0] > said["line"]])[:MENTIONS_KEPT]]
+        evidence: dict[str, object] = {"lines": d.lines, "earlier error": f"line {fixed[0].evidence.get('first_line')}: {fixed[0].title}",
+                                       "said fixed": f"line {said['line']}: {said['said']}"}
+        if later:
+            evidence["lines that speak of an error"] = later
+        return LOG_INCONCLUSIVE(case="fixed", evidence=evidence,
+                                lines=d.lines, first=fixed[0].evidence.get("first_line"), said=said["line"],
+                                said_what="it is gone since, and goes on with another problem" if said["says"] == "gone" else "it did not stop the job")
     degraded = [f for f in d.findings() if f.id in DEGRADED_RUN and f.severity is Severity.WARN]
     if ended and degraded and not folder:
         # it reached its end, but its own lines say it went on degraded (a loss not finite, the CPU for the GPU): no
@@ -219,7 +233,8 @@ def read_log(
     prompts = Prompts()  # and the commands typed at a shell prompt: a failure of an attempt run again is stale
     openings = Openings()  # and the input's opening lines standing again: a failure before a run started anew is an earlier run's
     progress = Progress()  # and the run's progress: a failure the job went on past is not the run's end
-    feed = progress.tee(openings.tee(prompts.tee(tail.tee(reader_feed))))
+    said_fixed = SaidFixed()  # and a person's sentences that say an error before them is fixed since or did not stop the job
+    feed = progress.tee(said_fixed.tee(openings.tee(prompts.tee(tail.tee(reader_feed)))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -256,6 +271,8 @@ def read_log(
         d.openings = openings
         progress.end()
         d.progress = progress
+        said_fixed.end()
+        d.said_fixed = said_fixed
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 

@@ -160,7 +160,8 @@ PATTERNS = [
         CAUSE,
         E,
         "tensors of one operation are on different devices",
-        r"Expected all tensors to be on the same device, but found at least two devices, (?P<device_a>[\w:]+) and (?P<device_b>[\w:]+)"
+        # (OneFlow's words add each operand's place: "cpu:0 (positional 0) and cpu:1 (positional 1)!", Oneflow-Inc/oneflow#8668)
+        r"Expected all tensors to be on the same device, but found at least two devices, (?P<device_a>[\w:]+)(?: \(positional \d+\))? and (?P<device_b>[\w:]+)"
         # torch 2.11 names the operand: "but got mat1 is on cpu, different from other tensors on cuda:0"
         r"|Expected all tensors to be on the same device, but got (?P<operand>\w+) is on (?P<device_c>[\w:]+), different from other tensors on (?P<device_d>[\w:]+)"
         # cuDNN's conv names the devices in the types: only types on two devices are this fault (torch.cuda.HalfTensor

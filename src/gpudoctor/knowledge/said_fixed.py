@@ -1,0 +1,100 @@
+"""A person's sentence, right after an error they pasted, that says the error is not what ended the run: it is gone since
+(fixed by a change they name, or not seen any more), or it did not stop the job.
+
+Threads paste their history: an issue's title or an earlier paste quotes the error the reporter had first, then the text
+says it is solved and goes on with the problem that is left (alncat/opusDSD#10: the title quotes a batch2 RuntimeError,
+then "Now, I do not have that error anymore, so it worked! However, a new error happened."; brownvc/ganimorph#15: an
+ImportError, then "If i install tensorpack==0.9.4 it works.", and the question is a hang on more than two GPUs); or the
+reporter says an error printed early did not stop the job (openpathsampling/openpathsampling#857: a FileNotFoundError,
+then "Though they don't seem to do kill the job.", and the job ends later on other errors). Such an error is history, not
+the failure: its finding is kept as an information, and what comes after it decides (story.py `fixed_before`).
+
+Not history: an error said gone when nothing after the sentence speaks of another problem (a thread's resolution: the
+error was the run's failure, and the sentence is its fix, LiYingwei/EarthVQA#15's "This problem is solved: I modify the
+--master_port ..."), and an error that ends a traceback the log shows, said gone after a fix (the run's own failure, pasted
+as it printed it: cyanysc/video-super-resolution#7's IndexError, "the problem is solved! ... But other errors appeared", the
+other errors not shown). History is an error quoted alone: in a title, or one line in prose.
+
+`SaidFixed` reads the input's first lines as `reruns.Prompts` reads its WORKING sentences, and keeps such sentences with
+their line numbers; `after(line)` is the first one within WINDOW lines after `line`. A question ("is that error gone?"),
+a sentence that says the error came back or is still there, and a run that works only another way ("it works on one
+GPU", "it works on the CPU") say none of this: the error stays the run's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from gpudoctor.knowledge.reruns import WholeLines
+
+NOT = rb"(?:n'?t|n\xe2\x80\x99t| not)"  # don't, dont, don't (a typographic apostrophe), do not
+THE_ERROR = rb"(?:that|this|the|those|these|th[ai]t? same) (?:error|issue|problem|exception|crash)s?"
+# (what the sentence must not go on to say: the error is back, still there, or it is another setup that works)
+UNLESS = rb"(?![^\n]*\b(?:again|came back|comes back|reappear\w*|still|only|except|but not|on (?:the )?cpu|on (?:one|a single|1) gpu)\b)"
+SAID = re.compile(
+    rb"^[^\n]*?\b(?:(?P<gone>"
+    # gone since: "I do not have that error anymore", "no longer get this error", "the error is gone / fixed now"
+    rb"(?:do|did|does)" + NOT + rb" (?:have|get|see|hit|face|meet) " + THE_ERROR + rb" any ?more\b"
+    rb"|no longer (?:have|get|see|hit|having|getting|seeing|hitting) " + THE_ERROR + rb"\b"
+    rb"|" + THE_ERROR + rb" (?:is|are|was|were|has been|have been) (?:now )?(?:gone|fixed|solved|resolved)\b"
+    # fixed by a change of a package: "If i install tensorpack==0.9.4 it works", "after upgrading e3nn it runs"
+    rb"|(?:if|after|once|when) (?:i|we) (?:re-?)?(?:install(?:ed)?|upgrad(?:e|ed)|updat(?:e|ed)|downgrad(?:e|ed)|switch(?:ed)? to|pip install(?:ed)?) "
+    rb"[^\n]{1,80}?\b(?:it|that|everything|this) (?:works|worked|runs|ran)\b"
+    # survived: "they don't seem to do kill the job", "it does not stop the training"
+    rb")|(?P<survived>(?:they|it|this|these|that|those)(?: errors?)? (?:do|does|did)" + NOT + rb" (?:seem to |appear to )?(?:do |actually |really )?"
+    rb"(?:kill|stop|crash|end|abort|terminate|break|halt) (?:the |my |our )?(?:job|run|training|program|process|script|simulation)\b"
+    rb"))" + UNLESS + rb"[^\n]*",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A sentence that says an error is gone is history only when the text goes on with another problem (alncat/opusDSD#10:
+# "However, a new error happened."; brownvc/ganimorph#15: "But with multi-gpu ... it hangs"): a thread's resolution says
+# the same words of the error that ended the run ("This problem is solved: I modify the --master_port ...",
+# LiYingwei/EarthVQA#15, where the run's argparse refusal is the failure and the sentence its fix), and that error stays
+# the run's. A sentence that says an error did not stop the job needs no other problem after it.
+NEW_PROBLEM = re.compile(
+    rb"\b(?:new|another|different|other|second) (?:error|issue|problem|exception|crash)|\bhowever\b|\bbut (?:now|with|when|then|it|i|the|on)\b"
+    rb"|\bnow (?:i get|i got|it (?:hangs|fails|crashes|stops|gets stuck))|\b(?:hangs?|stuck|freezes)\b",
+    re.IGNORECASE,
+)
+NEW_PROBLEM_LINES = 6  # lines after the sentence in which the other problem must be spoken of
+LINES = 2000  # lines of the input searched (a thread's paste is short; a job's own log holds no such sentence)
+KEPT = 8
+WINDOW = 8  # lines after the error's last one in which the sentence must stand (the same post)
+
+
+class SaidFixed(WholeLines):
+    """The sentences in a stream, fed block by block (`feed`), that say an error before them was fixed or survived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: list[tuple[int, str, str]] = []  # (line, the sentence, what it says: "gone" since or "survived")
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        """The whole lines block[begin:end]: only the input's first LINES lines are searched."""
+        if self.lines < LINES and len(self.said) < KEPT:
+            for m in SAID.finditer(block, begin, line_end(block, begin, end, LINES - self.lines)):
+                text = m.group(0).decode("utf-8", "replace").strip()
+                if text.endswith("?"):
+                    continue  # a question says nothing of the error
+                if m.group("gone") and NEW_PROBLEM.search(block, m.start(), line_end(block, m.end() + 1, end, NEW_PROBLEM_LINES)) is None:
+                    continue  # a resolution: the error it solved stays the run's failure
+                self.said.append((self.lines + block.count(b"\n", begin, m.start()) + 1, text[:200], "gone" if m.group("gone") else "survived"))
+                if len(self.said) >= KEPT:
+                    break
+        self.lines += block.count(b"\n", begin, end)
+
+    def after(self, line: int) -> Optional[tuple[int, str, str]]:
+        """(line, sentence, "gone" or "survived") of the first such sentence within WINDOW lines after `line`, or None."""
+        return next((s for s in self.said if line < s[0] <= line + WINDOW), None)
+
+
+def line_end(block: bytes, begin: int, end: int, lines: int) -> int:
+    """Where the `lines` whole lines of block[begin:end] from `begin` end (`end` when it holds fewer)."""
+    at = begin
+    for _ in range(lines):
+        nl = block.find(b"\n", at, end)
+        if nl == -1:
+            return end
+        at = nl + 1
+    return at
