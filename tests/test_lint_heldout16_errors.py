@@ -123,6 +123,24 @@ LIBRARY = """
                 CALL
         """
 
+# Megatron-DeepSpeed tools/retro/query/retro_dataset.py (mature-repository control): rank 0 raises, the others
+# wait in a barrier and exit, the same test twice: left as the pairing it was, past the early exit
+RAISES = """
+        import torch.distributed as dist
+
+        def verify(rank, found, sizes_match):
+            if not found:
+                if rank == 0:
+                    raise Exception("neighbor directory not found")
+                dist.barrier()
+                exit()
+            if not sizes_match:
+                if rank == 0:
+                    raise Exception("num chunks differ")
+                dist.barrier()
+                exit()
+        """
+
 CASES = {
     "undefined: read only past `else: continue` on the other ranks": (
         "undefined-name", [], GUARD.replace("LEAVE", "continue").replace("AFTER", "print(best)")),
@@ -162,6 +180,10 @@ CASES = {
     "sibling: told no_dist=True, it coordinates nothing": (
         "collective-under-rank-condition", [],
         LIBRARY.replace("CALL", 'dcp.save({"model": model}, checkpoint_id="ckpt", no_dist=True)')),
+    "sibling: over a process group of its own (the first replica's shards)": (
+        "collective-under-rank-condition", [],
+        LIBRARY.replace("CALL", 'dcp.save({"model": model}, checkpoint_id="ckpt", process_group=optim.group)')),
+    "control: rank 0 raises and the others leave after a barrier, twice": ("collective-under-rank-condition", [], RAISES),
     "parent: a group torn down where mp.spawn's workers started it": (
         "dist-without-init", [(13, "error")], PARENT.replace("WORKER", "pass").replace("BEFORE", "pass")
         .replace("PARENT", "dist.destroy_process_group()")),

@@ -595,6 +595,10 @@ def over_own_group(call: ast.Call, name: str) -> bool:
     not say. `new_group` is made by every rank whatever the group."""
     at = GROUP_POSITION.get(terminal_name(call.func))
     group = keyword(call, "group", at) if at is not None and name.startswith("dist.") else keyword(call, "group")
+    if group is None and name.startswith("dcp."):
+        # torch.distributed.checkpoint's save / load take theirs as `process_group=` (mosaicml/composer's
+        # HSDP save: the first replica's shard group only, on the mature-repository control)
+        group = keyword(call, "process_group")
     return name != "dist.new_group" and group is not None and not (type(group) is ast.Constant and group.value is None)
 
 

@@ -468,7 +468,8 @@ class CollectiveUnderRankCondition(Rule):
             other is not call and other_name == name and other_branch.test is not branch.test
             and file.function(other) is func
             and (source(other_branch.test) != source(branch.test) or branch.exit is not None)
-            and not (_rank_parts(file, other_branch.test) & _rank_parts(file, branch.test))
+            and (branch.exit is not None
+                 or not (_rank_parts(file, other_branch.test) & _rank_parts(file, branch.test)))
             for other, other_name, other_branch in found
         )
 
@@ -519,7 +520,9 @@ def _undecided(file: FileModel, branch: Branch, hit: Hit) -> Hit:
 def _rank_parts(file: FileModel, test: ast.expr) -> set[str]:
     """The rank tests of a condition, as written: `local_rank == 0` for `(step % n) == 0 and
     local_rank == 0`. Two conditions sharing one pass the same ranks: no turn-taking between them
-    (lint heldout16 u019: the periodic and the final checkpoint, each under `local_rank == 0`)."""
+    (lint heldout16 u019: the periodic and the final checkpoint, each under `local_rank == 0`). Past
+    an early exit the pairing stays as it was (Megatron-DeepSpeed's retro_dataset.py: rank 0 raises,
+    the others' barrier then exit, twice, on the mature-repository control)."""
     values = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
     return {source(v) for v in values if is_rank_condition(file, v)}
 
