@@ -43,6 +43,17 @@ ALL_COLLECTIVES = (TORCH_COLLECTIVES | ACCELERATE_COLLECTIVES | LIGHTNING_COLLEC
 # state dict, full by default (also with FullStateDictConfig(rank0_only=True): every rank gathers, rank 0
 # keeps the result).
 FSDP_GATHERS = frozenset({"state_dict"})
+# Library methods their docs say every rank must call, for they communicate inside: DeepSpeed's
+# `engine.save_checkpoint` ("all processes must call this method and not just the process with rank 0
+# ... This method will hang": deepspeed.ai/getting-started/#model-checkpointing, lint heldout16 u019);
+# FSDP's `FullyShardedDataParallel.full_optim_state_dict` and an FSDP model's `clip_grad_norm_` ("This
+# needs to be called on all ranks since it uses collective communications": pytorch.org/docs/stable/fsdp.html);
+# torch.distributed.checkpoint's `save` / `load` ("uses collectives to coordinate writes across ranks":
+# pytorch.org/docs/stable/distributed.checkpoint.html).
+DEEPSPEED_COLLECTIVES = frozenset({"save_checkpoint"})
+FSDP_COLLECTIVES = frozenset({"full_optim_state_dict", "clip_grad_norm_"})
+DCP_COLLECTIVES = frozenset({"save", "load", "save_state_dict", "load_state_dict"})
+LIBRARY_METHOD_COLLECTIVES = DEEPSPEED_COLLECTIVES | FSDP_COLLECTIVES | DCP_COLLECTIVES
 
 # A variable or attribute holding this process's rank.
 RANK_NAME = re.compile(r"^(?:[A-Za-z0-9]*_)*rank(?:_?(?:id|idx|index|num|no))?$|^(?:local_)?process_index$|^ordinal$",
@@ -403,7 +414,7 @@ def collective_name(file: FileModel, call: ast.AST) -> str:
         return ""
     func = call.func
     name = terminal_name(func)
-    if name not in ALL_COLLECTIVES and name not in FSDP_GATHERS:
+    if name not in ALL_COLLECTIVES and name not in FSDP_GATHERS and name not in LIBRARY_METHOD_COLLECTIVES:
         return ""
     key = ("collective", call)
     found = file.memo.get(key)
@@ -416,6 +427,10 @@ def _collective_name(file: FileModel, call: ast.Call, func: ast.expr, name: str)
     if name in FSDP_GATHERS:
         return f"{ast.unparse(func)[:40]}" if type(func) is ast.Attribute and fsdp_model(file, func.value) else ""
     qn = file.qualname(func)
+    if name in LIBRARY_METHOD_COLLECTIVES:
+        found = _library_method(file, call, func, name, qn or "")
+        if found or name not in ALL_COLLECTIVES:
+            return found
     if qn is not None:
         root = qn.split(".", 1)[0]
         if qn.startswith("torch.distributed.") and name in TORCH_COLLECTIVES and ".rpc." not in qn:
@@ -447,6 +462,26 @@ def _collective_name(file: FileModel, call: ast.Call, func: ast.expr, name: str)
             return "self.all_gather"  # LightningModule.all_gather
         if name == "log" and constant(keyword(call, "sync_dist")) is True:
             return "self.log(sync_dist=True)"
+    return ""
+
+
+def _library_method(file: FileModel, call: ast.Call, func: ast.expr, name: str, qn: str) -> str:
+    """One of LIBRARY_METHOD_COLLECTIVES, where the file shows what it is called on: an engine every
+    value of which comes from `deepspeed.initialize(...)`, FSDP's own class or an FSDP model, the
+    torch.distributed.checkpoint module (not told `no_dist=True`)."""
+    if name in DCP_COLLECTIVES:
+        if qn.startswith("torch.distributed.checkpoint.") and constant(keyword(call, "no_dist")) is not True:
+            return f"dcp.{name}"
+        return ""
+    if type(func) is not ast.Attribute:
+        return ""
+    if name == "full_optim_state_dict":
+        return "FSDP.full_optim_state_dict" if qn.startswith("torch.distributed.fsdp.") else ""
+    if name == "clip_grad_norm_":
+        return f"{ast.unparse(func)[:40]}" if fsdp_model(file, func.value) else ""
+    origins = file.origins(func.value) if type(func.value) in (ast.Name, ast.Attribute) else []
+    if origins and all(type(o) is ast.Call and file.qualname(o.func) == "deepspeed.initialize" for o in origins):
+        return f"{ast.unparse(func)[:40]}"  # a DeepSpeed engine's save_checkpoint
     return ""
 
 
@@ -504,6 +539,11 @@ def rank_branch(file: FileModel, node: ast.AST) -> Branch | None:
                 for stmt in reversed(block[: block.index(child)]):
                     if type(stmt) is ast.If and file._exits(stmt.body) and is_rank_condition(file, stmt.test):
                         return Branch(stmt.test, tuple(stmt.body), exit=stmt.body[-1])
+                    # or its `else:` leaves (`if is_main(): x = evaluate() else: continue`): only the
+                    # ranks that pass the test go on below it (lint heldout16 u064)
+                    if type(stmt) is ast.If and file._exits(stmt.orelse) and not file._exits(stmt.body) \
+                            and is_rank_condition(file, stmt.test):
+                        return Branch(stmt.test, tuple(stmt.orelse), exit=stmt.orelse[-1])
         if isinstance(anc, (*FUNCTIONS, ast.ClassDef)):
             return None
         if isinstance(anc, (ast.If, ast.IfExp, ast.While)):
@@ -555,6 +595,10 @@ def over_own_group(call: ast.Call, name: str) -> bool:
     not say. `new_group` is made by every rank whatever the group."""
     at = GROUP_POSITION.get(terminal_name(call.func))
     group = keyword(call, "group", at) if at is not None and name.startswith("dist.") else keyword(call, "group")
+    if group is None and name.startswith("dcp."):
+        # torch.distributed.checkpoint's save / load take theirs as `process_group=` (mosaicml/composer's
+        # HSDP save: the first replica's shard group only, on the mature-repository control)
+        group = keyword(call, "process_group")
     return name != "dist.new_group" and group is not None and not (type(group) is ast.Constant and group.value is None)
 
 

