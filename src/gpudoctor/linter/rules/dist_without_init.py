@@ -31,11 +31,6 @@ SETUP_WORD = re.compile(r"init|setup|set_up|dist|launch|ddp|parallel|env|start|p
                         r"|main|run|accelerat|deepspeed|horovod|hvd|cluster|slurm|mpi|comm|backend|device")
 
 
-# A name in a test that says the code under it depends on the distributed set-up.
-DIST_SETUP_WORD = re.compile(r"distrib|world|ddp|multiproc|paral|nproc|n_?gpus|num_gpus|^dist_|_dist$|^dist$|"
-                             r"is_dist|WORLD_SIZE|launch|slurm|SLURM", re.IGNORECASE)
-
-
 class DistWithoutInit(Rule):
     """A call that needs torch.distributed's default process group
     (`dist.get_rank()`, `dist.barrier()`, `all_reduce`, ...,
@@ -106,32 +101,6 @@ class DistWithoutInit(Rule):
     raises. A warning that names the arm (whether that path is taken is the
     command line's). Asked for by issue 41's heldout6 (a fine-tuning script run
     as plain `python train.py`: `get_rank()` after the one-arm init).
-
-    Where the file itself has a path with no group and such a call is reached on
-    it: the group is started on one arm of an `if` whose other arm neither starts
-    one nor leaves (`if args.distributed: dist.init_process_group(...)`), or by a
-    function of the file that gives up (a bare `return`) before it starts one
-    (DeiT's `init_distributed_mode`: `else: args.distributed = False; return`;
-    not a function that answers, `return os.environ.get(...) == "0"`: axolotl's
-    `is_main_process` on the mature-repository control), and the
-    call comes after that `if` (or after the function's call), or in a function
-    called from there, under no test that may decide whether a group exists (a
-    test for one, a rank test, the path's own flag, a name of the distributed
-    set-up: `if args.distributed:`). A warning that names the path (whether it is
-    taken is the command line's), once per path, at the first call on it: that
-    one raises, and the rest never run. Only torch.distributed's own calls
-    (`all_reduce`, `get_rank()`, `destroy_process_group()`): a DDP or a sampler
-    built on such a path ends it (nothing later on it is said) but is not said
-    itself (lint heldout10..15's readers passed over four, dev7's asked for two).
-    Not an `if` that tests the rank (`if args.local_rank == -1:`, the same-block
-    shape above), nor an `if`/`elif` chain that starts a group in several arms (a
-    choice of rendezvous, not a fallback; an `if` around the whole chain may still
-    be one: `if config.distributed.data_parallel:`, lint heldout12's reader).
-    Asked for by lint heldout16's readers
-    (LESA's and FCOS's dist_train.py: `dist.all_reduce` in `train()` and `val()`
-    after `if args.distributed: dist.init_process_group(...)`; a single-GPU
-    fallback whose `train_epoch` calls `dist.get_rank()`) and heldout12's
-    (`train_one_step`'s `get_rank()` with `config.data_parallel` false).
 
     Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
     helper whose name says it, `is_dist_avail_and_initialized()`); a fragment (its module or model is not
@@ -205,8 +174,6 @@ class DistWithoutInit(Rule):
         starts = any(self._starts(call) for call in file.calls)
         horovod = any(file.is_call_to(call, "init", ("horovod",)) for call in file.calls)
         script = MAIN_TEST in file.text
-        anchors: list[tuple[ast.AST, str]] | None = None  # the file's paths without a group (when first asked)
-        said: list[ast.AST] = []  # where each path said so far leaves its function (the first call raises)
         # in the order they are written: the first use is where the missing group is said
         for call in sorted(file.calls, key=lambda c: (c.lineno, c.col_offset)):
             what = self._needs_group(file, call)
@@ -234,21 +201,6 @@ class DistWithoutInit(Rule):
                           + ("('Process group cannot be None')" if what == "destroy_process_group()" else
                              "('Default process group has not been initialized')"))
                 continue
-            if anchors is None:
-                anchors = self._no_group_paths(file)
-            fallback = self._fallback(file, call, anchors)
-            if fallback is not None:
-                how, carrier = fallback
-                first = not any(earlier is carrier or self._runs_before(file, earlier, carrier) for earlier in said)
-                said.append(carrier)  # (a DDP or sampler built on the path ends it too: nothing after it runs)
-                if what.endswith("()"):
-                    if first:
-                        yield Hit(call, severity=WARNING, fix="if dist.is_initialized(): ...  # or start a group "
-                                  "on every path", message=f"{what} is reached with no test for a process group on "
-                                  f"the path where {how}, and there no group was started: it raises 'Default "
-                                  "process group has not been initialized' (a run without the launcher takes that "
-                                  "path)")
-                    continue
             one_arm = self._started_on_one_arm(file, call) if what.endswith("()") else None
             if one_arm is not None:
                 branch, test = one_arm
@@ -355,190 +307,6 @@ class DistWithoutInit(Rule):
                 return None  # the other path leaves: the use is reached only with a group
             return above, how
         return None
-
-    def _starts_here(self, file: FileModel, call: ast.Call) -> bool:
-        """`call` starts a group, itself or as a same-file function that does."""
-        return self._starts(call) or any(
-            isinstance(func, DEFS) and any(type(n) is ast.Call and self._starts(n) for n in ast.walk(func))
-            for func, _ in file.callees(call))
-
-    def _no_group_paths(self, file: FileModel) -> list[tuple[ast.AST, str]]:
-        """Where a path the file itself has goes on without a process group: after an `if` one of whose
-        arms starts the group while the other neither starts one nor leaves, or, where that other arm
-        returns from a function (or an earlier `return` skips its start), after each call of that
-        function. The node after which the path goes on, and how the path reads."""
-        out: list[tuple[ast.AST, str]] = []
-        for start in file.calls:
-            if not self._starts_here(file, start):
-                continue
-            func = file.function(start)
-            child: ast.AST = start
-            chain: ast.If | None = None  # the first `if` of an `if`/`elif` chain read as one start
-            for anc in file.ancestors(start):
-                if anc is func or isinstance(anc, ast.ClassDef):
-                    break
-                if chain is not None:
-                    child, chain = anc, (None if anc is chain else chain)
-                    continue
-                if type(anc) is ast.If and child is not anc.test:
-                    if self._is_guard(anc.test) or file.is_rank_test(anc.test):
-                        break
-                    head = self._chain_head(file, anc)
-                    if self._chain_starts(file, head) > 1:
-                        # `if tcp: init(...) elif env: init(...)`: a choice of ways to start, not a fallback; the
-                        # chain is one start, which an `if` around it may still make one path's only
-                        child, chain = anc, (None if head is anc else head)
-                        continue
-                    other = anc.orelse if child in anc.body else anc.body
-                    if any(type(n) is ast.Call and self._starts_here(file, n) for stmt in other for n in ast.walk(stmt)):
-                        break
-                    if any(isinstance(n, ast.Raise) or (type(n) is ast.Call and terminal_name(n.func) in ("exit", "_exit"))
-                           for stmt in other for n in ast.walk(stmt)):
-                        break
-                    test = anc.test
-                    how = ast.unparse(test.operand if type(test) is ast.UnaryOp and type(test.op) is ast.Not
-                                      else ast.UnaryOp(ast.Not(), test)) if child in anc.body else ast.unparse(test)
-                    if any(isinstance(n, ast.Return) for stmt in other for n in ast.walk(stmt)):
-                        if isinstance(func, DEFS):
-                            out += [(site, f"`{how[:60]}` (`{func.name}()`, line {anc.lineno}, returns without "
-                                     "starting one)") for site, _ in file.call_sites.get(func, [])]
-                    elif not any(isinstance(n, (ast.Continue, ast.Break)) for stmt in other for n in ast.walk(stmt)):
-                        said = f"`{how[:60]}` (the `if` on line {anc.lineno} starts the group on its other arm only)"
-                        out.append((anc, said))
-                        if isinstance(func, DEFS):  # the path goes on where the function returns
-                            out += [(site, said) for site, _ in file.call_sites.get(func, [])]
-                    break
-                child = anc
-            if isinstance(func, DEFS) and self._starts(start):
-                # `if "RANK" in os.environ: ... else: args.distributed = False; return` before its init (DeiT's
-                # init_distributed_mode): the set-up function gives up without a group, and its callers go on.
-                # A bare `return` only: a function that answers a question (`return os.environ.get(...) == "0"`
-                # in axolotl's is_main_process, on the mature-repository control) is not a set-up that gave up
-                early = next((n for n in ast.walk(func) if type(n) is ast.Return and n.value is None
-                              and n.lineno < start.lineno and file.function(n) is func and not any(
-                                  self._is_guard(t) for t in file.conditions(n))), None)
-                if early is not None:
-                    out += [(site, f"`{func.name}()` returns on line {early.lineno}, before it starts the group")
-                            for site, _ in file.call_sites.get(func, [])]
-        return out
-
-    @staticmethod
-    def _chain_head(file: FileModel, branch: ast.If) -> ast.If:
-        """The first `if` of the `if`/`elif` chain that holds `branch`."""
-        head = branch
-        while type(file.parent.get(head)) is ast.If and file.parent[head].orelse == [head]:  # type: ignore[attr-defined]
-            head = file.parent[head]  # type: ignore[assignment]
-        return head
-
-    def _chain_starts(self, file: FileModel, head: ast.If) -> int:
-        """How many arms of the `if`/`elif` chain that `head` begins start a group."""
-        arms, node = [], head
-        while True:
-            arms.append(node.body)
-            if len(node.orelse) == 1 and type(node.orelse[0]) is ast.If:
-                node = node.orelse[0]
-                continue
-            arms.append(node.orelse)
-            break
-        return sum(any(type(n) is ast.Call and self._starts_here(file, n) for stmt in arm for n in ast.walk(stmt))
-                   for arm in arms)
-
-    def _fallback(self, file: FileModel, use: ast.Call, anchors: list[tuple[ast.AST, str]]) -> tuple[str, ast.AST] | None:
-        """How the path without a group reads, and the call on it that leads to `use` (or `use`)."""
-        for anchor, how in anchors:
-            carrier = self._reached(file, anchor, use)
-            if carrier is not None:
-                return how, carrier
-        return None
-
-    @staticmethod
-    def _runs_before(file: FileModel, earlier: ast.AST, later: ast.AST) -> bool:
-        """`earlier` runs before `later` whenever `later` runs: same function, written before it, and
-        no arm of an `if` (or `except`) holds `earlier` without holding `later`."""
-        if file.function(earlier) is not file.function(later) or earlier.lineno >= later.lineno:  # type: ignore[attr-defined]
-            return False
-        scope = file.function(later)
-        holders = {id(a) for a in file.ancestors(later)}
-        child = earlier
-        for anc in file.ancestors(earlier):
-            if anc is scope:
-                return True
-            if id(anc) not in holders:
-                # an arm of an `if` (or an `except`) that `later` is not in may not run; a loop's body or a
-                # `with` block runs before what follows it (a training loop's first step raises first), and a
-                # test or an iterable that holds `earlier` runs it before anything in the block
-                if type(anc) is ast.If and (child in anc.body or child in anc.orelse):
-                    return False
-                if type(anc) is ast.Try and child not in anc.body and child not in anc.finalbody:
-                    return False
-            child = anc
-        return True
-
-    def _reached(self, file: FileModel, anchor: ast.AST, use: ast.Call) -> ast.AST | None:
-        """`use` runs after `anchor` whenever it does, with no test of its own: in the same function
-        under no test but the anchor's, or in a function called so (up to two calls deep)."""
-        scope = file.function(anchor)
-        base = {id(t) for t in file.conditions(anchor)}
-        flags = self._flags(file, anchor)
-        end = getattr(anchor, "end_lineno", 0) or 0
-        if any(self._starts_here(file, c) and file.function(c) is scope and c.lineno < anchor.lineno  # type: ignore[attr-defined]
-               and not list(file.conditions(c)) for c in file.calls):
-            return None  # a group was started before, on every path
-
-        def after(node: ast.AST) -> bool:
-            return (file.function(node) is scope and getattr(node, "lineno", 0) > end
-                    and self._same_arm(file, anchor, node)
-                    and all(id(t) in base or not self._decides(file, t, flags) for t in file.conditions(node)))
-
-        if after(use):
-            return use
-        return next((c for c in file.calls if after(c) and any(self._leads_to(file, g, use, 1, flags)
-                                                                for g, _ in file.callees(c))), None)
-
-    def _leads_to(self, file: FileModel, func: ast.AST, use: ast.Call, depth: int, flags: set[str]) -> bool:
-        def untested(node: ast.AST) -> bool:
-            return not any(self._decides(file, t, flags) for t in file.conditions(node))
-        if file.function(use) is func:
-            return untested(use)
-        if depth >= 2:
-            return False
-        return any(file.function(c) is func and untested(c) and any(
-            g is not func and self._leads_to(file, g, use, depth + 1, flags) for g, _ in file.callees(c)) for c in file.calls)
-
-    @staticmethod
-    def _flags(file: FileModel, anchor: ast.AST) -> set[str]:
-        """The names the test of the path's `if` reads (`args.distributed` -> distributed)."""
-        branch = anchor if type(anchor) is ast.If else None
-        return {terminal_name(n) for n in ast.walk(branch.test) if type(n) in (ast.Name, ast.Attribute)} \
-            - {"args", "self", "cfg", "config", "opt", "os", "environ", "get", "len"} if branch is not None else set()
-
-    def _decides(self, file: FileModel, test: ast.expr, flags: set[str]) -> bool:
-        """A test that may decide whether a group exists (so the code under it may run only with one):
-        a test for a group, a rank test, one that reads the path's own flag or names the distributed set-up."""
-        if type(test) is ast.Constant:
-            return False
-        if self._is_guard(test) or file.is_rank_test(test):
-            return True
-        names = {terminal_name(n) for n in ast.walk(test) if type(n) in (ast.Name, ast.Attribute)}
-        names |= {str(n.value) for n in ast.walk(test) if type(n) is ast.Constant and type(n.value) is str}
-        return bool(names & flags) or any(DIST_SETUP_WORD.search(name) for name in names)
-
-    @staticmethod
-    def _same_arm(file: FileModel, anchor: ast.AST, node: ast.AST) -> bool:
-        """No statement holds `anchor` and `node` in two different blocks (an `if` and its `else`)."""
-        path = [anchor, *file.ancestors(anchor)]
-        index = {id(a): i for i, a in enumerate(path)}
-        child = node
-        for anc in file.ancestors(node):
-            if id(anc) in index:
-                mine = path[index[id(anc)] - 1] if index[id(anc)] else anchor
-                for field in ("body", "orelse", "handlers", "finalbody"):
-                    block = getattr(anc, field, None)
-                    if type(block) is list and (child in block) != (mine in block):
-                        return False
-                return True
-            child = anc
-        return True
 
     def _spawning_parent(self, file: FileModel, use: ast.Call) -> ast.Call | None:
         """The module-level mp.spawn before `use` (a module-level call too), in a file whose every
