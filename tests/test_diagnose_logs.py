@@ -204,3 +204,16 @@ def test_in_the_same_second_the_rank_that_failed_beats_the_peer_that_lost_it(tmp
     _error_file(tmp_path / "1" / "error.json", "AssertionError: Torch not compiled with CUDA enabled")
     root = diagnose(resolve(str(tmp_path))).data["root_cause"]
     assert root["rank"] == 1 and root["error_file"] == "1/error.json", root
+
+
+def test_an_undecided_answer_that_keeps_a_failure_does_not_say_none_was_shown():
+    """The verdict line of a log-inconclusive answer is true of every case of it: a failure the job went on
+    past (a single-process log whose steps count on after a traceback) is still shown, kept as info."""
+    from gpudoctor import api
+    from gpudoctor.render.console import verdict
+
+    log = ('epoch 1 step 1 loss 0.9\nTraceback (most recent call last):\n  File "/x/prep.py", line 3, in <module>\n'
+           "    main()\nValueError: bad row 17\n" + "".join(f"epoch 1 step {i} loss 0.{9 - i}\n" for i in range(2, 6)))
+    report = api.diagnose(log)
+    line = verdict(report).plain
+    assert report.failed() and "not decided" in line and "no failure shown" not in line

@@ -49,8 +49,9 @@ def verdict(report: Report, strict: bool = False) -> Text:
         # stopped while still moving: not a hang, and not a finished, healthy run either
         return Text(f"! {report.command}: ran out of time, not finished — {summary_text}", style="bold yellow")
     if report.failed(strict) and not c["error"] and any(f.id in UNDECIDED for f in report.findings):
-        # no problem found, and no sign of health either: exit 1, said as what it is
-        return Text(f"? {report.command}: not decided (no failure shown, no end shown) — {summary_text}", style="bold yellow")
+        # no failure that decides it and no sign of health either: exit 1, said as what it is (not "no failure
+        # shown": the answer may keep a failure it could not call the run's end, one the job went on past)
+        return Text(f"? {report.command}: not decided (no failure that ended the run, no end shown) — {summary_text}", style="bold yellow")
     if report.failed(strict):
         return Text(f"✗ {report.command}: problems found — {summary_text}", style="bold red")
     if c["warn"]:
