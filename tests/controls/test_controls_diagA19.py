@@ -89,6 +89,24 @@ class TestCudaErrorCode:
         assert ENUMS["hip"][101].hip == "hipErrorInvalidDevice"
 
 
+class TestNvencErrorCode:
+    @pytest.mark.parametrize("line", [
+        # ffmpeg's words (illnyang/nvlax#4) and VideoProcessingFramework's (NVIDIA/VideoProcessingFramework#161), heldout18
+        "[h264_nvenc @ 0x55ba06f470c0] OpenEncodeSessionEx failed: out of memory (10): (no details)",
+        "RuntimeError: NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10",
+    ])
+    def test_sibling_the_session_limits_status_is_read_by_nvencs_table(self, line):
+        found = head(line + "\n")
+        assert found is not None and found.id == "nvenc-error-code" and found.evidence["status"] == "NV_ENC_ERR_OUT_OF_MEMORY"
+        assert "sessionCount" in found.fix
+
+    def test_control_ffmpegs_encoder_banner_and_its_generic_refusal_are_no_nvenc_status(self):
+        log = ("[h264_nvenc @ 0x5581] Loaded Nvenc version 11.1\n"
+               "Error initializing output stream 3:0 -- Error while opening encoder for output stream #3:0 - maybe incorrect "
+               "parameters such as bit_rate, rate, width or height\n")
+        assert "nvenc-error-code" not in [f.id for f in api.diagnose(log).findings]
+
+
 class TestProgramFoundNoDevice:
     @pytest.mark.parametrize("line", [
         "No devices found/left.",  # hashcat (philsmd/7z2hashcat#47, heldout18)

@@ -101,8 +101,8 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 "gloo-backend-refused", "container-gpu-option-unknown", "python2-code-under-python3", "component-not-in-registry",
                 # knowledge/patterns/classes17b.py: CUDA's error as its table names it, what it means and what to do
                 "cuda-runtime-error",
-                # knowledge/patterns/classes19a.py: CUDA's or HIP's error as its table of codes reads it
-                "cuda-error-code")
+                # knowledge/patterns/classes19a.py: CUDA's, HIP's or NVENC's error as its table of codes reads it
+                "cuda-error-code", "nvenc-error-code")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -955,6 +955,8 @@ class Diagnosis:
             fields = seen.first.fields
             code = f" ({fields['code']})" if fields.get("code") and fields["error"] != f"error {fields['code']}" else ""
             title = f"{title}: {fields['error']}{code}" + (f", {fields['message']}" if fields.get("message") else "")
+        elif p.id == "nvenc-error-code" and seen.first.fields.get("status"):
+            title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):

@@ -338,6 +338,49 @@ def code_fields(m: re.Match, _context: list[str]) -> dict:
     return {**out, **told(fault, name, code, enums)}
 
 
+# NVENC's status (NVENCSTATUS in nvEncodeAPI.h), by number: its name, and for the ones programs meet at opening a session,
+# what it means there and what to do
+NVENC_SESSION_LIMIT = ("a GeForce or Quadro-class card's driver allows only a few encoding sessions at once, for all processes "
+                       "together (3 in older drivers, 5 then 8 in newer ones): one more is refused, most often with this status; "
+                       "it is also refused when the GPU's memory is really full")
+NVENC_SESSION_STEP = ("nvidia-smi --query-gpu=encoder.stats.sessionCount --format=csv (and the other encoders on the GPU: "
+                      "nvidia-smi, ffmpeg and OBS processes) shows the sessions open; encode fewer streams at once per GPU, "
+                      "spread them over GPUs, use a data-center GPU (no session limit) or a driver with a higher limit")
+NVENC_STATUS: dict[int, tuple[str, str, str]] = {
+    1: ("NV_ENC_ERR_NO_ENCODE_DEVICE", "no GPU with an NVENC encoder is available to this process",
+        "nvidia-smi -L in the same environment; a container needs the video capability (NVIDIA_DRIVER_CAPABILITIES=compute,video,utility)"),
+    2: ("NV_ENC_ERR_UNSUPPORTED_DEVICE", "the GPU has no NVENC encoder this driver can use (a GPU without one), or the session "
+        "limit of a consumer card was reached", "check the GPU in NVIDIA's encoder support matrix; " + NVENC_SESSION_STEP),
+    3: ("NV_ENC_ERR_INVALID_ENCODERDEVICE", "the device handle passed to NVENC is not one it can use", ""),
+    4: ("NV_ENC_ERR_INVALID_DEVICE", "the device or its CUDA context passed to NVENC is invalid", ""),
+    5: ("NV_ENC_ERR_DEVICE_NOT_EXIST", "the device NVENC was told to use no longer exists", ""),
+    6: ("NV_ENC_ERR_INVALID_PTR", "a pointer passed to NVENC is invalid", ""),
+    8: ("NV_ENC_ERR_INVALID_PARAM", "a parameter of the encoding (size, rate, preset, profile) is one NVENC does not take", ""),
+    9: ("NV_ENC_ERR_INVALID_CALL", "NVENC's calls were made in the wrong order", ""),
+    10: ("NV_ENC_ERR_OUT_OF_MEMORY", NVENC_SESSION_LIMIT, NVENC_SESSION_STEP),
+    11: ("NV_ENC_ERR_ENCODER_NOT_INITIALIZED", "the encoder was used before it was initialised", ""),
+    12: ("NV_ENC_ERR_UNSUPPORTED_PARAM", "an encoding option this GPU's NVENC does not support (a codec, a profile, B-frames)", ""),
+    15: ("NV_ENC_ERR_INVALID_VERSION", "the program was built against a newer NVENC API than the driver provides",
+         "update the NVIDIA driver (or use a build of the program made with an older Video Codec SDK)"),
+    20: ("NV_ENC_ERR_GENERIC", "NVENC failed without a specific reason", ""),
+}
+NVENC_BY_NAME = {name: code for code, (name, _m, _s) in NVENC_STATUS.items()}
+
+
+def nvenc_fields(m: re.Match, _context: list[str]) -> dict:
+    g = {k: v for k, v in m.groupdict().items() if v is not None}
+    said = g.get("nvenc_code") or g.get("nvenc_code2")
+    code = int(said) if said else NVENC_BY_NAME.get(g.get("nvenc_name", ""), 0)
+    name, meaning, step = NVENC_STATUS.get(code, (g.get("nvenc_name", f"status {code}"), "", ""))
+    step = step or "the encoder's parameters and the driver's NVENC support for this GPU decide; NVIDIA's Video Codec SDK documents the status"
+    out = {"status": name, "step": f"{name} ({code}){': ' + meaning if meaning else ''}: {step}"}
+    if code:
+        out["code"] = str(code)
+    if g.get("nvenc_call"):
+        out["call"] = g["nvenc_call"]
+    return out
+
+
 NO_DEVICE = (
     # hashcat's last words, alone on their line
     r"^No (?:\w+ )?devices? (?:found|left|detected|available)(?:/left)?\s*\.?\s*$"
@@ -408,6 +451,39 @@ PATTERNS_EARLY = [
             "2024-10-22 09:22:17.233972: E tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 34359738368 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
         ],
         fields=code_fields,
+    ),
+    pattern(
+        "nvenc-error-code",
+        "cuda",
+        CAUSE,
+        E,
+        "NVIDIA's video encoder (NVENC) refused a call",
+        # ffmpeg's "OpenEncodeSessionEx failed: out of memory (10)", VPF's "nvEncOpenEncodeSessionEx(...) returned error 10",
+        # a status by name (NV_ENC_ERR_...)
+        SURVIVED + r".*?(?:(?P<nvenc_call>(?:nvEnc)?(?:OpenEncodeSession(?:Ex)?|InitializeEncoder|EncodePicture|CreateInputBuffer|"
+        r"CreateBitstreamBuffer|RegisterResource|MapInputResource))\b(?:\([^)]*\))?\s*(?:failed\b.*?\((?P<nvenc_code>[1-9]\d?)\)|"
+        r"returned error (?P<nvenc_code2>[1-9]\d?)\b)|\b(?P<nvenc_name>NV_ENC_ERR_[A-Z_]+))",
+        ("EncodeSession", "InitializeEncoder", "EncodePicture", "CreateInputBuffer", "CreateBitstreamBuffer", "RegisterResource",
+         "MapInputResource", "NV_ENC_ERR_"),
+        why="""NVENC, the GPU's hardware video encoder, returned an error status (NVENCSTATUS) to a program that encodes with
+        it (ffmpeg's h264_nvenc/hevc_nvenc, NVIDIA's VideoProcessingFramework, OBS, a streaming server). The status
+        decides what failed: at opening a session, out of memory (10) is most often the driver's limit on encoding
+        sessions at once on a GeForce or Quadro-class card, counted over every process on the GPU, and an unsupported
+        device (2) a GPU without NVENC or the same limit; an invalid version (15) a driver older than the program's
+        NVENC API.""",
+        fix="STEP",
+        examples=[
+            ("[h264_nvenc @ 0x55ba06f470c0] OpenEncodeSessionEx failed: out of memory (10): (no details)",
+             "https://github.com/illnyang/nvlax/issues/4 (a fourth ffmpeg output on an RTX 2080 Ti; keylase/nvidia-patch lifts the limit; heldout18)"),
+            ("RuntimeError: NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10",
+             "https://github.com/NVIDIA/VideoProcessingFramework/issues/161 (two encoding processes on a GeForce RTX 3090; heldout18)"),
+        ],
+        not_examples=[
+            "[h264_nvenc @ 0x5581] Loaded Nvenc version 11.1",
+            "[W] OpenEncodeSessionEx failed: out of memory (10), retrying in 1 s",  # survived
+            "Error initializing output stream 3:0 -- Error while opening encoder for output stream #3:0 - maybe incorrect parameters such as bit_rate, rate, width or height",
+        ],
+        fields=nvenc_fields,
     ),
 ]
 
