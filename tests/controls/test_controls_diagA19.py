@@ -138,6 +138,10 @@ class TestGpuLostDetectWording:
         # jamesstringer90/Easy-GPU-PV#276 (heldout18): nvidia-smi.exe's "detect" for Linux's "determine"
         assert finding("Unable to detect the device handle for GPU0000:B1:00.0: Unknown Error\n", "gpu-lost") is not None
 
+    def test_sibling_a_gpu_the_driver_never_brought_up_is_the_drivers(self):
+        # "Not Found" in either wording: the driver never brought the GPU up (gpu-driver-unusable), it did not stop answering
+        assert head_id("Unable to detect the device handle for GPU0000:B1:00.0: Not Found\n") == "gpu-driver-unusable"
+
     def test_control_a_listing_of_gpus_is_no_lost_gpu(self):
         listing = "GPU 0: NVIDIA A10 (UUID: GPU-5e0f1a2b-0c3d-4e5f-8a9b-0c1d2e3f4a5b)\nFound 2 NVIDIA devices\n"
         assert finding(listing, "gpu-lost") is None
