@@ -59,6 +59,13 @@ class TestCudaErrorCode:
         found = finding(line + "\n", verdict)
         assert found.evidence.get("read_as") == verdict and "cuda-error-code" not in [f.id for f in api.diagnose(line + "\n").findings]
 
+    def test_sibling_the_call_that_starts_cuda_says_cuda_did_not_start(self):
+        # an old CudaMiner build's first call on an RTX 2070 SUPER (dogecoin/dogecoin#1843, heldout18) against the same
+        # error after minutes of mining (cbuchner1/CudaMiner#82): only the first says CUDA did not start
+        first = finding("[2021-04-21 14:52:10] GPU #0: cudaError 30 (unknown error) calling 'cudaFree(0)' (salsa_kernel.cu line 240)\n", "cuda-error-code")
+        later = finding("[2014-01-28 12:42:22] GPU #0: cudaError 30 (unknown error) calling 'cudaStreamQuery(context_streams[stream][thr_id])'\n", "cuda-error-code")
+        assert "starts CUDA" in first.fix and "starts CUDA" not in later.fix
+
     def test_sibling_a_number_whose_enum_the_line_does_not_say_is_read_in_each(self):
         # "CUDA error 1": the runtime's invalid value since CUDA 10.1, its missing configuration before, the driver's invalid value
         found = finding("GPU 3, CUDA error 1 - cannot launch kernel\n", "cuda-error-code")

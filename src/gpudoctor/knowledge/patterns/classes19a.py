@@ -292,9 +292,17 @@ def not_in_table(code: str, name: str, message: str) -> dict:
     return {**out, "message": message.strip()} if message else out
 
 
-def told(fault: Fault, name: str, code: str, enums: tuple[str, ...]) -> dict:
+# The calls that start CUDA in a process (a program's first CUDA call; cudaFree(0) is the idiom for it): an error there is
+# CUDA not starting on this GPU, whatever came later
+STARTS_CUDA = re.compile(r"\bcudaFree\(0\)|\b(?:cuInit|cudaSetDevice|cudaGetDeviceCount|cuDeviceGetCount|cuDevicePrimaryCtxRetain|cuCtxCreate\w*|hipInit|hipGetDeviceCount|hipSetDevice)\b")
+
+
+def told(fault: Fault, name: str, code: str, enums: tuple[str, ...], line: str = "") -> dict:
     """A fault the line decides: its name in the enum the line printed it from, and its finding or its meaning and step."""
     meaning, step = meaning_of(fault)
+    start = STARTS_CUDA.search(line)
+    if start is not None and not fault.finding:  # CUDA did not start: the line decides which half of a catch-all's meaning holds
+        step = f"the call that failed ({start.group(0)}) is the one that starts CUDA in the process, so CUDA did not start on this GPU: {step}"
     shown = name or (fault.driver if enums == ("driver",) else fault.hip if enums == ("hip",) else "") or fault.name
     out: dict = {"error": shown, "message": fault.message}
     if shown != fault.name:
@@ -335,7 +343,7 @@ def code_fields(m: re.Match, _context: list[str]) -> dict:
             out["enum"] = " or ".join(read)
     if fault is None:
         return {**out, **not_in_table(code, name, message)}
-    return {**out, **told(fault, name, code, enums)}
+    return {**out, **told(fault, name, code, enums, m.string)}
 
 
 # NVENC's status (NVENCSTATUS in nvEncodeAPI.h), by number: its name, and for the ones programs meet at opening a session,
