@@ -1,5 +1,6 @@
-"""Rules for classes of messages of the nineteenth round (issue 35, diagA19): GPU programs that are not Python print CUDA's
-and HIP's errors by number or by enum name, and say "no device" in their own words; both are read as classes here.
+"""Rules for classes of messages of the nineteenth round (issue 35, diagA19): GPU programs that are not Python print CUDA's,
+HIP's and NVENC's errors by number or by enum name, and say "no device" in their own words; each is read as a class here.
+(The round's fatal lines in a native program's own words are failure evidence: knowledge/evidence.py's "fatallevel".)
 
 - CUDA's (and HIP's) error by its code, in the shapes programs print it: CudaMiner's "cudaError 30 (unknown error) calling
   'cudaFree(0)'", cuda-samples' helper (checkCudaErrors) "CUDA error at file:line code=13(cudaErrorInvalidSymbol)", AMReX's
@@ -15,7 +16,11 @@ and HIP's errors by number or by enum name, and say "no device" in their own wor
   it; a shape that does not say which (a bare "CUDA error N") reads all three, and where they disagree says what the
   number means in each and what decides (the message or name beside it, the CUDA version the program was built with).
   Written from heldout18 (CudaMiner, Claymore, AMReX/PeleC, LAMMPS, HIP, guppy, DeepStream) with heldout8's Caffe and
-  heldout17's DL4J; measured on heldout15 and heldout14 (not read while writing).
+  heldout17's DL4J, and xmr-stak's "[CUDA] Error gpu N: <file.cu>:line", which names where and not which error; measured
+  on heldout15 and heldout14, not read while writing: none of their 170 answers changed.
+- NVENC's status (the GPU's video encoder, NVENCSTATUS) by number or name: ffmpeg's "OpenEncodeSessionEx failed: out of
+  memory (10)", VideoProcessingFramework's "nvEncOpenEncodeSessionEx(...) returned error 10" (heldout18's nvlax, VPF#161 and
+  VPF#501): at opening a session, 10 is most often a consumer card's limit on encoding sessions at once (`nvenc-error-code`).
 - a program that looked for devices of the kind it runs on and found none it can use, in its own words, where it stops:
   hashcat's "No devices found/left.", Blender's "Error: Found no Cycles device of the specified type", LAMMPS' "ERROR:
   Could not find/initialize a specified accelerator device" (heldout18): `program-found-no-device`. Keyed on the line
