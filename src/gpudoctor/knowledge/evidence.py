@@ -69,7 +69,12 @@ def error_level(text: str) -> re.Match[str] | None:
 # (google-deepmind/mujoco_playground#113); its E lines are not read as errors here: TensorFlow prints them on every start
 # ("Unable to register cuDNN factory", heldout11 and heldout16's healthy runs).
 FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fatal|critical|panic") + (
-    r"|(?<=\d\d:\d\d:\d\d\.\d{6}: )F [\w.\-/]+\.(?:cc|cpp|cu|h|hpp):\d+\] .*")  # (its file and message with it: the line's own words)
+    r"|(?<=\d\d:\d\d:\d\d\.\d{6}: )F [\w.\-/]+\.(?:cc|cpp|cu|h|hpp):\d+\] .*"  # (its file and message with it: the line's own words)
+    # programs that are not Python say it in their own words (issue 35, diagA19): NAMD's and Charm++'s "FATAL ERROR: ..."
+    # (after a replica's or a PE's name: "REPLICA 1 FATAL ERROR: CUDASOA integration is incompatible ..."), and a daemon's
+    # lower-case level after its own name, as Slurm's daemons write it ("slurmd: fatal: can't stat gres.conf file ...")
+    r"|(?:^|(?<=[\s\]|:]))FATAL ERROR:"
+    r"|(?:^|(?<=\s))[a-z][\w.\-]*(?:\[\d+\])?: fatal: (?=\S)")
 # An error-level line whose message says a call of the program raised: the server's handler caught an
 # exception ("Exception calling application: ...", "Error in StreamActions: ..."). A component retrying a
 # connection says none of these, nor does a server refusing an optional request it does not implement
@@ -264,9 +269,13 @@ RULES += (
             "F1127 12:00:00.123456 4242 nccl_utils.cc:88] Check failed: result == ncclSuccess",  # glog/absl: the process aborts after it
             'time="2024-01-02T10:00:00Z" level=fatal msg="error starting plugin: failed to create NVML device"',
             "[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread data thread 3 failed",
+            "REPLICA 1 FATAL ERROR: CUDASOA integration is incompatible with the following options:",  # fhh2626/BFEE3#86 (NAMD 3.0)
+            # https://github.com/BiBiServ/bibigrid/issues/705: slurmd stops (systemd: "Failed to start Slurm node daemon.")
+            "Feb 02 09:52:07 bibigrid-worker slurmd[12912]: slurmd: fatal: can't stat gres.conf file /dev/nvidia0: No such file or directory",
         ),
         ("--log-level CRITICAL", "logging.CRITICAL: 50", "log_level: FATAL", "FATAL: 0 tests", "F1 score 0.91 at epoch 3",
-         "*** MPI_ERRORS_ARE_FATAL (see the docs)"),
+         "*** MPI_ERRORS_ARE_FATAL (see the docs)", "fatal: No names found, cannot describe anything.",  # git's, a build's probe
+         "NO FATAL ERRORS FOUND", "if it says FATAL ERROR, look above"),
     ),
     Evidence(
         "errorending",

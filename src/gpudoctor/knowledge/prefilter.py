@@ -102,6 +102,10 @@ TRIGGERS = (
     "no gpu detected",
     "no gpus found",
     "no gpus detected",
+    "no devices found",  # a program's own last words when it found no device (hashcat: patterns/classes19a.py)
+    "() return",  # a HIP or CUDA call and the status it returned, said in a sentence (patterns/classes19a.py)
+    "busy or unavailable",  # CUDA's message for devices in exclusive mode or in use, said without a wrapper (patterns/cuda.py)
+    "nv_enc_err",  # NVENC's status by name (patterns/classes19a.py)
     # a program's count of its data, printed as it loads it, when it is 0 (patterns/classes15b.py's dataset-reported-empty)
     "in dataset: 0",
     "no image valid",  # (and "no image is valid": a program's check of its images, diagB16)

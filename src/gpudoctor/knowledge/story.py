@@ -100,7 +100,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes16b.py: the argument or the device gloo refused, the container option, the Python 2 name, the registry's missing type
                 "gloo-backend-refused", "container-gpu-option-unknown", "python2-code-under-python3", "component-not-in-registry",
                 # knowledge/patterns/classes17b.py: CUDA's error as its table names it, what it means and what to do
-                "cuda-runtime-error")
+                "cuda-runtime-error",
+                # knowledge/patterns/classes19a.py: CUDA's, HIP's or NVENC's error as its table of codes reads it
+                "cuda-error-code", "nvenc-error-code")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -451,6 +453,10 @@ class Diagnosis:
         """What only the line's origin tells: an out-of-memory on GPU 0 reported by
         another rank means that rank put a context on GPU 0; a CPU tensor refused by NCCL
         inside DistributedDataParallel's constructor is the model left on the CPU."""
+        if p.id == "cuda-error-code" and values.get("read_as") in BY_ID:
+            # a CUDA or HIP error read by its code whose fault has a finding of its own (knowledge/patterns/classes19a.py):
+            # told as that finding, whatever program printed it
+            p = BY_ID[values["read_as"]]
         if p.id == "cuda-oom" and "0" in (values.get("gpu"), values.get("gpu_old")):
             if (msg.rank or 0) != 0 or (msg.local_rank or 0) != 0:
                 return BY_ID["cuda-oom-gpu0-other-ranks"]
@@ -944,6 +950,15 @@ class Diagnosis:
             fields = seen.first.fields
             title = f"{title}: Xid {fields['xid']}, {fields['meaning']}"
             fix = f"{fields['action']}; {fix}"
+        if p.id == "cuda-error-code" and seen.first.fields.get("error"):
+            # the code read by CUDA's table of codes (knowledge/patterns/classes19a.py): which error, and its message
+            fields = seen.first.fields
+            code = f" ({fields['code']})" if fields.get("code") and fields["error"] != f"error {fields['code']}" else ""
+            title = f"{title}: {fields['error']}{code}" + (f", {fields['message']}" if fields.get("message") else "")
+        elif p.id == "nvenc-error-code" and seen.first.fields.get("status"):
+            title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
+        elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
+            fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
             # the message read by CUDA's table (knowledge/patterns/classes17b.py): which error it is, in CUDA's words
             title = f"{title}: {seen.first.fields['error']}, {seen.first.fields['message']}"

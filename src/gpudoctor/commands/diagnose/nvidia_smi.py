@@ -189,7 +189,7 @@ def unshaped(text: str) -> str:
     return stripped if stripped[:1] == "|" or stripped[:2] == "+-" else text
 
 
-LOST = re.compile(r"Unable to determine the device handle for (?i:GPU)\s*(?P<bus>[0-9A-Fa-f]+(?::[0-9A-Fa-f]+)*(?:\.[0-9A-Fa-f]+)?)?:?\s*(?P<why>.*)")
+LOST = re.compile(r"Unable to (?:determine|detect) the device handle for (?i:GPU)\s*(?P<bus>[0-9A-Fa-f]+(?::[0-9A-Fa-f]+)*(?:\.[0-9A-Fa-f]+)?)?:?\s*(?P<why>.*)")
 CLOCK_NAMES = {name.lower(): name for name in CLOCK_EVENTS.values()}
 
 

@@ -4,7 +4,7 @@ matches a line claims it, so specific patterns come before generic ones)."""
 from gpudoctor.knowledge.pattern import Pattern
 from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, classes16b, classes17b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
-from gpudoctor.knowledge.patterns import tensorrt
+from gpudoctor.knowledge.patterns import classes19a, tensorrt
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -34,6 +34,7 @@ ALL: tuple[Pattern, ...] = (
     *classes14b.PATTERNS_EARLY,  # fourteenth round (diagB14): Slurm could not start the step on a node; a rendezvous scheme this torch lacks
     *classes15b.PATTERNS_EARLY,  # fifteenth round (diagB15): mpirun could not start the program on a node
     *classes17b.PATTERNS_EARLY,  # seventeenth round (diagB17): CUDA's own error message in any program's words, by CUDA's table
+    *classes19a.PATTERNS_EARLY,  # nineteenth round (diagA19): CUDA's and HIP's error by its code or enum name, by one table of codes
     *ddp.PATTERNS,
     *dataloader.PATTERNS,
     *gloo.PATTERNS,
@@ -50,6 +51,7 @@ ALL: tuple[Pattern, ...] = (
     *classes13b.PATTERNS,  # thirteenth round (diagB13): DataParallel's warning that it gathered scalars (a failure's lead, not one)
     *classes14b.PATTERNS,  # fourteenth round (diagB14): a custom autograd Function's backward that does not fit its inputs
     *classes15b.PATTERNS,  # fifteenth round (diagB15): a draw from an empty population, inference tensors, a TF op no device takes
+    *classes19a.PATTERNS,  # nineteenth round (diagA19): a program that found no device it can use and stopped (before a probe's notice)
     *classes17b.PATTERNS,  # seventeenth round (diagB17): a program's probe that found no GPU (after the messages that quote it)
     *classes16b.PATTERNS,  # sixteenth round (diagB16): gloo refusing NCCL's arguments or its device, a container's GPU option, Python 2 code, a registry lookup
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message

@@ -119,7 +119,8 @@ PATTERNS = [
         # "has fallen off the bus" (nvidia-xid's), and a failed probe follows either
         r"|NVRM: installed in this system is not supported by|NVRM: The NVIDIA probe routine was not called for"
         # nvidia-smi asking for a GPU the driver never brought up: "Not Found", not "GPU is lost" (gpu-lost's)
-        r"|Unable to determine the device handle for (?i:GPU)\s*[0-9A-Fa-f:.]*:\s*Not Found",
+        # (nvidia-smi.exe says "detect" for Linux's "determine": Easy-GPU-PV#276, diagA19)
+        r"|Unable to (?:determine|detect) the device handle for (?i:GPU)\s*[0-9A-Fa-f:.]*:\s*Not Found",
         ("Not Found", "couldn't communicate with the NVIDIA driver", "could not communicate with the NVIDIA driver", "No devices were found", "RmInitAdapter",
          "rm_init_adapter", "Failed to initialize NVML", "Open nvidia.ko", "bootstrap riscv/gsp", "is not supported by", "probe routine was not"),
         why="""nvidia-smi (NVML) reaches no GPU: the kernel module is not loaded or was built for another kernel
