@@ -9,6 +9,7 @@ cause is not in the log, then harmless lines.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Optional
@@ -100,7 +101,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes16b.py: the argument or the device gloo refused, the container option, the Python 2 name, the registry's missing type
                 "gloo-backend-refused", "container-gpu-option-unknown", "python2-code-under-python3", "component-not-in-registry",
                 # knowledge/patterns/classes17b.py: CUDA's error as its table names it, what it means and what to do
-                "cuda-runtime-error")
+                "cuda-runtime-error",
+                # knowledge/patterns/classes.py: the path that is not there (a script or a program the command names too)
+                "path-not-found")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -1092,6 +1095,8 @@ class Diagnosis:
         fields = seen.first.fields
         fix = fix.replace("MODULE", str(fields.get("module", "MODULE"))).replace("COMMAND", str(fields.get("command", "COMMAND")).rsplit("/", 1)[-1])
         fix = fix.replace("PROG", str(fields.get("prog", "PROG")).split(" ", 1)[0])
+        if fields.get("path") and seen.pattern.id == "path-not-found":
+            fix = fix.replace("`ls -l PATH`", f"`ls -l {shlex.quote(str(fields['path']))}`")
         fix = fix.replace("DIRECTIVE", str(fields.get("directive") or "the message's own words"))
         fix = re.sub(r"\b(EXPECTED|GOT|STEP)\b", lambda m: str(fields.get(m.group(1).lower(), m.group(1))), fix)
         sign = self.sign_of(seen)

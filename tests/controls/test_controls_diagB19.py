@@ -1,0 +1,38 @@
+"""Controls and siblings for diagB19 (issue 35 items 3 and 4: classes of messages whose words decide the cause, and two
+whole-log misfires of heldout18w). A script or a program the command names that is not there (the interpreter's and the
+shell's words) is path-not-found; an error about an API's shape pasted without its traceback is library-api-mismatch, built
+from the names it gives; a failure that ended one command of a script is not dismissed by a later command's progress, nor by
+the same failure printed again after a restart. `test_control_*` is the look-alike input that must not get the verdict,
+`test_sibling_*` the nearest one that gets its own. Lines are real ones (sources named beside them)."""
+
+from __future__ import annotations
+
+from test_controls_detect8 import ENDED, head, head_id
+
+# dev7w: https://github.com/ddrous/HiddenReps nohup.log (the whole log is this line and the launch before it)
+HIDDEN = "python: can't open file '/home/gb21553/Projects/HiddenReps/./limit_10_transformer_sine.py': [Errno 2] No such file or directory\n"
+# heldout18w: https://github.com/Aayushjshah/ALPR-Number-Plate-Recognition train-log.txt (darknet never built)
+DARKNET = "bash: ./darknet/darknet: No such file or directory\n"
+# heldout10: simplescaling/s1#106 (launch.sh writes its log into log/, a folder not there)
+REDIRECT = "train/launch.sh: line 5: log/sft_20250321-170440.txt: No such file or directory\n"
+
+
+class TestPathNotFound:
+    verdict = "path-not-found"
+
+    def test_sibling_the_interpreter_told_to_run_a_script_that_is_not_there(self):
+        found = head(HIDDEN)
+        assert found is not None and found.id == "path-not-found"
+        assert found.evidence["path"] == "/home/gb21553/Projects/HiddenReps/./limit_10_transformer_sine.py"
+        assert "`ls -l /home/gb21553/Projects/HiddenReps/./limit_10_transformer_sine.py`" in found.fix
+
+    def test_sibling_the_shell_told_to_run_a_program_or_write_a_file_that_is_not_there(self):
+        assert head(DARKNET).evidence["path"] == "./darknet/darknet"
+        assert head(REDIRECT).evidence["path"] == "log/sft_20250321-170440.txt"
+
+    def test_control_a_builtins_folder_typed_by_hand_is_no_command_the_job_runs(self):
+        # heldout16's phosa#29: the reporter cd-ing to look for deviceQuery (the shell's own line: read as before, not this class)
+        assert head_id("bash: cd: /usr/local/cuda/samples/1_Utilities/deviceQuery: No such file or directory\n" + ENDED) != "path-not-found"
+
+    def test_sibling_a_command_looked_up_on_the_path_is_another_story(self):
+        assert head_id("bash: nvidia-smi: command not found\n") != "path-not-found"
