@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from test_controls_detect8 import ENDED, head, head_id
 
+from gpudoctor.core.findings import Severity
+
 # dev7w: https://github.com/ddrous/HiddenReps nohup.log (the whole log is this line and the launch before it)
 HIDDEN = "python: can't open file '/home/gb21553/Projects/HiddenReps/./limit_10_transformer_sine.py': [Errno 2] No such file or directory\n"
 # heldout18w: https://github.com/Aayushjshah/ALPR-Number-Plate-Recognition train-log.txt (darknet never built)
@@ -36,3 +38,34 @@ class TestPathNotFound:
 
     def test_sibling_a_command_looked_up_on_the_path_is_another_story(self):
         assert head_id("bash: nvidia-smi: command not found\n") != "path-not-found"
+
+
+FABRIC = "AttributeError: 'Fabric' object has no attribute 'init_module'\n"  # Lightning-AI/lit-llama#302, pasted alone
+SYNTHEMOL = "TypeError: chemprop_predict() got an unexpected keyword argument 'use_gpu'\n"  # swansonk14/SyntheMol#5
+THUNDER = "AttributeError: module 'torch.distributed' has no attribute 'ProcessGroupNCCL'\n"  # Lightning-AI/lightning-thunder#512
+
+
+class TestLibraryApiMismatch:
+    verdict = "library-api-mismatch"
+
+    def test_sibling_an_api_shape_error_without_its_traceback_names_the_api(self):
+        for text, named in ((FABRIC, "Fabric"), (SYNTHEMOL, "chemprop_predict()"), (THUNDER, "pip show torch")):
+            found = head(text)
+            assert found is not None and found.id == "library-api-mismatch" and found.severity is Severity.ERROR
+            assert found.evidence["raised_by"].startswith("not shown") and named in found.fix
+
+    def test_control_the_same_error_raised_in_your_code_is_yours(self):
+        text = ('Traceback (most recent call last):\n  File "/home/u/finetune/lora.py", line 79, in main\n'
+                "    with fabric.init_module():\n" + FABRIC)
+        assert head_id(text) != "library-api-mismatch"
+
+    def test_control_an_attribute_of_none_is_no_api(self):
+        assert head_id("AttributeError: 'NoneType' object has no attribute 'get'\n") != "library-api-mismatch"
+
+    def test_sibling_a_library_frame_names_the_package_that_raised(self):
+        text = ('Traceback (most recent call last):\n  File "/home/u/serve.py", line 9, in <module>\n    llm = LLM(model)\n'
+                '  File "/usr/local/lib/python3.10/dist-packages/vllm/entrypoints/llm.py", line 212, in __init__\n'
+                "    engine_args = EngineArgs(**kwargs)\n"
+                "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n")  # huggingface/trl#3304
+        found = head(text)
+        assert found.id == "library-api-mismatch" and found.evidence["raised_by"] == "vllm"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.knowledge import launcher_only
+from gpudoctor.knowledge import api_shape, launcher_only
 from gpudoctor.knowledge.evidence import error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
@@ -465,13 +465,18 @@ class Diagnosis:
             if joined and expected and int(joined) > int(expected):
                 return BY_ID["store-barrier-extra-ranks"]
         if p.id == "library-api-mismatch":
-            # only an error raised inside a library is about two libraries; in the user's code (or with
-            # no traceback to say where) it is the user's exception
-            sign = self.signs.exception_at(msg)
+            # only an error raised inside a library is about two libraries; in the user's code it is the user's exception
+            # (pytest's "E   AttributeError: ..." is told by its "path:line: AttributeError" line: the same class and message)
+            sign = self.signs.exception_at(msg) or self.signs.same_exception(str(values.get("exception", "")), str(values.get("message", "")))
             last = sign.raised_in() if sign is not None else None
             if sign is not None and last is not None and values.get("callee"):
                 last = arguments_from(sign.frames)
-            if last is None or last.user():
+            if last is None:
+                # no traceback of it in the log: the message alone names the API that does not fit its caller (issue 35
+                # item 4: 12 of the development parts' 14 such lines were two packages' versions, or a bug a later one fixed)
+                values["raised_by"] = api_shape.NOT_SHOWN
+                return p
+            if last.user():
                 return BY_ID["python-exception"]
         if p.id in ("ddp-wrapper-attribute", "ddp-wrapper-private-attribute"):
             # read by torch's own parallel code (an older DDP's constructor), not through the wrapper by the user's:
@@ -911,6 +916,19 @@ class Diagnosis:
                 why += class_why(known)
                 fix = f"{class_step(known, seen.first.fields['exception'], seen.first.fields.get('message', ''))}; {fix}"
                 ev["class"] = known.id
+        fields = seen.first.fields
+        told_later = self.signs.same_exception(str(fields["exception"]), str(fields.get("message", ""))) if fields.get("exception") else None
+        if p.id == "library-api-mismatch" and fields.get("raised_by") == api_shape.NOT_SHOWN and not (told_later and told_later.frames):
+            why, fix = api_shape.unshown(fields)
+            ev["raised_by"] = api_shape.NOT_SHOWN
+        elif p.role == CAUSE and p is not UNRECOGNISED and p.id != "python-exception" and fields.get("exception"):
+            # whose frame raised the exception the class reads: a package's (upgrade or pin it) or your code's (change it);
+            # a traceback told after the line the class read (pytest's "path:line: AttributeError") too
+            sign = self.sign_of(seen) if not told_later or not told_later.frames else told_later
+            if sign is not None and sign.frames and not sign.cut:
+                ev["raised_by"] = sign.raised_by()
+                raiser = sign.frames[-1]
+                ev["raised_in"] = f"{raiser.path}:{raiser.line}" + (f" in {raiser.func}" if raiser.func else "")
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)
         if p.id == "module-not-found" and (sign := self.import_sign(seen)) is not None:
@@ -1076,7 +1094,7 @@ class Diagnosis:
         if seen.nodes:
             ev["nodes"] = sorted(seen.nodes)
         ev["count"] = seen.count
-        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k not in ("sign", "stood_at", "stood_at_line")})
+        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k not in ("sign", "stood_at", "stood_at_line", "raised_by")})
         if p.id == "nccl-watchdog-timeout":
             ev.update(self.watchdog_suspects(seen))
         if p.id in ("nccl-watchdog-timeout", "nccl-heartbeat-stuck") and by is None and "nccl-p2p-in-use" in self.seen:
