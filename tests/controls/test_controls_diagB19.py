@@ -7,8 +7,9 @@ the same failure printed again after a restart. `test_control_*` is the look-ali
 
 from __future__ import annotations
 
-from test_controls_detect8 import ENDED, head, head_id
+from test_controls_detect8 import ENDED, head, head_id, healthy
 
+from gpudoctor import api
 from gpudoctor.core.findings import Severity
 
 # dev7w: https://github.com/ddrous/HiddenReps nohup.log (the whole log is this line and the launch before it)
@@ -69,3 +70,43 @@ class TestLibraryApiMismatch:
                 "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n")  # huggingface/trl#3304
         found = head(text)
         assert found.id == "library-api-mismatch" and found.evidence["raised_by"] == "vllm"
+
+
+# heldout18w: https://github.com/RafaelGreg18/tcc-def/blob/042168af732bbf154f9dad5070df97cd1e84e245/slurm.out (cut to its shape)
+FLOWER = ("Command '['flower-simulation', '--app', '.', '--num-supernodes', '100', '--run-config', \"seed=42 num-rounds=150\"]' "
+          "returned non-zero exit status 1.\n")
+RESTARTED = "Criando modelo\nCriando perfis\nLoading project configuration... \nSuccess\n" + FLOWER + "Loading project configuration... \nSuccess\n" + FLOWER
+
+
+class TestLogInconclusiveRestarted:
+    verdict = "log-inconclusive"
+
+    def test_control_the_same_failure_printed_again_by_the_run_started_again_stands(self):
+        found = head(RESTARTED)
+        assert found is not None and found.id == "unrecognised-failure" and "earlier_run" not in found.evidence
+
+    def test_sibling_a_run_started_again_that_trains_leaves_the_earlier_failure_behind(self):
+        text = RESTARTED.rsplit(FLOWER, 1)[0] + "".join(f"round {i} loss {1 / i:.3f}\n" for i in range(1, 6))
+        assert head(text) is None and not healthy(text)
+        assert next(f for f in api.diagnose(text).findings if f.id == "log-inconclusive").evidence.get("earlier run")
+
+
+# heldout18w: https://github.com/mfkiwl/precise_gps/blob/afce48dba981d8916359a8cb8cb3fc46e224613d/slurm.out (cut to its shape):
+# run_all.sh runs app.py once per dataset; one ends in a traceback, the next ones are killed, the last one trains
+GPS_TB = ('Traceback (most recent call last):\n  File "app.py", line 40, in <module>\n    main(args)\n'
+          '  File "/home/u/precise_gps/src/train.py", line 120, in train\n    opt.minimize(loss)\n'
+          "tensorflow.python.framework.errors_impl.InvalidArgumentError:  Input matrix is not invertible.\n\nStartin process for naval.json ...\n")
+GPS_KILLED = "/home/u/precise_gps/./run_all.sh: line 9:  5458 Killed                  python app.py -f \"$1/$file\"\nStartin process for power.json ...\n"
+GPS_STEPS = "".join(f"Lasso 20 Step: {i}00 MLL: tf.Tensor(-15{i}0.5, shape=(), dtype=float64)\n" for i in range(1, 6))
+
+
+class TestLogInconclusiveWentOn:
+    verdict = "log-inconclusive"
+
+    def test_control_a_later_commands_progress_does_not_dismiss_the_failed_ones(self):
+        found = head(GPS_TB + GPS_KILLED + GPS_STEPS)
+        assert found is not None and "went_on" not in found.evidence
+
+    def test_sibling_the_same_process_going_on_after_its_traceback_went_on(self):
+        text = GPS_TB.rsplit("\n\n", 1)[0] + "\n" + GPS_STEPS
+        assert head(text) is None and not healthy(text)

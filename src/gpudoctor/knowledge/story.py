@@ -32,7 +32,7 @@ from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
-from gpudoctor.knowledge.progress import Progress
+from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
@@ -722,7 +722,7 @@ class Diagnosis:
         if (fallback is not None and self.progress.raised <= fallback[2]
                 and not any(last < first <= fallback[2] or first > fallback[0] for first, _ in failures)):
             return (fallback[0], fallback[1], "fallback")
-        if self.many_processes(seen):
+        if self.many_processes(seen) or self.script_steps_after(seen):
             return None
         final = max([last, self.progress.raised, *(end for _, end in failures)])
         progress = self.progress.after(final)
@@ -730,8 +730,16 @@ class Diagnosis:
 
     def moved_after(self, line: int) -> bool:
         """After `line` (a run's start) and after the input's last exception, a run got somewhere (a progress line or a
-        stage it starts, knowledge/progress.py): the log does not end in a failure."""
-        return self.progress is not None and self.progress.moved_after(max(line, self.progress.raised)) is not None
+        stage it starts, knowledge/progress.py, that is no failure's own line): the log does not end in a failure."""
+        if self.progress is None:
+            return False
+        failed = frozenset(s.line for s in self.signs.signs if not s.source)
+        return self.progress.moved_after(max(line, self.progress.raised), failed) is not None
+
+    def script_steps_after(self, seen: Seen) -> bool:
+        """A shell script reports, at or after `seen`, a command of its own that it lost (knowledge/progress.py
+        SCRIPT_STEP): the log is one command after another, and the progress after `seen` is a later command's."""
+        return any(not s.source and s.line >= seen.first.line and SCRIPT_STEP.search(s.text) for s in self.signs.signs)
 
     def earlier_run(self, seen: Seen) -> Optional[tuple[int, str]]:
         """(line, opening) where the program started again after every line of `seen`, when what came after that start
@@ -744,8 +752,8 @@ class Diagnosis:
         (a run that starts again and is cut: a CUDA out-of-memory, then the same set-up again, and the log stops, dev7w:
         https://github.com/chengziHome/detection/blob/8bafff43c1722ddc6620af083f33a500c5051d1b/nohup.log) leaves the
         failure the log's answer."""
-        if self.openings is None or seen.first.source or seen.pattern.severity is not Severity.ERROR:
-            return None
+        if self.openings is None or seen.first.source or seen.pattern.severity is not Severity.ERROR or self.script_steps_after(seen):
+            return None  # (a script's later command is no run of the failed one started again)
         restart = self.openings.restart_after(seen.first.line, max(seen.last, seen.first.line))
         if restart is None and not self.many_processes(seen) and self.went_on(seen) is None:
             # an opening the log printed at every earlier start too (a Hydra run started again and again, an OOM restarted
