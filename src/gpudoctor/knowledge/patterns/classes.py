@@ -290,7 +290,8 @@ PATTERNS = [
         attribute the caller uses, a function without the keyword or the number of arguments it is given. One
         installed package calls another as a different version of it worked: the versions do not go together
         (the caller's requirements were not installed, or one of them was upgraded alone), or it is a bug
-        that a later release fixed. The traceback's frames show which package calls which.""",
+        that a later release fixed. The traceback's frames show which package calls which. Pasted without its traceback, the
+        message alone is read as this class: the finding says whose frame raised it is not shown, and names the API it gives.""",
         fix="""VERSIONS do not go together: compare them (`pip show PACKAGES`) with the requirements of the one that
         calls the other, and install versions that do (upgrade RAISER: `pip install -U RAISER`, or pin it to the version
         the caller requires); search RAISER's issues for the message too: such errors are often fixed in a later release""".replace("\n        ", " "),
@@ -301,6 +302,9 @@ PATTERNS = [
             ("(ActorModelRayActor pid=700388) AttributeError: 'LLMEngine' object has no attribute 'model_executor'", "OpenRLHF/OpenRLHF#922 (vLLM version)"),
             ("AttributeError: 'Namespace' object has no attribute 'same_network'", "huggingface/accelerate#770 (an accelerate bug)"),
             ("TypeError: BatchEncoding.to() got an unexpected keyword argument 'non_blocking'", "hiyouga/LlamaFactory#6139 (transformers older than accelerate)"),
+            # pasted without its traceback: whose frame made the call not shown, the finding says so (knowledge/api_shape.py)
+            ("TypeError: chemprop_predict() got an unexpected keyword argument 'use_gpu'", "swansonk14/SyntheMol#5 (fixed in a later version)"),
+            ("AttributeError: 'Config' object has no attribute 'jax_experimental_name_stack'", "sokrypton/ColabFold#332 (a newer jax: pin 0.3.24)"),
         ],
         not_examples=[
             "AttributeError: 'NoneType' object has no attribute 'get'",  # a value that is None (a missing config entry): not an API
