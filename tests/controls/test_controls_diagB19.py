@@ -60,6 +60,10 @@ class TestLibraryApiMismatch:
                 "    with fabric.init_module():\n" + FABRIC)
         assert head_id(text) != "library-api-mismatch"
 
+    def test_control_a_warning_that_quotes_such_an_error_is_no_failure_of_this_class(self):
+        text = "[WARNING] apex not usable: AttributeError: module 'apex' has no attribute 'amp', using torch.cuda.amp\n" + ENDED
+        assert head_id(text) != "library-api-mismatch"
+
     def test_control_an_attribute_of_none_is_no_api(self):
         assert head_id("AttributeError: 'NoneType' object has no attribute 'get'\n") != "library-api-mismatch"
 

@@ -16,7 +16,11 @@ The words of library-api-mismatch for that case, built from the names the messag
 
 from __future__ import annotations
 
+import re
+
 NOT_SHOWN = "not shown (the log holds no traceback of it)"
+# A warning's line that quotes such an error: a fallback the program went on from, not the failure
+WARNED = re.compile(r"(?i)warn(?:ing)?\b")  # ([WARNING], UserWarning, warn:)
 
 WHY = """The message says that an API does not take what its caller gives it: NAME. The log holds no traceback of it, so
 whose frame made the call is not shown. When the API is an installed package's, the installed version is not the one the
@@ -47,7 +51,9 @@ def unshown(fields: dict) -> tuple[str, str]:
         keyword = fields.get("keyword")
         name = f"{callee}() takes no keyword argument {keyword}" if keyword else f"{callee}() does not take the arguments it was given"
         what = f"{callee}()"
-        which = f"the import of {callee.split('.', 1)[0]} in the calling code names it; `pip show PACKAGE` its version"
+        owner_name = callee.split(".", 1)[0]
+        which = (f"the import of {owner_name} in the calling code names it; `pip show PACKAGE` its version" if not owner_name.startswith("__")
+                 else "the message does not name its class: the traceback's last frame in the full output names its file; `pip show PACKAGE` its version")
     why = " ".join(WHY.replace("NAME", name).split())
     fix = " ".join(FIX.replace("WHAT", what).replace("WHICH", which).replace("PACKAGE", package).split())
     return why, fix

@@ -471,12 +471,13 @@ class Diagnosis:
             last = sign.raised_in() if sign is not None else None
             if sign is not None and last is not None and values.get("callee"):
                 last = arguments_from(sign.frames)
-            if last is None:
+            if last is None and api_shape.WARNED.search(msg.text) is None:
                 # no traceback of it in the log: the message alone names the API that does not fit its caller (issue 35
-                # item 4: 12 of the development parts' 14 such lines were two packages' versions, or a bug a later one fixed)
+                # item 4: 12 of the development parts' 14 such lines were two packages' versions, or a bug a later one fixed);
+                # not in a warning's line (a fallback a library logs, "[WARNING] apex not usable: AttributeError: ...")
                 values["raised_by"] = api_shape.NOT_SHOWN
                 return p
-            if last.user():
+            if last is None or last.user():
                 return BY_ID["python-exception"]
         if p.id in ("ddp-wrapper-attribute", "ddp-wrapper-private-attribute"):
             # read by torch's own parallel code (an older DDP's constructor), not through the wrapper by the user's:
