@@ -520,8 +520,8 @@ class TestUnrecognisedFailurePytestRaisedAt:
             "\n"
             "../../envs/pl3/lib/python3.6/site-packages/torch/nn/modules/module.py:576: AttributeError\n"
         )
-        found = errors(log)
-        assert found[0].id == "unrecognised-failure" and found[0].evidence["raised_by"] == "torch"
+        found = errors(log)  # (an error about an API's shape that a library raised: its class, diagB19)
+        assert found[0].id == "library-api-mismatch" and found[0].evidence["raised_by"] == "torch"
         assert found[0].evidence["raised_in"].endswith("torch/nn/modules/module.py:576")
         assert "holds no traceback" not in found[0].fix
 

@@ -92,11 +92,18 @@ class TestMpiRankFailed:
         assert "its cause is not in this log" in found.title and "lines that speak of an error" not in found.evidence
 
     def test_sibling_the_line_before_it_is_shown_not_denied(self):
-        log = "training\n## python: can't open file '../exc/train_mpi.py': [Errno 2] No such file or directory\n" + self.REPORT
+        # a line no rule reads (heldout5's mmcv#2869 printed it before its failure)
+        log = "training\nfatal: not a git repository (or any parent up to mount point /)\n" + self.REPORT
         found = led_by(log, self.verdict)
         assert "not in this log" not in found.title
-        assert listed(found)[0].startswith("line 2: ## python: can't open file") and found.fix.startswith("read line 2 first")
+        assert listed(found)[0].startswith("line 2: fatal: not a git repository") and found.fix.startswith("read line 2 first")
         assert api.diagnose(log).data["root_cause"]["lead"] == "line 2"
+
+    def test_sibling_the_script_it_could_not_run_is_the_cause(self):
+        # uoguelph-mlrg/Theano-MPI#5 (heldout7): the interpreter's own words for a script not there (path-not-found, diagB19)
+        log = "training\n## python: can't open file '../exc/train_mpi.py': [Errno 2] No such file or directory\n" + self.REPORT
+        found = api.diagnose(log).findings
+        assert found[0].id == "path-not-found" and found[1].id == self.verdict and found[1].evidence["consequence_of"] == "path-not-found"
 
 
 class TestTorchrunRootCause:

@@ -842,14 +842,14 @@ class TestUnrecognisedFailureApiShape:
         assert found[0].id == "unrecognised-failure" and "do not go together" not in found[0].fix
 
     def test_sibling_an_api_shape_error_without_its_traceback(self):
+        # the message alone decides its class (diagB19, knowledge/api_shape.py): library-api-mismatch, whose frame not shown
         found = api.diagnose("TypeError: BatchEncoding.to() got an unexpected keyword argument 'non_blocking'\n").findings
-        assert found[0].id == "unrecognised-failure" and "do not go together" in found[0].fix
+        assert found[0].id == "library-api-mismatch" and "BatchEncoding.to() takes no keyword argument non_blocking" in found[0].why
 
-    def test_sibling_a_missing_attribute_without_its_traceback_is_named_by_its_class(self):
-        # knowledge/patterns/classes7.py: whose object it is and its version against what the code needs
+    def test_sibling_a_missing_attribute_without_its_traceback_is_the_class_rule(self):
         found = api.diagnose("AttributeError: 'AdamW' object has no attribute 'train'\n").findings
-        assert found[0].id == "unrecognised-failure" and found[0].evidence["class"] == "attribute-missing"
-        assert "the package AdamW comes from" in found[0].fix
+        assert found[0].id == "library-api-mismatch" and found[0].evidence["raised_by"].startswith("not shown")
+        assert "find the package that defines AdamW" in found[0].fix
 
     def test_sibling_with_the_librarys_frame_it_is_the_class_rule(self):
         log = ("Traceback (most recent call last):\n"

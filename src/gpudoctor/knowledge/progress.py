@@ -69,6 +69,11 @@ STAGE = re.compile(
     rb"(?i)\b(?:start(?:ing|ed|s)?|begin(?:ning|s)?)\W{1,3}(?:the |to )?(?:model )?"
     rb"(?:train(?:ing)?|test(?:ing)?|eval(?:uation|uating)?|validat(?:ion|ing)|fit(?:ting)?|inference|epoch)\b"
 )
+# A shell script's own report of a command it ran and lost (bash's job line, the script's name, its line, the command's
+# PID: "/home/u/precise_gps/./run_all.sh: line 9:  5458 Killed  python app.py -f \"$1/$file\"", heldout18w,
+# https://github.com/mfkiwl/precise_gps/blob/afce48dba981d8916359a8cb8cb3fc46e224613d/slurm.out): the log is a script running
+# one command after another, so progress after a failure is the next command's, not the failed one going on.
+SCRIPT_STEP = re.compile(r"[\w.\-]+\.(?:sh|bash): line \d+:\s+\d+\s+\S")
 MARKS_KEPT = 64
 # A traceback's header or an exception's line at the start of a line: the last one in the input is where its last
 # failure may stand even when the story folds it into an earlier one (the same exception raised again at every start,
@@ -166,12 +171,13 @@ class Progress(WholeLines):
         printed at or after line `first` (the failure's), or None."""
         return next(((n, text, raised) for n, text, raised in self.fallbacks if raised >= first > 0), None)
 
-    def moved_after(self, line: int) -> Optional[tuple[int, str]]:
+    def moved_after(self, line: int, failed: frozenset = frozenset()) -> Optional[tuple[int, str]]:
         """(line, text) of the first progress line or stage line after `line` (a run that started again got somewhere),
-        or None."""
-        found = [(n, text) for n, text in self.stages if n > line][:1]
+        or None. Not a line in `failed` (a failure's own line that holds a progress word: flower's "Command [...
+        'num-rounds=150' ...] returned non-zero exit status 1", printed again by the run started again, is no progress)."""
+        found = [(n, text) for n, text in self.stages if n > line and n not in failed][:1]
         for kind in self.kinds.values():
-            later = next(((n, shown(text)) for n, text in kind.last if n > line), None)
+            later = next(((n, shown(text)) for n, text in kind.last if n > line and n not in failed), None)
             if later is not None:
                 found.append(later)
         return min(found) if found else None

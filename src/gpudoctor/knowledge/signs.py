@@ -756,6 +756,11 @@ class Signs:
         """The traceback whose exception line this is (read ahead from its header)."""
         return next((s for s in reversed(self.signs) if s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank), None)
 
+    def same_exception(self, cls: str, message: str) -> Optional[Sign]:
+        """The traceback read last whose exception is this class with this message (told on another line than the one quoted)."""
+        return next((s for s in reversed(self.signs) if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == cls
+                     and message and s.message.strip() == message.strip()), None)
+
     def exception(self, cls: str, rank: Optional[int]) -> Optional[Sign]:
         """The traceback that ended in this exception (same rank when known)."""
         short = cls.rsplit(".", 1)[-1]

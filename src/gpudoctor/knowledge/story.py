@@ -9,12 +9,13 @@ cause is not in the log, then harmless lines.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.knowledge import launcher_only
+from gpudoctor.knowledge import api_shape, launcher_only
 from gpudoctor.knowledge.evidence import error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
@@ -31,7 +32,7 @@ from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
-from gpudoctor.knowledge.progress import Progress
+from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
@@ -102,7 +103,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes17b.py: CUDA's error as its table names it, what it means and what to do
                 "cuda-runtime-error",
                 # knowledge/patterns/classes19a.py: CUDA's, HIP's or NVENC's error as its table of codes reads it
-                "cuda-error-code", "nvenc-error-code")
+                "cuda-error-code", "nvenc-error-code",
+                # knowledge/patterns/classes.py: the path that is not there (a script or a program the command names too)
+                "path-not-found")
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -468,12 +471,18 @@ class Diagnosis:
             if joined and expected and int(joined) > int(expected):
                 return BY_ID["store-barrier-extra-ranks"]
         if p.id == "library-api-mismatch":
-            # only an error raised inside a library is about two libraries; in the user's code (or with
-            # no traceback to say where) it is the user's exception
-            sign = self.signs.exception_at(msg)
+            # only an error raised inside a library is about two libraries; in the user's code it is the user's exception
+            # (pytest's "E   AttributeError: ..." is told by its "path:line: AttributeError" line: the same class and message)
+            sign = self.signs.exception_at(msg) or self.signs.same_exception(str(values.get("exception", "")), str(values.get("message", "")))
             last = sign.raised_in() if sign is not None else None
             if sign is not None and last is not None and values.get("callee"):
                 last = arguments_from(sign.frames)
+            if last is None and api_shape.WARNED.search(msg.text) is None:
+                # no traceback of it in the log: the message alone names the API that does not fit its caller (issue 35
+                # item 4: 12 of the development parts' 14 such lines were two packages' versions, or a bug a later one fixed);
+                # not in a warning's line (a fallback a library logs, "[WARNING] apex not usable: AttributeError: ...")
+                values["raised_by"] = api_shape.NOT_SHOWN
+                return p
             if last is None or last.user():
                 return BY_ID["python-exception"]
         if p.id in ("ddp-wrapper-attribute", "ddp-wrapper-private-attribute"):
@@ -720,7 +729,7 @@ class Diagnosis:
         if (fallback is not None and self.progress.raised <= fallback[2]
                 and not any(last < first <= fallback[2] or first > fallback[0] for first, _ in failures)):
             return (fallback[0], fallback[1], "fallback")
-        if self.many_processes(seen):
+        if self.many_processes(seen) or self.script_steps_after(seen):
             return None
         final = max([last, self.progress.raised, *(end for _, end in failures)])
         progress = self.progress.after(final)
@@ -728,8 +737,16 @@ class Diagnosis:
 
     def moved_after(self, line: int) -> bool:
         """After `line` (a run's start) and after the input's last exception, a run got somewhere (a progress line or a
-        stage it starts, knowledge/progress.py): the log does not end in a failure."""
-        return self.progress is not None and self.progress.moved_after(max(line, self.progress.raised)) is not None
+        stage it starts, knowledge/progress.py, that is no failure's own line): the log does not end in a failure."""
+        if self.progress is None:
+            return False
+        failed = frozenset(s.line for s in self.signs.signs if not s.source)
+        return self.progress.moved_after(max(line, self.progress.raised), failed) is not None
+
+    def script_steps_after(self, seen: Seen) -> bool:
+        """A shell script reports, at or after `seen`, a command of its own that it lost (knowledge/progress.py
+        SCRIPT_STEP): the log is one command after another, and the progress after `seen` is a later command's."""
+        return any(not s.source and s.line >= seen.first.line and SCRIPT_STEP.search(s.text) for s in self.signs.signs)
 
     def earlier_run(self, seen: Seen) -> Optional[tuple[int, str]]:
         """(line, opening) where the program started again after every line of `seen`, when what came after that start
@@ -742,8 +759,8 @@ class Diagnosis:
         (a run that starts again and is cut: a CUDA out-of-memory, then the same set-up again, and the log stops, dev7w:
         https://github.com/chengziHome/detection/blob/8bafff43c1722ddc6620af083f33a500c5051d1b/nohup.log) leaves the
         failure the log's answer."""
-        if self.openings is None or seen.first.source or seen.pattern.severity is not Severity.ERROR:
-            return None
+        if self.openings is None or seen.first.source or seen.pattern.severity is not Severity.ERROR or self.script_steps_after(seen):
+            return None  # (a script's later command is no run of the failed one started again)
         restart = self.openings.restart_after(seen.first.line, max(seen.last, seen.first.line))
         if restart is None and not self.many_processes(seen) and self.went_on(seen) is None:
             # an opening the log printed at every earlier start too (a Hydra run started again and again, an OOM restarted
@@ -914,6 +931,19 @@ class Diagnosis:
                 why += class_why(known)
                 fix = f"{class_step(known, seen.first.fields['exception'], seen.first.fields.get('message', ''))}; {fix}"
                 ev["class"] = known.id
+        fields = seen.first.fields
+        told_later = self.signs.same_exception(str(fields["exception"]), str(fields.get("message", ""))) if fields.get("exception") else None
+        if p.id == "library-api-mismatch" and fields.get("raised_by") == api_shape.NOT_SHOWN and not (told_later and told_later.frames):
+            why, fix = api_shape.unshown(fields)
+            ev["raised_by"] = api_shape.NOT_SHOWN
+        elif p.role == CAUSE and p is not UNRECOGNISED and p.id != "python-exception" and fields.get("exception"):
+            # whose frame raised the exception the class reads: a package's (upgrade or pin it) or your code's (change it);
+            # a traceback told after the line the class read (pytest's "path:line: AttributeError") too
+            sign = self.sign_of(seen) if not told_later or not told_later.frames else told_later
+            if sign is not None and sign.frames and not sign.cut:
+                ev["raised_by"] = sign.raised_by()
+                raiser = sign.frames[-1]
+                ev["raised_in"] = f"{raiser.path}:{raiser.line}" + (f" in {raiser.func}" if raiser.func else "")
         if p.id in NAMED_IN_FIX:
             fix = self.named_fix(seen, fix)
         if p.id == "module-not-found" and (sign := self.import_sign(seen)) is not None:
@@ -1088,7 +1118,7 @@ class Diagnosis:
         if seen.nodes:
             ev["nodes"] = sorted(seen.nodes)
         ev["count"] = seen.count
-        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k not in ("sign", "stood_at", "stood_at_line")})
+        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k not in ("sign", "stood_at", "stood_at_line", "raised_by")})
         if p.id == "nccl-watchdog-timeout":
             ev.update(self.watchdog_suspects(seen))
         if p.id in ("nccl-watchdog-timeout", "nccl-heartbeat-stuck") and by is None and "nccl-p2p-in-use" in self.seen:
@@ -1107,6 +1137,8 @@ class Diagnosis:
         fields = seen.first.fields
         fix = fix.replace("MODULE", str(fields.get("module", "MODULE"))).replace("COMMAND", str(fields.get("command", "COMMAND")).rsplit("/", 1)[-1])
         fix = fix.replace("PROG", str(fields.get("prog", "PROG")).split(" ", 1)[0])
+        if fields.get("path") and seen.pattern.id == "path-not-found":
+            fix = fix.replace("`ls -l PATH`", f"`ls -l {shlex.quote(str(fields['path']))}`")
         fix = fix.replace("DIRECTIVE", str(fields.get("directive") or "the message's own words"))
         fix = re.sub(r"\b(EXPECTED|GOT|STEP)\b", lambda m: str(fields.get(m.group(1).lower(), m.group(1))), fix)
         sign = self.sign_of(seen)

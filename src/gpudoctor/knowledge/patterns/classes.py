@@ -14,6 +14,16 @@ E = Severity.ERROR
 W = Severity.WARN
 LAUNCHERS = r"torchrun|deepspeed|accelerate|srun|mpirun|mpiexec|python3?|llamafactory-cli|colossalai|ray|tune|trl|axolotl|composer|nemo|pdsh"
 
+def opened_path(m, _context: list[str]) -> dict:
+    """The path that is not there, and what was to open it: the program's own code, the interpreter (a script) or the shell
+    (a program or a redirect's file)."""
+    if m.group("script"):
+        return {"path": m.group("script"), "opened_by": "python (the script to run)"}
+    if m.group("program"):
+        return {"path": m.group("program"), "opened_by": "the shell (a program to run, or a file to write to)"}
+    return {"path": m.group("path")}
+
+
 PATTERNS = [
     pattern(
         "module-not-found",
@@ -281,7 +291,8 @@ PATTERNS = [
         attribute the caller uses, a function without the keyword or the number of arguments it is given. One
         installed package calls another as a different version of it worked: the versions do not go together
         (the caller's requirements were not installed, or one of them was upgraded alone), or it is a bug
-        that a later release fixed. The traceback's frames show which package calls which.""",
+        that a later release fixed. The traceback's frames show which package calls which. Pasted without its traceback, the
+        message alone is read as this class: the finding says whose frame raised it is not shown, and names the API it gives.""",
         fix="""VERSIONS do not go together: compare them (`pip show PACKAGES`) with the requirements of the one that
         calls the other, and install versions that do (upgrade RAISER: `pip install -U RAISER`, or pin it to the version
         the caller requires); search RAISER's issues for the message too: such errors are often fixed in a later release""".replace("\n        ", " "),
@@ -292,6 +303,9 @@ PATTERNS = [
             ("(ActorModelRayActor pid=700388) AttributeError: 'LLMEngine' object has no attribute 'model_executor'", "OpenRLHF/OpenRLHF#922 (vLLM version)"),
             ("AttributeError: 'Namespace' object has no attribute 'same_network'", "huggingface/accelerate#770 (an accelerate bug)"),
             ("TypeError: BatchEncoding.to() got an unexpected keyword argument 'non_blocking'", "hiyouga/LlamaFactory#6139 (transformers older than accelerate)"),
+            # pasted without its traceback: whose frame made the call not shown, the finding says so (knowledge/api_shape.py)
+            ("TypeError: chemprop_predict() got an unexpected keyword argument 'use_gpu'", "swansonk14/SyntheMol#5 (fixed in a later version)"),
+            ("AttributeError: 'Config' object has no attribute 'jax_experimental_name_stack'", "sokrypton/ColabFold#332 (a newer jax: pin 0.3.24)"),
         ],
         not_examples=[
             "AttributeError: 'NoneType' object has no attribute 'get'",  # a value that is None (a missing config entry): not an API
@@ -627,8 +641,12 @@ PATTERNS = [
         CAUSE,
         E,
         "a file or folder the job opens does not exist at that path (on the machine and in the folder the process ran in)",
-        r"^(?!.*(?i:\bwarn(?:ing)?\b)).*?(?:FileNotFoundError|IOError|OSError): (?:\[Errno 2\] )?No such file or directory: ['\"](?P<path>[^'\"]+)['\"]",
-        ("No such file or directory: ",),
+        r"^(?!.*(?i:\bwarn(?:ing)?\b)).*?(?:FileNotFoundError|IOError|OSError): (?:\[Errno 2\] )?No such file or directory: ['\"](?P<path>[^'\"]+)['\"]"
+        # the interpreter or the shell told to run a file (a script, a program) or to write to one that is not there: nothing
+        # of it ran (python's own words; bash's for a command or a redirect named by a path, never a builtin's `cd: DIR`)
+        r"|(?:^|[\s#>:])(?:\S*[/\\])?python[\d.]*(?:\.exe)?: can't open file ['\"](?P<script>[^'\"]+)['\"]: \[Errno 2\] No such file or directory"
+        r"|^(?:(?:/(?:usr/)?bin/)?(?:ba|z|da)?sh|[\w./\-]+\.sh)(?:: line \d+)?: (?P<program>(?:\.{0,2}/|[\w.\-]+/)[^:\s]*): No such file or directory$",
+        ("No such file or directory",),
         why="""The process asked for a path that does not exist where it looked. A relative path is resolved against the process's
         working directory, which a launcher, a scheduler's job, a Ray worker or a container sets, often not the folder the
         command was typed in; a path on one node's local disk does not exist on the other nodes (only shared storage is seen
@@ -637,9 +655,18 @@ PATTERNS = [
         fix="""check the path the message names on the node the failing rank ran on (`ls -l PATH` there, in the job's working directory):
         use an absolute path on storage every node sees, create the folder before the ranks use it (os.makedirs(path,
         exist_ok=True) on every node, or on rank 0 then dist.barrier()), let one rank write a file before the others read it (a
-        barrier between), and correct the path or the name in the configuration""".replace("\n        ", " "),
+        barrier between), and correct the path or the name in the configuration; a script or a program the command runs (or a
+        file its shell writes to) that is not there: start the command from the folder that holds it, correct its path in the
+        command or the job script, or build or fetch the program first""".replace("\n        ", " "),
+        fields=opened_path,
         examples=[
             ("FileNotFoundError: [Errno 2] No such file or directory: '/home/DEDR-MM-FiD/checkpoint/Training_ET/checkpoint/latest/optimizer.pth.tar'", "alirezasalemi7/DEDR-MM-FiD#4 (a checkpoint not saved)"),
+            # the interpreter or the shell, told to run a file that is not there (dev7w: ddrous/HiddenReps nohup.log, heldout18w)
+            ("python: can't open file '/home/gb21553/Projects/HiddenReps/./limit_10_transformer_sine.py': [Errno 2] No such file or directory",
+             "https://github.com/ddrous/HiddenReps (a nohup.log: the script's path does not exist, nothing ran)"),
+            ("## python: can't open file '../exc/train_mpi.py': [Errno 2] No such file or directory", "uoguelph-mlrg/Theano-MPI#5 (run_1gpu.sh names a script not in the branch)"),
+            ("bash: ./darknet/darknet: No such file or directory", "https://github.com/Aayushjshah/ALPR-Number-Plate-Recognition (darknet not built)"),
+            ("train/launch.sh: line 5: log/sft_20250321-170440.txt: No such file or directory", "simplescaling/s1#106 (a redirect into log/, a folder not there)"),
             ("FileNotFoundError: [Errno 2] No such file or directory: 'logs/openml__arrhythmia__5_2022.09.16_20:21:07/checkpoint_best.pth'", "naszilla/tabzilla#33 (a relative path)"),
             ("FileNotFoundError: [Errno 2] No such file or directory: '/tmp/models/checkpoint_13.pt'", "usnistgov/alignn#8"),
         ],
@@ -647,6 +674,8 @@ PATTERNS = [
             "libnccl-net.so: cannot open shared object file: No such file or directory",  # NCCL looking for an optional plugin
             "ls: cannot access '/efs/home/nxd-llama2-7b-ptl/checkpoints/epoch=0-step=100-v2.ckpt': No such file or directory",  # the user looking
             "[WARNING] could not read /tmp/cache/index.json: No such file or directory: '/tmp/cache/index.json', rebuilding it",
+            "bash: cd: /usr/local/cuda/samples/1_Utilities/deviceQuery: No such file or directory",  # a builtin's folder, typed by hand
+            "bash: nvidia-smi: command not found",  # a command looked up on the PATH: launcher-not-found's kind of story
         ],
     ),
     pattern(
