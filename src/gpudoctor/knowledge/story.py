@@ -981,7 +981,7 @@ class Diagnosis:
             title = f"{title}: Xid {fields['xid']}, {fields['meaning']}"
             fix = f"{fields['action']}; {fix}"
         if p.id == "cuda-error-code" and seen.first.fields.get("error"):
-            # the code read by CUDA's table of codes (knowledge/patterns/classes19a.py): which error, and its message
+            # the code read by CUDA's table of errors (knowledge/cuda_errors.py, by patterns/classes19a.py): which error, and its message
             fields = seen.first.fields
             code = f" ({fields['code']})" if fields.get("code") and fields["error"] != f"error {fields['code']}" else ""
             title = f"{title}: {fields['error']}{code}" + (f", {fields['message']}" if fields.get("message") else "")
@@ -990,7 +990,7 @@ class Diagnosis:
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
-            # the message read by CUDA's table (knowledge/patterns/classes17b.py): which error it is, in CUDA's words
+            # the message read by CUDA's table of errors (knowledge/cuda_errors.py, by patterns/classes17b.py): which error it is, in CUDA's words
             title = f"{title}: {seen.first.fields['error']}, {seen.first.fields['message']}"
         if p is UNRECOGNISED:
             sign = seen.first.fields.get("sign")

@@ -5,14 +5,14 @@ leave-one-part-out count, in the round's report), so that a rule is one that tra
 - CUDA's own error, in the words a program wraps it in: torch's "CUDA error: X", old torch's (THC) "cuda runtime error
   (N) : X" and "THCudaCheck FAIL file=... line=... error=N : X", darknet's "CUDA Error: X" / "CUDA Error Prev: X",
   Caffe's "Check failed: error == cudaSuccess (N vs. 0)  X", the driver API's "CUDA driver error: X". X is one of the
-  fixed messages of CUDA's table of errors (cudaGetErrorString), so it names the fault whatever the wrapper: the rule reads
-  it by that table (`CUDA_ERRORS`), for the messages no specific pattern claims (a launch without its configuration, an
-  operation this GPU, driver or OS does not support, a handle used where it does not belong, a user-space driver that
-  does not match the kernel module, ...) and for the specific ones where the paste broke or cut their words (a space a
-  wrap put inside a word, a message cut at the line's end) or a wrapper the specific pattern does not read. Written from
-  heldout7 (ComfyUI's "operation not supported"), heldout10 (Caffe's peer access), heldout8/12/14's THC lines; measured on
-  heldout16 it decided darknet's "__global__ function call is not configured", and, once words broken by a wrap were read,
-  the THC line whose "illegal" a paste split.
+  fixed messages of CUDA's table of errors (cudaGetErrorString), so it names the fault whatever the wrapper: the rule
+  reads it by that table (knowledge/cuda_errors.py's rows marked `message_class`), for the messages no specific pattern
+  claims (a launch without its configuration, an operation this GPU, driver or OS does not support, a handle used where
+  it does not belong, a user-space driver that does not match the kernel module, ...) and for the specific ones where
+  the paste broke or cut their words (a space a wrap put inside a word, a message cut at the line's end) or a wrapper
+  the specific pattern does not read. Written from heldout7 (ComfyUI's "operation not supported"), heldout10 (Caffe's
+  peer access), heldout8/12/14's THC lines; measured on heldout16 it decided darknet's "__global__ function call is not
+  configured", and, once words broken by a wrap were read, the THC line whose "illegal" a paste split.
 - a program's own probe that found no GPU, printed: torch.cuda.is_available() False, device_count() 0, a server's
   "Number of GPUs: 0", a program's "No GPU found" (dev3, heldout5, heldout16): this process has no GPU; the line does not
   say why (a CPU build of torch, the driver, a container or a scheduler that gave no GPU, a GPU not NVIDIA's), and the fix
@@ -21,7 +21,7 @@ leave-one-part-out count, in the round's report), so that a rule is one that tra
   on the next line, not read: a line alone does not hold it).
 - not a rule: old torch's "THCudaCheck FAIL file=.../THCGeneral.cpp line=N error=11 : invalid argument", the line torch
   1.0 and 1.1 print and go on from (pytorch/pytorch#15797; heldout8's ignite#464), is why "invalid argument" is not in
-  CUDA_ERRORS: CUDA's catch-all for a refused argument names no fault (its raised form, "RuntimeError: cuda runtime error
+  the message class: CUDA's catch-all for a refused argument names no fault (its raised form, "RuntimeError: cuda runtime error
   (11) : invalid argument at ...", is read as the exception it is). One part holds it: left, as the round's report says.
 
 (The round's third class is no line: an nvidia-smi snapshot whose every GPU is idle and holds no job's memory,
@@ -36,100 +36,16 @@ from __future__ import annotations
 import re
 
 from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.cuda_errors import FAULTS, Fault
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
 W = Severity.WARN
 
-# CUDA's table of errors (cudaGetErrorString / cuGetErrorString), as (message, the runtime's name, what it means, what to
-# do). `same` names the pattern that claims the message when it is whole and in a wrapper it reads: this rule then sees
-# only the forms that pattern misses (a broken or cut message, an old wrapper), and says the same fault.
-CUDA_ERRORS: tuple[tuple[str, str, str, str, str], ...] = (
-    ("__global__ function call is not configured", "cudaErrorMissingConfiguration",
-     "a kernel launch reached CUDA without its launch configuration, and never ran: the program's CUDA code and the CUDA it "
-     "runs with disagree (a binary or an extension built with another CUDA toolkit than the one loaded, two CUDA runtimes "
-     "linked into one process), or code just changed launches a kernel the build did not configure",
-     "rebuild the program's CUDA code with the toolkit installed (make clean, then make with that toolkit's nvcc and the GPU's "
-     "architecture; ldd on the binary shows the one libcudart it must load), then rerun with CUDA_LAUNCH_BLOCKING=1: the call "
-     "that fails names the kernel; a change just made to the code or the network (a layer or an input of another shape) is "
-     "the first suspect", ""),
-    ("operation not supported", "cudaErrorNotSupported",
-     "the GPU, its driver or the operating system does not have a feature the program used: most often the stream-ordered "
-     "allocator (cudaMallocAsync: PyTorch's PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, ComfyUI's and Fooocus' default "
-     "'cuda-malloc'), which older GPUs (laptop and Maxwell/Pascal cards), a virtual machine's GPU or an old driver lack; "
-     "also CUDA IPC or peer memory under Windows and WSL",
-     "run without the feature: ComfyUI --disable-cuda-malloc (Fooocus the same), no backend:cudaMallocAsync or "
-     "expandable_segments in PYTORCH_CUDA_ALLOC_CONF; update the driver; CUDA_LAUNCH_BLOCKING=1 names the call that needs it", ""),
-    ("invalid resource handle", "cudaErrorInvalidResourceHandle",
-     "a CUDA stream, event or handle was used where it does not belong: made on another GPU or in another process (a "
-     "stream, an event or a tensor passed across processes or devices), or used after it was destroyed",
-     "set the device first in every process (torch.cuda.set_device(local_rank) before any stream, event or tensor is made) "
-     "and create streams and events on the device that uses them; CUDA_LAUNCH_BLOCKING=1 names the call", ""),
-    ("peer access has not been enabled", "cudaErrorPeerAccessNotEnabled",
-     "a copy or an access between two GPUs that peer access was never enabled for (cudaDeviceEnablePeerAccess), or that "
-     "this pair of GPUs cannot have (no P2P between them: another PCIe root, a virtual machine)",
-     "nvidia-smi topo -m shows the path between the GPUs (CUDA's p2pBandwidthLatencyTest whether P2P works); copy through "
-     "the host where the pair has none (the program's option for it; NCCL_P2P_DISABLE=1 for NCCL); a program that enables "
-     "peer access for some GPUs only: the GPUs it was given", ""),
-    ("device kernel image is invalid", "cudaErrorInvalidKernelImage",
-     "the driver could not load a compiled kernel: built with a newer CUDA toolkit than the driver runs, or for another GPU",
-     "rebuild the code for this GPU with a toolkit the driver supports (nvidia-smi's 'CUDA Version' is the newest), or update "
-     "the driver", ""),
-    ("system has unsupported display driver / cuda driver combination", "cudaErrorSystemDriverMismatch",
-     "the driver's user-space library (libcuda) and its kernel module are not the same version: a driver updated without a "
-     "reboot, or a container that brings its own libcuda",
-     "reboot after a driver update (or reload the nvidia modules); in a container, use the host's driver libraries (the "
-     "NVIDIA Container Toolkit mounts them) instead of a libcuda in the image; nvidia-smi and cat /proc/driver/nvidia/version "
-     "show both versions", ""),
-    ("forward compatibility was attempted on non supported HW", "cudaErrorCompatNotSupportedOnDevice",
-     "CUDA's forward-compatibility package (cuda-compat, in NGC and other CUDA containers newer than the host's driver) runs "
-     "only on data-center GPUs: on this GPU the container's CUDA is newer than the driver can run",
-     "use an image whose CUDA the host's driver runs (nvidia-smi's 'CUDA Version'), or update the host's driver", ""),
-    ("CUDA driver is a stub library", "cudaErrorStubLibrary",
-     "the libcuda.so loaded is the toolkit's stub (its lib64/stubs folder, for linking only), not the driver's",
-     "take the stubs folder out of LD_LIBRARY_PATH (and out of any ld.so.conf entry) so the driver's libcuda.so.1 is loaded", ""),
-    ("PTX JIT compiler library not found", "cudaErrorJitCompilerNotFound",
-     "a kernel shipped only as PTX had to be compiled for this GPU by the driver, and the driver's JIT library "
-     "(libnvidia-ptxjitcompiler) is not installed or not mounted into the container",
-     "install the driver's full package (or the container toolkit's compute capability) so libnvidia-ptxjitcompiler is "
-     "there, or use a build with kernels compiled for this GPU", ""),
-    ("hardware stack error", "cudaErrorHardwareStackError",
-     "a kernel corrupted or overflowed its call stack on the GPU (deep recursion or large local arrays in device code)",
-     "CUDA_LAUNCH_BLOCKING=1 names the kernel; compute-sanitizer names the fault", ""),
-    ("an uncorrectable NVLink error was detected during the execution", "cudaErrorNvlinkUncorrectable",
-     "an NVLink between the GPUs failed: a hardware fault of the link or a GPU",
-     "nvidia-smi nvlink -e (error counters) and the node's Xid messages (dmesg | grep -i xid); drain the node and ask the "
-     "admin if the counters grow", ""),
-    # whole and in torch's or darknet's words, these are the specific patterns' own; here, broken, cut or in old words
-    ("an illegal memory access was encountered", "cudaErrorIllegalAddress",
-     "a kernel read or wrote memory it does not own (an index out of range in a custom kernel, a tensor on another device "
-     "or freed); the process's CUDA context is unusable after it",
-     "rerun with CUDA_LAUNCH_BLOCKING=1 so the kernel that faulted raises; compute-sanitizer --tool memcheck names it",
-     "cuda-illegal-memory-access"),
-    ("device-side assert triggered", "cudaErrorAssert",
-     "a kernel's own assertion failed: most often an index or a label out of range (a class id >= the number of classes)",
-     "rerun with CUDA_LAUNCH_BLOCKING=1 (or on the CPU) to see the assertion and its index; check labels against the "
-     "number of classes", "cuda-device-assert"),
-    ("unspecified launch failure", "cudaErrorLaunchFailure",
-     "a kernel failed as it ran (an out-of-range access in a kernel, a kernel stopped by the driver, a GPU fault)",
-     "rerun with CUDA_LAUNCH_BLOCKING=1; check the node's Xid messages (dmesg | grep -i xid)", "cuda-launch-failure"),
-    ("invalid configuration argument", "cudaErrorInvalidConfiguration",
-     "a kernel launched with a grid or block CUDA cannot run: a size of 0 (an empty batch or tensor) or more threads than a "
-     "block takes", "rerun with CUDA_LAUNCH_BLOCKING=1 to name the kernel; look for an empty input (a batch or a tensor of "
-     "size 0) at that step", "cuda-invalid-launch-configuration"),
-    ("no kernel image is available for execution on the device", "cudaErrorNoKernelImageForDevice",
-     "the code has no kernels compiled for this GPU's architecture",
-     "install a build made for this GPU (or rebuild with TORCH_CUDA_ARCH_LIST set to its compute capability)", "cuda-no-kernel-image"),
-    ("the launch timed out and was terminated", "cudaErrorLaunchTimeout",
-     "a kernel ran longer than the display watchdog allows (a GPU that also drives a display)",
-     "run on a GPU without a display, or raise the watchdog's limit (Windows: TdrDelay)", "cuda-launch-timeout"),
-    ("too many resources requested for launch", "cudaErrorLaunchOutOfResources",
-     "a kernel launched with more threads, registers or shared memory than the GPU has",
-     "rebuild or reinstall the extension for this GPU; smaller block sizes", "cuda-kernel-fault"),
-    ("uncorrectable ECC error encountered", "cudaErrorECCUncorrectable",
-     "the GPU's memory returned an error ECC could not correct: a hardware fault",
-     "nvidia-smi -q -d ECC,PAGE_RETIREMENT on the node; drain it and ask the admin", "cuda-ecc-error"),
-)
+# the errors of CUDA's table (knowledge/cuda_errors.py) whose message this class reads; a row's `finding` is the pattern
+# that claims the message when it is whole and in a wrapper it reads: this rule then sees only the forms that pattern
+# misses (a broken or cut message, an old wrapper), and says the same fault
+WORDED: tuple[Fault, ...] = tuple(f for f in FAULTS if f.message_class)
 
 # A wrapper's words before CUDA's message, whatever the program: old torch's THC (its check's print and the
 # RuntimeError it raised), darknet, Caffe's glog check, torch's CUDA error, the driver API's.
@@ -167,22 +83,22 @@ def message_regex(message: str) -> str:
     return tolerant(message[:keep]) + "(?:" + tolerant(rest) + "|" + cut + r"\s*$)"
 
 
-MESSAGES = "|".join(f"(?P<m{i}>{message_regex(msg)})" for i, (msg, *_rest) in enumerate(CUDA_ERRORS))
+MESSAGES = "|".join(f"(?P<m{i}>{message_regex(f.message)})" for i, f in enumerate(WORDED))
 
 
 def cuda_error_fields(m: re.Match, context: list[str]) -> dict:
     out = {k: v for k, v in groups(m, context).items() if not re.fullmatch(r"m\d+", k)}
     index = next(int(k[1:]) for k, v in m.groupdict().items() if re.fullmatch(r"m\d+", k) and v is not None)
-    message, name, meaning, step, same = CUDA_ERRORS[index]
+    fault = WORDED[index]
     code = out.pop("code2", None) or out.pop("code3", None) or out.get("code")
-    out.update(message=message, error=name, meaning=meaning)
+    out.update(message=fault.message, error=fault.name, meaning=fault.meaning)
     if code:
         out["code"] = code
     said = m.group(f"m{index}")
-    if said.split() != message.split():
+    if said.split() != fault.message.split():
         out["as_written"] = said.strip()  # the words as the paste has them (broken or cut)
-    also = f" (the fault gpudoctor's {same} page explains)" if same else ""
-    out["step"] = f"CUDA's {name}{' (' + code + ')' if code else ''}: {meaning}{also}: {step}"
+    also = f" (the fault gpudoctor's {fault.finding} page explains)" if fault.finding else ""
+    out["step"] = f"CUDA's {fault.name}{' (' + code + ')' if code else ''}: {fault.meaning}{also}: {fault.step}"
     return out
 
 

@@ -2,15 +2,16 @@
 HIP's and NVENC's errors by number or by enum name, and say "no device" in their own words; each is read as a class here.
 (The round's fatal lines in a native program's own words are failure evidence: knowledge/evidence.py's "fatallevel".)
 
-- CUDA's (and HIP's) error by its code, in the shapes programs print it: CudaMiner's "cudaError 30 (unknown error) calling
-  'cudaFree(0)'", cuda-samples' helper (checkCudaErrors) "CUDA error at file:line code=13(cudaErrorInvalidSymbol)", AMReX's
-  "CUDA error 2 in file ... line 193: out of memory", Claymore's "CUDA error 11 - cannot write buffer for DAG", LAMMPS
-  geryon's "Cuda driver error 1 in call at file ...", a driver call's "cuGraphicsGLRegisterBuffer failed with error(219)",
-  HIP's "'hipErrorInvalidDevice'(101)" and "hipGetDeviceCount() returns 100", a driver status by name
-  ("CUDA_ERROR_NO_BINARY_FOR_GPU"), Caffe's "Check failed: error == cudaSuccess (30 vs. 0)  unknown error". One table
-  (`FAULTS`) maps each fault's runtime name, its numbers (the runtime's before and since CUDA 10.1, which renumbered it),
-  the driver API's CUresult name and number and HIP's name to what it means and what to do. A fault gpudoctor already
-  has a finding for (out of memory, no device, an invalid device ordinal, no kernel image, an illegal address, a launch
+- CUDA's (and HIP's) error by its code, in the shapes programs print it: CudaMiner's "cudaError 30 (unknown error)
+  calling 'cudaFree(0)'", cuda-samples' helper (checkCudaErrors) "CUDA error at file:line
+  code=13(cudaErrorInvalidSymbol)", AMReX's "CUDA error 2 in file ... line 193: out of memory", Claymore's "CUDA error
+  11 - cannot write buffer for DAG", LAMMPS geryon's "Cuda driver error 1 in call at file ...", a driver call's
+  "cuGraphicsGLRegisterBuffer failed with error(219)", HIP's "'hipErrorInvalidDevice'(101)" and "hipGetDeviceCount()
+  returns 100", a driver status by name ("CUDA_ERROR_NO_BINARY_FOR_GPU"), Caffe's "Check failed: error == cudaSuccess
+  (30 vs. 0)  unknown error". One table (knowledge/cuda_errors.py's `FAULTS`, whose words classes17b's message class says
+  too) maps each fault's runtime name, its numbers (the runtime's before and since CUDA 10.1, which renumbered it), the
+  driver API's CUresult name and number and HIP's name to what it means and what to do. A fault gpudoctor already has a
+  finding for (out of memory, no device, an invalid device ordinal, no kernel image, an illegal address, a launch
   failure, a driver too old, devices busy, ...) is told as that finding, so one cause has one verdict whatever program
   printed it; the others are `cuda-error-code`, whose fix is the row's. A shape keyed on one enum reads the number in
   it; a shape that does not say which (a bare "CUDA error N") reads all three, and where they disagree says what the
@@ -34,19 +35,12 @@ mean something else.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Optional
 
 from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.cuda_errors import BY_NAME, ENUMS, FAULTS, Fault, by_message
 from gpudoctor.knowledge.pattern import CAUSE, pattern
-from gpudoctor.knowledge.patterns.classes17b import CUDA_ERRORS
 
 E = Severity.ERROR
-
-BUILD_FOR_GPU = ("build the program for this GPU's architecture (nvidia-smi --query-gpu=name,compute_cap --format=csv; "
-                 "the build's -arch/-gencode, CUDA_ARCH or CMAKE_CUDA_ARCHITECTURES must include it) or install a release "
-                 "built for it; cuobjdump --list-elf on the binary lists the architectures it holds")
-
 
 # a program's CUDA check that prints where it failed and not which error (xmr-stak's "[CUDA] Error gpu N: <file.cu>:line")
 UNNAMED = ("a CUDA call in the program's own GPU code (the file and line it names) returned an error on this GPU, and the "
@@ -59,176 +53,6 @@ UNNAMED_STEP = ("the call at that line of the program's source says what failed;
 HIP_DEVICES = ("HIP sees only the GPUs of the platform it was built for: hipconfig --platform must say amd on an AMD GPU and "
                "nvidia on an NVIDIA one; rocminfo or rocm-smi list the AMD GPUs it can use, and HIP_VISIBLE_DEVICES or "
                "ROCR_VISIBLE_DEVICES hide the others")
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One error of CUDA's table, under every name and number programs print it by."""
-
-    name: str  # the runtime API's enum name (cudaError_t), the row's key
-    message: str  # cudaGetErrorString's words
-    code: Optional[int]  # the runtime's number since CUDA 10.1 (HIP's numbers are these)
-    old_code: Optional[int]  # the runtime's number before CUDA 10.1
-    driver: str = ""  # the driver API's CUresult name
-    driver_code: Optional[int] = None
-    hip: str = ""  # HIP's name for it
-    finding: str = ""  # the finding gpudoctor already tells this fault as ("": cuda-error-code)
-    meaning: str = ""  # what it means ("": classes17b's CUDA_ERRORS row, or the finding's own why)
-    step: str = ""  # what to do
-
-
-F = Fault
-FAULTS: tuple[Fault, ...] = (
-    F("cudaErrorInvalidValue", "invalid argument", 1, 11, "CUDA_ERROR_INVALID_VALUE", 1, "hipErrorInvalidValue",
-      meaning="a CUDA call refused one of its arguments: CUDA's catch-all, which names no fault by itself (a size of 0 or "
-      "larger than the GPU can take, a pointer from another device or context, a handle already freed)",
-      step="the call the line names and its arguments decide: rerun with CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer "
-      "(compute-sanitizer --tool memcheck PROGRAM) to see the refused call; an allocation refused this way on some GPUs of a "
-      "rig only (a miner's DAG buffer) is memory: the GPU's free memory and, on Windows, the paging file size"),
-    F("cudaErrorMemoryAllocation", "out of memory", 2, 2, "CUDA_ERROR_OUT_OF_MEMORY", 2, "hipErrorOutOfMemory", finding="cuda-oom"),
-    F("cudaErrorInitializationError", "initialization error", 3, 3, "CUDA_ERROR_NOT_INITIALIZED", 3, "hipErrorNotInitialized",
-      meaning="CUDA could not start in this process: the driver is not loaded or does not answer (nvidia_uvm missing, the "
-      "/dev/nvidia* files absent in a container), or the process is a child forked after its parent used CUDA",
-      step="nvidia-smi in the same environment (the container, the job) answers or says why; ls /dev/nvidia* and lsmod | "
-      "grep nvidia_uvm (sudo modprobe nvidia_uvm); a forked worker: start workers with spawn, or make no CUDA call before the fork"),
-    F("cudaErrorCudartUnloading", "driver shutting down", 4, 29, "CUDA_ERROR_DEINITIALIZED", 4, "hipErrorDeinitialized",
-      meaning="a CUDA call was made while the process was exiting and CUDA was already unloading (a destructor or an exit "
-      "handler): most often noise after another failure ended the process",
-      step="read the lines before it: the failure that made the process exit is there; the call at exit is a consequence"),
-    F("cudaErrorInvalidConfiguration", "invalid configuration argument", 9, 9, hip="hipErrorInvalidConfiguration",
-      finding="cuda-invalid-launch-configuration"),
-    F("cudaErrorInvalidSymbol", "invalid device symbol", 13, 13, hip="hipErrorInvalidSymbol",
-      meaning="a __device__ or __constant__ symbol the program copies to or from is not in the kernels loaded for this GPU: "
-      "the binary holds no kernels for its architecture (built for others), or two CUDA runtimes are linked into one process",
-      step=BUILD_FOR_GPU),
-    F("cudaErrorStubLibrary", "CUDA driver is a stub library", 34, None, "CUDA_ERROR_STUB_LIBRARY", 34),
-    F("cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version", 35, 35,
-      hip="hipErrorInsufficientDriver", finding="cuda-driver-too-old"),
-    F("cudaErrorCallRequiresNewerDriver", "API call is not supported in the installed CUDA driver", 36, None,
-      "CUDA_ERROR_NOT_SUPPORTED_ON_NEWER_DRIVER", None, finding="cuda-driver-too-old"),
-    F("cudaErrorDevicesUnavailable", "CUDA-capable device(s) is/are busy or unavailable", 46, 46, "CUDA_ERROR_DEVICE_UNAVAILABLE", 46,
-      finding="cuda-devices-busy"),
-    F("cudaErrorMissingConfiguration", "__global__ function call is not configured", 52, 1),
-    F("cudaErrorPriorLaunchFailure", "unspecified launch failure in prior launch", 53, 5, finding="cuda-launch-failure"),
-    F("cudaErrorInvalidDeviceFunction", "invalid device function", 98, 8, hip="hipErrorInvalidDeviceFunction",
-      finding="cuda-no-kernel-image", step=BUILD_FOR_GPU),
-    F("cudaErrorNoDevice", "no CUDA-capable device is detected", 100, 38, "CUDA_ERROR_NO_DEVICE", 100, "hipErrorNoDevice",
-      finding="cuda-no-gpus-visible"),
-    F("cudaErrorInvalidDevice", "invalid device ordinal", 101, 10, "CUDA_ERROR_INVALID_DEVICE", 101, "hipErrorInvalidDevice",
-      finding="cuda-invalid-device-ordinal"),
-    F("cudaErrorInvalidKernelImage", "device kernel image is invalid", 200, 47, "CUDA_ERROR_INVALID_IMAGE", 200, "hipErrorInvalidImage"),
-    F("cudaErrorDeviceUninitialized", "invalid device context", 201, None, "CUDA_ERROR_INVALID_CONTEXT", 201, "hipErrorInvalidContext",
-      meaning="the call ran with no current CUDA context, or with one destroyed or made elsewhere: a library's GPU object "
-      "(an encoder or decoder session, a second instance of a program's GPU package in one process) used from another "
-      "thread or context than the one that made it, or a context an earlier failure destroyed",
-      step="create and use the library's GPU objects in the thread (and context) that set the device up, one instance per "
-      "process or one shared context (the primary context: cuDevicePrimaryCtxRetain); the first error before this line, if "
-      "any, is the cause"),
-    F("cudaErrorNoKernelImageForDevice", "no kernel image is available for execution on the device", 209, 48,
-      "CUDA_ERROR_NO_BINARY_FOR_GPU", 209, "hipErrorNoBinaryForGpu", finding="cuda-no-kernel-image", step=BUILD_FOR_GPU),
-    F("cudaErrorECCUncorrectable", "uncorrectable ECC error encountered", 214, 39, "CUDA_ERROR_ECC_UNCORRECTABLE", 214,
-      finding="cuda-ecc-error"),
-    F("cudaErrorPeerAccessUnsupported", "peer access is not supported between these two devices", 217, 64,
-      "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", 217,
-      meaning="the program asked for peer-to-peer access between two GPUs that cannot have it (no P2P path: another PCIe "
-      "root, a virtual machine, GPUs of different kinds)",
-      step="nvidia-smi topo -m shows the path between them; copy through the host (the program's option for it; "
-      "NCCL_P2P_DISABLE=1 for NCCL), or give the program GPUs that share a P2P path"),
-    F("cudaErrorInvalidPtx", "a PTX JIT compilation failed", 218, 78, "CUDA_ERROR_INVALID_PTX", 218,
-      meaning="the driver could not compile the kernels the program ships as PTX for this GPU: most often PTX made by a "
-      "newer CUDA toolkit than the driver knows",
-      step="nvidia-smi's 'CUDA Version' is the newest the driver takes: update the driver, or use a build made with that "
-      "toolkit or an older one (or with kernels compiled for this GPU)"),
-    F("cudaErrorInvalidGraphicsContext", "invalid OpenGL or DirectX context", 219, 79, "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT", 219,
-      meaning="CUDA was asked to share an OpenGL/EGL or DirectX buffer with no current graphics context of the GPU CUDA "
-      "runs on: a display sink or renderer on a machine without a display (no X server, DISPLAY unset, ssh), or with the "
-      "display on another GPU",
-      step="run with a display on the NVIDIA GPU (DISPLAY=:0 and X on that GPU), or use an output that needs no display "
-      "(a file or fakesink instead of an EGL/GL sink)"),
-    F("cudaErrorNvlinkUncorrectable", "an uncorrectable NVLink error was detected during the execution", 220, 80,
-      "CUDA_ERROR_NVLINK_UNCORRECTABLE", 220),
-    F("cudaErrorJitCompilerNotFound", "PTX JIT compiler library not found", 221, 81, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND", 221),
-    F("cudaErrorUnsupportedPtxVersion", "the provided PTX was compiled with an unsupported toolchain", 222, None,
-      "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 222, finding="cuda-driver-too-old"),
-    F("cudaErrorOperatingSystem", "OS call failed or operation not supported on this OS", 304, 63, "CUDA_ERROR_OPERATING_SYSTEM", 304,
-      meaning="a call CUDA made to the operating system failed: most often CUDA IPC or shared memory that a container, "
-      "WSL or Windows does not allow",
-      step="in a container: --ipc=host (or a larger --shm-size); under WSL or Windows: run without CUDA IPC (the program's "
-      "option to share tensors through the host)"),
-    F("cudaErrorInvalidResourceHandle", "invalid resource handle", 400, 33, "CUDA_ERROR_INVALID_HANDLE", 400),
-    F("cudaErrorSymbolNotFound", "named symbol not found", 500, None, "CUDA_ERROR_NOT_FOUND", 500,
-      meaning="a kernel or a symbol the program looked up by name is not in the module loaded for this GPU: a build without "
-      "kernels for its architecture, or a library of another build than the program's",
-      step=BUILD_FOR_GPU),
-    F("cudaErrorIllegalAddress", "an illegal memory access was encountered", 700, 77, "CUDA_ERROR_ILLEGAL_ADDRESS", 700,
-      "hipErrorIllegalAddress", finding="cuda-illegal-memory-access"),
-    F("cudaErrorLaunchOutOfResources", "too many resources requested for launch", 701, 7, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", 701,
-      "hipErrorLaunchOutOfResources", finding="cuda-kernel-fault"),
-    F("cudaErrorLaunchTimeout", "the launch timed out and was terminated", 702, 6, "CUDA_ERROR_LAUNCH_TIMEOUT", 702,
-      finding="cuda-launch-timeout"),
-    F("cudaErrorPeerAccessNotEnabled", "peer access has not been enabled", 705, 51, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", 705),
-    F("cudaErrorContextIsDestroyed", "context is destroyed", 709, None, "CUDA_ERROR_CONTEXT_IS_DESTROYED", 709,
-      meaning="a call used a CUDA context that was already destroyed: by an earlier failure or by the program's teardown",
-      step="read the lines before it: an earlier CUDA error destroyed the context (it is the cause); otherwise the program "
-      "uses a GPU object after releasing its context"),
-    F("cudaErrorAssert", "device-side assert triggered", 710, 59, "CUDA_ERROR_ASSERT", 710, "hipErrorAssert",
-      finding="cuda-device-assert"),
-    F("cudaErrorHardwareStackError", "hardware stack error", 714, 72, "CUDA_ERROR_HARDWARE_STACK_ERROR", 714),
-    F("cudaErrorIllegalInstruction", "an illegal instruction was encountered", 715, 73, "CUDA_ERROR_ILLEGAL_INSTRUCTION", 715,
-      finding="cuda-kernel-fault"),
-    F("cudaErrorMisalignedAddress", "misaligned address", 716, 74, "CUDA_ERROR_MISALIGNED_ADDRESS", 716, finding="cuda-kernel-fault"),
-    F("cudaErrorLaunchFailure", "unspecified launch failure", 719, 4, "CUDA_ERROR_LAUNCH_FAILED", 719, "hipErrorLaunchFailure",
-      finding="cuda-launch-failure"),
-    F("cudaErrorNotSupported", "operation not supported", 801, 71, "CUDA_ERROR_NOT_SUPPORTED", 801, "hipErrorNotSupported"),
-    F("cudaErrorSystemNotReady", "system not yet initialized", 802, None, "CUDA_ERROR_SYSTEM_NOT_READY", 802,
-      meaning="the driver is up but the system is not ready for CUDA: on an NVSwitch machine (HGX/DGX) the fabric manager "
-      "is not running",
-      step="sudo systemctl start nvidia-fabricmanager (the same version as the driver), then rerun"),
-    F("cudaErrorSystemDriverMismatch", "system has unsupported display driver / cuda driver combination", 803, None,
-      "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", 803),
-    F("cudaErrorCompatNotSupportedOnDevice", "forward compatibility was attempted on non supported HW", 804, None,
-      "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", 804),
-    F("cudaErrorUnknown", "unknown error", 999, 30, "CUDA_ERROR_UNKNOWN", 999, "hipErrorUnknown",
-      meaning="CUDA's catch-all: the driver reported a fault it does not classify. At a program's first CUDA call it is "
-      "CUDA failing to start (nvidia_uvm not loaded or stale after a suspend or a driver update, a build too old for this "
-      "GPU, the device files missing in a container); after the program ran a while it is the GPU or its driver failing "
-      "(an Xid in the kernel log: heat, power, an overclock or undervolt)",
-      step="where it came: at the first call, nvidia-smi and a CUDA sample (deviceQuery) in the same environment, sudo "
-      "modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm (or a reboot), and a build of the program made for this GPU; after "
-      "a while, sudo dmesg -T | grep -i xid and the GPU's clocks, temperature and power (nvidia-smi -q -d "
-      "CLOCK,TEMPERATURE,POWER), at stock settings"),
-)
-
-# classes17b's rows (the message class): their meaning and step, for the faults whose words that table already holds
-_MESSAGE_ROWS = {name: (meaning, step) for _message, name, meaning, step, _same in CUDA_ERRORS}
-BY_NAME: dict[str, Fault] = {}
-for _f in FAULTS:
-    for _name in (_f.name, _f.driver, _f.hip):
-        if _name:
-            BY_NAME[_name.lower()] = _f
-BY_MESSAGE: dict[str, Fault] = {f.message.lower(): f for f in FAULTS}
-# a number, in each enum a program prints it from: the runtime's since CUDA 10.1 (and HIP's), before 10.1, the driver's
-ENUMS: dict[str, dict[int, Fault]] = {
-    "runtime": {f.code: f for f in FAULTS if f.code is not None},
-    "runtime before CUDA 10.1": {f.old_code: f for f in FAULTS if f.old_code is not None},
-    "driver": {f.driver_code: f for f in FAULTS if f.driver_code is not None},
-}
-ENUMS["hip"] = ENUMS["runtime"]
-
-
-def meaning_of(fault: Fault) -> tuple[str, str]:
-    """What a fault means and what to do: the row's own words, else the message class's (classes17b), else the finding's."""
-    if fault.meaning or fault.step:
-        return fault.meaning, fault.step
-    if fault.name in _MESSAGE_ROWS:
-        return _MESSAGE_ROWS[fault.name]
-    return "", ""
-
-
-def by_message(said: str) -> Optional[Fault]:
-    """The fault whose message a text starts with (a program's "!!!" or its own words may follow)."""
-    low = " ".join(said.lower().split())
-    return next((f for message, f in BY_MESSAGE.items() if low.startswith(message)), None)
 
 
 # The words every shape's line holds (a shape's own, before the number or the name): the pattern's needles
@@ -304,7 +128,7 @@ STARTS_CUDA = re.compile(r"\bcudaFree\(0\)|\b(?:cuInit|cudaSetDevice|cudaGetDevi
 
 def told(fault: Fault, name: str, code: str, enums: tuple[str, ...], line: str = "") -> dict:
     """A fault the line decides: its name in the enum the line printed it from, and its finding or its meaning and step."""
-    meaning, step = meaning_of(fault)
+    meaning, step = fault.meaning, fault.step
     start = STARTS_CUDA.search(line)
     if start is not None and not fault.finding:  # CUDA did not start: the line decides which half of a catch-all's meaning holds
         step = f"the call that failed ({start.group(0)}) is the one that starts CUDA in the process, so CUDA did not start on this GPU: {step}"
