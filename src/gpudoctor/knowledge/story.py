@@ -787,16 +787,31 @@ class Diagnosis:
 
     def fixed_before(self, seen: Seen) -> Optional[tuple[int, str, str]]:
         """(line, text) of a person's sentence right after every line of `seen` that says that error is gone since or did
-        not stop the job (knowledge/said_fixed.py), or None: the error is the thread's history, not the run's failure."""
+        not stop the job, or right before it that says the run finished despite it (knowledge/said_fixed.py), or None: the
+        error is the thread's history, or survived, not the run's failure."""
         if self.said_fixed is None or seen.first.source:
             return None
         said = self.said_fixed.after(max(seen.last, seen.first.line))
+        if said is None:
+            # the reporter's words before the paste: the errors they show did not stop the run, it finished all the same
+            # (google/deepvariant#722: "I got this error mesages, but it still finished SNP calling")
+            said = self.said_fixed.before(seen.first.line)
         if said is not None and said[2] == "gone" and self.printed_traceback(seen):
             # the run's own traceback, then the thread's fix of it ("the problem is solved! But other errors appeared",
             # cyanysc/video-super-resolution#7): that run's failure stays; history is an error quoted alone (a title, a line
             # in prose: alncat/opusDSD#10, brownvc/ganimorph#15)
             return None
         return said
+
+    def killall_status(self, seen: Seen) -> Optional[dict]:
+        """The fields of killall's "no process found" line right before each of srun's reports in `seen` that a task exited
+        with code 1 (knowledge/patterns/launcher.py KILLALL_FOUND_NONE), or None: that exit code is killall's, not the program's."""
+        if seen.pattern.id != "slurm-task-failed":
+            return None
+        hits = [seen.first, *seen.samples]
+        if all(h.fields.get("killall") and h.fields.get("how") == "Exited with exit code 1" for h in hits):
+            return seen.first.fields
+        return None
 
     def printed_traceback(self, seen: Seen) -> bool:
         """`seen`'s first line ends a traceback the log shows (its frames), not an error line quoted alone."""
@@ -1098,8 +1113,17 @@ class Diagnosis:
             # the reporter's next words say this error is gone since (a change they name) or did not stop the job
             # (alncat/opusDSD#10, brownvc/ganimorph#15, openpathsampling/openpathsampling#857): history, not the failure
             severity = Severity.INFO
-            title = f"{title} (line {fixed[0]} says " + ("it is gone since)" if fixed[2] == "gone" else "it did not stop the job)")
+            title = f"{title} (line {fixed[0]} says " + SAID_WORDS[fixed[2]] + ")"
             ev["said_fixed"] = {"line": fixed[0], "said": fixed[1], "says": fixed[2]}
+        elif (killall := self.killall_status(seen)) is not None:
+            # srun's exit code 1 is killall's: the job script's `killall` found no process left to signal
+            # (ComputationalRadiationPhysics/picongpu#198): no failure of the program's
+            severity = Severity.INFO
+            title = f"{p.title} (its exit code 1 is killall's own: line {killall['killall_line']} says it found no process to signal)"
+            why = (f"Line {killall['killall_line']} is killall's report that no process of that name was left to signal ({killall['killall']!r}); "
+                   "killall then exits 1, and srun reports that status as the task's. The program itself had ended before: this is no failure of it.")
+            fix = "in the job script: killall -q -9 PROG || true   # or drop the killall: the program has ended by then"
+            ev["killall"] = {"line": killall["killall_line"], "said": killall["killall"]}
         where = seen.first.where.where()
         if len(seen.ranks) > 1:
             where = f"ranks {', '.join(str(r) for r in sorted(seen.ranks)[:8])}" + ("…" if len(seen.ranks) > 8 else "")
@@ -1195,6 +1219,10 @@ class Diagnosis:
 # reports, a CalledProcessError whose command is an interpreter or a launcher of one)
 RUNS_PYTHON = re.compile(r"python|\.py\b|torchrun|accelerate|deepspeed|terminated with|exits with return code")
 SRUN_STATUS = re.compile(r"Exited with exit code (?P<code>\d+)")
+
+
+# What a person's sentence beside an error says of it (knowledge/said_fixed.py's kinds), in a finding's words.
+SAID_WORDS = {"gone": "it is gone since", "survived": "it did not stop the job", "ignorable": "it can be ignored"}
 
 
 def exit_said(seen: Seen) -> str:

@@ -20,7 +20,7 @@ from gpudoctor.knowledge.progress import Progress
 from gpudoctor.knowledge.reruns import Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.signs import HANDLED
-from gpudoctor.knowledge.story import Diagnosis
+from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import ends_in_failure, lead_first
 from gpudoctor.launch.rundir import OUTCOME_FILE
@@ -144,7 +144,7 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
             evidence["lines that speak of an error"] = later
         return LOG_INCONCLUSIVE(case="fixed", evidence=evidence,
                                 lines=d.lines, first=fixed[0].evidence.get("first_line"), said=said["line"],
-                                said_what="it is gone since, and goes on with another problem" if said["says"] == "gone" else "it did not stop the job")
+                                said_what="it is gone since, and goes on with another problem" if said["says"] == "gone" else SAID_WORDS[said["says"]])
     degraded = [f for f in d.findings() if f.id in DEGRADED_RUN and f.severity is Severity.WARN]
     if ended and degraded and not folder:
         # it reached its end, but its own lines say it went on degraded (a loss not finite, the CPU for the GPU): no

@@ -159,6 +159,23 @@ def where_it_stood(line: int, before: list[str]) -> dict:
     return {}
 
 
+# killall's own words when no process of that name was left to signal (psmisc's "NAME: no process found", its German
+# "NAME: Kein Prozess abgebrochen"): killall then exits 1. A job script that ends with `killall -9 prog` after the program
+# already finished makes srun report that status as its task's (ComputationalRadiationPhysics/picongpu#198: "picongpu:
+# Kein Prozess abgebrochen", then "srun: error: taurusi2031: tasks 10-11: Exited with exit code 1").
+KILLALL_FOUND_NONE = re.compile(r"^(?:killall: )?(?P<name>[\w.\-]{1,80}): (?:no process found|no process killed|Kein Prozess (?:gefunden|abgebrochen))$")
+KILLALL_BACK = 3  # lines before srun's report looked at for it
+
+
+def killall_found_none(line: int, before: list[str]) -> dict:
+    """killall's line that says it found no process to signal, among the lines right before srun's report (`before`, nearest
+    last), with its line number; {} when there is none."""
+    for k, text in enumerate(reversed(before)):
+        if KILLALL_FOUND_NONE.match(text.strip()):
+            return {"killall_line": line - k - 1, "killall": text.strip()[:200]}
+    return {}
+
+
 def stop_signal(fields: dict) -> str:
     """The stop signal's number a launcher-terminated line names ('' when it names none)."""
     number = str(fields.get("signal") or fields.get("signal2") or "")
@@ -570,13 +587,16 @@ PATTERNS = [
         r"srun: error: (?P<node>[\w.\-]+): tasks? (?P<task>[\d\-,]+): (?P<how>Exited with exit code \d+|Killed|Terminated)",
         ("srun: error",),
         why="""srun's summary of which task (rank) on which node ended badly. The reason is in that task's own
-        output before this line.""",
+        output before this line. An exit code 1 right after killall's "NAME: no process found" is killall's own status (the
+        job script's last `killall` found the program already gone): no failure, told as information.""",
         fix="read the named task's output (SLURM prefixes it with the task number, srun --label) for its error",
         examples=[
             ("srun: error: gpu-node-03: task 5: Exited with exit code 1", "srun task-exit message"),
         ],
         after=("*",),
         fields=groups,
+        context_before=KILLALL_BACK,
+        fields_before=killall_found_none,
     ),
     pattern(
         "torchrun-root-cause",
