@@ -133,6 +133,30 @@ LOADERS = """
             train_res = utils.train_epoch(epoch=epoch, loader=loaders["train"], model=model)
         """
 
+# github.com/fuqichen1998/Deformer ddp_train.py (u022): the DDP model and, beside it, a discriminator with an
+# optimizer of its own, both handed to another module's epoch function; the checkpoint helper reads the model
+DISCRIMINATOR = """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from utils.epoch import single_epoch
+        from utils.utils import ddp_load_checkpoint
+
+        def main(args, local_rank):
+            dist.init_process_group(backend="nccl")
+            model = get_network(args).to(local_rank)
+            ddp_load_checkpoint(model, resume_path=args.resume)
+            model = DDP(model, device_ids=[local_rank])
+            optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+            motion_discriminator = MotionDiscriminator(rnn_size=1024)
+            motion_discriminator.cuda()
+            motion_dis_optimizer = torch.optim.AdamW(motion_discriminator.parameters(), lr=args.motion_dis_lr)
+            WRAP
+            for epoch in range(args.epochs):
+                single_epoch(model=model, optimizer=optimizer, motion_dis_model=motion_discriminator,
+                             motion_dis_optimizer=motion_dis_optimizer)
+        """
+
 CASES = {
     "control: a setup() nothing calls, the main block starting the group itself": (
         "hardcoded-master-port", 6, None, DEAD_SETUP.replace("CALL", "#setup(0, 1)")),
@@ -169,6 +193,13 @@ CASES = {
         "sampler-no-set-epoch", 7, "warning", LOADERS.replace("SET", "pass")),
     "control: the same, with set_epoch on that loader's sampler": (
         "sampler-no-set-epoch", 7, None, LOADERS.replace("SET", 'loaders["train"].sampler.set_epoch(epoch)')),
+    "a discriminator with its own optimizer beside the DDP model, the step in another module": (
+        "no-gradient-sync", 13, "warning", DISCRIMINATOR.replace("WRAP", "pass")),
+    "control: the discriminator wrapped in DDP too": (
+        "no-gradient-sync", 13, None, DISCRIMINATOR.replace(
+            "WRAP", "motion_discriminator = DDP(motion_discriminator, device_ids=[local_rank])")),
+    "control: the discriminator handed to a helper that may wrap it": (
+        "no-gradient-sync", 13, None, DISCRIMINATOR.replace("WRAP", "wrap_ddp(motion_discriminator)")),
 }
 
 
