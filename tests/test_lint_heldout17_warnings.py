@@ -164,6 +164,10 @@ CASES = {
         "hardcoded-master-port", 6, "warning", DEAD_SETUP.replace("CALL", "setup(0, 1)")),
     "sibling: a snippet with no main block (the call left out of the post)": (
         "hardcoded-master-port", 6, "warning", DEAD_SETUP.split("        if __name__")[0]),
+    "sibling: the group starts in another function of the module, not in its main block": (
+        "hardcoded-master-port", 6, "warning", DEAD_SETUP.replace("CALL", "pass").replace(
+            '            dist.init_process_group(backend="nccl")',
+            '            pass\n\n        def init_dist():\n            dist.init_process_group(backend="nccl")')),
     "sibling: the group starts in the uncalled function (an excerpt cut before its call)": (
         "hardcoded-master-port", 6, "warning", CUT_MAIN),
     "control: --local_rank replaced by the group's rank before any read": (

