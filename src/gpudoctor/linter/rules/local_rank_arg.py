@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import LOCAL_RANK_FLAGS as FLAGS
 from gpudoctor.linter.idioms import local_rank_flags
-from gpudoctor.linter.model import FileModel, constant, keyword, position, terminal_name
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, Hit, Rule
 
 # The file's own words say it is started by torchrun (a comment or docstring with the command).
@@ -301,5 +301,5 @@ def _replaced_before_read(file: FileModel) -> bool:
         return False
     reads = [n for n in ast.walk(file.tree) if type(n) is ast.Attribute and n.attr == "local_rank"
              and type(n.ctx) is ast.Load]
-    return any(all(file.function(r) is file.function(store) and position(r) > position(store) for r in reads)
-               for store in stores)
+    return any(all(file.function(r) is file.function(store) and (r.lineno, r.col_offset) > (store.lineno, store.col_offset)
+                   for r in reads) for store in stores)
