@@ -58,6 +58,9 @@ ALIASES = {
     # go on to the next epoch's collectives (the rule's `break` case)
     "rank-conditional-early-exit": "collective-under-rank-condition",
     "early-stop-on-one-rank": "collective-under-rank-condition",  # heldout10 u012: the same break, rank 0 only
+    # heldout17 u052: the patience test and its break under `if config['rank'] == 0:`, a barrier after it (the
+    # rule's `break` case again; u042's shard-dependent early stop, under no rank test, is a miss of the rule)
+    "rank-local-early-stop": "collective-under-rank-condition",
     "ddp-unwrapped-at-once": "dataparallel-unwrapped-at-once",  # dev7 u046: `model = DDP(model)`, then `model.module`
     # heldout13 u041, u021: a local assigned only under a rank test and read on every rank (UnboundLocalError
     # on the others), which undefined-name's `_bound_on_some_ranks` says in those words

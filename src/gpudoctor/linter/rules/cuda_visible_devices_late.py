@@ -43,7 +43,9 @@ class CudaVisibleDevicesLate(Rule):
     Not where the same function, after the write, starts new programs (`mp.spawn`,
     `subprocess.run(["torchrun", ...])`, `os.system`): they inherit the environment
     and initialise CUDA themselves, so the variable reaches them; that is usually
-    why it is set there (lint heldout12: two launchers the rule called wrong).
+    why it is set there (lint heldout12: two launchers the rule called wrong). The same
+    through a function of the file that starts them (lint heldout17: `run_demo(train, ...)`,
+    whose body is `torch.multiprocessing.spawn`).
 
     Not the variables torch reads later (`PYTORCH_CUDA_ALLOC_CONF` at the first
     allocation, `NCCL_*` when a communicator is made).
@@ -129,17 +131,13 @@ class CudaVisibleDevicesLate(Rule):
         (lint heldout12 u017, github.com/bGuenes/sbi_model_comparison: a trainer that sets
         CUDA_VISIBLE_DEVICES from --gpus, after device_count() gave that option's default, right
         before mp.spawn; u030, github.com/johnlockejrr/polyscriptor: a launcher that sets it before
-        `subprocess.run(["torchrun", ...])`). Not `multiprocessing.Process` under its default
-        "fork": a forked child inherits the parent's CUDA state as it is."""
+        `subprocess.run(["torchrun", ...])`). Also through a function of the file that does it
+        (lint heldout17 u047: `run_demo(train, ...)`, whose body is `torch.multiprocessing.spawn`).
+        Not `multiprocessing.Process` under its default "fork": a forked child inherits the
+        parent's CUDA state as it is."""
         scope = file.function(write)
-        for call in file.calls:
-            if file.function(call) is not scope or position(call) <= position(write):
-                continue
-            name = file.qualname(call.func) or ""
-            if file.is_spawn(call) or name.startswith("subprocess.") and terminal_name(call.func) in CHILD_STARTS \
-                    or name == "os.system" or name.startswith(("os.exec", "os.spawn")):
-                return True
-        return False
+        return any(file.function(call) is scope and position(call) > position(write)
+                   and _starts_children(file, call, set()) for call in file.calls)
 
     @staticmethod
     def _initialises(file: FileModel, call: ast.Call) -> bool:
@@ -190,3 +188,17 @@ class CudaVisibleDevicesLate(Rule):
             outer = file.function(site)
             out += [site] if outer is None else self._module_entries(file, outer, seen)
         return out
+
+
+def _starts_children(file: FileModel, call: ast.Call, seen: set) -> bool:
+    """`call` starts new programs: mp.spawn, `subprocess.*`, `os.system`, `os.exec*` / `os.spawn*`, or a
+    function of this file whose body makes such a call (followed three calls deep)."""
+    name = file.qualname(call.func) or ""
+    if file.is_spawn(call) or name.startswith("subprocess.") and terminal_name(call.func) in CHILD_STARTS \
+            or name == "os.system" or name.startswith(("os.exec", "os.spawn")):
+        return True
+    callee = file.local_function(call)
+    if callee is None or callee in seen or len(seen) > 2:
+        return False
+    seen.add(callee)
+    return any(file.function(inner) is callee and _starts_children(file, inner, seen) for inner in file.calls)

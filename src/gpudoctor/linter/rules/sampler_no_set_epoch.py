@@ -58,7 +58,10 @@ class SamplerNoSetEpoch(Rule):
     loader:`) reads it again at each pass, as an epoch loop does, unless the `while` ends in a
     `break`; and `iter(loader)` rebuilt inside a step loop (`except StopIteration: data =
     iter(loader)`, read with `next(data)`) restarts it as an endless iterator does (lint
-    heldout15: an FSDP language-model trainer, a meta-learning trainer).
+    heldout15: an FSDP language-model trainer, a meta-learning trainer). A loop over the loader
+    directly inside a counted loop (`for i in range(10):`, whatever its variable's name) is read
+    per epoch too, and a loader taken from a dict literal by its key (`loaders['train']`, handed to
+    another module's `train_epoch`) is that entry's loader (lint heldout17).
     """
 
     id = "sampler-no-set-epoch"
@@ -193,7 +196,8 @@ class SamplerNoSetEpoch(Rule):
             if not any(self._is_epoch_loop(loop) for loop in file.enclosing_loops(call)):
                 continue
             for arg in [*call.args, *(k.value for k in call.keywords)]:
-                loaders = [o for o in file.origins(arg) if isinstance(o, ast.Call) and is_loader(file, o)]
+                loaders = [o for o in file.origins(arg) + _dict_entries(file, arg)
+                           if isinstance(o, ast.Call) and is_loader(file, o)]
                 if any(sampler in samplers_of(file, loader) for loader in loaders):
                     return call
         return None
@@ -263,6 +267,9 @@ class SamplerNoSetEpoch(Rule):
         if isinstance(node, (ast.For, ast.AsyncFor)) and loops and isinstance(loops[0], ast.While) \
                 and not _runs_once_while(loops[0]):
             return True
+        if isinstance(node, (ast.For, ast.AsyncFor)) and loops and isinstance(loops[0], (ast.For, ast.AsyncFor)) \
+                and _counted(loops[0].iter):
+            return True  # `for i in range(10): for data in loader:` (lint heldout17 u028): each pass is an epoch
         func = file.function(node)
         if func is None or func in seen:
             return False
@@ -308,6 +315,32 @@ class SamplerNoSetEpoch(Rule):
 def _runs_once_while(loop: ast.While) -> bool:
     """A `while` whose body ends in `break` (or returns) on every pass: one pass, one order."""
     return bool(loop.body) and type(loop.body[-1]) in (ast.Break, ast.Return, ast.Raise)
+
+
+def _dict_entries(file: FileModel, expr: ast.AST) -> list[object]:
+    """`loaders['train']` where `loaders` is bound only to dict literals: the value each gives that key
+    (lint heldout17 u017: `loaders = {'train': DataLoader(..., sampler=DistributedSampler(train_set)),
+    ...}`, then `utils.train_epoch(loader=loaders['train'], ...)` once per epoch). Nothing where some
+    binding is not a dict literal, or a literal has no such key."""
+    if type(expr) is not ast.Subscript or constant(expr.slice) is None:
+        return []
+    tables = file.origins(expr.value)
+    out: list[object] = []
+    for table in tables:
+        if type(table) is not ast.Dict:
+            return []
+        values = [v for k, v in zip(table.keys, table.values) if k is not None and constant(k) == constant(expr.slice)]
+        if len(values) != 1:
+            return []
+        out += file.origins(values[0])
+    return out
+
+
+def _counted(iterable: ast.expr) -> bool:
+    """`range(n)` as written, for n other than one: the loop passes a number of times, whatever
+    its variable's name."""
+    return type(iterable) is ast.Call and type(iterable.func) is ast.Name and iterable.func.id == "range" \
+        and not _runs_once(iterable)
 
 
 def _runs_once(iterable: ast.expr) -> bool:
