@@ -265,6 +265,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             where += " (your code)"
         if cut:
             where += "; the exception line itself was cut from the paste: " + paste_step(last, sign, launcher)
+        if cut and sign.relay is not None:  # the original error of a relay (knowledge/relays.py): where it is read whole
+            where += (f"; this is the original error of {sign.relay.where}, which line {sign.relay.line} relays (the relay only "
+                      f"says who handed it over): {sign.relay.step()}")
         extra = ""
         known = message_class(sign)
         if known is not None:
