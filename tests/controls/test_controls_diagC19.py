@@ -71,3 +71,26 @@ class TestUnrecognisedFailure:
         # LeeDoYup/FixMatch-pytorch#2: mp.spawn's process 0, its traceback cut
         f = head(case("heldout7", "fixmatch-2-mp-spawn-ddp-init-nccl"))
         assert "an exception in the process mp.spawn started as number 0" in f.title and "fn(0, *args)" in f.fix
+
+
+class TestRayWorkerDied:
+    verdict = "ray-worker-died"
+
+    def test_control_an_actor_whose_constructor_raised_is_its_error(self):
+        # an ActorDiedError "because of an error raised in its creation task" relays the constructor's error (OpenRLHF/OpenRLHF#679's
+        # actor line); the original under it, a model folder without config.json (a real transformers message), is the failure
+        log = ("ray.exceptions.ActorDiedError: The actor died because of an error raised in its creation task, ray::LLMRayActor.__init__() "
+               "(pid=427151, ip=10.181.130.26, actor_id=739ab55c49a4e484b354eb9d02000000)\n"
+               '  File "/cpfs01/shared/public/binchen/Developer/OpenRLHF/openrlhf/trainer/ray/vllm_engine.py", line 54, in __init__\n'
+               "    self.llm = vllm.LLM(*args, **kwargs)\n"
+               f'  File "{SITE}/transformers/configuration_utils.py", line 722, in _get_config_dict\n'
+               "    raise EnvironmentError(\n"
+               "OSError: /models/llama does not appear to have a file named config.json. Checkout "
+               "'https://huggingface.co//models/llama/None' for available files.\n")
+        assert head_id(log) == "setup-refused-by-program"
+
+    def test_sibling_an_actor_whose_constructor_raised_cut_names_the_actor(self):
+        # OpenRLHF/OpenRLHF#679: the constructor's traceback is cut: the answer is that error, named through the relay
+        f = head(case("dev", "openrlhf-679-llmrayactor-creation-task-died"))
+        assert f.id == "unrecognised-failure" and "the Ray task or actor LLMRayActor.__init__ (pid 427151)" in f.title
+        assert "ray logs worker --pid 427151" in f.fix
