@@ -51,6 +51,12 @@ class TestUnrecognisedFailure:
         assert f.id == "unrecognised-failure" and "RuntimeError in DataParallel's replica 1 (GPU 1) (its traceback is cut" in f.title
         assert "Original (" not in f.title and "CUDA_VISIBLE_DEVICES=0" in f.fix
 
+    def test_sibling_a_relay_whose_original_is_absent_says_so(self):
+        # ultralytics/yolov5#115: the paste ends at the replica's relay ("Original Traceback (mos"): no original to read
+        f = head(case("dev4", "yolov5-115-dataparallel-replica-1-test"))
+        assert "RuntimeError in DataParallel's replica 1 (GPU 1) (relayed; the original's traceback is not in this log)" in f.title
+        assert "paste the lines that follow line 19" in f.fix and "called from your code" not in f.fix
+
     def test_sibling_a_ray_tasks_cut_original_names_its_log(self):
         # ray-project/ray#32990: two relays; the inner one's task and pid say where its whole traceback is
         f = head(case("dev", "ray-32990-getstarted-gpu-raytaskerror"))

@@ -55,8 +55,9 @@ RELAYS = (
           "the process mp.spawn started as number {spawned}",
           "mp.spawn prints that process's whole traceback after this line; call the spawned function directly in one process "
           "(fn(0, *args)) to have it raised there"),
-    # a process pool's worker: its traceback is the text between triple quotes under this line
-    Relay("pool", re.compile(r"^(?:multiprocessing\.pool\.RemoteTraceback|concurrent\.futures\.process\._RemoteTraceback):\s*$"),
+    # a process pool's worker (multiprocessing.pool, concurrent.futures, joblib's loky): its traceback is the text between
+    # triple quotes under this line
+    Relay("pool", re.compile(r"^(?:[A-Za-z_]\w*\.)*_?RemoteTraceback:\s*$"),
           "a process pool's worker",
           "the worker's traceback is the text between the triple quotes under this line; call the pooled function in the "
           "main process to have it raised directly"),

@@ -300,6 +300,7 @@ class Sign:
     cut: bool = False  # a traceback whose exception line is not in the log
     remedy: Optional[Remedy] = None  # what the message itself says to do, and its line
     relay: Optional[Relayed] = None  # a cut traceback another process's relay printed: that relay (knowledge/relays.py)
+    relaying: Optional[Relayed] = None  # an exception whose line is a relay: what it names of the original it prints under it
 
     def raised_by(self) -> str:
         """'your code', or the package whose frame raised ('deepspeed', 'python'); '' when no frame shows."""
@@ -346,6 +347,9 @@ class Sign:
 
     def describe(self) -> str:
         """'StopIteration on rank 3 at train.py:118'."""
+        if self.relaying is not None and self.cause == "<next>":
+            # a relay whose original the log does not hold: what the relay names of it, not where it was handed over
+            return f"{self.relaying.what()} (relayed; the original's traceback is not in this log)"
         out = self.what
         # (a relayed original's what names the relay's class already: "RuntimeError in DataLoader worker process 0 (...)")
         if self.cause and self.cause != self.what and not self.cause.startswith("<") and not (self.relay and self.what.startswith(self.cause + " ")):
@@ -670,7 +674,7 @@ class Signs:
                 if not message.strip():  # a message that starts on the next lines: an error handler's relay marker there
                     message = next((seg.text for raw in after[i + 1 : i + 4] for seg in segments(raw) if RELAY_MARKER in seg.text), message)
                 sign = Sign("exception", cls, message[:300], line, source, head, time_of(raw), frames, text=text)
-                self.note_relay(text, head.rank, line + 1 + i, source)  # a relay's exception line: its original follows
+                sign.relaying = self.note_relay(text, head.rank, line + 1 + i, source)  # a relay's exception line: its original follows
                 sign.remedy = remedy_in([(line + 1 + i, text), *continued(head, line + 1 + i, after[i + 1 : i + 1 + MESSAGE_LINES])])
                 # mp.spawn's report has no rank; the traceback it announces is given the spawned process's
                 if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank in (head.rank, None):
@@ -696,11 +700,12 @@ class Signs:
             return
         self.cut_traceback(head, raw, line, source, frames)
 
-    def note_relay(self, text: str, rank: Optional[int], line: int, source: str) -> None:
+    def note_relay(self, text: str, rank: Optional[int], line: int, source: str) -> Optional[Relayed]:
         """Keep the line if it is a relay of another process's error: the traceback that follows it is that error's."""
         relayed = relay_in(text, line)
         if relayed is not None:
             self.relays[(source, rank)] = relayed
+        return relayed
 
     def relay_before(self, source: str, rank: Optional[int], line: int) -> Optional[Relayed]:
         """The relay whose original traceback starts at this line (its header or, cut above, its first frame)."""

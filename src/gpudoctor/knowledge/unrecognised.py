@@ -256,7 +256,12 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             where = f"the last frame the log shows is {shown_frame(last)}"
         else:
             where = f"it was raised in {last.path}:{last.line}"
-        if last is not None and mine is not None and mine is not last:
+        if sign.relaying is not None and sign.cause == "<next>":
+            # a relay whose original the log does not hold: its frames only show where the original was handed over
+            where = (f"the original error, whose traceback the relay prints under its line (line {sign.relaying.line} of this log), is not in "
+                     f"this log: paste the lines that follow line {sign.relaying.line} in the full output; the frames above the relay "
+                     f"only show where it was handed over")
+        elif last is not None and mine is not None and mine is not last:
             called = f" (`{mine.code}`)" if cut and mine.code else ""
             where += f", called from your code at {mine.path}:{mine.line}{called}: check what that call passes and the library's version"
         elif last is not None and last.user() and not cut:
