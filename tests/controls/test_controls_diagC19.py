@@ -57,6 +57,17 @@ class TestUnrecognisedFailure:
         assert "RuntimeError in DataParallel's replica 1 (GPU 1) (relayed; the original's traceback is not in this log)" in f.title
         assert "paste the lines that follow line 19" in f.fix and "called from your code" not in f.fix
 
+    def test_sibling_a_relays_line_alone_says_the_original_is_missing(self):
+        # jia-zhuang/pytorch-multi-gpu-training#8: only the relay's line was pasted
+        f = head(case("heldout7", "pytorch-multi-gpu-training-8-caught-in-replica-0"))
+        assert f.id == "unrecognised-failure" and "is not in this log: paste the lines that follow the relay's line" in f.fix
+        assert "torchrun --tee" not in f.fix  # one process's DataParallel replica: no rank's output to keep
+
+    def test_sibling_a_titles_relay_is_read_through_its_body(self):
+        # NielsRogge/Transformers-Tutorials#125: the title quotes the relay; the body prints it with the original, cut
+        f = head(case("heldout14", "transformers-tutorials-125-layoutlmv2-replica-1"))
+        assert "RuntimeError in DataParallel's replica 1 (GPU 1) (its traceback is cut" in f.title
+
     def test_sibling_a_ray_tasks_cut_original_names_its_log(self):
         # ray-project/ray#32990: two relays; the inner one's task and pid say where its whole traceback is
         f = head(case("dev", "ray-32990-getstarted-gpu-raytaskerror"))

@@ -779,9 +779,12 @@ class Signs:
             return None
         return min(live, key=lambda s: (-s.strength, s.source, s.line))
 
-    def original_of(self, source: str, line: int) -> Optional[Sign]:
-        """The cut traceback of the original error the relay on this line printed (knowledge/relays.py), if the log has one."""
-        return next((s for s in self.signs if s.relay is not None and s.relay.line == line and s.source == source and not s.claimed), None)
+    def original_of(self, source: str, line: int, text: str) -> Optional[Sign]:
+        """The cut traceback of the original error the relay on this line (`text`) printed (knowledge/relays.py), if the log
+        has one; or that of the same relay said again further on (a paste's title quotes the relay, its body prints it whole)."""
+        said = relay_in(text, line)
+        return next((s for s in self.signs if s.relay is not None and s.source == source and not s.claimed and (
+            s.relay.line == line or said is not None and s.relay.line > line and s.relay.what() == said.what())), None)
 
     def exception_at(self, msg: LogLine) -> Optional[Sign]:
         """The traceback whose exception line this is (read ahead from its header)."""

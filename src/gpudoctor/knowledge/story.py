@@ -558,7 +558,8 @@ class Diagnosis:
         generic = told.get("python-exception")
         if generic is not None:
             sign = self.signs.exception(generic.first.fields.get("exception", ""), generic.first.where.rank)
-            original = self.signs.original_of(generic.first.source, generic.first.line)
+            said = f"{generic.first.fields.get('exception', '')}: {generic.first.fields.get('message', '')}"
+            original = self.signs.original_of(generic.first.source, generic.first.line, said)
             if original is not None:
                 # a relay's line (knowledge/relays.py) whose original the log cuts: the original is the failure, told through the relay
                 del told["python-exception"]

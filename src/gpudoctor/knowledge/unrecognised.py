@@ -16,6 +16,7 @@ from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, native_owner, package_of
 from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a
+from gpudoctor.knowledge.relays import relay_in
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
 from gpudoctor.knowledge.signs import KIND, Frame, Sign
@@ -220,6 +221,10 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     if sign is None:
         if is_java(None, exception):
             out = JAVA_STEP
+        elif relay_in(f"{exception}: {message}", 0) is not None:
+            # a relay's line alone (knowledge/relays.py): the original it prints under its line is what is missing
+            out = ("the original error, whose traceback the relay prints under its line, is not in this log: paste the lines "
+                   "that follow the relay's line in the full output")
         elif traceback_at is not None:
             out = f"read the traceback that starts at line {traceback_at} of this log: its last frames say where {exception or 'the exception'} was raised"
         else:
