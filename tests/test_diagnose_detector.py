@@ -88,7 +88,7 @@ def test_a_ray_wrapper_is_told_through_the_workers_own_exception():
     )
     found = [f for f in api.diagnose(log).findings if f.severity is Severity.ERROR]
     assert found[0].id == "unrecognised-failure"
-    assert found[0].title.startswith("unrecognised failure: RuntimeError in a Ray worker")
+    assert found[0].title.startswith("unrecognised failure: RuntimeError in the Ray task or actor RayTrainWorker._RayTrainWorker__execute (pid 2475)")
     assert "2468910161.py:65" in found[0].title
 
 

@@ -26,6 +26,8 @@ from gpudoctor.knowledge.libraries import PROJECTS, is_library, package_of, proj
 from gpudoctor.knowledge.lines import ANSI, LogLine, segments
 from gpudoctor.knowledge.mentions import speaks_of_error
 from gpudoctor.knowledge.pattern import any_of
+from gpudoctor.knowledge.relays import SPAN as RELAY_SPAN
+from gpudoctor.knowledge.relays import Relayed, relay_in
 from gpudoctor.knowledge.remedy import Remedy, remedy_in
 
 KEEP = 16  # signs kept (the first ones); later ones are only counted
@@ -297,6 +299,8 @@ class Sign:
     block: Optional["Sign"] = None  # the first sign of the C++ report this one is part of
     cut: bool = False  # a traceback whose exception line is not in the log
     remedy: Optional[Remedy] = None  # what the message itself says to do, and its line
+    relay: Optional[Relayed] = None  # a cut traceback another process's relay printed: that relay (knowledge/relays.py)
+    relaying: Optional[Relayed] = None  # an exception whose line is a relay: what it names of the original it prints under it
 
     def raised_by(self) -> str:
         """'your code', or the package whose frame raised ('deepspeed', 'python'); '' when no frame shows."""
@@ -343,8 +347,12 @@ class Sign:
 
     def describe(self) -> str:
         """'StopIteration on rank 3 at train.py:118'."""
+        if self.relaying is not None and self.cause == "<next>":
+            # a relay whose original the log does not hold: what the relay names of it, not where it was handed over
+            return f"{self.relaying.what()} (relayed; the original's traceback is not in this log)"
         out = self.what
-        if self.cause and self.cause != self.what and not self.cause.startswith("<"):
+        # (a relayed original's what names the relay's class already: "RuntimeError in DataLoader worker process 0 (...)")
+        if self.cause and self.cause != self.what and not self.cause.startswith("<") and not (self.relay and self.what.startswith(self.cause + " ")):
             out += f" (from {self.cause})"
         origin = self.where.where()
         if origin:
@@ -400,6 +408,7 @@ class Signs:
         self.went_on_span: dict[Optional[int], tuple[int, int]] = {}  # rank -> (first, last) line of a traceback it went on from
         # (line, text, class) of those tracebacks' exception lines (handled_after), for the undecided answer to name
         self.went_on: list[tuple[int, str, str]] = []
+        self.relays: dict[tuple[str, Optional[int]], Relayed] = {}  # (source, rank) -> the last relay's line read
 
     def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
@@ -416,6 +425,7 @@ class Signs:
 
     def see(self, msg: LogLine, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
         text = msg.text
+        self.note_relay(text, msg.rank, line, source)
         if text.startswith("Exception ignored in"):
             self.ignored_at[msg.rank] = line
             self.events += 1
@@ -664,6 +674,7 @@ class Signs:
                 if not message.strip():  # a message that starts on the next lines: an error handler's relay marker there
                     message = next((seg.text for raw in after[i + 1 : i + 4] for seg in segments(raw) if RELAY_MARKER in seg.text), message)
                 sign = Sign("exception", cls, message[:300], line, source, head, time_of(raw), frames, text=text)
+                sign.relaying = self.note_relay(text, head.rank, line + 1 + i, source)  # a relay's exception line: its original follows
                 sign.remedy = remedy_in([(line + 1 + i, text), *continued(head, line + 1 + i, after[i + 1 : i + 1 + MESSAGE_LINES])])
                 # mp.spawn's report has no rank; the traceback it announces is given the spawned process's
                 if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank in (head.rank, None):
@@ -689,21 +700,37 @@ class Signs:
             return
         self.cut_traceback(head, raw, line, source, frames)
 
+    def note_relay(self, text: str, rank: Optional[int], line: int, source: str) -> Optional[Relayed]:
+        """Keep the line if it is a relay of another process's error: the traceback that follows it is that error's."""
+        relayed = relay_in(text, line)
+        if relayed is not None:
+            self.relays[(source, rank)] = relayed
+        return relayed
+
+    def relay_before(self, source: str, rank: Optional[int], line: int) -> Optional[Relayed]:
+        """The relay whose original traceback starts at this line (its header or, cut above, its first frame)."""
+        for key in ((source, rank), (source, None)):
+            relayed = self.relays.get(key)
+            if relayed is not None and 0 <= line - relayed.line <= RELAY_SPAN:
+                return relayed
+        return None
+
     def cut_traceback(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame]) -> None:
         """No exception line: the paste (or the log) was cut, but an exception was raised (a traceback
         header alone says so too)."""
         if not frames and TRACEBACK in head.text:  # a header alone, plain or rich's box top (weak: what else the log says comes first)
             self.add(Sign("tbheader", KIND["tbheader"], "", line, source, head, time_of(raw), [], cut=True))
         if frames:
-            named = IPYTHON_HEADER.match(head.text)  # IPython named the class in its header
+            # IPython named the class in its header (a relay's `Original Traceback` names none)
+            named = None if head.text.startswith(ORIGINAL) else IPYTHON_HEADER.match(head.text)
             what = f"{named.group('cls')} (the traceback is cut before its message)" if named else "an exception (the traceback is cut before its last line)"
             sign = Sign("exception", what, "", line, source, head, time_of(raw), frames, cut=True)
             previous = self.signs[-1] if self.signs else None
             if previous is not None and previous.cause == "<next>" and previous.where.rank == head.rank and previous.line < line:
-                inner = RAY_WRAPPER.match(previous.what)
                 previous.cause, sign.cause = (TOLD if wrapper(previous.what, previous.message, previous.frames) else ""), previous.what
-                if inner:  # Ray named the worker's exception class: that is what failed
-                    sign.what = f"{inner.group('inner')} in a Ray worker (its traceback is cut before the message)"
+            relayed = self.relay_before(source, head.rank, line)
+            if relayed is not None:  # another process's error its relay printed, cut: the relay names its class and where it ran
+                sign.what, sign.relay = f"{relayed.what()} (its traceback is cut before the message)", relayed
             self.add(sign)
 
     @staticmethod
@@ -751,6 +778,13 @@ class Signs:
         if not live:
             return None
         return min(live, key=lambda s: (-s.strength, s.source, s.line))
+
+    def original_of(self, source: str, line: int, text: str) -> Optional[Sign]:
+        """The cut traceback of the original error the relay on this line (`text`) printed (knowledge/relays.py), if the log
+        has one; or that of the same relay said again further on (a paste's title quotes the relay, its body prints it whole)."""
+        said = relay_in(text, line)
+        return next((s for s in self.signs if s.relay is not None and s.source == source and not s.claimed and (
+            s.relay.line == line or said is not None and s.relay.line > line and s.relay.what() == said.what())), None)
 
     def exception_at(self, msg: LogLine) -> Optional[Sign]:
         """The traceback whose exception line this is (read ahead from its header)."""

@@ -573,6 +573,15 @@ class Diagnosis:
         generic = told.get("python-exception")
         if generic is not None:
             sign = self.signs.exception(generic.first.fields.get("exception", ""), generic.first.where.rank)
+            said = f"{generic.first.fields.get('exception', '')}: {generic.first.fields.get('message', '')}"
+            original = self.signs.original_of(generic.first.source, generic.first.line, said)
+            if original is not None:
+                # a relay's line (knowledge/relays.py) whose original the log cuts: the original is the failure, told through the relay
+                del told["python-exception"]
+                first = Hit(original.line, original.source, original.where, {"sign": original}, original.time)
+                told[UNRECOGNISED.id] = Seen(UNRECOGNISED, generic.order, first, generic.count, generic.samples, generic.ranks, generic.nodes, generic.by_rank)
+                self.by_frame(told, original)
+                return
             if sign is None or not sign.users_code_failed():
                 del told["python-exception"]
                 if sign is not None and any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):

@@ -16,6 +16,7 @@ from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, native_owner, package_of
 from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a
+from gpudoctor.knowledge.relays import relay_in
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
 from gpudoctor.knowledge.signs import KIND, Frame, Sign
@@ -220,6 +221,10 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
     if sign is None:
         if is_java(None, exception):
             out = JAVA_STEP
+        elif relay_in(f"{exception}: {message}", 0) is not None:
+            # a relay's line alone (knowledge/relays.py): the original it prints under its line is what is missing
+            out = ("the original error, whose traceback the relay prints under its line, is not in this log: paste the lines "
+                   "that follow the relay's line in the full output")
         elif traceback_at is not None:
             out = f"read the traceback that starts at line {traceback_at} of this log: its last frames say where {exception or 'the exception'} was raised"
         else:
@@ -256,7 +261,12 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             where = f"the last frame the log shows is {shown_frame(last)}"
         else:
             where = f"it was raised in {last.path}:{last.line}"
-        if last is not None and mine is not None and mine is not last:
+        if sign.relaying is not None and sign.cause == "<next>":
+            # a relay whose original the log does not hold: its frames only show where the original was handed over
+            where = (f"the original error, whose traceback the relay prints under its line (line {sign.relaying.line} of this log), is not in "
+                     f"this log: paste the lines that follow line {sign.relaying.line} in the full output; the frames above the relay "
+                     f"only show where it was handed over")
+        elif last is not None and mine is not None and mine is not last:
             called = f" (`{mine.code}`)" if cut and mine.code else ""
             where += f", called from your code at {mine.path}:{mine.line}{called}: check what that call passes and the library's version"
         elif last is not None and last.user() and not cut:
@@ -265,6 +275,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             where += " (your code)"
         if cut:
             where += "; the exception line itself was cut from the paste: " + paste_step(last, sign, launcher)
+        if cut and sign.relay is not None:  # the original error of a relay (knowledge/relays.py): where it is read whole
+            where += (f"; this is the original error of {sign.relay.where}, which line {sign.relay.line} relays (the relay only "
+                      f"says who handed it over): {sign.relay.step()}")
         extra = ""
         known = message_class(sign)
         if known is not None:

@@ -242,6 +242,14 @@ what is missing, and ends with the search of the owning project's issues. A trac
 exception line is named by the last frame the log shows (its line in the log, the code it was running,
 whose code it is: yours, or the package's) and the step says which lines of the full output decide it
 (those after that frame, down to the exception's own line; each rank's output where a launcher ran it).
+A cut traceback that a relay printed (`Caught X in DataLoader worker process N` / `in replica N on device N`
+with its `Original Traceback`, `RayTaskError(X): ray::task() (pid=N)`, `-- Process N terminated with the
+following error:`, a test's `Process N exited with error code C and exception:`, a process pool's
+`RemoteTraceback`, `X: Traceback (most recent call last):`; `gpudoctor.knowledge.relays`) is that other
+process's original error: the answer names it through the relay (`RuntimeError in DataLoader worker process 0
+(its traceback is cut before the message)`) and says where it is read whole (`num_workers=0`, one GPU,
+`ray logs worker --pid N`, the spawned function called in one process). An original printed whole is read
+as any traceback is, and a pattern that knows it heads the answer.
 For example:
 
 ```sh

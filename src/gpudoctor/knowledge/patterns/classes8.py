@@ -21,6 +21,7 @@ import re
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, pattern
+from gpudoctor.knowledge.relays import STEPS
 
 E = Severity.ERROR
 W = Severity.WARN
@@ -38,19 +39,9 @@ CONCRETE = (r"(?:`[^`]+`|'[\w./-]+'|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\s--?[a-z][\w-
 DIRECTIVE_LINE = re.compile(r"^\W*(?P<directive>" + DIRECTIVE + r".*" + CONCRETE + r".*)$")
 
 
-# How to have the relayed error raised where it happened, by who relayed it (the fix's STEP).
-RELAY_STEPS = {
-    "worker": ("rerun with num_workers=0, so the dataset's error (its __getitem__, a decode, a path, the collate function) is "
-               "raised in the main process with its own frames"),
-    "pin_device": "rerun with pin_memory=False to see the error the pin-memory thread hit",
-    "replica": ("run the model on one GPU (CUDA_VISIBLE_DEVICES=0) to have it raised directly; an error only replicas 1 and up "
-                "raise is usually a tensor created inside forward on a fixed device: create it on the input's device (x.device), "
-                "or move to DistributedDataParallel (one process per GPU)"),
-    "task": ("the task's or actor's own log on its node has the whole traceback: `ray logs worker --pid PID`, or "
-             "/tmp/ray/session_latest/logs/ on that node"),
-    "process": "the child's traceback follows this line in the test's output; run the test alone to read it whole",
-    "traceback": "the child's traceback is the text after this line; call the child's function in the main process to have it raised directly",
-}
+# How to have the relayed error raised where it happened, by who relayed it (the fix's STEP): each relay shape's own
+# step (knowledge/relays.py), in the order relay_names tries the line's groups.
+RELAY_STEPS = {key: STEPS[key] for key in ("worker", "pin_device", "replica", "task", "process", "traceback")}
 
 
 def relay_names(m, _context: list[str]) -> dict:
@@ -145,7 +136,8 @@ PATTERNS_RELAYED = [
         child's traceback as the message. The real exception, its message and its frames are in the traceback printed
         under this line (after `Original Traceback`, the `ray::...` frames, the text after `exception:`), and its last line
         says what failed; the frames above this line (reraise, parallel_apply, ray.get) only show where it was handed over.
-        When that inner traceback is cut from the paste, the cause is not in the log. To have the error raised where it
+        When that inner traceback is cut from the paste, the cause is not in the log: the answer is then that original, named
+        through the relay (the class the relay names, where it ran) with where to read it whole. To have the error raised where it
         happened: a DataLoader worker: rerun with num_workers=0; a DataParallel replica: run the model on one GPU (an error
         only replicas 1 and up raise is usually a tensor created on a fixed device inside forward); a Ray task or actor:
         its own log on its node (`ray logs worker --pid PID`); a test's child or a multiprocessing helper: the text after

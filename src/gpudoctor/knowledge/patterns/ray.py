@@ -59,7 +59,9 @@ PATTERNS = [
         "a Ray worker or actor died without raising an error",
         r"A worker died or was killed while executing (?:a )?task"
         r"|The actor died unexpectedly before finishing this task"
-        r"|RayTaskError\(ActorDiedError\)|ActorDiedError: The actor died",
+        # (not an actor whose constructor raised: "died because of an error raised in its creation task" relays that error,
+        # whose traceback follows, knowledge/relays.py)
+        r"|RayTaskError\(ActorDiedError\)|ActorDiedError: The actor died(?! because of an error raised in its creation task)",
         ("died or was killed", "actor died", "ActorDiedError"),
         why="""A process Ray ran for the job (a task's worker, or an actor such as a training worker or a
         vLLM engine) ended without a Python exception: it was killed (the host's OOM killer when the node's
@@ -85,6 +87,8 @@ PATTERNS = [
             "ray.exceptions.RayTaskError(RuntimeError): ray::WorkerDict.actor_rollout_init_model() (pid=1234, ip=10.0.0.1)",
             # an actor that was asked to stop: healthy shutdown
             "(TrainTrainable pid=4411) Actor exited normally: ray.actor.exit_actor() was called",
+            # an actor whose constructor raised: a relay, its own error follows (OpenRLHF/OpenRLHF#679's line, without its prefix)
+            "ray.exceptions.ActorDiedError: The actor died because of an error raised in its creation task, ray::LLMRayActor.__init__() (pid=427151, ip=10.181.130.26)",
         ],
         after=("ray-node-dead", "host-oom-killer"),  # the node or the OOM killer that took the worker with it
     ),
