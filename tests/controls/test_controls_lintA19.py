@@ -1,0 +1,146 @@
+"""Controls and siblings for lintA19 (issue 41): lint errors only where this file makes the crash,
+hang or silent divergence certain, and errors where it does. Each program is a few lines of a lint
+heldout17 script (source in the class docstring), linted by the real engine."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoctor.linter import engine
+
+
+def found(code: str, rule: str) -> list[tuple[int, str]]:
+    """(line, severity) of each diagnostic of `rule`."""
+    return [(d.line, d.severity) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+            if d.rule == rule]
+
+
+# frankdarkluo/MaxReward ddp_train.py (lint heldout17 u021): the agent's text embedding feeds the Q network,
+# and the step's optimizer is built from the Q network's parameters alone
+DQN_STEP = """
+    import torch
+    from torch import optim
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def train(rank, loader, Agent, DQN, editor):
+        agent = DDP(Agent(editor).to(rank), device_ids=[rank])
+        local_net = DQN(agent.module.state_dim).to(rank)
+        model_net = DDP(local_net, device_ids=[rank])
+        optimizer = optim.Adam(PARAMS, lr=1e-4)
+        for states, expected in loader:
+            q_values = model_net(agent.module.text2emb(states))
+            loss = (q_values - expected).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+
+# fyy-debug/Improving-Deep-Watermarking-Robustness... ddp_train.py (lint heldout17 u023): the generator's
+# steps read the encoder-decoder's decoder through .module; the encoder-decoder's own optimizer clears
+# its gradients before it steps
+GAN_STEP = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def train(net_Encdec, net_Gen, looper, mse_loss, n_iter, n_gen):
+        net_Encdec = DDP(net_Encdec.cuda(), device_ids=[0])
+        net_Gen = DDP(net_Gen.cuda(), device_ids=[0])
+        optim_EncDec = torch.optim.Adam(net_Encdec.parameters())
+        optim_Gen = torch.optim.Adam(net_Gen.parameters(), lr=1e-4)
+        for i in range(n_iter):
+            images, messages = next(looper)
+            for step in range(n_gen):
+                optim_Gen.zero_grad()
+                adv_images = net_Gen(images)
+                adv_dec_messages = net_Encdec.module.decoder(adv_images)
+                loss_G = mse_loss(adv_images, images) - mse_loss(adv_dec_messages, messages)
+                loss_G.backward()
+                optim_Gen.step()
+            CLEAR
+            decoded = net_Encdec(images, messages)
+            loss_ED = mse_loss(decoded, messages)
+            loss_ED.backward()
+            optim_EncDec.step()
+"""
+
+
+class TestDdpForwardBypassedNotTrained:
+    """ddp-forward-bypassed: the bypassed wrapper is trained by no optimizer, so no gradient of it
+    needs averaging: nothing to say."""
+
+    rule = "ddp-forward-bypassed"
+
+    def test_control_a_wrapper_no_optimizer_steps_is_not_reported(self):
+        assert found(DQN_STEP.replace("PARAMS", "model_net.parameters()"), self.rule) == []
+
+    def test_sibling_the_optimizer_also_steps_the_bypassed_wrapper_is_an_error(self):
+        code = DQN_STEP.replace("PARAMS", "list(model_net.parameters()) + list(agent.parameters())")
+        assert found(code, self.rule) == [(11, "error")]
+
+    def test_sibling_an_optimizer_the_file_does_not_show_stays_an_error(self):
+        # built from a list the file fills elsewhere: lint cannot say which modules it trains
+        assert found(DQN_STEP.replace("PARAMS", "params"), self.rule) == [(11, "error")]
+
+    def test_control_gradients_cleared_before_the_wrapper_own_step_are_not_reported(self):
+        assert found(GAN_STEP.replace("CLEAR", "optim_EncDec.zero_grad()"), self.rule) == []
+
+    def test_sibling_no_zero_grad_before_the_wrapper_own_step_is_an_error(self):
+        # the generator's loss leaves net_Encdec's unaveraged gradients for optim_EncDec to step
+        assert found(GAN_STEP.replace("CLEAR", "pass"), self.rule) == [(14, "error")]
+
+
+# dice-group/aswa ddp_train.py (lint heldout17 u017): the wrapper is built and never used; the
+# training epoch of another module gets the bare model and its optimizer
+UNUSED = """
+    import torch
+    import utils
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    model = model.to(device)
+    ddpmodel = DDP(model, device_ids=[device])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(10):
+        train_res = utils.train_epoch(loader=loader, model=TRAINED, optimizer=optimizer)
+"""
+
+# sqfoo/stldm_official ddp_train.py (lint heldout17 u049): the step's loss comes from a method of the
+# bare module the wrapper holds; the wrapper is called only in rank 0's validation
+METHOD = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def ddp_train(rank, model, loader, optimizer):
+        model = model.to(rank)
+        ddp_model = DDP(model, device_ids=[rank])
+        for x, y in loader:
+            LOSS
+            loss = sum(losses)
+            loss.backward()
+            optimizer.step()
+        if rank == 0:
+            with torch.no_grad():
+                y_pred = ddp_model(x)
+"""
+
+
+class TestDdpForwardBypassedBareModule:
+    """ddp-forward-bypassed: the wrapper never runs its forward where the module it holds is trained
+    under its own name (a method of it in the step, or the wrapper never read at all)."""
+
+    rule = "ddp-forward-bypassed"
+
+    def test_control_the_wrapper_handed_to_the_training_epoch_is_not_reported(self):
+        assert found(UNUSED.replace("TRAINED", "ddpmodel"), self.rule) == []
+
+    def test_sibling_a_wrapper_never_read_while_the_bare_model_trains_is_an_error(self):
+        assert found(UNUSED.replace("TRAINED", "model"), self.rule) == [(9, "error")]
+
+    def test_control_the_step_calls_the_wrapper_is_not_reported(self):
+        assert found(METHOD.replace("LOSS", "losses = ddp_model(x, y)"), self.rule) == []
+
+    def test_sibling_a_method_of_the_bare_module_in_the_step_is_an_error(self):
+        assert found(METHOD.replace("LOSS", "losses = model.compute_loss(x, y)"), self.rule) == [(8, "error")]
+
+    def test_control_an_nn_module_method_of_the_bare_module_is_not_reported(self):
+        code = METHOD.replace("LOSS", "losses = ddp_model(x, y); model.zero_grad()")
+        assert found(code, self.rule) == []
