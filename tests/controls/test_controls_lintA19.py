@@ -144,3 +144,38 @@ class TestDdpForwardBypassedBareModule:
     def test_control_an_nn_module_method_of_the_bare_module_is_not_reported(self):
         code = METHOD.replace("LOSS", "losses = ddp_model(x, y); model.zero_grad()")
         assert found(code, self.rule) == []
+
+
+# akira-l/ELP-CUB ddp_train.py (lint heldout17 u009): world_size and rank fixed to 1 and 0, so the range
+# is every GPU the process sees; pytorch/examples ddp/example.py (dev d033): the processes per node
+# come from a flag, and with one process per GPU the range holds one device
+DEVICES = """
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def main(model, local_world_size):
+        dist.init_process_group(backend="nccl")
+        world_size = WORLD
+        rank = 0
+        n = torch.cuda.device_count() // world_size
+        device_ids = list(range(rank * n, (rank + 1) * n))
+        model.cuda()
+        ddp_model = DDP(model, device_ids=device_ids)
+"""
+
+
+class TestDdpMultiDeviceIdsEveryGpu:
+    """ddp-multi-device-ids: a range that the file resolves to every visible GPU is an error."""
+
+    rule = "ddp-multi-device-ids"
+
+    def test_control_one_device_per_process_is_not_reported(self):
+        code = DEVICES.replace("device_ids=device_ids", "device_ids=[rank]").replace("WORLD", "1")
+        assert found(code, self.rule) == []
+
+    def test_sibling_every_visible_gpu_is_an_error(self):
+        assert found(DEVICES.replace("WORLD", "1"), self.rule) == [(12, "error")]
+
+    def test_sibling_a_count_divided_by_a_flag_stays_a_warning(self):
+        assert found(DEVICES.replace("WORLD", "local_world_size"), self.rule) == [(12, "warning")]
