@@ -179,3 +179,42 @@ class TestDdpMultiDeviceIdsEveryGpu:
 
     def test_sibling_a_count_divided_by_a_flag_stays_a_warning(self):
         assert found(DEVICES.replace("WORLD", "local_world_size"), self.rule) == [(12, "warning")]
+
+
+# frankdarkluo/MaxReward ddp_train.py (lint heldout17 u021): the main block spawns the workers, which
+# start the group, and then calls the file's cleanup(), which tears a group down in the parent
+PARENT = """
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+
+    def setup(rank, world_size):
+        dist.init_process_group(backend="nccl", rank=rank, world_size=world_size)
+
+    def cleanup():
+        BODY
+
+    def train(rank, world_size):
+        setup(rank, world_size)
+        cleanup()
+
+    if __name__ == "__main__":
+        mp.spawn(train, nprocs=2, args=(2,), join=True)
+        cleanup()
+"""
+
+
+class TestDistWithoutInitParentHelper:
+    """dist-without-init: the parent's call, after mp.spawn, of the file's own function that tears the
+    group down is the same error as the bare call."""
+
+    rule = "dist-without-init"
+
+    def test_control_a_helper_that_asks_for_a_group_first_is_not_reported(self):
+        code = PARENT.replace("BODY", "if dist.is_initialized():\n            dist.destroy_process_group()")
+        assert found(code, self.rule) == []
+
+    def test_sibling_the_bare_helper_in_the_parent_is_an_error(self):
+        assert found(PARENT.replace("BODY", "dist.destroy_process_group()"), self.rule) == [(16, "error")]
+
+    def test_control_a_helper_that_needs_no_group_is_not_reported(self):
+        assert found(PARENT.replace("BODY", "print('done')"), self.rule) == []
