@@ -218,3 +218,38 @@ class TestDistWithoutInitParentHelper:
 
     def test_control_a_helper_that_needs_no_group_is_not_reported(self):
         assert found(PARENT.replace("BODY", "print('done')"), self.rule) == []
+
+
+# leaf-down/Medical_image_classification ddp_train.py (lint heldout17 u037): the flag's help says torchrun
+# passes it; torchrun passes LOCAL_RANK in the environment only, so every process keeps 0
+TORCHRUN_FLAG = """
+    import argparse
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def main(net):
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--local_rank', type=int, default=0, help='Local GPU id passed by torchrun')
+        args = parser.parse_args()
+        torch.cuda.set_device(args.local_rank)
+        torch.distributed.init_process_group(backend=BACKEND)
+        net = DDP(net.cuda(), device_ids=[args.local_rank])
+"""
+
+
+class TestLocalRankArgOneGpu:
+    """local-rank-arg: under the torchrun its words name, every process of a node wraps its model on
+    GPU 0 in an NCCL group: an error; where NCCL is not shown, the warning it was."""
+
+    rule = "local-rank-arg"
+
+    def test_control_the_rank_read_from_the_environment_is_not_reported(self):
+        code = TORCHRUN_FLAG.replace("BACKEND", "'nccl'").replace(
+            "args = parser.parse_args()", "args = parser.parse_args()\n        args.local_rank = int(os.environ['LOCAL_RANK'])")
+        assert found(code, self.rule) == []
+
+    def test_sibling_every_rank_on_gpu_0_in_an_nccl_group_is_an_error(self):
+        assert found(TORCHRUN_FLAG.replace("BACKEND", "'nccl'"), self.rule) == [(7, "error")]
+
+    def test_sibling_a_backend_the_file_does_not_show_stays_a_warning(self):
+        assert found(TORCHRUN_FLAG.replace("BACKEND", "args.backend"), self.rule) == [(7, "warning")]
