@@ -253,3 +253,36 @@ class TestLocalRankArgOneGpu:
 
     def test_sibling_a_backend_the_file_does_not_show_stays_a_warning(self):
         assert found(TORCHRUN_FLAG.replace("BACKEND", "args.backend"), self.rule) == [(7, "warning")]
+
+
+# mihkeltiks/BCVL_dist ddp_train.py (lint heldout17 u040): a MONAI network, built on the CPU, wrapped
+# with device_ids; its move to the GPU comes after the wrap (and after a return)
+MONAI = """
+    import os
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+    from monai.networks.nets import resnet18
+
+    def main():
+        device = torch.device(f"cuda:{os.environ['SLURM_LOCALID']}")
+        torch.cuda.set_device(device)
+        model = resnet18(pretrained=False, spatial_dims=3, n_input_channels=1, num_classes=1)
+        MOVE
+        model = DistributedDataParallel(model, device_ids=[device])
+"""
+
+
+class TestDdpModuleOnCpuMonai:
+    """ddp-module-on-cpu: MONAI's networks are built on the CPU, as torchvision's are."""
+
+    rule = "ddp-module-on-cpu"
+
+    def test_control_the_network_moved_before_the_wrap_is_not_reported(self):
+        assert found(MONAI.replace("MOVE", "model = model.to(device)"), self.rule) == []
+
+    def test_sibling_the_network_wrapped_on_the_cpu_is_an_error(self):
+        assert found(MONAI.replace("MOVE", "pass"), self.rule) == [(11, "error")]
+
+    def test_sibling_a_network_of_the_project_stays_silent(self):
+        code = MONAI.replace("from monai.networks.nets import resnet18", "from nets import resnet18")
+        assert found(code.replace("MOVE", "pass"), self.rule) == []
