@@ -286,3 +286,42 @@ class TestDdpModuleOnCpuMonai:
     def test_sibling_a_network_of_the_project_stays_silent(self):
         code = MONAI.replace("from monai.networks.nets import resnet18", "from nets import resnet18")
         assert found(code.replace("MOVE", "pass"), self.rule) == []
+
+
+# the accelerate shape of lint heldout12 u028: the prepared model evaluated on the main process alone
+ACCELERATE = """
+    import torch
+    import torch.nn as nn
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(PLUGIN)
+    net = nn.Sequential(nn.Linear(8, 8), LAYER)
+    model, optimizer = accelerator.prepare(net, torch.optim.SGD(net.parameters(), lr=0.1))
+    if accelerator.is_main_process:
+        out = model(batch)
+"""
+
+
+class TestDdpForwardOnOneRankPrepared:
+    """ddp-forward-on-one-rank: an accelerate-prepared model is an error only where its forward must
+    communicate (its module holds buffers, or the file sets FSDP / ZeRO-3); else the warning says what
+    would make it hang."""
+
+    rule = "ddp-forward-on-one-rank"
+
+    def test_control_the_unwrapped_model_on_the_main_process_is_not_reported(self):
+        code = ACCELERATE.replace("PLUGIN", "").replace("LAYER", "nn.BatchNorm1d(8)").replace(
+            "out = model(batch)", "out = accelerator.unwrap_model(model)(batch)")
+        assert found(code, self.rule) == []
+
+    def test_sibling_a_module_with_buffers_is_an_error(self):
+        code = ACCELERATE.replace("PLUGIN", "").replace("LAYER", "nn.BatchNorm1d(8)")
+        assert found(code, self.rule) == [(9, "error")]
+
+    def test_sibling_a_module_without_buffers_is_a_warning(self):
+        code = ACCELERATE.replace("PLUGIN", "").replace("LAYER", "nn.ReLU()")
+        assert found(code, self.rule) == [(9, "warning")]
+
+    def test_sibling_an_fsdp_plugin_the_file_sets_is_an_error(self):
+        code = ACCELERATE.replace("PLUGIN", "fsdp_plugin=FullyShardedDataParallelPlugin()").replace("LAYER", "nn.ReLU()")
+        assert found(code, self.rule) == [(9, "error")]
