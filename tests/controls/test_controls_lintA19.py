@@ -325,3 +325,38 @@ class TestDdpForwardOnOneRankPrepared:
     def test_sibling_an_fsdp_plugin_the_file_sets_is_an_error(self):
         code = ACCELERATE.replace("PLUGIN", "fsdp_plugin=FullyShardedDataParallelPlugin()").replace("LAYER", "nn.ReLU()")
         assert found(code, self.rule) == [(9, "error")]
+
+
+class TestDdpMultiDeviceIdsVisibleSet:
+    """ddp-multi-device-ids: a file that sets CUDA_VISIBLE_DEVICES decides how many GPUs the count is."""
+
+    rule = "ddp-multi-device-ids"
+
+    def test_sibling_the_file_sets_the_visible_gpus_stays_a_warning(self):
+        code = DEVICES.replace("WORLD", "1").replace(
+            'dist.init_process_group(backend="nccl")',
+            'os.environ["CUDA_VISIBLE_DEVICES"] = str(local_world_size)\n        dist.init_process_group(backend="nccl")')
+        assert found(code, self.rule) == [(13, "warning")]
+
+
+class TestDdpForwardBypassedBareModuleNotTrained:
+    """ddp-forward-bypassed: a method of the wrapped module whose loss only another module's optimizer
+    steps leaves the wrapper's weights unchanged: nothing to say."""
+
+    rule = "ddp-forward-bypassed"
+
+    def test_control_the_optimizer_steps_another_module_is_not_reported(self):
+        code = METHOD.replace("LOSS", "losses = model.compute_loss(x, y)").replace(
+            "optimizer):", "head):\n        head = torch.nn.Linear(8, 2)\n"
+            "        optimizer = torch.optim.SGD(head.parameters(), lr=0.1)")
+        assert found(code, self.rule) == []
+
+    def test_sibling_a_module_not_built_in_view_may_be_the_wrapped_one_an_error(self):
+        code = METHOD.replace("LOSS", "losses = model.compute_loss(x, y)").replace(
+            "optimizer):", "head):\n        optimizer = torch.optim.SGD(head.parameters(), lr=0.1)")
+        assert found(code, self.rule) == [(9, "error")]
+
+    def test_sibling_the_optimizer_steps_the_wrapped_module_is_an_error(self):
+        code = METHOD.replace("LOSS", "losses = model.compute_loss(x, y)").replace(
+            "optimizer):", "head):\n        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)")
+        assert found(code, self.rule) == [(9, "error")]

@@ -160,7 +160,7 @@ class DdpForwardBypassed(Rule):
             backward = self._backward(file, call, holder) or _steps_inside(file, call)
             if backward is None:
                 continue
-            if type(backward) is ast.Call and not _stepped(file, node.value, backward):
+            if type(backward) is ast.Call and not _stepped(file, _names_of(file, node.value), backward):
                 continue  # no optimizer steps what this loss leaves in the wrapper's gradients
             found = kinds._kinds(file, node.value, node, 0)
             severity = ""
@@ -224,7 +224,7 @@ class DdpForwardBypassed(Rule):
                                                          or call.func.attr.startswith("_")):
                     continue  # nn.Module's own methods (`model.train()`, `model.state_dict()`): no forward
                 backward = self._backward(file, call, holder)
-                if backward is None:
+                if backward is None or not _stepped(file, {holder, f"{holder}.module", module.id}, backward):
                     continue
                 shown = ast.unparse(call.func)
                 where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
@@ -444,13 +444,13 @@ def _parameter_owners(file: FileModel, built: ast.Call) -> list[ast.expr] | None
     return owners if owners else None
 
 
-def _stepped(file: FileModel, wrapper: ast.expr, backward: ast.Call) -> bool:
-    """Whether an optimizer may step the gradients this backward leaves in the bypassed wrapper. False
-    only where the file shows it cannot: every optimizer the backward's function steps is one of
-    torch.optim's built in view, every such optimizer of the file is given parameters it shows, and
-    those over the wrapper's (the wrapper, its `.module`, the module it wraps, or a module built from
-    one of them) are none, or each clears them with zero_grad() after this backward and before its
-    step (lint heldout17 u021: the agent's embedding feeds the Q network, whose optimizer alone
+def _stepped(file: FileModel, names: set[str], backward: ast.Call) -> bool:
+    """Whether an optimizer may step the gradients this backward leaves in the bypassed wrapper (whose
+    parameters' owners the file writes as `names`: `_names_of`). False only where the file shows it
+    cannot: every optimizer the backward's function steps is one of torch.optim's built in view, every
+    such optimizer of the file is given parameters it shows, and those over the wrapper's (or over a
+    module built from one of `names`) are none, or each clears them with zero_grad() after this
+    backward and before its step (lint heldout17 u021: the agent's embedding feeds the Q network, whose optimizer alone
     steps; u023: the generator's loss reaches the encoder-decoder, whose own optimizer clears its
     gradients before it steps)."""
     func = file.function(backward) or file.tree
@@ -459,7 +459,6 @@ def _stepped(file: FileModel, wrapper: ast.expr, backward: ast.Call) -> bool:
     if not steps or any(not file.origins(o) or not all(type(b) is ast.Call and _optimizer(file, b)
                                                       for b in file.origins(o)) for _, o in steps):
         return True  # it steps elsewhere, or an optimizer not built in view
-    names = _names_of(file, wrapper)
     trainers: set[int] = set()
     for built in (c for c in file.calls if _optimizer(file, c)):
         owners = _parameter_owners(file, built)

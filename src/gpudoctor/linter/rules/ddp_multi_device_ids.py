@@ -23,7 +23,8 @@ class DdpMultiDeviceIds(Rule):
     sees (`n = torch.cuda.device_count() // world_size` with `world_size = 1`
     and `rank = 0`, then `range(rank * n, (rank + 1) * n)`: lint heldout17
     u009, u010): any node with more than one GPU, which one process per GPU
-    needs, makes it several. DataParallel,
+    needs, makes it several (not where the file sets CUDA_VISIBLE_DEVICES
+    itself: it may leave each process one GPU). DataParallel,
     which takes several devices on purpose, is not flagged. Asked for by
     issue 41's samples (a forum repro with `device_ids=range(2)`, the old DDP
     example that gives each process several GPUs).
@@ -100,11 +101,14 @@ class DdpMultiDeviceIds(Rule):
 def _every_gpu(file: FileModel, node: ast.AST) -> bool:
     """`node` is a range (or `list(range(...))`) from 0 to `torch.cuda.device_count()`, as the
     file's own values give its bounds (`range(rank * n, (rank + 1) * n)` with `rank = 0`,
-    `n = torch.cuda.device_count() // world_size` and `world_size = 1`)."""
+    `n = torch.cuda.device_count() // world_size` and `world_size = 1`), in a file that does not
+    set CUDA_VISIBLE_DEVICES itself."""
     if type(node) is ast.Call and terminal_name(node.func) == "list" and len(node.args) == 1:
         node = node.args[0]
     if type(node) is not ast.Call or terminal_name(node.func) != "range" or not 1 <= len(node.args) <= 2:
         return False
+    if any(constant(n, str) == "CUDA_VISIBLE_DEVICES" for n in ast.walk(file.tree)):
+        return False  # the file sets what the process sees (one GPU per process, it may be)
     start = _in_gpus(file, node.args[0], 0) if len(node.args) == 2 else (0, 0)
     return start == (0, 0) and _in_gpus(file, node.args[-1], 0) == (1, 0)
 
