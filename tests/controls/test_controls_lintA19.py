@@ -360,3 +360,38 @@ class TestDdpForwardBypassedBareModuleNotTrained:
         code = METHOD.replace("LOSS", "losses = model.compute_loss(x, y)").replace(
             "optimizer):", "head):\n        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)")
         assert found(code, self.rule) == [(9, "error")]
+
+
+# github.com/.../ (lint heldout16 u026): a submodule read on the DDP wrapper under a command-line setting
+SETTING = """
+    import argparse
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--transfer", action="store_true")
+    args = parser.parse_args()
+
+    def train(net, rank):
+        model = DDP(net.to(rank), device_ids=[rank])
+        optimizer = torch.optim.Adam(model.parameters())
+        if TEST:
+            optimizer = torch.optim.Adam(model.gclstm_encoder.parameters())
+"""
+
+
+class TestWrapperMethodCallOnASetting:
+    """wrapper-method-call: a read on the wrapper that runs only where a command-line setting holds is a
+    warning naming it; under a rank test (or none) it stays an error."""
+
+    rule = "wrapper-method-call"
+
+    def test_control_the_read_through_module_is_not_reported(self):
+        code = SETTING.replace("TEST", "args.transfer").replace("model.gclstm", "model.module.gclstm")
+        assert found(code, self.rule) == []
+
+    def test_sibling_under_a_setting_is_a_warning(self):
+        assert found(SETTING.replace("TEST", "args.transfer"), self.rule) == [(13, "warning")]
+
+    def test_sibling_under_a_rank_test_stays_an_error(self):
+        assert found(SETTING.replace("TEST", "rank == 0"), self.rule) == [(13, "error")]
