@@ -390,3 +390,23 @@ class TestWrapperMethodCallOnASetting:
 
     def test_sibling_under_a_rank_test_stays_an_error(self):
         assert found(SETTING.replace("TEST", "rank == 0"), self.rule) == [(13, "error")]
+
+
+class TestDdpForwardBypassedParametersGrown:
+    """ddp-forward-bypassed: an optimizer's parameter list the file extends elsewhere may hold the
+    bypassed wrapper's: the error stays."""
+
+    rule = "ddp-forward-bypassed"
+
+    def test_control_a_list_of_another_module_only_is_not_reported(self):
+        code = DQN_STEP.replace("        optimizer = optim.Adam(PARAMS, lr=1e-4)",
+                                "        params = list(model_net.parameters())\n"
+                                "        optimizer = optim.Adam(params, lr=1e-4)")
+        assert found(code, self.rule) == []
+
+    def test_sibling_the_list_extended_with_the_bypassed_wrapper_is_an_error(self):
+        code = DQN_STEP.replace("        optimizer = optim.Adam(PARAMS, lr=1e-4)",
+                                "        params = list(model_net.parameters())\n"
+                                "        params += list(agent.parameters())\n"
+                                "        optimizer = optim.Adam(params, lr=1e-4)")
+        assert found(code, self.rule) == [(13, "error")]

@@ -435,13 +435,24 @@ def _parameter_owners(file: FileModel, built: ast.Call) -> list[ast.expr] | None
     file fills elsewhere: what it trains is not in view)."""
     owners: list[ast.expr] = []
     for part in [*built.args[:1], *(k.value for k in built.keywords if k.arg == "params")]:
-        reached = [part] + [o for o in file.origins(part) if isinstance(o, ast.AST)] if type(part) is ast.Name else [part]
-        found = [n.func.value for r in reached for n in ast.walk(r) if type(n) is ast.Call
-                 and type(n.func) is ast.Attribute and n.func.attr in ("parameters", "named_parameters")]
-        if not found:
-            return None
-        owners += found
+        reached = [o for o in file.origins(part) if isinstance(o, ast.AST)] if type(part) is ast.Name else [part]
+        if not reached or (type(part) is ast.Name and _grown(file, part.id)):
+            return None  # a list the file fills or extends elsewhere
+        for value in reached:
+            found = [n.func.value for n in ast.walk(value) if type(n) is ast.Call
+                     and type(n.func) is ast.Attribute and n.func.attr in ("parameters", "named_parameters")]
+            if not found:
+                return None
+            owners += found
     return owners if owners else None
+
+
+def _grown(file: FileModel, name: str) -> bool:
+    """`name` is added to after it is bound (`params += ...`, `params.append(p)`, `.extend(...)`)."""
+    return any((type(n) is ast.AugAssign and type(n.target) is ast.Name and n.target.id == name)
+               or (type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("append", "extend", "insert")
+                   and type(n.func.value) is ast.Name and n.func.value.id == name)
+               for n in ast.walk(file.tree))
 
 
 def _stepped(file: FileModel, names: set[str], backward: ast.Call) -> bool:
@@ -453,6 +464,8 @@ def _stepped(file: FileModel, names: set[str], backward: ast.Call) -> bool:
     backward and before its step (lint heldout17 u021: the agent's embedding feeds the Q network, whose optimizer alone
     steps; u023: the generator's loss reaches the encoder-decoder, whose own optimizer clears its
     gradients before it steps)."""
+    if "add_param_group" in file.text:
+        return True  # an optimizer given more parameters later: what it trains is not all in view
     func = file.function(backward) or file.tree
     steps = [(c, c.args[0] if c.args else c.func.value) for c in ast.walk(func)
              if type(c) is ast.Call and type(c.func) is ast.Attribute and c.func.attr == "step" and _steps_optimizer(c)]
