@@ -1,5 +1,5 @@
 """How PyTorch programs spell the things several rules look for: data
-loaders and their samplers, DDP wrappers, tensors, process launches, writes
+loaders and their samplers, DDP wrappers, tensors, process launches, optimizers, writes
 to `os.environ`."""
 
 from __future__ import annotations
@@ -159,6 +159,18 @@ def wrapper_kind(file: FileModel, node: object) -> str:
 
 
 # Calls that set a process's current CUDA device.
+# Optimizers by name, where the file's import does not say torch.optim (`from apex.optimizers import FusedAdam`).
+OPTIMIZERS = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS", "Lamb",
+              "LAMB", "Lion", "FusedAdam", "FusedLAMB", "Adafactor"}
+
+
+def is_optimizer(file: FileModel, call: ast.Call) -> bool:
+    """`call` builds an optimizer: one of torch.optim's (not a learning-rate scheduler), or one named as such."""
+    qualname = file.qualname(call.func) or ""
+    return (qualname.startswith("torch.optim.") and ".lr_scheduler." not in qualname) \
+        or terminal_name(call.func) in OPTIMIZERS
+
+
 DEVICE_BINDER_CALLS = {"set_device", "set_device_index", "set_device_idx", "set_default_device"}
 
 

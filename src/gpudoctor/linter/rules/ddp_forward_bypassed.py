@@ -5,11 +5,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpudoctor.linter.idioms import wrapper_kind
+from gpudoctor.linter.idioms import is_optimizer, wrapper_kind
 from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import _no_grad
-from gpudoctor.linter.rules.no_gradient_sync import _optimizer
 from gpudoctor.linter.rules.wrapper_method_call import WRAPPER_NAMES, WrapperMethodCall, _wrapping
 
 # The file all-reduces gradients itself (`dist.all_reduce(p.grad)`): bypassing the wrapper is its design.
@@ -424,7 +423,7 @@ def _trained_names(file: FileModel, optimizer: ast.expr) -> set[str]:
     is given; empty where it is not such an optimizer."""
     names: set[str] = set()
     for built in file.origins(optimizer):
-        if type(built) is ast.Call and _optimizer(file, built):
+        if type(built) is ast.Call and is_optimizer(file, built):
             names |= {ast.unparse(h) for h in _parameter_owners(file, built) or ()}
     return names
 
@@ -469,11 +468,11 @@ def _stepped(file: FileModel, names: set[str], backward: ast.Call) -> bool:
     func = file.function(backward) or file.tree
     steps = [(c, c.args[0] if c.args else c.func.value) for c in ast.walk(func)
              if type(c) is ast.Call and type(c.func) is ast.Attribute and c.func.attr == "step" and _steps_optimizer(c)]
-    if not steps or any(not file.origins(o) or not all(type(b) is ast.Call and _optimizer(file, b)
+    if not steps or any(not file.origins(o) or not all(type(b) is ast.Call and is_optimizer(file, b)
                                                       for b in file.origins(o)) for _, o in steps):
         return True  # it steps elsewhere, or an optimizer not built in view
     trainers: set[int] = set()
-    for built in (c for c in file.calls if _optimizer(file, c)):
+    for built in (c for c in file.calls if is_optimizer(file, c)):
         owners = _parameter_owners(file, built)
         if owners is None:
             return True  # what it trains is not in view

@@ -4,7 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, is_ddp_wrapper, is_distributed_sampler
+from gpudoctor.linter.idioms import TORCH, is_ddp_wrapper, is_distributed_sampler, is_optimizer
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -117,7 +117,7 @@ class NoGradientSync(Rule):
         steps = [c for c in file.calls if terminal_name(c.func) == "step" and not c.args
                  and ("optim" in ast.unparse(c.func).lower() and "sched" not in ast.unparse(c.func).lower()
                       or _an_optimizer(file, c.func))]
-        if not backward and not steps and not any(_optimizer(file, c) for c in file.calls):
+        if not backward and not steps and not any(is_optimizer(file, c) for c in file.calls):
             return
         # what is trained: the objects whose parameters are handed to an optimizer (`model.parameters()`)
         trained = {ast.unparse(c.func.value) for c in file.calls if type(c.func) is ast.Attribute
@@ -207,11 +207,6 @@ def _built(file: FileModel) -> ast.AST | None:
     return None
 
 
-# Optimizers by name, where the file's import does not say torch.optim (`from apex.optimizers import FusedAdam`).
-OPTIMIZERS = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS", "Lamb",
-              "LAMB", "Lion", "FusedAdam", "FusedLAMB", "Adafactor"}
-
-
 def _built_here(file: FileModel, origin: object) -> bool:
     """A model the file builds by a constructor or function it names (`LightNet()`,
     `ProposalNetwork(10).cuda()`, `models.resnet50()`), not a wrapper, nor what a method of some
@@ -230,13 +225,7 @@ def _an_optimizer(file: FileModel, func: ast.expr) -> bool:
     """`opt.step` where `opt` is built by an optimizer's constructor (`opt = optim.Adam(...)`: lint heldout9 u038)."""
     if type(func) is not ast.Attribute or type(func.value) is not ast.Name:
         return False
-    return any(type(o) is ast.Call and _optimizer(file, o) for o in file.origins(func.value))
-
-
-def _optimizer(file: FileModel, call: ast.Call) -> bool:
-    qualname = file.qualname(call.func) or ""
-    return (qualname.startswith("torch.optim.") and ".lr_scheduler." not in qualname) \
-        or terminal_name(call.func) in OPTIMIZERS
+    return any(type(o) is ast.Call and is_optimizer(file, o) for o in file.origins(func.value))
 
 
 def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], spared: set[str]) -> Iterator[Hit]:
@@ -255,7 +244,7 @@ def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], spared: set[str])
         attributes |= {n.attr for n in ast.walk(module) if type(n) is ast.Attribute}
     said: set[str] = set()
     for opt in file.calls:
-        if not _optimizer(file, opt):
+        if not is_optimizer(file, opt):
             continue
         given = [*opt.args, *(k.value for k in opt.keywords)]
         reached = given + [o for g in given if type(g) is ast.Name for o in file.origins(g) if isinstance(o, ast.AST)]
