@@ -17,7 +17,8 @@ OPERAND_MESSAGE = (
     r"|bad operand type for (?P<unary>unary [-+~]|abs\(\)): '(?P<operand>[\w.]+)'"
     # ('type' object is not subscriptable: list[int] on a Python before 3.9, a version's story, not a value's)
     r"|'(?P<used>(?!type')[\w.]+)' object (?P<use>is not (?:subscriptable|callable|iterable|an iterator)"
-    r"|does not support (?:item (?:assignment|deletion)|indexing))"
+    r"|does not support (?:item (?:assignment|deletion)|indexing|the (?:asynchronous )?context manager protocol))"
+    r"|(?:[\w.<>]+\(\) )?argument after \*\*? must be (?:a mapping|an iterable), not (?P<unpacked>[\w.]+)"
     r"|can only concatenate (?P<joined>\w+) \(not \"(?P<added>[\w.]+)\"\) to \w+"
     r"|can't multiply sequence by non-int of type '(?P<factor>[\w.]+)'"
     r"|object of type '(?P<sized>[\w.]+)' has no len\(\)"
@@ -28,7 +29,8 @@ OPERAND_SHAPES = re.sub(r"\(\?P<\w+>", "(?:", OPERAND_MESSAGE)
 # the words that find such a message among the log's lines
 OPERAND_WORDS = ("unsupported operand type", "not supported between instances of", "bad operand type for", "object is not subscriptable",
                  "object is not callable", "object is not iterable", "object is not an iterator", "object does not support item",
-                 "object does not support indexing", "can only concatenate", "can't multiply sequence by non-int", "has no len()",
+                 "object does not support indexing", "object does not support the", "must be a mapping, not", "must be an iterable, not",
+                 "can only concatenate", "can't multiply sequence by non-int", "has no len()",
                  "object cannot be interpreted as an integer")
 # the whole message, anywhere in a line (its names kept: what the class's fix names)
 OPERAND = re.compile(OPERAND_MESSAGE)

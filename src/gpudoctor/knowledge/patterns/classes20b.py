@@ -39,7 +39,10 @@ def operand_names(m: re.Match, _context: list[str]) -> dict:
     elif "used" in g:
         operation, types = g["use"].replace("is not ", "").replace("does not support ", ""), [g["used"]]
         operation = {"subscriptable": "an index [ ]", "callable": "a call ( )", "iterable": "iteration (a for loop, list(), unpacking)",
-                     "an iterator": "next()"}.get(operation, operation)
+                     "an iterator": "next()", "the context manager protocol": "a with statement",
+                     "the asynchronous context manager protocol": "an async with statement"}.get(operation, operation)
+    elif "unpacked" in g:
+        operation, types = "unpacking into a call's arguments (* or **)", [g["unpacked"]]
     elif "joined" in g:
         operation, types = f"concatenation (+) to a {g['joined']}", [g["added"]]
     elif "factor" in g:
@@ -71,7 +74,7 @@ PATTERNS = [
         object instead of FLAGS.x, a Tensor instead of tensor.item(), a dict or a list where one of its items was meant), or
         a string read from a file or the command line where a number was meant. The line names the types, not which
         expression holds them: the traceback's last frame does.""",
-        fix="""find which value (of the types TYPES) reached OPERATION on the line the traceback's last frame names (print
+        fix="""find which value (TYPES) reached OPERATION on the line the traceback's last frame names (print
         its type just before that line), then where it was made: a NoneType is a setting or an argument not given (pass it on the command
         line or in the config) or a result that was never set (check the function that returned it); another type is the
         object passed instead of its value (FLAGS.x rather than the flag, tensor.item(), int(...) of a string read from a
