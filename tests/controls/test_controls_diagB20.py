@@ -178,6 +178,15 @@ class TestEnvironmentReportFailed:
         found = head(ENV_REPORT + run)
         assert found is not None and "RuntimeError" in found.title
 
+    def test_control_an_environments_own_get_env_info_is_the_run(self):
+        # PyMARL's run.py asks the StarCraft environment for its sizes: get_env_info is the run's code there
+        text = ('Traceback (most recent call last):\n  File "/home/u/pymarl/src/run.py", line 89, in run_sequential\n'
+                "    env_info = runner.get_env_info()\n"
+                '  File "/home/u/pymarl/src/runners/episode_runner.py", line 31, in get_env_info\n'
+                "    return self.env.get_env_info()\n"
+                "AttributeError: 'NoneType' object has no attribute 'get_env_info'\n")
+        assert head_id(text) in ("python-exception", "unrecognised-failure")
+
     def test_control_the_same_error_in_the_runs_own_code_is_the_runs(self):
         text = ('Traceback (most recent call last):\n  File "/home/u/train.py", line 88, in load_lines\n'
                 "    return out.splitlines()\nAttributeError: 'NoneType' object has no attribute 'splitlines'\n")

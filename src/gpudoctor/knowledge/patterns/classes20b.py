@@ -138,13 +138,18 @@ PATTERNS_TOLD = [
 ]
 
 # torch.utils.collect_env and the copies projects ship (vLLM's, Aphrodite's collect_env.py, often saved as env.py): the
-# functions that gather the report, whatever the file is called
-ENVIRONMENT_REPORT_FUNCTIONS = frozenset({"get_env_info", "get_pretty_env_info"})
+# function that prints the report, and the helpers that gather it; `get_env_info` alone is also a name of reinforcement
+# learning code (SMAC's and PyMARL's environments), so it decides only beside one of the helpers
+REPORT_PRINTER = "get_pretty_env_info"
+REPORT_HELPERS = frozenset({"get_pip_packages", "run_with_pip", "run_and_read_all", "run_and_parse_first_match", "get_nvidia_driver_version",
+                            "get_gpu_info", "get_running_cuda_version", "get_cudnn_version", "get_nvidia_smi", "get_conda_packages"})
 
 
 def environment_report(frames) -> bool:
-    """The traceback is an environment report's own (collect_env): one of its frames gathers the report."""
-    return any(f.func in ENVIRONMENT_REPORT_FUNCTIONS or f.path.replace("\\", "/").endswith("/collect_env.py") for f in frames)
+    """The traceback is an environment report's own (collect_env): its frames are the report's, by file or by function."""
+    funcs = {f.func for f in frames}
+    return (REPORT_PRINTER in funcs or any(f.path.replace("\\", "/").endswith("/collect_env.py") for f in frames)
+            or "get_env_info" in funcs and bool(funcs & REPORT_HELPERS))
 
 
 PATTERNS_TOLD.append(
