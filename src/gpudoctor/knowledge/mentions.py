@@ -171,7 +171,6 @@ def said_in_prose(text: str, start: int = 0, end: int = 0) -> bool:
     return bool(ASKED.search(text) or HEDGED.search(around))
 
 
-
 def quoted_in_sentence(text: str, at: int) -> bool:
     """The error whose words start at text[at] is inside a quote that a person's words open ('on Windows "RuntimeError: ...',
     'then I get `CUDA error: ...`'): a quote mark opened before it and not closed, after words of the sentence."""
