@@ -169,3 +169,13 @@ def said_in_prose(text: str, start: int = 0, end: int = 0) -> bool:
         return False
     around = QUOTED.sub(" ", text[:start] + " " + text[end:])
     return bool(ASKED.search(text) or HEDGED.search(around))
+
+
+def quoted_in_sentence(text: str, at: int) -> bool:
+    """The error whose words start at text[at] is inside a quote that a person's words open ('on Windows "RuntimeError: ...',
+    'then I get `CUDA error: ...`'): a quote mark opened before it and not closed, after words of the sentence."""
+    before = text[:at]
+    opened = max(before.rfind(mark) for mark in '"`“')
+    if opened < 0 or (before[opened] != "“" and before.count(before[opened]) % 2 == 0):
+        return False
+    return len(re.findall(r"[A-Za-z]{2,}", before[:opened])) >= 2  # (words of a sentence: not a frame's `File "`)

@@ -25,6 +25,7 @@ from gpudoctor.knowledge.evidence import error_level, evidence_in
 from gpudoctor.knowledge.libraries import PROJECTS, is_library, package_of, project_of
 from gpudoctor.knowledge.lines import ANSI, LogLine, segments
 from gpudoctor.knowledge.mentions import speaks_of_error
+from gpudoctor.knowledge.operand_types import without_operand_message
 from gpudoctor.knowledge.pattern import any_of
 from gpudoctor.knowledge.relays import SPAN as RELAY_SPAN
 from gpudoctor.knowledge.relays import Relayed, relay_in
@@ -343,7 +344,8 @@ class Sign:
         last = self.raised_in()
         if self.kind != "exception" or self.cut or last is None or not last.user():
             return False
-        return self.what.rsplit(".", 1)[-1] not in ENVIRONMENT_CLASSES and ENVIRONMENT_WORDS.search(self.message) is None
+        # (not the words of Python's own type error: "'>' not supported between instances of 'int' and 'Flag'" is the code's value)
+        return self.what.rsplit(".", 1)[-1] not in ENVIRONMENT_CLASSES and ENVIRONMENT_WORDS.search(without_operand_message(self.message)) is None
 
     def describe(self) -> str:
         """'StopIteration on rank 3 at train.py:118'."""

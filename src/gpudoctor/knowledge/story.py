@@ -20,7 +20,7 @@ from gpudoctor.knowledge.evidence import error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
-from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, said_in_prose, says_what_failed, speaks_of_error
+from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, quoted_in_sentence, said_in_prose, says_what_failed, speaks_of_error
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
@@ -31,6 +31,7 @@ from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
+from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
@@ -106,6 +107,10 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 "cuda-error-code", "nvenc-error-code",
                 # knowledge/patterns/classes.py: the path that is not there (a script or a program the command names too)
                 "path-not-found")
+# An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
+# is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
+# log_train.txt, heldout19w)
+LEFT_BY_A_FAILED_READER = ("tf-input-queue-empty",)
 AREAS = {CAUSE: "cause", CONSEQUENCE: "consequences", HARMLESS: "safe to ignore"}
 # A launcher's summary that a rank failed with a status that is no signal (knowledge/launcher_only.py)
 LAUNCHER_SUMMARIES = ("torchrun-root-cause", "torchrun-child-failed", "launcher-sigabrt")
@@ -171,6 +176,7 @@ class Hit:
     where: LogLine
     fields: dict
     time: str = ""  # the line's own timestamp, when it has one
+    in_sentence: bool = False  # a person's sentence quotes it ('on Windows "RuntimeError: ..."'), not a line of output
 
     def show(self) -> str:
         origin = self.where.where()
@@ -375,7 +381,7 @@ class Diagnosis:
                 where = msg
                 if p.id == "torchrun-root-cause" and values.get("rank", "").isdigit():
                     where = LogLine(msg.text, int(values["rank"]), msg.local_rank, values.get("host") or msg.node)
-                self.record(p, Hit(line, source, where, values, time_of(raw)))
+                self.record(p, Hit(line, source, where, values, time_of(raw), person and quoted_in_sentence(msg.text, needle_at(p, msg.text))))
                 self.signs.claim(msg, line, p.id)
                 signal = SIGNAL_EXITCODES.get(str(values.get("exitcode", ""))) if p.id == "torchrun-root-cause" else None
                 if signal and signal in BY_ID and signal not in self.recorded:
@@ -500,6 +506,12 @@ class Diagnosis:
             # two GPUs in one operation: the set-up its traceback's frames show (knowledge/patterns/classes9.py)
             sign = self.signs.exception_at(msg)
             values.update(setup_of((f.path for f in sign.frames) if sign is not None else (), values["gpus"], msg.rank is not None))
+        if p.id == "run-interrupted" and values.get("exception"):
+            # interrupted inside an `except` block that reports the exception it caught (knowledge/patterns/classes20b.py):
+            # its parent stopped it after that failure, no one pressed Ctrl-C
+            sign = self.signs.exception_at(msg)
+            if sign is not None and sign.frames and reporting_error(sign.frames[-1].code):
+                return BY_ID["interrupted-while-reporting-error"]
         if p.id == "nccl-tensor-not-cuda":
             sign = self.signs.exception_at(msg)
             if sign is not None and any(f.in_ddp_constructor() for f in sign.frames):
@@ -525,6 +537,11 @@ class Diagnosis:
         """The pattern in this log that explains `seen`, if any."""
         if seen.pattern is UNRECOGNISED:
             return self.attempt_before(seen)
+        if seen.pattern.id in LEFT_BY_A_FAILED_READER:
+            # the input's reader failed with an exception the log holds: that exception is why the queue was left empty
+            reader = self.told.get(UNRECOGNISED.id) or self.told.get("python-exception")
+            if reader is not None:
+                return reader
         for after in seen.pattern.after:
             if after == "*":
                 causes = [s for s in self.seen.values() if s.pattern.role == CAUSE and s is not seen and s.pattern.severity is Severity.ERROR
@@ -572,6 +589,10 @@ class Diagnosis:
                 told.pop(waiting, None)  # it was only progress
         generic = told.get("python-exception")
         if generic is not None:
+            generic = told["python-exception"] = self.printed_first(generic)
+            # (an environment report's own error is not the run's: the run's failure is told from what else the log shows)
+            generic = self.environment_reported(told, generic)
+        if generic is not None:
             sign = self.signs.exception(generic.first.fields.get("exception", ""), generic.first.where.rank)
             said = f"{generic.first.fields.get('exception', '')}: {generic.first.fields.get('message', '')}"
             original = self.signs.original_of(generic.first.source, generic.first.line, said)
@@ -612,6 +633,39 @@ class Diagnosis:
         seen.add(hit)
         told[UNRECOGNISED.id] = seen
         self.by_frame(told, sign)
+
+    def environment_reported(self, told: dict[str, Seen], generic: Seen) -> Optional[Seen]:
+        """The exception answer without an environment report's own traceback (collect_env's frames:
+        knowledge/patterns/classes20b.py), which is told as that report's failure, not the run's (dphnAI/sonar#426: env.py's
+        pip listing failed, above the server's cut stack): the answer from its next exception, or None when it had no other."""
+
+        def reported(hit: Hit) -> bool:
+            sign = self.signs.exception_at(hit.where)
+            return sign is not None and not sign.cut and environment_report(sign.frames)
+
+        if not reported(generic.first):
+            return generic
+        report = BY_ID["environment-report-failed"]
+        told[report.id] = Seen(report, generic.order, generic.first, 1, [generic.first], generic.ranks, generic.nodes, generic.by_rank, generic.first.line)
+        rest = [hit for hit in generic.samples if hit is not generic.first and not reported(hit)]
+        if not rest or generic.count == 1:
+            del told["python-exception"]
+            return None
+        told[generic.pattern.id] = Seen(generic.pattern, generic.order, rest[0], generic.count - 1, rest, generic.ranks, generic.nodes, generic.by_rank, generic.last)
+        return told[generic.pattern.id]
+
+    def printed_first(self, seen: Seen) -> Seen:
+        """`seen` told from its first line that ends a traceback the log prints, when its first line is an error quoted alone
+        (a title, a sentence: no traceback of its class in the log) and a later one ends one: the run's own output over a
+        quotation of another error (NVIDIA/TensorRT-LLM#1950: the title's ImportError, solved, then the run's RuntimeError)."""
+        first = seen.first
+        if self.signs.exception(str(first.fields.get("exception", "")), first.where.rank) is not None:
+            return seen  # its class has a traceback in the log: told from it already
+        for hit in seen.samples:
+            sign = self.signs.exception_at(hit.where) if hit.line > first.line and hit.source == first.source else None
+            if sign is not None and sign.frames and not sign.cut:
+                return Seen(seen.pattern, seen.order, hit, seen.count, seen.samples, seen.ranks, seen.nodes, seen.by_rank, seen.last)
+        return seen
 
     def by_frame(self, told: dict[str, Seen], sign: Optional[Sign], exception: str = "", message: str = "") -> None:
         """An unrecognised exception whose innermost frame is ZeRO's own code is that class (knowledge/patterns/classes9.py);
@@ -668,7 +722,7 @@ class Diagnosis:
         # what the named failure caused: the failure detector's own signs already give way to it, `settle`)
         roots = sorted(
             (s for s in self.seen.values() if s.pattern.role == CAUSE and explain[s.pattern.id] is None),
-            key=lambda s: (self.past(s) or self.fixed_before(s) is not None, s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
+            key=lambda s: (self.past(s) or self.fixed_before(s) is not None, only_quoted(s), s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
                            s.pattern.id in GENERIC_FINDINGS, s.order),
         )
         out: list[tuple[Seen, Optional[Seen]]] = [(s, None) for s in roots]
@@ -1232,6 +1286,18 @@ SRUN_STATUS = re.compile(r"Exited with exit code (?P<code>\d+)")
 
 # What a person's sentence beside an error says of it (knowledge/said_fixed.py's kinds), in a finding's words.
 SAID_WORDS = {"gone": "it is gone since", "survived": "it did not stop the job", "ignorable": "it can be ignored"}
+
+
+def needle_at(p: Pattern, text: str) -> int:
+    """Where the words the pattern is keyed on start in the text (its first needle found)."""
+    return min((at for at in (text.find(n) for n in p.needles) if at >= 0), default=0)
+
+
+def only_quoted(seen: Seen) -> bool:
+    """Every line of `seen` is an error a person's sentence quotes ('on Windows "RuntimeError: Distributed package doesn't have
+    NCCL built in"'): the thread's mention of it, which a failure printed as the run's own line leads
+    (Lightning-AI/pytorch-lightning#17445: the Trainer's ValueError printed, the NCCL error quoted in a sentence after it)."""
+    return all(hit.in_sentence for hit in (seen.first, *seen.samples))
 
 
 def exit_said(seen: Seen) -> str:

@@ -15,7 +15,7 @@ from gpudoctor.knowledge import launcher_only
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, native_owner, package_of
-from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a
+from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a, classes20b
 from gpudoctor.knowledge.relays import relay_in
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
@@ -63,9 +63,9 @@ API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library
 # unrecognised answer names the class, what it usually means and what decides it, and so does the catch-all
 # (python-exception) when the user's own code raised it (knowledge/story.py): `message_class` decides for both.
 # A class that refines library-api-mismatch covers that class's lines when no library frame raised them.
-# (Not the classes the traceback's innermost frame decides, whatever the message: knowledge/patterns/classes9.py.)
+# (Not the classes the traceback's innermost frame decides, whatever the message: knowledge/patterns/classes9.py, classes20b.py's told ones.)
 CLASSES = tuple(p for p in ALL if p.refines in ("python-exception", "library-api-mismatch") and p not in classes9.PATTERNS_BY_FRAME
-                and p not in classes12a.PATTERNS_BY_FRAME)
+                and p not in classes12a.PATTERNS_BY_FRAME and p not in classes20b.PATTERNS_TOLD)
 # Classes whose words are about a library's own code: named only when the traceback shows a library's frame raised it.
 RAISED_IN_A_LIBRARY = ("library-lookup-failed",)
 # Classes whose words are about the call your code makes: named only when the traceback shows your frame raised it (a line

@@ -16,6 +16,7 @@ something else.
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, pattern
+from gpudoctor.knowledge.operand_types import OPERAND_SHAPES
 
 E = Severity.ERROR
 W = Severity.WARN
@@ -137,7 +138,8 @@ PATTERNS = [
         CAUSE,
         E,
         "the program says what it was asked to do is not supported or not implemented (for this model, type, policy or setup)",
-        r"^(?!.*(?i:\bwarn(?:ing)?\b|\bfalling back\b)).*?(?:"
+        # (not Python's own type errors, whose words "not supported" and "does not support" refuse a value's type: operand-type-mismatch)
+        r"^(?!.*(?i:\bwarn(?:ing)?\b|\bfalling back\b))(?!.*(?:" + OPERAND_SHAPES + r")).*?(?:"
         + EXCEPTION_START
         + r"(?P<exception>NotImplementedError|ValueError|RuntimeError|TypeError|KeyError|Exception): (?P<message>.*?\b(?:"
         r"(?:is|are) (?:currently |yet |still )?not (?:yet )?(?:supported|implemented)|(?:currently |yet )?not (?:yet )?(?:supported|implemented)"
