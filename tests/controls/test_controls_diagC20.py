@@ -48,6 +48,15 @@ class TestRanksDuplicated:
         assert f.id == "ranks-duplicated" and f.severity is Severity.ERROR
         assert "2 processes each say they are not part of a distributed job" in f.title and "mpirun -np 2" in f.title
 
+    def test_sibling_two_pids_each_rank_0_of_1_without_a_launch(self):
+        # rwth-i6/returnn#1196: SGE's -pe mpi 2 started two processes, each "rank 0 / size 1": warn, no launch command shown
+        f = head(case("heldout12", "returnn-1196-horovod-sge-two-rank0"))
+        assert f.id == "ranks-duplicated" and f.severity is Severity.WARN and "2 processes (pids 12115, 12116)" in f.title
+
+    def test_control_one_pid_printed_twice(self):
+        line = "Horovod initialized. Hostname cluster-cn-286, pid 12116, rank 0 / size 1, local rank 0 / local size 1.\n"
+        assert "ranks-duplicated" not in found(line + "epoch 1 step 1\n" + line)
+
     def test_control_every_rank_once(self):
         # Lightning-AI/pytorch-lightning#1345: a healthy 2 x 2 start-up, each rank once
         assert "ranks-duplicated" not in found(case("dev", "lightning-1345-initializing-ddp-members-list"))
@@ -75,9 +84,16 @@ class TestRanksNotAllHeard:
         f = head(members([0, 1], 4) + "----\ndistributed_backend=nccl\n")
         assert f.id == "ranks-not-all-heard" and "rank(s) 2-3 never do" in f.title
 
-    def test_control_one_ranks_own_log(self):
-        # a per-rank file names only its own rank: nothing says the others are missing
-        assert "ranks-not-all-heard" not in found(members([2], 4) + "distributed_backend=nccl\n")
+    def test_sibling_one_rank_alone_says_what_decides(self):
+        # NVIDIA/NeMo#2370: a notebook cell with gpus=2 stops at rank 0's line; the second process was never started
+        f = head(case("dev", "nemo-2370-jupyter-ddp-initializing-stuck"))
+        assert f.id == "ranks-not-all-heard" and f.severity is Severity.WARN
+        assert "only rank 0 of world size 2 prints its start-up here" in f.title and "it is rank 0's own log (the others' logs decide)" in f.title
+
+    def test_control_one_ranks_own_log_that_trains(self):
+        # a per-rank file names only its own rank, and its steps follow: nothing says the others are missing
+        steps = "".join(f"Epoch 0:  {i}%|  | {i}/100 [00:0{i % 10}<00:10, loss={1 - i / 100:.2f}]\n" for i in range(10, 60, 5))
+        assert "ranks-not-all-heard" not in found(members([2], 4) + steps)
 
     def test_control_every_rank_heard(self):
         assert "ranks-not-all-heard" not in found(case("dev", "lightning-1345-initializing-ddp-members-list"))

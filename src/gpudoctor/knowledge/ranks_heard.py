@@ -45,6 +45,9 @@ ACCELERATE = re.compile(
     rb"Num processes: (?P<world>\d+)[ \t]*\r?\n[^\n]{0,40}?Process index: (?P<rank>\d+)[ \t]*\r?\n"
     rb"[^\n]{0,40}?Local process index: \d+[ \t]*\r?\n[^\n]{0,40}?Device: [\w:]+"
 )
+# RETURNN's line as Horovod starts, once per process: "Horovod initialized. Hostname cluster-cn-286, pid 12116, rank 0 / size 1,
+# local rank 0 / local size 1." (rwth-i6/returnn#1196: two processes under SGE's -pe mpi 2, each rank 0 of 1)
+SLASHED = re.compile(rb"(?:\bpid (?P<pid>\d+), )?\brank (?P<rank>\d+) / size (?P<world>\d+)\b")
 # A line that names a rank and the world size, as frameworks log them (Ray Train's "Setting up process group for: env://
 # [rank=1, world_size=2]", xDiT's "world_size=4 rank=3 local_rank=-1", d3rlpy's "DistributedWorkerInfo(rank=0, backend='nccl',
 # world_size=3)", "RANK=0, WORLD_SIZE=2"): a process may print it on every line it logs, so it says which ranks print here,
@@ -85,17 +88,19 @@ KERNEL = re.compile(rb"(?:torch\.distributed\.(?:run|launch)|torchrun|accelerate
 KERNEL_WORDS = (b"ipykernel_launcher",)
 # Lines that show the ranks met: an NCCL communicator of N ranks formed, the store barrier every rank passed, Lightning's
 # "All distributed processes registered": the ranks a command started by hand did not wait for the others.
-MET = re.compile(rb"\bnranks \d+|Init COMPLETE|Completed store-based barrier|All distributed processes registered|All \d+ processes registered")
+MET = re.compile(rb"\bnranks \d+|Init COMPLETE|Completed store-based barrier|All (?:DDP |distributed )?processes registered|All \d+ processes registered")
 # The words each shape's lines hold, looked for first (prefilter.may_hold: a block that holds none is not searched)
 LIGHTNING_WORDS = (b"GLOBAL_RANK",)
 ACCELERATE_WORDS = (b"Process index",)
+SLASHED_WORDS = (b" / size ",)
 NAMED_WORDS = (b"world_size", b"WORLD_SIZE", b"World_size")
 ALONE_WORDS = (b"istributed available", b"istributed enabled", b"istributed initiali", b"training: False", b"Num processes")
 LAUNCH_WORDS = (b"mpirun", b"mpiexec", b"horovodrun", b"nproc", b"num_processes", b"num-processes", b"num_gpus", b"num-gpus", b"srun")
 BY_HAND_WORDS = (b"world_size", b"world-size")
 MET_WORDS = (b"nranks", b"COMPLETE", b"Completed", b"registered")
-NEEDLES = KERNEL_WORDS + LIGHTNING_WORDS + ACCELERATE_WORDS + NAMED_WORDS + ALONE_WORDS + LAUNCH_WORDS + BY_HAND_WORDS + MET_WORDS
+NEEDLES = KERNEL_WORDS + LIGHTNING_WORDS + ACCELERATE_WORDS + SLASHED_WORDS + NAMED_WORDS + ALONE_WORDS + LAUNCH_WORDS + BY_HAND_WORDS + MET_WORDS
 After = Callable[[int], Optional[tuple[int, str]]]  # Progress.after: the first progress line after a line, or None
+ONE_RANK_TAIL = 12  # lines after one rank's start-up line alone, at most, for the log to end there (not a run that went on past it)
 KEPT = 256  # start-up lines kept (a job's ranks; a longer roll is a log that restarted many times)
 
 
@@ -105,7 +110,8 @@ class Claim:
     rank: int
     world: int
     text: str = ""
-    once: bool = True  # a line each process prints once (LIGHTNING, ACCELERATE); NAMED lines may repeat
+    once: bool = True  # a line each process prints once (LIGHTNING, ACCELERATE, SLASHED); NAMED lines may repeat
+    pid: str = ""  # the process id the line names, when it names one
 
 
 class Numbering:
@@ -145,10 +151,11 @@ class RanksHeard(WholeLines):
     def read_shapes(self, block: bytes, begin: int, end: int, words: set[bytes]) -> None:
         """Each shape searched only where its own words may be in the block."""
         lines = Numbering(block, begin, self.lines)
-        for shape, needles in ((LIGHTNING, LIGHTNING_WORDS), (ACCELERATE, ACCELERATE_WORDS)):
+        for shape, needles in ((LIGHTNING, LIGHTNING_WORDS), (ACCELERATE, ACCELERATE_WORDS), (SLASHED, SLASHED_WORDS)):
             if not words.isdisjoint(needles):
                 for m in itertools.islice(shape.finditer(block, begin, end), KEPT - len(self.claims)):
-                    self.claims.append(Claim(lines.of(m.start()), int(m["rank"]), int(m["world"]), shown(m.group(0))))
+                    pid = (m.groupdict().get("pid") or b"").decode("ascii")
+                    self.claims.append(Claim(lines.of(m.start()), int(m["rank"]), int(m["world"]), shown(m.group(0)), pid=pid))
         if not words.isdisjoint(NAMED_WORDS):
             for m in NAMED.finditer(block, begin, end):
                 pair = (int(m["rank"] or m["rank2"]), int(m["world"] or m["world2"]))
@@ -221,18 +228,27 @@ class RanksHeard(WholeLines):
         return []
 
     def each_alone(self) -> list[Finding]:
-        """Every process says it runs alone while the launch command asked for several."""
-        if self.launch is None or self.launch[1] < 2 or len(self.alone) < 2:
-            return []
+        """Every process says it runs alone: while the launch command asked for several, or, with no launch shown,
+        two processes (their pids differ) that each start as rank 0 of 1."""
         if any(c.world > 1 for c in self.claims):
             return []  # a process that knows its place in the job: the lines are another's
-        line, asked, command = self.launch
-        said = self.alone[0][1]
-        severity = Severity.ERROR if len(self.alone) >= asked else Severity.WARN
+        alone = sorted(self.alone + [(c.line, c.text) for c in self.claims if c.once and c.world == 1])
+        if len(alone) < 2:
+            return []
+        lines = [f"line {n}: {t}" for n, t in alone[:6]]
+        if self.launch is not None and self.launch[1] >= 2:
+            line, asked, command = self.launch
+            return [RANKS_DUPLICATED(
+                case="alone", severity=Severity.ERROR if len(alone) >= asked else Severity.WARN,
+                evidence={"launch": f"line {line}: {command}", "alone": lines},
+                count=len(alone), said=alone[0][1], command=command, asked=asked,
+            )]
+        pids = sorted({c.pid for c in self.claims if c.once and c.world == 1 and c.pid})
+        if len(pids) < 2:
+            return []  # one process's lines, or runs appended one after another: nothing says they were one job
         return [RANKS_DUPLICATED(
-            case="alone", severity=severity,
-            evidence={"launch": f"line {line}: {command}", "alone": [f"line {n}: {t}" for n, t in self.alone[:6]]},
-            count=len(self.alone), said=said, command=command, asked=asked,
+            case="alone-pids", severity=Severity.WARN, evidence={"alone": lines},
+            count=len(pids), said=alone[0][1], pids=", ".join(pids[:8]),
         )]
 
     def not_all_heard(self, progress_after: Optional[After]) -> list[Finding]:
@@ -252,6 +268,15 @@ class RanksHeard(WholeLines):
                     evidence={"rank lines": [f"line {c.line}: {c.text}" for c in claims[:6]], "world size": world,
                               "ranks heard": span(distinct), "ranks never heard": span(missing)},
                     heard=span(distinct), world=world, missing=span(missing), last=last,
+                )]
+            once = [c for c in claims if c.once]
+            if world > 1 and once and distinct == [once[0].rank] and waits(last) and self.lines - last <= ONE_RANK_TAIL and self.by_hand is None:
+                # one rank's start-up line alone: the job's whole output with the others missing, or that rank's own log
+                first = once[0]
+                others = [r for r in range(world) if r != first.rank]
+                return [RANKS_NOT_ALL_HEARD(
+                    case="one-rank", evidence={"rank line": f"line {first.line}: {first.text}", "world size": world},
+                    rank=first.rank, world=world, line=first.line, others=span(others), them="it" if len(others) == 1 else "them",
                 )]
         if self.by_hand is not None and len({c.rank for c in self.claims if c.line != self.by_hand[0]}) < 2:
             line, rank, world, command = self.by_hand
