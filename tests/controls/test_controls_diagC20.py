@@ -65,6 +65,15 @@ class TestRanksDuplicated:
         # every rank of 4 heard twice: a restart appended, or a paste repeated, not ranks taken twice
         assert "ranks-duplicated" not in found(members([0, 1, 2, 3], 4) + "Epoch 0: 100%\n" + members([0, 1, 2, 3], 4))
 
+    def test_control_a_cut_start_up_pasted_twice(self):
+        # three of four ranks, the same paste given again in a later comment: one output said twice, not two processes per rank
+        assert "ranks-duplicated" not in found(members([0, 1, 2], 4) + "\nthe same again:\n" + members([0, 1, 2], 4))
+
+    def test_control_a_reply_quoting_the_start_up(self):
+        # a reply quotes one line of the paste above it: the quote is no process of its own
+        quoted = "".join(f"> {line}\n" for line in members([1], 4).splitlines())
+        assert "ranks-duplicated" not in found(members([0, 1], 4) + "\nyou wrote:\n" + quoted)
+
     def test_control_one_process_runs_appended_without_a_launcher(self):
         # heldout17w: three single-GPU runs appended to one nohup.out, each "distributed training: False"; no launch asks for more
         assert "ranks-duplicated" not in found(case("heldout17w", "0eight0-Experimental_results-ner-train-nohup"))

@@ -154,6 +154,8 @@ class RanksHeard(WholeLines):
         for shape, needles in ((LIGHTNING, LIGHTNING_WORDS), (ACCELERATE, ACCELERATE_WORDS), (SLASHED, SLASHED_WORDS)):
             if not words.isdisjoint(needles):
                 for m in itertools.islice(shape.finditer(block, begin, end), KEPT - len(self.claims)):
+                    if quoted(block, begin, m.start()):
+                        continue
                     pid = (m.groupdict().get("pid") or b"").decode("ascii")
                     self.claims.append(Claim(lines.of(m.start()), int(m["rank"]), int(m["world"]), shown(m.group(0)), pid=pid))
         if not words.isdisjoint(NAMED_WORDS):
@@ -212,8 +214,8 @@ class RanksHeard(WholeLines):
             ranks = [c.rank for c in claims]
             twice = sorted({r for r in ranks if ranks.count(r) > 1})
             distinct = set(ranks)
-            if not twice or len(distinct) >= world:
-                continue  # every rank heard: a log that holds its run twice (a restart, a paste repeated) is not this
+            if not twice or len(distinct) >= world or repeated(ranks):
+                continue  # every rank heard, or the same lines again: a log that holds its run twice (a restart, a paste repeated) is not this
             # as many processes as the job has, and fewer ranks than that among them: the log decides it
             severity = Severity.ERROR if len(claims) >= world else Severity.WARN
             missing = [r for r in range(world) if r not in distinct]
@@ -287,6 +289,18 @@ class RanksHeard(WholeLines):
                     rank=rank, world=world, line=line, others=span(others), them="it" if len(others) == 1 else "them", top=world - 1,
                 )]
         return []
+
+
+def quoted(block: bytes, begin: int, at: int) -> bool:
+    """The line that holds `at` is a reply's quote of other output ("> initializing ddp: ..."): not a process's own line."""
+    start = block.rfind(b"\n", begin, at) + 1 or begin
+    return block[start:at].lstrip()[:1] == b">"
+
+
+def repeated(ranks: list[int]) -> bool:
+    """The sequence is one stretch said again (0, 1, 2, 0, 1, 2): the same output pasted twice, not two processes per rank."""
+    n = len(ranks)
+    return any(n % k == 0 and ranks == ranks[: n // k] * k for k in range(2, n + 1))
 
 
 def span(ranks: list[int]) -> str:
