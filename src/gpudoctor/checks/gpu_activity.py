@@ -246,6 +246,14 @@ def process_on_every_gpu(processes: Sequence[ProcessUse] | Unavailable) -> list[
     memory = held >= EMPTY_MIB
     gpus = sorted({p.gpu for p in processes})
     evidence = {f"GPU {i}": [f"{p.name}{f' (pid {p.pid})' if p.pid else ''}: {p.memory_mib} MiB" for p in processes if p.gpu == i] for i in gpus}
+    shared = {e.gpu for e in extras}
+    if len(shared) == 1 and len(gpus) > 2 and all(e.pid for e in extras):
+        # every extra entry on one GPU, the processes' own spread over the others: each rank touched that GPU first
+        gpu = shared.pop()
+        return [GPU_PROCESS_ON_EVERY_GPU(
+            case="one-gpu", evidence=evidence, gpu=gpu, count=len(extras), pids=", ".join(str(e.pid) for e in extras[:8]) + (", ..." if len(extras) > 8 else ""),
+            extra=f"up to {held:.0f} MiB each",
+        )]
     return [GPU_PROCESS_ON_EVERY_GPU(
         case="memory" if memory else "empty", evidence=evidence,
         gpus=", ".join(f"GPU {i}" for i in gpus), extra=f"{len(extras)} entries, up to {held:.0f} MiB" if memory else f"{len(extras)} entries with {held:.0f} MiB{' or less' if held else ''}",

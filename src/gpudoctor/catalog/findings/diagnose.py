@@ -259,3 +259,98 @@ NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET ...
 PYTHONFAULTHANDLER=1 TORCH_SHOW_CPP_STACKTRACES=1 ...   # a native crash
 ```""",
 )
+
+
+# What the log's start-up lines say of the job's ranks (knowledge/ranks_heard.py).
+RANKS_FROM_LOG = "[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste (the ranks' start-up lines, the launch command)"
+
+
+RANKS_DUPLICATED = FindingKind(
+    id="ranks-duplicated",
+    severity=Severity.ERROR,
+    also=(Severity.WARN,),
+    when="error when the log shows as many processes as the job has and they did not take distinct ranks (or each says it runs alone); warn when fewer printed here",
+    area=AREA,
+    emitted_by=RANKS_FROM_LOG,
+    summary="""The processes of one job did not each get their own rank. Case `same`: two processes print the same
+rank of the same world size in a line each prints once as it starts (Lightning's and NeMo's `Initializing distributed:
+GLOBAL_RANK: 1, MEMBER: 2/8`, accelerate's state block `Num processes: 4` / `Process index: 3`), and some ranks of that
+world size never print. Case `alone`: the launch command in the log asks for N processes (`mpirun -np 2`, `torchrun
+--nproc_per_node 2`, `accelerate launch --num_processes 2`) and the processes each say they are not part of a job
+(`Distributed available: False`, the Hugging Face examples' `Process rank: -1, ... distributed training: False`,
+accelerate's `Num processes: 1`, a start-up line that says rank 0 of 1). Case `alone-pids` (warn): no launch command
+is shown, and two processes (different pids) each start as rank 0 of 1 (`Horovod initialized. Hostname h, pid 12116, rank
+0 / size 1`): one job's ranks that did not find each other, or separate runs. Every rank heard twice or more (a log that holds its run twice: a restart, a paste
+repeated) is not this finding. It is an error when the log shows as many processes as the job has (the launch did it);
+a warning when fewer printed here.""",
+    evidence="`start-up lines` (case `same`): the lines of the ranks claimed twice, with their numbers; `world size`, `ranks heard`, `ranks never heard`; `launch` and `alone` (case `alone`): the launch command and the lines that say a process runs alone.",
+    title={
+        "same": "{count} processes started, and rank(s) {ranks} of world size {world} were taken twice: only {heard} distinct rank(s) of {world}{decided}",
+        "alone": "{count} processes each say they are not part of a distributed job ({said}) while the launch asks for {asked} ({command}): each runs alone",
+        "alone-pids": "{count} processes (pids {pids}) each start as a job of their own ({said}): they were meant as one job's ranks, or are separate runs",
+    },
+    why={
+        "same": "Each process of a job must take its own rank: two that take one rank leave others that nobody takes, and every process then waits for them in the rendezvous (init_process_group, the trainer's set-up) until its timeout, with no error line. It happens when the ranks are counted per node (a node rank not passed, every node thinking it is node 0) or when a launcher starts the processes and the trainer starts its own as well (srun with one task per node while Lightning spawns the GPUs).",
+        "alone-pids": "These processes of one log each started as rank 0 of a world of 1: if they were started as one job (an MPI or a scheduler's parallel environment, a launcher), none of them found the others, and each runs the whole job alone; the log shows no launch command that says how many were meant, so it does not decide that they were one job.",
+        "alone": "The launcher started the processes, but none of them found the job: no rank and world size in its environment that the program reads, or no distributed backend it can load (an MPI library the framework was not built with or cannot find). Each then runs the whole job as rank 0 of 1: copies of a one-process job, or copies that wait.",
+    },
+    fix={
+        "same": "srun --ntasks-per-node=<GPUs per node> --gres=gpu:<GPUs per node> python train.py   # one task per GPU from one launcher (Lightning and NeMo then read SLURM's ranks); with torchrun: torchrun --nnodes <N> --node_rank <this node's> --nproc_per_node <GPUs> train.py",
+        "alone-pids": "mpirun -np 2 env | grep -E 'OMPI_COMM_WORLD_(RANK|SIZE)|PMI_RANK|^RANK=|WORLD_SIZE'   # with the launcher the job uses: each process must see its own rank and the size; an MPI job started by a scheduler needs its mpirun (or srun) in the job script, not only the scheduler's slot request",
+        "alone": "{command} env | grep -E 'OMPI_COMM_WORLD_(RANK|SIZE)|PMI_RANK|^RANK=|WORLD_SIZE'   # each process must see its own rank and the size; then start the script with the launcher its framework reads (torchrun for torch.distributed, an mpirun whose MPI the framework loads, with its library on the path)",
+    },
+)
+
+
+RANKS_NOT_ALL_HEARD = FindingKind(
+    id="ranks-not-all-heard",
+    severity=Severity.WARN,
+    when="exit 1: the log shows no failure and no end, and ranks of the job never print in it",
+    area=AREA,
+    emitted_by=RANKS_FROM_LOG,
+    summary="""The log shows no failure and no end, and it says the job has more ranks than print in it. Case `merged`:
+the lines of two or more ranks (a log several ranks write: Lightning's `Initializing distributed: GLOBAL_RANK: 0,
+MEMBER: 1/4`, accelerate's state block, a framework's `rank=1, world_size=3`) name a world size, some of its ranks never
+print, and nothing after them shows a step or the ranks meeting (an NCCL communicator's `nranks`, `Init COMPLETE`, a
+completed store barrier). Case
+`by-hand`: a command starts one rank by hand (`python train.py --world_size=2 --rank=0`) and nothing in the log comes from
+the others. Case `one-rank`: one rank's start-up line alone (`Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2`),
+nothing after it: the job's whole output with the others missing, or that rank's own log file (which names only its own
+rank), and the answer says which output decides it. The ranks that do not print either run elsewhere (another node or terminal whose output is not here) or never
+started or joined: then the ones shown wait for them in the rendezvous and the job hangs with no error. The log does not
+say which, so it is a warning that says what decides it.""",
+    evidence="`rank lines` (case `merged`): the first line of each rank heard, with its number; `world size`, `ranks heard`, `ranks never heard`; `command` (case `by-hand`): the command that starts one rank; `rank line` (case `one-rank`): the one start-up line, with its number.",
+    title={
+        "merged": "rank(s) {heard} of world size {world} print here, rank(s) {missing} never do, and no step follows line {last}: the log is cut there, they run elsewhere, or they never started and the others wait for them",
+        "by-hand": "the command at line {line} starts rank {rank} of world size {world} by hand, and nothing here comes from rank(s) {others}: unless {them} started elsewhere, rank {rank} waits for {them}",
+        "one-rank": "only rank {rank} of world size {world} prints its start-up here (line {line}), and nothing after it shows a step or the ranks meeting: the log is cut there, it is rank {rank}'s own log (the others' logs decide), or rank(s) {others} never started or joined and rank {rank} waits for {them}",
+    },
+    why={
+        "merged": "Each rank of the job prints these lines (its start-up, its rank and world size). A rank that never does runs on another node whose output is not in this log, or it never started or never reached the rendezvous: the ranks shown then wait for it in init_process_group until the timeout, and print nothing more. The log does not say which.",
+        "one-rank": "Each rank prints this line once as it starts. One rank's own log file holds only its own line, so this may be all it should show; but where the ranks share one output (a launcher's console, a notebook, srun without --output per task), the others never started, or never reached this point, and rank {rank} waits for them in the rendezvous until the timeout.",
+        "by-hand": "A job started rank by rank needs every rank's command running with the same address and port: rank {rank} waits in the rendezvous until all {world} have joined, printing nothing. The log shows one command; whether the others ran (another terminal, another node) it does not say.",
+    },
+    fix={
+        "merged": "read the missing ranks' own output (their node's log; srun --label or torchrun --tee 3 puts each rank's name on its lines) and check on their host that their processes exist (nvidia-smi, ps) and what they see: echo $CUDA_VISIBLE_DEVICES; nc -zv $MASTER_ADDR $MASTER_PORT",
+        "one-rank": "read the other ranks' own output (torchrun --tee 3, srun --label: each line then names its rank) to see where each stopped; in a notebook the other processes are not started by the cell at all (a notebook is one process): run the training as a script under a launcher (torchrun --nproc_per_node {world} train.py)",
+        "by-hand": "start every rank: the same command once per rank with --rank 0 to {top} (and --local_rank, its GPU) and the same host and port, or let a launcher start them all: torchrun --nproc_per_node {world} train.py ...",
+    },
+)
+
+
+LAUNCH_RUNS_NOTEBOOK_KERNEL = FindingKind(
+    id="launch-runs-notebook-kernel",
+    severity=Severity.ERROR,
+    area=AREA,
+    emitted_by=RANKS_FROM_LOG,
+    summary="""A launch command in the log (`torch.distributed.run`, `torchrun`, `accelerate launch`, `deepspeed`, `mpirun`)
+names `ipykernel_launcher.py` as the script each rank runs. A library that starts its own distributed job from inside a
+notebook (ultralytics' `DDP command: [...]`) builds the command from the running program, and in a notebook that program
+is the Jupyter kernel: every rank starts a kernel that waits for a notebook to connect, none trains, and the cell hangs
+with no error. A notebook's traceback that passes through `ipykernel_launcher.py` is not this finding: only a launcher's
+command that runs it.""",
+    evidence="`command`: the launch command, with its line.",
+    title="the launch command at line {line} runs the notebook's kernel (ipykernel_launcher.py) as every rank's script: no rank runs the training, and the cell waits",
+    why="The distributed job was started from a notebook: the library built the launch command from the running program, which in a notebook is the Jupyter kernel, not a training script. Each rank starts a kernel that waits for a frontend, so nothing trains and nothing fails.",
+    fix="put the training in a script and launch it from a terminal: torchrun --nproc_per_node <GPUs> train.py (ultralytics: yolo train ... device=0,1 on the command line); in a notebook, train on one GPU or use a notebook launcher (accelerate's notebook_launcher)",
+)

@@ -430,6 +430,9 @@ one as far as the snapshot says.""",
 )
 
 
+_SET_DEVICE_FIRST = "torch.cuda.set_device(local_rank)  # first thing in each rank, before any CUDA call; or start each rank with CUDA_VISIBLE_DEVICES=<its GPU>"
+
+
 GPU_PROCESS_ON_EVERY_GPU = FindingKind(
     id="gpu-process-on-every-gpu",
     severity=Severity.WARN,
@@ -439,18 +442,26 @@ GPU_PROCESS_ON_EVERY_GPU = FindingKind(
     summary="""The process list shows the processes of one job on other GPUs than their own: two or
 more processes (pids) each listed on several GPUs, or (gpustat, which names users, not pids) one
 owner listed more than once on several GPUs. Each rank of a DDP job should use one GPU; an entry on
-another GPU is a CUDA context that rank created there. One process on every GPU (DataParallel, a
-model split across GPUs) is not this finding.""",
+another GPU is a CUDA context that rank created there; when every such entry is on one GPU (the ranks' own spread over
+the others), each rank touched that GPU before selecting its own (case `one-gpu`: a CUDA call before `set_device`, a
+checkpoint loaded without `map_location`). Rows pasted without the list's header are read too. One process on every GPU
+(DataParallel, a model split across GPUs) is not this finding.""",
     evidence="Per GPU: the processes listed on it and their memory.",
     title={
         "memory": "The job's processes are listed on every GPU ({gpus}), {extra} on GPUs not their own: every rank opened every GPU",
         "empty": "The job's processes are listed on every GPU ({gpus}): {extra} on GPUs not their own, every rank opened every GPU",
+        "one-gpu": "{count} of the job's processes (pids {pids}) also hold a context on GPU {gpu} ({extra}) beside their own GPU: each touched GPU {gpu} before selecting its own",
     },
     why={
         "memory": "A rank listed on another GPU created a CUDA context there: it did not call torch.cuda.set_device(local_rank) before its first CUDA call, or code touched every device (torch.cuda.empty_cache, a barrier without device_ids, a tensor moved to 'cuda' without an index). Each context takes hundreds of MiB, most of them on GPU 0, which runs out of memory first.",
         "empty": "A rank listed on another GPU opened it (no set_device before its first CUDA call, or code that touches every device). These entries hold no memory yet, but the ranks' device selection is wrong: once a rank allocates there (a barrier, empty_cache, a tensor sent to 'cuda'), each entry becomes a context of hundreds of MiB, most of them on GPU 0.",
+        "one-gpu": "Each of these ranks created a CUDA context on GPU {gpu} before it selected its own GPU: a CUDA call before torch.cuda.set_device(local_rank), a tensor or model sent to 'cuda' without an index, or torch.load of a checkpoint saved on GPU {gpu} without map_location. Each such context holds hundreds of MiB of GPU {gpu} for the job's whole life: that GPU runs out of memory first, or its own rank runs slower than the others.",
     },
-    fix="torch.cuda.set_device(local_rank)  # first thing in each rank, before any CUDA call; or start each rank with CUDA_VISIBLE_DEVICES=<its GPU>",
+    fix={
+        "memory": _SET_DEVICE_FIRST,
+        "empty": _SET_DEVICE_FIRST,
+        "one-gpu": "torch.cuda.set_device(local_rank)  # first thing in each rank, before any CUDA call; and torch.load(path, map_location=f'cuda:{{local_rank}}') (or 'cpu') for a checkpoint saved from GPU {gpu}",
+    },
 )
 
 

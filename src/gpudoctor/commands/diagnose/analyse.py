@@ -17,6 +17,7 @@ from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.progress import Progress
+from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.reruns import Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.signs import HANDLED
@@ -63,6 +64,7 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
             last = [files_not_read([(target.path, damage)], 0)]
     traced = next((f for f in extra if f.area == "collectives"), None)
     findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings()
+    findings += ranks_shown(d, findings)
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
     data["lines"] = d.lines
     if d.unwrapped_at:
@@ -77,6 +79,15 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
             findings.insert(verdict_place(findings), answer)
     findings += last
     return Report("diagnose", tuple(findings), data)
+
+
+def ranks_shown(d: Diagnosis, findings: list[Finding]) -> list[Finding]:
+    """What the log's ranks show (knowledge/ranks_heard.py), placed after the failures the log names: ranks that never
+    print are only said where the log shows no failure and no end."""
+    if d.ranks_heard is None:
+        return []
+    decided = bool(d.ended) or any(f.severity is Severity.ERROR for f in findings)
+    return d.ranks_heard.findings(decided, d.progress.after if d.progress is not None else None)
 
 
 def verdict_place(findings: list[Finding]) -> int:
@@ -234,7 +245,8 @@ def read_log(
     openings = Openings()  # and the input's opening lines standing again: a failure before a run started anew is an earlier run's
     progress = Progress()  # and the run's progress: a failure the job went on past is not the run's end
     said_fixed = SaidFixed()  # and a person's sentences that say an error before them is fixed since or did not stop the job
-    feed = progress.tee(said_fixed.tee(openings.tee(prompts.tee(tail.tee(reader_feed)))))
+    ranks = RanksHeard()  # and the ranks the log says the job has: taken twice, each alone, never heard
+    feed = ranks.tee(progress.tee(said_fixed.tee(openings.tee(prompts.tee(tail.tee(reader_feed))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -263,6 +275,8 @@ def read_log(
         raise InputError(f"{what} is {'a damaged archive' if damage else 'empty'}: there is no log to diagnose" + (f" ({damage})" if damage else ""))
     first = d
     d, smi = second_reading(source, d, smi)
+    ranks.end()
+    d.ranks_heard = ranks
     (d.ended, d.ended_line), d.tool, d.launcher, d.nccl_info = tail.end(), tail.tool, launchers.launcher(), launchers.nccl_info
     if d is first:  # (a second reading numbers its joined lines otherwise)
         prompts.end()

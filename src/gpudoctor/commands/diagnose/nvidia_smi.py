@@ -26,7 +26,7 @@ from typing import Any
 from gpudoctor.catalog.findings.gpu_health import GPU_LOST, GPU_READING_FAILED, GPU_READING_UNSUPPORTED
 from gpudoctor.commands.diagnose.dcgmi import ANCHORS as DCGM_ANCHORS, DcgmReport
 from gpudoctor.commands.diagnose.p2p_matrix import ANCHORS as P2P_ANCHORS, P2pMatrix
-from gpudoctor.checks.gpu_activity import GpuActivity, ProcessUse, activity_findings
+from gpudoctor.checks.gpu_activity import GpuActivity, ProcessUse, activity_findings, process_on_every_gpu
 from gpudoctor.checks.gpu_health import health_findings
 from gpudoctor.checks.gpus import compute_mode_findings, mig_findings
 from gpudoctor.core.findings import Finding, Severity
@@ -53,7 +53,7 @@ TRIGGERS = (
 # nvidia-smi with its driver loaded, but no GPU answering it (one that fell off the bus)
 NO_DEVICES = "No devices were found"
 ANCHORS = (b"    : ", b"MiB /", b"MiB &#", b"Unable to ", NO_DEVICES.encode())  # "&#x2F;": a page's escaped slash
-PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,", b"]----") + DCGM_ANCHORS + P2P_ANCHORS
+PASTE_ANCHORS = ANCHORS + (b"Link 0: ", b"</", b"Processes:", b"MiB |", b"CPU Affinity", b" %, ", b"Driver Version", b"'C,", b"]----") + DCGM_ANCHORS + P2P_ANCHORS
 SMALL_INPUT = 1 << 20
 MIN_SCAN = 256 << 10  # reads smaller than this are gathered before they are searched
 BEFORE, AFTER = 16 << 10, 64 << 10  # bytes around a hit that are parsed: a section's header, 8 GPUs' report
@@ -286,6 +286,9 @@ class NvidiaSmiReader:
         # the list's header was read and neither a row, "No running processes found" nor its closing rule
         # followed: a paste cut inside the list, which shows no process list rather than an empty one
         self.processes_open = False
+        # the list's rows were read without its header (a paste that starts inside it): the GPUs it shows are not all
+        # of them, so memory no listed process holds is not judged from it
+        self.processes_cut = False
         self.tool_lines = 0  # lines of a GPU tool's other snapshots (TOPO_ROW, QUERY_ROW, DRIVER_LINE)
         self.dcgm = DcgmReport()  # a pasted `dcgmi diag` / `dcgmi health -c`
         self.p2p = P2pMatrix()  # a pasted p2pBandwidthLatencyTest
@@ -512,6 +515,9 @@ class NvidiaSmiReader:
         if body.startswith("Processes:"):
             self.processes, self.in_processes, self.processes_open = [], True, True
             return True
+        if self.processes is None and TABLE_PROCESS.match(text):
+            # a row of the list whose header the paste cut ("[turn 2 by ..., continued]", then the rows)
+            self.processes, self.in_processes, self.processes_cut = [], True, True
         if not self.in_processes or self.processes is None:
             return False
         if body.startswith(NO_PROCESSES):
@@ -658,6 +664,8 @@ class NvidiaSmiReader:
         processes = NOT_SHOWN if self.processes is None or (self.processes_open and not self.processes) else [
             ProcessUse(gpu, pid, name, NOT_SHOWN if mib is None else mib) for gpu, pid, name, mib in self.processes
         ]
+        if self.processes_cut and not isinstance(processes, Unavailable):
+            return activity_findings(gpus) + process_on_every_gpu(processes)  # rows without their header: only who is where
         return activity_findings(gpus, processes)
 
     def _modes(self) -> list[Finding]:
