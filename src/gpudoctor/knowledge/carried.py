@@ -1,0 +1,46 @@
+"""The message a line carries when a program prints it in a shape other than Python's `Class: message`.
+
+A configuration check's refusal reaches a log in the shape of the library that made it: pydantic's validation
+error (v2: `  Value error, MESSAGE [type=value_error, input_value=..., input_type=...]` under `N validation error(s)
+for Model`; v1: `  MESSAGE (type=value_error)` under the field's name), a C or C++ assert of a condition
+(`Assertion failed: COND (file:line)`, MSVC's `Assertion failed: COND, file F, line N`), ggml's `GGML_ASSERT:
+file:line: COND` (and `file:line: GGML_ASSERT(COND) failed`). Each is read as the exception its words are, so
+the rules for classes of messages (knowledge/patterns/) decide it as they decide `ValueError: MESSAGE` and
+`AssertionError: COND`. Counted on the development parts before writing: pydantic v2 in 1 log (vLLM's config
+via NeMo-Skills), v1 in 2 logs of 2 projects (gluonts' TrainerModel), the C++ assert in 2 logs of 2 projects
+(TensorRT-LLM's WorldConfig) and 1 of NVIDIA's kernel module (NVRM's, its own pattern), GGML_ASSERT in 1 (LocalAI).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+# (shape, the exception class its message is read as); the message is the group `message`
+SHAPES: tuple[tuple[re.Pattern, str], ...] = (
+    # pydantic v2: "Value error, ..." / "Assertion failed, ..." then the error's type and input in brackets
+    (re.compile(r"^\s*Value error, (?P<message>.+?)(?: \[type=value_error\b.*)?$"), "ValueError"),
+    (re.compile(r"^\s*Assertion failed, (?P<message>.+?)(?: \[type=assertion_error\b.*)?$"), "AssertionError"),
+    # pydantic v1: the message, then its type in parentheses
+    (re.compile(r"^\s*(?P<message>\S.*?) \(type=value_error\)$"), "ValueError"),
+    (re.compile(r"^\s*(?P<message>\S.*?) \(type=assertion_error\)$"), "AssertionError"),
+    # C's assert() (glibc prints "prog: file:line: func: Assertion `COND' failed.", the CUDA patterns' shape), C++
+    # libraries' own assert macros (TensorRT-LLM's TLLM_CHECK), MSVC's
+    (re.compile(r"\bAssertion failed: (?P<message>.+?)(?: \((?:[^()]*[/\\])?[\w.\-]+:\d+\)|, file \S+, line \d+)?\s*$"), "AssertionError"),
+    # ggml (llama.cpp and its bindings)
+    (re.compile(r"\bGGML_ASSERT: \S+?:\d+: (?P<message>.+?)\s*$"), "AssertionError"),
+    (re.compile(r"\bGGML_ASSERT\((?P<message>.+)\) failed"), "AssertionError"),
+)
+# The words every shape holds: a line without any is not read again
+WORDS = ("Value error, ", "Assertion failed", "(type=value_error)", "(type=assertion_error)", "GGML_ASSERT")
+
+
+def carried(text: str) -> Optional[str]:
+    """`Class: message` for a line in one of the shapes, or None."""
+    if not any(word in text for word in WORDS):
+        return None
+    for shape, exception in SHAPES:
+        m = shape.search(text)
+        if m is not None and m.group("message").strip():
+            return f"{exception}: {m.group('message').strip()}"
+    return None
