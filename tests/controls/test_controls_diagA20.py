@@ -127,6 +127,13 @@ class TestCarriedMessage:
         line = "  Value error, `disable_mm_preprocessor_cache` is only supported for multimodal models. [type=value_error, input_value=..., input_type=dict]\n"
         assert head_id("1 validation error for EngineArgs\n" + line) == "settings-combination-refused"
 
+    def test_sibling_a_cpp_assert_a_runtime_error_quotes_is_read_as_its_condition(self):
+        # TensorRT-LLM's runtime check of an input's shape (not the layout): the unrecognised answer names the assert's class
+        line = ("RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: Tensor 'input_ids' has invalid shape (2048), expected in range "
+                "min (1), max (1024) (/src/tensorrt_llm/runtime/tllmRuntime.cpp:143)\n")
+        found = head(line)
+        assert found is not None and found.id == "unrecognised-failure" and found.evidence.get("class") == "assertion-states-condition"
+
     def test_control_a_pydantic_error_about_another_field(self):
         # awslabs/gluonts#1164 (heldout16): a context list where one context is expected: not the layout's verdicts
         text = ("ValidationError: 1 validation error for TrainerModel\nctx\n  bad MXNet context [gpu(4), gpu(5)], expected either an "

@@ -12,6 +12,7 @@ from typing import Optional
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge import launcher_only
+from gpudoctor.knowledge.carried import carried
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, native_owner, package_of
@@ -136,8 +137,14 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
     # a package's frame raised it (not your code, nor Python's own library: os.environ's KeyError is the caller's lookup)
     in_a_library = sign is not None and sign.raised_by() not in ("", "your code", "python")
     in_your_code = sign is not None and sign.raised_by() == "your code"
-    return next((p for p in CLASSES if p.regex.search(text) and (in_a_library or p.id not in RAISED_IN_A_LIBRARY)
-                 and (in_your_code or p.id not in RAISED_IN_YOUR_CODE)), None)
+    # the message as written, then the one it carries in a library's shape (a C++ assert or a pydantic error that a
+    # RuntimeError or a ValidationError quotes: knowledge/carried.py)
+    for said in (text, carried(message)):
+        known = next((p for p in CLASSES if said and p.regex.search(said) and (in_a_library or p.id not in RAISED_IN_A_LIBRARY)
+                      and (in_your_code or p.id not in RAISED_IN_YOUR_CODE)), None)
+        if known is not None:
+            return known
+    return None
 
 
 def class_why(known: Pattern) -> str:
