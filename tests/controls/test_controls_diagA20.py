@@ -134,6 +134,14 @@ class TestCarriedMessage:
         found = head(line)
         assert found is not None and found.id == "unrecognised-failure" and found.evidence.get("class") == "assertion-states-condition"
 
+    def test_sibling_a_ggml_assert_of_another_condition_is_a_failure_of_the_assert_class(self):
+        # ggml's abort on a tensor's shape (not the layout): no longer an inconclusive log
+        found = head("GGML_ASSERT: ggml.c:4785: ggml_nelements(a) == ne0*ne1*ne2\n")
+        assert found is not None and found.id == "unrecognised-failure" and found.evidence.get("class") == "assertion-states-condition"
+
+    def test_control_a_sentence_that_names_the_macro(self):
+        assert no_error("GGML_ASSERT is defined in ggml.h and aborts the process\n")
+
     def test_control_a_pydantic_error_about_another_field(self):
         # awslabs/gluonts#1164 (heldout16): a context list where one context is expected: not the layout's verdicts
         text = ("ValidationError: 1 validation error for TrainerModel\nctx\n  bad MXNet context [gpu(4), gpu(5)], expected either an "

@@ -84,7 +84,7 @@ KIND_FAMILY = {
     **dict.fromkeys(("ncclwarn", "ncclerror", "c10watchdog", "c10error"), "nccl"),
     **dict.fromkeys(("cuda", "cudastatus", "devassert", "nvrm"), "cuda"),
     "gloo": "gloo",
-    **dict.fromkeys(("terminate", "terminate_bare", "what", "c10", "cppframes", "signame", "glogsig", "shellsig", "shellkill", "caught", "glibc", "assertion", "nativeframes"), "native"),
+    **dict.fromkeys(("terminate", "terminate_bare", "what", "c10", "cppframes", "signame", "glogsig", "shellsig", "shellkill", "caught", "glibc", "assertion", "nativeassert", "nativeframes"), "native"),
     **dict.fromkeys(("exitcode", "exit", "childfailed", "stopped", "srun_what", "spawned", "pyexec", "barrier", "barrierdone", "elastic", "errorfile",
                      "dslaunch", "mpirun", "raydied", "clierror", "status", "argparse", "notfound", "k8sevent", "podstatus", "jobstate", "slurm", "k8sreason",
                      "elasticnofile"), "launcher"),
@@ -127,7 +127,12 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
     if sign is not None and sign.kind in LOGGED:
         logged = logged_class(sign.text)
         return logged[0] if logged is not None else None
-    if sign is not None:
+    if sign is not None and sign.kind == "nativeassert":
+        exception, message = "AssertionError", sign.message  # its condition, read as Python's assert's (knowledge/carried.py)
+        read = carried(sign.text)
+        if read is not None:
+            message = read.split(": ", 1)[1]
+    elif sign is not None:
         if sign.kind != "exception" or sign.cut:
             return None
         exception, message = sign.what, sign.message
@@ -395,6 +400,9 @@ OWN_WORDS = {
     "clierror": ("line {line} is a program's own error line: the words after 'Error:' say what it could not do (a path, a host, a "
                  "value, memory): fix that and run it again; the search below finds others who hit it"),
     "pip": TOOL_STEP, "apt": TOOL_STEP, "build": TOOL_STEP, "cli": TOOL_STEP, "container": TOOL_STEP,
+    "nativeassert": ("line {line} is a native (C/C++) library's assert: the condition after it was false and the process aborted; "
+                     "the condition names what it checked (a size, a count, a shape, a setting): read it against your configuration and "
+                     "input (the file and line it names are in that library's source), and search the library's issues for the condition"),
     "fatallevel": ("line {line} is the program's own last word: its logger says it cannot go on, and the lines it logged just "
                    "before say why"),
     "errorending": "line {line} is the program saying it stops after an error: the lines it logged just before say why",
@@ -432,7 +440,7 @@ OWN_WORDS = {
                "`pytest -x -q TEST` to read it whole"),
 }
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
-SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
+SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "nativeassert", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
               "pyexec", "pip", "apt", "build", "cli", "container", "panic", "lua", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup"}
 
 
