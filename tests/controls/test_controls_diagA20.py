@@ -149,5 +149,13 @@ class TestCarriedMessage:
         found = ids(TB + text)
         assert "gpus-fewer-than-asked" not in found and "parallel-layout-refused" not in found
 
+    def test_sibling_a_validation_error_no_class_reads_is_told_by_its_first_error(self):
+        # business-science/modeltime.gluonts#58 (heldout16): pydantic v1's header, the field, then the error
+        text = ("Error: pydantic.error_wrappers.ValidationError: 1 validation error for TrainerModel\nctx\n"
+                "expected string or bytes-like object (type=type_error)\n")
+        found = head(text)
+        assert found is not None and found.id == "unrecognised-failure"
+        assert "expected string or bytes-like object" in found.title and "configuration check" in found.fix
+
     def test_control_a_line_in_no_shape(self):
         assert carried("epoch 3 step 10 loss 0.25: validation error 5.8 %") is None

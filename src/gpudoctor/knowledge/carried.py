@@ -44,3 +44,37 @@ def carried(text: str) -> Optional[str]:
         if m is not None and m.group("message").strip():
             return f"{exception}: {m.group('message').strip()}"
     return None
+
+
+# pydantic's header ("N validation error(s) for Model"), and an error under it: v2's "  MESSAGE [type=T, input_value=...]"
+# (its "Value error, " before a validator's own message), v1's "  MESSAGE (type=T)"; a field's name alone on the line before
+VALIDATION_HEADER = re.compile(r"^\s*(?P<count>\d+) validation errors? for (?P<model>[\w.]+)\s*$")
+VALIDATION_ERROR = re.compile(r"^\s*(?:(?:Value|Assertion) error, )?(?P<message>\S.*?) (?:\[type=[\w.]+\b.*|\(type=[\w.]+(?:;[^)]*)?\))$")
+FIELD = re.compile(r"^\s*(?P<field>[\w.\[\]-]+(?: -> [\w.\[\]-]+)*)\s*$")
+
+
+def validation_error(header: str, after: list[str]) -> Optional[str]:
+    """`MESSAGE (N validation error(s) for Model, field F)` for a pydantic header whose first error is on the lines after
+    it, or None: the header alone names no failure, its errors do."""
+    head = VALIDATION_HEADER.match(header)
+    if head is None:
+        return None
+    field = ""
+    for line in after[:3]:
+        error = VALIDATION_ERROR.match(line.rstrip())
+        if error is not None:
+            return f"{error.group('message')} ({header.strip()}" + (f", field {field}" if field else "") + ")"
+        named = FIELD.match(line)
+        if named is None:
+            return None
+        field = named.group("field")
+    return None
+
+
+VALIDATED = re.compile(r"^(?P<message>.+) \(\d+ validation errors? for [\w.]+(?:, field [^)]*)?\)$")
+
+
+def validated(message: str) -> Optional[str]:
+    """The error of a message `validation_error` wrote, read as the ValueError its validator raised, or None."""
+    m = VALIDATED.match(message)
+    return f"ValueError: {m.group('message')}" if m is not None else None

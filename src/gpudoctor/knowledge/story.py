@@ -16,7 +16,7 @@ from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge import api_shape, launcher_only
-from gpudoctor.knowledge.carried import carried
+from gpudoctor.knowledge.carried import carried, validation_error
 from gpudoctor.knowledge.evidence import error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
@@ -378,6 +378,9 @@ class Diagnosis:
                 if p.context_after and following is not None:
                     context = [seg.text for raw_next in following(p.context_after) for seg in segments(raw_next)]
                 values = (p.fields or groups)(m, context)
+                if p.id in READS_ANY_EXCEPTION and following is not None and "validation error" in str(values.get("message", "")):
+                    # pydantic's header: its first error, on the lines after it, is the message (knowledge/carried.py)
+                    values["message"] = validation_error(str(values["message"]), [seg.text for raw_next in following(3) for seg in segments(raw_next)]) or values["message"]
                 if p.fields_before is not None and preceding is not None:
                     values.update(p.fields_before(line, preceding(p.context_before)))
                 p = self.refine(p, values, msg)

@@ -12,7 +12,7 @@ from typing import Optional
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge import launcher_only
-from gpudoctor.knowledge.carried import carried
+from gpudoctor.knowledge.carried import carried, validated
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, native_owner, package_of
@@ -72,6 +72,9 @@ RAISED_IN_A_LIBRARY = ("library-lookup-failed",)
 # Classes whose words are about the call your code makes: named only when the traceback shows your frame raised it (a line
 # alone, with no traceback, may be one library calling another: API_SHAPE_STEP's two packages that do not go together).
 RAISED_IN_YOUR_CODE = ("call-arguments-refused",)
+# A pydantic validation error (knowledge/carried.py): a configuration's check, before anything ran
+VALIDATED_STEP = ("; it is a configuration check (pydantic's validation of the model the message names): the value it names was "
+                  "refused before anything ran: correct it in the config, the arguments or the code that builds them")
 # A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.
 JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
 JAVA_STEP = ("it is a Java exception: the `at package.Class.method(File.java:N)` lines under it are its stack, innermost first, "
@@ -144,7 +147,7 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
     in_your_code = sign is not None and sign.raised_by() == "your code"
     # the message as written, then the one it carries in a library's shape (a C++ assert or a pydantic error that a
     # RuntimeError or a ValidationError quotes: knowledge/carried.py)
-    for said in (text, carried(message)):
+    for said in (text, carried(message), validated(message)):
         known = next((p for p in CLASSES if said and p.regex.search(said) and (in_a_library or p.id not in RAISED_IN_A_LIBRARY)
                       and (in_your_code or p.id not in RAISED_IN_YOUR_CODE)), None)
         if known is not None:
@@ -247,6 +250,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             out = f"{class_step(known, exception, message)}; {out}"
         elif API_SHAPE.search(f"{exception}: {message}"):
             out += API_SHAPE_STEP
+        elif validated(message) is not None:
+            out += VALIDATED_STEP
         elif CUDA.search(message):
             out += "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(message):
