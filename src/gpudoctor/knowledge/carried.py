@@ -9,6 +9,10 @@ the rules for classes of messages (knowledge/patterns/) decide it as they decide
 `AssertionError: COND`. Counted on the development parts before writing: pydantic v2 in 1 log (vLLM's config
 via NeMo-Skills), v1 in 2 logs of 2 projects (gluonts' TrainerModel), the C++ assert in 2 logs of 2 projects
 (TensorRT-LLM's WorldConfig) and 1 of NVIDIA's kernel module (NVRM's, its own pattern), GGML_ASSERT in 1 (LocalAI).
+
+Read by knowledge/story.py (a line no pattern claims as written), knowledge/unrecognised.py (the class of an
+exception's message, a native assert's condition) and, for pydantic's header, `validation_error`: its first error is
+the failure's message.
 """
 
 from __future__ import annotations
