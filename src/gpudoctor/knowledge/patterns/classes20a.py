@@ -73,7 +73,7 @@ ASSERTED = r"(?:Assertion failed: |Check failed: |AssertionError: |Assertion `|G
 NOT_WARNED = r"^(?!.*(?i:\bwarn(?:ing)?\b|falling back|fall back|\bwill use\b)).*?"
 
 # a parallel size, as the divisor of a divisibility check names it
-PARALLEL = r"(?i:[\w ]{0,40}?(?:parallel|\b(?:tp|pp|dp|ep|cp)(?:_|\b))[\w ]{0,60}?(?:size|degree|stages?))"
+PARALLEL = r"(?i:[\w ()=*]{0,40}?(?:parallel|\b(?:tp|pp|dp|ep|cp)(?:_|\b))[\w ]{0,60}?(?:size|degree|stages?))"
 
 LAYOUT = NOT_WARNED + "(?:" + (
     # the ranks started against the layout's product (TensorRT-LLM's WorldConfig)
@@ -89,9 +89,11 @@ LAYOUT = NOT_WARNED + "(?:" + (
     r"|Mesh should not be bigger than (?:the )?default world size,? (?P<mesh_world>\d+)?,? ?but found (?P<mesh_n>\d+) ranks"
     # a size that must divide another (Megatron's initialize_model_parallel, ColossalAI's plugin, a launcher's GPU count; a
     # model's layers over pipeline stages)
-    r"|(?i:(?P<whole>world[ _]size|(?:total )?number of (?:GPUs|devices|ranks|processes|(?:hidden |transformer )?layers|experts)|GPU count|num[ _]gpus|num[ _](?:hidden[ _])?layers|num[ _](?:local[ _])?experts))"
+    r"|(?i:(?P<whole>world[ _]size|(?:total )?number of (?:GPUs|devices|ranks|processes|(?:hidden |transformer )?layers|experts)|GPU count|num[ _]gpus|num[ _](?:hidden[ _])?layers|num[ _](?:local[ _])?experts"
+    r"|\b(?:tp|pp|dp|ep)[ _]size|(?:tensor|pipeline|data|expert)[ _-]parallel[ _-]size))"
     r"\s*\(?(?P<whole_n>\d+)?\)?\s*(?:is not|isn't|must be|should be|has to be) (?:evenly )?(?:divisible by|a multiple of) (?:the )?"
-    r"(?P<by>" + PARALLEL + r"[^\n.;]{0,80})"
+    # (Megatron-core's newer message gives the product alone: "world_size (8) is not divisible by 16")
+    r"(?P<by>" + PARALLEL + r"[^\n.;]{0,80}|(?<=divisible by )\d+\b(?!\s*\w))"
     # two strategies that do not go together (DeepSpeed's pipeline engine and ZeRO's partitioning)
     r"|(?P<first>" + STRATEGY + r") (?:is|are) (?:incompatible|not (?:compatible|supported)) with (?P<second>" + STRATEGY + r")"
     # a split over more devices than the build allows (llama.cpp's LLAMA_MAX_DEVICES)
@@ -102,6 +104,7 @@ NUMBER = re.compile(r"\(?(-?\d+)\)?")
 
 def product_of(said: str) -> int | None:
     """The product of the sizes a message gives in parentheses or after their names ("tp_size (8) x pp_size (1)": 8)."""
+    said = said.split("=", 1)[0]  # "total_model_size (16) = tp (4) * pp (4)": the total is said first
     numbers = [int(n) for n in NUMBER.findall(said) if int(n) > 0]
     if not numbers:
         return None
@@ -198,7 +201,7 @@ def divisor_said(f: dict) -> tuple[str, str]:
             f"the model's {whole} must split evenly over {by}: choose a size that divides it (config.json's num_hidden_layers, "
             f"num_experts), or set the layers per stage where the framework allows it")
     product = product_of(by)
-    times = f" ({product})" if product is not None else ""
+    times = f" ({product})" if product is not None and str(product) != by else ""
     return f"{whole} not divisible by {by}", (
         f"{whole} must be a multiple of {by}{times}: start a multiple of it (nodes x --nproc_per_node), or set the parallel sizes "
         f"so their product divides the GPUs you start (data-parallel size = world size / (tensor x pipeline))")
@@ -314,6 +317,7 @@ PATTERNS = [
              "mudler/LocalAI#944 (a tensor_split over 4 V100s in a binding built with LLAMA_MAX_DEVICES 1)"),
             ("RuntimeError: world_size (4) is not divisible by tensor_model_parallel_size (8) x pipeline_model_parallel_size (1)",
              "Megatron-LM's initialize_model_parallel check (a TP size larger than the GPUs started)"),
+            ("RuntimeError: world_size (8) is not divisible by 16", "Megatron-core's newer wording of the same check (tensor x pipeline x context 16)"),
             ("AssertionError: Invalid parallel dims: dp(-1) * cp(1) * tp(2) * pp(1) != WORLD_SIZE(1)",
              "torchtitan's ParallelDims check (tensor parallel 2 started on one GPU)"),
             ("RuntimeError: ('Mesh should not be bigger than default world size 4, but found 8 ranks!')",
