@@ -82,6 +82,13 @@ class TestParallelLayoutRefused:
         found = head("error report :stderr GGML_ASSERT: binding.cpp:712: split_arg.size() <= LLAMA_MAX_DEVICES\n")
         assert found is not None and found.id == "parallel-layout-refused" and "CUDA build" in found.fix
 
+    def test_sibling_mpirun_ranks_beyond_the_slots(self):
+        # Open MPI's refusal, in its box: slots are a host's cores unless a hostfile says otherwise
+        text = ("There are not enough slots available in the system to satisfy the 4\nslots that were requested by the application:\n\n"
+                "  python\n\nEither request fewer slots for your application, or make more slots\navailable for use.\n")
+        found = head(text)
+        assert found is not None and found.id == "parallel-layout-refused" and "--oversubscribe" in found.fix
+
     @pytest.mark.parametrize("line", STARTUP)
     def test_control_a_start_up_that_prints_the_sizes(self, line):
         assert "parallel-layout-refused" not in ids(line + "\n")

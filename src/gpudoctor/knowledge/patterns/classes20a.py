@@ -96,6 +96,8 @@ LAYOUT = NOT_WARNED + "(?:" + (
     r"(?P<by>" + PARALLEL + r"[^\n.;]{0,80}|(?<=divisible by )\d+\b(?!\s*\w))"
     # two strategies that do not go together (DeepSpeed's pipeline engine and ZeRO's partitioning)
     r"|(?P<first>" + STRATEGY + r") (?:is|are) (?:incompatible|not (?:compatible|supported)) with (?P<second>" + STRATEGY + r")"
+    # mpirun asked for more ranks than its hosts have slots (Open MPI counts a host's cores, or a hostfile's slots=N)
+    r"|There are not enough slots available in the system to satisfy the (?P<slots>\d+)"
     # a split over more devices than the build allows (llama.cpp's LLAMA_MAX_DEVICES)
     r"|(?P<split>\w*split\w*(?:\.size\(\))?)\s*<=?\s*(?P<limit>\w*MAX_DEVICES\w*)"
 ) + ")"
@@ -218,6 +220,14 @@ def strategies_said(f: dict) -> tuple[str, str]:
     return f"{f['first']} with {f['second']}", step
 
 
+def slots_said(f: dict) -> tuple[str, str]:
+    n = f["slots"]
+    return f"mpirun asked for {n} ranks, more than its hosts' slots", (
+        f"mpirun places one rank per slot, and a host's slots are its CPU cores (or a hostfile's slots=N), not its GPUs: give "
+        f"each host its GPU count in a hostfile (`node1 slots=8`) or pass --host node1:8, start no more ranks than the hosts have "
+        f"slots, or let it oversubscribe (mpirun --oversubscribe -n {n})")
+
+
 def split_said(f: dict) -> tuple[str, str]:
     limit = f["limit"]
     return f"{f['split']} <= {limit}", (
@@ -228,7 +238,7 @@ def split_said(f: dict) -> tuple[str, str]:
 
 # Each check LAYOUT reads, by the group only its alternative sets: what the title adds and the fix's first step
 LAYOUT_SAID = (("condition", product_said), ("dims", dims_said), ("built", built_said), ("over", over_said), ("mesh_n", mesh_said),
-               ("whole", divisor_said), ("first", strategies_said), ("limit", split_said))
+               ("whole", divisor_said), ("first", strategies_said), ("slots", slots_said), ("limit", split_said))
 
 
 def layout_fields(m: re.Match, context: list[str]) -> dict:
@@ -296,7 +306,7 @@ PATTERNS = [
         "the program's own check refused the parallel layout (sizes that do not agree, or strategies that do not go together)",
         LAYOUT,
         ("Assertion failed: ", "Check failed: ", "AssertionError: ", "Assertion `", "GGML_ASSERT", "divisible by", "a multiple of",
-         "incompatible with", "not compatible with", "not supported with", "MAX_DEVICES", "world size", "WORLD_SIZE", "Mesh should not be bigger"),
+         "incompatible with", "not compatible with", "not supported with", "MAX_DEVICES", "world size", "WORLD_SIZE", "Mesh should not be bigger", "not enough slots"),
         why="""A parallel job states its layout in sizes that must agree: the ranks started (nodes x processes per node, mpirun's -n)
         equal the product of the tensor-, pipeline- and data-parallel sizes, each parallel size divides the world size, a split
         lists no more devices than the program supports, and some strategies exclude others (DeepSpeed's pipeline engine
@@ -317,6 +327,7 @@ PATTERNS = [
              "mudler/LocalAI#944 (a tensor_split over 4 V100s in a binding built with LLAMA_MAX_DEVICES 1)"),
             ("RuntimeError: world_size (4) is not divisible by tensor_model_parallel_size (8) x pipeline_model_parallel_size (1)",
              "Megatron-LM's initialize_model_parallel check (a TP size larger than the GPUs started)"),
+            ("There are not enough slots available in the system to satisfy the 4", "Open MPI's mpirun (-n 4 on a host whose slots, its cores, are fewer)"),
             ("RuntimeError: world_size (8) is not divisible by 16", "Megatron-core's newer wording of the same check (tensor x pipeline x context 16)"),
             ("AssertionError: Invalid parallel dims: dp(-1) * cp(1) * tp(2) * pp(1) != WORLD_SIZE(1)",
              "torchtitan's ParallelDims check (tensor parallel 2 started on one GPU)"),
