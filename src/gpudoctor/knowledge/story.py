@@ -380,7 +380,8 @@ class Diagnosis:
                 values = (p.fields or groups)(m, context)
                 if p.id in READS_ANY_EXCEPTION and following is not None and "validation error" in str(values.get("message", "")):
                     # pydantic's header: its first error, on the lines after it, is the message (knowledge/carried.py)
-                    values["message"] = validation_error(str(values["message"]), [seg.text for raw_next in following(3) for seg in segments(raw_next)]) or values["message"]
+                    under = [seg.text for raw_next in following(3) for seg in segments(raw_next)]
+                    values["message"] = validation_error(str(values["message"]), under) or values["message"]
                 if p.fields_before is not None and preceding is not None:
                     values.update(p.fields_before(line, preceding(p.context_before)))
                 p = self.refine(p, values, msg)
