@@ -51,6 +51,13 @@ class TestGpusFewerThanAsked:
         assert found is not None and found.id == "gpus-fewer-than-asked"
         assert "visibility decides, not the layout" in found.fix and "join the other nodes" not in found.fix
 
+    def test_sibling_vllm_in_a_ray_actor_given_no_gpu_is_visibility(self):
+        # vLLM's Ray executor (ray-project/ray#53192's second attempt: map_batches with num_gpus=0)
+        line = ("ValueError: Current node has no GPU available. current_node_resource={'CPU': 8.0, 'node:10.0.0.2': 1.0}. "
+                "vLLM engine cannot start without GPU.\n")
+        found = head(TB + line)
+        assert found is not None and found.id == "gpus-fewer-than-asked" and "visibility decides, not the layout" in found.fix
+
     @pytest.mark.parametrize("line", STARTUP)
     def test_control_a_start_up_that_prints_the_sizes(self, line):
         assert "gpus-fewer-than-asked" not in ids(line + "\n") and no_error(line + "\n")

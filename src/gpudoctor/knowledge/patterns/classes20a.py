@@ -54,7 +54,13 @@ FEWER = (
     + r" (?:the )?(?:number|count|total(?: number)?) of " + DEVICES + r"(?:[^\d\n]{0,40}?(?P<seen>\d+))?"
     r"|(?i:(?P<what_but>" + SIZE + r")) (?:is|=|of) (?P<asked_but>\d+),? but (?:only )?(?:have|has|got|found|there (?:are|is)|sees?) "
     r"(?:only )?(?P<seen_but>\d+) " + DEVICES
+    # sizes whose product the GPUs must hold ("Tensor parallel size (4) times pipeline parallel size (2) should be less than or
+    # equal to the number of GPUs (4)")
+    + r"|(?P<what_le>(?i:" + SIZE + r")[^.\n]{0,80}?) (?:should|must) be (?:less than or equal to|at most|no (?:more|larger|greater) than) "
+    r"(?:the )?(?:number|count|total(?: number)?) of " + DEVICES + r"(?:[^\d\n]{0,40}?(?P<seen_le>\d+))?"
     + r"|(?i:the number of required GPUs exceeds the total number of available GPUs)"
+    # vLLM in a Ray actor or node that was given no GPU
+    + r"|(?P<no_gpu_node>Current node has no GPU available)"
     # Ray's autoscaler: one task or actor asks for more GPUs than any node type has (it is never placed)
     + r"|No available node types can fulfill resource request \{[^}]*'GPU': (?P<ray_gpus>\d+)(?:\.0)?"
     # DeepSpeed's launcher: --include/--exclude names a GPU slot the host's list does not have
@@ -102,6 +108,7 @@ LAYOUT = NOT_WARNED + "(?:" + (
     r"|(?P<split>\w*split\w*(?:\.size\(\))?)\s*<=?\s*(?P<limit>\w*MAX_DEVICES\w*)"
 ) + ")"
 NUMBER = re.compile(r"\(?(-?\d+)\)?")
+SIZE_NUMBERS = re.compile(r"\s*\(?-?\d+\)?")  # the numbers a product of sizes gives, taken out of its words
 
 
 def product_of(said: str) -> int | None:
@@ -122,7 +129,19 @@ def fewer_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
     what = out.pop("what_but", None) or out.get("what") or ("n_devices" if out.get("n_devices") else None)
     asked = out.pop("asked_eq", None) or out.pop("asked_but", None) or out.pop("n_devices", None) or out.get("asked")
-    seen = out.pop("seen_but", None) or out.get("seen")
+    seen = out.pop("seen_but", None) or out.pop("seen_le", None) or out.get("seen")
+    if out.get("what_le"):
+        what = " ".join(out.pop("what_le").split())
+        product = product_of(what)
+        asked = str(product) if product is not None else None
+        what = SIZE_NUMBERS.sub("", what)
+    if out.pop("no_gpu_node", None):
+        out["detail"] = "vLLM's engine found no GPU on its Ray node"
+        out["step"] = ("the Ray actor or node that starts vLLM's engine sees no GPU (0): visibility decides, not the layout: Ray hides "
+                       "the GPUs from a task or actor that did not ask for them (num_gpus=0 leaves CUDA_VISIBLE_DEVICES empty) and a node "
+                       "started without its GPUs offers none: give the actor num_gpus (or the placement group's bundles GPUs), and check "
+                       "that `ray status` lists the node's GPUs")
+        return out
     if out.get("ray_gpus"):
         n = out["ray_gpus"]
         out["detail"] = f"a Ray task or actor asks for {n} GPUs, more than any node has"
@@ -260,7 +279,8 @@ PATTERNS = [
         r"The requested device for (?P<engine>\w+) \((?P<device>cuda:\d+)\) is not available|" + FEWER + ")",
         ("Not enough CUDA devices", "The requested device for", "than the number of", "than the count of", "than the total",
          "available devices", "available GPUs", "visible devices", "visible GPUs", "but have", "but only", "but found",
-         "exceeds the total number of available GPUs", "can fulfill resource request", "No slot '"),
+         "exceeds the total number of available GPUs", "can fulfill resource request", "No slot '", "less than or equal to the number of",
+         "no more than the number of", "at most the number of", "Current node has no GPU available"),
         why="""The configuration names more GPUs than this process can see: a tensor- or pipeline-parallel size, a world size, a
         number of shards or devices, or a device index for a second engine (an inference engine beside the training) beyond
         the last GPU. The process sees only the GPUs of CUDA_VISIBLE_DEVICES (a launcher or a scheduler sets it, often to one
@@ -288,6 +308,8 @@ PATTERNS = [
              "vLLM's Ray executor (a tensor parallel size above the Ray cluster's GPUs)"),
             ("(autoscaler +44s) Error: No available node types can fulfill resource request {'GPU': 16.0, 'CPU': 1.0}. Add suitable node types to this cluster to resolve this issue.",
              "ray-project/ray#53192 (map_batches with num_gpus=16 on nodes of 8 L40s)"),
+            ("ValueError: Current node has no GPU available. current_node_resource={'CPU': 8.0, 'node:10.0.0.2': 1.0}. vLLM engine cannot start without GPU.",
+             "vLLM's Ray executor (the engine started from a Ray actor given no GPU)"),
             ("ValueError: No slot '4' specified on host 'localhost'", "DeepSpeed's launcher (--include localhost:4 on a host with 4 GPUs, slots 0 to 3)"),
         ],
         not_examples=[
