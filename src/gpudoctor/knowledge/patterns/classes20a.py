@@ -10,7 +10,7 @@ error quoted in a sentence). Two causes, one verdict each:
   larger than the number of available GPUs (8)" and its Ray executor's "number of required GPUs exceeds ...", fairseq's
   "world size is 32 but have 4 available devices", transformer_lens' n_devices, a second engine's device index,
   DeepSpeed's launcher naming a GPU slot the host lacks, Ray's autoscaler that can place no actor asking more GPUs than
-  a node has). Whether the machine has fewer GPUs than the process is shown (visibility: CUDA_VISIBLE_DEVICES, a
+  a node has, sizes whose product must fit the GPUs, vLLM's "Current node has no GPU available" in a Ray actor given none). Whether the machine has fewer GPUs than the process is shown (visibility: CUDA_VISIBLE_DEVICES, a
   scheduler's allocation) or the layout spans nodes that did not join is not decided by the line: the finding says
   which count decides, and that a count of 0 is visibility's.
 - `parallel-layout-refused`: the sizes disagree with each other or two parallel strategies do not go together:
@@ -19,7 +19,8 @@ error quoted in a sentence). Two causes, one verdict each:
   bigger than the world, a parallel size larger than the world size, Megatron's and ColossalAI's world size not
   divisible by tensor x pipeline size, a GPU count that a parallel size must divide, a model's layers or experts over
   pipeline or expert parallel size, DeepSpeed's "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
-  llama.cpp's "split_arg.size() <= LLAMA_MAX_DEVICES" (a split over more devices than the build allows). A model dimension that a tensor-parallel size must divide (attention heads) is
+  llama.cpp's "split_arg.size() <= LLAMA_MAX_DEVICES" (a split over more devices than the build allows), Open MPI's
+  "not enough slots available" (mpirun -n beyond its hosts' slots). A model dimension that a tensor-parallel size must divide (attention heads) is
   tensor-parallel-split-uneven's (patterns/families5.py); an MPI world size against torch's is rank-outside-world's
   (patterns/classes.py).
 
