@@ -256,6 +256,24 @@ RULES += (
     ),
 )
 
+# A native program's assert of a condition, in the shapes C and C++ libraries print it before they abort: a library's own
+# macro or MSVC's "Assertion failed: COND (file:line)", ggml's "GGML_ASSERT: file:line: COND" (glibc's "Assertion `COND'
+# failed." is `signs`' own "assertion"). What the condition names is read by knowledge/carried.py.
+RULES += (
+    Evidence(
+        "nativeassert",
+        "a native (C/C++) assert failed",
+        r"(?:^|(?<=[\s\]:]))(?P<nativeassert>(?:Assertion failed: (?!\d+ (?:of|/|out of) )|GGML_ASSERT: \S+?:\d+: )\S.*|GGML_ASSERT\(.+\) failed.*)",
+        3,
+        (
+            "RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (/tmp/tritonbuild/tensorrtllm/tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:99)",  # NVIDIA/TensorRT-LLM#1950
+            "error report :stderr GGML_ASSERT: binding.cpp:712: split_arg.size() <= LLAMA_MAX_DEVICES",  # mudler/LocalAI#944
+            "/src/llama.cpp/ggml/src/ggml.c:1804: GGML_ASSERT(ggml_can_repeat(b, a)) failed",  # ggml's later form
+        ),
+        ("GGML_ASSERT is defined in ggml.h", "Assertion failed: 0 of 120 checks", "static_assert(sizeof(int) == 4)"),
+    ),
+)
+
 # Rules read from the whole line as written (the level is a prefix `lines.strip` peels off).
 RULES += (
     Evidence(
@@ -642,7 +660,7 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", '"level"', '"severity"
          "ContainerCannotRun", "CreateContainerConfigError", "The above exception", "During handling", "MPI_ABORT", "prterun", "orterun", "error: ", "not found", "not a valid identifier", "No such file", "Permission denied", "syntax error", 'File "', "Process ", "Error: ", "Exception in thread", "To enable traceback", "died", "creation task", "Error processing", "processes died", "mpirun ", "Primary job", "Raylet is terminated", "error_handler:", "Error executing job", "sigkill_handler", "Failed to register worker", "terminated by signal", "Error", "Exception", "is not a valid",
          "failed to create process", "Fatal error in launcher", "is not recognized as an internal",
          "ProcessGroupNCCL.", "NCCLUtils.", "please initiali", "please make sure to call", "please call",
-         "luajit: ", "lua: ", ".lua:", "unbound variable",
+         "luajit: ", "lua: ", ".lua:", "unbound variable", "Assertion failed: ", "GGML_ASSERT",
          "FAIL", "Fail", "✗", "✘", "❌")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:|\d: F \S")  # (and tsl's F after its time stamp)

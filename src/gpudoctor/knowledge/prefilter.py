@@ -105,6 +105,12 @@ TRIGGERS = (
     "no devices found",  # a program's own last words when it found no device (hashcat: patterns/classes19a.py)
     "() return",  # a HIP or CUDA call and the status it returned, said in a sentence (patterns/classes19a.py)
     "busy or unavailable",  # CUDA's message for devices in exclusive mode or in use, said without a wrapper (patterns/cuda.py)
+    # a parallel layout refused, its message printed alone or quoted in a sentence (patterns/classes20a.py)
+    "incompatible with pipeline",
+    "incompatible with tensor",
+    "than the number of available",
+    "available devices",
+    "not enough slots",  # Open MPI's mpirun: more ranks than its hosts' slots
     "nv_enc_err",  # NVENC's status by name (patterns/classes19a.py)
     # a program's count of its data, printed as it loads it, when it is 0 (patterns/classes15b.py's dataset-reported-empty)
     "in dataset: 0",

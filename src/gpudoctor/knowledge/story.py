@@ -16,6 +16,7 @@ from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge import api_shape, launcher_only
+from gpudoctor.knowledge.carried import carried, validation_error
 from gpudoctor.knowledge.evidence import error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
@@ -31,6 +32,7 @@ from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
+from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
@@ -107,7 +109,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes19a.py: CUDA's, HIP's or NVENC's error as its table of codes reads it
                 "cuda-error-code", "nvenc-error-code",
                 # knowledge/patterns/classes.py: the path that is not there (a script or a program the command names too)
-                "path-not-found")
+                "path-not-found",
+                # knowledge/patterns/classes20a.py: what the message's sizes require, with its numbers
+                *SIZES_SAID)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -368,8 +372,13 @@ class Diagnosis:
             else:
                 self.signs.see(msg, raw, line, source, following)
             person = bare(msg, raw)
-            for p, m in self.matches(msg.text):
-                if person and p.role != HARMLESS and said_in_prose(msg.text, m.start(), m.end()):
+            text, found = msg.text, self.matches(msg.text)
+            if not found and (read := carried(msg.text)) is not None:
+                # a message in a library's shape (pydantic's, a C++ assert's, ggml's: knowledge/carried.py), read as the
+                # exception its words are, for the classes of messages to decide; never the catch-all's
+                text, found = read, [(p, m) for p, m in self.matches(read) if p.role == CAUSE and p.id not in READS_ANY_EXCEPTION]
+            for p, m in found:
+                if person and p.role != HARMLESS and said_in_prose(text, m.start(), m.end()):
                     continue  # a person's sentence that negates or asks about the error it names (mentions.py)
                 if p.id in READS_ANY_EXCEPTION and self.signs.handled(msg.rank, line):
                     continue  # an exception a fallback warning said was caught: it names no failure
@@ -377,6 +386,10 @@ class Diagnosis:
                 if p.context_after and following is not None:
                     context = [seg.text for raw_next in following(p.context_after) for seg in segments(raw_next)]
                 values = (p.fields or groups)(m, context)
+                if p.id in READS_ANY_EXCEPTION and following is not None and "validation error" in str(values.get("message", "")):
+                    # pydantic's header: its first error, on the lines after it, is the message (knowledge/carried.py)
+                    under = [seg.text for raw_next in following(3) for seg in segments(raw_next)]
+                    values["message"] = validation_error(str(values["message"]), under) or values["message"]
                 if p.fields_before is not None and preceding is not None:
                     values.update(p.fields_before(line, preceding(p.context_before)))
                 p = self.refine(p, values, msg)
@@ -1069,6 +1082,8 @@ class Diagnosis:
             title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
+        if p.id in SIZES_SAID and seen.first.fields.get("detail"):
+            title = f"{title}: {seen.first.fields['detail']}"  # the sizes the message gives (knowledge/patterns/classes20a.py)
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
             # the message read by CUDA's table of errors (knowledge/cuda_errors.py, by patterns/classes17b.py): which error it is, in CUDA's words
             title = f"{title}: {seen.first.fields['error']}, {seen.first.fields['message']}"

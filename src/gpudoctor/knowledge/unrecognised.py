@@ -12,6 +12,7 @@ from typing import Optional
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge import launcher_only
+from gpudoctor.knowledge.carried import carried, validated
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, native_owner, package_of
@@ -71,6 +72,9 @@ RAISED_IN_A_LIBRARY = ("library-lookup-failed",)
 # Classes whose words are about the call your code makes: named only when the traceback shows your frame raised it (a line
 # alone, with no traceback, may be one library calling another: API_SHAPE_STEP's two packages that do not go together).
 RAISED_IN_YOUR_CODE = ("call-arguments-refused",)
+# A pydantic validation error (knowledge/carried.py): a configuration's check, before anything ran
+VALIDATED_STEP = ("; it is a configuration check (pydantic's validation of the model the message names): the value it names was "
+                  "refused before anything ran: correct it in the config, the arguments or the code that builds them")
 # A Java (JVM) exception: its class is fully qualified under a JVM package root, and its frames are `at pkg.Class.method(File.java:N)`.
 JAVA = re.compile(r"^(?:java|javax|jdk|scala|kotlin|org\.apache|com\.google|io\.grpc)\.(?:[a-z_]\w*\.)*[A-Z]\w*$")
 JAVA_STEP = ("it is a Java exception: the `at package.Class.method(File.java:N)` lines under it are its stack, innermost first, "
@@ -83,7 +87,7 @@ KIND_FAMILY = {
     **dict.fromkeys(("ncclwarn", "ncclerror", "c10watchdog", "c10error"), "nccl"),
     **dict.fromkeys(("cuda", "cudastatus", "devassert", "nvrm"), "cuda"),
     "gloo": "gloo",
-    **dict.fromkeys(("terminate", "terminate_bare", "what", "c10", "cppframes", "signame", "glogsig", "shellsig", "shellkill", "caught", "glibc", "assertion", "nativeframes"), "native"),
+    **dict.fromkeys(("terminate", "terminate_bare", "what", "c10", "cppframes", "signame", "glogsig", "shellsig", "shellkill", "caught", "glibc", "assertion", "nativeassert", "nativeframes"), "native"),
     **dict.fromkeys(("exitcode", "exit", "childfailed", "stopped", "srun_what", "spawned", "pyexec", "barrier", "barrierdone", "elastic", "errorfile",
                      "dslaunch", "mpirun", "raydied", "clierror", "status", "argparse", "notfound", "k8sevent", "podstatus", "jobstate", "slurm", "k8sreason",
                      "elasticnofile"), "launcher"),
@@ -126,7 +130,12 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
     if sign is not None and sign.kind in LOGGED:
         logged = logged_class(sign.text)
         return logged[0] if logged is not None else None
-    if sign is not None:
+    if sign is not None and sign.kind == "nativeassert":
+        exception, message = "AssertionError", sign.message  # its condition, read as Python's assert's (knowledge/carried.py)
+        read = carried(sign.text)
+        if read is not None:
+            message = read.split(": ", 1)[1]
+    elif sign is not None:
         if sign.kind != "exception" or sign.cut:
             return None
         exception, message = sign.what, sign.message
@@ -136,8 +145,14 @@ def message_class(sign: Optional[Sign], exception: str = "", message: str = "") 
     # a package's frame raised it (not your code, nor Python's own library: os.environ's KeyError is the caller's lookup)
     in_a_library = sign is not None and sign.raised_by() not in ("", "your code", "python")
     in_your_code = sign is not None and sign.raised_by() == "your code"
-    return next((p for p in CLASSES if p.regex.search(text) and (in_a_library or p.id not in RAISED_IN_A_LIBRARY)
-                 and (in_your_code or p.id not in RAISED_IN_YOUR_CODE)), None)
+    # the message as written, then the one it carries in a library's shape (a C++ assert or a pydantic error that a
+    # RuntimeError or a ValidationError quotes: knowledge/carried.py)
+    for said in (text, carried(message), validated(message)):
+        known = next((p for p in CLASSES if said and p.regex.search(said) and (in_a_library or p.id not in RAISED_IN_A_LIBRARY)
+                      and (in_your_code or p.id not in RAISED_IN_YOUR_CODE)), None)
+        if known is not None:
+            return known
+    return None
 
 
 def class_why(known: Pattern) -> str:
@@ -235,6 +250,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             out = f"{class_step(known, exception, message)}; {out}"
         elif API_SHAPE.search(f"{exception}: {message}"):
             out += API_SHAPE_STEP
+        elif validated(message) is not None:
+            out += VALIDATED_STEP
         elif CUDA.search(message):
             out += "; rerun with CUDA_LAUNCH_BLOCKING=1 so the failing kernel's own Python frame is reported"
         elif DISTRIBUTED.search(message):
@@ -388,6 +405,9 @@ OWN_WORDS = {
     "clierror": ("line {line} is a program's own error line: the words after 'Error:' say what it could not do (a path, a host, a "
                  "value, memory): fix that and run it again; the search below finds others who hit it"),
     "pip": TOOL_STEP, "apt": TOOL_STEP, "build": TOOL_STEP, "cli": TOOL_STEP, "container": TOOL_STEP,
+    "nativeassert": ("line {line} is a native (C/C++) library's assert: the condition after it was false and the process aborted; "
+                     "the condition names what it checked (a size, a count, a shape, a setting): read it against your configuration and "
+                     "input (the file and line it names are in that library's source), and search the library's issues for the condition"),
     "fatallevel": ("line {line} is the program's own last word: its logger says it cannot go on, and the lines it logged just "
                    "before say why"),
     "errorending": "line {line} is the program saying it stops after an error: the lines it logged just before say why",
@@ -425,7 +445,7 @@ OWN_WORDS = {
                "`pytest -x -q TEST` to read it whole"),
 }
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
-SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
+SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "nativeassert", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
               "pyexec", "pip", "apt", "build", "cli", "container", "panic", "lua", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup"}
 
 

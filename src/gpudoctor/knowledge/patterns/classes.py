@@ -581,32 +581,6 @@ PATTERNS = [
         ],
     ),
     pattern(
-        "gpus-fewer-than-asked",
-        "cuda",
-        CAUSE,
-        E,
-        "the job asks for more GPUs (or a higher GPU index) than the process sees",
-        r"Not enough CUDA devices to support n_devices (?P<asked>\d+)|"
-        r"The requested device for (?P<engine>\w+) \((?P<device>cuda:\d+)\) is not available",
-        ("Not enough CUDA devices", "The requested device for"),
-        why="""The configuration names more GPUs than this process can see: a tensor- or pipeline-parallel size, a number of shards or
-        devices, or a device index for a second engine (an inference engine beside the training) beyond the last GPU. The
-        process sees only the GPUs of CUDA_VISIBLE_DEVICES (a launcher or a scheduler sets it, often to one GPU per rank),
-        so a count that is right for the machine can be too high for the process.""",
-        fix="""count what the process sees: `CUDA_VISIBLE_DEVICES=... python -c "import torch; print(torch.cuda.device_count())"` in the
-        job's environment; then ask for no more: lower the parallel size or the device count, name a device index below that
-        count (cuda:0 on a single GPU), give the process more GPUs (CUDA_VISIBLE_DEVICES, the scheduler's --gpus), or share one
-        GPU between the two engines (vLLM: gpu_memory_utilization below 1 for the one beside training)""".replace("\n        ", " "),
-        examples=[
-            ("AssertionError: Not enough CUDA devices to support n_devices 2", "JoshEngels/MultiDimensionalFeatures#4 (transformer_lens on one GPU)"),
-            (
-                "ValueError: The requested device for vllm (cuda:1) is not available. You are likely using vLLM without restricting the number of GPUs for training.",
-                "huggingface/trl#2826 (GRPO with vLLM on a single GPU)",
-            ),
-        ],
-        not_examples=["RuntimeError: CUDA error: invalid device ordinal", "Number of GPUs: 4"],
-    ),
-    pattern(
         "cuda-toolkit-missing",
         "cuda",
         CAUSE,
