@@ -79,9 +79,15 @@ class TestPrintedTracebackLeads:
     verdict = "unrecognised-failure"
 
     def test_sibling_the_runs_traceback_leads_the_error_a_title_quotes_alone(self):
-        found = head(TRTLLM)
+        # the run's RuntimeError in words no class reads: told as unrecognised, from its traceback, not from the title
+        found = head(TRTLLM.replace("Assertion failed: mpiSize == tp * pp", "Failed to deserialize the engine blob"))
         assert found is not None and found.id == "unrecognised-failure"
         assert "RuntimeError" in found.title and "ImportError" not in found.title
+
+    def test_sibling_the_runs_traceback_leads_with_its_own_class(self):
+        # the same paste as the thread has it: the run's assert is a parallel layout refused (patterns/classes20a.py)
+        found = head(TRTLLM)
+        assert found is not None and found.id == "parallel-layout-refused" and "ImportError" not in found.title
 
     def test_control_an_error_quoted_alone_with_no_traceback_after_it_stays_the_answer(self):
         found = head("# LLAMA checkpoint ImportError: undefined symbol\n\nI tried again and it still fails\n")
