@@ -31,6 +31,7 @@ from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
+from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
@@ -729,6 +730,17 @@ class Diagnosis:
             self.went_on_said[1][seen.pattern.id] = self.progress_past(seen)
         return self.went_on_said[1][seen.pattern.id]
 
+    def finite_again(self, seen: Seen) -> Optional[tuple[int, str]]:
+        """(line, text) where the value a warning of a non-finite number read (loss-not-finite: its key) is logged finite
+        again, in PROGRESS_AFTER lines of one kind after its last non-finite reading (knowledge/progress.py
+        `finite_after`), or None. Only where one process writes the log: another rank's finite loss says nothing of
+        this one's."""
+        if seen.pattern.id != LOSS_NOT_FINITE or self.progress is None or seen.first.source or self.many_processes(seen):
+            return None
+        fields = seen.first.fields
+        key = fields.get("key") or fields.get("hf") or fields.get("summary")
+        return self.progress.finite_after(max(seen.last, seen.first.line), str(key)) if key else None
+
     def progress_past(self, seen: Seen) -> Optional[tuple[int, str, str]]:
         """`went_on`, worked out."""
         assert self.progress is not None
@@ -1133,6 +1145,12 @@ class Diagnosis:
                    "killall then exits 1, and srun reports that status as the task's. The program itself had ended before: this is no failure of it.")
             fix = "in the job script: killall -q -9 PROG || true   # or drop the killall: the program has ended by then"
             ev["killall"] = {"line": killall["killall_line"], "said": killall["killall"]}
+        elif (finite := self.finite_again(seen)) is not None:
+            # the same value is logged finite again after its last non-finite reading: an earlier run's (a log several runs
+            # were appended to, dev8w's st-gcn restarted after its nan epochs) or steps the run got over, not its state now
+            severity = Severity.INFO
+            title = f"{title} (not the state the log ends in: the same value is logged finite after it, line {finite[0]})"
+            ev["finite_again"] = {"at": finite[0], "line": finite[1]}
         where = seen.first.where.where()
         if len(seen.ranks) > 1:
             where = f"ranks {', '.join(str(r) for r in sorted(seen.ranks)[:8])}" + ("…" if len(seen.ranks) > 8 else "")
