@@ -24,6 +24,14 @@ def finding(text: str, fid: str):
     return next((f for f in api.diagnose(text).findings if f.id == fid), None)
 
 
+def told_as_information(part: str, name: str, fid: str, said: str) -> None:
+    """The case's `fid` is information that says `said`; the answer is not decided, with no error."""
+    report = api.diagnose(case(part, name))
+    f = next(f for f in report.findings if f.id == fid)
+    assert f.severity is Severity.INFO and said in f.title
+    assert report.findings[0].id == "log-inconclusive" and not any(x.severity is Severity.ERROR for x in report.findings)
+
+
 # st-gcn's epoch lines (dev8w, https://github.com/ByeByeChen/st-gcn-master-improved/blob/957e193529982b19f08f0f760f57a388a9c7366b/output/log.txt)
 STGCN_NAN = "".join(f"[03.24.23|09:5{i}:31] Training epoch: {i}\n[03.24.23|09:5{i}:51] \tmean_loss: nan\n" for i in range(4))
 STGCN_FINITE = "".join(f"[03.24.23|16:3{i}:26] Training epoch: {20 + i}\n[03.24.23|16:3{i}:47] \tmean_loss: {1.7360964218775432 + i / 7}\n"
@@ -39,10 +47,7 @@ class TestLossNotFiniteLoggedFiniteAgain:
 
     def test_control_a_restarted_run_whose_loss_is_finite_again(self):
         # dev8w: the first of 25 appended runs logs mean_loss nan; the last trains with finite losses and is cut mid-run
-        report = api.diagnose(case("dev8w", "ByeByeChen-st-gcn-master-improved-stgcn-restarts-nan-loss"))
-        f = next(f for f in report.findings if f.id == "loss-not-finite")
-        assert f.severity is Severity.INFO and "logged finite after it" in f.title
-        assert report.findings[0].id == "log-inconclusive" and not any(x.severity is Severity.ERROR for x in report.findings)
+        told_as_information("dev8w", "ByeByeChen-st-gcn-master-improved-stgcn-restarts-nan-loss", "loss-not-finite", "logged finite after it")
 
     def test_control_nan_epochs_then_finite_ones(self):
         f = finding(STGCN_NAN + STGCN_FINITE, "loss-not-finite")
@@ -81,3 +86,53 @@ class TestLossNotFiniteKlRecord:
     def test_sibling_trainers_zero_loss_without_a_kl_column(self):
         # huggingface/accelerate#1763 (dev, failed): FSDP, a loss of 0.0 from the first step
         assert finding(case("dev", "accelerate-1763-fsdp-zero-loss-step0"), "loss-not-finite") is not None
+
+
+# dev7w, https://github.com/FalsoMoralista/FGDCC/blob/968907008f0b8460b85a7a965d70c09af0596861/logs/nohup.out: a start that
+# stopped at its imports, then a later test run's lines in the same file
+IMPORT_TB = ("Traceback (most recent call last):\n"
+             '  File "/home/rtcalumby/adam/luciano/LifeCLEFPlant2022/DeepCluster/main_test.py", line 16, in <module>\n'
+             "    from test_deeper_cluster import main as app_main\n"
+             "ModuleNotFoundError: No module named 'test_deeper_cluster'\n")
+LATER_RUN = ("INFO:root:called-params configs/in1k_vith14_ep300_FGDCC.yaml\n"
+             "INFO:root:Initialized (rank/world-size) 0/1\n"
+             "INFO:root:loaded pretrained encoder from epoch 75 with msg: <All keys matched successfully>\n"
+             "INFO:root:avg. test_loss 0.897 avg. Accuracy@1 79.144 - avg. Accuracy@5 95.231\n")
+IN_MAIN_TB = ("Traceback (most recent call last):\n"
+              '  File "/home/rtcalumby/adam/luciano/LifeCLEFPlant2022/DeepCluster/main_test.py", line 40, in <module>\n'
+              "    app_main(args=params)\n"
+              '  File "/home/rtcalumby/adam/luciano/LifeCLEFPlant2022/DeepCluster/main_test.py", line 22, in app_main\n'
+              "    from test_deeper_cluster import main\n"
+              "ModuleNotFoundError: No module named 'test_deeper_cluster'\n")
+
+
+class TestStartUpFailureThenALaterRun:
+    verdict = "module-not-found"
+
+    def test_control_the_appended_log_whose_last_run_tests(self):
+        told_as_information("dev7w", "FalsoMoralista-FGDCC-logs-nohup-out", "module-not-found", "an earlier start's")
+
+    def test_control_an_import_failure_then_a_run_that_gets_somewhere(self):
+        f = finding(IMPORT_TB + LATER_RUN, "module-not-found")
+        assert f is not None and f.severity is Severity.INFO
+
+    def test_sibling_the_import_failure_that_ends_the_log(self):
+        report = api.diagnose(LATER_RUN + IMPORT_TB)
+        assert report.findings[0].id == "module-not-found" and report.findings[0].severity is Severity.ERROR
+
+    def test_sibling_a_failure_inside_the_programs_own_function(self):
+        # a function of the program ran: what follows may be this process going on, not decided by one line of it
+        f = finding(IN_MAIN_TB + LATER_RUN, "module-not-found")
+        assert f is not None and f.severity is Severity.ERROR
+
+    def test_sibling_a_rank_that_stopped_at_its_imports_beside_others(self):
+        # torchrun's ranks write the log: the other ranks' progress says nothing of the one that stopped
+        ranked = "".join(f"[rank1]: {line}\n" for line in IMPORT_TB.splitlines()) + "".join(f"[rank0]: {line}\n" for line in LATER_RUN.splitlines())
+        f = finding(ranked, "module-not-found")
+        assert f is not None and f.severity is Severity.ERROR
+
+    def test_sibling_every_start_fails_the_same_way_at_its_top_level(self):
+        # dev7w (failed): 12 starts of train_edge.py, a training loop written at the top level, each ends in the same
+        # TypeError at scheduler.step(); the log ends in it
+        report = api.diagnose(case("dev7w", "yejing97-clf_stroke-logs-nohup-out"))
+        assert report.findings[0].severity is Severity.ERROR and report_exit(report) == 1

@@ -702,7 +702,29 @@ class Diagnosis:
 
     def past(self, seen: Seen) -> bool:
         """`seen` is not the run's end: an earlier attempt's, an earlier run's, or one the job went on past."""
-        return self.stale(seen) is not None or self.earlier_run(seen) is not None or self.went_on(seen) is not None
+        return (self.stale(seen) is not None or self.earlier_run(seen) is not None or self.went_on(seen) is not None
+                or self.start_up_then_run(seen) is not None)
+
+    def start_up_then_run(self, seen: Seen) -> Optional[tuple[int, str]]:
+        """(line, text) of the first progress line after the log's last exception, when `seen` ends a traceback whose every
+        frame is a module's top level (`<module>`: raised by the script's own top-level code, its imports, its set-up or a
+        loop written there, with no function between that could have caught it) in a log one process writes, and no
+        failure stands after `seen`; or None. That process wrote nothing more; progress after it is a later run's (a log
+        several runs were appended to, whose first lines are another run's middle, so that no opening stands again:
+        dev7w's main_test.py stopped on "No module named 'test_deeper_cluster'", then a test run prints its accuracy,
+        https://github.com/FalsoMoralista/FGDCC/blob/968907008f0b8460b85a7a965d70c09af0596861/logs/nohup.out). A log whose
+        every start fails the same way ends in that failure, and keeps it (dev7w's yejing97/clf_stroke). Where more than
+        one process writes the log the progress may be another rank's, the failed one gone (a hang to come)."""
+        if (self.progress is None or seen.first.source or seen.pattern.severity is not Severity.ERROR
+                or self.many_processes(seen) or self.script_steps_after(seen)):
+            return None
+        first = seen.first.line
+        tb = next((t for t in reversed(self.signs.signs) if t.kind == "exception" and t.frames and not t.source
+                   and t.line < first and 0 < first - max(f.at for f in t.frames) <= 3), None)
+        if tb is None or not all(f.func == "<module>" for f in tb.frames):
+            return None
+        moved = self.progress.moved_after(max(seen.last, first, self.progress.raised), frozenset(n for n, _ in self.failure_lines()))
+        return moved if moved is not None and not any(n > first for n, _ in self.failure_lines()) else None
 
     def many_processes(self, seen: Seen) -> bool:
         """The log is written by more than one process (ranks, or a launcher that starts them): progress after one
@@ -1118,6 +1140,11 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (an earlier run's: the program started again at line {restart[0]})"
             ev["earlier_run"] = {"started_again_at": restart[0], "opening": restart[1]}
+        elif (later_run := self.start_up_then_run(seen)) is not None:
+            # stopped at its top level (imports, set-up), and a later run got somewhere in the same file: an earlier start's
+            severity = Severity.INFO
+            title = f"{title} (an earlier start's: the program stopped at its top level, and a later run got somewhere at line {later_run[0]})"
+            ev["went_on"] = {"at": later_run[0], "line": later_run[1], "how": "later-run"}  # (log-inconclusive's case went-on)
         elif (went := self.went_on(seen)) is not None:
             # the job went on past it: a library's fallback, or progress after the log's last failure (knowledge/progress.py)
             severity = Severity.INFO
