@@ -136,3 +136,29 @@ class TestStartUpFailureThenALaterRun:
         # TypeError at scheduler.step(); the log ends in it
         report = api.diagnose(case("dev7w", "yejing97-clf_stroke-logs-nohup-out"))
         assert report.findings[0].severity is Severity.ERROR and report_exit(report) == 1
+
+
+class TestSnapshotSettingsDoNotLead:
+    """MIG on, a GPU in Exclusive_Process mode: settings a pasted table shows, no fault of the run (core/findings.py
+    SNAPSHOT_SETTINGS). Where nothing decides the run, the undecided answer leads them."""
+
+    verdict = "gpu-compute-mode-restricted"
+    TABLE = case("heldout10", "bottlerocket-core-kit-834-nvidia-package-updates")
+    # facebookresearch/maskrcnn-benchmark#699 (heldout8): a run on GPUs another process holds
+    BUSY = ("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable (malloc at "
+            "/opt/conda/conda-bld/pytorch_1549635019666/work/aten/src/THC/THCCachingAllocator.cpp:233)\n")
+
+    def test_control_healthy_a100s_in_exclusive_process_mode(self):
+        # heldout10 (not failed): a package update's test output, nvidia-smi with both A100s in E. Process mode
+        report = api.diagnose(self.TABLE)
+        ids = [f.id for f in report.findings]
+        assert ids[0] == "log-inconclusive" and "gpu-compute-mode-restricted" in ids
+
+    def test_control_a_mig_test_table(self):
+        # heldout10 (not failed): nvitop's MIG test prints nvidia-smi with GPU 1 in MIG mode
+        report = api.diagnose(case("heldout10", "nvitop-8-mig-device-support"))
+        assert [f.id for f in report.findings][:2] == ["log-inconclusive", "mig-enabled"]
+
+    def test_sibling_the_runs_own_failure_beside_the_table_leads(self):
+        report = api.diagnose(self.TABLE + self.BUSY)
+        assert report.findings[0].severity is Severity.ERROR and "log-inconclusive" not in [f.id for f in report.findings]
