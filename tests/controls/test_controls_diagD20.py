@@ -162,3 +162,41 @@ class TestSnapshotSettingsDoNotLead:
     def test_sibling_the_runs_own_failure_beside_the_table_leads(self):
         report = api.diagnose(self.TABLE + self.BUSY)
         assert report.findings[0].severity is Severity.ERROR and "log-inconclusive" not in [f.id for f in report.findings]
+
+
+# espnet's trainer: the warning it logs at each step it skips (https://github.com/espnet/espnet/issues/3170) and its
+# progress lines (https://github.com/espnet/espnet/issues/2674)
+ESPNET_SKIP = "[user] 2021-04-23 19:22:5{i},420 (trainer:581) WARNING: The grad norm is nan. Skipping updating the model.\n"
+ESPNET_STEPS = [
+    "[PC] 2020-11-11 16:49:47,107 (trainer:486) INFO: 12epoch:train:6001-6375batch: iter_time=0.001, forward_time=0.005, loss=1.379, backward_time=0.005, optim_step_time=1.964e-04, lr_0=0.100, train_time=0.014\n",
+    "[PC] 2020-11-11 16:49:52,399 (trainer:486) INFO: 12epoch:train:6376-6750batch: iter_time=0.001, forward_time=0.005, loss=1.440, backward_time=0.005, optim_step_time=1.956e-04, lr_0=0.100, train_time=0.014\n",
+    "[PC] 2020-11-11 16:49:57,736 (trainer:486) INFO: 12epoch:train:6751-7125batch: iter_time=0.001, forward_time=0.005, loss=1.408, backward_time=0.005, optim_step_time=2.018e-04, lr_0=0.100, train_time=0.014\n",
+    "[PC] 2020-11-11 16:50:03,074 (trainer:486) INFO: 12epoch:train:7126-7500batch: iter_time=0.001, forward_time=0.005, loss=1.417, backward_time=0.005, optim_step_time=1.972e-04, lr_0=0.100, train_time=0.014\n",
+]
+
+
+class TestGradNormSkipsThatStopped:
+    verdict = "grad-norm-not-finite"
+
+    def test_control_skipped_steps_at_the_start_then_training(self):
+        # a dynamic loss scaler's first skips, then the epochs go on with no skip: not the state the log ends in
+        f = finding("".join(ESPNET_SKIP.format(i=i) for i in range(3)) + "".join(ESPNET_STEPS), "grad-norm-not-finite")
+        assert f is not None and f.severity is Severity.INFO and "none after line 3" in f.title
+
+    def test_sibling_skips_between_the_steps_to_the_end(self):
+        # espnet#3170's shape: the warning comes back between the progress lines up to the end
+        text = "".join(step + ESPNET_SKIP.format(i=i) for i, step in enumerate(ESPNET_STEPS))
+        f = finding(text, "grad-norm-not-finite")
+        assert f is not None and f.severity is Severity.WARN
+
+    def test_sibling_the_stuck_espnet_run(self):
+        # espnet/espnet#4559 (heldout5, failed): "training seemed stuck", the log ends in the skip
+        report = api.diagnose(case("heldout5", "espnet-4559-stuck-grad-norm-nan"))
+        assert report.findings[0].id == "grad-norm-not-finite" and report.findings[0].severity is Severity.WARN
+
+    def test_sibling_torchs_clip_warning_is_printed_once_whatever_follows(self):
+        clip = ("/espnet/espnet2/train/trainer.py:639: FutureWarning: Non-finite norm encountered in torch.nn.utils.clip_grad_norm_; "
+                "continuing anyway. Note that the default behavior will change in a future release to error out if a non-finite "
+                "total norm is encountered.\n")
+        f = finding(clip + "".join(ESPNET_STEPS), "grad-norm-not-finite")
+        assert f is not None and f.severity is Severity.WARN

@@ -32,6 +32,7 @@ from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
+from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
@@ -752,16 +753,26 @@ class Diagnosis:
             self.went_on_said[1][seen.pattern.id] = self.progress_past(seen)
         return self.went_on_said[1][seen.pattern.id]
 
-    def finite_again(self, seen: Seen) -> Optional[tuple[int, str]]:
-        """(line, text) where the value a warning of a non-finite number read (loss-not-finite: its key) is logged finite
-        again, in PROGRESS_AFTER lines of one kind after its last non-finite reading (knowledge/progress.py
-        `finite_after`), or None. Only where one process writes the log: another rank's finite loss says nothing of
-        this one's."""
-        if seen.pattern.id != LOSS_NOT_FINITE or self.progress is None or seen.first.source or self.many_processes(seen):
+    def finite_again(self, seen: Seen) -> Optional[tuple[int, str, str]]:
+        """(line, text, how) of what shows that a warning of a non-finite number is not the state the log ends in, or None.
+        loss-not-finite: the value it read (its key) is logged finite again, in PROGRESS_AFTER lines of one kind after its
+        last non-finite reading (knowledge/progress.py `finite_after`), how "finite". grad-norm-not-finite as a training loop
+        logs it at each step it skips (espnet's "The grad norm is nan. Skipping updating the model."): no such line after
+        its last one, and PROGRESS_AFTER progress lines of one kind after it, their numbers moving (a dynamic loss scaler's
+        skips at the start, which the pattern calls normal), how "stopped"; not torch's clip_grad_norm_ warning, which
+        Python prints once whatever follows. Only where one process writes the log: another rank's progress says nothing
+        of this one's."""
+        if self.progress is None or seen.first.source or self.many_processes(seen):
             return None
-        fields = seen.first.fields
-        key = fields.get("key") or fields.get("hf") or fields.get("summary")
-        return self.progress.finite_after(max(seen.last, seen.first.line), str(key)) if key else None
+        fields, last = seen.first.fields, max(seen.last, seen.first.line)
+        if seen.pattern.id == LOSS_NOT_FINITE:
+            key = fields.get("key") or fields.get("hf") or fields.get("summary")
+            finite = self.progress.finite_after(last, str(key)) if key else None
+            return (*finite, "finite") if finite is not None else None
+        if seen.pattern.id == GRAD_NORM_NOT_FINITE and fields.get("value"):
+            went = self.progress.after(last)
+            return (*went, "stopped") if went is not None else None
+        return None
 
     def progress_past(self, seen: Seen) -> Optional[tuple[int, str, str]]:
         """`went_on`, worked out."""
@@ -1176,8 +1187,9 @@ class Diagnosis:
             # the same value is logged finite again after its last non-finite reading: an earlier run's (a log several runs
             # were appended to, dev8w's st-gcn restarted after its nan epochs) or steps the run got over, not its state now
             severity = Severity.INFO
-            title = f"{title} (not the state the log ends in: the same value is logged finite after it, line {finite[0]})"
-            ev["finite_again"] = {"at": finite[0], "line": finite[1]}
+            shows = "the same value is logged finite after it" if finite[2] == "finite" else f"none after line {seen.last}, and the run goes on"
+            title = f"{title} (not the state the log ends in: {shows}, line {finite[0]})"
+            ev["finite_again"] = {"at": finite[0], "line": finite[1], "how": finite[2]}
         where = seen.first.where.where()
         if len(seen.ranks) > 1:
             where = f"ranks {', '.join(str(r) for r in sorted(seen.ranks)[:8])}" + ("…" if len(seen.ranks) > 8 else "")
