@@ -112,9 +112,21 @@ class TestStartUpFailureThenALaterRun:
     def test_control_the_appended_log_whose_last_run_tests(self):
         told_as_information("dev7w", "FalsoMoralista-FGDCC-logs-nohup-out", "module-not-found", "an earlier start's")
 
-    def test_control_an_import_failure_then_a_run_that_gets_somewhere(self):
-        f = finding(IMPORT_TB + LATER_RUN, "module-not-found")
+    def test_control_an_import_failure_then_the_programs_run_again(self):
+        # the test line the earlier run printed (line 20 of the log) stands again after the failure
+        earlier = "INFO:root:avg. test_loss 1.076 avg. Accuracy@1 74.713 - avg. Accuracy@5 92.981\n"
+        f = finding(earlier + IMPORT_TB + LATER_RUN, "module-not-found")
         assert f is not None and f.severity is Severity.INFO
+
+    def test_sibling_one_line_of_a_kind_never_seen_before_decides_nothing(self):
+        f = finding(IMPORT_TB + LATER_RUN, "module-not-found")
+        assert f is not None and f.severity is Severity.ERROR
+
+    def test_sibling_a_package_list_pasted_after_the_failure(self):
+        # "accelerate 0.25.0" holds a progress word and a number: no run of the program's
+        pip = "Package                  Version\n------------------------ ----------\naccelerate               0.25.0\nnumpy                    1.26.4\n"
+        f = finding(IMPORT_TB + pip, "module-not-found")
+        assert f is not None and f.severity is Severity.ERROR
 
     def test_sibling_the_import_failure_that_ends_the_log(self):
         report = api.diagnose(LATER_RUN + IMPORT_TB)

@@ -186,6 +186,15 @@ class Progress(WholeLines):
         return min(found) if found else None
 
 
+    def again_after(self, line: int, before: int) -> Optional[tuple[int, str]]:
+        """(line, text) of the first progress line after `line` whose kind also stands before line `before` (of its last
+        KEPT occurrences): the program that printed it before prints it again, or None. One line of a kind never seen
+        before is no run of this program's (a package list pasted after the failure: "accelerate 0.25.0" reads as an
+        accuracy)."""
+        found = [next((n, shown(text)) for n, text in kind.last if n > line) for kind in self.kinds.values()
+                 if any(n < before for n, _ in kind.last) and any(n > line for n, _ in kind.last)]
+        return min(found) if found else None
+
     def finite_after(self, line: int, key: str) -> Optional[tuple[int, str]]:
         """(line, text) of the first of PROGRESS_AFTER or more lines of one kind after `line`, their numbers moving, that
         each log the value named `key` (a loss: "mean_loss", Trainer's "loss") as a finite number, or None: the value a

@@ -707,7 +707,8 @@ class Diagnosis:
                 or self.start_up_then_run(seen) is not None)
 
     def start_up_then_run(self, seen: Seen) -> Optional[tuple[int, str]]:
-        """(line, text) of the first progress line after the log's last exception, when `seen` ends a traceback whose every
+        """(line, text) of the progress after the log's last exception (PROGRESS_AFTER lines of one kind, their numbers
+        moving, or a line of a kind the log printed before `seen` too: the same program's), when `seen` ends a traceback whose every
         frame is a module's top level (`<module>`: raised by the script's own top-level code, its imports, its set-up or a
         loop written there, with no function between that could have caught it) in a log one process writes, and no
         failure stands after `seen`; or None. That process wrote nothing more; progress after it is a later run's (a log
@@ -724,8 +725,10 @@ class Diagnosis:
                    and t.line < first and 0 < first - max(f.at for f in t.frames) <= 3), None)
         if tb is None or not all(f.func == "<module>" for f in tb.frames):
             return None
-        moved = self.progress.moved_after(max(seen.last, first, self.progress.raised), frozenset(n for n, _ in self.failure_lines()))
-        return moved if moved is not None and not any(n > first for n, _ in self.failure_lines()) else None
+        if any(n > first for n, _ in self.failure_lines()):
+            return None
+        after = max(seen.last, first, self.progress.raised)
+        return self.progress.after(after) or self.progress.again_after(after, first)
 
     def many_processes(self, seen: Seen) -> bool:
         """The log is written by more than one process (ranks, or a launcher that starts them): progress after one
