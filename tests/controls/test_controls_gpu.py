@@ -587,6 +587,19 @@ class TestGpuRankIdle:
     def test_control_every_rank_busy_with_the_same_memory(self):
         assert "gpu-rank-idle" not in diagnosed(smi([(97, 330, 40112), (95, 326, 40098)]))
 
+    def test_control_cards_at_0_percent_that_draw_their_cap_compute(self, tmp_path):
+        # heldout12's xstead/ethereum-miner-monitor#5: four GTX 1070s mining, 98-101 W of 100 W and 2.5 GB each,
+        # GPU-Util 100 % on GPU 0 and 0 % on the others (a sample): the power says every card works
+        text = (SAMPLE.parent / "heldout12" / "ethereum-miner-monitor-5-nvidia-smi-one-gpu-util.log").read_text(encoding="utf-8")
+        assert "gpu-rank-idle" not in diagnosed(text)
+        code, answer = cli_exit(text, tmp_path)
+        assert code == 1 and answer["findings"][0]["id"] == "log-inconclusive"  # not decided, no fault asserted
+
+    def test_sibling_the_same_table_with_the_idle_card_at_idle_draw(self):
+        # the nearest rank gone idle: the same memory, 0 %, and 62 of 400 W (what an A100 draws idle)
+        found = diagnosed(smi([(100, 330, 30112), (0, 62, 30090)]))
+        assert found["gpu-rank-idle"].severity is Severity.WARN
+
     def test_control_an_idle_gpu_holding_another_jobs_memory(self):
         # GPU 1 holds 2 GB (another, idle notebook), GPU 0 trains with 40 GB: not one job
         found = diagnosed(smi([(98, 335, 40112), (0, 62, 2048)]))

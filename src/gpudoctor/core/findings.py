@@ -85,6 +85,12 @@ SNAPSHOT_FAULTS = frozenset({
     "gpu-row-remap-pending", "gpu-clocks-slowdown", "gpu-temperature-high", "gpu-pcie-link-degraded", "gpu-nvlink-degraded",
 })
 
+# What a GPU tool's snapshot pasted to `diagnose` shows of the GPUs' settings (checks/gpus.py, as `check` judges NVML's):
+# MIG on, a compute mode that lets one process at a time use a GPU. Facts a job may have to fit, never a fault the
+# snapshot shows: where nothing in the input decides the run, the undecided answer leads them (heldout10's healthy
+# A100s in Exclusive_Process mode, nvitop's MIG test table), and a run's own failure still leads as it does.
+SNAPSHOT_SETTINGS = frozenset({"mig-enabled", "gpu-compute-mode-restricted"})
+
 
 @dataclass(frozen=True)
 class Report:

@@ -186,6 +186,36 @@ class Progress(WholeLines):
         return min(found) if found else None
 
 
+    def again_after(self, line: int, before: int) -> Optional[tuple[int, str]]:
+        """(line, text) of the first progress line after `line` whose kind also stands before line `before` (of its last
+        KEPT occurrences): the program that printed it before prints it again, or None. One line of a kind never seen
+        before is no run of this program's (a package list pasted after the failure: "accelerate 0.25.0" reads as an
+        accuracy)."""
+        found = [next((n, shown(text)) for n, text in kind.last if n > line) for kind in self.kinds.values()
+                 if any(n < before for n, _ in kind.last) and any(n > line for n, _ in kind.last)]
+        return min(found) if found else None
+
+    def finite_after(self, line: int, key: str) -> Optional[tuple[int, str]]:
+        """(line, text) of the first of PROGRESS_AFTER or more lines of one kind after `line`, their numbers moving, that
+        each log the value named `key` (a loss: "mean_loss", Trainer's "loss") as a finite number, or None: the value a
+        warning read as nan, inf or Trainer's 0.0 up to `line` is logged finite again after it (an earlier run's, or a
+        step the run got over). A line that holds nan or inf beside it (an average column: "total_loss: 6.72 (inf)") is
+        none of them."""
+        named = re.compile(rb"(?<![\w/])" + re.escape(key.lower().encode()) + rb"['\"]?\s?[:=]\s?(?!0\.0,)[-+]?\d")
+        best: Optional[tuple[int, bytes]] = None
+        for kind in self.kinds.values():
+            later = [(n, text) for n, text in kind.last if n > line]
+            if (len(later) < PROGRESS_AFTER or len({text for _, text in later}) < 2
+                    or not all(named.search(text.lower()) and not NOT_FINITE.search(text) for _, text in later)):
+                continue
+            if best is None or later[0][0] < best[0]:
+                best = later[0]
+        return (best[0], shown(best[1])) if best is not None else None
+
+
+# A value that is not a finite number, as logs print it (Python's nan/inf, numpy's, C's -nan).
+NOT_FINITE = re.compile(rb"(?i)(?<![\w.])-?(?:nan|inf)(?![\w])")
+
 
 def shown(line: bytes) -> str:
     return line.decode("utf-8", "replace").strip()[:200]

@@ -34,6 +34,8 @@ from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
+from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
+from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
@@ -770,7 +772,32 @@ class Diagnosis:
 
     def past(self, seen: Seen) -> bool:
         """`seen` is not the run's end: an earlier attempt's, an earlier run's, or one the job went on past."""
-        return self.stale(seen) is not None or self.earlier_run(seen) is not None or self.went_on(seen) is not None
+        return (self.stale(seen) is not None or self.earlier_run(seen) is not None or self.went_on(seen) is not None
+                or self.start_up_then_run(seen) is not None)
+
+    def start_up_then_run(self, seen: Seen) -> Optional[tuple[int, str]]:
+        """(line, text) of the progress after the log's last exception (PROGRESS_AFTER lines of one kind, their numbers
+        moving, or a line of a kind the log printed before `seen` too: the same program's), when `seen` ends a traceback whose every
+        frame is a module's top level (`<module>`: raised by the script's own top-level code, its imports, its set-up or a
+        loop written there, with no function between that could have caught it) in a log one process writes, and no
+        failure stands after `seen`; or None. That process wrote nothing more; progress after it is a later run's (a log
+        several runs were appended to, whose first lines are another run's middle, so that no opening stands again:
+        dev7w's main_test.py stopped on "No module named 'test_deeper_cluster'", then a test run prints its accuracy,
+        https://github.com/FalsoMoralista/FGDCC/blob/968907008f0b8460b85a7a965d70c09af0596861/logs/nohup.out). A log whose
+        every start fails the same way ends in that failure, and keeps it (dev7w's yejing97/clf_stroke). Where more than
+        one process writes the log the progress may be another rank's, the failed one gone (a hang to come)."""
+        if (self.progress is None or seen.first.source or seen.pattern.severity is not Severity.ERROR
+                or self.many_processes(seen) or self.script_steps_after(seen)):
+            return None
+        first = seen.first.line
+        tb = next((t for t in reversed(self.signs.signs) if t.kind == "exception" and t.frames and not t.source
+                   and t.line < first and 0 < first - max(f.at for f in t.frames) <= 3), None)
+        if tb is None or not all(f.func == "<module>" for f in tb.frames):
+            return None
+        if any(n > first for n, _ in self.failure_lines()):
+            return None
+        after = max(seen.last, first, self.progress.raised)
+        return self.progress.after(after) or self.progress.again_after(after, first)
 
     def many_processes(self, seen: Seen) -> bool:
         """The log is written by more than one process (ranks, or a launcher that starts them): progress after one
@@ -797,6 +824,27 @@ class Diagnosis:
         if seen.pattern.id not in self.went_on_said[1]:
             self.went_on_said[1][seen.pattern.id] = self.progress_past(seen)
         return self.went_on_said[1][seen.pattern.id]
+
+    def finite_again(self, seen: Seen) -> Optional[tuple[int, str, str]]:
+        """(line, text, how) of what shows that a warning of a non-finite number is not the state the log ends in, or None.
+        loss-not-finite: the value it read (its key) is logged finite again, in PROGRESS_AFTER lines of one kind after its
+        last non-finite reading (knowledge/progress.py `finite_after`), how "finite". grad-norm-not-finite as a training loop
+        logs it at each step it skips (espnet's "The grad norm is nan. Skipping updating the model."): no such line after
+        its last one, and PROGRESS_AFTER progress lines of one kind after it, their numbers moving (a dynamic loss scaler's
+        skips at the start, which the pattern calls normal), how "stopped"; not torch's clip_grad_norm_ warning, which
+        Python prints once whatever follows. Only where one process writes the log: another rank's progress says nothing
+        of this one's."""
+        if self.progress is None or seen.first.source or self.many_processes(seen):
+            return None
+        fields, last = seen.first.fields, max(seen.last, seen.first.line)
+        if seen.pattern.id == LOSS_NOT_FINITE:
+            key = fields.get("key") or fields.get("hf") or fields.get("summary")
+            finite = self.progress.finite_after(last, str(key)) if key else None
+            return (*finite, "finite") if finite is not None else None
+        if seen.pattern.id == GRAD_NORM_NOT_FINITE and fields.get("value"):
+            went = self.progress.after(last)
+            return (*went, "stopped") if went is not None else None
+        return None
 
     def progress_past(self, seen: Seen) -> Optional[tuple[int, str, str]]:
         """`went_on`, worked out."""
@@ -1177,6 +1225,11 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (an earlier run's: the program started again at line {restart[0]})"
             ev["earlier_run"] = {"started_again_at": restart[0], "opening": restart[1]}
+        elif (later_run := self.start_up_then_run(seen)) is not None:
+            # stopped at its top level (imports, set-up), and a later run got somewhere in the same file: an earlier start's
+            severity = Severity.INFO
+            title = f"{title} (an earlier start's: the program stopped at its top level, and a later run got somewhere at line {later_run[0]})"
+            ev["went_on"] = {"at": later_run[0], "line": later_run[1], "how": "later-run"}  # (log-inconclusive's case went-on)
         elif (went := self.went_on(seen)) is not None:
             # the job went on past it: a library's fallback, or progress after the log's last failure (knowledge/progress.py)
             severity = Severity.INFO
@@ -1204,6 +1257,13 @@ class Diagnosis:
                    "killall then exits 1, and srun reports that status as the task's. The program itself had ended before: this is no failure of it.")
             fix = "in the job script: killall -q -9 PROG || true   # or drop the killall: the program has ended by then"
             ev["killall"] = {"line": killall["killall_line"], "said": killall["killall"]}
+        elif (finite := self.finite_again(seen)) is not None:
+            # the same value is logged finite again after its last non-finite reading: an earlier run's (a log several runs
+            # were appended to, dev8w's st-gcn restarted after its nan epochs) or steps the run got over, not its state now
+            severity = Severity.INFO
+            shows = "the same value is logged finite after it" if finite[2] == "finite" else f"none after line {seen.last}, and the run goes on"
+            title = f"{title} (not the state the log ends in: {shows}, line {finite[0]})"
+            ev["finite_again"] = {"at": finite[0], "line": finite[1], "how": finite[2]}
         where = seen.first.where.where()
         if len(seen.ranks) > 1:
             where = f"ranks {', '.join(str(r) for r in sorted(seen.ranks)[:8])}" + ("…" if len(seen.ranks) > 8 else "")

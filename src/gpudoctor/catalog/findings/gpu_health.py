@@ -343,7 +343,9 @@ job) while one works (50 % utilisation or more) and the other is idle (5 % or le
 a data-parallel job compute in step, and a rank waiting for its peers in a collective shows 100 %
 (NCCL's waiting kernel): a rank at 0 % is not in any GPU work at all: it waits on the CPU (a data
 loader, a file, a lock), or its process is gone while its memory is still held. GPUs that are all
-idle, or that hold different memory (different jobs), are not this finding.""",
+idle, or that hold different memory (different jobs), are not this finding; nor is a GPU shown at 0 %
+that draws 60 % of its power cap or more: it computes (GPU-Util is a sample of the last period, the
+power its draw now), as the cards of a mining rig or a job between two samples do.""",
     evidence="Per GPU: utilisation and memory used, for the idle GPUs and the busy ones of the same job.",
     title="{idle} {holds} the same memory as {busy} (one job) but {are} idle while {busy} {works}: a rank stopped outside the GPU",
     why="The ranks of one job work in step, and a rank waiting in a collective still shows NCCL's kernel at 100 %. A rank at 0 % with its memory held is stuck on the CPU side (data loading, I/O, a deadlock) or its process died: its peers hang in the next collective until NCCL's timeout.",

@@ -13,7 +13,7 @@ from gpudoctor.commands.diagnose.inputs import InputError, NotReadable, Target, 
 from gpudoctor.commands.diagnose.reader import BinaryInput, Normalised, scan
 from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
-from gpudoctor.core.findings import SNAPSHOT_FAULTS, Finding, Report, Severity
+from gpudoctor.core.findings import SNAPSHOT_FAULTS, SNAPSHOT_SETTINGS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.progress import Progress
@@ -92,10 +92,11 @@ def ranks_shown(d: Diagnosis, findings: list[Finding]) -> list[Finding]:
 
 def verdict_place(findings: list[Finding]) -> int:
     """Where the answer for a log with no error goes: before the first notice (a harmless line, an
-    info reading), so that the answer leads and torchrun's OMP_NUM_THREADS notice never reads as
-    the headline of a cut log; after the warnings, which may be what the run suffered."""
+    info reading) or a GPU setting a snapshot shows (SNAPSHOT_SETTINGS), so that the answer leads and
+    torchrun's OMP_NUM_THREADS notice, or MIG being on, never reads as the headline of a cut log or a
+    healthy job's table; after the warnings, which may be what the run suffered."""
     for i, f in enumerate(findings):
-        if f.severity.rank < Severity.WARN.rank or f.evidence.get("role") == "harmless":
+        if f.severity.rank < Severity.WARN.rank or f.evidence.get("role") == "harmless" or f.id in SNAPSHOT_SETTINGS:
             return i
     return len(findings)
 

@@ -172,7 +172,10 @@ PATTERNS = [
         r"^(?!.*\b(?i:best|min|minimum|lowest|previous|initial)[ _](?:\w+[ _])?loss\b)(?!.*\b(?:Namespace|\w*Arguments|\w*Config)\()"
         r"(?:.*?[\s{,|(])??['\"]?"
         r"(?P<key>(?:[\w/]+[ _])?loss)['\"]?(?::|=| =|(?= )) ?(?:-?\d[\d.]*(?:e-?\d+)? \()?(?P<value>nan|NaN|-?inf)\b"
-        r"|['\"](?P<hf>(?:train_)?loss)['\"]: (?P<zero>0\.0),"
+        # (not in a record that logs the KL term, TRL's GRPO/RLOO/PPO: their loss is about beta times the KL to the
+        # reference model, which starts at 0 and stays small, so it rounds to 0.0 in a run that learns; unless the
+        # record holds a nan)
+        r"|^(?!(?=.*['\"]kl['\"]: )(?!.*\bnan\b)).*?['\"](?P<hf>(?:train_)?loss)['\"]: (?P<zero>0\.0),"
         r"|^\s*(?P<summary>train_loss)\s+=\s+(?P<zero_summary>0\.0)\s*$",
         (": nan", ":nan", "=nan", "= nan", ": NaN", ": inf", ": -inf", "=inf", "= inf", "loss nan", "loss inf", "loss NaN", "': 0.0,", '": 0.0,', "train_loss",
          " (nan)", " (inf)"),
@@ -182,7 +185,11 @@ PATTERNS = [
         every step is nan logs a loss of exactly 0.0 (and grad_norm nan). The line alone does not say which step went
         first or why; the usual reasons: """
         + NONFINITE_WHY
-        + """ What decides it: the first logged step that is not finite, and whether the run uses fp16.""",
+        + """ What decides it: the first logged step that is not finite, and whether the run uses fp16. Not this
+        warning: a loss logged finite again after its last non-finite reading (an earlier run's, in a log several runs
+        were appended to, or steps the run got over: told as information), nor a loss of 0.0 in a record that logs the
+        KL term (TRL's GRPO, RLOO, PPO: their loss is about beta times the KL to the reference model, near 0 in a run
+        that learns).""",
         fix=("find the first step whose loss is not finite (Trainer: logging_nan_inf_filter=False logs it as nan), then: "
              + NONFINITE_FIX.replace("\n        ", " ")),
         examples=[
@@ -202,6 +209,9 @@ PATTERNS = [
             "Epoch [1][100/62598]\tlr: 1.000e-03, eta: 6 days, 15:22:46, time: 0.539, data_time: 0.051, memory: 7239, loss: 1.9091, grad_norm: nan",
             " number of skipped iterations:   0 | number of nan iterations:   0 |",
             "{'eval_loss': 0.0012, 'eval_runtime': 3.2}",
+            # TRL's GRPO: a loss of 0.0 beside its reward and KL columns, a run that learns (dev7w,
+            # https://github.com/LIU-Hao-2002/GRPO_project/blob/0983847ee400603cbf7402314a94e1caa816bb02/logs/nohup.out)
+            "{'loss': 0.0, 'grad_norm': 0.20586903393268585, 'learning_rate': 4.5225424859373684e-07, 'completion_length': 382.2, 'rewards/format_reward_func': 0.5, 'rewards/equation_reward_func': 0.0, 'reward': 0.5, 'reward_std': 0.42426406145095824, 'kl': 0.0005637383350403979, 'epoch': 5.0}",
             # the value a run starts its best-so-far from, printed with its settings
             "best_loss: inf",
             "Best val loss: inf, patience: 10",

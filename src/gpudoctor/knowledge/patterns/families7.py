@@ -124,7 +124,9 @@ PATTERNS = [
         Once at the start of fp16 training with a dynamic loss scaler it is the scaler finding its range (normal); at
         every step the model is not learning, which looks like a run that is stuck. The usual reasons: """
         + NONFINITE_WHY
-        + """ What decides it: whether it repeats at every step, and whether the run uses fp16.""",
+        + """ What decides it: whether it repeats at every step, and whether the run uses fp16. A loop's line that stops
+        while the run's progress goes on after it (no skip after the first ones) is told as information, not the state
+        the log ends in.""",
         fix=("see whether it repeats at every step; if it does: " + NONFINITE_FIX.replace("\n        ", " ")),
         examples=[
             ("[f3d8bac11bcb] 2022-08-08 08:47:11,459 (trainer:647) WARNING: The grad norm is nan. Skipping updating the model.", "espnet/espnet#4559 (training seemed stuck)"),
