@@ -62,6 +62,8 @@ class TestLogSaidHang:
         "It used to hang at the first iteration until I set NCCL_P2P_DISABLE=1.\n",  # the past, resolved
         "If the training gets stuck, I will post the log here.\n",  # a hypothetical
         "And my training is stuck at a very high loss after warm-up.\n",  # a metric, not the run (heldout11's single-path-nas#9)
+        # the person is stuck, not the run (heldout17's cryodrgn#467)
+        "In all cases I end up with the same error message and I'm stuck. Help would be very appreciated.\n",
     ])
     def test_control_a_sentence_that_states_no_hang_now_does_not_decide(self, said):
         assert head(said + MASKRCNN_LOG).id == "log-inconclusive"

