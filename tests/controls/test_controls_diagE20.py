@@ -72,7 +72,9 @@ class TestLogSaidHang:
         # unsloth's warning (dev3's unsloth-3931), a config's freeze_layers, and helm's "Hang tight" (dev3's skypilot-3901)
         lines = ("[accelerate.utils.other|WARNING]Detected kernel version 5.4.0, which is below the recommended minimum of "
                  "5.5.0; this can cause the process to hang.\n"
-                 '      "freeze_layers": 0\nHang tight while we grab the latest from your chart repositories...\n')
+                 '      "freeze_layers": 0\nHang tight while we grab the latest from your chart repositories...\n'
+                 # a model's layers frozen on purpose (heldout18w's deepfake-detection training log)
+                 "Epoch 1: Freezing ResNet18 backbones...\n")
         assert head(lines + MASKRCNN_LOG).id == "log-inconclusive"
 
     def test_control_a_real_error_after_the_sentence_keeps_its_error(self):

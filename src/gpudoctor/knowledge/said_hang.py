@@ -35,7 +35,11 @@ from gpudoctor.knowledge.reruns import WholeLines
 # The hang words, said of a run (a subject before it is not required: titles and fragments leave it out).
 HANG = re.compile(
     r"\b(?:(?:get|gets|got|getting|is|was|are|were|be|been|keeps?|stays?|remains?|always|still|seems?(?: to be)?|just|will)\s+)?"
-    r"(?:stuck|hangs?|hanging|hung|freez(?:es|ing|e)|froze(?:n)?|stall(?:s|ed|ing))\b"
+    r"(?:stuck|hangs?|hanging|hung|stall(?:s|ed|ing))\b"
+    # freezing said of the run, not of a model's layers ("Epoch 1: Freezing ResNet18 backbones...", "weight: Frozen"): no
+    # object after it
+    r"|\b(?:freez(?:es|ing|e)|froze)(?=\s*(?:$|[.,!:;)(]|(?:at|on|in|after|when|while|during|and|with|forever|up|completely|again|there|here)\b))"
+    r"|\b(?:is|are|was|were|got|gets|get|be|been|seems?) frozen\b"
     r"|\bno (?:more )?progress\b|\bnothing (?:happens|happened|is done|more happens)\b|\bwait(?:s|ing)? forever\b"
     r"|\b(?:does not|doesn't|did not|didn't|never) (?:move|proceed|continue)(?=\s*(?:[.,!:;]|$|on\b|forward|at all|any ?further|past|beyond|after))"
     r"|\bno more output\b",
@@ -61,7 +65,7 @@ RESOLVED = re.compile(
     r"|\bstuck (?:with|on) (?:this|that|the|an?|same|the same) (?:\w+ )?(?:error|problem|issue|exception|bug)s?\b"
     # a hang before this run ("a previous session that had hung"), a model's layers frozen on purpose ("Freezing TorchScript model")
     r"|\bhad (?:hung|been stuck|frozen|stalled)\b"
-    r"|\bfr(?:eez\w*|ozen?) (?:the |a |all |its )?(?:\w+ )?(?:model|layers?|weights|backbone|param\w*|encoder|decoder|bn|batch ?norm|TorchScript|vision|llm)\b",
+    r"|\bfr(?:eez\w*|ozen?) (?:the |a |all |its )?(?:\w+ )?(?:models?|layers?|weights|backbones?|param\w*|encoders?|decoders?|bn|batch ?norm|TorchScript|vision|llm)\b",
     re.IGNORECASE,
 )
 # A program's line, not a person's: a logger's or a library's prefix, a key=value dump, a warning, NCCL's words.
