@@ -45,6 +45,15 @@ class TestLogSaidHang:
         found = head(UMMAE)
         assert found.id == "log-said-hang" and found.evidence["stage"] == "rendezvous" and "MASTER_ADDR" in found.fix
 
+    def test_sibling_a_hang_at_evaluation_is_rank_zeros_work(self):
+        # heldout6's mmdet3d#1824 sentence; NVlabs/stylegan3#9's (dev6) last lines: a tick, then the metrics' evaluation
+        said = "I got some warnings (as following) on both machines, and then the program hangs.\n"
+        log = ("tick 0     kimg 0.0      time 1m 05s       sec/tick 6.6     sec/kimg 549.86  maintenance 58.4   gpumem 16.09\n"
+               "Evaluating metrics...\n")
+        found = head(said + log)
+        assert found.id == "log-said-hang" and found.evidence["stage"] == "evaluation" and "dist.barrier()" in found.fix
+        assert head(log).id == "log-inconclusive"  # the control: the same lines, no sentence
+
     def test_sibling_the_title_names_the_stage_the_log_does_not_show(self):
         # zju3dv/LoFTR#278 (heldout13, failed): only the title and the sentence
         text = ('# Training stuck on: "initializing ddp: GLOBAL_RANK"\n\nnonathecoda \xb7 description \xb7 2023-06-19\n'
