@@ -179,7 +179,8 @@ logged joining, when the log says it ("MEMBER: 1/4"); `step` (case `training`): 
         f"NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 to rule out P2P; {_RUN}",
         "evaluation": f"{_PY_SPY}; run the evaluation or the save on every rank, or end rank 0's with dist.barrier() and "
         f"give init_process_group(timeout=...) the time it takes; {_RUN}",
-        "unshown": f"{_PY_SPY}; NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL; {_RUN}",
+        "unshown": f"{_PY_SPY}; NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL; NCCL_P2P_DISABLE=1 to rule out P2P (PCIe ACS "
+        f"on GPUs behind switches); {_RUN}",
     },
 )
 
