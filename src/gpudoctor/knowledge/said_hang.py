@@ -19,8 +19,9 @@ statement of it:
   ...", a config's `freeze_layers`), and what is not a run at all ("stuck at a very high loss": a metric).
 
 `SaidHang` reads the input's first LINES lines as `said_fixed.SaidFixed` does, keeps the first such sentence with its line
-number, and the program's lines (not a person's, not a thread's frame) within AROUND lines after it, or before it when
-none follows: hang/stage.py reads where the run stopped from the last of them.
+number, and the program's lines (not a person's, not a thread's frame, not a command typed) within AROUND lines after it
+and in the same post (a later post's paste is another run's), or before it when none follows: hang/stage.py reads where
+the run stopped from the last of them.
 """
 
 from __future__ import annotations
@@ -78,13 +79,24 @@ TITLE = re.compile(r"^#\s+\S")  # a thread's title (the corpus' "# Problem with 
 # A thread's own frame around the pastes: its header lines, a post's byline ("robpal1990 · description · 2018-10-29"),
 # a code fence: neither the program's lines nor a person's sentence.
 FRAME = re.compile(r"^\s*(?:#|```|~~~|\S+ \xb7 (?:description|comment|issue #|pull request #|discussion #)|labels: |>|\*\s|-\s|\d+\.\s|$)")
+POST = re.compile(r"^\S+ \xb7 (?:description|comment|answer|review)\b")  # a thread's post's byline
+# A command the user typed (a launch), not what the run printed: "python train.py ...", "$ torchrun ...", "DATA=x python ..."
+COMMAND = re.compile(r"^\s*(?:\$\s*)?(?:\w+=\S*\s+)*(?:python\d?(?:\.\d+)?|torchrun|deepspeed|accelerate|srun|mpirun|bash|sh|sbatch|CUDA_VISIBLE_DEVICES)\b")
+STAMPED = re.compile(r"^\s*(?:\[|\d{2,4}[-/:]|[A-Z]{3,}\b)")  # a line a logger or a launcher stamped
+# A program's line (what the run printed), told from a person's sentence: a logger's stamp or level, a key/value, a path,
+# a progress counter, or no sentence shape (no first person, no sentence start).
+PROGRAM_LINE = re.compile(
+    r"^\s*(?:\[|\d|[A-Z_]{3,}\b|[\w.]+:\s|\w+ \w+:|[\w.]+\(|Using |Loading |Creating |Initiali[sz]|Start|Done|index|creating|loading)"
+    r"|\b(?:INFO|DEBUG|WARNING|rank|Rank|GLOBAL_RANK|epoch|Epoch|iter|step|Step)\b|=|\|",
+)
 LINES = 2000  # lines of the input searched (a thread's paste is short)
 AROUND = 40  # lines after the sentence (or before it) whose program lines show where the run stopped
 PERSON_LINE = 600  # characters: a longer line is a program's
 
 
 def says_it_hangs(text: str) -> Optional[str]:
-    """The clause of a person's line that says the run hangs now ('' fragments aside), or None (see the module's why)."""
+    """The line (its first 300 characters), when it is a person's that says the run hangs now, else None (see the module's
+    why): every hang word on it is read in its own clause, the first that says it decides."""
     line = text.strip()
     if not line or len(line) > PERSON_LINE or PROGRAM.search(line) or RESOLVED.search(line):
         return None
@@ -151,15 +163,3 @@ class SaidHang(WholeLines):
     def shown(self) -> list[tuple[int, str]]:
         """The program's lines that show where the run stopped: those after the sentence, else those before it."""
         return self.after or list(self.before)
-
-
-POST = re.compile(r"^\S+ \xb7 (?:description|comment|answer|review)\b")  # a thread's post's byline
-# A command the user typed (a launch), not what the run printed: "python train.py ...", "$ torchrun ...", "DATA=x python ..."
-COMMAND = re.compile(r"^\s*(?:\$\s*)?(?:\w+=\S*\s+)*(?:python\d?(?:\.\d+)?|torchrun|deepspeed|accelerate|srun|mpirun|bash|sh|sbatch|CUDA_VISIBLE_DEVICES)\b")
-STAMPED = re.compile(r"^\s*(?:\[|\d{2,4}[-/:]|[A-Z]{3,}\b)")  # a line a logger or a launcher stamped
-# A program's line (what the run printed), told from a person's sentence: a logger's stamp or level, a key/value, a path,
-# a progress counter, or no sentence shape (no first person, no sentence start).
-PROGRAM_LINE = re.compile(
-    r"^\s*(?:\[|\d|[A-Z_]{3,}\b|[\w.]+:\s|\w+ \w+:|[\w.]+\(|Using |Loading |Creating |Initiali[sz]|Start|Done|index|creating|loading)"
-    r"|\b(?:INFO|DEBUG|WARNING|rank|Rank|GLOBAL_RANK|epoch|Epoch|iter|step|Step)\b|=|\|",
-)
