@@ -92,6 +92,7 @@ PROGRAM_LINE = re.compile(
 LINES = 2000  # lines of the input searched (a thread's paste is short)
 AROUND = 40  # lines after the sentence (or before it) whose program lines show where the run stopped
 PERSON_LINE = 600  # characters: a longer line is a program's
+LONGEST = 4000  # bytes: a longer line is neither a sentence nor a line that shows a stage (a dump), and is not decoded
 
 
 def says_it_hangs(text: str) -> Optional[str]:
@@ -134,8 +135,8 @@ class SaidHang(WholeLines):
             nl = block.find(b"\n", at, end)
             nl = end if nl == -1 else nl
             self.lines += 1
-            if self.lines <= LINES and (self.said is None or self.lines <= self.said[0] + AROUND):
-                self.line(self.lines, block[at:nl].decode("utf-8", "replace"))
+            if nl - at <= LONGEST and self.lines <= LINES and (self.said is None or self.lines <= self.said[0] + AROUND):
+                self.line(self.lines, block[at:nl].decode("utf-8", "replace"))  # (a longer line is a program's dump: not read)
             at = nl + 1
 
     def line(self, number: int, text: str) -> None:
@@ -152,7 +153,7 @@ class SaidHang(WholeLines):
             return
         if text.lstrip().startswith("`"):
             text = text.strip().strip("`")  # a log line inside an inline fence ("```[2018-05-28 05:14:54 @weights_viewer.py:60] ...```")
-        if FRAME.match(text) or len(text) > 2000 or COMMAND.match(text) or says_it_hangs(text) is not None:
+        if FRAME.match(text) or COMMAND.match(text) or says_it_hangs(text) is not None:
             return
         if (PROSE.search(text) or PERSON.search(text) or text.rstrip().endswith("?")) and not STAMPED.match(text):
             return  # a person's sentence
