@@ -73,6 +73,9 @@ UNDECIDED = frozenset({"log-inconclusive"})
 # A run the --timeout watchdog stopped while it was still moving: not hung, but not finished
 # either, so never healthy; it exits 124 as timeout(1) would (core/exit_code.py), "ok": false.
 UNFINISHED = frozenset({"timeout-still-progressing"})
+# A hang the reporter states beside a log that stops without an error (diagnose's `log-said-hang`): a warning, since no
+# line of the log decides why, but a failed run: exit 1, "ok": false.
+SAID_FAILED = frozenset({"log-said-hang"})
 # What a GPU tool's snapshot pasted to `diagnose` shows that makes a fault likely, though a
 # snapshot cannot prove it (checks/gpu_activity.py: ranks spinning in a collective, a rank idle
 # beside its peers; a GPU row nvidia-smi could not read at all; the hardware warnings `check`
@@ -118,7 +121,7 @@ class Report:
     def failed(self, strict: bool = False) -> bool:
         limit = Severity.WARN if strict else Severity.ERROR
         return self.worst().rank >= limit.rank or any(
-            f.id in UNDECIDED or f.id in UNFINISHED or self._snapshot_fault(f) for f in self.findings
+            f.id in UNDECIDED or f.id in UNFINISHED or f.id in SAID_FAILED or self._snapshot_fault(f) for f in self.findings
         )
 
     def _snapshot_fault(self, f: Finding) -> bool:

@@ -41,6 +41,7 @@ from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
+from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
@@ -278,6 +279,7 @@ class Diagnosis:
         self.ranks_heard: Optional[RanksHeard] = None  # what the log says of the job's ranks (knowledge/ranks_heard.py), set by the reader
         self.went_on_said: tuple[int, dict] = (-1, {})  # `went_on`'s answers, per finding id, while the story stands
         self.said_fixed: Optional[SaidFixed] = None  # sentences that say an error before them was fixed or survived (knowledge/said_fixed.py), set by the reader
+        self.said_hang: Optional[SaidHang] = None  # the reporter's sentence that the run hangs, and the log lines around it (knowledge/said_hang.py), set by the reader
         self.ended_line = 0  # the line of `ended`, set by the reader
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either

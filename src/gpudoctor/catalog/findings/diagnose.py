@@ -4,6 +4,7 @@ patterns, which have their own pages under docs/patterns/)."""
 from __future__ import annotations
 
 from gpudoctor.catalog.kind import FindingKind
+from gpudoctor.catalog.findings import ranks as _ranks  # (a module: its kinds stay its own, not this area's)
 from gpudoctor.core.findings import Severity
 
 AREA = "diagnose"
@@ -120,6 +121,67 @@ case `fixed`): the thread's history, or an error survived, kept as such.""",
         "went-on": "read the failure at line {first} if it may come back (its own finding is listed): a fallback is a part that did not load (install or configure it, or the run stays on the slower path); the job's exit status decides the run (echo $? after it); write each run to its own file (python train.py > run-$(date +%s).log 2>&1)",
         "handled": "read the exception at line {first} and the lines before it: a missing optional part (an extra not installed, a backend, a file) is installed or configured to silence it; the job's exit status decides whether the run failed (echo $? after it)",
         "degraded": "gpudoctor diagnose --explain {warning}   # the warning's own fix; then check what the run left (evaluate the saved model, compare its speed with a run on the GPU) before trusting it",
+    },
+)
+
+
+# A hang the reporter states beside a log that stops without an error (knowledge/said_hang.py, hang/stage.py): what usually
+# hangs at the stage where the log stops, in the live hang doctor's words for that stage (its rank findings' why).
+_PY_SPY = "py-spy dump --pid PID   # on every rank: the line each one waits on"
+_RUN = "gpudoctor run --nproc N --hang-timeout 300 train.py   # stops the hang and names the rank furthest behind, with its stack"
+
+LOG_SAID_HANG = FindingKind(
+    id="log-said-hang",
+    severity=Severity.WARN,
+    when="exit 1: the reporter's words decide that the run hangs; no line of the log decides why",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a paste",
+    summary="""The reporter says the job hangs ("the training gets stuck during the first iteration", "the program stuck
+and only shows these", "hangs forever at init_process_group"), and the log beside the words shows no failure and no end.
+A log cut while the run was still moving looks the same, so the log alone never decides a hang (`log-inconclusive`); the
+sentence does. Not a statement of a hang: a question ("does it hang?"), a negation ("it does not hang", "no longer
+stuck"), a hang resolved ("it used to hang until I set ..."), a hypothetical ("if it hangs", "this can cause the process
+to hang"), a program's own line (a warning, NCCL's, a config's `freeze_layers`) or a metric that is stuck ("stuck at a
+high loss"). Where the log stops (its last program lines near the sentence) names the stage, and the stage what usually
+hangs there: the rendezvous (`init_process_group`: not every rank got there), the set-up after it (data, the model, the
+first collective), mid-training (a step with its number), an evaluation or a checkpoint (rank 0's work while the others
+wait in a collective). A warning, not an error: the log itself (a watchdog, a timeout) would decide it, and those are
+their own findings; an error the log shows stays the headline.""",
+    evidence="""`said`: the reporter's sentence, with its line; `last line`: the program's line that shows where the run
+stopped, with its number (case `unshown`: none near the sentence; where the log's lines show no stage and the sentence names
+one, "stuck at \\"initializing ddp\\"", "after 3-5 epochs", the sentence's line, and the title says "the reporter's words");
+`stage`; `joined` (case `rendezvous`): how many ranks
+logged joining, when the log says it ("MEMBER: 1/4"); `step` (case `training`): the last step, iteration or epoch.""",
+    title={
+        "rendezvous": "the reporter says it hangs (line {said}): it stops in the rendezvous, at init_process_group{joined} ({shown} line {last})",
+        "setup": "the reporter says it hangs (line {said}): it stops after set-up, before a step is logged ({shown} line {last})",
+        "training": "the reporter says it hangs (line {said}): it stops mid-training ({step}; {shown} line {last})",
+        "evaluation": "the reporter says it hangs (line {said}): it stops at an evaluation or a checkpoint ({shown} line {last})",
+        "unshown": "the reporter says it hangs (line {said}); the log does not show where it stopped",
+    },
+    why={
+        "rendezvous": f"{_ranks.RANK_NEVER_JOINED.why} {_ranks.RENDEZVOUS_HANG.why['watchdog']}",  # type: ignore[index]
+        "setup": "After the rendezvous and before a step: a data loader that never returns (workers, /dev/shm), a model "
+        "build or a checkpoint load one rank is still doing, or the first collective (DDP's broadcast of the parameters, a "
+        "barrier) that one rank never reaches or whose transport never completes (PCIe P2P, the network).",
+        "training": str(_ranks.RANK_HUNG.why),
+        "evaluation": "Evaluation and checkpointing are often rank 0's alone: the other ranks go on to the next collective "
+        "and wait there for it; a long evaluation outlives the collective's timeout, and one that only some ranks run (a "
+        "`dist` call inside `if rank == 0:`) never returns.",
+        "unshown": "A job that stops moving without an error waits somewhere: in the rendezvous, in a collective a rank "
+        "never reaches, in a data loader. The log does not show where this one stopped.",
+    },
+    fix={
+        "rendezvous": "NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL on every rank (which ones reach init_process_group); "
+        f"{_ranks.RENDEZVOUS_HANG.fix['watchdog']}; {_RUN}",  # type: ignore[index]
+        "setup": f"{_PY_SPY}; NCCL_DEBUG=INFO (does the first collective's communicator come up?); NCCL_P2P_DISABLE=1 to "
+        f"rule out P2P; num_workers=0 to rule out the data loader; {_RUN}",
+        "training": f"{_PY_SPY}; TORCH_DISTRIBUTED_DEBUG=DETAIL (a collective one rank calls and another does not); "
+        f"NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 to rule out P2P; {_RUN}",
+        "evaluation": f"{_PY_SPY}; run the evaluation or the save on every rank, or end rank 0's with dist.barrier() and "
+        f"give init_process_group(timeout=...) the time it takes; {_RUN}",
+        "unshown": f"{_PY_SPY}; NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL; NCCL_P2P_DISABLE=1 to rule out P2P (PCIe ACS "
+        f"on GPUs behind switches); {_RUN}",
     },
 )
 

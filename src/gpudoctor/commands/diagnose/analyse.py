@@ -20,6 +20,7 @@ from gpudoctor.knowledge.progress import Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.reruns import Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
+from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
@@ -30,6 +31,7 @@ from gpudoctor.catalog.findings.diagnose import (
     FILES_NOT_READ,
     LOG_INCONCLUSIVE,
     LOG_NO_FAILURE,
+    LOG_SAID_HANG,
     PICKLE_REFUSED,
     RANK_EXCEPTION,
 )
@@ -65,12 +67,18 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     traced = next((f for f in extra if f.area == "collectives"), None)
     findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings()
     findings += ranks_shown(d, findings)
+    answer: Optional[Finding] = None
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
     data["lines"] = d.lines
     if d.unwrapped_at:
         data["unwrapped_at"] = d.unwrapped_at  # a hard-wrapped paste: its lines were joined back (line numbers count joined lines)
     if not any(f.severity is Severity.ERROR for f in findings):
         answer = no_failure(d, smi, target.kind == "folder")
+        hang = said_hang(d, answer) if target.kind != "folder" else None
+        if hang is not None:  # the reporter's words decide what the log alone does not: the run hangs, where its log stops
+            findings.insert(verdict_place(findings), hang)  # (after a warning that may be why: a GPU tool's reading of it)
+            answer = None
+    if answer is not None:
         # warnings alone (a barrier's guessed GPU, a deprecated launcher) are no failure, but no
         # end either: a log cut before its error holds them too, so it still does not decide;
         # a snapshot whose readings show a fault has its answer in them (exit 1 all the same)
@@ -203,6 +211,49 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under)
 
 
+# The undecided answers a reporter's sentence that the run hangs decides: a log with no failure and no end (its lines
+# set-up or steps, error-level lines or words no rule reads, a GPU tool's table of the hung job), or one whose every error
+# the reporter said is gone before going on with the problem left (the hang is that problem when the sentence comes after).
+HANG_DECIDES = ("log", "errors", "mentions", "snapshot", "fixed")
+
+
+def said_hang(d: Diagnosis, answer: Finding) -> Optional[Finding]:
+    """`log-said-hang`: the reporter says the run hangs (knowledge/said_hang.py) beside a log the answer leaves undecided,
+    at the stage where the log stops (hang/stage.py); None otherwise."""
+    from gpudoctor.hang.stage import stage
+
+    said = d.said_hang.said if d.said_hang is not None else None
+    if said is None or answer.id != LOG_INCONCLUSIVE.id or undecided_case(answer) not in HANG_DECIDES:
+        return None
+    fixed = [f.evidence["said_fixed"]["line"] for f in d.findings() if "said_fixed" in f.evidence]
+    if fixed and said[0] <= max(fixed):
+        return None  # the hang is said before the error's fix: the problem left is another
+    # (a GPU tool's table beside the sentence shows the GPUs, not where the job's own log stopped)
+    where, last, detail, whose = stage([] if d.tool else d.said_hang.shown(), said) if d.said_hang is not None else ("unshown", None, "", "log")
+    evidence: dict[str, object] = {"said": f"line {said[0]}: {said[1]}", "stage": where}
+    if last is not None and whose == "log":
+        evidence["last line"] = f"line {last[0]}: {last[1]}"
+    if detail:
+        evidence["joined" if where == "rendezvous" else "step"] = detail
+    return LOG_SAID_HANG(case=where, evidence=evidence, said=said[0], last=last[0] if last else 0,
+                         joined=f" ({detail})" if detail and where == "rendezvous" else "", step=detail,
+                         shown="the log's" if whose == "log" else "the reporter's words,")
+
+
+def undecided_case(answer: Finding) -> str:
+    """The case of a `log-inconclusive` answer of `no_failure`, told by its evidence's keys (each case has its own)."""
+    keys = set(answer.evidence)
+    if "said fixed" in keys:
+        return "fixed"
+    if "error lines" in keys:
+        return "errors"
+    if "tool" in keys or answer.title.startswith("no GPU fault"):
+        return "snapshot"
+    if "lines that speak of an error" in keys and "ended" not in keys:
+        return "mentions"
+    return "log" if keys <= {"lines", "launcher"} and answer.title.startswith("no failure in these") else "other"
+
+
 READ_ERRORS = (OSError, EOFError, ValueError)
 
 
@@ -247,7 +298,8 @@ def read_log(
     progress = Progress()  # and the run's progress: a failure the job went on past is not the run's end
     said_fixed = SaidFixed()  # and a person's sentences that say an error before them is fixed since or did not stop the job
     ranks = RanksHeard()  # and the ranks the log says the job has: taken twice, each alone, never heard
-    feed = ranks.tee(progress.tee(said_fixed.tee(openings.tee(prompts.tee(tail.tee(reader_feed))))))
+    said_hang = SaidHang()  # and the reporter's sentence that the run hangs, with the log's lines around it
+    feed = said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(prompts.tee(tail.tee(reader_feed)))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -288,6 +340,8 @@ def read_log(
         d.progress = progress
         said_fixed.end()
         d.said_fixed = said_fixed
+        said_hang.end()
+        d.said_hang = said_hang
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 
