@@ -163,3 +163,47 @@ class TestDdpForwardBypassedWrapperNeverReadLocalTrain:
 
     def test_sibling_the_module_handed_to_train_is_an_error(self):
         assert found(LOCAL_TRAIN.replace("TRAINED", "Model"), self.rule) == [(19, "error")]
+
+
+# codebyutkarsh20/Improving-Satellite-Image-classification-with-ViT main_ddp.py (lint heldout18 u004):
+# the project's own load_model/save_model read on the DDP wrapper, one under `--resume and rank 0`
+RESUME = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def main(args, gpu_id, Model, exp, num_epochs, device):
+        model = DDP(Model().to(device), device_ids=[gpu_id])
+        resume_epochs = 0
+        if TEST:
+            resume_epochs = model.load_model(exp)
+            model = MOVED
+        for epoch in range(resume_epochs + 1, num_epochs + 1):
+            if gpu_id == 0:
+                model.save_model(epoch, exp)
+"""
+
+
+class TestWrapperMethodCallSettingAndRank:
+    """wrapper-method-call: a read under `if <setting> and <rank test>:` runs only where the user sets
+    that option: a warning naming it; a device move under that test leaves the wrapper a wrapper."""
+
+    rule = "wrapper-method-call"
+
+    def test_control_the_reads_through_module_are_not_reported(self):
+        code = RESUME.replace("TEST", "args['resume'] and gpu_id == 0").replace("MOVED", "model.to(device)") \
+            .replace("model.load_model", "model.module.load_model").replace("model.save_model", "model.module.save_model")
+        assert found(code, self.rule) == []
+
+    def test_sibling_a_setting_beside_the_rank_test_is_a_warning_and_the_later_save_an_error(self):
+        code = RESUME.replace("TEST", "args['resume'] and gpu_id == 0").replace("MOVED", "model.to(device)")
+        assert found(code, self.rule) == [(8, "warning"), (12, "error")]
+
+    def test_sibling_the_rank_test_alone_stays_an_error(self):
+        # one cause, said once with its other line (the save's)
+        code = RESUME.replace("TEST", "gpu_id == 0").replace("MOVED", "model.to(device)")
+        assert found(code, self.rule) == [(8, "error")]
+
+    def test_sibling_a_branch_that_unwraps_stays_a_warning(self):
+        # the save then reads a wrapper on one path only: a warning of its own, not the --resume one's
+        code = RESUME.replace("TEST", "args['resume'] and gpu_id == 0").replace("MOVED", "model.module")
+        assert found(code, self.rule) == [(8, "warning"), (12, "warning")]
