@@ -207,3 +207,46 @@ class TestWrapperMethodCallSettingAndRank:
         # the save then reads a wrapper on one path only: a warning of its own, not the --resume one's
         code = RESUME.replace("TEST", "args['resume'] and gpu_id == 0").replace("MOVED", "model.module")
         assert found(code, self.rule) == [(8, "warning"), (12, "warning")]
+
+
+# cgnerds/CMUNeXt main_ddp.py (lint heldout18 u002): LOCAL_RANK written as "0" at import, then read
+# back for set_device and DDP's device_ids in a group torchrun's environment starts
+PINNED = """
+    import os
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    WRITE
+
+    def main(model):
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group(backend='nccl')
+        model = DDP(model.to(local_rank), device_ids=[local_rank], output_device=local_rank)
+
+    if __name__ == "__main__":
+        main(None)
+"""
+
+
+class TestSetDeviceLiteralLocalRankWritten:
+    """set-device-literal: `os.environ['LOCAL_RANK'] = "0"` on a line every process runs, read back as
+    the device, overwrites what torchrun gives each process: every process of a node on GPU 0."""
+
+    rule = "set-device-literal"
+
+    def test_control_a_default_the_launcher_overrides_is_not_reported(self):
+        assert found(PINNED.replace("WRITE", "os.environ.setdefault('LOCAL_RANK', '0')"), self.rule) == []
+
+    def test_control_a_write_only_where_no_launcher_set_it_is_not_reported(self):
+        code = PINNED.replace("WRITE", "if 'LOCAL_RANK' not in os.environ:\n        os.environ['LOCAL_RANK'] = '0'")
+        assert found(code, self.rule) == []
+
+    def test_sibling_the_write_at_import_is_an_error(self):
+        assert found(PINNED.replace("WRITE", "os.environ['LOCAL_RANK'] = \"0\""), self.rule) == [(6, "error")]
+
+    def test_sibling_a_group_whose_rank_a_flag_gives_stays_a_warning(self):
+        code = PINNED.replace("WRITE", "os.environ['LOCAL_RANK'] = \"0\"").replace(
+            "backend='nccl'", "backend='nccl', rank=args.rank, world_size=args.world_size")
+        assert found(code, self.rule) == [(6, "warning")]
