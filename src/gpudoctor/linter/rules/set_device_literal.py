@@ -124,6 +124,8 @@ class SetDeviceLiteral(Rule):
         if not writes or not sites or not all(_reads_local_rank(file, value) for _, value in sites):
             return
         node, index = writes[0]
+        if any(file.function(call) is None and call.lineno < getattr(node, "lineno", 0) for call, _ in sites):
+            return  # a module-level pin above the write read the launcher's value
         inits = list(file.calls_to("init_process_group", TORCH))
         ranks = [keyword(c, "rank") for c in inits]
         launcher = bool(inits) and all(r is None or "RANK" in source(r) for r in ranks)
