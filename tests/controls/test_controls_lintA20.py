@@ -250,3 +250,45 @@ class TestSetDeviceLiteralLocalRankWritten:
         code = PINNED.replace("WRITE", "os.environ['LOCAL_RANK'] = \"0\"").replace(
             "backend='nccl'", "backend='nccl', rank=args.rank, world_size=args.world_size")
         assert found(code, self.rule) == [(6, "warning")]
+
+
+# YigongQin/GrainGraphNN (lint heldout16 u026): the worker mp.spawn runs reads `hp`, `args` and `device`,
+# which only the main block binds; the children import the file without running that block
+SPAWNED = """
+    import argparse
+    import torch
+    import torch.multiprocessing as mp
+    from torch.utils.data import DataLoader
+
+    BOUND
+
+    def criterion(pred, y):
+        return torch.nn.functional.mse_loss(pred, y) * args.weight
+
+    def dist_train(rank, world_size, train_list):
+        train_loader = DataLoader(train_list, batch_size=hp.batch_size, shuffle=True)
+        for x, y in train_loader:
+            loss = criterion(x.to(device), y.to(device))
+
+    if __name__ == '__main__':
+        parser = argparse.ArgumentParser()
+        args = parser.parse_args()
+        hp = argparse.Namespace(batch_size=args.batch_size)
+        device = 'cuda'
+        mp.spawn(dist_train, args=(2, []), nprocs=2, join=True)
+"""
+
+
+class TestUndefinedNameSpawnedMainBlockNames:
+    """undefined-name: the names a spawned worker reads that only the main block binds are one cause,
+    said once as an error at the worker's own first read, naming the others; bound at the module's
+    top, they are there in every child."""
+
+    rule = "undefined-name"
+
+    def test_control_names_bound_at_the_top_are_not_reported(self):
+        code = SPAWNED.replace("BOUND", "args, hp, device = argparse.Namespace(weight=1.0), None, 'cuda'")
+        assert found(code, self.rule) == []
+
+    def test_sibling_three_main_block_names_are_one_error(self):
+        assert found(SPAWNED.replace("BOUND", ""), self.rule) == [(12, "error")]
