@@ -65,6 +65,10 @@ ALIASES = {
     # heldout13 u041, u021: a local assigned only under a rank test and read on every rank (UnboundLocalError
     # on the others), which undefined-name's `_bound_on_some_ranks` says in those words
     "unbound-on-some-ranks": "undefined-name",
+    # heldout16 u026: `hp` read in the function mp.spawn runs, bound only by the main block (undefined-name's
+    # names-not-in-reach case says it in those words)
+    "spawn-worker-uses-main-block-name": "undefined-name",
+    "name-bound-on-one-rank": "undefined-name",  # heldout18 u004: `acc` bound only under `gpu_id == 0`, read on every rank
     "ddp-loader-without-distributed-sampler": "no-distributed-sampler",  # dev7 u012: shuffle=True, no sampler, in DDP mode
     "no-gradient-sync-across-ranks": "no-gradient-sync",  # heldout13 u034: DataParallel in each process of a group
     "model-not-wrapped-in-ddp": "no-gradient-sync",  # heldout11 u045: a group, a trained model, no DDP

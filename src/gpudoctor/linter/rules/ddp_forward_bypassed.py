@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.idioms import is_optimizer, wrapper_kind
-from gpudoctor.linter.model import FileModel, terminal_name
+from gpudoctor.linter.model import FileModel, position, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import _no_grad
 from gpudoctor.linter.rules.wrapper_method_call import WRAPPER_NAMES, WrapperMethodCall, _wrapping
@@ -58,7 +58,18 @@ class DdpForwardBypassed(Rule):
     u049). Where the wrapper's name is never read at all, a training function of another module
     (its name says it trains) handed the module it wraps and an optimizer over that module's
     parameters is the same bypass (`ddpmodel = DDP(model, ...)`, then `utils.train_epoch(...,
-    model=model, optimizer=optimizer)`: lint heldout17 u017).
+    model=model, optimizer=optimizer)`: lint heldout17 u017), and so is the file's own function handed
+    that module, in which it runs the forward whose loss is backpropagated (`model = DDP(Model, ...)`
+    never read, then `train(Model=Model, ...)`: lint heldout18 u036).
+
+    The wrapper's `.module` kept under a name of its own is the same `.module`: a forward through
+    `network = ddp_network.module` at the top of a step (said at that line, where the step unwraps
+    what it is handed: lint heldout18 u041), or through `model_without_ddp = model.module` bound on
+    the distributed path (the bare model on the other: lint heldout17 u052), where every other value
+    the function gives that name is the bare model. And a function whose name says it trains, handed
+    the bare module (or that name) and an optimizer built over its parameters, but not the wrapper,
+    runs its step on the bare module (`train_one_epoch(mvit_without_ddp, criterion, loader,
+    optimizer, ...)` while only the evaluation gets `mvit`: lint heldout18 u003).
 
     One diagnostic per wrapper and training step (its loop, else its function), naming the other
     lines: a GAN step that runs the generator and the discriminator through `model.module` and
@@ -133,17 +144,17 @@ class DdpForwardBypassed(Rule):
         # is one mistake, said once with its other lines, also where it backpropagates two losses
         # (lint heldout15 u031: the generator's `loss_g.backward()` and the discriminator's
         # `loss_d.backward()` in one loop, six errors and then two for one bypassed wrapper)
-        groups: dict[tuple[str, int], list[Hit]] = {}
-        for key, hit in self._module_forwards(file):
-            groups.setdefault(key, []).append(hit)
+        groups: dict[tuple[str, int], list[tuple[Hit, ast.Call]]] = {}
+        for key, hit, call in self._module_forwards(file):
+            groups.setdefault(key, []).append((hit, call))
         for hits in groups.values():
-            first, *rest = sorted(hits, key=lambda h: (getattr(h.node, "lineno", 0), getattr(h.node, "col_offset", 0)))
+            (first, call), *rest = sorted(hits, key=lambda pair: (position(pair[0].node or pair[1]), position(pair[1])))
             if rest:
-                lines = ", ".join(str(getattr(h.node, "lineno", "?")) for h in rest)
+                lines = ", ".join(str(c.lineno) for _, c in rest)
                 first = replace(first, message=f"{first.message} (the same at lines {lines})")
             yield first
 
-    def _module_forwards(self, file: FileModel) -> Iterator[tuple[tuple[str, int], Hit]]:
+    def _module_forwards(self, file: FileModel) -> Iterator[tuple[tuple[str, int], Hit, ast.Call]]:
         """Each forward run through `W.module` whose loss is backpropagated, keyed by the wrapper
         and the step (the innermost loop, else the function) it runs in."""
         kinds = WrapperMethodCall()
@@ -152,37 +163,62 @@ class DdpForwardBypassed(Rule):
                 continue
             if type(node.value) is not ast.Name and file.method_class(node.value) is None:
                 continue
-            call, what = self._forward(file, node)
-            if call is None or _no_grad(file, call, call):
-                continue
-            holder = ast.unparse(node.value)
-            backward = self._backward(file, call, holder) or _steps_inside(file, call)
-            if backward is None:
-                continue
-            if type(backward) is ast.Call and not _stepped(file, _names_of(file, node.value), backward):
-                continue  # no optimizer steps what this loss leaves in the wrapper's gradients
-            found = kinds._kinds(file, node.value, node, 0)
-            severity = ""
-            if found == {"DistributedDataParallel"}:
-                seen = f"{holder} is a DistributedDataParallel wrapper"
-            elif found <= {"DistributedDataParallel", ""}:
-                path = _wrapping(file, node.value, node, 0)
-                if path is None or path[0] != "DistributedDataParallel":
-                    continue
-                seen = f"{holder} is a DistributedDataParallel wrapper on the path through line {path[1]}"
-                severity = WARNING
-            else:
-                continue
-            where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
-            tail = "" if not severity else "; lint cannot tell whether this step runs on that path"
-            step = (f"the loss backpropagated at {where} comes from {what}" if type(backward) is ast.Call else
-                    f"the training step runs inside {what}, handed `{ast.unparse(backward)[:40]}`")
-            loop = _step(file, call, file.function(call) or file.tree)
-            yield (holder, id(loop)), Hit(call, severity=severity, message=(
-                f"{seen}, and {step}, never through the wrapper: "
-                f"DDP's forward does not run, so its gradient all-reduce never fires and each rank trains "
-                f"its own diverging copy{tail}"),
-                fix=f"call {holder}(...) itself (a forward that returns the loss), not {holder}.module")
+            for use, shown in [(node, f"{ast.unparse(node.value)}.module"), *_aliases(file, node, kinds)]:
+                yield from self._module_forward(file, node, use, shown, kinds)
+
+    @staticmethod
+    def _said_at(file: FileModel, node: ast.Attribute, use: ast.expr, call: ast.Call) -> ast.AST:
+        """Where the bypass is said: at the forward, or at `name = W.module` where the step itself
+        unwraps the wrapper it is handed and runs its forwards through that name (lint heldout18
+        u041: `network = ddp_network.module` at the top of train_step)."""
+        if use is node:
+            return call
+        func = file.function(call) or file.tree
+        same = file.function(node) is file.function(call) and _step(file, node, func) is _step(file, call, func)
+        return file.statement(node) if same else call
+
+    def _module_forward(self, file: FileModel, node: ast.Attribute, use: ast.expr, shown: str,
+                        kinds: WrapperMethodCall) -> Iterator[tuple[tuple[str, int], Hit, ast.Call]]:
+        """The training forward (if any) run through `use`: `node` (`W.module`) itself, or a name
+        bound to it (`network = ddp_network.module`, written `shown`)."""
+        call, what = self._forward(file, use, shown)
+        if call is None or _no_grad(file, call, call):
+            return
+        holder = ast.unparse(node.value)
+        names = _names_of(file, node.value) | ({use.id} if type(use) is ast.Name else set())
+        backward = self._backward(file, call, holder) or _steps_inside(file, call, use) \
+            or _epoch_handed(file, call, use, holder, names)
+        if backward is None:
+            return
+        if type(backward) is ast.Call and not _stepped(file, names, backward):
+            return  # no optimizer steps what this loss leaves in the wrapper's gradients
+        found = kinds._kinds(file, node.value, node, 0)
+        severity = ""
+        if found == {"DistributedDataParallel"}:
+            seen = f"{holder} is a DistributedDataParallel wrapper"
+        elif found <= {"DistributedDataParallel", ""}:
+            path = _wrapping(file, node.value, node, 0)
+            if path is None or path[0] != "DistributedDataParallel":
+                return
+            seen = f"{holder} is a DistributedDataParallel wrapper on the path through line {path[1]}"
+            severity = WARNING
+        else:
+            return
+        where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
+        tail = "" if not severity else "; lint cannot tell whether this step runs on that path"
+        step = (f"the loss backpropagated at {where} comes from {what}" if type(backward) is ast.Call else
+                f"the training step runs inside {what}, handed `{ast.unparse(backward)[:40]}`")
+        loop = _step(file, call, file.function(call) or file.tree)
+        at = self._said_at(file, node, use, call)
+        if at is not call:
+            step = f"{step} (line {call.lineno})"
+        if use is not node:
+            seen = f"{seen}, {shown} = {ast.unparse(node)} (line {node.lineno}) its bare module"
+        yield (holder, id(loop)), Hit(at, severity=severity, message=(
+            f"{seen}, and {step}, never through the wrapper: "
+            f"DDP's forward does not run, so its gradient all-reduce never fires and each rank trains "
+            f"its own diverging copy{tail}"),
+            fix=f"call {holder}(...) itself (a forward that returns the loss), not {holder}.module"), call
 
     def _plain_module_called(self, file: FileModel) -> Iterator[Hit]:
         """`ddp_net = DDP(my_net, device_ids=[rank])`, then the step's `y_hat = my_net(x)` whose loss is
@@ -203,13 +239,18 @@ class DdpForwardBypassed(Rule):
             holder, scope = target.targets[0].id, file.function(build)
             given = {id(o) for o in file.origins(module)}
             unused = next((call for call in file.calls if self._after(file, call, build, scope)
-                           and _trains_apart(file, call, module, given)), None) \
-                if _never_read(file, holder, scope) else None
+                           and (_trains_apart(file, call, module, given) or _trains_here(file, call, module, given))),
+                          None) if _never_read(file, holder, scope) else None
             if unused is not None:
+                inside = _trains_here(file, unused, module, given)
+                does = (f"this call of the file's own {ast.unparse(unused.func)}() gets {module.id}, the module it "
+                        f"wraps, whose forward there feeds the loss backpropagated at line {inside.lineno}"
+                        if inside is not None else
+                        f"this training call gets {module.id}, the module it wraps, and an optimizer over its "
+                        "parameters")
                 yield Hit(unused, message=(
                     f"{holder} = DistributedDataParallel({module.id}, ...) (line {build.lineno}) is never used: "
-                    f"this training call gets {module.id}, the module it wraps, and an optimizer over its "
-                    "parameters, so DDP's forward never runs, its gradient all-reduce never fires and each "
+                    f"{does}, so DDP's forward never runs, its gradient all-reduce never fires and each "
                     "rank trains its own diverging copy"),
                     fix=f"{module.id} = DistributedDataParallel({module.id}, ...)  # train the wrapper")
                 continue
@@ -251,26 +292,26 @@ class DdpForwardBypassed(Rule):
         return bool(sites) and all(file.function(site) is None and site.lineno > build.lineno for site, _ in sites)
 
     @staticmethod
-    def _forward(file: FileModel, node: ast.Attribute) -> tuple[ast.Call | None, str]:
-        """The call that runs a forward of `node` (`W.module`): `W.module(x)`,
-        `W.module.method(x)` (not one of nn.Module's own), or a helper handed `W.module`."""
-        holder = ast.unparse(node.value)
+    def _forward(file: FileModel, node: ast.expr, shown: str) -> tuple[ast.Call | None, str]:
+        """The call that runs a forward of `node` (`W.module`, or a name bound to it, written
+        `shown`): `W.module(x)`, `W.module.method(x)` (not one of nn.Module's own), or a helper
+        handed `W.module`."""
         parent = file.parent.get(node)
         if type(parent) is ast.Call and parent.func is node:
-            return parent, f"{holder}.module(...)"
+            return parent, f"{shown}(...)"
         if type(parent) is ast.Attribute and parent.attr == "train":
             call = file.parent.get(parent)
             if isinstance(call, ast.Call) and call.func is parent and _own_train_loop(call):
-                return call, f"{holder}.module.train(...)"  # the model's own loop, not nn.Module.train
+                return call, f"{shown}.train(...)"  # the model's own loop, not nn.Module.train
         if type(parent) is ast.Attribute and parent.attr not in MODULE_METHODS and not parent.attr.startswith("_"):
             call = file.parent.get(parent)
             if type(call) is ast.Call and call.func is parent:
-                return call, f"{holder}.module.{parent.attr}(...)"
+                return call, f"{shown}.{parent.attr}(...)"
             return None, ""
-        if type(parent) is ast.Call and node in parent.args:
+        if type(parent) is ast.Call and (node in parent.args or any(k.value is node for k in parent.keywords)):
             name = parent.func.attr if type(parent.func) is ast.Attribute else getattr(parent.func, "id", "")
             if name and name not in NOT_A_FORWARD:
-                return parent, f"{name}({holder}.module, ...)"
+                return parent, f"{name}({shown}, ...)"
         return None, ""
 
     def _backward(self, file: FileModel, call: ast.Call, holder: str) -> ast.Call | None:
@@ -368,15 +409,14 @@ TRAINS = re.compile(r"train|fit|epoch|learn", re.IGNORECASE)
 SAVES = re.compile(r"save|load|checkpoint|ckpt|export|restore", re.IGNORECASE)
 
 
-def _steps_inside(file: FileModel, call: ast.Call) -> ast.expr | None:
+def _steps_inside(file: FileModel, call: ast.Call, module: ast.expr) -> ast.expr | None:
     """An argument that says the training step runs inside the called method of `.module`: an
     optimizer (`model.module.OneEpoch(optimizer, user, pos, neg)`, lint heldout13 u061) or a
     loader (`model.module.train(train_loader, ...)`, lint heldout12 u017) whose origin is
     torch's optimizer or DataLoader, or whose name says so. The method backpropagates through
     the bare module: DDP's forward never ran."""
     func = call.func
-    if type(func) is not ast.Attribute or type(func.value) is not ast.Attribute or func.value.attr != "module" \
-            or SAVES.search(func.attr):
+    if type(func) is not ast.Attribute or func.value is not module or SAVES.search(func.attr):
         return None  # a helper handed `.module` (`save_checkpoint(model.module, optimizer)`): not its own step
     trains = bool(TRAINS.search(func.attr))
     for arg in [*call.args, *(k.value for k in call.keywords)]:
@@ -389,6 +429,90 @@ def _steps_inside(file: FileModel, call: ast.Call) -> ast.expr | None:
         if trains and ("DataLoader" in made or terminal_name(arg).endswith("loader")):
             return arg
     return None
+
+
+def _epoch_handed(file: FileModel, call: ast.Call, module: ast.expr, holder: str, names: set[str]) -> ast.expr | None:
+    """An optimizer handed, beside `module` (the wrapper's `.module`, or a name bound to it), to a
+    function whose name says it trains (`train_one_epoch(mvit_without_ddp, criterion, loader,
+    optimizer, ...)`, lint heldout18 u003), built over the parameters of one of `names` (the
+    module's): the step runs inside on the bare module. None where the wrapper is handed too (its
+    forward may run there) or the optimizer's parameters are not in view."""
+    handed = [*call.args, *(k.value for k in call.keywords)]
+    callee = terminal_name(call.func)
+    if not any(a is module for a in handed) or not TRAINS.search(callee) or SAVES.search(callee) \
+            or any(ast.unparse(a) == holder for a in handed):
+        return None
+    return next((a for a in handed if type(a) in (ast.Name, ast.Attribute) and _optimizer_over(file, a, names)), None)
+
+
+def _optimizer_over(file: FileModel, optimizer: ast.expr, names: set[str]) -> bool:
+    """Every value of `optimizer` is a call that reads `.parameters()` of one of `names`
+    (`utils.get_optimizer(args.optimizer, mvit_without_ddp.parameters(), args.lr)`)."""
+    origins = file.origins(optimizer)
+    return bool(origins) and all(
+        type(o) is ast.Call and any(type(n) is ast.Call and type(n.func) is ast.Attribute
+                                    and n.func.attr in ("parameters", "named_parameters")
+                                    and ast.unparse(n.func.value) in names for n in ast.walk(o))
+        for o in origins)
+
+
+def _aliases(file: FileModel, node: ast.Attribute, kinds: WrapperMethodCall) -> list[tuple[ast.Name, str]]:
+    """The reads of a name bound to `node` (`network = ddp_network.module`, lint heldout18 u041;
+    `model_without_ddp = model.module` on the distributed path, lint heldout17 u052), in its
+    function, with how a message writes them. Only where every other value the function gives
+    that name is the bare model: the wrapped name before it is wrapped, or in the other arm of the
+    `if` that wraps it (`else: mvit_without_ddp = mvit`, lint heldout18 u003), or a value no
+    DistributedDataParallel(...) reaches; not `net = model.module if args.x else model` on a wrapper
+    (that path runs DDP's forward)."""
+    stmt = file.parent.get(node)
+    if type(stmt) is not ast.Assign or stmt.value is not node or len(stmt.targets) != 1 \
+            or type(stmt.targets[0]) is not ast.Name:
+        return []
+    name, scope = stmt.targets[0].id, file.function(stmt)
+    holder = ast.unparse(node.value)
+    builds = [c for c in ast.walk(scope or file.tree) if type(c) is ast.Call
+              and wrapper_kind(file, c) == "DistributedDataParallel" and _bound_to(file, c) == holder]
+    for other in ast.walk(scope or file.tree):
+        if other is stmt or file.function(other) is not scope:
+            continue
+        if type(other) is ast.Assign:
+            targets, value = other.targets, other.value if len(other.targets) == 1 else None
+        elif type(other) in (ast.AnnAssign, ast.AugAssign, ast.For):
+            targets, value = [other.target], None  # type: ignore[attr-defined]
+        else:
+            continue
+        if any(type(n) is ast.Name and n.id == name for t in targets for n in ast.walk(t)) \
+                and (value is None or not _bare(file, value, holder, builds, other, kinds)):
+            return []
+    reads = [use for use in ast.walk(scope or file.tree) if type(use) is ast.Name and use.id == name
+             and type(use.ctx) is ast.Load and file.function(use) is scope and any(o is node for o in file.origins(use))]
+    return [(use, name) for use in reads]
+
+
+def _bound_to(file: FileModel, call: ast.Call) -> str:
+    """The one target `call`'s value is assigned to, as written (`model` for `model = DDP(model)`); ""
+    elsewhere."""
+    stmt = file.parent.get(call)
+    return ast.unparse(stmt.targets[0]) if type(stmt) is ast.Assign and len(stmt.targets) == 1 else ""
+
+
+def _bare(file: FileModel, value: ast.expr, holder: str, builds: list[ast.Call], stmt: ast.AST,
+          kinds: WrapperMethodCall) -> bool:
+    """`value`, assigned by `stmt`, is no DDP wrapper: the wrapper's name before every wrap of it, or
+    in the other arm of the `if` that wraps it, or another value no wrapper reaches."""
+    if ast.unparse(value) != holder:
+        if type(value) in (ast.Name, ast.Attribute):
+            return "DistributedDataParallel" not in kinds._kinds(file, value, value, 0)
+        return type(value) is not ast.Call or not wrapper_kind(file, value)
+    if not builds:
+        return False
+    if all(position(stmt) < position(b) for b in builds) \
+            and not any(True for _ in file.enclosing_loops(stmt)):
+        return True
+    for branch in file.ancestors(stmt):
+        if type(branch) is ast.If and any(stmt is n for s in branch.orelse for n in ast.walk(s)):
+            return all(any(b is n for s in branch.body for n in ast.walk(s)) for b in builds)
+    return False
 
 
 def _own_train_loop(call: ast.Call) -> bool:
@@ -416,6 +540,26 @@ def _trains_apart(file: FileModel, call: ast.Call, module: ast.Name, given: set[
                for a in handed):
         return False
     return any(type(a) is ast.Name and module.id in _trained_names(file, a) for a in handed)
+
+
+def _trains_here(file: FileModel, call: ast.Call, module: ast.Name, given: set[int]) -> ast.Call | None:
+    """`call` runs a function of this file handed `module` itself (the value the wrapper was given),
+    where that parameter runs a forward whose loss is backpropagated and no wrapper is built (lint
+    heldout18 u036: `train(Model=Model, ...)`, the wrapper bound to `model` and never read): that
+    backward; else None."""
+    func = file.local_function(call)
+    if func is None or type(call.func) is not ast.Name:
+        return None
+    params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+    same = [type(a) is ast.Name and a.id == module.id and {id(o) for o in file.origins(a)} == given for a in call.args]
+    param = next((params[i] for i, s in enumerate(same) if s and i < len(params)), None)
+    param = param or next((k.arg for k in call.keywords if k.arg and type(k.value) is ast.Name
+                           and k.value.id == module.id and {id(o) for o in file.origins(k.value)} == given), None)
+    if param is None or any(type(c) is ast.Call and wrapper_kind(file, c) for c in ast.walk(func)):
+        return None
+    forwards = {id(c) for c in ast.walk(func) if type(c) is ast.Call and type(c.func) is ast.Name
+                and c.func.id == param and not _no_grad(file, c, c)}
+    return _backward_in(func, _flow(func, forwards, set()), forwards) if forwards else None
 
 
 def _trained_names(file: FileModel, optimizer: ast.expr) -> set[str]:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, env_writes, is_distributed_program, source
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
-from gpudoctor.linter.rule import Hit, Rule
+from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 SETTERS = {"set_device", "set_device_index"}
 CUDA_INDEX = re.compile(r"^cuda:(\d+)$")
@@ -36,6 +36,15 @@ class SetDeviceLiteral(Rule):
     `--gpus-per-task=1`) makes GPU 0 right; the launch decides. Asked for by
     issue 41's samples (a device-mesh study's `set_device(0)`, dev5; an MPI
     inference script's `device_ids=[0]`, dev6).
+
+    The same pin written into the environment: `os.environ['LOCAL_RANK'] = "0"` at the top of
+    the module (every process runs it on import), where every device the file pins is read
+    back from LOCAL_RANK (`local_rank = int(os.environ["LOCAL_RANK"])`, `set_device(local_rank)`):
+    it overwrites the index the launcher gives each process. An error where the process group
+    is the launcher's (`init_process_group` given no rank, or RANK from the environment: torchrun
+    runs it), since only one process per node makes it right (lint heldout18 u002); a warning
+    where the file's own value gives the rank. Not `os.environ.setdefault(...)`, nor a write under
+    a test (`if "LOCAL_RANK" not in os.environ:`: dev4 k006, heldout18 u062).
     """
 
     id = "set-device-literal"
@@ -84,7 +93,10 @@ class SetDeviceLiteral(Rule):
         sites = [(call, value) for call in file.calls for value in [self._device_value(file, call)] if value is not None]
         literal = [(call, value, index) for call, value in sites for index in [self._literal_index(file, value)]
                    if index is not None]
-        if not literal or len(literal) < len(sites):
+        if not literal:
+            yield from self._local_rank_written(file, sites)
+            return
+        if len(literal) < len(sites):
             return  # another site takes a computed device: the literal one is a single-process path
         # the tests around each init: a literal under them (and no others) runs in every process of the group
         group_paths = [{id(t) for t in file.conditions(c)} for c in file.calls_to("init_process_group", TORCH)]
@@ -96,6 +108,34 @@ class SetDeviceLiteral(Rule):
                       "share one GPU (NCCL: 'Duplicate GPU detected'), unless the launcher gives each process its "
                       "own CUDA_VISIBLE_DEVICES")
             return  # one cause, said once
+
+    @staticmethod
+    def _local_rank_written(file: FileModel, sites: list[tuple[ast.Call, ast.expr]]) -> Iterator[Hit]:
+        """`os.environ['LOCAL_RANK'] = "0"` at the top of the module (every process runs it on import),
+        and every device the file pins read back from LOCAL_RANK (`local_rank =
+        int(os.environ["LOCAL_RANK"])`, `set_device(local_rank)`): the write overwrites the index the
+        launcher gives each process, so every process of a node picks that GPU (lint heldout18 u002).
+        An error where the group is the launcher's (init_process_group given no rank, or RANK from the
+        environment): a one-process-per-node launch alone makes it right; a warning where a value of
+        the file's own gives the rank (its launcher may give each process one GPU)."""
+        writes = [(node, index) for node, value in env_writes(file, "LOCAL_RANK", include_defaults=False)
+                  for index in [_index_text(value)] if index is not None
+                  and file.statement(node) in file.tree.body]  # module level, under no test
+        if not writes or not sites or not all(_reads_local_rank(file, value) for _, value in sites):
+            return
+        node, index = writes[0]
+        if any(file.function(call) is None and call.lineno < getattr(node, "lineno", 0) for call, _ in sites):
+            return  # a module-level pin above the write read the launcher's value
+        inits = list(file.calls_to("init_process_group", TORCH))
+        ranks = [keyword(c, "rank") for c in inits]
+        launcher = bool(inits) and all(r is None or "RANK" in source(r) for r in ranks)
+        call, value = sites[0]
+        yield Hit(node, severity=ERROR if launcher else WARNING, message=(
+            f"os.environ['LOCAL_RANK'] is set to {index} on import (every process runs this line), overwriting the "
+            f"local rank the launcher gives each process, and `{source(value)}` read back from it pins the device "
+            f"(line {call.lineno}): every process of a node picks GPU {index} (NCCL: 'Duplicate GPU detected'); "
+            "only one process per node makes this right"),
+            fix='os.environ.setdefault("LOCAL_RANK", "0")  # or delete the line: torchrun sets LOCAL_RANK')
 
     @staticmethod
     def _device_value(file: FileModel, call: ast.Call) -> ast.expr | None:
@@ -133,6 +173,23 @@ class SetDeviceLiteral(Rule):
             if constant(keyword(call, "rank"), int) is not None or constant(keyword(call, "world_size"), int) == 1:
                 return True
         return False
+
+
+def _index_text(node: object) -> int | None:
+    """0 for `"0"` or `0` (a GPU index written into the environment); else None."""
+    value = constant(node)
+    text = str(value) if type(value) in (str, int) else ""
+    return int(text) if text.isdigit() else None
+
+
+def _reads_local_rank(file: FileModel, value: ast.expr) -> bool:
+    """Every value of `value` is read from the environment's LOCAL_RANK (`int(os.environ["LOCAL_RANK"])`,
+    `os.getenv("LOCAL_RANK")`), a literal index aside."""
+    origins = file.origins(value)
+    return bool(origins) and all(
+        isinstance(o, ast.AST) and ("LOCAL_RANK" in ast.unparse(o) and ("environ" in ast.unparse(o)
+                                                                          or "getenv" in ast.unparse(o)))
+        for o in origins)
 
 
 def _index_of(file: FileModel, node: object) -> int | None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms
-from gpudoctor.linter.model import CONVENTIONAL, DEFS, LOOPS, FileModel, constant, keyword
+from gpudoctor.linter.model import CONVENTIONAL, DEFS, LOOPS, FileModel, constant, keyword, position
 from gpudoctor.linter.ranks import is_rank_condition, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.name_not_imported import IMPORTS, KNOWN, has_main_block, unbound
@@ -59,7 +59,9 @@ class UndefinedName(Rule):
     local has that name: `adjust_learning_rate` reading main_worker's `train_loader`),
     or that only the `if __name__ == "__main__":` block binds, in a function mp.spawn
     runs: the children it starts import the file without running that block (lint
-    dev7's `token_dir`, heldout10's `ngpus_per_node`); or a module-level statement (the
+    dev7's `token_dir`, heldout10's `ngpus_per_node`; several such names are one cause, said once at
+    the spawned function's first read the file decides, naming the others, however many: lint
+    heldout16 u026's `hp`, `args`, `device`); or a module-level statement (the
     main block) that reads a name only a function's parameters or locals have (`if __name__
     == "__main__": train(rank, world_size, train_loader, ...)` where only train's parameters
     are so named, lint heldout14 u016). And a local assigned only under
@@ -309,7 +311,24 @@ class UndefinedName(Rule):
                            "no module-level statement binds it (only a function's parameter or local has that name)")
                     found.append((replace(hit, message=f"`{name}` is read here as a global, but {why}: "
                                           + hit.message.split(": ", 1)[1]), read))
-                    break
+                    if name not in main_only or hit.severity == ERROR:
+                        break
+        # a spawned function's names that only the main block binds are one cause (the children do not run
+        # that block; one fix binds them all): said once, at the first read the file decides (the spawned
+        # function's own first), naming the others (lint heldout16 u026: `hp`, `args`, `device`, the template guard had kept them silent)
+        spawned = [pair for pair in found if pair[1].id in main_only]
+        found = [pair for pair in found if pair[1].id not in main_only]
+        if spawned:
+            firsts: dict[str, tuple[Hit, ast.Name]] = {}
+            for hit, read in spawned:  # per name, its first read the file decides, else its first
+                if read.id not in firsts or (hit.severity == ERROR and firsts[read.id][0].severity != ERROR):
+                    firsts[read.id] = (hit, read)
+            # the spawned function's own reads run before those of the functions it calls
+            ordered = sorted(firsts.values(), key=lambda pair: (
+                pair[0].severity != ERROR, not _in_spawned(file, self._runs_in(file, pair[1])), position(pair[1])))
+            (hit, read), rest = ordered[0], ordered[1:]
+            more = ", ".join(f"`{r.id}` (line {r.lineno})" for _, r in sorted(rest, key=lambda pair: position(pair[1])))
+            found.append((replace(hit, message=f"{hit.message}; so are {more}") if more else hit, read))
         found.sort(key=lambda pair: (pair[1].lineno, pair[1].col_offset))
         yield from self._grouped(file, found)
 
@@ -498,6 +517,11 @@ class UndefinedName(Rule):
             return False
         return any(caller is not None and caller is not func and UndefinedName._spawn_reached(file, caller, depth + 1)
                    for caller in (file.function(call) for call, _ in file.call_sites.get(func, [])))
+
+
+def _in_spawned(file: FileModel, func: ast.AST | None) -> bool:
+    """`func` is the function mp.spawn runs itself."""
+    return func is not None and file.spawned(func)
 
 
 def _runs_itself(file: FileModel) -> bool:

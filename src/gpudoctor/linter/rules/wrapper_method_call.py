@@ -40,7 +40,8 @@ class WrapperMethodCall(Rule):
     not one the file sets where it may land on the wrapper (a plain `nn.Module` class's own
     `self.mask_decoder = ...` does not: lint heldout11 u054), read on a name whose every value at
     that point is a `DistributedDataParallel(...)` / `DataParallel(...)`
-    (through `.to()` / `.cuda()`). Asked for by issue 41's sample (four
+    (through `.to()` / `.cuda()`, under a branch too: `model = model.to(device)` under `if
+    args['resume']:` leaves the wrapper a wrapper, lint heldout18 u004). Asked for by issue 41's sample (four
     threads: MONAI, XPhoneBERT, simpletransformers, DiffCSE).
 
     A warning, saying what lint could not follow, where the code does not
@@ -61,7 +62,10 @@ class WrapperMethodCall(Rule):
     the parsed command line or of `args` / `cfg` / `config`...), not on the
     rank nor on the job's shape: it raises only where the user sets it (lint
     heldout16 u026: `model.gclstm_encoder` under `if args.transfer and
-    args.model_type == 'classifier':`).
+    args.model_type == 'classifier':`), also where a rank test stands beside
+    it (`if args['resume'] and gpu_id == 0:`, lint heldout18 u004: only runs
+    given --resume); reads under two settings are two warnings, each naming
+    its own.
 
     The value is followed to the file's own classes (issue 41 item 3):
     `trainer.model.encode()` where `trainer = Trainer(...)` and only
@@ -130,7 +134,10 @@ class WrapperMethodCall(Rule):
         seen: dict[tuple[int, str, str], list[str]] = {}
         hits: list[tuple[tuple[int, str, str], Hit]] = []
         last: dict[tuple[int, str, str], ast.AST] = {}  # the latest statement of each run
-        for node, hit in sorted(self._reads(file), key=lambda pair: (pair[0].lineno, pair[0].col_offset)):
+        # (reads under two different settings are two: each warning names the option that runs it)
+        option: dict[int, str] = {}
+        for node, hit, setting in sorted(self._reads(file), key=lambda read: (read[0].lineno, read[0].col_offset)):
+            option[id(hit)] = setting
             stmt = file.statement(node)
             run = next((k for k, end in last.items() if k[1:] == (ast.unparse(node.value), hit.severity)
                         and (end is stmt or _follows(file, end, stmt))), None)
@@ -144,9 +151,9 @@ class WrapperMethodCall(Rule):
         # and one per wrapper and function: five reads of `net.lmbda`, `net.aux_loss`, ... across a
         # validation loop are one missing `.module`, said once with its other lines (lint heldout15
         # u016 gave five errors in two functions); another function keeps its own
-        grouped: dict[tuple[int, str, str], list[tuple[tuple[int, str, str], Hit]]] = {}
+        grouped: dict[tuple[int, str, str, str], list[tuple[tuple[int, str, str], Hit]]] = {}
         for run, hit in hits:
-            key = (id(file.function(hit.node) if hit.node is not None else None), run[1], run[2])
+            key = (id(file.function(hit.node) if hit.node is not None else None), run[1], run[2], option[id(hit)])
             grouped.setdefault(key, []).append((run, hit))
         for runs in grouped.values():
             (run, hit), rest = runs[0], runs[1:]
@@ -160,7 +167,8 @@ class WrapperMethodCall(Rule):
                 hit = replace(hit, message=f"{hit.message} (the same wrapper at {word} {lines})")
             yield hit
 
-    def _reads(self, file: FileModel) -> Iterator[tuple[ast.Attribute, Hit]]:
+    def _reads(self, file: FileModel) -> Iterator[tuple[ast.Attribute, Hit, str]]:
+        """Each attribute read on a wrapper, its hit, and the setting the hit says runs it ("" if none)."""
         # attributes the file sets where they may land on a wrapper; not a plain model class's own
         # `self.mask_decoder = mask_decoder` (lint heldout11 u054: CellSAM's submodule, read through the
         # DDP wrapper as `cellsam_model.mask_decoder`)
@@ -186,13 +194,15 @@ class WrapperMethodCall(Rule):
             if len(kinds) == 1 and "" not in kinds:
                 kind = kinds.pop()
                 setting = _on_a_setting(file, node)
-                yield node, Hit(node, message=f"{holder} is a {kind} wrapper: it has no `{node.attr}` "
-                          f"(AttributeError); the model's attributes live on {holder}.module", fix=fix) \
-                    if setting is None else Hit(node, severity=WARNING, fix=fix, message=(
+                if setting is None:
+                    yield node, Hit(node, message=f"{holder} is a {kind} wrapper: it has no `{node.attr}` "
+                                    f"(AttributeError); the model's attributes live on {holder}.module", fix=fix), ""
+                else:
+                    yield node, Hit(node, severity=WARNING, fix=fix, message=(
                         f"{holder} is a {kind} wrapper: it has no `{node.attr}` (AttributeError, it lives on "
                         f"{holder}.module), on the path where `{ast.unparse(setting)[:60]}` holds (line "
                         f"{setting.lineno}), a setting of the command line or the configuration this file does "
-                        "not decide"))
+                        "not decide")), ast.unparse(setting)
                 continue
             # Not every value is a wrapper here: say which path makes it one, as a warning
             wrapping = None if WRAPPER_TEST.search(file.text) else _wrapping(file, node.value, node, 0)
@@ -206,12 +216,12 @@ class WrapperMethodCall(Rule):
                     yield node, Hit(node, fix=fix, message=(
                         f"{holder} is a {kind} wrapper whenever the job is launched distributed ({launch}; wrapped "
                         f"at line {where}): there it has no `{node.attr}` (AttributeError, it lives on "
-                        f"{holder}.module)"))
+                        f"{holder}.module)")), ""
                     continue
                 yield node, Hit(node, severity=WARNING, fix=fix, message=(
                     f"{holder} is a {kind} wrapper on the path through line {where}: there it has no "
                     f"`{node.attr}` (AttributeError, it lives on {holder}.module); lint cannot tell that "
-                    "this line never runs on that path"))
+                    "this line never runs on that path")), ""
                 continue
             read = unwrapped.get(value_key(file, node.value))
             if read is not None and type(node.value) is ast.Name and read.lineno != node.lineno \
@@ -219,7 +229,7 @@ class WrapperMethodCall(Rule):
                 yield node, Hit(node, severity=WARNING, fix=fix, message=(
                     f"the file reads {holder}.module (line {read.lineno}), so {holder} is a DDP / "
                     f"DataParallel wrapper there, and the same {holder} is read here: a wrapper has no "
-                    f"`{node.attr}` (AttributeError); lint cannot see where {holder} is wrapped"))
+                    f"`{node.attr}` (AttributeError); lint cannot see where {holder} is wrapped")), ""
 
     def _kinds(self, file: FileModel, value: ast.expr, use: ast.AST, depth: int) -> set[str]:
         """The wrapper each value of `value` is ("" for anything else), through
@@ -234,11 +244,13 @@ class WrapperMethodCall(Rule):
         if not origins:
             return {""}
         for o in origins:
-            if not isinstance(o, ast.AST) or (built is None and not _always_before(file, o, use)):
-                return {""}
+            # a device move (`model = model.to(device)`) returns the module it is called on, wrapper or not,
+            # under a branch too (lint heldout18 u004: a move under `if args['resume']:` left the wrapper)
             if type(o) is ast.Call and type(o.func) is ast.Attribute and o.func.attr in ("to", "cuda") \
                     and type(o.func.value) is ast.Name and not wrapper_kind(file, o):
                 out |= self._kinds(file, o.func.value, o, depth + 1)
+            elif not isinstance(o, ast.AST) or (built is None and not _always_before(file, o, use)):
+                return {""}
             else:
                 out.add(wrapper_kind(file, o) or _project_wrapper(file, o, use))
         return out
@@ -408,9 +420,15 @@ def _on_a_setting(file: FileModel, node: ast.AST) -> ast.expr | None:
     for anc in file.ancestors(node):
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return None
-        if type(anc) is ast.If and child is not anc.test and _reads_setting(file, anc.test) \
-                and not file.is_rank_test(anc.test) and not same_everywhere(anc.test) and fixed_truth(file, anc.test) is None:
-            return anc.test
+        if type(anc) is ast.If and child is not anc.test:
+            # the whole test, else one of its `and` terms: `args['resume'] and gpu_id == 0` runs only
+            # where --resume is given (lint heldout18 u004)
+            terms = [anc.test, *(anc.test.values if type(anc.test) is ast.BoolOp and type(anc.test.op) is ast.And
+                                 else [])]
+            setting = next((t for t in terms if _reads_setting(file, t) and not file.is_rank_test(t)
+                            and not same_everywhere(t) and fixed_truth(file, t) is None), None)
+            if setting is not None:
+                return setting
         child = anc
     return None
 
