@@ -153,3 +153,139 @@ class TestSpawnNumWorkersOnePerCause:
 
     def test_control_persistent_workers_is_not_reported(self):
         assert found(LOADERS.replace("num_workers=8)", "num_workers=8, persistent_workers=True)"), self.rule) == []
+
+
+# lint heldout18 u016 (an EfficientNet CenterNet trainer): `multi_gpu=True` set in main(), the unwrapped state
+# saved under `if multi_gpu:` and the wrapper's under `else:`, both on every rank
+FLAG = """
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def main(args, net):
+        dist.init_process_group("nccl", init_method="env://")
+        model = DDP(net.cuda(), device_ids=[args.local_rank])
+        multi_gpu = VALUE
+        train(model, multi_gpu=multi_gpu)
+        if multi_gpu:
+            torch.save(model.module.state_dict(), "ddp.pth")
+        else:
+            torch.save(model.state_dict(), "single.pth")
+
+    if __name__ == "__main__":
+        main(parse_args(), Net())
+"""
+
+
+class TestSaveAllRanksDeadArm:
+    """save-all-ranks: a save in the arm a local flag bound once to a literal never takes does not run."""
+
+    rule = "save-all-ranks"
+
+    def test_control_the_arm_the_flag_rules_out_is_not_reported(self):
+        assert [line for line, _ in found(FLAG.replace("VALUE", "True"), self.rule)] == [11]
+
+    def test_sibling_a_flag_bound_twice_leaves_both_arms_reported(self):
+        code = FLAG.replace("VALUE", "True\n        if args.single:\n            multi_gpu = False")
+        assert [line for line, _ in found(code, self.rule)] == [13, 15]  # the flag's second binding: 2 lines down
+
+
+# lint heldout18 u016, u017: torch.distributed.launch's `--local_rank` as the rank, and a literal world size
+LAUNCH = """
+    import argparse
+    import torch
+    import torch.distributed as dist
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=0)
+    args = parser.parse_args()
+    torch.cuda.set_device(args.local_rank)
+    dist.init_process_group(
+        "nccl",
+        init_method="env://",
+        world_size=SIZE,
+        rank=args.local_rank,
+    )
+"""
+
+
+class TestWorldSizeHardcodedUnderLaunch:
+    """world-size-hardcoded: a group whose rank is the launcher's `--local_rank` is started by the launcher,
+    which decides the world size."""
+
+    rule = "world-size-hardcoded"
+
+    def test_sibling_a_literal_world_size_beside_the_launchers_local_rank_is_reported(self):
+        assert [line for line, _ in found(LAUNCH.replace("SIZE", "4"), self.rule)] == [12]
+
+    def test_control_the_launchers_world_size_is_not_reported(self):
+        assert found(LAUNCH.replace("SIZE", 'int(os.environ["WORLD_SIZE"])'), self.rule) == []
+
+    def test_control_a_parameter_named_local_rank_is_not_read_as_the_launchers(self):
+        code = """
+            import torch.distributed as dist
+
+            def run(local_rank):
+                dist.init_process_group("nccl", init_method="env://", world_size=4, rank=local_rank)
+        """
+        assert found(code, self.rule) == []
+
+
+# lint heldout18 u007 (karpathy's build-nanogpt train_gpt2.py): the validation pass runs on every rank under
+# no_grad, then HellaSwag's examples are split by rank, each rank running its share of forwards under no_grad
+NANOGPT = """
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("nccl")
+    ddp_rank = dist.get_rank()
+    ddp_world_size = dist.get_world_size()
+    model = DDP(GPT(config).cuda(), device_ids=[0])
+    for step in range(max_steps):
+        last_step = step == max_steps - 1
+        if step % 250 == 0 or last_step:
+            model.eval()
+            with torch.no_grad():
+                for _ in range(20):
+                    logits, loss = model(x, y)
+        if (step % 250 == 0 or last_step) and GATE:
+            for i, example in enumerate(examples):
+                if i % ddp_world_size != ddp_rank:
+                    continue
+                with torch.no_grad():
+                    logits, loss = model(tokens)
+        model.train()
+        logits, loss = model(x, y)
+        loss.backward()
+"""
+
+
+class TestDdpForwardOnOneRankAfterNoGradPass:
+    """ddp-forward-on-one-rank: DDP broadcasts buffers only in the first forward after one with grad on;
+    uneven forwards under no_grad that follow a no-grad pass of every rank broadcast nothing."""
+
+    rule = "ddp-forward-on-one-rank"
+
+    def test_control_uneven_no_grad_forwards_after_an_all_rank_no_grad_pass_are_not_reported(self):
+        assert found(NANOGPT.replace("GATE", "True"), self.rule) == []
+
+    def test_sibling_without_the_no_grad_pass_before_them_they_are_reported(self):
+        code = NANOGPT.replace("GATE", "True").replace("with torch.no_grad():\n                for _",
+                                                        "if True:\n                for _")
+        assert [line for line, _ in found(code, self.rule)] == [21]
+
+    def test_sibling_under_a_test_the_pass_does_not_share_they_are_reported(self):
+        code = NANOGPT.replace("(step % 250 == 0 or last_step) and GATE", "step % 100 == 0")
+        assert [line for line, _ in found(code, self.rule)] == [21]
+
+    def test_control_a_local_rank_the_file_does_not_parse_is_not_read_as_the_launchers(self):
+        # lint dev6 r004, a two-GPU debug script: `run(args: Namespace)` with `world_size=2, rank=local_rank`
+        code = """
+            import torch.distributed
+
+            def run(args):
+                local_rank = args.local_rank
+                torch.distributed.init_process_group(backend="nccl", world_size=2, rank=local_rank)
+        """
+        assert found(code, self.rule) == []
