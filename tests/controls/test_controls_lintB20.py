@@ -289,3 +289,35 @@ class TestDdpForwardOnOneRankAfterNoGradPass:
                 torch.distributed.init_process_group(backend="nccl", world_size=2, rank=local_rank)
         """
         assert found(code, self.rule) == []
+
+
+# lint heldout17 u042 (a trainer whose `_save_model` helper writes one path): said at the call that runs the helper
+# on every rank, the helper's torch.save among its lines (its reader wrote the pitfall at the save)
+HELPER = """
+    import torch
+    import torch.distributed as dist
+
+    def _save_model(model, path):
+        torch.save(model.state_dict(), path)
+
+    def train(model, loader, path):
+        dist.init_process_group("nccl")
+        for batch in loader:
+            model(batch).sum().backward()
+        GUARD_save_model(model, path)
+
+    if __name__ == "__main__":
+        train(Net(), make_loader(), "model.pth")
+"""
+
+
+class TestSaveAllRanksHelperNamesTheSave:
+    """save-all-ranks: a save helper called on every rank is said at the call, and the save is one of its lines."""
+
+    rule = "save-all-ranks"
+
+    def test_sibling_the_helpers_call_on_every_rank_names_the_save_line(self):
+        assert found(HELPER.replace("GUARD", ""), self.rule) == [(11, (5,))]
+
+    def test_control_the_call_on_rank_0_is_not_reported(self):
+        assert found(HELPER.replace("GUARD", "if dist.get_rank() == 0: "), self.rule) == []

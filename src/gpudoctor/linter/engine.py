@@ -277,7 +277,8 @@ def one_per_cause(found: Iterable[tuple[Diagnostic, Hashable]]) -> Iterator[Diag
             continue
         named = " and ".join((", ".join(f"line {n}" for n in lines[:-1]), f"line {lines[-1]}")) if len(lines) > 1 \
             else f"line {lines[0]}"
-        yield replace(first, message=f"{first.message} (the same at {named})", also=tuple(lines))
+        also = sorted({*lines, *(n for d in group for n in d.also)} - {first.line})
+        yield replace(first, message=f"{first.message} (the same at {named})", also=tuple(also))
 
 
 def _settle(results: Iterable[FileResult], project: Project) -> list[Diagnostic]:
@@ -363,7 +364,7 @@ def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic
     else:
         line, col = hit.line, hit.col
     return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix,
-                      hit.severity or rule.severity)
+                      hit.severity or rule.severity, also=tuple(sorted(set(hit.also) - {line})))
 
 
 def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str], certain: bool) -> Diagnostic:

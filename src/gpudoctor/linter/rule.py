@@ -94,6 +94,9 @@ class Hit:
     # reports the hits of one rule with the same cause once, at the first, naming the others
     # (`Diagnostic.also`). None: a cause of its own.
     cause: Hashable | None = None
+    # Other lines where this cause shows, named in the message (the save a helper makes, reported
+    # at the call that runs the helper on every rank): `Diagnostic.also`.
+    also: tuple[int, ...] = ()
 
 
 class Rule:
