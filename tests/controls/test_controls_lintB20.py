@@ -321,3 +321,38 @@ class TestSaveAllRanksHelperNamesTheSave:
 
     def test_control_the_call_on_rank_0_is_not_reported(self):
         assert found(HELPER.replace("GUARD", "if dist.get_rank() == 0: "), self.rule) == []
+
+
+# lint heldout18 u045 (a ViT face-id trainer): the backbone and its head trained as one Sequential that the
+# Trainer wraps in DDP; the optimizer's groups name the two parts
+PARTS = """
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch import optim
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    class Trainer:
+        def __init__(self, model, optimizer, gpu_id):
+            self.model = DDP(model.to(gpu_id), device_ids=[gpu_id])
+            self.optimizer = optimizer
+
+    def main(rank, VisionTransformer):
+        dist.init_process_group("nccl", rank=rank, world_size=2)
+        vit = VisionTransformer()
+        mlp = nn.Linear(1000, 10)
+        model = nn.Sequential(vit, PART)
+        optimizer = optim.AdamW([{"params": vit.parameters()}, {"params": mlp.parameters()}])
+        Trainer(model, optimizer, rank)
+"""
+
+
+class TestNoGradientSyncPartOfTheWrappedModel:
+    """no-gradient-sync: a model given to the container the DDP line wraps is part of the wrapped model."""
+
+    rule = "no-gradient-sync"
+
+    def test_control_the_parts_of_the_wrapped_sequential_are_not_reported(self):
+        assert found(PARTS.replace("PART", "mlp"), self.rule) == []
+
+    def test_sibling_a_part_left_out_of_the_sequential_is_reported(self):
+        assert [line for line, _ in found(PARTS.replace("PART", "nn.ReLU()"), self.rule)] == [14]  # mlp, built here
