@@ -356,3 +356,40 @@ class TestNoGradientSyncPartOfTheWrappedModel:
 
     def test_sibling_a_part_left_out_of_the_sequential_is_reported(self):
         assert [line for line, _ in found(PARTS.replace("PART", "nn.ReLU()"), self.rule)] == [14]  # mlp, built here
+
+
+# lint heldout18 u006 (a GAN trainer class): the GPU count printed, then two processes spawned whatever it is
+SPAWN_COUNT = """
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+
+    def train(rank, world_size):
+        dist.init_process_group("gloo", rank=rank, world_size=world_size)
+        DEVICE
+
+    if __name__ == "__main__":
+        n_gpus = torch.cuda.device_count()
+        print("Number of GPU device available: ", n_gpus)
+        world_size = 2
+        mp.spawn(train, args=(world_size,), nprocs=world_size)
+"""
+
+
+class TestWorldSizeHardcodedSpawnPastTheCount:
+    """world-size-hardcoded: a spawn's literal count in a file that only prints the machine's GPU count."""
+
+    rule = "world-size-hardcoded"
+
+    def test_sibling_the_count_printed_and_a_literal_spawned_is_reported(self):
+        assert [line for line, _ in found(SPAWN_COUNT.replace("DEVICE", "torch.cuda.set_device(rank)"),
+                                          self.rule)] == [12]
+
+    def test_control_ranks_mapped_onto_the_gpus_there_are_not_reported(self):
+        # lint heldout4 q005: `device = rank % device_count`
+        code = SPAWN_COUNT.replace("DEVICE", "torch.cuda.set_device(rank % torch.cuda.device_count())")
+        assert found(code, self.rule) == []
+
+    def test_control_the_count_spawned_is_not_reported(self):
+        assert found(SPAWN_COUNT.replace("DEVICE", "pass").replace("world_size = 2", "world_size = n_gpus"),
+                     self.rule) == []
