@@ -137,6 +137,13 @@ def sarif(result: LintResult, rules: Sequence[Rule] = ALL) -> str:
         }
         if d.rule in index:
             item["ruleIndex"] = index[d.rule]
+        if d.also and not d.cell:  # the other places of the same cause (in a notebook, lines of its cell: left to the message)
+            item["relatedLocations"] = [
+                {"id": i, "physicalLocation": {"artifactLocation": {"uri": artifact_uri(d.path)},
+                                               "region": {"startLine": line}},
+                 "message": {"text": "the same cause"}}
+                for i, line in enumerate(d.also, 1)
+            ]
         results.append(item)
     doc = {
         "$schema": SARIF_SCHEMA,
