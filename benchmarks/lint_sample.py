@@ -11,10 +11,14 @@ for (listed, not scored).
 
 `gpudoctor lint --format json --no-config --exit-zero` is run once over every
 case file (as a subprocess, the way a user runs it). A diagnostic matches an
-expected pitfall of the same rule within 2 lines; each expected pitfall is
-matched at most once. Per rule: precision = matched / diagnostics, recall =
-matched / expected (a reader's name for a pitfall that a rule claims under
-another id is read as that id: ALIASES). Per severity, a match counts only when the severities
+expected pitfall of the same rule within 2 lines of its line; each expected
+pitfall is matched at most once. A diagnostic that reports one cause seen at
+several lines (its `also` lines) also takes the expected pitfalls of its rule
+near those lines: a reader may have written the one cause at each place.
+Per rule: precision = matched diagnostics / diagnostics (`tp` / `tp` + `fp`),
+recall = expected pitfalls found / expected (`tp` + `also`, the extra ones a
+diagnostic's other lines found, over that + `fn`); a reader's name for a
+pitfall that a rule claims under another id is read as that id: ALIASES. Per severity, a match counts only when the severities
 agree too (an error the reader called a warning is not a right error).
 `syntax-error` and `unreadable-file` are counted apart: a snippet cut off
 mid-statement is not valid Python, and saying so is neither right nor wrong
@@ -122,17 +126,34 @@ def rule_errors(part: Path, files: list[str]) -> list[str]:
     return broken
 
 
+def distance(e: dict, lines: list[int]) -> int:
+    return min(abs(e["line"] - line) for line in lines)
+
+
 def match(expected: list[dict], found: list[dict]) -> list[tuple[dict | None, dict | None]]:
-    """Pair diagnostics with expected pitfalls of one case: same rule, nearest line within SLACK."""
+    """Pair diagnostics with expected pitfalls of one case: same rule, nearest line within SLACK.
+    A diagnostic is paired first through its own line, then through its `also` lines (the other
+    places of the one cause it reports), and there with every expected pitfall of its rule left
+    near one of them: those pairs after the first are marked `"also": True` in the pair's
+    diagnostic copy, found pitfalls but not another right diagnostic."""
     pairs: list[tuple[dict | None, dict | None]] = []
     free = list(expected)
-    for d in sorted(found, key=lambda d: d["line"]):
+    ordered = sorted(found, key=lambda d: d["line"])
+    for d in ordered:  # own lines first: a diagnostic's other places never take another's pitfall
         near = [e for e in free if e["pitfall"] == d["rule"] and abs(e["line"] - d["line"]) <= SLACK]
         if near:
             best = min(near, key=lambda e: abs(e["line"] - d["line"]))
             free.remove(best)
             pairs.append((best, d))
-        else:
+    matched = {id(d) for _, d in pairs}
+    for d in ordered:
+        also = [line for line in d.get("also", []) if line != d["line"]]
+        near = [e for e in free if e["pitfall"] == d["rule"] and also and distance(e, also) <= SLACK]
+        for e in sorted(near, key=lambda e: distance(e, also)):
+            free.remove(e)
+            pairs.append((e, dict(d, also_pair=id(d) in matched)))
+            matched.add(id(d))
+        if id(d) not in matched:
             pairs.append((None, d))
     pairs.extend((e, None) for e in free)
     return pairs
@@ -166,6 +187,10 @@ def score(part: Path) -> dict:
         unclaimed += [f"{case['id']}:{e['line']} {e['pitfall']} ({e['severity']})"
                       for e in case["expected"] if e["pitfall"] not in rules]
         for exp, diag in match(claimed, found):
+            if exp is not None and diag is not None and diag.get("also_pair"):
+                per_rule[(diag["rule"], "also")] += 1  # another place of a diagnostic already right
+                per_sev[(exp["severity"], "also" if exp["severity"] == diag["severity"] else "fn")] += 1
+                continue
             if exp is not None and diag is not None:
                 per_rule[(diag["rule"], "tp")] += 1
                 if exp["severity"] == diag["severity"]:
@@ -188,9 +213,13 @@ def score(part: Path) -> dict:
     for rule in sorted({r for r, _ in per_rule}):
         tp, fp, fn = per_rule[(rule, "tp")], per_rule[(rule, "fp")], per_rule[(rule, "fn")]
         table[rule] = {"tp": tp, "fp": fp, "fn": fn}
+        if per_rule[(rule, "also")]:
+            table[rule]["also"] = per_rule[(rule, "also")]
     sev = {}
     for s in ("error", "warning"):
         sev[s] = {"tp": per_sev[(s, "tp")], "fp": per_sev[(s, "fp")], "fn": per_sev[(s, "fn")]}
+        if per_sev[(s, "also")]:
+            sev[s]["also"] = per_sev[(s, "also")]
     return {"part": str(part), "cases": len(cases), "diagnostics": len(diagnostics), "rules": table,
             "severity": sev, "misses": misses, "false_alarms": false_alarms,
             "severity_mismatch": sev_mismatch, "unclaimed": unclaimed, "not_scored": not_scored,
@@ -200,15 +229,18 @@ def score(part: Path) -> dict:
 def show(r: dict) -> None:
     print(f"{r['part']}: {r['cases']} cases, {r['diagnostics']} diagnostics")
     print(f"  {'rule':<34} {'tp':>3} {'fp':>3} {'fn':>3}  precision recall")
+
+    def row(name: str, c: dict) -> None:
+        found = c["tp"] + c.get("also", 0)  # a diagnostic's other places find pitfalls, not diagnostics
+        also = f"  (+{c['also']} at its other lines)" if c.get("also") else ""
+        print(f"  {name:<34} {c['tp']:>3} {c['fp']:>3} {c['fn']:>3}  {ratio(c['tp'], c['tp'] + c['fp']):>9} "
+              f"{ratio(found, found + c['fn']):>6}{also}")
+
     for rule, c in r["rules"].items():
-        print(f"  {rule:<34} {c['tp']:>3} {c['fp']:>3} {c['fn']:>3}  {ratio(c['tp'], c['tp'] + c['fp']):>9} "
-              f"{ratio(c['tp'], c['tp'] + c['fn']):>6}")
-    tot = {k: sum(c[k] for c in r["rules"].values()) for k in ("tp", "fp", "fn")}
-    print(f"  {'all rules':<34} {tot['tp']:>3} {tot['fp']:>3} {tot['fn']:>3}  "
-          f"{ratio(tot['tp'], tot['tp'] + tot['fp']):>9} {ratio(tot['tp'], tot['tp'] + tot['fn']):>6}")
+        row(rule, c)
+    row("all rules", {k: sum(c.get(k, 0) for c in r["rules"].values()) for k in ("tp", "fp", "fn", "also")})
     for s, c in r["severity"].items():
-        print(f"  severity {s:<25} {c['tp']:>3} {c['fp']:>3} {c['fn']:>3}  {ratio(c['tp'], c['tp'] + c['fp']):>9} "
-              f"{ratio(c['tp'], c['tp'] + c['fn']):>6}")
+        row(f"severity {s}", c)
     for title, key in (("misses", "misses"), ("false alarms", "false_alarms"),
                        ("severity differs", "severity_mismatch"),
                        ("pitfalls no rule claims (lint could learn)", "unclaimed"),

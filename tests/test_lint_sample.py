@@ -83,3 +83,16 @@ def test_scorer_counts_a_readers_syntax_error_apart_like_lints(tmp_path):
     result = scorer().score(tmp_path)
     assert "syntax-error" not in result["rules"] and result["misses"] == []
     assert result["not_scored"] == ["b:2 syntax-error", "b:2 syntax-error (reader)"]
+
+
+def test_scorer_matches_expected_lines_against_every_line_a_diagnostic_names():
+    # one cause said once (lint heldout17 u062: two folders made on every rank, the reader wrote each): the
+    # diagnostic at the first finds both, one right diagnostic; its other places never take another's pitfall
+    expected = [{"line": 167, "pitfall": "mkdir-race-all-ranks"}, {"line": 171, "pitfall": "mkdir-race-all-ranks"},
+                {"line": 300, "pitfall": "mkdir-race-all-ranks"}]
+    one = {"line": 167, "rule": "mkdir-race-all-ranks", "also": [171, 301]}
+    other = {"line": 299, "rule": "mkdir-race-all-ranks"}
+    pairs = scorer().match(expected, [one, other])
+    assert [(e["line"], d["line"], bool(d.get("also_pair"))) for e, d in pairs if e and d] == [
+        (167, 167, False), (300, 299, False), (171, 167, True)]
+    assert not [p for p in pairs if p[0] is None or p[1] is None]

@@ -36,7 +36,8 @@ def sarif(*paths: str, cwd: Path = ROOT) -> dict:
 def test_sarif_validates_for_diagnostics_syntax_errors_and_odd_paths(tmp_path):
     odd = tmp_path / "dir with space" / "100%.py"
     odd.parent.mkdir()
-    odd.write_text("import torch.nn as nn\nmodel = nn.DataParallel(net)\n")
+    # (two wraps at the module's top: one diagnostic, its other line a related location)
+    odd.write_text("import torch.nn as nn\nmodel = nn.DataParallel(net)\nhead = nn.DataParallel(head)\n")
     (tmp_path / "bad.py").write_text("def f(:\n")
     doc = sarif(str(BROKEN.relative_to(ROOT)), str(odd), str(tmp_path / "bad.py"))
     validator().validate(doc)
@@ -44,6 +45,10 @@ def test_sarif_validates_for_diagnostics_syntax_errors_and_odd_paths(tmp_path):
     assert {"deprecated-launch", "dataparallel", "syntax-error"} <= {r["ruleId"] for r in results}
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert "examples/train_broken.py" in uris and odd.as_uri() in uris
+    wraps = [r for r in results if r["ruleId"] == "dataparallel"
+             and r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == odd.as_uri()]
+    assert [[loc["physicalLocation"]["region"]["startLine"] for loc in r.get("relatedLocations", [])]
+            for r in wraps] == [[3]]
 
 
 def test_sarif_of_a_clean_run_validates():

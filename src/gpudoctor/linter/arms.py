@@ -107,8 +107,10 @@ def _stores(stmt: ast.AST, names: set[str]) -> bool:
 
 
 def fixed_truth(file: FileModel, test: ast.expr) -> bool | None:
-    """The value of a test the file fixes: literals, `not`, `and` / `or`, and module-level names
-    bound once in the whole file to a literal; None where anything else decides it."""
+    """The value of a test the file fixes: literals, `not`, `and` / `or`, and names bound once in
+    their scope (the module, or the function the test is in) to a literal, nowhere rebound (lint
+    heldout18 u016: `multi_gpu=True` in main(), then `if multi_gpu: ... else: ...`); None where
+    anything else decides it."""
     if type(test) is ast.Constant:
         return bool(test.value)
     if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
@@ -121,13 +123,16 @@ def fixed_truth(file: FileModel, test: ast.expr) -> bool | None:
         return True if True in values else None if None in values else False
     if type(test) is ast.Name:
         found = file.lookup(test)
-        at_top = file.bindings.get((file.tree, test.id), [])
-        if not found or len(found) != 1 or len(at_top) != 1 or found[0] is not at_top[0]:
+        scope = file.scope(test)
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or not file.bindings.get((scope, test.id)):
+            scope = file.tree
+        own = file.bindings.get((scope, test.id), [])
+        if not found or len(found) != 1 or len(own) != 1 or found[0] is not own[0]:
             return None
-        binding = at_top[0]
+        binding = own[0]
         if binding.kind != "value" or binding.path or type(binding.value) is not ast.Constant:
             return None
-        if any(type(n) is ast.Global and test.id in n.names for n in ast.walk(file.tree)):
-            return None  # a function may rebind it
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) and test.id in n.names for n in ast.walk(file.tree)):
+            return None  # another function may rebind it
         return bool(binding.value.value)
     return None

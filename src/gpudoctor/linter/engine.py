@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from gpudoctor.linter.model import FileModel, import_line, position
@@ -238,6 +238,7 @@ def read_source(
     suppressed = suppressions(text)
     done: set[Diagnostic] = set(said)
     pending: list[tuple[Diagnostic, Query]] = []
+    caused: list[tuple[Diagnostic, Hashable]] = []
     for rule, hit in hits:
         d = _diagnostic(path, rule, hit, lines)
         if model.assumed and d.rule != "name-not-imported":  # that rule says what is missing itself
@@ -249,11 +250,35 @@ def read_source(
             d = read
         if {d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()):
             continue
-        if hit.query is None:
-            done.add(d)
-        else:
+        if hit.query is not None:
             pending.append((d, hit.query))
+        elif hit.cause is not None:
+            caused.append((d, hit.cause))
+        else:
+            done.add(d)
+    done.update(one_per_cause(caused))
     return FileResult(tuple(done), tuple(pending), facts, deferred)
+
+
+def one_per_cause(found: Iterable[tuple[Diagnostic, Hashable]]) -> Iterator[Diagnostic]:
+    """One diagnostic per cause: the diagnostics of one rule, severity and cause (what the rule's
+    `Hit.cause` says they are instances of) become the first of them, whose message names the other
+    lines and whose `also` holds them. A user reads one finding per cause, and the fix at the first
+    line says what to do at the others (lint heldout18 u032: five folders of one function made on
+    every rank, one race; u023: one wrapper's state dict saved twice, one 'module.' prefix)."""
+    groups: dict[tuple[str, str, Hashable], list[Diagnostic]] = {}
+    for d, cause in found:
+        groups.setdefault((d.rule, d.severity, cause), []).append(d)
+    for group in groups.values():
+        first = min(group, key=lambda d: (d.line, d.col))
+        lines = sorted({d.line for d in group} - {first.line})
+        if not lines:
+            yield first
+            continue
+        named = " and ".join((", ".join(f"line {n}" for n in lines[:-1]), f"line {lines[-1]}")) if len(lines) > 1 \
+            else f"line {lines[0]}"
+        also = sorted({*lines, *(n for d in group for n in d.also)} - {first.line})
+        yield replace(first, message=f"{first.message} (the same at {named})", also=tuple(also))
 
 
 def _settle(results: Iterable[FileResult], project: Project) -> list[Diagnostic]:
@@ -304,6 +329,8 @@ def _in_cell(d: Diagnostic, starts: tuple[int, ...], notebook: Notebook | None =
     in_file = file_position(notebook, d.line, d.col) if notebook is not None else None
     if in_file is not None:
         d = replace(d, file_line=in_file[0], file_col=in_file[1])
+    if d.also:  # the other places in the same cell, counted as `line` is (the message names every one)
+        d = replace(d, also=tuple(n for c, n in (cell_line(starts, a) for a in d.also) if c == cell))
 
     def place(m: re.Match[str]) -> str:  # "line 12" in the message: in which cell
         c, n = cell_line(starts, int(m.group(1)))
@@ -337,7 +364,7 @@ def _diagnostic(path: str, rule: Rule, hit: Hit, lines: list[str]) -> Diagnostic
     else:
         line, col = hit.line, hit.col
     return Diagnostic(path, line, col + 1, rule.id, hit.message or rule.message, hit.fix or rule.fix,
-                      hit.severity or rule.severity)
+                      hit.severity or rule.severity, also=tuple(sorted(set(hit.also) - {line})))
 
 
 def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str], certain: bool) -> Diagnostic:

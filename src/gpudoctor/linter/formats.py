@@ -49,7 +49,8 @@ def report(result: LintResult) -> Report:
             id=d.rule,
             severity=Severity.ERROR if d.severity == ERROR else Severity.WARN,
             title=d.message,
-            evidence={"path": d.path, "line": d.line, "col": d.col, **({"cell": d.cell} if d.cell else {})},
+            evidence={"path": d.path, "line": d.line, "col": d.col, **({"cell": d.cell} if d.cell else {}),
+                      **({"also": list(d.also)} if d.also else {})},
             why=BY_ID[d.rule].why() if d.rule in BY_ID else "",
             fix=d.fix,
             area="lint",
@@ -65,7 +66,7 @@ def report(result: LintResult) -> Report:
 
 def result_of(report: Report) -> LintResult:
     """The LintResult a report() was made from: what text, SARIF and GitHub annotations print."""
-    diagnostics = tuple(Diagnostic(**d) for d in report.data["diagnostics"])
+    diagnostics = tuple(Diagnostic(**{**d, "also": tuple(d.get("also", ()))}) for d in report.data["diagnostics"])
     return LintResult(diagnostics, report.data["files_checked"])
 
 
@@ -136,6 +137,13 @@ def sarif(result: LintResult, rules: Sequence[Rule] = ALL) -> str:
         }
         if d.rule in index:
             item["ruleIndex"] = index[d.rule]
+        if d.also and not d.cell:  # the other places of the same cause (in a notebook, lines of its cell: left to the message)
+            item["relatedLocations"] = [
+                {"id": i, "physicalLocation": {"artifactLocation": {"uri": artifact_uri(d.path)},
+                                               "region": {"startLine": line}},
+                 "message": {"text": "the same cause"}}
+                for i, line in enumerate(d.also, 1)
+            ]
         results.append(item)
     doc = {
         "$schema": SARIF_SCHEMA,

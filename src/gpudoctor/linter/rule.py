@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -44,6 +44,9 @@ class Diagnostic:
     # GitHub annotations point); 0 in a .py file, or when the file's layout was not followed.
     file_line: int = 0
     file_col: int = 0
+    # The other lines where the same cause shows (the same folder made, the same wrapper saved, in
+    # several places): one diagnostic per cause, at the first, naming these; counted like `line`.
+    also: tuple[int, ...] = ()
 
     @property
     def where(self) -> str:
@@ -65,6 +68,8 @@ class Diagnostic:
             out["cell"] = self.cell
         if self.file_line:
             out["file_line"], out["file_col"] = self.file_line, self.file_col
+        if self.also:
+            out["also"] = list(self.also)
         return out
 
 
@@ -84,6 +89,14 @@ class Hit:
     # Set when the hit depends on the rest of the program: reported only if
     # the project's answer keeps it (see `project.Query`).
     query: Query | None = None
+    # What the hit is an instance of, where a rule may find one cause at several places (the
+    # folders one function makes on every rank, one wrapper saved at several calls): the engine
+    # reports the hits of one rule with the same cause once, at the first, naming the others
+    # (`Diagnostic.also`). None: a cause of its own.
+    cause: Hashable | None = None
+    # Other lines where this cause shows, named in the message (the save a helper makes, reported
+    # at the call that runs the helper on every rank): `Diagnostic.also`.
+    also: tuple[int, ...] = ()
 
 
 class Rule:

