@@ -104,6 +104,17 @@ class TestRanksNotAllHeard:
         steps = "".join(f"Epoch 0:  {i}%|  | {i}/100 [00:0{i % 10}<00:10, loss={1 - i / 100:.2f}]\n" for i in range(10, 60, 5))
         assert "ranks-not-all-heard" not in found(members([2], 4) + steps)
 
+    def test_control_a_rank_named_in_another_shape_printed(self):
+        # takuseno/d3rlpy#363: "Start running on rank=1." names rank 1, whose DistributedWorkerInfo line the cut log lacks
+        lines = "".join(f"Start running on rank={r}.\n" for r in (1, 2, 0))
+        info = "".join(f"distributed=DistributedWorkerInfo(rank={r}, backend='nccl', world_size=3)\n" for r in (0, 2))
+        assert "ranks-not-all-heard" not in found(lines + info)
+
+    def test_sibling_only_the_unnamed_ranks_are_missing(self):
+        # Lightning-AI/pytorch-lightning#4364: LOCAL_RANK lines of ranks whose GLOBAL_RANK line the cut log does not reach
+        f = head("LOCAL_RANK: 3 - CUDA_VISIBLE_DEVICES: [0,1,2,3]\n" + members([0, 1], 4) + "----\ndistributed_backend=nccl\n")
+        assert f.id == "ranks-not-all-heard" and "rank(s) 2 never do" in f.title
+
     def test_control_every_rank_heard(self):
         assert "ranks-not-all-heard" not in found(case("dev", "lightning-1345-initializing-ddp-members-list"))
 

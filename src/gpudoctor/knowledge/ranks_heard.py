@@ -89,6 +89,13 @@ KERNEL_WORDS = (b"ipykernel_launcher",)
 # Lines that show the ranks met: an NCCL communicator of N ranks formed, the store barrier every rank passed, Lightning's
 # "All distributed processes registered": the ranks a command started by hand did not wait for the others.
 MET = re.compile(rb"\bnranks \d+|Init COMPLETE|Completed store-based barrier|All (?:DDP |distributed )?processes registered|All \d+ processes registered")
+# Any line that names a rank by its number, in a shape no roll above reads ("Start running on rank=1.", Lightning's
+# "LOCAL_RANK: 3 - CUDA_VISIBLE_DEVICES: [...]", torchrun's "[rank2]:" prefix): that rank printed here, so it is never
+# called missing (d3rlpy's "rank=1" line, takuseno/d3rlpy#363; Lightning's LOCAL_RANK lines of ranks whose GLOBAL_RANK
+# line the cut log does not reach yet, Lightning-AI/pytorch-lightning#4364)
+MENTIONED = re.compile(rb"\b(?:global_|local_)?rank\b(?:\s*[=:]\s*|\s+)(?P<rank>\d+)\b|\[rank(?P<rank2>\d+)\]", re.IGNORECASE)
+MENTIONED_WORDS = (b"rank", b"RANK", b"Rank")
+MENTIONED_KEPT = 4096  # distinct rank numbers kept (a world larger than that is not told rank by rank)
 # The words each shape's lines hold, looked for first (prefilter.may_hold: a block that holds none is not searched)
 LIGHTNING_WORDS = (b"GLOBAL_RANK",)
 ACCELERATE_WORDS = (b"Process index",)
@@ -98,7 +105,7 @@ ALONE_WORDS = (b"istributed available", b"istributed enabled", b"istributed init
 LAUNCH_WORDS = (b"mpirun", b"mpiexec", b"horovodrun", b"nproc", b"num_processes", b"num-processes", b"num_gpus", b"num-gpus", b"srun")
 BY_HAND_WORDS = (b"world_size", b"world-size")
 MET_WORDS = (b"nranks", b"COMPLETE", b"Completed", b"registered")
-NEEDLES = KERNEL_WORDS + LIGHTNING_WORDS + ACCELERATE_WORDS + SLASHED_WORDS + NAMED_WORDS + ALONE_WORDS + LAUNCH_WORDS + BY_HAND_WORDS + MET_WORDS
+NEEDLES = MENTIONED_WORDS + KERNEL_WORDS + LIGHTNING_WORDS + ACCELERATE_WORDS + SLASHED_WORDS + NAMED_WORDS + ALONE_WORDS + LAUNCH_WORDS + BY_HAND_WORDS + MET_WORDS
 After = Callable[[int], Optional[tuple[int, str]]]  # Progress.after: the first progress line after a line, or None
 ONE_RANK_TAIL = 12  # lines after one rank's start-up line alone, at most, for the log to end there (not a run that went on past it)
 KEPT = 256  # start-up lines kept (a job's ranks; a longer roll is a log that restarted many times)
@@ -141,6 +148,7 @@ class RanksHeard(WholeLines):
         self.met = 0  # the last line that shows the ranks met (MET), 0 when none does
         self.named: set[tuple[int, int]] = set()  # (rank, world size) of the NAMED lines kept
         self.kernel: Optional[tuple[int, str]] = None  # (line, the command): a launch whose script is a notebook's kernel
+        self.mentioned: set[int] = set()  # every rank number any line names (MENTIONED): those ranks printed here
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         words = set(may_hold(block, NEEDLES))
@@ -167,6 +175,8 @@ class RanksHeard(WholeLines):
         if not words.isdisjoint(ALONE_WORDS):
             for m in itertools.islice(ALONE.finditer(block, begin, end), KEPT - len(self.alone)):
                 self.alone.append((lines.of(m.start()), shown(m.group(0))))
+        if not words.isdisjoint(MENTIONED_WORDS) and len(self.mentioned) < MENTIONED_KEPT:
+            self.mentioned.update(int(m["rank"] or m["rank2"]) for m in MENTIONED.finditer(block, begin, end))
         self.read_commands(block, begin, end, words, lines)
         if not words.isdisjoint(MET_WORDS):
             met = None
@@ -263,8 +273,9 @@ class RanksHeard(WholeLines):
             claims = [c for c in self.claims if c.world == world]
             distinct = sorted({c.rank for c in claims})
             last = max(c.line for c in claims)
-            if world > 1 and 2 <= len(distinct) < world and waits(last):
-                missing = [r for r in range(world) if r not in distinct]
+            # (a rank another line names printed here too: only the ranks no line names are missing)
+            missing = [r for r in range(world) if r not in distinct and r not in self.mentioned]
+            if world > 1 and 2 <= len(distinct) < world and missing and waits(last):
                 return [RANKS_NOT_ALL_HEARD(
                     case="merged",
                     evidence={"rank lines": [f"line {c.line}: {c.text}" for c in claims[:6]], "world size": world,
@@ -272,7 +283,8 @@ class RanksHeard(WholeLines):
                     heard=span(distinct), world=world, missing=span(missing), last=last,
                 )]
             once = [c for c in claims if c.once]
-            if world > 1 and once and distinct == [once[0].rank] and waits(last) and self.lines - last <= ONE_RANK_TAIL and self.by_hand is None:
+            alone = once and not self.mentioned - {once[0].rank}  # (no line names another rank)
+            if world > 1 and alone and distinct == [once[0].rank] and waits(last) and self.lines - last <= ONE_RANK_TAIL and self.by_hand is None:
                 # one rank's start-up line alone: the job's whole output with the others missing, or that rank's own log
                 first = once[0]
                 others = [r for r in range(world) if r != first.rank]
