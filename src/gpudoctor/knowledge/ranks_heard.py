@@ -93,8 +93,11 @@ MET = re.compile(rb"\bnranks \d+|Init COMPLETE|Completed store-based barrier|All
 # "LOCAL_RANK: 3 - CUDA_VISIBLE_DEVICES: [...]", torchrun's "[rank2]:" prefix): that rank printed here, so it is never
 # called missing (d3rlpy's "rank=1" line, takuseno/d3rlpy#363; Lightning's LOCAL_RANK lines of ranks whose GLOBAL_RANK
 # line the cut log does not reach yet, Lightning-AI/pytorch-lightning#4364)
-MENTIONED = re.compile(rb"\b(?:global_|local_)?rank\b(?:\s*[=:]\s*|\s+)(?P<rank>\d+)\b|\[rank(?P<rank2>\d+)\]", re.IGNORECASE)
-MENTIONED_WORDS = (b"rank", b"RANK", b"Rank")
+# (two searches: torchrun's prefix, whose literal start the regex engine finds fast in a log that carries it on every
+# line, and the words "rank=N", "rank: N", "rank N" in any case, searched only in a block that holds them)
+MENTIONED_PREFIX = re.compile(rb"\[rank(\d+)\]")
+MENTIONED = re.compile(rb"\b(?:global_|local_)?rank(?:\s*[=:]\s*|\s+)(\d+)\b", re.IGNORECASE)
+MENTIONED_WORDS = (b"[rank", b"rank=", b"rank:", b"rank ", b"RANK=", b"RANK:", b"RANK ", b"Rank=", b"Rank:", b"Rank ")
 MENTIONED_KEPT = 4096  # distinct rank numbers kept (a world larger than that is not told rank by rank)
 # The words each shape's lines hold, looked for first (prefilter.may_hold: a block that holds none is not searched)
 LIGHTNING_WORDS = (b"GLOBAL_RANK",)
@@ -176,7 +179,11 @@ class RanksHeard(WholeLines):
             for m in itertools.islice(ALONE.finditer(block, begin, end), KEPT - len(self.alone)):
                 self.alone.append((lines.of(m.start()), shown(m.group(0))))
         if not words.isdisjoint(MENTIONED_WORDS) and len(self.mentioned) < MENTIONED_KEPT:
-            self.mentioned.update(int(m["rank"] or m["rank2"]) for m in MENTIONED.finditer(block, begin, end))
+            # (the distinct numbers first, in C: a log whose every line carries "[rank0]:" gives a few of them, not millions)
+            said = set(MENTIONED_PREFIX.findall(block, begin, end)) if b"[rank" in words else set()
+            if not words.isdisjoint(MENTIONED_WORDS[1:]):
+                said.update(MENTIONED.findall(block, begin, end))
+            self.mentioned.update(int(rank) for rank in said)
         self.read_commands(block, begin, end, words, lines)
         if not words.isdisjoint(MET_WORDS):
             met = None
