@@ -115,6 +115,14 @@ class TestRanksNotAllHeard:
         f = head("LOCAL_RANK: 3 - CUDA_VISIBLE_DEVICES: [0,1,2,3]\n" + members([0, 1], 4) + "----\ndistributed_backend=nccl\n")
         assert f.id == "ranks-not-all-heard" and "rank(s) 2 never do" in f.title
 
+    def test_sibling_a_long_log_is_read_at_its_end(self):
+        # past its first megabytes a long log is read for its ranks only at its end (knowledge/ranks_heard.py HEAD_BYTES,
+        # TAIL_BYTES): a restart that stops in set-up after 10 MB of an earlier run is still told, at its own line numbers
+        filler = "".join(f"[2024-11-23 10:02:11] INFO data: shard {i} indexed\n" for i in range(220_000))
+        n = filler.count("\n")
+        f = head(filler + members([0, 1], 4) + "----\ndistributed_backend=nccl\n")
+        assert f.id == "ranks-not-all-heard" and f"no step follows line {n + 2}" in f.title and "rank(s) 2-3 never do" in f.title
+
     def test_control_every_rank_heard(self):
         assert "ranks-not-all-heard" not in found(case("dev", "lightning-1345-initializing-ddp-members-list"))
 

@@ -27,6 +27,7 @@ keeps what each shape says (bounded), and `findings()` judges it once the input 
 from __future__ import annotations
 
 import itertools
+from collections import deque
 import re
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -111,6 +112,13 @@ MET_WORDS = (b"nranks", b"COMPLETE", b"Completed", b"registered")
 NEEDLES = MENTIONED_WORDS + KERNEL_WORDS + LIGHTNING_WORDS + ACCELERATE_WORDS + SLASHED_WORDS + NAMED_WORDS + ALONE_WORDS + LAUNCH_WORDS + BY_HAND_WORDS + MET_WORDS
 After = Callable[[int], Optional[tuple[int, str]]]  # Progress.after: the first progress line after a line, or None
 ONE_RANK_TAIL = 12  # lines after one rank's start-up line alone, at most, for the log to end there (not a run that went on past it)
+# A long log is read whole for its ranks only at its start and its end: the shapes are regular expressions that scan
+# every byte of a block holding their words, and a log whose every line prints "rank=3 world_size=8" would be read at a
+# tenth of the scanner's speed. A job's ranks say who they are as they start (its first lines) and a log that ends in
+# set-up ends with them (its last blocks); in between, a long run's lines decide nothing here.
+HEAD_BYTES = 4 << 20  # read whole from the start
+TAIL_BYTES = 4 << 20  # and the last of the rest, read when the findings are asked for
+TAIL_BLOCKS = 2  # the blocks that hold it, kept (the reader's blocks, 8 MB each; the last may be a short one)
 KEPT = 256  # start-up lines kept (a job's ranks; a longer roll is a log that restarted many times)
 
 
@@ -152,16 +160,40 @@ class RanksHeard(WholeLines):
         self.named: set[tuple[int, int]] = set()  # (rank, world size) of the NAMED lines kept
         self.kernel: Optional[tuple[int, str]] = None  # (line, the command): a launch whose script is a notebook's kernel
         self.mentioned: set[int] = set()  # every rank number any line names (MENTIONED): those ranks printed here
+        self.seen = 0  # bytes read whole from the start (HEAD_BYTES at most)
+        self.tail: deque[tuple[bytes, int, int, int]] = deque(maxlen=TAIL_BLOCKS)  # (block, begin, end, lines before) past the head
 
     def read(self, block: bytes, begin: int, end: int) -> None:
-        words = set(may_hold(block, NEEDLES))
-        if words:
-            self.read_shapes(block, begin, end, words)
+        if self.seen < HEAD_BYTES:
+            self.seen += end - begin
+            self.read_block(block, begin, end, self.lines)
+        else:
+            self.tail.append((block, begin, end, self.lines))
         self.lines += block.count(b"\n", begin, end)
 
-    def read_shapes(self, block: bytes, begin: int, end: int, words: set[bytes]) -> None:
-        """Each shape searched only where its own words may be in the block."""
-        lines = Numbering(block, begin, self.lines)
+    def read_tail(self) -> None:
+        """The last TAIL_BYTES of a long log past its head, from a line's start, read now."""
+        parts, left = [], TAIL_BYTES
+        while self.tail and left > 0:
+            block, begin, end, before = self.tail.pop()
+            start = max(begin, end - left)
+            if start > begin:
+                nl = block.find(b"\n", start, end)
+                start = end if nl == -1 else nl + 1
+            parts.append((block, start, end, before + block.count(b"\n", begin, start)))
+            left -= end - start
+        self.tail.clear()
+        for part in reversed(parts):
+            self.read_block(*part)
+
+    def read_block(self, block: bytes, begin: int, end: int, before: int) -> None:
+        words = set(may_hold(block, NEEDLES))
+        if words:
+            self.read_shapes(block, begin, end, words, before)
+
+    def read_shapes(self, block: bytes, begin: int, end: int, words: set[bytes], before: int) -> None:
+        """Each shape searched only where its own words may be in the block (`before`: the lines before it)."""
+        lines = Numbering(block, begin, before)
         for shape, needles in ((LIGHTNING, LIGHTNING_WORDS), (ACCELERATE, ACCELERATE_WORDS), (SLASHED, SLASHED_WORDS)):
             if not words.isdisjoint(needles):
                 for m in itertools.islice(shape.finditer(block, begin, end), KEPT - len(self.claims)):
@@ -209,6 +241,7 @@ class RanksHeard(WholeLines):
     def findings(self, decided: bool, progress_after: Optional[After] = None) -> list[Finding]:
         """What the roll shows. `decided`: the log already shows a failure or its end (then only what it decides
         beside that is said: a rank claimed twice); `progress_after(line)`: a progress line after `line`, or None."""
+        self.read_tail()
         out = self.kernel_launched() + self.duplicated() + self.each_alone()
         if out or decided:
             return out

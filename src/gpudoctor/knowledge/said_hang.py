@@ -128,8 +128,7 @@ class SaidHang(WholeLines):
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         if self.lines >= LINES or (self.said is not None and self.lines > self.said[0] + AROUND):
-            self.lines += block.count(b"\n", begin, end)
-            return
+            return  # past what it reads: the lines after are not counted either (nothing reads their number)
         at = begin
         while at < end:
             nl = block.find(b"\n", at, end)
