@@ -65,7 +65,9 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
             data["not_read"] = [{"path": target.path, "why": damage}]
             last = [files_not_read([(target.path, damage)], 0)]
     traced = next((f for f in extra if f.area == "collectives"), None)
-    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings()
+    # (a GPU tool's reading of ranks stuck decides only beside the reporter's words that the run hangs, or a second reading)
+    hang_said = d.said_hang is not None and d.said_hang.said is not None
+    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings(hang_said)
     findings += ranks_shown(d, findings)
     answer: Optional[Finding] = None
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
