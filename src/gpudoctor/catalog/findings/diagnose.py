@@ -100,7 +100,10 @@ case `fixed`): the thread's history, or an error survived, kept as such.""",
         "eager code for what torch.compile could not compile), or the lines after the log's last failure are a run's own "
         "progress (its steps, epochs or losses counting on), the same process's (the error was survived) or a later run's "
         "(the program was started again in the same file; after a traceback the script's own top level raised, uncaught, one "
-        "line of progress says so: that process wrote nothing more). Progress is read so only where one process writes the log: "
+        "line of progress says so: that process wrote nothing more), or the job's own words that its work is done (its "
+        "training or fine-tuning done, after the failure), or the library's line was only a warning and the run's progress "
+        "follows it, or the shell could not run a set-up step of the batch script (an environment's activate) and the job's "
+        "own output follows. Progress and an end are read so only where one process writes the log: "
         "another rank's progress after one rank's failure is a hang to come, not a job that went on. The failure is not the run's end (its finding is kept, as one the job went on past); what the "
         "run did without the thing that failed, and how it ends, is what the log does not decide.",
         "degraded": "A line shows the run ending, but a warning before it says the run went on degraded: its loss or gradients were "

@@ -16,7 +16,7 @@ from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, SNAPSHOT_SETTINGS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
-from gpudoctor.knowledge.progress import Progress
+from gpudoctor.knowledge.progress import WENT_ON_SHOWN, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.reruns import Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
@@ -141,7 +141,7 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         # the run's end, and not healthy either (exit 0) beside a failure the log holds
         on = went[-1].evidence["went_on"]
         shown = {"ended": f"line {d.ended_line}: {ended}"} if ended else {}
-        how = "a fallback" if on["how"] == "fallback" else "progress"
+        how = WENT_ON_SHOWN[on["how"]]
         return LOG_INCONCLUSIVE(case="went-on", evidence={"lines": d.lines, "failure": f"line {went[-1].evidence.get('first_line')}: {went[-1].title}",
                                                           "went on": f"line {on['at']}: {on['line']}", **shown},
                                 lines=d.lines, first=went[-1].evidence.get("first_line"), how=how, at=on["at"],
