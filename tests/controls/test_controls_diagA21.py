@@ -133,6 +133,10 @@ class TestWentOnWarned:
     def test_sibling_a_failure_after_the_warning_stays_an_error(self):
         assert errors(LORA_START + BNB_WARNING + LORA_TRAINS + TRACEBACK)
 
+    def test_sibling_the_warning_on_one_rank_then_another_ranks_progress_stays_an_error(self):
+        text = "[rank1]: " + BNB_WARNING + "".join(f"[rank0]: {line}\n" for line in LORA_TRAINS.splitlines())
+        assert "bitsandbytes-cuda-setup-failed" in errors(text)
+
     def test_sibling_bitsandbytes_own_set_up_failure_then_progress_stays_an_error(self):
         # bitsandbytes-foundation/bitsandbytes#1522: not a warning-level record, the library's own failure
         text = LORA_START + "CUDA Setup failed despite GPU being available. Inspect the CUDA SETUP outputs above to fix your environment!\n" + LORA_TRAINS

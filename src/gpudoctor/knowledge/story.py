@@ -861,14 +861,7 @@ class Diagnosis:
         final = max([last, self.progress.raised, *(end for _, end in failures)])
         # no failure after it; and not a warning that the run goes on degraded (the CPU for the GPU, a loss not finite:
         # ending.py DEGRADED_RUN), where going on is what it warns of
-        alone = final == last and not any(first > last for first, _ in failures) and seen.pattern.id not in DEGRADED_RUN
-        if alone and warned(seen.first.where.text):
-            # a library's warning-level line the run got past: its steps, or a stage it starts, after it (bitsandbytes'
-            # "compiled without GPU support" when the job uses none of its GPU parts); whichever process printed it, a
-            # warning stopped none
-            moved = self.progress.moved_after(final, frozenset(s.line for s in self.signs.signs if not s.source))
-            if moved is not None:
-                return (moved[0], moved[1], "warned")
+        alone = not any(first > last for first, _ in failures) and seen.pattern.id not in DEGRADED_RUN
         sign = seen.first.fields.get("sign")
         if (alone and isinstance(sign, Sign) and sign.kind == "notfound" and set_up_step(sign.message)
                 and self.lines - final >= PROGRESS_AFTER and not self.script_steps_after(seen)):
@@ -877,10 +870,17 @@ class Diagnosis:
             return (final + 1, f"the job's output, lines {final + 1}-{self.lines}", "set-up")
         if self.many_processes(seen) or self.script_steps_after(seen):
             return None
+        if alone and warned(seen.first.where.text):
+            # a library's warning-level line the run got past: its steps, or a stage it starts, after it (bitsandbytes'
+            # "compiled without GPU support" when the job uses none of its GPU parts); one process: where ranks write the
+            # log, another's progress says nothing of the one that warned (NCCL's "WARN [Service thread] ..." before a hang)
+            moved = self.progress.moved_after(final, frozenset(s.line for s in self.signs.signs if not s.source))
+            if moved is not None:
+                return (moved[0], moved[1], "warned")
         progress = self.progress.after(final)
         if progress is not None:
             return (progress[0], progress[1], "progress")
-        if self.ended_line > final and own_end(self.ended) and seen.pattern.id not in DEGRADED_RUN:
+        if alone and self.ended_line > final and own_end(self.ended):
             # the job's own words that it is done (its training, its fine-tuning), after the log's last failure
             return (self.ended_line, self.ended, "ended")
         return None
