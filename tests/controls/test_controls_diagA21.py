@@ -161,6 +161,7 @@ class TestWentOnSetUp:
         text = ACTIVATE + TF_RUNS
         assert errors(text) == []
         assert went_on(text)[0]["how"] == "set-up"
+        assert "bin/activate" in answer(text).fix
 
     def test_sibling_the_jobs_own_command_not_found_stays_an_error(self):
         # the script went on to its next command: the job's own did not run

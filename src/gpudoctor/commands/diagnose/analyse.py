@@ -142,7 +142,7 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         on = went[-1].evidence["went_on"]
         shown = {"ended": f"line {d.ended_line}: {ended}"} if ended else {}
         how = WENT_ON_SHOWN[on["how"]]
-        return LOG_INCONCLUSIVE(case="went-on", evidence={"lines": d.lines, "failure": f"line {went[-1].evidence.get('first_line')}: {went[-1].title}",
+        return LOG_INCONCLUSIVE(case="went-on", fix_case="went-on-set-up" if on["how"] == "set-up" else None, evidence={"lines": d.lines, "failure": f"line {went[-1].evidence.get('first_line')}: {went[-1].title}",
                                                           "went on": f"line {on['at']}: {on['line']}", **shown},
                                 lines=d.lines, first=went[-1].evidence.get("first_line"), how=how, at=on["at"],
                                 end=f"it ends (line {d.ended_line})" if ended else "it shows no end")
