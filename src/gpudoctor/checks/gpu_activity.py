@@ -67,6 +67,7 @@ class GpuActivity:
     memory_total_mib: int | Unavailable = NOT_SHOWN
     power_w: float | Unavailable = NOT_SHOWN
     power_cap_w: float | Unavailable = NOT_SHOWN
+    readings: int = 1  # how many of the input's snapshots read this GPU (a table pasted twice, a minute apart)
 
 
 def _num(value: object) -> float | None:
@@ -108,13 +109,17 @@ def _share(g: GpuActivity) -> float | None:
     return power / cap if power is not None and cap else None
 
 
-def collective_spin(gpus: Sequence[GpuActivity]) -> list[Finding]:
-    """GPUs at BUSY_PCT or more drawing under SPIN_SHARE of their cap (warn), or under LIGHT_SHARE (info)."""
+def collective_spin(gpus: Sequence[GpuActivity], hang_said: bool = False) -> list[Finding]:
+    """GPUs at BUSY_PCT or more drawing under SPIN_SHARE of their cap (warn), or under LIGHT_SHARE (info). Under SPIN_SHARE
+    in one snapshot alone (no GPU read twice, and `hang_said` false: the input does not say the run hangs), one instant
+    that a run between two steps reads the same: info, case "snapshot", with what decides it."""
     out = []
     for case, low, high, severity in (("likely", 0.0, SPIN_SHARE, Severity.WARN), ("maybe", SPIN_SHARE, LIGHT_SHARE, Severity.INFO)):
         hit = [g for g in gpus if (_util(g) or 0) >= BUSY_PCT and (s := _share(g)) is not None and low <= s < high]
         if not hit:
             continue
+        if case == "likely" and not hang_said and all(g.readings < 2 for g in hit):
+            case, severity = "snapshot", Severity.INFO
         shares = [_share(g) or 0.0 for g in hit]
         out.append(GPU_COLLECTIVE_SPIN(
             case=case, severity=severity, evidence={_short(g): _figures(g) for g in hit},
@@ -138,9 +143,11 @@ def _same_job(a: GpuActivity, b: GpuActivity, processes: Sequence[ProcessUse] | 
     return close and (not owners_a or not owners_b or bool(owners_a & owners_b))
 
 
-def rank_idle(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN) -> list[Finding]:
+def rank_idle(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN,
+              hang_said: bool = False) -> list[Finding]:
     """An idle GPU holding the same memory (one job) as a GPU that works; not one whose power draw says it computes
-    (WORKING_DRAW)."""
+    (WORKING_DRAW). Warn where `hang_said` (the input says the run hangs) or the idle GPU was read more than once; info,
+    case "snapshot", in one snapshot alone."""
     held = [g for g in gpus if (_mem(g) or 0) >= JOB_MIB and _util(g) is not None]
     busy = [g for g in held if (_util(g) or 0) >= WORKING_PCT]
     idle = [g for g in held if (_util(g) or 0) <= IDLE_PCT and (_share(g) or 0.0) < WORKING_DRAW
@@ -149,7 +156,9 @@ def rank_idle(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Una
         return []
     peers = [b for b in busy if any(_same_job(i, b, processes) for i in idle)]
     one, many = len(idle) == 1, len(peers) == 1
+    alone = not hang_said and all(g.readings < 2 for g in idle)  # one instant: a rank between two steps reads the same
     return [GPU_RANK_IDLE(
+        case="snapshot" if alone else "stopped", severity=Severity.INFO if alone else Severity.WARN,
         evidence={_short(g): _figures(g) for g in idle + peers},
         idle=_names(idle), busy=_names(peers), holds="holds" if one else "hold", are="is" if one else "are",
         works="works" if many else "work",
@@ -268,6 +277,7 @@ def process_on_every_gpu(processes: Sequence[ProcessUse] | Unavailable) -> list[
     )]
 
 
-def activity_findings(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN) -> list[Finding]:
-    return (collective_spin(gpus) + rank_idle(gpus, processes) + unused(gpus) + not_used(gpus) + memory_uneven(gpus)
+def activity_findings(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN,
+                      hang_said: bool = False) -> list[Finding]:
+    return (collective_spin(gpus, hang_said) + rank_idle(gpus, processes, hang_said) + unused(gpus) + not_used(gpus) + memory_uneven(gpus)
             + memory_without_process(gpus, processes) + process_on_every_gpu(processes))

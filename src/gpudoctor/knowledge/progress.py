@@ -14,7 +14,15 @@ the run's end: the log goes on past it. What counts as "went on" (knowledge/stor
   a hang to come, not a run that went on;
 - **a library's own fallback** right after the failure ("Falling back to cpu."), and no failure after it;
 - **a later run's start** (knowledge/reruns.py `Openings`: the log's opening lines stand again after the failure)
-  followed by that run's progress or a stage it starts (`STAGE`: "Starting training!").
+  followed by that run's progress or a stage it starts (`STAGE`: "Starting training!");
+- **the job's own end** after the log's last failure, in its own words that its work is done ("Finetuning done!", not a
+  teardown's or a launcher's: `own_end`), where one process writes the log;
+- **a library's warning-level line** (`warned`: bitsandbytes' "- WARNING - ... compiled without GPU support") followed by
+  the run's progress or a stage it starts, and no failure after it: a warning stops no process;
+- **a batch script's set-up step the shell could not run** (`set_up_step`: "slurm_script: line 14: activate: No such file
+  or directory") followed by PROGRESS_AFTER lines or more of the job's own output, and no failure after it.
+
+A benchmark's table rows (`ROW_NUMBER`: one CSV row per configuration it measures) are progress lines too.
 
 `Progress` keeps, per kind of progress line, its last occurrences (line and numbers), the fallback lines and the stage
 lines, fed block by block as `Openings` is (whole lines, the scanner's numbering).
@@ -78,6 +86,30 @@ STAGE = re.compile(
 # one command after another, so progress after a failure is the next command's, not the failed one going on.
 SCRIPT_STEP = re.compile(r"[\w.\-]+\.(?:sh|bash): line \d+:\s+\d+\s+\S")
 MARKS_KEPT = 64
+# What shows that a job went on past a failure (knowledge/story.py `Diagnosis.went_on`'s `how`), in the answer's words.
+WENT_ON_SHOWN = {"fallback": "a fallback", "progress": "progress", "later-run": "progress", "ended": "its end",
+                 "warned": "progress after the warning", "set-up": "the job's own output"}
+# An end (knowledge/ending.py ENDED, LAST_ENDED) that is a process's or a launcher's teardown, or a time printed on the way
+# out, not the job's own words that its work is done: after a failure, it ends the failed process as well
+# ("Destroying process group", torch elastic's "exitcode: 0" of another rank, "Total time: 12s" from a finally:).
+TEARDOWN_END = re.compile(r"(?i)exit|destroy|waiting for other agents|shutdown|\btime\b|elapsed|wandb|\bPASSED\b")
+# A batch script's step that sets up the environment, as the shell names it when it cannot run it ("/var/spool/slurmd/
+# job258883/slurm_script: line 14: activate: No such file or directory", heldout20w, the job's TensorFlow then ran on,
+# https://github.com/Soundbendor/productivity-playlist/blob/426628e21686cce0444efd0fb273b3bf2669f51d/train.err): an
+# environment's activate script, conda, Lmod's module, spack, pyenv. Not the job's own command (python, torchrun).
+SET_UP = re.compile(r"^(?:\S*/)?(?:activate|deactivate|conda|mamba|micromamba|module|ml|spack|pyenv|virtualenv|conda\.sh|env\.sh)"
+                    r": (?:(?:command )?not found|No such file or directory)")
+# A line a library logs at warning level (Python's logging "- WARNING -", "WARNING:name:", "[WARNING]"; the warnings
+# module's "UserWarning: "): a warning, whatever its words; the program went on after it.
+WARNING_RECORD = re.compile(r"(?:^|(?<=[\s\]|:-]))(?:WARNING|WARN)(?::|\s+-\s|\]|\s+\[)|\[\s*(?:WARNING|WARN)\s*\]|(?:^|[\s:])\w*Warning: ")
+# A row of a table the run prints as it goes, one per configuration it measures (a benchmark's CSV: "gemm_onednn,gpu,16 4 4
+# 2048 2048 3 3,2.928,2.955,2.932,2.933", heldout20w's oneDNN convolution benchmark, which goes on past the configurations
+# that crash, https://github.com/s-aguado/tfm/blob/b4dab0ff8b9ba95677ad9279dc8d8fe5c00b45e9/job.out): ROW_FIELDS
+# comma-separated fields or more, ROW_NUMBERS of them decimal fractions (a measurement, not an id or a count); read only on
+# a line that holds none of the progress words.
+ROW_FIELDS = 4
+ROW_NUMBERS = 2
+ROW_NUMBER = re.compile(rb"(?:^|,)\s*-?\d+\.\d+\s*(?=,|$)")
 # A traceback's header or an exception's line at the start of a line: the last one in the input is where its last
 # failure may stand even when the story folds it into an earlier one (the same exception raised again at every start,
 # dev7w: https://github.com/yejing97/clf_stroke/blob/ab6bfa4838191e40e13910748cf6ad1fdf883265/logs/nohup.out); nothing after it is "past" the log's failures.
@@ -128,7 +160,11 @@ class Progress(WholeLines):
             if key in self.plain:
                 continue
             if ANY_WORD.search(low) is None:
-                self.remember_plain(key)
+                if low.count(b",") >= ROW_FIELDS - 1 and len(ROW_NUMBER.findall(low)) >= ROW_NUMBERS and len(self.kinds) < KINDS:
+                    self.kinds[key] = Kind()  # a table's row: a benchmark's or a sweep's measurement, one per configuration
+                    self.kinds[key].last.append((self.lines + 1 + i, block[here : here + len(low)].rstrip(b"\r")))
+                else:
+                    self.remember_plain(key)
                 continue
             words = any(w in low for w in WORDS)
             marks = (b"back" in low, b"start" in low or b"begin" in low, b"error" in low or b"exception" in low or b"traceback" in low)
@@ -219,3 +255,18 @@ NOT_FINITE = re.compile(rb"(?i)(?<![\w.])-?(?:nan|inf)(?![\w])")
 
 def shown(line: bytes) -> str:
     return line.decode("utf-8", "replace").strip()[:200]
+
+
+def own_end(text: str) -> bool:
+    """An end line in the job's own words that its work is done, not a teardown's (TEARDOWN_END)."""
+    return bool(text) and TEARDOWN_END.search(text) is None
+
+
+def set_up_step(message: str) -> bool:
+    """A shell's report that it could not run a set-up step of the script (SET_UP), not the job's own command."""
+    return SET_UP.match(message.strip()) is not None
+
+
+def warned(text: str) -> bool:
+    """The line is a library's warning-level record (WARNING_RECORD)."""
+    return WARNING_RECORD.search(text) is not None

@@ -17,6 +17,7 @@ from typing import Optional
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge import api_shape, launcher_only
 from gpudoctor.knowledge.carried import carried, validation_error
+from gpudoctor.knowledge.ending import DEGRADED_RUN
 from gpudoctor.knowledge.evidence import error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
@@ -37,7 +38,7 @@ from gpudoctor.knowledge.patterns.classes20b import environment_report, reportin
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
-from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
+from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SHOWN, Progress, own_end, set_up_step, warned
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
@@ -277,7 +278,7 @@ class Diagnosis:
         self.openings: Optional[Openings] = None  # the input's opening lines and where they stand again (knowledge/reruns.py), set by the reader
         self.progress: Optional[Progress] = None  # the run's progress, fallback and stage lines (knowledge/progress.py), set by the reader
         self.ranks_heard: Optional[RanksHeard] = None  # what the log says of the job's ranks (knowledge/ranks_heard.py), set by the reader
-        self.went_on_said: tuple[int, dict] = (-1, {})  # `went_on`'s answers, per finding id, while the story stands
+        self.went_on_said: tuple[tuple[int, int], dict] = ((-1, -1), {})  # `went_on`'s answers, per finding id, while the story and its end stand
         self.said_fixed: Optional[SaidFixed] = None  # sentences that say an error before them was fixed or survived (knowledge/said_fixed.py), set by the reader
         self.said_hang: Optional[SaidHang] = None  # the reporter's sentence that the run hangs, and the log lines around it (knowledge/said_hang.py), set by the reader
         self.ended_line = 0  # the line of `ended`, set by the reader
@@ -820,7 +821,7 @@ class Diagnosis:
         run's: a traceback at the end is the run's end."""
         if self.progress is None or seen.first.source or seen.pattern.severity is not Severity.ERROR:
             return None
-        told = self.hits + self.signs.count  # (asked for every finding, more than once: kept while the log's story stands)
+        told = (self.hits + self.signs.count, self.ended_line)  # (asked for every finding, more than once: kept while the log's story and end stand)
         if self.went_on_said[0] != told:
             self.went_on_said = (told, {})
         if seen.pattern.id not in self.went_on_said[1]:
@@ -857,11 +858,32 @@ class Diagnosis:
         if (fallback is not None and self.progress.raised <= fallback[2]
                 and not any(last < first <= fallback[2] or first > fallback[0] for first, _ in failures)):
             return (fallback[0], fallback[1], "fallback")
+        final = max([last, self.progress.raised, *(end for _, end in failures)])
+        # no failure after it; and not a warning that the run goes on degraded (the CPU for the GPU, a loss not finite:
+        # ending.py DEGRADED_RUN), where going on is what it warns of
+        alone = not any(first > last for first, _ in failures) and seen.pattern.id not in DEGRADED_RUN
+        sign = seen.first.fields.get("sign")
+        if (alone and isinstance(sign, Sign) and sign.kind == "notfound" and set_up_step(sign.message)
+                and self.lines - final >= PROGRESS_AFTER and not self.script_steps_after(seen)):
+            # a batch script's set-up step the shell could not run (an environment's activate not found), and the job's own
+            # output after it: the script went on to the job
+            return (final + 1, f"the job's output, lines {final + 1}-{self.lines}", "set-up")
         if self.many_processes(seen) or self.script_steps_after(seen):
             return None
-        final = max([last, self.progress.raised, *(end for _, end in failures)])
+        if alone and warned(seen.first.where.text):
+            # a library's warning-level line the run got past: its steps, or a stage it starts, after it (bitsandbytes'
+            # "compiled without GPU support" when the job uses none of its GPU parts); one process: where ranks write the
+            # log, another's progress says nothing of the one that warned (NCCL's "WARN [Service thread] ..." before a hang)
+            moved = self.progress.moved_after(final, frozenset(s.line for s in self.signs.signs if not s.source))
+            if moved is not None:
+                return (moved[0], moved[1], "warned")
         progress = self.progress.after(final)
-        return (progress[0], progress[1], "progress") if progress is not None else None
+        if progress is not None:
+            return (progress[0], progress[1], "progress")
+        if alone and self.ended_line > final and own_end(self.ended):
+            # the job's own words that it is done (its training, its fine-tuning), after the log's last failure
+            return (self.ended_line, self.ended, "ended")
+        return None
 
     def moved_after(self, line: int) -> bool:
         """After `line` (a run's start) and after the input's last exception, a run got somewhere (a progress line or a
@@ -1235,8 +1257,7 @@ class Diagnosis:
         elif (went := self.went_on(seen)) is not None:
             # the job went on past it: a library's fallback, or progress after the log's last failure (knowledge/progress.py)
             severity = Severity.INFO
-            shown = "a fallback" if went[2] == "fallback" else "progress"
-            title = f"{title} (the job went on past it: {shown} at line {went[0]})"
+            title = f"{title} (the job went on past it: {WENT_ON_SHOWN[went[2]]} at line {went[0]})"
             ev["went_on"] = {"at": went[0], "line": went[1], "how": went[2]}
         elif (working := self.other_setup(seen)) is not None:
             # a person's sentence after it says the output that follows is a setup's that works (facebookresearch/phosa#29:

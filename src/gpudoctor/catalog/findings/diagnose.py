@@ -100,7 +100,10 @@ case `fixed`): the thread's history, or an error survived, kept as such.""",
         "eager code for what torch.compile could not compile), or the lines after the log's last failure are a run's own "
         "progress (its steps, epochs or losses counting on), the same process's (the error was survived) or a later run's "
         "(the program was started again in the same file; after a traceback the script's own top level raised, uncaught, one "
-        "line of progress says so: that process wrote nothing more). Progress is read so only where one process writes the log: "
+        "line of progress says so: that process wrote nothing more), or the job's own words that its work is done (its "
+        "training or fine-tuning done, after the failure), or the library's line was only a warning and the run's progress "
+        "follows it, or the shell could not run a set-up step of the batch script (an environment's activate) and the job's "
+        "own output follows. Progress and an end are read so only where one process writes the log: "
         "another rank's progress after one rank's failure is a hang to come, not a job that went on. The failure is not the run's end (its finding is kept, as one the job went on past); what the "
         "run did without the thing that failed, and how it ends, is what the log does not decide.",
         "degraded": "A line shows the run ending, but a warning before it says the run went on degraded: its loss or gradients were "
@@ -119,6 +122,7 @@ case `fixed`): the thread's history, or an error survived, kept as such.""",
         "ended-but": "read the lines above: a step a script or a harness reports failed is the failure, and that step's own output (its log, the command it ran) says why; the job's exit status decides whether it failed (echo $? after it)",
         "restarted": "read the earlier run's failure at line {first} if it may come back (its own finding is listed); the later run's exit status decides it (echo $? after it); write each run to its own file (python train.py > run-$(date +%s).log 2>&1) so that one run's failure is not read as another's",
         "went-on": "read the failure at line {first} if it may come back (its own finding is listed): a fallback is a part that did not load (install or configure it, or the run stays on the slower path); the job's exit status decides the run (echo $? after it); write each run to its own file (python train.py > run-$(date +%s).log 2>&1)",
+        "went-on-set-up": "fix the set-up step at line {first} in the batch script (source <env>/bin/activate with the environment's real path, or conda activate <env> after conda's own set-up): until then the job runs in whatever Python the node gives it; the job's exit status decides the run (echo $? after it)",
         "handled": "read the exception at line {first} and the lines before it: a missing optional part (an extra not installed, a backend, a file) is installed or configured to silence it; the job's exit status decides whether the run failed (echo $? after it)",
         "degraded": "gpudoctor diagnose --explain {warning}   # the warning's own fix; then check what the run left (evaluate the saved model, compare its speed with a run on the GPU) before trusting it",
     },

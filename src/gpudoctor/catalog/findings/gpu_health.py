@@ -306,11 +306,14 @@ program that reads the GPU's memory from nvidia-smi gets nothing there.""",
 SNAPSHOT = "[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi` table)"
 
 
+SPIN_STACKS = "py-spy dump --pid <pid of each rank>  # the stacks name the collective each rank waits in; a rank elsewhere (or gone) is the one the others wait for. A hang's log: gpudoctor diagnose train.log"
+
+
 GPU_COLLECTIVE_SPIN = FindingKind(
     id="gpu-collective-spin",
     severity=Severity.WARN,
     also=(Severity.INFO,),
-    when="warn (exit 1) for a GPU at 90 % utilisation or more that draws under 30 % of its power cap; info from 30 to 60 %",
+    when="warn (exit 1) for a GPU at 90 % utilisation or more that draws under 30 % of its power cap, where the reporter says the run hangs or a later snapshot shows it again; info from 30 to 60 %, and for one snapshot alone",
     area=AREA,
     emitted_by=SNAPSHOT,
     summary="""GPUs at 90 % utilisation or more that draw a small share of their power cap. NCCL waits
@@ -318,24 +321,34 @@ for a peer with a kernel that polls a flag in memory: nvidia-smi counts that ker
 utilisation, yet the GPU draws little more than at idle (a V100 about 70 W of 300 W, an H100
 about 120 W of 700 W: 17-25 %). A GPU that computes at full utilisation draws most of its cap
 (60-100 %). Below 30 % of the cap the snapshot shows ranks spinning in a collective (`warn`);
-from 30 to 60 % it may be light kernels as well, or a small card whose idle draw is a large share of its cap (`info`). A GPU at 0 % is idle, not spinning.""",
+from 30 to 60 % it may be light kernels as well, or a small card whose idle draw is a large share of its cap (`info`). A GPU at 0 % is idle, not spinning.
+One snapshot is one instant: a run between two steps, loading data or starting up can read the same. Below 30 % the
+reading is a warning only where the input also says the run hangs (the reporter's words) or the GPU was read more than
+once (a second table); otherwise it is `info`, case `snapshot`: what it saw, and what decides it.""",
     evidence="Per GPU: its utilisation, power draw and cap, and memory used.",
     title={
         "likely": "{gpus} at {util} utilisation but drawing only {share} of the power cap: ranks spinning in a collective",
         "maybe": "{gpus} at {util} utilisation drawing only {share} of the power cap: light kernels, or ranks waiting in a collective",
+        "snapshot": "{gpus} at {util} utilisation drawing only {share} of the power cap, in one snapshot: ranks waiting in a collective, or a moment between steps; one reading does not decide",
     },
     why={
         "likely": "NCCL's kernel that waits for a peer counts as 100 % utilisation while it draws about what an idle GPU draws; a GPU that computes draws most of its cap. These ranks are stuck in a collective (all-reduce, broadcast, barrier) that another rank never joined: the job hangs until NCCL's timeout.",
         "maybe": "A GPU that computes at full utilisation usually draws most of its cap; this much less is either small kernels (a small model, a data-bound loop) or ranks waiting in a collective for a peer. One snapshot does not tell them apart.",
+        "snapshot": "NCCL's kernel that waits for a peer counts as 100 % utilisation while it draws about what an idle GPU draws, so ranks stuck in a collective read like this; but so does a healthy run caught between two steps (waiting for its data, writing a checkpoint, starting up), and nothing else in the input says the run stopped. A second reading a minute later, or the ranks' stacks, decides.",
     },
-    fix="py-spy dump --pid <pid of each rank>  # the stacks name the collective each rank waits in; a rank elsewhere (or gone) is the one the others wait for. A hang's log: gpudoctor diagnose train.log",
+    fix={
+        "likely": SPIN_STACKS,
+        "maybe": SPIN_STACKS,
+        "snapshot": "nvidia-smi; sleep 60; nvidia-smi   # the same GPUs still at 100 % and low power a minute later: stuck; then py-spy dump --pid <pid of each rank> names the collective each waits in, and the job's last log line (tail -n 5 train.log) whether it still counts steps",
+    },
 )
 
 
 GPU_RANK_IDLE = FindingKind(
     id="gpu-rank-idle",
     severity=Severity.WARN,
-    when="exit 1: the snapshot is not called healthy",
+    also=(Severity.INFO,),
+    when="warn (exit 1) where the reporter says the run hangs or a later snapshot shows it again; info for one snapshot alone (exit 1 all the same: the snapshot is not called healthy)",
     area=AREA,
     emitted_by=SNAPSHOT,
     summary="""Two GPUs hold the same memory (within 10 %, at least 1 GiB each: the ranks of one
@@ -345,11 +358,21 @@ a data-parallel job compute in step, and a rank waiting for its peers in a colle
 loader, a file, a lock), or its process is gone while its memory is still held. GPUs that are all
 idle, or that hold different memory (different jobs), are not this finding; nor is a GPU shown at 0 %
 that draws 60 % of its power cap or more: it computes (GPU-Util is a sample of the last period, the
-power its draw now), as the cards of a mining rig or a job between two samples do.""",
+power its draw now), as the cards of a mining rig or a job between two samples do. In one snapshot alone, with no word
+that the run hangs, it is `info` (case `snapshot`): a rank caught loading its next batch reads the same for an instant.""",
     evidence="Per GPU: utilisation and memory used, for the idle GPUs and the busy ones of the same job.",
-    title="{idle} {holds} the same memory as {busy} (one job) but {are} idle while {busy} {works}: a rank stopped outside the GPU",
-    why="The ranks of one job work in step, and a rank waiting in a collective still shows NCCL's kernel at 100 %. A rank at 0 % with its memory held is stuck on the CPU side (data loading, I/O, a deadlock) or its process died: its peers hang in the next collective until NCCL's timeout.",
-    fix="py-spy dump --pid <pid on the idle GPU>  # where it stopped; nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv shows whether its process still exists",
+    title={
+        "stopped": "{idle} {holds} the same memory as {busy} (one job) but {are} idle while {busy} {works}: a rank stopped outside the GPU",
+        "snapshot": "{idle} {holds} the same memory as {busy} (one job) but {are} idle while {busy} {works}, in one snapshot: a rank stopped outside the GPU, or one caught between two steps; one reading does not decide",
+    },
+    why={
+        "stopped": "The ranks of one job work in step, and a rank waiting in a collective still shows NCCL's kernel at 100 %. A rank at 0 % with its memory held is stuck on the CPU side (data loading, I/O, a deadlock) or its process died: its peers hang in the next collective until NCCL's timeout.",
+        "snapshot": "The ranks of one job work in step, and a rank waiting in a collective still shows NCCL's kernel at 100 %; a rank at 0 % with its memory held is on the CPU side. Stuck there (data loading, I/O, a deadlock, its process gone) its peers hang; but a rank loading its next batch reads the same for an instant, and nothing else in the input says the run stopped. A second reading a minute later decides.",
+    },
+    fix={
+        "stopped": "py-spy dump --pid <pid on the idle GPU>  # where it stopped; nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv shows whether its process still exists",
+        "snapshot": "nvidia-smi; sleep 60; nvidia-smi   # the same GPU still idle beside its busy peers a minute later: stopped; then py-spy dump --pid <pid on the idle GPU> shows where, and nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv whether its process still exists",
+    },
 )
 
 

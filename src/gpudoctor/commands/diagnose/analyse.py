@@ -16,7 +16,7 @@ from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, SNAPSHOT_SETTINGS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
-from gpudoctor.knowledge.progress import Progress
+from gpudoctor.knowledge.progress import WENT_ON_SHOWN, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.reruns import Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
@@ -65,7 +65,9 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
             data["not_read"] = [{"path": target.path, "why": damage}]
             last = [files_not_read([(target.path, damage)], 0)]
     traced = next((f for f in extra if f.area == "collectives"), None)
-    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings()
+    # (a GPU tool's reading of ranks stuck decides only beside the reporter's words that the run hangs, or a second reading)
+    hang_said = d.said_hang is not None and d.said_hang.said is not None
+    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings(hang_said)
     findings += ranks_shown(d, findings)
     answer: Optional[Finding] = None
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
@@ -139,8 +141,8 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         # the run's end, and not healthy either (exit 0) beside a failure the log holds
         on = went[-1].evidence["went_on"]
         shown = {"ended": f"line {d.ended_line}: {ended}"} if ended else {}
-        how = "a fallback" if on["how"] == "fallback" else "progress"
-        return LOG_INCONCLUSIVE(case="went-on", evidence={"lines": d.lines, "failure": f"line {went[-1].evidence.get('first_line')}: {went[-1].title}",
+        how = WENT_ON_SHOWN[on["how"]]
+        return LOG_INCONCLUSIVE(case="went-on", fix_case="went-on-set-up" if on["how"] == "set-up" else None, evidence={"lines": d.lines, "failure": f"line {went[-1].evidence.get('first_line')}: {went[-1].title}",
                                                           "went on": f"line {on['at']}: {on['line']}", **shown},
                                 lines=d.lines, first=went[-1].evidence.get("first_line"), how=how, at=on["at"],
                                 end=f"it ends (line {d.ended_line})" if ended else "it shows no end")

@@ -236,6 +236,7 @@ class PastedGpu:
     all_links_down: bool = False  # "Unable to retrieve NVLink information as all links are inActive"
     index: int | None = None  # nvidia-smi's index, from the table's first line
     use: dict[str, int] = field(default_factory=dict)  # the table's "utilisation" %, "memory used" / "memory total" MiB
+    readings: int = 0  # the times a table or gpustat read its use (a later snapshot replaces `use`)
 
     def health(self) -> GpuHealth:
         f = dict(self.fields)
@@ -459,6 +460,7 @@ class NvidiaSmiReader:
             g, self.table_gpu = self.table_gpu, None
             g.unread = tuple(what for what, key in TABLE_READINGS if m2[key] == "ERR!")
             use = TABLE_USE.search(text, m2.end() - 1)
+            g.readings += 1
             if use:
                 g.unread += tuple(what for what, bad in (("memory", use["mem_err"]), ("utilisation", use["util"] == "ERR!")) if bad)
                 g.unsupported = ("memory use",) if use["mem_na"] else ()
@@ -485,6 +487,7 @@ class NvidiaSmiReader:
         g = self._gpu(f"#{m['index']}")
         g.name, g.index = f"GPU {m['index']} ({m['name'].strip()})", int(m["index"])
         g.use = {"utilisation": int(m["util"]), "memory used": int(m["used"]), "memory total": int(m["total"])}
+        g.readings += 1
         g.fields["temperature_c"] = int(m["temp"])
         if m["w"]:
             g.fields["power_w"], g.fields["power_limit_w"] = float(m["w"]), float(m["cap"])
@@ -632,13 +635,14 @@ class NvidiaSmiReader:
         read from it, or its other forms (topo -m, a --query-gpu CSV) on half its lines or more."""
         return bool(self.gpus) or self.processes is not None or self.dcgm.seen or bool(self.p2p.off_diagonal) or 0 < lines <= 2 * self.tool_lines
 
-    def findings(self) -> list[Finding]:
+    def findings(self, hang_said: bool = False) -> list[Finding]:
+        """What the input's GPU tool output shows; `hang_said`: the input also says the run hangs (a reporter's words)."""
         self.feed(b"")
         out = self._lost()
         judged = [(g.name, g.health()) for g in self.gpus if not g.lost]
         # NVLinks need another GPU to reach: the paste shows one, or numbers a GPU past 0
         peers = len(self.gpus) > 1 or any(_index(g.name, i) > 0 for i, g in enumerate(self.gpus))
-        found = health_findings(judged, peers) + self._modes() + self._activity()
+        found = health_findings(judged, peers) + self._modes() + self._activity(hang_said)
         out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
         out += self.dcgm.findings() + self.p2p.findings()
         return out + self._unsupported()
@@ -650,13 +654,13 @@ class NvidiaSmiReader:
                                         gpu=g.name, readings=", ".join(g.unsupported))
                 for g in self.gpus if g.unsupported and not g.lost]
 
-    def _activity(self) -> list[Finding]:
+    def _activity(self, hang_said: bool = False) -> list[Finding]:
         """What the table's rows show the GPUs doing (checks/gpu_activity.py)."""
         rows = [g for g in self.gpus if g.use and not g.lost]
         gpus = [
             GpuActivity(label=g.name, index=_index(g.name, self.gpus.index(g)) if g.index is None else g.index,
                         power_w=g.fields.get("power_w", NOT_SHOWN),
-                        power_cap_w=g.fields.get("power_limit_w", NOT_SHOWN),
+                        power_cap_w=g.fields.get("power_limit_w", NOT_SHOWN), readings=max(g.readings, 1),
                         **{key: g.use[name] for key, name in (("utilisation_pct", "utilisation"), ("memory_used_mib", "memory used"),
                                                                ("memory_total_mib", "memory total")) if name in g.use})
             for g in rows
@@ -665,8 +669,8 @@ class NvidiaSmiReader:
             ProcessUse(gpu, pid, name, NOT_SHOWN if mib is None else mib) for gpu, pid, name, mib in self.processes
         ]
         if self.processes_cut and not isinstance(processes, Unavailable):
-            return activity_findings(gpus) + process_on_every_gpu(processes)  # rows without their header: only who is where
-        return activity_findings(gpus, processes)
+            return activity_findings(gpus, hang_said=hang_said) + process_on_every_gpu(processes)  # rows without their header: only who is where
+        return activity_findings(gpus, processes, hang_said)
 
     def _modes(self) -> list[Finding]:
         """MIG and compute mode, judged as `check` judges NVML's (checks/gpus.py)."""
