@@ -109,3 +109,32 @@ class TestLogSaidHangStage:
     def test_control_no_count_says_neither_stage_alone(self):
         found = head("the program gets stuck as following:\n| distributed init (rank 4): env://, gpu 4\n")
         assert found.evidence["stage"] == "rendezvous" and "does not say how many" in found.why
+
+
+# bmaltais/kohya_ss#1887 (heldout20, failed): the title names an out of memory, the paste shows the command's exit status
+KOHYA = ("# source: https://github.com/bmaltais/kohya_ss/issues/1887\nbmaltais/kohya_ss \xb7 issue #1887 \xb7 closed \xb7 Python\n"
+         "# SDXL: CUDA out of memory\n\n[turn 5 by tjthejuggler, continued]\n"
+         "t_no_upscale', '--noise_offset=0.0', '--no_half_vae', '--full_bf16']' returned non-zero exit status 1.\n\n"
+         "The following values were not passed to `accelerate launch` and had defaults used instead:\n")
+# hpcaitech/ColossalAI#4470 (dev, failed): the run's own out of memory
+OOM_LINE = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB (GPU 0; 79.20 GiB total capacity; "
+            "76.06 GiB already allocated; 201.31 MiB free; 77.51 GiB reserved in total by PyTorch)\n")
+
+
+class TestCudaOomTitleLabel:
+    verdict = "cuda-oom"
+
+    def test_control_a_titles_label_alone_is_no_out_of_memory_of_this_log(self):
+        report = api.diagnose(KOHYA)
+        assert all(f.id != "cuda-oom" for f in report.findings) and report_exit(report) == 1
+        found = report.findings[0]
+        assert found.id == "unrecognised-failure" and "SDXL: CUDA out of memory" in found.evidence["the title says"]
+
+    def test_sibling_the_same_title_with_the_logs_own_oom_line_keeps_cuda_oom(self):
+        assert head(KOHYA + OOM_LINE).id == "cuda-oom"
+
+    def test_sibling_a_title_that_quotes_the_programs_message_keeps_it(self):
+        # justinpinkney/stable-diffusion#30 (heldout8): the title copies torch's message
+        quoted = KOHYA.replace("# SDXL: CUDA out of memory", "# RuntimeError: CUDA out of memory. Tried to allocate 58.00 MiB "
+                               "(GPU 0; 23.88 GiB total capacity; 21.66 GiB already allocated)")
+        assert head(quoted).id == "cuda-oom"

@@ -85,6 +85,10 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
         read_a_fault = any(f.id in SNAPSHOT_FAULTS and f.severity is Severity.WARN for f in findings)
         if answer.id == LOG_INCONCLUSIVE.id and not read_a_fault or not any(f.severity is Severity.WARN for f in findings):
             findings.insert(verdict_place(findings), answer)
+    if d.title_said is not None and findings:  # (knowledge/title_said.py: the title's label, beside the answer)
+        head = findings[0]
+        quoted = f"line {d.title_said[0]}: {d.title_said[1].lstrip('# ')[:200]} (the reporter's words: no line of this log shows it)"
+        findings[0] = dataclasses.replace(head, evidence={**head.evidence, "the title says": quoted})
     findings += last
     return Report("diagnose", tuple(findings), data)
 
