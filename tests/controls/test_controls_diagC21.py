@@ -26,6 +26,9 @@ TGI_ARGS = ("2024-12-14T03:35:16.371090Z  INFO text_generation_launcher: Args {\
 # huggingface/text-generation-inference#2728 (heldout20, failed): the launcher waits for its shard
 TGI_SHARD = "".join(f"2024-11-06T04:4{i}:34.739375Z  INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=0\n"
                     for i in range(3))
+VLLM_UP = ("INFO 11-04 22:05:09 api_server.py:912] vLLM API server version 0.7.3\n"
+           "INFO:     Started server process [37035]\nINFO:     Waiting for application startup.\n"
+           "INFO:     Application startup complete.\n")
 # facebookresearch/mmf#772 (heldout7, failed): detectron2 prints its arguments, then nothing on 2 GPUs
 MMF_ARGS = ("Command Line Args: Namespace(config_file='configs/R-50-grid.yaml', dist_url='tcp://127.0.0.1:50170', "
             "eval_only=False, machine_rank=0, num_gpus=2, num_machines=1, opts=[], resume=False)\n")
@@ -62,6 +65,18 @@ class TestLogSaidHangServing:
         found = head(TGI_TITLE + TGI_SHARD)
         assert found.evidence["stage"] == "serving-setup" and "while the server starts" in found.title
         assert "shard" in found.why and "num_workers" not in found.fix
+
+    def test_sibling_a_server_up_and_waiting_hangs_in_serving_its_requests(self):
+        # vLLM's API server as dev7w's ColorDavid/ARPO nohup.out prints it, up and waiting for requests
+        found = head(TGI_TITLE + VLLM_UP)
+        assert found.evidence["stage"] == "serving-requests" and "while serving requests" in found.title
+        assert "KV cache" in found.why and "--max-num-seqs" in found.fix
+
+    def test_control_a_training_jobs_steps_beside_a_server_keep_the_training_words(self):
+        # (an RL job's rollout server, then the trainer's own epoch line: tensorpack's, heldout17's ganimorph#15)
+        step = "[0427 10:25:10 @base.py:275] Start Epoch 1 ...\n"
+        found = head("the training gets stuck here:\n" + VLLM_UP + step)
+        assert found.evidence["stage"] == "training" and "server" not in found.title
 
     def test_control_the_server_lines_without_a_sentence_do_not_decide(self):
         assert head(TGI_SHARD).id == "log-inconclusive"

@@ -22,8 +22,10 @@ the ranks' traces.
 - `unshown`: the log shows none of the program's lines near the sentence.
 
 An inference server's log (knowledge/serving.py: TGI's launcher, vLLM, SGLang, ollama, Triton, llama.cpp's server) gets
-the same reading with the server's words (`serving-*`: its start-up, requests being served, a cut paste, nothing shown):
-a server hangs on its shards, its requests and the KV cache they fill, not on a data loader or DDP.
+the same reading with the server's words (`serving-*`: its start-up; requests being served, or the server up and waiting
+for them; a cut paste; nothing shown): a server hangs on its shards, its requests and the KV cache they fill, not on a
+data loader or DDP. One whose own last lines show training steps or an evaluation is a training job with a server beside
+it (an RL job's rollout server): the training words stay.
 
 What usually hangs at each stage, and the commands that decide which, are the finding's words (catalog/findings/diagnose.py
 `LOG_SAID_HANG`, built on the live hang doctor's findings for the same stages).
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from gpudoctor.knowledge.progress import PROGRESS
-from gpudoctor.knowledge.serving import REQUEST
+from gpudoctor.knowledge.serving import READY, REQUEST
 
 RENDEZVOUS = re.compile(
     r"initiali[sz]ing (?:ddp|distributed)\b|\bdistributed init\b|init_process_group|store[ _]based[ _]barrier|\brendezvous\b"
@@ -111,13 +113,13 @@ def stage(lines: Sequence[tuple[int, str]], said: Optional[tuple[int, str]] = No
     module's why); where they show no stage's mark, the reporter's sentence `said` (number, text) names it when it does.
     `server`: the log is an inference server's (knowledge/serving.py): the `serving-*` stages."""
     found = job_stage(lines, said)
-    if not server:
-        return found
-    if found.stage == "training" and found.whose == "log" or found.stage == "evaluation":
-        found = Stopped("setup", found.line)  # (a server's step words are its warm-up's: no training in a server)
-    if any(REQUEST.search(text) for _, text in lines[-LOOKED_BACK:]) and found.stage not in ("cut", "unshown"):
-        found = Stopped("requests", next((n, t) for n, t in reversed(lines) if REQUEST.search(t)))
-    kind = {"rendezvous": "setup", "rendezvous-partial": "setup", "rendezvous-all": "setup", "training": "unshown"}.get(found.stage, found.stage)
+    if not server or found.whose == "log" and found.stage in ("training", "evaluation"):
+        return found  # (a log whose own lines show steps or an evaluation is a training job's, a server beside it or not)
+    if any(REQUEST.search(text) or READY.search(text) for _, text in lines[-LOOKED_BACK:]) and found.stage not in ("cut", "unshown"):
+        # requests taken, or the server up and waiting for them: it hangs serving them
+        found = Stopped("requests", next((n, t) for n, t in reversed(lines) if REQUEST.search(t) or READY.search(t)))
+    kind = {"rendezvous": "setup", "rendezvous-partial": "setup", "rendezvous-all": "setup", "training": "unshown",
+            "evaluation": "unshown"}.get(found.stage, found.stage)  # (the reporter's words of a step: no server's)
     return Stopped(f"serving-{kind}", found.line if kind != "unshown" else None, found.detail if kind in ("setup-at", "cut") else "", found.whose)
 
 

@@ -31,3 +31,8 @@ REQUEST = re.compile(
     r"\"(?:POST|GET) /(?:v1/|generate|completions|chat|infer|api/)[^\"]*\" \d{3}|\bReceived request\b|\bAdded request\b"
     r"|\bAvg prompt throughput\b|\b(?:Prefill|Decode) batch\.|\btext_generation_router\b.*\b(?:Success|generate)\b|\[GIN\]",
 )
+# The server is up and waits for requests: a hang after it is one in serving them.
+READY = re.compile(
+    r"\bApplication startup complete\b|\bUvicorn running on\b|\bHTTP server listening\b|\bserver is listening on\b"
+    r"|\bStarted GRPCInferenceService\b|\bllama runner started\b|\btext_generation_router\b.*\bConnected\b",
+)
