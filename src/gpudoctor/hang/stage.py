@@ -12,7 +12,9 @@ the ranks' traces.
   (`rendezvous-all`: every rank got there and none past it), or no count (`rendezvous`);
 - `setup`: after the rendezvous, before a step is logged (data and model set-up, "Start training", NCCL's communicator
   set-up, the first collective: DDP's broadcast of the parameters); `setup-at` where the last lines say what set-up
-  printed last (`SETUP_AT`: its arguments or configuration, the model's summary, its weights loading);
+  printed last (`SETUP_AT`: its arguments or configuration, the model's summary, its weights loading); `setup-said`
+  where the log shows none of the program's lines and the reporter's words name a set-up step ("stuck at dataset
+  creation step");
 - `training`: a step, iteration, batch or epoch with its number was logged (knowledge/progress.py `PROGRESS`);
 - `evaluation`: the last lines are an evaluation's, a validation's or a checkpoint's: work rank 0 often does alone
   while the other ranks wait in the next collective;
@@ -118,7 +120,7 @@ def stage(lines: Sequence[tuple[int, str]], said: Optional[tuple[int, str]] = No
     if any(REQUEST.search(text) or READY.search(text) for _, text in lines[-LOOKED_BACK:]) and found.stage not in ("cut", "unshown"):
         # requests taken, or the server up and waiting for them: it hangs serving them
         found = Stopped("requests", next((n, t) for n, t in reversed(lines) if REQUEST.search(t) or READY.search(t)))
-    kind = {"rendezvous": "setup", "rendezvous-partial": "setup", "rendezvous-all": "setup", "training": "unshown",
+    kind = {"rendezvous": "setup", "rendezvous-partial": "setup", "rendezvous-all": "setup", "setup-said": "setup", "training": "unshown",
             "evaluation": "unshown"}.get(found.stage, found.stage)  # (the reporter's words of a step: no server's)
     return Stopped(f"serving-{kind}", found.line if kind != "unshown" else None, found.detail if kind in ("setup-at", "cut") else "", found.whose)
 
@@ -149,7 +151,8 @@ def job_stage(lines: Sequence[tuple[int, str]], said: Optional[tuple[int, str]])
         if SAID_RENDEZVOUS.search(said[1]):
             return Stopped("rendezvous", said, whose="said")
     if not lines:
-        return Stopped("unshown")
+        m = SAID_SETUP.search(said[1]) if said is not None else None
+        return Stopped("setup-said", said, m.group(0), "said") if m and said is not None else Stopped("unshown")
     at = set_up_at(lines)
     return Stopped("setup-at", lines[-1], AT_WORDS[at]) if at else Stopped("setup", lines[-1])
 
@@ -191,6 +194,14 @@ def cut_by_paste(lines: Sequence[tuple[int, str]]) -> Optional[Stopped]:
 SAID_TRAINING = re.compile(
     r"\b(?:after|at|during|in|for|on)\s+(?:the\s+)?(?:first\s+|\d[\d,]*(?:\s*-\s*\d+)?\s+|one\s+|a few\s+|some\s+|several\s+)?"
     r"(?:epochs?|iter\w*|interation|steps?|batch(?:es)?|mini-?batch(?:es)?)\b|\b(?:stuck|hangs?|hung|freezes) (?:on|at) (?:step |iter\w* |batch )?\d[\d,]*\b",
+    re.IGNORECASE,
+)
+
+# A set-up step the reporter names, where the log shows none of the program's lines ("Running on SLURM cluster with multiple
+# GPUs gets stuck at dataset creation step", mlcommons/algorithmic-efficiency#572: the paste is nvidia-smi's).
+SAID_SETUP = re.compile(
+    r"\b(?:at|during|in|on|while|after)\s+(?:the\s+)?(?:dataset\s+(?:creation|loading|preparation|building)|data\s*(?:loading|loader|preparation)"
+    r"|(?:model|weights?|checkpoint)\s+loading|loading\s+(?:the\s+)?(?:dataset|data|model|weights?|checkpoint)|initiali[sz]ation)(?:\s+step)?\b",
     re.IGNORECASE,
 )
 

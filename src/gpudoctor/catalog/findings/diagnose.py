@@ -191,7 +191,8 @@ watchdog, a timeout) would decide it, and those are their own findings; an error
 stopped, with its number (case `unshown`: none near the sentence; where the log's lines show no stage and the sentence names
 one, "stuck at \\"initializing ddp\\"", "after 3-5 epochs", the sentence's line, and the title says "the reporter's words");
 `stage`; `joined` (cases `rendezvous-partial`, `rendezvous-all`): how many ranks logged joining ("MEMBER: 1/4");
-`step` (case `training`): the last step, iteration or epoch; `set-up at` (case `setup-at`): what set-up printed last;
+`step` (case `training`): the last step, iteration or epoch; `set-up at` (cases `setup-at`, `setup-said`): what set-up
+printed last, or the set-up step the reporter names where the log shows none of the program's lines;
 `cut` (case `cut`): where the paste stops; `server` (cases `serving-*`): the line that shows the log is a server's.""",
     title={
         "rendezvous": "the reporter says it hangs (line {said}): it stops in the rendezvous, at init_process_group ({shown} line {last})",
@@ -199,6 +200,7 @@ one, "stuck at \\"initializing ddp\\"", "after 3-5 epochs", the sentence's line,
         "rendezvous-all": "the reporter says it hangs (line {said}): it stops in the rendezvous: {joined}, and none got past init_process_group ({shown} line {last})",
         "setup": "the reporter says it hangs (line {said}): it stops after set-up, before a step is logged ({shown} line {last})",
         "setup-at": "the reporter says it hangs (line {said}): it stops during set-up, after {at} ({shown} line {last})",
+        "setup-said": "the reporter says it hangs (line {said}): it stops during set-up, {at} ({shown} line {last})",
         "training": "the reporter says it hangs (line {said}): it stops mid-training ({step}; {shown} line {last})",
         "evaluation": "the reporter says it hangs (line {said}): it stops at an evaluation or a checkpoint ({shown} line {last})",
         "cut": "the reporter says it hangs (line {said}); the paste is cut at line {last}, {cut}: it does not show where the job stopped",
@@ -219,6 +221,7 @@ one, "stuck at \\"initializing ddp\\"", "after 3-5 epochs", the sentence's line,
         "rendezvous-all": str(_ranks.RENDEZVOUS_HANG.why["watchdog"]),  # type: ignore[index]
         "setup": _SETUP_WHY,
         "setup-at": _SETUP_WHY,
+        "setup-said": _SETUP_WHY,
         "training": str(_ranks.RANK_HUNG.why),
         "evaluation": "Evaluation and checkpointing are often rank 0's alone: the other ranks go on to the next collective "
         "and wait there for it; a long evaluation outlives the collective's timeout, and one that only some ranks run (a "
@@ -240,6 +243,7 @@ one, "stuck at \\"initializing ddp\\"", "after 3-5 epochs", the sentence's line,
         "rendezvous-all": f"{_ranks.RENDEZVOUS_HANG.fix['watchdog']}; NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL; {_RUN}",  # type: ignore[index]
         "setup": _SETUP_FIX,
         "setup-at": _SETUP_FIX,
+        "setup-said": _SETUP_FIX,
         "training": f"{_PY_SPY}; TORCH_DISTRIBUTED_DEBUG=DETAIL (a collective one rank calls and another does not); "
         f"NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 to rule out P2P; {_RUN}",
         "evaluation": f"{_PY_SPY}; run the evaluation or the save on every rank, or end rank 0's with dist.barrier() and "

@@ -242,7 +242,7 @@ def said_hang(d: Diagnosis, answer: Finding) -> Optional[Finding]:
         evidence["last line"] = f"line {last[0]}: {last[1][:300]}"
     detail = stopped.detail
     key = {"training": "step", "rendezvous-partial": "joined", "rendezvous-all": "joined"}.get(stopped.stage)
-    key = key or ("set-up at" if stopped.stage.endswith("setup-at") else "cut" if stopped.stage.endswith("cut") else "")
+    key = key or ("set-up at" if stopped.stage.endswith(("setup-at", "setup-said")) else "cut" if stopped.stage.endswith("cut") else "")
     if detail and key:
         evidence[key] = detail
     if server is not None:
