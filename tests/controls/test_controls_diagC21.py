@@ -123,6 +123,10 @@ class TestLogSaidHangStage:
         found = head(title + MMF_ARGS)
         assert found.evidence["stage"] == "setup-at" and "the log's line 2" in found.title
 
+    def test_sibling_a_paste_longer_than_what_is_read_does_not_show_where_it_stopped(self):
+        found = head(ALLENNLP_SAID + ALLENNLP_LOG * 700)  # 2,100 lines: the reader reads 2,000
+        assert found.evidence["stage"] == "unshown" and "last line" not in found.evidence
+
     def test_sibling_all_ranks_joined_tells_the_rendezvous_itself_once(self):
         found = head(THREESTUDIO)
         assert found.evidence["stage"] == "rendezvous-all" and found.evidence["joined"] == "4 of 4 ranks logged joining"

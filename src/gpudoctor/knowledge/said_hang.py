@@ -20,8 +20,9 @@ statement of it:
 
 `SaidHang` reads the input's first LINES lines as `said_fixed.SaidFixed` does, keeps the first such sentence with its line
 number, and the program's lines (not a person's, not a thread's frame, not a command typed) after it in the same post, to
-the paste's end (a later post's paste is another run's; the last AROUND are kept), or the AROUND before it when none
-follows: hang/stage.py reads where the run stopped from the last of them. Among those lines, the first that marks an
+the paste's end (a later post's paste is another run's; the last AROUND are kept; none when the paste goes on past the
+LINES read: its last line read is no place the run stopped), or the AROUND before it when none follows: hang/stage.py
+reads where the run stopped from the last of them. Among those lines, the first that marks an
 inference server's log (knowledge/serving.py) is kept too: a server's hang gets the server's words.
 """
 
@@ -129,16 +130,21 @@ class SaidHang(WholeLines):
         self.posts = 0  # a thread's posts begun so far (their bylines)
         self.said_post = 0
         self.server: Optional[tuple[int, str]] = None  # the first of these lines that marks an inference server's log
+        self.unread = False  # the input goes on past the LINES lines read
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         if self.lines >= LINES:
+            self.unread = self.unread or end > begin
             return  # past what it reads: the lines after are not counted either (nothing reads their number)
         at = begin
         while at < end:
             nl = block.find(b"\n", at, end)
             nl = end if nl == -1 else nl
             self.lines += 1
-            if nl - at <= LONGEST and self.lines <= LINES:
+            if self.lines > LINES:
+                self.unread = True
+                return
+            if nl - at <= LONGEST:
                 self.line(self.lines, block[at:nl].decode("utf-8", "replace"))  # (a longer line is a program's dump: not read)
             at = nl + 1
 
@@ -167,5 +173,8 @@ class SaidHang(WholeLines):
         (self.after if self.said is not None else self.before).append((number, text.strip()))
 
     def shown(self) -> list[tuple[int, str]]:
-        """The program's lines that show where the run stopped: those after the sentence, else those before it."""
+        """The program's lines that show where the run stopped: those after the sentence, else those before it; none when
+        the sentence's paste goes on past the lines read (its last line read is no place the run stopped)."""
+        if self.after and self.unread and self.posts == self.said_post:
+            return []
         return list(self.after or self.before)
