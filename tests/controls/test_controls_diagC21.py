@@ -102,6 +102,11 @@ class TestLogSaidHangStage:
         found = head("the training gets stuck here:\nLoading checkpoint shards:  50%|█████     | 1/2 [00:03<00:03,  3.85s/it]\n")
         assert found.evidence["stage"] == "setup-at" and "its weights loading" in found.title
 
+    def test_control_a_loggers_level_lines_are_no_argument_dump(self):
+        # uvicorn's own lines (dev7w's ARPO nohup.out), before its server says it is up
+        found = head("the training gets stuck here:\nINFO:     Started server process [37035]\nINFO:     Waiting for application startup.\n")
+        assert found.evidence["stage"] == "setup" and "set-up at" not in found.evidence
+
     def test_sibling_a_paste_cut_inside_a_line_is_no_place_the_job_stopped(self):
         found = head(ALLENNLP_SAID + ALLENNLP_LOG + "2020-12-25 14:54:22,559 -\n")
         assert found.evidence["stage"] == "cut" and "the paste is cut at line" in found.title

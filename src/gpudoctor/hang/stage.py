@@ -82,7 +82,10 @@ SUMMARY = re.compile(
     re.IGNORECASE,
 )
 DUMP_HEAD = re.compile(r"\bNamespace\(|\bArgs \{|\bCommand Line Args\b|^\s*(?:Config(?:uration)?|CONFIGURATION|Arguments|Hyper-?parameters)\b\s*:?|[{(]'\w+':")
-KEY_VALUE = re.compile(r"(?:^|\s-\s|\|\s)\s*[-*]?\s*[A-Za-z_][\w.\-]*(?: [A-Za-z_][\w.\-]*){0,2}\s*(?::|=)(?:\s+\S.*)?,?\s*$")
+KEY_VALUE = re.compile(
+    r"(?:^|\s-\s|\|\s)\s*[-*]?\s*(?!(?:INFO|DEBUG|WARN(?:ING)?|ERROR|CRITICAL|NOTE|Note|Warning|Error)\b)"  # (a logger's level: no key)
+    r"[A-Za-z_][\w.\-]*(?: [A-Za-z_][\w.\-]*){0,2}\s*(?::|=)(?:\s+\S.*)?,?\s*$"
+)
 SET_UP_AT = (("weights", WEIGHTS), ("summary", SUMMARY))
 AT_WORDS = {"weights": "its weights loading", "summary": "the model's summary", "arguments": "its arguments printed"}
 
