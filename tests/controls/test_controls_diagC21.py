@@ -102,6 +102,12 @@ class TestLogSaidHangStage:
         found = head("the training gets stuck here:\nLoading checkpoint shards:  50%|█████     | 1/2 [00:03<00:03,  3.85s/it]\n")
         assert found.evidence["stage"] == "setup-at" and "its weights loading" in found.title
 
+    def test_sibling_a_progress_bar_at_its_first_step_is_training(self):
+        # affjljoo3581/GPT2#4 (heldout17, failed): with --gpus 4 the bar stays at 0/3000
+        found = head("# Multi GPU mode is stuck at the beginning\n"
+                     "Train GPT-2 model:   0%|          | 0/3000 [00:00<?, ?it/s]\n")
+        assert found.evidence["stage"] == "training" and found.evidence["step"] == "0/3000"
+
     def test_control_a_loggers_level_lines_are_no_argument_dump(self):
         # uvicorn's own lines (dev7w's ARPO nohup.out), before its server says it is up
         found = head("the training gets stuck here:\nINFO:     Started server process [37035]\nINFO:     Waiting for application startup.\n")

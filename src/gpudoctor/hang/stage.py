@@ -15,7 +15,8 @@ the ranks' traces.
   printed last (`SETUP_AT`: its arguments or configuration, the model's summary, its weights loading); `setup-said`
   where the log shows none of the program's lines and the reporter's words name a set-up step ("stuck at dataset
   creation step");
-- `training`: a step, iteration, batch or epoch with its number was logged (knowledge/progress.py `PROGRESS`);
+- `training`: a step, iteration, batch or epoch with its number was logged (knowledge/progress.py `PROGRESS`), or a
+  progress bar's counter ("Train GPT-2 model:   0%|     | 0/3000 [00:00<?, ?it/s]": the first step never ended);
 - `evaluation`: the last lines are an evaluation's, a validation's or a checkpoint's: work rank 0 often does alone
   while the other ranks wait in the next collective;
 - `cut`: the paste, not the job, ends there: its last line stops inside a block the program prints whole (an argument
@@ -61,6 +62,11 @@ EVALUATION = re.compile(
     re.IGNORECASE,
 )
 NUMBER = re.compile(r"(?<![\"'])\b(?:epoch|iter(?:ation)?|step|batch)s?\b(?![\"'])\s*[:=#\[]?\s*(\d+(?:\s*/\s*\d+)?)", re.IGNORECASE)
+BAR = re.compile(r"\b\d+/\d+(?= \[)")  # a progress bar's counter (tqdm's "| 0/3000 [00:00<?, ?it/s]"): the step it is at
+# A bar of set-up's, not of steps: weights or files loading, a dataset mapped, tokenised or cached, a build.
+SET_UP_BAR = re.compile(
+    r"\b(?:load|download|fetch|extract|unpack|build|compil|cach|prepar|preprocess|tokeni[sz]|map|filter|convert|sanity)\w*", re.IGNORECASE
+)
 LOOKED_BACK = 8  # last program lines in which a stage's mark is looked for (the last decides)
 
 # What set-up printed last, in the last lines (the first kind that matches names it):
@@ -136,7 +142,7 @@ def job_stage(lines: Sequence[tuple[int, str]], said: Optional[tuple[int, str]])
     for number, text in reversed(lines[-LOOKED_BACK:]):
         if EVALUATION.search(text):
             return Stopped("evaluation", (number, text))
-        if PROGRESS.search(text) and (m := NUMBER.search(text)):
+        if PROGRESS.search(text) and (m := NUMBER.search(text) or (None if SET_UP_BAR.search(text) else BAR.search(text))):
             return Stopped("training", (number, text), m.group(0))
         if AFTER_INIT.search(text):
             return Stopped("setup", (number, text))
