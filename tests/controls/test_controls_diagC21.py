@@ -85,7 +85,7 @@ class TestLogSaidHangServing:
     def test_control_a_training_jobs_argument_dump_keeps_the_training_words(self):
         found = head(MMF_ARGS + MMF_SAID)
         assert found.evidence["stage"] == "setup-at" and "server" not in found.evidence
-        assert "after its arguments printed" in found.title and "data loader" in found.why
+        assert "after its arguments printed" in found.title and "DDP's broadcast" in found.why
 
 
 class TestLogSaidHangStage:
@@ -127,7 +127,7 @@ class TestLogSaidHangStage:
         title = "# Running on SLURM cluster with multiple GPUs gets stuck at dataset creation step\n"
         found = head(title)
         assert found.evidence["stage"] == "setup-said" and "at dataset creation step" in found.title
-        assert "reporter's words" in found.title and "data loader" in found.why
+        assert "reporter's words" in found.title and "DDP's broadcast" in found.why
 
     def test_control_the_logs_own_last_line_names_the_stage_over_the_reporters_step(self):
         title = "# Running on SLURM cluster with multiple GPUs gets stuck at dataset creation step\n"

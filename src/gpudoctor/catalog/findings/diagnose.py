@@ -135,6 +135,13 @@ _SETUP_WHY = (
     "build or a checkpoint load one rank is still doing, or the first collective (DDP's broadcast of the parameters, a "
     "barrier) that one rank never reaches or whose transport never completes (PCIe P2P, the network)."
 )
+# (set-up that printed what it does, or that the reporter names: before the rendezvous or after it, the log does not say)
+_SETUP_AT_WHY = (
+    "Set-up that printed nothing more: the data (a loader or a dataset build that never returns: workers, /dev/shm), the "
+    "model's build or a checkpoint load one rank is still doing, or the process group: its rendezvous, or its first "
+    "collective (DDP's broadcast of the parameters, a barrier) that one rank never reaches or whose transport never "
+    "completes (PCIe P2P, the network)."
+)
 _SETUP_FIX = (
     f"{_PY_SPY}; NCCL_DEBUG=INFO (does the first collective's communicator come up?); NCCL_P2P_DISABLE=1 to "
     f"rule out P2P; num_workers=0 to rule out the data loader; {_RUN}"
@@ -220,8 +227,8 @@ printed last, or the set-up step the reporter names where the log shows none of 
         "slow before init (imports, data loading), or cannot reach MASTER_ADDR:MASTER_PORT.",
         "rendezvous-all": str(_ranks.RENDEZVOUS_HANG.why["watchdog"]),  # type: ignore[index]
         "setup": _SETUP_WHY,
-        "setup-at": _SETUP_WHY,
-        "setup-said": _SETUP_WHY,
+        "setup-at": _SETUP_AT_WHY,
+        "setup-said": _SETUP_AT_WHY,
         "training": str(_ranks.RANK_HUNG.why),
         "evaluation": "Evaluation and checkpointing are often rank 0's alone: the other ranks go on to the next collective "
         "and wait there for it; a long evaluation outlives the collective's timeout, and one that only some ranks run (a "
