@@ -19,9 +19,11 @@ statement of it:
   ...", a config's `freeze_layers`), and what is not a run at all ("stuck at a very high loss": a metric).
 
 `SaidHang` reads the input's first LINES lines as `said_fixed.SaidFixed` does, keeps the first such sentence with its line
-number, and the program's lines (not a person's, not a thread's frame, not a command typed) within AROUND lines after it
-and in the same post (a later post's paste is another run's), or before it when none follows: hang/stage.py reads where
-the run stopped from the last of them.
+number, and the program's lines (not a person's, not a thread's frame, not a command typed) after it in the same post, to
+the paste's end (a later post's paste is another run's; the last AROUND are kept; none when the paste goes on past the
+LINES read: its last line read is no place the run stopped), or the AROUND before it when none follows: hang/stage.py
+reads where the run stopped from the last of them. Among those lines, the first that marks an
+inference server's log (knowledge/serving.py) is kept too: a server's hang gets the server's words.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Optional
 
 from gpudoctor.knowledge.mentions import ASKED, PERSON, PROSE
 from gpudoctor.knowledge.reruns import WholeLines
+from gpudoctor.knowledge.serving import SERVER
 
 # The hang words, said of a run (a subject before it is not required: titles and fragments leave it out).
 HANG = re.compile(
@@ -90,7 +93,7 @@ PROGRAM_LINE = re.compile(
     r"|\b(?:INFO|DEBUG|WARNING|rank|Rank|GLOBAL_RANK|epoch|Epoch|iter|step|Step)\b|=|\|",
 )
 LINES = 2000  # lines of the input searched (a thread's paste is short)
-AROUND = 40  # lines after the sentence (or before it) whose program lines show where the run stopped
+AROUND = 40  # the program's last lines kept after the sentence, to its paste's end (or before it, when none follows)
 PERSON_LINE = 600  # characters: a longer line is a program's
 LONGEST = 4000  # bytes: a longer line is neither a sentence nor a line that shows a stage (a dump), and is not decoded
 
@@ -122,19 +125,26 @@ class SaidHang(WholeLines):
         super().__init__()
         self.said: Optional[tuple[int, str]] = None  # (line, the sentence)
         self.before: deque[tuple[int, str]] = deque(maxlen=AROUND)  # the program's lines before the sentence
-        self.after: list[tuple[int, str]] = []  # the program's lines within AROUND lines after it, in the same post
+        # the program's last lines after it, in the same post, to the paste's end (its last line is where the run stopped)
+        self.after: deque[tuple[int, str]] = deque(maxlen=AROUND)
         self.posts = 0  # a thread's posts begun so far (their bylines)
         self.said_post = 0
+        self.server: Optional[tuple[int, str]] = None  # the first of these lines that marks an inference server's log
+        self.unread = False  # the input goes on past the LINES lines read
 
     def read(self, block: bytes, begin: int, end: int) -> None:
-        if self.lines >= LINES or (self.said is not None and self.lines > self.said[0] + AROUND):
+        if self.lines >= LINES:
+            self.unread = self.unread or end > begin
             return  # past what it reads: the lines after are not counted either (nothing reads their number)
         at = begin
         while at < end:
             nl = block.find(b"\n", at, end)
             nl = end if nl == -1 else nl
             self.lines += 1
-            if nl - at <= LONGEST and self.lines <= LINES and (self.said is None or self.lines <= self.said[0] + AROUND):
+            if self.lines > LINES:
+                self.unread = True
+                return
+            if nl - at <= LONGEST:
                 self.line(self.lines, block[at:nl].decode("utf-8", "replace"))  # (a longer line is a program's dump: not read)
             at = nl + 1
 
@@ -158,8 +168,13 @@ class SaidHang(WholeLines):
             return  # a person's sentence
         if self.said is None and not PROGRAM_LINE.search(text):
             return  # before the sentence, a line of the program's own shape only (prose around a paste is long)
-        (self.after if self.said is not None else self.before).append((number, text.strip()[:300]))
+        if self.server is None and SERVER.search(text):
+            self.server = (number, text.strip()[:300])
+        (self.after if self.said is not None else self.before).append((number, text.strip()))
 
     def shown(self) -> list[tuple[int, str]]:
-        """The program's lines that show where the run stopped: those after the sentence, else those before it."""
-        return self.after or list(self.before)
+        """The program's lines that show where the run stopped: those after the sentence, else those before it; none when
+        the sentence's paste goes on past the lines read (its last line read is no place the run stopped)."""
+        if self.after and self.unread and self.posts == self.said_post:
+            return []
+        return list(self.after or self.before)

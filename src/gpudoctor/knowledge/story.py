@@ -43,6 +43,7 @@ from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
+from gpudoctor.knowledge.title_said import title_label
 from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
@@ -267,6 +268,7 @@ class Diagnosis:
         self.gate = GATE if self.patterns == ALL else needle_gate(self.patterns)
         self.recorded: dict[str, Seen] = {}  # what the patterns matched
         self.told: dict[str, Seen] = {}  # the same, settled with the signs (`seen`)
+        self.title_said: Optional[tuple[int, str]] = None  # a thread's title that only names a crash no line shows (`tell`)
         self.lines = 0
         self.hits = 0
         self.unwrapped_at = 0  # the width a hard-wrapped paste was joined back from (0: it was not wrapped)
@@ -604,6 +606,12 @@ class Diagnosis:
 
     def tell(self, told: dict[str, Seen]) -> None:
         """settle's story: what the patterns matched, with the signs that no pattern explained."""
+        for pid, seen in list(told.items()):
+            if seen.count == 1 and not seen.first.source and title_label(seen.first.line, seen.first.where.text):
+                # a thread's title that names the crash by its label, and no line of the log that shows it: the reporter's
+                # word, quoted beside the answer, not the run's failure (knowledge/title_said.py)
+                del told[pid]
+                self.title_said = (seen.first.line, seen.first.where.text)
         for waiting, done in RESOLVED_BY.items():
             if done in told:
                 told.pop(waiting, None)  # it was only progress

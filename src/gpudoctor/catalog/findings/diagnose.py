@@ -130,9 +130,52 @@ case `fixed`): the thread's history, or an error survived, kept as such.""",
 
 
 # A hang the reporter states beside a log that stops without an error (knowledge/said_hang.py, hang/stage.py): what usually
-# hangs at the stage where the log stops, in the live hang doctor's words for that stage (its rank findings' why).
+# hangs at the stage where the log stops, in the live hang doctor's words for that stage (its rank findings' why), and an
+# inference server's in a server's words (knowledge/serving.py).
 _PY_SPY = "py-spy dump --pid PID   # on every rank: the line each one waits on"
 _RUN = "gpudoctor run --nproc N --hang-timeout 300 train.py   # stops the hang and names the rank furthest behind, with its stack"
+_SETUP_WHY = (
+    "After the rendezvous and before a step: a data loader that never returns (workers, /dev/shm), a model "
+    "build or a checkpoint load one rank is still doing, or the first collective (DDP's broadcast of the parameters, a "
+    "barrier) that one rank never reaches or whose transport never completes (PCIe P2P, the network)."
+)
+# (set-up that printed what it does, or that the reporter names: before the rendezvous or after it, the log does not say)
+_SETUP_AT_WHY = (
+    "Set-up that printed nothing more: the data (a loader or a dataset build that never returns: workers, /dev/shm), the "
+    "model's build or a checkpoint load one rank is still doing, or the process group: its rendezvous, or its first "
+    "collective (DDP's broadcast of the parameters, a barrier) that one rank never reaches or whose transport never "
+    "completes (PCIe P2P, the network)."
+)
+_SETUP_FIX = (
+    f"{_PY_SPY}; NCCL_DEBUG=INFO (does the first collective's communicator come up?); NCCL_P2P_DISABLE=1 to "
+    f"rule out P2P; num_workers=0 to rule out the data loader; {_RUN}"
+)
+_CUT_WHY = (
+    "The paste ends inside a line, or inside a block the program prints whole (an argument dump whose closing brace never "
+    "comes): whoever pasted the log stopped there, not the program. The job got further than these lines, and where it "
+    "hangs is in the lines the paste leaves out."
+)
+_CUT_FIX = "tail -n 50 LOG   # paste the log's last lines, where the job stopped, not its first ones"
+_SHARD_PY_SPY = "py-spy dump --pid PID   # on every shard or worker process of the server: the line each one waits on"
+_SERVING_SETUP_WHY = (
+    "A server that stops while it starts waits on its shards: one still loading or downloading its weights, one that "
+    "died while the launcher waits for it to be ready, or the NCCL communicator between the shards that never comes up "
+    "(P2P between the GPUs, a container's /dev/shm too small)."
+)
+_SERVING_SETUP_FIX = (
+    f"{_SHARD_PY_SPY}; NCCL_DEBUG=INFO (does the shards' communicator come up?); NCCL_P2P_DISABLE=1 to rule out P2P; "
+    "give a container shared memory (docker run --shm-size 1g, or --ipc=host)"
+)
+_SERVING_WHY = (
+    "An inference server that stops answering without an error is waiting: on one of its shards (a shard process stuck or "
+    "dead while the others wait for it in NCCL between the shards), on requests that do not fit what its KV cache and "
+    "batch were sized for (long prompts at once), or on the host (a container's /dev/shm, CPU memory)."
+)
+_SERVING_FIX = (
+    f"{_SHARD_PY_SPY}; NCCL_DEBUG=INFO (the shards' communicator); send one request at a time, then lower the batch and "
+    "context limits (TGI --max-batch-prefill-tokens / --max-total-tokens, vLLM --max-num-seqs / --max-model-len, a "
+    "--cuda-memory-fraction or --gpu-memory-utilization below 1) to see whether the size of what is served decides it"
+)
 
 LOG_SAID_HANG = FindingKind(
     id="log-said-hang",
@@ -146,46 +189,84 @@ A log cut while the run was still moving looks the same, so the log alone never 
 sentence does. Not a statement of a hang: a question ("does it hang?"), a negation ("it does not hang", "no longer
 stuck"), a hang resolved ("it used to hang until I set ..."), a hypothetical ("if it hangs", "this can cause the process
 to hang"), a program's own line (a warning, NCCL's, a config's `freeze_layers`) or a metric that is stuck ("stuck at a
-high loss"). Where the log stops (its last program lines near the sentence) names the stage, and the stage what usually
-hangs there: the rendezvous (`init_process_group`: not every rank got there), the set-up after it (data, the model, the
-first collective), mid-training (a step with its number), an evaluation or a checkpoint (rank 0's work while the others
-wait in a collective). A warning, not an error: the log itself (a watchdog, a timeout) would decide it, and those are
-their own findings; an error the log shows stays the headline.""",
+high loss"). Where the log stops (the last program lines of the sentence's paste) names the stage, and the stage what
+usually hangs there: the rendezvous (`init_process_group`, its words picked by how many ranks logged joining: fewer
+than all, all, or no count), the set-up after it (data, the model, the first collective; said with what set-up printed
+last: its arguments, the model's summary, its weights loading), mid-training (a step with its number), an evaluation or
+a checkpoint (rank 0's work while the others wait in a collective). A paste that ends inside a line or inside a block
+the program prints whole (`Args {` with no `}`) was cut by whoever pasted it: no place the job stopped (case `cut`).
+An inference server's log (TGI, vLLM, SGLang, ollama, Triton, llama.cpp's server: its own lines) gets a server's words
+(cases `serving-*`): shards, requests, the KV cache, NCCL between the shards. A warning, not an error: the log itself (a
+watchdog, a timeout) would decide it, and those are their own findings; an error the log shows stays the headline.""",
     evidence="""`said`: the reporter's sentence, with its line; `last line`: the program's line that shows where the run
 stopped, with its number (case `unshown`: none near the sentence; where the log's lines show no stage and the sentence names
 one, "stuck at \\"initializing ddp\\"", "after 3-5 epochs", the sentence's line, and the title says "the reporter's words");
-`stage`; `joined` (case `rendezvous`): how many ranks
-logged joining, when the log says it ("MEMBER: 1/4"); `step` (case `training`): the last step, iteration or epoch.""",
+`stage`; `joined` (cases `rendezvous-partial`, `rendezvous-all`): how many ranks logged joining ("MEMBER: 1/4");
+`step` (case `training`): the last step, iteration or epoch; `set-up at` (cases `setup-at`, `setup-said`): what set-up
+printed last, or the set-up step the reporter names where the log shows none of the program's lines;
+`cut` (case `cut`): where the paste stops; `server` (cases `serving-*`): the line that shows the log is a server's.""",
     title={
-        "rendezvous": "the reporter says it hangs (line {said}): it stops in the rendezvous, at init_process_group{joined} ({shown} line {last})",
+        "rendezvous": "the reporter says it hangs (line {said}): it stops in the rendezvous, at init_process_group ({shown} line {last})",
+        "rendezvous-partial": "the reporter says it hangs (line {said}): it stops in the rendezvous, where only {joined} ({shown} line {last})",
+        "rendezvous-all": "the reporter says it hangs (line {said}): it stops in the rendezvous: {joined}, and none got past init_process_group ({shown} line {last})",
         "setup": "the reporter says it hangs (line {said}): it stops after set-up, before a step is logged ({shown} line {last})",
+        "setup-at": "the reporter says it hangs (line {said}): it stops during set-up, after {at} ({shown} line {last})",
+        "setup-said": "the reporter says it hangs (line {said}): it stops during set-up, {at} ({shown} line {last})",
         "training": "the reporter says it hangs (line {said}): it stops mid-training ({step}; {shown} line {last})",
         "evaluation": "the reporter says it hangs (line {said}): it stops at an evaluation or a checkpoint ({shown} line {last})",
+        "cut": "the reporter says it hangs (line {said}); the paste is cut at line {last}, {cut}: it does not show where the job stopped",
         "unshown": "the reporter says it hangs (line {said}); the log does not show where it stopped",
+        "serving-setup": "the reporter says the server hangs (line {said}): it stops while the server starts ({shown} line {last})",
+        "serving-setup-at": "the reporter says the server hangs (line {said}): it stops while the server starts, after {at} ({shown} line {last})",
+        "serving-requests": "the reporter says the server hangs (line {said}): it stops while serving requests ({shown} line {last})",
+        "serving-cut": "the reporter says the server hangs (line {said}); the paste is cut at line {last}, {cut}: it does not show where the server stopped",
+        "serving-unshown": "the reporter says the server hangs (line {said}); the log does not show where it stopped",
     },
     why={
-        "rendezvous": f"{_ranks.RANK_NEVER_JOINED.why} {_ranks.RENDEZVOUS_HANG.why['watchdog']}",  # type: ignore[index]
-        "setup": "After the rendezvous and before a step: a data loader that never returns (workers, /dev/shm), a model "
-        "build or a checkpoint load one rank is still doing, or the first collective (DDP's broadcast of the parameters, a "
-        "barrier) that one rank never reaches or whose transport never completes (PCIe P2P, the network).",
+        "rendezvous": "Every rank waits in init_process_group until all of the world have joined, and the log does not say how "
+        "many did: one that never got there (stuck or slow before init: imports, data loading) or that cannot reach "
+        "MASTER_ADDR:MASTER_PORT keeps the others waiting.",
+        "rendezvous-partial": "The ranks this log never shows joining did not reach init_process_group (or print to another "
+        "node's log): the ones that joined wait there for them until the timeout. A rank that never gets there is stuck or "
+        "slow before init (imports, data loading), or cannot reach MASTER_ADDR:MASTER_PORT.",
+        "rendezvous-all": str(_ranks.RENDEZVOUS_HANG.why["watchdog"]),  # type: ignore[index]
+        "setup": _SETUP_WHY,
+        "setup-at": _SETUP_AT_WHY,
+        "setup-said": _SETUP_AT_WHY,
         "training": str(_ranks.RANK_HUNG.why),
         "evaluation": "Evaluation and checkpointing are often rank 0's alone: the other ranks go on to the next collective "
         "and wait there for it; a long evaluation outlives the collective's timeout, and one that only some ranks run (a "
         "`dist` call inside `if rank == 0:`) never returns.",
+        "cut": _CUT_WHY,
         "unshown": "A job that stops moving without an error waits somewhere: in the rendezvous, in a collective a rank "
         "never reaches, in a data loader. The log does not show where this one stopped.",
+        "serving-setup": _SERVING_SETUP_WHY,
+        "serving-setup-at": _SERVING_SETUP_WHY,
+        "serving-requests": _SERVING_WHY,
+        "serving-cut": f"{_CUT_WHY} {_SERVING_WHY}",
+        "serving-unshown": _SERVING_WHY,
     },
     fix={
         "rendezvous": "NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL on every rank (which ones reach init_process_group); "
         f"{_ranks.RENDEZVOUS_HANG.fix['watchdog']}; {_RUN}",  # type: ignore[index]
-        "setup": f"{_PY_SPY}; NCCL_DEBUG=INFO (does the first collective's communicator come up?); NCCL_P2P_DISABLE=1 to "
-        f"rule out P2P; num_workers=0 to rule out the data loader; {_RUN}",
+        "rendezvous-partial": "py-spy dump --pid PID   # on a rank that never logged joining: what it does before "
+        f"init_process_group; nc -zv $MASTER_ADDR $MASTER_PORT from its host; {_RUN}",
+        "rendezvous-all": f"{_ranks.RENDEZVOUS_HANG.fix['watchdog']}; NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL; {_RUN}",  # type: ignore[index]
+        "setup": _SETUP_FIX,
+        "setup-at": _SETUP_FIX,
+        "setup-said": _SETUP_FIX,
         "training": f"{_PY_SPY}; TORCH_DISTRIBUTED_DEBUG=DETAIL (a collective one rank calls and another does not); "
         f"NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 to rule out P2P; {_RUN}",
         "evaluation": f"{_PY_SPY}; run the evaluation or the save on every rank, or end rank 0's with dist.barrier() and "
         f"give init_process_group(timeout=...) the time it takes; {_RUN}",
+        "cut": f"{_CUT_FIX}; then {_PY_SPY}; {_RUN}",
         "unshown": f"{_PY_SPY}; NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL; NCCL_P2P_DISABLE=1 to rule out P2P (PCIe ACS "
         f"on GPUs behind switches); {_RUN}",
+        "serving-setup": _SERVING_SETUP_FIX,
+        "serving-setup-at": _SERVING_SETUP_FIX,
+        "serving-requests": _SERVING_FIX,
+        "serving-cut": f"{_CUT_FIX}; then {_SERVING_FIX}",
+        "serving-unshown": _SERVING_FIX,
     },
 )
 

@@ -87,6 +87,10 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
         read_a_fault = any(f.id in SNAPSHOT_FAULTS and f.severity is Severity.WARN for f in findings)
         if answer.id == LOG_INCONCLUSIVE.id and not read_a_fault or not any(f.severity is Severity.WARN for f in findings):
             findings.insert(verdict_place(findings), answer)
+    if d.title_said is not None and findings:  # (knowledge/title_said.py: the title's label, beside the answer)
+        head = findings[0]
+        quoted = f"line {d.title_said[0]}: {d.title_said[1].lstrip('# ')[:200]} (the reporter's words: no line of this log shows it)"
+        findings[0] = dataclasses.replace(head, evidence={**head.evidence, "the title says": quoted})
     findings += last
     return Report("diagnose", tuple(findings), data)
 
@@ -231,15 +235,23 @@ def said_hang(d: Diagnosis, answer: Finding) -> Optional[Finding]:
     if fixed and said[0] <= max(fixed):
         return None  # the hang is said before the error's fix: the problem left is another
     # (a GPU tool's table beside the sentence shows the GPUs, not where the job's own log stopped)
-    where, last, detail, whose = stage([] if d.tool else d.said_hang.shown(), said) if d.said_hang is not None else ("unshown", None, "", "log")
-    evidence: dict[str, object] = {"said": f"line {said[0]}: {said[1]}", "stage": where}
-    if last is not None and whose == "log":
-        evidence["last line"] = f"line {last[0]}: {last[1]}"
-    if detail:
-        evidence["joined" if where == "rendezvous" else "step"] = detail
-    return LOG_SAID_HANG(case=where, evidence=evidence, said=said[0], last=last[0] if last else 0,
-                         joined=f" ({detail})" if detail and where == "rendezvous" else "", step=detail,
-                         shown="the log's" if whose == "log" else "the reporter's words,")
+    hang = d.said_hang
+    server = hang.server if hang is not None else None
+    stopped = stage([] if d.tool or hang is None else hang.shown(), said, server is not None)
+    evidence: dict[str, object] = {"said": f"line {said[0]}: {said[1]}", "stage": stopped.stage}
+    last = stopped.line
+    if last is not None and stopped.whose == "log":
+        evidence["last line"] = f"line {last[0]}: {last[1][:300]}"
+    detail = stopped.detail
+    key = {"training": "step", "rendezvous-partial": "joined", "rendezvous-all": "joined"}.get(stopped.stage)
+    key = key or ("set-up at" if stopped.stage.endswith(("setup-at", "setup-said")) else "cut" if stopped.stage.endswith("cut") else "")
+    if detail and key:
+        evidence[key] = detail
+    if server is not None:
+        evidence["server"] = f"line {server[0]}: {server[1]}"
+    return LOG_SAID_HANG(case=stopped.stage, evidence=evidence, said=said[0], last=last[0] if last else 0,
+                         joined=detail, step=detail, at=detail, cut=detail,
+                         shown="the log's" if stopped.whose == "log" else "the reporter's words,")
 
 
 def undecided_case(answer: Finding) -> str:

@@ -1,0 +1,31 @@
+"""Pure: a thread's title that names a crash by its common label, in the reporter's words, not the program's message.
+
+A pasted thread opens with its title ("# SDXL: CUDA out of memory", "# Segmentation fault (core dumped) training on 4
+gpus", "# CUDA out of memory during training with A100 GPUs"). A title that quotes the program's message keeps what the
+message says ("# RuntimeError: CUDA out of memory. Tried to allocate 58.00 MiB", "# ERROR:torch.distributed.elastic...
+failed (exitcode: -9)"): the reporter copied it from the run. A title that only names the crash by its label (out of
+memory, OOM, a segmentation fault), with none of the message's own words around it (an exception class, a logger's level,
+a quotation, a size, a code, a pid), is the reporter's word for what they saw: where the log's own lines do not show it
+(bmaltais/kohya_ss#1887: the paste shows accelerate launched with its defaults and the command's exit status 1, no out of
+memory), the failure is read from the log, and the title is quoted beside the answer as what the reporter said
+(knowledge/story.py `tell`, commands/diagnose/analyse.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+TITLE_LINES = 5  # a thread's title stands in its first lines (the corpus' "# source:", the repository's line, the title)
+TITLE = re.compile(r"^#\s+\S")
+LABEL = re.compile(r"\b(?:CUDA )?out of memory\b|\bOOM\b|\bsegmentation fault\b|\bsegfault\b", re.IGNORECASE)
+# The program's message, not a label: an exception's class, a logger's level or "error:", a quotation, torch's sizes,
+# a pid, an exit code or a signal's name.
+MESSAGE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:ERROR|[Ee]rror|FATAL|[Ff]atal)\s*[:\]]|['\"`]|\bTried to allocate\b"
+    r"|\bpid\b|\bexit ?code\b|\breturn code\b|\bSIG[A-Z]+\b|\d+(?:\.\d+)? ?[GMK]i?B\b"
+)
+
+
+def title_label(line: int, text: str) -> bool:
+    """The line is a thread's title that names a crash by its label only (see the module's why)."""
+    return line <= TITLE_LINES and bool(TITLE.match(text)) and bool(LABEL.search(text)) and not MESSAGE.search(text)
