@@ -33,7 +33,8 @@ an end beside lines that end on a failure word no rule reads, as a step's status
 elastic's agent says SUCCEEDED of its own worker group while the script it ran reports a step `[Failure]`); and so does an exception the
 program caught (case `handled`): a traceback a logger wrote, or one the same process went on after (its steps or rounds counted on), with
 no failure after it. A log that several runs were appended to (`>> nohup.out` run again) whose failures all stand before
-the program's opening lines stand again, and whose later run shows no failure, gets it too (case `restarted`): the failure
+the program's opening lines stand again (or a Python process of it fails at its start after one ended, or a batch scheduler's
+next job starts), and whose later run shows no failure, gets it too (case `restarted`): the failure
 is an earlier run's, and is kept as such; so does a log whose failures the job went on past (case `went-on`): a library's
 fallback right after it ("Falling back to cpu."), or, where one process writes the log, progress after its last failure
 (steps, epochs, losses counting on): the failure is kept, as one the job went on past. So does a paste whose every
@@ -53,7 +54,7 @@ case `fixed`): the thread's history, or an error survived, kept as such.""",
         "fixed": "the error at line {first} is history: line {said} says {said_what}, and what the log shows after it is no failure gpudoctor reads: the log does not decide",
         "degraded": "the run reached its end, but went on degraded ({warning}, line {first}): not healthy, and the log does not decide whether what it produced is of use",
         "ended-but": "a line shows an end, but {count} line(s) end on a failure word gpudoctor cannot read: not healthy, and the log does not decide whether one of them failed the job (first: line {first})",
-        "restarted": "the failure at line {first} is an earlier run's: the program started again at line {again} (its opening lines stand again), and that run shows no failure; {end}: the log does not decide",
+        "restarted": "the failure at line {first} is an earlier run's: the program started again at line {again} ({how}), and that run shows no failure; {end}: the log does not decide",
         "went-on": "the failure at line {first} is not the run's end: the job went on past it ({how} at line {at}), and nothing after that fails; {end}: the log does not decide",
         "handled": "an exception ({exception}, line {first}) that the program caught: it logged it, or went on after it; no failure gpudoctor can name, and the log does not decide whether it cost the run anything",
     },
@@ -91,8 +92,9 @@ case `fixed`): the thread's history, or an error survived, kept as such.""",
         "backend, a file, a step it skipped) is what may matter. The log does not show either: it is not named an error of the "
         "run, nor is the run called healthy.",
         "restarted": "The file holds more than one run: lines the program printed as it started stand again after the failure "
-        "(a banner, its settings, a library's set-up notice), so the program was started anew after it (`>> nohup.out` run "
-        "again, a job requeued), and what the later run printed shows no failure. The failure is an earlier run's, not the "
+        "(a banner, its settings, a library's set-up notice), a Python process of it failed at its start after one had ended, "
+        "or a batch scheduler's next job starts (LSF's report, the line after Slurm's cancel), so the program was started anew "
+        "after it (`>> nohup.out` run again, a job requeued), and what the later run printed shows no failure. The failure is an earlier run's, not the "
         "later one's (its finding is kept, as an earlier run's); the later run's own lines are all that speak of it, and a "
         "restart read from repeated lines is not the job's exit status: the log does not decide that the job is healthy.",
         "went-on": "A process that ends in a traceback prints nothing after it; this log goes on past the failure. Either a "
