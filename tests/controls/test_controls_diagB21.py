@@ -73,7 +73,8 @@ class TestModuleNotFoundLastRun:
 
 
 # https://github.com/Viola868/deepseek_training/blob/e92843f895a592e816604e541afb72871dea9fd2/train.err (heldout20w): an
-# earlier start refused by accelerate under trainer.train(), then the last start's SyntaxError, two processes at once
+# earlier start refused by accelerate under trainer.train() (its exception's line as one process prints it), then the last
+# start's SyntaxError, two processes at once
 DEVICE_MAP = (
     '  File "training_swanlab.py", line 257, in <module>\n'
     "    main()\n"
@@ -81,7 +82,7 @@ DEVICE_MAP = (
     "    trainer.train()\n"
     '  File "/share/home/zhangshanqi/pytorch/lib/python3.8/site-packages/accelerate/accelerator.py", line 1300, in prepare\n'
     "    raise ValueError(\n"
-    "You can't train a model that has been loaded with `device_map='auto'` in any distributed mode. Please rerun your "
+    "ValueError: You can't train a model that has been loaded with `device_map='auto'` in any distributed mode. Please rerun your "
     "script specifying `--num_processes=1` or by launching with `python {{myscript.py}}`.\n"
 )
 SYNTAX = (

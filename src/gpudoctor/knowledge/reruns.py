@@ -336,6 +336,9 @@ JOB_STARTED = "the batch scheduler's next job starts there"
 RESTART_HOW = {PROCESS_STARTED: "a Python process of it failed at its start after one ended", JOB_STARTED: "the batch scheduler's next job starts"}
 TRACEBACK_HEADER = b"Traceback (most recent call last)"
 FRAME_LINE = re.compile(rb'[ \t]{0,8}File "(?P<path>[^"\n]{1,400})", line \d+(?:, in (?P<func>\S{1,200}))?[ \t\r]*$')
+EXCEPTION_CLASS = re.compile(rb"\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)")
+RAISED_WORDS = (b"Error", b"Exception", b"Interrupt", b"Exit")  # what an exception's class ends with (EXCEPTION_CLASS)
+RAISED_GAP = 6  # lines from a traceback's last frame to its exception's line at most (the source line, carets, another process's)
 CHAINED_WORDS = (b"During handling of the above exception", b"The above exception was the direct cause")
 TOP_LEVEL = frozenset((b"<module>", b"_run_module_as_main", b"_run_code"))
 FRAME_GAP = 4  # lines from one frame to the next at most (its source line, a caret line or two)
@@ -354,9 +357,10 @@ class Printed:
     funcs: list[Optional[bytes]] = field(default_factory=list)
     last: int = 0
     typed: bool = False  # its outermost frame is code typed at a prompt (<stdin>, <string>)
+    raised: bool = False  # an exception's line follows its frames (a traceback a paste cut is no process's end)
 
     def ended_process(self) -> bool:
-        return bool(self.funcs) and not self.typed and (self.funcs[0] is None or self.funcs[0] in TOP_LEVEL)
+        return bool(self.funcs) and self.raised and not self.typed and (self.funcs[0] is None or self.funcs[0] in TOP_LEVEL)
 
     def just_started(self) -> bool:
         return self.ended_process() and all(f is None or f in TOP_LEVEL for f in self.funcs)
@@ -387,7 +391,7 @@ class ProcessStarts(WholeLines):
     def read(self, block: bytes, begin: int, end: int) -> None:
         """The whole lines block[begin:end]: its tracebacks' headers, frames and chaining words."""
         found: list[tuple[int, int]] = []  # (position, kind): 0 a header, 1 a frame, 2 chaining words
-        for kind, needle in ((0, TRACEBACK_HEADER), (1, b'File "'), *((2, words) for words in CHAINED_WORDS)):
+        for kind, needle in ((0, TRACEBACK_HEADER), (1, b'File "'), *((2, words) for words in CHAINED_WORDS), *((3, word) for word in RAISED_WORDS)):
             at, looked = block.find(needle, begin, end), 0
             while at != -1 and looked < FRAMES_LOOKED:
                 looked += 1
@@ -399,6 +403,12 @@ class ProcessStarts(WholeLines):
             counted = at
             if kind == 2:
                 self.chained_at = number
+                continue
+            if kind == 3:  # an exception's line after the frames: the traceback is whole
+                current = self.current
+                if current is not None and current.funcs and not current.raised and 0 < number - current.last <= RAISED_GAP:
+                    start = block.rfind(b"\n", begin, at) + 1 or begin
+                    current.raised = EXCEPTION_CLASS.match(block, start, at + 16) is not None
                 continue
             if kind == 0:
                 self.close()

@@ -584,12 +584,12 @@ class Diagnosis:
 
     def runs_apart(self, cause: Seen, seen: Seen) -> bool:
         """`cause` and `seen` are two runs' (the program started again after every line of the earlier one, at or before the
-        later one's: `started_again`): one run's failure did not cause what another printed (heldout18w: Slurm cancelled the
+        later one's: `started_anew`): one run's failure did not cause what another printed (heldout18w: Slurm cancelled the
         last of seven jobs appended to one file; an earlier job's failed check did not cause that)."""
         if cause.first.source or seen.first.source:
             return False
         earlier, later = (cause, seen) if cause.first.line < seen.first.line else (seen, cause)
-        restart = self.started_again(first_hit(earlier), max(earlier.last, earlier.first.line), self.many_processes(earlier))
+        restart = self.started_anew(max(earlier.last, earlier.first.line), self.many_processes(earlier))
         return restart is not None and restart[0] <= later.first.line
 
     def attempt_before(self, seen: Seen) -> Optional[Seen]:
@@ -933,25 +933,28 @@ class Diagnosis:
         # (where more than one process writes the log, a later line of progress may be another node's or rank's)
         moved = not self.many_processes(seen) and self.moved_after(restart[0])
         decided = moved or self.ended_line > restart[0] or any(
-            other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and max(other.last, other.first.line) > restart[0] and not other.first.source
+            other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and other.first.line > restart[0] and not other.first.source
             and self.explained_by(other) is not seen  # (not what the failure itself caused)
             for other in self.seen.values())
         return restart if decided else None
 
     def started_again(self, first: int, last: int, many: bool) -> Optional[tuple[int, str]]:
-        """(line, what stands there) where the program started again after the failure on lines `first` to `last`: its
-        opening lines standing again (knowledge/reruns.py Openings), or a Python process of it failing at its start after
-        one ended (ProcessStarts; `many`: more than one process writes the log); or None."""
+        """(line, what stands there) where the program started again after the failure on lines `first` to `last`: a start
+        its own lines show (`started_anew`), or its opening lines standing again (knowledge/reruns.py Openings); or None."""
+        anew = self.started_anew(last, many)
         if self.by_jobs():
-            # the scheduler's lines bound the runs: a job's own output may follow its status (LSF's report), and stands again
-            # in the next job's
-            assert self.jobs is not None
-            found = [self.jobs.start_after(last), self.process_starts.start_after(last, many) if self.process_starts is not None else None]
-            return min((f for f in found if f is not None), default=None)
+            return anew  # (a job's own output may follow its status, LSF's report, and stands again in the next job's)
         restart = self.openings.restart_after(first, last) if self.openings is not None else None
-        if restart is None and self.process_starts is not None:
-            restart = self.process_starts.start_after(last, many)
-        return restart
+        return restart if restart is not None and (anew is None or restart[0] <= anew[0]) else anew
+
+    def started_anew(self, last: int, many: bool) -> Optional[tuple[int, str]]:
+        """(line, what stands there) of the first start after line `last` that the log's own lines show, not only repeat: a
+        Python process of the program failing at its start after one ended (knowledge/reruns.py ProcessStarts; `many`: more
+        than one process writes the log), or a batch scheduler's next job (JobReports); or None. A paste that repeats its
+        opening lines may be one run quoted twice: the rules that move a failure to another run ask for these starts."""
+        found = [self.jobs.start_after(last) if self.jobs is not None else None,
+                 self.process_starts.start_after(last, many) if self.process_starts is not None else None]
+        return min((f for f in found if f is not None), default=None)
 
     def by_jobs(self) -> bool:
         """The log is several batch jobs' (knowledge/reruns.py JobReports): their starts bound its runs, not its opening lines."""
@@ -959,14 +962,14 @@ class Diagnosis:
 
     def last_runs_hit(self, seen: Seen) -> Seen:
         """`seen`, told from its last hit where the program started again between its first hit and that one
-        (`started_again`): the same failure in the last of several runs appended to one log is that run's, at its own line
+        (`started_anew`): the same failure in the last of several runs appended to one log is that run's, at its own line
         and with its own words (heldout20w: the catch-all read a FileExistsError at line 31 and the last run's SyntaxError
         at line 8430, https://github.com/Viola868/deepseek_training/blob/e92843f895a592e816604e541afb72871dea9fd2/train.err)."""
         latest = seen.latest
         if latest is None or seen.first.source or latest.source or latest.line <= seen.first.line:
             return seen
-        restart = self.started_again(seen.first.line, seen.first.line, self.many_processes(seen))
-        if restart is None or restart[0] > latest.line:
+        restart = self.started_anew(seen.first.line, self.many_processes(seen))
+        if restart is None or restart[0] > latest.line or seen.pattern.severity is not Severity.ERROR:
             return seen
         return Seen(seen.pattern, seen.order, latest, seen.count, seen.samples, seen.ranks, seen.nodes, seen.by_rank, seen.last, latest)
 
@@ -979,18 +982,18 @@ class Diagnosis:
 
     def later_runs_sign(self, told: dict[str, Seen]) -> Optional[Sign]:
         """The strongest sign of a failure no pattern read (the first among equals) in a run that started after every failure
-        the patterns name (`started_again`), or None: the last run's own failure, which no earlier run's finding explains
+        the patterns name (`started_anew`), or None: the last run's own failure, which no earlier run's finding explains
         (a log several runs were appended to: heldout20w's Viola868/deepseek_training train.err names a dozen failures of
         earlier runs, and the last run's SyntaxError)."""
         after = 0
         for s in told.values():
             if s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR and not s.first.source:
-                restart = self.started_again(s.first.line, max(s.last, s.first.line), self.many_processes(s))
+                restart = self.started_anew(max(s.last, s.first.line), self.many_processes(s))
                 if restart is None:
                     return None
                 after = max(after, restart[0])
         live = [g for g in (*self.signs.signs, *self.signs.latest)
-                if g.line >= after and not g.claimed and not g.source and g.cause not in ("<next>", TOLD) and g.strength >= STRONG]
+                if g.line >= after and not g.claimed and not g.source and not g.cut and g.cause not in ("<next>", TOLD) and g.strength >= STRONG]
         return min(live, key=lambda g: (-g.strength, g.line), default=None)
 
     def last_runs_sign(self, sign: Sign) -> Sign:
@@ -1000,9 +1003,7 @@ class Diagnosis:
         kept = [g for g in (*self.signs.signs, *self.signs.latest) if not g.claimed and not g.source and g.cause not in ("<next>", TOLD)]
         many = len(self.all_ranks) > 1 or self.launcher in MULTI_PROCESS_LAUNCHERS
         for _ in kept:
-            restart = self.started_again(sign.line, sign.line, many or sign.where.rank is not None)
-            if restart is None and self.openings is not None and not many and sign.where.rank is None and not self.by_jobs():
-                restart = self.openings.restart_after(sign.line, sign.line, repeated=True)
+            restart = self.started_anew(sign.line, many or sign.where.rank is not None)
             later = [g for g in kept if restart is not None and g.line > restart[0]]
             if not later:
                 break
