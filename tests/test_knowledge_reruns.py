@@ -92,12 +92,17 @@ JOBS = (
 )
 
 
+def fed(reader, data: bytes, size: int):
+    """`reader` fed `data` in blocks of `size` bytes, then ended."""
+    for i in range(0, len(data), size):
+        reader.feed(data[i : i + size])
+    reader.end()
+    return reader
+
+
 @pytest.mark.parametrize("size", [1, 7, 64, len(STARTS)])
 def test_process_starts_whatever_the_blocks(size):
-    p = ProcessStarts()
-    for i in range(0, len(STARTS), size):
-        p.feed(STARTS[i : i + size])
-    p.end()
+    p = fed(ProcessStarts(), STARTS, size)
     # (line, whether the process that ended before it had just started too): the first start follows a run that got going
     assert p.starts == [(9, False), (13, True), (17, True)]
     assert p.start_after(8, many=True) == (9, p.start_after(8, many=False)[1]) and p.start_after(9, many=True) is None
@@ -105,8 +110,4 @@ def test_process_starts_whatever_the_blocks(size):
 
 @pytest.mark.parametrize("size", [1, 7, 64, len(JOBS)])
 def test_job_starts_whatever_the_blocks(size):
-    j = JobReports()
-    for i in range(0, len(JOBS), size):
-        j.feed(JOBS[i : i + size])
-    j.end()
-    assert j.starts == [1, 4, 9]  # LSF's headers, and the first line after the cancel that is not the scheduler's own
+    assert fed(JobReports(), JOBS, size).starts == [1, 4, 9]  # LSF's headers, and the first line after the cancel that is not the scheduler's own
