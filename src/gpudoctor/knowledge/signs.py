@@ -794,7 +794,7 @@ class Signs:
 
     def exception_at(self, msg: LogLine) -> Optional[Sign]:
         """The traceback whose exception line this is (read ahead from its header)."""
-        return next((s for s in reversed(self.signs) if s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank), None)
+        return next((s for s in reversed([*self.signs, *self.latest]) if s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank), None)
 
     def same_exception(self, cls: str, message: str) -> Optional[Sign]:
         """The traceback read last whose exception is this class with this message (told on another line than the one quoted)."""

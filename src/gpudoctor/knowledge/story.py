@@ -639,6 +639,8 @@ class Diagnosis:
             generic = self.environment_reported(told, generic)
         if generic is not None:
             sign = self.signs.exception(generic.first.fields.get("exception", ""), generic.first.where.rank)
+            if generic.first.line != first_hit(generic):  # told from a later run's hit (`last_runs_hit`): that run's traceback
+                sign = self.signs.exception_at(generic.first.where) or sign
             said = f"{generic.first.fields.get('exception', '')}: {generic.first.fields.get('message', '')}"
             original = self.signs.original_of(generic.first.source, generic.first.line, said)
             if original is not None:
