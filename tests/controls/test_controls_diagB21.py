@@ -108,6 +108,17 @@ class TestUnrecognisedFailureLastRun:
         earlier = finding(text, "device-map-auto-distributed")
         assert earlier is not None and earlier.severity is Severity.INFO and "earlier run's" in earlier.title
 
+    def test_control_a_traceback_the_paste_cuts_after_a_named_failure_is_no_later_run(self):
+        # facebookresearch/pytorch3d#929 (dev6): magma's CUDA error, then the run's traceback cut after two frames
+        text = ("CUDA runtime error: an illegal memory access was encountered (700) in magma_queue_destroy_internal at "
+                "/opt/conda/conda-bld/magma-cuda110_1598416697386/work/interface_cuda/interface.cpp:945\n"
+                "Traceback (most recent call last):\n"
+                '  File "/share/home/wanghui/workspacce/zzy/spin_render/train.py", line 14, in <module>\n'
+                "    trainer.train()\n"
+                '  File "/share/home/wanghui/workspacce/zzy/spin_render/utils/base_trainer.py", line 65, in train\n')
+        found = errors(text)
+        assert found and found[0].id == "cuda-illegal-memory-access"
+
     def test_sibling_every_lsf_report_exits_1_and_the_last_ones_is_the_failure(self):
         found = errors(LSF_EXITED * 3)
         assert [f.id for f in found] == ["unrecognised-failure"] and found[0].evidence["first_line"] == 2 * 14 + 7
