@@ -7,6 +7,8 @@ Lines are real ones (sources named beside them)."""
 
 from __future__ import annotations
 
+from test_controls_diagA17 import DS_BANNER, OOM
+
 from gpudoctor import api
 from gpudoctor.core.findings import Severity
 
@@ -20,6 +22,7 @@ def finding(text: str, fid: str):
 
 
 ENDED = "{'train_runtime': 812.4, 'train_loss': 0.412, 'epoch': 3.0}\ntraining completed\n"
+TRAINER_STEPS = "".join(f"{{'loss': 0.{i}12, 'learning_rate': 1e-05, 'epoch': 0.{i}}}\n" for i in range(1, 8))
 
 # https://github.com/vinaikchhetri/WAFFLE-WM/blob/7b09509b44bcdc9209c2fdc09e053a4005dfbbdd/logs/nohup.out (dev7w): a run
 # stopped by Ctrl-C, a run of rounds, then starts outside the conda environment
@@ -118,6 +121,17 @@ class TestUnrecognisedFailureLastRun:
                 '  File "/share/home/wanghui/workspacce/zzy/spin_render/utils/base_trainer.py", line 65, in train\n')
         found = errors(text)
         assert found and found[0].id == "cuda-illegal-memory-access"
+
+    def test_sibling_the_last_run_after_its_banner_exits_1_and_that_is_the_failure(self):
+        # an out-of-memory run, the DeepSpeed banner again (dev7w's LIU-Hao-2002/GRPO_project), steps, and the last run's
+        # exit status as PyCharm prints it: not "an earlier run's failure, and that run shows no failure"
+        text = DS_BANNER + OOM + DS_BANNER + TRAINER_STEPS + "Process finished with exit code 1\n"
+        found = errors(text)
+        assert [f.id for f in found] == ["unrecognised-failure"] and "exit code 1" in found[0].title
+        assert finding(text, "cuda-oom").severity is Severity.INFO
+
+    def test_control_the_last_run_after_its_banner_exits_0(self):
+        assert errors(DS_BANNER + OOM + DS_BANNER + TRAINER_STEPS + "Process finished with exit code 0\n") == []
 
     def test_sibling_every_lsf_report_exits_1_and_the_last_ones_is_the_failure(self):
         found = errors(LSF_EXITED * 3)

@@ -80,6 +80,12 @@ NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_
 NUMBER_BY_WORD = re.compile(r"(?:exit|code|status|errno|signal|error|world_size|worker_count|retr|attempt)\w*(?:\W{1,3}[a-z]{1,5})?\W{0,3}\d",
                             re.IGNORECASE)
 
+# The signs a later run's own failure is told from, when the patterns named only earlier runs' (`later_runs_sign`): a whole
+# exception, an exit status (a launcher's, a shell's, a scheduler's report), a fatal signal, a C++ or CUDA error's own line
+# (knowledge/signs.py KIND); a native stack or a C++ backtrace cut before its first lines, a traceback cut before its
+# exception, say too little to move the answer to another run.
+LAST_RUNS_SIGNS = frozenset(("exception", "bare", "exit", "exitcode", "srun_what", "fatal", "signame", "caught", "glogsig", "shellsig",
+                             "terminate", "what", "c10", "assertion", "devassert", "cuda", "cudastatus", "ncclerror"))
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
@@ -660,15 +666,17 @@ class Diagnosis:
             return
         explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in told.values())
         sign = self.signs.headline()
-        if explained and (later := self.later_runs_sign(told)) is not None:
-            sign, explained = later, False  # the last run's own failure: the patterns named earlier runs' failures
+        later = self.later_runs_sign(told) if explained else None
+        if later is not None:
+            sign, explained = later, False  # the last run's own failure (an exit status too): the patterns named earlier runs'
         elif sign is not None and not explained:
             sign = self.last_runs_sign(sign)
-        if not explained and (sign is None or sign.strength < STRONG):
+        if not explained and later is None and (sign is None or sign.strength < STRONG):
             sign = self.fatal_signal_exit() or sign
         if sign is None or explained:
             return
-        if any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG and not self.fatal_signal_exit():
+        if (later is None and any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG
+                and not self.fatal_signal_exit()):
             return  # an exit code the launcher's own findings already tell: no second story
         if any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):
             return  # the timed-out rank's own Python stack as the watchdog took it down: the timeout tells it
@@ -984,18 +992,18 @@ class Diagnosis:
 
     def later_runs_sign(self, told: dict[str, Seen]) -> Optional[Sign]:
         """The strongest sign of a failure no pattern read (the first among equals) in a run that started after every failure
-        the patterns name (`started_anew`), or None: the last run's own failure, which no earlier run's finding explains
+        the patterns name (`started_again`), or None: the last run's own failure, which no earlier run's finding explains
         (a log several runs were appended to: heldout20w's Viola868/deepseek_training train.err names a dozen failures of
         earlier runs, and the last run's SyntaxError)."""
         after = 0
         for s in told.values():
             if s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR and not s.first.source:
-                restart = self.started_anew(max(s.last, s.first.line), self.many_processes(s))
+                restart = self.started_again(first_hit(s), max(s.last, s.first.line), self.many_processes(s))
                 if restart is None:
                     return None
                 after = max(after, restart[0])
-        live = [g for g in (*self.signs.signs, *self.signs.latest)
-                if g.line >= after and not g.claimed and not g.source and not g.cut and g.cause not in ("<next>", TOLD) and g.strength >= STRONG]
+        live = [g for g in (*self.signs.signs, *self.signs.latest) if g.line >= after and g.kind in LAST_RUNS_SIGNS
+                and not g.claimed and not g.source and not g.cut and g.cause not in ("<next>", TOLD)]
         return min(live, key=lambda g: (-g.strength, g.line), default=None)
 
     def last_runs_sign(self, sign: Sign) -> Sign:
@@ -1005,7 +1013,9 @@ class Diagnosis:
         kept = [g for g in (*self.signs.signs, *self.signs.latest) if not g.claimed and not g.source and g.cause not in ("<next>", TOLD)]
         many = len(self.all_ranks) > 1 or self.launcher in MULTI_PROCESS_LAUNCHERS
         for _ in kept:
-            restart = self.started_anew(sign.line, many or sign.where.rank is not None)
+            many = many or sign.where.rank is not None
+            # (where several processes write the log, a line they all print is no run's start: the starts the log shows)
+            restart = self.started_anew(sign.line, many) if many else self.started_again(sign.line, sign.line, many)
             later = [g for g in kept if restart is not None and g.line > restart[0]]
             if not later:
                 break
