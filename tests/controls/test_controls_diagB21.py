@@ -194,3 +194,21 @@ class TestSlurmJobCancelledLastJob:
         text = SPLIT + cancel(267031) + "srun: error: dgx-06: task 0: Terminated\n"
         found = errors(text)
         assert found and found[0].id == "unrecognised-failure" and "slurm-job-cancelled" not in [f.id for f in found]
+
+
+SRUN_EXIT = "srun: error: gpu-01: task 0: Exited with exit code 1\n"
+
+
+class TestSlurmTaskFailedLastRun:
+    """srun's report that the last run's task exited is that run's failure, not a consequence of an earlier run's."""
+
+    verdict = "slurm-task-failed"
+
+    def test_sibling_the_last_runs_task_exit_is_not_explained_by_an_earlier_runs_failure(self):
+        text = DS_BANNER + OOM + DS_BANNER + TRAINER_STEPS + SRUN_EXIT
+        assert [f.id for f in errors(text)] == ["slurm-task-failed"]
+        assert finding(text, "cuda-oom").severity is Severity.INFO
+
+    def test_control_the_task_exit_right_after_its_own_runs_failure_stays_its_consequence(self):
+        found = errors(DS_BANNER + TRAINER_STEPS + OOM + SRUN_EXIT)
+        assert [f.id for f in found] == ["cuda-oom"]

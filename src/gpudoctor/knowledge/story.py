@@ -595,7 +595,10 @@ class Diagnosis:
         if cause.first.source or seen.first.source:
             return False
         earlier, later = (cause, seen) if cause.first.line < seen.first.line else (seen, cause)
-        restart = self.started_anew(max(earlier.last, earlier.first.line), self.many_processes(earlier))
+        many = self.many_processes(earlier)
+        last = max(earlier.last, earlier.first.line)
+        # (where several processes write the log, a line they all print is no run's start: the starts the log shows)
+        restart = self.started_anew(last, many) if many else self.started_again(first_hit(earlier), last, many)
         return restart is not None and restart[0] <= later.first.line
 
     def attempt_before(self, seen: Seen) -> Optional[Seen]:
