@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.knowledge.reruns import Command, JobReports, ProcessStarts, Prompts
+from gpudoctor.knowledge.reruns import Command, Prompts, RunStarts
 
 # NVIDIA/nccl#719 and huggingface/text-generation-inference#1451 (dev, dev5), as pasted
 PASTE = (
@@ -89,6 +89,9 @@ JOBS = (
     b"Sender: LSF System <lsfadmin@eu-g2-16>\nExited with exit code 1.\n"
     b"slurmstepd: error: *** JOB 267035 ON dgx-06 CANCELLED AT 2025-08-21T02:35:44 ***\n"
     b"srun: error: dgx-06: task 0: Terminated\n\nThu Aug 21 02:36:47 2025\n"
+    # dev7w's FalsoMoralista/FGDCC logs/nohup.out: a step cancelled, and the next start's traceback right after srun's line
+    b"slurmstepd: error: *** STEP 2556.0 ON hgx CANCELLED AT 2024-07-07T23:27:27 ***\n"
+    b"srun: error: hgx: task 0: Terminated\nTraceback (most recent call last):\n"
 )
 
 
@@ -102,7 +105,7 @@ def fed(reader, data: bytes, size: int):
 
 @pytest.mark.parametrize("size", [1, 7, 64, len(STARTS)])
 def test_process_starts_whatever_the_blocks(size):
-    p = fed(ProcessStarts(), STARTS, size)
+    p = fed(RunStarts(), STARTS, size)
     # (line, whether the process that ended before it had just started too): the first start follows a run that got going
     assert p.starts == [(9, False), (13, True), (17, True)]
     assert p.start_after(8, many=True) == (9, p.start_after(8, many=False)[1]) and p.start_after(9, many=True) is None
@@ -110,4 +113,4 @@ def test_process_starts_whatever_the_blocks(size):
 
 @pytest.mark.parametrize("size", [1, 7, 64, len(JOBS)])
 def test_job_starts_whatever_the_blocks(size):
-    assert fed(JobReports(), JOBS, size).starts == [1, 4, 9]  # LSF's headers, and the first line after the cancel that is not the scheduler's own
+    assert fed(RunStarts(), JOBS, size).jobs == [1, 4, 9, 12]  # LSF's headers, and the first line after the cancel that is not the scheduler's own

@@ -39,7 +39,7 @@ from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import SCRIPT_STEP, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
-from gpudoctor.knowledge.reruns import Command, JobReports, Openings, ProcessStarts, Prompts
+from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.signs import STRONG, TOLD, Frame, Sign, Signs, time_of
@@ -289,8 +289,7 @@ class Diagnosis:
         self.nccl_info = False  # the input shows NCCL's INFO lines, set by the reader
         self.prompts: Optional[Prompts] = None  # the commands typed at a shell prompt in the input (knowledge/reruns.py), set by the reader
         self.openings: Optional[Openings] = None  # the input's opening lines and where they stand again (knowledge/reruns.py), set by the reader
-        self.process_starts: Optional[ProcessStarts] = None  # where a Python process started anew after one ended (knowledge/reruns.py), set by the reader
-        self.jobs: Optional[JobReports] = None  # where a batch scheduler's next job starts (knowledge/reruns.py), set by the reader
+        self.run_starts: Optional[RunStarts] = None  # where a run starts again as the log's own lines show (knowledge/reruns.py), set by the reader
         self.progress: Optional[Progress] = None  # the run's progress, fallback and stage lines (knowledge/progress.py), set by the reader
         self.ranks_heard: Optional[RanksHeard] = None  # what the log says of the job's ranks (knowledge/ranks_heard.py), set by the reader
         self.went_on_said: tuple[int, dict] = (-1, {})  # `went_on`'s answers, per finding id, while the story stands
@@ -962,16 +961,14 @@ class Diagnosis:
 
     def started_anew(self, last: int, many: bool) -> Optional[tuple[int, str]]:
         """(line, what stands there) of the first start after line `last` that the log's own lines show, not only repeat: a
-        Python process of the program failing at its start after one ended (knowledge/reruns.py ProcessStarts; `many`: more
-        than one process writes the log), or a batch scheduler's next job (JobReports); or None. A paste that repeats its
+        Python process of the program failing at its start after one ended (`many`: more than one process writes the log),
+        or a batch scheduler's next job (knowledge/reruns.py RunStarts); or None. A paste that repeats its
         opening lines may be one run quoted twice: the rules that move a failure to another run ask for these starts."""
-        found = [self.jobs.start_after(last) if self.jobs is not None else None,
-                 self.process_starts.start_after(last, many) if self.process_starts is not None else None]
-        return min((f for f in found if f is not None), default=None)
+        return self.run_starts.start_after(last, many) if self.run_starts is not None else None
 
     def by_jobs(self) -> bool:
-        """The log is several batch jobs' (knowledge/reruns.py JobReports): their starts bound its runs, not its opening lines."""
-        return self.jobs is not None and bool(self.jobs.starts)
+        """The log is several batch jobs' (knowledge/reruns.py RunStarts): their starts bound its runs, not its opening lines."""
+        return self.run_starts is not None and bool(self.run_starts.jobs)
 
     def last_runs_hit(self, seen: Seen) -> Seen:
         """`seen`, told from its last hit where the program started again between its first hit and that one
@@ -988,9 +985,9 @@ class Diagnosis:
 
     def traceback_before(self, seen: Seen) -> Optional[int]:
         """The line of the traceback to read for `seen`: the log's first, or, where `seen` ends the traceback of a Python process
-        of the program that started again later (ProcessStarts), that one's."""
+        of the program that started again later (knowledge/reruns.py RunStarts), that one's."""
         first = self.signs.first_traceback
-        start = self.process_starts.start_before(seen.first.line) if self.process_starts is not None and not seen.first.source else None
+        start = self.run_starts.start_before(seen.first.line) if self.run_starts is not None and not seen.first.source else None
         return start if start is not None and (first is None or start > first) else first
 
     def later_runs_sign(self, told: dict[str, Seen]) -> Optional[Sign]:

@@ -18,7 +18,7 @@ from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.progress import Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
-from gpudoctor.knowledge.reruns import RESTART_HOW, JobReports, Openings, ProcessStarts, Prompts
+from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.signs import HANDLED
@@ -296,13 +296,12 @@ def read_log(
 
     prompts = Prompts()  # and the commands typed at a shell prompt: a failure of an attempt run again is stale
     openings = Openings()  # and the input's opening lines standing again: a failure before a run started anew is an earlier run's
-    process_starts = ProcessStarts()  # and a Python process of the program failing at its start after one ended: a new run
-    jobs = JobReports()  # and a batch scheduler's next job starting: its lines bound the runs of a file several jobs wrote
+    run_starts = RunStarts()  # and where a run starts again as its own lines show: a process failing at its start, a scheduler's next job
     progress = Progress()  # and the run's progress: a failure the job went on past is not the run's end
     said_fixed = SaidFixed()  # and a person's sentences that say an error before them is fixed since or did not stop the job
     ranks = RanksHeard()  # and the ranks the log says the job has: taken twice, each alone, never heard
     said_hang = SaidHang()  # and the reporter's sentence that the run hangs, with the log's lines around it
-    feed = said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(process_starts.tee(jobs.tee(prompts.tee(tail.tee(reader_feed)))))))))
+    feed = said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed))))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -339,10 +338,8 @@ def read_log(
         d.prompts = prompts
         openings.end()
         d.openings = openings
-        process_starts.end()
-        d.process_starts = process_starts
-        jobs.end()
-        d.jobs = jobs
+        run_starts.end()
+        d.run_starts = run_starts
         d.retell()  # (told once already, to decide on a second reading: the story of earlier runs needs these readers)
         progress.end()
         d.progress = progress
