@@ -130,7 +130,8 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         again = restarted[0].evidence["earlier_run"]
         shown = {"ended": f"line {d.ended_line}: {ended}"} if ended else {}
         return LOG_INCONCLUSIVE(case="restarted", evidence={"lines": d.lines, "earlier run": f"line {restarted[0].evidence.get('first_line')}: {restarted[0].title}",
-                                                            "started again": f"line {again['started_again_at']}, a line an earlier run opened with: {again['opening']}", **shown},
+                                                            "started again": (f"line {again['started_again_at']}: {again['opening']}" if again["opening"] in RESTART_HOW
+                                                                              else f"line {again['started_again_at']}, a line an earlier run opened with: {again['opening']}"), **shown},
                                 lines=d.lines, first=restarted[0].evidence.get("first_line"), again=again["started_again_at"],
                                 end=f"it ends (line {d.ended_line})" if ended else "it shows no end",
                                 how=RESTART_HOW.get(again["opening"], "its opening lines stand again"))
