@@ -323,8 +323,8 @@ class Openings(WholeLines):
 
 # Where a log several runs were appended to starts a run again, as its own lines show (not only repeat):
 # - Python's uncaught exception ends its process with a traceback whose outermost frame is the script's top level
-#   (`<module>`, or runpy's under `python -m`). One whose every frame is a module's top level (an import, the script's
-#   set-up), or a compile error of the script (SyntaxError's frame names no function: `File "train.py", line 232`), is a
+#   (`<module>`, or runpy's under `python -m`). One whose every frame is a module's top level through an import, or a
+#   compile error of the script (SyntaxError's frame names no function: `File "train.py", line 232`), is a
 #   process that had just started: after a process ended, a new run of the program (dev7w: a KeyboardInterrupt, rounds
 #   of training, then starts failing on "No module named 'torch'",
 #   https://github.com/vinaikchhetri/WAFFLE-WM/blob/7b09509b44bcdc9209c2fdc09e053a4005dfbbdd/logs/nohup.out; heldout20w:
@@ -377,7 +377,11 @@ class Printed:
         return bool(self.funcs) and self.raised and not self.typed and (self.funcs[0] is None or self.funcs[0] in TOP_LEVEL)
 
     def just_started(self) -> bool:
-        return self.ended_process() and all(f is None or f in TOP_LEVEL for f in self.funcs)
+        """Every frame a module's top level, through an import (two frames or more) or down to a compile error: a process
+        that had just started. One top-level frame alone is no start: a script's top-level loop whose call into C raised
+        prints that too, at any step (a CUDA error, an out-of-memory)."""
+        return (self.ended_process() and all(f is None or f in TOP_LEVEL for f in self.funcs)
+                and (len(self.funcs) > 1 or self.funcs[0] is None))
 
 
 def first_byte_of_line_before(block: bytes, begin: int, start: int, carried: bytes) -> bytes:
