@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.knowledge.reruns import Command, Prompts
+from gpudoctor.knowledge.reruns import Command, Prompts, RunStarts
 
 # NVIDIA/nccl#719 and huggingface/text-generation-inference#1451 (dev, dev5), as pasted
 PASTE = (
@@ -70,3 +70,48 @@ def test_runs_again(earlier, later, again):
 def test_prompt_forms(line, command, host):
     found = commands([line.encode() + b"\n"])
     assert found == ([] if command is None else [(1, command, host)])
+
+
+# dev7w's vinaikchhetri/WAFFLE-WM logs/nohup.out, shortened: a run ended by Ctrl-C, a run's rounds, two starts that fail at
+# their imports; then heldout20w's Viola868/deepseek_training train.err, a SyntaxError two processes print at once
+STARTS = (
+    b'Traceback (most recent call last):\n  File "/home/exouser/src/main.py", line 136, in <module>\n    fed_avg(args)\n'
+    b'  File "/home/exouser/src/fedavg.py", line 125, in client_update\n    optimizer.zero_grad()\nKeyboardInterrupt\n'
+    b"Round 0\nserver stats: [loss: 1.925\n"
+    + b'Traceback (most recent call last):\n  File "/home/exouser/src/main.py", line 96, in <module>\n'
+    b'    from models import MP\n  File "/home/exouser/src/models.py", line 1, in <module>\n'
+    b"    import torch\nModuleNotFoundError: No module named 'torch'\n" * 2
+    + b'  File "training_swanlab.py", line 232\n  File "training_swanlab.py", line 232\n        optim="adamw_bnb_8bit"\n'
+    b'optim="adamw_bnb_8bit"\n        ^\n^\nSyntaxErrorSyntaxError: : invalid syntaxinvalid syntax\n'
+)
+# heldout20w's GraphFramEx/graphframex job.out (LSF's reports) and heldout18w's heisenyan/openvla-oft slurm.out (Slurm's cancel)
+JOBS = (
+    b"Sender: LSF System <lsfadmin@eu-g2-18>\nExited with exit code 1.\nThe output (if any) follows:\n"
+    b"Sender: LSF System <lsfadmin@eu-g2-16>\nExited with exit code 1.\n"
+    b"slurmstepd: error: *** JOB 267035 ON dgx-06 CANCELLED AT 2025-08-21T02:35:44 ***\n"
+    b"srun: error: dgx-06: task 0: Terminated\n\nThu Aug 21 02:36:47 2025\n"
+    # dev7w's FalsoMoralista/FGDCC logs/nohup.out: a step cancelled, and the next start's traceback right after srun's line
+    b"slurmstepd: error: *** STEP 2556.0 ON hgx CANCELLED AT 2024-07-07T23:27:27 ***\n"
+    b"srun: error: hgx: task 0: Terminated\nTraceback (most recent call last):\n"
+)
+
+
+def fed(reader, data: bytes, size: int):
+    """`reader` fed `data` in blocks of `size` bytes, then ended."""
+    for i in range(0, len(data), size):
+        reader.feed(data[i : i + size])
+    reader.end()
+    return reader
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, len(STARTS)])
+def test_process_starts_whatever_the_blocks(size):
+    p = fed(RunStarts(), STARTS, size)
+    # (line, whether the process that ended before it had just started too): the first start follows a run that got going
+    assert p.starts == [(9, False), (15, True), (21, True)]
+    assert p.start_after(8, many=True) == (9, p.start_after(8, many=False)[1]) and p.start_after(9, many=True) is None
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, len(JOBS)])
+def test_job_starts_whatever_the_blocks(size):
+    assert fed(RunStarts(), JOBS, size).jobs == [1, 4, 9, 12]  # LSF's headers, and the first line after the cancel that is not the scheduler's own

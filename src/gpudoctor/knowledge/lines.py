@@ -273,12 +273,30 @@ GLUED_RECORD = re.compile(
 GLUED_WORDS = ("Error", "Exception", "Interrupt", "Exit", "Failure")
 
 
+# Two processes that print the same exception at once interleave its writes (the class, ": ", the message) on one line:
+# "SyntaxErrorSyntaxError: : invalid syntaxinvalid syntax" (heldout20w: two ranks of one start,
+# https://github.com/Viola868/deepseek_training/blob/e92843f895a592e816604e541afb72871dea9fd2/train.err) is one exception's line.
+DOUBLED = re.compile(r"(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?P=cls): : (?P<message>\S.*)")
+
+
+def undoubled(part: str) -> str:
+    """The exception line two processes wrote at once (DOUBLED), as one of them wrote it; any other line as it is."""
+    m = DOUBLED.fullmatch(part.strip())
+    if m is None:
+        return part
+    message = m.group("message").rstrip()
+    half = len(message) // 2
+    return f"{m.group('cls')}: {message[:half]}" if len(message) % 2 == 0 and message[:half] == message[half:] else part
+
+
 def segments(raw: str) -> list[LogLine]:
     """A physical line -> its messages: tqdm and friends rewrite a line with bare
     carriage returns, so one 'line' can hold many; and a paste may lose the line
     break between two records (GLUED_RECORD)."""
     raw = raw.rstrip("\r\n")
     parts = [p for p in raw.split("\r") if p.strip()] if "\r" in raw else [raw]
+    if ": : " in raw:
+        parts = [undoubled(p) for p in parts]
     if "<br" in raw or "<BR" in raw:  # a page's line breaks inside one physical line (not its last one, WRAP_TAIL's)
         parts = [q for p in parts for q in HTML_BREAK.split(p) if q.strip()]
     out = []

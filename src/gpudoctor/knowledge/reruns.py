@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 # A command typed at a shell prompt, as terminals show it: `user@host:dir$ cmd` (bash's default,
@@ -318,3 +318,223 @@ class Openings(WholeLines):
             if again is not None and (best is None or again < best[0]):
                 best = (again, self.texts[needle])
         return best
+
+
+
+# Where a log several runs were appended to starts a run again, as its own lines show (not only repeat):
+# - Python's uncaught exception ends its process with a traceback whose outermost frame is the script's top level
+#   (`<module>`, or runpy's under `python -m`). One whose every frame is a module's top level through an import, or a
+#   compile error of the script (SyntaxError's frame names no function: `File "train.py", line 232`), is a
+#   process that had just started: after a process ended, a new run of the program (dev7w: a KeyboardInterrupt, rounds
+#   of training, then starts failing on "No module named 'torch'",
+#   https://github.com/vinaikchhetri/WAFFLE-WM/blob/7b09509b44bcdc9209c2fdc09e053a4005dfbbdd/logs/nohup.out; heldout20w:
+#   accelerate's ValueError under trainer.train(), then the script's own SyntaxError,
+#   https://github.com/Viola868/deepseek_training/blob/e92843f895a592e816604e541afb72871dea9fd2/train.err). A traceback
+#   another one's exception chains to is the same process's; code typed at a prompt (`<stdin>`, `<string>`) is a person
+#   trying something; a traceback with no exception's line after its frames (a paste cut it) ended nothing we can tell.
+# - A batch scheduler's own lines bound its jobs, whatever the program printed: LSF mails each job's report into the
+#   output file ("Sender: LSF System <lsfadmin@host>", then the job's status, "Exited with exit code 1.", and only then the
+#   job's own output: heldout20w's six reports appended,
+#   https://github.com/GraphFramEx/graphframex/blob/f847f39af5ecb7bb9e6032afd54b04e7c0de0e9e/job.out), and Slurm's step
+#   daemon ends a job it cancels ("slurmstepd: error: *** JOB 267031 ON dgx-15 CANCELLED AT 2025-08-21T02:33:05 ***"): the
+#   next line that is not the scheduler's own (srun's and slurmstepd's words about the same end) is a later job's
+#   (heldout18w: seven jobs appended to one file, https://github.com/heisenyan/openvla-oft, slurm.out).
+PROCESS_STARTED = "a Python process of the program that had just started failed there, after one ended"
+JOB_STARTED = "the batch scheduler's next job starts there"
+# How the case `restarted` of log-inconclusive says the program started again, by what stands at the restart.
+RESTART_HOW = {PROCESS_STARTED: "a Python process of it failed at its start after one ended", JOB_STARTED: "the batch scheduler's next job starts"}
+TRACEBACK_HEADER = b"Traceback (most recent call last)"
+FRAME_LINE = re.compile(rb'[ \t]{0,8}File "(?P<path>[^"\n]{1,400})", line \d+(?:, in (?P<func>\S{1,200}))?[ \t\r]*$')
+EXCEPTION_CLASS = re.compile(rb"\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)")
+CHAINING = b"above exception"  # "During handling of the above exception", "The above exception was the direct cause"
+CHAIN_BYTES = 600  # how far before a traceback its chaining words are looked for (CHAIN_GAP lines)
+TOP_LEVEL = frozenset((b"<module>", b"_run_module_as_main", b"_run_code"))
+FRAME_GAP = 4  # lines from one frame to the next at most (its source line, a caret line or two)
+RAISED_GAP = 6  # lines from a traceback's last frame to its exception's line at most (the source line, carets, another process's)
+CHAIN_GAP = 3  # lines from a chained exception's words to its traceback at most
+START_SPAN = 40  # lines a start-up traceback takes at most (a few frames of imports, the compile error's caret)
+LSF_REPORT = b"Sender: LSF System <"
+CANCELLED = b"CANCELLED AT "
+SLURM_CANCEL = re.compile(rb"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT ")
+SCHEDULER_OWN = (b"srun", b"slurmstepd", b"sbatch", b"salloc")
+KEPT_STARTS = 64  # starts of each kind remembered (the first and the latest)
+LOOKED = 4096  # occurrences of each needle looked at per block, at most (a log is not a wall of tracebacks)
+INDENTS = (b" ", b"\t", b"\n", b"\r", b"")
+
+
+@dataclass
+class Printed:
+    """A traceback as `RunStarts` reads it: its first line, and its frames' functions (None: a compile error's)."""
+
+    line: int
+    chained: bool
+    funcs: list[Optional[bytes]] = field(default_factory=list)
+    last: int = 0
+    typed: bool = False  # its outermost frame is code typed at a prompt (<stdin>, <string>)
+    raised: bool = False  # an exception's line follows its frames (a traceback a paste cut is no process's end)
+
+    def ended_process(self) -> bool:
+        return bool(self.funcs) and self.raised and not self.typed and (self.funcs[0] is None or self.funcs[0] in TOP_LEVEL)
+
+    def just_started(self) -> bool:
+        """Every frame a module's top level, through an import (two frames or more) or down to a compile error: a process
+        that had just started. One top-level frame alone is no start: a script's top-level loop whose call into C raised
+        prints that too, at any step (a CUDA error, an out-of-memory)."""
+        return (self.ended_process() and all(f is None or f in TOP_LEVEL for f in self.funcs)
+                and (len(self.funcs) > 1 or self.funcs[0] is None))
+
+
+def first_byte_of_line_before(block: bytes, begin: int, start: int, carried: bytes) -> bytes:
+    """The first byte of the line before the one at `start` (`carried`: the previous block's last line's)."""
+    if start <= begin:
+        return carried
+    before = block.rfind(b"\n", begin, start - 1) + 1 or begin
+    return block[before : before + 1]
+
+
+def keep(starts: list, start) -> None:
+    """`start` remembered, past KEPT_STARTS in place of the second oldest (the first stays)."""
+    if starts and starts[-1] == start:
+        return
+    if len(starts) >= KEPT_STARTS:
+        del starts[1]
+    starts.append(start)
+
+
+class RunStarts(WholeLines):
+    """The lines where a run starts again, as the log's own lines show, fed block by block (`feed`): a Python process of
+    the program failing at its start after one ended (`starts`), a batch scheduler's next job (`jobs`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.current: Optional[Printed] = None
+        self.ended: Optional[Printed] = None  # the last traceback that ended its process
+        self.chained_at = -CHAIN_GAP - 1
+        self.starts: list[tuple[int, bool]] = []  # (line, whether the process that ended before it had just started too)
+        self.jobs: list[int] = []
+        self.last_head = b""  # the first byte of the last line read (a frame after a line that stands at its start starts a traceback)
+        self.raise_lines = 0  # lines still to look at for the current traceback's exception (past the end of a block)
+        self.job_ended = False  # a job ended (Slurm's cancel) and the next job's first line is still to come
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        """The whole lines block[begin:end]."""
+        if self.raise_lines:
+            self.raise_lines = self.look_for_exception(block, begin, end, self.raise_lines)
+        found: list[tuple[int, int]] = []  # (position, kind): 0 a traceback's header, 1 a frame, 3 LSF's report, 4 a cancel
+        for kind, needle in ((0, TRACEBACK_HEADER), (1, b'File "'), (3, LSF_REPORT), (4, CANCELLED)):
+            at, looked = block.find(needle, begin, end), 0
+            while at != -1 and looked < LOOKED:
+                looked += 1
+                found.append((at, kind))
+                at = block.find(needle, at + len(needle), end)
+        counted, number, after = begin, self.lines + 1, begin
+        for at, kind in sorted(found):
+            start = block.rfind(b"\n", begin, at) + 1 or begin
+            stop = block.find(b"\n", at, end)
+            stop = stop if stop != -1 else end
+            if self.job_ended and stop > after:  # (up to this line, which may be the next job's first)
+                number, counted = self.next_job(block, after, stop, number, counted)
+            number += block.count(b"\n", counted, start)
+            counted = start
+            after = max(after, stop + 1)
+            if kind == 0:
+                self.close()
+                self.current = Printed(number, self.chained(block, begin, start, number, CHAIN_GAP), last=number)
+            elif kind == 1:
+                self.frame(block, begin, start, stop, end, number)
+            elif kind == 3 and at == start:
+                keep(self.jobs, number)
+            elif kind == 4 and SLURM_CANCEL.search(block, start, stop) is not None:
+                self.job_ended = True
+        if self.job_ended and after < end:
+            self.next_job(block, after, end, number, counted)
+        self.lines += block.count(b"\n", begin, end)
+        self.last_head = first_byte_of_line_before(block, begin, end, self.last_head)
+        said = block.rfind(CHAINING, max(begin, end - CHAIN_BYTES), end)  # (for a traceback at the next block's start)
+        if said != -1:
+            self.chained_at = self.lines + 1 - block.count(b"\n", said, end)
+
+    def chained(self, block: bytes, begin: int, start: int, number: int, gap: int) -> bool:
+        """Python's words that the exception below chains to the one above stand in the `gap` lines before line `number`
+        (at `start`): the traceback there is the same process's."""
+        said = block.rfind(CHAINING, max(begin, start - CHAIN_BYTES), start)
+        if said != -1:
+            self.chained_at = number - block.count(b"\n", said, start)
+        return 0 < number - self.chained_at <= gap
+
+    def frame(self, block: bytes, begin: int, start: int, stop: int, end: int, number: int) -> None:
+        """The frame line block[start:stop], line `number`: the current traceback's, or the first of another."""
+        m = FRAME_LINE.match(block, start, stop)
+        if m is None:
+            return
+        current = self.current
+        if current is None or not 0 < number - current.last <= FRAME_GAP or current.funcs and first_byte_of_line_before(block, begin, start, self.last_head) not in INDENTS:
+            # frames with no header before them: a traceback printed without it, or a compile error's; after a line that is
+            # no frame's (an exception's, at its line's start: Python indents frames and their source)
+            self.close()
+            current = self.current = Printed(number, self.chained(block, begin, start, number, CHAIN_GAP + 1), last=number)
+        if not current.funcs:
+            current.typed = m.group("path").startswith(b"<") and m.group("path") != b"<frozen runpy>"
+        current.funcs.append(m.group("func"))
+        current.last = number
+        if not current.raised:
+            self.raise_lines = self.look_for_exception(block, stop + 1, end, RAISED_GAP)
+
+    def look_for_exception(self, block: bytes, at: int, end: int, lines: int) -> int:
+        """The current traceback's exception's line among the next `lines` lines from `at` (not past another frame or
+        header): whether it is whole. Returns the lines still to look at in the next block."""
+        current = self.current
+        while lines and at < end and current is not None:
+            stop = block.find(b"\n", at, end)
+            stop = stop if stop != -1 else end
+            line = block[at:stop]
+            if b'File "' in line or TRACEBACK_HEADER in line:
+                return 0
+            if EXCEPTION_CLASS.match(line) is not None:
+                current.raised = True
+                return 0
+            lines -= 1
+            at = stop + 1
+        return lines if current is not None and at >= end else 0
+
+    def next_job(self, block: bytes, at: int, upto: int, number: int, counted: int) -> tuple[int, int]:
+        """The lines block[at:upto] after a job's end: the first that is not the scheduler's own starts the next job."""
+        while at < upto and self.job_ended:
+            stop = block.find(b"\n", at, upto)
+            stop = stop if stop != -1 else upto
+            line = block[at:stop].strip()
+            if line and not line.startswith(SCHEDULER_OWN):
+                number += block.count(b"\n", counted, at)
+                counted = at
+                keep(self.jobs, number)
+                self.job_ended = False
+            at = stop + 1
+        return number, counted
+
+    def close(self) -> None:
+        """The traceback read last is whole: a start, when its process had just started after one ended."""
+        printed, self.current = self.current, None
+        self.raise_lines = 0
+        if printed is None or printed.chained or not printed.ended_process():
+            return
+        if printed.just_started() and self.ended is not None:
+            keep(self.starts, (printed.line, self.ended.just_started()))
+        self.ended = printed
+
+    def end(self) -> None:
+        super().end()
+        self.close()
+
+    def start_before(self, line: int) -> Optional[int]:
+        """The line of the process start whose traceback holds `line` (its exception's), or None."""
+        return next((n for n, _ in reversed(self.starts) if n <= line < n + START_SPAN), None)
+
+    def start_after(self, line: int, many: bool) -> Optional[tuple[int, str]]:
+        """(line, what stands there) of the first start after `line`, or None: a job's, or a process's. `many`: more than one
+        process writes the log, and each rank prints the same start-up failure: only a start after a process that had got
+        past its start."""
+        job = next((n for n in self.jobs if n > line), None)
+        process = next((n for n, after_a_start in self.starts if n > line and not (many and after_a_start)), None)
+        if job is not None and (process is None or job <= process):
+            return (job, JOB_STARTED)
+        return (process, PROCESS_STARTED) if process is not None else None

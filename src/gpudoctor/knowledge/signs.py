@@ -32,6 +32,7 @@ from gpudoctor.knowledge.relays import Relayed, relay_in
 from gpudoctor.knowledge.remedy import Remedy, remedy_in
 
 KEEP = 16  # signs kept (the first ones); later ones are only counted
+LATEST = 4  # of those only counted, the latest kept apart (`Signs.latest`)
 MAX_TRACEBACKS = 200  # tracebacks read frame by frame; later ones are only counted
 TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frames and exception
 QUOTED_KEPT = 4096  # quoted source lines remembered (a long log repeats its tracebacks; past this, they are read as any line)
@@ -392,6 +393,7 @@ class Signs:
 
     def __init__(self) -> None:
         self.signs: list[Sign] = []
+        self.latest: list[Sign] = []  # the latest signs past the KEEP kept ones (none while there is room)
         self.count = 0
         self.events = 0  # anything that changed what this reader knows (a sign, a traceback, an exit note)
         self.tracebacks = 0
@@ -416,7 +418,7 @@ class Signs:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
         traceback whose exception line it is, nor the C++ backtrace printed under it)."""
         self.explained_at[msg.rank] = line
-        for s in reversed(self.signs):
+        for s in reversed([*self.signs, *self.latest]):
             # an exception line without a rank prefix claims its traceback whatever rank that was given (mp.spawn's process)
             if (s.line == line and s.kind != "exception") or (s.kind == "exception" and s.text == msg.text and msg.rank in (s.where.rank, None)):
                 s.claimed = s.claimed or pattern_id
@@ -760,6 +762,8 @@ class Signs:
         if spent is not None:
             del self.signs[spent]
             self.signs.append(sign)
+        else:  # kept apart: the last run's failure, in a log several runs were appended to, is among the latest
+            self.latest = [*self.latest[1 - LATEST :], sign]
 
     # -- what the log shows -------------------------------------------------
     def is_quoted_source(self, source: str, line: int) -> bool:
@@ -790,7 +794,7 @@ class Signs:
 
     def exception_at(self, msg: LogLine) -> Optional[Sign]:
         """The traceback whose exception line this is (read ahead from its header)."""
-        return next((s for s in reversed(self.signs) if s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank), None)
+        return next((s for s in reversed([*self.signs, *self.latest]) if s.kind == "exception" and s.text == msg.text and s.where.rank == msg.rank), None)
 
     def same_exception(self, cls: str, message: str) -> Optional[Sign]:
         """The traceback read last whose exception is this class with this message (told on another line than the one quoted)."""

@@ -40,11 +40,11 @@ from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SHOWN, Progress, own_end, set_up_step, warned
 from gpudoctor.knowledge.ranks_heard import RanksHeard
-from gpudoctor.knowledge.reruns import Command, Openings, Prompts
+from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
+from gpudoctor.knowledge.signs import STRONG, TOLD, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.title_said import title_label
-from gpudoctor.knowledge.signs import STRONG, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.unrecognised import (
     UNRECOGNISED,
     class_step,
@@ -82,6 +82,12 @@ NUMBERS_MATTER = ("exit", "code", "status", "errno", "signal", "error ", "world_
 NUMBER_BY_WORD = re.compile(r"(?:exit|code|status|errno|signal|error|world_size|worker_count|retr|attempt)\w*(?:\W{1,3}[a-z]{1,5})?\W{0,3}\d",
                             re.IGNORECASE)
 
+# The signs a later run's own failure is told from, when the patterns named only earlier runs' (`later_runs_sign`): a whole
+# exception, an exit status (a launcher's, a shell's, a scheduler's report), a fatal signal, a C++ or CUDA error's own line
+# (knowledge/signs.py KIND); a native stack or a C++ backtrace cut before its first lines, a traceback cut before its
+# exception, say too little to move the answer to another run.
+LAST_RUNS_SIGNS = frozenset(("exception", "bare", "exit", "exitcode", "srun_what", "fatal", "signame", "caught", "glogsig", "shellsig",
+                             "terminate", "what", "c10", "assertion", "devassert", "cuda", "cudastatus", "ncclerror"))
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
@@ -210,10 +216,13 @@ class Seen:
     nodes: set = field(default_factory=set)
     by_rank: dict = field(default_factory=dict)  # rank -> fields of its first hit
     last: int = 0  # the line of its last hit (in its source)
+    latest: Optional[Hit] = None  # its last hit (`Diagnosis.last_runs_hit`)
 
     def add(self, hit: Hit) -> None:
         self.count += 1
         self.last = max(self.last, hit.line)
+        if self.latest is None or hit.line >= self.latest.line:
+            self.latest = hit
         r, n = hit.where.rank, hit.where.node
         new_rank = r is not None and r not in self.ranks
         if r is not None:
@@ -223,6 +232,11 @@ class Seen:
             self.nodes.add(n)
         if len(self.samples) < SAMPLES and (new_rank or not self.samples or r is None):
             self.samples.append(hit)
+
+
+def first_hit(seen: Seen) -> int:
+    """The line of `seen`'s first hit (it may be told from a later one: `Diagnosis.last_runs_hit`)."""
+    return min([seen.first.line, *(hit.line for hit in seen.samples if hit.source == seen.first.source)])
 
 
 ERROR_LINES_KEPT = 3
@@ -278,6 +292,7 @@ class Diagnosis:
         self.nccl_info = False  # the input shows NCCL's INFO lines, set by the reader
         self.prompts: Optional[Prompts] = None  # the commands typed at a shell prompt in the input (knowledge/reruns.py), set by the reader
         self.openings: Optional[Openings] = None  # the input's opening lines and where they stand again (knowledge/reruns.py), set by the reader
+        self.run_starts: Optional[RunStarts] = None  # where a run starts again as the log's own lines show (knowledge/reruns.py), set by the reader
         self.progress: Optional[Progress] = None  # the run's progress, fallback and stage lines (knowledge/progress.py), set by the reader
         self.ranks_heard: Optional[RanksHeard] = None  # what the log says of the job's ranks (knowledge/ranks_heard.py), set by the reader
         self.went_on_said: tuple[tuple[int, int], dict] = ((-1, -1), {})  # `went_on`'s answers, per finding id, while the story and its end stand
@@ -568,12 +583,25 @@ class Diagnosis:
             if after == "*":
                 causes = [s for s in self.seen.values() if s.pattern.role == CAUSE and s is not seen and s.pattern.severity is Severity.ERROR
                           and self.fixed_before(s) is None]  # (not an error the text says is gone or did not stop the job)
-                causes = [s for s in causes if not any(a != "*" and a in self.seen for a in s.pattern.after)]
+                causes = [s for s in causes if not any(a != "*" and a in self.seen for a in s.pattern.after) and not self.runs_apart(s, seen)]
                 if causes:
                     return min(causes, key=lambda s: s.order)
-            elif after in self.seen and after != seen.pattern.id:
+            elif after in self.seen and after != seen.pattern.id and not self.runs_apart(self.seen[after], seen):
                 return self.seen[after]
         return None
+
+    def runs_apart(self, cause: Seen, seen: Seen) -> bool:
+        """`cause` and `seen` are two runs' (the program started again after every line of the earlier one, at or before the
+        later one's: `started_anew`): one run's failure did not cause what another printed (heldout18w: Slurm cancelled the
+        last of seven jobs appended to one file; an earlier job's failed check did not cause that)."""
+        if cause.first.source or seen.first.source:
+            return False
+        earlier, later = (cause, seen) if cause.first.line < seen.first.line else (seen, cause)
+        many = self.many_processes(earlier)
+        last = max(earlier.last, earlier.first.line)
+        # (where several processes write the log, a line they all print is no run's start: the starts the log shows)
+        restart = self.started_anew(last, many) if many else self.started_again(first_hit(earlier), last, many)
+        return restart is not None and restart[0] <= later.first.line
 
     def attempt_before(self, seen: Seen) -> Optional[Seen]:
         """The failed connection attempt just before a traceback that does not say what failed (CONNECTION_ATTEMPTS)."""
@@ -604,6 +632,10 @@ class Diagnosis:
         self.tell(self.told)
         self.gathered_loss_used(self.told)
 
+    def retell(self) -> None:
+        """The readers the story asks about runs (openings, process starts) are set: the story is settled again."""
+        self.settled_at = -1
+
     def tell(self, told: dict[str, Seen]) -> None:
         """settle's story: what the patterns matched, with the signs that no pattern explained."""
         for pid, seen in list(told.items()):
@@ -615,6 +647,8 @@ class Diagnosis:
         for waiting, done in RESOLVED_BY.items():
             if done in told:
                 told.pop(waiting, None)  # it was only progress
+        for pid, seen in list(told.items()):
+            told[pid] = self.last_runs_hit(seen)
         generic = told.get("python-exception")
         if generic is not None:
             generic = told["python-exception"] = self.printed_first(generic)
@@ -622,6 +656,8 @@ class Diagnosis:
             generic = self.environment_reported(told, generic)
         if generic is not None:
             sign = self.signs.exception(generic.first.fields.get("exception", ""), generic.first.where.rank)
+            if generic.first.line != first_hit(generic):  # told from a later run's hit (`last_runs_hit`): that run's traceback
+                sign = self.signs.exception_at(generic.first.where) or sign
             said = f"{generic.first.fields.get('exception', '')}: {generic.first.fields.get('message', '')}"
             original = self.signs.original_of(generic.first.source, generic.first.line, said)
             if original is not None:
@@ -641,11 +677,17 @@ class Diagnosis:
             return
         explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in told.values())
         sign = self.signs.headline()
-        if not explained and (sign is None or sign.strength < STRONG):
+        later = self.later_runs_sign(told) if explained else None
+        if later is not None:
+            sign, explained = later, False  # the last run's own failure (an exit status too): the patterns named earlier runs'
+        elif sign is not None and not explained:
+            sign = self.last_runs_sign(sign)
+        if not explained and later is None and (sign is None or sign.strength < STRONG):
             sign = self.fatal_signal_exit() or sign
         if sign is None or explained:
             return
-        if any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG and not self.fatal_signal_exit():
+        if (later is None and any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG
+                and not self.fatal_signal_exit()):
             return  # an exit code the launcher's own findings already tell: no second story
         if any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):
             return  # the timed-out rank's own Python stack as the watchdog took it down: the timeout tells it
@@ -805,8 +847,9 @@ class Diagnosis:
                    and t.line < first and 0 < first - max(f.at for f in t.frames) <= 3), None)
         if tb is None or not all(f.func == "<module>" for f in tb.frames):
             return None
-        if any(n > first for n, _ in self.failure_lines()):
-            return None
+        if any(s.first.line > first and s.pattern.severity is Severity.ERROR and not s.first.source and self.explained_by(s) is not seen
+               for s in self.seen.values()):
+            return None  # (another failure after it; not what it caused: srun's report that its task exited with code 1)
         after = max(seen.last, first, self.progress.raised)
         return self.progress.after(after) or self.progress.again_after(after, first)
 
@@ -919,11 +962,12 @@ class Diagnosis:
         failure the log's answer."""
         if self.openings is None or seen.first.source or seen.pattern.severity is not Severity.ERROR or self.script_steps_after(seen):
             return None  # (a script's later command is no run of the failed one started again)
-        restart = self.openings.restart_after(seen.first.line, max(seen.last, seen.first.line))
-        if restart is None and not self.many_processes(seen) and self.went_on(seen) is None:
+        first = first_hit(seen)
+        restart = self.started_again(first, max(seen.last, seen.first.line), self.many_processes(seen))
+        if restart is None and not self.many_processes(seen) and self.went_on(seen) is None and not self.by_jobs():
             # an opening the log printed at every earlier start too (a Hydra run started again and again, an OOM restarted
             # from its checkpoint, heldout17w): a start, where one process writes the log and the later run got somewhere
-            restart = self.openings.restart_after(seen.first.line, max(seen.last, seen.first.line), repeated=True)
+            restart = self.openings.restart_after(first, max(seen.last, seen.first.line), repeated=True)
             if restart is not None and not self.moved_after(restart[0]):
                 return None
         if restart is None:
@@ -935,6 +979,78 @@ class Diagnosis:
             and self.explained_by(other) is not seen  # (not what the failure itself caused)
             for other in self.seen.values())
         return restart if decided else None
+
+    def started_again(self, first: int, last: int, many: bool) -> Optional[tuple[int, str]]:
+        """(line, what stands there) where the program started again after the failure on lines `first` to `last`: a start
+        its own lines show (`started_anew`), or its opening lines standing again (knowledge/reruns.py Openings); or None."""
+        anew = self.started_anew(last, many)
+        if self.by_jobs():
+            return anew  # (a job's own output may follow its status, LSF's report, and stands again in the next job's)
+        restart = self.openings.restart_after(first, last) if self.openings is not None else None
+        return restart if restart is not None and (anew is None or restart[0] <= anew[0]) else anew
+
+    def started_anew(self, last: int, many: bool) -> Optional[tuple[int, str]]:
+        """(line, what stands there) of the first start after line `last` that the log's own lines show, not only repeat: a
+        Python process of the program failing at its start after one ended (`many`: more than one process writes the log),
+        or a batch scheduler's next job (knowledge/reruns.py RunStarts); or None. A paste that repeats its
+        opening lines may be one run quoted twice: the rules that move a failure to another run ask for these starts."""
+        return self.run_starts.start_after(last, many) if self.run_starts is not None else None
+
+    def by_jobs(self) -> bool:
+        """The log is several batch jobs' (knowledge/reruns.py RunStarts): their starts bound its runs, not its opening lines."""
+        return self.run_starts is not None and bool(self.run_starts.jobs)
+
+    def last_runs_hit(self, seen: Seen) -> Seen:
+        """`seen`, told from its last hit where the program started again between its first hit and that one
+        (`started_anew`): the same failure in the last of several runs appended to one log is that run's, at its own line
+        and with its own words (heldout20w: the catch-all read a FileExistsError at line 31 and the last run's SyntaxError
+        at line 8430, https://github.com/Viola868/deepseek_training/blob/e92843f895a592e816604e541afb72871dea9fd2/train.err)."""
+        latest = seen.latest
+        if latest is None or seen.first.source or latest.source or latest.line <= seen.first.line:
+            return seen
+        restart = self.started_anew(seen.first.line, self.many_processes(seen))
+        if restart is None or restart[0] > latest.line or seen.pattern.severity is not Severity.ERROR:
+            return seen
+        return Seen(seen.pattern, seen.order, latest, seen.count, seen.samples, seen.ranks, seen.nodes, seen.by_rank, seen.last, latest)
+
+    def traceback_before(self, seen: Seen) -> Optional[int]:
+        """The line of the traceback to read for `seen`: the log's first, or, where `seen` ends the traceback of a Python process
+        of the program that started again later (knowledge/reruns.py RunStarts), that one's."""
+        first = self.signs.first_traceback
+        start = self.run_starts.start_before(seen.first.line) if self.run_starts is not None and not seen.first.source else None
+        return start if start is not None and (first is None or start > first) else first
+
+    def later_runs_sign(self, told: dict[str, Seen]) -> Optional[Sign]:
+        """The strongest sign of a failure no pattern read (the first among equals) in a run that started after every failure
+        the patterns name (`started_again`), or None: the last run's own failure, which no earlier run's finding explains
+        (a log several runs were appended to: heldout20w's Viola868/deepseek_training train.err names a dozen failures of
+        earlier runs, and the last run's SyntaxError)."""
+        after = 0
+        for s in told.values():
+            if s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR and not s.first.source:
+                restart = self.started_again(first_hit(s), max(s.last, s.first.line), self.many_processes(s))
+                if restart is None:
+                    return None
+                after = max(after, restart[0])
+        live = [g for g in (*self.signs.signs, *self.signs.latest) if g.line >= after and g.kind in LAST_RUNS_SIGNS
+                and not g.claimed and not g.source and not g.cut and g.cause not in ("<next>", TOLD)]
+        return min(live, key=lambda g: (-g.strength, g.line), default=None)
+
+    def last_runs_sign(self, sign: Sign) -> Sign:
+        """The sign to tell for the log's failure: `sign`, or where the program started again after it, the same choice among
+        the signs after that start, run by run to the last (heldout20w: six LSF job reports appended, each "Exited with exit
+        code 1"; the last run's is the log's failure, https://github.com/GraphFramEx/graphframex/blob/f847f39af5ecb7bb9e6032afd54b04e7c0de0e9e/job.out)."""
+        kept = [g for g in (*self.signs.signs, *self.signs.latest) if not g.claimed and not g.source and g.cause not in ("<next>", TOLD)]
+        many = len(self.all_ranks) > 1 or self.launcher in MULTI_PROCESS_LAUNCHERS
+        for _ in kept:
+            many = many or sign.where.rank is not None
+            # (where several processes write the log, a line they all print is no run's start: the starts the log shows)
+            restart = self.started_anew(sign.line, many) if many else self.started_again(sign.line, sign.line, many)
+            later = [g for g in kept if restart is not None and g.line > restart[0]]
+            if not later:
+                break
+            sign = min(later, key=lambda g: (-g.strength, g.line))
+        return sign
 
     def other_setup(self, seen: Seen) -> Optional[tuple[int, str]]:
         """(line, text) of the first sentence after every line of `seen` that says the output after it is a working
@@ -1038,7 +1154,7 @@ class Diagnosis:
         own = head.pattern.role == CAUSE and next((h.where.rank for h in head.samples if h.where.rank is not None), None)
         if str(head.first.fields.get("culprit_rank", "")).isdigit():
             own = int(head.first.fields["culprit_rank"])  # the line names the rank that failed
-        if block is not None and "rank" in block.first.fields:
+        if block is not None and "rank" in block.first.fields and not self.runs_apart(block, head):  # (not an earlier run's block)
             f = earliest_block(block)
             if own is None or own is False or own == int(f["rank"]):
                 out.update(rank=int(f["rank"]), node=f.get("host"), exitcode=f.get("exitcode"), reported_by="torchrun Root Cause block")
@@ -1178,7 +1294,7 @@ class Diagnosis:
                 title += f" on {where}" if where else ""
             said = what_it_says(sign, exception, message, seen.first.line)
             why = unrecognised_why(sign, exception, message)
-            fix = with_what_it_says(next_step(sign, exception, message, self.signs.first_traceback, self.launcher), said)
+            fix = with_what_it_says(next_step(sign, exception, message, self.traceback_before(seen), self.launcher), said)
             if sign is not None and sign.kind in ONLY_EXITED and (earlier := self.spoken_before(sign.line)):
                 # a launcher's or a job runner's report that a process failed, with the process's own words above it:
                 # shown, never "the failing rank's own output is not here"

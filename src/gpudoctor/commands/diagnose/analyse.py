@@ -18,7 +18,7 @@ from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.progress import WENT_ON_SHOWN, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
-from gpudoctor.knowledge.reruns import Openings, Prompts
+from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.signs import HANDLED
@@ -136,9 +136,11 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         again = restarted[0].evidence["earlier_run"]
         shown = {"ended": f"line {d.ended_line}: {ended}"} if ended else {}
         return LOG_INCONCLUSIVE(case="restarted", evidence={"lines": d.lines, "earlier run": f"line {restarted[0].evidence.get('first_line')}: {restarted[0].title}",
-                                                            "started again": f"line {again['started_again_at']}, a line an earlier run opened with: {again['opening']}", **shown},
+                                                            "started again": (f"line {again['started_again_at']}: {again['opening']}" if again["opening"] in RESTART_HOW
+                                                                              else f"line {again['started_again_at']}, a line an earlier run opened with: {again['opening']}"), **shown},
                                 lines=d.lines, first=restarted[0].evidence.get("first_line"), again=again["started_again_at"],
-                                end=f"it ends (line {d.ended_line})" if ended else "it shows no end")
+                                end=f"it ends (line {d.ended_line})" if ended else "it shows no end",
+                                how=RESTART_HOW.get(again["opening"], "its opening lines stand again"))
     went = [f for f in d.findings() if "went_on" in f.evidence]
     if went and not folder:
         # every failure shown is one the job went on past (a library's fallback, progress after the last failure): not
@@ -309,11 +311,12 @@ def read_log(
 
     prompts = Prompts()  # and the commands typed at a shell prompt: a failure of an attempt run again is stale
     openings = Openings()  # and the input's opening lines standing again: a failure before a run started anew is an earlier run's
+    run_starts = RunStarts()  # and where a run starts again as its own lines show: a process failing at its start, a scheduler's next job
     progress = Progress()  # and the run's progress: a failure the job went on past is not the run's end
     said_fixed = SaidFixed()  # and a person's sentences that say an error before them is fixed since or did not stop the job
     ranks = RanksHeard()  # and the ranks the log says the job has: taken twice, each alone, never heard
     said_hang = SaidHang()  # and the reporter's sentence that the run hangs, with the log's lines around it
-    feed = said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(prompts.tee(tail.tee(reader_feed)))))))
+    feed = said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed))))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -350,6 +353,9 @@ def read_log(
         d.prompts = prompts
         openings.end()
         d.openings = openings
+        run_starts.end()
+        d.run_starts = run_starts
+        d.retell()  # (told once already, to decide on a second reading: the story of earlier runs needs these readers)
         progress.end()
         d.progress = progress
         said_fixed.end()
