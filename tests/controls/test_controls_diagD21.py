@@ -63,6 +63,11 @@ class TestStorageWriteFailed:
         assert found is not None and found.id == "storage-write-failed" and "data/122" in found.title
         assert "df -h" in found.fix and "last complete checkpoint" in found.fix
 
+    def test_sibling_the_close_of_a_cut_short_file_alone(self):
+        # the second error of AkshayaG27/NICE's save, the one a paste keeps when the first is cut
+        found = head(TB + "RuntimeError: [enforce fail at inline_container.cc:659] . unexpected pos 153300032 vs 153299924\n")
+        assert found is not None and found.id == "storage-write-failed" and "ended short" in found.title
+
     def test_sibling_a_quota_is_named(self):
         found = head(TB + "OSError: [Errno 122] Disk quota exceeded\n")
         assert found is not None and found.id == "storage-write-failed" and "quota -s" in found.fix
@@ -97,6 +102,10 @@ class TestDeviceStringRefused:
                 "vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: gpu\n")
         found = head(TB + line)
         assert found is not None and found.id == "device-string-refused" and "never 'gpu'" in found.fix
+
+    def test_sibling_a_type_without_the_index_the_call_needs(self):
+        found = head(TB + "ValueError: Expected a torch.device with a specified index or an integer, but got:cuda\n")
+        assert found is not None and found.id == "device-string-refused" and "LOCAL_RANK" in found.fix
 
     def test_sibling_an_index_past_the_gpus_is_the_ordinal(self):
         found = head(TB + "RuntimeError: CUDA error: invalid device ordinal\n")
@@ -134,6 +143,11 @@ class TestDataOrCheckpointMissing:
         found = head(TB + "tensorflow_datasets.core.registered.DatasetNotFoundError: Dataset aloha_game not found.\n")
         assert found is not None and found.id == "data-or-checkpoint-missing" and "aloha_game" in found.title
 
+    def test_sibling_a_message_a_paste_cut_mid_word(self):
+        # hiyouga/LLaMA-Factory#8323 (dev): the exception's line ends mid-word
+        found = head(TB + "[rank0]: RuntimeError: Cannot find valid sampl\n")
+        assert found is not None and found.id == "data-or-checkpoint-missing" and "dataset_info.json" in found.fix
+
     def test_sibling_a_dataset_that_loaded_empty_is_its_own(self):
         # IkeaASM/IKEA_ASM_Dataset#12: the program's own count of 0 items
         assert "dataset-reported-empty" in ids("Number of clips in the dataset:0\n")
@@ -148,3 +162,22 @@ class TestDataOrCheckpointMissing:
     ])
     def test_control_a_run_that_found_no_checkpoint_and_started_fresh(self, line):
         assert "data-or-checkpoint-missing" not in ids(line + "\n") and no_error(line + "\n")
+
+
+class TestPathNotFound:
+    def test_sibling_a_programs_own_status_names_the_file(self):
+        # Gerardiebla/xtts-finetuner finetune.log (heldout20w): step 3 needs what an earlier step writes
+        line = ("[FAIL] Metadata file not found: C:\\Users\\gack8\\TTS cloning\\training_data\\processed_audio\\"
+                "nicholas_only_metadata.json\n")
+        found = head(line)
+        assert found is not None and found.id == "path-not-found"
+        assert found.evidence["path"].endswith("nicholas_only_metadata.json")
+
+    @pytest.mark.parametrize("line", [
+        # buaazhanghaonan/mgm_mask2former (dev8w), a run that did not fail
+        "[08/30 23:00:26] mask2former.data.dataset_mappers.coco_instance_rgbd_dataset_mapper INFO: [Mapper] Noise-mask dir not "
+        "found, will skip masks: /home/fuyx/zhn/mask2former/depth_noise_mask",
+        "ERROR: Config file not found: configs/a.yaml, using the defaults",
+    ])
+    def test_control_a_program_that_goes_on_without_it(self, line):
+        assert "path-not-found" not in ids(line + "\n") and no_error(line + "\n")

@@ -21,6 +21,8 @@ def opened_path(m, _context: list[str]) -> dict:
         return {"path": m.group("script"), "opened_by": "python (the script to run)"}
     if m.group("program"):
         return {"path": m.group("program"), "opened_by": "the shell (a program to run, or a file to write to)"}
+    if m.group("named") or m.group("data_files"):
+        return {"path": m.group("named") or m.group("data_files"), "opened_by": "the program (its own message)"}
     return {"path": m.group("path")}
 
 
@@ -619,8 +621,14 @@ PATTERNS = [
         # the interpreter or the shell told to run a file (a script, a program) or to write to one that is not there: nothing
         # of it ran (python's own words; bash's for a command or a redirect named by a path, never a builtin's `cd: DIR`)
         r"|(?:^|[\s#>:])(?:\S*[/\\])?python[\d.]*(?:\.exe)?: can't open file ['\"](?P<script>[^'\"]+)['\"]: \[Errno 2\] No such file or directory"
-        r"|^(?:(?:/(?:usr/)?bin/)?(?:ba|z|da)?sh|[\w./\-]+\.sh)(?:: line \d+)?: (?P<program>(?:\.{0,2}/|[\w.\-]+/)[^:\s]*): No such file or directory$",
-        ("No such file or directory",),
+        r"|^(?:(?:/(?:usr/)?bin/)?(?:ba|z|da)?sh|[\w./\-]+\.sh)(?:: line \d+)?: (?P<program>(?:\.{0,2}/|[\w.\-]+/)[^:\s]*): No such file or directory$"
+        # (diagD21) a program's own failure status that names the file it did not find, at the start of its line ("[FAIL] Metadata
+        # file not found: PATH", "ERROR: Config file not found: PATH"), and datasets' data_files that match nothing
+        r"|^(?!.*(?i:\busing (?:the )?defaults?\b|\bwill (?:use|skip|create|be created)\b|\bskip(?:ping)?\b|\bcreating\b|\bdownloading\b))"
+        r"\W{0,3}(?:\[(?:FAIL(?:ED)?|ERROR|FATAL)\]|(?:ERROR|FATAL|Error|FileNotFoundError):)\s*(?:[\w.-]+ ){0,3}?(?i:file|folder|directory) "
+        r"(?:not found|does not exist)\s*:\s*['\"]?(?P<named>[^'\"\n]*[^'\"\s.])['\"]?\.?\s*$"
+        r"|FileNotFoundError: Unable to find '(?P<data_files>[^']+)'",
+        ("No such file or directory", "not found", "does not exist", "Unable to find '"),
         why="""The process asked for a path that does not exist where it looked. A relative path is resolved against the process's
         working directory, which a launcher, a scheduler's job, a Ray worker or a container sets, often not the folder the
         command was typed in; a path on one node's local disk does not exist on the other nodes (only shared storage is seen
@@ -643,6 +651,9 @@ PATTERNS = [
             ("train/launch.sh: line 5: log/sft_20250321-170440.txt: No such file or directory", "simplescaling/s1#106 (a redirect into log/, a folder not there)"),
             ("FileNotFoundError: [Errno 2] No such file or directory: 'logs/openml__arrhythmia__5_2022.09.16_20:21:07/checkpoint_best.pth'", "naszilla/tabzilla#33 (a relative path)"),
             ("FileNotFoundError: [Errno 2] No such file or directory: '/tmp/models/checkpoint_13.pt'", "usnistgov/alignn#8"),
+            ("[FAIL] Metadata file not found: C:\\Users\\gack8\\TTS cloning\\training_data\\processed_audio\\nicholas_only_metadata.json",
+             "Gerardiebla/xtts-finetuner finetune.log (step 3 needs the metadata an earlier preprocessing step writes)"),
+            ("FileNotFoundError: Unable to find '/data/sft/train.json'", "datasets.load_dataset's data_files that match no file"),
         ],
         not_examples=[
             "libnccl-net.so: cannot open shared object file: No such file or directory",  # NCCL looking for an optional plugin
@@ -650,6 +661,9 @@ PATTERNS = [
             "[WARNING] could not read /tmp/cache/index.json: No such file or directory: '/tmp/cache/index.json', rebuilding it",
             "bash: cd: /usr/local/cuda/samples/1_Utilities/deviceQuery: No such file or directory",  # a builtin's folder, typed by hand
             "bash: nvidia-smi: command not found",  # a command looked up on the PATH: launcher-not-found's kind of story
+            # (dev8w's mask2former log, a run that did not fail: the mapper skips what it does not find)
+            "[08/30 23:00:26] mask2former.data.dataset_mappers.coco_instance_rgbd_dataset_mapper INFO: [Mapper] Noise-mask dir not found, will skip masks: /home/u/depth_noise_mask",
+            "ERROR: Config file not found: configs/a.yaml, using the defaults",
         ],
     ),
     pattern(

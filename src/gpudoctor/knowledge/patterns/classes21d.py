@@ -74,6 +74,12 @@ def write_fields(m: re.Match, context: list[str]) -> dict:
         out["step"] = ("the quota on the file system the job writes to is used up (the user's or the project's, not the disk): "
                        "`quota -s` (`lfs quota -h -u $USER DIR` on Lustre) shows it; free space there or write checkpoints, "
                        "caches (HF_HOME, TMPDIR) and logs to a volume with room")
+    elif out.get("pos"):
+        out["detail"] = f"torch.save's file ended short ({out['pos']})"
+        out["step"] = ("torch.save closed a file whose records were not all written (the 'file write failed' before it, when "
+                       "the log keeps it, says so): a full disk or quota most often; `df -h DIR` and `quota -s` on the folder the "
+                       "checkpoint goes to decide. The file is cut short: never resume from it, resume from the last complete "
+                       "checkpoint")
     else:
         member = out.get("member") or "its data"
         out["detail"] = f"torch.save could not write {member} of its file"
@@ -90,7 +96,7 @@ MANY = re.compile(r"[,\[\]]|\d\s*-\s*\d")
 
 def device_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
-    device = (out.get("device") or out.get("type_given") or out.get("ct2") or "").strip("'\"`")
+    device = (out.get("device") or out.get("type_given") or out.get("ct2") or out.get("no_index") or "").strip("'\"`")
     out["device"] = device
     out["detail"] = f"'{device}'"
     if out.get("ct2"):
@@ -98,6 +104,9 @@ def device_fields(m: re.Match, context: list[str]) -> dict:
         out["step"] = (f"CTranslate2 (faster-whisper, whisperX) takes the device type and the GPU apart: device=\"cuda\", "
                        f"device_index={index} (WhisperModel(..., device=\"cuda\", device_index={index})), not '{device}'; "
                        f"a list of indexes (device_index=[0, 1]) runs one model on each")
+    elif out.get("no_index"):
+        out["step"] = (f"the call needs one GPU by its index and was given '{device}' without one: torch.cuda.set_device("
+                       f"int(os.environ[\"LOCAL_RANK\"])) or torch.device(\"cuda\", local_rank) ('cuda:0' on one GPU)")
     elif MANY.search(device):
         out["step"] = (f"'{device}' names several GPUs where the program takes one device: give it one ('cuda:0', --device 0) per "
                        f"process; to use several GPUs start one process per GPU (torchrun --nproc_per_node N, each rank "
@@ -134,6 +143,12 @@ def input_fields(m: re.Match, context: list[str]) -> dict:
         out["step"] = own_words(said) + ("the data set is an iterable (streaming) one, and the trainer counts its steps from a length: set "
                        "max_steps (TrainingArguments(max_steps=N) or --max_steps N), or load a map-style data set "
                        "(streaming=False)")
+    elif out.get("script_at"):
+        path = out["script_at"]
+        out["detail"] = f"no data set at {path}"
+        out["step"] = (f"datasets.load_dataset was given {path}, where it finds neither a loading script nor data files: `ls -la "
+                       f"{quoted(path)}` on the node that runs (a relative path is read from the working directory), then give "
+                       f"the folder that holds the files, data_files=..., or the data set's name on the Hub")
     elif out.get("dataset"):
         name = out["dataset"]
         out["detail"] = f"data set '{name}' not found"
@@ -144,7 +159,8 @@ def input_fields(m: re.Match, context: list[str]) -> dict:
     else:
         out["detail"] = "no valid sample in the data set"
         out["step"] = own_words(said) + ("no row of the data set is in the format its entry declares: compare the file's columns or keys with the "
-                       "format the entry (dataset_info.json's formatting, columns, tags) says, as the message's README shows")
+                       "format its entry says (LLaMA-Factory: dataset_info.json's formatting, columns and tags; data/README.md "
+                       "describes each format)")
     return out
 
 
@@ -188,8 +204,10 @@ PATTERNS = [
         E,
         "a write to storage failed (a full disk or quota is the usual reason)",
         NOT_WARNED + r"(?:PytorchStreamWriter failed writing (?:file (?P<member>[^\s:]+)|central directory|end of central directory)"
-        r"(?::\s*file write failed)?|(?P<quota>Disk quota exceeded|\[Errno 122\]))",
-        ("PytorchStreamWriter failed writing", "Disk quota exceeded", "[Errno 122]"),
+        r"(?::\s*file write failed)?|(?P<quota>Disk quota exceeded|\[Errno 122\])"
+        # torch closing a checkpoint whose records were not all written (the line a paste keeps when the first is cut)
+        r"|\[enforce fail at inline_container\.cc:\d+\] \. (?P<pos>unexpected pos \d+ vs \d+))",
+        ("PytorchStreamWriter failed writing", "Disk quota exceeded", "[Errno 122]", "unexpected pos"),
         why="""A file the job was writing (a checkpoint by torch.save, a log, a cache) could not be written to its end. torch's
         zip writer checks that every record it gives the file system is written whole, and stops with 'file write failed'
         when fewer bytes are: the disk or the quota filled up while the checkpoint was written (checkpoints grow with the
@@ -204,9 +222,10 @@ PATTERNS = [
             ("RuntimeError: [enforce fail at inline_container.cc:471] . PytorchStreamWriter failed writing file data/2: file write failed",
              "DaichiWarasuga/dl_lecture_competition_pub finetune.log (model_65.pth after 65 of 100 epochs, a checkpoint every epoch)"),
             ("OSError: [Errno 122] Disk quota exceeded", "Python's own words for EDQUOT (a cluster's home or project quota)"),
+            ("RuntimeError: [enforce fail at inline_container.cc:659] . unexpected pos 153300032 vs 153299924",
+             "AkshayaG27/NICE nohup.out (torch closing the cut-short checkpoint, after the write failed)"),
         ],
         not_examples=[
-            "RuntimeError: [enforce fail at inline_container.cc:659] . unexpected pos 153300032 vs 153299924",
             "Disk quota: 512 GB used of 1 TB",
             "WARNING: PytorchStreamWriter failed writing file data/0: file write failed, retrying",
         ],
@@ -220,8 +239,10 @@ PATTERNS = [
         "the program cannot read the device it was given (a list where one device goes, or a form it does not take)",
         NOT_WARNED + r"(?:Invalid device string: " + DEVICE
         + r"|Expected one of [\w, ]{0,400}? device type at start of device string: (?P<type_given>\S+)"
-        r"|ValueError: unsupported device (?P<ct2>\S+))",
-        ("Invalid device string", "device type at start of device string", "unsupported device"),
+        r"|ValueError: unsupported device (?P<ct2>\S+)"
+        # torch's _get_device_index: a device type without the index the call needs (torch.cuda.set_device("cuda"))
+        r"|Expected a torch\.device with a specified index or an integer, but got: ?(?P<no_index>\S+))",
+        ("Invalid device string", "device type at start of device string", "unsupported device", "with a specified index"),
         why="""A device is named in a form the program parses: torch reads one type and an optional index ('cuda:0', 'cpu'),
         and some programs take the type and the GPU apart (CTranslate2's device and device_index). A string that lists
         several GPUs ('cuda:0,1', from a --device-id 0,1 or a GPU list pasted where one device is expected), a type torch
@@ -234,6 +255,8 @@ PATTERNS = [
              "AUTOMATIC1111/stable-diffusion-webui#11330 (./webui.sh --device-id=0,1: the option takes one GPU index)"),
             ("RuntimeError: Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, ort, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: gpu",
              "torch.device('gpu') (torch's own words for a type it does not know)"),
+            ("ValueError: Expected a torch.device with a specified index or an integer, but got:cuda",
+             "torch's _get_device_index (torch.cuda.set_device('cuda') in each rank)"),
             ("`ValueError: unsupported device cuda:1`",
              "SYSTRAN/faster-whisper#4 (CTranslate2 takes device='cuda', device_index=1)"),
         ],
@@ -254,11 +277,13 @@ PATTERNS = [
         NOT_WARNED + r"(?:No valid checkpoint found in output directory(?: \((?P<resume_dir>[^)]*)\))?"
         r"|Can't find a valid checkpoint at (?P<resume_path>\S+?)['\"]?$"
         r"|Checkpoint at (?P<ckpt_path>\S+) not found\. Aborting training"
-        r"|The (?P<unsized>\w*dataset) does not implement __len__"
+        r"|(?:The )?(?P<unsized>\w*dataset) (?:does not|must) implement __len__"
         r"|DatasetNotFoundError: Dataset ['\"]?(?P<dataset>[^'\"\s]+?)['\"]? (?:not found|doesn't exist)"
-        r"|(?P<samples>Cannot find valid samples))",
-        ("No valid checkpoint found", "find a valid checkpoint", "not found. Aborting training", "does not implement __len__",
-         "DatasetNotFoundError", "Cannot find valid samples"),
+        r"|Couldn't find a dataset script at (?P<script_at>\S+?) or any data file"
+        # (a paste that cut the message: LLaMA-Factory's line ends mid-word in hiyouga/LLaMA-Factory#8323)
+        r"|(?P<samples>Cannot find valid sampl(?:es?)?))",
+        ("No valid checkpoint found", "find a valid checkpoint", "not found. Aborting training", "implement __len__",
+         "DatasetNotFoundError", "Cannot find valid sampl", "find a dataset script"),
         why="""The program looked for what its configuration names and did not find it in the form it reads: a checkpoint to
         resume from in a folder that holds none (resume turned on for a first run, or an output folder another run or
         node wrote), a data set name the loader cannot find (not built, not downloaded to its data_dir on this node, or
