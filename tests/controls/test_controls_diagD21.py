@@ -34,6 +34,10 @@ class TestPathAlreadyExists:
         assert found is not None and found.id == "path-already-exists" and "'GPTime/models/test_name'" in found.title
         assert "exist_ok=True" in found.fix and "barrier()" in found.fix
 
+    def test_sibling_ranks_renaming_onto_the_same_checkpoint_folder(self):
+        found = head(TB + "OSError: [Errno 39] Directory not empty: 'out/tmp-checkpoint-500' -> 'out/checkpoint-500'\n")
+        assert found is not None and found.id == "path-already-exists" and "save_on_each_node=False" in found.fix
+
     def test_sibling_streaming_shared_memory_keeps_its_own(self):
         # mosaicml/streaming#884 (dev4): Streaming's shared-memory name, not a folder
         assert "path-already-exists" not in ids(TB + "FileExistsError: [Errno 17] File exists: '/000002_locals'\n")
@@ -106,6 +110,12 @@ class TestDeviceStringRefused:
     def test_sibling_a_type_without_the_index_the_call_needs(self):
         found = head(TB + "ValueError: Expected a torch.device with a specified index or an integer, but got:cuda\n")
         assert found is not None and found.id == "device-string-refused" and "LOCAL_RANK" in found.fix
+
+    def test_sibling_mxnet_given_a_list_of_contexts(self):
+        # apache/mxnet#9344 (heldout16, added after the transfer measurement)
+        line = "mxnet.base.MXNetError: [13:50:42] include/mxnet/./base.h:341: Invalid context string [gpu(0), gpu(1), gpu(2),gpu(3)]**\n"
+        found = head(TB + line)
+        assert found is not None and found.id == "device-string-refused" and "mx.gpu(0)" in found.fix
 
     def test_sibling_an_index_past_the_gpus_is_the_ordinal(self):
         found = head(TB + "RuntimeError: CUDA error: invalid device ordinal\n")

