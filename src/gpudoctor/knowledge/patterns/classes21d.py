@@ -77,9 +77,9 @@ def exists_fields(m: re.Match, context: list[str]) -> dict:
     q = quoted(path)
     out["step"] = (f"{q} was there before the call that creates it: an earlier run left it (a run name reused), or another rank "
                    f"of the job made it a moment before (every rank creating the same folder): create it with "
-                   f"os.makedirs({path!r}, exist_ok=True) -- in a job of several ranks on rank 0 only, then "
-                   f"torch.distributed.barrier() before the others use it -- or give the run a new name (or remove the old "
-                   f"one: `ls -la {q}` first, it may hold an earlier run's results)")
+                   f"os.makedirs({path!r}, exist_ok=True), in a job of several ranks on rank 0 only (`if rank == 0: "
+                   f"os.makedirs(...)`, then torch.distributed.barrier() before the others use it), or give the run a new name "
+                   f"(or remove the old one: `ls -la {q}` first, it may hold an earlier run's results)")
     return out
 
 
@@ -209,8 +209,8 @@ PATTERNS = [
         a job of several processes, another rank created or filled it a moment before (every rank runs the same
         os.makedirs or checkpoint rename, and only the first finds the path as it expects). The line does not say which
         of the two it was.""",
-        fix="""STEP; a folder every rank needs: create it once (`if rank == 0: os.makedirs(path, exist_ok=True)`, then
-        `torch.distributed.barrier()`), and keep each run's outputs in a folder of its own""".replace("\n        ", " "),
+        fix="""STEP; keep each run's outputs in a folder of its own (the run's name or a time stamp in the path), so that a rerun
+        never meets an earlier run's""".replace("\n        ", " "),
         examples=[
             ("FileExistsError: [Errno 17] File exists: 'GPTime/models/test_name'",
              "erikdengerud/GPTime-Series job.out (os.makedirs of the model folder after 200 epochs; the run name was reused)"),
