@@ -148,6 +148,11 @@ class TestDataOrCheckpointMissing:
         assert found is not None and found.id == "data-or-checkpoint-missing"
         assert found.fix.startswith("the message says: max_steps has to be specified")
 
+    def test_sibling_the_trainers_later_wording_keeps_its_remedy_first(self):
+        found = head(TB + "ValueError: args.max_steps must be set to a positive value if dataloader does not have a length, was -1\n")
+        assert found is not None and found.id == "data-or-checkpoint-missing"
+        assert found.fix.startswith("the message says: args.max_steps must be set to a positive value")
+
     def test_sibling_a_dataset_name_not_found(self):
         # HEISENYAN/openvla-oft slurm.out (heldout18w)
         found = head(TB + "tensorflow_datasets.core.registered.DatasetNotFoundError: Dataset aloha_game not found.\n")

@@ -22,7 +22,8 @@ file system's has two causes with two fixes: a path already there, and no room t
   to read and did not find it in the form it reads. Hugging Face Trainer's `No valid checkpoint found in output directory
   (DIR)` and `Can't find a valid checkpoint at PATH` (resume asked, nothing saved there), Lightning's `Checkpoint at PATH
   not found. Aborting training.`, the Trainer's `The train_dataset does not implement __len__, max_steps has to be
-  specified` (a streaming data set where the number of steps is computed from its length), tensorflow_datasets' and
+  specified` and its later `args.max_steps must be set to a positive value if dataloader does not have a length` (a
+  streaming data set where the number of steps is computed from its length), tensorflow_datasets' and
   datasets' `DatasetNotFoundError` (a data set name not built or not on the Hub), LLaMA-Factory's `Cannot find valid
   samples` (no row in the format its dataset_info entry declares). A file the program opens by its path is
   path-not-found's (patterns/classes.py); a data set that loaded with no items is dataset-reported-empty's.
@@ -159,9 +160,10 @@ def input_fields(m: re.Match, context: list[str]) -> dict:
         out["step"] = (f"the run was told to resume (resume_from_checkpoint=True, trainer.train(True), --resume, ckpt_path) and "
                        f"{q} holds no complete checkpoint (a checkpoint-N folder with its trainer_state.json, a .ckpt): "
                        f"`ls -la {q}`; start without resuming on a first run, or point the resume at an existing checkpoint")
-    elif out.get("unsized"):
-        out["detail"] = f"{out['unsized']} has no length (a streaming or iterable data set)"
-        out["step"] = own_words(said) + ("the data set is an iterable (streaming) one, and the trainer counts its steps from a length: set "
+    elif out.get("unsized") or out.get("unsized_dl"):
+        out["detail"] = f"{out.get('unsized') or 'the data loader'} has no length (a streaming or iterable data set)"
+        said_first = f"the message says: {out['steps_said']}; " if out.get("steps_said") else own_words(said)
+        out["step"] = said_first + ("the data set is an iterable (streaming) one, and the trainer counts its steps from a length: set "
                        "max_steps (TrainingArguments(max_steps=N) or --max_steps N), or load a map-style data set "
                        "(streaming=False)")
     elif out.get("script_at"):
@@ -316,11 +318,13 @@ PATTERNS = [
         r"|Can't find a valid checkpoint at (?P<resume_path>\S+?)['\"]?$"
         r"|Checkpoint at (?P<ckpt_path>\S+) not found\. Aborting training"
         r"|(?:The )?(?P<unsized>\w*dataset) (?:does not|must) implement __len__"
+        # the Trainer's later wording of the same check, its remedy first
+        r"|(?P<steps_said>args\.max_steps must be set to a positive value) if (?P<unsized_dl>dataloader) does not have a length"
         r"|DatasetNotFoundError: Dataset ['\"]?(?P<dataset>[^'\"\s]+?)['\"]? (?:not found|doesn't exist)"
         r"|Couldn't find a dataset script at (?P<script_at>\S+?) or any data file"
         # (a paste that cut the message: LLaMA-Factory's line ends mid-word in hiyouga/LLaMA-Factory#8323)
         r"|(?P<samples>Cannot find valid sampl(?:es?)?))",
-        ("No valid checkpoint found", "find a valid checkpoint", "not found. Aborting training", "implement __len__",
+        ("No valid checkpoint found", "find a valid checkpoint", "not found. Aborting training", "implement __len__", "does not have a length",
          "DatasetNotFoundError", "Cannot find valid sampl", "find a dataset script"),
         why="""The program looked for what its configuration names and did not find it in the form it reads: a checkpoint to
         resume from in a folder that holds none (resume turned on for a first run, or an output folder another run or
@@ -333,6 +337,8 @@ PATTERNS = [
              "YuanWind/transformers_wind pretrain.log (trainer.train(True) on a first run)"),
             ("ValueError: The train_dataset does not implement __len__, max_steps has to be specified. The number of steps needs to be known in advance for the learning rate scheduler.",
              "varshetshrikar/Shikra-MLLM-Referential-Dialogue-Magic finetune.log (an iterable data set under torchrun)"),
+            ("ValueError: args.max_steps must be set to a positive value if dataloader does not have a length, was -1",
+             "Hugging Face Trainer's later wording (an IterableDataset or streaming=True without max_steps)"),
             ("tensorflow_datasets.core.registered.DatasetNotFoundError: Dataset aloha_game not found.",
              "HEISENYAN/openvla-oft slurm.out (an RLDS data set not built under the data_root_dir given)"),
             ("[rank0]: RuntimeError: Cannot find valid samples, check `data/README.md` for the data format.",
