@@ -196,3 +196,19 @@ class TestPathNotFound:
     ])
     def test_control_a_program_that_goes_on_without_it(self, line):
         assert "path-not-found" not in ids(line + "\n") and no_error(line + "\n")
+
+
+class TestGpusFewerThanAsked:
+    def test_sibling_vllms_driver_on_a_ray_node_without_a_gpu(self):
+        # vllm-project/vllm#2406 (heldout20): the ValueError quoted alone in the thread
+        line = ("`Ray does not allocate any GPUs on the driver node. Consider adjusting the Ray placement group or running the "
+                "driver on a GPU node.`\n")
+        found = head(line)
+        assert found is not None and found.id == "gpus-fewer-than-asked" and "driver runs on a Ray node given no GPU" in found.title
+        assert "ray status" in found.fix
+
+    def test_control_ray_waiting_for_its_placement_group(self):
+        # a development log's vLLM line while Ray places the bundles (a wait, not a refusal)
+        line = ("INFO 03-18 11:21:42 ray_utils.py:214] Waiting for creating a placement group of specs for 10 seconds. "
+                "specs=[{'node:192.168.1.216': 0.001, 'GPU': 1.0}, {'GPU': 1.0}]. Check `ray status` to see if you have enough resources,\n")
+        assert "gpus-fewer-than-asked" not in ids(line)
