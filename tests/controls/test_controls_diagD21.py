@@ -212,3 +212,16 @@ class TestGpusFewerThanAsked:
         line = ("INFO 03-18 11:21:42 ray_utils.py:214] Waiting for creating a placement group of specs for 10 seconds. "
                 "specs=[{'node:192.168.1.216': 0.001, 'GPU': 1.0}, {'GPU': 1.0}]. Check `ray status` to see if you have enough resources,\n")
         assert "gpus-fewer-than-asked" not in ids(line)
+
+
+class TestSettingsCombinationRefused:
+    def test_sibling_a_setting_said_to_need_another(self):
+        # deepspeedai/DeepSpeed#4526 (heldout20): trainer.predict with a ZeRO stage 2 config
+        line = 'ValueError: "ZeRO inference only makes sense with ZeRO Stage 3 - please adjust your config".\n'
+        found = head(TB + line)
+        assert found is not None and found.id == "settings-combination-refused"
+        assert found.fix.startswith("the message says: ZeRO inference only makes sense with ZeRO Stage 3")
+
+    def test_control_a_warning_that_goes_on_without_it(self):
+        line = "UserWarning: torch.compile only works with PyTorch 2.0 or later; running eagerly\n"
+        assert "settings-combination-refused" not in ids(line) and no_error(line)

@@ -112,8 +112,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 "cuda-runtime-error",
                 # knowledge/patterns/classes19a.py: CUDA's, HIP's or NVENC's error as its table of codes reads it
                 "cuda-error-code", "nvenc-error-code",
-                # knowledge/patterns/classes.py: the path that is not there (a script or a program the command names too)
-                "path-not-found",
+                # knowledge/patterns/classes.py: the path that is not there (a script or a program the command names too); the
+                # refusal of a setting in the message's own words
+                "path-not-found", "settings-combination-refused",
                 # knowledge/patterns/classes20a.py: what the message's sizes require, with its numbers
                 *SIZES_SAID,
                 # knowledge/patterns/classes21d.py: the path, the device string, the data set or checkpoint the line names

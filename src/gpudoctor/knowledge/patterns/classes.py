@@ -14,6 +14,18 @@ E = Severity.ERROR
 W = Severity.WARN
 LAUNCHERS = r"torchrun|deepspeed|accelerate|srun|mpirun|mpiexec|python3?|llamafactory-cli|colossalai|ray|tune|trl|axolotl|composer|nemo|pdsh"
 
+def refusal_said(m, _context: list[str]) -> dict:
+    """The refusal in the message's own words, quoted first in the fix (what the setting needs is in them)."""
+    message = m.group("message")
+    opened = m.string[: m.start("exception")].rstrip()[-1:]
+    if opened in ("\"", "'", "`") and opened in message:  # an exception quoted in a sentence: its message ends at the quote
+        message = message[: message.index(opened)]
+    message = " ".join(message.split()).rstrip(" .")
+    if len(message) > 1 and message[0] in "\"'" and message[-1] == message[0]:  # a message the exception quoted whole
+        message = message[1:-1].rstrip(" .")
+    return {"exception": m.group("exception"), "message": message, "step": f"the message says: {message[:240]}"}
+
+
 def opened_path(m, _context: list[str]) -> dict:
     """The path that is not there, and what was to open it: the program's own code, the interpreter (a script) or the shell
     (a program or a redirect's file)."""
@@ -364,24 +376,31 @@ PATTERNS = [
         E,
         "the program refused a setting in this combination: the message names it and what it needs",
         r"^(?!.*(?i:warning\b|\bwarn\b)).*?(?:^|[\s\"'(\[])(?:[A-Za-z_]\w*\.)*(?P<exception>ValueError|NotImplementedError|AssertionError|RuntimeError|\w*Config\w*Error|MisconfigurationException): "
-        r"(?P<message>.*?\b(?:is|are) (?:not supported|only supported|not compatible|incompatible|not allowed) (?:with|without|for|when|unless|together with)\b.*)",
-        ("not supported", "only supported", "not compatible", "incompatible", "not allowed"),
+        r"(?P<message>.*?(?:\b(?:is|are) (?:not supported|only supported|not compatible|incompatible|not allowed) (?:with|without|for|when|unless|together with)\b"
+        # (diagD21) the same said of what the setting needs: "ZeRO inference only makes sense with ZeRO Stage 3"
+        r"|\b(?:only makes sense|only works|can only be used|only applies) (?:with|without|for|when|if|in)\b).*)",
+        ("not supported", "only supported", "not compatible", "incompatible", "not allowed", "only makes sense", "only works",
+         "can only be used", "only applies"),
         why="""A check of the program's configuration refused it: one setting (the message names it) is accepted only with
         or without another (a parallelism strategy such as FSDP, a model kind, a backend). Nothing ran wrong yet: the
         combination is not one the code supports. A setting the user did not write is set by a package that builds
         the configuration for another one (a trainer passing an option to an inference engine), for a version of it
         that accepted the setting.""",
-        fix="""change the setting the message names to a combination it supports (in the config file, the recipe or trainer
+        fix="""STEP; change the setting the message names to a combination it supports (in the config file, the recipe or trainer
         arguments, or the command line), or turn on what it requires; if no config of yours sets it, the package that calls the
         refusing one set it for another version of it: compare their versions (`pip show`) with the caller's requirements""".replace("\n        ", " "),
         examples=[
             ("[rank1]: ValueError: ``minimize_all_reduces`` is not supported without FSDP", "meta-pytorch/torchtune#2415 (the recipe config without FSDP)"),
             ("(TaskRunner pid=79449) ValueError: `disable_mm_preprocessor_cache` is only supported for multimodal models.", "verl-project/verl#1469 (verl's option refused by a newer vLLM)"),
+            ('ValueError: "ZeRO inference only makes sense with ZeRO Stage 3 - please adjust your config".',
+             "deepspeedai/DeepSpeed#4526 (trainer.predict with a ZeRO stage 2 config: inference shards only with stage 3)"),
         ],
         not_examples=[
             "UserWarning: fused=True is not supported with foreach=True; falling back to the for-loop implementation",
             "INFO: flash attention is not supported for this GPU, using sdpa instead",
+            "UserWarning: torch.compile only works with PyTorch 2.0 or later; running eagerly",
         ],
+        fields=refusal_said,
     ),
     pattern(
         "assertion-states-condition",
