@@ -111,6 +111,7 @@ TRIGGERS = (
     "than the number of available",
     "available devices",
     "not enough slots",  # Open MPI's mpirun: more ranks than its hosts' slots
+    "allocate any gpus on the driver",  # vLLM's Ray executor, its ValueError quoted alone (patterns/classes20a.py, diagD21)
     "nv_enc_err",  # NVENC's status by name (patterns/classes19a.py)
     # a program's count of its data, printed as it loads it, when it is 0 (patterns/classes15b.py's dataset-reported-empty)
     "in dataset: 0",

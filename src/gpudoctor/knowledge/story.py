@@ -34,6 +34,7 @@ from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
+from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -119,10 +120,13 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 "cuda-runtime-error",
                 # knowledge/patterns/classes19a.py: CUDA's, HIP's or NVENC's error as its table of codes reads it
                 "cuda-error-code", "nvenc-error-code",
-                # knowledge/patterns/classes.py: the path that is not there (a script or a program the command names too)
-                "path-not-found",
+                # knowledge/patterns/classes.py: the path that is not there (a script or a program the command names too); the
+                # refusal of a setting in the message's own words
+                "path-not-found", "settings-combination-refused",
                 # knowledge/patterns/classes20a.py: what the message's sizes require, with its numbers
-                *SIZES_SAID)
+                *SIZES_SAID,
+                # knowledge/patterns/classes21d.py: the path, the device string, the data set or checkpoint the line names
+                *DETAIL_SAID)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -1278,8 +1282,9 @@ class Diagnosis:
             title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
-        if p.id in SIZES_SAID and seen.first.fields.get("detail"):
-            title = f"{title}: {seen.first.fields['detail']}"  # the sizes the message gives (knowledge/patterns/classes20a.py)
+        if p.id in SIZES_SAID + DETAIL_SAID and seen.first.fields.get("detail"):
+            # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py)
+            title = f"{title}: {seen.first.fields['detail']}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
             # the message read by CUDA's table of errors (knowledge/cuda_errors.py, by patterns/classes17b.py): which error it is, in CUDA's words
             title = f"{title}: {seen.first.fields['error']}, {seen.first.fields['message']}"

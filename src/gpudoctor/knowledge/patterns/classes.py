@@ -14,6 +14,18 @@ E = Severity.ERROR
 W = Severity.WARN
 LAUNCHERS = r"torchrun|deepspeed|accelerate|srun|mpirun|mpiexec|python3?|llamafactory-cli|colossalai|ray|tune|trl|axolotl|composer|nemo|pdsh"
 
+def refusal_said(m, _context: list[str]) -> dict:
+    """The refusal in the message's own words, quoted first in the fix (what the setting needs is in them)."""
+    message = m.group("message")
+    opened = m.string[: m.start("exception")].rstrip()[-1:]
+    if opened in ("\"", "'", "`") and opened in message:  # an exception quoted in a sentence: its message ends at the quote
+        message = message[: message.index(opened)]
+    message = " ".join(message.split()).rstrip(" .")
+    if len(message) > 1 and message[0] in "\"'" and message[-1] == message[0]:  # a message the exception quoted whole
+        message = message[1:-1].rstrip(" .")
+    return {"exception": m.group("exception"), "message": message, "step": f"the message says: {message[:240]}"}
+
+
 def opened_path(m, _context: list[str]) -> dict:
     """The path that is not there, and what was to open it: the program's own code, the interpreter (a script) or the shell
     (a program or a redirect's file)."""
@@ -21,6 +33,8 @@ def opened_path(m, _context: list[str]) -> dict:
         return {"path": m.group("script"), "opened_by": "python (the script to run)"}
     if m.group("program"):
         return {"path": m.group("program"), "opened_by": "the shell (a program to run, or a file to write to)"}
+    if m.group("named") or m.group("data_files"):
+        return {"path": m.group("named") or m.group("data_files"), "opened_by": "the program (its own message)"}
     return {"path": m.group("path")}
 
 
@@ -362,24 +376,31 @@ PATTERNS = [
         E,
         "the program refused a setting in this combination: the message names it and what it needs",
         r"^(?!.*(?i:warning\b|\bwarn\b)).*?(?:^|[\s\"'(\[])(?:[A-Za-z_]\w*\.)*(?P<exception>ValueError|NotImplementedError|AssertionError|RuntimeError|\w*Config\w*Error|MisconfigurationException): "
-        r"(?P<message>.*?\b(?:is|are) (?:not supported|only supported|not compatible|incompatible|not allowed) (?:with|without|for|when|unless|together with)\b.*)",
-        ("not supported", "only supported", "not compatible", "incompatible", "not allowed"),
+        r"(?P<message>.*?(?:\b(?:is|are) (?:not supported|only supported|not compatible|incompatible|not allowed) (?:with|without|for|when|unless|together with)\b"
+        # (diagD21) the same said of what the setting needs: "ZeRO inference only makes sense with ZeRO Stage 3"
+        r"|\b(?:only makes sense|only works|can only be used|only applies) (?:with|without|for|when|if|in)\b).*)",
+        ("not supported", "only supported", "not compatible", "incompatible", "not allowed", "only makes sense", "only works",
+         "can only be used", "only applies"),
         why="""A check of the program's configuration refused it: one setting (the message names it) is accepted only with
         or without another (a parallelism strategy such as FSDP, a model kind, a backend). Nothing ran wrong yet: the
         combination is not one the code supports. A setting the user did not write is set by a package that builds
         the configuration for another one (a trainer passing an option to an inference engine), for a version of it
         that accepted the setting.""",
-        fix="""change the setting the message names to a combination it supports (in the config file, the recipe or trainer
+        fix="""STEP; change the setting the message names to a combination it supports (in the config file, the recipe or trainer
         arguments, or the command line), or turn on what it requires; if no config of yours sets it, the package that calls the
         refusing one set it for another version of it: compare their versions (`pip show`) with the caller's requirements""".replace("\n        ", " "),
         examples=[
             ("[rank1]: ValueError: ``minimize_all_reduces`` is not supported without FSDP", "meta-pytorch/torchtune#2415 (the recipe config without FSDP)"),
             ("(TaskRunner pid=79449) ValueError: `disable_mm_preprocessor_cache` is only supported for multimodal models.", "verl-project/verl#1469 (verl's option refused by a newer vLLM)"),
+            ('ValueError: "ZeRO inference only makes sense with ZeRO Stage 3 - please adjust your config".',
+             "deepspeedai/DeepSpeed#4526 (trainer.predict with a ZeRO stage 2 config: inference shards only with stage 3)"),
         ],
         not_examples=[
             "UserWarning: fused=True is not supported with foreach=True; falling back to the for-loop implementation",
             "INFO: flash attention is not supported for this GPU, using sdpa instead",
+            "UserWarning: torch.compile only works with PyTorch 2.0 or later; running eagerly",
         ],
+        fields=refusal_said,
     ),
     pattern(
         "assertion-states-condition",
@@ -619,8 +640,14 @@ PATTERNS = [
         # the interpreter or the shell told to run a file (a script, a program) or to write to one that is not there: nothing
         # of it ran (python's own words; bash's for a command or a redirect named by a path, never a builtin's `cd: DIR`)
         r"|(?:^|[\s#>:])(?:\S*[/\\])?python[\d.]*(?:\.exe)?: can't open file ['\"](?P<script>[^'\"]+)['\"]: \[Errno 2\] No such file or directory"
-        r"|^(?:(?:/(?:usr/)?bin/)?(?:ba|z|da)?sh|[\w./\-]+\.sh)(?:: line \d+)?: (?P<program>(?:\.{0,2}/|[\w.\-]+/)[^:\s]*): No such file or directory$",
-        ("No such file or directory",),
+        r"|^(?:(?:/(?:usr/)?bin/)?(?:ba|z|da)?sh|[\w./\-]+\.sh)(?:: line \d+)?: (?P<program>(?:\.{0,2}/|[\w.\-]+/)[^:\s]*): No such file or directory$"
+        # (diagD21) a program's own failure status that names the file it did not find, at the start of its line ("[FAIL] Metadata
+        # file not found: PATH", "ERROR: Config file not found: PATH"), and datasets' data_files that match nothing
+        r"|^(?!.*(?i:\busing (?:the )?defaults?\b|\bwill (?:use|skip|create|be created)\b|\bskip(?:ping)?\b|\bcreating\b|\bdownloading\b))"
+        r"\W{0,3}(?:\[(?:FAIL(?:ED)?|ERROR|FATAL)\]|(?:ERROR|FATAL|Error|FileNotFoundError):)\s*(?:[\w.-]+ ){0,3}?(?i:file|folder|directory) "
+        r"(?:not found|does not exist)\s*:\s*['\"]?(?P<named>[^'\"\n]*[^'\"\s.])['\"]?\.?\s*$"
+        r"|FileNotFoundError: Unable to find '(?P<data_files>[^']+)'",
+        ("No such file or directory", "not found", "does not exist", "Unable to find '"),
         why="""The process asked for a path that does not exist where it looked. A relative path is resolved against the process's
         working directory, which a launcher, a scheduler's job, a Ray worker or a container sets, often not the folder the
         command was typed in; a path on one node's local disk does not exist on the other nodes (only shared storage is seen
@@ -643,6 +670,9 @@ PATTERNS = [
             ("train/launch.sh: line 5: log/sft_20250321-170440.txt: No such file or directory", "simplescaling/s1#106 (a redirect into log/, a folder not there)"),
             ("FileNotFoundError: [Errno 2] No such file or directory: 'logs/openml__arrhythmia__5_2022.09.16_20:21:07/checkpoint_best.pth'", "naszilla/tabzilla#33 (a relative path)"),
             ("FileNotFoundError: [Errno 2] No such file or directory: '/tmp/models/checkpoint_13.pt'", "usnistgov/alignn#8"),
+            ("[FAIL] Metadata file not found: C:\\Users\\gack8\\TTS cloning\\training_data\\processed_audio\\nicholas_only_metadata.json",
+             "Gerardiebla/xtts-finetuner finetune.log (step 3 needs the metadata an earlier preprocessing step writes)"),
+            ("FileNotFoundError: Unable to find '/data/sft/train.json'", "datasets.load_dataset's data_files that match no file"),
         ],
         not_examples=[
             "libnccl-net.so: cannot open shared object file: No such file or directory",  # NCCL looking for an optional plugin
@@ -650,6 +680,9 @@ PATTERNS = [
             "[WARNING] could not read /tmp/cache/index.json: No such file or directory: '/tmp/cache/index.json', rebuilding it",
             "bash: cd: /usr/local/cuda/samples/1_Utilities/deviceQuery: No such file or directory",  # a builtin's folder, typed by hand
             "bash: nvidia-smi: command not found",  # a command looked up on the PATH: launcher-not-found's kind of story
+            # (dev8w's mask2former log, a run that did not fail: the mapper skips what it does not find)
+            "[08/30 23:00:26] mask2former.data.dataset_mappers.coco_instance_rgbd_dataset_mapper INFO: [Mapper] Noise-mask dir not found, will skip masks: /home/u/depth_noise_mask",
+            "ERROR: Config file not found: configs/a.yaml, using the defaults",
         ],
     ),
     pattern(

@@ -62,6 +62,8 @@ FEWER = (
     + r"|(?i:the number of required GPUs exceeds the total number of available GPUs)"
     # vLLM in a Ray actor or node that was given no GPU
     + r"|(?P<no_gpu_node>Current node has no GPU available)"
+    # vLLM's Ray executor: the process that drives the engine runs on a node whose bundle has no GPU (diagD21: vllm#2406)
+    + r"|(?P<no_gpu_driver>Ray does not allocate any GPUs on the driver node)"
     # Ray's autoscaler: one task or actor asks for more GPUs than any node type has (it is never placed)
     + r"|No available node types can fulfill resource request \{[^}]*'GPU': (?P<ray_gpus>\d+)(?:\.0)?"
     # DeepSpeed's launcher: --include/--exclude names a GPU slot the host's list does not have
@@ -124,6 +126,21 @@ def product_of(said: str) -> int | None:
     return out
 
 
+# vLLM's Ray executor on a node that holds no GPU: (what the title adds, the fix's first step), by the group that matched
+RAY_NODE_NO_GPU = {
+    "no_gpu_node": ("vLLM's engine found no GPU on its Ray node",
+                    "the Ray actor or node that starts vLLM's engine sees no GPU (0): visibility decides, not the layout: Ray hides "
+                    "the GPUs from a task or actor that did not ask for them (num_gpus=0 leaves CUDA_VISIBLE_DEVICES empty) and a node "
+                    "started without its GPUs offers none: give the actor num_gpus (or the placement group's bundles GPUs), and check "
+                    "that `ray status` lists the node's GPUs"),
+    "no_gpu_driver": ("vLLM's driver runs on a Ray node given no GPU",
+                      "vLLM's engine drives its workers from the process that created it, and that process's node must hold one of "
+                      "the placement group's GPU bundles: start the server or the script (the driver) on a GPU node that joined "
+                      "the Ray cluster (ray job submit runs an entrypoint on the head: give the head node its GPUs, `ray start "
+                      "--head --num-gpus N`), or let the placement group put a GPU bundle there; `ray status` lists each node's GPUs"),
+}
+
+
 def fewer_fields(m: re.Match, context: list[str]) -> dict:
     """The size asked for and the GPUs the process sees, as the message gives them, and the first step they decide:
     none seen is visibility's, more asked than one process sees is visibility's or a layout over nodes that did not join."""
@@ -136,12 +153,9 @@ def fewer_fields(m: re.Match, context: list[str]) -> dict:
         product = product_of(what)
         asked = str(product) if product is not None else None
         what = SIZE_NUMBERS.sub("", what)
-    if out.pop("no_gpu_node", None):
-        out["detail"] = "vLLM's engine found no GPU on its Ray node"
-        out["step"] = ("the Ray actor or node that starts vLLM's engine sees no GPU (0): visibility decides, not the layout: Ray hides "
-                       "the GPUs from a task or actor that did not ask for them (num_gpus=0 leaves CUDA_VISIBLE_DEVICES empty) and a node "
-                       "started without its GPUs offers none: give the actor num_gpus (or the placement group's bundles GPUs), and check "
-                       "that `ray status` lists the node's GPUs")
+    said = next((words for key, words in RAY_NODE_NO_GPU.items() if out.pop(key, None)), None)
+    if said is not None:  # vLLM's engine or its driver on a Ray node with no GPU: visibility's, not the layout's
+        out["detail"], out["step"] = said
         return out
     if out.get("ray_gpus"):
         n = out["ray_gpus"]
@@ -281,7 +295,8 @@ PATTERNS = [
         ("Not enough CUDA devices", "The requested device for", "than the number of", "than the count of", "than the total",
          "available devices", "available GPUs", "visible devices", "visible GPUs", "but have", "but only", "but found",
          "exceeds the total number of available GPUs", "can fulfill resource request", "No slot '", "less than or equal to the number of",
-         "no more than the number of", "at most the number of", "Current node has no GPU available"),
+         "no more than the number of", "at most the number of", "Current node has no GPU available",
+         "does not allocate any GPUs on the driver node"),
         why="""The configuration names more GPUs than this process can see: a tensor- or pipeline-parallel size, a world size, a
         number of shards or devices, or a device index for a second engine (an inference engine beside the training) beyond
         the last GPU. The process sees only the GPUs of CUDA_VISIBLE_DEVICES (a launcher or a scheduler sets it, often to one
@@ -311,6 +326,8 @@ PATTERNS = [
              "ray-project/ray#53192 (map_batches with num_gpus=16 on nodes of 8 L40s)"),
             ("ValueError: Current node has no GPU available. current_node_resource={'CPU': 8.0, 'node:10.0.0.2': 1.0}. vLLM engine cannot start without GPU.",
              "vLLM's Ray executor (the engine started from a Ray actor given no GPU)"),
+            ("`Ray does not allocate any GPUs on the driver node. Consider adjusting the Ray placement group or running the driver on a GPU node.`",
+             "vllm-project/vllm#2406 (multi-node serving over a Ray cluster, the server started on a node without a GPU bundle)"),
             ("ValueError: No slot '4' specified on host 'localhost'", "DeepSpeed's launcher (--include localhost:4 on a host with 4 GPUs, slots 0 to 3)"),
         ],
         not_examples=[
