@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gpudoctor.knowledge.prefilter import may_hold
+
 # A command typed at a shell prompt, as terminals show it: `user@host:dir$ cmd` (bash's default,
 # with a conda/venv `(env) ` before it), `[user@host dir]$ cmd` (RHEL's), `user@host dir % cmd` (macOS zsh's),
 # `➜  dir git:(main) ✗ cmd` (oh-my-zsh's), a bare `$ cmd`, PowerShell's `PS C:\dir> cmd` and cmd.exe's
@@ -360,6 +362,8 @@ SCHEDULER_OWN = (b"srun", b"slurmstepd", b"sbatch", b"salloc")
 KEPT_STARTS = 64  # starts of each kind remembered (the first and the latest)
 LOOKED = 4096  # occurrences of each needle looked at per block, at most (a log is not a wall of tracebacks)
 INDENTS = (b" ", b"\t", b"\n", b"\r", b"")
+FRAME_NEEDLE = b'File "'
+RUN_NEEDLES = (TRACEBACK_HEADER, FRAME_NEEDLE, LSF_REPORT, CANCELLED)
 
 
 @dataclass
@@ -421,7 +425,10 @@ class RunStarts(WholeLines):
         if self.raise_lines:
             self.raise_lines = self.look_for_exception(block, begin, end, self.raise_lines)
         found: list[tuple[int, int]] = []  # (position, kind): 0 a traceback's header, 1 a frame, 3 LSF's report, 4 a cancel
-        for kind, needle in ((0, TRACEBACK_HEADER), (1, b'File "'), (3, LSF_REPORT), (4, CANCELLED)):
+        present = may_hold(block, RUN_NEEDLES)  # (the block's shared digest: a needle it lacks costs no search of the block)
+        for kind, needle in ((0, TRACEBACK_HEADER), (1, FRAME_NEEDLE), (3, LSF_REPORT), (4, CANCELLED)):
+            if needle not in present:
+                continue
             at, looked = block.find(needle, begin, end), 0
             while at != -1 and looked < LOOKED:
                 looked += 1
@@ -447,8 +454,8 @@ class RunStarts(WholeLines):
             elif kind == 4 and SLURM_CANCEL.search(block, start, stop) is not None:
                 self.job_ended = True
         if self.job_ended and after < end:
-            self.next_job(block, after, end, number, counted)
-        self.lines += block.count(b"\n", begin, end)
+            number, counted = self.next_job(block, after, end, number, counted)
+        self.lines = number - 1 + block.count(b"\n", counted, end)  # (counted once: up to `counted` it was, above)
         self.last_head = first_byte_of_line_before(block, begin, end, self.last_head)
         said = block.rfind(CHAINING, max(begin, end - CHAIN_BYTES), end)  # (for a traceback at the next block's start)
         if said != -1:
