@@ -1,0 +1,199 @@
+"""Controls and siblings for lintA21 (issue 41): lint errors only where the file decides the crash, the
+certain crash said as an error when its value goes through `int(...)`, and warnings kept where the file shows
+why they are false. Each program is a few lines of a lint heldout19 script (source in the comment above it),
+linted by the real engine."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoctor.linter import engine
+
+
+def found(code: str, rule: str) -> list[tuple[int, str]]:
+    """(line, severity) of each diagnostic of `rule`."""
+    return [(d.line, d.severity) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+            if d.rule == rule]
+
+
+# jomar0/sr_net main_dist.py (lint heldout19 u057): a torchrun entry whose DDP is given the local rank as an int
+INT_DEVICE_IDS = """
+    import os
+    from torch.nn.parallel import DistributedDataParallel
+
+    init_dist_env()
+    fsrcnn = FSRCNN(types=["conv", "dws", "dws", "dws"]).cuda()
+    fsrcnn = DistributedDataParallel(fsrcnn, device_ids=DEVICE_IDS)
+    best = train(fsrcnn, dataloaders, 10)
+"""
+
+
+class TestDeviceIdsNotListInt:
+    """device-ids-not-list: `device_ids=int(...)` is an int, as the file shows it: DDP takes its len()."""
+
+    verdict = "device-ids-not-list"
+    rule = "device-ids-not-list"
+
+    def test_sibling_int_of_the_environment_is_an_error(self):
+        code = INT_DEVICE_IDS.replace("DEVICE_IDS", "int(os.environ['LOCAL_RANK'])")
+        assert found(code, self.rule) == [(6, "error")]
+
+    def test_sibling_int_through_a_name_is_an_error(self):
+        code = INT_DEVICE_IDS.replace("init_dist_env()", "local_rank = int(os.environ['LOCAL_RANK'])")
+        assert found(code.replace("DEVICE_IDS", "local_rank"), self.rule) == [(6, "error")]
+
+    def test_control_int_in_a_list_is_not_reported(self):
+        code = INT_DEVICE_IDS.replace("DEVICE_IDS", "[int(os.environ['LOCAL_RANK'])]")
+        assert found(code, self.rule) == []
+
+    def test_control_int_rebound_to_a_list_is_not_reported(self):
+        code = INT_DEVICE_IDS.replace("init_dist_env()", "gpu = int(os.environ['LOCAL_RANK'])\ngpus = [gpu]")
+        assert found(textwrap.dedent(code).replace("DEVICE_IDS", "gpus"), self.rule) == []
+
+
+# fredzzhang/upt main.py (lint heldout19 u050): each DistributedSampler is built over the dataset the
+# loader's own dataset class wraps
+WRAPPED = """
+    import os
+    from torch.utils.data import DataLoader, DistributedSampler
+
+    def main(rank, args):
+        trainset = HICODet(root=os.path.join(args.data_root, "hico_20160224_det/images/train2015"))
+        testset = HICODet(root=os.path.join(args.data_root, "hico_20160224_det/images/test2015"))
+        engine = CustomisedEngine(
+            net,
+            DataLoader(
+                dataset=CustomisedDataset(trainset,
+                    os.path.join(args.data_root, "detections/train2015"),
+                    human_idx=49,
+                ), collate_fn=custom_collate, batch_size=args.batch_size,
+                num_workers=args.num_workers, pin_memory=True,
+                sampler=DistributedSampler(
+                    OVER,
+                    num_replicas=args.world_size,
+                    rank=rank)
+            ),
+        )
+"""
+
+
+class TestSamplerDatasetMismatchWrappedDataset:
+    """sampler-dataset-mismatch: a sampler over the dataset the loader's dataset wraps draws indices of the
+    inner one; whether the wrapper has its length the file does not show: a warning, at the sampler."""
+
+    verdict = "sampler-dataset-mismatch"
+    rule = "sampler-dataset-mismatch"
+
+    def test_sibling_the_wrapped_dataset_is_a_warning_at_the_sampler(self):
+        assert found(WRAPPED.replace("OVER", "trainset"), self.rule) == [(15, "warning")]
+
+    def test_sibling_another_dataset_stays_an_error(self):
+        assert found(WRAPPED.replace("OVER", "testset"), self.rule) == [(9, "error")]
+
+    def test_control_the_sampler_over_the_wrapper_is_not_reported(self):
+        code = WRAPPED.replace("dataset=CustomisedDataset(trainset,", "dataset=wrapped,").replace(
+            "        engine =", "        wrapped = CustomisedDataset(trainset)\n        engine =")
+        code = code.replace('os.path.join(args.data_root, "detections/train2015"),\n', "").replace(
+            "human_idx=49,\n                ), collate_fn", "collate_fn")
+        assert found(code.replace("OVER", "wrapped"), self.rule) == []
+
+
+# fredzzhang/pvic-like learner set-up (lint heldout19 u043): the DDP wrapper is discarded at once, and the
+# bare model goes to a Learner of another module that runs the training
+LEARNER = """
+    import torch
+    from utils.trn_utils import Learner
+
+    def learner_init(uid, cfg, data, mdl):
+        cur_device = torch.cuda.current_device()
+        mdl = mdl.to(device=cur_device)
+        if cfg.num_gpus > 1:
+            mdl = torch.nn.parallel.DistributedDataParallel(
+                module=mdl,
+                device_ids=[cur_device],
+            )MODULE
+        learn = Learner(uid=uid, data=data, mdl=mdl, cfg=cfg)
+        learn.fit(epochs=cfg.train.epochs, lr=cfg.train.lr)
+        STEP
+"""
+
+
+class TestDataparallelUnwrappedAtOnceHandedOn:
+    """dataparallel-unwrapped-at-once: with DDP, an error only where the file runs the backward pass
+    itself; a model handed to another module's trainer is a warning (that trainer may wrap it again)."""
+
+    verdict = "dataparallel-unwrapped-at-once"
+    rule = "dataparallel-unwrapped-at-once"
+
+    def test_sibling_handed_to_another_modules_learner_is_a_warning(self):
+        assert found(LEARNER.replace("MODULE", ".module").replace("STEP", ""), self.rule) == [(8, "warning")]
+
+    def test_sibling_the_file_backpropagates_is_an_error(self):
+        code = LEARNER.replace("MODULE", ".module").replace("STEP", "loss = mdl(data).sum()\n        loss.backward()")
+        assert found(code, self.rule) == [(8, "error")]
+
+    def test_control_the_wrapper_kept_is_not_reported(self):
+        assert found(LEARNER.replace("MODULE", "").replace("STEP", ""), self.rule) == []
+
+
+# KevinWorkSpace MS-G3D-style processor (lint heldout19 u030): main() writes the --local_rank it parsed into
+# RANK before anything reads it; the processor then reads RANK as its device
+RANK_WRITTEN = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    class Processor:
+        def _init_dist_pytorch(self, backend, **kwargs):
+            dist.init_process_group(backend=backend, **kwargs)
+
+        def load_model(self):
+            rank = int(os.environ['RANK'])
+            self._model_full.to(rank)
+
+    def main():
+        arg = parser.parse_args()
+        os.environ['RANK'] = WRITTEN
+        processor = Processor(arg)
+        processor.start()
+"""
+
+
+# thuml-style spawned fine-tuning worker (lint heldout19 u015): the test loader built at the end and read
+# by one call of an imported `test`; (u022) one `evaluate_model(model.module, test_loader, ...)`
+READ_ONCE = """
+    import torch.multiprocessing as mp
+    from torch.utils.data import DataLoader
+    from procedures import train, test
+
+    def main(rank, cli_args):
+        test_dataloader = DataLoader(tokenized_test,
+                                     num_workers=4,
+                                     batch_size=cli_args.batch_size,
+                                     shuffle=True)
+        USE
+
+    if __name__ == "__main__":
+        mp.spawn(main, args=(cli_args,), nprocs=2)
+"""
+
+
+# KevinWorkSpace/Stronger-yolo-pytorch main_dist.py (lint heldout19 u036): the trainer mp.spawn starts and
+# the pruning tester another module starts meet on the same loopback rendezvous, one machine's GPUs each
+TWO_WORKERS = """
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+
+    def main(local_rank, ngpus_pernode, args, avail_port):
+        dist.init_process_group(backend='nccl', init_method='tcp://127.0.0.1:{}'.format(avail_port), world_size=ngpus_pernode, rank=local_rank)
+        torch.cuda.set_device(local_rank)
+
+    def main_worker(local_rank, ngpus_pernode, args, net, child_conn, avail_port, cal_bn=False):
+        dist.init_process_group(backend='nccl', init_method='ADDRESS'.format(avail_port), world_size=ngpus_pernode, rank=local_rank)
+        torch.cuda.set_device(local_rank)
+
+    if __name__ == '__main__':
+        port = pick_avail_port()
+        mp.spawn(main, nprocs=cfg.ngpu, args=(cfg.ngpu, cfg, port))
+"""
