@@ -159,6 +159,24 @@ RANK_WRITTEN = """
 """
 
 
+class TestDeviceFromGlobalRankRankWritten:
+    """device-from-global-rank: RANK this file writes from the local rank is the local rank when it is read."""
+
+    verdict = "device-from-global-rank"
+    rule = "device-from-global-rank"
+
+    def test_control_rank_written_from_the_local_rank_is_not_reported(self):
+        assert found(RANK_WRITTEN.replace("WRITTEN", "str(arg.local_rank)"), self.rule) == []
+
+    def test_sibling_rank_written_from_a_computed_rank_is_reported(self):
+        code = RANK_WRITTEN.replace("WRITTEN", "str(arg.node_rank * arg.gpus + arg.gpu)")
+        assert found(code, self.rule) == [(11, "warning")]
+
+    def test_sibling_rank_never_written_is_reported(self):
+        code = RANK_WRITTEN.replace("        os.environ['RANK'] = WRITTEN\n", "")
+        assert found(code, self.rule) == [(11, "warning")]
+
+
 # thuml-style spawned fine-tuning worker (lint heldout19 u015): the test loader built at the end and read
 # by one call of an imported `test`; (u022) one `evaluate_model(model.module, test_loader, ...)`
 READ_ONCE = """
@@ -176,6 +194,26 @@ READ_ONCE = """
     if __name__ == "__main__":
         mp.spawn(main, args=(cli_args,), nprocs=2)
 """
+
+
+class TestRankFromLocalRankRankWritten:
+    """rank-from-local-rank: RANK written from the local rank before an env:// group reads it is the local
+    rank given as the global one, said at the write."""
+
+    verdict = "rank-from-local-rank"
+    rule = "rank-from-local-rank"
+
+    def test_sibling_rank_written_from_the_local_rank_is_a_warning_at_the_write(self):
+        assert found(RANK_WRITTEN.replace("WRITTEN", "str(arg.local_rank)"), self.rule) == [(15, "warning")]
+
+    def test_control_rank_written_from_a_computed_rank_is_not_reported(self):
+        code = RANK_WRITTEN.replace("WRITTEN", "str(arg.node_rank * arg.gpus + arg.local_rank)")
+        assert found(code, self.rule) == []
+
+    def test_control_a_group_given_its_rank_is_not_reported_at_the_write(self):
+        code = RANK_WRITTEN.replace("WRITTEN", "str(arg.local_rank)").replace(
+            "backend=backend, **kwargs", "backend=backend, rank=self.rank, world_size=self.world_size")
+        assert found(code, self.rule) == []
 
 
 # KevinWorkSpace/Stronger-yolo-pytorch main_dist.py (lint heldout19 u036): the trainer mp.spawn starts and
@@ -197,3 +235,35 @@ TWO_WORKERS = """
         port = pick_avail_port()
         mp.spawn(main, nprocs=cfg.ngpu, args=(cfg.ngpu, cfg, port))
 """
+
+
+class TestRankFromLocalRankSameRendezvous:
+    """rank-from-local-rank: a worker started elsewhere whose group is the very rendezvous of a worker this
+    file starts on one machine is the same one-machine design."""
+
+    verdict = "rank-from-local-rank"
+    rule = "rank-from-local-rank"
+
+    def test_control_the_twin_of_a_spawned_one_machine_group_is_not_reported(self):
+        assert found(TWO_WORKERS.replace("ADDRESS", "tcp://127.0.0.1:{}"), self.rule) == []
+
+    def test_sibling_twins_this_file_does_not_start_are_both_reported(self):
+        code = TWO_WORKERS.replace("ADDRESS", "tcp://127.0.0.1:{}").replace(
+            "mp.spawn(main, nprocs=cfg.ngpu, args=(cfg.ngpu, cfg, port))", "launch(main, cfg, port)")
+        assert found(code, self.rule) == [(6, "warning"), (10, "warning")]
+
+
+class TestRankFromLocalRankRankWrittenOneNode:
+    """rank-from-local-rank: RANK written from the local rank beside WORLD_SIZE written as this machine's GPU
+    count (lint heldout19 u009's init_ddp) is one node by construction."""
+
+    verdict = "rank-from-local-rank"
+    rule = "rank-from-local-rank"
+
+    def test_control_world_size_written_as_the_gpu_count_is_not_reported(self):
+        code = RANK_WRITTEN.replace("WRITTEN", "str(arg.local_rank)\n        os.environ['WORLD_SIZE'] = str(torch.cuda.device_count())")
+        assert found(code, self.rule) == []
+
+    def test_sibling_world_size_written_from_the_command_line_is_reported(self):
+        code = RANK_WRITTEN.replace("WRITTEN", "str(arg.local_rank)\n        os.environ['WORLD_SIZE'] = str(arg.world_size)")
+        assert found(code, self.rule) == [(15, "warning")]
