@@ -196,6 +196,30 @@ READ_ONCE = """
 """
 
 
+class TestSpawnNumWorkersEvaluatedOnce:
+    """spawn-num-workers: a loader handed once, outside any loop, to an evaluation (test, evaluate, eval_fn)
+    is read once: its workers start once either way."""
+
+    verdict = "spawn-num-workers"
+    rule = "spawn-num-workers"
+
+    def test_control_one_imported_test_by_keyword_is_not_reported(self):
+        code = READ_ONCE.replace("USE", "test(model=model, test_dataloader=test_dataloader, cuda_rank=rank)")
+        assert found(code, self.rule) == []
+
+    def test_control_one_evaluate_model_is_not_reported(self):
+        code = READ_ONCE.replace("USE", "results = evaluate_model(model.module, test_dataloader, rank)")
+        assert found(code, self.rule) == []
+
+    def test_sibling_one_imported_train_is_reported(self):
+        code = READ_ONCE.replace("USE", "train(model, test_dataloader, cli_args.epochs)")
+        assert found(code, self.rule) == [(7, "warning")]
+
+    def test_sibling_an_evaluation_every_epoch_is_reported(self):
+        code = READ_ONCE.replace("USE", "for epoch in range(10):\n            test(model, test_dataloader)")
+        assert found(code, self.rule) == [(7, "warning")]
+
+
 class TestRankFromLocalRankRankWritten:
     """rank-from-local-rank: RANK written from the local rank before an env:// group reads it is the local
     rank given as the global one, said at the write."""
