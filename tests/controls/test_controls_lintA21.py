@@ -291,3 +291,63 @@ class TestRankFromLocalRankRankWrittenOneNode:
     def test_sibling_world_size_written_from_the_command_line_is_reported(self):
         code = RANK_WRITTEN.replace("WRITTEN", "str(arg.local_rank)\n        os.environ['WORLD_SIZE'] = str(arg.world_size)")
         assert found(code, self.rule) == [(15, "warning")]
+
+
+# PEDRA-style gloo trainer (lint heldout19 u065): MASTER_ADDR/PORT written, but the group meets at a file path
+FILE_STORE = """
+    import os
+    import torch.distributed as dist
+    from torch.multiprocessing import spawn
+
+    def init_process(rank, size, fn, backend='gloo'):
+        os.environ['MASTER_ADDR'] = 'localhost'
+        os.environ['MASTER_PORT'] = '2568'
+        dist.init_process_group(backend, rank=rank, world_size=size, init_method=METHOD)
+        fn(rank, size)
+
+    if __name__ == '__main__':
+        spawn(init_process, args=(4, run), nprocs=4, join=True)
+"""
+
+
+class TestHardcodedMasterPortOwnRendezvous:
+    """hardcoded-master-port: a port no group reads (every group names its own rendezvous) is nobody's."""
+
+    verdict = "hardcoded-master-port"
+    rule = "hardcoded-master-port"
+
+    def test_control_a_file_store_group_is_not_reported(self):
+        assert found(FILE_STORE.replace("METHOD", "'file:F:/Projects/PEDRA/sharedfiles'"), self.rule) == []
+
+    def test_sibling_an_env_group_is_reported(self):
+        assert found(FILE_STORE.replace("METHOD", "'env://'"), self.rule) == [(7, "warning")]
+
+    def test_sibling_a_file_store_group_beside_a_read_of_the_port_is_reported(self):
+        code = FILE_STORE.replace("METHOD", "'file:///tmp/store'").replace(
+            "        fn(rank, size)", "        print(os.environ['MASTER_PORT'])\n        fn(rank, size)")
+        assert found(code, self.rule) == [(7, "warning")]
+
+
+# forest-style poisoning trainer (lint heldout19 u061): empty_cache() at the top, CUDA_VISIBLE_DEVICES after it
+EMPTY_CACHE = """
+    import os
+    import torch
+
+    torch.backends.cudnn.benchmark = BENCHMARK
+    CALL
+    args = forest.options().parse_args()
+    os.environ["CUDA_VISIBLE_DEVICES"] = "3,0,2"
+"""
+
+
+class TestCudaVisibleDevicesLateNoInit:
+    """cuda-visible-devices-late: `torch.cuda.empty_cache()` returns at once before CUDA is initialised."""
+
+    verdict = "cuda-visible-devices-late"
+    rule = "cuda-visible-devices-late"
+
+    def test_control_after_empty_cache_is_not_reported(self):
+        assert found(EMPTY_CACHE.replace("CALL", "torch.cuda.empty_cache()"), self.rule) == []
+
+    def test_sibling_after_device_count_is_reported(self):
+        assert found(EMPTY_CACHE.replace("CALL", "n = torch.cuda.device_count()"), self.rule) == [(7, "warning")]
