@@ -351,3 +351,80 @@ class TestCudaVisibleDevicesLateNoInit:
 
     def test_sibling_after_device_count_is_reported(self):
         assert found(EMPTY_CACHE.replace("CALL", "n = torch.cuda.device_count()"), self.rule) == [(7, "warning")]
+
+
+# a CIFAR trainer (lint heldout19 u044): rank 0 makes the folder in the distributed arm, the plain run in the `else`
+DIST_SWITCH = """
+    import os
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+
+    def main_worker(gpu, ngpus_per_node, args):
+        if args.dist:
+            dist.init_process_group(backend='nccl', init_method=args.dist_url, world_size=args.world_size, rank=args.rank)
+            if args.rank == 0:
+                if not os.path.isdir(args.output_dir):
+                    os.makedirs(args.output_dir)
+            dist.barrier()
+        else:
+            MAKE
+
+    if __name__ == '__main__':
+        mp.spawn(main_worker, nprocs=4, args=(4, args))
+"""
+
+
+class TestMkdirRaceAllRanksDistSwitch:
+    """mkdir-race-all-ranks: the `else` of `if args.dist:` is the plain run's one process."""
+
+    verdict = "mkdir-race-all-ranks"
+    rule = "mkdir-race-all-ranks"
+
+    def test_control_the_else_of_the_dist_switch_is_not_reported(self):
+        code = DIST_SWITCH.replace("MAKE", "if not os.path.isdir(args.output_dir):\n                os.makedirs(args.output_dir)")
+        assert found(code, self.rule) == []
+
+    def test_sibling_the_same_after_the_switch_is_reported(self):
+        code = DIST_SWITCH.replace("MAKE", "pass").replace(
+            "    if __name__", "        if not os.path.isdir(args.log_dir):\n            os.makedirs(args.log_dir)\n\n    if __name__")
+        assert found(code, self.rule) == [(16, "warning")]
+
+
+# an RL ensemble trainer (lint heldout19 u048): each rank's save_dir is made its own before the saves
+ENSEMBLE = """
+    import os
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+
+    def init_process(rank, size, fn, args):
+        dist.init_process_group('gloo', rank=rank, world_size=size)
+        fn(args, rank, size)
+
+    def main(args, rank, size):
+        OWN
+        for j in range(args.updates):
+            save_path = os.path.join(args.save_dir, args.algo)
+            torch.save([actor_critic], os.path.join(save_path, args.env_name + ".pt"))
+
+    if __name__ == "__main__":
+        mp.set_start_method("spawn")
+        for rank in range(4):
+            p = mp.Process(target=init_process, args=(rank, 4, main, args))
+            p.start()
+"""
+
+
+class TestSaveAllRanksFolderPerRank:
+    """save-all-ranks: a path built from a namespace attribute the function set from the rank is per rank."""
+
+    verdict = "save-all-ranks"
+    rule = "save-all-ranks"
+
+    def test_control_the_folder_set_from_the_rank_is_not_reported(self):
+        code = ENSEMBLE.replace("OWN", "args.save_dir = os.path.join(args.save_dir, f'ensemble_{rank}')")
+        assert found(code, self.rule) == []
+
+    def test_sibling_the_folder_set_from_the_seed_is_reported(self):
+        code = ENSEMBLE.replace("OWN", "args.save_dir = os.path.join(args.save_dir, f'seed_{args.seed}')")
+        assert found(code, self.rule) == [(14, "warning")]
