@@ -428,3 +428,39 @@ class TestSaveAllRanksFolderPerRank:
     def test_sibling_the_folder_set_from_the_seed_is_reported(self):
         code = ENSEMBLE.replace("OWN", "args.save_dir = os.path.join(args.save_dir, f'seed_{args.seed}')")
         assert found(code, self.rule) == [(14, "warning")]
+
+
+# a DTW trainer (lint heldout19 u047): get_args() returns the parsed flags, the main block binds them; the local
+# rank is computed from RANK and never read from --local-rank
+GET_ARGS = """
+    import argparse
+    import torch
+    import torch.distributed as dist
+
+    def get_args():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local-rank", type=int, help="Local rank. Necessary for torch.distributed.launch.")
+        return parser.parse_args()
+
+    def main(args):
+        dist.init_process_group("nccl")
+        local_rank = dist.get_rank() % torch.cuda.device_count()
+        torch.cuda.set_device(local_rank)
+
+    if __name__ == "__main__":
+        MAIN
+"""
+
+
+class TestLocalRankArgReturnedToThisFile:
+    """local-rank-arg: flags a function of this file returns to a name of this file are in view: never read,
+    the flag is harmless."""
+
+    verdict = "local-rank-arg"
+    rule = "local-rank-arg"
+
+    def test_control_returned_to_a_name_of_this_file_is_not_reported(self):
+        assert found(GET_ARGS.replace("MAIN", "args = get_args()\n        main(args)"), self.rule) == []
+
+    def test_sibling_returned_to_a_caller_not_in_this_file_is_reported(self):
+        assert found(GET_ARGS.replace("MAIN", "pass"), self.rule) == [(7, "warning")]
