@@ -31,7 +31,8 @@ class LocalRankArg(Rule):
     environment is read: lint heldout17); a file that replaces the value, under
     no test but the main guard, before anything reads it (`opt.local_rank =
     dist.get_rank()` right after the parsing: lint heldout17); a file that keeps
-    the parsed arguments (`args = parser.parse_args()`) and never reads
+    the parsed arguments (`args = parser.parse_args()`, or `args = get_args()` where
+    its own get_args returns them: lint heldout19) and never reads
     `args.local_rank` back (accelerate and Lightning scripts keep the
     argument for old launchers); a DeepSpeed program, whose `deepspeed`
     launcher does pass `--local_rank`; a flag declared in both spellings
