@@ -504,3 +504,42 @@ class TestSaveDdpWrapperOwnClassTested:
     def test_sibling_under_isinstance_of_the_wrapper_class_is_reported(self):
         code = OWN_CLASS.replace("TEST", "isinstance(model, torch.nn.parallel.DistributedDataParallel)")
         assert [line for line, _ in found(code, self.rule)] == [7]
+
+
+# a Frontier DDP trainer (lint heldout19 u002): the checkpoint method's body pasted at the def's depth,
+# the method called under `rank == 0`
+LOST_BODY = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    class Trainer:
+        def _save_checkpoint(self, epoch):
+        \"\"\"Only the underlying module's state_dict is saved.\"\"\"
+        PATH = os.path.join(CHECKPOINT_DIR, f"checkpoint_epoch{epoch}.pt")
+        torch.save(self.model.module.state_dict(), PATH)
+
+        def train(self, max_epochs, rank):
+            dist.init_process_group("nccl")
+            for epoch in range(max_epochs):
+                TEST
+                    self._save_checkpoint(epoch)
+
+    Trainer().train(10, int(os.environ["RANK"]))
+"""
+
+
+class TestSaveAllRanksBodyPastedAtDefDepth:
+    """save-all-ranks: a method whose body lost its indentation is read as that method, guard and all."""
+
+    verdict = "save-all-ranks"
+    rule = "save-all-ranks"
+
+    def test_control_the_method_called_on_rank_0_is_not_reported(self):
+        assert found(LOST_BODY.replace("TEST", "if rank == 0:"), self.rule) == []
+
+    def test_sibling_a_save_below_the_class_after_a_cut_method_is_reported(self):
+        code = textwrap.dedent(LOST_BODY.replace("TEST", "if rank == 0:")).replace(
+            '    """Only the underlying', 'dist.init_process_group("nccl")\n"""Only the underlying').replace(
+            "    PATH = ", "PATH = ").replace("    torch.save(self.model", "torch.save(model")
+        assert found(code, self.rule) == [(10, "warning")]
