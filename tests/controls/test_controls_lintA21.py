@@ -543,3 +543,37 @@ class TestSaveAllRanksBodyPastedAtDefDepth:
             '    """Only the underlying', 'dist.init_process_group("nccl")\n"""Only the underlying').replace(
             "    PATH = ", "PATH = ").replace("    torch.save(self.model", "torch.save(model")
         assert found(code, self.rule) == [(10, "warning")]
+
+
+# a hGRU trainer (lint heldout19 u023): init_process's backend defaults to gloo, the spawned train() asks for NCCL
+CHOSEN = """
+    import os
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+
+    def init_process(rank, size, backend='gloo'):
+        os.environ['MASTER_ADDR'] = '127.0.0.1'
+        dist.init_process_group(backend, rank=rank, world_size=size)
+
+    def train(rank, world_size):
+        init_process(rank, world_size, BACKEND)
+        dist.barrier()
+
+    if __name__ == "__main__":
+        mp.spawn(train, args=(2,), nprocs=2)
+"""
+
+
+class TestNcclNoSetDeviceChosenAtTheCall:
+    """nccl-no-set-device: where the helper's caller picks NCCL, that call is a place of the same cause."""
+
+    verdict = "nccl-no-set-device"
+    rule = "nccl-no-set-device"
+
+    def test_control_the_helper_called_for_gloo_is_not_reported(self):
+        assert found(CHOSEN.replace("BACKEND", '"gloo"'), self.rule) == []
+
+    def test_sibling_the_helper_called_for_nccl_names_that_call(self):
+        diagnostics = [d for d in engine.lint_source(textwrap.dedent(CHOSEN.replace("BACKEND", '"nccl"')).lstrip("\n"),
+                                                     "train.py") if d.rule == self.rule]
+        assert [(d.line, d.also) for d in diagnostics] == [(7, (10,))]
