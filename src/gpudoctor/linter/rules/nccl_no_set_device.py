@@ -112,7 +112,9 @@ class NcclNoSetDevice(Rule):
     picks GPU `LOCAL_RANK`; flagging that shape added one right warning there and ten that the
     readers of dev..dev6 and heldout8 did not ask for, the PyTorch tutorial's multigpu_torchrun.py
     among them). A `backend="nccl"` default of the worker's parameter that no call site overrides
-    counts as NCCL (heldout13: the torch tutorial's `init_processes`).
+    counts as NCCL (heldout13: the torch tutorial's `init_processes`). Where the backend is a
+    parameter of such a helper, the calls that hand it "nccl" are named with the diagnostic, as
+    places of the same cause (lint heldout19: `init_process(rank, world_size, "nccl")`).
 
     Not flagged: a group whose `world_size` is the number of nodes (`world_size=args.nnodes`):
     the file is written for one process per machine, the launch this rule calls right (lint
