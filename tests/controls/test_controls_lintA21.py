@@ -577,3 +577,38 @@ class TestNcclNoSetDeviceChosenAtTheCall:
         diagnostics = [d for d in engine.lint_source(textwrap.dedent(CHOSEN.replace("BACKEND", '"nccl"')).lstrip("\n"),
                                                      "train.py") if d.rule == self.rule]
         assert [(d.line, d.also) for d in diagnostics] == [(7, (10,))]
+
+
+# an MS-G3D-style processor (lint heldout19 u030): the weights and the resume state loaded without map_location
+LOADS = """
+    import torch
+    import torch.distributed as dist
+
+    def load_model(model, arg):
+        weights = torch.load(arg.weights)
+        model.load_state_dict(weights)
+
+    def load_optimizer(optimizer, arg):
+        optimizer.load_state_dict(torch.load(arg.checkpoint, MAP)['optimizer_states'])
+
+    dist.init_process_group("nccl")
+    load_model(model, arg)
+    load_optimizer(optimizer, arg)
+"""
+
+
+class TestTorchLoadNoMapLocationOneFile:
+    """torch-load-no-map-location: the loads of one file are one diagnostic at the first, naming the others."""
+
+    verdict = "torch-load-no-map-location"
+    rule = "torch-load-no-map-location"
+
+    def test_control_the_mapped_load_is_not_named(self):
+        diagnostics = [d for d in engine.lint_source(textwrap.dedent(LOADS.replace("MAP", "map_location='cpu'"))
+                                                     .lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert [(d.line, d.also) for d in diagnostics] == [(5, ())]
+
+    def test_sibling_two_unmapped_loads_are_one_diagnostic(self):
+        diagnostics = [d for d in engine.lint_source(textwrap.dedent(LOADS.replace(", MAP", "")).lstrip("\n"),
+                                                     "train.py") if d.rule == self.rule]
+        assert [(d.line, d.also) for d in diagnostics] == [(5, (9,))]
