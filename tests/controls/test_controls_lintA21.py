@@ -612,3 +612,40 @@ class TestTorchLoadNoMapLocationOneFile:
         diagnostics = [d for d in engine.lint_source(textwrap.dedent(LOADS.replace(", MAP", "")).lstrip("\n"),
                                                      "train.py") if d.rule == self.rule]
         assert [(d.line, d.also) for d in diagnostics] == [(5, (9,))]
+
+
+# a PIP-Net trainer (lint heldout19 u054): the checkpoint saved at four places of one training function
+SAVES = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    def run(net, args):
+        dist.init_process_group("nccl")
+        for epoch in range(args.epochs):
+            torch.save(net.state_dict(), os.path.join(args.log_dir, 'net_trained'))
+            if epoch % 30 == 0:
+                torch.save(net.state_dict(), os.path.join(args.log_dir, 'net_trained_%s' % epoch))
+        SECOND
+
+    run(net, args)
+"""
+
+
+class TestSaveAllRanksOnePerFunction:
+    """save-all-ranks: the saves of one function on every rank are one missing guard, said at the first; the
+    two arms of an `if` are alternatives, each said."""
+
+    verdict = "save-all-ranks"
+    rule = "save-all-ranks"
+
+    def test_control_a_save_on_rank_0_is_not_named(self):
+        code = SAVES.replace("SECOND", "if dist.get_rank() == 0:\n            torch.save(net.state_dict(), 'last')")
+        diagnostics = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert [(d.line, d.also) for d in diagnostics] == [(8, (10,))]
+
+    def test_sibling_the_else_arm_is_its_own(self):
+        code = SAVES.replace("SECOND", "else:\n            torch.save(net.state_dict(), 'last')").replace(
+            "        for epoch in range(args.epochs):\n", "        if args.epochs > 1:\n")
+        diagnostics = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
+        assert [(d.line, d.also) for d in diagnostics] == [(8, (10,)), (12, ())]
