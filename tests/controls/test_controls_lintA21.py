@@ -87,6 +87,10 @@ class TestSamplerDatasetMismatchWrappedDataset:
     def test_sibling_the_wrapped_dataset_is_a_warning_at_the_sampler(self):
         assert found(WRAPPED.replace("OVER", "trainset"), self.rule) == [(15, "warning")]
 
+    def test_sibling_a_subset_of_it_stays_an_error(self):
+        code = WRAPPED.replace("dataset=CustomisedDataset(trainset,", "dataset=Subset(trainset,")
+        assert found(code.replace("OVER", "trainset"), self.rule) == [(9, "error")]
+
     def test_sibling_another_dataset_stays_an_error(self):
         assert found(WRAPPED.replace("OVER", "testset"), self.rule) == [(9, "error")]
 

@@ -8,6 +8,8 @@ from gpudoctor.linter.idioms import loader_arg, samplers_of, source
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
+# torch's datasets built from another whose length they change by construction: not a wrapper that keeps it.
+LENGTH_CHANGING = frozenset({"Subset", "ConcatDataset", "ChainDataset"})
 # Values the file fully shows: a dataset construction, an indexed split, a name.
 CONCRETE = (ast.Call, ast.Subscript, ast.Attribute, ast.Name)
 
@@ -39,7 +41,8 @@ class SamplerDatasetMismatch(Rule):
     A warning, at the sampler, where the loader reads a dataset wrapped around the one the sampler
     is built over (`DataLoader(dataset=CustomisedDataset(trainset, ...), sampler=DistributedSampler(trainset))`,
     lint heldout19): the indices are those of the inner dataset, right if the wrapper keeps its
-    length and order, which the file does not show.
+    length and order, which the file does not show. Not torch's `Subset` / `ConcatDataset`, whose
+    length differs by construction: an error at the loader, as before.
 
     A warning, at the sampler, where the DistributedSampler is built over another sampler
     (`DistributedSampler(RandomSampler(trainset, replacement=True, num_samples=n))`, lint
@@ -199,6 +202,8 @@ def _wrapper_of(file: FileModel, read: ast.expr, sampled: set[str]) -> ast.Call 
     if len(built) != 1 or type(built[0]) is not ast.Call:
         return None
     call = built[0]
+    if terminal_name(call.func) in LENGTH_CHANGING:
+        return None  # `Subset(trainset, indices)`: shorter by construction, the sampler indexes past its end
     for arg in call.args + [k.value for k in call.keywords]:
         origins = file.origins(arg)
         if origins and all(isinstance(o, ast.AST) for o in origins) \
