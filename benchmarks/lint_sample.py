@@ -73,6 +73,9 @@ ALIASES = {
     # names-not-in-reach case says it in those words)
     "spawn-worker-uses-main-block-name": "undefined-name",
     "name-bound-on-one-rank": "undefined-name",  # heldout18 u004: `acc` bound only under `gpu_id == 0`, read on every rank
+    # heldout19 u015: `tokenization` read in the function mp.spawn runs, bound only by the main block (the
+    # names-not-in-reach case of undefined-name, as spawn-worker-uses-main-block-name above)
+    "name-bound-in-main-guard-under-spawn": "undefined-name",
     "ddp-loader-without-distributed-sampler": "no-distributed-sampler",  # dev7 u012: shuffle=True, no sampler, in DDP mode
     "no-gradient-sync-across-ranks": "no-gradient-sync",  # heldout13 u034: DataParallel in each process of a group
     "model-not-wrapped-in-ddp": "no-gradient-sync",  # heldout11 u045: a group, a trained model, no DDP

@@ -401,3 +401,37 @@ def test_a_fix_the_cut_text_may_hold(fix, removed, held):
     fixed = read("import torch\nsampler = make()\nmp.spawn(main)\ntorch.load(p)\n" + removed + "\n")
     assert fixed.removed.strip() == removed.strip()
     assert fixed.may_hold_fix(fix) is held
+
+
+# lint heldout19 u002 (a Frontier DDP trainer): the method's docstring and body pasted at the def's own depth
+LOST_BODY = """
+    class Trainer:
+        def _save_checkpoint(self, epoch, out_path_prefix="checkpoint"):
+        \"\"\"
+        Save the model checkpoint.
+        \"\"\"
+        PATH = os.path.join(CHECKPOINT_DIR, f"{out_path_prefix}_epoch{epoch}.pt")
+        torch.save(self.model.module.state_dict(), PATH)
+
+        def train(self, max_epochs, rank):
+            if rank == 0:
+                self._save_checkpoint(0)
+"""
+
+
+def test_a_body_pasted_at_its_defs_depth_is_indented_under_it():
+    fixed = read(LOST_BODY)
+    method = fixed.tree.body[0].body[0]
+    assert isinstance(method, ast.FunctionDef) and method.name == "_save_checkpoint"
+    assert [type(s).__name__ for s in method.body] == ["Expr", "Assign", "Expr"]
+    assert fixed.shift[7] == -4 and 9 not in fixed.shift  # the next def stays where it is
+
+
+def test_a_def_followed_by_a_def_still_gets_pass():
+    fixed = read("""
+        class Trainer:
+            def _save_checkpoint(self, epoch):
+            def train(self, max_epochs, rank):
+                self._save_checkpoint(0)
+    """)
+    assert fixed.inserted == {2} and not fixed.shift

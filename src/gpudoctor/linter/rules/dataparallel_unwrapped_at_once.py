@@ -10,8 +10,9 @@ from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 WRAPPERS = ("DataParallel", "DistributedDataParallel")
-# Calls that say the program trains: a backward pass, an optimizer, a trainer or a training loop.
-TRAINS = re.compile(r"^backward$|optim|^(?:Adam|AdamW|SGD|RMSprop|Adagrad|LBFGS)$|Trainer$|^train(?:_\w+)?$|^fit$")
+# Calls that say this file trains the model itself: a backward pass or an optimizer built here (a trainer
+# or `fit()` of another module is not: that code may wrap the model again).
+TRAINS = re.compile(r"^backward$|optim|^(?:Adam|AdamW|SGD|RMSprop|Adagrad|LBFGS)$")
 
 
 class DataparallelUnwrappedAtOnce(Rule):
@@ -28,9 +29,11 @@ class DataparallelUnwrappedAtOnce(Rule):
     but a later line may wrap the model again (issue 41's heldout4 found
     both: an event-camera trainer that kept only the bare model, and a
     detection trainer that wrapped it again two lines below). An error with
-    DistributedDataParallel where nothing below wraps the module again and the file trains
-    (backward, an optimizer, a trainer): each rank trains its own copy (lint heldout12 u001,
-    dev7 u046: `model = model.module` right after the wrap).
+    DistributedDataParallel where nothing below wraps the module again and the file trains the
+    model itself (a backward pass, an optimizer built here): each rank trains its own copy (lint
+    heldout12 u001: `model = model.module` right after the wrap). Where the training is another module's (the model handed
+    to a `Learner(...)` or `Trainer(...)` whose `fit()`/`train()` runs the steps; lint heldout19
+    u043, dev7 u046), a warning: that code may wrap the model again, which the file does not show.
 
     Also flagged: the name that holds the new wrapper rebound to its `.module`
     by the next statement that mentions it (`model = nn.DataParallel(model)`,
@@ -98,10 +101,14 @@ class DataparallelUnwrappedAtOnce(Rule):
             if wrapper is None:
                 continue
             if wrapper == "DistributedDataParallel":
-                yield Hit(node, severity=self._severity(file, file.statement(node), call),
-                          message="the DistributedDataParallel wrapper is built and discarded at once "
-                          "(`.module`): the model that is kept trains alone on each rank, its gradients never "
-                          "averaged", fix="model = DistributedDataParallel(model, device_ids=[local_rank])  "
+                severity = self._severity(file, file.statement(node), call)
+                kept = "the model that is kept trains alone on each rank, its gradients never averaged" \
+                    if severity == ERROR else ("unless the code this file hands the model to for training wraps "
+                                               "it again (this file has no backward pass or optimizer), each rank "
+                                               "trains alone, its gradients never averaged")
+                yield Hit(node, severity=severity,
+                          message=f"the DistributedDataParallel wrapper is built and discarded at once "
+                          f"(`.module`): {kept}", fix="model = DistributedDataParallel(model, device_ids=[local_rank])  "
                           "# keep the wrapper for training")
             else:
                 yield Hit(node)
@@ -109,22 +116,26 @@ class DataparallelUnwrappedAtOnce(Rule):
         for stmt, wrapper, target in self._wrapper_assignments(file):
             after = self._next_mention(file, stmt, target)
             if after is not None and self._rebinds_to_module(after, target):
-                kept = ("trains alone on each rank, its gradients never averaged" if wrapper == "DistributedDataParallel"
-                        else "runs on one GPU")
                 wrap = stmt.value if isinstance(stmt.value, ast.Call) else None
                 severity = self._severity(file, after, wrap) if wrapper == "DistributedDataParallel" and wrap else WARNING
+                kept = ("runs on one GPU" if wrapper != "DistributedDataParallel"
+                        else "trains alone on each rank, its gradients never averaged" if severity == ERROR
+                        else "trains alone on each rank unless the code it is handed to for training wraps it "
+                        "again (this file has no backward pass or optimizer)")
                 yield Hit(after, severity=severity, message=f"`{target}` holds the new {wrapper} wrapper (line {stmt.lineno}) and is "
                           f"rebound to `{target}.module` before it is used: nothing holds the wrapper any more, so "
                           f"the model that is kept {kept}")
 
     @staticmethod
     def _severity(file: FileModel, stmt: ast.AST, wrap: ast.Call) -> str:
-        """An error where the DDP wrapper is gone for good and the file trains: nothing below in the
-        function wraps the module again, and the file backpropagates, builds an optimizer or hands
-        the model to a trainer (lint heldout12 u001: `model = model.module` right after the wrap, then
-        `make_optimizer(model.parameters(), ...)`; dev7 u046: the same before `Trainer(...)`). Each rank
-        then trains its own copy. Else a warning: a later line may wrap it again, or the program only
-        samples (each rank running its own model is what it wants)."""
+        """An error where the DDP wrapper is gone for good and the file trains the model itself: nothing
+        below in the function wraps the module again, and the file runs the backward pass or builds an
+        optimizer (lint heldout12 u001: `model = model.module` right after the wrap, then
+        `make_optimizer(model.parameters(), ...)`). Each rank then trains its own copy. Else a
+        warning: a later line may wrap it again, the program only samples (each rank running its own model
+        is what it wants), or the training is another module's, handed the bare model (`Learner(mdl=mdl,
+        ...).fit()`, lint heldout19 u043; `Trainer(model=model, ddp=ddp)`, dev7 u046), which may wrap it
+        again: the file does not decide it."""
         module = wrap.args[0] if wrap.args else None
         scope = file.function(stmt)
         rewrapped = any(

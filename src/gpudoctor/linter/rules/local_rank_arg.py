@@ -31,7 +31,8 @@ class LocalRankArg(Rule):
     environment is read: lint heldout17); a file that replaces the value, under
     no test but the main guard, before anything reads it (`opt.local_rank =
     dist.get_rank()` right after the parsing: lint heldout17); a file that keeps
-    the parsed arguments (`args = parser.parse_args()`) and never reads
+    the parsed arguments (`args = parser.parse_args()`, or `args = get_args()` where
+    its own get_args returns them: lint heldout19) and never reads
     `args.local_rank` back (accelerate and Lightning scripts keep the
     argument for old launchers); a DeepSpeed program, whose `deepspeed`
     launcher does pass `--local_rank`; a flag declared in both spellings
@@ -311,10 +312,17 @@ class LocalRankArg(Rule):
     @staticmethod
     def _parsed_here(file: FileModel) -> bool:
         """`args = parser.parse_args()`: the parsed arguments are kept in a name of this
-        file, so a `.local_rank` never read here is never read."""
+        file, so a `.local_rank` never read here is never read. So are they where a function
+        of this file returns them (`return parser.parse_args()`) and the file's every call of
+        it binds the result to a name (`args = get_args()`; lint heldout19 u047)."""
         for call in file.calls:
             if type(call.func) is ast.Attribute and call.func.attr in ("parse_args", "parse_known_args"):
-                if type(file.parent.get(call)) in (ast.Assign, ast.AnnAssign):
+                up = file.parent.get(call)
+                if type(up) in (ast.Assign, ast.AnnAssign):
+                    return True
+                func = file.function(call) if type(up) is ast.Return else None
+                sites = file.call_sites.get(func, []) if func is not None else []
+                if sites and all(type(file.parent.get(site)) in (ast.Assign, ast.AnnAssign) for site, _ in sites):
                     return True
         return False
 

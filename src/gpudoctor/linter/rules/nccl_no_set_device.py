@@ -4,10 +4,11 @@ import ast
 import re
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 
 from gpudoctor.linter.idioms import (TORCH, binds_current_device, is_ddp_wrapper, is_gpu_count, nccl_group,
                                     on_current_device, started_here)
-from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.project import Query, names_device_per_rank
 from gpudoctor.linter.ranks import rank_branch
 from gpudoctor.linter.rule import ERROR, Hit, Rule
@@ -111,7 +112,9 @@ class NcclNoSetDevice(Rule):
     picks GPU `LOCAL_RANK`; flagging that shape added one right warning there and ten that the
     readers of dev..dev6 and heldout8 did not ask for, the PyTorch tutorial's multigpu_torchrun.py
     among them). A `backend="nccl"` default of the worker's parameter that no call site overrides
-    counts as NCCL (heldout13: the torch tutorial's `init_processes`).
+    counts as NCCL (heldout13: the torch tutorial's `init_processes`). Where the backend is a
+    parameter of such a helper, the calls that hand it "nccl" are named with the diagnostic, as
+    places of the same cause (lint heldout19: `init_process(rank, world_size, "nccl")`).
 
     Not flagged: a group whose `world_size` is the number of nodes (`world_size=args.nnodes`):
     the file is written for one process per machine, the launch this rule calls right (lint
@@ -211,6 +214,15 @@ class NcclNoSetDevice(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        for hit in self._hits(file):
+            chosen = _nccl_chosen_at(file, hit.node) if type(hit.node) is ast.Call else []
+            if chosen and not hit.also:
+                lines = ", ".join(str(c.lineno) for c in chosen)
+                hit = replace(hit, message=f"{hit.message or self.message} (NCCL is chosen where the group's helper "
+                              f"is called: line {lines})", also=tuple(c.lineno for c in chosen))
+            yield hit
+
+    def _hits(self, file: FileModel) -> Iterator[Hit]:
         inits = [c for c in file.calls_to("init_process_group", TORCH) if nccl_group(file, c)]
         if not inits or binds_current_device(file):
             return  # the program sets each rank's GPU itself
@@ -527,3 +539,24 @@ def _placed_by_index_hits(file: FileModel, inits: list[ast.Call]) -> Iterator[Hi
                   "but every process's current device stays cuda:0: what uses it (a barrier without device_ids, "
                   "torch.cuda calls with no device, a library's .cuda(), torch.load of CUDA tensors) lands on GPU 0, "
                   "a CUDA context per process there")
+
+
+def _nccl_chosen_at(file: FileModel, init: ast.Call) -> list[ast.Call]:
+    """The calls of the file's own helper that hand it "nccl" where its `init_process_group` takes the
+    backend from a parameter (`def init_process(rank, size, backend='gloo')`, called as
+    `init_process(rank, world_size, "nccl")`: lint heldout19 u023, whose reader wrote the pitfall at that
+    call): where the group is made NCCL, a place of the same cause."""
+    backend = keyword(init, "backend", 0)
+    params = (file.lookup(backend) or []) if type(backend) is ast.Name else []
+    param = params[0] if len(params) == 1 else None
+    if type(param) is not Param or not isinstance(param.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    func, name = param.function, param.name
+    names = [a.arg for a in func.args.posonlyargs + func.args.args]
+    out = []
+    for site, skipped in file.call_sites.get(func, []):
+        index = names.index(name) - skipped if name in names else -1
+        given = keyword(site, name, index if index >= 0 else None)
+        if "nccl" in (constant(given, str) or "").lower():
+            out.append(site)
+    return out

