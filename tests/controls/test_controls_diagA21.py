@@ -233,6 +233,9 @@ class TestCollectiveSpinSnapshot:
         assert found is not None and found.severity is Severity.INFO and "one reading does not decide" in found.title
         assert "sleep 60" in found.fix
         assert not any(f.severity is Severity.ERROR for f in report(ONE_TABLE).findings)
+        # the undecided answer at its head does not deny the reading told below it, and says what a second reading decides
+        head = report(ONE_TABLE).findings[0]
+        assert head.id == "log-inconclusive" and "shows ranks stuck" not in head.why and "sleep 60" in head.fix
 
     def test_sibling_the_reporter_says_it_freezes_keeps_the_warning(self):
         # heldout20's lambdal/deeplearning-benchmark#21: "H100*4 running benchmark freeze"

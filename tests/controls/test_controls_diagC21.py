@@ -171,6 +171,8 @@ class TestCudaOomTitleLabel:
         assert all(f.id != "cuda-oom" for f in report.findings) and report_exit(report) == 1
         found = report.findings[0]
         assert found.id == "unrecognised-failure" and "SDXL: CUDA out of memory" in found.evidence["the title says"]
+        # what would decide it: the run's own line in the whole log, and the finding the title's word stands for
+        assert "grep -n -i 'out of memory'" in found.evidence["what decides it"] and "cuda-oom" in found.evidence["what decides it"]
 
     def test_sibling_the_same_title_with_the_logs_own_oom_line_keeps_cuda_oom(self):
         assert head(KOHYA + OOM_LINE).id == "cuda-oom"

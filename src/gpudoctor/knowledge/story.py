@@ -286,7 +286,7 @@ class Diagnosis:
         self.gate = GATE if self.patterns == ALL else needle_gate(self.patterns)
         self.recorded: dict[str, Seen] = {}  # what the patterns matched
         self.told: dict[str, Seen] = {}  # the same, settled with the signs (`seen`)
-        self.title_said: Optional[tuple[int, str]] = None  # a thread's title that only names a crash no line shows (`tell`)
+        self.title_said: Optional[tuple[int, str, str]] = None  # a thread's title that only names a crash no line shows (`tell`)
         self.lines = 0
         self.hits = 0
         self.unwrapped_at = 0  # the width a hard-wrapped paste was joined back from (0: it was not wrapped)
@@ -647,7 +647,7 @@ class Diagnosis:
                 # a thread's title that names the crash by its label, and no line of the log that shows it: the reporter's
                 # word, quoted beside the answer, not the run's failure (knowledge/title_said.py)
                 del told[pid]
-                self.title_said = (seen.first.line, seen.first.where.text)
+                self.title_said = (seen.first.line, seen.first.where.text, pid)
         for waiting, done in RESOLVED_BY.items():
             if done in told:
                 told.pop(waiting, None)  # it was only progress

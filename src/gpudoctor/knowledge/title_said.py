@@ -29,3 +29,10 @@ MESSAGE = re.compile(
 def title_label(line: int, text: str) -> bool:
     """The line is a thread's title that names a crash by its label only (see the module's why)."""
     return line <= TITLE_LINES and bool(TITLE.match(text)) and bool(LABEL.search(text)) and not MESSAGE.search(text)
+
+
+def title_label_words(text: str) -> str:
+    """The label the title names, as a grep pattern for the run's own line ("out of memory", "segmentation fault")."""
+    m = LABEL.search(text)
+    word = m.group(0).lower() if m else "out of memory"
+    return {"oom": "out of memory", "segfault": "segmentation fault"}.get(word.removeprefix("cuda "), word.removeprefix("cuda "))

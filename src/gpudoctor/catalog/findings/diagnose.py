@@ -67,7 +67,7 @@ case `fixed`): the thread's history, or an error survived, kept as such.""",
         "another runtime's or framework's own format, a program's own message. gpudoctor cannot tell whether one of them ended "
         "the run or was survived, and nothing shows the run ending (a log cut before its end and a hang's log look the same), "
         "so the log does not decide; the lines are the lead.",
-        "snapshot": "Nothing in it shows a GPU fault (no GPU lost, no reading that failed), and no reading (utilisation against power, memory against processes) shows ranks stuck; but the output is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves it unchanged.",
+        "snapshot": "Nothing in it shows a GPU fault (no GPU lost, no reading that failed), and no reading (utilisation against power, memory against processes) decides that ranks are stuck: one moment cannot tell ranks spinning in a collective from a run between two steps, so a reading that looks like it is told below as that, undecided; and the output is one moment of the GPUs: a job that hangs in its rendezvous, crashes or runs with a wrong setting leaves it unchanged.",
         "rerun": "The paste is a terminal session: the failure it shows is in the output of a command that the user then ran again "
         "(corrected or not), and what the second run printed shows no failure and no end. The first run's failure is not the job's "
         "(its finding is kept, as an earlier attempt's), and a paste cut while the rerun starts or hangs looks the same as one that went on well.",
@@ -117,7 +117,7 @@ case `fixed`): the thread's history, or an error survived, kept as such.""",
         "log": "tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300{under_launcher}",
         "errors": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); or search the error line in the project's issue tracker{under_launcher}",
         "mentions": "tail -n 200 train.log | gpudoctor diagnose -   # the end decides it (a traceback, an exit status); if a line above is the failure, its own words are the search: the program's docs or issue tracker; a job that stopped moving: gpudoctor run --nproc N --hang-timeout 300{under_launcher}",
-        "snapshot": "gpudoctor diagnose train.log   # the job's own output decides it; gpudoctor check   # the GPUs, driver and torch as the job sees them",
+        "snapshot": "gpudoctor diagnose train.log   # the job's own output decides it; nvidia-smi; sleep 60; nvidia-smi   # a second reading a minute later; gpudoctor check   # the GPUs, driver and torch as the job sees them",
         "rerun": "COMMAND 2>&1 | tee rerun.log; echo \"exit status $?\" >> rerun.log; gpudoctor diagnose rerun.log   # the rerun's whole output and exit status decide it; a rerun that stops moving: gpudoctor run --nproc N --hang-timeout 300",
         "fixed": "tail -n 200 train.log | gpudoctor diagnose -   # the run as it fails now: its end decides it (a traceback, an exit status); the lines above that speak of an error are the lead; a job that stopped moving: gpudoctor run --nproc N --hang-timeout 300",
         "compared": "python train.py 2>&1 | tee failing.log; gpudoctor diagnose failing.log   # on the failing setup: its whole output decides it; then compare the two setups' versions (gpudoctor check on each)",

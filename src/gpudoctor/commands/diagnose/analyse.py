@@ -23,6 +23,7 @@ from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
+from gpudoctor.knowledge.title_said import title_label_words
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import ends_in_failure, lead_first
 from gpudoctor.launch.rundir import OUTCOME_FILE
@@ -90,7 +91,11 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     if d.title_said is not None and findings:  # (knowledge/title_said.py: the title's label, beside the answer)
         head = findings[0]
         quoted = f"line {d.title_said[0]}: {d.title_said[1].lstrip('# ')[:200]} (the reporter's words: no line of this log shows it)"
-        findings[0] = dataclasses.replace(head, evidence={**head.evidence, "the title says": quoted})
+        # what would decide it: the run's own line, in the whole log; then the finding the title's word stands for
+        label = title_label_words(d.title_said[1])
+        decides = (f"the run's own line: grep -n -i '{label}' on the whole log; if it shows it, the failure is "
+                   f"{d.title_said[2]} (docs/findings/{d.title_said[2]}.md), and gpudoctor diagnose on that log names it with its fix")
+        findings[0] = dataclasses.replace(head, evidence={**head.evidence, "the title says": quoted, "what decides it": decides})
     findings += last
     return Report("diagnose", tuple(findings), data)
 
