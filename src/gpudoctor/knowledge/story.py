@@ -397,6 +397,8 @@ class Diagnosis:
                 msg = glued  # the exception glued to the source line is read as its own line
             else:
                 self.signs.see(msg, raw, line, source, following)
+                if self.signs.is_shown(source, line):
+                    continue  # a row of a traceback's source display (rich's box, IPython's numbered lines): code, not output
             person = bare(msg, raw)
             text, found = msg.text, self.matches(msg.text)
             if not found and (read := carried(msg.text)) is not None:
