@@ -690,7 +690,7 @@ class Signs:
                 cls = em.group("cls")
                 message = em.group("message") or ""
                 self.covered[(source, head.rank)] = line + 1 + i
-                self.shown.update((source, at) for at in display[: SHOWN_KEPT - len(self.shown)])
+                self.shown.update((source, at) for at in display[: max(0, SHOWN_KEPT - len(self.shown))])
                 if NOT_FAILURES.match(text) or cls in ("SystemExit",) and message.strip() in ("", "0", "None"):
                     return
                 chained = self.chained_cause(after[i + 1 : i + 4])
